@@ -242,6 +242,14 @@ def test_who_writes_without_user_variables_is_the_accounts_name(monkeypatch: pyt
 
     for variable in ("PDI_USER", "USER", "LOGNAME"):
         monkeypatch.delenv(variable, raising=False)
-    assert default_who() == pwd.getpwuid(os.getuid()).pw_name
+    account = pwd.struct_passwd(("curator", "x", os.getuid(), 0, "", "/", "/bin/sh"))
+    monkeypatch.setattr(pwd, "getpwuid", lambda uid: account if uid == os.getuid() else None)
+    assert default_who() == "curator"
+
+    def unknown(uid: int) -> pwd.struct_passwd:  # a container's uid with no account
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    monkeypatch.setattr(pwd, "getpwuid", unknown)
+    assert default_who() == f"uid {os.getuid()}"
     monkeypatch.setenv("PDI_USER", "archivist")
     assert default_who() == "archivist"

@@ -190,6 +190,13 @@ def test_a_name_not_here_suggests_the_nearest_names(client: TestClient, archive:
     assert _text(page.find(".//h1")) == "Not in this document"
     assert "/view?pdi=" + urllib.parse.quote(first, safe="") in _links(page)
     assert page.find(".//ul[@class='nearest']") is None
+    # a browser's text fragment whose words are not there: the same
+    text = str(archive.add(S, b"Some words.\n", format="text"))
+    assert _text(_view(client, f"{text}#:~:text=nomatch", 404).find(".//h1")) == "Not in this document"
+    # a name holding backticks of its own is shown as asked, not as code
+    odd = f"urn:pdi://{S}/2026/11/25/1.te`x`t.1"
+    said = _view(client, odd, 404).find(".//p[@class='error']")
+    assert said is not None and odd in _text(said) and said.find(".//code") is None
     # a name that does not parse: what was wrong, 400, in the same layout
     page = _view(client, "urn:pdi:nonsense", 400)
     assert _text(page.find(".//h1")).startswith("Cannot show this")
@@ -206,6 +213,9 @@ def test_a_name_pasted_with_spaces_line_breaks_or_delimiters_around_it_is_read(c
         page = _view(client, pasted, 200)
         assert name in _text(page.find(".//h1")) or name in ET.tostring(page, encoding="unicode"), pasted
     assert "text" in _text(_view(client, f"<{name}#char=2,6>", 200).find(".//mark"))
+    # a space inside is no wrapping: left for the parser, which refuses it (in #:~:text= it would quote other words)
+    _view(client, f"{name}#:~:text=a text", 400)
+    _view(client, f"{name[:cut]} {name[cut:]}", 400)
 
 
 def test_a_fragment_wholly_past_the_end_says_how_long_the_text_is_and_offers_no_passage(client: TestClient,
@@ -216,6 +226,7 @@ def test_a_fragment_wholly_past_the_end_says_how_long_the_text_is_and_offers_no_
         page.find(".//p[@class='note']"))
     assert page.find(".//p[@class='to-passage']") is None  # nothing marked to go to
     assert _view(client, f"{name}#char=2,6", 200).find(".//p[@class='to-passage']") is not None
+    assert _view(client, f"{name}#char=5", 200).find(".//p[@class='to-passage']") is not None  # a place, marked
 
 
 def test_a_command_an_error_quotes_is_code_on_its_page(client: TestClient) -> None:

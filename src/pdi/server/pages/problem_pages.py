@@ -63,12 +63,13 @@ def _view(name: PDI | str) -> str:
 
 
 def _said(error: PDIError) -> str:
-    """An error's message in a page: escaped, each `command` it quotes (as the command line writes them) in <code>."""
+    """An error's message in a page: escaped, each `pdi …` command it quotes in backticks in <code> (only a command:
+    a name may hold backticks of its own, which are shown as they are)."""
     return _QUOTED.sub(r"<code>\1</code>", esc(error))
 
 
-#: A stretch quoted in backticks, as messages quote a command.
-_QUOTED = re.compile(r"`([^`<>]+)`")
+#: A command quoted in backticks, as messages quote one.
+_QUOTED = re.compile(r"`(pdi [^`<>&]+)`")
 
 
 def _parsed(name: str) -> PDI | None:
@@ -212,7 +213,8 @@ def _held(archive: Archive, name: PDI) -> bool:
 def render_not_found(archive: Archive, error: NotFoundError, name: str) -> str:
     """A name that is not here (or not the reader's to know of): what was wrong, and the nearest names."""
     parsed = _parsed(name) if name else None
-    if parsed is not None and "#" in name and _held(archive, whole := parsed):
+    whole = _parsed(name.split("#", 1)[0]) if "#" in name else None  # a browser's #:~:text= is no PDI fragment
+    if whole is not None and _held(archive, whole):
         # the document is here; what its fragment names (an element, a name, a page) is not in it
         body = (
             f'<p class="error" role="alert">{_said(error)}.</p>'

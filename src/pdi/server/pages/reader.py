@@ -16,6 +16,7 @@ names) with the status of its class.
 from __future__ import annotations
 
 import functools
+import re
 
 import anyio.to_thread
 from starlette.requests import Request
@@ -129,18 +130,22 @@ def _later_note(page: str, later: str | None, shown: str) -> str:
     return page.replace("<main>", "<main>" + note, 1)
 
 
+#: A line break a text wrapped a name at, with the spaces beside it.
+_WRAPPED = re.compile(r"[ \t]*[\r\n]+[ \t]*")
+
 #: What may surround a name copied out of running text: RFC 3986 Appendix C's delimiters, and quotation marks.
 _AROUND = (("<", ">"), ('"', '"'), ("'", "'"), ("\u201c", "\u201d"), ("\u2018", "\u2019"), ("\u2039", "\u203a"),
            ("\u00ab", "\u00bb"))
 
 
 def pasted(name: str | None) -> str | None:
-    """A name as a person pasted it into a page, read as RFC 3986 Appendix C reads a URI in running text: its
-    whitespace (spaces, line breaks a text wrapped it at; a PDI holds none but %-escaped) left out, and the
-    angle brackets or quotation marks around it taken off."""
+    """A name as a person pasted it into a page, read as RFC 3986 Appendix C reads a URI in running text: the
+    whitespace around it, and a line break a text wrapped it at (with the spaces beside it), left out, and the
+    angle brackets or quotation marks around it taken off. A space inside is left for the parser to refuse (in
+    a browser's ``#:~:text=`` it would change what is quoted)."""
     if name is None:
         return None
-    name = "".join(name.split())
+    name = _WRAPPED.sub("", name.strip())
     for left, right in _AROUND:
         if len(name) > 1 and name.startswith(left) and name.endswith(right):
             return name[1:-1]

@@ -203,6 +203,10 @@ def render_replay_page(
     if url:  # a capture's heading is its URL: its name one click away (a deposited file's heading is its name)
         facts.append(("PDI", name_details(parsed, "show")))
     kind = "archived page" if record.media_type in AGGREGATE_TYPES else "archived HTML document"
+    # the browser's tab, as every viewer page titles it: the document's title first when it has one
+    titled = (archive.meta(str(record_generic(record))).get("title")
+              or archive.meta(str(parsed.without_fragment())).get("title"))
+    tab = f"{titled} — {parsed}" if titled else str(parsed)
     heading = capture_title(url, captured) if url else f"<code>{esc(str(parsed))}</code>"
     banner = (
         f'<section class="replay-banner" aria-label="{kind}"><h1>{heading}</h1><dl>'
@@ -235,12 +239,12 @@ def render_replay_page(
             f' shown or act as you. <a href="{esc(source)}">Show what is kept of it here</a> (its source, or its'
             " description and its bytes) instead.</p></section>"
         )
-        return page(str(parsed), banner + note, style=STYLE, name=name)
+        return page(tab, banner + note, style=STYLE, name=name)
     body = (
         f'{banner}{tools}<iframe class="replay" src="{esc(frame)}" sandbox="{sandbox}" referrerpolicy="no-referrer"'
         f' data-pdi="{esc(str(parsed))}" title="{esc(kind)} {esc(str(parsed))}"></iframe>'
     )
-    return page(str(parsed), body, style=STYLE, name=name, script=SELECT_SCRIPT if select else "")
+    return page(tab, body, style=STYLE, name=name, script=SELECT_SCRIPT if select else "")
 
 
 def _offer(key: str, label: str) -> str:

@@ -87,19 +87,37 @@ def _marked_snippet(hit: SearchHit) -> str:
 class SearchPages(ArchiveHandlers):
     """``/search`` and ``/api/search`` over one archive."""
 
-    async def _search(self, request: Request) -> SearchResults:
+    async def _search(self, request: Request, titled: bool = False) -> tuple[SearchResults, dict[str, str]]:
+        """The hits, and with ``titled`` the title of each hit's version (its document's ``title`` statement, else
+        the version's, as the viewer titles it), read in the same work: two catalog queries a page."""
         query = optional(request, "q", "") or ""
         series = optional(request, "series")
         after = optional(request, "after")
         limit = _limit(request)
-        return await self.work.run(lambda: self.archive.search(query, series=series, limit=limit, after=after))
+
+        def work() -> tuple[SearchResults, dict[str, str]]:
+            results = self.archive.search(query, series=series, limit=limit, after=after)
+            if not titled or not results.hits:
+                return results, {}
+            versions = {str(h.name.without_fragment()): h.name.without_fragment() for h in results.hits}
+            documents = {str(h.name.without_fragment()): record_generic(h.record) for h in results.hits}
+            own = self.archive.latest_statements(list(versions.values()), "title")
+            whole = self.archive.latest_statements(list({str(d): d for d in documents.values()}.values()), "title")
+            titles = {}
+            for v, name in versions.items():
+                title = whole.get(str(documents[v].canonical())) or own.get(str(name.canonical()))
+                if title:
+                    titles[v] = title
+            return results, titles
+
+        return await self.work.run(work)
 
     async def api(self, request: Request) -> Response:
         """JSON: ``query`` (as read), ``hits`` (:meth:`SearchHit.to_json` and the viewer's ``view`` URL), ``next``,
         and ``pending`` (names whose text the indexer has yet to read)."""
         if "q" not in single_values(request):
             raise ParseError("give the words to search for as q=", rule="q")
-        results = await self._search(request)
+        results, _ = await self._search(request)
         return JSONResponse({
             "query": str(results.query),
             "hits": [{**hit.to_json(), "view": view_url(hit)} for hit in results.hits],
@@ -121,17 +139,10 @@ class SearchPages(ArchiveHandlers):
                    " put a phrase in double quotes.</p>"
             return HTMLResponse(page("Search", body, style=STYLE, query=query))
         try:
-            results = await self._search(request)
+            results, titles = await self._search(request, titled=True)
         except PDIError as exc:
             body = f'<h1>Search</h1>{form}<p class="error" role="alert">{esc(exc)}</p>'
             return HTMLResponse(page("Search: error", body, style=STYLE, query=query), status_code=exc.http_status)
-        named = {str(hit.name.without_fragment()): hit.record for hit in results.hits}
-
-        def titled() -> dict[str, str | None]:  # as the viewer titles it: the document's, else the version's
-            return {n: self.archive.meta(str(record_generic(r))).get("title") or self.archive.meta(n).get("title")
-                    for n, r in named.items()}
-
-        titles = await self.work.run(titled)
         items = "".join(
             f"<li>{_titled(titles.get(str(hit.name.without_fragment())))}{_hit_link(hit)}"
             f'<p class="snippet">{_marked_snippet(hit)}</p>'

@@ -373,7 +373,7 @@ def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, hea
     shown = _shown(text, start, end)
     facts = rfc5147_facts(archive, whole)
     body = (
-        f"{head}{_TO_PASSAGE if start is not None and start != end else ''}{_text_panel(whole, facts, convention)}"
+        f"{head}{_to_passage(selected) if start is not None else ''}{_text_panel(whole, facts, convention)}"
         f'<pre id="text" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}"{_rfc5147_data(facts)}>\n{shown}</pre>'
     )
     return _page(tab, body, SCRIPT)
@@ -396,7 +396,7 @@ def _message_page(whole: Resolved, selected: Resolved | None, head: str, tab: st
         " or by its file name."
     )
     body = (
-        f"{head}{section}{_TO_PASSAGE if start is not None else ''}"
+        f"{head}{section}{_to_passage(selected) if start is not None else ''}"
         # one name only: the body's text is no entity of its own, so neither an RFC 5147 URL nor a browser's
         # fragment names it, and annotations quote a text, a page or a PDF
         f"{_cite_panel(hint, cite_button=True)}"
@@ -434,12 +434,13 @@ def _window_page(archive: Archive, whole: Resolved, selected: Resolved | None, h
     note = (
         f'<p class="note">A long text ({plural(whole.record.size, "byte")}): shown are characters'
         f" {first} to {last}"
-        + (f", the passage marked (its first {plural(MAX_PASSAGE, 'character')})" if cut else ", the passage marked" if chosen is not None else "")
+        + (f", the passage marked (its first {plural(MAX_PASSAGE, 'character')})" if cut
+           else ", the passage marked" if chosen is not None and not chosen.past_end else "")
         + ". Name a passage (select it, or give #char=a,b) to see another part.</p>"
     )
     facts = rfc5147_facts(archive, whole, first)
     body = (
-        f"{head}{note}{_TO_PASSAGE if chosen is not None else ''}{_text_panel(whole, facts, None)}"
+        f"{head}{note}{_to_passage(selected)}{_text_panel(whole, facts, None)}"
         f'<pre id="text" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}" data-offset="{first}"{_rfc5147_data(facts)}>'
         f"\n{shown}</pre>"
     )
@@ -449,6 +450,13 @@ def _window_page(archive: Archive, whole: Resolved, selected: Resolved | None, h
 #: A link to the marked passage: the script scrolls it into view, and a reader without scripts follows this
 #: (the search page's links end in ``#passage`` too, so they land on it).
 _TO_PASSAGE = '<p class="to-passage"><a href="#passage">Go to the marked passage</a></p>'
+
+
+def _to_passage(selected: Resolved | None) -> str:
+    """The link to the passage marked, when a fragment marks one (a fragment wholly past the end marks nothing;
+    an empty one at a place, ``#char=5``, marks that place)."""
+    chosen = selected.fragment if selected is not None else None
+    return _TO_PASSAGE if chosen is not None and not chosen.past_end else ""
 
 _TEXT_HINT = (
     "Select a passage to get its name, the PDI (<code>#char=a,b</code>, a line break counting CR and LF);"

@@ -31,6 +31,7 @@ SCRIPT = r"""
     if (!input) return;
     serial[id] = (serial[id] || 0) + 1;
     input.value = "";
+    input.title = "";
     input.placeholder = "(not yet)";
     input.dataset.state = "";
     input.dataset.error = "";
@@ -44,6 +45,7 @@ SCRIPT = r"""
     if (!input) return;
     const mine = serial[id] = (serial[id] || 0) + 1;
     input.value = "";
+    input.title = "";
     input.placeholder = "(checking …)";
     input.dataset.state = "checking";
     input.dataset.error = "";

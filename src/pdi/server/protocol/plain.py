@@ -180,7 +180,7 @@ class PlainAnswers:
             (b"accept-ranges", b"bytes"),
         )
         # every value made of checked parts: the name and its document (the pattern above), a base URL that quotes
-        # to itself, the catalog's media type, charset and digest, the configured policy, the stamp made here
+        # to itself, the catalog's format tokens and digest, the configured policy, the stamp made here
         return Entity(data, content_type.encode("latin-1"), etag, headers, names, True, sendable=True)
 
     def _stamp(self, created: str) -> str:
