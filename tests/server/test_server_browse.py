@@ -173,6 +173,13 @@ def test_a_year_as_calendars_and_a_month_with_its_days(client: TestClient, archi
     # November 2026 begins on a Sunday: the calendar's first week has six empty days before the 1st
     first_week = [_text(td) for td in month.findall(".//table[@class='month']/tbody/tr")[0]]
     assert first_week == ["", "", "", "", "", "", "1"]
+    # the nearest months with documents either side, across a year's end; none after the last
+    def near(page: ET.Element) -> dict[str, str]:
+        return {a.get("rel", ""): a.get("href", "") for a in page.findall(".//p[@class='pager']/a")}
+
+    assert near(month) == {"prev": f"/series/{S}/2026/01"}
+    assert near(_get(client, f"/series/{S}/2026/01")) == {"prev": f"/series/{S}/2025/12", "next": f"/series/{S}/2026/11"}
+    assert near(_get(client, f"/series/{S}/2026/06")) == {"prev": f"/series/{S}/2026/01", "next": f"/series/{S}/2026/11"}
 
 
 @pytest.mark.parametrize(("path", "status"), [

@@ -307,11 +307,20 @@ def render_month(archive: Archive, series: str, year_text: str, month_text: str)
         f"<td>{calendar.day_name[c.day.weekday()]}</td><td class=\"number\">{_count(c.documents)}</td></tr>"
         for c in counts
     )
+    # the nearest months before and after with documents, whatever year: one read of the series' days, as its page
+    months = sorted({(c.day.year, c.day.month) for c in archive.day_counts(name)})
+    before = [m for m in months if m < (year, month)]
+    after = [m for m in months if m > (year, month)]
+    near = "".join(
+        f'<a rel="{rel}" href="{_series_path(name, y, m)}">{text.format(f"{calendar.month_name[m]} {y}")}</a>'
+        for rel, found, text in (("prev", before[-1:], "« {}"), ("next", after[:1], "{} »")) for y, m in found
+    )
     body = (
         _crumbs(("Home", "/"), ("Series", "/series"), (name, _series_path(name)),
                 (str(year), _series_path(name, year)), (f"{month:02d}", None))
         + f"<h1><code>{esc(name)}</code>, {calendar.month_name[month]} {year}</h1>"
         + f"<p>{plural(sum(days.values()), 'document')} minted this month.</p>"
+        + (f'<p class="pager">{near}</p>' if near else "")
         + _month_calendar(name, year, month, days, one=True)
         + (
             '<table class="catalogue" id="days"><caption>Days with documents</caption><thead><tr><th scope="col">Day</th>'
