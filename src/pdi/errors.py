@@ -110,24 +110,26 @@ class ContentRefusal(IntegrityError):
     def __init__(self, problem: str, *, declare: tuple[str, str | None] | tuple[str, str | None, str] | None = None,
                  note: str = "") -> None:
         self.problem, self.declare, self.note = problem, declare, note
-        if declare is None:
-            advice = f"--force deposits it as declared{note}"
-        else:
-            kind, value, aside = (*declare, "")[:3]
-            given = f"give its {kind} (--{kind})" if value is None else f"give --{kind} {value}{aside}"
-            advice = f"{given}, or --force to deposit it as declared{note}"
-        super().__init__(f"{problem}; {advice}")
+        super().__init__(self._advised(http=False))
 
     def within(self, where: str, cut: int = 0) -> ContentRefusal:
         return type(self)(where + self.problem[cut:], declare=self.declare, note=self.note)
 
     def over_http(self) -> str:
-        forced = f"only pdi add --force, on the archive's own machine, deposits it as declared{self.note}"
+        return self._advised(http=True)
+
+    def _advised(self, *, http: bool) -> str:
+        """The problem and how to deposit the octets after all, in the command line's words or the write API's."""
+        forced = (f"only pdi add --force, on the archive's own machine, deposits it as declared{self.note}" if http
+                  else f"--force deposits it as declared{self.note}")
         if self.declare is None:
             return f"{self.problem}; {forced}"
         kind, value, aside = (*self.declare, "")[:3]
-        given = f"declare its {kind}" if value is None else f"declare the {kind} {value}{aside}"
-        return f"{self.problem}; {given} ({forced})"
+        if http:
+            given = f"declare its {kind}" if value is None else f"declare the {kind} {value}{aside}"
+            return f"{self.problem}; {given} ({forced})"
+        given = f"give its {kind} (--{kind})" if value is None else f"give --{kind} {value}{aside}"
+        return f"{self.problem}; {given}, or --force to deposit it as declared{self.note}"
 
 
 class FormatCheckError(ContentRefusal, title="format check failed"):

@@ -212,18 +212,24 @@ def _private(send: Send, *, immutable: bool = False) -> Send:
 def _varies(send: Send, fields: str) -> Send:
     """``send`` with ``fields`` added to the ``Vary`` of every answer but an ``immutable`` one (the same for
     everyone), in one field after the route's own (some caches read only one: nginx before 1.23)."""
-    wanted = [f.strip() for f in fields.split(",")]
 
     async def sending(message: Message) -> None:
         if message["type"] == "http.response.start":
             headers = list(message.get("headers", []))
             control = next((v for k, v in headers if k.lower() == b"cache-control"), b"")
             if b"immutable" not in control:
-                kept = [(k, v) for k, v in headers if k.lower() != b"vary"]
-                varies = [v.decode("latin-1").strip() for k, v in headers if k.lower() == b"vary"]
-                named = {f.strip().lower() for v in varies for f in v.split(",")}
-                varies += [f for f in wanted if f.lower() not in named]
-                message = {**message, "headers": [*kept, (b"vary", ", ".join(varies).encode("latin-1"))]}
+                message = {**message, "headers": varying_also(headers, fields)}
         await send(message)
 
     return sending
+
+
+def varying_also(headers: Iterable[tuple[bytes, bytes]], fields: str) -> list[tuple[bytes, bytes]]:
+    """``headers`` with ``fields`` (``Authorization, Cookie``) added to their ``Vary``, the ones not named there
+    already, in one field after the others (some caches read only one: nginx before 1.23)."""
+    headers = list(headers)
+    kept = [(k, v) for k, v in headers if k.lower() != b"vary"]
+    varies = [v.decode("latin-1").strip() for k, v in headers if k.lower() == b"vary"]
+    named = {f.strip().lower() for v in varies for f in v.split(",")}
+    varies += [f for f in (f.strip() for f in fields.split(",")) if f.lower() not in named]
+    return [*kept, (b"vary", ", ".join(varies).encode("latin-1"))]

@@ -28,7 +28,7 @@ from __future__ import annotations
 import calendar
 import dataclasses
 import datetime
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from urllib.parse import quote, urlencode
 
 from starlette.requests import Request
@@ -300,15 +300,16 @@ def render_month(archive: Archive, series: str, year_text: str, month_text: str)
     """``/series/NAME/YYYY/MM``: the month as a calendar, and its days with documents in a table."""
     year, month = _parse_date_parts(year_text, month_text)
     name = canonical_series(series)
-    counts = archive.day_counts(name, year=year, month=month)
+    every = archive.day_counts(name)  # one read of the series' days: this month's, and the months beside it
+    counts = [c for c in every if (c.day.year, c.day.month) == (year, month)]
     days = {c.day.day: c.documents for c in counts}
     rows = "".join(
         f'<tr><td><a href="{_series_path(name, year, month, c.day.day)}">{_day(c.day)}</a></td>'
         f"<td>{calendar.day_name[c.day.weekday()]}</td><td class=\"number\">{_count(c.documents)}</td></tr>"
         for c in counts
     )
-    # the nearest months before and after with documents, whatever year: one read of the series' days, as its page
-    months = sorted({(c.day.year, c.day.month) for c in archive.day_counts(name)})
+    # the nearest months before and after with documents, whatever year
+    months = sorted({(c.day.year, c.day.month) for c in every})
     before = [m for m in months if m < (year, month)]
     after = [m for m in months if m > (year, month)]
     near = "".join(
@@ -537,6 +538,19 @@ def _record_name(record: RepresentationRecord) -> PDI:
 def record_generic(record: RepresentationRecord) -> PDI:
     """The generic name of the document a record belongs to: its document page is ``/view`` of it."""
     return dataclasses.replace(_record_name(record), format=None, version=None).canonical()
+
+
+def document_title(archive: Archive, record: RepresentationRecord, version: str,
+                   stated: Mapping[str, str] | None = None) -> str | None:
+    """The title a page about a representation shows: its document's ``title`` statement, else that of the
+    ``version`` it is of (``stated``: that version's statements, when the caller has them already)."""
+    title = archive.meta(str(record_generic(record))).get("title")
+    return title or (archive.meta(version) if stated is None else stated).get("title")
+
+
+def tab_title(title: str | None, name: object) -> str:
+    """A page's ``<title>`` (the browser's tab, history and bookmarks): the document's title first, when it has one."""
+    return f"{title} — {name}" if title else str(name)
 
 
 def _format_row(record: RepresentationRecord, check: FixityCheck | None) -> str:

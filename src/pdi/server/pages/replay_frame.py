@@ -49,7 +49,7 @@ from pdi.archive.access import current_reader
 from pdi.archive.store import RepresentationRecord
 from pdi.errors import PDIError
 from pdi.identifier import PDI
-from pdi.server.pages.browse import record_generic
+from pdi.server.pages.browse import document_title, record_generic, tab_title
 from pdi.server.pages.layout import capture_title, esc, name_details, page, shown_time
 from pdi.server.replay.origin import (
     AGGREGATE_TYPES,
@@ -203,10 +203,7 @@ def render_replay_page(
     if url:  # a capture's heading is its URL: its name one click away (a deposited file's heading is its name)
         facts.append(("PDI", name_details(parsed, "show")))
     kind = "archived page" if record.media_type in AGGREGATE_TYPES else "archived HTML document"
-    # the browser's tab, as every viewer page titles it: the document's title first when it has one
-    titled = (archive.meta(str(record_generic(record))).get("title")
-              or archive.meta(str(parsed.without_fragment())).get("title"))
-    tab = f"{titled} — {parsed}" if titled else str(parsed)
+    tab = tab_title(document_title(archive, record, str(parsed.without_fragment())), parsed)  # as every viewer page
     heading = capture_title(url, captured) if url else f"<code>{esc(str(parsed))}</code>"
     banner = (
         f'<section class="replay-banner" aria-label="{kind}"><h1>{heading}</h1><dl>'

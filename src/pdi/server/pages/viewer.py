@@ -61,7 +61,7 @@ from pdi.archive.store import RepresentationRecord
 from pdi.errors import LimitError, UnsupportedError
 from pdi.fragments import past_end_message
 from pdi.identifier import PDI
-from pdi.server.pages.browse import record_generic, render_document
+from pdi.server.pages.browse import document_title, record_generic, render_document, tab_title
 from pdi.server.pages.cite import MAX_RFC5147, RFC5147Facts, image_facts, rfc5147_facts, waveform
 from pdi.server.pages.layout import capture_title, captured_url, name_details, page
 from pdi.server.pages.viewer_script import SCRIPT
@@ -277,8 +277,8 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
         if chosen is not None and chosen.clamped
         else ""
     )
-    titled = archive.meta(str(record_generic(record))).get("title") or meta.get("title")
-    tab = f"{titled} — {parsed}" if titled else str(parsed)  # the browser's tab, history and bookmarks
+    titled = document_title(archive, record, str(whole.pdi), meta)
+    tab = tab_title(titled, parsed)
     head = (
         f"{_form(name)}{_heading(parsed, record)}{_version_banner(archive, record, titled)}"
         f"{translated}{note}<dl>{facts}</dl>"

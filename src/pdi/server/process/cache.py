@@ -88,7 +88,7 @@ from pdi.server.http.conditional import (
     unsatisfiable,
 )
 from pdi.server.http.metrics import cache_lookup
-from pdi.server.http.readers import BY_READER
+from pdi.server.http.readers import BY_READER, varying_also
 
 #: Bytes of whole answers a worker keeps by default (``pdi serve --cache-mib``).
 DEFAULT_CACHE_BYTES = 32 << 20
@@ -253,7 +253,6 @@ class Fact:
 
 _N2R = b"/uri-res/N2R?"
 _VARY_BY_READER = (b"vary", BY_READER.encode("latin-1"))
-_BY_READER = [f.strip() for f in BY_READER.split(",")]
 _NO_LENGTH = (b"content-length", b"0")
 
 
@@ -369,11 +368,8 @@ def answer(
         assert range_field is not None
         fields, body = unsatisfiable(range_field, length)
         # not immutable: it varies by who reads, as the resolver's readers say of every such answer
-        varies = [v.decode("latin-1") for k, v in entity.headers if k == b"vary"]
-        named = {f.strip().lower() for v in varies for f in v.split(",")}
-        vary = ", ".join([*varies, *(f for f in _BY_READER if f.lower() not in named)]).encode("latin-1")
-        kept = [(k, v) for k, v in entity.headers if k not in NOT_OF_416 and k != b"vary"]
-        return 416, [*kept, *fields, (b"vary", vary)], body
+        kept = [(k, v) for k, v in entity.headers if k not in NOT_OF_416]
+        return 416, varying_also([*kept, *fields], BY_READER), body
     first, last = wanted
     headers = [*entity.headers, (b"content-range", b"bytes %d-%d/%d" % (first, last, length)),
                *_length(last - first + 1), (b"content-type", entity.content_type)]

@@ -697,8 +697,7 @@ def streamed_response(
     base = {**_about(located, extra), "ETag": tag, "Cache-Control": control, "Accept-Ranges": "bytes"}
     held = headers.get("if-none-match")
     if held is not None and tag_matches(held, tag):  # RFC 9110 §13.1.2, after If-Match (§13.2.2): not modified
-        return Response(status_code=304, headers={"ETag": tag, "Cache-Control": control,
-                                                  **{k: v for k, v in base.items() if k == "Vary"}})
+        return Response(status_code=304, headers={"ETag": tag, "Cache-Control": control, "Vary": base["Vary"]})
     wanted = byte_range(headers.get("range"), size) if if_range_holds(headers.get("if-range"), tag) else None
     if wanted == UNSATISFIABLE:
         said, problem = unsatisfiable(headers["range"], size)  # the body of HEAD's answer too: the server drops it
