@@ -115,6 +115,7 @@ from pdi.federation.authorities import Authorities, RegistrySource
 from pdi.federation.naptr import NaptrFinder
 from pdi.server.http.problems import HANDLERS, Options
 from pdi.server.http.readers import Readers
+from pdi.server.pages import site_icon
 from pdi.server.pages.api_docs import APIDocs
 from pdi.server.pages.browse import BrowsePages
 from pdi.server.pages.cite import CiteAPI
@@ -254,6 +255,7 @@ def create_app(
         *ManifestAPI(opened, work, key, tsa).routes(),
         *OctetsAPI(opened, work).routes(),
         *elsewhere.routes(),
+        *site_icon.routes(),
     ]
     docs = APIDocs()
     routes += [Route("/openapi.json", docs.json), Route("/api", docs.page)]

@@ -141,6 +141,7 @@ def page(title: str, body: str, *, script: str = "", style: str = "", query: str
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<link rel="icon" href="/favicon.svg" type="image/svg+xml">'
         f"<title>{esc(title)}</title><style>{STYLE}{style}</style></head>"
         f"<body>{header(query=query, name=name)}<main>{body}</main>{FOOTER}"
         + (f"<script>{script}</script>" if script else "")
