@@ -44,7 +44,7 @@ def test_rfc5147_a_failed_check_is_a_problem_not_a_selection(served: Served) -> 
 
 
 def test_rfc5147_applies_to_plain_text_only_and_needs_both_parameters(served: Served) -> None:
-    assert _rfc5147(served, served.page, "char=0,3").status_code == 415  # text/html
+    assert _rfc5147(served, served.page, "char=0,3").status_code == 400  # text/html
     assert _rfc5147(served, served.text + "#char=1,2", "char=0,3").status_code == 400
     assert httpx.get(f"{served.url}/api/rfc5147", params={"pdi": served.text}).status_code == 400
     assert _rfc5147(served, served.text, "char=5,3").status_code == 400  # §4.4: not properly ordered

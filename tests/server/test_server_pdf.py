@@ -153,7 +153,7 @@ def test_api_pdf_page_is_the_kept_layers_page_with_pdfiums_boxes(archive: Archiv
         assert box == [round(left, 2), round(bottom, 2), round(right, 2), round(top, 2)]
     assert client.get("/api/pdf/page", params={"pdi": name, "page": "15"}).status_code == 404
     assert client.get("/api/pdf/page", params={"pdi": name, "page": "0"}).status_code == 400
-    assert client.get("/api/pdf/page", params={"pdi": text, "page": "1"}).status_code == 415
+    assert client.get("/api/pdf/page", params={"pdi": text, "page": "1"}).status_code == 400
 
 
 def test_viewrect_is_the_region_of_rect_and_answers_as_a_region(archive: Archive) -> None:

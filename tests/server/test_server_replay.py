@@ -226,8 +226,8 @@ def test_a_fragment_that_selects_nothing_is_an_error_on_the_view_page(served: Se
 
 
 def test_what_is_not_a_page_is_not_replayed(served: Served) -> None:
-    assert replayed(served, served.text).status_code == 415
-    assert replayed(served, served.versioned).status_code == 415  # a generic name: no one page
+    assert replayed(served, served.text).status_code == 400
+    assert replayed(served, served.versioned).status_code == 400  # a generic name: no one page
     view = httpx.get(f"{served.url}/view?pdi={_quoted(served.text)}", timeout=30).text
     assert "<iframe" not in view and '<pre id="text"' in view
 

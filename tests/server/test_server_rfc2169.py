@@ -133,7 +133,7 @@ def test_errors_are_problem_details(served: Served) -> None:
         ("/uri-res/N2R?urn:pdi://library.example.us/2026/13/22/1.text.1", 400, "syntax error", "month"),
         (f"/uri-res/N2R?{served.text}%23char=5,2", 400, "syntax error", "ends before it starts"),
         (f"/uri-res/N2R?{served.picture}%23elt=0,1", 400, "syntax error", "'elt' is not defined for image/png"),
-        (f"/uri-res/N2R?{served.picture}%23crop=(3,3),(3,9)", 415, "unsupported", "holds no pixels"),
+        (f"/uri-res/N2R?{served.picture}%23crop=(3,3),(3,9)", 400, "unsupported", "holds no pixels"),
         ("/no/such/page", 404, "not found", "no such page: /no/such/page"),
         ("/api/ls?series=library.example.us&offset=99999999999999999999", 400, "syntax error", "offset="),
     ]:

@@ -67,7 +67,8 @@ their ``char`` fragment names and snippets, and the ``next`` page's URL) and
 
 Errors are RFC 9457 problem details (``application/problem+json``: ``type``,
 ``title``, ``status``, ``detail``), the status taken from the
-:mod:`pdi.errors` class (syntax error 400, not found 404, unsupported 415 …);
+:mod:`pdi.errors` class (syntax error 400, not found 404, unsupported 415 where the
+request sends content and 400 where it sends none …);
 the ``type`` is ``about:blank`` but for the two outcomes of ``/api/anchor``
 that are not plain errors (``/api#problem-passage-orphaned``,
 ``/api#problem-passage-ambiguous``, described on the ``/api`` page).

@@ -69,13 +69,31 @@ async def on_problem(request: Request, exc: Exception) -> Response:
     return answer
 
 
+def status_of(error: PDIError, request: Request | None = None) -> int:
+    """The status ``error`` is answered with: its class's, but a ``415`` only where the request sends content.
+
+    ``415`` says that the request's content is in a format the method does not take (RFC 9110 §15.5.16):
+    an :class:`~pdi.errors.UnsupportedError` of a request that sends none (a ``GET``'s name, fragment or
+    parameter that pdi cannot act on: a fragment scheme this media type has no reading for, a pattern where
+    a name is needed) is the client's request that cannot be answered, ``400``, still titled "unsupported".
+    ``request`` ``None``: a page of the reader's app, which is a ``GET``.
+    """
+    if error.http_status != 415:
+        return error.http_status
+    if request is not None and request.method not in ("GET", "HEAD", "OPTIONS", "DELETE"):
+        length = request.headers.get("content-length")
+        if "transfer-encoding" in request.headers or (length is not None and length.strip() != "0"):
+            return 415
+    return 400
+
+
 async def on_pdi_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, PDIError)
     if type(exc) is IntegrityError:  # octets that are not what their SHA-256 says (not a citation's or format's check)
         counters().fixity_failures.inc()
     elif isinstance(exc, StoreError):
         counters().store_errors.labels("store").inc()
-    answer = problem(exc.http_status, exc.title, exc.over_http(), type=exc.problem_type, extensions=exc.details)
+    answer = problem(status_of(exc, request), exc.title, exc.over_http(), type=exc.problem_type, extensions=exc.details)
     if isinstance(exc, StoreError):  # a database or blob store not answering (a failover under way): ask again soon
         answer.headers["Retry-After"] = str(STORE_RETRY_SECONDS)
     return answer

@@ -109,8 +109,8 @@ class Operation:
 # countries), a registered format token, an RFC 1123 date whose weekday is its own: these are beyond a
 # JSON Schema that stays readable. Such a value's schema says its length limits and names a custom format
 # (the formats below: each a grammar of specs/ or an RFC); the grammar itself is checked by the server,
-# which answers 400 (syntax error), 404 (no such name or series) or 415 (a name of the wrong kind) with a
-# problem.
+# which answers 400 (a syntax error, or a name of the wrong kind: titled "unsupported") or 404 (no such name or
+# series) with a problem.
 
 #: The longest PDI the parser reads (pdi.identifier._syntax._MAX_LENGTH).
 MAX_NAME = 1 << 20
@@ -196,7 +196,9 @@ _TEXT_BODY = {"text/plain": {"schema": {"type": "string"}}}
 ERRORS: dict[int, str] = {
     400: "A syntax error in a parameter, a header or the body, naming what and where: a parameter given more"
          " than once, a number out of its range (naming the range), a body malformed or cut short; on a route"
-         " that writes, a parameter it does not take; Authorization: Bearer with no token (invalid_request)",
+         " that writes, a parameter it does not take; Authorization: Bearer with no token (invalid_request); titled"
+         " unsupported, a name, fragment or parameter pdi cannot act on in a request that sends no content (a"
+         " fragment scheme the media type has no reading for, a pattern where one name is needed)",
     401: "No live bearer token (WWW-Authenticate says why; another scheme than Bearer: no error code)",
     403: "The token's role or series does not cover this, or the name is private or under an embargo",
     404: "No such name, series or page",
@@ -208,7 +210,8 @@ ERRORS: dict[int, str] = {
     410: "Withdrawn: the tombstone",
     412: "If-Match names an ETag that is not the current one",
     413: "A limit was exceeded (a number, a length, a count, a body over the upload limit)",
-    415: "Unsupported format, media type or fragment scheme",
+    415: "The request's content is in a format, media type or charset this route does not take (about a"
+         " request's content only: RFC 9110 §15.5.16)",
     416: "A fragment wholly past the end of the document (pdi get says the same and exits 9)",
     422: "An integrity check failed, or an Idempotency-Key was used before for another request",
     428: "If-Match is required (a write that replaces or deletes)",
@@ -225,9 +228,9 @@ ERROR_HEADERS: dict[int, dict[str, tuple[str, bool]]] = {
 #: What every route can answer: a method it has not, a limit, and busy or a storage error.
 _ALWAYS = (405, 413, 503)
 #: The errors of a route that reads a name.
-_READ = (*_ALWAYS, 400, 403, 404, 410, 415, 422)
+_READ = (*_ALWAYS, 400, 403, 404, 410, 422)
 #: The errors of a write.
-_WRITE = (*_READ, 401, 409)
+_WRITE = (*_READ, 401, 409, 415)
 
 # --- the routes, one entry each ------------------------------------------------------------------
 _SERVICE = Param(
@@ -362,7 +365,7 @@ _ANNOTATION_DELETE = Operation(
     "Delete an annotation (§5.4); If-Match its current ETag is required; its IRI is never given again",
     (_SLUG_PARAM, _IF_MATCH),
     answers={204: Answer("Deleted: 410 from now on")},
-    errors=(*_WRITE, 412, 428), error_text={410: "Deleted before"}, role="curate", tag="annotations",
+    errors=(*_READ, 401, 409, 412, 428), error_text={410: "Deleted before"}, role="curate", tag="annotations",
 )
 _ANNOTATION_OPTIONS = Operation(
     "An annotation's methods (Allow, Link), and a CORS preflight's answer",
@@ -381,8 +384,8 @@ _LS = Operation(
         "type": "object", "required": ["names", "next"],
         "properties": {"names": _STRINGS, "next": {"type": ["string", "null"]}}},
         headers={"Link": ('<next>; rel="next" (RFC 8288), unless this is the last page', False)})},
-    errors=(*_ALWAYS, 400, 403, 404, 415),
-    error_text={415: "A fragment name, or a pattern of another series than series="},
+    errors=(*_ALWAYS, 400, 403, 404),
+    error_text={400: ERRORS[400] + "; here, a fragment name, or a pattern of another series than series="},
 )
 _META = Operation("The statements about a name, and their history", (PDI_PARAM,),
                   answers={200: Answer("Current values and history", _JSON, {
@@ -479,9 +482,9 @@ _MANIFEST = Operation(
         " or {name, format, version, withdrawn}]} lists only what the reader may see (docs/how-to/signatures.md)",
         "application/jose", {"type": "string", "pattern": "^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$"},
         headers={"Link": ('<next>; rel="next" (RFC 8288), unless this is the last page', False)})},
-    errors=(*_ALWAYS, 400, 403, 404, 415),
+    errors=(*_ALWAYS, 400, 403, 404),
     error_text={404: "No such series, or the archive has no signing key (pdi keys init)",
-                415: "after= is not a versioned name"},
+                400: ERRORS[400] + "; here, after= that is not a versioned name"},
 )
 _MANIFEST_TSR = Operation(
     "An RFC 3161 timestamp of the manifest page GET /api/manifest answers to the same query (pdi serve --tsa URL):"
@@ -489,9 +492,9 @@ _MANIFEST_TSR = Operation(
     _MANIFEST.params,
     answers={200: Answer("A DER TimeStampResp (RFC 3161 §2.4.2) of the JWS's octets", "application/timestamp-reply",
                          {"type": "string", "format": "binary"})},
-    errors=(*_ALWAYS, 400, 403, 404, 415),
+    errors=(*_ALWAYS, 400, 403, 404),
     error_text={404: "No such series, no signing key, or the resolver names no TSA (pdi serve --tsa)",
-                415: "after= is not a versioned name"},
+                400: ERRORS[400] + "; here, after= that is not a versioned name"},
 )
 _MANY_OCTETS = Operation(
     "The stored octets of up to 1000 versioned names in one answer, for a mirror's sync (pdi mirror sync): one"
@@ -901,8 +904,8 @@ def render_docs(document: dict[str, Any]) -> str:
                       for name, text in document.get("x-pdi-formats", {}).items())
     formats_part = (
         '<section id="formats"><h2>Formats</h2><p>The custom <code>format</code> of a string parameter whose'
-        " grammar is beyond JSON Schema; the server checks it, and answers 400 (syntax error), 404 or 415 with a"
-        f" problem.</p><dl>{formats}</dl></section>"
+        " grammar is beyond JSON Schema; the server checks it, and answers 400 (a syntax error, or a name of the"
+        f" wrong kind), 404 or 415 (content it does not take) with a problem.</p><dl>{formats}</dl></section>"
     )
     return page("pdi API", intro + "".join(sections) + formats_part + problems_part)
 

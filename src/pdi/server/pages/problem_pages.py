@@ -40,6 +40,7 @@ from pdi.archive.access import current_reader
 from pdi.errors import AccessError, NotFoundError, PDIError, WithdrawnError
 from pdi.identifier import PDI
 from pdi.server.http.problems import on_http_error as problem_of_http_error
+from pdi.server.http.problems import status_of
 from pdi.server.http.readers import request_target
 from pdi.server.pages.layout import esc, page, shown_time
 
@@ -258,12 +259,13 @@ def render_problem(archive: Archive, error: PDIError, name: str = "", base: str 
     if isinstance(error, NotFoundError):
         return render_not_found(archive, error, name)
     body = f'<p class="error" role="alert">{_said(error)}.</p>{_resolve_form(name)}{_onward()}'
-    return _page(error.title.capitalize(), error.http_status, f"Cannot show this: {error.title}", body, name)
+    return _page(error.title.capitalize(), status_of(error), f"Cannot show this: {error.title}", body, name)
 
 
 def problem_page(archive: Archive, error: PDIError, name: str = "", base: str = "") -> HTMLResponse:
-    """:func:`render_problem` answered with the status of the error's class."""
-    return HTMLResponse(render_problem(archive, error, name, base), status_code=error.http_status)
+    """:func:`render_problem` answered with the status of the error's class (a page's request sends no content:
+    not ``415``, :func:`~pdi.server.http.problems.status_of`)."""
+    return HTMLResponse(render_problem(archive, error, name, base), status_code=status_of(error))
 
 
 def wants_page(request: Request) -> bool:

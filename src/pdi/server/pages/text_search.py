@@ -23,6 +23,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from pdi.archive import MAX_SEARCH_LIMIT, SearchHit, SearchResults
 from pdi.errors import ParseError, PDIError
 from pdi.server.http.params import integer, optional, single_values
+from pdi.server.http.problems import status_of
 from pdi.server.pages.browse import record_generic
 from pdi.server.pages.layout import capture_title, captured_url, esc, name_details, page
 from pdi.server.process.limits import ArchiveHandlers
@@ -132,7 +133,7 @@ class SearchPages(ArchiveHandlers):
             series = optional(request, "series") or ""
         except PDIError as exc:
             body = f'<h1>Search</h1>{self._form("", "")}<p class="error" role="alert">{esc(exc)}</p>'
-            return HTMLResponse(page("Search: error", body, style=STYLE), status_code=exc.http_status)
+            return HTMLResponse(page("Search: error", body, style=STYLE), status_code=status_of(exc))
         form = self._form(query, series)
         if not query.strip():
             body = f"<h1>Search</h1>{form}<p>Type words to find the passages of texts, pages and captures that hold them all;" \
@@ -142,7 +143,7 @@ class SearchPages(ArchiveHandlers):
             results, titles = await self._search(request, titled=True)
         except PDIError as exc:
             body = f'<h1>Search</h1>{form}<p class="error" role="alert">{esc(exc)}</p>'
-            return HTMLResponse(page("Search: error", body, style=STYLE, query=query), status_code=exc.http_status)
+            return HTMLResponse(page("Search: error", body, style=STYLE, query=query), status_code=status_of(exc))
         items = "".join(
             f"<li>{_titled(titles.get(str(hit.name.without_fragment())))}{_hit_link(hit)}"
             f'<p class="snippet">{_marked_snippet(hit)}</p>'
