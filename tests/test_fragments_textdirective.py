@@ -70,6 +70,23 @@ def test_the_fragment_directive_delimiter_and_several_directives() -> None:
 _TERM = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=12)
 
 
+def test_a_directive_in_words_is_its_decoded_terms() -> None:
+    # §3.3.1's grammar: [prefix-,]start[,end][,-suffix], each term percent-decoded as UTF-8
+    (both,) = parse_fragment_directive("text=an%20example,text%2C%20here")
+    assert both.said() == 'from "an example" to "text, here"'
+    (around,) = parse_fragment_directive("text=%C3%A0-,mot,-fin")
+    assert around.said() == '"mot" after "à" before "fin"'
+    (long,) = parse_fragment_directive("text=" + "a" * 70 + "%20" + "b" * 30)
+    assert long.said() == '"' + "a" * 60 + "…" + "b" * 15 + '"'
+
+
+@settings(deadline=None)
+@given(st.text(min_size=1, max_size=40), st.one_of(st.none(), st.text(min_size=1, max_size=40)))
+def test_a_directive_in_words_holds_its_terms_whole(start: str, end: str | None) -> None:
+    said = TextDirective(start, end).said()
+    assert f'"{start}"' in said and (end is None or said.endswith(f'to "{end}"'))
+
+
 @given(_TERM, st.none() | _TERM, st.none() | _TERM, st.none() | _TERM)
 @settings(max_examples=300, deadline=None)
 def test_a_directive_prints_as_text_that_parses_back(start: str, end: str | None, prefix: str | None,

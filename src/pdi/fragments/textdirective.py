@@ -96,6 +96,19 @@ class TextDirective:
             terms.append("-" + _encode(self.suffix))
         return "text=" + ",".join(terms)
 
+    def said(self) -> str:
+        """The directive in words, its terms decoded: ``"words"``, ``from "a" to "b"``, with ``after "p"`` and
+        ``before "s"`` where it has a prefix or a suffix (what a reader is told it asked for, not its %-escapes)."""
+        def term(text: str) -> str:  # a long term (a stranger's) told by its ends
+            return f'"{text}"' if len(text) <= 80 else f'"{text[:60]}…{text[-15:]}"'
+
+        words = term(self.start) if self.end is None else f"from {term(self.start)} to {term(self.end)}"
+        if self.prefix is not None:
+            words += f" after {term(self.prefix)}"
+        if self.suffix is not None:
+            words += f" before {term(self.suffix)}"
+        return words
+
 
 def _encode(term: str) -> str:
     from urllib.parse import quote

@@ -64,7 +64,7 @@ class Alias:
         for found in self.natives:
             if found is not None:
                 return found
-        raise NotFoundError(f"the text of {self.fragment!r} is not in {self.base}: {'; '.join(self.notes)}")
+        raise NotFoundError("; ".join(self.notes) or f"the text of #{self.fragment} is not in {self.base}")
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -119,7 +119,7 @@ def _text_directives(name: str, base: PDI, fragment: str, whole: Resolved) -> Al
     for parsed, found in zip(directives, find_all(directives, page), strict=True):
         if found is None:
             natives.append(None)
-            notes.append(f"{parsed} is not in {base}")
+            notes.append(f"the text {parsed.said()} is not in {base}")
             continue
         a, b = page.document_range(*found)
         natives.append(_with(base, "char", a, b))
