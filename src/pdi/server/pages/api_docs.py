@@ -210,8 +210,9 @@ ERRORS: dict[int, str] = {
     410: "Withdrawn: the tombstone",
     412: "If-Match names an ETag that is not the current one",
     413: "A limit was exceeded (a number, a length, a count, a body over the upload limit)",
-    415: "The request's content is in a format, media type or charset this route does not take (about a"
-         " request's content only: RFC 9110 §15.5.16)",
+    415: "The request's content is in a format, media type or charset this route does not take, or in a content"
+         " coding (Content-Encoding: send the octets as they are; Accept-Encoding: identity says so): about a"
+         " request's content only (RFC 9110 §15.5.16)",
     416: "A fragment wholly past the end of the document (pdi get says the same and exits 9)",
     422: "An integrity check failed, or an Idempotency-Key was used before for another request",
     428: "If-Match is required (a write that replaces or deletes)",
@@ -223,6 +224,7 @@ ERRORS: dict[int, str] = {
 ERROR_HEADERS: dict[int, dict[str, tuple[str, bool]]] = {
     401: {"WWW-Authenticate": ('Bearer realm="pdi", and the error when a bearer token was given (RFC 6750 §3)', True)},
     405: {"Allow": ("The methods of this route", True)},
+    415: {"Accept-Encoding": ("identity, when the content was refused for its Content-Encoding", False)},
     503: {"Retry-After": ("Seconds to wait, when the resolver is busy or its storage is not answering", False)},
 }
 #: What every route can answer: a method it has not, a limit, and busy or a storage error.

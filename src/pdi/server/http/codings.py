@@ -1,0 +1,50 @@
+"""Request content in a content coding: refused, never stored coded.
+
+A representation is its data after its content codings are undone (RFC 9110
+§8.4). pdi stores what it is sent, octet for octet, and mints a name that
+never changes for it: a deposit sent with ``Content-Encoding: gzip`` (or
+``br``, or any coding) would be kept as the coded octets, or refused by the
+format check as if the format were wrong. So any request that sends content
+in a coding other than ``identity`` is answered ``415`` with ``Accept-Encoding:
+identity`` before its body is read (§15.5.16, §12.5.3: the field tells a
+client that the coding, not the media type, was refused), and nothing is
+stored. A request without content (a ``GET``) is not concerned.
+"""
+
+from __future__ import annotations
+
+from starlette.types import Receive, Scope, Send
+
+from pdi.server.http.middleware import HTTPMiddleware
+from pdi.server.http.problems import problem
+
+
+def codings(headers: list[tuple[bytes, bytes]]) -> list[str] | None:
+    """The content codings a request's ``Content-Encoding`` fields name other than ``identity`` (lower case, in
+    order), or ``None`` if it sends no content (no ``Content-Length`` above 0 and no ``Transfer-Encoding``)."""
+    named: list[str] = []
+    content = False
+    for key, value in headers:
+        if key == b"content-encoding":
+            named += [c.strip().lower() for c in value.decode("latin-1").split(",")]
+        elif key == b"transfer-encoding" or (key == b"content-length" and value.strip() not in (b"0", b"")):
+            content = True
+    if not content:
+        return None
+    return [c for c in named if c and c != "identity"]
+
+
+class ContentCodings(HTTPMiddleware):
+    """ASGI middleware: a request whose content is in a content coding is ``415`` (the module's docstring)."""
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        found = codings(scope["headers"])
+        if found:
+            said = ", ".join(found)
+            answer = problem(415, "unsupported", f"the request's content is in the content coding {said}: send it"
+                             " as it is (without Content-Encoding), pdi keeps the octets it is sent")
+            answer.headers["Accept-Encoding"] = "identity"
+            answer.headers["Connection"] = "close"  # its body was not read
+            await answer(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
