@@ -92,6 +92,12 @@ class IntegrityError(PDIError, exit_code=3, http_status=422, title="integrity ch
     """Bytes are not what a check (fixity checksum, length=, md5=) says they must be."""
 
 
+class DamagedError(IntegrityError, http_status=500, title="stored octets damaged"):
+    """Octets the archive holds that fail their own digests, or are missing or cut short: the archive's fault, not
+    the request's, so the resolver answers ``500`` (the command line exits 3, as for any integrity check);
+    ``pdi verify --repair`` mends them from a mirror or the origin."""
+
+
 class CitationMismatchError(IntegrityError, title="citation does not match"):
     """A citation's quotation is not at the position it names in the citing document (``pdi cite``)."""
 

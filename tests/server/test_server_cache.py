@@ -99,7 +99,7 @@ def test_an_answer_from_the_cache_is_the_resolvers_answer(names: dict[str, str])
         for name, _, _ in cases:
             assert _get(cached, name)[0] == 200  # now kept
         _delete_blobs(names["location"])
-        assert _get(cached, text + "#char=1,2")[0] == 422  # not kept: the store answers, without its bytes
+        assert _get(cached, text + "#char=1,2")[0] == 500  # not kept: the store answers, without its bytes
         answers = [_get(cached, name, method, **headers) for name, method, headers in cases]
     assert answers == expected
     assert len(app.state.cache) == 5  # the text, two of its fragments, the page and one of its fragments

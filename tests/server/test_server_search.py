@@ -37,6 +37,12 @@ def test_api_search_pages_and_errors(served: Served) -> None:
     too_few = get(served, "/api/search", q="x", limit="0")
     assert too_few.status_code == 400 and "limit=0 is out of range: give 1 to" in too_few.json()["detail"]
     assert get(served, "/api/search").status_code == 400
+    # a query past its bound: the request's own parameter, not content (RFC 9110 §15.5.14 keeps 413 for content)
+    for route in ("/api/search", "/search"):
+        long = get(served, route, q="a" * 5000)
+        assert long.status_code == 400, (route, long.text)
+        assert "a search query may have at most 2000 characters, not 5000" in long.text
+    assert get(served, "/api/search", q="a" * 5000).json()["title"] == "limit exceeded"
 
 
 def test_search_refuses_a_limit_in_digits_other_than_ascii(served: Served) -> None:

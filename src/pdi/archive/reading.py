@@ -31,7 +31,14 @@ from pdi.archive.blobs.inline import octets_reader
 from pdi.archive.naming import generic_of, key_of, parse_pdi, record_name, record_name_as, timestamp
 from pdi.archive.results import CitationResolved, Generic, GenericVersion, Opened, Resolved
 from pdi.archive.store import DocumentKey, PublicVersion, RepresentationRecord
-from pdi.errors import AccessError, IntegrityError, NotFoundError, UnsupportedError, WithdrawnError
+from pdi.errors import (
+    AccessError,
+    DamagedError,
+    IntegrityError,
+    NotFoundError,
+    UnsupportedError,
+    WithdrawnError,
+)
 from pdi.identifier import PDI, Fragment
 
 if TYPE_CHECKING:
@@ -410,7 +417,7 @@ class Reading(ArchiveBase):
             name = record_name(record)
         reader = self.store.open_blob(record.sha256, name=str(name))
         if reader is None:
-            raise IntegrityError(f"the bytes of {record_name(record)} are missing from the store")
+            raise DamagedError(f"the bytes of {record_name(record)} are missing from the store")
         if isinstance(reader, FileReader):
             reader.memo = self.fixity_memo
         if reader.size != record.size:

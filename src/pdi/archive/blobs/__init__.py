@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from pdi._closing import Closing
 from pdi.archive.blobs.memo import FixityMemo, Identity, identity
-from pdi.errors import IntegrityError
+from pdi.errors import DamagedError, IntegrityError
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
@@ -248,7 +248,7 @@ class ChunkedReader(Closing):
             digest.update(piece)
             size += len(piece)
         if size != self.info.size or digest.hexdigest() != self.info.sha256:
-            raise IntegrityError(
+            raise DamagedError(
                 f"the bytes of {self._name} do not match their SHA-256 {self.info.sha256}"
             )
         self._whole_checked = True
@@ -256,7 +256,7 @@ class ChunkedReader(Closing):
     def _raw(self, offset: int, length: int) -> bytes:
         piece = self._read_raw(offset, length)
         if len(piece) != length:
-            raise IntegrityError(
+            raise DamagedError(
                 f"the bytes of {self._name} are cut short: {self.info.size} octets recorded,"
                 f" fewer stored (octet {offset + len(piece)} is missing)"
             )
@@ -267,7 +267,7 @@ class ChunkedReader(Closing):
         offset = index * size
         piece = self._raw(offset, min(size, self.info.size - offset))
         if hashlib.sha256(piece).digest() != self.info.chunk_digest(index):
-            raise IntegrityError(
+            raise DamagedError(
                 f"the bytes of {self._name} are damaged: chunk {index} (octets {offset}"
                 f" to {offset + len(piece) - 1}) does not match its SHA-256"
             )
@@ -311,7 +311,7 @@ class ChunkedReader(Closing):
             digest.update(piece)
             size += len(piece)
         if size != self.info.size or digest.hexdigest() != self.info.sha256:
-            raise IntegrityError(
+            raise DamagedError(
                 f"the bytes of {self._name} do not match their SHA-256 {self.info.sha256}"
             )
 

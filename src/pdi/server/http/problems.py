@@ -23,7 +23,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from pdi.errors import IntegrityError, PDIError, StoreError
+from pdi.errors import DamagedError, PDIError, StoreError
 from pdi.server.http.metrics import counters
 
 #: The ``Retry-After`` of a storage error's 503: a failover of PostgreSQL takes seconds (docs/how-to/postgresql.md).
@@ -70,26 +70,29 @@ async def on_problem(request: Request, exc: Exception) -> Response:
 
 
 def status_of(error: PDIError, request: Request | None = None) -> int:
-    """The status ``error`` is answered with: its class's, but a ``415`` only where the request sends content.
+    """The status ``error`` is answered with: its class's, but a ``415`` or a ``413`` only where the request sends
+    content.
 
-    ``415`` says that the request's content is in a format the method does not take (RFC 9110 §15.5.16):
-    an :class:`~pdi.errors.UnsupportedError` of a request that sends none (a ``GET``'s name, fragment or
-    parameter that pdi cannot act on: a fragment scheme this media type has no reading for, a pattern where
-    a name is needed) is the client's request that cannot be answered, ``400``, still titled "unsupported".
-    ``request`` ``None``: a page of the reader's app, which is a ``GET``.
+    ``415`` says that the request's content is in a format the method does not take (RFC 9110 §15.5.16),
+    ``413`` that it is larger than the server will take (§15.5.14): an
+    :class:`~pdi.errors.UnsupportedError` or a :class:`~pdi.errors.LimitError` of a request that sends none
+    (a ``GET``'s name, fragment or parameter that pdi cannot act on: a fragment scheme this media type has no
+    reading for, a pattern where a name is needed, a search query longer than its bound, more work than the
+    resolver's limits allow) is the client's request that will not be answered, ``400``, still titled
+    "unsupported" or "limit exceeded". ``request`` ``None``: a page of the reader's app, which is a ``GET``.
     """
-    if error.http_status != 415:
+    if error.http_status not in (413, 415):
         return error.http_status
     if request is not None and request.method not in ("GET", "HEAD", "OPTIONS", "DELETE"):
         length = request.headers.get("content-length")
         if "transfer-encoding" in request.headers or (length is not None and length.strip() != "0"):
-            return 415
+            return error.http_status
     return 400
 
 
 async def on_pdi_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, PDIError)
-    if type(exc) is IntegrityError:  # octets that are not what their SHA-256 says (not a citation's or format's check)
+    if isinstance(exc, DamagedError):  # stored octets that are not what their SHA-256 says
         counters().fixity_failures.inc()
     elif isinstance(exc, StoreError):
         counters().store_errors.labels("store").inc()

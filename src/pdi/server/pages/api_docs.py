@@ -209,7 +209,9 @@ ERRORS: dict[int, str] = {
     409: "The name is immutable: a version or format that exists already",
     410: "Withdrawn: the tombstone",
     412: "If-Match names an ETag that is not the current one",
-    413: "A limit was exceeded (a number, a length, a count, a body over the upload limit)",
+    413: "The request's content is larger than the route takes (a body over the upload limit, a form too long); a"
+         " limit exceeded by a request without content (a query too long, more work than the resolver's limits"
+         " allow) is 400 titled limit exceeded",
     415: "The request's content is in a format, media type or charset this route does not take, or in a content"
          " coding (Content-Encoding: send the octets as they are; Accept-Encoding: identity says so): about a"
          " request's content only (RFC 9110 §15.5.16)",
@@ -228,11 +230,11 @@ ERROR_HEADERS: dict[int, dict[str, tuple[str, bool]]] = {
     503: {"Retry-After": ("Seconds to wait, when the resolver is busy or its storage is not answering", False)},
 }
 #: What every route can answer: a method it has not, a limit, and busy or a storage error.
-_ALWAYS = (405, 413, 503)
+_ALWAYS = (400, 401, 405, 503)
 #: The errors of a route that reads a name.
-_READ = (*_ALWAYS, 400, 403, 404, 410, 422)
+_READ = (*_ALWAYS, 403, 404, 410, 422)
 #: The errors of a write.
-_WRITE = (*_READ, 401, 409, 415)
+_WRITE = (*_READ, 409, 413, 415)
 
 # --- the routes, one entry each ------------------------------------------------------------------
 _SERVICE = Param(
@@ -329,7 +331,7 @@ _CONTAINER_GET = Operation(
                          " IRI) or the page; Allow, Accept-Post", _ANNO_TYPE, _OBJECT,
                          headers={**_ETAG, "Allow": ("GET, HEAD, OPTIONS, POST", True)}),
              304: Answer("Not modified")},
-    errors=(*_ALWAYS, 400, 404, 406), tag="annotations",
+    errors=(*_ALWAYS, 404, 406), tag="annotations",
 )
 _CONTAINER_POST = Operation(
     "Create an annotation (W3C Web Annotation Protocol §5.1): the server names it (Slug where safe), keeps an"
@@ -367,7 +369,7 @@ _ANNOTATION_DELETE = Operation(
     "Delete an annotation (§5.4); If-Match its current ETag is required; its IRI is never given again",
     (_SLUG_PARAM, _IF_MATCH),
     answers={204: Answer("Deleted: 410 from now on")},
-    errors=(*_READ, 401, 409, 412, 428), error_text={410: "Deleted before"}, role="curate", tag="annotations",
+    errors=(*_READ, 409, 412, 428), error_text={410: "Deleted before"}, role="curate", tag="annotations",
 )
 _ANNOTATION_OPTIONS = Operation(
     "An annotation's methods (Allow, Link), and a CORS preflight's answer",
@@ -386,7 +388,7 @@ _LS = Operation(
         "type": "object", "required": ["names", "next"],
         "properties": {"names": _STRINGS, "next": {"type": ["string", "null"]}}},
         headers={"Link": ('<next>; rel="next" (RFC 8288), unless this is the last page', False)})},
-    errors=(*_ALWAYS, 400, 403, 404),
+    errors=(*_ALWAYS, 403, 404),
     error_text={400: ERRORS[400] + "; here, a fragment name, or a pattern of another series than series="},
 )
 _META = Operation("The statements about a name, and their history", (PDI_PARAM,),
@@ -453,22 +455,26 @@ _OAI_ARGUMENTS = Param(
 _OAI_XML = {200: Answer("The OAI-PMH response, or its error element", "text/xml", {"type": "string"})}
 _OAI_GET = Operation(
     "OAI-PMH 2.0: Dublin Core records of the catalog's documents, a set per series, for library harvesters",
-    (_OAI_ARGUMENTS,), answers=_OAI_XML, errors=(405, 503), tag="oai-pmh",
+    (_OAI_ARGUMENTS,), answers=_OAI_XML, errors=_ALWAYS, tag="oai-pmh",
+    error_text={400: "Authorization: Bearer without a token (OAI-PMH's own errors are 200 XML)",
+                401: "A bearer token that is not live, as on every route (OAI-PMH's own errors are 200 XML)"},
 )
 _OAI_POST = Operation(
     _OAI_GET.summary, (_OAI_ARGUMENTS,),
     body=Body("The arguments as a form (§3.1.1.2); an empty body is read as no verb (badVerb)",
               {"application/x-www-form-urlencoded": {
                   "schema": {"type": "object"}}}, required=False),
-    answers=_OAI_XML, errors=(405, 413, 415, 503), tag="oai-pmh",
-    error_text={413: f"The form is more than {MAX_OAI_FORM} octets",
+    answers=_OAI_XML, errors=(*_ALWAYS, 413, 415), tag="oai-pmh",
+    error_text={400: "Authorization: Bearer without a token (OAI-PMH's own errors are 200 XML)",
+                401: "A bearer token that is not live, as on every route (OAI-PMH's own errors are 200 XML)",
+                413: f"The form is more than {MAX_OAI_FORM} octets",
                 415: "A body that is not application/x-www-form-urlencoded"},
 )
 _SERIES_LIST = Operation(
     "The series of the archive",
     answers={200: Answer("Every series", _JSON, {"type": "object", "required": ["series"],
                                                  "properties": {"series": {"type": "array", "items": _OBJECT}}})},
-    errors=(405, 503),
+    errors=_ALWAYS,
 )
 _MANIFEST = Operation(
     "A page of a series' signed manifest: each name (of a day, or every day) with its SHA-256 and size, as a"
@@ -484,7 +490,7 @@ _MANIFEST = Operation(
         " or {name, format, version, withdrawn}]} lists only what the reader may see (docs/how-to/signatures.md)",
         "application/jose", {"type": "string", "pattern": "^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$"},
         headers={"Link": ('<next>; rel="next" (RFC 8288), unless this is the last page', False)})},
-    errors=(*_ALWAYS, 400, 403, 404),
+    errors=(*_ALWAYS, 403, 404),
     error_text={404: "No such series, or the archive has no signing key (pdi keys init)",
                 400: ERRORS[400] + "; here, after= that is not a versioned name"},
 )
@@ -494,7 +500,7 @@ _MANIFEST_TSR = Operation(
     _MANIFEST.params,
     answers={200: Answer("A DER TimeStampResp (RFC 3161 §2.4.2) of the JWS's octets", "application/timestamp-reply",
                          {"type": "string", "format": "binary"})},
-    errors=(*_ALWAYS, 400, 403, 404),
+    errors=(*_ALWAYS, 403, 404),
     error_text={404: "No such series, no signing key, or the resolver names no TSA (pdi serve --tsa)",
                 400: ERRORS[400] + "; here, after= that is not a versioned name"},
 )
@@ -510,7 +516,7 @@ _MANY_OCTETS = Operation(
         " X-PDI-SHA256 with the octets (read by verified chunks), or application/problem+json (RFC 9457) with the"
         " status and detail N2R would answer (404, 403, 410 …). A reader without a token gets public names only;"
         " never cached (no-store). docs/how-to/mirrors.md", "multipart/mixed", {"type": "string", "format": "binary"})},
-    errors=(*_ALWAYS, 400, 415),
+    errors=(*_ALWAYS, 413, 415),
     error_text={400: "The body is not JSON, or not {\"names\": [...]} of 1 to 1000 strings",
                 413: "The body is more than 1 MiB"},
 )
@@ -531,7 +537,7 @@ _MIRROR_ANNOUNCE = Operation(
                                   "x": {"type": "string", "pattern": "^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$"}}}}}}}}}}),
     answers={201: Answer("Recorded now: {series, base_url, role: peer, keys, added_at}", _JSON, _OBJECT),
              200: Answer("Recorded already, with the same keys", _JSON, _OBJECT)},
-    errors=(*_ALWAYS, 400, 401, 403, 404, 409, 415), role="mirror", tag="write",
+    errors=(*_ALWAYS, 403, 404, 409, 413, 415), role="mirror", tag="write",
     error_text={400: "The body is not the object above (the detail names the member), or a base URL that is not"
                      " http(s)://host[:port][/path]",
                 403: "The token's role is below mirror, or its series do not cover S",
@@ -543,7 +549,7 @@ _MIRROR_WITHDRAW = Operation(
     (Param("series", "The series", required=True, schema=_SERIES),
      Param("base_url", "The base URL announced", required=True, schema=_BASE_URL)),
     answers={204: Answer("Forgotten")},
-    errors=(*_ALWAYS, 400, 401, 403, 404), role="mirror", tag="write",
+    errors=(*_ALWAYS, 403, 404), role="mirror", tag="write",
     error_text={403: "The token's role is below mirror, its series do not cover S, or base_url is the origin",
                 404: "That base URL is not recorded as holding S"},
 )
@@ -552,7 +558,7 @@ _KEYS = Operation(
     " thumbprint; also at /.well-known/pdi-keys",
     answers={200: Answer("The JWK set", "application/jwk-set+json", {
         "type": "object", "required": ["keys"], "properties": {"keys": {"type": "array", "items": _OBJECT}}})},
-    errors=(405, 404, 503), error_text={404: "The archive has no signing key (pdi keys init)"},
+    errors=(*_ALWAYS, 404), error_text={404: "The archive has no signing key (pdi keys init)"},
 )
 _SEARCH = Operation(
     "Full-text search: passages matching the words and \"phrases\" given, ranked, each named by its char fragment",
@@ -564,7 +570,7 @@ _SEARCH = Operation(
      Param("after", "The cursor of the previous page's last hit",
            schema=_optional({"type": "string", "minLength": 1, "format": "search-cursor"}))),
     answers={200: Answer("The hits (name with #char=a,b, snippet, marks), the next page's URL, and how many names' text is not indexed yet (pending)", _JSON, _OBJECT)},
-    errors=(*_ALWAYS, 400, 403, 404),
+    errors=(*_ALWAYS, 403, 404),
 )
 _RFC5147 = Operation(
     "Evaluate an RFC 5147 fragment (its length and md5 checks too) on a text/plain name: the text it selects",
@@ -669,20 +675,20 @@ _AUDIT = Operation(
     (Param("after", "Entries after this number", schema=_optional(_COUNT)),
      Param("limit", "Entries (1 to 10000)", schema=_optional({"type": "integer", "minimum": 1, "maximum": 10_000}))),
     answers={200: Answer("The entries", _JSON, {"type": "array", "items": _OBJECT})},
-    errors=(*_ALWAYS, 400, 401, 403), role="admin", tag="write",
+    errors=(*_ALWAYS, 403), role="admin", tag="write",
 )
 
 _HEALTHZ = Operation(
     "Alive: the worker answers (no catalog or blob store is touched); for a load balancer or a watchdog",
     answers={200: Answer("ok", "text/plain", {"type": "string", "const": "ok\n"})},
-    errors=(405,), tag="operate",
+    errors=(400, 401, 405), tag="operate",
 )
 _READYZ = Operation(
     "Ready: the catalog answers a query and the blob store lists a name, each within 2 s",
     answers={200: Answer("Both reachable", _JSON, {
         "type": "object", "required": ["status", "checked"],
         "properties": {"status": {"const": "ready"}, "checked": {"type": "array", "items": {"type": "string"}}}})},
-    errors=(405, 503), error_text={503: "Not ready: the problem's failed member names each part that failed"
+    errors=_ALWAYS, error_text={503: "Not ready: the problem's failed member names each part that failed"
                                         " (catalog, blobs), its detail says how"},
     tag="operate",
 )

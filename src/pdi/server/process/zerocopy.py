@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pdi.errors import IntegrityError
+from pdi.errors import DamagedError
 
 #: The key of :class:`ZeroCopy` in an ASGI scope's ``extensions``.
 EXTENSION = "pdi.sendfile"
@@ -195,7 +195,7 @@ class ZeroCopy:
         while left:
             if not stretch.unchanged():
                 transport.close()
-                raise IntegrityError("the stored file changed while it was being sent: the answer is cut short")
+                raise DamagedError("the stored file changed while it was being sent: the answer is cut short")
             try:
                 sent = os.sendfile(out, stretch.fd, offset, min(left, _STEP))
             except BlockingIOError:
@@ -205,7 +205,7 @@ class ZeroCopy:
                 return False
             if sent == 0:  # the file is shorter than it was
                 transport.close()
-                raise IntegrityError("the stored file ended before the octets promised were sent")
+                raise DamagedError("the stored file ended before the octets promised were sent")
             offset += sent
             left -= sent
             self.sent += sent
