@@ -28,6 +28,7 @@ from support.pgcluster import TemporaryCluster
 from support.stored_blobs import blob_file, damage
 
 S = "oma.eop.gov.us"
+DATA = Path(__file__).resolve().parents[1] / "data"
 TEXT = b"Hello, world.\nSecond line here.\nThird.\n"
 # Counted CRLF-canonical: "Hello, world.\r\n" (15 characters: CR and LF count one each,
 # draft lines 551-588), "Second line here.\r\n" (19), "Third.\r\n" (8): 42 in all.
@@ -183,6 +184,36 @@ def test_a_quotation_of_nothing_or_past_the_citing_end_does_not_stand(archive: A
     # an empty quotation at the very end, or inside, stands
     assert archive.cite(f"{letter}@25={source}#char=5,5").check.status == "ok"
     assert archive.cite(f"{letter}@3={source}#char=5,5").check.status == "ok"
+
+
+def test_an_e_mail_or_a_pdf_cites_at_the_positions_its_own_char_counts(archive: Archive) -> None:
+    """An e-mail's char= counts on its body's text (docs/email.md §2), a PDF's on its text layer
+    (docs/pdf-text-layer.md): a citation's position in either counts as their #char= does, not in the stored
+    octets (where an e-mail's header fields come first)."""
+    import email
+    import email.policy
+
+    source = archive.add(S, b"The court ruled today that the appeal is dismissed.\n", format="text")
+    message = (b"From: Clerk <clerk@court.example.org>\r\nTo: Records <records@court.example.org>\r\n"
+               b"Subject: Ruling\r\nMessage-ID: <r1@court.example.org>\r\nDate: Thu, 26 Nov 2026 09:00:00 +0000\r\n"
+               b"Content-Type: text/plain; charset=utf-8\r\n\r\n"
+               b"Dear all,\r\nthe clerk writes: The court ruled today that the appeal is dismissed.\r\n")
+    mail = archive.add(S, message, format="rfc822")
+    # the body's text as the standard library reads it (get_body, get_content), CRLF-canonical
+    body = email.message_from_bytes(message, policy=email.policy.default)
+    text = body.get_body(("plain",)).get_content().replace("\r\n", "\n").replace("\n", "\r\n")  # type: ignore[union-attr]
+    at = text.index("The court")
+    assert archive.cite(f"{mail}@{at}={source}#char=0,25").check.status == "ok"
+    raw = message.index(b"The court")  # the octets' offset, past the header fields: not where char= counts
+    assert archive.cite(f"{mail}@{raw}={source}#char=0,25").check.status == "mismatch"
+    # a PDF: its text layer's positions, as #char= of the PDF selects them
+    pdf = archive.add(S, (DATA / "pdf" / "paragraph_and_link.pdf").read_bytes(), format="pdf")
+    layer = archive.get(f"{pdf}#char=0,100000").data.decode("utf-8")
+    words = layer.split()[2]
+    quoted = archive.add(S, f"It says {words} there.\n".encode(), format="text")
+    place = layer.index(words)
+    assert archive.cite(f"{pdf}@{place}={quoted}#char=8,{8 + len(words)}").check.status == "ok"
+    assert archive.cite(f"{pdf}@{place + 1}={quoted}#char=8,{8 + len(words)}").check.status == "mismatch"
 
 
 def test_fragment_name_is_the_full_name(archive: Archive) -> None:

@@ -69,6 +69,69 @@ def test_a_withdrawn_version_is_410_with_its_reason_and_the_rest_stays(location:
         assert audit == [("token:clerk", "withdraw", str(first))]
 
 
+def test_a_generic_name_offers_only_versions_in_service_and_is_gone_with_the_last(location: str) -> None:
+    """A generic name resolves as its versioned names do: a withdrawn version is never offered (not in N2R's
+    300 list, not chosen by Accept, not N2L's location, not pdi get's list), and with none left the generic name
+    is its tombstone, 410 (RFC 9110 §15.5.11), as the document page already was."""
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        first = archive.add(S, b"ruling, first text\n", format="text")
+        generic = str(first).rsplit(".", 2)[0]
+        second = archive.add_version(generic, [Content(b"ruling, corrected\n", "text")])[0]
+        client = TestClient(create_app(location, archive=archive))
+        archive.withdraw(str(second), reason="corrected in error", who="clerk")
+        # version 2 withdrawn: version 1 is what the generic name offers, and its newest
+        listed = client.get(f"/uri-res/N2R?{generic}")
+        assert listed.status_code == 300 and str(second) not in listed.text and str(first) in listed.text
+        chosen = client.get(f"/uri-res/N2R?{generic}", headers={"Accept": "text/plain"}, follow_redirects=False)
+        assert chosen.status_code == 302 and chosen.headers["location"].endswith(str(first))
+        assert [str(n) for n in archive.resolve(generic).names] == [str(first)]  # type: ignore[union-attr]
+        assert [str(n) for n in archive.resolve(generic, latest=True).names] == [str(first)]  # type: ignore[union-attr]
+        # version 1 withdrawn too: every version is gone, so is the document's generic name
+        archive.withdraw(str(first), reason="sealed", who="clerk")
+        for answer in (client.get(f"/uri-res/N2R?{generic}"),
+                       client.get(f"/uri-res/N2R?{generic}", headers={"Accept": "text/plain"}),
+                       client.get(f"/uri-res/N2L?{generic}", follow_redirects=False),
+                       client.get(f"/timegate/{generic}", follow_redirects=False)):
+            assert answer.status_code == 410, answer.text
+            assert answer.json()["detail"].endswith(": sealed")
+        with pytest.raises(WithdrawnError) as raised:
+            archive.resolve(generic)
+        assert (raised.value.reason, raised.value.who) == ("sealed", "clerk")
+        assert "every version was withdrawn, version 1 last" in str(raised.value)
+        assert client.get(f"/uri-res/N2C?{generic}").json()["withdrawn"]["reason"] == "sealed"
+        assert client.get(f"/view?pdi={generic}").status_code == 410
+        # a document withdrawn whole: its own tombstone
+        other = archive.add(S, b"another ruling\n", format="text")
+        other_generic = str(other).rsplit(".", 2)[0]
+        archive.withdraw(other_generic, reason="not ours", who="clerk")
+        with pytest.raises(WithdrawnError, match=r"its document was withdrawn .*: not ours"):
+            archive.resolve(other_generic)
+        assert client.get(f"/uri-res/N2R?{other_generic}").status_code == 410
+
+
+def test_withdrawing_again_changes_nothing_and_says_so(location: str) -> None:
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        _, curator = archive.add_token("clerk", role="curate", series=[S])
+        first = archive.add(S, b"ruling\n", format="text")
+        generic = str(first).rsplit(".", 2)[0]
+        client = TestClient(create_app(location, archive=archive))
+        auth = {"Authorization": f"Bearer {curator}"}
+        made = client.post(f"/api/withdraw?pdi={first}&reason=sealed", headers=auth)
+        again = client.post(f"/api/withdraw?pdi={first}&reason=another+reason", headers=auth)
+        assert (made.status_code, again.status_code) == (201, 200)
+        assert again.json()["withdrawn"] == made.json()["withdrawn"]  # the first tombstone, its reason kept
+        assert "sealed" in client.get(f"/uri-res/N2R?{first}").json()["detail"]
+        # the document withdrawn whole, then again, then a version of it: one more withdrawal, not three
+        assert archive.withdraw(generic, "not ours").earlier is False
+        assert archive.withdraw(generic, "twice").earlier is True
+        later = archive.withdraw(str(first), "thrice")
+        assert later.earlier is True and (later.version, later.reason) == (1, "sealed")  # what it resolves to
+        assert [(e.subject, e.detail) for e in archive.audit() if e.action == "withdraw"] == [
+            (str(first), "version 1: sealed"), (generic, "the document: not ours")]
+
+
 def test_a_withdrawn_document_keeps_its_serial_and_its_foreign_id(location: str) -> None:
     with Archive.init(location) as archive:
         archive.add_series(S)

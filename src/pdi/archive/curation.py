@@ -124,6 +124,12 @@ class Curation(ArchiveBase):
         A name already withdrawn may be purged later the same way; purging
         again finishes what an interrupted purge left. The tombstone's
         :attr:`~pdi.archive.store.WithdrawalRecord.purged` is then true.
+
+        Without ``purge``, a name already withdrawn (a version, or a document,
+        withdrawn before; a version of a document withdrawn whole) is not
+        withdrawn again: its tombstone is returned as it is, marked
+        :attr:`~pdi.archive.store.WithdrawalRecord.earlier`, and nothing is
+        recorded (the reason given now is not the one the name resolves to).
         """
         parsed = parse_pdi(pdi)
         if parsed.is_pattern or parsed.citation is not None or parsed.fragment is not None:
@@ -138,6 +144,11 @@ class Curation(ArchiveBase):
         version = None
         if parsed.format is not None:
             version = self._version_of(parsed, key, latest=False)
+        if not purge:
+            before = (self.store.withdrawal(key, version) if version is not None else
+                      next((t for t in self.store.withdrawals_of([key]) if t.version is None), None))
+            if before is not None:
+                return dataclasses.replace(before, earlier=True)
         record, purged = self.store.withdraw(
             key, version, reason.strip(), writer.name if writer else (who or self.who), timestamp(self.now()),
             subject=str(parsed.without_fragment()), address=writer.address if writer else None, purge=purge,

@@ -226,7 +226,7 @@ class Reading(ArchiveBase):
             if parsed.fragment is not None:
                 raise UnsupportedError("a fragment needs a format: name one")
             self._guard_series(parsed)
-            generic = self._generic(parsed, latest)
+            generic = self._in_service(parsed, self._generic(parsed, False))
             self._guard_embargo(parsed, None)
             hidden = self._unlisted()
             if hidden:  # the versions under an embargo the reader is not exempt from are not its to list
@@ -234,6 +234,8 @@ class Reading(ArchiveBase):
                 if not shown:
                     raise AccessError(f"{parsed.without_fragment()}: every version is embargoed")
                 generic = shown[0]
+            if latest:
+                generic = dataclasses.replace(generic, versions=generic.versions[-1:])
             return parsed, generic, []
         self._guard_series(parsed)
         try:
@@ -247,12 +249,33 @@ class Reading(ArchiveBase):
         return parsed, record, records
 
     def _generic(self, parsed: PDI, latest: bool) -> Generic:
-        """Every version of the document a generic PDI names (the newest only with ``latest``), from one catalog query."""
+        """Every version of the document a generic PDI names (the newest only with ``latest``), from one catalog query,
+        withdrawn or not."""
         records = self.store.representations(key_of(parsed))
         if not records:
             self._gone_at_origin(parsed)
             raise NotFoundError(f"{parsed.without_fragment()} is not in this archive")
         return generic_of(records, latest)
+
+    def _in_service(self, parsed: PDI, generic: Generic) -> Generic:
+        """The versions of ``generic`` not withdrawn (one indexed read of its tombstones); when none is left, the
+        document's tombstone: :class:`WithdrawnError` (410), its own if it was withdrawn whole, else its last
+        version's. A generic name resolves as its versioned names do: a withdrawn one is never offered."""
+        tombstones = self.store.withdrawals_of([key_of(parsed)])
+        if not tombstones:
+            return generic
+        whole = next((t for t in tombstones if t.version is None), None)
+        gone = {t.version for t in tombstones}
+        kept = () if whole is not None else tuple(v for v in generic.versions if v.number not in gone)
+        if kept:
+            return generic if len(kept) == len(generic.versions) else dataclasses.replace(generic, versions=kept)
+        last = whole if whole is not None else tombstones[-1]  # oldest first: the last made
+        what = ("its document was withdrawn" if whole is not None else
+                "its only version was withdrawn" if len(generic.versions) == 1 else
+                f"every version was withdrawn, version {last.version} last,")
+        purged = " (its octets purged)" if any(t.purged for t in tombstones) else ""
+        raise WithdrawnError(f"{parsed.without_fragment()}: {what} {last.at}{purged}: {last.reason}",
+                             reason=last.reason, at=last.at, who=last.who, purged=any(t.purged for t in tombstones))
 
     def _gone_at_origin(self, parsed: PDI) -> None:
         """For a name not held here: :class:`WithdrawnError` (410) if it is a name of a mirrored series that its
@@ -304,13 +327,29 @@ class Reading(ArchiveBase):
             said = past_end_message(cited.pdi, cited.fragment)
             return CitationResolved(parsed, citing, origin, cited, QuotationCheck(
                 "mismatch", f"the cited fragment selects nothing: {said}", ""))
-        scheme = formats.default_fragment_scheme(citing.record.format)
+        text, media_type, charset, scheme = self._citing_text(citing)
         check = check_quotation(
-            citing.data, citing.media_type, citing.charset, scheme, origin,
+            text, media_type, charset, scheme, origin,
             cited.data, cited.media_type, cited.charset,
             canonical=cited.fragment is not None and cited.fragment.scheme in CANONICAL_SCHEMES,
         )
         return CitationResolved(parsed, citing, origin, cited, check)
+
+    def _citing_text(self, citing: Resolved) -> tuple[bytes, str, str | None, str]:
+        """What a citation's position counts in, as ``#char=`` of the citing document counts: its octets, media
+        type, charset and default scheme; for an e-mail its body's text, for a PDF its text layer's, as UTF-8
+        (``docs/email.md`` §2, ``docs/pdf-text-layer.md``), ``char`` positions in both."""
+        if citing.media_type == "message/rfc822":
+            from pdi.mail.message import body_text, read_message
+
+            return body_text(read_message(citing.data)).encode("utf-8", "surrogatepass"), "text/plain", "utf-8", "char"
+        if citing.media_type == "application/pdf":
+            layer = self.text_layer_of(citing.record)
+            if layer is None:
+                raise UnsupportedError(f"{citing.pdi}: this PDF has no text layer (PDFium could not open it when it"
+                                       " was deposited): no position in it can be checked")
+            return layer.utf8, "text/plain", "utf-8", "char"
+        return citing.data, citing.media_type, citing.charset, formats.default_fragment_scheme(citing.record.format)
 
     def _records(self, parsed: PDI, latest: bool) -> tuple[int, list[RepresentationRecord]]:
         """The version a PDI names and the records of its formats (not their bytes).

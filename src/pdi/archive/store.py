@@ -208,6 +208,9 @@ class WithdrawalRecord:
     #: From a purge: the SHA-256 of each blob kept because another name that keeps its octets
     #: (or a deposit in progress) holds the same bytes.
     kept: tuple[str, ...] = ()
+    #: From :meth:`~pdi.archive.Archive.withdraw`: the name was withdrawn before (this is that tombstone), and
+    #: nothing was changed or recorded.
+    earlier: bool = False
 
 
 @dataclass(frozen=True)

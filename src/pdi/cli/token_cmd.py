@@ -111,11 +111,16 @@ def withdraw_cmd(name: str, reason: str, purge: bool, archive: str) -> None:
     bytes are kept, unless --purge: then they are deleted, except where
     another name that keeps its octets holds the same bytes, and verify
     and export report the name as purged. The withdrawal (or purge) is in
-    the audit log.
+    the audit log. A name withdrawn already is not withdrawn again (without
+    --purge): its tombstone and reason stay, and the command says so.
     """
     with open_archive(archive) as opened:
         record = opened.withdraw(name, reason, purge=purge)
     what = "document" if record.version is None else f"version {record.version}"
+    if record.earlier:
+        click.echo(f"{name}: its {what} was withdrawn already, at {record.at}: {record.reason} (nothing changed;"
+                   " its tombstone keeps that reason)")
+        return
     click.echo(f"withdrew {what} of {name} at {record.at}: {record.reason}")
     if purge:
         kept = len(record.kept)

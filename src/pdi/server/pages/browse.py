@@ -394,7 +394,7 @@ def _document_row(doc: Generic, found: DocumentPage, gone: set[tuple[str, int | 
     title = found.titles.get(str(doc.pdi))
     uid = doc.pdi.unique_id
     said = esc(title) if title else ""
-    if (uid, None) in gone:
+    if (uid, None) in gone or all((uid, v.number) in gone for v in doc.versions):  # whole, or each version
         said += ' <span class="withdrawn">withdrawn</span>'
     elif (uid, latest.number) in gone:
         said += ' <span class="withdrawn">latest version withdrawn</span>'

@@ -171,21 +171,24 @@ class Mementos:
                 versions.add((*key, tomb.version))
         return gone, versions
 
-    def dated(self, documents: Iterable[Generic], *, most: int | None = None) -> tuple[list[tuple[datetime.datetime, PDI]], int]:
+    def dated(self, documents: Iterable[Generic], *, most: int | None = None,
+              in_service: bool = False) -> tuple[list[tuple[datetime.datetime, PDI]], int]:
         """Every version of ``documents`` not withdrawn, as (when, the name of its first format), oldest first; and how many were withdrawn.
 
         The one list of a URL's captures by time: the TimeGate's and
         TimeMap's mementos, and the replay banner's earlier and later capture
         (:mod:`pdi.server.pages.replay_frame`). More than ``most`` is a
         :class:`~pdi.errors.LimitError`. The documents' withdrawals are read
-        a page of documents at a time, as the documents come.
+        a page of documents at a time, as the documents come; not at all when
+        they are ``in_service`` (as :meth:`~pdi.archive.Archive.locate` gives
+        a generic name's versions: its withdrawn ones left out already).
         """
         most = MAX_MEMENTOS if most is None else most
         found: list[tuple[datetime.datetime, PDI]] = []
         withdrawn = 0
         pages = iter(documents)
         while page := list(itertools.islice(pages, _CAPTURES_PAGE)):
-            gone_documents, gone_versions = self.withdrawn(page)
+            gone_documents, gone_versions = (set(), set()) if in_service else self.withdrawn(page)
             stated = self.archive.latest_statements(
                 [v.formats[0] for doc in page if _is_capture(doc.pdi) for v in doc.versions], WARC_DATE)
             for doc in page:
@@ -202,9 +205,10 @@ class Mementos:
         found.sort(key=lambda each: (each[0], str(each[1])))
         return found, withdrawn
 
-    def _of_documents(self, documents: Iterable[Generic], base: str) -> tuple[list[Memento], int]:
+    def _of_documents(self, documents: Iterable[Generic], base: str,
+                      in_service: bool = False) -> tuple[list[Memento], int]:
         """The mementos of every version of ``documents`` not withdrawn, sorted; and how many were withdrawn."""
-        dated, withdrawn = self.dated(documents)
+        dated, withdrawn = self.dated(documents, in_service=in_service)
         return sorted(Memento(when, n2r_url(base, name)) for when, name in dated), withdrawn
 
     def captured(self, document: PDI, version: GenericVersion, stated: Mapping[str, str] | None = None) -> datetime.datetime:
@@ -267,9 +271,9 @@ class Mementos:
             # a version, a format or a fragment: a memento (or a part of one), not the resource
             raise ParseError(f"{name} names a memento of a document, not the document: a TimeGate or TimeMap is of"
                              f" the document, by its generic name ({generic}) or that name's N2R URL", rule="URI-R")
-        found = self.archive.locate(str(generic))
+        found = self.archive.locate(str(generic))  # its versions in service (none left: its tombstone, 410)
         assert isinstance(found, Generic)
-        mementos, withdrawn = self._of_documents(iter([found]), base)
+        mementos, withdrawn = self._of_documents(iter([found]), base, in_service=True)
         return self._checked(Subject(n2r_url(base, generic), str(generic), tuple(mementos)), withdrawn)
 
     @staticmethod

@@ -420,19 +420,11 @@ class Resolver:
         body = _uri_list(str(generic.pdi), [n2r_url(base, n) for n in generic.names])
         return PlainTextResponse(body, status_code=300, media_type="text/uri-list", headers=shared)
 
-    def _newest_formats(self, generic: Generic) -> tuple[PDI, ...]:
-        """The formats of the newest version of a document that is not withdrawn (none if all were)."""
-        gone_documents, gone_versions = self.mementos.withdrawn([generic])
-        pdi = generic.pdi
-        date = pdi.date
-        assert date is not None
-        key = (pdi.series_name.lower(), date.isoformat(), pdi.unique_id)
-        if key in gone_documents:
-            return ()
-        for version in reversed(generic.versions):
-            if (*key, version.number) not in gone_versions:
-                return version.formats
-        return ()
+    @staticmethod
+    def _newest_formats(generic: Generic) -> tuple[PDI, ...]:
+        """The formats of the newest version of a document that is not withdrawn: the last of its versions as
+        :meth:`~pdi.archive.Archive.locate` gives them, in service (none left: it raised the tombstone)."""
+        return generic.versions[-1].formats if generic.versions else ()
 
     def validator(self, name: str) -> Validator | None:
         """What a ``304`` of ``name`` says (its entity tag and fields), from the catalog alone; ``None`` for a generic
