@@ -188,6 +188,8 @@ def resolver_requests(names: dict[str, str]) -> dict[tuple[str, frozenset[str]],
         ("/.well-known/pdi-keys", frozenset({"GET", "HEAD"})): _gets("/.well-known/pdi-keys"),
         ("/.well-known/pdi-registry", frozenset({"GET", "HEAD"})): _gets("/.well-known/pdi-registry"),
         ("/healthz", frozenset({"GET", "HEAD"})): _gets("/healthz"),
+        ("/favicon.ico", frozenset({"GET", "HEAD"})): _gets("/favicon.ico"),
+        ("/favicon.svg", frozenset({"GET", "HEAD"})): _gets("/favicon.svg"),
         ("/readyz", frozenset({"GET", "HEAD"})): _gets("/readyz"),
         ("/metrics", frozenset({"GET", "HEAD"})): _gets("/metrics"),
         **{(path, frozenset({"POST"})): _posts(path, write) for path in

@@ -159,6 +159,9 @@ def test_out_of_scope_or_too_small_a_role_is_403_and_changes_nothing(writable: W
                                   headers=Writable.bearer(writable.deposit, **text))
     assert answer.status_code == 403
     assert answer.json()["detail"] == f"token 'depositor' may write {S}, not series {OTHER}"
+    # RFC 6750 §3.1: a token that is live but does not cover the request is insufficient_scope
+    assert answer.headers["www-authenticate"] == 'Bearer realm="pdi", error="insufficient_scope"'
+
     name = str(writable.archive.add(S, b"by hand\n", format="text"))
     before = snapshot(writable.archive)
     answer = writable.client.post(f"/api/statements?pdi={name}&key=title", content=b"A title",
@@ -442,6 +445,7 @@ def test_a_batch_embargoed_from_the_start_needs_a_curator_and_hides_every_item(w
     for item, (_, octets, _) in zip(made.json()["items"], files, strict=True):
         hidden = writable.client.get(f"/uri-res/N2R?{item['pdi']}")
         assert hidden.status_code == 403 and "embargoed until 2099-01-01" in hidden.json()["detail"]
+        assert "www-authenticate" not in hidden.headers  # no token was given: no token's scope to speak of
         shown = writable.client.get(f"/uri-res/N2R?{item['pdi']}", headers=Writable.bearer(writable.curate))
         assert shown.status_code == 200 and shown.content == octets
 

@@ -115,6 +115,7 @@ from pdi.archive.blobs import memo
 from pdi.federation.authorities import Authorities, RegistrySource
 from pdi.federation.naptr import NaptrFinder
 from pdi.server.http.codings import ContentCodings
+from pdi.server.http.middleware import HeadWithoutRange
 from pdi.server.http.problems import HANDLERS, Options
 from pdi.server.http.readers import Readers
 from pdi.server.pages import site_icon
@@ -269,6 +270,7 @@ def create_app(
         # request ids, metrics, logs; /metrics answered before a token is looked at (pdi.server.process.observe)
         Middleware(Observe, access=access_log, json_logs=json_logs, metrics_token=metrics_token, archive=opened),
         Middleware(BodyDeadline, seconds=body_seconds, rate=body_rate),  # whoever sends it, a token holder too
+        Middleware(HeadWithoutRange),  # RFC 9110 §14.2: Range is a GET's alone
         Middleware(Options),  # OPTIONS of any route's path: its Allow, read from the routes (pdi.server.http.problems)
         Middleware(Readers, archive=opened, cookies=True, base_url=base_url, expired_page=expired_sign_in),  # before the cache: a token that is not live is 401, even for a kept answer
         Middleware(ContentCodings),  # content in a coding (gzip …) is refused, never kept coded (RFC 9110 §8.4)

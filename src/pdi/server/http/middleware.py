@@ -23,3 +23,19 @@ class HTTPMiddleware:
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Handle one HTTP request (``scope["type"] == "http"``)."""
         raise NotImplementedError
+
+
+class HeadWithoutRange(HTTPMiddleware):
+    """ASGI middleware: a ``HEAD`` request's ``Range`` and ``If-Range`` are dropped before anything reads them.
+
+    RFC 9110 §14.2: "A server MUST ignore a Range header field received
+    with a request method that is unrecognized or for which range handling
+    is not defined" — it is defined for ``GET`` alone, so a ``HEAD`` is
+    answered as its ``GET`` without ``Range`` would be: ``200`` and the
+    whole representation's ``Content-Length``, never ``206`` or ``416``.
+    """
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] == "HEAD" and any(k in (b"range", b"if-range") for k, _ in scope["headers"]):
+            scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k not in (b"range", b"if-range")]}
+        await self.app(scope, receive, send)

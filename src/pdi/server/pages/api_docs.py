@@ -225,6 +225,8 @@ ERRORS: dict[int, str] = {
 #: The header fields of error answers (pdi.server.http.problems, pdi.server.write.api.Unauthorized).
 ERROR_HEADERS: dict[int, dict[str, tuple[str, bool]]] = {
     401: {"WWW-Authenticate": ('Bearer realm="pdi", and the error when a bearer token was given (RFC 6750 §3)', True)},
+    403: {"WWW-Authenticate": ('Bearer realm="pdi", error="insufficient_scope", when a bearer token was given whose'
+                               " role or series does not cover this (RFC 6750 §3.1)", False)},
     405: {"Allow": ("The methods of this route", True)},
     415: {"Accept-Encoding": ("identity, when the content was refused for its Content-Encoding", False)},
     503: {"Retry-After": ("Seconds to wait, when the resolver is busy or its storage is not answering", False)},
@@ -660,7 +662,9 @@ _WITHDRAW = Operation(
     body=Body(f"The reason: text in the charset of its Content-Type, UTF-8 if none (at most {MAX_STATEMENT} octets; none if reason= is given)", _TEXT_BODY,
               required=False),
     answers={201: Answer("The tombstone (withdrawn.purged; kept: SHA-256 of blobs other names keep);"
-                         " N2R of the name is 410 from now on", _JSON, _OBJECT)},
+                         " N2R of the name is 410 from now on", _JSON, _OBJECT),
+             200: Answer("Withdrawn before (without purge=true): that tombstone, its reason kept; nothing was"
+                         " recorded", _JSON, _OBJECT)},
     errors=_WRITE, role="curate", tag="write",
 )
 _EMBARGO_SET = Operation(

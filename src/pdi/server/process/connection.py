@@ -139,6 +139,12 @@ def _not_plain_fields(headers: list[tuple[bytes, bytes]]) -> bool:
     return False
 
 
+def _ranged(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether a request has ``Range`` or ``If-Range`` (a ``HEAD`` with them goes to the ASGI path, which drops
+    them: :class:`~pdi.server.http.middleware.HeadWithoutRange`)."""
+    return any(key == b"range" or key == b"if-range" for key, _ in headers)
+
+
 @functools.cache
 def status_line(status: int) -> bytes:
     """An HTTP/1.1 status line, with the reason phrase of RFC 9110 §15 (as uvicorn writes it); made once a status."""
@@ -307,6 +313,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
                 and max(len(self.connections), len(self.tasks)) >= self.limit_concurrency)
             or parser.get_method() not in (b"GET", b"HEAD")
             or _not_plain_fields(self.headers)
+            or (parser.get_method() == b"HEAD" and _ranged(self.headers))  # the ASGI path drops its Range
         )
 
     def _answer_from_cache(self) -> bool:

@@ -303,8 +303,18 @@ class AnnotationServer:
     async def _change(self, request: Request, slug: str) -> Response:
         writer = await bearer_writer(self.archive, request)
         params.only(request, frozenset())  # the Slug is a header (RFC 5023 §9.7): a ?slug= would be left unread
+        if request.method == "PUT" and "content-range" in request.headers:  # RFC 9110 §14.4: MUST be 400
+            raise ParseError("a PUT with Content-Range would replace the annotation with a part of one: send it whole",
+                             rule="Content-Range")
         condition = request.headers.get("if-match")
         if condition is None:
+            none_match = request.headers.get("if-none-match")
+            if none_match is not None:  # a condition of its own (RFC 9110 §13.2.2): false for a tag it holds
+                record = await anyio.to_thread.run_sync(self.archive.annotation, slug)
+                if tag_matches(none_match, entity_tag(record)):
+                    raise Problem(412, "precondition failed",
+                                  f"If-None-Match {none_match[:80]} holds the annotation's current ETag: nothing was"
+                                  " changed")
             raise Problem(428, "precondition required",
                           f"{request.method} of an annotation needs If-Match: the ETag it had when you read it")
 

@@ -288,7 +288,7 @@ class WriteAPI:
             {"pdi": name, "withdrawn": {"at": record.at, "reason": record.reason, "who": record.who,
                                         "purged": record.purged},
              "version": record.version, "kept": list(record.kept)},
-            status_code=201,
+            status_code=200 if record.earlier else 201,  # withdrawn before: that tombstone, nothing made
         )
 
     async def embargo(self, request: Request) -> Response:
