@@ -187,7 +187,10 @@ PAGES = {
     # its thread: the message it answers above it (linked), the reply to it below it (linked)
     "email-thread": ("/thread?pdi={email}", "document.querySelectorAll('ol.thread li').length === 3"
                      " && document.querySelectorAll('ol.thread a[href^=\"/view?pdi=\"]').length === 3"
-                     " && document.querySelector('ol.thread li.this ol li') !== null"),
+                     " && document.querySelector('ol.thread li.this ol li') !== null"
+                     # only this message is bold: its replies, nested in its item, are not
+                     " && getComputedStyle(document.querySelector('ol.thread li.this .this-message')).fontWeight === '700'"
+                     " && getComputedStyle(document.querySelector('ol.thread li.this ol li')).fontWeight === '400'"),
     # a reply's header fields: its In-Reply-To id a link to the thread of the message it answers (by Message-ID)
     "email-reply": ("/view?pdi={email}", "document.querySelector('dl.message a[href^=\"/thread?mid=%3C\"]') !== null"
                     " && document.querySelector('dl.message').innerText.includes('In-Reply-To')"),

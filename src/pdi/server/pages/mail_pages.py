@@ -39,7 +39,7 @@ MAX_SCANNED = 500
 _STYLE = """
 dl.message{display:grid;grid-template-columns:8rem 1fr;gap:0.15rem 0.8rem} dl.message dd{margin:0;overflow-wrap:anywhere}
 ol.thread{list-style:none;padding-left:0} ol.thread ol{list-style:none;padding-left:1.4rem;border-left:2px solid #d5dbe3}
-ol.thread li{margin:0.35rem 0} ol.thread .this{font-weight:bold} ol.thread .missing{color:#8a5a00}
+ol.thread li{margin:0.35rem 0} ol.thread .this-message{font-weight:bold} ol.thread .missing{color:#8a5a00}
 """
 
 
@@ -177,7 +177,7 @@ def render_thread(archive: Archive, name: str) -> str:
         f'<p>of <a href="{html.escape(_view(own_name))}"><code class="name">{html.escape(own_name)}</code></a></p>{note}'
         '<ol class="thread" aria-label="The thread, oldest first">'
         + "".join(ancestors)
-        + f'<li class="this">{_line(this)} (this message){replies}</li></ol>'
+        + f'<li class="this"><span class="this-message">{_line(this)} (this message)</span>{replies}</li></ol>'
     )
     return page(f"Thread of {own_name}", body, style=_STYLE)
 
