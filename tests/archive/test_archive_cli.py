@@ -77,9 +77,16 @@ def test_archive_commands_end_to_end(location: str, tmp_path: Path) -> None:
     assert run(location, "ls", f"{generic}.text.*", "--limit", "1", "--offset", "1").stdout == (
         f"{generic}.text.2\n"
     )
+    # a day's name cut short of its unique id: the pattern that lists the day is named, and it lists it
+    day = generic.rsplit("/", 1)[0]
+    said = run(location, "ls", day, code=1).stderr
+    assert said.startswith(f"pdi: syntax error: {day} stops before the unique id") and f"pdi ls '{day}/*'" in said
+    assert run(location, "ls", f"{day}/*").stdout == run(location, "ls", S).stdout
 
     run(location, "meta", name, "title=First", "creator=Me", "--who", "ann")
-    run(location, "meta", name, "title=Second", "--who", "bob")
+    stated = run(location, "meta", name, "title=Second", "--who", "bob")
+    assert stated.stdout == "" and re.fullmatch(
+        rf"stated title=Second about {re.escape(name)} \(by bob at \d{{4}}-\d\d-\d\dT[0-9:.]+Z\)\n", stated.stderr)
     assert run(location, "meta", name).stdout == "title\tSecond\ncreator\tMe\n"
     history = run(location, "meta", name, "--history").stdout.splitlines()
     assert [line.split("\t")[1:] for line in history] == [

@@ -192,6 +192,10 @@ def test_info_says_the_text_layer_and_a_scan_has_none(tmp_path: Path) -> None:
         location, "get", kept, "--info").stdout
     passage = run(location, "get", f"{name}#char=0,4", "--info").stdout
     assert "media-type\ttext/plain\ncharset\tutf-8\nbytes\t4\n" in passage
+    # a region of a page is said in a PDF's words: points on a page (RFC 8118 counts the page from 0 in rect=)
+    region = run(location, "get", f"{name}#rect=(50,50),(300,200),1", "--info").stdout
+    assert "region\t(50,50),(300,200) in points, on page 2 of 2 (rect= counts pages from 0;" in region
+    assert "frame" not in region.replace("rect= counts", "")
 
 
 def test_a_pdf_over_the_layer_limit_is_kept_unchecked_with_no_layer(

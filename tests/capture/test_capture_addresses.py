@@ -155,3 +155,13 @@ def test_the_reason_names_the_carried_address() -> None:
 def test_not_an_address_is_a_parse_error() -> None:
     with pytest.raises(ParseError):
         not_public("example.org")
+
+
+def test_a_refusal_names_the_host_and_its_address_once_each() -> None:
+    with pytest.raises(UnsupportedError) as named:
+        check_address("intranet.example", "10.0.0.7", allow_private=False)
+    assert str(named.value).startswith("refusing to connect to intranet.example at 10.0.0.7: not a public address")
+    for host, address in (("127.0.0.1", "127.0.0.1"), ("[::1]", "::1")):
+        with pytest.raises(UnsupportedError) as bare:
+            check_address(host, address, allow_private=False)
+        assert str(bare.value).startswith(f"refusing to connect to {host}: not a public address (loopback)")

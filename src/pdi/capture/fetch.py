@@ -105,9 +105,10 @@ def check_address(host: str, address: str, *, allow_private: bool) -> None:
     """
     reason = not_public(address)
     if reason is not None and not allow_private:
+        bare = address.split("%", 1)[0]
+        where = host if host.strip("[]") == bare else f"{host} at {bare}"  # an address given as the host: once
         raise UnsupportedError(
-            f"refusing to connect to {host} at {address.split('%', 1)[0]}: not a public address ({reason}); "
-            "pass --allow-private to allow it"
+            f"refusing to connect to {where}: not a public address ({reason}); pass --allow-private to allow it"
         )
 
 

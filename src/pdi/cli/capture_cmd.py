@@ -201,7 +201,7 @@ def _capture(
 @click.command("capture")
 @click.argument("url")
 @click.option("--browser", is_flag=True, help="Let headless Chromium load the page (runs its JavaScript).")
-@click.option("--series", metavar="S", help="Deposit the MHTML in the archive under series S.")
+@click.option("--series", "-s", metavar="S", help="Deposit the MHTML in the archive under series S.")
 @click.option("-o", "--output", metavar="FILE", help="Also (or only) write the MHTML to FILE ('-' for stdout).")
 @click.option("--allow-private", is_flag=True, help="Allow private, loopback, link-local and other non-public addresses.")
 @click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds for the whole capture.")

@@ -111,6 +111,9 @@ def _print_info(
     if (r := selection["region"]) is not None and about["stored"]["media_type"].startswith("video/"):
         say(f"region\t({r['x1']},{r['y1']}),({r['x2']},{r['y2']}) of the first frame at or after"
                    f" {r['frame'] / 1000:.3f} s ({r['width']}x{r['height']} pixels), cut out as PNG")
+    elif (r := selection["region"]) is not None and about["stored"]["media_type"] == "application/pdf":
+        say(f"region\t({r['x1']},{r['y1']}),({r['x2']},{r['y2']}) in points, on page {r['frame'] + 1} of"
+            f" {r['frames']} (rect= counts pages from 0; the page line says its size)")
     elif (r := selection["region"]) is not None:
         say(f"region\t({r['x1']},{r['y1']}),({r['x2']},{r['y2']}) of frame {r['frame']}"
                    f" ({plural(r['frames'], 'frame')} of {r['width']}x{r['height']} pixels)")

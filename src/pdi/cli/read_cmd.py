@@ -7,6 +7,7 @@ without click, by :mod:`pdi.cli.fast_get`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import click
@@ -96,6 +97,8 @@ def ls_cmd(
     """
     if pattern is not None and ":" not in pattern:
         series, pattern = pattern, None
+    if pattern is not None:
+        _whole_pattern(pattern)
     with open_archive(archive) as opened:
         names = opened.iter_names(pattern, series=series, limit=limit, offset=offset, after=after)
         pending: list[str] = []
@@ -105,6 +108,21 @@ def ls_cmd(
                 click.echo("".join(pending), nl=False)
                 pending = []
         click.echo("".join(pending), nl=False)
+
+
+#: A name cut short after its series, year, month or day (no unique id): what it would list is a pattern of it.
+_CUT_SHORT = re.compile(r"((?:urn:)?pdi://[^/?#]+)((?:/[0-9*]+){0,3})/?", re.IGNORECASE)
+
+
+def _whole_pattern(pattern: str) -> None:
+    """Refuse a name cut short before its unique id, naming the pattern that lists what it covers."""
+    cut = _CUT_SHORT.fullmatch(pattern)
+    if cut is None:
+        return
+    parts = cut.group(2).count("/")
+    listed = cut.group(1) + cut.group(2) + "/*" * (4 - parts)
+    raise ParseError(f"{pattern} stops before the unique id: to list what it covers, give a wildcard for each"
+                     f" part left out: pdi ls '{listed}'", text=pattern, rule="resource-identifier")
 
 
 def _listing(names: Iterator[str], as_json: bool) -> Iterator[str]:
@@ -164,7 +182,11 @@ def cite_cmd(citation: str, as_json: bool, archive: str) -> None:
 def meta_cmd(
     pdi: str, statements: tuple[str, ...], who: str | None, history: bool, archive: str
 ) -> None:
-    """Add statements (Dublin Core: title=, creator=, date= … or free keys) about PDI, or show them."""
+    """Add statements (Dublin Core: title=, creator=, date= … or free keys) about PDI, or show them.
+
+    Each statement added is said on stderr (who made it, and when); the
+    current statements, or with --history every one, print on stdout.
+    """
     pairs = []
     for statement in statements:
         key, sep, value = statement.partition("=")
@@ -173,7 +195,8 @@ def meta_cmd(
         pairs.append((key, value))
     with open_archive(archive) as opened:
         for key, value in pairs:
-            opened.annotate(pdi, key, value, who=who)
+            made = opened.annotate(pdi, key, value, who=who)
+            click.echo(f"stated {made.key}={made.value} about {made.subject} (by {made.who} at {made.at})", err=True)
         if history:
             for record in opened.history(pdi):
                 click.echo(f"{record.at}\t{record.who}\t{record.key}\t{record.value}")

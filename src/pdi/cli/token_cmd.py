@@ -27,7 +27,7 @@ def token_group() -> None:
 @click.argument("name")
 @click.option("--role", type=click.Choice(ROLES), required=True,
               help="read: read the private series and embargoed names of its series (Authorization: Bearer, or in a browser signed in at /signin); deposit: also mint and deposit; curate: also statements, withdrawal and embargoes; admin: also the audit log and purges (series and tokens are made here, on the command line).")
-@click.option("--series", "series", multiple=True, metavar="SERIES",
+@click.option("--series", "-s", "series", multiple=True, metavar="SERIES",
               help="A series the token may write, with its subseries (repeatable); none: every series.")
 @archive_option
 def token_add(name: str, role: str, series: tuple[str, ...], archive: str) -> None:
@@ -121,7 +121,9 @@ def withdraw_cmd(name: str, reason: str, purge: bool, archive: str) -> None:
         click.echo(f"{name}: its {what} was withdrawn already, at {record.at}: {record.reason} (nothing changed;"
                    " its tombstone keeps that reason)")
         return
-    click.echo(f"withdrew {what} of {name} at {record.at}: {record.reason}")
+    click.echo(f"withdrew the document {name}" if record.version is None else f"withdrew {what} of {name}",
+               nl=False)
+    click.echo(f" at {record.at}: {record.reason}")
     if purge:
         kept = len(record.kept)
         click.echo("its octets are purged" + (

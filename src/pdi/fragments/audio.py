@@ -66,7 +66,7 @@ def _times(scheme: str, positions: Sequence[object]) -> tuple[int, int]:
         isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in positions
     ):
         raise ParseError(
-            f"a {scheme} fragment is two times (start,end) in whole {_unit(scheme)},"
+            f"{scheme}= is two times (start,end) in whole {_unit(scheme)},"
             f" not {tuple(positions)!r}",
             rule="time",
         )

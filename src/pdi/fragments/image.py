@@ -68,7 +68,7 @@ def _rectangle(scheme: str, positions: Sequence[object]) -> tuple[int, int, int,
         or (len(positions) == 3 and not offset(positions[2]))
     ):
         raise ParseError(
-            f"a {scheme} fragment is two corners (x1,y1),(x2,y2) of non-negative pixels and an"
+            f"{scheme}= is two corners (x1,y1),(x2,y2) of non-negative pixels and an"
             f" optional frame, not {tuple(positions)!r}",
             rule="2-dim-coordinate",
         )

@@ -171,7 +171,7 @@ def _times(scheme: str, positions: Sequence[object]) -> tuple[int, int]:
     ):
         unit = "seconds" if scheme == "sec" else "milliseconds"
         raise ParseError(
-            f"a {scheme} fragment is two times (start,end) in whole {unit}, not {tuple(positions)!r}", rule="time"
+            f"{scheme}= is two times (start,end) in whole {unit}, not {tuple(positions)!r}", rule="time"
         )
     start, end = positions
     assert isinstance(start, int) and isinstance(end, int)

@@ -369,7 +369,7 @@ def _check_positions(
     if scheme in ("char", "line"):
         need(
             n in (1, 2),
-            f"a {scheme} fragment is one position or two (start,end), not {n}",
+            f"{scheme}= is one position or two (start,end), not {n}",
             index=2,
         )
         bad = first_not(int)
@@ -380,7 +380,7 @@ def _check_positions(
     elif scheme in ("byte", "sec", "msec", "elt"):
         need(
             n == 2,
-            f"a {scheme} fragment is two positions (start,end), not {n}",
+            f"{scheme}= is two positions (start,end), not {n}",
             index=2 if n > 2 else None,
         )
         bad = first_not(int)

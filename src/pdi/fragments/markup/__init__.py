@@ -178,7 +178,7 @@ def _ends(scheme: str, positions: Sequence[object]) -> tuple[Any, Any]:
         ok = len(positions) == 2 and all(isinstance(p, str) and p for p in positions)
         what = "element names"
     if not ok:
-        raise ParseError(f"a {scheme} fragment is two {what} (start,end), not {tuple(positions)!r}", rule="position")
+        raise ParseError(f"{scheme}= is two {what} (start,end), not {tuple(positions)!r}", rule="position")
     first, last = positions
     if scheme == "elt" and isinstance(first, int) and isinstance(last, int) and last < first:
         raise ParseError(f"elt fragment ends before it starts ({last} < {first})", rule="fragment-specifier")
