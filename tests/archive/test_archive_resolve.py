@@ -214,6 +214,16 @@ def test_an_e_mail_or_a_pdf_cites_at_the_positions_its_own_char_counts(archive: 
     place = layer.index(words)
     assert archive.cite(f"{pdf}@{place}={quoted}#char=8,{8 + len(words)}").check.status == "ok"
     assert archive.cite(f"{pdf}@{place + 1}={quoted}#char=8,{8 + len(words)}").check.status == "mismatch"
+    # a browser's text fragment finds its words in the same text, and names them as #char= counts there
+    from urllib.parse import quote
+
+    from pdi.interop.aliases import native_names
+
+    assert str(native_names(archive, f"{pdf}#:~:text={quote(words)}").native) == (
+        f"{pdf}#char={place},{place + len(words)}")
+    phrase = "the appeal is dismissed"
+    assert str(native_names(archive, f"{mail}#:~:text={quote(phrase)}").native) == (
+        f"{mail}#char={text.index(phrase)},{text.index(phrase) + len(phrase)}")
 
 
 def test_fragment_name_is_the_full_name(archive: Archive) -> None:

@@ -95,7 +95,7 @@ def native_names(archive: Archive, name: str) -> Alias:
     whole = archive.get(base_text)
     base = whole.pdi.without_fragment()
     if DELIMITER in fragment:
-        return _text_directives(name, base, fragment, whole)
+        return _text_directives(archive, name, base, fragment, whole)
     return _media(archive, name, base, fragment, whole)
 
 
@@ -103,8 +103,8 @@ def _with(base: PDI, scheme: str, *positions: object) -> PDI:
     return dataclasses.replace(base, fragment=Fragment.of(scheme, *positions))
 
 
-def _text_directives(name: str, base: PDI, fragment: str, whole: Resolved) -> Alias:
-    from pdi.fragments.pagetext import document_page_text
+def _text_directives(archive: Archive, name: str, base: PDI, fragment: str, whole: Resolved) -> Alias:
+    from pdi.interop.annotation import page_text_of
 
     before, directive = split_fragment_directive(fragment)
     if before:
@@ -113,7 +113,7 @@ def _text_directives(name: str, base: PDI, fragment: str, whole: Resolved) -> Al
         )
     assert directive is not None
     directives = parse_fragment_directive(directive)
-    page = document_page_text(whole.data, whole.media_type, whole.charset)
+    page = page_text_of(archive, whole)  # as #char= of it counts: a PDF's text layer, an e-mail's body text
     natives: list[PDI | None] = []
     notes: list[str] = []
     for parsed, found in zip(directives, find_all(directives, page), strict=True):

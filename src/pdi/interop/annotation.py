@@ -175,7 +175,7 @@ def _specific_resource(archive: Archive, parsed: PDI) -> dict[str, Any]:
     else:
         located = archive.locate(str(source))
         assert isinstance(located, Resolved)  # a versioned name's source: one representation
-        page = _page_text(archive, located)
+        page = page_text_of(archive, located)
         first, last = result.ranges[0].start, result.ranges[-1].end
         start, end = page.text_range(first, last)
         quote = text_quote(page.text, start, end)
@@ -198,9 +198,10 @@ def _specific_resource(archive: Archive, parsed: PDI) -> dict[str, Any]:
     }
 
 
-def _page_text(archive: Archive, located: Resolved) -> PageText:
-    """The text quotes and positions are taken from: a PDF's text layer kept at deposit (docs/pdf-text-layer.md:
-    what its ``char`` positions count), else the page text of the document's bytes (read here if not yet)."""
+def page_text_of(archive: Archive, located: Resolved) -> PageText:
+    """The text quotes, text directives and positions are taken from: a PDF's text layer kept at deposit
+    (docs/pdf-text-layer.md: what its ``char`` positions count), else the page text of the document's bytes (read
+    here if not yet; an e-mail's body text, docs/email.md)."""
     from pdi.fragments.pagetext import document_page_text, plain_page_text
 
     if located.media_type == "application/pdf":
@@ -357,7 +358,7 @@ class _Document:
 
     def page(self) -> PageText:
         if self._page is None:
-            self._page = _page_text(self.archive, self.whole)
+            self._page = page_text_of(self.archive, self.whole)
         return self._page
 
 
