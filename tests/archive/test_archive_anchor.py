@@ -118,6 +118,14 @@ def test_cli_bad_version_and_unknown_version(tmp_path: Path) -> None:
     assert missing.exit_code == 4 and "no version 7" in missing.output
     plain = runner.invoke(cli, ["anchor", "--archive", location, text, "--to", "2"])
     assert plain.exit_code == 1 and "name the cited passage with a fragment" in plain.output
+    # --to as the version's own name: as --to 2
+    v2 = text[:-1] + "2"
+    by_name = runner.invoke(cli, ["anchor", "--archive", location, f"{text}#char=0,5", "--to", v2])
+    by_number = runner.invoke(cli, ["anchor", "--archive", location, f"{text}#char=0,5", "--to", "2"])
+    assert by_name.exit_code == 0 and by_name.output == by_number.output
+    other = runner.invoke(cli, ["anchor", "--archive", location, f"{text}#char=0,5", "--to",
+                                v2.replace("/1.text.", "/9.text.")])
+    assert other.exit_code == 1 and "a versioned name of the same document and format" in other.output
 
 
 def test_html_passage_is_found_in_the_page_text_whatever_the_markup(tmp_path: Path) -> None:

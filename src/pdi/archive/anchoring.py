@@ -41,6 +41,7 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
+from pdi import formats
 from pdi.archive import Archive, Resolved, parse_pdi
 from pdi.errors import (
     AmbiguousError,
@@ -209,6 +210,20 @@ def _version_choice(to: str | int) -> int | None:
     return int(text)
 
 
+def _version_named(cited: PDI, to: str | int) -> str | int:
+    """``to`` as a version: the version of a versioned name of the cited document (in the same format), else ``to``."""
+    if not isinstance(to, str) or "pdi://" not in to.lower():
+        return to
+    named = parse_pdi(to.strip())
+    same = named.format is not None and cited.format is not None and (
+        (named.series_name.lower(), named.date, named.unique_id, formats.canonical_token(named.format))
+        == (cited.series_name.lower(), cited.date, cited.unique_id, formats.canonical_token(cited.format)))
+    if not same or named.fragment is not None or named.version is None:
+        raise ParseError(f"--to names a version: a number, 'latest', or a versioned name of the same document and"
+                         f" format as the passage ({cited.without_fragment()}), not {to[:200]}", rule="version")
+    return named.version
+
+
 def _target_version(archive: Archive, parsed: PDI, to: str | int) -> int:
     """The version ``to`` names: a number, or ``latest``, the newest not withdrawn (as N2R of a generic name offers)."""
     chosen = _version_choice(to)
@@ -252,8 +267,10 @@ def _fragment_of(cited_scheme: str, source: str, start: int, end: int) -> str:
 
 
 def anchor(archive: Archive, name: PDI | str, to: str | int) -> AnchorAnswer:
-    """Find the passage ``name`` cites in version ``to`` (a number, or ``latest``) of the same format (module docstring)."""
+    """Find the passage ``name`` cites in version ``to`` (a number, ``latest``, or a versioned name of the same
+    document and format, whose version is taken) of the same format (module docstring)."""
     parsed = parse_pdi(name)
+    to = _version_named(parsed, to)
     _version_choice(to)
     if parsed.fragment is None:
         raise ParseError(f"{parsed}: name the cited passage with a fragment (#char=a,b, #line=a,b, #elt=…, #name=…)")

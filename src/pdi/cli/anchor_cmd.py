@@ -25,7 +25,7 @@ from pdi.cli.archive_io import open_archive
 
 @click.command("anchor")
 @click.argument("name")
-@click.option("--to", "to", required=True, metavar="VERSION|latest", help="The version to find the passage in (latest: the newest not withdrawn).")
+@click.option("--to", "to", required=True, metavar="VERSION|latest|NAME", help="The version to find the passage in: a number, latest (the newest not withdrawn), or that version's name.")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")
 @archive_option
 def anchor_cmd(name: str, to: str, as_json: bool, archive: str) -> None:
