@@ -598,9 +598,12 @@ _ANCHOR = Operation(
     "Find the passage a name cites in another version of the document: its name there, how found, the score",
     (Param("pdi", "The cited passage: a versioned name with a char, line, elt or name fragment ('#' as %23)",
            required=True, schema=_name("pdi-passage")),
-     # pdi.archive.anchoring._version_choice: stripped, "latest" in any case, or a positive number
-     Param("to", "The version to look in: a number, or latest", required=True,
-           schema={"type": "string", "pattern": "^\\s*(?:[Ll][Aa][Tt][Ee][Ss][Tt]|0*[1-9][0-9]*)\\s*$"},
+     # pdi.archive.anchoring._version_choice: stripped, "latest" in any case, or a positive number; or
+     # _version_named: a versioned name of the same document and format
+     Param("to", "The version to look in: a number, latest, or that version's name", required=True,
+           schema={"anyOf": [
+               {"type": "string", "pattern": "^\\s*(?:[Ll][Aa][Tt][Ee][Ss][Tt]|0*[1-9][0-9]*)\\s*$"},
+               _name("pdi-whole")]},
            examples=("latest", "2"))),
     answers={200: Answer("pdi (the passage's name in that version), method (exact, quote, fuzzy), score,"
                          " context, start, end, quote, found", _JSON, _OBJECT)},
