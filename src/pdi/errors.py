@@ -15,8 +15,11 @@ class PDIError(Exception):
     exit_code: int = 1
     http_status: int = 400
     title: str = "pdi error"
-    #: RFC 9457 ``type`` of the problem the resolver answers (``about:blank``: the status says it all)
-    problem_type: str = "about:blank"
+    #: RFC 9457 ``type`` of the problem the resolver answers: ``/api#problem-`` and the title's words joined by
+    #: ``-`` (each described on the resolver's ``/api`` page), so that a client tells the kind of error apart
+    #: whatever the status (an "unsupported" and a "syntax error" are both ``400`` to a ``GET``), and the
+    #: ``title`` may be the class's own (RFC 9457 §4.2.1 keeps ``about:blank`` for the status phrase)
+    problem_type: str = "/api#problem-pdi-error"
     #: RFC 9457 extension members of that problem
     details: dict[str, object] = {}  # noqa: RUF012 - never changed; an error given ``details`` holds its own
 
@@ -31,6 +34,8 @@ class PDIError(Exception):
     ) -> None:
         """A subclass names its two mappings in its class line (``class X(PDIError, exit_code=…, http_status=…)``)."""
         super().__init_subclass__(**kwargs)
+        if title is not None and problem_type is None:
+            problem_type = "/api#problem-" + "-".join(title.split())
         for name, value in (("exit_code", exit_code), ("http_status", http_status), ("title", title),
                             ("problem_type", problem_type)):
             if value is not None:
@@ -170,7 +175,7 @@ class AccessError(PDIError, exit_code=10, http_status=403, title="forbidden"):
     """A write (or a private read) that the token presented may not make: another series, or too small a role."""
 
 
-class WithdrawnError(PDIError, exit_code=11, http_status=410, title="gone"):
+class WithdrawnError(PDIError, exit_code=11, http_status=410, title="gone", problem_type="/api#problem-withdrawn"):
     """A name that was withdrawn: it is kept (never minted again) and answers with its tombstone, not its bytes."""
 
     def __init__(self, message: str, *, reason: str, at: str, who: str, purged: bool = False) -> None:
@@ -199,7 +204,7 @@ class PreconditionError(PDIError, exit_code=15, http_status=412, title="precondi
     (RFC 9110 §13.1.1; the W3C Web Annotation Protocol §5.3, §5.4). Exit status 15: 14 is ``pdi import --partial``'s."""
 
 
-class DeletedError(PDIError, exit_code=11, http_status=410, title="gone"):
+class DeletedError(PDIError, exit_code=11, http_status=410, title="gone", problem_type="/api#problem-deleted"):
     """Something that was kept and has been deleted (an annotation): its name is never given again.
 
     Gone, as a withdrawn name is: the same exit status, 11."""

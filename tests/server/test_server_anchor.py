@@ -44,7 +44,7 @@ def test_anchor_route_answers_the_new_name_and_the_problems(served: Served) -> N
     assert problem["quote"] == "Any other business." and problem["version"] == 1
 
     missing = _anchor(served, f"{first}#char=0,5", "")
-    assert missing.status_code == 400 and missing.json()["type"] == "about:blank"
+    assert missing.status_code == 400 and missing.json()["type"] == "/api#problem-syntax-error"
 
 
 def test_anchor_route_refuses_an_ambiguous_passage(served: Served) -> None:

@@ -101,7 +101,7 @@ PAGES = {
                  " && document.body.innerText.includes('POST /api/annotation')"),
     # the problem types of /api/anchor, where a problem's type (/api#problem-…) leads: scrolled into view
     "api-problems": ("/api#problem-passage-orphaned",
-                     "document.getElementById('problem-passage-orphaned').getBoundingClientRect().top >= 0"
+                     "document.getElementById('problem-passage-orphaned').getBoundingClientRect().top >= -1"
                      " && document.getElementById('problem-passage-ambiguous').getBoundingClientRect().bottom <= innerHeight"
                      " && document.body.innerText.includes('exit status 13')"),
     # the custom formats /openapi.json names (x-pdi-formats), where its description sends a reader: in view

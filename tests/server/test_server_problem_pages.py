@@ -246,7 +246,7 @@ def test_an_unknown_path_is_a_page_for_a_browser_and_a_problem_for_a_program(cli
     assert answer.status_code == 404 and answer.headers["content-type"] == "text/html; charset=utf-8"
     page = html5lib.parse(answer.text, namespaceHTMLElements=False)
     assert _text(page.find(".//h1")) == "No such page" and "/api" in _links(page)
-    problem = {"type": "about:blank", "title": "not found", "status": 404, "detail": "no such page: /no/such/page"}
+    problem = {"type": "about:blank", "title": "Not Found", "status": 404, "detail": "no such page: /no/such/page"}
     for headers in ({}, {"Accept": "application/json"}, {"Accept": "application/problem+json"}, {"Accept": "*/*"}):
         answer = client.get("/no/such/page", headers=headers)
         assert answer.status_code == 404 and answer.headers["content-type"] == "application/problem+json"

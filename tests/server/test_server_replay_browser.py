@@ -723,8 +723,8 @@ def test_an_archived_page_runs_scripts_only_in_the_viewers_frame_and_never_gets_
     resolver_port = int(resolver.rsplit(":", 1)[1])
     assert witnessed == []  # not one request to the network, from any of the four
     asked_of_resolver = [path for port, path, _ in heard if port == resolver_port]
-    assert asked_of_resolver and all(p.startswith(("/view?", "/favicon.ico")) for p in asked_of_resolver), asked_of_resolver
-    assert not [path for port, path, _ in heard if port != resolver_port and not path.startswith(("/replay/", "/favicon.ico"))]
+    assert asked_of_resolver and all(p.startswith(("/view?", "/favicon.ico", "/favicon.svg")) for p in asked_of_resolver), asked_of_resolver
+    assert not [path for port, path, _ in heard if port != resolver_port and not path.startswith(("/replay/", "/favicon.ico", "/favicon.svg"))]
     assert all(not url.startswith(f"http://127.0.0.1:{witness_port}") for url in pages)
     # (a) the legitimate case: the script ran, in its frame, and each way out failed or went nowhere
     assert framed_title == "scripted"
@@ -800,7 +800,7 @@ def test_an_archived_svg_shown_by_object_and_embed_is_replayed_and_its_script_ne
     # the archived images, drawn, green as archived: their own script did not run
     assert colours["object"] == wanted and colours["embed"] == wanted, colours
     fetched = {path.rsplit("/", 1)[1]: (h.get("sec-fetch-dest"), h.get("sec-fetch-site")) for _, path, h in heard
-               if path.endswith(".svg")}
+               if path.endswith(".svg") and path != "/favicon.svg"}  # the viewer's icon: the browser's own request
     site = "cross-site" if scripts else "same-origin"  # from the page's opaque origin, or from the replay origin
     assert fetched == {"pic.svg": ("object", site), "pic2.svg": ("embed", site)}
     assert colours["data"] != (208, 0, 0)  # a data: object is not shown: object-src 'self' alone

@@ -125,23 +125,26 @@ def test_n2c_describes_the_resource(served: Served) -> None:
 
 
 def test_errors_are_problem_details(served: Served) -> None:
+    # pdi's own errors have a type of their own and their title; any other is about:blank, titled with the status's
+    # phrase as RFC 9110 §15 gives it (RFC 9457 §4.2.1)
     for path, status, title, detail in [
-        (f"/uri-res/N2Rs?{served.text}", 501, "not implemented", "N2Rs"),
-        (f"/uri-res/X2Y?{served.text}", 404, "not found", "no RFC 2169 service 'X2Y'"),
+        (f"/uri-res/N2Rs?{served.text}", 501, "Not Implemented", "N2Rs"),
+        (f"/uri-res/X2Y?{served.text}", 404, "Not Found", "no RFC 2169 service 'X2Y'"),
         ("/uri-res/N2R", 400, "syntax error", "takes the URN as the query string"),
         ("/uri-res/N2R?urn:pdi://library.example.us/2026/11/22/999.text.1", 404, "not found", "not in this archive"),
         ("/uri-res/N2R?urn:pdi://library.example.us/2026/13/22/1.text.1", 400, "syntax error", "month"),
         (f"/uri-res/N2R?{served.text}%23char=5,2", 400, "syntax error", "ends before it starts"),
         (f"/uri-res/N2R?{served.picture}%23elt=0,1", 400, "syntax error", "'elt' is not defined for image/png"),
         (f"/uri-res/N2R?{served.picture}%23crop=(3,3),(3,9)", 400, "unsupported", "holds no pixels"),
-        ("/no/such/page", 404, "not found", "no such page: /no/such/page"),
+        ("/no/such/page", 404, "Not Found", "no such page: /no/such/page"),
         ("/api/ls?series=library.example.us&offset=99999999999999999999", 400, "syntax error", "offset="),
     ]:
         response = get(served, path)
         assert response.status_code == status, (path, response.text)
         assert response.headers["content-type"] == "application/problem+json"
         body = response.json()
-        assert (body["type"], body["title"], body["status"]) == ("about:blank", title, status)
+        kind = "about:blank" if title[0].isupper() else "/api#problem-" + title.replace(" ", "-")
+        assert (body["type"], body["title"], body["status"]) == (kind, title, status)
         assert detail in body["detail"], (path, body)
     posted = httpx.post(f"{served.url}/uri-res/N2R?{served.text}", timeout=30)
     assert posted.status_code == 405 and posted.json()["detail"] == "POST is not allowed here: use GET, HEAD, OPTIONS"
@@ -180,7 +183,8 @@ def test_a_fragment_wholly_past_the_end_is_416_with_the_words_of_pdi_get(served:
     answer = get(served, f"/uri-res/N2R?{name.replace('#', '%23')}")
     assert answer.status_code == 416, answer.text
     problem = answer.json()
-    assert problem["status"] == 416 and problem["title"] == "range not satisfiable"
+    # RFC 9110 §15.5.17's phrase, as a problem of type about:blank is titled (RFC 9457 §4.2.1)
+    assert problem["status"] == 416 and problem["title"] == "Range Not Satisfiable"
     assert "lies wholly past the end" in problem["detail"]
     assert httpx.head(f"{served.url}/uri-res/N2R?{name.replace('#', '%23')}").status_code == 416
     run = CliRunner().invoke(cli, ["get", name, "-o", "-", "--archive", served.archive.location])

@@ -98,7 +98,7 @@ def test_a_generic_name_offers_only_versions_in_service_and_is_gone_with_the_las
         with pytest.raises(WithdrawnError) as raised:
             archive.resolve(generic)
         assert (raised.value.reason, raised.value.who) == ("sealed", "clerk")
-        assert "every version was withdrawn, version 1 last" in str(raised.value)
+        assert "every version was withdrawn; version 1 was withdrawn " in str(raised.value)
         assert client.get(f"/uri-res/N2C?{generic}").json()["withdrawn"]["reason"] == "sealed"
         assert client.get(f"/view?pdi={generic}").status_code == 410
         # a document withdrawn whole: its own tombstone
@@ -108,6 +108,30 @@ def test_a_generic_name_offers_only_versions_in_service_and_is_gone_with_the_las
         with pytest.raises(WithdrawnError, match=r"its document was withdrawn .*: not ours"):
             archive.resolve(other_generic)
         assert client.get(f"/uri-res/N2R?{other_generic}").status_code == 410
+
+
+def test_a_generic_name_tells_a_reader_no_tombstone_of_what_it_may_not_learn_of(location: str) -> None:
+    """An embargo hides a withdrawn version's tombstone as it hides the version: a reader without a token learns
+    of neither (403, never the reason or who withdrew it), as the version's own name already answered."""
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        hidden = str(archive.add(S, b"sealed\n", format="text"))
+        hidden_generic = hidden.rsplit(".", 2)[0]
+        archive.embargo(hidden_generic, "2099-01-01")
+        archive.withdraw(hidden_generic, "SECRET-A")
+        first = str(archive.add(S, b"ruling\n", format="text"))
+        generic = first.rsplit(".", 2)[0]
+        second = str(archive.add_version(generic, [Content(b"ruling, sealed\n", "text")])[0])
+        archive.embargo(second, "2099-01-01")
+        archive.withdraw(first, "public reason")
+        archive.withdraw(second, "SECRET-B")
+        client = TestClient(create_app(location, archive=archive))
+        for path in ("/uri-res/N2R?", "/uri-res/N2C?", "/uri-res/N2L?", "/timemap/link/", "/view?pdi="):
+            answer = client.get(path + hidden_generic, follow_redirects=False)
+            assert answer.status_code == 403 and "SECRET" not in answer.text, (path, answer.text)
+            answer = client.get(path + generic, follow_redirects=False)  # version 1's tombstone alone
+            assert "SECRET" not in answer.text, (path, answer.text)
+            assert answer.status_code == (200 if "N2C" in path else 410) and "public reason" in answer.text
 
 
 def test_withdrawing_again_changes_nothing_and_says_so(location: str) -> None:

@@ -32,7 +32,7 @@ from pdi.archive.access import (
 from pdi.archive.blobs.memo import FixityMemo
 from pdi.archive.naming import default_who, key_of, timestamp, utc_now
 from pdi.archive.results import Generic
-from pdi.archive.store import DocumentKey, RepresentationRecord
+from pdi.archive.store import DocumentKey, RepresentationRecord, WithdrawalRecord
 from pdi.errors import AccessError, NotFoundError, WithdrawnError
 from pdi.identifier import PDI
 
@@ -44,6 +44,13 @@ __all__ = ["ArchiveBase"]
 #: The archive of the current :meth:`ArchiveBase.snapshot` and what its reads have read once for all of them
 #: (None: in none).
 _SNAPSHOT: ContextVar[tuple[ArchiveBase, dict[str, Any]] | None] = ContextVar("pdi_archive_snapshot", default=None)
+
+
+def gone(parsed: PDI, what: str, tombstone: WithdrawalRecord) -> WithdrawnError:
+    """The :class:`WithdrawnError` (410) of ``parsed`` under ``tombstone``: "NAME: WHAT withdrawn AT: REASON"."""
+    purged = " (its octets purged)" if tombstone.purged else ""
+    return WithdrawnError(f"{parsed.without_fragment()}: {what} withdrawn {tombstone.at}{purged}: {tombstone.reason}",
+                          reason=tombstone.reason, at=tombstone.at, who=tombstone.who, purged=tombstone.purged)
 
 
 class ArchiveBase:
@@ -222,7 +229,10 @@ class ArchiveBase:
         # the latest and the versions a refusal names are those the reader may learn of (pdi.archive.access)
         hidden = self._unlisted()
         versions = [v for v in stored if hidden.version_listed(key, v)]
-        if latest:
+        if latest:  # the newest in service, as a generic name's --latest (every one withdrawn: its tombstone says so)
+            gone = {t.version for t in self.store.withdrawals_of([key])}
+            if None not in gone:
+                versions = [v for v in versions if v not in gone] or versions
             return versions[-1] if versions else stored[-1]  # none: the embargo guard refuses it
         raise NotFoundError(
             f"{pdi.without_fragment()}: no version {version} (versions: {', '.join(map(str, versions))})"
@@ -233,8 +243,4 @@ class ArchiveBase:
         tombstone = self.store.withdrawal(DocumentKey(record.series, record.day, record.unique_id), record.version)
         if tombstone is not None:
             what = "its document was" if tombstone.version is None else f"version {record.version} was"
-            purged = " (its octets purged)" if tombstone.purged else ""
-            raise WithdrawnError(
-                f"{parsed.without_fragment()}: {what} withdrawn {tombstone.at}{purged}: {tombstone.reason}",
-                reason=tombstone.reason, at=tombstone.at, who=tombstone.who, purged=tombstone.purged,
-            )
+            raise gone(parsed, what, tombstone)

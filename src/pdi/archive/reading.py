@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from pdi import formats
-from pdi.archive.base import ArchiveBase
+from pdi.archive.base import ArchiveBase, gone
 from pdi.archive.blobs import (
     BlobInfo,
     ChunkedReader,
@@ -34,7 +34,6 @@ from pdi.archive.store import DocumentKey, PublicVersion, RepresentationRecord
 from pdi.errors import (
     AccessError,
     DamagedError,
-    IntegrityError,
     NotFoundError,
     UnsupportedError,
     WithdrawnError,
@@ -226,14 +225,16 @@ class Reading(ArchiveBase):
             if parsed.fragment is not None:
                 raise UnsupportedError("a fragment needs a format: name one")
             self._guard_series(parsed)
-            generic = self._in_service(parsed, self._generic(parsed, False))
+            generic = self._generic(parsed, False)
             self._guard_embargo(parsed, None)
+            every = generic
             hidden = self._unlisted()
             if hidden:  # the versions under an embargo the reader is not exempt from are not its to list
                 shown = self._listed([generic], hidden)
                 if not shown:
                     raise AccessError(f"{parsed.without_fragment()}: every version is embargoed")
                 generic = shown[0]
+            generic = self._in_service(parsed, generic, every)  # of what this reader may learn of, alone
             if latest:
                 generic = dataclasses.replace(generic, versions=generic.versions[-1:])
             return parsed, generic, []
@@ -257,25 +258,29 @@ class Reading(ArchiveBase):
             raise NotFoundError(f"{parsed.without_fragment()} is not in this archive")
         return generic_of(records, latest)
 
-    def _in_service(self, parsed: PDI, generic: Generic) -> Generic:
-        """The versions of ``generic`` not withdrawn (one indexed read of its tombstones); when none is left, the
-        document's tombstone: :class:`WithdrawnError` (410), its own if it was withdrawn whole, else its last
-        version's. A generic name resolves as its versioned names do: a withdrawn one is never offered."""
+    def _in_service(self, parsed: PDI, generic: Generic, every: Generic) -> Generic:
+        """The versions of ``generic`` (those of ``every`` version the reader may learn of) not withdrawn, from one
+        indexed read of the document's tombstones. When none is left: :class:`AccessError` (403) if a version the
+        reader may not learn of is still in service; else the tombstone (:class:`WithdrawnError`, 410) of the
+        document withdrawn whole, or of the version (of those the reader may learn of) withdrawn last. A generic
+        name resolves as its versioned names do: a withdrawn version is never offered, an embargoed one never told."""
         tombstones = self.store.withdrawals_of([key_of(parsed)])
         if not tombstones:
             return generic
         whole = next((t for t in tombstones if t.version is None), None)
-        gone = {t.version for t in tombstones}
-        kept = () if whole is not None else tuple(v for v in generic.versions if v.number not in gone)
+        withdrawn = {t.version for t in tombstones}
+        kept = () if whole is not None else tuple(v for v in generic.versions if v.number not in withdrawn)
         if kept:
             return generic if len(kept) == len(generic.versions) else dataclasses.replace(generic, versions=kept)
-        last = whole if whole is not None else tombstones[-1]  # oldest first: the last made
-        what = ("its document was withdrawn" if whole is not None else
-                "its only version was withdrawn" if len(generic.versions) == 1 else
-                f"every version was withdrawn, version {last.version} last,")
-        purged = " (its octets purged)" if any(t.purged for t in tombstones) else ""
-        raise WithdrawnError(f"{parsed.without_fragment()}: {what} {last.at}{purged}: {last.reason}",
-                             reason=last.reason, at=last.at, who=last.who, purged=any(t.purged for t in tombstones))
+        if whole is not None:
+            raise gone(parsed, "its document was", whole)
+        if any(v.number not in withdrawn for v in every.versions):
+            raise AccessError(f"{parsed.without_fragment()}: every version in service is embargoed")
+        shown = {v.number for v in generic.versions}
+        last = [t for t in tombstones if t.version in shown][-1]  # oldest first: the last made
+        what = "its only version was" if len(every.versions) == 1 else (
+            f"every version was withdrawn; version {last.version} was")
+        raise gone(parsed, what, last)
 
     def _gone_at_origin(self, parsed: PDI) -> None:
         """For a name not held here: :class:`WithdrawnError` (410) if it is a name of a mirrored series that its
@@ -337,19 +342,28 @@ class Reading(ArchiveBase):
 
     def _citing_text(self, citing: Resolved) -> tuple[bytes, str, str | None, str]:
         """What a citation's position counts in, as ``#char=`` of the citing document counts: its octets, media
-        type, charset and default scheme; for an e-mail its body's text, for a PDF its text layer's, as UTF-8
-        (``docs/email.md`` §2, ``docs/pdf-text-layer.md``), ``char`` positions in both."""
-        if citing.media_type == "message/rfc822":
+        type, charset and default scheme; for an e-mail or a PDF, :meth:`char_text` as UTF-8, ``char``."""
+        text = self.char_text(citing)
+        if text is not None:
+            return text.encode("utf-8", "surrogatepass"), "text/plain", "utf-8", "char"
+        return citing.data, citing.media_type, citing.charset, formats.default_fragment_scheme(citing.record.format)
+
+    def char_text(self, located: Resolved) -> str | None:
+        """The text ``#char=`` of a document counts on when it is not the document's own octets: an e-mail's body
+        text (``docs/email.md`` §2: read from ``located``'s octets, which the caller has read) or a PDF's text layer
+        kept at deposit (``docs/pdf-text-layer.md``); ``None`` for any other media type. A PDF without a text layer
+        is an :class:`UnsupportedError`. What citations, text fragments and quotes of either are counted in."""
+        if located.media_type == "message/rfc822":
             from pdi.mail.message import body_text, read_message
 
-            return body_text(read_message(citing.data)).encode("utf-8", "surrogatepass"), "text/plain", "utf-8", "char"
-        if citing.media_type == "application/pdf":
-            layer = self.text_layer_of(citing.record)
+            return body_text(read_message(located.data))
+        if located.media_type == "application/pdf":
+            layer = self.text_layer_of(located.record)
             if layer is None:
-                raise UnsupportedError(f"{citing.pdi}: this PDF has no text layer (PDFium could not open it when it"
-                                       " was deposited): no position in it can be checked")
-            return layer.utf8, "text/plain", "utf-8", "char"
-        return citing.data, citing.media_type, citing.charset, formats.default_fragment_scheme(citing.record.format)
+                raise UnsupportedError(f"{located.pdi}: this PDF has no text layer (PDFium could not read it when it"
+                                       " was deposited): cite it by page and region")
+            return layer.text
+        return None
 
     def _records(self, parsed: PDI, latest: bool) -> tuple[int, list[RepresentationRecord]]:
         """The version a PDI names and the records of its formats (not their bytes).
@@ -461,7 +475,7 @@ class Reading(ArchiveBase):
             reader.memo = self.fixity_memo
         if reader.size != record.size:
             reader.close()
-            raise IntegrityError(
+            raise DamagedError(
                 f"the bytes of {record_name(record)} are {reader.size} octets, not the {record.size} recorded"
             )
         return reader
@@ -484,6 +498,9 @@ class Reading(ArchiveBase):
             if scheme in ("rect", "crop") and record.media_type.startswith("video/"):
                 return self._video_region(record, reader, parsed.fragment, scheme, index)
             with mapped(reader) as octets:
+                if len(octets) != record.size:  # a file cut short (or grown): before an index made for the size
+                    raise DamagedError(f"the bytes of {record_name(record)} are cut short: {record.size} octets"
+                                       f" recorded, {len(octets)} stored")
                 result = self._selected(record, octets, parsed.fragment, index)
                 if record.media_type.startswith(("multipart/", "message/")) or record.media_type == "application/pdf":
                     # an aggregate's fragment is read from its parsed root part, a message's from its parsed

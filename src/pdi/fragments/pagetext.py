@@ -565,11 +565,9 @@ def document_page_text(data: bytes, media_type: str, charset: str | None) -> Pag
 
     Read as ``char`` fragments read it (PDI-GRAMMAR.md §3): decoded in the
     declared charset (HTML and XML without one: sniffed as a browser does),
-    CRLF-canonical, a byte-order mark not counted; an e-mail message
-    (``message/rfc822``) as its body's text (docs/email.md), which its
-    ``char`` counts. Another media type is an
-    :class:`~pdi.errors.UnsupportedError` (a PDF's text is its text layer,
-    kept at deposit: :func:`pdi.interop.annotation.page_text_of`).
+    CRLF-canonical, a byte-order mark not counted. Another media type is an
+    :class:`~pdi.errors.UnsupportedError` (a PDF's and an e-mail's text are
+    what :meth:`pdi.archive.Archive.char_text` gives).
     """
     from pdi.errors import UnsupportedError
     from pdi.fragments.markup import document_charset, markup_kind
@@ -584,10 +582,6 @@ def document_page_text(data: bytes, media_type: str, charset: str | None) -> Pag
         if kind is None:
             raise UnsupportedError("the root part of this aggregate has no text to match")
         return page_text(text, kind)
-    if mtype == "message/rfc822":
-        from pdi.mail.message import body_text, read_message
-
-        return page_text(body_text(read_message(data)), "text")
     markup = markup_kind(mtype)
     if markup is None and not mtype.startswith("text/"):
         raise UnsupportedError(f"{mtype} has no text: text directives and quotes select in text, HTML, XML, PDF"

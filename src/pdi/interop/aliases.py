@@ -104,7 +104,7 @@ def _with(base: PDI, scheme: str, *positions: object) -> PDI:
 
 
 def _text_directives(archive: Archive, name: str, base: PDI, fragment: str, whole: Resolved) -> Alias:
-    from pdi.interop.annotation import page_text_of
+    from pdi.fragments.pagetext import document_page_text, plain_page_text
 
     before, directive = split_fragment_directive(fragment)
     if before:
@@ -113,7 +113,9 @@ def _text_directives(archive: Archive, name: str, base: PDI, fragment: str, whol
         )
     assert directive is not None
     directives = parse_fragment_directive(directive)
-    page = page_text_of(archive, whole)  # as #char= of it counts: a PDF's text layer, an e-mail's body text
+    text = archive.char_text(whole)  # as #char= of it counts: a PDF's text layer, an e-mail's body text
+    page = plain_page_text(text) if text is not None else document_page_text(whole.data, whole.media_type,
+                                                                               whole.charset)
     natives: list[PDI | None] = []
     notes: list[str] = []
     for parsed, found in zip(directives, find_all(directives, page), strict=True):

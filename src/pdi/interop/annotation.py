@@ -204,12 +204,11 @@ def page_text_of(archive: Archive, located: Resolved) -> PageText:
     here if not yet; an e-mail's body text, docs/email.md)."""
     from pdi.fragments.pagetext import document_page_text, plain_page_text
 
-    if located.media_type == "application/pdf":
-        layer = archive.text_layer_of(located.record)
-        if layer is None:
-            raise UnsupportedError(f"{located.pdi} has no text layer (PDFium could not read it): nothing to quote")
-        return plain_page_text(layer.text)
-    whole = located if located.data or not located.record.size else archive.read(located)
+    whole = located if located.data or not located.record.size or located.media_type == "application/pdf" \
+        else archive.read(located)
+    text = archive.char_text(whole)  # a PDF's text layer, an e-mail's body text
+    if text is not None:
+        return plain_page_text(text)
     return document_page_text(whole.data, whole.media_type, whole.charset)
 
 

@@ -359,6 +359,11 @@ class FileReader(ChunkedReader):
 
     def __init__(self, info: BlobInfo, path: str, *, name: str, memo: FixityMemo | None = None) -> None:
         self.fd = os.open(path, os.O_RDONLY)
+        stored = os.fstat(self.fd).st_size
+        if stored != info.size:  # cut short or grown: said before a byte is read or an answer begun
+            os.close(self.fd)
+            raise DamagedError(f"the bytes of {name} are {'cut short' if stored < info.size else 'longer'}:"
+                               f" {info.size} octets recorded, {stored} stored")
         super().__init__(info, self._pread, name=name, path=path, close=self._close_fd)
         self.memo = memo
         self._trust = True

@@ -15,6 +15,7 @@ list, ``204`` and ``Allow``, for every path a route serves.
 
 from __future__ import annotations
 
+import http
 from collections.abc import Iterable
 
 from starlette.exceptions import HTTPException
@@ -51,10 +52,30 @@ class Problem(Exception):
         self.headers: dict[str, str] = {}
 
 
+#: RFC 9110 §15's phrases where Python's http.HTTPStatus keeps an older one (RFC 7231's, RFC 4918's).
+_PHRASES = {413: "Content Too Large", 414: "URI Too Long", 416: "Range Not Satisfiable", 422: "Unprocessable Content"}
+
+
+def status_phrase(status: int) -> str | None:
+    """The reason phrase RFC 9110 §15 gives a status (``None`` for one it does not name)."""
+    if status in _PHRASES:
+        return _PHRASES[status]
+    try:
+        return http.HTTPStatus(status).phrase
+    except ValueError:
+        return None
+
+
 def problem(
     status: int, title: str, detail: str, *, type: str = "about:blank", extensions: dict[str, object] | None = None
 ) -> JSONResponse:
-    """An RFC 9457 problem details response (``extensions``: its extension members, §3.2)."""
+    """An RFC 9457 problem details response (``extensions``: its extension members, §3.2).
+
+    A problem of type ``about:blank`` is titled with the status's phrase (§4.2.1: "Not Found"), whatever
+    ``title`` says; a problem of pdi's own type (:attr:`pdi.errors.PDIError.problem_type`) keeps its title.
+    """
+    if type == "about:blank":
+        title = status_phrase(status) or title
     body: dict[str, object] = {"type": type, "title": title, "status": status, "detail": detail}
     body.update({k: v for k, v in (extensions or {}).items() if k not in body})
     return JSONResponse(body, status_code=status, media_type="application/problem+json")

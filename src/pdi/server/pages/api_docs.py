@@ -754,7 +754,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/metrics"): _METRICS,
 }
 
-#: The problem types other than about:blank (RFC 9457 §3.1.1), each described on the /api page under its id.
+#: What some problem types of pdi's (RFC 9457 §3.1.1) say beyond their class's description (:func:`problem_types`).
 PROBLEM_TYPES: dict[str, str] = {
     "problem-passage-orphaned": "GET /api/anchor: the cited passage is not in the version asked for: not unchanged,"
     " its quote not found with its context, nothing similar enough. Extension members: cited, version, quote, notes."
@@ -763,6 +763,34 @@ PROBLEM_TYPES: dict[str, str] = {
     " none fits the citation better; it is refused rather than guessed. Extension members: cited, version, quote,"
     " candidates (the places' names). (pdi anchor: exit status 13.)",
 }
+
+#: The problem types of the resolver's own that no class of :mod:`pdi.errors` answers: id -> title, status, meaning.
+OTHER_PROBLEM_TYPES: dict[str, tuple[str, int, str]] = {
+    "problem-not-ready": ("not ready", 503, "GET /readyz: the catalog or the blob store did not answer within 2 s."
+                          " Extension member: failed, the parts that failed (catalog, blobs)."),
+}
+
+
+def problem_types() -> dict[str, tuple[str, int, str]]:
+    """Every problem type the resolver answers besides ``about:blank``: its id on the ``/api`` page (the type's
+    fragment) -> its title, its status and what it means, from the classes of :mod:`pdi.errors` (their
+    ``problem_type``, ``title``, ``http_status`` and docstring) and :data:`PROBLEM_TYPES`."""
+    from pdi.errors import PDIError
+
+    found: dict[str, tuple[str, int, str]] = {}
+    classes: list[type[PDIError]] = [PDIError]
+    while classes:
+        cls = classes.pop(0)
+        classes.extend(cls.__subclasses__())
+        key = cls.problem_type.partition("#")[2]
+        if not key or key in found:
+            continue
+        said = PROBLEM_TYPES.get(key) or " ".join((cls.__doc__ or "").split("\n\n")[0].replace("``", "").split())
+        if cls.http_status in (413, 415):
+            said += f" ({cls.http_status} where the request sent content; 400 where it sent none.)"
+        found[key] = (cls.title, cls.http_status, said)
+    return {**found, **OTHER_PROBLEM_TYPES}
+
 
 #: Where the machine routes are: each one under these is described.
 MACHINE_PREFIXES = ("/api/", "/uri-res/", "/timegate/", "/timemap/", "/oai", "/healthz", "/readyz", "/metrics")
@@ -911,10 +939,16 @@ def render_docs(document: dict[str, Any]) -> str:
         " details (<code>application/problem+json</code>).</p>"
     )
     problems = "".join(
-        f'<section id="{esc(key)}"><h3><code>/api#{esc(key)}</code></h3><p>{esc(text)}</p></section>'
-        for key, text in PROBLEM_TYPES.items()
+        f'<section id="{esc(key)}"><h3><code>/api#{esc(key)}</code></h3><p>“{esc(title)}”, {status}: {esc(text)}</p>'
+        "</section>"
+        for key, (title, status, text) in problem_types().items()
     )
-    problems_part = f"<h2>Problem types</h2><p>Besides <code>about:blank</code>:</p>{problems}"
+    problems_part = (
+        "<h2>Problem types</h2><p>An error of pdi's own has one of these types (a relative reference, resolved"
+        " against the request's URL) and its title; any other problem (an unknown path, a method a route has not,"
+        " a busy resolver) is of type <code>about:blank</code>, titled with its status's phrase (RFC 9457"
+        f" §4.2.1).</p>{problems}"
+    )
     formats = "".join(f"<dt><code>{esc(name)}</code></dt><dd>{esc(text)}</dd>"
                       for name, text in document.get("x-pdi-formats", {}).items())
     formats_part = (

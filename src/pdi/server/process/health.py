@@ -51,7 +51,7 @@ class Readiness:
         for part in failed:
             counters().store_errors.labels(part).inc()
         detail = "; ".join(f"{part}: {why}" for part, why in failed.items())
-        answer = problem(503, "not ready", detail, extensions={"failed": list(failed)})
+        answer = problem(503, "not ready", detail, type="/api#problem-not-ready", extensions={"failed": list(failed)})
         answer.headers.update(_NO_STORE)
         return answer
 

@@ -39,6 +39,7 @@ from pdi.archive.blobs.memo import Identity
 from pdi.archive.store import RepresentationRecord
 from pdi.errors import ParseError, PDIError
 from pdi.server.http.bodies import read_json
+from pdi.server.http.problems import status_of
 from pdi.server.process.limits import ArchiveHandlers
 from pdi.server.process.zerocopy import EXTENSION, Frame, Stretch, ZeroCopy
 from pdi.server.protocol.plain import serial_fields
@@ -111,7 +112,11 @@ class OctetsAPI(ArchiveHandlers):
         with self.archive.snapshot():
             for name in names:
                 fields = serial_fields(name.encode("utf-8", "replace"))
-                public = None if fields is None else self.archive.open_public(*fields, name)
+                try:
+                    public = None if fields is None else self.archive.open_public(*fields, name)
+                except PDIError as exc:  # its file cut short: said in its part, as N2R says it
+                    opened.append((name, exc))
+                    continue
                 if public is not None:
                     opened.append((name, public))
                     continue
@@ -131,7 +136,7 @@ def _frames(name: str, opened: Held | PDIError, boundary: str, *, stretches: boo
     """One name's part: its head, then its octets (a stretch of its file, or verified chunks), then its CRLF."""
     location = name.encode("ascii", "replace").replace(b"\r", b"?").replace(b"\n", b"?")
     if isinstance(opened, PDIError):
-        problem = json.dumps({"type": opened.problem_type, "title": opened.title, "status": opened.http_status,
+        problem = json.dumps({"type": opened.problem_type, "title": opened.title, "status": status_of(opened),
                               "detail": str(opened)}).encode()
         yield [(b"--%s\r\nContent-Location: %s\r\nContent-Type: application/problem+json\r\n"
                 b"Content-Length: %d\r\n\r\n%s\r\n") % (boundary.encode(), location, len(problem), problem)]
