@@ -175,6 +175,11 @@ class AccessError(PDIError, exit_code=10, http_status=403, title="forbidden"):
     """A write (or a private read) that the token presented may not make: another series, or too small a role."""
 
 
+class ScopeError(AccessError):
+    """A token that is live but whose role or series does not cover what it asked (RFC 6750 §3.1's
+    ``insufficient_scope``: the resolver's ``403`` says so in ``WWW-Authenticate``)."""
+
+
 class WithdrawnError(PDIError, exit_code=11, http_status=410, title="gone", problem_type="/api#problem-withdrawn"):
     """A name that was withdrawn: it is kept (never minted again) and answers with its tombstone, not its bytes."""
 

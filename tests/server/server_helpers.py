@@ -252,16 +252,17 @@ def in_thread(
 
 
 @contextmanager
-def on_own_protocol(app: Starlette) -> Iterator[str]:
+def on_own_protocol(app: Starlette, *, public: bool = False) -> Iterator[str]:
     """``app`` served in a thread on ``pdi serve``'s own HTTP protocol and uvloop (so with ``sendfile``,
-    :mod:`pdi.server.process.zerocopy`), on a free port of 127.0.0.1: its URL."""
+    :mod:`pdi.server.process.zerocopy`), on a free port of 127.0.0.1: its URL. ``public``: the connections also
+    make a plain N2R or N2L the cache does not hold (``app.state.public``), as ``pdi serve``'s do."""
     from pdi.server.process.connection import answering_protocol
     from pdi.server.process.run import listening_socket
 
     sock = listening_socket("127.0.0.1", 0)
     sock.listen()
     with in_thread(app, [sock], join=30, log_level="critical", loop="uvloop",
-                   http=answering_protocol(10, app.state.cache)):
+                   http=answering_protocol(10, app.state.cache, None, app.state.public if public else None)):
         yield f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 

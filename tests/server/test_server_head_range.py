@@ -1,17 +1,21 @@
 """``HEAD`` ignores ``Range`` (RFC 9110 §14.2: range handling is defined for ``GET`` alone, and a server MUST ignore
 ``Range`` on any other method): ``200`` with the whole representation's ``Content-Length``, as ``HEAD`` without it.
 
-Asked of ``pdi serve`` over a socket (its own protocol answers the plain case, the ASGI path the rest) twice, so
-the second asking meets the answer cache too, and for a satisfiable and an unsatisfiable range.
+Asked over a socket of ``pdi serve``'s own protocol (whose connections answer the plain case from the answer cache,
+and with ``public``, make it too), and of uvicorn's, twice each, so that the second asking meets a kept answer,
+for a satisfiable and an unsatisfiable range, of a small text (kept whole) and a long one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import urllib.parse
+from collections.abc import Iterator
 
 import pytest
-from server_helpers import Served, exchange
+from server_helpers import Served, exchange, on_own_protocol
 
+from pdi.server import create_app
 from pdi.server.protocol.rfc2169 import rfc2169_query
 
 
@@ -20,22 +24,36 @@ def _fields(answer: bytes) -> dict[str, str]:
     return {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in head[1:])} | {"": head[0]}
 
 
+@contextlib.contextmanager
+def _port(served: Served, how: str) -> Iterator[int]:
+    if how == "uvicorn":
+        port = urllib.parse.urlsplit(served.url).port
+        assert port is not None
+        yield port
+        return
+    with on_own_protocol(create_app(served.archive.location), public=how == "own, public") as url:
+        port = urllib.parse.urlsplit(url).port
+        assert port is not None
+        yield port
+
+
+@pytest.mark.parametrize("how", ["uvicorn", "own", "own, public"])
 @pytest.mark.parametrize("ranged", ["bytes=0-3", "bytes=999999-", "bytes=-5"])
 @pytest.mark.parametrize("which", ["text", "long"])
-def test_head_with_range_is_the_whole_200(served: Served, ranged: str, which: str) -> None:
+def test_head_with_range_is_the_whole_200(served: Served, how: str, ranged: str, which: str) -> None:
     name = getattr(served, which)
     size = len(served.archive.get(name).data)
-    port = urllib.parse.urlsplit(served.url).port
-    assert port is not None
     target = f"/uri-res/N2R?{rfc2169_query(name)}"
     plain = f"HEAD {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
     asked = f"HEAD {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nRange: {ranged}\r\n\r\n".encode()
-    got = f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nRange: {ranged}\r\n\r\n".encode()
-    answers = exchange(port, [asked, plain, asked, got])
-    for answer in answers[:3]:
+    got = f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+    ranged_get = f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nRange: {ranged}\r\n\r\n".encode()
+    with _port(served, how) as port:
+        answers = exchange(port, [asked, got, plain, asked, ranged_get])
+    for answer in (answers[0], answers[2], answers[3]):
         fields = _fields(answer)
-        assert fields[""] == "HTTP/1.1 200 OK", (ranged, answer[:300])
+        assert fields[""] == "HTTP/1.1 200 OK", (how, ranged, answer[:300])
         assert fields["content-length"] == str(size) and "content-range" not in fields
-    assert _fields(answers[0]) == _fields(answers[1]) == _fields(answers[2])
+    assert _fields(answers[0]) == _fields(answers[2]) == _fields(answers[3])
     # the GET still honours it: 206 or 416 (the test is of HEAD, not of Range)
-    assert _fields(answers[3])[""].split(" ")[1] in ("206", "416")
+    assert _fields(answers[4])[""].split(" ")[1] in ("206", "416")

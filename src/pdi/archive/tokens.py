@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pdi.archive.store import TokenRecord
-from pdi.errors import AccessError, ParseError
+from pdi.errors import ParseError, ScopeError
 
 if TYPE_CHECKING:
     from dataclasses import dataclass
@@ -95,8 +95,8 @@ class Writer:
     def require(self, role: str, series: str | None = None) -> None:
         """Refuse (:class:`AccessError`) what this token's role or series does not cover."""
         if ROLES.index(self.token.role) < ROLES.index(role):
-            raise AccessError(f"token {self.token.name!r} has the role {self.token.role}; this needs {role}")
+            raise ScopeError(f"token {self.token.name!r} has the role {self.token.role}; this needs {role}")
         if series is not None and not covers(self.token.series, series):
-            raise AccessError(
+            raise ScopeError(
                 f"token {self.token.name!r} may write {', '.join(self.token.series)}, not series {series}"
             )

@@ -25,6 +25,10 @@ class HTTPMiddleware:
         raise NotImplementedError
 
 
+#: The request fields a ``HEAD`` loses (:class:`HeadWithoutRange`).
+RANGE_FIELDS = (b"range", b"if-range")
+
+
 class HeadWithoutRange(HTTPMiddleware):
     """ASGI middleware: a ``HEAD`` request's ``Range`` and ``If-Range`` are dropped before anything reads them.
 
@@ -36,6 +40,6 @@ class HeadWithoutRange(HTTPMiddleware):
     """
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["method"] == "HEAD" and any(k in (b"range", b"if-range") for k, _ in scope["headers"]):
-            scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k not in (b"range", b"if-range")]}
+        if scope["method"] == "HEAD" and any(k in RANGE_FIELDS for k, _ in scope["headers"]):
+            scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k not in RANGE_FIELDS]}
         await self.app(scope, receive, send)

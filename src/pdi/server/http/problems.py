@@ -24,7 +24,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from pdi.errors import AccessError, DamagedError, PDIError, StoreError
+from pdi.errors import DamagedError, PDIError, ScopeError, StoreError
 from pdi.server.http.metrics import counters
 
 #: The ``Retry-After`` of a storage error's 503: a failover of PostgreSQL takes seconds (docs/how-to/postgresql.md).
@@ -120,7 +120,7 @@ async def on_pdi_error(request: Request, exc: Exception) -> Response:
     answer = problem(status_of(exc, request), exc.title, exc.over_http(), type=exc.problem_type, extensions=exc.details)
     if isinstance(exc, StoreError):  # a database or blob store not answering (a failover under way): ask again soon
         answer.headers["Retry-After"] = str(STORE_RETRY_SECONDS)
-    elif isinstance(exc, AccessError) and request.headers.get("authorization", "")[:7].lower() == "bearer ":
+    elif isinstance(exc, ScopeError) and request.headers.get("authorization", "")[:7].lower() == "bearer ":
         # a live token whose role or series does not cover this: RFC 6750 §3.1's insufficient_scope
         answer.headers["WWW-Authenticate"] = 'Bearer realm="pdi", error="insufficient_scope"'
     return answer

@@ -208,13 +208,15 @@ ERRORS: dict[int, str] = {
          " whoever sent it; Connection: close, and nothing was stored",
     409: "The name is immutable: a version or format that exists already",
     410: "Withdrawn: the tombstone",
-    412: "If-Match names an ETag that is not the current one",
+    412: "If-Match names an ETag that is not the current one, or (with it) If-None-Match names the current one",
     413: "The request's content is larger than the route takes (a body over the upload limit, a form too long); a"
          " limit exceeded by a request without content (a query too long, more work than the resolver's limits"
          " allow) is 400 titled limit exceeded",
     415: "The request's content is in a format, media type or charset this route does not take, or in a content"
          " coding (Content-Encoding: send the octets as they are; Accept-Encoding: identity says so): about a"
          " request's content only (RFC 9110 §15.5.16)",
+    500: "Stored octets damaged (problem type stored-octets-damaged): they fail their SHA-256 or chunk digests, or"
+         " are missing or cut short; pdi verify --repair mends them",
     416: "A fragment wholly past the end of the document (pdi get says the same and exits 9)",
     422: "An integrity check failed, or an Idempotency-Key was used before for another request",
     428: "If-Match is required (a write that replaces or deletes)",
@@ -234,7 +236,7 @@ ERROR_HEADERS: dict[int, dict[str, tuple[str, bool]]] = {
 #: What every route can answer: a method it has not, a limit, and busy or a storage error.
 _ALWAYS = (400, 401, 405, 503)
 #: The errors of a route that reads a name.
-_READ = (*_ALWAYS, 403, 404, 410, 422)
+_READ = (*_ALWAYS, 403, 404, 410, 422, 500)
 #: The errors of a write.
 _WRITE = (*_READ, 409, 413, 415)
 

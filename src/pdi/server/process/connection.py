@@ -47,6 +47,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from pdi.errors import ParseError
 from pdi.server.http.forwarded import NO_PROXIES, TrustedProxies, forwarded_origin
+from pdi.server.http.middleware import RANGE_FIELDS
 from pdi.server.http.readers import may_hold_cookie
 from pdi.server.process.cache import (
     N2L_PATH,
@@ -142,7 +143,7 @@ def _not_plain_fields(headers: list[tuple[bytes, bytes]]) -> bool:
 def _ranged(headers: list[tuple[bytes, bytes]]) -> bool:
     """Whether a request has ``Range`` or ``If-Range`` (a ``HEAD`` with them goes to the ASGI path, which drops
     them: :class:`~pdi.server.http.middleware.HeadWithoutRange`)."""
-    return any(key == b"range" or key == b"if-range" for key, _ in headers)
+    return any(key in RANGE_FIELDS for key, _ in headers)
 
 
 @functools.cache

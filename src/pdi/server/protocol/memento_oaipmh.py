@@ -91,7 +91,7 @@ from pdi.server.protocol.rfc2169 import n2r_url, rfc2169_query, sturdy, urn_from
 
 #: The statement a WARC import leaves about each capture: its record's WARC-Date (:mod:`pdi.interop.warc`).
 WARC_DATE = "warc:date"
-#: The most mementos one TimeGate, or one TimeMap page, reads: past it, a ``413`` problem says so.
+#: The most mementos one TimeGate, or one TimeMap page, reads: past it, a problem says so (``400``, limit exceeded).
 MAX_MEMENTOS = 100_000
 #: Documents read from the catalog at once while gathering the captures of a URL.
 _CAPTURES_PAGE = 500

@@ -10,7 +10,7 @@ Only an ``Accept`` that names one of these three types exactly can choose
 another answer than the default (``*/*`` and a browser's usual field leave it);
 none acceptable is ``406`` listing them. Renderings are PDFium's at 144 dpi
 (:func:`pdi.fragments.pdf.render_png`, in a child process under
-:data:`pdi.fragments.pdf.LIMITS`: past them, ``413`` naming the limit). An answer other than the default
+:data:`pdi.fragments.pdf.LIMITS`: past them, ``400`` titled limit exceeded, naming the limit). An answer other than the default
 carries its media type in its entity tag, is never kept by the resolver's
 cache (:func:`pdi.server.process.cache.negotiates`), and says ``Vary: Accept``
 as every N2R answer does. The whole PDF is read from its chunks, each checked

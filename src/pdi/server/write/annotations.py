@@ -307,19 +307,16 @@ class AnnotationServer:
             raise ParseError("a PUT with Content-Range would replace the annotation with a part of one: send it whole",
                              rule="Content-Range")
         condition = request.headers.get("if-match")
+        # without If-Match the answer is 428 whatever else is asked: any other precondition is ignored (RFC 9110
+        # §13.2.1); with it, If-None-Match is evaluated after it (§13.2.2), by the same check of the current tag
         if condition is None:
-            none_match = request.headers.get("if-none-match")
-            if none_match is not None:  # a condition of its own (RFC 9110 §13.2.2): false for a tag it holds
-                record = await anyio.to_thread.run_sync(self.archive.annotation, slug)
-                if tag_matches(none_match, entity_tag(record)):
-                    raise Problem(412, "precondition failed",
-                                  f"If-None-Match {none_match[:80]} holds the annotation's current ETag: nothing was"
-                                  " changed")
             raise Problem(428, "precondition required",
                           f"{request.method} of an annotation needs If-Match: the ETag it had when you read it")
 
+        none_match = request.headers.get("if-none-match")
+
         def holds(tag: str) -> bool:
-            return if_match_holds(condition, tag)
+            return if_match_holds(condition, tag) and (none_match is None or not tag_matches(none_match, tag))
 
         if request.method == "DELETE":
             await anyio.to_thread.run_sync(
