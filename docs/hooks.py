@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import html
 import json
+import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,8 +34,13 @@ EXIT_MARKER = "<!-- exit-codes-from-errors -->"
 WIDTH = 72
 
 
+#: A note for a reader of the page in the repository (where the reference is not written), dropped from the site.
+IN_REPOSITORY = re.compile(r"<!-- in-repository -->.*?<!-- /in-repository -->\n?", re.S)
+
+
 def on_page_markdown(markdown: str, **_: Any) -> str:
-    """Put the generated reference where a page's marker stands."""
+    """Put the generated reference where a page's marker stands; drop what is for readers of the repository."""
+    markdown = IN_REPOSITORY.sub("", markdown)
     if CLI_MARKER in markdown:
         markdown = markdown.replace(CLI_MARKER, cli_reference())
     if API_MARKER in markdown:
