@@ -41,7 +41,7 @@ from pdi.archive.store import AssertionRecord, DocumentKey, FixityCheck, Represe
 from pdi.errors import ParseError, PDIError, WithdrawnError
 from pdi.identifier import PDI
 from pdi.server.http.params import single_values
-from pdi.server.pages.layout import capture_title, captured_url, esc, name_details, page
+from pdi.server.pages.layout import breakable, capture_title, captured_url, esc, name_details, page
 from pdi.server.pages.problem_pages import problem_page
 
 #: Documents on one page of a day (``?limit=`` may ask for up to :data:`MAX_PAGE`).
@@ -491,7 +491,7 @@ def render_document(archive: Archive, generic: Generic, name: str) -> str:
                 (str(date.year), _series_path(series, date.year)),
                 (f"{date.month:02d}", _series_path(series, date.year, date.month)),
                 (f"{date.day:02d}", _series_path(series, date.year, date.month, date.day)), (unique, None))
-        + f"<h1>{esc(title) if title else capture_title(url, None) if url else f'<code>{esc(pdi)}</code>'}</h1>"
+        + f"<h1>{esc(title) if title else capture_title(url, None) if url else f'<code>{breakable(pdi)}</code>'}</h1>"
         + f'<dl class="facts">{facts}</dl>{captures}'
         + f"<h2>Versions</h2><p>{plural(len(detail.generic.versions), 'version')} of this document,"
         + " oldest first (deposit times in UTC):</p>"

@@ -93,6 +93,16 @@ def capture_title(url: str, stamp: str | None) -> str:
     return f'<span class="capture-title"><span class="url">{esc(url)}</span>{when}</span>'
 
 
+def breakable(name: PDI | str) -> str:
+    """A long name escaped, with a line-break opportunity (``<wbr>``) after each ``/`` and before each ``.``, ``#``
+    and ``;``, so that a heading wraps it between its parts (``…/7.text.1`` | ``#line=5,6``), not inside one;
+    a part longer than the line still breaks anywhere (``overflow-wrap:anywhere``)."""
+    text = esc(str(name))
+    for mark, spot in (("/", "/<wbr>"), ("#", "<wbr>#"), (";", "<wbr>;"), (".", "<wbr>.")):
+        text = text.replace(mark, spot)
+    return text.replace("/<wbr>/<wbr>", "//<wbr>")  # urn:pdi:// whole
+
+
 def name_details(name: PDI | str, label: str = "name") -> str:
     """A name one click away: a ``<details>`` whose summary is ``label`` and which holds the name in ``<code>``."""
     return f'<details class="pdi-name"><summary>{esc(label)}</summary><code>{esc(name)}</code></details>'

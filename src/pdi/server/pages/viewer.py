@@ -63,7 +63,7 @@ from pdi.fragments import past_end_message
 from pdi.identifier import PDI
 from pdi.server.pages.browse import document_title, record_generic, render_document, tab_title
 from pdi.server.pages.cite import MAX_RFC5147, RFC5147Facts, image_facts, rfc5147_facts, waveform
-from pdi.server.pages.layout import capture_title, captured_url, name_details, page
+from pdi.server.pages.layout import breakable, capture_title, captured_url, name_details, page
 from pdi.server.pages.viewer_script import SCRIPT
 
 if TYPE_CHECKING:
@@ -323,7 +323,7 @@ def _heading(parsed: PDI, record: RepresentationRecord) -> str:
     deposited, the name one click away."""
     url = captured_url(parsed)
     if url is None:
-        return f"<h1><code>{html.escape(str(parsed))}</code></h1>"
+        return f"<h1><code>{breakable(parsed)}</code></h1>"
     return f'<h1>{capture_title(url, record.created_at)}</h1><p class="pdi-name">{name_details(parsed, "PDI")}</p>'
 
 
