@@ -141,9 +141,10 @@ def render_home(archive: Archive) -> str:
     )
     body = (
         "<h1>The archive</h1>"
-        f"<p>This archive keeps {plural(total, 'document')} in {plural(len(counts), 'series', 'series')}"
-        " under persistent names. Every version of every document is kept, byte for byte and forever;"
-        " a name resolves to exactly what was deposited.</p>"
+        f"<p>This archive has minted {plural(total, 'document')} in {plural(len(counts), 'series', 'series')}"
+        " under persistent names. A name resolves to exactly what was deposited under it, byte for byte, and"
+        " is never given to anything else; a document taken out of service (withdrawn) keeps its name, which"
+        " then says when and why.</p>"
         '<form class="wide" action="/view" method="get"><label for="home-pdi">Resolve a name</label>'
         '<input id="home-pdi" name="pdi" placeholder="urn:pdi://series/YYYY/MM/DD/id.format.version">'
         '<button type="submit">Resolve</button></form>'
