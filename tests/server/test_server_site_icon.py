@@ -10,6 +10,7 @@ import io
 import re
 import time
 import urllib.request
+import urllib.robotparser
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -89,3 +90,17 @@ def test_chromium_decodes_both_icons(served: Served) -> None:
         widths = pipe.call("Runtime.evaluate", {"expression": decode, "awaitPromise": True, "returnByValue": True},
                            session, time.monotonic() + 30)
     assert widths["result"]["value"] == [32, 32]
+
+
+def test_robots_txt_lets_crawlers_read_documents_and_not_search(tmp_path: Path) -> None:
+    client = _client(tmp_path)
+    answer = client.get("/robots.txt")
+    assert answer.status_code == 200 and answer.headers["content-type"] == "text/plain; charset=utf-8"
+    robots = urllib.robotparser.RobotFileParser()  # the standard library's reader of RFC 9309
+    robots.parse(answer.text.splitlines())
+    for path in ("/", "/series/library.example.us", "/view?pdi=urn:pdi://library.example.us/2026/11/26/1.text.1",
+                 "/uri-res/N2R?urn:pdi://library.example.us/2026/11/26/1.text.1", "/favicon.ico"):
+        assert robots.can_fetch("SomeBot/1.0", "http://testserver" + path), path
+    for path in ("/search?q=court", "/api/search?q=court", "/api/resolve?pdi=x", "/signin", "/oai?verb=Identify",
+                 "/timegate/urn:pdi://library.example.us/2026/11/26/1", "/timemap/link/http://example.com/"):
+        assert not robots.can_fetch("SomeBot/1.0", "http://testserver" + path), path

@@ -190,6 +190,7 @@ def resolver_requests(names: dict[str, str]) -> dict[tuple[str, frozenset[str]],
         ("/healthz", frozenset({"GET", "HEAD"})): _gets("/healthz"),
         ("/favicon.ico", frozenset({"GET", "HEAD"})): _gets("/favicon.ico"),
         ("/favicon.svg", frozenset({"GET", "HEAD"})): _gets("/favicon.svg"),
+        ("/robots.txt", frozenset({"GET", "HEAD"})): _gets("/robots.txt"),
         ("/readyz", frozenset({"GET", "HEAD"})): _gets("/readyz"),
         ("/metrics", frozenset({"GET", "HEAD"})): _gets("/metrics"),
         **{(path, frozenset({"POST"})): _posts(path, write) for path in

@@ -1,4 +1,11 @@
-"""The site's icon, for the requests a browser makes of its own accord.
+"""The site's icon and ``/robots.txt``: what browsers and crawlers ask of their own accord.
+
+``/robots.txt`` (RFC 9309) lets crawlers read the catalogue's pages, the
+documents and their names, and keeps them from the routes whose every
+asking costs work and finds nothing a link does not (``/search``, the JSON
+API under ``/api/``, sign-in, the TimeGates and TimeMaps, OAI-PMH, which
+harvesters ask on purpose). A crawler that ignores it meets the resolver's
+limits as anyone does.
 
 A browser asks every site for ``/favicon.ico`` (or for the icon a page's
 ``<link rel="icon">`` names) once it has shown a page; without one, each
@@ -103,7 +110,27 @@ async def favicon_svg(request: Request) -> Response:
     return _answer(request, SVG, "image/svg+xml")
 
 
+#: The site's robots.txt (RFC 9309 §2.2: groups of a user-agent line and its rules; the longest match decides).
+ROBOTS = (
+    b"# pdi serve: the catalogue, the documents and their names may be read; the routes that compute,\n"
+    b"# search or sign in are left to people and harvesters that ask for them.\n"
+    b"User-agent: *\n"
+    b"Disallow: /search\n"
+    b"Disallow: /api/\n"
+    b"Disallow: /signin\n"
+    b"Disallow: /timegate/\n"
+    b"Disallow: /timemap/\n"
+    b"Disallow: /oai\n"
+    b"Allow: /\n"
+)
+
+
+async def robots_txt(request: Request) -> Response:
+    return _answer(request, ROBOTS, "text/plain; charset=utf-8")
+
+
 def routes() -> list[Route]:
-    """``/favicon.ico`` and ``/favicon.svg``, for ``GET`` and ``HEAD``."""
+    """``/favicon.ico``, ``/favicon.svg`` and ``/robots.txt``, for ``GET`` and ``HEAD``."""
     return [Route("/favicon.ico", favicon_ico, methods=["GET", "HEAD"]),
-            Route("/favicon.svg", favicon_svg, methods=["GET", "HEAD"])]
+            Route("/favicon.svg", favicon_svg, methods=["GET", "HEAD"]),
+            Route("/robots.txt", robots_txt, methods=["GET", "HEAD"])]
