@@ -88,3 +88,27 @@ def test_options_answers_without_a_body(tmp_path: Path) -> None:
     Archive.init(tmp_path / "a").close()
     answer = TestClient(create_app(str(tmp_path / "a"))).options("/api/deposit")
     assert answer.status_code == 204 and answer.content == b"" and answer.headers["allow"] == "POST, OPTIONS"
+
+
+def test_options_asterisk_lists_the_methods_of_the_whole_server(tmp_path: Path) -> None:
+    """RFC 9110 §9.3.7: ``OPTIONS *`` asks about the server, not a resource: every method some route answers."""
+    import socket
+
+    from server_helpers import in_thread
+
+    Archive.init(str(tmp_path / "a")).close()
+    app = create_app(str(tmp_path / "a"))
+    with in_thread(app, host="127.0.0.1", port=0, log_level="warning") as server:
+        port = server.servers[0].sockets[0].getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+            conn.sendall(b"OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            answer = b""
+            while piece := conn.recv(65536):
+                answer += piece
+    head = answer.decode("latin-1").split("\r\n")
+    assert head[0] == "HTTP/1.1 204 No Content"
+    allowed = next(line.split(":", 1)[1].strip() for line in head if line.lower().startswith("allow:"))
+    client = TestClient(app)
+    answering = {m for m in METHODS if m != "OPTIONS" and any(
+        client.request(m, path).status_code != 405 for path in ("/api/deposit", "/api/annotations/x", "/"))}
+    assert set(allowed.split(", ")) == answering | {"OPTIONS"}

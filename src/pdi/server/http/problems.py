@@ -153,6 +153,12 @@ class Options:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "OPTIONS" and scope.get("raw_path") == b"*":
+            # OPTIONS * (asterisk-form, RFC 9112 §3.2.4): the server's own methods, any route's (RFC 9110 §9.3.7)
+            every = sorted({m for r in scope["app"].routes if isinstance(r, Route) for m in (r.methods or ())}
+                           | {"OPTIONS"}, key=lambda m: (_ORDER.index(m) if m in _ORDER else len(_ORDER), m))
+            await Response(status_code=204, headers={"Allow": ", ".join(every)})(scope, receive, send)
+            return
         if scope["type"] == "http" and scope["method"] == "OPTIONS":
             routes = scope["app"].routes
             if any(isinstance(r, Route) and r.matches(scope)[0] is Match.FULL for r in routes):
