@@ -281,17 +281,11 @@ def evaluate_rfc5147_on(archive: Archive, name: str, fragment: str) -> dict[str,
     resolved = archive.locate(name)
     if isinstance(resolved, Generic) or resolved.fragment is not None or resolved.pdi.fragment is not None:
         raise ParseError(f"{name}: RFC 5147 fragments apply to one whole representation: name a format, no fragment")
-    if resolved.media_type == "application/pdf":  # on its text layer, as kept at deposit (docs/pdf-text-layer.md)
-        layer = archive.text_layer_of(resolved.record)
-        if layer is None:
-            raise UnsupportedError(f"{name} has no text layer (PDFium could not read it): cite it by page and region")
-        selection = evaluate_rfc5147(fragment, TextIndex(layer.utf8, "utf-8"))
-        return _rfc5147_answer(name, fragment, selection)
-    resolved = archive.read(resolved)
-    if resolved.media_type == "message/rfc822":  # on its body's text (docs/email.md)
-        from pdi.mail.message import body_text, read_message
-
-        body = body_text(read_message(resolved.data)).encode("utf-8", "surrogatepass")
+    if resolved.media_type != "application/pdf":  # a PDF's text is its layer, kept at deposit: its octets unread
+        resolved = archive.read(resolved)
+    text = archive.char_text(resolved)  # a PDF's text layer, an e-mail's body text: what their char= counts
+    if text is not None:
+        body = text.encode("utf-8", "surrogatepass")
         return _rfc5147_answer(name, fragment, evaluate_rfc5147(fragment, TextIndex(body, "utf-8")))
     if not resolved.media_type.startswith("text/plain"):
         raise UnsupportedError(f"{name} is {resolved.media_type}: RFC 5147 defines fragments of text/plain only")
