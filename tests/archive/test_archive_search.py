@@ -121,6 +121,20 @@ def test_every_word_must_be_in_one_passage_and_series_filters(archive: Archive) 
     assert [str(h.name.without_fragment()) for h in archive.search("apples", series=S).hits] == [str(a)]
 
 
+def test_words_far_apart_are_named_whole_and_shown_in_a_snippet_of_bounded_length(archive: Archive) -> None:
+    filler = " ".join(f"word{i}" for i in range(300))  # about 2,400 characters between the two words
+    text = f"Early apples are here. {filler} and late plums there."
+    name = archive.add(S, text.encode(), format="text")
+    (hit,) = archive.search("apples plums").hits
+    assert hit.name.fragment is not None
+    start, end = hit.name.fragment.positions  # the hit names the stretch holding both words
+    assert text[start:end].startswith("apples") and text[start:end].endswith("plums")
+    assert str(hit.name.without_fragment()) == str(name)
+    # the snippet shows the start of that stretch, at most 90 + 2 × 220 characters and its two ellipses
+    assert hit.snippet.startswith("Early apples are here.") and hit.snippet.endswith("…")
+    assert len(hit.snippet) <= 90 + 2 * 220 + 2
+
+
 def test_pages_follow_one_another_without_repeating(archive: Archive) -> None:
     names = {str(archive.add(S, f"document {i} about otters {'otters ' * i}".encode(), format="text")) for i in range(7)}
     seen: list[str] = []

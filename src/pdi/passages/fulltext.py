@@ -575,11 +575,13 @@ def snippet(
 ) -> tuple[str, tuple[tuple[int, int], ...]]:
     """Some ``before`` + ``after`` characters of ``text`` around ``focus`` (cut at spaces), white space written as one space.
 
-    Returns the snippet (``…`` where it cuts the text) and the stretches of
-    ``marks`` inside it, as positions in the snippet.
+    A ``focus`` longer than twice ``after`` (words of a query far apart in a
+    passage) is shown from its start for that long, then ``…``. Returns the
+    snippet (``…`` where it cuts the text) and the stretches of ``marks``
+    inside it, as positions in the snippet.
     """
     lo = max(0, focus[0] - before)
-    hi = min(len(text), max(focus[1], focus[0] + after))
+    hi = min(len(text), max(focus[1], focus[0] + after), focus[0] + 2 * after)
     if lo > 0:
         space = text.find(" ", lo, focus[0])
         lo = space + 1 if space >= 0 else lo
