@@ -323,7 +323,7 @@ def version_cmd(
     charsets, nothing is deposited: its
     names are printed, with a note on stderr, and the exit status is 0;
     --force deposits a new version all the same. The bytes are checked
-    as for pdi add (exit 3 unless --force).
+    as for pdi add (exit 3 unless --force). (pdi's own version: pdi --version.)
     """
     if formats_ and len(formats_) != len(files):
         raise click.UsageError("give one --format per FILE, or none")
