@@ -83,6 +83,7 @@ def _archive(location: Path) -> tuple[dict[str, list[str]], str]:
         "pdi": [*whole, f"{text}#char=0,10", f"{text}#line=5,6", f"{page}#char=0,20", f"{image}#rect=(0,0),(10,10)",
                 f"{sound}#sec=0,1"],
         "pdi-whole": whole,
+        "pdi-versioned": [n for n in whole if n.rsplit("/", 1)[1].count(".") >= 2],
         "pdi-text": [text, f"{generic}.text.2", missing],
         "pdi-pdf": [pdf, f"{pdf}#char=0,4", f"urn:pdi://{S}/2026/01/01/99.pdf.1"],
         "pdi-passage": [f"{text}#char=0,10", f"{text}#line=5,6", f"{generic}.text.1#char=0,5"],

@@ -210,8 +210,10 @@ def _version_choice(to: str | int) -> int | None:
     return int(text)
 
 
-def _version_named(cited: PDI, to: str | int) -> str | int:
-    """``to`` as a version: the version of a versioned name of the cited document (in the same format), else ``to``."""
+def version_named(cited: PDI | str, to: str | int) -> str | int:
+    """``to`` as a version: the version of a versioned name of the document ``cited`` names (in the same format),
+    else ``to`` as it is; another document's or format's name is a :class:`ParseError`."""
+    cited = parse_pdi(cited)
     if not isinstance(to, str) or "pdi://" not in to.lower():
         return to
     named = parse_pdi(to.strip())
@@ -267,10 +269,9 @@ def _fragment_of(cited_scheme: str, source: str, start: int, end: int) -> str:
 
 
 def anchor(archive: Archive, name: PDI | str, to: str | int) -> AnchorAnswer:
-    """Find the passage ``name`` cites in version ``to`` (a number, ``latest``, or a versioned name of the same
-    document and format, whose version is taken) of the same format (module docstring)."""
+    """Find the passage ``name`` cites in version ``to`` (a number, or ``latest``) of the same format (module
+    docstring); ``pdi anchor --to`` also takes a versioned name (:func:`version_named`)."""
     parsed = parse_pdi(name)
-    to = _version_named(parsed, to)
     _version_choice(to)
     if parsed.fragment is None:
         raise ParseError(f"{parsed}: name the cited passage with a fragment (#char=a,b, #line=a,b, #elt=…, #name=…)")

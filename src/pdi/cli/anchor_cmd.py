@@ -38,10 +38,11 @@ def anchor_cmd(name: str, to: str, as_json: bool, archive: str) -> None:
     found; 12: orphaned (not in that version); 13: ambiguous (several
     places fit as well; listed on stderr).
     """
-    from pdi.archive.anchoring import anchor
+    from pdi.archive.anchoring import anchor, version_named
 
+    to_version = version_named(name, to)  # --to as a version's own name: its number
     with open_archive(archive) as opened:
-        answer = anchor(opened, name, to)
+        answer = anchor(opened, name, to_version)
     if as_json:
         click.echo(json.dumps(answer.to_json()))
         return

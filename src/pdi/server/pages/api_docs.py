@@ -118,6 +118,7 @@ MAX_NAME = 1 << 20
 FORMATS: dict[str, str] = {
     "pdi": "A PDI (specs/PDI-GRAMMAR.md), with or without a fragment",
     "pdi-whole": "A PDI without a fragment: generic (no format) or versioned",
+    "pdi-versioned": "A PDI with a format and a version, without a fragment",
     "pdi-text": "A versioned PDI of a text/plain representation, without a fragment",
     "pdi-pdf": "A versioned PDI of a PDF (application/pdf), its fragment ignored",
     "pdi-passage": "A versioned PDI with a char, line, elt or name fragment",
@@ -387,7 +388,7 @@ _LS = Operation(
      Param("limit", f"Names a page (default 100, 1 to {MAX_LIST})",
            schema=_optional({"type": "integer", "minimum": 1, "maximum": MAX_LIST})),
      Param("offset", "Names to skip (prefer after=)", schema=_optional(_COUNT)),
-     Param("after", "The last name of the previous page", schema=_optional(_name("pdi-whole")))),
+     Param("after", "The last name of the previous page", schema=_optional(_name("pdi-versioned")))),
     answers={200: Answer('{"names": [...], "next": URL or null}; also Link: <next>; rel="next"', _JSON, {
         "type": "object", "required": ["names", "next"],
         "properties": {"names": _STRINGS, "next": {"type": ["string", "null"]}}},
@@ -486,7 +487,7 @@ _MANIFEST = Operation(
     (Param("series", "The series", required=True, schema=_SERIES, examples=("oma.eop.gov.us",)),
      Param("day", "Only the names minted on this GMT day, YYYY-MM-DD (default: every day)",
            schema=_optional({"type": "string", "minLength": 10, "maxLength": 10, "format": "date"})),
-     Param("after", "The previous page's \"next\" (a versioned name)", schema=_optional(_name("pdi-whole"))),
+     Param("after", "The previous page's \"next\" (a versioned name)", schema=_optional(_name("pdi-versioned"))),
      Param("limit", f"Names a page (default {MANIFEST_PAGE}, 1 to {MAX_MANIFEST_PAGE})",
            schema=_optional({"type": "integer", "minimum": 1, "maximum": MAX_MANIFEST_PAGE}))),
     answers={200: Answer(
@@ -600,12 +601,9 @@ _ANCHOR = Operation(
     "Find the passage a name cites in another version of the document: its name there, how found, the score",
     (Param("pdi", "The cited passage: a versioned name with a char, line, elt or name fragment ('#' as %23)",
            required=True, schema=_name("pdi-passage")),
-     # pdi.archive.anchoring._version_choice: stripped, "latest" in any case, or a positive number; or
-     # _version_named: a versioned name of the same document and format
-     Param("to", "The version to look in: a number, latest, or that version's name", required=True,
-           schema={"anyOf": [
-               {"type": "string", "pattern": "^\\s*(?:[Ll][Aa][Tt][Ee][Ss][Tt]|0*[1-9][0-9]*)\\s*$"},
-               _name("pdi-whole")]},
+     # pdi.archive.anchoring._version_choice: stripped, "latest" in any case, or a positive number
+     Param("to", "The version to look in: a number, or latest", required=True,
+           schema={"type": "string", "pattern": "^\\s*(?:[Ll][Aa][Tt][Ee][Ss][Tt]|0*[1-9][0-9]*)\\s*$"},
            examples=("latest", "2"))),
     answers={200: Answer("pdi (the passage's name in that version), method (exact, quote, fuzzy), score,"
                          " context, start, end, quote, found", _JSON, _OBJECT)},
@@ -647,7 +645,7 @@ _VERSION = Operation(
 )
 _FORMAT_ADD = Operation(
     "Add the body as another format of an existing version",
-    (Param("pdi", "The versioned name", required=True, schema=_name("pdi-whole")),
+    (Param("pdi", "The versioned name", required=True, schema=_name("pdi-versioned")),
      Param("format", "The format token", required=True, schema=_FORMAT),
      Param("charset", "The body's charset", schema=_CHARSET), _IDEMPOTENCY),
     body=Body("The format's octets", _ANY_BODY), answers=_WRITTEN, errors=_WRITE, role="deposit", tag="write",
