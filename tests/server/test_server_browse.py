@@ -169,6 +169,8 @@ def test_a_year_as_calendars_and_a_month_with_its_days(client: TestClient, archi
     assert day_links == [f"/series/{S}/2026/01/02", f"/series/{S}/2026/11/21", f"/series/{S}/2026/11/22"]
     month = _get(client, f"/series/{S}/2026/11")
     assert _crumbs(month) == ["Home", "Series", S, "2026", "11"]
+    # the year's page links each month; the month's own page does not link to itself
+    assert f"/series/{S}/2026/11" in _links(year) and f"/series/{S}/2026/11" not in _links(month)
     assert _rows(month, "days") == [["2026-11-21", "Saturday", "1"], ["2026-11-22", "Sunday", "3"]]
     # November 2026 begins on a Sunday: the calendar's first week has six empty days before the 1st
     first_week = [_text(td) for td in month.findall(".//table[@class='month']/tbody/tr")[0]]

@@ -268,7 +268,7 @@ def _month_calendar(name: str, year: int, month: int, days: dict[int, int], *, h
         weeks += f"<tr>{cells}</tr>"
     head = "".join(f'<th scope="col"><abbr title="{calendar.day_name[i]}">{calendar.day_abbr[i][:2]}</abbr></th>' for i in range(7))
     title = f"{calendar.month_name[month]} {year}"
-    link = f'<a href="{_series_path(name, year, month)}">{title}</a>'
+    link = title if one else f'<a href="{_series_path(name, year, month)}">{title}</a>'  # the month's own page: no link to itself
     kind = ' class="one"' if one else ""
     return (
         f'<section{kind}><{heading}>{link}</{heading}><table class="month"><caption class="visually-hidden">{title}</caption>'
