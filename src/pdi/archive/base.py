@@ -230,9 +230,9 @@ class ArchiveBase:
         hidden = self._unlisted()
         versions = [v for v in stored if hidden.version_listed(key, v)]
         if latest:  # the newest in service, as a generic name's --latest (every one withdrawn: its tombstone says so)
-            gone = {t.version for t in self.store.withdrawals_of([key])}
-            if None not in gone:
-                versions = [v for v in versions if v not in gone] or versions
+            withdrawn = {t.version for t in self.store.withdrawals_of([key])}
+            if None not in withdrawn:
+                versions = [v for v in versions if v not in withdrawn] or versions
             return versions[-1] if versions else stored[-1]  # none: the embargo guard refuses it
         raise NotFoundError(
             f"{pdi.without_fragment()}: no version {version} (versions: {', '.join(map(str, versions))})"
