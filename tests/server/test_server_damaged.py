@@ -42,3 +42,8 @@ def test_a_text_cut_short_or_altered_is_500_whole_or_by_fragment(tmp_path: Path)
         assert counters().fixity_failures._value.get() - before == 6
         parts = client.post("/api/octets", json={"names": [cut]})
         assert parts.status_code == 200 and b'"status": 500' in parts.content
+        # pdi verify still reads each to its real end and says which chunk is damaged, rather than stop at the first
+        report = archive.verify()
+        said = {p.kind: p.detail for p in report.problems}
+        assert not report.ok and len(report.problems) == 2, report.problems
+        assert all("chunk 0" in detail for detail in said.values()), said

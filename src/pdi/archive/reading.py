@@ -178,9 +178,11 @@ class Reading(ArchiveBase):
         if found.data is not None:
             return octets_reader(info, found.data, name=name)
         try:
-            return file_reader(info, found.path, name=name, memo=self.fixity_memo)
+            reader = file_reader(info, found.path, name=name, memo=self.fixity_memo)
         except OSError:
             return None
+        reader.check_size()
+        return reader
 
     def _public(self, parsed: PDI) -> PublicVersion | None:
         if parsed.format is None or parsed.fragment is not None or parsed.citation is not None or parsed.is_pattern:
@@ -472,6 +474,7 @@ class Reading(ArchiveBase):
         if reader is None:
             raise DamagedError(f"the bytes of {record_name(record)} are missing from the store")
         if isinstance(reader, FileReader):
+            reader.check_size()
             reader.memo = self.fixity_memo
         if reader.size != record.size:
             reader.close()

@@ -359,17 +359,22 @@ class FileReader(ChunkedReader):
 
     def __init__(self, info: BlobInfo, path: str, *, name: str, memo: FixityMemo | None = None) -> None:
         self.fd = os.open(path, os.O_RDONLY)
-        stored = os.fstat(self.fd).st_size
-        if stored != info.size:  # cut short or grown: said before a byte is read or an answer begun
-            os.close(self.fd)
-            raise DamagedError(f"the bytes of {name} are {'cut short' if stored < info.size else 'longer'}:"
-                               f" {info.size} octets recorded, {stored} stored")
+        #: The file's size when it was opened (``fstat``): :meth:`check_size` compares it with the recorded one.
+        self.stored = os.fstat(self.fd).st_size
         super().__init__(info, self._pread, name=name, path=path, close=self._close_fd)
         self.memo = memo
         self._trust = True
         #: Read only what is in the page cache (``RWF_NOWAIT``): :class:`BlockingIOError` where the disk would be
         #: waited for (for an event loop's thread, which must not wait; where the system has no such flag, reads wait).
         self.nowait = False
+
+    def check_size(self) -> None:
+        """Refuse (:class:`DamagedError`, and close) a file cut short or grown, before a byte is read or an answer
+        begun (a reader that means to read what is there whatever its size, an audit, does not ask)."""
+        if self.stored != self.info.size:
+            self.close()
+            raise DamagedError(f"the bytes of {self._name} are {'cut short' if self.stored < self.info.size else 'longer'}:"
+                               f" {self.info.size} octets recorded, {self.stored} stored")
 
     def _pread(self, offset: int, length: int) -> bytes:
         parts: list[bytes] = []
