@@ -106,3 +106,17 @@ def test_each_room_imports_only_the_rooms_below_it() -> None:
                 if other == "pdi.server" or ROOMS.index(other) > ROOMS.index(room):
                     upward.append(f"{name} ({room}) imports {module}")
     assert upward == []
+
+
+def test_a_name_in_a_heading_breaks_between_its_parts_and_reads_back_whole() -> None:
+    import html5lib
+
+    from pdi.server.pages.layout import breakable
+
+    name = "urn:pdi://s.example.us/2026/11/26/o'brien&x<y>.text.1#line=5,6;length=9"
+    made = breakable(name)
+    tree = html5lib.parse(f"<h1><code>{made}</code></h1>", namespaceHTMLElements=False)
+    code = tree.find(".//code")
+    assert code is not None and "".join(code.itertext()) == name  # every character as it was, entities whole
+    assert made.count("<wbr>") == name.count(".") + name.count("#") + name.count(";") + name.count("/") - 1  # "//" once
+    assert made.startswith("urn:pdi://<wbr>s")  # the scheme's // kept together

@@ -586,7 +586,7 @@ def snippet(
         space = text.find(" ", lo, focus[0])
         lo = space + 1 if space >= 0 else lo
     if hi < len(text):
-        space = text.rfind(" ", focus[1], hi)
+        space = text.rfind(" ", min(focus[1], focus[0] + 1), hi)  # a capped focus: its last space within the cap
         hi = space if space > 0 else hi
     prefix = "…" if lo > 0 else ""
     out: list[str] = [prefix]

@@ -69,9 +69,8 @@ Errors are RFC 9457 problem details (``application/problem+json``: ``type``,
 ``title``, ``status``, ``detail``), the status taken from the
 :mod:`pdi.errors` class (syntax error 400, not found 404, unsupported 415 where the
 request sends content and 400 where it sends none …);
-the ``type`` is ``about:blank`` but for the two outcomes of ``/api/anchor``
-that are not plain errors (``/api#problem-passage-orphaned``,
-``/api#problem-passage-ambiguous``, described on the ``/api`` page).
+the ``type`` is the error class's own (``/api#problem-syntax-error``, ``/api#problem-passage-orphaned`` …,
+each described on the ``/api`` page); any other problem is ``about:blank``, titled with its status's phrase.
 
 The viewer, ``/view?pdi=…``, shows a text (or the source of an HTML or XML
 document) with the passage a fragment names marked; a reader selects a
@@ -115,7 +114,7 @@ from pdi.archive.blobs import memo
 from pdi.federation.authorities import Authorities, RegistrySource
 from pdi.federation.naptr import NaptrFinder
 from pdi.server.http.codings import ContentCodings
-from pdi.server.http.middleware import HeadWithoutRange
+from pdi.server.http.middleware import HeadWithoutRange, HostField
 from pdi.server.http.problems import HANDLERS, Options
 from pdi.server.http.readers import Readers
 from pdi.server.pages import site_icon
@@ -270,6 +269,7 @@ def create_app(
         # request ids, metrics, logs; /metrics answered before a token is looked at (pdi.server.process.observe)
         Middleware(Observe, access=access_log, json_logs=json_logs, metrics_token=metrics_token, archive=opened),
         Middleware(BodyDeadline, seconds=body_seconds, rate=body_rate),  # whoever sends it, a token holder too
+        Middleware(HostField),  # RFC 9112 §3.2: one Host field (none in HTTP/1.1: 400)
         Middleware(HeadWithoutRange),  # RFC 9110 §14.2: Range is a GET's alone
         Middleware(Options),  # OPTIONS of any route's path: its Allow, read from the routes (pdi.server.http.problems)
         Middleware(Readers, archive=opened, cookies=True, base_url=base_url, expired_page=expired_sign_in),  # before the cache: a token that is not live is 401, even for a kept answer

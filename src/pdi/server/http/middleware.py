@@ -43,3 +43,21 @@ class HeadWithoutRange(HTTPMiddleware):
         if scope["method"] == "HEAD" and any(k in RANGE_FIELDS for k, _ in scope["headers"]):
             scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k not in RANGE_FIELDS]}
         await self.app(scope, receive, send)
+
+
+class HostField(HTTPMiddleware):
+    """ASGI middleware: a request with more than one ``Host`` field, or an HTTP/1.1 request with none, is ``400``
+    (RFC 9112 §3.2: a server MUST; which host it asks for, and so which base URL its answers name, is not known),
+    an RFC 9457 problem, with ``Connection: close``. Answered as any answer is, in the connection's order of
+    requests (a request before it on the connection is answered first), with its ``Date``, logged and counted."""
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        hosts = sum(1 for key, _ in scope["headers"] if key == b"host")
+        if hosts > 1 or (hosts == 0 and scope.get("http_version") == "1.1"):
+            from pdi.server.http.problems import problem
+
+            answer = problem(400, "Bad Request", f"a request has one Host field (RFC 9112 §3.2); this one has {hosts}")
+            answer.headers["Connection"] = "close"
+            await answer(scope, receive, send)
+            return
+        await self.app(scope, receive, send)

@@ -97,10 +97,16 @@ def breakable(name: PDI | str) -> str:
     """A long name escaped, with a line-break opportunity (``<wbr>``) after each ``/`` and before each ``.``, ``#``
     and ``;``, so that a heading wraps it between its parts (``…/7.text.1`` | ``#line=5,6``), not inside one;
     a part longer than the line still breaks anywhere (``overflow-wrap:anywhere``)."""
-    text = esc(str(name))
-    for mark, spot in (("/", "/<wbr>"), ("#", "<wbr>#"), (";", "<wbr>;"), (".", "<wbr>.")):
-        text = text.replace(mark, spot)
-    return text.replace("/<wbr>/<wbr>", "//<wbr>")  # urn:pdi:// whole
+    text = str(name)
+    pieces: list[str] = []
+    start = 0
+    for i, ch in enumerate(text):  # break before . # ; and after / (but not inside urn:pdi://)
+        at = i if ch in ".#;" else i + 1 if ch == "/" and text[i + 1:i + 2] != "/" and i > 0 else None
+        if at is not None and at > start:
+            pieces.append(text[start:at])
+            start = at
+    pieces.append(text[start:])
+    return "<wbr>".join(esc(piece) for piece in pieces)  # each piece escaped whole: no entity cut apart
 
 
 def name_details(name: PDI | str, label: str = "name") -> str:

@@ -37,7 +37,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import http
-import json
 import time
 import uuid
 from collections.abc import Callable
@@ -133,12 +132,16 @@ _NOT_PLAIN = frozenset({b"content-length", b"transfer-encoding", b"expect", b"up
 
 def _not_plain_fields(headers: list[tuple[bytes, bytes]]) -> bool:
     """Whether a request's fields take it out of the plain case: a body, an upgrade, a token, a request id of its
-    own, or a ``Cookie`` that may hold the sign-in (:func:`~pdi.server.http.readers.may_hold_cookie`: a sign-in
-    is checked first, and its answers are never from here); one pass."""
+    own, a ``Cookie`` that may hold the sign-in (:func:`~pdi.server.http.readers.may_hold_cookie`: a sign-in
+    is checked first, and its answers are never from here), or not one ``Host`` field (the ASGI path refuses
+    it: :class:`~pdi.server.http.middleware.HostField`); one pass."""
+    hosts = 0
     for key, value in headers:  # a loop, not any() of a generator: one object fewer a request
-        if key in _NOT_PLAIN or (key == b"cookie" and may_hold_cookie(value)):
+        if key == b"host":
+            hosts += 1
+        elif key in _NOT_PLAIN or (key == b"cookie" and may_hold_cookie(value)):
             return True
-    return False
+    return hosts != 1
 
 
 def _ranged(headers: list[tuple[bytes, bytes]]) -> bool:
@@ -209,28 +212,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().connection_made(transport)
         self._arm()
 
-    def _refused_host(self) -> bool:
-        """Answer ``400`` and close, and say so, when an HTTP/1.1 request has no ``Host`` field or more than one
-        (RFC 9112 §3.2: a server MUST; which host it asks for, and so which base URL its answers name, is not
-        known). A problem of type ``about:blank`` (RFC 9457), written here: no ASGI cycle begins."""
-        if self.parser.get_http_version() != "1.1":
-            return False
-        hosts = sum(1 for key, _ in self.headers if key == b"host")
-        if hosts == 1:
-            return False
-        self._disarm()
-        body = json.dumps({"type": "about:blank", "title": "Bad Request", "status": 400,
-                           "detail": f"an HTTP/1.1 request has one Host field (RFC 9112 §3.2); this one has {hosts}"}
-                          ).encode()
-        self.transport.write(status_line(400) + b"content-type: application/problem+json\r\ncontent-length: %d\r\n"
-                             b"connection: close\r\n\r\n%s" % (len(body), body))
-        self.cycle = _ANSWERED  # what uvicorn's protocol reads of a request's cycle: one already complete
-        self.transport.close()
-        return True
-
     def on_headers_complete(self) -> None:
-        if self._refused_host():
-            return
         self._disarm()  # the request's head is in
         super().on_headers_complete()
         cycle = self.cycle
@@ -295,7 +277,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         self._idle_due: float | None = None
 
     def on_headers_complete(self) -> None:
-        if not self._refused_host() and not self._answer_from_cache():
+        if not self._answer_from_cache():
             super().on_headers_complete()
 
     def _unset_keepalive_if_required(self) -> None:
