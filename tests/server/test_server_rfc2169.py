@@ -129,8 +129,8 @@ def test_errors_are_problem_details(served: Served) -> None:
     # phrase as RFC 9110 §15 gives it (RFC 9457 §4.2.1)
     for path, status, title, detail in [
         (f"/uri-res/N2Rs?{served.text}", 501, "Not Implemented", "N2Rs"),
-        (f"/uri-res/X2Y?{served.text}", 404, "Not Found", "no RFC 2169 service 'X2Y'"),
-        ("/uri-res/N2R", 400, "Bad Request", "takes the URN as the query string"),
+        (f"/uri-res/X2Y?{served.text}", 404, "not found", "no RFC 2169 service 'X2Y'"),
+        ("/uri-res/N2R", 400, "syntax error", "takes the URN as the query string"),
         ("/uri-res/N2R?urn:pdi://library.example.us/2026/11/22/999.text.1", 404, "not found", "not in this archive"),
         ("/uri-res/N2R?urn:pdi://library.example.us/2026/13/22/1.text.1", 400, "syntax error", "month"),
         (f"/uri-res/N2R?{served.text}%23char=5,2", 400, "syntax error", "ends before it starts"),

@@ -239,7 +239,8 @@ class Statements(Reading):
                 writer.require("curate", key.series)
         if not holds(anno.entity_tag(current)):
             raise PreconditionError(
-                f"the annotation {slug!r} is no longer in the state its If-Match names: read it again (ETag)"
+                f"the annotation {slug!r} is no longer in the state its If-Match names, or is in the one its"
+                " If-None-Match names: read it again (ETag)"
             )
         return current
 

@@ -166,10 +166,11 @@ class Resolver:
         if handler is None:
             if service in OTHER_SERVICES:
                 raise Problem(501, "not implemented", f"this resolver does not offer the RFC 2169 service {service}")
-            raise Problem(404, "not found", f"no RFC 2169 service {service!r} (try N2R, N2L, N2Ls, N2C, N2Ns)")
+            raise NotFoundError(f"no RFC 2169 service {service!r} (try N2R, N2L, N2Ls, N2C, N2Ns)")
         query = request.url.query
         if not query:
-            raise Problem(400, "syntax error", f"{service} takes the URN as the query string: /uri-res/{service}?urn:pdi://…")
+            raise ParseError(f"{service} takes the URN as the query string: /uri-res/{service}?urn:pdi://…",
+                             rule="query")
         base = self.base_url if self.base_url is not None else str(request.base_url)
         headers = request.headers
         name, inflection = split_inflection(urn_from_query(query))
