@@ -121,9 +121,8 @@ def withdraw_cmd(name: str, reason: str, purge: bool, archive: str) -> None:
         click.echo(f"{name}: its {what} was withdrawn already, at {record.at}: {record.reason} (nothing changed;"
                    " its tombstone keeps that reason)")
         return
-    click.echo(f"withdrew the document {name}" if record.version is None else f"withdrew {what} of {name}",
-               nl=False)
-    click.echo(f" at {record.at}: {record.reason}")
+    withdrew = f"the document {name}" if record.version is None else f"{what} of {name}"
+    click.echo(f"withdrew {withdrew} at {record.at}: {record.reason}")
     if purge:
         kept = len(record.kept)
         click.echo("its octets are purged" + (

@@ -9,10 +9,18 @@ as soon as it passes it, without the rest being read or kept.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 
 from starlette.requests import Request
 
 from pdi.errors import LimitError, ParseError
+
+
+def sends_content(headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    """Whether a request's raw header fields say it sends content: a ``Content-Length`` above 0, or a
+    ``Transfer-Encoding`` (RFC 9112 §6.3)."""
+    return any(key == b"transfer-encoding" or (key == b"content-length" and value.strip() not in (b"0", b""))
+               for key, value in headers)
 
 
 async def read_body(request: Request, limit: int, too_large: str) -> bytes:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from starlette.types import Receive, Scope, Send
 
+from pdi.server.http.bodies import sends_content
 from pdi.server.http.middleware import HTTPMiddleware
 from pdi.server.http.problems import problem
 
@@ -22,15 +23,10 @@ from pdi.server.http.problems import problem
 def codings(headers: list[tuple[bytes, bytes]]) -> list[str] | None:
     """The content codings a request's ``Content-Encoding`` fields name other than ``identity`` (lower case, in
     order), or ``None`` if it sends no content (no ``Content-Length`` above 0 and no ``Transfer-Encoding``)."""
-    named: list[str] = []
-    content = False
-    for key, value in headers:
-        if key == b"content-encoding":
-            named += [c.strip().lower() for c in value.decode("latin-1").split(",")]
-        elif key == b"transfer-encoding" or (key == b"content-length" and value.strip() not in (b"0", b"")):
-            content = True
-    if not content:
+    if not sends_content(headers):
         return None
+    named = [c.strip().lower() for key, value in headers if key == b"content-encoding"
+             for c in value.decode("latin-1").split(",")]
     return [c for c in named if c and c != "identity"]
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from pdi.server.http.problems import problem
+
 
 class HTTPMiddleware:
     """ASGI middleware for HTTP requests: any other scope (``lifespan``, ``websocket``) goes to ``app`` untouched.
@@ -54,8 +56,6 @@ class HostField(HTTPMiddleware):
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         hosts = sum(1 for key, _ in scope["headers"] if key == b"host")
         if hosts > 1 or (hosts == 0 and scope.get("http_version") == "1.1"):
-            from pdi.server.http.problems import problem
-
             answer = problem(400, "Bad Request", f"a request has one Host field (RFC 9112 §3.2); this one has {hosts}")
             answer.headers["Connection"] = "close"
             await answer(scope, receive, send)

@@ -25,6 +25,7 @@ from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pdi.errors import DamagedError, PDIError, ScopeError, StoreError
+from pdi.server.http.bodies import sends_content
 from pdi.server.http.metrics import counters
 
 #: The ``Retry-After`` of a storage error's 503: a failover of PostgreSQL takes seconds (docs/how-to/postgresql.md).
@@ -104,10 +105,9 @@ def status_of(error: PDIError, request: Request | None = None) -> int:
     """
     if error.http_status not in (413, 415):
         return error.http_status
-    if request is not None and request.method not in ("GET", "HEAD", "OPTIONS", "DELETE"):
-        length = request.headers.get("content-length")
-        if "transfer-encoding" in request.headers or (length is not None and length.strip() != "0"):
-            return error.http_status
+    if request is not None and request.method not in ("GET", "HEAD", "OPTIONS", "DELETE") \
+            and sends_content(request.scope["headers"]):
+        return error.http_status
     return 400
 
 

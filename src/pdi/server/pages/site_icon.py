@@ -14,7 +14,7 @@ the header's colour with a white "p": ``/favicon.svg`` as SVG (which the
 pages name, :func:`pdi.server.pages.layout.page`) and ``/favicon.ico`` as
 a real ICO of one 32 × 32 PNG, for browsers and feed readers that ask that
 path whatever a page says. Both are drawn from one description of the
-shapes (:data:`SHAPES`), the PNG by this module's own few lines of ``zlib``
+shapes (:data:`CORNER`, :data:`BOWL`, :data:`STEM`), the PNG by this module's own few lines of ``zlib``
 and ``struct`` (no imaging library at start-up), made once a process. Both
 are answered with a day's ``Cache-Control`` and an ``ETag`` of their octets.
 """
@@ -92,8 +92,14 @@ def ico() -> bytes:
     return struct.pack("<HHH", 0, 1, 1) + struct.pack("<BBBBHHII", SIZE, SIZE, 0, 0, 1, 32, len(image), 22) + image
 
 
+@cache
+def _tag(body: bytes) -> str:
+    """The entity tag of one of these files: its SHA-256, worked out once a process."""
+    return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
 def _answer(request: Request, body: bytes, media_type: str) -> Response:
-    tag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+    tag = _tag(body)
     headers = {"ETag": tag, "Cache-Control": "public, max-age=86400"}
     field = request.headers.get("if-none-match")
     if field is not None and tag_matches(field, tag):
