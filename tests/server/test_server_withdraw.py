@@ -11,6 +11,7 @@ against what the test did, never against pdi's own output.
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from server_helpers import serving
 from starlette.testclient import TestClient
 
 from pdi.archive import Archive, Content
+from pdi.archive.store import WithdrawalRecord
 from pdi.errors import ImmutabilityError, WithdrawnError
 from pdi.server import create_app
 
@@ -154,6 +156,41 @@ def test_withdrawing_again_changes_nothing_and_says_so(location: str) -> None:
         assert later.earlier is True and (later.version, later.reason) == (1, "sealed")  # what it resolves to
         assert [(e.subject, e.detail) for e in archive.audit() if e.action == "withdraw"] == [
             (str(first), "version 1: sealed"), (generic, "the document: not ours")]
+
+
+def test_withdrawals_at_once_record_one_tombstone(location: str) -> None:
+    """Curators withdrawing the same name at the same moment, each through an archive of their own (one
+    connection each): one tombstone and one audit line, and every other curator told of that one (earlier).
+    Whether it was withdrawn before is decided in the withdrawal's own transaction, not read before it."""
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, b"the sealed affidavit\n", format="text"))
+    curators = 6
+    opened = [Archive.open(location) for _ in range(curators)]
+    start = threading.Barrier(curators)
+    records: list[object] = [None] * curators
+
+    def withdraw(i: int) -> None:
+        start.wait()
+        records[i] = opened[i].withdraw(name, f"order {i}")
+
+    try:
+        threads = [threading.Thread(target=withdraw, args=(i,)) for i in range(curators)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    finally:
+        for one in opened:
+            one.close()
+    made = [r for r in records if isinstance(r, WithdrawalRecord)]
+    assert len(made) == curators
+    assert sum(1 for r in made if not r.earlier) == 1
+    first = next(r for r in made if not r.earlier)
+    assert {(r.id, r.reason) for r in made} == {(first.id, first.reason)}
+    with Archive.open(location) as archive:
+        assert len(archive.withdrawals()) == 1
+        assert [e.detail for e in archive.audit() if e.action == "withdraw"] == [f"version 1: {first.reason}"]
 
 
 def test_a_withdrawn_document_keeps_its_serial_and_its_foreign_id(location: str) -> None:

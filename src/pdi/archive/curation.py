@@ -144,11 +144,6 @@ class Curation(ArchiveBase):
         version = None
         if parsed.format is not None:
             version = self._version_of(parsed, key, latest=False)
-        if not purge:
-            before = (self.store.withdrawal(key, version) if version is not None else
-                      next((t for t in self.store.withdrawals_of([key]) if t.version is None), None))
-            if before is not None:
-                return dataclasses.replace(before, earlier=True)
         record, purged = self.store.withdraw(
             key, version, reason.strip(), writer.name if writer else (who or self.who), timestamp(self.now()),
             subject=str(parsed.without_fragment()), address=writer.address if writer else None, purge=purge,

@@ -185,6 +185,13 @@ class AccessPart(CatalogBase):
         representations this purge marked, for :meth:`delete_purged_blobs`
         to delete after the commit (so a failed commit never loses bytes a
         name still holds).
+
+        Without ``purge``, a name already withdrawn (the version by its own
+        tombstone or the whole document's; the document by a tombstone of
+        its own) is not withdrawn again: its first tombstone is returned,
+        :attr:`~pdi.archive.store.WithdrawalRecord.earlier`, and nothing is
+        written. That is decided in this transaction, with the document
+        locked, so two withdrawals at once record one tombstone.
         """
         with self._write():
             doc = self._check_document(key, lock=True)
@@ -192,6 +199,19 @@ class AccessPart(CatalogBase):
                 "SELECT 1 FROM versions WHERE document = ? AND version = ?", (doc, version)
             ):
                 raise NotFoundError(f"no version {version} of {describe_key(key)} in the archive")
+            if not purge:
+                before = self._query(
+                    "SELECT id, version, reason, who, at, purged FROM withdrawals WHERE document = ?"
+                    + (" AND version IS NULL" if version is None else " AND (version IS NULL OR version = ?)")
+                    + " ORDER BY id",
+                    (doc,) if version is None else (doc, version),
+                )
+                if before:
+                    wid, wversion, wreason, wwho, wat, _ = before[0]
+                    return WithdrawalRecord(
+                        key, None if wversion is None else int(wversion), str(wreason), str(wwho), str(wat),
+                        int(wid), any(int(r[5]) for r in before), earlier=True,
+                    ), []
             rows = self._query(
                 "INSERT INTO withdrawals (document, version, reason, who, at, purged) VALUES (?, ?, ?, ?, ?, ?)"
                 " RETURNING id",
