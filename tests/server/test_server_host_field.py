@@ -59,3 +59,54 @@ def test_host_missing_or_twice_is_400_and_the_connection_closes(tmp_path: Path, 
         # a good request, then one without Host, on one connection: the first is answered, then the refusal
         both = _ask(port, b"GET %s HTTP/1.1\r\nHost: a\r\n\r\nGET %s HTTP/1.1\r\n\r\n" % (target, target))
         assert both.startswith(b"HTTP/1.1 200 ") and b"a text\n" in both and b"HTTP/1.1 400 " in both
+
+
+#: RFC 9112 §3.2: "Host = uri-host [ ":" port ]" of RFC 3986 §3.2.2-3.2.3 (reg-name: unreserved, sub-delims and
+#: pct-encoded; IP-literal: an IPv6 address or IPvFuture in brackets; port: any digits, or none after the colon).
+_VALID_HOSTS = [b"", b"a", b"a:8080", b"a:", b"127.0.0.1:80", b"[::1]:8000", b"[2001:db8::7]", b"[v1.fe:x]",
+                b"xn--caf-dma.example", b"caf%C3%A9.example", b"a!$&'()*+,;=b~_.-"]
+_INVALID_HOSTS = [b"a b", b"a/b", b'a"b', b"<s>", b"user@a", b"[::1", b"[::g]", b"::1", b"a:8a", b"a%2", b"a\\b",
+                  b"a:1:2", b"a?b", b"a#b"]
+
+
+@pytest.mark.parametrize("public", [False, True])
+def test_a_host_value_not_host_and_port_is_400(tmp_path: Path, public: bool) -> None:
+    """RFC 9112 §3.2: "A server MUST respond with a 400 (Bad Request) status code to any HTTP/1.1 request message
+    that ... contains ... a Host header field with an invalid field value"; every value of the grammar is served."""
+    with Archive.init(str(tmp_path / "a")) as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, b"a text\n", format="text"))
+    target = f"/uri-res/N2R?{rfc2169_query(name)}".encode()
+    with on_own_protocol(create_app(str(tmp_path / "a")), public=public) as url:
+        port = urllib.parse.urlsplit(url).port
+        assert port is not None
+        for host in _VALID_HOSTS:
+            answer = _ask(port, b"GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % (target, host))
+            assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"a text\n"), (host, answer[:200])
+        for host in _INVALID_HOSTS:
+            for version in (b"1.1", b"1.0"):
+                answer = _ask(port, b"GET %s HTTP/%s\r\nHost: %s\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n"
+                              % (target, version, host))
+                head, _, body = answer.partition(b"\r\n\r\n")
+                assert head.startswith(b"HTTP/1.1 400 "), (host, answer[:200])
+                problem = json.loads(body)  # one answer, the connection closed after it
+                assert problem["status"] == 400 and "the Host field is" in problem["detail"]
+
+
+@pytest.mark.parametrize("public", [False, True])
+def test_a_request_line_of_another_version_of_http_is_505(tmp_path: Path, public: bool) -> None:
+    """RFC 9110 §15.6.6: 505 "indicates that the server does not support, or refuses to support, the major version
+    of HTTP that was used in the request message"; HTTP/2 is not spoken in an HTTP/1 request line."""
+    with Archive.init(str(tmp_path / "a")) as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, b"a text\n", format="text"))
+    target = f"/uri-res/N2R?{rfc2169_query(name)}".encode()
+    with on_own_protocol(create_app(str(tmp_path / "a")), public=public) as url:
+        port = urllib.parse.urlsplit(url).port
+        assert port is not None
+        answer = _ask(port, b"GET %s HTTP/2.0\r\nHost: a\r\n\r\n" % target)
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 505 "), answer[:200]
+        problem = json.loads(body)
+        assert (problem["title"], problem["status"]) == ("HTTP Version Not Supported", 505)
+        assert "HTTP/2.0" in problem["detail"]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ipaddress
+import re
+
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pdi.server.http.problems import problem
@@ -47,17 +50,61 @@ class HeadWithoutRange(HTTPMiddleware):
         await self.app(scope, receive, send)
 
 
+#: A ``Host`` field's value, RFC 9112 §3.2: ``uri-host [ ":" port ]`` of RFC 3986 §3.2.2–3.2.3 — an IP literal
+#: in brackets, or a registered name (IPv4 addresses are among them) of unreserved characters, sub-delimiters and
+#: percent-encodings — possibly empty (a target with no authority).
+_HOST_VALUE = re.compile(
+    rb"(?:(\[[0-9A-Fa-f:.]+\])|\[[vV][0-9A-Fa-f]+\.[A-Za-z0-9._~!$&'()*+,;=:-]+\]"
+    rb"|(?:[A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?"
+)
+
+
+def valid_host(value: bytes) -> bool:
+    """Whether ``value`` is a ``Host`` field's value by RFC 9112 §3.2's grammar (an IPv6 literal checked as one)."""
+    found = _HOST_VALUE.fullmatch(value)
+    if found is None:
+        return False
+    literal = found[1]
+    if literal is not None:
+        try:
+            ipaddress.IPv6Address(literal[1:-1].decode("ascii"))
+        except ValueError:
+            return False
+    return True
+
+
+#: The versions of HTTP a request may name (llhttp, under uvicorn, parses ``HTTP/2.0`` in a request line too).
+_VERSIONS = ("1.1", "1.0")
+
+
 class HostField(HTTPMiddleware):
-    """ASGI middleware: a request with more than one ``Host`` field, or an HTTP/1.1 request with none, is ``400``
-    (RFC 9112 §3.2: a server MUST; which host it asks for, and so which base URL its answers name, is not known),
-    an RFC 9457 problem, with ``Connection: close``. Answered as any answer is, in the connection's order of
-    requests (a request before it on the connection is answered first), with its ``Date``, logged and counted."""
+    """ASGI middleware for what a request's head must be before anything reads it, each ``400`` or ``505`` with an
+    RFC 9457 problem and ``Connection: close``:
+
+    * more than one ``Host`` field, an HTTP/1.1 request with none, or one whose value is not ``host[:port]``
+      (RFC 9112 §3.2: a server MUST answer ``400``; which host it asks for, and so which base URL its answers
+      name, is not known);
+    * a request line naming a version of HTTP other than 1.1 and 1.0 (``HTTP/2.0`` in a request line is not how
+      HTTP/2 is spoken): ``505`` (RFC 9110 §15.6.6).
+
+    Answered as any answer is, in the connection's order of requests (a request before it on the connection is
+    answered first), with its ``Date``, logged and counted."""
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        hosts = sum(1 for key, _ in scope["headers"] if key == b"host")
-        if hosts > 1 or (hosts == 0 and scope.get("http_version") == "1.1"):
-            answer = problem(400, "Bad Request", f"a request has one Host field (RFC 9112 §3.2); this one has {hosts}")
-            answer.headers["Connection"] = "close"
-            await answer(scope, receive, send)
+        version = scope.get("http_version", "1.1")
+        hosts = [value for key, value in scope["headers"] if key == b"host"]
+        if version not in _VERSIONS:
+            answer = problem(505, "HTTP Version Not Supported",
+                             f"this server speaks HTTP/1.1 and HTTP/1.0; the request line says HTTP/{version}")
+        elif len(hosts) > 1 or (not hosts and version == "1.1"):
+            answer = problem(400, "Bad Request",
+                             f"a request has one Host field (RFC 9112 §3.2); this one has {len(hosts)}")
+        elif hosts and not valid_host(hosts[0]):
+            shown = hosts[0][:80].decode("latin-1")
+            answer = problem(400, "Bad Request",
+                             f"the Host field is {shown!r}, not a host and port (RFC 9112 §3.2, RFC 3986 §3.2.2)")
+        else:
+            await self.app(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        answer.headers["Connection"] = "close"
+        await answer(scope, receive, send)

@@ -47,7 +47,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from pdi.errors import ParseError
 from pdi.server.http.forwarded import NO_PROXIES, TrustedProxies, forwarded_origin
-from pdi.server.http.middleware import RANGE_FIELDS
+from pdi.server.http.middleware import RANGE_FIELDS, valid_host
 from pdi.server.http.readers import may_hold_cookie
 from pdi.server.process.cache import (
     N2L_PATH,
@@ -133,15 +133,17 @@ _NOT_PLAIN = frozenset({b"content-length", b"transfer-encoding", b"expect", b"up
 def _not_plain_fields(headers: list[tuple[bytes, bytes]]) -> bool:
     """Whether a request's fields take it out of the plain case: a body, an upgrade, a token, a request id of its
     own, a ``Cookie`` that may hold the sign-in (:func:`~pdi.server.http.readers.may_hold_cookie`: a sign-in
-    is checked first, and its answers are never from here), or not one ``Host`` field (the ASGI path refuses
-    it: :class:`~pdi.server.http.middleware.HostField`); one pass."""
+    is checked first, and its answers are never from here), or not one ``Host`` field of a valid value (the
+    ASGI path refuses it: :class:`~pdi.server.http.middleware.HostField`); one pass."""
+    host = None
     hosts = 0
     for key, value in headers:  # a loop, not any() of a generator: one object fewer a request
         if key == b"host":
             hosts += 1
+            host = value
         elif key in _NOT_PLAIN or (key == b"cookie" and may_hold_cookie(value)):
             return True
-    return hosts != 1
+    return hosts != 1 or host is None or not valid_host(host)
 
 
 def _ranged(headers: list[tuple[bytes, bytes]]) -> bool:
