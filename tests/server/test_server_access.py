@@ -94,6 +94,27 @@ def test_every_read_path_is_403_for_a_private_series_404_for_a_hidden_one(locati
         assert set(_reads(client, sealed, token).values()) <= {200, 302}
 
 
+def test_a_token_that_does_not_cover_a_private_series_is_told_insufficient_scope(location: str) -> None:
+    """RFC 6750 §3.1: a live token that does not cover what it asks is ``403`` with ``error="insufficient_scope"``
+    in ``WWW-Authenticate``; a reader without a token is told that one is needed, and gets no challenge of it."""
+    archive, public, sealed, _ = sealed_archive(location)
+    with archive:
+        _, other = archive.add_token("visitor", role="read", series=[S])
+        client = TestClient(create_app(location, archive=archive))
+        token = {"Authorization": f"Bearer {other}"}
+        assert set(_reads(client, sealed, token).values()) == {403}
+        for path in (f"/uri-res/N2R?{sealed}", f"/uri-res/N2L?{sealed}", f"/api/meta?pdi={_q(sealed)}",
+                     f"/api/ls?series={SEALED}"):
+            answer = client.get(path, headers=token, follow_redirects=False)
+            assert answer.status_code == 403, path
+            assert answer.headers["www-authenticate"] == 'Bearer realm="pdi", error="insufficient_scope"', path
+            assert "'visitor' does not cover it" in answer.json()["detail"], path
+            anonymous = client.get(path, follow_redirects=False)
+            assert anonymous.status_code == 403 and "www-authenticate" not in anonymous.headers, path
+            assert anonymous.json()["detail"].endswith("a token that may read it is needed"), path
+        assert client.get(f"/uri-res/N2R?{public}", headers=token).status_code == 200
+
+
 def test_a_timemap_or_timegate_read_with_a_token_is_never_kept_by_a_cache(location: str) -> None:
     # a private series' captures of a URL are mementos only for a token that reads them: that list
     # must not be kept by a shared cache and given to others (RFC 9111 §5.2.2.7 no-store)

@@ -33,7 +33,7 @@ from pdi.archive.blobs.memo import FixityMemo
 from pdi.archive.naming import default_who, key_of, timestamp, utc_now
 from pdi.archive.results import Generic
 from pdi.archive.store import DocumentKey, RepresentationRecord, WithdrawalRecord
-from pdi.errors import AccessError, NotFoundError, WithdrawnError
+from pdi.errors import AccessError, NotFoundError, ScopeError, WithdrawnError
 from pdi.identifier import PDI
 
 if TYPE_CHECKING:
@@ -51,6 +51,18 @@ def gone(parsed: PDI, what: str, tombstone: WithdrawalRecord) -> WithdrawnError:
     purged = " (its octets purged)" if tombstone.purged else ""
     return WithdrawnError(f"{parsed.without_fragment()}: {what} withdrawn {tombstone.at}{purged}: {tombstone.reason}",
                           reason=tombstone.reason, at=tombstone.at, who=tombstone.who, purged=tombstone.purged)
+
+
+def refused(what: str) -> AccessError:
+    """The ``403`` of a read the current reader may not make (``what``: what it is, "… is embargoed until …").
+
+    A reader who presented a token (live: an unknown one never gets this far) is told that it does not cover
+    this, a :class:`~pdi.errors.ScopeError` (RFC 6750 §3.1's ``insufficient_scope``); an anonymous reader that
+    a token that may read it is needed."""
+    reader = current_reader.get()
+    if reader is not None and reader.token is not None:
+        return ScopeError(f"{what}; the token {reader.token.name!r} does not cover it")
+    return AccessError(f"{what}; a token that may read it is needed")
 
 
 class ArchiveBase:
@@ -153,9 +165,7 @@ class ArchiveBase:
         if told is Disclosure.NOTHING:
             raise NotFoundError(f"{parsed.without_fragment()} is not in this archive")
         if told is Disclosure.EXISTENCE:
-            raise AccessError(
-                f"{parsed.without_fragment()}: the series {series} is private; a token that may read it is needed"
-            )
+            raise refused(f"{parsed.without_fragment()}: the series {series} is private")
 
     def _guard_embargo(self, parsed: PDI, version: int | None) -> None:
         """Refuse (403) a document or version under an embargo not yet over, to a reader without access."""
@@ -168,7 +178,7 @@ class ArchiveBase:
         until = self.store.embargo(key, version)
         embargoed = until is not None and until > timestamp(self.now())
         if disclosure(reader, key.series, PUBLIC, embargoed=embargoed) is not Disclosure.ALL:
-            raise AccessError(f"{parsed.without_fragment()} is embargoed until {until}")
+            raise refused(f"{parsed.without_fragment()} is embargoed until {until}")
 
     def _search_access(self) -> SearchAccess | None:
         """What the current reader's search leaves out (None: the owner, who sees all)."""
@@ -201,7 +211,7 @@ class ArchiveBase:
         if access == HIDDEN or self.store.get_series(series) is None:
             raise NotFoundError(f"series {series} is not registered (`pdi series ls` lists those that are)")
         if access is not None:
-            raise AccessError(f"the series {series} is private; a token that may read it is needed")
+            raise refused(f"the series {series} is private")
 
     def _guard_document(self, key: DocumentKey, version: int | None, what: str) -> None:
         """Refuse ``what`` (about a document, or a version of it) to a reader who may not read it: not found if its
@@ -216,8 +226,8 @@ class ArchiveBase:
         if told is Disclosure.NOTHING:
             raise NotFoundError(f"{what} is not in this archive")
         if told is Disclosure.EXISTENCE:
-            raise AccessError(f"{what} is about a document embargoed until {until}" if embargoed else
-                              f"{what} is about the private series {key.series}; a token that may read it is needed")
+            raise refused(f"{what} is about a document embargoed until {until}" if embargoed else
+                          f"{what} is about the private series {key.series}")
 
     def _version_of(self, pdi: PDI, key: DocumentKey, latest: bool) -> int:
         stored = self.store.versions(key, wanted=pdi.version)

@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Sequence
 
 from pdi.archive.access import Unlisted
-from pdi.archive.base import ArchiveBase
+from pdi.archive.base import ArchiveBase, refused
 from pdi.archive.naming import canonical_series, documents_of, generic_of, key_of, parse_pdi
 from pdi.archive.results import DocumentChange, DocumentDetail, DocumentPage, Generic
 from pdi.archive.store import (
@@ -26,7 +26,7 @@ from pdi.archive.store import (
     RepresentationRecord,
     SeriesCount,
 )
-from pdi.errors import AccessError, LimitError, NotFoundError, ParseError, UnsupportedError
+from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.identifier import PDI
 
 __all__ = ["Browsing"]
@@ -357,7 +357,7 @@ class Browsing(ArchiveBase):
         hidden = self._unlisted()
         records = [r for r in records if hidden.version_listed(key, r.version)]
         if not records:
-            raise AccessError(f"{parsed.without_fragment()}: every version is embargoed")
+            raise refused(f"{parsed.without_fragment()}: every version is embargoed")
         statements = self.store.document_assertions(key)
         if key in hidden.embargoed:  # what was said of a version the reader may not learn of goes with it
             held = {r.version for r in records} | {None}

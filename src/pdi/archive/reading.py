@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from pdi import formats
-from pdi.archive.base import ArchiveBase, gone
+from pdi.archive.base import ArchiveBase, gone, refused
 from pdi.archive.blobs import (
     BlobInfo,
     ChunkedReader,
@@ -32,7 +32,6 @@ from pdi.archive.naming import generic_of, key_of, parse_pdi, record_name, recor
 from pdi.archive.results import CitationResolved, Generic, GenericVersion, Opened, Resolved
 from pdi.archive.store import DocumentKey, PublicVersion, RepresentationRecord
 from pdi.errors import (
-    AccessError,
     DamagedError,
     NotFoundError,
     UnsupportedError,
@@ -234,7 +233,7 @@ class Reading(ArchiveBase):
             if hidden:  # the versions under an embargo the reader is not exempt from are not its to list
                 shown = self._listed([generic], hidden)
                 if not shown:
-                    raise AccessError(f"{parsed.without_fragment()}: every version is embargoed")
+                    raise refused(f"{parsed.without_fragment()}: every version is embargoed")
                 generic = shown[0]
             generic = self._in_service(parsed, generic, every)  # of what this reader may learn of, alone
             if latest:
@@ -277,7 +276,7 @@ class Reading(ArchiveBase):
         if whole is not None:
             raise gone(parsed, "its document was", whole)
         if any(v.number not in withdrawn for v in every.versions):
-            raise AccessError(f"{parsed.without_fragment()}: every version in service is embargoed")
+            raise refused(f"{parsed.without_fragment()}: every version in service is embargoed")
         shown = {v.number for v in generic.versions}
         last = [t for t in tombstones if t.version in shown][-1]  # oldest first: the last made
         what = "its only version was" if len(every.versions) == 1 else (
