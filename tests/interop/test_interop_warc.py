@@ -528,6 +528,13 @@ def test_verify_still_reports_names_minted_off_their_day(archive: Archive, tmp_p
     assert len(problems) == 2
     assert problems[0].startswith("it was minted at 2019-12-31T23:00:00.000000Z, not on its day 2020-01-01")  # before its day
     assert problems[1].startswith("it was minted at 2031-01-01T00:00:00.000000Z, not on its day")  # a serial, later
+    # a time that is none, on its day by its first ten characters: hour 99
+    conn = sqlite3.connect(Path(archive.location) / "catalog.sqlite")
+    with conn:
+        conn.execute("UPDATE documents SET created_at = '2020-01-01T99:00:00.000000Z' WHERE unique_id = 'doc-1'")
+    conn.close()
+    problems = [p.detail for p in archive.verify().problems if p.kind == "catalog-document"]
+    assert any(p.startswith("its time '2020-01-01T99:00:00.000000Z' is not a catalog timestamp") for p in problems)
 
 
 def test_importing_again_completes_statements_an_interrupted_import_left_out(archive: Archive, tmp_path: Path) -> None:

@@ -203,6 +203,8 @@ class Tamper:
     def __init__(self, target: str) -> None:
         self.target = target
         self.manifest: str | None = None  # "digest" | "resigned"
+        #: Fields of named entries changed in every manifest, which is then signed with ``other`` (pinned instead).
+        self.entries: dict[str, dict[str, object]] = {}
         self.octets_of: str | None = None
         self.bulk = True
         self.fetched: list[str] = []
@@ -269,6 +271,11 @@ class Tamper:
                 body = f"{header}.{b64url(canonical_json(value))}.{signature}".encode()
             else:
                 body = sign_manifest(self.other, canonical_json(value)).encode()
+        if path == "/api/manifest" and self.entries:
+            value = json.loads(b64url_decode(body.decode().split(".")[1], "payload"))
+            for entry in value["names"]:
+                entry.update(self.entries.get(entry["name"], {}))
+            body = sign_manifest(self.other, canonical_json(value)).encode()
         headers = {k: v for k, v in answer.headers.items() if k.lower() in ("content-type", "link")}
         return Response(body, status_code=answer.status_code, headers=headers)
 
@@ -296,6 +303,36 @@ def test_a_manifest_changed_or_signed_by_another_key_is_refused_and_nothing_from
         assert "is refused" in out and ("does not verify" in out or "not one of the keys it is checked with" in out)
         assert tamper.fetched == []  # not one blob of it was even fetched
     assert held(b) == {}
+
+
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("created_at", "xxxxxxxxxxxxxxxxxxxxxxxxxxZ", "is not a catalog timestamp"),
+    ("created_at", "2026-11-20T99:99:99.999999Z", "is not a catalog timestamp"),
+    ("created_at", "1999-01-01T00:00:00.000000Z", "before its name's day"),
+    ("created_at", "2999-01-01T00:00:00.000000Z", "still to come"),
+    ("charset", "no-such-charset", "unknown charset"),
+    ("charset", "utf-8\r\nX-Evil: 1", "charset"),
+    ("charset", "UTF-8", "not written as pdi stores it"),
+])
+def test_a_signed_entry_that_no_catalog_could_hold_is_refused_by_name_and_the_others_kept(
+    tmp_path: Path, field: str, value: str, said: str,
+) -> None:
+    """An origin (signing with the key pinned) whose entry says a time that is none, or that is before its name's
+    day or to come, or a charset pdi does not store by that name: that name is reported and not kept (a catalog
+    pdi verify would call damaged, a resolver failing on it); the others are kept, and verify finds nothing."""
+    a, names = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    with serving(a) as a_url, tampering(a_url) as (tamper, proxy):
+        tamper.entries = {names["text"]: {field: value}}
+        other = json.dumps(tamper.other.public.jwk())
+        assert pdi("mirror", "add", proxy, "--series", S, "--key", other, "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+    assert code == 3, out
+    refusal = next(line for line in out.splitlines() if names["text"] in line)
+    assert said in refusal, out
+    assert set(held(b)) == {names["page"], names["large"]}
+    verified = pdi("verify", "--archive", str(b))
+    assert verified[0] == 0, verified[1]
 
 
 @pytest.mark.parametrize(("bulk", "direct"), [(True, True), (True, False), (False, True)],

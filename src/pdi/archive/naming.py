@@ -255,3 +255,33 @@ def checked_foreign_id(series: str, foreign_id: str, token: str, day: datetime.d
             "this id cannot be written in a PDI", text=foreign_id, rule="encapsulated-unique-id"
         )
     return foreign_id
+
+
+#: The shape of a catalog timestamp (:func:`timestamp_problem`).
+_TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
+
+
+def timestamp_problem(stamp: str) -> str | None:
+    """What keeps ``stamp`` from being a catalog timestamp (``2026-11-26T12:00:00.000000Z``, a real time, GMT:
+    :func:`pdi.archive.naming.timestamp`), or ``None``."""
+    if _TIMESTAMP.fullmatch(stamp) is not None:
+        try:
+            datetime.datetime.fromisoformat(stamp[:-1])  # a real time: no hour 99, no 30 February
+            return None
+        except ValueError:
+            pass
+    return f"its time {stamp[:40]!r} is not a catalog timestamp (YYYY-MM-DDTHH:MM:SS.ffffffZ)"
+
+
+def minting_problem(day: str, serial: int | None, created_at: str) -> str | None:
+    """What is wrong with when a document of ``day`` (``YYYY-MM-DD``) was minted, or ``None``.
+
+    A serial is minted on its day; a foreign id may be dated by its source, earlier (a web archive's capture
+    date: ``Archive.deposit(day=)``), never later."""
+    wrong = timestamp_problem(created_at)
+    if wrong is not None:
+        return wrong
+    dated_by_source = serial is None and created_at[:10] > day
+    if not dated_by_source and not created_at.startswith(day):
+        return f"it was minted at {created_at}, not on its day {day} (GMT)"
+    return None

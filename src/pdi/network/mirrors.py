@@ -52,6 +52,7 @@ no more octets than its manifest says.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import hashlib
 import http.client
 import json
@@ -73,7 +74,7 @@ from pdi.archive.blobs import Octets
 from pdi.archive.blobs.seam import Spooled
 from pdi.archive.fixity import LINE_ENDINGS, Problem
 from pdi.archive.mirroring import base_url
-from pdi.archive.naming import key_of, parse_pdi, record_name
+from pdi.archive.naming import key_of, parse_pdi, record_name, timestamp, timestamp_problem, utc_now
 from pdi.archive.store import STORED_CANONICAL, STORED_EXACT, RepresentationRecord
 from pdi.errors import (
     AccessError,
@@ -849,10 +850,24 @@ def _record(name: str, parsed: PDI, sha256: str, size: int, description: Mapping
         raise ParseError(f"{name}: media type {media_type!r} is not that of format {token}", rule="n2c")
     if charset is not None and not isinstance(charset, str):
         raise ParseError(f"{name}: charset {charset!r} is not text", rule="n2c")
+    if charset is not None:  # a charset pdi knows, written as pdi stores it (as pdi verify reads the catalog)
+        try:
+            stored_as = formats.registered_charset(charset)
+        except PDIError as exc:
+            raise ParseError(f"{name}: {exc}", rule="n2c") from exc
+        if stored_as != charset:
+            raise ParseError(f"{name}: charset {charset!r} is not written as pdi stores it ({stored_as})", rule="n2c")
     if line_ending is not None and line_ending not in LINE_ENDINGS:
         raise ParseError(f"{name}: line endings {line_ending!r} are not a convention pdi records", rule="n2c")
-    if not isinstance(created_at, str) or len(created_at) != 27 or not created_at.endswith("Z"):
+    if not isinstance(created_at, str):
         raise ParseError(f"{name}: created_at {created_at!r} is not a catalog timestamp", rule="n2c")
+    wrong = timestamp_problem(created_at)  # a real time, neither before its name's day nor after today
+    if wrong is None and created_at[:10] < key.day.isoformat():
+        wrong = f"it was made at {created_at}, before its name's day {key.day.isoformat()}"
+    elif wrong is None and created_at > timestamp(utc_now() + datetime.timedelta(days=1)):
+        wrong = f"it was made at {created_at}, which is still to come"
+    if wrong is not None:
+        raise ParseError(f"{name}: {wrong}", rule="n2c")
     if kept not in (STORED_EXACT, STORED_CANONICAL):
         raise ParseError(f"{name}: kept {kept!r} is neither {STORED_EXACT} nor {STORED_CANONICAL}", rule="n2c")
     return RepresentationRecord(

@@ -10,6 +10,7 @@ from pdi._wording import plural
 from pdi.archive.catalog.base import (
     CatalogBase,
 )
+from pdi.archive.naming import minting_problem
 from pdi.archive.store import (
     CatalogProblem,
 )
@@ -213,11 +214,9 @@ def _document_problem(row: Sequence[Any]) -> str | None:
         return f"its day {day!r} is not written YYYY-MM-DD"
     if (year, month, dom) != (date.year, date.month, date.day):
         return f"its day {day} disagrees with its year, month and day {year}-{month}-{dom}"
-    # A serial is minted on its day; a foreign id may be dated by its source, earlier
-    # (a web archive's capture date: Archive.deposit(day=)), never later.
-    dated_by_source = serial is None and str(created_at)[:10] > str(day)
-    if not dated_by_source and not str(created_at).startswith(str(day)):
-        return f"it was minted at {created_at}, not on its day {day} (GMT)"
+    minted = minting_problem(str(day), serial, str(created_at))
+    if minted is not None:
+        return minted
     uid = str(unique_id)
     if serial is None:
         if spells_serial(uid):
