@@ -37,6 +37,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import http
+import json
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -48,6 +50,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from pdi.errors import ParseError
 from pdi.server.http.forwarded import NO_PROXIES, TrustedProxies, forwarded_origin
 from pdi.server.http.middleware import RANGE_FIELDS, valid_host
+from pdi.server.http.problems import status_phrase
 from pdi.server.http.readers import may_hold_cookie
 from pdi.server.process.cache import (
     N2L_PATH,
@@ -63,7 +66,12 @@ from pdi.server.process.cache import (
     respond,
     wire,
 )
-from pdi.server.process.limits import DEFAULT_HEADER_SECONDS
+from pdi.server.process.limits import (
+    DEFAULT_HEADER_SECONDS,
+    MAX_HEAD_FIELDS,
+    MAX_HEAD_OCTETS,
+    MAX_TARGET_OCTETS,
+)
 from pdi.server.process.observe import AccessLog, clf, count_cached_answer, log_cached_answer
 from pdi.server.process.zerocopy import EXTENSION, ZeroCopy
 
@@ -85,9 +93,18 @@ UVICORN_INTERNALS: Final[dict[str, str]] = {
     f"{_PROTOCOL}.connection_lost":
         "GuardedHttpToolsProtocol.connection_lost: marks the cycle disconnected and sets its message_event",
     f"{_PROTOCOL}.on_url":
-        "CachedAnswerProtocol: url holds the request target as sent when on_headers_complete is called",
+        "CachedAnswerProtocol: url holds the request target as sent when on_headers_complete is called;"
+        " GuardedHttpToolsProtocol.on_url: appends to url (its length is the target's so far)",
     f"{_PROTOCOL}.on_header":
-        "CachedAnswerProtocol: headers holds (lowercased name, value) pairs when on_headers_complete is called",
+        "CachedAnswerProtocol: headers holds (lowercased name, value) pairs when on_headers_complete is called;"
+        " GuardedHttpToolsProtocol.on_header counts them first",
+    f"{_PROTOCOL}.on_message_begin":
+        "GuardedHttpToolsProtocol.on_message_begin: a new request's head begins (url and headers emptied)",
+    f"{_PROTOCOL}.data_received":
+        "GuardedHttpToolsProtocol.data_received: feeds the parser; a parser error (a callback's raise too) is"
+        " answered by calling send_400_response inside its except clause, so sys.exc_info() is that error",
+    f"{_PROTOCOL}.send_400_response":
+        "GuardedHttpToolsProtocol.send_400_response replaces it: a problem naming the parser's finding",
     f"{_PROTOCOL}.on_headers_complete":
         "GuardedHttpToolsProtocol.on_headers_complete: makes the new cycle, whose scope is self.scope, and"
         " starts it or queues it in pipeline; CachedAnswerProtocol answers instead of calling it",
@@ -162,21 +179,42 @@ def status_line(status: int) -> bytes:
     return b"HTTP/1.1 %d %s\r\n" % (status, phrase)
 
 
+class _Refused(Exception):
+    """Raised in a parser's callback to stop reading a request head that is refused (:attr:`refusal` says why)."""
+
+
 class GuardedHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's HTTP/1.1 protocol, closing a connection whose request line and headers are late.
+    """uvicorn's HTTP/1.1 protocol, closing a connection whose request line and headers are late or too large.
 
     The deadline starts when the connection opens and again after each
     response (for the next request on a kept-alive connection, unless one
     is already queued behind it); data trickling in does not extend it, only
-    a complete request head ends it. It also offers each request
-    :class:`~pdi.server.process.zerocopy.ZeroCopy`, with which a response
-    sends a verified file's octets with ``sendfile``.
+    a complete request head ends it. A request target longer than
+    :data:`~pdi.server.process.limits.MAX_TARGET_OCTETS` is ``414``; a head
+    with more than :data:`~pdi.server.process.limits.MAX_HEAD_FIELDS` fields,
+    or more octets than the target's and
+    :data:`~pdi.server.process.limits.MAX_HEAD_OCTETS` together, is ``431``
+    (RFC 6585 §5), refused as it arrives, before more of it is kept. A
+    request the parser cannot read is answered with an RFC 9457 problem
+    naming what the parser found (uvicorn's own answer is a plain "Invalid
+    HTTP request received."), an unknown method ``501`` (RFC 9110 §9.1). It
+    also offers each request :class:`~pdi.server.process.zerocopy.ZeroCopy`,
+    with which a response sends a verified file's octets with ``sendfile``.
     """
 
     header_seconds: float = DEFAULT_HEADER_SECONDS
+    target_octets: int = MAX_TARGET_OCTETS
+    head_fields: int = MAX_HEAD_FIELDS
+    head_octets: int = MAX_HEAD_OCTETS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        #: Whether a request's head is being read, the octets read while it was, its fields so far, and why it
+        #: is refused (status and detail), if it is.
+        self._in_head = True
+        self._head_seen = 0
+        self._fields = self._field_octets = 0
+        self.refusal: tuple[int, str] | None = None
         #: The timer of the request-head deadline, and when the deadline is (``None``: disarmed). Arming it again
         #: moves the time only: a timer that fires before the deadline sets itself again for it (no timer made
         #: and cancelled for every request of a kept-alive connection).
@@ -214,8 +252,69 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().connection_made(transport)
         self._arm()
 
+    def data_received(self, data: bytes) -> None:
+        if self._in_head:
+            self._head_seen += len(data)
+        super().data_received(data)
+        # a head still incomplete after all this: one field without end, or many (each kept only when complete)
+        if self._in_head and self._head_seen > self.target_octets + self.head_octets and self.refusal is None:
+            self._refuse(431, f"the request's head is more than {self.target_octets + self.head_octets} octets"
+                              " (RFC 6585 §5)")
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._in_head, self._fields, self._field_octets = True, 0, 0
+
+    def on_url(self, url: bytes) -> None:
+        if len(self.url) + len(url) > self.target_octets:
+            self.refusal = (414, f"the request target is more than {self.target_octets} octets (RFC 9112 §3)")
+            raise _Refused
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._fields += 1
+        self._field_octets += len(name) + len(value)
+        if self._fields > self.head_fields:
+            self.refusal = (431, f"the request has more than {self.head_fields} header fields (RFC 6585 §5)")
+            raise _Refused
+        if self._field_octets > self.head_octets:
+            self.refusal = (431, f"the request's header fields are more than {self.head_octets} octets (RFC 6585 §5)")
+            raise _Refused
+        super().on_header(name, value)
+
+    def send_400_response(self, msg: str) -> None:
+        """What uvicorn calls, in its ``except httptools.HttpParserError``, for a request the parser stopped at:
+        the refusal a callback made, or what the parser found, as an RFC 9457 problem."""
+        if self.refusal is None:
+            found = sys.exc_info()[1]
+            if isinstance(found, httptools.HttpParserInvalidMethodError):
+                self.refusal = (501, "the request's method is not one this server knows (RFC 9110 §9.1)")
+            else:
+                said = str(found) if found is not None else msg
+                self.refusal = (400, f"the request is not HTTP/1.1 as RFC 9112 writes it: {said}")
+        self._refuse(*self.refusal)
+
+    def _refuse(self, status: int, detail: str) -> None:
+        """Answer ``status`` with ``detail`` as an RFC 9457 problem, and close the connection (nothing after it is
+        read)."""
+        self.refusal = (status, detail)
+        self.logger.warning("refused a request head: %s", detail)
+        phrase = status_phrase(status) or ""
+        body = json.dumps({"type": "about:blank", "title": phrase, "status": status, "detail": detail},
+                          separators=(",", ":")).encode()
+        content = [b"HTTP/1.1 %d %s\r\n" % (status, phrase.encode())]
+        for name, value in self.server_state.default_headers:
+            content.extend([name, b": ", value, b"\r\n"])
+        content.append(b"content-type: application/problem+json\r\ncontent-length: %d\r\nconnection: close\r\n\r\n"
+                       % len(body))
+        content.append(body)
+        if not self.transport.is_closing():
+            self.transport.write(b"".join(content))
+            self.transport.close()
+
     def on_headers_complete(self) -> None:
         self._disarm()  # the request's head is in
+        self._in_head, self._head_seen = False, 0
         super().on_headers_complete()
         cycle = self.cycle
         if cycle is not None and cycle.scope is self.scope and not cycle.response_started:
@@ -279,6 +378,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         self._idle_due: float | None = None
 
     def on_headers_complete(self) -> None:
+        self._in_head, self._head_seen = False, 0  # as the guarded protocol's, which an answer from here skips
         if not self._answer_from_cache():
             super().on_headers_complete()
 

@@ -18,7 +18,9 @@ on Starlette's own thread pool.
 ``pdi serve``'s HTTP/1.1 protocol
 (:class:`pdi.server.process.connection.GuardedHttpToolsProtocol`) closes a
 connection whose request line and headers take longer than
-:data:`DEFAULT_HEADER_SECONDS` (slowloris); uvicorn's own
+:data:`DEFAULT_HEADER_SECONDS` (slowloris), and refuses a head larger than
+:data:`MAX_TARGET_OCTETS`, :data:`MAX_HEAD_FIELDS` and :data:`MAX_HEAD_OCTETS`
+allow, before it is kept in memory; uvicorn's own
 ``limit_concurrency`` caps the connections and tasks at once beyond which it
 answers ``503``; ``timeout_keep_alive`` closes idle connections.
 
@@ -60,6 +62,13 @@ DEFAULT_EVALUATIONS = 2
 DEFAULT_QUEUE_SECONDS = 30.0
 #: How long a client may take to send a request's line and headers.
 DEFAULT_HEADER_SECONDS = 10.0
+#: The longest request target taken (a longer one is ``414``): a name with an encapsulated URL and its fragment
+#: fit many times over.
+MAX_TARGET_OCTETS = 64 * 1024
+#: The most header fields a request may have, and the most octets its head may hold beyond its target (more is
+#: ``431``, RFC 6585 §5): a browser sends twenty fields and a few kilobytes.
+MAX_HEAD_FIELDS = 200
+MAX_HEAD_OCTETS = 64 * 1024
 #: Connections and tasks at once beyond which uvicorn answers 503.
 DEFAULT_MAX_CONNECTIONS = 512
 #: How long a request's body may take, before the time its octets earn (Apache mod_reqtimeout's body=20).

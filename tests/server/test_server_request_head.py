@@ -1,0 +1,139 @@
+"""A request's head is bounded before it is kept, and what the parser refuses is said (``pdi serve``'s protocol).
+
+RFC 9112 §3 ("A server that receives a request-target longer than any URI it wishes to parse MUST respond with a
+414 (URI Too Long) status code"), RFC 6585 §5 (431 Request Header Fields Too Large: "the server is unwilling to
+process the request because its header fields are too large ... either collectively, or individually"), RFC 9110
+§9.1 ("An origin server that receives a request method that is unrecognized or not implemented SHOULD respond with
+the 501 (Not Implemented) status code"). The bounds are those ``pdi.server.process.limits`` documents: a target of
+64 KiB, 200 header fields, and 64 KiB of head beyond the target. Each refusal is an RFC 9457 problem, and the
+connection is closed after it. A stranger streaming millions of tiny header fields (a few octets each, many times
+their size in memory once kept) is refused within the bound: the server's peak memory, read from the kernel
+(``VmHWM`` of each process), does not grow by the size it was sent.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import urllib.parse
+from pathlib import Path
+
+import pytest
+from server_helpers import on_own_protocol, start_serve, stop, wait_answering
+
+from pdi.archive import Archive
+from pdi.server import create_app
+
+S = "library.example.us"
+KIB = 1024
+
+
+def _ask(port: int, *pieces: bytes) -> bytes:
+    """Send ``pieces`` one after another (stopping if the server closes) and read the answer to its end."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        try:
+            for piece in pieces:
+                conn.sendall(piece)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # refused and closed before all was sent: the answer is read below
+        answer = b""
+        try:
+            while piece := conn.recv(65536):
+                answer += piece
+        except ConnectionResetError:
+            pass
+    return answer
+
+
+def _problem(answer: bytes, status: int) -> dict[str, object]:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 %d " % status), answer[:300]
+    assert b"content-type: application/problem+json" in head.lower()
+    assert b"connection: close" in head.lower()
+    problem: dict[str, object] = json.loads(body)  # nothing after it: one answer, the connection closed
+    assert problem["status"] == status
+    return problem
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    location = tmp_path_factory.mktemp("head") / "a"
+    with Archive.init(str(location)) as opened:
+        opened.add_series(S)
+    return location
+
+
+def test_a_target_longer_than_64_kib_is_414_and_one_within_is_read(archive: Path) -> None:
+    with on_own_protocol(create_app(str(archive))) as url:
+        port = urllib.parse.urlsplit(url).port
+        assert port is not None
+        over = _ask(port, b"GET /api/series?" + b"a" * (64 * KIB) + b" HTTP/1.1\r\nHost: a\r\n\r\n")
+        problem = _problem(over, 414)
+        assert problem["title"] == "URI Too Long" and "65536 octets" in str(problem["detail"])
+        # a target of 64 KiB exactly: read, and answered by the route
+        within = _ask(port, b"GET /api/series?" + b"a" * (64 * KIB - 16) + b" HTTP/1.1\r\nHost: a\r\n"
+                      b"Connection: close\r\n\r\n")
+        assert within.startswith(b"HTTP/1.1 200 ") and S.encode() in within, within[:200]
+
+
+def test_more_than_200_fields_or_64_kib_of_them_is_431(archive: Path) -> None:
+    with on_own_protocol(create_app(str(archive))) as url:
+        port = urllib.parse.urlsplit(url).port
+        assert port is not None
+        fields = b"".join(b"X-Field-%d: x\r\n" % n for n in range(198))
+        served = _ask(port, b"GET /robots.txt HTTP/1.1\r\nHost: a\r\n" + fields + b"Connection: close\r\n\r\n")
+        assert served.startswith(b"HTTP/1.1 200 "), served[:200]  # 200 fields, Host and Connection among them
+        many = _ask(port, b"GET /robots.txt HTTP/1.1\r\nHost: a\r\n" + fields + b"X-One: more\r\n"
+                    b"Connection: close\r\n\r\n")
+        problem = _problem(many, 431)
+        assert problem["title"] == "Request Header Fields Too Large" and "200 header fields" in str(problem["detail"])
+        # one field of 100 KiB (more than the fields may hold, less than the whole head), and one without end
+        large = _ask(port, b"GET /robots.txt HTTP/1.1\r\nHost: a\r\nX-Large: " + b"x" * (100 * KIB) + b"\r\n\r\n")
+        assert "header fields are more than 65536 octets" in str(_problem(large, 431)["detail"])
+        endless = _ask(port, b"GET /robots.txt HTTP/1.1\r\nHost: a\r\nX-Large: ", *[b"x" * (64 * KIB)] * 64)
+        assert "head is more than 131072 octets" in str(_problem(endless, 431)["detail"])
+
+
+@pytest.mark.parametrize(("request_head", "status", "said"), [
+    (b"BREW /robots.txt HTTP/1.1\r\nHost: a\r\n\r\n", 501, "method is not one this server knows"),
+    (b"GET /robots.txt HTTP/1.1\r\nHost: a\x00b\r\n\r\n", 400, "Invalid header value char"),
+    (b"POST /api/deposit HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400,
+     "Content-Length"),
+    (b"GET /robots.txt HTTP/1.1\r\nHost a\r\n\r\n", 400, "not HTTP/1.1 as RFC 9112 writes it"),
+])
+def test_what_the_parser_refuses_is_a_problem_naming_it(archive: Path, request_head: bytes, status: int, said: str,
+                                                        ) -> None:
+    with on_own_protocol(create_app(str(archive))) as url:
+        port = urllib.parse.urlsplit(url).port
+        assert port is not None
+        assert said in str(_problem(_ask(port, request_head), status)["detail"])
+
+
+def _peak_kib(pid: int) -> int:
+    """The largest peak resident set (``VmHWM``, KiB) of the process ``pid`` and its children."""
+    pids = [pid]
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    if children.exists():
+        pids += [int(p) for p in children.read_text().split()]
+    peaks = []
+    for one in pids:
+        status = Path(f"/proc/{one}/status").read_text()
+        peaks.append(int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))))
+    return max(peaks)
+
+
+def test_millions_of_tiny_fields_are_refused_without_being_kept(archive: Path) -> None:
+    process, port, _ = start_serve(archive, "--workers", "1", "--replay-port", "0", drain=True)
+    try:
+        wait_answering(process, f"http://127.0.0.1:{port}/api/series")
+        before = _peak_kib(process.pid)
+        tiny = b"X-A: b\r\n" * (128 * KIB)  # 1 MiB of fields, 131,072 of them
+        answer = _ask(port, b"GET /api/series HTTP/1.1\r\nHost: a\r\n", *([tiny] * 40), b"\r\n")
+        assert "200 header fields" in str(_problem(answer, 431)["detail"])
+        after = _peak_kib(process.pid)
+        # 40 MiB sent; kept as Python tuples they were 15 times that (the finding this bounds): far less grew
+        assert after - before < 20 * KIB, (before, after)
+        assert _ask(port, b"GET /robots.txt HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n").startswith(
+            b"HTTP/1.1 200 ")  # and the server goes on answering
+    finally:
+        stop(process)
