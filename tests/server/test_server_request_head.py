@@ -137,3 +137,20 @@ def test_millions_of_tiny_fields_are_refused_without_being_kept(archive: Path) -
             b"HTTP/1.1 200 ")  # and the server goes on answering
     finally:
         stop(process)
+
+
+def test_a_failure_in_the_protocols_own_answering_is_a_500_not_the_clients_fault(archive: Path) -> None:
+    """The fault is injected (the code that answers plain N2Ls on the connection raising, as a catalog read past
+    SQLite's integers once did): the request was good, so the answer is a 500 problem, never a 400."""
+    app = create_app(str(archive))
+
+    def failing(*_: object) -> None:
+        raise RuntimeError("injected")
+
+    app.state.public = failing
+    with on_own_protocol(app, public=True) as url:
+        port = urllib.parse.urlsplit(url).port
+        assert port is not None
+        answer = _ask(port, b"GET /uri-res/N2L?urn:pdi://library.example.us/2026/11/26/1.text.1 HTTP/1.1\r\n"
+                            b"Host: a\r\n\r\n")
+        assert "(RuntimeError)" in str(_problem(answer, 500)["detail"])

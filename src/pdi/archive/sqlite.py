@@ -39,9 +39,11 @@ from pdi.archive.store import (
     RepresentationRecord,
     SearchKey,
 )
-from pdi.errors import NotFoundError, PDIError, StoreError
+from pdi.errors import LimitError, NotFoundError, PDIError, StoreError
 
 CATALOG = "catalog.sqlite"
+#: 2**63: SQLite's integers are those from -2**63 to 2**63 - 1 (:meth:`SQLiteStore._beyond_integers`).
+_INTEGERS = 2**63
 
 
 class _ThreadsOwn:
@@ -169,8 +171,8 @@ class SQLiteStore(SQLStore):
                 _PUBLIC_VERSION if octets else _PUBLIC_NAME, (key.series, key.day.isoformat(), key.unique_id, version, token)).fetchall()
             if not rows or key.series not in self._readable_series(conn, int(rows[0][-1])):
                 return None  # not there, or of a series not public (or one above it): the usual reads say
-        except sqlite3.Error:
-            return None  # busy (a checkpoint), or anything else: the usual reads say
+        except (sqlite3.Error, OverflowError):
+            return None  # busy (a checkpoint), a version past 64 bits, or anything else: the usual reads say
         if len(rows) == 1:  # one format (most versions)
             row = rows[0]
             if row[17] is None:
@@ -314,8 +316,22 @@ class SQLiteStore(SQLStore):
             return list(self._conn.execute(sql, tuple(params)).fetchall())
         except sqlite3.Error as exc:
             raise StoreError(f"catalog {self.root / CATALOG}: {exc}") from exc
+        except OverflowError:  # a number past SQLite's 64-bit integers: a stranger's version 9223372036854775808
+            return self._beyond_integers(sql, params)
         except UnicodeDecodeError as exc:  # a text of a row, or SQLite's message quoting the schema, not UTF-8
             raise StoreError(f"catalog {self.root / CATALOG}: a text that is not UTF-8 ({exc}): the file is damaged") from exc
+
+    def _beyond_integers(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """A read with a number past 64-bit integers compares it as a number, as PostgreSQL does (``version = 2**63``
+        holds for no row): such numbers are bound as reals, which compare with the integers stored by value. A
+        write of one is refused: no catalog row holds it."""
+        if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
+            raise LimitError(f"a number past {_INTEGERS - 1}, the largest the catalog holds, cannot be stored")
+        bound = tuple(float(p) if isinstance(p, int) and not -_INTEGERS <= p < _INTEGERS else p for p in params)
+        try:
+            return list(self._conn.execute(sql, bound).fetchall())
+        except sqlite3.Error as exc:
+            raise StoreError(f"catalog {self.root / CATALOG}: {exc}") from exc
 
     @contextmanager
     def _outermost(self, write: bool) -> Iterator[None]:

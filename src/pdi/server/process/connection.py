@@ -287,7 +287,11 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         the refusal a callback made, or what the parser found, as an RFC 9457 problem."""
         if self.refusal is None:
             found = sys.exc_info()[1]
-            if isinstance(found, httptools.HttpParserInvalidMethodError):
+            if isinstance(found, httptools.HttpParserCallbackError):  # this server failed, in its answering code
+                failed = found.__context__
+                self.logger.error("the resolver failed on a request", exc_info=failed)
+                self.refusal = (500, f"the resolver failed on this request ({type(failed).__name__})")
+            elif isinstance(found, httptools.HttpParserInvalidMethodError):
                 self.refusal = (501, "the request's method is not one this server knows (RFC 9110 §9.1)")
             else:
                 said = str(found) if found is not None else msg
