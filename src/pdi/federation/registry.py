@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from pdi import _json
 from pdi.errors import NotFoundError, ParseError, StoreError, UnsupportedError
 from pdi.signing import PublicKey, SigningKey, canonical_json, sign_compact, verify_compact
 
@@ -130,10 +131,7 @@ class Registry:
         """A registry payload read; :class:`ParseError` naming ``where`` and what is wrong."""
         if len(data) > MAX_REGISTRY:
             raise UnsupportedError(f"{where} is larger than a registry may be ({MAX_REGISTRY} octets)")
-        try:
-            value: Any = json.loads(data)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ParseError(f"{where} is not JSON: {exc}", rule="registry") from exc
+        value: Any = _json.loads(data, where, rule="registry")
         if not isinstance(value, dict) or value.get("type", REGISTRY_TYPE) != REGISTRY_TYPE:
             raise ParseError(f"{where} is not a pdi registry (type {REGISTRY_TYPE})", rule="registry")
         listed = value.get("series", {})

@@ -247,7 +247,7 @@ class Resumption:
             raise bad
         try:
             fields = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-        except (binascii.Error, ValueError):
+        except (binascii.Error, ValueError, RecursionError):
             raise bad from None
         if not (isinstance(fields, list) and len(fields) == 7 and fields[0] == 2
                 and (fields[1] is None or (isinstance(fields[1], str) and fields[1]))

@@ -68,7 +68,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import httpx
 
-from pdi import formats
+from pdi import _json, formats
 from pdi._refusals import refusal, said
 from pdi.archive.blobs import Octets
 from pdi.archive.blobs.seam import Spooled
@@ -255,10 +255,8 @@ class Peer:
     def description(self, name: str) -> dict[str, Any]:
         """The N2C description of ``name`` (JSON)."""
         url = self.url("N2C", name)
-        try:
-            value = json.loads(_get_text(self.client, url, "the description", MAX_DESCRIPTION, self.headers))
-        except json.JSONDecodeError as exc:
-            raise ParseError(f"the description {url} is not JSON: {exc}", rule="n2c") from exc
+        value = _json.loads(_get_text(self.client, url, "the description", MAX_DESCRIPTION, self.headers),
+                            f"the description {url}", rule="n2c")
         if not isinstance(value, dict) or not isinstance(value.get("stored"), dict):
             raise ParseError(f"the description {url} is not a pdi description (no \"stored\")", rule="n2c")
         return value
@@ -545,7 +543,7 @@ class _Parts:
             try:
                 said = json.loads(text)
                 detail = f"HTTP {int(said['status'])}: {str(said['detail'])[:500]}"
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, RecursionError):
                 detail = text[:500]
             return StoreError(f"the octets of {name} at {base}: {detail}")
         if count != size:

@@ -8,12 +8,12 @@ as soon as it passes it, without the rest being read or kept.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
 from starlette.requests import Request
 
-from pdi.errors import LimitError, ParseError
+from pdi import _json
+from pdi.errors import LimitError
 
 
 def sends_content(headers: Iterable[tuple[bytes, bytes]]) -> bool:
@@ -37,8 +37,4 @@ async def read_body(request: Request, limit: int, too_large: str) -> bytes:
 
 async def read_json(request: Request, limit: int, too_large: str, *, rule: str) -> object:
     """The JSON of :func:`read_body`'s body; a :class:`~pdi.errors.ParseError` (of grammar ``rule``) if it is not JSON."""
-    body = await read_body(request, limit, too_large)
-    try:
-        return json.loads(body)
-    except (ValueError, RecursionError) as exc:
-        raise ParseError(f"the body is not JSON: {exc}", rule=rule) from exc
+    return _json.loads(await read_body(request, limit, too_large), "the body", rule=rule)

@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -69,7 +68,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from pdi import charsets, formats
+from pdi import _json, charsets, formats
 from pdi._wording import plural
 from pdi.archive import Archive, Content, Deposit
 from pdi.archive.tokens import Writer
@@ -487,10 +486,7 @@ def _manifest(value: object) -> list[dict[str, str]] | None:
         return None
     if not isinstance(value, str):
         raise ParseError("the manifest is a form field (JSON), not a file", rule="manifest")
-    try:
-        parsed = json.loads(value)
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"the manifest is not JSON: {exc.msg} at character {exc.pos}", rule="manifest") from exc
+    parsed = _json.loads(value, "the manifest", rule="manifest")
     allowed = {"format", "id", "charset"}
     if not isinstance(parsed, list) or not all(
         isinstance(item, dict) and set(item) <= allowed and all(isinstance(v, str) for v in item.values())
