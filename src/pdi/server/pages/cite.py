@@ -38,6 +38,7 @@ import hashlib
 import io
 import mmap
 import threading
+import warnings
 import wave
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -172,8 +173,12 @@ def image_facts(data: bytes, media_type: str) -> ImageFacts:
     from PIL import Image, UnidentifiedImageError
 
     try:
-        with Image.open(io.BytesIO(data)) as image:
-            return ImageFacts(image.width, image.height, getattr(image, "n_frames", 1))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # only the header is read here
+            with Image.open(io.BytesIO(data)) as image:
+                return ImageFacts(image.width, image.height, getattr(image, "n_frames", 1))
+    except Image.DecompressionBombError as exc:  # a header claiming more than twice Pillow's bound
+        raise LimitError(f"{media_type}: {exc} (its octets are served whole by N2R; rect= names a region)") from exc
     except UnidentifiedImageError as exc:
         raise UnsupportedError(f"{media_type}: not an image pdi can read") from exc
     except (OSError, ValueError, SyntaxError, EOFError) as exc:
