@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 import urllib.parse
 from pathlib import Path
 
@@ -154,3 +155,37 @@ def test_a_failure_in_the_protocols_own_answering_is_a_500_not_the_clients_fault
         answer = _ask(port, b"GET /uri-res/N2L?urn:pdi://library.example.us/2026/11/26/1.text.1 HTTP/1.1\r\n"
                             b"Host: a\r\n\r\n")
         assert "(RuntimeError)" in str(_problem(answer, 500)["detail"])
+
+
+def _connect(port: int, source: str) -> socket.socket:
+    conn = socket.create_connection(("127.0.0.1", port), timeout=30, source_address=(source, 0))
+    conn.sendall(b"GET /robots.txt HTTP/1.1\r\n")  # a request line, and the rest never sent (slowloris)
+    return conn
+
+
+def test_one_client_holds_a_quarter_of_the_connections_and_the_others_are_served(archive: Path) -> None:
+    """A client's half-sent requests took every place (found by a tester: 700 of them, and every other reader got
+    503 until they timed out). With --max-connections 64, one address holds 16 at most: its 17th is answered 503
+    at once, while a reader from another address (127.0.0.2, also this host's loopback) is served."""
+    process, port, _ = start_serve(archive, "--workers", "1", "--max-connections", "64", "--replay-port", "0",
+                                   drain=True)
+    held: list[socket.socket] = []
+    try:
+        wait_answering(process, f"http://127.0.0.1:{port}/api/series")
+        held = [_connect(port, "127.0.0.1") for _ in range(16)]
+        refused = _ask(port, b"GET /robots.txt HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert "holds 16 connections" in str(_problem(refused, 503)["detail"])
+        other = socket.create_connection(("127.0.0.1", port), timeout=30, source_address=("127.0.0.2", 0))
+        with other:
+            other.sendall(b"GET /robots.txt HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+            assert other.recv(100).startswith(b"HTTP/1.1 200 ")
+        held.pop().close()  # one place of the 16 given back: the client is served again
+        deadline = time.monotonic() + 10
+        while not (answer := _ask(port, b"GET /robots.txt HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+                   ).startswith(b"HTTP/1.1 200 "):
+            assert time.monotonic() < deadline, answer[:200]  # the server sees the close a moment later
+            time.sleep(0.05)
+    finally:
+        for conn in held:
+            conn.close()
+        stop(process)

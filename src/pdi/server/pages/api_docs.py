@@ -223,7 +223,7 @@ ERRORS: dict[int, str] = {
     428: "If-Match is required (a write that replaces or deletes)",
     501: "A service of RFC 2169 this resolver does not offer",
     503: "Busy or a storage error (a database failing over): a problem with Retry-After; past the connection"
-         " limit, uvicorn's text/plain",
+         " limit, uvicorn's text/plain; past one client address's share of the connections, a problem",
 }
 #: The header fields of error answers (pdi.server.http.problems, pdi.server.write.api.Unauthorized).
 ERROR_HEADERS: dict[int, dict[str, tuple[str, bool]]] = {

@@ -35,6 +35,7 @@ what to re-check, when the installed uvicorn differs in any of them.
 from __future__ import annotations
 
 import asyncio
+import collections
 import functools
 import http
 import json
@@ -42,7 +43,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -298,11 +299,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
                 self.refusal = (400, f"the request is not HTTP/1.1 as RFC 9112 writes it: {said}")
         self._refuse(*self.refusal)
 
-    def _refuse(self, status: int, detail: str) -> None:
+    def _refuse(self, status: int, detail: str, *, log: bool = True) -> None:
         """Answer ``status`` with ``detail`` as an RFC 9457 problem, and close the connection (nothing after it is
-        read)."""
+        read); ``log``: say so in the log (not for a refusal a stranger can make by the hundred)."""
         self.refusal = (status, detail)
-        self.logger.warning("refused a request head: %s", detail)
+        if log:
+            self.logger.warning("refused a request head: %s", detail)
         phrase = status_phrase(status) or ""
         body = json.dumps({"type": "about:blank", "title": phrase, "status": status, "detail": detail},
                           separators=(",", ":")).encode()
@@ -373,6 +375,9 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
     json_logs: bool = False
     #: The peers whose ``X-Forwarded-*`` fields say the scheme, host and client (:mod:`pdi.server.http.forwarded`).
     trusted: TrustedProxies = NO_PROXIES
+    #: The connections each client address holds open in this worker (:meth:`connection_made`), made anew for
+    #: each worker's protocol by :func:`answering_protocol`.
+    clients: ClassVar[collections.Counter[str]] = collections.Counter()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -401,7 +406,32 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         self._idle_due = None
         self.timeout_keep_alive_handler()
 
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        """A connection, unless its client address holds a quarter of the worker's ``--max-connections`` already
+        (at least 16): then ``503`` at once, and closed, so that one client's half-sent requests (slowloris)
+        cannot take every place. A trusted proxy's address, the address of many clients, is not counted."""
+        super().connection_made(transport)
+        self._counted: str | None = None
+        peer = self.client[0] if self.client else None
+        if peer is None or self.limit_concurrency is None or self.trusted.trusts(peer):
+            return
+        most = max(16, self.limit_concurrency // 4)
+        if self.clients[peer] >= most:
+            self._refuse(503, f"this client's address holds {most} connections to this server already; close one"
+                              " (or wait for one to end) and ask again", log=False)
+            return
+        self.clients[peer] += 1
+        self._counted = peer
+
     def connection_lost(self, exc: Exception | None) -> None:
+        peer = self._counted
+        if peer is not None:
+            self._counted = None
+            left = self.clients[peer] - 1
+            if left:
+                self.clients[peer] = left
+            else:
+                del self.clients[peer]
         self._idle_due = None
         if self._idle_timer is not None:
             self._idle_timer.cancel()
@@ -545,7 +575,8 @@ def answering_protocol(
     Connections to ``replay_port`` (the replay origin's) are never answered from it. The ``X-Forwarded-*``
     fields of a peer in ``trusted`` say the scheme and host an answer's URLs name (:mod:`pdi.server.http.forwarded`).
     """
+    clients: collections.Counter[str] = collections.Counter()  # the worker's own count of each client's connections
     attributes = {"header_seconds": header_seconds, "cache": cache, "replay_port": replay_port, "access": access,
                   "public": None if public is None else staticmethod(public), "json_logs": json_logs,
-                  "trusted": trusted}
+                  "trusted": trusted, "clients": clients}
     return type("CachedAnswerProtocol", (CachedAnswerProtocol,), attributes)
