@@ -238,6 +238,42 @@ def test_a_registry_without_its_key_is_refused(network: Network) -> None:
     assert process.returncode == 2 and "--registry-key" in process.stderr
 
 
+def test_a_registry_naming_this_resolver_itself_is_not_followed_back_to_it(network: Network, tmp_path: Path) -> None:
+    """A registry (its own registry.json, or one it loads) may name this resolver for a series it does not hold:
+    never followed there, as the rescue never asks itself (federation.md). Named by the origin the request came
+    to, or by --base-url (another case, no last /): skipped; listed alone, the name is known nowhere else (404)."""
+    from pdi.federation.registry import Registry, sign_registry
+    from pdi.signing import SigningKey, jwk_set_text
+
+    d_dir = tmp_path / "d"
+    Archive.init(str(d_dir)).close()
+    key = SigningKey.generate()
+    named = "http://d.example.test:8000/"  # its --base-url, as another resolver's registry names it
+    jws, jwks = tmp_path / "registry.jws", tmp_path / "key.json"
+    jws.write_text(sign_registry(key, Registry({"self.example.us": (named,), "both.example.us": (named, network.a_url)})))
+    jwks.write_text(jwk_set_text([key.public]))
+    with serving(d_dir, "--base-url", "http://D.example.test:8000", "--registry", str(jws), "--registry-key",
+                 str(jwks)) as (_, port):
+        d_url = f"http://127.0.0.1:{port}/"
+        for own in (d_url, network.a_url):  # its own registry: itself (as requests reach it) first, then A
+            added = pdi("registry", "add", A_SERIES, own, "--mirror", archive=d_dir)
+            assert added.returncode == 0, added.stderr
+        assert pdi("registry", "add", "new.example.us", d_url, archive=d_dir).returncode == 0
+        answer = get(f"{d_url}uri-res/N2R?{network.a_name}")
+        assert answer.status_code == 302 and answer.headers["location"] == f"{network.a_url}uri-res/N2R?{network.a_name}"
+        listed = get(f"{d_url}uri-res/N2Ls?{network.a_name}").text.splitlines()
+        assert [u for u in listed if u and not u.startswith("#")] == [f"{network.a_url}uri-res/N2R?{network.a_name}"]
+        moved = get(f"{d_url}uri-res/N2R?urn:pdi://both.example.us/2026/11/26/1.text.1")
+        assert moved.status_code == 302 and moved.headers["location"].startswith(f"{network.a_url}uri-res/N2R?")
+        for series in ("new.example.us", "self.example.us"):
+            name = f"urn:pdi://{series}/2026/11/26/1.text.1"
+            for service in ("N2R", "N2L", "N2Ls", "N2C"):
+                answer = get(f"{d_url}uri-res/{service}?{name}")
+                assert answer.status_code == 404 and "location" not in answer.headers, (series, service, answer)
+            shown = get(f"{d_url}view?pdi={quote(name, safe='')}")
+            assert shown.status_code == 404 and "location" not in shown.headers, (series, shown)
+
+
 def test_legacy_i2r_rescued_from_a_later_capture_elsewhere(network: Network) -> None:
     answer = get(f"{network.c_registry}uri-res/I2R?{LEGACY_HOME}")
     assert answer.status_code == 302, answer.text

@@ -27,7 +27,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -44,7 +44,7 @@ from pdi.federation.registry import (
 )
 from pdi.signing import MAX_JWS, PublicKey, parse_jwks
 
-__all__ = ["Authorities", "Candidate", "RegistrySource", "fetch_bounded", "load_keys"]
+__all__ = ["Authorities", "Candidate", "RegistrySource", "fetch_bounded", "load_keys", "same_resolver"]
 
 log = logging.getLogger("pdi.federation")
 
@@ -214,8 +214,10 @@ class Authorities:
         found.extend(source.current() for source in self.sources)
         return found
 
-    def candidates(self, series: str, urn: str, service: str = "N2R") -> list[Candidate]:
-        """Every resolver known for ``series``, registries first (authority, then mirrors), then the DNS's."""
+    def candidates(self, series: str, urn: str, service: str = "N2R", selves: Sequence[str] = ()) -> list[Candidate]:
+        """Every resolver known for ``series``, registries first (authority, then mirrors), then the DNS's; never
+        one of ``selves`` (the base URLs this resolver is reached at: sent there, a name it does not hold would
+        come back to it, again and again)."""
         seen: dict[str, Candidate] = {}
         for registry in self.registries():
             for base in registry.resolvers(series):
@@ -224,7 +226,7 @@ class Authorities:
             for found in self.dns.services(series, urn):
                 if found.offers(service):
                     seen.setdefault(found.base, Candidate(found.base, "dns"))
-        return list(seen.values())
+        return [c for c in seen.values() if not any(same_resolver(c.base, own) for own in selves)]
 
     def every_resolver(self) -> list[str]:
         """Every resolver any registry names, for any series, then every archive the mirrors name (the network a
@@ -281,6 +283,22 @@ class Authorities:
         with self._lock:
             kept = self._up.get(key)
         return kept[1] if kept is not None and kept[0] > time.monotonic() else None
+
+
+def same_resolver(one: str, other: str) -> bool:
+    """Whether two base URLs name the same resolver: the same scheme, host, port (a default one said or not) and
+    path, whatever the case of the scheme and host and a last ``/``."""
+    return _resolver_key(one) == _resolver_key(other)
+
+
+def _resolver_key(base: str) -> tuple[str, str, int, str]:
+    parts = urlsplit(base)
+    try:
+        port = parts.port
+    except ValueError:  # not a port: no resolver's, and so no other's
+        return (base, "", -1, "")
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), port or (443 if scheme == "https" else 80), parts.path.rstrip("/")
 
 
 def _address(base: str) -> tuple[str, int]:
