@@ -143,6 +143,28 @@ def test_registry_is_served_signed(network: Network) -> None:
     assert verify_registry(network.jws_file.read_text().strip(), keys, "pdi registry show --jws") == registry
 
 
+@pytest.mark.parametrize("text", [b"{bad", b'{"series": {"x.example.us": [1]}}'])
+def test_a_broken_registry_file_is_the_servers_fault_said_without_its_path(
+    tmp_path: Path, text: bytes, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The request for /.well-known/pdi-registry is fine, the operator's registry.json is not: 500 (not 400), and
+    the file's path and what is wrong in it go to the server's log, not to the client."""
+    from starlette.testclient import TestClient
+
+    from pdi.server import create_app
+
+    location = tmp_path / "e"
+    Archive.init(str(location)).close()
+    assert pdi("keys", "init", archive=location).returncode == 0
+    (location / "registry.json").write_bytes(text)
+    with TestClient(create_app(str(location))) as client, caplog.at_level("ERROR", logger="pdi.federation"):
+        answer = client.get("/.well-known/pdi-registry")
+    assert answer.status_code == 500 and answer.headers["content-type"] == "application/problem+json"
+    assert "registry cannot be read" in answer.json()["detail"]
+    assert str(tmp_path) not in answer.text and "registry.json" not in answer.text
+    assert any(str(location / "registry.json") in record.getMessage() for record in caplog.records), caplog.text
+
+
 def test_registry_answers_302_to_the_authority(network: Network) -> None:
     query = network.a_name
     answer = get(f"{network.c_registry}uri-res/N2R?{query}")

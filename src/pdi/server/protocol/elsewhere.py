@@ -31,12 +31,15 @@ Called only where the resolver (``/uri-res/N2R``, ``I2R``, ``N2L``,
 
 ``/.well-known/pdi-registry`` serves the archive's own registry
 (``registry.json``, :mod:`pdi.federation.registry`) signed with its key, as
-``application/jose``.
+``application/jose``; a file that is not a registry (or cannot be read) is
+the operator's fault, not the request's: ``500``, its path and what is
+wrong said in the server's log only.
 """
 
 from __future__ import annotations
 
 import datetime
+import logging
 import threading
 import time
 from dataclasses import dataclass
@@ -62,6 +65,8 @@ from pdi.server.protocol.rfc2169 import n2r_url, rfc2169_query, urn_from_query
 from pdi.signing import SigningKey
 
 __all__ = ["REGISTRY_PATH", "Elsewhere", "rescued_from"]
+
+log = logging.getLogger("pdi.federation")
 
 #: Where a resolver serves its archive's registry, signed.
 REGISTRY_PATH = "/.well-known/pdi-registry"
@@ -217,7 +222,12 @@ class Elsewhere:
             raise NotFoundError("this archive has no signing key to sign its registry: `pdi keys init` makes one"
                                 " (then restart pdi serve)")
         key = self.signing_key
-        registry = await anyio.to_thread.run_sync(read_registry_file, own)
+        try:
+            registry = await anyio.to_thread.run_sync(read_registry_file, own)
+        except PDIError as exc:  # the operator's file is at fault, not the request: its path and why go to the log
+            log.error("pdi: %s answered 500: %s", REGISTRY_PATH, exc)
+            raise Problem(500, "Internal Server Error", "this resolver's registry cannot be read: its operator finds"
+                          " why in the server's log") from None
         jws = sign_registry(key, registry)
         return Response(jws + "\n", media_type="application/jose",
                         headers={"Cache-Control": f"public, max-age={REGISTRY_MAX_AGE}"})
