@@ -296,6 +296,30 @@ def test_a_registry_naming_this_resolver_itself_is_not_followed_back_to_it(netwo
             assert shown.status_code == 404 and "location" not in shown.headers, (series, shown)
 
 
+def test_a_registry_or_key_not_there_is_not_found_and_one_down_a_remote_error(network: Network, tmp_path: Path) -> None:
+    """A --registry file that is not there is "not found" (exit 4), as a --registry-key file that is not there
+    is; a registry URL nobody answers at is another server's failure (exit 16), not this archive's storage (8)."""
+    import socket
+
+    def serve(*options: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pdi", "serve", "--port", "0", "--replay-port", "0",
+                               "--archive", network.c_location, *options], capture_output=True, text=True, timeout=60)
+
+    missing = tmp_path / "nonexist.jws"
+    process = serve("--registry", str(missing), "--registry-key", str(network.a_key))
+    assert process.returncode == 4, process.stderr
+    assert f"pdi: not found: the registry {missing}: no such file" in process.stderr, process.stderr
+    process = serve("--registry", str(network.jws_file), "--registry-key", str(tmp_path / "nonexist.jwk"))
+    assert process.returncode == 4 and f"{tmp_path / 'nonexist.jwk'}: no such file" in process.stderr, process.stderr
+    with socket.socket() as closed:  # bound, never listening: a connection to it is refused
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}/.well-known/pdi-registry"
+        process = serve("--registry", url, "--registry-key", str(network.a_key))
+    assert process.returncode == 16, process.stderr
+    assert f"pdi: remote error: cannot fetch the registry {url}: " in process.stderr, process.stderr
+    assert "storage" not in process.stderr and "pdi: serving" not in process.stderr
+
+
 def test_legacy_i2r_rescued_from_a_later_capture_elsewhere(network: Network) -> None:
     answer = get(f"{network.c_registry}uri-res/I2R?{LEGACY_HOME}")
     assert answer.status_code == 302, answer.text

@@ -690,13 +690,17 @@ def test_what_a_stranger_gets_wrong_is_refused_at_once_in_the_origins_own_words(
     assert code == 1 and "a port from 1 to 65535, not 99999" in out, out
     assert pdi("mirror", "remove", "http://127.0.0.1:99999", "--series", "other.example.us", "--archive", str(b)) == (
         0, "removed\tother.example.us\thttp://127.0.0.1:99999\n")
-    # the origin down: --no-check records it with the key given, and the first sync says what is wrong
+    # the origin down: --no-check records it with the key given, and the first sync says what is wrong. Not a
+    # storage error of this archive (exit 8): a remote error (16), naming the series and the origin's URL
     c = mirror(tmp_path, "c")
+    down = f"pdi: remote error: cannot fetch the manifest of {S} at {a_url}/api/manifest?series={S}"
     code, out = pdi("mirror", "add", a_url, "--series", S, "--key", key, "--archive", str(c))
-    assert code == 8 and "cannot fetch the manifest" in out, out
+    assert code == 16 and down in out and "Connection refused" in out and "storage" not in out, out
+    code, out = pdi("mirror", "add", a_url, "--series", S, "--no-check", "--archive", str(c))  # the key fetched
+    assert code == 16 and f"pdi: remote error: cannot fetch the key set {a_url}/api/keys" in out, out
     code, out = pdi("mirror", "add", a_url, "--series", S, "--key", key, "--no-check", "--archive", str(c))
     assert code == 0 and f"origin\t{S}\t{a_url}" in out, out
     code, out = pdi("mirror", "sync", "--archive", str(c))
-    assert code == 8 and "cannot fetch the manifest" in out, out
+    assert code == 16 and down in out and "Connection refused" in out, out
     code, out = pdi("mirror", "audit", "--series", S, "--archive", str(b))  # A stopped
     assert code == 3 and f"unreachable\t{a_url}" in out and f"{S}\tno peer reached (1 unreachable): nothing compared" in out

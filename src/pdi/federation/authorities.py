@@ -33,7 +33,15 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from pdi._refusals import refusal, said
-from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, StoreError, UnsupportedError
+from pdi.errors import (
+    LimitError,
+    NotFoundError,
+    ParseError,
+    PDIError,
+    RemoteError,
+    StoreError,
+    UnsupportedError,
+)
 from pdi.federation.naptr import NaptrFinder
 from pdi.federation.registry import (
     MAX_REGISTRY,
@@ -77,7 +85,7 @@ def fetch_bounded(url: str, most: int, what: str, *, accept: str = "*/*", second
     connection and read within ``timeout``, default ``seconds``), naming ``what`` in every refusal and quoting
     the server's own problem (:mod:`pdi._refusals`): :class:`~pdi.errors.ParseError` for a ``400``,
     :class:`~pdi.errors.NotFoundError` for a ``404``, :class:`~pdi.errors.LimitError` past ``most`` octets or
-    ``seconds``, :class:`~pdi.errors.StoreError` for any other status or a failed connection."""
+    ``seconds``, :class:`~pdi.errors.RemoteError` for any other status or a failed connection."""
     import httpx
 
     deadline = time.monotonic() + seconds
@@ -95,7 +103,7 @@ def fetch_bounded(url: str, most: int, what: str, *, accept: str = "*/*", second
                     raise LimitError(f"{what} {url} took more than {seconds:g} s")
             return bytes(body), dict(answer.headers)
     except httpx.HTTPError as exc:
-        raise StoreError(f"cannot fetch {what} {url}: {exc}") from exc
+        raise RemoteError(f"cannot fetch {what} {url}: {exc}") from exc
 
 
 def load_keys(given: str, where: str = "--registry-key", *, seconds: float = FETCH_SECONDS,
@@ -148,6 +156,9 @@ class RegistrySource:
                 stat = os.stat(self.where)
                 with open(self.where, "rb") as f:
                     data = f.read(MAX_REGISTRY + 1)
+            except FileNotFoundError:
+                raise NotFoundError(f"the registry {self.where}: no such file (give a file holding a signed"
+                                    " registry, pdi registry show --jws, or a URL)") from None
             except OSError as exc:
                 raise StoreError(f"cannot read the registry {self.where}: {exc.strerror}") from exc
             self._stamp = (stat.st_mtime_ns, stat.st_size)

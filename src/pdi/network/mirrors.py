@@ -84,7 +84,7 @@ from pdi.errors import (
     NotFoundError,
     ParseError,
     PDIError,
-    StoreError,
+    RemoteError,
 )
 from pdi.identifier import PDI
 from pdi.network.mirror_access import Embargoes, follow_rules, read_token
@@ -149,7 +149,7 @@ def _get_text(client: httpx.Client, url: str, what: str, most: int, headers: Map
                 if len(body) > most:
                     raise LimitError(f"{what} {url} is larger than {most} octets")
     except httpx.HTTPError as exc:
-        raise StoreError(f"cannot fetch {what} {url}: {exc}") from exc
+        raise RemoteError(f"cannot fetch {what} {url}: {exc}") from exc
     return body.decode("utf-8", errors="replace")
 
 
@@ -235,7 +235,7 @@ class Peer:
             if after is not None:
                 params["after"] = after
             url = str(httpx.URL(self.base + "/api/manifest", params=params))
-            jws = _get_text(self.client, url, "the manifest", MAX_JWS, self.headers).strip()
+            jws = _get_text(self.client, url, f"the manifest of {series} at", MAX_JWS, self.headers).strip()
             try:
                 page = verify_manifest(jws, self.keys)
             except PDIError as exc:
@@ -279,7 +279,7 @@ class Peer:
                             f"{name} at {self.base}: more than the {size} octets its signed manifest says")
                     yield piece
         except httpx.HTTPError as exc:
-            raise StoreError(f"cannot fetch {url}: {exc}") from exc
+            raise RemoteError(f"cannot fetch {url}: {exc}") from exc
 
     def octets_of(self, entries: Sequence[Mapping[str, Any]], write: Callable[[Iterator[memoryview]], Spooled],
                   ) -> list[Spooled | PDIError] | None:
@@ -295,13 +295,13 @@ class Peer:
                 if status in (404, 405):
                     return None
                 if status != 200:
-                    raise StoreError(f"POST {url}: HTTP {status}")
+                    raise RemoteError(f"POST {url}: HTTP {status}")
                 parts = _Parts(raw, _boundary(content_type, url), url)
                 for entry in entries:
                     done.append(parts.take(entry, write, self.base))
                 parts.close()
         except httpx.HTTPError as exc:
-            failure: PDIError = StoreError(f"cannot fetch {url}: {exc}")
+            failure: PDIError = RemoteError(f"cannot fetch {url}: {exc}")
         except PDIError as exc:  # the answer is cut or not as it should be: what is left is not trusted
             failure = exc
         else:
@@ -312,7 +312,7 @@ class Peer:
     def _post(self, url: str, body: bytes) -> Iterator[tuple[int, str, Callable[[memoryview], int]]]:
         """``POST url`` of a JSON ``body``: the answer's status, ``Content-Type`` and a function that reads its next
         octets into a buffer, how many (0: the end; over :attr:`direct` where it reaches the origin, else
-        :attr:`client`). Failures to reach or read it are :class:`StoreError` or :class:`httpx.HTTPError`."""
+        :attr:`client`). Failures to reach or read it are :class:`RemoteError` or :class:`httpx.HTTPError`."""
         if self.direct is None:
             headers = {**self.headers, "Content-Type": "application/json"}
             with self.client.stream("POST", url, content=body, headers=headers) as answer:
@@ -324,7 +324,7 @@ class Peer:
             try:
                 got.read(MAX_PART_HEAD)  # what follows the closing boundary (nothing, or a short epilogue)
             except (OSError, http.client.HTTPException) as exc:
-                raise StoreError(f"cannot fetch {url}: {exc}") from exc
+                raise RemoteError(f"cannot fetch {url}: {exc}") from exc
         finally:
             # read to its end, the connection asks the next request; else (cut, refused, not read) it is closed
             self.direct.done(connection, kept=got.closed)
@@ -347,14 +347,14 @@ class Peer:
 
 def _reader(answer: http.client.HTTPResponse, url: str) -> Callable[[memoryview], int]:
     """A function reading ``answer``'s next octets into a buffer (straight from the connection), how many (0: the
-    end); :class:`StoreError` if they cannot be read (the connection breaks, or is silent for
+    end); :class:`RemoteError` if they cannot be read (the connection breaks, or is silent for
     :data:`HTTP_TIMEOUT` seconds)."""
 
     def read_into(view: memoryview) -> int:
         try:
             return answer.readinto(view)
         except (OSError, http.client.HTTPException) as exc:
-            raise StoreError(f"cannot fetch {url}: {exc}") from exc
+            raise RemoteError(f"cannot fetch {url}: {exc}") from exc
 
     return read_into
 
@@ -416,7 +416,7 @@ class _Direct:
     def post(self, url: str, body: bytes, headers: Mapping[str, str],
              ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
         """``POST url`` over this thread's connection (made, or made again if the origin closed it while it was
-        kept): the connection and its answer, whose head is read. :class:`StoreError` if it cannot be had."""
+        kept): the connection and its answer, whose head is read. :class:`RemoteError` if it cannot be had."""
         split = urllib.parse.urlsplit(url)
         target = split.path + (f"?{split.query}" if split.query else "")
         sent = {**headers, "Content-Type": "application/json"}
@@ -434,11 +434,11 @@ class _Direct:
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
                 self.done(connection, kept=False)
                 if not kept:
-                    raise StoreError(f"cannot fetch {url}: {exc}") from exc
+                    raise RemoteError(f"cannot fetch {url}: {exc}") from exc
                 connection, kept = None, False  # closed by the origin while it was kept: asked again, once
             except (OSError, http.client.HTTPException) as exc:
                 self.done(connection, kept=False)
-                raise StoreError(f"cannot fetch {url}: {exc}") from exc
+                raise RemoteError(f"cannot fetch {url}: {exc}") from exc
 
     def done(self, connection: http.client.HTTPConnection, *, kept: bool) -> None:
         """After an answer: the connection is kept for the thread's next request, or closed."""
@@ -498,7 +498,7 @@ class _Parts:
     def _line(self) -> bytes:
         while (end := self.buffer.find(b"\r\n", self.start, self.end)) < 0:
             if self.end - self.start > MAX_PART_HEAD or not self._fill():
-                raise StoreError(f"POST {self.url}: the answer ends (or runs on) inside a part's head")
+                raise RemoteError(f"POST {self.url}: the answer ends (or runs on) inside a part's head")
         line = bytes(self.view[self.start:end])
         self.start = end + 2
         return line
@@ -510,7 +510,7 @@ class _Parts:
             if self.start == self.end:
                 self.start = self.end = 0
                 if not self._fill():
-                    raise StoreError(f"POST {self.url}: the answer ends {count} octets before its part does")
+                    raise RemoteError(f"POST {self.url}: the answer ends {count} octets before its part does")
             take = min(count, self.end - self.start)
             piece = self.view[self.start:self.start + take]
             self.start += take
@@ -547,7 +547,7 @@ class _Parts:
                 detail = f"HTTP {int(said['status'])}: {str(said['detail'])[:500]}"
             except (ValueError, KeyError, TypeError):
                 detail = text[:500]
-            return StoreError(f"the octets of {name} at {base}: {detail}")
+            return RemoteError(f"the octets of {name} at {base}: {detail}")
         if count != size:
             raise IntegrityError(f"{name} at {base}: {count} octets, its signed manifest says {size}")
         try:
@@ -904,7 +904,7 @@ def announce(record: MirrorRecord, url: str, keys: Sequence[PublicKey], token: s
         with _client() as client:
             answer = client.post(target, json=body, headers={"Authorization": f"Bearer {token}"})
     except httpx.HTTPError as exc:
-        raise StoreError(f"cannot announce this mirror to {target}: {exc}") from exc
+        raise RemoteError(f"cannot announce this mirror to {target}: {exc}") from exc
     if answer.status_code in (200, 201):
         return answer.status_code == 201
     try:
@@ -912,5 +912,5 @@ def announce(record: MirrorRecord, url: str, keys: Sequence[PublicKey], token: s
     except (ValueError, KeyError, TypeError):
         detail = answer.text[:200]
     error = {401: AccessError, 403: AccessError, 404: NotFoundError, 409: ImmutabilityError}.get(
-        answer.status_code, StoreError)
+        answer.status_code, RemoteError)
     raise error(f"{target} refused this mirror's announcement (HTTP {answer.status_code}): {detail}")
