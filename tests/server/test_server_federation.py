@@ -238,8 +238,10 @@ def test_registry_signed_by_another_key_is_refused(network: Network, tmp_path: P
          "--registry", str(network.jws_file), "--registry-key", str(network.other_key)],
         capture_output=True, text=True, timeout=60)
     assert process.returncode == 3, process.stderr
-    assert "registry" not in process.stderr or "signed by the key" in process.stderr
-    assert "integrity check failed" in process.stderr and "pdi: serving" not in process.stderr
+    # which registry was refused, and why, in the words federation.md quotes
+    assert (f"pdi: integrity check failed: the registry {network.jws_file}: the JWS is signed by the key"
+            in process.stderr and "which is not one of the keys it is checked with" in process.stderr), process.stderr
+    assert "pdi: serving" not in process.stderr
     header, payload, signature = network.jws_file.read_text().strip().split(".")
     changed = tmp_path / "changed.jws"
     import base64
@@ -250,7 +252,14 @@ def test_registry_signed_by_another_key_is_refused(network: Network, tmp_path: P
         [sys.executable, "-m", "pdi", "serve", "--port", "0", "--replay-port", "0", "--archive", network.c_location,
          "--registry", str(changed), "--registry-key", str(network.a_key)],
         capture_output=True, text=True, timeout=60)
-    assert process.returncode == 3 and "does not verify" in process.stderr, process.stderr
+    assert process.returncode == 3, process.stderr
+    assert f"pdi: integrity check failed: the registry {changed}: the JWS signature does not verify" in process.stderr
+    # by URL, and with a key given inline: the URL is named
+    url = f"{network.a_url}.well-known/pdi-registry"
+    process = subprocess.run(
+        [sys.executable, "-m", "pdi", "serve", "--port", "0", "--replay-port", "0", "--archive", network.c_location,
+         "--registry", url, "--registry-key", network.other_key.read_text()], capture_output=True, text=True, timeout=60)
+    assert process.returncode == 3 and f"the registry {url}: the JWS is signed by the key" in process.stderr, process.stderr
 
 
 def test_a_registry_without_its_key_is_refused(network: Network) -> None:

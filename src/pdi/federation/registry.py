@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from pdi.errors import NotFoundError, ParseError, StoreError, UnsupportedError
+from pdi.errors import NotFoundError, ParseError, PDIError, StoreError, UnsupportedError
 from pdi.signing import PublicKey, SigningKey, canonical_json, sign_compact, verify_compact
 
 __all__ = [
@@ -159,8 +159,12 @@ def sign_registry(key: SigningKey, registry: Registry, issued: str | None = None
 
 def verify_registry(jws: str, keys: list[PublicKey], where: str) -> Registry:
     """A registry's JWS checked against ``keys`` and read: :class:`~pdi.errors.IntegrityError` when the
-    signature does not verify (another key, a changed payload)."""
-    verified = verify_compact(jws, keys)
+    signature does not verify (another key, a changed payload), naming the registry (``where``: its file or URL),
+    as every refusal does."""
+    try:
+        verified = verify_compact(jws, keys)
+    except PDIError as exc:
+        raise exc.within(f"the registry {where}: ") from None
     if verified.header.get("typ") not in (None, REGISTRY_TYPE):
         raise ParseError(f"{where} is a JWS of type {verified.header.get('typ')!r}, not {REGISTRY_TYPE}",
                          rule="registry")
