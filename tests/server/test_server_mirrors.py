@@ -523,6 +523,32 @@ def test_a_running_server_stops_minting_in_a_series_at_once_when_it_is_mirrored(
     assert len(held(b)) == 2
 
 
+def test_a_series_mirrored_no_more_is_minted_in_and_mirroring_it_again_warns_of_what_was_minted(tmp_path: Path) -> None:
+    """`pdi mirror remove` of the origin says that this archive may mint in the series again; once it has, `pdi mirror
+    add` of it warns (mirrors.md: "if it holds documents this archive minted"), counting only what it minted, not
+    what the syncs brought in."""
+    a, _ = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    key = a_key(a)
+    with serving(a) as a_url:
+        assert pdi("mirror", "add", a_url, "--series", S, "--key", key, "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and f"{len(BYTES)} new" in out, out
+    code, out = pdi("mirror", "remove", a_url, "--series", S, "--archive", str(b))
+    assert code == 0 and out == (f"removed\t{S}\t{a_url}\npdi: {S} is mirrored from nowhere now: this archive may mint"
+                                 f" in it again (the names copied from {a_url} stay)\n"), out
+    with Archive.open(b) as archive:
+        minted = archive.add(S, b"minted here, the origin forgotten\n", format="text")
+    code, out = pdi("mirror", "add", a_url, "--series", S, "--key", key, "--no-check", "--archive", str(b))
+    assert code == 0, out
+    assert f"warning: {S} holds 1 document this archive minted: from now on only {a_url} mints in it" in out, out
+    assert str(minted) in held(b) and len(held(b)) == len(BYTES) + 1
+    # a peer forgotten changes nothing of who mints: nothing more said
+    peer = "http://peer.example.org"
+    assert pdi("mirror", "add", peer, "--series", S, "--key", key, "--peer", "--archive", str(b))[0] == 0
+    assert pdi("mirror", "remove", peer, "--series", S, "--archive", str(b)) == (0, f"removed\t{S}\t{peer}\n")
+
+
 def test_from_an_origin_whose_manifests_list_digests_only_the_records_come_from_n2c(tmp_path: Path) -> None:
     """An origin of an earlier pdi signs names, digests and sizes only: the rest of each record is its N2C's,
     and the mirror describes each name as the origin does."""
@@ -689,7 +715,8 @@ def test_what_a_stranger_gets_wrong_is_refused_at_once_in_the_origins_own_words(
     code, out = pdi("mirror", "sync", "--series", "other.example.us", "--archive", str(b))
     assert code == 1 and "a port from 1 to 65535, not 99999" in out, out
     assert pdi("mirror", "remove", "http://127.0.0.1:99999", "--series", "other.example.us", "--archive", str(b)) == (
-        0, "removed\tother.example.us\thttp://127.0.0.1:99999\n")
+        0, "removed\tother.example.us\thttp://127.0.0.1:99999\npdi: other.example.us is mirrored from nowhere now:"
+        " this archive may mint in it again (the names copied from http://127.0.0.1:99999 stay)\n")
     # the origin down: --no-check records it with the key given, and the first sync says what is wrong. Not a
     # storage error of this archive (exit 8): a remote error (16), naming the series and the origin's URL
     c = mirror(tmp_path, "c")

@@ -106,8 +106,8 @@ class Mirroring(ArchiveBase):
             MirrorRecord(canonical_series(series), base_url, role, jwk, timestamp(self.now()), token_source=token_source))
 
     def minted_here(self, series: str) -> int:
-        """How many documents of ``series`` this archive holds that it minted itself: 0 when it ever mirrored the
-        series from another archive (an origin was recorded for it: the audit log keeps each, removed or not)."""
+        """How many documents of ``series`` this archive holds that it minted itself: those no sync of a mirror
+        brought in (before the series was mirrored, or after its origin was removed)."""
         return self.store.minted_here(canonical_series(series))
 
     def remove_mirror(self, series: str, base_url: str, *, writer: Writer | None = None) -> None:
