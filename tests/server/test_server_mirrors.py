@@ -205,6 +205,8 @@ class Tamper:
         self.manifest: str | None = None  # "digest" | "resigned"
         #: Fields of named entries changed in every manifest, which is then signed with ``other`` (pinned instead).
         self.entries: dict[str, dict[str, object]] = {}
+        #: Names listed twice in every manifest (the copy right after the entry), which is then signed with ``other``.
+        self.twice: set[str] = set()
         self.octets_of: str | None = None
         self.bulk = True
         self.fetched: list[str] = []
@@ -271,10 +273,12 @@ class Tamper:
                 body = f"{header}.{b64url(canonical_json(value))}.{signature}".encode()
             else:
                 body = sign_manifest(self.other, canonical_json(value)).encode()
-        if path == "/api/manifest" and self.entries:
+        if path == "/api/manifest" and (self.entries or self.twice):
             value = json.loads(b64url_decode(body.decode().split(".")[1], "payload"))
             for entry in value["names"]:
                 entry.update(self.entries.get(entry["name"], {}))
+            value["names"] = [copy for entry in value["names"]
+                              for copy in ([entry, entry] if entry["name"] in self.twice else [entry])]
             body = sign_manifest(self.other, canonical_json(value)).encode()
         headers = {k: v for k, v in answer.headers.items() if k.lower() in ("content-type", "link")}
         return Response(body, status_code=answer.status_code, headers=headers)
@@ -303,6 +307,32 @@ def test_a_manifest_changed_or_signed_by_another_key_is_refused_and_nothing_from
         assert "is refused" in out and ("does not verify" in out or "not one of the keys it is checked with" in out)
         assert tamper.fetched == []  # not one blob of it was even fetched
     assert held(b) == {}
+
+
+def test_the_summary_counts_as_new_only_the_names_and_octets_this_sync_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A name listed twice in one page is new once (its octets once) and held already the second time; a sync that
+    found names not held when it listed them, but kept by another sync of the series before it kept them, counts
+    them held already, with no octets: new + held already = listed, and the octets are those of the new names."""
+    a, names = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    total = sum(len(data) for data in BYTES.values())
+    with serving(a) as a_url, tampering(a_url) as (tamper, proxy):
+        tamper.twice = {names["text"]}
+        other = json.dumps(tamper.other.public.jwk())
+        assert pdi("mirror", "add", proxy, "--series", S, "--key", other, "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0, out
+        assert (f"{S}\tfrom {proxy}: 4 names listed, 3 new ({total} octets), 1 held already, 0 withdrawn"
+                in out), out
+        # the second of two syncs at once: what it listed as not held here was kept by the first meanwhile
+        with Archive.open(b) as archive:
+            monkeypatch.setattr(archive, "digests_held", lambda listed: [None] * len(listed))
+            (record,) = archive.mirrors(S)
+            report = mirrors.sync(archive, record)
+    assert (report.listed, report.copied, report.held, report.octets, report.problems) == (4, 0, 4, 0, [])
+    assert held(b) == {names[w]: hashlib.sha256(data).hexdigest() for w, data in BYTES.items()}
 
 
 @pytest.mark.parametrize(("field", "value", "said"), [

@@ -568,7 +568,10 @@ class _Parts:
 
 @dataclass
 class SyncReport:
-    """What a sync did: names listed by the origin, new ones kept, those held already, withdrawn ones, octets."""
+    """What a sync did: names listed by the origin, new ones kept (and their octets), those held already (before
+    the sync, or kept meanwhile by another), withdrawn ones. Each name listed is counted once as new, held
+    already, withdrawn, or refused (a problem); a held or withdrawn name whose rule could not be followed here
+    (an embargo, a withdrawal) is reported as a problem besides."""
 
     listed: int = 0
     copied: int = 0
@@ -885,8 +888,12 @@ def _keep(archive: Archive, record: MirrorRecord, batch: list[tuple[Representati
     embargoes = ([one for rec, _ in batch for one in report.embargoes.pop(str(record_name(rec)), ())]
                  if report.embargoes else [])
     try:
-        report.copied += archive.import_mirrored(record, batch, embargoes)
-        report.octets += sum(rec.size for rec, _ in batch)
+        kept = archive.import_mirrored(record, batch, embargoes)
+        # only what this sync kept counts as new: a name kept meanwhile (by another sync of the series, or listed
+        # twice) is held already, its octets not counted
+        report.copied += len(kept)
+        report.held += len(batch) - len(kept)
+        report.octets += sum(rec.size for rec in kept)
     finally:
         for _, spooled in batch:
             spooled.discard()  # taken by the import, or not needed: removed
