@@ -269,6 +269,16 @@ def test_a_registry_without_its_key_is_refused(network: Network) -> None:
     assert process.returncode == 2 and "--registry-key" in process.stderr
 
 
+def test_a_registry_key_without_a_registry_is_a_usage_error(network: Network) -> None:
+    """--registry-key is only what each --registry is checked with: alone it would be ignored, silently."""
+    process = subprocess.run(
+        [sys.executable, "-m", "pdi", "serve", "--port", "0", "--archive", network.c_location,
+         "--registry-key", str(network.a_key)], capture_output=True, text=True, timeout=60)
+    assert process.returncode == 2, process.stderr
+    assert "--registry-key" in process.stderr and "no --registry is given" in process.stderr, process.stderr
+    assert "pdi: serving" not in process.stderr
+
+
 def test_a_registry_naming_this_resolver_itself_is_not_followed_back_to_it(network: Network, tmp_path: Path) -> None:
     """A registry (its own registry.json, or one it loads) may name this resolver for a series it does not hold:
     never followed there, as the rescue never asks itself (federation.md). Named by the origin the request came

@@ -156,9 +156,9 @@ def _get_text(client: httpx.Client, url: str, what: str, most: int, headers: Map
 def _refusal(status: int, what: str, headers: Mapping[str, str] | None, told: str | None = None) -> PDIError:
     """:func:`pdi._refusals.refusal`, but a refusal (401, 403) says what would be let in."""
     if status in (401, 403):
+        # without a token, a pdi origin says itself that one is needed: what to do, not the same again
         how = ("the token sent is refused, or may not read it" if headers else
-               "a token of that archive that may read it is needed: pdi mirror add BASE_URL --series S --token-file"
-               " FILE")
+               "read with a token of that archive: pdi mirror add BASE_URL --series S --token-file FILE")
         return AccessError(f"{what}: HTTP {status}" + (f": {told}" if told else "") + f" ({how})")
     return refusal(status, what, told)
 
