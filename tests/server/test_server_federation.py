@@ -270,10 +270,11 @@ def test_a_registry_without_its_key_is_refused(network: Network) -> None:
 
 
 def test_a_registry_key_without_a_registry_is_a_usage_error(network: Network) -> None:
-    """--registry-key is only what each --registry is checked with: alone it would be ignored, silently."""
+    """--registry-key is only what each --registry is checked with: alone it would be ignored, silently. (One
+    worker: were it served, the timeout's kill would leave no worker behind.)"""
     process = subprocess.run(
-        [sys.executable, "-m", "pdi", "serve", "--port", "0", "--archive", network.c_location,
-         "--registry-key", str(network.a_key)], capture_output=True, text=True, timeout=60)
+        [sys.executable, "-m", "pdi", "serve", "--port", "0", "--workers", "1", "--archive", network.c_location,
+         "--registry-key", str(network.a_key)], capture_output=True, text=True, timeout=30)
     assert process.returncode == 2, process.stderr
     assert "--registry-key" in process.stderr and "no --registry is given" in process.stderr, process.stderr
     assert "pdi: serving" not in process.stderr
