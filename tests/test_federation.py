@@ -16,7 +16,7 @@ from jwcrypto import jwk
 from pdi.errors import IntegrityError, ParseError, PDIError, UnsupportedError
 from pdi.federation.naptr import NaptrFinder, apply_regexp
 from pdi.federation.registry import Registry, base_url, sign_registry, verify_registry
-from pdi.signing import SigningKey
+from pdi.signing import SigningKey, canonical_json, sign_compact
 from support.dnsnode import dnsmasq
 
 URN = "urn:pdi://a.example.us/2026/11/20/1.text.1"
@@ -92,6 +92,39 @@ def test_registry_document_errors_name_what_is_wrong(text: str, says: str) -> No
     assert says in str(caught.value) or says in str(caught.value.rule)
 
 
+@pytest.mark.parametrize(("text", "says"), [
+    ('{"series": {"x.example.us": [1]}}', "reg.json: a resolver of x.example.us is 1, not a URL (text)"),
+    ('{"series": {"x.example.us": ["x.example.org/"]}}',
+     "reg.json: a resolver of x.example.us must be an http or https URL, not schemeless: 'x.example.org/'"),
+    ('{"series": {"BAD SERIES": ["http://x/"]}}', "reg.json: a series is a domain name (oma.eop.gov.us), not 'BAD SERIES'"),
+    ('{"series": {}, "issued": "not a date"}', "reg.json: \"issued\" (when the registry was last edited) must be a UTC"
+     " time YYYY-MM-DDTHH:MM:SSZ, not 'not a date'"),
+    ('{"series": {}, "issued": "2026-11-25T99:00:00Z"}', "not '2026-11-25T99:00:00Z'"),
+    ('{"series": {}, "issued": 1764064800}', "not 1764064800"),
+])
+def test_registry_errors_name_the_file_and_the_value(text: str, says: str) -> None:
+    with pytest.raises(ParseError) as caught:
+        Registry.from_json(text, "reg.json")
+    assert says in str(caught.value)
+
+
+def test_a_signed_registry_says_when_it_was_issued() -> None:
+    """federation.md: the payload is {"issued", "series", "type"}, "issued" when it was last edited; pdi signs
+    none without it, and one signed without it (or with a time that is none) is refused, naming the registry."""
+    key = SigningKey.generate()
+    for payload, says in [({"series": {}, "type": "pdi-registry+jws"}, "not none"),
+                          ({"series": {}, "issued": "not a date"}, "not 'not a date'")]:
+        jws = sign_compact(key, canonical_json(payload), {"alg": "EdDSA", "kid": key.public.thumbprint,
+                                                          "typ": "pdi-registry+jws"})
+        with pytest.raises(ParseError) as caught:
+            verify_registry(jws, [key.public], "https://r.example/.well-known/pdi-registry")
+        assert 'https://r.example/.well-known/pdi-registry: "issued" (when the registry was last edited)' in str(
+            caught.value) and says in str(caught.value)
+    assert Registry.from_json('{"series": {}}', "registry.json").issued is None  # a file pdi writes again: may lack it
+    jws = sign_registry(key, Registry({"a.example.us": ("http://a/",)}), "2026-11-25T10:00:00.5Z")
+    assert verify_registry(jws, [key.public], "r").issued == "2026-11-25T10:00:00.5Z"
+
+
 def test_registry_too_large_is_refused() -> None:
     with pytest.raises(UnsupportedError):
         Registry.from_json(b" " * (5 << 20), "big.json")
@@ -142,7 +175,9 @@ def test_registry_cli_add_show_remove(tmp_path: Path) -> None:
     assert pdi("registry", "add", "a.example.us", "http://b.example", "--mirror").returncode == 0
     assert pdi("registry", "show").stdout == "a.example.us\thttp://a.example/\thttp://b.example/\n"
     refused = pdi("registry", "add", "a.example.us", "ftp://c.example/")
-    assert refused.returncode == 1 and "http or https" in refused.stderr
+    assert refused.returncode == 1 and "http or https URL, not ftp: 'ftp://c.example/'" in refused.stderr
+    refused = pdi("registry", "add", "BAD SERIES", "http://c.example/")
+    assert refused.returncode == 1 and "a series is a domain name (oma.eop.gov.us), not 'BAD SERIES'" in refused.stderr
     assert pdi("registry", "remove", "a.example.us", "http://a.example/").returncode == 0
     assert pdi("registry", "show").stdout == "a.example.us\thttp://b.example/\n"
     assert pdi("registry", "remove", "a.example.us", "http://a.example/").returncode == 4

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pdi._refusals import MAX_PROBLEM, refusal, said
-from pdi.errors import NotFoundError, ParseError, StoreError
+from pdi.errors import NotFoundError, ParseError, RemoteError, StoreError
 
 
 def _answer(body: bytes | Iterator[bytes], content_type: str = "application/problem+json") -> httpx.Response:
@@ -73,4 +73,6 @@ def test_a_refusal_is_the_error_its_status_says() -> None:
     assert isinstance(refusal(400, "the manifest u", "day is a GMT day"), ParseError)
     found = refusal(404, "the manifest u", "series s is not registered")
     assert isinstance(found, NotFoundError) and str(found).startswith("the manifest u: HTTP 404: series s is not")
-    assert isinstance(refusal(503, "the manifest u"), StoreError) and str(refusal(503, "x")) == "x: HTTP 503"
+    # the other server failed: a remote error, not this archive's storage (exit 8)
+    assert isinstance(refusal(503, "the manifest u"), RemoteError) and str(refusal(503, "x")) == "x: HTTP 503"
+    assert not isinstance(refusal(500, "x"), StoreError) and refusal(500, "x").exit_code == 16

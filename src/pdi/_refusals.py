@@ -13,7 +13,7 @@ import json
 import time
 from typing import TYPE_CHECKING
 
-from pdi.errors import NotFoundError, ParseError, PDIError, StoreError
+from pdi.errors import NotFoundError, ParseError, PDIError, RemoteError
 
 if TYPE_CHECKING:
     import httpx
@@ -51,8 +51,9 @@ def said(answer: httpx.Response, deadline: float | None = None) -> str | None:
 def refusal(status: int, what: str, told: str | None = None) -> PDIError:
     """The error of an answer ``status`` other than ``200`` to a request for ``what``, quoting what the server
     ``told`` (:func:`said`): a ``400`` is a :class:`ParseError` (what was asked is not as it should be), a
-    ``404`` a :class:`NotFoundError`, anything else a :class:`StoreError`."""
+    ``404`` a :class:`NotFoundError`, anything else a :class:`RemoteError` (the other server failed or refused:
+    not this archive's storage)."""
     text = f"{what}: HTTP {status}" + (f": {told}" if told else "")
     if status == 400:
         return ParseError(text, rule="request")
-    return (NotFoundError if status == 404 else StoreError)(text)
+    return (NotFoundError if status == 404 else RemoteError)(text)

@@ -171,6 +171,13 @@ class StoreError(PDIError, exit_code=8, http_status=503, title="storage error"):
     """The archive's storage could not do what was asked (not a user mistake)."""
 
 
+class RemoteError(PDIError, exit_code=16, http_status=502, title="remote error"):
+    """Another server pdi asked (a mirror's origin or peer, a registry's or a key set's URL) could not be reached
+    in time, or answered with a failure of its own: neither this archive's storage (:class:`StoreError`) nor the
+    user's mistake, and perhaps over when it is asked again. Over HTTP ``502`` (RFC 9110 §15.6.3: a server
+    acting for the client had no valid answer from the one it asked)."""
+
+
 class AccessError(PDIError, exit_code=10, http_status=403, title="forbidden"):
     """A write (or a private read) that the token presented may not make: another series, or too small a role."""
 

@@ -143,6 +143,28 @@ def test_registry_is_served_signed(network: Network) -> None:
     assert verify_registry(network.jws_file.read_text().strip(), keys, "pdi registry show --jws") == registry
 
 
+@pytest.mark.parametrize("text", [b"{bad", b'{"series": {"x.example.us": [1]}}'])
+def test_a_broken_registry_file_is_the_servers_fault_said_without_its_path(
+    tmp_path: Path, text: bytes, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The request for /.well-known/pdi-registry is fine, the operator's registry.json is not: 500 (not 400), and
+    the file's path and what is wrong in it go to the server's log, not to the client."""
+    from starlette.testclient import TestClient
+
+    from pdi.server import create_app
+
+    location = tmp_path / "e"
+    Archive.init(str(location)).close()
+    assert pdi("keys", "init", archive=location).returncode == 0
+    (location / "registry.json").write_bytes(text)
+    with TestClient(create_app(str(location))) as client, caplog.at_level("ERROR", logger="pdi.federation"):
+        answer = client.get("/.well-known/pdi-registry")
+    assert answer.status_code == 500 and answer.headers["content-type"] == "application/problem+json"
+    assert "registry cannot be read" in answer.json()["detail"]
+    assert str(tmp_path) not in answer.text and "registry.json" not in answer.text
+    assert any(str(location / "registry.json") in record.getMessage() for record in caplog.records), caplog.text
+
+
 def test_registry_answers_302_to_the_authority(network: Network) -> None:
     query = network.a_name
     answer = get(f"{network.c_registry}uri-res/N2R?{query}")
@@ -216,8 +238,10 @@ def test_registry_signed_by_another_key_is_refused(network: Network, tmp_path: P
          "--registry", str(network.jws_file), "--registry-key", str(network.other_key)],
         capture_output=True, text=True, timeout=60)
     assert process.returncode == 3, process.stderr
-    assert "registry" not in process.stderr or "signed by the key" in process.stderr
-    assert "integrity check failed" in process.stderr and "pdi: serving" not in process.stderr
+    # which registry was refused, and why, in the words federation.md quotes
+    assert (f"pdi: integrity check failed: the registry {network.jws_file}: the JWS is signed by the key"
+            in process.stderr and "which is not one of the keys it is checked with" in process.stderr), process.stderr
+    assert "pdi: serving" not in process.stderr
     header, payload, signature = network.jws_file.read_text().strip().split(".")
     changed = tmp_path / "changed.jws"
     import base64
@@ -228,7 +252,14 @@ def test_registry_signed_by_another_key_is_refused(network: Network, tmp_path: P
         [sys.executable, "-m", "pdi", "serve", "--port", "0", "--replay-port", "0", "--archive", network.c_location,
          "--registry", str(changed), "--registry-key", str(network.a_key)],
         capture_output=True, text=True, timeout=60)
-    assert process.returncode == 3 and "does not verify" in process.stderr, process.stderr
+    assert process.returncode == 3, process.stderr
+    assert f"pdi: integrity check failed: the registry {changed}: the JWS signature does not verify" in process.stderr
+    # by URL, and with a key given inline: the URL is named
+    url = f"{network.a_url}.well-known/pdi-registry"
+    process = subprocess.run(
+        [sys.executable, "-m", "pdi", "serve", "--port", "0", "--replay-port", "0", "--archive", network.c_location,
+         "--registry", url, "--registry-key", network.other_key.read_text()], capture_output=True, text=True, timeout=60)
+    assert process.returncode == 3 and f"the registry {url}: the JWS is signed by the key" in process.stderr, process.stderr
 
 
 def test_a_registry_without_its_key_is_refused(network: Network) -> None:
@@ -236,6 +267,77 @@ def test_a_registry_without_its_key_is_refused(network: Network) -> None:
         [sys.executable, "-m", "pdi", "serve", "--port", "0", "--archive", network.c_location,
          "--registry", str(network.jws_file)], capture_output=True, text=True, timeout=60)
     assert process.returncode == 2 and "--registry-key" in process.stderr
+
+
+def test_a_registry_key_without_a_registry_is_a_usage_error(network: Network) -> None:
+    """--registry-key is only what each --registry is checked with: alone it would be ignored, silently. (One
+    worker: were it served, the timeout's kill would leave no worker behind.)"""
+    process = subprocess.run(
+        [sys.executable, "-m", "pdi", "serve", "--port", "0", "--workers", "1", "--archive", network.c_location,
+         "--registry-key", str(network.a_key)], capture_output=True, text=True, timeout=30)
+    assert process.returncode == 2, process.stderr
+    assert "--registry-key" in process.stderr and "no --registry is given" in process.stderr, process.stderr
+    assert "pdi: serving" not in process.stderr
+
+
+def test_a_registry_naming_this_resolver_itself_is_not_followed_back_to_it(network: Network, tmp_path: Path) -> None:
+    """A registry (its own registry.json, or one it loads) may name this resolver for a series it does not hold:
+    never followed there, as the rescue never asks itself (federation.md). Named by the origin the request came
+    to, or by --base-url (another case, no last /): skipped; listed alone, the name is known nowhere else (404)."""
+    from pdi.federation.registry import Registry, sign_registry
+    from pdi.signing import SigningKey, jwk_set_text
+
+    d_dir = tmp_path / "d"
+    Archive.init(str(d_dir)).close()
+    key = SigningKey.generate()
+    named = "http://d.example.test:8000/"  # its --base-url, as another resolver's registry names it
+    jws, jwks = tmp_path / "registry.jws", tmp_path / "key.json"
+    jws.write_text(sign_registry(key, Registry({"self.example.us": (named,), "both.example.us": (named, network.a_url)})))
+    jwks.write_text(jwk_set_text([key.public]))
+    with serving(d_dir, "--base-url", "http://D.example.test:8000", "--registry", str(jws), "--registry-key",
+                 str(jwks)) as (_, port):
+        d_url = f"http://127.0.0.1:{port}/"
+        for own in (d_url, network.a_url):  # its own registry: itself (as requests reach it) first, then A
+            added = pdi("registry", "add", A_SERIES, own, "--mirror", archive=d_dir)
+            assert added.returncode == 0, added.stderr
+        assert pdi("registry", "add", "new.example.us", d_url, archive=d_dir).returncode == 0
+        answer = get(f"{d_url}uri-res/N2R?{network.a_name}")
+        assert answer.status_code == 302 and answer.headers["location"] == f"{network.a_url}uri-res/N2R?{network.a_name}"
+        listed = get(f"{d_url}uri-res/N2Ls?{network.a_name}").text.splitlines()
+        assert [u for u in listed if u and not u.startswith("#")] == [f"{network.a_url}uri-res/N2R?{network.a_name}"]
+        moved = get(f"{d_url}uri-res/N2R?urn:pdi://both.example.us/2026/11/26/1.text.1")
+        assert moved.status_code == 302 and moved.headers["location"].startswith(f"{network.a_url}uri-res/N2R?")
+        for series in ("new.example.us", "self.example.us"):
+            name = f"urn:pdi://{series}/2026/11/26/1.text.1"
+            for service in ("N2R", "N2L", "N2Ls", "N2C"):
+                answer = get(f"{d_url}uri-res/{service}?{name}")
+                assert answer.status_code == 404 and "location" not in answer.headers, (series, service, answer)
+            shown = get(f"{d_url}view?pdi={quote(name, safe='')}")
+            assert shown.status_code == 404 and "location" not in shown.headers, (series, shown)
+
+
+def test_a_registry_or_key_not_there_is_not_found_and_one_down_a_remote_error(network: Network, tmp_path: Path) -> None:
+    """A --registry file that is not there is "not found" (exit 4), as a --registry-key file that is not there
+    is; a registry URL nobody answers at is another server's failure (exit 16), not this archive's storage (8)."""
+    import socket
+
+    def serve(*options: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pdi", "serve", "--port", "0", "--replay-port", "0",
+                               "--archive", network.c_location, *options], capture_output=True, text=True, timeout=60)
+
+    missing = tmp_path / "nonexist.jws"
+    process = serve("--registry", str(missing), "--registry-key", str(network.a_key))
+    assert process.returncode == 4, process.stderr
+    assert f"pdi: not found: the registry {missing}: no such file" in process.stderr, process.stderr
+    process = serve("--registry", str(network.jws_file), "--registry-key", str(tmp_path / "nonexist.jwk"))
+    assert process.returncode == 4 and f"{tmp_path / 'nonexist.jwk'}: no such file" in process.stderr, process.stderr
+    with socket.socket() as closed:  # bound, never listening: a connection to it is refused
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}/.well-known/pdi-registry"
+        process = serve("--registry", url, "--registry-key", str(network.a_key))
+    assert process.returncode == 16, process.stderr
+    assert f"pdi: remote error: cannot fetch the registry {url}: " in process.stderr, process.stderr
+    assert "storage" not in process.stderr and "pdi: serving" not in process.stderr
 
 
 def test_legacy_i2r_rescued_from_a_later_capture_elsewhere(network: Network) -> None:

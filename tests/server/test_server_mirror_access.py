@@ -181,6 +181,7 @@ def test_a_mirror_without_a_token_holds_neither_and_says_why(tmp_path: Path) -> 
         # refused at once, not at the first sync: its manifest is not read as anyone
         code, out = pdi("mirror", "add", a_url, "--series", PRIVATE, "--archive", str(c))
         assert code == 10 and "HTTP 403" in out and "--token-file" in out, out
+        assert out.count("is needed") == 1 and out.count("may read it") == 1, out  # said once, then what to do
         with Archive.open(c) as archive:
             assert [m.series for m in archive.mirrors()] == [PUBLIC] and archive.find_series(PRIVATE) is None
     assert held(c, PUBLIC) == {names["open"]: hashlib.sha256(BYTES["open"]).hexdigest()}

@@ -205,6 +205,8 @@ class Tamper:
         self.manifest: str | None = None  # "digest" | "resigned"
         #: Fields of named entries changed in every manifest, which is then signed with ``other`` (pinned instead).
         self.entries: dict[str, dict[str, object]] = {}
+        #: Names listed twice in every manifest (the copy right after the entry), which is then signed with ``other``.
+        self.twice: set[str] = set()
         self.octets_of: str | None = None
         self.bulk = True
         self.fetched: list[str] = []
@@ -271,10 +273,12 @@ class Tamper:
                 body = f"{header}.{b64url(canonical_json(value))}.{signature}".encode()
             else:
                 body = sign_manifest(self.other, canonical_json(value)).encode()
-        if path == "/api/manifest" and self.entries:
+        if path == "/api/manifest" and (self.entries or self.twice):
             value = json.loads(b64url_decode(body.decode().split(".")[1], "payload"))
             for entry in value["names"]:
                 entry.update(self.entries.get(entry["name"], {}))
+            value["names"] = [copy for entry in value["names"]
+                              for copy in ([entry, entry] if entry["name"] in self.twice else [entry])]
             body = sign_manifest(self.other, canonical_json(value)).encode()
         headers = {k: v for k, v in answer.headers.items() if k.lower() in ("content-type", "link")}
         return Response(body, status_code=answer.status_code, headers=headers)
@@ -303,6 +307,32 @@ def test_a_manifest_changed_or_signed_by_another_key_is_refused_and_nothing_from
         assert "is refused" in out and ("does not verify" in out or "not one of the keys it is checked with" in out)
         assert tamper.fetched == []  # not one blob of it was even fetched
     assert held(b) == {}
+
+
+def test_the_summary_counts_as_new_only_the_names_and_octets_this_sync_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A name listed twice in one page is new once (its octets once) and held already the second time; a sync that
+    found names not held when it listed them, but kept by another sync of the series before it kept them, counts
+    them held already, with no octets: new + held already = listed, and the octets are those of the new names."""
+    a, names = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    total = sum(len(data) for data in BYTES.values())
+    with serving(a) as a_url, tampering(a_url) as (tamper, proxy):
+        tamper.twice = {names["text"]}
+        other = json.dumps(tamper.other.public.jwk())
+        assert pdi("mirror", "add", proxy, "--series", S, "--key", other, "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0, out
+        assert (f"{S}\tfrom {proxy}: 4 names listed, 3 new ({total} octets), 1 held already, 0 withdrawn"
+                in out), out
+        # the second of two syncs at once: what it listed as not held here was kept by the first meanwhile
+        with Archive.open(b) as archive:
+            monkeypatch.setattr(archive, "digests_held", lambda listed: [None] * len(listed))
+            (record,) = archive.mirrors(S)
+            report = mirrors.sync(archive, record)
+    assert (report.listed, report.copied, report.held, report.octets, report.problems) == (4, 0, 4, 0, [])
+    assert held(b) == {names[w]: hashlib.sha256(data).hexdigest() for w, data in BYTES.items()}
 
 
 @pytest.mark.parametrize(("field", "value", "said"), [
@@ -523,6 +553,32 @@ def test_a_running_server_stops_minting_in_a_series_at_once_when_it_is_mirrored(
     assert len(held(b)) == 2
 
 
+def test_a_series_mirrored_no_more_is_minted_in_and_mirroring_it_again_warns_of_what_was_minted(tmp_path: Path) -> None:
+    """`pdi mirror remove` of the origin says that this archive may mint in the series again; once it has, `pdi mirror
+    add` of it warns (mirrors.md: "if it holds documents this archive minted"), counting only what it minted, not
+    what the syncs brought in."""
+    a, _ = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    key = a_key(a)
+    with serving(a) as a_url:
+        assert pdi("mirror", "add", a_url, "--series", S, "--key", key, "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and f"{len(BYTES)} new" in out, out
+    code, out = pdi("mirror", "remove", a_url, "--series", S, "--archive", str(b))
+    assert code == 0 and out == (f"removed\t{S}\t{a_url}\npdi: {S} is mirrored from nowhere now: this archive may mint"
+                                 f" in it again (the names copied from {a_url} stay)\n"), out
+    with Archive.open(b) as archive:
+        minted = archive.add(S, b"minted here, the origin forgotten\n", format="text")
+    code, out = pdi("mirror", "add", a_url, "--series", S, "--key", key, "--no-check", "--archive", str(b))
+    assert code == 0, out
+    assert f"warning: {S} holds 1 document this archive minted: from now on only {a_url} mints in it" in out, out
+    assert str(minted) in held(b) and len(held(b)) == len(BYTES) + 1
+    # a peer forgotten changes nothing of who mints: nothing more said
+    peer = "http://peer.example.org"
+    assert pdi("mirror", "add", peer, "--series", S, "--key", key, "--peer", "--archive", str(b))[0] == 0
+    assert pdi("mirror", "remove", peer, "--series", S, "--archive", str(b)) == (0, f"removed\t{S}\t{peer}\n")
+
+
 def test_from_an_origin_whose_manifests_list_digests_only_the_records_come_from_n2c(tmp_path: Path) -> None:
     """An origin of an earlier pdi signs names, digests and sizes only: the rest of each record is its N2C's,
     and the mirror describes each name as the origin does."""
@@ -689,14 +745,19 @@ def test_what_a_stranger_gets_wrong_is_refused_at_once_in_the_origins_own_words(
     code, out = pdi("mirror", "sync", "--series", "other.example.us", "--archive", str(b))
     assert code == 1 and "a port from 1 to 65535, not 99999" in out, out
     assert pdi("mirror", "remove", "http://127.0.0.1:99999", "--series", "other.example.us", "--archive", str(b)) == (
-        0, "removed\tother.example.us\thttp://127.0.0.1:99999\n")
-    # the origin down: --no-check records it with the key given, and the first sync says what is wrong
+        0, "removed\tother.example.us\thttp://127.0.0.1:99999\npdi: other.example.us is mirrored from nowhere now:"
+        " this archive may mint in it again (the names copied from http://127.0.0.1:99999 stay)\n")
+    # the origin down: --no-check records it with the key given, and the first sync says what is wrong. Not a
+    # storage error of this archive (exit 8): a remote error (16), naming the series and the origin's URL
     c = mirror(tmp_path, "c")
+    down = f"pdi: remote error: cannot fetch the manifest of {S} at {a_url}/api/manifest?series={S}"
     code, out = pdi("mirror", "add", a_url, "--series", S, "--key", key, "--archive", str(c))
-    assert code == 8 and "cannot fetch the manifest" in out, out
+    assert code == 16 and down in out and "Connection refused" in out and "storage" not in out, out
+    code, out = pdi("mirror", "add", a_url, "--series", S, "--no-check", "--archive", str(c))  # the key fetched
+    assert code == 16 and f"pdi: remote error: cannot fetch the key set {a_url}/api/keys" in out, out
     code, out = pdi("mirror", "add", a_url, "--series", S, "--key", key, "--no-check", "--archive", str(c))
     assert code == 0 and f"origin\t{S}\t{a_url}" in out, out
     code, out = pdi("mirror", "sync", "--archive", str(c))
-    assert code == 8 and "cannot fetch the manifest" in out, out
+    assert code == 16 and down in out and "Connection refused" in out, out
     code, out = pdi("mirror", "audit", "--series", S, "--archive", str(b))  # A stopped
     assert code == 3 and f"unreachable\t{a_url}" in out and f"{S}\tno peer reached (1 unreachable): nothing compared" in out

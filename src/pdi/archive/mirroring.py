@@ -106,8 +106,8 @@ class Mirroring(ArchiveBase):
             MirrorRecord(canonical_series(series), base_url, role, jwk, timestamp(self.now()), token_source=token_source))
 
     def minted_here(self, series: str) -> int:
-        """How many documents of ``series`` this archive holds that it minted itself: 0 when it ever mirrored the
-        series from another archive (an origin was recorded for it: the audit log keeps each, removed or not)."""
+        """How many documents of ``series`` this archive holds that it minted itself: those no sync of a mirror
+        brought in (before the series was mirrored, or after its origin was removed)."""
         return self.store.minted_here(canonical_series(series))
 
     def remove_mirror(self, series: str, base_url: str, *, writer: Writer | None = None) -> None:
@@ -160,13 +160,14 @@ class Mirroring(ArchiveBase):
         return self.store.record_mirror_withdrawal(MirrorWithdrawal(key, version, token, at, purged, origin.base_url))
 
     def import_mirrored(self, origin: MirrorRecord, items: Sequence[tuple[RepresentationRecord, BlobSource]],
-                        embargoes: Sequence[tuple[str, int | None, str]] = ()) -> int:
+                        embargoes: Sequence[tuple[str, int | None, str]] = ()) -> list[RepresentationRecord]:
         """Bring ``items`` in under their origin's exact names, in one transaction (an audit line each new
         document), with the ``embargoes`` the origin's signed manifest says they are under (a name, the version
         embargoed or ``None``: its document, until when; an audit line each), so that no reader without access
-        may read one of them here even for a moment; returns how many representations are new."""
+        may read one of them here even for a moment; returns the records of those that are new (not those held
+        already: another sync of the series may have kept them meanwhile, or a name listed twice)."""
         if not items:
-            return 0
+            return []
         series = self.store.get_series(origin.series)
         known = [] if series is None else [series]
 

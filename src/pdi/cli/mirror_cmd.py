@@ -105,12 +105,22 @@ def mirror_ls(series: str | None, archive: str) -> None:
 @click.option("--series", "-s", "series", required=True, metavar="S")
 @archive_option
 def mirror_remove(base_url: str, series: str, archive: str) -> None:
-    """Forget BASE_URL as an origin or peer of S (the names already copied stay)."""
+    """Forget BASE_URL as an origin or peer of S (the names already copied stay).
+
+    Forgetting S's origin, this archive may mint in S again (pdi add, the
+    write API), which it says; a later pdi mirror add of S warns of what it
+    minted meanwhile.
+    """
     from pdi.archive.mirroring import recorded_url
 
+    url = recorded_url(base_url)
     with open_archive(archive) as opened:
-        opened.remove_mirror(series, recorded_url(base_url))
+        was_origin = any(m.base_url == url and m.role == "origin" for m in opened.mirrors(series))
+        opened.remove_mirror(series, url)
     click.echo(f"removed\t{series}\t{base_url}")
+    if was_origin:
+        click.echo(f"pdi: {series} is mirrored from nowhere now: this archive may mint in it again (the names copied"
+                   f" from {url} stay)", err=True)
 
 
 @mirror_group.command("sync")

@@ -94,7 +94,7 @@ DEFAULT_CACHE_MIB = 32
               "resolver. Repeatable; the archive's own registry.json is read first.")
 @click.option("--registry-key", metavar="JWK|FILE|URL",
               help="The public key (a JWK or JWK set, inline, in a file or at a URL: /api/keys) every --registry "
-              "must be signed with; a registry it does not verify is refused.")
+              "must be signed with; a registry it does not verify is refused. Only with --registry.")
 @click.option("--dns", metavar="HOST:PORT",
               help="A DNS server to ask for the NAPTR records (RFC 3404) of a series this archive does not "
               "hold and no registry names.")
@@ -257,6 +257,9 @@ def _federation(registries: tuple[str, ...], registry_key: str | None,
     if registries and registry_key is None:
         raise click.BadParameter("a registry is trusted only when its signature verifies: give the key it is"
                                  " signed with (--registry-key JWK|FILE|URL)", param_hint="--registry")
+    if registry_key is not None and not registries:
+        raise click.BadParameter("it is the key each --registry is checked with, and no --registry is given: give"
+                                 " --registry FILE|URL too, or leave it out", param_hint="--registry-key")
     keys = load_keys(registry_key) if registry_key is not None else []
     sources = [RegistrySource(where, keys) for where in registries]
     return sources, (NaptrFinder(dns) if dns is not None else None)

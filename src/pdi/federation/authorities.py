@@ -27,13 +27,21 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from pdi._refusals import refusal, said
-from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, StoreError, UnsupportedError
+from pdi.errors import (
+    LimitError,
+    NotFoundError,
+    ParseError,
+    PDIError,
+    RemoteError,
+    StoreError,
+    UnsupportedError,
+)
 from pdi.federation.naptr import NaptrFinder
 from pdi.federation.registry import (
     MAX_REGISTRY,
@@ -44,7 +52,7 @@ from pdi.federation.registry import (
 )
 from pdi.signing import MAX_JWS, PublicKey, parse_jwks
 
-__all__ = ["Authorities", "Candidate", "RegistrySource", "fetch_bounded", "load_keys"]
+__all__ = ["Authorities", "Candidate", "RegistrySource", "fetch_bounded", "load_keys", "same_resolver"]
 
 log = logging.getLogger("pdi.federation")
 
@@ -77,7 +85,7 @@ def fetch_bounded(url: str, most: int, what: str, *, accept: str = "*/*", second
     connection and read within ``timeout``, default ``seconds``), naming ``what`` in every refusal and quoting
     the server's own problem (:mod:`pdi._refusals`): :class:`~pdi.errors.ParseError` for a ``400``,
     :class:`~pdi.errors.NotFoundError` for a ``404``, :class:`~pdi.errors.LimitError` past ``most`` octets or
-    ``seconds``, :class:`~pdi.errors.StoreError` for any other status or a failed connection."""
+    ``seconds``, :class:`~pdi.errors.RemoteError` for any other status or a failed connection."""
     import httpx
 
     deadline = time.monotonic() + seconds
@@ -95,7 +103,7 @@ def fetch_bounded(url: str, most: int, what: str, *, accept: str = "*/*", second
                     raise LimitError(f"{what} {url} took more than {seconds:g} s")
             return bytes(body), dict(answer.headers)
     except httpx.HTTPError as exc:
-        raise StoreError(f"cannot fetch {what} {url}: {exc}") from exc
+        raise RemoteError(f"cannot fetch {what} {url}: {exc}") from exc
 
 
 def load_keys(given: str, where: str = "--registry-key", *, seconds: float = FETCH_SECONDS,
@@ -148,6 +156,9 @@ class RegistrySource:
                 stat = os.stat(self.where)
                 with open(self.where, "rb") as f:
                     data = f.read(MAX_REGISTRY + 1)
+            except FileNotFoundError:
+                raise NotFoundError(f"the registry {self.where}: no such file (give a file holding a signed"
+                                    " registry, pdi registry show --jws, or a URL)") from None
             except OSError as exc:
                 raise StoreError(f"cannot read the registry {self.where}: {exc.strerror}") from exc
             self._stamp = (stat.st_mtime_ns, stat.st_size)
@@ -214,8 +225,10 @@ class Authorities:
         found.extend(source.current() for source in self.sources)
         return found
 
-    def candidates(self, series: str, urn: str, service: str = "N2R") -> list[Candidate]:
-        """Every resolver known for ``series``, registries first (authority, then mirrors), then the DNS's."""
+    def candidates(self, series: str, urn: str, service: str = "N2R", selves: Sequence[str] = ()) -> list[Candidate]:
+        """Every resolver known for ``series``, registries first (authority, then mirrors), then the DNS's; never
+        one of ``selves`` (the base URLs this resolver is reached at: sent there, a name it does not hold would
+        come back to it, again and again)."""
         seen: dict[str, Candidate] = {}
         for registry in self.registries():
             for base in registry.resolvers(series):
@@ -224,7 +237,7 @@ class Authorities:
             for found in self.dns.services(series, urn):
                 if found.offers(service):
                     seen.setdefault(found.base, Candidate(found.base, "dns"))
-        return list(seen.values())
+        return [c for c in seen.values() if not any(same_resolver(c.base, own) for own in selves)]
 
     def every_resolver(self) -> list[str]:
         """Every resolver any registry names, for any series, then every archive the mirrors name (the network a
@@ -281,6 +294,22 @@ class Authorities:
         with self._lock:
             kept = self._up.get(key)
         return kept[1] if kept is not None and kept[0] > time.monotonic() else None
+
+
+def same_resolver(one: str, other: str) -> bool:
+    """Whether two base URLs name the same resolver: the same scheme, host, port (a default one said or not) and
+    path, whatever the case of the scheme and host and a last ``/``."""
+    return _resolver_key(one) == _resolver_key(other)
+
+
+def _resolver_key(base: str) -> tuple[str, str, int, str]:
+    parts = urlsplit(base)
+    try:
+        port = parts.port
+    except ValueError:  # not a port: no resolver's, and so no other's
+        return (base, "", -1, "")
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), port or (443 if scheme == "https" else 80), parts.path.rstrip("/")
 
 
 def _address(base: str) -> tuple[str, int]:

@@ -2,7 +2,7 @@
 
 The payload is canonical JSON (:func:`pdi.signing.canonical_json`)::
 
-    {"type": "pdi-registry", "issued": "2026-11-25T10:00:00Z",
+    {"type": "pdi-registry+jws", "issued": "2026-11-25T10:00:00Z",
      "series": {"oma.eop.gov.us": ["https://a.example/", "https://mirror.example/"]}}
 
 and travels as a compact JWS (RFC 7515 §7.1, EdDSA per RFC 8037) whose
@@ -34,7 +34,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pdi import _json
-from pdi.errors import NotFoundError, ParseError, StoreError, UnsupportedError
+from pdi.errors import NotFoundError, ParseError, PDIError, StoreError, UnsupportedError
 from pdi.signing import PublicKey, SigningKey, canonical_json, sign_compact, verify_compact
 
 __all__ = [
@@ -61,33 +61,54 @@ MAX_RESOLVERS = 32
 REGISTRY_FILE = "registry.json"
 #: The environment variable naming the registry's file (a PostgreSQL archive needs it).
 REGISTRY_ENV = "PDI_REGISTRY"
+_ISSUED = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z")
 _SERIES = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+")
 
 
 def base_url(url: str, where: str = "a resolver's base URL") -> str:
     """``url`` as a resolver's base URL (``http``/``https``, a host, no query or fragment, ending in ``/``);
     :class:`ParseError` naming ``where`` otherwise."""
+    shown = repr(url[:200])
     if len(url) > 2000 or any(c in url for c in "\r\n\t \\\"<>"):
-        raise ParseError(f"{where} is not a URL", text=url[:200], rule="base-url")
+        raise ParseError(f"{where} is not a URL: {shown}", text=url[:200], rule="base-url")
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("http", "https"):
-        raise ParseError(f"{where} must be an http or https URL, not {parts.scheme or 'schemeless'}",
+        raise ParseError(f"{where} must be an http or https URL, not {parts.scheme or 'schemeless'}: {shown}",
                          text=url[:200], rule="base-url")
     if not parts.hostname or parts.query or parts.fragment or "@" in parts.netloc:
-        raise ParseError(f"{where} must be http(s)://host[:port]/path/ with no user, query or fragment",
+        raise ParseError(f"{where} must be http(s)://host[:port]/path/ with no user, query or fragment: {shown}",
                          text=url[:200], rule="base-url")
     try:
         parts.port  # noqa: B018 — a port that is not a number raises here
     except ValueError as exc:
-        raise ParseError(f"{where} has a bad port: {exc}", text=url[:200], rule="base-url") from None
+        raise ParseError(f"{where} has a bad port: {exc}: {shown}", text=url[:200], rule="base-url") from None
     return url if url.endswith("/") else url + "/"
 
 
-def _series_name(name: str) -> str:
+def _series_name(name: str, where: str = "") -> str:
+    """``name`` as a series (lower-cased); :class:`ParseError` naming ``where`` (``"reg.json: "``) and ``name``
+    otherwise."""
     lowered = name.lower()
     if len(lowered) > 253 or not _SERIES.fullmatch(lowered):
-        raise ParseError("a series is a domain name (oma.eop.gov.us)", text=name[:200], rule="series")
+        raise ParseError(f"{where}a series is a domain name (oma.eop.gov.us), not {name[:200]!r}", text=name[:200],
+                         rule="series")
     return lowered
+
+
+def _issued(value: object, where: str, *, required: bool) -> str | None:
+    """A registry's ``issued``: a UTC time ``YYYY-MM-DDTHH:MM:SSZ`` (fractions of a second allowed), or absent
+    unless ``required``; :class:`ParseError` naming ``where`` and the value otherwise."""
+    if value is None and not required:
+        return None
+    if isinstance(value, str) and _ISSUED.fullmatch(value):
+        try:
+            datetime.datetime.fromisoformat(value[:-1])
+            return value
+        except ValueError:
+            pass
+    said = "none" if value is None else repr(value)[:200] if isinstance(value, str) else json.dumps(value)[:200]
+    raise ParseError(f"{where}: \"issued\" (when the registry was last edited) must be a UTC time"
+                     f" YYYY-MM-DDTHH:MM:SSZ, not {said}", rule="registry")
 
 
 @dataclass(frozen=True)
@@ -127,8 +148,9 @@ class Registry:
                                "series": {k: list(v) for k, v in sorted(self.series.items())}})
 
     @classmethod
-    def from_json(cls, data: bytes | str, where: str) -> Registry:
-        """A registry payload read; :class:`ParseError` naming ``where`` and what is wrong."""
+    def from_json(cls, data: bytes | str, where: str, *, signed: bool = False) -> Registry:
+        """A registry payload read; :class:`ParseError` naming ``where`` and what is wrong. ``issued`` is required of
+        a ``signed`` one (pdi signs none without it); in a file (``registry.json``) it may be absent."""
         if len(data) > MAX_REGISTRY:
             raise UnsupportedError(f"{where} is larger than a registry may be ({MAX_REGISTRY} octets)")
         value: Any = _json.loads(data, where, rule="registry")
@@ -139,13 +161,16 @@ class Registry:
             raise ParseError(f"{where}: \"series\" is not an object of series -> [base URL, …]", rule="registry")
         series: dict[str, tuple[str, ...]] = {}
         for name, urls in listed.items():
-            key = _series_name(str(name))
+            key = _series_name(str(name), f"{where}: ")
             if not isinstance(urls, list) or not urls or len(urls) > MAX_RESOLVERS:
                 raise ParseError(f"{where}: the resolvers of {key} are not a list of 1 to {MAX_RESOLVERS} URLs",
                                  rule="registry")
-            series[key] = tuple(dict.fromkeys(base_url(str(u), f"{where}: a resolver of {key}") for u in urls))
-        issued = value.get("issued")
-        return cls(series, issued if isinstance(issued, str) else None)
+            for url in urls:
+                if not isinstance(url, str):
+                    raise ParseError(f"{where}: a resolver of {key} is {json.dumps(url)[:200]}, not a URL (text)",
+                                     rule="registry")
+            series[key] = tuple(dict.fromkeys(base_url(u, f"{where}: a resolver of {key}") for u in urls))
+        return cls(series, _issued(value.get("issued"), where, required=signed))
 
 
 def sign_registry(key: SigningKey, registry: Registry, issued: str | None = None) -> str:
@@ -157,12 +182,16 @@ def sign_registry(key: SigningKey, registry: Registry, issued: str | None = None
 
 def verify_registry(jws: str, keys: list[PublicKey], where: str) -> Registry:
     """A registry's JWS checked against ``keys`` and read: :class:`~pdi.errors.IntegrityError` when the
-    signature does not verify (another key, a changed payload)."""
-    verified = verify_compact(jws, keys)
+    signature does not verify (another key, a changed payload), naming the registry (``where``: its file or URL),
+    as every refusal does."""
+    try:
+        verified = verify_compact(jws, keys)
+    except PDIError as exc:
+        raise exc.within(f"the registry {where}: ") from None
     if verified.header.get("typ") not in (None, REGISTRY_TYPE):
         raise ParseError(f"{where} is a JWS of type {verified.header.get('typ')!r}, not {REGISTRY_TYPE}",
                          rule="registry")
-    return Registry.from_json(verified.payload, where)
+    return Registry.from_json(verified.payload, where, signed=True)
 
 
 def registry_path(location: str, given: str | None = None) -> Path:

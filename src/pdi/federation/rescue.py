@@ -18,9 +18,10 @@ from __future__ import annotations
 import datetime
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pdi.federation.authorities import FETCH_SECONDS, Authorities
+from pdi.federation.authorities import FETCH_SECONDS, Authorities, same_resolver
 from pdi.interop.memento import http_datetime
 
 __all__ = ["MAX_ASKED", "RemoteCapture", "RemoteCaptures", "relation"]
@@ -56,7 +57,9 @@ class RemoteCaptures:
         self._none: dict[str, float] = {}
         self._lock = threading.Lock()
 
-    def nearest(self, url: str, day: datetime.date | None, exclude: str | None = None) -> RemoteCapture | None:
+    def nearest(self, url: str, day: datetime.date | None, selves: Sequence[str] = ()) -> RemoteCapture | None:
+        """The capture of ``url`` nearest ``day`` that a resolver holds, never asked of one of ``selves`` (the base
+        URLs this resolver is reached at: what it holds was looked for already)."""
         import httpx
 
         now = time.monotonic()
@@ -71,7 +74,7 @@ class RemoteCaptures:
         for base in self.authorities.every_resolver():
             if asked >= MAX_ASKED or time.monotonic() > deadline:
                 break
-            if base == exclude or not self.authorities.is_up(base):  # this resolver itself was asked already
+            if any(same_resolver(base, own) for own in selves) or not self.authorities.is_up(base):
                 continue
             asked += 1
             try:

@@ -84,7 +84,7 @@ from pdi.errors import (
     NotFoundError,
     ParseError,
     PDIError,
-    StoreError,
+    RemoteError,
 )
 from pdi.identifier import PDI
 from pdi.network.mirror_access import Embargoes, follow_rules, read_token
@@ -149,16 +149,16 @@ def _get_text(client: httpx.Client, url: str, what: str, most: int, headers: Map
                 if len(body) > most:
                     raise LimitError(f"{what} {url} is larger than {most} octets")
     except httpx.HTTPError as exc:
-        raise StoreError(f"cannot fetch {what} {url}: {exc}") from exc
+        raise RemoteError(f"cannot fetch {what} {url}: {exc}") from exc
     return body.decode("utf-8", errors="replace")
 
 
 def _refusal(status: int, what: str, headers: Mapping[str, str] | None, told: str | None = None) -> PDIError:
     """:func:`pdi._refusals.refusal`, but a refusal (401, 403) says what would be let in."""
     if status in (401, 403):
+        # without a token, a pdi origin says itself that one is needed: what to do, not the same again
         how = ("the token sent is refused, or may not read it" if headers else
-               "a token of that archive that may read it is needed: pdi mirror add BASE_URL --series S --token-file"
-               " FILE")
+               "read with a token of that archive: pdi mirror add BASE_URL --series S --token-file FILE")
         return AccessError(f"{what}: HTTP {status}" + (f": {told}" if told else "") + f" ({how})")
     return refusal(status, what, told)
 
@@ -235,7 +235,7 @@ class Peer:
             if after is not None:
                 params["after"] = after
             url = str(httpx.URL(self.base + "/api/manifest", params=params))
-            jws = _get_text(self.client, url, "the manifest", MAX_JWS, self.headers).strip()
+            jws = _get_text(self.client, url, f"the manifest of {series} at", MAX_JWS, self.headers).strip()
             try:
                 page = verify_manifest(jws, self.keys)
             except PDIError as exc:
@@ -277,7 +277,7 @@ class Peer:
                             f"{name} at {self.base}: more than the {size} octets its signed manifest says")
                     yield piece
         except httpx.HTTPError as exc:
-            raise StoreError(f"cannot fetch {url}: {exc}") from exc
+            raise RemoteError(f"cannot fetch {url}: {exc}") from exc
 
     def octets_of(self, entries: Sequence[Mapping[str, Any]], write: Callable[[Iterator[memoryview]], Spooled],
                   ) -> list[Spooled | PDIError] | None:
@@ -293,13 +293,13 @@ class Peer:
                 if status in (404, 405):
                     return None
                 if status != 200:
-                    raise StoreError(f"POST {url}: HTTP {status}")
+                    raise RemoteError(f"POST {url}: HTTP {status}")
                 parts = _Parts(raw, _boundary(content_type, url), url)
                 for entry in entries:
                     done.append(parts.take(entry, write, self.base))
                 parts.close()
         except httpx.HTTPError as exc:
-            failure: PDIError = StoreError(f"cannot fetch {url}: {exc}")
+            failure: PDIError = RemoteError(f"cannot fetch {url}: {exc}")
         except PDIError as exc:  # the answer is cut or not as it should be: what is left is not trusted
             failure = exc
         else:
@@ -310,7 +310,7 @@ class Peer:
     def _post(self, url: str, body: bytes) -> Iterator[tuple[int, str, Callable[[memoryview], int]]]:
         """``POST url`` of a JSON ``body``: the answer's status, ``Content-Type`` and a function that reads its next
         octets into a buffer, how many (0: the end; over :attr:`direct` where it reaches the origin, else
-        :attr:`client`). Failures to reach or read it are :class:`StoreError` or :class:`httpx.HTTPError`."""
+        :attr:`client`). Failures to reach or read it are :class:`RemoteError` or :class:`httpx.HTTPError`."""
         if self.direct is None:
             headers = {**self.headers, "Content-Type": "application/json"}
             with self.client.stream("POST", url, content=body, headers=headers) as answer:
@@ -322,7 +322,7 @@ class Peer:
             try:
                 got.read(MAX_PART_HEAD)  # what follows the closing boundary (nothing, or a short epilogue)
             except (OSError, http.client.HTTPException) as exc:
-                raise StoreError(f"cannot fetch {url}: {exc}") from exc
+                raise RemoteError(f"cannot fetch {url}: {exc}") from exc
         finally:
             # read to its end, the connection asks the next request; else (cut, refused, not read) it is closed
             self.direct.done(connection, kept=got.closed)
@@ -345,14 +345,14 @@ class Peer:
 
 def _reader(answer: http.client.HTTPResponse, url: str) -> Callable[[memoryview], int]:
     """A function reading ``answer``'s next octets into a buffer (straight from the connection), how many (0: the
-    end); :class:`StoreError` if they cannot be read (the connection breaks, or is silent for
+    end); :class:`RemoteError` if they cannot be read (the connection breaks, or is silent for
     :data:`HTTP_TIMEOUT` seconds)."""
 
     def read_into(view: memoryview) -> int:
         try:
             return answer.readinto(view)
         except (OSError, http.client.HTTPException) as exc:
-            raise StoreError(f"cannot fetch {url}: {exc}") from exc
+            raise RemoteError(f"cannot fetch {url}: {exc}") from exc
 
     return read_into
 
@@ -414,7 +414,7 @@ class _Direct:
     def post(self, url: str, body: bytes, headers: Mapping[str, str],
              ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
         """``POST url`` over this thread's connection (made, or made again if the origin closed it while it was
-        kept): the connection and its answer, whose head is read. :class:`StoreError` if it cannot be had."""
+        kept): the connection and its answer, whose head is read. :class:`RemoteError` if it cannot be had."""
         split = urllib.parse.urlsplit(url)
         target = split.path + (f"?{split.query}" if split.query else "")
         sent = {**headers, "Content-Type": "application/json"}
@@ -432,11 +432,11 @@ class _Direct:
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
                 self.done(connection, kept=False)
                 if not kept:
-                    raise StoreError(f"cannot fetch {url}: {exc}") from exc
+                    raise RemoteError(f"cannot fetch {url}: {exc}") from exc
                 connection, kept = None, False  # closed by the origin while it was kept: asked again, once
             except (OSError, http.client.HTTPException) as exc:
                 self.done(connection, kept=False)
-                raise StoreError(f"cannot fetch {url}: {exc}") from exc
+                raise RemoteError(f"cannot fetch {url}: {exc}") from exc
 
     def done(self, connection: http.client.HTTPConnection, *, kept: bool) -> None:
         """After an answer: the connection is kept for the thread's next request, or closed."""
@@ -496,7 +496,7 @@ class _Parts:
     def _line(self) -> bytes:
         while (end := self.buffer.find(b"\r\n", self.start, self.end)) < 0:
             if self.end - self.start > MAX_PART_HEAD or not self._fill():
-                raise StoreError(f"POST {self.url}: the answer ends (or runs on) inside a part's head")
+                raise RemoteError(f"POST {self.url}: the answer ends (or runs on) inside a part's head")
         line = bytes(self.view[self.start:end])
         self.start = end + 2
         return line
@@ -508,7 +508,7 @@ class _Parts:
             if self.start == self.end:
                 self.start = self.end = 0
                 if not self._fill():
-                    raise StoreError(f"POST {self.url}: the answer ends {count} octets before its part does")
+                    raise RemoteError(f"POST {self.url}: the answer ends {count} octets before its part does")
             take = min(count, self.end - self.start)
             piece = self.view[self.start:self.start + take]
             self.start += take
@@ -545,7 +545,7 @@ class _Parts:
                 detail = f"HTTP {int(said['status'])}: {str(said['detail'])[:500]}"
             except (ValueError, KeyError, TypeError, RecursionError):
                 detail = text[:500]
-            return StoreError(f"the octets of {name} at {base}: {detail}")
+            return RemoteError(f"the octets of {name} at {base}: {detail}")
         if count != size:
             raise IntegrityError(f"{name} at {base}: {count} octets, its signed manifest says {size}")
         try:
@@ -566,7 +566,10 @@ class _Parts:
 
 @dataclass
 class SyncReport:
-    """What a sync did: names listed by the origin, new ones kept, those held already, withdrawn ones, octets."""
+    """What a sync did: names listed by the origin, new ones kept (and their octets), those held already (before
+    the sync, or kept meanwhile by another), withdrawn ones. Each name listed is counted once as new, held
+    already, withdrawn, or refused (a problem); a held or withdrawn name whose rule could not be followed here
+    (an embargo, a withdrawal) is reported as a problem besides."""
 
     listed: int = 0
     copied: int = 0
@@ -883,8 +886,12 @@ def _keep(archive: Archive, record: MirrorRecord, batch: list[tuple[Representati
     embargoes = ([one for rec, _ in batch for one in report.embargoes.pop(str(record_name(rec)), ())]
                  if report.embargoes else [])
     try:
-        report.copied += archive.import_mirrored(record, batch, embargoes)
-        report.octets += sum(rec.size for rec, _ in batch)
+        kept = archive.import_mirrored(record, batch, embargoes)
+        # only what this sync kept counts as new: a name kept meanwhile (by another sync of the series, or listed
+        # twice) is held already, its octets not counted
+        report.copied += len(kept)
+        report.held += len(batch) - len(kept)
+        report.octets += sum(rec.size for rec in kept)
     finally:
         for _, spooled in batch:
             spooled.discard()  # taken by the import, or not needed: removed
@@ -902,7 +909,7 @@ def announce(record: MirrorRecord, url: str, keys: Sequence[PublicKey], token: s
         with _client() as client:
             answer = client.post(target, json=body, headers={"Authorization": f"Bearer {token}"})
     except httpx.HTTPError as exc:
-        raise StoreError(f"cannot announce this mirror to {target}: {exc}") from exc
+        raise RemoteError(f"cannot announce this mirror to {target}: {exc}") from exc
     if answer.status_code in (200, 201):
         return answer.status_code == 201
     try:
@@ -910,5 +917,5 @@ def announce(record: MirrorRecord, url: str, keys: Sequence[PublicKey], token: s
     except (ValueError, KeyError, TypeError):
         detail = answer.text[:200]
     error = {401: AccessError, 403: AccessError, 404: NotFoundError, 409: ImmutabilityError}.get(
-        answer.status_code, StoreError)
+        answer.status_code, RemoteError)
     raise error(f"{target} refused this mirror's announcement (HTTP {answer.status_code}): {detail}")

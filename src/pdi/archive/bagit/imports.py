@@ -109,7 +109,7 @@ def import_bag(
         export.series, export.representations, export.statements, (), export.withdrawals, export.embargoes,
         new_document=new_document,
     )
-    return BagImported(new, listed=export.listed)
+    return BagImported(len(new), listed=export.listed)
 
 
 class BagImported(int):

@@ -57,12 +57,12 @@ class ImportsPart(CatalogBase):
         *,
         new_document: Callable[[RepresentationRecord], AuditRecord] | None = None,
         gapless: bool = True,
-    ) -> int:
+    ) -> list[RepresentationRecord]:
         """Bring records from another archive in, exactly as named; one transaction.
 
-        Identical records already present are kept; a record that would change
+        Identical records already present (or given twice) are kept; a record that would change
         what is stored under an existing name raises :class:`ImmutabilityError`
-        and nothing is imported. Returns the number of new representations.
+        and nothing is imported. Returns the new representations' records, in the order given.
         Each blob may come as a function that reads it (:data:`BlobSource`),
         called when the store writes that blob. ``audit`` entries are appended
         to the audit log in the same transaction, and ``new_document(record)``
@@ -90,7 +90,6 @@ class ImportsPart(CatalogBase):
                     raise NotFoundError(f"parent series {s.parent} of {s.name} is not in the import")
             for page in pages(rec for rec, _ in representations):
                 self._check_import(page, known)
-        added = 0
         staged = self._stage_import(
             (rec.sha256, content) for rec, content in representations if rec.purged is None
         )
@@ -114,8 +113,8 @@ class ImportsPart(CatalogBase):
         embargoes: Sequence[tuple[DocumentKey, int | None, str]] = (),
         new_document: Callable[[RepresentationRecord], AuditRecord] | None = None,
         gapless: bool = True,
-    ) -> int:
-        added = 0
+    ) -> list[RepresentationRecord]:
+        added: list[RepresentationRecord] = []
         written = _ImportWritten({blob.info.sha256: blob for blob in staged})
         with self._write():
             self._secure(staged)
@@ -216,8 +215,8 @@ class ImportsPart(CatalogBase):
         known: set[str],
         written: _ImportWritten,
         new_document: Callable[[RepresentationRecord], AuditRecord] | None,
-    ) -> int:
-        """Inside the import's transaction: write one page of representations; how many are new."""
+    ) -> list[RepresentationRecord]:
+        """Inside the import's transaction: write one page of representations; those that are new."""
         ids = self._document_ids(list(dict.fromkeys(key_of(rec) for rec in page)))
         stored, versions = self._stored_of(ids.values())
         documents: dict[DocumentKey, RepresentationRecord] = {}  # new, each with its first record
@@ -275,7 +274,7 @@ class ImportsPart(CatalogBase):
                 written.indexed.add(source)
                 if rec.media_type == "message/rfc822":
                     self._thread_stored(rec.sha256)
-        return len(new)
+        return new
 
     def _insert_documents(
         self,

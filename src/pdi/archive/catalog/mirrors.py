@@ -110,11 +110,16 @@ class MirrorsPart(CatalogBase):
         return None, None
 
     def minted_here(self, series: str) -> int:
-        """How many documents ``series`` holds, unless an origin was ever recorded for it (0 then)."""
+        """How many documents ``series`` holds that no sync brought in: a sync names each document it brings in by
+        a ``mirror`` line of the audit log (its generic name). Minted before the series was mirrored, or after it
+        was mirrored no more (``pdi mirror remove``), they count alike."""
+        prefix = f"urn:pdi://{series}/"
         with self._read():
-            if self._query("SELECT 1 FROM audit_log WHERE action = 'mirror-origin' AND subject = ? LIMIT 1", (series,)):
-                return 0
-            return int(self._query("SELECT COUNT(*) FROM documents WHERE series = ?", (series,))[0][0])
+            held = int(self._query("SELECT COUNT(*) FROM documents WHERE series = ?", (series,))[0][0])
+            copied = int(self._query(
+                "SELECT COUNT(DISTINCT subject) FROM audit_log WHERE action = 'mirror' AND substr(subject, 1, ?) = ?",
+                (len(prefix), prefix))[0][0])
+        return max(0, held - copied)
 
     def remove_mirror(self, series: str, base_url: str, audit: AuditRecord) -> None:
         with self._write():

@@ -13,7 +13,10 @@ Called only where the resolver (``/uri-res/N2R``, ``I2R``, ``N2L``,
   is down: ``503`` with ``Retry-After`` (``/view``: a page saying so, the
   same status). No resolver known: the ``404`` it was.
   A redirect goes only to a base URL a registry or the DNS named
-  (``http``/``https``), followed by the service and the name as asked.
+  (``http``/``https``), followed by the service and the name as asked, and
+  never to this resolver itself (its ``--base-url``, or the origin the
+  request came to: the name would come back here again and again); listed
+  alone, it leaves no resolver known (``404``).
 * **Legacy rescue.** A name whose unique id is a URL (a capture's: the
   1990s ``I2R`` links of ``oma.eop.gov.us``) that no authority answers is
   answered from the capture of that URL nearest its day: one this archive
@@ -28,12 +31,15 @@ Called only where the resolver (``/uri-res/N2R``, ``I2R``, ``N2L``,
 
 ``/.well-known/pdi-registry`` serves the archive's own registry
 (``registry.json``, :mod:`pdi.federation.registry`) signed with its key, as
-``application/jose``.
+``application/jose``; a file that is not a registry (or cannot be read) is
+the operator's fault, not the request's: ``500``, its path and what is
+wrong said in the server's log only.
 """
 
 from __future__ import annotations
 
 import datetime
+import logging
 import threading
 import time
 from dataclasses import dataclass
@@ -59,6 +65,8 @@ from pdi.server.protocol.rfc2169 import n2r_url, rfc2169_query, urn_from_query
 from pdi.signing import SigningKey
 
 __all__ = ["REGISTRY_PATH", "Elsewhere", "rescued_from"]
+
+log = logging.getLogger("pdi.federation")
 
 #: Where a resolver serves its archive's registry, signed.
 REGISTRY_PATH = "/.well-known/pdi-registry"
@@ -112,7 +120,7 @@ class Elsewhere:
         if service not in _ONWARD:
             return None
         base = self.base_url if self.base_url is not None else str(request.base_url)
-        found = await self.lookups.run(self._service, service, name, request.url.query, base)
+        found = await self.lookups.run(self._service, service, name, request.url.query, base, self._selves(request))
         if not isinstance(found, _Local):
             return found
         # a capture held here: its bytes read as every N2R's are, within the resolver's limits
@@ -122,14 +130,21 @@ class Elsewhere:
 
     async def view(self, request: Request, name: str) -> Response | None:
         """``/view?pdi=NAME`` of a name this archive does not hold: on to where it is, or ``None``."""
-        return await self.lookups.run(self._view, name)
+        return await self.lookups.run(self._view, name, self._selves(request))
+
+    def _selves(self, request: Request) -> tuple[str, ...]:
+        """The base URLs this resolver is reached at: ``--base-url`` and the origin the request came to. A registry
+        or the DNS naming one of them for a series this archive does not hold is not followed there: the name
+        would come back here, again and again."""
+        return (str(request.base_url),) if self.base_url is None else (self.base_url, str(request.base_url))
 
     # --- in a worker thread ---------------------------------------------------------------
-    def _service(self, service: str, name: str, query: str, base: str) -> Response | _Local | None:
+    def _service(self, service: str, name: str, query: str, base: str, selves: tuple[str, ...],
+                 ) -> Response | _Local | None:
         pdi = _parsed(name)
         if pdi is None:
             return None
-        onward = self._onward(pdi, service)
+        onward = self._onward(pdi, service, selves)
         if onward is not None:
             if service == "N2Ls":
                 body = "".join(f"{n2r_url(c.base, pdi)}\r\n" for c in onward)
@@ -141,20 +156,21 @@ class Elsewhere:
             return _redirect(f"{chosen.base}uri-res/{_ONWARD[service]}?{query}")
         if service == "N2Ls" or not _legacy(pdi):
             return None
-        return self._rescue(pdi, service, base)
+        return self._rescue(pdi, service, base, selves)
 
-    def _onward(self, pdi: PDI, service: str) -> list[Candidate] | None:
+    def _onward(self, pdi: PDI, service: str, selves: tuple[str, ...]) -> list[Candidate] | None:
+        """The resolvers known for ``pdi``'s series, but this one (``selves``); ``None``: the series is held here,
+        or no other resolver is known for it (answered as a name known nowhere)."""
         series = pdi.series_name.lower()
         if self.holds(series):
             return None
-        found = self.authorities.candidates(series, _urn(pdi), _ONWARD[service])
-        return list(found) or None
+        return self.authorities.candidates(series, _urn(pdi), _ONWARD[service], selves) or None
 
-    def _view(self, name: str) -> Response | None:
+    def _view(self, name: str, selves: tuple[str, ...]) -> Response | None:
         pdi = _parsed(name)
         if pdi is None:
             return None
-        onward = self._onward(pdi, "N2R")
+        onward = self._onward(pdi, "N2R", selves)
         if onward is not None:
             chosen = self.authorities.first_up(onward)
             if chosen is None:
@@ -165,7 +181,7 @@ class Elsewhere:
         local = self._local_capture(pdi, "/")
         if local is not None:
             return _redirect(f"/view?pdi={quote(local, safe='')}&later={quote(str(pdi), safe='')}")
-        remote = self.remote.nearest(pdi.unique_id, pdi.date, exclude=self.base_url)
+        remote = self.remote.nearest(pdi.unique_id, pdi.date, selves)
         if remote is None:
             return None
         found = _name_in(remote.location)
@@ -181,7 +197,7 @@ class Elsewhere:
         wanted = None if pdi.date is None else _midnight(pdi)
         return _name_in(subject.mementos[select(subject.mementos, wanted)].uri)
 
-    def _rescue(self, pdi: PDI, service: str, base: str) -> Response | _Local | None:
+    def _rescue(self, pdi: PDI, service: str, base: str, selves: tuple[str, ...]) -> Response | _Local | None:
         local = self._local_capture(pdi, base)
         if local is not None:
             about = _about(pdi, local)
@@ -189,7 +205,7 @@ class Elsewhere:
                 return _Local(local, about)
             to = "N2C" if service == "N2C" else "N2R"
             return _redirect(f"{base.rstrip('/')}/uri-res/{to}?{rfc2169_query(local)}", about)
-        remote = self.remote.nearest(pdi.unique_id, pdi.date, exclude=base)
+        remote = self.remote.nearest(pdi.unique_id, pdi.date, selves)
         if remote is None:
             return None
         found = _name_in(remote.location)
@@ -206,7 +222,12 @@ class Elsewhere:
             raise NotFoundError("this archive has no signing key to sign its registry: `pdi keys init` makes one"
                                 " (then restart pdi serve)")
         key = self.signing_key
-        registry = await anyio.to_thread.run_sync(read_registry_file, own)
+        try:
+            registry = await anyio.to_thread.run_sync(read_registry_file, own)
+        except PDIError as exc:  # the operator's file is at fault, not the request: its path and why go to the log
+            log.error("pdi: %s answered 500: %s", REGISTRY_PATH, exc)
+            raise Problem(500, "Internal Server Error", "this resolver's registry cannot be read: its operator finds"
+                          " why in the server's log") from None
         jws = sign_registry(key, registry)
         return Response(jws + "\n", media_type="application/jose",
                         headers={"Cache-Control": f"public, max-age={REGISTRY_MAX_AGE}"})
