@@ -131,6 +131,21 @@ def test_json_clients_keep_their_problems(client: TestClient, archive: Archive) 
             assert answer.json()["status"] == 410 and "by mistake" in answer.json()["detail"]
 
 
+def test_an_embargoed_name_says_until_when_in_words_and_the_problem_says_it_too(
+    client: TestClient, archive: Archive,
+) -> None:
+    name = str(archive.add(S, b"the sealed minutes\n", format="text"))
+    archive.embargo(name, "2099-01-01")
+    page = _view(client, name, 403)
+    assert _text(page.find(".//h1")) == "Under embargo until 1 January 2099"  # the catalog's 2099-01-01T00:00:00Z
+    assert "from then on anyone may read it" in _text(page.find(".//main"))
+    assert "the sealed minutes" not in _text(page.find(".//main"))
+    problem = client.get(f"/uri-res/N2R?{name}").json()
+    assert problem["status"] == 403 and problem["embargoed_until"].startswith("2099-01-01T00:00:00")
+    archive.embargo(name, "2099-03-04T05:06:00Z")  # a time of day: said too, in UTC
+    assert _text(_view(client, name, 403).find(".//h1")) == "Under embargo until 4 March 2099, 05:06 UTC"
+
+
 def test_a_private_name_says_how_to_sign_in_and_comes_back_to_it(client: TestClient, archive: Archive) -> None:
     name = str(archive.add(CLOSED, b"closed minutes\n", format="text"))
     page = _view(client, name, 403)

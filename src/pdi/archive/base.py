@@ -53,16 +53,18 @@ def gone(parsed: PDI, what: str, tombstone: WithdrawalRecord) -> WithdrawnError:
                           reason=tombstone.reason, at=tombstone.at, who=tombstone.who, purged=tombstone.purged)
 
 
-def refused(what: str) -> AccessError:
+def refused(what: str, *, embargoed_until: str | None = None) -> AccessError:
     """The ``403`` of a read the current reader may not make (``what``: what it is, "… is embargoed until …").
 
     A reader who presented a token (live: an unknown one never gets this far) is told that it does not cover
     this, a :class:`~pdi.errors.ScopeError` (RFC 6750 §3.1's ``insufficient_scope``); an anonymous reader that
-    a token that may read it is needed."""
+    a token that may read it is needed. An embargo's end (a catalog timestamp) is the problem's
+    ``embargoed_until`` member too, which the reader's app says in words."""
+    details: dict[str, object] | None = None if embargoed_until is None else {"embargoed_until": embargoed_until}
     reader = current_reader.get()
     if reader is not None and reader.token is not None:
-        return ScopeError(f"{what}; the token {reader.token.name!r} does not cover it")
-    return AccessError(f"{what}; a token that may read it is needed")
+        return ScopeError(f"{what}; the token {reader.token.name!r} does not cover it", details=details)
+    return AccessError(f"{what}; a token that may read it is needed", details=details)
 
 
 class ArchiveBase:
@@ -178,7 +180,7 @@ class ArchiveBase:
         until = self.store.embargo(key, version)
         embargoed = until is not None and until > timestamp(self.now())
         if disclosure(reader, key.series, PUBLIC, embargoed=embargoed) is not Disclosure.ALL:
-            raise refused(f"{parsed.without_fragment()} is embargoed until {until}")
+            raise refused(f"{parsed.without_fragment()} is embargoed until {until}", embargoed_until=until)
 
     def _search_access(self) -> SearchAccess | None:
         """What the current reader's search leaves out (None: the owner, who sees all)."""
@@ -227,7 +229,7 @@ class ArchiveBase:
             raise NotFoundError(f"{what} is not in this archive")
         if told is Disclosure.EXISTENCE:
             raise refused(f"{what} is about a document embargoed until {until}" if embargoed else
-                          f"{what} is about the private series {key.series}")
+                          f"{what} is about the private series {key.series}", embargoed_until=until if embargoed else None)
 
     def _version_of(self, pdi: PDI, key: DocumentKey, latest: bool) -> int:
         stored = self.store.versions(key, wanted=pdi.version)
