@@ -7,14 +7,21 @@ import zlib
 
 def operators_pdf(operators: int) -> bytes:
     """A one-page PDF whose content stream is ``operators`` text-showing blocks, Flate-compressed."""
-    content = zlib.compress(b"BT /F1 1 Tf 10 10 Td (ab) Tj ET\n" * operators, 9)
+    return pages_pdf(1, b"BT /F1 1 Tf 10 10 Td (ab) Tj ET\n" * operators)
+
+
+def pages_pdf(pages: int, content: bytes = b"BT /F1 12 Tf 10 10 Td (ab) Tj ET\n") -> bytes:
+    """A PDF of ``pages`` pages, each drawing the one ``content`` stream (Flate-compressed)."""
+    compressed = zlib.compress(content, 9)
+    kids = b" ".join(b"%d 0 R" % (6 + n) for n in range(pages))
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >>"
-        b" /Contents 4 0 R >>",
-        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, pages),
+        b"<< /Font << /F1 5 0 R >> >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(compressed) + compressed + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        *(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources 3 0 R /Contents 4 0 R >>"
+          for _ in range(pages)),
     ]
     out = bytearray(b"%PDF-1.7\n")
     offsets = []

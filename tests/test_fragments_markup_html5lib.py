@@ -65,6 +65,7 @@ FINGERPRINTS: dict[str, tuple[str | None, str]] = {
     f"{TOKENIZER}.rawtextEndTagNameState": ("(self)", "9ac4ea7eee7d02133d259a3c07235fb9a96c80b2cc7cd433b52805a5f2dcc5c8"),
     f"{TOKENIZER}.scriptDataEndTagNameState": ("(self)", "32a7b82de81d7694073db3706d07f3cb3f7a4b9631ed7bde28ac463c6a4b850e"),
     f"{TOKENIZER}.scriptDataEscapedEndTagNameState": ("(self)", "2783e49400168d58d66168272619adf17dde5b5112e2558d382aaa15990e4269"),
+    f"{TOKENIZER}.attributeNameState": ("(self)", "8537bbc7f56d5af8dd736eb4e1a12910bbddbd0091bb56d108d0e02ac72d2de7"),
     f"{STREAM}.position": ("(self)", "50e5c77daac2efbdf5e8302d87365257cbd91adf16d4086e54f75186ca06d221"),
     f"{STREAM}._position": ("(self, offset)", "c336b224181f8284ce03b2d0ef46d7a5e4df718815d2b581e1bf39e0397c9994"),
     f"{STREAM}.readChunk": ("(self, chunkSize=None)", "9ba5ffca7ee2d355520edfb3ff79399f278c752f40fe2aa77309b4b06c6dd3aa"),
@@ -174,7 +175,7 @@ def test_every_html5lib_method_overridden_is_listed() -> None:
                     break
     assert overridden == {
         f"{TOKENIZER}.__init__", f"{TOKENIZER}.__iter__", f"{TOKENIZER}.tagOpenState",
-        f"{TOKENIZER}.closeTagOpenState", f"{TOKENIZER}.emitCurrentToken",
+        f"{TOKENIZER}.closeTagOpenState", f"{TOKENIZER}.emitCurrentToken", f"{TOKENIZER}.attributeNameState",
         f"{BUILDER}.__init__", f"{BUILDER}.reset", f"{BUILDER}.insertRoot",
         f"{BUILDER}.insertElementNormal", f"{BUILDER}.insertElementTable",
         f"{PHASES}.InBodyPhase", f"{PARSER}.__init__", f"{PARSER}._parse",

@@ -201,3 +201,21 @@ def test_search_is_the_first_occurrence_of_any_word_folded(archive: Archive) -> 
     found = client.get(f"/uri-res/N2C?{french}%23search=%22C%22").json()["fragment"]["ranges"][0]
     assert (found["start"], found["end"]) == (12, 13)
     assert client.get(f"/uri-res/N2R?{french}%23search=%22E%CC%81%22").content == "é".encode()  # E and U+0301
+
+
+def test_the_406_of_a_passage_over_many_pages_names_the_first_few(archive: Archive) -> None:
+    from pdf_helpers import pages_pdf
+    from pdi.server.protocol.pdf_answers import MOST_NAMED
+
+    pages = 2_000
+    name = str(archive.add(S, pages_pdf(pages), format="pdf"))
+    client = TestClient(create_app(archive.location, archive=archive))
+    refused = client.get(f"/uri-res/N2R?{name}%23char=0,9999999", headers={"Accept": "image/png"})
+    assert refused.status_code == 406
+    detail = refused.json()["detail"]
+    # pages_pdf draws "ab" on every page: the layer is "ab\r\n\f" a page, 5 characters
+    named = [f"{name}#char={5 * n},{5 * n + 4}" for n in range(MOST_NAMED + 1)]
+    assert f"lies on pages 1 to {pages}" in detail
+    assert all(one in detail for one in named[:MOST_NAMED]) and named[MOST_NAMED] not in detail
+    assert detail.endswith(f", and so on to page {pages}")
+    assert len(refused.content) < 2_000

@@ -520,8 +520,10 @@ class TextCheck:
         )
 
 
-#: HTML and XML up to this many octets get an element index at deposit (one parse);
-#: a larger page is parsed by the queries that need it, under the resolver's budget.
+#: HTML and XML up to this many octets get an element index at deposit (one parse); the
+#: ``elt`` and ``name`` of a larger HTML page are refused by its size alone (as large as
+#: :data:`pdi.fragments.markup.reading.MAX_HTML_OCTETS`), a larger XML document is parsed by
+#: the queries that need it, under the resolver's budget.
 ELEMENT_INDEX_UP_TO = 8 << 20
 
 
@@ -546,9 +548,12 @@ class IndexBuilder:
     end, where a thread's start and hand-overs would cost more than it; one of
     a single block, :data:`ONE_BLOCK`, not at all); an HTML
     or XML page up to :data:`ELEMENT_INDEX_UP_TO` is kept and parsed once
-    at the end. A page that cannot be indexed in time (a
-    :class:`~pdi.errors.LimitError`) or is larger simply gets no index:
-    its queries parse it as before.
+    at the end. A page past the parser's bounds (too many start tags, too
+    deep, too slow: :mod:`pdi.fragments.markup.reading`) gets an index that
+    holds that :class:`~pdi.errors.LimitError`, which its ``elt`` and
+    ``name`` queries give at once, without parsing; its ``char`` and
+    ``line`` read the index's block table as any page's do. A larger page
+    gets no index.
     """
 
     def __init__(self, media_type: str, charset: str | None) -> None:

@@ -316,11 +316,14 @@ def build_index(
     * HTML and XML: an :class:`~pdi.fragments.markup.index.ElementIndex`,
       which costs one parse (the whole text is read, and a memory map
       copied, as parsing needs; ``seconds`` bounds an HTML parse, by
-      default :data:`pdi.fragments.markup.MAX_PARSE_SECONDS`, and a longer
-      one is a :class:`~pdi.errors.LimitError`), holds the charset it was
-      read in (sniffed once when none is given) and the text's block table.
-      A document that cannot be cut still gets an index: it holds the error
-      its ``elt`` and ``name`` queries raise.
+      default :data:`pdi.fragments.markup.MAX_PARSE_SECONDS`), holds the
+      charset it was read in (sniffed once when none is given) and the
+      text's block table. A document that cannot be cut, or is past the
+      parser's bounds (a longer parse, more start tags, depth or attributes
+      than :mod:`pdi.fragments.markup.reading` allows), still gets an index:
+      it holds the error its ``elt`` and ``name`` queries raise. HTML larger
+      than :data:`pdi.fragments.markup.reading.MAX_HTML_OCTETS` is a
+      :class:`~pdi.errors.LimitError` (its queries refuse it by its size).
     * PDF: its text layer (:func:`pdi.fragments.pdf.build_layer_index`),
       read whole by PDFium; its errors if PDFium cannot open it.
     * SGML: an :class:`~pdi.fragments.markup.index.ElementIndex` of the

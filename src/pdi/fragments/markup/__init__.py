@@ -41,7 +41,12 @@ How the source is read:
   (:class:`~pdi.errors.UnsupportedError`) rather than cut where a current
   parser would not cut it; scripting is off, so ``<noscript>`` content is
   markup. Parsing is pure Python (about 3 s per MB) and stops with a
-  :class:`~pdi.errors.LimitError` after :data:`MAX_PARSE_SECONDS`.
+  :class:`~pdi.errors.LimitError` after :data:`MAX_PARSE_SECONDS`; a page
+  larger than :data:`~pdi.fragments.markup.reading.MAX_HTML_OCTETS`, or of
+  more start tags, depth or attributes than html5lib is given
+  (:mod:`pdi.fragments.markup.reading` says how many, and why), is a
+  :class:`~pdi.errors.LimitError` before or as soon as the parse meets it,
+  so that one request's parse is bounded in time and memory.
 * **XML** with the standard ``pyexpat`` (non-validating, no external
   entities fetched, expat's limits on entity amplification); a document that
   is not well-formed cannot be cut and is
@@ -77,10 +82,11 @@ import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from pdi.errors import NotFoundError, ParseError, UnsupportedError
+from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.fragments.markup.element import Element
 from pdi.fragments.markup.reading import (
     MAX_PARSE_SECONDS,
+    check_html_size,
     document_charset,
     html_elements,
     markup_kind,
@@ -142,8 +148,10 @@ def evaluate_markup(
         text_index = TextIndex(data, read_in, table=element_index.text_table)
         elements = element_index
     else:
+        if kind == "html":
+            check_html_size(len(data))
         text_index = TextIndex(data, document_charset(data, media_type, charset), table=index)
-        elements = _elements(kind, to_crlf(text_index.whole_text()))
+        elements = _table(kind, to_crlf(text_index.whole_text()))
     if scheme == "elt":
         a, b = _numbered(elements, first), _numbered(elements, last)
     else:
@@ -158,14 +166,29 @@ def evaluate_markup(
     return dataclasses.replace(result, scheme=scheme)
 
 
-@functools.lru_cache(maxsize=4)
-def _elements(kind: str, text: str) -> tuple[Element, ...]:
-    """The element table of a document, kept for the last few documents (a resolver cites one page often)."""
-    if kind == "sgml":
-        from pdi.fragments.markup.sgml import sgml_elements
+def _table(kind: str, text: str) -> tuple[Element, ...]:
+    """The element table of a document (:func:`_elements`), or the LimitError its parse gave, said again."""
+    found = _elements(kind, text)
+    if isinstance(found, str):
+        raise LimitError(found)
+    return found
 
-        return tuple(sgml_elements(text))
-    return tuple(html_elements(text) if kind == "html" else xml_elements(text))
+
+@functools.lru_cache(maxsize=4)
+def _elements(kind: str, text: str) -> tuple[Element, ...] | str:
+    """The element table of a document, kept for the last few documents (a resolver cites one page often).
+
+    A parse past its bounds is kept too, as its :class:`~pdi.errors.LimitError`'s
+    message, so that a parse known to fail is not tried again.
+    """
+    try:
+        if kind == "sgml":
+            from pdi.fragments.markup.sgml import sgml_elements
+
+            return tuple(sgml_elements(text))
+        return tuple(html_elements(text) if kind == "html" else xml_elements(text))
+    except LimitError as exc:
+        return exc.message
 
 
 def _ends(scheme: str, positions: Sequence[object]) -> tuple[Any, Any]:

@@ -34,8 +34,10 @@ the standard's section numbers. Pure: no I/O.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import time
+from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final, SupportsIndex
@@ -46,6 +48,7 @@ from html5lib.constants import tokenTypes
 
 from pdi.errors import LimitError, PDIError, UnsupportedError
 from pdi.fragments.markup.element import Element
+from pdi.fragments.markup.reading import MAX_ATTRIBUTES, MAX_DEPTH, MAX_TAG_ATTRIBUTES, OTHERWISE
 
 #: Every private part of html5lib 1.1 the classes here subclass, override or
 #: call, by module and qualified name, with what here relies on it and how.
@@ -68,6 +71,9 @@ HTML5LIB_INTERNALS: Final[dict[str, str]] = {
         "_Tokenizer.emitCurrentToken: makes </script> without closeTagOpenState ('</' searched for)",
     "html5lib._tokenizer.HTMLTokenizer.scriptDataEscapedEndTagNameState":
         "_Tokenizer.emitCurrentToken: makes </script> after '<!--' without closeTagOpenState ('</' searched for)",
+    "html5lib._tokenizer.HTMLTokenizer.attributeNameState":
+        "_Tokenizer.attributeNameState: entered once or more for each attribute name, the current tag token's"
+        " attributes a list of [name, value] that it compares the last with every other",
     "html5lib._inputstream.HTMLUnicodeInputStream.position":
         "_Extents.offset: (line from 1, column from 0) of the next character to be read",
     "html5lib._inputstream.HTMLUnicodeInputStream._position":
@@ -148,15 +154,16 @@ class _Extents:
 
     text: str
     seconds: float
-    line_starts: list[int] = field(init=False)  # the offset of each line: after each CRLF
+    line_starts: array[int] = field(init=False)  # the offset of each line: after each CRLF (8 octets a line)
     tags: list[dict[str, Any]] = field(default_factory=list)  # the start tag tokens, in source order
     ends: dict[int, int] = field(default_factory=dict)  # id(element) -> where its source ends
     makers: dict[int, int] = field(default_factory=dict)  # id(element) -> number of the start tag that made it
     kept: list[Any] = field(default_factory=list)
     token: dict[str, Any] | None = None  # the token tree construction is processing; None at the end
+    attributes: int = 0  # of the tags emitted so far
 
     def __post_init__(self) -> None:
-        self.line_starts = [0, *(m.end() for m in re.finditer("\r\n", self.text))]
+        self.line_starts = array("q", itertools.chain((0,), (m.end() for m in re.finditer("\r\n", self.text))))
 
     def offset(self, position: tuple[int, int]) -> int:
         """The offset in the text of html5lib's (line, column): html5lib reads CRLF as one newline, and the text has only CRLF."""
@@ -252,6 +259,20 @@ class _Tokenizer(_tokenizer.HTMLTokenizer):  # type: ignore[misc]  # html5lib ha
             token["_start"] = at
         return result
 
+    def attributeNameState(self) -> bool:
+        """WHATWG "Attribute name state" (#attribute-name-state), for a tag of at most :data:`MAX_TAG_ATTRIBUTES` attributes.
+
+        html5lib compares each attribute's name with every one before it in
+        its tag (the duplicate-attribute check), so that a tag of many costs
+        the square of their number: the tag's attributes are counted here
+        first, before that check.
+        """
+        if len(self.currentToken["data"]) > MAX_TAG_ATTRIBUTES:
+            start = self.currentToken.get("_start", "?")
+            raise LimitError(f"the tag at character {start} has more than {MAX_TAG_ATTRIBUTES} attributes, the most"
+                             f" element fragments (elt, name) are evaluated on{OTHERWISE}")
+        return bool(super().attributeNameState())
+
     def emitCurrentToken(self) -> None:
         """WHATWG Tokenization (#tokenization), "emit the current tag token": the tag ends at the ``>`` just read.
 
@@ -276,6 +297,10 @@ class _Tokenizer(_tokenizer.HTMLTokenizer):  # type: ignore[misc]  # html5lib ha
             )
         if token.get("type") in (_START_TAG, _END_TAG):
             extents = self.extents
+            extents.attributes += len(token.get("data") or ())
+            if extents.attributes > MAX_ATTRIBUTES:
+                raise LimitError(f"this HTML has more than {MAX_ATTRIBUTES:,} attributes, the most element fragments"
+                                 f" (elt, name) are evaluated on{OTHERWISE}")
             token["_end"] = end = extents.offset(self.stream.position())
             if "_start" not in token:  # an end tag of RCDATA, RAWTEXT or script data: </title>
                 token["_start"] = extents.text.rfind("</" if token["type"] == _END_TAG else "<", 0, end)
@@ -304,7 +329,7 @@ class _Tokenizer(_tokenizer.HTMLTokenizer):  # type: ignore[misc]  # html5lib ha
         for count, token in enumerate(super().__iter__()):
             if count % 512 == 0 and time.monotonic() > deadline:
                 raise LimitError(
-                    f"parsing this HTML took more than {extents.seconds:g} s: too large or too deeply nested"
+                    f"parsing this HTML took more than {extents.seconds:g} s: too large or too deeply nested{OTHERWISE}"
                 )
             extents.token = token
             yield token
@@ -335,6 +360,15 @@ class _OpenElements(list[Any]):
     def __init__(self, extents: _Extents) -> None:
         super().__init__()
         self.extents = extents
+
+    def append(self, element: Any) -> None:
+        """Push ``element``, at most :data:`MAX_DEPTH` deep: every start tag costs html5lib a walk down the stack."""
+        if len(self) >= MAX_DEPTH:
+            token = self.extents.token or {}
+            raise LimitError(f"this HTML nests elements more than {MAX_DEPTH} deep (at character"
+                             f" {token.get('_start', len(self.extents.text))}), the most element fragments (elt, name)"
+                             f" are evaluated on{OTHERWISE}")
+        super().append(element)
 
     def pop(self, index: SupportsIndex = -1) -> Any:
         element = super().pop(index)

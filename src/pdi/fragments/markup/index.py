@@ -20,7 +20,12 @@ every request (html5lib, pure Python: seconds per megabyte). An
   binary search, for ``elt`` and ``name`` as for ``char`` and ``line``;
 * or, for a document that cannot be cut, the error that says so (a
   ``<template>``, XML that is not well-formed, octets that are not text in
-  the charset), given again on every query without parsing again.
+  the charset), given again on every query without parsing again; and so
+  for an HTML or XML document past the parser's bounds (more start tags,
+  depth or attributes than :mod:`pdi.fragments.markup.reading` allows, a
+  parse longer than its time, entities that expand too much): that
+  :class:`~pdi.errors.LimitError`, so that a parse known to fail is not
+  tried again by every query.
 
 A query then reads the index and the octets of the selection:
 :func:`~pdi.fragments.markup.evaluate_markup` with ``index=`` gives exactly
@@ -32,7 +37,7 @@ in the length for none)::
 
     u8 kind (1 html, 2 xml, 3 xhtml, 4 sgml)   u64 size of the document in octets
     u16-string charset given           u16-string charset read in
-    u8 failure (0 none, 1 UnsupportedError, 2 ParseError);
+    u8 failure (0 none, 1 UnsupportedError, 2 ParseError, 3 LimitError);
        if any: u32-string message, i64 offset (-1: none), u16-string rule
     u32 octets of the text table (all ones: none), then that table (PDIT)
     u32 n elements   u8 width w (4 or 8)
@@ -61,10 +66,11 @@ from typing import Any, Final, TypeVar, overload
 
 import numpy as np
 
-from pdi.errors import IntegrityError, ParseError, UnsupportedError
+from pdi.errors import IntegrityError, LimitError, ParseError, UnsupportedError
 from pdi.fragments.markup.element import Element
 from pdi.fragments.markup.reading import (
     MAX_PARSE_SECONDS,
+    check_html_size,
     document_charset,
     html_elements,
     markup_kind,
@@ -76,7 +82,7 @@ MAGIC: Final = b"PDIM"
 VERSION: Final = 1
 _WHAT: Final = "element index"
 _KINDS: Final = ("html", "xml", "xhtml", "sgml")
-_FAILURES: Final = (None, UnsupportedError, ParseError)
+_FAILURES: Final = (None, UnsupportedError, ParseError, LimitError)
 _U8 = struct.Struct("<B")
 _U16 = struct.Struct("<H")
 _U32 = struct.Struct("<I")
@@ -167,9 +173,15 @@ class ElementIndex(_Table[Element]):
 
         ``charset`` as :func:`~pdi.fragments.markup.evaluate_markup` takes it
         (``None``: sniffed). A document that cannot be cut gets an index that
-        says why (its queries raise that error); a parse longer than
-        ``seconds`` (HTML) or an XML entity that expands too much is a
-        :class:`~pdi.errors.LimitError` here, and no index. A media type that
+        says why (its queries raise that error), and so does HTML or XML past
+        the parser's bounds: a parse longer than ``seconds`` (HTML), more
+        start tags, depth or attributes than it takes (HTML), an XML entity
+        that expands too much (its queries raise that
+        :class:`~pdi.errors.LimitError`, at once). HTML larger than
+        :data:`~pdi.fragments.markup.reading.MAX_HTML_OCTETS` is a
+        :class:`~pdi.errors.LimitError` here, before it is read, and no
+        index (:func:`~pdi.fragments.markup.evaluate_markup` refuses its
+        ``elt`` and ``name`` by its size alone). A media type that
         is not HTML, XML or SGML is :class:`~pdi.errors.UnsupportedError`.
         SGML is parsed by ``onsgmls`` (:mod:`pdi.fragments.markup.sgml`),
         which must be installed; its time and output limits are
@@ -182,6 +194,8 @@ class ElementIndex(_Table[Element]):
         kind = markup_kind(media_type)
         if kind not in _KINDS:
             raise UnsupportedError(f"element indexes are for HTML, XML and SGML, not {media_type}")
+        if kind == "html":
+            check_html_size(len(data))
         octets = data if isinstance(data, bytes) else bytes(data)
         read_in = document_charset(octets, media_type, charset)
         failure: PDIFailure | None = None
@@ -201,6 +215,10 @@ class ElementIndex(_Table[Element]):
             else:
                 elements = html_elements(text, seconds=seconds) if kind == "html" else xml_elements(text)
         except (UnsupportedError, ParseError) as exc:
+            failure = PDIFailure.of(exc)
+        except LimitError as exc:
+            if kind == "sgml":  # onsgmls's time, output or memory: no index, as before
+                raise
             failure = PDIFailure.of(exc)
         firsts: dict[str, int] = {}
         for element in elements:
@@ -360,7 +378,11 @@ class PDIFailure:
     """An error that evaluating ``elt`` or ``name`` on a document raises, kept to be raised again."""
 
     def __init__(
-        self, error: type[UnsupportedError] | type[ParseError] | None, message: str, offset: int | None, rule: str | None
+        self,
+        error: type[UnsupportedError] | type[ParseError] | type[LimitError] | None,
+        message: str,
+        offset: int | None,
+        rule: str | None,
     ) -> None:
         if error is None:
             raise ValueError("a failure needs an error class")
@@ -370,15 +392,15 @@ class PDIFailure:
         self.rule = rule
 
     @classmethod
-    def of(cls, exc: UnsupportedError | ParseError) -> PDIFailure:
+    def of(cls, exc: UnsupportedError | ParseError | LimitError) -> PDIFailure:
         if isinstance(exc, ParseError):
             return cls(ParseError, exc.reason, exc.offset, exc.rule)
-        return cls(UnsupportedError, exc.message, None, None)
+        return cls(LimitError if isinstance(exc, LimitError) else UnsupportedError, exc.message, None, None)
 
-    def error_value(self) -> UnsupportedError | ParseError:
+    def error_value(self) -> UnsupportedError | ParseError | LimitError:
         if self.error is ParseError:
             return ParseError(self.message, offset=self.offset, rule=self.rule)
-        return UnsupportedError(self.message)
+        return LimitError(self.message) if self.error is LimitError else UnsupportedError(self.message)
 
 
 def _same_reading(a: str | None, b: str | None) -> bool:

@@ -26,6 +26,29 @@ if TYPE_CHECKING:
 
 #: How long parsing one HTML document may take (seconds).
 MAX_PARSE_SECONDS: Final = 30.0
+
+# What html5lib is given at most. Its parse is pure Python and keeps a tree: about 1.7 KiB and 30 µs
+# for every element, more for every attribute, and every start tag costs as many steps as elements
+# are open (so depth makes it quadratic; a tag's attributes are compared with each other likewise).
+# Past these an elt or name fragment is a LimitError, said before html5lib starts (octets, start tags)
+# or as soon as the parse meets it (depth, attributes); within them a parse takes at most about
+# 300 MiB (tests/test_fragments_markup_limits.py) and a few seconds. A real page of 1 MB has
+# some 26,000 start tags and nests a few dozen deep.
+
+#: The largest HTML document element fragments are evaluated on (octets).
+MAX_HTML_OCTETS: Final = 8 << 20
+#: The most start tags (a ``<`` followed by an ASCII letter: counted before parsing, so a few in a
+#: script or comment count too) of an HTML document element fragments are evaluated on.
+MAX_START_TAGS: Final = 100_000
+#: The most elements open at once (the depth of the stack of open elements); Blink's parser stops
+#: nesting at 512 too (``kMaximumHTMLParserDOMTreeDepth``).
+MAX_DEPTH: Final = 256
+#: The most attributes of one tag, and of all the tags of a document.
+MAX_TAG_ATTRIBUTES: Final = 256
+MAX_ATTRIBUTES: Final = 250_000
+#: What every such refusal ends with: how to cite the page without parsing it.
+OTHERWISE: Final = "; char and line fragments (#char=, #line=) select its text without parsing it"
+_START_TAG_OPEN: Final = re.compile(r"<[A-Za-z]")
 _XML_DECLARATION: Final = re.compile(rb"""<\?xml\s[^>]*?encoding\s*=\s*["']([A-Za-z][A-Za-z0-9._-]*)["']""")
 
 
@@ -185,11 +208,25 @@ def html_elements(text: str, *, seconds: float = MAX_PARSE_SECONDS) -> list[Elem
     """Every start tag of the CRLF-canonical HTML ``text``, with the extent of the element an HTML5 parser makes of it.
 
     Parsing longer than ``seconds`` is a :class:`~pdi.errors.LimitError`
-    (html5lib is pure Python, and deep nesting makes it slow). The parser is
+    (html5lib is pure Python, and deep nesting makes it slow), and so is a
+    text past :data:`MAX_START_TAGS` (said before parsing), :data:`MAX_DEPTH`,
+    :data:`MAX_TAG_ATTRIBUTES` or :data:`MAX_ATTRIBUTES`. The parser is
     :mod:`pdi.fragments.markup.html`, imported here on first use: html5lib
     takes a tenth of a second to load, and ``char`` and ``line`` fragments of
     HTML need only :func:`document_charset` from this module.
     """
+    tags = sum(1 for _ in _START_TAG_OPEN.finditer(text))
+    if tags > MAX_START_TAGS:
+        raise LimitError(f"this HTML ({len(text):,} characters) has {tags:,} start tags, more than the"
+                         f" {MAX_START_TAGS:,} element fragments (elt, name) are evaluated on{OTHERWISE}")
     import pdi.fragments.markup.html as html
 
     return html.elements(text, seconds)
+
+
+def check_html_size(size: int) -> None:
+    """A :class:`~pdi.errors.LimitError` for an HTML document of ``size`` octets past :data:`MAX_HTML_OCTETS`,
+    said before it is read (element fragments on it are refused whatever its markup)."""
+    if size > MAX_HTML_OCTETS:
+        raise LimitError(f"this HTML is {size:,} octets, more than the {MAX_HTML_OCTETS >> 20} MiB element"
+                         f" fragments (elt, name) are evaluated on{OTHERWISE}")

@@ -2,7 +2,7 @@
 
 | fragment | default | ``text/plain`` | ``image/png`` | ``application/pdf`` |
 |---|---|---|---|---|
-| passage: ``char``, ``line``, ``search`` | its text | the same | its characters' boxes rendered, when on one page (else ``406``) | the whole PDF |
+| passage: ``char``, ``line``, ``search`` | its text | the same | its characters' boxes rendered, when on one page (else ``406`` naming the first :data:`MOST_NAMED` passages of a page each) | the whole PDF |
 | region: ``rect``, ``viewrect`` | rendered | the characters whose box centre lies in it | the same | the whole PDF |
 | location: ``page``, ``nameddest`` | the whole PDF | the page's text *T(n)* | the page rendered | the same |
 
@@ -30,6 +30,9 @@ KINDS = {"char": "passage", "line": "passage", "search": "passage", "rect": "reg
          "page": "location", "nameddest": "location"}
 DEFAULTS = {"passage": "text/plain", "region": "image/png", "location": "application/pdf"}
 TYPES = ("text/plain", "image/png", "application/pdf")
+#: The most passages, one a page, that the ``406`` of a passage over several pages names: the first ones
+#: (a passage over 30,000 pages would else name every one, in a detail of 2 MB).
+MOST_NAMED = 3
 
 
 def _not_acceptable(detail: str) -> Problem:
@@ -115,10 +118,16 @@ def _passage_png(archive: Archive, resolved: Resolved, data: bytes, index: bytes
     a, b = fragment.ranges[0].start, fragment.ranges[-1].end
     first, last = layer.page_of(a), layer.page_of(b - 1)
     if first != last:
-        names = ", ".join(f"{resolved.pdi.without_fragment()}#char={max(a, s)},{min(b, e)}"
-                          for s, e in (layer.page_range(n) for n in range(first, last + 1)) if max(a, s) < min(b, e))
+        named, number = [], first
+        for number in range(first, last + 1):
+            s, e = layer.page_range(number)
+            if max(a, s) < min(b, e):
+                named.append(f"{resolved.pdi.without_fragment()}#char={max(a, s)},{min(b, e)}")
+                if len(named) == MOST_NAMED:
+                    break
+        rest = f", and so on to page {last}" if number < last else ""
         raise _not_acceptable(f"the passage lies on pages {first} to {last}: an image is of one page;"
-                      f" name a passage per page: {names}")
+                      f" name a passage per page: {', '.join(named)}{rest}")
     page = page_boxes(data, index, first, name=name)
     boxes = [page.boxes[4 * i: 4 * i + 4] for i in range(max(0, a - page.start), min(len(page.text), b - page.start))]
     boxes = [box for box in boxes if not math.isnan(box[0])]
