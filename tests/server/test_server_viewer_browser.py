@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 from PIL import Image
-from server_helpers import LONG_LINES, TEXT, VERSION_TIMES, S, Served, long_line
+from server_helpers import ELSEWHERE, LONG_LINES, TEXT, VERSION_TIMES, S, Served, long_line
 
 from chromium_helpers import clipboard_text, open_page
 from pdi.capture.browser import Pipe, devtools
@@ -486,3 +486,36 @@ def test_a_box_past_the_image_is_not_offered(served: Served) -> None:
         copy = _js(pipe, session, "document.getElementById('copy-name').disabled")
     assert got.startswith("error: ") and "does not resolve as selected" in got, got
     assert copy is True
+
+
+#: Lines of two directions: a right-to-left line is laid out from the right (Unicode Bidirectional Algorithm, UAX #9,
+#: rules P2-P3: a paragraph's direction is that of its first strong character; Arabic letters are strong R/AL).
+BIDI = "Minutes of the meeting.\nمحضر الاجتماع.\n"
+
+_EDGES = """(() => {
+  const pre = document.getElementById('text'), text = pre.textContent;
+  const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+  const nodes = []; let at = 0;
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) { nodes.push([node, at]); at += node.length; }
+  const box = (index) => {  // the rectangle of the character at index of the pre's text
+    const [node, start] = nodes.filter(([n, s]) => s <= index && index < s + n.length)[0];
+    const range = document.createRange(); range.setStart(node, index - start); range.setEnd(node, index - start + 1);
+    return range.getBoundingClientRect();
+  };
+  const content = pre.getBoundingClientRect(), style = getComputedStyle(pre);
+  const left = content.left + parseFloat(style.paddingLeft), right = content.right - parseFloat(style.paddingRight);
+  const ltr = text.indexOf('Minutes'), rtl = text.indexOf('\u0645\u062d'), stop = text.indexOf('.', rtl);
+  return {left, right, ltrStart: box(ltr).left, rtlStart: box(rtl).right, rtlStop: box(stop).left};
+})()"""
+
+
+def test_a_right_to_left_line_is_laid_out_from_the_right(served: Served) -> None:
+    """Found by a reader: Arabic and Hebrew texts were shown left to right, the full stop at the wrong end."""
+    name = str(served.archive.add(ELSEWHERE, BIDI.encode(), format="text"))
+    with devtools() as pipe:
+        session = open_page(pipe, f"{served.url}/view?pdi={urllib.parse.quote(name, safe='')}")
+        edges = _js(pipe, session, _EDGES)
+        _shoot(pipe, session, "viewer-bidi.png")
+    assert abs(edges["ltrStart"] - edges["left"]) < 2, edges  # the English line starts at the left
+    assert abs(edges["rtlStart"] - edges["right"]) < 2, edges  # the Arabic line starts at the right
+    assert edges["rtlStop"] < edges["rtlStart"] - 50, edges  # and ends, with its full stop, to the left of it

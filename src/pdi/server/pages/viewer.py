@@ -96,6 +96,7 @@ _STYLE = """
 .other-forms .offer{grid-template-columns:8rem 1fr auto 4.5rem}
 .cite-keys{margin:0.2rem 0 0.4rem;font-size:0.85rem}
 #text:focus-visible{outline:3px solid #0050c8;outline-offset:2px}
+#text{unicode-bidi:plaintext;text-align:start}
 @media (max-width:40rem){.offer,.other-forms .offer{grid-template-columns:1fr auto auto;row-gap:0.1rem}
  .offer label{grid-column:1/-1}}
 .caret{position:absolute;width:2px;background:#c00000;pointer-events:none;z-index:6}
@@ -374,7 +375,7 @@ def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, hea
     facts = rfc5147_facts(archive, whole)
     body = (
         f"{head}{_to_passage(selected) if start is not None else ''}{_text_panel(whole, facts, convention)}"
-        f'<pre id="text" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}"{_rfc5147_data(facts)}>\n{shown}</pre>'
+        f'<pre id="text" dir="auto" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}"{_rfc5147_data(facts)}>\n{shown}</pre>'
     )
     return _page(tab, body, SCRIPT)
 
@@ -400,7 +401,7 @@ def _message_page(whole: Resolved, selected: Resolved | None, head: str, tab: st
         # one name only: the body's text is no entity of its own, so neither an RFC 5147 URL nor a browser's
         # fragment names it, and annotations quote a text, a page or a PDF
         f"{_cite_panel(hint, cite_button=True)}"
-        f'<pre id="text" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}">\n{_shown(text, start, end)}</pre>'
+        f'<pre id="text" dir="auto" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}">\n{_shown(text, start, end)}</pre>'
     )
     return page(tab, body, script=SCRIPT, style=_STYLE + MESSAGE_STYLE)
 
@@ -441,7 +442,7 @@ def _window_page(archive: Archive, whole: Resolved, selected: Resolved | None, h
     facts = rfc5147_facts(archive, whole, first)
     body = (
         f"{head}{note}{_to_passage(selected)}{_text_panel(whole, facts, None)}"
-        f'<pre id="text" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}" data-offset="{first}"{_rfc5147_data(facts)}>'
+        f'<pre id="text" dir="auto" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}" data-offset="{first}"{_rfc5147_data(facts)}>'
         f"\n{shown}</pre>"
     )
     return _page(tab, body, SCRIPT)
