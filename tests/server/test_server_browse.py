@@ -149,6 +149,9 @@ def test_series_list_and_a_series_by_year_and_month(client: TestClient, archive:
     assert [r[0] for r in rows] == [S, T] and rows[0][2:6] == ["7", "2025-12-31", "2026-11-22", "2026-11-22 09:00:00 UTC"]
     page = _get(client, f"/series/{S}")
     assert _crumbs(page) == ["Home", "Series", S]
+    assert "7 documents, minted from 2025-12-31 to 2026-11-22 (GMT days)." in _text(page.find(".//main"))
+    one_day = _get(client, f"/series/{T}")  # a series whose documents were all minted on one day says so once
+    assert ", minted on 2026-11-22 (a GMT day)." in _text(one_day.find(".//main")), _text(one_day.find(".//main"))
     years = _rows(page, "years")
     # year, Jan..Dec, total: newest year first
     assert years[0] == ["2026", "1", *["·"] * 9, "4", "·", "5"]
@@ -168,9 +171,10 @@ def test_a_year_as_calendars_and_a_month_with_its_days(client: TestClient, archi
     day_links = sorted(h for h in _links(year) if h.count("/") == 5)
     assert day_links == [f"/series/{S}/2026/01/02", f"/series/{S}/2026/11/21", f"/series/{S}/2026/11/22"]
     month = _get(client, f"/series/{S}/2026/11")
-    assert _crumbs(month) == ["Home", "Series", S, "2026", "11"]
+    assert _crumbs(month) == ["Home", "Series", S, "2026", "November"]
     # the year's page links each month; the month's own page does not link to itself
     assert f"/series/{S}/2026/11" in _links(year) and f"/series/{S}/2026/11" not in _links(month)
+    assert [_text(h) for h in month.iter("h2")] == ["Calendar"]  # its heading names the month once
     assert _rows(month, "days") == [["2026-11-21", "Saturday", "1"], ["2026-11-22", "Sunday", "3"]]
     # November 2026 begins on a Sunday: the calendar's first week has six empty days before the 1st
     first_week = [_text(td) for td in month.findall(".//table[@class='month']/tbody/tr")[0]]
@@ -225,7 +229,7 @@ def test_a_days_documents_a_page_at_a_time(client: TestClient, archive: Archive,
     whole = _get(client, f"/series/{S}/2026/11/22")
     assert len(whole.findall(".//table[@id='documents']/tbody/tr")) == 6 and whole.find(".//a[@rel='next']") is None
     assert "6 documents minted on this day" in _text(whole.find(".//main"))
-    assert _crumbs(whole) == ["Home", "Series", S, "2026", "11", "22"]
+    assert _crumbs(whole) == ["Home", "Series", S, "2026", "November", "22"]
     assert str(foreign[0]).startswith(generic[5])
     # a withdrawn document, and one whose latest version is withdrawn, said so beside their titles
     archive.withdraw(generic[2], "deposited by mistake")
@@ -253,7 +257,7 @@ def test_the_document_page_versions_formats_fixity_and_statement_history(
     view = f"/view?pdi={urllib.parse.quote(generic, safe='')}"
     page = _get(client, view)
     assert _text(page.find(".//h1")) == "Second title"
-    assert _crumbs(page) == ["Home", "Series", S, "2026", "11", "22", "1"]
+    assert _crumbs(page) == ["Home", "Series", S, "2026", "November", "22", "1"]
     assert _rows(page, "versions") == [
         ["1", "2026-11-22 10:00:00 UTC", f"html {generic}.html.1text {generic}.text.1"],  # as the other tables
         ["2", "2026-11-23 12:30:00 UTC", f"text {generic}.text.2"],

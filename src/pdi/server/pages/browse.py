@@ -238,7 +238,8 @@ def render_series(archive: Archive, series: str) -> str:
         _crumbs(("Home", "/"), ("Series", "/series"), (name, None))
         + f"<h1><code>{esc(name)}</code></h1>"
         + f"<p>{plural(total, 'document')}"
-        + (f", minted from {_day(counts[0].day)} to {_day(counts[-1].day)} (GMT days)." if counts else ".")
+        + ((f", minted on {_day(counts[0].day)} (a GMT day)." if counts[0].day == counts[-1].day else
+            f", minted from {_day(counts[0].day)} to {_day(counts[-1].day)} (GMT days).") if counts else ".")
         + "</p>"
         + (
             '<table class="catalogue" id="years"><caption>Documents by year and month</caption>'
@@ -268,7 +269,8 @@ def _month_calendar(name: str, year: int, month: int, days: dict[int, int], *, h
         weeks += f"<tr>{cells}</tr>"
     head = "".join(f'<th scope="col"><abbr title="{calendar.day_name[i]}">{calendar.day_abbr[i][:2]}</abbr></th>' for i in range(7))
     title = f"{calendar.month_name[month]} {year}"
-    link = title if one else f'<a href="{_series_path(name, year, month)}">{title}</a>'  # the month's own page: no link to itself
+    # the month's own page: headed by its month already, the calendar is the calendar (and no link to itself)
+    link = "Calendar" if one else f'<a href="{_series_path(name, year, month)}">{title}</a>'
     kind = ' class="one"' if one else ""
     return (
         f'<section{kind}><{heading}>{link}</{heading}><table class="month"><caption class="visually-hidden">{title}</caption>'
@@ -319,7 +321,7 @@ def render_month(archive: Archive, series: str, year_text: str, month_text: str)
     )
     body = (
         _crumbs(("Home", "/"), ("Series", "/series"), (name, _series_path(name)),
-                (str(year), _series_path(name, year)), (f"{month:02d}", None))
+                (str(year), _series_path(name, year)), (calendar.month_name[month], None))
         + f"<h1><code>{esc(name)}</code>, {calendar.month_name[month]} {year}</h1>"
         + f"<p>{plural(sum(days.values()), 'document')} minted this month.</p>"
         + (f'<p class="pager">{near}</p>' if near else "")
@@ -369,7 +371,7 @@ def render_day(
         pager.append(f'<a rel="next" href="{esc(here + "?" + urlencode(query))}">Next page »</a>')
     body = (
         _crumbs(("Home", "/"), ("Series", "/series"), (name, _series_path(name)),
-                (str(year), _series_path(name, year)), (f"{month:02d}", _series_path(name, year, month)),
+                (str(year), _series_path(name, year)), (calendar.month_name[month], _series_path(name, year, month)),
                 (f"{dom:02d}", None))
         + f"<h1><code>{esc(name)}</code>, {day.isoformat()}</h1>"
         + f"<p>{plural(total, 'document')} minted on this day (GMT)"
@@ -490,7 +492,7 @@ def render_document(archive: Archive, generic: Generic, name: str) -> str:
     body = (
         _crumbs(("Home", "/"), ("Series", "/series"), (series, _series_path(series)),
                 (str(date.year), _series_path(series, date.year)),
-                (f"{date.month:02d}", _series_path(series, date.year, date.month)),
+                (calendar.month_name[date.month], _series_path(series, date.year, date.month)),
                 (f"{date.day:02d}", _series_path(series, date.year, date.month, date.day)), (unique, None))
         + f"<h1>{esc(title) if title else capture_title(url, None) if url else f'<code>{breakable(pdi)}</code>'}</h1>"
         + f'<dl class="facts">{facts}</dl>{captures}'
