@@ -304,3 +304,18 @@ def test_every_page_links_the_api_reference(client: TestClient, archive: Archive
         assert footer is not None and "/api" in _links(footer), url
     home = html5lib.parse(client.get("/").text, namespaceHTMLElements=False)
     assert "/api" in _links(home.find(".//main"))  # type: ignore[arg-type]
+
+
+def test_what_a_reader_typed_that_is_no_pdi_is_answered_with_what_they_may_have_meant(
+    client: TestClient, archive: Archive,
+) -> None:
+    """A web address, plain words, and a name whose "+" a link read as a form turned into a space (the query
+    ``pdi=…application+xml.1`` is ``application xml.1`` to a form reader, HTML's application/x-www-form-urlencoded)."""
+    address = _view(client, "https://www.example.com/ruling.html", 400)
+    assert "/captures?url=https%3A%2F%2Fwww.example.com%2Fruling.html" in _links(address)
+    words = _view(client, "minutes of the board", 400)
+    assert "/search?q=minutes%20of%20the%20board" in _links(words)
+    name = str(archive.add(S, b"<?xml version='1.0'?><minutes/>", format="application+xml"))
+    spaced = _view(client, name.replace("+", " "), 400)
+    assert "/view?pdi=" + urllib.parse.quote(name, safe="") in _links(spaced)
+    assert "write it %2B" in _text(spaced.find(".//main"))

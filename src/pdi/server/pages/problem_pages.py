@@ -38,7 +38,7 @@ from starlette.responses import HTMLResponse, Response
 from pdi import formats
 from pdi.archive import Archive, Generic
 from pdi.archive.access import current_reader
-from pdi.errors import AccessError, NotFoundError, PDIError, WithdrawnError
+from pdi.errors import AccessError, NotFoundError, ParseError, PDIError, WithdrawnError
 from pdi.identifier import PDI
 from pdi.server.http.problems import on_http_error as problem_of_http_error
 from pdi.server.http.problems import status_of
@@ -277,8 +277,28 @@ def render_problem(archive: Archive, error: PDIError, name: str = "", base: str 
         return render_forbidden(error, name)
     if isinstance(error, NotFoundError):
         return render_not_found(archive, error, name)
-    body = f'<p class="error" role="alert">{_said(error)}.</p>{_resolve_form(name)}{_onward()}'
+    hint = _hint(name) if isinstance(error, ParseError) else ""
+    body = f'<p class="error" role="alert">{_said(error)}.</p>{hint}{_resolve_form(name)}{_onward()}'
     return _page(error.title.capitalize(), status_of(error), f"Cannot show this: {error.title}", body, name)
+
+
+def _hint(name: str) -> str:
+    """What a reader who typed ``name``, which is no PDI, may have meant: a web address's captures, a search of
+    words, or a name whose ``+`` became a space (a link read as a form turns ``+`` into a space)."""
+    typed = name.strip()
+    if typed.lower().startswith(("http://", "https://")):
+        return (f'<p>This is a web address, not a PDI: see <a href="/captures?url={quote(typed, safe="")}">the'
+                " archive's captures of it</a>.</p>")
+    if " " in typed and typed.lower().startswith("urn:pdi:"):
+        mended = typed.replace(" ", "+")
+        if _parsed(mended) is not None:
+            return (f'<p>A PDI holds no space; a <code>+</code> in a link becomes one when it is read as a form'
+                    f' (write it <code>%2B</code>). Perhaps you meant <a href="{esc(_view(mended))}">'
+                    f"<code>{esc(mended)}</code></a>.</p>")
+    if typed and not typed.lower().startswith("urn:"):
+        return (f'<p>A PDI begins <code>urn:pdi:</code>. To find documents by their words, <a href="/search?q='
+                f'{quote(typed, safe="")}">search for them</a>.</p>')
+    return ""
 
 
 def problem_page(archive: Archive, error: PDIError, name: str = "", base: str = "") -> HTMLResponse:
