@@ -295,7 +295,7 @@ def _hint(name: str) -> str:
             return (f'<p>A PDI holds no space; a <code>+</code> in a link becomes one when it is read as a form'
                     f' (write it <code>%2B</code>). Perhaps you meant <a href="{esc(_view(mended))}">'
                     f"<code>{esc(mended)}</code></a>.</p>")
-    if typed and not typed.lower().startswith("urn:"):
+    if typed and not typed.lower().startswith(("urn:", "pdi:")):
         return (f'<p>A PDI begins <code>urn:pdi:</code>. To find documents by their words, <a href="/search?q='
                 f'{quote(typed, safe="")}">search for them</a>.</p>')
     return ""
