@@ -179,6 +179,19 @@ def test_a_deposited_html_file_is_labelled_deposited_not_captured(served: Served
     assert f'<dt>deposited</dt><dd><time datetime="{created.record.created_at}">' in banner, banner
     assert "captured" not in banner and "no URL" not in banner and "<dt>from</dt>" not in banner
 
+def test_a_saved_page_deposited_from_a_file_is_deposited_with_its_own_date_not_a_capture(served: Served) -> None:
+    """A page a browser saved (Chromium's MHTML, its URL and the time it was saved in its header) and deposited by
+    pdi add: named by a serial, not by its URL, it is not among the captures of that URL, so the banner says when
+    it was deposited and what date the file says, and offers no "other captures" of a URL none of which it is."""
+    saved = (Path(__file__).parents[1] / "data" / "corpus" / "mhtml" / "fastmhtml_example.com.mhtml").read_bytes()
+    name = str(served.archive.add(ELSEWHERE, saved, format="related"))
+    banner = httpx.get(f"{served.url}/view?pdi={_quoted(name)}", timeout=30).text.split("</section>")[0]
+    assert "http://example.com/" in banner  # its heading: the page's URL, which the file names
+    assert "<dt>deposited</dt>" in banner and "captured" not in banner, banner
+    assert "<dt>the file's own date</dt><dd>Mon, 17 Dec 2018 11:28:18 -0000</dd>" in banner, banner
+    assert "other captures" not in banner
+
+
 def test_the_banner_leaves_a_withdrawn_capture_out(served: Served) -> None:
     # three captures of a URL (versions 1 to 3 of one document), the second withdrawn: as among its mementos,
     # the third is the second of two, and its earlier capture is the first

@@ -179,8 +179,11 @@ def render_replay_page(
     record = located.record
     whole = located
     url = original_url(located)
+    named_by_url = url is not None  # a capture's name holds its URL; a file deposited names it inside alone
+    own_date = None
     if url is None or parsed.fragment is not None:
         whole, aggregate = read_page(archive, str(parsed))
+        own_date = aggregate.header("Date") if aggregate is not None else None
         if parsed.fragment is not None:
             passage_marks(aggregate, parsed, whole)  # a fragment that cannot be evaluated is said here, not in the frame
         url = original_url(whole, aggregate)
@@ -194,17 +197,22 @@ def render_replay_page(
     captured = _captured(archive, parsed.without_fragment(), record)
     # the URL and the date first; the name, which encapsulates the URL (PDI-GRAMMAR §2.4), one click away;
     # a file deposited is not a capture: it has a deposit time and no URL it was captured from
-    facts = [] if url else [("deposited", shown_time(captured))]
+    # a file deposited is not a capture: it has a deposit time (and the date the file says it was saved, if it
+    # says one), not a capture's; it is not among the captures of the URL it holds, which are named by it
+    facts = [] if named_by_url else [("deposited", shown_time(captured))]
+    if own_date and not named_by_url:
+        facts.append(("the file's own date", esc(" ".join(own_date.split())[:100])))
     around = _captures_around(archive, url, str(parsed.without_fragment())) if url else ""
     if around:
         facts.append(("capture", around))
-    if url:
+    if url and (named_by_url or around):
         facts.append(("of this URL", f'<a href="/captures?url={quote(url, safe="")}">other captures</a>'))
     if url:  # a capture's heading is its URL: its name one click away (a deposited file's heading is its name)
         facts.append(("PDI", name_details(parsed, "show")))
     kind = "archived page" if record.media_type in AGGREGATE_TYPES else "archived HTML document"
     tab = tab_title(document_title(archive, record, str(parsed.without_fragment())), parsed)  # as every viewer page
-    heading = capture_title(url, captured) if url else f"<code>{esc(str(parsed))}</code>"
+    heading = (capture_title(url, captured if named_by_url else None) if url else
+               f"<code>{esc(str(parsed))}</code>")
     banner = (
         f'<section class="replay-banner" aria-label="{kind}"><h1>{heading}</h1><dl>'
         + "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in facts)
