@@ -64,7 +64,8 @@ def test_host_missing_or_twice_is_400_and_the_connection_closes(tmp_path: Path, 
 #: RFC 9112 §3.2: "Host = uri-host [ ":" port ]" of RFC 3986 §3.2.2-3.2.3 (reg-name: unreserved, sub-delims and
 #: pct-encoded; IP-literal: an IPv6 address or IPvFuture in brackets; port: any digits, or none after the colon).
 _VALID_HOSTS = [b"", b"a", b"a:8080", b"a:", b"127.0.0.1:80", b"[::1]:8000", b"[2001:db8::7]", b"[v1.fe:x]",
-                b"xn--caf-dma.example", b"caf%C3%A9.example", b"a!$&'()*+,;=b~_.-"]
+                b"xn--caf-dma.example", b"caf%C3%A9.example", b"a!$&'()*+,;=b~_.-", b"a.", b"A.EXAMPLE",
+                b"a ", b"a\t", b"a:8000  ", b"[::ffff:1.2.3.4]"]  # the last three: the field's trailing OWS
 _INVALID_HOSTS = [b"a b", b"a/b", b'a"b', b"<s>", b"user@a", b"[::1", b"[::g]", b"::1", b"a:8a", b"a%2", b"a\\b",
                   b"a:1:2", b"a?b", b"a#b"]
 

@@ -174,7 +174,7 @@ def test_every_uvicorn_method_overridden_is_listed() -> None:
         f"{PROTOCOL}._unset_keepalive_if_required",  # disarms the protocol's own idle timer too
         # the request head's bounds, and a problem for what the parser refuses
         f"{PROTOCOL}.data_received", f"{PROTOCOL}.on_message_begin", f"{PROTOCOL}.on_url", f"{PROTOCOL}.on_header",
-        f"{PROTOCOL}.send_400_response",
+        f"{PROTOCOL}.send_400_response", f"{PROTOCOL}.on_message_complete",
     }
     assert overridden <= set(UVICORN_INTERNALS)
 

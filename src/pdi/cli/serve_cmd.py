@@ -56,8 +56,8 @@ DEFAULT_CACHE_MIB = 32
               "arrive; a slower upload is cut off with 408, a token holder's too.")
 @click.option("--max-connections", default=DEFAULT_MAX_CONNECTIONS, show_default=True,
               type=click.IntRange(min=1), help="Connections each worker holds at once; beyond them its requests "
-              "are answered 503. One client address (not a --trusted-proxy) holds a quarter of them at most "
-              "(at least 16).")
+              "are answered 503. One client (an IPv4 address or an IPv6 /64; not a --trusted-proxy) holds a quarter of "
+              "them at most (at least 16).")
 @click.option("--fixity-memo", "fixity_memo", default=DEFAULT_MEMO_SECONDS, show_default=True,
               type=click.FloatRange(min=0), metavar="SECONDS",
               help="How long chunks of a stored file that one read verified are trusted by the next reads, "

@@ -52,17 +52,23 @@ class HeadWithoutRange(HTTPMiddleware):
 
 #: A ``Host`` field's value, RFC 9112 §3.2: ``uri-host [ ":" port ]`` of RFC 3986 §3.2.2–3.2.3 — an IP literal
 #: in brackets, or a registered name (IPv4 addresses are among them) of unreserved characters, sub-delimiters and
-#: percent-encodings — possibly empty (a target with no authority).
+#: percent-encodings (each ``%`` and two hex digits: :data:`_PERCENT`) — possibly empty (a target with no
+#: authority); the field's trailing whitespace (RFC 9112 §5's OWS, which the parser leaves) is not its value's.
 _HOST_VALUE = re.compile(
     rb"(?:(\[[0-9A-Fa-f:.]+\])|\[[vV][0-9A-Fa-f]+\.[A-Za-z0-9._~!$&'()*+,;=:-]+\]"
-    rb"|(?:[A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?"
+    rb"|[A-Za-z0-9._~!$&'()*+,;=%-]*)(?::[0-9]*)?[ \t]*"
 )
+_PERCENT = re.compile(rb"%(?![0-9A-Fa-f]{2})")
+#: Host values found valid, so that a connection's every request is not matched again (a few, bounded).
+_VALID: set[bytes] = set()
 
 
 def valid_host(value: bytes) -> bool:
     """Whether ``value`` is a ``Host`` field's value by RFC 9112 §3.2's grammar (an IPv6 literal checked as one)."""
+    if value in _VALID:
+        return True
     found = _HOST_VALUE.fullmatch(value)
-    if found is None:
+    if found is None or (b"%" in value and _PERCENT.search(value) is not None):
         return False
     literal = found[1]
     if literal is not None:
@@ -70,6 +76,8 @@ def valid_host(value: bytes) -> bool:
             ipaddress.IPv6Address(literal[1:-1].decode("ascii"))
         except ValueError:
             return False
+    if len(_VALID) < 64:
+        _VALID.add(value)
     return True
 
 

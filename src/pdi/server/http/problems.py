@@ -82,6 +82,13 @@ def problem(
     return JSONResponse(body, status_code=status, media_type="application/problem+json")
 
 
+def problem_body(status: int, title: str, detail: str) -> bytes:
+    """The body of an ``about:blank`` problem, as :func:`problem` writes it (Starlette's JSON), for an answer
+    written by the connection itself (:mod:`pdi.server.process.connection`)."""
+    body = problem(status, title, detail).body
+    return bytes(body)
+
+
 async def on_problem(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, Problem)
     answer = problem(exc.status, exc.title, exc.detail)

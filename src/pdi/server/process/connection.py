@@ -38,7 +38,7 @@ import asyncio
 import collections
 import functools
 import http
-import json
+import ipaddress
 import sys
 import time
 import uuid
@@ -51,7 +51,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from pdi.errors import ParseError
 from pdi.server.http.forwarded import NO_PROXIES, TrustedProxies, forwarded_origin
 from pdi.server.http.middleware import RANGE_FIELDS, valid_host
-from pdi.server.http.problems import status_phrase
+from pdi.server.http.problems import problem_body, status_phrase
 from pdi.server.http.readers import may_hold_cookie
 from pdi.server.process.cache import (
     N2L_PATH,
@@ -98,7 +98,8 @@ UVICORN_INTERNALS: Final[dict[str, str]] = {
         " GuardedHttpToolsProtocol.on_url: appends to url (its length is the target's so far)",
     f"{_PROTOCOL}.on_header":
         "CachedAnswerProtocol: headers holds (lowercased name, value) pairs when on_headers_complete is called;"
-        " GuardedHttpToolsProtocol.on_header counts them first",
+        " GuardedHttpToolsProtocol.on_header counts them first, then does what it does (inline: lower-cases the"
+        " name, sets expect_100_continue, appends to headers)",
     f"{_PROTOCOL}.on_message_begin":
         "GuardedHttpToolsProtocol.on_message_begin: a new request's head begins (url and headers emptied)",
     f"{_PROTOCOL}.data_received":
@@ -112,7 +113,8 @@ UVICORN_INTERNALS: Final[dict[str, str]] = {
     f"{_PROTOCOL}.on_body":
         "CachedAnswerProtocol: when a request's body arrives, looks at cycle.response_complete only",
     f"{_PROTOCOL}.on_message_complete":
-        "CachedAnswerProtocol: at a request's end, looks at cycle.response_complete only",
+        "CachedAnswerProtocol: at a request's end, looks at cycle.response_complete only;"
+        " GuardedHttpToolsProtocol.on_message_complete: after it, the next octets are the next request's head",
     f"{_PROTOCOL}.on_response_complete":
         "GuardedHttpToolsProtocol.on_response_complete: counts the request, starts a queued one from"
         " pipeline or arms the keep-alive timeout; CachedAnswerProtocol does the same by hand",
@@ -214,8 +216,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         #: is refused (status and detail), if it is.
         self._in_head = True
         self._head_seen = 0
-        self._fields = self._field_octets = 0
+        self._field_octets = 0
         self.refusal: tuple[int, str] | None = None
+        #: A refusal waiting for the answers before it on the connection (:meth:`_refuse`).
+        self._deferred: bytes | None = None
         #: The timer of the request-head deadline, and when the deadline is (``None``: disarmed). Arming it again
         #: moves the time only: a timer that fires before the deadline sets itself again for it (no timer made
         #: and cancelled for every request of a kept-alive connection).
@@ -257,14 +261,19 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if self._in_head:
             self._head_seen += len(data)
         super().data_received(data)
-        # a head still incomplete after all this: one field without end, or many (each kept only when complete)
-        if self._in_head and self._head_seen > self.target_octets + self.head_octets and self.refusal is None:
-            self._refuse(431, f"the request's head is more than {self.target_octets + self.head_octets} octets"
-                              " (RFC 6585 §5)")
+        # a head still incomplete after all this: one field without end, or many (each kept only when complete);
+        # the bound holds every head within the target's and the fields' bounds, however TCP cut it
+        if self._in_head and self._head_seen > self._head_bound and self.refusal is None:
+            self._refuse(431, f"the request's head is more than {self._head_bound} octets (RFC 6585 §5)")
+
+    @property
+    def _head_bound(self) -> int:
+        """The most octets a head may arrive in: its target, its fields, and each field's ``: `` and CRLF."""
+        return self.target_octets + self.head_octets + 4 * self.head_fields + 1024
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        self._in_head, self._fields, self._field_octets = True, 0, 0
+        self._in_head, self._field_octets = True, 0
 
     def on_url(self, url: bytes) -> None:
         if len(self.url) + len(url) > self.target_octets:
@@ -273,50 +282,71 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().on_url(url)
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._fields += 1
         self._field_octets += len(name) + len(value)
-        if self._fields > self.head_fields:
+        if len(self.headers) >= self.head_fields:
             self.refusal = (431, f"the request has more than {self.head_fields} header fields (RFC 6585 §5)")
             raise _Refused
         if self._field_octets > self.head_octets:
             self.refusal = (431, f"the request's header fields are more than {self.head_octets} octets (RFC 6585 §5)")
             raise _Refused
-        super().on_header(name, value)
+        # uvicorn's own on_header, inline (a call fewer for each field of each request)
+        name = name.lower()
+        if name == b"expect" and value.lower() == b"100-continue":
+            self.expect_100_continue = True
+        self.headers.append((name, value))
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._in_head, self._head_seen = True, 0  # what comes next is the next request's head
 
     def send_400_response(self, msg: str) -> None:
         """What uvicorn calls, in its ``except httptools.HttpParserError``, for a request the parser stopped at:
-        the refusal a callback made, or what the parser found, as an RFC 9457 problem."""
+        the refusal a callback made (this server's own failure among them, :meth:`failed`), or what the parser
+        found, as an RFC 9457 problem."""
         if self.refusal is None:
             found = sys.exc_info()[1]
-            if isinstance(found, httptools.HttpParserCallbackError):  # this server failed, in its answering code
-                failed = found.__context__
-                self.logger.error("the resolver failed on a request", exc_info=failed)
-                self.refusal = (500, f"the resolver failed on this request ({type(failed).__name__})")
-            elif isinstance(found, httptools.HttpParserInvalidMethodError):
-                self.refusal = (501, "the request's method is not one this server knows (RFC 9110 §9.1)")
+            cause = found.__context__ if isinstance(found, httptools.HttpParserCallbackError) else found
+            if isinstance(found, httptools.HttpParserInvalidMethodError) or (
+                    self.parser.get_method() == b"CONNECT" and isinstance(cause, httptools.HttpParserInvalidURLError)):
+                self.refusal = (501, "the request's method is not one this server offers (RFC 9110 §9.1)")
+            elif isinstance(cause, httptools.HttpParserInvalidURLError):
+                self.refusal = (400, f"the request target is not a URL this server reads (RFC 9112 §3.2): {cause}")
             else:
-                said = str(found) if found is not None else msg
+                said = str(cause) if cause is not None else msg
                 self.refusal = (400, f"the request is not HTTP/1.1 as RFC 9112 writes it: {said}")
         self._refuse(*self.refusal)
 
+    def failed(self, exc: Exception) -> None:
+        """This server's own code failed on the request whose head is in (``exc``): logged, and its refusal a 500."""
+        self.logger.error("the resolver failed on a request", exc_info=exc)
+        self.refusal = (500, f"the resolver failed on this request ({type(exc).__name__})")
+
     def _refuse(self, status: int, detail: str, *, log: bool = True) -> None:
         """Answer ``status`` with ``detail`` as an RFC 9457 problem, and close the connection (nothing after it is
-        read); ``log``: say so in the log (not for a refusal a stranger can make by the hundred)."""
+        read); ``log``: say so in the log, at the debug level (uvicorn says at the warning level that it refused
+        a request; not at all for a refusal a stranger can make by the hundred). While an earlier request on the
+        connection is still being answered, the refusal waits for its answer (and those queued behind it), and
+        nothing more is read."""
         self.refusal = (status, detail)
         if log:
-            self.logger.warning("refused a request head: %s", detail)
+            self.logger.debug("refused a request head: %s", detail)
         phrase = status_phrase(status) or ""
-        body = json.dumps({"type": "about:blank", "title": phrase, "status": status, "detail": detail},
-                          separators=(",", ":")).encode()
         content = [b"HTTP/1.1 %d %s\r\n" % (status, phrase.encode())]
         for name, value in self.server_state.default_headers:
             content.extend([name, b": ", value, b"\r\n"])
+        body = problem_body(status, phrase, detail)
         content.append(b"content-type: application/problem+json\r\ncontent-length: %d\r\nconnection: close\r\n\r\n"
                        % len(body))
         content.append(body)
-        if not self.transport.is_closing():
-            self.transport.write(b"".join(content))
-            self.transport.close()
+        if self.transport.is_closing():
+            return
+        cycle = self.cycle
+        if self.pipeline or (cycle is not None and not cycle.response_complete):
+            self._deferred = b"".join(content)  # written by on_response_complete once the answers before it are
+            self.transport.pause_reading()
+            return
+        self.transport.write(b"".join(content))
+        self.transport.close()
 
     def on_headers_complete(self) -> None:
         self._disarm()  # the request's head is in
@@ -331,12 +361,30 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def on_response_complete(self) -> None:
         queued = bool(self.pipeline)  # a pipelined request whose head is in: it starts now
         super().on_response_complete()
+        deferred = self._deferred
+        if deferred is not None and not self.pipeline and not self.transport.is_closing():
+            cycle = self.cycle
+            if cycle is None or cycle.response_complete:  # the answers before the refusal are written: now it
+                self._deferred = None
+                self.transport.write(deferred)
+                self.transport.close()
+                return
         if not queued and not self.transport.is_closing():
             self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_deadline()
         super().connection_lost(exc)
+
+
+def _client_of(address: str) -> str:
+    """The client an address is counted as: an IPv4 address itself, an IPv6 address by its /64 (one host's)."""
+    if ":" not in address:
+        return address
+    try:
+        return str(ipaddress.IPv6Network((address.split("%", 1)[0], 64), strict=False))
+    except ValueError:
+        return address
 
 
 class _Answered:
@@ -388,7 +436,12 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._in_head, self._head_seen = False, 0  # as the guarded protocol's, which an answer from here skips
-        if not self._answer_from_cache():
+        try:
+            answered = self._answer_from_cache()
+        except Exception as exc:  # this server's own code: a 500, never the client's fault (send_400_response)
+            self.failed(exc)
+            raise
+        if not answered:
             super().on_headers_complete()
 
     def _unset_keepalive_if_required(self) -> None:
@@ -407,17 +460,19 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         self.timeout_keep_alive_handler()
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        """A connection, unless its client address holds a quarter of the worker's ``--max-connections`` already
-        (at least 16): then ``503`` at once, and closed, so that one client's half-sent requests (slowloris)
-        cannot take every place. A trusted proxy's address, the address of many clients, is not counted."""
+        """A connection, unless its client holds a quarter of the worker's ``--max-connections`` already (at
+        least 16): then ``503`` at once, and closed, so that one client's half-sent requests (slowloris) cannot
+        take every place. A client is an IPv4 address or an IPv6 /64 (what one host is given); a trusted proxy's
+        address, the address of many clients, is not counted."""
         super().connection_made(transport)
         self._counted: str | None = None
-        peer = self.client[0] if self.client else None
-        if peer is None or self.limit_concurrency is None or self.trusted.trusts(peer):
+        address = self.client[0] if self.client else None
+        if address is None or self.limit_concurrency is None or self.trusted.trusts(address):
             return
+        peer = _client_of(address)
         most = max(16, self.limit_concurrency // 4)
         if self.clients[peer] >= most:
-            self._refuse(503, f"this client's address holds {most} connections to this server already; close one"
+            self._refuse(503, f"this client holds {most} connections to this server already; close one"
                               " (or wait for one to end) and ask again", log=False)
             return
         self.clients[peer] += 1

@@ -64,7 +64,7 @@ DEFAULT_QUEUE_SECONDS = 30.0
 DEFAULT_HEADER_SECONDS = 10.0
 #: The longest request target taken (a longer one is ``414``): a name with an encapsulated URL and its fragment
 #: fit many times over.
-MAX_TARGET_OCTETS = 64 * 1024
+MAX_TARGET_OCTETS = 64 * 1024 - 1  # httptools' own bound on a URL it parses
 #: The most header fields a request may have, and the most octets its head may hold beyond its target (more is
 #: ``431``, RFC 6585 §5): a browser sends twenty fields and a few kilobytes.
 MAX_HEAD_FIELDS = 200

@@ -145,6 +145,9 @@ def _uvicorn(
         # X-Forwarded-* are read only from --trusted-proxy, by the app and the connections (uvicorn's own
         # reading would believe 127.0.0.1's, or $FORWARDED_ALLOW_IPS's, and leave X-Forwarded-Host out)
         proxy_headers=False,
+        # no WebSocket: pdi has no such route, and an upgraded connection would leave the protocol uncounted
+        # (CachedAnswerProtocol.clients) whatever library uvicorn finds installed
+        ws="none",
         limit_concurrency=max_connections, timeout_keep_alive=5,
         timeout_graceful_shutdown=GRACE_SECONDS,
     )
