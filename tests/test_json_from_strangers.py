@@ -59,3 +59,12 @@ def test_a_jws_a_jwk_set_and_a_manifest_nested_too_deep_are_refused_in_words() -
 def test_a_registry_nested_too_deep_is_refused_naming_it() -> None:
     with pytest.raises(ParseError, match=r"registry\.json is not JSON pdi reads"):
         Registry.from_json(DEEP.encode(), "registry.json")
+
+
+def test_a_peers_manifest_page_nested_too_deep_has_no_next_page() -> None:
+    """``pdi manifest check URL`` reads a page's ``next`` before checking its signature: a payload nested too deep
+    has none (the signature check then refuses the page), rather than stopping the command with a RecursionError."""
+    from pdi.cli.manifest_check import _next_of
+
+    assert _next_of("e30." + b64url(DEEP.encode()) + ".") is None
+    assert _next_of("e30." + b64url(b'{"next": "2026-11-26"}') + ".") == "2026-11-26"

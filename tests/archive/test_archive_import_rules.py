@@ -56,6 +56,11 @@ def _day_not_its_deposit(catalog: dict[str, Any]) -> None:
     _serial(catalog, 2)["created_at"] = "2026-11-21T10:00:00.000000Z"
 
 
+def _a_time_not_written_as_the_catalog_writes_it(catalog: dict[str, Any]) -> None:
+    # ISO 8601 with a zone, but not the catalog's form (pdi verify reads created_at as the catalog writes it)
+    _serial(catalog, 2)["created_at"] = _serial(catalog, 2)["created_at"][:19] + "Z"
+
+
 def _serial_deposited_after_its_day(catalog: dict[str, Any]) -> None:
     # Only a later version, or a name with a foreign id dated by its source (a web
     # archive's capture), is deposited after the day it names; serial 1 of a day is not.
@@ -98,6 +103,8 @@ CASES: dict[str, tuple[Edit, str]] = {
     "serial 999 on a day with 2": (_serial_999, "gaps in the serials"),
     "a day in the future": (_future_day, "in the future"),
     "a day that is not the deposit's": (_day_not_its_deposit, "deposited on 2026-11-21"),
+    "a time not written as the catalog writes it": (_a_time_not_written_as_the_catalog_writes_it,
+                                                    "is not a catalog timestamp"),
     "a serial name deposited after its day": (_serial_deposited_after_its_day, "names the day 2026-11-20, but was deposited on 2026-11-22"),
     "a media type with CR/LF": (_media_type_with_crlf, "is not that of format text"),
     "the media type of another format": (_media_type_of_another_format, "is not that of format text"),

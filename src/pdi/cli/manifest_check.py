@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pdi import _json
 from pdi.archive import Archive
 from pdi.archive.fixity import Problem
 from pdi.errors import IntegrityError, LimitError, NotFoundError, PDIError
@@ -100,12 +101,11 @@ def _manifests(source: str) -> Iterator[tuple[str, str]]:
 
 def _next_of(jws: str) -> str | None:
     """The ``next`` cursor of a manifest page, read before its signature is checked (only to fetch the next page)."""
-    import json
 
     from pdi.signing import b64url_decode
 
     try:
-        value = json.loads(b64url_decode(jws.split(".")[1], "the JWS payload"))
+        value = _json.loads(b64url_decode(jws.split(".")[1], "the JWS payload"), "the JWS payload", rule="manifest")
     except (IndexError, PDIError, ValueError):
         return None
     following = value.get("next") if isinstance(value, dict) else None

@@ -25,6 +25,7 @@ from pdi.archive.naming import (
     key_of,
     parse_pdi,
     record_name,
+    timestamp_problem,
 )
 from pdi.archive.store import (
     STORED_CANONICAL,
@@ -209,6 +210,9 @@ def _check_as_deposited(record: RepresentationRecord, pdi: str, now: datetime.da
     from pdi.archive.fixity import LINE_ENDINGS
 
     created = _moment(record.created_at, f"{pdi} created_at")
+    written = timestamp_problem(record.created_at)  # as the catalog writes it, which pdi verify reads
+    if written is not None:
+        raise ParseError(f"catalog.json: {pdi} created_at: {written}", rule="catalog")
     if created > now:
         raise ParseError(f"catalog.json: {pdi} was deposited in the future ({record.created_at})", rule="catalog")
     # Version 1 of a serial name is minted on the day of its deposit. A later version

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -207,11 +208,7 @@ class AccessPart(CatalogBase):
                     (doc,) if version is None else (doc, version),
                 )
                 if before:
-                    wid, wversion, wreason, wwho, wat, _ = before[0]
-                    return WithdrawalRecord(
-                        key, None if wversion is None else int(wversion), str(wreason), str(wwho), str(wat),
-                        int(wid), any(int(r[5]) for r in before), earlier=True,
-                    ), []
+                    return dataclasses.replace(_first_tombstone(key, before), earlier=True), []
             rows = self._query(
                 "INSERT INTO withdrawals (document, version, reason, who, at, purged) VALUES (?, ?, ?, ?, ?, ?)"
                 " RETURNING id",
@@ -242,11 +239,7 @@ class AccessPart(CatalogBase):
                 " ORDER BY w.id",
                 (key.series, key.day.isoformat(), key.unique_id, version),
             )
-        if not rows:
-            return None
-        wid, wversion, reason, who, at, _ = rows[0]
-        return WithdrawalRecord(key, None if wversion is None else int(wversion), str(reason), str(who), str(at),
-                                int(wid), any(int(r[5]) for r in rows))
+        return _first_tombstone(key, rows) if rows else None
 
     def iter_withdrawals(self) -> Iterator[WithdrawalRecord]:
         with self._read():
@@ -294,6 +287,14 @@ class AccessPart(CatalogBase):
         with self._read():
             rows = self._query(GENERATION)
         return int(rows[0][0])
+
+
+def _first_tombstone(key: DocumentKey, rows: Sequence[Sequence[Any]]) -> WithdrawalRecord:
+    """The first of a document's tombstones over a version (rows of id, version, reason, who, at, purged, oldest
+    first): ``purged`` if any of them purged it."""
+    wid, version, reason, who, at, _ = rows[0]
+    return WithdrawalRecord(key, None if version is None else int(version), str(reason), str(who), str(at), int(wid),
+                            any(int(r[5]) for r in rows))
 
 
 #: :meth:`withdrawals_generation`'s statement.
