@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import socket
 import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -31,15 +33,21 @@ def _ask(port: int, request: bytes) -> bytes:
     return answer
 
 
-@pytest.mark.parametrize("public", [False, True])
-def test_host_missing_or_twice_is_400_and_the_connection_closes(tmp_path: Path, public: bool) -> None:
+@contextmanager
+def _served(tmp_path: Path, public: bool) -> Iterator[tuple[int, bytes]]:
+    """An archive holding one text ("a text\\n"), served on pdi serve's own protocol: its port, and the text's N2R."""
     with Archive.init(str(tmp_path / "a")) as archive:
         archive.add_series(S)
         name = str(archive.add(S, b"a text\n", format="text"))
-    target = f"/uri-res/N2R?{rfc2169_query(name)}".encode()
     with on_own_protocol(create_app(str(tmp_path / "a")), public=public) as url:
         port = urllib.parse.urlsplit(url).port
         assert port is not None
+        yield port, f"/uri-res/N2R?{rfc2169_query(name)}".encode()
+
+
+@pytest.mark.parametrize("public", [False, True])
+def test_host_missing_or_twice_is_400_and_the_connection_closes(tmp_path: Path, public: bool) -> None:
+    with _served(tmp_path, public) as (port, target):
         kept = _ask(port, b"GET %s HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n" % target)
         assert kept.startswith(b"HTTP/1.1 200 ") and kept.endswith(b"a text\n")  # the same name, answered
         for version, fields in ((b"1.1", b""), (b"1.1", b"Host: a\r\nHost: b\r\n"), (b"1.0", b"Host: a\r\nHost: b\r\n")):
@@ -74,13 +82,7 @@ _INVALID_HOSTS = [b"a b", b"a/b", b'a"b', b"<s>", b"user@a", b"[::1", b"[::g]", 
 def test_a_host_value_not_host_and_port_is_400(tmp_path: Path, public: bool) -> None:
     """RFC 9112 §3.2: "A server MUST respond with a 400 (Bad Request) status code to any HTTP/1.1 request message
     that ... contains ... a Host header field with an invalid field value"; every value of the grammar is served."""
-    with Archive.init(str(tmp_path / "a")) as archive:
-        archive.add_series(S)
-        name = str(archive.add(S, b"a text\n", format="text"))
-    target = f"/uri-res/N2R?{rfc2169_query(name)}".encode()
-    with on_own_protocol(create_app(str(tmp_path / "a")), public=public) as url:
-        port = urllib.parse.urlsplit(url).port
-        assert port is not None
+    with _served(tmp_path, public) as (port, target):
         for host in _VALID_HOSTS:
             answer = _ask(port, b"GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % (target, host))
             assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"a text\n"), (host, answer[:200])
@@ -98,13 +100,7 @@ def test_a_host_value_not_host_and_port_is_400(tmp_path: Path, public: bool) -> 
 def test_a_request_line_of_another_version_of_http_is_505(tmp_path: Path, public: bool) -> None:
     """RFC 9110 §15.6.6: 505 "indicates that the server does not support, or refuses to support, the major version
     of HTTP that was used in the request message"; HTTP/2 is not spoken in an HTTP/1 request line."""
-    with Archive.init(str(tmp_path / "a")) as archive:
-        archive.add_series(S)
-        name = str(archive.add(S, b"a text\n", format="text"))
-    target = f"/uri-res/N2R?{rfc2169_query(name)}".encode()
-    with on_own_protocol(create_app(str(tmp_path / "a")), public=public) as url:
-        port = urllib.parse.urlsplit(url).port
-        assert port is not None
+    with _served(tmp_path, public) as (port, target):
         answer = _ask(port, b"GET %s HTTP/2.0\r\nHost: a\r\n\r\n" % target)
         head, _, body = answer.partition(b"\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 505 "), answer[:200]
