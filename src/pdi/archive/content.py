@@ -521,9 +521,8 @@ class TextCheck:
 
 
 #: HTML and XML up to this many octets get an element index at deposit (one parse); the
-#: ``elt`` and ``name`` of a larger HTML page are refused by its size alone (as large as
-#: :data:`pdi.fragments.markup.reading.MAX_HTML_OCTETS`), a larger XML document is parsed by
-#: the queries that need it, under the resolver's budget.
+#: ``elt`` and ``name`` of a larger page or document are refused by its size alone (as large as
+#: :data:`pdi.fragments.markup.reading.MAX_MARKUP_OCTETS`), so none is parsed by every query.
 ELEMENT_INDEX_UP_TO = 8 << 20
 
 
@@ -549,7 +548,8 @@ class IndexBuilder:
     a single block, :data:`ONE_BLOCK`, not at all); an HTML
     or XML page up to :data:`ELEMENT_INDEX_UP_TO` is kept and parsed once
     at the end. A page past the parser's bounds (too many start tags, too
-    deep, too slow: :mod:`pdi.fragments.markup.reading`) gets an index that
+    deep, too many attributes, too slow: :mod:`pdi.fragments.markup.reading`;
+    HTML's and XML's alike) gets an index that
     holds that :class:`~pdi.errors.LimitError`, which its ``elt`` and
     ``name`` queries give at once, without parsing; its ``char`` and
     ``line`` read the index's block table as any page's do. A larger page
