@@ -123,6 +123,8 @@ def test_a_parse_that_failed_is_not_tried_again() -> None:
 
 @pytest.mark.parametrize(("token", "document"), [
     ("xml", "<r>" + "<a/>" * MAX_START_TAGS + "</r>"),
+    ("svg%2Bxml", SVG + "<g>" * MAX_DEPTH + "</g>" * MAX_DEPTH + "</svg>"),
+    ("atom%2Bxml", '<feed xmlns="http://www.w3.org/2005/Atom"><entry ' + " ".join(f'a{i}=""' for i in range(300)) + "/></feed>"),
 ])
 def test_a_document_past_the_bounds_is_deposited_and_its_element_fragments_refused_at_once(
     tmp_path: Path, token: str, document: str,
@@ -140,7 +142,7 @@ def test_a_document_past_the_bounds_is_deposited_and_its_element_fragments_refus
         failure = ElementIndex.from_bytes(index).failure
         assert failure is not None and failure.error is LimitError  # the refusal, kept beside the document
         markup._elements.cache_clear()
-        with pytest.raises(LimitError, match=rf"(start tags|deep).*{CITE_TEXT}"):
+        with pytest.raises(LimitError, match=rf"(start tags|deep|attributes).*{CITE_TEXT}"):
             archive.get(f"{name}#elt=1,1")
         assert markup._elements.cache_info().misses == 0  # said from the index: nothing parsed
         location = str(tmp_path / "archive")
@@ -149,6 +151,27 @@ def test_a_document_past_the_bounds_is_deposited_and_its_element_fragments_refus
     result = CliRunner().invoke(cli, ["get", f"{name}#elt=1,1", "--archive", location])
     assert result.exit_code == 7
     assert "element fragments" in result.stderr and "Traceback" not in result.output + result.stderr
+
+
+def test_an_svg_within_the_bounds_is_answered_from_its_index_made_at_deposit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = (SVG + '<rect id="r"/><g><circle/></g></svg>').encode()
+    archive = Archive.init(str(tmp_path / "archive"))
+    try:
+        archive.add_series(S)
+        name = archive.add(S, data, format="svg%2Bxml")
+        index = archive.fragment_index(archive.get(str(name)).record)
+        assert index is not None and ElementIndex.from_bytes(index).failure is None
+        import xml.parsers.expat
+
+        def refuse(*args: object, **kwargs: object) -> None:
+            raise AssertionError("expat was started")
+
+        monkeypatch.setattr(xml.parsers.expat, "ParserCreate", refuse)  # read from the index, not parsed
+        assert archive.get(f"{name}#elt=2,2").data == b"<g><circle/></g>"
+    finally:
+        archive.close()
 
 
 # --- memory -------------------------------------------------------------------------------

@@ -538,6 +538,14 @@ COUNT_ON_THREAD_PAST = 1 << 20
 ONE_BLOCK = 1 << 16
 
 
+def _is_xml(media_type: str) -> bool:
+    """Whether a format that is not text (no charset: SVG, Atom, XHTML, any ``+xml``) is XML all the same,
+    whose element index is made at deposit as a text's is (read in the charset its octets declare)."""
+    from pdi.fragments.markup import markup_kind
+
+    return markup_kind(media_type) in ("xml", "xhtml")
+
+
 class IndexBuilder:
     """Builds a representation's fragment index (:func:`pdi.fragments.build_index`) on the deposit's one pass.
 
@@ -546,8 +554,9 @@ class IndexBuilder:
     longer than :data:`COUNT_ON_THREAD_PAST` (a small one is counted at the
     end, where a thread's start and hand-overs would cost more than it; one of
     a single block, :data:`ONE_BLOCK`, not at all); an HTML
-    or XML page up to :data:`ELEMENT_INDEX_UP_TO` is kept and parsed once
-    at the end. A page past the parser's bounds (too many start tags, too
+    or XML page up to :data:`ELEMENT_INDEX_UP_TO` (SVG and other ``+xml``
+    formats too, though not text: read in the charset they declare) is kept
+    and parsed once at the end. A page past the parser's bounds (too many start tags, too
     deep, too many attributes, too slow: :mod:`pdi.fragments.markup.reading`;
     HTML's and XML's alike) gets an index that
     holds that :class:`~pdi.errors.LimitError`, which its ``elt`` and
@@ -866,7 +875,7 @@ def prepare(
         )
     elif content.charset:
         raise UnsupportedError(f"format {token} ({media_type}) is not text: it has no charset")
-    indexer = IndexBuilder(media_type, charset) if charset is not None else None
+    indexer = IndexBuilder(media_type, charset) if charset is not None or _is_xml(media_type) else None
     if indexer is not None:
         observers.append(indexer)
     pdf = (
