@@ -29,7 +29,7 @@ from pdi.fragments.markup.index import ElementIndex
 from pdi.fragments.markup.reading import (
     MAX_ATTRIBUTES,
     MAX_DEPTH,
-    MAX_HTML_OCTETS,
+    MAX_MARKUP_OCTETS,
     MAX_START_TAGS,
     MAX_TAG_ATTRIBUTES,
 )
@@ -64,8 +64,8 @@ def test_more_start_tags_than_the_bound_are_refused_before_parsing(no_parse: Non
 
 
 def test_a_page_larger_than_the_bound_is_refused_by_its_size_before_it_is_read(no_parse: None) -> None:
-    page = b"<p>" + b" " * MAX_HTML_OCTETS
-    with pytest.raises(LimitError, match=rf"this HTML is {MAX_HTML_OCTETS + 3:,} octets, more than the 8 MiB"
+    page = b"<p>" + b" " * MAX_MARKUP_OCTETS
+    with pytest.raises(LimitError, match=rf"this HTML is {MAX_MARKUP_OCTETS + 3:,} octets, more than the 8 MiB"
                                          rf" .*{CITE_TEXT}"):
         elt(page)
     assert fragments.evaluate("char", (0, 3), page, media_type="text/html").data == b"<p>"
@@ -172,8 +172,8 @@ def test_the_worst_page_within_the_bounds_and_a_bomb_past_them_stay_in_bounded_m
     small.write_text(HEAD + "<p>x" * 10)
     # as many start tags and attributes as allowed, and the rest of the octets text
     tags = "<a x=1 y=2>" * (MAX_START_TAGS - 3)
-    worst.write_text(HEAD + "<p>" + tags + "w" * (MAX_HTML_OCTETS - len(HEAD) - len(tags) - 3))
-    assert worst.stat().st_size == MAX_HTML_OCTETS
+    worst.write_text(HEAD + "<p>" + tags + "w" * (MAX_MARKUP_OCTETS - len(HEAD) - len(tags) - 3))
+    assert worst.stat().st_size == MAX_MARKUP_OCTETS
     bomb.write_text(HEAD + "<a>" * 2_000_000)  # the reported 6 MB page of <a>
     base, said = _peak_mib(small)
     assert said == "parsed"

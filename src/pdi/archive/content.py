@@ -521,9 +521,8 @@ class TextCheck:
 
 
 #: HTML and XML up to this many octets get an element index at deposit (one parse); the
-#: ``elt`` and ``name`` of a larger HTML page are refused by its size alone (as large as
-#: :data:`pdi.fragments.markup.reading.MAX_HTML_OCTETS`), a larger XML document is parsed by
-#: the queries that need it, under the resolver's budget.
+#: ``elt`` and ``name`` of a larger page or document are refused by its size alone (as large as
+#: :data:`pdi.fragments.markup.reading.MAX_MARKUP_OCTETS`), so none is parsed by every query.
 ELEMENT_INDEX_UP_TO = 8 << 20
 
 
@@ -539,6 +538,14 @@ COUNT_ON_THREAD_PAST = 1 << 20
 ONE_BLOCK = 1 << 16
 
 
+def _is_xml(media_type: str) -> bool:
+    """Whether a format that is not text (no charset: SVG, Atom, XHTML, any ``+xml``) is XML all the same,
+    whose element index is made at deposit as a text's is (read in the charset its octets declare)."""
+    from pdi.fragments.markup import markup_kind
+
+    return markup_kind(media_type) in ("xml", "xhtml")
+
+
 class IndexBuilder:
     """Builds a representation's fragment index (:func:`pdi.fragments.build_index`) on the deposit's one pass.
 
@@ -547,9 +554,11 @@ class IndexBuilder:
     longer than :data:`COUNT_ON_THREAD_PAST` (a small one is counted at the
     end, where a thread's start and hand-overs would cost more than it; one of
     a single block, :data:`ONE_BLOCK`, not at all); an HTML
-    or XML page up to :data:`ELEMENT_INDEX_UP_TO` is kept and parsed once
-    at the end. A page past the parser's bounds (too many start tags, too
-    deep, too slow: :mod:`pdi.fragments.markup.reading`) gets an index that
+    or XML page up to :data:`ELEMENT_INDEX_UP_TO` (SVG and other ``+xml``
+    formats too, though not text: read in the charset they declare) is kept
+    and parsed once at the end. A page past the parser's bounds (too many start tags, too
+    deep, too many attributes, too slow: :mod:`pdi.fragments.markup.reading`;
+    HTML's and XML's alike) gets an index that
     holds that :class:`~pdi.errors.LimitError`, which its ``elt`` and
     ``name`` queries give at once, without parsing; its ``char`` and
     ``line`` read the index's block table as any page's do. A larger page
@@ -866,7 +875,7 @@ def prepare(
         )
     elif content.charset:
         raise UnsupportedError(f"format {token} ({media_type}) is not text: it has no charset")
-    indexer = IndexBuilder(media_type, charset) if charset is not None else None
+    indexer = IndexBuilder(media_type, charset) if charset is not None or _is_xml(media_type) else None
     if indexer is not None:
         observers.append(indexer)
     pdf = (

@@ -321,8 +321,8 @@ def build_index(
       text's block table. A document that cannot be cut, or is past the
       parser's bounds (a longer parse, more start tags, depth or attributes
       than :mod:`pdi.fragments.markup.reading` allows), still gets an index:
-      it holds the error its ``elt`` and ``name`` queries raise. HTML larger
-      than :data:`pdi.fragments.markup.reading.MAX_HTML_OCTETS` is a
+      it holds the error its ``elt`` and ``name`` queries raise. HTML or XML
+      larger than :data:`pdi.fragments.markup.reading.MAX_MARKUP_OCTETS` is a
       :class:`~pdi.errors.LimitError` (its queries refuse it by its size).
     * PDF: its text layer (:func:`pdi.fragments.pdf.build_layer_index`),
       read whole by PDFium; its errors if PDFium cannot open it.

@@ -42,7 +42,7 @@ How the source is read:
   parser would not cut it; scripting is off, so ``<noscript>`` content is
   markup. Parsing is pure Python (about 3 s per MB) and stops with a
   :class:`~pdi.errors.LimitError` after :data:`MAX_PARSE_SECONDS`; a page
-  larger than :data:`~pdi.fragments.markup.reading.MAX_HTML_OCTETS`, or of
+  larger than :data:`~pdi.fragments.markup.reading.MAX_MARKUP_OCTETS`, or of
   more start tags, depth or attributes than html5lib is given
   (:mod:`pdi.fragments.markup.reading` says how many, and why), is a
   :class:`~pdi.errors.LimitError` before or as soon as the parse meets it,
@@ -51,6 +51,12 @@ How the source is read:
   entities fetched, expat's limits on entity amplification); a document that
   is not well-formed cannot be cut and is
   :class:`~pdi.errors.UnsupportedError`, with expat's line and column.
+  expat is fast, but every element read is kept as a Python value, so XML
+  (SVG too) is bounded as HTML is: larger than
+  :data:`~pdi.fragments.markup.reading.MAX_MARKUP_OCTETS`, of more start
+  tags or of a tag of more attributes than expat is given, it is a
+  :class:`~pdi.errors.LimitError` before expat starts; deeper, or of more
+  attributes in all, as soon as the parse meets it.
 * The charset is the stored one; without one, HTML is sniffed as a browser
   would (:func:`pdi.charsets.sniff_encoding`: BOM, ``<meta charset>``, UTF-8,
   windows-1252) and XML read by its
@@ -86,7 +92,7 @@ from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.fragments.markup.element import Element
 from pdi.fragments.markup.reading import (
     MAX_PARSE_SECONDS,
-    check_html_size,
+    check_markup_size,
     document_charset,
     html_elements,
     markup_kind,
@@ -148,8 +154,7 @@ def evaluate_markup(
         text_index = TextIndex(data, read_in, table=element_index.text_table)
         elements = element_index
     else:
-        if kind == "html":
-            check_html_size(len(data))
+        check_markup_size(kind, len(data))
         text_index = TextIndex(data, document_charset(data, media_type, charset), table=index)
         elements = _table(kind, to_crlf(text_index.whole_text()))
     if scheme == "elt":

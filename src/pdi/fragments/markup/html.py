@@ -48,7 +48,15 @@ from html5lib.constants import tokenTypes
 
 from pdi.errors import LimitError, PDIError, UnsupportedError
 from pdi.fragments.markup.element import Element
-from pdi.fragments.markup.reading import MAX_ATTRIBUTES, MAX_DEPTH, MAX_TAG_ATTRIBUTES, OTHERWISE
+from pdi.fragments.markup.reading import (
+    MAX_ATTRIBUTES,
+    MAX_DEPTH,
+    MAX_TAG_ATTRIBUTES,
+    OTHERWISE,
+    crowded_tag,
+    too_deep,
+    too_many_attributes,
+)
 
 #: Every private part of html5lib 1.1 the classes here subclass, override or
 #: call, by module and qualified name, with what here relies on it and how.
@@ -268,9 +276,7 @@ class _Tokenizer(_tokenizer.HTMLTokenizer):  # type: ignore[misc]  # html5lib ha
         first, before that check.
         """
         if len(self.currentToken["data"]) > MAX_TAG_ATTRIBUTES:
-            start = self.currentToken.get("_start", "?")
-            raise LimitError(f"the tag at character {start} has more than {MAX_TAG_ATTRIBUTES} attributes, the most"
-                             f" element fragments (elt, name) are evaluated on{OTHERWISE}")
+            raise crowded_tag(self.currentToken.get("_start", "?"))
         return bool(super().attributeNameState())
 
     def emitCurrentToken(self) -> None:
@@ -299,8 +305,7 @@ class _Tokenizer(_tokenizer.HTMLTokenizer):  # type: ignore[misc]  # html5lib ha
             extents = self.extents
             extents.attributes += len(token.get("data") or ())
             if extents.attributes > MAX_ATTRIBUTES:
-                raise LimitError(f"this HTML has more than {MAX_ATTRIBUTES:,} attributes, the most element fragments"
-                                 f" (elt, name) are evaluated on{OTHERWISE}")
+                raise too_many_attributes("HTML")
             token["_end"] = end = extents.offset(self.stream.position())
             if "_start" not in token:  # an end tag of RCDATA, RAWTEXT or script data: </title>
                 token["_start"] = extents.text.rfind("</" if token["type"] == _END_TAG else "<", 0, end)
@@ -365,9 +370,7 @@ class _OpenElements(list[Any]):
         """Push ``element``, at most :data:`MAX_DEPTH` deep: every start tag costs html5lib a walk down the stack."""
         if len(self) >= MAX_DEPTH:
             token = self.extents.token or {}
-            raise LimitError(f"this HTML nests elements more than {MAX_DEPTH} deep (at character"
-                             f" {token.get('_start', len(self.extents.text))}), the most element fragments (elt, name)"
-                             f" are evaluated on{OTHERWISE}")
+            raise too_deep("HTML", token.get("_start", len(self.extents.text)))
         super().append(element)
 
     def pop(self, index: SupportsIndex = -1) -> Any:

@@ -70,7 +70,7 @@ from pdi.errors import IntegrityError, LimitError, ParseError, UnsupportedError
 from pdi.fragments.markup.element import Element
 from pdi.fragments.markup.reading import (
     MAX_PARSE_SECONDS,
-    check_html_size,
+    check_markup_size,
     document_charset,
     html_elements,
     markup_kind,
@@ -175,10 +175,11 @@ class ElementIndex(_Table[Element]):
         (``None``: sniffed). A document that cannot be cut gets an index that
         says why (its queries raise that error), and so does HTML or XML past
         the parser's bounds: a parse longer than ``seconds`` (HTML), more
-        start tags, depth or attributes than it takes (HTML), an XML entity
-        that expands too much (its queries raise that
-        :class:`~pdi.errors.LimitError`, at once). HTML larger than
-        :data:`~pdi.fragments.markup.reading.MAX_HTML_OCTETS` is a
+        start tags, depth or attributes than it takes
+        (:mod:`pdi.fragments.markup.reading`), an XML entity that expands
+        too much (its queries raise that :class:`~pdi.errors.LimitError`, at
+        once). HTML or XML larger than
+        :data:`~pdi.fragments.markup.reading.MAX_MARKUP_OCTETS` is a
         :class:`~pdi.errors.LimitError` here, before it is read, and no
         index (:func:`~pdi.fragments.markup.evaluate_markup` refuses its
         ``elt`` and ``name`` by its size alone). A media type that
@@ -194,8 +195,7 @@ class ElementIndex(_Table[Element]):
         kind = markup_kind(media_type)
         if kind not in _KINDS:
             raise UnsupportedError(f"element indexes are for HTML, XML and SGML, not {media_type}")
-        if kind == "html":
-            check_html_size(len(data))
+        check_markup_size(kind, len(data))
         octets = data if isinstance(data, bytes) else bytes(data)
         read_in = document_charset(octets, media_type, charset)
         failure: PDIFailure | None = None
