@@ -25,14 +25,14 @@ from pdi.archive import Archive
 from pdi.cli import cli
 from pdi.errors import LimitError
 from pdi.fragments import markup
-from pdi.fragments.markup.index import ElementIndex
-from pdi.fragments.markup.reading import (
+from pdi.fragments.markup.bounds import (
     MAX_ATTRIBUTES,
     MAX_DEPTH,
     MAX_MARKUP_OCTETS,
     MAX_START_TAGS,
     MAX_TAG_ATTRIBUTES,
 )
+from pdi.fragments.markup.index import ElementIndex
 from peak_memory import run_with_peak
 
 S = "archives.gov.us"

@@ -26,14 +26,14 @@ from pdi.archive import Archive
 from pdi.cli import cli
 from pdi.errors import LimitError
 from pdi.fragments import markup
-from pdi.fragments.markup import reading
-from pdi.fragments.markup.index import ElementIndex
-from pdi.fragments.markup.reading import (
+from pdi.fragments.markup import bounds
+from pdi.fragments.markup.bounds import (
     MAX_ATTRIBUTES,
     MAX_DEPTH,
     MAX_START_TAGS,
     MAX_TAG_ATTRIBUTES,
 )
+from pdi.fragments.markup.index import ElementIndex
 from peak_memory import run_with_peak
 
 S = "archives.gov.us"
@@ -71,8 +71,8 @@ def test_end_tags_comments_declarations_and_processing_instructions_are_not_star
 
 
 def test_a_document_larger_than_the_bound_is_refused_by_its_size_before_it_is_read(no_parse: None) -> None:
-    document = b"<r>" + b" " * reading.MAX_MARKUP_OCTETS + b"</r>"
-    with pytest.raises(LimitError, match=rf"this XML is {reading.MAX_MARKUP_OCTETS + 7:,} octets, more than the"
+    document = b"<r>" + b" " * bounds.MAX_MARKUP_OCTETS + b"</r>"
+    with pytest.raises(LimitError, match=rf"this XML is {bounds.MAX_MARKUP_OCTETS + 7:,} octets, more than the"
                                          rf" 8 MiB .*{CITE_TEXT}"):
         elt(document)
     assert fragments.evaluate("char", (0, 3), document, media_type="application/xml").data == b"<r>"
@@ -205,13 +205,13 @@ def test_the_worst_document_within_the_bounds_and_bombs_past_them_stay_in_bounde
     worst = tmp_path / "worst.xml"
     tags = '<a x="1" y="2" z="3"/><a x="1" y="2"/>' * ((MAX_START_TAGS - 1) // 2)  # 5 attributes a pair
     assert 5 * ((MAX_START_TAGS - 1) // 2) <= MAX_ATTRIBUTES
-    worst.write_text("<r>" + tags + "w" * (reading.MAX_MARKUP_OCTETS - len(tags) - 7) + "</r>")
-    assert worst.stat().st_size == reading.MAX_MARKUP_OCTETS
+    worst.write_text("<r>" + tags + "w" * (bounds.MAX_MARKUP_OCTETS - len(tags) - 7) + "</r>")
+    assert worst.stat().st_size == bounds.MAX_MARKUP_OCTETS
     for media_type in ("application/xml", "image/svg+xml"):
         peak, said = _peak_mib(worst, media_type)
         assert said == "parsed"
         assert peak - base < 200, f"the worst {media_type} within the bounds took {peak - base:.0f} MiB more than a small one"
-    empties = "<r>" + "<a/>" * ((reading.MAX_MARKUP_OCTETS - 7) // 4) + "</r>"  # 8 MiB of <a/>: 2 million elements
+    empties = "<r>" + "<a/>" * ((bounds.MAX_MARKUP_OCTETS - 7) // 4) + "</r>"  # 8 MiB of <a/>: 2 million elements
     deep = "<a>" * MAX_START_TAGS + "</a>" * MAX_START_TAGS  # as many start tags as allowed, all nested
     crowded = "<r " + " ".join(f'a{i:x}=""' for i in range(800_000)) + "/>"  # one tag, 800,000 attributes
     for label, document in (("empties", empties), ("deep", deep), ("crowded", crowded)):

@@ -1,4 +1,4 @@
-"""JSON that others wrote is read or refused with a ParseError, never an interpreter error (``pdi._json``).
+"""JSON that others wrote is read or refused with a ParseError, never an interpreter error (``pdi.untrusted_json``).
 
 What a stranger may send (found by a tester: a batch's manifest nested 100,000 deep was a ``500`` with a
 ``RecursionError``): each place that reads another's JSON — a JWS header and payload, a JWK set, a registry —
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pdi import _json
+from pdi import untrusted_json
 from pdi.errors import ParseError
 from pdi.federation.registry import Registry
 from pdi.signing import (
@@ -32,7 +32,7 @@ DEEP = "[" * 100_000 + "]" * 100_000
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
                     lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner), max_leaves=20))
 def test_json_within_depth_is_read_as_json_reads_it(value: object) -> None:
-    assert _json.loads(json.dumps(value), "it", rule="r") == value
+    assert untrusted_json.loads(json.dumps(value), "it", rule="r") == value
 
 
 @pytest.mark.parametrize(("text", "said"), [
@@ -42,7 +42,7 @@ def test_json_within_depth_is_read_as_json_reads_it(value: object) -> None:
 ])
 def test_what_is_not_json_pdi_reads_is_a_parse_error_naming_it(text: str | bytes, said: str) -> None:
     with pytest.raises(ParseError, match="^" + said) as caught:
-        _json.loads(text, "it", rule="r")
+        untrusted_json.loads(text, "it", rule="r")
     assert caught.value.rule == "r"
 
 

@@ -32,7 +32,7 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from pdi import _json
+from pdi import untrusted_json
 from pdi.errors import IntegrityError, ParseError, UnsupportedError
 
 __all__ = [
@@ -218,7 +218,7 @@ def verify_compact(jws: str, keys: Iterable[PublicKey]) -> Verified:
     if len(parts) != 3:
         raise ParseError(f"a compact JWS has 3 parts separated by '.', this one {len(parts)}", rule="jws")
     header_b64, payload_b64, signature_b64 = parts
-    header = _json.loads(b64url_decode(header_b64, "the JWS header"), "the JWS header", rule="jws")
+    header = untrusted_json.loads(b64url_decode(header_b64, "the JWS header"), "the JWS header", rule="jws")
     if not isinstance(header, dict):
         raise ParseError("the JWS header is not a JSON object", rule="jws")
     if header.get("alg") != "EdDSA":
@@ -255,7 +255,7 @@ def parse_jwks(text: str | bytes, where: str) -> list[PublicKey]:
     """The Ed25519 keys of a JWK (an object with ``kty``) or a JWK set (``{"keys": […]}``); others are skipped."""
     if len(text) > MAX_JWS:
         raise ParseError(f"{where} is larger than a JWK set may be ({MAX_JWS} characters)", rule="jwk")
-    value = _json.loads(text, where, rule="jwk")
+    value = untrusted_json.loads(text, where, rule="jwk")
     if isinstance(value, dict) and "kty" in value:
         return [PublicKey.from_jwk(value)]
     if not isinstance(value, dict) or not isinstance(value.get("keys"), list):
@@ -307,7 +307,7 @@ def verify_manifest(jws: str, keys: Iterable[PublicKey]) -> Manifest:
     """A manifest's JWS checked (:func:`verify_compact`) and its payload read; :class:`ParseError` if it is not
     a manifest."""
     verified = verify_compact(jws, keys)
-    value = _json.loads(verified.payload, "the manifest's payload", rule="manifest")
+    value = untrusted_json.loads(verified.payload, "the manifest's payload", rule="manifest")
     if not isinstance(value, dict) or value.get("type") != MANIFEST_TYPE:
         raise ParseError(f"the JWS payload is not a pdi manifest (type {MANIFEST_TYPE})", rule="manifest")
     names = value.get("names")

@@ -49,7 +49,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
     encode_dss_signature,
 )
 
-from pdi import _json
+from pdi import untrusted_json
 from pdi.errors import IntegrityError, ParseError, UnsupportedError
 from pdi.rfc3161 import read_response
 
@@ -208,8 +208,8 @@ def check_digest(where: str, package: bytes, digest_text: bytes) -> Checked:
     """
     if len(digest_text) > MAX_DIGEST_FILE:
         raise ParseError(f"{where}: {DIGEST_FILE} is larger than {MAX_DIGEST_FILE} octets", rule="WACZ signing")
-    digest = _json.loads(digest_text, f"{where}: {DIGEST_FILE}", rule="WACZ")
-    meta = _json.loads(package, f"{where}: datapackage.json", rule="WACZ")
+    digest = untrusted_json.loads(digest_text, f"{where}: {DIGEST_FILE}", rule="WACZ")
+    meta = untrusted_json.loads(package, f"{where}: datapackage.json", rule="WACZ")
     if not isinstance(digest, dict) or not isinstance(meta, dict):
         raise ParseError(f"{where}: datapackage.json and {DIGEST_FILE} are JSON objects", rule="WACZ")
     actual = "sha256:" + hashlib.sha256(package).hexdigest()

@@ -522,7 +522,7 @@ class TextCheck:
 
 #: HTML and XML up to this many octets get an element index at deposit (one parse); the
 #: ``elt`` and ``name`` of a larger page or document are refused by its size alone (as large as
-#: :data:`pdi.fragments.markup.reading.MAX_MARKUP_OCTETS`), so none is parsed by every query.
+#: :data:`pdi.fragments.markup.bounds.MAX_MARKUP_OCTETS`), so none is parsed by every query.
 ELEMENT_INDEX_UP_TO = 8 << 20
 
 

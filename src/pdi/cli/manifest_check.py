@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pdi import _json
+from pdi import untrusted_json
 from pdi.archive import Archive
 from pdi.archive.fixity import Problem
 from pdi.errors import IntegrityError, LimitError, NotFoundError, PDIError
@@ -105,7 +105,7 @@ def _next_of(jws: str) -> str | None:
     from pdi.signing import b64url_decode
 
     try:
-        value = _json.loads(b64url_decode(jws.split(".")[1], "the JWS payload"), "the JWS payload", rule="manifest")
+        value = untrusted_json.loads(b64url_decode(jws.split(".")[1], "the JWS payload"), "the JWS payload", rule="manifest")
     except (IndexError, PDIError, ValueError):
         return None
     following = value.get("next") if isinstance(value, dict) else None

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from pdi import _json
+from pdi import untrusted_json
 from pdi.errors import NotFoundError, ParseError, PDIError, StoreError, UnsupportedError
 from pdi.signing import PublicKey, SigningKey, canonical_json, sign_compact, verify_compact
 
@@ -153,7 +153,7 @@ class Registry:
         a ``signed`` one (pdi signs none without it); in a file (``registry.json``) it may be absent."""
         if len(data) > MAX_REGISTRY:
             raise UnsupportedError(f"{where} is larger than a registry may be ({MAX_REGISTRY} octets)")
-        value: Any = _json.loads(data, where, rule="registry")
+        value: Any = untrusted_json.loads(data, where, rule="registry")
         if not isinstance(value, dict) or value.get("type", REGISTRY_TYPE) != REGISTRY_TYPE:
             raise ParseError(f"{where} is not a pdi registry (type {REGISTRY_TYPE})", rule="registry")
         listed = value.get("series", {})

@@ -322,7 +322,7 @@ def build_index(
       parser's bounds (a longer parse, more start tags, depth or attributes
       than :mod:`pdi.fragments.markup.reading` allows), still gets an index:
       it holds the error its ``elt`` and ``name`` queries raise. HTML or XML
-      larger than :data:`pdi.fragments.markup.reading.MAX_MARKUP_OCTETS` is a
+      larger than :data:`pdi.fragments.markup.bounds.MAX_MARKUP_OCTETS` is a
       :class:`~pdi.errors.LimitError` (its queries refuse it by its size).
     * PDF: its text layer (:func:`pdi.fragments.pdf.build_layer_index`),
       read whole by PDFium; its errors if PDFium cannot open it.

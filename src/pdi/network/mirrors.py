@@ -68,7 +68,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import httpx
 
-from pdi import _json, formats
+from pdi import formats, untrusted_json
 from pdi._refusals import refusal, said
 from pdi.archive.blobs import Octets
 from pdi.archive.blobs.seam import Spooled
@@ -255,7 +255,7 @@ class Peer:
     def description(self, name: str) -> dict[str, Any]:
         """The N2C description of ``name`` (JSON)."""
         url = self.url("N2C", name)
-        value = _json.loads(_get_text(self.client, url, "the description", MAX_DESCRIPTION, self.headers),
+        value = untrusted_json.loads(_get_text(self.client, url, "the description", MAX_DESCRIPTION, self.headers),
                             f"the description {url}", rule="n2c")
         if not isinstance(value, dict) or not isinstance(value.get("stored"), dict):
             raise ParseError(f"the description {url} is not a pdi description (no \"stored\")", rule="n2c")

@@ -42,7 +42,7 @@ How the source is read:
   parser would not cut it; scripting is off, so ``<noscript>`` content is
   markup. Parsing is pure Python (about 3 s per MB) and stops with a
   :class:`~pdi.errors.LimitError` after :data:`MAX_PARSE_SECONDS`; a page
-  larger than :data:`~pdi.fragments.markup.reading.MAX_MARKUP_OCTETS`, or of
+  larger than :data:`~pdi.fragments.markup.bounds.MAX_MARKUP_OCTETS`, or of
   more start tags, depth or attributes than html5lib is given
   (:mod:`pdi.fragments.markup.reading` says how many, and why), is a
   :class:`~pdi.errors.LimitError` before or as soon as the parse meets it,
@@ -53,7 +53,7 @@ How the source is read:
   :class:`~pdi.errors.UnsupportedError`, with expat's line and column.
   expat is fast, but every element read is kept as a Python value, so XML
   (SVG too) is bounded as HTML is: larger than
-  :data:`~pdi.fragments.markup.reading.MAX_MARKUP_OCTETS`, of more start
+  :data:`~pdi.fragments.markup.bounds.MAX_MARKUP_OCTETS`, of more start
   tags or of a tag of more attributes than expat is given, it is a
   :class:`~pdi.errors.LimitError` before expat starts; deeper, or of more
   attributes in all, as soon as the parse meets it.
@@ -89,10 +89,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
+from pdi.fragments.markup.bounds import check_markup_size
 from pdi.fragments.markup.element import Element
 from pdi.fragments.markup.reading import (
     MAX_PARSE_SECONDS,
-    check_markup_size,
     document_charset,
     html_elements,
     markup_kind,

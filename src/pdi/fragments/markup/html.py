@@ -47,8 +47,7 @@ from html5lib import _tokenizer, _utils, html5parser
 from html5lib.constants import tokenTypes
 
 from pdi.errors import LimitError, PDIError, UnsupportedError
-from pdi.fragments.markup.element import Element
-from pdi.fragments.markup.reading import (
+from pdi.fragments.markup.bounds import (
     MAX_ATTRIBUTES,
     MAX_DEPTH,
     MAX_TAG_ATTRIBUTES,
@@ -57,6 +56,7 @@ from pdi.fragments.markup.reading import (
     too_deep,
     too_many_attributes,
 )
+from pdi.fragments.markup.element import Element
 
 #: Every private part of html5lib 1.1 the classes here subclass, override or
 #: call, by module and qualified name, with what here relies on it and how.

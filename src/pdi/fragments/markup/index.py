@@ -67,10 +67,10 @@ from typing import Any, Final, TypeVar, overload
 import numpy as np
 
 from pdi.errors import IntegrityError, LimitError, ParseError, UnsupportedError
+from pdi.fragments.markup.bounds import check_markup_size
 from pdi.fragments.markup.element import Element
 from pdi.fragments.markup.reading import (
     MAX_PARSE_SECONDS,
-    check_markup_size,
     document_charset,
     html_elements,
     markup_kind,
@@ -179,7 +179,7 @@ class ElementIndex(_Table[Element]):
         (:mod:`pdi.fragments.markup.reading`), an XML entity that expands
         too much (its queries raise that :class:`~pdi.errors.LimitError`, at
         once). HTML or XML larger than
-        :data:`~pdi.fragments.markup.reading.MAX_MARKUP_OCTETS` is a
+        :data:`~pdi.fragments.markup.bounds.MAX_MARKUP_OCTETS` is a
         :class:`~pdi.errors.LimitError` here, before it is read, and no
         index (:func:`~pdi.fragments.markup.evaluate_markup` refuses its
         ``elt`` and ``name`` by its size alone). A media type that

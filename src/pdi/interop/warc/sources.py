@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from pdi import _json
+from pdi import untrusted_json
 from pdi._wording import plural
 from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.interop.warc.bounded import EXPANSION_ALLOWANCE, ReadLimits
@@ -223,7 +223,7 @@ def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zi
     """Every file ``datapackage.json`` (``which``, as the messages name it) lists hashes to what it says, and every
     WARC is listed. Unless ``signed``, a file that cannot be read whole (damaged, or expanding past
     ``max_expansion``) is left to the WARC reader, which names the record it fails at."""
-    value = _json.loads(package, f"{path}: datapackage.json", rule="WACZ")
+    value = untrusted_json.loads(package, f"{path}: datapackage.json", rule="WACZ")
     resources = value.get("resources") if isinstance(value, dict) else None
     if not isinstance(resources, list):
         raise ParseError(f"{path}: datapackage.json lists no resources", rule="WACZ")

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from starlette.requests import Request
 
-from pdi import _json
+from pdi import untrusted_json
 from pdi.errors import LimitError
 
 
@@ -37,4 +37,4 @@ async def read_body(request: Request, limit: int, too_large: str) -> bytes:
 
 async def read_json(request: Request, limit: int, too_large: str, *, rule: str) -> object:
     """The JSON of :func:`read_body`'s body; a :class:`~pdi.errors.ParseError` (of grammar ``rule``) if it is not JSON."""
-    return _json.loads(await read_body(request, limit, too_large), "the body", rule=rule)
+    return untrusted_json.loads(await read_body(request, limit, too_large), "the body", rule=rule)

@@ -68,7 +68,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from pdi import _json, charsets, formats
+from pdi import charsets, formats, untrusted_json
 from pdi._wording import plural
 from pdi.archive import Archive, Content, Deposit
 from pdi.archive.tokens import Writer
@@ -486,7 +486,7 @@ def _manifest(value: object) -> list[dict[str, str]] | None:
         return None
     if not isinstance(value, str):
         raise ParseError("the manifest is a form field (JSON), not a file", rule="manifest")
-    parsed = _json.loads(value, "the manifest", rule="manifest")
+    parsed = untrusted_json.loads(value, "the manifest", rule="manifest")
     allowed = {"format", "id", "charset"}
     if not isinstance(parsed, list) or not all(
         isinstance(item, dict) and set(item) <= allowed and all(isinstance(v, str) for v in item.values())

@@ -1,0 +1,76 @@
+"""The bounds of what an element fragment (``elt``, ``name``) is evaluated on, and their refusals.
+
+What :mod:`pdi.fragments.markup.reading` and :mod:`pdi.fragments.markup.html` check before and while they parse
+HTML or XML; each refusal is a :class:`~pdi.errors.LimitError` that names the bound and ends with
+:data:`OTHERWISE`, how to cite the text without parsing it.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pdi.errors import LimitError
+
+# What html5lib and expat are given at most. html5lib's parse is pure Python and keeps a tree: about
+# 1.7 KiB and 30 µs for every element, more for every attribute, and every start tag costs as many steps
+# as elements are open (so depth makes it quadratic; a tag's attributes are compared with each other
+# likewise). expat is C and fast, but the XML reader keeps a Python object and an attributes dict for
+# every element and a str for every attribute: 8 MiB of <a/> was 2 million elements, 1.4 GiB and 12 s,
+# and one tag of 845,000 attributes (pyexpat's dict of them made before a handler sees it) 500 MiB.
+# Past these an elt or name fragment is a LimitError, said before the parser starts (octets, start tags,
+# an XML tag's attributes) or as soon as the parse meets it (depth, attributes in all, an HTML tag's
+# attributes); within them an HTML parse takes at most about 300 MiB (tests/test_fragments_markup_limits.py)
+# and a few seconds, an XML one about 150 MiB and a second (tests/test_fragments_markup_xml_limits.py).
+# A real page of 1 MB has some 26,000 start tags and nests a few dozen deep; libxml2 refuses XML nested
+# deeper than 256 unless told XML_PARSE_HUGE (xmlParserMaxDepth), so XML past that is rare too.
+
+#: The largest HTML or XML document element fragments are evaluated on (octets); as large as the
+#: documents that get an element index at deposit (:data:`pdi.archive.content.ELEMENT_INDEX_UP_TO`).
+MAX_MARKUP_OCTETS: Final = 8 << 20
+#: The most start tags of an HTML or XML document element fragments are evaluated on, counted before
+#: parsing: in HTML a ``<`` followed by an ASCII letter (so a few in a script or comment count too), in
+#: XML a ``<`` not followed by ``/``, ``!`` or ``?`` (start and empty-element tags, and a few in a
+#: comment or CDATA section).
+MAX_START_TAGS: Final = 100_000
+#: The most elements open at once (the depth of the stack of open elements); Blink's HTML parser stops
+#: nesting at 512 too (``kMaximumHTMLParserDOMTreeDepth``), libxml2's XML parser at 256.
+MAX_DEPTH: Final = 256
+#: The most attributes of one tag, and of all the tags of a document.
+MAX_TAG_ATTRIBUTES: Final = 256
+MAX_ATTRIBUTES: Final = 250_000
+#: What every such refusal ends with: how to cite the page without parsing it.
+OTHERWISE: Final = "; char and line fragments (#char=, #line=) select its text without parsing it"
+
+
+def check_markup_size(kind: str | None, size: int) -> None:
+    """A :class:`~pdi.errors.LimitError` for an HTML or XML document (``kind`` as :func:`markup_kind` says)
+    of ``size`` octets past :data:`MAX_MARKUP_OCTETS`, said before it is read (element fragments on it are
+    refused whatever its markup). SGML is bounded by ``onsgmls``'s own limits (:mod:`pdi.fragments.markup.sgml`)."""
+    if kind in ("html", "xml", "xhtml") and size > MAX_MARKUP_OCTETS:
+        raise LimitError(f"this {'HTML' if kind == 'html' else 'XML'} is {size:,} octets, more than the"
+                         f" {MAX_MARKUP_OCTETS >> 20} MiB element fragments (elt, name) are evaluated on{OTHERWISE}")
+
+
+def check_start_tags(language: str, text: str, tags: int) -> None:
+    """A :class:`~pdi.errors.LimitError` for a ``language`` ("HTML", "XML") ``text`` of ``tags`` start tags past :data:`MAX_START_TAGS`."""
+    if tags > MAX_START_TAGS:
+        raise LimitError(f"this {language} ({len(text):,} characters) has {tags:,} start tags, more than the"
+                         f" {MAX_START_TAGS:,} element fragments (elt, name) are evaluated on{OTHERWISE}")
+
+
+def too_deep(language: str, at: int) -> LimitError:
+    """The refusal of a ``language`` document whose element starting at character ``at`` is more than :data:`MAX_DEPTH` deep."""
+    return LimitError(f"this {language} nests elements more than {MAX_DEPTH} deep (at character {at}), the most"
+                      f" element fragments (elt, name) are evaluated on{OTHERWISE}")
+
+
+def crowded_tag(at: int | str) -> LimitError:
+    """The refusal of a document whose tag at character ``at`` has more than :data:`MAX_TAG_ATTRIBUTES` attributes."""
+    return LimitError(f"the tag at character {at} has more than {MAX_TAG_ATTRIBUTES} attributes, the most"
+                      f" element fragments (elt, name) are evaluated on{OTHERWISE}")
+
+
+def too_many_attributes(language: str) -> LimitError:
+    """The refusal of a ``language`` document of more than :data:`MAX_ATTRIBUTES` attributes in all."""
+    return LimitError(f"this {language} has more than {MAX_ATTRIBUTES:,} attributes, the most element fragments"
+                      f" (elt, name) are evaluated on{OTHERWISE}")
