@@ -18,11 +18,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from pdi import fragments
 from pdi.archive import Archive
-from pdi.cli import cli
 from pdi.errors import LimitError
 from pdi.fragments import markup
 from pdi.fragments.markup.bounds import (
@@ -32,8 +30,8 @@ from pdi.fragments.markup.bounds import (
     MAX_START_TAGS,
     MAX_TAG_ATTRIBUTES,
 )
-from pdi.fragments.markup.index import ElementIndex
 from peak_memory import run_with_peak
+from support.kept_refusal import assert_refused_from_the_index, assert_the_command_line_refuses
 
 S = "archives.gov.us"
 HEAD = "<!DOCTYPE html><html><body>"  # two start tags, two elements open
@@ -128,21 +126,12 @@ def test_a_page_past_the_bounds_is_deposited_and_its_element_fragments_refused_a
         name = archive.add(S, page, format="html")
         assert archive.get(str(name)).data == page  # kept whole
         assert archive.get(f"{name}#char=27,45").data == b"<p>hello world <p>"
-        record = archive.get(str(name)).record
-        index = archive.fragment_index(record)
-        assert index is not None
-        assert ElementIndex.from_bytes(index).failure is not None  # the refusal, kept beside the page
-        markup._elements.cache_clear()
-        for scheme in ("elt=7,7", "name=a,a"):
-            with pytest.raises(LimitError, match=rf"{MAX_START_TAGS + 2:,} start tags.*{CITE_TEXT}"):
-                archive.get(f"{name}#{scheme}")
-        assert markup._elements.cache_info().misses == 0  # said from the index: nothing parsed
+        assert_refused_from_the_index(archive, str(name), ("elt=7,7", "name=a,a"),
+                                      rf"{MAX_START_TAGS + 2:,} start tags.*{CITE_TEXT}")
         location = str(tmp_path / "archive")
     finally:
         archive.close()
-    result = CliRunner().invoke(cli, ["get", f"{name}#elt=7,7", "--archive", location])
-    assert result.exit_code == 7
-    assert "start tags" in result.stderr and "Traceback" not in result.output + result.stderr
+    assert_the_command_line_refuses(location, f"{name}#elt=7,7", "start tags")
 
 
 # --- memory -------------------------------------------------------------------------------

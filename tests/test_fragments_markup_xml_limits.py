@@ -19,11 +19,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from pdi import fragments
 from pdi.archive import Archive
-from pdi.cli import cli
 from pdi.errors import LimitError
 from pdi.fragments import markup
 from pdi.fragments.markup import bounds
@@ -35,6 +33,7 @@ from pdi.fragments.markup.bounds import (
 )
 from pdi.fragments.markup.index import ElementIndex
 from peak_memory import run_with_peak
+from support.kept_refusal import assert_refused_from_the_index, assert_the_command_line_refuses
 
 S = "archives.gov.us"
 CITE_TEXT = r"#char=, #line=\) select its text without parsing it"
@@ -136,21 +135,11 @@ def test_a_document_past_the_bounds_is_deposited_and_its_element_fragments_refus
         name = archive.add(S, data, format=token)
         assert archive.get(str(name)).data == data  # kept whole
         assert archive.get(f"{name}#char=0,4").data == data[:4]
-        record = archive.get(str(name)).record
-        index = archive.fragment_index(record)
-        assert index is not None
-        failure = ElementIndex.from_bytes(index).failure
-        assert failure is not None and failure.error is LimitError  # the refusal, kept beside the document
-        markup._elements.cache_clear()
-        with pytest.raises(LimitError, match=rf"(start tags|deep|attributes).*{CITE_TEXT}"):
-            archive.get(f"{name}#elt=1,1")
-        assert markup._elements.cache_info().misses == 0  # said from the index: nothing parsed
+        assert_refused_from_the_index(archive, str(name), ("elt=1,1",), rf"(start tags|deep|attributes).*{CITE_TEXT}")
         location = str(tmp_path / "archive")
     finally:
         archive.close()
-    result = CliRunner().invoke(cli, ["get", f"{name}#elt=1,1", "--archive", location])
-    assert result.exit_code == 7
-    assert "element fragments" in result.stderr and "Traceback" not in result.output + result.stderr
+    assert_the_command_line_refuses(location, f"{name}#elt=1,1", "element fragments")
 
 
 def test_an_svg_within_the_bounds_is_answered_from_its_index_made_at_deposit(
