@@ -217,6 +217,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._in_head = True
         self._head_seen = 0
         self._field_octets = 0
+        #: The most octets a head may arrive in: its target, its fields, and each field's ``: `` and CRLF.
+        self._head_bound = self.target_octets + self.head_octets + 4 * self.head_fields + 1024
         self.refusal: tuple[int, str] | None = None
         #: A refusal waiting for the answers before it on the connection (:meth:`_refuse`).
         self._deferred: bytes | None = None
@@ -265,11 +267,6 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         # the bound holds every head within the target's and the fields' bounds, however TCP cut it
         if self._in_head and self._head_seen > self._head_bound and self.refusal is None:
             self._refuse(431, f"the request's head is more than {self._head_bound} octets (RFC 6585 §5)")
-
-    @property
-    def _head_bound(self) -> int:
-        """The most octets a head may arrive in: its target, its fields, and each field's ``: `` and CRLF."""
-        return self.target_octets + self.head_octets + 4 * self.head_fields + 1024
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
