@@ -37,6 +37,7 @@ from __future__ import annotations
 import hashlib
 import io
 import mmap
+import re
 import threading
 import warnings
 import wave
@@ -178,7 +179,11 @@ def image_facts(data: bytes, media_type: str) -> ImageFacts:
             with Image.open(io.BytesIO(data)) as image:
                 return ImageFacts(image.width, image.height, getattr(image, "n_frames", 1))
     except Image.DecompressionBombError as exc:  # a header claiming more than twice Pillow's bound
-        raise LimitError(f"{media_type}: {exc} (its octets are served whole by N2R; rect= names a region)") from exc
+        claimed = re.search(r"\((\d+) pixels\)", str(exc))  # Pillow's message, the one place it says the number
+        said = f"{claimed[1]} pixels" if claimed else "more pixels"
+        most = 2 * (Image.MAX_IMAGE_PIXELS or 0)
+        raise LimitError(f"{media_type}: its header claims {said}, more than the {most} an image is opened with"
+                         " here; its octets are served whole by N2R, and rect= names a region of it") from exc
     except UnidentifiedImageError as exc:
         raise UnsupportedError(f"{media_type}: not an image pdi can read") from exc
     except (OSError, ValueError, SyntaxError, EOFError) as exc:
