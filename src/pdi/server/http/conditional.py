@@ -10,8 +10,9 @@ for the cache of whole answers (:mod:`pdi.server.process.cache`) alike.
 
 from __future__ import annotations
 
-import json
 import re
+
+from pdi.server.http.problems import problem_body
 
 #: What :func:`byte_range` answers for a range that selects no byte of the body.
 UNSATISFIABLE = (-1, -1)
@@ -24,9 +25,7 @@ def unsatisfiable(range_field: str, length: int) -> tuple[list[tuple[bytes, byte
     §15.5.17): ``Content-Range: bytes */LENGTH``, an RFC 9457 problem saying so, and ``Cache-Control: no-store``,
     since a cache does not key its answers on ``Range`` (RFC 9111 §4) and must not give this one to another request."""
     said = " ".join(range_field.split())[:200]
-    body = json.dumps({"type": "about:blank", "title": "Range Not Satisfiable", "status": 416,  # RFC 9457 §4.2.1
-                       "detail": f"the Range {said} selects none of the {length} octets (RFC 9110 §14.1.2)"},
-                      ensure_ascii=False, separators=(",", ":")).encode()
+    body = problem_body(416, f"the Range {said} selects none of the {length} octets (RFC 9110 §14.1.2)")
     return [(b"content-range", b"bytes */%d" % length), (b"cache-control", b"no-store"),
             (b"content-type", b"application/problem+json"), (b"content-length", b"%d" % len(body))], body
 

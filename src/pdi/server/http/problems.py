@@ -82,11 +82,11 @@ def problem(
     return JSONResponse(body, status_code=status, media_type="application/problem+json")
 
 
-def problem_body(status: int, title: str, detail: str) -> bytes:
-    """The body of an ``about:blank`` problem, as :func:`problem` writes it (Starlette's JSON), for an answer
-    written by the connection itself (:mod:`pdi.server.process.connection`)."""
-    body = problem(status, title, detail).body
-    return bytes(body)
+def problem_body(status: int, detail: str) -> bytes:
+    """The body of an ``about:blank`` problem, titled with the status's phrase, as :func:`problem` writes it, for
+    an answer written without a response object (:mod:`pdi.server.process.connection`'s refusals, the cache's
+    ``416``: :func:`pdi.server.http.conditional.unsatisfiable`)."""
+    return bytes(problem(status, "", detail).body)
 
 
 async def on_problem(request: Request, exc: Exception) -> Response:

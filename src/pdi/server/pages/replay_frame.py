@@ -196,7 +196,6 @@ def render_replay_page(
     other = f"/view?pdi={quote(str(parsed), safe='')}" + ("" if select else "&select=1")
     captured = _captured(archive, parsed.without_fragment(), record)
     # the URL and the date first; the name, which encapsulates the URL (PDI-GRAMMAR §2.4), one click away;
-    # a file deposited is not a capture: it has a deposit time and no URL it was captured from
     # a file deposited is not a capture: it has a deposit time (and the date the file says it was saved, if it
     # says one), not a capture's; it is not among the captures of the URL it holds, which are named by it
     facts = [] if named_by_url else [("deposited", shown_time(captured))]

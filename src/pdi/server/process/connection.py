@@ -195,9 +195,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     a complete request head ends it. A request target longer than
     :data:`~pdi.server.process.limits.MAX_TARGET_OCTETS` is ``414``; a head
     with more than :data:`~pdi.server.process.limits.MAX_HEAD_FIELDS` fields,
-    or more octets than the target's and
-    :data:`~pdi.server.process.limits.MAX_HEAD_OCTETS` together, is ``431``
-    (RFC 6585 §5), refused as it arrives, before more of it is kept. A
+    with fields of more than :data:`~pdi.server.process.limits.MAX_HEAD_OCTETS`
+    octets, or still arriving past what those bounds allow, is ``431`` (RFC
+    6585 §5), refused as it arrives, before more of it is kept. A
     request the parser cannot read is answered with an RFC 9457 problem
     naming what the parser found (uvicorn's own answer is a plain "Invalid
     HTTP request received."), an unknown method ``501`` (RFC 9110 §9.1). It
@@ -331,7 +331,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         content = [b"HTTP/1.1 %d %s\r\n" % (status, phrase.encode())]
         for name, value in self.server_state.default_headers:
             content.extend([name, b": ", value, b"\r\n"])
-        body = problem_body(status, phrase, detail)
+        body = problem_body(status, detail)
         content.append(b"content-type: application/problem+json\r\ncontent-length: %d\r\nconnection: close\r\n\r\n"
                        % len(body))
         content.append(body)
