@@ -37,14 +37,23 @@ def said(answer: httpx.Response, deadline: float | None = None) -> str | None:
             body += piece
             if len(body) > MAX_PROBLEM or (deadline is not None and time.monotonic() > deadline):
                 return None
-        problem = json.loads(body)
-    except (httpx.HTTPError, ValueError, RecursionError):  # the last: JSON nested deeper than Python reads
+    except httpx.HTTPError:
         return None
-    told = (problem.get("detail") or problem.get("title")) if isinstance(problem, dict) else None
-    if not isinstance(told, str):
+    return told(bytes(body))
+
+
+def told(body: bytes | str) -> str | None:
+    """The ``detail`` (else the ``title``) of a problem's JSON ``body`` (RFC 9457 §3.1), on one line of at most
+    1,000 printable characters; ``None`` if it is no such JSON (nested too deep for Python's reader too)."""
+    try:
+        problem = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    text = (problem.get("detail") or problem.get("title")) if isinstance(problem, dict) else None
+    if not isinstance(text, str):
         return None
     # another server's words on our terminal and in our logs: no control characters (an escape sequence, a bell)
-    line = " ".join("".join(c if c.isprintable() else " " for c in told).split())[:1000]
+    line = " ".join("".join(c if c.isprintable() else " " for c in text).split())[:1000]
     return line or None
 
 

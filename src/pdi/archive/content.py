@@ -520,12 +520,6 @@ class TextCheck:
         )
 
 
-#: HTML and XML up to this many octets get an element index at deposit (one parse); the
-#: ``elt`` and ``name`` of a larger page or document are refused by its size alone (as large as
-#: :data:`pdi.fragments.markup.bounds.MAX_MARKUP_OCTETS`), so none is parsed by every query.
-ELEMENT_INDEX_UP_TO = 8 << 20
-
-
 #: The longest a deposit spends parsing a page for its element index (seconds).
 ELEMENT_INDEX_SECONDS = 10.0
 
@@ -554,7 +548,8 @@ class IndexBuilder:
     longer than :data:`COUNT_ON_THREAD_PAST` (a small one is counted at the
     end, where a thread's start and hand-overs would cost more than it; one of
     a single block, :data:`ONE_BLOCK`, not at all); an HTML
-    or XML page up to :data:`ELEMENT_INDEX_UP_TO` (SVG and other ``+xml``
+    or XML page up to :data:`pdi.fragments.markup.bounds.MAX_MARKUP_OCTETS`, the largest whose ``elt`` and
+    ``name`` are evaluated (SVG and other ``+xml``
     formats too, though not text: read in the charset they declare) is kept
     and parsed once at the end. A page past the parser's bounds (too many start tags, too
     deep, too many attributes, too slow: :mod:`pdi.fragments.markup.reading`;
@@ -567,6 +562,7 @@ class IndexBuilder:
 
     def __init__(self, media_type: str, charset: str | None) -> None:
         from pdi.fragments.markup import markup_kind
+        from pdi.fragments.markup.bounds import MAX_MARKUP_OCTETS
 
         self.media_type = media_type
         self.charset = charset
@@ -575,6 +571,7 @@ class IndexBuilder:
         self._markup = kind in ("html", "xml", "xhtml")
         self._plain = kind is None  # a text's block table, not an element index (SGML's)
         self._kept: list[bytes] | None = [] if self._markup else None
+        self._kept_up_to = MAX_MARKUP_OCTETS  # a larger page's elt and name are refused by its size alone
         self._size = 0
         self._queue: queue.Queue[bytes | None] | None = None
         self._thread: threading.Thread | None = None
@@ -616,7 +613,7 @@ class IndexBuilder:
         elif self._queue is not None:
             self._queue.put(piece)
         elif self._kept is not None:
-            if self._size > ELEMENT_INDEX_UP_TO:
+            if self._size > self._kept_up_to:
                 self._kept = None
             else:
                 self._kept.append(piece)

@@ -17,10 +17,11 @@ from typing import IO, TYPE_CHECKING
 
 import click
 
+from pdi import untrusted_json
 from pdi.cli import one_line
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.archive_io import open_archive
-from pdi.errors import LimitError, NotFoundError, ParseError
+from pdi.errors import LimitError, NotFoundError
 
 if TYPE_CHECKING:
     from pdi.archive import Archive
@@ -100,10 +101,7 @@ def _imported(opened: Archive, import_file: IO[bytes], document: str | None) -> 
     raw = import_file.read(MAX_FILE + 1)
     if len(raw) > MAX_FILE:
         raise LimitError(f"an annotation file is at most {MAX_FILE} octets")
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        raise ParseError(f"{import_file.name}: not JSON: {exc}", rule="annotation") from exc
+    data = untrusted_json.loads(raw, import_file.name, rule="annotation")
     return import_annotations(opened, data, document=document)
 
 

@@ -101,12 +101,11 @@ def _manifests(source: str) -> Iterator[tuple[str, str]]:
 
 def _next_of(jws: str) -> str | None:
     """The ``next`` cursor of a manifest page, read before its signature is checked (only to fetch the next page)."""
-
     from pdi.signing import b64url_decode
 
     try:
         value = untrusted_json.loads(b64url_decode(jws.split(".")[1], "the JWS payload"), "the JWS payload", rule="manifest")
-    except (IndexError, PDIError, ValueError):
+    except (IndexError, PDIError):
         return None
     following = value.get("next") if isinstance(value, dict) else None
     return following if isinstance(following, str) else None

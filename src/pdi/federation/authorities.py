@@ -303,13 +303,12 @@ def same_resolver(one: str, other: str) -> bool:
 
 
 def _resolver_key(base: str) -> tuple[str, str, int, str]:
-    parts = urlsplit(base)
     try:
-        port = parts.port
+        host, port = _address(base)  # urlsplit lower-cases the scheme and the host
     except ValueError:  # not a port: no resolver's, and so no other's
         return (base, "", -1, "")
-    scheme = parts.scheme.lower()
-    return scheme, (parts.hostname or "").lower(), port or (443 if scheme == "https" else 80), parts.path.rstrip("/")
+    parts = urlsplit(base)
+    return parts.scheme, host, port, parts.path.rstrip("/")
 
 
 def _address(base: str) -> tuple[str, int]:

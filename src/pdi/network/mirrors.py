@@ -69,7 +69,7 @@ from typing import IO, TYPE_CHECKING, Any
 import httpx
 
 from pdi import formats, untrusted_json
-from pdi._refusals import refusal, said
+from pdi._refusals import refusal, said, told
 from pdi.archive.blobs import Octets
 from pdi.archive.blobs.seam import Spooled
 from pdi.archive.fixity import LINE_ENDINGS, Problem
@@ -540,12 +540,7 @@ class _Parts:
                 raise LimitError(f"POST {self.url}: the problem of {name} is more than {MAX_PART_PROBLEM} octets")
             text = b"".join(bytes(piece) for piece in self._octets(count)).decode("utf-8", "replace")
             self._expect(b"", "the end of a part")
-            try:
-                said = json.loads(text)
-                detail = f"HTTP {int(said['status'])}: {str(said['detail'])[:500]}"
-            except (ValueError, KeyError, TypeError, RecursionError):
-                detail = text[:500]
-            return RemoteError(f"the octets of {name} at {base}: {detail}")
+            return RemoteError(f"the octets of {name} at {base}: {told(text) or text[:500]}")
         if count != size:
             raise IntegrityError(f"{name} at {base}: {count} octets, its signed manifest says {size}")
         try:
@@ -912,10 +907,7 @@ def announce(record: MirrorRecord, url: str, keys: Sequence[PublicKey], token: s
         raise RemoteError(f"cannot announce this mirror to {target}: {exc}") from exc
     if answer.status_code in (200, 201):
         return answer.status_code == 201
-    try:
-        detail = str(answer.json()["detail"])[:500]
-    except (ValueError, KeyError, TypeError):
-        detail = answer.text[:200]
+    detail = told(answer.content) or answer.text[:200]
     error = {401: AccessError, 403: AccessError, 404: NotFoundError, 409: ImmutabilityError}.get(
         answer.status_code, RemoteError)
     raise error(f"{target} refused this mirror's announcement (HTTP {answer.status_code}): {detail}")

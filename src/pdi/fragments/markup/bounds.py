@@ -24,8 +24,8 @@ from pdi.errors import LimitError
 # A real page of 1 MB has some 26,000 start tags and nests a few dozen deep; libxml2 refuses XML nested
 # deeper than 256 unless told XML_PARSE_HUGE (xmlParserMaxDepth), so XML past that is rare too.
 
-#: The largest HTML or XML document element fragments are evaluated on (octets); as large as the
-#: documents that get an element index at deposit (:data:`pdi.archive.content.ELEMENT_INDEX_UP_TO`).
+#: The largest HTML or XML document element fragments are evaluated on (octets), and the largest that gets an
+#: element index at deposit (:class:`pdi.archive.content.IndexBuilder`).
 MAX_MARKUP_OCTETS: Final = 8 << 20
 #: The most start tags of an HTML or XML document element fragments are evaluated on, counted before
 #: parsing: in HTML a ``<`` followed by an ASCII letter (so a few in a script or comment count too), in
