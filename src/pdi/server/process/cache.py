@@ -406,14 +406,12 @@ class ResponseCache:
         self.max_bytes = max_bytes
         self.max_entry_bytes = min(max_entry_bytes, max_bytes)
         self.bytes = 0
-        self._entries: OrderedDict[bytes, Kept] = OrderedDict()
-        #: What each entry was counted as when kept (taken off as it was counted when it goes).
-        self._costs: dict[bytes, int] = {}
+        #: Each answer, with what it was counted as when kept (taken off as it was counted when it goes).
+        self._entries: OrderedDict[bytes, tuple[Kept, int]] = OrderedDict()
         #: :class:`Fact` entries by query string, least recently used first, within ``max_fact_bytes``.
         self.max_fact_bytes = max_bytes if max_fact_bytes is None else max_fact_bytes
         self.fact_bytes = 0
         self._facts: OrderedDict[bytes, bytes] = OrderedDict()
-        self._keys_of: dict[str, set[bytes]] = {}
         self.generation = generation
         #: ``generation`` read at once in the calling thread (the event loop's), or ``None`` when it cannot be.
         self.at_once = at_once
@@ -443,8 +441,6 @@ class ResponseCache:
         """Take the catalog's withdrawal generation ``now`` (asked off the event loop): forget all if it moved on."""
         if now != self._seen:
             self._entries.clear()
-            self._costs.clear()
-            self._keys_of.clear()
             self.bytes = 0
             self._forget_facts()
             self._seen = now
@@ -454,10 +450,11 @@ class ResponseCache:
         """The answer kept under ``key`` (now the most recently used), or ``None`` (also while not :attr:`fresh`)."""
         if not self.fresh:
             return None
-        entity = self._entries.get(key)
-        if entity is not None:
-            self._entries.move_to_end(key)
-        return entity
+        found = self._entries.get(key)
+        if found is None:
+            return None
+        self._entries.move_to_end(key)
+        return found[0]
 
     def put(self, key: bytes, entity: Kept) -> bool:
         """Keep ``entity`` under ``key`` unless it is larger than one entry may be; whether it was kept.
@@ -471,17 +468,17 @@ class ResponseCache:
                 not (isinstance(entity, Entity) and entity.sendable)
                 and _UNSENDABLE.search(b"\t".join([v for _, v in entity.headers]))):
             return False
-        if isinstance(entity, Validator) and isinstance(self._entries.get(key), Entity):
-            return False
-        if key in self._entries:
-            self._drop(key)
-        self._entries[key] = entity
-        self._costs[key] = cost
+        entries = self._entries
+        old = entries.get(key)
+        if old is not None:
+            if isinstance(entity, Validator) and isinstance(old[0], Entity):
+                return False
+            self.bytes -= old[1]
+            del entries[key]
+        entries[key] = (entity, cost)
         self.bytes += cost
-        for name in entity.names:
-            self._keys_of.setdefault(name, set()).add(key)
         while self.bytes > self.max_bytes:
-            self._drop(next(iter(self._entries)))
+            self.bytes -= entries.popitem(last=False)[1][1]
         return True
 
     def forget(self, name: str) -> int:
@@ -491,9 +488,10 @@ class ResponseCache:
         version with a generic name, whatever spelling the requests used.
         Every :class:`Fact` goes too (a withdrawal is rare: they are learnt again).
         """
-        keys = list(self._keys_of.get(canonical_name(name), ()))
+        canonical = canonical_name(name)
+        keys = [key for key, (kept, _) in self._entries.items() if canonical in kept.names]  # rare: a withdrawal
         for key in keys:
-            self._drop(key)
+            self.bytes -= self._entries.pop(key)[1]
         self._forget_facts()
         return len(keys)
 
@@ -559,15 +557,6 @@ class ResponseCache:
     def _forget_facts(self) -> None:
         self._facts.clear()
         self.fact_bytes = 0
-
-    def _drop(self, key: bytes) -> None:
-        entity = self._entries.pop(key)
-        self.bytes -= self._costs.pop(key)
-        for name in entity.names:
-            keys = self._keys_of[name]
-            keys.discard(key)
-            if not keys:
-                del self._keys_of[name]
 
 
 def canonical_name(name: str) -> str:
@@ -636,14 +625,25 @@ def kept_wire(
     """:func:`kept_answer` with the header lines as sent (``name: value`` and CRLF each, then an empty line),
     those of a whole ``200`` or an N2L's ``302`` made once (:func:`wire`); ``host`` is the request's (as a
     trusted proxy says it, :mod:`pdi.server.http.forwarded`). N2L's ``302`` and a ``304`` may come from the
-    name's :class:`Fact` (:meth:`ResponseCache.known_wire`), N2L's before any key is made."""
+    name's :class:`Fact` (:meth:`ResponseCache.known_wire`)."""
     n2l = path in _N2L_PATHS
+    key = kept_key(path, host, query, scheme)
+    if not key:
+        return None
+    return asked_wire(cache, query, n2l, key, not n2l and negotiates(headers), conditional_fields(headers))
+
+
+def asked_wire(
+    cache: ResponseCache, query: bytes, n2l: bool, key: bytes, negotiated: bool,
+    fields: tuple[str | None, str | None, str | None],
+) -> tuple[int, bytes, bytes] | None:
+    """:func:`kept_wire` of a request whose answer's key (:func:`kept_key`, not empty), whether it is N2L's,
+    whether its ``Accept`` :func:`negotiates` and its :func:`conditional_fields` were read once: N2L's ``302``
+    from the name's :class:`Fact` first."""
     if n2l and (known := cache.known_wire(query, True, None)) is not None:
         return known
-    key = kept_key(path, host, query, scheme)
-    if not key or (not n2l and negotiates(headers)):
+    if negotiated:
         return None
-    fields = conditional_fields(headers)
     kept = cache.get(key)
     if kept is None:
         return None if n2l else cache.known_wire(query, False, fields[0])

@@ -55,13 +55,12 @@ from pdi.server.http.problems import problem_body, status_phrase
 from pdi.server.http.readers import may_hold_cookie
 from pdi.server.process.cache import (
     N2L_PATH,
-    N2R_PATHS,
     Headers,
     Kept,
     ResponseCache,
+    asked_wire,
     conditional_fields,
     kept_key,
-    kept_wire,
     negotiates,
     request_field,
     respond,
@@ -529,12 +528,20 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
                 return False  # the ASGI path answers 400, saying what (pdi.server.http.forwarded.TrustedForwarding)
             if origin is not None:
                 scheme, host, client = origin.scheme, origin.host, origin.client
+        path = url.path
+        key = kept_key(path, host, query, scheme)
+        if not key:
+            return False  # not an answer kept: the app's
+        n2l = path == _N2L
+        headers = self.headers
+        negotiated = not n2l and negotiates(headers)
+        fields = conditional_fields(headers)
         cache.refresh()  # stale: asked now, where the catalog can answer at once
-        made = kept_wire(cache, url.path, self.headers, query, scheme, host)
+        made = asked_wire(cache, query, n2l, key, negotiated, fields)
         if made is not None:
             status, lines, body = made
         else:
-            found = self._answer_public(cache, url.path, query, scheme, host)
+            found = None if negotiated else self._answer_public(cache, path, n2l, query, scheme, host, key, fields)
             if found is None:
                 return False  # the app answers it, and counts its look-up in the cache (CachedAnswers)
             status, lines, body = found
@@ -568,25 +575,24 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
 
 
     def _answer_public(
-        self, cache: ResponseCache, path: bytes, query: bytes, scheme: str, host: bytes,
+        self, cache: ResponseCache, path: bytes, n2l: bool, query: bytes, scheme: str, host: bytes, key: bytes,
+        fields: tuple[str | None, str | None, str | None],
     ) -> tuple[int, bytes, bytes] | None:
         """The answer to an N2R or N2L of a name the cache does not hold, made now and kept, when :attr:`public` can
         (status, header lines as sent, body: a whole ``200``'s or a ``302``'s lines made once, kept with it, as
-        :func:`~pdi.server.process.cache.kept_wire` makes them).
+        :func:`~pdi.server.process.cache.asked_wire` makes them).
 
         Only while the cache is fresh (a stale one is revalidated by the
         ASGI path first, where the catalog cannot say its generation at once),
         for a ``Host`` given (``scheme`` and ``host`` are the client's, as a
-        trusted proxy says them), and an N2R's ``Accept`` not naming JSON.
+        trusted proxy says them), and an N2R's ``Accept`` not naming JSON (the caller asks only then). ``n2l``:
+        whether it is N2L's; ``key``, the answer's (:func:`~pdi.server.process.cache.kept_key`); ``fields``, the
+        request's :func:`~pdi.server.process.cache.conditional_fields`.
         """
         public = self.public
-        if public is None or path not in _PUBLIC_PATHS or not cache.fresh or not host:
+        if public is None or not cache.fresh or not host:
             return None
-        if path != _N2L and negotiates(self.headers):
-            return None
-        fields = conditional_fields(self.headers)
-        key = kept_key(path, host, query, scheme)
-        if fields[0] is not None and path != _N2L:  # If-None-Match: the entity tag alone may answer (304)
+        if fields[0] is not None and not n2l:  # If-None-Match: the entity tag alone may answer (304)
             validator = public(path, scheme, self.server, host, query, True)
             unchanged = None if validator is None else respond(validator, *fields)
             if validator is not None and unchanged is not None:
@@ -613,7 +619,6 @@ def _lines(found: tuple[int, Headers, bytes]) -> tuple[int, bytes, bytes]:
 _defaults: list[Any] = [None, b""]
 
 _N2L = N2L_PATH.encode()
-_PUBLIC_PATHS = frozenset({_N2L, *(p.encode() for p in N2R_PATHS)})
 
 
 def answering_protocol(
