@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pdi.archive.access import PUBLIC
+from pdi.archive.blobs import CHUNK_SIZE
 from pdi.archive.blobs.files import FileBlobs
 from pdi.archive.blobs.seam import BlobStore
 from pdi.archive.catalog import SearchAccess, SQLStore, search_page
@@ -223,10 +224,22 @@ class SQLiteStore(SQLStore):
             key.series, day, key.unique_id, int(key.unique_id), version, token, str(row[0]),
             None if row[1] is None else str(row[1]), None if row[2] is None else str(row[2]), str(row[3]), int(row[4]),
             str(row[5]), str(row[6]))
-        if row[11] is None:
+        data = row[11]
+        if data is not None and len(data) <= CHUNK_SIZE:  # one chunk (or none): its digest is the name's SHA-256
+            try:
+                digest = bytes.fromhex(record.sha256)
+            except ValueError:
+                return None  # a digest that is none: the usual reads say
+            return PublicVersion((record,), record, self.blobs.blob_file(record.sha256), len(data), CHUNK_SIZE,
+                                 digest if data else b"", bytes(data))
+        try:
+            fixity = conn.execute(_FIXITY, (record.sha256,)).fetchone()
+        except sqlite3.Error:
+            return None
+        if fixity is None:
             return None  # no chunk digests: the usual reads say
-        return PublicVersion((record,), record, self.blobs.blob_file(record.sha256), int(row[11]), int(row[12]),
-                             bytes(row[13]), None if row[14] is None else bytes(row[14]))
+        return PublicVersion((record,), record, self.blobs.blob_file(record.sha256), int(fixity[0]), int(fixity[1]),
+                             bytes(fixity[2]), None if data is None else bytes(data))
 
     def public_digest(self, name: str, series: str, now: Callable[[], str]) -> str | None:
         """The SHA-256 of what ``name`` (of ``series``) names if anyone may read it now, told by its one row of
@@ -444,15 +457,17 @@ _PUBLIC_VERSION = (
 _PUBLIC_NAME = _PUBLIC_VERSION.replace(", b.data,", ", NULL,").replace(" LEFT JOIN blobs b ON b.sha256 = f.sha256", "")
 
 
-#: :meth:`SQLiteStore.public_serial_version`'s statement: a serial name's row, its blob's size, chunk size and chunk
-#: digests, a small blob's octets, and the connection's ``data_version`` (as :data:`_PUBLIC_VERSION`).
+#: :meth:`SQLiteStore.public_serial_version`'s statement: a serial name's row, a small blob's octets, and the
+#: connection's ``data_version`` (as :data:`_PUBLIC_VERSION`). A small blob (at most
+#: :data:`~pdi.archive.blobs.inline.INLINE_LIMIT` octets, less than a chunk) is one chunk, whose digest is the
+#: SHA-256 the row holds: its chunk digests are not read; a blob file's are, by :data:`_FIXITY`.
 _SERIAL_NAMED = (
     "SELECT n.media_type, n.charset, n.line_ending, n.sha256, n.size, n.created_at, n.stored, n.document_embargo,"
-    " n.version_embargo, n.withdrawn, n.formats, f.size, f.chunk_size, f.chunks, b.data,"
-    " (SELECT data_version FROM pragma_data_version)"
-    " FROM serial_names n LEFT JOIN blob_fixity f ON f.sha256 = n.sha256 LEFT JOIN blobs b ON b.sha256 = n.sha256"
-    " WHERE n.name = ?"
+    " n.version_embargo, n.withdrawn, n.formats, b.data, (SELECT data_version FROM pragma_data_version)"
+    " FROM serial_names n LEFT JOIN blobs b ON b.sha256 = n.sha256 WHERE n.name = ?"
 )
+#: A blob's size, chunk size and chunk digests.
+_FIXITY = "SELECT size, chunk_size, chunks FROM blob_fixity WHERE sha256 = ?"
 #: :meth:`SQLiteStore.public_digest`'s statement.
 _SERIAL_DIGEST = (
     "SELECT sha256, document_embargo, version_embargo, withdrawn, (SELECT data_version FROM pragma_data_version)"
