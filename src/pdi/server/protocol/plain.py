@@ -12,9 +12,11 @@ its general path (:func:`~pdi.server.protocol.resolver.whole_entity` with
 the memento's headers, N2L's ``302``, the validator of a ``304``), byte for
 byte, from the row's fields: no :class:`~pdi.identifier.PDI` is parsed or
 built, and no :class:`~pdi.archive.Resolved`, version, memento or dict of
-fields is made on the way. Every octet is still checked against its chunk
-digests before it is served (:func:`pdi.archive.blobs.checked`,
-:func:`~pdi.archive.blobs.read_cached`).
+fields is made on the way; its ``200``'s header lines are made with it. Every
+octet is still checked against its chunk digests before it is served
+(:func:`pdi.archive.blobs.checked`, :func:`~pdi.archive.blobs.read_cached`; a
+small blob kept in the catalog's row is one chunk, whose digest is the SHA-256
+of the name's row).
 
 Anything else is ``None``, and the general path answers it and says what it
 is: another spelling of the name (upper case, an alias of the format, a
@@ -167,21 +169,28 @@ class PlainAnswers:
                 f' <{at}/timegate/{document}>; rel="timegate",'
                 f' <{at}/timemap/link/{document}>; rel="timemap"; type="{LINK_FORMAT}",'
                 f' <{at}/uri-res/N2R?{first}>; rel="memento"; datetime="{stamp}"')
-        content_type = labelled_type(media_type, record.charset)
+        content_type = labelled_type(media_type, record.charset).encode("latin-1")
+        stamped, linked, tagged, digest = (
+            stamp.encode("latin-1"), link.encode("latin-1"), etag.encode("latin-1"), record.sha256.encode("latin-1"))
         headers = (
-            (b"memento-datetime", stamp.encode("latin-1")),
-            (b"link", link.encode("latin-1")),
+            (b"memento-datetime", stamped),
+            (b"link", linked),
             (b"vary", b"Accept"),
-            (b"x-pdi-sha256", record.sha256.encode("latin-1")),
+            (b"x-pdi-sha256", digest),
             (b"content-security-policy", self._policy),
             (b"x-content-type-options", b"nosniff"),
-            (b"etag", etag.encode("latin-1")),
+            (b"etag", tagged),
             (b"cache-control", _IMMUTABLE),
             (b"accept-ranges", b"bytes"),
         )
+        # its 200's header lines as pdi.server.process.cache.wire would make them from these, made at once
+        lines = (b"memento-datetime: %s\r\nlink: %s\r\nvary: Accept\r\nx-pdi-sha256: %s\r\n"
+                 b"content-security-policy: %s\r\nx-content-type-options: nosniff\r\netag: %s\r\n"
+                 b"cache-control: %s\r\naccept-ranges: bytes\r\ncontent-length: %d\r\ncontent-type: %s\r\n\r\n"
+                 % (stamped, linked, digest, self._policy, tagged, _IMMUTABLE, len(data), content_type))
         # every value made of checked parts: the name and its document (the pattern above), a base URL that quotes
         # to itself, the catalog's format tokens and digest, the configured policy, the stamp made here
-        return Entity(data, content_type.encode("latin-1"), etag, headers, names, True, sendable=True)
+        return Entity(data, content_type, etag, headers, names, True, [lines], sendable=True)
 
     def _stamp(self, created: str) -> str:
         """The Memento-Datetime of a deposit time as the catalog keeps it (``2026-11-22T14:30:00.000000Z``)."""
