@@ -39,6 +39,7 @@ import collections
 import functools
 import http
 import ipaddress
+import logging
 import sys
 import time
 import uuid
@@ -72,7 +73,14 @@ from pdi.server.process.limits import (
     MAX_HEAD_OCTETS,
     MAX_TARGET_OCTETS,
 )
-from pdi.server.process.observe import AccessLog, clf, count_cached_answer, log_cached_answer
+from pdi.server.process.observe import (
+    AccessLog,
+    RefusalLog,
+    clf,
+    count_cached_answer,
+    log_cached_answer,
+    quiet_uvicorn_refusals,
+)
 from pdi.server.process.zerocopy import EXTENSION, ZeroCopy
 
 #: The uvicorn version pdi serve's protocol was checked against (``pyproject.toml`` pins it).
@@ -179,6 +187,10 @@ def status_line(status: int) -> bytes:
     except ValueError:
         phrase = b""
     return b"HTTP/1.1 %d %s\r\n" % (status, phrase)
+
+
+#: The worker's log of refused request heads (one a process: each worker says its own).
+_REFUSALS = RefusalLog()
 
 
 class _Refused(Exception):
@@ -317,15 +329,13 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self.logger.error("the resolver failed on a request", exc_info=exc)
         self.refusal = (500, f"the resolver failed on this request ({type(exc).__name__})")
 
-    def _refuse(self, status: int, detail: str, *, log: bool = True) -> None:
+    def _refuse(self, status: int, detail: str) -> None:
         """Answer ``status`` with ``detail`` as an RFC 9457 problem, and close the connection (nothing after it is
-        read); ``log``: say so in the log, at the debug level (uvicorn says at the warning level that it refused
-        a request; not at all for a refusal a stranger can make by the hundred). While an earlier request on the
-        connection is still being answered, the refusal waits for its answer (and those queued behind it), and
-        nothing more is read."""
+        read); say so in the log, who and why, at most a line a second (:class:`~pdi.server.process.observe.RefusalLog`).
+        While an earlier request on the connection is still being answered, the refusal waits for its answer (and
+        those queued behind it), and nothing more is read."""
         self.refusal = (status, detail)
-        if log:
-            self.logger.debug("refused a request head: %s", detail)
+        _REFUSALS.say(self.logger, self.client[0] if self.client else None, status, detail)
         phrase = status_phrase(status) or ""
         content = [b"HTTP/1.1 %d %s\r\n" % (status, phrase.encode())]
         for name, value in self.server_state.default_headers:
@@ -469,7 +479,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         most = max(16, self.limit_concurrency // 4)
         if self.clients[peer] >= most:
             self._refuse(503, f"this client holds {most} connections to this server already; close one"
-                              " (or wait for one to end) and ask again", log=False)
+                              " (or wait for one to end) and ask again")
             return
         self.clients[peer] += 1
         self._counted = peer
@@ -633,6 +643,7 @@ def answering_protocol(
     fields of a peer in ``trusted`` say the scheme and host an answer's URLs name (:mod:`pdi.server.http.forwarded`).
     """
     clients: collections.Counter[str] = collections.Counter()  # the worker's own count of each client's connections
+    quiet_uvicorn_refusals(logging.getLogger("uvicorn.error"))  # each refusal is said by RefusalLog instead
     attributes = {"header_seconds": header_seconds, "cache": cache, "replay_port": replay_port, "access": access,
                   "public": None if public is None else staticmethod(public), "json_logs": json_logs,
                   "trusted": trusted, "clients": clients}

@@ -461,3 +461,51 @@ def _forget_the_parents_tally() -> None:
 
 os.register_at_fork(after_in_child=_forget_the_parents_tally)
 _URI_RES = "/uri-res/{service}"
+
+
+#: How often, at most, a worker logs a refused request head (seconds): a stranger can make refusals by the thousand.
+REFUSAL_LOG_SECONDS = 1.0
+
+
+class RefusalLog:
+    """A worker's log line for each request head its protocol refuses (:mod:`pdi.server.process.connection`):
+    who sent it, the status and why (``refused a request from 192.0.2.7: 414 the request target is more
+    than 65535 octets (RFC 9112 §3)``), at the warning level, in place of uvicorn's own ``Invalid HTTP request
+    received.``, which says neither (:func:`quiet_uvicorn_refusals`). At most one line a ``seconds``; the
+    next line says how many refusals came between, so a flood of bad requests costs the log one line a
+    second and loses no count."""
+
+    def __init__(self, seconds: float = REFUSAL_LOG_SECONDS, clock: Any = time.monotonic) -> None:
+        self.seconds = seconds
+        self._clock = clock
+        self._next = float("-inf")
+        self._unsaid = 0
+
+    def say(self, logger: logging.Logger, client: str | None, status: int, detail: str) -> bool:
+        """Log this refusal, unless one was logged less than :attr:`seconds` ago (then count it); whether it was."""
+        now = self._clock()
+        if now < self._next:
+            self._unsaid += 1
+            return False
+        more = f" ({self._unsaid} more refused since the last such line)" if self._unsaid else ""
+        logger.warning("refused a request from %s: %d %s%s", client or "an unknown address", status, detail, more)
+        self._unsaid = 0
+        self._next = now + self.seconds
+        return True
+
+
+#: What uvicorn's HTTP/1.1 protocol logs when its parser stops at a request (``httptools_impl``, pinned).
+UVICORN_REFUSAL = "Invalid HTTP request received."
+
+
+class _WithoutUvicornRefusals(logging.Filter):
+    """Drops uvicorn's :data:`UVICORN_REFUSAL`: pdi's protocol says each refusal itself (:class:`RefusalLog`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg != UVICORN_REFUSAL
+
+
+def quiet_uvicorn_refusals(logger: logging.Logger) -> None:
+    """Filter :data:`UVICORN_REFUSAL` out of ``logger`` (uvicorn's ``uvicorn.error``), once."""
+    if not any(isinstance(f, _WithoutUvicornRefusals) for f in logger.filters):
+        logger.addFilter(_WithoutUvicornRefusals())
