@@ -389,3 +389,28 @@ def test_marked_sections_and_processing_instructions_hold_no_element(text: str, 
     if "HTML 2.0" in text:
         first_p = next(e for e in reading.elements if e.name == "P")
         assert crlf[first_p.start : first_p.end] == "<p>one\r\n<![ IGNORE [<p>no]]>"  # closed by the <p> after it
+
+
+def test_a_parse_past_the_bounds_is_kept_and_refused_at_once(tmp_path: pathlib.Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A document whose entities expand past onsgmls's output bound is deposited (it is a document, and SGML);
+    its index keeps the refusal, so that each ``elt`` query says it at once instead of running onsgmls again
+    (a stranger asking for it again and again would cost a parse each time), and ``char`` still reads it."""
+    from pdi.archive import Archive, Content
+    from pdi.errors import LimitError
+    from pdi.fragments.markup import sgml
+
+    monkeypatch.setattr(sgml, "MAX_OUTPUT", 1 << 20)
+    levels = ['<!ENTITY e0 "<p>lol">'] + [f'<!ENTITY e{i} "{f"&e{i - 1};" * 10}">' for i in range(1, 9)]
+    text = ("<!DOCTYPE x [\n<!ELEMENT x - - (p*)>\n<!ELEMENT p - O (#PCDATA)>\n" + "\n".join(levels)
+            + "\n]>\n<x>&e8;</x>\n")  # 1e8 elements
+    with Archive.init(str(tmp_path / "a")) as archive:
+        archive.add_series("oma.eop.gov.us")
+        name = str(archive.deposit("oma.eop.gov.us", [Content(text.encode(), "sgml")]).names[0])
+        ran: list[object] = []
+        monkeypatch.setattr(sgml.subprocess, "run", lambda *a, **k: ran.append(a))
+        for _ in range(3):
+            with pytest.raises(LimitError, match="onsgmls was stopped"):
+                archive.resolve(name + "#elt=1,1")
+        assert ran == []  # the refusal came from the index kept at deposit
+        assert archive.resolve(name + "#char=0,9").data == b"<!DOCTYPE"

@@ -625,8 +625,9 @@ class IndexBuilder:
             small, self._small = self._small, None
             if self._plain and self._size <= ONE_BLOCK:
                 return  # its block table would be one block, the whole text: a query reads no less with it
-            try:
-                self.index = build_index(iter(small), media_type=self.media_type, charset=self.charset)
+            try:  # (SGML's elements are parsed here too, within the deposit's time for them)
+                self.index = build_index(iter(small), media_type=self.media_type, charset=self.charset,
+                                         seconds=ELEMENT_INDEX_SECONDS)
             except UnsupportedError:
                 self.index = None  # a charset the counter cannot read: queries decode it whole
         elif self._queue is not None and self._thread is not None:

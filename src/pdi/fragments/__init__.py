@@ -328,7 +328,9 @@ def build_index(
       read whole by PDFium; its errors if PDFium cannot open it.
     * SGML: an :class:`~pdi.fragments.markup.index.ElementIndex` of the
       elements OpenSP's ``onsgmls`` reports (and whether the DTD was found,
-      and the parser's error count, for ``pdi get --info``); where
+      and the parser's error count, for ``pdi get --info``), or of its
+      :class:`~pdi.errors.LimitError` when the parse goes past ``onsgmls``'s
+      time, output or memory bounds (its ``elt`` queries refuse it at once); where
       ``onsgmls`` is not installed, the text table only, and ``elt`` parses
       on each query.
     * Video: none here; what ffprobe reads at deposit (:class:`pdi.fragments.video.VideoInfo`,

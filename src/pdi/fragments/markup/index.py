@@ -185,8 +185,10 @@ class ElementIndex(_Table[Element]):
         ``elt`` and ``name`` by its size alone). A media type that
         is not HTML, XML or SGML is :class:`~pdi.errors.UnsupportedError`.
         SGML is parsed by ``onsgmls`` (:mod:`pdi.fragments.markup.sgml`),
-        which must be installed; its time and output limits are
-        :class:`~pdi.errors.LimitError` here, as HTML's time is.
+        which must be installed; a parse past its time, output or memory
+        limits (an entity that expands a billion times) gets an index that
+        holds that :class:`~pdi.errors.LimitError`, as HTML's time does, so
+        that no query runs ``onsgmls`` on it again.
         """
         from pdi.fragments.text import TextIndex
         from pdi.fragments.text.lines import to_crlf
@@ -216,10 +218,9 @@ class ElementIndex(_Table[Element]):
                 elements = html_elements(text, seconds=seconds) if kind == "html" else xml_elements(text)
         except (UnsupportedError, ParseError) as exc:
             failure = PDIFailure.of(exc)
-        except LimitError as exc:
-            if kind == "sgml":  # onsgmls's time, output or memory: no index, as before
-                raise
+        except LimitError as exc:  # the parser's bounds (onsgmls's time, output or memory too): said by each query
             failure = PDIFailure.of(exc)
+            sgml = None
         firsts: dict[str, int] = {}
         for element in elements:
             for key in ("name", "id"):
@@ -317,7 +318,7 @@ class ElementIndex(_Table[Element]):
         sgml: tuple[bool, int] | None = None
         if _KINDS[kind_code - 1] == "sgml":
             dtd_found, errors = reader.unpack(struct.Struct("<BI"))
-            sgml = (bool(dtd_found), int(errors))
+            sgml = None if failure is not None else (bool(dtd_found), int(errors))  # a failed parse found none
         reader.end()
         if n and (bool(np.any(ends < starts)) or int(tags.max()) >= t):
             raise reader.damaged("an element ends before it starts, or has a tag name it does not list")
