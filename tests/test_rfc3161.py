@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import http.server
 import shutil
+import socket
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -200,3 +201,49 @@ def test_tsa_needs_a_file(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["manifest", "--series", SERIES, "--tsa", "http://127.0.0.1:9/",
                                       "--archive", str(location)])
     assert result.exit_code == 2 and "--output FILE" in result.output
+
+
+def test_a_tsa_that_cannot_be_reached_or_fails_is_a_remote_error(tmp_path: Path) -> None:
+    """Another server's failure, not this archive's storage: exit 16 (and 502 from the resolver)."""
+    from pdi.errors import RemoteError
+    from pdi.timestamping import request_timestamp
+
+    with socket.socket() as held:  # a port bound and not listening: the connection is refused
+        held.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{held.getsockname()[1]}/"
+        with pytest.raises(RemoteError, match="cannot reach the time-stamping authority"):
+            request_timestamp(closed, b"x")
+
+        class Failing(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers["Content-Length"]))
+                self.send_response(503)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Failing)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            failing = f"http://127.0.0.1:{server.server_address[1]}/"
+            with pytest.raises(RemoteError, match="answered HTTP 503"):
+                request_timestamp(failing, b"x")
+            location = tmp_path / "a"
+            with Archive.init(location) as archive:
+                archive.add_series(SERIES)
+                archive.add(SERIES, b"minutes\n", format="text")
+            runner = CliRunner()
+            assert runner.invoke(cli, ["keys", "init", "--archive", str(location)]).exit_code == 0
+            out = tmp_path / "m.jws"
+            for url, said in ((closed, "cannot reach"), (failing, "answered HTTP 503")):
+                made = runner.invoke(cli, ["manifest", "--series", SERIES, "-o", str(out), "--tsa", url,
+                                           "--archive", str(location)])
+                assert made.exit_code == 16 and said in made.output, made.output
+                assert not (tmp_path / "m.jws.tsr").exists()
+        finally:
+            server.shutdown()
+            server.server_close()
+            thread.join(timeout=10)

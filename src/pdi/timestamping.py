@@ -17,7 +17,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from pdi.errors import IntegrityError, LimitError, StoreError, UnsupportedError
+from pdi.errors import IntegrityError, LimitError, RemoteError, UnsupportedError
 from pdi.rfc3161 import MAX_RESPONSE, TimeStamp, read_response, timestamp_request
 
 __all__ = ["TSR_SUFFIX", "request_timestamp", "verify_with_ca"]
@@ -43,15 +43,15 @@ def request_timestamp(url: str, data: bytes) -> tuple[bytes, TimeStamp]:
         with httpx.stream("POST", url, content=query, timeout=TSA_TIMEOUT,
                           headers={"Content-Type": "application/timestamp-query"}) as answer:
             if answer.status_code != 200:
-                raise StoreError(f"the time-stamping authority {url} answered HTTP {answer.status_code}")
+                raise RemoteError(f"the time-stamping authority {url} answered HTTP {answer.status_code}")
             for piece in answer.iter_bytes():
                 body += piece
                 if len(body) > MAX_RESPONSE:
-                    raise LimitError(f"the time-stamping authority {url} answered more than {MAX_RESPONSE} octets")
+                    raise RemoteError(f"the time-stamping authority {url} answered more than {MAX_RESPONSE} octets")
                 if time.monotonic() - started > TSA_DEADLINE:
-                    raise LimitError(f"the time-stamping authority {url} took more than {TSA_DEADLINE:.0f} s")
+                    raise RemoteError(f"the time-stamping authority {url} took more than {TSA_DEADLINE:.0f} s")
     except httpx.HTTPError as exc:
-        raise StoreError(f"cannot reach the time-stamping authority {url}: {exc}") from exc
+        raise RemoteError(f"cannot reach the time-stamping authority {url}: {exc}") from exc
     stamp = read_response(bytes(body))
     stamp.check(data, nonce)
     return bytes(body), stamp
