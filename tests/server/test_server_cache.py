@@ -193,3 +193,19 @@ def test_the_cache_is_a_least_recently_used_list_within_its_bytes(
         assert cache.bytes == sum(me.size + len(mk) for mk, me in model) <= max_bytes
     for key, entity in model:
         assert cache.get(key) == entity
+
+
+def test_forget_in_a_large_cache_empties_it_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``FORGET_SCAN`` answers a withdrawal's ``forget`` empties the cache instead of looking through it on the
+    event loop (every worker's cache is emptied within ``revalidate_seconds`` anyway); below, only the name's go."""
+    import pdi.server.process.cache as cache_module
+
+    monkeypatch.setattr(cache_module, "FORGET_SCAN", 3)
+    cache = ResponseCache(1 << 20, max_entry_bytes=4000)
+    for k in range(3):
+        assert cache.put(b"k%d" % k, _entity(10, _NAMES[k % len(_NAMES)]))
+    assert cache.forget(_NAMES[0]) == 1 and len(cache) == 2  # three kept: looked through
+    for k in range(3, 6):
+        assert cache.put(b"k%d" % k, _entity(10, _NAMES[k % len(_NAMES)]))
+    assert len(cache) == 5
+    assert cache.forget(_NAMES[1]) == 5 and len(cache) == 0 and cache.bytes == 0

@@ -69,6 +69,7 @@ def archive_names(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[s
             "private": str(archive.add(CLOSED, b"private words\n", format="text")),
             "digits id": str(archive.add(S, b"a foreign id of digits\n", format="text", foreign_id="012345")),
             "damaged": str(archive.add(S, b"these octets will be damaged\n", format="text")),
+            "empty": str(archive.add(S, b"", format="octet-stream")),
         }
         two = archive.deposit(S, [Content(b"two formats\n", "text"), Content(b"<p>two formats</p>\n", "html")])
         names["first"], names["second"] = (str(n) for n in two.names)
@@ -82,7 +83,7 @@ def archive_names(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[s
 
 #: The names whose every answer is made by the plain path.
 PLAIN = ("text", "utf8", "latin1", "html", "png", "jpeg token", "file", "two chunks", "embargo over", "first",
-         "second", "v2")
+         "second", "v2", "empty")
 #: The names it leaves to the general path, whatever the service.
 NOT_PLAIN = ("embargoed", "withdrawn", "private", "digits id")
 #: Of those, the names spelled canonically that the catalog does not let anyone read now.
@@ -235,3 +236,50 @@ def test_any_spelling_is_answered_by_the_plain_path_as_the_general_path_or_not_a
     for made, general in zip(_plain(on, query), expected, strict=True):
         assert made is None or made == general or (made is NOT_PUBLIC and general is None)
     assert _answers(on, query) == expected
+
+
+@pytest.mark.parametrize("policy", ["default-src 'none'", "", "sandbox; script-src 'self' %s %d %% \\ caf\xe9"])
+def test_an_answers_lines_made_with_it_are_those_the_cache_would_make(
+    resolvers: tuple[Resolver, Resolver], archive_names: tuple[str, dict[str, str]], policy: str
+) -> None:
+    """The plain answer's ``200`` header lines, made with it, are the octets :func:`wire` makes from its fields
+    (``Entity.lines`` is left out of its comparison with the general path's)."""
+    import dataclasses
+
+    from pdi.server.process.cache import wire
+    from pdi.server.protocol.plain import PlainAnswers
+
+    plain = PlainAnswers(resolvers[0].plain.archive, policy, lambda series: None)
+    for key in PLAIN:
+        made = plain.answer(archive_names[1][key].encode(), False, False, MOST, "http://127.0.0.1:8000/")
+        assert made is not None and not isinstance(made, type(NOT_PUBLIC)), key
+        assert made.lines, key
+        fresh = wire(dataclasses.replace(made, lines=[]), (None, None, None))
+        assert fresh is not None and made.lines[0] == fresh[1], key
+
+
+def test_a_small_blob_row_emptied_is_not_served_under_its_digest(tmp_path: Path) -> None:
+    """A catalog whose small blob's row lost its octets and whose name's row says 0 octets: the octets are
+    checked against the name's SHA-256 (that of no octets is not the one it holds), so the plain path leaves it
+    to the general path, which says the stored octets are damaged, as before."""
+    import hashlib
+    import sqlite3
+
+    location = tmp_path / "archive"
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, b"a name that will claim zero octets\n", format="text"))
+        sha256 = archive.get(name).sha256
+    assert sha256 != hashlib.sha256(b"").hexdigest()
+    conn = sqlite3.connect(location / "catalog.sqlite", isolation_level=None)
+    conn.execute("UPDATE blobs SET data = x'' WHERE sha256 = ?", (sha256,))
+    conn.execute("UPDATE serial_names SET size = 0 WHERE sha256 = ?", (sha256,))
+    conn.close()
+    app = create_app(str(location))
+    made = app.state.public.__self__.plain.answer(name.encode(), False, False, MOST, "http://127.0.0.1:8000/")
+    assert made is None or made is NOT_PUBLIC  # either way the resolver's endpoint reads it and says what it is
+    from starlette.testclient import TestClient
+
+    with TestClient(app) as client:
+        answer = client.get(f"/uri-res/N2R?{name}")
+    assert answer.status_code == 500 and "damaged" in answer.text, answer.text

@@ -9,6 +9,7 @@ lock between deposits and the remover as well: no other lock is needed.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
 import threading
@@ -201,8 +202,9 @@ class SQLiteStore(SQLStore):
         self, key: DocumentKey, version: int, token: str, now: Callable[[], str],
     ) -> PublicVersion | None:
         """:meth:`public_version` of a serial name (``key.unique_id``, the serial as ``pdi add`` spells it): its row
-        of ``serial_names`` (schema step 15), one walk down one B-tree, read without the catalog's lock in the calling
-        thread; a version of several formats is read by :meth:`public_version` (the records of all of them)."""
+        of ``serial_names`` (schema step 15) with a small blob's octets, read without the catalog's lock in the
+        calling thread (a blob file's chunk digests by a second statement); a version of several formats is read
+        by :meth:`public_version` (the records of all of them)."""
         if not isinstance(self.blobs, FileBlobs):
             return None
         day = key.day
@@ -226,10 +228,9 @@ class SQLiteStore(SQLStore):
             str(row[5]), str(row[6]))
         data = row[11]
         if data is not None and len(data) <= CHUNK_SIZE:  # one chunk (or none): its digest is the name's SHA-256
-            try:
-                digest = bytes.fromhex(record.sha256)
-            except ValueError:
-                return None  # a digest that is none: the usual reads say
+            digest = _digest_of(record.sha256)
+            if digest is None or (not data and digest != _EMPTY_SHA256):
+                return None  # no digest as pdi writes one, or no octets where some were kept: the usual reads say
             return PublicVersion((record,), record, self.blobs.blob_file(record.sha256), len(data), CHUNK_SIZE,
                                  digest if data else b"", bytes(data))
         try:
@@ -473,6 +474,21 @@ _SERIAL_DIGEST = (
     "SELECT sha256, document_embargo, version_embargo, withdrawn, (SELECT data_version FROM pragma_data_version)"
     " FROM serial_names WHERE name = ?"
 )
+
+
+#: The SHA-256 of no octets: an empty blob's, which has no chunk to check.
+_EMPTY_SHA256 = hashlib.sha256(b"").digest()
+
+
+def _digest_of(sha256: str) -> bytes | None:
+    """The 32 octets a SHA-256 spells as pdi writes it (64 lower-case hex digits), else ``None``."""
+    if len(sha256) != 64:
+        return None
+    try:
+        digest = bytes.fromhex(sha256)
+    except ValueError:
+        return None
+    return digest if digest.hex() == sha256 else None
 
 
 def _embargoed(document: object, version: object, now: Callable[[], str]) -> bool:

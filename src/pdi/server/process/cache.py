@@ -102,6 +102,10 @@ _SMALL_OVERHEAD = 250
 #: Bytes counted for a :class:`Fact` beyond its key and packed bytes (the two objects and their place in the LRU).
 _FACT_OVERHEAD = 200
 
+#: Up to this many answers kept, :meth:`ResponseCache.forget` looks through them for a name's (a few
+#: milliseconds); past it, it empties the cache.
+FORGET_SCAN = 20_000
+
 #: How long a cache answers after it last checked that nothing was withdrawn (seconds).
 REVALIDATE_SECONDS = 2.0
 
@@ -109,7 +113,6 @@ REVALIDATE_SECONDS = 2.0
 N2R_PATHS = frozenset({"/uri-res/N2R", "/uri-res/I2R"})
 #: N2L's path: its ``302`` for a name with a format is kept too (:class:`Fixed`).
 N2L_PATH = "/uri-res/N2L"
-_N2L_PATHS = frozenset({N2L_PATH, N2L_PATH.encode()})
 
 Headers = list[tuple[bytes, bytes]]
 
@@ -136,7 +139,7 @@ class Entity:
     names: tuple[str, ...]
     #: Whether anyone may be given it (never kept when not: pdi.archive.access).
     shared: bool = True
-    #: Its ``200``'s header lines as sent, made at its first (:func:`wire`).
+    #: Its ``200``'s header lines as sent, made at its first (:func:`wire`), or with it (:mod:`pdi.server.protocol.plain`).
     lines: list[bytes] = field(default_factory=list, compare=False, repr=False)
     #: Whether every header value is known to hold no control character (made from checked parts alone:
     #: :mod:`pdi.server.protocol.plain`), so that :meth:`ResponseCache.put` need not look.
@@ -486,14 +489,26 @@ class ResponseCache:
 
         Every fragment of a versioned name goes with it, and every format and
         version with a generic name, whatever spelling the requests used.
-        Every :class:`Fact` goes too (a withdrawal is rare: they are learnt again).
+        Every :class:`Fact` goes too (a withdrawal or an embargo is rare: they
+        are learnt again). The answers are looked through one by one up to
+        :data:`FORGET_SCAN` of them; a larger cache is emptied at once, as
+        every worker's is within :attr:`revalidate_seconds` anyway (a
+        withdrawal or an embargo moves the catalog's generation), so that the
+        event loop never spends long on it.
         """
         canonical = canonical_name(name)
-        keys = [key for key, (kept, _) in self._entries.items() if canonical in kept.names]  # rare: a withdrawal
-        for key in keys:
-            self.bytes -= self._entries.pop(key)[1]
+        entries = self._entries
+        if len(entries) > FORGET_SCAN:
+            dropped = len(entries)
+            entries.clear()
+            self.bytes = 0
+        else:
+            keys = [key for key, (kept, _) in entries.items() if canonical in kept.names]
+            for key in keys:
+                self.bytes -= entries.pop(key)[1]
+            dropped = len(keys)
         self._forget_facts()
-        return len(keys)
+        return dropped
 
     def fact(self, query: bytes) -> Fact | None:
         """The :class:`Fact` kept for a versioned name asked by ``query`` (now the most recently used), or
@@ -618,28 +633,15 @@ def kept_answer(
     return None if kept is None else respond(kept, *fields)
 
 
-def kept_wire(
-    cache: ResponseCache, path: str | bytes, headers: Sequence[tuple[bytes, bytes]], query: bytes, scheme: str,
-    host: bytes,
-) -> tuple[int, bytes, bytes] | None:
-    """:func:`kept_answer` with the header lines as sent (``name: value`` and CRLF each, then an empty line),
-    those of a whole ``200`` or an N2L's ``302`` made once (:func:`wire`); ``host`` is the request's (as a
-    trusted proxy says it, :mod:`pdi.server.http.forwarded`). N2L's ``302`` and a ``304`` may come from the
-    name's :class:`Fact` (:meth:`ResponseCache.known_wire`)."""
-    n2l = path in _N2L_PATHS
-    key = kept_key(path, host, query, scheme)
-    if not key:
-        return None
-    return asked_wire(cache, query, n2l, key, not n2l and negotiates(headers), conditional_fields(headers))
-
-
 def asked_wire(
-    cache: ResponseCache, query: bytes, n2l: bool, key: bytes, negotiated: bool,
-    fields: tuple[str | None, str | None, str | None],
+    cache: ResponseCache, query: bytes, key: bytes, fields: tuple[str | None, str | None, str | None], *,
+    n2l: bool, negotiated: bool,
 ) -> tuple[int, bytes, bytes] | None:
-    """:func:`kept_wire` of a request whose answer's key (:func:`kept_key`, not empty), whether it is N2L's,
-    whether its ``Accept`` :func:`negotiates` and its :func:`conditional_fields` were read once: N2L's ``302``
-    from the name's :class:`Fact` first."""
+    """:func:`kept_answer` of a request with the header lines as sent (``name: value`` and CRLF each, then an
+    empty line), those of a whole ``200`` or an N2L's ``302`` made once (:func:`wire`), from what the connection
+    read of the request once: the answer's key (:func:`kept_key`, not empty), its :func:`conditional_fields`,
+    whether it is N2L's and whether its ``Accept`` :func:`negotiates`. N2L's ``302`` and a ``304`` may come from
+    the name's :class:`Fact` (:meth:`ResponseCache.known_wire`), N2L's first."""
     if n2l and (known := cache.known_wire(query, True, None)) is not None:
         return known
     if negotiated:

@@ -547,11 +547,11 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         negotiated = not n2l and negotiates(headers)
         fields = conditional_fields(headers)
         cache.refresh()  # stale: asked now, where the catalog can answer at once
-        made = asked_wire(cache, query, n2l, key, negotiated, fields)
+        made = asked_wire(cache, query, key, fields, n2l=n2l, negotiated=negotiated)
         if made is not None:
             status, lines, body = made
         else:
-            found = None if negotiated else self._answer_public(cache, path, n2l, query, scheme, host, key, fields)
+            found = None if negotiated else self._answer_public(cache, path, query, scheme, host, key, fields, n2l=n2l)
             if found is None:
                 return False  # the app answers it, and counts its look-up in the cache (CachedAnswers)
             status, lines, body = found
@@ -585,8 +585,8 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
 
 
     def _answer_public(
-        self, cache: ResponseCache, path: bytes, n2l: bool, query: bytes, scheme: str, host: bytes, key: bytes,
-        fields: tuple[str | None, str | None, str | None],
+        self, cache: ResponseCache, path: bytes, query: bytes, scheme: str, host: bytes, key: bytes,
+        fields: tuple[str | None, str | None, str | None], *, n2l: bool,
     ) -> tuple[int, bytes, bytes] | None:
         """The answer to an N2R or N2L of a name the cache does not hold, made now and kept, when :attr:`public` can
         (status, header lines as sent, body: a whole ``200``'s or a ``302``'s lines made once, kept with it, as

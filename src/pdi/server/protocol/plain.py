@@ -6,7 +6,8 @@ catalog says that anyone may read it now (:meth:`~pdi.archive.Archive.public_ser
 what :meth:`~pdi.archive.Archive.read_public` would find; for N2L and a
 ``304``, which serve no octet, :meth:`~pdi.archive.Archive.public_digest`:
 on SQLite each is one row of ``serial_names``, keyed by the name as
-spelled, :mod:`pdi.archive.catalog.serial_names`), :class:`PlainAnswers` makes the answer that
+spelled, :mod:`pdi.archive.catalog.serial_names`, with a small blob's octets,
+or a blob file's chunk digests after it), :class:`PlainAnswers` makes the answer that
 :meth:`~pdi.server.protocol.resolver.Resolver.public_answer` makes for it by
 its general path (:func:`~pdi.server.protocol.resolver.whole_entity` with
 the memento's headers, N2L's ``302``, the validator of a ``304``), byte for
