@@ -15,6 +15,7 @@ import socket
 import subprocess
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -102,11 +103,18 @@ def tsa(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, P
         def log_message(self, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stamp)
+    with _serving(Stamp) as url:
+        yield url, ca, other
+
+
+@contextmanager
+def _serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """An HTTP server of ``handler`` on 127.0.0.1 in a thread: its URL."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/", ca, other
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
     finally:
         server.shutdown()
         server.server_close()
@@ -164,15 +172,20 @@ def test_every_cut_of_a_response_is_refused(tsa: tuple[str, Path, Path]) -> None
             read_response(response[:end])
 
 
-def test_pdi_manifest_tsa_and_verify_tsa_ca(tmp_path: Path, tsa: tuple[str, Path, Path]) -> None:
-    url, ca, other = tsa
+def _keyed_archive(tmp_path: Path) -> tuple[Path, CliRunner, Path]:
+    """An archive of one text with a signing key, a runner of pdi's commands, and where a manifest goes."""
     location = tmp_path / "a"
     with Archive.init(location) as archive:
         archive.add_series(SERIES)
         archive.add(SERIES, b"minutes\n", format="text")
     runner = CliRunner()
     assert runner.invoke(cli, ["keys", "init", "--archive", str(location)]).exit_code == 0
-    out = tmp_path / "m.jws"
+    return location, runner, tmp_path / "m.jws"
+
+
+def test_pdi_manifest_tsa_and_verify_tsa_ca(tmp_path: Path, tsa: tuple[str, Path, Path]) -> None:
+    url, ca, other = tsa
+    location, runner, out = _keyed_archive(tmp_path)
     made = runner.invoke(cli, ["manifest", "--series", SERIES, "-o", str(out), "--tsa", url, "--archive", str(location)])
     assert made.exit_code == 0, made.output
     stamp = tmp_path / "m.jws.tsr"
@@ -224,26 +237,12 @@ def test_a_tsa_that_cannot_be_reached_or_fails_is_a_remote_error(tmp_path: Path)
             def log_message(self, *args: object) -> None:
                 pass
 
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Failing)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            failing = f"http://127.0.0.1:{server.server_address[1]}/"
+        with _serving(Failing) as failing:
             with pytest.raises(RemoteError, match="answered HTTP 503"):
                 request_timestamp(failing, b"x")
-            location = tmp_path / "a"
-            with Archive.init(location) as archive:
-                archive.add_series(SERIES)
-                archive.add(SERIES, b"minutes\n", format="text")
-            runner = CliRunner()
-            assert runner.invoke(cli, ["keys", "init", "--archive", str(location)]).exit_code == 0
-            out = tmp_path / "m.jws"
+            location, runner, out = _keyed_archive(tmp_path)
             for url, said in ((closed, "cannot reach"), (failing, "answered HTTP 503")):
                 made = runner.invoke(cli, ["manifest", "--series", SERIES, "-o", str(out), "--tsa", url,
                                            "--archive", str(location)])
                 assert made.exit_code == 16 and said in made.output, made.output
                 assert not (tmp_path / "m.jws.tsr").exists()
-        finally:
-            server.shutdown()
-            server.server_close()
-            thread.join(timeout=10)

@@ -333,6 +333,16 @@ def read_response(conn: socket.socket, buffered: bytearray, *, head_only: bool =
     return b"\r\n".join(line for line in response.split(b"\r\n") if not line.lower().startswith(b"date:"))
 
 
+def until_closed(port: int, request: bytes) -> bytes:
+    """Send ``request`` and read what comes back until the server closes the connection (a refusal closes it)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        conn.sendall(request)
+        answer = b""
+        while piece := conn.recv(65536):
+            answer += piece
+    return answer
+
+
 def exchange(port: int, requests: list[bytes]) -> list[bytes]:
     """Each request and its response in turn, on one kept-alive connection."""
     with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:

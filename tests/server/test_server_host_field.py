@@ -8,14 +8,13 @@ connection is answered first, and none after it is read.
 from __future__ import annotations
 
 import json
-import socket
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from server_helpers import on_own_protocol
+from server_helpers import on_own_protocol, until_closed
 
 from pdi.archive import Archive
 from pdi.server import create_app
@@ -24,13 +23,7 @@ from pdi.server.protocol.rfc2169 import rfc2169_query
 S = "library.example.us"
 
 
-def _ask(port: int, request: bytes) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
-        conn.sendall(request)
-        answer = b""
-        while piece := conn.recv(65536):
-            answer += piece
-    return answer
+_ask = until_closed
 
 
 @contextmanager

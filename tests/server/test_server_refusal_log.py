@@ -9,23 +9,13 @@ an unknown method (RFC 9110 §9.1: 501), a NUL in a field value (RFC 9110 §5.5:
 from __future__ import annotations
 
 import logging
-import socket
 import time
 from pathlib import Path
 
-from server_helpers import start_serve, stop, wait_answering
+from server_helpers import start_serve, stop, until_closed, wait_answering
 
 from pdi.archive import Archive
 from pdi.server.process.observe import UVICORN_REFUSAL, RefusalLog, quiet_uvicorn_refusals
-
-
-def _refused(port: int, request: bytes) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
-        conn.sendall(request)
-        answer = b""
-        while piece := conn.recv(65536):
-            answer += piece
-    return answer
 
 
 class _Lines(logging.Handler):
@@ -84,11 +74,11 @@ def test_pdi_serve_says_who_was_refused_and_why(tmp_path: Path) -> None:
     process, port, _ = start_serve(location, "--workers", "1", "--replay-port", "0", start_new_session=True)
     try:
         wait_answering(process, f"http://127.0.0.1:{port}/api/series")
-        assert _refused(port, b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\nHost: a\r\n\r\n").startswith(b"HTTP/1.1 414 ")
+        assert until_closed(port, b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\nHost: a\r\n\r\n").startswith(b"HTTP/1.1 414 ")
         for _ in range(20):  # a flood within the second: one line says them all, later
-            assert _refused(port, b"BREW / HTTP/1.1\r\nHost: a\r\n\r\n").startswith(b"HTTP/1.1 501 ")
+            assert until_closed(port, b"BREW / HTTP/1.1\r\nHost: a\r\n\r\n").startswith(b"HTTP/1.1 501 ")
         time.sleep(1.2)
-        assert _refused(port, b"GET / HTTP/1.1\r\nHost: a\x00b\r\n\r\n").startswith(b"HTTP/1.1 400 ")
+        assert until_closed(port, b"GET / HTTP/1.1\r\nHost: a\x00b\r\n\r\n").startswith(b"HTTP/1.1 400 ")
     finally:
         process.terminate()
         process.wait(timeout=30)
