@@ -132,7 +132,7 @@ class Reading(ArchiveBase):
         return Resolved(record_name_as(record, parsed), b"", record.media_type, record.charset, record, siblings=found.records)
 
     def public_serial(self, series: str, day: datetime.date, serial: str, version: int,
-                      token: str) -> PublicVersion | None:
+                      token: str, name: str | None = None) -> PublicVersion | None:
         """What the catalog tells of the serial name of these fields (``serial``, the serial as the name spells it;
         ``token``, a canonical format token) as :meth:`read_public` would, read as fast as the catalog can
         (:meth:`SQLStore.public_serial_version`: on SQLite, the name's one row), without a :class:`PDI` parsed or
@@ -140,8 +140,10 @@ class Reading(ArchiveBase):
         (:mod:`pdi.server.protocol.plain`). ``None``: not there for anyone now, or not the name its record is
         named by spelled so (the record's own serial, format and version). The octets are not read: check them
         against ``chunks`` (:func:`pdi.archive.blobs.checked`, :func:`~pdi.archive.blobs.read_cached`) before
-        any is served. A caller that serves none (N2L, a ``304``) asks :meth:`public_digest`."""
-        found = self.store.public_serial_version(DocumentKey(series, day, serial), version, token, self._now_stamp)
+        any is served. A caller that serves none (N2L, a ``304``) asks :meth:`public_digest`. ``name``: the name
+        these fields were read from, spelled as ``pdi add`` prints it, when the caller holds it (it is the key the
+        catalog is asked by: give no other)."""
+        found = self.store.public_serial_version(DocumentKey(series, day, serial), version, token, self._now_stamp, name)
         if found is None:
             return None
         record = found.record
@@ -164,7 +166,7 @@ class Reading(ArchiveBase):
         statement of :meth:`public_serial` says anyone may read it now and it is named so; else ``None`` (the
         caller asks :meth:`open_octets`, which says what it is). For a resolver that serves many such names at
         once (``POST /api/octets``): no :class:`PDI` parsed or built, one catalog statement."""
-        found = self.public_serial(series, day, serial, version, token)
+        found = self.public_serial(series, day, serial, version, token, name)
         if found is None or found.size != found.record.size:
             return None
         reader = self._public_reader(found, name)

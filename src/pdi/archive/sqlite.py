@@ -199,7 +199,7 @@ class SQLiteStore(SQLStore):
                              bytes(row[19]), None if row[20] is None else bytes(row[20]))
 
     def public_serial_version(
-        self, key: DocumentKey, version: int, token: str, now: Callable[[], str],
+        self, key: DocumentKey, version: int, token: str, now: Callable[[], str], name: str | None = None,
     ) -> PublicVersion | None:
         """:meth:`public_version` of a serial name (``key.unique_id``, the serial as ``pdi add`` spells it): its row
         of ``serial_names`` (schema step 15) with a small blob's octets, read without the catalog's lock in the
@@ -208,7 +208,8 @@ class SQLiteStore(SQLStore):
         if not isinstance(self.blobs, FileBlobs):
             return None
         day = key.day
-        name = f"urn:pdi://{key.series}/{day.year:04d}/{day.month:02d}/{day.day:02d}/{key.unique_id}.{token}.{version}"
+        if name is None:
+            name = f"urn:pdi://{key.series}/{day.year:04d}/{day.month:02d}/{day.day:02d}/{key.unique_id}.{token}.{version}"
         try:
             conn = self._own_connection()
             row = conn.execute(_SERIAL_NAMED, (name,)).fetchone()

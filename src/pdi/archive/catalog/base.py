@@ -213,10 +213,11 @@ class CatalogBase(ABC):
         return None
 
     def public_serial_version(
-        self, key: DocumentKey, version: int, token: str, now: Callable[[], str],
+        self, key: DocumentKey, version: int, token: str, now: Callable[[], str], name: str | None = None,
     ) -> PublicVersion | None:
         """:meth:`public_version` of a serial name (``key.unique_id``, the serial as ``pdi add`` spells it), as a
-        catalog reads it fastest (SQLite: one row of its own, :mod:`pdi.archive.catalog.serial_names`)."""
+        catalog reads it fastest (SQLite: one row of its own, :mod:`pdi.archive.catalog.serial_names`); ``name``:
+        the name these fields spell as ``pdi add`` prints it, when the caller holds it already."""
         return self.public_version(key, version, token, now)
 
     def public_digest(self, name: str, series: str, now: Callable[[], str]) -> str | None:

@@ -129,13 +129,13 @@ class PlainAnswers:
         if fields is None:
             return None
         series, day, serial, version, token = fields
-        found = self.archive.public_serial(series, day, serial, version, token)
+        name = query.decode("ascii")
+        found = self.archive.public_serial(series, day, serial, version, token, name)
         if found is None:
             return NOT_PUBLIC
         record = found.record
         if self._origin(series) is not None:
             return None  # mirrored: its answers link the origin (pdi.server.protocol.mirrored)
-        name = query.decode("ascii")
         document = name.rsplit(".", 2)[0]
         etag = f'"{record.sha256}"'
         names = (name, document)
