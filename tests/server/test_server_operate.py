@@ -29,6 +29,7 @@ from server_helpers import S, serving, start_serve, stop, wait_answering
 from starlette.testclient import TestClient
 
 from pdi.archive import Archive, Content
+from pdi.errors import PDIError
 from pdi.server import create_app
 from support.pgcluster import TemporaryCluster
 
@@ -466,3 +467,43 @@ def test_readyz_names_the_catalog_while_postgresql_is_down_and_is_ready_once_it_
                 time.sleep(0.2)
             samples = scrape(port)
         assert samples[("pdi_store_errors_total", (("part", "catalog"),))] >= 1.0
+
+
+def test_a_reopen_that_fails_keeps_the_file_before_and_closes_nothing_twice(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """Log rotation gone wrong: the log's directory moved away, then SIGHUP. The lines go on to the file opened
+    before (now under the moved directory), said once on standard error; no descriptor is closed twice (one
+    opened since, which may have the number the old one had, stays open); once the directory is back, the
+    next SIGHUP opens the file at its path again."""
+    from pdi.server.process.observe import AccessLog, reopen_logs
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = AccessLog(str(logs / "access.log"))
+    log.write("first")
+    moved = tmp_path / "logs.moved"
+    logs.rename(moved)
+    reopen_logs()
+    log.write("second")  # the reopen fails: written to the file opened before
+    other = os.open(tmp_path / "other", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        log.write("third")
+        os.fstat(other)  # still open: nothing closed it
+    finally:
+        os.close(other)
+    assert (moved / "access.log").read_text() == "first\nsecond\nthird\n"
+    said = capfd.readouterr().err
+    assert said.count(f"cannot open the access log {logs / 'access.log'}") == 1
+    assert "still writing to the file opened before" in said
+    moved.rename(logs)
+    reopen_logs()
+    log.write("fourth")
+    assert (logs / "access.log").read_text() == "first\nsecond\nthird\nfourth\n"
+    assert capfd.readouterr().err == ""
+
+
+def test_a_log_file_that_cannot_be_opened_is_named_so(tmp_path: Path) -> None:
+    from pdi.server.process.observe import configure_logging
+
+    with pytest.raises(PDIError, match=r"cannot open the log file .*nodir/pdi\.log"):
+        configure_logging("json", str(tmp_path / "nodir" / "pdi.log"))

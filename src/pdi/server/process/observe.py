@@ -93,11 +93,19 @@ class AccessLog:
     ``O_APPEND``, so the workers' lines never interleave. The file is opened
     in each process at its first line (after the fork) and again after
     :func:`reopen_logs`. A path that cannot be opened is a :class:`PDIError`
-    when the log is made.
+    when the log is made (``what`` names the log in it: ``access log``, or
+    ``log file`` for ``--log-file``).
+
+    A reopen that fails (its directory moved or not writable) keeps writing
+    to the file opened before, if this process had one, else drops the lines;
+    either way it says so once on standard error, and the next ``SIGHUP``
+    tries again. A descriptor is closed once, and only after its successor
+    is open.
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, what: str = "access log") -> None:
         self.path = path
+        self.what = what
         self._fd: int | None = None
         self._pid = 0
         self._generation = 0
@@ -108,7 +116,7 @@ class AccessLog:
         try:
             return os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
         except OSError as exc:
-            raise PDIError(f"cannot open the access log {self.path}: {exc.strerror}") from exc
+            raise PDIError(f"cannot open the {self.what} {self.path}: {exc.strerror}") from exc
 
     def write(self, line: str) -> None:
         """Append one line (without its newline)."""
@@ -117,11 +125,27 @@ class AccessLog:
             sys.stdout.buffer.write(data)
             sys.stdout.buffer.flush()
             return
-        if self._fd is None or self._pid != os.getpid() or self._generation != _reopen[0]:
-            if self._fd is not None and self._pid == os.getpid():
-                os.close(self._fd)
-            self._fd, self._pid, self._generation = self._open(), os.getpid(), _reopen[0]
-        os.write(self._fd, data)
+        pid = os.getpid()
+        if self._fd is None or self._pid != pid or self._generation != _reopen[0]:
+            self._reopen(pid)
+        if self._fd is not None:
+            os.write(self._fd, data)
+
+    def _reopen(self, pid: int) -> None:
+        """Open the path again (a new process, or after ``SIGHUP``); the file before is closed once the new one is
+        open, and kept when it cannot be."""
+        old = self._fd if self._pid == pid else None  # a descriptor inherited by a fork is the parent's
+        self._generation = _reopen[0]
+        try:
+            fd = self._open()
+        except PDIError as exc:
+            kept = "still writing to the file opened before" if old is not None else "its lines are lost"
+            sys.stderr.write(f"pdi: {exc.message}: {kept} until a SIGHUP finds it can open it\n")
+            self._fd, self._pid = old, pid
+            return
+        if old is not None:
+            os.close(old)
+        self._fd, self._pid = fd, pid
 
 
 #: How many times the logs were asked to reopen (by SIGHUP): an :class:`AccessLog` that has seen fewer reopens.
@@ -198,7 +222,7 @@ class ReopenedFile(logging.Handler):
 
     def __init__(self, path: str) -> None:
         super().__init__()
-        self.file = AccessLog(path)
+        self.file = AccessLog(path, "log file")
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
