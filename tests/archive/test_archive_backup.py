@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import os
 import random
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -217,6 +219,31 @@ def test_destination_must_be_empty_or_a_backup(tmp_path: Path) -> None:
     result = _pdi("backup", str(tmp_path / "b"), "--archive", str(tmp_path / "none"))
     assert result.returncode == NotFoundError.exit_code, result.stderr
     assert not (tmp_path / "b").exists()
+
+
+def test_another_archives_backup_is_not_taken_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two cron lines copied from one another: backing archive B up into A's backup would lose A's."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    _small_archive(first)
+    _small_archive(second)
+    dest = tmp_path / "backup"
+    backup(str(first), dest)
+    marker = (dest / MARKER).read_bytes()
+    catalog = (dest / "catalog.sqlite").read_bytes()
+    with pytest.raises(ImmutabilityError, match=r"holds the backup of another archive .*first.*, not of .*second"):
+        backup(str(second), dest)
+    assert (dest / MARKER).read_bytes() == marker and (dest / "catalog.sqlite").read_bytes() == catalog
+    # an archive of release 0.1.0, whose upgrade backs it up first
+    with tarfile.open(Path(__file__).resolve().parents[1] / "data" / "releases" / "0.1.0" / "sqlite-archive.tar.gz") as tar:
+        tar.extractall(tmp_path / "older", filter="data")
+    older = tmp_path / "older" / "archive"
+    result = _pdi("init", "--archive", str(older), "--backup", str(dest))
+    assert result.returncode == ImmutabilityError.exit_code and "another archive" in result.stderr, result.stderr
+    assert (dest / MARKER).read_bytes() == marker
+    monkeypatch.chdir(tmp_path)  # the same archive named by another path is the same archive: backed up again
+    again = backup("first", dest)
+    assert again.blobs_present == 2 and again.blobs_copied == again.blobs_linked == 0  # its blob files there already
+    assert json.loads((dest / MARKER).read_bytes())["source"] == str(first.resolve())
 
 
 def test_restore_refuses_an_existing_archive(tmp_path: Path) -> None:

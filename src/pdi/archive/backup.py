@@ -111,8 +111,9 @@ def read_marker(directory: Path) -> dict[str, Any]:
     return marker
 
 
-def _prepare_destination(dest: Path, store: str) -> None:
-    """Make ``dest``, or check that it is empty or a backup of the same kind of store."""
+def _prepare_destination(dest: Path, store: str, source: str) -> None:
+    """Make ``dest``, or check that it is empty or a backup of the same archive (``source``, as its marker
+    names it: a SQLite archive's folder resolved, a PostgreSQL URL without its password)."""
     if dest.exists() and not dest.is_dir():
         raise ImmutabilityError(f"backup destination {dest} is a file, not a directory")
     if dest.is_dir() and any(dest.iterdir()):
@@ -120,10 +121,23 @@ def _prepare_destination(dest: Path, store: str) -> None:
             if {p.name for p in dest.iterdir()} <= _UNFINISHED:
                 return _make_folders(dest)  # a first backup that did not finish: taken up again
             raise ImmutabilityError(f"backup destination {dest} is not empty and is not a pdi backup (no {MARKER})")
-        found = read_marker(dest)["store"]
-        if found != store:
-            raise ImmutabilityError(f"{dest} holds a backup of a {found} archive, not of this {store} one")
+        marker = read_marker(dest)
+        if marker["store"] != store:
+            raise ImmutabilityError(f"{dest} holds a backup of a {marker['store']} archive, not of this {store} one")
+        if marker.get("source") != source:  # another archive's backup would be lost
+            raise ImmutabilityError(
+                f"{dest} holds the backup of another archive ({marker.get('source')}), not of {source}: back this"
+                " one up into an empty or new directory (if the archive was moved, its old backup stays as it is)")
     _make_folders(dest)
+
+
+def _source(location: str, store: str) -> str:
+    """How a backup's marker names the archive at ``location``."""
+    if store == "sqlite":
+        return str(Path(location).resolve())
+    from pdi.archive.postgres import redact_url
+
+    return redact_url(location)
 
 
 #: What a backup that did not finish leaves in its directory.
@@ -338,7 +352,7 @@ def backup(location: str, dest: str | os.PathLike[str], *, copy: bool = False,
     # as it is: a backup taken by a newer pdi before it migrates the archive is what the older one can open
     catalog = open_store(location, create=False, migrate=False)  # NotFoundError when there is no archive
     try:
-        _prepare_destination(target, store)
+        _prepare_destination(target, store, _source(location, store))
         if store == "sqlite":
             return _backup_sqlite(catalog, Path(location), target, started_at, copy, progress)
         return _backup_postgres(catalog, location, target, started_at, progress)
@@ -390,7 +404,7 @@ def _backup_sqlite(catalog: SQLStore, root: Path, dest: Path, started_at: str, c
     _copy_blobs(copier, catalog, names, files, progress)
     os.replace(snapshot, dest / CATALOG)
     fsync_dir(dest)
-    _write_marker(dest, "sqlite", str(root.resolve()), started_at, len(names))
+    _write_marker(dest, "sqlite", _source(str(root), "sqlite"), started_at, len(names))
     return BackupDone("sqlite", copier.copied, copier.linked, copier.present, copier.octets, started_at)
 
 

@@ -35,7 +35,8 @@ def backup_cmd(dest: str, copy: bool, archive: str) -> None:
     backup. Recovery time: pdi restore hard-links the blobs (seconds) or
     copies and hashes them at about disk speed, or runs pg_restore; then
     pdi verify re-hashes everything. DEST must be empty, new, or a pdi
-    backup of the same kind of archive (else exit 5); a damaged blob: exit
+    backup of this same archive (else exit 5, and DEST is left as it
+    was); a damaged blob: exit
     3; not enough space, pg_dump missing or older than the server: exit 8
     (the previous backup is kept). See docs/how-to/backup.md.
     """
