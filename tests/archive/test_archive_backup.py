@@ -436,3 +436,36 @@ def test_postgres_schema_archive_is_restored_into_its_schema(pg_cluster: Tempora
     result = _pdi("restore", str(tmp_path / "b"), "--to", location)
     assert result.returncode == ImmutabilityError.exit_code
     assert "holds an archive already" in result.stderr
+
+
+def test_a_rollbacks_backup_is_neither_migrated_nor_opened_as_an_archive(tmp_path: Path) -> None:
+    """The backup ``pdi init --backup`` made before an upgrade is the way back: restoring it says its schema is an
+    older release's instead of inviting a pdi verify that would migrate it, and the backup's own directory given as
+    an archive is refused, not migrated."""
+    import sqlite3
+
+    from pdi.archive.store import SCHEMA_VERSION
+
+    with tarfile.open(Path(__file__).resolve().parents[1] / "data" / "releases" / "0.1.0" / "sqlite-archive.tar.gz") as tar:
+        tar.extractall(tmp_path / "old", filter="data")
+    old, before = tmp_path / "old" / "archive", tmp_path / "pre-upgrade"
+
+    def schema(root: Path) -> int:
+        conn = sqlite3.connect(f"file:{root / 'catalog.sqlite'}?mode=ro", uri=True)
+        try:
+            return int(conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0])
+        finally:
+            conn.close()
+
+    release = schema(old)
+    assert release < SCHEMA_VERSION
+    assert _pdi("init", "--archive", str(old), "--backup", str(before)).returncode == 0
+    assert schema(old) == SCHEMA_VERSION and schema(before) == release
+    result = _pdi("verify", "--archive", str(before))
+    assert result.returncode == NotFoundError.exit_code and "is a backup made by pdi backup" in result.stderr
+    assert schema(before) == release  # not migrated
+    restored = _pdi("restore", str(before), "--to", str(tmp_path / "rollback"))
+    assert restored.returncode == 0, restored.stderr
+    assert f"schema version {release}, older than this pdi's {SCHEMA_VERSION}" in restored.stdout
+    assert "now run: pdi verify" not in restored.stdout
+    assert schema(tmp_path / "rollback") == release

@@ -49,13 +49,14 @@ from pdi._extras import missing_extra
 from pdi.archive.blobs.files import fsync_dir
 from pdi.archive.catalog.blobs import NAMED_OUTSIDE_ROWS
 from pdi.archive.catalog.opening import is_postgres_url
+from pdi.archive.sqlite import BACKUP_MARKER
 from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, StoreError
 
 if TYPE_CHECKING:
     from pdi.archive.catalog import SQLStore
 
 #: The file that marks a directory as a pdi backup (and says of what).
-MARKER = "pdi-backup.json"
+MARKER = BACKUP_MARKER
 #: The SQLite catalog of a backup of a directory archive (the same name as in the archive).
 CATALOG = "catalog.sqlite"
 #: The ``pg_dump -Fc`` of a backup of a PostgreSQL archive.

@@ -44,6 +44,8 @@ from pdi.archive.store import (
 from pdi.errors import LimitError, NotFoundError, PDIError, StoreError
 
 CATALOG = "catalog.sqlite"
+#: What marks a directory as a backup ``pdi backup`` made (:mod:`pdi.archive.backup`), which is not an archive.
+BACKUP_MARKER = "pdi-backup.json"
 #: 2**63: SQLite's integers are those from -2**63 to 2**63 - 1 (:meth:`SQLiteStore._beyond_integers`).
 _INTEGERS = 2**63
 
@@ -504,8 +506,13 @@ def open_sqlite(
     """Open (or with ``create`` make) an archive directory and migrate its schema forward.
 
     ``migrate=False``: leave an older schema as it is (a backup copies the archive as it was), but still
-    refuse one newer than this pdi knows.
+    refuse one newer than this pdi knows. A backup's directory (:data:`BACKUP_MARKER`) is no archive: opened as
+    one it would be migrated or written to, and a rollback's backup would no longer be one.
     """
+    if os.path.exists(os.path.join(directory, BACKUP_MARKER)):
+        raise NotFoundError(
+            f"{directory} is a backup made by pdi backup ({BACKUP_MARKER}), not an archive: pdi restore {directory}"
+            " --to DIR makes an archive of it (opened as an archive, a backup would be migrated or changed)")
     store = SQLiteStore(directory, create=create, blobs=blobs)
     try:
         if migrate:

@@ -67,12 +67,20 @@ def restore_cmd(source: str, to: str | None, copy: bool) -> None:
     that the bucket has lost are uploaded again from SRC/blobs. A place that
     holds an archive already is refused (exit 5).
     """
-    from pdi.archive.backup import restore
+    from pdi.archive.backup import restore, schema_version_at
+    from pdi.archive.store import SCHEMA_VERSION
 
     with progress_bar("restoring blobs") as progress:
         where, done = restore(source, to, copy=copy, progress=progress)
-    click.echo(f"restored the {done.kind} archive to {where}: {plural(done.blobs_copied, 'blob')} copied,"
-               f" {done.blobs_linked} hard-linked; now run: pdi verify --archive {where}")
+    restored = f"restored the {done.kind} archive to {where}: {plural(done.blobs_copied, 'blob')} copied," \
+               f" {done.blobs_linked} hard-linked"
+    schema = schema_version_at(where)
+    if schema is not None and schema < SCHEMA_VERSION:  # a rollback: this pdi would migrate it at its first use
+        click.echo(f"{restored}; its catalog is at schema version {schema}, older than this pdi's {SCHEMA_VERSION}:"
+                   " check it with the release that wrote it (pdi verify of this pdi, as any of its commands,"
+                   f" would migrate it first), or run pdi init --archive {where} to migrate it here")
+    else:
+        click.echo(f"{restored}; now run: pdi verify --archive {where}")
 
 
 def register(cli: click.Group) -> None:
