@@ -469,3 +469,18 @@ def test_a_rollbacks_backup_is_neither_migrated_nor_opened_as_an_archive(tmp_pat
     assert f"schema version {release}, older than this pdi's {SCHEMA_VERSION}" in restored.stdout
     assert "now run: pdi verify" not in restored.stdout
     assert schema(tmp_path / "rollback") == release
+
+
+def test_a_backup_inside_its_archive_or_a_restore_inside_its_backup_is_refused(tmp_path: Path) -> None:
+    """A backup inside the archive goes with it (``rm -rf``) and is taken for its files (``tmp/`` is the archive's
+    staging folder); a restore inside the backup mixes the two. Both are refused before anything is written."""
+    root = tmp_path / "archive"
+    _small_archive(root)
+    for inside in (root / "bk", root / "tmp", root / "blobs" / "x" / ".." / "y"):
+        with pytest.raises(ImmutabilityError, match="inside the archive it would back up"):
+            backup(str(root), inside)
+        assert not (root / "bk").exists() and not (root / "blobs" / "y").exists()
+    backup(str(root), tmp_path / "backup")
+    with pytest.raises(ImmutabilityError, match="inside the backup"):
+        restore(tmp_path / "backup", str(tmp_path / "backup" / "tmp"))
+    assert sorted(p.name for p in (tmp_path / "backup" / "tmp").iterdir()) == []

@@ -132,6 +132,12 @@ def _prepare_destination(dest: Path, store: str, source: str) -> None:
     _make_folders(dest)
 
 
+def _within(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or inside it (each resolved: a link or ``..`` does not hide it)."""
+    inner, outer = path.resolve(), folder.resolve()
+    return inner == outer or outer in inner.parents
+
+
 def _source(location: str, store: str) -> str:
     """How a backup's marker names the archive at ``location``."""
     if store == "sqlite":
@@ -353,6 +359,10 @@ def backup(location: str, dest: str | os.PathLike[str], *, copy: bool = False,
     # as it is: a backup taken by a newer pdi before it migrates the archive is what the older one can open
     catalog = open_store(location, create=False, migrate=False)  # NotFoundError when there is no archive
     try:
+        if store == "sqlite" and _within(target, Path(location)):
+            raise ImmutabilityError(
+                f"backup destination {target} is inside the archive it would back up ({location}): it would go"
+                " with the archive (rm -rf) and be taken for the archive's own files; give a place outside it")
         _prepare_destination(target, store, _source(location, store))
         if store == "sqlite":
             return _backup_sqlite(catalog, Path(location), target, started_at, copy, progress)
@@ -549,6 +559,8 @@ def restore(source: str | os.PathLike[str], to: str | None = None, *, copy: bool
     if to is None and "***" in location:
         raise StoreError(f"{src} was taken from {location}, whose password is not kept: give --to")
     started_at = _now()
+    if not is_postgres_url(location) and _within(Path(location), src):
+        raise ImmutabilityError(f"{location} is inside the backup {src}: restore it to a place outside the backup")
     if marker["store"] == "sqlite":
         if is_postgres_url(location):
             raise StoreError(f"{src} is a backup of a SQLite archive: restore it to a directory"
