@@ -484,3 +484,16 @@ def test_a_backup_inside_its_archive_or_a_restore_inside_its_backup_is_refused(t
     with pytest.raises(ImmutabilityError, match="inside the backup"):
         restore(tmp_path / "backup", str(tmp_path / "backup" / "tmp"))
     assert sorted(p.name for p in (tmp_path / "backup" / "tmp").iterdir()) == []
+
+
+def test_a_blob_missing_from_the_archive_is_said_so_not_blamed_on_a_purge(tmp_path: Path) -> None:
+    """A blob file already gone before the backup (a disk's loss, a hand's ``rm``) fails every backup until it is
+    repaired: the message sends the operator to ``pdi verify``, not to run the same backup again."""
+    root = tmp_path / "archive"
+    _small_archive(root)
+    victim = next(p for p in (root / "blobs").rglob("*") if p.is_file())
+    victim.chmod(0o644)
+    victim.unlink()
+    with pytest.raises(StoreError, match=f"blob {victim.name} the catalog names is missing from the archive"
+                                         r".*run pdi verify on the archive"):
+        backup(str(root), tmp_path / "backup")

@@ -285,8 +285,10 @@ def _gone(sha256: str, source: Path, restoring: bool) -> StoreError:
     if restoring:  # after the loss a restore is for, the backup cannot be made again: say what it lacks
         return StoreError(f"blob {sha256} the backup's catalog names is missing from the backup ({source}):"
                           " this backup is incomplete or damaged; restore another one")
-    return StoreError(f"blob {sha256} the catalog names is gone from {source} (a purge or"
-                      " pdi verify --remove-unreferenced ran during the backup?): run the backup again")
+    return StoreError(f"blob {sha256} the catalog names is missing from the archive ({source}): run pdi verify"
+                      " on the archive, which says whether it was missing before (then repair it, pdi verify"
+                      " --repair from a mirror, or restore it) or was taken during the backup by a purge or pdi"
+                      " verify --remove-unreferenced (then run the backup again)")
 
 
 def _stream_digest(f: Any) -> str:
