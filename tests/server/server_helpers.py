@@ -146,7 +146,7 @@ def start_serve(
         reader = threading.Thread(target=process.stderr.read, daemon=True)
         reader.start()
         _DRAINS[process.pid] = reader
-    found = SERVING.match(line)
+    found = SERVING.search(line)  # the line itself, or (--log-format json) its JSON record's message
     if found is None:
         process.kill()
         stop(process)

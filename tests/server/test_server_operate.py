@@ -201,8 +201,11 @@ def test_json_logs_and_the_access_log_carry_each_request_and_its_id(archive: tup
                                                                    tmp_path: Path) -> None:
     location, short, _ = archive
     access = tmp_path / "access.log"
-    process, port, _ = start_serve(location, "--replay-port", "0", "--workers", "2", "--log-format", "json",
-                                   "--access-log", str(access), start_new_session=True)
+    process, port, first = start_serve(location, "--replay-port", "0", "--workers", "2", "--log-format", "json",
+                                       "--access-log", str(access), start_new_session=True)
+    serving_record = json.loads(first)  # standard error is the JSON log from its first line on
+    assert serving_record["event"] == "serving" and serving_record["url"] == f"http://127.0.0.1:{port}/"
+    assert serving_record["workers"] == 2 and serving_record["message"].startswith("pdi: serving ")
     try:
         base = f"http://127.0.0.1:{port}"
         wait_answering(process, f"{base}/healthz")

@@ -232,8 +232,16 @@ def serve_cmd(
         make = make_app
     shown = f"[{host}]" if ":" in host else host
     plural = "s" if count > 1 else ""
-    click.echo(f"pdi: serving {archive} at http://{shown}:{bound}/ (replay at http://{shown}:{replay_bound}/) "
-               f"with {count} worker{plural} (Ctrl-C stops)", err=True)
+    said = (f"pdi: serving {archive} at http://{shown}:{bound}/ (replay at http://{shown}:{replay_bound}/) "
+            f"with {count} worker{plural} (Ctrl-C stops)")
+    if log_format == "json" and log_file is None:  # standard error is the JSON log: one object a line, this too
+        import logging
+
+        logging.getLogger("pdi.serve").info(said, extra={"fields": {
+            "event": "serving", "archive": str(archive), "url": f"http://{shown}:{bound}/",
+            "replay": f"http://{shown}:{replay_bound}/", "workers": count}})
+    else:
+        click.echo(said, err=True)
     from pdi.server.process.warm import preload
 
     preload()  # before the fork: every worker's first answers find their evaluators imported
