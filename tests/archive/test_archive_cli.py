@@ -217,7 +217,9 @@ def test_get_says_when_a_fragment_was_clamped(tmp_path: Path) -> None:
 
 def test_errors_are_one_line_with_exit_codes(tmp_path: Path) -> None:
     location = str(tmp_path / "a")
-    assert run(location, "ls", code=4).stderr.startswith("pdi: not found: no archive at")
+    missing = run(location, "ls", code=4).stderr
+    assert missing.startswith("pdi: not found: no archive at") and missing.count("\n") == 1
+    assert "--archive, or PDI_ARCHIVE" in missing and "pdi init" in missing  # where to look, and how to make one
     run(location, "init")
     assert run(location, "series", "add", "nocountry", code=1).stderr.count("\n") == 1
     assert run(location, "get", "urn:pdi://a.us/2026/01/01/1.text.1", code=4).stderr.count(

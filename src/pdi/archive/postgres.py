@@ -797,7 +797,8 @@ def open_postgres(
     try:
         if not create and store.schema_version() == 0:
             raise NotFoundError(
-                f"no archive in {store.location} (no pdi tables); create one with pdi init"
+                f"no archive in {store.location} (no pdi tables): name the archive (--archive, or PDI_ARCHIVE), or make"
+                " one there with pdi init"
             )
         if migrate:
             store.migrate()

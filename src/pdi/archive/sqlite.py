@@ -74,7 +74,8 @@ class SQLiteStore(SQLStore):
         if not catalog.exists():
             if not create:
                 raise NotFoundError(
-                    f"no archive at {self.root} (no {CATALOG}); create one with pdi init"
+                    f"no archive at {self.root} (no {CATALOG}): name the archive (--archive, or PDI_ARCHIVE; pdi-archive"
+                    " in the current directory when neither is given), or make one there with pdi init"
                 )
             try:
                 self.root.mkdir(parents=True, exist_ok=True)
