@@ -191,11 +191,27 @@ def test_a_damaged_blob_is_not_backed_up(tmp_path: Path) -> None:
     victim.chmod(0o644)
     victim.write_bytes(b"x" + victim.read_bytes()[1:])
     for copy in (True, False):
-        with pytest.raises(IntegrityError, match=victim.name):
+        with pytest.raises(IntegrityError, match=f"{victim.name}.*run pdi verify on the archive"):
             backup(str(root), tmp_path / "b", copy=copy)
         assert not (tmp_path / "b" / "catalog.sqlite").exists()
         assert not list((tmp_path / "b" / "tmp").iterdir())
         assert not (tmp_path / "b" / "blobs" / victim.name[:2] / victim.name).exists()
+
+
+def test_a_damaged_backup_is_said_to_be_one_at_restore(tmp_path: Path) -> None:
+    """A backup hard-linked to its archive shares its disk blocks: damage to the one is damage to the other. The
+    restore says the backup is damaged and to restore another, not to run pdi verify (of what?)."""
+    from pdi.errors import IntegrityError
+
+    root = tmp_path / "archive"
+    _small_archive(root)
+    backup(str(root), tmp_path / "b")
+    victim = next((tmp_path / "b" / "blobs").glob("*/*"))
+    victim.chmod(0o644)
+    victim.write_bytes(b"x" + victim.read_bytes()[1:])
+    with pytest.raises(IntegrityError, match=f"{victim.name}.*this backup is damaged.*restore another one"):
+        restore(tmp_path / "b", str(tmp_path / "restored"))
+    assert not (tmp_path / "restored" / "catalog.sqlite").exists()
 
 
 def test_destination_must_be_empty_or_a_backup(tmp_path: Path) -> None:
@@ -461,6 +477,7 @@ def test_a_rollbacks_backup_is_neither_migrated_nor_opened_as_an_archive(tmp_pat
     assert release < SCHEMA_VERSION
     assert _pdi("init", "--archive", str(old), "--backup", str(before)).returncode == 0
     assert schema(old) == SCHEMA_VERSION and schema(before) == release
+    assert json.loads((before / MARKER).read_bytes())["schema_version"] == release  # what release opens it, said
     result = _pdi("verify", "--archive", str(before))
     assert result.returncode == NotFoundError.exit_code and "is a backup made by pdi backup" in result.stderr
     assert schema(before) == release  # not migrated

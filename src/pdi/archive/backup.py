@@ -178,10 +178,12 @@ def _write_atomically(path: Path, data: bytes) -> None:
     fsync_dir(path.parent)
 
 
-def _write_marker(dest: Path, store: str, source: str, started_at: str, blobs: int,
+def _write_marker(dest: Path, store: str, source: str, started_at: str, blobs: int, schema_version: int,
                   schema: str | None = None) -> None:
+    """The backup's marker: of what and when, its blobs, the catalog's schema version (what release can open it),
+    and ``schema``, the PostgreSQL schema the archive is in (``null``: SQLite, or a database's ``public``)."""
     marker = {"format": FORMAT, "store": store, "source": source, "started_at": started_at,
-              "finished_at": _now(), "blobs": blobs, "schema": schema}
+              "finished_at": _now(), "blobs": blobs, "schema_version": schema_version, "schema": schema}
     _write_atomically(dest / MARKER, json.dumps(marker, indent=1).encode() + b"\n")
 
 
@@ -266,8 +268,11 @@ class BlobCopier:
 
     def _check(self, sha256: str, found: str, where: object) -> None:
         if found != sha256:
+            then = ("this backup is damaged (a backup hard-linked to its archive shares its blocks): restore another"
+                    " one" if self.restoring else
+                    "run pdi verify on the archive (pdi verify --repair fetches it from a mirror), then back it up")
             raise IntegrityError(f"blob {sha256} at {where} does not match its SHA-256 (it is {found}): nothing"
-                                 " damaged was copied; run pdi verify")
+                                 f" damaged was copied; {then}")
 
     def _place(self, temporary: Path, target: Path) -> None:
         os.replace(temporary, target)
@@ -405,6 +410,8 @@ def _backup_sqlite(catalog: SQLStore, root: Path, dest: Path, started_at: str, c
         copied = sqlite3.connect(f"file:{snapshot}?mode=ro", uri=True)
         try:
             names = list(_named_blobs(copied))
+            schema_version = int(copied.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] or 0
+                                 ) if _has_table(copied, "schema_migrations") else 0
         finally:
             copied.close()
     except sqlite3.Error as exc:
@@ -417,7 +424,7 @@ def _backup_sqlite(catalog: SQLStore, root: Path, dest: Path, started_at: str, c
     _copy_blobs(copier, catalog, names, files, progress)
     os.replace(snapshot, dest / CATALOG)
     fsync_dir(dest)
-    _write_marker(dest, "sqlite", _source(str(root), "sqlite"), started_at, len(names))
+    _write_marker(dest, "sqlite", _source(str(root), "sqlite"), started_at, len(names), schema_version)
     return BackupDone("sqlite", copier.copied, copier.linked, copier.present, copier.octets, started_at)
 
 
@@ -542,7 +549,8 @@ def _backup_postgres(catalog: SQLStore, url: str, dest: Path, started_at: str,
     fsync_dir(dest)
     from pdi.archive.postgres import redact_url
 
-    _write_marker(dest, "postgres", redact_url(url), started_at, copier.copied + copier.present, schema)
+    _write_marker(dest, "postgres", redact_url(url), started_at, copier.copied + copier.present,
+                  catalog.schema_version(), schema)
     return BackupDone("postgres", copier.copied, copier.linked, copier.present, copier.octets, started_at)
 
 
