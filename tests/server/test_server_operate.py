@@ -105,6 +105,41 @@ def test_healthz_is_alive_and_readyz_names_the_store_that_failed(archive: tuple[
         assert failed == {(("part", "blobs"),): 4.0}
 
 
+def test_an_archive_restored_under_a_running_server_is_noticed(archive: tuple[Path, str, str], tmp_path: Path) -> None:
+    """The operator moves a damaged archive aside and restores a backup in its place while ``pdi serve`` runs: the
+    server's workers hold the catalog they opened. ``/readyz`` says so (503, naming the catalog); and a process
+    whose archive was moved away under it refuses to deposit into the catalog moved aside, where it would be lost."""
+    location = tmp_path / "archive"
+    shutil.copytree(archive[0], location)
+    with serving(location, "--workers", "2") as (_, port):
+        base = f"http://127.0.0.1:{port}"
+        assert httpx.get(f"{base}/readyz").status_code == 200
+        location.rename(tmp_path / "archive.damaged")
+        shutil.copytree(tmp_path / "archive.damaged", location)  # as pdi restore would leave it: another file
+        for _ in range(4):  # each worker asked, whichever answers
+            ready = httpx.get(f"{base}/readyz")
+            assert ready.status_code == 503, ready.text
+            problem = ready.json()
+            assert problem["failed"] == ["catalog"]
+            assert "is another file than the one this process opened" in problem["detail"]
+            assert "restart" in problem["detail"]
+    import sqlite3
+
+    def documents(root: Path) -> int:
+        conn = sqlite3.connect(f"file:{root / 'catalog.sqlite'}?mode=ro", uri=True)
+        try:
+            return int(conn.execute("SELECT count(*) FROM documents").fetchone()[0])
+        finally:
+            conn.close()
+
+    before = documents(tmp_path / "archive.damaged")
+    with Archive.open(str(tmp_path / "archive.damaged")) as moved_aside:
+        (tmp_path / "archive.damaged").rename(tmp_path / "gone")
+        with pytest.raises(PDIError, match="no longer there"):
+            moved_aside.deposit(S, [Content(b"lost?\n", "text")])
+    assert documents(tmp_path / "gone") == before
+
+
 def test_metrics_sum_every_worker_and_move_by_exactly_the_requests_made(archive: tuple[Path, str, str]) -> None:
     location, short, _ = archive
     with serving(location, "--workers", "3") as (_, port):

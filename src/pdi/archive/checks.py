@@ -39,7 +39,9 @@ class Checks(ArchiveBase):
         return self.store.repair_derived()
 
     def probe_catalog(self) -> None:
-        """One cheap query of the catalog (a resolver's readiness, ``/readyz``); raises what a failing catalog raises."""
+        """One cheap query of the catalog (a resolver's readiness, ``/readyz``); raises what a failing catalog raises,
+        and a :class:`~pdi.errors.StoreError` when the catalog at the archive's place is not the one opened."""
+        self.store.check_in_place()
         self.store.withdrawals_generation()
 
     def probe_blobs(self) -> None:

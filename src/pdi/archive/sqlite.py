@@ -96,6 +96,13 @@ class SQLiteStore(SQLStore):
             if hasattr(self, "_conn"):
                 self._conn.close()
             raise StoreError(f"cannot open archive catalog {catalog}: {exc}") from exc
+        try:
+            opened = os.stat(catalog)
+        except OSError as exc:
+            self._conn.close()
+            raise StoreError(f"cannot open archive catalog {catalog}: {exc}") from exc
+        #: The catalog file this store opened (device, inode): :meth:`check_in_place` tells another there now.
+        self._opened = (opened.st_dev, opened.st_ino)
         self._lock = threading.RLock()
         #: Each thread's read-only connection of :meth:`public_version`, and all of them (closed with the store).
         self._own = threading.local()
@@ -351,9 +358,26 @@ class SQLiteStore(SQLStore):
         except sqlite3.Error as exc:
             raise StoreError(f"catalog {self.root / CATALOG}: {exc}") from exc
 
+    def check_in_place(self) -> None:
+        """A :class:`StoreError` when the file at the catalog's path is no longer the one this store opened: the
+        archive moved aside, and another (restored, copied) put in its place, or none. A long-running process
+        (``pdi serve``) would go on reading and writing the file it opened; every write asks first, and so
+        does ``/readyz``."""
+        catalog = self.root / CATALOG
+        try:
+            now = os.stat(catalog)
+        except OSError:
+            raise StoreError(f"the catalog {catalog} this process opened is no longer there (moved or removed):"
+                             " restart it on the archive there now") from None
+        if (now.st_dev, now.st_ino) != self._opened:
+            raise StoreError(f"the catalog at {catalog} is another file than the one this process opened (replaced"
+                             " or restored since): restart it, so that it reads and writes the archive there now")
+
     @contextmanager
     def _outermost(self, write: bool) -> Iterator[None]:
-        # A writer takes the write lock up front, so deposits queue across processes.
+        # A writer takes the write lock up front, so deposits queue across processes; none into a catalog moved away.
+        if write:
+            self.check_in_place()
         try:
             self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
         except sqlite3.Error as exc:

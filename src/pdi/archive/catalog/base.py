@@ -197,6 +197,11 @@ class CatalogBase(ABC):
             self.blobs.close()
             self._conn.close()
 
+    def check_in_place(self) -> None:
+        """A :class:`~pdi.errors.StoreError` when the catalog this store opened is no longer at its place (a file
+        catalog moved aside and another restored there); here, a database, it always is."""
+        return None
+
     def public_version(
         self, key: DocumentKey, version: int, token: str, now: Callable[[], str], octets: bool = True,
     ) -> PublicVersion | None:
