@@ -31,6 +31,7 @@ from pdi.archive.backup import MARKER, backup, restore
 from pdi.errors import ImmutabilityError, NotFoundError, StoreError
 from peak_memory import run_with_peak
 from support.pgcluster import TemporaryCluster
+from support.stored_blobs import catalog_number
 
 S = "backup.example.us"
 WRITERS = 8
@@ -458,8 +459,6 @@ def test_a_rollbacks_backup_is_neither_migrated_nor_opened_as_an_archive(tmp_pat
     """The backup ``pdi init --backup`` made before an upgrade is the way back: restoring it says its schema is an
     older release's instead of inviting a pdi verify that would migrate it, and the backup's own directory given as
     an archive is refused, not migrated."""
-    import sqlite3
-
     from pdi.archive.store import SCHEMA_VERSION
 
     with tarfile.open(Path(__file__).resolve().parents[1] / "data" / "releases" / "0.1.0" / "sqlite-archive.tar.gz") as tar:
@@ -467,11 +466,7 @@ def test_a_rollbacks_backup_is_neither_migrated_nor_opened_as_an_archive(tmp_pat
     old, before = tmp_path / "old" / "archive", tmp_path / "pre-upgrade"
 
     def schema(root: Path) -> int:
-        conn = sqlite3.connect(f"file:{root / 'catalog.sqlite'}?mode=ro", uri=True)
-        try:
-            return int(conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0])
-        finally:
-            conn.close()
+        return catalog_number(root, "SELECT MAX(version) FROM schema_migrations")
 
     release = schema(old)
     assert release < SCHEMA_VERSION

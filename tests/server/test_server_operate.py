@@ -32,6 +32,7 @@ from pdi.archive import Archive, Content
 from pdi.errors import PDIError
 from pdi.server import create_app
 from support.pgcluster import TemporaryCluster
+from support.stored_blobs import catalog_number
 
 #: The Common Log Format: host ident authuser [dd/Mon/yyyy:HH:MM:SS ±zzzz] "request line" status bytes.
 CLF = re.compile(
@@ -123,14 +124,8 @@ def test_an_archive_restored_under_a_running_server_is_noticed(archive: tuple[Pa
             assert problem["failed"] == ["catalog"]
             assert "is another file than the one this process opened" in problem["detail"]
             assert "restart" in problem["detail"]
-    import sqlite3
-
     def documents(root: Path) -> int:
-        conn = sqlite3.connect(f"file:{root / 'catalog.sqlite'}?mode=ro", uri=True)
-        try:
-            return int(conn.execute("SELECT count(*) FROM documents").fetchone()[0])
-        finally:
-            conn.close()
+        return catalog_number(root, "SELECT count(*) FROM documents")
 
     before = documents(tmp_path / "archive.damaged")
     with Archive.open(str(tmp_path / "archive.damaged")) as moved_aside:

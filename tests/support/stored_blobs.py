@@ -36,6 +36,16 @@ def _catalog(location: str | os.PathLike[str]) -> Iterator[sqlite3.Connection]:
         conn.close()
 
 
+def catalog_number(location: str | os.PathLike[str], sql: str) -> int:
+    """The one number ``sql`` reads from a SQLite archive's catalog, opened read-only (``mode=ro``: nothing is
+    migrated or written, whatever schema it is at)."""
+    conn = sqlite3.connect(f"file:{Path(location) / CATALOG}?mode=ro", uri=True)
+    try:
+        return int(conn.execute(sql).fetchone()[0])
+    finally:
+        conn.close()
+
+
 def blob_file(location: str | os.PathLike[str], sha256: str) -> Path:
     """Where a SQLite archive's blob file of that name is (or would be)."""
     return Path(location) / "blobs" / sha256[:2] / sha256
