@@ -509,3 +509,40 @@ def test_a_blob_missing_from_the_archive_is_said_so_not_blamed_on_a_purge(tmp_pa
     with pytest.raises(StoreError, match=f"blob {victim.name} the catalog names is missing from the archive"
                                          r".*run pdi verify on the archive"):
         backup(str(root), tmp_path / "backup")
+
+
+def test_a_backup_newer_than_this_pdi_is_refused_before_anything_is_restored(tmp_path: Path) -> None:
+    """A newer release's backup: restored, this pdi could not open it. Its schema version (the marker's, or for a
+    marker written before pdi kept one, its catalog's) is read first, and nothing is written."""
+    from pdi.archive.store import SCHEMA_VERSION
+
+    root = tmp_path / "archive"
+    _small_archive(root)
+    backup(str(root), tmp_path / "b")
+    marker = json.loads((tmp_path / "b" / MARKER).read_bytes())
+    marker["schema_version"] = SCHEMA_VERSION + 1
+    (tmp_path / "b" / MARKER).write_text(json.dumps(marker))
+    result = _pdi("restore", str(tmp_path / "b"), "--to", str(tmp_path / "r"))
+    assert result.returncode == StoreError.exit_code, result.stderr
+    assert f"schema version {SCHEMA_VERSION + 1}, newer than this pdi understands" in result.stderr
+    assert not (tmp_path / "r").exists()
+    del marker["schema_version"]  # an older marker: the catalog's own version is read
+    (tmp_path / "b" / MARKER).write_text(json.dumps(marker))
+    assert _pdi("restore", str(tmp_path / "b"), "--to", str(tmp_path / "r")).returncode == 0
+
+
+@pytest.mark.parametrize(("again", "same"), [
+    ("postgresql://pdi@db/pdi?options=-csearch_path%3Dlib", True),  # the password moved to .pgpass
+    ("postgres://pdi:other@db:5432/pdi?sslmode=verify-full&options=-csearch_path%3Dlib", True),
+    ("postgresql://pdi@db/pdi", False),  # the database's own schema: another archive
+    ("postgresql://pdi@db/other?options=-csearch_path%3Dlib", False),
+    ("postgresql://pdi@elsewhere/pdi?options=-csearch_path%3Dlib", False),
+])
+def test_a_postgresql_archive_is_the_same_however_its_url_is_spelled(again: str, same: bool) -> None:
+    """A nightly backup job keeps backing up into its directory when the URL is spelled otherwise (a password moved
+    out of it, options reordered, the default port written out), and only then."""
+    from pdi.archive.backup import _same_archive
+    from pdi.archive.postgres import redact_url
+
+    recorded = redact_url("postgresql://pdi:secret@db/pdi?options=-csearch_path%3Dlib&connect_timeout=5")
+    assert _same_archive(recorded, redact_url(again), "postgres") is same

@@ -533,6 +533,12 @@ def test_a_reopen_that_fails_keeps_the_file_before_and_closes_nothing_twice(
     log.write("fourth")
     assert (logs / "access.log").read_text() == "first\nsecond\nthird\nfourth\n"
     assert capfd.readouterr().err == ""
+    # a process with no file open yet (a worker forked after the directory went): its lines are lost, said once
+    fresh = AccessLog(str(logs / "access.log"))
+    logs.rename(moved)
+    for n in range(3):
+        fresh.write(f"lost {n}")
+    assert capfd.readouterr().err.count("its lines are lost") == 1
 
 
 def test_a_log_file_that_cannot_be_opened_is_named_so(tmp_path: Path) -> None:

@@ -125,11 +125,33 @@ def _prepare_destination(dest: Path, store: str, source: str) -> None:
         marker = read_marker(dest)
         if marker["store"] != store:
             raise ImmutabilityError(f"{dest} holds a backup of a {marker['store']} archive, not of this {store} one")
-        if marker.get("source") != source:  # another archive's backup would be lost
+        if not _same_archive(str(marker.get("source")), source, store):  # another archive's backup would be lost
             raise ImmutabilityError(
                 f"{dest} holds the backup of another archive ({marker.get('source')}), not of {source}: back this"
                 " one up into an empty or new directory (if the archive was moved, its old backup stays as it is)")
     _make_folders(dest)
+
+
+def _same_archive(recorded: str, source: str, store: str) -> bool:
+    """Whether a backup's marker (``recorded``) names the archive ``source`` names: a SQLite archive's resolved
+    folder; a PostgreSQL database by its host, port, database, user and ``search_path``, however its URL is
+    spelled (the password, TLS and timeouts left out: a password moved to ``.pgpass`` is the same archive)."""
+    if store == "sqlite":
+        return recorded == source
+    return _database_of(recorded) == _database_of(source)
+
+
+def _database_of(url: str) -> tuple[str, ...] | str:
+    """What names a PostgreSQL archive in ``url``: its host, port, database, user and ``options`` (the
+    ``search_path`` of an archive in a schema); ``url`` itself when libpq cannot read it."""
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        parts = conninfo_to_dict(url.replace("postgres://", "postgresql://", 1))
+    except Exception:  # an unreadable URL is compared as written
+        return url
+    return tuple(str(parts.get(key) or default) for key, default in
+                 (("host", "localhost"), ("port", "5432"), ("dbname", ""), ("user", ""), ("options", "")))
 
 
 def _within(path: Path, folder: Path) -> bool:
@@ -569,6 +591,13 @@ def restore(source: str | os.PathLike[str], to: str | None = None, *, copy: bool
     if to is None and "***" in location:
         raise StoreError(f"{src} was taken from {location}, whose password is not kept: give --to")
     started_at = _now()
+    from pdi.archive.store import SCHEMA_VERSION
+
+    held = backup_schema_version(src, marker)
+    if held is not None and held > SCHEMA_VERSION:  # restored, it could not be opened here: say so first
+        raise StoreError(f"{src} holds an archive at schema version {held}, newer than this pdi understands"
+                         f" ({SCHEMA_VERSION}): restore it with the release that made it, or a newer one;"
+                         " nothing was written")
     if not is_postgres_url(location) and _within(Path(location), src):
         raise ImmutabilityError(f"{location} is inside the backup {src}: restore it to a place outside the backup")
     if marker["store"] == "sqlite":
@@ -616,6 +645,26 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
     if blobs_s3:
         _restore_s3(src, str(blobs_s3[0][0]), names, progress, copier)
     return BackupDone("sqlite", copier.copied, copier.linked, copier.present, copier.octets, started_at)
+
+
+def backup_schema_version(src: Path, marker: dict[str, Any]) -> int | None:
+    """The schema version of the catalog a backup holds: its marker's, else (a marker written before pdi kept it)
+    read from a SQLite backup's catalog as it is; ``None`` where neither says (an older PostgreSQL backup)."""
+    said = marker.get("schema_version")
+    if isinstance(said, int):
+        return said
+    if marker.get("store") != "sqlite" or not (src / CATALOG).exists():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{src / CATALOG}?mode=ro", uri=True, isolation_level=None)
+        try:
+            if not _has_table(conn, "schema_migrations"):
+                return 0
+            return int(conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] or 0)
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read the backup's catalog {src / CATALOG}: {exc}") from exc
 
 
 def _has_table(conn: sqlite3.Connection, name: str) -> bool:

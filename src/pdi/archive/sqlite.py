@@ -70,6 +70,8 @@ class SQLiteStore(SQLStore):
     ) -> None:
         self.root = Path(directory)
         self.location = str(self.root)
+        #: The catalog's path made absolute: a process that changes its directory later still finds it.
+        self._catalog_path = os.path.abspath(self.root / CATALOG)
         catalog = self.root / CATALOG
         if not catalog.exists():
             if not create:
@@ -363,7 +365,7 @@ class SQLiteStore(SQLStore):
         archive moved aside, and another (restored, copied) put in its place, or none. A long-running process
         (``pdi serve``) would go on reading and writing the file it opened; every write asks first, and so
         does ``/readyz``."""
-        catalog = self.root / CATALOG
+        catalog = self._catalog_path
         try:
             now = os.stat(catalog)
         except OSError:
@@ -376,12 +378,16 @@ class SQLiteStore(SQLStore):
     @contextmanager
     def _outermost(self, write: bool) -> Iterator[None]:
         # A writer takes the write lock up front, so deposits queue across processes; none into a catalog moved away.
-        if write:
-            self.check_in_place()
         try:
             self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
         except sqlite3.Error as exc:
             raise StoreError(f"catalog {self.root / CATALOG}: {exc}") from exc
+        if write:  # asked with the lock held: no restore slips in between
+            try:
+                self.check_in_place()
+            except StoreError:
+                self._conn.execute("ROLLBACK")
+                raise
         try:
             yield
         except BaseException:
@@ -537,7 +543,8 @@ def open_sqlite(
     if os.path.exists(os.path.join(directory, BACKUP_MARKER)):
         raise NotFoundError(
             f"{directory} is a backup made by pdi backup ({BACKUP_MARKER}), not an archive: pdi restore {directory}"
-            " --to DIR makes an archive of it (opened as an archive, a backup would be migrated or changed)")
+            " --to DIR (a PostgreSQL archive's backup: --to URL) makes an archive of it (opened as an archive, a"
+            " backup would be migrated or changed)")
     store = SQLiteStore(directory, create=create, blobs=blobs)
     try:
         if migrate:

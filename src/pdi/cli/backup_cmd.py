@@ -35,10 +35,10 @@ def backup_cmd(dest: str, copy: bool, archive: str) -> None:
     backup. Recovery time: pdi restore hard-links the blobs (seconds) or
     copies and hashes them at about disk speed, or runs pg_restore; then
     pdi verify re-hashes everything. DEST must be empty, new, or a pdi
-    backup of this same archive (else exit 5, and DEST is left as it
-    was); a damaged blob: exit
-    3; not enough space, pg_dump missing or older than the server: exit 8
-    (the previous backup is kept). See docs/how-to/backup.md.
+    backup of this same archive, outside the archive (else exit 5, and
+    DEST is left as it was); a damaged blob: exit 3; not enough space,
+    pg_dump missing or older than the server: exit 8 (the previous backup
+    is kept). See docs/how-to/backup.md.
     """
     from pdi.archive.backup import backup
 
@@ -67,14 +67,16 @@ def restore_cmd(source: str, to: str | None, copy: bool) -> None:
     that the bucket has lost are uploaded again from SRC/blobs. A place that
     holds an archive already is refused (exit 5).
     """
-    from pdi.archive.backup import restore, schema_version_at
+    from pathlib import Path
+
+    from pdi.archive.backup import backup_schema_version, read_marker, restore
     from pdi.archive.store import SCHEMA_VERSION
 
     with progress_bar("restoring blobs") as progress:
         where, done = restore(source, to, copy=copy, progress=progress)
     restored = f"restored the {done.kind} archive to {where}: {plural(done.blobs_copied, 'blob')} copied," \
                f" {done.blobs_linked} hard-linked"
-    schema = schema_version_at(where)
+    schema = backup_schema_version(Path(source), read_marker(Path(source)))  # restored as it was held
     if schema is not None and schema < SCHEMA_VERSION:  # a rollback: this pdi would migrate it at its first use
         click.echo(f"{restored}; its catalog is at schema version {schema}, older than this pdi's {SCHEMA_VERSION}:"
                    " check it with the release that wrote it (pdi verify of this pdi, as any of its commands,"

@@ -232,13 +232,16 @@ def serve_cmd(
         make = make_app
     shown = f"[{host}]" if ":" in host else host
     plural = "s" if count > 1 else ""
-    said = (f"pdi: serving {archive} at http://{shown}:{bound}/ (replay at http://{shown}:{replay_bound}/) "
+    from pdi.archive.postgres import redact_url
+
+    named = redact_url(str(archive))  # a PostgreSQL URL's password never goes to a log
+    said = (f"pdi: serving {named} at http://{shown}:{bound}/ (replay at http://{shown}:{replay_bound}/) "
             f"with {count} worker{plural} (Ctrl-C stops)")
     if log_format == "json" and log_file is None:  # standard error is the JSON log: one object a line, this too
         import logging
 
         logging.getLogger("pdi.serve").info(said, extra={"fields": {
-            "event": "serving", "archive": str(archive), "url": f"http://{shown}:{bound}/",
+            "event": "serving", "archive": named, "url": f"http://{shown}:{bound}/",
             "replay": f"http://{shown}:{replay_bound}/", "workers": count}})
     else:
         click.echo(said, err=True)

@@ -98,9 +98,9 @@ class AccessLog:
 
     A reopen that fails (its directory moved or not writable) keeps writing
     to the file opened before, if this process had one, else drops the lines;
-    either way it says so once on standard error, and the next ``SIGHUP``
-    tries again. A descriptor is closed once, and only after its successor
-    is open.
+    either way each worker says so once on standard error, and the next
+    ``SIGHUP`` tries again. A descriptor is closed once, and only after its
+    successor is open.
     """
 
     def __init__(self, path: str, what: str = "access log") -> None:
@@ -126,7 +126,7 @@ class AccessLog:
             sys.stdout.buffer.flush()
             return
         pid = os.getpid()
-        if self._fd is None or self._pid != pid or self._generation != _reopen[0]:
+        if self._pid != pid or self._generation != _reopen[0]:  # a new process, or a SIGHUP since (once each)
             self._reopen(pid)
         if self._fd is not None:
             os.write(self._fd, data)
@@ -134,7 +134,7 @@ class AccessLog:
     def _reopen(self, pid: int) -> None:
         """Open the path again (a new process, or after ``SIGHUP``); the file before is closed once the new one is
         open, and kept when it cannot be."""
-        old = self._fd if self._pid == pid else None  # a descriptor inherited by a fork is the parent's
+        old = self._fd  # this process's, or its own copy of one a fork inherited: closed here once replaced
         self._generation = _reopen[0]
         try:
             fd = self._open()
