@@ -23,6 +23,7 @@ from server_helpers import (
     deposit_captures,
     deposit_versions,
     long_line,
+    pixel_bomb,
     serving,
     with_replay,
 )
@@ -105,6 +106,8 @@ def media(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[
             # an XML document's source in the viewer (tests/server/test_server_pages_axe.py)
             "xml": archive.add("library.example.us", b'<?xml version="1.0"?>\n<note lang="en"><to>Tove</to>'
                                b"<body>Remember the minutes.</body></note>\n", format="xml"),
+            # a pixel bomb: a PNG whose header claims 100,000 × 100,000 pixels (the viewer's limit page)
+            "bomb": archive.add("library.example.us", pixel_bomb(100_000, 100_000), format="png"),
         }
         with (DATA / "email" / "metrics-grimoire-2016-04.mbox").open("rb") as mbox:
             thread = [

@@ -5,10 +5,12 @@ from __future__ import annotations
 import datetime
 import re
 import socket
+import struct
 import subprocess
 import sys
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -331,6 +333,17 @@ def read_response(conn: socket.socket, buffered: bytearray, *, head_only: bool =
     response = bytes(buffered[: end + length])
     del buffered[: end + length]
     return b"\r\n".join(line for line in response.split(b"\r\n") if not line.lower().startswith(b"date:"))
+
+
+def pixel_bomb(width: int, height: int) -> bytes:
+    """A PNG of a few dozen octets whose header claims ``width`` × ``height`` pixels (PNG §11.2.2: IHDR, one
+    IDAT, IEND; each chunk's CRC-32): what Pillow refuses to open past twice its ``MAX_IMAGE_PIXELS``."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(b"\x00" * 1000)) + chunk(b"IEND", b""))
 
 
 def until_closed(port: int, request: bytes) -> bytes:

@@ -9,10 +9,9 @@ colour type 0, each chunk with its CRC-32, then IEND): Pillow refuses to open mo
 
 from __future__ import annotations
 
-import struct
 import urllib.parse
-import zlib
 
+from server_helpers import pixel_bomb
 from starlette.testclient import TestClient
 
 from pdi.archive import Archive
@@ -21,12 +20,7 @@ from pdi.server import create_app
 S = "library.example.us"
 
 
-def _chunk(kind: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-
-BOMB = (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", struct.pack(">IIBBBBB", 100_000, 100_000, 8, 0, 0, 0, 0))
-        + _chunk(b"IDAT", zlib.compress(b"\x00" * 1000)) + _chunk(b"IEND", b""))
+BOMB = pixel_bomb(100_000, 100_000)
 
 
 def test_a_pixel_bomb_is_a_limit_in_the_viewer_and_its_octets_are_served(location: str) -> None:

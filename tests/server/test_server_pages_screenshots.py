@@ -138,6 +138,10 @@ PAGES = {
     "forbidden": ("/view?pdi={private}", "document.querySelector('.problem h1').textContent === 'A token is needed to read this'"
                   " && decodeURIComponent(new URL(document.querySelector('.problem a[href^=\"/signin\"]').href).searchParams"
                   ".get('next')).includes('closed.example.us')"),
+    # an image whose header claims more pixels than are opened (a pixel bomb): the limit said in pdi's words
+    "image-limit": ("/view?pdi={bomb}", "document.querySelector('.problem h1').textContent === 'Cannot show this: limit exceeded'"
+                    " && document.querySelector('.problem').innerText.includes('its header claims 10000000000 pixels')"
+                    " && !document.body.innerText.includes('DOS attack')"),
     # a version not the latest: the banner, the latest linked, the document's title
     "old-version": ("/view?pdi={versioned}.text.1", "document.querySelector('p.version-banner').innerText.includes('version 1 of 2')"
                     " && document.querySelector('p.version-banner a').getAttribute('href').endsWith('.text.2')"
@@ -206,7 +210,7 @@ PAGES = {
 
 MEDIA_PAGES = ("pdf", "sgml-elt", "video", "video-region", "video-alias", "email", "email-thread", "email-parts",
                "email-reply", "email-thread-mid",
-               "tombstone", "forbidden")
+               "tombstone", "forbidden", "image-limit")
 
 
 def page_url(served: Served, media: tuple[str, dict[str, str]], page: str) -> str:
