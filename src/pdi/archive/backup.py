@@ -31,6 +31,7 @@ each object the catalog names that the bucket lacks is uploaded again).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import errno
 import hashlib
@@ -48,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 from pdi._extras import missing_extra
 from pdi.archive.blobs.files import fsync_dir
 from pdi.archive.catalog.blobs import NAMED_OUTSIDE_ROWS
-from pdi.archive.catalog.opening import is_postgres_url
+from pdi.archive.catalog.opening import is_postgres_url, shown_location
 from pdi.archive.sqlite import BACKUP_MARKER
 from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, StoreError
 
@@ -83,6 +84,8 @@ class BackupDone:
     blobs_present: int  #: already in the destination (an incremental backup)
     octets_copied: int
     started_at: str
+    #: A restore's: the schema version of the catalog it brought back, as the backup held it (``None``: not said).
+    schema_version: int | None = None
 
 
 # --- the destination ----------------------------------------------------------------
@@ -161,12 +164,8 @@ def _within(path: Path, folder: Path) -> bool:
 
 
 def _source(location: str, store: str) -> str:
-    """How a backup's marker names the archive at ``location``."""
-    if store == "sqlite":
-        return str(Path(location).resolve())
-    from pdi.archive.postgres import redact_url
-
-    return redact_url(location)
+    """How a backup's marker names the archive at ``location``: its folder resolved, or its URL as shown."""
+    return str(Path(location).resolve()) if store == "sqlite" else shown_location(location)
 
 
 #: What a backup that did not finish leaves in its directory.
@@ -432,8 +431,7 @@ def _backup_sqlite(catalog: SQLStore, root: Path, dest: Path, started_at: str, c
         copied = sqlite3.connect(f"file:{snapshot}?mode=ro", uri=True)
         try:
             names = list(_named_blobs(copied))
-            schema_version = int(copied.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] or 0
-                                 ) if _has_table(copied, "schema_migrations") else 0
+            schema_version = _schema_version(copied)
         finally:
             copied.close()
     except sqlite3.Error as exc:
@@ -569,9 +567,7 @@ def _backup_postgres(catalog: SQLStore, url: str, dest: Path, started_at: str,
         _copy_blobs(copier, catalog, names, None, progress)
     os.replace(partial, dest / DUMP)
     fsync_dir(dest)
-    from pdi.archive.postgres import redact_url
-
-    _write_marker(dest, "postgres", redact_url(url), started_at, copier.copied + copier.present,
+    _write_marker(dest, "postgres", _source(url, "postgres"), started_at, copier.copied + copier.present,
                   catalog.schema_version(), schema)
     return BackupDone("postgres", copier.copied, copier.linked, copier.present, copier.octets, started_at)
 
@@ -604,12 +600,13 @@ def restore(source: str | os.PathLike[str], to: str | None = None, *, copy: bool
         if is_postgres_url(location):
             raise StoreError(f"{src} is a backup of a SQLite archive: restore it to a directory"
                              " (pdi export and pdi import move an archive to PostgreSQL)")
-        return location, _restore_sqlite(src, Path(location), started_at, copy, progress)
-    if not is_postgres_url(location):
-        raise StoreError(f"{src} is a backup of a PostgreSQL archive: restore it --to a postgresql:// URL")
-    schema = marker.get("schema")
-    return location, _restore_postgres(src, location, schema if isinstance(schema, str) else None, started_at,
-                                       progress)
+        done = _restore_sqlite(src, Path(location), started_at, copy, progress)
+    else:
+        if not is_postgres_url(location):
+            raise StoreError(f"{src} is a backup of a PostgreSQL archive: restore it --to a postgresql:// URL")
+        schema = marker.get("schema")
+        done = _restore_postgres(src, location, schema if isinstance(schema, str) else None, started_at, progress)
+    return location, dataclasses.replace(done, schema_version=held)
 
 
 def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress: Progress | None) -> BackupDone:
@@ -658,13 +655,18 @@ def backup_schema_version(src: Path, marker: dict[str, Any]) -> int | None:
     try:
         conn = sqlite3.connect(f"file:{src / CATALOG}?mode=ro", uri=True, isolation_level=None)
         try:
-            if not _has_table(conn, "schema_migrations"):
-                return 0
-            return int(conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] or 0)
+            return _schema_version(conn)
         finally:
             conn.close()
     except sqlite3.Error as exc:
         raise StoreError(f"cannot read the backup's catalog {src / CATALOG}: {exc}") from exc
+
+
+def _schema_version(conn: sqlite3.Connection) -> int:
+    """The schema version of the SQLite catalog ``conn`` reads, as the catalog itself tells it (0: none yet)."""
+    if not _has_table(conn, "schema_migrations"):
+        return 0
+    return int(conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] or 0)
 
 
 def _has_table(conn: sqlite3.Connection, name: str) -> bool:

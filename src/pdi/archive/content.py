@@ -64,6 +64,7 @@ from pdi.errors import (
     PDIError,
     UnsupportedError,
 )
+from pdi.fragments.markup.bounds import MAX_MARKUP_OCTETS
 
 if TYPE_CHECKING:
     import queue
@@ -562,7 +563,6 @@ class IndexBuilder:
 
     def __init__(self, media_type: str, charset: str | None) -> None:
         from pdi.fragments.markup import markup_kind
-        from pdi.fragments.markup.bounds import MAX_MARKUP_OCTETS
 
         self.media_type = media_type
         self.charset = charset
@@ -571,7 +571,6 @@ class IndexBuilder:
         self._markup = kind in ("html", "xml", "xhtml")
         self._plain = kind is None  # a text's block table, not an element index (SGML's)
         self._kept: list[bytes] | None = [] if self._markup else None
-        self._kept_up_to = MAX_MARKUP_OCTETS  # a larger page's elt and name are refused by its size alone
         self._size = 0
         self._queue: queue.Queue[bytes | None] | None = None
         self._thread: threading.Thread | None = None
@@ -613,7 +612,7 @@ class IndexBuilder:
         elif self._queue is not None:
             self._queue.put(piece)
         elif self._kept is not None:
-            if self._size > self._kept_up_to:
+            if self._size > MAX_MARKUP_OCTETS:  # a larger page's elt and name are refused by its size alone
                 self._kept = None
             else:
                 self._kept.append(piece)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pdi.archive.access import PUBLIC
-from pdi.archive.blobs import CHUNK_SIZE
+from pdi.archive.blobs import CHUNK_SIZE, SHA256_HEX
 from pdi.archive.blobs.files import FileBlobs
 from pdi.archive.blobs.seam import BlobStore
 from pdi.archive.catalog import SearchAccess, SQLStore, search_page
@@ -515,14 +515,8 @@ _EMPTY_SHA256 = hashlib.sha256(b"").digest()
 
 
 def _digest_of(sha256: str) -> bytes | None:
-    """The 32 octets a SHA-256 spells as pdi writes it (64 lower-case hex digits), else ``None``."""
-    if len(sha256) != 64:
-        return None
-    try:
-        digest = bytes.fromhex(sha256)
-    except ValueError:
-        return None
-    return digest if digest.hex() == sha256 else None
+    """The 32 octets a SHA-256 spells as pdi writes it (:data:`~pdi.archive.blobs.SHA256_HEX`), else ``None``."""
+    return bytes.fromhex(sha256) if SHA256_HEX.fullmatch(sha256) else None
 
 
 def _embargoed(document: object, version: object, now: Callable[[], str]) -> bool:

@@ -67,16 +67,14 @@ def restore_cmd(source: str, to: str | None, copy: bool) -> None:
     that the bucket has lost are uploaded again from SRC/blobs. A place that
     holds an archive already is refused (exit 5).
     """
-    from pathlib import Path
-
-    from pdi.archive.backup import backup_schema_version, read_marker, restore
+    from pdi.archive.backup import restore
     from pdi.archive.store import SCHEMA_VERSION
 
     with progress_bar("restoring blobs") as progress:
         where, done = restore(source, to, copy=copy, progress=progress)
     restored = f"restored the {done.kind} archive to {where}: {plural(done.blobs_copied, 'blob')} copied," \
                f" {done.blobs_linked} hard-linked"
-    schema = backup_schema_version(Path(source), read_marker(Path(source)))  # restored as it was held
+    schema = done.schema_version  # restored as the backup held it
     if schema is not None and schema < SCHEMA_VERSION:  # a rollback: this pdi would migrate it at its first use
         click.echo(f"{restored}; its catalog is at schema version {schema}, older than this pdi's {SCHEMA_VERSION}:"
                    " check it with the release that wrote it (pdi verify of this pdi, as any of its commands,"

@@ -232,13 +232,9 @@ def serve_cmd(
         make = make_app
     shown = f"[{host}]" if ":" in host else host
     plural = "s" if count > 1 else ""
-    from pdi.archive.catalog.opening import is_postgres_url
+    from pdi.archive.catalog.opening import shown_location
 
-    named = str(archive)
-    if is_postgres_url(named):  # its password never goes to a log (the module needs the postgres extra)
-        from pdi.archive.postgres import redact_url
-
-        named = redact_url(named)
+    named = shown_location(str(archive))  # a PostgreSQL URL's password never goes to a log
     said = (f"pdi: serving {named} at http://{shown}:{bound}/ (replay at http://{shown}:{replay_bound}/) "
             f"with {count} worker{plural} (Ctrl-C stops)")
     if log_format == "json" and log_file is None:  # standard error is the JSON log: one object a line, this too

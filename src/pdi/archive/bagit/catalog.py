@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 from pdi.archive.access import PUBLIC, check_access, parse_until
 from pdi.archive.bagit.manifests import BagInfo
+from pdi.archive.blobs import SHA256_HEX
 from pdi.archive.naming import (
     MAX_ASSERTION_VALUE,
     STATEMENT_KEY,
@@ -42,7 +42,6 @@ from pdi.identifier import spells_serial
 
 EXPORT_FORMAT = "pdi-archive-export"
 EXPORT_VERSION = 1
-_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class _CatalogBytes:
@@ -322,7 +321,7 @@ def _record(r: dict[str, Any], now: datetime.datetime, *, check: bool = True) ->
         raise
     except (KeyError, TypeError, ValueError) as exc:
         raise ParseError(f"catalog.json is malformed: {exc!r}", rule="catalog") from exc
-    if not _SHA256.fullmatch(record.sha256) or record.version < 1:
+    if not SHA256_HEX.fullmatch(record.sha256) or record.version < 1:
         raise ParseError(f"catalog.json: bad entry for {pdi}", rule="catalog")
     spelled = int(record.unique_id) if spells_serial(record.unique_id) else None
     if record.serial != spelled:

@@ -32,6 +32,7 @@ import functools
 import hashlib
 import mmap
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -48,6 +49,8 @@ else:
     from pdi._later import dataclass
 
 #: Octets per chunk digest (1 MiB): a range read hashes at most this much more than it returns.
+#: A SHA-256 as pdi writes it (a blob's name, a catalog's digest): 64 lower-case hex digits.
+SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 CHUNK_SIZE = 1 << 20
 
 #: How much a stream is read at a time.

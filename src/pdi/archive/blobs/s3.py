@@ -70,7 +70,15 @@ try:
 except ImportError as exc:  # pdi installed without its s3 extra
     missing_extra("s3", exc)
 
-from pdi.archive.blobs import CHUNK_SIZE, BlobInfo, ChunkedReader, Digests, Octets, pieces
+from pdi.archive.blobs import (
+    CHUNK_SIZE,
+    SHA256_HEX,
+    BlobInfo,
+    ChunkedReader,
+    Digests,
+    Octets,
+    pieces,
+)
 from pdi.archive.blobs.seam import (
     Attached,
     BlobObserver,
@@ -91,7 +99,6 @@ PART_SIZE = 8 * CHUNK_SIZE
 #: Largest object a single server-side ``CopyObject`` may copy (S3's limit); above it the copy is multipart.
 COPY_LIMIT = 5 << 30
 
-_SHA256 = re.compile(r"[0-9a-f]{64}\Z")
 _BUCKET = re.compile(r"[a-z0-9][a-z0-9.\-_]{1,254}\Z", re.IGNORECASE)
 _MD5 = re.compile(r'"?([0-9a-f]{32})(-\d+)?"?\Z')
 
@@ -368,7 +375,7 @@ class S3Blobs:
     def blobs(self) -> Iterator[Listed]:
         """Every blob object under the prefix, in ascending order of name, a page at a time."""
         for item in self._objects(self.where.prefix, "/"):
-            if _SHA256.match(item.key[len(self.where.prefix):]):
+            if SHA256_HEX.fullmatch(item.key[len(self.where.prefix):]):
                 yield item
 
     def staging(self) -> Iterator[Listed]:

@@ -40,8 +40,8 @@ def open_store(
     """
     if read_url is not None and not (is_postgres_url(location) and is_postgres_url(read_url)):
         raise UnsupportedError(
-            f"a replica to read from (--read-url {_shown(read_url)}) needs a PostgreSQL archive and a postgresql://"
-            f" URL of its replica; the archive is {_shown(location)}"
+            f"a replica to read from (--read-url {shown_location(read_url)}) needs a PostgreSQL archive and a postgresql://"
+            f" URL of its replica; the archive is {shown_location(location)}"
         )
     if blobs is not None:  # the s3 extra is there (pdi._extras), or nothing is made
         import pdi.archive.blobs.s3  # noqa: F401
@@ -69,7 +69,7 @@ def open_store(
     return catalog
 
 
-def _shown(location: str) -> str:
+def shown_location(location: str) -> str:
     """A location as it may be shown (a URL without its password)."""
     if not is_postgres_url(location):
         return location

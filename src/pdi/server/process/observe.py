@@ -52,6 +52,7 @@ import re
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -499,7 +500,7 @@ class RefusalLog:
     next line says how many refusals came between, so a flood of bad requests costs the log one line a
     second and loses no count."""
 
-    def __init__(self, seconds: float = REFUSAL_LOG_SECONDS, clock: Any = time.monotonic) -> None:
+    def __init__(self, seconds: float = REFUSAL_LOG_SECONDS, clock: Callable[[], float] = time.monotonic) -> None:
         self.seconds = seconds
         self._clock = clock
         self._next = float("-inf")
