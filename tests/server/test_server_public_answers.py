@@ -301,6 +301,21 @@ def test_a_stale_cache_asks_the_catalog_at_once_and_forgets_a_withdrawn_name(nam
         assert calls.targets == [_query(later).encode()]
 
 
+def test_a_name_deposited_while_serving_is_answered_by_the_protocol_at_its_first_asking(names: dict[str, str]) -> None:
+    # a deposit acknowledged before a request is sent is seen by the catalog read that request makes, and the
+    # protocol makes the answer (its N2R and its N2L) without the resolver
+    app = create_app(names["location"])
+    with _serving(app, public=True) as (port, calls):
+        exchange(port, [_warm(names), _request(names["text"])])
+        for n in range(3):
+            with Archive.open(names["location"]) as archive:
+                later = str(archive.add(S, f"deposited while serving, {n}\n".encode(), format="text"))
+            got = exchange(port, [_request(later), _request(later, service="N2L")])
+            assert got[0].startswith(b"HTTP/1.1 200") and got[0].endswith(f"deposited while serving, {n}\n".encode())
+            assert got[1].startswith(b"HTTP/1.1 302")
+        assert calls.targets[1:] == []  # none went to the resolver
+
+
 def _other_host(request: bytes) -> bytes:
     """The same request with another ``Host``: not the key the whole answer was kept under."""
     return request.replace(b"Host: 127.0.0.1", b"Host: localhost")
