@@ -7,6 +7,14 @@ Read from the archive's recorded mirrors (:meth:`pdi.archive.Archive.mirrors`,
 answered for soon after (an answer already in the response cache keeps
 its headers until it is dropped). Names of a series this archive neither
 holds nor mirrors are not this module's.
+
+The recorded mirrors are read holding no lock of this module's: reading takes
+the catalog's lock, and a thread holding that lock (a resolver's snapshot)
+asks here too, so a lock held across the read would be taken in the other
+order by another thread, and the two would wait for each other for good. The
+event loop never reads them (nor waits for the catalog's lock):
+:meth:`Locations.origin_at_once` answers from what was read last and, when
+that is due to be read again, has a thread of its own read it.
 """
 
 from __future__ import annotations
@@ -29,37 +37,51 @@ class Locations:
 
     def __init__(self, archive: Archive) -> None:
         self.archive = archive
-        self._origins: dict[str, str] = {}
-        self._holders: dict[str, tuple[str, ...]] = {}
+        #: Each series' origin, and every archive holding each series: replaced whole, in one assignment.
+        self._known: tuple[dict[str, str], dict[str, tuple[str, ...]]] = ({}, {})
         self._read_at = float("-inf")
-        self._lock = threading.Lock()
+        self._reading = threading.Lock()  # held by the one thread origin_at_once starts, never while waiting
+        self._fresh()  # now, off the event loop: the resolver is made before it serves
 
-    def _fresh(self) -> None:
+    def _fresh(self) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+        """What is known, read again first when it is older than :data:`REFRESH_SECONDS` (two threads may both read
+        it then: each gets what the catalog says; see the module's docstring for why no lock is held)."""
         if time.monotonic() - self._read_at < REFRESH_SECONDS:
-            return
-        with self._lock:
-            if time.monotonic() - self._read_at < REFRESH_SECONDS:
-                return
-            origins: dict[str, str] = {}
-            holders: dict[str, list[str]] = {}
-            for record in self.archive.mirrors():
-                if record.role == "origin":
-                    origins[record.series] = record.base_url
-                holders.setdefault(record.series, []).append(record.base_url)
-            self._origins = origins
-            self._holders = {series: tuple(bases) for series, bases in holders.items()}
-            self._read_at = time.monotonic()
+            return self._known
+        origins: dict[str, str] = {}
+        holders: dict[str, list[str]] = {}
+        for record in self.archive.mirrors():
+            if record.role == "origin":
+                origins[record.series] = record.base_url
+            holders.setdefault(record.series, []).append(record.base_url)
+        self._known = known = (origins, {series: tuple(bases) for series, bases in holders.items()})
+        self._read_at = time.monotonic()
+        return known
 
     def origin(self, series: str) -> str | None:
         """The base URL of the archive ``series`` is mirrored from, or ``None`` (this archive's own, or unknown)."""
-        self._fresh()
-        return self._origins.get(series)
+        return self._fresh()[0].get(series)
+
+    def origin_at_once(self, series: str) -> str | None:
+        """:meth:`origin` as last read, without reading the catalog or waiting for its lock: for the event loop.
+        When it is due to be read again, a thread of its own reads it (one at a time), and the answers after use
+        what it read."""
+        if time.monotonic() - self._read_at >= REFRESH_SECONDS and self._reading.acquire(blocking=False):
+            threading.Thread(target=self._read_in_thread, name="pdi-mirrors", daemon=True).start()
+        return self._known[0].get(series)
+
+    def _read_in_thread(self) -> None:
+        try:
+            self._fresh()
+        except Exception:  # a catalog busy or closing: what was read last stays, and is read again next time
+            pass
+        finally:
+            self._reading.release()
 
     def others(self, series: str, own: str) -> tuple[str, ...]:
         """The base URLs of the other archives holding ``series`` (origin first), without ``own``."""
-        self._fresh()
         mine = own.rstrip("/")
-        return tuple(base for base in self._holders.get(series, ()) if base != mine)
+        return tuple(base for base in self._fresh()[1].get(series, ()) if base != mine)
 
     def headers(self, series: str, name: str, about: Mapping[str, str]) -> Mapping[str, str]:
         """``about`` with ``Link: <the origin's N2R of name>; rel="canonical"`` joined when ``series`` is mirrored."""

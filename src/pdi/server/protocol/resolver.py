@@ -131,7 +131,7 @@ class Resolver:
         self.mementos = Mementos(archive)
         self.locations = Locations(archive)
         #: public_answer's answers to a serial name spelled canonically, from the catalog's row alone
-        self.plain = PlainAnswers(archive, ARCHIVED_CONTENT_POLICY, self.locations.origin)
+        self.plain = PlainAnswers(archive, ARCHIVED_CONTENT_POLICY, self.locations.origin_at_once)
         self._bases: dict[tuple[str, tuple[str, int | None] | None, bytes], str] = {}
         #: the not-found path's answers from other resolvers (set by create_app), or None
         self.elsewhere: NotHeld | None = None
