@@ -9,6 +9,12 @@ in a coding other than ``identity`` is answered ``415`` with ``Accept-Encoding:
 identity`` before its body is read (§15.5.16, §12.5.3: the field tells a
 client that the coding, not the media type, was refused), and nothing is
 stored. A request without content (a ``GET``) is not concerned.
+
+A transfer coding other than ``chunked`` (``Transfer-Encoding: gzip,
+chunked``) is one the server does not undo (the HTTP parser undoes
+``chunked`` alone): RFC 9112 §6.1 has such a request answered ``501``, which
+it is, before its body is read, and nothing is stored. Before, the octets
+were kept as sent, still coded, under a name that never changes.
 """
 
 from __future__ import annotations
@@ -30,10 +36,27 @@ def codings(headers: list[tuple[bytes, bytes]]) -> list[str] | None:
     return [c for c in named if c and c != "identity"]
 
 
+def transfer_codings(headers: list[tuple[bytes, bytes]]) -> list[str]:
+    """The transfer codings a request's ``Transfer-Encoding`` fields name other than ``chunked`` (lower case, in
+    order; their parameters left out)."""
+    named = [c.split(";")[0].strip().lower() for key, value in headers if key == b"transfer-encoding"
+             for c in value.decode("latin-1").split(",")]
+    return [c for c in named if c and c != "chunked"]
+
+
 class ContentCodings(HTTPMiddleware):
-    """ASGI middleware: a request whose content is in a content coding is ``415`` (the module's docstring)."""
+    """ASGI middleware: a request whose content is in a content coding is ``415``, in a transfer coding other than
+    ``chunked`` ``501`` (the module's docstring)."""
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        transfer = transfer_codings(scope["headers"])
+        if transfer:
+            answer = problem(501, "unsupported", f"the request's content is in the transfer coding"
+                             f" {', '.join(transfer)}, which this server does not undo: send it as it is, with"
+                             " Content-Length or Transfer-Encoding: chunked alone")
+            answer.headers["Connection"] = "close"  # its body was not read
+            await answer(scope, receive, send)
+            return
         found = codings(scope["headers"])
         if found:
             said = ", ".join(found)
