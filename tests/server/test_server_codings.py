@@ -12,7 +12,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from server_helpers import Served, read_response
+from server_helpers import ELSEWHERE, Served, read_response
 from starlette.testclient import TestClient
 
 from pdi.archive import Archive
@@ -74,3 +74,40 @@ def test_the_connection_closes_after_the_refusal_whose_body_was_not_read(served:
         assert b"\r\naccept-encoding: identity\r\n" in head.lower()
         conn.settimeout(10)
         assert conn.recv(1) == b""  # closed by the server
+
+
+@pytest.mark.parametrize("coding", ["gzip, chunked", "deflate,chunked", "x-unknown ; q=1, chunked"])
+def test_a_deposit_in_a_transfer_coding_other_than_chunked_is_501_and_mints_nothing(
+    served: Served, coding: str,
+) -> None:
+    # RFC 9112 §6.1: a transfer coding the server does not understand is answered 501; the HTTP parser undoes
+    # chunked alone, so the octets would be kept still coded, under a name that never changes
+    _, token = served.archive.add_token(f"coded-{len(coding)}", role="deposit", series=[ELSEWHERE])
+    before = served.archive.ls(series=ELSEWHERE)
+    body = gzip.compress(b"the declaration\n")
+    request = (f"POST /api/deposit?series={ELSEWHERE}&format=text HTTP/1.1\r\nHost: x\r\n"
+               f"Authorization: Bearer {token}\r\nContent-Type: text/plain\r\nTransfer-Encoding: {coding}\r\n\r\n"
+               ).encode() + b"%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", int(served.url.rsplit(":", 1)[1]))) as conn:
+        conn.sendall(request)
+        head = read_response(conn, bytearray())
+        conn.settimeout(10)
+        assert conn.recv(1) == b""  # closed by the server: the body was not read
+    assert head.startswith(b"HTTP/1.1 501 "), head[:300]
+    assert b"transfer coding " + coding.split(",")[0].split(";")[0].strip().encode() in head
+    assert served.archive.ls(series=ELSEWHERE) == before
+
+
+def test_a_chunked_deposit_is_kept_as_sent(served: Served) -> None:
+    _, token = served.archive.add_token("chunked-depositor", role="deposit", series=[ELSEWHERE])
+    before = {str(n) for n in served.archive.ls(series=ELSEWHERE)}
+    body = b"sent in chunks\n"
+    request = (f"POST /api/deposit?series={ELSEWHERE}&format=text HTTP/1.1\r\nHost: x\r\n"
+               f"Authorization: Bearer {token}\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n"
+               "Connection: close\r\n\r\n").encode() + b"%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", int(served.url.rsplit(":", 1)[1]))) as conn:
+        conn.sendall(request)
+        head = read_response(conn, bytearray())
+    assert head.startswith(b"HTTP/1.1 201 "), head[:300]
+    minted = [str(n) for n in served.archive.ls(series=ELSEWHERE) if str(n) not in before]
+    assert len(minted) == 1 and served.archive.get(minted[0]).data == body
