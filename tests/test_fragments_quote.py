@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -45,3 +47,43 @@ def test_errors() -> None:
         text_quote("abc", 2, 1)
     with pytest.raises(LimitError):
         find_quote("abc", "x" * 100_001)
+
+
+_SPACED = st.text(alphabet="ab \n\t\u00a0", max_size=60)
+
+
+@given(_SPACED, _SPACED)
+@settings(max_examples=400, deadline=None)
+def test_a_quote_is_found_read_so_block_by_block_exactly_when_the_whole_text_read_so_holds_it(
+    text: str, quote: str,
+) -> None:
+    # the text read a block at a time (blocks of 5 characters here, so runs and quotes straddle them) holds the
+    # quote exactly when the whole text, each white-space run one space, does
+    import pdi.fragments.quote as module
+
+    squeezed_quote = re.sub(r"\s+", " ", quote).strip()
+    if not squeezed_quote:
+        return
+    whole = re.sub(r"\s+", " ", text)  # the whole text read so at once
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(module, "_BLOCK", 5)
+        assert module._squeezed_holds(text, squeezed_quote) == (squeezed_quote in whole)
+
+
+def test_a_quote_nowhere_in_a_long_text_is_told_in_bounded_memory_and_time() -> None:
+    # a stranger's annotation naming a quote that is nowhere in a 30 MB text once cost 2 GB and seconds a target
+    import subprocess
+    import sys
+
+    code = (
+        "import resource, time\n"
+        "from pdi.fragments.quote import find_quote\n"
+        "text = 'word ' * 6_000_000\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "for q in ['absent', 'word ' * 19000 + 'x', 'word  wordx']:\n"
+        "    assert find_quote(text, q) is None\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n"
+    )
+    grown = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                               timeout=120).stdout)
+    assert grown < 64 * 1024, f"{grown} KiB more for three quotes nowhere in 30 MB"  # ru_maxrss is in KiB

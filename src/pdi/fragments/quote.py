@@ -11,7 +11,9 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import bisect
 import re
+from array import array
 from dataclasses import dataclass
 from typing import Final
 
@@ -61,21 +63,36 @@ class QuoteMatch:
 _RUN: Final = re.compile(r"\s+")
 
 
-def _collapse(text: str) -> tuple[str, list[int]]:
-    """``text`` with each white-space run as one space, and where each of its characters comes from (and the end)."""
-    out: list[str] = []
-    where: list[int] = []
+def _collapse(text: str) -> tuple[str, array[int]]:
+    """``text`` with each white-space run as one space, and where each of its characters comes from (and the end):
+    eight octets a character, made in C (``array.extend`` of a ``range``), not a Python int each."""
+    where = array("q")
     at = 0
     for m in _RUN.finditer(text):
-        out.append(text[at : m.start()])
-        where.extend(range(at, m.start()))
-        out.append(" ")
-        where.append(m.start())
+        where.extend(range(at, m.start() + 1))  # the characters before the run, then its one space
         at = m.end()
-    out.append(text[at:])
-    where.extend(range(at, len(text)))
-    where.append(len(text))
-    return "".join(out), where
+    where.extend(range(at, len(text) + 1))
+    return _RUN.sub(" ", text), where
+
+
+#: Characters of a text read so at a time by :func:`_squeezed_holds`.
+_BLOCK: Final = 1 << 18
+
+
+def _squeezed_holds(text: str, quote: str) -> bool:
+    """Whether ``text``, each white-space run read as one space, holds ``quote`` (so read already): a block at a
+    time, so that neither the text read so nor a map of it is ever made whole, in time linear in the text."""
+    carry = ""
+    keep = len(quote) - 1
+    for start in range(0, len(text), _BLOCK):
+        piece = _RUN.sub(" ", text[start : start + _BLOCK])
+        if carry.endswith(" ") and piece.startswith(" "):
+            piece = piece[1:]  # one run cut in two by the blocks: one space
+        window = carry + piece
+        if quote in window:
+            return True
+        carry = window[-keep:] if keep else ""
+    return False
 
 
 def find_quote(
@@ -97,15 +114,15 @@ def find_quote(
     found = _best(text, exact, prefix or "", suffix or "", near)
     if found is not None:
         return found
+    q = _RUN.sub(" ", exact).strip()
+    if not q or not _squeezed_holds(text, q):
+        return None  # nowhere even read so: told without the map of every character
     squeezed, where = _collapse(text)
-    q = _collapse(exact)[0].strip()
-    if not q:
-        return None
     p = _collapse(prefix or "")[0]
     s = _collapse(suffix or "")[0]
     hint = None
     if near is not None:
-        hint = next((k for k, w in enumerate(where) if w >= near), len(squeezed))
+        hint = min(bisect.bisect_left(where, near), len(squeezed))  # the first character at or after near
     found = _best(squeezed, q, p.rstrip() if p.endswith(" ") else p, s.lstrip() if s.startswith(" ") else s, hint)
     if found is None:
         return None
