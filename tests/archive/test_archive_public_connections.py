@@ -14,7 +14,6 @@ from pathlib import Path
 
 from pdi.archive import Archive
 from pdi.server.protocol.plain import serial_fields
-from support.pgcluster import TemporaryCluster
 
 S = "threads.example.us"
 
@@ -52,45 +51,3 @@ def test_threads_that_read_a_public_name_and_end_leave_no_connection_open(tmp_pa
         read()  # the calling thread's own connection stays, and is closed with the archive
     finally:
         archive.close()
-
-
-def test_reads_held_share_one_snapshot_that_sees_no_later_commit_until_let_go(tmp_path: Path) -> None:
-    # a resolver's event loop holds one snapshot for the names asked in one turn (Archive.hold_public_reads); what
-    # another connection commits meanwhile is seen once it is let go, as SQLite's isolation says
-    with Archive.init(tmp_path / "archive") as archive:
-        archive.add_series(S)
-        first = str(archive.add(S, b"there before\n", format="text"))
-    reader = Archive.open(tmp_path / "archive")
-    try:
-        sha256 = reader.get(first).sha256
-        release = reader.hold_public_reads()
-        assert release is not None
-        assert reader.hold_public_reads() is None  # one is held already: nothing more begun
-        generation = reader.generation_at_once()
-        assert reader.public_digest(first, S) == sha256
-        with Archive.open(tmp_path / "archive") as writer:
-            later = str(writer.add(S, b"deposited while the snapshot is held\n", format="text"))
-            writer.withdraw(first, "withdrawn while the snapshot is held")
-        fields = serial_fields(later.encode())
-        assert fields is not None
-        # the snapshot: the first name still readable, the later one not there yet, the generation as it was
-        assert reader.public_digest(first, S) == sha256
-        assert reader.public_digest(later, S) is None and reader.public_serial(*fields, later) is None
-        assert reader.generation_at_once() == generation
-        release()
-        assert reader.public_digest(first, S) is None  # withdrawn
-        assert reader.public_digest(later, S) == reader.get(later).sha256
-        found = reader.public_serial(*fields, later)
-        assert found is not None and found.data == b"deposited while the snapshot is held\n"
-        assert reader.generation_at_once() != generation
-        release()  # let go twice: nothing held, nothing to do
-        assert reader.hold_public_reads() is not None  # and one can be held again
-    finally:
-        reader.close()
-
-
-def test_postgresql_holds_no_snapshot(pg_cluster: TemporaryCluster) -> None:
-    # its resolver reads through the usual statements, each in its own transaction: nothing to hold or let go
-    location = pg_cluster.create_schema("pdi_test_hold_reads")
-    with Archive.init(location) as archive:
-        assert archive.hold_public_reads() is None

@@ -102,8 +102,7 @@ class Calls:
 def _serving(app: Starlette, *, public: bool) -> Iterator[tuple[int, Calls]]:
     """uvicorn in a thread with pdi serve's protocol: the app's cache, and its public answers or none."""
     calls = Calls(app)
-    protocol = answering_protocol(10, app.state.cache, None, app.state.public if public else None,
-                                  hold_reads=app.state.hold_reads if public else None)  # as pdi serve's
+    protocol = answering_protocol(10, app.state.cache, None, app.state.public if public else None)
     with in_thread(calls, host="127.0.0.1", port=0, log_level="warning", http=protocol) as server:
         yield server.servers[0].sockets[0].getsockname()[1], calls
 
@@ -303,8 +302,8 @@ def test_a_stale_cache_asks_the_catalog_at_once_and_forgets_a_withdrawn_name(nam
 
 
 def test_a_name_deposited_while_serving_is_answered_by_the_protocol_at_its_first_asking(names: dict[str, str]) -> None:
-    # the snapshot of the catalog a turn of the event loop holds is let go before the next: a deposit acknowledged
-    # before a request is sent is in the snapshot its answer is read from, and the protocol makes the answer
+    # a deposit acknowledged before a request is sent is seen by the catalog read that request makes, and the
+    # protocol makes the answer (its N2R and its N2L) without the resolver
     app = create_app(names["location"])
     with _serving(app, public=True) as (port, calls):
         exchange(port, [_warm(names), _request(names["text"])])
@@ -314,43 +313,7 @@ def test_a_name_deposited_while_serving_is_answered_by_the_protocol_at_its_first
             got = exchange(port, [_request(later), _request(later, service="N2L")])
             assert got[0].startswith(b"HTTP/1.1 200") and got[0].endswith(f"deposited while serving, {n}\n".encode())
             assert got[1].startswith(b"HTTP/1.1 302")
-        assert calls.targets[1:] == []  # none went to the resolver: each was found in a snapshot taken after it
-
-
-def test_one_snapshot_is_held_for_a_turn_of_the_event_loop_and_let_go_before_the_next(names: dict[str, str]) -> None:
-    import asyncio
-
-    import uvicorn
-    from uvicorn.server import ServerState
-
-    app = create_app(names["location"])
-    store = app.state.archive.store
-    held: list[str] = []
-
-    def hold() -> object:
-        release = app.state.archive.hold_public_reads()
-        held.append("held" if release is not None else "none")
-        return release
-
-    config = uvicorn.Config(app, log_level="warning")
-    config.load()
-    protocol = answering_protocol(10, app.state.cache, None, app.state.public, hold_reads=hold)
-
-    async def turns() -> list[tuple[object, bool]]:
-        connection = protocol(config=config, server_state=ServerState(), app_state={})
-        seen = []
-        for _ in range(2):
-            for _ in range(3):  # three names asked in one turn: one snapshot
-                connection._hold_reads()
-            seen.append((protocol.held[0], store._own_connection().in_transaction))
-            await asyncio.sleep(0)  # the turn ends: let go before the loop reads again
-            seen.append((protocol.held[0], store._own_connection().in_transaction))
-        return seen
-
-    seen = asyncio.run(turns())
-    assert held == ["held", "held"]  # once a turn
-    assert [in_transaction for _, in_transaction in seen] == [True, False, True, False]
-    assert seen[0][0] is not None and seen[1][0] is None
+        assert calls.targets[1:] == []  # none went to the resolver
 
 
 def _other_host(request: bytes) -> bytes:

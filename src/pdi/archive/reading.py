@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from pdi import formats
@@ -151,14 +151,6 @@ class Reading(ArchiveBase):
                 or record.version != version or record.series != series):
             return None
         return found
-
-    def hold_public_reads(self) -> Callable[[], None] | None:
-        """Hold one snapshot of the catalog for the reads this thread makes at once (:meth:`public_serial`,
-        :meth:`public_digest`, the withdrawals' generation) until the function returned is called; ``None`` where
-        none was begun (one is held already, or the catalog reads so only on SQLite). For a resolver's event
-        loop, which lets it go before it reads the next requests: see
-        :class:`~pdi.server.process.connection.CachedAnswerProtocol`."""
-        return self.store.release_reads if self.store.hold_reads() else None
 
     def public_digest(self, name: str, series: str) -> str | None:
         """The SHA-256 of what the serial name ``name`` of ``series`` names, spelled as :meth:`PDI.build` spells it

@@ -15,7 +15,7 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -142,7 +142,6 @@ class SQLiteStore(SQLStore):
             weakref.finalize(holder, _close_owned, conn, self._owned, self._lock)
             self._own.conn = conn
             self._own.seen = None  # the data_version its series were read at (None: not yet)
-            self._own.held = None  # the data_version of the snapshot hold_reads holds (None: none held)
             self._own.readable = frozenset()
         return conn
 
@@ -225,9 +224,8 @@ class SQLiteStore(SQLStore):
             name = f"urn:pdi://{key.series}/{day.year:04d}/{day.month:02d}/{day.day:02d}/{key.unique_id}.{token}.{version}"
         try:
             conn = self._own_connection()
-            held = self._own.held
-            row = conn.execute(_SERIAL_NAMED if held is None else _SERIAL_NAMED_HELD, (name,)).fetchone()
-            if row is None or key.series not in self._readable_series(conn, int(row[-1] if held is None else held)):
+            row = conn.execute(_SERIAL_NAMED, (name,)).fetchone()
+            if row is None or key.series not in self._readable_series(conn, int(row[-1])):
                 return None  # not there (or not a serial name spelled so), or of a series not public
         except sqlite3.Error:
             return None  # busy (a checkpoint), or anything else: the usual reads say
@@ -265,9 +263,8 @@ class SQLiteStore(SQLStore):
             return None
         try:
             conn = self._own_connection()
-            held = self._own.held
-            row = conn.execute(_SERIAL_DIGEST if held is None else _SERIAL_DIGEST_HELD, (name,)).fetchone()
-            if row is None or row[3] or series not in self._readable_series(conn, int(row[-1] if held is None else held)):
+            row = conn.execute(_SERIAL_DIGEST, (name,)).fetchone()
+            if row is None or row[3] or series not in self._readable_series(conn, int(row[-1])):
                 return None  # not there, withdrawn or purged, or of a series not public
         except sqlite3.Error:
             return None
@@ -285,29 +282,6 @@ class SQLiteStore(SQLStore):
             for statement in SERIAL_NAMES_AGAIN:
                 self._query(statement)
             return int(self._query("SELECT COUNT(*) FROM serial_names")[0][0])
-
-    def hold_reads(self) -> bool:
-        try:
-            conn = self._own_connection()
-            if conn.in_transaction:
-                return False
-            conn.execute("BEGIN")
-        except sqlite3.Error:
-            return False
-        try:  # the snapshot is taken now, and what data_version it has is read once for the reads in it
-            self._own.held = int(conn.execute("PRAGMA data_version").fetchone()[0])
-        except sqlite3.Error:
-            self.release_reads()
-            return False
-        return True
-
-    def release_reads(self) -> None:
-        conn: sqlite3.Connection | None = getattr(self._own, "conn", None)
-        if conn is not None:
-            self._own.held = None
-            if conn.in_transaction:
-                with suppress(sqlite3.Error):
-                    conn.execute("COMMIT")  # it wrote nothing (the connection is read-only): the snapshot goes
 
     def generation_at_once(self) -> int | None:
         try:
@@ -527,8 +501,6 @@ _SERIAL_NAMED = (
     " n.version_embargo, n.withdrawn, n.formats, b.data, (SELECT data_version FROM pragma_data_version)"
     " FROM serial_names n LEFT JOIN blobs b ON b.sha256 = n.sha256 WHERE n.name = ?"
 )
-#: :data:`_SERIAL_NAMED` in a snapshot :meth:`SQLiteStore.hold_reads` holds, whose ``data_version`` it read once.
-_SERIAL_NAMED_HELD = _SERIAL_NAMED.replace(", (SELECT data_version FROM pragma_data_version)", "")
 #: A blob's size, chunk size and chunk digests.
 _FIXITY = "SELECT size, chunk_size, chunks FROM blob_fixity WHERE sha256 = ?"
 #: :meth:`SQLiteStore.public_digest`'s statement.
@@ -536,8 +508,6 @@ _SERIAL_DIGEST = (
     "SELECT sha256, document_embargo, version_embargo, withdrawn, (SELECT data_version FROM pragma_data_version)"
     " FROM serial_names WHERE name = ?"
 )
-#: :data:`_SERIAL_DIGEST` in a snapshot :meth:`SQLiteStore.hold_reads` holds.
-_SERIAL_DIGEST_HELD = _SERIAL_DIGEST.replace(", (SELECT data_version FROM pragma_data_version)", "")
 
 
 #: The SHA-256 of no octets: an empty blob's, which has no chunk to check.

@@ -282,7 +282,6 @@ def create_app(
     app.state.access = access_log  # the connections write in it what they answer from the cache themselves
     # the plain N2R or N2L of a name the cache does not hold yet, made by the connection (pdi.server.process.connection)
     app.state.public = resolver.public_answer if cache.max_entry_bytes > 0 else None
-    app.state.hold_reads = opened.hold_public_reads  # one snapshot of the catalog a turn of the event loop
     return app
 
 

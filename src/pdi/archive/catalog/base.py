@@ -232,18 +232,6 @@ class CatalogBase(ABC):
         resolver's endpoint, say what it is)."""
         return None
 
-    def hold_reads(self) -> bool:
-        """Begin a read transaction on the calling thread's own connection, where the catalog reads in the calling
-        thread (:meth:`public_serial_version`, :meth:`public_digest`, :meth:`generation_at_once`), and hold it until
-        :meth:`release_reads`: those reads then share one snapshot and pay for taking it once. Whether one was
-        begun (the caller then calls :meth:`release_reads` soon: a writer's checkpoint waits for no held
-        snapshot, but cannot pass it). Here, and on PostgreSQL: never."""
-        return False
-
-    def release_reads(self) -> None:
-        """End what :meth:`hold_reads` began in the calling thread (nothing if it began nothing)."""
-        return  # here nothing is ever begun
-
     def generation_at_once(self) -> int | None:
         """:meth:`withdrawals_generation`, read as :meth:`public_version` reads (in the calling thread, without the
         catalog's lock); ``None`` where it cannot be (then ask :meth:`withdrawals_generation` off the event loop)."""

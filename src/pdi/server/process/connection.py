@@ -149,9 +149,6 @@ UVICORN_INTERNALS: Final[dict[str, str]] = {
 #: ``If-None-Match`` first asks for the :class:`~pdi.server.process.cache.Validator` alone
 #: (:meth:`pdi.server.protocol.resolver.Resolver.public_answer`).
 PublicAnswers = Callable[[bytes, str, "tuple[str, int | None] | None", bytes, bytes, bool], "Kept | None"]
-#: Hold one snapshot of the catalog for the reads made in the calling thread until the function it returns is
-#: called (``None``: none begun) (:meth:`pdi.archive.reading.Reading.hold_public_reads`).
-HoldReads = Callable[[], "Callable[[], None] | None"]
 
 #: Request fields after which a request is not the plain case the protocol answers itself
 #: (a token is checked first: pdi.server.http.readers answers 401 to one that is not live; If-Match, by the resolver).
@@ -423,11 +420,6 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
     cache: ResponseCache | None = None
     #: N2R's (or N2L's) answer to a name the cache does not hold, made at once when it is the plain case (None: never).
     public: PublicAnswers | None = None
-    #: One snapshot of the catalog for every name the loop's turn asks it (None: each read takes its own).
-    hold_reads: HoldReads | None = None
-    #: The function that lets go the snapshot held for this turn of the event loop, while one is held (a list of
-    #: one, made anew for each worker's protocol by :func:`answering_protocol`).
-    held: ClassVar[list[Callable[[], None] | None]] = [None]
     #: The replay origin's port (:mod:`pdi.server.process.origins`): its connections are never answered from the cache.
     replay_port: int | None = None
     #: The access log the answers written here go to (:class:`pdi.server.process.observe.AccessLog`), if any.
@@ -554,17 +546,12 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         headers = self.headers
         negotiated = not n2l and negotiates(headers)
         fields = conditional_fields(headers)
-        if not cache.fresh:
-            self._hold_reads()
-            cache.refresh()  # stale: asked now, where the catalog can answer at once
+        cache.refresh()  # stale: asked now, where the catalog can answer at once
         made = asked_wire(cache, query, key, fields, n2l=n2l, negotiated=negotiated)
         if made is not None:
             status, lines, body = made
         else:
-            found = None
-            if not negotiated:
-                self._hold_reads()
-                found = self._answer_public(cache, path, query, scheme, host, key, fields, n2l=n2l)
+            found = None if negotiated else self._answer_public(cache, path, query, scheme, host, key, fields, n2l=n2l)
             if found is None:
                 return False  # the app answers it, and counts its look-up in the cache (CachedAnswers)
             status, lines, body = found
@@ -596,20 +583,6 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         self._arm()
         return True
 
-
-    def _hold_reads(self) -> None:
-        """One snapshot of the catalog for every request this turn of the event loop answers here, let go by a
-        callback run before the loop reads any more requests (``call_soon``: asyncio and uvloop run it before
-        their next poll for I/O). Taking a snapshot (SQLite's read locks, its check of the file) is then paid
-        once a turn, not once a name. Each request of the turn arrived before the turn began, so a deposit
-        acknowledged before it was sent was committed before the snapshot: none is missed."""
-        held = self.held
-        if held[0] is not None or self.hold_reads is None:
-            return
-        release = self.hold_reads()
-        if release is not None:
-            held[0] = release
-            self.loop.call_soon(_let_go, held)
 
     def _answer_public(
         self, cache: ResponseCache, path: bytes, query: bytes, scheme: str, host: bytes, key: bytes,
@@ -646,13 +619,6 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         return None if found is None else _lines(found)
 
 
-def _let_go(held: list[Callable[[], None] | None]) -> None:
-    """Let go the snapshot :meth:`CachedAnswerProtocol._hold_reads` holds."""
-    release, held[0] = held[0], None
-    if release is not None:
-        release()
-
-
 def _lines(found: tuple[int, Headers, bytes]) -> tuple[int, bytes, bytes]:
     """An answer's status, its header fields as the lines sent (then the empty line), and its body."""
     status, headers, body = found
@@ -668,20 +634,17 @@ _N2L = N2L_PATH.encode()
 def answering_protocol(
     header_seconds: float, cache: ResponseCache | None, replay_port: int | None = None,
     public: PublicAnswers | None = None, access: AccessLog | None = None, json_logs: bool = False,
-    trusted: TrustedProxies = NO_PROXIES, hold_reads: HoldReads | None = None,
+    trusted: TrustedProxies = NO_PROXIES,
 ) -> type[CachedAnswerProtocol]:
     """:class:`CachedAnswerProtocol` with its own request-head deadline and the worker's cache (and ``public``,
     which makes an N2R answer the cache does not hold yet, when it is the plain case).
 
     Connections to ``replay_port`` (the replay origin's) are never answered from it. The ``X-Forwarded-*``
     fields of a peer in ``trusted`` say the scheme and host an answer's URLs name (:mod:`pdi.server.http.forwarded`).
-    ``hold_reads`` (:data:`HoldReads`) holds one snapshot of the catalog for all the names asked in a turn of
-    the event loop (:meth:`CachedAnswerProtocol._hold_reads`).
     """
     clients: collections.Counter[str] = collections.Counter()  # the worker's own count of each client's connections
     quiet_uvicorn_refusals(logging.getLogger("uvicorn.error"))  # each refusal is said by RefusalLog instead
     attributes = {"header_seconds": header_seconds, "cache": cache, "replay_port": replay_port, "access": access,
                   "public": None if public is None else staticmethod(public), "json_logs": json_logs,
-                  "trusted": trusted, "clients": clients,
-                  "hold_reads": None if hold_reads is None else staticmethod(hold_reads), "held": [None]}
+                  "trusted": trusted, "clients": clients}
     return type("CachedAnswerProtocol", (CachedAnswerProtocol,), attributes)

@@ -130,8 +130,7 @@ def _uvicorn(
     HTTP/1.1 with the request-head deadline, answering what the app's cache
     of whole answers holds (``app.state.cache``, as :func:`pdi.server.create_app`
     makes it) straight from the connection (:mod:`pdi.server.process.cache`), and
-    the plain N2R of a name it does not hold yet (``app.state.public``), the names of one turn of the event
-    loop read in one snapshot of the catalog (``app.state.hold_reads``).
+    the plain N2R of a name it does not hold yet (``app.state.public``).
     """
     import uvicorn
 
@@ -142,8 +141,7 @@ def _uvicorn(
     config = uvicorn.Config(
         app, log_level="warning", log_config=None if own_logging else uvicorn.config.LOGGING_CONFIG,
         http=answering_protocol(header_timeout, cache, replay_port, None if cache is None else getattr(state, "public", None),
-                                getattr(state, "access", None), json_logs, trusted,
-                                None if cache is None else getattr(state, "hold_reads", None)),
+                                getattr(state, "access", None), json_logs, trusted),
         # X-Forwarded-* are read only from --trusted-proxy, by the app and the connections (uvicorn's own
         # reading would believe 127.0.0.1's, or $FORWARDED_ALLOW_IPS's, and leave X-Forwarded-Host out)
         proxy_headers=False,
