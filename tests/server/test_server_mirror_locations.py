@@ -66,7 +66,8 @@ def test_a_thread_holding_a_snapshot_and_another_reading_the_mirrors_do_not_wait
 
 
 def test_the_event_loops_asking_never_waits_for_the_catalog(archive: Archive, monkeypatch: pytest.MonkeyPatch) -> None:
-    locations = Locations(archive)  # read when made: the series' origin is known
+    locations = Locations(archive)
+    assert locations.origin_at_once(S) == ORIGIN  # the first asking reads them, holding no lock of its own
     monkeypatch.setattr(mirrored, "REFRESH_SECONDS", 0.0)  # due to be read again at every asking
     holding, asked, let_go = threading.Event(), threading.Event(), threading.Event()
 
@@ -86,9 +87,14 @@ def test_the_event_loops_asking_never_waits_for_the_catalog(archive: Archive, mo
         assert origin == ORIGIN  # as read last
         assert locations.origin_at_once("other.example.us") is None  # a series of this archive's own
         thread.join(10)
-        deadline = time.monotonic() + 10
-        while locations._reading.locked() and time.monotonic() < deadline:  # its own thread read them again
-            time.sleep(0.01)
-        assert not locations._reading.locked()
+        _wait_for_reading(locations)  # its own thread read them again
     finally:
         archive.close()
+
+
+def _wait_for_reading(locations: Locations) -> None:
+    """Until the thread :meth:`Locations.origin_at_once` started has read the recorded mirrors."""
+    deadline = time.monotonic() + 10
+    while locations._reading.locked() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not locations._reading.locked()

@@ -12,9 +12,9 @@ The recorded mirrors are read holding no lock of this module's: reading takes
 the catalog's lock, and a thread holding that lock (a resolver's snapshot)
 asks here too, so a lock held across the read would be taken in the other
 order by another thread, and the two would wait for each other for good. The
-event loop never reads them (nor waits for the catalog's lock):
-:meth:`Locations.origin_at_once` answers from what was read last and, when
-that is due to be read again, has a thread of its own read it.
+event loop reads them only at its first asking:
+:meth:`Locations.origin_at_once` then answers from what was read last and,
+when that is due to be read again, has a thread of its own read it.
 """
 
 from __future__ import annotations
@@ -41,7 +41,6 @@ class Locations:
         self._known: tuple[dict[str, str], dict[str, tuple[str, ...]]] = ({}, {})
         self._read_at = float("-inf")
         self._reading = threading.Lock()  # held by the one thread origin_at_once starts, never while waiting
-        self._fresh()  # now, off the event loop: the resolver is made before it serves
 
     def _fresh(self) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
         """What is known, read again first when it is older than :data:`REFRESH_SECONDS` (two threads may both read
@@ -63,9 +62,12 @@ class Locations:
         return self._fresh()[0].get(series)
 
     def origin_at_once(self, series: str) -> str | None:
-        """:meth:`origin` as last read, without reading the catalog or waiting for its lock: for the event loop.
-        When it is due to be read again, a thread of its own reads it (one at a time), and the answers after use
-        what it read."""
+        """:meth:`origin` as last read, without waiting for the catalog's lock once it was read: for the event loop.
+        The first asking reads it (holding no lock of this module's, so it waits at most for a snapshot another
+        thread holds, once a process); after that, when it is due to be read again, a thread of its own reads it
+        (one at a time), and the answers after use what it read."""
+        if self._read_at == float("-inf"):
+            return self._fresh()[0].get(series)
         if time.monotonic() - self._read_at >= REFRESH_SECONDS and self._reading.acquire(blocking=False):
             threading.Thread(target=self._read_in_thread, name="pdi-mirrors", daemon=True).start()
         return self._known[0].get(series)

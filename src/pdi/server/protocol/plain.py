@@ -92,7 +92,7 @@ NOT_PUBLIC: Final = NotPublic()
 class PlainAnswers:
     """The answers of the module's docstring, for one archive; ``content_policy`` is what every N2R answer of an
     archived representation says in ``Content-Security-Policy``, ``origin(series)`` the base URL a mirrored series
-    is copied from (``None``: this archive's own), told without reading the catalog
+    is copied from (``None``: this archive's own), told as the event loop may ask it
     (:meth:`~pdi.server.protocol.mirrored.Locations.origin_at_once`)."""
 
     def __init__(self, archive: Archive, content_policy: str, origin: Callable[[str], str | None]) -> None:
