@@ -118,8 +118,8 @@ def find_quote(
     if not q or not _squeezed_holds(text, q):
         return None  # nowhere even read so: told without the map of every character
     squeezed, where = _collapse(text)
-    p = _collapse(prefix or "")[0]
-    s = _collapse(suffix or "")[0]
+    p = _RUN.sub(" ", prefix or "")
+    s = _RUN.sub(" ", suffix or "")
     hint = None
     if near is not None:
         hint = min(bisect.bisect_left(where, near), len(squeezed))  # the first character at or after near

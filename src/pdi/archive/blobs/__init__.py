@@ -48,9 +48,9 @@ if TYPE_CHECKING:
 else:
     from pdi._later import dataclass
 
-#: Octets per chunk digest (1 MiB): a range read hashes at most this much more than it returns.
 #: A SHA-256 as pdi writes it (a blob's name, a catalog's digest): 64 lower-case hex digits.
 SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+#: Octets per chunk digest (1 MiB): a range read hashes at most this much more than it returns.
 CHUNK_SIZE = 1 << 20
 
 #: How much a stream is read at a time.
