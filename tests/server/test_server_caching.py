@@ -118,6 +118,11 @@ def test_ranges_that_cannot_be_met_or_are_not_one(served: Served) -> None:
     for field in ("bytes=0-1,4-5", "words=0-4", "bytes=9-2", "bytes=x-y"):
         answer = httpx.get(url, headers={"Range": field})
         assert (answer.status_code, answer.content) == (200, whole.content), field
+    # a position of more digits than any body has octets is still a position (RFC 9110 §14.1.1)
+    huge = "9" * 25
+    assert httpx.get(url, headers={"Range": f"bytes={huge}-"}).status_code == 416
+    tail = httpx.get(url, headers={"Range": f"bytes=1-{huge}"})
+    assert (tail.status_code, tail.content) == (206, whole.content[1:])
     # If-Range: the range only if the tag is still the one the client has (§13.1.5)
     tag = whole.headers["etag"]
     assert httpx.get(url, headers={"Range": "bytes=0-1", "If-Range": tag}).status_code == 206
@@ -162,3 +167,31 @@ def test_byte_range_reads_what_rfc_9110_says(length: int, first: int, span: int,
 def test_byte_range_never_fails_on_a_strangers_field(field: str) -> None:
     got = byte_range(field, 100)
     assert got is None or got == UNSATISFIABLE or 0 <= got[0] <= got[1] < 100
+
+
+@given(length=st.integers(0, 10_000), first=st.integers(0, 10**60), last=st.integers(0, 10**60),
+       zeros=st.integers(0, 30), suffix=st.integers(0, 10**60))
+def test_a_position_of_any_number_of_digits_is_a_position(length: int, first: int, last: int, zeros: int,
+                                                          suffix: int) -> None:
+    """RFC 9110 §14.1.1 bounds no position's digits: one beyond every body still asks from past the end (``416``)
+    or to the end (``206``), and leading zeros change nothing; the expected answers are the RFC's, worked out with
+    Python's unbounded ints."""
+    pad = "0" * zeros
+    got = byte_range(f"bytes={pad}{first}-{pad}{last}", length)
+    if last < first:
+        assert got is None
+    elif first >= length:
+        assert got == UNSATISFIABLE
+    else:
+        assert got == (first, min(last, length - 1))
+    assert byte_range(f"bytes={pad}{first}-", length) == (UNSATISFIABLE if first >= length else (first, length - 1))
+    tail = byte_range(f"bytes=-{pad}{suffix}", length)
+    assert tail == (UNSATISFIABLE if suffix == 0 or length == 0 else (max(0, length - suffix), length - 1))
+
+
+def test_a_range_of_sixty_thousand_digits_is_read_not_refused() -> None:
+    huge = "9" * 60_000  # past Python's bound on converting digits to an int (4,300)
+    assert byte_range(f"bytes={huge}-", 100) == UNSATISFIABLE
+    assert byte_range(f"bytes=5-{huge}", 100) == (5, 99)
+    assert byte_range(f"bytes=-{huge}", 100) == (0, 99)
+    assert byte_range(f"bytes={huge}-{huge[:-1]}", 100) is None  # last before first

@@ -80,18 +80,35 @@ def byte_range(field: str | None, length: int) -> tuple[int, int] | None:
     if unit.strip().lower() != "bytes" or "," in spec:
         return None
     first_text, dash, last_text = spec.strip().partition("-")
-    if not dash or not (first_text.isdigit() or first_text == "") or not (last_text.isdigit() or last_text == ""):
+    if not dash or not _digits_or_empty(first_text) or not _digits_or_empty(last_text):
         return None
-    if not first_text.isascii() or not last_text.isascii() or len(first_text) > 19 or len(last_text) > 19:
-        return None
+    # A position of any number of digits is a position (RFC 9110 §14.1.1 bounds none); one past 19 significant
+    # digits lies beyond every body, so it is read as HUGE, not as an int (a 64 KB field would exceed Python's
+    # bound on converting digits, and no body is that long).
+    first_digits, last_digits = first_text.lstrip("0") or "0", last_text.lstrip("0") or "0"
     if first_text == "":  # a suffix: the last N bytes
-        if last_text == "" or int(last_text) == 0 or length == 0:
-            return UNSATISFIABLE if last_text != "" else None
-        return max(0, length - int(last_text)), length - 1
-    first = int(first_text)
-    if last_text != "" and int(last_text) < first:
+        if last_text == "":
+            return None
+        if last_digits == "0" or length == 0:
+            return UNSATISFIABLE
+        return max(0, length - _position(last_digits)), length - 1
+    if last_text != "" and (len(last_digits), last_digits) < (len(first_digits), first_digits):
         return None  # invalid: ignore it
+    first = _position(first_digits)
     if first >= length:
         return UNSATISFIABLE
-    last = length - 1 if last_text == "" else min(int(last_text), length - 1)
+    last = length - 1 if last_text == "" else min(_position(last_digits), length - 1)
     return first, last
+
+
+#: What a position of more than 19 significant digits is read as: past the end of any body.
+_HUGE = 10**19
+
+
+def _digits_or_empty(text: str) -> bool:
+    return text == "" or (text.isascii() and text.isdigit())
+
+
+def _position(digits: str) -> int:
+    """A position's digits, leading zeros dropped, as a number; :data:`_HUGE` for one longer than any body."""
+    return int(digits) if len(digits) <= 19 else _HUGE

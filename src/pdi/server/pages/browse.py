@@ -339,7 +339,7 @@ def render_month(archive: Archive, series: str, year_text: str, month_text: str)
 def _limit(text: str | None, default: int) -> int:
     if text is None or text == "":
         return default
-    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= MAX_PAGE:
+    if not text.isascii() or not text.isdigit() or len(text) > 9 or not 1 <= int(text) <= MAX_PAGE:
         raise ParseError(f"limit={text!r}: a page holds 1 to {MAX_PAGE} documents", rule="limit")
     return int(text)
 
