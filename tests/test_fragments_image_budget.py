@@ -9,16 +9,19 @@ memory is read from the kernel.
 from __future__ import annotations
 
 import io
+import struct
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 from pdi.errors import LimitError
 from pdi.fragments import evaluate
-from pdi.fragments.image import MAX_CROP_PIXELS
+from pdi.fragments.image import MAX_CROP_PIXELS, _gif_seek_pixels
 from peak_memory import run_with_peak
 
 
@@ -81,3 +84,64 @@ def test_a_gif_whose_later_frame_claims_158_million_pixels() -> None:
     cut = evaluate("crop", ((0, 0), (2, 2), 1), data, media_type="image/gif", charset=None)
     with Image.open(io.BytesIO(cut.data)) as png:
         assert (png.format, png.size) == ("PNG", (2, 2))
+
+
+def _gif(width: int, height: int, frames: list[tuple[int, int, int, int]], *, colour_tables: bool = False) -> bytes:
+    """A GIF89a (its §§17–24, written here by hand) of a ``width``×``height`` logical screen and one-colour frames
+    at ``(left, top, width, height)``, each with a graphic control extension; colour tables when asked."""
+    table = b"\x00\x00\x00\xff\xff\xff"
+    out = bytearray(b"GIF89a" + struct.pack("<HH", width, height) + bytes([0xF0 if colour_tables else 0x70, 0, 0]))
+    if colour_tables:
+        out += table
+    for left, top, across, down in frames:
+        out += b"\x21\xf9\x04\x04\x00\x00\x00\x00"  # disposal: leave in place
+        out += b"\x2c" + struct.pack("<HHHH", left, top, across, down) + (b"\x80" + table if colour_tables else b"\x00")
+        out += b"\x02" + _sub_blocks(_lzw_of_one_colour(across * down))
+    return bytes(out + b"\x3b")
+
+
+def _lzw_of_one_colour(pixels: int) -> bytes:
+    """GIF's LZW (minimum code size 2: codes of 3 bits, clear 4, end 5) of ``pixels`` pixels of colour 0, each a
+    clear code and the colour's (so the code size never grows), then the end; bits packed least first."""
+    codes = [4, 0] * pixels + [5]
+    number = sum(code << (3 * at) for at, code in enumerate(codes))
+    return number.to_bytes((3 * len(codes) + 7) // 8, "little")
+
+
+def _sub_blocks(octets: bytes) -> bytes:
+    return b"".join(bytes([len(octets[i:i + 255])]) + octets[i:i + 255] for i in range(0, len(octets), 255)) + b"\x00"
+
+
+def test_a_late_frame_of_a_small_gif_on_a_huge_canvas_is_refused_before_it_is_decoded() -> None:
+    """Reported: a 69 KB GIF of 3,000 one-pixel frames on an 8000×8000 canvas: rect of its last frame kept a worker
+    busy for minutes (Pillow composes every frame before it on the whole canvas). Reaching frame N decodes N
+    canvases: more than MAX_SEEK_PIXELS is a limit, said at once; an early frame is still answered."""
+    data = _gif(8000, 8000, [(0, 0, 1, 1)] * 3000)
+    assert len(data) < 70_000
+    for scheme in ("rect", "crop"):
+        with pytest.raises(LimitError, match=f"the 2999 frames before it, {2999 * 64_000_000:,} pixels"):
+            evaluate(scheme, ((0, 0), (1, 1), 2999), data, media_type="image/gif", charset=None)
+    region = evaluate("rect", ((0, 0), (1, 1), 2), data, media_type="image/gif", charset=None).region
+    assert region is not None and (region.frame, region.frames, region.width) == (2, 3000, 8000)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    screen=st.tuples(st.integers(1, 40), st.integers(1, 40)),
+    frames=st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30), st.integers(1, 30), st.integers(1, 30)),
+                    min_size=1, max_size=8),
+    tables=st.booleans(),
+)
+def test_the_pixels_a_gif_seek_decodes_are_those_of_pillows_canvas(
+    screen: tuple[int, int], frames: list[tuple[int, int, int, int]], tables: bool,
+) -> None:
+    """Read from the blocks' headers, the canvas each frame is loaded onto is the one Pillow itself has after
+    seeking it (its logical screen grown to hold each frame read): the sum is the cost bound's."""
+    data = _gif(*screen, frames, colour_tables=tables)
+    with Image.open(io.BytesIO(data)) as image:
+        canvases = []
+        for number in range(image.n_frames):
+            image.seek(number)
+            canvases.append(image.size[0] * image.size[1])
+    for number in range(len(frames) + 1):
+        assert _gif_seek_pixels(data, number) == sum(canvases[:number])

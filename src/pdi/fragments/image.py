@@ -30,7 +30,10 @@ is no empty image to return. Images are read with Pillow (PNG, GIF, JPEG,
 TIFF, WebP, BMP …); a format it cannot read is
 :class:`~pdi.errors.UnsupportedError`, an image above Pillow's
 decompression-bomb limit (about 179 million pixels) is
-:class:`~pdi.errors.LimitError`. Pure: no I/O.
+:class:`~pdi.errors.LimitError`, and so is a frame of a GIF, APNG, WebP or
+FLI whose reaching decodes more than :data:`MAX_SEEK_PIXELS` (Pillow
+composes each frame on the ones before it, so frame N costs N canvases).
+Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -48,6 +51,13 @@ from pdi.fragments.results import FragmentResult, Region
 #: The most pixels a crop decodes (a frame of 40 million pixels is about 160 MB in RGBA):
 #: a decompression bomb (a 420 KB PNG of 12,000×12,000 pixels) is refused before it is decoded.
 MAX_CROP_PIXELS = 40_000_000
+
+#: Formats whose frames Pillow composes one upon another (GIF, APNG, WebP, FLI): seeking frame N decodes every
+#: frame before it onto the whole canvas, whose size every frame has.
+_COMPOSED = frozenset({"GIF", "PNG", "WEBP", "FLI"})
+#: The most pixels seeking a frame of such a format may decode: its number times the canvas's pixels (about a
+#: second). A 69 KB GIF holds 3,000 one-pixel frames on a canvas of 64 million pixels: minutes for its last.
+MAX_SEEK_PIXELS = 160_000_000
 
 #: Image modes a PNG file holds as they are (Pillow's PNG writer).
 _PNG_MODES = frozenset({"1", "L", "LA", "I;16", "I;16B", "P", "RGB", "RGBA"})
@@ -107,6 +117,15 @@ def evaluate_image(
                     f"frame {frame} is not in this image: it has {plural(frames, 'frame')} (0 to {frames - 1})"
                 )
             if frame:
+                if image.format in _COMPOSED:
+                    cost = (_gif_seek_pixels(data, frame) if image.format == "GIF"
+                            else frame * image.size[0] * image.size[1])
+                    if cost > MAX_SEEK_PIXELS:
+                        raise LimitError(
+                            f"{scheme} of frame {frame} of a {image.size[0]}×{image.size[1]} {image.format}: reaching"
+                            f" it decodes the {plural(frame, 'frame')} before it, {cost:,} pixels, more than the"
+                            f" limit of {MAX_SEEK_PIXELS:,}"
+                        )
                 image.seek(frame)
             width, height = image.size
             region = Region(
@@ -148,6 +167,44 @@ def evaluate_image(
     return FragmentResult(
         data=png, media_type="image/png", clamped=clamped, ranges=(), scheme=scheme, region=region
     )
+
+
+def _gif_seek_pixels(data: bytes, frame: int) -> int:
+    """The pixels Pillow decodes to reach ``frame`` of a GIF: each frame before it, loaded onto the canvas as it
+    then is (the logical screen, grown to hold every frame read so far, as Pillow grows it). Read from the blocks'
+    headers alone (GIF89a §§17–24), in one pass over the octets: no pixel is decoded."""
+    if len(data) < 13:
+        return 0
+    width, height = struct.unpack_from("<HH", data, 6)
+    position = 13 + ((3 << ((data[10] & 7) + 1)) if data[10] & 0x80 else 0)  # past the global colour table
+    read = -1  # the last frame whose descriptor was read
+    pixels = 0
+    while position < len(data) and read + 1 < frame:
+        block = data[position]
+        position += 1
+        if block == 0x21:  # an extension: its label, then its sub-blocks
+            position = _past_sub_blocks(data, position + 1)
+        elif block == 0x2C and position + 9 <= len(data):  # an image: its descriptor, colour table, data
+            left, top, across, down = struct.unpack_from("<HHHH", data, position)
+            flags = data[position + 8]
+            position += 9 + ((3 << ((flags & 7) + 1)) if flags & 0x80 else 0)
+            position = _past_sub_blocks(data, position + 1)  # past the LZW code size, then the data
+            read += 1
+            width, height = max(width, left + across), max(height, top + down)
+            pixels += width * height
+        else:  # the trailer, or what Pillow stops at too
+            break
+    return pixels
+
+
+def _past_sub_blocks(data: bytes, position: int) -> int:
+    """The position after a run of GIF data sub-blocks (each its length, then as many octets; the last empty)."""
+    while position < len(data):
+        length = data[position]
+        position += 1 + length
+        if not length:
+            break
+    return position
 
 
 def _png(image: object, icc_profile: object) -> bytes:
