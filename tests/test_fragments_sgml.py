@@ -188,6 +188,31 @@ def test_entity_expansion_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
         read_sgml(to_crlf(text))
 
 
+def test_entities_expanding_to_a_million_elements_are_refused_before_they_are_read(tmp_path: pathlib.Path) -> None:
+    """Reported: 442 octets of nested entities expanding to 7 million elements, each well within onsgmls's
+    output bound, cost 42 s and 3.5 GB as Python objects (a 500 on the write API; 36 MB of index from
+    ``pdi add``). The parse's element start events are counted first: past MAX_START_TAGS, as HTML and XML are
+    bounded, the document is refused for element fragments, and its deposit keeps the refusal."""
+    from pdi.archive import Archive, Content
+    from pdi.errors import LimitError
+    from pdi.fragments.markup.bounds import MAX_START_TAGS
+
+    levels = ['<!ENTITY a0 "' + "<e>" * 10 + '">'] + [f'<!ENTITY a{i} "{f"&a{i - 1};" * 10}">' for i in range(1, 6)]
+    text = ("<!DOCTYPE d [\n<!ELEMENT d - - (e)*>\n<!ELEMENT e - O EMPTY>\n" + "\n".join(levels)
+            + "\n]>\n<d>&a5;</d>\n")  # 10 × 10⁵ elements e, and d
+    assert len(text) < 500 and MAX_START_TAGS < 1_000_001
+    with pytest.raises(LimitError, match="has 1,000,001 elements"):
+        read_sgml(to_crlf(text))
+    with Archive.init(str(tmp_path / "a")) as archive:
+        archive.add_series("oma.eop.gov.us")
+        name = str(archive.deposit("oma.eop.gov.us", [Content(text.encode(), "sgml")]).names[0])
+        with pytest.raises(LimitError, match="1,000,001 elements"):
+            archive.resolve(name + "#elt=1,1")
+        assert archive.resolve(name + "#char=0,9").data == b"<!DOCTYPE"
+    one_element = "<!DOCTYPE d [\n<!ELEMENT d - - (e)*>\n<!ELEMENT e - O EMPTY>\n]>\n<d>" + "<e>" * 1000 + "</d>\n"
+    assert len(read_sgml(to_crlf(one_element)).elements) == 1001  # under the bound: read as before
+
+
 def test_document_cannot_name_the_parsers_output() -> None:
     text = '<!DOCTYPE x [<!ENTITY e SYSTEM "../esis">]>\n<x>&e;</x>\n'
     reading = read_sgml(to_crlf(text))

@@ -44,7 +44,10 @@ A stranger's document must not hang or exhaust the process, nor read what
 it should not: ``onsgmls`` runs with ``-R`` (no local file but the
 catalogs' DTDs and entities), bounded in time (:data:`MAX_SECONDS`), in
 output (:data:`MAX_OUTPUT`) and memory; a document that names an entity by
-URL (which OpenSP would fetch) is refused before it is parsed.
+URL (which OpenSP would fetch) is refused before it is parsed; and one whose
+parse reports more than :data:`~pdi.fragments.markup.bounds.MAX_START_TAGS`
+elements (as HTML and XML are bounded; in SGML a few hundred octets of
+nested entities can expand to millions) is refused before its events are read.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pdi.errors import LimitError, UnsupportedError
+from pdi.fragments.markup.bounds import MAX_START_TAGS, OTHERWISE
 from pdi.fragments.markup.element import Element
 from pdi.fragments.markup.reading import tag_end
 
@@ -169,12 +173,29 @@ def read_sgml(text: str, *, seconds: float = MAX_SECONDS) -> SgmlReading:
         if process.returncode not in (0, 1):  # onsgmls: 1 when it reported errors; else the shell failed
             raise UnsupportedError(f"onsgmls could not run (status {process.returncode}):"
                                    f" {messages[0] if messages else 'no message'}")
+        count = _start_events(esis_path)
+        if count > MAX_START_TAGS:  # read before one Python object is made for each
+            raise LimitError(f"this SGML ({len(text):,} characters) has {count:,} elements, its entities' replacement"
+                             f" text and implied tags counted, more than the {MAX_START_TAGS:,} element fragments"
+                             f" (elt, name) are evaluated on{OTHERWISE}")
         with open(esis_path, encoding="utf-8", errors="replace") as esis_file:
             elements = _Locator(text, document).run(esis_file)
     error_lines = [m for m in messages if ":E:" in m or ":X:" in m]
     dtd_found = not any(any(sign in m for sign in _NO_DTD) for m in messages if ":E:" in m or ":W:" in m)
     first = error_lines[0].split(":E:", 1)[-1].strip() if error_lines else None
     return SgmlReading(tuple(elements), dtd_found, len(error_lines), first)
+
+
+def _start_events(path: str) -> int:
+    """The element start events (``(`` lines) of an ESIS file, counted a block at a time: each ESIS line begins
+    with its command, and data's own line ends are escaped (``\\n``)."""
+    count = 0
+    last = b"\n"
+    with open(path, "rb") as esis:
+        while block := esis.read(1 << 20):
+            count += (last + block).count(b"\n(")
+            last = block[-1:]
+    return count
 
 
 _BLANK: Final = re.compile(r"(?:\s+|<!(?:--.*?--\s*)*>)*", re.S)
