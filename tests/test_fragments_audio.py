@@ -220,3 +220,32 @@ def test_a_truncated_wav_gives_whole_frames_only() -> None:
     assert len(result.data) == 44 + 40  # RIFF, fmt and data headers, then the 40 octets: no half frame
     late = evaluate_audio("msec", (20, 50), cut, "audio/wav", None)
     assert (late.interval, late.past_end) == (Interval(20, 20, 1000, 2, 20), True)
+
+
+def test_a_compressed_recording_is_decoded_to_no_more_than_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reported: a 954 KB FLAC of ten minutes of 8-channel 192 kHz silence: sec=0,600 asked for 1.8 GB of WAV
+    (a 500, MemoryError). The octets a fragment decodes to are known from the header before any is decoded:
+    past MAX_DECODED_OCTETS (here lowered to 1 MiB, on ten seconds of stereo FLAC), a LimitError saying them;
+    under it, the samples as before. A PCM WAV's fragment is a slice of what is stored: never refused so."""
+    from pdi.errors import LimitError
+    from pdi.fragments import audio
+
+    monkeypatch.setattr(audio, "MAX_DECODED_OCTETS", 1 << 20)
+    rate = 44_100
+    signal = (np.sin(np.arange(10 * rate) / 20)[:, None] * [8000, -8000]).astype(np.int16)
+    flac = io.BytesIO()
+    soundfile.write(flac, signal, rate, format="FLAC", subtype="PCM_16")
+    with pytest.raises(LimitError, match=f"decodes to {10 * rate * 2 * 2:,} octets of samples"):
+        evaluate_audio("sec", (0, 10), flac.getvalue(), "audio/flac", None)
+    half = evaluate_audio("sec", (0, 5), flac.getvalue(), "audio/flac", None)  # 882,000 octets: under it
+    with wave.open(io.BytesIO(half.data)) as out:
+        decoded = np.frombuffer(out.readframes(out.getnframes()), "<i2").reshape(-1, 2)
+    assert np.array_equal(decoded, signal[: 5 * rate])  # every block of it, in order
+    pcm = io.BytesIO()
+    with wave.open(pcm, "wb") as recording:
+        recording.setnchannels(2)
+        recording.setsampwidth(2)
+        recording.setframerate(rate)
+        recording.writeframes(signal.tobytes())
+    whole = evaluate_audio("sec", (0, 10), pcm.getvalue(), "audio/wav", None)
+    assert len(whole.data) > 1 << 20

@@ -21,7 +21,10 @@ fragment. The draft's text is lost after line 749; our reading of the rest:
   formats at their own bit depth, 8-bit as 16-bit), and 32-bit float samples
   where it is compressed with loss (Ogg Vorbis, MP3) or stored as floats. The
   same fragment of the same bytes gives the same WAV bytes every time (the
-  header is written here, with no date or tool name in it).
+  header is written here, with no date or tool name in it). A fragment of a
+  compressed recording that would decode to more than
+  :data:`MAX_DECODED_OCTETS` is a :class:`~pdi.errors.LimitError`, said
+  before anything is decoded.
 
 WAV (PCM) is read with the standard :mod:`wave` module; every other format
 libsndfile reads (FLAC, Ogg Vorbis, MP3, AIFF, AU, CAF, W64, float and
@@ -50,13 +53,19 @@ _IEEE_FLOAT: Final = 3
 _INTEGER_SUBTYPES: Final = {"PCM_S8": 2, "PCM_U8": 2, "PCM_16": 2, "PCM_24": 3, "PCM_32": 4}
 #: the largest WAV file: its RIFF size field is 32 bits
 _WAV_MAX: Final = 0xFFFFFFFF - 64
+#: The most octets of samples a fragment of a compressed recording (FLAC, Ogg, MP3 …) is decoded to: its WAV
+#: answer is made in memory, and a 1 MB FLAC of silence can decode to gigabytes (a PCM WAV's fragment is a
+#: slice of what is stored, never more). 256 MiB is 25 minutes of CD-quality stereo.
+MAX_DECODED_OCTETS = 256 << 20
+#: Sample frames decoded at once.
+_BLOCK_FRAMES: Final = 1 << 16
 
 
 @dataclass(frozen=True)
 class _Cut:
     """Selected samples, interleaved, little-endian: ``width`` octets each, floats or integers."""
 
-    samples: bytes
+    samples: bytes | bytearray
     width: int
     is_float: bool
 
@@ -103,8 +112,16 @@ def evaluate_audio(
     a = min(_frame_at(start, rate, per_second), length)
     b = min(_frame_at(end, rate, per_second), length)
     clamped = _frame_at(end, rate, per_second) > length
-    if (b - a) * reader.channels * reader.width > _WAV_MAX:  # before decoding anything
+    octets = (b - a) * reader.channels * reader.width
+    if octets > _WAV_MAX:  # before decoding anything
         raise LimitError(f"{scheme}={start},{end} selects more sound than a WAV file holds: cut it shorter")
+    if isinstance(reader, _SoundFileReader) and octets > MAX_DECODED_OCTETS:
+        raise LimitError(
+            f"{scheme}={start},{end} decodes to {octets:,} octets of samples ({b - a:,} sample frames of"
+            f" {plural(reader.channels, 'channel')} at {reader.width} octets), more than the"
+            f" {MAX_DECODED_OCTETS >> 20} MiB a fragment of a compressed recording is decoded to: cite a shorter"
+            " passage, or the whole recording as it is stored"
+        )
     cut = reader.read(a, b)
     frame = cut.width * reader.channels
     got = len(cut.samples) // frame
@@ -168,19 +185,24 @@ class _SoundFileReader:
         import numpy as np
         import soundfile
 
+        samples = bytearray()  # a block at a time: the samples once, not the whole selection decoded and copied
+        dtype = "float32" if self._float else "int16" if self.width == 2 else "int32"
         try:
             with soundfile.SoundFile(io.BytesIO(self._data)) as recording:
                 recording.seek(a)
-                if self._float:
-                    block = recording.read(b - a, dtype="float32", always_2d=True)
-                    return _Cut(block.astype("<f4").tobytes(), 4, True)
-                block = recording.read(b - a, dtype="int16" if self.width == 2 else "int32", always_2d=True)
+                left = b - a
+                while left > 0:
+                    block = recording.read(min(left, _BLOCK_FRAMES), dtype=dtype, always_2d=True)
+                    if not len(block):
+                        break  # a truncated file: the caller sees the frames it holds
+                    left -= len(block)
+                    if self.width == 3:  # libsndfile gives 24-bit samples in the top three octets of an int32
+                        samples += block.astype("<i4").view(np.uint8).reshape(-1, 4)[:, 1:].tobytes()
+                    else:
+                        samples += block.astype("<f4" if self._float else f"<i{self.width}").tobytes()
         except (RuntimeError, ValueError) as exc:
             raise UnsupportedError(f"cannot decode this recording: {exc}") from exc
-        if self.width == 3:  # libsndfile gives 24-bit samples in the top three octets of an int32
-            octets = block.astype("<i4").view(np.uint8).reshape(-1, 4)[:, 1:]
-            return _Cut(octets.tobytes(), 3, False)
-        return _Cut(block.astype(f"<i{self.width}").tobytes(), self.width, False)
+        return _Cut(samples, self.width, self._float)
 
 
 def _wav(cut: _Cut, channels: int, rate: int) -> bytes:
@@ -193,9 +215,10 @@ def _wav(cut: _Cut, channels: int, rate: int) -> bytes:
     fmt = struct.pack(
         "<HHIIHH", _IEEE_FLOAT if cut.is_float else _PCM, channels, rate, rate * block, block, cut.width * 8
     )
-    chunks = [b"fmt " + struct.pack("<I", len(fmt)) + fmt]
+    head = [b"WAVE", b"fmt " + struct.pack("<I", len(fmt)) + fmt]
     if cut.is_float:
-        chunks.append(b"fact" + struct.pack("<II", 4, len(cut.samples) // block))
-    chunks.append(b"data" + struct.pack("<I", len(cut.samples)) + cut.samples + b"\0" * (len(cut.samples) % 2))
-    body = b"WAVE" + b"".join(chunks)
-    return b"RIFF" + struct.pack("<I", len(body)) + body
+        head.append(b"fact" + struct.pack("<II", 4, len(cut.samples) // block))
+    head.append(b"data" + struct.pack("<I", len(cut.samples)))
+    pad = b"\0" * (len(cut.samples) % 2)
+    size = sum(map(len, head)) + len(cut.samples) + len(pad)
+    return b"".join([b"RIFF" + struct.pack("<I", size), *head, cut.samples, pad])  # the samples copied once
