@@ -32,7 +32,7 @@ Where the spec returns null for a directive that does not parse, this module
 raises :class:`~pdi.errors.ParseError` naming the term and what is wrong with
 it: a PDI that does not parse is an error, never silently a whole document.
 
-Pure: no I/O. Matching is bounded by :data:`MAX_SECONDS`.
+Pure: no I/O. Folding and matching are bounded by :data:`MAX_SECONDS` (and a text by :data:`MAX_IRREGULAR`).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from __future__ import annotations
 import array
 import bisect
 import functools
+import math
 import re
 import time
 import unicodedata
@@ -224,6 +225,37 @@ def _fold_char(ch: str) -> str:
     return kept.casefold()
 
 
+class _FoldTable(dict[int, str]):
+    """``str.translate``'s table of each non-ASCII character's folding, made as characters are met (bounded:
+    emptied past 65,536 characters)."""
+
+    def __missing__(self, code: int) -> str:
+        if len(self) > 1 << 16:
+            self.clear()
+        folded = self[code] = _fold_char(chr(code))
+        return folded
+
+
+class _MarkTable(dict[int, str]):
+    """``str.translate``'s table marking each character that does not fold to exactly one character (``\x01``;
+    else ``\x00``), made as characters are met (bounded as :class:`_FoldTable`)."""
+
+    def __missing__(self, code: int) -> str:
+        if len(self) > 1 << 16:
+            self.clear()
+        mark = self[code] = "\x00" if len(_fold_char(chr(code))) == 1 else "\x01"
+        return mark
+
+
+_FOLDS: Final = _FoldTable()
+_MARKS: Final = _MarkTable()
+_IRREGULAR_RUN: Final = re.compile("\x01+")
+#: The most characters whose folding changes their length (``ß`` → ``ss``) a text may hold for a text directive
+#: to be matched in it: each is a run of its own in the map back to the text (some 30 octets), made at about
+#: two million a second.
+MAX_IRREGULAR: Final = 4_000_000
+
+
 def fold(text: str) -> str:
     """``text`` folded for comparison: what two strings equal at UTS #10's primary level share."""
     return _Runs().add(text, 0).text()
@@ -267,12 +299,37 @@ class _Runs:
         self._other(text, start, len(text), at)
         return self
 
+    #: When folding must end (a :func:`time.monotonic` time), and how many characters whose folding changes
+    #: their length it has met (each a run of its own).
+    deadline = math.inf
+    irregular = 0
+
     def _other(self, text: str, start: int, end: int, at: int) -> None:
-        for i in range(start, end):
-            folded = _fold_char(text[i])
-            self._run(folded, at + i, len(folded) == 1)
-            if len(folded) != 1:
+        """Fold ``text[start:end]``, no character of it ASCII: each stretch of characters that fold to one
+        character in one ``translate``, each other character as a run of its own."""
+        if start == end:
+            return
+        segment = text[start:end]
+        done = 0
+        for found in _IRREGULAR_RUN.finditer(segment.translate(_MARKS)):
+            if found.start() > done:
+                self._run(segment[done:found.start()].translate(_FOLDS), at + start + done, True)
+            self.irregular += found.end() - found.start()
+            if self.irregular > MAX_IRREGULAR:  # said before they are folded
+                raise LimitError(
+                    f"the text holds more than {MAX_IRREGULAR:,} characters whose folding changes their length"
+                    f" (ß, ligatures, lone marks), the most a text directive is matched over"
+                )
+            for i in range(found.start(), found.end()):
+                self._run(_fold_char(segment[i]), at + start + i, False)
                 self._last_linear = False
+                if not i & 0xFFFF and time.monotonic() > self.deadline:
+                    raise LimitError(f"folding the text for the text directive took more than {MAX_SECONDS:g} s")
+            done = found.end()
+        if done < len(segment):
+            self._run(segment[done:].translate(_FOLDS), at + start + done, True)
+        if time.monotonic() > self.deadline:
+            raise LimitError(f"folding the text for the text directive took more than {MAX_SECONDS:g} s")
 
     def separator(self, at: int) -> None:
         """A block boundary: it stands for the page text's line break at ``at``, between two blocks."""
@@ -332,8 +389,9 @@ def is_word_boundary(text: str, position: int) -> bool:
 class _Folded:
     """The page text folded, blocks joined by a separator no term holds, with the map back to the page text."""
 
-    def __init__(self, page: PageText) -> None:
+    def __init__(self, page: PageText, deadline: float = math.inf) -> None:
         runs = _Runs()
+        runs.deadline = deadline
         for k, (a, b) in enumerate(page.blocks):
             if k:
                 runs.separator(page.blocks[k - 1][1])
@@ -355,11 +413,12 @@ def find_text_directive(
     §3.6.1 "find a range from a text directive", step by step, over the
     folded page text (``folded``: the folding :func:`find_all` makes once, to share
     among several directives). ``deadline`` (a :func:`time.monotonic` time;
-    default :data:`MAX_SECONDS` from now) bounds the search: past it, a
+    default :data:`MAX_SECONDS` from now) bounds the folding and the search: past it, a
     :class:`LimitError`.
     """
-    buf = folded if isinstance(folded, _Folded) else _Folded(page)
-    found = _find_range(directive, buf.text, deadline if deadline is not None else time.monotonic() + MAX_SECONDS)
+    deadline = deadline if deadline is not None else time.monotonic() + MAX_SECONDS
+    buf = folded if isinstance(folded, _Folded) else _Folded(page, deadline)
+    found = _find_range(directive, buf.text, deadline)
     return None if found is None else buf.page_range(*found)
 
 
@@ -445,6 +504,6 @@ def _find(
 
 def find_all(directives: Sequence[TextDirective], page: PageText) -> list[tuple[int, int] | None]:
     """Each directive's stretch of the page text (``None`` where it is not there): one folding, one deadline for all."""
-    buf = _Folded(page)
-    deadline = time.monotonic() + MAX_SECONDS
+    deadline = time.monotonic() + MAX_SECONDS  # the folding's time counts
+    buf = _Folded(page, deadline)
     return [find_text_directive(d, page, folded=buf, deadline=deadline) for d in directives]
