@@ -47,6 +47,9 @@ __all__ = ["ChildLimit", "ChildLimits", "Outcome", "child_main", "run_child"]
 REFUSED = 2
 #: The exit status of a child that ran out of memory in Python (``MemoryError`` under ``RLIMIT_AS``).
 OUT_OF_MEMORY = 3
+#: The exit status of a child whose answer did not all fit its output bound (``RLIMIT_FSIZE`` lets a write stop
+#: short at the bound, and Python's buffered write then says how much it wrote, not that it failed).
+TOO_LARGE = 4
 #: The most of a child's standard error read back (octets).
 _ERROR_OUTPUT = 64 << 10
 
@@ -136,7 +139,7 @@ def run_child(module: str, args: Sequence[str], limits: ChildLimits, *, stdin: i
             raise ChildLimit("memory", f"needed more than its {limits.memory >> 20} MiB of memory", peak)
         if code == -signal.SIGXCPU or code == -signal.SIGKILL:
             raise ChildLimit("seconds", f"took more than {math.ceil(limits.seconds) + 1} s of CPU time", peak)
-        if code == -signal.SIGXFSZ:
+        if code == -signal.SIGXFSZ or code == TOO_LARGE:
             raise ChildLimit("output", f"answered more than {limits.output:,} octets", peak)
         if code < 0:  # PDFium's allocator stops the process (SIGTRAP, SIGSEGV, SIGABRT) when it cannot have memory
             raise ChildLimit("memory", f"needed more than its {limits.memory >> 20} MiB of memory (it was stopped"
@@ -190,9 +193,17 @@ def child_main(work: Callable[[list[str]], bytes]) -> None:
         sys.stderr.write(json.dumps({"error": type(error).__name__, "message": message, "rule": rule}) + "\n")
         sys.stderr.flush()
         os._exit(REFUSED)
-    sys.stdout.buffer.write(answer)
     sys.stdout.flush()
-    os._exit(0)
+    view, written = memoryview(answer), 0
+    try:
+        while written < len(view):
+            wrote = os.write(sys.stdout.fileno(), view[written:])
+            if wrote <= 0:
+                break
+            written += wrote
+    except OSError:  # EFBIG past the bound
+        pass
+    os._exit(0 if written == len(view) else TOO_LARGE)
 
 
 def _watch_peak(pid: int, done: threading.Event, peaks: list[int]) -> None:

@@ -533,9 +533,18 @@ def _evaluate_rect(positions: Sequence[object], data: Buffer, index: bytes | Non
 def build_layer_index(octets: Buffer, *, name: str = "the PDF") -> bytes:
     """The fragment index of the PDF ``octets``: its text layer, made now by PDFium in a child process under
     :data:`LIMITS` (:attr:`~PdfiumLimits.document_seconds`), to keep (:meth:`TextLayer.to_bytes`)."""
-    made = _in_child("layer", octets, [], LIMITS.document_seconds, "document_seconds", name)
+    most = min(LIMITS.output, max(LAYER_FLOOR, LAYER_TIMES * len(octets)))
+    made = _in_child("layer", octets, [], LIMITS.document_seconds, "document_seconds", name, output=most)
     TextLayer.from_bytes(made, len(octets))  # what the child answered is checked as a kept index is
     return made
+
+
+#: The largest text layer index kept for a PDF: :data:`LAYER_TIMES` its octets, or :data:`LAYER_FLOOR`, whichever
+#: is more. A page's text and boxes take a few octets a character, and a PDF's compressed content a fraction of
+#: one, so a real PDF's layer is a few times its size; a PDF whose 300 pages draw one shared stream of 11,000
+#: characters (47 KB) made 20 MB of index, and each such upload could have added half a gigabyte.
+LAYER_TIMES = 64
+LAYER_FLOOR = 8 << 20
 
 
 def layer_of(data: Buffer, index: bytes | None, *, name: str = "the PDF") -> TextLayer:
@@ -567,16 +576,19 @@ LIMITS = PdfiumLimits()
 CHILD = "pdi.fragments.pdf_child"
 
 
-def _in_child(work: str, octets: Buffer, args: list[str], seconds: float, which: str, name: str) -> bytes:
+def _in_child(
+    work: str, octets: Buffer, args: list[str], seconds: float, which: str, name: str, *, output: int | None = None,
+) -> bytes:
     """What :data:`CHILD` answers for ``work`` on the PDF ``octets`` (given on its standard input) under
-    :data:`LIMITS` with ``seconds`` (the limit :attr:`PdfiumLimits.<which>`); a limit passed is a LimitError."""
+    :data:`LIMITS` with ``seconds`` (the limit :attr:`PdfiumLimits.<which>`), and at most ``output`` octets of
+    answer (a text layer's bound: :data:`LAYER_TIMES`); a limit passed is a LimitError."""
     import os
     import tempfile
 
     from pdi._bounded import ChildLimit, ChildLimits, run_child
     from pdi.errors import LimitError
 
-    limits = ChildLimits(seconds=seconds, memory=LIMITS.memory, output=LIMITS.output)
+    limits = ChildLimits(seconds=seconds, memory=LIMITS.memory, output=LIMITS.output if output is None else output)
     with tempfile.TemporaryFile(prefix="pdi-pdf-") as given:
         given.write(octets)
         given.flush()
@@ -584,6 +596,11 @@ def _in_child(work: str, octets: Buffer, args: list[str], seconds: float, which:
         try:
             return run_child(CHILD, [work, *args], limits, stdin=given.fileno()).data
         except ChildLimit as limit:
+            if limit.kind == "output" and output is not None and output < LIMITS.output:
+                raise LimitError(
+                    f"the text layer of {name} is more than {output:,} octets, {LAYER_TIMES} times its"
+                    f" {len(octets):,} octets (or {LAYER_FLOOR >> 20} MiB), the most kept of a PDF's: its pages"
+                    " draw far more text than it holds (pdi.fragments.pdf.LAYER_TIMES)") from None
             field = which if limit.kind == "seconds" else limit.kind
             raise LimitError(f"PDFium {limit.detail} reading {name} (the limit pdi.fragments.pdf.LIMITS.{field})"
                              ) from None
