@@ -14,6 +14,7 @@ from __future__ import annotations
 import bisect
 import re
 from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -65,7 +66,8 @@ _RUN: Final = re.compile(r"\s+")
 
 def _collapse(text: str) -> tuple[str, array[int]]:
     """``text`` with each white-space run as one space, and where each of its characters comes from (and the end):
-    eight octets a character, made in C (``array.extend`` of a ``range``), not a Python int each."""
+    eight octets a character, made in C (``array.extend`` of a ``range``), not a Python int each. Made for one
+    block of a text at a time (:class:`_Squeezed`)."""
     where = array("q")
     at = 0
     for m in _RUN.finditer(text):
@@ -75,8 +77,23 @@ def _collapse(text: str) -> tuple[str, array[int]]:
     return _RUN.sub(" ", text), where
 
 
-#: Characters of a text read so at a time by :func:`_squeezed_holds`.
+#: Characters of a text read so at a time by :func:`_squeezed_holds` and :class:`_Squeezed`.
 _BLOCK: Final = 1 << 18
+
+
+def _squeezed_pieces(text: str) -> Iterator[tuple[int, str, bool]]:
+    """``text`` with each white-space run read as one space, a block at a time: each block's start in ``text``,
+    what it reads as, and whether its first character (a space going on from the block before) was dropped. The
+    pieces joined are ``_RUN.sub(" ", text)``."""
+    ended_in_space = False
+    for start in range(0, len(text), _BLOCK):
+        piece = _RUN.sub(" ", text[start : start + _BLOCK])
+        dropped = ended_in_space and piece.startswith(" ")  # one run cut in two by the blocks: one space
+        if dropped:
+            piece = piece[1:]
+        if piece:
+            ended_in_space = piece.endswith(" ")
+        yield start, piece, dropped
 
 
 def _squeezed_holds(text: str, quote: str) -> bool:
@@ -84,15 +101,50 @@ def _squeezed_holds(text: str, quote: str) -> bool:
     time, so that neither the text read so nor a map of it is ever made whole, in time linear in the text."""
     carry = ""
     keep = len(quote) - 1
-    for start in range(0, len(text), _BLOCK):
-        piece = _RUN.sub(" ", text[start : start + _BLOCK])
-        if carry.endswith(" ") and piece.startswith(" "):
-            piece = piece[1:]  # one run cut in two by the blocks: one space
+    for _, piece, _ in _squeezed_pieces(text):
         window = carry + piece
         if quote in window:
             return True
         carry = window[-keep:] if keep else ""
     return False
+
+
+class _Squeezed:
+    """A text with each white-space run read as one space, and the way back: positions are mapped one block at
+    a time (:data:`_BLOCK` characters), so that no map of every character of a long text is ever made (30 MB of
+    ``word`` and a space took 771 MB and 5 s with one)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        pieces = list(_squeezed_pieces(text))
+        self.squeezed = "".join(piece for _, piece, _ in pieces)
+        self._starts = [start for start, _, _ in pieces]  # each block's start in the text
+        self._dropped = [dropped for _, _, dropped in pieces]
+        self._squeezed_starts: list[int] = []  # and in the text read so
+        at = 0
+        for _, piece, _ in pieces:
+            self._squeezed_starts.append(at)
+            at += len(piece)
+
+    def _block(self, number: int) -> tuple[int, array[int]]:
+        """Block ``number``'s map: where each character of its piece comes from in the text (and its end)."""
+        start = self._starts[number]
+        where = _collapse(self.text[start : start + _BLOCK])[1]
+        return start, where[1:] if self._dropped[number] else where
+
+    def original(self, position: int) -> int:
+        """Where character ``position`` of the text read so comes from in the text."""
+        number = max(0, bisect.bisect_right(self._squeezed_starts, position) - 1)
+        start, where = self._block(number)
+        return start + where[position - self._squeezed_starts[number]]
+
+    def squeezed_at(self, position: int) -> int:
+        """The first character of the text read so that comes from ``position`` of the text or after it."""
+        if not self._starts or position >= len(self.text):
+            return len(self.squeezed)
+        number = max(0, bisect.bisect_right(self._starts, position) - 1)
+        start, where = self._block(number)
+        return min(self._squeezed_starts[number] + bisect.bisect_left(where, position - start), len(self.squeezed))
 
 
 def find_quote(
@@ -117,16 +169,15 @@ def find_quote(
     q = _RUN.sub(" ", exact).strip()
     if not q or not _squeezed_holds(text, q):
         return None  # nowhere even read so: told without the map of every character
-    squeezed, where = _collapse(text)
+    read = _Squeezed(text)
     p = _RUN.sub(" ", prefix or "")
     s = _RUN.sub(" ", suffix or "")
-    hint = None
-    if near is not None:
-        hint = min(bisect.bisect_left(where, near), len(squeezed))  # the first character at or after near
-    found = _best(squeezed, q, p.rstrip() if p.endswith(" ") else p, s.lstrip() if s.startswith(" ") else s, hint)
+    hint = None if near is None else read.squeezed_at(near)  # the first character at or after near
+    found = _best(read.squeezed, q, p.rstrip() if p.endswith(" ") else p, s.lstrip() if s.startswith(" ") else s,
+                  hint)
     if found is None:
         return None
-    return QuoteMatch(where[found.start], where[found.end - 1] + 1, found.context, True)
+    return QuoteMatch(read.original(found.start), read.original(found.end - 1) + 1, found.context, True)
 
 
 def _best(text: str, exact: str, prefix: str, suffix: str, near: int | None) -> QuoteMatch | None:
