@@ -195,6 +195,25 @@ def test_a_hypothesis_target_that_is_not_a_pdi_needs_the_document(archive: Archi
         import_annotations(archive, exported)
 
 
+def test_an_import_that_takes_too_long_finding_its_targets_is_refused(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Reported: an anonymous import of a thousand quotes absent from a long text scanned all of it a thousand
+    times (0.7 s each for 30 MB) on one of the worker's places. Past MAX_IMPORT_SECONDS (here lowered to 0.2 s;
+    the quotes below take some 10 s in all), a LimitError saying how far it got; within it, each is missing."""
+    import pdi.interop.annotation as module
+    from pdi.errors import LimitError
+
+    name = str(archive.add(S, ("a line of text of the document\n" * 100_000).encode(), format="text"))
+    absent = [{"type": "Annotation", "target": {"source": name, "selector": {
+        "type": "TextQuoteSelector", "exact": f"nowhere {k}"}}} for k in range(400)]
+    monkeypatch.setattr(module, "MAX_IMPORT_SECONDS", 0.2)
+    with pytest.raises(LimitError, match=r"took more than 0.2 s \(\d+ of 400 found\): send fewer at once"):
+        import_annotations(archive, absent)
+    monkeypatch.setattr(module, "MAX_IMPORT_SECONDS", 600)
+    assert {r.status for r in import_annotations(archive, absent[:3])} == {"missing"}
+
+
 def test_import_errors_name_what_is_wrong(archive: Archive) -> None:
     name = archive.add(S, TEXT.encode(), format="text")
     target = {"source": str(name), "selector": {"type": "TextPositionSelector", "start": 9, "end": 3}}

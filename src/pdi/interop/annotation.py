@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -85,6 +86,10 @@ MEDIA_FRAGMENTS: Final = "http://www.w3.org/TR/media-frags/"
 HTML_FRAGMENT: Final = "http://tools.ietf.org/rfc/rfc3236"
 #: The most annotations (targets) one import reads.
 MAX_TARGETS: Final = 1000
+#: The longest one import may take finding its targets (seconds): a quote absent from a long text is a scan of
+#: all of it (0.7 s for 30 MB), and an anonymous import of a thousand such targets held a worker's place for
+#: many minutes.
+MAX_IMPORT_SECONDS: Final = 20.0
 
 
 # --- export ---------------------------------------------------------------------------------
@@ -336,7 +341,11 @@ def import_annotations(archive: Archive, data: object, *, document: str | None =
     results: list[TargetResult | None] = [None] * len(wanted)
     order = sorted(range(len(wanted)), key=lambda k: (wanted[k][2], k))
     current: tuple[str, _Document] | None = None
-    for k in order:
+    deadline = time.monotonic() + MAX_IMPORT_SECONDS
+    for done, k in enumerate(order):
+        if time.monotonic() > deadline:
+            raise LimitError(f"finding these annotations' targets took more than {MAX_IMPORT_SECONDS:g} s ({done} of"
+                             f" {len(wanted)} found): send fewer at once")
         ident, source, key, selectors = wanted[k]
         if current is None or current[0] != key:
             current = None  # the document before is let go before the next one is read
