@@ -182,5 +182,106 @@ def test_connections_beyond_the_cap_are_answered_503(archive: tuple[Path, str, s
             time.sleep(0.1)
 
 
+def _established(port: int) -> int:
+    """The TCP connections to ``port`` of this host that are established (``/proc/net/tcp``: state ``01``)."""
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for row in Path(table).read_text().splitlines()[1:]:
+            local, state = row.split()[1], row.split()[3]
+            count += int(local.rsplit(":", 1)[1], 16) == port and state == "01"
+    return count
+
+
+def _never_reading(port: int, path: str, count: int) -> list[socket.socket]:
+    """``count`` connections, each asking for ``path`` and reading nothing (a small receive window, set before the
+    connection is made: the server's octets wait in its own buffers)."""
+    conns = []
+    for _ in range(count):
+        conn = socket.socket()
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        conn.connect(("127.0.0.1", port))
+        conn.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        conns.append(conn)
+    return conns
+
+
+def _until_dropped(port: int, seconds: float) -> float:
+    """Seconds until no connection to ``port`` is established; fails after ``seconds``."""
+    start = time.monotonic()
+    while _established(port):
+        assert time.monotonic() - start < seconds, f"{_established(port)} connections are still open"
+        time.sleep(0.1)
+    return time.monotonic() - start
+
+
+@pytest.mark.slow  # about twenty seconds
+def test_clients_that_never_read_are_dropped_and_hold_no_answers(archive: tuple[Path, str, str]) -> None:
+    """Reported: every connection asking for a long passage and reading none of it held the whole answer in the
+    worker for as long as it stayed open (40 from one address: 2.1 GB). Now a worker holds --answer-mib of such
+    answers at once, whoever asks, and drops a client that takes none of its answer for --send-timeout seconds."""
+    location, _, text = archive  # 15 MB of text: a passage of all of it is an answer of 15 MB
+    passage = "/uri-res/N2R?" + f"{text}#char=0,15000000".replace("#", "%23")
+    with _serve(location, "--workers", "1", "--send-timeout", "2", "--answer-mib", "16", "--queue-seconds", "120") \
+            as (url, pid):
+        port = int(url.rsplit(":", 1)[1])
+        wanted = httpx.get(url + passage, timeout=60)
+        assert wanted.status_code == 200 and len(wanted.content) > 14_000_000
+        before = _peak_rss_kib(pid)
+        conns = _never_reading(port, passage, 16)
+        try:
+            # one answer of 15 MB fits 16 MiB: one at a time, each dropped 2 s after its client stopped taking it
+            _until_dropped(port, 120)
+        finally:
+            for conn in conns:
+                conn.close()
+        grown = _peak_rss_kib(pid) - before
+        again = httpx.get(url + passage, timeout=60)
+    assert (again.status_code, again.content) == (200, wanted.content)
+    # Measured: without the budget, 16 such clients took the worker to 280-366 MiB more (20 MiB each, as many
+    # as came within the send timeout); with it, 158 MiB at the peak (one answer sent, two more made and waiting
+    # for room, and the evaluations' own copies), whatever their number.
+    assert grown < 230 * 1024, f"pdi serve grew by {grown // 1024} MiB"
+
+
+def test_a_large_answer_with_no_room_is_503_and_small_ones_still_go(archive: tuple[Path, str, str]) -> None:
+    """While a client that does not read holds the worker's whole answer budget, the next large answer waits
+    --queue-seconds for room, then is 503 with Retry-After; an answer under a MiB never waits for room."""
+    location, _, text = archive
+    passage = "/uri-res/N2R?" + f"{text}#char=0,15000000".replace("#", "%23")
+    with _serve(location, "--workers", "1", "--send-timeout", "60", "--answer-mib", "16", "--queue-seconds", "0.5") \
+            as (url, _):
+        port = int(url.rsplit(":", 1)[1])
+        holder = _never_reading(port, passage, 1)[0]
+        try:
+            time.sleep(1)  # its answer made and being sent: the budget is all its own
+            started = time.monotonic()
+            busy = httpx.get(url + passage, timeout=60)
+            waited = time.monotonic() - started
+            small = httpx.get(url + "/uri-res/N2R?" + f"{text}#char=0,100".replace("#", "%23"), timeout=60)
+        finally:
+            holder.close()
+    assert busy.status_code == 503 and int(busy.headers["retry-after"]) >= 1 and "busy" in busy.json()["detail"]
+    assert waited < 30  # the queue's half second and an evaluation, not the holder's minute
+    assert small.status_code == 200 and small.content.startswith(b"a line of text") and len(small.content) <= 102
+
+
+@pytest.mark.parametrize("memo", ["0", "300"])
+def test_a_whole_document_untaken_is_dropped_too(archive: tuple[Path, str, str], memo: str) -> None:
+    """A large document is streamed a chunk at a time (``--fixity-memo 0``), or, its chunks verified, sent with
+    ``sendfile``: a client that takes none of it is dropped either way, and its place among the connections
+    freed."""
+    location, _, text = archive
+    whole = "/uri-res/N2R?" + text
+    with _serve(location, "--workers", "1", "--send-timeout", "1", "--fixity-memo", memo) as (url, _):
+        port = int(url.rsplit(":", 1)[1])
+        assert httpx.get(url + whole, timeout=60).status_code == 200  # its chunks verified (remembered: sendfile)
+        conns = _never_reading(port, whole, 3)
+        try:
+            assert _until_dropped(port, 30) < 15
+        finally:
+            for conn in conns:
+                conn.close()
+
+
 pytestmark = pytest.mark.timeout(600)
 

@@ -98,6 +98,10 @@ FINGERPRINTS: dict[str, tuple[str | None, str]] = {
         "(self, message: 'ASGISendEvent') -> 'None'",
         "abdd8601b326a8da972436918d3a954e1ef39c6bf0cd9e1c1954c2e798d0bb9c",
     ),
+    f"{PROTOCOL}.pause_writing": (
+        "(self) -> 'None'", "17a8fd215d96a13cc140babd064bae54cdf1ca495272beb669b022a4ddab7262"),
+    f"{PROTOCOL}.resume_writing": (
+        "(self) -> 'None'", "7844bbaa8cceb1ef14d74f44c229ecf7a12d1011f2017c8d4299ff92375273d4"),
     "uvicorn.protocols.http.flow_control.FlowControl.__init__": (
         "(self, transport: asyncio.transports.Transport) -> None",
         "0152d94a040758b54ff88c0aa648265992c93284d2f6a6c49dc7e833906fba27",
@@ -175,6 +179,8 @@ def test_every_uvicorn_method_overridden_is_listed() -> None:
         # the request head's bounds, and a problem for what the parser refuses
         f"{PROTOCOL}.data_received", f"{PROTOCOL}.on_message_begin", f"{PROTOCOL}.on_url", f"{PROTOCOL}.on_header",
         f"{PROTOCOL}.send_400_response", f"{PROTOCOL}.on_message_complete",
+        # the send deadline: armed while the transport's buffer is past its high-water mark
+        f"{PROTOCOL}.pause_writing", f"{PROTOCOL}.resume_writing",
     }
     assert overridden <= set(UVICORN_INTERNALS)
 

@@ -15,12 +15,14 @@ from pdi.archive.blobs.memo import DEFAULT_SECONDS as DEFAULT_MEMO_SECONDS
 from pdi.archive.catalog.base import DEFAULT_CONNECTIONS
 from pdi.cli.archive_cmd import archive_option
 from pdi.server.process.limits import (
+    DEFAULT_ANSWER_MIB,
     DEFAULT_BODY_RATE,
     DEFAULT_BODY_SECONDS,
     DEFAULT_EVALUATIONS,
     DEFAULT_HEADER_SECONDS,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_QUEUE_SECONDS,
+    DEFAULT_SEND_SECONDS,
     TIMEMAP_PAGE,
 )
 
@@ -46,10 +48,17 @@ DEFAULT_CACHE_MIB = 32
 @click.option("--evaluations", default=DEFAULT_EVALUATIONS, show_default=True, type=click.IntRange(1, 64),
               help="Expensive requests (N2R, N2C, /api/resolve, /api/cite, /view: they read a whole "
               "document) each worker serves at once; the others wait, cheap look-ups do not.")
+@click.option("--answer-mib", default=DEFAULT_ANSWER_MIB, show_default=True, type=click.IntRange(1),
+              help="MiB of large answers made in memory (a passage, a page; 1 MiB or more each) each worker sends "
+              "at once; the next waits for room (--queue-seconds, then 503), however slowly their clients read.")
 @click.option("--queue-seconds", default=DEFAULT_QUEUE_SECONDS, show_default=True,
               type=click.FloatRange(min=0.1), help="How long an expensive request may wait before it is answered 503.")
 @click.option("--header-timeout", default=DEFAULT_HEADER_SECONDS, show_default=True,
               type=click.FloatRange(min=0.1), help="Seconds a client has to send a request's line and headers.")
+@click.option("--send-timeout", default=DEFAULT_SEND_SECONDS, show_default=True,
+              type=click.FloatRange(min=0.1), metavar="SECONDS",
+              help="Seconds a client may take none of an answer's octets before its connection is dropped "
+              "(nginx's send_timeout): a client that asks and never reads holds nothing for longer.")
 @click.option("--body-timeout", default=DEFAULT_BODY_SECONDS, show_default=True,
               type=click.FloatRange(min=0.1), metavar="SECONDS",
               help=f"Seconds a request's body may take, and one more for every {DEFAULT_BODY_RATE} octets that "
@@ -117,7 +126,8 @@ DEFAULT_CACHE_MIB = 32
 @archive_option
 def serve_cmd(
     host: str, port: int, base_url: str | None, workers: int | None, cache_mib: int, evaluations: int,
-    queue_seconds: float, header_timeout: float, body_timeout: float, max_connections: int, fixity_memo: float,
+    answer_mib: int, queue_seconds: float, header_timeout: float, send_timeout: float, body_timeout: float, max_connections: int,
+    fixity_memo: float,
     replay_port: int | None, replay_origin: str | None, replay_scripts: bool, oai_admin_email: str | None,
     timemap_page: int, db_connections: int, read_url: str | None, tsa: str | None, indexer: bool,
     registries: tuple[str, ...], registry_key: str | None, dns: str | None, log_format: str, log_file: str | None,
@@ -135,10 +145,11 @@ def serve_cmd(
     (or SIGTERM): every worker finishes the requests in hand first.
     A stranger cannot starve other readers: expensive requests run a few
     at a time (--evaluations), a slow or silent client is disconnected
-    (--header-timeout), a slow upload cut off (--body-timeout), and
+    (--header-timeout), a slow upload cut off (--body-timeout), one that
+    reads none of its answer dropped (--send-timeout), and
     connections are capped (--max-connections).
-    Memory is bounded by --workers times (--evaluations documents at once
-    plus --cache-mib). On PostgreSQL each worker keeps a pool of at most
+    Memory is bounded by --workers times (--evaluations documents at once,
+    plus --answer-mib of large answers being sent, plus --cache-mib). On PostgreSQL each worker keeps a pool of at most
     --db-connections catalog connections (and as many to --read-url's
     replica, which the reads go to). Archived web pages (captures, MHTML, HTML) are
     replayed from a second origin, --replay-port (default --port + 1), under
@@ -211,7 +222,7 @@ def serve_cmd(
     own_logging = configure_logging(log_format, log_file)
 
     def make_app() -> ASGIApp:
-        work = WorkLimits(evaluations, queue_seconds)
+        work = WorkLimits(evaluations, queue_seconds, answer_mib << 20)
         resolver = create_app(archive, base_url=base_url, limits=work, cache_bytes=cache_mib << 20, replay=site,
                               oai_admin_email=oai_admin_email, fixity_memo_seconds=fixity_memo,
                               connections=db_connections, read_url=read_url, body_seconds=body_timeout,
@@ -250,7 +261,8 @@ def serve_cmd(
     preload()  # before the fork: every worker's first answers find their evaluators imported
     drainer = _start_indexer(archive) if indexer else None
     try:
-        serve(make, listener, workers=count, header_timeout=header_timeout, max_connections=max_connections,
+        serve(make, listener, workers=count, header_timeout=header_timeout, send_timeout=send_timeout,
+              max_connections=max_connections,
               replay=replay_listener, json_logs=log_format == "json", own_logging=own_logging,
               trusted=trusted)
     finally:

@@ -134,6 +134,7 @@ from pdi.server.process.limits import (
     DEFAULT_BODY_SECONDS,
     TIMEMAP_PAGE,
     BodyDeadline,
+    PacedAnswers,
     WorkLimits,
 )
 from pdi.server.process.observe import METRICS_PATH, AccessLog, Observe, metrics
@@ -188,7 +189,8 @@ def create_app(
     the request's ``Host``. ``N2L`` redirects with a relative ``Location``.
     ``limits`` bounds the expensive requests (those that read a whole
     representation) running at once and how long one may wait for a place
-    (:mod:`pdi.server.process.limits`); cheap catalog look-ups never wait for them.
+    (:mod:`pdi.server.process.limits`), and the octets of large answers in memory sent at once
+    (:class:`~pdi.server.process.limits.PacedAnswers`); cheap catalog look-ups never wait for them.
     ``cache_bytes`` bounds the whole N2R answers of names with a format kept
     in memory (:mod:`pdi.server.process.cache`; 0: none), which are then answered
     before any routing; ``app.state.cache`` is that cache. ``max_upload``
@@ -266,6 +268,8 @@ def create_app(
     # a browser's unknown path of the app is a page (pdi.server.pages.problem_pages); the rest RFC 9457 problems
     handlers = {**HANDLERS, HTTPException: page_or_problem}
     app = Starlette(routes=routes, exception_handlers=handlers, middleware=[
+        # a large answer in memory goes a piece at a time as the client takes it, within the worker's budget
+        Middleware(PacedAnswers, limits=work),
         # request ids, metrics, logs; /metrics answered before a token is looked at (pdi.server.process.observe)
         Middleware(Observe, access=access_log, json_logs=json_logs, metrics_token=metrics_token, archive=opened),
         Middleware(BodyDeadline, seconds=body_seconds, rate=body_rate),  # whoever sends it, a token holder too

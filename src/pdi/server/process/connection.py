@@ -6,7 +6,8 @@ uvicorn takes the class of its HTTP protocol as ``uvicorn.Config(http=...)``
 passes. Everything else of the resolver's process uses uvicorn's public
 API only (``uvicorn.Config``, ``uvicorn.Server``, and ASGI middleware:
 :class:`pdi.server.process.cache.CachedAnswers`,
-:class:`pdi.server.process.limits.BodyDeadline`). Three things need the
+:class:`pdi.server.process.limits.BodyDeadline`,
+:class:`pdi.server.process.limits.PacedAnswers`). Four things need the
 protocol's insides, each for a measured reason that no public hook serves:
 
 * **The request-head deadline** (:class:`GuardedHttpToolsProtocol`): a
@@ -14,6 +15,11 @@ protocol's insides, each for a measured reason that no public hook serves:
   slowly, or not at all, is disconnected after ``header_seconds``
   (slowloris). uvicorn has no such timeout (``timeout_keep_alive`` only runs
   between requests, and an ASGI app sees a request only once its head is in).
+* **The send deadline** (:class:`GuardedHttpToolsProtocol` too): a client
+  that asks and then takes none of the answer for ``send_seconds`` is
+  dropped, and what the connection's buffer held with it (a client that
+  never read held a whole answer in the worker for as long as it stayed
+  connected). uvicorn has no such timeout either.
 * **Answers from the cache of whole answers written by the connection**
   (:class:`CachedAnswerProtocol`, see :mod:`pdi.server.process.cache`):
   without an ASGI request cycle (a task, the middleware, Starlette), which is
@@ -69,6 +75,7 @@ from pdi.server.process.cache import (
 )
 from pdi.server.process.limits import (
     DEFAULT_HEADER_SECONDS,
+    DEFAULT_SEND_SECONDS,
     MAX_HEAD_FIELDS,
     MAX_HEAD_OCTETS,
     MAX_TARGET_OCTETS,
@@ -138,8 +145,15 @@ UVICORN_INTERNALS: Final[dict[str, str]] = {
     f"{_CYCLE}.send":
         "ZeroCopy: counts body octets against expected_content_length and completes the response when"
         " the last (empty) body message leaves it at 0",
+    f"{_PROTOCOL}.pause_writing":
+        "GuardedHttpToolsProtocol: called by the transport past its high-water mark, it pauses the flow (which"
+        " the cycle's send waits on); overridden to arm the send deadline, then does the same",
+    f"{_PROTOCOL}.resume_writing":
+        "GuardedHttpToolsProtocol: called below the low-water mark, it resumes the flow; overridden to disarm the"
+        " send deadline, then does the same",
     "uvicorn.protocols.http.flow_control.FlowControl.__init__":
-        "CachedAnswerProtocol: flow.write_paused says the client is not reading what was written",
+        "CachedAnswerProtocol: flow.write_paused says the client is not reading what was written (and"
+        " GuardedHttpToolsProtocol's send deadline, when it is due, whether writing is still paused)",
     "uvicorn.server.ServerState.__init__":
         "CachedAnswerProtocol: default_headers (Date, Server) and total_requests of the worker",
 }
@@ -191,6 +205,8 @@ def status_line(status: int) -> bytes:
 
 #: The worker's log of refused request heads (one a process: each worker says its own).
 _REFUSALS = RefusalLog()
+#: The log of connections dropped for taking none of an answer (:meth:`GuardedHttpToolsProtocol._send_stalled`).
+_DROPPED = RefusalLog(done="dropped")
 
 
 class _Refused(Exception):
@@ -217,6 +233,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     """
 
     header_seconds: float = DEFAULT_HEADER_SECONDS
+    send_seconds: float = DEFAULT_SEND_SECONDS
     target_octets: int = MAX_TARGET_OCTETS
     head_fields: int = MAX_HEAD_FIELDS
     head_octets: int = MAX_HEAD_OCTETS
@@ -238,6 +255,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         #: and cancelled for every request of a kept-alive connection).
         self._head_deadline: asyncio.TimerHandle | None = None
         self._head_due: float | None = None
+        #: The send deadline's timer while writing is paused (the buffer past its high-water mark), and the
+        #: octets the buffer held when it was last armed: fewer when it fires means the client took some.
+        self._send_timer: asyncio.TimerHandle | None = None
+        self._send_held = 0
 
     def _arm(self) -> None:
         self._head_due = due = self.loop.time() + self.header_seconds
@@ -264,6 +285,35 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if self._head_deadline is not None:
             self._head_deadline.cancel()
             self._head_deadline = None
+
+    def pause_writing(self) -> None:
+        """The transport holds more than its high-water mark: the client has :attr:`send_seconds` to take some."""
+        super().pause_writing()
+        if self._send_timer is None:
+            self._send_held = self.transport.get_write_buffer_size()
+            self._send_timer = self.loop.call_later(self.send_seconds, self._send_stalled)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._send_timer is not None:
+            self._send_timer.cancel()
+            self._send_timer = None
+
+    def _send_stalled(self) -> None:
+        """:attr:`send_seconds` after writing paused, or after the client last took octets: if it took none since,
+        the connection is dropped with what its buffer holds (``abort``: a ``close`` would keep it, waiting to write
+        it to a client that does not read); else it has as long again."""
+        self._send_timer = None
+        held = self.transport.get_write_buffer_size()
+        if self.transport.is_closing() or not self.flow.write_paused:
+            return
+        if held < self._send_held:  # the client took some: as long again for the next
+            self._send_held = held
+            self._send_timer = self.loop.call_later(self.send_seconds, self._send_stalled)
+            return
+        _DROPPED.say_line(self.logger, "dropped the connection of %s: it took none of an answer's %d octets in %g s%s",
+                          self.client[0] if self.client else None, held, self.send_seconds)
+        self.transport.abort()
 
     # uvicorn's own signature narrows asyncio.Protocol's BaseTransport to Transport
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -362,7 +412,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if cycle is not None and cycle.scope is self.scope and not cycle.response_started:
             # the app may send a file's octets with sendfile on this connection (pdi.server.process.zerocopy)
             extensions: dict[str, Any] = self.scope.setdefault("extensions", {})
-            extensions[EXTENSION] = ZeroCopy(self.loop, cycle)
+            extensions[EXTENSION] = ZeroCopy(self.loop, cycle, self.send_seconds)
 
     def on_response_complete(self) -> None:
         queued = bool(self.pipeline)  # a pipelined request whose head is in: it starts now
@@ -380,6 +430,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_deadline()
+        if self._send_timer is not None:
+            self._send_timer.cancel()
+            self._send_timer = None
         super().connection_lost(exc)
 
 
@@ -634,9 +687,9 @@ _N2L = N2L_PATH.encode()
 def answering_protocol(
     header_seconds: float, cache: ResponseCache | None, replay_port: int | None = None,
     public: PublicAnswers | None = None, access: AccessLog | None = None, json_logs: bool = False,
-    trusted: TrustedProxies = NO_PROXIES,
+    trusted: TrustedProxies = NO_PROXIES, send_seconds: float = DEFAULT_SEND_SECONDS,
 ) -> type[CachedAnswerProtocol]:
-    """:class:`CachedAnswerProtocol` with its own request-head deadline and the worker's cache (and ``public``,
+    """:class:`CachedAnswerProtocol` with its own request-head deadline, send deadline and the worker's cache (and ``public``,
     which makes an N2R answer the cache does not hold yet, when it is the plain case).
 
     Connections to ``replay_port`` (the replay origin's) are never answered from it. The ``X-Forwarded-*``
@@ -644,7 +697,7 @@ def answering_protocol(
     """
     clients: collections.Counter[str] = collections.Counter()  # the worker's own count of each client's connections
     quiet_uvicorn_refusals(logging.getLogger("uvicorn.error"))  # each refusal is said by RefusalLog instead
-    attributes = {"header_seconds": header_seconds, "cache": cache, "replay_port": replay_port, "access": access,
+    attributes = {"header_seconds": header_seconds, "send_seconds": send_seconds, "cache": cache, "replay_port": replay_port, "access": access,
                   "public": None if public is None else staticmethod(public), "json_logs": json_logs,
                   "trusted": trusted, "clients": clients}
     return type("CachedAnswerProtocol", (CachedAnswerProtocol,), attributes)

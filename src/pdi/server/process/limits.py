@@ -20,7 +20,8 @@ on Starlette's own thread pool.
 connection whose request line and headers take longer than
 :data:`DEFAULT_HEADER_SECONDS` (slowloris), and refuses a head larger than
 :data:`MAX_TARGET_OCTETS`, :data:`MAX_HEAD_FIELDS` and :data:`MAX_HEAD_OCTETS`
-allow, before it is kept in memory; uvicorn's own
+allow, before it is kept in memory, and drops one that takes none of an answer's octets for
+:data:`DEFAULT_SEND_SECONDS` while they wait (a client that asks and never reads); uvicorn's own
 ``limit_concurrency`` caps the connections and tasks at once beyond which it
 answers ``503``; ``timeout_keep_alive`` closes idle connections.
 
@@ -40,6 +41,8 @@ answer is ``408 Request Timeout`` with ``Connection: close`` (RFC 9110
 
 from __future__ import annotations
 
+import collections
+import contextvars
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -62,6 +65,10 @@ DEFAULT_EVALUATIONS = 2
 DEFAULT_QUEUE_SECONDS = 30.0
 #: How long a client may take to send a request's line and headers.
 DEFAULT_HEADER_SECONDS = 10.0
+#: How long a client may leave an answer's octets untaken: past this with none of them taken (the connection's
+#: buffer full and not shrinking, or its socket not writable for ``sendfile``), the connection is dropped and what
+#: it held freed (nginx's ``send_timeout``, 60 s, "between two successive write operations").
+DEFAULT_SEND_SECONDS = 60.0
 #: The longest request target taken (a longer one is ``414``): a name with an encapsulated URL and its fragment
 #: fit many times over.
 MAX_TARGET_OCTETS = 64 * 1024 - 1  # httptools' own bound on a URL it parses
@@ -80,14 +87,90 @@ DEFAULT_BODY_RATE = 500
 TIMEMAP_PAGE = 1000
 
 
-class WorkLimits:
-    """A bounded pool for expensive work, with a bounded wait for a place in it."""
+#: An answer of this many octets or more, made in memory by expensive work, counts against the worker's
+#: :class:`AnswerBudget` until it is sent, and is sent by :class:`PacedAnswers` a :data:`PIECE` at a time.
+PACED_FROM = 1 << 20
+#: The octets of one piece of a paced answer: written once the client has taken the piece before it.
+PIECE = 1 << 18
+#: The octets of answers made in memory that a worker sends at once (``pdi serve --answer-mib``).
+DEFAULT_ANSWER_MIB = 256
 
-    def __init__(self, evaluations: int = DEFAULT_EVALUATIONS, queue_seconds: float = DEFAULT_QUEUE_SECONDS) -> None:
+
+class AnswerBudget:
+    """The octets of large answers in hand (:data:`PACED_FROM` or more) a worker may hold while their clients take
+    them, given in the order asked for. An answer larger than the whole budget waits for all of it. Used from
+    the event loop alone (no lock); each wait is bounded."""
+
+    def __init__(self, octets: int) -> None:
+        if octets < 1:
+            raise ValueError("an answer budget is at least one octet")
+        self.octets = octets
+        self.free = octets
+        self._waiting: collections.deque[tuple[int, anyio.Event]] = collections.deque()
+
+    async def take(self, octets: int, seconds: float) -> int:
+        """Take ``octets`` (at most the whole budget) once free, within ``seconds``: what was taken, for
+        :meth:`give`; :class:`Busy` when it did not come free in time."""
+        wanted = min(octets, self.octets)
+        if not self._waiting and self.free >= wanted:
+            self.free -= wanted
+            return wanted
+        event = anyio.Event()
+        entry = (wanted, event)
+        self._waiting.append(entry)
+        try:
+            with anyio.fail_after(seconds):
+                await event.wait()
+        except BaseException as exc:
+            if event.is_set():  # given as the wait ended: it is ours, to give back
+                if isinstance(exc, TimeoutError):
+                    return wanted
+                self.give(wanted)
+            else:
+                self._waiting.remove(entry)
+                self._wake()  # the answers behind it may fit now
+            if isinstance(exc, TimeoutError):
+                raise Busy(seconds) from exc
+            raise
+        return wanted
+
+    def give(self, octets: int) -> None:
+        """Give back what :meth:`take` took, once its answer is sent (or its client gone)."""
+        self.free += octets
+        self._wake()
+
+    def _wake(self) -> None:
+        while self._waiting and self.free >= self._waiting[0][0]:
+            wanted, event = self._waiting.popleft()
+            self.free -= wanted
+            event.set()
+
+
+#: The octets of the answer budget the current request holds, given back when its answer is sent
+#: (:class:`PacedAnswers` sets it for each request).
+_HELD: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("pdi_answer_octets_held", default=None)
+
+
+def answer_octets(result: object) -> int:
+    """The octets an expensive work's result holds of its answer: a text's or bytes' length, a response's or
+    a whole N2R answer's body (:class:`~pdi.server.process.cache.Entity`); 0 for anything else."""
+    if isinstance(result, (bytes, bytearray, str)):
+        return len(result)
+    body = getattr(result, "body", None)
+    return len(body) if isinstance(body, (bytes, bytearray, memoryview)) else 0
+
+
+class WorkLimits:
+    """A bounded pool for expensive work, with a bounded wait for a place in it, and the worker's
+    :class:`AnswerBudget` for the large answers it makes."""
+
+    def __init__(self, evaluations: int = DEFAULT_EVALUATIONS, queue_seconds: float = DEFAULT_QUEUE_SECONDS,
+                 answer_octets: int = DEFAULT_ANSWER_MIB << 20) -> None:
         if evaluations < 1:
             raise ValueError("evaluations must be at least 1")
         self.evaluations = evaluations
         self.queue_seconds = queue_seconds
+        self.answers = AnswerBudget(answer_octets)
         self._places: anyio.Semaphore | None = None
         self._threads: anyio.CapacityLimiter | None = None
 
@@ -99,7 +182,13 @@ class WorkLimits:
         return self._places, self._threads
 
     async def run(self, work: Callable[..., T], *args: Any) -> T:
-        """``work(*args)`` on the expensive pool, once a place is free; :class:`Busy` after ``queue_seconds``."""
+        """``work(*args)`` on the expensive pool, once a place is free; :class:`Busy` after ``queue_seconds``.
+
+        A result that holds an answer of :data:`PACED_FROM` octets or more (:func:`answer_octets`) keeps the place
+        until as many octets of the :class:`AnswerBudget` are free (:class:`Busy` after ``queue_seconds``), which
+        the request holds until its answer is sent (:class:`PacedAnswers`). So the answers a worker holds are
+        the budget's, and at most one a place more waiting for it, whoever asks and however slowly they read.
+        """
         places, threads = self._ready()
         try:
             places.acquire_nowait()  # a place free: taken at once, without arming a deadline (a cancel scope)
@@ -110,9 +199,51 @@ class WorkLimits:
             except TimeoutError as exc:
                 raise Busy(self.queue_seconds) from exc
         try:
-            return await anyio.to_thread.run_sync(work, *args, limiter=threads)
+            result = await anyio.to_thread.run_sync(work, *args, limiter=threads)
+            octets = answer_octets(result)
+            held = _HELD.get()
+            if octets >= PACED_FROM and held is not None:  # outside a request (no PacedAnswers): nothing to hold
+                while held:  # a request's answer is its last large result (an earlier one went into it): the
+                    self.answers.give(held.pop())  # request never waits for room it holds itself
+                held.append(await self.answers.take(octets, self.queue_seconds))
+            return result
         finally:
             places.release()
+
+
+class PacedAnswers(HTTPMiddleware):
+    """ASGI middleware (the outermost): a body message of :data:`PACED_FROM` octets or more goes to the server a
+    :data:`PIECE` at a time, each once the client has taken enough of the ones before (uvicorn's ``send`` waits
+    while the connection's buffer is past its high-water mark), so the connection never holds a copy of it;
+    and the answer budget a request's expensive work took (:meth:`WorkLimits.run`) is given back when its
+    answer has been sent, or has failed, or its client has gone (``pdi serve`` drops a client that takes
+    none of it for ``--send-timeout`` seconds)."""
+
+    def __init__(self, app: ASGIApp, limits: WorkLimits) -> None:
+        super().__init__(app)
+        self.limits = limits
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        held: list[int] = []
+        token = _HELD.set(held)
+
+        async def paced(message: Message) -> None:
+            body = message.get("body", b"") if message["type"] == "http.response.body" else b""
+            if len(body) < PACED_FROM:
+                await send(message)
+                return
+            view = memoryview(body)
+            for start in range(0, len(view), PIECE):
+                await send({"type": "http.response.body", "body": view[start:start + PIECE], "more_body": True})
+            if not message.get("more_body", False):
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+        try:
+            await self.app(scope, receive, paced)
+        finally:
+            _HELD.reset(token)
+            for octets in held:
+                self.limits.answers.give(octets)
 
 
 class ArchiveHandlers:

@@ -500,20 +500,26 @@ class RefusalLog:
     next line says how many refusals came between, so a flood of bad requests costs the log one line a
     second and loses no count."""
 
-    def __init__(self, seconds: float = REFUSAL_LOG_SECONDS, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, seconds: float = REFUSAL_LOG_SECONDS, clock: Callable[[], float] = time.monotonic,
+                 done: str = "refused") -> None:
         self.seconds = seconds
+        self.done = done
         self._clock = clock
         self._next = float("-inf")
         self._unsaid = 0
 
     def say(self, logger: logging.Logger, client: str | None, status: int, detail: str) -> bool:
         """Log this refusal, unless one was logged less than :attr:`seconds` ago (then count it); whether it was."""
+        return self.say_line(logger, "refused a request from %s: %d %s%s", client, status, detail)
+
+    def say_line(self, logger: logging.Logger, line: str, client: str | None, *values: object) -> bool:
+        """:meth:`say` of another kind of line: ``line`` of the client, ``values`` and the count of lines unsaid."""
         now = self._clock()
         if now < self._next:
             self._unsaid += 1
             return False
-        more = f" ({self._unsaid} more refused since the last such line)" if self._unsaid else ""
-        logger.warning("refused a request from %s: %d %s%s", client or "an unknown address", status, detail, more)
+        more = f" ({self._unsaid} more {self.done} since the last such line)" if self._unsaid else ""
+        logger.warning(line, client or "an unknown address", *values, more)
         self._unsaid = 0
         self._next = now + self.seconds
         return True

@@ -36,6 +36,7 @@ from starlette.types import ASGIApp
 
 from pdi.errors import PDIError
 from pdi.server.http.forwarded import NO_PROXIES, TrustedProxies
+from pdi.server.process.limits import DEFAULT_SEND_SECONDS
 from pdi.server.process.observe import reopen_logs
 
 #: How long a stopping worker may take to finish the requests in hand before it is killed.
@@ -78,6 +79,7 @@ def serve(
     make_app: Callable[[], ASGIApp], listener: socket.socket, *,
     workers: int = 1, header_timeout: float, max_connections: int, replay: socket.socket | None = None,
     json_logs: bool = False, own_logging: bool = False, trusted: TrustedProxies = NO_PROXIES,
+    send_timeout: float = DEFAULT_SEND_SECONDS,
 ) -> None:
     """Serve ``make_app()`` on ``listener`` until interrupted: in this process, or in ``workers`` processes.
 
@@ -91,6 +93,7 @@ def serve(
     logging configuration as it is (:func:`pdi.server.process.observe.configure_logging` made it).
     ``trusted``: the proxies whose ``X-Forwarded-*`` fields the connections believe (the app reads them itself:
     :class:`pdi.server.http.forwarded.TrustedForwarding`); uvicorn's own reading of them is off.
+    ``send_timeout``: a connection whose client takes none of an answer's octets for so many seconds is dropped.
     """
     if workers < 1:
         raise ValueError("workers must be at least 1")
@@ -100,7 +103,7 @@ def serve(
     replay_port = None if replay is None else replay.getsockname()[1]
     options: dict[str, Any] = {"header_timeout": header_timeout, "max_connections": max_connections,
                                "replay_port": replay_port, "json_logs": json_logs,
-                               "own_logging": own_logging, "trusted": trusted}
+                               "own_logging": own_logging, "trusted": trusted, "send_timeout": send_timeout}
     if workers == 1:
         # uvicorn raises the SIGTERM it stopped on again once it has stopped, to the handler it found: this
         # one ignores it, so a server stopped by SIGTERM exits 0, as the supervisor of several workers does
@@ -123,7 +126,7 @@ def serve(
 def _uvicorn(
     app: ASGIApp, listeners: list[socket.socket], *, header_timeout: float, max_connections: int,
     replay_port: int | None = None, json_logs: bool = False, own_logging: bool = False,
-    trusted: TrustedProxies = NO_PROXIES,
+    trusted: TrustedProxies = NO_PROXIES, send_timeout: float = DEFAULT_SEND_SECONDS,
 ) -> None:
     """uvicorn on ``listeners`` until a signal stops it.
 
@@ -141,7 +144,7 @@ def _uvicorn(
     config = uvicorn.Config(
         app, log_level="warning", log_config=None if own_logging else uvicorn.config.LOGGING_CONFIG,
         http=answering_protocol(header_timeout, cache, replay_port, None if cache is None else getattr(state, "public", None),
-                                getattr(state, "access", None), json_logs, trusted),
+                                getattr(state, "access", None), json_logs, trusted, send_timeout),
         # X-Forwarded-* are read only from --trusted-proxy, by the app and the connections (uvicorn's own
         # reading would believe 127.0.0.1's, or $FORWARDED_ALLOW_IPS's, and leave X-Forwarded-Host out)
         proxy_headers=False,

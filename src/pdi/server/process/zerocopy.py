@@ -15,7 +15,10 @@ A response that uses it sends ``http.response.start`` (with its
 sends the final, empty ``http.response.body``. :class:`ZeroCopy` waits for
 the headers to leave the connection's buffer, then calls ``os.sendfile`` on
 a duplicate of the connection's socket (non-blocking, as the socket is),
-waiting for it to be writable whenever the client's window is full, and
+waiting for it to be writable whenever the client's window is full (for
+``send_seconds`` at most: a client that takes nothing for that long is
+dropped, as the connection's buffer is, see
+:class:`~pdi.server.process.connection.GuardedHttpToolsProtocol`), and
 checks ``unchanged()`` (an ``fstat``) before each call: a file changed while
 it is sent is an :class:`~pdi.errors.IntegrityError` and the answer is cut
 short (the ``Content-Length`` promised is not reached, so the client sees
@@ -44,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pdi.errors import DamagedError
+from pdi.server.process.limits import DEFAULT_SEND_SECONDS
 
 #: The key of :class:`ZeroCopy` in an ASGI scope's ``extensions``.
 EXTENSION = "pdi.sendfile"
@@ -80,10 +84,12 @@ class ZeroCopy:
     counts the octets of the body sent here (past the ASGI ``send``).
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, cycle: Any) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, cycle: Any, send_seconds: float = DEFAULT_SEND_SECONDS) -> None:
         self.loop = loop
         self.cycle = cycle
         self.sent = 0
+        #: How long the socket may stay unwritable (the client taking nothing) before the connection is dropped.
+        self.send_seconds = send_seconds
 
     async def __call__(self, fd: int, offset: int, count: int, unchanged: Callable[[], bool]) -> bool:
         """Send octets ``[offset, offset + count)`` of ``fd``; ``False`` if the client went away first."""
@@ -159,10 +165,17 @@ class ZeroCopy:
         cycle = self.cycle
         transport = cycle.transport
         delay = _FLUSH_POLL
-        while transport.get_write_buffer_size() and not transport.is_closing():
+        held, since = transport.get_write_buffer_size(), self.loop.time()
+        while held and not transport.is_closing():
             # a client slow to read them is looked at less often
             await asyncio.sleep(delay)
             delay = min(2 * delay, _FLUSH_POLL_MAX)
+            left = transport.get_write_buffer_size()
+            if left < held:
+                held, since = left, self.loop.time()
+            elif self.loop.time() - since > self.send_seconds:  # none of them taken: dropped, as _writable says
+                transport.abort()
+                return None
         sock = transport.get_extra_info("socket")
         if transport.is_closing() or cycle.disconnected or sock is None:
             return None
@@ -178,7 +191,8 @@ class ZeroCopy:
             try:
                 written = link.send(view, flags)
             except BlockingIOError:
-                await self._writable(link.fileno())
+                if not await self._writable(link.fileno()):
+                    return False
                 continue
             except OSError:  # reset, timed out, unreachable: the connection is gone
                 return False
@@ -199,7 +213,8 @@ class ZeroCopy:
             try:
                 sent = os.sendfile(out, stretch.fd, offset, min(left, _STEP))
             except BlockingIOError:
-                await self._writable(out)
+                if not await self._writable(out):
+                    return False
                 continue
             except (BrokenPipeError, ConnectionError, TimeoutError):
                 return False
@@ -213,7 +228,10 @@ class ZeroCopy:
                 return False
         return True
 
-    async def _writable(self, out: int) -> None:
+    async def _writable(self, out: int) -> bool:
+        """Once the socket takes octets again: ``True``; ``False`` when it took none for :attr:`send_seconds` (a
+        client that asked and does not read), and the connection is then dropped (``abort``: it holds no answer's
+        octets of ours, but its socket, the file and a place among the worker's connections)."""
         ready: asyncio.Future[None] = self.loop.create_future()
 
         def wake() -> None:
@@ -222,9 +240,13 @@ class ZeroCopy:
 
         self.loop.add_writer(out, wake)
         try:
-            await ready
+            await asyncio.wait_for(ready, self.send_seconds)
+        except TimeoutError:
+            self.cycle.transport.abort()
+            return False
         finally:
             self.loop.remove_writer(out)
+        return True
 
     def _gone(self) -> bool:
         # what uvicorn's protocol does when the connection is lost: later sends of this cycle do nothing

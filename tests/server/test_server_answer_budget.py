@@ -1,0 +1,93 @@
+"""The worker's budget of large answers in memory (:class:`pdi.server.process.limits.AnswerBudget`): given in the
+order asked for, never more than it holds, every wait bounded, nothing lost when a wait ends early."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pdi.server.http.problems import Busy
+from pdi.server.process.limits import AnswerBudget
+
+
+def test_an_answer_waits_until_room_is_given_back_and_they_go_in_order() -> None:
+    got: list[str] = []
+
+    async def main() -> None:
+        budget = AnswerBudget(100)
+        first = await budget.take(70, 1)
+
+        async def wants(label: str, octets: int) -> None:
+            taken = await budget.take(octets, 5)
+            got.append(label)
+            await anyio.sleep(0.05)
+            budget.give(taken)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(wants, "big", 60)
+            await anyio.sleep(0.01)
+            tasks.start_soon(wants, "small", 10)  # fits now, but waits behind the one asked before it
+            await anyio.sleep(0.05)
+            assert got == [] and budget.free == 30
+            budget.give(first)
+        assert budget.free == 100
+
+    anyio.run(main)
+    assert got == ["big", "small"]
+
+
+def test_an_answer_larger_than_the_budget_takes_all_of_it() -> None:
+    async def main() -> None:
+        budget = AnswerBudget(100)
+        assert await budget.take(1_000, 1) == 100 and budget.free == 0
+        with pytest.raises(Busy):
+            await budget.take(1, 0.05)
+        assert budget.free == 0 and not budget._waiting  # the wait that ended left no trace
+        budget.give(100)
+        assert await budget.take(1, 0.05) == 1
+
+    anyio.run(main)
+
+
+def test_a_wait_cancelled_gives_nothing_away_and_unblocks_those_behind() -> None:
+    async def main() -> None:
+        budget = AnswerBudget(100)
+        held = await budget.take(90, 1)
+        with anyio.move_on_after(0.05):
+            await budget.take(50, 5)  # cancelled while it waits
+        assert budget.free == 10 and not budget._waiting
+        budget.give(held)
+        assert budget.free == 100
+
+    anyio.run(main)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 150), st.integers(0, 3)), min_size=1, max_size=12))
+def test_never_more_than_the_budget_is_out_and_all_of_it_comes_back(asks: list[tuple[int, int]]) -> None:
+    """Answers of random sizes, each kept a few turns: the octets out never exceed the budget, each answer gets
+    what it asked for (at most all of it), and once they are done the budget is whole."""
+    async def main() -> None:
+        budget = AnswerBudget(100)
+        out = 0
+        most = 0
+
+        async def answer(octets: int, turns: int) -> None:
+            nonlocal out, most
+            taken = await budget.take(octets, 10)
+            assert taken == min(octets, 100)
+            out += taken
+            most = max(most, out)
+            for _ in range(turns):
+                await anyio.sleep(0)
+            out -= taken
+            budget.give(taken)
+
+        async with anyio.create_task_group() as tasks:
+            for octets, turns in asks:
+                tasks.start_soon(answer, octets, turns)
+        assert most <= 100 and budget.free == 100 and not budget._waiting
+
+    anyio.run(main)
