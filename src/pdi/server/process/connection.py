@@ -305,8 +305,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         it to a client that does not read); else it has as long again."""
         self._send_timer = None
         held = self.transport.get_write_buffer_size()
-        if self.transport.is_closing() or not self.flow.write_paused:
+        if not held:  # all of it taken (and not yet said by resume_writing)
             return
+        # closing or not: uvicorn's keep-alive timeout closes a connection whose answer is all written, and a close
+        # keeps what the buffer holds until the client takes it, which one that never reads never does
         if held < self._send_held:  # the client took some: as long again for the next
             self._send_held = held
             self._send_timer = self.loop.call_later(self.send_seconds, self._send_stalled)
