@@ -118,8 +118,9 @@ def evaluate_image(
                 )
             if frame:
                 if image.format in _COMPOSED:
-                    cost = (_gif_seek_pixels(data, frame) if image.format == "GIF"
-                            else frame * image.size[0] * image.size[1])
+                    cost = frame * image.size[0] * image.size[1]  # the canvas only grows
+                    if image.format == "GIF":
+                        cost = max(cost, _gif_seek_pixels(data, frame))
                     if cost > MAX_SEEK_PIXELS:
                         raise LimitError(
                             f"{scheme} of frame {frame} of a {image.size[0]}×{image.size[1]} {image.format}: reaching"
@@ -184,7 +185,9 @@ def _gif_seek_pixels(data: bytes, frame: int) -> int:
         position += 1
         if block == 0x21:  # an extension: its label, then its sub-blocks
             position = _past_sub_blocks(data, position + 1)
-        elif block == 0x2C and position + 9 <= len(data):  # an image: its descriptor, colour table, data
+        elif block == 0x2C:  # an image: its descriptor, colour table, data
+            if position + 9 > len(data):
+                break
             left, top, across, down = struct.unpack_from("<HHHH", data, position)
             flags = data[position + 8]
             position += 9 + ((3 << ((flags & 7) + 1)) if flags & 0x80 else 0)
@@ -192,8 +195,9 @@ def _gif_seek_pixels(data: bytes, frame: int) -> int:
             read += 1
             width, height = max(width, left + across), max(height, top + down)
             pixels += width * height
-        else:  # the trailer, or what Pillow stops at too
+        elif block == 0x3B:  # the trailer
             break
+        # any other octet is skipped, one at a time, as Pillow skips it (a frame after it is still a frame)
     return pixels
 
 
