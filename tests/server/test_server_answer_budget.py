@@ -91,3 +91,33 @@ def test_never_more_than_the_budget_is_out_and_all_of_it_comes_back(asks: list[t
         assert most <= 100 and budget.free == 100 and not budget._waiting
 
     anyio.run(main)
+
+
+def test_a_client_holding_its_share_is_refused_at_once_and_others_are_not() -> None:
+    """A quarter of the budget is one client's share: past it, its next large answer is refused at once (its
+    place freed), not kept waiting; another client's is given room; once given back, the first may again."""
+    async def main() -> None:
+        budget = AnswerBudget(100 << 20)
+        assert budget.share == 25 << 20
+        held = await budget.take(30 << 20, 1, "192.0.2.7")
+        started = anyio.current_time()
+        with pytest.raises(Busy, match="this client holds 30 MiB of large answers it has not yet taken"):
+            await budget.take(1 << 20, 5, "192.0.2.7")
+        assert anyio.current_time() - started < 1  # at once, not after the 5 s a wait would take
+        assert await budget.take(30 << 20, 1, "192.0.2.8") == 30 << 20
+        budget.give(held, "192.0.2.7")
+        assert budget.held_by == {"192.0.2.8": 30 << 20}
+        assert await budget.take(1 << 20, 1, "192.0.2.7") == 1 << 20
+
+    anyio.run(main)
+
+
+def test_the_octets_of_an_answer_are_counted_in_json_values_too() -> None:
+    """/api/rfc5147's answer is a dict whose text is the passage: its octets count as a body's do."""
+    from pdi.server.process.limits import answer_octets
+
+    passage = "x" * 3_000_000
+    assert answer_octets({"name": "urn:pdi://a.example.us/2026/11/26/1.text.1", "text": passage}) >= 3_000_000
+    assert answer_octets([{"pages": [{"text": passage}]}]) >= 3_000_000
+    assert answer_octets({"a": {"b": {"c": {"d": {"e": passage}}}}}) == 0  # deeper than pdi's JSON answers go
+    assert answer_octets(passage.encode()) == answer_octets(passage) == 3_000_000

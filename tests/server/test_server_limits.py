@@ -255,7 +255,8 @@ def test_a_large_answer_with_no_room_is_503_and_small_ones_still_go(archive: tup
         try:
             time.sleep(1)  # its answer made and being sent: the budget is all its own
             started = time.monotonic()
-            busy = httpx.get(url + passage, timeout=60)
+            with httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.2")) as other:  # not its share
+                busy = other.get(url + passage, timeout=60)
             waited = time.monotonic() - started
             small = httpx.get(url + "/uri-res/N2R?" + f"{text}#char=0,100".replace("#", "%23"), timeout=60)
         finally:
@@ -263,6 +264,36 @@ def test_a_large_answer_with_no_room_is_503_and_small_ones_still_go(archive: tup
     assert busy.status_code == 503 and int(busy.headers["retry-after"]) >= 1 and "busy" in busy.json()["detail"]
     assert waited < 30  # the queue's half second and an evaluation, not the holder's minute
     assert small.status_code == 200 and small.content.startswith(b"a line of text") and len(small.content) <= 102
+
+
+def test_a_client_holding_its_share_of_untaken_answers_is_refused_at_once(archive: tuple[Path, str, str]) -> None:
+    """Found in review: a client that reads none of its answers could hold all the room for them, and its next
+    large requests then held every place while they waited for room: everyone else's expensive requests waited
+    behind them. A quarter of --answer-mib is one client's: past it, its next large answer is 503 at once (an
+    N2R passage, or /api/rfc5147's JSON holding one), while another client's is answered."""
+    location, _, text = archive
+    passage = "/uri-res/N2R?" + f"{text}#char=0,15000000".replace("#", "%23")
+    with _serve(location, "--workers", "1", "--send-timeout", "60", "--answer-mib", "48", "--queue-seconds", "30") \
+            as (url, _):
+        port = int(url.rsplit(":", 1)[1])
+        holder = _never_reading(port, passage, 1)[0]  # 15 MB held: more than 48 MiB's quarter
+        try:
+            time.sleep(1)
+            started = time.monotonic()
+            again = httpx.get(url + passage, timeout=60)
+            json_again = httpx.get(f"{url}/api/rfc5147", params={"pdi": text, "fragment": "char=0,10000000"},
+                                   timeout=60)
+            refused_in = time.monotonic() - started
+            other = httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.2"))
+            with other:
+                elsewhere = other.get(f"http://127.0.0.1:{port}" + passage, timeout=60)
+        finally:
+            holder.close()
+    for refused in (again, json_again):
+        assert refused.status_code == 503 and int(refused.headers["retry-after"]) >= 1
+        assert "this client holds" in refused.json()["detail"]
+    assert refused_in < 25  # two evaluations, not two waits of --queue-seconds
+    assert elsewhere.status_code == 200 and len(elsewhere.content) > 14_000_000
 
 
 @pytest.mark.parametrize("memo", ["0", "300"])

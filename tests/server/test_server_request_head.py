@@ -245,7 +245,7 @@ def test_one_client_holds_a_quarter_of_the_connections_and_the_others_are_served
 
 def test_a_client_is_an_ipv4_address_or_an_ipv6_64() -> None:
     """One IPv6 host is given a /64 (RFC 6177 §3): its addresses are one client, counted together."""
-    from pdi.server.process.connection import _client_of
+    from pdi.server.process.limits import client_of as _client_of
 
     assert _client_of("192.0.2.7") == "192.0.2.7"
     assert _client_of("2001:db8:1:2::7") == _client_of("2001:db8:1:2:ffff::1") == "2001:db8:1:2::/64"

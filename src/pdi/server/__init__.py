@@ -269,7 +269,7 @@ def create_app(
     handlers = {**HANDLERS, HTTPException: page_or_problem}
     app = Starlette(routes=routes, exception_handlers=handlers, middleware=[
         # a large answer in memory goes a piece at a time as the client takes it, within the worker's budget
-        Middleware(PacedAnswers, limits=work),
+        Middleware(PacedAnswers),
         # request ids, metrics, logs; /metrics answered before a token is looked at (pdi.server.process.observe)
         Middleware(Observe, access=access_log, json_logs=json_logs, metrics_token=metrics_token, archive=opened),
         Middleware(BodyDeadline, seconds=body_seconds, rate=body_rate),  # whoever sends it, a token holder too

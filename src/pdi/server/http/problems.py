@@ -35,8 +35,8 @@ STORE_RETRY_SECONDS = 5
 class Busy(Exception):
     """No place for an expensive request came free in time (:class:`~pdi.server.process.limits.WorkLimits`; answered 503)."""
 
-    def __init__(self, waited: float) -> None:
-        super().__init__(f"the resolver is busy: no place for this request came free within {waited:g} s")
+    def __init__(self, waited: float, message: str | None = None) -> None:
+        super().__init__(message or f"the resolver is busy: no place for this request came free within {waited:g} s")
         self.waited = waited
 
 

@@ -44,7 +44,6 @@ import asyncio
 import collections
 import functools
 import http
-import ipaddress
 import logging
 import sys
 import time
@@ -79,6 +78,7 @@ from pdi.server.process.limits import (
     MAX_HEAD_FIELDS,
     MAX_HEAD_OCTETS,
     MAX_TARGET_OCTETS,
+    client_of,
 )
 from pdi.server.process.observe import (
     AccessLog,
@@ -438,16 +438,6 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
 
-def _client_of(address: str) -> str:
-    """The client an address is counted as: an IPv4 address itself, an IPv6 address by its /64 (one host's)."""
-    if ":" not in address:
-        return address
-    try:
-        return str(ipaddress.IPv6Network((address.split("%", 1)[0], 64), strict=False))
-    except ValueError:
-        return address
-
-
 class _Answered:
     """What stands for the request cycle of a request answered from the cache: one already complete.
 
@@ -530,7 +520,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         address = self.client[0] if self.client else None
         if address is None or self.limit_concurrency is None or self.trusted.trusts(address):
             return
-        peer = _client_of(address)
+        peer = client_of(address)
         most = max(16, self.limit_concurrency // 4)
         if self.clients[peer] >= most:
             self._refuse(503, f"this client holds {most} connections to this server already; close one"

@@ -43,8 +43,10 @@ from __future__ import annotations
 
 import collections
 import contextvars
+import ipaddress
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -106,12 +108,29 @@ class AnswerBudget:
             raise ValueError("an answer budget is at least one octet")
         self.octets = octets
         self.free = octets
+        #: What one client may hold before its next large answer is refused at once (a quarter, as of
+        #: connections): one client that reads nothing cannot keep everyone else's large answers waiting, nor the
+        #: places of its own that wait for room.
+        self.share = max(PACED_FROM, octets // 4)
+        #: What each client holds (an IPv4 address or an IPv6 /64: :func:`client_of`).
+        self.held_by: collections.Counter[str] = collections.Counter()
         self._waiting: collections.deque[tuple[int, anyio.Event]] = collections.deque()
 
-    async def take(self, octets: int, seconds: float) -> int:
-        """Take ``octets`` (at most the whole budget) once free, within ``seconds``: what was taken, for
-        :meth:`give`; :class:`Busy` when it did not come free in time."""
-        wanted = min(octets, self.octets)
+    async def take(self, octets: int, seconds: float, client: str | None = None) -> int:
+        """Take ``octets`` (at most the whole budget) once free, within ``seconds``, for ``client``: what was
+        taken, for :meth:`give`; :class:`Busy` when it did not come free in time, or at once when the client
+        holds its :attr:`share` already."""
+        if client is not None and self.held_by[client] >= self.share:  # refused at once: the place it holds is
+            # freed for others (a client that reads none of its answers cannot keep their places waiting)
+            raise Busy(seconds, f"this client holds {self.held_by[client] >> 20} MiB of large answers it has not"
+                                " yet taken, its share of this server's room for them: take them (or close those"
+                                " connections) and ask again")
+        wanted = await self._take(min(octets, self.octets), seconds)
+        if client is not None:
+            self.held_by[client] += wanted
+        return wanted
+
+    async def _take(self, wanted: int, seconds: float) -> int:
         if not self._waiting and self.free >= wanted:
             self.free -= wanted
             return wanted
@@ -134,8 +153,14 @@ class AnswerBudget:
             raise
         return wanted
 
-    def give(self, octets: int) -> None:
-        """Give back what :meth:`take` took, once its answer is sent (or its client gone)."""
+    def give(self, octets: int, client: str | None = None) -> None:
+        """Give back what :meth:`take` took for ``client``, once its answer is sent (or its client gone)."""
+        if client is not None:
+            left = self.held_by[client] - octets
+            if left > 0:
+                self.held_by[client] = left
+            else:
+                self.held_by.pop(client, None)
         self.free += octets
         self._wake()
 
@@ -146,18 +171,49 @@ class AnswerBudget:
             event.set()
 
 
-#: The octets of the answer budget the current request holds, given back when its answer is sent
-#: (:class:`PacedAnswers` sets it for each request).
-_HELD: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("pdi_answer_octets_held", default=None)
+@dataclass
+class _Request:
+    """What :class:`PacedAnswers` knows of the request being answered, for :meth:`WorkLimits.run`: its client,
+    whether it is a ``HEAD`` (whose answer has no body to hold room for), and the room its answers hold."""
+
+    client: str | None
+    head: bool
+    held: list[tuple[AnswerBudget, int]] = field(default_factory=list)
+
+    def give_back(self) -> None:
+        while self.held:
+            budget, octets = self.held.pop()
+            budget.give(octets, self.client)
 
 
-def answer_octets(result: object) -> int:
+#: The request being answered (:class:`PacedAnswers` sets it for each).
+_REQUEST: contextvars.ContextVar[_Request | None] = contextvars.ContextVar("pdi_request_answered", default=None)
+
+
+def client_of(address: str) -> str:
+    """The client an address is counted as: an IPv4 address itself, an IPv6 address by its /64 (one host's)."""
+    if ":" not in address:
+        return address
+    try:
+        return str(ipaddress.IPv6Network((address.split("%", 1)[0], 64), strict=False))
+    except ValueError:
+        return address
+
+
+def answer_octets(result: object, depth: int = 0) -> int:
     """The octets an expensive work's result holds of its answer: a text's or bytes' length, a response's or
-    a whole N2R answer's body (:class:`~pdi.server.process.cache.Entity`); 0 for anything else."""
+    a whole N2R answer's body (:class:`~pdi.server.process.cache.Entity`), the texts of a JSON answer's values
+    (four levels deep: ``/api/rfc5147``'s ``text``); 0 for anything else."""
     if isinstance(result, (bytes, bytearray, str)):
         return len(result)
     body = getattr(result, "body", None)
-    return len(body) if isinstance(body, (bytes, bytearray, memoryview)) else 0
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        return len(body)
+    if depth < 4 and isinstance(result, Mapping):
+        return sum(answer_octets(value, depth + 1) for value in result.values())
+    if depth < 4 and isinstance(result, (list, tuple)):
+        return sum(answer_octets(value, depth + 1) for value in result)
+    return 0
 
 
 class WorkLimits:
@@ -184,11 +240,13 @@ class WorkLimits:
     async def run(self, work: Callable[..., T], *args: Any) -> T:
         """``work(*args)`` on the expensive pool, once a place is free; :class:`Busy` after ``queue_seconds``.
 
-        A result that holds an answer of :data:`PACED_FROM` octets or more (:func:`answer_octets`) keeps the place
-        until as many octets of the :class:`AnswerBudget` are free (:class:`Busy` after ``queue_seconds``), which
-        the request holds until its answer is sent (:class:`PacedAnswers`). So the answers a worker holds are
-        the budget's, and at most one a place more waiting for it, whoever asks and however slowly they read.
+        A result that holds an answer of :data:`PACED_FROM` octets or more (:func:`answer_octets`) of a ``GET``
+        keeps the place until as many octets of the :class:`AnswerBudget` are free (:class:`Busy` after
+        ``queue_seconds``, or at once when its client holds its share already), which the request holds until
+        its answer is sent (:class:`PacedAnswers`). So the large answers a worker holds are the budget's, and at
+        most one a place more waiting for it, however slowly their clients read.
         """
+        request = _REQUEST.get()
         places, threads = self._ready()
         try:
             places.acquire_nowait()  # a place free: taken at once, without arming a deadline (a cancel scope)
@@ -200,12 +258,15 @@ class WorkLimits:
                 raise Busy(self.queue_seconds) from exc
         try:
             result = await anyio.to_thread.run_sync(work, *args, limiter=threads)
-            octets = answer_octets(result)
-            held = _HELD.get()
-            if octets >= PACED_FROM and held is not None:  # outside a request (no PacedAnswers): nothing to hold
-                while held:  # a request's answer is its last large result (an earlier one went into it): the
-                    self.answers.give(held.pop())  # request never waits for room it holds itself
-                held.append(await self.answers.take(octets, self.queue_seconds))
+            # outside a request (no PacedAnswers), or a HEAD's answer (no body): no room to hold
+            if request is not None and not request.head:
+                octets = answer_octets(result)
+                if octets >= PACED_FROM:
+                    # a request's answer is its last large result (an earlier one went into it): it never waits
+                    # for room it holds itself
+                    request.give_back()
+                    taken = await self.answers.take(octets, self.queue_seconds, request.client)
+                    request.held.append((self.answers, taken))
             return result
         finally:
             places.release()
@@ -219,13 +280,10 @@ class PacedAnswers(HTTPMiddleware):
     answer has been sent, or has failed, or its client has gone (``pdi serve`` drops a client that takes
     none of it for ``--send-timeout`` seconds)."""
 
-    def __init__(self, app: ASGIApp, limits: WorkLimits) -> None:
-        super().__init__(app)
-        self.limits = limits
-
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        held: list[int] = []
-        token = _HELD.set(held)
+        peer = scope.get("client")
+        request = _Request(client_of(peer[0]) if peer else None, scope.get("method") == "HEAD")
+        token = _REQUEST.set(request)
 
         async def paced(message: Message) -> None:
             body = message.get("body", b"") if message["type"] == "http.response.body" else b""
@@ -241,9 +299,8 @@ class PacedAnswers(HTTPMiddleware):
         try:
             await self.app(scope, receive, paced)
         finally:
-            _HELD.reset(token)
-            for octets in held:
-                self.limits.answers.give(octets)
+            _REQUEST.reset(token)
+            request.give_back()
 
 
 class ArchiveHandlers:

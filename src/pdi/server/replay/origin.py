@@ -69,7 +69,7 @@ from pdi.mhtml.unpack import PlannedFile, plan
 from pdi.server.http.middleware import HostField, HTTPMiddleware
 from pdi.server.http.problems import HANDLERS, Options
 from pdi.server.http.readers import PRIVATE, Readers
-from pdi.server.process.limits import WorkLimits
+from pdi.server.process.limits import PacedAnswers, WorkLimits
 from pdi.server.protocol.resolver import shared_answer
 
 #: The media types replay shows as pages.
@@ -491,7 +491,8 @@ def create_replay_app(
     pages = ReplayApp(opened, limits if limits is not None else WorkLimits())
     routes = [Route("/replay/{rest:path}", pages.part), Route("/{rest:path}", _not_here)]
     app = Starlette(routes=routes, exception_handlers=HANDLERS,
-                    middleware=[Middleware(HostField), Middleware(Options), Middleware(Readers, archive=opened)])
+                    middleware=[Middleware(PacedAnswers), Middleware(HostField), Middleware(Options),
+                                Middleware(Readers, archive=opened)])
     app.state.archive = opened
     return _Guarded(app, resolver_origin, resolver_port, scripts=scripts)
 
