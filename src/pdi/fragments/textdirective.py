@@ -213,7 +213,6 @@ def _term(raw: str, what: str, fail: object, at: int) -> str:
 # --- comparison (§3.6.1: primary level of UTS #10) -----------------------------------------
 
 _ASCII_FOLD: Final = {ord(c): " " for c in "\t\n\r\f\v"} | {ord(c): c.lower() for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}
-_ASCII_RUN: Final = re.compile(r"[\x00-\x7f]+")
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -232,6 +231,7 @@ class _FoldTable(dict[int, str]):
     def __missing__(self, code: int) -> str:
         if len(self) > 1 << 16:
             self.clear()
+            _with_ascii()
         folded = self[code] = _fold_char(chr(code))
         return folded
 
@@ -243,12 +243,24 @@ class _MarkTable(dict[int, str]):
     def __missing__(self, code: int) -> str:
         if len(self) > 1 << 16:
             self.clear()
+            _with_ascii()
         mark = self[code] = "\x00" if len(_fold_char(chr(code))) == 1 else "\x01"
         return mark
 
 
 _FOLDS: Final = _FoldTable()
 _MARKS: Final = _MarkTable()
+
+
+def _with_ascii() -> None:
+    """ASCII in the tables as :data:`_ASCII_FOLD` folds it (letters to lower case, the five controls that are
+    white space to a space, the rest as it is), each to one character; kept when a table is emptied."""
+    for code in range(128):
+        dict.__setitem__(_FOLDS, code, chr(code).translate(_ASCII_FOLD))
+        dict.__setitem__(_MARKS, code, "\x00")
+
+
+_with_ascii()
 _IRREGULAR_RUN: Final = re.compile("\x01+")
 #: The most characters whose folding changes their length (``ß`` → ``ss``) a text may hold for a text directive
 #: to be matched in it: each is a run of its own in the map back to the text (some 30 octets), made at about
@@ -291,12 +303,7 @@ class _Runs:
 
     def add(self, text: str, at: int) -> _Runs:
         """Fold ``text``, which stands at ``at`` of the source."""
-        start = 0
-        for m in _ASCII_RUN.finditer(text):
-            self._other(text, start, m.start(), at)
-            self._run(m.group().translate(_ASCII_FOLD), at + m.start(), True)
-            start = m.end()
-        self._other(text, start, len(text), at)
+        self._other(text, 0, len(text), at)
         return self
 
     #: When folding must end (a :func:`time.monotonic` time), and how many characters whose folding changes
@@ -305,8 +312,8 @@ class _Runs:
     irregular = 0
 
     def _other(self, text: str, start: int, end: int, at: int) -> None:
-        """Fold ``text[start:end]``, no character of it ASCII: each stretch of characters that fold to one
-        character in one ``translate``, each other character as a run of its own."""
+        """Fold ``text[start:end]``: each stretch of characters that fold to one character in one ``translate``
+        (ASCII as :data:`_ASCII_FOLD` says), each other character as a run of its own."""
         if start == end:
             return
         segment = text[start:end]
