@@ -237,6 +237,9 @@ def test_a_compressed_recording_is_decoded_to_no_more_than_the_bound(monkeypatch
     soundfile.write(flac, signal, rate, format="FLAC", subtype="PCM_16")
     with pytest.raises(LimitError, match=f"decodes to {10 * rate * 2 * 2:,} octets of samples"):
         evaluate_audio("sec", (0, 10), flac.getvalue(), "audio/flac", None)
+    aiff = io.BytesIO()  # uncompressed: its fragment is no larger than what is stored, and never refused so
+    soundfile.write(aiff, signal, rate, format="AIFF", subtype="PCM_16")
+    assert len(evaluate_audio("sec", (0, 10), aiff.getvalue(), "audio/aiff", None).data) > 1 << 20
     half = evaluate_audio("sec", (0, 5), flac.getvalue(), "audio/flac", None)  # 882,000 octets: under it
     with wave.open(io.BytesIO(half.data)) as out:
         decoded = np.frombuffer(out.readframes(out.getnframes()), "<i2").reshape(-1, 2)

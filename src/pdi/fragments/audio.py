@@ -21,10 +21,11 @@ fragment. The draft's text is lost after line 749; our reading of the rest:
   formats at their own bit depth, 8-bit as 16-bit), and 32-bit float samples
   where it is compressed with loss (Ogg Vorbis, MP3) or stored as floats. The
   same fragment of the same bytes gives the same WAV bytes every time (the
-  header is written here, with no date or tool name in it). A fragment of a
-  compressed recording that would decode to more than
-  :data:`MAX_DECODED_OCTETS` is a :class:`~pdi.errors.LimitError`, said
-  before anything is decoded.
+  header is written here, with no date or tool name in it). A fragment
+  read through libsndfile that would decode to more than
+  :data:`MAX_DECODED_OCTETS` and more than the recording's own octets (a
+  compressed one) is a :class:`~pdi.errors.LimitError`, said before anything
+  is decoded.
 
 WAV (PCM) is read with the standard :mod:`wave` module; every other format
 libsndfile reads (FLAC, Ogg Vorbis, MP3, AIFF, AU, CAF, W64, float and
@@ -53,9 +54,9 @@ _IEEE_FLOAT: Final = 3
 _INTEGER_SUBTYPES: Final = {"PCM_S8": 2, "PCM_U8": 2, "PCM_16": 2, "PCM_24": 3, "PCM_32": 4}
 #: the largest WAV file: its RIFF size field is 32 bits
 _WAV_MAX: Final = 0xFFFFFFFF - 64
-#: The most octets of samples a fragment of a compressed recording (FLAC, Ogg, MP3 …) is decoded to: its WAV
-#: answer is made in memory, and a 1 MB FLAC of silence can decode to gigabytes (a PCM WAV's fragment is a
-#: slice of what is stored, never more). 256 MiB is 25 minutes of CD-quality stereo.
+#: The most octets of samples a fragment read through libsndfile is decoded to, unless the recording's own octets
+#: are more (an uncompressed AIFF's fragment is about a slice of what is stored): its WAV answer is made in
+#: memory, and a 1 MB FLAC of silence can decode to gigabytes. 256 MiB is 25 minutes of CD-quality stereo.
 MAX_DECODED_OCTETS = 256 << 20
 #: Sample frames decoded at once.
 _BLOCK_FRAMES: Final = 1 << 16
@@ -115,12 +116,12 @@ def evaluate_audio(
     octets = (b - a) * reader.channels * reader.width
     if octets > _WAV_MAX:  # before decoding anything
         raise LimitError(f"{scheme}={start},{end} selects more sound than a WAV file holds: cut it shorter")
-    if isinstance(reader, _SoundFileReader) and octets > MAX_DECODED_OCTETS:
+    if isinstance(reader, _SoundFileReader) and octets > max(MAX_DECODED_OCTETS, len(data)):
         raise LimitError(
             f"{scheme}={start},{end} decodes to {octets:,} octets of samples ({b - a:,} sample frames of"
-            f" {plural(reader.channels, 'channel')} at {reader.width} octets), more than the"
-            f" {MAX_DECODED_OCTETS >> 20} MiB a fragment of a compressed recording is decoded to: cite a shorter"
-            " passage, or the whole recording as it is stored"
+            f" {plural(reader.channels, 'channel')} at {reader.width} octets), more than the recording's own"
+            f" {len(data):,} octets and the {MAX_DECODED_OCTETS >> 20} MiB a fragment is decoded to beyond them:"
+            " cite a shorter passage, or the whole recording as it is stored"
         )
     cut = reader.read(a, b)
     frame = cut.width * reader.channels
