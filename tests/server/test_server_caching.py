@@ -175,7 +175,8 @@ def test_a_position_of_any_number_of_digits_is_a_position(length: int, first: in
                                                           suffix: int) -> None:
     """RFC 9110 §14.1.1 bounds no position's digits: one beyond every body still asks from past the end (``416``)
     or to the end (``206``), and leading zeros change nothing; the expected answers are the RFC's, worked out with
-    Python's unbounded ints."""
+    Python's unbounded ints (but a suffix of an empty body, which §14.1.1 calls satisfiable: ``416`` here, as the
+    resolver has always answered it)."""
     pad = "0" * zeros
     got = byte_range(f"bytes={pad}{first}-{pad}{last}", length)
     if last < first:
