@@ -16,13 +16,12 @@ import os
 import subprocess
 import sys
 import tempfile
-import zlib
 from pathlib import Path
 
 import pytest
 
 import pdi.fragments.pdf as pdf
-from pdf_helpers import operators_pdf
+from pdf_helpers import operators_pdf, pages_pdf
 from pdi._bounded import ChildLimit, ChildLimits, run_child
 from pdi.errors import LimitError, NotFoundError
 
@@ -116,42 +115,21 @@ def test_the_parent_never_loads_pdfium() -> None:
     assert json.loads(done.stdout) == []
 
 
-def _shared_stream_pdf(characters: int, pages: int) -> bytes:
-    """A PDF (ISO 32000-1 §7.5, written here) whose ``pages`` pages all draw one Flate content stream of
-    ``characters`` characters: its text layer is ``pages`` times the text its octets hold."""
-    content = b"BT /F1 1 Tf 0 0 Td (" + b"ab " * (characters // 3) + b") Tj ET"
-    stream = zlib.compress(content, 9)
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [" + b" ".join(b"%d 0 R" % (5 + i) for i in range(pages)) + b"] /Count %d >>" % pages,
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
-        *[b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >>"
-          b" /Contents 4 0 R >>"] * pages,
-    ]
-    out = bytearray(b"%PDF-1.7\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    table = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % at for at in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, table)
-    return bytes(out)
+#: One stream of 30,000 characters, which every page of a PDF draws (:func:`pages_pdf`).
+_DRAWN = b"BT /F1 1 Tf 0 0 Td (" + b"ab " * 10_000 + b") Tj ET"
 
 
 def test_a_text_layer_far_larger_than_its_pdf_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """Reported: a 47 KB PDF whose 300 pages draw one shared stream made 20 MB of text layer at deposit. A layer
     is kept up to LAYER_TIMES its PDF's octets (or LAYER_FLOOR, here lowered to 256 KiB); past it, a LimitError
     naming the bound. tracemonkey.pdf, a real paper, makes a layer of a few times its size, far under it."""
-    data = _shared_stream_pdf(30_000, 20)  # 600,000 characters drawn from a PDF of 3 KB
+    data = pages_pdf(20, _DRAWN)  # 600,000 characters drawn from a PDF of 3 KB
     assert len(data) < 4_000
     monkeypatch.setattr(pdf, "LAYER_FLOOR", 256 << 10)
     with pytest.raises(LimitError, match=f"more than {256 << 10:,} octets, 64 times its {len(data):,} octets"):
         pdf.build_layer_index(data)
-    fewer = _shared_stream_pdf(6_000, 1)
-    assert len(pdf.TextLayer.from_bytes(pdf.build_layer_index(fewer), len(fewer)).text) >= 6_000 // 3 * 3 - 3
+    fewer = pages_pdf(1, _DRAWN)
+    assert len(pdf.TextLayer.from_bytes(pdf.build_layer_index(fewer), len(fewer)).text) >= 29_000
     real = (CORPUS / "tracemonkey.pdf").read_bytes()
     assert len(pdf.build_layer_index(real)) < 8 * len(real)
 
