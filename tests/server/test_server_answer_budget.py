@@ -121,3 +121,38 @@ def test_the_octets_of_an_answer_are_counted_in_json_values_too() -> None:
     assert answer_octets([{"pages": [{"text": passage}]}]) >= 3_000_000
     assert answer_octets({"a": {"b": {"c": {"d": {"e": passage}}}}}) == 0  # deeper than pdi's JSON answers go
     assert answer_octets(passage.encode()) == answer_octets(passage) == 3_000_000
+
+
+def test_each_budget_gets_back_what_it_gave_and_a_head_holds_none() -> None:
+    """An app whose request runs work on two pools (the resolver's, and another such as the federation's
+    look-ups): the room each result took goes back to its own pool, and after the answer both are whole. Found
+    in review: the room a request held was given back to the first budget, whatever budget it came from. A
+    HEAD, whose answer has no body, holds none."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+
+    from pdi.server.process.limits import PACED_FROM, PacedAnswers, WorkLimits
+
+    first, second = WorkLimits(answer_octets=64 << 20), WorkLimits(answer_octets=32 << 20)
+    seen: list[tuple[int, int]] = []
+
+    async def both(request: Request) -> Response:
+        small = await first.run(lambda: "x" * PACED_FROM)
+        large = await second.run(lambda: b"y" * (2 * PACED_FROM))
+        seen.append((first.answers.free, second.answers.free))
+        return Response(small.encode() + large)
+
+    app = PacedAnswers(Starlette(routes=[Route("/", both, methods=["GET", "HEAD"])]))
+    with TestClient(app) as client:
+        answer = client.get("/")
+        assert len(answer.content) == 3 * PACED_FROM
+        # meanwhile: the later, larger result holds its own pool's room; the earlier (which went into it, as a
+        # request's results do) was given back to its own pool when the later took
+        assert seen[-1] == (64 << 20, (32 << 20) - 2 * PACED_FROM)
+        assert (first.answers.free, second.answers.free) == (64 << 20, 32 << 20)  # and whole after
+        assert not first.answers.held_by and not second.answers.held_by
+        assert client.head("/").status_code == 200
+        assert seen[-1] == (64 << 20, 32 << 20)  # a HEAD held none
