@@ -50,7 +50,8 @@ DEFAULT_CACHE_MIB = 32
               "document) each worker serves at once; the others wait, cheap look-ups do not.")
 @click.option("--answer-mib", default=DEFAULT_ANSWER_MIB, show_default=True, type=click.IntRange(1),
               help="MiB of large answers made in memory (a passage, a page; 1 MiB or more each) each worker sends "
-              "at once; the next waits for room (--queue-seconds, then 503), however slowly their clients read.")
+              "at once; the next waits for room (--queue-seconds, then 503), however slowly their clients read. "
+              "A client holding a quarter of it in answers it has not taken is refused its next at once.")
 @click.option("--queue-seconds", default=DEFAULT_QUEUE_SECONDS, show_default=True,
               type=click.FloatRange(min=0.1), help="How long an expensive request may wait before it is answered 503.")
 @click.option("--header-timeout", default=DEFAULT_HEADER_SECONDS, show_default=True,
