@@ -316,3 +316,43 @@ def test_a_whole_document_untaken_is_dropped_too(archive: tuple[Path, str, str],
 
 pytestmark = pytest.mark.timeout(600)
 
+
+
+def test_a_replayed_pages_large_file_holds_room_too(tmp_path: Path) -> None:
+    """Found by the second attack: the replay origin's files, made by a plan the answer budget did not count, held
+    a 20 MB page's copy for every connection that read none of it (60 connections from one address: 1.4 GB).
+    A file of a MiB or more now holds room while it is sent: past its client's share (a quarter of the
+    replay origin's budget, here 8 MiB), the next is 503 at once, and another client's is answered."""
+    import urllib.parse
+
+    from server_helpers import in_thread
+
+    from pdi.archive import Content
+    from pdi.server.process.limits import WorkLimits
+    from pdi.server.process.run import listening_socket
+    from pdi.server.replay.origin import create_replay_app
+
+    location = tmp_path / "archive"
+    page = b"<!doctype html><title>big</title><pre>" + b"a line of a large page\n" * 150_000 + b"</pre>"
+    with Archive.init(location) as opened:
+        opened.add_series(S)
+        name = str(opened.deposit(S, [Content(page, "html")]).names[0])
+    app = create_replay_app(str(location), limits=WorkLimits(answer_octets=8 << 20), resolver_origin="http://x")
+    sock = listening_socket("127.0.0.1", 0)
+    sock.listen()
+    try:
+        with in_thread(app, [sock], log_level="critical"):
+            port = sock.getsockname()[1]
+            path = f"/replay/{urllib.parse.quote(name, safe='')}/index.html"
+            holder = _never_reading(port, path, 1)[0]
+            try:
+                time.sleep(1)
+                again = httpx.get(f"http://127.0.0.1:{port}{path}", timeout=60)
+                with httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.2")) as other:
+                    elsewhere = other.get(f"http://127.0.0.1:{port}{path}", timeout=60)
+            finally:
+                holder.close()
+    finally:
+        sock.close()
+    assert again.status_code == 503 and "this client holds" in again.json()["detail"]
+    assert elsewhere.status_code == 200 and len(elsewhere.content) >= len(page) - 64

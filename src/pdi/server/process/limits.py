@@ -246,7 +246,6 @@ class WorkLimits:
         its answer is sent (:class:`PacedAnswers`). So the large answers a worker holds are the budget's, and at
         most one a place more waiting for it, however slowly their clients read.
         """
-        request = _REQUEST.get()
         places, threads = self._ready()
         try:
             places.acquire_nowait()  # a place free: taken at once, without arming a deadline (a cancel scope)
@@ -258,18 +257,25 @@ class WorkLimits:
                 raise Busy(self.queue_seconds) from exc
         try:
             result = await anyio.to_thread.run_sync(work, *args, limiter=threads)
-            # outside a request (no PacedAnswers), or a HEAD's answer (no body): no room to hold
-            if request is not None and not request.head:
-                octets = answer_octets(result)
-                if octets >= PACED_FROM:
-                    # a request's answer is its last large result (an earlier one went into it): it never waits
-                    # for room it holds itself
-                    request.give_back()
-                    taken = await self.answers.take(octets, self.queue_seconds, request.client)
-                    request.held.append((self.answers, taken))
+            await self.hold(answer_octets(result))
             return result
         finally:
             places.release()
+
+    async def hold(self, octets: int) -> None:
+        """The current request's answer holds ``octets`` in memory: when they are :data:`PACED_FROM` or more, room
+        for them in the :class:`AnswerBudget`, held until the answer is sent (:class:`PacedAnswers`); waited for
+        (:class:`Busy` after ``queue_seconds``, or at once when the client holds its share). Nothing outside a
+        request (no :class:`PacedAnswers`), or for a ``HEAD`` (no body). :meth:`run` says it of each result; a
+        handler says it of an answer it holds otherwise (a replayed page's file, kept or made)."""
+        request = _REQUEST.get()
+        if request is None or request.head or octets < PACED_FROM:
+            return
+        # a request's answer is its last large result (an earlier one went into it): it never waits for room it
+        # holds itself
+        request.give_back()
+        taken = await self.answers.take(octets, self.queue_seconds, request.client)
+        request.held.append((self.answers, taken))
 
 
 class PacedAnswers(HTTPMiddleware):
