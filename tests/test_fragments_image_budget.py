@@ -158,3 +158,46 @@ def test_the_pixels_a_gif_seek_decodes_are_those_of_pillows_canvas(
             canvases.append(image.size[0] * image.size[1])
     for number in range(len(frames) + 1):
         assert _gif_seek_pixels(octets, number) == sum(canvases[:number])
+
+
+def _tiff_chain(pages: int, *, loop: bool = False, order: str = "<") -> bytes:
+    """TIFF 6.0 §2 by hand: ``pages`` directories of one 1×1 grey pixel, each naming the next (the last naming the
+    first when ``loop``), in byte ``order``."""
+    tags = [(256, 3, 1, 1), (257, 3, 1, 1), (258, 3, 1, 8), (262, 3, 1, 1), (273, 4, 1, 8), (279, 4, 1, 1)]
+    size = 2 + 12 * len(tags) + 4
+    out = bytearray((b"II*\0" if order == "<" else b"MM\0*") + struct.pack(order + "I", 9) + b"\x7f")
+    for number in range(pages):  # the one pixel at 8; the first directory at 9
+        out += struct.pack(order + "H", len(tags))
+        for tag, kind, count, value in tags:
+            field = struct.pack(order + "H", value) + b"\0\0" if kind == 3 else struct.pack(order + "I", value)
+            out += struct.pack(order + "HHI", tag, kind, count) + field
+        last = number == pages - 1
+        out += struct.pack(order + "I", 9 if loop and last else 0 if last else 9 + (number + 1) * size)
+    return bytes(out)
+
+
+@settings(max_examples=25, deadline=None)
+@given(pages=st.integers(1, 12), big=st.booleans(), order=st.sampled_from(["<", ">"]))
+def test_the_pages_of_a_tiff_are_those_pillow_counts(pages: int, big: bool, order: str) -> None:
+    """Counted along the chain of image file directories from the header, as Pillow's n_frames counts them: of
+    TIFFs Pillow writes itself (classic and BigTIFF), and of chains written here in either byte order."""
+    from pdi.fragments.image import _tiff_pages
+
+    frames = [Image.new("L", (3 + k, 2), k) for k in range(pages)]
+    out = io.BytesIO()
+    frames[0].save(out, format="TIFF", save_all=True, append_images=frames[1:], big_tiff=big)
+    for data in (out.getvalue(), _tiff_chain(pages, order=order)):
+        with Image.open(io.BytesIO(data)) as image:
+            assert _tiff_pages(data) == image.n_frames == pages
+
+
+def test_a_tiff_of_more_pages_than_the_bound_is_refused_before_pillow_counts_them() -> None:
+    """Found by the second attack: 100,000 one-pixel pages (7.8 MB) took 42 s of Pillow's counting for a rect of
+    page 0. Past MAX_TIFF_PAGES, a LimitError before Pillow counts them; a loop in the chain ends the count."""
+    from pdi.fragments.image import MAX_TIFF_PAGES, _tiff_pages
+
+    with pytest.raises(LimitError, match=f"a TIFF of {MAX_TIFF_PAGES + 1:,} pages or more"):
+        evaluate("rect", ((0, 0), (1, 1)), _tiff_chain(MAX_TIFF_PAGES + 10), media_type="image/tiff", charset=None)
+    assert _tiff_pages(_tiff_chain(7, loop=True)) == 7
+    region = evaluate("rect", ((0, 0), (1, 1), 2), _tiff_chain(3), media_type="image/tiff", charset=None).region
+    assert region is not None and (region.frame, region.frames) == (2, 3)
