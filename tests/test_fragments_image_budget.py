@@ -201,3 +201,25 @@ def test_a_tiff_of_more_pages_than_the_bound_is_refused_before_pillow_counts_the
     assert _tiff_pages(_tiff_chain(7, loop=True)) == 7
     region = evaluate("rect", ((0, 0), (1, 1), 2), _tiff_chain(3), media_type="image/tiff", charset=None).region
     assert region is not None and (region.frame, region.frames) == (2, 3)
+
+
+def test_a_jpeg_of_thousands_of_scans_is_not_cut() -> None:
+    """Found by the second attack: a progressive JPEG whose one AC scan of end-of-band runs (some 60 octets) is
+    repeated 17,000 times took 33 s to cut a 10x10 crop; libjpeg visits every block of the frame once a scan.
+    Past MAX_JPEG_SCANS start-of-scan markers (ITU T.81 B.2.3), a crop is refused before decoding; a
+    progressive JPEG as an encoder writes it is cut as before."""
+    from pdi.fragments.image import MAX_JPEG_SCANS
+
+    made = io.BytesIO()
+    Image.new("L", (64, 64), 128).save(made, format="JPEG", progressive=True, quality=90)
+    data = made.getvalue()
+    scan = data.rindex(b"\xff\xda")  # the last scan, to its end (the end-of-image marker)
+    assert data.endswith(b"\xff\xd9") and 1 < data.count(b"\xff\xda") < 20
+    repeated = data[:-2] + data[scan:-2] * (MAX_JPEG_SCANS + 1) + b"\xff\xd9"
+    with pytest.raises(LimitError, match=f"more than {MAX_JPEG_SCANS} scans"):
+        evaluate("crop", ((0, 0), (10, 10)), repeated, media_type="image/jpeg", charset=None)
+    region = evaluate("rect", ((0, 0), (10, 10)), repeated, media_type="image/jpeg", charset=None).region
+    assert region is not None and (region.width, region.height) == (64, 64)  # rect decodes nothing: still named
+    cut = evaluate("crop", ((0, 0), (10, 10)), data, media_type="image/jpeg", charset=None)
+    with Image.open(io.BytesIO(cut.data)) as png, Image.open(io.BytesIO(data)) as whole:
+        assert png.size == (10, 10) and png.tobytes() == whole.crop((0, 0, 10, 10)).tobytes()

@@ -32,7 +32,9 @@ TIFF, WebP, BMP …); a format it cannot read is
 decompression-bomb limit (about 179 million pixels) is
 :class:`~pdi.errors.LimitError`, and so is a frame of a GIF, APNG, WebP or
 FLI whose reaching decodes more than :data:`MAX_SEEK_PIXELS` (Pillow
-composes each frame on the ones before it, so frame N costs N canvases).
+composes each frame on the ones before it, so frame N costs N canvases),
+any fragment of a TIFF of more than :data:`MAX_TIFF_PAGES` pages, and a
+crop of a JPEG of more than :data:`MAX_JPEG_SCANS` scans.
 Pure: no I/O.
 """
 
@@ -58,6 +60,11 @@ _COMPOSED = frozenset({"GIF", "PNG", "WEBP", "FLI"})
 #: The most pixels seeking a frame of such a format may decode: its number times the canvas's pixels (about a
 #: second). A 69 KB GIF holds 3,000 one-pixel frames on a canvas of 64 million pixels: minutes for its last.
 MAX_SEEK_PIXELS = 160_000_000
+
+#: The most scans (start-of-scan markers, ``FF DA``, counted anywhere in the file: an embedded thumbnail's too) a
+#: JPEG may have to be cut: a progressive JPEG has ten or so; libjpeg visits every block of the frame once a scan.
+MAX_JPEG_SCANS = 200
+_START_OF_SCAN = b"\xff\xda"
 
 #: The most pages (image file directories) of a TIFF image fragments are evaluated on: Pillow counts them in time
 #: of their number squared (100,000 one-pixel pages, 7.8 MB, took 42 s); 5,000 take a third of a second.
@@ -161,6 +168,14 @@ def evaluate_image(
                     f"crop of a {width}×{height} image: cutting decodes all of its"
                     f" {plural(width * height, 'pixel')}, more than the limit of {MAX_CROP_PIXELS:,}"
                     " (rect= names the region without decoding)"
+                )
+            scans = data.count(_START_OF_SCAN) if image.format in ("JPEG", "MPO") else 0
+            if scans > MAX_JPEG_SCANS:
+                # each scan of a progressive JPEG visits every block of the frame: a scan of end-of-band runs is
+                # some 60 octets, so a 1 MB file held 17,000 of them (33 s to cut a 10x10 crop of 6000x6000)
+                raise LimitError(
+                    f"crop of a JPEG of more than {MAX_JPEG_SCANS} scans ({scans:,} start-of-scan"
+                    " markers): decoding it visits every block once a scan (rect= names the region without decoding)"
                 )
             cut = image.crop((region.x1, region.y1, region.x2, region.y2))
             png = _png(cut, image.info.get("icc_profile"))
