@@ -52,6 +52,9 @@ __all__ = [
 _FIELD_LIKE: Final = re.compile(rb"(?:^|(?<=[\r\n]))[!-9;-~]+[ \t]*:", re.MULTILINE)
 _FIELD_NAME: Final = re.compile(rb"[!-9;-~]+[ \t]*:")
 _NUL: Final = b"\x00"
+#: A ``Content-…`` field at a line's start, with its continuation lines (each starting with white space): the
+#: fields of the MIME structure, which the parser reads again each time the structure is asked about.
+_CONTENT_FIELD: Final = re.compile(rb"(?im)(?:^|(?<=[\r\n]))(content-[a-z0-9-]*)[ \t]*:[^\r\n]*(?:\r?\n[ \t][^\r\n]*)*")
 #: The first octets of a message its thread's ids are read from (:func:`thread_ids`): its header fields, as a rule.
 THREAD_HEAD: Final = 1 << 20
 
@@ -65,9 +68,12 @@ class MailLimits:
     ``max_parts`` 1,000 entities; ``max_depth`` 32 nested entities (the
     parser recurses once a level); ``max_delimiters`` 20,000 lines that
     start ``--`` (after an LF, a CR or CR LF: the parser's line ends),
-    which may be boundary delimiters, and ``max_fields`` 100,000 lines that
+    which may be boundary delimiters, ``max_fields`` 100,000 lines that
     could be header fields, counted before the parser runs, so that it
-    never builds millions of objects.
+    never builds millions of objects; ``max_content_field`` 4 KiB of one
+    ``Content-…`` field, its continuation lines counted (the parser reads
+    one again each time the message's structure is asked about, in time
+    that grows faster than its length: 14 KB of parameters cost a second).
     """
 
     max_bytes: int = 64 << 20
@@ -75,6 +81,7 @@ class MailLimits:
     max_depth: int = 32
     max_delimiters: int = 20_000
     max_fields: int = 100_000
+    max_content_field: int = 4096
 
 
 @dataclass(frozen=True)
@@ -362,6 +369,15 @@ def _check_shape(data: bytes, limits: MailLimits) -> None:
             f"the message has {delimiters} lines that start '--' (boundary delimiters, perhaps), more than the"
             f" limit of {limits.max_delimiters}"
         )
+    if len(data) > limits.max_content_field:  # only then can a field be longer than it
+        for found in _CONTENT_FIELD.finditer(data):
+            if found.end() - found.start() > limits.max_content_field:
+                line = data.count(b"\n", 0, found.start()) + 1
+                name = found[1].decode("ascii", "replace")
+                raise LimitError(
+                    f"line {line}: the {name} field is {found.end() - found.start():,} octets, more than the limit of"
+                    f" {limits.max_content_field:,} for a field of the message's MIME structure"
+                )
     if data.count(b":") > limits.max_fields:  # only then can there be that many fields: count them
         fields = sum(1 for _ in _FIELD_LIKE.finditer(data))
         if fields > limits.max_fields:
