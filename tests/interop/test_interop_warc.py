@@ -634,3 +634,40 @@ def test_pages_past_the_plans_memory_are_packed_and_spooled_and_imported_alike(
     assert second.aggregate() == held[1].aggregate()
     done, _ = import_warc(archive, warc, S)
     assert [archive.get(d.name).data for d in done] == [item.aggregate() for item in held]
+
+
+def test_a_revisit_finds_the_record_it_names_among_many_of_one_payload(tmp_path: Path) -> None:
+    """WARC 1.1 §6.7: a revisit's record is the one of its payload digest, of the URI it refers to, and of that
+    URI's date when it names one. Found by the third attack: 40,000 records of one payload, each named by a
+    revisit, took 111 s, every revisit reading every record of the payload; they are indexed by URI and date
+    once. Here the choice itself: three records of one payload at two URIs, the revisits naming each."""
+    from pdi.interop.warc import read_index, sources_for
+
+    b = WarcBuilder()
+    body = b"the same payload"
+    first = b.response("http://example.org/a", body, "text/plain", "2024-01-01T00:00:00Z")
+    later = b.response("http://example.org/a", body, "text/plain", "2024-02-01T00:00:00Z")
+    other = b.response("http://example.org/b", body, "text/plain", "2024-01-01T00:00:00Z")
+    digest = sha1_digest(body)
+    b.revisit("http://example.org/c", digest, "http://example.org/a", "2024-02-01T00:00:00Z", "2024-03-01T00:00:00Z")
+    b.revisit("http://example.org/d", digest, "http://example.org/a", "2023-01-01T00:00:00Z", "2024-03-01T00:00:00Z")
+    b.revisit("http://example.org/e", digest, "http://example.org/b", "2024-01-01T00:00:00Z", "2024-03-01T00:00:00Z")
+    b.revisit("http://example.org/f", digest, "http://example.org/z", "2024-01-01T00:00:00Z", "2024-03-01T00:00:00Z")
+    index = read_index(sources_for(b.save(tmp_path / "a.warc.gz")), limit=1 << 20)
+    revisits = {e.uri: e for e in index.entries if e.kind == "revisit"}
+    chosen = {uri[-1]: index.original(revisits[uri]).offset for uri in revisits}
+    # its URI and date; its URI, the date named nowhere; the other URI; a URI of none: the payload's first record
+    assert chosen == {"c": later, "d": first, "e": other, "f": first}
+
+
+def test_a_warc_date_outside_the_years_a_date_holds_is_a_parse_error(tmp_path: Path) -> None:
+    """Found by the third attack: 9999-12-31T23:59:59-05:00 is after the last instant Python's datetime holds in
+    UTC, and the import ended in an OverflowError's traceback; it is a ParseError naming the record."""
+    from pdi.errors import ParseError
+    from pdi.interop.warc import read_index, sources_for
+
+    for date in ("9999-12-31T23:59:59-05:00", "0001-01-01T00:00:00+01:00"):
+        b = WarcBuilder()
+        offset = b.response("http://example.org/", b"x", "text/plain", date)
+        with pytest.raises(ParseError, match=f"offset {offset}.*lies outside the years 1 to 9999"):
+            read_index(sources_for(b.save(tmp_path / "a.warc.gz")), limit=1 << 20)

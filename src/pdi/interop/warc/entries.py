@@ -75,7 +75,12 @@ def _parse_date(value: str | None, source: Source, offset: int) -> datetime.date
         ) from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=datetime.UTC)  # WARC dates are UTC (§5.4)
-    return parsed.astimezone(datetime.UTC)
+    try:
+        return parsed.astimezone(datetime.UTC)
+    except OverflowError:  # 9999-12-31T23:59:59-05:00 is after the last instant a datetime holds
+        raise ParseError(
+            f"{_where(source, offset)}: WARC-Date {value!r} lies outside the years 1 to 9999 in UTC", rule="WARC-Date"
+        ) from None
 
 
 #: The largest payload pass 1 keeps for pass 2 (octets; all it keeps: :data:`~pdi.interop.warc.records.KEEP_TOTAL`):
