@@ -272,9 +272,33 @@ def test_a_payload_that_decodes_past_the_limit_is_listed_not_imported(archive: A
     assert parts_of(archive.get(done[0].name).data) == {url: ("text/html", page), url + "i.png": ("image/png", PNG)}
     assert len(done[0].failures) == 1 and f"offset {part} " in done[0].failures[0]
     assert plan.skipped == [
-        f"a.warc.gz: the record at offset {offset} ({url}{name}): its payload is larger than the limit of 1048576 bytes"
+        f"a.warc.gz: the record at offset {offset} ({url}{name}): its payload, its codings undone, is larger than the"
+        " limit of 1048576 bytes or than 100 times the record (a MiB at least)"
         for offset, name in ((part, "big.png"), (lone, "big.txt"))
     ]
+
+
+def test_a_payload_that_decodes_to_far_more_than_its_record_is_not_embedded_in_every_page(
+    archive: Archive, tmp_path: Path,
+) -> None:
+    """Found by the third attack: 628 octets of gzip (here) or br undoing to 45 MB of zeros, under the 50 MB limit
+    of one resource, which each of 20 tiny pages embedded again: 10 KB of WARC made 1.2 GB of archive. A payload
+    that decodes to more than 100 times its record (a MiB at least) is as one past the limit: listed, and each
+    page is kept without it."""
+    bomb = gzip.compress(b"\0" * (12 << 20))  # 12 MiB of zeros in some 12 KB: under the default limit of 50 MB
+    assert len(bomb) < 20_000
+    b = WarcBuilder()
+    url = "http://example.org/"
+    part = b.response(url + "big.png", bomb, "image/png", "2024-05-06T10:00:00Z", headers=(("Content-Encoding", "gzip"),))
+    pages = [f"{url}p{k}.html" for k in range(3)]
+    for page in pages:
+        b.response(page, b'<html><body><img src="big.png"></body></html>', "text/html", "2024-05-06T10:00:00Z")
+    done, _ = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    assert len(done) == 3
+    for made in done:
+        assert len(archive.get(made.name).data) < 100_000  # no 12 MiB part in any of them
+        assert len(made.failures) == 1 and f"offset {part} " in made.failures[0]
+        assert "100 times the record" in made.failures[0]
 
 
 def test_the_limit_does_not_stop_digest_checks(archive: Archive, tmp_path: Path) -> None:

@@ -100,7 +100,7 @@ def test_a_gzip_member_of_zeros_is_refused_by_its_ratio(tmp_path: Path) -> None:
     # a limit, not a verdict: raised, the same file imports (the record is listed, as any past --max-mb)
     code, _, _, err = _run(["import", str(warc), "--series", S, "--max-expansion", "2000", "--archive", str(archive)])
     assert code == 0, err
-    assert f"offset {offset} (http://example.org/zeros.bin): its payload is larger than the limit" in err
+    assert f"offset {offset} (http://example.org/zeros.bin): its payload, its codings undone, is larger than the limit" in err
 
 
 def test_twenty_thousand_header_lines_are_refused(tmp_path: Path) -> None:

@@ -55,7 +55,8 @@ class Entry:
         if self.segmented:
             return "it is a segment of a record split over several (WARC-Segment-Number), which pdi does not join"
         if self.oversize:
-            return f"its payload is larger than the limit of {plural(limit, 'byte')}"
+            return (f"its payload, its codings undone, is larger than the limit of {plural(limit, 'byte')} or than"
+                    f" {EXPANSION} times the record (a MiB at least)")
         return None
 
 
@@ -81,6 +82,12 @@ def _parse_date(value: str | None, source: Source, offset: int) -> datetime.date
         raise ParseError(
             f"{_where(source, offset)}: WARC-Date {value!r} lies outside the years 1 to 9999 in UTC", rule="WARC-Date"
         ) from None
+
+
+#: How many times its own length a record's payload may decode to (its HTTP content and transfer codings
+#: undone), beyond :data:`EXPANSION_FLOOR`: as ``--max-expansion``'s default bounds a gzip member.
+EXPANSION = 100
+EXPANSION_FLOOR = 1 << 20
 
 
 #: The largest payload pass 1 keeps for pass 2 (octets; all it keeps: :data:`~pdi.interop.warc.records.KEEP_TOTAL`):
@@ -164,8 +171,12 @@ def _index_fields(
     payload: bytes | None = None
     if kind != "revisit" and not segmented:
         small = keep and 0 <= (length or 0) <= KEEP_RECORD
+        # a content coding (gzip, br) may undo to far more than the record holds: past EXPANSION times its
+        # length (a MiB at least), it is as a payload past the limit (628 octets of br were 45 MB of zeros, which
+        # each page of a WARC holding it embedded again)
+        most = limit if length is None else min(limit, max(EXPANSION_FLOOR, EXPANSION * length))
         try:
-            counted = _drain(content(), limit, where, keep=small)
+            counted = _drain(content(), most, where, keep=small)
         except LimitError:
             oversize = True  # the rest is read raw by read_to_end, so its digests are still checked
         else:
