@@ -160,12 +160,13 @@ def test_the_pixels_a_gif_seek_decodes_are_those_of_pillows_canvas(
         assert _gif_seek_pixels(octets, number) == sum(canvases[:number])
 
 
-def _tiff_chain(pages: int, *, loop: bool = False, order: str = "<") -> bytes:
+def _tiff_chain(pages: int, *, loop: bool = False, order: str = "<", magic: bytes | None = None) -> bytes:
     """TIFF 6.0 §2 by hand: ``pages`` directories of one 1×1 grey pixel, each naming the next (the last naming the
-    first when ``loop``), in byte ``order``."""
+    first when ``loop``), in byte ``order``, under ``magic`` (default: the valid header of that order)."""
     tags = [(256, 3, 1, 1), (257, 3, 1, 1), (258, 3, 1, 8), (262, 3, 1, 1), (273, 4, 1, 8), (279, 4, 1, 1)]
     size = 2 + 12 * len(tags) + 4
-    out = bytearray((b"II*\0" if order == "<" else b"MM\0*") + struct.pack(order + "I", 9) + b"\x7f")
+    head = magic or (b"II*\0" if order == "<" else b"MM\0*")
+    out = bytearray(head + struct.pack(order + "I", 9) + b"\x7f")
     for number in range(pages):  # the one pixel at 8; the first directory at 9
         out += struct.pack(order + "H", len(tags))
         for tag, kind, count, value in tags:
@@ -181,26 +182,37 @@ def _tiff_chain(pages: int, *, loop: bool = False, order: str = "<") -> bytes:
 def test_the_pages_of_a_tiff_are_those_pillow_counts(pages: int, big: bool, order: str) -> None:
     """Counted along the chain of image file directories from the header, as Pillow's n_frames counts them: of
     TIFFs Pillow writes itself (classic and BigTIFF), and of chains written here in either byte order."""
-    from pdi.fragments.image import _tiff_pages
+    from pdi.fragments.image import tiff_pages
 
     frames = [Image.new("L", (3 + k, 2), k) for k in range(pages)]
     out = io.BytesIO()
     frames[0].save(out, format="TIFF", save_all=True, append_images=frames[1:], big_tiff=big)
     for data in (out.getvalue(), _tiff_chain(pages, order=order)):
         with Image.open(io.BytesIO(data)) as image:
-            assert _tiff_pages(data) == image.n_frames == pages
+            assert tiff_pages(data) == image.n_frames == pages
 
 
 def test_a_tiff_of_more_pages_than_the_bound_is_refused_before_pillow_counts_them() -> None:
     """Found by the second attack: 100,000 one-pixel pages (7.8 MB) took 42 s of Pillow's counting for a rect of
     page 0. Past MAX_TIFF_PAGES, a LimitError before Pillow counts them; a loop in the chain ends the count."""
-    from pdi.fragments.image import MAX_TIFF_PAGES, _tiff_pages
+    from pdi.fragments.image import MAX_TIFF_PAGES, tiff_pages
+    from pdi.server.pages.cite import image_facts
 
     many = _tiff_chain(MAX_TIFF_PAGES + 10)
     for octets in (many, memoryview(many)):  # octets, or a view of them as a mapped blob gives
         with pytest.raises(LimitError, match=f"a TIFF of {MAX_TIFF_PAGES + 1:,} pages or more"):
             evaluate("rect", ((0, 0), (1, 1)), octets, media_type="image/tiff", charset=None)
-    assert _tiff_pages(_tiff_chain(7, loop=True)) == 7
+    assert tiff_pages(_tiff_chain(7, loop=True)) == 7
+    # found in review: the headers Pillow takes anyway (and BigTIFF's big-endian, which it reads as classic)
+    for magic, order in ((b"II\0*", "<"), (b"MM*\0", ">"), (b"MM\0+", ">")):
+        odd = _tiff_chain(MAX_TIFF_PAGES + 10, order=order, magic=magic)
+        with Image.open(io.BytesIO(odd)) as image:
+            assert image.format == "TIFF"
+        with pytest.raises(LimitError, match="pages or more"):
+            evaluate("rect", ((0, 0), (1, 1)), odd, media_type="image/tiff", charset=None)
+    # the viewer's facts of an image count its pages too
+    with pytest.raises(LimitError, match=f"a TIFF of {MAX_TIFF_PAGES + 1:,} pages or more"):
+        image_facts(many, "image/tiff")
     region = evaluate("rect", ((0, 0), (1, 1), 2), _tiff_chain(3), media_type="image/tiff", charset=None).region
     assert region is not None and (region.frame, region.frames) == (2, 3)
 
@@ -221,6 +233,17 @@ def test_a_jpeg_of_thousands_of_scans_is_not_cut() -> None:
     for octets in (repeated, memoryview(repeated)):  # octets, or a view of them as a mapped blob gives
         with pytest.raises(LimitError, match=f"more than {MAX_JPEG_SCANS} scans"):
             evaluate("crop", ((0, 0), (10, 10)), octets, media_type="image/jpeg", charset=None)
+    # found in review: BLP1 (Blizzard's format, which Pillow reads) of JPEG compression holds a JPEG stream: its
+    # header (magic; compression 0, flags, width, height, picture type; a word; 16 mipmap offsets and 16 lengths;
+    # the length of a JPEG header the mipmaps share, none), 160 octets, then mipmap 0, the stream
+    blp = (b"BLP1" + struct.pack("<iIIIi", 0, 0, 64, 64, 5) + b"\0" * 4 + struct.pack("<16I", 160, *[0] * 15)
+           + struct.pack("<16I", len(repeated), *[0] * 15) + struct.pack("<I", 0))
+    assert len(blp) == 160
+    blp += repeated
+    with Image.open(io.BytesIO(blp)) as image:
+        assert image.format == "BLP"
+    with pytest.raises(LimitError, match=f"more than {MAX_JPEG_SCANS} scans"):
+        evaluate("crop", ((0, 0), (10, 10)), blp, media_type="image/x-blp", charset=None)
     region = evaluate("rect", ((0, 0), (10, 10)), repeated, media_type="image/jpeg", charset=None).region
     assert region is not None and (region.width, region.height) == (64, 64)  # rect decodes nothing: still named
     cut = evaluate("crop", ((0, 0), (10, 10)), data, media_type="image/jpeg", charset=None)

@@ -407,6 +407,10 @@ def test_a_content_field_longer_than_its_bound_is_refused_before_it_is_parsed() 
     folded = b"Content-Disposition: attachment;\r\n " + b"\r\n ".join(b"a" * 70 for _ in range(60)) + b"\r\n"
     with pytest.raises(LimitError, match="line 3: the Content-Disposition field"):  # continuation lines count
         read_message(b"Message-ID: <y@example.org>\r\nSubject: s\r\n" + folded + b"\r\nbody\r\n")
+    # found in review: the parser ends a line at a lone CR too, so a field folded with CRs alone is one field
+    with pytest.raises(LimitError, match="line 2: the Content-Type field is"):
+        read_message(b"Message-ID: <x@example.org>\rContent-Type: text/plain;\r"
+                     + b"\r".join(b" a%d=x;" % k for k in range(1000)) + b"\r\rbody\r")
     name = "".join(f" filename*{k}*={'utf-8' + chr(39) * 2 if k == 0 else ''}{'%C3%A9t%C3%A9' * 10};\r\n"
                    for k in range(8))  # RFC 2231 §4.1: 1,400 octets, 240 letters
     fine = read_message(("Message-ID: <z@example.org>\r\nContent-Type: text/plain\r\n"

@@ -70,6 +70,9 @@ _START_OF_SCAN = re.compile(b"\xff\xda")
 #: The most pages (image file directories) of a TIFF image fragments are evaluated on: Pillow counts them in time
 #: of their number squared (100,000 one-pixel pages, 7.8 MB, took 42 s); 5,000 take a third of a second.
 MAX_TIFF_PAGES = 5_000
+#: The first four octets of a file Pillow reads as a TIFF (``TiffImagePlugin.PREFIXES``): the valid ones, the
+#: two it takes anyway, and BigTIFF's.
+_TIFF_PREFIXES = frozenset({b"MM\0*", b"II*\0", b"MM*\0", b"II\0*", b"MM\0+", b"II+\0"})
 
 #: Image modes a PNG file holds as they are (Pillow's PNG writer).
 _PNG_MODES = frozenset({"1", "L", "LA", "I;16", "I;16B", "P", "RGB", "RGBA"})
@@ -124,7 +127,7 @@ def evaluate_image(
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             image = Image.open(io.BytesIO(data))
             if image.format == "TIFF":  # before n_frames, which walks every page in time of their number squared
-                pages = _tiff_pages(data)
+                pages = tiff_pages(data)
                 if pages > MAX_TIFF_PAGES:
                     raise LimitError(f"{scheme} on a TIFF of {pages:,} pages or more: more than the"
                                      f" {MAX_TIFF_PAGES:,} image fragments are evaluated on")
@@ -170,7 +173,8 @@ def evaluate_image(
                     f" {plural(width * height, 'pixel')}, more than the limit of {MAX_CROP_PIXELS:,}"
                     " (rect= names the region without decoding)"
                 )
-            if image.format in ("JPEG", "MPO") and _more_scans_than(data, MAX_JPEG_SCANS):
+            if image.format in ("JPEG", "MPO", "BLP") and _more_scans_than(data, MAX_JPEG_SCANS):
+                # (a BLP1 image of JPEG compression is decoded as the JPEG it holds)
                 # each scan of a progressive JPEG visits every block of the frame: a scan of end-of-band runs is
                 # some 60 octets, so a 1 MB file held 17,000 of them (33 s to cut a 10x10 crop of 6000x6000)
                 raise LimitError(
@@ -231,18 +235,17 @@ def _more_scans_than(data: bytes, most: int) -> bool:
     return any(found > most for found, _ in enumerate(_START_OF_SCAN.finditer(data), 1))
 
 
-def _tiff_pages(data: bytes) -> int:
+def tiff_pages(data: bytes) -> int:
     """The image file directories of a TIFF (TIFF 6.0 §2; BigTIFF's eight-octet offsets too), counted along their
     chain from the header in one pass, a loop or an offset past the end ending it; at most one more than
     :data:`MAX_TIFF_PAGES` (enough to refuse it)."""
-    if data[:4] in (b"II*\0", b"MM\0*"):
-        big, order = False, "<" if data[:2] == b"II" else ">"
-        at = struct.unpack_from(order + "I", data, 4)[0] if len(data) >= 8 else 0
-    elif data[:4] in (b"II+\0", b"MM\0+") and len(data) >= 16:
-        big, order = True, "<" if data[:2] == b"II" else ">"
-        at = struct.unpack_from(order + "Q", data, 8)[0]
-    else:
+    if bytes(data[:4]) not in _TIFF_PREFIXES or len(data) < 16:
         return 0
+    # as Pillow reads the header (TiffImagePlugin.ImageFileDirectory_v2): the byte order from its first two
+    # octets, BigTIFF when its third is 43, the first directory's offset after it
+    order = "<" if bytes(data[:2]) == b"II" else ">"
+    big = data[2] == 43
+    at = struct.unpack_from(order + ("Q" if big else "I"), data, 8 if big else 4)[0]
     count_of, entry, offset = ("Q", 20, "Q") if big else ("H", 12, "I")
     seen: set[int] = set()
     while at and at not in seen and len(seen) <= MAX_TIFF_PAGES:

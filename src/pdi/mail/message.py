@@ -54,7 +54,9 @@ _FIELD_NAME: Final = re.compile(rb"[!-9;-~]+[ \t]*:")
 _NUL: Final = b"\x00"
 #: A ``Content-…`` field at a line's start, with its continuation lines (each starting with white space): the
 #: fields of the MIME structure, which the parser reads again each time the structure is asked about.
-_CONTENT_FIELD: Final = re.compile(rb"(?im)(?:^|(?<=[\r\n]))(content-[a-z0-9-]*)[ \t]*:[^\r\n]*(?:\r?\n[ \t][^\r\n]*)*")
+_CONTENT_FIELD: Final = re.compile(
+    rb"(?im)(?:^|(?<=[\r\n]))(content-[a-z0-9-]*)[ \t]*:[^\r\n]*(?:(?:\r\n|\r|\n)[ \t][^\r\n]*)*"
+)  # any of the parser's line ends (CR LF, LF, CR) before a continuation line
 #: The first octets of a message its thread's ids are read from (:func:`thread_ids`): its header fields, as a rule.
 THREAD_HEAD: Final = 1 << 20
 
@@ -372,7 +374,8 @@ def _check_shape(data: bytes, limits: MailLimits) -> None:
     if len(data) > limits.max_content_field:  # only then can a field be longer than it
         for found in _CONTENT_FIELD.finditer(data):
             if found.end() - found.start() > limits.max_content_field:
-                line = data.count(b"\n", 0, found.start()) + 1
+                at = found.start()  # its line: after as many line ends as the parser reads (CR LF, LF, CR)
+                line = data.count(b"\n", 0, at) + data.count(b"\r", 0, at) - data.count(b"\r\n", 0, at) + 1
                 name = found[1].decode("ascii", "replace")
                 raise LimitError(
                     f"line {line}: the {name} field is {found.end() - found.start():,} octets, more than the limit of"

@@ -177,6 +177,13 @@ def image_facts(data: bytes, media_type: str) -> ImageFacts:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # only the header is read here
             with Image.open(io.BytesIO(data)) as image:
+                if image.format == "TIFF":  # before n_frames, which walks every page in time of their number squared
+                    from pdi.fragments.image import MAX_TIFF_PAGES, tiff_pages
+
+                    pages = tiff_pages(data)
+                    if pages > MAX_TIFF_PAGES:
+                        raise LimitError(f"{media_type}: a TIFF of {pages:,} pages or more, more than the"
+                                         f" {MAX_TIFF_PAGES:,} shown here; its octets are served whole by N2R")
                 return ImageFacts(image.width, image.height, getattr(image, "n_frames", 1))
     except Image.DecompressionBombError as exc:  # a header claiming more than twice Pillow's bound
         claimed = re.search(r"\((\d+) pixels\)", str(exc))  # Pillow's message, the one place it says the number
