@@ -407,6 +407,12 @@ def test_a_content_field_longer_than_its_bound_is_refused_before_it_is_parsed() 
     folded = b"Content-Disposition: attachment;\r\n " + b"\r\n ".join(b"a" * 70 for _ in range(60)) + b"\r\n"
     with pytest.raises(LimitError, match="line 3: the Content-Disposition field"):  # continuation lines count
         read_message(b"Message-ID: <y@example.org>\r\nSubject: s\r\n" + folded + b"\r\nbody\r\n")
+    # found in review: the bound is of one field; 999 parts of fields just under it cost 115 s: the sum is bounded
+    part = b"--b\r\nContent-Type: text/plain; " + b"a=x; " * 790 + b"\r\n\r\npart\r\n"
+    many = (b"Message-ID: <m@example.org>\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n" + part * 40
+            + b"--b--\r\n")
+    with pytest.raises(LimitError, match="Content-… fields are more than 131,072 octets in all"):
+        read_message(many)
     # found in review: the parser ends a line at a lone CR too, so a field folded with CRs alone is one field
     with pytest.raises(LimitError, match="line 2: the Content-Type field is"):
         read_message(b"Message-ID: <x@example.org>\rContent-Type: text/plain;\r"
