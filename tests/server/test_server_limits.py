@@ -322,7 +322,7 @@ def test_a_replayed_pages_large_file_holds_room_too(tmp_path: Path) -> None:
     """Found by the second attack: the replay origin's files, made by a plan the answer budget did not count, held
     a 20 MB page's copy for every connection that read none of it (60 connections from one address: 1.4 GB).
     A file of a MiB or more now holds room while it is sent: past its client's share (a quarter of the
-    replay origin's budget, here 8 MiB), the next is 503 at once, and another client's is answered."""
+    replay origin's budget of 8 MiB here), the next is 503 at once, and another client's is answered."""
     import urllib.parse
 
     from server_helpers import in_thread
@@ -337,7 +337,8 @@ def test_a_replayed_pages_large_file_holds_room_too(tmp_path: Path) -> None:
     with Archive.init(location) as opened:
         opened.add_series(S)
         name = str(opened.deposit(S, [Content(page, "html")]).names[0])
-    app = create_replay_app(str(location), limits=WorkLimits(answer_octets=8 << 20), resolver_origin="http://x")
+    limits = WorkLimits(answer_octets=8 << 20)
+    app = create_replay_app(str(location), limits=limits, resolver_origin="http://x")
     sock = listening_socket("127.0.0.1", 0)
     sock.listen()
     try:
@@ -346,7 +347,10 @@ def test_a_replayed_pages_large_file_holds_room_too(tmp_path: Path) -> None:
             path = f"/replay/{urllib.parse.quote(name, safe='')}/index.html"
             holder = _never_reading(port, path, 1)[0]
             try:
-                time.sleep(1)
+                deadline = time.monotonic() + 60
+                while limits.answers.free == limits.answers.octets:  # until its answer holds room
+                    assert time.monotonic() < deadline, "the first answer never held room"
+                    time.sleep(0.05)
                 again = httpx.get(f"http://127.0.0.1:{port}{path}", timeout=60)
                 with httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.2")) as other:
                     elsewhere = other.get(f"http://127.0.0.1:{port}{path}", timeout=60)

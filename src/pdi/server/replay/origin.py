@@ -337,6 +337,7 @@ class ReplayApp:
         if entry is None:
             raise NotFoundError(f"{name} has no part replayed as {file}")
         planned, media_type = entry
+        del page  # while waiting for room, the file alone is held (the plan, kept or not, is the cache's)
         await self.work.hold(len(planned.data))  # a large file is room in the answer budget while it is sent
         headers = {"cache-control": "public, max-age=86400" if shared else PRIVATE}
         return Response(planned.data, media_type=media_type, headers=headers)
