@@ -41,7 +41,6 @@ Pure: no I/O.
 from __future__ import annotations
 
 import io
-import re
 import struct
 import warnings
 import zlib
@@ -62,10 +61,9 @@ _COMPOSED = frozenset({"GIF", "PNG", "WEBP", "FLI"})
 #: second). A 69 KB GIF holds 3,000 one-pixel frames on a canvas of 64 million pixels: minutes for its last.
 MAX_SEEK_PIXELS = 160_000_000
 
-#: The most scans (start-of-scan markers, ``FF DA``, counted anywhere in the file: an embedded thumbnail's too) a
+#: The most scans (start-of-scan markers, counted along the markers of the JPEG, or of an MPO's every image) a
 #: JPEG may have to be cut: a progressive JPEG has ten or so; libjpeg visits every block of the frame once a scan.
 MAX_JPEG_SCANS = 200
-_START_OF_SCAN = re.compile(b"\xff\xda")
 
 #: The most pages (image file directories) of a TIFF image fragments are evaluated on: Pillow counts them in time
 #: of their number squared (100,000 one-pixel pages, 7.8 MB, took 42 s); 5,000 take a third of a second.
@@ -173,7 +171,8 @@ def evaluate_image(
                     f" {plural(width * height, 'pixel')}, more than the limit of {MAX_CROP_PIXELS:,}"
                     " (rect= names the region without decoding)"
                 )
-            if image.format in ("JPEG", "MPO", "BLP") and _more_scans_than(data, MAX_JPEG_SCANS):
+            if image.format in ("JPEG", "MPO", "BLP") and _more_scans_than(data, MAX_JPEG_SCANS,
+                                                                          every_image=image.format == "MPO"):
                 # (a BLP1 image of JPEG compression is decoded as the JPEG it holds)
                 # each scan of a progressive JPEG visits every block of the frame: a scan of end-of-band runs is
                 # some 60 octets, so a 1 MB file held 17,000 of them (33 s to cut a 10x10 crop of 6000x6000)
@@ -229,10 +228,50 @@ def _gif_seek_pixels(data: bytes, frame: int) -> int:
     return pixels
 
 
-def _more_scans_than(data: bytes, most: int) -> bool:
-    """Whether the JPEG ``data`` (any buffer: an mapped file's too) holds more than ``most`` start-of-scan markers,
-    counted up to one past it."""
-    return any(found > most for found, _ in enumerate(_START_OF_SCAN.finditer(data), 1))
+def _more_scans_than(data: bytes, most: int, *, every_image: bool = False) -> bool:
+    """Whether the JPEG ``data`` (any buffer: a mapped file's too) holds more than ``most`` scans, counted up to one
+    past it along its markers (ITU T.81 B.1): from its start of image, segment by segment, each scan's
+    entropy-coded data to the next marker, to its end of image. What follows that end (a phone's motion photo
+    appends a video, whose octets may spell ``FF DA`` hundreds of times) is not read, unless ``every_image``
+    (an MPO's images, one after another)."""
+    octets = data if isinstance(data, bytes) else bytes(data)
+    scans, at, end = 0, 0, len(octets)
+    while True:
+        at = octets.find(b"\xff\xd8", at)  # a start of image
+        if at < 0:
+            return False
+        at += 2
+        while at < end:
+            if octets[at] != 0xFF:  # not a marker where one belongs: the image is damaged; read no further
+                return False
+            while at < end and octets[at] == 0xFF:  # fill octets
+                at += 1
+            if at >= end:
+                return False
+            marker = octets[at]
+            at += 1
+            if marker == 0xD9:  # end of image
+                break
+            if marker == 0x01 or 0xD0 <= marker <= 0xD8:  # markers without a length
+                continue
+            if at + 2 > end:
+                return False
+            at += int.from_bytes(octets[at:at + 2], "big")
+            if marker != 0xDA:
+                continue
+            scans += 1
+            if scans > most:
+                return True
+            while True:  # the scan's entropy-coded data: to the next FF that is not 00 (stuffing) or a restart
+                at = octets.find(b"\xff", at)
+                if at < 0 or at + 1 >= end:
+                    return False
+                if octets[at + 1] == 0 or 0xD0 <= octets[at + 1] <= 0xD7:
+                    at += 2
+                    continue
+                break
+        if not every_image:
+            return False
 
 
 def tiff_pages(data: bytes) -> int:
