@@ -23,6 +23,7 @@ from pdi.errors import LimitError
 from pdi.fragments import evaluate
 from pdi.fragments.image import MAX_CROP_PIXELS, _gif_seek_pixels
 from peak_memory import run_with_peak
+from support.tiff import tiff_chain
 
 
 @pytest.fixture(scope="module")
@@ -160,23 +161,6 @@ def test_the_pixels_a_gif_seek_decodes_are_those_of_pillows_canvas(
         assert _gif_seek_pixels(octets, number) == sum(canvases[:number])
 
 
-def _tiff_chain(pages: int, *, loop: bool = False, order: str = "<", magic: bytes | None = None) -> bytes:
-    """TIFF 6.0 §2 by hand: ``pages`` directories of one 1×1 grey pixel, each naming the next (the last naming the
-    first when ``loop``), in byte ``order``, under ``magic`` (default: the valid header of that order)."""
-    tags = [(256, 3, 1, 1), (257, 3, 1, 1), (258, 3, 1, 8), (262, 3, 1, 1), (273, 4, 1, 8), (279, 4, 1, 1)]
-    size = 2 + 12 * len(tags) + 4
-    head = magic or (b"II*\0" if order == "<" else b"MM\0*")
-    out = bytearray(head + struct.pack(order + "I", 9) + b"\x7f")
-    for number in range(pages):  # the one pixel at 8; the first directory at 9
-        out += struct.pack(order + "H", len(tags))
-        for tag, kind, count, value in tags:
-            field = struct.pack(order + "H", value) + b"\0\0" if kind == 3 else struct.pack(order + "I", value)
-            out += struct.pack(order + "HHI", tag, kind, count) + field
-        last = number == pages - 1
-        out += struct.pack(order + "I", 9 if loop and last else 0 if last else 9 + (number + 1) * size)
-    return bytes(out)
-
-
 @settings(max_examples=25, deadline=None)
 @given(pages=st.integers(1, 12), big=st.booleans(), order=st.sampled_from(["<", ">"]))
 def test_the_pages_of_a_tiff_are_those_pillow_counts(pages: int, big: bool, order: str) -> None:
@@ -187,7 +171,7 @@ def test_the_pages_of_a_tiff_are_those_pillow_counts(pages: int, big: bool, orde
     frames = [Image.new("L", (3 + k, 2), k) for k in range(pages)]
     out = io.BytesIO()
     frames[0].save(out, format="TIFF", save_all=True, append_images=frames[1:], big_tiff=big)
-    for data in (out.getvalue(), _tiff_chain(pages, order=order)):
+    for data in (out.getvalue(), tiff_chain(pages, order=order)):
         with Image.open(io.BytesIO(data)) as image:
             assert tiff_pages(data) == image.n_frames == pages
 
@@ -198,14 +182,14 @@ def test_a_tiff_of_more_pages_than_the_bound_is_refused_before_pillow_counts_the
     from pdi.fragments.image import MAX_TIFF_PAGES, tiff_pages
     from pdi.server.pages.cite import image_facts
 
-    many = _tiff_chain(MAX_TIFF_PAGES + 10)
+    many = tiff_chain(MAX_TIFF_PAGES + 10)
     for octets in (many, memoryview(many)):  # octets, or a view of them as a mapped blob gives
         with pytest.raises(LimitError, match=f"a TIFF of {MAX_TIFF_PAGES + 1:,} pages or more"):
             evaluate("rect", ((0, 0), (1, 1)), octets, media_type="image/tiff", charset=None)
-    assert tiff_pages(_tiff_chain(7, loop=True)) == 7
+    assert tiff_pages(tiff_chain(7, loop=True)) == 7
     # found in review: the headers Pillow takes anyway (and BigTIFF's big-endian, which it reads as classic)
     for magic, order in ((b"II\0*", "<"), (b"MM*\0", ">"), (b"MM\0+", ">")):
-        odd = _tiff_chain(MAX_TIFF_PAGES + 10, order=order, magic=magic)
+        odd = tiff_chain(MAX_TIFF_PAGES + 10, order=order, magic=magic)
         with Image.open(io.BytesIO(odd)) as image:
             assert image.format == "TIFF"
         with pytest.raises(LimitError, match="pages or more"):
@@ -213,7 +197,7 @@ def test_a_tiff_of_more_pages_than_the_bound_is_refused_before_pillow_counts_the
     # the viewer's facts of an image count its pages too
     with pytest.raises(LimitError, match=f"a TIFF of {MAX_TIFF_PAGES + 1:,} pages or more"):
         image_facts(many, "image/tiff")
-    region = evaluate("rect", ((0, 0), (1, 1), 2), _tiff_chain(3), media_type="image/tiff", charset=None).region
+    region = evaluate("rect", ((0, 0), (1, 1), 2), tiff_chain(3), media_type="image/tiff", charset=None).region
     assert region is not None and (region.frame, region.frames) == (2, 3)
 
 

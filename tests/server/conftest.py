@@ -31,6 +31,7 @@ from server_helpers import (
 from pdi.archive import Archive, Content
 from pdi.mail.mbox import split_mbox
 from pdi.mail.message import head_message_id, mid_url
+from support.tiff import tiff_chain
 
 
 @pytest.fixture(scope="session")
@@ -108,6 +109,8 @@ def media(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[
                                b"<body>Remember the minutes.</body></note>\n", format="xml"),
             # a pixel bomb: a PNG whose header claims 100,000 × 100,000 pixels (the viewer's limit page)
             "bomb": archive.add("library.example.us", pixel_bomb(100_000, 100_000), format="png"),
+            # a TIFF of more pages than the viewer counts (pdi.fragments.image.MAX_TIFF_PAGES): its limit page
+            "pages": archive.add("library.example.us", tiff_chain(5_010), format="tiff"),
         }
         with (DATA / "email" / "metrics-grimoire-2016-04.mbox").open("rb") as mbox:
             thread = [

@@ -142,6 +142,9 @@ PAGES = {
     "image-limit": ("/view?pdi={bomb}", "document.querySelector('.problem h1').textContent === 'Cannot show this: limit exceeded'"
                     " && document.querySelector('.problem').innerText.includes('its header claims 10000000000 pixels')"
                     " && !document.body.innerText.includes('DOS attack')"),
+    # a TIFF of more pages than the viewer counts: the limit said in pdi's words, its octets offered whole
+    "tiff-limit": ("/view?pdi={pages}", "document.querySelector('.problem h1').textContent === 'Cannot show this: limit exceeded'"
+                   " && document.querySelector('.problem').innerText.includes('a TIFF of 5,001 pages or more')"),
     # a version not the latest: the banner, the latest linked, the document's title
     "old-version": ("/view?pdi={versioned}.text.1", "document.querySelector('p.version-banner').innerText.includes('version 1 of 2')"
                     " && document.querySelector('p.version-banner a').getAttribute('href').endsWith('.text.2')"
@@ -210,7 +213,7 @@ PAGES = {
 
 MEDIA_PAGES = ("pdf", "sgml-elt", "video", "video-region", "video-alias", "email", "email-thread", "email-parts",
                "email-reply", "email-thread-mid",
-               "tombstone", "forbidden", "image-limit")
+               "tombstone", "forbidden", "image-limit", "tiff-limit")
 
 
 def page_url(served: Served, media: tuple[str, dict[str, str]], page: str) -> str:
