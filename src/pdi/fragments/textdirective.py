@@ -301,26 +301,19 @@ class _Runs:
     _last_linear = False
     source_end = 0
 
-    def add(self, text: str, at: int) -> _Runs:
-        """Fold ``text``, which stands at ``at`` of the source."""
-        self._other(text, 0, len(text), at)
-        return self
-
     #: When folding must end (a :func:`time.monotonic` time), and how many characters whose folding changes
     #: their length it has met (each a run of its own).
     deadline = math.inf
     irregular = 0
 
-    def _other(self, text: str, start: int, end: int, at: int) -> None:
-        """Fold ``text[start:end]``: each stretch of characters that fold to one character in one ``translate``
-        (ASCII as :data:`_ASCII_FOLD` says), each other character as a run of its own."""
-        if start == end:
-            return
-        segment = text[start:end]
+    def add(self, text: str, at: int) -> _Runs:
+        """Fold ``text``, which stands at ``at`` of the source: each stretch of characters that fold to one
+        character in one ``translate`` (ASCII as :data:`_ASCII_FOLD` says), each other character as a run of its
+        own."""
         done = 0
-        for found in _IRREGULAR_RUN.finditer(segment.translate(_MARKS)):
+        for found in _IRREGULAR_RUN.finditer(text.translate(_MARKS)):
             if found.start() > done:
-                self._run(segment[done:found.start()].translate(_FOLDS), at + start + done, True)
+                self._run(text[done:found.start()].translate(_FOLDS), at + done, True)
             self.irregular += found.end() - found.start()
             if self.irregular > MAX_IRREGULAR:  # said before they are folded
                 raise LimitError(
@@ -328,15 +321,16 @@ class _Runs:
                     f" (ß, ligatures, lone marks), the most a text directive is matched over"
                 )
             for i in range(found.start(), found.end()):
-                self._run(_fold_char(segment[i]), at + start + i, False)
+                self._run(_fold_char(text[i]), at + i, False)
                 self._last_linear = False
                 if not i & 0xFFFF and time.monotonic() > self.deadline:
                     raise LimitError(f"folding the text for the text directive took more than {MAX_SECONDS:g} s")
             done = found.end()
-        if done < len(segment):
-            self._run(segment[done:].translate(_FOLDS), at + start + done, True)
+        if done < len(text):
+            self._run(text[done:].translate(_FOLDS), at + done, True)
         if time.monotonic() > self.deadline:
             raise LimitError(f"folding the text for the text directive took more than {MAX_SECONDS:g} s")
+        return self
 
     def separator(self, at: int) -> None:
         """A block boundary: it stands for the page text's line break at ``at``, between two blocks."""
