@@ -64,4 +64,4 @@ def test_a_page_past_the_reference_limit_is_a_limit(tmp_path: Path) -> None:
     page.write_bytes(_mhtml(b"".join(b'<img src="i%d.png">' % i for i in range(2_000))))
     code, _, err = _ls(page, "--max-references", "1000")
     assert code == 7
-    assert err.startswith("pdi: limit exceeded: part 0") and "1000 references" in err
+    assert err.startswith("pdi: limit exceeded: part 0") and "past 1,000 references (the limit for one file)" in err

@@ -13,21 +13,29 @@ as unsatisfied). The result is packed with :func:`pdi.mhtml.write.build` in
 first-seen order, so the same site gives the same file: one part for each
 label (URL and fragment) the pages name, as Chromium labels them, and a
 relative ``<base href>`` made absolute (:func:`pdi.mhtml.write.absolute_base`).
+
+What a page can make a crawl hold is bounded by :class:`~pdi.capture.fetch.Limits`, each
+past its bound a :class:`~pdi.errors.LimitError` before the cost is paid: the references
+read from all its pages and sheets (``max_references``, counted as they are read), the
+new URLs to fetch (``max_resources``, counted as they are found), and the octets of the
+parts it would pack (``max_total_bytes``: a resource once for each label, so one image
+named by a thousand fragments counts a thousand times).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, replace
 
 from pdi._wording import plural
 from pdi.capture.fetch import Fetched, Limits
 from pdi.errors import LimitError, PDIError
+from pdi.mhtml.limits import Budget
 from pdi.mhtml.resolve import comparable, location_key
 from pdi.mhtml.write import Need, Resource, absolute_base, build, needed_references
 
-__all__ = ["Crawl", "Failure", "crawl", "pack_crawl"]
+__all__ = ["Crawl", "Failure", "crawl", "pack_crawl", "packed_octets"]
 
 
 @dataclass(frozen=True)
@@ -78,22 +86,25 @@ async def crawl(root_url: str, fetch: Fetch, *, limits: Limits, progress: Progre
     resources: list[Fetched] = []
     failures: list[Failure] = []
     done = 1
+    found = 0  # references read so far, every page and sheet of the capture together
     level: list[tuple[Fetched, Need | None]] = [(root, Need(root.final_url, "html"))]
     for _depth in range(limits.max_depth):
         wanted: list[Need] = []
         for fetched, need in level:
             media = _media(fetched, need)
             environment = need.environment if need is not None else None
-            for item in needed_references(fetched.final_url, media, fetched.data, fetched.charset, environment):
+            budget = Budget(fetched.final_url, references=limits.max_references, found_before=found, whole="the capture")
+            for item in needed_references(fetched.final_url, media, fetched.data, fetched.charset, environment, budget):
                 labels.setdefault(location_key(item.label), (item.label, item.url))
                 if comparable(item.url) in seen:
                     continue
                 seen.add(comparable(item.url))
                 wanted.append(item)
+                if len(resources) + len(wanted) > limits.max_resources:
+                    raise LimitError(f"the page needs more than {plural(limits.max_resources, 'resource')}")
+            found = budget.count
         if not wanted:
             break
-        if len(resources) + len(wanted) > limits.max_resources:
-            raise LimitError(f"the page needs more than {plural(limits.max_resources, 'resource')}")
         if progress is not None:
             progress(done, done + len(wanted))
 
@@ -120,7 +131,34 @@ async def crawl(root_url: str, fetch: Fetch, *, limits: Limits, progress: Progre
                 level.append((result, item))
         if progress is not None:
             progress(done, done)
-    return Crawl(root, tuple(resources), tuple(failures), tuple(list(labels.values())[1:]))
+    gathered = Crawl(root, tuple(resources), tuple(failures), tuple(list(labels.values())[1:]))
+    packed = packed_octets(gathered)
+    if packed > limits.max_total_bytes:
+        raise LimitError(
+            f"the capture would be {packed:,} bytes packed, larger than the limit of {limits.max_total_bytes:,}"
+            " bytes (each URL with a fragment the pages name is a part)"
+        )
+    return gathered
+
+
+def packed_octets(result: Crawl) -> int:
+    """The octets of the parts :func:`pack_crawl` would write (bodies before their encoding): the root,
+    and a resource once for each label it is named by."""
+    return len(result.root.data) + sum(len(fetched.data) for _label, fetched in _labelled(result))
+
+
+def _labelled(result: Crawl) -> Iterator[tuple[str, Fetched]]:
+    """Each part after the root: its label, and the resource fetched for it (a label once; none for
+    what failed)."""
+    fetched_by_url = {comparable(f.url): f for f in result.resources}
+    pairs = result.labels or tuple((f.url, f.url) for f in result.resources)
+    seen = {location_key(result.root.final_url)}
+    for label, url in pairs:
+        fetched = fetched_by_url.get(comparable(url))
+        if fetched is None or location_key(label) in seen:
+            continue
+        seen.add(location_key(label))
+        yield label, fetched
 
 
 def _resource(label: str, fetched: Fetched) -> Resource:
@@ -136,18 +174,8 @@ def pack_crawl(result: Crawl, *, subject: str | None = None) -> bytes:
     URL the page asked for (what its references resolve to, RFC 2557 §7, §8.2), once for
     each fragment it was asked for with (Chromium finds ``a.png#x`` only under that label)."""
     root = result.root
-    root_res = _resource(root.final_url, root)
-    fetched_by_url = {comparable(f.url): f for f in result.resources}
-    pairs = result.labels or tuple((f.url, f.url) for f in result.resources)
-    seen = {location_key(root.final_url)}
-    others: list[Resource] = []
-    for label, url in pairs:
-        fetched = fetched_by_url.get(comparable(url))
-        if fetched is None or location_key(label) in seen:
-            continue
-        seen.add(location_key(label))
-        others.append(_resource(label, fetched))
-    return build(root_res, others, subject=subject)
+    others = [_resource(label, fetched) for label, fetched in _labelled(result)]
+    return build(_resource(root.final_url, root), others, subject=subject)
 
 
 def _charset(fetched: Fetched) -> str | None:

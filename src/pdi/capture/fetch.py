@@ -51,6 +51,7 @@ class Limits:
     max_resource_bytes: int = 50 * 1024 * 1024
     max_total_bytes: int = 200 * 1024 * 1024
     max_resources: int = 500
+    max_references: int = 100_000  # read from all the pages and style sheets of one capture
     concurrency: int = 6
     max_redirects: int = 10
     max_depth: int = 6  # frames within frames, @import within @import

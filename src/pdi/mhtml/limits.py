@@ -17,13 +17,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from pdi._wording import plural
 from pdi.errors import LimitError
 
 MAX_READ_SECONDS = 60.0
 """Default time for reading (and resolving) the references of one part."""
 MAX_REFERENCES = 1_000_000
 """Default number of references in one file (the largest corpus page has a few thousand)."""
+MAX_REPLAY_OCTETS = 64 << 20
+"""The largest MHTML file (octets) replay shows (``pdi serve``'s ``/replay/``) and a deposit reads whole to
+check that it can (:class:`pdi.archive.content.MhtmlCheck`); a larger one is read by fragment."""
 
 
 @dataclass(frozen=True)
@@ -70,10 +72,11 @@ class Budget:
     they raise :class:`~pdi.errors.LimitError` naming ``what`` (say ``part 3
     (text/html https://example.org/)``). ``found_before`` references already found
     elsewhere in the same file count against ``references`` too. The clock starts when
-    the budget is made.
+    the budget is made. ``whole`` names what the references are counted in (``the file``;
+    a crawl's ``the capture``).
     """
 
-    __slots__ = ("_deadline", "_steps", "count", "references", "seconds", "what")
+    __slots__ = ("_deadline", "_steps", "count", "references", "seconds", "what", "whole")
 
     def __init__(
         self,
@@ -82,8 +85,10 @@ class Budget:
         seconds: float | None = MAX_READ_SECONDS,
         references: int | None = MAX_REFERENCES,
         found_before: int = 0,
+        whole: str = "the file",
     ) -> None:
         self.what = what
+        self.whole = whole
         self.seconds = seconds
         self.references = references
         self.count = found_before
@@ -106,5 +111,6 @@ class Budget:
         self.count += n
         if self.references is not None and self.count > self.references:
             raise LimitError(
-                f"{self.what} takes the file past {plural(self.references, 'reference')} (the limit for one file)"
+                f"{self.what} takes {self.whole} past {self.references:,} references"
+                f" (the limit for one {self.whole.removeprefix('the ')})"
             )

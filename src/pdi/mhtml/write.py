@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 
 from pdi import charsets
 from pdi.errors import ParseError
+from pdi.mhtml.limits import Budget
 from pdi.mhtml.locations import IGNORED_SCHEMES, clean_reference, location_key, resolve_uri
 from pdi.mhtml.parse import THISMESSAGE
 from pdi.mhtml.resolve import url_encoding
@@ -421,7 +422,12 @@ _SKIP_SCHEMES = (*sorted(f"{s}:" for s in IGNORED_SCHEMES), "cid:")
 
 
 def needed_references(
-    url: str, media_type: str, data: bytes, charset: str | None = None, environment: str | None = None
+    url: str,
+    media_type: str,
+    data: bytes,
+    charset: str | None = None,
+    environment: str | None = None,
+    budget: Budget | None = None,
 ) -> list[Need]:
     """What an HTML or CSS resource at ``url`` pulls in to render (not navigation links),
     in document order, one :class:`Need` for each label (URL and fragment) it names.
@@ -430,8 +436,9 @@ def needed_references(
     what refers to a style sheet (CSS Syntax §3.2). Each URL is encoded as
     :func:`pdi.mhtml.resolve.reference_encoding` says (the page's or sheet's encoding,
     UTF-8 for ``@import``, a ``style`` attribute and an ``<iframe srcdoc>`` document).
+    ``budget`` bounds the time and the references read (:func:`pdi.mhtml.refs.scan_html`).
     """
-    from pdi.mhtml.refs import css_references, html_base, html_references
+    from pdi.mhtml.refs import css_references, scan_html
 
     kind = media_type.lower()
     if kind not in ("text/html", "application/xhtml+xml", "text/css"):
@@ -440,10 +447,9 @@ def needed_references(
     text = charsets.whatwg_decode(data, encoding)
     base = url
     if kind == "text/css":
-        refs = css_references(text)
+        refs = css_references(text, budget)
     else:
-        refs = html_references(text)
-        base_href = html_base(text)
+        refs, base_href = scan_html(text, budget)
         if base_href is not None and base_href.strip():
             base = resolve_uri(url, base_href) or url  # as the reader does (Part.base)
     needs: dict[str, Need] = {}
