@@ -777,6 +777,52 @@ class EmailCheck:
         self._head = []
 
 
+class MhtmlCheck:
+    """The check an MHTML deposit (``related``, ``multipart/related``) gets: replay must be able to read it.
+
+    The octets are kept as they stream past, up to
+    :data:`pdi.mhtml.limits.MAX_REPLAY_OCTETS`, and read at the end by
+    :func:`pdi.mhtml.parse` within its default :class:`pdi.mhtml.limits.Limits`
+    (parts, nesting, header blocks, part sizes, time), as ``pdi serve``'s replay
+    reads them; a refusal (a :class:`~pdi.errors.FormatCheckError` naming the
+    limit or the fault and where) keeps out a capture that could be stored but
+    never shown, unless ``force``. A larger file is deposited unchecked: replay
+    does not show it, and its fragments read its root part when asked.
+    """
+
+    def __init__(self, *, force: bool = False, source: str | None = None) -> None:
+        from pdi.mhtml.limits import MAX_REPLAY_OCTETS
+
+        self.force = force
+        self.source = source
+        self.limit = MAX_REPLAY_OCTETS
+        self._kept: list[bytes] = []
+        self._size = 0
+
+    def update(self, piece: bytes) -> None:
+        if self.force:
+            return
+        self._size += len(piece)
+        if self._size > self.limit:
+            self._kept = []
+            return
+        self._kept.append(bytes(piece))
+
+    def finish(self, info: BlobInfo) -> None:
+        from pdi.mhtml import parse
+
+        if self.force or self._size > self.limit:
+            return
+        whole, self._kept = b"".join(self._kept), []
+        try:
+            parse(whole)
+        except (ParseError, LimitError) as exc:
+            raise _unreadable(self.source, "an MHTML file", exc) from exc
+
+    def abandon(self) -> None:
+        self._kept = []
+
+
 def _unreadable(source: str | None, what: str, exc: PDIError, kept: str = "") -> FormatCheckError:
     """The refusal of content that is not ``what`` pdi can read, with the reader's reason (``kept``: how
     ``--force`` keeps it)."""
@@ -884,6 +930,9 @@ def prepare(
     mail = EmailCheck(force=force or content.keep_unreadable, source=content.source) if media_type == "message/rfc822" else None
     if mail is not None:
         observers.append(mail)
+    mhtml = MhtmlCheck(force=force or content.keep_unreadable, source=content.source) if media_type == "multipart/related" else None
+    if mhtml is not None:
+        observers.append(mhtml)
     video = None
     if media_type in _VIDEO_CONTAINERS:
         from pdi.archive.video import VideoCheck
@@ -915,6 +964,8 @@ def prepare(
             video.abandon()
         if mail is not None:
             mail.abandon()
+        if mhtml is not None:
+            mhtml.abandon()
     index = indexer.index if indexer else pdf.index if pdf else video.index if video else None
     return NewRepresentation(
         token, media_type, charset, None, blob, index,

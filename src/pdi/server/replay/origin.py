@@ -65,6 +65,7 @@ from pdi.archive import Archive, Generic, Resolved
 from pdi.errors import AccessError, LimitError, NotFoundError, UnsupportedError
 from pdi.identifier import PDI
 from pdi.mhtml import Aggregate
+from pdi.mhtml.limits import MAX_REPLAY_OCTETS
 from pdi.mhtml.unpack import PlannedFile, plan
 from pdi.server.http.middleware import HostField, HTTPMiddleware
 from pdi.server.http.problems import HANDLERS, Options
@@ -79,7 +80,7 @@ AGGREGATE_TYPES = frozenset({"multipart/related"})
 MARKED_SCHEMES = frozenset({"elt", "name", "char", "line"})
 
 #: The largest representation replayed (bytes): a larger one is read by fragment, in the viewer's windows.
-MAX_REPLAY_BYTES = 64 << 20
+MAX_REPLAY_BYTES = MAX_REPLAY_OCTETS
 
 #: Replayed pages kept planned in memory (their rewritten parts), most recently used last.
 KEPT_PLANS = 8
