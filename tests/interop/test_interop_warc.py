@@ -22,6 +22,7 @@ from pdi.cli import cli
 from pdi.errors import IntegrityError, ParseError, PDIError
 from pdi.identifier import PDI
 from pdi.interop.warc import import_warc
+from pdi.interop.warc.bounded import ReadLimits
 
 S = "web.example.us"
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(40))
@@ -273,7 +274,7 @@ def test_a_payload_that_decodes_past_the_limit_is_listed_not_imported(archive: A
     assert len(done[0].failures) == 1 and f"offset {part} " in done[0].failures[0]
     assert plan.skipped == [
         f"a.warc.gz: the record at offset {offset} ({url}{name}): its payload, its codings undone, is larger than the"
-        " limit of 1048576 bytes or than 100 times the record (a MiB at least)"
+        " limit of 1048576 bytes or than 100 times the record (a MiB at least; pdi import --max-expansion)"
         for offset, name in ((part, "big.png"), (lone, "big.txt"))
     ]
 
@@ -299,6 +300,22 @@ def test_a_payload_that_decodes_to_far_more_than_its_record_is_not_embedded_in_e
         assert len(archive.get(made.name).data) < 100_000  # no 12 MiB part in any of them
         assert len(made.failures) == 1 and f"offset {part} " in made.failures[0]
         assert "100 times the record" in made.failures[0]
+
+
+def test_max_expansion_bounds_a_payload_s_codings_too(archive: Archive, tmp_path: Path) -> None:
+    # 12 MiB of zeros in about 12 KB of gzip: some 1,000 times its record. --max-expansion 2000 lets it in; 500
+    # keeps it out, naming the limit it met.
+    zeros = b"\0" * (12 << 20)
+    b = WarcBuilder()
+    url = "http://example.org/"
+    b.response(url + "big.txt", gzip.compress(zeros), "text/plain", "2024-05-06T10:00:00Z",
+               headers=(("Content-Encoding", "gzip"),))
+    warc = b.save(tmp_path / "a.warc.gz")
+    _, plan = import_warc(archive, warc, S, bounds=ReadLimits(max_expansion=500))
+    assert len(plan.skipped) == 1 and plan.skipped[0].endswith(
+        "or than 500 times the record (a MiB at least; pdi import --max-expansion)")
+    done, plan = import_warc(archive, warc, S, bounds=ReadLimits(max_expansion=2000))
+    assert plan.skipped == [] and [archive.get(d.name).data for d in done] == [zeros]
 
 
 def test_the_limit_does_not_stop_digest_checks(archive: Archive, tmp_path: Path) -> None:
@@ -399,6 +416,30 @@ def test_cli_import_names_the_damaged_record(tmp_path: Path) -> None:
         f" its payload does not match its WARC-Payload-Digest {sha1_digest(b'other')}\n"
     )
     assert result.stdout == ""
+
+
+def test_cli_import_of_a_warc_compressed_whole_says_so(tmp_path: Path) -> None:
+    # wget's WARC of tests/data/warc, compressed as `gzip FILE` does: one member for all its records
+    plain = (DATA / "wget-plain.warc").read_bytes()
+    whole = tmp_path / "whole.warc.gz"
+    whole.write_bytes(gzip.compress(plain))
+    with pytest.raises(Exception, match="non-chunked gzip file detected"), whole.open("rb") as fh:
+        list(ArchiveIterator(fh))  # warcio, reading it
+    location = str(tmp_path / "archive")
+    runner = CliRunner()
+    runner.invoke(cli, ["init", location])
+    runner.invoke(cli, ["series", "add", S, "--archive", location])
+    result = runner.invoke(cli, ["import", str(whole), "--series", S, "--archive", location])
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "pdi: syntax error: whole.warc.gz is compressed whole, one gzip member for several records: pdi reads a"
+        " .warc.gz of one member a record, as WARC 1.1's annex D asks, so that each record can be read at its"
+        " offset. `gunzip` it and import the .warc, or rewrite it with `warcio recompress FILE NEW.warc.gz`"
+        " (rule WARC file)\n"
+    )
+    assert result.stdout == "" and runner.invoke(cli, ["ls", S, "--archive", location]).stdout == ""
+    (tmp_path / "whole.warc").write_bytes(plain)
+    assert runner.invoke(cli, ["import", str(tmp_path / "whole.warc"), "--series", S, "--archive", location]).exit_code == 0
 
 
 def test_wacz_that_is_not_a_zip_is_a_parse_error(archive: Archive, tmp_path: Path) -> None:

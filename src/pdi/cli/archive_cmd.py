@@ -426,7 +426,8 @@ PARTIAL_EXIT = 14
                    " 4x for a page with its parts.")
 @click.option("--max-expansion", type=click.FloatRange(min=1), default=100.0, show_default=True,
               help="WARC/WACZ: refuse a gzip member or ZIP entry that decompresses to more than this many times"
-                   " its size (past its first MiB).")
+                   " its size (past its first MiB); leave out a record whose payload decodes to more than this many"
+                   " times the record.")
 @click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=3600.0, show_default=True,
               help="WARC/WACZ: refuse a file whose records take longer than this to read and check.")
 @click.option("--partial", is_flag=True,

@@ -255,7 +255,7 @@ def _record(
         _digest_right(payload_digest, payload)
     try:
         entry, kept = _index_fields(kind, _Fields(warc), http, length, _payload_stream(bytes(payload), http),
-                                    source, number, offset, limit, keep)
+                                    source, number, offset, limit, keep, bounds.max_expansion)
     except (PDIError, ValueError):  # (a status of digits int() does not take)
         raise _NotPlain from None  # warcio reads it again, and the same error names it
     return stop + 4, entry, kept

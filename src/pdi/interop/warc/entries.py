@@ -49,6 +49,8 @@ class Entry:
     #: the first segment of a segmented record (WARC 1.1 §6.8): the rest is in ``continuation``
     #: records, which pdi does not join; listed, not imported
     segmented: bool = False
+    #: how many times the record's length its payload was allowed to decode to (``pdi import --max-expansion``)
+    expansion: float = 100.0
 
     def unusable(self, limit: int) -> str | None:
         """Why this record's payload cannot be used, or ``None``."""
@@ -56,7 +58,7 @@ class Entry:
             return "it is a segment of a record split over several (WARC-Segment-Number), which pdi does not join"
         if self.oversize:
             return (f"its payload, its codings undone, is larger than the limit of {plural(limit, 'byte')} or than"
-                    f" {EXPANSION} times the record (a MiB at least)")
+                    f" {self.expansion:g} times the record (a MiB at least; pdi import --max-expansion)")
         return None
 
 
@@ -85,8 +87,8 @@ def _parse_date(value: str | None, source: Source, offset: int) -> datetime.date
 
 
 #: How many times its own length a record's payload may decode to (its HTTP content and transfer codings
-#: undone), beyond :data:`EXPANSION_FLOOR`: as ``--max-expansion``'s default bounds a gzip member.
-EXPANSION = 100
+#: undone), beyond :data:`EXPANSION_FLOOR`, by default: ``--max-expansion``, which bounds a gzip member too.
+EXPANSION = 100.0
 EXPANSION_FLOOR = 1 << 20
 
 
@@ -131,7 +133,7 @@ def _http_target(uri: str | None) -> bool:
 
 def _index_fields(
     kind: str, headers: Any, http: Any, length: int | None, content: Callable[[], BinaryIO], source: Source,
-    number: int, offset: int, limit: int, keep: bool,
+    number: int, offset: int, limit: int, keep: bool, expansion: float = EXPANSION,
 ) -> tuple[Entry | None, bytes | None]:
     """The index entry of a record an import can use (or ``None``), and its payload when kept; reads the payload
     through.
@@ -140,7 +142,8 @@ def _index_fields(
     HTTP header fields (``get_header``; the HTTP ones ``None`` when it has none, and ``statusline`` and
     ``get_statuscode``, as warcio's), its ``Content-Length`` and its payload's stream, codings undone. With
     ``keep``, a payload of at most :data:`KEEP_RECORD` octets is kept too (it is the index's only once its
-    record's digests are found right).
+    record's digests are found right). A payload that decodes to more than ``limit`` octets, or than
+    ``expansion`` times the record's length (past :data:`EXPANSION_FLOOR`), is too large to use.
     """
     uri = headers.get_header("WARC-Target-URI")
     if kind not in ("response", "resource", "revisit") or not _http_target(uri):
@@ -171,10 +174,10 @@ def _index_fields(
     payload: bytes | None = None
     if kind != "revisit" and not segmented:
         small = keep and 0 <= (length or 0) <= KEEP_RECORD
-        # a content coding (gzip, br) may undo to far more than the record holds: past EXPANSION times its
+        # a content coding (gzip, br) may undo to far more than the record holds: past `expansion` times its
         # length (a MiB at least), it is as a payload past the limit (628 octets of br were 45 MB of zeros, which
         # each page of a WARC holding it embedded again)
-        most = limit if length is None else min(limit, max(EXPANSION_FLOOR, EXPANSION * length))
+        most = limit if length is None else min(limit, max(EXPANSION_FLOOR, int(expansion * length)))
         try:
             counted = _drain(content(), most, where, keep=small)
         except LimitError:
@@ -202,5 +205,6 @@ def _index_fields(
         refers_to_date=(headers.get_header("WARC-Refers-To-Date") or "").strip() or None,
         size=size,
         oversize=oversize,
+        expansion=expansion,
         segmented=segmented,
     ), payload

@@ -35,6 +35,7 @@ from pdi.interop.warc.bounded import BoundedIterator, ReadLimits, Refused
 from pdi.interop.warc.direct import Handover, Read, read_plain
 from pdi.interop.warc.entries import (
     _CHUNK,
+    EXPANSION,
     KEEP_RECORD,
     Entry,
     _drain,
@@ -275,7 +276,8 @@ def _read_source(
                 offset = it.offset
                 uri = record.rec_headers.get_header("WARC-Target-URI")
                 errors = it.err_count
-                entry, payload = _index_one(record, source, number, offset, limit, index.kept_bytes < KEEP_TOTAL)
+                entry, payload = _index_one(record, source, number, offset, limit, index.kept_bytes < KEEP_TOTAL,
+                                            bounds.max_expansion)
                 uri = entry.uri if entry else uri
                 it.read_to_end()
             except PDIError:
@@ -320,7 +322,15 @@ def _damaged(source: Source, offset: int, exc: Exception) -> ParseError:
     parsing hits (``ArchiveLoadFailed``, ``ValueError``, ``zlib.error``, but also
     ``AttributeError`` on a missing header or ``IndexError``), so every exception
     from it is a damaged record, named by its offset; one whose first line the file
-    ends inside (an uncompressed file cut there) is said to be cut short."""
+    ends inside (an uncompressed file cut there) is said to be cut short; a file
+    compressed whole (``gzip file.warc``) is said to be so, with how to mend it."""
+    if "non-chunked gzip file detected" in str(exc):  # warcio's ArchiveLoadFailed, at a record's end
+        return ParseError(
+            f"{source.name} is compressed whole, one gzip member for several records: pdi reads a .warc.gz of"
+            " one member a record, as WARC 1.1's annex D asks, so that each record can be read at its offset."
+            " `gunzip` it and import the .warc, or rewrite it with `warcio recompress FILE NEW.warc.gz`",
+            rule="WARC file",
+        )
     detail = str(exc) or type(exc).__name__
     if _ends_in_first_line(source, offset):
         detail = "the file ends inside its version line (the file is cut short)"
@@ -340,15 +350,17 @@ def _ends_in_first_line(source: Source, offset: int) -> bool:
 
 
 def _index_one(
-    record: ArcWarcRecord, source: Source, number: int, offset: int, limit: int, keep: bool = False
+    record: ArcWarcRecord, source: Source, number: int, offset: int, limit: int, keep: bool = False,
+    expansion: float = EXPANSION,
 ) -> tuple[Entry | None, bytes | None]:
     """The index entry of a record an import can use (or ``None``); reads its payload through.
 
     With ``keep``, a payload of at most :data:`KEEP_RECORD` octets is kept too
-    (it is the index's only once its record's digests are found right).
+    (it is the index's only once its record's digests are found right); ``expansion`` as for
+    :func:`~pdi.interop.warc.entries._index_fields`.
     """
     return _index_fields(record.rec_type, record.rec_headers, record.http_headers, record.length,
-                         record.content_stream, source, number, offset, limit, keep)
+                         record.content_stream, source, number, offset, limit, keep, expansion)
 
 
 #: Octets of a file's start read to find its first line (decompressed, for a gzip member).
