@@ -35,7 +35,8 @@ REFUSED = {"msg_19.txt": "line 1 is not a header field", "msg_25.txt": "mbox 'Fr
 
 
 def _crlf(text: str) -> str:
-    return re.sub(r"\r\n|\r|\n", "\r\n", text)
+    # every line ending pdi reads (CRLF, LF, CR, NEL, CR NEL: docs/reference/fragments.md, after RFC 5147)
+    return re.sub(r"\r\n|\r\x85|\r|\n|\x85", "\r\n", text)
 
 
 def _oracle_leaves(entity: Message) -> list[Message]:
@@ -382,6 +383,60 @@ def test_a_passage_of_a_message_body_is_re_anchored_in_its_next_version(tmp_path
         start = body.index("For me it is fine")
         assert (found.start, found.end) == (start, start + len("For me it is fine"))
         assert archive.resolve(found.target).data == b"For me it is fine"
+
+
+def test_body_lines_that_look_like_content_fields_are_not_bounded_as_fields() -> None:
+    """Found in review: the bound on Content-… fields was applied to every line, so a body quoting HTTP
+    exchanges, or a line "Content-…:" before an indented block, was refused as if its header were too long.
+    Python's parser (the oracle) reads those lines as body text."""
+    log = b"".join(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nContent-Type: text/html\r\n\r\n" % k for k in range(4000))
+    indented = b"Content-Note: the request, as sent\r\n" + b"".join(b"    line %d of the request\r\n" % k for k in range(400))
+    assert len(indented) > 4096 and log.count(b"Content-") * 20 > 131_072
+    for body in (log, indented):
+        for message in (
+            b"Message-ID: <q@example.org>\r\nContent-Type: text/plain\r\n\r\nQuoted:\r\n" + body,
+            b"Message-ID: <r@example.org>\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\n"
+            b"Content-Type: text/plain\r\n\r\nQuoted:\r\n" + body + b"--b--\r\n",
+        ):
+            oracle = email.message_from_bytes(message, policy=email.policy.default)
+            leaf = next(iter(oracle.walk())) if not oracle.is_multipart() else oracle.get_payload()[0]
+            assert leaf.get_content().startswith("Quoted:\r\n" + body[:30].decode())
+            assert body_text(read_message(message)).startswith("Quoted:")
+
+
+@st.composite
+def _structures(draw: st.DrawFn, depth: int = 0) -> bytes:
+    """An entity: header fields (Content-… ones among them, some folded), a body of decoy lines, maybe parts."""
+    decoys = st.sampled_from([b"Content-Length: 12", b"Content-Type: text/x; a=b", b"  indented", b"--", b"", b"text"])
+    fields = [b"Content-Type: multipart/mixed; boundary=b%d" % depth] if depth < 3 and draw(st.booleans()) else []
+    fields += [b"Content-Description: d%d" % k + (b"\r\n folded" if draw(st.booleans()) else b"")
+               for k in range(draw(st.integers(0, 2)))]
+    if draw(st.booleans()):
+        fields.insert(0, b"X-Other: x")
+    head = b"".join(f + b"\r\n" for f in fields) + b"\r\n"
+    body = b"".join(line + b"\r\n" for line in draw(st.lists(decoys, max_size=6)))
+    if not fields or not fields[0].startswith(b"Content-Type: multipart"):
+        return head + body
+    parts = draw(st.lists(_structures(depth + 1), min_size=1, max_size=3))
+    return head + body + b"".join(b"--b%d\r\n" % depth + part for part in parts) + b"--b%d--\r\n" % depth
+
+
+@settings(max_examples=300, deadline=None)
+@given(_structures())
+def test_property_every_content_field_python_reads_is_in_a_header_block(entity: bytes) -> None:
+    from pdi.mail.message import _CONTENT_FIELD, _header_blocks
+
+    def unfolded(field: str) -> str:
+        return re.sub(r"\r?\n[ \t]", " ", field)
+
+    data = b"Message-ID: <p@example.org>\r\n" + entity
+    found = {unfolded(m[0].decode()) for start, end in _header_blocks(data)
+             for m in _CONTENT_FIELD.finditer(data, start, end)}
+    read = email.message_from_bytes(data, policy=email.policy.compat32)
+    for part in read.walk():
+        for name, value in part.items():
+            if name.lower().startswith("content-"):
+                assert unfolded(f"{name}: {value}") in found
 
 
 def test_8_bit_octets_in_header_fields_are_read_as_utf_8_and_never_leak_as_surrogates() -> None:

@@ -34,6 +34,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -57,6 +58,12 @@ _NUL: Final = b"\x00"
 _CONTENT_FIELD: Final = re.compile(
     rb"(?im)(?:^|(?<=[\r\n]))(content-[a-z0-9-]*)[ \t]*:[^\r\n]*(?:(?:\r\n|\r|\n)[ \t][^\r\n]*)*"
 )  # any of the parser's line ends (CR LF, LF, CR) before a continuation line
+#: A line that starts ``--`` (a boundary delimiter, perhaps), with its line end: a part's header block may follow.
+_DASHES_LINE: Final = re.compile(rb"(?:^|(?<=[\r\n]))--[^\r\n]*(?:\r\n|\r|\n)", re.MULTILINE)
+#: An empty line, with the line end before it: where a header block ends (a CR before an LF is one line end).
+_EMPTY_LINE: Final = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r|\n)")
+#: A ``Content-Type`` field at a line's start, and the type its value starts with (perhaps on a continuation line).
+_CONTENT_TYPE: Final = re.compile(rb"(?im)(?:^|(?<=[\r\n]))content-type[ \t]*:[ \t]*(?:(?:\r\n|\r|\n)[ \t]+)?([!-~]*)")
 #: The first octets of a message its thread's ids are read from (:func:`thread_ids`): its header fields, as a rule.
 THREAD_HEAD: Final = 1 << 20
 
@@ -376,7 +383,7 @@ def _check_shape(data: bytes, limits: MailLimits) -> None:
         )
     if len(data) > limits.max_content_field:  # only then can a field be longer than it
         total = 0
-        for found in _CONTENT_FIELD.finditer(data):
+        for found in (f for start, end in _header_blocks(data) for f in _CONTENT_FIELD.finditer(data, start, end)):
             total += found.end() - found.start()
             if total > limits.max_content_fields:
                 raise LimitError(
@@ -398,6 +405,43 @@ def _check_shape(data: bytes, limits: MailLimits) -> None:
                 f"the message has {fields} lines that could be header fields, more than the limit of"
                 f" {limits.max_fields}"
             )
+
+
+def _header_blocks(data: bytes) -> Iterator[tuple[int, int]]:
+    """Where the parser may read header fields: (start, end) of each stretch, in order, none overlapping.
+
+    A header block starts the message, follows a line that starts ``--`` (a part's, after its boundary
+    delimiter), or follows the block of an entity whose body is a message (:func:`_encloses_message`) when its
+    next line reads as a field; it ends at its first empty line. Every block the parser reads is within these, so the ``Content-…`` fields of the
+    MIME structure are found and a body's lines that only look like them are not (a quoted HTTP response, a
+    log). Linear: each octet is searched for an empty line once.
+    """
+    done = 0  # what the blocks so far cover
+    empty: re.Match[bytes] | None = None  # the empty line found last
+    none_after = len(data) + 1  # no empty line starts at or after this
+    starts = itertools.chain((0,), (m.end() for m in _DASHES_LINE.finditer(data)))
+    for start in starts:
+        while start >= done:
+            at = max(start - 1, 0)  # the line end before the block's first line: it may be empty
+            if (empty is None or empty.start() < at) and at < none_after:
+                empty = _EMPTY_LINE.search(data, at)
+                if empty is None:
+                    none_after = at
+            done = len(data) if empty is None or empty.start() < at else empty.end()
+            yield start, done
+            if done >= len(data) or not _encloses_message(data, start, done) or not _FIELD_NAME.match(data, done):
+                break
+            start = done
+
+
+def _encloses_message(data: bytes, start: int, end: int) -> bool:
+    """Whether the entity whose header block is ``data[start:end]`` may have a message as its body: its
+    ``Content-Type`` is ``message/…``, or it is a part with none (in a ``multipart/digest``, a part's type is
+    ``message/rfc822`` unless it says otherwise: RFC 2046 §5.1.5)."""
+    found = _CONTENT_TYPE.search(data, start, end)
+    if found is None:
+        return start > 0
+    return found[1].lower().startswith(b"message/")
 
 
 def _walk(entity: Message, path: tuple[int, ...], limits: MailLimits, count: list[int]) -> Iterator[
