@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from pdi.archive import Archive, Content
 from pdi.errors import LimitError, ParseError
-from pdi.passages.fulltext import MAX_QUERY_WORDS, fts5_expression, parse_query, words_of
+from pdi.passages.fulltext import MAX_QUERY_WORDS, fts5_expression, parse_query, spaced, words_of
 
 S = "oma.eop.gov.us"
 
@@ -273,7 +273,8 @@ def test_any_query_is_words_for_fts5_or_a_parse_error(text: str) -> None:
         assert phrase and all(word and words_of(word) == [word] for word in phrase)
     db = sqlite3.connect(":memory:")
     db.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='porter unicode61 remove_diacritics 2')")
-    db.execute("INSERT INTO t (body) VALUES (?)", (" ".join(" ".join(p) for p in query.phrases),))
+    # as the catalog holds a passage of these words (spaced: each Han or kana character a word of its own)
+    db.execute("INSERT INTO t (body) VALUES (?)", (spaced(" ".join(" ".join(p) for p in query.phrases)),))
     rows = db.execute("SELECT count(*) FROM t WHERE t MATCH ?", (fts5_expression(query.phrases),)).fetchall()
     assert rows == [(1,)]  # the text of its own words always matches: no word was read as an operator
 

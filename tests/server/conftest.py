@@ -111,6 +111,9 @@ def media(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[
             "bomb": archive.add("library.example.us", pixel_bomb(100_000, 100_000), format="png"),
             # a TIFF of more pages than the viewer counts (pdi.fragments.image.MAX_TIFF_PAGES): its limit page
             "pages": archive.add("library.example.us", tiff_chain(5_010), format="tiff"),
+            # Chinese and Japanese, written without spaces: a word found inside a sentence (the search-cjk page)
+            "cjk": archive.add("library.example.us", "我爱北京天安门。天安门上太阳升。\n東京大学の図書館で本を読みました。\n"
+                               .encode(), format="text"),
         }
         with (DATA / "email" / "metrics-grimoire-2016-04.mbox").open("rb") as mbox:
             thread = [

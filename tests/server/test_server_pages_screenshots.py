@@ -116,6 +116,10 @@ PAGES = {
                " && document.querySelector('label[for=search-q]') !== null"
                # the text over 1 MiB waits for the indexer (pdi index): the page says so
                " && document.querySelector('p.pending[role=status]').innerText.startsWith('Index pending')"),
+    # a Chinese word inside a sentence written without spaces: found where it stands, marked, its name the passage
+    "search-cjk": ("/search?q=%E5%8C%97%E4%BA%AC", "document.querySelector('ol.hits mark').textContent === '北京'"
+                   " && document.querySelector('ol.hits a').getAttribute('href').includes('%23char=2,4')"
+                   " && document.getElementById('search-q').value === '北京'"),
     # the error pages (pdi.server.pages.problem_pages), each in the app's layout with its status' heading:
     # a name of no series the archive has: no name to suggest, the name kept in the box to correct it
     "error": ("/view?pdi=urn:pdi://nowhere.example.us/2026/11/22/1.text.1",
@@ -213,7 +217,7 @@ PAGES = {
 
 MEDIA_PAGES = ("pdf", "sgml-elt", "video", "video-region", "video-alias", "email", "email-thread", "email-parts",
                "email-reply", "email-thread-mid",
-               "tombstone", "forbidden", "image-limit", "tiff-limit")
+               "tombstone", "forbidden", "image-limit", "tiff-limit", "search-cjk")
 
 
 def page_url(served: Served, media: tuple[str, dict[str, str]], page: str) -> str:

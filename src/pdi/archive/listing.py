@@ -105,7 +105,14 @@ class Listing(ArchiveBase):
         after the cursor ``after`` (the ``next`` of the page before).
         """
         from pdi.archive.store import SearchKey
-        from pdi.passages.fulltext import Passage, marked, parse_query, smallest_window, snippet
+        from pdi.passages.fulltext import (
+            Passage,
+                    marked,
+            parse_query,
+    phrase_words,
+            smallest_window,
+            snippet,
+        )
 
         parsed = parse_query(query)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
@@ -118,10 +125,13 @@ class Listing(ArchiveBase):
         rows = self.store.search(parsed.phrases, series=name, limit=limit + 1, after=cursor,
                                  access=self._search_access())
         hits: list[SearchHit] = []
-        joins = any(len(phrase) > 1 for phrase in parsed.phrases)  # a phrase's words, marked one by one: one match
+        # a phrase's words (a Chinese word's characters), marked one by one: one match
+        words = [phrase_words(phrase) for phrase in parsed.phrases]
+        joins = max(words) > 1
         for row in rows[:limit]:
-            text, marks = marked(row.marked, phrases=joins)
-            groups = [marks] if len(row.each) == 1 else [marked(each, phrases=joins)[1] for each in row.each]
+            text, marks = marked(row.marked, phrases=joins, most=max(words))
+            groups = ([marks] if len(row.each) == 1 else
+                      [marked(each, phrases=joins, most=n)[1] for each, n in zip(row.each, words, strict=True)])
             # one phrase: its first match; several: the shortest stretch with a match of each
             window = (marks[0] if len(groups) == 1 and marks else smallest_window(groups)) or (0, len(text))
             passage = Passage(row.passage.start, text, row.passage.runs)

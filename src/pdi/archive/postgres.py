@@ -79,7 +79,7 @@ from pdi.archive.store import (
     WriteNote,
 )
 from pdi.errors import ImmutabilityError, LimitError, NotFoundError, PDIError, StoreError
-from pdi.passages.fulltext import MARK_END, MARK_START
+from pdi.passages.fulltext import MARK_END, MARK_START, spaced
 
 # Any fixed number: the advisory lock that serializes schema migrations.
 _MIGRATION_LOCK = 0x0A5C1E
@@ -302,6 +302,8 @@ class PostgresStore(SQLStore):
     deposit_schema = (DEPOSIT_ONE,)
     #: Whether the catalog has it (schema 14 or later, as migrated or found when opened).
     _deposit_one = False
+
+    unspaced_filter = "body ~ ('[' || ? || ']')"
 
     search_schema = (
         "ALTER TABLE search_passages ADD COLUMN tsv tsvector"
@@ -644,11 +646,11 @@ class PostgresStore(SQLStore):
             if len(held) == 1 or one:
                 first = held[0] if held else None
                 params[f"start{n}"] = None if first is None else first.start
-                params[f"body{n}"] = None if first is None else first.text
+                params[f"body{n}"] = None if first is None else first.indexed
                 params[f"runs{n}"] = None if first is None else first.encoded_runs()
             elif held:
                 params[f"start{n}"] = [p.start for p in held]
-                params[f"body{n}"] = [p.text for p in held]
+                params[f"body{n}"] = [p.indexed for p in held]
                 params[f"runs{n}"] = [p.encoded_runs() for p in held]
         try:
             with self._pool.connection() as conn:
@@ -709,7 +711,7 @@ class PostgresStore(SQLStore):
         if passages.count > _PASSAGES_AT_ONCE:
             super()._index_source(sha256, media_type, charset, passages)
             return
-        rows = [(p.start, p.text, p.encoded_runs()) for p in passages]
+        rows = [(p.start, p.indexed, p.encoded_runs()) for p in passages]
         source = (sha256, media_type, charset or "")
         self._execute(
             f"WITH s AS ({NEW_SOURCE} RETURNING 1)"
@@ -745,7 +747,7 @@ class PostgresStore(SQLStore):
         """A tsquery matching every phrase, each one a parameter of ``phraseto_tsquery`` (never query syntax)."""
         return (
             " && ".join("phraseto_tsquery('english'::regconfig, ?)" for _ in phrases),
-            [" ".join(phrase) for phrase in phrases],
+            [" ".join(spaced(w) for w in phrase) for phrase in phrases],
         )
 
     def _search_page(

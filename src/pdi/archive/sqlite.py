@@ -315,7 +315,7 @@ class SQLiteStore(SQLStore):
 
     def _step(self, version: int, statements: list[str]) -> Sequence[str]:
         if version != KEYED_STEP:
-            return statements
+            return super()._step(version, statements)
         # rows of these tables that refer to nothing already (damage pdi verify reports): not the step's doing
         self._keys_broken = {t: len(self._query(f"PRAGMA foreign_key_check({t})")) for t in KEYED_TABLES}
         return keyed(self._query)
@@ -328,6 +328,12 @@ class SQLiteStore(SQLStore):
                     raise StoreError(
                         f"catalog {self.root / CATALOG}: schema step {KEYED_STEP} would leave {len(broken)} row(s) of"
                         f" {table} referring to no row of {broken[0][2]}, more than before it; nothing was changed")
+
+    def _respace(self, passage: int, before: str, now: str) -> None:
+        # an external-content FTS5 table forgets a row by being told its text as indexed, then learns the new one
+        self._query("INSERT INTO search_fts (search_fts, rowid, body) VALUES ('delete', ?, ?)", (passage, before))
+        super()._respace(passage, before, now)
+        self._query("INSERT INTO search_fts (rowid, body) VALUES (?, ?)", (passage, now))
 
     # The full-text index (schema step 5): FTS5 over the passages' text, which
     # stays in search_passages (an external-content table); words are folded

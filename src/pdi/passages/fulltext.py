@@ -70,6 +70,9 @@ __all__ = [
     "MARK_END",
     "MARK_START",
     "PASSAGE_CHARS",
+    "SPACER",
+    "UNSPACED",
+    "UNSPACED_RANGES",
     "MarkupScanner",
     "Passage",
     "PassageBuilder",
@@ -78,8 +81,10 @@ __all__ = [
     "marked",
     "markup_passages",
     "parse_query",
+    "phrase_words",
     "smallest_window",
     "snippet",
+    "spaced",
 ]
 
 #: About how many characters of text one passage holds (cut at white space).
@@ -94,6 +99,34 @@ MAX_QUERY_CHARS: Final = 2000
 #: characters, which never stand in an indexed passage (:func:`_clean`).
 MARK_START: Final = "\ue000"
 MARK_END: Final = "\ue001"
+
+#: What the index holds between the characters of scripts written without spaces between words (Han, kana,
+#: Bopomofo: :data:`UNSPACED`), so that each is a word of its own to both engines (FTS5's ``unicode61``
+#: and PostgreSQL's parser read runs of letters as one word, so a Chinese or Japanese sentence was one word,
+#: found only whole): U+001F, a control character both read as a separator, which never stands in a passage
+#: (:func:`_clean`) and is taken out of what the engines mark (:func:`marked`).
+SPACER: Final = "\x1f"
+#: The characters kept apart by :data:`SPACER`, first and last of each range (CJK radicals, ideographs of every extension and the
+#: compatibility ones, the ideographic iteration and number marks, hiragana, katakana and its halfwidth forms,
+#: Bopomofo). Hangul is left as it is: Korean puts spaces between its words.
+UNSPACED_RANGES: Final = (
+    (0x2E80, 0x2FDF), (0x3005, 0x3007), (0x3021, 0x3029), (0x3031, 0x3035), (0x3038, 0x303C), (0x3041, 0x30FF),
+    (0x3105, 0x312F), (0x31A0, 0x31BF), (0x31F0, 0x31FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF),
+    (0xFF66, 0xFF9F), (0x20000, 0x3134F),
+)
+#: The same as a character class's inside (``[…]`` in Python's, PostgreSQL's and SQLite's ``GLOB``), the
+#: characters themselves.
+UNSPACED: Final = "".join(f"{chr(first)}-{chr(last)}" for first, last in UNSPACED_RANGES)
+_UNSPACED_CHAR: Final = re.compile(f"[{UNSPACED}]")
+_BESIDE_UNSPACED: Final = re.compile(f"(?<=[{UNSPACED}])|(?=[{UNSPACED}])")
+
+
+def spaced(text: str) -> str:
+    """``text`` as the index holds it: :data:`SPACER` before and after each character of :data:`UNSPACED` (once
+    between two of them), so that the engines read each as a word; a text without one comes back as it is."""
+    if _UNSPACED_CHAR.search(text) is None:
+        return text
+    return _BESIDE_UNSPACED.sub(SPACER, text)
 
 
 # --- the query ----------------------------------------------------------------------------
@@ -198,8 +231,15 @@ def parse_query(text: str) -> Query:
 
 
 def fts5_expression(phrases: Sequence[Sequence[str]]) -> str:
-    """An FTS5 query matching every phrase: each one an FTS5 string, so no word is read as an operator."""
-    return " ".join('"' + " ".join(w.replace('"', '""') for w in phrase) + '"' for phrase in phrases)
+    """An FTS5 query matching every phrase: each one an FTS5 string, so no word is read as an operator (its
+    words :func:`spaced`, as the index holds them: a Chinese word is the phrase of its characters)."""
+    return " ".join('"' + " ".join(spaced(w).replace('"', '""') for w in phrase) + '"' for phrase in phrases)
+
+
+def phrase_words(phrase: Sequence[str]) -> int:
+    """How many words the index reads in ``phrase``: its words, each character of :data:`UNSPACED` one of its
+    own (``北京大学`` is four). A match of it is that many words, which the engines mark one by one."""
+    return sum(len(words_of(spaced(word))) for word in phrase)
 
 
 # --- passages -----------------------------------------------------------------------------
@@ -224,6 +264,11 @@ class Passage:
 
     def encoded_runs(self) -> bytes:
         return b"".join(_RUN.pack(*r) for r in self.runs)
+
+    @property
+    def indexed(self) -> str:
+        """Its text as the catalog's index holds it (:func:`spaced`)."""
+        return spaced(self.text)
 
     @classmethod
     def decode(cls, start: int, text: str, runs: bytes) -> Passage:
@@ -251,15 +296,16 @@ class Passage:
         return self.start + first, self.start + last
 
 
-_UNINDEXED: Final = re.compile(f"[\x00{MARK_START}{MARK_END}]")
+_UNINDEXED: Final = re.compile(f"[\x00{SPACER}{MARK_START}{MARK_END}]")
 
 #: White space, where a passage may be cut (HTML's ASCII white space).
 _SPACE: Final = " \t\n\r\f"
 
 
 def _clean(text: str) -> str:
-    """``text`` with the two mark characters and NUL (which no database text holds) written as spaces: the same length."""
-    if "\x00" in text or MARK_START in text or MARK_END in text:
+    """``text`` with the two mark characters, the :data:`SPACER` and NUL (which no database text holds) written as
+    spaces: the same length."""
+    if "\x00" in text or SPACER in text or MARK_START in text or MARK_END in text:
         return _UNINDEXED.sub(" ", text)
     return text
 
@@ -514,13 +560,19 @@ def markup_passages(text: str, kind: str, *, size: int = PASSAGE_CHARS) -> list[
 # --- what a match marks ---------------------------------------------------------------------
 
 
-def marked(highlighted: str, *, phrases: bool = True) -> tuple[str, tuple[tuple[int, int], ...]]:
+def marked(
+    highlighted: str, *, phrases: bool = True, most: int | None = None,
+) -> tuple[str, tuple[tuple[int, int], ...]]:
     """The text of a passage the engine marked (:data:`MARK_START` … :data:`MARK_END`), and each marked stretch.
 
     With ``phrases`` (the query has a phrase of several words), marks with
     nothing but white space and punctuation between them are one stretch (a
-    phrase's words, which PostgreSQL marks one by one); without, each mark is
-    its own (one word twice in a row, ``walrus\r\nwalrus``, is two matches).
+    phrase's words, which PostgreSQL marks one by one; a Chinese word's
+    characters, which PostgreSQL marks one by one), ``most`` words at most
+    (the words of the longest phrase: :func:`phrase_words`), so that two
+    matches in a row stay two (``天安门。天安门``); without, each mark is its
+    own (one word twice in a row, ``walrus\r\nwalrus``, is two matches).
+    The :data:`SPACER` of the index is taken out: the text is the passage's.
     """
     plain: list[str] = []
     marks: list[tuple[int, int]] = []
@@ -534,15 +586,20 @@ def marked(highlighted: str, *, phrases: bool = True) -> tuple[str, tuple[tuple[
                 marks.append((opened, length))
             opened = None
         else:
+            piece = piece.replace(SPACER, "")  # what the index holds between unspaced characters (spaced)
             plain.append(piece)
             length += len(piece)
     text = "".join(plain)
     joined: list[tuple[int, int]] = []
-    for a, b in marks:  # words of one phrase, which PostgreSQL marks one by one, as one stretch
-        if phrases and joined and not _has_word(text[joined[-1][1] : a]):
+    count = 0  # the words in the last stretch
+    for a, b in marks:  # words of one phrase, which the engines mark one by one, as one stretch
+        words = 1 if most is None else len(words_of(spaced(text[a:b]))) or 1  # FTS5 marks a phrase's match whole
+        if phrases and joined and (most is None or count + words <= most) and not _has_word(text[joined[-1][1] : a]):
             joined[-1] = (joined[-1][0], b)
+            count += words
         else:
             joined.append((a, b))
+            count = words
     return text, tuple(joined)
 
 

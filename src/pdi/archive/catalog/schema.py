@@ -33,7 +33,7 @@ def migrations(
     args = (id_pk, blob_type, with_blob_table, search)
     steps = [*_tables(*args), *_formats_and_blobs(*args), *_search_and_access(*args), *_purges_and_annotations(*args),
              _index_queue(), _small_blobs(*args), _message_threads(), _mirrors(), _mirror_withdrawals(),
-             _mirror_tokens(), _deposit_function(deposit), _serial_names(names), _keyed_tables()]
+             _mirror_tokens(), _deposit_function(deposit), _serial_names(names), _keyed_tables(), _spaced_passages()]
     return {version: statements for version, statements in enumerate(steps, start=1)}
 
 
@@ -457,8 +457,23 @@ def _keyed_tables() -> list[str]:
     return []
 
 
+#: The step that writes the full-text index's passages of Chinese and Japanese text again (:func:`_spaced_passages`).
+SPACED_STEP = 17
+
+
+def _spaced_passages() -> list[str]:
+    """Step 17: the passages holding characters of scripts written without spaces (Han, kana, Bopomofo) are
+    written again as the index now holds them (:func:`pdi.passages.fulltext.spaced`: each character a word of
+    its own), so that a search finds a word inside a sentence; done when it runs (:meth:`SchemaPart._step`,
+    :meth:`SchemaPart._respace`), by reading the passages, so no statement here."""
+    return []
+
+
 class SchemaPart(CatalogBase):
     """The schema's version and migrations, and which blob store the catalog records."""
+
+    #: How a backend finds the passages that may hold a character of ``UNSPACED`` (the parameter: that class).
+    unspaced_filter = "body GLOB '*[' || ? || ']*'"
 
     def blob_store_url(self) -> str | None:
         """The external blob store recorded at ``pdi init`` (``s3://…``), or ``None`` for the store's own."""
@@ -532,8 +547,37 @@ class SchemaPart(CatalogBase):
 
     def _step(self, version: int, statements: list[str]) -> Sequence[str]:
         """Inside the migration's transaction, as step ``version`` is to run: its statements (those
-        :func:`migrations` made; SQLite makes step 16's from the catalog as it is then)."""
+        :func:`migrations` made; SQLite makes step 16's from the catalog as it is then); step 17 rewrites the
+        passages it is about here (:meth:`_respace_all`)."""
+        if version == SPACED_STEP:
+            self._respace_all()
         return statements
+
+    def _respace_all(self, page: int = 500) -> int:
+        """Every passage with a character of :data:`~pdi.passages.fulltext.UNSPACED` written as the index now holds
+        it (a :data:`~pdi.passages.fulltext.SPACER` there before written as a space, as a new passage's is), a page
+        of them at a time in the migration's transaction; how many."""
+        from pdi.passages.fulltext import SPACER, UNSPACED, spaced
+
+        done = 0
+        last = -1
+        while True:
+            rows = self._query(
+                f"SELECT id, body FROM search_passages WHERE id > ? AND {self.unspaced_filter} ORDER BY id LIMIT ?",
+                (last, UNSPACED, page),
+            )
+            for pid, body in rows:
+                now = spaced(str(body).replace(SPACER, " "))
+                if now != body:
+                    self._respace(int(pid), str(body), now)
+                    done += 1
+            if len(rows) < page:
+                return done
+            last = int(rows[-1][0])
+
+    def _respace(self, passage: int, before: str, now: str) -> None:
+        """Write passage ``passage``'s text ``before`` as ``now`` (and whatever the index keeps of it)."""
+        self._query("UPDATE search_passages SET body = ? WHERE id = ?", (now, passage))
 
     def _migrated(self, before: int, now: int) -> None:
         """Inside the migration's transaction, before its commit: what must hold of the catalog after the steps

@@ -136,7 +136,7 @@ class SearchIndexPart(CatalogBase):
         insert = ("INSERT INTO search_passages (sha256, media_type, charset, start, body, runs)"
                   " VALUES (?, ?, ?, ?, ?, ?)")
         for passage in passages:
-            batch.append((sha256, media_type, charset, passage.start, passage.text, passage.encoded_runs()))
+            batch.append((sha256, media_type, charset, passage.start, passage.indexed, passage.encoded_runs()))
             count += 1
             if len(batch) >= 256:
                 self._executemany(insert, batch)
@@ -216,7 +216,7 @@ class SearchIndexPart(CatalogBase):
         count = 0
         first = True
         while True:
-            rows = [(*source, p.start, p.text, p.encoded_runs()) for p in itertools.islice(found, batch)]
+            rows = [(*source, p.start, p.indexed, p.encoded_runs()) for p in itertools.islice(found, batch)]
             with self._write():
                 if not self._leased(source, worker):
                     return False
