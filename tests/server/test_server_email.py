@@ -140,3 +140,50 @@ def test_a_thread_is_found_by_a_mid_url_and_in_reply_to_links_there(media: tuple
     missing = httpx.get(f"{base}/thread", params={"mid": "mid:nobody@example.com"})
     assert missing.status_code == 404 and "&lt;nobody@example.com&gt;" in missing.text
     assert httpx.get(f"{base}/thread", params={"mid": "http://x/"}).status_code == 400
+
+
+_THREAD_PAGE = """
+import sys
+from pdi.archive import Archive
+from pdi.server.pages.mail_pages import render_thread
+with Archive.open(sys.argv[1]) as archive:
+    page = render_thread(archive, sys.argv[2])
+    assert page.count('">Here is the file ') == int(sys.argv[3]), page  # each message's link
+"""
+
+
+def test_a_thread_page_reads_its_messages_header_fields_not_their_attachments(tmp_path: Path) -> None:
+    """The thread page lists each message by its Subject, From and Date: it reads the first MiB of each (its header
+    fields), so six replies carrying 16 MB attachments cost it no more memory than six without (each read whole and
+    parsed, they cost 192 MiB more)."""
+    import base64
+    import os
+    import sys
+
+    from pdi.archive import Archive
+    from peak_memory import run_with_peak
+
+    def message(number: int, attachment: bytes) -> bytes:
+        head = (f"Message-ID: <m{number}@example.org>\r\nFrom: a@example.org\r\nSubject: Here is the file {number}\r\n"
+                f"Date: Mon, 2 Nov 2026 12:00:0{number} +0000\r\n").encode()
+        if number:
+            head += b"In-Reply-To: <m0@example.org>\r\nReferences: <m0@example.org>\r\n"
+        if not attachment:
+            return head + b"\r\nNo attachment.\r\n"
+        encoded = base64.encodebytes(attachment).replace(b"\n", b"\r\n")
+        return (head + b'MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n--b\r\n'
+                b"Content-Type: text/plain\r\n\r\nThe file.\r\n--b\r\nContent-Type: application/octet-stream\r\n"
+                b"Content-Transfer-Encoding: base64\r\n\r\n" + encoded + b"--b--\r\n")
+
+    peaks = []
+    for big in (False, True):
+        location = tmp_path / f"a{int(big)}"
+        with Archive.init(location) as archive:
+            archive.add_series("mail.example.us")
+            first = str(archive.add("mail.example.us", message(0, b""), format="rfc822"))
+            for number in range(1, 7):
+                archive.add("mail.example.us", message(number, os.urandom(16 << 20) if big else b""), format="rfc822")
+        status, peak, _ = run_with_peak([sys.executable, "-c", _THREAD_PAGE, str(location), first, "7"])
+        assert status == 0
+        peaks.append(peak)
+    assert peaks[1] - peaks[0] < 16 * 1024, f"{(peaks[1] - peaks[0]) // 1024} MiB more with the attachments"

@@ -46,7 +46,7 @@ from pdi.errors import LimitError, NotFoundError, ParseError
 
 __all__ = [
     "THREAD_HEAD", "Mail", "MailLimits", "MailPart", "ThreadIds", "body_text", "entity_span", "head_message_id",
-    "message_id_of_mid", "message_ids", "mid_url", "read_message", "thread_ids",
+    "message_id_of_mid", "message_ids", "mid_url", "read_head", "read_message", "thread_ids",
 ]
 
 #: A line that may be a header field: a field name (RFC 5322 §3.6.8: printable ASCII but ``:``) and a colon.
@@ -335,15 +335,27 @@ def head_message_id(head: bytes) -> str | None:
     return thread_ids(head).message_id
 
 
+def read_head(head: bytes, limits: MailLimits | None = None) -> Mail:
+    """The message whose first octets are ``head``, read from its header fields alone (its body left out, unread):
+    what a list of messages shows of each (:meth:`Mail.header`) and its thread's ids (:attr:`Mail.thread`), from
+    the first :data:`THREAD_HEAD` octets of a message however large it is. Refused as :func:`read_message`
+    refuses the same fields."""
+    return read_message(head[: _head_end(head)] + b"\n\n", limits)
+
+
+def _head_end(head: bytes) -> int:
+    """Where the header fields of the message whose first octets are ``head`` end (its first empty line)."""
+    end = head.find(b"\n\n")
+    end2 = head.find(b"\r\n\r\n")
+    return min((e for e in (end, end2) if e >= 0), default=len(head))
+
+
 def _header_fields(head: bytes) -> Message:
     """The header fields of the message whose first octets are ``head``, read by Python's header parser."""
     import email.parser
     import email.policy
 
-    end = head.find(b"\n\n")
-    end2 = head.find(b"\r\n\r\n")
-    cut = min((e for e in (end, end2) if e >= 0), default=len(head))
-    return email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(head[:cut] + b"\n\n")
+    return email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(head[: _head_end(head)] + b"\n\n")
 
 
 def _first_line(data: bytes) -> bytes:

@@ -117,9 +117,12 @@ def _read_message(
     """A message's versioned name, its line in the thread, and the ids it refers to (References, In-Reply-To).
 
     ``None`` for a name that is no message, or (``quiet``) one the reader may not read or the archive lacks:
-    another message of the thread is left out then, as the day's and a URL's lists leave it out.
+    another message of the thread is left out then, as the day's and a URL's lists leave it out. Only the
+    message's first :data:`~pdi.mail.message.THREAD_HEAD` octets are read, and only its header fields parsed
+    (:func:`~pdi.mail.message.read_head`): a thread of hundreds of messages with large attachments costs a
+    page no more than their headers.
     """
-    from pdi.mail.message import read_message
+    from pdi.mail.message import THREAD_HEAD, read_head
 
     if not quiet:
         archive.locate(name)  # the message asked for: not found, withdrawn or forbidden as /view says
@@ -133,7 +136,9 @@ def _read_message(
             assert not isinstance(located, Generic)
         if located.record.media_type != "message/rfc822":
             return None
-        mail = read_message(archive.read(located).data)
+        with archive.open_located(located) as opened:
+            head = b"".join(opened.reader.chunks(0, min(opened.size, THREAD_HEAD)))
+        mail = read_head(head)
     except PDIError:
         return None
     thread = mail.thread
