@@ -34,7 +34,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-import itertools
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -53,17 +53,6 @@ __all__ = [
 _FIELD_LIKE: Final = re.compile(rb"(?:^|(?<=[\r\n]))[!-9;-~]+[ \t]*:", re.MULTILINE)
 _FIELD_NAME: Final = re.compile(rb"[!-9;-~]+[ \t]*:")
 _NUL: Final = b"\x00"
-#: A ``Content-…`` field at a line's start, with its continuation lines (each starting with white space): the
-#: fields of the MIME structure, which the parser reads again each time the structure is asked about.
-_CONTENT_FIELD: Final = re.compile(
-    rb"(?im)(?:^|(?<=[\r\n]))(content-[a-z0-9-]*)[ \t]*:[^\r\n]*(?:(?:\r\n|\r|\n)[ \t][^\r\n]*)*"
-)  # any of the parser's line ends (CR LF, LF, CR) before a continuation line
-#: A line that starts ``--`` (a boundary delimiter, perhaps), with its line end: a part's header block may follow.
-_DASHES_LINE: Final = re.compile(rb"(?:^|(?<=[\r\n]))--[^\r\n]*(?:\r\n|\r|\n)", re.MULTILINE)
-#: An empty line, with the line end before it: where a header block ends (a CR before an LF is one line end).
-_EMPTY_LINE: Final = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r|\n)")
-#: A ``Content-Type`` field at a line's start, and the type its value starts with (perhaps on a continuation line).
-_CONTENT_TYPE: Final = re.compile(rb"(?im)(?:^|(?<=[\r\n]))content-type[ \t]*:[ \t]*(?:(?:\r\n|\r|\n)[ \t]+)?([!-~]*)")
 #: The first octets of a message its thread's ids are read from (:func:`thread_ids`): its header fields, as a rule.
 THREAD_HEAD: Final = 1 << 20
 
@@ -84,7 +73,9 @@ class MailLimits:
     one again each time the message's structure is asked about, in time
     that grows faster than its length: 14 KB of parameters cost a second),
     and ``max_content_fields`` 128 KiB of them in all (999 parts of 4,000
-    octets each cost 115 s).
+    octets each cost 115 s), both counted as the parser reads each header
+    field of each entity (:func:`_bounded_policy`), so a body's line that
+    only looks like one is not.
     """
 
     max_bytes: int = 64 << 20
@@ -393,23 +384,6 @@ def _check_shape(data: bytes, limits: MailLimits) -> None:
             f"the message has {delimiters} lines that start '--' (boundary delimiters, perhaps), more than the"
             f" limit of {limits.max_delimiters}"
         )
-    if len(data) > limits.max_content_field:  # only then can a field be longer than it
-        total = 0
-        for found in (f for start, end in _header_blocks(data) for f in _CONTENT_FIELD.finditer(data, start, end)):
-            total += found.end() - found.start()
-            if total > limits.max_content_fields:
-                raise LimitError(
-                    f"the message's Content-… fields are more than {limits.max_content_fields:,} octets in all (its"
-                    " parts' MIME structure), the most read of one message"
-                )
-            if found.end() - found.start() > limits.max_content_field:
-                at = found.start()  # its line: after as many line ends as the parser reads (CR LF, LF, CR)
-                line = data.count(b"\n", 0, at) + data.count(b"\r", 0, at) - data.count(b"\r\n", 0, at) + 1
-                name = found[1].decode("ascii", "replace")
-                raise LimitError(
-                    f"line {line}: the {name} field is {found.end() - found.start():,} octets, more than the limit of"
-                    f" {limits.max_content_field:,} for a field of the message's MIME structure"
-                )
     if data.count(b":") > limits.max_fields:  # only then can there be that many fields: count them
         fields = sum(1 for _ in _FIELD_LIKE.finditer(data))
         if fields > limits.max_fields:
@@ -417,43 +391,6 @@ def _check_shape(data: bytes, limits: MailLimits) -> None:
                 f"the message has {fields} lines that could be header fields, more than the limit of"
                 f" {limits.max_fields}"
             )
-
-
-def _header_blocks(data: bytes) -> Iterator[tuple[int, int]]:
-    """Where the parser may read header fields: (start, end) of each stretch, in order, none overlapping.
-
-    A header block starts the message, follows a line that starts ``--`` (a part's, after its boundary
-    delimiter), or follows the block of an entity whose body is a message (:func:`_encloses_message`) when its
-    next line reads as a field; it ends at its first empty line. Every block the parser reads is within these, so the ``Content-…`` fields of the
-    MIME structure are found and a body's lines that only look like them are not (a quoted HTTP response, a
-    log). Linear: each octet is searched for an empty line once.
-    """
-    done = 0  # what the blocks so far cover
-    empty: re.Match[bytes] | None = None  # the empty line found last
-    none_after = len(data) + 1  # no empty line starts at or after this
-    starts = itertools.chain((0,), (m.end() for m in _DASHES_LINE.finditer(data)))
-    for start in starts:
-        while start >= done:
-            at = max(start - 1, 0)  # the line end before the block's first line: it may be empty
-            if (empty is None or empty.start() < at) and at < none_after:
-                empty = _EMPTY_LINE.search(data, at)
-                if empty is None:
-                    none_after = at
-            done = len(data) if empty is None or empty.start() < at else empty.end()
-            yield start, done
-            if done >= len(data) or not _encloses_message(data, start, done) or not _FIELD_NAME.match(data, done):
-                break
-            start = done
-
-
-def _encloses_message(data: bytes, start: int, end: int) -> bool:
-    """Whether the entity whose header block is ``data[start:end]`` may have a message as its body: its
-    ``Content-Type`` is ``message/…``, or it is a part with none (in a ``multipart/digest``, a part's type is
-    ``message/rfc822`` unless it says otherwise: RFC 2046 §5.1.5)."""
-    found = _CONTENT_TYPE.search(data, start, end)
-    if found is None:
-        return start > 0
-    return found[1].lower().startswith(b"message/")
 
 
 def _walk(entity: Message, path: tuple[int, ...], limits: MailLimits, count: list[int]) -> Iterator[
@@ -505,18 +442,75 @@ def _filename(entity: Message) -> str | None:
     return str(name) if name else None
 
 
+def _bounded_policy(limits: MailLimits) -> Any:
+    """``email.policy.default``, but each ``Content-…`` field the parser reads is bounded as it is read
+    (:meth:`~email.policy.Policy.header_source_parse`, which every header field of every entity passes through
+    before the parser or anyone asks for it): one of more than ``max_content_field`` octets, its continuation
+    lines counted, or more than ``max_content_fields`` of them in all, is a :class:`LimitError` (the parser
+    reads such a field again each time the message's structure is asked about, in time that grows faster than
+    its length). A body's line that only looks like such a field is never read as one, so never counted."""
+    return _policy_class()(tally=[0], bounds=limits)
+
+
+@functools.cache
+def _policy_class() -> Any:
+    """The class of :func:`_bounded_policy`'s policies (made once: :mod:`email.policy` is imported when first read)."""
+    import email.policy
+
+    class BoundedPolicy(email.policy.EmailPolicy):
+        tally: list[int] | None = None  # octets of Content-… fields read so far (a list made for each parse)
+        bounds: MailLimits | None = None
+
+        def header_source_parse(self, sourcelines: list[str]) -> tuple[str, str]:
+            name = sourcelines[0].split(":", 1)[0].rstrip(" \t")
+            if name[:8].lower() == "content-" and self.tally is not None and self.bounds is not None:
+                last = sourcelines[-1]
+                size = sum(len(line) for line in sourcelines) - (len(last) - len(last.rstrip("\r\n")))
+                self.tally[0] += size
+                if size > self.bounds.max_content_field:
+                    raise _FieldTooLong(name, size, "".join(sourcelines))
+                if self.tally[0] > self.bounds.max_content_fields:
+                    raise LimitError(
+                        f"the message's Content-… fields are more than {self.bounds.max_content_fields:,} octets in"
+                        " all (its parts' MIME structure), the most read of one message"
+                    )
+            return super().header_source_parse(sourcelines)
+
+    return BoundedPolicy
+
+
+class _FieldTooLong(Exception):
+    """A ``Content-…`` field past :attr:`MailLimits.max_content_field`, as the parser read it."""
+
+    def __init__(self, name: str, size: int, text: str) -> None:
+        super().__init__(name)
+        self.name, self.size, self.text = name, size, text
+
+    def refusal(self, data: bytes, limits: MailLimits) -> LimitError:
+        at = data.find(self.text.encode("ascii", "surrogateescape"))  # its line: as the parser counts them
+        where = ""
+        if at >= 0:
+            line = data.count(b"\n", 0, at) + data.count(b"\r", 0, at) - data.count(b"\r\n", 0, at) + 1
+            where = f"line {line}: "
+        return LimitError(
+            f"{where}the {self.name} field is {self.size:,} octets, more than the limit of"
+            f" {limits.max_content_field:,} for a field of the message's MIME structure"
+        )
+
+
 def read_message(data: bytes, limits: MailLimits | None = None) -> Mail:
     """The message ``data`` is (see the module docstring); :class:`ParseError` or :class:`LimitError` if none."""
     import email
-    import email.policy
 
     limits = limits or MailLimits()
     data = bytes(data)
     _check_shape(data, limits)
     try:
-        message = email.message_from_bytes(data, policy=email.policy.default)
+        message = email.message_from_bytes(data, policy=_bounded_policy(limits))
     except RecursionError as exc:
         raise LimitError("the message nests its entities too deep to parse") from exc
+    except _FieldTooLong as exc:
+        raise exc.refusal(data, limits) from None
     assert isinstance(message, EmailMessage)
     if not message.keys():
         raise ParseError("the message has no header field", offset=0, rule="message")
