@@ -556,7 +556,7 @@ class SchemaPart(CatalogBase):
     def _respace_all(self, page: int = 500) -> int:
         """Every passage with a character of :data:`~pdi.passages.fulltext.UNSPACED` written as the index now holds
         it (a :data:`~pdi.passages.fulltext.SPACER` there before written as a space, as a new passage's is), a page
-        of them at a time in the migration's transaction; how many."""
+        of them at a time in the migration's transaction; how many. A passage written so already is left as it is."""
         from pdi.passages.fulltext import SPACER, UNSPACED, spaced
 
         done = 0
@@ -567,6 +567,8 @@ class SchemaPart(CatalogBase):
                 (last, UNSPACED, page),
             )
             for pid, body in rows:
+                if spaced(str(body).replace(SPACER, "")) == body:
+                    continue  # written so already (by this step, in a catalog taken back to an earlier step)
                 now = spaced(str(body).replace(SPACER, " "))
                 if now != body:
                     self._respace(int(pid), str(body), now)
