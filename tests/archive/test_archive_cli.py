@@ -408,7 +408,8 @@ def test_a_saved_web_page_is_stored_as_the_aggregate_capture_stores(tmp_path: Pa
     run(location, "series", "add", S)
     for name in ("page.mht", "Page.MHTML"):
         page = tmp_path / name
-        page.write_bytes(b'Content-Type: multipart/related; boundary="b"\r\n\r\n--b--\r\n')
+        page.write_bytes(b'Content-Type: multipart/related; boundary="b"\r\n\r\n--b\r\nContent-Type: text/html\r\n\r\n'
+                         b"<p>hi</p>\r\n--b--\r\n")
         minted = run(location, "add", str(page), "-s", S).stdout.strip()
         assert minted.endswith(".related.1")
         assert run(location, "get", minted).stdout_bytes == page.read_bytes()
