@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from pdi.capture import Limits, capture
+from pdi.capture.crawl import PART_HEAD
 from pdi.errors import LimitError
 from pdi.mhtml import parse
 from peak_memory import run_with_peak
@@ -36,6 +37,8 @@ def page(path: str) -> bytes:
         return b"".join(b'<img src="i.png#%d">' % i for i in range(n))
     if kind == "many":
         return b"".join(b'<img src="i%d.png">' % i for i in range(n))
+    if kind == "base":  # a base 1,001 octets long: each reference resolves to a URL of over a kilobyte
+        return b'<base href="/' + b"d/" * 500 + b'">' + b"".join(b'<img src="i.png#%d">' % i for i in range(n))
     return b'<img src="i.png">' * n
 
 
@@ -63,16 +66,32 @@ def _forget() -> None:
         asked.clear()
 
 
+def packed(server: str, page: int, labels: int) -> int:
+    """What the parts of /frags-N come to: the page and one image a label, each with its label and header fields."""
+    root = page + len(f"{server}/frags-{labels}") + PART_HEAD
+    return root + sum(len(IMAGE) + len(f"{server}/i.png#{i}") + PART_HEAD for i in range(labels))
+
+
 def test_fragments_of_one_image_are_parts_and_count_against_the_total(server: str) -> None:
-    # Five labels of one 102,408-octet image and the 95-octet page: 512,135 octets of parts.
+    # Five labels of one 102,408-octet image and the 95-octet page: 512,135 octets of bodies, and the labels.
+    assert packed(server, 95, 5) < 600_000
     got = capture(server + "/frags-5", allow_private=True, limits=Limits(max_total_bytes=600_000))
     parts = parse(got.mhtml).parts
     assert [p.location for p in parts] == [server + "/frags-5"] + [f"{server}/i.png#{i}" for i in range(5)]
     assert all(p.data == IMAGE for p in parts[1:])
     assert asked.count("/i.png") == 1  # fetched once, written five times
-    # Six labels are 614,562 octets: past the limit, though only 102,522 were fetched.
-    with pytest.raises(LimitError, match=r"would be 614,562 bytes packed, larger than the limit of 600,000 bytes"):
+    # Six labels are 614,562 octets of bodies: past the limit, though only 102,522 were fetched.
+    with pytest.raises(LimitError, match=rf"would be {packed(server, 114, 6):,} bytes packed, larger than the limit of 600,000"):
         capture(server + "/frags-6", allow_private=True, limits=Limits(max_total_bytes=600_000))
+
+
+def test_the_urls_parts_are_named_by_are_bounded_as_they_are_made(server: str) -> None:
+    # 200 references under a base of 1,001 octets: each label over a kilobyte, some 213 KB in all
+    with pytest.raises(LimitError, match=r"name their parts by URLs of more than 100,000 octets in all"):
+        capture(server + "/base-200", allow_private=True, limits=Limits(max_label_octets=100_000))
+    assert asked == ["/base-200"]  # refused while the page was read: nothing else fetched
+    got = capture(server + "/base-50", allow_private=True, limits=Limits(max_label_octets=100_000))
+    assert len(parse(got.mhtml).parts) == 51
 
 
 def test_a_page_of_too_many_resources_is_refused_before_any_is_fetched(server: str) -> None:

@@ -17,9 +17,11 @@ relative ``<base href>`` made absolute (:func:`pdi.mhtml.write.absolute_base`).
 What a page can make a crawl hold is bounded by :class:`~pdi.capture.fetch.Limits`, each
 past its bound a :class:`~pdi.errors.LimitError` before the cost is paid: the references
 read from all its pages and sheets (``max_references``, counted as they are read), the
-new URLs to fetch (``max_resources``, counted as they are found), and the octets of the
-parts it would pack (``max_total_bytes``: a resource once for each label, so one image
-named by a thousand fragments counts a thousand times).
+new URLs to fetch (``max_resources``, counted as they are found), the octets of the labels
+(``max_label_octets``, counted as each is made: a long ``<base href>`` makes each short
+reference a long URL), and the octets of the parts it would pack (``max_total_bytes``,
+once everything is fetched and before anything is packed: a resource once for each
+label, so one image named by a thousand fragments counts a thousand times).
 """
 
 from __future__ import annotations
@@ -33,9 +35,9 @@ from pdi.capture.fetch import Fetched, Limits
 from pdi.errors import LimitError, PDIError
 from pdi.mhtml.limits import Budget
 from pdi.mhtml.resolve import comparable, location_key
-from pdi.mhtml.write import Need, Resource, absolute_base, build, needed_references
+from pdi.mhtml.write import Need, Resource, absolute_base, build, iter_needed_references
 
-__all__ = ["Crawl", "Failure", "crawl", "pack_crawl", "packed_octets"]
+__all__ = ["PART_HEAD", "Crawl", "Failure", "crawl", "pack_crawl", "packed_octets"]
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,7 @@ async def crawl(root_url: str, fetch: Fetch, *, limits: Limits, progress: Progre
     failures: list[Failure] = []
     done = 1
     found = 0  # references read so far, every page and sheet of the capture together
+    named = 0  # octets of the labels kept
     level: list[tuple[Fetched, Need | None]] = [(root, Need(root.final_url, "html"))]
     for _depth in range(limits.max_depth):
         wanted: list[Need] = []
@@ -94,8 +97,17 @@ async def crawl(root_url: str, fetch: Fetch, *, limits: Limits, progress: Progre
             media = _media(fetched, need)
             environment = need.environment if need is not None else None
             budget = Budget(fetched.final_url, references=limits.max_references, found_before=found, whole="the capture")
-            for item in needed_references(fetched.final_url, media, fetched.data, fetched.charset, environment, budget):
-                labels.setdefault(location_key(item.label), (item.label, item.url))
+            for item in iter_needed_references(fetched.final_url, media, fetched.data, fetched.charset, environment,
+                                               budget):
+                key = location_key(item.label)
+                if key not in labels:
+                    labels[key] = (item.label, item.url)
+                    named += len(item.label)
+                    if named > limits.max_label_octets:
+                        raise LimitError(
+                            f"the pages name their parts by URLs of more than {limits.max_label_octets:,} octets in all"
+                            " (each URL with a fragment a part; a long <base href> makes each reference a long URL)"
+                        )
                 if comparable(item.url) in seen:
                     continue
                 seen.add(comparable(item.url))
@@ -141,10 +153,16 @@ async def crawl(root_url: str, fetch: Fetch, *, limits: Limits, progress: Progre
     return gathered
 
 
+#: The octets a part's header fields and boundary take besides its label (Content-Type, Content-Transfer-Encoding,
+#: Content-Location: and the delimiter line; :func:`pdi.mhtml.write.build`), about.
+PART_HEAD = 128
+
+
 def packed_octets(result: Crawl) -> int:
-    """The octets of the parts :func:`pack_crawl` would write (bodies before their encoding): the root,
-    and a resource once for each label it is named by."""
-    return len(result.root.data) + sum(len(fetched.data) for _label, fetched in _labelled(result))
+    """About the octets :func:`pack_crawl` would write (bodies before their encoding): the root, and a resource
+    once for each label it is named by, with its label and header fields."""
+    root = len(result.root.data) + len(result.root.final_url) + PART_HEAD
+    return root + sum(len(fetched.data) + len(label) + PART_HEAD for label, fetched in _labelled(result))
 
 
 def _labelled(result: Crawl) -> Iterator[tuple[str, Fetched]]:

@@ -52,6 +52,7 @@ class Limits:
     max_total_bytes: int = 200 * 1024 * 1024
     max_resources: int = 500
     max_references: int = 100_000  # read from all the pages and style sheets of one capture
+    max_label_octets: int = 8 << 20  # the URLs (with fragments) the parts are labelled with, all together
     concurrency: int = 6
     max_redirects: int = 10
     max_depth: int = 6  # frames within frames, @import within @import

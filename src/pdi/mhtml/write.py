@@ -41,7 +41,7 @@ import email.utils
 import hashlib
 import re
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from pdi import charsets
@@ -429,6 +429,18 @@ def needed_references(
     environment: str | None = None,
     budget: Budget | None = None,
 ) -> list[Need]:
+    """:func:`iter_needed_references`, as a list."""
+    return list(iter_needed_references(url, media_type, data, charset, environment, budget))
+
+
+def iter_needed_references(
+    url: str,
+    media_type: str,
+    data: bytes,
+    charset: str | None = None,
+    environment: str | None = None,
+    budget: Budget | None = None,
+) -> Iterator[Need]:
     """What an HTML or CSS resource at ``url`` pulls in to render (not navigation links),
     in document order, one :class:`Need` for each label (URL and fragment) it names.
 
@@ -437,12 +449,14 @@ def needed_references(
     :func:`pdi.mhtml.resolve.reference_encoding` says (the page's or sheet's encoding,
     UTF-8 for ``@import``, a ``style`` attribute and an ``<iframe srcdoc>`` document).
     ``budget`` bounds the time and the references read (:func:`pdi.mhtml.refs.scan_html`).
+    Each is made as it is asked for, so a caller may stop before a page's references resolve to more
+    URLs than it will hold (a long ``<base href>`` makes each short reference a long URL).
     """
     from pdi.mhtml.refs import css_references, scan_html
 
     kind = media_type.lower()
     if kind not in ("text/html", "application/xhtml+xml", "text/css"):
-        return []
+        return
     encoding = text_encoding(data, charset, "text/css" if kind == "text/css" else "text/html", environment)
     text = charsets.whatwg_decode(data, encoding)
     base = url
@@ -452,7 +466,7 @@ def needed_references(
         refs, base_href = scan_html(text, budget)
         if base_href is not None and base_href.strip():
             base = resolve_uri(url, base_href) or url  # as the reader does (Part.base)
-    needs: dict[str, Need] = {}
+    labels: set[str] = set()
     for ref in refs:
         if not ref.inline:
             continue
@@ -466,8 +480,9 @@ def needed_references(
         label = location_key(absolute, url_encoding(ref, kind != "text/css", written_in))
         doc = "html" if ref.kind == "frame" else "css" if ref.kind in ("stylesheet", "import") else None
         env = written_in if doc == "css" else None
-        needs.setdefault(label, Need(label.split("#", 1)[0], doc, label, env))  # one per label
-    return list(needs.values())
+        if label not in labels:  # one per label
+            labels.add(label)
+            yield Need(label.split("#", 1)[0], doc, label, env)
 
 
 def absolute_base(url: str, data: bytes, charset: str | None = None) -> bytes:
