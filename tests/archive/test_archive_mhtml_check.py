@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from pdi.archive import Archive, Content
 from pdi.cli import cli
-from pdi.errors import IntegrityError
+from pdi.errors import IntegrityError, LimitError
 from pdi.mhtml import parse
 
 S = "oma.eop.gov.us"
@@ -52,23 +52,41 @@ def test_what_replay_can_read_is_deposited_as_it_came(archive: Archive) -> None:
         assert got.data == data and got.media_type == "multipart/related"
 
 
+def fields(parts: int, each: int) -> bytes:
+    """``parts`` parts of ``each`` header fields (short ones: ``X-N: y``)."""
+    head = b"".join(b"X-%d: y\r\n" % k for k in range(each - 1))
+    body = b"".join(b"--b\r\nContent-Type: text/plain\r\n" + head + b"\r\nx\r\n" for _ in range(parts))
+    return (b'MIME-Version: 1.0\r\nContent-Type: multipart/related; boundary="b"; type="text/html"\r\n\r\n'
+            + b"--b\r\n" + PAGE + body + b"--b--\r\n")
+
+
 @pytest.mark.parametrize(
     ("data", "reason"),
     [
         (flat(100_001), "more than 100000 body parts"),
         (nested(17), "multipart nesting deeper than 16 at offset "),
+        (fields(501, 1_000), "the file has more than 500,000 header fields (the limit for one file), at offset "),
     ],
-    ids=["parts", "nesting"],
+    ids=["parts", "nesting", "fields"],
 )
 def test_what_replay_cannot_read_is_refused_and_leaves_nothing(archive: Archive, data: bytes, reason: str) -> None:
     before = snapshot(archive)
-    with pytest.raises(IntegrityError) as refused:
+    with pytest.raises(LimitError) as refused:
         archive.deposit(S, [Content(data, "related", source="page.mht")])
-    assert str(refused.value).startswith(f"page.mht: the content is not an MHTML file pdi can read: {reason}")
+    assert str(refused.value).startswith(f"page.mht: the MHTML file is past a limit of replay's reading: {reason}")
     assert str(refused.value).endswith("; --force deposits it as declared")
     assert snapshot(archive) == before
     forced = archive.get(archive.add(S, data, format="related", force=True))
     assert forced.data == data
+
+
+def test_an_aggregate_that_does_not_parse_is_a_format_check_failure(archive: Archive) -> None:
+    empty = b'Content-Type: multipart/related; boundary="b"\r\n\r\n--b--\r\n'  # RFC 2046: one part at least
+    before = snapshot(archive)
+    with pytest.raises(IntegrityError, match=r"page\.mht: the content is not an MHTML file pdi can read: multipart/"
+                                             "related has no body parts"):
+        archive.deposit(S, [Content(empty, "related", source="page.mht")])
+    assert snapshot(archive) == before
 
 
 def test_pdi_add_of_an_mht_file_names_the_limit(tmp_path: Path) -> None:
@@ -79,8 +97,9 @@ def test_pdi_add_of_an_mht_file_names_the_limit(tmp_path: Path) -> None:
     page = tmp_path / "deep.mht"
     page.write_bytes(nested(40))
     refused = runner.invoke(cli, ["add", str(page), "-s", S, "--archive", location])
-    assert refused.exit_code == 3, refused.output
+    assert refused.exit_code == 7, refused.output
     assert refused.stderr.startswith(
-        f"pdi: format check failed: {page}: the content is not an MHTML file pdi can read: multipart nesting deeper than 16"
+        f"pdi: limit exceeded: {page}: the MHTML file is past a limit of replay's reading: multipart nesting deeper"
+        " than 16"
     )
     assert runner.invoke(cli, ["ls", S, "--archive", location]).stdout == ""

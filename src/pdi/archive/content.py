@@ -778,16 +778,20 @@ class EmailCheck:
 
 
 class MhtmlCheck:
-    """The check an MHTML deposit (``related``, ``multipart/related``) gets: replay must be able to read it.
+    """The check an MHTML deposit (``related``, ``multipart/related``) gets: replay must be able to parse it.
 
     The octets are kept as they stream past, up to
-    :data:`pdi.mhtml.limits.MAX_REPLAY_OCTETS`, and read at the end by
+    :data:`pdi.mhtml.limits.MAX_REPLAY_OCTETS`, and parsed at the end by
     :func:`pdi.mhtml.parse` within its default :class:`pdi.mhtml.limits.Limits`
-    (parts, nesting, header blocks, part sizes, time), as ``pdi serve``'s replay
-    reads them; a refusal (a :class:`~pdi.errors.FormatCheckError` naming the
-    limit or the fault and where) keeps out a capture that could be stored but
-    never shown, unless ``force``. A larger file is deposited unchecked: replay
-    does not show it, and its fragments read its root part when asked.
+    (parts, nesting, header blocks and fields, part sizes, time), as ``pdi serve``'s
+    replay parses them, so a capture that could be stored but never shown is kept
+    out, unless ``force``: a file that does not parse is a
+    :class:`~pdi.errors.FormatCheckError` (exit 3), one past a limit a
+    :class:`~pdi.errors.LimitError` (exit 7), each naming the fault or the limit
+    and where. The references of its pages are not read here: replay reads them
+    when a page is shown, within their own bounds. A larger file is deposited
+    unchecked: replay does not show it, and its fragments read its root part
+    when asked.
     """
 
     def __init__(self, *, force: bool = False, source: str | None = None) -> None:
@@ -816,7 +820,10 @@ class MhtmlCheck:
         whole, self._kept = b"".join(self._kept), []
         try:
             parse(whole)
-        except (ParseError, LimitError) as exc:
+        except LimitError as exc:
+            raise LimitError(f"{_where(self.source)}the MHTML file is past a limit of replay's reading: {exc};"
+                             " --force deposits it as declared") from exc
+        except ParseError as exc:
             raise _unreadable(self.source, "an MHTML file", exc) from exc
 
     def abandon(self) -> None:

@@ -43,7 +43,9 @@ class Limits:
     larger one is never held whole; ``max_header_lines`` 1,000 fields in one header block,
     a folded field's continuation lines counted with it (browsers write four to six a
     part, mail a few dozen; the bytes bound alone let a block hold 40,000 short fields,
-    each parsed); ``max_parse_seconds`` 60 s to parse the
+    each parsed); ``max_fields`` 500,000 header fields in the whole file (five for each of
+    the most parts; 100,000 parts of 60 fields took a gigabyte and most of a minute to
+    parse); ``max_parse_seconds`` 60 s to parse the
     whole file (``None``: no time limit; parsing is linear, but a file of header lines
     costs half a second a megabyte where one of bodies costs a hundredth: the 200 MiB
     parts of a real page parse in seconds); ``max_read_seconds`` 60 s to read and resolve the
@@ -62,6 +64,7 @@ class Limits:
     chunk_size: int = 1 << 20
     max_header_lines: int = 1_000
     max_parse_seconds: float | None = MAX_READ_SECONDS
+    max_fields: int = 500_000
 
 
 class Budget:

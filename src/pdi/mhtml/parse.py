@@ -196,6 +196,7 @@ class _Ctx:
         self.warnings: list[str] = []
         self.parts: list[Part] = []
         self.next_multipart = 0
+        self.fields = 0  # header fields read so far, every block of the file
         seconds = limits.max_parse_seconds
         self.deadline = None if seconds is None else time.monotonic() + seconds
 
@@ -298,6 +299,12 @@ class _Ctx:
                     raise LimitError(
                         f"header block at offset {src.shift + start} has more than"
                         f" {plural(self.limits.max_header_lines, 'field')}"
+                    )
+                self.fields += 1
+                if self.fields > self.limits.max_fields:
+                    raise LimitError(
+                        f"the file has more than {self.limits.max_fields:,} header fields (the limit for one file),"
+                        f" at offset {src.shift + pos}"
                     )
             pos = nxt
 
