@@ -62,7 +62,7 @@ def test_property_random_aggregates_unpack_inside_the_folder(parts: list[tuple[s
 def test_property_needed_references_of_any_part(url: str, media: str, body: bytes, charset: str | None) -> None:
     # any part can be packed: a label that is no encoding is ignored and undecodable octets are
     # replaced, as the WHATWG Encoding standard's decode does (pdi.mhtml.write.text_encoding), never refused
-    needs = needed_references(url or "thismessage:/", media, body, charset)
+    needs = list(needed_references(url or "thismessage:/", media, body, charset))
     for need in needs:
         assert "#" not in need.url
         assert need.as_document in (None, "html", "css")

@@ -17,7 +17,7 @@ from pdi.mhtml.write import Need, absolute_base, needed_references
 
 
 def needs(html: str, encoding: str = "windows-1251", url: str = "http://h/d/p.html") -> list[Need]:
-    return needed_references(url, "text/html", html.encode(encoding), None)
+    return list(needed_references(url, "text/html", html.encode(encoding), None))
 
 
 def test_query_in_the_pages_encoding_path_in_utf8() -> None:
@@ -30,11 +30,11 @@ def test_style_sheets_carry_the_encoding_to_decode_them_with() -> None:
     assert (sheet.url, sheet.as_document, sheet.environment) == ("http://h/d/s.css?%FF", "css", "windows-1251")
     css = "@import 'i.css?я'; p{background:url(фон.png?я)}".encode("cp1251")
     # decoded with its referrer's encoding: @import in UTF-8 (as Chromium), url() in the sheet's
-    got = needed_references(sheet.url, "text/css", css, None, sheet.environment)
+    got = list(needed_references(sheet.url, "text/css", css, None, sheet.environment))
     assert [n.url for n in got] == ["http://h/d/i.css?%D1%8F", "http://h/d/%D1%84%D0%BE%D0%BD.png?%FF"]
     assert got[0].environment == "windows-1251"
     # declared otherwise: the declaration wins
-    got = needed_references(sheet.url, "text/css", b"p{background:url(a.png?\xd1\x8f)}", "utf-8", "windows-1251")
+    got = list(needed_references(sheet.url, "text/css", b"p{background:url(a.png?\xd1\x8f)}", "utf-8", "windows-1251"))
     assert [n.url for n in got] == ["http://h/d/a.png?%D1%8F"]
 
 

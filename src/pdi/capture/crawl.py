@@ -35,7 +35,7 @@ from pdi.capture.fetch import Fetched, Limits
 from pdi.errors import LimitError, PDIError
 from pdi.mhtml.limits import Budget
 from pdi.mhtml.resolve import comparable, location_key
-from pdi.mhtml.write import Need, Resource, absolute_base, build, iter_needed_references
+from pdi.mhtml.write import Need, Resource, absolute_base, build, needed_references
 
 __all__ = ["PART_HEAD", "Crawl", "Failure", "crawl", "pack_crawl", "packed_octets"]
 
@@ -97,8 +97,8 @@ async def crawl(root_url: str, fetch: Fetch, *, limits: Limits, progress: Progre
             media = _media(fetched, need)
             environment = need.environment if need is not None else None
             budget = Budget(fetched.final_url, references=limits.max_references, found_before=found, whole="the capture")
-            for item in iter_needed_references(fetched.final_url, media, fetched.data, fetched.charset, environment,
-                                               budget):
+            for item in needed_references(fetched.final_url, media, fetched.data, fetched.charset, environment,
+                                          budget):
                 key = location_key(item.label)
                 if key not in labels:
                     labels[key] = (item.label, item.url)

@@ -428,18 +428,6 @@ def needed_references(
     charset: str | None = None,
     environment: str | None = None,
     budget: Budget | None = None,
-) -> list[Need]:
-    """:func:`iter_needed_references`, as a list."""
-    return list(iter_needed_references(url, media_type, data, charset, environment, budget))
-
-
-def iter_needed_references(
-    url: str,
-    media_type: str,
-    data: bytes,
-    charset: str | None = None,
-    environment: str | None = None,
-    budget: Budget | None = None,
 ) -> Iterator[Need]:
     """What an HTML or CSS resource at ``url`` pulls in to render (not navigation links),
     in document order, one :class:`Need` for each label (URL and fragment) it names.
