@@ -31,9 +31,11 @@ def said(answer: httpx.Response, deadline: float | None = None) -> str | None:
 
     if "json" not in answer.headers.get("content-type", ""):
         return None
+    if answer.headers.get("content-encoding", "").strip().lower() not in ("", "identity"):
+        return None  # coded: not undone (a few kilobytes of brotli undo to gigabytes)
     body = bytearray()
     try:
-        for piece in answer.iter_bytes():
+        for piece in answer.iter_raw():
             body += piece
             if len(body) > MAX_PROBLEM or (deadline is not None and time.monotonic() > deadline):
                 return None

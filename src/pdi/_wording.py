@@ -6,6 +6,8 @@ messages print agrees in number with its noun. Pure.
 
 from __future__ import annotations
 
+import re
+
 
 def plural(count: int, noun: str, nouns: str | None = None) -> str:
     """``count`` and ``noun`` in the number the count takes: ``"1 frame"``, ``"2 frames"``, ``"0 frames"``.
@@ -14,3 +16,12 @@ def plural(count: int, noun: str, nouns: str | None = None) -> str:
     (``plural(2, "entry", "entries")``). Only 1 is singular, as English has it.
     """
     return f"{count} {noun if count == 1 else nouns if nouns is not None else noun + 's'}"
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters (C0, DEL, C1, bidirectional overrides) shown as
+    ``\\xNN`` or ``\\uNNNN``: what a file says never drives the terminal."""
+    return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)

@@ -319,5 +319,8 @@ def verify_manifest(jws: str, keys: Iterable[PublicKey]) -> Manifest:
     access = value.get("access")
     if access is not None and not isinstance(access, str):
         raise ParseError("the manifest's \"access\" is not text", rule="manifest")
+    for field in ("day", "after", "next"):
+        if value.get(field) is not None and not isinstance(value.get(field), str):
+            raise ParseError(f"the manifest's \"{field}\" is not text", rule="manifest")
     return Manifest(series, value.get("day"), value.get("after"), value.get("next"), tuple(names), verified.key,
                     access)

@@ -155,7 +155,9 @@ class Mirroring(ArchiveBase):
 
     def withdrawn_at_origin(self, origin: MirrorRecord, name: str, at: str, *, purged: bool) -> bool:
         """Record that the versioned ``name``, not held here, was withdrawn at ``origin`` (at ``at``): this archive
-        answers it as gone (:class:`~pdi.errors.WithdrawnError`, 410), as the origin does. Whether it is new."""
+        answers it as gone (:class:`~pdi.errors.WithdrawnError`, 410), as the origin does. Whether it is new.
+        A :class:`~pdi.errors.AccessError` for a name of another series than ``origin``'s."""
+        _of_series(origin, name)
         key, version, token = _versioned(name)
         return self.store.record_mirror_withdrawal(MirrorWithdrawal(key, version, token, at, purged, origin.base_url))
 
@@ -202,7 +204,9 @@ class Mirroring(ArchiveBase):
 
     def follow_origin_embargo(self, origin: MirrorRecord, name: str, version: int | None, until: str | None) -> None:
         """Embargo the held ``name``'s document (``version`` None) or that version until ``until`` (``None``: lift
-        it), as its origin's signed manifest says; audited, from the origin's address."""
+        it), as its origin's signed manifest says; audited, from the origin's address. A
+        :class:`~pdi.errors.AccessError` for a name of another series than ``origin``'s."""
+        _of_series(origin, name)
         self.store.set_embargo(key_of(parse_pdi(name)), version, until, self.who, timestamp(self.now()),
                                subject=name, address=origin.base_url)
 
@@ -246,3 +250,10 @@ def _role_refusal(role: str) -> ParseError | None:
     if role in MIRROR_ROLES:
         return None
     return ParseError(f"a mirror's role is one of {', '.join(MIRROR_ROLES)}, not {role!r}", rule="mirror-role")
+
+
+def _of_series(origin: MirrorRecord, name: str) -> None:
+    """Nothing, when ``name`` is of the series ``origin`` is the origin of; else an :class:`AccessError`: an origin's
+    signed manifest says what is so of its own series' names, never of another's."""
+    if parse_pdi(name).series_name.lower() != origin.series:
+        raise AccessError(f"{name[:200]} is not of {origin.series}: {origin.base_url} speaks for that series alone")

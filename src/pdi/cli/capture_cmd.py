@@ -12,10 +12,10 @@ from pathlib import Path
 
 import click
 
-from pdi._wording import plural
+from pdi._wording import plural, printable
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.archive_io import write_out
-from pdi.cli.mhtml_cmd import parse_limits, printable, reading_limits
+from pdi.cli.mhtml_cmd import parse_limits, reading_limits
 from pdi.cli.mhtml_group import mhtml
 from pdi.errors import ImmutabilityError, LimitError
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 import click
 
-from pdi._wording import plural
+from pdi._wording import plural, printable
 from pdi.cli.mhtml_group import mhtml
 from pdi.errors import IntegrityError, NotFoundError, StoreError
 from pdi.mhtml import Aggregate, Limits, check, parse
@@ -45,15 +44,6 @@ def reading_one_file(f: _F) -> _F:
 def parse_limits(max_seconds: float, max_references: int, **sizes: int) -> Limits:
     """:class:`Limits` from the :func:`reading_limits` options and sizes (``max_part_bytes`` …)."""
     return Limits(max_read_seconds=max_seconds or None, max_references=max_references, **sizes)
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def printable(text: str) -> str:
-    """``text`` with control characters (C0, DEL, C1, bidirectional overrides) shown as
-    ``\\xNN`` or ``\\uNNNN``: what a file says never drives the terminal."""
-    return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
-
 
 def read_file(path: str, *, base: str | None = None, limits: Limits | None = None) -> Aggregate:
     """Parse the MHTML file at ``path`` (``-``: standard input), streamed in chunks.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from pdi._wording import plural
+from pdi._wording import plural, printable
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.archive_io import open_archive
 from pdi.errors import IntegrityError, NotFoundError
@@ -175,8 +175,8 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
         for record in origins:
             report = sync(opened, record)
             for problem in report.problems:
-                for name in problem.names:
-                    click.echo(f"{problem.kind}\t{name}\t{problem.detail}")
+                for name in problem.names:  # a stranger's words: their control characters shown, never sent on
+                    click.echo(f"{problem.kind}\t{printable(name)}\t{printable(problem.detail)}")
             problems += len(report.problems)
             click.echo(f"{record.series}\tfrom {record.base_url}: {plural(report.listed, 'name')} listed,"
                        f" {report.copied} new ({plural(report.octets, 'octet')}), {report.held} held already,"
@@ -207,10 +207,10 @@ def mirror_audit(series: str | None, archive: str) -> None:
         for name in names:
             report = audit(opened, name)
             for where, why in report.unreachable:
-                click.echo(f"unreachable\t{where}\t{why}")
+                click.echo(f"unreachable\t{where}\t{printable(why)}")
             for disagreement in report.disagreements:
                 held = "; ".join(f"{who}={digest}" for who, digest in disagreement.holders.items())
-                click.echo(f"disagree\t{disagreement.name}\t{held}")
+                click.echo(f"disagree\t{printable(disagreement.name)}\t{printable(held)}")
             found += len(report.disagreements) + len(report.unreachable)
             reached = len(report.peers) - len(report.unreachable)
             missed = f" ({len(report.unreachable)} unreachable)" if report.unreachable else ""

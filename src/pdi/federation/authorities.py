@@ -85,17 +85,22 @@ def fetch_bounded(url: str, most: int, what: str, *, accept: str = "*/*", second
     connection and read within ``timeout``, default ``seconds``), naming ``what`` in every refusal and quoting
     the server's own problem (:mod:`pdi._refusals`): :class:`~pdi.errors.ParseError` for a ``400``,
     :class:`~pdi.errors.NotFoundError` for a ``404``, :class:`~pdi.errors.LimitError` past ``most`` octets or
-    ``seconds``, :class:`~pdi.errors.RemoteError` for any other status or a failed connection."""
+    ``seconds``, :class:`~pdi.errors.RemoteError` for any other status, a failed connection or a body in a
+    content coding (asked as it is: never undone here)."""
     import httpx
 
     deadline = time.monotonic() + seconds
     try:
         with httpx.Client(timeout=timeout or seconds, follow_redirects=follow_redirects) as client, \
-                client.stream("GET", url, headers={"accept": accept}) as answer:
+                client.stream("GET", url, headers={"accept": accept, "accept-encoding": "identity"}) as answer:
             if answer.status_code != 200:
                 raise refusal(answer.status_code, f"{what} {url}", said(answer, deadline))
+            coding = answer.headers.get("content-encoding", "").strip().lower()
+            if coding not in ("", "identity"):  # a few kilobytes of brotli undo to gigabytes: never undone here
+                raise RemoteError(f"{what} {url} is sent with Content-Encoding {coding[:40]!r}, though it was asked"
+                                  " as it is (identity): not read")
             body = bytearray()
-            for chunk in answer.iter_bytes():
+            for chunk in answer.iter_raw():
                 body += chunk
                 if len(body) > most:
                     raise LimitError(f"{what} {url} is larger than {most} octets")

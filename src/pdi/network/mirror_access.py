@@ -173,8 +173,8 @@ def follow_rules(archive: Archive, record: MirrorRecord, page: Manifest, wanted:
             parsed = parse_pdi(name)
         except PDIError:
             continue  # reported by the sync already
-        if parsed.version is None:
-            continue
+        if parsed.version is None or parsed.series_name.lower() != record.series:
+            continue  # reported by the sync already: an origin's rules are of its own series' names alone
         try:
             document, version = entry_embargo(entry)
         except PDIError as exc:  # not fetched, nor its rule followed

@@ -108,6 +108,16 @@ __all__ = [
 
 #: Seconds a request may wait to connect and between two reads.
 HTTP_TIMEOUT = 30.0
+#: Seconds a whole answer read as text (a manifest page, a key set, a description) may take.
+TEXT_SECONDS = 120.0
+#: The slowest a peer may send octets, past its first :data:`HTTP_TIMEOUT` seconds (octets a second): one that
+#: sends a byte just inside each timeout would hold a sync for days.
+MIN_RATE = 16 << 10
+#: The longest manifest page read (a page of :data:`PAGE` names is some hundreds of kilobytes).
+MAX_PAGE_JWS = 8 << 20
+#: What every request asks to be sent in: octets as they are, never a content coding (a few kilobytes of brotli
+#: undo to gigabytes before any size check sees them); an answer in another coding is refused.
+IDENTITY = {"Accept-Encoding": "identity"}
 #: The longest N2C description read (a JSON object).
 MAX_DESCRIPTION = 1 << 20
 #: Names a manifest page is asked for.
@@ -132,20 +142,53 @@ READ_AT_MOST = 1 << 20
 
 
 def _client() -> httpx.Client:
-    return httpx.Client(timeout=HTTP_TIMEOUT, follow_redirects=False,
+    return httpx.Client(timeout=HTTP_TIMEOUT, follow_redirects=False, headers=IDENTITY,
                         limits=httpx.Limits(max_connections=WORKERS * 2, max_keepalive_connections=WORKERS * 2))
 
 
+def uncoded(answer: httpx.Response, what: str) -> None:
+    """Nothing, when ``answer`` is sent as it is; else a :class:`RemoteError`: :data:`IDENTITY` was asked."""
+    coding = answer.headers.get("content-encoding", "").strip().lower()
+    if coding not in ("", "identity"):
+        raise RemoteError(f"{what} is sent with Content-Encoding {coding[:40]!r}, though it was asked as it is"
+                          " (identity): not read")
+
+
+class Pace:
+    """The octets of one answer as they come: a :class:`RemoteError` once they come slower than :data:`MIN_RATE`
+    octets a second on average, past the first :data:`HTTP_TIMEOUT` seconds, or once ``seconds`` have passed."""
+
+    def __init__(self, what: str, seconds: float | None = None) -> None:
+        self.what = what
+        self.started = time.monotonic()
+        self.deadline = None if seconds is None else self.started + seconds
+        self.count = 0
+
+    def took(self, octets: int) -> None:
+        self.count += octets
+        now = time.monotonic()
+        spent = now - self.started
+        if self.deadline is not None and now > self.deadline:
+            raise RemoteError(f"{self.what} took more than {self.deadline - self.started:g} s to read: given up")
+        if spent > HTTP_TIMEOUT and self.count < MIN_RATE * spent:
+            raise RemoteError(f"{self.what} comes at {self.count / spent:,.0f} octets a second, slower than the"
+                              f" {MIN_RATE:,} a peer must send: given up")
+
+
 def _get_text(client: httpx.Client, url: str, what: str, most: int, headers: Mapping[str, str] | None = None) -> str:
-    """The body of a ``200`` answer to ``GET url``, at most ``most`` octets; a clear error otherwise."""
+    """The body of a ``200`` answer to ``GET url``, at most ``most`` octets and :data:`TEXT_SECONDS` seconds; a
+    clear error otherwise."""
     try:
         with client.stream("GET", url, headers=headers) as answer:
             if answer.status_code != 200:
                 raise _refusal(answer.status_code, f"{what} {url}", headers,
                                said(answer, time.monotonic() + HTTP_TIMEOUT))
+            uncoded(answer, f"{what} {url}")
             body = bytearray()
-            for piece in answer.iter_bytes():
+            pace = Pace(f"{what} {url}", TEXT_SECONDS)
+            for piece in answer.iter_raw():
                 body += piece
+                pace.took(len(piece))
                 if len(body) > most:
                     raise LimitError(f"{what} {url} is larger than {most} octets")
     except httpx.HTTPError as exc:
@@ -235,11 +278,14 @@ class Peer:
             if after is not None:
                 params["after"] = after
             url = str(httpx.URL(self.base + "/api/manifest", params=params))
-            jws = _get_text(self.client, url, f"the manifest of {series} at", MAX_JWS, self.headers).strip()
+            jws = _get_text(self.client, url, f"the manifest of {series} at", MAX_PAGE_JWS, self.headers).strip()
             try:
                 page = verify_manifest(jws, self.keys)
             except PDIError as exc:
                 raise IntegrityError(f"the manifest {url} is refused: {exc}") from exc
+            if len(page.names) > PAGE:
+                raise IntegrityError(f"the manifest {url} lists {len(page.names):,} names, more than the {PAGE} asked"
+                                     " for: refused")
             if page.series != series or page.day != day or page.after != after:
                 raise IntegrityError(
                     f"the manifest {url} is signed but answers another question (series {page.series!r}, day"
@@ -270,8 +316,11 @@ class Peer:
                 if answer.status_code != 200:
                     raise _refusal(answer.status_code, f"the octets of {name} at {self.base}", self.headers,
                                    said(answer, time.monotonic() + HTTP_TIMEOUT))
+                uncoded(answer, url)
+                pace = Pace(url)
                 for piece in answer.iter_raw():
                     count += len(piece)
+                    pace.took(len(piece))
                     if count > size:
                         raise IntegrityError(
                             f"{name} at {self.base}: more than the {size} octets its signed manifest says")
@@ -314,10 +363,16 @@ class Peer:
         if self.direct is None:
             headers = {**self.headers, "Content-Type": "application/json"}
             with self.client.stream("POST", url, content=body, headers=headers) as answer:
-                yield answer.status_code, answer.headers.get("content-type", ""), _copier(answer.iter_raw())
+                if answer.status_code == 200:
+                    uncoded(answer, url)
+                yield answer.status_code, answer.headers.get("content-type", ""), _copier(answer.iter_raw(), url)
             return
-        connection, got = self.direct.post(url, body, self.headers)
+        connection, got = self.direct.post(url, body, {**self.headers, **IDENTITY})
         try:
+            coding = (got.getheader("content-encoding") or "").strip().lower()
+            if got.status == 200 and coding not in ("", "identity"):
+                raise RemoteError(f"{url} is sent with Content-Encoding {coding[:40]!r}, though it was asked as it is"
+                                  " (identity): not read")
             yield got.status, got.getheader("content-type", ""), _reader(got, url)
             try:
                 got.read(MAX_PART_HEAD)  # what follows the closing boundary (nothing, or a short epilogue)
@@ -348,18 +403,24 @@ def _reader(answer: http.client.HTTPResponse, url: str) -> Callable[[memoryview]
     end); :class:`RemoteError` if they cannot be read (the connection breaks, or is silent for
     :data:`HTTP_TIMEOUT` seconds)."""
 
+    pace = Pace(url)
+
     def read_into(view: memoryview) -> int:
         try:
-            return answer.readinto(view)
+            count = answer.readinto(view)
         except (OSError, http.client.HTTPException) as exc:
             raise RemoteError(f"cannot fetch {url}: {exc}") from exc
+        pace.took(count)
+        return count
 
     return read_into
 
 
-def _copier(pieces: Iterator[bytes]) -> Callable[[memoryview], int]:
-    """A function copying the next octets of ``pieces`` into a buffer, how many (0: the end)."""
+def _copier(pieces: Iterator[bytes], url: str) -> Callable[[memoryview], int]:
+    """A function copying the next octets of ``pieces`` (of ``url``) into a buffer, how many (0: the end); at
+    :data:`MIN_RATE` at least (:class:`Pace`)."""
     left = memoryview(b"")
+    pace = Pace(url)
 
     def read_into(view: memoryview) -> int:
         nonlocal left
@@ -367,6 +428,7 @@ def _copier(pieces: Iterator[bytes]) -> Callable[[memoryview], int]:
             piece = next(pieces, None)
             if piece is None:
                 return 0
+            pace.took(len(piece))
             left = memoryview(piece)
         count = min(len(view), len(left))
         view[:count] = left[:count]
@@ -774,14 +836,20 @@ def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: Sync
     for entry in page.names:
         report.listed += 1
         name = str(entry["name"])
+        try:
+            if not isinstance(entry["name"], str):
+                raise ParseError("its name is not a string", rule="manifest")
+            parsed = parse_pdi(name)
+            if parsed.series_name.lower() != record.series:  # withdrawn or not: the origin speaks for its own
+                raise ParseError(f"a name of another series than {record.series}", rule="mirror-name")
+        except PDIError as exc:
+            report.problems.append(Problem("manifest-name", "", (name[:200],), f"listed by {record.base_url}: {exc}"))
+            continue
         if "withdrawn" in entry:
             report.withdrawn += 1
             _withdraw(archive, record, name, entry, report)
             continue
         try:
-            parsed = parse_pdi(name)
-            if parsed.series_name.lower() != record.series:
-                raise ParseError(f"a name of another series than {record.series}", rule="mirror-name")
             if parsed.format is None or parsed.version is None:
                 raise ParseError(f"{name} is not a versioned name (a format and a version)", rule="mirror-name")
             if not isinstance(entry.get("sha256"), str) or not isinstance(entry.get("size"), int):
@@ -901,13 +969,13 @@ def announce(record: MirrorRecord, url: str, keys: Sequence[PublicKey], token: s
     target = record.base_url + "/api/mirrors"
     body = {"series": record.series, "base_url": base_url(url), "keys": json.loads(key_text(keys))}
     try:
-        with _client() as client:
-            answer = client.post(target, json=body, headers={"Authorization": f"Bearer {token}"})
+        with _client() as client, client.stream("POST", target, json=body,
+                                                 headers={"Authorization": f"Bearer {token}"}) as answer:
+            if answer.status_code in (200, 201):
+                return answer.status_code == 201
+            detail = said(answer, time.monotonic() + HTTP_TIMEOUT) or "(no problem said)"
     except httpx.HTTPError as exc:
         raise RemoteError(f"cannot announce this mirror to {target}: {exc}") from exc
-    if answer.status_code in (200, 201):
-        return answer.status_code == 201
-    detail = told(answer.content) or answer.text[:200]
     error = {401: AccessError, 403: AccessError, 404: NotFoundError, 409: ImmutabilityError}.get(
         answer.status_code, RemoteError)
     raise error(f"{target} refused this mirror's announcement (HTTP {answer.status_code}): {detail}")

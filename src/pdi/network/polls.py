@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from pdi.archive.fixity import Problem
 from pdi.archive.naming import parse_pdi
-from pdi.errors import NotFoundError, PDIError
+from pdi.archive.results import Generic
+from pdi.errors import IntegrityError, NotFoundError, PDIError
 from pdi.network.mirrors import Peer, _client, peer_of
 
 if TYPE_CHECKING:
@@ -147,8 +148,12 @@ def _repair_from(archive: Archive, peer: Peer, name: str, sha256: str, day: Any)
             break
     if listed is None or listed.get("sha256") != sha256 or not isinstance(listed.get("size"), int):
         return None
+    located = archive.locate(name)
+    size = 0 if isinstance(located, Generic) else located.record.size  # what the catalog recorded: never more
+    if listed["size"] != size:
+        raise IntegrityError(f"its signed manifest says {name} is {listed['size']} octets; this archive recorded {size}")
     with tempfile.TemporaryFile() as spool:
-        peer.octets(name, sha256, int(listed["size"]), spool)
+        peer.octets(name, sha256, size, spool)
         spool.seek(0)
         archive.replace_blob(sha256, spool, f"{name} from {peer.base} (its signed manifest lists this sha256)")
     return peer.base

@@ -1,0 +1,246 @@
+"""What a hostile origin can send ``pdi mirror sync`` and ``pdi verify --repair``, and what the mirror does with it.
+
+The origin here is a small HTTP server of the test's own that signs whatever manifest a case needs with its own
+Ed25519 key (pinned by ``pdi mirror add --key``), as a stranger's archive may: a real ``pdi serve`` never sends
+these answers, so it stands in only to send them. Found by an attack on the mirrors (2026-11-27): a withdrawal
+or an embargo of another series' name was followed, a brotli or gzip answer was undone whole before its size was
+checked, a page was read whatever its number of names, a byte every 29 s held a sync for days, a repair fetched
+what a hostile manifest said a blob's size was, and a stranger's name reached the terminal with its escapes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import threading
+import time
+import urllib.parse
+import zlib
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from pdi.archive import Archive
+from pdi.archive.naming import key_of, parse_pdi
+from pdi.cli import cli
+from pdi.signing import SigningKey, canonical_json, jwk_set_text, sign_manifest
+from peak_memory import run_with_peak
+from support.stored_blobs import flip_octet
+
+SERIES = "evil.example.us"
+HOME = "home.example.us"
+TEXT = b"hello world\r\n"
+KEY = SigningKey.generate()
+
+
+def entry(serial: int, body: bytes = TEXT, **fields: object) -> dict[str, object]:
+    made: dict[str, object] = {"charset": "utf-8", "created_at": "2026-11-27T02:20:44.484697Z", "format": "text",
+                               "line_ending": None, "media_type": "text/plain", "stored": "exact", "version": 1,
+                               "name": f"urn:pdi://{SERIES}/2026/11/27/{serial}.text.1",
+                               "sha256": hashlib.sha256(body).hexdigest(), "size": len(body)}
+    made.update(fields)
+    return made
+
+
+def signed(names: list[dict[str, object]], **fields: object) -> bytes:
+    value: dict[str, object] = {"type": "pdi-manifest+jws", "series": SERIES, "day": None, "after": None,
+                                "next": None, "names": names, "access": "public"}
+    value.update(fields)
+    return sign_manifest(KEY, canonical_json(value)).encode()
+
+
+class Origin:
+    """The hostile origin: ``manifest(query)`` gives (status, header fields, body, seconds between octets)."""
+
+    def __init__(self) -> None:
+        self.manifest: Callable[[dict[str, str]], tuple[int, dict[str, str], bytes, float]] = (
+            lambda q: (200, {}, signed([]), 0.0))
+        self.octets_asked = 0
+        self.octets = b""  # what N2R answers (any name)
+        origin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: object) -> None:
+                return
+
+            def do_GET(self) -> None:
+                url = urllib.parse.urlsplit(self.path)
+                query = dict(urllib.parse.parse_qsl(url.query))
+                if url.path == "/api/keys":
+                    status, fields, body, drip = 200, {}, jwk_set_text([KEY.public]).encode(), 0.0
+                elif url.path == "/api/manifest":
+                    status, fields, body, drip = origin.manifest(query)
+                elif url.path == "/uri-res/N2R":
+                    origin.octets_asked += 1
+                    status, fields, body, drip = 200, {"content-type": "text/plain"}, origin.octets, 0.0
+                else:  # POST /api/octets and the rest: as an earlier pdi, which asks N2R for each name
+                    status, fields, body, drip = 404, {"content-type": "application/json"}, b"{}", 0.0
+                self.send_response(status)
+                self.send_header("Content-Type", fields.pop("content-type", "application/jose"))
+                self.send_header("Content-Length", str(len(body)))
+                for name, value in fields.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                try:
+                    if not drip:
+                        self.wfile.write(body)
+                        return
+                    for k in range(len(body)):
+                        self.wfile.write(body[k : k + 1])
+                        self.wfile.flush()
+                        time.sleep(drip)
+                except OSError:
+                    return
+
+            do_POST = do_GET
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def origin() -> Iterator[Origin]:
+    made = Origin()
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+def run(location: Path, *argv: str) -> Result:
+    return CliRunner().invoke(cli, [*argv, "--archive", str(location)])
+
+
+@pytest.fixture
+def mirror(tmp_path: Path, origin: Origin) -> tuple[Path, str]:
+    """An archive with a series of its own (one text) mirroring the hostile origin's series: its place and its
+    own text's name."""
+    location = tmp_path / "mirror"
+    assert run(location, "init").exit_code == 0
+    assert run(location, "series", "add", HOME).exit_code == 0
+    own = tmp_path / "own.txt"
+    own.write_bytes(b"this archive's own text\n")
+    name = run(location, "add", str(own), "--series", HOME).stdout.strip()
+    keys = tmp_path / "origin-keys.json"
+    keys.write_text(jwk_set_text([KEY.public]))
+    added = run(location, "mirror", "add", origin.url, "--series", SERIES, "--key", str(keys), "--no-check")
+    assert added.exit_code == 0, added.output
+    return location, name
+
+
+def test_a_withdrawal_or_embargo_of_another_series_name_is_refused_and_nothing_of_it_follows(
+    origin: Origin, mirror: tuple[Path, str]
+) -> None:
+    location, own = mirror
+    stranger = "urn:pdi://someoneelse.example.org/2026/11/27/1.text.1"
+    origin.octets = TEXT
+    origin.manifest = lambda q: (200, {}, signed([
+        {"name": own, "withdrawn": "2026-11-27T00:00:00Z", "purged": True},
+        {"name": stranger, "withdrawn": "2026-11-27T00:00:00Z"},
+        entry(1, name=own.replace(".text.1", ".text.2"), embargo={"document": "2099-01-01T00:00:00Z"}),
+        entry(2),
+    ]), 0.0)
+    synced = run(location, "mirror", "sync")
+    assert synced.exit_code == 3, synced.output
+    assert synced.stdout.count(f"a name of another series than {SERIES}") == 3
+    with Archive.open(location) as archive:
+        assert archive.get(own).data == b"this archive's own text\n"  # not purged
+        assert archive.embargoes_held([key_of(parse_pdi(own))]) == {}  # nor embargoed
+        assert archive.verify().ok
+    got = run(location, "get", own)
+    assert got.exit_code == 0 and got.stdout_bytes == b"this archive's own text\n"
+    assert run(location, "get", stranger).exit_code == 4  # not in this archive: no tombstone of it here (410)
+    assert run(location, "get", entry(2)["name"]).exit_code == 0  # what was the origin's own is kept
+
+
+def _gzip_of_zeros(octets: int) -> bytes:
+    deflate = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    piece = bytes(1 << 20)
+    return b"".join(deflate.compress(piece) for _ in range(octets >> 20)) + deflate.flush()
+
+
+def test_an_answer_in_a_content_coding_is_never_undone(origin: Origin, mirror: tuple[Path, str]) -> None:
+    location, _ = mirror
+    bomb = _gzip_of_zeros(256 << 20)  # 256 MiB of zeros in some 250 KB
+    origin.manifest = lambda q: (200, {"content-encoding": "gzip"}, bomb, 0.0)
+    status, peak, _ = run_with_peak([sys.executable, "-m", "pdi", "mirror", "sync", "--archive", str(location)],
+                                    stdout=-1, stderr=-1)
+    assert status == 16
+    assert peak < 200 * 1024, f"peak {peak // 1024} MiB"  # undone by httpx, the 256 MiB came whole (and more)
+    refused = run(location, "mirror", "sync")
+    assert "is sent with Content-Encoding 'gzip', though it was asked as it is (identity): not read" in refused.output
+    # the same bomb as a refusal's problem: not undone either, and the status said
+    origin.manifest = lambda q: (503, {"content-encoding": "gzip", "content-type": "application/problem+json"},
+                                 bomb, 0.0)
+    refused = run(location, "mirror", "sync")
+    assert refused.exit_code == 16 and "HTTP 503" in refused.output, refused.output
+
+
+def test_a_page_of_more_names_than_asked_for_is_refused(origin: Origin, mirror: tuple[Path, str]) -> None:
+    location, _ = mirror
+    origin.manifest = lambda q: (200, {}, signed([entry(k) for k in range(1, 1002)]), 0.0)
+    refused = run(location, "mirror", "sync")
+    assert refused.exit_code == 3, refused.output
+    assert "lists 1,001 names, more than the 1000 asked for: refused" in refused.output
+    assert origin.octets_asked == 0
+    origin.manifest = lambda q: (200, {}, signed([entry(1)], next={"not": "text"}), 0.0)
+    refused = run(location, "mirror", "sync")
+    assert refused.exit_code == 3 and "the manifest's \"next\" is not text" in refused.output, refused.output
+
+
+def test_a_peer_that_sends_too_slowly_is_given_up(
+    origin: Origin, mirror: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pdi.network.mirrors as mirrors
+
+    location, _ = mirror
+    monkeypatch.setattr(mirrors, "HTTP_TIMEOUT", 1.0)  # its grace, and the time between reads, made short
+    origin.manifest = lambda q: (200, {}, signed([entry(1)]), 0.05)  # 20 octets a second, each read in time
+    started = time.monotonic()
+    refused = run(location, "mirror", "sync")
+    assert time.monotonic() - started < 10
+    assert refused.exit_code == 16, refused.output
+    assert "octets a second, slower than the 16,384 a peer must send: given up" in refused.output
+
+
+def test_a_repair_never_fetches_another_size_than_the_catalog_recorded(
+    origin: Origin, mirror: tuple[Path, str]
+) -> None:
+    location, _ = mirror
+    body = b"the origin's own text\n"
+    name = str(entry(1)["name"])
+    origin.manifest = lambda q: (200, {}, signed([entry(1, body)]), 0.0)
+    origin.octets = body
+    assert run(location, "mirror", "sync").exit_code == 0
+    flip_octet(location, hashlib.sha256(body).hexdigest(), 3)
+    # the same digest, a size of 8 GB: the octets the catalog recorded are 22
+    origin.manifest = lambda q: (200, {}, signed([entry(1, body, size=8_000_000_000)], day=q.get("day")), 0.0)
+    asked = origin.octets_asked
+    repaired = run(location, "verify", "--repair")
+    assert repaired.exit_code == 3, repaired.output
+    assert f"its signed manifest says {name} is 8000000000 octets; this archive recorded 22" in repaired.output
+    assert origin.octets_asked == asked  # nothing fetched
+
+
+def test_a_stranger_s_name_reaches_the_terminal_with_its_control_characters_shown(
+    origin: Origin, mirror: tuple[Path, str]
+) -> None:
+    location, _ = mirror
+    forged = "victim\tfrom x: all good, 0 problems\r\x1b]0;owned\x07\nurn:pdi://x.example.us/2026/11/27/1.text.1"
+    origin.manifest = lambda q: (200, {}, signed([entry(1, name=forged)]), 0.0)
+    refused = run(location, "mirror", "sync")
+    lines = refused.stdout.splitlines()
+    assert not any(line.startswith("urn:pdi://x.example.us") for line in lines)  # no line of the stranger's making
+    assert "\x1b" not in refused.stdout and "\x07" not in refused.stdout and "\r" not in refused.stdout
+    assert "victim\\tfrom x: all good, 0 problems\\r\\x1b]0;owned\\x07\\nurn:pdi://x.example.us" in refused.stdout
