@@ -244,3 +244,15 @@ def test_a_stranger_s_name_reaches_the_terminal_with_its_control_characters_show
     assert not any(line.startswith("urn:pdi://x.example.us") for line in lines)  # no line of the stranger's making
     assert "\x1b" not in refused.stdout and "\x07" not in refused.stdout and "\r" not in refused.stdout
     assert "victim\\tfrom x: all good, 0 problems\\r\\x1b]0;owned\\x07\\nurn:pdi://x.example.us" in refused.stdout
+
+
+def test_a_blob_larger_than_the_disk_holds_is_not_fetched(origin: Origin, mirror: tuple[Path, str]) -> None:
+    # an exbibyte, signed: no disk this runs on has it free
+    location, _ = mirror
+    origin.octets = TEXT
+    origin.manifest = lambda q: (200, {}, signed([entry(1, size=1 << 60), entry(2)]), 0.0)
+    synced = run(location, "mirror", "sync")
+    assert synced.exit_code == 3, synced.output
+    assert "its 1,152,921,504,606,846,976 octets would leave this archive's disk less than its reserve free" in synced.output
+    assert origin.octets_asked == 1  # the other name alone
+    assert run(location, "get", str(entry(2)["name"])).stdout_bytes == TEXT

@@ -66,6 +66,10 @@ def recorded_url(text: str) -> str:
             return text.rstrip("/")
 
 
+#: The octets of the disk a mirror's sync leaves free, at least (:meth:`Mirroring.blob_room`).
+DISK_RESERVE = 1 << 30
+
+
 class Mirroring(ArchiveBase):
     """The archive's mirrors and peers, mirrored names, and blobs repaired."""
 
@@ -209,6 +213,24 @@ class Mirroring(ArchiveBase):
         _of_series(origin, name)
         self.store.set_embargo(key_of(parse_pdi(name)), version, until, self.who, timestamp(self.now()),
                                subject=name, address=origin.base_url)
+
+    def blob_room(self) -> int | None:
+        """The octets a blob may still take on the disk that holds this archive's blob files, keeping
+        :data:`DISK_RESERVE` (or a twentieth of the disk, if less) free for the catalog and the resolver;
+        ``None`` for a store that keeps no files of its own (S3, PostgreSQL's rows): a sync of a stranger's
+        series never fills this archive's disk to its last octet."""
+        import shutil
+
+        from pdi.archive.blobs.files import FileBlobs
+
+        blobs = self.store.blobs
+        if not isinstance(blobs, FileBlobs):
+            return None
+        try:
+            usage = shutil.disk_usage(blobs.root)
+        except OSError:
+            return None
+        return usage.free - min(DISK_RESERVE, usage.total // 20)
 
     def write_ahead(self, octets: Octets) -> Spooled:
         """A mirrored blob's ``octets`` written ahead of its :meth:`import_mirrored` (which takes it as it is where

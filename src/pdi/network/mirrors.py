@@ -760,7 +760,15 @@ def _groups(archive: Archive, record: MirrorRecord, pages: Iterable[Manifest], r
         report.access_changes += changed
         for name, version, until in embargoes:
             report.embargoes.setdefault(name, []).append((name, version, until))
+        asked = 0  # octets of this page's names asked for so far: not on the disk yet
         for entry in wanted:
+            room = archive.blob_room()
+            if room is not None and int(entry["size"]) > room - asked:
+                report.problems.append(Problem("unfetched", str(entry["sha256"]), (str(entry["name"]),),
+                                               f"from {record.base_url}: its {int(entry['size']):,} octets would leave"
+                                               " this archive's disk less than its reserve free (not fetched)"))
+                continue
+            asked += int(entry["size"])
             group.append((entry, parsed[str(entry["name"])]))
             octets += int(entry["size"])
             if len(group) >= GROUP_NAMES or octets >= GROUP_OCTETS:
