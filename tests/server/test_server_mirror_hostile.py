@@ -256,3 +256,22 @@ def test_a_blob_larger_than_the_disk_holds_is_not_fetched(origin: Origin, mirror
     assert "its 1,152,921,504,606,846,976 octets would leave this archive's disk less than its reserve free" in synced.output
     assert origin.octets_asked == 1  # the other name alone
     assert run(location, "get", str(entry(2)["name"])).stdout_bytes == TEXT
+
+
+def test_a_sync_stops_after_its_time_and_keeps_what_it_fetched(origin: Origin, mirror: tuple[Path, str]) -> None:
+    # pages that never end, each a second late and each with one new name: within every bound but the whole's
+    location, _ = mirror
+    origin.octets = TEXT
+
+    def endless(q: dict[str, str]) -> tuple[int, dict[str, str], bytes, float]:
+        after = int(q.get("after", "0"))
+        time.sleep(1)
+        return 200, {}, signed([entry(after + 1)], after=q.get("after"), next=str(after + 1)), 0.0
+
+    origin.manifest = endless
+    started = time.monotonic()
+    stopped = run(location, "mirror", "sync", "--max-seconds", "3")
+    assert time.monotonic() - started < 15
+    assert stopped.exit_code == 7, stopped.output
+    assert f"the sync of {SERIES} from {origin.url} took more than 3 s (--max-seconds)" in stopped.output
+    assert run(location, "get", str(entry(1)["name"])).stdout_bytes == TEXT  # kept

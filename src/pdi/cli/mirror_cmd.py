@@ -133,9 +133,11 @@ def mirror_remove(base_url: str, series: str, archive: str) -> None:
                    " default $PDI_ORIGIN_TOKEN, else the token recorded by pdi mirror add --token-file.")
 @click.option("--key-file", type=click.Path(dir_okay=False), metavar="FILE",
               help="With --announce: this archive's signing key (default as for pdi keys show).")
+@click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=86_400.0, show_default=True,
+              help="Stop a series' sync after this long (exit 7): what it fetched is kept, the next sync goes on.")
 @archive_option
 def mirror_sync(series: str | None, announce_as: str | None, token_file: str | None, key_file: str | None,
-                archive: str) -> None:
+                max_seconds: float, archive: str) -> None:
     """Copy what each origin lists and this archive does not hold yet, every blob checked against the
     origin's signed manifest; exit 3 if a manifest or a blob is refused (what was checked is kept).
 
@@ -173,7 +175,7 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
                 new = announce(record, announce_as, [public], token)
                 click.echo(f"announced\t{record.series}\tto {record.base_url}\t{'new' if new else 'known already'}")
         for record in origins:
-            report = sync(opened, record)
+            report = sync(opened, record, max_seconds=max_seconds)
             for problem in report.problems:
                 for name in problem.names:  # a stranger's words: their control characters shown, never sent on
                     click.echo(f"{problem.kind}\t{printable(name)}\t{printable(problem.detail)}")

@@ -671,9 +671,17 @@ class _Written:
             one.discard()
 
 
-def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport], None] | None = None) -> SyncReport:
-    """Copy what ``record``'s origin lists of its series and this archive does not hold yet (module docstring)."""
+#: Seconds a sync of one series may take, by default (``pdi mirror sync --max-seconds``): a stranger's origin that
+#: answers every page just inside each bound would hold it for days; a sync stopped so goes on from there.
+SYNC_SECONDS = 86_400.0
+
+
+def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport], None] | None = None,
+         max_seconds: float | None = SYNC_SECONDS) -> SyncReport:
+    """Copy what ``record``'s origin lists of its series and this archive does not hold yet (module docstring);
+    past ``max_seconds`` (``None``: no bound) a :class:`LimitError` once what was fetched is kept."""
     report = SyncReport()
+    deadline = None if max_seconds is None else time.monotonic() + max_seconds
     written = _Written(archive)
     batch: list[tuple[RepresentationRecord, Spooled]] = []
     running: deque[Future[list[Fetched]]] = deque()
@@ -703,7 +711,7 @@ def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport]
             pages = _one_ahead(origin.manifest(record.series), lister)
             try:
                 try:
-                    for group in _groups(archive, record, pages, report):
+                    for group in _groups(archive, record, _until(pages, deadline, max_seconds, record), report):
                         running.append(pool.submit(_fetch_group, written, origin, record, group, bulk))
                         while len(running) > AHEAD:
                             take(running.popleft().result())
@@ -726,6 +734,16 @@ def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport]
     if not report.problems:
         archive.mark_synced(record, f"{report.copied} new of {report.listed} listed, {report.octets} octets")
     return report
+
+
+def _until(pages: Iterator[Manifest], deadline: float | None, seconds: float | None,
+           record: MirrorRecord) -> Iterator[Manifest]:
+    """``pages``, each one asked for before ``deadline`` (:func:`time.monotonic`); then a :class:`LimitError`."""
+    for page in pages:
+        yield page
+        if deadline is not None and time.monotonic() > deadline:
+            raise LimitError(f"the sync of {record.series} from {record.base_url} took more than {seconds:g} s"
+                             " (--max-seconds): what it fetched is kept, and the next sync goes on from there")
 
 
 def _one_ahead(pages: Iterator[Manifest], thread: ThreadPoolExecutor) -> Iterator[Manifest]:
