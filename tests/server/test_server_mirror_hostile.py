@@ -275,3 +275,31 @@ def test_a_sync_stops_after_its_time_and_keeps_what_it_fetched(origin: Origin, m
     assert stopped.exit_code == 7, stopped.output
     assert f"the sync of {SERIES} from {origin.url} took more than 3 s (--max-seconds)" in stopped.output
     assert run(location, "get", str(entry(1)["name"])).stdout_bytes == TEXT  # kept
+
+
+def test_an_audit_gives_a_slow_peer_up_and_counts_no_name_of_another_series(
+    origin: Origin, mirror: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pdi.network.polls as polls
+
+    location, own = mirror
+    origin.octets = TEXT
+    origin.manifest = lambda q: (200, {}, signed([entry(1), {"name": own, "sha256": "0" * 64, "size": 1}]), 0.0)
+    assert run(location, "mirror", "sync").exit_code == 3  # (the other series' name is a problem)
+    audited = run(location, "mirror", "audit", "--series", SERIES)
+    assert audited.exit_code == 0, audited.output  # the peer agrees on its own series' names; `own` is none of them
+    assert "disagree\t" not in audited.output and "0 disagreements" in audited.output
+
+    def endless(q: dict[str, str]) -> tuple[int, dict[str, str], bytes, float]:
+        after = int(q.get("after", "0"))
+        time.sleep(0.5)
+        return 200, {}, signed([], after=q.get("after"), next=str(after + 1)), 0.0
+
+    origin.manifest = endless
+    monkeypatch.setattr(polls, "AUDIT_SECONDS", 2.0)
+    started = time.monotonic()
+    audited = run(location, "mirror", "audit", "--series", SERIES)
+    assert time.monotonic() - started < 10
+    assert audited.exit_code == 3, audited.output
+    assert f"unreachable\t{origin.url}\treading {origin.url}'s manifest of {SERIES} took more than 2 s: given up" in (
+        audited.output)

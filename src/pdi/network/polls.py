@@ -14,13 +14,14 @@ transport (a :class:`~pdi.network.mirrors.Peer`, its manifests) is
 from __future__ import annotations
 
 import tempfile
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pdi.archive.fixity import Problem
 from pdi.archive.naming import parse_pdi
 from pdi.archive.results import Generic
-from pdi.errors import IntegrityError, NotFoundError, PDIError
+from pdi.errors import IntegrityError, LimitError, NotFoundError, PDIError
 from pdi.network.mirrors import Peer, _client, peer_of
 
 if TYPE_CHECKING:
@@ -65,10 +66,24 @@ def _own(archive: Archive, series: str) -> dict[str, str]:
         after = page.next
 
 
+#: Seconds an audit may spend reading one peer's manifest, and a repair searching one peer's manifest of a day for a
+#: name: a peer that answers each page just inside every bound is given up then (``unreachable``, ``unrepaired``).
+AUDIT_SECONDS = 3600.0
+REPAIR_SECONDS = 300.0
+
+
+def _within(deadline: float, what: str, seconds: float) -> None:
+    """Nothing before ``deadline`` (:func:`time.monotonic`); then a :class:`LimitError` saying ``what`` took long."""
+    if time.monotonic() > deadline:
+        raise LimitError(f"{what} took more than {seconds:g} s: given up")
+
+
 def audit(archive: Archive, series: str) -> AuditReport:
     """Compare this archive's digests of ``series`` with every recorded peer's (and origin's) signed manifest,
     LOCKSS-style: every name one of them lists with a digest another does not hold the same is a disagreement.
-    A peer whose manifest cannot be had, or does not verify with its pinned key, is ``unreachable`` (with why)."""
+    A peer whose manifest cannot be had, does not verify with its pinned key, or takes more than
+    :data:`AUDIT_SECONDS` is ``unreachable`` (with why); a name it lists of another series is no name of this
+    audit (an origin speaks for its own series alone)."""
     records = archive.mirrors(series)
     if not records:
         raise NotFoundError(f"no origin nor peer is recorded for {series} (pdi mirror add)")
@@ -78,11 +93,16 @@ def audit(archive: Archive, series: str) -> AuditReport:
         for record in records:
             report.peers.append(record.base_url)
             seen: dict[str, str] = {}
+            own = f"urn:pdi://{report.series}/"
+            deadline = time.monotonic() + AUDIT_SECONDS
             try:
                 peer = peer_of(record, client)
                 for page in peer.manifest(report.series):
                     for entry in page.names:
-                        seen[str(entry["name"])] = "withdrawn" if "withdrawn" in entry else str(entry.get("sha256"))
+                        name = str(entry["name"])
+                        if name.lower().startswith(own):
+                            seen[name] = "withdrawn" if "withdrawn" in entry else str(entry.get("sha256"))
+                    _within(deadline, f"reading {record.base_url}'s manifest of {report.series}", AUDIT_SECONDS)
             except PDIError as exc:
                 report.unreachable.append((record.base_url, str(exc)))
                 continue
@@ -142,10 +162,12 @@ def repair(archive: Archive, problems: Sequence[Problem]) -> RepairReport:
 def _repair_from(archive: Archive, peer: Peer, name: str, sha256: str, day: Any) -> str | None:
     """Put the blob ``sha256`` right from ``peer`` if its signed manifest lists ``name`` with that digest."""
     listed = None
+    deadline = time.monotonic() + REPAIR_SECONDS
     for page in peer.manifest(parse_pdi(name).series_name.lower(), day=None if day is None else day.isoformat()):
         listed = next((e for e in page.names if e.get("name") == name), None)
         if listed is not None:
             break
+        _within(deadline, f"searching {peer.base}'s manifest for {name}", REPAIR_SECONDS)
     if listed is None or listed.get("sha256") != sha256 or not isinstance(listed.get("size"), int):
         return None
     located = archive.locate(name)
