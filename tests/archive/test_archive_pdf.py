@@ -202,10 +202,10 @@ def test_a_pdf_over_the_layer_limit_is_kept_unchecked_with_no_layer(
     archive: Archive, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """PDFium reads a PDF whole from memory: past PDF_LAYER_UP_TO the deposit holds none of it and makes no layer."""
-    from pdi.archive import content
+    from pdi.archive import readable
 
     data = (CORPUS / "hand-overprint-hyphens.pdf").read_bytes()
-    monkeypatch.setattr(content, "PDF_LAYER_UP_TO", len(data) - 1)
+    monkeypatch.setattr(readable, "PDF_LAYER_UP_TO", len(data) - 1)
     name = archive.add(S, data, format="pdf")
     assert archive.get(str(name)).data == data
     assert archive.text_layer_of(archive.locate(str(name)).record) is None

@@ -202,10 +202,10 @@ def test_a_page_of_more_names_than_asked_for_is_refused(origin: Origin, mirror: 
 def test_a_peer_that_sends_too_slowly_is_given_up(
     origin: Origin, mirror: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import pdi.network.mirrors as mirrors
+    import pdi.network.peers as peers
 
     location, _ = mirror
-    monkeypatch.setattr(mirrors, "HTTP_TIMEOUT", 1.0)  # its grace, and the time between reads, made short
+    monkeypatch.setattr(peers, "HTTP_TIMEOUT", 1.0)  # its grace, and the time between reads, made short
     origin.manifest = lambda q: (200, {}, signed([entry(1)]), 0.05)  # 20 octets a second, each read in time
     started = time.monotonic()
     refused = run(location, "mirror", "sync")

@@ -35,7 +35,7 @@ from starlette.routing import Route
 
 from pdi.archive import Archive
 from pdi.cli import cli as main
-from pdi.network import mirrors
+from pdi.network import mirrors, peers
 from pdi.network.mirrors import BATCH_NAMES
 from pdi.signing import SigningKey, b64url, b64url_decode, canonical_json, sign_manifest
 from support.pgcluster import TemporaryCluster
@@ -373,7 +373,7 @@ def test_a_blob_whose_digest_differs_is_refused_and_the_others_kept(
     """In a part of POST /api/octets (read over http.client, or through httpx as behind a proxy), or (from an
     origin without it, an earlier pdi) in N2R's answer."""
     if not direct:
-        monkeypatch.setattr(mirrors._Direct, "reaches", staticmethod(lambda base: False))
+        monkeypatch.setattr(peers._Direct, "reaches", staticmethod(lambda base: False))
     a, names = origin(tmp_path)
     b = mirror(tmp_path, "b")
     with serving(a) as a_url, tampering(a_url) as (tamper, proxy):

@@ -26,12 +26,14 @@ the depositor says about the bytes must be caught here, before it is stored:
   is derived from the octets when a fragment is read.
 
 - **PDF.** A ``pdf`` deposit must be a PDF that PDFium (pypdfium2) opens
-  without a password (:class:`PdfCheck`): what :mod:`pdi.fragments.pdf`
+  without a password (:class:`pdi.archive.readable.PdfCheck`): what :mod:`pdi.fragments.pdf`
   reads its pages and text layer with.
 - **E-mail.** A ``header`` (``message/rfc822``) deposit must be a message
   Python's :mod:`email` reads within :class:`pdi.mail.message.MailLimits`
-  (:class:`EmailCheck`): header fields first, no NUL, parts and nesting
+  (:class:`pdi.archive.readable.EmailCheck`): header fields first, no NUL, parts and nesting
   bounded; the octets are stored as they came, never written back.
+- **MHTML.** A ``related`` deposit of up to 64 MiB must parse as replay
+  parses it (:class:`pdi.archive.readable.MhtmlCheck`).
 - **Video.** A WebM, MP4 or Ogg video (``webm``, ``video+mp4``,
   ``video+ogg``) must be one ``ffprobe`` reads as that container, with a
   duration (and a frame size, if it has a video stream)
@@ -55,13 +57,13 @@ from typing import TYPE_CHECKING
 
 from pdi import charsets, formats
 from pdi.archive.blobs import BlobInfo, Octets, pieces
+from pdi.archive.readable import EmailCheck, MhtmlCheck, PdfCheck, where
 from pdi.archive.store import BlobObserver, NewRepresentation
 from pdi.errors import (
     CharsetCheckError,
     FormatCheckError,
     LimitError,
     ParseError,
-    PDIError,
     UnsupportedError,
 )
 from pdi.fragments.markup.bounds import MAX_MARKUP_OCTETS
@@ -72,7 +74,6 @@ if TYPE_CHECKING:
 
     from pdi.archive.catalog import SQLStore
     from pdi.archive.search import Passages
-    from pdi.mail.message import ThreadIds
 else:
     from pdi._later import dataclass
 
@@ -117,8 +118,6 @@ class Content:
     index_later: bool = False
 
 
-def _where(source: str | None) -> str:
-    return f"{source}: " if source else ""
 
 
 # --- charsets and canonical text ----------------------------------------------------------
@@ -163,7 +162,7 @@ def detect_charset(data: bytes, *, source: str | None = None) -> str:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ParseError(
-            f"{_where(source)}the text is not UTF-8 and has no byte-order mark; declare its"
+            f"{where(source)}the text is not UTF-8 and has no byte-order mark; declare its"
             " charset (--charset, or charset=)",
             offset=exc.start,
             rule="charset",
@@ -180,7 +179,7 @@ def canonical_text(data: bytes, charset: str, *, source: str | None = None) -> t
         text = data.decode(text_codec)
     except UnicodeDecodeError as exc:
         raise ParseError(
-            f"{_where(source)}the bytes are not valid {charset}: {exc.reason}",
+            f"{where(source)}the bytes are not valid {charset}: {exc.reason}",
             offset=exc.start,
             rule="charset",
         ) from exc
@@ -250,7 +249,7 @@ def check_charset(
         else f"the charset {charset} was declared"
     )
     raise CharsetCheckError(
-        f"{_where(source)}the text is UTF-8 (its first multi-byte character, {first!r}"
+        f"{where(source)}the text is UTF-8 (its first multi-byte character, {first!r}"
         f" U+{ord(first):04X}, is the bytes {octets.hex(' ').upper()} at byte {at}),"
         f" but {said}, in which those bytes read {misread!r}", declare=_utf8_declared(token),
     )
@@ -410,7 +409,7 @@ def check_format(data: bytes, token: str, media_type: str, *, source: str | None
         suggestion = None
     what = "empty" if found_type == "application/x-empty" else f"{found_type} ({_describe(data)})"
     raise FormatCheckError(
-        f"{_where(source)}the content is {what}, but the format {token} ({media_type}) was declared",
+        f"{where(source)}the content is {what}, but the format {token} ({media_type}) was declared",
         declare=("format", suggestion),
     )
 
@@ -466,13 +465,13 @@ class TextCheck:
             offset = self._fed - pending + exc.start
             if self.detected:
                 raise ParseError(
-                    f"{_where(self.source)}the text is not UTF-8 and has no byte-order mark;"
+                    f"{where(self.source)}the text is not UTF-8 and has no byte-order mark;"
                     " declare its charset (--charset, or charset=)",
                     offset=offset,
                     rule="charset",
                 ) from exc
             self._invalid = ParseError(
-                f"{_where(self.source)}the bytes are not valid {self.charset}: {exc.reason}",
+                f"{where(self.source)}the bytes are not valid {self.charset}: {exc.reason}",
                 offset=offset,
                 rule="charset",
             )
@@ -515,7 +514,7 @@ class TextCheck:
             else f"the charset {self.charset} was declared"
         )
         raise CharsetCheckError(
-            f"{_where(self.source)}the text is UTF-8 (its first multi-byte character, {first!r}"
+            f"{where(self.source)}the text is UTF-8 (its first multi-byte character, {first!r}"
             f" U+{ord(first):04X}, is the bytes {octets.hex(' ').upper()} at byte {at}),"
             f" but {said}, in which those bytes read {misread!r}", declare=_utf8_declared(self.token),
         )
@@ -657,189 +656,6 @@ class IndexBuilder:
 
 #: The video containers ffprobe reads at deposit (:mod:`pdi.archive.video`; as in :data:`pdi.fragments.video.CONTAINERS`).
 _VIDEO_CONTAINERS = frozenset({"video/webm", "video/mp4", "video/ogg"})
-
-
-#: The largest PDF whose text layer is made at deposit (octets): PDFium reads it whole, from memory.
-PDF_LAYER_UP_TO = 256 << 20
-
-
-class PdfCheck:
-    """The check a PDF deposit gets, and its text layer: PDFium must open it, and the layer is made then.
-
-    The layer (docs/pdf-text-layer.md) is kept as the PDF's fragment index,
-    as a text's block table and a page's element index are
-    (:func:`pdi.fragments.build_index`): ``char`` and ``line`` count on it.
-
-    PDFium reads a PDF from its end (the cross-reference table and trailer),
-    so the octets are kept as they stream past and opened at the end; a PDF
-    it cannot open, or that needs a password, is refused with PDFium's reason
-    (a :class:`~pdi.errors.FormatCheckError`: the octets are not the PDF the
-    format says), unless ``force``, which deposits it as declared. Memory:
-    the whole PDF, for the length of the deposit, up to :data:`PDF_LAYER_UP_TO`
-    octets; a larger PDF is kept unchecked and with no text layer (the
-    deposit's memory stays bounded), which ``pdi get --info`` then says.
-    PDFium reads it in a child process under :data:`pdi.fragments.pdf.LIMITS`
-    (a deadline and a memory bound): past them the deposit is a
-    :class:`~pdi.errors.LimitError` naming the file and the limit (with
-    ``force``, it is deposited with no text layer).
-    """
-
-    def __init__(self, *, force: bool = False, source: str | None = None) -> None:
-        self.force = force
-        self.source = source
-        #: its text layer, the PDF's fragment index (:func:`pdi.fragments.pdf.build_layer_index`)
-        self.index: bytes | None = None
-        self._kept: list[bytes] = []
-        self._size = 0
-
-    def update(self, piece: bytes) -> None:
-        self._size += len(piece)
-        if self._size > PDF_LAYER_UP_TO:
-            self._kept = []  # too large to hold: no check, no text layer
-            return
-        self._kept.append(piece)
-
-    def finish(self, info: BlobInfo) -> None:
-        from pdi.fragments.pdf import build_layer_index
-
-        if self._size > PDF_LAYER_UP_TO:
-            return
-        whole, self._kept = b"".join(self._kept), []
-        try:
-            self.index = build_layer_index(whole, name=self.source or "the PDF")
-        except LimitError:
-            if self.force:  # deposited as declared, with no text layer (a read that needs one meets the limit)
-                return
-            raise
-        except (ParseError, UnsupportedError) as exc:
-            if self.force:
-                return
-            raise _unreadable(self.source, "a PDF", exc, " (with no text layer)") from exc
-
-    def abandon(self) -> None:
-        self._kept = []
-
-
-class EmailCheck:
-    """The check an e-mail deposit gets: Python's :mod:`email` must read it as a message (``docs/email.md``).
-
-    The octets are kept as they stream past, up to
-    :attr:`pdi.mail.message.MailLimits.max_bytes`, and read at the end by
-    :func:`pdi.mail.message.read_message`, whose refusal (no header field on
-    line 1, an mbox's ``From `` line, a NUL, too many parts, too deep) is an
-    :class:`~pdi.errors.FormatCheckError` naming what is wrong and where,
-    unless ``force``. A larger message is refused as such. Forced or not,
-    its ids for the thread index (:attr:`thread`) are read from its first
-    :data:`pdi.mail.message.THREAD_HEAD` octets, as the migration that indexes messages
-    deposited before reads them.
-    """
-
-    def __init__(self, *, force: bool = False, source: str | None = None) -> None:
-        from pdi.mail.message import THREAD_HEAD, MailLimits
-
-        self.force = force
-        self.source = source
-        self.limit = MailLimits().max_bytes
-        self._kept: list[bytes] = []
-        self._size = 0
-        self._head: list[bytes] = []
-        self.head_size = THREAD_HEAD
-        #: The message's ids for the thread index, once finished.
-        self.thread: ThreadIds | None = None
-
-    def update(self, piece: bytes) -> None:
-        if self._size < self.head_size:
-            self._head.append(piece[: self.head_size - self._size])
-        self._size += len(piece)
-        if self._size > self.limit:
-            self._kept = []
-            return
-        self._kept.append(piece)
-
-    def finish(self, info: BlobInfo) -> None:
-        from pdi.mail.message import read_message, thread_ids
-
-        head, self._head = b"".join(self._head), []
-        self.thread = thread_ids(head)
-        if self.force:
-            return
-        if self._size > self.limit:
-            raise FormatCheckError(
-                f"{_where(self.source)}the message is {self._size} octets, more than the {self.limit} pdi reads")
-        whole, self._kept = b"".join(self._kept), []
-        try:
-            read_message(whole)
-        except (ParseError, LimitError) as exc:
-            raise _unreadable(self.source, "a message", exc) from exc
-
-    def abandon(self) -> None:
-        self._kept = []
-        self._head = []
-
-
-class MhtmlCheck:
-    """The check an MHTML deposit (``related``, ``multipart/related``) gets: replay must be able to parse it.
-
-    The octets are kept as they stream past, up to
-    :data:`pdi.mhtml.limits.MAX_REPLAY_OCTETS`, and parsed at the end by
-    :func:`pdi.mhtml.parse` within its default :class:`pdi.mhtml.limits.Limits`
-    (parts, nesting, header blocks and fields, part sizes, time), as ``pdi serve``'s
-    replay parses them, so a capture that could be stored but never shown is kept
-    out, unless ``force``: a file that does not parse is a
-    :class:`~pdi.errors.FormatCheckError` (exit 3), one past a limit a
-    :class:`~pdi.errors.LimitError` (exit 7), each naming the fault or the limit
-    and where. The references of its pages are not read here: replay reads them
-    when a page is shown, within their own bounds. A larger file is deposited
-    unchecked: replay does not show it, and its fragments read its root part
-    when asked.
-    """
-
-    def __init__(self, *, force: bool = False, source: str | None = None) -> None:
-        from pdi.mhtml.limits import MAX_REPLAY_OCTETS
-
-        self.force = force
-        self.source = source
-        self.limit = MAX_REPLAY_OCTETS
-        self._kept: list[bytes] = []
-        self._size = 0
-
-    def update(self, piece: bytes) -> None:
-        if self.force:
-            return
-        self._size += len(piece)
-        if self._size > self.limit:
-            self._kept = []
-            return
-        self._kept.append(bytes(piece))
-
-    def finish(self, info: BlobInfo) -> None:
-        from pdi.mhtml import parse
-
-        if self.force or self._size > self.limit:
-            return
-        whole, self._kept = b"".join(self._kept), []
-        try:
-            parse(whole)
-        except LimitError as exc:
-            raise LimitError(f"{_where(self.source)}the MHTML file is past a limit of replay's reading: {exc};"
-                             " --force deposits it as declared") from exc
-        except ParseError as exc:
-            raise _unreadable(self.source, "an MHTML file", exc) from exc
-
-    def abandon(self) -> None:
-        self._kept = []
-
-
-def _unreadable(source: str | None, what: str, exc: PDIError, kept: str = "") -> FormatCheckError:
-    """The refusal of content that is not ``what`` pdi can read, with the reader's reason (``kept``: how
-    ``--force`` keeps it)."""
-    reason = exc.reason if isinstance(exc, ParseError) else str(exc)
-    return FormatCheckError(f"{_where(source)}the content is not {what} pdi can read: {_lowered(reason)}", note=kept)
-
-
-def _lowered(message: str) -> str:
-    """``message`` to follow a file name (its first letter lower-cased, as every refusal here starts)."""
-    return message[:1].lower() + message[1:]
 
 
 class _Observers:

@@ -22,7 +22,7 @@ transaction writes into the index. What has text (:func:`search_kind`):
 * a PDF: the text of its text layer (docs/pdf-text-layer.md), as a text's,
   positions counted as ``char`` counts them on the PDF: the layer made at
   deposit and kept as its fragment index (given by the deposit's
-  :class:`~pdi.archive.content.PdfCheck`, or read from the catalog when the
+  :class:`~pdi.archive.readable.PdfCheck`, or read from the catalog when the
   indexer or ``pdi reindex`` reads it again), so a hit is ``NAME#char=a,b``
   of the PDF. A layer longer than :data:`QUEUE_PAST` octets is queued, as a
   long text is. A PDF with no layer (``--force``) gets a note.

@@ -79,7 +79,7 @@ def _print_info(
             say(f"text-layer\t{plural(t['characters'], 'character')} on {plural(t['pages'], 'page')},"
                        f" {t['bytes']} octets in UTF-8, sha256 {t['sha256']}")
     elif about["stored"]["media_type"] == "application/pdf":
-        from pdi.archive.content import PDF_LAYER_UP_TO
+        from pdi.archive.readable import PDF_LAYER_UP_TO
 
         say("text-layer\tnone made at deposit (PDFium could not read it: damaged, needing a password, or past"
             f" pdi's limits; or it was over {PDF_LAYER_UP_TO >> 20} MiB): cite by page and region")

@@ -52,10 +52,10 @@ def mirror_add(base_url: str, series: str, key: str | None, peer: bool, token_fi
     is kept now.
     """
     from pdi.archive import canonical_series
+    from pdi.archive.mirroring import base_url as checked_base
     from pdi.cli.manifest_check import public_keys
     from pdi.network.mirror_access import describe_source, token_source
-    from pdi.network.mirrors import base_url as checked_base
-    from pdi.network.mirrors import check_origin, fetch_keys, key_text
+    from pdi.network.peers import check_origin, fetch_keys, key_text
 
     base = checked_base(base_url)
     source = token_source(token_file, token_env)
@@ -152,7 +152,8 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
     import os
     from pathlib import Path
 
-    from pdi.network.mirrors import announce, sync
+    from pdi.network.mirrors import sync
+    from pdi.network.peers import announce
 
     problems = 0
     with open_archive(archive) as opened:

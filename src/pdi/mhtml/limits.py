@@ -25,7 +25,7 @@ MAX_REFERENCES = 1_000_000
 """Default number of references in one file (the largest corpus page has a few thousand)."""
 MAX_REPLAY_OCTETS = 64 << 20
 """The largest MHTML file (octets) replay shows (``pdi serve``'s ``/replay/``) and a deposit reads whole to
-check that it can (:class:`pdi.archive.content.MhtmlCheck`); a larger one is read by fragment."""
+check that it can (:class:`pdi.archive.readable.MhtmlCheck`); a larger one is read by fragment."""
 
 
 @dataclass(frozen=True)

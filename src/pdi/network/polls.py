@@ -7,8 +7,8 @@ disagree on is told with who holds which digest. A **repair** fetches a
 damaged or missing blob from the series' origin, else a peer, checks it
 against the digest that archive's signed manifest lists, and puts it in
 place of the stored copy (:meth:`pdi.archive.Archive.replace_blob`). The
-transport (a :class:`~pdi.network.mirrors.Peer`, its manifests) is
-:mod:`pdi.network.mirrors`'.
+transport (a :class:`~pdi.network.peers.Peer`, its manifests) is
+:mod:`pdi.network.peers`'.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pdi.archive.fixity import Problem
 from pdi.archive.naming import parse_pdi
 from pdi.archive.results import Generic
 from pdi.errors import IntegrityError, LimitError, NotFoundError, PDIError
-from pdi.network.mirrors import Peer, _client, peer_of
+from pdi.network.peers import Peer, _client, peer_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -1,0 +1,209 @@
+"""Deposit checks that a reader of the format can read the octets: PDF, e-mail, MHTML (an edge of :mod:`pdi.archive.content`).
+
+Each is an observer of a deposit's single pass (``update`` each piece, ``finish`` once the blob is staged,
+``abandon`` if the deposit fails): it keeps the octets as they stream past, up to a bound, and at the end
+hands them to the reader that will read them later (PDFium, Python's :mod:`email`, :func:`pdi.mhtml.parse`).
+What that reader refuses is a :class:`~pdi.errors.FormatCheckError` (exit 3) naming the file and the reason,
+unless ``force`` (``--force``, or a WARC's record kept as served). The video check is
+:class:`pdi.archive.video.VideoCheck`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pdi.archive.blobs import BlobInfo
+from pdi.errors import FormatCheckError, LimitError, ParseError, PDIError, UnsupportedError
+
+if TYPE_CHECKING:
+    from pdi.mail.message import ThreadIds
+
+__all__ = ["PDF_LAYER_UP_TO", "EmailCheck", "MhtmlCheck", "PdfCheck", "where"]
+
+
+def where(source: str | None) -> str:
+    """``source`` as a refusal starts with it (``NAME: ``), or nothing."""
+    return f"{source}: " if source else ""
+
+
+#: The largest PDF whose text layer is made at deposit (octets): PDFium reads it whole, from memory.
+PDF_LAYER_UP_TO = 256 << 20
+
+
+class PdfCheck:
+    """The check a PDF deposit gets, and its text layer: PDFium must open it, and the layer is made then.
+
+    The layer (docs/pdf-text-layer.md) is kept as the PDF's fragment index,
+    as a text's block table and a page's element index are
+    (:func:`pdi.fragments.build_index`): ``char`` and ``line`` count on it.
+
+    PDFium reads a PDF from its end (the cross-reference table and trailer),
+    so the octets are kept as they stream past and opened at the end; a PDF
+    it cannot open, or that needs a password, is refused with PDFium's reason
+    (a :class:`~pdi.errors.FormatCheckError`: the octets are not the PDF the
+    format says), unless ``force``, which deposits it as declared. Memory:
+    the whole PDF, for the length of the deposit, up to :data:`PDF_LAYER_UP_TO`
+    octets; a larger PDF is kept unchecked and with no text layer (the
+    deposit's memory stays bounded), which ``pdi get --info`` then says.
+    PDFium reads it in a child process under :data:`pdi.fragments.pdf.LIMITS`
+    (a deadline and a memory bound): past them the deposit is a
+    :class:`~pdi.errors.LimitError` naming the file and the limit (with
+    ``force``, it is deposited with no text layer).
+    """
+
+    def __init__(self, *, force: bool = False, source: str | None = None) -> None:
+        self.force = force
+        self.source = source
+        #: its text layer, the PDF's fragment index (:func:`pdi.fragments.pdf.build_layer_index`)
+        self.index: bytes | None = None
+        self._kept: list[bytes] = []
+        self._size = 0
+
+    def update(self, piece: bytes) -> None:
+        self._size += len(piece)
+        if self._size > PDF_LAYER_UP_TO:
+            self._kept = []  # too large to hold: no check, no text layer
+            return
+        self._kept.append(piece)
+
+    def finish(self, info: BlobInfo) -> None:
+        from pdi.fragments.pdf import build_layer_index
+
+        if self._size > PDF_LAYER_UP_TO:
+            return
+        whole, self._kept = b"".join(self._kept), []
+        try:
+            self.index = build_layer_index(whole, name=self.source or "the PDF")
+        except LimitError:
+            if self.force:  # deposited as declared, with no text layer (a read that needs one meets the limit)
+                return
+            raise
+        except (ParseError, UnsupportedError) as exc:
+            if self.force:
+                return
+            raise _unreadable(self.source, "a PDF", exc, " (with no text layer)") from exc
+
+    def abandon(self) -> None:
+        self._kept = []
+
+
+class EmailCheck:
+    """The check an e-mail deposit gets: Python's :mod:`email` must read it as a message (``docs/email.md``).
+
+    The octets are kept as they stream past, up to
+    :attr:`pdi.mail.message.MailLimits.max_bytes`, and read at the end by
+    :func:`pdi.mail.message.read_message`, whose refusal (no header field on
+    line 1, an mbox's ``From `` line, a NUL, too many parts, too deep) is an
+    :class:`~pdi.errors.FormatCheckError` naming what is wrong and where,
+    unless ``force``. A larger message is refused as such. Forced or not,
+    its ids for the thread index (:attr:`thread`) are read from its first
+    :data:`pdi.mail.message.THREAD_HEAD` octets, as the migration that indexes messages
+    deposited before reads them.
+    """
+
+    def __init__(self, *, force: bool = False, source: str | None = None) -> None:
+        from pdi.mail.message import THREAD_HEAD, MailLimits
+
+        self.force = force
+        self.source = source
+        self.limit = MailLimits().max_bytes
+        self._kept: list[bytes] = []
+        self._size = 0
+        self._head: list[bytes] = []
+        self.head_size = THREAD_HEAD
+        #: The message's ids for the thread index, once finished.
+        self.thread: ThreadIds | None = None
+
+    def update(self, piece: bytes) -> None:
+        if self._size < self.head_size:
+            self._head.append(piece[: self.head_size - self._size])
+        self._size += len(piece)
+        if self._size > self.limit:
+            self._kept = []
+            return
+        self._kept.append(piece)
+
+    def finish(self, info: BlobInfo) -> None:
+        from pdi.mail.message import read_message, thread_ids
+
+        head, self._head = b"".join(self._head), []
+        self.thread = thread_ids(head)
+        if self.force:
+            return
+        if self._size > self.limit:
+            raise FormatCheckError(
+                f"{where(self.source)}the message is {self._size} octets, more than the {self.limit} pdi reads")
+        whole, self._kept = b"".join(self._kept), []
+        try:
+            read_message(whole)
+        except (ParseError, LimitError) as exc:
+            raise _unreadable(self.source, "a message", exc) from exc
+
+    def abandon(self) -> None:
+        self._kept = []
+        self._head = []
+
+
+class MhtmlCheck:
+    """The check an MHTML deposit (``related``, ``multipart/related``) gets: replay must be able to parse it.
+
+    The octets are kept as they stream past, up to
+    :data:`pdi.mhtml.limits.MAX_REPLAY_OCTETS`, and parsed at the end by
+    :func:`pdi.mhtml.parse` within its default :class:`pdi.mhtml.limits.Limits`
+    (parts, nesting, header blocks and fields, part sizes, time), as ``pdi serve``'s
+    replay parses them, so a capture that could be stored but never shown is kept
+    out, unless ``force``: a file that does not parse is a
+    :class:`~pdi.errors.FormatCheckError` (exit 3), one past a limit a
+    :class:`~pdi.errors.LimitError` (exit 7), each naming the fault or the limit
+    and where. The references of its pages are not read here: replay reads them
+    when a page is shown, within their own bounds. A larger file is deposited
+    unchecked: replay does not show it, and its fragments read its root part
+    when asked.
+    """
+
+    def __init__(self, *, force: bool = False, source: str | None = None) -> None:
+        from pdi.mhtml.limits import MAX_REPLAY_OCTETS
+
+        self.force = force
+        self.source = source
+        self.limit = MAX_REPLAY_OCTETS
+        self._kept: list[bytes] = []
+        self._size = 0
+
+    def update(self, piece: bytes) -> None:
+        if self.force:
+            return
+        self._size += len(piece)
+        if self._size > self.limit:
+            self._kept = []
+            return
+        self._kept.append(bytes(piece))
+
+    def finish(self, info: BlobInfo) -> None:
+        from pdi.mhtml import parse
+
+        if self.force or self._size > self.limit:
+            return
+        whole, self._kept = b"".join(self._kept), []
+        try:
+            parse(whole)
+        except LimitError as exc:
+            raise LimitError(f"{where(self.source)}the MHTML file is past a limit of replay's reading: {exc};"
+                             " --force deposits it as declared") from exc
+        except ParseError as exc:
+            raise _unreadable(self.source, "an MHTML file", exc) from exc
+
+    def abandon(self) -> None:
+        self._kept = []
+
+
+def _unreadable(source: str | None, what: str, exc: PDIError, kept: str = "") -> FormatCheckError:
+    """The refusal of content that is not ``what`` pdi can read, with the reader's reason (``kept``: how
+    ``--force`` keeps it)."""
+    reason = exc.reason if isinstance(exc, ParseError) else str(exc)
+    return FormatCheckError(f"{where(source)}the content is not {what} pdi can read: {_lowered(reason)}", note=kept)
+
+
+def _lowered(message: str) -> str:
+    """``message`` to follow a file name (its first letter lower-cased, as every refusal here starts)."""
+    return message[:1].lower() + message[1:]
