@@ -20,6 +20,19 @@ if TYPE_CHECKING:
 
 #: The longest problem body read, in octets: beyond it, nothing is quoted.
 MAX_PROBLEM = 64 << 10
+#: What pdi asks another server to send octets in: as they are, never in a content coding (a few kilobytes of
+#: brotli undo to gigabytes before any size check sees them).
+IDENTITY = {"Accept-Encoding": "identity"}
+
+
+def coded(coding: str | None, what: str) -> RemoteError | None:
+    """The refusal of an answer sent in the content coding ``coding`` (its ``Content-Encoding``) though
+    :data:`IDENTITY` was asked, or ``None`` for one sent as it is: such an answer is never read."""
+    named = (coding or "").strip().lower()
+    if named in ("", "identity"):
+        return None
+    return RemoteError(f"{what} is sent with Content-Encoding {named[:40]!r}, though it was asked as it is (identity):"
+                       " not read")
 
 
 def said(answer: httpx.Response, deadline: float | None = None) -> str | None:
@@ -31,8 +44,8 @@ def said(answer: httpx.Response, deadline: float | None = None) -> str | None:
 
     if "json" not in answer.headers.get("content-type", ""):
         return None
-    if answer.headers.get("content-encoding", "").strip().lower() not in ("", "identity"):
-        return None  # coded: not undone (a few kilobytes of brotli undo to gigabytes)
+    if coded(answer.headers.get("content-encoding"), "") is not None:
+        return None  # coded: not undone
     body = bytearray()
     try:
         for piece in answer.iter_raw():

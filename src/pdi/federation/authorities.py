@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pdi._refusals import refusal, said
+from pdi._refusals import IDENTITY, coded, refusal, said
 from pdi.errors import (
     LimitError,
     NotFoundError,
@@ -92,13 +92,12 @@ def fetch_bounded(url: str, most: int, what: str, *, accept: str = "*/*", second
     deadline = time.monotonic() + seconds
     try:
         with httpx.Client(timeout=timeout or seconds, follow_redirects=follow_redirects) as client, \
-                client.stream("GET", url, headers={"accept": accept, "accept-encoding": "identity"}) as answer:
+                client.stream("GET", url, headers={"accept": accept, **IDENTITY}) as answer:
             if answer.status_code != 200:
                 raise refusal(answer.status_code, f"{what} {url}", said(answer, deadline))
-            coding = answer.headers.get("content-encoding", "").strip().lower()
-            if coding not in ("", "identity"):  # a few kilobytes of brotli undo to gigabytes: never undone here
-                raise RemoteError(f"{what} {url} is sent with Content-Encoding {coding[:40]!r}, though it was asked"
-                                  " as it is (identity): not read")
+            refused = coded(answer.headers.get("content-encoding"), f"{what} {url}")
+            if refused is not None:
+                raise refused
             body = bytearray()
             for chunk in answer.iter_raw():
                 body += chunk

@@ -27,7 +27,7 @@ from typing import IO, TYPE_CHECKING, Any
 import httpx
 
 from pdi import untrusted_json
-from pdi._refusals import refusal, said, told
+from pdi._refusals import IDENTITY, coded, refusal, said, told
 from pdi.archive.blobs.seam import Spooled
 from pdi.archive.mirroring import base_url
 from pdi.errors import (
@@ -57,9 +57,6 @@ TEXT_SECONDS = 120.0
 MIN_RATE = 16 << 10
 #: The longest manifest page read (a page of :data:`PAGE` names is some hundreds of kilobytes).
 MAX_PAGE_JWS = 8 << 20
-#: What every request asks to be sent in: octets as they are, never a content coding (a few kilobytes of brotli
-#: undo to gigabytes before any size check sees them); an answer in another coding is refused.
-IDENTITY = {"Accept-Encoding": "identity"}
 #: The longest N2C description read (a JSON object).
 MAX_DESCRIPTION = 1 << 20
 #: Names a manifest page is asked for.
@@ -82,10 +79,9 @@ def _client() -> httpx.Client:
 
 def uncoded(answer: httpx.Response, what: str) -> None:
     """Nothing, when ``answer`` is sent as it is; else a :class:`RemoteError`: :data:`IDENTITY` was asked."""
-    coding = answer.headers.get("content-encoding", "").strip().lower()
-    if coding not in ("", "identity"):
-        raise RemoteError(f"{what} is sent with Content-Encoding {coding[:40]!r}, though it was asked as it is"
-                          " (identity): not read")
+    refused = coded(answer.headers.get("content-encoding"), what)
+    if refused is not None:
+        raise refused
 
 
 class Pace:
@@ -303,10 +299,9 @@ class Peer:
             return
         connection, got = self.direct.post(url, body, {**self.headers, **IDENTITY})
         try:
-            coding = (got.getheader("content-encoding") or "").strip().lower()
-            if got.status == 200 and coding not in ("", "identity"):
-                raise RemoteError(f"{url} is sent with Content-Encoding {coding[:40]!r}, though it was asked as it is"
-                                  " (identity): not read")
+            refused = coded(got.getheader("content-encoding"), url)
+            if got.status == 200 and refused is not None:
+                raise refused
             yield got.status, got.getheader("content-type", ""), _reader(got, url)
             try:
                 got.read(MAX_PART_HEAD)  # what follows the closing boundary (nothing, or a short epilogue)
