@@ -465,7 +465,7 @@ def _spaced_passages() -> list[str]:
     """Step 17: the passages holding characters of scripts written without spaces (Han, kana, Bopomofo) are
     written again as the index now holds them (:func:`pdi.passages.fulltext.spaced`: each character a word of
     its own), so that a search finds a word inside a sentence; done when it runs (:meth:`SchemaPart._step`,
-    :meth:`SchemaPart._respace`), by reading the passages, so no statement here."""
+    :meth:`SchemaPart._respace_all`), by reading the passages, so no statement here."""
     return []
 
 
