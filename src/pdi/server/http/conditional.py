@@ -71,7 +71,9 @@ def byte_range(field: str | None, length: int) -> tuple[int, int] | None:
     """The one byte range ``Range: bytes=…`` asks for, inclusive, within ``length`` bytes (RFC 9110 §14.1.2).
 
     ``None`` means: answer the whole body (no ``Range``, another unit, a
-    malformed one, or several ranges, which a server may ignore);
+    malformed one, or several ranges, which a server may ignore; or the
+    last N bytes of an empty body, which §14.1.1 calls satisfiable but no
+    ``206`` can say, as nginx answers it);
     :data:`UNSATISFIABLE` means ``416``.
     """
     if field is None:
@@ -89,8 +91,10 @@ def byte_range(field: str | None, length: int) -> tuple[int, int] | None:
     if first_text == "":  # a suffix: the last N bytes
         if last_text == "":
             return None
-        if last_digits == "0" or length == 0:
+        if last_digits == "0":
             return UNSATISFIABLE
+        if length == 0:  # satisfiable (RFC 9110 §14.1.1), but no Content-Range spells it: the whole, empty body
+            return None
         return max(0, length - _position(last_digits)), length - 1
     if last_text != "" and (len(last_digits), last_digits) < (len(first_digits), first_digits):
         return None  # invalid: ignore it
