@@ -4,12 +4,17 @@ recorded :mod:`pdi.archive.mirroring`."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from pdi._wording import plural, printable
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.archive_io import open_archive
 from pdi.errors import IntegrityError, NotFoundError
+
+if TYPE_CHECKING:
+    from pdi.network.polls import Disagreement
 
 
 @click.group("mirror")
@@ -208,22 +213,25 @@ def mirror_audit(series: str | None, archive: str) -> None:
         if not names:
             raise NotFoundError("no origin nor peer is recorded" + (f" for {series}" if series else "") + " (pdi mirror add)")
         for name in names:
-            report = audit(opened, name)
+            report = audit(opened, name, tell=_tell_disagreement)
             for where, why in report.unreachable:
                 click.echo(f"unreachable\t{where}\t{printable(why)}")
-            for disagreement in report.disagreements:
-                held = "; ".join(f"{who}={digest}" for who, digest in disagreement.holders.items())
-                click.echo(f"disagree\t{printable(disagreement.name)}\t{printable(held)}")
-            found += len(report.disagreements) + len(report.unreachable)
+            found += report.disagreed + len(report.unreachable)
             reached = len(report.peers) - len(report.unreachable)
             missed = f" ({len(report.unreachable)} unreachable)" if report.unreachable else ""
             if reached:
                 click.echo(f"{name}\t{plural(report.names, 'name')} compared with {plural(reached, 'peer')}{missed}:"
-                           f" {plural(len(report.disagreements), 'disagreement')}")
+                           f" {plural(report.disagreed, 'disagreement')}")
             else:  # the names held here alone: nothing was compared
                 click.echo(f"{name}\tno peer reached{missed}: nothing compared")
     if found:
         raise IntegrityError(f"the audit found {plural(found, 'disagreement or unreachable peer', 'disagreements or unreachable peers')}")
+
+
+def _tell_disagreement(disagreement: Disagreement) -> None:
+    """One line of a name the audit found held differently: who holds which digest."""
+    held = "; ".join(f"{who}={digest}" for who, digest in disagreement.holders.items())
+    click.echo(f"disagree\t{printable(disagreement.name)}\t{printable(held)}")
 
 
 def register(cli: click.Group) -> None:

@@ -13,6 +13,8 @@ transport (a :class:`~pdi.network.peers.Peer`, its manifests) is
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -25,7 +27,7 @@ from pdi.errors import IntegrityError, LimitError, NotFoundError, PDIError
 from pdi.network.peers import Peer, _client, peer_of
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
     from pdi.archive import Archive
 
@@ -46,24 +48,56 @@ class Disagreement:
 
 @dataclass
 class AuditReport:
+    """What an audit of ``series`` found: ``names`` compared, each archive asked (``peers``), those that could not
+    be read (``unreachable``, with why), and how many names were ``disagreed`` on; ``disagreements`` lists them
+    unless the audit told each to a caller as it found it (``audit(..., tell=…)``)."""
+
     series: str
     names: int = 0
     peers: list[str] = field(default_factory=list)
     disagreements: list[Disagreement] = field(default_factory=list)
     unreachable: list[tuple[str, str]] = field(default_factory=list)
+    disagreed: int = 0
 
 
-def _own(archive: Archive, series: str) -> dict[str, str]:
+#: Rows written to the audit's scratch database at once.
+_BATCH = 5_000
+
+
+def _keep(views: sqlite3.Connection, who: int, held: Iterable[tuple[str, str]]) -> None:
+    """Write ``who``'s (name, digest) pairs to ``views``, a batch at a time; a name listed twice keeps its last."""
+    batch: list[tuple[str, int, str]] = []
+    for name, digest in held:
+        batch.append((name, who, digest))
+        if len(batch) >= _BATCH:
+            views.executemany("INSERT OR REPLACE INTO held VALUES (?, ?, ?)", batch)
+            batch.clear()
+    views.executemany("INSERT OR REPLACE INTO held VALUES (?, ?, ?)", batch)
+
+
+def _own(archive: Archive, series: str) -> Iterator[tuple[str, str]]:
     """This archive's names of ``series`` and their digests (``withdrawn``), as its manifest lists them."""
-    held: dict[str, str] = {}
     after = None
     while True:
         page = archive.manifest_page(series, after=after, limit=10_000)
         for entry in page.entries:
-            held[str(entry["name"])] = "withdrawn" if "withdrawn" in entry else str(entry.get("sha256"))
+            yield str(entry["name"]), "withdrawn" if "withdrawn" in entry else str(entry.get("sha256"))
         if page.next is None:
-            return held
+            return
         after = page.next
+
+
+def _listed(peer: Peer, series: str, base_url: str) -> Iterator[tuple[str, str]]:
+    """The names of ``series`` ``peer``'s signed manifest lists and their digests; no name of another series (an
+    origin speaks for its own series alone); a :class:`LimitError` past :data:`AUDIT_SECONDS`."""
+    own = f"urn:pdi://{series}/"
+    deadline = time.monotonic() + AUDIT_SECONDS
+    for page in peer.manifest(series):
+        for entry in page.names:
+            name = str(entry["name"])
+            if name.lower().startswith(own):
+                yield name, "withdrawn" if "withdrawn" in entry else str(entry.get("sha256"))
+        _within(deadline, f"reading {base_url}'s manifest of {series}", AUDIT_SECONDS)
 
 
 #: Seconds an audit may spend reading one peer's manifest, and a repair searching one peer's manifest of a day for a
@@ -78,42 +112,63 @@ def _within(deadline: float, what: str, seconds: float) -> None:
         raise LimitError(f"{what} took more than {seconds:g} s: given up")
 
 
-def audit(archive: Archive, series: str) -> AuditReport:
+def audit(archive: Archive, series: str, *, tell: Callable[[Disagreement], None] | None = None) -> AuditReport:
     """Compare this archive's digests of ``series`` with every recorded peer's (and origin's) signed manifest,
-    LOCKSS-style: every name one of them lists with a digest another does not hold the same is a disagreement.
+    LOCKSS-style: every name one of them lists with a digest another does not hold the same is a disagreement,
+    in the order of the names; given ``tell``, each is told to it as it is found rather than listed in the report.
     A peer whose manifest cannot be had, does not verify with its pinned key, or takes more than
     :data:`AUDIT_SECONDS` is ``unreachable`` (with why); a name it lists of another series is no name of this
-    audit (an origin speaks for its own series alone)."""
+    audit (an origin speaks for its own series alone).
+
+    What each archive holds is kept in a temporary database on disk, not in memory: a peer may list up to
+    :data:`~pdi.network.peers.MAX_PAGES` pages of names (ten million), which as Python objects took gigabytes."""
     records = archive.mirrors(series)
     if not records:
         raise NotFoundError(f"no origin nor peer is recorded for {series} (pdi mirror add)")
     report = AuditReport(records[0].series)
-    views: dict[str, dict[str, str]] = {"here": _own(archive, report.series)}
-    with _client() as client:
+    whos = ["here"]  # who each row's number stands for; a peer given up keeps its number, and no row
+    reached = [0]
+    with contextlib.closing(sqlite3.connect("")) as views, _client() as client:  # "": a private file on disk
+        views.execute("CREATE TABLE held (name TEXT NOT NULL, who INTEGER NOT NULL, digest TEXT NOT NULL,"
+                      " PRIMARY KEY (name, who)) WITHOUT ROWID")
+        _keep(views, 0, _own(archive, report.series))
         for record in records:
             report.peers.append(record.base_url)
-            seen: dict[str, str] = {}
-            own = f"urn:pdi://{report.series}/"
-            deadline = time.monotonic() + AUDIT_SECONDS
+            who = len(whos)
+            whos.append(record.base_url)
             try:
-                peer = peer_of(record, client)
-                for page in peer.manifest(report.series):
-                    for entry in page.names:
-                        name = str(entry["name"])
-                        if name.lower().startswith(own):
-                            seen[name] = "withdrawn" if "withdrawn" in entry else str(entry.get("sha256"))
-                    _within(deadline, f"reading {record.base_url}'s manifest of {report.series}", AUDIT_SECONDS)
+                _keep(views, who, _listed(peer_of(record, client), report.series, record.base_url))
             except PDIError as exc:
+                views.execute("DELETE FROM held WHERE who = ?", (who,))
                 report.unreachable.append((record.base_url, str(exc)))
                 continue
-            views[record.base_url] = seen
-    names = sorted(set().union(*views.values()))
-    report.names = len(names)
-    for name in names:
-        holders = {who: view.get(name, "missing") for who, view in views.items()}
-        if len(set(holders.values())) > 1:
-            report.disagreements.append(Disagreement(name, holders))
+            reached.append(who)
+        views.commit()
+        (report.names,) = views.execute("SELECT count(DISTINCT name) FROM held").fetchone()
+        name: str | None = None
+        holders: dict[int, str] = {}
+        for row_name, who, digest in views.execute("SELECT name, who, digest FROM held ORDER BY name, who"):
+            if row_name != name:
+                _told(report, name, holders, whos, reached, tell)
+                name, holders = row_name, {}
+            holders[who] = digest
+        _told(report, name, holders, whos, reached, tell)
     return report
+
+
+def _told(report: AuditReport, name: str | None, holders: dict[int, str], whos: list[str], reached: list[int],
+          tell: Callable[[Disagreement], None] | None) -> None:
+    """The disagreement on ``name``, if its ``holders`` (by number) differ or some archive reached lacks it."""
+    if name is None:
+        return
+    view = {whos[who]: holders.get(who, "missing") for who in reached}
+    if len(set(view.values())) > 1:
+        report.disagreed += 1
+        disagreement = Disagreement(name, view)
+        if tell is None:
+            report.disagreements.append(disagreement)
+        else:
+            tell(disagreement)
 
 
 # --- repair ----------------------------------------------------------------------------------------
