@@ -58,10 +58,24 @@ def test_regexp_runs_in_linear_time_whoever_wrote_it() -> None:
 
 # --- base URLs and the registry --------------------------------------------------------------
 @pytest.mark.parametrize("bad", ["ftp://127.0.0.1/", "javascript:alert(1)//", "http://user@host/", "http:///x",
-                                 "http://h/?q", "http://h/#f", "https://h:port/", "http://h/\r\nX: y", "//h/"])
+                                 "http://h/?q", "http://h/#f", "https://h:port/", "http://h/\r\nX: y", "//h/",
+                                 # found by an attack (2026-11-27), from a NAPTR record: a 500 or a dropped
+                                 # connection when put in a Location field
+                                 "http://[::1/", "http://h/\u2603/", "http://h/\x00/", "http://h/\x1b[2J/",
+                                 "http://h/\x7f/", "http://h\u00e9.example/"])
 def test_base_url_is_http_or_https_only(bad: str) -> None:
     with pytest.raises(ParseError):
         base_url(bad)
+
+
+@given(st.text(max_size=60))
+def test_a_base_url_is_printable_ascii_or_a_parse_error(text: str) -> None:
+    """What a Location field can carry as it is (RFC 9110 §5.5: field values are visible ASCII here)."""
+    try:
+        made = base_url("http://h.example/" + text)
+    except ParseError:
+        return
+    assert made.isascii() and made.isprintable() and " " not in made
 
 
 def test_base_url_ends_in_a_slash() -> None:
@@ -210,3 +224,45 @@ def test_naptr_of_an_unknown_domain_is_none() -> None:
 def test_dns_server_is_an_address_and_port(bad: str) -> None:
     with pytest.raises(ParseError):
         NaptrFinder(bad)
+
+
+def test_a_bad_expression_is_said_once_as_a_parse_error_and_never_written_to_standard_error() -> None:
+    """Found by an attack (2026-11-27): RE2 logs each expression it cannot compile to the process's standard
+    error itself (a stranger's escape sequences and fake log lines in ``pdi serve``'s log), besides raising."""
+    code = ("from pdi.errors import ParseError\nfrom pdi.federation.naptr import apply_regexp\n"
+            "try:\n    apply_regexp('!(a\\x1b[2J!x!', 'a')\nexcept ParseError as exc:\n    print(exc)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert "does not compile" in done.stdout
+    assert done.stderr == ""
+
+
+@pytest.mark.parametrize("follow", [False, True])
+def test_a_redirect_httpx_cannot_read_is_the_other_servers_failure(follow: bool) -> None:
+    """Found by an attack (2026-11-27): httpx builds a redirect's next request even when it does not follow it, and
+    raises ``InvalidURL`` (no ``HTTPError``) for a ``Location`` it cannot read: a traceback from ``pdi verify
+    --signatures --key URL``, ``pdi mirror add`` and ``pdi serve --registry-key``, a 500 from the legacy rescue."""
+    import http.server
+    import threading
+
+    from pdi.errors import RemoteError
+    from pdi.federation.authorities import fetch_bounded
+
+    class Redirect(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(302)
+            self.send_header("Location", "javascript:alert(1)")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/api/keys"
+        with pytest.raises(RemoteError, match=f"cannot fetch the key set {url}"):
+            fetch_bounded(url, 1000, "the key set", follow_redirects=follow)
+    finally:
+        server.shutdown()
+        server.server_close()

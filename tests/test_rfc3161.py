@@ -246,3 +246,82 @@ def test_a_tsa_that_cannot_be_reached_or_fails_is_a_remote_error(tmp_path: Path)
                                            "--archive", str(location)])
                 assert made.exit_code == 16 and said in made.output, made.output
                 assert not (tmp_path / "m.jws.tsr").exists()
+
+
+def _tlv(tag: int, content: bytes) -> bytes:
+    """A DER element (X.690 §8.1: the tag, the length in short or long form, the content), written here."""
+    n = len(content)
+    length = bytes([n]) if n < 0x80 else bytes([0x80 | ((n.bit_length() + 7) // 8)]) + n.to_bytes((n.bit_length() + 7) // 8, "big")
+    return bytes([tag]) + length + content
+
+
+def _response(digest: bytes, *, status: bytes = b"\x00", gen_time: bytes = b"20261127050000Z",
+              nonce: bytes | None = None) -> bytes:
+    """A granted TimeStampResp (RFC 3161 §2.4.2) as its ASN.1 module spells it, its SignedData unsigned."""
+    sha256 = bytes.fromhex("608648016503040201")  # 2.16.840.1.101.3.4.2.1
+    imprint = _tlv(0x30, _tlv(0x30, _tlv(0x06, sha256) + _tlv(0x05, b"")) + _tlv(0x04, digest))
+    tst = _tlv(0x02, b"\x01") + _tlv(0x06, b"\x2a\x03") + imprint + _tlv(0x02, b"\x05") + _tlv(0x18, gen_time)
+    if nonce is not None:
+        tst += _tlv(0x02, nonce)
+    content = _tlv(0x30, _tlv(0x06, bytes.fromhex("2a864886f70d0109100104")) + _tlv(0xA0, _tlv(0x04, _tlv(0x30, tst))))
+    signed = _tlv(0x30, _tlv(0x02, b"\x03") + _tlv(0x31, b"") + content + _tlv(0x31, b""))
+    token = _tlv(0x30, _tlv(0x06, bytes.fromhex("2a864886f70d010702")) + _tlv(0xA0, signed))
+    return _tlv(0x30, _tlv(0x30, _tlv(0x02, status)) + token)
+
+
+def test_a_strangers_integers_and_time_are_read_within_bounds() -> None:
+    """Found by an attack (2026-11-27): a PKIStatus or nonce of 2,000 octets is a number of 4,800 digits, which
+    Python refuses to print, so the refusal itself failed (a traceback; a 500 from ``pdi serve --tsa``); a genTime
+    of control characters reached the terminal. RFC 3161 §2.4.2 writes genTime ``YYYYMMDDhhmmss[.s...]Z``."""
+    digest = hashlib.sha256(b"a manifest\n").digest()
+    stamp = read_response(_response(digest, nonce=b"\x01\x23\x45\x67"))
+    assert (stamp.imprint, stamp.time, stamp.nonce) == (digest, "20261127050000Z", 0x1234567)
+    assert read_response(_response(digest, gen_time=b"20261127050000.25Z")).time == "20261127050000.25Z"
+    with pytest.raises(IntegrityError, match="rejection"):
+        read_response(_response(digest, status=b"\x02"))
+    with pytest.raises(ParseError, match="the PKIStatus is an INTEGER of 2000 octets, more than 4"):
+        read_response(_response(digest, status=b"\x01" * 2000))
+    with pytest.raises(ParseError, match="the nonce is an INTEGER of 2000 octets, more than 32"):
+        read_response(_response(digest, nonce=b"\x01" * 2000))
+    for bad in (b"\x1b[2J\x1b[H19990101000000Z", b"2026112705000Z", b"20261127050000.50Z", b"20261127050000"):
+        with pytest.raises(ParseError, match="genTime is not a time"):
+            read_response(_response(digest, gen_time=bad))
+
+
+def test_a_hostile_tsas_answer_is_its_failure_not_a_traceback(tmp_path: Path) -> None:
+    """Found by an attack (2026-11-27): a response with a 2,000-octet nonce ended ``pdi manifest --tsa`` in a
+    traceback (a 500 from ``pdi serve --tsa``); it is the authority's failure, exit 16 (502 from the resolver), as
+    are an answer in a content coding it was not asked for and a redirect to a URL httpx cannot read."""
+    from pdi.errors import RemoteError
+    from pdi.timestamping import request_timestamp
+
+    answers = {
+        "/nonce": (200, {"Content-Type": "application/timestamp-reply"},
+                   _response(b"\x00" * 32, nonce=b"\x01" * 2000)),
+        "/gzip": (200, {"Content-Type": "application/timestamp-reply", "Content-Encoding": "gzip"}, b"\x1f\x8b"),
+        "/script": (302, {"Location": "javascript:alert(1)"}, b""),
+    }
+
+    class Hostile(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            status, fields, body = answers[self.path]
+            self.send_response(status)
+            for field, value in (fields | {"Content-Length": str(len(body))}).items():
+                self.send_header(field, value)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    location, runner, out = _keyed_archive(tmp_path)
+    with _serving(Hostile) as base:
+        for path, said in (("nonce", "answered no timestamp response: the nonce is an INTEGER of 2000 octets"),
+                           ("gzip", "is sent with Content-Encoding 'gzip'"),
+                           ("script", "cannot reach the time-stamping authority")):
+            with pytest.raises(RemoteError, match=said):
+                request_timestamp(base + path, b"x")
+            made = runner.invoke(cli, ["manifest", "--series", SERIES, "-o", str(out), "--tsa", base + path,
+                                       "--archive", str(location)])
+            assert made.exit_code == 16 and said in made.output, made.output

@@ -25,6 +25,15 @@ MAX_PROBLEM = 64 << 10
 IDENTITY = {"Accept-Encoding": "identity"}
 
 
+def unreached() -> tuple[type[Exception], ...]:
+    """What httpx raises when another server cannot be asked or its answer cannot be had: its ``HTTPError``, and
+    ``InvalidURL``, no ``HTTPError``, which it raises on a redirect's ``Location`` it cannot read
+    (``javascript:alert(1)``) even when redirects are not followed. For ``except unreached() as exc:``."""
+    import httpx
+
+    return (httpx.HTTPError, httpx.InvalidURL)
+
+
 def coded(coding: str | None, what: str) -> RemoteError | None:
     """The refusal of an answer sent in the content coding ``coding`` (its ``Content-Encoding``) though
     :data:`IDENTITY` was asked, or ``None`` for one sent as it is: such an answer is never read."""
@@ -40,7 +49,6 @@ def said(answer: httpx.Response, deadline: float | None = None) -> str | None:
     most 1,000 printable characters, read from its first :data:`MAX_PROBLEM` octets before ``deadline`` (a
     :func:`time.monotonic` time; ``None``: the client's own timeouts only); ``None`` for any other body, or one
     not read in time. For an answer read as a stream whose body has not been read."""
-    import httpx
 
     if "json" not in answer.headers.get("content-type", ""):
         return None
@@ -52,7 +60,7 @@ def said(answer: httpx.Response, deadline: float | None = None) -> str | None:
             body += piece
             if len(body) > MAX_PROBLEM or (deadline is not None and time.monotonic() > deadline):
                 return None
-    except httpx.HTTPError:
+    except unreached():
         return None
     return told(bytes(body))
 

@@ -15,6 +15,7 @@ within its parent), so a stranger's response can make it fail only with a
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 
 from pdi.errors import IntegrityError, ParseError
@@ -104,8 +105,17 @@ def _expect(element: _Element, tag: int, what: str) -> _Element:
     return element
 
 
-def _int(data: bytes, element: _Element) -> int:
+def _int(data: bytes, element: _Element, what: str, most: int) -> int:
+    """The INTEGER ``element``, of at most ``most`` octets (a stranger's 2,000-octet one could not be printed)."""
+    if element.end - element.start > most:
+        raise ParseError(f"{what} is an INTEGER of {element.end - element.start} octets, more than {most}",
+                         offset=element.start, rule="rfc3161")
     return int.from_bytes(data[element.start:element.end], "big", signed=True)
+
+
+#: A ``GeneralizedTime`` as RFC 3161 §2.4.2 has genTime written: ``YYYYMMDDhhmmss[.s...]Z``, the fraction without
+#: trailing zeros.
+_GENERALIZED_TIME = re.compile(rb"[0-9]{14}(?:\.[0-9]{0,8}[1-9])?Z")
 
 
 @dataclass(frozen=True)
@@ -136,7 +146,7 @@ def read_response(data: bytes) -> TimeStamp:
     status_info = _children(data, _expect(parts[0], _SEQUENCE, "PKIStatusInfo"), "PKIStatusInfo")
     if not status_info:
         raise ParseError("the PKIStatusInfo is empty", rule="rfc3161")
-    status = _int(data, _expect(status_info[0], _INTEGER, "PKIStatus"))
+    status = _int(data, _expect(status_info[0], _INTEGER, "PKIStatus"), "the PKIStatus", 4)
     if status not in (0, 1) or len(parts) < 2:
         raise IntegrityError(f"the time-stamping authority answered {_STATUS.get(status, status)}: no timestamp")
     content_info = _children(data, _expect(parts[1], _SEQUENCE, "the TimeStampToken"), "the TimeStampToken")
@@ -165,5 +175,8 @@ def read_response(data: bytes) -> TimeStamp:
         raise IntegrityError("the timestamp is not of a SHA-256 digest")
     digest = data[imprint[1].start:imprint[1].end]
     time = _expect(tst[4], _TIME, "genTime")
-    nonce = next((_int(data, e) for e in tst[5:] if e.tag == _INTEGER), None)
-    return TimeStamp(digest, data[time.start:time.end].decode("ascii", errors="replace"), nonce)
+    if not _GENERALIZED_TIME.fullmatch(data, time.start, time.end):
+        raise ParseError("the genTime is not a time as RFC 3161 §2.4.2 writes it (YYYYMMDDhhmmss[.s]Z)",
+                         offset=time.start, rule="rfc3161")
+    nonce = next((_int(data, e, "the nonce", 32) for e in tst[5:] if e.tag == _INTEGER), None)
+    return TimeStamp(digest, data[time.start:time.end].decode("ascii"), nonce)

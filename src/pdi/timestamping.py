@@ -17,7 +17,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from pdi.errors import IntegrityError, LimitError, RemoteError, UnsupportedError
+from pdi._refusals import IDENTITY, coded, unreached
+from pdi.errors import IntegrityError, LimitError, ParseError, RemoteError, UnsupportedError
 from pdi.rfc3161 import MAX_RESPONSE, TimeStamp, read_response, timestamp_request
 
 __all__ = ["TSR_SUFFIX", "request_timestamp", "verify_with_ca"]
@@ -41,18 +42,24 @@ def request_timestamp(url: str, data: bytes) -> tuple[bytes, TimeStamp]:
     body = bytearray()
     try:
         with httpx.stream("POST", url, content=query, timeout=TSA_TIMEOUT,
-                          headers={"Content-Type": "application/timestamp-query"}) as answer:
+                          headers={"Content-Type": "application/timestamp-query", **IDENTITY}) as answer:
             if answer.status_code != 200:
                 raise RemoteError(f"the time-stamping authority {url} answered HTTP {answer.status_code}")
-            for piece in answer.iter_bytes():
+            refused = coded(answer.headers.get("content-encoding"), f"the time-stamping authority {url}'s answer")
+            if refused is not None:
+                raise refused
+            for piece in answer.iter_raw():
                 body += piece
                 if len(body) > MAX_RESPONSE:
                     raise RemoteError(f"the time-stamping authority {url} answered more than {MAX_RESPONSE} octets")
                 if time.monotonic() - started > TSA_DEADLINE:
                     raise RemoteError(f"the time-stamping authority {url} took more than {TSA_DEADLINE:.0f} s")
-    except httpx.HTTPError as exc:
+    except unreached() as exc:
         raise RemoteError(f"cannot reach the time-stamping authority {url}: {exc}") from exc
-    stamp = read_response(bytes(body))
+    try:
+        stamp = read_response(bytes(body))
+    except ParseError as exc:  # the authority's answer, not what was asked of it, is at fault
+        raise RemoteError(f"the time-stamping authority {url} answered no timestamp response: {exc}") from exc
     stamp.check(data, nonce)
     return bytes(body), stamp
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pdi._refusals import IDENTITY, coded, refusal, said
+from pdi._refusals import IDENTITY, coded, refusal, said, unreached
 from pdi.errors import (
     LimitError,
     NotFoundError,
@@ -106,7 +106,7 @@ def fetch_bounded(url: str, most: int, what: str, *, accept: str = "*/*", second
                 if time.monotonic() > deadline:
                     raise LimitError(f"{what} {url} took more than {seconds:g} s")
             return bytes(body), dict(answer.headers)
-    except httpx.HTTPError as exc:
+    except unreached() as exc:
         raise RemoteError(f"cannot fetch {what} {url}: {exc}") from exc
 
 

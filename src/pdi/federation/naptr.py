@@ -142,6 +142,7 @@ def _compiled(ere: str, case_sensitive: bool) -> Any:
     options = re2.Options()
     options.case_sensitive = case_sensitive
     options.max_mem = 1 << 20
+    options.log_errors = False  # RE2 would write a stranger's expression, escapes and all, to standard error
     try:
         return re2.compile(ere, options)
     except re2.error as exc:

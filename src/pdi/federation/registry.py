@@ -69,9 +69,14 @@ def base_url(url: str, where: str = "a resolver's base URL") -> str:
     """``url`` as a resolver's base URL (``http``/``https``, a host, no query or fragment, ending in ``/``);
     :class:`ParseError` naming ``where`` otherwise."""
     shown = repr(url[:200])
-    if len(url) > 2000 or any(c in url for c in "\r\n\t \\\"<>"):
-        raise ParseError(f"{where} is not a URL: {shown}", text=url[:200], rule="base-url")
-    parts = urlsplit(url)
+    # RFC 3986 §2: a URL is printable ASCII (an IRI's host in its A-label form); these never occur in one
+    if len(url) > 2000 or not (url.isascii() and url.isprintable()) or any(c in url for c in " \\\"<>"):
+        raise ParseError(f"{where} is not a URL (printable ASCII, no spaces, \\, \", < or >): {shown}",
+                         text=url[:200], rule="base-url")
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # an unclosed [ of an IPv6 address
+        raise ParseError(f"{where} is not a URL: {exc}: {shown}", text=url[:200], rule="base-url") from None
     if parts.scheme.lower() not in ("http", "https"):
         raise ParseError(f"{where} must be an http or https URL, not {parts.scheme or 'schemeless'}: {shown}",
                          text=url[:200], rule="base-url")

@@ -21,6 +21,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pdi._refusals import unreached
 from pdi.federation.authorities import FETCH_SECONDS, Authorities, same_resolver
 from pdi.interop.memento import http_datetime
 
@@ -83,7 +84,7 @@ class RemoteCaptures:
                         client.stream("GET", f"{base}timegate/{url}", headers=headers) as answer:
                     # only the status and Location are read: the body, whatever its size, never is
                     status, location = answer.status_code, answer.headers.get("location", "")
-            except httpx.HTTPError:
+            except unreached():
                 continue
             if status in (302, 303) and location.startswith(f"{base}uri-res/N2R?") and len(location) <= 8000:
                 return RemoteCapture(base, location)

@@ -27,7 +27,7 @@ from typing import IO, TYPE_CHECKING, Any
 import httpx
 
 from pdi import untrusted_json
-from pdi._refusals import IDENTITY, coded, refusal, said, told
+from pdi._refusals import IDENTITY, coded, refusal, said, told, unreached
 from pdi.archive.blobs.seam import Spooled
 from pdi.archive.mirroring import base_url
 from pdi.errors import (
@@ -121,7 +121,7 @@ def _get_text(client: httpx.Client, url: str, what: str, most: int, headers: Map
                 pace.took(len(piece))
                 if len(body) > most:
                     raise LimitError(f"{what} {url} is larger than {most} octets")
-    except httpx.HTTPError as exc:
+    except unreached() as exc:
         raise RemoteError(f"cannot fetch {what} {url}: {exc}") from exc
     return body.decode("utf-8", errors="replace")
 
@@ -255,7 +255,7 @@ class Peer:
                         raise IntegrityError(
                             f"{name} at {self.base}: more than the {size} octets its signed manifest says")
                     yield piece
-        except httpx.HTTPError as exc:
+        except unreached() as exc:
             raise RemoteError(f"cannot fetch {url}: {exc}") from exc
 
     def octets_of(self, entries: Sequence[Mapping[str, Any]], write: Callable[[Iterator[memoryview]], Spooled],
@@ -277,7 +277,7 @@ class Peer:
                 for entry in entries:
                     done.append(parts.take(entry, write, self.base))
                 parts.close()
-        except httpx.HTTPError as exc:
+        except unreached() as exc:
             failure: PDIError = RemoteError(f"cannot fetch {url}: {exc}")
         except PDIError as exc:  # the answer is cut or not as it should be: what is left is not trusted
             failure = exc
@@ -571,7 +571,7 @@ def announce(record: MirrorRecord, url: str, keys: Sequence[PublicKey], token: s
             if answer.status_code in (200, 201):
                 return answer.status_code == 201
             detail = said(answer, time.monotonic() + HTTP_TIMEOUT) or "(no problem said)"
-    except httpx.HTTPError as exc:
+    except unreached() as exc:
         raise RemoteError(f"cannot announce this mirror to {target}: {exc}") from exc
     error = {401: AccessError, 403: AccessError, 404: NotFoundError, 409: ImmutabilityError}.get(
         answer.status_code, RemoteError)
