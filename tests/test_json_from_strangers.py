@@ -9,6 +9,7 @@ that ``]`` closes, so ``[[…]]`` is JSON at any depth, which Python's reader st
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -20,6 +21,7 @@ from pdi.federation.registry import Registry
 from pdi.signing import (
     SigningKey,
     b64url,
+    jwk_set_text,
     parse_jwks,
     sign_manifest,
     verify_compact,
@@ -49,7 +51,7 @@ def test_what_is_not_json_pdi_reads_is_a_parse_error_naming_it(text: str | bytes
 def test_a_jws_a_jwk_set_and_a_manifest_nested_too_deep_are_refused_in_words() -> None:
     key = SigningKey.generate()
     with pytest.raises(ParseError, match="the JWS header is not JSON pdi reads"):
-        verify_compact(b64url(DEEP.encode()) + "." + b64url(b"{}") + ".", [key.public])
+        verify_compact(b64url(("[" * 3000 + "]" * 3000).encode()) + "." + b64url(b"{}") + ".", [key.public])
     with pytest.raises(ParseError, match=r"keys\.json is not JSON pdi reads"):
         parse_jwks(DEEP, "keys.json")
     with pytest.raises(ParseError, match="the manifest's payload is not JSON pdi reads"):
@@ -61,10 +63,80 @@ def test_a_registry_nested_too_deep_is_refused_naming_it() -> None:
         Registry.from_json(DEEP.encode(), "registry.json")
 
 
-def test_a_peers_manifest_page_nested_too_deep_has_no_next_page() -> None:
-    """``pdi manifest check URL`` reads a page's ``next`` before checking its signature: a payload nested too deep
-    has none (the signature check then refuses the page), rather than stopping the command with a RecursionError."""
-    from pdi.cli.manifest_check import _next_of
+def test_a_resolvers_pages_are_followed_only_while_their_signatures_hold(tmp_path: Path) -> None:
+    """``pdi verify --signatures URL`` follows each page's ``next``. Found by an attack (2026-11-27): it read
+    ``next`` before the signature was checked, so a stranger's forged pages, each naming another, were fetched
+    without end (616 in 30 s, bounded only by 100,000 pages of 120 s). A page that does not verify ends the walk:
+    nothing it says is read, not even where it says to go."""
+    import http.server
+    import threading
+    import urllib.parse
 
-    assert _next_of("e30." + b64url(DEEP.encode()) + ".") is None
-    assert _next_of("e30." + b64url(b'{"next": "2026-11-26"}') + ".") == "2026-11-26"
+    from click.testing import CliRunner
+
+    from pdi.archive import Archive
+    from pdi.cli import cli
+    from pdi.signing import canonical_json
+
+    ours, stranger = SigningKey.generate(), SigningKey.generate()
+    asked: list[str | None] = []
+
+    def page(after: str | None, key: SigningKey) -> bytes:
+        value = {"type": "pdi-manifest+jws", "series": "a.example.us", "day": None, "after": after,
+                 "next": f"{int(after or 0) + 1:06d}", "names": [], "access": "public"}
+        return sign_manifest(key, canonical_json(value)).encode()
+
+    class Pages(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            target = urllib.parse.urlsplit(self.path)
+            if target.path != "/api/manifest":  # the page's timestamp (/api/manifest.tsr): this one keeps none
+                self.send_response(404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            after = dict(urllib.parse.parse_qsl(target.query)).get("after")
+            asked.append(after)
+            body = page(after, ours if after is None else stranger)  # the second page is forged
+            self.send_response(200)
+            self.send_header("Content-Type", "application/jose")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    Archive.init(tmp_path / "archive").close()
+    keys = tmp_path / "keys.json"
+    keys.write_text(jwk_set_text([ours.public]))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Pages)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/api/manifest?series=a.example.us"
+        done = CliRunner().invoke(cli, ["verify", "--signatures", url, "--key", str(keys),
+                                        "--archive", str(tmp_path / "archive")])
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert asked == [None, "000001"]  # the first page (signed) and the one it names; the forged one's next: never
+    assert done.exit_code == 3, done.output
+    assert "checked 2 manifests" in done.output and "does not verify" in done.output
+
+
+def test_a_jws_header_and_a_key_set_are_bounded_before_they_are_read() -> None:
+    """Found by an attack (2026-11-27): a 64 MiB header of empty objects, read before the signature is checked,
+    took 1.5 GB as Python's values, and a 64 MiB key set 1.7 GB."""
+    from pdi.signing import MAX_JWKS, MAX_JWS_HEADER
+
+    key = SigningKey.generate()
+    made = sign_manifest(key, b'{"names": []}')
+    assert verify_compact(made, [key.public]).payload == b'{"names": []}'
+    header = b64url(b'{"alg":"EdDSA","x":[' + b"{}," * 3000 + b'{}]}')
+    assert len(header) > MAX_JWS_HEADER
+    with pytest.raises(ParseError, match=f"the JWS header is {len(header)} characters, more than the {MAX_JWS_HEADER}"):
+        verify_compact(header + "." + made.split(".", 1)[1], [key.public])
+    many = jwk_set_text([key.public] * (MAX_JWKS // 100))
+    assert len(many) > MAX_JWKS
+    with pytest.raises(ParseError, match="is larger than a JWK set may be"):
+        parse_jwks(many, "the key set")
+    assert parse_jwks(jwk_set_text([key.public] * 1000), "the key set")[0] == key.public

@@ -57,8 +57,13 @@ __all__ = [
 
 #: The ``typ`` of a manifest's JWS header (RFC 7515 §4.1.9: ``application/`` left out) and its payload's ``type``.
 MANIFEST_TYPE = "pdi-manifest+jws"
-#: The longest compact JWS (or JWK set) pdi reads, in characters: far more than a page of manifest entries.
+#: The longest compact JWS pdi reads, in characters: far more than a page of manifest entries.
 MAX_JWS = 64 << 20
+#: The longest JWS protected header pdi reads, in base64url characters (pdi's own are under 200): it is read before
+#: the signature is checked, and a stranger's 64 MiB header of empty objects took 1.5 GB as Python's values.
+MAX_JWS_HEADER = 8 << 10
+#: The longest JWK set pdi reads, in characters: some 10,000 Ed25519 keys (a stranger's 64 MiB set took 1.7 GB).
+MAX_JWKS = 1 << 20
 
 
 def b64url(data: bytes) -> str:
@@ -218,6 +223,9 @@ def verify_compact(jws: str, keys: Iterable[PublicKey]) -> Verified:
     if len(parts) != 3:
         raise ParseError(f"a compact JWS has 3 parts separated by '.', this one {len(parts)}", rule="jws")
     header_b64, payload_b64, signature_b64 = parts
+    if len(header_b64) > MAX_JWS_HEADER:
+        raise ParseError(f"the JWS header is {len(header_b64)} characters, more than the {MAX_JWS_HEADER} pdi reads",
+                         rule="jws")
     header = untrusted_json.loads(b64url_decode(header_b64, "the JWS header"), "the JWS header", rule="jws")
     if not isinstance(header, dict):
         raise ParseError("the JWS header is not a JSON object", rule="jws")
@@ -253,8 +261,8 @@ def jwk_set_text(keys: Iterable[PublicKey]) -> str:
 
 def parse_jwks(text: str | bytes, where: str) -> list[PublicKey]:
     """The Ed25519 keys of a JWK (an object with ``kty``) or a JWK set (``{"keys": […]}``); others are skipped."""
-    if len(text) > MAX_JWS:
-        raise ParseError(f"{where} is larger than a JWK set may be ({MAX_JWS} characters)", rule="jwk")
+    if len(text) > MAX_JWKS:
+        raise ParseError(f"{where} is larger than a JWK set may be ({MAX_JWKS} characters)", rule="jwk")
     value = untrusted_json.loads(text, where, rule="jwk")
     if isinstance(value, dict) and "kty" in value:
         return [PublicKey.from_jwk(value)]

@@ -15,11 +15,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pdi import untrusted_json
 from pdi.archive import Archive
 from pdi.archive.fixity import Problem
 from pdi.errors import IntegrityError, LimitError, NotFoundError, PDIError
-from pdi.signing import MAX_JWS, PublicKey, verify_manifest
+from pdi.signing import MAX_JWS, Manifest, PublicKey, verify_manifest
 
 __all__ = ["SignatureReport", "check_signatures", "public_keys"]
 
@@ -65,9 +64,11 @@ def public_keys(key: str | None, archive: Archive, key_file: str | None) -> list
     return load_keys(key, "--key", seconds=HTTP_DEADLINE, timeout=HTTP_TIMEOUT)
 
 
-def _manifests(source: str) -> Iterator[tuple[str, str]]:
-    """``(where, jws)`` of each manifest ``source`` holds: one JWS a line of a file (``-``: standard input),
-    or the pages of a resolver's ``/api/manifest`` URL, followed by their ``next``."""
+def _manifests(source: str, keys: list[PublicKey]) -> Iterator[tuple[str, str, Manifest | PDIError]]:
+    """``(where, jws, the manifest verified with keys or why not)`` of each manifest ``source`` holds: one JWS a
+    line of a file (``-``: standard input), or the pages of a resolver's ``/api/manifest`` URL, followed by the
+    ``next`` of each page whose signature holds (a page that does not verify ends the walk: what it says is not
+    read, nor where it says to go)."""
     if source.startswith(("http://", "https://")):
         import httpx
 
@@ -75,8 +76,9 @@ def _manifests(source: str) -> Iterator[tuple[str, str]]:
         seen: set[str] = set()
         for _ in range(MAX_PAGES):
             text = _fetch(str(url), "the manifest").strip()
-            yield str(url), text
-            following = _next_of(text)
+            checked = _verified(text, keys)
+            yield str(url), text, checked
+            following = checked.next if isinstance(checked, Manifest) else None
             if following is None:
                 return
             if following in seen:
@@ -96,19 +98,15 @@ def _manifests(source: str) -> Iterator[tuple[str, str]]:
         raise LimitError(f"{source} is larger than {MAX_JWS} characters")
     for number, line in enumerate(text.splitlines(), 1):
         if line.strip():
-            yield f"{source}:{number}", line.strip()
+            yield f"{source}:{number}", line.strip(), _verified(line.strip(), keys)
 
 
-def _next_of(jws: str) -> str | None:
-    """The ``next`` cursor of a manifest page, read before its signature is checked (only to fetch the next page)."""
-    from pdi.signing import b64url_decode
-
+def _verified(jws: str, keys: list[PublicKey]) -> Manifest | PDIError:
+    """The manifest ``jws`` signed with one of ``keys``, or the error saying why it is not."""
     try:
-        value = untrusted_json.loads(b64url_decode(jws.split(".")[1], "the JWS payload"), "the JWS payload", rule="manifest")
-    except (IndexError, PDIError):
-        return None
-    following = value.get("next") if isinstance(value, dict) else None
-    return following if isinstance(following, str) else None
+        return verify_manifest(jws, keys)
+    except PDIError as exc:
+        return exc
 
 
 def _check_timestamp(source: str, tsa_ca: str | None, report: SignatureReport) -> None:
@@ -172,14 +170,12 @@ def check_signatures(archive: Archive, sources: tuple[str, ...], keys: list[Publ
     for source in sources:
         _check_timestamp(source, tsa_ca, report)
         found = report.manifests
-        for where, jws in _manifests(source):
+        for where, jws, manifest in _manifests(source, keys):
             if source.startswith(("http://", "https://")):
                 _check_page_timestamp(where, jws, tsa_ca, report)
             report.manifests += 1
-            try:
-                manifest = verify_manifest(jws, keys)
-            except PDIError as exc:
-                report.problems.append(Problem("signature", "", (where,), str(exc)))
+            if isinstance(manifest, PDIError):
+                report.problems.append(Problem("signature", "", (where,), str(manifest)))
                 continue
             checked, problems = archive.check_manifest(manifest.names)
             report.names += checked

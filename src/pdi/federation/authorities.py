@@ -50,7 +50,7 @@ from pdi.federation.registry import (
     read_registry_file,
     verify_registry,
 )
-from pdi.signing import MAX_JWS, PublicKey, parse_jwks
+from pdi.signing import MAX_JWKS, PublicKey, parse_jwks
 
 __all__ = ["Authorities", "Candidate", "RegistrySource", "fetch_bounded", "load_keys", "same_resolver"]
 
@@ -117,12 +117,12 @@ def load_keys(given: str, where: str = "--registry-key", *, seconds: float = FET
     if given.lstrip().startswith("{"):
         return parse_jwks(given, where)
     if urlsplit(given).scheme in ("http", "https"):
-        data, _ = fetch_bounded(given, MAX_JWS, "the key set", seconds=seconds, timeout=timeout,
+        data, _ = fetch_bounded(given, MAX_JWKS, "the key set", seconds=seconds, timeout=timeout,
                                 follow_redirects=True)
         return parse_jwks(data, given)
     try:
         with open(given, "rb") as f:
-            return parse_jwks(f.read(MAX_JWS + 1), given)
+            return parse_jwks(f.read(MAX_JWKS + 1), given)
     except FileNotFoundError as exc:
         raise NotFoundError(f"{where} {given}: no such file (give a JWK, a file holding one, or a URL)") from exc
     except OSError as exc:

@@ -41,7 +41,14 @@ from pdi.errors import (
     RemoteError,
 )
 from pdi.network.mirror_access import read_token
-from pdi.signing import MAX_JWS, Manifest, PublicKey, jwk_set_text, parse_jwks, verify_manifest
+from pdi.signing import (
+    MAX_JWKS,
+    Manifest,
+    PublicKey,
+    jwk_set_text,
+    parse_jwks,
+    verify_manifest,
+)
 
 if TYPE_CHECKING:
     from pdi.archive.mirroring import MirrorRecord
@@ -139,7 +146,7 @@ def _refusal(status: int, what: str, headers: Mapping[str, str] | None, told: st
 def fetch_keys(url: str) -> list[PublicKey]:
     """The Ed25519 keys of the archive at ``url`` (its ``/api/keys``)."""
     with _client() as client:
-        return parse_jwks(_get_text(client, base_url(url) + "/api/keys", "the key set", MAX_JWS), url + "/api/keys")
+        return parse_jwks(_get_text(client, base_url(url) + "/api/keys", "the key set", MAX_JWKS), url + "/api/keys")
 
 
 def check_origin(base: str, series: str, keys: Sequence[PublicKey], source: str | None = None) -> None:
