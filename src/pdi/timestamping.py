@@ -64,15 +64,18 @@ def request_timestamp(url: str, data: bytes) -> tuple[bytes, TimeStamp]:
     return bytes(body), stamp
 
 
-def verify_with_ca(response: Path, data: Path, ca: Path) -> None:
+def verify_with_ca(response: Path, data: Path, ca: Path, *, partial: bool = False) -> None:
     """:class:`IntegrityError` unless ``openssl ts -verify`` finds the TSA's signature on ``response`` good, its
-    certificate chained to ``ca``, and the stamp of ``data``."""
+    certificate chained to ``ca``, and the stamp of ``data``. ``partial``: any certificate of ``ca`` may end the
+    chain (``-partial_chain``), so that what is proved is the signature of a certificate the file holds, not its
+    trust."""
     openssl = shutil.which("openssl")
     if openssl is None:
         raise UnsupportedError("checking a timestamp's signature needs openssl (Debian's openssl package)")
     try:
         done = subprocess.run(
-            [openssl, "ts", "-verify", "-in", str(response), "-data", str(data), "-CAfile", str(ca)],
+            [openssl, "ts", "-verify", "-in", str(response), "-data", str(data), "-CAfile", str(ca),
+             *(["-partial_chain"] if partial else [])],
             capture_output=True, text=True, timeout=OPENSSL_SECONDS, check=False,
         )
     except subprocess.TimeoutExpired as exc:

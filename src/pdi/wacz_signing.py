@@ -48,8 +48,10 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
     decode_dss_signature,
     encode_dss_signature,
 )
+from cryptography.x509.oid import NameOID
 
 from pdi import untrusted_json
+from pdi._wording import printable
 from pdi.errors import IntegrityError, ParseError, UnsupportedError
 from pdi.rfc3161 import read_response
 
@@ -194,9 +196,9 @@ class Checked:
             assert self.public_key is not None
             return (f"signed (anonymous form) by the ECDSA key {public_key_id(self.public_key)}: signature verified;"
                     " whose key it is is for you to know")
-        return (f"signed (domain form) for {self.domain}, timestamped {self.stamped}: signature verified with its"
-                " certificate's key; the trust of the certificate and TSA chains is authsign's to check"
-                " (wacz validate --verify-auth)")
+        return (f"signed (domain form) for {printable(self.domain or '')}, timestamped {self.stamped}: signature verified with its"
+                " certificate's key (a certificate for that domain) and the timestamp with its TSA's certificate;"
+                " the trust of the two chains is authsign's to check (wacz validate --verify-auth)")
 
 
 def check_digest(where: str, package: bytes, digest_text: bytes) -> Checked:
@@ -249,12 +251,60 @@ def check_digest(where: str, package: bytes, digest_text: bytes) -> Checked:
                          rule="WACZ signing")
     cert = _first_cert(signed["domainCert"], f"{where}: signedData's domainCert")
     _verify(where, cert.public_key(), signature, stated, "its domainCert's key")
-    stamp = read_response(_b64(where, signed.get("timeSignature"), "timeSignature"))
+    domain = signed.get("domain")
+    names = _domains_of(cert)
+    if not isinstance(domain, str) or not _named(domain, names):
+        shown = ", ".join(sorted(printable(n) for n in names)[:5]) or "no domain"
+        raise IntegrityError(f"{where}: signedData names the domain {printable(str(domain))[:200]!r}, but its"
+                             f" domainCert is for {shown}")
+    token = _b64(where, signed.get("timeSignature"), "timeSignature")
+    stamp = read_response(token)
     try:
         stamp.check(signed["signature"].encode("ascii"))
     except IntegrityError as exc:
         raise IntegrityError(f"{where}: signedData's timeSignature is not of its signature: {exc}") from None
-    return Checked(actual, signed=True, form="domain", domain=str(signed.get("domain")), stamped=stamp.time)
+    _check_stamp_signed(where, token, signed["signature"].encode("ascii"), signed.get("timestampCert"))
+    return Checked(actual, signed=True, form="domain", domain=domain.lower(), stamped=stamp.time)
+
+
+def _domains_of(cert: x509.Certificate) -> set[str]:
+    """The DNS names a TLS certificate is for: its subject's CN and its subjectAltName's dNSNames, lower-cased."""
+    names = {str(a.value).lower() for a in cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)}
+    try:
+        alternative = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except (x509.ExtensionNotFound, ValueError):
+        return names
+    return names | {n.lower() for n in alternative.get_values_for_type(x509.DNSName)}
+
+
+def _named(domain: str, names: set[str]) -> bool:
+    """Whether ``domain`` is one of ``names``, or matched by a wildcard among them (``*.example.org`` names one
+    label more, RFC 6125 §6.4.3)."""
+    lowered = domain.lower()
+    if lowered in names:
+        return True
+    head, dot, parent = lowered.partition(".")
+    return bool(head and dot and f"*.{parent}" in names)
+
+
+def _check_stamp_signed(where: str, token: bytes, stamped: bytes, chain: object) -> None:
+    """:class:`IntegrityError` unless the timestamp ``token`` (of ``stamped``) is signed by a certificate of the
+    ``timestampCert`` chain (``openssl ts -verify -partial_chain``): its trust is left to authsign."""
+    import tempfile
+    from pathlib import Path
+
+    from pdi.timestamping import verify_with_ca
+
+    if not isinstance(chain, str):
+        raise ParseError(f"{where}: signedData has no timestampCert", rule="WACZ signing")
+    with tempfile.TemporaryDirectory(prefix="pdi-wacz-tsr-") as work:
+        (Path(work) / "token.tsr").write_bytes(token)
+        (Path(work) / "signature").write_bytes(stamped)
+        (Path(work) / "tsa.pem").write_text(chain, encoding="utf-8", errors="replace")
+        try:
+            verify_with_ca(Path(work) / "token.tsr", Path(work) / "signature", Path(work) / "tsa.pem", partial=True)
+        except IntegrityError:
+            raise IntegrityError(f"{where}: signedData's timeSignature is not signed by its timestampCert") from None
 
 
 def _b64(where: str, value: object, what: str) -> bytes:

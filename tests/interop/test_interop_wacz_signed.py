@@ -376,3 +376,44 @@ def test_a_listed_file_that_decompresses_too_far_is_refused_before_it_is_read(ar
     code, output, target = _import(out, tmp_path, "bombed")
     assert code == 7 and "indexes/big.cdx" in output and "decompresses to" in output, output
     assert _names(target) == []
+
+
+def _change_signed(field: str, value: Callable[[str], str]) -> Callable[[bytes], bytes]:
+    def change(data: bytes) -> bytes:
+        digest = json.loads(data)
+        digest["signedData"][field] = value(digest["signedData"][field])
+        return json.dumps(digest).encode()
+    return change
+
+
+def _flip_last_octet(token: str) -> str:
+    """The base64 of a DER timestamp token with the last octet of its signature value changed: still a token."""
+    raw = bytearray(base64.b64decode(token))
+    raw[-1] ^= 0x01
+    return base64.b64encode(bytes(raw)).decode("ascii")
+
+
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("domain", lambda _: "whitehouse.gov", "names the domain 'whitehouse.gov', but its domainCert is for"),
+    ("timeSignature", _flip_last_octet, "timeSignature is not signed by its timestampCert"),
+])
+def test_a_domain_form_is_refused_unless_its_domain_and_timestamp_are_its_certificates(
+        archive_dir: Path, tmp_path: Path, domain_form: dict[str, Path | str], field: str,
+        value: Callable[[str], str], said: str) -> None:
+    """Found by an attack (2026-11-27): neither ``domain`` nor ``timeSignature`` is covered by the signature, and
+    pdi said "signed (domain form) for whitehouse.gov…, timestamped 19990101000000Z: signature verified" of a
+    certificate for another domain and a token no TSA signed. The domain must be one its certificate names (as
+    authsign requires too), and the token signed by a certificate of ``timestampCert``."""
+    out = tmp_path / "domain.wacz"
+    code, output = _pdi("export", "--wacz", str(out), "--series", S, "--domain-cert", str(domain_form["chain"]),
+                        "--tsa", str(domain_form["tsa"]), "--tsa-chain", str(domain_form["tsa_chain"]),
+                        "--archive", str(archive_dir))
+    assert code == 0, output
+    _rewrite(out, "datapackage-digest.json", _change_signed(field, value))
+    code, output = _pdi("verify", "--signatures", str(out), "--archive", str(archive_dir))
+    assert code == 3 and said in output, output
+    code, output, target = _import(out, tmp_path, "refused")
+    assert code == 3 and said in output, output
+    assert _names(target) == []
+    code, output = _verify_auth(out, Path(domain_form["roots"]))
+    assert code == 1, output  # authsign refuses it too
