@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import urllib.parse
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -522,3 +523,31 @@ def test_anno_protocol_5_1_an_exported_annotation_is_kept_with_its_id_as_via(ser
     assert kept["target"] == exported.json()["target"] and kept["motivation"] == "identifying"
     assert expand(kept)[OA + "hasTarget"] == expand(exported.json())[OA + "hasTarget"]
     w3c_musts("annotation", kept)
+
+
+def test_anno_protocol_5_3_an_if_match_of_several_lines_is_one_list(server: Server) -> None:
+    """RFC 9110 §5.3 and §13.1.1: ``If-Match`` is a list, and its lines are one list (found by a review,
+    2026-11-27: a stale tag's line before the current one refused a valid update with ``412``)."""
+    import http.client
+
+    first = created(server, note(server.text))
+    iri, etag, state = first.headers["Location"], first.headers["ETag"], first.json()
+    changed = json.dumps({**state, "body": {"type": "TextualBody", "value": "changed"}}).encode()
+    target = urllib.parse.urlsplit(iri)
+
+    def put(*tags: str) -> int:
+        conn = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
+        try:
+            conn.putrequest("PUT", target.path)
+            conn.putheader("Authorization", f"Bearer {server.curator}")
+            conn.putheader("Content-Type", PROFILE)
+            conn.putheader("Content-Length", str(len(changed)))
+            for tag in tags:
+                conn.putheader("If-Match", tag)
+            conn.endheaders(changed)
+            return conn.getresponse().status
+        finally:
+            conn.close()
+
+    assert put('"stale"', '"older"') == 412
+    assert put('"stale"', etag) == 200

@@ -100,7 +100,13 @@ class HostField(HTTPMiddleware):
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         version = scope.get("http_version", "1.1")
-        hosts = [value for key, value in scope["headers"] if key == b"host"]
+        hosts = []
+        listed = 0
+        for key, value in scope["headers"]:
+            if key == b"host":
+                hosts.append(value)
+            elif key in _JOINED:
+                listed += 1
         if version not in _VERSIONS:
             answer = problem(505, "HTTP Version Not Supported",
                              f"this server speaks HTTP/1.1 and HTTP/1.0; the request line says HTTP/{version}")
@@ -112,7 +118,33 @@ class HostField(HTTPMiddleware):
             answer = problem(400, "Bad Request",
                              f"the Host field is {shown!r}, not a host and port (RFC 9112 §3.2, RFC 3986 §3.2.2)")
         else:
+            if listed > 1:
+                scope = {**scope, "headers": joined(scope["headers"])}
             await self.app(scope, receive, send)
             return
         answer.headers["Connection"] = "close"
         await answer(scope, receive, send)
+
+
+#: Request fields whose value is a list (RFC 9110 §13.1.1, §13.1.2: ``#entity-tag``), which a client may send as
+#: several lines: the app reads each as one field.
+_JOINED = frozenset({b"if-match", b"if-none-match"})
+
+
+def joined(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """``headers`` with the lines of each :data:`_JOINED` field made one, their values joined by ``", "`` in the
+    order sent, where the first stood (RFC 9110 §5.3: "without changing the semantics of the message"); a
+    Starlette ``headers.get`` reads the first line alone, so ``If-Match: "x"`` then ``If-Match: <the tag>``
+    was a ``412``."""
+    values: dict[bytes, list[bytes]] = {}
+    for key, value in headers:
+        if key in _JOINED:
+            values.setdefault(key, []).append(value)
+    made: list[tuple[bytes, bytes]] = []
+    for key, value in headers:
+        if key not in values:
+            made.append((key, value))
+        elif values[key]:
+            made.append((key, b", ".join(values[key])))
+            values[key] = []
+    return made

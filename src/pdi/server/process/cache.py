@@ -660,11 +660,16 @@ def asked_wire(
 
 
 def conditional_fields(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str | None, str | None, str | None]:
-    """``If-None-Match``, ``Range`` and ``If-Range`` of a request's raw headers (the first of each, as Starlette reads them)."""
+    """``If-None-Match``, ``Range`` and ``If-Range`` of a request's raw headers: the first ``Range`` and
+    ``If-Range``, and every ``If-None-Match`` line as one list (RFC 9110 §5.3: a list field sent as several lines
+    is the lines joined with commas, as :class:`~pdi.server.http.middleware.HostField` joins them for the app)."""
     found: dict[bytes, str] = {}
     for key, value in headers:
-        if key in _CONDITIONAL and key not in found:
-            found[key] = value.decode("latin-1")
+        if key in _CONDITIONAL:
+            if key not in found:
+                found[key] = value.decode("latin-1")
+            elif key == b"if-none-match":
+                found[key] += ", " + value.decode("latin-1")
     return found.get(b"if-none-match"), found.get(b"range"), found.get(b"if-range")
 
 

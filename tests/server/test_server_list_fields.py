@@ -1,0 +1,64 @@
+"""A list field sent as several lines is one list (RFC 9110 §5.3: a recipient MAY combine field lines of one name
+"without changing the semantics of the message", their values joined by commas, when the field is a list).
+
+``If-Match`` and ``If-None-Match`` are lists of entity tags (§13.1.1, §13.1.2). Found by a review (2026-11-27):
+only the first line was read, so ``If-Match: "nope"`` then ``If-Match: <the tag>`` was a ``412`` and
+``If-None-Match: "abc"`` then ``If-None-Match: <the tag>`` a whole ``200``. Asked over a socket of uvicorn's
+protocol and of ``pdi serve``'s own (with and without ``public``), twice each, so that the second asking meets a
+kept answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import urllib.parse
+from collections.abc import Iterator
+
+import pytest
+from server_helpers import Served, exchange, on_own_protocol
+
+from pdi.server import create_app
+from pdi.server.protocol.rfc2169 import rfc2169_query
+
+
+@contextlib.contextmanager
+def _port(served: Served, how: str) -> Iterator[int]:
+    if how == "uvicorn":
+        port = urllib.parse.urlsplit(served.url).port
+        assert port is not None
+        yield port
+        return
+    with on_own_protocol(create_app(served.archive.location), public=how == "own, public") as url:
+        port = urllib.parse.urlsplit(url).port
+        assert port is not None
+        yield port
+
+
+def _status(answer: bytes) -> int:
+    return int(answer.split(b" ", 2)[1])
+
+
+@pytest.mark.parametrize("how", ["uvicorn", "own", "own, public"])
+@pytest.mark.parametrize("which", ["text", "long"])
+def test_if_match_and_if_none_match_on_several_lines_are_one_list(served: Served, how: str, which: str) -> None:
+    name = getattr(served, which)
+    target = f"/uri-res/N2R?{rfc2169_query(name)}"
+    with _port(served, how) as port:
+        tag = next(line.split(b":", 1)[1].strip() for line in exchange(port, [
+            f"HEAD {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()])[0].split(b"\r\n")
+            if line.lower().startswith(b"etag:"))
+
+        def asked(*lines: bytes) -> bytes:
+            return f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n".encode() + b"".join(
+                line + b"\r\n" for line in lines) + b"\r\n"
+
+        cases = [
+            (asked(b'If-None-Match: "abc"', b"If-None-Match: " + tag), 304),
+            (asked(b"If-None-Match: " + tag, b'If-None-Match: "abc"'), 304),
+            (asked(b'If-None-Match: "abc"', b'If-None-Match: "def"'), 200),
+            (asked(b'If-Match: "nope"', b"If-Match: " + tag), 200),
+            (asked(b'If-Match: "nope"', b'If-Match: "nope2"'), 412),
+            (asked(b'If-Match: "nope", ' + tag), 200),  # the same list on one line
+        ]
+        answers = exchange(port, [request for request, _ in cases for _ in range(2)])
+    assert [_status(a) for a in answers] == [status for _, status in cases for _ in range(2)], (how, which)
