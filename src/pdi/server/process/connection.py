@@ -339,6 +339,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if len(self.url) + len(url) > self.target_octets:
             self.refusal = (414, f"the request target is more than {self.target_octets} octets (RFC 9112 §3)")
             raise _Refused
+        if b"#" in url:  # httptools would drop it and what follows: the whole document served for a passage's name
+            self.refusal = (400, "the request target holds a '#', which no request target has (RFC 9112 §3.2): a"
+                                 " name's fragment is asked for with its '#' written %23")
+            raise _Refused
         super().on_url(url)
 
     def on_header(self, name: bytes, value: bytes) -> None:
