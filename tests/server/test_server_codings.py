@@ -12,7 +12,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from server_helpers import ELSEWHERE, Served, read_response
+from server_helpers import ELSEWHERE, Served, on_own_protocol, read_response
 from starlette.testclient import TestClient
 
 from pdi.archive import Archive
@@ -95,6 +95,37 @@ def test_a_deposit_in_a_transfer_coding_other_than_chunked_is_501_and_mints_noth
         assert conn.recv(1) == b""  # closed by the server: the body was not read
     assert head.startswith(b"HTTP/1.1 501 "), head[:300]
     assert b"transfer coding " + coding.split(",")[0].split(";")[0].strip().encode() in head
+    assert served.archive.ls(series=ELSEWHERE) == before
+
+
+_UNFRAMED = b"not chunked, so where its content ends cannot be told (RFC 9112 \xc2\xa76.3)"
+
+
+@pytest.mark.parametrize(("coding", "said"), [
+    ("gzip", _UNFRAMED), ("xchunked", _UNFRAMED),
+    ("chunked, gzip", b"Invalid `Transfer-Encoding` header value"),  # refused by the HTTP parser itself
+])
+def test_a_deposit_whose_last_transfer_coding_is_not_chunked_is_400_and_mints_nothing(
+    served: Served, coding: str, said: bytes,
+) -> None:
+    """RFC 9112 §6.3 (4): "If a Transfer-Encoding header field is present in a request and the chunked transfer
+    coding is not the final encoding, the message body length cannot be determined reliably; the server MUST
+    respond with the 400 (Bad Request) status code and then close the connection" (found in review, 2026-11-27:
+    it was 501)."""
+    _, token = served.archive.add_token(f"unframed-{len(coding)}", role="deposit", series=[ELSEWHERE])
+    before = served.archive.ls(series=ELSEWHERE)
+    request = (f"POST /api/deposit?series={ELSEWHERE}&format=text HTTP/1.1\r\nHost: x\r\n"
+               f"Authorization: Bearer {token}\r\nContent-Type: text/plain\r\nTransfer-Encoding: {coding}\r\n\r\n"
+               ).encode() + gzip.compress(b"the declaration\n")
+    # pdi serve's own protocol (uvicorn's refuses such a head itself, in plain text)
+    with on_own_protocol(create_app(served.archive.location)) as url, \
+            socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1]))) as conn:
+        conn.sendall(request)
+        head = read_response(conn, bytearray())
+        conn.settimeout(10)
+        assert conn.recv(1) == b""  # closed by the server
+    assert head.startswith(b"HTTP/1.1 400 "), head[:300]
+    assert said in head and b"application/problem+json" in head, head
     assert served.archive.ls(series=ELSEWHERE) == before
 
 

@@ -14,7 +14,9 @@ A transfer coding other than ``chunked`` (``Transfer-Encoding: gzip,
 chunked``) is one the server does not undo (the HTTP parser undoes
 ``chunked`` alone): RFC 9112 §6.1 has such a request answered ``501``, which
 it is, before its body is read, and nothing is stored. Before, the octets
-were kept as sent, still coded, under a name that never changes.
+were kept as sent, still coded, under a name that never changes. A
+``Transfer-Encoding`` whose last coding is not ``chunked`` (``gzip`` alone)
+leaves the content's end unknown: ``400`` and the connection closed (§6.3).
 """
 
 from __future__ import annotations
@@ -37,22 +39,30 @@ def codings(headers: list[tuple[bytes, bytes]]) -> list[str] | None:
 
 
 def transfer_codings(headers: list[tuple[bytes, bytes]]) -> list[str]:
-    """The transfer codings a request's ``Transfer-Encoding`` fields name other than ``chunked`` (lower case, in
-    order; their parameters left out)."""
+    """The transfer codings a request's ``Transfer-Encoding`` fields name (lower case, in order, ``chunked``
+    among them; their parameters left out)."""
     named = [c.split(";")[0].strip().lower() for key, value in headers if key == b"transfer-encoding"
              for c in value.decode("latin-1").split(",")]
-    return [c for c in named if c and c != "chunked"]
+    return [c for c in named if c]
 
 
 class ContentCodings(HTTPMiddleware):
     """ASGI middleware: a request whose content is in a content coding is ``415``, in a transfer coding other than
-    ``chunked`` ``501`` (the module's docstring)."""
+    ``chunked`` ``501``, one whose last transfer coding is not ``chunked`` ``400`` (the module's docstring)."""
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         transfer = transfer_codings(scope["headers"])
-        if transfer:
+        others = [c for c in transfer if c != "chunked"]
+        if transfer and transfer[-1] != "chunked":  # RFC 9112 §6.3 (4): "MUST respond with the 400"
+            answer = problem(400, "Bad Request", f"the request's Transfer-Encoding ends in {transfer[-1]}, not"
+                             " chunked, so where its content ends cannot be told (RFC 9112 §6.3): send it with"
+                             " Content-Length or Transfer-Encoding: chunked alone")
+            answer.headers["Connection"] = "close"  # its body was not read
+            await answer(scope, receive, send)
+            return
+        if others:  # RFC 9112 §6.1: a transfer coding not understood, 501
             answer = problem(501, "unsupported", f"the request's content is in the transfer coding"
-                             f" {', '.join(transfer)}, which this server does not undo: send it as it is, with"
+                             f" {', '.join(others)}, which this server does not undo: send it as it is, with"
                              " Content-Length or Transfer-Encoding: chunked alone")
             answer.headers["Connection"] = "close"  # its body was not read
             await answer(scope, receive, send)
