@@ -551,3 +551,30 @@ def test_anno_protocol_5_3_an_if_match_of_several_lines_is_one_list(server: Serv
 
     assert put('"stale"', '"older"') == 412
     assert put('"stale"', etag) == 200
+
+
+def test_an_annotations_two_representations_have_two_etags_and_either_names_its_state(server: Server) -> None:
+    """RFC 9110 §8.8.1: representations that differ only in their metadata, as negotiated media types of one data
+    format do, need validators that tell them apart (found in review, 2026-11-27: JSON-LD and plain JSON had one
+    tag, so a cache revalidating one was told 304 of the other). Either tag still names the state for If-Match."""
+    first = created(server, note(server.text))
+    iri = first.headers["Location"]
+    ld = requests.get(iri, timeout=30)
+    plain = requests.get(iri, headers={"Accept": "application/json"}, timeout=30)
+    assert ld.headers["Content-Type"].startswith("application/ld+json")
+    assert plain.headers["Content-Type"].startswith("application/json")
+    assert ld.json() == plain.json() and ld.headers["ETag"] != plain.headers["ETag"]
+    assert ld.headers["ETag"] == first.headers["ETag"]  # POST answered as JSON-LD, its default
+    # each tag revalidates its own representation alone
+    assert requests.get(iri, headers={"If-None-Match": ld.headers["ETag"]}, timeout=30).status_code == 304
+    crossed = requests.get(iri, headers={"If-None-Match": ld.headers["ETag"], "Accept": "application/json"},
+                           timeout=30)
+    assert crossed.status_code == 200 and crossed.headers["ETag"] == plain.headers["ETag"]
+    # a change with the plain JSON's tag holds, and then neither old tag does
+    changed = {**ld.json(), "body": {"type": "TextualBody", "value": "changed"}}
+    updated = server.write("PUT", iri, body=changed, **{"If-Match": plain.headers["ETag"], "Accept": "application/json"})
+    assert updated.status_code == 200 and updated.headers["ETag"] not in (ld.headers["ETag"], plain.headers["ETag"])
+    assert updated.headers["ETag"].endswith('-json"')
+    for old in (ld.headers["ETag"], plain.headers["ETag"]):
+        assert server.write("DELETE", iri, **{"If-Match": old}).status_code == 412
+    assert server.write("DELETE", iri, **{"If-Match": updated.headers["ETag"]}).status_code == 204

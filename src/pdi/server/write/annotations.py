@@ -277,7 +277,7 @@ class AnnotationServer:
         record = await anyio.to_thread.run_sync(
             lambda: self.archive.create_annotation(data, slug=slug, writer=writer))
         iri = self._annotation_iri(request, record.slug)
-        return _answer(request, representation(record, iri), media_type, _annotation_headers(record, Location=iri),
+        return _answer(request, representation(record, iri), media_type, _annotation_headers(record, media_type, Location=iri),
                        status=201)
 
     # --- one annotation ---------------------------------------------------------------------
@@ -298,7 +298,7 @@ class AnnotationServer:
         media_type = negotiate(request.headers.get("accept"))
         record = await anyio.to_thread.run_sync(self.archive.annotation, slug)
         return _answer(request, representation(record, self._annotation_iri(request, slug)), media_type,
-                       _annotation_headers(record))
+                       _annotation_headers(record, media_type))
 
     async def _change(self, request: Request, slug: str) -> Response:
         writer = await bearer_writer(self.archive, request)
@@ -315,8 +315,10 @@ class AnnotationServer:
 
         none_match = request.headers.get("if-none-match")
 
-        def holds(tag: str) -> bool:
-            return if_match_holds(condition, tag) and (none_match is None or not tag_matches(none_match, tag))
+        def holds(tag: str) -> bool:  # the tag of either representation names the state it was read in
+            tags = (tag, variant_tag(tag, "application/json"))
+            return (any(if_match_holds(condition, t) for t in tags)
+                    and (none_match is None or not any(tag_matches(none_match, t) for t in tags)))
 
         if request.method == "DELETE":
             await anyio.to_thread.run_sync(
@@ -329,11 +331,20 @@ class AnnotationServer:
             raise ImmutabilityError(f"the annotation's id is {iri}, not {str(data['id'])[:120]!r}: it may not change")
         record = await anyio.to_thread.run_sync(
             lambda: self.archive.replace_annotation(slug, data, holds=holds, writer=writer))
-        return _answer(request, representation(record, iri), media_type, _annotation_headers(record))
+        return _answer(request, representation(record, iri), media_type, _annotation_headers(record, media_type))
 
 
-def _annotation_headers(record: AnnotationRecord, **more: str) -> dict[str, str]:
-    return {"Link": ANNOTATION_LINK, "Allow": ANNOTATION_ALLOW, "ETag": entity_tag(record), "Vary": "Accept", **more}
+def _annotation_headers(record: AnnotationRecord, media_type: str, **more: str) -> dict[str, str]:
+    return {"Link": ANNOTATION_LINK, "Allow": ANNOTATION_ALLOW, "ETag": variant_tag(entity_tag(record), media_type),
+            "Vary": "Accept", **more}
+
+
+def variant_tag(tag: str, media_type: str) -> str:
+    """The strong ETag of an annotation's representation in ``media_type``: its state's ``tag`` as JSON-LD, a tag
+    of its own as plain JSON. RFC 9110 §8.8.1: representations that differ only in their metadata, as with
+    negotiated media types of one data format, need validators that tell them apart (found in review, 2026-11-27:
+    a cache revalidating one could be told ``304`` of the other, and serve it with the wrong ``Content-Type``)."""
+    return tag if media_type == _OFFERED[0] else tag[:-1] + '-json"'
 
 
 def _page_number(text: str) -> int:
