@@ -14,6 +14,7 @@ import json
 import os
 import random
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tarfile
@@ -546,3 +547,84 @@ def test_a_postgresql_archive_is_the_same_however_its_url_is_spelled(again: str,
 
     recorded = redact_url("postgresql://pdi:secret@db/pdi?options=-csearch_path%3Dlib&connect_timeout=5")
     assert _same_archive(recorded, redact_url(again), "postgres") is same
+
+
+def _hostile_backup(tmp_path: Path, change: Callable[[sqlite3.Connection], object]) -> Path:
+    """A backup of a small archive whose catalog a stranger changed with ``change``."""
+    root = tmp_path / "archive"
+    _small_archive(root)
+    backup(str(root), tmp_path / "b", copy=True)
+    catalog = tmp_path / "b" / "catalog.sqlite"
+    conn = sqlite3.connect(catalog)
+    try:
+        change(conn)
+        conn.commit()
+    finally:
+        conn.close()
+    return tmp_path / "b"
+
+
+def test_a_backups_catalog_naming_a_path_for_a_blob_is_refused_before_anything_is_made(tmp_path: Path) -> None:
+    """Found by an attack (2026-11-27): a name of the backup's catalog is made into paths of the backup and of the
+    restored archive; a row naming ``/abs/path/secret.txt`` (of that file's size) passed as a blob present, and a
+    later ``pdi withdraw --purge`` in the restored archive unlinked that file."""
+    secret = tmp_path / "secret.txt"
+    secret.write_bytes(b"not the archive's\n")
+    made = _hostile_backup(tmp_path, lambda c: c.execute(
+        "UPDATE representations SET sha256 = ?, size = ? WHERE size = 200000", (str(secret), secret.stat().st_size)))
+    result = _pdi("restore", str(made), "--to", str(tmp_path / "r"))
+    assert result.returncode == StoreError.exit_code, result.stderr
+    assert f"names a blob {str(secret)[:80]!r} of size 18, which is no SHA-256" in result.stderr
+    assert not (tmp_path / "r").exists() and secret.read_bytes() == b"not the archive's\n"
+
+
+def test_a_backups_catalog_with_a_view_is_refused_at_once(tmp_path: Path) -> None:
+    """Found by an attack (2026-11-27): ``representations`` made an endless ``WITH RECURSIVE`` view; reading it
+    filled the disk with SQLite's sort (3 GB in 25 s) and never ended. A pdi catalog has no views."""
+    def endless(conn: sqlite3.Connection) -> None:
+        conn.execute("ALTER TABLE representations RENAME TO kept")
+        conn.execute("CREATE VIEW representations AS WITH RECURSIVE n(sha256, size, purged) AS"
+                     " (SELECT 'a', 1, NULL UNION ALL SELECT sha256 || 'a', size + 1, NULL FROM n)"
+                     " SELECT * FROM n")
+
+    made = _hostile_backup(tmp_path, endless)
+    started = time.monotonic()
+    result = _pdi("restore", str(made), "--to", str(tmp_path / "r"))
+    assert time.monotonic() - started < 30
+    assert result.returncode == StoreError.exit_code, result.stderr
+    assert "holds views (representations), which no pdi catalog has" in result.stderr
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("which", ["pdi-backup.json", "catalog.sqlite", "blob"])
+def test_a_named_pipe_in_a_backup_is_refused_not_waited_on(tmp_path: Path, which: str) -> None:
+    """Found by an attack (2026-11-27): a backup's marker, catalog or blob file that is a named pipe (tar keeps
+    them) held ``pdi restore`` in ``open`` for ever."""
+    root = tmp_path / "archive"
+    _small_archive(root)
+    backup(str(root), tmp_path / "b", copy=True)
+    if which == "blob":
+        target = next(p for p in (tmp_path / "b" / "blobs").rglob("*") if p.is_file())
+    else:
+        target = tmp_path / "b" / which
+    target.unlink()
+    os.mkfifo(target)
+    result = _pdi("restore", str(tmp_path / "b"), "--to", str(tmp_path / "r"))
+    assert result.returncode == StoreError.exit_code, result.stderr
+    assert f"{target} is not a file (a pipe, a device or a folder): not a pdi backup" in result.stderr
+
+
+def test_a_markers_place_must_be_text(tmp_path: Path) -> None:
+    """Found by an attack (2026-11-27): a marker whose source was a JSON list restored into a folder named
+    ``['a']``."""
+    root = tmp_path / "archive"
+    _small_archive(root)
+    backup(str(root), tmp_path / "b")
+    marker = json.loads((tmp_path / "b" / MARKER).read_bytes())
+    marker["source"] = ["a"]
+    (tmp_path / "b" / MARKER).write_text(json.dumps(marker))
+    result = subprocess.run([sys.executable, "-m", "pdi", "restore", str(tmp_path / "b")], capture_output=True,
+                            text=True, timeout=120, cwd=tmp_path)
+    assert result.returncode == StoreError.exit_code, result.stderr
+    assert "names no place it was taken from: give --to" in result.stderr
+    assert not (tmp_path / "['a']").exists()

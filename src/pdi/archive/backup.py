@@ -40,13 +40,15 @@ import os
 import re
 import shutil
 import sqlite3
+import stat
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pdi._extras import missing_extra
+from pdi.archive.blobs import SHA256_HEX
 from pdi.archive.blobs.files import fsync_dir
 from pdi.archive.catalog.blobs import NAMED_OUTSIDE_ROWS
 from pdi.archive.catalog.opening import is_postgres_url, shown_location
@@ -98,6 +100,7 @@ def _now() -> str:
 def read_marker(directory: Path) -> dict[str, Any]:
     """The marker of the backup in ``directory`` (:class:`NotFoundError` when it is none)."""
     path = directory / MARKER
+    _regular(path, "the backup's marker")
     try:
         with path.open("rb") as f:
             raw = f.read(1 << 16)
@@ -235,6 +238,7 @@ class BlobCopier:
 
     def from_file(self, sha256: str, source: Path) -> None:
         """Place the file ``source`` (hard-linked, or copied) and check its SHA-256 is ``sha256``."""
+        _regular(source, "the blob file")
         target = blob_file(self.root, sha256)
         target.parent.mkdir(exist_ok=True)
         temporary = self.root / "tmp" / f"{sha256}.{os.getpid()}"
@@ -327,6 +331,32 @@ def _stream_digest(f: Any) -> str:
 def _named_blobs(conn: sqlite3.Connection) -> Iterator[tuple[str, int]]:
     """The blobs a SQLite catalog names that are not rows of its own (name, size), by name."""
     yield from conn.execute(NAMED_OUTSIDE_ROWS)
+
+
+def _blob_names(rows: Iterable[tuple[object, object]], where: object) -> list[tuple[str, int]]:
+    """``rows`` of (name, size) as a catalog ``where`` lists its blobs, each name a SHA-256 as pdi writes it and
+    each size a count: a name is made into a path of the backup and of the archive, so a backup's catalog naming
+    ``/etc/passwd`` (found by an attack, 2026-11-27: restored, ``pdi withdraw --purge`` then unlinked that file)
+    is refused before anything is written."""
+    names: list[tuple[str, int]] = []
+    for name, size in rows:
+        if not isinstance(name, str) or not SHA256_HEX.fullmatch(name) or not isinstance(size, int) or size < 0:
+            raise StoreError(f"{where} names a blob {str(name)[:80]!r} of size {str(size)[:20]}, which is no SHA-256"
+                             " and size as pdi writes them: not a pdi catalog, or a damaged one; nothing was restored")
+        names.append((name, size))
+    return names
+
+
+def _regular(path: Path, what: str) -> None:
+    """:class:`StoreError` unless ``path`` is a regular file (a named pipe would hold the restore for ever)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return  # said by whoever opens it
+    except OSError as exc:
+        raise StoreError(f"cannot read {what} {path}: {exc}") from exc
+    if not stat.S_ISREG(mode):
+        raise StoreError(f"{what} {path} is not a file (a pipe, a device or a folder): not a pdi backup")
 
 
 def _copy_catalog(source: sqlite3.Connection, partial: Path) -> None:
@@ -583,6 +613,8 @@ def restore(source: str | os.PathLike[str], to: str | None = None, *, copy: bool
     """
     src = Path(source)
     marker = read_marker(src)
+    if to is None and not isinstance(marker.get("source"), str):
+        raise StoreError(f"{src}'s marker names no place it was taken from: give --to")
     location = to if to is not None else str(marker["source"])
     if to is None and "***" in location:
         raise StoreError(f"{src} was taken from {location}, whose password is not kept: give --to")
@@ -616,14 +648,27 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
         raise ImmutabilityError(f"{root} is a file, not a directory")
     if root.is_dir() and not {p.name for p in root.iterdir()} <= _UNFINISHED:
         raise ImmutabilityError(f"{root} is not empty: restore into an empty or new directory")
+    _regular(src / CATALOG, "the backup's catalog")
+    backup_catalog = sqlite3.connect(f"file:{src / CATALOG}?mode=ro", uri=True, isolation_level=None)
+    try:
+        views = [row[0] for row in backup_catalog.execute("SELECT name FROM sqlite_master WHERE type = 'view'")]
+        if views:  # a view in a table's place may read without end (a recursive one filled the disk)
+            raise StoreError(f"{src / CATALOG} holds views ({', '.join(str(v)[:40] for v in views[:3])}), which no"
+                             " pdi catalog has: not a pdi backup; nothing was restored")
+        names = _blob_names(_named_blobs(backup_catalog), src / CATALOG)
+    except sqlite3.Error as exc:
+        backup_catalog.close()
+        raise StoreError(f"cannot read the backup's catalog {src / CATALOG}: {exc}") from exc
+    except BaseException:
+        backup_catalog.close()
+        raise
     try:
         for sub in ("blobs", "tmp"):
             (root / sub).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
+        backup_catalog.close()
         raise StoreError(f"cannot make the archive directory {root}: {exc}") from exc
-    backup_catalog = sqlite3.connect(f"file:{src / CATALOG}?mode=ro", uri=True, isolation_level=None)
     try:
-        names = list(_named_blobs(backup_catalog))
         copier = BlobCopier(root, link=not copy and _same_device(src / "blobs", root / "blobs"), restoring=True)
         blobs_s3 = backup_catalog.execute("SELECT url FROM blob_store").fetchall() if _has_table(
             backup_catalog, "blob_store") else []
@@ -694,7 +739,7 @@ def _restore_postgres(src: Path, url: str, schema: str | None, started_at: str,
     catalog = open_store(url, create=False, migrate=False)  # the backup's schema, as the SQLite restore keeps it
     try:
         recorded = catalog.blob_store_url()
-        names = list(catalog.named_blobs()) if recorded is not None else []
+        names = _blob_names(catalog.named_blobs(), "the restored catalog") if recorded is not None else []
     finally:
         catalog.close()
     if recorded is not None:
