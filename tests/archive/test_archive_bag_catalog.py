@@ -78,3 +78,43 @@ def test_a_catalog_changed_between_passes_is_refused_at_the_end_of_the_pass(tmp_
     path.write_text(json.dumps({"representations": [{"a": 1}, {"a": 3}]}))
     with pytest.raises(IntegrityError, match="changed during the import"):
         list(_Section(path, validated, "representations"))
+
+
+_READ_BOTH = """import sys
+from pathlib import Path
+from pdi.archive.bagit.catalog import _catalog_header
+from pdi.archive.bagit.imports import is_pdi_export
+from pdi.errors import ParseError
+bag = Path(sys.argv[1])
+print(is_pdi_export(bag))
+try:
+    _catalog_header(bag / "data" / "catalog.json")
+except ParseError as exc:
+    print(exc)
+"""
+
+
+@pytest.mark.parametrize(("catalog", "said"), [
+    # found by an attack (2026-11-27): 40 KB nested 20,000 deep took 1 GB (every event's path kept), 80 KB 40,000
+    # deep 3.9 GB; and an integer of 4,301 digits crashed the process (ijson's C reader: SIGSEGV)
+    (b'{"format": "pdi-archive-export", "x": ' + b"[" * 20_000 + b"]" * 20_000 + b"}", "nests more than 100 deep"),
+    (b'{"x": ' + b"[" * 20_000 + b"]" * 20_000 + b', "format": "pdi-archive-export"}', "nests more than 100 deep"),
+    (b'{"format": "pdi-archive-export", "version": ' + b"9" * 4301 + b"}", None),
+    (b'{"version": ' + b"9" * 4301 + b', "format": "pdi-archive-export"}', None),
+])
+def test_a_strangers_catalog_is_read_in_bounded_memory_without_crashing(tmp_path: Path, catalog: bytes,
+                                                                        said: str | None) -> None:
+    import subprocess
+    import sys
+
+    from peak_memory import run_with_peak
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "catalog.json").write_bytes(catalog)
+    status, peak, out = run_with_peak([sys.executable, "-c", _READ_BOTH, str(tmp_path)], stdout=subprocess.PIPE)
+    assert status == 0, (status, out[-300:])  # not -11
+    lines = out.decode().splitlines()
+    assert lines[0] in ("True", "False")
+    if said is not None:
+        assert said in lines[1]
+    assert peak < 150 * 1024, f"peak {peak // 1024} MiB"

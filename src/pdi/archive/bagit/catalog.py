@@ -111,8 +111,15 @@ class _Header:
     lists: dict[str, int]  # each top-level list and how many items it holds
 
 
+#: How deep catalog.json may nest (pdi writes five levels at most): its header is read first, by events that carry
+#: no path, and refused past it, so that the passes after it (whose parser keeps each event's path, memory of the
+#: depth squared) never meet a deeper one. Found by an attack (2026-11-27): 80 KB nested 40,000 deep took 3.9 GB.
+MAX_DEPTH = 100
+
+
 def _catalog_header(path: Path) -> _Header:
-    """One streamed pass over catalog.json: its top-level scalars, and its lists with their lengths."""
+    """One streamed pass over catalog.json: its top-level scalars, and its lists with their lengths; refused
+    nested past :data:`MAX_DEPTH`."""
     import ijson
 
     values: dict[str, Any] = {}
@@ -120,26 +127,29 @@ def _catalog_header(path: Path) -> _Header:
     top = True
     key = ""
     depth = 0
+    in_list = False  # whether the value at depth 2 being read is one of the top-level lists
     try:
         with path.open("rb") as handle:
-            for prefix, event, value in ijson.parse(handle, use_float=True):
+            for event, value in ijson.basic_parse(handle, use_float=True):
                 if depth == 0 and event != "start_map":
                     raise ParseError("this bag is not a pdi archive export", rule="catalog")
                 if event in ("start_map", "start_array"):
                     depth += 1
+                    if depth > MAX_DEPTH:
+                        raise ParseError(f"catalog.json nests more than {MAX_DEPTH} deep", rule="catalog")
                     if depth == 2 and event == "start_array":
-                        lists[key] = 0
-                    elif depth == 3 and prefix == f"{key}.item":
-                        lists[key] += 1
+                        lists[key], in_list = 0, True
                     elif depth == 2:
-                        values[key] = {}  # an object where a list or a value belongs
+                        values[key], in_list = {}, False  # an object where a list or a value belongs
+                    elif depth == 3 and in_list:
+                        lists[key] += 1
                 elif event in ("end_map", "end_array"):
                     depth -= 1
                 elif depth == 1 and event == "map_key":
                     key = str(value)
                 elif depth == 1:
                     values[key] = value
-                elif depth == 2 and prefix == f"{key}.item" and key in lists:
+                elif depth == 2 and in_list:
                     lists[key] += 1  # a scalar item (refused later: items are objects)
                 top = False
     except ijson.JSONError as exc:

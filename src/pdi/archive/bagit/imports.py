@@ -146,9 +146,18 @@ def is_pdi_export(bag: Path) -> bool:
         return False
     try:
         with path.open("rb") as handle:
-            for count, (prefix, event, value) in enumerate(ijson.parse(handle)):
-                if prefix == "format" and event == "string":
-                    return bool(value == EXPORT_FORMAT)
+            # events without their paths (a path a level, memory of the depth squared for a deep bomb), and
+            # use_float: ijson's C reader crashes the process (SIGSEGV) on an integer of more than 4,300 digits
+            depth, key = 0, None
+            for count, (event, value) in enumerate(ijson.basic_parse(handle, use_float=True, buf_size=4096)):
+                if event in ("start_map", "start_array"):
+                    depth += 1
+                elif event in ("end_map", "end_array"):
+                    depth -= 1
+                elif depth == 1 and event == "map_key":
+                    key = value
+                elif depth == 1 and key == "format":
+                    return bool(event == "string" and value == EXPORT_FORMAT)
                 if count > 16:
                     return False
     except (ijson.JSONError, OSError, UnicodeDecodeError):
