@@ -299,3 +299,36 @@ def test_any_names_bagit_python_writes_come_back_as_written(files: dict[str, byt
             for name, path in told:
                 assert opened.get(name).data == files[path.removeprefix("data/")]
                 assert opened.meta(name)["bagit:path"] == path
+
+
+@pytest.mark.parametrize("tag", ["bag-info.txt", "bagit.txt", "manifest-sha256.txt"])
+def test_a_tag_file_linked_out_of_the_bag_is_refused(archive: Archive, tmp_path: Path, tag: str) -> None:
+    """Found by an attack (2026-11-27): a bag-info.txt linked to /etc/passwd imported, each of its lines a
+    statement kept for good. A tag file is a file of the bag, as a payload file is."""
+    bag = _bag(tmp_path / "bag")
+    for tag_manifest in bag.glob("tagmanifest-*.txt"):  # optional (RFC 8493 §2.2.1); with one, the link fails it
+        tag_manifest.unlink()
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes((bag / tag).read_bytes())  # the same lines: only the link is wrong
+    (bag / tag).unlink()
+    (bag / tag).symlink_to(outside)
+    before = _snapshot(archive)
+    with pytest.raises(IntegrityError, match=f"{tag} is not a file of the bag"):
+        archive.import_bag(bag, series=S)
+    assert _snapshot(archive) == before
+
+
+def test_a_manifest_listing_more_files_than_the_bag_holds_is_refused_as_it_is_read(tmp_path: Path) -> None:
+    """Found by an attack (2026-11-27): 4 million lines of a bag without payload took 1 GB and 19 s before the
+    first missing file was said. A payload manifest lists the files under data/, and one more is already wrong."""
+    bag = _bag(tmp_path / "bag", checksums=["sha256"])
+    listed = (bag / "manifest-sha256.txt").read_bytes()
+    extra = b"".join(b"%s  data/absent-%d\n" % (b"0" * 64, n) for n in range(2_000_000))
+    (bag / "manifest-sha256.txt").write_bytes(listed + extra)
+    code = ("import sys\nfrom pathlib import Path\nfrom pdi.archive.bagit.manifests import validate_bag\n"
+            "from pdi.errors import IntegrityError\n"
+            "try:\n    validate_bag(Path(sys.argv[1]))\nexcept IntegrityError as exc:\n    print(exc)\n")
+    status, peak, out = run_with_peak([sys.executable, "-c", code, str(bag)], stdout=subprocess.PIPE)
+    assert status == 0
+    assert f"lists more than {len(FILES) + 1} files (line {len(FILES) + 2})" in out.decode(), out
+    assert peak < 100 * 1024, f"peak {peak // 1024} MiB"

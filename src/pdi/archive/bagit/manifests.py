@@ -39,6 +39,10 @@ def _tag_lines(bag: Path, name: str, encoding: str = "utf-8") -> Iterator[tuple[
     are read: a stranger's tag file is never held whole.
     """
     number, offset, buffer = 0, 0, b""
+    if (bag / name).is_symlink() or ((bag / name).exists() and not (bag / name).is_file()):
+        # found by an attack (2026-11-27): a bag-info.txt linked to /etc/passwd became statements for good
+        raise IntegrityError(f"{bag / name} is not a file of the bag (a link, a pipe or a folder): a tag file is in"
+                             " the bag")
     try:
         with (bag / name).open("rb") as handle:
             while True:
@@ -108,13 +112,19 @@ def _manifest_path(raw: str, bag: Path, name: str, number: int, *, percent: bool
     return path
 
 
-def _read_manifest(bag: Path, name: str, algorithm: str, *, percent: bool, encoding: str) -> dict[str, str]:
-    """``path -> checksum`` of one manifest (RFC 8493 §2.1.3: ``checksum 1*WSP filepath``)."""
+def _read_manifest(bag: Path, name: str, algorithm: str, *, percent: bool, encoding: str, most: int,
+                   ) -> dict[str, str]:
+    """``path -> checksum`` of one manifest (RFC 8493 §2.1.3: ``checksum 1*WSP filepath``), of at most ``most``
+    entries (a payload manifest lists each file under ``data/``, no more: found by an attack, 2026-11-27, 4 million
+    lines of a bag without payload took 1 GB before the first missing file was said)."""
     width = hashlib.new(algorithm).digest_size * 2
     entries: dict[str, str] = {}
     for number, line in _tag_lines(bag, name, encoding):
         if not line.strip():
             continue
+        if len(entries) >= most:
+            raise IntegrityError(f"{bag / name} lists more than {plural(most, 'file')} (line {number}), more than the"
+                                 " bag holds there")
         checksum, sep, rest = line.partition(" ")
         if not sep:
             checksum, sep, rest = line.partition("\t")
@@ -192,6 +202,17 @@ def _declaration(bag: Path) -> tuple[str, str]:
     return version, encoding
 
 
+def _tag_files(bag: Path) -> int:
+    """How many files the bag holds outside ``data/`` (its tag files, in folders too): what a tag manifest may
+    list."""
+    count = 0
+    for folder, subfolders, files in os.walk(bag):
+        if Path(folder) == bag:
+            subfolders[:] = [d for d in subfolders if d != "data"]
+        count += len(files)
+    return count
+
+
 def validate_bag(bag: Path) -> BagInfo:
     """Check a bag is complete and valid (RFC 8493 §3), whichever tool made it.
 
@@ -208,7 +229,9 @@ def validate_bag(bag: Path) -> BagInfo:
     """
     version, encoding = _declaration(bag)
     percent = tuple(int(n) for n in version.split(".")) >= (1, 0)
-    names = sorted(p.name for p in bag.iterdir() if p.is_file() and _MANIFEST.fullmatch(p.name))
+    names = sorted(p.name for p in bag.iterdir() if _MANIFEST.fullmatch(p.name))
+    on_disk = _payload_files(bag)
+    tags = _tag_files(bag)
     payload_manifests: dict[str, dict[str, str]] = {}
     tag_manifests: dict[str, dict[str, str]] = {}
     for name in names:
@@ -217,7 +240,9 @@ def validate_bag(bag: Path) -> BagInfo:
         algorithm = match.group(2)
         if algorithm not in ALGORITHMS:
             raise UnsupportedError(f"{bag / name}: checksum algorithm {algorithm} is not one of {', '.join(ALGORITHMS)}")
-        entries = _read_manifest(bag, name, algorithm, percent=percent, encoding=encoding)
+        # a manifest lists files that are there; one more is said missing below, so no more than one is read
+        most = (tags if match.group(1) else len(on_disk)) + 1
+        entries = _read_manifest(bag, name, algorithm, percent=percent, encoding=encoding, most=most)
         (tag_manifests if match.group(1) else payload_manifests)[algorithm] = entries
     if not payload_manifests:
         raise IntegrityError(f"{bag} is not a complete bag: it has no payload manifest (manifest-<algorithm>.txt)")
@@ -228,7 +253,6 @@ def validate_bag(bag: Path) -> BagInfo:
                     f"{bag / 'fetch.txt'} line {number} lists a file to fetch ({line.strip()[:200]}): pdi imports"
                     " only complete bags (RFC 8493 §2.2.3); fetch its files and remove fetch.txt"
                 )
-    on_disk = _payload_files(bag)
     listed: set[str] = set()
     for algorithm, entries in payload_manifests.items():
         outside = sorted(p for p in entries if not p.startswith("data/"))
