@@ -335,3 +335,75 @@ def test_a_video_brought_in_by_a_bag_is_read_by_ffprobe_when_asked(
         assert other.video_of(clip.record) == info_of(archive, name)
     finally:
         other.close()
+
+
+def _jpeg(size: str) -> bytes:
+    return subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", f"color=gray:s={size}", "-frames:v", "1",
+                           "-threads", "1", "-c:v", "mjpeg", "-q:v", "31", "-pix_fmt", "yuvj420p", "-f", "mjpeg", "-"],
+                          check=True, capture_output=True, timeout=120).stdout
+
+
+def _pdi(location: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "pdi", *argv, "--archive", str(location)], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_a_duration_no_index_can_hold_is_a_format_error(tmp_path: Path) -> None:
+    """Found by an attack (2026-11-27): a 5 KB WebM stating no duration, a tick of a second and a second cluster at
+    tick 2**62, was timed by its last packet at 4.6e18 s, which no index holds: a traceback (a 500 on the write
+    API). A century at most."""
+    from support.hostile_video import simple_block, webm
+
+    frame = simple_block(0, _jpeg("64x48"))
+    path = tmp_path / "far.webm"
+    path.write_bytes(webm([frame], timecode_scale=10**9, cluster_timecodes=(0, 2**62)))
+    location = tmp_path / "archive"
+    assert _pdi(location, "init").returncode == 0
+    assert _pdi(location, "series", "add", "example.us").returncode == 0
+    done = _pdi(location, "add", str(path), "--series", "example.us")
+    assert done.returncode == 3, done.stderr
+    assert "more than a century: no recording lasts so long" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_ffprobe_and_ffmpeg_run_within_a_memory_bound(tmp_path: Path) -> None:
+    """Found by an attack (2026-11-27): ffprobe and ffmpeg ran with a time limit and no memory limit. A 2,786-octet
+    MP4 whose sample tables claim 80 million samples took ffprobe at deposit, and ffmpeg at each anonymous #rect,
+    1.9 GB each; a WebM whose frames grow from 64×48 to 16000×16000 took ffmpeg 2 GB for a crop its first frame's
+    size allowed. Each child now runs under prlimit (the peak here is that of the command's process tree)."""
+    import sys
+
+    from peak_memory import run_with_peak
+    from support.hostile_video import mp4_claiming, simple_block, webm
+
+    location = tmp_path / "archive"
+    assert _pdi(location, "init").returncode == 0
+    assert _pdi(location, "series", "add", "example.us").returncode == 0
+    small = tmp_path / "small.mp4"
+    make_video(small, "libx264", None, seconds=1)
+    bomb = tmp_path / "bomb.mp4"
+    bomb.write_bytes(mp4_claiming(80_000_000, small.read_bytes()))
+
+    def run(*argv: str) -> tuple[int, int, str]:
+        status, peak, out = run_with_peak([sys.executable, "-m", "pdi", *argv, "--archive", str(location)],
+                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        return status, peak, out.decode()
+
+    status, peak, out = run("add", str(bomb), "--series", "example.us")
+    assert peak < 600 * 1024, f"peak {peak // 1024} MiB"
+    if status == 0:  # read within the bound (ffprobe need not index every sample to say what it is)
+        status, peak, out = run("get", out.strip() + "#rect=(0,0),(10,10),500", "--info")
+        assert status in (6, 7), out  # not decoded: ffmpeg ran out of its bound, and says so
+        assert peak < (1 << 30) // 1024 + 200 * 1024, f"peak {peak // 1024} MiB"
+    else:
+        assert status in (3, 7), out
+    grows = tmp_path / "grows.webm"
+    small_frame, big_frame = _jpeg("64x48"), _jpeg("16000x16000")
+    grows.write_bytes(webm([simple_block(0, small_frame), simple_block(1000, big_frame), simple_block(2000, small_frame)],
+                           duration=3000.0))
+    status, _, out = run("add", str(grows), "--series", "example.us")
+    assert status == 0, out
+    status, peak, out = run("get", out.strip() + "#rect=(0,0),(10,10),1000", "--info")
+    assert status == 7 and "ffmpeg needs more than 1024 MiB to decode the frame at 1000 ms of this 64×48 video" in out
+    assert peak < (1 << 30) // 1024 + 200 * 1024, f"peak {peak // 1024} MiB"

@@ -49,8 +49,32 @@ __all__ = ["FRAME_SECONDS", "PROBE_OUTPUT", "PROBE_SECONDS", "VideoCheck", "fram
 
 #: The longest ffprobe may take to read a video at deposit (seconds).
 PROBE_SECONDS = 30.0
+#: The address space ffprobe and ffmpeg may take (octets), set by ``prlimit`` before they start: what they need
+#: with their libraries and one thread's decoder, and for ffmpeg four octets a pixel of the frame size ffprobe read
+#: at deposit on top (found by an attack, 2026-11-27: a 2,786-octet MP4 whose sample tables claim 80 million
+#: samples took each child 1.9 GB, and a WebM whose frames grow from 64×48 to 16000×16000 took ffmpeg 2 GB for a
+#: crop the first frame's size allowed).
+CHILD_MEMORY = 1 << 30
+FRAME_OCTETS_A_PIXEL = 16
 #: The most of ffprobe's output read (octets): its JSON for a few streams is a few KiB.
 PROBE_OUTPUT = 1 << 20
+
+
+def limited(command: list[str], memory: int) -> list[str]:
+    """``command`` run under ``prlimit`` (util-linux, in every Debian) with at most ``memory`` octets of address
+    space and no core file: the limit is the child's from its first instruction, and the resolver's threads make
+    ``preexec_fn`` unsafe. Without ``prlimit`` the command as it is."""
+    wrapper = shutil.which("prlimit")
+    if wrapper is None:
+        return command
+    return [wrapper, f"--as={memory}", "--core=0", "--", *command]
+
+
+def out_of_memory(status: int, said: list[str]) -> bool:
+    """Whether a child under :func:`limited` failed for want of memory: killed by a signal (a failed allocation
+    unchecked), or saying so."""
+    text = " ".join(said[-3:]).lower()
+    return status < 0 or any(word in text for word in ("cannot allocate memory", "failed to map", "out of memory"))
 
 
 def probe(path: str, media_type: str, *, seconds: float = PROBE_SECONDS) -> VideoInfo:
@@ -64,12 +88,12 @@ def probe(path: str, media_type: str, *, seconds: float = PROBE_SECONDS) -> Vide
     if program is None:
         raise UnsupportedError("videos are read with ffprobe, which is not installed (Debian's ffmpeg)")
     demuxer, _ = CONTAINERS[media_type]
-    command = [
+    command = limited([
         program, "-v", "error", "-hide_banner", "-protocol_whitelist", "file", "-f", demuxer,
         "-show_entries", "format=format_name,duration:stream=codec_type,codec_name,width,height"
         ":stream_disposition=attached_pic",
         "-of", "json", "file:" + path,
-    ]
+    ], CHILD_MEMORY)
     started = time.monotonic()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
@@ -83,6 +107,8 @@ def probe(path: str, media_type: str, *, seconds: float = PROBE_SECONDS) -> Vide
             err.seek(max(0, err.tell() - 2000))
             said = err.read().decode("utf-8", "replace").strip().splitlines()
             reason = said[-1] if said else f"exit status {done.returncode}"
+            if out_of_memory(done.returncode, said):
+                raise LimitError(f"ffprobe needs more than {CHILD_MEMORY >> 20} MiB to read this video: {reason}")
             raise ParseError(f"ffprobe cannot read it as {demuxer}: {reason.removeprefix('file:' + path + ': ')}",
                              rule="video")
         out.seek(0)
@@ -101,8 +127,9 @@ def _last_packet_end(program: str, demuxer: str, path: str, seconds: float) -> D
     memory stays bounded however many packets there are; past ``seconds`` it is
     killed (a :class:`LimitError`).
     """
-    command = [program, "-v", "error", "-hide_banner", "-protocol_whitelist", "file", "-f", demuxer,
-               "-show_entries", "packet=pts_time,duration_time", "-of", "csv=p=0", "file:" + path]
+    command = limited([program, "-v", "error", "-hide_banner", "-protocol_whitelist", "file", "-f", demuxer,
+                       "-show_entries", "packet=pts_time,duration_time", "-of", "csv=p=0", "file:" + path],
+                      CHILD_MEMORY)
     first: Decimal | None = None
     last: Decimal | None = None
     killed = threading.Event()
@@ -231,10 +258,11 @@ def frame_region(path: str, media_type: str, scheme: str, positions: Sequence[ob
     if program is None:
         raise UnsupportedError("frames of a video are read with ffmpeg, which is not installed (Debian's ffmpeg)")
     demuxer, _ = CONTAINERS[media_type]
-    command = [program, "-v", "error", "-hide_banner", "-nostdin", "-protocol_whitelist", "file", "-f", demuxer,
-               "-ss", f"{at / 1000:.3f}",
-               "-i", "file:" + path, "-map", "0:v:0", "-frames:v", "1", "-f", "image2pipe", "-c:v", "png",
-               "-pix_fmt", "rgb24", "-"]
+    memory = CHILD_MEMORY + info.width * info.height * FRAME_OCTETS_A_PIXEL
+    command = limited([program, "-v", "error", "-hide_banner", "-nostdin", "-protocol_whitelist", "file",
+                       "-f", demuxer, "-threads", "1", "-ss", f"{at / 1000:.3f}",
+                       "-i", "file:" + path, "-map", "0:v:0", "-frames:v", "1", "-f", "image2pipe", "-c:v", "png",
+                       "-pix_fmt", "rgb24", "-"], memory)
     most = info.width * info.height * 4 + (1 << 20)  # a PNG of rgb24 is never much larger than its raw pixels
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
@@ -247,6 +275,9 @@ def frame_region(path: str, media_type: str, scheme: str, positions: Sequence[ob
         if done.returncode != 0:
             err.seek(max(0, err.tell() - 2000))
             said = err.read().decode("utf-8", "replace").strip().splitlines()
+            if out_of_memory(done.returncode, said):
+                raise LimitError(f"ffmpeg needs more than {memory >> 20} MiB to decode the frame at {at} ms of this"
+                                 f" {info.width}×{info.height} video (its frames may be larger than its first)")
             raise UnsupportedError(f"ffmpeg cannot decode the frame at {at} ms: "
                                    f"{said[-1] if said else f'exit status {done.returncode}'}")
         out.seek(0)

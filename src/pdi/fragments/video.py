@@ -114,6 +114,11 @@ class VideoInfo:
         return cls(duration_ms, width, height, video_codec, audio, container)
 
 
+#: The longest duration a video may have, in milliseconds: a century (found by an attack, 2026-11-27: a 5 KB WebM
+#: whose second cluster was at 2**62 seconds made a duration no index could hold, and a traceback).
+MAX_DURATION_MS = 100 * 366 * 86_400 * 1000
+
+
 def info_from_ffprobe(output: bytes, media_type: str, *, duration: Decimal | None = None) -> VideoInfo:
     """The :class:`VideoInfo` in ffprobe's JSON (``-show_format -show_streams -of json``) for a ``media_type`` video.
 
@@ -150,6 +155,9 @@ def info_from_ffprobe(output: bytes, media_type: str, *, duration: Decimal | Non
         seconds = Decimal("NaN")
     if not seconds.is_finite() or seconds < 0:
         raise ParseError(f"ffprobe finds no duration in this {name} file", rule="video")
+    if seconds * 1000 > MAX_DURATION_MS:
+        raise ParseError(f"ffprobe reads a duration of {seconds:.0f} s in this {name} file, more than a century:"
+                         " no recording lasts so long", rule="video")
     duration_ms = int((seconds * 1000).to_integral_value(rounding=ROUND_CEILING))
     audio = tuple(str(s.get("codec_name", "unknown")) for s in streams
                   if isinstance(s, dict) and s.get("codec_type") == "audio")
