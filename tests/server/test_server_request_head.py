@@ -256,3 +256,18 @@ def test_a_client_is_an_ipv4_address_or_an_ipv6_64() -> None:
     assert _client_of("192.0.2.7") == "192.0.2.7"
     assert _client_of("2001:db8:1:2::7") == _client_of("2001:db8:1:2:ffff::1") == "2001:db8:1:2::/64"
     assert _client_of("2001:db8:1:3::7") != _client_of("2001:db8:1:2::7")
+
+
+@pytest.mark.parametrize("framing", [b"3\nabc\r\n0\r\n\r\n", b"3\r\nabc\n0\r\n\r\n", b"zz\r\nabc\r\n0\r\n\r\n"])
+def test_content_whose_chunked_framing_is_wrong_is_400_at_once(archive: Path, framing: bytes) -> None:
+    """RFC 9112 §7.1: ``chunk = chunk-size [ chunk-ext ] CRLF chunk-data CRLF``. Found in review (2026-11-27): the
+    parser refused a bare LF at once, but the refusal waited for the request's own answer, and the app, waiting
+    for the rest of its content, answered the body deadline's 408 after 20 s."""
+    with on_own_protocol(create_app(str(archive))) as url:
+        port = urllib.parse.urlsplit(url).port
+        assert port is not None
+        started = time.monotonic()
+        answer = _ask(port, b"POST /api/annotation HTTP/1.1\r\nHost: a\r\nContent-Type: application/ld+json\r\n"
+                            b"Transfer-Encoding: chunked\r\n\r\n" + framing)
+        assert time.monotonic() - started < 5
+        assert "the request is not HTTP/1.1 as RFC 9112 writes it" in str(_problem(answer, 400)["detail"])

@@ -98,6 +98,8 @@ FINGERPRINTS: dict[str, tuple[str | None, str]] = {
         "(self, message: 'ASGISendEvent') -> 'None'",
         "abdd8601b326a8da972436918d3a954e1ef39c6bf0cd9e1c1954c2e798d0bb9c",
     ),
+    f"{CYCLE}.receive": (
+        "(self) -> 'ASGIReceiveEvent'", "8124ae006be71184810da91d586b97c4b3b9ae43e28984bc94f81e26d20af3e6"),
     f"{PROTOCOL}.pause_writing": (
         "(self) -> 'None'", "17a8fd215d96a13cc140babd064bae54cdf1ca495272beb669b022a4ddab7262"),
     f"{PROTOCOL}.resume_writing": (

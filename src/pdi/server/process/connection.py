@@ -145,6 +145,9 @@ UVICORN_INTERNALS: Final[dict[str, str]] = {
     f"{_CYCLE}.send":
         "ZeroCopy: counts body octets against expected_content_length and completes the response when"
         " the last (empty) body message leaves it at 0",
+    f"{_CYCLE}.receive":
+        "GuardedHttpToolsProtocol._refuse: a request whose own content the parser refused is marked"
+        " disconnected (more_body, message_event), so that the app waiting for it is told http.disconnect",
     f"{_PROTOCOL}.pause_writing":
         "GuardedHttpToolsProtocol: called by the transport past its high-water mark, it pauses the flow (which"
         " the cycle's send waits on); overridden to arm the send deadline, then does the same",
@@ -403,6 +406,15 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if self.transport.is_closing():
             return
         cycle = self.cycle
+        if cycle is not None and cycle.more_body and not cycle.response_started and not self.pipeline:
+            # the parser stopped inside this request's own content (its chunked framing is wrong, RFC 9112 §7.1):
+            # it is answered now, and the app waiting for the rest is told the client left (found in review,
+            # 2026-11-27: it waited for the body deadline's 408, twenty seconds, and said the wrong thing)
+            cycle.disconnected = True
+            cycle.message_event.set()
+            self.transport.write(b"".join(content))
+            self.transport.close()
+            return
         if self.pipeline or (cycle is not None and not cycle.response_complete):
             self._deferred = b"".join(content)  # written by on_response_complete once the answers before it are
             self.transport.pause_reading()
