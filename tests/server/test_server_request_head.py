@@ -271,3 +271,32 @@ def test_content_whose_chunked_framing_is_wrong_is_400_at_once(archive: Path, fr
                             b"Transfer-Encoding: chunked\r\n\r\n" + framing)
         assert time.monotonic() - started < 5
         assert "the request is not HTTP/1.1 as RFC 9112 writes it" in str(_problem(answer, 400)["detail"])
+
+
+def test_an_answer_before_the_content_of_an_expect_100_continue_closes_the_connection(tmp_path: Path) -> None:
+    """RFC 9110 §10.1.1: a server answering before it has read the content of a request with ``Expect:
+    100-continue`` "SHOULD indicate whether it intends to close the connection". Found in review (2026-11-27):
+    after a 401 the connection stayed open, and the next request's first octets were read as this one's
+    content. Answered with ``Connection: close``; a request whose content was read keeps its connection."""
+    location = tmp_path / "a"
+    with Archive.init(str(location)) as opened:
+        opened.add_series(S)
+        _, token = opened.add_token("depositor", role="deposit", series=[S])
+    with on_own_protocol(create_app(str(location))) as url:
+        port = urllib.parse.urlsplit(url).port
+        assert port is not None
+        refused = _ask(port, f"POST /api/deposit?series={S}&format=text HTTP/1.1\r\nHost: a\r\n"
+                             "Content-Type: text/plain\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n".encode())
+        head = refused.split(b"\r\n\r\n", 1)[0].lower()
+        assert head.startswith(b"http/1.1 401 ") and b"connection: close" in head, refused[:300]
+        assert b"HTTP/1.1 100" not in refused  # nothing was asked of the client's content
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+            conn.sendall(f"POST /api/deposit?series={S}&format=text HTTP/1.1\r\nHost: a\r\n"
+                         f"Authorization: Bearer {token}\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n"
+                         "Expect: 100-continue\r\n\r\n".encode())
+            assert conn.recv(100).startswith(b"HTTP/1.1 100 Continue\r\n\r\n")
+            conn.sendall(b"hello")
+            answer = b""
+            while b"\r\n\r\n" not in answer:
+                answer += conn.recv(65536)
+            assert answer.startswith(b"HTTP/1.1 201 ") and b"connection: close" not in answer.lower(), answer[:300]

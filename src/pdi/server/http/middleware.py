@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pdi.server.http.problems import problem
 
@@ -102,11 +102,14 @@ class HostField(HTTPMiddleware):
         version = scope.get("http_version", "1.1")
         hosts = []
         listed = 0
+        expects = False
         for key, value in scope["headers"]:
             if key == b"host":
                 hosts.append(value)
             elif key in _JOINED:
                 listed += 1
+            elif key == b"expect":
+                expects = True
         if version not in _VERSIONS:
             answer = problem(505, "HTTP Version Not Supported",
                              f"this server speaks HTTP/1.1 and HTTP/1.0; the request line says HTTP/{version}")
@@ -120,6 +123,8 @@ class HostField(HTTPMiddleware):
         else:
             if listed > 1:
                 scope = {**scope, "headers": joined(scope["headers"])}
+            if expects:
+                receive, send = closing_unread(receive, send)
             await self.app(scope, receive, send)
             return
         answer.headers["Connection"] = "close"
@@ -129,6 +134,30 @@ class HostField(HTTPMiddleware):
 #: Request fields whose value is a list (RFC 9110 §13.1.1, §13.1.2: ``#entity-tag``), which a client may send as
 #: several lines: the app reads each as one field.
 _JOINED = frozenset({b"if-match", b"if-none-match"})
+
+
+def closing_unread(receive: Receive, send: Send) -> tuple[Receive, Send]:
+    """``receive`` and ``send`` of a request with ``Expect`` (``100-continue``), such that an answer begun before
+    its content was all read says ``Connection: close``: the client, told no ``100``, may send the content or not,
+    so what follows on the connection cannot be told apart from it (RFC 9110 §10.1.1: the server "SHOULD indicate
+    whether it intends to close the connection"). Found in review (2026-11-27): after a ``401`` the next request's
+    first octets were read as this one's content."""
+    done = False
+
+    async def receiving() -> Message:
+        nonlocal done
+        message = await receive()
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            done = True
+        return message
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start" and not done:
+            headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"connection"]
+            message = {**message, "headers": [*headers, (b"connection", b"close")]}
+        await send(message)
+
+    return receiving, sending
 
 
 def joined(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
