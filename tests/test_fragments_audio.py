@@ -218,8 +218,12 @@ def test_a_truncated_wav_gives_whole_frames_only() -> None:
     assert (params.nchannels, params.nframes) == (2, 10)
     assert data == frames_of(whole)[1][:40]
     assert len(result.data) == 44 + 40  # RIFF, fmt and data headers, then the 40 octets: no half frame
+    # the recording is the 10 frames it holds, not the 100 its header promised: a time from frame 20 is past its
+    # end, and the end said is 10 (found by an attack, 2026-11-27: a 1.6 KB WAV claiming 4 GB "lasted" as long as
+    # the time asked, 5.000 s for sec=5,6)
     late = evaluate_audio("msec", (20, 50), cut, "audio/wav", None)
-    assert (late.interval, late.past_end) == (Interval(20, 20, 1000, 2, 20), True)
+    assert (late.interval, late.past_end) == (Interval(10, 10, 1000, 2, 10), True)
+    assert evaluate_audio("msec", (0, 50), cut, "audio/wav", None).interval.length == 10
 
 
 def test_a_compressed_recording_is_decoded_to_no_more_than_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -152,6 +152,9 @@ class _WaveReader:
             self.width = recording.getsampwidth()
         if self.rate <= 0 or self.channels <= 0:
             raise wave.Error("no sample rate or no channels")
+        start = _data_start(data)
+        if start is not None:  # a header may claim more frames than the file holds (a file cut short)
+            self.length = min(self.length, (len(data) - start) // (self.channels * self.width))
 
     def read(self, a: int, b: int) -> _Cut:
         with wave.open(io.BytesIO(self._data), "rb") as recording:
@@ -161,6 +164,18 @@ class _WaveReader:
             except RuntimeError:  # frame a lies past the end of a truncated file: it holds none from there
                 samples = b""
             return _Cut(samples, self.width, False)
+
+
+def _data_start(data: bytes) -> int | None:
+    """Where the samples of a RIFF WAVE file begin: after the header of its ``data`` chunk, found by walking its
+    chunks (each an ID, a 32-bit little-endian size, the content padded to an even size); ``None`` if not found."""
+    at = 12
+    while at + 8 <= len(data):
+        size = int.from_bytes(data[at + 4:at + 8], "little")
+        if data[at:at + 4] == b"data":
+            return at + 8
+        at += 8 + size + (size & 1)
+    return None
 
 
 class _SoundFileReader:
