@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -266,6 +267,24 @@ def on_own_protocol(app: Starlette, *, public: bool = False) -> Iterator[str]:
     with in_thread(app, [sock], join=30, log_level="critical", loop="uvloop",
                    http=answering_protocol(10, app.state.cache, None, app.state.public if public else None)):
         yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+@contextmanager
+def served_port(served: Served, how: str) -> Iterator[int]:
+    """The port of ``served``'s archive answered ``how``: ``uvicorn`` (the served fixture's own server, uvicorn's
+    protocol), ``own`` (``pdi serve``'s protocol, in a thread), or ``own, public`` (that protocol making plain N2R
+    and N2L answers itself, as ``pdi serve``'s connections do)."""
+    if how == "uvicorn":
+        port = urllib.parse.urlsplit(served.url).port
+        assert port is not None
+        yield port
+        return
+    from pdi.server import create_app
+
+    with on_own_protocol(create_app(served.archive.location), public=how == "own, public") as url:
+        port = urllib.parse.urlsplit(url).port
+        assert port is not None
+        yield port
 
 
 @contextmanager

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import urllib.parse
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from server_helpers import Served, exchange, in_thread, on_own_protocol
+from server_helpers import Served, exchange, in_thread, on_own_protocol, served_port
 
 from pdi.archive import Archive
 from pdi.server import create_app
@@ -24,19 +23,6 @@ from pdi.server.protocol.rfc2169 import rfc2169_query
 def _fields(answer: bytes) -> dict[str, str]:
     head = answer.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
     return {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in head[1:])} | {"": head[0]}
-
-
-@contextlib.contextmanager
-def _port(served: Served, how: str) -> Iterator[int]:
-    if how == "uvicorn":
-        port = urllib.parse.urlsplit(served.url).port
-        assert port is not None
-        yield port
-        return
-    with on_own_protocol(create_app(served.archive.location), public=how == "own, public") as url:
-        port = urllib.parse.urlsplit(url).port
-        assert port is not None
-        yield port
 
 
 @pytest.mark.parametrize("how", ["uvicorn", "own", "own, public"])
@@ -50,7 +36,7 @@ def test_head_with_range_is_the_whole_200(served: Served, how: str, ranged: str,
     asked = f"HEAD {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nRange: {ranged}\r\n\r\n".encode()
     got = f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
     ranged_get = f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nRange: {ranged}\r\n\r\n".encode()
-    with _port(served, how) as port:
+    with served_port(served, how) as port:
         answers = exchange(port, [asked, got, plain, asked, ranged_get])
     for answer in (answers[0], answers[2], answers[3]):
         fields = _fields(answer)

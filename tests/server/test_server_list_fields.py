@@ -10,28 +10,10 @@ kept answer.
 
 from __future__ import annotations
 
-import contextlib
-import urllib.parse
-from collections.abc import Iterator
-
 import pytest
-from server_helpers import Served, exchange, on_own_protocol
+from server_helpers import Served, exchange, served_port
 
-from pdi.server import create_app
 from pdi.server.protocol.rfc2169 import rfc2169_query
-
-
-@contextlib.contextmanager
-def _port(served: Served, how: str) -> Iterator[int]:
-    if how == "uvicorn":
-        port = urllib.parse.urlsplit(served.url).port
-        assert port is not None
-        yield port
-        return
-    with on_own_protocol(create_app(served.archive.location), public=how == "own, public") as url:
-        port = urllib.parse.urlsplit(url).port
-        assert port is not None
-        yield port
 
 
 def _status(answer: bytes) -> int:
@@ -43,7 +25,7 @@ def _status(answer: bytes) -> int:
 def test_if_match_and_if_none_match_on_several_lines_are_one_list(served: Served, how: str, which: str) -> None:
     name = getattr(served, which)
     target = f"/uri-res/N2R?{rfc2169_query(name)}"
-    with _port(served, how) as port:
+    with served_port(served, how) as port:
         tag = next(line.split(b":", 1)[1].strip() for line in exchange(port, [
             f"HEAD {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()])[0].split(b"\r\n")
             if line.lower().startswith(b"etag:"))
