@@ -1,0 +1,90 @@
+"""``-o FILE`` writes a regular file whole (beside its name, renamed into place) and anything else in place.
+
+Found 2026-11-27: ``pdi get NAME -o /dev/null``, run as root, renamed its partial file over ``/dev/null``: the
+device became a regular file, and every later ``> /dev/null`` on the machine failed ("cannot create /dev/null:
+Permission denied", 438 errors in the next test run). A device or a named pipe is written in place (a shell's
+``>(…)`` and ``/dev/stdout`` on a pipe are named pipes); a symbolic link is followed, the link kept.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from pdi.archive import Archive
+
+S = "example.us"
+TEXT = b"the minutes of the board\n"
+
+
+@pytest.fixture
+def archive(tmp_path: Path) -> tuple[Path, str]:
+    location = tmp_path / "archive"
+    with Archive.init(location) as opened:
+        opened.add_series(S)
+        return location, str(opened.add(S, TEXT, format="text"))
+
+
+def _get(location: Path, name: str, output: str, **kwargs: object) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "pdi", "get", name, "-o", output, "--archive", str(location)],
+                          capture_output=True, timeout=120, check=False, **kwargs)  # type: ignore[call-overload]
+
+
+def test_a_named_pipe_is_written_in_place_not_replaced(archive: tuple[Path, str], tmp_path: Path) -> None:
+    location, name = archive
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    read: list[bytes] = []
+    reader = threading.Thread(target=lambda: read.append(pipe.read_bytes()))
+    reader.start()
+    done = _get(location, name, str(pipe))
+    reader.join(timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert read == [TEXT]
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)  # still the pipe
+    assert not list(tmp_path.glob(".pipe.pdi-partial"))
+
+
+def test_dev_stdout_on_a_pipe_is_the_pipe(archive: tuple[Path, str]) -> None:
+    location, name = archive
+    done = _get(location, name, "/dev/stdout")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == TEXT
+
+
+def test_dev_null_stays_the_null_device(archive: tuple[Path, str]) -> None:
+    """Run only where ``/dev/null`` is the character device 1,3 (as on every Linux): after ``-o /dev/null`` it
+    still is (were it not, this test would leave the machine without it, so it checks the kind before asking)."""
+    location, name = archive
+    before = os.stat("/dev/null")
+    assert stat.S_ISCHR(before.st_mode) and os.major(before.st_rdev) == 1 and os.minor(before.st_rdev) == 3
+    done = _get(location, name, "/dev/null")
+    after = os.stat("/dev/null")
+    assert done.returncode == 0, done.stderr
+    assert stat.S_ISCHR(after.st_mode) and after.st_ino == before.st_ino
+
+
+def test_a_symbolic_link_is_followed_and_kept(archive: tuple[Path, str], tmp_path: Path) -> None:
+    location, name = archive
+    real = tmp_path / "real.txt"
+    real.write_bytes(b"old\n")
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    done = _get(location, name, str(link))
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and real.read_bytes() == TEXT
+
+
+def test_a_regular_file_is_replaced_whole(archive: tuple[Path, str], tmp_path: Path) -> None:
+    location, name = archive
+    out = tmp_path / "out.txt"
+    out.write_bytes(b"old and longer than the new text, so that a write in place would leave a tail\n")
+    done = _get(location, name, str(out))
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes() == TEXT
