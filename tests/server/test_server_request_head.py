@@ -300,3 +300,20 @@ def test_an_answer_before_the_content_of_an_expect_100_continue_closes_the_conne
             while b"\r\n\r\n" not in answer:
                 answer += conn.recv(65536)
             assert answer.startswith(b"HTTP/1.1 201 ") and b"connection: close" not in answer.lower(), answer[:300]
+
+
+@pytest.mark.parametrize("public", [False, True])
+def test_a_refusal_after_an_answer_from_the_cache_is_answered(archive: Path, public: bool) -> None:
+    """Found in review (2026-11-27): after an answer from the cache the connection's cycle is a stand-in, which
+    lacked what the refusal of content cut short reads; every later refusal on that connection (a raw '#', a 414,
+    a 431, the parser's 400s) dropped the connection with a traceback instead of its answer."""
+    with Archive.open(str(archive)) as opened:
+        name = str(opened.add(S, b"kept in the cache\n", format="text"))
+    with on_own_protocol(create_app(str(archive)), public=public) as url:
+        port = urllib.parse.urlsplit(url).port
+        assert port is not None
+        asked = f"GET /uri-res/N2R?{name} HTTP/1.1\r\nHost: a\r\n\r\n".encode()
+        answer = _ask(port, asked, asked, asked, f"GET /uri-res/N2R?{name}#char=0,1 HTTP/1.1\r\nHost: a\r\n\r\n".encode())
+    assert answer.count(b"HTTP/1.1 200 ") == 3, answer[:500]
+    refusal = answer[answer.rindex(b"HTTP/1.1 400 "):]
+    assert "holds a '#'" in str(_problem(refusal, 400)["detail"])

@@ -462,6 +462,8 @@ class _Answered:
     """
 
     response_complete = True
+    response_started = True
+    more_body = False  # its content, if any, was all read (a refusal after it is of the next request)
     keep_alive = True
     disconnected = False
     message_event = asyncio.Event()  # set when a connection is lost: nobody waits on it
