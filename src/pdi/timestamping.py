@@ -64,18 +64,27 @@ def request_timestamp(url: str, data: bytes) -> tuple[bytes, TimeStamp]:
     return bytes(body), stamp
 
 
-def verify_with_ca(response: Path, data: Path, ca: Path, *, partial: bool = False) -> None:
+def epoch_of(generalized: str) -> int:
+    """The POSIX time of a ``GeneralizedTime`` as RFC 3161 writes genTime (``YYYYMMDDhhmmss[.s]Z``), to the second."""
+    import calendar
+    import time as clock
+
+    return calendar.timegm(clock.strptime(generalized[:14], "%Y%m%d%H%M%S"))
+
+
+def verify_with_ca(response: Path, data: Path, ca: Path, *, partial: bool = False, at: str | None = None) -> None:
     """:class:`IntegrityError` unless ``openssl ts -verify`` finds the TSA's signature on ``response`` good, its
     certificate chained to ``ca``, and the stamp of ``data``. ``partial``: any certificate of ``ca`` may end the
     chain (``-partial_chain``), so that what is proved is the signature of a certificate the file holds, not its
-    trust."""
+    trust. ``at``: the certificates are checked as of that ``GeneralizedTime`` (the stamp's own ``genTime``), not
+    now: a timestamp is to outlive its authority's certificate."""
     openssl = shutil.which("openssl")
     if openssl is None:
         raise UnsupportedError("checking a timestamp's signature needs openssl (Debian's openssl package)")
     try:
         done = subprocess.run(
             [openssl, "ts", "-verify", "-in", str(response), "-data", str(data), "-CAfile", str(ca),
-             *(["-partial_chain"] if partial else [])],
+             *(["-partial_chain"] if partial else []), *(["-attime", str(epoch_of(at))] if at is not None else [])],
             capture_output=True, text=True, timeout=OPENSSL_SECONDS, check=False,
         )
     except subprocess.TimeoutExpired as exc:

@@ -263,7 +263,7 @@ def check_digest(where: str, package: bytes, digest_text: bytes) -> Checked:
         stamp.check(signed["signature"].encode("ascii"))
     except IntegrityError as exc:
         raise IntegrityError(f"{where}: signedData's timeSignature is not of its signature: {exc}") from None
-    _check_stamp_signed(where, token, signed["signature"].encode("ascii"), signed.get("timestampCert"))
+    _check_stamp_signed(where, token, signed["signature"].encode("ascii"), signed.get("timestampCert"), stamp.time)
     return Checked(actual, signed=True, form="domain", domain=domain.lower(), stamped=stamp.time)
 
 
@@ -272,8 +272,10 @@ def _domains_of(cert: x509.Certificate) -> set[str]:
     names = {str(a.value).lower() for a in cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)}
     try:
         alternative = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    except (x509.ExtensionNotFound, ValueError):
+    except x509.ExtensionNotFound:
         return names
+    except Exception as exc:
+        raise ParseError(f"the domainCert's extensions cannot be read: {exc}", rule="WACZ signing") from None
     return names | {n.lower() for n in alternative.get_values_for_type(x509.DNSName)}
 
 
@@ -287,9 +289,10 @@ def _named(domain: str, names: set[str]) -> bool:
     return bool(head and dot and f"*.{parent}" in names)
 
 
-def _check_stamp_signed(where: str, token: bytes, stamped: bytes, chain: object) -> None:
-    """:class:`IntegrityError` unless the timestamp ``token`` (of ``stamped``) is signed by a certificate of the
-    ``timestampCert`` chain (``openssl ts -verify -partial_chain``): its trust is left to authsign."""
+def _check_stamp_signed(where: str, token: bytes, stamped: bytes, chain: object, at: str) -> None:
+    """:class:`IntegrityError` unless the timestamp ``token`` (of ``stamped``, made ``at``, its genTime) is signed
+    by a certificate of the ``timestampCert`` chain valid then (``openssl ts -verify -partial_chain -attime``): its
+    trust is left to authsign, and a certificate expired since does not undo it."""
     import tempfile
     from pathlib import Path
 
@@ -302,7 +305,8 @@ def _check_stamp_signed(where: str, token: bytes, stamped: bytes, chain: object)
         (Path(work) / "signature").write_bytes(stamped)
         (Path(work) / "tsa.pem").write_text(chain, encoding="utf-8", errors="replace")
         try:
-            verify_with_ca(Path(work) / "token.tsr", Path(work) / "signature", Path(work) / "tsa.pem", partial=True)
+            verify_with_ca(Path(work) / "token.tsr", Path(work) / "signature", Path(work) / "tsa.pem", partial=True,
+                           at=at)
         except IntegrityError:
             raise IntegrityError(f"{where}: signedData's timeSignature is not signed by its timestampCert") from None
 

@@ -417,3 +417,58 @@ def test_a_domain_form_is_refused_unless_its_domain_and_timestamp_are_its_certif
     assert _names(target) == []
     code, output = _verify_auth(out, Path(domain_form["roots"]))
     assert code == 1, output  # authsign refuses it too
+
+
+def test_a_domain_forms_timestamp_is_checked_as_of_its_own_time(
+        archive_dir: Path, tmp_path: Path, domain_form: dict[str, Path | str]) -> None:
+    """Found in review (2026-11-27): ``openssl ts -verify`` checks every certificate as of now, so a WACZ would be
+    refused once its TSA's certificate expired, which a timestamp is made to outlive (authsign checks the
+    signature alone). The certificates are checked as of the stamp's genTime: before the TSA's certificate was
+    issued they were not valid, so the same token checked as of 1999 is refused, and as of its genTime holds."""
+    from pdi.timestamping import epoch_of
+    from pdi.wacz_signing import _check_stamp_signed
+
+    assert epoch_of("19700101000010Z") == 10 and epoch_of("20261127050000.25Z") == 1795755600
+    out = tmp_path / "domain.wacz"
+    code, output = _pdi("export", "--wacz", str(out), "--series", S, "--domain-cert", str(domain_form["chain"]),
+                        "--tsa", str(domain_form["tsa"]), "--tsa-chain", str(domain_form["tsa_chain"]),
+                        "--archive", str(archive_dir))
+    assert code == 0, output
+    with zipfile.ZipFile(out) as zf:
+        signed = json.loads(zf.read("datapackage-digest.json"))["signedData"]
+    from pdi.rfc3161 import read_response
+
+    token = base64.b64decode(signed["timeSignature"])
+    stamped = read_response(token).time
+    _check_stamp_signed("x.wacz", token, signed["signature"].encode("ascii"), signed["timestampCert"], stamped)
+    with pytest.raises(IntegrityError, match="not signed by its timestampCert"):
+        _check_stamp_signed("x.wacz", token, signed["signature"].encode("ascii"), signed["timestampCert"],
+                            "19990101000000Z")
+
+
+def test_a_domain_certificate_whose_extensions_cannot_be_read_is_a_parse_error() -> None:
+    """Found in review (2026-11-27): a subjectAltName named twice made cryptography raise DuplicateExtension,
+    no ValueError, out of the domain check: a traceback, reached by a stranger's own signing key."""
+    import datetime
+
+    from cryptography import x509 as cx509
+    from cryptography.hazmat.primitives import hashes as chashes
+    from cryptography.hazmat.primitives import serialization as cserial
+    from cryptography.hazmat.primitives.asymmetric import ec as cec
+    from cryptography.x509.oid import NameOID as COID
+
+    from pdi.wacz_signing import _domains_of
+
+    key = cec.generate_private_key(cec.SECP256R1())
+    name = cx509.Name([cx509.NameAttribute(COID.COMMON_NAME, "archive.example.org")])
+    now = datetime.datetime.now(datetime.UTC)
+    made = (cx509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(cx509.SubjectAlternativeName([cx509.DNSName("archive.example.org")]), critical=False)
+            .add_extension(cx509.IssuerAlternativeName([cx509.DNSName("archive.example.org")]), critical=False)
+            .sign(key, chashes.SHA256()))
+    assert _domains_of(made) == {"archive.example.org"}
+    # issuerAltName's OID (2.5.29.18, 55 1d 12) made subjectAltName's (2.5.29.17, 55 1d 11): one named twice
+    der = made.public_bytes(cserial.Encoding.DER).replace(bytes.fromhex("0603551d12"), bytes.fromhex("0603551d11"))
+    with pytest.raises(ParseError, match="the domainCert's extensions cannot be read"):
+        _domains_of(cx509.load_der_x509_certificate(der))
