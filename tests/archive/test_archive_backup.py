@@ -628,3 +628,25 @@ def test_a_markers_place_must_be_text(tmp_path: Path) -> None:
     assert result.returncode == StoreError.exit_code, result.stderr
     assert "names no place it was taken from: give --to" in result.stderr
     assert not (tmp_path / "['a']").exists()
+
+
+def test_a_backups_catalog_is_looked_at_before_its_schema_version_is_read(tmp_path: Path) -> None:
+    """Found in review (2026-11-27): a marker without its schema version (one an older pdi wrote) has the catalog's
+    read from the catalog itself, which was opened before it was checked: a named pipe there still held the
+    restore for ever; a backup without its catalog was an sqlite3 traceback."""
+    root = tmp_path / "archive"
+    _small_archive(root)
+    backup(str(root), tmp_path / "b", copy=True)
+    marker = json.loads((tmp_path / "b" / MARKER).read_bytes())
+    del marker["schema_version"]
+    (tmp_path / "b" / MARKER).write_text(json.dumps(marker))
+    catalog = tmp_path / "b" / "catalog.sqlite"
+    catalog.unlink()
+    result = _pdi("restore", str(tmp_path / "b"), "--to", str(tmp_path / "r"))
+    assert result.returncode == NotFoundError.exit_code, result.stderr
+    assert "is not a whole pdi backup: it has no catalog.sqlite" in result.stderr and "Traceback" not in result.stderr
+    os.mkfifo(catalog)
+    result = _pdi("restore", str(tmp_path / "b"), "--to", str(tmp_path / "r"))
+    assert result.returncode == StoreError.exit_code, result.stderr
+    assert f"{catalog} is not a file (a pipe, a device or a folder)" in result.stderr
+    assert not (tmp_path / "r").exists()

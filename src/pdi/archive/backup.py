@@ -352,7 +352,7 @@ def _regular(path: Path, what: str) -> None:
     try:
         mode = os.stat(path).st_mode
     except (FileNotFoundError, NotADirectoryError):
-        return  # said by whoever opens it
+        return  # not there: whoever needs it says so (the catalog and dump are looked for first, in restore)
     except OSError as exc:
         raise StoreError(f"cannot read {what} {path}: {exc}") from exc
     if not stat.S_ISREG(mode):
@@ -621,6 +621,11 @@ def restore(source: str | os.PathLike[str], to: str | None = None, *, copy: bool
     started_at = _now()
     from pdi.archive.store import SCHEMA_VERSION
 
+    # what is read of the backup before anything is written: plain files (a named pipe would hold it for ever)
+    held_file = src / (CATALOG if marker["store"] == "sqlite" else DUMP)
+    if not held_file.exists():
+        raise NotFoundError(f"{src} is not a whole pdi backup: it has no {held_file.name}; nothing was restored")
+    _regular(held_file, "the backup's catalog")
     held = backup_schema_version(src, marker)
     if held is not None and held > SCHEMA_VERSION:  # restored, it could not be opened here: say so first
         raise StoreError(f"{src} holds an archive at schema version {held}, newer than this pdi understands"
@@ -762,6 +767,7 @@ def _restore_s3(src: Path, recorded: str, names: list[tuple[str, int]],
             path = blob_file(src, sha256)
             if not path.exists():
                 raise NotFoundError(f"blob {sha256} is neither in {recorded} nor in the backup {src}")
+            _regular(path, "the blob file")
             with path.open("rb") as f:
                 ident = uuid.uuid4().hex
                 info = bucket.upload(ident, f, None)
