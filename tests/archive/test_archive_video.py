@@ -407,3 +407,24 @@ def test_ffprobe_and_ffmpeg_run_within_a_memory_bound(tmp_path: Path) -> None:
     status, peak, out = run("get", out.strip() + "#rect=(0,0),(10,10),1000", "--info")
     assert status == 7 and "ffmpeg needs more than 1024 MiB to decode the frame at 1000 ms of this 64×48 video" in out
     assert peak < (1 << 30) // 1024 + 200 * 1024, f"peak {peak // 1024} MiB"
+
+
+def test_the_packets_read_for_a_duration_are_all_of_them_or_a_refusal(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found in review (2026-11-27): the duration of a video stating none is the end of its last packet, read from
+    ffprobe's lines as it writes them; its exit status was not looked at, so an ffprobe that failed midway (out of
+    its memory bound) gave the duration of the packets read so far. Here its bound is made too small for it to
+    start at all: refused, not a duration."""
+    import shutil
+
+    from pdi.archive import video
+    from pdi.errors import ParseError
+
+    path = tmp_path / "v.webm"
+    make_video(path, "libvpx", None, seconds=2)
+    program = shutil.which("ffprobe")
+    assert program is not None
+    assert video._last_packet_end(program, "webm", str(path), 30.0) is not None  # as it is: read
+    monkeypatch.setattr(video, "CHILD_MEMORY", 16 << 20)
+    with pytest.raises(ParseError, match="ffprobe could not read every packet of the video"):
+        video._last_packet_end(program, "webm", str(path), 30.0)

@@ -50,7 +50,7 @@ __all__ = ["FRAME_SECONDS", "PROBE_OUTPUT", "PROBE_SECONDS", "VideoCheck", "fram
 #: The longest ffprobe may take to read a video at deposit (seconds).
 PROBE_SECONDS = 30.0
 #: The address space ffprobe and ffmpeg may take (octets), set by ``prlimit`` before they start: what they need
-#: with their libraries and one thread's decoder, and for ffmpeg four octets a pixel of the frame size ffprobe read
+#: with their libraries and one thread's decoder, and for ffmpeg 16 octets a pixel of the frame size ffprobe read
 #: at deposit on top (found by an attack, 2026-11-27: a 2,786-octet MP4 whose sample tables claim 80 million
 #: samples took each child 1.9 GB, and a WebM whose frames grow from 64×48 to 16000×16000 took ffmpeg 2 GB for a
 #: crop the first frame's size allowed).
@@ -70,11 +70,11 @@ def limited(command: list[str], memory: int) -> list[str]:
     return [wrapper, f"--as={memory}", "--core=0", "--", *command]
 
 
-def out_of_memory(status: int, said: list[str]) -> bool:
-    """Whether a child under :func:`limited` failed for want of memory: killed by a signal (a failed allocation
-    unchecked), or saying so."""
+def out_of_memory(said: list[str]) -> bool:
+    """Whether a child under :func:`limited` failed for want of memory, as its last lines say (ffmpeg's and
+    ffprobe's own words for ``ENOMEM``, the loader's for a library it could not map)."""
     text = " ".join(said[-3:]).lower()
-    return status < 0 or any(word in text for word in ("cannot allocate memory", "failed to map", "out of memory"))
+    return any(word in text for word in ("cannot allocate memory", "failed to map", "out of memory"))
 
 
 def probe(path: str, media_type: str, *, seconds: float = PROBE_SECONDS) -> VideoInfo:
@@ -107,7 +107,7 @@ def probe(path: str, media_type: str, *, seconds: float = PROBE_SECONDS) -> Vide
             err.seek(max(0, err.tell() - 2000))
             said = err.read().decode("utf-8", "replace").strip().splitlines()
             reason = said[-1] if said else f"exit status {done.returncode}"
-            if out_of_memory(done.returncode, said):
+            if out_of_memory(said):
                 raise LimitError(f"ffprobe needs more than {CHILD_MEMORY >> 20} MiB to read this video: {reason}")
             raise ParseError(f"ffprobe cannot read it as {demuxer}: {reason.removeprefix('file:' + path + ': ')}",
                              rule="video")
@@ -153,11 +153,17 @@ def _last_packet_end(program: str, demuxer: str, path: str, seconds: float) -> D
                 end = at + (Decimal(length) if _number(length) else 0)
                 first = at if first is None or at < first else first
                 last = end if last is None or end > last else last
+            process.wait()  # it has closed its output: its exit status says whether it read every packet
+        except BaseException:
+            process.kill()
+            raise
         finally:
             timer.cancel()
-            process.kill()
     if killed.is_set():
         raise LimitError(f"ffprobe took longer than {seconds:g} s to read the video's packets")
+    if process.returncode != 0:  # the packets read so far would make the duration too short (found in review)
+        raise ParseError(f"ffprobe could not read every packet of the video (exit status {process.returncode}, within"
+                         f" its bound of {CHILD_MEMORY >> 20} MiB)", rule="video")
     if first is None or last is None:
         return None
     return last - first
@@ -275,7 +281,7 @@ def frame_region(path: str, media_type: str, scheme: str, positions: Sequence[ob
         if done.returncode != 0:
             err.seek(max(0, err.tell() - 2000))
             said = err.read().decode("utf-8", "replace").strip().splitlines()
-            if out_of_memory(done.returncode, said):
+            if out_of_memory(said):
                 raise LimitError(f"ffmpeg needs more than {memory >> 20} MiB to decode the frame at {at} ms of this"
                                  f" {info.width}×{info.height} video (its frames may be larger than its first)")
             raise UnsupportedError(f"ffmpeg cannot decode the frame at {at} ms: "
