@@ -137,6 +137,34 @@ def test_smallest_window_is_as_short_as_any_choice(raw: list[list[tuple[int, int
     assert all(any(found[0] <= a and b <= found[1] for a, b in g) for g in groups)
 
 
+def _window_by_definition(groups: list[list[tuple[int, int]]]) -> tuple[int, int] | None:
+    """smallest_window's definition, word for word: for each place a stretch starts (in order), each group's
+    stretch starting there or after that ends first (then starts first); the first of the shortest windows."""
+    if not groups or any(not g for g in groups):
+        return None
+    best = None
+    for left in sorted({a for g in groups for a, _ in g}):
+        chosen = []
+        for g in groups:
+            after = [(b, a) for a, b in g if a >= left]
+            if not after:
+                break
+            chosen.append(min(after))
+        else:
+            window = (min(a for _, a in chosen), max(b for b, _ in chosen))
+            if best is None or window[1] - window[0] < best[1] - best[0]:
+                best = window
+    return best
+
+
+@given(st.lists(st.lists(st.tuples(st.integers(0, 200), st.integers(0, 8)), max_size=12), min_size=1, max_size=5))
+def test_smallest_window_is_the_window_its_definition_names(raw: list[list[tuple[int, int]]]) -> None:
+    """Found by an attack (2026-11-27): the definition, run as written, took time in the square of a passage's
+    marks (32 common words: 5 s a page); the sorted, binary-searched way must pick the very same window."""
+    groups = [[(a, a + n) for a, n in g] for g in raw]
+    assert smallest_window(groups) == _window_by_definition(groups)
+
+
 def test_marks_of_one_phrase_are_one_stretch() -> None:
     text, marks = marked("the \ue000quick\ue001 \ue000brown\ue001 fox, \ue000quick\ue001")
     assert text == "the quick brown fox, quick"
@@ -164,3 +192,19 @@ def test_a_page_fed_in_pieces_gives_the_passages_of_the_whole(
         pieces += scanner.feed(source[at : at + piece])
     pieces += scanner.feed("", final=True)
     assert pieces == markup_passages(source, "html", size=size)
+
+
+def test_a_query_is_bounded_in_words_as_the_index_reads_them() -> None:
+    """Each Chinese or Japanese character is a word of the index (a phrase of its characters is matched): ten
+    phrases of 200 such characters, within every other bound, took a search page 12 s (found by an attack,
+    2026-11-27). At most MAX_QUERY_INDEXED such words; a sentence of a hundred characters is searched whole."""
+    import pytest
+
+    from pdi.errors import LimitError
+    from pdi.passages.fulltext import MAX_QUERY_INDEXED, parse_query
+
+    sentence = ("北京大学是中国的一所大学" * 10)[:100]
+    assert parse_query(sentence).phrases == ((sentence,),)
+    with pytest.raises(LimitError, match=f"at most {MAX_QUERY_INDEXED} words as the index reads them"):
+        parse_query(" ".join(("北京" * 100)[i:i + 200] for i in range(10)))
+    assert len(parse_query(" ".join(["word"] * 32)).phrases) == 1  # 32 words of Latin letters: as before

@@ -372,3 +372,17 @@ def test_a_withdrawn_name_is_not_found_and_its_text_not_shown(archive: Archive) 
     hits = archive.search("quokka").hits
     assert [str(h.name).split("#")[0] for h in hits] == [str(kept)]
     assert archive.search("draft").hits == ()
+
+
+def test_a_search_past_its_time_is_refused_saying_so(archive: Archive, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page of hits is made within SEARCH_SECONDS, else refused (found by an attack, 2026-11-27: one anonymous
+    search held a resolver's place for evaluations up to a minute, and four of them made every name lookup a
+    503). The bound here set to no time at all, so that the first hit is past it."""
+    import pdi.archive.listing as listing
+    from pdi.errors import LimitError
+
+    archive.add(S, b"a zebra crossed the road\n", format="text")
+    assert len(archive.search("zebra").hits) == 1
+    monkeypatch.setattr(listing, "SEARCH_SECONDS", -1.0)
+    with pytest.raises(LimitError, match="'zebra' took more than -1 s to show its hits"):
+        archive.search("zebra")

@@ -27,6 +27,11 @@ __all__ = ["MAX_SEARCH_LIMIT", "Listing"]
 
 #: The most hits one page of search results may hold.
 MAX_SEARCH_LIMIT = 200
+#: Seconds a page of search results may take to make from the engine's rows (marks, windows, snippets): past them
+#: the search is refused, saying so, rather than hold a resolver's place for evaluations (a page of common words
+#: took 5 s, and two Chinese characters a minute, before the window was found in linear time: an attack,
+#: 2026-11-27). A page of 200 hits of the most common words is about 2 s on a loaded machine.
+SEARCH_SECONDS = 20.0
 
 
 def _list_key(pdi: PDI) -> ListKey:
@@ -104,12 +109,14 @@ class Listing(ArchiveBase):
         ``matches`` each matched word's own range. A page is ``limit`` hits
         after the cursor ``after`` (the ``next`` of the page before).
         """
+        import time
+
         from pdi.archive.store import SearchKey
         from pdi.passages.fulltext import (
             Passage,
-                    marked,
+            marked,
             parse_query,
-    phrase_words,
+            phrase_words,
             smallest_window,
             snippet,
         )
@@ -122,6 +129,7 @@ class Listing(ArchiveBase):
             name = canonical_series(series)
             self._require_series(name)
         cursor = SearchKey.parse(after) if after else None
+        deadline = time.monotonic() + SEARCH_SECONDS
         rows = self.store.search(parsed.phrases, series=name, limit=limit + 1, after=cursor,
                                  access=self._search_access())
         hits: list[SearchHit] = []
@@ -129,6 +137,9 @@ class Listing(ArchiveBase):
         words = [phrase_words(phrase) for phrase in parsed.phrases]
         joins = max(words) > 1
         for row in rows[:limit]:
+            if time.monotonic() > deadline:
+                raise LimitError(f"the search {query[:80]!r} took more than {SEARCH_SECONDS:g} s to show its hits:"
+                                 " ask fewer hits a page (limit), or rarer words")
             text, marks = marked(row.marked, phrases=joins, most=max(words))
             groups = ([marks] if len(row.each) == 1 else
                       [marked(each, phrases=joins, most=n)[1] for each, n in zip(row.each, words, strict=True)])

@@ -48,6 +48,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import bisect
 import re
 import struct
 from collections.abc import Sequence
@@ -94,6 +95,10 @@ MAX_QUERY_WORDS: Final = 32
 MAX_WORD_CHARS: Final = 200
 #: The longest query text read (characters).
 MAX_QUERY_CHARS: Final = 2000
+#: The most words a query may hold as the index reads them, each Chinese or Japanese character one
+#: (:func:`phrase_words`): ten phrases of 200 such characters, within every bound above, took a page 12 s of FTS5
+#: phrase matching (found by an attack, 2026-11-27). A sentence of a hundred characters is searched whole.
+MAX_QUERY_INDEXED: Final = 128
 
 #: What the engines are asked to put around each matched word: private-use
 #: characters, which never stand in an indexed passage (:func:`_clean`).
@@ -226,6 +231,10 @@ def parse_query(text: str) -> Query:
         for word in phrase:
             if len(word) > MAX_WORD_CHARS:
                 raise LimitError(f"a search word may have at most {MAX_WORD_CHARS} characters, not {len(word)}")
+    indexed = sum(phrase_words(phrase) for phrase in phrases)
+    if indexed > MAX_QUERY_INDEXED:
+        raise LimitError(f"a search query may have at most {MAX_QUERY_INDEXED} words as the index reads them (each"
+                         f" Chinese or Japanese character one), not {indexed}")
     unique = tuple(dict.fromkeys(phrases))
     return Query(unique, text)
 
@@ -607,23 +616,41 @@ def smallest_window(groups: Sequence[Sequence[tuple[int, int]]]) -> tuple[int, i
     """The shortest stretch holding one stretch of every group (the leftmost such); ``None`` if a group is empty.
 
     For each place a stretch starts, each group's stretch starting there or
-    after that ends first: the shortest of those windows (a passage has a few
-    hundred marks at most, so the square of that is small).
+    after that ends first (the earliest end, then the earliest start): the
+    shortest of those windows. Each group's stretches are sorted once, with
+    the first-ending one from each place on kept beside them, so that each
+    place asks each group one binary search: a passage of a common word's
+    thousands of marks is some place × group × log(marks), not the square of
+    its marks (found by an attack, 2026-11-27: 32 common words took a search
+    page 5 s, two Chinese characters in a long text up to a minute).
     """
     if not groups or any(not g for g in groups):
         return None
+    tables = []
+    for group in groups:
+        ordered = sorted(group)  # by start
+        starts = [a for a, _ in ordered]
+        first_ending: list[tuple[int, int]] = [(0, 0)] * len(ordered)  # from each index on: min (end, start)
+        best_here = (ordered[-1][1], ordered[-1][0])
+        for i in range(len(ordered) - 1, -1, -1):
+            here = (ordered[i][1], ordered[i][0])
+            best_here = here if here < best_here else best_here
+            first_ending[i] = best_here
+        tables.append((starts, first_ending))
     best: tuple[int, int] | None = None
     for left in sorted({a for g in groups for a, _ in g}):
-        chosen = []
-        for g in groups:
-            after = [(b, a) for a, b in g if a >= left]
-            if not after:
+        lo = hi = None
+        for starts, first_ending in tables:
+            index = bisect.bisect_left(starts, left)
+            if index == len(starts):
                 break
-            chosen.append(min(after))
+            end, begin = first_ending[index]
+            lo = begin if lo is None or begin < lo else lo
+            hi = end if hi is None or end > hi else hi
         else:
-            window = (min(a for _, a in chosen), max(b for b, _ in chosen))
-            if best is None or window[1] - window[0] < best[1] - best[0]:
-                best = window
+            assert lo is not None and hi is not None
+            if best is None or hi - lo < best[1] - best[0]:
+                best = (lo, hi)
     return best
 
 
