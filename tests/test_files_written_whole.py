@@ -32,8 +32,9 @@ def archive(tmp_path: Path) -> tuple[Path, str]:
 
 
 def _get(location: Path, name: str, output: str, **kwargs: object) -> subprocess.CompletedProcess[bytes]:
+    streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE} | kwargs
     return subprocess.run([sys.executable, "-m", "pdi", "get", name, "-o", output, "--archive", str(location)],
-                          capture_output=True, timeout=120, check=False, **kwargs)  # type: ignore[call-overload]
+                          timeout=120, check=False, **streams)  # type: ignore[call-overload]
 
 
 def test_a_named_pipe_is_written_in_place_not_replaced(archive: tuple[Path, str], tmp_path: Path) -> None:
@@ -88,3 +89,31 @@ def test_a_regular_file_is_replaced_whole(archive: tuple[Path, str], tmp_path: P
     done = _get(location, name, str(out))
     assert done.returncode == 0, done.stderr
     assert out.read_bytes() == TEXT
+
+
+@pytest.mark.parametrize("output", ["/dev/fd/1", "/dev/stdout", "/proc/self/fd/1"])
+def test_a_name_of_an_open_descriptor_is_written_through_it(archive: tuple[Path, str], tmp_path: Path,
+                                                            output: str) -> None:
+    """Found in review (2026-11-27): followed to the file the shell had open, ``-o /dev/fd/1`` with ``>> log``
+    replaced that file: what the log held was lost, and what the shell wrote after went to the unlinked file.
+    Written through the descriptor, the log holds what it held, then the text, then what comes after."""
+    location, name = archive
+    log = tmp_path / "log"
+    log.write_bytes(b"earlier line\n")
+    with log.open("ab") as appending:
+        done = _get(location, name, output, stdout=appending)
+        appending.write(b"after\n")
+    assert done.returncode == 0, done.stderr
+    assert log.read_bytes() == b"earlier line\n" + TEXT + b"after\n"
+
+
+def test_a_whole_file_is_never_a_descriptor(tmp_path: Path) -> None:
+    """What must be written whole (a manifest stamped from its file, a WACZ) is refused onto a descriptor."""
+    from pdi._files import descriptor_of, written_whole
+    from pdi.errors import StoreError
+
+    assert descriptor_of("/dev/stdout") == 1 and descriptor_of("/dev/fd/7") == 7
+    assert descriptor_of(tmp_path / "out") is None and descriptor_of("/dev/null") is None
+    with pytest.raises(StoreError, match="names an open descriptor of this process"), \
+            written_whole(Path("/dev/stdout"), "/dev/stdout"):
+        pass

@@ -5,22 +5,48 @@ leaves nothing under the target's name and removes what it wrote (the
 rename is atomic on one file system: ``os.replace``, POSIX ``rename(2)``).
 
 What is no regular file is written in place, never replaced: a device
-(``/dev/null``, ``/dev/stdout`` when it is a terminal), a named pipe (a
-shell's ``>(…)``, ``/dev/stdout`` when it is a pipe). A symbolic link is
-followed: the file it names is replaced, the link kept.
+(``/dev/null``), a named pipe. A symbolic link is followed: the file it
+names is replaced, the link kept (a loop of links is replaced as a file
+is). A path naming one of this process's descriptors (``/dev/stdout``,
+``/dev/fd/N``, a shell's ``>(…)``) is no file to write whole: the callers
+that stream (``pdi get -o``) write to the descriptor itself
+(:func:`descriptor_of`), and :func:`written_whole` refuses it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
 
 from pdi.errors import StoreError
 
-__all__ = ["written_whole"]
+__all__ = ["descriptor_of", "written_whole"]
+
+#: How a path names one of this process's open descriptors, once its links are followed.
+_DESCRIPTOR = re.compile(r"/(?:proc/(?:self|thread-self|\d+)|dev)/fd/(\d+)")
+
+
+def descriptor_of(path: str | os.PathLike[str]) -> int | None:
+    """The descriptor of this process that ``path`` names (``/dev/stdout``, ``/dev/fd/3``, ``/proc/self/fd/1``), its
+    symbolic links followed one by one; ``None`` for any other path. Such a path is written through the descriptor
+    (the shell's ``>> log`` keeps its place), never replaced nor reopened (found in review, 2026-11-27: followed to
+    the file the shell had open, ``-o /dev/fd/1`` replaced that file and lost what it held)."""
+    current = os.path.abspath(os.fspath(path))
+    for _ in range(40):
+        found = _DESCRIPTOR.fullmatch(current)
+        if found is not None and (not current.startswith("/proc/") or current.split("/")[2] in
+                                  ("self", "thread-self", str(os.getpid()))):
+            return int(found.group(1))
+        try:
+            link = os.readlink(current)
+        except OSError:
+            return None  # not a link (or not there): no descriptor
+        current = os.path.normpath(os.path.join(os.path.dirname(current), link))
+    return None
 
 
 @contextlib.contextmanager
@@ -32,27 +58,28 @@ def written_whole(target: Path, shown: str) -> Iterator[Path]:
     An :class:`OSError` is a :class:`~pdi.errors.StoreError` naming ``shown``
     (the name as the user gave it); on any error the partial file is removed.
     """
+    if descriptor_of(target) is not None:
+        raise StoreError(f"cannot write {shown}: it names an open descriptor of this process, not a file (give a file,"
+                         " or write to standard output)")
     try:
         mode = os.stat(target).st_mode  # through a symbolic link
     except OSError:
         mode = None  # not there (or not to be read): made below, or the write says why
-    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-        try:
-            yield target
-        except OSError as exc:
-            raise StoreError(f"cannot write {shown}: {exc.strerror or exc}") from exc
-        return
-    if target.is_symlink():
+    in_place = mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+    if not in_place and target.is_symlink():
         target = Path(os.path.realpath(target))
-    partial = target.with_name(f".{target.name}.pdi-partial")
+    partial = target if in_place else target.with_name(f".{target.name}.pdi-partial")
     try:
         yield partial
-        os.replace(partial, target)
+        if not in_place:
+            os.replace(partial, target)
     except OSError as exc:
-        _discard(partial)
+        if not in_place:
+            _discard(partial)
         raise StoreError(f"cannot write {shown}: {exc.strerror or exc}") from exc
     except BaseException:
-        _discard(partial)
+        if not in_place:
+            _discard(partial)
         raise
 
 

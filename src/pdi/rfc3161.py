@@ -118,6 +118,17 @@ def _int(data: bytes, element: _Element, what: str, most: int) -> int:
 _GENERALIZED_TIME = re.compile(rb"[0-9]{14}(?:\.[0-9]{0,8}[1-9])?Z")
 
 
+def _a_day_and_time(digits: bytes) -> bool:
+    """Whether 14 ASCII digits are a real day and time (month 13 or 30 February is none)."""
+    import datetime
+
+    try:
+        datetime.datetime.strptime(digits.decode("ascii"), "%Y%m%d%H%M%S")
+    except ValueError:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class TimeStamp:
     """What a granted response says: the SHA-256 it stamps, when (``GeneralizedTime``, as written), its nonce."""
@@ -175,7 +186,7 @@ def read_response(data: bytes) -> TimeStamp:
         raise IntegrityError("the timestamp is not of a SHA-256 digest")
     digest = data[imprint[1].start:imprint[1].end]
     time = _expect(tst[4], _TIME, "genTime")
-    if not _GENERALIZED_TIME.fullmatch(data, time.start, time.end):
+    if not _GENERALIZED_TIME.fullmatch(data, time.start, time.end) or not _a_day_and_time(data[time.start:time.start + 14]):
         raise ParseError("the genTime is not a time as RFC 3161 §2.4.2 writes it (YYYYMMDDhhmmss[.s]Z)",
                          offset=time.start, rule="rfc3161")
     nonce = next((_int(data, e, "the nonce", 32) for e in tst[5:] if e.tag == _INTEGER), None)

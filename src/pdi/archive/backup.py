@@ -653,7 +653,6 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
         raise ImmutabilityError(f"{root} is a file, not a directory")
     if root.is_dir() and not {p.name for p in root.iterdir()} <= _UNFINISHED:
         raise ImmutabilityError(f"{root} is not empty: restore into an empty or new directory")
-    _regular(src / CATALOG, "the backup's catalog")
     backup_catalog = sqlite3.connect(f"file:{src / CATALOG}?mode=ro", uri=True, isolation_level=None)
     try:
         views = [row[0] for row in backup_catalog.execute("SELECT name FROM sqlite_master WHERE type = 'view'")]

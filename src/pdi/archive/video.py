@@ -162,8 +162,8 @@ def _last_packet_end(program: str, demuxer: str, path: str, seconds: float) -> D
     if killed.is_set():
         raise LimitError(f"ffprobe took longer than {seconds:g} s to read the video's packets")
     if process.returncode != 0:  # the packets read so far would make the duration too short (found in review)
-        raise ParseError(f"ffprobe could not read every packet of the video (exit status {process.returncode}, within"
-                         f" its bound of {CHILD_MEMORY >> 20} MiB)", rule="video")
+        raise ParseError(f"ffprobe could not read every packet of the video (exit status {process.returncode})",
+                         rule="video")
     if first is None or last is None:
         return None
     return last - first

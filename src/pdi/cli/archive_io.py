@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from pdi._files import written_whole
+from pdi._files import descriptor_of, written_whole
 from pdi.archive import Archive
 
 
@@ -27,6 +27,13 @@ def write_out(data: bytes | Iterable[bytes], output: str | None) -> None:
             sys.stdout.buffer.write(piece)
         sys.stdout.buffer.flush()
         return
+    descriptor = descriptor_of(output)
+    if descriptor is not None:  # /dev/stdout, /dev/fd/N, a shell's >(…): written through it, where it stands
+        sys.stdout.buffer.flush()
+        with open(os.dup(descriptor), "wb") as f:
+            for piece in pieces:
+                f.write(piece)
+        return
     target = Path(output)
     with written_whole(target, output) as partial, partial.open("wb") as f:
         for piece in pieces:
@@ -36,9 +43,12 @@ def write_out(data: bytes | Iterable[bytes], output: str | None) -> None:
 def unwritable(output: str | None) -> str | None:
     """Why the file ``-o`` names cannot be written, said before anything is read (``None``: it may be, or it is
     standard output): its folder is missing, not a folder, or not writable."""
-    if output is None or output == "-":
+    if output is None or output == "-" or descriptor_of(output) is not None:
         return None
-    folder = Path(output).parent
+    if os.path.exists(output) and not os.path.isfile(output) and not os.path.isdir(output):
+        # a device or a named pipe, written in place: it must be writable, whatever its folder
+        return None if os.access(output, os.W_OK) else f"cannot write {output}: it is not writable"
+    folder = Path(os.path.realpath(output)).parent  # a symbolic link's file is replaced beside itself
     if not folder.exists():
         return f"cannot write {output}: the folder {folder} does not exist"
     if not folder.is_dir():

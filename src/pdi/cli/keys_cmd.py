@@ -142,8 +142,9 @@ def manifest_cmd(series: str, day: str | None, after: str | None, limit: int, ev
     from pdi.signing import manifest_payload, sign_manifest
 
     when = _day(day)
-    if tsa is not None and output in (None, "-"):
-        raise click.UsageError("--tsa stamps a file: give --output FILE (the timestamp goes to FILE.tsr)")
+    if tsa is not None and (output in (None, "-") or not _plain_or_new(output)):
+        raise click.UsageError("--tsa stamps a file: give --output FILE, a file (the timestamp goes to FILE.tsr;"
+                               " a pipe or a device cannot be read back to be stamped)")
     with open_archive(archive) as opened:
         key = load_key(key_path(opened.location, key_file))
 
@@ -162,6 +163,17 @@ def manifest_cmd(series: str, day: str | None, after: str | None, limit: int, ev
     if tsa is not None:
         assert output is not None
         _stamp(Path(output), tsa)
+
+
+def _plain_or_new(output: str | None) -> bool:
+    """Whether ``output`` is a regular file or nothing yet (no device, pipe or descriptor of this process)."""
+    import os
+
+    from pdi._files import descriptor_of
+
+    if output is None or descriptor_of(output) is not None:
+        return False
+    return not os.path.exists(output) or os.path.isfile(output)
 
 
 def _stamp(path: Path, tsa: str) -> None:
