@@ -302,12 +302,18 @@ def _verify_auth(path: Path, roots: Path) -> tuple[int, str]:
     return done.returncode, done.stdout + done.stderr
 
 
+def _domain_export(archive_dir: Path, out: Path, domain_form: dict[str, Path | str], *more: str) -> tuple[int, str]:
+    """``pdi export --wacz OUT`` signed in the domain form (the archive's key, its certificate chain, the local TSA
+    and its chain): the exit status and what it said."""
+    return _pdi("export", "--wacz", str(out), *more, "--domain-cert", str(domain_form["chain"]),
+                "--tsa", str(domain_form["tsa"]), "--tsa-chain", str(domain_form["tsa_chain"]),
+                "--archive", str(archive_dir))
+
+
 def test_py_wacz_and_authsign_verify_the_domain_form(archive_dir: Path, tmp_path: Path,
                                                      domain_form: dict[str, Path | str]) -> None:
     out = tmp_path / "domain.wacz"
-    code, said = _pdi("export", "--wacz", str(out), "--series", S, "--domain-cert", str(domain_form["chain"]),
-                      "--tsa", str(domain_form["tsa"]), "--tsa-chain", str(domain_form["tsa_chain"]),
-                      "--archive", str(archive_dir))
+    code, said = _domain_export(archive_dir, out, domain_form, "--series", S)
     assert code == 0, said
     with zipfile.ZipFile(out) as zf:
         signed = json.loads(zf.read("datapackage-digest.json"))["signedData"]
@@ -331,9 +337,7 @@ def test_py_wacz_and_authsign_verify_the_domain_form(archive_dir: Path, tmp_path
 def test_authsign_refuses_a_domain_form_whose_root_it_does_not_trust(
         archive_dir: Path, tmp_path: Path, domain_form: dict[str, Path | str]) -> None:
     out = tmp_path / "domain.wacz"
-    code, said = _pdi("export", "--wacz", str(out), "--domain-cert", str(domain_form["chain"]),
-                      "--tsa", str(domain_form["tsa"]), "--tsa-chain", str(domain_form["tsa_chain"]),
-                      "--archive", str(archive_dir))
+    code, said = _domain_export(archive_dir, out, domain_form)
     assert code == 0, said
     untrusting = tmp_path / "other-roots.yaml"
     untrusting.write_text(f"domain_cert_roots:\n  - {'0' * 64}\ntimestamp_cert_roots:\n  - {'0' * 64}\n")
@@ -346,9 +350,7 @@ def test_a_domain_certificate_of_another_key_is_refused(archive_dir: Path, tmp_p
     (archive_dir / "wacz-key.pem").unlink()
     code, out = _pdi("keys", "init", "--wacz", "--archive", str(archive_dir))
     assert code == 0, out
-    code, said = _pdi("export", "--wacz", str(tmp_path / "x.wacz"), "--domain-cert", str(domain_form["chain"]),
-                      "--tsa", str(domain_form["tsa"]), "--tsa-chain", str(domain_form["tsa_chain"]),
-                      "--archive", str(archive_dir))
+    code, said = _domain_export(archive_dir, tmp_path / "x.wacz", domain_form)
     assert code == 3 and "certifies another key" in said, said
     assert not (tmp_path / "x.wacz").exists()
 
@@ -405,9 +407,7 @@ def test_a_domain_form_is_refused_unless_its_domain_and_timestamp_are_its_certif
     certificate for another domain and a token no TSA signed. The domain must be one its certificate names (as
     authsign requires too), and the token signed by a certificate of ``timestampCert``."""
     out = tmp_path / "domain.wacz"
-    code, output = _pdi("export", "--wacz", str(out), "--series", S, "--domain-cert", str(domain_form["chain"]),
-                        "--tsa", str(domain_form["tsa"]), "--tsa-chain", str(domain_form["tsa_chain"]),
-                        "--archive", str(archive_dir))
+    code, output = _domain_export(archive_dir, out, domain_form, "--series", S)
     assert code == 0, output
     _rewrite(out, "datapackage-digest.json", _change_signed(field, value))
     code, output = _pdi("verify", "--signatures", str(out), "--archive", str(archive_dir))
@@ -430,9 +430,7 @@ def test_a_domain_forms_timestamp_is_checked_as_of_its_own_time(
 
     assert epoch_of("19700101000010Z") == 10 and epoch_of("20261127050000.25Z") == 1795755600
     out = tmp_path / "domain.wacz"
-    code, output = _pdi("export", "--wacz", str(out), "--series", S, "--domain-cert", str(domain_form["chain"]),
-                        "--tsa", str(domain_form["tsa"]), "--tsa-chain", str(domain_form["tsa_chain"]),
-                        "--archive", str(archive_dir))
+    code, output = _domain_export(archive_dir, out, domain_form, "--series", S)
     assert code == 0, output
     with zipfile.ZipFile(out) as zf:
         signed = json.loads(zf.read("datapackage-digest.json"))["signedData"]
