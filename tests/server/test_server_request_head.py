@@ -317,3 +317,22 @@ def test_a_refusal_after_an_answer_from_the_cache_is_answered(archive: Path, pub
     assert answer.count(b"HTTP/1.1 200 ") == 3, answer[:500]
     refusal = answer[answer.rindex(b"HTTP/1.1 400 "):]
     assert "holds a '#'" in str(_problem(refusal, 400)["detail"])
+
+
+@pytest.mark.parametrize("public", [False, True])
+def test_a_target_in_absolute_form_names_the_host(archive: Path, public: bool) -> None:
+    """RFC 9112 §3.2.2: for a request in absolute form the origin server "MUST ignore the received Host header field
+    (if any) and instead use the host information of the request-target" (found in review, 2026-11-27: N2Ls listed
+    the URLs of the Host field's host). Asked twice, so that the second asking meets a kept answer."""
+    with Archive.open(str(archive)) as opened:
+        name = str(opened.add(S, b"asked through a proxy\n", format="text"))
+    with on_own_protocol(create_app(str(archive)), public=public) as url:
+        port = urllib.parse.urlsplit(url).port
+        assert port is not None
+        asked = (f"GET http://pdi.example.org/uri-res/N2Ls?{name} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n"
+                 f"GET http://pdi.example.org/uri-res/N2Ls?{name} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                 "Connection: close\r\n\r\n").encode()
+        answer = _ask(port, asked)
+    assert answer.count(b"HTTP/1.1 200 ") == 2, answer[:400]
+    assert answer.count(f"http://pdi.example.org/uri-res/N2R?{name}".encode()) == 2, answer
+    assert f"127.0.0.1:{port}".encode() not in answer

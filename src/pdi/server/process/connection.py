@@ -422,9 +422,21 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self.transport.write(b"".join(content))
         self.transport.close()
 
+    def target_authority(self) -> None:
+        """RFC 9112 §3.2.2: of a request in absolute form (``GET http://host/path``, as a proxy sends it), the server
+        "MUST ignore the received Host header field (if any) and instead use the host information of the
+        request-target": its authority stands as the one ``Host`` field for every reader after (found in review,
+        2026-11-27: ``N2Ls`` listed URLs of the Host field's host). Origin form (``/…``) is the first octet."""
+        url = self.url
+        if url[:1] == b"/" or not (url[:7].lower() == b"http://" or url[:8].lower() == b"https://"):
+            return
+        authority = url.split(b"://", 1)[1].split(b"/", 1)[0].split(b"?", 1)[0]
+        self.headers[:] = [*(field for field in self.headers if field[0] != b"host"), (b"host", authority)]
+
     def on_headers_complete(self) -> None:
         self._disarm()  # the request's head is in
         self._in_head, self._head_seen = False, 0
+        self.target_authority()
         super().on_headers_complete()
         cycle = self.cycle
         if cycle is not None and cycle.scope is self.scope and not cycle.response_started:
@@ -505,6 +517,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._in_head, self._head_seen = False, 0  # as the guarded protocol's, which an answer from here skips
+        self.target_authority()  # before the cache reads Host for its key
         try:
             answered = self._answer_from_cache()
         except Exception as exc:  # this server's own code: a 500, never the client's fault (send_400_response)
