@@ -14,7 +14,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from server_helpers import Served
+from server_helpers import TEXT, Served
 
 from chromium_helpers import open_page
 from pdi.capture.browser import devtools
@@ -22,6 +22,10 @@ from pdi.capture.browser import devtools
 SHOTS = Path(os.environ.get("PDI_SCREENSHOTS") or Path(__file__).resolve().parents[1] / "artifacts" / "screenshots")
 
 #: page name -> (what to open, a JavaScript expression that must be true on it)
+#: Where "world" begins and "line" ends in the served text as stored (CRLF-canonical, counted in code points).
+_CANONICAL = TEXT.decode("utf-8").replace("\n", "\r\n")
+_WORDS = (_CANONICAL.find("world"), _CANONICAL.find("line") + len("line"))
+
 PAGES = {
     "home": ("/", "document.querySelector('input, form') !== null && document.body.innerText.includes('library.example.us')"),
     # a short text: the passage marked and in view, the names' places (PDI, RFC 5147) ready before any selection
@@ -116,6 +120,14 @@ PAGES = {
                " && document.querySelector('label[for=search-q]') !== null"
                # the text over 1 MiB waits for the indexer (pdi index): the page says so
                " && document.querySelector('p.pending[role=status]').innerText.startsWith('Index pending')"),
+    # two words: the hit is named by the shortest stretch holding both (pdi.passages.fulltext.smallest_window),
+    # counted in the text as it is stored (CRLF-canonical, code points: PDI-GRAMMAR.md), both words marked
+    "search-words": ("/search?q=world+line", "document.querySelectorAll('ol.hits mark').length === 2"
+                     f" && document.querySelector('ol.hits a').getAttribute('href').includes('%23char={_WORDS[0]},{_WORDS[1]}')"),
+    # a query past the words the index reads (each Chinese character one): refused on the search page, saying why
+    "search-too-long": ("/search?q=" + urllib.parse.quote("北京" * 65),
+                        "document.querySelector('p.error[role=alert]').innerText.includes('128 words as the index"
+                        " reads them') && document.getElementById('search-q').value.length === 130"),
     # a Chinese word inside a sentence written without spaces: found where it stands, marked, its name the passage
     "search-cjk": ("/search?q=%E5%8C%97%E4%BA%AC", "document.querySelector('ol.hits mark').textContent === '北京'"
                    " && document.querySelector('ol.hits a').getAttribute('href').includes('%23char=2,4')"
