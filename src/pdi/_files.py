@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pdi.errors import StoreError
 
-__all__ = ["descriptor_of", "written_whole"]
+__all__ = ["descriptor_of", "written_in_place", "written_whole"]
 
 #: How a path names one of this process's open descriptors, once its links are followed.
 _DESCRIPTOR = re.compile(r"/(?:proc/(?:self|thread-self|\d+)|dev)/fd/(\d+)")
@@ -61,11 +61,7 @@ def written_whole(target: Path, shown: str) -> Iterator[Path]:
     if descriptor_of(target) is not None:
         raise StoreError(f"cannot write {shown}: it names an open descriptor of this process, not a file (give a file,"
                          " or write to standard output)")
-    try:
-        mode = os.stat(target).st_mode  # through a symbolic link
-    except OSError:
-        mode = None  # not there (or not to be read): made below, or the write says why
-    in_place = mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+    in_place = written_in_place(target)
     if not in_place and target.is_symlink():
         target = Path(os.path.realpath(target))
     partial = target if in_place else target.with_name(f".{target.name}.pdi-partial")
@@ -73,14 +69,22 @@ def written_whole(target: Path, shown: str) -> Iterator[Path]:
         yield partial
         if not in_place:
             os.replace(partial, target)
-    except OSError as exc:
+    except BaseException as exc:
         if not in_place:
             _discard(partial)
-        raise StoreError(f"cannot write {shown}: {exc.strerror or exc}") from exc
-    except BaseException:
-        if not in_place:
-            _discard(partial)
+        if isinstance(exc, OSError):
+            raise StoreError(f"cannot write {shown}: {exc.strerror or exc}") from exc
         raise
+
+
+def written_in_place(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is there and no regular file nor folder (a device, a named pipe; through a symbolic
+    link): what is written in place, never replaced."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False  # not there (or not to be read): made, or the write says why
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
 def _discard(partial: Path) -> None:

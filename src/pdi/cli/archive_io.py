@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from pdi._files import descriptor_of, written_whole
+from pdi._files import descriptor_of, written_in_place, written_whole
 from pdi.archive import Archive
 
 
@@ -45,8 +45,7 @@ def unwritable(output: str | None) -> str | None:
     standard output): its folder is missing, not a folder, or not writable."""
     if output is None or output == "-" or descriptor_of(output) is not None:
         return None
-    if os.path.exists(output) and not os.path.isfile(output) and not os.path.isdir(output):
-        # a device or a named pipe, written in place: it must be writable, whatever its folder
+    if written_in_place(output):  # a device or a named pipe: it must be writable, whatever its folder
         return None if os.access(output, os.W_OK) else f"cannot write {output}: it is not writable"
     folder = Path(os.path.realpath(output)).parent  # a symbolic link's file is replaced beside itself
     if not folder.exists():

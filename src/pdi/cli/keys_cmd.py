@@ -167,13 +167,9 @@ def manifest_cmd(series: str, day: str | None, after: str | None, limit: int, ev
 
 def _plain_or_new(output: str | None) -> bool:
     """Whether ``output`` is a regular file or nothing yet (no device, pipe or descriptor of this process)."""
-    import os
+    from pdi._files import descriptor_of, written_in_place
 
-    from pdi._files import descriptor_of
-
-    if output is None or descriptor_of(output) is not None:
-        return False
-    return not os.path.exists(output) or os.path.isfile(output)
+    return output is not None and descriptor_of(output) is None and not written_in_place(output)
 
 
 def _stamp(path: Path, tsa: str) -> None:
