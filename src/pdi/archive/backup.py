@@ -655,24 +655,19 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
         raise ImmutabilityError(f"{root} is not empty: restore into an empty or new directory")
     backup_catalog = sqlite3.connect(f"file:{src / CATALOG}?mode=ro", uri=True, isolation_level=None)
     try:
-        views = [row[0] for row in backup_catalog.execute("SELECT name FROM sqlite_master WHERE type = 'view'")]
-        if views:  # a view in a table's place may read without end (a recursive one filled the disk)
-            raise StoreError(f"{src / CATALOG} holds views ({', '.join(str(v)[:40] for v in views[:3])}), which no"
-                             " pdi catalog has: not a pdi backup; nothing was restored")
-        names = _blob_names(_named_blobs(backup_catalog), src / CATALOG)
-    except sqlite3.Error as exc:
-        backup_catalog.close()
-        raise StoreError(f"cannot read the backup's catalog {src / CATALOG}: {exc}") from exc
-    except BaseException:
-        backup_catalog.close()
-        raise
-    try:
-        for sub in ("blobs", "tmp"):
-            (root / sub).mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        backup_catalog.close()
-        raise StoreError(f"cannot make the archive directory {root}: {exc}") from exc
-    try:
+        try:  # what the catalog names is read, and checked, before anything is made
+            views = [row[0] for row in backup_catalog.execute("SELECT name FROM sqlite_master WHERE type = 'view'")]
+            if views:  # a view in a table's place may read without end (a recursive one filled the disk)
+                raise StoreError(f"{src / CATALOG} holds views ({', '.join(str(v)[:40] for v in views[:3])}), which"
+                                 " no pdi catalog has: not a pdi backup; nothing was restored")
+            names = _blob_names(_named_blobs(backup_catalog), src / CATALOG)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the backup's catalog {src / CATALOG}: {exc}") from exc
+        try:
+            for sub in ("blobs", "tmp"):
+                (root / sub).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot make the archive directory {root}: {exc}") from exc
         copier = BlobCopier(root, link=not copy and _same_device(src / "blobs", root / "blobs"), restoring=True)
         blobs_s3 = backup_catalog.execute("SELECT url FROM blob_store").fetchall() if _has_table(
             backup_catalog, "blob_store") else []
