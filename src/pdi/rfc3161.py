@@ -118,15 +118,13 @@ def _int(data: bytes, element: _Element, what: str, most: int) -> int:
 _GENERALIZED_TIME = re.compile(rb"[0-9]{14}(?:\.[0-9]{0,8}[1-9])?Z")
 
 
-def _a_day_and_time(digits: bytes) -> bool:
-    """Whether 14 ASCII digits are a real day and time (month 13 or 30 February is none)."""
-    import datetime
+def epoch_of(generalized: str) -> int:
+    """The POSIX time of a ``GeneralizedTime`` as RFC 3161 writes genTime (``YYYYMMDDhhmmss[.s]Z``), to the second;
+    :class:`ValueError` for digits that are no day and time (month 13, 30 February)."""
+    import calendar
+    import time
 
-    try:
-        datetime.datetime.strptime(digits.decode("ascii"), "%Y%m%d%H%M%S")
-    except ValueError:
-        return False
-    return True
+    return calendar.timegm(time.strptime(generalized[:14], "%Y%m%d%H%M%S"))
 
 
 @dataclass(frozen=True)
@@ -186,8 +184,13 @@ def read_response(data: bytes) -> TimeStamp:
         raise IntegrityError("the timestamp is not of a SHA-256 digest")
     digest = data[imprint[1].start:imprint[1].end]
     time = _expect(tst[4], _TIME, "genTime")
-    if not _GENERALIZED_TIME.fullmatch(data, time.start, time.end) or not _a_day_and_time(data[time.start:time.start + 14]):
+    written = data[time.start:time.end].decode("ascii", errors="replace")
+    try:
+        if not _GENERALIZED_TIME.fullmatch(data, time.start, time.end):
+            raise ValueError(written)
+        epoch_of(written)
+    except ValueError:
         raise ParseError("the genTime is not a time as RFC 3161 §2.4.2 writes it (YYYYMMDDhhmmss[.s]Z)",
-                         offset=time.start, rule="rfc3161")
+                         offset=time.start, rule="rfc3161") from None
     nonce = next((_int(data, e, "the nonce", 32) for e in tst[5:] if e.tag == _INTEGER), None)
-    return TimeStamp(digest, data[time.start:time.end].decode("ascii"), nonce)
+    return TimeStamp(digest, written, nonce)

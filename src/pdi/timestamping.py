@@ -19,9 +19,9 @@ from pathlib import Path
 
 from pdi._refusals import IDENTITY, coded, unreached
 from pdi.errors import IntegrityError, LimitError, ParseError, RemoteError, UnsupportedError
-from pdi.rfc3161 import MAX_RESPONSE, TimeStamp, read_response, timestamp_request
+from pdi.rfc3161 import MAX_RESPONSE, TimeStamp, epoch_of, read_response, timestamp_request
 
-__all__ = ["TSR_SUFFIX", "request_timestamp", "verify_with_ca"]
+__all__ = ["TSR_SUFFIX", "epoch_of", "request_timestamp", "verify_with_ca"]
 
 #: What a manifest file's timestamp is called beside it.
 TSR_SUFFIX = ".tsr"
@@ -62,14 +62,6 @@ def request_timestamp(url: str, data: bytes) -> tuple[bytes, TimeStamp]:
         raise RemoteError(f"the time-stamping authority {url} answered no timestamp response: {exc}") from exc
     stamp.check(data, nonce)
     return bytes(body), stamp
-
-
-def epoch_of(generalized: str) -> int:
-    """The POSIX time of a ``GeneralizedTime`` as RFC 3161 writes genTime (``YYYYMMDDhhmmss[.s]Z``), to the second."""
-    import calendar
-    import time as clock
-
-    return calendar.timegm(clock.strptime(generalized[:14], "%Y%m%d%H%M%S"))
 
 
 def verify_with_ca(response: Path, data: Path, ca: Path, *, partial: bool = False, at: str | None = None) -> None:
