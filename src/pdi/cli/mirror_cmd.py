@@ -213,7 +213,7 @@ def mirror_audit(series: str | None, archive: str) -> None:
         if not names:
             raise NotFoundError("no origin nor peer is recorded" + (f" for {series}" if series else "") + " (pdi mirror add)")
         for name in names:
-            report = audit(opened, name, tell=_tell_disagreement)
+            report = audit(opened, name, _tell_disagreement)
             for where, why in report.unreachable:
                 click.echo(f"unreachable\t{where}\t{printable(why)}")
             found += report.disagreed + len(report.unreachable)

@@ -49,13 +49,12 @@ class Disagreement:
 @dataclass
 class AuditReport:
     """What an audit of ``series`` found: ``names`` compared, each archive asked (``peers``), those that could not
-    be read (``unreachable``, with why), and how many names were ``disagreed`` on; ``disagreements`` lists them
-    unless the audit told each to a caller as it found it (``audit(..., tell=…)``)."""
+    be read (``unreachable``, with why), and how many names were ``disagreed`` on (each told to the audit's
+    ``tell`` as it was found)."""
 
     series: str
     names: int = 0
     peers: list[str] = field(default_factory=list)
-    disagreements: list[Disagreement] = field(default_factory=list)
     unreachable: list[tuple[str, str]] = field(default_factory=list)
     disagreed: int = 0
 
@@ -112,10 +111,10 @@ def _within(deadline: float, what: str, seconds: float) -> None:
         raise LimitError(f"{what} took more than {seconds:g} s: given up")
 
 
-def audit(archive: Archive, series: str, *, tell: Callable[[Disagreement], None] | None = None) -> AuditReport:
+def audit(archive: Archive, series: str, tell: Callable[[Disagreement], None]) -> AuditReport:
     """Compare this archive's digests of ``series`` with every recorded peer's (and origin's) signed manifest,
     LOCKSS-style: every name one of them lists with a digest another does not hold the same is a disagreement,
-    in the order of the names; given ``tell``, each is told to it as it is found rather than listed in the report.
+    told to ``tell`` as it is found, in the order of the names (``tell=found.append`` keeps them all).
     A peer whose manifest cannot be had, does not verify with its pinned key, or takes more than
     :data:`AUDIT_SECONDS` is ``unreachable`` (with why); a name it lists of another series is no name of this
     audit (an origin speaks for its own series alone).
@@ -144,31 +143,27 @@ def audit(archive: Archive, series: str, *, tell: Callable[[Disagreement], None]
                 continue
             reached.append(who)
         views.commit()
-        (report.names,) = views.execute("SELECT count(DISTINCT name) FROM held").fetchone()
         name: str | None = None
         holders: dict[int, str] = {}
         for row_name, who, digest in views.execute("SELECT name, who, digest FROM held ORDER BY name, who"):
             if row_name != name:
                 _told(report, name, holders, whos, reached, tell)
                 name, holders = row_name, {}
+                report.names += 1
             holders[who] = digest
         _told(report, name, holders, whos, reached, tell)
     return report
 
 
 def _told(report: AuditReport, name: str | None, holders: dict[int, str], whos: list[str], reached: list[int],
-          tell: Callable[[Disagreement], None] | None) -> None:
+          tell: Callable[[Disagreement], None]) -> None:
     """The disagreement on ``name``, if its ``holders`` (by number) differ or some archive reached lacks it."""
     if name is None:
         return
     view = {whos[who]: holders.get(who, "missing") for who in reached}
     if len(set(view.values())) > 1:
         report.disagreed += 1
-        disagreement = Disagreement(name, view)
-        if tell is None:
-            report.disagreements.append(disagreement)
-        else:
-            tell(disagreement)
+        tell(Disagreement(name, view))
 
 
 # --- repair ----------------------------------------------------------------------------------------
