@@ -69,7 +69,6 @@ from pdi.archive.naming import key_of, parse_pdi, record_name, timestamp, timest
 from pdi.archive.store import STORED_CANONICAL, STORED_EXACT, RepresentationRecord
 from pdi.errors import (
     IntegrityError,
-    LimitError,
     ParseError,
     PDIError,
 )
@@ -81,7 +80,7 @@ if TYPE_CHECKING:
     from pdi.archive import Archive
     from pdi.archive.mirroring import MirrorRecord
 
-from pdi.network.peers import WORKERS, Peer, _checked, _client, peer_of
+from pdi.network.peers import WORKERS, Peer, _checked, _client, peer_of, within
 
 __all__ = ["SyncReport", "sync"]
 
@@ -188,7 +187,9 @@ def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport]
             pages = _one_ahead(origin.manifest(record.series), lister)
             try:
                 try:
-                    for group in _groups(archive, record, _until(pages, deadline, max_seconds, record), report):
+                    too_long = (f"the sync of {record.series} from {record.base_url} took more than {max_seconds or 0:g}"
+                                " s (--max-seconds): what it fetched is kept, and the next sync goes on from there")
+                    for group in _groups(archive, record, within(pages, deadline, too_long), report):
                         running.append(pool.submit(_fetch_group, written, origin, record, group, bulk))
                         while len(running) > AHEAD:
                             take(running.popleft().result())
@@ -211,16 +212,6 @@ def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport]
     if not report.problems:
         archive.mark_synced(record, f"{report.copied} new of {report.listed} listed, {report.octets} octets")
     return report
-
-
-def _until(pages: Iterator[Manifest], deadline: float | None, seconds: float | None,
-           record: MirrorRecord) -> Iterator[Manifest]:
-    """``pages``, each one asked for before ``deadline`` (:func:`time.monotonic`); then a :class:`LimitError`."""
-    for page in pages:
-        yield page
-        if deadline is not None and time.monotonic() > deadline:
-            raise LimitError(f"the sync of {record.series} from {record.base_url} took more than {seconds:g} s"
-                             " (--max-seconds): what it fetched is kept, and the next sync goes on from there")
 
 
 def _one_ahead(pages: Iterator[Manifest], thread: ThreadPoolExecutor) -> Iterator[Manifest]:

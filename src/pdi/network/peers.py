@@ -53,7 +53,7 @@ from pdi.signing import (
 if TYPE_CHECKING:
     from pdi.archive.mirroring import MirrorRecord
 
-__all__ = ["Pace", "Peer", "announce", "check_origin", "fetch_keys", "key_text", "peer_of", "pinned_keys", "uncoded"]
+__all__ = ["Pace", "Peer", "announce", "check_origin", "fetch_keys", "key_text", "peer_of", "pinned_keys", "uncoded", "within"]
 
 #: Seconds a request may wait to connect and between two reads.
 HTTP_TIMEOUT = 30.0
@@ -170,6 +170,16 @@ def pinned_keys(record: MirrorRecord) -> list[PublicKey]:
 def key_text(keys: Sequence[PublicKey]) -> str:
     """Keys as the JWK set pinned in the catalog (JSON text)."""
     return jwk_set_text(keys)
+
+
+def within(pages: Iterator[Manifest], deadline: float | None, too_long: str) -> Iterator[Manifest]:
+    """``pages`` (a :meth:`Peer.manifest`), each asked for before ``deadline`` (:func:`time.monotonic`; ``None``:
+    no bound); past it a :class:`LimitError` saying ``too_long``: a peer answering each page just inside every
+    bound of its own is given up all the same (a sync, an audit, a repair's search)."""
+    for page in pages:
+        yield page
+        if deadline is not None and time.monotonic() > deadline:
+            raise LimitError(too_long)
 
 
 def peer_of(record: MirrorRecord, client: httpx.Client) -> Peer:

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 from pdi.archive.fixity import Problem
 from pdi.archive.naming import parse_pdi
 from pdi.archive.results import Generic
-from pdi.errors import IntegrityError, LimitError, NotFoundError, PDIError
-from pdi.network.peers import Peer, _client, peer_of
+from pdi.errors import IntegrityError, NotFoundError, PDIError
+from pdi.network.peers import Peer, _client, peer_of, within
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -90,25 +90,18 @@ def _listed(peer: Peer, series: str, base_url: str) -> Iterator[tuple[str, str]]
     """The names of ``series`` ``peer``'s signed manifest lists and their digests; no name of another series (an
     origin speaks for its own series alone); a :class:`LimitError` past :data:`AUDIT_SECONDS`."""
     own = f"urn:pdi://{series}/"
-    deadline = time.monotonic() + AUDIT_SECONDS
-    for page in peer.manifest(series):
+    too_long = f"reading {base_url}'s manifest of {series} took more than {AUDIT_SECONDS:g} s: given up"
+    for page in within(peer.manifest(series), time.monotonic() + AUDIT_SECONDS, too_long):
         for entry in page.names:
             name = str(entry["name"])
             if name.lower().startswith(own):
                 yield name, "withdrawn" if "withdrawn" in entry else str(entry.get("sha256"))
-        _within(deadline, f"reading {base_url}'s manifest of {series}", AUDIT_SECONDS)
 
 
 #: Seconds an audit may spend reading one peer's manifest, and a repair searching one peer's manifest of a day for a
 #: name: a peer that answers each page just inside every bound is given up then (``unreachable``, ``unrepaired``).
 AUDIT_SECONDS = 3600.0
 REPAIR_SECONDS = 300.0
-
-
-def _within(deadline: float, what: str, seconds: float) -> None:
-    """Nothing before ``deadline`` (:func:`time.monotonic`); then a :class:`LimitError` saying ``what`` took long."""
-    if time.monotonic() > deadline:
-        raise LimitError(f"{what} took more than {seconds:g} s: given up")
 
 
 def audit(archive: Archive, series: str, tell: Callable[[Disagreement], None]) -> AuditReport:
@@ -212,12 +205,12 @@ def repair(archive: Archive, problems: Sequence[Problem]) -> RepairReport:
 def _repair_from(archive: Archive, peer: Peer, name: str, sha256: str, day: Any) -> str | None:
     """Put the blob ``sha256`` right from ``peer`` if its signed manifest lists ``name`` with that digest."""
     listed = None
-    deadline = time.monotonic() + REPAIR_SECONDS
-    for page in peer.manifest(parse_pdi(name).series_name.lower(), day=None if day is None else day.isoformat()):
+    pages = peer.manifest(parse_pdi(name).series_name.lower(), day=None if day is None else day.isoformat())
+    too_long = f"searching {peer.base}'s manifest for {name} took more than {REPAIR_SECONDS:g} s: given up"
+    for page in within(pages, time.monotonic() + REPAIR_SECONDS, too_long):
         listed = next((e for e in page.names if e.get("name") == name), None)
         if listed is not None:
             break
-        _within(deadline, f"searching {peer.base}'s manifest for {name}", REPAIR_SECONDS)
     if listed is None or listed.get("sha256") != sha256 or not isinstance(listed.get("size"), int):
         return None
     located = archive.locate(name)
