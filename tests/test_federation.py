@@ -242,10 +242,10 @@ def test_a_redirect_httpx_cannot_read_is_the_other_servers_failure(follow: bool)
     raises ``InvalidURL`` (no ``HTTPError``) for a ``Location`` it cannot read: a traceback from ``pdi verify
     --signatures --key URL``, ``pdi mirror add`` and ``pdi serve --registry-key``, a 500 from the legacy rescue."""
     import http.server
-    import threading
 
     from pdi.errors import RemoteError
     from pdi.federation.authorities import fetch_bounded
+    from support.handler_server import handler_server
 
     class Redirect(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -257,12 +257,7 @@ def test_a_redirect_httpx_cannot_read_is_the_other_servers_failure(follow: bool)
         def log_message(self, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/api/keys"
+    with handler_server(Redirect) as base:
+        url = f"{base}api/keys"
         with pytest.raises(RemoteError, match=f"cannot fetch the key set {url}"):
             fetch_bounded(url, 1000, "the key set", follow_redirects=follow)
-    finally:
-        server.shutdown()
-        server.server_close()

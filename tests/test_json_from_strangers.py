@@ -69,7 +69,6 @@ def test_a_resolvers_pages_are_followed_only_while_their_signatures_hold(tmp_pat
     without end (616 in 30 s, bounded only by 100,000 pages of 120 s). A page that does not verify ends the walk:
     nothing it says is read, not even where it says to go."""
     import http.server
-    import threading
     import urllib.parse
 
     from click.testing import CliRunner
@@ -77,6 +76,7 @@ def test_a_resolvers_pages_are_followed_only_while_their_signatures_hold(tmp_pat
     from pdi.archive import Archive
     from pdi.cli import cli
     from pdi.signing import canonical_json
+    from support.handler_server import handler_server
 
     ours, stranger = SigningKey.generate(), SigningKey.generate()
     asked: list[str | None] = []
@@ -109,15 +109,10 @@ def test_a_resolvers_pages_are_followed_only_while_their_signatures_hold(tmp_pat
     Archive.init(tmp_path / "archive").close()
     keys = tmp_path / "keys.json"
     keys.write_text(jwk_set_text([ours.public]))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Pages)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/api/manifest?series=a.example.us"
+    with handler_server(Pages) as base:
+        url = f"{base}api/manifest?series=a.example.us"
         done = CliRunner().invoke(cli, ["verify", "--signatures", url, "--key", str(keys),
                                         "--archive", str(tmp_path / "archive")])
-    finally:
-        server.shutdown()
-        server.server_close()
     assert asked == [None, "000001"]  # the first page (signed) and the one it names; the forged one's next: never
     assert done.exit_code == 3, done.output
     assert "checked 2 manifests" in done.output and "does not verify" in done.output

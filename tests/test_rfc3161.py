@@ -15,7 +15,6 @@ import socket
 import subprocess
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -27,6 +26,7 @@ from pdi.archive import Archive
 from pdi.cli import cli
 from pdi.errors import IntegrityError, ParseError
 from pdi.rfc3161 import read_response, timestamp_request
+from support.handler_server import handler_server
 
 SERIES = "ex.example.us"
 CONFIG = """\
@@ -103,22 +103,8 @@ def tsa(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, P
         def log_message(self, *args: object) -> None:
             pass
 
-    with _serving(Stamp) as url:
+    with handler_server(Stamp) as url:
         yield url, ca, other
-
-
-@contextmanager
-def _serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
-    """An HTTP server of ``handler`` on 127.0.0.1 in a thread: its URL."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
 
 
 def test_rfc3161_2_4_1_openssl_reads_the_request(tmp_path: Path) -> None:
@@ -245,7 +231,7 @@ def test_a_tsa_that_cannot_be_reached_or_fails_is_a_remote_error(tmp_path: Path)
             def log_message(self, *args: object) -> None:
                 pass
 
-        with _serving(Failing) as failing:
+        with handler_server(Failing) as failing:
             with pytest.raises(RemoteError, match="answered HTTP 503"):
                 request_timestamp(failing, b"x")
             location, runner, out = _keyed_archive(tmp_path)
@@ -325,7 +311,7 @@ def test_a_hostile_tsas_answer_is_its_failure_not_a_traceback(tmp_path: Path) ->
             pass
 
     location, runner, out = _keyed_archive(tmp_path)
-    with _serving(Hostile) as base:
+    with handler_server(Hostile) as base:
         for path, said in (("nonce", "answered no timestamp response: the nonce is an INTEGER of 2000 octets"),
                            ("gzip", "is sent with Content-Encoding 'gzip'"),
                            ("script", "cannot reach the time-stamping authority")):
