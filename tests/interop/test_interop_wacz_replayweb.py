@@ -18,10 +18,9 @@ import os
 import re
 import shutil
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from pdi.capture.browser import devtools
 from pdi.interop.wacz import export_wacz
 from pdi.interop.warc import import_warc
 from pdi.wacz_signing import WaczKey
+from support.handler_server import handler_server
 
 S = "web.example.us"
 REPLAYWEBPAGE = Path(sys.prefix) / "share" / "replaywebpage"
@@ -94,20 +94,7 @@ def _serve(tmp_path: Path, key: WaczKey | None = None, tamper: Callable[[Path], 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, directory=str(root), **kwargs)
 
-    @contextlib.contextmanager
-    def serving() -> Iterator[str]:
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        httpd.daemon_threads = True
-        thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-        finally:
-            httpd.shutdown()
-            httpd.server_close()
-            thread.join()
-
-    return serving()
+    return handler_server(Handler)
 
 
 @pytest.fixture

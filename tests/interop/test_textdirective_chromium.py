@@ -21,7 +21,6 @@ import base64
 import http.server
 import io
 import json
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,6 +33,7 @@ from chromium_helpers import open_page
 from pdi.capture.browser import Pipe, devtools
 from pdi.fragments.pagetext import markup_page_text
 from pdi.fragments.textdirective import find_text_directive, parse_fragment_directive
+from support.handler_server import handler_server
 
 DATA = Path(__file__).parent.parent / "data" / "annotation"
 MAGENTA = (255, 0, 255)
@@ -170,14 +170,8 @@ class Pages(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Pages)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()  # its listening socket
+    with handler_server(Pages) as url:
+        yield url.rstrip("/")
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 def handler_server(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
     """An HTTP server of ``handler`` on 127.0.0.1 in a thread: its URL (ending in ``/``); stopped on exit."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True  # a client left hanging never holds the test's end
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
