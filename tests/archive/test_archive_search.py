@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import sqlite3
 import unicodedata
+import uuid
 from pathlib import Path
 
 import pytest
+from archive_helpers import Clock
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pdi.archive import Archive, Content
+from pdi.archive.access import Reader, reading_as
 from pdi.errors import LimitError, ParseError
 from pdi.passages.fulltext import MAX_QUERY_WORDS, fts5_expression, parse_query, spaced, words_of
 
@@ -150,6 +153,53 @@ def test_pages_follow_one_another_without_repeating(archive: Archive) -> None:
         archive.search("otters", after="not a cursor")
     with pytest.raises(LimitError):
         archive.search("otters", limit=0)
+
+
+def _twin(location: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty archive location of the same kind as ``location``."""
+    if "://" not in location:
+        return str(tmp_path / "twin")
+    return str(request.getfixturevalue("pg_cluster").create_schema(f"pdi_twin_{uuid.uuid4().hex[:12]}"))
+
+
+def _reader_walk(where: str, clock: Clock, *, sealed: int) -> list[tuple[list[str], str | None]]:
+    """A stranger's walk through the hits of "otters", a hit a page, in an archive of five public texts with
+    ``sealed`` texts of a hidden series deposited before each (holding the word too)."""
+    archive = Archive.init(where, clock=clock)
+    try:
+        archive.add_series(S)
+        archive.add_series("court.example.us")
+        archive.set_series_access("court.example.us", "hidden")
+        for i in range(1, 6):
+            for j in range(sealed):
+                archive.add("court.example.us", f"sealed otters {'otters ' * j}{i}".encode(), format="text")
+            # eleven words each, so that the index ranks them by how often "otters" comes, whatever else it holds
+            archive.add(S, f"{'otters ' * (i + 1)}{'pad ' * (10 - i)}".encode(), format="text")
+        pages: list[tuple[list[str], str | None]] = []
+        after = None
+        with reading_as(Reader()):
+            while True:
+                page = archive.search("otters", limit=1, after=after)
+                pages.append(([str(h.name) for h in page.hits], page.next))
+                if page.next is None:
+                    return pages
+                after = page.next
+    finally:
+        archive.close()
+
+
+def test_a_strangers_pages_of_hits_tell_nothing_of_what_they_may_not_read(
+    location: str, request: pytest.FixtureRequest, tmp_path: Path, clock: Clock
+) -> None:
+    """The same public texts, with and without hidden texts holding the same word deposited between them: a
+    stranger walking the hits sees the same pages and the same cursors (a cursor holding catalog numbers counted
+    the hidden documents between two hits; SQLite's score, BM25, how many passages hold the word)."""
+    with_sealed = _reader_walk(location, clock, sealed=3)
+    without = _reader_walk(_twin(location, request, tmp_path), Clock(clock.now), sealed=0)
+    assert len(with_sealed) == 5 and [len(hits) for hits, _ in with_sealed] == [1] * 5
+    assert with_sealed == without
+    # the best hit first: the text with "otters" most often
+    assert with_sealed[0][0][0].startswith(without[0][0][0].split("#")[0])
 
 
 def _empty_index(archive: Archive) -> None:

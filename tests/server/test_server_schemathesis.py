@@ -110,7 +110,7 @@ def test_schemathesis_finds_no_answer_outside_the_description(tmp_path: Path) ->
         base = f"http://127.0.0.1:{port}"
         # a cursor of a real page of hits, for /api/search's after=
         hits = httpx.get(f"{base}/api/search", params={"q": "truths", "limit": "1"}, timeout=30).json()
-        values["search-cursor"] = [httpx.URL(hits["next"]).params["after"]] if hits.get("next") else ["0.0:0:0:0:text"]
+        values["search-cursor"] = [httpx.URL(hits["next"]).params["after"]] if hits.get("next") else ["20"]
         (tmp_path / "values.json").write_text(json.dumps(values), "utf-8")
         env = {**os.environ, "PDI_SCHEMATHESIS_VALUES": str(tmp_path / "values.json"),
                "SCHEMATHESIS_HOOKS": "schemathesis_hooks",

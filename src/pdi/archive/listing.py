@@ -107,11 +107,14 @@ class Listing(ArchiveBase):
         characters) of one name: its ``name`` is ``NAME#char=a,b``, the
         shortest stretch of the passage holding a match of every phrase;
         ``matches`` each matched word's own range. A page is ``limit`` hits
-        after the cursor ``after`` (the ``next`` of the page before).
+        after the cursor ``after`` (the ``next`` of the page before: how many
+        hits came before it, so a deposit between two pages may shift a hit
+        by a page; never a catalog number or a score, which would count what
+        the reader may not see).
         """
         import time
 
-        from pdi.archive.store import SearchKey
+        from pdi.archive.store import search_skip
         from pdi.passages.fulltext import (
             Passage,
             marked,
@@ -128,15 +131,15 @@ class Listing(ArchiveBase):
         if series is not None and series != "":
             name = canonical_series(series)
             self._require_series(name)
-        cursor = SearchKey.parse(after) if after else None
+        skip = search_skip(after) if after else 0
         deadline = time.monotonic() + SEARCH_SECONDS
-        rows = self.store.search(parsed.phrases, series=name, limit=limit + 1, after=cursor,
+        rows = self.store.search(parsed.phrases, series=name, limit=limit + 1, skip=skip,
                                  access=self._search_access())
         hits: list[SearchHit] = []
         # a phrase's words (a Chinese word's characters), marked one by one: one match
         words = [phrase_words(phrase) for phrase in parsed.phrases]
         joins = max(words) > 1
-        for row in rows[:limit]:
+        for place, row in enumerate(rows[:limit], start=skip + 1):
             if time.monotonic() > deadline:
                 raise LimitError(f"the search {query[:80]!r} took more than {SEARCH_SECONDS:g} s to show its hits:"
                                  " ask fewer hits a page (limit), or rarer words")
@@ -156,8 +159,8 @@ class Listing(ArchiveBase):
                 snippet=shown,
                 marks=shown_marks,
                 matches=tuple(passage.document_range(a, b) for a, b in marks),
-                score=row.key.score,
-                cursor=str(row.key),
+                score=row.score,
+                cursor=str(place),
             ))
         following = hits[-1].cursor if len(rows) > limit and hits else None
         pending = self.store.pending_index(name, self._search_access())

@@ -75,7 +75,6 @@ from pdi.archive.store import (
     DepositResult,
     DocumentKey,
     NewRepresentation,
-    SearchKey,
     WriteNote,
 )
 from pdi.errors import ImmutabilityError, LimitError, NotFoundError, PDIError, StoreError
@@ -751,7 +750,7 @@ class PostgresStore(SQLStore):
         )
 
     def _search_page(
-        self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, after: SearchKey | None,
+        self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, skip: int,
         access: SearchAccess | None = None,
     ) -> list[tuple[Any, ...]]:
         query, params = self._tsquery(phrases)
@@ -759,7 +758,7 @@ class PostgresStore(SQLStore):
             "SELECT p.id AS pid, (-ts_rank(p.tsv, q.q))::float8 AS score"
             f" FROM search_passages p, (SELECT {query} AS q) q WHERE p.tsv @@ q.q"
         )
-        return self._query(*search_page(match, params, series, access, after, limit))
+        return self._query(*search_page(match, params, series, access, skip, limit))
 
     def _highlight(self, passage: int, phrases: Sequence[Sequence[str]]) -> str | None:
         query, params = self._tsquery(phrases)

@@ -39,7 +39,6 @@ from pdi.archive.store import (
     DocumentKey,
     PublicVersion,
     RepresentationRecord,
-    SearchKey,
 )
 from pdi.errors import LimitError, NotFoundError, PDIError, StoreError
 
@@ -444,14 +443,14 @@ class SQLiteStore(SQLStore):
             self._query("DELETE FROM search_passages" + where, source)
 
     def _search_page(
-        self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, after: SearchKey | None,
+        self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, skip: int,
         access: SearchAccess | None = None,
     ) -> list[tuple[Any, ...]]:
         # searching only: reading a name never loads it
         from pdi.passages.fulltext import fts5_expression
 
         match = "SELECT rowid AS pid, bm25(search_fts) AS score FROM search_fts WHERE search_fts MATCH ?"
-        return self._query(*search_page(match, [fts5_expression(phrases)], series, access, after, limit))
+        return self._query(*search_page(match, [fts5_expression(phrases)], series, access, skip, limit))
 
     def _highlight(self, passage: int, phrases: Sequence[Sequence[str]]) -> str | None:
         from pdi.passages.fulltext import MARK_END, MARK_START, fts5_expression

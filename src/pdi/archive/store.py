@@ -446,33 +446,23 @@ class FixitySummary:
     oldest: str | None
 
 
-@dataclass(frozen=True)
-class SearchKey:
-    """Where a search hit stands in the ranking: a keyset cursor (score, passage, document, version, format)."""
+#: The most hits a search's cursor may skip (twelve digits): past any index's hits, and a bound on what is parsed.
+MAX_SEARCH_SKIP = 10**12 - 1
 
-    score: float
-    passage: int
-    document: int
-    version: int
-    format: str
 
-    def __str__(self) -> str:
-        return f"{self.score!r}:{self.passage}:{self.document}:{self.version}:{self.format}"
+def search_skip(text: str) -> int:
+    """The hits a search cursor (the ``next`` of a page of results, :meth:`pdi.archive.Archive.search`) skips:
+    a count of the hits shown before, in decimal, nothing else. A count, not a place in the catalog, so that it
+    tells a reader nothing of the documents they may not read (their row numbers, or the scores the index gives);
+    :class:`~pdi.errors.ParseError` for anything else."""
+    from pdi.errors import ParseError
 
-    @classmethod
-    def parse(cls, text: str) -> SearchKey:
-        """The cursor :meth:`__str__` wrote; :class:`~pdi.errors.ParseError` for anything else."""
-        from pdi.errors import ParseError
-
-        parts = text.split(":", 4) if isinstance(text, str) else []
-        try:
-            if len(parts) != 5 or not parts[4]:
-                raise ValueError(text)
-            return cls(float(parts[0]), int(parts[1]), int(parts[2]), int(parts[3]), parts[4])
-        except ValueError:
-            raise ParseError(
-                f"{str(text)[:80]!r} is not a search cursor (the 'next' of a page of results)", rule="after"
-            ) from None
+    if not isinstance(text, str) or not text.isascii() or not text.isdigit() or len(text) > 12 or text[0] == "0":
+        raise ParseError(
+            f"{str(text)[:80]!r} is not a search cursor (the 'next' of a page of results: how many hits came before)",
+            rule="after",
+        )
+    return int(text)
 
 
 @dataclass(frozen=True)
@@ -489,4 +479,4 @@ class SearchRow:
     passage: Any
     marked: str
     each: tuple[str, ...]
-    key: SearchKey
+    score: float

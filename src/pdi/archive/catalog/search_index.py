@@ -25,7 +25,6 @@ from pdi.archive.catalog.base import (
 )
 from pdi.archive.catalog.rows import REP_COLUMNS, rep_record
 from pdi.archive.store import (
-    SearchKey,
     SearchRow,
 )
 
@@ -52,15 +51,16 @@ def search_scope(access: SearchAccess | None) -> tuple[str, list[Any]]:
 
 
 def search_page(
-    match: str, params: list[Any], series: str | None, access: SearchAccess | None, after: Any, limit: int
+    match: str, params: list[Any], series: str | None, access: SearchAccess | None, skip: int, limit: int
 ) -> tuple[str, list[Any]]:
     """A page of search hits: ``match`` (the dialect's query of the passages that match, ``pid`` and
     ``score``, best lowest) with what both dialects make of it.
 
     The representations holding each passage's blob, but for withdrawn names;
-    the series asked for, :func:`search_scope`, the keyset page after
-    ``after`` (a :class:`~pdi.archive.store.SearchKey`: score, then passage,
-    document, version and format) and its order and ``limit``.
+    the series asked for, :func:`search_scope`, and the page of ``limit``
+    hits after the first ``skip`` in their order (score, then passage,
+    document, version and format: the catalog's numbers order ties, and
+    never leave it).
     """
     params = list(params)
     sql = (
@@ -79,11 +79,8 @@ def search_page(
     scope, bound = search_scope(access)
     sql += scope
     params += bound
-    if after is not None:
-        sql += " AND (s.score > ? OR (s.score = ? AND (p.id, d.id, r.version, r.format) > (?, ?, ?, ?)))"
-        params += [after.score, after.score, after.passage, after.document, after.version, after.format]
-    sql += " ORDER BY s.score, p.id, d.id, r.version, r.format LIMIT ?"
-    return sql, [*params, limit]
+    sql += " ORDER BY s.score, p.id, d.id, r.version, r.format LIMIT ? OFFSET ?"
+    return sql, [*params, limit, skip]
 
 
 #: A source of the full-text index, unless it is there already (its passages are then left as they are).
@@ -293,10 +290,10 @@ class SearchIndexPart(CatalogBase):
 
     @abstractmethod
     def _search_page(
-        self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, after: SearchKey | None,
+        self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, skip: int,
         access: SearchAccess | None = None,
     ) -> list[tuple[Any, ...]]:
-        """Rows of one page of hits, best first: the representation's columns, then
+        """Rows of one page of hits, best first, after the first ``skip``: the representation's columns, then
         document id, passage id, start, runs and score."""
 
     @abstractmethod
@@ -305,9 +302,9 @@ class SearchIndexPart(CatalogBase):
 
     def search(
         self, phrases: Sequence[Sequence[str]], *, series: str | None = None, limit: int = 20,
-        after: SearchKey | None = None, access: SearchAccess | None = None,
+        skip: int = 0, access: SearchAccess | None = None,
     ) -> list[SearchRow]:
-        """One page of the passages matching every phrase, best first (then by passage, name).
+        """One page of the passages matching every phrase, best first (then by passage, name), after the first ``skip``.
 
         Each row carries the passage's text marked for all the phrases, and
         for each phrase alone (to find the stretch that holds them all).
@@ -316,9 +313,9 @@ class SearchIndexPart(CatalogBase):
 
         rows: list[SearchRow] = []
         with self._read():
-            for row in self._search_page(phrases, series, limit, after, access):
+            for row in self._search_page(phrases, series, limit, skip, access):
                 record = rep_record(row)
-                doc, pid, start, runs, score = row[14:19]
+                _doc, pid, start, runs, score = row[14:19]
                 whole = self._highlight(int(pid), phrases)
                 if whole is None:  # pragma: no cover - the engine's match and its highlight disagree
                     continue
@@ -326,8 +323,7 @@ class SearchIndexPart(CatalogBase):
                     tuple(self._highlight(int(pid), [phrase]) or "" for phrase in phrases)
                     if len(phrases) > 1 else (whole,)
                 )
-                key = SearchKey(float(score), int(pid), int(doc), record.version, record.format)
-                rows.append(SearchRow(record, Passage.decode(int(start), "", bytes(runs)), whole, each, key))
+                rows.append(SearchRow(record, Passage.decode(int(start), "", bytes(runs)), whole, each, float(score)))
         return rows
 
     def search_sources(self, series: str | None = None, *, page: int = 500) -> Iterator[tuple[str, str, str]]:
