@@ -6,11 +6,19 @@ known from the catalog alone (:func:`entity_tag`); ``If-None-Match``
 annotation server's changes), ``If-Range`` (:func:`if_range_holds`) and a single
 ``Range`` (:func:`byte_range`) are read here, for the resolver's handlers and
 for the cache of whole answers (:mod:`pdi.server.process.cache`) alike.
+
+Its ``Last-Modified`` is the deposit time of the stored bytes, which never
+changes either: ``If-Modified-Since`` and ``If-Unmodified-Since`` are read
+against it (:func:`date_precondition`, :func:`http_date`), and so is an
+``If-Range`` that holds a date.
 """
 
 from __future__ import annotations
 
+import calendar
 import re
+import time
+from collections.abc import Iterable, Mapping
 
 from pdi.server.http.problems import problem_body
 
@@ -31,7 +39,8 @@ def unsatisfiable(range_field: str, length: int) -> tuple[list[tuple[bytes, byte
 
 
 #: Fields of a whole answer a ``416`` leaves out: it is no memento, and it is not kept (:func:`unsatisfiable`).
-NOT_OF_416 = frozenset({b"cache-control", b"memento-datetime", b"link", b"content-length", b"content-type"})
+NOT_OF_416 = frozenset({b"cache-control", b"memento-datetime", b"link", b"content-length", b"content-type",
+                        b"last-modified"})
 
 
 def entity_tag(sha256: str, name: str) -> str:
@@ -62,9 +71,94 @@ def if_match_holds(field: str, tag: str) -> bool:
     return any(not found[0].startswith("W/") and f'"{found[1]}"' == tag for found in _ENTITY_TAG.finditer(field))
 
 
-def if_range_holds(field: str | None, tag: str) -> bool:
-    """``If-Range`` (RFC 9110 §13.1.5): absent, or the current entity tag (strong comparison)."""
-    return field is None or field.strip() == tag
+def if_range_holds(field: str | None, tag: str, last_modified: str | bytes | None = None) -> bool:
+    """``If-Range`` (RFC 9110 §13.1.5): absent, the current entity tag (strong comparison), or an HTTP-date that is
+    exactly ``last_modified`` (the answer's ``Last-Modified``) when that is a strong validator, a second or more
+    before now (§8.8.2.2)."""
+    if field is None:
+        return True
+    field = field.strip()
+    if field == tag:
+        return True
+    if last_modified is None or field[:1] == '"' or field[:2] == "W/":
+        return False
+    date = http_date(field)
+    modified = http_date(last_modified if isinstance(last_modified, str) else last_modified.decode("latin-1"))
+    return date is not None and date == modified and date <= time.time() - 1
+
+
+def date_precondition(headers: Mapping[str, str], last_modified: str | None) -> int | None:
+    """RFC 9110 §13.2.2's steps 2 and 4 for a ``GET`` or ``HEAD`` of an answer last modified at ``last_modified``
+    (its ``Last-Modified``; ``None``: it has none, and both fields are ignored): ``412`` when
+    ``If-Unmodified-Since`` is a date before it (§13.1.4; ignored with ``If-Match``, step 1), ``304`` when
+    ``If-Modified-Since`` is a date at or after it (§13.1.3; ignored with ``If-None-Match``, step 3), else
+    ``None``. A field that is not one HTTP-date (:func:`http_date`) is ignored, as both sections say."""
+    if last_modified is None:
+        return None
+    modified = http_date(last_modified)
+    if modified is None:
+        return None
+    if "if-match" not in headers:
+        since = headers.get("if-unmodified-since")
+        if since is not None and (date := http_date(since)) is not None and modified > date:
+            return 412
+    if "if-none-match" not in headers:
+        since = headers.get("if-modified-since")
+        if since is not None and (date := http_date(since)) is not None and modified <= date:
+            return 304
+    return None
+
+
+def dated_fields(headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    """Whether raw request fields ask what :func:`date_precondition` answers: ``If-Unmodified-Since`` (the
+    resolver answers it; with ``If-Match``, which it answers too), or ``If-Modified-Since`` without
+    ``If-None-Match`` (with it, the date is ignored and the tag answers)."""
+    modified_since = none_match = False
+    for key, _ in headers:
+        if key == b"if-unmodified-since":
+            return True
+        if key == b"if-modified-since":
+            modified_since = True
+        elif key == b"if-none-match":
+            none_match = True
+    return modified_since and not none_match
+
+
+_DAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
+_MONTH = r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+_MONTHS = {name: number for number, name in enumerate(_MONTH[1:-1].split("|"), start=1)}
+_CLOCK = r"(\d\d):(\d\d):(\d\d)"
+#: RFC 9110 §5.6.7: IMF-fixdate, and the two obsolete forms a recipient must accept (rfc850-date, asctime-date).
+_IMF_FIXDATE = re.compile(rf"{_DAY}, (\d\d) {_MONTH} (\d{{4}}) {_CLOCK} GMT")
+_RFC850_DATE = re.compile(rf"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\d\d)-{_MONTH}-(\d\d)"
+                          rf" {_CLOCK} GMT")
+_ASCTIME_DATE = re.compile(rf"{_DAY} {_MONTH} ([ \d]\d) {_CLOCK} (\d{{4}})")
+
+
+def http_date(field: str) -> int | None:
+    """Seconds since 1970 of an HTTP-date (RFC 9110 §5.6.7), GMT; ``None`` for anything else (another form, a day
+    or a time that does not exist, a list of dates). An rfc850-date's two-digit year is the century's that puts
+    it at most 50 years after this year (§5.6.7)."""
+    field = field.strip()
+    if (found := _IMF_FIXDATE.fullmatch(field)) is not None:
+        day, month, year, hour, minute, second = found.groups()
+        full = int(year)
+    elif (found := _RFC850_DATE.fullmatch(field)) is not None:
+        day, month, year, hour, minute, second = found.groups()
+        this_year = time.gmtime().tm_year
+        full = this_year - this_year % 100 + int(year)
+        if full > this_year + 50:
+            full -= 100
+    elif (found := _ASCTIME_DATE.fullmatch(field)) is not None:
+        month, day, hour, minute, second, year = found.groups()
+        full = int(year)
+    else:
+        return None
+    numbers = (full, _MONTHS[month], int(day), int(hour), int(minute), int(second))
+    if not (1 <= numbers[2] <= calendar.monthrange(full, numbers[1])[1] and numbers[3] < 24 and numbers[4] < 60
+            and numbers[5] < 61):  # 60: a leap second (IMF's second may be 60), read as the next
+        return None
+    return calendar.timegm((*numbers, 0, 0, 0))
 
 
 def byte_range(field: str | None, length: int) -> tuple[int, int] | None:

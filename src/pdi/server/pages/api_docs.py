@@ -209,7 +209,8 @@ ERRORS: dict[int, str] = {
          " whoever sent it; Connection: close, and nothing was stored",
     409: "The name is immutable: a version or format that exists already",
     410: "Withdrawn: the tombstone",
-    412: "If-Match names an ETag that is not the current one, or (with it) If-None-Match names the current one",
+    412: "If-Match names an ETag that is not the current one, or (with it) If-None-Match names the current one;"
+         " or If-Unmodified-Since is before the answer's Last-Modified",
     413: "The request's content is larger than the route takes (a body over the upload limit, a form too long); a"
          " limit exceeded by a request without content (a query too long, more work than the resolver's limits"
          " allow) is 400 titled limit exceeded",
@@ -257,6 +258,10 @@ _URI_RES = Operation(
            schema={"type": "string"}),
      Param("If-Match", "N2R: the answer only if its ETag is one of these (strong comparison), else 412",
            where="header", schema={"type": "string"}),
+     Param("If-Modified-Since", "N2R: 304 when the answer's Last-Modified (its deposit) is not after this"
+           " HTTP-date (ignored beside If-None-Match)", where="header", schema={"type": "string"}),
+     Param("If-Unmodified-Since", "N2R: 412 when the answer's Last-Modified (its deposit) is after this"
+           " HTTP-date (ignored beside If-Match)", where="header", schema={"type": "string"}),
      Param("Accept", "N2R: application/json answers N2C's description (as does ?info after the name);"
            " for a generic name, the format it prefers (302 to it)", where="header",
            schema={"type": "string"})),

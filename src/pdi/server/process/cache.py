@@ -83,6 +83,7 @@ from pdi.server.http.conditional import (
     NOT_OF_416,
     UNSATISFIABLE,
     byte_range,
+    dated_fields,
     if_range_holds,
     tag_matches,
     unsatisfiable,
@@ -364,7 +365,8 @@ def answer(
     if if_none_match is not None and tag_matches(if_none_match, entity.etag):
         return 304, [(b"etag", entity.etag.encode("latin-1")), *_cache_control(entity)], b""
     length = len(entity.body)
-    wanted = byte_range(range_field, length) if if_range_holds(if_range, entity.etag) else None
+    holds = if_range is None or if_range_holds(if_range, entity.etag, modified_of(entity))
+    wanted = byte_range(range_field, length) if holds else None
     if wanted is None:
         return 200, [*entity.headers, *_length(length), (b"content-type", entity.content_type)], entity.body
     if wanted == UNSATISFIABLE:
@@ -377,6 +379,14 @@ def answer(
     headers = [*entity.headers, (b"content-range", b"bytes %d-%d/%d" % (first, last, length)),
                *_length(last - first + 1), (b"content-type", entity.content_type)]
     return 206, headers, entity.body[first : last + 1]
+
+
+def modified_of(entity: Entity) -> str | None:
+    """The ``Last-Modified`` an :class:`Entity` is answered with, or ``None``."""
+    for key, value in entity.headers:
+        if key == b"last-modified":
+            return value.decode("latin-1")
+    return None
 
 
 def _length(n: int) -> Headers:
@@ -623,8 +633,9 @@ def kept_answer(
     (their ``Host``) over ``scheme``, or ``None`` (not kept; an N2R whose ``Accept`` names JSON: :func:`negotiates`)."""
     key = kept_key(path, request_field(headers, b"host"), query, scheme)
     n2l = key.startswith(b"N2L ")
-    if not key or (not n2l and (negotiates(headers) or any(k == b"if-match" for k, _ in headers))):
-        return None  # JSON is the resolver's to give; so is If-Match's 412
+    if not key or (not n2l and (negotiates(headers) or any(k == b"if-match" for k, _ in headers)
+                                or dated_fields(headers))):
+        return None  # JSON is the resolver's to give; so is If-Match's 412, and what a date asks
     fields = conditional_fields(headers)
     kept = cache.get(key)
     if kept is None and (n2l or fields[0] is not None):  # N2L's 302, or a 304, from the name's fact

@@ -171,23 +171,29 @@ PublicAnswers = Callable[[bytes, str, "tuple[str, int | None] | None", bytes, by
 #: (a token is checked first: pdi.server.http.readers answers 401 to one that is not live; If-Match, by the resolver).
 #: An ``X-Request-Id`` is echoed, and logged, by the app (pdi.server.process.observe).
 _NOT_PLAIN = frozenset({b"content-length", b"transfer-encoding", b"expect", b"upgrade", b"authorization",
-                        b"x-request-id", b"if-match"})
+                        b"x-request-id", b"if-match", b"if-unmodified-since"})
 
 
 def _not_plain_fields(headers: list[tuple[bytes, bytes]]) -> bool:
     """Whether a request's fields take it out of the plain case: a body, an upgrade, a token, a request id of its
-    own, a ``Cookie`` that may hold the sign-in (:func:`~pdi.server.http.readers.may_hold_cookie`: a sign-in
+    own, a date to compare with ``Last-Modified`` (:func:`~pdi.server.http.conditional.dated_fields`), a ``Cookie`` that may hold the sign-in (:func:`~pdi.server.http.readers.may_hold_cookie`: a sign-in
     is checked first, and its answers are never from here), or not one ``Host`` field of a valid value (the
     ASGI path refuses it: :class:`~pdi.server.http.middleware.HostField`); one pass."""
     host = None
     hosts = 0
+    modified_since = none_match = False
     for key, value in headers:  # a loop, not any() of a generator: one object fewer a request
         if key == b"host":
             hosts += 1
             host = value
         elif key in _NOT_PLAIN or (key == b"cookie" and may_hold_cookie(value)):
             return True
-    return hosts != 1 or host is None or not valid_host(host)
+        elif key == b"if-modified-since":
+            modified_since = True
+        elif key == b"if-none-match":
+            none_match = True
+    # If-Modified-Since is the resolver's to answer, but with If-None-Match, which the tag answers (RFC 9110 §13.1.3)
+    return hosts != 1 or host is None or not valid_host(host) or (modified_since and not none_match)
 
 
 def _ranged(headers: list[tuple[bytes, bytes]]) -> bool:

@@ -167,13 +167,15 @@ class PlainAnswers:
             first = f"{document}.{min(r.format for r in records)}.{version}"
             created = min(r.created_at for r in records)
         stamp = self._stamp(created)
+        modified = stamp if created == record.created_at else self._stamp(record.created_at)  # Last-Modified
         link = (f'<{name}>; rel="canonical", <{at}/uri-res/N2R?{document}>; rel="original",'
                 f' <{at}/timegate/{document}>; rel="timegate",'
                 f' <{at}/timemap/link/{document}>; rel="timemap"; type="{LINK_FORMAT}",'
                 f' <{at}/uri-res/N2R?{first}>; rel="memento"; datetime="{stamp}"')
         content_type = labelled_type(media_type, record.charset).encode("latin-1")
-        stamped, linked, tagged, digest = (
-            stamp.encode("latin-1"), link.encode("latin-1"), etag.encode("latin-1"), record.sha256.encode("latin-1"))
+        stamped, linked, tagged, digest, dated = (
+            stamp.encode("latin-1"), link.encode("latin-1"), etag.encode("latin-1"), record.sha256.encode("latin-1"),
+            modified.encode("latin-1"))
         headers = (
             (b"memento-datetime", stamped),
             (b"link", linked),
@@ -181,15 +183,17 @@ class PlainAnswers:
             (b"x-pdi-sha256", digest),
             (b"content-security-policy", self._policy),
             (b"x-content-type-options", b"nosniff"),
+            (b"last-modified", dated),
             (b"etag", tagged),
             (b"cache-control", _IMMUTABLE),
             (b"accept-ranges", b"bytes"),
         )
         # its 200's header lines as pdi.server.process.cache.wire would make them from these, made at once
         lines = (b"memento-datetime: %s\r\nlink: %s\r\nvary: Accept\r\nx-pdi-sha256: %s\r\n"
-                 b"content-security-policy: %s\r\nx-content-type-options: nosniff\r\netag: %s\r\n"
-                 b"cache-control: %s\r\naccept-ranges: bytes\r\ncontent-length: %d\r\ncontent-type: %s\r\n\r\n"
-                 % (stamped, linked, digest, self._policy, tagged, _IMMUTABLE, len(data), content_type))
+                 b"content-security-policy: %s\r\nx-content-type-options: nosniff\r\nlast-modified: %s\r\n"
+                 b"etag: %s\r\ncache-control: %s\r\naccept-ranges: bytes\r\ncontent-length: %d\r\n"
+                 b"content-type: %s\r\n\r\n"
+                 % (stamped, linked, digest, self._policy, dated, tagged, _IMMUTABLE, len(data), content_type))
         # every value made of checked parts: the name and its document (the pattern above), a base URL that quotes
         # to itself, the catalog's format tokens and digest, the configured policy, the stamp made here
         return Entity(data, content_type, etag, headers, names, True, [lines], sendable=True)

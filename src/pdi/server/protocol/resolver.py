@@ -48,12 +48,13 @@ from pdi.errors import NotFoundError, ParseError, PDIError, WithdrawnError
 from pdi.fragments import past_end_message
 from pdi.identifier import PDI
 from pdi.interop.accept import choose, parse_accept, preference
-from pdi.interop.memento import LINK_FORMAT
+from pdi.interop.memento import LINK_FORMAT, http_datetime, parse_timestamp
 from pdi.mhtml.headers import SERVED_TYPE_OCTETS, served_content_type
 from pdi.server.http.conditional import (
     NOT_OF_416,
     UNSATISFIABLE,
     byte_range,
+    date_precondition,
     entity_tag,
     if_match_holds,
     if_range_holds,
@@ -77,6 +78,7 @@ from pdi.server.process.cache import (
     cache_key,
     fact_of,
     located,
+    modified_of,
     respond,
 )
 from pdi.server.process.limits import ArchiveHandlers, WorkLimits
@@ -186,7 +188,7 @@ class Resolver:
                 return _varying(await self.work.run(self.n2c, name, base, headers))
             negotiated = accept_negotiates(headers.get("accept", "").lower().encode("latin-1", "replace"))
             if_match = headers.get("if-match")
-            if "if-none-match" in headers and not negotiated and if_match is None:
+            if "if-none-match" in headers and not negotiated and if_match is None and "if-unmodified-since" not in headers:
                 # a cache that holds the bytes asks whether they changed: the catalog answers that
                 validator = await anyio.to_thread.run_sync(self.validator, name)
                 unchanged = None if validator is None else respond(validator, headers.get("if-none-match"), None, None)
@@ -688,10 +690,14 @@ def streamed_response(
     tag = entity_tag(located.sha256, str(located.pdi))
     control = IMMUTABLE if shared_answer(archive, located) else PRIVATE
     base = {**_about(located, extra), "ETag": tag, "Cache-Control": control, "Accept-Ranges": "bytes"}
+    dated = date_precondition(headers, base["Last-Modified"])  # after If-Match (RFC 9110 §13.2.2)
+    if dated == 412:
+        raise _unmodified_since(headers, base["Last-Modified"])
     held = headers.get("if-none-match")
-    if held is not None and tag_matches(held, tag):  # RFC 9110 §13.1.2, after If-Match (§13.2.2): not modified
+    if dated == 304 or (held is not None and tag_matches(held, tag)):  # RFC 9110 §13.1.2, §13.1.3: not modified
         return Response(status_code=304, headers={"ETag": tag, "Cache-Control": control, "Vary": base["Vary"]})
-    wanted = byte_range(headers.get("range"), size) if if_range_holds(headers.get("if-range"), tag) else None
+    modified = base["Last-Modified"]
+    wanted = byte_range(headers.get("range"), size) if if_range_holds(headers.get("if-range"), tag, modified) else None
     if wanted == UNSATISFIABLE:
         said, problem = unsatisfiable(headers["range"], size)  # the body of HEAD's answer too: the server drops it
         kept = {k: v for k, v in base.items() if k.lower().encode() not in NOT_OF_416}
@@ -776,9 +782,24 @@ class FileSend(Response):
 
 
 def entity_response(entity: Entity, headers: Mapping[str, str]) -> Response:
-    """The answer to a request for ``entity`` with these headers (:func:`pdi.server.process.cache.answer`)."""
+    """The answer to a request for ``entity`` with these headers (:func:`pdi.server.process.cache.answer`), its
+    ``If-Unmodified-Since`` and ``If-Modified-Since`` read first (:func:`date_precondition`)."""
+    if "if-modified-since" in headers or "if-unmodified-since" in headers:
+        modified = modified_of(entity)
+        dated = date_precondition(headers, modified)
+        if dated == 412:
+            raise _unmodified_since(headers, modified)
+        if dated == 304:
+            return _RawResponse(*answer(entity, entity.etag, None, None))
     status, raw, body = answer(entity, headers.get("if-none-match"), headers.get("range"), headers.get("if-range"))
     return _RawResponse(status, raw, body)
+
+
+def _unmodified_since(headers: Mapping[str, str], modified: str | None) -> Problem:
+    """The ``412`` of an ``If-Unmodified-Since`` before the answer's ``Last-Modified`` (RFC 9110 §13.1.4)."""
+    said = " ".join(headers.get("if-unmodified-since", "").split())[:100]
+    return Problem(412, "precondition failed",
+                   f"If-Unmodified-Since {said} is before this answer's Last-Modified, {modified} (RFC 9110 §13.1.4)")
 
 
 class _RawResponse(Response):
@@ -828,10 +849,19 @@ def _about(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS) -> dict[s
         "X-PDI-SHA256": resolved.sha256,
         "Content-Security-Policy": ARCHIVED_CONTENT_POLICY,
         "X-Content-Type-Options": "nosniff",
+        # the deposit of the stored bytes (RFC 9110 §8.8.2): they never change after it
+        "Last-Modified": last_modified(resolved.record.created_at),
     }
     if resolved.fragment is not None and resolved.fragment.clamped:  # (wholly past the end is a 416 problem)
         headers["Warning"] = '299 pdi "the fragment reaches past the end: cut there"'
     return headers
+
+
+@functools.lru_cache(maxsize=1024)
+def last_modified(created_at: str) -> str:
+    """``Last-Modified`` of an answer of stored bytes deposited at ``created_at`` (as the catalog keeps it): that
+    time as an HTTP-date, to the second."""
+    return http_datetime(parse_timestamp(created_at))
 
 
 def _video_time(resolved: Resolved) -> bool:

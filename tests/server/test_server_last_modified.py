@@ -1,0 +1,180 @@
+"""``Last-Modified``, ``If-Modified-Since``, ``If-Unmodified-Since`` and an ``If-Range`` date on N2R (RFC 9110
+§8.8.2, §13.1.3, §13.1.4, §13.1.5, §13.2.2).
+
+The stored bytes of a versioned name never change after their deposit, so
+an N2R answer's ``Last-Modified`` is the deposit time (here the archive's
+clock, set by the test) and every date a request holds is compared with it.
+Expected values are worked out from the RFC with the standard library's
+own date formatting (``email.utils.format_datetime``, ``time.strftime``),
+not from pdi's answers; each request is asked over a socket of uvicorn
+with ``pdi serve``'s protocol twice, so that the second answer (the name
+kept by then) comes from the worker's cache where it may, and through
+the app alone without a cache: all must agree.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime
+import email.utils
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from server_helpers import exchange
+from test_server_cache_protocol import _serving
+
+from pdi.archive import Archive
+from pdi.server import create_app
+from pdi.server.http.conditional import http_date
+
+S = "dated.example.us"
+DEPOSITED = datetime.datetime(2026, 3, 4, 5, 6, 7, 890000, tzinfo=datetime.UTC)
+#: Past STREAM_FROM (4 MiB): streamed by verified chunks, never kept whole.
+LARGE = b"0123456789abcdef" * (5 << 16)
+
+
+def _imf(moment: datetime.datetime) -> str:
+    return email.utils.format_datetime(moment.replace(microsecond=0), usegmt=True)
+
+
+def _rfc850(moment: datetime.datetime) -> str:
+    return time.strftime("%A, %d-%b-%y %H:%M:%S GMT", moment.utctimetuple())
+
+
+def _asctime(moment: datetime.datetime) -> str:
+    return time.asctime(moment.utctimetuple())  # "Wed Mar  4 05:06:07 2026": a space before a one-digit day
+
+
+@pytest.fixture(scope="module")
+def archived(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, str]:
+    location = tmp_path_factory.mktemp("dated") / "archive"
+    with Archive.init(location, clock=lambda: DEPOSITED) as archive:
+        archive.add_series(S)
+        small = str(archive.add(S, b"Hello, dated world.\n", format="text"))
+        large = str(archive.add(S, LARGE, format="text"))
+    return str(location), small, large
+
+
+def _request(name: str, method: str = "GET", **fields: str) -> bytes:
+    lines = [f"{method} /uri-res/N2R?{name} HTTP/1.1", "Host: 127.0.0.1"]
+    lines += [f"{key.replace('_', '-')}: {value}" for key, value in fields.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def _head(answer: bytes) -> tuple[int, dict[bytes, bytes], bytes]:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    fields = {}
+    for line in lines[1:]:
+        key, _, value = line.partition(b":")
+        fields[key.strip().lower()] = value.strip()
+    return int(lines[0].split(b" ")[1]), fields, body
+
+
+def _asked(location: str, requests: list[bytes]) -> list[list[tuple[int, dict[bytes, bytes], bytes]]]:
+    """Each request's answer: through the protocol and its cache, asked twice; and through the app alone."""
+    answers = []
+    with _serving(create_app(location)) as (port, _):
+        answers.append([_head(a) for a in exchange(port, requests)])
+        answers.append([_head(a) for a in exchange(port, requests)])
+    with _serving(create_app(location, cache_bytes=0), cached=False) as (port, _):
+        answers.append([_head(a) for a in exchange(port, requests)])
+    return answers
+
+
+@pytest.mark.parametrize("which", ["small", "large"])
+def test_dates_are_read_against_the_deposit_time(archived: tuple[str, str, str], which: str) -> None:
+    location, small, large = archived
+    name = small if which == "small" else large
+    at = DEPOSITED
+    second = datetime.timedelta(seconds=1)
+    cases = [  # (request fields, the status RFC 9110 gives)
+        ({}, 200),
+        ({"If_Modified_Since": _imf(at)}, 304),  # §13.1.3: not modified since the date
+        ({"If_Modified_Since": _imf(at + datetime.timedelta(days=400))}, 304),
+        ({"If_Modified_Since": _imf(at - second)}, 200),  # modified a second after it
+        ({"If_Modified_Since": _rfc850(at)}, 304),  # the obsolete forms a recipient must read (§5.6.7)
+        ({"If_Modified_Since": _asctime(at)}, 304),
+        ({"If_Modified_Since": "yesterday"}, 200),  # not an HTTP-date: ignored
+        ({"If_Modified_Since": f"{_imf(at)}, {_imf(at)}"}, 200),  # a list: ignored
+        ({"If_Modified_Since": _imf(at), "If_None_Match": '"another"'}, 200),  # ignored beside If-None-Match
+        ({"If_Unmodified_Since": _imf(at)}, 200),  # §13.1.4
+        ({"If_Unmodified_Since": _imf(at - second)}, 412),
+        ({"If_Unmodified_Since": _imf(at - second), "If_Match": "*"}, 200),  # ignored beside If-Match
+        ({"If_Unmodified_Since": "not a date"}, 200),
+        ({"If_Unmodified_Since": _imf(at - second), "If_Modified_Since": _imf(at)}, 412),  # §13.2.2: step 2 first
+        ({"Range": "bytes=0-4", "If_Range": _imf(at)}, 206),  # §13.1.5: the date is the Last-Modified
+        ({"Range": "bytes=0-4", "If_Range": _imf(at + second)}, 200),  # any other date: the whole
+    ]
+    requests = [_request(name, **fields) for fields, _ in cases]
+    requests.append(_request(name, "HEAD", If_Modified_Since=_imf(at)))
+    expected = [status for _, status in cases] + [304]
+    answers = _asked(location, requests)
+    for run in answers:
+        assert [status for status, _, _ in run] == expected
+    whole, modified_since = answers[0][0], answers[0][1]
+    assert whole[1][b"last-modified"] == _imf(at).encode()  # the deposit's second: .89 s is not said
+    assert modified_since[1][b"etag"] == whole[1][b"etag"] and modified_since[2] == b""
+    assert b"last-modified" not in answers[0][10][1]  # a 412 is a problem, not the bytes
+    ranged = answers[0][14]
+    assert ranged[1][b"content-range"] == f"bytes 0-4/{len(LARGE) if which == 'large' else 20}".encode()
+    assert ranged[2] == (LARGE[:5] if which == "large" else b"Hello")
+    # the cache gives what the app gives (the Date aside)
+    for first, again, alone in zip(*answers, strict=True):
+        for one in (again, alone):
+            assert (first[0], {k: v for k, v in first[1].items() if k != b"date"}, first[2]) == (
+                one[0], {k: v for k, v in one[1].items() if k != b"date"}, one[2])
+
+
+def test_an_if_range_date_of_the_deposits_own_second_is_no_strong_validator(tmp_path: Path) -> None:
+    """§8.8.2.2: a Last-Modified less than a second before the answer's Date may have changed within that second."""
+    now = datetime.datetime.now(datetime.UTC)
+    with Archive.init(tmp_path / "archive", clock=lambda: now + datetime.timedelta(seconds=30)) as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, b"Deposited in the future\n", format="text"))
+    ranged = _request(name, Range="bytes=0-4", If_Range=_imf(now + datetime.timedelta(seconds=30)))
+    with _serving(create_app(str(tmp_path / "archive"), cache_bytes=0), cached=False) as (port, _):
+        status, _, body = _head(exchange(port, [ranged])[0])
+    assert status == 200 and body == b"Deposited in the future\n"
+
+
+_MOMENTS = st.datetimes(min_value=datetime.datetime(1970, 1, 1), max_value=datetime.datetime(9999, 12, 31, 23, 59, 59),
+                        timezones=st.just(datetime.UTC))
+
+
+@given(_MOMENTS)
+def test_an_imf_fixdate_is_read_as_python_writes_it(moment: datetime.datetime) -> None:
+    assert http_date(_imf(moment)) == calendar.timegm(moment.utctimetuple())
+
+
+@given(_MOMENTS)
+def test_an_asctime_date_is_read_as_python_writes_it(moment: datetime.datetime) -> None:
+    assert http_date(_asctime(moment)) == calendar.timegm(moment.utctimetuple())
+
+
+@given(st.datetimes(min_value=datetime.datetime(1900, 1, 1), max_value=datetime.datetime(2199, 12, 31),
+                    timezones=st.just(datetime.UTC)))
+def test_an_rfc850_date_is_read_in_the_century_fifty_years_allow(moment: datetime.datetime) -> None:
+    """§5.6.7: a two-digit year that would be more than 50 years ahead is the last year before with those digits."""
+    this_year = time.gmtime().tm_year
+    year = next(y for y in range(this_year + 50, this_year - 50, -1) if y % 100 == moment.year % 100)
+    assert http_date(_rfc850(moment)) == calendar.timegm(moment.replace(year=year).utctimetuple()) if not (
+        moment.month == 2 and moment.day == 29 and calendar.isleap(year) is False) else http_date(_rfc850(moment)) is None
+
+
+@given(st.text(max_size=40))
+def test_anything_else_is_no_date_or_one_python_reads_alike(text: str) -> None:
+    read = http_date(text)
+    if read is not None and "-" not in text:  # then Python's own reader of dates agrees (not of a two-digit year)
+        parsed = email.utils.parsedate(text)
+        assert parsed is not None and calendar.timegm((*parsed[:6], 0, 0, 0)) == read
+
+
+@pytest.mark.parametrize("text", ["Sun, 31 Feb 2026 00:00:00 GMT", "Sun, 01 Jan 2026 24:00:00 GMT",
+                                  "Sun, 01 Jan 2026 00:00:00 UTC", "Sun, 1 Jan 2026 00:00:00 GMT",
+                                  "Sunday, 01 Jan 2026 00:00:00 GMT", "Sun, 01 Jan 2026 00:00:00 GMT junk", ""])
+def test_what_is_not_an_http_date(text: str) -> None:
+    assert http_date(text) is None
