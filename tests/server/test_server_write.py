@@ -189,6 +189,21 @@ def test_a_curator_makes_statements_and_an_admin_reads_the_audit_log(writable: W
     assert [(e["who"], e["action"]) for e in log.json()][-1] == ("token:curator", "statement")
 
 
+def test_an_admin_of_one_series_does_not_read_the_whole_archives_audit_log(writable: Writable) -> None:
+    """The log names every series' documents, withdrawals and their reasons, tokens and addresses: an admin token
+    limited to some series reads none of it (not even its own series' entries, which the log does not tell apart)."""
+    writable.archive.set_series_access(OTHER, "hidden")
+    sealed = writable.archive.add(OTHER, b"sealed\n", format="text")
+    writable.archive.withdraw(str(sealed), reason="sealed by order")
+    _, scoped = writable.archive.add_token("series-admin", role="admin", series=[S])
+    answer = writable.client.get("/api/audit", headers=Writable.bearer(scoped))
+    assert answer.status_code == 403
+    assert answer.headers["www-authenticate"] == 'Bearer realm="pdi", error="insufficient_scope"'
+    assert "sealed" not in answer.text and OTHER not in answer.text
+    whole = writable.client.get("/api/audit", headers=Writable.bearer(writable.admin))
+    assert whole.status_code == 200 and any(e["subject"].startswith(f"urn:pdi://{OTHER}/") for e in whole.json())
+
+
 def test_a_retry_with_the_same_key_mints_once_and_the_key_with_another_body_is_422(writable: Writable) -> None:
     headers = Writable.bearer(writable.deposit, **{"Content-Type": "text/plain", "Idempotency-Key": "batch-1/item-9"})
     url = f"/api/deposit?series={S}&format=text"

@@ -683,7 +683,7 @@ _EMBARGO_SET = Operation(
     errors=_WRITE, role="curate", tag="write",
 )
 _AUDIT = Operation(
-    "The audit log: every write, who, when, what, from where",
+    "The audit log: every write, who, when, what, from where (the whole archive's: an admin token of every series)",
     (Param("after", "Entries after this number", schema=_optional(_COUNT)),
      Param("limit", "Entries (1 to 10000)", schema=_optional({"type": "integer", "minimum": 1, "maximum": 10_000}))),
     answers={200: Answer("The entries", _JSON, {"type": "array", "items": _OBJECT})},

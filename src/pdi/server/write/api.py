@@ -72,7 +72,7 @@ from pdi import charsets, formats, untrusted_json
 from pdi._wording import plural
 from pdi.archive import Archive, Content, Deposit
 from pdi.archive.tokens import Writer
-from pdi.errors import LimitError, ParseError, StoreError
+from pdi.errors import LimitError, ParseError, ScopeError, StoreError
 from pdi.server.http.bodies import read_body
 from pdi.server.http.params import flag, integer, only, optional, required
 from pdi.server.http.problems import Problem
@@ -305,6 +305,9 @@ class WriteAPI:
         writer = await self.writer(request)
         only(request, TAKES["/api/audit"])
         writer.require("admin")
+        if writer.token.series:  # the log is the whole archive's: every series' names, withdrawals, tokens
+            raise ScopeError(f"token {writer.token.name!r} is an admin of {', '.join(writer.token.series)} only;"
+                             " the audit log holds every series' writes: it needs an admin token of every series")
         after = integer(request, "after", 0)
         limit = integer(request, "limit", 1000, least=1, most=MAX_AUDIT)
         entries = await anyio.to_thread.run_sync(self.archive.audit, after, limit)
