@@ -9,6 +9,7 @@ that ``]`` closes, so ``[[…]]`` is JSON at any depth, which Python's reader st
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pdi import untrusted_json
-from pdi.errors import ParseError
+from pdi.errors import LimitError, ParseError
 from pdi.federation.registry import Registry
 from pdi.signing import (
     SigningKey,
@@ -27,18 +28,19 @@ from pdi.signing import (
     verify_compact,
     verify_manifest,
 )
+from peak_memory import run_with_peak
 
 DEEP = "[" * 100_000 + "]" * 100_000
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
+@given(st.recursive(st.none() | st.booleans() | st.integers(-(10**300), 10**300) | st.text() | st.floats(allow_nan=False, allow_infinity=False),
                     lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner), max_leaves=20))
 def test_json_within_depth_is_read_as_json_reads_it(value: object) -> None:
     assert untrusted_json.loads(json.dumps(value), "it", rule="r") == value
 
 
 @pytest.mark.parametrize(("text", "said"), [
-    (DEEP, "it is not JSON pdi reads: it is nested too deep"),
+    (DEEP, "it is not JSON pdi reads: it is nested more than 100 levels deep"),
     ("{]", "it is not JSON: "),
     (b"\xff[]", "it is not JSON: "),
 ])
@@ -46,6 +48,60 @@ def test_what_is_not_json_pdi_reads_is_a_parse_error_naming_it(text: str | bytes
     with pytest.raises(ParseError, match="^" + said) as caught:
         untrusted_json.loads(text, "it", rule="r")
     assert caught.value.rule == "r"
+
+
+def test_depth_is_read_to_a_hundred_levels() -> None:
+    assert untrusted_json.loads("[" * 100 + "]" * 100, "it", rule="r") is not None
+    assert untrusted_json.loads('{"a":' * 100 + "1" + "}" * 100, "it", rule="r") is not None
+    for deeper in ("[" * 101 + "]" * 101, '{"a":' * 100 + "[]" + "}" * 100):
+        with pytest.raises(ParseError, match="nested more than 100 levels deep"):
+            untrusted_json.loads(deeper, "it", rule="r")
+
+
+@pytest.mark.parametrize("text", ["[NaN]", '{"a": Infinity}', "[-Infinity]", "[1e400]", "[-1e999]", "1" * 400])
+def test_what_python_reads_but_json_has_not_is_refused(text: str) -> None:
+    """RFC 8259 §6: no NaN or Infinity; a number past a double's range is what no reader can take back."""
+    json.loads(text)  # Python reads each
+    with pytest.raises(ParseError, match=r"NaN, Infinity or a number past a double's range"):
+        untrusted_json.loads(text, "it", rule="r")
+    with pytest.raises(ParseError, match=r"NaN, Infinity or a number past a double's range"):
+        untrusted_json.loads(f"[{text}, " + "[]," * 200 + "[]]", "it", rule="r")  # read by the streaming pass first
+    assert untrusted_json.loads("[1e308, -1.5e-300, 123456789012345678901234567890]", "it", rule="r")[0] == 1e308
+
+
+@pytest.mark.parametrize("text", [r'["\ud800"]', r'{"\udfff": 1}', r'["a\ude00b"]', r'["\ude00\ud83d"]'])
+def test_a_lone_surrogate_is_refused_and_a_pair_is_its_character(text: str) -> None:
+    """RFC 8259 §8.2: a lone surrogate escape is no character (Python reads it, and fails writing it as UTF-8)."""
+    read = json.loads(text)  # Python reads it
+    with pytest.raises(UnicodeEncodeError):
+        json.dumps(read, ensure_ascii=False).encode("utf-8")
+    with pytest.raises(ParseError, match="lone surrogate"):
+        untrusted_json.loads(text, "it", rule="r")
+    with pytest.raises(ParseError, match="lone surrogate"):  # the text as Python holds it, the surrogate unescaped
+        untrusted_json.loads(json.dumps(read, ensure_ascii=False), "it", rule="r")
+    assert untrusted_json.loads(r'["\ud83d\ude00"]', "it", rule="r") == ["\U0001f600"]  # §7: a pair is one
+
+
+def test_values_past_the_bound_are_refused_before_they_are_made() -> None:
+    nine = "[" + ",".join("1" * 9) + "]"  # the array and nine numbers: ten values
+    assert untrusted_json.loads(nine, "it", rule="r", most=10) == [1] * 9
+    with pytest.raises(LimitError, match="more than 9 JSON values"):
+        untrusted_json.loads(nine, "it", rule="r", most=9)
+    with pytest.raises(LimitError):
+        untrusted_json.loads('{"a": 1, "b": 2}', "it", rule="r", most=4)  # the object, two keys, two numbers
+
+
+def test_eight_megabytes_of_empty_arrays_are_refused_in_bounded_memory(tmp_path: Path) -> None:
+    """2.8 million ``[]``: Python's reader builds each (about 60 octets apiece, 170 MB); this refuses them unmade."""
+    body = tmp_path / "arrays.json"
+    count = (8 << 20) // 3
+    body.write_bytes(b"[" + b"[]," * (count - 1) + b"[]]")
+    script = ("import sys; from pdi import untrusted_json; from pdi.errors import LimitError\n"
+              "try:\n    untrusted_json.loads(open(sys.argv[1], 'rb').read(), 'it', rule='r')\n"
+              "except LimitError:\n    sys.exit(7)\n")
+    status, peak, _ = run_with_peak([sys.executable, "-c", script, str(body)])
+    assert status == 7
+    assert peak < 90 * 1024, f"{peak} KiB"
 
 
 def test_a_jws_a_jwk_set_and_a_manifest_nested_too_deep_are_refused_in_words() -> None:

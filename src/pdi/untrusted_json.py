@@ -4,21 +4,131 @@
 (``UnicodeDecodeError``, a ``ValueError`` too), and nested deeper than Python's recursion allows
 (``RecursionError``: ``[[[[…]]]]`` of a few hundred kilobytes). Each is a :class:`~pdi.errors.ParseError` here,
 naming what was read; the last says so in words rather than as the interpreter's limit.
+
+And it takes what RFC 8259 does not, or what pdi cannot keep: ``NaN``, ``Infinity`` and numbers past a double
+(``1e400``, read as infinity), which no strict reader takes back when pdi writes them again (§6); and a lone
+surrogate escape (``"\\ud800"``), no character (§8.2), which fails when the value is written as UTF-8 or kept.
+It builds every value at once, about 60 octets of memory for each ``[]`` of three octets, and a value nested
+deeper than Python recursion reaches when the value is walked later is a crash there. So the text is read first
+by a streaming reader that builds nothing (ijson's C backend, events counted): past :data:`MAX_DEPTH` levels or
+``most`` values (:data:`MAX_VALUES`), or any of those, it is refused before ``json.loads`` builds a thing.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-from pdi.errors import ParseError
+from pdi.errors import LimitError, ParseError
+
+#: The deepest nesting read (an annotation, a manifest, a registry is a few levels deep).
+MAX_DEPTH = 100
+#: The most values (each object, array, key, string, number, true, false, null) read by default.
+MAX_VALUES = 1_000_000
+
+#: A ``\u`` escape of a surrogate (U+D800 to U+DFFF): a pair of them is one character; one alone is none.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_STARTS = frozenset({"start_map", "start_array"})
+_ENDS = frozenset({"end_map", "end_array"})
 
 
-def loads(data: str | bytes, what: str, *, rule: str) -> Any:
-    """The JSON value of ``data``; a :class:`ParseError` of grammar ``rule`` saying ``what`` is not JSON, and why."""
+def loads(data: str | bytes, what: str, *, rule: str, most: int = MAX_VALUES) -> Any:
+    """The JSON value of ``data``; a :class:`ParseError` of grammar ``rule`` saying ``what`` is not JSON, and why
+    (a :class:`~pdi.errors.LimitError` when it holds more than ``most`` values)."""
+    if isinstance(data, str):
+        if _SURROGATE.search(data) is not None:
+            raise ParseError(f"{what} is not JSON pdi reads: it holds a lone surrogate, which is no character",
+                             rule=rule)
+        raw = data.encode("utf-8")
+    else:
+        raw = data
+    if len(raw) > most or raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:  # else it cannot pass either bound
+        _bounded(raw[3:] if raw[:3] == b"\xef\xbb\xbf" else raw, what, rule, most)
     try:
-        return json.loads(data)
-    except RecursionError:
+        value = json.loads(raw, parse_constant=_no_constant, parse_float=_finite, parse_int=_int)
+    except _BeyondJSON:
+        raise ParseError(f"{what} is not JSON: {_BEYOND}", rule=rule) from None
+    except RecursionError:  # pragma: no cover - the streaming pass refuses it first
         raise ParseError(f"{what} is not JSON pdi reads: it is nested too deep", rule=rule) from None
     except ValueError as exc:
         raise ParseError(f"{what} is not JSON: {exc}", rule=rule) from None
+    if _SURROGATE_ESCAPE.search(raw) is not None and _holds_lone_surrogate(value):
+        raise ParseError(f"{what} is not JSON pdi reads: it holds a lone surrogate (a \\ud800-\\udfff escape not in"
+                         " a pair), which is no character", rule=rule)
+    return value
+
+
+def _bounded(raw: bytes, what: str, rule: str, most: int) -> None:
+    """Read ``raw`` with a streaming reader, building nothing: a :class:`ParseError` past :data:`MAX_DEPTH` or for
+    what it refuses (not JSON, ``NaN``, a number past a double), a :class:`LimitError` past ``most`` values."""
+    import ijson
+
+    depth = 0
+    values = 0
+    try:
+        for event, _ in ijson.basic_parse(raw, use_float=True):
+            values += 1
+            if event in _STARTS:
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise ParseError(f"{what} is not JSON pdi reads: it is nested more than {MAX_DEPTH} levels deep",
+                                     rule=rule)
+            elif event in _ENDS:
+                depth -= 1
+                values -= 1  # an end is no value
+            if values > most:
+                raise LimitError(f"{what} holds more than {most:,} JSON values, more than pdi reads at once")
+    except (ijson.JSONError, UnicodeDecodeError) as exc:  # the second: a key of a lone surrogate's escape
+        said = str(exc).split("\n", 1)[0].strip()
+        if len(raw) <= 1 << 20:  # small: Python's reader says where, in its words
+            try:
+                json.loads(raw, parse_constant=_no_constant, parse_float=_finite, parse_int=_int)
+            except _BeyondJSON:
+                said = _BEYOND
+            except RecursionError:
+                pass
+            except ValueError as python:
+                said = str(python)
+        raise ParseError(f"{what} is not JSON: {said}", rule=rule) from None
+
+
+_BEYOND = "it holds NaN, Infinity or a number past a double's range (1e400), which JSON does not (RFC 8259 §6)"
+
+
+class _BeyondJSON(Exception):
+    """A number :data:`_BEYOND` says."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _BeyondJSON(name)
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if number in (float("inf"), float("-inf")):
+        raise _BeyondJSON(text)
+    return number
+
+
+def _int(text: str) -> int:
+    if len(text) > 309:  # past a double's range, as the streaming reader refuses it (and short of Python's 4,300)
+        raise _BeyondJSON(text[:20])
+    return int(text)
+
+
+def _holds_lone_surrogate(value: Any) -> bool:
+    """Whether a value read from JSON holds a lone surrogate in a string or a key (walked without recursion)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item) is not None:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False

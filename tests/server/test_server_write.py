@@ -480,7 +480,7 @@ def test_one_refused_item_refuses_the_batch_naming_it_and_nothing_is_kept(writab
     assert answer.status_code == 400 and answer.json()["detail"].startswith("the manifest lists 1 item, the body has 2 files ")
     answer = _batch(writable, [good], manifest=[{"format": "text", "colour": "red"}])
     assert answer.status_code == 400 and answer.json()["detail"].startswith("the manifest is an array")
-    for manifest, said in (("[" * 100_000 + "]" * 100_000, "the manifest is not JSON pdi reads: it is nested too deep"),
+    for manifest, said in (("[" * 100_000 + "]" * 100_000, "the manifest is not JSON pdi reads: it is nested more than 100 levels deep"),
                            ("[{]", "the manifest is not JSON: ")):  # a stranger's field: 400, never a 500
         answer = writable.client.post(f"/api/batch?series={S}", data={"manifest": manifest},
                                       files=[("item", good)], headers=Writable.bearer(writable.deposit))
