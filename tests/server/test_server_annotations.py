@@ -26,10 +26,11 @@ import datetime
 import json
 import urllib.parse
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import requests
@@ -109,6 +110,12 @@ def server(location: str) -> Iterator[Server]:
         app.state.archive.close()
     finally:
         archive.close()
+
+
+def archive_token(server: Server, name: str, *, series: list[str]) -> str:
+    """A curate token over ``series`` made now, in the archive the server reads (its catalog holds the tokens)."""
+    with Archive.open(server.location) as archive:
+        return archive.add_token(f"{name}-{uuid.uuid4().hex[:8]}", role="curate", series=series)[1]
 
 
 def note(target: Any, value: str = "I like this page!", **more: Any) -> dict[str, Any]:
@@ -359,7 +366,12 @@ def test_anno_protocol_5_1_refusals(server: Server) -> None:
     for body, status in ((b"{", 400), (b"[1, 2]", 400), (json.dumps({**good, "@context": "http://schema.org/"}), 415),
                          (json.dumps({**good, "type": "Note"}), 400), (json.dumps({**good, "target": []}), 400),
                          (json.dumps(note(server.text.replace(".text.1", "x.text.1"))), 404),
-                         (json.dumps({**good, "bodyValue": "and a body too"}), 400)):
+                         (json.dumps({**good, "bodyValue": "and a body too"}), 400),
+                         # JSON that a later page would fail to write (RFC 8259 §6, §8.2), or to read again so deep
+                         (json.dumps(good)[:-1] + ', "rank": NaN}', 400),
+                         (json.dumps(good)[:-1] + ', "rank": 1e400}', 400),
+                         (json.dumps(good)[:-1] + ', "label": "\\ud800"}', 400),
+                         (json.dumps({**good, "body": [[[[[]]]]]}).replace("[[[[[]]]]]", "[" * 900 + "]" * 900), 400)):
         answer = requests.post(server.container, data=body, timeout=30, headers={
             "Authorization": f"Bearer {server.curator}", "Content-Type": PROFILE})
         assert answer.status_code == status, (body, answer.text)
@@ -472,6 +484,30 @@ def test_annotations_of_private_documents_are_read_only_by_those_who_may_read_th
     assert server.post(note(server.private), token=server.court_curator).status_code == 201
     # nor learn, by deleting, that it was there
     assert requests.delete(sealed, timeout=30, headers={**reader, "If-Match": "*"}).status_code == 403
+
+
+@pytest.mark.parametrize("spelled", [
+    lambda name: {"@id": name},  # JSON-LD's own keyword, which "id" aliases
+    lambda name: {"type": "SpecificResource", "source": {"@id": name}},
+    lambda name: {"type": "SpecificResource", "source": [name]},
+    lambda name: {"type": "SpecificResource", "source": {"id": name},
+                  "selector": {"type": "TextQuoteSelector", "exact": "sealed"}},
+    lambda name: [{"id": "http://example.com/a-page"}, {"@id": name}],
+    lambda name: {"id": "http://127.0.0.1/uri-res/N2R?" + quote(name, safe="")},  # its N2R, escaped
+    lambda name: "http://127.0.0.1/uri-res/N2R?" + name,
+])
+def test_a_private_document_is_a_target_however_the_annotation_names_it(
+    server: Server, spelled: Callable[[str], Any]
+) -> None:
+    """Whatever JSON-LD spelling names the private document: a token of another series may not annotate it, and
+    an annotation of it is read only by those who may read the document (not kept as a public page's)."""
+    public_only = archive_token(server, "public-curator", series=[PUBLIC])
+    assert server.post(note(spelled(server.private)), token=public_only).status_code == 403
+    made = server.post(note(spelled(server.private)), token=server.court_curator)
+    assert made.status_code == 201, made.text
+    assert requests.get(made.headers["Location"], timeout=30).status_code == 403
+    listed = requests.get(server.container + "?iris=1", timeout=30).json()
+    assert listed["total"] == 0 and made.headers["Location"] not in listed.get("first", {}).get("items", [])
 
 
 def test_annotations_on_an_embargoed_document_wait_for_its_end(server: Server) -> None:

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Final
 from urllib.parse import unquote
 
@@ -128,20 +128,51 @@ def encode(data: Mapping[str, Any]) -> str:
 
 
 def archived_targets(data: Mapping[str, Any]) -> list[str]:
-    """The PDIs among an annotation's targets: a target that is one, or a ``SpecificResource``'s ``source`` (or a
-    target object's ``id``) that is one."""
+    """The PDIs among an annotation's targets, however JSON-LD names them: a target that is one, or whose ``id``,
+    ``@id`` or ``source`` (a string, an object with its own ``id`` or ``@id``, or a list of them) is one, or is a
+    URL that holds one (an ``N2R`` of it: ``…/uri-res/N2R?urn:pdi:…``, escaped or not).
+
+    Whatever way a target names an archived document decides who may annotate it and who may read the
+    annotation: one spelling missed here would be an annotation of a private document kept as one of the web,
+    public, by a token of another series. So every string in those places is looked at."""
+    from urllib.parse import unquote
+
     targets = _types(data.get("target"))
     if len(targets) > MAX_TARGETS:
         raise LimitError(f"an annotation has at most {MAX_TARGETS} targets")
     found: list[str] = []
-    for target in targets:
-        if isinstance(target, Mapping):
-            target = target.get("source", target.get("id"))
-            if isinstance(target, Mapping):
-                target = target.get("id")
-        if isinstance(target, str) and target.lower().startswith(("urn:pdi:", "pdi:")):
-            found.append(target)
+    for iri in _identifiers(targets):
+        if iri.lower().startswith(("urn:pdi:", "pdi:")):
+            found.append(iri)
+            continue
+        plain = unquote(iri)
+        at = plain.lower().find("urn:pdi:")
+        if at > 0:
+            found.append(plain[at:])
+        if len(found) > MAX_TARGETS:
+            raise LimitError(f"an annotation has at most {MAX_TARGETS} targets")
     return found
+
+
+#: The keys of a target object that name the resource it is (JSON-LD's ``@id`` and its alias ``id``, and a
+#: ``SpecificResource``'s ``source``).
+_IDENTIFYING = ("source", "id", "@id")
+
+
+def _identifiers(targets: list[object]) -> Iterator[str]:
+    """Every string a list of targets names a resource by (:data:`_IDENTIFYING`, in lists and objects, a few
+    levels down), without recursion."""
+    stack: list[tuple[object, int]] = [(target, 0) for target in reversed(targets)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif depth >= 8:
+            continue
+        elif isinstance(item, Mapping):
+            stack.extend((item[key], depth + 1) for key in reversed(_IDENTIFYING) if key in item)
+        elif isinstance(item, list):
+            stack.extend((each, depth + 1) for each in reversed(item[:MAX_TARGETS + 1]))
 
 
 def representation(record: AnnotationRecord, iri: str) -> dict[str, Any]:
