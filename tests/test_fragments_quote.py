@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pdi.errors import LimitError, ParseError
-from pdi.fragments.quote import find_quote, text_quote
+from pdi.fragments.quote import MAX_CONTEXT_CHARS, find_quote, text_quote
 
 
 @given(st.text(alphabet="ab c\n", min_size=1, max_size=80), st.data())
@@ -39,6 +39,31 @@ def test_context_chooses_among_places_and_the_position_breaks_ties() -> None:
     assert found is not None and (found.start, found.context) == (30, "both")
     found = find_quote(text, "cat", "a ", " flew")
     assert found is not None and (found.start, found.context) == (4, "none")
+
+
+def test_a_context_is_read_by_its_thousand_characters_nearest_the_quote() -> None:
+    """A prefix's end and a suffix's start stand beside the quote: past MAX_CONTEXT_CHARS they are not compared."""
+    text = "x" + "p" * 1500 + "QUOTE" + "s" * 1000 + "!" + "QUOTE" + "s" * 999 + "?"
+    found = find_quote(text, "QUOTE", suffix="s" * 1000 + "... and more that is not there")  # no prefix: it holds
+    assert found is not None and (found.start, found.context) == (1501, "both")
+    found = find_quote(text, "QUOTE", prefix="not there either " + "p" * 1000, suffix="s" * 999 + "!")
+    assert found is not None and (found.start, found.context) == (1501, "prefix")
+    assert MAX_CONTEXT_CHARS == 1000
+
+
+def test_a_context_of_millions_of_characters_is_no_work_of_minutes() -> None:
+    # a stranger's annotation: a suffix of 8 million characters, compared whole at each of 100,000 places, took
+    # 40 s of a worker; read by its first thousand, it is a blink (the timeout is a hang's bound, not a speed)
+    import subprocess
+    import sys
+
+    code = (
+        "from pdi.fragments.quote import find_quote\n"
+        "found = find_quote('a' * 10_000_000, 'a', prefix='b', suffix='a' * 8_000_000)\n"
+        "print(found.start, found.context)\n"
+    )
+    said = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=15).stdout
+    assert said.split() == ["0", "suffix"]
 
 
 def test_errors() -> None:

@@ -27,6 +27,10 @@ CONTEXT_CHARS: Final = 32
 #: The longest quote looked for, and the most places one quote is weighed at.
 MAX_QUOTE_CHARS: Final = 100_000
 MAX_PLACES: Final = 100_000
+#: How much of a prefix (its end) and of a suffix (its start) is compared at each place: the characters beside the
+#: quote, which is what they are for; a longer one (a stranger's 8 million characters) is read so far, not compared
+#: whole at each of up to :data:`MAX_PLACES` places.
+MAX_CONTEXT_CHARS: Final = 1_000
 
 
 @dataclass(frozen=True)
@@ -153,7 +157,8 @@ def find_quote(
     """Where ``exact`` stands in ``text``, chosen by its ``prefix`` and ``suffix``; ``None`` if it is nowhere.
 
     Every place ``exact`` occurs is a candidate; the best one has both its
-    prefix and suffix beside it, then one of them, then neither; among
+    prefix and suffix beside it (their :data:`MAX_CONTEXT_CHARS` characters
+    nearest the quote), then one of them, then neither; among
     equals, the nearest to ``near`` (a position the annotation also gave),
     else the first. When ``exact`` is not in ``text`` as written, white space
     runs on both sides are read as one space (a quote taken from a rendered
@@ -163,7 +168,9 @@ def find_quote(
         raise ParseError("a TextQuoteSelector's exact text is empty", rule="TextQuoteSelector")
     if len(exact) > MAX_QUOTE_CHARS:
         raise LimitError(f"a quote may have at most {MAX_QUOTE_CHARS} characters")
-    found = _best(text, exact, prefix or "", suffix or "", near)
+    prefix = (prefix or "")[-MAX_CONTEXT_CHARS:]
+    suffix = (suffix or "")[:MAX_CONTEXT_CHARS]
+    found = _best(text, exact, prefix, suffix, near)
     if found is not None:
         return found
     q = _RUN.sub(" ", exact).strip()
