@@ -143,11 +143,15 @@ def quotes_to_itself(uri: str) -> bool:
     return _QUOTED.fullmatch(uri) is not None
 
 
+def as_uri(text: str) -> str:
+    """``text`` as a URI (RFC 3986): itself when it is one, else with every character a URI may not hold
+    %-escaped (a space, ``<``, ``>``, ``"``, a control, any non-ASCII character as its UTF-8 octets)."""
+    return text if quotes_to_itself(text) else quote(text, safe=_URI_CHARACTERS)
+
+
 def link(uri: str, rel: str, **params: str) -> str:
     """One link-value of an RFC 8288 ``Link`` field (and of RFC 6690's link-format): ``<uri>; rel="…"; k="v"``."""
-    if not quotes_to_itself(uri):
-        uri = quote(uri, safe=_URI_CHARACTERS)
-    out = f'<{uri}>; rel="{rel}"'
+    out = f'<{as_uri(uri)}>; rel="{rel}"'
     for key, value in params.items():
         out += f'; {key}="{value}"'
     return out

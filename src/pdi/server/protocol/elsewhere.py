@@ -56,7 +56,7 @@ from pdi.federation.authorities import Authorities, Candidate
 from pdi.federation.registry import read_registry_file, sign_registry
 from pdi.federation.rescue import RemoteCaptures, relation
 from pdi.identifier import PDI
-from pdi.interop.memento import select
+from pdi.interop.memento import as_uri, link, select
 from pdi.server.http.problems import Problem
 from pdi.server.process.limits import WorkLimits
 from pdi.server.protocol.memento_oaipmh import is_url
@@ -296,12 +296,14 @@ def _about(asked: PDI, captured: str) -> dict[str, str]:
     """The fields that say which capture answers ``asked`` (see the module's docstring)."""
     found = _parsed(captured)
     how = relation(asked.date, None if found is None else found.date)
-    fields = {"PDI-Capture": f"{how}; asked={asked.date}; captured={captured}",
-              "Link": f'<{asked.unique_id}>; rel="original"'}
+    # the URL as a URI: a depositor's id may hold '>', '"', a line break (a Link of its own, a field cut short)
+    url = as_uri(asked.unique_id)
+    fields = {"PDI-Capture": f"{how}; asked={asked.date}; captured={as_uri(captured)}",
+              "Link": link(url, "original")}
     if how != "same-day":
         day = "?" if found is None else found.date
         fields["Warning"] = (f'299 pdi "this is a{"" if how == "later" else "n"} {how} capture ({day}) of'
-                             f' {asked.unique_id}: the version {asked} named ({asked.date}) was never kept"')
+                             f' {url}: the version {as_uri(str(asked))} named ({asked.date}) was never kept"')
     return {k: v.encode("latin-1", "replace").decode("latin-1") for k, v in fields.items()}
 
 
