@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from pdi.archive import Archive
@@ -140,3 +142,45 @@ def test_the_description_gives_the_ranges_the_server_checks(tmp_path: Path) -> N
     assert limits["/api/ls"] == {"type": "integer", "minimum": 1, "maximum": 10000}
     assert limits["/api/audit"] == {"type": "integer", "minimum": 1, "maximum": 10000}
     assert limits["/api/search"]["minimum"] == 1
+
+
+def test_a_value_whose_escapes_are_not_utf8_is_a_400_and_nothing_is_minted(
+    resolver: tuple[TestClient, Archive, str, str],
+) -> None:
+    """``%ED%A0%80`` (a surrogate's UTF-8 form, which UTF-8 forbids) read as U+FFFD three times minted an ``id=`` the
+    client never sent, and ``%ED%A0%81`` then collided with it."""
+    client, archive, _, admin = resolver
+    before = [str(n) for n in archive.ls()]
+    headers = {"Authorization": f"Bearer {admin}", "Content-Type": "text/plain"}
+    for id_ in ("%ED%A0%80", "%FF", "a%C3"):
+        answer = client.post(f"/api/deposit?series={S}&format=text&id={id_}", content=b"a note\n", headers=headers)
+        assert answer.status_code == 400, answer.text
+        assert "id=" in answer.json()["detail"] and "not UTF-8" in answer.json()["detail"]
+    assert client.get("/api/ls?pattern=%FF").status_code == 400
+    assert [str(n) for n in archive.ls()] == before
+    euro = client.post(f"/api/deposit?series={S}&format=text&id=price-%E2%82%AC", content=b"a note\n", headers=headers)
+    assert euro.status_code == 201 and euro.json()["pdi"].endswith(urllib.parse.quote("price-€", safe="") + ".text.1")
+
+
+@given(st.lists(st.tuples(st.text(max_size=6), st.binary(max_size=6)), max_size=4))
+def test_a_query_is_read_as_starlette_reads_it_or_refused_where_it_is_not_utf8(
+    pairs: list[tuple[str, bytes]],
+) -> None:
+    from starlette.datastructures import QueryParams
+
+    from pdi.errors import ParseError
+    from pdi.server.http.params import _pairs
+
+    query = "&".join(urllib.parse.quote(k) + "=" + urllib.parse.quote_from_bytes(v) for k, v in pairs)
+    utf8 = True
+    for _, value in pairs:
+        try:
+            value.decode("utf-8")
+        except UnicodeDecodeError:
+            utf8 = False
+    if utf8:
+        assert _pairs(query.encode("latin-1")) == [
+            (k, v) for k, v in QueryParams(query).multi_items()]
+    else:
+        with pytest.raises(ParseError, match="not UTF-8"):
+            _pairs(query.encode("latin-1"))

@@ -20,6 +20,7 @@ the Memento routes (the query belongs to the URL in the path).
 from __future__ import annotations
 
 from collections import Counter
+from urllib.parse import unquote_plus
 
 from starlette.requests import Request
 
@@ -36,7 +37,7 @@ def single_values(request: Request) -> dict[str, str]:
     checked: dict[str, str] | None = request.scope.get(_CHECKED)
     if checked is not None:
         return checked
-    items = request.query_params.multi_items()
+    items = _pairs(request.scope.get("query_string", b""))
     counts = Counter(key for key, _ in items)
     repeated = [key for key, count in counts.items() if count > 1]
     if repeated:
@@ -45,6 +46,24 @@ def single_values(request: Request) -> dict[str, str]:
     checked = dict(items)
     request.scope[_CHECKED] = checked
     return checked
+
+
+def _pairs(query: bytes) -> list[tuple[str, str]]:
+    """The ``key=value`` pairs of a query string as Starlette reads them (``+`` a space, ``%XX`` an octet), each
+    key and value UTF-8: a %-escape of octets that are not (``%ED%A0%80``, ``%FF``) is a :class:`ParseError`
+    naming the parameter, where Starlette would put U+FFFD in their place (an ``id=`` the client never sent)."""
+    pairs: list[tuple[str, str]] = []
+    for part in query.decode("latin-1").split("&"):
+        if not part:
+            continue
+        key, _, value = part.partition("=")
+        try:
+            pairs.append((unquote_plus(key, errors="strict"), unquote_plus(value, errors="strict")))
+        except UnicodeDecodeError:
+            name = unquote_plus(key, errors="replace")
+            raise ParseError(f"the query parameter {name[:40]}= is not UTF-8 once its %-escapes are read"
+                             f" ({part[:80]}): nothing was done", text=part[:80], rule=name[:40] or "query") from None
+    return pairs
 
 
 def only(request: Request, keys: frozenset[str]) -> None:
