@@ -24,6 +24,8 @@ def test_statements_are_made_in_order_with_one_time(archive: Archive) -> None:
     (("9key", "x"), ParseError),
     (("key", 7), ParseError),
     (("key", "x" * 1_000_001), LimitError),
+    (("title", "nul\x00byte"), ParseError),  # SQLite's text ended at the NUL: "nul" was kept, said as stored
+    (("title", "half \ud800 a pair"), ParseError),  # no character: not UTF-8, not kept
 ])
 def test_one_bad_statement_makes_none(archive: Archive, bad: tuple[str, object], error: type[Exception]) -> None:
     name = archive.add(S, b"a text\n", format="text")
@@ -63,3 +65,12 @@ def test_a_failure_inside_the_transaction_leaves_the_statements_as_they_were(
     monkeypatch.undo()
     assert len(inserts) == 2  # the first was made, inside the transaction that was rolled back
     assert [(r.key, r.value) for r in archive.history(name)] == [("title", "kept")]
+
+
+def test_a_value_is_kept_whole_or_refused_saying_where(archive: Archive) -> None:
+    name = archive.add(S, b"a text\n", format="text")
+    with pytest.raises(ParseError, match=r"U\+0000 \(character 3\)"):
+        archive.annotate(name, "title", "nul\x00byte")
+    kept = "tab\tline\nbreak \u202e and \U0001f600"  # controls other than NUL are text, kept as given
+    archive.annotate(name, "title", kept)
+    assert archive.meta(name)["title"] == kept
