@@ -24,6 +24,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 from server_helpers import S, serving, start_serve, stop, wait_answering
 from starlette.testclient import TestClient
@@ -31,6 +33,7 @@ from starlette.testclient import TestClient
 from pdi.archive import Archive, Content
 from pdi.errors import PDIError
 from pdi.server import create_app
+from pdi.server.process.observe import clf
 from support.pgcluster import TemporaryCluster
 from support.stored_blobs import catalog_number
 
@@ -546,3 +549,17 @@ def test_a_log_file_that_cannot_be_opened_is_named_so(tmp_path: Path) -> None:
 
     with pytest.raises(PDIError, match=r"cannot open the log file .*nodir/pdi\.log"):
         configure_logging("json", str(tmp_path / "nodir" / "pdi.log"))
+
+
+@given(st.text(alphabet=st.characters(codec="ascii", categories=("L", "N"), include_characters="-._~"), min_size=8,
+               max_size=40), st.sampled_from(["access_token", "ACCESS_TOKEN", "Access_Token"]))
+def test_a_bearer_token_a_client_put_in_the_query_is_not_written_to_the_access_log(token: str, key: str) -> None:
+    """RFC 6750 §2.3 lets a client send its token as ``access_token=`` (pdi never reads it there): the access log,
+    which says it writes no credential, writes ``-`` in its place and the rest of the target as sent."""
+    for target, kept in ((f"/api/ls?{key}={token}&limit=5", f"/api/ls?{key}=-&limit=5"),
+                         (f"/api/ls?limit=5&{key}={token}", f"/api/ls?limit=5&{key}=-"),
+                         (f"/api/ls?limit=5;{key}={token}#x", f"/api/ls?limit=5;{key}=-#x")):
+        line = clf("127.0.0.1", "GET", target.encode(), "1.1", 200, 10, 0.0)
+        assert token not in line and f'"GET {kept} HTTP/1.1" 200 10' in line
+    other = f"/api/ls?not_access_token={token}"  # another parameter is written as it came
+    assert token in clf("127.0.0.1", "GET", other.encode(), "1.1", 200, 10, 0.0)
