@@ -66,29 +66,34 @@ def capture(
 ) -> Captured:
     """Fetch ``url`` and what it needs, and pack it as MHTML (deterministic for the same bytes).
 
-    ``exchanges``, when given, receives every HTTP exchange of the capture as
+    All of it, the reading and packing of what was fetched too, within ``limits.total_timeout``
+    seconds (past them a :class:`~pdi.errors.LimitError`). ``exchanges``, when given, receives every HTTP exchange of the capture as
     it went over the wire (for :func:`pdi.interop.warc.write_exchanges`).
     """
     import asyncio
 
     from pdi.capture.crawl import crawl, pack_crawl
     from pdi.capture.fetch import Fetcher, Limits
+    from pdi.mhtml.limits import Deadline
 
     limits = limits or Limits()
+    deadline = Deadline.after(limits.total_timeout, f"capturing {url} took longer than {limits.total_timeout:g} s")
 
     async def run() -> Crawl:
         async with Fetcher(allow_private=allow_private, limits=limits, exchanges=exchanges) as fetcher:
-            return await crawl(url, fetcher.fetch, limits=limits, progress=progress)
+            return await crawl(url, fetcher.fetch, limits=limits, progress=progress, deadline=deadline)
 
     async def bounded() -> Crawl:
+        # The fetching waits; the reading of what was fetched is work on the loop, which no timeout can
+        # interrupt: the crawl looks at the deadline as it reads.
         try:
-            return await asyncio.wait_for(run(), timeout=limits.total_timeout)
+            return await asyncio.wait_for(run(), timeout=max(deadline.left(), 0))
         except TimeoutError as exc:
-            raise LimitError(f"capturing {url} took longer than {limits.total_timeout} s") from exc
+            raise LimitError(deadline.words) from exc
 
     result = asyncio.run(bounded())
     return Captured(
-        mhtml=pack_crawl(result),
+        mhtml=pack_crawl(result, deadline=deadline),
         url=url,
         final_url=result.root.final_url,
         redirects=result.root.redirects + tuple(hop for r in result.resources for hop in r.redirects),

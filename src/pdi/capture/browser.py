@@ -69,6 +69,7 @@ from pdi.capture.rendered import (
     response_body,
 )
 from pdi.errors import LimitError, NotFoundError, PDIError, UnsupportedError
+from pdi.mhtml.limits import Deadline
 from pdi.mhtml.resolve import comparable
 
 __all__ = ["BrowserCapture", "capture_with_browser", "chromium_path"]
@@ -272,7 +273,7 @@ def capture_with_browser(
     """
     policy = AddressPolicy.of(allow_private=allow_private, allow=allow)
     _check_page(url, policy)
-    deadline = time.monotonic() + timeout
+    deadline = Deadline.after(timeout, f"capturing {url} took longer than {timeout:g} s")
     page = PageHosts()
     page.announce(url)
     # Bodies are kept in the browser until asked for: up to the limit each, four times it in all.
@@ -414,29 +415,33 @@ def _refusals(proxy: CaptureProxy) -> str:
 
 
 def _drive(
-    pipe: Pipe, proxy: CaptureProxy, watch: _PageWatch, url: str, *, deadline: float, settle: float, max_bytes: int | None
+    pipe: Pipe, proxy: CaptureProxy, watch: _PageWatch, url: str, *, deadline: Deadline, settle: float,
+    max_bytes: int | None,
 ) -> BrowserCapture:
+    at = deadline.at
     # Every target from now on (the tab, its frames, its workers) is attached before it runs.
-    pipe.call("Target.setAutoAttach", _AUTO_ATTACH, None, deadline)
-    target = pipe.call("Target.createTarget", {"url": "about:blank"}, None, deadline)["targetId"]
-    session = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True}, None, deadline)["sessionId"]
-    pipe.call("Network.enable", watch.network, session, deadline)
-    pipe.call("Target.setAutoAttach", _AUTO_ATTACH, session, deadline)
-    pipe.call("Page.enable", None, session, deadline)
-    final_url = _load(pipe, proxy, session, url, deadline=deadline, settle=settle)
+    pipe.call("Target.setAutoAttach", _AUTO_ATTACH, None, at)
+    target = pipe.call("Target.createTarget", {"url": "about:blank"}, None, at)["targetId"]
+    session = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True}, None, at)["sessionId"]
+    pipe.call("Network.enable", watch.network, session, at)
+    pipe.call("Target.setAutoAttach", _AUTO_ATTACH, session, at)
+    pipe.call("Page.enable", None, session, at)
+    final_url = _load(pipe, proxy, session, url, deadline=at, settle=settle)
     # A page that led (by a redirect, or a script) to a plain-http URL the proxy refused
     # shows the proxy's 403 answer: that is no capture of the page.
     for refusal in list(proxy.refused):
         if refusal.request == f"GET {final_url.partition('#')[0]}":
             raise UnsupportedError(f"refusing to capture {url}: it led to {refusal}")
-    documents = _documents(pipe, session, deadline)
+    documents = _documents(pipe, session, at)
     for frame_session in watch.frame_sessions:
         try:
-            documents += _documents(pipe, frame_session, deadline)
+            documents += _documents(pipe, frame_session, at)
         except (UnsupportedError, LimitError):
             continue  # a frame gone meanwhile: what it loaded is taken as it arrived
     limits = Limits() if max_bytes is None else Limits(max_resource_bytes=max_bytes, max_total_bytes=4 * max_bytes)
-    mhtml, _ = pack_rendered(final_url, documents, _responses(pipe, proxy, watch, limits, deadline), limits)
+    loaded = _responses(pipe, proxy, watch, limits, at)
+    # Writing the MHTML reads every page again: pack_rendered looks at the deadline as it does.
+    mhtml, _ = pack_rendered(final_url, documents, loaded, limits, deadline)
     if max_bytes is not None and len(mhtml) > max_bytes:
         raise LimitError(f"the page's MHTML is {plural(len(mhtml), 'byte')}, more than the limit of {max_bytes}")
     refused = [str(r) for r in proxy.refused]

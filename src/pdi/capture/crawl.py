@@ -22,6 +22,10 @@ new URLs to fetch (``max_resources``, counted as they are found), the octets of 
 reference a long URL), and the octets of the parts it would pack (``max_total_bytes``,
 once everything is fetched and before anything is packed: a resource once for each
 label, so one image named by a thousand fragments counts a thousand times).
+
+A crawl given a :class:`~pdi.mhtml.limits.Deadline` (a capture's ``--timeout``) stops at it:
+the reading of each page and sheet looks at the clock as it goes (the reading is work on the
+event loop, which no ``asyncio`` timeout can interrupt), and so does :func:`pack_crawl`.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from dataclasses import dataclass, replace
 from pdi._wording import plural
 from pdi.capture.fetch import Fetched, Limits
 from pdi.errors import LimitError, PDIError
-from pdi.mhtml.limits import Budget
+from pdi.mhtml.limits import Budget, Deadline
 from pdi.mhtml.resolve import comparable, location_key
 from pdi.mhtml.write import Need, Resource, absolute_base, build, needed_references
 
@@ -76,8 +80,10 @@ def _media(fetched: Fetched, need: Need | None) -> str:
     return "application/octet-stream"
 
 
-async def crawl(root_url: str, fetch: Fetch, *, limits: Limits, progress: Progress | None = None) -> Crawl:
-    """Fetch ``root_url`` and, breadth-first, everything it needs."""
+async def crawl(
+    root_url: str, fetch: Fetch, *, limits: Limits, progress: Progress | None = None, deadline: Deadline | None = None
+) -> Crawl:
+    """Fetch ``root_url`` and, breadth-first, everything it needs (by ``deadline``, when given)."""
     root = await fetch(root_url)
     if not root.media_type or "/" not in root.media_type:
         root = replace(root, media_type=_media(root, Need(root.final_url, "html")))
@@ -94,9 +100,14 @@ async def crawl(root_url: str, fetch: Fetch, *, limits: Limits, progress: Progre
     for _depth in range(limits.max_depth):
         wanted: list[Need] = []
         for fetched, need in level:
+            if deadline is not None:
+                deadline.check()
             media = _media(fetched, need)
             environment = need.environment if need is not None else None
-            budget = Budget(fetched.final_url, references=limits.max_references, found_before=found, whole="the capture")
+            budget = Budget(
+                fetched.final_url, references=limits.max_references, found_before=found, whole="the capture",
+                deadline=deadline,
+            )
             for item in needed_references(fetched.final_url, media, fetched.data, fetched.charset, environment,
                                           budget):
                 key = location_key(item.label)
@@ -179,21 +190,24 @@ def _labelled(result: Crawl) -> Iterator[tuple[str, Fetched]]:
         yield label, fetched
 
 
-def _resource(label: str, fetched: Fetched) -> Resource:
+def _resource(label: str, fetched: Fetched, deadline: Deadline | None) -> Resource:
     media = _media(fetched, None)
     data = fetched.data
     if media in ("text/html", "application/xhtml+xml"):
-        data = absolute_base(fetched.final_url, data, fetched.charset)
+        if deadline is not None:
+            deadline.check()
+        data = absolute_base(fetched.final_url, data, fetched.charset, Budget(label, deadline=deadline))
     return Resource(label, media, data, charset=_charset(fetched))
 
 
-def pack_crawl(result: Crawl, *, subject: str | None = None) -> bytes:
+def pack_crawl(result: Crawl, *, subject: str | None = None, deadline: Deadline | None = None) -> bytes:
     """Write a crawl as MHTML: the root labelled with its final URL, each other part with the
     URL the page asked for (what its references resolve to, RFC 2557 §7, §8.2), once for
-    each fragment it was asked for with (Chromium finds ``a.png#x`` only under that label)."""
+    each fragment it was asked for with (Chromium finds ``a.png#x`` only under that label).
+    Past ``deadline`` it stops (:class:`~pdi.errors.LimitError`)."""
     root = result.root
-    others = [_resource(label, fetched) for label, fetched in _labelled(result)]
-    return build(_resource(root.final_url, root), others, subject=subject)
+    others = [_resource(label, fetched, deadline) for label, fetched in _labelled(result)]
+    return build(_resource(root.final_url, root, deadline), others, subject=subject)
 
 
 def _charset(fetched: Fetched) -> str | None:

@@ -40,6 +40,7 @@ from pdi.capture.crawl import Crawl, crawl, pack_crawl
 from pdi.capture.fetch import Fetched, Limits, Redirect
 from pdi.charsets.sniff import lookup
 from pdi.errors import NotFoundError
+from pdi.mhtml.limits import Deadline
 from pdi.mhtml.resolve import comparable
 from pdi.mhtml.urlencoding import encode_or_fail
 
@@ -267,13 +268,20 @@ def _content_type(response: dict[str, Any]) -> tuple[str | None, str | None]:
 
 
 def pack_rendered(
-    final_url: str, documents: list[Document], loaded: dict[str, Fetched], limits: Limits | None = None
+    final_url: str,
+    documents: list[Document],
+    loaded: dict[str, Fetched],
+    limits: Limits | None = None,
+    deadline: Deadline | None = None,
 ) -> tuple[bytes, Crawl]:
     """The MHTML of the page at ``final_url``: its frames' ``documents`` and what it ``loaded``.
 
     An HTML document is taken as the browser serialized it; everything else (and a
     document that is not HTML) as it arrived. The first document is the page's own.
+    Past ``deadline`` (the capture's) it stops, a :class:`~pdi.errors.LimitError`.
     """
+    if deadline is not None:
+        deadline.check()
     limits = limits or Limits()
     serialized: dict[str, Fetched] = {}
     for index, document in enumerate(documents):
@@ -298,5 +306,5 @@ def pack_rendered(
             return Fetched(url, found.final_url, found.status, found.media_type, found.charset, found.data)
         return found
 
-    result = asyncio.run(crawl(final_url, fetch, limits=limits))
-    return pack_crawl(result), result
+    result = asyncio.run(crawl(final_url, fetch, limits=limits, deadline=deadline))
+    return pack_crawl(result, deadline=deadline), result

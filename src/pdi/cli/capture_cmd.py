@@ -204,7 +204,8 @@ def _capture(
 @click.option("--series", "-s", metavar="S", help="Deposit the MHTML in the archive under series S.")
 @click.option("-o", "--output", metavar="FILE", help="Also (or only) write the MHTML to FILE ('-' for stdout).")
 @click.option("--allow-private", is_flag=True, help="Allow private, loopback, link-local and other non-public addresses.")
-@click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds for the whole capture.")
+@click.option("--timeout", type=float, default=120.0, show_default=True,
+              help="Seconds for the whole capture: fetching, reading the pages and writing the MHTML (exit 7 past them).")
 @click.option("--max-mb", type=float, default=50.0, show_default=True, help="Largest single resource (MB); 4x for the whole page (with --browser: also for the file).")
 @click.option("--concurrency", type=click.IntRange(1, 64), default=6, show_default=True, help="Parallel fetches (not with --browser).")
 @click.option("--settle", type=float, default=1.0, show_default=True, help="--browser: seconds to wait after the load event.")

@@ -4,7 +4,8 @@
 the aggregate for what is read later, lazily: the references of HTML and CSS parts).
 :class:`Budget` is what reading one part's text may cost, in time and in references
 found; the reading loops (:mod:`pdi.mhtml.refs`, :mod:`pdi.mhtml.resolve`,
-:mod:`pdi.mhtml.unpack`) charge it as they go.
+:mod:`pdi.mhtml.unpack`) charge it as they go. A budget may also carry a :class:`Deadline`, the
+moment a larger work it is part of must be done by (a capture's ``--timeout``).
 
 Why a time limit on top of the size limits: reading is linear, but its cost per byte
 differs a hundredfold between a page of images and a page of tags, so no size limit
@@ -23,6 +24,10 @@ MAX_READ_SECONDS = 60.0
 """Default time for reading (and resolving) the references of one part."""
 MAX_REFERENCES = 1_000_000
 """Default number of references in one file (the largest corpus page has a few thousand)."""
+MAX_ATTRIBUTES = 10_000
+"""The most attributes one start tag may have (browsers write a few dozen; HTML sets no bound). Each attribute read
+costs a few hundred octets until its tag is done, so a 44 MB tag of 6.5 million attributes took gigabytes: a tag
+with more is a :class:`~pdi.errors.LimitError`, not read (reading it in part could miss a reference after the bound)."""
 MAX_REPLAY_OCTETS = 64 << 20
 """The largest MHTML file (octets) replay shows (``pdi serve``'s ``/replay/``) and a deposit reads whole to
 check that it can (:class:`pdi.archive.readable.MhtmlCheck`); a larger one is read by fragment."""
@@ -67,6 +72,29 @@ class Limits:
     max_fields: int = 500_000
 
 
+@dataclass(frozen=True)
+class Deadline:
+    """A moment (:func:`time.monotonic`) past which a whole piece of work stops, and what its
+    :class:`~pdi.errors.LimitError` says then (``capturing URL took longer than 10 s``)."""
+
+    at: float
+    words: str
+
+    @classmethod
+    def after(cls, seconds: float, words: str) -> Deadline:
+        """The moment ``seconds`` from now."""
+        return cls(time.monotonic() + seconds, words)
+
+    def left(self) -> float:
+        """Seconds left (negative once passed)."""
+        return self.at - time.monotonic()
+
+    def check(self) -> None:
+        """:class:`~pdi.errors.LimitError` once the moment has passed."""
+        if time.monotonic() > self.at:
+            raise LimitError(self.words)
+
+
 class Budget:
     """What reading one text may cost: ``seconds`` of time and ``references`` found.
 
@@ -76,10 +104,11 @@ class Budget:
     (text/html https://example.org/)``). ``found_before`` references already found
     elsewhere in the same file count against ``references`` too. The clock starts when
     the budget is made. ``whole`` names what the references are counted in (``the file``;
-    a crawl's ``the capture``).
+    a crawl's ``the capture``). ``deadline`` is the moment the whole work this text is part of
+    must be done by (a capture's ``--timeout``): past it the reading stops too, with its words.
     """
 
-    __slots__ = ("_deadline", "_steps", "count", "references", "seconds", "what", "whole")
+    __slots__ = ("_deadline", "_steps", "count", "deadline", "references", "seconds", "what", "whole")
 
     def __init__(
         self,
@@ -89,8 +118,10 @@ class Budget:
         references: int | None = MAX_REFERENCES,
         found_before: int = 0,
         whole: str = "the file",
+        deadline: Deadline | None = None,
     ) -> None:
         self.what = what
+        self.deadline = deadline
         self.whole = whole
         self.seconds = seconds
         self.references = references
@@ -105,7 +136,9 @@ class Budget:
             self.check_time()
 
     def check_time(self) -> None:
-        """:class:`~pdi.errors.LimitError` once the time is spent."""
+        """:class:`~pdi.errors.LimitError` once the time is spent (this text's, or the whole work's)."""
+        if self.deadline is not None:
+            self.deadline.check()
         if self._deadline is not None and time.monotonic() > self._deadline:
             raise LimitError(f"reading {self.what} took more than {self.seconds:g} s (the time limit for one part)")
 

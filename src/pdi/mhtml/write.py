@@ -473,7 +473,7 @@ def needed_references(
             yield Need(label.split("#", 1)[0], doc, label, env)
 
 
-def absolute_base(url: str, data: bytes, charset: str | None = None) -> bytes:
+def absolute_base(url: str, data: bytes, charset: str | None = None, budget: Budget | None = None) -> bytes:
     """The HTML ``data`` at ``url`` with a relative ``<base href>`` made absolute.
 
     The first ``<base href>`` is the document's base (HTML §4.2.3); relative, it is
@@ -481,7 +481,8 @@ def absolute_base(url: str, data: bytes, charset: str | None = None) -> bytes:
     encoding) and escaped for its attribute value; every other byte stays. Chromium,
     opening an MHTML file, resolves a relative base against the file's own URL, so a
     page whose base is relative would find none of its parts. A page without one, or
-    with an absolute one, comes back as it was.
+    with an absolute one, comes back as it was. ``budget`` bounds reading the page
+    (:func:`pdi.mhtml.refs.scan_html`).
     """
     from pdi.mhtml.refs import html_references
     from pdi.mhtml.refs.collector import BASE_TAG
@@ -491,7 +492,7 @@ def absolute_base(url: str, data: bytes, charset: str | None = None) -> bytes:
     view = text_view(data, encoding)
     if view is None or BASE_TAG.search(view.text) is None:  # no <base>: not scanned for one (a third of packing)
         return data
-    first = next((r for r in html_references(view.text) if r.kind == "base" and not r.quoting), None)
+    first = next((r for r in html_references(view.text, budget) if r.kind == "base" and not r.quoting), None)
     if first is None:
         return data
     start, end = view.byte(first.start), view.byte(first.end)

@@ -34,7 +34,11 @@ tags and plain start tags (``<p>``) in one regular-expression search, and copyin
 neither text nor tags nor attribute values except the values it reports. Memory is the
 text and the references found; time is linear, and bounded: reading charges a
 :class:`~pdi.mhtml.limits.Budget` (time, and references found), a
-:class:`~pdi.errors.LimitError` past either.
+:class:`~pdi.errors.LimitError` past either. A tag is read an attribute at a time (html.parser
+read a start tag in one match of a regular expression, which keeps some 150 octets for each
+repetition of a group: a tag of millions of attributes or spaces took gigabytes), and a start
+tag of more than :data:`~pdi.mhtml.limits.MAX_ATTRIBUTES` attributes is a
+:class:`~pdi.errors.LimitError`.
 
 CSS: a small scanner for what CSS Syntax Level 3 tokenizes as ``url(…)`` (quoted or
 not), ``@import "…"`` and ``@import url(…)``, and the strings of ``image-set(…)``

@@ -8,18 +8,23 @@ attributes in place. Pure: no I/O.
 from __future__ import annotations
 
 import re
-from html import parser as _html_parser
 
-from pdi.mhtml.limits import Budget
+from pdi.errors import LimitError
+from pdi.mhtml.limits import MAX_ATTRIBUTES, Budget
+
+# The runs of white space and "/" between a tag's name and attributes end each pattern below in a
+# possessive "*+": Python's regular expressions keep some 150 octets for each repetition of a group
+# that may be given back, so "(?:\s|/(?!>))*" over 20 MB of spaces in one tag took 3 GB (nothing after
+# the run can fail, so giving none back changes no match).
 
 # The attribute grammar of html.parser (attrfind_tolerant), with the value groups split,
 # and with HTML's white space (ASCII: tab, LF, FF, CR, space) where html.parser has
 # Python's \s, which also matches U+00A0 and U+0085 (a browser keeps those in a value).
 _ATTR = re.compile(
     r"""((?<=['"\t\n\f\r /])[^\t\n\f\r />][^\t\n\f\r /=>]*)"""
-    r"""([\t\n\f\r ]*=+[\t\n\f\r ]*('([^']*)'|"([^"]*)"|(?!['"])([^>\t\n\f\r ]*)))?(?:[\t\n\f\r ]|/(?!>))*"""
+    r"""([\t\n\f\r ]*=+[\t\n\f\r ]*('([^']*)'|"([^"]*)"|(?!['"])([^>\t\n\f\r ]*)))?(?:[\t\n\f\r ]|/(?!>))*+"""
 )
-_TAGNAME = re.compile(r"<([a-zA-Z][^\t\n\r\f />\x00]*)(?:[\t\n\f\r ]|/(?!>))*")
+_TAGNAME = re.compile(r"<([a-zA-Z][^\t\n\r\f />\x00]*)(?:[\t\n\f\r ]|/(?!>))*+")
 
 
 class Attr:
@@ -35,9 +40,19 @@ class Attr:
         self.raw_end = raw_end
 
 
-def scan_attrs(text: str, start: int, end: int) -> tuple[str, list[Attr]]:
+def too_many_attributes(budget: Budget | None, at: int) -> LimitError:
+    """The refusal of a start tag (at character ``at``) with more than :data:`MAX_ATTRIBUTES` attributes."""
+    what = budget.what if budget is not None else "the HTML text"
+    return LimitError(
+        f"reading {what}: the start tag at character {at:,} has more than {MAX_ATTRIBUTES:,} attributes"
+        " (the limit for one tag)"
+    )
+
+
+def scan_attrs(text: str, start: int, end: int, budget: Budget | None = None) -> tuple[str, list[Attr]]:
     """The name and attributes of the start tag ``text[start:end]``, read in place (no
-    copy of the tag)."""
+    copy of the tag); ``budget`` is charged once an attribute. More than
+    :data:`~pdi.mhtml.limits.MAX_ATTRIBUTES` attributes is a :class:`~pdi.errors.LimitError`."""
     m = _TAGNAME.match(text, start, end)
     if not m:
         return "", []
@@ -48,6 +63,10 @@ def scan_attrs(text: str, start: int, end: int) -> tuple[str, list[Attr]]:
         a = _ATTR.match(text, k, end)
         if not a:
             break
+        if len(attrs) >= MAX_ATTRIBUTES:
+            raise too_many_attributes(budget, start)
+        if budget is not None:
+            budget.tick()
         attr_name = a.group(1).lower()
         if a.group(2) is None:
             attrs.append(Attr(attr_name, False, a.end(1), a.end(1)))
@@ -103,11 +122,25 @@ without attributes (``<p>``) other than those of raw text elements, ``<svg>`` an
 change nothing the collector tracks, so a page of a million lines or paragraphs is passed
 over in one search."""
 STARTTAGOPEN = re.compile("<[a-zA-Z]")
-# html.parser's own grammar of a start tag's name and attributes (module globals in every
-# version, absent from its type stubs), for its rule that a tag whose attributes stop short
-# of its ">" is text.
-TAGFIND: re.Pattern[str] = vars(_html_parser)["tagfind_tolerant"]
-ATTRFIND: re.Pattern[str] = vars(_html_parser)["attrfind_tolerant"]
+# html.parser's own grammar of a tag's name and a start tag's attributes (Python 3.11's tagfind_tolerant
+# and attrfind_tolerant, each ending in a possessive run: see above), for its rule that a tag whose
+# attributes stop short of its ">" is text, and its reading of an end tag.
+TAGFIND = re.compile(r"([a-zA-Z][^\t\n\r\f />\x00]*)(?:\s|/(?!>))*+")
+ATTRFIND = re.compile(
+    r"""((?<=['"\s/])[^\s/>][^\s/=>]*)(\s*=+\s*('[^']*'|"[^"]*"|(?!['"])[^>\s]*))?(?:\s|/(?!>))*+"""
+)
+#: What html.parser's locatestarttagend_tolerant reads between a start tag's name and its first attribute.
+SLASHES_AND_SPACE = re.compile(r"[\s/]*+")
+SPACE = re.compile(r"\s*+")
+
+
+def run_end(pattern: re.Pattern[str], text: str, pos: int) -> int:
+    """Where a run of ``pattern`` (one that matches the empty string too) that begins at ``pos`` ends."""
+    m = pattern.match(text, pos)
+    return pos if m is None else m.end()
+
+#: An end tag html.parser reads plainly (its endtagfind).
+ENDTAGFIND = re.compile(r"</\s*([a-zA-Z][-.a-zA-Z0-9:_]*)\s*>")
 
 
 class _At:
