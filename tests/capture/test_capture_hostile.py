@@ -27,6 +27,9 @@ from pdi.uri import resolve
 CRASHERS = Path(__file__).resolve().parents[1] / "data" / "crashers"
 MARKED = b'<html><![x[ y ]]><p>hi</p><img src="a.png"><![CDATA[ > <img src="b.png"> ]]></html>'
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
+# "xn--a" and "xn--zz" are no A-labels (RFC 5891 §5.4: "a" decodes to U+0080, which IDNA2008 disallows; "zz" is
+# no Punycode, RFC 3492 §6.2), so a browser's URL parser fails on them (WHATWG URL, domain to ASCII)
+BAD_IDN = b'<img src="http://xn--a/x.png"><img src="/to-bad-idn"><img src="ok.png">'
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -48,6 +51,10 @@ class Handler(BaseHTTPRequestHandler):
             status, headers["Location"] = 302, "http://[::1/ok.html"
         elif self.path == "/to-file":
             status, headers["Location"] = 302, "file:///etc/passwd"
+        elif self.path == "/to-bad-idn":
+            status, headers["Location"] = 302, "http://xn--zz/"
+        elif self.path == "/bad-idn.html":
+            body = BAD_IDN
         elif self.path == "/marked.html":
             body = MARKED
         elif self.path == "/crasher.html":
@@ -102,11 +109,32 @@ def test_redirects_capture_cannot_follow_are_pdi_errors(server: str, path: str, 
         capture(server + path, allow_private=True)
 
 
-@pytest.mark.parametrize(("path", "status", "title"), [("/bad-port", 1, "syntax error"), ("/to-file", 6, "unsupported")])
+def test_a_bad_idn_host_of_a_part_is_a_missing_part(server: str) -> None:
+    got = capture(server + "/bad-idn.html", allow_private=True)
+    assert [p.location for p in parse(got.mhtml).parts] == [server + "/bad-idn.html", server + "/ok.png"]
+    assert [f.url for f in got.failures] == ["http://xn--a/x.png", server + "/to-bad-idn"]
+    assert all("xn--" in f.reason and "no IDNA A-label" in f.reason for f in got.failures), got.failures
+
+
+@pytest.mark.parametrize("url", ["http://xn--a/", "http://xn--zz/", "https://xn--/x"])
+def test_a_page_at_a_bad_idn_host_is_a_syntax_error(url: str) -> None:
+    with pytest.raises(ParseError, match=r"not a host capture can fetch: xn--\w* is no IDNA A-label"):
+        capture(url, allow_private=True)
+
+
+@pytest.mark.parametrize(("path", "status", "title"), [("/bad-port", 1, "syntax error"), ("/to-file", 6, "unsupported"),
+                                                       ("/to-bad-idn", 1, "syntax error")])
 def test_cli_redirect_errors_are_one_line(server: str, tmp_path: Path, path: str, status: int, title: str) -> None:
     result = CliRunner().invoke(cli, ["capture", server + path, "--allow-private", "-o", str(tmp_path / "x.mht")])
     assert result.exit_code == status, result.output
     assert result.output.startswith(f"pdi: {title}: ") and result.output.count("\n") == 1, result.output
+
+
+def test_cli_capture_of_a_bad_idn_host_is_one_line(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["capture", "http://xn--a/", "--allow-private", "-o", str(tmp_path / "x.mht")])
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith("pdi: syntax error: not a host capture can fetch: xn--a is no IDNA A-label")
+    assert result.output.count("\n") == 1, result.output
 
 
 def test_capture_of_a_page_with_a_marked_section(server: str) -> None:
@@ -153,7 +181,9 @@ _WELL_FORMED_LOCATION = st.one_of(
     st.from_regex(rf"(\.\./|/)?{_SEGMENT_NZ_NC}(/{_SEGMENT}){{0,3}}(\?{_SEGMENT})?", fullmatch=True),
     st.tuples(
         st.sampled_from(["http", "https", "HTTP"]),
-        st.from_regex(r"[a-z0-9]([a-z0-9-]{0,8}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,8}[a-z0-9])?){0,2}", fullmatch=True),
+        # a label "xn--…" is an A-label, well formed only if it decodes (RFC 5890 §2.3.2.1): those are tested above
+        st.from_regex(r"[a-z0-9]([a-z0-9-]{0,8}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,8}[a-z0-9])?){0,2}", fullmatch=True)
+        .filter(lambda host: not any(label.startswith("xn--") for label in host.split("."))),
         st.one_of(st.just(""), st.integers(1, 65535).map(lambda p: f":{p}")),
         st.from_regex(rf"(/{_SEGMENT}){{0,3}}", fullmatch=True),
     ).map(lambda t: f"{t[0]}://{t[1]}{t[2]}{t[3]}"),

@@ -185,14 +185,22 @@ class _GuardedTransport(httpx.AsyncHTTPTransport):
 
 
 def check_url(url: str) -> httpx.URL:
-    """``url`` read by httpx, if capture can fetch it: http or https, with a host and a valid port."""
+    """``url`` read by httpx, if capture can fetch it: http or https, with a host (an ``xn--`` one an IDNA
+    A-label that decodes) and a valid port; else a :class:`~pdi.errors.PDIError`."""
     try:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, ValueError, TypeError) as exc:
         raise ParseError(f"not a URL capture can fetch: {exc}", text=url, offset=0, rule="RFC 3986 URI") from exc
     if parsed.scheme not in ("http", "https"):
         raise UnsupportedError(f"capture fetches only http and https URLs, not {parsed.scheme or 'no scheme'}: {url}")
-    if not parsed.host:
+    try:
+        host = parsed.host  # httpx decodes an "xn--" host when it is first asked for: a bad one raises then
+    except ValueError as exc:  # idna.IDNAError (a UnicodeError)
+        raise ParseError(
+            f"not a host capture can fetch: {parsed.raw_host.decode('ascii', 'replace')} is no IDNA A-label ({exc})",
+            text=url, offset=0, rule="RFC 5890 §2.3.2.1 A-label",
+        ) from exc
+    if not host:
         raise ParseError("URL has no host", text=url, offset=0, rule="RFC 3986 authority")
     if parsed.port is not None and not 0 < parsed.port < 65536:
         raise ParseError(f"port {parsed.port} is not a TCP port (1 to 65535)", text=url, offset=0, rule="port")
