@@ -13,9 +13,11 @@ from __future__ import annotations
 import base64
 import string
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pdi.errors import ParseError
 from pdi.mhtml import parse
 from pdi.mhtml.compare import content_digest, same_content
 
@@ -123,3 +125,14 @@ def test_any_change_of_what_a_part_holds_is_another_page(ids: tuple[str, str, st
 
 def test_equal_bytes_are_the_same_page_without_parsing() -> None:
     assert same_content(b"not MHTML at all", b"not MHTML at all")
+
+
+def test_a_file_that_cannot_be_read_is_no_page_and_the_same_as_no_other() -> None:
+    # a multipart/related part without a boundary: no reader can split it (RFC 2046 §5.1.1)
+    unreadable = page().replace(b"Content-Type: image/png", b"Content-Type: multipart/related", 1)
+    assert unreadable != page()
+    with pytest.raises(ParseError):
+        parse(unreadable)
+    assert not same_content(unreadable, page())
+    assert not same_content(page(), unreadable)
+    assert same_content(unreadable, unreadable)  # equal bytes

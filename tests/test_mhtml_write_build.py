@@ -196,6 +196,16 @@ def test_malformed_header_material_refused(resource: Resource) -> None:
         build(resource)
 
 
+@pytest.mark.parametrize("media_type", ["multipart/related", "Multipart/Mixed", "multipart/alternative"])
+def test_a_multipart_type_is_no_body_part_type(media_type: str) -> None:
+    # RFC 2046 §5.1.1: a multipart's body is its parts between boundaries; one written as a body, without
+    # a boundary parameter, is a file no reader can split (pdi's own parse refuses it)
+    with pytest.raises(ParseError, match=r"multipart is its parts between boundaries \(rule RFC 2046 §5\.1\.1"):
+        build(Resource("http://a/", "text/html", b""), [Resource("http://a/b", media_type, b"--b--")])
+    with pytest.raises(ParseError, match="RFC 2046"):
+        build(Resource("http://a/", media_type, b""))
+
+
 def test_boundary_does_not_occur_in_any_part() -> None:
     # A part that contains what looks like a boundary line in its raw bytes.
     tricky = b"--=_pdi_0000\r\n--" + b"=_pdi_" * 50

@@ -39,7 +39,7 @@ from pdi.capture.fetch import Fetched, Limits
 from pdi.errors import LimitError, PDIError
 from pdi.mhtml.limits import Budget, Deadline
 from pdi.mhtml.resolve import comparable, location_key
-from pdi.mhtml.write import Need, Resource, absolute_base, build, needed_references
+from pdi.mhtml.write import Need, Resource, absolute_base, build, needed_references, part_media_type
 
 __all__ = ["PART_HEAD", "Crawl", "Failure", "crawl", "pack_crawl", "packed_octets"]
 
@@ -71,8 +71,16 @@ Progress = Callable[[int, int], None]
 
 
 def _media(fetched: Fetched, need: Need | None) -> str:
-    if fetched.media_type and "/" in fetched.media_type:
-        return fetched.media_type
+    """The type a resource is read and written as: the one it was served with if that is a media type
+    (RFC 2045 §5.1, as :func:`pdi.mhtml.write.build` writes them); a ``multipart/*`` one is
+    ``application/octet-stream`` (a body is not the parts of a multipart); and one that is no media
+    type at all (``image/ png``, ``image/png/x``) counts as none given (WHATWG MIME Sniffing §5.1, as a
+    browser reads it): a frame is HTML, a style sheet CSS, anything else ``application/octet-stream``."""
+    media = fetched.media_type
+    if media and part_media_type(media):
+        return media
+    if media and media.lower().startswith("multipart/"):
+        return "application/octet-stream"
     if need is not None and need.as_document == "html":
         return "text/html"
     if need is not None and need.as_document == "css":
@@ -80,13 +88,17 @@ def _media(fetched: Fetched, need: Need | None) -> str:
     return "application/octet-stream"
 
 
+def _typed(fetched: Fetched, need: Need) -> Fetched:
+    """``fetched`` with the type it is read and written as (:func:`_media`), which it keeps."""
+    media = _media(fetched, need)
+    return fetched if media == fetched.media_type else replace(fetched, media_type=media)
+
+
 async def crawl(
     root_url: str, fetch: Fetch, *, limits: Limits, progress: Progress | None = None, deadline: Deadline | None = None
 ) -> Crawl:
     """Fetch ``root_url`` and, breadth-first, everything it needs (by ``deadline``, when given)."""
-    root = await fetch(root_url)
-    if not root.media_type or "/" not in root.media_type:
-        root = replace(root, media_type=_media(root, Need(root.final_url, "html")))
+    root = _typed(await fetch(root_url), Need(root_url, "html"))
     total = len(root.data)
     # URIs as the reader compares them (§8.2): "a b.png" and "a%20b.png" are fetched once
     seen: set[str] = {comparable(root_url), comparable(root.final_url)}
@@ -136,9 +148,7 @@ async def crawl(
                 got = await fetch(item.url)
             except PDIError as exc:
                 return item, Failure(item.url, str(exc))
-            if not got.media_type or "/" not in got.media_type:
-                got = replace(got, media_type=_media(got, item))
-            return item, got
+            return item, _typed(got, item)
 
         results = await asyncio.gather(*(one(item) for item in wanted))
         level = []

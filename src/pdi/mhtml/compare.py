@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import re
 
+from pdi.errors import PDIError
 from pdi.mhtml.model import Aggregate, parse
 
 __all__ = ["content_digest", "same_content"]
@@ -73,5 +74,15 @@ def content_digest(aggregate: Aggregate) -> str:
 
 
 def same_content(a: bytes, b: bytes) -> bool:
-    """Whether two MHTML files hold the same page (:func:`content_digest`); equal bytes always do."""
-    return a == b or content_digest(parse(a)) == content_digest(parse(b))
+    """Whether two MHTML files hold the same page (:func:`content_digest`); equal bytes always do.
+
+    A file that cannot be read (a :class:`~pdi.errors.PDIError`: it does not parse, or it is past a
+    limit) holds no page to compare: it is the same as no other file. So an unreadable version kept
+    before is no reason to refuse the next capture of the page; it is simply not that page.
+    """
+    if a == b:
+        return True
+    try:
+        return content_digest(parse(a)) == content_digest(parse(b))
+    except PDIError:
+        return False

@@ -59,6 +59,7 @@ __all__ = [
     "encode_header_uri",
     "encode_quoted_printable",
     "is_textual",
+    "part_media_type",
 ]
 
 
@@ -90,6 +91,13 @@ _TEXTUAL_APPLICATION = frozenset(
 )
 
 _LINE = 76  # RFC 2045 §6.7 (5) and §6.8: encoded lines are at most 76 characters.
+
+
+def part_media_type(media_type: str) -> bool:
+    """Whether :func:`build` writes a part of this media type: ``type/subtype``, each an RFC 2045 §5.1
+    token, and no ``multipart/*`` (a multipart's body is its parts between its boundaries, RFC 2046
+    §5.1.1: one written as a body would have none, and no reader could split it)."""
+    return bool(_MEDIA_TYPE.match(media_type)) and not media_type.lower().startswith("multipart/")
 
 
 def is_textual(media_type: str) -> bool:
@@ -244,6 +252,11 @@ def _part_headers(res: Resource) -> list[str]:
         raise ParseError(
             f"not a media type: {res.media_type!r}", text=res.media_type, offset=0, rule="RFC 2045 §5.1 type/subtype"
         )
+    if not part_media_type(res.media_type):
+        raise ParseError(
+            f"a body part cannot be written as {res.media_type}: a multipart is its parts between boundaries",
+            text=res.media_type, offset=0, rule="RFC 2046 §5.1.1",
+        )
     ctype = res.media_type.lower()
     if res.charset is not None:
         if not _CHARSET.match(res.charset):
@@ -327,8 +340,9 @@ def build(
     the top-level ``Content-Location`` and used as the base for relative
     labels; ``subject`` and ``date`` are written only when given, so that
     without them the same input gives the same bytes.
-    Raises :class:`ParseError` for a malformed media type, charset, label or
-    Content-ID, or for labels that collide after resolution (§7).
+    Raises :class:`ParseError` for a malformed media type (or a ``multipart/*`` one,
+    :func:`part_media_type`), charset, label or Content-ID, or for labels that collide
+    after resolution (§7).
     """
     everything = [root, *resources]
     base = THISMESSAGE
