@@ -29,6 +29,8 @@ MARKED = b'<html><![x[ y ]]><p>hi</p><img src="a.png"><![CDATA[ > <img src="b.pn
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
 # "xn--a" and "xn--zz" are no A-labels (RFC 5891 §5.4: "a" decodes to U+0080, which IDNA2008 disallows; "zz" is
 # no Punycode, RFC 3492 §6.2), so a browser's URL parser fails on them (WHATWG URL, domain to ASCII)
+#: (path, Authorization) of each request the server was sent
+asked: list[tuple[str, str | None]] = []
 BAD_IDN = b'<img src="http://xn--a/x.png"><img src="/to-bad-idn"><img src="ok.png">'
 
 
@@ -38,6 +40,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         port = self.server.server_address[1]
+        asked.append((self.path, self.headers.get("Authorization")))
         headers = {"Content-Type": "text/html"}
         body = b""
         status = 200
@@ -55,6 +58,10 @@ class Handler(BaseHTTPRequestHandler):
             status, headers["Location"] = 302, "http://xn--zz/"
         elif self.path == "/bad-idn.html":
             body = BAD_IDN
+        elif self.path == "/to-userinfo":
+            status, headers["Location"] = 302, f"http://user:secret@127.0.0.1:{port}/ok.html"
+        elif self.path == "/userinfo.html":
+            body = b'<img src="http://user:secret@127.0.0.1:%d/a.png"><img src="b.png">' % port
         elif self.path == "/marked.html":
             body = MARKED
         elif self.path == "/crasher.html":
@@ -137,6 +144,44 @@ def test_cli_capture_of_a_bad_idn_host_is_one_line(tmp_path: Path) -> None:
     assert result.output.count("\n") == 1, result.output
 
 
+def test_a_url_with_user_information_is_refused_before_anything_is_sent(server: str) -> None:
+    # RFC 3986 §3.2.1, §7.5: "user:password" in a URI is deprecated and "a security risk"; the page's URL
+    # becomes its permanent name, and httpx would send the pair as Basic credentials (RFC 7617)
+    asked.clear()
+    credentialed = server.replace("http://", "http://user:secret@") + "/ok.html"
+    with pytest.raises(UnsupportedError, match=r"a URL with user information \(http://…@127\.0\.0\.1:\d+/ok\.html\)"):
+        capture(credentialed, allow_private=True)
+    with pytest.raises(UnsupportedError, match="user information"):
+        capture(server.replace("http://", "http://@") + "/ok.html", allow_private=True)  # an empty one too
+    assert asked == []
+    with pytest.raises(UnsupportedError, match="user information"):  # nor is one followed where a page redirects
+        capture(server + "/to-userinfo", allow_private=True)
+    assert asked == [("/to-userinfo", None)]
+
+
+def test_a_part_with_user_information_is_missing_and_never_asked_for(server: str) -> None:
+    asked.clear()
+    got = capture(server + "/userinfo.html", allow_private=True)
+    assert [p.location for p in parse(got.mhtml).parts] == [server + "/userinfo.html", server + "/b.png"]
+    assert [f.url for f in got.failures] == [server.replace("http://", "http://user:secret@") + "/a.png"]
+    assert "user information" in got.failures[0].reason and "secret" not in got.failures[0].reason
+    assert sorted(asked) == [("/b.png", None), ("/userinfo.html", None)]
+
+
+def test_cli_capture_of_a_url_with_user_information_mints_no_name(server: str, tmp_path: Path) -> None:
+    from pdi.archive import Archive
+
+    Archive.init(tmp_path / "arch").add_series("web.example.us")
+    credentialed = server.replace("http://", "http://user:secret@") + "/ok.html"
+    result = CliRunner().invoke(cli, ["capture", credentialed, "--allow-private", "--series", "web.example.us",
+                                      "--archive", str(tmp_path / "arch")])
+    assert result.exit_code == 6, result.output
+    assert result.output.startswith("pdi: unsupported: capture refuses a URL with user information")
+    assert result.output.count("\n") == 1 and "secret" not in result.output, result.output
+    assert result.stdout == ""
+    assert Archive.open(tmp_path / "arch").ls() == []
+
+
 def test_capture_of_a_page_with_a_marked_section(server: str) -> None:
     # <![x[ made html.parser raise AssertionError. HTML reads "<![x[ y ]]>" as a bogus
     # comment up to the first ">", and "<![CDATA[ >" outside SVG likewise, so both images
@@ -158,7 +203,9 @@ def test_cli_capture_of_the_marked_section_crasher(server: str, tmp_path: Path) 
     assert parse(out.read_bytes()).root.data == b"<html><![x[ y ]]><p>hi</p></html>"
 
 
-@pytest.mark.parametrize("url", ["http://127.0.0.1:99999/", "http://[::1/", "http://x:-1/", "ftp://127.0.0.1/"])
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:99999/", "http://[::1/", "http://x:-1/", "ftp://127.0.0.1/", "http://u:p@127.0.0.1/"]
+)
 def test_browser_capture_refuses_bad_urls_before_starting_chromium(url: str) -> None:
     with pytest.raises((ParseError, UnsupportedError)):
         capture_with_browser(url, allow_private=True, chromium="/nonexistent/chromium")

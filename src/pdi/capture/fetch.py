@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import re
 import socket
 import ssl
 from collections.abc import Iterable
@@ -184,15 +185,26 @@ class _GuardedTransport(httpx.AsyncHTTPTransport):
         )
 
 
+#: An authority with user information (RFC 3986 §3.2.1), empty or not: what precedes its "@".
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*:[/\\]{2})[^/\\?#]*@")
+
+
 def check_url(url: str) -> httpx.URL:
-    """``url`` read by httpx, if capture can fetch it: http or https, with a host (an ``xn--`` one an IDNA
-    A-label that decodes) and a valid port; else a :class:`~pdi.errors.PDIError`."""
+    """``url`` read by httpx, if capture can fetch it: http or https, without user information, with a
+    host (an ``xn--`` one an IDNA A-label that decodes) and a valid port; else a :class:`~pdi.errors.PDIError`."""
     try:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, ValueError, TypeError) as exc:
         raise ParseError(f"not a URL capture can fetch: {exc}", text=url, offset=0, rule="RFC 3986 URI") from exc
     if parsed.scheme not in ("http", "https"):
         raise UnsupportedError(f"capture fetches only http and https URLs, not {parsed.scheme or 'no scheme'}: {url}")
+    if parsed.userinfo or _USERINFO.match(url):
+        # httpx would send it as Basic credentials, and a page's URL becomes its permanent name
+        shown = _USERINFO.sub(r"\1…@", url, 1)  # the credentials are not repeated on the terminal either
+        raise UnsupportedError(
+            f"capture refuses a URL with user information ({shown}): credentials must never be sent for a"
+            " capture or become part of a persistent name; give the URL without 'user:password@'"
+        )
     try:
         host = parsed.host  # httpx decodes an "xn--" host when it is first asked for: a bad one raises then
     except ValueError as exc:  # idna.IDNAError (a UnicodeError)

@@ -235,7 +235,9 @@ def capture_command(
     when the page changed, and prints the existing name when it did not
     (with a note on stderr; --force deposits it again): pages are compared
     by their parts (each one's URL, type and bytes), so a --browser
-    capture's new date, boundary and Content-IDs are no change. Refuses
+    capture's new date, boundary and Content-IDs are no change. Refuses a
+    URL with user information (user:password@, exit 6: credentials never
+    go into a name nor are sent; such a part is missing). Refuses
     private, loopback, link-local and other non-public addresses (IPv6
     forms carrying one included) unless --allow-private; --max-mb bounds
     each resource as sent and as decoded. With --browser every connection
