@@ -227,6 +227,37 @@ def test_every_next_accepted_stays_on_the_resolver(target: str) -> None:
     assert accepted.startswith("/") and not accepted.startswith("//") and "\\" not in accepted
 
 
+#: Paths beyond ASCII, as a person's link or a browser's address bar holds them: a euro sign, Chinese words in a
+#: query, a letter with an accent, a character beyond the BMP.
+NON_ASCII = ["/\u20ac", "/search?q=\u5317\u4eac", "/series/caf\u00e9.example.us", "/view?pdi=x\U0001f600"]
+
+
+@pytest.mark.parametrize("target", NON_ASCII)
+def test_next_beyond_ascii_goes_on_percent_encoded_as_a_browser_writes_it(tmp_path: Path, target: str) -> None:
+    with Archive.init(tmp_path / "a") as archive:
+        _, token = archive.add_token("clerk", role="read")
+        client = TestClient(create_app(str(tmp_path / "a"), archive=archive), raise_server_exceptions=False)
+        # the path as httpx writes the same URL in a request (WHATWG URL's percent-encoding, UTF-8)
+        written = httpx.URL("http://testserver" + target).raw_path.decode("ascii")
+        answer = _sign_in(client, token, target)
+        assert answer.status_code == 303, answer.text
+        assert answer.headers["location"] == written and written.isascii() and written != target
+        assert _set_cookie(answer).value == token
+        out = client.post("/signout", data={"next": target}, headers={"Origin": "http://testserver"},
+                          follow_redirects=False)
+        assert out.status_code == 303 and out.headers["location"] == written
+        # the form carries it on as written, and signing in from it goes to the same place
+        shown = client.get("/signin?next=" + _q(target))
+        assert shown.status_code == 200
+        carried = _parse(shown.text).find(".//input[@name='next']").get("value")
+        assert _sign_in(client, token, carried).headers["location"] == written
+        if "?q=" in target:  # gone on to, signed in: the search reads the words typed
+            landed = client.post("/signin", data={"token": token, "next": target},
+                                 headers={"Origin": "http://testserver"}, follow_redirects=True)
+            assert landed.status_code == 200 and landed.url.raw_path.decode() == written
+            assert _parse(landed.text).find(".//input[@id='search-q']").get("value") == "\u5317\u4eac"
+
+
 @pytest.mark.parametrize(("origin", "allowed"), [
     ("http://testserver", True),
     ("http://TESTSERVER:80", True),  # the same origin, written another way
@@ -559,6 +590,10 @@ def _browse_signed_in(origin: str, replay_origin: str, sealed: str, capture: str
         off = _js(pipe, session, f"JSON.stringify({json.dumps(accepted)}.filter("
                                  f"(s) => new URL(s, location.href).origin !== location.origin))")
         assert json.loads(off) == []
+        # and one beyond ASCII goes on to where the browser's own URL parser takes the path as typed
+        typed = _js(pipe, session, f"JSON.stringify({json.dumps(NON_ASCII)}.map((s) => {{"
+                                   " const u = new URL(s, location.href); return u.pathname + u.search; }))")
+        assert json.loads(typed) == [local_path(t) for t in NON_ASCII]
         shots["signin"] = _shot(pipe, session)
         # the token typed into the labelled field, Enter sends the form
         _js(pipe, session, "document.getElementById('token').focus()")

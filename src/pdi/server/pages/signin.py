@@ -18,7 +18,9 @@ the resolver's own origin:
 ``next`` is a path on this resolver only (:func:`local_path`): anything
 with a scheme, an authority (``//``), a backslash, a space or a control
 character (which URL parsers drop or turn into ``/``) is refused, ``400``,
-before anything is set. Both ``POST`` routes take a request only from the
+before anything is set. A character beyond ASCII in it is percent-encoded
+as UTF-8, as a browser sends it (RFC 3986 §2.5), so that ``Location``, a
+field of ASCII octets, can carry it. Both ``POST`` routes take a request only from the
 resolver's own origin (:func:`own_origin`; else ``403``): its ``Origin``
 header, or, when a browser sends none, the origin of its ``Referer`` (the
 page the form was on; RFC 9110 §10.1.3), as OWASP's CSRF prevention cheat sheet
@@ -40,7 +42,7 @@ neither the resolver's pages' nor an archived page's.
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import anyio.to_thread
 from starlette.requests import ClientDisconnect, Request
@@ -75,11 +77,15 @@ class BadNext(ValueError):
 def local_path(value: str | None) -> str:
     """``value`` if it is a path on this resolver (``/…``), ``/`` if empty; else :class:`BadNext` saying why.
 
+    A character beyond ASCII comes back percent-encoded as UTF-8 (``/€`` is
+    ``/%E2%82%AC``), as a browser writes it in a request (RFC 3986 §2.5): a
+    ``Location`` field is ASCII (Starlette failed writing it: a ``500``).
+
     Refused: anything not starting with ``/`` (a scheme, a relative path), an
     authority (``//host``), a backslash (``/\\host`` is ``//host`` to a
     browser), whitespace or a control character (a URL parser drops tabs and
-    newlines, which could join ``/`` and ``/``), and more than :data:`MAX_NEXT`
-    characters.
+    newlines, which could join ``/`` and ``/``), a lone surrogate, and more
+    than :data:`MAX_NEXT` characters.
     """
     if not value:
         return "/"
@@ -92,7 +98,14 @@ def local_path(value: str | None) -> str:
     bad = next((i for i, ch in enumerate(value) if ch == "\\" or ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F), None)
     if bad is not None:
         raise BadNext(f"next= holds {value[bad]!r} at character {bad}: a path here has no backslash, space or control character")
-    return value
+    if value.isascii():
+        return value
+    written = []
+    for i, ch in enumerate(value):
+        if "\ud800" <= ch <= "\udfff":  # a lone surrogate (a query read with surrogateescape) is no character
+            raise BadNext(f"next= holds {ch!r} at character {i}: not a character UTF-8 can write")
+        written.append(ch if ch.isascii() else quote(ch.encode("utf-8"), safe=""))
+    return "".join(written)
 
 
 def _origin(scheme: str, host: str) -> str:
