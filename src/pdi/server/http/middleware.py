@@ -30,6 +30,41 @@ class HTTPMiddleware:
         raise NotImplementedError
 
 
+#: The Content-Security-Policy of a resolver's HTML answer that says none of who may frame it (CSP 3 §6.4.2): only a
+#: page of the resolver's own origin, as the viewer's pages and N2R's archived pages already say.
+FRAMED_HERE_ONLY = "frame-ancestors 'self'"
+#: The media types of a document a browser renders in a frame, and so another site could frame to mislead.
+_PAGE_TYPES = (b"text/html", b"application/xhtml+xml")
+
+
+class FramedHereOnly(HTTPMiddleware):
+    """ASGI middleware: every HTML answer says who may frame it; one that says it in none of its
+    ``Content-Security-Policy`` fields gets one more, :data:`FRAMED_HERE_ONLY`.
+
+    A browser enforces every policy field of an answer (CSP 3 §4.1), so the
+    field added takes nothing from a page's own (:data:`pdi.server.pages.viewer.VIEW_POLICY`, the banner of a
+    replayed page's, N2R's for an archived page), and a page another site frames (the sign-in form, search, the
+    catalogue, the API reference, an error page: clickjacking, or the resolver's look lent to another site's
+    words) is not shown. The resolver's own pages still frame each other. The replay origin is an app of its
+    own with its own ``frame-ancestors`` (:mod:`pdi.server.replay.origin`).
+    """
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def framed(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = message.get("headers", [])
+                kind = next((v for k, v in headers if k.lower() == b"content-type"), b"")
+                page = kind.split(b";", 1)[0].strip().lower() in _PAGE_TYPES
+                said = any(k.lower() == b"content-security-policy" and b"frame-ancestors" in v.lower()
+                           for k, v in headers)
+                if page and not said:
+                    message = {**message, "headers": [*headers, (b"content-security-policy",
+                                                                  FRAMED_HERE_ONLY.encode("ascii"))]}
+            await send(message)
+
+        await self.app(scope, receive, framed)
+
+
 #: The request fields a ``HEAD`` loses (:class:`HeadWithoutRange`).
 RANGE_FIELDS = (b"range", b"if-range")
 

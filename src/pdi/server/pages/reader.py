@@ -43,7 +43,7 @@ class ReaderApp:
     async def view(self, request: Request) -> Response:
         from pdi.interop.aliases import alias_fragment, native_names
         from pdi.server.pages.browse import render_home
-        from pdi.server.pages.replay_frame import render_replay_page
+        from pdi.server.pages.replay_frame import frame_page_policy, render_replay_page
         from pdi.server.pages.viewer import VIEW_POLICY, render_view
 
         name: str | None = None
@@ -61,9 +61,8 @@ class ReaderApp:
                 shown = await self.work.run(replayed, self.archive, str(alias.native) if alias else name, origin)
                 if shown is not None:
                     shown = _later_note(shown, optional(request, "later"), name)
-                    # its frame may show the replay origin and nothing else: an archived page that navigates
-                    # its own frame (a script's location, a refresh) to the network or to the resolver is refused
-                    return HTMLResponse(shown, headers={"content-security-policy": f"frame-src {origin}"})
+                    # its frame may show the replay origin and nothing else; no script but its own; framed here only
+                    return HTMLResponse(shown, headers={"content-security-policy": frame_page_policy(origin, select=select)})
             source = self.replay is not None and optional(request, "view") == "source"  # of a page replayed here
             viewed = _later_note(await self.work.run(functools.partial(render_view, replayed=source), self.archive,
                                                      name, alias), optional(request, "later"), name)

@@ -16,8 +16,9 @@ frames load, and no script runs whatever the page holds), or, when the
 replay origin lets archived scripts run, ``allow-scripts`` only (then the
 page runs in an opaque origin of its own, and still cannot reach the
 resolver: another origin, and never both flags together). The page says
-``Content-Security-Policy: frame-src REPLAY`` (set by :mod:`pdi.server.pages.reader`):
-its frame shows the replay origin and nothing else, so an archived script or
+``Content-Security-Policy: frame-src REPLAY`` among the rest of its policy
+(:func:`frame_page_policy`, set by :mod:`pdi.server.pages.reader`): its
+frame shows the replay origin and nothing else, so an archived script or
 refresh that navigates the frame itself elsewhere is refused. A fragment of
 the name is marked in the page and scrolled to (``#pdi-passage``). A link
 shows the source instead (``&view=source``: ``char`` positions count the
@@ -29,6 +30,12 @@ each with a copy button and a link that opens it (the passage then marked in
 the replayed page). The space of the names is reserved from the start, so
 nothing above the frame moves while the reader drags.
 
+The rest of that policy: no script runs but the selection script (by its
+SHA-256, in ``&select=1`` alone), which asks the resolver alone; nothing
+loads from elsewhere; no plug-in, no ``<base>``; forms go to the resolver
+alone; and no page but the resolver's own may frame it
+(``frame-ancestors 'self'``).
+
 A capture only a token's holder may read (a private series, an embargo) is
 not framed for a reader with a token: the replay origin reads no sign-in
 and would refuse it (:mod:`pdi.server.replay.origin`), so the banner is followed by
@@ -38,7 +45,9 @@ a note saying private captures are not replayed, and a link to its source
 
 from __future__ import annotations
 
+import base64
 import datetime
+import hashlib
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -161,6 +170,24 @@ SELECT_SCRIPT = """
   });
 })();
 """
+
+
+def frame_page_policy(replay_origin: str, *, select: bool = False) -> str:
+    """The Content-Security-Policy of the page :func:`render_replay_page` makes, its frame on ``replay_origin``.
+
+    Its frame shows the replay origin and nothing else (``frame-src``): an archived page that navigates its own
+    frame (a script's ``location``, a refresh) to the network or to the resolver is refused. Its one script, in
+    ``select`` mode, is :data:`SELECT_SCRIPT`, allowed by its SHA-256 as the viewer's is
+    (:data:`pdi.server.pages.viewer.VIEW_POLICY`), and asks the resolver alone (``connect-src 'self'``);
+    without ``select`` no script runs. Only the resolver's own pages may frame it.
+    """
+    digest = base64.b64encode(hashlib.sha256(SELECT_SCRIPT.encode()).digest()).decode()
+    script, connect = (f"'sha256-{digest}'", "'self'") if select else ("'none'", "'none'")
+    return (
+        f"default-src 'self'; script-src {script}; connect-src {connect}; "
+        f"frame-src {replay_origin}; img-src 'self' data:; style-src 'self' 'unsafe-inline'; object-src 'none'; "
+        "base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
+    )
 
 
 def render_replay_page(
