@@ -120,7 +120,7 @@ def test_the_viewer_marks_the_passage_and_escapes_the_text(served: Served) -> No
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert "Hello, <mark id=\"passage\">world</mark>.\nSecond" in page.text  # LF in the page: a line break
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text and "<script>alert" not in page.text
-    assert f'data-pdi="{served.text}"' in page.text and "<dd>A letter</dd>" in page.text
+    assert f'data-pdi="{served.text}"' in page.text and "<dd><bdi>A letter</bdi></dd>" in page.text
     generic = httpx.get(f"{served.url}/view", params={"pdi": served.text.rsplit(".", 2)[0]})
     assert served.text in generic.text and "1 version of this document" in generic.text
     versions = httpx.get(f"{served.url}/view", params={"pdi": served.versioned}).text

@@ -65,7 +65,7 @@ def test_a_part_is_fetched_by_number_and_by_file_name_with_its_own_media_type(me
 def test_the_thread_page_links_the_parent_and_the_reply(media: tuple[str, dict[str, str]]) -> None:
     base, names = media
     page = httpx.get(f"{base}/thread?pdi={names['email']}").text
-    ids = re.findall(r'<code class="name">&lt;([^&]+)&gt;</code>', page)
+    ids = re.findall(r'<code class="name"><bdi>&lt;([^&]+)&gt;</bdi></code>', page)
     with (DATA / "metrics-grimoire-2016-04.mbox").open("rb") as mbox:
         expected = [email.message_from_bytes(m.data)["Message-ID"].strip("<>") for m in split_mbox(mbox)]
     assert ids == expected  # the parent, this message, its reply: thread order
@@ -131,7 +131,7 @@ def test_a_thread_is_found_by_a_mid_url_and_in_reply_to_links_there(media: tuple
     for asked in ("mid:" + urllib.parse.quote(first_id.strip("<>"), safe="@"), first_id):  # RFC 2392 %-escapes, or <id>
         page = httpx.get(f"{base}/thread", params={"mid": asked})
         assert page.status_code == 200, asked
-        assert "(this message)" in page.text and f"&lt;{first_id.strip('<>')}&gt;</code> (this message)" in page.text
+        assert "(this message)" in page.text and f"&lt;{first_id.strip('<>')}&gt;</bdi></code> (this message)" in page.text
     reply_view = httpx.get(f"{base}/view?pdi={names['email']}").text  # the reply: its In-Reply-To links the thread
     link = f'/thread?mid={urllib.parse.quote(messages[1]["In-Reply-To"].strip(), safe="")}'
     assert html.escape(link) in reply_view
@@ -148,7 +148,7 @@ from pdi.archive import Archive
 from pdi.server.pages.mail_pages import render_thread
 with Archive.open(sys.argv[1]) as archive:
     page = render_thread(archive, sys.argv[2])
-    assert page.count('">Here is the file ') == int(sys.argv[3]), page  # each message's link
+    assert page.count('"><bdi>Here is the file ') == int(sys.argv[3]), page  # each message's link
 """
 
 

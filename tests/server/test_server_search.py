@@ -65,7 +65,7 @@ def test_the_search_page_lists_hits_with_marks_and_escapes_them(served: Served) 
     assert href.startswith("/view?pdi=") and "%23char=" in href
     assert 'label for="search-q"' in page.text and 'action="/search"' in page.text
     # each hit says its document's title when it has one, and which version it is of
-    assert '<p class="hit-title"><cite>A letter</cite></p>' in links[0] and " · version 1 · " in links[0]
+    assert '<p class="hit-title"><cite><bdi>A letter</bdi></cite></p>' in links[0] and " · version 1 · " in links[0]
 
 
 def test_the_search_page_says_what_is_wrong(served: Served) -> None:

@@ -41,7 +41,16 @@ from pdi.archive.store import AssertionRecord, DocumentKey, FixityCheck, Represe
 from pdi.errors import ParseError, PDIError, WithdrawnError
 from pdi.identifier import PDI
 from pdi.server.http.params import single_values
-from pdi.server.pages.layout import breakable, capture_title, captured_url, esc, name_details, page
+from pdi.server.pages.layout import (
+    breakable,
+    capture_title,
+    captured_url,
+    esc,
+    isolated,
+    name_details,
+    page,
+    shown_url,
+)
 from pdi.server.pages.problem_pages import problem_page
 
 #: Documents on one page of a day (``?limit=`` may ask for up to :data:`MAX_PAGE`).
@@ -396,13 +405,13 @@ def _document_row(doc: Generic, found: DocumentPage, gone: set[tuple[str, int | 
     latest = doc.versions[-1]
     title = found.titles.get(str(doc.pdi))
     uid = doc.pdi.unique_id
-    said = esc(title) if title else ""
+    said = isolated(title) if title else ""
     if (uid, None) in gone or all((uid, v.number) in gone for v in doc.versions):  # whole, or each version
         said += ' <span class="withdrawn">withdrawn</span>'
     elif (uid, latest.number) in gone:
         said += ' <span class="withdrawn">latest version withdrawn</span>'
     return (
-        f'<tr><td><a href="{esc(_view(doc.pdi))}" title="{esc(doc.pdi)}"><code>{esc(uid)}</code></a></td>'
+        f'<tr><td><a href="{esc(_view(doc.pdi))}" title="{esc(doc.pdi)}"><code>{esc(shown_url(uid))}</code></a></td>'
         f"<td>{said.strip()}</td><td>{_formats(latest.formats)}</td>"
         f'<td class="number">{len(doc.versions)}</td><td>{_time(latest.created_at)}</td></tr>'
     )
@@ -430,7 +439,7 @@ def _statements(statements: Sequence[AssertionRecord], generic: str) -> str:
         subject = "the document" if s.subject == generic else f'<a href="{esc(_view(s.subject))}"><code>{esc(shown)}</code></a>'
         rows += (
             f'<tr class="{"current" if current else "superseded"}"><td>{subject}</td><td><code>{esc(s.key)}</code></td>'
-            f'<td class="value">{esc(s.value)}</td><td>{esc(s.who)}</td><td>{_time(s.at)}</td>'
+            f'<td class="value">{isolated(s.value)}</td><td>{isolated(s.who)}</td><td>{_time(s.at)}</td>'
             f"<td>{'current' if current else 'superseded'}</td></tr>"
         )
     return (
@@ -478,14 +487,14 @@ def render_document(archive: Archive, generic: Generic, name: str) -> str:
     unique = pdi.unique_id
     captures = (
         f'<p>This document\'s id is a URL: <a href="/captures?{esc(urlencode({"url": unique}))}">every capture of'
-        f" <code>{esc(unique)}</code></a>.</p>"
+        f" <code>{esc(shown_url(unique))}</code></a>.</p>"
         if pdi.serial is None and "://" in unique else ""
     )
     facts = (
         f"<dt>Name</dt><dd><code>{esc(pdi)}</code></dd>"
         f'<dt>Series</dt><dd><a href="{_series_path(series)}"><code>{esc(series)}</code></a></dd>'
         f'<dt>Day</dt><dd><a href="{_series_path(series, date.year, date.month, date.day)}">{_day(date)}</a> (GMT)</dd>'
-        f"<dt>{'Serial' if pdi.serial is not None else 'Id'}</dt><dd><code>{esc(unique)}</code></dd>"
+        f"<dt>{'Serial' if pdi.serial is not None else 'Id'}</dt><dd><code>{esc(shown_url(unique))}</code></dd>"
         f"<dt>Versions</dt><dd>{len(detail.generic.versions)}</dd>"
         f"<dt>Fixity</dt><dd>{_fixity_summary(detail.records, checked)}</dd>"
     )
@@ -493,8 +502,8 @@ def render_document(archive: Archive, generic: Generic, name: str) -> str:
         _crumbs(("Home", "/"), ("Series", "/series"), (series, _series_path(series)),
                 (str(date.year), _series_path(series, date.year)),
                 (calendar.month_name[date.month], _series_path(series, date.year, date.month)),
-                (f"{date.day:02d}", _series_path(series, date.year, date.month, date.day)), (unique, None))
-        + f"<h1>{esc(title) if title else capture_title(url, None) if url else f'<code>{breakable(pdi)}</code>'}</h1>"
+                (f"{date.day:02d}", _series_path(series, date.year, date.month, date.day)), (shown_url(unique), None))
+        + f"<h1>{isolated(title) if title else capture_title(url, None) if url else f'<code>{breakable(pdi)}</code>'}</h1>"
         + f'<dl class="facts">{facts}</dl>{captures}'
         + f"<h2>Versions</h2><p>{plural(len(detail.generic.versions), 'version')} of this document,"
         + " oldest first (deposit times in UTC):</p>"
@@ -607,7 +616,7 @@ def render_captures(archive: Archive, url: str | None, *, after: str | None = No
     )
     body = (
         crumbs
-        + f"<h1>Captures of <code>{esc(url)}</code></h1>{form}"
+        + f"<h1>Captures of <code>{esc(shown_url(url))}</code></h1>{form}"
         + (
             f"<p>{plural(len(items), 'capture')} in {plural(len(found.documents), 'document')}"
             + (" on this page" if after or found.after else "")
@@ -615,7 +624,7 @@ def render_captures(archive: Archive, url: str | None, *, after: str | None = No
             if items else "<p>No capture of this URL is in the archive (the URL is compared exactly as it was captured).</p>"
         )
     )
-    return _page(f"Captures of {url}", body)
+    return _page(f"Captures of {shown_url(url)}", body)
 
 
 

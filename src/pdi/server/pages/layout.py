@@ -15,12 +15,19 @@ scrolls sideways at 390 px (``tests/server/test_server_pages_axe.py``, which
 also runs axe-core on every page).
 
 Pages pass already-escaped HTML; :func:`esc` is :func:`html.escape` under a
-short name for building it.
+short name for building it. What a depositor wrote is shown so that its
+bidirectional controls (U+202E RIGHT-TO-LEFT OVERRIDE and the rest,
+:data:`BIDI_CONTROLS`) cannot reorder the page around it: a URL with them
+percent-encoded, as a browser shows a URL (:func:`shown_url`); a title, a
+creator, a subject in a ``<bdi>``, its direction its own and what follows it
+untouched (:func:`isolated`); and the ``<title>``, which holds no markup,
+without them (:func:`page`).
 """
 
 from __future__ import annotations
 
 import html
+import re
 from urllib.parse import quote
 
 from pdi.archive.access import current_reader
@@ -71,6 +78,25 @@ def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+#: Unicode's bidirectional formatting characters (UAX #9 §2: the marks ALM, LRM and RLM; the embeddings and
+#: overrides LRE, RLE, PDF, LRO and RLO; the isolates LRI, RLI, FSI and PDI): invisible, each reorders the text
+#: after it (``http://evil.example/\u202elmth.exe/`` is shown ``http://evil.example//exe.html``).
+BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def shown_url(url: str) -> str:
+    """``url`` as a person is shown it: its bidirectional controls percent-encoded as UTF-8 (``%E2%80%AE``), as a
+    browser's address bar leaves them, so the URL reads in the order it was written. Not escaped for HTML."""
+    return BIDI_CONTROLS.sub(lambda found: quote(found.group(), safe=""), url)
+
+
+def isolated(text: object) -> str:
+    """A depositor's text (a title, a creator, a subject) escaped in a ``<bdi>``: its direction its own (of its
+    first strong character) and isolated, so that a bidirectional control in it cannot reorder what follows it
+    (HTML's ``bdi`` element; UAX #9 ends every embedding and override at the isolate's end)."""
+    return f"<bdi>{esc(text)}</bdi>"
+
+
 def captured_url(name: PDI) -> str | None:
     """The URL a name's document was deposited under (a capture's id, RFC 3986 as captured), else ``None``.
 
@@ -88,9 +114,10 @@ def shown_time(stamp: str) -> str:
 
 
 def capture_title(url: str, stamp: str | None) -> str:
-    """A capture as a person reads it: its URL, then when it was captured (``stamp``: ISO 8601, UTC)."""
+    """A capture as a person reads it: its URL (left to right, its bidirectional controls shown percent-encoded:
+    :func:`shown_url`), then when it was captured (``stamp``: ISO 8601, UTC)."""
     when = f" <small>captured {shown_time(stamp)}</small>" if stamp else ""
-    return f'<span class="capture-title"><span class="url">{esc(url)}</span>{when}</span>'
+    return f'<span class="capture-title"><span class="url" dir="ltr">{esc(shown_url(url))}</span>{when}</span>'
 
 
 def breakable(name: PDI | str) -> str:
@@ -153,12 +180,14 @@ FOOTER = (
 
 
 def page(title: str, body: str, *, script: str = "", style: str = "", query: str = "", name: str = "") -> str:
-    """One whole HTML document: ``body`` (escaped HTML) under the site's header, ``script`` inline at the end."""
+    """One whole HTML document: ``body`` (escaped HTML) under the site's header, ``script`` inline at the end; its
+    ``<title>`` is ``title`` without bidirectional controls (:data:`BIDI_CONTROLS`: text, with no element to isolate
+    them in, that a tab, the history and a bookmark show)."""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<link rel="icon" href="/favicon.svg" type="image/svg+xml">'
-        f"<title>{esc(title)}</title><style>{STYLE}{style}</style></head>"
+        f"<title>{esc(BIDI_CONTROLS.sub('', title))}</title><style>{STYLE}{style}</style></head>"
         f"<body>{header(query=query, name=name)}<main>{body}</main>{FOOTER}"
         + (f"<script>{script}</script>" if script else "")
         + "</body></html>\n"

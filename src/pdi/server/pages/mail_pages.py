@@ -31,7 +31,7 @@ from urllib.parse import quote
 from pdi.archive import Archive, Generic, Resolved
 from pdi.errors import NotFoundError, PDIError
 from pdi.identifier import PDI
-from pdi.server.pages.layout import page
+from pdi.server.pages.layout import isolated, page
 
 #: The most replies (replies to replies among them) a thread page lists.
 MAX_SCANNED = 500
@@ -63,11 +63,11 @@ def message_section(whole: Resolved) -> tuple[str, str]:
     for label, key in (("From", "From"), ("To", "To"), ("Cc", "Cc"), ("Date", "Date"), ("Subject", "Subject")):
         value = mail.header(key)
         if value is not None:
-            rows.append(f"<dt>{label}</dt><dd>{html.escape(value)}</dd>")
+            rows.append(f"<dt>{label}</dt><dd>{isolated(value)}</dd>")
     if mail.message_id:
-        rows.append(f"<dt>Message-ID</dt><dd><code>{html.escape(mail.message_id)}</code></dd>")
+        rows.append(f"<dt>Message-ID</dt><dd><code>{isolated(mail.message_id)}</code></dd>")
     if mail.in_reply_to:
-        replied = " ".join(f'<a href="/thread?mid={quote(i, safe="")}"><code>{html.escape(i)}</code></a>'
+        replied = " ".join(f'<a href="/thread?mid={quote(i, safe="")}"><code>{isolated(i)}</code></a>'
                            for i in mail.in_reply_to)
         rows.append(f"<dt>In-Reply-To</dt><dd>{replied}</dd>")
     rows.append(f'<dt>Thread</dt><dd><a href="/thread?pdi={quote(name, safe="")}">the thread of this message</a></dd>')
@@ -79,7 +79,7 @@ def message_section(whole: Resolved) -> tuple[str, str]:
         link = f"{name}#part={part.index}"
         items.append(
             f'<li><a href="{html.escape(_n2r(link))}">part {part.index}</a>: {html.escape(part.media_type)}'
-            + (f" <code>{html.escape(label)}</code>" if label else "")
+            + (f" <code>{isolated(label)}</code>" if label else "")
             + f"{role} <code class=\"name\">{html.escape(link)}</code></li>"
         )
     section = (
@@ -160,11 +160,11 @@ def render_thread(archive: Archive, name: str) -> str:
     ancestors: list[str] = []
     for message_id in refs:
         if message_id not in held:
-            ancestors.append(f'<li class="missing"><code>{html.escape(message_id)}</code>: not in the archive</li>')
+            ancestors.append(f'<li class="missing"><code>{isolated(message_id)}</code>: not in the archive</li>')
             continue
         got = _read_message(archive, held[message_id].pdi)
         if got is None:
-            ancestors.append(f'<li class="missing"><code>{html.escape(message_id)}</code>: not readable</li>')
+            ancestors.append(f'<li class="missing"><code>{isolated(message_id)}</code>: not readable</li>')
             continue
         ancestors.append(f"<li>{_line(got[1])}</li>")
     found, more = _replies(archive, own_name, this)
@@ -178,7 +178,7 @@ def render_thread(archive: Archive, name: str) -> str:
         if more else ""
     )
     body = (
-        f"<h1>Thread: {html.escape(this.subject)}</h1>"
+        f"<h1>Thread: {isolated(this.subject)}</h1>"
         f'<p>of <a href="{html.escape(_view(own_name))}"><code class="name">{html.escape(own_name)}</code></a></p>{note}'
         '<ol class="thread" aria-label="The thread, oldest first">'
         + "".join(ancestors)
@@ -253,13 +253,13 @@ def _descend(archive: Archive, own_name: str, frontier: list[str], found: list[_
 
 
 def _line(message: _Message) -> str:
-    subject = html.escape(message.subject)
+    subject = isolated(message.subject)
     linked = f'<a href="{html.escape(_view(message.name))}">{subject}</a>' if message.name else subject
-    gap = (f' <span class="missing">(a reply to <code>{html.escape(message.gap)}</code>, not in the archive)</span>'
+    gap = (f' <span class="missing">(a reply to <code>{isolated(message.gap)}</code>, not in the archive)</span>'
            if message.gap else "")
     return (
-        f"{linked} — {html.escape(message.sender)}, <time>{html.escape(message.date)}</time>"
-        f' <code class="name">{html.escape(message.message_id)}</code>{gap}'
+        f"{linked} — {isolated(message.sender)}, <time>{isolated(message.date)}</time>"
+        f' <code class="name">{isolated(message.message_id)}</code>{gap}'
     )
 
 

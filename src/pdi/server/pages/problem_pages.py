@@ -43,7 +43,7 @@ from pdi.identifier import PDI
 from pdi.server.http.problems import on_http_error as problem_of_http_error
 from pdi.server.http.problems import status_of
 from pdi.server.http.readers import request_target
-from pdi.server.pages.layout import esc, page, shown_time
+from pdi.server.pages.layout import esc, isolated, page, shown_time
 
 #: The most names a 404 page suggests.
 NEAREST = 12
@@ -139,23 +139,23 @@ def render_tombstone(archive: Archive, gone: WithdrawnError, name: str, base: st
         f"<tbody>{rows}</tbody></table>" if rows else ""
     )
     link = f"{base}{_view(shown)}"
-    cite_title = f"{title}. " if title else ""
+    cite_title = f"{isolated(title)}. " if title else ""
     when = gone.at.split("T")[0]
     body = (
         f"<p><code>{esc(shown)}</code> named a document of this archive. {what} {shown_time(gone.at)}.{purged}</p>"
         '<dl class="tombstone">'
-        + (f"<dt>Title</dt><dd><cite>{esc(title)}</cite></dd>" if title else "")
+        + (f"<dt>Title</dt><dd><cite>{isolated(title)}</cite></dd>" if title else "")
         + f"<dt>Name</dt><dd><code>{esc(shown)}</code></dd>"
         f"<dt>Withdrawn</dt><dd>{shown_time(gone.at)}</dd>"
-        f"<dt>Why</dt><dd>{esc(gone.reason)}</dd>"
-        f"<dt>By</dt><dd>{esc(gone.who)}</dd></dl>"
+        f"<dt>Why</dt><dd>{isolated(gone.reason)}</dd>"
+        f"<dt>By</dt><dd>{isolated(gone.who)}</dd></dl>"
         f"{table}"
         '<h2 id="cite-tombstone">How to cite this tombstone</h2>'
         "<p>The name stays: it is never given to anything else, and it resolves here, to this record of"
         " what it named and why it was withdrawn. Cite it as you would have cited the document, saying it"
         " was withdrawn:</p>"
-        f'<blockquote class="citation">{esc(cite_title)}<code>{esc(shown)}</code>. Withdrawn {esc(when)}:'
-        f" {esc(gone.reason)}. <span>{esc(link)}</span></blockquote>"
+        f'<blockquote class="citation">{cite_title}<code>{esc(shown)}</code>. Withdrawn {esc(when)}:'
+        f" {isolated(gone.reason)}. <span>{esc(link)}</span></blockquote>"
         f'<p>The same record as JSON: <a href="/uri-res/N2C?{esc(quote(shown, safe=":/"))}">N2C</a> (RFC 2169).</p>'
         + _onward()
     )
@@ -245,7 +245,7 @@ def render_not_found(archive: Archive, error: NotFoundError, name: str) -> str:
         return _page("Not in this document", error.http_status, "Not in this document", body, name)
     heading, names = _nearest(archive, parsed) if parsed is not None else ("", [])
     items = "".join(
-        f'<li><a href="{esc(_view(n))}"><code>{esc(n)}</code></a>{" — " + esc(t) if t else ""}</li>' for n, t in names
+        f'<li><a href="{esc(_view(n))}"><code>{esc(n)}</code></a>{" — " + isolated(t) if t else ""}</li>' for n, t in names
     )
     near = f'<h2 id="nearest">{esc(heading)}</h2><ul class="nearest">{items}</ul>' if items else ""
     body = (

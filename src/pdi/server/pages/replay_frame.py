@@ -59,7 +59,7 @@ from pdi.archive.store import RepresentationRecord
 from pdi.errors import PDIError
 from pdi.identifier import PDI
 from pdi.server.pages.browse import document_title, record_generic, tab_title
-from pdi.server.pages.layout import capture_title, esc, name_details, page, shown_time
+from pdi.server.pages.layout import capture_title, esc, isolated, name_details, page, shown_time
 from pdi.server.replay.origin import (
     AGGREGATE_TYPES,
     original_url,
@@ -227,7 +227,7 @@ def render_replay_page(
     # says one), not a capture's; it is not among the captures of the URL it holds, which are named by it
     facts = [] if named_by_url else [("deposited", shown_time(captured))]
     if own_date and not named_by_url:
-        facts.append(("the file's own date", esc(" ".join(own_date.split())[:100])))
+        facts.append(("the file's own date", isolated(" ".join(own_date.split())[:100])))
     around = _captures_around(archive, url, str(parsed.without_fragment())) if url else ""
     if around:
         facts.append(("capture", around))

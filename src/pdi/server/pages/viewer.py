@@ -63,7 +63,14 @@ from pdi.fragments import past_end_message
 from pdi.identifier import PDI
 from pdi.server.pages.browse import document_title, record_generic, render_document, tab_title
 from pdi.server.pages.cite import MAX_RFC5147, RFC5147Facts, image_facts, rfc5147_facts, waveform
-from pdi.server.pages.layout import breakable, capture_title, captured_url, name_details, page
+from pdi.server.pages.layout import (
+    breakable,
+    capture_title,
+    captured_url,
+    isolated,
+    name_details,
+    page,
+)
 from pdi.server.pages.viewer_script import SCRIPT
 
 if TYPE_CHECKING:
@@ -263,8 +270,8 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
     meta = archive.meta(str(whole.pdi))
     facts = "".join(
         f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>"
-        for k, v in [("media type", record.media_type), ("bytes", str(record.size)), ("SHA-256", record.sha256), *meta.items()]
-    )
+        for k, v in [("media type", record.media_type), ("bytes", str(record.size)), ("SHA-256", record.sha256)]
+    ) + "".join(f"<dt>{html.escape(k)}</dt><dd>{isolated(v)}</dd>" for k, v in meta.items())  # a depositor's words
     if archive.index_pending_of(record):  # resolvable at once; its passages are the indexer's still
         facts += (
             '<dt>full text</dt><dd class="pending"><span role="status">index pending: deposited and resolvable,'
@@ -332,7 +339,7 @@ def _version_banner(archive: Archive, record: RepresentationRecord, title: str |
     """The document's title (its ``title`` statement, else this name's: ``title``), and on a version that is not
     the latest the reader may see, "version N of M" with a link to the latest (the same format if it has one)."""
     generic = record_generic(record)
-    shown = f'<p class="doc-title">Title: <cite>{html.escape(title)}</cite></p>' if title else ""
+    shown = f'<p class="doc-title">Title: <cite>{isolated(title)}</cite></p>' if title else ""
     document = archive.locate(str(generic))  # the versions the reader may learn of (an embargoed one is left out)
     if not isinstance(document, Generic) or not document.versions or document.versions[-1].number <= record.version:
         return shown
