@@ -64,7 +64,7 @@ STYLE = """
 main{max-width:68rem}
 nav.crumbs ol{list-style:none;margin:0 0 0.8rem;padding:0;display:flex;flex-wrap:wrap;font-size:0.95rem}
 nav.crumbs li+li::before{content:"\\203A";padding:0 0.45rem;color:#777}
-nav.crumbs [aria-current]{font-weight:600}
+nav.crumbs [aria-current]{font-weight:600} nav.crumbs li{overflow-wrap:anywhere;min-width:0}
 table.catalogue{min-width:50%;margin:0.5rem 0 1.2rem}
 #documents,#formats,#statements,#years{width:100%}
 table.catalogue th{background:#eef1f5;font-weight:600}

@@ -12,7 +12,11 @@ On a screen narrower than 40rem (a phone) the header's two boxes take a line
 each, long names and URLs break anywhere, and a catalogue table too wide for
 the screen scrolls in its own box (a table still, to a screen reader): no page
 scrolls sideways at 390 px (``tests/server/test_server_pages_axe.py``, which
-also runs axe-core on every page).
+also runs axe-core on every page). At every width a depositor's text (in a
+``<bdi>``: :func:`isolated`) and a name, an id or a URL (in ``<code>``) break
+anywhere once a word is longer than its line or its cell, so a word of
+thousands of letters makes no page wider than the window
+(``tests/server/test_server_long_words.py``).
 
 Pages pass already-escaped HTML; :func:`esc` is :func:`html.escape` under a
 short name for building it. What a depositor wrote is shown so that its
@@ -49,6 +53,7 @@ pre{white-space:pre-wrap;word-wrap:break-word;border:1px solid #ccc;padding:1rem
 mark{background:#ffe58a} code,input{font-family:ui-monospace,monospace}
 #name{width:100%;font-size:0.95rem;padding:0.3rem} .error{color:#a00} dt{font-weight:bold}
 h1 code{overflow-wrap:anywhere} .note{color:#8a5a00} dd.pending{color:#8a5a00}
+bdi,main code{overflow-wrap:anywhere}
 table{border-collapse:collapse} th,td{border:1px solid #ccc;padding:0.3rem 0.6rem;vertical-align:top;text-align:left}
 td ul{margin:0;padding-left:1.1rem} td.number{text-align:right} td time{white-space:nowrap}
 code.name{font-size:0.8rem;color:#555;overflow-wrap:anywhere}
