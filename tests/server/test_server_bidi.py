@@ -21,6 +21,7 @@ import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 from server_helpers import Clock, S, with_replay
 from test_server_pages_screenshots import SHOTS
@@ -137,6 +138,10 @@ def test_a_captures_url_reads_as_written_its_controls_percent_encoded(site: tupl
         session = _opened(pipe, f"{base}/view?pdi={_q(names['capture'])}", "bidi-capture-banner")
         assert _laid_out(pipe, session, ".replay-banner h1 .url") == EVIL_SHOWN
         assert _laid_out(pipe, session, ".replay-banner h1").startswith(_bare(f"{EVIL_SHOWN} captured 2026-11-20 09:00:00 UTC"))
+        # and the page itself in its frame, from the replay origin (labelled with its URL as a URI: no 500)
+        frame = _js(pipe, session, "document.querySelector('iframe').src")
+        replayed = httpx.get(frame, timeout=30)
+        assert replayed.status_code == 200 and b"zebra crossing" in replayed.content, replayed.text[:300]
         # its source in the viewer, headed the same way
         session = _opened(pipe, f"{base}/view?pdi={_q(names['capture'])}&view=source", "bidi-capture-source")
         assert _laid_out(pipe, session, "main h1").startswith(_bare(f"{EVIL_SHOWN} captured 2026-11-20 09:00:00 UTC"))

@@ -64,6 +64,7 @@ from pdi import formats
 from pdi.archive import Archive, Generic, Resolved
 from pdi.errors import AccessError, LimitError, NotFoundError, UnsupportedError
 from pdi.identifier import PDI
+from pdi.interop.memento import as_uri
 from pdi.mhtml import Aggregate
 from pdi.mhtml.limits import MAX_REPLAY_OCTETS
 from pdi.mhtml.unpack import PlannedFile, plan
@@ -388,8 +389,8 @@ def read_page(archive: Archive, name: str) -> tuple[Resolved, Aggregate]:
         return whole, Aggregate.parse(whole.data)
     head = f"Content-Type: {whole.media_type}" + (f"; charset={whole.charset}" if whole.charset else "")
     url = original_url(whole)
-    if url is not None:
-        head += f"\r\nContent-Location: {url}"
+    if url is not None:  # as a URI: a header is ASCII, and a URL beyond it (an IRI) is its %-escaped UTF-8
+        head += f"\r\nContent-Location: {as_uri(url)}"
     return whole, Aggregate.parse(f"MIME-Version: 1.0\r\n{head}\r\n\r\n".encode("latin-1") + whole.data)
 
 
