@@ -31,7 +31,12 @@ PAGES: dict[str, tuple[int, dict[str, str], bytes]] = {
     "/s.css": (200, {"Content-Type": "text/css", "Content-Encoding": "gzip"}, gzip.compress(CSS, mtime=0)),
     "/a.png": (200, {"Content-Type": "image/png"}, PNG),
     "/bg.png": (200, {"Content-Type": "image/png"}, PNG + b"bg"),
+    # thirty images that are not there, each answered with 100 kB: 3 MB of error bodies
+    "/errors.html": (200, {"Content-Type": "text/html"},
+                     b"<html><body>" + b"".join(b'<img src="missing-%d.png">' % i for i in range(30)) + b"</body></html>"),
 }
+for _i in range(30):
+    PAGES[f"/missing-{_i}.png"] = (404, {"Content-Type": "text/plain"}, b"e" * 100_000)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -134,3 +139,18 @@ def _assert_requests_are_http_1_1(warc: Path) -> None:
 def test_warc_is_not_for_browser_captures(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["capture", "http://127.0.0.1:9/", "--browser", "--warc", str(tmp_path / "x.warc.gz")])
     assert result.exit_code == 2 and "not available with --browser" in result.stderr
+
+
+def test_the_bodies_a_warc_keeps_count_against_the_whole_captures_limit(server: str, tmp_path: Path) -> None:
+    """Errors' and redirects' bodies are kept for the WARC, never packed: --max-mb 0.5 makes the whole 2 MB (4x),
+    and thirty 404s of 100 kB each (3 MB) pass it, where a page of 300 such took 1.3 GB."""
+    warc = tmp_path / "errors.warc.gz"
+    result = CliRunner().invoke(cli, ["capture", f"{server}/errors.html", "--allow-private", "--max-mb", "0.5",
+                                      "--warc", str(warc), "-o", str(tmp_path / "page.mhtml")])
+    assert result.exit_code == 7, result.output
+    assert "kept for the WARC" in result.output and f"limit of {4 * 512 * 1024} bytes" in result.output  # 4 x 0.5 MiB
+    assert not warc.exists()
+    # without a WARC nothing keeps them: the page is captured, its thirty images missing
+    result = CliRunner().invoke(cli, ["capture", f"{server}/errors.html", "--allow-private", "--max-mb", "0.5",
+                                      "-o", str(tmp_path / "page.mhtml")])
+    assert result.exit_code == 0, result.output

@@ -35,7 +35,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, replace
 
 from pdi._wording import plural
-from pdi.capture.fetch import Fetched, Limits
+from pdi.capture.fetch import Fetched, Limits, WholeCaptureLimit
 from pdi.errors import LimitError, PDIError
 from pdi.mhtml.limits import Budget, Deadline
 from pdi.mhtml.resolve import comparable, location_key
@@ -146,11 +146,18 @@ async def crawl(
         async def one(item: Need) -> tuple[Need, Fetched | Failure]:
             try:
                 got = await fetch(item.url)
+            except WholeCaptureLimit:
+                raise
             except PDIError as exc:
                 return item, Failure(item.url, str(exc))
             return item, _typed(got, item)
 
-        results = await asyncio.gather(*(one(item) for item in wanted))
+        try:  # a task group: a limit of the whole capture passed by one part cancels the others' fetches
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(one(item)) for item in wanted]
+        except* Exception as failed:  # the first, as asyncio.gather raised it (a part's PDIError is a Failure)
+            raise failed.exceptions[0] from None
+        results = [task.result() for task in tasks]
         level = []
         for item, result in results:
             done += 1

@@ -243,6 +243,11 @@ async def _set_location_aside(response: httpx.Response) -> None:
         response.headers[_LOCATION] = location[0]
 
 
+class WholeCaptureLimit(LimitError):
+    """A limit of the whole capture passed while one part was fetched: the capture fails, the part is not just
+    missing."""
+
+
 class Fetcher:
     """A bounded HTTP client for one capture. Use as ``async with Fetcher(...) as f``."""
 
@@ -257,6 +262,9 @@ class Fetcher:
         self.limits = limits or Limits()
         #: when given, every exchange (redirects and errors too) is appended to it, in the order they end
         self.exchanges = exchanges
+        #: Octets of the bodies kept in :attr:`exchanges`: at most the total limit, an error's and a redirect's
+        #: too (they are never packed, so the crawl's count of the parts does not see them).
+        self._kept = 0
         self.allow_private = allow_private
         headers = {"User-Agent": user_agent or "pdi-capture/0.1 (+RFC 2557 archiver)", "Accept-Encoding": ACCEPTED}
         self._client = httpx.AsyncClient(
@@ -340,6 +348,10 @@ class Fetcher:
             except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 raise NotFoundError(f"cannot fetch {current}: {exc}") from exc
 
+    def _too_much(self) -> WholeCaptureLimit:
+        return WholeCaptureLimit(f"the exchanges kept for the WARC (errors' and redirects' bodies too) are more than the"
+                          f" capture's limit of {plural(self.limits.max_total_bytes, 'byte')}")
+
     async def _record(
         self, response: httpx.Response, url: str, started: tuple[datetime.datetime, str | None], body: bytes | None
     ) -> None:
@@ -352,8 +364,13 @@ class Fetcher:
                 size += len(chunk)
                 if size > self.limits.max_resource_bytes:
                     raise LimitError(f"{url} is larger than the limit of {plural(self.limits.max_resource_bytes, 'byte')}")
+                if self._kept + size > self.limits.max_total_bytes:
+                    raise self._too_much()
                 pieces.append(chunk)
             body = b"".join(pieces)
+        self._kept += len(body)
+        if self._kept > self.limits.max_total_bytes:
+            raise self._too_much()
         headers: list[tuple[str, str]] = []
         for name, value in response.headers.multi_items():
             if name == _LOCATION:
