@@ -99,14 +99,24 @@ def date_precondition(headers: Mapping[str, str], last_modified: str | None) -> 
     if modified is None:
         return None
     if "if-match" not in headers:
-        since = headers.get("if-unmodified-since")
+        since = _one(headers, "if-unmodified-since")
         if since is not None and (date := http_date(since)) is not None and modified > date:
             return 412
     if "if-none-match" not in headers:
-        since = headers.get("if-modified-since")
+        since = _one(headers, "if-modified-since")
         if since is not None and (date := http_date(since)) is not None and modified <= date:
             return 304
     return None
+
+
+def _one(headers: Mapping[str, str], name: str) -> str | None:
+    """A field's value when the request has it on one line; ``None`` when absent or on several (a list of dates,
+    which §13.1.3 and §13.1.4 say to ignore)."""
+    getlist = getattr(headers, "getlist", None)
+    if getlist is not None:
+        values = getlist(name)
+        return values[0] if len(values) == 1 else None
+    return headers.get(name)
 
 
 def dated_fields(headers: Iterable[tuple[bytes, bytes]]) -> bool:
@@ -155,9 +165,9 @@ def http_date(field: str) -> int | None:
     else:
         return None
     numbers = (full, _MONTHS[month], int(day), int(hour), int(minute), int(second))
-    if not (1 <= numbers[2] <= calendar.monthrange(full, numbers[1])[1] and numbers[3] < 24 and numbers[4] < 60
-            and numbers[5] < 61):  # 60: a leap second (IMF's second may be 60), read as the next
-        return None
+    if full < 1 or not (1 <= numbers[2] <= calendar.monthrange(full, numbers[1])[1] and numbers[3] < 24
+                        and numbers[4] < 60 and numbers[5] < 61):  # 60: a leap second, read as the next
+        return None  # year 0 is no year of the calendar (calendar.monthrange refuses it)
     return calendar.timegm((*numbers, 0, 0, 0))
 
 
