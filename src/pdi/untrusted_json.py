@@ -38,23 +38,28 @@ def loads(data: str | bytes, what: str, *, rule: str, most: int = MAX_VALUES) ->
     """The JSON value of ``data``; a :class:`ParseError` of grammar ``rule`` saying ``what`` is not JSON, and why
     (a :class:`~pdi.errors.LimitError` when it holds more than ``most`` values)."""
     if isinstance(data, str):
-        if _SURROGATE.search(data) is not None:
+        text = data
+        if _SURROGATE.search(text) is not None:
             raise ParseError(f"{what} is not JSON pdi reads: it holds a lone surrogate, which is no character",
                              rule=rule)
-        raw = data.encode("utf-8")
+        raw = text.encode("utf-8")
     else:
-        raw = data
+        raw = data[3:] if data[:3] == b"\xef\xbb\xbf" else data
+        try:  # strictly: Python's reader would take UTF-16, and a surrogate's three octets (surrogatepass)
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ParseError(f"{what} is not JSON: it is not UTF-8 (RFC 8259 §8.1): {exc}", rule=rule) from None
     if len(raw) > most or raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:  # else it cannot pass either bound
-        _bounded(raw[3:] if raw[:3] == b"\xef\xbb\xbf" else raw, what, rule, most)
+        _bounded(raw, what, rule, most)
     try:
-        value = json.loads(raw, parse_constant=_no_constant, parse_float=_finite, parse_int=_int)
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite, parse_int=_int)
     except _BeyondJSON:
         raise ParseError(f"{what} is not JSON: {_BEYOND}", rule=rule) from None
     except RecursionError:  # pragma: no cover - the streaming pass refuses it first
         raise ParseError(f"{what} is not JSON pdi reads: it is nested too deep", rule=rule) from None
     except ValueError as exc:
         raise ParseError(f"{what} is not JSON: {exc}", rule=rule) from None
-    if _SURROGATE_ESCAPE.search(raw) is not None and _holds_lone_surrogate(value):
+    if "\\u" in text and _SURROGATE_ESCAPE.search(raw) is not None and _holds_lone_surrogate(value):
         raise ParseError(f"{what} is not JSON pdi reads: it holds a lone surrogate (a \\ud800-\\udfff escape not in"
                          " a pair), which is no character", rule=rule)
     return value
@@ -81,7 +86,9 @@ def _bounded(raw: bytes, what: str, rule: str, most: int) -> None:
             if values > most:
                 raise LimitError(f"{what} holds more than {most:,} JSON values, more than pdi reads at once")
     except (ijson.JSONError, UnicodeDecodeError) as exc:  # the second: a key of a lone surrogate's escape
-        said = str(exc).split("\n", 1)[0].strip()
+        reason = exc.args[0] if exc.args else ""
+        said = (reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason))
+        said = said.split("\n", 1)[0].strip()[:200]
         if len(raw) <= 1 << 20:  # small: Python's reader says where, in its words
             try:
                 json.loads(raw, parse_constant=_no_constant, parse_float=_finite, parse_int=_int)
@@ -94,7 +101,8 @@ def _bounded(raw: bytes, what: str, rule: str, most: int) -> None:
         raise ParseError(f"{what} is not JSON: {said}", rule=rule) from None
 
 
-_BEYOND = "it holds NaN, Infinity or a number past a double's range (1e400), which JSON does not (RFC 8259 §6)"
+_BEYOND = ("it holds NaN, Infinity, a number past a double's range (1e400) or an integer past 64 bits, which JSON"
+           " does not have or readers do not share (RFC 8259 §6)")
 
 
 class _BeyondJSON(Exception):
@@ -113,9 +121,14 @@ def _finite(text: str) -> float:
 
 
 def _int(text: str) -> int:
-    if len(text) > 309:  # past a double's range, as the streaming reader refuses it (and short of Python's 4,300)
+    number = int(text) if len(text) <= 21 else _LONG  # no 4,300-digit int() either
+    if not -_LONG < number < _LONG:  # past a 64-bit integer (and its least, -2**63), as the streaming reader refuses
         raise _BeyondJSON(text[:20])
-    return int(text)
+    return number
+
+
+#: 2**63: JSON integers are read from -(2**63 - 1) to 2**63 - 1 (yajl's reader refuses -2**63 too).
+_LONG = 1 << 63
 
 
 def _holds_lone_surrogate(value: Any) -> bool:
