@@ -495,6 +495,15 @@ def test_annotations_of_private_documents_are_read_only_by_those_who_may_read_th
     lambda name: [{"id": "http://example.com/a-page"}, {"@id": name}],
     lambda name: {"id": "http://127.0.0.1/uri-res/N2R?" + quote(name, safe="")},  # its N2R, escaped
     lambda name: "http://127.0.0.1/uri-res/N2R?" + name,
+    lambda name: "http://127.0.0.1/uri-res/N2R?" + name + "&utm_source=x",
+    lambda name: "http://127.0.0.1/uri-res/N2R?" + name.replace("urn:pdi:", "pdi:"),  # N2R reads pdi:// too
+    lambda name: "http://127.0.0.1/view?pdi=" + quote(name.replace("urn:pdi:", "pdi:"), safe=""),
+    lambda name: {"type": "Choice", "items": [name]},
+    lambda name: {"@list": [name]},
+    lambda name: {"@set": [{"@id": name}]},
+    lambda name: {"oa:hasSource": {"id": name}},
+    lambda name: {"http://www.w3.org/ns/oa#hasSource": [{"@id": name}]},
+    lambda name: {"type": "SpecificResource", "source": json.loads('{"source":' * 12 + json.dumps(name) + "}" * 12)},
 ])
 def test_a_private_document_is_a_target_however_the_annotation_names_it(
     server: Server, spelled: Callable[[str], Any]
@@ -508,6 +517,31 @@ def test_a_private_document_is_a_target_however_the_annotation_names_it(
     assert requests.get(made.headers["Location"], timeout=30).status_code == 403
     listed = requests.get(server.container + "?iris=1", timeout=30).json()
     assert listed["total"] == 0 and made.headers["Location"] not in listed.get("first", {}).get("items", [])
+
+
+def test_the_target_term_itself_and_an_inline_context_name_no_target_past_the_check(server: Server) -> None:
+    """``oa:hasTarget`` is what the context makes of ``target``; an inline context could make any member stand for
+    it, so a context is named by URLs only."""
+    public_only = archive_token(server, "public-curator", series=[PUBLIC])
+    alone = {**{k: v for k, v in note("").items() if k != "target"}, "oa:hasTarget": server.private}
+    assert server.post(alone, token=public_only).status_code == 400  # it needs a target (§3.1), by that name
+    beside = {**note("http://example.com/a-page"), "oa:hasTarget": server.private}
+    assert server.post(beside, token=public_only).status_code == 403
+    aliased = {**note("http://example.com/a-page"), "@context": [ANNO, {"about": "oa:hasTarget"}],
+               "about": server.private}
+    assert server.post(aliased, token=public_only).status_code == 415
+
+
+@pytest.mark.parametrize("target", [
+    "https://www.google.com/search?q=urn:pdi:foo&hl=en",  # the words, not a name
+    "https://other.example/uri-res/N2R?urn:pdi://elsewhere.example.org/2026/01/02/1.text.1",  # another archive's
+    {"type": "SpecificResource", "source": "http://example.com/a-page",
+     "selector": {"type": "TextQuoteSelector", "exact": "see urn:pdi: names"}},
+])
+def test_a_web_page_whose_url_or_quote_only_mentions_pdi_is_a_web_pages_annotation(server: Server, target: Any) -> None:
+    made = server.post(note(target))
+    assert made.status_code == 201, made.text
+    assert requests.get(made.headers["Location"], timeout=30).status_code == 200  # anyone may read it
 
 
 def test_annotations_on_an_embargoed_document_wait_for_its_end(server: Server) -> None:

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 from urllib.parse import unquote
 
@@ -91,9 +91,11 @@ def entity_tag(record: AnnotationRecord) -> str:
 
 
 def _is_context(value: object) -> bool:
+    """The Web Annotation context, alone or in a list of contexts named by URL: not an inline one, whose terms
+    could stand for ``target`` under another name (which :func:`archived_targets` would not read)."""
     if isinstance(value, str):
         return value == CONTEXT
-    return isinstance(value, list) and CONTEXT in value
+    return isinstance(value, list) and CONTEXT in value and all(isinstance(v, str) for v in value)
 
 
 def _types(value: object) -> list[object]:
@@ -127,52 +129,59 @@ def encode(data: Mapping[str, Any]) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
-def archived_targets(data: Mapping[str, Any]) -> list[str]:
-    """The PDIs among an annotation's targets, however JSON-LD names them: a target that is one, or whose ``id``,
-    ``@id`` or ``source`` (a string, an object with its own ``id`` or ``@id``, or a list of them) is one, or is a
-    URL that holds one (an ``N2R`` of it: ``…/uri-res/N2R?urn:pdi:…``, escaped or not).
+def archived_targets(data: Mapping[str, Any], held: Callable[[str], bool] | None = None) -> list[str]:
+    """The PDIs an annotation's targets name, however JSON-LD spells them: every string anywhere in its
+    ``target`` (or ``oa:hasTarget``, the term it stands for) that is a PDI, or that holds one of a series
+    ``held`` here (a URL whose query or path holds it, %-escaped or not: ``…/uri-res/N2R?urn:pdi:…``,
+    ``…/view?pdi=pdi://…``), in any member (``id``, ``@id``, ``source``, ``items``, ``@list``, a selector's).
 
     Whatever way a target names an archived document decides who may annotate it and who may read the
     annotation: one spelling missed here would be an annotation of a private document kept as one of the web,
-    public, by a token of another series. So every string in those places is looked at."""
+    public, by a token of another series. So every string is looked at, and one that names a series held here
+    but is no PDI is refused rather than let by. A URL that holds no PDI of a series held here (another
+    resolver's names, a search for the words ``urn:pdi:``) is a web page's."""
     from urllib.parse import unquote
 
-    targets = _types(data.get("target"))
-    if len(targets) > MAX_TARGETS:
+    targets = [data[key] for key in _TARGET_KEYS if key in data]
+    if sum(len(t) if isinstance(t, list) else 1 for t in targets) > MAX_TARGETS:
         raise LimitError(f"an annotation has at most {MAX_TARGETS} targets")
     found: list[str] = []
-    for iri in _identifiers(targets):
-        if iri.lower().startswith(("urn:pdi:", "pdi:")):
-            found.append(iri)
-            continue
-        plain = unquote(iri)
-        at = plain.lower().find("urn:pdi:")
-        if at > 0:
-            found.append(plain[at:])
+    for text in _strings(targets):
+        if text[:8].lower() == "urn:pdi:" or text[:4].lower() == "pdi:":
+            found.append(text)
+        elif "pdi" in text.lower():
+            plain = unquote(text)
+            for embedded in _EMBEDDED.finditer(plain):
+                if held is None or held(embedded["series"].lower().rstrip(".")):
+                    found.append(embedded[0])
         if len(found) > MAX_TARGETS:
             raise LimitError(f"an annotation has at most {MAX_TARGETS} targets")
     return found
 
 
-#: The keys of a target object that name the resource it is (JSON-LD's ``@id`` and its alias ``id``, and a
-#: ``SpecificResource``'s ``source``).
-_IDENTIFYING = ("source", "id", "@id")
+#: The members an annotation names its targets by: ``target``, and the term the Web Annotation context makes of it.
+_TARGET_KEYS = ("target", "oa:hasTarget", "http://www.w3.org/ns/oa#hasTarget")
+#: A PDI inside a longer string (a URL), to the first character no name holds unescaped: its series named.
+_EMBEDDED = re.compile(r"(?i)(?:urn:)?pdi://(?P<series>[^/?#&\s<>\"']+)/[^#&\s<>\"']*")
+#: The most strings of a target looked at (an annotation is at most a few kilobytes of them).
+MAX_TARGET_STRINGS = 100_000
 
 
-def _identifiers(targets: list[object]) -> Iterator[str]:
-    """Every string a list of targets names a resource by (:data:`_IDENTIFYING`, in lists and objects, a few
-    levels down), without recursion."""
-    stack: list[tuple[object, int]] = [(target, 0) for target in reversed(targets)]
+def _strings(values: list[object]) -> Iterator[str]:
+    """Every string in ``values``, at any depth, keys aside, without recursion; at most :data:`MAX_TARGET_STRINGS`."""
+    stack = list(reversed(values))
+    seen = 0
     while stack:
-        item, depth = stack.pop()
+        item = stack.pop()
         if isinstance(item, str):
+            seen += 1
+            if seen > MAX_TARGET_STRINGS:
+                raise LimitError(f"an annotation's targets hold more than {MAX_TARGET_STRINGS:,} strings")
             yield item
-        elif depth >= 8:
-            continue
         elif isinstance(item, Mapping):
-            stack.extend((item[key], depth + 1) for key in reversed(_IDENTIFYING) if key in item)
+            stack.extend(reversed(list(item.values())))
         elif isinstance(item, list):
-            stack.extend((each, depth + 1) for each in reversed(item[:MAX_TARGETS + 1]))
+            stack.extend(reversed(item))
 
 
 def representation(record: AnnotationRecord, iri: str) -> dict[str, Any]:

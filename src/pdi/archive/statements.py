@@ -263,7 +263,8 @@ class Statements(Reading):
         """The archived documents (and versions) an annotation targets: each in the archive, readable now, and
         (for a ``writer``) in a series its token may curate."""
         found: list[tuple[DocumentKey, int | None]] = []
-        for name in anno.archived_targets(data):
+        held = {record.name.lower() for record in self.store.list_series()}
+        for name in anno.archived_targets(data, held.__contains__):
             parsed = parse_pdi(name)
             if parsed.is_pattern or parsed.citation is not None:
                 raise UnsupportedError(f"an annotation targets one archived name, not a pattern or citation: {name[:120]}")
