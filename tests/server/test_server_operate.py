@@ -552,7 +552,8 @@ def test_a_log_file_that_cannot_be_opened_is_named_so(tmp_path: Path) -> None:
 
 
 @given(st.text(alphabet=st.characters(codec="ascii", categories=("L", "N"), include_characters="-._~"), min_size=8,
-               max_size=40), st.sampled_from(["access_token", "ACCESS_TOKEN", "Access_Token"]))
+               max_size=40), st.sampled_from(["access_token", "ACCESS_TOKEN", "Access_Token", "access%5Ftoken",
+                                              "access%5ftoken"]))
 def test_a_bearer_token_a_client_put_in_the_query_is_not_written_to_the_access_log(token: str, key: str) -> None:
     """RFC 6750 §2.3 lets a client send its token as ``access_token=`` (pdi never reads it there): the access log,
     which says it writes no credential, writes ``-`` in its place and the rest of the target as sent."""

@@ -177,15 +177,16 @@ def clf_line(scope: Scope, status: int, octets: int, when: float | None = None) 
 def clf(host: str, method: str, target: bytes, version: str, status: int, octets: int,
         when: float | None = None) -> str:
     """:func:`clf_line` of a request's parts (as a connection that answers from the cache has them). A bearer
-    token a client put in the query (RFC 6750 §2.3's ``access_token=``, which pdi never reads) is written ``-``."""
-    if b"access_token=" in target.lower():
+    token a client put in the query (RFC 6750 §2.3's ``access_token=``, its ``_`` or ``=`` %-escaped or not, which
+    pdi never reads) is written ``-``."""
+    if b"token" in target.lower():
         target = _ACCESS_TOKEN.sub(rb"\1-", target)
     shown = target.decode("ascii") if _PLAIN_TARGET.fullmatch(target) else _escape(target)
     return f'{host} - - [{_stamp(when)}] "{method} {shown} HTTP/{version}" {status} {octets if octets else "-"}'
 
 
 #: A query's ``access_token`` parameter and its value (up to the next parameter).
-_ACCESS_TOKEN = re.compile(rb"((?:^|[?&;])access_token=)[^&;#]*", re.IGNORECASE)
+_ACCESS_TOKEN = re.compile(rb"((?:^|[?&;])access(?:_|%5F)token(?:=|%3D))[^&;#]*", re.IGNORECASE)
 
 
 def _stamp(when: float | None) -> str:
