@@ -87,6 +87,10 @@ def _statement_in_the_future(catalog: dict[str, Any]) -> None:
     catalog["assertions"][0]["at"] = "2030-01-01T00:00:00.000000Z"
 
 
+def _statement_holding_nul(catalog: dict[str, Any]) -> None:
+    catalog["assertions"][0]["value"] = "AAAA\x00BBBB"  # kept as "AAAA": SQLite's text ended at the NUL
+
+
 def _version_gap(catalog: dict[str, Any]) -> None:
     rep = next(r for r in catalog["representations"] if r["version"] == 2)
     rep["version"] = 5
@@ -110,6 +114,7 @@ CASES: dict[str, tuple[Edit, str]] = {
     "the media type of another format": (_media_type_of_another_format, "is not that of format text"),
     "a statement before its document": (_statement_before_its_document, "before its document was minted"),
     "a statement in the future": (_statement_in_the_future, "in the future"),
+    "a statement holding NUL": (_statement_holding_nul, r"holds U\+0000 in its value \(character 4\)"),
     "version 5 after version 1": (_version_gap, "gaps in the versions"),
     "a version 2 alone": (_only_version_2, r"gaps in the versions of .*: 1 version numbered 2 to 2 \(rule catalog\)$"),
 }

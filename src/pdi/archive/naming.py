@@ -43,6 +43,9 @@ __all__ = [
 
 #: The largest single assertion value accepted (characters).
 MAX_ASSERTION_VALUE = 1 << 16
+#: What a statement's value may not hold: NUL (SQLite's text ended there: the rest was dropped) and a lone
+#: surrogate (no character: not UTF-8, not kept).
+UNKEPT_IN_VALUE = re.compile("[\\x00\\ud800-\\udfff]")
 
 #: A statement's key: a letter, then up to 199 letters, digits, ``.``, ``_``, ``:``, ``-``.
 STATEMENT_KEY = re.compile(r"[A-Za-z][A-Za-z0-9._:-]{0,199}\Z")

@@ -14,7 +14,14 @@ from collections.abc import Callable, Sequence
 
 import pdi.archive.kept_annotations as anno
 from pdi.archive.access import current_reader
-from pdi.archive.naming import MAX_ASSERTION_VALUE, STATEMENT_KEY, key_of, parse_pdi, timestamp
+from pdi.archive.naming import (
+    MAX_ASSERTION_VALUE,
+    STATEMENT_KEY,
+    UNKEPT_IN_VALUE,
+    key_of,
+    parse_pdi,
+    timestamp,
+)
 from pdi.archive.reading import Reading
 from pdi.archive.results import Resolved
 from pdi.archive.store import AnnotationRecord, AssertionRecord, DocumentKey
@@ -47,7 +54,7 @@ def _check_statement(key: str, value: str) -> None:
         raise ParseError("a value must be text", rule="value")
     if len(value) > MAX_ASSERTION_VALUE:
         raise LimitError(f"a value may have at most {MAX_ASSERTION_VALUE} characters")
-    bad = _UNKEPT.search(value)
+    bad = UNKEPT_IN_VALUE.search(value)
     if bad is not None:  # SQLite's text ends at a NUL (the rest was dropped); a lone surrogate is no character
         raise ParseError(f"a value may not hold U+{ord(bad[0]):04X} (character {bad.start()}): it is no text the"
                          " catalog keeps whole", text=value[:80], offset=min(bad.start(), 80), rule="value")

@@ -21,6 +21,7 @@ from pdi.archive.blobs import SHA256_HEX
 from pdi.archive.naming import (
     MAX_ASSERTION_VALUE,
     STATEMENT_KEY,
+    UNKEPT_IN_VALUE,
     canonical_series,
     key_of,
     parse_pdi,
@@ -291,6 +292,9 @@ def _check_statement(a: AssertionRecord, minted_at: str | None, now: datetime.da
         )
     if not STATEMENT_KEY.match(a.key) or len(a.value) > MAX_ASSERTION_VALUE or not a.who.strip():
         raise ParseError(f"catalog.json: the statement {a.key!r} about {a.subject} is malformed", rule="catalog")
+    if (bad := UNKEPT_IN_VALUE.search(a.value)) is not None:
+        raise ParseError(f"catalog.json: the statement {a.key!r} about {a.subject} holds U+{ord(bad[0]):04X} in its"
+                         f" value (character {bad.start()}), which the catalog cannot keep whole", rule="catalog")
     if any(ch in a.who for ch in "\r\n\x00"):
         raise ParseError(f"catalog.json: the statement {a.key!r} about {a.subject}: who holds a control character", rule="catalog")
 
