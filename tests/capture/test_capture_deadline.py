@@ -93,16 +93,19 @@ def test_the_timeout_stops_a_capture_while_it_reads_a_page(server: str) -> None:
     assert time.monotonic() - started < 1 + 4
 
 
-def test_cli_timeout_covers_the_frames_read_one_after_another(server: str, tmp_path: Path) -> None:
+def _capture_cli(url: str, tmp_path: Path, *options: str) -> tuple[int, int, list[str], Path]:
+    """``pdi capture URL --allow-private [options] -o FILE`` as a process: its exit status, its peak memory (KiB),
+    the lines it wrote to standard error, and the file it was to write."""
     out, err = tmp_path / "c.mht", tmp_path / "err"
-    started = time.monotonic()
     with err.open("wb") as stderr:
         status, peak_kib, _ = run_with_peak(
-            [sys.executable, "-m", "pdi", "capture", server + "/frames.html", "--allow-private", "--timeout", "2",
-             "-o", str(out)],
-            stderr=stderr,
-        )
-    lines = err.read_text().splitlines()
+            [sys.executable, "-m", "pdi", "capture", url, "--allow-private", *options, "-o", str(out)], stderr=stderr)
+    return status, peak_kib, err.read_text().splitlines(), out
+
+
+def test_cli_timeout_covers_the_frames_read_one_after_another(server: str, tmp_path: Path) -> None:
+    started = time.monotonic()
+    status, peak_kib, lines, out = _capture_cli(server + "/frames.html", tmp_path, "--timeout", "2")
     assert status == 7, lines
     assert lines == [f"pdi: limit exceeded: capturing {server}/frames.html took longer than 2 s"]
     assert time.monotonic() - started < 2 + 8  # the interpreter's start and the four fetches besides
@@ -112,13 +115,7 @@ def test_cli_timeout_covers_the_frames_read_one_after_another(server: str, tmp_p
 
 
 def test_a_tag_of_millions_of_attributes_is_refused_in_bounded_memory(server: str, tmp_path: Path) -> None:
-    out, err = tmp_path / "c.mht", tmp_path / "err"
-    with err.open("wb") as stderr:
-        status, peak_kib, _ = run_with_peak(
-            [sys.executable, "-m", "pdi", "capture", server + "/crowded.html", "--allow-private", "-o", str(out)],
-            stderr=stderr,
-        )
-    lines = err.read_text().splitlines()
+    status, peak_kib, lines, out = _capture_cli(server + "/crowded.html", tmp_path)
     assert status == 7, lines
     assert lines == [
         f"pdi: limit exceeded: reading {server}/crowded.html: the start tag at character 0 has more than 10,000"
@@ -129,13 +126,8 @@ def test_a_tag_of_millions_of_attributes_is_refused_in_bounded_memory(server: st
 
 
 def test_millions_of_spaces_in_tags_are_read_in_bounded_memory(server: str, tmp_path: Path) -> None:
-    out, err = tmp_path / "c.mht", tmp_path / "err"
-    with err.open("wb") as stderr:
-        status, peak_kib, _ = run_with_peak(
-            [sys.executable, "-m", "pdi", "capture", server + "/spaced.html", "--allow-private", "-o", str(out)],
-            stderr=stderr,
-        )
-    assert status == 0, err.read_text()
+    status, peak_kib, lines, out = _capture_cli(server + "/spaced.html", tmp_path)
+    assert status == 0, lines
     # Both images are the page's (HTML §13.2.5.32-.36: white space and "/" separate attributes; the end tag's
     # spaces are passed over to its ">"), and the page is kept byte for byte.
     parts = parse(out.read_bytes()).parts
