@@ -31,6 +31,8 @@ MAX_VALUES = 1_000_000
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _STARTS = frozenset({"start_map", "start_array"})
+#: A run of digits a 64-bit integer may not hold (18 fit whatever they are).
+_LONG_DIGITS = re.compile(rb"[0-9]{18,}")
 _ENDS = frozenset({"end_map", "end_array"})
 
 
@@ -72,6 +74,8 @@ def _bounded(raw: bytes, what: str, rule: str, most: int) -> None:
 
     depth = 0
     values = 0
+    if _LONG_DIGITS.search(raw) is not None:  # yajl reads an integer as 64 bits, and refuses a longer one: each run of
+        raw = _LONG_DIGITS.sub(b"0", raw)  # 18 digits or more is one 0 for this pass (a number still, a string still)
     try:
         for event, _ in ijson.basic_parse(raw, use_float=True):
             values += 1
@@ -101,8 +105,7 @@ def _bounded(raw: bytes, what: str, rule: str, most: int) -> None:
         raise ParseError(f"{what} is not JSON: {said}", rule=rule) from None
 
 
-_BEYOND = ("it holds NaN, Infinity, a number past a double's range (1e400) or an integer past 64 bits, which JSON"
-           " does not have or readers do not share (RFC 8259 §6)")
+_BEYOND = "it holds NaN, Infinity or a number past a double's range (1e400), which JSON does not (RFC 8259 §6)"
 
 
 class _BeyondJSON(Exception):
@@ -121,14 +124,7 @@ def _finite(text: str) -> float:
 
 
 def _int(text: str) -> int:
-    number = int(text) if len(text) <= 21 else _LONG  # no 4,300-digit int() either
-    if not -_LONG < number < _LONG:  # past a 64-bit integer (and its least, -2**63), as the streaming reader refuses
-        raise _BeyondJSON(text[:20])
-    return number
-
-
-#: 2**63: JSON integers are read from -(2**63 - 1) to 2**63 - 1 (yajl's reader refuses -2**63 too).
-_LONG = 1 << 63
+    return int(text)  # past 4,300 digits, Python's ValueError: not JSON pdi reads
 
 
 def _holds_lone_surrogate(value: Any) -> bool:
