@@ -167,6 +167,11 @@ class LimitError(PDIError, exit_code=7, http_status=413, title="limit exceeded")
     """A size, depth, count or time limit was exceeded."""
 
 
+class WholeCaptureLimit(LimitError):
+    """A limit of a whole capture (``pdi capture``) passed while one of its parts was fetched: the capture fails,
+    where a part's own failure leaves that part missing."""
+
+
 class StoreError(PDIError, exit_code=8, http_status=503, title="storage error"):
     """The archive's storage could not do what was asked (not a user mistake)."""
 

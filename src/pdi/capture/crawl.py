@@ -35,8 +35,8 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, replace
 
 from pdi._wording import plural
-from pdi.capture.fetch import Fetched, Limits, WholeCaptureLimit
-from pdi.errors import LimitError, PDIError
+from pdi.capture.fetch import Fetched, Limits
+from pdi.errors import LimitError, PDIError, WholeCaptureLimit
 from pdi.mhtml.limits import Budget, Deadline
 from pdi.mhtml.resolve import comparable, location_key
 from pdi.mhtml.write import Need, Resource, absolute_base, build, needed_references, part_media_type

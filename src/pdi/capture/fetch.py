@@ -36,7 +36,7 @@ from pdi import formats
 from pdi._wording import plural
 from pdi.capture.addresses import not_public
 from pdi.capture.decoding import ACCEPTED, BodyDecoder
-from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
+from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError, WholeCaptureLimit
 from pdi.uri import resolve
 
 __all__ = ["Exchange", "Fetched", "Fetcher", "Limits", "Redirect", "check_address", "check_url"]
@@ -241,11 +241,6 @@ async def _set_location_aside(response: httpx.Response) -> None:
     if location:
         del response.headers["location"]
         response.headers[_LOCATION] = location[0]
-
-
-class WholeCaptureLimit(LimitError):
-    """A limit of the whole capture passed while one part was fetched: the capture fails, the part is not just
-    missing."""
 
 
 class Fetcher:
