@@ -152,9 +152,11 @@ class SearchPages(ArchiveHandlers):
             "</li>"
             for hit in results.hits
         )
-        first = optional(request, "after") is None
-        if results.hits:
-            found = f'<ol class="hits" aria-label="Results">{items}</ol>'
+        after = optional(request, "after")
+        first = after is None
+        if results.hits:  # numbered on from the hits before (the cursor is their count, read by the search)
+            start = f' start="{int(after) + 1}"' if after else ""
+            found = f'<ol class="hits"{start} aria-label="Results">{items}</ol>'
         else:
             found = "<p>No passage holds all these words." + ("" if first else " (No more results.)") + "</p>"
         following = _next_url("/search", request, results)

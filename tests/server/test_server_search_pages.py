@@ -1,0 +1,73 @@
+"""The search page's pages of hits in Chromium: each page's "Next results" link leads on by the count of hits
+shown before it (``after=``), never a catalog number or a score; the last page has no link.
+
+Three public texts hold "otter", one, two and three times in texts of equal length (so any ranking puts the
+one with three first), and a hidden series holds more; a stranger walks the pages a hit at a time by
+clicking the link, and each page is saved as a screenshot.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import time
+import urllib.parse
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from server_helpers import Clock, S, with_replay
+from test_server_pages_screenshots import SHOTS
+
+from chromium_helpers import navigate_and_wait_for_load, open_page
+from pdi.archive import Archive
+from pdi.capture.browser import Pipe, devtools
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[str]]]:
+    root = tmp_path_factory.mktemp("search-pages")
+    with Archive.init(root / "archive", clock=Clock(datetime.datetime(2026, 11, 20, 9, tzinfo=datetime.UTC))) as archive:
+        archive.add_series(S)
+        archive.add_series("sealed.example.us")
+        archive.set_series_access("sealed.example.us", "hidden")
+        names = []
+        for i in (1, 2, 3):
+            archive.add("sealed.example.us", f"sealed otter otter {i}".encode(), format="text")
+            names.append(str(archive.add(S, f"{'otter ' * i}{'river ' * (4 - i)}bank".encode(), format="text")))
+    with with_replay(str(root / "archive")) as (url, _):
+        yield url, names
+
+
+def _js(pipe: Pipe, session: str, expression: str) -> Any:
+    answer = pipe.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session,
+                       time.monotonic() + 30)
+    assert "exceptionDetails" not in answer, answer
+    return answer["result"].get("value")
+
+
+def _shot(pipe: Pipe, session: str, name: str) -> None:
+    png = base64.b64decode(pipe.call("Page.captureScreenshot", {"format": "png"}, session, time.monotonic() + 30)["data"])
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / f"{name}.png").write_bytes(png)
+
+
+def test_next_results_walk_the_hits_by_their_count(site: tuple[str, list[str]]) -> None:
+    base, names = site
+    with devtools() as pipe:
+        session = open_page(pipe, f"{base}/search?q=otter&limit=1")
+        pipe.call("Emulation.setDeviceMetricsOverride",
+                  {"width": 1100, "height": 700, "deviceScaleFactor": 1, "mobile": False}, session, time.monotonic() + 30)
+        seen = []
+        for page in (1, 2, 3):
+            _shot(pipe, session, f"search-page-{page}")
+            seen.append(_js(pipe, session, "document.querySelector('ol.hits a').getAttribute('href')"))
+            assert _js(pipe, session, "document.querySelector('ol.hits').start") == page  # numbered on across pages
+            following = _js(pipe, session, "document.querySelector('a[rel=next]') && document.querySelector('a[rel=next]').href")
+            if page == 3:
+                assert following is None  # the last page: no link on
+                break
+            assert urllib.parse.parse_qs(urllib.parse.urlsplit(following).query)["after"] == [str(page)]
+            navigate_and_wait_for_load(pipe, session, following, time.monotonic() + 30)
+    # every public text once, the one with "otter" most often first; nothing of the hidden series
+    assert [urllib.parse.unquote(h).split("pdi=")[1].split("#")[0] for h in seen] == names[::-1]
