@@ -99,8 +99,6 @@ class PlainAnswers:
         self.archive = archive
         self._policy = content_policy.encode("latin-1")
         self._origin = origin
-        #: Memento-Datetime of a deposit time, by its first 19 characters (the second): one a second of deposits.
-        self._stamps: dict[str, str] = {}
         #: Whether a base URL (without its last ``/``) quotes to itself in a ``Link``.
         self._bases: dict[str, bool] = {}
 
@@ -166,8 +164,8 @@ class PlainAnswers:
         else:  # the version's first format names its memento; its first deposit dates it
             first = f"{document}.{min(r.format for r in records)}.{version}"
             created = min(r.created_at for r in records)
-        stamp = self._stamp(created)
-        modified = stamp if created == record.created_at else self._stamp(record.created_at)  # Last-Modified
+        stamp = deposit_stamp(created)
+        modified = stamp if created == record.created_at else deposit_stamp(record.created_at)  # Last-Modified
         link = (f'<{name}>; rel="canonical", <{at}/uri-res/N2R?{document}>; rel="original",'
                 f' <{at}/timegate/{document}>; rel="timegate",'
                 f' <{at}/timemap/link/{document}>; rel="timemap"; type="{LINK_FORMAT}",'
@@ -198,17 +196,24 @@ class PlainAnswers:
         # to itself, the catalog's format tokens and digest, the configured policy, the stamp made here
         return Entity(data, content_type, etag, headers, names, True, [lines], sendable=True)
 
-    def _stamp(self, created: str) -> str:
-        """The Memento-Datetime of a deposit time as the catalog keeps it (``2026-11-22T14:30:00.000000Z``)."""
-        second = created[:19]
-        stamp = self._stamps.get(second) if created.endswith("Z") else None
-        if stamp is None:
-            stamp = http_datetime(parse_timestamp(created))
-            if created.endswith("Z") and len(created) > 19 and created[19] == ".":  # only the second is told
-                if len(self._stamps) >= 4096:
-                    self._stamps.clear()
-                self._stamps[second] = stamp
-        return stamp
+
+#: HTTP-dates of deposit times, by their first 19 characters (the second): one a second of deposits.
+_STAMPS: dict[str, str] = {}
+
+
+def deposit_stamp(created: str) -> str:
+    """A deposit time as the catalog keeps it (``2026-11-22T14:30:00.000000Z``) as an HTTP-date, to the second: the
+    ``Memento-Datetime`` of a deposit, and the ``Last-Modified`` of its stored bytes. Made once a second of deposits
+    (at most 4,096 kept)."""
+    second = created[:19]
+    stamp = _STAMPS.get(second) if created.endswith("Z") else None
+    if stamp is None:
+        stamp = http_datetime(parse_timestamp(created))
+        if created.endswith("Z") and len(created) > 19 and created[19] == ".":  # only the second is told
+            if len(_STAMPS) >= 4096:
+                _STAMPS.clear()
+            _STAMPS[second] = stamp
+    return stamp
 
 
 def labelled_type(media_type: str, charset: str | None) -> str:

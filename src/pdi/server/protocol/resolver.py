@@ -48,7 +48,7 @@ from pdi.errors import NotFoundError, ParseError, PDIError, WithdrawnError
 from pdi.fragments import past_end_message
 from pdi.identifier import PDI
 from pdi.interop.accept import choose, parse_accept, preference
-from pdi.interop.memento import LINK_FORMAT, http_datetime, parse_timestamp
+from pdi.interop.memento import LINK_FORMAT
 from pdi.mhtml.headers import SERVED_TYPE_OCTETS, served_content_type
 from pdi.server.http.conditional import (
     NOT_OF_416,
@@ -85,7 +85,7 @@ from pdi.server.process.limits import ArchiveHandlers, WorkLimits
 from pdi.server.process.zerocopy import EXTENSION
 from pdi.server.protocol.memento_oaipmh import Mementos
 from pdi.server.protocol.mirrored import Locations
-from pdi.server.protocol.plain import NotPublic, PlainAnswers, labelled_type
+from pdi.server.protocol.plain import NotPublic, PlainAnswers, deposit_stamp, labelled_type
 from pdi.server.protocol.rfc2169 import n2r_path, n2r_url, rfc2169_query, sturdy, urn_from_query
 
 #: RFC 2169 services this resolver answers, and the others it knows of (501).
@@ -850,18 +850,11 @@ def _about(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS) -> dict[s
         "Content-Security-Policy": ARCHIVED_CONTENT_POLICY,
         "X-Content-Type-Options": "nosniff",
         # the deposit of the stored bytes (RFC 9110 §8.8.2): they never change after it
-        "Last-Modified": last_modified(resolved.record.created_at),
+        "Last-Modified": deposit_stamp(resolved.record.created_at),
     }
     if resolved.fragment is not None and resolved.fragment.clamped:  # (wholly past the end is a 416 problem)
         headers["Warning"] = '299 pdi "the fragment reaches past the end: cut there"'
     return headers
-
-
-@functools.lru_cache(maxsize=1024)
-def last_modified(created_at: str) -> str:
-    """``Last-Modified`` of an answer of stored bytes deposited at ``created_at`` (as the catalog keeps it): that
-    time as an HTTP-date, to the second."""
-    return http_datetime(parse_timestamp(created_at))
 
 
 def _video_time(resolved: Resolved) -> bool:
