@@ -54,7 +54,7 @@ def loads(data: str | bytes, what: str, *, rule: str, most: int = MAX_VALUES) ->
     if len(raw) > most or raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:  # else it cannot pass either bound
         _bounded(raw, what, rule, most)
     try:
-        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite, parse_int=_int)
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
     except _BeyondJSON:
         raise ParseError(f"{what} is not JSON: {_BEYOND}", rule=rule) from None
     except RecursionError:  # pragma: no cover - the streaming pass refuses it first
@@ -74,10 +74,11 @@ def _bounded(raw: bytes, what: str, rule: str, most: int) -> None:
 
     depth = 0
     values = 0
-    if _LONG_DIGITS.search(raw) is not None:  # yajl reads an integer as 64 bits, and refuses a longer one: each run of
-        raw = _LONG_DIGITS.sub(b"0", raw)  # 18 digits or more is one 0 for this pass (a number still, a string still)
+    # yajl reads an integer as 64 bits and refuses a longer one: each run of 18 digits or more is one 0 for this
+    # pass (a number still, a string still), which only counts
+    scanned = _LONG_DIGITS.sub(b"0", raw) if _LONG_DIGITS.search(raw) is not None else raw
     try:
-        for event, _ in ijson.basic_parse(raw, use_float=True):
+        for event, _ in ijson.basic_parse(scanned, use_float=True):
             values += 1
             if event in _STARTS:
                 depth += 1
@@ -95,7 +96,7 @@ def _bounded(raw: bytes, what: str, rule: str, most: int) -> None:
         said = said.split("\n", 1)[0].strip()[:200]
         if len(raw) <= 1 << 20:  # small: Python's reader says where, in its words
             try:
-                json.loads(raw, parse_constant=_no_constant, parse_float=_finite, parse_int=_int)
+                json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
             except _BeyondJSON:
                 said = _BEYOND
             except RecursionError:
@@ -121,10 +122,6 @@ def _finite(text: str) -> float:
     if number in (float("inf"), float("-inf")):
         raise _BeyondJSON(text)
     return number
-
-
-def _int(text: str) -> int:
-    return int(text)  # past 4,300 digits, Python's ValueError: not JSON pdi reads
 
 
 def _holds_lone_surrogate(value: Any) -> bool:

@@ -9,7 +9,6 @@ targets.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 import pdi.archive.kept_annotations as anno
@@ -58,10 +57,6 @@ def _check_statement(key: str, value: str) -> None:
     if bad is not None:  # SQLite's text ends at a NUL (the rest was dropped); a lone surrogate is no character
         raise ParseError(f"a value may not hold U+{ord(bad[0]):04X} (character {bad.start()}): it is no text the"
                          " catalog keeps whole", text=value[:80], offset=min(bad.start(), 80), rule="value")
-
-
-#: What a statement's value may not hold: NUL, and a lone surrogate.
-_UNKEPT = re.compile("[\x00\ud800-\udfff]")
 
 
 class Statements(Reading):
