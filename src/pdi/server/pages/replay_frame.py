@@ -45,9 +45,7 @@ a note saying private captures are not replayed, and a link to its source
 
 from __future__ import annotations
 
-import base64
 import datetime
-import hashlib
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -59,7 +57,15 @@ from pdi.archive.store import RepresentationRecord
 from pdi.errors import PDIError
 from pdi.identifier import PDI
 from pdi.server.pages.browse import document_title, record_generic, tab_title
-from pdi.server.pages.layout import capture_title, esc, isolated, name_details, page, shown_time
+from pdi.server.pages.layout import (
+    capture_title,
+    esc,
+    isolated,
+    name_details,
+    page,
+    script_source,
+    shown_time,
+)
 from pdi.server.replay.origin import (
     AGGREGATE_TYPES,
     original_url,
@@ -172,6 +178,10 @@ SELECT_SCRIPT = """
 """
 
 
+#: :data:`SELECT_SCRIPT`'s CSP source (its SHA-256), made once.
+_SELECT_SOURCE = script_source(SELECT_SCRIPT)
+
+
 def frame_page_policy(replay_origin: str, *, select: bool = False) -> str:
     """The Content-Security-Policy of the page :func:`render_replay_page` makes, its frame on ``replay_origin``.
 
@@ -181,8 +191,7 @@ def frame_page_policy(replay_origin: str, *, select: bool = False) -> str:
     (:data:`pdi.server.pages.viewer.VIEW_POLICY`), and asks the resolver alone (``connect-src 'self'``);
     without ``select`` no script runs. Only the resolver's own pages may frame it.
     """
-    digest = base64.b64encode(hashlib.sha256(SELECT_SCRIPT.encode()).digest()).decode()
-    script, connect = (f"'sha256-{digest}'", "'self'") if select else ("'none'", "'none'")
+    script, connect = (_SELECT_SOURCE, "'self'") if select else ("'none'", "'none'")
     return (
         f"default-src 'self'; script-src {script}; connect-src {connect}; "
         f"frame-src {replay_origin}; img-src 'self' data:; style-src 'self' 'unsafe-inline'; object-src 'none'; "

@@ -47,8 +47,6 @@ escaped; the page loads nothing from elsewhere.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import html
 import json
 from typing import TYPE_CHECKING
@@ -70,6 +68,7 @@ from pdi.server.pages.layout import (
     isolated,
     name_details,
     page,
+    script_source,
 )
 from pdi.server.pages.viewer_script import SCRIPT
 
@@ -146,7 +145,7 @@ body:has(#pdf) .cite{position:sticky;top:0;z-index:5;box-shadow:0 2px 6px rgba(0
 #: site may frame it. Inline styles stay allowed (the page's own, and the boxes a script places).
 VIEW_POLICY = (
     "default-src 'self'; "
-    f"script-src 'self' 'sha256-{base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()}'; "
+    f"script-src 'self' {script_source(SCRIPT)}; "
     "worker-src 'self'; connect-src 'self'; img-src 'self' data: blob:; media-src 'self'; "
     "style-src 'self' 'unsafe-inline'; font-src 'self' data:; object-src 'none'; base-uri 'none'; "
     "form-action 'self'; frame-ancestors 'self'"
