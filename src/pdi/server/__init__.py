@@ -114,7 +114,7 @@ from pdi.archive.blobs import memo
 from pdi.federation.authorities import Authorities, RegistrySource
 from pdi.federation.naptr import NaptrFinder
 from pdi.server.http.codings import ContentCodings
-from pdi.server.http.middleware import FramedHereOnly, HeadWithoutRange, HostField
+from pdi.server.http.middleware import BrowserFields, HeadWithoutRange, HostField
 from pdi.server.http.problems import HANDLERS, Options
 from pdi.server.http.readers import Readers
 from pdi.server.pages import site_icon
@@ -271,7 +271,7 @@ def create_app(
         # a large answer in memory goes a piece at a time as the client takes it, within the worker's budget
         Middleware(PacedAnswers),
         # every HTML answer says who may frame it: the resolver's own pages alone, unless it says so itself
-        Middleware(FramedHereOnly),
+        Middleware(BrowserFields),
         # request ids, metrics, logs; /metrics answered before a token is looked at (pdi.server.process.observe)
         Middleware(Observe, access=access_log, json_logs=json_logs, metrics_token=metrics_token, archive=opened),
         Middleware(BodyDeadline, seconds=body_seconds, rate=body_rate),  # whoever sends it, a token holder too

@@ -37,32 +37,41 @@ FRAMED_HERE_ONLY = "frame-ancestors 'self'"
 _PAGE_TYPES = (b"text/html", b"application/xhtml+xml")
 
 
-class FramedHereOnly(HTTPMiddleware):
-    """ASGI middleware: every HTML answer says who may frame it; one that says it in none of its
-    ``Content-Security-Policy`` fields gets one more, :data:`FRAMED_HERE_ONLY`.
+class BrowserFields(HTTPMiddleware):
+    """ASGI middleware: the fields every answer owes a browser that its handler did not give.
 
-    A browser enforces every policy field of an answer (CSP 3 §4.1), so the
-    field added takes nothing from a page's own (:data:`pdi.server.pages.viewer.VIEW_POLICY`, the banner of a
-    replayed page's, N2R's for an archived page), and a page another site frames (the sign-in form, search, the
-    catalogue, the API reference, an error page: clickjacking, or the resolver's look lent to another site's
-    words) is not shown. The resolver's own pages still frame each other. The replay origin is an app of its
-    own with its own ``frame-ancestors`` (:mod:`pdi.server.replay.origin`).
+    Every HTML answer says who may frame it; one that says it in none of its ``Content-Security-Policy``
+    fields gets one more, :data:`FRAMED_HERE_ONLY`. A browser enforces every policy field of an answer (CSP 3
+    §4.1), so the field added takes nothing from a page's own (:data:`pdi.server.pages.viewer.VIEW_POLICY`, the
+    banner of a replayed page's, N2R's for an archived page), and a page another site frames (the sign-in form,
+    search, the catalogue, the API reference, an error page: clickjacking, or the resolver's look lent to
+    another site's words) is not shown. The resolver's own pages still frame each other. The replay origin is
+    an app of its own with its own ``frame-ancestors`` (:mod:`pdi.server.replay.origin`).
+
+    Every answer says ``X-Content-Type-Options: nosniff`` (the Fetch standard's section of that name: a
+    browser reads the answer as its ``Content-Type`` says and as nothing else): a problem's JSON or an OAI-PMH
+    answer that quotes a stranger's words is never sniffed as a page or run as a script, and another site's
+    ``<script>`` of a JSON answer is refused.
     """
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        async def framed(message: Message) -> None:
+        async def fielded(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = message.get("headers", [])
                 kind = next((v for k, v in headers if k.lower() == b"content-type"), b"")
                 page = kind.split(b";", 1)[0].strip().lower() in _PAGE_TYPES
                 said = any(k.lower() == b"content-security-policy" and b"frame-ancestors" in v.lower()
                            for k, v in headers)
+                added = []
                 if page and not said:
-                    message = {**message, "headers": [*headers, (b"content-security-policy",
-                                                                  FRAMED_HERE_ONLY.encode("ascii"))]}
+                    added.append((b"content-security-policy", FRAMED_HERE_ONLY.encode("ascii")))
+                if not any(k.lower() == b"x-content-type-options" for k, _ in headers):
+                    added.append((b"x-content-type-options", b"nosniff"))
+                if added:
+                    message = {**message, "headers": [*headers, *added]}
             await send(message)
 
-        await self.app(scope, receive, framed)
+        await self.app(scope, receive, fielded)
 
 
 #: The request fields a ``HEAD`` loses (:class:`HeadWithoutRange`).
