@@ -436,3 +436,33 @@ def test_a_search_past_its_time_is_refused_saying_so(archive: Archive, monkeypat
     monkeypatch.setattr(listing, "SEARCH_SECONDS", -1.0)
     with pytest.raises(LimitError, match="'zebra' took more than -1 s to show its hits"):
         archive.search("zebra")
+
+
+def test_the_engines_own_statement_is_stopped_at_the_searchs_deadline(archive: Archive) -> None:
+    """The deadline stops the catalog's statements, not only the reading of their rows after (noticed 2026-11-27: a
+    query that ranks every passage of a large catalog ran to its end however long it took). Every passage here
+    holds the word, so ranking them is the engine's one long statement; a deadline a few milliseconds away stops it
+    there: the error is the engine's own (SQLite's "interrupted", PostgreSQL's cancelled statement), not the
+    deadline found passed before or after a statement. The archive answers in full afterwards."""
+    import time
+
+    for k in range(6):
+        text = "".join(f"Line {k} {i} of the zebra and of words {i * 7919 % 10007} here.\n" for i in range(16000))
+        archive.add(S, text.encode(), format="text")
+    started = time.monotonic()
+    assert len(archive.store.search([["zebra"]], limit=200)) == 200
+    whole = time.monotonic() - started
+    stopped = []
+    for share in (0.02, 0.05, 0.1, 0.2):  # a loaded machine may pass a deadline before the statement begins
+        began = time.monotonic()
+        with pytest.raises(TimeoutError) as raised:
+            archive.store.search([["zebra"]], limit=200, deadline=began + whole * share)
+        cause = raised.value.__cause__
+        if cause is not None:
+            stopped.append((share, time.monotonic() - began, str(cause)))
+            break
+    assert stopped, f"no statement was stopped by the engine (the whole search took {whole:.3f} s)"
+    share, took, said = stopped[0]
+    assert ("interrupted" in said) if archive.store.dialect == "sqlite" else ("statement timeout" in said), said
+    assert took < whole, (took, whole)
+    assert len(archive.search("zebra", limit=200).hits) == 200

@@ -133,16 +133,20 @@ class Listing(ArchiveBase):
             self._require_series(name)
         skip = search_skip(after) if after else 0
         deadline = time.monotonic() + SEARCH_SECONDS
-        rows = self.store.search(parsed.phrases, series=name, limit=limit + 1, skip=skip,
-                                 access=self._search_access())
+        too_long = (f"the search {query[:80]!r} took more than {SEARCH_SECONDS:g} s to show its hits:"
+                    " ask fewer hits a page (limit), or rarer words")
+        try:
+            rows = self.store.search(parsed.phrases, series=name, limit=limit + 1, skip=skip,
+                                     access=self._search_access(), deadline=deadline)
+        except TimeoutError as exc:
+            raise LimitError(too_long) from exc
         hits: list[SearchHit] = []
         # a phrase's words (a Chinese word's characters), marked one by one: one match
         words = [phrase_words(phrase) for phrase in parsed.phrases]
         joins = max(words) > 1
         for place, row in enumerate(rows[:limit], start=skip + 1):
             if time.monotonic() > deadline:
-                raise LimitError(f"the search {query[:80]!r} took more than {SEARCH_SECONDS:g} s to show its hits:"
-                                 " ask fewer hits a page (limit), or rarer words")
+                raise LimitError(too_long)
             text, marks = marked(row.marked, phrases=joins, most=max(words))
             groups = ([marks] if len(row.each) == 1 else
                       [marked(each, phrases=joins, most=n)[1] for each, n in zip(row.each, words, strict=True)])

@@ -43,6 +43,7 @@ acknowledged deposit (``synchronous_commit``, ``synchronous_standby_names``).
 from __future__ import annotations
 
 import datetime
+import math
 import re
 import threading
 import time
@@ -759,6 +760,25 @@ class PostgresStore(SQLStore):
             f" FROM search_passages p, (SELECT {query} AS q) q WHERE p.tsv @@ q.q"
         )
         return self._query(*search_page(match, params, series, access, skip, limit))
+
+    @contextmanager
+    def _within(self, deadline: float | None) -> Iterator[None]:
+        # the server stops a statement past the time left (statement_timeout, for the rest of this transaction:
+        # sent with its next statement), and the default holds again after
+        if deadline is None:
+            yield
+            return
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the deadline has passed")
+        self._execute("SELECT set_config('statement_timeout', ?, true)", (f"{max(1, math.ceil(left * 1000))}ms",))
+        try:
+            yield
+        except StoreError as exc:
+            if isinstance(exc.__cause__, psycopg.errors.QueryCanceled):
+                raise TimeoutError("the catalog's statement was stopped at its deadline") from exc
+            raise
+        self._execute("SET LOCAL statement_timeout TO DEFAULT")
 
     def _highlight(self, passage: int, phrases: Sequence[Sequence[str]]) -> str | None:
         query, params = self._tsquery(phrases)

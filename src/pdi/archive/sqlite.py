@@ -13,6 +13,7 @@ import hashlib
 import os
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -451,6 +452,26 @@ class SQLiteStore(SQLStore):
 
         match = "SELECT rowid AS pid, bm25(search_fts) AS score FROM search_fts WHERE search_fts MATCH ?"
         return self._query(*search_page(match, [fts5_expression(phrases)], series, access, skip, limit))
+
+    @contextmanager
+    def _within(self, deadline: float | None) -> Iterator[None]:
+        # SQLite calls the handler every thousand steps of its machine (a few microseconds): past the deadline it
+        # stops the statement ("interrupted"); the connection is this thread's while its transaction holds it
+        if deadline is None:
+            yield
+            return
+        monotonic = time.monotonic
+        if monotonic() >= deadline:
+            raise TimeoutError("the deadline has passed")
+        self._conn.set_progress_handler(lambda: monotonic() > deadline, 1000)
+        try:
+            yield
+        except StoreError as exc:
+            if isinstance(exc.__cause__, sqlite3.OperationalError) and monotonic() > deadline:
+                raise TimeoutError("the catalog's statement was stopped at its deadline") from exc
+            raise
+        finally:
+            self._conn.set_progress_handler(None, 0)
 
     def _highlight(self, passage: int, phrases: Sequence[Sequence[str]]) -> str | None:
         from pdi.passages.fulltext import MARK_END, MARK_START, fts5_expression

@@ -19,7 +19,7 @@ import datetime
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pdi.archive.blobs import ChunkedReader
@@ -129,6 +129,13 @@ class CatalogBase(ABC):
     @abstractmethod
     def _delete_passages(self, sources: Sequence[tuple[str, str, str]] | None) -> None:
         """Take the passages of ``sources`` (all, for ``None``) out of the full-text index."""
+
+    def _within(self, deadline: float | None) -> AbstractContextManager[None]:
+        """Inside a transaction: the statements run within are cut off at ``deadline`` (a ``time.monotonic()``;
+        ``None``: no bound), a :class:`TimeoutError` then, the transaction to be rolled back. The engine stops
+        its own work (SQLite's progress handler, PostgreSQL's ``statement_timeout``): a statement that reads the
+        whole catalog is not waited for to the end. Here: no engine to stop, no bound."""
+        return nullcontext()
 
     def _ask_primary(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         """A read that found nothing (or not what was wanted), asked again where it cannot lag: on a replica

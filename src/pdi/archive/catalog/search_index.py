@@ -302,17 +302,19 @@ class SearchIndexPart(CatalogBase):
 
     def search(
         self, phrases: Sequence[Sequence[str]], *, series: str | None = None, limit: int = 20,
-        skip: int = 0, access: SearchAccess | None = None,
+        skip: int = 0, access: SearchAccess | None = None, deadline: float | None = None,
     ) -> list[SearchRow]:
         """One page of the passages matching every phrase, best first (then by passage, name), after the first ``skip``.
 
         Each row carries the passage's text marked for all the phrases, and
         for each phrase alone (to find the stretch that holds them all).
+        Past ``deadline`` (a ``time.monotonic()``) the engine's work is
+        stopped, a :class:`TimeoutError`.
         """
         from pdi.passages.fulltext import Passage
 
         rows: list[SearchRow] = []
-        with self._read():
+        with self._read(), self._within(deadline):
             for row in self._search_page(phrases, series, limit, skip, access):
                 record = rep_record(row)
                 _doc, pid, start, runs, score = row[14:19]
