@@ -64,6 +64,10 @@ DEFAULT_CACHE_MIB = 32
               type=click.FloatRange(min=0.1), metavar="SECONDS",
               help=f"Seconds a request's body may take, and one more for every {DEFAULT_BODY_RATE} octets that "
               "arrive; a slower upload is cut off with 408, a token holder's too.")
+@click.option("--max-upload-mib", type=click.IntRange(1), metavar="MIB",
+              show_default="no bound but the disk's",
+              help="The largest body the write API takes for a deposit or a version (MiB): a larger one is refused "
+              "(413) as its Content-Length is read, or as its octets pass the bound, and nothing of it is kept.")
 @click.option("--max-connections", default=DEFAULT_MAX_CONNECTIONS, show_default=True,
               type=click.IntRange(min=1), help="Connections each worker holds at once; beyond them its requests "
               "are answered 503. One client (an IPv4 address or an IPv6 /64; not a --trusted-proxy) holds a quarter of "
@@ -127,8 +131,8 @@ DEFAULT_CACHE_MIB = 32
 @archive_option
 def serve_cmd(
     host: str, port: int, base_url: str | None, workers: int | None, cache_mib: int, evaluations: int,
-    answer_mib: int, queue_seconds: float, header_timeout: float, send_timeout: float, body_timeout: float, max_connections: int,
-    fixity_memo: float,
+    answer_mib: int, queue_seconds: float, header_timeout: float, send_timeout: float, body_timeout: float,
+    max_upload_mib: int | None, max_connections: int, fixity_memo: float,
     replay_port: int | None, replay_origin: str | None, replay_scripts: bool, oai_admin_email: str | None,
     timemap_page: int, db_connections: int, read_url: str | None, tsa: str | None, indexer: bool,
     registries: tuple[str, ...], registry_key: str | None, dns: str | None, log_format: str, log_file: str | None,
@@ -146,7 +150,8 @@ def serve_cmd(
     (or SIGTERM): every worker finishes the requests in hand first.
     A stranger cannot starve other readers: expensive requests run a few
     at a time (--evaluations), a slow or silent client is disconnected
-    (--header-timeout), a slow upload cut off (--body-timeout), one that
+    (--header-timeout), a slow upload cut off (--body-timeout), a deposit
+    past --max-upload-mib refused, one that
     reads none of its answer dropped (--send-timeout), and
     connections are capped (--max-connections).
     Memory is bounded by --workers times (--evaluations documents at once,
@@ -228,7 +233,8 @@ def serve_cmd(
                               oai_admin_email=oai_admin_email, fixity_memo_seconds=fixity_memo,
                               connections=db_connections, read_url=read_url, body_seconds=body_timeout,
                               timemap_page=timemap_page, registries=sources, dns=finder, tsa=tsa,
-                              access_log=log, json_logs=log_format == "json", metrics_token=metrics_token)
+                              access_log=log, json_logs=log_format == "json", metrics_token=metrics_token,
+                              max_upload=None if max_upload_mib is None else max_upload_mib << 20)
         replay = create_replay_app(archive, archive=resolver.state.archive, resolver_origin=resolver_origin,
                                    resolver_port=bound, scripts=replay_scripts, limits=work)
         observed = Observe(replay, access=log, json_logs=log_format == "json", metrics=False)

@@ -190,7 +190,7 @@ class WriteAPI:
         kind = request.headers.get("content-type", "")
         if not kind.lower().startswith("multipart/form-data"):
             raise ParseError("a batch is a multipart/form-data body, one file part an item", rule="Content-Type")
-        async with _whole_form(request) as form:
+        async with _whole_form(request, self.max_upload) as form:
             manifest = _manifest(form.get("manifest"))
             files = [value for name, value in form.multi_items() if not isinstance(value, str)]
             if not files:
@@ -332,10 +332,7 @@ class WriteAPI:
 
     async def _streamed(self, request: Request, write: Callable[[Iterator[bytes]], Deposit]) -> Deposit:
         """Run ``write`` on a worker thread, handing it the request's body piece by piece as it arrives."""
-        declared = request.headers.get("content-length")
-        if declared is not None and self.max_upload is not None and declared.isdigit() \
-                and int(declared) > self.max_upload:
-            raise LimitError(f"the body of {declared} octets is more than this server takes ({self.max_upload})")
+        _within_upload(request.headers.get("content-length"), self.max_upload)
         chunks = request.stream()
         limit = self.max_upload
 
@@ -392,20 +389,31 @@ class _WholeForm(MultiPartParser):
         self.ended = True
 
 
+def _within_upload(declared: str | None, limit: int | None) -> None:
+    """A :class:`LimitError` (``413``) when a body's ``Content-Length`` says more than ``limit`` octets (``None``: no
+    bound), before any of it is read."""
+    if declared is not None and limit is not None and declared.isdigit() and int(declared) > limit:
+        raise LimitError(f"the body of {declared} octets is more than this server takes ({limit})")
+
+
 @contextlib.asynccontextmanager
-async def _whole_form(request: Request) -> AsyncIterator[FormData]:
+async def _whole_form(request: Request, limit: int | None = None) -> AsyncIterator[FormData]:
     """The request's ``multipart/form-data`` body, parsed whole, its files spooled; a :class:`ParseError` (``400``)
     saying what was wrong when it is malformed, cut short, or ends before its ``Content-Length`` (the client
-    went away). Nothing is deposited from a body that is not whole."""
+    went away), a :class:`LimitError` (``413``) when it is more than ``limit`` octets. Nothing is deposited from
+    a body that is not whole."""
     received = 0
     declared = request.headers.get("content-length")
     promised = f" of the {declared} its Content-Length promised" if declared and declared.isdigit() else ""
+    _within_upload(declared, limit)
 
     async def counted() -> AsyncGenerator[bytes, None]:
         nonlocal received
         try:
             async for piece in request.stream():
                 received += len(piece)
+                if limit is not None and received > limit:
+                    raise LimitError(f"the body is more than this server takes ({limit} octets); nothing was deposited")
                 yield piece
         except ClientDisconnect:
             raise ParseError(f"the body ended after {plural(received, 'octet')}{promised}: the client went away;"

@@ -1,0 +1,55 @@
+"""``pdi serve --max-upload-mib``: the write API refuses a body past the bound, whether its ``Content-Length``
+says so or its octets pass it (sent chunked, no length), for one deposit and for a batch, with ``413 Content
+Too Large`` (RFC 9110 §15.5.14), and keeps nothing of it; a body within the bound is deposited whole."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+from server_helpers import serving
+
+from pdi.archive import Archive
+
+S = "library.example.us"
+MIB = 1 << 20
+
+
+def _chunked(data: bytes) -> Iterator[bytes]:
+    """The body as a generator: httpx sends it chunked, with no Content-Length."""
+    for at in range(0, len(data), 64 << 10):
+        yield data[at : at + (64 << 10)]
+
+
+def test_a_body_past_the_bound_is_413_and_leaves_nothing(tmp_path: Path) -> None:
+    location = tmp_path / "archive"
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        _, token = archive.add_token("depositor", role="deposit", series=[S])
+    bearer = {"Authorization": f"Bearer {token}"}
+    small = b"within the bound\n" * 60_000  # about 1 MiB: under the 2 MiB bound
+    large = bytes(range(256)) * (2 * MIB // 256 + 1)  # one octet a line more than 2 MiB
+    assert len(small) < 2 * MIB < len(large)
+    with serving(location, "--max-upload-mib", "2") as (_, port):
+        base = f"http://127.0.0.1:{port}"
+        with httpx.Client(base_url=base, headers=bearer, timeout=60) as client:
+            told = client.post(f"/api/deposit?series={S}&format=octet-stream", content=large)
+            assert told.status_code == 413, told.text
+            assert told.headers["content-type"] == "application/problem+json"
+            assert f"{len(large)} octets is more than this server takes ({2 * MIB})" in told.json()["detail"]
+            streamed = client.post(f"/api/deposit?series={S}&format=octet-stream", content=_chunked(large))
+            assert streamed.status_code == 413, streamed.text
+            assert f"more than this server takes ({2 * MIB} octets)" in streamed.json()["detail"]
+            batch = client.post(f"/api/batch?series={S}", files=[("file", ("a.bin", large, "application/octet-stream"))])
+            assert batch.status_code == 413, batch.text
+            kept = client.post(f"/api/deposit?series={S}&format=text", content=small,
+                               headers={"Content-Type": "text/plain; charset=utf-8"})
+            assert kept.status_code == 201, kept.text
+            name = kept.json()["pdi"]
+            assert hashlib.sha256(client.get(f"/uri-res/N2R?{name}").content).digest() == hashlib.sha256(small).digest()
+    with Archive.open(location) as archive:
+        records = list(archive.store.iter_representations())
+        assert [r.size for r in records] == [len(small)]
+        assert not archive.verify().problems
