@@ -648,3 +648,22 @@ def test_an_annotations_two_representations_have_two_etags_and_either_names_its_
     for old in (ld.headers["ETag"], plain.headers["ETag"]):
         assert server.write("DELETE", iri, **{"If-Match": old}).status_code == 412
     assert server.write("DELETE", iri, **{"If-Match": updated.headers["ETag"]}).status_code == 204
+
+
+def test_ldp_4_2_1_6_a_refused_update_names_the_constraints_it_broke(server: Server) -> None:
+    # The protocol "is a use of the Linked Data Platform" (§4), an annotation an LDP Resource (§3, its Link
+    # rel="type"); LDP 1.0 §4.2.1.6: "LDP servers MUST publish any constraints on LDP clients' ability to create
+    # or update LDPRs, by adding a Link header with ... a link relation of http://www.w3.org/ns/ldp#constrainedBy,
+    # and a target URI identifying a set of constraints ..., to all responses to requests that fail due to
+    # violation of those constraints." The constraints are the protocol's own (§4.1's constrainedBy target).
+    first = created(server, note(server.text, canonical="urn:uuid:00000000-0000-4000-8000-000000000002"))
+    iri, etag, state = first.headers["Location"], first.headers["ETag"], first.json()
+    constraints = ("http://www.w3.org/TR/annotation-protocol/", LDP + "constrainedBy")
+    for body, status in (({**state, "canonical": "urn:uuid:x"}, 409),  # §5.3: canonical and via are kept
+                         ({**state, "id": server.container + "other"}, 409),  # its IRI is the server's
+                         ({key: value for key, value in state.items() if key != "target"}, 400),  # Model §3.1
+                         ({**state, "@context": "http://schema.org/"}, 415)):  # not the anno context
+        refused = server.write("PUT", iri, body=body, **{"If-Match": etag})
+        assert refused.status_code == status, refused.text
+        assert constraints in links(refused), (status, refused.headers.get("Link"))
+    assert requests.get(iri, timeout=30).json() == state  # none of them changed it

@@ -35,7 +35,9 @@ Implements the W3C *Web Annotation Protocol* (Recommendation, 23 February
   ``If-Match`` with its current ``ETag`` (RFC 9110 §13.1.1): ``428``
   Precondition Required without one (RFC 6585 §3; the protocol's SHOULD made
   a MUST, so no change is ever lost to another), ``412`` when it is stale.
-  A ``PUT`` whose ``id`` is not the annotation's IRI is ``409``.
+  A ``PUT`` whose ``id`` is not the annotation's IRI is ``409``. A ``PUT`` refused for breaking the protocol's
+  constraints (``400``, ``409``, ``415``) names them, ``Link: <http://www.w3.org/TR/annotation-protocol/>;
+  rel="http://www.w3.org/ns/ldp#constrainedBy"`` (LDP 1.0 §4.2.1.6), as the container's answers do.
 
 Content negotiation (§3): JSON-LD compacted against the Web Annotation
 context, ``application/ld+json; profile="http://www.w3.org/ns/anno.jsonld"``,
@@ -97,8 +99,12 @@ DEFAULT_PAGE_SIZE: Final = 100
 #: The highest page number read (a page past the last is 404 anyway).
 MAX_PAGE: Final = 10**9
 
-CONTAINER_LINK: Final = (f'<{LDP}BasicContainer>; rel="type", '
-                         f'<http://www.w3.org/TR/annotation-protocol/>; rel="{LDP}constrainedBy"')
+#: The protocol's constraints (§4.1), named by a container's every answer and a refused update (LDP 1.0 §4.2.1.6).
+CONSTRAINED_BY: Final = f'<http://www.w3.org/TR/annotation-protocol/>; rel="{LDP}constrainedBy"'
+CONTAINER_LINK: Final = f'<{LDP}BasicContainer>; rel="type", {CONSTRAINED_BY}'
+#: A refusal of what the protocol's constraints forbid: an invalid annotation, a kept property changed, a context not
+#: the anno one.
+_CONSTRAINT_STATUSES: Final = frozenset({400, 409, 415})
 ANNOTATION_LINK: Final = f'<{LDP}Resource>; rel="type", <{OA}Annotation>; rel="type"'
 CONTAINER_ALLOW: Final = "GET, HEAD, OPTIONS, POST"
 PAGE_ALLOW: Final = "GET, HEAD, OPTIONS"
@@ -287,7 +293,11 @@ class AnnotationServer:
         try:
             return await self._annotation(request)
         except (PDIError, Problem) as exc:
-            return await _refusal(request, exc)
+            answer = await _refusal(request, exc)
+            if request.method == "PUT" and answer.status_code in _CONSTRAINT_STATUSES:
+                # LDP 1.0 §4.2.1.6: "to all responses to requests that fail due to violation of those constraints"
+                answer.headers["Link"] = CONSTRAINED_BY
+            return answer
 
     async def _annotation(self, request: Request) -> Response:
         slug = request.path_params["slug"]
