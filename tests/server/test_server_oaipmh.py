@@ -468,3 +468,24 @@ def test_section_3_5_a_token_names_its_last_record_and_only_one_the_reader_may_s
         made = Resumption(names[0].rsplit(".", 2)[0], 1, Selection("oai_dc")).encode()
         after_first = valid(schema, client.get("/oai", params={"verb": "ListIdentifiers", "resumptionToken": made}))
         assert [h["identifier"] for h in after_first["ListIdentifiers"]["header"]] == [names[1].rsplit(".", 2)[0]]
+
+
+def test_oaipmh_4_5_a_repository_without_sets_answers_a_set_with_no_set_hierarchy(
+        tmp_path: Path, schema: xmlschema.XMLSchema) -> None:
+    # An archive with no series has no set: ListSets says noSetHierarchy ("The repository does not support
+    # sets", §4.6; the schema's ListSets holds one set or more). §4.3 and §4.5 list the same error for
+    # ListIdentifiers and ListRecords: a set asked of it is noSetHierarchy too, not noRecordsMatch, so a harvester
+    # is told one thing about sets whichever verb it asks.
+    Archive.init(tmp_path / "archive").close()
+    with serving(tmp_path / "archive") as (_, port):
+        site = Site(f"http://127.0.0.1:{port}", (), (), "", "", "", ())
+        assert valid(schema, oai(site, verb="ListSets"))["error"][0]["@code"] == "noSetHierarchy"
+        for verb in ("ListRecords", "ListIdentifiers"):
+            for method in ("GET", "POST"):
+                body = valid(schema, oai(site, method, verb=verb, metadataPrefix="oai_dc", set="any.example.us"))
+                assert [e["@code"] for e in body["error"]] == ["noSetHierarchy"]
+            # without a set, the list is empty: noRecordsMatch
+            assert valid(schema, oai(site, verb=verb, metadataPrefix="oai_dc"))["error"][0]["@code"] == "noRecordsMatch"
+            with pytest.raises(oaiexceptions.NoSetHierarchy):  # the independent harvester reads the same
+                OAIResponseIterator(Sickle(f"{site.base}/oai"),
+                                    {"verb": verb, "metadataPrefix": "oai_dc", "set": "any.example.us"})

@@ -626,8 +626,13 @@ class OAIRoutes:
         chosen = resumed.selection
         start, until = chosen.bounds()
         series = chosen.set
-        if series is not None and series.lower() not in {s.name for s in self.archive.series()}:
-            raise oaipmh.OAIError("noRecordsMatch", f"there is no set {series[:80]!r} (each set is a series: see ListSets)")
+        if series is not None:
+            names = {s.name for s in self.archive.series()}
+            if not names:  # as ListSets says: no series, no set hierarchy (§4.3, §4.5 noSetHierarchy)
+                raise oaipmh.OAIError("noSetHierarchy", "the archive has no series yet, so no sets")
+            if series.lower() not in names:
+                raise oaipmh.OAIError("noRecordsMatch",
+                                      f"there is no set {series[:80]!r} (each set is a series: see ListSets)")
         # ISO 8601 UTC texts compare as the times do; a datestamp is to the second, so until runs to its end
         since = None if start is None else start.strftime("%Y-%m-%dT%H:%M:%S.000000Z")
         up_to = None if until is None else until.strftime("%Y-%m-%dT%H:%M:%S.999999Z")
