@@ -1,13 +1,16 @@
-"""The query's word characters are SQLite FTS5's own: the generated table agrees with SQLite asked again."""
+"""The query's word characters are SQLite FTS5's own: the generated table agrees with SQLite asked again, and FTS5
+reads in a query's words the tokens it reads in the text."""
 
 from __future__ import annotations
 
 import sqlite3
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pdi.passages import _fts5_chars
-from pdi.passages.fulltext import parse_query, words_of
+from pdi.passages.fulltext import parse_query, spaced, words_of
 from support.fts5_chars import asked_of_sqlite
 
 
@@ -36,5 +39,23 @@ def _tokens(text: str) -> list[str]:
     ],
 )
 def test_words_are_fts5s_tokens(text: str) -> None:
-    assert [w.lower() for w in words_of(text)] == _tokens(text)
-    assert [w.lower() for p in parse_query(text).phrases for w in p] == _tokens(text)
+    # a query's word is handed to FTS5 whole (an FTS5 string): what FTS5 reads in the words, one after another, is
+    # what it reads in the text (a word keeps the combining marks FTS5 reads as separators: PostgreSQL reads them
+    # as letters, tests/archive/test_archive_search_scripts.py)
+    assert [t for w in words_of(text) for t in _tokens(w)] == _tokens(text)
+    assert [t for p in parse_query(text).phrases for w in p for t in _tokens(w)] == _tokens(text)
+
+
+_SCRIPTS = st.text(alphabet=st.sampled_from(
+    "ab\u00e9e\u0301 -'.,\u0915\u093f\u094d\u0937\u0940\u0639\u064e\u0631\u0e01\u0e34\u0e19\u0e49\u5929\u5b89"
+    "\u304b\u3099\u1019\u103c\u1014\u103a\u17d2\u1781"), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_SCRIPTS)
+def test_property_fts5_reads_in_the_words_what_it_reads_in_the_text(text: str) -> None:
+    """Any text of Latin, Devanagari, Arabic, Thai, Han, kana and Khmer letters, their combining marks, spaces and
+    punctuation: FTS5 reads in its words, one after another, the tokens it reads in the text, and in the text as
+    the index holds it (spaced) those of the words spaced."""
+    assert [t for w in words_of(text) for t in _tokens(w)] == _tokens(text)
+    assert [t for w in words_of(spaced(text)) for t in _tokens(spaced(w))] == _tokens(spaced(text))

@@ -117,6 +117,7 @@ class Listing(ArchiveBase):
         from pdi.archive.store import search_skip
         from pdi.passages.fulltext import (
             Passage,
+            index_words,
             marked,
             parse_query,
             phrase_words,
@@ -143,13 +144,15 @@ class Listing(ArchiveBase):
         hits: list[SearchHit] = []
         # a phrase's words (a Chinese word's characters), marked one by one: one match
         words = [phrase_words(phrase) for phrase in parsed.phrases]
+        spelled = [index_words(phrase) for phrase in parsed.phrases]
         joins = max(words) > 1
         for place, row in enumerate(rows[:limit], start=skip + 1):
             if time.monotonic() > deadline:
                 raise LimitError(too_long)
-            text, marks = marked(row.marked, phrases=joins, most=max(words))
+            text, marks = marked(row.marked, phrases=joins, most=max(words), spelled=spelled)
             groups = ([marks] if len(row.each) == 1 else
-                      [marked(each, phrases=joins, most=n)[1] for each, n in zip(row.each, words, strict=True)])
+                      [marked(each, phrases=joins, most=n, spelled=[one])[1]
+                       for each, n, one in zip(row.each, words, spelled, strict=True)])
             # one phrase: its first match; several: the shortest stretch with a match of each
             window = (marks[0] if len(groups) == 1 and marks else smallest_window(groups)) or (0, len(text))
             passage = Passage(row.passage.start, text, row.passage.runs)

@@ -34,6 +34,9 @@ The query (:func:`parse_query`) is the reader's words, never a query
 language: a word is a run of the characters the catalog's index reads as
 word characters (SQLite FTS5's ``unicode61`` tables, Unicode 6.1's letters
 and digits, and private-use and later-assigned characters: :mod:`._fts5_chars`),
+with the combining marks that follow them (a Devanagari vowel sign, a Thai tone
+mark: FTS5 reads them as separators, PostgreSQL's parser as letters, so a word is
+kept whole and each engine reads it as it reads the index),
 so a query holds a word exactly when an indexed passage could; every word must
 occur in one passage; ``"two words"`` in double quotes is a phrase, and a
 word written with punctuation inside (``e-mail``, ``o'clock``) is the phrase
@@ -56,7 +59,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pdi.errors import LimitError, ParseError
-from pdi.passages import _fts5_chars
+from pdi.passages import _fts5_chars, _marks
 from pdi.passages.scan import (
     RAW_TEXT,
     RCDATA,
@@ -79,6 +82,7 @@ __all__ = [
     "PassageBuilder",
     "Query",
     "fts5_expression",
+    "index_words",
     "marked",
     "markup_passages",
     "parse_query",
@@ -106,29 +110,38 @@ MARK_START: Final = "\ue000"
 MARK_END: Final = "\ue001"
 
 #: What the index holds between the characters of scripts written without spaces between words (Han, kana,
-#: Bopomofo: :data:`UNSPACED`), so that each is a word of its own to both engines (FTS5's ``unicode61``
-#: and PostgreSQL's parser read runs of letters as one word, so a Chinese or Japanese sentence was one word,
-#: found only whole): U+001F, a control character both read as a separator, which never stands in a passage
-#: (:func:`_clean`) and is taken out of what the engines mark (:func:`marked`).
+#: Bopomofo, Thai, Lao, Myanmar, Khmer and the Tai scripts: :data:`UNSPACED`), so that each is a word of its own
+#: to both engines (FTS5's ``unicode61`` and PostgreSQL's parser read runs of letters as one word, so a Chinese,
+#: Japanese or Thai sentence was one word, found only whole): U+001F, a control character both read as a
+#: separator, which never stands in a passage (:func:`_clean`) and is taken out of what the engines mark
+#: (:func:`marked`). A combining mark stays with the character before it (a Thai vowel above its consonant).
 SPACER: Final = "\x1f"
 #: The characters kept apart by :data:`SPACER`, first and last of each range (CJK radicals, ideographs of every extension and the
 #: compatibility ones, the ideographic iteration and number marks, hiragana, katakana and its halfwidth forms,
-#: Bopomofo). Hangul is left as it is: Korean puts spaces between its words.
+#: Bopomofo; Thai, Lao, Myanmar and its extensions, Khmer and its symbols, Tai Le, New Tai Lue, Tai Tham and Tai
+#: Viet). Hangul is left as it is: Korean puts spaces between its words; so are the scripts of India, which do too.
 UNSPACED_RANGES: Final = (
-    (0x2E80, 0x2FDF), (0x3005, 0x3007), (0x3021, 0x3029), (0x3031, 0x3035), (0x3038, 0x303C), (0x3041, 0x30FF),
-    (0x3105, 0x312F), (0x31A0, 0x31BF), (0x31F0, 0x31FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF),
-    (0xFF66, 0xFF9F), (0x20000, 0x3134F),
+    (0x0E01, 0x0E5B), (0x0E81, 0x0EDF), (0x1000, 0x109F), (0x1780, 0x17F9), (0x1950, 0x19FF), (0x1A20, 0x1AAD),
+    (0x2E80, 0x2FDF), (0x3005, 0x3007), (0x3021, 0x3029), (0x3031, 0x3035), (0x3038, 0x303C),
+    (0x3041, 0x30FF), (0x3105, 0x312F), (0x31A0, 0x31BF), (0x31F0, 0x31FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF),
+    (0xA9E0, 0xA9FE), (0xAA60, 0xAADF), (0xF900, 0xFAFF), (0xFF66, 0xFF9F), (0x20000, 0x3134F),
 )
 #: The same as a character class's inside (``[…]`` in Python's, PostgreSQL's and SQLite's ``GLOB``), the
 #: characters themselves.
 UNSPACED: Final = "".join(f"{chr(first)}-{chr(last)}" for first, last in UNSPACED_RANGES)
 _UNSPACED_CHAR: Final = re.compile(f"[{UNSPACED}]")
-_BESIDE_UNSPACED: Final = re.compile(f"(?<=[{UNSPACED}])|(?=[{UNSPACED}])")
+
+
+#: The combining marks (Unicode's general categories Mn, Mc and Me) as a character class's inside.
+_MARKS: Final = "".join(f"{chr(first)}-{chr(last)}" for first, last in _marks.MARKS)
+#: Where :func:`spaced` puts a :data:`SPACER`: beside a character of :data:`UNSPACED`, but not before a mark.
+_BESIDE_UNSPACED: Final = re.compile(f"(?:(?<=[{UNSPACED}])|(?=[{UNSPACED}]))(?![{_MARKS}])")
 
 
 def spaced(text: str) -> str:
     """``text`` as the index holds it: :data:`SPACER` before and after each character of :data:`UNSPACED` (once
-    between two of them), so that the engines read each as a word; a text without one comes back as it is."""
+    between two of them; a combining mark kept with the character before it), so that the engines read each as
+    a word; a text without one comes back as it is."""
     if _UNSPACED_CHAR.search(text) is None:
         return text
     return _BESIDE_UNSPACED.sub(SPACER, text)
@@ -159,6 +172,8 @@ def _bitmap(ranges: Sequence[tuple[int, int]], but: Sequence[tuple[int, int]] = 
 
 _JOINS: Final = _bitmap(_fts5_chars.JOINED)
 _ALONE: Final = _bitmap(_fts5_chars.JOINED, but=_fts5_chars.NOT_ALONE)
+#: The combining marks, by code point (:data:`_MARKS`).
+_MARK: Final = _bitmap(_marks.MARKS)
 
 
 def _word_char(ch: str) -> bool:
@@ -172,11 +187,14 @@ def _letter_or_number(ch: str) -> bool:
 
 
 def words_of(text: str) -> list[str]:
-    """The words of ``text``: its runs of the characters FTS5's tokenizer joins into words (:func:`_word_char`)."""
+    """The words of ``text``: its runs of the characters FTS5's tokenizer joins into words (:func:`_word_char`),
+    each with the combining marks that follow its characters (a Devanagari vowel sign, a Thai tone mark), which
+    FTS5 reads as separators and PostgreSQL's parser as letters: ``हिन्दी`` is one word, which FTS5 reads as
+    the phrase of its three letters, and PostgreSQL as one."""
     found: list[str] = []
     current: list[str] = []
     for ch in text:
-        if _word_char(ch) and ch not in (MARK_START, MARK_END):
+        if (_word_char(ch) or (current and _MARK[ord(ch)])) and ch not in (MARK_START, MARK_END):
             current.append(ch)
         elif current:
             found.append("".join(current))
@@ -234,7 +252,7 @@ def parse_query(text: str) -> Query:
     indexed = sum(phrase_words(phrase) for phrase in phrases)
     if indexed > MAX_QUERY_INDEXED:
         raise LimitError(f"a search query may have at most {MAX_QUERY_INDEXED} words as the index reads them (each"
-                         f" Chinese or Japanese character one), not {indexed}")
+                         f" Chinese, Japanese or Thai character one), not {indexed}")
     unique = tuple(dict.fromkeys(phrases))
     return Query(unique, text)
 
@@ -571,6 +589,7 @@ def markup_passages(text: str, kind: str, *, size: int = PASSAGE_CHARS) -> list[
 
 def marked(
     highlighted: str, *, phrases: bool = True, most: int | None = None,
+    spelled: Sequence[Sequence[str]] = (),
 ) -> tuple[str, tuple[tuple[int, int], ...]]:
     """The text of a passage the engine marked (:data:`MARK_START` … :data:`MARK_END`), and each marked stretch.
 
@@ -582,6 +601,12 @@ def marked(
     matches in a row stay two (``天安门。天安门``); without, each mark is its
     own (one word twice in a row, ``walrus\r\nwalrus``, is two matches).
     The :data:`SPACER` of the index is taken out: the text is the passage's.
+
+    ``spelled``: the words of each phrase as the index reads them (:func:`index_words`). PostgreSQL marks every
+    word of the query wherever it stands, in a phrase's match or not, so ``门`` in ``大门天安门`` is marked before
+    ``天安门``: where a run of marked words spells a phrase (a word of a script written without spaces the same
+    character, any other word as the engine found it), each such spelling is a stretch, and a marked word
+    spelling none is left out (:func:`_spellings`); where none does, the marks are joined as above.
     """
     plain: list[str] = []
     marks: list[tuple[int, int]] = []
@@ -599,6 +624,13 @@ def marked(
             plain.append(piece)
             length += len(piece)
     text = "".join(plain)
+    # FTS5 ends a word at a combining mark (a Devanagari vowel sign): a match runs on over the marks after it,
+    # which PostgreSQL marks with their word
+    marks = [(a, _after_marks(text, b)) for a, b in marks]
+    if spelled and phrases:
+        found = _spellings(text, marks, spelled)
+        if found:
+            return text, tuple(found)
     joined: list[tuple[int, int]] = []
     count = 0  # the words in the last stretch
     for a, b in marks:  # words of one phrase, which the engines mark one by one, as one stretch
@@ -610,6 +642,71 @@ def marked(
             joined.append((a, b))
             count = words
     return text, tuple(joined)
+
+
+def index_words(phrase: Sequence[str]) -> list[str]:
+    """The words the index reads in ``phrase``, in order (``天安门``: ``天``, ``安``, ``门``)."""
+    return [w for word in phrase for w in words_of(spaced(word))]
+
+
+def _unspaced(ch: str) -> bool:
+    return _UNSPACED_CHAR.match(ch) is not None
+
+
+def _word_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Where the words of ``text[start:end]`` stand, as the index reads them (``words_of(spaced(…))``: each
+    character of :data:`UNSPACED` a word, with the marks after it)."""
+    spans: list[tuple[int, int]] = []
+    begun = -1
+    for i in range(start, end):
+        ch = text[i]
+        mark = _MARK[ord(ch)] == 1
+        if begun >= 0 and (mark or (_word_char(ch) and not _unspaced(ch) and not _unspaced(text[i - 1]))):
+            continue  # the word goes on
+        if begun >= 0:
+            spans.append((begun, i))
+            begun = -1
+        if _word_char(ch) and ch not in (MARK_START, MARK_END):
+            begun = i
+    if begun >= 0:
+        spans.append((begun, end))
+    return spans
+
+
+def _spellings(text: str, marks: Sequence[tuple[int, int]], spelled: Sequence[Sequence[str]]) -> list[tuple[int, int]]:
+    """The stretches of ``marks`` whose words, one after another with nothing but white space and punctuation
+    between them, spell a phrase of ``spelled`` (the longest phrase first, left to right); none if no run does."""
+    words: list[tuple[int, int, int]] = []  # start, end, and which run of marks without a word between
+    run = 0
+    last: int | None = None
+    for a, b in marks:
+        if last is not None and _has_word(text[last:a]):
+            run += 1
+        words += [(s, e, run) for s, e in _word_spans(text, a, b)]
+        last = b
+    phrases = sorted((list(p) for p in spelled if p), key=len, reverse=True)
+    found: list[tuple[int, int]] = []
+    i = 0
+    while i < len(words):
+        for phrase in phrases:
+            window = words[i : i + len(phrase)]
+            if len(window) == len(phrase) and all(w[2] == window[0][2] for w in window) and all(
+                text[s:e].casefold() == want.casefold() or not any(_unspaced(c) for c in want)
+                for (s, e, _), want in zip(window, phrase, strict=True)
+            ):
+                found.append((window[0][0], window[-1][1]))
+                i += len(phrase)
+                break
+        else:
+            i += 1
+    return found
+
+
+def _after_marks(text: str, end: int) -> int:
+    """Where the combining marks from ``end`` on in ``text`` end (``end`` if none is there)."""
+    while end < len(text) and _MARK[ord(text[end])]:
+        end += 1
+    return end
 
 
 def smallest_window(groups: Sequence[Sequence[tuple[int, int]]]) -> tuple[int, int] | None:

@@ -33,7 +33,8 @@ def migrations(
     args = (id_pk, blob_type, with_blob_table, search)
     steps = [*_tables(*args), *_formats_and_blobs(*args), *_search_and_access(*args), *_purges_and_annotations(*args),
              _index_queue(), _small_blobs(*args), _message_threads(), _mirrors(), _mirror_withdrawals(),
-             _mirror_tokens(), _deposit_function(deposit), _serial_names(names), _keyed_tables(), _spaced_passages()]
+             _mirror_tokens(), _deposit_function(deposit), _serial_names(names), _keyed_tables(), _spaced_passages(),
+             _southeast_asian_passages()]
     return {version: statements for version, statements in enumerate(steps, start=1)}
 
 
@@ -469,6 +470,19 @@ def _spaced_passages() -> list[str]:
     return []
 
 
+#: The step that writes again the passages of Thai, Lao, Myanmar, Khmer and the Tai scripts (and of a kana with a
+#: combining sound mark) as the index now holds them (:func:`_southeast_asian_passages`).
+RESPACED_STEP = 18
+
+
+def _southeast_asian_passages() -> list[str]:
+    """Step 18: the passages holding characters of Thai, Lao, Myanmar, Khmer or the Tai scripts, which are written
+    without spaces between words too, are written again with each character a word of its own, its combining marks
+    kept with it (:func:`pdi.passages.fulltext.spaced`); so is one with a kana's combining sound mark, which now
+    stays with its kana. As step 17, done when it runs (:meth:`SchemaPart._respace_all`)."""
+    return []
+
+
 class SchemaPart(CatalogBase):
     """The schema's version and migrations, and which blob store the catalog records."""
 
@@ -547,16 +561,19 @@ class SchemaPart(CatalogBase):
 
     def _step(self, version: int, statements: list[str]) -> Sequence[str]:
         """Inside the migration's transaction, as step ``version`` is to run: its statements (those
-        :func:`migrations` made; SQLite makes step 16's from the catalog as it is then); step 17 rewrites the
-        passages it is about here (:meth:`_respace_all`)."""
+        :func:`migrations` made; SQLite makes step 16's from the catalog as it is then); steps 17 and 18 rewrite
+        the passages they are about here (:meth:`_respace_all`)."""
         if version == SPACED_STEP:
             self._respace_all()
+        elif version == RESPACED_STEP:
+            self._respace_all(spaced_before=True)
         return statements
 
-    def _respace_all(self, page: int = 500) -> int:
+    def _respace_all(self, page: int = 500, *, spaced_before: bool = False) -> int:
         """Every passage with a character of :data:`~pdi.passages.fulltext.UNSPACED` written as the index now holds
-        it (a :data:`~pdi.passages.fulltext.SPACER` there before written as a space, as a new passage's is), a page
-        of them at a time in the migration's transaction; how many. A passage written so already is left as it is."""
+        it, a page of them at a time in the migration's transaction; how many. A passage written so already is left
+        as it is. Before step 17 a :data:`~pdi.passages.fulltext.SPACER` in a passage stood for itself, and is
+        written as a space, as a new passage's is; from it on (``spaced_before``) one is what step 17 put there."""
         from pdi.passages.fulltext import SPACER, UNSPACED, spaced
 
         done = 0
@@ -569,7 +586,7 @@ class SchemaPart(CatalogBase):
             for pid, body in rows:
                 if spaced(str(body).replace(SPACER, "")) == body:
                     continue  # written so already (by this step, in a catalog taken back to an earlier step)
-                now = spaced(str(body).replace(SPACER, " "))
+                now = spaced(str(body).replace(SPACER, "" if spaced_before else " "))
                 if now != body:
                     self._respace(int(pid), str(body), now)
                     done += 1

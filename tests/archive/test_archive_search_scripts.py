@@ -1,0 +1,156 @@
+"""Full-text search of scripts with combining marks, and of the scripts of South-East Asia, on both stores.
+
+A Devanagari vowel sign, an Arabic haraka, a Thai tone mark is a combining mark (Unicode general category Mn or
+Mc). SQLite's FTS5 (``unicode61``) reads such a mark as a separator, PostgreSQL's parser as a letter: a query's
+word was cut at its marks, so PostgreSQL found no Hindi, Arabic with its vowels, Thai, Myanmar or Khmer word at all,
+and SQLite's hit ended before a word's last mark (``हिन्दी`` at ``#char=30,35``, one short). Thai, Lao, Myanmar and
+Khmer are also written without spaces between words: their characters are words of their own to the index now, as
+Chinese and Japanese ones are (a mark kept with its letter). PostgreSQL marks every word of a query wherever it
+stands, so a stray one before a phrase's match (``门`` in ``大门天安门``) began the hit there; only the marked words
+that spell the phrase are a match now.
+
+Each hit is checked against Python alone: its ``char`` range is where ``str.find`` finds the query's characters
+in the text, and the name resolved gives them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import sqlite3
+import unicodedata
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pdi.archive import Archive
+from pdi.archive.catalog.schema import RESPACED_STEP
+from pdi.archive.store import SCHEMA_VERSION
+from pdi.passages.fulltext import SPACER, spaced
+
+S = "oma.eop.gov.us"
+TEXT = (
+    "भारत की राजधानी नई दिल्ली है। हिन्दी भाषा।\n"  # Hindi: spaces between words, marks inside them
+    "আমি বাংলায় গান গাই।\n"  # Bengali
+    "عَرَبِيّ كِتَاب\n"  # Arabic with its vowels
+    "กินข้าวแล้วหรือยัง\n"  # Thai: no spaces
+    "ສະບາຍດີ\n"  # Lao
+    "မြန်မာစာ\n"  # Myanmar
+    "ភាសាខ្មែរ\n"  # Khmer
+    "大门天安门广场\n"
+    "naïve café\n"
+)
+
+
+def first_hit(archive: Archive, query: str, series: str = S) -> tuple[int, int, bytes] | None:
+    hits = archive.search(query, series=series).hits
+    return (hits[0].start, hits[0].end, archive.get(str(hits[0].name)).data) if hits else None
+
+
+@pytest.mark.parametrize("query", [
+    "हिन्दी", "दिल्ली", "राजधानी", "नई दिल्ली", "বাংলায়", "গান", "كِتَاب", "عَرَبِيّ", "ข้าว", "แล้ว", "กิน", "หรือ",
+    "ສະບາຍ", "မြန်မာ", "ខ្មែរ", "ភាសា", "天安门", "门广场", "naïve",
+])
+def test_a_word_is_found_where_it_stands(archive: Archive, query: str) -> None:
+    archive.add(S, TEXT.encode("utf-8"), format="text")
+    text = TEXT.replace("\n", "\r\n")
+    at = text.find(query)
+    assert at >= 0
+    assert first_hit(archive, query) == (at, at + len(query), query.encode("utf-8"))
+
+
+def test_a_mark_stays_with_its_letter_and_each_letter_is_a_word_to_sqlite() -> None:
+    # SQLite's own FTS5 (the tokenizer the catalog uses) says what words the spaced text is: each Thai letter one,
+    # its marks read as separators (they stay beside it in the text)
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='porter unicode61 remove_diacritics 2')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+    assert spaced("กินข้าว") == SPACER.join(["", "กิ", "น", "ข้", "า", "ว", ""])
+    db.execute("INSERT INTO t (body) VALUES (?)", (spaced("กินข้าว ok"),))
+    assert [row[0] for row in db.execute("SELECT term FROM v ORDER BY offset")] == ["ก", "น", "ข", "า", "ว", "ok"]
+
+
+_THAI = st.sampled_from(["ก", "กิ", "น", "ข้", "า", "ว", "แ", "ล้", "ห", "รื", "อ", "ยั", "ง"])
+_CJK = st.sampled_from(list("大门天安广场"))
+_OTHER = st.sampled_from([" ", "。", "\n", "a", "1"])
+_series = itertools.count(1)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(_THAI, _THAI, _CJK, _OTHER), min_size=3, max_size=40), st.data())
+def test_property_any_run_of_clusters_is_found_at_its_first_place(
+    archive: Archive, clusters: list[str], data: st.DataObject,
+) -> None:
+    """A run of one to four letters (each with its marks) of Thai or Chinese, anywhere in a text of them: its
+    first place is the first hit, on both engines (each example in a series of its own)."""
+    text = "".join(clusters)
+    starts = list(itertools.accumulate(len(c) for c in clusters))
+    bounds = [0, *starts]
+    runs = [(bounds[i], bounds[j]) for i in range(len(clusters)) for j in range(i + 1, min(len(clusters), i + 4) + 1)
+            if all(spaced(c) != c for c in clusters[i:j])]
+    if not runs:
+        return
+    i, j = data.draw(st.sampled_from(runs))
+    query = text[i:j]
+    series = f"s{next(_series)}.example.us"
+    archive.add_series(series)
+    archive.add(series, text.encode("utf-8"), format="text")
+    canonical = text.replace("\n", "\r\n")
+    at = canonical.find(query)
+    assert first_hit(archive, query, series) == (at, at + len(query), query.encode("utf-8")), (text, query)
+
+
+#: Step 17's rule: a separator beside each Han, kana and Bopomofo character, and no other.
+_STEP_17_RANGES = "\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3031-\u3035\u3038-\u303c\u3041-\u30ff\u3105-\u312f" \
+    "\u31a0-\u31bf\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
+_STEP_17 = re.compile(f"(?<=[{_STEP_17_RANGES}])|(?=[{_STEP_17_RANGES}])")
+
+
+def _as_step_17_wrote(archive: Archive) -> None:
+    """Put the catalog back as schema 17 left it: each passage spaced by step 17's rule, step 18 not yet made."""
+    store = archive.store
+    with store._write():
+        for pid, body in store._query("SELECT id, body FROM search_passages"):
+            old = _STEP_17.sub(SPACER, body.replace(SPACER, ""))
+            if old != body:
+                if hasattr(store, "_conn"):
+                    store._query("INSERT INTO search_fts (search_fts, rowid, body) VALUES ('delete', ?, ?)", (pid, body))
+                store._query("UPDATE search_passages SET body = ? WHERE id = ?", (old, pid))
+                if hasattr(store, "_conn"):
+                    store._query("INSERT INTO search_fts (rowid, body) VALUES (?, ?)", (pid, old))
+        store._query("DELETE FROM schema_migrations WHERE version >= ?", (RESPACED_STEP,))
+
+
+def test_a_catalog_of_step_17_is_written_again_when_opened(location: str) -> None:
+    thai = TEXT.replace("\n", "\r\n").find("แล้ว")
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        name = archive.add(S, TEXT.encode("utf-8"), format="text")
+        kana = archive.add(S, "か\u3099っこいい\n".encode(), format="text")  # が written as か and a sound mark
+        _as_step_17_wrote(archive)
+        assert archive.store.schema_version() == RESPACED_STEP - 1
+        assert first_hit(archive, "แล้ว") is None  # a Thai sentence is one word to step 17's index
+        assert first_hit(archive, "天安门") is not None
+    with Archive.open(location) as archive:
+        assert archive.store.schema_version() == SCHEMA_VERSION
+        assert [str(h.name) for h in archive.search("แล้ว").hits] == [f"{name}#char={thai},{thai + 4}"]
+        assert [str(h.name) for h in archive.search("か\u3099っこ").hits] == [f"{kana}#char=0,4"]
+        assert first_hit(archive, "天安门") is not None
+        assert not archive.verify().problems
+    if "://" not in location:  # SQLite's own check that the FTS5 index holds what the passages say
+        db = sqlite3.connect(Path(location) / "catalog.sqlite")
+        db.execute("INSERT INTO search_fts (search_fts) VALUES ('integrity-check')")
+        db.close()
+
+
+def test_the_marks_are_unicodes() -> None:
+    """The combining marks kept with their letters are Unicode's (categories Mn, Mc, Me), as Python's unicodedata
+    knows them: every one of them, and nothing else, in the Unicode version the table was made from."""
+    from pdi.passages import _marks
+
+    table = {code for first, last in _marks.MARKS for code in range(first, last + 1)}
+    assert all(unicodedata.category(chr(code))[0] == "M" for code in table)
+    if unicodedata.unidata_version == _marks.UNICODE:
+        assert table == {code for code in range(0x110000) if unicodedata.category(chr(code))[0] == "M"}
