@@ -46,6 +46,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+import urllib.parse
 from collections.abc import Callable
 
 from pdi import charsets
@@ -325,15 +326,45 @@ def _utf8_escape(pattern: re.Pattern[str], text: str) -> str:
     return pattern.sub(lambda m: "".join(f"%{b:02X}" for b in m.group(0).encode("utf-8")), text)
 
 
+#: A special URL's scheme and authority (resolved: ``scheme://authority``).
+_AUTHORITY = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://([^/?#]*)")
+
+
+def _ascii_host(before: str) -> str:
+    """``before`` (a URL up to its query) with the host of a special URL other than ``file`` written as the
+    browser's host parser writes a domain (WHATWG URL §3.5, "domain to ASCII": percent-decoded, then UTS #46 ToASCII,
+    nontransitional), when it holds anything but ASCII or a ``%``: ``http://bücher.example/`` is
+    ``http://xn--bcher-kva.example/``. A host the browser would refuse is left as it is (it names no part)."""
+    found = _AUTHORITY.match(before)
+    if found is None or found[1].lower() not in SPECIAL_SCHEMES or found[1].lower() == "file":
+        return before
+    userinfo, at, hostport = found[2].rpartition("@")
+    if hostport.startswith("["):  # an IPv6 literal
+        return before
+    host, colon, port = hostport.partition(":")
+    if host.isascii() and "%" not in host:
+        return before
+    import idna
+
+    try:  # UTS #46's mapping (case folded, compatibility forms), then each label beyond ASCII in Punycode
+        mapped = idna.uts46_remap(urllib.parse.unquote(host, errors="strict"), std3_rules=False, transitional=False)
+        domain = ".".join(label if label.isascii() else "xn--" + label.encode("punycode").decode("ascii")
+                          for label in mapped.split("."))
+    except (UnicodeError, idna.IDNAError):
+        return before
+    return f"{found[1]}://{userinfo}{at}{domain}{colon}{port}{before[found.end():]}"
+
+
 def browser_url(uri: str, encoding: str = "UTF-8") -> str:
     """``uri`` (resolved, as written in a page of ``encoding``) percent-encoded as the
-    browser's URL parser writes it (see the module docstring); the fragment is kept."""
+    browser's URL parser writes it (see the module docstring); the fragment is kept; a
+    domain beyond ASCII in IDNA's ASCII form, as the browser asks for it."""
     uri = _SURROGATE.sub("\ufffd", uri)
     cut = uri.find("#")
     head, fragment = (uri, None) if cut < 0 else (uri[:cut], uri[cut + 1 :])
     cut = head.find("?")
     before, query = (head, None) if cut < 0 else (head[:cut], head[cut + 1 :])
-    out = _utf8_escape(_PATH_UNSAFE, before)
+    out = _utf8_escape(_PATH_UNSAFE, _ascii_host(before))
     if query is not None:
         m = _SCHEME.match(before)
         hierarchical = m is None or before.startswith("/", m.end()) or m.group(1).lower() in SPECIAL_SCHEMES
