@@ -87,8 +87,11 @@ def test_every_cut_of_the_files_is_found_in_the_first_pass(tmp_path: Path, compr
             continue
         warc.write_bytes(raw[:cut])
         damaged = offsets[bisect.bisect_right(offsets, cut) - 1]
-        with pytest.raises(PDIError, match=rf"a\.warc: the record at offset {damaged}\b"):
+        # each says the record is damaged, and how: a cut inside a record's payload once read "its payload
+        # cannot be decoded: Refused: the file ends inside its gzip member", the reader's own exception's name
+        with pytest.raises(PDIError, match=rf"a\.warc: the record at offset {damaged}( \([^)]*\))? is damaged: ") as raised:
             read_index(sources_for(warc), limit=1 << 20)
+        assert "Refused" not in str(raised.value)
 
 
 def test_an_empty_file_holds_no_record(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from warcio.exceptions import ArchiveLoadFailed
 from pdi import formats
 from pdi._wording import plural
 from pdi.errors import LimitError, ParseError, PDIError
+from pdi.interop.warc.bounded import Refused
 from pdi.interop.warc.sources import Source
 
 __all__ = ["KEEP_RECORD", "Entry"]
@@ -118,8 +119,8 @@ def _drain(stream: BinaryIO, limit: int, where: str, keep: bool) -> bytes | int:
                 raise LimitError(f"{where}: its payload is larger than the limit of {plural(limit, 'byte')}")
             if keep:
                 pieces.append(chunk)
-    except PDIError:
-        raise
+    except (PDIError, Refused):  # Refused: the file's own reading (cut short, a bomb, the deadline), which
+        raise  # read_index names as the record's damage or refusal, with its own error class
     except (zlib.error, ValueError, EOFError, OSError, ArchiveLoadFailed) as exc:
         raise ParseError(f"{where}: its payload cannot be decoded: {exc}", rule="payload") from None
     except Exception as exc:  # warcio's chunked and brotli decoders raise their own classes
