@@ -280,7 +280,7 @@ def test_pdi_annotate(archive: Archive, tmp_path: Path) -> None:
     assert out.exit_code == NotFoundError.exit_code
     lines = out.stdout.splitlines()
     assert [line.split("\t")[0] for line in lines] == ["moved", "moved", "missing"]
-    assert "pdi: not found: 1 of 3 quotes are not in their documents" in out.stderr
+    assert "pdi: not found: 1 of 3 quotes is not in its document" in out.stderr
     out = runner.invoke(cli, ["annotate", "--export", name, "--native", name, *where])
     assert out.exit_code == 2
     bad = tmp_path / "bad.json"

@@ -18,6 +18,7 @@ from typing import IO, TYPE_CHECKING
 import click
 
 from pdi import untrusted_json
+from pdi._wording import plural
 from pdi.cli import one_line
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.archive_io import open_archive
@@ -77,7 +78,9 @@ def annotate_cmd(
     missing = [r for r in results if r.status == "missing"]
     if missing:
         sys.stdout.flush()
-        raise NotFoundError(f"{len(missing)} of {len(results)} quotes are not in their documents")
+        one = len(missing) == 1
+        raise NotFoundError(f"{len(missing)} of {plural(len(results), 'quote')}"
+                            f" {'is not in its document' if one else 'are not in their documents'}")
 
 
 def _print_native(opened: Archive, native_name: str, as_json: bool) -> None:

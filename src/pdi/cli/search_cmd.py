@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from pdi._wording import plural
 from pdi.cli import one_line
 from pdi.cli.archive_cmd import archive_option, progress_bar
 from pdi.cli.archive_io import open_archive
@@ -53,7 +54,7 @@ def search_cmd(words: tuple[str, ...], series: str | None, limit: int, after: st
     if results.next is not None:
         click.echo(f"next page: --after {results.next}")
     if results.pending:
-        click.echo(f"index pending: the text of {results.pending} name{'s' if results.pending != 1 else ''}"
+        click.echo(f"index pending: the text of {plural(results.pending, 'name')}"
                    " is not searched yet (pdi index)", err=True)
 
 
@@ -64,7 +65,7 @@ def reindex_cmd(series: str | None, archive: str) -> None:
     """Make the full-text index again from the stored octets (one transaction: a failure keeps the old index)."""
     with open_archive(archive) as opened, progress_bar("indexing") as progress:
         report = opened.reindex(series=series, progress=progress)
-    click.echo(f"indexed {report.passages} passages of {report.sources} stored octet streams")
+    click.echo(f"indexed {plural(report.passages, 'passage')} of {plural(report.sources, 'stored octet stream')}")
     for sha256, note in report.unreadable:
         click.echo(f"not indexed: {sha256}: {one_line(note)}")
 
@@ -99,7 +100,7 @@ def _drain(opened: Archive, watch: bool, interval: float, limit: int | None) -> 
     while True:
         run = opened.index_queued(limit=limit)
         if run.indexed or run.failed or not watch:
-            click.echo(f"indexed {run.passages} passages of {run.indexed} queued octet streams", err=watch)
+            click.echo(f"indexed {plural(run.passages, 'passage')} of {plural(run.indexed, 'queued octet stream')}", err=watch)
         for sha256, error in run.failed:
             click.echo(f"failed: {sha256}: {one_line(error)} (tried again later)", err=watch)
         if not watch:
