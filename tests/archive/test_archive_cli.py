@@ -121,6 +121,15 @@ def test_cite_prints_both_ends_and_fails_on_a_misplaced_quotation(location: str,
     assert '"check": "mismatch"' in wrong.stdout and '"found": "They s"' in wrong.stdout
     assert wrong.stderr.startswith("pdi: citation does not match: the quotation is not at 3 in ")
     assert wrong.stderr.count("\n") == 1
+    # B not here: unchecked (exit 0) for a series this archive does not mint, not found (exit 4) for one it
+    # mints, as pdi cite --help says (it said every B not in this archive was "unchecked")
+    day = cited.split("/")[3:6]
+    elsewhere = run(location, "cite", f"{citing}@13=urn:pdi://other.gov.fr/{'/'.join(day)}/1.text.1").stdout
+    assert "check\tunchecked: the cited document is not here" in elsewhere
+    run(location, "cite", f"{citing}@13={cited.replace('/1.text.1', '/99.text.1')}", code=4)
+    said = " ".join(run(location, "cite", "--help").stdout.split())
+    assert 'B of a series this archive does not mint: "unchecked"' in said
+    assert "4 when B is of a series minted here but not here" in said
 
 
 def test_get_info_says_which_region_or_samples_a_fragment_selects(location: str, tmp_path: Path) -> None:

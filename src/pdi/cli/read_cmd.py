@@ -153,7 +153,8 @@ def cite_cmd(citation: str, as_json: bool, archive: str) -> None:
     Says whether the text of B's fragment stands in A at the position,
     counted in A's default scheme (char: code points of the CRLF-canonical
     text). Exit status 0 when it does or cannot be checked (an image, or B
-    not in this archive: "unchecked"), 3 when A holds other text there.
+    of a series this archive does not mint: "unchecked"), 3 when A holds
+    other text there, 4 when B is of a series minted here but not here.
     """
     import json
 
