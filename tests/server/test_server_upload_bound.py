@@ -53,3 +53,22 @@ def test_a_body_past_the_bound_is_413_and_leaves_nothing(tmp_path: Path) -> None
         records = list(archive.store.iter_representations())
         assert [r.size for r in records] == [len(small)]
         assert not archive.verify().problems
+
+
+def test_the_help_names_every_route_the_bound_holds(tmp_path: Path) -> None:
+    # the bound holds for /api/format and /api/batch too; --help named only a deposit and a version
+    from click.testing import CliRunner
+
+    from pdi.cli import cli
+
+    said = " ".join(CliRunner().invoke(cli, ["serve", "--help"]).stdout.split())
+    assert "takes for a deposit, a version, a format or a batch (MiB)" in said
+    location = tmp_path / "archive"
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        _, token = archive.add_token("depositor", role="deposit", series=[S])
+        name = archive.add(S, b"a text\n", format="text")
+    with serving(location, "--max-upload-mib", "1") as (_, port), httpx.Client(
+            base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {token}"}, timeout=60) as client:
+        told = client.post(f"/api/format?pdi={name}&format=octet-stream", content=b"x" * (MIB + 1))
+        assert told.status_code == 413, told.text

@@ -66,8 +66,9 @@ DEFAULT_CACHE_MIB = 32
               "arrive; a slower upload is cut off with 408, a token holder's too.")
 @click.option("--max-upload-mib", type=click.IntRange(1), metavar="MIB",
               show_default="no bound but the disk's",
-              help="The largest body the write API takes for a deposit or a version (MiB): a larger one is refused "
-              "(413) as its Content-Length is read, or as its octets pass the bound, and nothing of it is kept.")
+              help="The largest body the write API takes for a deposit, a version, a format or a batch (MiB): a "
+              "larger one is refused (413) as its Content-Length is read, or as its octets pass the bound, and nothing "
+              "of it is kept.")
 @click.option("--max-connections", default=DEFAULT_MAX_CONNECTIONS, show_default=True,
               type=click.IntRange(min=1), help="Connections each worker holds at once; beyond them its requests "
               "are answered 503. One client (an IPv4 address or an IPv6 /64; not a --trusted-proxy) holds a quarter of "
