@@ -348,7 +348,7 @@ class WriteAPI:
                     return
                 seen += len(piece)
                 if limit is not None and seen > limit:
-                    raise LimitError(f"the body is more than this server takes ({limit} octets)")
+                    raise LimitError(f"the body is {_beyond(limit)}")
                 if piece:
                     yield piece
 
@@ -389,11 +389,16 @@ class _WholeForm(MultiPartParser):
         self.ended = True
 
 
+def _beyond(limit: int) -> str:
+    """What a body past ``limit`` octets is more than, in the words an operator set it in."""
+    return f"more than this server takes, {limit:,} octets (pdi serve --max-upload-mib {limit / (1 << 20):g})"
+
+
 def _within_upload(declared: str | None, limit: int | None) -> None:
     """A :class:`LimitError` (``413``) when a body's ``Content-Length`` says more than ``limit`` octets (``None``: no
     bound), before any of it is read."""
     if declared is not None and limit is not None and declared.isdigit() and int(declared) > limit:
-        raise LimitError(f"the body of {declared} octets is more than this server takes ({limit})")
+        raise LimitError(f"the body of {int(declared):,} octets is {_beyond(limit)}")
 
 
 @contextlib.asynccontextmanager
@@ -413,7 +418,7 @@ async def _whole_form(request: Request, limit: int | None = None) -> AsyncIterat
             async for piece in request.stream():
                 received += len(piece)
                 if limit is not None and received > limit:
-                    raise LimitError(f"the body is more than this server takes ({limit} octets); nothing was deposited")
+                    raise LimitError(f"the body is {_beyond(limit)}; nothing was deposited")
                 yield piece
         except ClientDisconnect:
             raise ParseError(f"the body ended after {plural(received, 'octet')}{promised}: the client went away;"
