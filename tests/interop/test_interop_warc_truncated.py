@@ -164,3 +164,33 @@ def test_a_wacz_holding_a_cut_warc_names_the_record(tmp_path: Path) -> None:
     kept = _pdi("import", str(wacz), "--series", S, "--partial", "--archive", str(archive))
     assert kept.returncode == PARTIAL_EXIT, kept.stderr
     assert _names(archive) == ["http://example.org/"]
+
+
+def test_a_damaged_copy_read_again_makes_no_version_with_fewer_parts_and_a_whole_one_after_a_damaged_one_does(
+    tmp_path: Path,
+) -> None:
+    """A page's record read again from a copy of its WARC cut inside its image (``--partial``) is the same capture
+    (its WARC-Record-ID): no version without the image is made, and the page's newest version is still the one
+    with it. The other way round, a whole copy after a damaged one adds the image as the next version."""
+    b = WarcBuilder(gzip=True)
+    b.response("http://example.org/", b'<html><body><img src="i.png"><p>hello</p></body></html>', "text/html", DATE)
+    image = b.response("http://example.org/i.png", b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40, "image/png", DATE)
+    raw = b.out.getvalue()
+    whole, cut = tmp_path / "whole.warc.gz", tmp_path / "cut.warc.gz"
+    whole.write_bytes(raw)
+    cut.write_bytes(raw[: image + 60])  # inside the image's record
+    page = PDI.build(series=S, date=datetime.date(2024, 5, 6), foreign_id="http://example.org/", format="related")
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    for archive, files in ((first, (whole, cut)), (second, (cut, whole))):
+        Archive.init(archive).add_series(S)
+        for warc in files:
+            done = _pdi("import", str(warc), "--series", S, "--partial", "--archive", str(archive))
+            assert done.returncode == (PARTIAL_EXIT if warc == cut else 0), done.stderr
+    with Archive.open(first) as opened:
+        assert opened.versions(page) == [1]
+        assert b"Content-Location: http://example.org/i.png" in opened.get(str(page.with_version(1))).data
+    with Archive.open(second) as opened:
+        assert opened.versions(page) == [1, 2]
+        assert b"Content-Location: http://example.org/i.png" not in opened.get(str(page.with_version(1))).data
+        assert b"Content-Location: http://example.org/i.png" in opened.get(str(page.with_version(2))).data

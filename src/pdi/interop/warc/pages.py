@@ -292,7 +292,32 @@ def _held_already(archive: Archive, index: WarcIndex, item: Item, aggregate: byt
         name, dated = exported_as(archive, record)
         if dated == item.entry.warc_date:
             return name
+    return _same_record(archive, item)
+
+
+def _same_record(archive: Archive, item: Item) -> PDI | None:
+    """The version of ``item``'s page that an import made from this very record (its ``WARC-Record-ID`` and
+    ``WARC-Date`` stated) and that holds every part this reading of it found, or ``None``.
+
+    A record is one capture (WARC 1.1 §5.2: its id is globally unique): read again, from a copy that lost some
+    of its parts (``--partial`` of a file cut short) or from the same file, it is not another capture, and a
+    version without those parts would make the page's generic name resolve to less than it held. A reading that
+    finds a part the version lacks (a whole copy after a damaged one) is deposited as the next version."""
+    if not item.page or not item.entry.record_id:
+        return None
+    parts = {line for line in _part_lines(item)}
+    for version in reversed(archive.versions(item.name)):
+        name = item.name.with_version(version)
+        said = archive.meta(name)
+        if (said.get("warc:record-id") == item.entry.record_id and said.get("warc:date") == item.entry.warc_date
+                and parts <= set(said.get("warc:parts", "").splitlines())):
+            return name
     return None
+
+
+def _part_lines(item: Item) -> list[str]:
+    """The ``warc:parts`` statement's lines of a page: each part's payload digest, date and URL."""
+    return [f"{p.payload_digest or '-'} {e.warc_date} {e.uri}" for e, p in item.parts]
 
 
 def _statements(item: Item) -> list[tuple[str, str]]:
@@ -308,8 +333,7 @@ def _statements(item: Item) -> list[tuple[str, str]]:
     if digest:
         statements.append(("warc:payload-digest", digest))
     if item.parts:
-        lines = [f"{p.payload_digest or '-'} {e.warc_date} {e.uri}" for e, p in item.parts]
-        statements.append(("warc:parts", "\n".join(lines)))
+        statements.append(("warc:parts", "\n".join(_part_lines(item))))
     return statements
 
 
