@@ -4,10 +4,11 @@ their ``Content-Type`` says and never as a page or a script."""
 
 from __future__ import annotations
 
+import socket
 import urllib.parse
 
 import httpx
-from server_helpers import S, Served
+from server_helpers import S, Served, exchange, read_response, served_port
 
 
 def _q(text: str) -> str:
@@ -36,3 +37,37 @@ def test_every_kind_of_answer_says_nosniff_once(served: Served) -> None:
         answer = httpx.get(served.url + path, headers={"Accept": accept})
         assert answer.headers["content-type"].split(";")[0] == kind, (path, answer.status_code, answer.headers)
         assert answer.headers.get_list("x-content-type-options") == ["nosniff"], (path, answer.headers)
+
+
+def _fields(answer: bytes) -> list[tuple[str, str]]:
+    """The header fields of a raw HTTP/1.1 answer, names lower case."""
+    head = answer.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")[1:]
+    return [(name.strip().lower(), value.strip()) for name, _, value in (line.partition(":") for line in head)]
+
+
+def test_the_answers_pdi_serves_own_connections_make_say_nosniff_too(served: Served) -> None:
+    # pdi serve's connections answer a name's N2L, a 304 and N2R from what they keep, and refuse a request that is
+    # not HTTP they read, without the app (and its middleware): found in review, 2026-11-27, the N2L asked a second
+    # time and every refusal (400, 431, 501) said no nosniff
+    text = served.text
+    tag = httpx.get(f"{served.url}/uri-res/N2R?{text}").headers["etag"]
+    asked = [
+        f"GET /uri-res/N2L?{text} HTTP/1.1\r\nHost: a\r\n\r\n".encode(),
+        f"GET /uri-res/N2R?{text} HTTP/1.1\r\nHost: a\r\nIf-None-Match: {tag}\r\n\r\n".encode(),
+        f"GET /uri-res/N2R?{text} HTTP/1.1\r\nHost: a\r\n\r\n".encode(),
+    ]
+    refused = {
+        b"BREW / HTTP/1.1\r\nHost: a\r\n\r\n": b"501",
+        b"GET / HTTP/1.1\r\nHost: a\r\nX: " + b"a" * 100_000 + b"\r\n\r\n": b"431",
+        b"GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n": b"400",
+    }
+    with served_port(served, "own, public") as port:
+        for _ in range(3):  # the first asking, then from what the connection keeps
+            for answer in exchange(port, asked):
+                assert [v for k, v in _fields(answer) if k == "x-content-type-options"] == ["nosniff"], answer[:400]
+        for request, status in refused.items():
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+                conn.sendall(request)
+                answer = read_response(conn, bytearray())
+            assert answer.split(b" ")[1] == status, answer[:400]
+            assert ("x-content-type-options", "nosniff") in _fields(answer), answer[:400]

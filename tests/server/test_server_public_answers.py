@@ -411,7 +411,8 @@ def test_what_a_cache_knows_of_a_name_is_forgotten_with_a_withdrawal(names: dict
     "urn:pdi://open.example.us/2026/11/25/r%C3%A9port-7.text.2",
 ])
 def test_a_locations_fields_are_those_starlette_gives_a_redirect(name: str) -> None:
-    # N2L's 302 is made without Starlette's RedirectResponse (one object fewer a cold N2L): the same fields
+    # N2L's 302 is made without Starlette's RedirectResponse (one object fewer a cold N2L): the same fields, and
+    # nosniff, which every answer says (the middleware adds it to Starlette's; the connection's own must say it)
     from starlette.responses import RedirectResponse
 
     from pdi.server.http.readers import BY_READER
@@ -420,7 +421,8 @@ def test_a_locations_fields_are_those_starlette_gives_a_redirect(name: str) -> N
 
     redirect = RedirectResponse(n2r_path(name), status_code=302)
     made = _fixed((name, name.rsplit(".", 2)[0]), True, None)
-    assert made.headers == (*redirect.raw_headers, (b"vary", BY_READER.encode("latin-1")))
+    assert made.headers == (*redirect.raw_headers, (b"x-content-type-options", b"nosniff"),
+                            (b"vary", BY_READER.encode("latin-1")))
 
 
 def test_a_fact_packs_and_unpacks_to_itself() -> None:

@@ -258,13 +258,16 @@ class Fact:
 _N2R = b"/uri-res/N2R?"
 _VARY_BY_READER = (b"vary", BY_READER.encode("latin-1"))
 _NO_LENGTH = (b"content-length", b"0")
+#: What every answer of the resolver says (:class:`pdi.server.http.middleware.BrowserFields`), last: the answers
+#: made here, which never pass that middleware, say it too, so that they are the octets the app's would be.
+NOSNIFF = (b"x-content-type-options", b"nosniff")
 
 
 def located(location: bytes, names: tuple[str, ...], shared: bool, etag: str | None) -> Fixed:
     """N2L's ``302`` to ``location`` of the name ``names`` tell: the fields Starlette's ``RedirectResponse`` has
     (made without it), and, as every answer that is not immutable, ``Vary`` by who reads
     (:mod:`pdi.server.http.readers`); its header lines made now."""
-    return Fixed(302, (_NO_LENGTH, (b"location", location), _VARY_BY_READER), b"", names, shared, etag,
+    return Fixed(302, (_NO_LENGTH, (b"location", location), NOSNIFF, _VARY_BY_READER), b"", names, shared, etag,
                  [_located_lines(location)])
 
 
@@ -273,13 +276,14 @@ def _located_lines(location: bytes) -> bytes:
     return b"content-length: 0\r\nlocation: " + location + _LINES_AFTER_LOCATION
 
 
-_LINES_AFTER_LOCATION = b"\r\nvary: " + _VARY_BY_READER[1] + b"\r\n\r\n"
+_LINES_AFTER_LOCATION = b"\r\n%s: %s\r\nvary: " % NOSNIFF + _VARY_BY_READER[1] + b"\r\n\r\n"
 
 
 #: ``Cache-Control`` of an answer that never changes (a name with a format), anyone may read.
 IMMUTABLE = "public, max-age=31536000, immutable"
 #: ``Vary`` and ``Cache-Control`` of a ``304`` of an answer anyone may read (:class:`Validator`).
-SHARED_VALIDATOR_FIELDS: tuple[tuple[bytes, bytes], ...] = ((b"vary", b"Accept"), (b"cache-control", IMMUTABLE.encode()))
+SHARED_VALIDATOR_FIELDS: tuple[tuple[bytes, bytes], ...] = (
+    (b"vary", b"Accept"), (b"cache-control", IMMUTABLE.encode()), NOSNIFF)
 _VALIDATOR_LINES = b"\r\n" + b"".join(b"%s: %s\r\n" % pair for pair in SHARED_VALIDATOR_FIELDS) + b"\r\n"
 
 
@@ -292,7 +296,7 @@ def fact_of(kept: Kept) -> Fact | None:
         if kept.etag is None:
             return None
         headers = kept.headers  # N2L's 302 (located()): its Location
-        plain = len(headers) == 3 and headers[0] == _NO_LENGTH and headers[2] == _VARY_BY_READER
+        plain = len(headers) == 4 and headers[0] == _NO_LENGTH and headers[2:] == (NOSNIFF, _VARY_BY_READER)
         return Fact(kept.names, kept.etag, headers[1][1] if plain and headers[1][0] == b"location" else None)
     return Fact(kept.names, kept.etag)
 
@@ -394,8 +398,8 @@ def _length(n: int) -> Headers:
 
 
 def _cache_control(entity: Entity) -> Headers:
-    """The fields a ``304`` repeats (RFC 9110 §15.4.5): ``Cache-Control`` and ``Vary``."""
-    return [(k, v) for k, v in entity.headers if k in (b"cache-control", b"vary")]
+    """The fields a ``304`` repeats (RFC 9110 §15.4.5): ``Cache-Control`` and ``Vary``; and :data:`NOSNIFF`."""
+    return [*((k, v) for k, v in entity.headers if k in (b"cache-control", b"vary")), NOSNIFF]
 
 
 class ResponseCache:

@@ -406,8 +406,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         for name, value in self.server_state.default_headers:
             content.extend([name, b": ", value, b"\r\n"])
         body = problem_body(status, detail)
-        content.append(b"content-type: application/problem+json\r\ncontent-length: %d\r\nconnection: close\r\n\r\n"
-                       % len(body))
+        # nosniff, as every answer the app makes says (pdi.server.http.middleware.BrowserFields): the detail quotes
+        # what the client sent
+        content.append(b"content-type: application/problem+json\r\ncontent-length: %d\r\n"
+                       b"x-content-type-options: nosniff\r\nconnection: close\r\n\r\n" % len(body))
         content.append(body)
         if self.transport.is_closing():
             return

@@ -67,6 +67,7 @@ from pdi.server.http.readers import PRIVATE, by_cookie
 from pdi.server.process.cache import (
     IMMUTABLE,
     N2L_PATH,
+    NOSNIFF,
     SHARED_VALIDATOR_FIELDS,
     Entity,
     Fact,
@@ -892,7 +893,8 @@ def clip_headers(resolved: Resolved) -> dict[str, str]:
 
 def _validator_of(located: Resolved, shared: bool) -> Validator:
     """What a ``304`` of a located name with a format says: its entity tag, ``Vary`` and ``Cache-Control``."""
-    fields = SHARED_VALIDATOR_FIELDS if shared else ((b"vary", b"Accept"), (b"cache-control", PRIVATE.encode("latin-1")))
+    fields = SHARED_VALIDATOR_FIELDS if shared else (
+        (b"vary", b"Accept"), (b"cache-control", PRIVATE.encode("latin-1")), NOSNIFF)
     return Validator(entity_tag(located.sha256, str(located.pdi)), fields, names_of(located), shared)
 
 
