@@ -154,3 +154,34 @@ def test_the_marks_are_unicodes() -> None:
     assert all(unicodedata.category(chr(code))[0] == "M" for code in table)
     if unicodedata.unidata_version == _marks.UNICODE:
         assert table == {code for code in range(0x110000) if unicodedata.category(chr(code))[0] == "M"}
+
+
+def _places(text: str, word: str) -> list[tuple[int, int]]:
+    """Every place ``word`` stands in ``text`` as a word of its own (str.find, not inside a longer word)."""
+    found, at = [], text.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if (at == 0 or not text[at - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+            found.append((at, end))
+        at = text.find(word, at + 1)
+    return found
+
+
+@pytest.mark.parametrize(("text", "query", "phrase", "word"), [
+    ("york new york", '"new york" york', "new york", "york"),
+    ("york york new york", '"new york" york', "new york", "york"),
+    ("new york, york new york york", '"new york" york', "new york", "york"),
+])
+def test_sqlite_marks_each_match_as_fts5_found_it(location: str, text: str, query: str, phrase: str, word: str) -> None:
+    # FTS5 marks a phrase's match whole (one that overlaps another with it): the matches are its marks, not its
+    # words read again and spelled into phrases. Found in review, 2026-11-27: "new york" york in "york new york"
+    # listed "york new" as a match (its words spelled the phrase's two, neither of them Chinese or Thai)
+    if "://" in location:
+        pytest.skip("PostgreSQL marks every word of the query wherever it stands (reported, not fixed)")
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        archive.add(S, text.encode("utf-8"), format="text")
+        (hit,) = archive.search(query, series=S).hits
+    whole = _places(text, phrase)
+    alone = [p for p in _places(text, word) if not any(a <= p[0] and p[1] <= b for a, b in whole)]
+    assert sorted(hit.matches) == sorted(whole + alone)

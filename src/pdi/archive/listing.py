@@ -149,9 +149,11 @@ class Listing(ArchiveBase):
         for place, row in enumerate(rows[:limit], start=skip + 1):
             if time.monotonic() > deadline:
                 raise LimitError(too_long)
-            text, marks = marked(row.marked, phrases=joins, most=max(words), spelled=spelled)
+            # SQLite marks each match whole, PostgreSQL word by word: only its marks are joined into matches
+            joining = joins and not row.whole
+            text, marks = marked(row.marked, phrases=joining, most=max(words), spelled=spelled)
             groups = ([marks] if len(row.each) == 1 else
-                      [marked(each, phrases=joins, most=n, spelled=[one])[1]
+                      [marked(each, phrases=joining, most=n, spelled=[one])[1]
                        for each, n, one in zip(row.each, words, spelled, strict=True)])
             # one phrase: its first match; several: the shortest stretch with a match of each
             window = (marks[0] if len(groups) == 1 and marks else smallest_window(groups)) or (0, len(text))

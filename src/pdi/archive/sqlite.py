@@ -297,6 +297,8 @@ class SQLiteStore(SQLStore):
         super().close()
 
     names_schema = SERIAL_NAMES
+    #: FTS5's ``highlight`` marks a phrase's instance whole: its marks are the matches as they are.
+    marks_phrases_whole = True
 
     def migrate(self, target: int = SCHEMA_VERSION) -> int:
         """:meth:`SchemaPart.migrate` with the connection's foreign keys off: step 16 drops and makes again tables

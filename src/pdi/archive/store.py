@@ -480,3 +480,7 @@ class SearchRow:
     marked: str
     each: tuple[str, ...]
     score: float
+    #: Whether the engine marks each match of a phrase whole, as one stretch (SQLite's FTS5, whose ``highlight``
+    #: marks a phrase's instance from its first word to its last, overlapping ones as one), not word by word
+    #: wherever a word of the query stands (PostgreSQL's ``ts_headline``).
+    whole: bool = False

@@ -93,6 +93,9 @@ NEW_SOURCE = (
 class SearchIndexPart(CatalogBase):
     """The full-text index's rows: passages in, pages of hits out, and its rebuilding."""
 
+    #: Whether :meth:`_highlight` marks each match of a phrase whole (:attr:`pdi.archive.store.SearchRow.whole`).
+    marks_phrases_whole = False
+
     def _index_source(self, sha256: str, media_type: str, charset: str | None, passages: Any) -> None:
         """Inside a write transaction: the passages of one blob read as ``media_type`` in ``charset``, once.
 
@@ -325,7 +328,8 @@ class SearchIndexPart(CatalogBase):
                     tuple(self._highlight(int(pid), [phrase]) or "" for phrase in phrases)
                     if len(phrases) > 1 else (whole,)
                 )
-                rows.append(SearchRow(record, Passage.decode(int(start), "", bytes(runs)), whole, each, float(score)))
+                rows.append(SearchRow(record, Passage.decode(int(start), "", bytes(runs)), whole, each, float(score),
+                                      self.marks_phrases_whole))
         return rows
 
     def search_sources(self, series: str | None = None, *, page: int = 500) -> Iterator[tuple[str, str, str]]:
