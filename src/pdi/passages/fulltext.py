@@ -134,8 +134,12 @@ _UNSPACED_CHAR: Final = re.compile(f"[{UNSPACED}]")
 
 #: The combining marks (Unicode's general categories Mn, Mc and Me) as a character class's inside.
 _MARKS: Final = "".join(f"{chr(first)}-{chr(last)}" for first, last in _marks.MARKS)
-#: Where :func:`spaced` puts a :data:`SPACER`: beside a character of :data:`UNSPACED`, but not before a mark.
-_BESIDE_UNSPACED: Final = re.compile(f"(?:(?<=[{UNSPACED}])|(?=[{UNSPACED}]))(?![{_MARKS}])")
+#: Where :func:`spaced` puts a :data:`SPACER` first: beside a character of :data:`UNSPACED`; then the one before a
+#: mark is taken out (:data:`_SPACER_BEFORE_MARK`). One pattern of both, the positions beside such a character and
+#: not before a mark, asked the mark class at every position of a Chinese text: twice as slow (about 6 s for
+#: 20 MB of it, against 3 s; before the marks, 1.5 s).
+_BESIDE_UNSPACED: Final = re.compile(f"(?<=[{UNSPACED}])|(?=[{UNSPACED}])")
+_SPACER_BEFORE_MARK: Final = re.compile(f"{SPACER}(?=[{_MARKS}])")
 
 
 def spaced(text: str) -> str:
@@ -144,7 +148,7 @@ def spaced(text: str) -> str:
     a word; a text without one comes back as it is."""
     if _UNSPACED_CHAR.search(text) is None:
         return text
-    return _BESIDE_UNSPACED.sub(SPACER, text)
+    return _SPACER_BEFORE_MARK.sub("", _BESIDE_UNSPACED.sub(SPACER, text))
 
 
 # --- the query ----------------------------------------------------------------------------
