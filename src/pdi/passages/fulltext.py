@@ -679,7 +679,12 @@ def _word_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
 def _spellings(text: str, marks: Sequence[tuple[int, int]], spelled: Sequence[Sequence[str]]) -> list[tuple[int, int]]:
     """The stretches of ``marks`` whose words, one after another with nothing but white space and punctuation
-    between them, spell a phrase of ``spelled`` (the longest phrase first, left to right); none if no run does."""
+    between them, spell a phrase of ``spelled``, left to right, none overlapping another (the longer phrase first
+    where two begin together); none if no run does.
+
+    A run spells a phrase when each of its words is the phrase's word, case aside. Where none does, the engine
+    found the phrase in words written otherwise (PostgreSQL stems ``walruses`` to ``walrus``): then a run spells it
+    when its words of scripts written without spaces are the phrase's, whatever its other words."""
     words: list[tuple[int, int, int]] = []  # start, end, and which run of marks without a word between
     run = 0
     last: int | None = None
@@ -688,22 +693,25 @@ def _spellings(text: str, marks: Sequence[tuple[int, int]], spelled: Sequence[Se
             run += 1
         words += [(s, e, run) for s, e in _word_spans(text, a, b)]
         last = b
-    phrases = sorted((list(p) for p in spelled if p), key=len, reverse=True)
+
+    def windows(phrase: Sequence[str], exact: bool) -> list[tuple[int, int]]:
+        n = len(phrase)
+        return [
+            (words[i][0], words[i + n - 1][1]) for i in range(len(words) - n + 1)
+            if words[i][2] == words[i + n - 1][2] and all(
+                text[s:e].casefold() == want.casefold() or (not exact and not any(_unspaced(c) for c in want))
+                for (s, e, _), want in zip(words[i : i + n], phrase, strict=True)
+            )
+        ]
+
     found: list[tuple[int, int]] = []
-    i = 0
-    while i < len(words):
-        for phrase in phrases:
-            window = words[i : i + len(phrase)]
-            if len(window) == len(phrase) and all(w[2] == window[0][2] for w in window) and all(
-                text[s:e].casefold() == want.casefold() or not any(_unspaced(c) for c in want)
-                for (s, e, _), want in zip(window, phrase, strict=True)
-            ):
-                found.append((window[0][0], window[-1][1]))
-                i += len(phrase)
-                break
-        else:
-            i += 1
-    return found
+    for phrase in (p for p in spelled if p):
+        found += windows(phrase, exact=True) or windows(phrase, exact=False)
+    kept: list[tuple[int, int]] = []
+    for a, b in sorted(found, key=lambda w: (w[0], w[0] - w[1])):
+        if not kept or a >= kept[-1][1]:
+            kept.append((a, b))
+    return kept
 
 
 def _after_marks(text: str, end: int) -> int:
