@@ -206,3 +206,19 @@ def test_a_phrases_hit_is_where_the_phrase_stands_not_a_stray_word_of_it(
     archive.add(S, text.encode("utf-8"), format="text")
     (hit,) = archive.search(query).hits
     assert (hit.start, hit.end) == (text.find(found), text.find(found) + len(found))
+
+
+@pytest.mark.parametrize(("text", "query"), [
+    ("un cafe\u0301 noir", "caf\u00e9"),  # the text decomposed, the query composed
+    ("un caf\u00e9 noir", "cafe\u0301"),  # and the other way round
+    ("le cafe\u0301 noir", '"cafe\u0301 noir"'),  # a phrase, both decomposed
+    ("le caf\u00e9 noir", '"cafe\u0301 noir"'),
+])
+def test_a_word_is_found_whether_its_accents_are_composed_or_not(archive: Archive, text: str, query: str) -> None:
+    """Found in review, 2026-11-27: PostgreSQL found ``café`` (one code point for é) only in text written so, not
+    in ``cafe`` and U+0301 (SQLite's tokenizer folds both to ``cafe``). The hit is the word as the text writes it."""
+    archive.add(S, text.encode("utf-8"), format="text")
+    (hit,) = archive.search(query).hits
+    word = text.split()[1]
+    assert (hit.start, hit.end)[0] == text.find(word)
+    assert archive.get(str(hit.name)).data.decode("utf-8").startswith(word)

@@ -47,6 +47,7 @@ import math
 import re
 import threading
 import time
+import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from functools import lru_cache
@@ -744,11 +745,19 @@ class PostgresStore(SQLStore):
 
     @staticmethod
     def _tsquery(phrases: Sequence[Sequence[str]]) -> tuple[str, list[Any]]:
-        """A tsquery matching every phrase, each one a parameter of ``phraseto_tsquery`` (never query syntax)."""
-        return (
-            " && ".join("phraseto_tsquery('english'::regconfig, ?)" for _ in phrases),
-            [" ".join(spaced(w) for w in phrase) for phrase in phrases],
-        )
+        """A tsquery matching every phrase, each one a parameter of ``phraseto_tsquery`` (never query syntax).
+
+        PostgreSQL's parser compares a word's code points as they are written, where SQLite's tokenizer folds
+        accents away: a phrase written with a composed character (``é``) or a decomposed one (``e`` and U+0301)
+        is asked in both forms (Unicode's NFC and NFD), so that it finds a text written in either."""
+        query: list[str] = []
+        params: list[Any] = []
+        for phrase in phrases:
+            text = " ".join(spaced(w) for w in phrase)
+            forms = dict.fromkeys(unicodedata.normalize(form, text) for form in ("NFC", "NFD"))
+            query.append("(" + " || ".join("phraseto_tsquery('english'::regconfig, ?)" for _ in forms) + ")")
+            params += forms
+        return " && ".join(query), params
 
     def _search_page(
         self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, skip: int,
