@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from starlette.testclient import TestClient
 
+from pdf_helpers import pages_pdf
 from pdi.archive import Archive
 from pdi.server import create_app
 
@@ -219,3 +221,49 @@ def test_the_406_of_a_passage_over_many_pages_names_the_first_few(archive: Archi
     assert all(one in detail for one in named[:MOST_NAMED]) and named[MOST_NAMED] not in detail
     assert detail.endswith(f", and so on to page {pages}")
     assert len(refused.content) < 2_000
+
+
+def test_a_glyph_drawn_past_a_floats_range_is_no_500(archive: Archive) -> None:
+    """Reported: a glyph drawn under a matrix scaling by 1e38 has an infinite box: the passage's rendering was an
+    OverflowError and /api/pdf/page a ValueError (JSON has no infinity), both 500. Such a glyph has no box now."""
+    scale = b"1000000000 0 0 1000000000 0 0 cm " * 4 + b"100 0 0 100 0 0 cm "
+    data = pages_pdf(1, b"q " + scale + b"BT /F1 12 Tf (Hi) Tj ET Q BT /F1 12 Tf 10 10 Td (Hello) Tj ET")
+    name = str(archive.add(S, data, format="pdf"))
+    client = TestClient(create_app(archive.location, archive=archive))
+    text = client.get(f"/uri-res/N2R?{name}%23page=1", headers={"Accept": "text/plain"}).text
+    hi, hello = text.index("Hi"), text.index("Hello")
+    page = client.get("/api/pdf/page", params={"pdi": name, "page": "1"})
+    assert page.status_code == 200, page.text
+    assert page.json()["boxes"][hi] is None and page.json()["boxes"][hello] is not None
+    alone = client.get(f"/uri-res/N2R?{name}%23char={hi},{hi + 2}", headers={"Accept": "image/png"})
+    assert alone.status_code == 406 and "no character drawn on the page" in alone.json()["detail"]
+    both = client.get(f"/uri-res/N2R?{name}%23char={min(hi, hello)},{max(hi, hello) + 2}",
+                      headers={"Accept": "image/png"})
+    assert both.status_code == 200 and both.headers["content-type"] == "image/png"
+
+
+def test_api_pdf_page_bounds_the_characters_it_gives_boxes_for(
+        archive: Archive, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reported: a 20 KB PDF can draw two million characters on a page; their boxes as JSON took 24 s, 58 MB, and
+    were kept (64 such pages: gigabytes). A page past MAX_PAGE_CHARACTERS is a limit; the pages read ahead stop
+    before it; what is kept is bounded by KEPT_CHARACTERS too."""
+    from pdi.server.pages import pdf_view
+
+    data = (CORPUS / "tracemonkey.pdf").read_bytes()
+    name = str(archive.add(S, data, format="pdf"))
+    client = TestClient(create_app(archive.location, archive=archive))
+    monkeypatch.setattr(pdf_view, "_PAGES", type(pdf_view._PAGES)())
+    monkeypatch.setattr(pdf_view, "_KEPT_CHARACTERS", {})
+    first = client.get("/api/pdf/page", params={"pdi": name, "page": "1"}).json()
+    monkeypatch.setattr(pdf_view, "MAX_PAGE_CHARACTERS", len(first["text"]) - 1)
+    refused = client.get("/api/pdf/page", params={"pdi": name, "page": "5"})
+    assert refused.status_code in (400, 413), refused.text
+    assert "characters, more than the" in refused.json()["detail"]
+    assert client.get("/api/pdf/page", params={"pdi": name, "page": "1"}).json() == first  # kept from before
+    monkeypatch.setattr(pdf_view, "MAX_PAGE_CHARACTERS", 200_000)
+    monkeypatch.setattr(pdf_view, "KEPT_CHARACTERS", 2 * len(first["text"]))
+    pdf_view._PAGES.clear()
+    pdf_view._KEPT_CHARACTERS.clear()
+    assert client.get("/api/pdf/page", params={"pdi": name, "page": "1"}).json() == first
+    assert sum(pdf_view._KEPT_CHARACTERS.values()) <= pdf_view.KEPT_CHARACTERS
+    assert set(pdf_view._PAGES) == set(pdf_view._KEPT_CHARACTERS) and len(pdf_view._PAGES) < 1 + pdf_view.AHEAD

@@ -593,7 +593,7 @@ _RFC5147 = Operation(
 )
 _PDF_PAGE = Operation(
     "A page of a PDF's text layer (docs/pdf-text-layer.md) with each character's box, as PDFium gives it:"
-    " what the viewer lays over the page pdf.js draws",
+    " what the viewer lays over the page pdf.js draws (a page of more than 200,000 characters is limit exceeded)",
     (Param("pdi", "A PDF's name, versioned (a fragment is ignored)", required=True, schema=_name("pdi-pdf")),
      Param("page", "The page, from 1", required=True, schema={"type": "string", "pattern": "^[1-9][0-9]{0,6}$"},
            examples=("1",))),

@@ -27,7 +27,7 @@ import json
 import threading
 
 from pdi.archive import Archive, Generic, Resolved
-from pdi.errors import NotFoundError, ParseError, UnsupportedError
+from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.identifier import PDI
 from pdi.server.pages.pdfjs import manifest
 
@@ -129,19 +129,37 @@ def page_json(archive: Archive, name: str, page: str) -> dict[str, object]:
     index = archive.fragment_index(located.record)
     if index is None:
         raise UnsupportedError(f"{name} has no text layer (PDFium could not read it): cite it by page and region")
-    pages = TextLayer.from_bytes(index, located.record.size).pages
+    layer = TextLayer.from_bytes(index, located.record.size)
+    pages = layer.pages
     if number > pages:
         raise NotFoundError(f"page {number} is not a page of {name}: it has {pages}")
+
+    def characters(n: int) -> int:
+        start, end = layer.page_range(n)
+        return end - start
+
+    if characters(number) > MAX_PAGE_CHARACTERS:  # its boxes as JSON would be hundreds of megabytes, and minutes
+        raise LimitError(f"page {number} of {name} has {characters(number):,} characters, more than the"
+                         f" {MAX_PAGE_CHARACTERS:,} whose boxes the viewer is given: cite it by page, char or rect")
     whole = archive.read(located)  # its octets, each chunk checked against its digest
-    # this page and the next few (a viewer asks for them as they scroll into view): one read of the PDF for them
-    numbers = range(number, min(number + AHEAD, pages) + 1)  # one PDFium child for them all
-    made = {boxes.number: boxes.to_json() for boxes in pages_boxes(whole.data, index, numbers, name=name)}
+    # this page and the next few (a viewer asks for them as they scroll into view): one read of the PDF for them,
+    # while their characters stay under the bound of one page's
+    numbers, total = [number], characters(number)
+    for n in range(number + 1, min(number + AHEAD, pages) + 1):
+        total += characters(n)
+        if total > MAX_PAGE_CHARACTERS:
+            break
+        numbers.append(n)
+    made = {boxes.number: (boxes.to_json(), len(boxes.text))
+            for boxes in pages_boxes(whole.data, index, numbers, name=name)}  # one PDFium child for them all
     with _LOCK:  # what the same octets give: kept by their SHA-256 for the next reader who may read them
-        for n, made_page in made.items():
+        for n, (made_page, count) in made.items():
             _PAGES[(key[0], n)] = made_page
-        while len(_PAGES) > KEPT_PAGES:
-            _PAGES.popitem(last=False)
-    return made[number]
+            _KEPT_CHARACTERS[(key[0], n)] = count
+        while len(_PAGES) > KEPT_PAGES or sum(_KEPT_CHARACTERS.values()) > KEPT_CHARACTERS:
+            gone, _ = _PAGES.popitem(last=False)
+            _KEPT_CHARACTERS.pop(gone, None)
+    return made[number][0]
 
 
 #: How many pages' boxes :func:`page_json` keeps (the last asked), by the PDF's SHA-256 and the page number:
@@ -149,5 +167,12 @@ def page_json(archive: Archive, name: str, page: str) -> dict[str, object]:
 KEPT_PAGES = 64
 #: How many pages after the one asked :func:`page_json` makes from the same read of the PDF.
 AHEAD = 3
+#: The most characters of a page whose boxes :func:`page_json` gives (a dense real page has a few thousand; each
+#: character's box costs some 150 octets as Python values and 30 as JSON), and of the pages one answer reads: a
+#: 20 KB PDF can draw two million characters on a page, whose boxes took 24 s and 58 MB of JSON, and were kept.
+MAX_PAGE_CHARACTERS = 200_000
+#: The most characters of the pages :func:`page_json` keeps, all pages together (besides :data:`KEPT_PAGES`).
+KEPT_CHARACTERS = 1_000_000
 _PAGES: collections.OrderedDict[tuple[str, int], dict[str, object]] = collections.OrderedDict()
+_KEPT_CHARACTERS: dict[tuple[str, int], int] = {}
 _LOCK = threading.Lock()

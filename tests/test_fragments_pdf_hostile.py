@@ -1,0 +1,136 @@
+"""What a stranger's PDF or fragment could still make of pdi's PDF reading, each found by trying it, each bounded.
+
+* A PDF deposited with no text layer kept (``--force`` past PDFium's limits, or over 256 MiB): its ``char`` and
+  ``line`` made the layer with PDFium in the calling process, the resolver's worker, with no deadline and no
+  memory bound (a 20 KB PDF: 28 s and 1.1 GB in the worker). Now they make it in the child, as ``page``,
+  ``rect`` and ``search`` did.
+* ``rect`` chose a character with no box by looking ahead through the rest of the page for the next one with
+  a box: on a page of two million characters and 40,000 line breaks, 35 s for one request. Now one pass.
+* A glyph drawn under a matrix past the range of a float has an infinite box: a passage's rendering
+  (``Accept: image/png``) was an ``OverflowError`` (500), ``/api/pdf/page`` a ``ValueError`` (500, JSON has no
+  infinity). Now such a glyph has no box, as a generated space has none.
+* ``search=`` looked for each of its words in turn over the whole layer: 12,500 words in a 62 KB request took
+  19 s on a layer of two million characters. Now each different word once, at most
+  :data:`~pdi.fragments.pdf.MAX_SEARCH_WORDS` of them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+from array import array
+from pathlib import Path
+
+import pytest
+
+import pdi.fragments.pdf as pdf
+from pdf_helpers import operators_pdf, pages_pdf
+from pdi.errors import LimitError
+
+CORPUS = Path(__file__).resolve().parent / "data" / "pdf"
+
+
+def test_a_pdf_with_no_kept_layer_is_read_in_the_child_for_char_line_and_search() -> None:
+    code = (
+        "import sys, json\n"
+        "from pdi.fragments import pdf\n"
+        f"data = open({str(CORPUS / 'sizes.pdf')!r}, 'rb').read()\n"
+        "out = [pdf.evaluate_pdf(s, p, data, 'application/pdf', None).data.decode()\n"
+        "       for s, p in (('char', [0, 6]), ('line', [1, 2]), ('search', ['\"envelope\"']))]\n"
+        "print(json.dumps([out, sorted(m for m in sys.modules if 'pdfium' in m)]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(pdf.__file__).parents[2])})
+    answers, loaded = json.loads(done.stdout)
+    assert answers == ["Normal", "\fEnvelope\r\n", "Envelope"]
+    assert loaded == []
+
+
+def test_char_on_a_hostile_pdf_with_no_kept_layer_meets_the_childs_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pdf, "LIMITS", pdf.PdfiumLimits(document_seconds=0.3, page_seconds=0.3))
+    for scheme in ("char", "line"):
+        with pytest.raises(LimitError, match=r"took longer than 0.3 s reading the PDF \(the limit"
+                                             r" pdi.fragments.pdf.LIMITS.document_seconds\)"):
+            pdf.evaluate_pdf(scheme, [0, 5], operators_pdf(1_000_000), "application/pdf", None)
+
+
+def _page(inside: list[bool | None]) -> pdf.PageBoxes:
+    """A page whose character i has its centre in the region [0, 10) × [0, 10) (True), outside it (False), or no
+    box (None)."""
+    boxes = array("d")
+    for flag in inside:
+        if flag is None:
+            boxes.extend((math.nan,) * 4)
+        else:  # the region's top-left is the CropBox's (0, 100): y downwards from the top
+            x = 4.0 if flag else 50.0
+            boxes.extend((x, 95.0, x + 2, 97.0))
+    return pdf.PageBoxes(1, 1, 0, "x" * len(inside), boxes, (0.0, 0.0, 100.0, 100.0), 0)
+
+
+def _chosen_as_specified(inside: list[bool | None]) -> list[int]:
+    """docs/pdf-text-layer.md §3: a character with a box whose centre is in the region; one with none whose
+    nearest characters with a box before and after it are both selected."""
+    chosen = []
+    for i, flag in enumerate(inside):
+        if flag is None:
+            before = next((f for f in reversed(inside[:i]) if f is not None), False)
+            after = next((f for f in inside[i + 1:] if f is not None), False)
+            if before and after:
+                chosen.append(i)
+        elif flag:
+            chosen.append(i)
+    return chosen
+
+
+def test_a_rects_characters_are_those_the_rule_names() -> None:
+    rng = random.Random(5147)
+    for _ in range(300):
+        inside = [rng.choice([True, False, None]) for _ in range(rng.randrange(0, 30))]
+        assert pdf.region_characters(_page(inside), 0, 0, 10, 10) == _chosen_as_specified(inside)
+
+
+def test_a_rect_on_a_page_of_many_characters_and_breaks_is_one_pass() -> None:
+    """Two words and a line break, 150,000 times: each break used to look through the rest of the page."""
+    inside: list[bool | None] = [True, True, None] * 150_000
+    chosen = pdf.region_characters(_page(inside), 0, 0, 10, 10)
+    assert len(chosen) == len(inside) - 1  # all but the last break, after which no character has a box
+
+
+def _far_glyphs() -> bytes:
+    """A page drawing "Hi" under a matrix that scales by 1e38 (its boxes past a float's range: PDFium gives
+    infinities), then "Hello" at the origin."""
+    scale = b"1000000000 0 0 1000000000 0 0 cm " * 4 + b"100 0 0 100 0 0 cm "
+    return pages_pdf(1, b"q " + scale + b"BT /F1 12 Tf (Hi) Tj ET Q BT /F1 12 Tf 10 10 Td (Hello) Tj ET")
+
+
+def test_a_glyph_whose_box_is_not_finite_has_none() -> None:
+    data = _far_glyphs()
+    ((page, boxes),) = pdf.read_pages_now(data, [1])
+    text = page["text"]
+    assert "Hi" in text and "Hello" in text
+    for i in range(len(text)):
+        box = boxes[4 * i: 4 * i + 4]
+        assert all(map(math.isfinite, box)) or all(map(math.isnan, box)), (text[i], list(box))
+    assert all(math.isnan(v) for i in range(text.index("Hi"), text.index("Hi") + 2) for v in boxes[4 * i: 4 * i + 4])
+    index = pdf.build_layer_index(data)
+    made = pdf.page_boxes(data, index, 1)
+    json.dumps(made.to_json(), allow_nan=False)  # the viewer's JSON: no Infinity
+    hello = made.text.index("Hello")
+    assert made.centre(hello) is not None and made.centre(text.index("Hi")) is None
+
+
+def test_search_looks_for_each_different_word_once_and_for_at_most_so_many() -> None:
+    data = (CORPUS / "sizes.pdf").read_bytes()
+    index = pdf.build_layer_index(data)
+    many = " ".join(["nowhere"] * 5000 + ["LANDSCAPE"])
+    found = pdf.evaluate_pdf("search", [f'"{many}"'], data, "application/pdf", None, index=index)
+    assert found.data == b"Landscape"
+    words = " ".join(f"w{n}" for n in range(pdf.MAX_SEARCH_WORDS + 1))
+    with pytest.raises(LimitError, match=f"at most {pdf.MAX_SEARCH_WORDS} different words"):
+        pdf.evaluate_pdf("search", [f'"{words}"'], data, "application/pdf", None, index=index)
+    fewer = " ".join(f"w{n}" for n in range(pdf.MAX_SEARCH_WORDS - 1)) + " envelope"
+    assert pdf.evaluate_pdf("search", [f'"{fewer}"'], data, "application/pdf", None, index=index).data == b"Envelope"
