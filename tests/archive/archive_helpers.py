@@ -53,10 +53,10 @@ def reseal(bag: Path) -> None:
 
 
 def before_serial_names(archive: Archive) -> list[str]:
-    """The statements that take a catalog back from schema step 17 to 14 (SQLite's ``serial_names`` and its
+    """The statements that take a catalog back from schema step 18 to 14 (SQLite's ``serial_names`` and its
     triggers; PostgreSQL's steps 15 and 16 add nothing), to run in a write transaction of ``archive``'s store.
-    Step 16's tables stay ``WITHOUT ROWID``: the step makes them again alike when it runs again; step 17's passages
-    stay as it wrote them, which it leaves alone when it runs again."""
+    Step 16's tables stay ``WITHOUT ROWID``: the step makes them again alike when it runs again; the passages of
+    steps 17 and 18 stay as they wrote them, which they leave alone when they run again."""
     store = archive.store
     names: list[str] = []
     if store.dialect == "sqlite":
@@ -64,4 +64,4 @@ def before_serial_names(archive: Archive) -> list[str]:
             "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN"
             " ('representations', 'versions', 'documents', 'withdrawals')")
         names = [f"DROP TRIGGER {name}" for name, in triggers] + ["DROP TABLE serial_names"]
-    return [*names, "DELETE FROM schema_migrations WHERE version IN (15, 16, 17)"]
+    return [*names, "DELETE FROM schema_migrations WHERE version IN (15, 16, 17, 18)"]

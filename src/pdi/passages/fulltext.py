@@ -606,7 +606,11 @@ def marked(
     own (one word twice in a row, ``walrus\r\nwalrus``, is two matches).
     The :data:`SPACER` of the index is taken out: the text is the passage's.
 
-    ``spelled``: the words of each phrase as the index reads them (:func:`index_words`). PostgreSQL marks every
+    ``spelled`` without ``phrases``: the engine marks each match whole (SQLite's FTS5), and a mark is a match,
+    but one of more words than the longest phrase, where FTS5 made overlapping matches one (``我我`` in
+    ``我我我``), which is cut into the matches that spell it, left to right.
+
+    ``spelled`` with ``phrases``: the words of each phrase as the index reads them (:func:`index_words`). PostgreSQL marks every
     word of the query wherever it stands, in a phrase's match or not, so ``门`` in ``大门天安门`` is marked before
     ``天安门``: where a run of marked words spells a phrase (a word of a script written without spaces the same
     character, any other word as the engine found it), each such spelling is a stretch, and a marked word
@@ -635,6 +639,11 @@ def marked(
         found = _spellings(text, marks, spelled)
         if found:
             return text, tuple(found)
+    elif spelled:  # marks of whole matches (FTS5's), overlapping ones made one: "我我" in "我我我" is one mark
+        longest = max(len(p) for p in spelled)
+        marks = [m for a, b in marks for m in (
+            (_spellings(text, [(a, b)], spelled) or [(a, b)]) if len(_word_spans(text, a, b)) > longest else [(a, b)])]
+        return text, tuple(marks)
     joined: list[tuple[int, int]] = []
     count = 0  # the words in the last stretch
     for a, b in marks:  # words of one phrase, which the engines mark one by one, as one stretch
