@@ -136,3 +136,52 @@ def test_xywh_selects_the_pixels_its_definition_says(width: int, height: int, x:
     # §4.2.2: the rectangle x ≤ px < x+w, y ≤ py < y+h, clipped to the image
     assert (region.x1, region.x2) == (min(x, width), min(x + w, width))
     assert (region.y1, region.y2) == (min(y, height), min(y + h, height))
+
+
+def _npt_value(text: str) -> Fraction:
+    """An npt time's seconds, exactly (§4.2.1, read independently of the parser)."""
+    parts = text.split(":")
+    seconds = Fraction(Decimal(parts[-1].rstrip(".") or "0"))
+    for k, part in enumerate(reversed(parts[:-1]), start=1):
+        seconds += int(part) * 60**k
+    return seconds
+
+
+_digits = st.text(alphabet="0123456789", min_size=1, max_size=40)
+_npt_times = st.one_of(
+    st.tuples(_digits, st.one_of(st.just(""), st.just("."), _digits.map(lambda d: "." + d))).map("".join),
+    st.tuples(_digits, st.integers(0, 59), st.integers(0, 59), st.sampled_from(["", ".5", ".0004", "." + "9" * 12]))
+    .map(lambda t: f"{t[0]}:{t[1]:02d}:{t[2]:02d}{t[3]}"),
+)
+
+
+@given(_npt_times, _npt_times)
+@settings(max_examples=300, deadline=None)
+def test_long_times_are_read_exactly_or_refused_never_a_crash(first: str, second: str) -> None:
+    # Up to 45 characters a time is read: its seconds, and their milliseconds, exactly (the default decimal
+    # context's 28 digits rounded 99999999999999999999999999999:00:00.5 and failed to quantize a long time's
+    # milliseconds, an InvalidOperation that the resolver answered 500); past that a ParseError.
+    a, b = sorted((first, second), key=_npt_value)
+    try:
+        time = parse_time(f"{a},{b}")
+    except ParseError:
+        assert max(len(a), len(b)) > 45 or _npt_value(a) == _npt_value(b)
+        return
+    assert time.end is not None
+    assert (Fraction(time.begin), Fraction(time.end)) == (_npt_value(a), _npt_value(b))
+    try:
+        scheme, (start, end), rounded = native_time(time)
+    except ParseError:  # shorter than a millisecond
+        assert (_npt_value(b) - _npt_value(a)) * 1000 < 1
+        return
+    unit = 1 if scheme == "sec" else 1000
+    for got, want in ((start, _npt_value(a)), (end, _npt_value(b))):
+        exact = want * unit
+        assert abs(got - exact) <= Fraction(1, 2) and rounded >= (got != exact)
+
+
+def test_a_time_of_40_digits_is_its_milliseconds() -> None:
+    time = parse_time("0.5,99999999999999999999999999999999999.5")
+    assert native_time(time) == ("msec", (500, 99999999999999999999999999999999999500), False)
+    hours = parse_time("99999999999999999999999999999:00:00.5,99999999999999999999999999999:00:00.75")
+    assert hours.begin == Decimal("359999999999999999999999999996400.5")  # not rounded to 28 digits

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import subprocess
 import sys
+import unicodedata
 
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
+from pdi._wording import printable
 from pdi.cli import cli
+from pdi.identifier import PDI
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -35,6 +41,19 @@ def test_parse_prints_components_canonical_form_and_warnings() -> None:
         lines[-1]
         == "warning: no version on a fragment PDI (the PDI draft, line 457, requires one): read as version 1"
     )
+
+
+@given(st.text(st.characters(codec="utf-8", categories=("Cc", "Cf", "Zl", "Zp", "L")), min_size=1, max_size=12))
+def test_parse_shows_a_decoded_unique_id_without_driving_the_terminal(foreign: str) -> None:
+    # the unique id is %-decoded: its NUL, ESC, C1 controls and bidirectional overrides are shown escaped, as
+    # pdi prints every stranger's text, never written to the terminal as they are
+    name = PDI.build(series="a.us", date=datetime.date(2020, 1, 2), foreign_id=foreign, format="text")
+    code, out, _ = run(str(name))
+    assert code == 0
+    shown = next(line for line in out.splitlines() if line.startswith("unique id:"))
+    assert shown == f"unique id:       {printable(foreign)} (encapsulated)"
+    assert not any(0x202A <= ord(c) <= 0x202E or 0x2066 <= ord(c) <= 0x2069 or unicodedata.category(c) == "Cc"
+                   for c in shown)
 
 
 def test_parse_json() -> None:

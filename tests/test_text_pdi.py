@@ -253,6 +253,8 @@ def test_pdi_fragment_parse_raises_only_parse_errors(text: str) -> None:
 
 
 def test_pdi_fragment_parse_forms() -> None:
+    assert parse_pdi_text_fragment("0" * 5000 + "37," + "0" * 5000 + "51") == ("char", (37, 51))  # not int()'s 4,300
+    assert parse_pdi_text_fragment("line=" + "0" * 9000) == ("line", (0,))
     assert parse_pdi_text_fragment("37,51") == ("char", (37, 51))
     assert parse_pdi_text_fragment("CHAR=37") == ("char", (37,))
     assert parse_pdi_text_fragment("line=10,20") == ("line", (10, 20))

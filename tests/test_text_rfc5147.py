@@ -293,6 +293,20 @@ def test_rfc5147_3_huge_numbers() -> None:
         TextFragment.parse("char=" + "9" * 5000)
 
 
+@given(st.integers(0, 10**30), st.integers(0, 6000), st.integers(0, 6000),
+       st.sampled_from(["char={a}", "line={a},{b}", "char=,{b}", "char={a},", "line={a};length={b}"]))
+def test_rfc5147_3_leading_zeros_are_the_number_however_many(a: int, zeros_a: int, zeros_b: int, form: str) -> None:
+    # number = 1*DIGIT: 0…07 is 7. Python's int() counts the zeros against its 4,300 digits, which made
+    # char=<5,000 zeros>1 a ValueError (a traceback from pdi text, a 500 from /api/rfc5147).
+    b = a + 1
+    text = form.format(a="0" * zeros_a + str(a), b="0" * zeros_b + str(b))
+    parsed = TextFragment.parse(text)
+    assert parsed == TextFragment.parse(form.format(a=a, b=b))
+    assert str(parsed) == form.format(a=a, b=b)
+    padded = evaluate_rfc5147(text, b"abc", charset="us-ascii", on_error="ignore")
+    assert padded == evaluate_rfc5147(str(parsed), b"abc", charset="us-ascii", on_error="ignore")
+
+
 # --------------------------------------------------------------------------- §2.1, §4.1 counting
 
 

@@ -252,6 +252,15 @@ def test_wilde_bre_back_references_are_unsupported() -> None:
         evaluate_wilde("match(%5C(a%5C)%5C1)", b"aa", charset="us-ascii")
 
 
+@given(st.integers(0, 10**30), st.integers(0, 6000), st.sampled_from(["char({n})", "line(1,{n})", "char({n},{n})"]))
+def test_wilde_counts_with_leading_zeros_are_their_number(n: int, zeros: int, form: str) -> None:
+    # count = 1*DIGIT: however many zeros lead it (int() alone refused more than 4,300 digits, zeros and all)
+    padded = form.format(n="0" * zeros + str(n))
+    assert WildeFragment.parse(padded) == WildeFragment.parse(form.format(n=n))
+    with pytest.raises(LimitError):
+        WildeFragment.parse("char(" + "0" * zeros + "1" * 4001 + ")")
+
+
 def test_wilde_bre_limits() -> None:
     with pytest.raises(LimitError):
         bre_to_re2("a\\{1001\\}")

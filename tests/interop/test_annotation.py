@@ -152,6 +152,30 @@ def test_a_citation_links_the_quoting_position_to_the_quoted_passage(archive: Ar
     assert one(exact, OA + "exact") == {"@value": "quick brown fox"}
 
 
+def test_a_citation_in_an_image_or_a_recording_or_of_a_whole_document(archive: Archive) -> None:
+    quoted = archive.add(S, TEXT.encode(), format="text")
+    image = archive.add(S, picture(), format="png")
+    audio = archive.add(S, sound(), format="wav")
+    # a coordinate names a pixel (draft lines 692-701): the body is that pixel, not the ParseError a rect of one
+    # corner made
+    body = export_annotation(archive, f"{image}@(5,2)={quoted}#char=19,34")["body"]
+    assert body["source"] == str(image)
+    assert body["selector"]["value"] == "xywh=pixel:5,2,1,1"
+    expand(export_annotation(archive, f"{image}@(5,2)={quoted}#char=19,34"))
+    with pytest.raises(UnsupportedError, match="instant"):  # no Media Fragment names an instant (t=a,b: a < b)
+        export_annotation(archive, f"{audio}@1={quoted}#char=19,34")
+    # the cited end a whole document, or a citation itself: said so, not an AssertionError (a 500 over HTTP)
+    for cited, why in ((str(quoted), "whole document"), (f"{quoted}@1={quoted}#char=1,2", "citation itself")):
+        with pytest.raises(UnsupportedError, match=why):
+            export_annotation(archive, f"{quoted}@18={cited}")
+    client = TestClient(create_app(str(archive.location), archive=archive))
+    answer = client.get("/api/annotation", params={"pdi": f"{quoted}@18={quoted}"})
+    assert answer.status_code == 400 and "whole document" in answer.json()["detail"]
+    out = CliRunner().invoke(cli, ["annotate", "--export", f"{quoted}@18={quoted}",
+                                   "--archive", str(archive.location)])
+    assert out.exit_code == UnsupportedError.exit_code and "whole document" in out.stderr
+
+
 def test_a_whole_document_is_not_an_annotation(archive: Archive) -> None:
     name = archive.add(S, TEXT.encode(), format="text")
     with pytest.raises(UnsupportedError, match="whole document"):

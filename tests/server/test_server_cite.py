@@ -50,6 +50,15 @@ def test_rfc5147_applies_to_plain_text_only_and_needs_both_parameters(served: Se
     assert _rfc5147(served, served.text, "char=5,3").status_code == 400  # §4.4: not properly ordered
 
 
+def test_rfc5147_numbers_with_thousands_of_leading_zeros_are_their_number(served: Served) -> None:
+    # int() alone counted the zeros against its 4,300 digits: a ValueError, answered 500
+    zeros = "0" * 5000
+    answer = _rfc5147(served, served.text, f"char={zeros}7,{zeros}20;length={zeros}55,UTF-8")
+    assert answer.status_code == 200 and (answer.json()["text"], answer.json()["integrity"]) == ("world.\nSecond", "ok")
+    refused = _rfc5147(served, served.text, "char=" + "1" * 4001)  # 4,001 digits that are not zeros: a limit
+    assert refused.status_code == 400 and "more than 4000 digits" in refused.json()["detail"]
+
+
 def _page(served: Served, name: str, **more: str) -> str:
     answer = httpx.get(f"{served.url}/view", params={"pdi": name, **more}, timeout=30)
     assert answer.status_code == 200

@@ -13,11 +13,14 @@ from dataclasses import dataclass
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from server_helpers import Clock, serving
 from starlette.testclient import TestClient
 
 from pdi.archive import Archive, Content
 from pdi.server import create_app
+from pdi.server.protocol.resolver import INFLECTIONS, split_inflection
 from pdi.server.protocol.rfc2169 import rfc2169_query
 
 S = "negotiation.example.us"
@@ -111,6 +114,28 @@ def test_info_inflection_answers_n2c(client: httpx.Client | TestClient, names: N
     assert answer.status_code == 200 and answer.json() == n2c(client, names.text)
     generic = client.get(n2r(names.generic, "?info"))
     assert generic.status_code == 200 and generic.json() == n2c(client, names.generic)
+
+
+def test_a_question_mark_in_a_text_directive_is_its_text_not_an_inflection(
+    client: httpx.Client | TestClient, names: Names
+) -> None:
+    # WICG Text Fragments: a fragment directive holds '?' as any URL fragment may. "#:~:text=one?" quotes
+    # "one?" (not in "one\n": 404), where the first '?' was read as an inflection and answered one's N2C
+    asked = client.get(n2r(names.text + "#:~:text=one?"), follow_redirects=False)
+    assert asked.status_code == 404 and '"one?"' in asked.json()["detail"]
+    other = client.get(n2r(names.text + "#:~:text=one?info"), follow_redirects=False)
+    assert other.status_code == 404 and '"one?info"' in other.json()["detail"]
+    found = client.get(n2r(names.text + "#:~:text=one"), follow_redirects=False)
+    assert found.status_code == 302 and found.headers["location"].startswith("/uri-res/N2R?")
+
+
+@given(st.text(alphabet="!$&'()*+,-./0123456789:;=?@AZaz_~%", max_size=20))
+def test_split_inflection_leaves_a_fragment_directive_whole(value: str) -> None:
+    name = f"urn:pdi://{S}/2026/03/01/1.text.1#:~:text={value}"
+    assert split_inflection(name) == (name, None)
+    native = f"urn:pdi://{S}/2026/03/01/1.text.1#char=1,2"
+    for inflection in sorted(INFLECTIONS):
+        assert split_inflection(f"{native}?{inflection}") == (native, inflection)
 
 
 def test_an_unknown_inflection_is_a_400_problem(client: httpx.Client | TestClient, names: Names) -> None:

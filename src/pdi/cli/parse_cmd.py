@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from pdi import formats
+from pdi._wording import printable
 from pdi.errors import UnsupportedError
 from pdi.identifier import PDI, Citation, Fragment, Position
 
@@ -97,7 +98,7 @@ def _lines(pdi: PDI, indent: str = "") -> list[str]:
         ("series", d["series"]),
         ("country", d["country"]),
         ("date", date),
-        ("unique id", f"{pdi.unique_id} ({kind})"),
+        ("unique id", f"{printable(pdi.unique_id)} ({kind})"),  # %-decoded: a NUL, an ESC or a bidi override shown
         ("format", "-" if pdi.format is None else f"{pdi.format}"),
     ]
     if d["media_type"]:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
 from typing import Final
 from urllib.parse import unquote_to_bytes
 
@@ -53,6 +53,10 @@ _NPT: Final = re.compile(
 _XYWH: Final = re.compile(r"(?:(?P<unit>pixel|percent):)?([0-9]+),([0-9]+),([0-9]+),([0-9]+)")
 #: The largest number read in a media fragment (digits): enough for any real time or image.
 _MAX_DIGITS: Final = 15
+#: Where times are added and scaled: exactly. An npt time is at most ``3 * _MAX_DIGITS`` characters, so its
+#: seconds, and their milliseconds, have fewer than 100 digits; the default context's 28 would round
+#: ``t=99999999999999999999999999999:00:00.5`` and fail to quantize a long time's milliseconds (InvalidOperation).
+_EXACT: Final = Context(prec=128, rounding=ROUND_HALF_UP)
 
 
 @dataclass(frozen=True)
@@ -129,7 +133,8 @@ def _npt(text: str, value: str) -> Decimal:
     seconds = Decimal((m.group("hs") or m.group("ms")).rstrip("."))
     if minutes > 59 or seconds >= 60:
         raise ParseError(f"minutes and seconds are 00 to 59 in an npt time, not {text!r}", text=value, rule="npttime")
-    return hours * 3600 + minutes * 60 + seconds
+    with localcontext(_EXACT):
+        return hours * 3600 + minutes * 60 + seconds
 
 
 def parse_time(value: str) -> MediaTime:
@@ -189,9 +194,10 @@ def native_time(time: MediaTime, *, duration_ms: int | None = None) -> tuple[str
             )
     if time.begin == time.begin.to_integral_value() and end == end.to_integral_value():
         return "sec", (int(time.begin), int(end)), False
-    a = (time.begin * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP)
-    b = (end * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP)
-    rounded = a != time.begin * 1000 or b != end * 1000
+    with localcontext(_EXACT):
+        a = (time.begin * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP)
+        b = (end * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP)
+        rounded = a != time.begin * 1000 or b != end * 1000
     if b <= a:
         raise ParseError(f"t={time.begin},{end} is shorter than a millisecond", rule="npttimedef")
     return "msec", (int(a), int(b)), rounded

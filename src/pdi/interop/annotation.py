@@ -136,12 +136,28 @@ def _export_citation(archive: Archive, parsed: PDI) -> dict[str, Any]:
     assert parsed.citation is not None
     citing_name = dataclasses.replace(parsed, citation=None)
     citing = archive.get(str(citing_name))
+    cited = parsed.citation.cited
+    if cited.citation is not None:
+        raise UnsupportedError(f"{cited} is a citation itself: an annotation links one passage to another")
+    if cited.fragment is None:  # as export_annotation says of a whole document: no selector names it
+        raise UnsupportedError(
+            f"{cited} names a whole document: the cited end of an exported citation is a passage (NAME#char=a,b)"
+        )
     scheme = formats.default_fragment_scheme(citing.record.format)
     origin = parsed.citation.origin
-    body_name = dataclasses.replace(citing.pdi, fragment=Fragment.of(scheme, origin, origin) if scheme in (
-        "char", "line") else Fragment.of(scheme, origin))
+    if scheme in ("rect", "crop") and isinstance(origin, tuple) and len(origin) == 2 and isinstance(origin[0], int):
+        x, y = origin  # a coordinate names a pixel (x1 <= x < x2, draft lines 692-701): that pixel's region
+        fragment = Fragment.of("rect", (x, y), (x + 1, y + 1))
+    elif scheme in ("char", "line"):
+        fragment = Fragment.of(scheme, origin, origin)  # a position between two characters: no length
+    else:  # an instant: a Media Fragment (t=a,b) names a stretch, begin before end, never an instant
+        raise UnsupportedError(
+            f"the citing document {citing.pdi} is {citing.media_type}: its position {origin} is an instant, which"
+            " no Web Annotation selector names; an exported citation quotes at a character or a pixel"
+        )
+    body_name = dataclasses.replace(citing.pdi, fragment=fragment)
     body = _specific_resource(archive, body_name)
-    target = _specific_resource(archive, PDI.parse(str(parsed.citation.cited)))
+    target = _specific_resource(archive, PDI.parse(str(cited)))
     return {
         "@context": CONTEXT,
         "id": _annotation_id(str(parsed)),

@@ -247,9 +247,10 @@ def parse_pdi_text_fragment(text: str) -> tuple[str, tuple[int, ...]]:
     for piece in rest.split(","):
         if not piece or not (piece.isascii() and piece.isdigit()):
             raise ParseError("a text position is 1*digit", text=text, offset=offset, rule="position")
-        if len(piece.lstrip("0")) > 4000:
+        significant = piece.lstrip("0")  # int() would count the leading zeros against its 4,300 digits
+        if len(significant) > 4000:
             raise ParseError("a position of more than 4000 digits", text=text, offset=offset, rule="position")
-        positions.append(int(piece))
+        positions.append(int(significant) if significant else 0)
         offset += len(piece) + 1
     if len(positions) > 2:
         raise ParseError(

@@ -67,6 +67,18 @@ _CHARSET_CHARS: Final = frozenset(
 _NAME_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 OnError = Literal["raise", "ignore"]
+
+
+def count_of(digits: str, offset: int) -> int:
+    """The number ASCII ``digits`` (at ``offset``) write, leading zeros and all: ``0…01`` is 1, however many zeros.
+
+    More than :data:`MAX_DIGITS` significant digits is a :class:`LimitError`. The zeros go before ``int()``
+    reads the digits, whose bound (4,300 digits) counts them too: ``char=`` and 5,000 zeros is position 0.
+    """
+    significant = digits.lstrip("0")
+    if len(significant) > MAX_DIGITS:
+        raise LimitError(f"number at offset {offset} has more than {MAX_DIGITS} digits")
+    return int(significant) if significant else 0
 _F = TypeVar("_F")
 
 
@@ -164,9 +176,7 @@ class _Parser:
         if not digits:
             found = repr(self.peek()) if self.peek() else "the end"
             raise self.error(f"expected a digit, found {found}", rule)
-        if len(digits.lstrip("0")) > MAX_DIGITS:
-            raise LimitError(f"number at offset {start} has more than {MAX_DIGITS} digits")
-        return int(digits)
+        return count_of(digits, start)
 
     def fragment(self) -> TextFragment:
         text = self.text

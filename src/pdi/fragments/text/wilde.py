@@ -59,7 +59,7 @@ from pdi.errors import LimitError, ParseError
 from pdi.fragments.results import Range
 from pdi.fragments.text.bre import compile_bre
 from pdi.fragments.text.index import Buffer, TextIndex
-from pdi.fragments.text.rfc5147 import MAX_DIGITS, OnError, TextSelection, parsed_or_not_interpreted
+from pdi.fragments.text.rfc5147 import OnError, TextSelection, count_of, parsed_or_not_interpreted
 
 MAX_MATCHES: Final = 100_000
 _HEXDIGITS: Final = frozenset("0123456789abcdefABCDEF")
@@ -171,9 +171,7 @@ def _count(text: str, i: int, rule: str) -> tuple[int, int]:
         j += 1
     if j == i:
         raise ParseError("expected a count (digits)", text=text, offset=i, rule=rule)
-    if len(text[i:j].lstrip("0")) > MAX_DIGITS:
-        raise LimitError(f"number at offset {i} has more than {MAX_DIGITS} digits")
-    return int(text[i:j]), j
+    return count_of(text[i:j], i), j
 
 
 def _balanced(text: str, i: int) -> tuple[str, int]:

@@ -939,9 +939,17 @@ def split_inflection(name: str) -> tuple[str, str | None]:
     A PDI holds no ``?`` (a reserved character, PDI-GRAMMAR.md §1), so the
     first one starts an inflection. ``?``, ``??`` and ``?info`` ask for the
     description (the ARK specification's brief and full metadata and its
-    ``?info``); any other is a :class:`~pdi.errors.ParseError`.
+    ``?info``); any other is a :class:`~pdi.errors.ParseError`. A browser's
+    fragment directive (``#:~:text=``) may hold ``?`` as text: one after its
+    ``:~:`` is the directive's (``#:~:text=Why?`` quotes "Why?"), and such a
+    name asks for its description by ``Accept: application/json``.
     """
     if "?" not in name:
+        return name, None
+    directive = name.find(":~:", max(name.find("#"), 0)) if "#" in name else -1
+    if 0 <= directive < name.find("?"):
+        # a browser's fragment directive (#:~:text=what?) holds '?' as any URL fragment may (WICG Text
+        # Fragments, the URL Standard's fragment state): the text's, never an inflection
         return name, None
     head, _, inflection = name.partition("?")
     if inflection not in INFLECTIONS:
