@@ -117,3 +117,20 @@ def test_a_whole_file_is_never_a_descriptor(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="names an open descriptor of this process"), \
             written_whole(Path("/dev/stdout"), "/dev/stdout"):
         pass
+
+
+def test_an_output_that_names_no_file_is_said_so_not_a_traceback(archive: tuple[Path, str], tmp_path: Path) -> None:
+    """``-o ''`` (pathlib reads it ``.``, a name with no file's name) was a ``ValueError`` from ``Path.with_name``."""
+    from pdi._files import written_whole
+    from pdi.errors import StoreError
+
+    location, name = archive
+    for given in (["-o", ""], ["--output="]):
+        done = subprocess.run([sys.executable, "-m", "pdi", "get", name, *given, "--archive", str(location)],
+                              capture_output=True, timeout=120, check=False)
+        assert done.returncode == 2 and done.stderr == b"pdi: -o names no file: give a file name, or - for standard output\n"
+    done = _get(location, name + "#char=1,4", "")
+    assert done.returncode == 2 and b"Traceback" not in done.stderr
+    for nameless in ("", "/", str(tmp_path / "..")):
+        with pytest.raises(StoreError, match="names no file"), written_whole(Path(nameless), nameless):
+            pass

@@ -64,6 +64,8 @@ def written_whole(target: Path, shown: str) -> Iterator[Path]:
     in_place = written_in_place(target)
     if not in_place and target.is_symlink():
         target = Path(os.path.realpath(target))
+    if not shown or (not in_place and target.name in ("", "..")):  # "" (Path reads it "."), "/", "x/..": no file's name
+        raise StoreError(f"cannot write {shown!r}: it names no file (give a file name)")
     partial = target if in_place else target.with_name(f".{target.name}.pdi-partial")
     try:
         yield partial

@@ -45,6 +45,8 @@ def unwritable(output: str | None) -> str | None:
     standard output): its folder is missing, not a folder, or not writable."""
     if output is None or output == "-" or descriptor_of(output) is not None:
         return None
+    if not output:
+        return "-o names no file: give a file name, or - for standard output"
     if written_in_place(output):  # a device or a named pipe: it must be writable, whatever its folder
         return None if os.access(output, os.W_OK) else f"cannot write {output}: it is not writable"
     folder = Path(os.path.realpath(output)).parent  # a symbolic link's file is replaced beside itself
