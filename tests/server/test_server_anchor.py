@@ -72,6 +72,16 @@ def test_anchor_route_refuses_a_version_that_is_no_ascii_number(served: Served) 
         assert "a version is a positive number or 'latest'" in answer.json()["detail"]
 
 
+def test_anchor_route_reads_a_version_of_thousands_of_digits(served: Served) -> None:
+    # int() counted leading zeros against its 4,300 digits: a ValueError, answered 500
+    first = served.archive.add(ELSEWHERE, V1.encode(), format="text")
+    padded = _anchor(served, f"{first}#char=0,7", "0" * 5000 + "1")
+    assert padded.status_code == 200 and padded.json()["pdi"] == f"{first}#char=0,7"
+    long = _anchor(served, f"{first}#char=0,7", "9" * 5000)
+    assert long.status_code == 400 and long.json()["type"] == "/api#problem-limit-exceeded"
+    assert _anchor(served, f"{first}#char=0,7", "0" * 5000).status_code == 400  # version 0
+
+
 def test_latest_is_the_newest_version_not_withdrawn(served: Served) -> None:
     # as N2R of a generic name offers the newest version not withdrawn, so does to=latest
     first = served.archive.add(ELSEWHERE, V1.encode(), format="text")

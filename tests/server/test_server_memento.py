@@ -709,3 +709,12 @@ def test_any_timemap_page_cursor_is_a_page_or_a_clear_refusal(small_timemaps: An
     assert answer.status_code in (200, 400, 404), (cursor, answer.text)
     if answer.status_code != 200:
         assert answer.headers["content-type"] == "application/problem+json" and answer.json()["detail"]
+
+
+@pytest.mark.parametrize("digits", ["\u00b2", "\u2460", "\u0663", "\uff11", "\U0001d7d9"])
+def test_a_document_cursor_of_digits_that_are_not_ascii_is_refused(small_timemaps: Any, digits: str) -> None:
+    # '²' and '①' are digits to str.isdigit and none to int() (a ValueError, answered 500); '٣' and '１' are
+    # digits to int(), read as versions 3 and 1: no page's cursor is written so
+    client, document = small_timemaps
+    answer = client.get(f"/timemap/link/page/{urllib.parse.quote('after~' + digits, safe='')}/{rfc2169_query(document)}")
+    assert answer.status_code == 400 and "cursor" in answer.json()["detail"]

@@ -202,12 +202,22 @@ def _version_choice(to: str | int) -> int | None:
 
     Checked before any name is looked up, so that a malformed ``to`` is a syntax error whatever the name.
     """
-    if str(to).strip().lower() == "latest":
-        return None
-    text = str(to).strip()
-    if not (text.isascii() and text.isdigit()) or int(text) < 1:  # '²' is a digit to str.isdigit, not to int()
-        raise ParseError(f"a version is a positive number or 'latest', not {to!r}", rule="version")
-    return int(text)
+    if isinstance(to, int) and not isinstance(to, bool):
+        text = "" if to < 1 else str(to)  # a caller's number: no digits to read
+    else:
+        text = str(to).strip()
+        if text.lower() == "latest":
+            return None
+    significant = text.lstrip("0")  # int() counts leading zeros against its 4,300 digits: 0…01 is version 1
+    if not (text.isascii() and text.isdigit()) or not significant:  # '²' is a digit to str.isdigit, not to int()
+        raise ParseError(f"a version is a positive number or 'latest', not {str(to)[:40]!r}", rule="version")
+    if len(significant) > _MAX_VERSION_DIGITS:
+        raise LimitError(f"a version of {len(significant)} digits is longer than {_MAX_VERSION_DIGITS} digits")
+    return int(significant)
+
+
+#: The longest version number read, as the PDI grammar reads one (pdi.identifier): no document has more versions.
+_MAX_VERSION_DIGITS = 100
 
 
 def version_named(cited: PDI | str, to: str | int) -> str | int:

@@ -305,7 +305,7 @@ class Mementos:
             raise ParseError(f"{cursor[:80]!r} is not a TimeMap page's cursor (follow the rel=\"next\" and"
                              " rel=\"prev\" links of a TimeMap)", rule="timemap-page")
         if _PDI_PREFIX.match(target) or _own_n2r_name(target) is not None:
-            if not rest.isdigit() or len(rest) > 12:
+            if not (rest.isascii() and rest.isdigit()) or len(rest) > 12:  # '²', '①': digits to isdigit, not to int()
                 raise ParseError(f"{cursor[:80]!r} is not a TimeMap page's cursor", rule="timemap-page")
             return self._document_page(self.subject(target, base), int(rest), size)
         day, _, series = rest.partition("~")
