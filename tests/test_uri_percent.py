@@ -142,6 +142,9 @@ def test_rfc3987_3_1_iri_to_uri_results_parse() -> None:
         ("x:\U0001fffe", 2),
         ("x:\U000e0001", 2),  # tag characters (E0000-E0FFF) are not ucschar
         ("x:é\u0080", 3),
+        ("http://example.org/\u202egnp.exe", 19),  # RFC 3987 §4.1: no bidirectional formatting characters
+        ("x:?a=\u05d0\u200f", 6),  # RLM
+        ("x:#\u202a", 3),  # LRE
     ],
 )
 def test_rfc3987_3_1_iri_to_uri_rejects_non_iri_characters(iri: str, offset: int) -> None:

@@ -368,7 +368,9 @@ def test_percent_round_trips(text: str, safe: str) -> None:
 
 
 @settings(max_examples=120, deadline=None)
-@given(valid_references, st.text(st.characters(min_codepoint=0xA0, max_codepoint=0xD7FF), max_size=5))
+@given(valid_references, st.text(st.characters(min_codepoint=0xA0, max_codepoint=0xD7FF,
+                                               exclude_characters="\u200e\u200f\u202a\u202b\u202c\u202d\u202e"),
+                                 max_size=5))
 def test_iri_to_uri_gives_a_uri(text: str, extra: str) -> None:
     # Non-ASCII characters in the path, query and fragment of a valid reference.
     iri = text + ("#" + extra if "#" not in text else extra)

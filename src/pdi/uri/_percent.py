@@ -137,6 +137,10 @@ def _iri_char_allowed(o: int) -> bool:
     return not 0xE0000 <= o <= 0xE0FFF
 
 
+#: RFC 3987 §4.1's bidirectional formatting characters, which no IRI holds: LRM, RLM, LRE, RLE, PDF, LRO, RLO.
+BIDI_FORMATTING = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e")
+
+
 def _is_private(code: int) -> bool:
     """RFC 3987 ``iprivate``: U+E000–F8FF, U+F0000–FFFFD, U+100000–10FFFD."""
     return 0xE000 <= code <= 0xF8FF or 0xF0000 <= code <= 0xFFFFD or 0x100000 <= code <= 0x10FFFD
@@ -151,7 +155,9 @@ def iri_to_uri(text: str) -> str:
     neither (C1 controls, surrogates, non-characters, U+E0000–E0FFF) is not
     allowed in an IRI: :class:`ParseError` with its offset. So is a
     private-use character (``iprivate``) outside the query, the only place
-    RFC 3987 §2.2 admits one.
+    RFC 3987 §2.2 admits one, and a bidirectional formatting character
+    (:data:`BIDI_FORMATTING`: "IRIs MUST NOT contain" them, §4.1), which would
+    show the IRI in another order than its characters'.
     """
     if not isinstance(text, str):
         raise not_text(text)
@@ -169,6 +175,13 @@ def iri_to_uri(text: str) -> str:
             if not _iri_char_allowed(ord(ch)):
                 raise ParseError(
                     f"character U+{ord(ch):04X} is not allowed in an IRI",
+                    text=text,
+                    offset=at,
+                    rule="ucschar",
+                )
+            if ch in BIDI_FORMATTING:
+                raise ParseError(
+                    f"bidirectional formatting character U+{ord(ch):04X} is not allowed in an IRI (RFC 3987 §4.1)",
                     text=text,
                     offset=at,
                     rule="ucschar",
