@@ -13,7 +13,7 @@ region's corners lie inside the image and cover the region.
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import Context, Decimal, localcontext
 
 from fuzz_harness import Target
 
@@ -57,13 +57,14 @@ def run(data: bytes) -> None:
             scheme, (a, b), rounded = native_time(parsed, duration_ms=size)
         except PDIError:
             return
-        end = parsed.end if parsed.end is not None else Decimal(size) / 1000
-        if scheme == "sec":
-            assert (a, b) == (parsed.begin, end) and not rounded
-        else:
-            assert scheme == "msec" and 0 <= a < b
-            assert abs(a - parsed.begin * 1000) <= Decimal("0.5") and abs(b - end * 1000) <= Decimal("0.5")
-            assert rounded == (a != parsed.begin * 1000 or b != end * 1000)
+        with localcontext(Context(prec=200)):  # exactly: a time of 45 characters has more than 28 digits
+            end = parsed.end if parsed.end is not None else Decimal(size) / 1000
+            if scheme == "sec":
+                assert (a, b) == (parsed.begin, end) and not rounded
+            else:
+                assert scheme == "msec" and 0 <= a < b
+                assert abs(a - parsed.begin * 1000) <= Decimal("0.5") and abs(b - end * 1000) <= Decimal("0.5")
+                assert rounded == (a != parsed.begin * 1000 or b != end * 1000)
         return
     assert isinstance(parsed, MediaRegion) and parsed.w > 0 and parsed.h > 0
     if parsed.unit == "pixel":
