@@ -203,6 +203,11 @@ def test_search_is_the_first_occurrence_of_any_word_folded(archive: Archive) -> 
     found = client.get(f"/uri-res/N2C?{french}%23search=%22C%22").json()["fragment"]["ranges"][0]
     assert (found["start"], found["end"]) == (12, 13)
     assert client.get(f"/uri-res/N2R?{french}%23search=%22E%CC%81%22").content == "é".encode()  # E and U+0301
+    # a parenthesised position holds no words: it was searched for as the Python text "('phen', 'end')"
+    refused = client.get(f"/uri-res/N2R?{name}%23search=(phen,end)")
+    assert refused.status_code == 400 and "parenthesised" in refused.json()["detail"]
+    pages = client.get(f"/uri-res/N2R?{name}%23page=(1,2)")
+    assert pages.status_code == 400 and "'(1,2)'" in pages.json()["detail"]  # as written, not "(1, 2)"
 
 
 def test_the_406_of_a_passage_over_many_pages_names_the_first_few(archive: Archive) -> None:

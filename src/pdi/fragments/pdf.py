@@ -763,6 +763,10 @@ MAX_SEARCH_WORDS = 32
 
 def search_words(positions: Sequence[object]) -> list[str]:
     """The words of RFC 8118's ``search="w1 w2"`` (its quotes optional; one position, or one per word)."""
+    if any(isinstance(p, tuple) for p in positions):  # (a,b) is a parenthesised position, no words: str() of it
+        # was searched for as "('a', 'b')"
+        raise ParseError("search= takes a quoted list of words (RFC 8118 §3), not a parenthesised position",
+                         rule="search")
     joined = " ".join(str(p) for p in positions)
     if len(joined) >= 2 and joined[0] == joined[-1] == '"':
         joined = joined[1:-1]
@@ -849,7 +853,8 @@ def _evaluate_search(positions: Sequence[object], data: Buffer, index: bytes | N
 def _page_number(positions: Sequence[object]) -> int:
     """The one page number of ``page=n``: a whole number from 1."""
     if len(positions) != 1 or not isinstance(positions[0], int) or isinstance(positions[0], bool):
-        raise ParseError(f"page= takes one page number, not {','.join(map(str, positions))!r}", rule="page")
+        written = ",".join(f"({','.join(map(str, p))})" if isinstance(p, tuple) else str(p) for p in positions)
+        raise ParseError(f"page= takes one page number, not {written!r}", rule="page")
     number = positions[0]
     if number < 1:
         raise ParseError(f"pages are counted from 1 (RFC 8118 §3): page={number}", rule="page")
