@@ -91,6 +91,11 @@ def _statement_holding_nul(catalog: dict[str, Any]) -> None:
     catalog["assertions"][0]["value"] = "AAAA\x00BBBB"  # kept as "AAAA": SQLite's text ended at the NUL
 
 
+def _statement_holding_a_lone_surrogate(catalog: dict[str, Any]) -> None:
+    # json.dumps writes it as the escape \ud800, which ijson's C reader read as "?": "AAAA?BBBB" was kept
+    catalog["assertions"][0]["value"] = "AAAA\ud800BBBB"
+
+
 def _version_gap(catalog: dict[str, Any]) -> None:
     rep = next(r for r in catalog["representations"] if r["version"] == 2)
     rep["version"] = 5
@@ -115,6 +120,8 @@ CASES: dict[str, tuple[Edit, str]] = {
     "a statement before its document": (_statement_before_its_document, "before its document was minted"),
     "a statement in the future": (_statement_in_the_future, "in the future"),
     "a statement holding NUL": (_statement_holding_nul, r"holds U\+0000 in its value \(character 4\)"),
+    "a statement holding a lone surrogate": (_statement_holding_a_lone_surrogate,
+                                             r"holds U\+D800 in its value \(character 4\)"),
     "version 5 after version 1": (_version_gap, "gaps in the versions"),
     "a version 2 alone": (_only_version_2, r"gaps in the versions of .*: 1 version numbered 2 to 2 \(rule catalog\)$"),
 }
@@ -248,3 +255,20 @@ def test_importing_the_archives_own_bag_into_it_changes_nothing_and_says_so(loca
         " (4 unchanged: held already, byte for byte)"
     with Archive.open(location) as archive:
         assert snapshot(archive) == before
+
+
+def test_escapes_of_characters_past_the_bmp_are_read_as_the_characters(tmp_path: Path) -> None:
+    """A catalog whose writer escaped every character beyond ASCII (json.dumps's default: a character past U+FFFF as
+    two surrogate escapes, ``\\ud83d\\ude00``) is read as the characters, whichever reader reads it."""
+    bag = _export(tmp_path)
+    catalog = json.loads((bag / "data" / "catalog.json").read_text())
+    title = "One \U0001f600 \u00e9t\u00e9 \\ud800 as written"  # the last: a backslash, then letters
+    catalog["assertions"][0]["value"] = title
+    written = json.dumps(catalog)  # ensure_ascii: escapes only
+    assert "\\ud83d\\ude00" in written and "\\\\ud800" in written
+    (bag / "data" / "catalog.json").write_text(written)
+    reseal(bag)
+    with Archive.init(tmp_path / "target", clock=Clock(NOW)) as target:
+        target.import_bag(bag)
+        subject = catalog["assertions"][0]["subject"]
+        assert target.meta(subject)["title"] == title

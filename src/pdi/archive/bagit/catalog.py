@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pdi.archive.access import PUBLIC, check_access, parse_until
 from pdi.archive.bagit.manifests import BagInfo
@@ -70,28 +71,54 @@ class _CatalogBytes:
         self.handle.close()
 
 
+#: A JSON escape of a UTF-16 surrogate (``\ud800``), or the same octets after an escaped backslash. ijson's C reader
+#: reads a lone one as ``?``, so a value would change silently; its Python reader keeps it, and the checks of the
+#: values refuse it (:data:`pdi.archive.naming.UNKEPT_IN_VALUE`).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+class _Scanned:
+    """A file read for a pass of ijson that notes whether :data:`_SURROGATE_ESCAPE` stands in its octets."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self.handle = handle
+        self.tail = b""  # the end of the read before: an escape cut between two reads
+        self.found = False
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.handle.read(size)
+        if not self.found and _SURROGATE_ESCAPE.search(self.tail + data) is not None:
+            self.found = True
+        self.tail = data[-3:]
+        return data
+
+
 class _Section:
     """One top-level list of catalog.json, streamed afresh at each iteration (one object at a time).
 
     Each pass hashes the octets it parses and ends with an
     :class:`IntegrityError` if they are no longer those the bag's manifest
-    names (a catalog changed between two passes of an import).
+    names (a catalog changed between two passes of an import). A catalog
+    holding escapes of surrogates (``surrogates``) is read by ijson's Python
+    reader, which keeps a lone one for the checks to refuse.
     """
 
-    def __init__(self, path: Path, sha256: str, name: str) -> None:
+    def __init__(self, path: Path, sha256: str, name: str, *, surrogates: bool = False) -> None:
         self.path = path
         self.sha256 = sha256
         self.name = name
+        self.surrogates = surrogates
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         import ijson
 
+        reader = ijson.get_backend("python") if self.surrogates else ijson
         try:
             source = _CatalogBytes(self.path, self.sha256)
         except OSError as exc:
             raise IntegrityError(f"cannot read {self.path}: {exc}") from exc
         try:
-            for item in ijson.items(source, f"{self.name}.item", use_float=True):
+            for item in reader.items(source, f"{self.name}.item", use_float=True):
                 if not isinstance(item, dict):
                     raise ParseError(f"catalog.json: {self.name} must be a list of objects", rule="catalog")
                 yield item
@@ -110,6 +137,7 @@ class _Header:
 
     values: dict[str, Any]
     lists: dict[str, int]  # each top-level list and how many items it holds
+    surrogates: bool = False  # whether an escape of a surrogate stands in it (:data:`_SURROGATE_ESCAPE`)
 
 
 #: How deep catalog.json may nest (pdi writes five levels at most): its header is read first, by events that carry
@@ -130,7 +158,8 @@ def _catalog_header(path: Path) -> _Header:
     depth = 0
     in_list = False  # whether the value at depth 2 being read is one of the top-level lists
     try:
-        with path.open("rb") as handle:
+        with path.open("rb") as opened:
+            handle = _Scanned(opened)
             for event, value in ijson.basic_parse(handle, use_float=True):
                 if depth == 0 and event != "start_map":
                     raise ParseError("this bag is not a pdi archive export", rule="catalog")
@@ -159,7 +188,7 @@ def _catalog_header(path: Path) -> _Header:
         raise IntegrityError(f"cannot read bag catalog {path}: {exc}") from exc
     if top:
         raise ParseError("catalog.json is empty", rule="catalog")
-    return _Header(values, lists)
+    return _Header(values, lists, handle.found)
 
 
 def _field(entry: dict[str, Any], name: str, kind: type) -> Any:
@@ -475,7 +504,7 @@ def _export_sections(bag: Path, info: BagInfo) -> tuple[_Header, dict[str, _Sect
     for name in ("series", "representations", "assertions"):
         if name not in header.lists:
             raise ParseError(f"catalog.json: {name} must be a list of objects", rule="catalog")
-    return header, {name: _Section(path, catalog_sha, name) for name in header.lists}
+    return header, {name: _Section(path, catalog_sha, name, surrogates=header.surrogates) for name in header.lists}
 
 
 def _check_objects(
