@@ -584,9 +584,10 @@ class SchemaPart(CatalogBase):
                 (last, UNSPACED, page),
             )
             for pid, body in rows:
-                if spaced(str(body).replace(SPACER, "")) == body:
+                written = spaced(str(body).replace(SPACER, ""))
+                if written == body:
                     continue  # written so already (by this step, in a catalog taken back to an earlier step)
-                now = spaced(str(body).replace(SPACER, "" if spaced_before else " "))
+                now = written if spaced_before else spaced(str(body).replace(SPACER, " "))
                 if now != body:
                     self._respace(int(pid), str(body), now)
                     done += 1

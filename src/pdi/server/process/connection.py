@@ -61,6 +61,7 @@ from pdi.server.http.problems import problem_body, status_phrase
 from pdi.server.http.readers import may_hold_cookie
 from pdi.server.process.cache import (
     N2L_PATH,
+    NOSNIFF,
     Headers,
     Kept,
     ResponseCache,
@@ -408,8 +409,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         body = problem_body(status, detail)
         # nosniff, as every answer the app makes says (pdi.server.http.middleware.BrowserFields): the detail quotes
         # what the client sent
-        content.append(b"content-type: application/problem+json\r\ncontent-length: %d\r\n"
-                       b"x-content-type-options: nosniff\r\nconnection: close\r\n\r\n" % len(body))
+        content.append(b"content-type: application/problem+json\r\ncontent-length: %d\r\n%s: %s\r\n"
+                       b"connection: close\r\n\r\n" % (len(body), *NOSNIFF))
         content.append(body)
         if self.transport.is_closing():
             return
