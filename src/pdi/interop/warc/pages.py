@@ -305,7 +305,7 @@ def _same_record(archive: Archive, item: Item) -> PDI | None:
     finds a part the version lacks (a whole copy after a damaged one) is deposited as the next version."""
     if not item.page or not item.entry.record_id:
         return None
-    parts = {line for line in _part_lines(item)}
+    parts = set(_part_lines(item))
     for version in reversed(archive.versions(item.name)):
         name = item.name.with_version(version)
         said = archive.meta(name)
