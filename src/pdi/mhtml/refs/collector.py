@@ -153,8 +153,15 @@ class Collector(HTMLParser):
                     # from each "<" after it, each time to the end.)
                     break
                 k = self.parse_starttag(i)
+                if k < 0:
+                    # The input ends inside the tag (in an attribute value whose quote never
+                    # closes, or before its ">"): a browser drops it and all after it, as
+                    # above; html.parser would read its "<" as text and look again.
+                    break
             elif startswith("<!--", i):
                 k = self.parse_comment(i)
+                if k < 0:
+                    break  # a comment runs to the end of the input (§13.2.5.43-.52: "EOF in comment")
             elif startswith(("</", "<?", "<!"), i) and not startswith("<![", i) and self._next_gt(i + 2)[0] < 0:
                 k = -1  # an end tag, a processing instruction, a declaration: each ends at a ">", and none is left
             elif startswith("</", i):
@@ -182,6 +189,34 @@ class Collector(HTMLParser):
             self._text(i)
             i = self.updatepos(i, n)
 
+    def _attributes_end(self, i: int, j: int) -> int:
+        """Where the attributes of the tag at ``i`` from ``j`` on end, as html.parser's tolerant grammar reads
+        them: after its ">" or "/>"; the end of the text when the input ends inside the tag; -1 otherwise."""
+        rawdata = self.rawdata
+        j = run_end(SPACE, rawdata, self._past_attributes(i, j) or j)
+        follows = rawdata[j : j + 1]
+        if follows == ">":
+            return j + 1
+        if rawdata.startswith("/>", j):
+            return j + 2
+        if not follows or follows in "=/":
+            return len(rawdata)  # in a quoted value that never closes, or before the tag's end
+        return -1
+
+    def _past_attributes(self, i: int, j: int) -> int | None:
+        """The end of the last attribute of the tag at ``i`` read from ``j`` on (None: there is none),
+        each one match of :data:`ATTRFIND`, counted and charged to the budget."""
+        rawdata = self.rawdata
+        last = None
+        count = 0
+        while (attr := ATTRFIND.match(rawdata, j)) is not None:
+            count += 1
+            if count > MAX_ATTRIBUTES:
+                raise too_many_attributes(self.budget, i)
+            self.budget.tick()
+            j = last = attr.end()
+        return last
+
     def parse_starttag(self, i: int) -> int:
         # html.parser's check_for_whole_start_tag and parse_starttag (Python 3.11) in one pass, less the
         # copies. Its locatestarttagend_tolerant read the whole tag in one match, keeping some 150 octets
@@ -194,13 +229,9 @@ class Collector(HTMLParser):
         assert name is not None, "unexpected call to parse_starttag()"
         k = name.end()  # where html.parser's parse_starttag looks for the first attribute
         j = run_end(SLASHES_AND_SPACE, rawdata, name.end(1))  # and where check_for_whole_start_tag does
-        count = 0
-        while (attr := ATTRFIND.match(rawdata, j)) is not None:  # the same attributes from k (no "/>" in one)
-            count += 1
-            if count > MAX_ATTRIBUTES:
-                raise too_many_attributes(self.budget, i)
-            self.budget.tick()
-            j = k = attr.end()
+        last = self._past_attributes(i, j)  # the same attributes from k (no "/>" in one)
+        if last is not None:
+            j = k = last
         j = run_end(SPACE, rawdata, j)
         # check_for_whole_start_tag's reading of what follows
         follows = rawdata[j : j + 1]
@@ -279,8 +310,13 @@ class Collector(HTMLParser):
         name = TAGFIND.match(rawdata, i + 2)
         if name is None:
             return i + 3 if rawdata.startswith("</>", i) else self.parse_bogus_comment(i)
+        # HTML's tokenizer reads an end tag's attributes as a start tag's (and drops them): a
+        # quoted value may hold a ">", and the end of the input inside one drops the tag.
+        end = self._attributes_end(i, name.end())
+        if end == len(rawdata):
+            return end
         self.handle_endtag(name.group(1).lower())
-        return gt + 1  # the first ">" after the name (none is in the run TAGFIND passes over)
+        return gt + 1 if end < 0 else end
 
     def parse_comment(self, i: int, report: int = 1) -> int:
         rawdata = self.rawdata
