@@ -14,6 +14,7 @@ import datetime
 
 from pdi import formats
 from pdi.archive import Archive, Content, Deposit
+from pdi.errors import ImmutabilityError
 from pdi.identifier import PDI
 from pdi.mhtml.compare import same_content
 
@@ -46,7 +47,16 @@ def deposit_capture(
     name = PDI.build(series=series, date=dated, foreign_id=url, format=token, version=1)
     versions = archive.versions(name)  # empty when the URL was not captured that day
     if not versions:
-        return archive.deposit(series, [Content(data, token, index_later=index_later)], foreign_id=url, force=force, day=day)
+        try:
+            return archive.deposit(
+                series, [Content(data, token, index_later=index_later)], foreign_id=url, force=force, day=day
+            )
+        except ImmutabilityError:
+            # Another capture of the URL minted the day's name since we looked (two `pdi capture`s at once):
+            # this one is compared with it, as if it had come second.
+            versions = archive.versions(name)
+            if not versions:
+                raise
     newest = name.with_version(versions[-1])
     if not force and same_content(archive.get(newest).data, data):
         return Deposit((newest,), unchanged=True)
