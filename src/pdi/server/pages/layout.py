@@ -12,7 +12,9 @@ On a screen narrower than 40rem (a phone) the header's two boxes take a line
 each, long names and URLs break anywhere, and a catalogue table too wide for
 the screen scrolls in its own box (a table still, to a screen reader): no page
 scrolls sideways at 390 px (``tests/server/test_server_pages_axe.py``, which
-also runs axe-core on every page). At every width a depositor's text (in a
+also runs axe-core on every page), nor does the header at 320 px (a form, a flex
+item, may shrink below its widest content: ``min-width:0``;
+``tests/server/test_server_reflow.py``). At every width a depositor's text (in a
 ``<bdi>``: :func:`isolated`) and a name, an id or a URL (in ``<code>``) break
 anywhere once a word is longer than its line or its cell, so a word of
 thousands of letters makes no page wider than the window
@@ -71,7 +73,7 @@ details.pdi-name code{display:block;overflow-wrap:anywhere;font-size:0.8rem;colo
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 @media (max-width:40rem){
 main{margin:1rem auto;padding:0 0.75rem} header.site{padding:0.45rem 0.75rem}
-header.site form[role=search],header.site form[action="/view"]{flex:1 1 100%} header.site form input{flex:1 1 0;min-width:0}
+header.site form[role=search],header.site form[action="/view"]{flex:1 1 100%;min-width:0} header.site form input{flex:1 1 0;min-width:0}
 header.site button{white-space:nowrap} main h1{font-size:1.6rem}
 main{overflow-wrap:anywhere} main input{max-width:100%;box-sizing:border-box} th,td{padding:0.25rem 0.4rem}
 table.catalogue{display:block;max-width:100%;overflow-x:auto} main table.catalogue{overflow-wrap:normal}
