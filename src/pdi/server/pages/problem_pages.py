@@ -16,7 +16,9 @@ error's class (:mod:`pdi.errors`), never the home page with a line in red:
   (one catalog page of at most :data:`NEAREST`); what a reader may not see
   is never suggested, so a hidden name's page and a name never minted's are
   the same (``tests/server/test_server_what_readers_learn.py``);
-* anything else (a name that does not parse, ``400`` …): what was wrong.
+* anything else (a name that does not parse, ``400`` …): what was wrong, and
+  what the reader may have meant (the name a resolver's address holds, the
+  name without its sentence's full stop, a web address's captures, a search).
 
 An unknown path asked by a browser (``Accept`` naming ``text/html``) is a
 ``404`` page too (:func:`on_http_error`); the machine routes (``/api…``,
@@ -29,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import re
-from urllib.parse import quote
+from urllib.parse import parse_qsl, quote, urlsplit
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -44,6 +46,7 @@ from pdi.server.http.problems import on_http_error as problem_of_http_error
 from pdi.server.http.problems import status_of
 from pdi.server.http.readers import request_target
 from pdi.server.pages.layout import esc, isolated, page, shown_time
+from pdi.server.protocol.rfc2169 import urn_from_query
 
 #: The most names a 404 page suggests.
 NEAREST = 12
@@ -283,12 +286,25 @@ def render_problem(archive: Archive, error: PDIError, name: str = "", base: str 
 
 
 def _hint(name: str) -> str:
-    """What a reader who typed ``name``, which is no PDI, may have meant: a web address's captures, a search of
-    words, or a name whose ``+`` became a space (a link read as a form turns ``+`` into a space)."""
+    """What a reader who typed ``name``, which is no PDI, may have meant: the name a resolver's address holds, a
+    web address's captures, a search of words, a name cited at the end of a sentence with its punctuation, or a
+    name whose ``+`` became a space (a link read as a form turns ``+`` into a space)."""
     typed = name.strip()
     if typed.lower().startswith(("http://", "https://")):
+        held = _named_by(typed)
+        if held is not None:
+            name_part, browsers = held
+            aside = (f" The <code>#{esc(browsers)}</code> after the address is no part of the name: a browser reads it"
+                     " in what the address answers (in a plain text as RFC 5147 counts, each line end one"
+                     " character), so it is left out here." if browsers else "")
+            return (f'<p>This is a resolver\'s address of the PDI <a href="{esc(_view(name_part))}">'
+                    f"<code>{esc(name_part)}</code></a>: open the name itself.{aside}</p>")
         return (f'<p>This is a web address, not a PDI: see <a href="/captures?url={quote(typed, safe="")}">the'
                 " archive's captures of it</a>.</p>")
+    cited = _without_punctuation(typed)
+    if cited is not None:
+        return (f"<p>A PDI ends before the punctuation of the sentence it is cited in. Perhaps you meant"
+                f' <a href="{esc(_view(cited))}"><code>{esc(cited)}</code></a>.</p>')
     if " " in typed and typed.lower().startswith("urn:pdi:"):
         mended = typed.replace(" ", "+")
         if _parsed(mended) is not None:
@@ -299,6 +315,49 @@ def _hint(name: str) -> str:
         return (f'<p>A PDI begins <code>urn:pdi:</code>. To find documents by their words, <a href="/search?q='
                 f'{quote(typed, safe="")}">search for them</a>.</p>')
     return ""
+
+
+def _parses(name: str) -> bool:
+    try:
+        PDI.parse(name)
+    except PDIError:
+        return False
+    return True
+
+
+def _named_by(url: str) -> tuple[str, str] | None:
+    """The PDI a resolver's web address holds, and the fragment after the address (the browser's, not the name's):
+    a viewer's page ``…/view?pdi=NAME`` (what its address bar shows, the fragment ``#passage`` its own) or an RFC
+    2169 address ``…/uri-res/N2R?NAME`` (N2L, N2Ls …: a name's ``#`` written ``%23``); else ``None``."""
+    parts = urlsplit(url)
+    if parts.path.endswith("/view"):
+        found = [value for key, value in parse_qsl(parts.query, keep_blank_values=True) if key == "pdi"]
+        held, browsers = (found[0].strip(), "") if found else ("", "")
+    elif re.search(r"/uri-res/[A-Za-z0-9]+\Z", parts.path):
+        held, browsers = urn_from_query(parts.query), parts.fragment
+    else:
+        return None
+    return (held, browsers) if held and _parses(held) else None
+
+
+#: What follows a name cited in a sentence: its closing punctuation and quotation marks.
+_SENTENCE_END = ".,;:!?)]}>\"'\u2019\u201d\u00bb\u2026"
+
+
+def _without_punctuation(typed: str) -> str | None:
+    """``typed`` (a PDI that does not parse) without the punctuation after it, when that is a PDI: a name cited at
+    the end of a sentence and copied with its full stop (``…/1.text.1#char=5,9.``, ``…/1.text.1”).``). Characters
+    are taken off one at a time, so a fragment's own ``)`` (``#rect=(1,2),(3,4)``) stays."""
+    if not typed.lower().startswith(("urn:pdi:", "pdi:")):
+        return None
+    shorter = typed
+    for _ in range(4):
+        if not shorter or shorter[-1] not in _SENTENCE_END:
+            return None
+        shorter = shorter[:-1]
+        if _parses(shorter):
+            return shorter
+    return None
 
 
 def problem_page(archive: Archive, error: PDIError, name: str = "", base: str = "") -> HTMLResponse:
