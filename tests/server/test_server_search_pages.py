@@ -1,5 +1,6 @@
 """The search page's pages of hits in Chromium: each page's "Next results" link leads on by the count of hits
-shown before it (``after=``), never a catalog number or a score; the last page has no link.
+shown before it (``after=``), never a catalog number or a score; the last page has no link; a later page links
+the first ("« First results"), as the catalogue's pages do.
 
 Three public texts hold "otter", one, two and three times in texts of equal length (so any ranking puts the
 one with three first), and a hidden series holds more; a stranger walks the pages a hit at a time by
@@ -71,3 +72,25 @@ def test_next_results_walk_the_hits_by_their_count(site: tuple[str, list[str]]) 
             navigate_and_wait_for_load(pipe, session, following, time.monotonic() + 30)
     # every public text once, the one with "otter" most often first; nothing of the hidden series
     assert [urllib.parse.unquote(h).split("pdi=")[1].split("#")[0] for h in seen] == names[::-1]
+
+
+def test_a_later_page_of_hits_leads_back_to_the_first(site: tuple[str, list[str]]) -> None:
+    # the catalogue's later pages link their first ("« First page"); a reader deep in the hits had only Back
+    base, names = site
+    with devtools() as pipe:
+        session = open_page(pipe, f"{base}/search?q=otter&limit=1")
+        pipe.call("Emulation.setDeviceMetricsOverride",
+                  {"width": 1100, "height": 700, "deviceScaleFactor": 1, "mobile": False}, session, time.monotonic() + 30)
+        first = "document.querySelector('nav.pages a[rel=first]')"
+        assert _js(pipe, session, first) is None  # the first page: nothing to go back to
+        navigate_and_wait_for_load(pipe, session, f"{base}/search?q=otter&limit=1&after=2", time.monotonic() + 30)
+        _shot(pipe, session, "search-page-last")
+        assert _js(pipe, session, "document.querySelector('a[rel=next]')") is None
+        back = _js(pipe, session, f"[{first}.textContent, {first}.href]")
+        assert back[0] == "« First results"
+        navigate_and_wait_for_load(pipe, session, back[1], time.monotonic() + 30)
+        hit = _js(pipe, session, "document.querySelector('ol.hits a').getAttribute('href')")
+        start = _js(pipe, session, "document.querySelector('ol.hits').start")
+    assert urllib.parse.parse_qs(urllib.parse.urlsplit(back[1]).query) == {"q": ["otter"], "limit": ["1"]}
+    # the first page again: numbered from 1, the text holding "otter" most often first
+    assert start == 1 and urllib.parse.unquote(hit).split("pdi=")[1].split("#")[0] == names[2]

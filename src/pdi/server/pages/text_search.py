@@ -7,7 +7,7 @@ cursor of the next page, which each page links to). A hit links to the
 viewer at ``/view?pdi=NAME%23char=a,b``, the passage that matched, which the
 viewer marks (the page's link ends in ``#passage``, so it lands there without a script). The page is plain HTML in the site's frame
 (:func:`pdi.server.pages.layout.page`): a labelled GET form, an ordered list of
-hits with the matched words in ``<mark>``, a link to the next page; it needs
+hits with the matched words in ``<mark>``, links to the next page and (from a later one) the first; it needs
 no script. Searching runs in the resolver's :class:`~pdi.server.process.limits.WorkLimits`.
 An error in the query is shown on the page (with its status) and, from the
 API, as an RFC 9457 problem.
@@ -53,6 +53,11 @@ def _next_url(path: str, request: Request, results: SearchResults) -> str | None
         return None
     params = [(k, v) for k, v in request.query_params.multi_items() if k != "after"]
     return f"{path}?{urllib.parse.urlencode([*params, ('after', results.next)])}"
+
+
+def _first_url(request: Request) -> str:
+    """The first page of the same search (its words, series and limit, no ``after``)."""
+    return "/search?" + urllib.parse.urlencode([(k, v) for k, v in request.query_params.multi_items() if k != "after"])
 
 
 def view_url(hit: SearchHit) -> str:
@@ -160,7 +165,9 @@ class SearchPages(ArchiveHandlers):
         else:
             found = "<p>No passage holds all these words." + ("" if first else " (No more results.)") + "</p>"
         following = _next_url("/search", request, results)
-        pages = f'<nav class="pages" aria-label="Pages"><a href="{esc(following)}" rel="next">Next results</a></nav>' if following else ""
+        links = [] if first else [f'<a href="{esc(_first_url(request))}" rel="first">« First results</a>']
+        links += [f'<a href="{esc(following)}" rel="next">Next results</a>'] if following else []
+        pages = f'<nav class="pages" aria-label="Pages">{" · ".join(links)}</nav>' if links else ""
         heading = f"<h1>Search: {esc(results.query)}</h1>"
         pending = (
             f'<p class="pending" role="status">Index pending: the text of {results.pending}'
