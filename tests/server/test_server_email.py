@@ -9,11 +9,14 @@ from __future__ import annotations
 import email
 import email.policy
 import html
+import json
 import re
+import time
 import urllib.parse
 from pathlib import Path
 
 import httpx
+from test_server_pdf_viewer import _shoot
 from test_server_viewer_browser import _select
 
 from chromium_helpers import open_page
@@ -187,3 +190,27 @@ def test_a_thread_page_reads_its_messages_header_fields_not_their_attachments(tm
         assert status == 0
         peaks.append(peak)
     assert peaks[1] - peaks[0] < 16 * 1024, f"{(peaks[1] - peaks[0]) // 1024} MiB more with the attachments"
+
+
+def test_the_thread_of_a_name_that_is_no_email_links_the_name_and_suggests_nothing_else(
+    media: tuple[str, dict[str, str]],
+) -> None:
+    # the name is in the archive (a PDF): the page said "Not in this archive", listed the very name typed as
+    # "Other versions and formats of this document" and asked to check it as it was cited
+    base, names = media
+    typed = urllib.parse.unquote(names["pdf"])
+    with devtools() as pipe:
+        session = open_page(pipe, f"{base}/thread?pdi={names['pdf']}")
+        pipe.call("Emulation.setDeviceMetricsOverride", {"width": 1100, "height": 700, "deviceScaleFactor": 1,
+                                                          "mobile": False}, session, time.monotonic() + 30)
+        _shoot(pipe, session, "email-thread-of-no-email.png")
+        read = pipe.call("Runtime.evaluate", {"expression": """JSON.stringify([document.querySelector('main h1').textContent,
+            document.querySelector('main p.error').textContent, document.querySelector('ul.nearest') !== null,
+            [...document.querySelectorAll('main a[href^="/view?pdi="]')].map((a) => [a.textContent, a.getAttribute('href')]),
+            document.querySelector('main').innerText.includes('Check the name as it was cited')])""",
+                                              "returnByValue": True}, session, time.monotonic() + 30)["result"]["value"]
+    heading, error, nearest, links, check = json.loads(read)
+    assert heading == "Not what this page shows"
+    assert error == f"{typed} is not an e-mail message the archive holds."
+    assert not nearest and not check
+    assert links == [[typed, "/view?pdi=" + names["pdf"]]]

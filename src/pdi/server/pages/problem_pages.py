@@ -11,6 +11,8 @@ error's class (:mod:`pdi.errors`), never the home page with a line in red:
   tombstone page at DataCite or a Perma.cc record does);
 * ``403`` — the name is in a private series or under an embargo: how to sign
   in, the sign-in link going back to the very name the reader typed;
+* ``404`` of a name that is here (the thread page of a name that is no
+  e-mail): the name, linked, and that this page cannot show it;
 * ``404`` — the nearest names the reader may see: the other versions and
   formats of the same document, else documents of the same series and day
   (one catalog page of at most :data:`NEAREST`); what a reader may not see
@@ -246,6 +248,16 @@ def render_not_found(archive: Archive, error: NotFoundError, name: str) -> str:
             f"{_resolve_form(name)}{_onward()}"
         )
         return _page("Not in this document", error.http_status, "Not in this document", body, name)
+    if parsed is not None and _held(archive, parsed):
+        # the name is here; what the page asked of it is not (the thread of a name that is no e-mail): no
+        # "check the name", no list of its own document's names suggesting the very name typed
+        body = (
+            f'<p class="error" role="alert">{_said(error)}.</p>'
+            f'<p>The name is in the archive: <a href="{esc(_view(parsed))}"><code>{esc(parsed)}</code></a>;'
+            " this page cannot show it.</p>"
+            f"{_resolve_form(name)}{_onward()}"
+        )
+        return _page("Not found", error.http_status, "Not what this page shows", body, name)
     heading, names = _nearest(archive, parsed) if parsed is not None else ("", [])
     items = "".join(
         f'<li><a href="{esc(_view(n))}"><code>{esc(n)}</code></a>{" — " + isolated(t) if t else ""}</li>' for n, t in names
