@@ -314,6 +314,10 @@ def test_grammar_3_fragment_schemes(suffix: str, fragment: Fragment) -> None:
         ("1.text.1#ch4r=1", "fragment-scheme", "invalid fragment scheme"),
         ("1.html.1#name=a.b,c", "element-name", "must be %-escaped"),
         ("1.html.1#name=a@b,c", "element-name", "must be %-escaped"),
+        # a counted scheme's position is a number: a cited name's full stop, a decimal time, an element's name
+        ("1.text.1#char=7,12.", "position", "char positions are digits, not '.'"),
+        ("1.wav.1#sec=1.5,2", "position", "sec positions are digits, not '.'"),
+        ("1.html.1#elt=p,q", "position", "elt positions are digits, not 'p'"),
         ("1.pdf.1#x=(1,2", "ext-position", "unbalanced"),
         ("1.pdf.1#x=(a-b)", "position-specifier", "letters or digits"),
         ("1.html.1#name=a,b@1=pdi://a.us/2000/01/01/1", "element-name", "must be %-escaped"),
@@ -324,6 +328,12 @@ def test_grammar_3_fragment_errors(suffix: str, rule: str, says: str) -> None:
     assert e.rule == rule, str(e)
     assert says in str(e)
     assert e.offset is not None and e.offset >= len(BASE)
+
+
+@pytest.mark.parametrize(("suffix", "bad"), [("1.text.1#char=7,12.", "."), ("1.wav.1#msec=10,2x0", "x")])
+def test_a_counted_schemes_position_is_faulted_at_its_first_non_digit(suffix: str, bad: str) -> None:
+    written = BASE + suffix
+    assert err(written).offset == written.rindex(bad)
 
 
 @given(st.sampled_from(["1{}.text.1", "1.te{}xt.1", "1.html.1#name=a{},c"]),

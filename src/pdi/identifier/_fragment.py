@@ -183,6 +183,11 @@ def _split_top(body: str) -> list[tuple[str, int]]:
     return pieces
 
 
+#: The schemes whose positions are numbers written in digits (a count of characters, lines, octets, start tags or
+#: time units).
+_COUNTED = frozenset({"char", "line", "byte", "elt", "sec", "msec"})
+
+
 def _parse_position(raw: str, scheme: str | None, text: str, offset: int) -> Position:
     if not raw:
         raise _fail("empty fragment position", text, offset, "position")
@@ -223,6 +228,9 @@ def _parse_position(raw: str, scheme: str | None, text: str, offset: int) -> Pos
         )
     if scheme != "name" and raw.isdigit() and raw.isascii():
         return _number(raw, text=text, offset=offset, rule="position")
+    if scheme in _COUNTED:  # "#char=7,12." is no element name gone wrong: its positions are numbers
+        bad = next(i for i, c in enumerate(raw) if not "0" <= c <= "9")
+        raise _fail(f"{scheme} positions are digits, not {raw[bad]!r}", text, offset + bad, "position")
     if not _NAME_RE.fullmatch(raw):
         bad = _first_bad(raw, _NAME_SAFE)
         ch = raw[bad]
