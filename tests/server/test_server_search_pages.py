@@ -94,3 +94,15 @@ def test_a_later_page_of_hits_leads_back_to_the_first(site: tuple[str, list[str]
     assert urllib.parse.parse_qs(urllib.parse.urlsplit(back[1]).query) == {"q": ["otter"], "limit": ["1"]}
     # the first page again: numbered from 1, the text holding "otter" most often first
     assert start == 1 and urllib.parse.unquote(hit).split("pdi=")[1].split("#")[0] == names[2]
+
+
+def test_the_two_search_landmarks_are_named_apart(site: tuple[str, list[str]]) -> None:
+    # The header's search form and the search page's own are both landmarks of role "search": a screen reader's
+    # list of landmarks names each (Chromium's accessibility tree, as a screen reader is given it).
+    base, _ = site
+    with devtools() as pipe:
+        session = open_page(pipe, f"{base}/search?q=otter")
+        pipe.call("Accessibility.enable", None, session, time.monotonic() + 30)
+        nodes = pipe.call("Accessibility.getFullAXTree", None, session, time.monotonic() + 30)["nodes"]
+        names = [n.get("name", {}).get("value", "") for n in nodes if n.get("role", {}).get("value") == "search"]
+    assert len(names) == 2 and all(names) and len(set(names)) == 2, names

@@ -160,7 +160,7 @@ def header(*, query: str = "", name: str = "") -> str:
     return (
         '<header class="site"><a class="brand" href="/">pdi</a>'
         '<nav aria-label="Site"><a href="/series">Series</a></nav>'
-        '<form action="/search" method="get" role="search">'
+        '<form action="/search" method="get" role="search" aria-label="Site search">'
         f'<label for="site-q">Search</label><input id="site-q" name="q" type="search" size="24" value="{esc(query)}">'
         '<button type="submit">Search</button></form>'
         '<form action="/view" method="get">'
