@@ -528,3 +528,14 @@ def test_a_content_field_longer_than_its_bound_is_refused_before_it_is_parsed() 
                          f"Content-Disposition: attachment;\r\n{name.rstrip(';' + chr(13) + chr(10))}\r\n\r\nbody\r\n"
                          ).encode())
     assert fine.parts[0].filename == "été" * 80
+
+
+def test_an_encoded_word_whose_base64_does_not_decode_is_shown_as_written() -> None:
+    """Found by an attack: ``Subject: =?utf-8?b?a?=`` (one base64 character, which no padding mends) made Python's
+    ``decode_header`` raise ``HeaderParseError``, which ``pdi get --info`` showed as a traceback and ``/view`` and
+    ``/thread`` (of the message, and of any message it replies to) answered with a 500. docs/email.md §4: an encoded
+    word that does not decode is shown as written."""
+    mail = read_message(b"From: a@b\r\nSubject: =?utf-8?b?a?=\r\nTo: =?utf-8?q?caf=C3=A9?=\r\n\r\nbody\r\n")
+    assert mail.header("Subject") == "=?utf-8?b?a?="
+    assert mail.header("To") == "caf\u00e9"
+    assert mail.facts()["subject"] == "=?utf-8?b?a?="

@@ -154,6 +154,7 @@ class Mail:
     def header(self, name: str) -> str | None:
         """A header field's value as written (the first of several), unfolded, its RFC 2047 encoded words
         decoded (comments and all: ``jgb at example.com (Jesus M. Gonzalez-Barahona)``), or ``None``."""
+        import email.errors
         import email.header
 
         raw = self.raw_header(name)
@@ -161,8 +162,8 @@ class Mail:
             return None
         try:
             return str(email.header.make_header(email.header.decode_header(raw)))
-        except (LookupError, ValueError, UnicodeError):  # an encoded word that does not decode: as written
-            return raw
+        except (LookupError, ValueError, UnicodeError, email.errors.HeaderParseError):
+            return raw  # an encoded word that does not decode (its charset, its base64): as written
 
     def raw_header(self, name: str) -> str | None:
         """A header field's value as written (folded lines joined), or ``None``."""
