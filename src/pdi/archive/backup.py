@@ -347,6 +347,19 @@ def _blob_names(rows: Iterable[tuple[object, object]], where: object) -> list[tu
     return names
 
 
+def _check_integrity(conn: sqlite3.Connection, where: Path) -> None:
+    """:class:`StoreError` unless SQLite's ``PRAGMA integrity_check`` finds the catalog ``conn`` reads whole: a page
+    no step of a restore reads (the audit log's) may be damaged, and the restored archive would then look whole
+    until a command read it ("database disk image is malformed"). It reads every page once."""
+    try:
+        said = [str(row[0]) for row in conn.execute("PRAGMA integrity_check(5)")]
+    except sqlite3.DatabaseError as exc:  # damage the check cannot read past
+        said = [str(exc)]
+    if said != ["ok"]:
+        raise StoreError(f"{where} is damaged (SQLite's integrity check: {'; '.join(p[:200] for p in said)}): this"
+                         " backup is damaged, restore another one; nothing was restored")
+
+
 def _regular(path: Path, what: str) -> None:
     """:class:`StoreError` unless ``path`` is a regular file (a named pipe would hold the restore for ever)."""
     try:
@@ -660,6 +673,7 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
             if views:  # a view in a table's place may read without end (a recursive one filled the disk)
                 raise StoreError(f"{src / CATALOG} holds views ({', '.join(str(v)[:40] for v in views[:3])}), which"
                                  " no pdi catalog has: not a pdi backup; nothing was restored")
+            _check_integrity(backup_catalog, src / CATALOG)
             names = _blob_names(_named_blobs(backup_catalog), src / CATALOG)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the backup's catalog {src / CATALOG}: {exc}") from exc

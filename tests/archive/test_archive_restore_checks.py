@@ -1,0 +1,64 @@
+"""A restore reads a backup as a stranger's may be (docs/how-to/backup.md, "Restore"): what does not verify is
+refused, naming what and where, before a restored archive that looks whole is left behind.
+
+Each damage here was found by an attack on ``pdi restore`` (2026-11-27); each was restored, answered "restored
+… now run: pdi verify", and left an archive that failed when it was opened or read.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from pdi.archive import Archive, Content
+from pdi.archive.backup import backup
+from pdi.errors import StoreError
+
+S = "ex.example.us"
+
+
+def _pdi(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pdi", *args], capture_output=True, text=True, timeout=300,
+                          check=False)
+
+
+def _backup(tmp_path: Path) -> Path:
+    """A copied backup of a small archive: one blob a row of its catalog, two blob files."""
+    root = tmp_path / "archive"
+    with Archive.init(root) as archive:
+        archive.add_series(S)
+        for octets in (b"row\n", os.urandom(200_000), os.urandom(100_000)):
+            archive.deposit(S, [Content(octets, "octet-stream")])
+    backup(str(root), tmp_path / "b", copy=True)
+    return tmp_path / "b"
+
+
+def test_a_backups_catalog_with_a_damaged_page_is_refused_before_anything_is_restored(tmp_path: Path) -> None:
+    """A page of the catalog no restore step reads (the audit log's) overwritten: SQLite's own integrity check
+    says so; the restore said "restored", and every command on the archive then failed ("database disk image
+    is malformed")."""
+    made = _backup(tmp_path)
+    catalog = made / "catalog.sqlite"
+    with sqlite3.connect(catalog) as conn:
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        root_page = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'audit_log'").fetchone()[0]
+    conn.close()
+    with catalog.open("r+b") as f:
+        f.seek((root_page - 1) * page_size)
+        f.write(b"\xde\xad\xbe\xef" * (page_size // 4))
+    check = sqlite3.connect(f"file:{catalog}?mode=ro", uri=True)  # the oracle: SQLite's own check
+    try:
+        said = check.execute("PRAGMA integrity_check").fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        said = str(exc)
+    finally:
+        check.close()
+    assert said != "ok"
+    result = _pdi("restore", str(made), "--to", str(tmp_path / "r"))
+    assert result.returncode == StoreError.exit_code, result.stdout + result.stderr
+    assert f"{catalog} is damaged (SQLite's integrity check:" in result.stderr
+    assert "nothing was restored" in result.stderr
+    assert not (tmp_path / "r").exists()
