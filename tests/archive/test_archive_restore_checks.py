@@ -7,6 +7,7 @@ Each damage here was found by an attack on ``pdi restore`` (2026-11-27); each wa
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
 import subprocess
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from pdi.archive import Archive, Content
 from pdi.archive.backup import backup
-from pdi.errors import StoreError
+from pdi.errors import IntegrityError, StoreError
 
 S = "ex.example.us"
 
@@ -62,3 +63,39 @@ def test_a_backups_catalog_with_a_damaged_page_is_refused_before_anything_is_res
     assert f"{catalog} is damaged (SQLite's integrity check:" in result.stderr
     assert "nothing was restored" in result.stderr
     assert not (tmp_path / "r").exists()
+
+
+def _change(made: Path, sql: str) -> None:
+    conn = sqlite3.connect(made / "catalog.sqlite")
+    try:
+        conn.execute(sql)
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def test_a_blob_kept_in_the_backups_catalog_that_is_not_its_sha256_is_refused(tmp_path: Path) -> None:
+    """A blob of at most 64 KiB is a row of the catalog; its octets changed, the restore said "restored" and
+    ``pdi verify`` of the restored archive found it altered (exit 3). Blob files were checked; rows were not."""
+    made = _backup(tmp_path)
+    digest = hashlib.sha256(b"row\n").hexdigest()
+    _change(made, "UPDATE blobs SET data = CAST('ROW' || char(10) AS BLOB)")
+    result = _pdi("restore", str(made), "--to", str(tmp_path / "r"))
+    assert result.returncode == IntegrityError.exit_code, result.stdout + result.stderr
+    assert (f"blob {digest} in {made / 'catalog.sqlite'} does not match its SHA-256 (it is"
+            f" {hashlib.sha256(b'ROW' + bytes([10])).hexdigest()})") in result.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_size_the_backups_catalog_gives_a_blob_that_is_not_its_size_is_refused(tmp_path: Path) -> None:
+    """A representation's size changed (of a blob file, and of a blob kept as a row): the restore said "restored",
+    and ``pdi verify`` then found "size 200000 differs from the catalog" (exit 3)."""
+    for old, new in ((200_000, 5), (4, 9)):
+        made = _backup(tmp_path / str(old))
+        (digest,) = sqlite3.connect(made / "catalog.sqlite").execute(
+            "SELECT sha256 FROM representations WHERE size = ?", (old,)).fetchone()
+        _change(made, f"UPDATE representations SET size = {new} WHERE size = {old}")
+        result = _pdi("restore", str(made), "--to", str(tmp_path / str(old) / "r"))
+        assert result.returncode == IntegrityError.exit_code, result.stdout + result.stderr
+        assert f"blob {digest} is {old} octets, not the {new} its catalog gives" in result.stderr
+        assert not (tmp_path / str(old) / "r").exists()

@@ -360,6 +360,37 @@ def _check_integrity(conn: sqlite3.Connection, where: Path) -> None:
                          " backup is damaged, restore another one; nothing was restored")
 
 
+def _check_blobs_said(conn: sqlite3.Connection, src: Path, files: list[tuple[str, int]]) -> None:
+    """:class:`IntegrityError` unless each blob the backup's catalog keeps as a row is its SHA-256 and the size its
+    representations give, and each of the blob files ``files`` names is the size the catalog gives it (its
+    octets are checked against its name as it is copied). Read before anything is written: a restore said
+    "restored" of each, and ``pdi verify`` of the restored archive then found it altered."""
+    where = src / CATALOG
+    damaged = "this backup is damaged, restore another one; nothing was restored"
+    for rowid, sha256 in conn.execute("SELECT rowid, sha256 FROM blobs").fetchall():
+        digest = hashlib.sha256()
+        with conn.blobopen("blobs", "data", rowid, readonly=True) as row:
+            while chunk := row.read(READ_SIZE):
+                digest.update(chunk)
+        if digest.hexdigest() != sha256:
+            raise IntegrityError(f"blob {str(sha256)[:80]} in {where} does not match its SHA-256 (it is"
+                                 f" {digest.hexdigest()}): {damaged}")
+    said = conn.execute("SELECT r.sha256, length(b.data), r.size FROM representations r JOIN blobs b"
+                        " ON b.sha256 = r.sha256 WHERE r.purged IS NULL AND r.size IS NOT length(b.data)").fetchone()
+    for sha256, size in files:
+        if said is not None:
+            break
+        try:
+            found = os.stat(blob_file(src, sha256))
+        except OSError:
+            continue  # missing, or unreadable: said when it is copied
+        if stat.S_ISREG(found.st_mode) and found.st_size != size:  # a pipe, a folder: said when it is copied
+            said = (sha256, found.st_size, size)
+    if said is not None:
+        raise IntegrityError(f"blob {said[0]} is {said[1]} octets, not the {said[2]} its catalog gives ({where}):"
+                             f" {damaged}")
+
+
 def _regular(path: Path, what: str) -> None:
     """:class:`StoreError` unless ``path`` is a regular file (a named pipe would hold the restore for ever)."""
     try:
@@ -675,6 +706,9 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
                                  " no pdi catalog has: not a pdi backup; nothing was restored")
             _check_integrity(backup_catalog, src / CATALOG)
             names = _blob_names(_named_blobs(backup_catalog), src / CATALOG)
+            blobs_s3 = backup_catalog.execute("SELECT url FROM blob_store").fetchall() if _has_table(
+                backup_catalog, "blob_store") else []
+            _check_blobs_said(backup_catalog, src, [] if blobs_s3 else names)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the backup's catalog {src / CATALOG}: {exc}") from exc
         try:
@@ -683,8 +717,6 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
         except OSError as exc:
             raise StoreError(f"cannot make the archive directory {root}: {exc}") from exc
         copier = BlobCopier(root, link=not copy and _same_device(src / "blobs", root / "blobs"), restoring=True)
-        blobs_s3 = backup_catalog.execute("SELECT url FROM blob_store").fetchall() if _has_table(
-            backup_catalog, "blob_store") else []
         if not blobs_s3:
             _check_space(root, 0 if copier.link else sum(size for _, size in names))
             _copy_blobs(copier, None, names, src, progress)
