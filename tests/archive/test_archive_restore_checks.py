@@ -99,3 +99,25 @@ def test_a_size_the_backups_catalog_gives_a_blob_that_is_not_its_size_is_refused
         assert result.returncode == IntegrityError.exit_code, result.stdout + result.stderr
         assert f"blob {digest} is {old} octets, not the {new} its catalog gives" in result.stderr
         assert not (tmp_path / str(old) / "r").exists()
+
+
+def test_a_damaged_blob_left_where_a_restore_goes_is_replaced_by_the_backups(tmp_path: Path) -> None:
+    """A restore goes into a folder holding only ``blobs/`` and ``tmp/`` (a restore that did not finish; or an
+    archive whose damaged catalog was removed so that its backup could be put back). A blob file there of the
+    right size but other octets was taken as restored ("0 blobs copied"), and ``pdi verify`` then found it
+    altered (exit 3). A blob there is re-hashed, and one that is not its SHA-256 copied again from the backup."""
+    made = _backup(tmp_path)
+    first = _pdi("restore", str(made), "--to", str(tmp_path / "r"), "--copy")
+    assert first.returncode == 0, first.stderr
+    victim = max((tmp_path / "r" / "blobs").glob("*/*"), key=lambda p: p.stat().st_size)
+    good = victim.read_bytes()
+    victim.chmod(0o644)
+    victim.write_bytes(b"x" + good[1:])
+    for leftover in (tmp_path / "r").glob("catalog.sqlite*"):
+        leftover.unlink()
+    again = _pdi("restore", str(made), "--to", str(tmp_path / "r"), "--copy")
+    assert again.returncode == 0, again.stderr
+    assert "1 blob copied" in again.stdout
+    assert hashlib.sha256(victim.read_bytes()).hexdigest() == victim.name
+    verified = _pdi("verify", "--archive", str(tmp_path / "r"))
+    assert verified.returncode == 0, verified.stdout + verified.stderr

@@ -230,9 +230,17 @@ class BlobCopier:
         self._dirs: set[Path] = set()
 
     def has(self, sha256: str, size: int) -> bool:
-        """Whether the blob is there already (its size checked; its digest was checked when it came)."""
+        """Whether the blob is there already: its size checked (in a backup, its digest was checked when it came);
+        restoring, its octets re-hashed too, since the folder a restore goes into may hold blob files it did not
+        write (an archive's whose damaged catalog was removed so that its backup could be put back)."""
+        path = blob_file(self.root, sha256)
         try:
-            return os.stat(blob_file(self.root, sha256)).st_size == size
+            if os.stat(path).st_size != size:
+                return False
+            if not self.restoring:
+                return True
+            with path.open("rb") as f:
+                return _stream_digest(f) == sha256
         except FileNotFoundError:
             return False
 
