@@ -519,16 +519,24 @@ def test_a_backup_newer_than_this_pdi_is_refused_before_anything_is_restored(tmp
 
     root = tmp_path / "archive"
     _small_archive(root)
-    backup(str(root), tmp_path / "b")
+    backup(str(root), tmp_path / "b", copy=True)
     marker = json.loads((tmp_path / "b" / MARKER).read_bytes())
-    marker["schema_version"] = SCHEMA_VERSION + 1
+    marker["schema_version"] = SCHEMA_VERSION + 1  # as a newer release writes it: its marker and its catalog
     (tmp_path / "b" / MARKER).write_text(json.dumps(marker))
-    result = _pdi("restore", str(tmp_path / "b"), "--to", str(tmp_path / "r"))
-    assert result.returncode == StoreError.exit_code, result.stderr
-    assert f"schema version {SCHEMA_VERSION + 1}, newer than this pdi understands" in result.stderr
-    assert not (tmp_path / "r").exists()
-    del marker["schema_version"]  # an older marker: the catalog's own version is read
-    (tmp_path / "b" / MARKER).write_text(json.dumps(marker))
+    with sqlite3.connect(tmp_path / "b" / "catalog.sqlite") as conn:
+        conn.execute("INSERT INTO schema_migrations VALUES (?, '2030-01-01T00:00:00Z')", (SCHEMA_VERSION + 1,))
+    conn.close()
+    for older_marker in (False, True):
+        if older_marker:
+            del marker["schema_version"]  # an older marker: the catalog's own version is read
+            (tmp_path / "b" / MARKER).write_text(json.dumps(marker))
+        result = _pdi("restore", str(tmp_path / "b"), "--to", str(tmp_path / "r"))
+        assert result.returncode == StoreError.exit_code, result.stderr
+        assert f"schema version {SCHEMA_VERSION + 1}, newer than this pdi understands" in result.stderr
+        assert not (tmp_path / "r").exists()
+    with sqlite3.connect(tmp_path / "b" / "catalog.sqlite") as conn:
+        conn.execute("DELETE FROM schema_migrations WHERE version = ?", (SCHEMA_VERSION + 1,))
+    conn.close()
     assert _pdi("restore", str(tmp_path / "b"), "--to", str(tmp_path / "r")).returncode == 0
 
 

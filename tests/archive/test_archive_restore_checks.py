@@ -121,3 +121,29 @@ def test_a_damaged_blob_left_where_a_restore_goes_is_replaced_by_the_backups(tmp
     assert hashlib.sha256(victim.read_bytes()).hexdigest() == victim.name
     verified = _pdi("verify", "--archive", str(tmp_path / "r"))
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_a_marker_whose_schema_version_is_not_its_catalogs_is_refused(tmp_path: Path) -> None:
+    """``pdi-backup.json`` says the catalog's schema version; a SQLite backup's catalog says it too
+    (``schema_migrations``). A marker saying 3 of a catalog at this pdi's version was restored with the advice
+    to check it with an old release; one whose catalog a newer pdi wrote, its marker saying this pdi's version,
+    was restored, and every command on it then refused it as newer than this pdi (exit 8)."""
+    import json
+
+    from pdi.archive.store import SCHEMA_VERSION
+
+    made = _backup(tmp_path)
+    marker = json.loads((made / "pdi-backup.json").read_text())
+    assert marker["schema_version"] == SCHEMA_VERSION
+    (made / "pdi-backup.json").write_text(json.dumps({**marker, "schema_version": 3}))
+    result = _pdi("restore", str(made), "--to", str(tmp_path / "r"))
+    assert result.returncode == StoreError.exit_code, result.stdout + result.stderr
+    assert (f"{made / 'pdi-backup.json'} says the catalog is at schema version 3, but {made / 'catalog.sqlite'}"
+            f" is at {SCHEMA_VERSION}") in result.stderr
+    assert not (tmp_path / "r").exists()
+    (made / "pdi-backup.json").write_text(json.dumps(marker))
+    _change(made, f"INSERT INTO schema_migrations VALUES ({SCHEMA_VERSION + 1}, '2030-01-01T00:00:00Z')")
+    result = _pdi("restore", str(made), "--to", str(tmp_path / "r"))
+    assert result.returncode == StoreError.exit_code, result.stdout + result.stderr
+    assert f"is at {SCHEMA_VERSION + 1}" in result.stderr
+    assert not (tmp_path / "r").exists()

@@ -743,21 +743,25 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
 
 
 def backup_schema_version(src: Path, marker: dict[str, Any]) -> int | None:
-    """The schema version of the catalog a backup holds: its marker's, else (a marker written before pdi kept it)
-    read from a SQLite backup's catalog as it is; ``None`` where neither says (an older PostgreSQL backup)."""
+    """The schema version of the catalog a backup holds: a SQLite backup's catalog's own, which its marker (when it
+    says one) must say too (a :class:`StoreError` when it does not: the restore would be judged by the marker's);
+    a PostgreSQL backup's marker's; ``None`` where neither says (an older PostgreSQL backup)."""
     said = marker.get("schema_version")
-    if isinstance(said, int):
-        return said
     if marker.get("store") != "sqlite" or not (src / CATALOG).exists():
-        return None
+        return said if isinstance(said, int) else None
     try:
         conn = sqlite3.connect(f"file:{src / CATALOG}?mode=ro", uri=True, isolation_level=None)
         try:
-            return _schema_version(conn)
+            held = _schema_version(conn)
         finally:
             conn.close()
     except sqlite3.Error as exc:
         raise StoreError(f"cannot read the backup's catalog {src / CATALOG}: {exc}") from exc
+    if said is not None and said != held:
+        raise StoreError(f"{src / MARKER} says the catalog is at schema version {str(said)[:20]}, but"
+                         f" {src / CATALOG} is at {held}: this backup is damaged, restore another one; nothing"
+                         " was restored")
+    return held
 
 
 def _schema_version(conn: sqlite3.Connection) -> int:
