@@ -248,3 +248,33 @@ def _verify_detects(location: str) -> bool:
     except PDIError:
         return True
 
+
+
+def test_a_chunk_digest_the_catalog_holds_wrong_is_reported(tmp_path: Path) -> None:
+    """Found by an attack on pdi restore (2026-11-27): a backup whose catalog held a blob's chunk digest zeroed
+    (``blob_fixity``) was restored, ``pdi verify`` said "0 problems" (the blob is its SHA-256), and every read of
+    the document was refused ("stored octets damaged: chunk 0 … does not match its SHA-256"). verify names it."""
+    import hashlib
+    import os
+
+    location = str(tmp_path / "archive")
+    octets = os.urandom(300_000)  # a blob file, one chunk of 1 MiB
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        name = archive.add(S, octets, format="octet-stream")
+        assert archive.verify().ok
+    digest = hashlib.sha256(octets).hexdigest()
+    conn = sqlite3.connect(Path(location) / "catalog.sqlite")
+    with conn:
+        chunks = _field(conn, "blob_fixity", "chunks", f"sha256 = '{digest}'")
+        assert chunks == hashlib.sha256(octets).digest()  # one chunk: its digest is the blob's
+        conn.execute("UPDATE blob_fixity SET chunks = zeroblob(32) WHERE sha256 = ?", (digest,))
+    conn.close()
+    with Archive.open(location) as archive:
+        with pytest.raises(PDIError, match="chunk 0"):
+            archive.get(name)  # what a reader meets
+        report = archive.verify()
+    assert [(p.kind, p.sha256) for p in report.problems] == [("catalog-chunks", digest)], report.problems
+    assert "chunk 0 (octets 0 to 299999)" in report.problems[0].detail
+    result = CliRunner().invoke(cli, ["verify", "--archive", location])
+    assert result.exit_code == 3 and "catalog-chunks" in result.output, result.output

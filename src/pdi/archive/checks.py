@@ -157,20 +157,23 @@ class Checks(ArchiveBase):
             return ("missing", "no stored bytes")
         with reader:
             found = reader.audit()
+        where = ""
+        if found.damaged:
+            first = found.damaged[0]
+            start = first * reader.info.chunk_size
+            where = (
+                f"chunk {first}, octets {start} to"
+                f" {min(start + reader.info.chunk_size, found.size) - 1}"
+                + (f", and {len(found.damaged) - 1} more" if len(found.damaged) > 1 else "")
+            )
         if found.sha256 != sha:
-            where = ""
-            if found.damaged:
-                first = found.damaged[0]
-                start = first * reader.info.chunk_size
-                where = (
-                    f" (chunk {first}, octets {start} to"
-                    f" {min(start + reader.info.chunk_size, found.size) - 1}"
-                    + (f", and {len(found.damaged) - 1} more" if len(found.damaged) > 1 else "")
-                    + ")"
-                )
-            return ("altered", f"SHA-256 is now {found.sha256}{where}")
+            return ("altered", f"SHA-256 is now {found.sha256}" + (f" ({where})" if where else ""))
         if sizes != (found.size, found.size):
             return ("size", f"size {found.size} differs from the catalog")
+        if where:  # the octets are whole, the catalog's digests of their chunks are not: every read is refused
+            return ("catalog-chunks", f"the catalog's digest of {where.replace(', octets', ' (octets', 1)}) is not"
+                                      " the SHA-256 of those octets, which are whole (they match the blob's"
+                                      " SHA-256): every read of them is refused as damaged")
         return None
 
     def remove_unreferenced(self, older_than: float = 3600.0) -> list[str]:
