@@ -21,8 +21,13 @@ order; medians of the rounds):
   same replies found as the page found them before the index, by reading every
   message deposited in the series on those days (``Archive.day_documents``,
   each message read and its ids parsed by Python's ``email``).
+* a header, pdi: ``Mail.header("Subject")`` of a message whose Subject is 20,000
+  RFC 2047 encoded words; peer: Python's ``email.header.decode_header`` and
+  ``make_header`` of the same field, whose time grows with the square of the
+  words' number (what pdi used before).
 
-``--small``: a 20 KB body, a 64 KiB attachment, 200 messages, a thread of 14 replies, one round.
+``--small``: a 20 KB body, a 64 KiB attachment, 200 messages, a thread of 14 replies, a Subject of 2,000 words,
+one round.
 Run with ``python3 bench/run_all.py mail``.
 """
 
@@ -31,6 +36,7 @@ from __future__ import annotations
 import argparse
 import base64
 import email
+import email.header
 import email.policy
 import mailbox
 import statistics
@@ -155,6 +161,7 @@ def main() -> None:
     body_bytes, attachment_bytes, count, rounds = (20_000, 1 << 16, 200, 1) if args.small else (
         200_000, 1 << 20, 2000, args.rounds)
     replies, days = (15, 30) if args.small else (63, 120)
+    words = 2_000 if args.small else 20_000
     from pdi import fragments
     from pdi.archive import Archive
     from pdi.mail.mbox import split_mbox
@@ -202,6 +209,21 @@ def main() -> None:
         def thread_scan() -> None:
             _scan_replies(threaded, first, days)
 
+        from pdi.mail.message import read_message
+
+        subject = b"=?utf-8?q?caf=C3=A9?= " * words
+        mail = read_message(b"From: a@example.org\r\nSubject: " + subject + b"\r\n\r\nbody\r\n")
+        field = mail.raw_header("Subject")
+        assert field is not None
+
+        def header() -> None:
+            mail.header("Subject")
+
+        def header_floor() -> None:
+            str(email.header.make_header(email.header.decode_header(field)))
+
+        assert mail.header("Subject") == "caf\u00e9" * words == str(
+            email.header.make_header(email.header.decode_header(field))), "pdi and Python's email read the Subject apart"
         page = render_thread(threaded, first)  # type: ignore[arg-type]
         scanned = _scan_replies(threaded, first, days)
         assert len(scanned) == replies - 1 and all("/view?pdi=" + quote(n, safe="") in page for n in scanned), (
@@ -213,7 +235,8 @@ def main() -> None:
         ways: list[tuple[str, Callable[[], None]]] = [
             ("pdi: evaluate char=", evaluator), ("pdi: Archive.resolve", resolved), ("Python email: get_body", floor),
             ("pdi: split_mbox", cut), ("Python mailbox.mbox", cut_floor),
-            ("pdi: thread page, by the index", thread_page), ("scan of the days (before the index)", thread_scan)]
+            ("pdi: thread page, by the index", thread_page), ("scan of the days (before the index)", thread_scan),
+            ("pdi: Mail.header of the Subject", header), ("Python email: decode_header", header_floor)]
         times: dict[str, list[float]] = {label: [] for label, _ in ways}
         for r in range(rounds):
             for label, run in ways[r % len(ways):] + ways[: r % len(ways)]:
@@ -227,9 +250,12 @@ def main() -> None:
               "Python email: get_body": "Python email: get_body", "pdi: split_mbox": "Python mailbox.mbox",
               "Python mailbox.mbox": "Python mailbox.mbox",
               "pdi: thread page, by the index": "scan of the days (before the index)",
-              "scan of the days (before the index)": "scan of the days (before the index)"}
+              "scan of the days (before the index)": "scan of the days (before the index)",
+              "pdi: Mail.header of the Subject": "Python email: decode_header",
+              "Python email: decode_header": "Python email: decode_header"}
     print(f"a message of {len(data)} octets (body ~{body_bytes} octets, attachment {attachment_bytes});"
-          f" an mbox of {count} messages; a thread of {replies - 1} replies among them over {days} days; {rounds} rounds")
+          f" an mbox of {count} messages; a thread of {replies - 1} replies among them over {days} days;"
+          f" a Subject of {words} encoded words; {rounds} rounds")
     rows = []
     for label, _ in ways:
         ratio = median[label] / median[floors[label]]
@@ -238,7 +264,7 @@ def main() -> None:
     readme.write(args.markdown, f"A message of {len(data)} octets (a quoted-printable UTF-8 body of about {body_bytes}"
                  f" octets, a {attachment_bytes >> 10} KiB base64 attachment), char={start},{end}; an mbox of {count}"
                  f" messages; the thread page of a message with {replies - 1} replies deposited over {days} days among"
-                 f" those messages; medians of {rounds} rounds, interleaved:\n\n"
+                 f" those messages; a Subject of {words:,} encoded words; medians of {rounds} rounds, interleaved:\n\n"
                  + readme.table(["way", "median", "ratio", "to"], rows))
     sys.stdout.flush()
 

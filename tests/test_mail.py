@@ -568,15 +568,12 @@ def test_property_encoded_words_are_decoded_as_pythons_decode_header_decodes_the
         assert _decode_header(value) == expected
 
 
-def test_a_field_of_many_encoded_words_is_shown_in_time_linear_in_its_length() -> None:
+def test_a_field_of_many_encoded_words_is_shown_whole() -> None:
     """Found by an attack: Python's ``decode_header`` takes time that grows with the square of a line's encoded
     words; a deposited message whose Subject held 500,000 (7 MB) cost 212 s to show (``pdi get --info``,
-    ``/view``, and ``/thread`` of every message of its thread), 60,000 (840 KB) 3.3 s."""
-    import time
-
+    ``/view``, and ``/thread`` of every message of its thread), 60,000 (840 KB) 3.3 s. (Its time is
+    ``bench/bench_mail.py``'s to measure; here, that such a field is shown, and shown right.)"""
     subject = b"=?utf-8?q?a?= " * 200_000 + b"=?utf-8?b?w6k=?= x =?iso-8859-1?q?=E9?="
     mail = read_message(b"From: a@b\r\nSubject: " + subject + b"\r\n\r\nbody\r\n")
-    began = time.monotonic()
     shown = mail.header("Subject")
-    assert time.monotonic() - began < 5
     assert shown == "a" * 200_000 + "\u00e9 x \u00e9"  # RFC 2047 §6.2: the space between encoded words dropped
