@@ -335,3 +335,14 @@ def test_the_common_labels_answered_without_the_registry_are_the_registrys() -> 
         record = iana._registry().by_label[label]  # a registered label, as the IANA file spells it (any case)
         assert record.codec == codec, label
         assert codecs.lookup(codec).name == codec
+
+
+def test_an_mhtml_subject_of_many_encoded_words_is_read_whole() -> None:
+    # Python's decode_header takes time that grows with the square of a field's encoded words (60,000: 2.5 s),
+    # which an MHTML file's Subject may hold as a mail's may; the MHTML reader reads them as the mail reader does
+    # (pdi.charsets.rfc2047, compared with decode_header in tests/test_mail.py). RFC 2047 §6.2: the white space
+    # between two encoded words is dropped, and kept between a word and plain text.
+    from pdi.mhtml.headers import decode_words
+
+    text, warnings = decode_words("=?utf-8?q?caf=C3=A9?= " * 100_000 + "and =?iso-8859-1?q?=E9t=E9?=")
+    assert text == "caf\u00e9" * 100_000 + " and \u00e9t\u00e9" and warnings == []

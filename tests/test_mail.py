@@ -554,7 +554,7 @@ def test_property_encoded_words_are_decoded_as_pythons_decode_header_decodes_the
     import email.errors
     import email.header
 
-    from pdi.mail.message import _decode_header
+    from pdi.charsets.rfc2047 import decode_header
 
     value = "".join(pieces)
     try:
@@ -563,9 +563,9 @@ def test_property_encoded_words_are_decoded_as_pythons_decode_header_decodes_the
         expected = exc
     if isinstance(expected, Exception):
         with pytest.raises(email.errors.HeaderParseError):
-            _decode_header(value)
+            decode_header(value)
     else:
-        assert _decode_header(value) == expected
+        assert decode_header(value) == expected
 
 
 def test_a_field_of_many_encoded_words_is_shown_whole() -> None:

@@ -18,6 +18,8 @@ each has its own module:
   :func:`whatwg_decode`, :func:`bom_encoding`, :func:`meta_charset`,
   :func:`css_charset`. The finer pieces (the label table ``LABELS``,
   ``single_byte_table``, ``codec_name``) are imported from the module itself.
+* :mod:`pdi.charsets.rfc2047` — a header field's RFC 2047 encoded words, found and
+  decoded as :func:`email.header.decode_header` does, in linear time.
 
 Pure: no I/O but reading the package's own registry file, and nothing of pdi's but
 :mod:`pdi.errors` and :mod:`pdi._lazy` (the cores use nothing of pdi's above them; a test

@@ -1,16 +1,17 @@
-"""Header values: RFC 2047 encoded words (RFC 2557 §4.4.3), with ``email.header``; an MHTML file's own
-Content-Type as HTTP must carry it (:func:`served_content_type`)."""
+"""Header values: RFC 2047 encoded words (RFC 2557 §4.4.3), as ``email.header`` reads them
+(:mod:`pdi.charsets.rfc2047`); an MHTML file's own Content-Type as HTTP must carry it
+(:func:`served_content_type`)."""
 
 from __future__ import annotations
 
 import email.errors
-import email.header
 import email.utils
 import re
 from email.message import Message
 from email.policy import compat32
 
 from pdi import charsets
+from pdi.charsets.rfc2047 import decode_header
 from pdi.errors import UnsupportedError
 
 
@@ -25,7 +26,7 @@ def decode_words(value: str) -> tuple[str, list[str]]:
         return value, []
     warnings: list[str] = []
     try:
-        chunks = email.header.decode_header(value)
+        chunks = decode_header(value)  # email.header's reading, in time linear in the words (a field may hold 100,000)
     except email.errors.HeaderParseError as exc:
         return value, [f"bad RFC 2047 encoded word kept as written: {exc}"]
     out: list[str] = []
