@@ -397,3 +397,48 @@ def test_a_pdf_with_an_owner_password_only_is_read_as_its_plain_original(
     assert theirs == archive.get(f"{original}#char=0,100000").data
     assert theirs.split(b"\r\n")[0] in (b"Normal", b"Bold by overprinting")
     assert archive.get(f"{encrypted}#line=1,2").data == archive.get(f"{original}#line=1,2").data
+
+
+def test_a_pdf_with_no_layer_is_given_to_pdfium_once_for_many_passages(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PDF kept with ``--force`` that PDFium cannot read has no layer: each passage asked of it ran PDFium again
+    in a child (up to 120 s and 2 GiB for a hostile one) and got the same refusal; one that PDFium can read but
+    a deposit does not (past its size) was read again for every passage. Each is read once now (a spy counts
+    PDFium's children; each answer is still PDFium's)."""
+    import pdi._bounded
+    from pdi.archive import readable
+    from pdi.errors import ParseError
+
+    children: list[list[str]] = []
+    real = pdi._bounded.run_child
+
+    def counted(module: str, argv: list[str], *args: object, **kwargs: object) -> object:
+        children.append(argv)
+        return real(module, argv, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pdi._bounded, "run_child", counted)
+    from collections import OrderedDict
+
+    from pdi.fragments import pdf
+
+    monkeypatch.setattr(pdf, "_refused", OrderedDict(), raising=False)  # what this process has read of other tests' PDFs
+    monkeypatch.setattr(pdf, "_made", OrderedDict(), raising=False)
+    broken = archive.add(S, b"%PDF-1.4\n%%EOF\n", format="pdf", force=True)
+    children.clear()  # the deposit's own reading
+    for passage in ("char=0,4", "line=0,1", "char=2,3"):
+        with pytest.raises(ParseError) as refused:
+            archive.resolve(f"{broken}#{passage}")
+    assert "not a PDF PDFium can open" in str(refused.value)  # each time PDFium's own refusal
+    assert [argv[0] for argv in children] == ["layer"]
+
+    children.clear()
+    data = (CORPUS / "hand-overprint-hyphens.pdf").read_bytes()
+    monkeypatch.setattr(readable, "PDF_LAYER_UP_TO", len(data) - 1)
+    large = archive.add(S, data, format="pdf")
+    assert children == []  # past the size a deposit reads
+    assert archive.text_layer_of(archive.locate(str(large)).record) is None
+    # the text pdftotext reads, as the deposit's layer would hold it (HAND, tested against poppler above)
+    assert archive.resolve(f"{large}#char=0,{len(HAND)}").data.decode() == HAND
+    assert archive.resolve(f"{large}#char=0,6").data.decode() == HAND[:6]
+    assert [argv[0] for argv in children] == ["layer"]

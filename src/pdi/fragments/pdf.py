@@ -560,10 +560,47 @@ LAYER_FLOOR = 8 << 20
 
 def layer_of(data: Buffer, index: bytes | None, *, name: str = "the PDF") -> TextLayer:
     """The text layer kept in ``index`` (checked against the PDF ``data``'s size), else read from ``data`` now
-    (in a child process, :func:`build_layer_index`)."""
+    (in a child process, :func:`build_layer_index`; a refusal of the same octets held a while: :data:`_refused`)."""
     if index is not None:
         return _kept_layer(index, len(data)).layer
-    return TextLayer.from_bytes(build_layer_index(data, name=name), len(data))
+    import copy
+    import hashlib
+    import time
+
+    key = (hashlib.sha256(data).digest(), LIMITS)  # what PDFium made of these octets within these limits
+    with _recent_lock:
+        held = _refused.get(key)
+        if held is not None and time.monotonic() - held[0] < REFUSAL_SECONDS:
+            raise copy.copy(held[1])
+        made = _made.get(key)
+    if made is None:
+        try:
+            made = build_layer_index(data, name=name)
+        except (LimitError, ParseError, UnsupportedError) as refused:
+            with _recent_lock:
+                _refused[key] = (time.monotonic(), refused.with_traceback(None))
+                while len(_refused) > _REFUSALS:
+                    _refused.popitem(last=False)
+            raise
+        if len(made) <= _HELD:
+            with _recent_lock:
+                _made[key] = made
+                while sum(map(len, _made.values())) > _HELD:
+                    _made.popitem(last=False)
+    return _kept_layer(made, len(data)).layer
+
+
+#: PDFs with no kept layer (deposited with ``--force``: damaged, needing a password, past PDFium's limits) that
+#: PDFium refused to read when a passage of one was asked, by their octets' SHA-256 and the :data:`LIMITS` then: each asking ran PDFium again
+#: in its child, up to :attr:`PdfiumLimits.document_seconds` and 2 GiB each time (30 to 37 s for a PDF of a
+#: million text operators), and gave the same refusal. Held :data:`REFUSAL_SECONDS` (a refusal for the time limit
+#: may pass on a quieter machine), at most :data:`_REFUSALS` of them.
+_refused: OrderedDict[tuple[bytes, PdfiumLimits], tuple[float, Exception]] = OrderedDict()
+REFUSAL_SECONDS = 600.0
+_REFUSALS = 256
+#: The layers made of such PDFs that PDFium read (one over the size a deposit reads), by the same key: at most
+#: :data:`_HELD` octets of index, the least recently made let go.
+_made: OrderedDict[tuple[bytes, PdfiumLimits], bytes] = OrderedDict()
 
 
 @dataclass(frozen=True)
