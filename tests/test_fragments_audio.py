@@ -14,6 +14,7 @@ import math
 import struct
 import wave
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -256,3 +257,45 @@ def test_a_compressed_recording_is_decoded_to_no_more_than_the_bound(monkeypatch
         recording.writeframes(signal.tobytes())
     whole = evaluate_audio("sec", (0, 10), pcm.getvalue(), "audio/wav", None)
     assert len(whole.data) > 1 << 20
+
+
+@pytest.mark.parametrize("kind", ["wav", "flac"])
+def test_a_second_of_a_mapped_recording_reads_that_second_not_the_whole(tmp_path: Path, kind: str) -> None:
+    """Found by an attack: ``pdi get NAME#sec=0,1`` of a 200 MB WAV peaked at 422 MB resident (N2R the same), as
+    ``io.BytesIO`` copies a memory map whole before the wave module or libsndfile reads a header. Given a map of a
+    recording of 9 to 64 MiB, a second of it takes little more memory than the second itself, and is the samples
+    that second holds (as libsndfile, reading the file itself, says)."""
+    import mmap
+    import tracemalloc
+
+    rate = 8000
+    path = tmp_path / f"long.{kind}"
+    if kind == "wav":  # 16-bit mono: three seconds of numbered samples, then a hole of zeros to 64 MiB
+        octets = 64 << 20
+        with wave.open(str(path), "wb") as w:
+            w.setnchannels(1)
+            w.setsampwidth(2)
+            w.setframerate(rate)
+            w.writeframes(np.arange(3 * rate, dtype="<i2").tobytes())
+        with path.open("r+b") as f:  # the header's sizes say 64 MiB of samples, and the file holds them (sparse)
+            f.seek(4)
+            f.write(struct.pack("<I", 36 + octets))
+            f.seek(40)
+            f.write(struct.pack("<I", octets))
+            f.truncate(44 + octets)
+    else:  # ten minutes of noise: a FLAC that cannot shrink it much
+        noise = np.random.default_rng(7).integers(-30000, 30000, size=(rate * 600, 1), dtype=np.int16)
+        soundfile.write(str(path), noise, rate, format="FLAC", subtype="PCM_16")
+        assert path.stat().st_size > 8 << 20
+    with soundfile.SoundFile(str(path)) as recording:
+        recording.seek(2 * rate)
+        expected = recording.read(rate, dtype="<i2").tobytes()
+    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        tracemalloc.start()
+        try:
+            result = evaluate_audio("sec", (2, 3), mapped, f"audio/{kind}", None)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert frames_of(result.data)[1] == expected
+    assert peak < 1 << 20, f"a second of 16 KB took {peak:,} octets"

@@ -37,16 +37,15 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-import io
 import struct
 import wave
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import IO, Final, cast
 
 from pdi._wording import plural
 from pdi.errors import LimitError, ParseError, UnsupportedError
-from pdi.fragments.results import FragmentResult, Interval, check_order
+from pdi.fragments.results import Buffer, BufferFile, FragmentResult, Interval, check_order
 
 _PCM: Final = 1
 _IEEE_FLOAT: Final = 3
@@ -96,9 +95,10 @@ def _frame_at(time: int, rate: int, per_second: int) -> int:
 
 
 def evaluate_audio(
-    scheme: str, positions: Sequence[object], data: bytes, media_type: str, charset: str | None
+    scheme: str, positions: Sequence[object], data: Buffer, media_type: str, charset: str | None
 ) -> FragmentResult:
-    """Evaluate ``sec`` or ``msec`` on the recording ``data`` (see the module docstring)."""
+    """Evaluate ``sec`` or ``msec`` on the recording ``data`` (``bytes`` or a memory map, read as a file: only its
+    header and the samples selected are touched; see the module docstring)."""
     if scheme not in ("sec", "msec"):
         raise UnsupportedError(f"no audio fragment scheme {scheme!r}: sec or msec")
     start, end = _times(scheme, positions)
@@ -143,9 +143,9 @@ def evaluate_audio(
 class _WaveReader:
     """PCM WAV through the standard library (raises :class:`wave.Error` for anything else)."""
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: Buffer) -> None:
         self._data = data
-        with wave.open(io.BytesIO(data), "rb") as recording:
+        with wave.open(cast(IO[bytes], BufferFile(data)), "rb") as recording:
             self.rate = recording.getframerate()
             self.channels = recording.getnchannels()
             self.length = recording.getnframes()
@@ -157,7 +157,7 @@ class _WaveReader:
             self.length = min(self.length, (len(data) - start) // (self.channels * self.width))
 
     def read(self, a: int, b: int) -> _Cut:
-        with wave.open(io.BytesIO(self._data), "rb") as recording:
+        with wave.open(cast(IO[bytes], BufferFile(self._data)), "rb") as recording:
             try:
                 recording.setpos(a)
                 samples = recording.readframes(b - a)
@@ -166,7 +166,7 @@ class _WaveReader:
             return _Cut(samples, self.width, False)
 
 
-def _data_start(data: bytes) -> int | None:
+def _data_start(data: Buffer) -> int | None:
     """Where the samples of a RIFF WAVE file begin: after the header of its ``data`` chunk, found by walking its
     chunks (each an ID, a 32-bit little-endian size, the content padded to an even size); ``None`` if not found."""
     at = 12
@@ -181,18 +181,18 @@ def _data_start(data: bytes) -> int | None:
 class _SoundFileReader:
     """Any format libsndfile reads, through ``soundfile``."""
 
-    def __init__(self, data: bytes, media_type: str) -> None:
+    def __init__(self, data: Buffer, media_type: str) -> None:
         import soundfile
 
         self._data = data
         try:
-            with soundfile.SoundFile(io.BytesIO(data)) as recording:
+            with soundfile.SoundFile(BufferFile(data)) as recording:
                 self.rate = recording.samplerate
                 self.channels = recording.channels
                 self.length = recording.frames
                 subtype = recording.subtype
         except (RuntimeError, TypeError) as exc:  # soundfile.LibsndfileError is a RuntimeError
-            reason = str(exc).rsplit(">: ", 1)[-1]  # not "Error opening <_io.BytesIO object at …>"
+            reason = str(exc).rsplit(">: ", 1)[-1]  # not "Error opening <…BufferFile object at …>"
             raise UnsupportedError(f"time fragments on {media_type}: not a recording pdi can read ({reason})") from exc
         self.width = _INTEGER_SUBTYPES.get(subtype, 4)
         self._float = subtype not in _INTEGER_SUBTYPES
@@ -204,7 +204,7 @@ class _SoundFileReader:
         samples = bytearray()  # a block at a time: the samples once, not the whole selection decoded and copied
         dtype = "float32" if self._float else "int16" if self.width == 2 else "int32"
         try:
-            with soundfile.SoundFile(io.BytesIO(self._data)) as recording:
+            with soundfile.SoundFile(BufferFile(self._data)) as recording:
                 recording.seek(a)
                 left = b - a
                 while left > 0:

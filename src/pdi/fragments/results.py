@@ -2,7 +2,8 @@
 
 :class:`FragmentResult` and its selections (:class:`Range` of characters or
 octets, :class:`Region` of pixels, :class:`Interval` of samples), the
-:data:`Buffer` an entity's octets come in, and the two messages every
+:data:`Buffer` an entity's octets come in (and :class:`BufferFile`, which
+reads one as a file without copying it), and the two messages every
 evaluator words alike (:func:`past_end_message`, :func:`check_order`).
 The evaluators (:mod:`pdi.fragments.text`, :mod:`~pdi.fragments.markup`,
 :mod:`~pdi.fragments.image` …) import these from here and the registry
@@ -12,16 +13,55 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import io
 import mmap
 from dataclasses import dataclass
 
 from pdi._wording import plural
 from pdi.errors import ParseError
 
-__all__ = ["Buffer", "FragmentResult", "Interval", "Page", "Range", "Region", "check_order", "past_end_message"]
+__all__ = ["Buffer", "BufferFile", "FragmentResult", "Interval", "Page", "Range", "Region", "check_order", "past_end_message"]
 
 #: The octets of an entity: ``bytes``, or a memory map (text and markup evaluators).
 Buffer = bytes | bytearray | memoryview | mmap.mmap
+
+
+class BufferFile(io.RawIOBase):
+    """A read-only, seekable binary file of a :data:`Buffer`, for a library that reads files (the wave module,
+    libsndfile, Pillow): ``io.BytesIO`` copies any buffer but ``bytes`` whole, so a second of a 200 MB recording's
+    memory map took 200 MB more. Each read slices the buffer (a map's slice copies those octets only), and no
+    view of it is kept, so the map can be closed while this file is still open."""
+
+    def __init__(self, data: Buffer) -> None:
+        super().__init__()
+        self._data = data.cast("B") if isinstance(data, memoryview) and data.format != "B" else data
+        self._size = len(self._data)
+        self._at = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]  # any writable buffer
+        with memoryview(buffer) as into:
+            count = max(0, min(into.nbytes, self._size - self._at))
+            into.cast("B")[:count] = self._data[self._at:self._at + count]
+        self._at += count
+        return count
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._at, io.SEEK_END: self._size}.get(whence)
+        if base is None:
+            raise ValueError(f"invalid whence ({whence})")
+        if base + offset < 0:
+            raise ValueError(f"negative seek position {base + offset}")
+        self._at = base + offset
+        return self._at
+
+    def tell(self) -> int:
+        return self._at
 
 
 @dataclass(frozen=True)
