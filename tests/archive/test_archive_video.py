@@ -428,3 +428,37 @@ def test_the_packets_read_for_a_duration_are_all_of_them_or_a_refusal(tmp_path: 
     monkeypatch.setattr(video, "CHILD_MEMORY", 16 << 20)
     with pytest.raises(ParseError, match="ffprobe could not read every packet of the video"):
         video._last_packet_end(program, "webm", str(path), 30.0)
+
+
+def test_a_region_at_a_time_is_of_the_video_not_of_its_cover_picture(archive: Archive, tmp_path: Path) -> None:
+    """Found by an attack: an MP4 whose cover picture (``covr``, 200×200 red) its demuxer meets before the video
+    track, so that it is stream 0, an attached picture. ffprobe's reading at deposit passes it over (the video is
+    64×48 h264), but ffmpeg was asked for the first video stream (``-map 0:v:0``): ``#crop=…,0`` answered a
+    region of the red cover, and ``#crop=…,1500`` "not found: no frame at or after 1500 ms" (the cover is one
+    frame at 0). Both are now the frame of the video shown then, as ffmpeg's select filter picks it by number."""
+    import io
+
+    from PIL import Image
+
+    from support.hostile_video import mp4_cover_first
+
+    plain = tmp_path / "plain.mp4"
+    make_video(plain, "libx264", None, extra=("-pix_fmt", "yuv420p"))
+    cover = tmp_path / "cover.png"
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "color=red:s=200x200", "-frames:v", "1",
+                    str(cover)], check=True, timeout=60)
+    covered = tmp_path / "covered.mp4"
+    subprocess.run(["ffmpeg", "-v", "error", "-i", str(plain), "-i", str(cover), "-map", "0", "-map", "1", "-c:v:0",
+                    "copy", "-c:v:1", "mjpeg", "-disposition:v:1", "attached_pic", str(covered)],
+                   check=True, timeout=60)
+    data = mp4_cover_first(covered.read_bytes())
+    (tmp_path / "first.mp4").write_bytes(data)
+    streams = ffprobe_report(tmp_path / "first.mp4")["streams"]
+    assert isinstance(streams, list)
+    assert [(s["codec_name"], s["disposition"]["attached_pic"]) for s in streams] == [("mjpeg", 1), ("h264", 0)]
+    name = str(archive.add(S, data, format="video+mp4"))
+    assert (info_of(archive, name).width, info_of(archive, name).height) == (64, 48)
+    for at, number in ((0, 0), (1500, 15)):
+        got = archive.resolve(f"{name}#crop=(10,8),(40,30),{at}")
+        expected = Image.open(io.BytesIO(frame_by_number(plain, number))).convert("RGB").crop((10, 8, 40, 30))
+        assert Image.open(io.BytesIO(got.data)).convert("RGB").tobytes() == expected.tobytes()

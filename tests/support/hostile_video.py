@@ -77,3 +77,26 @@ def mp4_claiming(samples: int, mp4: bytes) -> bytes:
         return mp4[start:start + size]
 
     return b"".join(rebuilt(s, n, k) for k, s, n in children(0, len(mp4)))
+
+
+def mp4_cover_first(mp4: bytes) -> bytes:
+    """``mp4`` (written by ffmpeg with a cover picture: ``udta``'s ``covr`` after the ``trak`` boxes) with ``moov``'s
+    ``udta`` moved before its tracks, so that a demuxer meets the cover first and makes it stream 0 (an
+    attached picture). ``moov``'s size and every offset into ``mdat`` are unchanged."""
+    boxes, at = [], 0
+    while at < len(mp4):
+        size, kind = struct.unpack(">I4s", mp4[at:at + 8])
+        boxes.append((kind, mp4[at:at + size]))
+        at += size
+    out = []
+    for kind, whole in boxes:
+        if kind == b"moov":
+            inner, at = [], 8
+            while at < len(whole):
+                size, child = struct.unpack(">I4s", whole[at:at + 8])
+                inner.append((child, whole[at:at + size]))
+                at += size
+            whole = whole[:8] + b"".join(b for k, b in inner if k == b"udta") + b"".join(
+                b for k, b in inner if k != b"udta")
+        out.append(whole)
+    return b"".join(out)
