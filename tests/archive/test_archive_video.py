@@ -462,3 +462,42 @@ def test_a_region_at_a_time_is_of_the_video_not_of_its_cover_picture(archive: Ar
         got = archive.resolve(f"{name}#crop=(10,8),(40,30),{at}")
         expected = Image.open(io.BytesIO(frame_by_number(plain, number))).convert("RGB").crop((10, 8, 40, 30))
         assert Image.open(io.BytesIO(got.data)).convert("RGB").tobytes() == expected.tobytes()
+
+
+def test_pdi_get_of_a_time_fragment_streams_the_whole_video_as_it_streams_the_video(tmp_path: Path) -> None:
+    """Found by an attack: the answer to a video's ``sec``/``msec`` is the whole video, which ``pdi get NAME``
+    streams (24 MB resident for a 279 MB MP4), but ``pdi get NAME#sec=1,2`` held it (577 MB: the map and a copy).
+    Here a 64 MiB MP4 (a 3 s clip and a ``free`` box of zeros): its time fragment is written in no more memory
+    than the whole, and is the same octets, with the interval said by ``--info`` and a clamped one warned of."""
+    import sys
+
+    from peak_memory import run_with_peak
+
+    location = tmp_path / "archive"
+    assert _pdi(location, "init").returncode == 0
+    assert _pdi(location, "series", "add", "example.us").returncode == 0
+    path = tmp_path / "padded.mp4"
+    make_video(path, "libx264", None)
+    with path.open("ab") as f:  # ISO/IEC 14496-12 §8.1.2: a free box, which a reader skips
+        f.write((64 << 20).to_bytes(4, "big") + b"free")
+        f.truncate(path.stat().st_size + (64 << 20) - 8)
+    done = _pdi(location, "add", str(path), "--series", "example.us")
+    assert done.returncode == 0, done.stderr
+    name = done.stdout.strip()
+
+    def peak_of(target: str) -> int:
+        out = tmp_path / "out.mp4"
+        status, peak, _ = run_with_peak([sys.executable, "-m", "pdi", "get", target, "-o", str(out),
+                                         "--archive", str(location)])
+        assert status == 0
+        assert out.read_bytes() == path.read_bytes()
+        return peak
+
+    whole, clip = peak_of(name), peak_of(name + "#sec=1,2")
+    assert clip < whole + 16 * 1024, f"the clip took {clip // 1024} MiB, the whole {whole // 1024} MiB"
+    info = _pdi(location, "get", name + "#msec=1000,9000", "--info")
+    assert info.returncode == 0 and "interval\t1.000 s to 3.000 s of 3.000 s" in info.stdout, info.stdout
+    late = _pdi(location, "get", name + "#sec=2,9", "-o", str(tmp_path / "late.mp4"))
+    assert late.returncode == 0 and "reaches past the end: clamped to it" in late.stderr
+    past = _pdi(location, "get", name + "#sec=5,9", "-o", str(tmp_path / "past.mp4"))
+    assert past.returncode == 9 and "lies wholly past the end" in past.stderr

@@ -49,8 +49,9 @@ def describe(
         "pdi": str(resolved.pdi),
         "media_type": resolved.media_type,
         "charset": resolved.charset,
-        # a whole representation may be only located (its octets not read): its size is the record's
-        "bytes": len(resolved.data) if resolved.fragment is not None else record.size,
+        # a whole representation may be only located (its octets not read): its size is the record's; so is a
+        # video's time fragment's, whose answer is the whole video (Archive.locate_clip: located only)
+        "bytes": record.size if resolved.fragment is None or _whole_video(resolved) else len(resolved.data),
         "stored": {
             "media_type": record.media_type,
             "bytes": record.size,
@@ -89,3 +90,9 @@ def describe(
             "page": None if fragment.page is None else vars(fragment.page).copy(),
         }
     return out
+
+
+def _whole_video(resolved: Resolved) -> bool:
+    """Whether ``resolved`` is a video's time fragment, answered by the whole video (:mod:`pdi.fragments.video`)."""
+    return (resolved.fragment is not None and resolved.fragment.interval is not None
+            and resolved.record.media_type.startswith("video/"))

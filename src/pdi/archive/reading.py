@@ -463,6 +463,23 @@ class Reading(ArchiveBase):
             )
         return Opened(record_name(found, fragment=parsed.fragment), found, self._reader(found))
 
+    def locate_clip(self, located: Resolved) -> Resolved | None:
+        """A video's time fragment (``sec``, ``msec``) as :meth:`locate` found it, with the interval it selects read
+        from the video's index alone: its answer is the whole video (:mod:`pdi.fragments.video`), for
+        :meth:`open_located` to stream, never held as :meth:`read` holds what it answers. ``None`` for any other
+        name."""
+        fragment = located.pdi.fragment
+        if fragment is None or not located.record.media_type.startswith("video/"):
+            return None
+        scheme = fragment.effective_scheme(located.record.format)
+        if scheme not in ("sec", "msec"):
+            return None
+        from pdi import fragments
+
+        result = fragments.evaluate(scheme, fragment.positions, b"", media_type=located.record.media_type,
+                                    index=self.fragment_index(located.record))
+        return dataclasses.replace(located, fragment=result)
+
     def open_located(self, located: Resolved) -> Opened:
         """The stored octets of what :meth:`locate` found, as :meth:`open_octets` opens them, without a second look-up."""
         return Opened(located.pdi, located.record, self._reader(located.record))

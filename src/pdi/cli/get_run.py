@@ -9,6 +9,7 @@ for a plain command line (a name, ``--archive``, ``-o``, ``--latest``,
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pdi._wording import plural
@@ -213,16 +214,30 @@ def run_get(pdi: str, *, output: str | None, latest: bool, info: bool, archive: 
                 with opened.open_located(located) as whole:
                     write_out(whole.reader.chunks(), output)
             return 0
-        result = opened.resolve(pdi, latest=latest)
+        clip = opened.locate_clip(located)  # a video's time fragment: the whole video, streamed, never held
+        result = clip if clip is not None else opened.resolve(pdi, latest=latest)
         assert not isinstance(result, Generic)
-        pending = info and opened.index_pending_of(result.record)  # read while the archive is open
-        layer = opened.text_layer_of(result.record) if info else None
-        sgml = opened.sgml_parse_of(result.record) if info else None
-        video = opened.video_of(result.record) if info else None
-        message = opened.message_of(result.record) if info else None
+        facts: dict[str, Any] = {
+            "pending": info and opened.index_pending_of(result.record),  # read while the archive is open
+            "layer": opened.text_layer_of(result.record) if info else None,
+            "sgml": opened.sgml_parse_of(result.record) if info else None,
+            "video": opened.video_of(result.record) if info else None,
+            "message": opened.message_of(result.record) if info else None,
+        }
+        if clip is not None:
+            with opened.open_located(located) as whole:
+                return _answer(clip, facts, info=info, output=output,
+                               write=lambda: write_out(whole.reader.chunks(), output))
+    return _answer(result, facts, info=info, output=output, write=lambda: write_out(result.data, output))
+
+
+def _answer(result: Resolved, facts: dict[str, Any], *, info: bool, output: str | None,
+            write: Callable[[], None]) -> int:
+    """Print ``--info`` (``facts``: what :func:`_print_info` takes besides ``result``) or ``write`` the answer,
+    and warn of a fragment clamped or past the end; the exit status."""
     selection = result.fragment
     if info:
-        _print_info(result, pending=pending, layer=layer, sgml=sgml, video=video, message=message)
+        _print_info(result, **facts)
     elif _binary_on_terminal(result, output):
         return EXIT_USAGE
     if selection is not None and selection.past_end:
@@ -232,5 +247,5 @@ def run_get(pdi: str, *, output: str | None, latest: bool, info: bool, archive: 
     elif selection is not None and selection.clamped and not info:
         say(f"warning: {result.pdi} reaches past the end: clamped to it", err=True)
     if not info:
-        write_out(result.data, output)
+        write()
     return EXIT_PAST_END if selection is not None and selection.past_end else 0

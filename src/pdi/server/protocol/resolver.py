@@ -386,17 +386,11 @@ class Resolver:
     def _video_clip(self, located: Resolved) -> Resolved:
         """A video's time fragment, located only: its interval from the video's index (no octet read);
         wholly past the end, the ``416`` problem."""
-        from pdi import fragments
-
-        fragment = located.pdi.fragment
-        assert fragment is not None
-        result = fragments.evaluate(
-            fragment.effective_scheme(located.record.format), fragment.positions, b"",
-            media_type=located.record.media_type, index=self.archive.fragment_index(located.record),
-        )
-        if result.past_end:
-            raise Problem(416, "range not satisfiable", past_end_message(located.pdi, result))
-        return dataclasses.replace(located, fragment=result)
+        clip = self.archive.locate_clip(located)
+        assert clip is not None and clip.fragment is not None
+        if clip.fragment.past_end:
+            raise Problem(416, "range not satisfiable", past_end_message(located.pdi, clip.fragment))
+        return clip
 
     def _negotiate(self, generic: Generic, name: str, base: str, accept: str | None) -> Response:
         """A generic name's N2R: the format ``Accept`` prefers (RFC 9110 §12.5.1), else ``300`` and every format.
