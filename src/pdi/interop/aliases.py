@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from pdi.archive import Archive, Resolved
+from pdi.archive import Archive, Generic, Resolved
 from pdi.errors import NotFoundError, ParseError, UnsupportedError
 from pdi.fragments.mediafragment import (
     MediaRegion,
@@ -92,11 +92,15 @@ def native_names(archive: Archive, name: str) -> Alias:
     if split is None:
         raise ParseError(f"{name[:120]} has no browser fragment (#:~:text=, #t=, #xywh=)", rule="fragment-specifier")
     base_text, fragment = split
-    whole = archive.get(base_text)
-    base = whole.pdi.without_fragment()
     if DELIMITER in fragment:
-        return _text_directives(archive, name, base, fragment, whole)
-    return _media(archive, name, base, fragment, whole)
+        whole = archive.get(base_text)
+        return _text_directives(archive, name, whole.pdi.without_fragment(), fragment, whole)
+    # a Media Fragment is named from the catalog, and from no more of the document than it needs (found by an
+    # attack: #t=1,2 read a 279 MB video whole, and held it, to name #sec=1,2)
+    located = archive.locate(base_text)
+    if isinstance(located, Generic):
+        located = archive.get(base_text)  # refused, naming its formats, as a generic name is here
+    return _media(archive, name, located.pdi.without_fragment(), fragment, located)
 
 
 def _with(base: PDI, scheme: str, *positions: object) -> PDI:
@@ -128,32 +132,36 @@ def _text_directives(archive: Archive, name: str, base: PDI, fragment: str, whol
     return Alias(name, base, "text-directive", fragment, tuple(natives), tuple(notes))
 
 
-def _media(archive: Archive, name: str, base: PDI, fragment: str, whole: Resolved) -> Alias:
+def _media(archive: Archive, name: str, base: PDI, fragment: str, located: Resolved) -> Alias:
+    """The native name of a Media Fragment on what ``located`` names (located only: its octets not read)."""
     from pdi import fragments
 
     parsed = parse_media_fragment(fragment)
-    major = whole.media_type.split("/", 1)[0]
+    major = located.media_type.split("/", 1)[0]
     notes: list[str] = []
     if isinstance(parsed, MediaRegion):
         if major != "image":
-            raise UnsupportedError(f"xywh= selects in an image, not in {whole.media_type}")
+            raise UnsupportedError(f"xywh= selects in an image, not in {located.media_type}")
         width = height = None
-        if parsed.unit == "percent":
+        if parsed.unit == "percent":  # the image's size, from its header
+            whole = archive.get(base)
             region = fragments.evaluate("rect", ((0, 0), (0, 0)), whole.data, media_type=whole.media_type).region
             assert region is not None
             width, height = region.width, region.height
         (x1, y1), (x2, y2) = native_region(parsed, width=width, height=height)
         return Alias(name, base, "media-fragment", fragment, (_with(base, "rect", (x1, y1), (x2, y2)),))
     if major not in ("audio", "video"):
-        raise UnsupportedError(f"t= selects in audio or video, not in {whole.media_type}")
+        raise UnsupportedError(f"t= selects in audio or video, not in {located.media_type}")
     duration = None
     if parsed.end is None and major == "video":  # its duration as ffprobe read it at deposit
-        video = archive.video_of(whole.record)
+        video = archive.video_of(located.record)
         if video is None:
-            raise UnsupportedError(f"t= on {base}: ffprobe did not read this {whole.media_type} at deposit")
+            raise UnsupportedError(f"t= on {base}: ffprobe did not read this {located.media_type} at deposit")
         duration = video.duration_ms
-    elif parsed.end is None:
-        interval = fragments.evaluate("msec", (0, 0), whole.data, media_type=whole.media_type).interval
+    elif parsed.end is None:  # the recording's length, from its header (no sample of it selected)
+        empty = archive.get(_with(base, "msec", 0, 0)).fragment
+        assert empty is not None
+        interval = empty.interval
         assert interval is not None
         duration = -(-interval.length * 1000 // interval.rate)
     scheme, (a, b), rounded = native_time(parsed, duration_ms=duration)
