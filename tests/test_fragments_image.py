@@ -239,3 +239,32 @@ def test_property_damaged_images_give_pdi_errors_only(
         assert not intact, f"an intact {kind} with frame {frame} was refused"
         return
     assert result.region is not None and result.region.frame == frame
+
+
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG", "GIF"])
+def test_a_small_image_in_a_large_mapped_file_is_cut_without_copying_the_file(tmp_path: Path, fmt: str) -> None:
+    """Found by an attack: ``pdi get NAME#crop=(0,0),(2,2)`` of a 10×10 PNG followed by 100 MB of zeros (which
+    Pillow never reads) peaked at 239 MB resident, as ``io.BytesIO`` copied the memory map whole before Pillow
+    read its header (and a JPEG's scans were counted on another copy). Given a map of such a file of 64 MiB, a
+    crop and a rect take little memory, and the crop is the pixels Pillow reads from the file itself."""
+    import mmap
+    import tracemalloc
+
+    path = tmp_path / f"tail.{fmt.lower()}"
+    path.write_bytes(encoded(painted(10, 10), fmt))
+    with path.open("r+b") as f:
+        f.truncate(64 << 20)  # a hole of zeros after the image's end
+    with Image.open(path) as reference:
+        expected = reference.convert("RGB").crop((3, 4, 7, 9)).tobytes()
+    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        tracemalloc.start()
+        try:
+            crop = evaluate_image("crop", ((3, 4), (7, 9)), mapped, f"image/{fmt.lower()}", None)
+            rect = evaluate_image("rect", ((3, 4), (7, 9)), mapped, f"image/{fmt.lower()}", None)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert rect.region == Region(3, 4, 7, 9, 0, 10, 10, 1)
+        del rect  # its data is the map itself (the whole image is its answer), released before the map closes
+    assert opened(crop.data).convert("RGB").tobytes() == expected
+    assert peak < 1 << 20, f"a 4×5 crop of a 10×10 image took {peak:,} octets"

@@ -45,10 +45,11 @@ import struct
 import warnings
 import zlib
 from collections.abc import Sequence
+from typing import IO, cast
 
 from pdi._wording import plural
 from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
-from pdi.fragments.results import FragmentResult, Region
+from pdi.fragments.results import Buffer, BufferFile, FragmentResult, Region
 
 #: The most pixels a crop decodes (a frame of 40 million pixels is about 160 MB in RGBA):
 #: a decompression bomb (a 420 KB PNG of 12,000×12,000 pixels) is refused before it is decoded.
@@ -123,7 +124,7 @@ def evaluate_image(
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            image = Image.open(io.BytesIO(data))
+            image = Image.open(cast(IO[bytes], BufferFile(data)))  # not a copy of a mapped file (io.BytesIO's), header first
             if image.format == "TIFF":  # before n_frames, which walks every page in time of their number squared
                 pages = tiff_pages(data)
                 if pages > MAX_TIFF_PAGES:
@@ -228,13 +229,13 @@ def _gif_seek_pixels(data: bytes, frame: int) -> int:
     return pixels
 
 
-def _more_scans_than(data: bytes, most: int, *, every_image: bool = False) -> bool:
+def _more_scans_than(data: Buffer, most: int, *, every_image: bool = False) -> bool:
     """Whether the JPEG ``data`` (any buffer: a mapped file's too) holds more than ``most`` scans, counted up to one
     past it along its markers (ITU T.81 B.1): from its start of image, segment by segment, each scan's
     entropy-coded data to the next marker, to its end of image. What follows that end (a phone's motion photo
     appends a video, whose octets may spell ``FF DA`` hundreds of times) is not read, unless ``every_image``
     (an MPO's images, one after another)."""
-    octets = data if isinstance(data, bytes) else bytes(data)
+    octets = bytes(data) if isinstance(data, memoryview) else data  # a map finds as bytes do, without a copy
     scans, at, end = 0, 0, len(octets)
     while True:
         at = octets.find(b"\xff\xd8", at)  # a start of image
