@@ -299,3 +299,17 @@ def test_a_second_of_a_mapped_recording_reads_that_second_not_the_whole(tmp_path
             tracemalloc.stop()
     assert frames_of(result.data)[1] == expected
     assert peak < 1 << 20, f"a second of 16 KB took {peak:,} octets"
+
+
+@pytest.mark.parametrize(("subtype", "dtype"), [("FLOAT", "float32"), ("DOUBLE", "float64")])
+def test_a_passage_of_a_float_recording_holds_its_samples_exactly(subtype: str, dtype: str) -> None:
+    # A recording of 64-bit floats came back as 32-bit ones, each sample rounded; the passage's samples are the
+    # recording's own, as libsndfile reads them from the file, at the file's own width.
+    rng = np.random.default_rng(7)
+    samples = (rng.standard_normal((16_000, 2)) * 0.3).astype(dtype) + np.asarray(1e-12, dtype=dtype)
+    stored = io.BytesIO()
+    soundfile.write(stored, samples, 8000, subtype=subtype, format="WAV")
+    result = fragments.evaluate("msec", (250, 500), stored.getvalue(), media_type="audio/wav")
+    cut, rate = soundfile.read(io.BytesIO(result.data), dtype=dtype, always_2d=True)
+    assert rate == 8000 and soundfile.info(io.BytesIO(result.data)).subtype == subtype
+    assert np.array_equal(cut, samples[2000:4000])  # frames ceil(0.25 × 8000) to ceil(0.5 × 8000)

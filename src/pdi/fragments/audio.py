@@ -18,8 +18,9 @@ fragment. The draft's text is lost after line 749; our reading of the rest:
 * **What comes back.** A WAV file (``audio/wav``) of the selected frames,
   with the recording's channels and rate: the PCM samples as stored where the
   recording is PCM (a WAV file's bytes exactly; FLAC, AIFF and other PCM
-  formats at their own bit depth, 8-bit as 16-bit), and 32-bit float samples
-  where it is compressed with loss (Ogg Vorbis, MP3) or stored as floats. The
+  formats at their own bit depth, 8-bit as 16-bit), floats as stored (32 or
+  64 bits), and 32-bit float samples where it is compressed with loss (Ogg
+  Vorbis, MP3). The
   same fragment of the same bytes gives the same WAV bytes every time (the
   header is written here, with no date or tool name in it). A fragment
   read through libsndfile that would decode to more than
@@ -194,7 +195,7 @@ class _SoundFileReader:
         except (RuntimeError, TypeError) as exc:  # soundfile.LibsndfileError is a RuntimeError
             reason = str(exc).rsplit(">: ", 1)[-1]  # not "Error opening <…BufferFile object at …>"
             raise UnsupportedError(f"time fragments on {media_type}: not a recording pdi can read ({reason})") from exc
-        self.width = _INTEGER_SUBTYPES.get(subtype, 4)
+        self.width = _INTEGER_SUBTYPES.get(subtype, 8 if subtype == "DOUBLE" else 4)  # 64-bit floats kept whole
         self._float = subtype not in _INTEGER_SUBTYPES
 
     def read(self, a: int, b: int) -> _Cut:
@@ -202,7 +203,7 @@ class _SoundFileReader:
         import soundfile
 
         samples = bytearray()  # a block at a time: the samples once, not the whole selection decoded and copied
-        dtype = "float32" if self._float else "int16" if self.width == 2 else "int32"
+        dtype = f"float{self.width * 8}" if self._float else "int16" if self.width == 2 else "int32"
         try:
             with soundfile.SoundFile(BufferFile(self._data)) as recording:
                 recording.seek(a)
@@ -215,7 +216,7 @@ class _SoundFileReader:
                     if self.width == 3:  # libsndfile gives 24-bit samples in the top three octets of an int32
                         samples += block.astype("<i4").view(np.uint8).reshape(-1, 4)[:, 1:].tobytes()
                     else:
-                        samples += block.astype("<f4" if self._float else f"<i{self.width}").tobytes()
+                        samples += block.astype(f"<{'f' if self._float else 'i'}{self.width}").tobytes()
         except (RuntimeError, ValueError) as exc:
             raise UnsupportedError(f"cannot decode this recording: {exc}") from exc
         return _Cut(samples, self.width, self._float)
