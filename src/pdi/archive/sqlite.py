@@ -18,7 +18,7 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pdi.archive.access import PUBLIC
 from pdi.archive.blobs import CHUNK_SIZE, SHA256_HEX
@@ -42,6 +42,9 @@ from pdi.archive.store import (
     RepresentationRecord,
 )
 from pdi.errors import LimitError, NotFoundError, PDIError, StoreError
+
+if TYPE_CHECKING:
+    from pdi.passages.fulltext import Passage
 
 CATALOG = "catalog.sqlite"
 #: What marks a directory as a backup ``pdi backup`` made (:mod:`pdi.archive.backup`), which is not an archive.
@@ -336,6 +339,12 @@ class SQLiteStore(SQLStore):
         self._query("INSERT INTO search_fts (search_fts, rowid, body) VALUES ('delete', ?, ?)", (passage, before))
         super()._respace(passage, before, now)
         self._query("INSERT INTO search_fts (rowid, body) VALUES (?, ?)", (passage, now))
+
+    def _rewrite(self, passage: int, before: str, now: Passage | None) -> None:
+        self._query("INSERT INTO search_fts (search_fts, rowid, body) VALUES ('delete', ?, ?)", (passage, before))
+        super()._rewrite(passage, before, now)
+        if now is not None:
+            self._query("INSERT INTO search_fts (rowid, body) VALUES (?, ?)", (passage, now.indexed))
 
     # The full-text index (schema step 5): FTS5 over the passages' text, which
     # stays in search_passages (an external-content table); words are folded

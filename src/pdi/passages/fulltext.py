@@ -52,6 +52,7 @@ Pure: no I/O.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 import struct
 from collections.abc import Sequence
@@ -116,6 +117,13 @@ MARK_END: Final = "\ue001"
 #: separator, which never stands in a passage (:func:`_clean`) and is taken out of what the engines mark
 #: (:func:`marked`). A combining mark stays with the character before it (a Thai vowel above its consonant).
 SPACER: Final = "\x1f"
+#: What the index holds before and after each separator beyond ASCII (punctuation, symbols, spaces:
+#: :func:`_separators`): U+001E, a control character both engines read as a separator, which never stands in a
+#: passage (:func:`_clean`) and is taken out of what the engines mark (:func:`marked`). PostgreSQL's index reads
+#: the one character between two of them as a space (schema step 19: its parser reads every character beyond
+#: ASCII as a letter in a database of ``LC_CTYPE`` ``C``, so ``“walrus”`` was one word to it, and a phrase with
+#: such a character between its words was no phrase).
+APART: Final = "\x1e"
 #: The characters kept apart by :data:`SPACER`, first and last of each range (CJK radicals, ideographs of every extension and the
 #: compatibility ones, the ideographic iteration and number marks, hiragana, katakana and its halfwidth forms,
 #: Bopomofo; Thai, Lao, Myanmar and its extensions, Khmer and its symbols, Tai Le, New Tai Lue, Tai Tham and Tai
@@ -139,16 +147,78 @@ _MARKS: Final = "".join(f"{chr(first)}-{chr(last)}" for first, last in _marks.MA
 #: not before a mark, asked the mark class at every position of a Chinese text: twice as slow (about 6 s for
 #: 20 MB of it, against 3 s; before the marks, 1.5 s).
 _BESIDE_UNSPACED: Final = re.compile(f"(?<=[{UNSPACED}])|(?=[{UNSPACED}])")
-_SPACER_BEFORE_MARK: Final = re.compile(f"{SPACER}(?=[{_MARKS}])")
+_SPACER_BEFORE_MARK: Final = re.compile(f"{SPACER}+(?=[{_MARKS}])")
+
+
+#: Marks a writer may set down or leave out, which a search does not tell apart (a word is found written with them
+#: or without, as Arabic and Hebrew readers search): Arabic's honorifics and small high letters, harakat, tanwin,
+#: shadda, sukun, superscript alef and Quranic annotation marks, and its tatweel (a letter's stroke drawn out to
+#: fill a line); Hebrew's points and cantillation marks; Syriac's vowels and marks. A passage's text is indexed
+#: without them (:class:`PassageBuilder`: the letter before them stands for itself and them, so a match still
+#: covers them in the document), and so is a query. Not the vowel signs of the scripts of India or of Thai,
+#: which are letters of their words, nor Arabic's madda and hamza above and below (U+0653 to U+0655), which
+#: Unicode composes with a letter (``ا`` and U+0654 are ``أ``).
+OPTIONAL_RANGES: Final = (
+    (0x0591, 0x05BD), (0x05BF, 0x05BF), (0x05C1, 0x05C2), (0x05C4, 0x05C5), (0x05C7, 0x05C7),
+    (0x0610, 0x061A), (0x0640, 0x0640), (0x064B, 0x0652), (0x0656, 0x065F), (0x0670, 0x0670), (0x06D6, 0x06DC), (0x06DF, 0x06E4),
+    (0x06E7, 0x06E8), (0x06EA, 0x06ED), (0x0730, 0x074A),
+)
+#: The same as a character class's inside (``[…]`` in Python's, PostgreSQL's and SQLite's ``GLOB``).
+OPTIONAL: Final = "".join(f"{chr(first)}-{chr(last)}" for first, last in OPTIONAL_RANGES)
+_OPTIONAL_RUN: Final = re.compile(f"[{OPTIONAL}]+")
+
+
+def without_optional_marks(text: str) -> str:
+    """``text`` without the marks of :data:`OPTIONAL_RANGES`."""
+    return _OPTIONAL_RUN.sub("", text)
+
+
+@functools.cache
+def _separators() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The characters beyond ASCII that FTS5 reads as separators, combining marks but: punctuation (``“`` ``”``
+    ``’`` ``…`` ``،`` ``।``), symbols (an emoji), spaces (U+00A0); those of the Basic Multilingual Plane and
+    those beyond it apart (Python's regular expressions test a class of the first in one step, of the second
+    range by range: ten times as slow, so it is asked only of a text holding such a character).
+
+    PostgreSQL's parser reads every character beyond ASCII as a letter when the database's ``LC_CTYPE`` is ``C``
+    (as ``initdb --locale=C`` makes it), so ``“walrus”`` was one word to it and ``walrus`` was not found."""
+    taken = sorted([*_fts5_chars.JOINED, *_marks.MARKS, *UNSPACED_RANGES])
+    ranges: list[tuple[int, int]] = []
+    at = 0x80
+    for first, last in taken:
+        if first > at:
+            ranges.append((at, first - 1))
+        at = max(at, last + 1)
+    if at <= 0x10FFFF:
+        ranges.append((at, 0x10FFFF))
+
+    def within(low: int, high: int) -> re.Pattern[str]:
+        kept = [(max(a, low), min(b, high)) for a, b in ranges if a <= high and b >= low]
+        inside = "".join(re.escape(chr(a)) + ("" if a == b else "-" + re.escape(chr(b))) for a, b in kept)
+        return re.compile(f"[{inside}]")
+
+    return within(0x80, 0xFFFF), within(0x10000, 0x10FFFF)
+
+
+_BEYOND_THE_BMP: Final = re.compile("[\U00010000-\U0010FFFF]")
 
 
 def spaced(text: str) -> str:
-    """``text`` as the index holds it: :data:`SPACER` before and after each character of :data:`UNSPACED` (once
-    between two of them; a combining mark kept with the character before it), so that the engines read each as
-    a word; a text without one comes back as it is."""
-    if _UNSPACED_CHAR.search(text) is None:
+    """``text`` as the index holds it: :data:`APART` before and after each separator beyond ASCII
+    (:func:`_separators`), so that both engines read it as one; then :data:`SPACER` before and after each character
+    of :data:`UNSPACED` (once between two of them; none before a combining mark, which stays with the character
+    before it), so that the engines read each as a word; a text without either comes back as it is."""
+    written = text
+    if not text.isascii():
+        basic, beyond = _separators()
+        text = basic.sub(rf"{APART}\g<0>{APART}", text)
+        if _BEYOND_THE_BMP.search(text) is not None:
+            text = beyond.sub(rf"{APART}\g<0>{APART}", text)
+    if _UNSPACED_CHAR.search(text) is not None:
+        text = _BESIDE_UNSPACED.sub(SPACER, text)
+    elif text is written:
         return text
-    return _SPACER_BEFORE_MARK.sub("", _BESIDE_UNSPACED.sub(SPACER, text))
+    return _SPACER_BEFORE_MARK.sub("", text)
 
 
 # --- the query ----------------------------------------------------------------------------
@@ -237,9 +307,10 @@ def parse_query(text: str) -> Query:
                 end += 1
             words = words_of(text[i:end])
             i = end
-        # a run of marks alone (a lone combining accent, a variation selector) is no word SQLite's FTS5
-        # finds: its unicode61 tokenizer with remove_diacritics folds it away, so it could match nothing
-        words = [w for w in words if any(_letter_or_number(c) for c in w)]
+        # a word as the index holds it: without the marks a writer may leave out (كِتَابٌ is كتاب); a run of
+        # marks alone (a lone combining accent, a variation selector) is no word SQLite's FTS5 finds: its
+        # unicode61 tokenizer with remove_diacritics folds it away, so it could match nothing
+        words = [w for w in map(without_optional_marks, words) if any(_letter_or_number(c) for c in w)]
         if words:
             phrases.append(tuple(words))
     if not phrases:
@@ -305,6 +376,16 @@ class Passage:
     def decode(cls, start: int, text: str, runs: bytes) -> Passage:
         return cls(start, text, tuple(_RUN.iter_unpack(runs)))
 
+    def without_optional_marks(self) -> Passage | None:
+        """This passage as :class:`PassageBuilder` makes it now, the marks of :data:`OPTIONAL_RANGES` left out
+        (a passage made before they were: schema step 19); ``None`` when no word is left."""
+        builder = PassageBuilder(size=len(self.text) + 1)
+        ends = [t for t, _, _ in self.runs[1:]] + [len(self.text)]
+        for (t, s, e), t1 in zip(self.runs, ends, strict=True):
+            builder.add(self.text[t:t1], self.start + s, self.start + e)
+        made = builder.finish()
+        return made[0] if made else None
+
     def _run(self, i: int) -> tuple[int, int, int, int]:
         """The run holding text position ``i``: (t0, t1, s, e)."""
         lo, hi = 0, len(self.runs) - 1
@@ -327,16 +408,16 @@ class Passage:
         return self.start + first, self.start + last
 
 
-_UNINDEXED: Final = re.compile(f"[\x00{SPACER}{MARK_START}{MARK_END}]")
+_UNINDEXED: Final = re.compile(f"[\x00{SPACER}{APART}{MARK_START}{MARK_END}]")
 
 #: White space, where a passage may be cut (HTML's ASCII white space).
 _SPACE: Final = " \t\n\r\f"
 
 
 def _clean(text: str) -> str:
-    """``text`` with the two mark characters, the :data:`SPACER` and NUL (which no database text holds) written as
-    spaces: the same length."""
-    if "\x00" in text or SPACER in text or MARK_START in text or MARK_END in text:
+    """``text`` with the two mark characters, the :data:`SPACER`, the :data:`APART` and NUL (which no database text
+    holds) written as spaces: the same length."""
+    if "\x00" in text or SPACER in text or APART in text or MARK_START in text or MARK_END in text:
         return _UNINDEXED.sub(" ", text)
     return text
 
@@ -367,6 +448,33 @@ class PassageBuilder:
     def add(self, text: str, start: int, end: int) -> None:
         if not text:
             return
+        if _OPTIONAL_RUN.search(text) is not None:
+            self._add_without_optional_marks(text, start, end)
+            return
+        self._add(text, start, end)
+
+    def _add_without_optional_marks(self, text: str, start: int, end: int) -> None:
+        """:meth:`add` of a piece holding marks of :data:`OPTIONAL_RANGES`: left out of the passage's text, each
+        run of them stands with the character before it (that character a piece standing for the range of both,
+        as a reference does), so a match of the word covers its marks in the document; a run at the piece's
+        start is passed over. A piece standing for its range as a whole stays so, without its marks."""
+        if len(text) != end - start:
+            bare = without_optional_marks(text)
+            if bare:
+                self._add(bare, start, end)
+            return
+        at = 0
+        for run in _OPTIONAL_RUN.finditer(text):
+            a, b = run.span()
+            if a > at:
+                if a - 1 > at:
+                    self._add(text[at : a - 1], start + at, start + a - 1)
+                self._add(text[a - 1], start + a - 1, start + b)
+            at = b
+        if at < len(text):
+            self._add(text[at:], start + at, end)
+
+    def _add(self, text: str, start: int, end: int) -> None:
         text = _clean(text)
         linear = len(text) == end - start
         if self._runs and linear:
@@ -628,7 +736,7 @@ def marked(
                 marks.append((opened, length))
             opened = None
         else:
-            piece = piece.replace(SPACER, "")  # what the index holds between unspaced characters (spaced)
+            piece = piece.replace(SPACER, "").replace(APART, "")  # what the index holds beside characters (spaced)
             plain.append(piece)
             length += len(piece)
     text = "".join(plain)

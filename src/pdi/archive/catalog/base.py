@@ -94,6 +94,8 @@ class CatalogBase(ABC):
     deposit_schema: tuple[str, ...] = ()
     #: The statements of schema step 15 (SQLite's table of serial names and its triggers; none on PostgreSQL).
     names_schema: tuple[str, ...] = ()
+    #: The statements of schema step 19 (PostgreSQL's index read again with each separator apart; none on SQLite).
+    apart_schema: tuple[str, ...] = ()
     #: ``sqlite`` or ``postgresql``: the database the catalog is in.
     dialect: str = "sqlite"
     #: The blob store the catalog holds (:mod:`pdi.archive.catalog.blobs`).

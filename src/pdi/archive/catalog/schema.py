@@ -6,7 +6,9 @@ catalog is migrated forward when it is opened, never back.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pdi.archive.catalog.base import (
     CatalogBase,
@@ -17,24 +19,28 @@ from pdi.archive.store import (
 )
 from pdi.errors import StoreError
 
+if TYPE_CHECKING:
+    from pdi.passages.fulltext import Passage
+
 
 def migrations(
     id_pk: str, blob_type: str, with_blob_table: bool, search: Sequence[str] = (), deposit: Sequence[str] = (),
-    names: Sequence[str] = (),
+    names: Sequence[str] = (), apart: Sequence[str] = (),
 ) -> dict[int, list[str]]:
     """Schema migrations by version; version *n* takes a catalog from *n-1* to *n*.
 
     ``search`` are the statements of the full-text index that differ by
     database (SQLite's FTS5 table, PostgreSQL's tsvector and GIN index);
     ``deposit`` those of step 14 (PostgreSQL's deposit function; none on SQLite);
-    ``names`` those of step 15 (SQLite's table of serial names; none on PostgreSQL). Step 16's are made when it
-    runs, from the catalog's own definitions (:meth:`SchemaPart._step`; none on PostgreSQL).
+    ``names`` those of step 15 (SQLite's table of serial names; none on PostgreSQL); ``apart`` those of step 19
+    (PostgreSQL's index of each passage read again; none on SQLite). Step 16's are made when it runs, from the
+    catalog's own definitions (:meth:`SchemaPart._step`; none on PostgreSQL).
     """
     args = (id_pk, blob_type, with_blob_table, search)
     steps = [*_tables(*args), *_formats_and_blobs(*args), *_search_and_access(*args), *_purges_and_annotations(*args),
              _index_queue(), _small_blobs(*args), _message_threads(), _mirrors(), _mirror_withdrawals(),
              _mirror_tokens(), _deposit_function(deposit), _serial_names(names), _keyed_tables(), _spaced_passages(),
-             _southeast_asian_passages()]
+             _southeast_asian_passages(), _optional_marks_passages(apart)]
     return {version: statements for version, statements in enumerate(steps, start=1)}
 
 
@@ -483,6 +489,25 @@ def _southeast_asian_passages() -> list[str]:
     return []
 
 
+#: The step that writes again the passages holding marks a writer may leave out (Arabic's harakat, Hebrew's points:
+#: :data:`pdi.passages.fulltext.OPTIONAL_RANGES`) without them (:func:`_optional_marks_passages`).
+OPTIONAL_STEP = 19
+
+
+def _optional_marks_passages(apart: Sequence[str]) -> list[str]:
+    """Step 19: the passages holding marks of :data:`~pdi.passages.fulltext.OPTIONAL_RANGES` (Arabic's harakat,
+    tanwin and shadda, its tatweel, Hebrew's points and cantillation, Syriac's vowels) are written again without
+    them, each letter before a run of them standing for itself and them in the document, as a passage made now is
+    (:class:`pdi.passages.fulltext.PassageBuilder`): a search then finds a word however it was vowelled; and the
+    passages holding punctuation, symbols or spaces beyond ASCII (``“walrus”``, ``l’eau``, ``…``, ``،``) are
+    written with a separator beside each (:func:`pdi.passages.fulltext.spaced`), which PostgreSQL's parser read as
+    letters in a database of ``LC_CTYPE`` ``C``. As steps 17 and 18, done when it runs
+    (:meth:`SchemaPart._unmark_all`), reading the passages that hold a character beyond ASCII; then, on
+    PostgreSQL, ``apart``: its index made again reading the character between two
+    :data:`~pdi.passages.fulltext.APART` as a space (:data:`pdi.archive.postgres.INDEXED_BODY`)."""
+    return list(apart)
+
+
 class SchemaPart(CatalogBase):
     """The schema's version and migrations, and which blob store the catalog records."""
 
@@ -537,7 +562,7 @@ class SchemaPart(CatalogBase):
         if current >= target:
             return current
         steps = migrations(self.id_pk, self.blob_type, self.blob_table, self.search_schema, self.deposit_schema,
-                           self.names_schema)
+                           self.names_schema, self.apart_schema)
         with self._write():
             if not self._has_table("schema_migrations"):
                 self._query(
@@ -567,6 +592,8 @@ class SchemaPart(CatalogBase):
             self._respace_all()
         elif version == RESPACED_STEP:
             self._respace_all(spaced_before=True)
+        elif version == OPTIONAL_STEP:
+            self._unmark_all()
         return statements
 
     def _respace_all(self, page: int = 500, *, spaced_before: bool = False) -> int:
@@ -598,6 +625,41 @@ class SchemaPart(CatalogBase):
     def _respace(self, passage: int, before: str, now: str) -> None:
         """Write passage ``passage``'s text ``before`` as ``now`` (and whatever the index keeps of it)."""
         self._query("UPDATE search_passages SET body = ? WHERE id = ?", (now, passage))
+
+    def _unmark_all(self, page: int = 500) -> int:
+        """Every passage holding a character beyond ASCII written again as a passage made now is, where that differs
+        (:meth:`pdi.passages.fulltext.Passage.without_optional_marks`, :func:`pdi.passages.fulltext.spaced`), a page
+        of them at a time in the migration's transaction; how many. One left with no word is taken out of the
+        index."""
+        from pdi.passages.fulltext import OPTIONAL, SPACER, Passage
+
+        optional = re.compile(f"[{OPTIONAL}]")
+        done = 0
+        last = -1
+        while True:
+            rows = self._query(
+                f"SELECT id, start, body, runs FROM search_passages WHERE id > ? AND {self.unspaced_filter}"
+                " ORDER BY id LIMIT ?",
+                (last, "\u0080-\U0010ffff", page),
+            )
+            for pid, start, body, runs in rows:
+                was = Passage.decode(int(start), str(body).replace(SPACER, ""), bytes(runs))
+                now = was.without_optional_marks() if optional.search(was.text) else was
+                if now is None or (now.start, now.indexed, now.runs) != (was.start, str(body), was.runs):
+                    self._rewrite(int(pid), str(body), now)
+                    done += 1
+            if len(rows) < page:
+                return done
+            last = int(rows[-1][0])
+
+    def _rewrite(self, passage: int, before: str, now: Passage | None) -> None:
+        """Write passage ``passage`` (its text as indexed ``before``) as ``now``, or take it out (``None``), and
+        whatever the index keeps of it."""
+        if now is None:
+            self._query("DELETE FROM search_passages WHERE id = ?", (passage,))
+        else:
+            self._query("UPDATE search_passages SET start = ?, body = ?, runs = ? WHERE id = ?",
+                        (now.start, now.indexed, now.encoded_runs(), passage))
 
     def _migrated(self, before: int, now: int) -> None:
         """Inside the migration's transaction, before its commit: what must hold of the catalog after the steps
