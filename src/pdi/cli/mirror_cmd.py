@@ -14,6 +14,7 @@ from pdi.cli.archive_io import open_archive
 from pdi.errors import IntegrityError, NotFoundError
 
 if TYPE_CHECKING:
+    from pdi.archive.fixity import Problem
     from pdi.network.polls import Disagreement
 
 
@@ -181,10 +182,8 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
                 new = announce(record, announce_as, [public], token)
                 click.echo(f"announced\t{record.series}\tto {record.base_url}\t{'new' if new else 'known already'}")
         for record in origins:
-            report = sync(opened, record, max_seconds=max_seconds)
-            for problem in report.problems:
-                for name in problem.names:  # a stranger's words: their control characters shown, never sent on
-                    click.echo(f"{problem.kind}\t{printable(name)}\t{printable(problem.detail)}")
+            # each problem told as it is found, never all held: an origin may list ten million names
+            report = sync(opened, record, max_seconds=max_seconds, tell=_tell_problem)
             problems += len(report.problems)
             click.echo(f"{record.series}\tfrom {record.base_url}: {plural(report.listed, 'name')} listed,"
                        f" {report.copied} new ({plural(report.octets, 'octet')}), {report.held} held already,"
@@ -226,6 +225,12 @@ def mirror_audit(series: str | None, archive: str) -> None:
                 click.echo(f"{name}\tno peer reached{missed}: nothing compared")
     if found:
         raise IntegrityError(f"the audit found {plural(found, 'disagreement or unreachable peer', 'disagreements or unreachable peers')}")
+
+
+def _tell_problem(problem: Problem) -> None:
+    """One line a name a sync refused (or could not follow), as it is found."""
+    for name in problem.names:  # a stranger's words: their control characters shown, never sent on
+        click.echo(f"{problem.kind}\t{printable(name)}\t{printable(problem.detail)}")
 
 
 def _tell_disagreement(disagreement: Disagreement) -> None:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -151,10 +151,11 @@ def entry_embargo(entry: Mapping[str, Any]) -> tuple[str | None, str | None]:
 
 
 def follow_rules(archive: Archive, record: MirrorRecord, page: Manifest, wanted: Sequence[Mapping[str, Any]],
-                 problems: list[Problem]) -> tuple[list[Mapping[str, Any]], Embargoes, int]:
+                 problem: Callable[[Problem], None]) -> tuple[list[Mapping[str, Any]], Embargoes, int]:
     """Apply the access rules a verified ``page`` of ``record``'s origin says: the series' access, the embargoes
     of the names held (set, changed or lifted). Returns the ``wanted`` entries whose rules could be read (the
-    others are problems: not fetched), the embargoes to bring in with them, and how many rules changed here."""
+    others are problems, each told to ``problem``: not fetched), the embargoes to bring in with them, and how many
+    rules changed here."""
     if page.access is None:  # an origin that does not say (an earlier pdi): the rules stay as they are
         if record.token_source is not None:
             raise UnsupportedError(
@@ -178,7 +179,7 @@ def follow_rules(archive: Archive, record: MirrorRecord, page: Manifest, wanted:
         try:
             document, version = entry_embargo(entry)
         except PDIError as exc:  # not fetched, nor its rule followed
-            problems.append(Problem("manifest-name", "", (name[:200],), f"listed by {record.base_url}: {exc}"))
+            problem(Problem("manifest-name", "", (name[:200],), f"listed by {record.base_url}: {exc}"))
             asked.discard(name)
             continue
         rules[name] = (key_of(parsed), parsed.version, document, version)
@@ -206,5 +207,5 @@ def follow_rules(archive: Archive, record: MirrorRecord, page: Manifest, wanted:
         except NotFoundError:
             continue  # not held here (a name the sync refused): nothing to follow
         except PDIError as exc:
-            problems.append(Problem("unembargoed", "", (name[:200],), f"embargo at {record.base_url}: {exc}"))
+            problem(Problem("unembargoed", "", (name[:200],), f"embargo at {record.base_url}: {exc}"))
     return [e for e in wanted if str(e["name"]) in asked], bring, changed

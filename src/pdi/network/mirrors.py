@@ -82,7 +82,7 @@ if TYPE_CHECKING:
 
 from pdi.network.peers import WORKERS, Peer, _checked, _client, peer_of, within
 
-__all__ = ["SyncReport", "sync"]
+__all__ = ["Problems", "SyncReport", "sync"]
 
 #: A sync brings new names in by batches of at most this many names, or octets: one transaction each.
 BATCH_NAMES = 1000
@@ -111,11 +111,37 @@ class SyncReport:
     #: Names the origin withdrew that were not withdrawn here yet: withdrawn here too (held), or recorded gone.
     tombstoned: int = 0
     octets: int = 0
-    problems: list[Problem] = field(default_factory=list)
+    #: The problems found, told as they are found when the sync was given ``tell`` (then only counted here).
+    problems: Problems = field(default_factory=lambda: Problems())
     #: Access rules changed here as the origin's signed manifest says (the series' access, embargoes).
     access_changes: int = 0
     #: The embargoes new names come in with, by name (:mod:`pdi.network.mirror_access`), until they are kept.
     embargoes: dict[str, Embargoes] = field(default_factory=dict, repr=False)
+
+
+class Problems:
+    """The problems a sync finds, in order: each told to ``tell`` as it is found and only counted, or (no ``tell``)
+    kept. An origin may list ten million names (:data:`~pdi.network.peers.MAX_PAGES` pages), each a problem (of
+    another series, say): kept, 100,000 of them took some 40 MiB, so the command tells them as they come."""
+
+    def __init__(self, tell: Callable[[Problem], None] | None = None) -> None:
+        self.tell = tell
+        self.count = 0
+        self._kept: list[Problem] = []
+
+    def append(self, problem: Problem) -> None:
+        self.count += 1
+        if self.tell is None:
+            self._kept.append(problem)
+        else:
+            self.tell(problem)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[Problem]:
+        """Those kept (none, when they were told)."""
+        return iter(self._kept)
 
 
 class _Written:
@@ -153,10 +179,11 @@ SYNC_SECONDS = 86_400.0
 
 
 def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport], None] | None = None,
-         max_seconds: float | None = SYNC_SECONDS) -> SyncReport:
+         max_seconds: float | None = SYNC_SECONDS, tell: Callable[[Problem], None] | None = None) -> SyncReport:
     """Copy what ``record``'s origin lists of its series and this archive does not hold yet (module docstring);
-    past ``max_seconds`` (``None``: no bound) a :class:`LimitError` once what was fetched is kept."""
-    report = SyncReport()
+    past ``max_seconds`` (``None``: no bound) a :class:`LimitError` once what was fetched is kept. Each problem
+    is told to ``tell`` as it is found (and only counted in the report), else kept in the report."""
+    report = SyncReport(problems=Problems(tell))
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     written = _Written(archive)
     batch: list[tuple[RepresentationRecord, Spooled]] = []
@@ -242,7 +269,7 @@ def _groups(archive: Archive, record: MirrorRecord, pages: Iterable[Manifest], r
         octets = 0
         parsed: dict[str, PDI] = {}
         wanted, embargoes, changed = follow_rules(archive, record, page,
-                                                  _wanted(archive, record, page, report, parsed), report.problems)
+                                                  _wanted(archive, record, page, report, parsed), report.problems.append)
         report.access_changes += changed
         for name, version, until in embargoes:
             report.embargoes.setdefault(name, []).append((name, version, until))
