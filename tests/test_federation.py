@@ -261,3 +261,43 @@ def test_a_redirect_httpx_cannot_read_is_the_other_servers_failure(follow: bool)
         url = f"{base}api/keys"
         with pytest.raises(RemoteError, match=f"cannot fetch the key set {url}"):
             fetch_bounded(url, 1000, "the key set", follow_redirects=follow)
+
+
+def test_a_registry_whose_head_comes_an_octet_at_a_time_is_given_up_within_its_time() -> None:
+    """Found by an attack (2026-11-27): httpx bounds each read of an answer, not its head: a server sending its
+    header section one octet every half second (each read in time) held ``fetch_bounded`` (a registry, a key set,
+    5 s in all) for as long as the head may grow (httpcore reads 100 KiB of it: some 14 hours at that pace)."""
+    import socket
+    import threading
+    import time
+
+    from pdi.errors import RemoteError
+    from pdi.federation.authorities import fetch_bounded
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def drip() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(65536)
+            connection.sendall(b"HTTP/1.1 200 OK\r\n")
+            try:
+                while not stop.is_set():
+                    for octet in b"X-Slow: a\r\n":
+                        connection.sendall(bytes([octet]))
+                        time.sleep(0.5)
+            except OSError:
+                return
+
+    threading.Thread(target=drip, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/.well-known/pdi-registry"
+    started = time.monotonic()
+    try:
+        with pytest.raises(RemoteError, match=f"cannot fetch the registry {url}: the head of the answer took more"
+                                              " than 2 s"):
+            fetch_bounded(url, 1000, "the registry", seconds=2.0)
+    finally:
+        stop.set()
+        listener.close()
+    assert time.monotonic() - started < 4

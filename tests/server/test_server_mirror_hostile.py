@@ -60,6 +60,7 @@ class Origin:
             lambda q: (200, {}, signed([]), 0.0))
         self.octets_asked = 0
         self.octets = b""  # what N2R answers (any name)
+        self.head_drip: dict[str, float] = {}  # a path whose answer's head comes an octet every so many seconds
         origin = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -71,6 +72,18 @@ class Origin:
             def do_GET(self) -> None:
                 url = urllib.parse.urlsplit(self.path)
                 query = dict(urllib.parse.parse_qsl(url.query))
+                if url.path in origin.head_drip:
+                    self.close_connection = True
+                    try:
+                        self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+                        for _ in range(1000):
+                            for octet in b"X-Slow: a\r\n":
+                                self.wfile.write(bytes([octet]))
+                                self.wfile.flush()
+                                time.sleep(origin.head_drip[url.path])
+                    except OSError:
+                        pass
+                    return
                 if url.path == "/api/keys":
                     status, fields, body, drip = 200, {}, jwk_set_text([KEY.public]).encode(), 0.0
                 elif url.path == "/api/manifest":
@@ -368,3 +381,31 @@ def test_a_sync_tells_each_refused_name_as_it_finds_it_and_holds_none_of_them(
     assert lines[-1].endswith(f"{pages * per_page} problems")
     assert origin.octets_asked == 0
     assert peak < 110 * 1024, f"peak {peak // 1024} MiB"
+
+
+@pytest.mark.parametrize("path", ["/api/manifest", "/api/octets"])
+def test_a_peer_that_sends_its_answers_head_an_octet_at_a_time_is_given_up(
+    origin: Origin, mirror: tuple[Path, str], monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    """Found by an attack (2026-11-27): each read of an answer was bounded (HTTP_TIMEOUT), its head was not: an
+    origin sending its header section an octet just inside each read's timeout held the sync for as long as the
+    head may grow (httpcore reads 100 KiB of a head, http.client 100 fields of 64 KiB: at 29 s an octet, months)."""
+    import pdi.network.peers as peers
+
+    location, _ = mirror
+    monkeypatch.setattr(peers, "HTTP_TIMEOUT", 1.0)  # the time a head may take, made short
+    origin.manifest = lambda q: (200, {}, signed([entry(1)]), 0.0)
+    origin.octets = TEXT
+    origin.head_drip[path] = 0.2  # 5 octets a second: each read in time
+    started = time.monotonic()
+    refused = run(location, "mirror", "sync")
+    assert time.monotonic() - started < 10
+    if path == "/api/manifest":
+        assert refused.exit_code == 16, refused.output
+        assert f"cannot fetch the manifest of {SERIES} at {origin.url}/api/manifest?series={SERIES}&limit=1000: the" \
+               " head of the answer took more than 1 s (its status line and header fields)" in refused.output
+    else:
+        assert refused.exit_code == 3, refused.output
+        assert f"unfetched\t{entry(1)['name']}\tfrom {origin.url}: cannot fetch {origin.url}/api/octets: the head of" \
+               " the answer took more than 1 s (its status line and header fields) (not kept)" in refused.output
+        assert run(location, "get", str(entry(1)["name"])).exit_code == 4  # nothing of it kept

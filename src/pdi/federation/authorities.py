@@ -87,11 +87,12 @@ def fetch_bounded(url: str, most: int, what: str, *, accept: str = "*/*", second
     :class:`~pdi.errors.NotFoundError` for a ``404``, :class:`~pdi.errors.LimitError` past ``most`` octets or
     ``seconds``, :class:`~pdi.errors.RemoteError` for any other status, a failed connection or a body in a
     content coding (asked as it is: never undone here)."""
-    import httpx
+    from pdi import _answer_head as answer_head  # here: httpx is slow to import
 
     deadline = time.monotonic() + seconds
     try:
-        with httpx.Client(timeout=timeout or seconds, follow_redirects=follow_redirects) as client, \
+        # each answer's head within the time too: httpx bounds each read of it, not the whole (pdi._answer_head)
+        with answer_head.client(seconds, timeout=timeout or seconds, follow_redirects=follow_redirects) as client, \
                 client.stream("GET", url, headers={"accept": accept, **IDENTITY}) as answer:
             if answer.status_code != 200:
                 raise refusal(answer.status_code, f"{what} {url}", said(answer, deadline))

@@ -61,7 +61,7 @@ class RemoteCaptures:
     def nearest(self, url: str, day: datetime.date | None, selves: Sequence[str] = ()) -> RemoteCapture | None:
         """The capture of ``url`` nearest ``day`` that a resolver holds, never asked of one of ``selves`` (the base
         URLs this resolver is reached at: what it holds was looked for already)."""
-        import httpx
+        from pdi import _answer_head as answer_head  # here: httpx is slow to import
 
         now = time.monotonic()
         with self._lock:
@@ -79,8 +79,9 @@ class RemoteCaptures:
                 continue
             asked += 1
             try:
-                with httpx.Client(timeout=min(FETCH_SECONDS, max(0.5, deadline - time.monotonic())),
-                                  follow_redirects=False) as client, \
+                seconds = min(FETCH_SECONDS, max(0.5, deadline - time.monotonic()))
+                # its head within them too (httpx bounds each read of it, not the whole: pdi._answer_head)
+                with answer_head.client(seconds, timeout=seconds, follow_redirects=False) as client, \
                         client.stream("GET", f"{base}timegate/{url}", headers=headers) as answer:
                     # only the status and Location are read: the body, whatever its size, never is
                     status, location = answer.status_code, answer.headers.get("location", "")

@@ -18,6 +18,7 @@ import hashlib
 import http.client
 import json
 import re
+import socket
 import threading
 import time
 import urllib.parse
@@ -26,6 +27,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import httpx
 
+from pdi import _answer_head as answer_head
 from pdi import untrusted_json
 from pdi._refusals import IDENTITY, coded, refusal, said, told, unreached
 from pdi.archive.blobs.seam import Spooled
@@ -80,8 +82,9 @@ READ_AT_MOST = 1 << 20
 
 
 def _client() -> httpx.Client:
-    return httpx.Client(timeout=HTTP_TIMEOUT, follow_redirects=False, headers=IDENTITY,
-                        limits=httpx.Limits(max_connections=WORKERS * 2, max_keepalive_connections=WORKERS * 2))
+    """A client for peers: each answer's head within :data:`HTTP_TIMEOUT` seconds (:mod:`pdi._answer_head`)."""
+    return answer_head.client(HTTP_TIMEOUT, timeout=HTTP_TIMEOUT, follow_redirects=False, headers=IDENTITY,
+                              limits=httpx.Limits(max_connections=WORKERS * 2, max_keepalive_connections=WORKERS * 2))
 
 
 def uncoded(answer: httpx.Response, what: str) -> None:
@@ -434,17 +437,28 @@ class _Direct:
                 with self._lock:
                     self._open.add(connection)
                 self._local.connection = connection
+            # the answer's head within HTTP_TIMEOUT: past it, the connection is cut (each read is bounded, the
+            # head is not: an octet just inside each read's timeout would hold the sync for as long as it grows)
+            cut = threading.Event()
+            watch = threading.Timer(HTTP_TIMEOUT, _cut, (connection, cut))
             try:
                 connection.request("POST", target, body, sent)
-                return connection, connection.getresponse()
+                watch.start()
+                try:
+                    got = connection.getresponse()
+                finally:
+                    watch.cancel()
+                if cut.is_set():  # cut while its header fields were read: what was read of them is not all
+                    raise http.client.HTTPException("cut")
+                return connection, got
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
                 self.done(connection, kept=False)
-                if not kept:
-                    raise RemoteError(f"cannot fetch {url}: {exc}") from exc
+                if not kept or cut.is_set():
+                    raise _unheaded(url, exc, cut) from exc
                 connection, kept = None, False  # closed by the origin while it was kept: asked again, once
             except (OSError, http.client.HTTPException) as exc:
                 self.done(connection, kept=False)
-                raise RemoteError(f"cannot fetch {url}: {exc}") from exc
+                raise _unheaded(url, exc, cut) from exc
 
     def done(self, connection: http.client.HTTPConnection, *, kept: bool) -> None:
         """After an answer: the connection is kept for the thread's next request, or closed."""
@@ -462,6 +476,21 @@ class _Direct:
             connections, self._open = self._open, set()
         for connection in connections:
             connection.close()
+
+
+def _cut(connection: http.client.HTTPConnection, cut: threading.Event) -> None:
+    """Cut ``connection`` (from another thread: a blocked read ends at once), saying so in ``cut``."""
+    cut.set()
+    with contextlib.suppress(OSError, AttributeError):
+        connection.sock.shutdown(socket.SHUT_RDWR)
+
+
+def _unheaded(url: str, exc: BaseException, cut: threading.Event) -> RemoteError:
+    """The error of a request whose answer's head could not be had: cut past :data:`HTTP_TIMEOUT`, or ``exc``."""
+    if cut.is_set():
+        return RemoteError(f"cannot fetch {url}: the head of the answer took more than {HTTP_TIMEOUT:g} s (its"
+                           " status line and header fields)")
+    return RemoteError(f"cannot fetch {url}: {exc}")
 
 
 _BOUNDARY = re.compile(r"boundary=\"?([0-9A-Za-z'()+_,./:=?-]{1,70})\"?")

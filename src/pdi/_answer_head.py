@@ -1,0 +1,107 @@
+"""The head of another server's answer (its status line and header fields) read within a time, at whatever pace
+it comes: an httpx client for strangers' servers (a mirror's origin and peers, a registry, a TimeGate).
+
+httpx bounds each read of a connection (its ``timeout``), never a whole
+head: a server that sends one octet of its header section just inside
+each read's timeout holds the request for as long as the head may grow
+(httpcore reads up to 100 KiB of it: at 29 s an octet, a month). What is
+read after the head is bounded by its reader (:class:`pdi.network.peers.Pace`,
+a deadline); the head, here. A request's ``request`` event hook (httpx's,
+run in the thread that sends it, before it is sent) sets the time its
+head must be read by; its ``response`` hook, run once the head is read
+(before any of the body), clears it; each read of the connection meanwhile
+waits no longer than what is left (:class:`_Stream`), and past it the
+request fails as httpx's :class:`httpx.ReadTimeout`, saying so.
+
+httpx does not take a network backend as an argument, so the connection
+pool its transport made is replaced by one over :class:`_Backend`, with the
+arguments httpx would pass (as :mod:`pdi.capture.fetch` does). An answer
+through a proxy the environment names is the proxy's to bound.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import httpcore
+import httpx
+
+__all__ = ["client"]
+
+_pending = threading.local()  # .by: the time.monotonic() the head being read must be read by; .seconds: its bound
+
+
+class _Stream(httpcore.NetworkStream):
+    """A connection whose reads wait no longer than what is left of the head's time, while a head is read."""
+
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        by: float | None = getattr(_pending, "by", None)
+        if by is None:
+            return self._inner.read(max_bytes, timeout)
+        left = by - time.monotonic()
+        too_long = f"the head of the answer took more than {_pending.seconds:g} s (its status line and header fields)"
+        if left <= 0:
+            raise httpcore.ReadTimeout(too_long)
+        try:
+            return self._inner.read(max_bytes, left if timeout is None else min(timeout, left))
+        except httpcore.ReadTimeout:
+            if time.monotonic() >= by:
+                raise httpcore.ReadTimeout(too_long) from None
+            raise
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, timeout)
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
+        return _Stream(self._inner.start_tls(ssl_context, server_hostname, timeout))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _Backend(httpcore.NetworkBackend):
+    """httpcore's own connections, each a :class:`_Stream`."""
+
+    def __init__(self) -> None:
+        self._inner = httpcore.SyncBackend()
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None) -> httpcore.NetworkStream:
+        return _Stream(self._inner.connect_tcp(host, port, timeout, local_address, socket_options))
+
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None) -> httpcore.NetworkStream:
+        return _Stream(self._inner.connect_unix_socket(path, timeout, socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+def client(head_seconds: float, *, limits: httpx.Limits | None = None, **options: Any) -> httpx.Client:
+    """An :class:`httpx.Client` (``options`` as httpx takes them) whose every answer's head must be read within
+    ``head_seconds`` of its request being sent, else :class:`httpx.ReadTimeout`."""
+
+    def sent(request: httpx.Request) -> None:
+        _pending.by, _pending.seconds = time.monotonic() + head_seconds, head_seconds
+
+    def headed(response: httpx.Response) -> None:
+        _pending.by = None
+
+    limits = limits or httpx.Limits()
+    transport = httpx.HTTPTransport(limits=limits)
+    transport._pool = httpcore.ConnectionPool(  # httpx's own pool, replaced: see the module's docstring
+        ssl_context=httpx.create_ssl_context(), max_connections=limits.max_connections,
+        max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
+        network_backend=_Backend())
+    return httpx.Client(transport=transport, limits=limits, event_hooks={"request": [sent], "response": [headed]},
+                        **options)
