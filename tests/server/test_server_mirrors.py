@@ -656,7 +656,7 @@ def test_an_announcement_refused_is_a_problem_naming_what_was_wrong(tmp_path: Pa
 
     from pdi.server import create_app
 
-    a, _ = origin(tmp_path)
+    a, names = origin(tmp_path)
     with Archive.open(a) as archive:
         archive.add_series("other.example.us")
         _, mirror_token = archive.add_token("mirror-b", role="mirror", series=[S])
@@ -684,6 +684,11 @@ def test_an_announcement_refused_is_a_problem_naming_what_was_wrong(tmp_path: Pa
         (post({**good, "base_url": "http://u@127.0.0.1:8000"}), 400, "names no user or password"),
         (post({**good, "base_url": "http://u:p@b.example.org"}), 400, "names no user or password"),
         (post({**good, "keys": "x"}), 400, "keys: a JWK set"),
+        # an address no stranger may make this resolver ask: N2Ls listed it, and the legacy rescue sent it a GET of
+        # an anonymous reader's choosing (found by an attack, 2026-11-27)
+        *((post({**good, "base_url": url}), 403, f"announces itself at a public address, not {url}")
+          for url in ("http://127.0.0.1:6379", "http://169.254.169.254", "http://[::1]:2375", "http://10.1.2.3",
+                      "http://localhost:8000", "http://0x7f.1", "http://2130706433", "http://[::ffff:127.0.0.1]")),
         (post({**good, "keys": {"keys": [{"kty": "OKP", "crv": "Ed25519", "x": "!!"}]}}), 400, '"x" is not unpadded base64url'),
         (post({**good, "series": "never.example.us"}, mirror_token), 403, "not series never.example.us"),
         (client.post("/api/mirrors", content=b"x" * 70_000, headers={"Authorization": f"Bearer {mirror_token}"}),
@@ -695,6 +700,9 @@ def test_an_announcement_refused_is_a_problem_naming_what_was_wrong(tmp_path: Pa
         assert answer.headers["content-type"] == "application/problem+json"
         assert words in answer.json()["detail"], (words, answer.json())
     assert post(good).status_code == 201 and post(good).status_code == 200
+    listed = client.get(f"/uri-res/N2Ls?{names['text']}").text
+    assert "b.example.org" in listed
+    assert not any(host in listed for host in ("127.0.0.1", "169.254", "[::", "10.1", "localhost", "0x7f", "21307"))
     other = post({**good, "keys": {"keys": [SigningKey.generate().public.jwk()]}})
     assert other.status_code == 409 and "with another key" in other.json()["detail"]
 

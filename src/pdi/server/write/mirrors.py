@@ -18,15 +18,19 @@ keys; the same address with other keys is ``409`` (the operator removes
 it first, knowingly). ``DELETE /api/mirrors?series=S&base_url=URL``
 forgets a peer (``204``); the origin a series is mirrored from here is
 never forgotten so. Every refusal is an RFC 9457 problem naming what was
-wrong: no token ``401``, a token of another role or series ``403``, a body
+wrong: no token ``401``, a token of another role or series ``403`` (so is a ``base_url`` at an address that
+is not public, loopback, private or link-local: :func:`_public`), a body
 that is not the object above ``400`` (or ``413`` past 64 KiB), a series not
 registered or a peer not recorded ``404``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio.to_thread
 from starlette.requests import Request
@@ -35,7 +39,7 @@ from starlette.routing import Route
 
 from pdi.archive import Archive
 from pdi.archive.mirroring import base_url, recorded_url
-from pdi.errors import ParseError
+from pdi.errors import AccessError, ParseError
 from pdi.server.http.bodies import read_json
 from pdi.server.http.params import only, required
 from pdi.server.write.api import bearer_writer
@@ -69,7 +73,7 @@ class MirrorAnnouncements:
                                rule="mirror-announcement")
         if not isinstance(body, dict):
             raise ParseError(f"an announcement is {_SHAPE}", rule="mirror-announcement")
-        series, url = _text(body, "series"), base_url(_text(body, "base_url"))
+        series, url = _text(body, "series"), _public(base_url(_text(body, "base_url")))
         announced = body.get("keys")
         if not isinstance(announced, dict) or not isinstance(announced.get("keys"), list):
             raise ParseError(f"keys: a JWK set ({{\"keys\": [...]}}) of the announcing archive, in {_SHAPE}",
@@ -95,6 +99,27 @@ class MirrorAnnouncements:
         series, url = required(request, "series"), recorded_url(required(request, "base_url"))
         await anyio.to_thread.run_sync(lambda: self.archive.remove_mirror(series, url, writer=writer))
         return Response(status_code=204)
+
+
+def _public(url: str) -> str:
+    """``url``, unless its host is an address no stranger may make this resolver ask (loopback, private,
+    link-local such as 169.254.169.254, and the rest :func:`pdi.capture.addresses.not_public` names) or
+    ``localhost``: an announced peer is listed by ``N2Ls`` and asked by the legacy rescue (a ``GET`` whose path
+    an anonymous reader chooses), ``pdi mirror audit`` and ``pdi verify --repair``. Such a peer is recorded by
+    its operator (``pdi mirror add --peer``), never by a token."""
+    from pdi.capture.addresses import not_public
+
+    host = (urlsplit(url).hostname or "").rstrip(".")
+    with contextlib.suppress(OSError):  # 127.1, 0x7f.1, 2130706433: IPv4 as inet_aton (and so a connection) reads it
+        host = socket.inet_ntoa(socket.inet_aton(host))
+    try:
+        why = not_public(host)
+    except ParseError:  # a name, not an address
+        why = "a name of this host itself" if host == "localhost" or host.endswith(".localhost") else None
+    if why is not None:
+        raise AccessError(f"an archive announces itself at a public address, not {url[:200]} ({why}): a peer at"
+                          " such an address is recorded by this archive's operator (pdi mirror add --peer)")
+    return url
 
 
 def _text(body: dict[str, Any], member: str) -> str:
