@@ -449,6 +449,7 @@ class _Direct:
                 finally:
                     watch.cancel()
                 if cut.is_set():  # cut while its header fields were read: what was read of them is not all
+                    got.close()
                     raise http.client.HTTPException("cut")
                 return connection, got
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
