@@ -409,3 +409,33 @@ def test_a_peer_that_sends_its_answers_head_an_octet_at_a_time_is_given_up(
         assert f"unfetched\t{entry(1)['name']}\tfrom {origin.url}: cannot fetch {origin.url}/api/octets: the head of" \
                " the answer took more than 1 s (its status line and header fields) (not kept)" in refused.output
         assert run(location, "get", str(entry(1)["name"])).exit_code == 4  # nothing of it kept
+
+
+def test_a_withdrawal_whose_time_is_no_time_is_refused_and_no_tombstone_recorded(
+    origin: Origin, mirror: tuple[Path, str]
+) -> None:
+    """Found by an attack (2026-11-27): the tombstone of a name never held took the origin's ``withdrawn`` as it
+    came, whatever it was (``12345``, an escape sequence, a year to come), and served it as when the name was
+    withdrawn (N2C's ``"at"``); a held name's withdrawal wrote it into its reason."""
+    location, _ = mirror
+    origin.octets = TEXT
+    origin.manifest = lambda q: (200, {}, signed([entry(1), entry(2)]), 0.0)
+    assert run(location, "mirror", "sync").exit_code == 0
+    bad: list[object] = ["\x1b]0;owned\x07", 12345, "2099-01-01T00:00:00Z", "2026-02-30T00:00:00Z",
+                         "2026-11-27T00:00:00+00:00"]
+    origin.manifest = lambda q: (200, {}, signed(
+        [{"name": str(entry(1)["name"]), "withdrawn": bad[0]}]  # held here
+        + [{"name": str(entry(k + 3)["name"]), "withdrawn": when} for k, when in enumerate(bad)]  # never held
+        + [{"name": str(entry(20)["name"]), "withdrawn": "2026-11-27T00:00:00Z"},
+           {"name": str(entry(2)["name"]), "withdrawn": "2026-11-27T02:20:44.484697Z"}]), 0.0)
+    synced = run(location, "mirror", "sync")
+    assert synced.exit_code == 3, synced.output
+    assert synced.stdout.count("\tunwithdrawn\t") == 0 and synced.stdout.count("unwithdrawn\t") == 1 + len(bad)
+    assert ("when it was withdrawn is a UTC time YYYY-MM-DDTHH:MM:SS[.ffffff]Z, not still to come; not"
+            " '\\x1b]0;owned\\x07'") in synced.stdout
+    assert "8 withdrawn (2 withdrawn here now)" in synced.stdout
+    assert run(location, "get", str(entry(1)["name"])).stdout_bytes == TEXT  # not withdrawn on those words
+    for k in range(len(bad)):
+        assert run(location, "get", str(entry(k + 3)["name"])).exit_code == 4  # no tombstone: unknown here
+    assert run(location, "get", str(entry(20)["name"])).exit_code == 11  # gone, as at the origin
+    assert run(location, "get", str(entry(2)["name"])).exit_code == 11

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import re
 import threading
 import time
 from collections import deque
@@ -387,18 +388,38 @@ def _withdraw(archive: Archive, record: MirrorRecord, name: str, entry: Mapping[
     """A name the origin lists as withdrawn is withdrawn here too, if held (purged too, if it was purged there)."""
     try:
         purge = bool(entry.get("purged"))
+        at = _withdrawn_at(entry["withdrawn"])
         if archive.held(name) is None:  # never held: its tombstone alone, so that it is gone here too (410)
-            if archive.withdrawn_at_origin(record, name, str(entry["withdrawn"])[:40], purged=purge):
+            if archive.withdrawn_at_origin(record, name, at, purged=purge):
                 report.tombstoned += 1
             return
         if archive.withdrawn_here(name) in (("purged",) if purge else ("withdrawn", "purged")):
             return
-        archive.withdraw(name, f"withdrawn at its origin {record.base_url} ({str(entry['withdrawn'])[:40]})",
-                         purge=purge)
+        archive.withdraw(name, f"withdrawn at its origin {record.base_url} ({at})", purge=purge)
     except PDIError as exc:
         report.problems.append(Problem("unwithdrawn", "", (name[:200],), f"withdrawn at {record.base_url}: {exc}"))
         return
     report.tombstoned += 1
+
+
+#: When a name was withdrawn, as a manifest says it: a UTC time, to the second or finer.
+_WITHDRAWN_AT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z")
+
+
+def _withdrawn_at(value: object) -> str:
+    """The ``withdrawn`` of a manifest entry: a real UTC time ``YYYY-MM-DDTHH:MM:SS[.ffffff]Z``, not still to come
+    (a day's leeway), as the tombstone recorded here says it; else a :class:`ParseError` (nothing is recorded)."""
+    if isinstance(value, str) and _WITHDRAWN_AT.fullmatch(value):
+        try:
+            datetime.datetime.fromisoformat(value[:19])  # a real time: no hour 99, no 30 February
+        except ValueError:
+            pass
+        else:
+            if value[:19] <= timestamp(utc_now() + datetime.timedelta(days=1))[:19]:
+                return value
+    shown = repr(value[:40]) if isinstance(value, str) else type(value).__name__
+    raise ParseError(f"when it was withdrawn is a UTC time YYYY-MM-DDTHH:MM:SS[.ffffff]Z, not still to come; not {shown}",
+                     rule="manifest")
 
 
 def _from_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
