@@ -215,6 +215,18 @@ def test_naptr_answers_are_kept_for_their_ttl() -> None:
     assert uncached.services("a.example.us", URN) == []  # TTL 0: asked again, and the server is gone
 
 
+def test_naptr_of_an_answer_of_more_records_than_are_read_are_the_best_ones() -> None:
+    """Found by an attack (2026-11-27): of an answer of more than the 32 records read, the first 32 of dnspython's
+    rrset were kept, then ranked; an rrset is a set, so which 32 was anyone's guess, and the authority (the lowest
+    preference, RFC 3403 §4.1) was dropped as often as not. 40 records of one order: the 32 of lowest preference,
+    in that order (an answer of 40 is too large for UDP's 512 octets: asked again over TCP, RFC 1035 §4.2.1)."""
+    records = [f"--naptr-record=a.example.us,100,{k},U,THTTP+N2R,!^.*$!http://r{k}.example.org/!" for k in range(40)]
+    with dnsmasq(records) as node:
+        found = NaptrFinder(node.server).services("a.example.us", URN)
+    assert [s.base for s in found] == [f"http://r{k}.example.org/" for k in range(32)]
+    assert [s.preference for s in found] == list(range(32))
+
+
 def test_naptr_of_an_unknown_domain_is_none() -> None:
     with dnsmasq([]) as node:
         assert NaptrFinder(node.server).services("nobody.example.us", URN) == []

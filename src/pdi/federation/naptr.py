@@ -33,7 +33,7 @@ record yields (``ftp:``, ``javascript:``, a malformed URL) is dropped. Every
 answer is kept for its TTL (at most :data:`MAX_TTL`), a domain with no
 records for :data:`NEGATIVE_TTL` seconds; each query has a deadline
 (:data:`QUERY_SECONDS`), one name costs at most :data:`MAX_LOOKUPS`
-look-ups within :data:`NAME_SECONDS`, and at most :data:`MAX_RECORDS` records of an answer are read.
+look-ups within :data:`NAME_SECONDS`, and at most :data:`MAX_RECORDS` records of an answer are read, the best ranked.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -264,7 +265,8 @@ class NaptrFinder:
             answer = self.resolver.resolve(domain, kind, raise_on_no_answer=False, search=False,
                                            lifetime=max(0.1, min(self.resolver.lifetime, budget[1] - now)))
             if answer.rrset is not None:
-                records = list(answer.rrset)[:MAX_RECORDS]
+                # the best first, then cut: an rrset is a set, in no order, so the cut alone dropped any 32 of them
+                records = sorted(answer.rrset, key=_rank(kind))[:MAX_RECORDS]
                 ttl = min(answer.rrset.ttl, MAX_TTL)
         except (dns.exception.DNSException, dns.name.EmptyLabel, ValueError, OSError):
             records = []
@@ -274,6 +276,14 @@ class NaptrFinder:
             if ttl > 0:
                 self._kept[key] = (now + ttl, records)
         return records
+
+
+def _rank(kind: str) -> Callable[[Any], tuple[int, int]]:
+    """How records of ``kind`` are ranked, the best first: NAPTR by order then preference (RFC 3403 §4.1), SRV
+    by priority then the greater weight (RFC 2782)."""
+    if kind == "SRV":
+        return lambda r: (int(r.priority), -int(r.weight))
+    return lambda r: (int(r.order), int(r.preference))
 
 
 def _host_base(scheme: str, host: str, port: int | None) -> str | None:
