@@ -313,3 +313,34 @@ def test_a_registry_whose_head_comes_an_octet_at_a_time_is_given_up_within_its_t
         stop.set()
         listener.close()
     assert time.monotonic() - started < 4
+
+
+def test_a_key_set_redirected_on_and_on_is_given_up_within_its_time() -> None:
+    """Found by an attack (2026-11-27): a key set (``--registry-key URL``, ``pdi verify --signatures --key URL``) is
+    fetched following redirects, each a request of its own with its own timeouts: a server redirecting to itself,
+    each hop a second late, held ``fetch_bounded`` (5 s in all) for 21 s, and each hop just inside 5 s, 100 s."""
+    import http.server
+    import time
+
+    from pdi.errors import RemoteError
+    from pdi.federation.authorities import fetch_bounded
+    from support.handler_server import handler_server
+
+    class OnAndOn(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            time.sleep(0.5)
+            self.send_response(302)
+            self.send_header("Location", self.path + "x")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with handler_server(OnAndOn) as base:
+        url = f"{base}api/keys"
+        started = time.monotonic()
+        with pytest.raises(RemoteError, match=f"cannot fetch the key set {url}: the head of the answer took more"
+                                              " than 2 s"):
+            fetch_bounded(url, 1000, "the key set", seconds=2.0, follow_redirects=True)
+        assert time.monotonic() - started < 3.5

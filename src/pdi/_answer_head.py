@@ -87,12 +87,15 @@ class _Backend(httpcore.NetworkBackend):
         self._inner.sleep(seconds)
 
 
-def client(head_seconds: float, *, limits: httpx.Limits | None = None, **options: Any) -> httpx.Client:
+def client(head_seconds: float, *, by: float | None = None, limits: httpx.Limits | None = None,
+           **options: Any) -> httpx.Client:
     """An :class:`httpx.Client` (``options`` as httpx takes them) whose every answer's head must be read within
-    ``head_seconds`` of its request being sent, else :class:`httpx.ReadTimeout`."""
+    ``head_seconds`` of its request being sent, and by ``by`` (a :func:`time.monotonic` time: the redirects a
+    client follows are requests of their own), else :class:`httpx.ReadTimeout`."""
 
     def sent(request: httpx.Request) -> None:
-        _pending.by, _pending.seconds = time.monotonic() + head_seconds, head_seconds
+        due = time.monotonic() + head_seconds
+        _pending.by, _pending.seconds = due if by is None else min(due, by), head_seconds
 
     def headed(response: httpx.Response) -> None:
         _pending.by = None

@@ -92,7 +92,8 @@ def fetch_bounded(url: str, most: int, what: str, *, accept: str = "*/*", second
     deadline = time.monotonic() + seconds
     try:
         # each answer's head within the time too: httpx bounds each read of it, not the whole (pdi._answer_head)
-        with answer_head.client(seconds, timeout=timeout or seconds, follow_redirects=follow_redirects) as client, \
+        with answer_head.client(seconds, by=deadline, timeout=timeout or seconds,
+                                follow_redirects=follow_redirects) as client, \
                 client.stream("GET", url, headers={"accept": accept, **IDENTITY}) as answer:
             if answer.status_code != 200:
                 raise refusal(answer.status_code, f"{what} {url}", said(answer, deadline))
