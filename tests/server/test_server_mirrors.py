@@ -707,6 +707,48 @@ def test_an_announcement_refused_is_a_problem_naming_what_was_wrong(tmp_path: Pa
     assert other.status_code == 409 and "with another key" in other.json()["detail"]
 
 
+def test_a_mirror_token_withdraws_its_own_announcement_only_not_another_archives(tmp_path: Path) -> None:
+    """Two mirrors of one series, each with a token of role mirror: C may not DELETE B's announcement (nor a peer
+    the operator recorded), which would let it announce B's address again with C's own key, the key change
+    that the 409 keeps for the operator. Each withdraws its own (204). Found by a security review, 2026-11-27."""
+    from starlette.testclient import TestClient
+
+    from pdi.server import create_app
+
+    a, _ = origin(tmp_path)
+    with Archive.open(a) as archive:
+        _, b_token = archive.add_token("mirror-b", role="mirror", series=[S])
+        _, c_token = archive.add_token("mirror-c", role="mirror", series=[S])
+        operators = json.dumps({"keys": [SigningKey.generate().public.jwk()]})
+        archive.add_mirror(S, "https://d.example.org", "peer", operators)  # pdi mirror add --peer
+    b_keys, c_keys = ({"keys": [SigningKey.generate().public.jwk()]} for _ in range(2))
+    client = TestClient(create_app(str(a)))
+
+    def announce(url: str, keys: object, token: str) -> httpx.Response:
+        return client.post("/api/mirrors", json={"series": S, "base_url": url, "keys": keys},
+                           headers={"Authorization": f"Bearer {token}"})
+
+    def forget(url: str, token: str) -> httpx.Response:
+        return client.delete("/api/mirrors", params={"series": S, "base_url": url},
+                             headers={"Authorization": f"Bearer {token}"})
+
+    assert announce("https://b.example.org", b_keys, b_token).status_code == 201
+    assert announce("https://c.example.org", c_keys, c_token).status_code == 201
+    for url, token in [("https://b.example.org", c_token), ("https://d.example.org", c_token),
+                       ("https://d.example.org", b_token)]:
+        refused = forget(url, token)
+        assert refused.status_code == 403, refused.text
+        assert f"{url} was recorded as holding {S} by " in refused.json()["detail"], refused.json()
+    assert announce("https://b.example.org", c_keys, c_token).status_code == 409
+    with Archive.open(a) as archive:
+        pinned = {m.base_url: json.loads(m.jwk) for m in archive.mirrors(S)}
+    assert pinned["https://b.example.org"] == b_keys and json.loads(operators) == pinned["https://d.example.org"]
+    assert forget("https://c.example.org", c_token).status_code == 204
+    assert forget("https://b.example.org", b_token).status_code == 204
+    with Archive.open(a) as archive:
+        assert [m.base_url for m in archive.mirrors(S)] == ["https://d.example.org"]
+
+
 def test_what_a_stranger_gets_wrong_is_refused_at_once_in_the_origins_own_words(tmp_path: Path) -> None:
     """What a new user tried (a port past 65535, a user in the URL, a series the origin does not hold, a manifest
     URL with a bad day, an empty manifest file, an audit with the origin stopped): each refused at once, naming

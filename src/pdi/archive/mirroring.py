@@ -116,7 +116,9 @@ class Mirroring(ArchiveBase):
 
     def remove_mirror(self, series: str, base_url: str, *, writer: Writer | None = None) -> None:
         """Forget that the archive at ``base_url`` holds ``series``; a ``writer`` (a mirror withdrawing its
-        announcement) only a peer, of a series its token covers (role ``mirror``)."""
+        announcement) only a peer its own token announced, of a series its token covers (role ``mirror``): not
+        another archive's announcement, nor a peer the operator recorded (else, with the address free, it could
+        announce it again with a key of its own, which the ``409`` of :meth:`add_mirror` keeps for the operator)."""
         canonical = canonical_series(series)
         if writer is not None:
             writer.require("mirror", canonical)
@@ -125,7 +127,7 @@ class Mirroring(ArchiveBase):
                                   " announced itself: pdi mirror remove forgets it")
         self.store.remove_mirror(canonical, base_url, AuditRecord(
             timestamp(self.now()), writer.name if writer else self.who, "mirror-remove", canonical, base_url,
-            writer.address if writer else None))
+            writer.address if writer else None), recorded_by=writer.name if writer else None)
 
     def mirrors(self, series: str | None = None) -> list[MirrorRecord]:
         """The recorded origins and peers (of ``series``), origins first."""

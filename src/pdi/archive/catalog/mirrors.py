@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from pdi.archive.catalog.base import CatalogBase, timestamp
 from pdi.archive.store import AuditRecord, DocumentKey
-from pdi.errors import ImmutabilityError, NotFoundError
+from pdi.errors import AccessError, ImmutabilityError, NotFoundError
 
 if TYPE_CHECKING:
     from dataclasses import dataclass
@@ -121,12 +121,28 @@ class MirrorsPart(CatalogBase):
                 (len(prefix), prefix))[0][0])
         return max(0, held - copied)
 
-    def remove_mirror(self, series: str, base_url: str, audit: AuditRecord) -> None:
+    def remove_mirror(self, series: str, base_url: str, audit: AuditRecord, *, recorded_by: str | None = None) -> None:
+        """Forget that ``base_url`` holds ``series`` (with its audit line); with ``recorded_by`` (a token's
+        ``token:NAME``), only if the audit line that recorded it names that writer, else :class:`AccessError`."""
         with self._write():
             if not self._query("SELECT 1 FROM mirrors WHERE series = ? AND base_url = ?", (series, base_url)):
                 raise NotFoundError(f"{base_url} is not recorded as holding {series}")
+            if recorded_by is not None:
+                who = self._recorder(series, base_url)
+                if who != recorded_by:
+                    raise AccessError(f"{base_url} was recorded as holding {series} by {who or 'this archive'},"
+                                      f" not by {recorded_by}: a token withdraws only its own announcement"
+                                      " (the operator's pdi mirror remove forgets another)")
             self._query("DELETE FROM mirrors WHERE series = ? AND base_url = ?", (series, base_url))
             self._insert_audit(audit)
+
+    def _recorder(self, series: str, base_url: str) -> str | None:
+        """Who recorded ``base_url`` as holding ``series`` last: the ``who`` of the latest ``mirror-origin`` or
+        ``mirror-peer`` audit line of it (its detail begins with the base URL and `` (key ``)."""
+        said = f"{base_url} (key "
+        rows = self._query("SELECT who, detail FROM audit_log WHERE subject = ? AND action IN ('mirror-origin',"
+                           " 'mirror-peer') ORDER BY id DESC", (series,))
+        return next((str(who) for who, detail in rows if str(detail).startswith(said)), None)
 
     def list_mirrors(self, series: str | None = None) -> list[MirrorRecord]:
         """Every recorded mirror (of ``series``), by series, origins first."""

@@ -16,8 +16,9 @@ mirror audit`` polls it, ``pdi verify --repair`` may fetch from it.
 ``201`` when it is new, ``200`` when it was recorded already with the same
 keys; the same address with other keys is ``409`` (the operator removes
 it first, knowingly). ``DELETE /api/mirrors?series=S&base_url=URL``
-forgets a peer (``204``); the origin a series is mirrored from here is
-never forgotten so. Every refusal is an RFC 9457 problem naming what was
+forgets a peer the same token announced (``204``); the origin a series is
+mirrored from here, another token's announcement and a peer the operator
+recorded are never forgotten so (``403``). Every refusal is an RFC 9457 problem naming what was
 wrong: no token ``401``, a token of another role or series ``403`` (so is a ``base_url`` at an address that
 is not public, loopback, private or link-local: :func:`_public`), a body
 that is not the object above ``400`` (or ``413`` past 64 KiB), a series not
