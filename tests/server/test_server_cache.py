@@ -209,3 +209,46 @@ def test_forget_in_a_large_cache_empties_it_at_once(monkeypatch: pytest.MonkeyPa
         assert cache.put(b"k%d" % k, _entity(10, _NAMES[k % len(_NAMES)]))
     assert len(cache) == 5
     assert cache.forget(_NAMES[1]) == 5 and len(cache) == 0 and cache.bytes == 0
+
+
+@pytest.mark.parametrize(("service", "made_by", "revalidating"), [
+    ("N2R", "representation", False), ("N2R", "validator", True), ("N2L", "location", False)])
+def test_an_answer_made_before_its_series_was_hidden_is_not_kept_once_the_cache_forgot(
+    names: dict[str, str], monkeypatch: pytest.MonkeyPatch, service: str, made_by: str, revalidating: bool,
+) -> None:
+    """A public name's answer whose making began before its series was made hidden (by another process), and ended
+    after this resolver's cache had forgotten all it held for that change, was kept all the same and given to every
+    stranger after (200, 302 or 304 for a name now answered 404), until the next change. Found by a security
+    review, 2026-11-27: the cache now keeps no answer made from what the catalog said before it last forgot."""
+    from pdi.server.protocol.resolver import Resolver
+
+    made, release = threading.Event(), threading.Event()
+    original = getattr(Resolver, made_by)
+
+    def held_back(self: Resolver, *args: object, **kwargs: object) -> object:
+        answer = original(self, *args, **kwargs)
+        if not release.is_set():  # the first request's answer, made before the change, waits here
+            made.set()
+            release.wait(20)
+        return answer
+
+    monkeypatch.setattr(Resolver, made_by, held_back)
+    app = create_app(names["location"])
+    app.state.cache.revalidate_seconds = 0.05  # the 2 s a resolver trusts its cache, made short
+    target = f"/uri-res/{service}?{rfc2169_query(names['text'])}"
+    headers = {"If-None-Match": "*"} if revalidating else {}
+    with _live(app) as client:
+        first: list[httpx.Response] = []
+        asking = threading.Thread(target=lambda: first.append(client.get(target, headers=headers)))
+        asking.start()
+        assert made.wait(20)
+        with Archive.open(names["location"]) as other:  # pdi series access, from another process
+            other.set_series_access(S, "hidden")
+        time.sleep(0.1)
+        assert client.get("/uri-res/N2R?urn:pdi://elsewhere.example.us/2026/11/27/1.text.1").status_code == 404
+        release.set()
+        asking.join(20)
+        assert first[0].status_code in (200, 302, 304)  # made before the change: what the catalog said then
+        for _ in range(3):
+            after = client.get(target, headers=headers)
+            assert after.status_code == 404, (after.status_code, after.headers)

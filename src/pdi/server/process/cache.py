@@ -435,6 +435,9 @@ class ResponseCache:
         self.revalidate_seconds = revalidate_seconds
         self._seen: int | None = None
         self._fresh_until = float("-inf")
+        #: How many times what the cache holds was forgotten (a generation moved on, a name forgotten): an answer
+        #: made from what the catalog said before then is not kept (:meth:`put`'s ``epoch``).
+        self.epoch = 0
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -461,6 +464,7 @@ class ResponseCache:
             self.bytes = 0
             self._forget_facts()
             self._seen = now
+            self.epoch += 1
         self._fresh_until = time.monotonic() + self.revalidate_seconds
 
     def get(self, key: bytes) -> Kept | None:
@@ -473,13 +477,18 @@ class ResponseCache:
         self._entries.move_to_end(key)
         return found[0]
 
-    def put(self, key: bytes, entity: Kept) -> bool:
+    def put(self, key: bytes, entity: Kept, *, epoch: int | None = None) -> bool:
         """Keep ``entity`` under ``key`` unless it is larger than one entry may be; whether it was kept.
 
         An answer with a header value that may not be sent (a control
         character) is not kept either: the server refuses it each time. A
         :class:`Validator` never takes the place of the whole :class:`Entity`.
+        ``epoch``: :attr:`epoch` when the answer's making began (off the event loop); if the cache forgot since,
+        the answer may say what the catalog said before a withdrawal, an embargo or a series made private, which
+        that forgetting was for, and it is not kept (the next request makes it again).
         """
+        if epoch is not None and epoch != self.epoch:
+            return False
         cost = _size(entity) + len(key)
         if cost > self.max_entry_bytes or (
                 not (isinstance(entity, Entity) and entity.sendable)
@@ -522,6 +531,7 @@ class ResponseCache:
                 self.bytes -= entries.pop(key)[1]
             dropped = len(keys)
         self._forget_facts()
+        self.epoch += 1
         return dropped
 
     def fact(self, query: bytes) -> Fact | None:

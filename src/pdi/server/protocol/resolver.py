@@ -184,6 +184,8 @@ class Resolver:
             # N2L and I2R on to the native name's N2R; N2C, N2Ls and N2Ns to its own answer of the same service
             to = "N2C" if inflection is not None else ("N2R" if service in ("N2R", "I2R", "N2L") else service)
             return RedirectResponse(f"/uri-res/{to}?{sturdy(rfc2169_query(str(native)))}", status_code=302)
+        # what the cache holds now: an answer made from the catalog after it forgot (a generation moved on) is not kept
+        epoch = self.cache.epoch
         if service in ("N2R", "I2R"):
             if inflection is not None:  # ?info: what N2C answers, as ARK resolvers do
                 return _varying(await self.work.run(self.n2c, name, base, headers))
@@ -195,7 +197,7 @@ class Resolver:
                 unchanged = None if validator is None else respond(validator, headers.get("if-none-match"), None, None)
                 if validator is not None and unchanged is not None:
                     if validator.shared:  # the next revalidation of the name needs no catalog either
-                        self.cache.put(_key(request), validator)
+                        self.cache.put(_key(request), validator, epoch=epoch)
                     return _RawResponse(*unchanged)
             found = await self.work.run(self.representation, name, base, headers.get("accept"))
             if if_match is not None:
@@ -212,7 +214,7 @@ class Resolver:
             if isinstance(found, Entity):
                 if found.shared and not negotiated:  # never an answer only a token's holder may read, nor one
                     # Accept chose (the cache's key is the name alone)
-                    self.cache.put(_key(request), found)
+                    self.cache.put(_key(request), found, epoch=epoch)
                 return entity_response(found, headers)
             return found
         if inflection is not None:
@@ -225,7 +227,7 @@ class Resolver:
             if not isinstance(answered, Fixed):
                 return answered
             if answered.shared:  # a versioned name's location never changes: the next N2L needs no catalog
-                self.cache.put(b"N2L " + _key(request), answered)
+                self.cache.put(b"N2L " + _key(request), answered, epoch=epoch)
             return _RawResponse(answered.status, list(answered.headers), answered.body)
         return await anyio.to_thread.run_sync(handler, name, base, headers)
 
