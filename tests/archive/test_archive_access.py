@@ -83,6 +83,30 @@ def test_a_private_series_is_403_a_hidden_one_404_and_a_token_reads_both(archive
     ]
 
 
+def test_a_subseries_registered_before_its_series_is_as_private_as_that_series(archive: Archive) -> None:
+    """draft-mallery-urn-pdi-00 §2.2: "A subseries is delegated by adding a name component to the left of
+    <document-series>", so family.court.example.us is a subseries of court.example.us whichever was registered
+    first, as a token of court.example.us reads it. Registered first, it had no parent recorded, and making
+    court.example.us hidden left it public: its names, listed and read by anyone. Found by a security review,
+    2026-11-27."""
+    archive.add_series(SUB)  # before court.example.us: no parent recorded
+    family = archive.add(SUB, b"family matter\n", format="text")
+    archive.add_series(SEALED)
+    archive.set_series_access(SEALED, "hidden")
+    clerk = _token_reader(archive, "clerk", [SEALED])
+    assert archive.series_access() == {S: "public", SEALED: "hidden", SUB: "hidden"}
+    with reading_as(Reader()):
+        with pytest.raises(NotFoundError):
+            archive.get(family)
+        assert list(archive.ls()) == []
+        assert SUB not in [s.name for s in archive.series()]
+    with reading_as(clerk):  # the token's scope has always covered it
+        assert archive.get(family).data == b"family matter\n"
+    archive.set_series_access(SEALED, "private")
+    with reading_as(Reader()), pytest.raises(AccessError, match="private"):
+        archive.get(family)
+
+
 def test_an_embargo_lifts_by_itself_at_its_date(archive: Archive, clock: Clock) -> None:
     first = archive.add(S, b"judgment, embargoed\n", format="text", embargo_until="2026-12-01")
     generic = str(first).rsplit(".", 2)[0]

@@ -8,7 +8,8 @@ version is embargoed:
   theirs) or ``hidden`` (private, and such a reader is answered *not found*,
   HTTP 404, exactly as for a name never minted: even existence is private).
   A subseries is as private as the most private series it is delegated
-  under (a ``hidden`` one above a ``private`` one hides it);
+  under (a ``hidden`` one above a ``private`` one hides it): every registered
+  series its name ends with after a dot, whichever was registered first;
 * a document, or one version of it, may be embargoed until a moment: until
   then it reads as in a ``private`` series (403); from then on the embargo is
   over by itself, measured by the archive's clock (:meth:`Archive.now`).
@@ -162,14 +163,23 @@ def check_access(value: str) -> str:
 
 
 def effective_access(series: dict[str, SeriesRecord], name: str) -> str:
-    """The access of ``name``: the most private of its own setting and those of the series above it."""
+    """The access of ``name``: the most private of its own setting and those of the series above it.
+
+    Above it is every registered series its name ends with after a dot (draft-mallery-urn-pdi-00 §2.2: a
+    subseries is delegated by adding a component to the left; a token's scope covers them so,
+    :func:`pdi.archive.tokens.covers`), whether or not it was registered before it and so recorded as its
+    ``parent``; and the recorded parents too.
+    """
     found = PUBLIC
+    above = [name[i + 1:] for i, ch in enumerate(name) if ch == "."]
     current: str | None = name
     while current is not None and current in series:
-        record = series[current]
-        if ACCESS.index(record.access) > ACCESS.index(found):
+        above.append(current)
+        current = series[current].parent
+    for each in above:
+        record = series.get(each)
+        if record is not None and ACCESS.index(record.access) > ACCESS.index(found):
             found = record.access
-        current = record.parent
     return found
 
 
