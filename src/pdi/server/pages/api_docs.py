@@ -555,12 +555,13 @@ _MIRROR_ANNOUNCE = Operation(
 )
 _MIRROR_WITHDRAW = Operation(
     "An archive withdraws its announcement: this one forgets it as a peer of the series (never the origin a"
-    " series is mirrored from here)",
+    " series is mirrored from here, nor a peer another token announced or the operator recorded)",
     (Param("series", "The series", required=True, schema=_SERIES),
      Param("base_url", "The base URL announced", required=True, schema=_BASE_URL)),
     answers={204: Answer("Forgotten")},
     errors=(*_ALWAYS, 403, 404), role="mirror", tag="write",
-    error_text={403: "The token's role is below mirror, its series do not cover S, or base_url is the origin",
+    error_text={403: "The token's role is below mirror, its series do not cover S, or base_url is the origin or"
+                     " was recorded by another token or by the operator",
                 404: "That base URL is not recorded as holding S"},
 )
 _KEYS = Operation(
