@@ -707,7 +707,7 @@ def test_an_announcement_refused_is_a_problem_naming_what_was_wrong(tmp_path: Pa
     assert other.status_code == 409 and "with another key" in other.json()["detail"]
 
 
-def test_a_mirror_token_withdraws_its_own_announcement_only_not_another_archives(tmp_path: Path) -> None:
+def test_a_mirror_token_withdraws_its_own_announcement_only_not_another_archives(location: str) -> None:
     """Two mirrors of one series, each with a token of role mirror: C may not DELETE B's announcement (nor a peer
     the operator recorded), which would let it announce B's address again with C's own key, the key change
     that the 409 keeps for the operator. Each withdraws its own (204). Found by a security review, 2026-11-27."""
@@ -715,14 +715,15 @@ def test_a_mirror_token_withdraws_its_own_announcement_only_not_another_archives
 
     from pdi.server import create_app
 
-    a, _ = origin(tmp_path)
-    with Archive.open(a) as archive:
+    a = location
+    with Archive.init(a) as archive:
+        archive.add_series(S)
         _, b_token = archive.add_token("mirror-b", role="mirror", series=[S])
         _, c_token = archive.add_token("mirror-c", role="mirror", series=[S])
         operators = json.dumps({"keys": [SigningKey.generate().public.jwk()]})
         archive.add_mirror(S, "https://d.example.org", "peer", operators)  # pdi mirror add --peer
     b_keys, c_keys = ({"keys": [SigningKey.generate().public.jwk()]} for _ in range(2))
-    client = TestClient(create_app(str(a)))
+    client = TestClient(create_app(a))
 
     def announce(url: str, keys: object, token: str) -> httpx.Response:
         return client.post("/api/mirrors", json={"series": S, "base_url": url, "keys": keys},
