@@ -29,7 +29,24 @@ from typing import Any
 import httpcore
 import httpx
 
-__all__ = ["client"]
+__all__ = ["HTTPX_INTERNALS", "HTTPX_VERSION", "client"]
+
+#: The httpx release whose private parts this module and :mod:`pdi.capture.fetch` rely on (``pyproject.toml``
+#: pins it; ``tests/test_httpx_internals.py`` checks each part against that release's wheel).
+HTTPX_VERSION = "0.28.1"
+#: Each private part of httpx relied on, and what relies on it.
+HTTPX_INTERNALS = {
+    "httpx._transports.default.HTTPTransport.__init__": (
+        "makes the connection pool it keeps as _pool, which client() replaces by one over _Backend (the same"
+        " arguments, and the pool's public ones)"),
+    "httpx._transports.default.HTTPTransport.handle_request": (
+        "sends each request through self._pool: client()'s pool, so each read of a head is bounded"),
+    "httpx._transports.default.AsyncHTTPTransport.__init__": (
+        "makes the pool pdi.capture.fetch._GuardedTransport replaces by one over its guarded backend"),
+    "httpx._transports.default.AsyncHTTPTransport.handle_async_request": (
+        "sends each request through self._pool: capture's guarded pool, so no connection reaches a private"
+        " address"),
+}
 
 _pending = threading.local()  # .by: the time.monotonic() the head being read must be read by; .seconds: its bound
 
