@@ -9,6 +9,7 @@ the markup may be found at all.
 from __future__ import annotations
 
 import itertools
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -208,3 +209,32 @@ def test_a_query_is_bounded_in_words_as_the_index_reads_them() -> None:
     with pytest.raises(LimitError, match=f"at most {MAX_QUERY_INDEXED} words as the index reads them"):
         parse_query(" ".join(("北京" * 100)[i:i + 200] for i in range(10)))
     assert len(parse_query(" ".join(["word"] * 32)).phrases) == 1  # 32 words of Latin letters: as before
+
+
+_HARAKAT = "\u064b\u064c\u064d\u064e\u064f\u0650\u0651\u0652"  # fathatan … sukun, as Unicode names them
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="كتبملو \n" + _HARAKAT, max_size=200), st.integers(1, 20))
+def test_a_vowelled_word_fed_in_pieces_covers_its_marks(text: str, piece: int) -> None:
+    # where the text streams past cut between a letter and its marks, the word's range still ends after them
+    builder = PassageBuilder()
+    for at in range(0, len(text), piece):
+        builder.add(text[at : at + piece], at, min(at + piece, len(text)))
+    passages = builder.finish()
+    found = [p.document_range(a, b) for p in passages for a, b in _spans(p.text)]
+    # each word: its letters, each with the marks after it (a run of marks at a word's start is no part of it)
+    assert found == [m.span() for m in re.finditer(f"[كتبملو][كتبملو{_HARAKAT}]*", text)]
+
+
+def _spans(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in re.finditer(r"\S+", text)]
+
+
+def test_a_mark_after_a_reference_or_an_inline_tag_is_in_its_word() -> None:
+    source = "<p>كتا&#1576;ٌ كتاب<span>ٌ</span> كتاب&#1612; كِتَابٌ</p>"
+    (passage,) = markup_passages(source, "html")
+    assert passage.text.split() == ["كتاب"] * 4
+    written = ["كتا&#1576;ٌ", "كتاب<span>ٌ", "كتاب&#1612;", "كِتَابٌ"]
+    want = [(source.find(w), source.find(w) + len(w)) for w in written]
+    assert [passage.document_range(a, b) for a, b in _spans(passage.text)] == want

@@ -457,11 +457,15 @@ class PassageBuilder:
         """:meth:`add` of a piece holding marks of :data:`OPTIONAL_RANGES`: left out of the passage's text, each
         run of them stands with the character before it (that character a piece standing for the range of both,
         as a reference does), so a match of the word covers its marks in the document; a run at the piece's
-        start is passed over. A piece standing for its range as a whole stays so, without its marks."""
+        start stands with the character before the piece, where that is the document's character before it (a mark
+        after a character reference or an inline tag, or after the end of a piece the text streamed in). A piece standing
+        for its range as a whole stays so, without its marks."""
         if len(text) != end - start:
             bare = without_optional_marks(text)
             if bare:
                 self._add(bare, start, end)
+            else:
+                self._extend_last(start, end)
             return
         at = 0
         for run in _OPTIONAL_RUN.finditer(text):
@@ -470,9 +474,25 @@ class PassageBuilder:
                 if a - 1 > at:
                     self._add(text[at : a - 1], start + at, start + a - 1)
                 self._add(text[a - 1], start + a - 1, start + b)
+            elif a == 0:
+                self._extend_last(start, start + b)
             at = b
         if at < len(text):
             self._add(text[at:], start + at, end)
+
+    def _extend_last(self, start: int, end: int) -> None:
+        """Marks left out at ``[start, end)`` of the document: the waiting character before them, when nothing
+        but markup inside a word (an inline tag, a comment) stands between it and ``start`` and it is no white
+        space (nor a tag that separates words), stands for itself and them (and that markup)."""
+        if not self._runs or not self._parts or self._runs[-1][2] > start or self._parts[-1][-1:].isspace():
+            return
+        t, s, e = self._runs[-1]
+        last = self._length - 1
+        if self._length - t == e - s and last > t:  # one for one: its last character made a run of its own
+            self._runs[-1] = (t, s, e - 1)
+            self._runs.append((last, e - 1, end))
+        else:
+            self._runs[-1] = (t, s, end)
 
     def _add(self, text: str, start: int, end: int) -> None:
         text = _clean(text)
