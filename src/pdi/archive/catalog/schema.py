@@ -593,7 +593,12 @@ class SchemaPart(CatalogBase):
         elif version == RESPACED_STEP:
             self._respace_all(spaced_before=True)
         elif version == OPTIONAL_STEP:
+            # PostgreSQL's index, made again after the passages are written: dropped first, not kept up as each is
+            dropped = [statement for statement in statements if statement.startswith("ALTER TABLE search_passages DROP")]
+            for statement in dropped:
+                self._query(statement)
             self._unmark_all()
+            return [statement for statement in statements if statement not in dropped]
         return statements
 
     def _respace_all(self, page: int = 500, *, spaced_before: bool = False) -> int:
