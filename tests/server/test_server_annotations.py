@@ -667,3 +667,20 @@ def test_ldp_4_2_1_6_a_refused_update_names_the_constraints_it_broke(server: Ser
         assert refused.status_code == status, refused.text
         assert constraints in links(refused), (status, refused.headers.get("Link"))
     assert requests.get(iri, timeout=30).json() == state  # none of them changed it
+
+
+def test_a_curator_of_one_series_learns_nothing_of_a_hidden_series_from_a_url_naming_it(server: Server) -> None:
+    """A URL holding a PDI of a hidden series this archive holds was refused (403, "not series …") and one of a
+    series it does not hold was kept as a web page's (201): so a curator of another series learned which hidden
+    series are here. Both are refused alike now, as a bare PDI of either is; a token of every series still
+    annotates another archive's URL (above)."""
+    public_only = archive_token(server, "public-curator-2", series=[PUBLIC])
+    hidden = server.hidden.replace("urn:pdi://", "")
+    unheld = hidden.replace(HIDDEN, "nothere.example.us")
+    answers = {}
+    for name in (hidden, unheld):
+        url = f"https://elsewhere.example/uri-res/N2R?urn:pdi://{name}"
+        answer = server.post(note(url), token=public_only)
+        answers[name.split("/")[0]] = (answer.status_code, answer.json()["title"])
+    assert answers == {HIDDEN: (403, "forbidden"), "nothere.example.us": (403, "forbidden")}
+    assert server.post(note(f"urn:pdi://{unheld}"), token=public_only).status_code == 403  # a bare PDI, as before

@@ -129,7 +129,10 @@ def encode(data: Mapping[str, Any]) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
-def archived_targets(data: Mapping[str, Any], held: Callable[[str], bool] | None = None) -> list[str]:
+def archived_targets(
+    data: Mapping[str, Any], held: Callable[[str], bool] | None = None,
+    elsewhere: Callable[[str], None] | None = None,
+) -> list[str]:
     """The PDIs an annotation's targets name, however JSON-LD spells them: every string anywhere in its
     ``target`` (or ``oa:hasTarget``, the term it stands for) that is a PDI, or that holds one of a series
     ``held`` here (a URL whose query or path holds it, %-escaped or not: ``…/uri-res/N2R?urn:pdi:…``,
@@ -139,7 +142,9 @@ def archived_targets(data: Mapping[str, Any], held: Callable[[str], bool] | None
     annotation: one spelling missed here would be an annotation of a private document kept as one of the web,
     public, by a token of another series. So every string is looked at, and one that names a series held here
     but is no PDI is refused rather than let by. A URL that holds no PDI of a series held here (another
-    resolver's names, a search for the words ``urn:pdi:``) is a web page's."""
+    resolver's names, a search for the words ``urn:pdi:``) is a web page's; ``elsewhere`` is told the series each
+    such PDI names (a writer's scope is asked of them too, so that its answer is the same whether or not a
+    series is held here, which a hidden series' writer outside it must not learn)."""
     from urllib.parse import unquote
 
     targets = [data[key] for key in _TARGET_KEYS if key in data]
@@ -152,8 +157,11 @@ def archived_targets(data: Mapping[str, Any], held: Callable[[str], bool] | None
         elif "pdi" in text.lower():
             plain = unquote(text)
             for embedded in _EMBEDDED.finditer(plain):
-                if held is None or held(embedded["series"].lower().rstrip(".")):
+                series = embedded["series"].lower().rstrip(".")
+                if held is None or held(series):
                     found.append(embedded[0])
+                elif elsewhere is not None:
+                    elsewhere(series)
         if len(found) > MAX_TARGETS:
             raise LimitError(f"an annotation has at most {MAX_TARGETS} targets")
     return found

@@ -266,7 +266,10 @@ class Statements(Reading):
         (for a ``writer``) in a series its token may curate."""
         found: list[tuple[DocumentKey, int | None]] = []
         held = {record.name.lower() for record in self.store.list_series()}
-        for name in anno.archived_targets(data, held.__contains__):
+        # a URL naming a PDI of a series not held here is a web page's, but a writer must curate that series all the
+        # same: answered otherwise, a token of one series would learn which hidden series the archive holds
+        elsewhere = None if writer is None else (lambda series: writer.require("curate", series))
+        for name in anno.archived_targets(data, held.__contains__, elsewhere):
             parsed = parse_pdi(name)
             if parsed.is_pattern or parsed.citation is not None:
                 raise UnsupportedError(f"an annotation targets one archived name, not a pattern or citation: {name[:120]}")
