@@ -53,12 +53,18 @@ def _shot(pipe: Pipe, session: str, name: str) -> None:
     (SHOTS / f"{name}.png").write_bytes(png)
 
 
+def _open_wide(pipe: Pipe, url: str) -> str:
+    """``url`` open in a new tab 1100 by 700 pixels: its session."""
+    session = open_page(pipe, url)
+    pipe.call("Emulation.setDeviceMetricsOverride",
+              {"width": 1100, "height": 700, "deviceScaleFactor": 1, "mobile": False}, session, time.monotonic() + 30)
+    return session
+
+
 def test_next_results_walk_the_hits_by_their_count(site: tuple[str, list[str]]) -> None:
     base, names = site
     with devtools() as pipe:
-        session = open_page(pipe, f"{base}/search?q=otter&limit=1")
-        pipe.call("Emulation.setDeviceMetricsOverride",
-                  {"width": 1100, "height": 700, "deviceScaleFactor": 1, "mobile": False}, session, time.monotonic() + 30)
+        session = _open_wide(pipe, f"{base}/search?q=otter&limit=1")
         seen = []
         for page in (1, 2, 3):
             _shot(pipe, session, f"search-page-{page}")
@@ -78,9 +84,7 @@ def test_a_later_page_of_hits_leads_back_to_the_first(site: tuple[str, list[str]
     # the catalogue's later pages link their first ("« First page"); a reader deep in the hits had only Back
     base, names = site
     with devtools() as pipe:
-        session = open_page(pipe, f"{base}/search?q=otter&limit=1")
-        pipe.call("Emulation.setDeviceMetricsOverride",
-                  {"width": 1100, "height": 700, "deviceScaleFactor": 1, "mobile": False}, session, time.monotonic() + 30)
+        session = _open_wide(pipe, f"{base}/search?q=otter&limit=1")
         first = "document.querySelector('nav.pages a[rel=first]')"
         assert _js(pipe, session, first) is None  # the first page: nothing to go back to
         navigate_and_wait_for_load(pipe, session, f"{base}/search?q=otter&limit=1&after=2", time.monotonic() + 30)

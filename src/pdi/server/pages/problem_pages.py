@@ -235,29 +235,29 @@ def _held(archive: Archive, name: PDI) -> bool:
     return True
 
 
+def _here(error: NotFoundError, name: str, held: PDI, said: str, then: str, heading: str, *, title: str = "") -> str:
+    """The page of a name that is here (``held``, linked after ``said``) when what was asked of it is not."""
+    body = (
+        f'<p class="error" role="alert">{_said(error)}.</p>'
+        f'<p>{said}: <a href="{esc(_view(held))}"><code>{esc(held)}</code></a>{then}</p>'
+        f"{_resolve_form(name)}{_onward()}"
+    )
+    return _page(title or heading, error.http_status, heading, body, name)
+
+
 def render_not_found(archive: Archive, error: NotFoundError, name: str) -> str:
     """A name that is not here (or not the reader's to know of): what was wrong, and the nearest names."""
     parsed = _parsed(name) if name else None
     whole = _parsed(name.split("#", 1)[0]) if "#" in name else None  # a browser's #:~:text= is no PDI fragment
     if whole is not None and _held(archive, whole):
         # the document is here; what its fragment names (an element, a name, a page) is not in it
-        body = (
-            f'<p class="error" role="alert">{_said(error)}.</p>'
-            f'<p>The document is here: <a href="{esc(_view(whole))}"><code>{esc(whole)}</code></a>. What the'
-            " fragment after its <code>#</code> names is not in it: check the fragment as it was cited.</p>"
-            f"{_resolve_form(name)}{_onward()}"
-        )
-        return _page("Not in this document", error.http_status, "Not in this document", body, name)
+        return _here(error, name, whole, "The document is here", ". What the fragment after its <code>#</code>"
+                     " names is not in it: check the fragment as it was cited.", "Not in this document")
     if parsed is not None and _held(archive, parsed):
         # the name is here; what the page asked of it is not (the thread of a name that is no e-mail): no
         # "check the name", no list of its own document's names suggesting the very name typed
-        body = (
-            f'<p class="error" role="alert">{_said(error)}.</p>'
-            f'<p>The name is in the archive: <a href="{esc(_view(parsed))}"><code>{esc(parsed)}</code></a>;'
-            " this page cannot show it.</p>"
-            f"{_resolve_form(name)}{_onward()}"
-        )
-        return _page("Not found", error.http_status, "Not what this page shows", body, name)
+        return _here(error, name, parsed, "The name is in the archive", "; this page cannot show it.",
+                     "Not what this page shows", title="Not found")
     heading, names = _nearest(archive, parsed) if parsed is not None else ("", [])
     items = "".join(
         f'<li><a href="{esc(_view(n))}"><code>{esc(n)}</code></a>{" — " + isolated(t) if t else ""}</li>' for n, t in names
