@@ -204,13 +204,13 @@ def test_naptr_answers_are_kept_for_their_ttl() -> None:
     records = ["--naptr-record=a.example.us,100,10,U,THTTP+N2R+N2L,!^.*$!http://127.0.0.1:8000/uri-res/N2R?\\0!",
                "--naptr-record=a.example.us,100,5,U,E2U+sip,!^.*$!sip:info@a.example.us!"]
     with dnsmasq(records, ttl=300) as node:
-        finder = NaptrFinder(node.server)
+        finder = NaptrFinder(node.server, private=True)  # a resolver at 127.0.0.1 asked too
         found = finder.services("a.example.us", URN)
         assert [(s.base, sorted(s.services)) for s in found] == [("http://127.0.0.1:8000/", ["n2l", "n2r"])]
         assert found[0].offers("N2L") and not found[0].offers("N2Ls")
     assert [s.base for s in finder.services("a.example.us", URN)] == ["http://127.0.0.1:8000/"]  # DNS gone: kept
     with dnsmasq(records, ttl=0) as node:
-        uncached = NaptrFinder(node.server)
+        uncached = NaptrFinder(node.server, private=True)
         assert len(uncached.services("a.example.us", URN)) == 1
     assert uncached.services("a.example.us", URN) == []  # TTL 0: asked again, and the server is gone
 
@@ -225,6 +225,21 @@ def test_naptr_of_an_answer_of_more_records_than_are_read_are_the_best_ones() ->
         found = NaptrFinder(node.server).services("a.example.us", URN)
     assert [s.base for s in found] == [f"http://r{k}.example.org/" for k in range(32)]
     assert [s.preference for s in found] == list(range(32))
+
+
+def test_naptr_leaves_out_a_resolver_at_an_address_that_is_not_public() -> None:
+    """Found by an attack (2026-11-27): a stranger's zone names resolvers at this network's addresses (127.0.0.1,
+    169.254.169.254, 10.0.0.5:6379), which the resolver probed with a TCP connection and sent readers to, saying
+    by its answer which ports are open. By default such a resolver is left out (every spelling of an address a
+    connection reads, and the names of this host); ``pdi serve --dns-private`` asks them (a private network's)."""
+    hosts = ["127.0.0.1:8000", "169.254.169.254", "10.0.0.5:6379", "127.1", "2130706433", "[::1]:8080",
+             "[::ffff:127.0.0.1]", "localhost:9", "a.localhost", "192.168.1.1", "93.184.215.14", "r.example.org"]
+    records = [f"--naptr-record=a.example.us,100,{k},U,THTTP+N2R,!^.*$!http://{h}/!" for k, h in enumerate(hosts)]
+    with dnsmasq(records) as node:
+        public = [s.base for s in NaptrFinder(node.server).services("a.example.us", URN)]
+        every = [s.base for s in NaptrFinder(node.server, private=True).services("a.example.us", URN)]
+    assert public == ["http://93.184.215.14/", "http://r.example.org/"]
+    assert len(every) == len(hosts)
 
 
 def test_naptr_of_an_unknown_domain_is_none() -> None:

@@ -122,7 +122,7 @@ def network(tmp_path_factory: pytest.TempPathFactory, pg_cluster: TemporaryClust
         key_url = f"{a_url}api/keys"
         _, c_reg_port = stack.enter_context(serving(
             c_location, "--registry", f"{a_url}.well-known/pdi-registry", "--registry-key", key_url))
-        _, c_dns_port = stack.enter_context(serving(c_location, "--dns", node.server))
+        _, c_dns_port = stack.enter_context(serving(c_location, "--dns", node.server, "--dns-private"))
         yield Network(a_url, b_url, f"http://127.0.0.1:{c_reg_port}/", f"http://127.0.0.1:{c_dns_port}/",
                       a_name, a_home, jws_file, other_key, a_process, c_location, node.server, a_dir, a_key)
 
@@ -198,6 +198,20 @@ def test_dns_naptr_answers_302_to_the_authority(network: Network) -> None:
     listed = get(f"{network.c_dns}uri-res/N2Ls?{network.a_name}")
     assert [u for u in listed.text.splitlines() if u and not u.startswith("#")] == [
         f"{network.a_url}uri-res/N2R?{network.a_name}"]
+
+
+def test_without_dns_private_a_resolver_at_a_loopback_address_is_neither_probed_nor_named(network: Network) -> None:
+    # the same DNS, without --dns-private: A (at 127.0.0.1, as the DNS names it) is a stranger's pointer into this
+    # resolver's own network: not sent to, not listed; the name is as unknown as any other
+    with serving(network.c_location, "--dns", network.dns_server) as (_, port):
+        base = f"http://127.0.0.1:{port}/"
+        answer = get(f"{base}uri-res/N2R?{network.a_name}")
+        assert answer.status_code == 404 and "location" not in answer.headers
+        listed = get(f"{base}uri-res/N2Ls?{network.a_name}")
+        assert network.a_url not in listed.text
+        refused = subprocess.run([sys.executable, "-m", "pdi", "serve", "--dns-private", "--archive",
+                                  network.c_location], capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 2 and "--dns-private" in refused.stderr and "--dns HOST:PORT" in refused.stderr
 
 
 def test_dns_srv_and_non_terminal_rules(network: Network) -> None:

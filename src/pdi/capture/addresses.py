@@ -139,6 +139,26 @@ def _ipv6_reason(ip: ipaddress.IPv6Address) -> str | None:
     return None
 
 
+def host_not_public(host: str) -> str | None:
+    """Why a URL's ``host`` names no public address, as a connection to it would read it: an IPv4 address in any
+    spelling ``inet_aton`` takes (``127.1``, ``0x7f.1``, ``2130706433``), an IPv6 one, or a name of this host
+    (``localhost``, ``….localhost``: RFC 6761 §6.3); ``None`` for a public address or any other name (what a name
+    resolves to is the connection's to check)."""
+    import socket
+
+    host = host.strip("[]").rstrip(".").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return "a name of this host itself"
+    try:
+        host = socket.inet_ntoa(socket.inet_aton(host))
+    except OSError:
+        pass
+    try:
+        return not_public(host)
+    except ParseError:
+        return None
+
+
 def not_public(address: str) -> str | None:
     """Why ``address`` (an IP address, perhaps with an IPv6 ``%zone``) is not public; ``None`` if it is."""
     try:

@@ -113,6 +113,10 @@ DEFAULT_CACHE_MIB = 32
 @click.option("--dns", metavar="HOST:PORT",
               help="A DNS server to ask for the NAPTR records (RFC 3404) of a series this archive does not "
               "hold and no registry names.")
+@click.option("--dns-private", is_flag=True,
+              help="Ask a resolver the DNS names at a loopback, private or link-local address too (a private "
+              "network's, or tests'); without it such a resolver is left out: a stranger's DNS zone could make "
+              "this resolver probe, and send readers into, its own network. Only with --dns.")
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="How pdi serve logs to standard error: text (uvicorn's warnings and errors), or json: one "
               "JSON object a line, each error and each request with its request id (X-Request-Id).")
@@ -136,7 +140,8 @@ def serve_cmd(
     max_upload_mib: int | None, max_connections: int, fixity_memo: float,
     replay_port: int | None, replay_origin: str | None, replay_scripts: bool, oai_admin_email: str | None,
     timemap_page: int, db_connections: int, read_url: str | None, tsa: str | None, indexer: bool,
-    registries: tuple[str, ...], registry_key: str | None, dns: str | None, log_format: str, log_file: str | None,
+    registries: tuple[str, ...], registry_key: str | None, dns: str | None, dns_private: bool, log_format: str,
+    log_file: str | None,
     access_log: str | None, metrics_token: str | None, trusted_proxies: tuple[str, ...], archive: str,
 ) -> None:
     """Serve the archive read-only: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/…, and a viewer at /.
@@ -198,7 +203,7 @@ def serve_cmd(
         from pdi.server.protocol.memento_oaipmh import check_admin_email
 
         check_admin_email(oai_admin_email)  # here, not in each worker
-    sources, finder = _federation(registries, registry_key, dns)  # refused here, before anything is served
+    sources, finder = _federation(registries, registry_key, dns, dns_private)  # refused here, before anything is served
     try:
         trusted = TrustedProxies.parse(trusted_proxies)
     except ParseError as exc:
@@ -279,8 +284,8 @@ def serve_cmd(
             drainer.wait()
 
 
-def _federation(registries: tuple[str, ...], registry_key: str | None,
-                dns: str | None) -> tuple[list[RegistrySource], NaptrFinder | None]:
+def _federation(registries: tuple[str, ...], registry_key: str | None, dns: str | None,
+                dns_private: bool = False) -> tuple[list[RegistrySource], NaptrFinder | None]:
     """The registries of --registry, each checked against --registry-key now, and --dns's finder."""
     from pdi.federation.authorities import RegistrySource, load_keys
     from pdi.federation.naptr import NaptrFinder
@@ -293,7 +298,10 @@ def _federation(registries: tuple[str, ...], registry_key: str | None,
                                  " --registry FILE|URL too, or leave it out", param_hint="--registry-key")
     keys = load_keys(registry_key) if registry_key is not None else []
     sources = [RegistrySource(where, keys) for where in registries]
-    return sources, (NaptrFinder(dns) if dns is not None else None)
+    if dns_private and dns is None:
+        raise click.BadParameter("it lets the resolvers --dns names at private addresses be asked, and no --dns is"
+                                 " given: give --dns HOST:PORT too, or leave it out", param_hint="--dns-private")
+    return sources, (NaptrFinder(dns, private=dns_private) if dns is not None else None)
 
 
 def _start_indexer(archive: str) -> subprocess.Popen[bytes]:

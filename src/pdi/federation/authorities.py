@@ -284,6 +284,9 @@ class Authorities:
         unknown, are taken to be down), so that one request waits :data:`PROBE_SECONDS` that many times at most."""
         probes = 0
         for candidate in candidates:
+            if candidate.source == "dns" and self.dns is not None and not self.dns.private and _resolves_privately(
+                    candidate.base):
+                continue  # a stranger's zone naming a host of this network: never probed, never sent to
             known = self._known(candidate.base)
             if known is None:
                 if probes >= MAX_PROBES:
@@ -300,6 +303,23 @@ class Authorities:
         with self._lock:
             kept = self._up.get(key)
         return kept[1] if kept is not None and kept[0] > time.monotonic() else None
+
+
+def _resolves_privately(base: str) -> bool:
+    """Whether ``base``'s host name resolves to an address that is not public (or to none), logged: the DNS names
+    resolvers by host names a stranger's zone may point anywhere (:attr:`NaptrFinder.private`)."""
+    from pdi.capture.addresses import not_public
+
+    host, port = _address(base)
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)}
+    except (OSError, UnicodeError):
+        return False  # no address: the probe finds it down
+    private = sorted(a for a in addresses if not_public(str(a)) is not None)
+    if private:
+        log.warning("pdi: the resolver %s the DNS names is at %s, not a public address: not asked (pdi serve"
+                    " --dns-private asks it)", base[:200], ", ".join(map(str, private[:3])))
+    return bool(private)
 
 
 def same_resolver(one: str, other: str) -> bool:

@@ -173,7 +173,7 @@ class NaptrFinder:
     """The THTTP resolvers of a URN's series, from the DNS server ``host:port`` (dnspython), answers kept for
     their TTL."""
 
-    def __init__(self, server: str, *, timeout: float = QUERY_SECONDS) -> None:
+    def __init__(self, server: str, *, timeout: float = QUERY_SECONDS, private: bool = False) -> None:
         import dns.resolver
 
         host, port = _server(server)
@@ -183,6 +183,10 @@ class NaptrFinder:
         self.resolver.timeout = timeout
         self.resolver.lifetime = timeout
         self.server = server
+        #: Whether a resolver the DNS names at an address that is not public (loopback, private, link-local) is
+        #: asked too (``pdi serve --dns-private``: a private network's, tests'); by default it is left out: a
+        #: stranger's zone names it, and this resolver would probe its own network for him.
+        self.private = private
         self._kept: dict[tuple[str, str], tuple[float, list[object]]] = {}
         self._lock = threading.Lock()
 
@@ -190,7 +194,13 @@ class NaptrFinder:
         """The resolvers the DNS names for ``urn``, starting at ``domain`` (its series), best first."""
         found: list[Service] = []
         self._follow(domain.lower().rstrip("."), urn, 0, found, [MAX_LOOKUPS, time.monotonic() + NAME_SECONDS])
-        return found
+        if self.private:
+            return found
+        from urllib.parse import urlsplit
+
+        from pdi.capture.addresses import host_not_public
+
+        return [service for service in found if host_not_public(urlsplit(service.base).hostname or "") is None]
 
     def _follow(self, domain: str, urn: str, hops: int, found: list[Service], budget: list[float]) -> None:
         records = sorted(self._records(domain, "NAPTR", budget),

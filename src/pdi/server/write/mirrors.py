@@ -27,9 +27,7 @@ registered or a peer not recorded ``404``.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import socket
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -108,15 +106,9 @@ def _public(url: str) -> str:
     ``localhost``: an announced peer is listed by ``N2Ls`` and asked by the legacy rescue (a ``GET`` whose path
     an anonymous reader chooses), ``pdi mirror audit`` and ``pdi verify --repair``. Such a peer is recorded by
     its operator (``pdi mirror add --peer``), never by a token."""
-    from pdi.capture.addresses import not_public
+    from pdi.capture.addresses import host_not_public
 
-    host = (urlsplit(url).hostname or "").rstrip(".")
-    with contextlib.suppress(OSError):  # 127.1, 0x7f.1, 2130706433: IPv4 as inet_aton (and so a connection) reads it
-        host = socket.inet_ntoa(socket.inet_aton(host))
-    try:
-        why = not_public(host)
-    except ParseError:  # a name, not an address
-        why = "a name of this host itself" if host == "localhost" or host.endswith(".localhost") else None
+    why = host_not_public(urlsplit(url).hostname or "")  # 127.1, 0x7f.1, 2130706433 as a connection reads them
     if why is not None:
         raise AccessError(f"an archive announces itself at a public address, not {url[:200]} ({why}): a peer at"
                           " such an address is recorded by this archive's operator (pdi mirror add --peer)")
