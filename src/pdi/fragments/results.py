@@ -51,13 +51,27 @@ class BufferFile(io.RawIOBase):
         self._at += count
         return count
 
+    def read(self, size: int | None = -1) -> bytes:
+        """At most ``size`` octets (all that are left when ``size`` is negative or ``None``), sliced from the
+        buffer: never ``size`` octets made ready first (``RawIOBase.read`` makes them, so a header's claim of 8 GB
+        asked for 8 GB of memory)."""
+        end = self._size if size is None or size < 0 else min(self._size, self._at + size)
+        start = min(self._at, end)
+        self._at = max(self._at, end)
+        return bytes(self._data[start:end])
+
+    def readall(self) -> bytes:
+        return self.read()
+
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        """As ``io.BytesIO`` seeks: a negative position from the start is an error, one from here or from the end
+        is the start."""
         base = {io.SEEK_SET: 0, io.SEEK_CUR: self._at, io.SEEK_END: self._size}.get(whence)
         if base is None:
             raise ValueError(f"invalid whence ({whence})")
-        if base + offset < 0:
-            raise ValueError(f"negative seek position {base + offset}")
-        self._at = base + offset
+        if whence == io.SEEK_SET and offset < 0:
+            raise ValueError(f"negative seek value {offset}")
+        self._at = max(0, base + offset)
         return self._at
 
     def tell(self) -> int:
