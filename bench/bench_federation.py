@@ -3,7 +3,7 @@
 Two resolvers on loopback (``pdi serve``): A holds a text of the series
 ``a.example.us``; C holds a text of its own series and knows A from a
 signed registry file (``--registry``, ``--registry-key``) or, in a second
-process, from NAPTR records (``--dns``) served by a dnsmasq on 127.0.0.1
+process, from NAPTR records (``--dns``, ``--dns-private``: A is on loopback) served by a dnsmasq on 127.0.0.1
 (:mod:`support.dnsnode`). Each round asks, interleaved, on one kept-alive
 connection each:
 
@@ -91,7 +91,7 @@ def main(argv: list[str]) -> int:
             [f"--naptr-record=a.example.us,100,10,U,THTTP+N2R+N2L+N2Ls,!^urn:pdi:.*$!{a_url}!"], ttl=3600))
         c_reg = stack.enter_context(serve(c_dir, "--registry", f"{work}/registry.jws",
                                           "--registry-key", f"{work}/key.json"))
-        c_dns = stack.enter_context(serve(c_dir, "--dns", node.server))
+        c_dns = stack.enter_context(serve(c_dir, "--dns", node.server, "--dns-private"))  # A is on 127.0.0.1
         clients = [stack.enter_context(httpx.Client(timeout=30)) for _ in range(3)]
         kinds: dict[str, Callable[[], object]] = {
             "registry": lambda: _redirect(clients[0], f"{c_reg}uri-res/N2L?{a_name}", a_url),
