@@ -208,17 +208,14 @@ def spaced(text: str) -> str:
     (:func:`_separators`), so that both engines read it as one; then :data:`SPACER` before and after each character
     of :data:`UNSPACED` (once between two of them; none before a combining mark, which stays with the character
     before it), so that the engines read each as a word; a text without either comes back as it is."""
-    written = text
     if not text.isascii():
         basic, beyond = _separators()
         text = basic.sub(rf"{APART}\g<0>{APART}", text)
         if _BEYOND_THE_BMP.search(text) is not None:
             text = beyond.sub(rf"{APART}\g<0>{APART}", text)
-    if _UNSPACED_CHAR.search(text) is not None:
-        text = _BESIDE_UNSPACED.sub(SPACER, text)
-    elif text is written:
-        return text
-    return _SPACER_BEFORE_MARK.sub("", text)
+    if _UNSPACED_CHAR.search(text) is None:
+        return text  # no SPACER put in: none to take out before a mark
+    return _SPACER_BEFORE_MARK.sub("", _BESIDE_UNSPACED.sub(SPACER, text))
 
 
 # --- the query ----------------------------------------------------------------------------
