@@ -21,6 +21,7 @@ through a proxy the environment names is the proxy's to bound.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterable
@@ -47,6 +48,8 @@ HTTPX_INTERNALS = {
         "sends each request through self._pool: capture's guarded pool, so no connection reaches a private"
         " address"),
 }
+
+log = logging.getLogger("pdi")
 
 _pending = threading.local()  # .by: the time.monotonic() the head being read must be read by; .seconds: its bound
 
@@ -87,14 +90,33 @@ class _Stream(httpcore.NetworkStream):
 
 
 class _Backend(httpcore.NetworkBackend):
-    """httpcore's own connections, each a :class:`_Stream`."""
+    """httpcore's own connections, each a :class:`_Stream`; with ``public_only``, made only to a public address
+    the host name resolves to (:mod:`pdi._public_connect`), else :class:`httpcore.ConnectError`."""
 
-    def __init__(self) -> None:
+    def __init__(self, public_only: bool = False) -> None:
         self._inner = httpcore.SyncBackend()
+        self._public_only = public_only
 
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                     socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None) -> httpcore.NetworkStream:
-        return _Stream(self._inner.connect_tcp(host, port, timeout, local_address, socket_options))
+        if not self._public_only:
+            return _Stream(self._inner.connect_tcp(host, port, timeout, local_address, socket_options))
+        from pdi._public_connect import NotPublicError, public_addresses
+
+        try:
+            addresses = public_addresses(host, port)
+        except NotPublicError as exc:
+            log.warning("pdi: not connecting to %s: %s", host[:200], exc)
+            raise httpcore.ConnectError(f"not connecting to {host}: {exc}") from exc
+        except OSError as exc:
+            raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
+        last: Exception = httpcore.ConnectError(f"{host} resolves to no address")
+        for address in addresses:  # the address checked, not the name again: it may resolve elsewhere by now
+            try:
+                return _Stream(self._inner.connect_tcp(address, port, timeout, local_address, socket_options))
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                last = exc
+        raise last
 
     def connect_unix_socket(self, path: str, timeout: float | None = None,
                             socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None) -> httpcore.NetworkStream:
@@ -105,10 +127,12 @@ class _Backend(httpcore.NetworkBackend):
 
 
 def client(head_seconds: float, *, by: float | None = None, limits: httpx.Limits | None = None,
-           **options: Any) -> httpx.Client:
+           public_only: bool = False, **options: Any) -> httpx.Client:
     """An :class:`httpx.Client` (``options`` as httpx takes them) whose every answer's head must be read within
     ``head_seconds`` of its request being sent, and by ``by`` (a :func:`time.monotonic` time: the redirects a
-    client follows are requests of their own), else :class:`httpx.ReadTimeout`."""
+    client follows are requests of their own), else :class:`httpx.ReadTimeout`. With ``public_only`` (a
+    stranger's host name), it connects only to public addresses, else :class:`httpx.ConnectError`, and never
+    through a proxy the environment names (which would connect wherever it was sent)."""
 
     def sent(request: httpx.Request) -> None:
         due = time.monotonic() + head_seconds
@@ -122,6 +146,8 @@ def client(head_seconds: float, *, by: float | None = None, limits: httpx.Limits
     transport._pool = httpcore.ConnectionPool(  # httpx's own pool, replaced: see the module's docstring
         ssl_context=httpx.create_ssl_context(), max_connections=limits.max_connections,
         max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
-        network_backend=_Backend())
+        network_backend=_Backend(public_only))
+    if public_only:
+        options["trust_env"] = False
     return httpx.Client(transport=transport, limits=limits, event_hooks={"request": [sent], "response": [headed]},
                         **options)

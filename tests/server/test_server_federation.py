@@ -14,6 +14,8 @@ stopped) with the registry from a file.
 from __future__ import annotations
 
 import datetime
+import json
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -118,6 +120,8 @@ def network(tmp_path_factory: pytest.TempPathFactory, pg_cluster: TemporaryClust
             "--naptr-record=down.example.us,100,10,A,THTTP+N2R+N2Ls,,localhost",
             # a non-terminal rule: the next lookup is at the replacement
             "--naptr-record=moved.example.us,100,10,,,,a.example.us",
+            # a name for this host (its /etc/hosts: loopback), not an address: known only by looking it up
+            f"--naptr-record=named.example.us,100,10,U,THTTP+N2R,!^.*$!http://{socket.gethostname()}:{a_port}/!",
         ]))
         key_url = f"{a_url}api/keys"
         _, c_reg_port = stack.enter_context(serving(
@@ -209,6 +213,14 @@ def test_without_dns_private_a_resolver_at_a_loopback_address_is_neither_probed_
         assert answer.status_code == 404 and "location" not in answer.headers
         listed = get(f"{base}uri-res/N2Ls?{network.a_name}")
         assert network.a_url not in listed.text
+        # a resolver the DNS names by a host name: what the name resolves to is checked as it is connected to
+        # (never probed there, never sent there: to this resolver it is as if down)
+        named = "urn:pdi://named.example.us/2026/11/20/1.text.1"
+        refused = get(f"{base}uri-res/N2R?{named}")
+        assert refused.status_code == 503 and "location" not in refused.headers, refused.headers
+        answer = get(f"{network.c_dns}uri-res/N2R?{named}")  # --dns-private: sent there
+        assert answer.status_code == 302, answer.text
+        assert answer.headers["location"] == f"http://{socket.gethostname()}:{network.a_url.rsplit(':', 1)[1]}uri-res/N2R?{named}"
         refused = subprocess.run([sys.executable, "-m", "pdi", "serve", "--dns-private", "--archive",
                                   network.c_location], capture_output=True, text=True, timeout=60)
         assert refused.returncode == 2 and "--dns-private" in refused.stderr and "--dns HOST:PORT" in refused.stderr
@@ -378,6 +390,39 @@ def test_legacy_rescue_asks_the_archives_its_mirrors_name_and_never_itself(netwo
         assert answer.headers["location"].startswith(f"{network.a_url}uri-res/N2R?")
         assert "this is a later capture (2026-11-21)" in answer.headers["warning"]
         assert httpx.get(answer.headers["location"], timeout=30).content == b"<h1>The White House, 2026</h1>"
+
+
+def test_legacy_rescue_asks_an_announced_peer_at_a_public_address_only(network: Network, tmp_path: Path) -> None:
+    """A peer that announced itself with a token (POST /api/mirrors) names its host; what that name resolves to is
+    its DNS's to say, then and later. This machine's own host name resolves to loopback (its /etc/hosts): announced
+    by a stranger, it is never connected to by the legacy rescue (an anonymous reader chooses the path asked);
+    recorded by the operator (pdi mirror add --peer, for any series), it is asked as before."""
+    host = socket.gethostname()
+    found = {info[4][0] for info in socket.getaddrinfo(host, 80, type=socket.SOCK_STREAM)}
+    assert "127.0.0.1" in found, f"{host} resolves to {found}: this test needs a host name for loopback"
+    a_port = network.a_url.rsplit(":", 1)[1].rstrip("/")
+    a_by_name = f"http://{host}:{a_port}"
+    d_dir = tmp_path / "d"
+    with Archive.init(str(d_dir)) as d:
+        d.add_series("d.example.us")
+        d.add_series("e.example.us")
+        _, secret = d.add_token("stranger", role="mirror", series=["d.example.us"])
+    keys = json.loads(network.a_key.read_text())
+    with serving(d_dir) as (_, d_port):
+        d_url = f"http://127.0.0.1:{d_port}/"
+        announced = httpx.post(f"{d_url}api/mirrors", json={"series": "d.example.us", "base_url": a_by_name,
+                                                             "keys": keys},
+                               headers={"Authorization": f"Bearer {secret}"}, timeout=30)
+        assert announced.status_code == 201, announced.text
+        answer = get(f"{d_url}uri-res/I2R?{LEGACY_HOME}")
+        assert answer.status_code == 404 and "location" not in answer.headers, answer.headers
+    vouched = pdi("mirror", "add", a_by_name, "--series", "e.example.us", "--peer", "--key",
+                  str(network.a_key), "--no-check", archive=d_dir)
+    assert vouched.returncode == 0, vouched.stderr
+    with serving(d_dir) as (_, d_port):  # a new resolver: the 404 above is not kept in it
+        answer = get(f"http://127.0.0.1:{d_port}/uri-res/I2R?{LEGACY_HOME}")
+        assert answer.status_code == 302, answer.text
+        assert answer.headers["location"].startswith(f"{a_by_name}/uri-res/N2R?urn:pdi://a.example.us/")
 
 
 def test_legacy_i2r_rescued_from_a_local_capture(network: Network) -> None:

@@ -129,6 +129,11 @@ class Mirroring(ArchiveBase):
             timestamp(self.now()), writer.name if writer else self.who, "mirror-remove", canonical, base_url,
             writer.address if writer else None), recorded_by=writer.name if writer else None)
 
+    def announced_peers(self) -> list[str]:
+        """The base URLs of the peers that announced themselves over HTTP with a token, not recorded by the
+        operator for any series: strangers' host names (a resolver connects to them at public addresses only)."""
+        return self.store.announced_mirrors()
+
     def mirrors(self, series: str | None = None) -> list[MirrorRecord]:
         """The recorded origins and peers (of ``series``), origins first."""
         return self.store.list_mirrors(None if series is None else canonical_series(series))

@@ -22,6 +22,7 @@ kept :data:`UP_SECONDS` when it connected, :data:`DOWN_SECONDS` when it did not.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -201,15 +202,20 @@ class Authorities:
     """The resolvers of a series: from the archive's own registry, the loaded ones, then the DNS; which are up."""
 
     def __init__(self, own: Path | None, sources: list[RegistrySource], dns: NaptrFinder | None,
-                 peers: Callable[[], Iterable[str]] | None = None) -> None:
+                 peers: Callable[[], Iterable[str]] | None = None,
+                 strangers: Callable[[], Iterable[str]] | None = None) -> None:
         self.own = own
         self.sources = sources
         self.dns = dns
         #: The other archives this one knows from its mirrors (origins and peers, ``pdi mirror add``): part of the
         #: network a capture may be asked of, after the registries' resolvers.
         self.peers = peers
+        #: Which of ``peers`` announced themselves with a token (``POST /api/mirrors``), not recorded by the
+        #: operator: connected to at public addresses only (:mod:`pdi._public_connect`), whatever their names
+        #: resolve to by then.
+        self.strangers = strangers
         self._own: tuple[tuple[int, int] | None, Registry] = (None, Registry({}))
-        self._up: dict[tuple[str, int], tuple[float, bool]] = {}
+        self._up: dict[tuple[str, int, bool], tuple[float, bool]] = {}
         self._lock = threading.Lock()
 
     def registries(self) -> list[Registry]:
@@ -245,31 +251,47 @@ class Authorities:
                     seen.setdefault(found.base, Candidate(found.base, "dns"))
         return [c for c in seen.values() if not any(same_resolver(c.base, own) for own in selves)]
 
-    def every_resolver(self) -> list[str]:
+    def every_resolver(self) -> list[tuple[str, bool]]:
         """Every resolver any registry names, for any series, then every archive the mirrors name (the network a
-        capture may be asked of)."""
-        seen: dict[str, None] = {}
+        capture may be asked of), each with whether it is a stranger's: a peer that announced itself
+        (:attr:`strangers`) and that neither a registry nor the operator named."""
+        seen: dict[str, bool] = {}
         for registry in self.registries():
             for bases in registry.series.values():
-                seen.update(dict.fromkeys(bases))
+                seen.update(dict.fromkeys(bases, False))
         if self.peers is not None:
+            strangers = set()
+            for url in self.strangers() if self.strangers is not None else ():
+                with contextlib.suppress(PDIError):
+                    strangers.add(base_url(url, "a mirror's base URL"))
             for url in self.peers():
                 try:
-                    seen.setdefault(base_url(url, "a mirror's base URL"), None)
+                    base = base_url(url, "a mirror's base URL")
                 except PDIError as exc:  # recorded by an older pdi, or by hand: skipped, said
                     log.warning("pdi: a mirror's base URL is not asked for captures: %s", exc)
-        return list(seen)
+                    continue
+                seen.setdefault(base, base in strangers)
+        return list(seen.items())
 
-    def is_up(self, base: str) -> bool:
-        """Whether ``base``'s host takes a TCP connection within :data:`PROBE_SECONDS` (kept a while)."""
-        key = host, port = _address(base)
+    def is_up(self, base: str, *, public_only: bool = False) -> bool:
+        """Whether ``base``'s host takes a TCP connection within :data:`PROBE_SECONDS` (kept a while); with
+        ``public_only`` (a stranger's host name), a connection to a public address it resolves to: a name that
+        leads elsewhere is taken to be down (and logged)."""
+        host, port = _address(base)
+        key = host, port, public_only
         now = time.monotonic()
         with self._lock:
             kept = self._up.get(key)
             if kept is not None and kept[0] > now:
                 return kept[1]
         try:
-            with socket.create_connection((host, port), timeout=PROBE_SECONDS):
+            if public_only:
+                from pdi._public_connect import connect_public
+
+                connection = connect_public(host, port, PROBE_SECONDS)
+            else:
+                connection = socket.create_connection((host, port), timeout=PROBE_SECONDS)
+            with connection:
                 up = True
         except OSError:
             up = False
@@ -284,42 +306,24 @@ class Authorities:
         unknown, are taken to be down), so that one request waits :data:`PROBE_SECONDS` that many times at most."""
         probes = 0
         for candidate in candidates:
-            if candidate.source == "dns" and self.dns is not None and not self.dns.private and _resolves_privately(
-                    candidate.base):
-                continue  # a stranger's zone naming a host of this network: never probed, never sent to
-            known = self._known(candidate.base)
+            # a stranger's zone may name a host of this network: never probed there, never sent to
+            public_only = candidate.source == "dns" and self.dns is not None and not self.dns.private
+            known = self._known(candidate.base, public_only)
             if known is None:
                 if probes >= MAX_PROBES:
                     continue
                 probes += 1
-                known = self.is_up(candidate.base)
+                known = self.is_up(candidate.base, public_only=public_only)
             if known:
                 return candidate
         return None
 
-    def _known(self, base: str) -> bool | None:
+    def _known(self, base: str, public_only: bool) -> bool | None:
         """What was last found of ``base``, while it is kept; ``None``: not known."""
-        key = _address(base)
+        key = (*_address(base), public_only)
         with self._lock:
             kept = self._up.get(key)
         return kept[1] if kept is not None and kept[0] > time.monotonic() else None
-
-
-def _resolves_privately(base: str) -> bool:
-    """Whether ``base``'s host name resolves to an address that is not public (or to none), logged: the DNS names
-    resolvers by host names a stranger's zone may point anywhere (:attr:`NaptrFinder.private`)."""
-    from pdi.capture.addresses import not_public
-
-    host, port = _address(base)
-    try:
-        addresses = {info[4][0] for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)}
-    except (OSError, UnicodeError):
-        return False  # no address: the probe finds it down
-    private = sorted(a for a in addresses if not_public(str(a)) is not None)
-    if private:
-        log.warning("pdi: the resolver %s the DNS names is at %s, not a public address: not asked (pdi serve"
-                    " --dns-private asks it)", base[:200], ", ".join(map(str, private[:3])))
-    return bool(private)
 
 
 def same_resolver(one: str, other: str) -> bool:

@@ -72,16 +72,20 @@ class RemoteCaptures:
         if day is not None:
             headers["accept-datetime"] = http_datetime(datetime.datetime.combine(day, datetime.time(), datetime.UTC))
         asked = 0
-        for base in self.authorities.every_resolver():
+        # a peer that announced itself (public_only) is asked at a public address only, whatever its name
+        # resolves to by then
+        for base, public_only in self.authorities.every_resolver():
             if asked >= MAX_ASKED or time.monotonic() > deadline:
                 break
-            if any(same_resolver(base, own) for own in selves) or not self.authorities.is_up(base):
+            if any(same_resolver(base, own) for own in selves) or not self.authorities.is_up(
+                    base, public_only=public_only):
                 continue
             asked += 1
             try:
                 seconds = min(FETCH_SECONDS, max(0.5, deadline - time.monotonic()))
                 # its head within them too (httpx bounds each read of it, not the whole: pdi._answer_head)
-                with answer_head.client(seconds, timeout=seconds, follow_redirects=False) as client, \
+                with answer_head.client(seconds, timeout=seconds, follow_redirects=False,
+                                        public_only=public_only) as client, \
                         client.stream("GET", f"{base}timegate/{url}", headers=headers) as answer:
                     # only the status and Location are read: the body, whatever its size, never is
                     status, location = answer.status_code, answer.headers.get("location", "")

@@ -229,7 +229,7 @@ def create_app(
     pages = ReaderApp(opened, work, replay)
     key = signing_key or _signing_key(opened)
     authorities = Authorities(_registry_file(opened), list(registries), dns,
-                              peers=lambda: [m.base_url for m in opened.mirrors()])
+                              peers=lambda: [m.base_url for m in opened.mirrors()], strangers=opened.announced_peers)
     elsewhere = Elsewhere(opened, resolver, authorities, base_url, key)
     resolver.elsewhere = pages.elsewhere = elsewhere
     catalogue = BrowsePages(opened)

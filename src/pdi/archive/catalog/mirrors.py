@@ -144,6 +144,15 @@ class MirrorsPart(CatalogBase):
                            " 'mirror-peer') ORDER BY id DESC", (series,))
         return next((str(who) for who, detail in rows if str(detail).startswith(said)), None)
 
+    def announced_mirrors(self) -> list[str]:
+        """The base URLs of the peers that announced themselves with a token (``POST /api/mirrors``: the latest
+        audit line recording each names a ``token:``) and that the operator recorded for no series."""
+        with self._read():
+            rows = [(str(s), str(b)) for s, b in self._query("SELECT series, base_url FROM mirrors")]
+            by = {(s, b): self._recorder(s, b) or "" for s, b in rows}
+        vouched = {b for (_, b), who in by.items() if not who.startswith("token:")}
+        return sorted({b for (_, b), who in by.items() if who.startswith("token:")} - vouched)
+
     def list_mirrors(self, series: str | None = None) -> list[MirrorRecord]:
         """Every recorded mirror (of ``series``), by series, origins first."""
         where, params = ("WHERE series = ?", (series,)) if series is not None else ("", ())
