@@ -471,6 +471,40 @@ def test_audit_reports_who_holds_which_digest(tmp_path: Path) -> None:
     assert names["page"] not in out  # the same digest on both
 
 
+def test_audit_asks_a_peer_that_announced_itself_at_a_public_address_only(tmp_path: Path) -> None:
+    """A peer a token announced names its own host: what that name resolves to is its DNS's to say. This machine's
+    host name is loopback's (its /etc/hosts): announced so, A is not connected to by the audit (unreachable, saying
+    why); once the operator records the same address (for any series), it is asked and its digests compared."""
+    import socket
+
+    from pdi.archive.tokens import Writer
+
+    host = socket.gethostname()
+    found = {info[4][0] for info in socket.getaddrinfo(host, 80, type=socket.SOCK_STREAM)}
+    assert "127.0.0.1" in found, f"{host} resolves to {found}: this test needs a host name for loopback"
+    a, names = origin(tmp_path)
+    c = tmp_path / "c"
+    with Archive.init(c) as archive:
+        archive.add_series(S)
+        archive.add_series("e.example.us")
+        archive.add(S, b"other minutes\n", format="text")
+        token, _ = archive.add_token("stranger", role="mirror", series=[S])
+    jwks = json.dumps({"keys": [json.loads(a_key(a))]})
+    with serving(a) as a_url:
+        by_name = a_url.replace("127.0.0.1", host)
+        with Archive.open(c) as archive:
+            archive.add_mirror(S, by_name, "peer", jwks, writer=Writer(token, "192.0.2.7"))
+        code, out = pdi("mirror", "audit", "--series", S, "--archive", str(c))
+        assert code == 3 and f"unreachable\t{by_name}\t" in out and "not a public address (loopback)" in out, out
+        assert "disagree\t" not in out
+        with Archive.open(c) as archive:
+            archive.add_mirror("e.example.us", by_name, "peer", jwks)  # the operator's own record of it
+        code, out = pdi("mirror", "audit", "--series", S, "--archive", str(c))
+    assert code == 3 and "unreachable\t" not in out, out
+    ours, theirs = hashlib.sha256(b"other minutes\n").hexdigest(), hashlib.sha256(BYTES["text"]).hexdigest()
+    assert f"disagree\t{names['text']}\there={ours}; {by_name}={theirs}" in out
+
+
 def test_a_name_the_origin_withdraws_is_withdrawn_on_the_mirror_at_the_next_sync(tmp_path: Path) -> None:
     a, names = origin(tmp_path)
     b = mirror(tmp_path, "b")

@@ -81,10 +81,12 @@ MAX_PART_PROBLEM = 64 << 10
 READ_AT_MOST = 1 << 20
 
 
-def _client() -> httpx.Client:
-    """A client for peers: each answer's head within :data:`HTTP_TIMEOUT` seconds (:mod:`pdi._answer_head`)."""
+def _client(*, public_only: bool = False) -> httpx.Client:
+    """A client for peers: each answer's head within :data:`HTTP_TIMEOUT` seconds (:mod:`pdi._answer_head`); with
+    ``public_only``, for peers that announced themselves: connected to at public addresses only."""
     return answer_head.client(HTTP_TIMEOUT, timeout=HTTP_TIMEOUT, follow_redirects=False, headers=IDENTITY,
-                              limits=httpx.Limits(max_connections=WORKERS * 2, max_keepalive_connections=WORKERS * 2))
+                              limits=httpx.Limits(max_connections=WORKERS * 2, max_keepalive_connections=WORKERS * 2),
+                              public_only=public_only)
 
 
 def uncoded(answer: httpx.Response, what: str) -> None:
@@ -185,23 +187,25 @@ def within(pages: Iterator[Manifest], deadline: float | None, too_long: str) -> 
             raise LimitError(too_long)
 
 
-def peer_of(record: MirrorRecord, client: httpx.Client) -> Peer:
+def peer_of(record: MirrorRecord, client: httpx.Client, *, public_only: bool = False) -> Peer:
     """The archive ``record`` names, its manifests checked with the key pinned, asked with its token if it has
-    one (:mod:`pdi.network.mirror_access`)."""
+    one (:mod:`pdi.network.mirror_access`); ``public_only``: a peer that announced itself, asked through
+    ``client`` alone (which connects to public addresses only), never over :class:`_Direct`."""
     token = None if record.token_source is None else read_token(record.token_source)
-    return Peer(record.base_url, pinned_keys(record), client, token)
+    return Peer(record.base_url, pinned_keys(record), client, token, direct=not public_only)
 
 
 class Peer:
     """Another pdi resolver at ``base`` whose manifests are checked with ``keys``, asked with ``token`` (a bearer
     token of that archive, RFC 6750 §2.1; ``None``: as anyone)."""
 
-    def __init__(self, base: str, keys: Sequence[PublicKey], client: httpx.Client, token: str | None = None) -> None:
+    def __init__(self, base: str, keys: Sequence[PublicKey], client: httpx.Client, token: str | None = None, *,
+                 direct: bool = True) -> None:
         self.base = base_url(base)
         self.keys = list(keys)
         self.client = client
         self.headers: dict[str, str] = {} if token is None else {"Authorization": f"Bearer {token}"}
-        self.direct = _Direct(self.base) if _Direct.reaches(self.base) else None
+        self.direct = _Direct(self.base) if direct and _Direct.reaches(self.base) else None
 
     def close(self) -> None:
         """Close the connections the octets were asked over (those of :attr:`client` are the client's)."""

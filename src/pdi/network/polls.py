@@ -29,7 +29,10 @@ from pdi.network.peers import Peer, _client, peer_of, within
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
 
+    import httpx
+
     from pdi.archive import Archive
+    from pdi.archive.mirroring import MirrorRecord
 
 __all__ = ["AuditReport", "Disagreement", "RepairReport", "audit", "repair"]
 
@@ -120,7 +123,9 @@ def audit(archive: Archive, series: str, tell: Callable[[Disagreement], None]) -
     report = AuditReport(records[0].series)
     whos = ["here"]  # who each row's number stands for; a peer given up keeps its number, and no row
     reached = [0]
-    with contextlib.closing(sqlite3.connect("")) as views, _client() as client:  # "": a private file on disk
+    strangers = set(archive.announced_peers())
+    with contextlib.closing(sqlite3.connect("")) as views, _client() as client, \
+            _client(public_only=True) as public:  # "": a private file on disk
         views.execute("CREATE TABLE held (name TEXT NOT NULL, who INTEGER NOT NULL, digest TEXT NOT NULL,"
                       " PRIMARY KEY (name, who)) WITHOUT ROWID")
         _keep(views, 0, _own(archive, report.series))
@@ -129,7 +134,7 @@ def audit(archive: Archive, series: str, tell: Callable[[Disagreement], None]) -
             who = len(whos)
             whos.append(record.base_url)
             try:
-                _keep(views, who, _listed(peer_of(record, client), report.series, record.base_url))
+                _keep(views, who, _listed(_peer(record, strangers, client, public), report.series, record.base_url))
             except PDIError as exc:
                 views.execute("DELETE FROM held WHERE who = ?", (who,))
                 report.unreachable.append((record.base_url, str(exc)))
@@ -146,6 +151,14 @@ def audit(archive: Archive, series: str, tell: Callable[[Disagreement], None]) -
             holders[who] = digest
         _told(report, name, holders, whos, reached, tell)
     return report
+
+
+def _peer(record: MirrorRecord, strangers: set[str], client: httpx.Client, public: httpx.Client) -> Peer:
+    """The peer ``record`` names: one that announced itself with a token (in ``strangers``) asked through
+    ``public`` (at public addresses only, whatever its host name resolves to), another through ``client``."""
+    if record.base_url in strangers:
+        return peer_of(record, public, public_only=True)
+    return peer_of(record, client)
 
 
 def _told(report: AuditReport, name: str | None, holders: dict[int, str], whos: list[str], reached: list[int],
@@ -175,7 +188,8 @@ def repair(archive: Archive, problems: Sequence[Problem]) -> RepairReport:
     names whose digest that archive's signed manifest (of the name's day, checked with its pinned key) lists as
     the catalog's; they replace the stored copy (:meth:`pdi.archive.Archive.replace_blob`, an audit line)."""
     report = RepairReport()
-    with _client() as client:
+    strangers = set(archive.announced_peers())
+    with _client() as client, _client(public_only=True) as public:
         for problem in problems:
             if problem.kind not in ("missing", "altered") or not problem.names:
                 continue
@@ -186,7 +200,7 @@ def repair(archive: Archive, problems: Sequence[Problem]) -> RepairReport:
                 series = parsed.series_name.lower()
                 for record in archive.mirrors(series):
                     try:
-                        peer = peer_of(record, client)
+                        peer = _peer(record, strangers, client, public)
                         done = _repair_from(archive, peer, name, problem.sha256, parsed.date)
                     except PDIError as exc:
                         why.append(f"{record.base_url}: {exc}")
