@@ -152,3 +152,12 @@ def test_section_3_5_a_token_of_the_earlier_form_with_a_row_number_is_bad() -> N
     assert refused.value.code == "badResumptionToken"
     assert '"urn:pdi://a.example.us/2024/01/01/7"' in base64.urlsafe_b64decode(
         Resumption("urn:pdi://a.example.us/2024/01/01/7", 100, Selection("oai_dc")).encode() + "==").decode()
+
+
+@given(st.datetimes(min_value=datetime.datetime(1, 1, 1), max_value=datetime.datetime(9999, 12, 31, 23, 59, 59),
+                    timezones=st.just(datetime.UTC)))
+def test_section_3_3_1_a_datestamp_written_is_one_read_back(moment: datetime.datetime) -> None:
+    # §3.3.1: YYYY-MM-DDThh:mm:ssZ, four digits of year however small the year (the XSD's xs:dateTime too)
+    written = oaipmh.datestamp(moment)
+    assert len(written) == len("YYYY-MM-DDThh:mm:ssZ")
+    assert parse_datestamp(written, argument="from") == (moment.replace(microsecond=0), oaipmh.GRANULARITY)

@@ -202,6 +202,16 @@ def test_selective_harvesting_by_datestamp(site: Site, args: dict[str, str], day
         assert found == [site.order[i] for i in days]
 
 
+@pytest.mark.parametrize("bound", ["0999-12-31", "0999-12-31T23:59:59Z", "0001-01-01"])
+def test_section_3_3_1_a_datestamp_of_a_year_before_1000_is_compared_as_a_date(site: Site, bound: str) -> None:
+    # every record here changed in 2024 or later: all of them are from a year before 1000, none until it
+    harvester = Sickle(f"{site.base}/oai")
+    found = [h.identifier for h in harvester.ListIdentifiers(metadataPrefix="oai_dc", **{"from": bound})]
+    assert found == [*site.order, site.capture]
+    with pytest.raises(oaiexceptions.NoRecordsMatch):
+        list(harvester.ListIdentifiers(metadataPrefix="oai_dc", until=bound))
+
+
 def test_identify_and_metadata_formats(site: Site, schema: xmlschema.XMLSchema) -> None:
     harvester = Sickle(f"{site.base}/oai")
     identity = harvester.Identify()

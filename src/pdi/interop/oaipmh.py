@@ -179,8 +179,9 @@ def parse_datestamp(text: str, *, argument: str) -> tuple[datetime.datetime, str
 
 
 def datestamp(moment: datetime.datetime) -> str:
-    """A UTC datestamp to the second (§3.3.1), the repository's granularity."""
-    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """A UTC datestamp to the second (§3.3.1), the repository's granularity: four digits of year however small
+    the year (``strftime("%Y")`` writes the year 999 as ``999`` on glibc)."""
+    return moment.astimezone(datetime.UTC).replace(microsecond=0, tzinfo=None).isoformat() + "Z"
 
 
 @dataclass(frozen=True)

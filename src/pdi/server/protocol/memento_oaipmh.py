@@ -633,9 +633,10 @@ class OAIRoutes:
             if series.lower() not in names:
                 raise oaipmh.OAIError("noRecordsMatch",
                                       f"there is no set {series[:80]!r} (each set is a series: see ListSets)")
-        # ISO 8601 UTC texts compare as the times do; a datestamp is to the second, so until runs to its end
-        since = None if start is None else start.strftime("%Y-%m-%dT%H:%M:%S.000000Z")
-        up_to = None if until is None else until.strftime("%Y-%m-%dT%H:%M:%S.999999Z")
+        # ISO 8601 UTC texts of four-digit years compare as the times do; a datestamp is to the second, so until
+        # runs to its end
+        since = None if start is None else oaipmh.datestamp(start).replace("Z", ".000000Z")
+        up_to = None if until is None else oaipmh.datestamp(until).replace("Z", ".999999Z")
         after = 0 if resumed.after is None else self._resumed_at(resumed.after)
         # one more than a page says whether a next page has any record
         changes = self.archive.changes(after=after, series=series, limit=self.page + 1, since=since, until=up_to)
