@@ -497,3 +497,33 @@ def test_a_retried_batch_with_its_key_mints_nothing_more(writable: Writable) -> 
     assert len(writable.archive.ls(series=S)) == 2
     other = _batch(writable, files[:1], **{"Idempotency-Key": "nightly-2026-11-23"})
     assert other.status_code == 422
+
+
+def _form(*parts: tuple[str, str | None, bytes], boundary: str = "b0undary") -> bytes:
+    """A multipart/form-data body (RFC 7578) of parts (name, filename or None for a field, octets), written by hand."""
+    out = b""
+    for name, filename, octets in parts:
+        disposition = f'form-data; name="{name}"' + (f'; filename="{filename}"' if filename is not None else "")
+        kind = "Content-Type: text/plain\r\n" if filename is not None else ""
+        out += f"--{boundary}\r\nContent-Disposition: {disposition}\r\n{kind}\r\n".encode() + octets + b"\r\n"
+    return out + f"--{boundary}--\r\n".encode()
+
+
+@pytest.mark.parametrize(("parts", "said"), [
+    # an item sent as a field (curl -F 'item=<b.txt' sends the file's octets with no filename): one item fewer
+    ([("item", "a.txt", b"first\n"), ("item", None, b"second\n")],
+     "part 2 (item) is a form field, not a file"),
+    ([("note", None, b"for the record"), ("item", "a.txt", b"first\n")], "part 1 (note) is a form field, not a file"),
+    # RFC 7578 §4.3: a field sent twice holds two values; the batch read the last manifest alone
+    ([("manifest", None, b'[{"format": "html"}]'), ("manifest", None, b'[{}]'), ("item", "a.txt", b"first\n")],
+     "the manifest is given 2 times (parts 1 and 2)"),
+])
+def test_a_batch_part_it_would_not_deposit_refuses_the_batch_naming_it(
+        writable: Writable, parts: list[tuple[str, str | None, bytes]], said: str) -> None:
+    before = snapshot(writable.archive)
+    answer = writable.client.post(
+        f"/api/batch?series={S}", content=_form(*parts),
+        headers=Writable.bearer(writable.deposit, **{"Content-Type": "multipart/form-data; boundary=b0undary"}))
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["detail"].startswith(said), answer.text
+    assert snapshot(writable.archive) == before

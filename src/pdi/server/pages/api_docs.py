@@ -638,7 +638,8 @@ _BATCH = Operation(
     answers={201: Answer("The items in the parts' order", _JSON, {
         "type": "object", "required": ["items"], "properties": {"items": {"type": "array", "items": _OBJECT}}})},
     errors=_WRITE, role="deposit", tag="write",
-    error_text={400: "A parameter given more than once, an item refused (item N: why), or the body malformed,"
+    error_text={400: "A parameter given more than once, an item refused (item N: why), a part that is a field but"
+                     " for one manifest (part N), or the body malformed,"
                      " cut short before its closing boundary (--BOUNDARY--) or ending before its Content-Length:"
                      " the problem says which and where, and nothing is deposited"},
 )

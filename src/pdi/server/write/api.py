@@ -22,7 +22,9 @@ transaction that makes it (who: ``token:NAME``, from which address).
 * ``POST /api/batch?series=S[&embargo=DATE]`` — many deposits, all or nothing: a
   ``multipart/form-data`` body, each file part one document (its format
   from its ``Content-Type``, or from an optional JSON ``manifest`` field
-  listing ``{"format", "id", "charset"}`` item by item). ``201`` and
+  listing ``{"format", "id", "charset"}`` item by item; any other field, an
+  item sent without a filename among them, or a second manifest is ``400``
+  naming its part). ``201`` and
   ``{"items": [{"pdi", "names", "version"}, …]}`` in the parts' order; a
   refusal names the item (``item 3: …``) and mints nothing. ``embargo``
   embargoes every item from the start (role ``curate``).
@@ -62,14 +64,14 @@ from typing import Any
 import anyio
 import anyio.from_thread
 import anyio.to_thread
-from starlette.datastructures import FormData
+from starlette.datastructures import FormData, UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from pdi import charsets, formats, untrusted_json
-from pdi._wording import plural
+from pdi._wording import plural, printable
 from pdi.archive import Archive, Content, Deposit
 from pdi.archive.tokens import Writer
 from pdi.errors import LimitError, ParseError, ScopeError, StoreError
@@ -191,8 +193,7 @@ class WriteAPI:
         if not kind.lower().startswith("multipart/form-data"):
             raise ParseError("a batch is a multipart/form-data body, one file part an item", rule="Content-Type")
         async with _whole_form(request, self.max_upload) as form:
-            manifest = _manifest(form.get("manifest"))
-            files = [value for name, value in form.multi_items() if not isinstance(value, str)]
+            manifest, files = _manifest_and_files(form)
             if not files:
                 raise ParseError("a batch needs at least one file part", rule="batch")
             if manifest is not None and len(manifest) != len(files):
@@ -494,6 +495,33 @@ def _idempotency_key(request: Request) -> str | None:
             f"Idempotency-Key must be 1 to {MAX_KEY} printable ASCII characters", rule="Idempotency-Key"
         )
     return key
+
+
+def _manifest_and_files(form: FormData) -> tuple[list[dict[str, str]] | None, list[UploadFile]]:
+    """A batch's manifest and its items (its file parts, in order); a part that is neither is a :class:`ParseError`.
+
+    A part without a filename is a field (RFC 7578 §4.2), not a file: an
+    item sent so (``curl -F 'item=<a.txt'``) would have been left out of the
+    batch, a field the batch does not take ignored, and a second manifest
+    (§4.3: a name given twice holds two values) read in place of the first.
+    """
+    manifests: list[int] = []
+    files: list[UploadFile] = []
+    for number, (name, value) in enumerate(form.multi_items(), 1):
+        if not isinstance(value, str):
+            files.append(value)
+        elif name == "manifest":
+            manifests.append(number)
+        else:
+            raise ParseError(
+                f"part {number} ({printable(name[:80])}) is a form field, not a file: an item is a file part (its"
+                " Content-Disposition has a filename: curl -F 'item=@FILE'), and the one field a batch takes is"
+                " manifest; nothing was deposited", rule="batch")
+    if len(manifests) > 1:
+        where = ", ".join(str(n) for n in manifests[:-1]) + f" and {manifests[-1]}"
+        raise ParseError(f"the manifest is given {len(manifests)} times (parts {where}): give it once; nothing"
+                         " was deposited", rule="manifest")
+    return _manifest(form.get("manifest")), files
 
 
 def _manifest(value: object) -> list[dict[str, str]] | None:
