@@ -527,3 +527,20 @@ def test_a_batch_part_it_would_not_deposit_refuses_the_batch_naming_it(
     assert answer.status_code == 400, answer.text
     assert answer.json()["detail"].startswith(said), answer.text
     assert snapshot(writable.archive) == before
+
+
+def test_a_format_added_again_with_the_same_bytes_is_200_unchanged_and_creates_nothing(writable: Writable) -> None:
+    client, token = writable.client, Writable.bearer(writable.deposit)
+    name = client.post(f"/api/deposit?series={S}&format=text", content=b"plain\n", headers=token).json()["pdi"]
+    html = b"<!DOCTYPE html><title>t</title><p>plain"
+    first = client.post(f"/api/format?pdi={name}&format=html", content=html, headers=token)
+    assert first.status_code == 201 and first.json()["unchanged"] is False
+    before = snapshot(writable.archive)[:3]  # every representation, statement and blob (the audit says "unchanged")
+    again = client.post(f"/api/format?pdi={name}&format=html", content=html, headers=token)
+    # RFC 9110 §15.3.2: 201 is for a resource created; the description's 200 is "nothing new stored"
+    assert again.status_code == 200, again.text
+    assert again.json() == {**first.json(), "unchanged": True}
+    assert again.headers["location"] == first.headers["location"]
+    assert snapshot(writable.archive)[:3] == before
+    other = client.post(f"/api/format?pdi={name}&format=html", content=html + b"!", headers=token)
+    assert other.status_code == 409 and snapshot(writable.archive)[:3] == before

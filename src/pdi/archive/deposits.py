@@ -562,8 +562,29 @@ class Deposits(ArchiveBase):
         The same bytes again change nothing and answer with the same name;
         ``force`` skips the content checks; ``source`` (a file name) is named
         when they refuse. ``writer``, ``idempotency_key`` and ``request`` as
-        for :meth:`deposit`.
+        for :meth:`deposit`. :meth:`deposit_format` says whether it stored it.
         """
+        return self.deposit_format(
+            pdi, content, format=format, charset=charset, force=force, source=source, progress=progress,
+            writer=writer, idempotency_key=idempotency_key, request=request,
+        )[0]
+
+    def deposit_format(
+        self,
+        pdi: PDI | str,
+        content: Octets,
+        *,
+        format: str,
+        charset: str | None = None,
+        force: bool = False,
+        source: str | None = None,
+        progress: Callable[[int], None] | None = None,
+        writer: Writer | None = None,
+        idempotency_key: str | None = None,
+        request: str = "",
+    ) -> Deposit:
+        """:meth:`add_format`, answered as a deposit: the name, and ``unchanged`` when the version held the format
+        with these bytes already (nothing was stored)."""
         parsed = _document(pdi, "a new format")
         key = key_of(parsed)
         if writer is not None:
@@ -580,4 +601,4 @@ class Deposits(ArchiveBase):
         with self._staging([Content(content, format, charset, source)], force, progress) as reps:
             note = self._note(writer, "format", reps, idempotency_key, request)
             result = self.store.add_formats(key, version, reps, timestamp(self.now()), note=note)
-            return self._deposited(result, reps)[0]
+            return self._deposited(result, reps)

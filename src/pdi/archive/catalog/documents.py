@@ -352,8 +352,10 @@ class DocumentsPart(CatalogBase):
         *,
         note: WriteNote | None = None,
     ) -> DepositResult:
-        def check(lock: bool) -> tuple[None, tuple[int, list[NewRepresentation]]]:
-            return None, self._check_formats(key, version, representations, lock=lock)
+        def check(lock: bool) -> tuple[DepositResult | None, tuple[int, list[NewRepresentation]]]:
+            doc, new = self._check_formats(key, version, representations, lock=lock)
+            # every format there already with these bytes: nothing is made, as a version with the same bytes
+            return (None if new else DepositResult(key, version, unchanged=True)), (doc, new)
 
         def make(checked: tuple[int, list[NewRepresentation]]) -> DepositResult:
             self._insert_reps(checked[0], version, checked[1], at)

@@ -248,11 +248,10 @@ class WriteAPI:
         key = _idempotency_key(request)
 
         def run(body: Iterator[bytes]) -> Deposit:
-            added = self.archive.add_format(
+            return self.archive.deposit_format(
                 name, body, format=token, charset=charset, writer=writer,
                 idempotency_key=key, request=_fingerprint(request),
             )
-            return Deposit((added,))
 
         return _created(await self._streamed(request, run))
 
