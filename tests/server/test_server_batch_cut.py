@@ -167,6 +167,22 @@ def test_a_malformed_body_is_a_400_naming_it(batch: tuple[Archive, str, TestClie
     assert snapshot(archive) == before
 
 
+@pytest.mark.parametrize(("broken", "where"), [
+    # the third part's headers (httpx writes the manifest field first): a header line with no colon (RFC 5322 §2.2)
+    (lambda body: body.replace(b'filename="b.html"\r\n', b'filename="b.html"\r\nno colon here\r\n'),
+     "in the headers of part 3"),
+    # a boundary that is not the one the Content-Type names: the body never begins
+    (lambda body: body.replace(BOUNDARY, BOUNDARY[:-1] + b"X"), "before its first boundary"),
+])
+def test_a_malformed_body_is_named_with_the_part_where_it_broke(batch: tuple[Archive, str, TestClient],
+                                                                broken: Any, where: str) -> None:
+    archive, token, client = batch
+    before = snapshot(archive)
+    answer = _post(client, token, broken(BODY))
+    assert answer.status_code == 400 and where in answer.json()["detail"], answer.text
+    assert snapshot(archive) == before
+
+
 def test_a_client_that_goes_away_before_its_content_length_deposits_nothing(
     batch: tuple[Archive, str, TestClient],
 ) -> None:

@@ -435,7 +435,7 @@ async def _whole_form(request: Request, limit: int | None = None) -> AsyncIterat
     try:
         form = await parser.parse()
     except MultiPartException as exc:
-        raise ParseError(f"the multipart body is malformed ({exc.message}); nothing was deposited",
+        raise ParseError(f"the multipart body is malformed {parser.where} ({exc.message}); nothing was deposited",
                          rule="multipart") from exc
     try:
         yield form
