@@ -544,3 +544,20 @@ def test_a_format_added_again_with_the_same_bytes_is_200_unchanged_and_creates_n
     assert snapshot(writable.archive)[:3] == before
     other = client.post(f"/api/format?pdi={name}&format=html", content=html + b"!", headers=token)
     assert other.status_code == 409 and snapshot(writable.archive)[:3] == before
+
+
+def test_a_form_sent_as_one_document_is_refused_unless_its_format_is_said(writable: Writable) -> None:
+    # curl -F file=@a.txt …/api/deposit sends a multipart/form-data envelope (RFC 7578): minted as it stood,
+    # the document's name would hold the envelope, boundary and all, for good
+    client, token = writable.client, Writable.bearer(writable.deposit)
+    before = snapshot(writable.archive)
+    for route in (f"/api/deposit?series={S}", "/api/version?pdi=" + str(writable.archive.add(S, b"v1\n", format="text")).rsplit(".", 2)[0]):
+        before = snapshot(writable.archive)
+        sent = client.post(route, files=[("file", ("a.txt", b"a document\n", "text/plain"))], headers=token)
+        assert sent.status_code == 415, sent.text
+        detail = sent.json()["detail"]
+        assert "multipart/form-data" in detail and "/api/batch" in detail and "format=form-data" in detail
+        assert snapshot(writable.archive) == before
+    said = client.post(f"/api/deposit?series={S}&format=form-data", files=[("file", ("a.txt", b"kept\n", "text/plain"))],
+                       headers=token)
+    assert said.status_code == 201 and said.json()["pdi"].endswith(".form-data.1")

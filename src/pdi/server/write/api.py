@@ -14,7 +14,9 @@ transaction that makes it (who: ``token:NAME``, from which address).
 * ``POST /api/deposit?series=S[&format=F][&id=FOREIGN_ID][&charset=C]`` —
   mint a name for today (GMT) and deposit the body as its first version.
   Without ``format`` the format is the one registered for the body's
-  ``Content-Type`` (its ``charset`` parameter is read too). ``201``,
+  ``Content-Type`` (its ``charset`` parameter is read too); a
+  ``multipart/form-data`` body (what ``curl -F`` sends) is ``415`` unless
+  ``format=`` says to keep the form itself. ``201``,
   ``Location`` the new name's ``N2R``, and ``{"pdi": NAME, "names": […],
   "version": 1, "unchanged": false}``. With an ``id`` already minted today
   whose latest version holds these bytes, nothing is stored: ``200`` and that
@@ -74,7 +76,7 @@ from pdi import charsets, formats, untrusted_json
 from pdi._wording import plural, printable
 from pdi.archive import Archive, Content, Deposit
 from pdi.archive.tokens import Writer
-from pdi.errors import LimitError, ParseError, ScopeError, StoreError
+from pdi.errors import LimitError, ParseError, ScopeError, StoreError, UnsupportedError
 from pdi.server.http.bodies import read_body
 from pdi.server.http.params import flag, integer, only, optional, required
 from pdi.server.http.problems import Problem
@@ -325,6 +327,13 @@ class WriteAPI:
             media_type = request.headers.get("content-type")
             if not media_type:
                 raise ParseError("give format= or the body's Content-Type", rule="format")
+            if formats.split_media_type(media_type)[0] == "multipart/form-data":
+                # what curl -F sends: a form (RFC 7578) around the document, kept as it stood for good
+                raise UnsupportedError(
+                    "the body is a multipart/form-data form (curl -F sends one), not a document: send the document"
+                    " itself with its own Content-Type (curl --data-binary @FILE -H 'Content-Type: text/plain'),"
+                    " several documents as the file parts of POST /api/batch, or give format=form-data to keep the"
+                    " form itself")
             token = formats.token_for(media_type)
             if charset is None:
                 charset = formats.split_media_type(media_type)[1]
