@@ -26,7 +26,14 @@ def sends_content(headers: Iterable[tuple[bytes, bytes]]) -> bool:
 
 
 async def read_body(request: Request, limit: int, too_large: str) -> bytes:
-    """The body of ``request``; a :class:`~pdi.errors.LimitError` saying ``too_large`` past ``limit`` octets."""
+    """The body of ``request``; a :class:`~pdi.errors.LimitError` saying ``too_large`` past ``limit`` octets.
+
+    A ``Content-Length`` past the bound is refused before any octet is read, so a client that sent ``Expect:
+    100-continue`` is answered ``413`` in place of ``100 Continue`` (RFC 9110 §10.1.1) and sends nothing more.
+    """
+    declared = request.headers.get("content-length", "")
+    if declared.isascii() and declared.isdigit() and int(declared) > limit:
+        raise LimitError(too_large)
     parts: list[bytes] = []
     seen = 0
     async for piece in request.stream():

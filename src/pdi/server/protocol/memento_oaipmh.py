@@ -85,6 +85,7 @@ from pdi.interop.memento import (
     timemap,
     timemap_pages,
 )
+from pdi.server.http.bodies import read_body
 from pdi.server.http.problems import Problem
 from pdi.server.process.limits import TIMEMAP_PAGE, WorkLimits
 from pdi.server.protocol.rfc2169 import n2r_url, rfc2169_query, sturdy, urn_from_query
@@ -571,11 +572,7 @@ class OAIRoutes:
         pairs: list[tuple[str, str]]
         if request.method == "POST":
             kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-            body = b""
-            async for piece in request.stream():
-                body += piece
-                if len(body) > MAX_OAI_FORM:
-                    raise Problem(413, "too large", f"an OAI-PMH request body is at most {MAX_OAI_FORM} octets")
+            body = await read_body(request, MAX_OAI_FORM, f"an OAI-PMH request body is at most {MAX_OAI_FORM} octets")
             if body and kind != "application/x-www-form-urlencoded":
                 raise Problem(415, "unsupported media type",
                               "an OAI-PMH POST carries its arguments as application/x-www-form-urlencoded")
