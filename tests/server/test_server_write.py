@@ -499,6 +499,23 @@ def test_a_retried_batch_with_its_key_mints_nothing_more(writable: Writable) -> 
     assert other.status_code == 422
 
 
+def test_a_batch_under_a_used_key_with_other_ids_in_its_manifest_is_422_not_the_first_answer(
+        writable: Writable) -> None:
+    # the manifest is part of the body: the same files under other names is another request (the draft: 422)
+    files = [("a.txt", b"one\n", "text/plain"), ("b.txt", b"two\n", "text/plain")]
+    key = {"Idempotency-Key": "ids-2026-11-27"}
+    first = _batch(writable, files, manifest=[{"id": "case-1"}, {"id": "case-2"}], **key)
+    assert first.status_code == 201, first.text
+    before = snapshot(writable.archive)
+    for manifest in ([{"id": "case-3"}, {"id": "case-4"}], [{"id": "case-1"}, {}], None):
+        other = _batch(writable, files, manifest=manifest, **key)
+        assert other.status_code == 422, (manifest, other.text)
+        assert "idempotent-replayed" not in other.headers
+    again = _batch(writable, files, manifest=[{"id": "case-1"}, {"id": "case-2"}], **key)
+    assert again.status_code == 201 and again.json() == first.json() and again.headers["idempotent-replayed"] == "true"
+    assert snapshot(writable.archive) == before
+
+
 def _form(*parts: tuple[str, str | None, bytes], boundary: str = "b0undary") -> bytes:
     """A multipart/form-data body (RFC 7578) of parts (name, filename or None for a field, octets), written by hand."""
     out = b""

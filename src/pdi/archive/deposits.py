@@ -357,7 +357,10 @@ class Deposits(ArchiveBase):
             if kept:
                 everything = [rep for reps in staged if reps is not None for rep in reps]
                 now = self.now()
-                note = self._note(writer, "deposit", everything, idempotency_key, request, embargo,
+                # what the items are besides their octets (a foreign id, how many formats) is the request too: the
+                # same files under other names is another request, never the first one's answer again
+                shape = "".join(f"\nitem {checked[i] or ''} {len(staged[i] or [])}" for i in kept)
+                note = self._note(writer, "deposit", everything, idempotency_key, request + shape, embargo,
                                   [[rep.format for rep in staged[i] or []] for i in kept])
                 entries = [(checked[i], staged[i] or []) for i in kept]
                 days = [items[i].day for i in kept]
