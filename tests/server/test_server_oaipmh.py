@@ -362,6 +362,15 @@ def test_a_post_that_is_not_a_form_is_refused(site: Site) -> None:
     assert huge.status_code == 413
 
 
+def test_a_post_whose_form_is_not_utf_8_is_a_bad_argument_saying_so(site: Site, schema: xmlschema.XMLSchema) -> None:
+    # §3.1.1.2: a POST's arguments are a form (application/x-www-form-urlencoded, UTF-8); its verb is there, so the
+    # error is in its arguments, not a missing verb
+    posted = httpx.post(f"{site.base}/oai", content=b"verb=Identify&x=caf\xe9",
+                        headers={"Content-Type": "application/x-www-form-urlencoded"})
+    error = valid(schema, posted)["error"][0]
+    assert error["@code"] == "badArgument" and "UTF-8" in error["$"] and "octet 19" in error["$"], error
+
+
 def test_an_admin_address_the_schema_refuses_is_refused_at_start(tmp_path: Path) -> None:
     import subprocess
     import sys

@@ -570,6 +570,7 @@ class OAIRoutes:
         base = (self.base_url if self.base_url is not None else str(request.base_url)).rstrip("/") + "/oai"
         now = self.archive.now().astimezone(datetime.UTC).replace(microsecond=0)  # the archive's clock
         pairs: list[tuple[str, str]]
+        unreadable: oaipmh.OAIError | None = None
         if request.method == "POST":
             kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
             body = await read_body(request, MAX_OAI_FORM, f"an OAI-PMH request body is at most {MAX_OAI_FORM} octets")
@@ -578,12 +579,15 @@ class OAIRoutes:
                               "an OAI-PMH POST carries its arguments as application/x-www-form-urlencoded")
             try:
                 pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
-            except UnicodeDecodeError:
-                pairs = [("verb", "")]  # not UTF-8: read as no verb
+            except UnicodeDecodeError as wrong:  # its arguments cannot be read: a badArgument saying where
+                pairs, unreadable = [], oaipmh.OAIError(
+                    "badArgument", f"the form is not UTF-8 (§3.1.1.2: URL-encoded UTF-8): octet {wrong.start} is not")
         else:
             pairs = list(request.query_params.multi_items())
         parsed: oaipmh.Request | None = None
         try:
+            if unreadable is not None:
+                raise unreadable
             parsed = oaipmh.parse_request(pairs)
             # a list may read many documents' stamps: it runs within the resolver's work limits
             element = await self.work.run(self.answer, parsed, base)
