@@ -247,7 +247,7 @@ def split_media_type(media_type: str) -> tuple[str, str | None]:
     """``major/minor`` lower-cased, and the charset parameter if one is given."""
     if not isinstance(media_type, str):
         raise UnsupportedError(f"not a media type: {media_type!r}")
-    head, *params = media_type.split(";")
+    head, *params = _split_parameters(media_type)
     mt = head.strip().lower()
     major, slash, minor = mt.partition("/")
     if not slash or not major or not minor or any(c.isspace() for c in mt):
@@ -259,8 +259,54 @@ def split_media_type(media_type: str) -> tuple[str, str | None]:
             if charset is not None:  # which one would be meant? (RFC 6838 §4.3: an error)
                 raise UnsupportedError(f"{media_type!r} gives its charset twice: a parameter is given once"
                                        " (RFC 6838 §4.3)")
-            charset = value.strip().strip('"')
+            charset = _parameter_value(value.strip(), media_type)
     return mt, charset
+
+
+def _split_parameters(media_type: str) -> list[str]:
+    """``media_type`` cut at each ``;`` outside a quoted string (where a backslash quotes the character after it)."""
+    if '"' not in media_type:
+        return media_type.split(";")
+    pieces, start, quoted, at = [], 0, False, 0
+    while at < len(media_type):
+        c = media_type[at]
+        if quoted and c == "\\":
+            at += 1
+        elif c == '"':
+            quoted = not quoted
+        elif c == ";" and not quoted:
+            pieces.append(media_type[start:at])
+            start = at + 1
+        at += 1
+    pieces.append(media_type[start:])
+    return pieces
+
+
+def _parameter_value(value: str, media_type: str) -> str:
+    """A parameter's value as RFC 9110 §5.6.6 writes it: a token, or a quoted string (§5.6.4: ``"…"``, a
+    backslash quoting the character after it) read without its quotes; :class:`UnsupportedError` naming what is
+    wrong otherwise (a quote not closed, text after the closing one, a quote or a space inside a token)."""
+    if not value.startswith('"'):
+        if not value or any(c in value for c in '"\\ \t'):
+            raise UnsupportedError(f"{media_type!r}: a parameter's value is a token or a quoted string"
+                                   f" (RFC 9110 §5.6.6), not {value!r}")
+        return value
+    read: list[str] = []
+    at = 1
+    while at < len(value):
+        c = value[at]
+        if c == "\\" and at + 1 < len(value):
+            read.append(value[at + 1])
+            at += 2
+            continue
+        if c == '"':
+            if at != len(value) - 1:
+                raise UnsupportedError(f"{media_type!r}: text after the quoted string {value[:at + 1]!r}"
+                                       " (RFC 9110 §5.6.4)")
+            return "".join(read)
+        read.append(c)
+        at += 1
+    raise UnsupportedError(f"{media_type!r}: the quoted string {value!r} is not closed (RFC 9110 §5.6.4)")
 
 
 def _charset_name(charset: str) -> str | None:

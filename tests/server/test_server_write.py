@@ -578,3 +578,28 @@ def test_a_form_sent_as_one_document_is_refused_unless_its_format_is_said(writab
     said = client.post(f"/api/deposit?series={S}&format=form-data", files=[("file", ("a.txt", b"kept\n", "text/plain"))],
                        headers=token)
     assert said.status_code == 201 and said.json()["pdi"].endswith(".form-data.1")
+
+
+def test_a_body_curl_sent_as_a_form_says_how_to_send_it(writable: Writable) -> None:
+    # curl --data-binary @a.txt, without -H 'Content-Type: …', labels the body application/x-www-form-urlencoded
+    # (curl's manual, --data): the refusal names the field to give
+    client, token = writable.client, Writable.bearer(writable.deposit)
+    before = snapshot(writable.archive)
+    sent = client.post(f"/api/deposit?series={S}", content=b"a document\n",
+                       headers={**token, "Content-Type": "application/x-www-form-urlencoded"})
+    assert sent.status_code == 415, sent.text
+    assert "curl --data-binary" in sent.json()["detail"] and "Content-Type: text/plain" in sent.json()["detail"]
+    assert snapshot(writable.archive) == before
+    said = client.post(f"/api/deposit?series={S}", content=b"a document\n",
+                       headers={**token, "Content-Type": "text/plain; charset=utf-8"})
+    assert said.status_code == 201, said.text
+
+
+def test_a_charset_whose_quoted_string_is_not_closed_is_refused_naming_it(writable: Writable) -> None:
+    client, token = writable.client, Writable.bearer(writable.deposit)
+    before = snapshot(writable.archive)
+    sent = client.post(f"/api/deposit?series={S}", content=b"a document\n",
+                       headers={**token, "Content-Type": 'text/plain; charset="utf-8'})
+    assert sent.status_code == 415, sent.text
+    assert "is not closed" in sent.json()["detail"] and "RFC 9110" in sent.json()["detail"]
+    assert snapshot(writable.archive) == before

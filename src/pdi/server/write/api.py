@@ -334,6 +334,12 @@ class WriteAPI:
                     " itself with its own Content-Type (curl --data-binary @FILE -H 'Content-Type: text/plain'),"
                     " several documents as the file parts of POST /api/batch, or give format=form-data to keep the"
                     " form itself")
+            if formats.split_media_type(media_type)[0] == "application/x-www-form-urlencoded":
+                # what curl --data-binary sends when no Content-Type is given
+                raise UnsupportedError(
+                    "the body's Content-Type is application/x-www-form-urlencoded, what curl --data-binary sends"
+                    " unless told: give the document's own (-H 'Content-Type: text/plain; charset=utf-8') or"
+                    " format=TOKEN")
             token = formats.token_for(media_type)
             if charset is None:
                 charset = formats.split_media_type(media_type)[1]
