@@ -47,7 +47,8 @@ An import runs in two passes.
 The package's modules: :mod:`~pdi.interop.warc.sources` (the WARC files of a
 path: itself, or those a WACZ holds), :mod:`~pdi.interop.warc.records` (pass 1: reading and
 checking the records, the index by URL and digest), :mod:`~pdi.interop.warc.bounded`
-(warcio's reader with the bounds and the checks for a file cut short), :mod:`~pdi.interop.warc.pages`
+(warcio's reader with the bounds and the checks for a file cut short), :mod:`~pdi.interop.warc.coding`
+(a payload's transfer and content codings undone a bounded piece at a time), :mod:`~pdi.interop.warc.pages`
 (pass 2: pages and lone resources, planned and deposited), :mod:`~pdi.interop.warc.direct`
 (pass 1's fast path for plain records) and
 :mod:`~pdi.interop.warc.write` (a capture's exchanges as WARC).

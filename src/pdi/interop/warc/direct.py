@@ -12,7 +12,7 @@ member decompressed whole, each header block split whole, each digest
 (§5.8, §5.9) made in one ``hashlib`` call, and the index entries made from
 them by :func:`~pdi.interop.warc.entries._index_fields`, which warcio's
 records go through too (transfer and content codings are undone by
-warcio's own readers).
+:mod:`~pdi.interop.warc.coding`, as for warcio's records).
 
 The fast path accepts a record only when it is sure warcio, through
 :class:`~pdi.interop.warc.bounded.BoundedIterator`, reads it the same and
@@ -42,11 +42,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from warcio.bufferedreaders import BufferedReader, ChunkedDataReader
 from warcio.utils import BUFF_SIZE
 
 from pdi.errors import PDIError
 from pdi.interop.warc.bounded import EXPANSION_ALLOWANCE, ReadLimits
+from pdi.interop.warc.coding import decoded
 from pdi.interop.warc.entries import Entry, _index_fields
 from pdi.interop.warc.sources import Source
 
@@ -164,24 +164,9 @@ def _digest_right(declared: str, data: bytes | memoryview) -> None:
 
 
 def _payload_stream(payload: bytes, http: _Fields | None) -> Callable[[], BinaryIO]:
-    """The payload's stream with its codings undone, as warcio's ``ArcWarcRecord.content_stream`` makes it."""
-
-    def stream() -> BinaryIO:
-        raw = io.BytesIO(payload)
-        if http is None:
-            return raw
-        encoding = http.get_header("content-encoding")
-        if encoding:
-            encoding = encoding.lower()
-            if encoding not in BufferedReader.get_supported_decompressors():
-                encoding = None
-        if http.get_header("transfer-encoding") == "chunked":
-            return ChunkedDataReader(raw, decomp_type=encoding)  # type: ignore[no-any-return]
-        if encoding:
-            return BufferedReader(raw, decomp_type=encoding)  # type: ignore[no-any-return]
-        return raw
-
-    return stream
+    """The payload's stream with its codings undone, as :func:`~pdi.interop.warc.coding.decoded` undoes a record's
+    that warcio reads."""
+    return lambda: decoded(io.BytesIO(payload), http)
 
 
 class _Short(_NotPlain):

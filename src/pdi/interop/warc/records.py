@@ -32,6 +32,7 @@ from pdi.errors import (
     UnsupportedError,
 )
 from pdi.interop.warc.bounded import BoundedIterator, ReadLimits, Refused
+from pdi.interop.warc.coding import decoded
 from pdi.interop.warc.direct import Handover, Read, read_plain
 from pdi.interop.warc.entries import (
     _CHUNK,
@@ -158,7 +159,7 @@ class WarcIndex:
                 record = next(iter(it))
             except Exception as exc:  # any exception from warcio: see _damaged
                 raise ParseError(f"{_where(source, entry.offset, entry.uri)} cannot be read again: {exc}") from None
-            data = _drain(record.content_stream(), limit, _where(source, entry.offset, entry.uri), keep=True)
+            data = _drain(decoded(record.raw_stream, record.http_headers), limit, _where(source, entry.offset, entry.uri), keep=True)
             it.close()
         assert isinstance(data, bytes)
         return data
@@ -176,7 +177,8 @@ class WarcIndex:
             fh.seek(entry.offset)
             it = ArchiveIterator(fh)
             try:
-                stream = next(iter(it)).content_stream()
+                record = next(iter(it))
+                stream = decoded(record.raw_stream, record.http_headers)
                 while chunk := stream.read(_CHUNK):
                     yield chunk
             except PDIError:
@@ -360,7 +362,8 @@ def _index_one(
     :func:`~pdi.interop.warc.entries._index_fields`.
     """
     return _index_fields(record.rec_type, record.rec_headers, record.http_headers, record.length,
-                         record.content_stream, source, number, offset, limit, keep, expansion)
+                         lambda: decoded(record.raw_stream, record.http_headers), source, number, offset, limit,
+                         keep, expansion)
 
 
 #: Octets of a file's start read to find its first line (decompressed, for a gzip member).

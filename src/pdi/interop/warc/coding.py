@@ -1,0 +1,275 @@
+"""A WARC record's HTTP payload with its transfer and content codings undone, a bounded piece at a time.
+
+warcio's ``ArcWarcRecord.content_stream`` reads a chunk of a ``chunked``
+payload (RFC 9112 §7.1) whole, up to 2 GiB, however long the record, and
+hands each chunk, or each 16 KiB block, to its decompressor in one call with
+no bound on what it gives: 12 KB of ``Content-Encoding: br`` made a gigabyte
+in one call, and a chunk of 10 MB of gzip ten gigabytes, before any size
+check saw the first byte. Here a chunk is read a piece at a time and every
+decompression call gives at most :data:`PIECE` octets, so a reader of the
+stream holds a piece at a time and can stop at its limit
+(:func:`~pdi.interop.warc.entries._drain`).
+
+What the stream gives is what warcio's gives for a payload in good order,
+and its guesses for one that is not are warcio's (a reader of a stranger's
+WARC expects those): a ``Transfer-Encoding`` of exactly ``chunked``; a
+payload whose first line is not a chunk's size line is read as it is (a
+server that said ``chunked`` and did not chunk); a ``Content-Encoding`` of
+``gzip``, ``deflate`` (the zlib format, else raw deflate) or ``br`` (when a
+``brotli`` module with a bounded decoder is installed), any other left as
+it is, as is a payload its coding cannot undo from its start (a server's
+mislabel); a payload that ends inside its chunk or its coded stream gives
+what it holds; what follows the end of the coded stream is left out. Where
+warcio would give a payload's octets mixed with its chunks' framing (a
+chunk that does not end in CRLF, a size line past the first that is not
+one) or cut it short without a word (a coded stream broken past its start),
+this is a :class:`DecodingError` saying where. A last chunk's trailer fields
+(RFC 9112 §7.1.2), which warcio gives as if they were payload, are read and
+left out.
+
+``br`` is undone through libbrotli's C API (``BrotliDecoderCreateInstance``,
+``BrotliDecoderDecompressStream`` with its output bound, ``BrotliDecoderGetErrorCode``,
+``BrotliDecoderErrorString``) as brotlipy binds it (its module ``brotli._brotli``:
+``lib`` and ``ffi``), since brotlipy's ``Decompressor`` gives all its output in
+one call; brotlipy is not a dependency of pdi (pywb brings it to the tests), and
+without it ``br`` is left as it is, as warcio leaves it.
+"""
+
+from __future__ import annotations
+
+import io
+import zlib
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+__all__ = ["PIECE", "DecodingError", "decoded", "decodes"]
+
+#: The most octets one read of the raw payload, or one decompression call, gives.
+PIECE = 1 << 16
+#: The longest chunk size line read (warcio reads 64 octets), and trailer field line.
+_SIZE_LINE = 64
+_TRAILER_LINE = 8 << 10
+_TRAILER_LINES = 100
+#: A chunk's largest size (warcio's bound).
+_MAX_CHUNK = 1 << 31
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+class DecodingError(ValueError):
+    """A payload whose chunks or coded stream are broken past their start (the message says where)."""
+
+
+def _brotli_lib() -> Any | None:
+    """The C API of libbrotli's decoder as brotlipy binds it (``BrotliDecoderDecompressStream`` with an output
+    bound), or ``None`` without brotlipy: warcio decodes ``br`` with whatever ``brotli`` module there is, in calls
+    without an output bound, so ``br`` is undone here only through that API, else left as it is."""
+    try:
+        from brotli import _brotli  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    lib = getattr(_brotli, "lib", None)
+    if lib is None or not hasattr(lib, "BrotliDecoderDecompressStream") or not hasattr(_brotli, "ffi"):
+        return None
+    return _brotli
+
+
+def decodes(coding: str) -> bool:
+    """Whether the content coding ``coding`` (lower case) is undone here."""
+    return coding in ("gzip", "deflate") or (coding == "br" and _brotli_lib() is not None)
+
+
+def _raw_pieces(raw: BinaryIO) -> Iterator[bytes]:
+    while piece := raw.read(PIECE):
+        yield piece
+
+
+def _dechunked(raw: BinaryIO) -> Iterator[bytes]:
+    """The data of a ``chunked`` payload (RFC 9112 §7.1), a piece at a time; the payload as it is when its first
+    line is not a chunk size line."""
+    number = 0
+    at = 0  # octets of the payload read
+    while True:
+        line = raw.readline(_SIZE_LINE)
+        size = _chunk_size(line)
+        if size is None:
+            if number == 0:  # not chunked at all, whatever the header said: read as it is (as warcio does)
+                if line:
+                    yield line
+                yield from _raw_pieces(raw)
+                return
+            raise DecodingError(f"its chunked transfer coding is broken: chunk {number + 1}, at octet {at} of"
+                                f" the payload, does not begin with a chunk size line (it begins {line[:20]!r})")
+        at += len(line)
+        number += 1
+        if size == 0:
+            _trailer(raw, at)
+            return
+        left = size
+        while left:
+            piece = raw.read(min(left, PIECE))
+            if not piece:
+                return  # the payload ends inside the chunk: what it holds (as warcio gives it)
+            left -= len(piece)
+            at += len(piece)
+            yield piece
+        end = raw.read(2)
+        if end != b"\r\n":
+            if not end:
+                return
+            raise DecodingError(f"its chunked transfer coding is broken: chunk {number}, of {size} octets, is not"
+                                f" followed by CRLF at octet {at} of the payload (but by {end!r})")
+        at += 2
+
+
+def _chunk_size(line: bytes) -> int | None:
+    """The size a chunk size line gives (``1*HEXDIG [ chunk-ext ] CRLF``, spaces around the size allowed), or
+    ``None``."""
+    if not line.endswith(b"\r\n"):
+        return None
+    digits = line[:-2].split(b";", 1)[0].strip(b" \t")
+    if not digits or not set(digits) <= _HEX or len(digits) > 16:
+        return None
+    size = int(digits, 16)
+    return size if size <= _MAX_CHUNK else None
+
+
+def _trailer(raw: BinaryIO, at: int) -> None:
+    """Read the trailer fields after the last chunk, to their empty line (or the payload's end)."""
+    for _ in range(_TRAILER_LINES):
+        line = raw.readline(_TRAILER_LINE)
+        if line in (b"\r\n", b"\n", b""):
+            return
+        if not line.endswith(b"\n"):
+            break
+    raise DecodingError(f"its chunked transfer coding is broken: the trailer after its last chunk, at octet {at}"
+                        f" of the payload, holds a line longer than {_TRAILER_LINE} octets or more than"
+                        f" {_TRAILER_LINES} lines")
+
+
+class _Zlib:
+    def __init__(self, wbits: int) -> None:
+        self.d = zlib.decompressobj(wbits)
+
+    def pieces(self, data: bytes) -> Iterator[bytes]:
+        while not self.d.eof:
+            out = self.d.decompress(data, PIECE)
+            data = self.d.unconsumed_tail
+            if out:
+                yield out
+            if not data and len(out) < PIECE:
+                return  # all input read and no output held back
+
+    @property
+    def eof(self) -> bool:
+        return self.d.eof
+
+
+class _Brotli:
+    """libbrotli's streaming decoder, through brotlipy's binding, giving at most :data:`PIECE` octets a call."""
+
+    def __init__(self) -> None:
+        binding = _brotli_lib()
+        assert binding is not None
+        self.lib, self.ffi = binding.lib, binding.ffi
+        self.state = self.ffi.gc(self.lib.BrotliDecoderCreateInstance(self.ffi.NULL, self.ffi.NULL, self.ffi.NULL),
+                                 self.lib.BrotliDecoderDestroyInstance)
+        self.out = self.ffi.new("uint8_t[]", PIECE)
+        self.eof = False
+
+    def pieces(self, data: bytes) -> Iterator[bytes]:
+        ffi, lib = self.ffi, self.lib
+        held = ffi.new("uint8_t[]", data)
+        next_in = ffi.new("uint8_t **", held)
+        available_in = ffi.new("size_t *", len(data))
+        while not self.eof:
+            next_out = ffi.new("uint8_t **", self.out)
+            available_out = ffi.new("size_t *", PIECE)
+            result = lib.BrotliDecoderDecompressStream(self.state, available_in, next_in, available_out, next_out,
+                                                       ffi.NULL)
+            if result == lib.BROTLI_DECODER_RESULT_ERROR:
+                code = lib.BrotliDecoderGetErrorCode(self.state)
+                raise zlib.error(ffi.string(lib.BrotliDecoderErrorString(code)).decode("ascii", "replace"))
+            made = PIECE - available_out[0]
+            if made:
+                yield ffi.buffer(self.out, made)[:]
+            if result == lib.BROTLI_DECODER_RESULT_SUCCESS:
+                self.eof = True
+            elif result == lib.BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT:
+                return
+
+
+def _decompressed(pieces: Iterator[bytes], coding: str, raw_deflate: bool = False) -> Iterator[bytes]:
+    """``pieces`` with the content coding ``coding`` undone; as they are when it cannot be undone from its start
+    (``deflate``: the zlib format, then raw deflate, as warcio tries them)."""
+    wbits = -zlib.MAX_WBITS if raw_deflate else zlib.MAX_WBITS | 16 if coding == "gzip" else zlib.MAX_WBITS
+    decoder: _Zlib | _Brotli = _Brotli() if coding == "br" else _Zlib(wbits)
+    fed: list[bytes] | None = []  # the input fed while there is no output yet (up to a piece), else None
+    at = 0
+    for piece in pieces:
+        try:
+            for out in decoder.pieces(piece):
+                fed = None
+                yield out
+        except zlib.error as exc:
+            if fed is None:
+                raise DecodingError(f"its Content-Encoding {coding} cannot be undone past octet {at} of the"
+                                    f" payload: {exc}") from None
+            # a mislabel (nothing decoded yet): read as it is, as warcio does
+            again = _chain([*fed, piece], pieces)
+            yield from _decompressed(again, coding, True) if coding == "deflate" and not raw_deflate else again
+            return
+        at += len(piece)
+        if fed is not None:
+            fed.append(piece)
+            if at > PIECE:
+                fed = None  # past the first piece: no longer a mislabel
+        if decoder.eof:
+            return  # what follows the coded stream is left out (as warcio does)
+
+
+def _chain(first: list[bytes], rest: Iterator[bytes]) -> Iterator[bytes]:
+    yield from first
+    yield from rest
+
+
+class _Pieces(io.RawIOBase):
+    """A readable stream of what an iterator of pieces gives."""
+
+    def __init__(self, pieces: Iterator[bytes]) -> None:
+        super().__init__()
+        self.pieces = pieces
+        self.held = b""
+        self.at = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while self.at == len(self.held):
+            piece = next(self.pieces, None)
+            if piece is None:
+                return 0
+            self.held, self.at = piece, 0
+        size = min(len(buffer), len(self.held) - self.at)
+        buffer[:size] = self.held[self.at:self.at + size]
+        self.at += size
+        return size
+
+
+def decoded(raw: BinaryIO, http: Any | None) -> BinaryIO:
+    """The payload ``raw`` (read from its start) with the codings the HTTP header fields ``http`` name undone
+    (``http``: warcio's ``StatusAndHeaders`` or one answering ``get_header`` alike; ``None``: a record with no
+    HTTP header block, read as it is)."""
+    if not http:  # (warcio's test: a record whose HTTP header block is empty has none)
+        return raw
+    coding = http.get_header("content-encoding")
+    coding = coding.lower() if coding else None
+    if coding is not None and not decodes(coding):
+        coding = None
+    chunked = http.get_header("transfer-encoding") == "chunked"
+    if not chunked and coding is None:
+        return raw
+    pieces = _dechunked(raw) if chunked else _raw_pieces(raw)
+    if coding is not None:
+        pieces = _decompressed(pieces, coding)
+    return _Pieces(pieces)  # type: ignore[return-value]  # a RawIOBase is a binary stream, not typed as BinaryIO
