@@ -146,7 +146,8 @@ def wacz_sources(
 
     def spooled(member: str, number: int) -> Callable[[], contextlib.AbstractContextManager[BinaryIO]]:
         assert spool is not None
-        copy = spool / f"wacz-{number}{''.join(Path(member).suffixes[-2:])}"
+        # named by its number alone: the entry's name is a stranger's (a suffix of 300 octets is no file name)
+        copy = spool / f"wacz-{number}{'.warc.gz' if member.lower().endswith('.gz') else '.warc'}"
         with opener(member)() as source, copy.open("wb") as out:
             try:
                 shutil.copyfileobj(source, out, 1 << 20)

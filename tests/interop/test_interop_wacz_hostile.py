@@ -1,0 +1,50 @@
+"""A stranger's WACZ whose ZIP entries' names are odd or ambiguous: read as its WARCs say, or refused naming the entry.
+
+Each WACZ is written here with the standard ``zipfile`` (whose writer puts down any name, twice if asked).
+"""
+
+from __future__ import annotations
+
+import warnings
+import zipfile
+from pathlib import Path
+
+import pytest
+from warc_builder import WarcBuilder
+
+from pdi.archive import Archive
+from pdi.interop.warc import import_warc
+
+S = "web.example.us"
+DATE = "2024-05-06T10:00:00Z"
+
+
+@pytest.fixture
+def archive(tmp_path: Path) -> Archive:
+    opened = Archive.init(tmp_path / "archive")
+    opened.add_series(S)
+    return opened
+
+
+def _warc(url: str, body: bytes) -> bytes:
+    b = WarcBuilder()
+    b.response(url, body, "text/plain", DATE)
+    return b.out.getvalue()
+
+
+def _wacz(path: Path, entries: list[tuple[str, bytes, int]]) -> Path:
+    with warnings.catch_warnings(), zipfile.ZipFile(path, "w") as zf:
+        warnings.simplefilter("ignore")  # zipfile warns of a name written twice, and writes it
+        for name, data, method in entries:
+            zf.writestr(zipfile.ZipInfo(name, (2024, 5, 6, 10, 0, 0)), data, compress_type=method)
+    return path
+
+
+def test_a_deflated_warc_with_a_long_name_is_read(archive: Archive, tmp_path: Path) -> None:
+    """The spool copy of a deflated WARC was named with the entry's own suffixes: one of 300 octets was an OSError
+    (file name too long), not an import."""
+    name = "archive/a." + "x" * 300 + ".warc"
+    wacz = _wacz(tmp_path / "long.wacz", [(name, _warc("http://example.org/a.txt", b"hello"), zipfile.ZIP_DEFLATED)])
+    done, plan = import_warc(archive, wacz, S)
+    assert [d.url for d in done] == ["http://example.org/a.txt"] and plan.skipped == []
+    assert archive.get(done[0].name).data == b"hello"
