@@ -5,6 +5,7 @@ Each WACZ is written here with the standard ``zipfile`` (whose writer puts down 
 
 from __future__ import annotations
 
+import re
 import warnings
 import zipfile
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from warc_builder import WarcBuilder
 
 from pdi.archive import Archive
+from pdi.errors import ParseError
 from pdi.interop.warc import import_warc
 
 S = "web.example.us"
@@ -48,3 +50,36 @@ def test_a_deflated_warc_with_a_long_name_is_read(archive: Archive, tmp_path: Pa
     done, plan = import_warc(archive, wacz, S)
     assert [d.url for d in done] == ["http://example.org/a.txt"] and plan.skipped == []
     assert archive.get(done[0].name).data == b"hello"
+
+
+def test_two_entries_of_one_name_are_refused_naming_both(archive: Archive, tmp_path: Path) -> None:
+    """zipfile reads the last of two entries of one name (and ``unzip`` asks which), so the WARC a WACZ holds was
+    whichever a reader picked: the package is refused, naming the entry and both offsets, and nothing imported."""
+    first = _warc("http://example.org/a.txt", b"the first")
+    wacz = _wacz(tmp_path / "twice.wacz", [
+        ("archive/data.warc.gz", first, zipfile.ZIP_STORED),
+        ("archive/data.warc.gz", _warc("http://example.org/b.txt", b"the second"), zipfile.ZIP_STORED),
+    ])
+    with zipfile.ZipFile(wacz) as zf:
+        offsets = [i.header_offset for i in zf.infolist()]
+    assert offsets[0] == 0 and offsets[1] > len(first)
+    with pytest.raises(ParseError, match=(
+            rf"twice\.wacz: two ZIP entries are named 'archive/data\.warc\.gz' \(at offsets 0 and {offsets[1]}\)")):
+        import_warc(archive, wacz, S)
+    assert archive.ls(series=S) == []
+
+
+@pytest.mark.parametrize("name", ["archive/../../etc/a.warc.gz", "/archive/a.warc.gz", "archive/..\\a.warc.gz",
+                                  "datapackage.json/../archive/a.warc.gz"])
+def test_an_entry_named_outside_the_package_is_refused(archive: Archive, tmp_path: Path, name: str) -> None:
+    wacz = _wacz(tmp_path / "out.wacz", [
+        ("archive/good.warc.gz", _warc("http://example.org/a.txt", b"good"), zipfile.ZIP_STORED),
+        (name, _warc("http://example.org/b.txt", b"bad"), zipfile.ZIP_DEFLATED),
+    ])
+    with zipfile.ZipFile(wacz) as zf:
+        (stored,) = [i for i in zf.infolist() if i.filename != "archive/good.warc.gz"]
+    with pytest.raises(ParseError, match=(
+            rf"out\.wacz: the ZIP entry {re.escape(repr(stored.filename))} at offset {stored.header_offset} is named"
+            " outside the package")):
+        import_warc(archive, wacz, S)
+    assert archive.ls(series=S) == []

@@ -100,6 +100,7 @@ def wacz_sources(
         raise UnsupportedError(f"{path} cannot be read: {exc}") from None
     if len(infos) > _MAX_MEMBERS:
         raise ParseError(f"{path} has more than {_MAX_MEMBERS} files", rule="WACZ")
+    _check_names(path, infos)
     members = {
         i.filename: i for i in infos
         if i.filename.startswith("archive/") and i.filename.lower().endswith((".warc", ".warc.gz"))
@@ -195,7 +196,10 @@ def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None,
         raise UnsupportedError(f"{path} cannot be read: {exc}") from None
     try:
         with zf:
-            listed = {i.filename: i for i in (infos if infos is not None else zf.infolist())}
+            if infos is None:
+                infos = zf.infolist()
+                _check_names(path, infos)
+            listed = {i.filename: i for i in infos}
             if "datapackage.json" not in listed:
                 return None  # nothing to check the files against: the WARCs are read as they are
             for member, cap in ((DIGEST_FILE, MAX_DIGEST_FILE), ("datapackage.json", _MAX_PACKAGE)):
@@ -217,6 +221,23 @@ def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None,
     except (NotImplementedError, RuntimeError) as exc:  # a compression method or encryption zipfile lacks
         raise UnsupportedError(f"{path}: its datapackage files cannot be read: {exc}") from None
     return checked
+
+
+def _check_names(path: str | Path, infos: list[zipfile.ZipInfo]) -> None:
+    """A :class:`~pdi.errors.ParseError` for a ZIP entry whose name says nothing sure of where it belongs: a name
+    given to two entries (which one the package holds is not said, and readers differ: zipfile takes the last),
+    or one that climbs out of the package (a ``..`` segment, or a leading ``/``: APPNOTE.TXT §4.4.17 names are
+    relative, WACZ 1.1.1 puts each file in its folder)."""
+    seen: dict[str, int] = {}
+    for info in infos:
+        name = info.filename
+        if name.startswith("/") or ".." in name.replace("\\", "/").split("/"):
+            raise ParseError(f"{path}: the ZIP entry {name[:200]!r} at offset {info.header_offset} is named outside"
+                             " the package (a '..' segment or a leading '/')", rule="WACZ")
+        if name in seen:
+            raise ParseError(f"{path}: two ZIP entries are named {name[:200]!r} (at offsets {seen[name]} and"
+                             f" {info.header_offset}): which one the package holds is not said", rule="WACZ")
+        seen[name] = info.header_offset
 
 
 def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zipfile.ZipInfo], package: bytes,
