@@ -1,19 +1,23 @@
-"""A stranger's WACZ whose ZIP entries' names are odd or ambiguous: read as its WARCs say, or refused naming the entry.
+"""A stranger's names: a WACZ whose ZIP entries' names are odd or ambiguous (read as its WARCs say, or refused naming
+the entry), and a WARC's URLs holding control characters (never echoed as they are).
 
 Each WACZ is written here with the standard ``zipfile`` (whose writer puts down any name, twice if asked).
 """
 
 from __future__ import annotations
 
+import random
 import re
 import warnings
 import zipfile
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from warc_builder import WarcBuilder
 
 from pdi.archive import Archive
+from pdi.cli import cli
 from pdi.errors import ParseError
 from pdi.interop.warc import import_warc
 
@@ -83,3 +87,23 @@ def test_an_entry_named_outside_the_package_is_refused(archive: Archive, tmp_pat
             " outside the package")):
         import_warc(archive, wacz, S)
     assert archive.ls(series=S) == []
+
+
+def test_what_import_prints_of_a_stranger_s_urls_never_drives_the_terminal(tmp_path: Path) -> None:
+    """A WARC-Target-URI holding ESC and BEL (an xterm title sequence) was echoed as it was in `not imported:` lines
+    (and `missing from …:` and `dropped:` lines); they are shown as \\x1b and \\x07, as pdi's error line shows them."""
+    location = str(tmp_path / "archive")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", location]).exit_code == 0
+    assert runner.invoke(cli, ["series", "add", S, "--archive", location]).exit_code == 0
+    evil = "http://example.org/\x1b]0;owned\x07"
+    b = WarcBuilder()
+    b.response(evil + "big", random.Random(1).randbytes(2_000_000), "application/octet-stream", DATE)  # past --max-mb 1
+    b.response(evil + "page", b'<html><img src="gone.png"></html>', "text/html", DATE)
+    warc = b.save(tmp_path / "a.warc.gz")
+    result = runner.invoke(cli, ["import", str(warc), "--series", S, "--max-mb", "1", "--archive", location])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+    assert "(http://example.org/\\x1b]0;owned\\x07big): its payload" in result.stderr
+    assert "not imported: a.warc.gz: the record at offset " in result.stderr  # the page: no MHTML can name it
+    assert "(http://example.org/\\x1b]0;owned\\x07page)" in result.stderr
