@@ -43,8 +43,15 @@ errors the parser reported.
 A stranger's document must not hang or exhaust the process, nor read what
 it should not: ``onsgmls`` runs with ``-R`` (no local file but the
 catalogs' DTDs and entities), bounded in time (:data:`MAX_SECONDS`), in
-output (:data:`MAX_OUTPUT`) and memory; a document that names an entity by
-URL (which OpenSP would fetch) is refused before it is parsed; and one whose
+output (:data:`MAX_OUTPUT`) and memory, and without the network: OpenSP fetches
+an entity whose system identifier is an ``http`` URL (OpenSP's ``sysid.htm``),
+and ``-R`` restricts files only, so ``onsgmls`` runs under a seccomp filter
+(:data:`_WITHOUT_NETWORK`, through the system's ``libseccomp``) that refuses it
+any socket. A document that names an entity by URL is refused: before it is
+parsed where the text shows it plainly, else when ``onsgmls`` reports that it
+tried (a URL spelt through character references, a comment between a
+declaration's parameters, a formal system identifier's ``<url>`` with
+attributes). One whose
 parse reports more than :data:`~pdi.fragments.markup.bounds.MAX_START_TAGS`
 elements (as HTML and XML are bounded; in SGML a few hundred octets of
 nested entities can expand to millions) is refused before its events are read.
@@ -56,6 +63,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from typing import Final
@@ -74,6 +82,41 @@ MAX_MEMORY: Final = 1024 * 1024 * 1024
 #: Where the parser may read DTDs and entities (beside the document itself).
 SGML_DIRECTORIES: Final = ("/etc/sgml", "/usr/share/sgml", "/usr/share/xml", "/var/lib/sgml-base")
 
+#: What ``onsgmls`` says when an entity names a URL: where it could not open a socket (:data:`_WITHOUT_NETWORK`),
+#: resolve a host, or read the URL at all (OpenSP's ``URLStorageMessages``).
+_URL_MESSAGE: Final = re.compile(
+    r"cannot create socket|could not resolve host|no address record for host|host \S+ not found|cannot connect to"
+    r"|only HTTP scheme supported|URL not supported|empty host in HTTP URL|port number in HTTP URL"
+    r"|invalid host number|could not get \S+ from|error connecting to"
+)
+#: Runs ``argv[1:]`` (``onsgmls``) under a seccomp filter that refuses every ``socket()`` (so no URL is fetched, no
+#: host looked up); exits 120 saying why when the filter cannot be made (no ``libseccomp.so.2``), rather than run
+#: without it. A filter outlives ``execv`` and cannot be lifted by the program it holds.
+_WITHOUT_NETWORK: Final = """
+import ctypes, errno, os, signal, sys
+def refuse(why):
+    sys.stderr.write("cannot keep onsgmls off the network: " + why + "\\n")
+    sys.stderr.flush()
+    os._exit(120)  # not 1, which is onsgmls's status for a document with errors
+for ignored in (signal.SIGXFSZ, signal.SIGPIPE):  # Python ignores them, and execv would keep that: the output bound
+    signal.signal(ignored, signal.SIG_DFL)  # must stop onsgmls, not leave it writing nothing until its time is up
+try:
+    lib = ctypes.CDLL("libseccomp.so.2", use_errno=True)
+except OSError as exc:
+    refuse(str(exc) + " (Debian: apt-get install libseccomp2)")
+lib.seccomp_init.restype = ctypes.c_void_p
+lib.seccomp_init.argtypes = [ctypes.c_uint32]
+lib.seccomp_rule_add.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint]
+lib.seccomp_load.argtypes = [ctypes.c_void_p]
+context = lib.seccomp_init(0x7FFF0000)  # SCMP_ACT_ALLOW but what is ruled out
+for call in (b"socket", b"socketpair"):
+    number = lib.seccomp_syscall_resolve_name(call)
+    if not context or number < 0 or lib.seccomp_rule_add(context, 0x00050000 | errno.EACCES, number, 0) != 0:
+        refuse("libseccomp refused the filter")
+if lib.seccomp_load(context) != 0:
+    refuse("the kernel refused the seccomp filter")
+os.execv(sys.argv[1], sys.argv[1:])
+"""
 _URL_ENTITY: Final = re.compile(r"""(?i)<url>|(?:SYSTEM|PUBLIC)\s*(?:(["'])[^"']*\1\s*)?["']\s*[a-z][a-z0-9+.-]*://""")
 _NO_DTD: Final = (
     "DTD did not contain element declaration for document type name",
@@ -157,7 +200,7 @@ def read_sgml(text: str, *, seconds: float = MAX_SECONDS) -> SgmlReading:
             "/bin/sh", "-c",
             f"ulimit -f {output_limit // 512 + 1} && ulimit -v {MAX_MEMORY // 1024} && ulimit -t {int(seconds) + 1}"
             ' && exec "$0" "$@"',
-            *command,
+            sys.executable, "-I", "-S", "-c", _WITHOUT_NETWORK, *command,
         ]
         with open(esis_path, "wb") as esis, open(errors_path, "wb") as err:
             try:
@@ -173,6 +216,12 @@ def read_sgml(text: str, *, seconds: float = MAX_SECONDS) -> SgmlReading:
         if process.returncode not in (0, 1):  # onsgmls: 1 when it reported errors; else the shell failed
             raise UnsupportedError(f"onsgmls could not run (status {process.returncode}):"
                                    f" {messages[0] if messages else 'no message'}")
+        fetched = next((m for m in messages if _URL_MESSAGE.search(m)), None)
+        if fetched is not None:
+            where = fetched.split(document + ":", 1)[-1].split(":E:", 1)[0] if document + ":" in fetched else None
+            raise UnsupportedError("the SGML document names an entity by URL"
+                                   + (f" (line {where.replace(':', ', column ')})" if where else "")
+                                   + f": pdi does not fetch it, and cannot parse it ({fetched.split(':E:')[-1].strip()})")
         count = _start_events(esis_path)
         if count > MAX_START_TAGS:  # read before one Python object is made for each
             raise LimitError(f"this SGML ({len(text):,} characters) has {count:,} elements, its entities' replacement"
