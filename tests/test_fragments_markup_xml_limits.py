@@ -111,6 +111,21 @@ def test_more_attributes_in_all_than_the_bound_are_refused() -> None:
         elt("<r>" + tag * (MAX_ATTRIBUTES // 100 + 1) + "</r>")
 
 
+def test_elements_from_entities_count_towards_the_bound_on_start_tags() -> None:
+    """Reported: an entity of 1,000 ``<x/>`` referenced through another 1,950 × 100 times, behind 8 MiB of comment
+    (expat's amplification limit lets 8 MiB grow a hundredfold), made expat call back 195 million times: 150 s of
+    processor for each elt. An entity's elements are counted as start tags are (in SGML too)."""
+    entities = "<!ENTITY a '" + "<x/>" * 1000 + "'><!ENTITY b '" + "&a;" * 100 + "'>"
+    prolog = f"<!DOCTYPE r [{entities}]><r>"
+    document = prolog + "&b;" * (MAX_START_TAGS // 100_000 + 1) + "<y/></r>"  # 100,000 x, then r and y
+    assert len(document) < 10_000 and document.count("<") - document.count("</") - document.count("<!") < 1010  # the entity's 1,000 too
+    with pytest.raises(LimitError, match=rf"this XML has more than {MAX_START_TAGS:,} elements, its entities'"
+                                         rf" replacement text counted \(at character {len(prolog)}\).*{CITE_TEXT}"):
+        elt(document)
+    within = prolog + "&a;" * 99 + "<y/></r>"  # 99,000 x, r and y: as many elements as the bound allows, and fewer
+    assert elt(within, 1, 1) == b"<y/>"
+
+
 def test_a_parse_that_failed_is_not_tried_again() -> None:
     document = ("<a>" * (MAX_DEPTH + 1) + "</a>" * (MAX_DEPTH + 1)).encode()
     markup._elements.cache_clear()

@@ -74,3 +74,10 @@ def too_many_attributes(language: str) -> LimitError:
     """The refusal of a ``language`` document of more than :data:`MAX_ATTRIBUTES` attributes in all."""
     return LimitError(f"this {language} has more than {MAX_ATTRIBUTES:,} attributes, the most element fragments"
                       f" (elt, name) are evaluated on{OTHERWISE}")
+
+
+def too_many_elements(language: str, at: int) -> LimitError:
+    """The refusal of a ``language`` document whose parse reports more than :data:`MAX_START_TAGS` elements, those
+    of its entities' replacement text counted, the last at character ``at``."""
+    return LimitError(f"this {language} has more than {MAX_START_TAGS:,} elements, its entities' replacement text"
+                      f" counted (at character {at}), more than element fragments (elt, name) are evaluated on{OTHERWISE}")

@@ -21,11 +21,13 @@ from pdi.errors import LimitError, UnsupportedError
 from pdi.fragments.markup.bounds import (
     MAX_ATTRIBUTES,
     MAX_DEPTH,
+    MAX_START_TAGS,
     MAX_TAG_ATTRIBUTES,
     check_start_tags,
     crowded_tag,
     too_deep,
     too_many_attributes,
+    too_many_elements,
 )
 from pdi.fragments.markup.element import Element
 
@@ -113,8 +115,9 @@ def xml_elements(text: str) -> list[Element]:
     A text of more than :data:`MAX_START_TAGS` start tags, or with a tag of
     more than :data:`MAX_TAG_ATTRIBUTES` attributes, is a
     :class:`~pdi.errors.LimitError` before expat starts; one nested more than
-    :data:`MAX_DEPTH` deep or of more than :data:`MAX_ATTRIBUTES` attributes
-    in all, as soon as expat meets it.
+    :data:`MAX_DEPTH` deep, of more than :data:`MAX_ATTRIBUTES` attributes
+    in all, or whose entities' replacement text brings its elements past
+    :data:`MAX_START_TAGS`, as soon as expat meets it.
     """
     import xml.parsers.expat
 
@@ -132,13 +135,16 @@ def xml_elements(text: str) -> list[Element]:
     starts: list[tuple[str, int, dict[str, str]]] = []  # name, UTF-8 index of '<', attributes
     ends: dict[int, int] = {}  # element number -> UTF-8 index where its end event came
     open_stack: list[int | None] = []
-    attributes_seen = 0
+    attributes_seen = elements_seen = 0
 
     def start(name: str, attributes: dict[str, str]) -> None:
-        nonlocal attributes_seen
+        nonlocal attributes_seen, elements_seen
         index = parser.CurrentByteIndex
         if len(open_stack) >= MAX_DEPTH:
             raise too_deep("XML", len(utf8[:index].decode("utf-8")))
+        elements_seen += 1  # an entity's elements too: expat expands 8 MiB a hundredfold, a Python call each
+        if elements_seen > MAX_START_TAGS:
+            raise too_many_elements("XML", len(utf8[:index].decode("utf-8")))
         attributes_seen += len(attributes)
         if attributes_seen > MAX_ATTRIBUTES:
             raise too_many_attributes("XML")
