@@ -8,6 +8,9 @@ never make the archive fetch anything, however its declarations spell the URL.
 from __future__ import annotations
 
 import http.server
+import json
+import subprocess
+import sys
 from typing import ClassVar
 
 import pytest
@@ -62,3 +65,46 @@ def test_without_a_seccomp_filter_onsgmls_is_not_run(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(sgml, "_WITHOUT_NETWORK", sgml._WITHOUT_NETWORK.replace("libseccomp.so.2", "libnone.so.0"))
     with pytest.raises(UnsupportedError, match=r"\(status 120\): cannot keep onsgmls off the network: libnone.so.0"):
         read_sgml("<!DOCTYPE r [<!ELEMENT r - - ANY>]>\r\n<r></r>\r\n")
+
+
+_MANY_FROM_AN_ENTITY = (
+    "<!DOCTYPE r [<!ELEMENT r - - ANY><!ELEMENT x - O EMPTY><!ELEMENT z - - (#PCDATA)><!ELEMENT p - - (#PCDATA)>"
+    '<!ENTITY a "' + "<x>" * 50 + "<z>w</z>" * 25 + '">]><r>'
+)
+
+
+def test_elements_from_an_entity_on_one_long_line_are_placed_in_one_pass() -> None:
+    """Found by an attack, 2026-11-27: each element of an entity's replacement text (not in the source) was looked
+    for from the last place found to the next line onsgmls names, the whole rest of a one-line document: 97,500
+    elements of 1,300 references before 4 MB of text took minutes. In a child, so that the old reading fails this
+    test by its timeout rather than hang the suite. The elements are onsgmls's, each of the entity's a zero-length
+    place (as the module docstring says where), and the written <p> is where it was written."""
+    code = (
+        "import json\n"
+        "from pdi.fragments.markup.sgml import read_sgml\n"
+        f"text = {_MANY_FROM_AN_ENTITY!r} + '&a;' * 1300 + 't' * 4_000_000 + '<p>end</p></r>\\r\\n'\n"
+        "reading = read_sgml(text)\n"
+        "print(json.dumps([[e.name, e.start, e.end] for e in reading.elements]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    elements = json.loads(done.stdout)
+    prolog, p_start = len(_MANY_FROM_AN_ENTITY), len(_MANY_FROM_AN_ENTITY) + 3 * 1300 + 4_000_000
+    assert [name for name, _, _ in elements] == ["R"] + (["X"] * 50 + ["Z"] * 25) * 1300 + ["P"]
+    assert elements[0][1:] == [prolog - 3, p_start + 14] and elements[-1][1:] == [p_start, p_start + 10]
+    # the first reference's elements up to its first data ("w" in the first z) stand where it does; the data
+    # of the later ones cannot be told apart, so they stand where the document's next markup (<p>) begins
+    assert [e[1:] for e in elements[1:52]] == [[prolog, prolog]] * 51
+    assert [e[1:] for e in elements[52:-1]] == [[p_start, p_start]] * (75 * 1300 - 51)
+
+
+def test_a_processing_instruction_inside_an_ignored_section_hides_nothing_of_it() -> None:
+    """ISO 8879 §10.4: an IGNORE marked section's content is not parsed, a processing instruction in it included;
+    a ``<p>`` after that instruction, still in the section, is no start tag (onsgmls reports two ``P``)."""
+    text = ("<!DOCTYPE d [<!ELEMENT d - - (p*)><!ELEMENT p - O (#PCDATA)>]>\r\n"
+            "<d><p>one <![ IGNORE [ <?pi> <p>no ]]> two<p>three</d>\r\n")
+    reading = read_sgml(text)
+    assert [(e.name, text[e.start : e.end]) for e in reading.elements] == [
+        ("D", "<d><p>one <![ IGNORE [ <?pi> <p>no ]]> two<p>three</d>"),
+        ("P", "<p>one <![ IGNORE [ <?pi> <p>no ]]> two"),
+        ("P", "<p>three"),
+    ]

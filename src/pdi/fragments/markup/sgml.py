@@ -326,10 +326,13 @@ class _Locator:
         self.pending: list[tuple[str, int]] = []  # ("start" | "end", element number) waiting for a place
         self.last_event = ""
         self.upper_line = 1
+        self.tags = _Tags("", set(), [])  # (made by run, from the names the parse reports)
+        self.slash = (0, -1)  # the last search for a NET: from where, and the first "/" there (or the end)
 
     def run(self, esis: object) -> list[Element]:
         omitted = False
         lines = [str(raw).rstrip("\n") for raw in esis]  # type: ignore[attr-defined]
+        self.tags = _Tags(self.text, {line[1:] for line in lines if line.startswith("(")}, self.unparsed)
         next_line = len(self.line_starts) + 1  # the line of the next L command after each event
         bounds = [0] * len(lines)
         for i in range(len(lines) - 1, -1, -1):
@@ -462,34 +465,81 @@ class _Locator:
         return None
 
     def _find_start(self, name: str) -> tuple[int, int, bool] | None:
-        pattern = re.compile(_COMMENT_DECLARATION + r"|<(" + re.escape(name) + r")(?=[\s>/<]|$)|<>", re.I)
         at, before = self._line()
-        for match in pattern.finditer(self.text, at):
-            if match.start() >= before:  # not on its line: from an entity's replacement text
-                return None
-            if match.group(0).startswith("<!") or self._unparsed_end(match.start()) is not None:
-                continue
-            if match.group(0) == "<>":
-                return match.start(), match.end(), False
-            after = match.end()
-            if after < len(self.text) and self.text[after] == "/":
-                return match.start(), after + 1, True
-            return match.start(), tag_end(self.text, after, unclosed=True), False
-        return None
+        found = self.tags.first(name, at, end=False)
+        if found is None or found[0] >= before:  # not on its line: from an entity's replacement text
+            return None
+        start, after = found
+        if after == start + 1:  # "<>"
+            return start, start + 2, False
+        if after < len(self.text) and self.text[after] == "/":
+            return start, after + 1, True
+        return start, tag_end(self.text, after, unclosed=True), False
 
     def _find_end(self, name: str, net: bool) -> tuple[int, int] | None:
         at, before = self._line()
         if net:
-            slash = self.text.find("/", self.cursor)
-            return None if slash < 0 or slash >= before else (slash, slash + 1)
-        pattern = re.compile(_COMMENT_DECLARATION + r"|</(?:" + re.escape(name) + r"(?=[\s>/<]|$))?", re.I)
-        for match in pattern.finditer(self.text, at):
-            if match.start() >= before:
-                return None
-            if match.group(0).startswith("</") and self._unparsed_end(match.start()) is None:
-                if match.group(0) == "</" and not self.text.startswith("</>", match.start()):
-                    continue  # the end tag of another element
-                return match.start(), tag_end(self.text, match.end(), unclosed=True)
-        return None
+            if not self.slash[0] <= self.cursor <= self.slash[1]:  # where the last search found none before it
+                next_slash = self.text.find("/", self.cursor)
+                self.slash = (self.cursor, len(self.text) if next_slash < 0 else next_slash)
+            slash = self.slash[1]
+            return None if slash >= min(before, len(self.text)) else (slash, slash + 1)
+        found = self.tags.first(name, at, end=True)
+        if found is None or found[0] >= before:
+            return None
+        return found[0], tag_end(self.text, found[1], unclosed=True)
 
 
+class _Tags:
+    """Where the start and end tags of the elements a parse reports are written in a text, found in one pass.
+
+    A tag is ``<`` or ``</`` and a name (case-insensitive, as SGML's NAMECASE GENERAL reads it) followed by a blank,
+    ``>``, ``/``, ``<`` or the end, or the empty ``<>`` and ``</>``; none is in a comment declaration or an
+    unparsed span (:func:`unparsed_spans`). Found once, so that looking for the tags of many elements that are
+    not written (an entity's) costs a binary search each, not a scan of the rest of the text each.
+    """
+
+    #: A comment declaration (skipped whole), else a tag open and the name after it.
+    _OPEN: Final = re.compile(_COMMENT_DECLARATION + r"|<(/?)([^\s>/<]*)")
+
+    def __init__(self, text: str, names: set[str], unparsed: list[tuple[int, int, bool]]) -> None:
+        import array
+
+        self._places: dict[tuple[bool, str], array.array[int]] = {}  # (end?, name) -> where each "<" is
+        self._after: dict[tuple[bool, str], array.array[int]] = {}  # ... and just after its name
+        wanted = {name.lower() for name in names} | {""}
+        span = 0
+        for match in self._OPEN.finditer(text):
+            name = match.group(2)
+            if name is None:  # a comment declaration
+                continue
+            at = match.start()
+            while span < len(unparsed) and unparsed[span][1] <= at:
+                span += 1
+            if span < len(unparsed) and unparsed[span][0] <= at:  # in a span the parser reads no markup in
+                continue
+            end = match.group(1) == "/"
+            if not name and not text.startswith(">", match.end()):
+                continue  # "<" or "</" and no name: no tag
+            key = (end, name.lower())
+            if key[1] not in wanted:
+                continue
+            if key not in self._places:
+                self._places[key], self._after[key] = array.array("q"), array.array("q")
+            self._places[key].append(at)
+            self._after[key].append(match.end())
+
+    def first(self, name: str, at: int, *, end: bool) -> tuple[int, int] | None:
+        """The first start (or ``end``) tag of element ``name``, or an empty one, at or after ``at``: where its
+        ``<`` is and where its name ends; ``None`` if there is none."""
+        import bisect
+
+        best: tuple[int, int] | None = None
+        for key in ((end, name.lower()), (end, "")):
+            places = self._places.get(key)
+            if places is None:
+                continue
+            i = bisect.bisect_left(places, at)
+            if i < len(places) and (best is None or places[i] < best[0]):
+                best = (places[i], self._after[key][i])
+        return best
