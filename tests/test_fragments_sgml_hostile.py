@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import http.server
 import json
+import pathlib
 import subprocess
 import sys
 from typing import ClassVar
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pdi.errors import UnsupportedError
 from pdi.fragments.markup.sgml import onsgmls_path, read_sgml
+from peak_memory import run_with_peak
 from support.handler_server import handler_server
 
 pytestmark = pytest.mark.skipif(onsgmls_path() is None, reason="needs OpenSP's onsgmls")
@@ -108,3 +112,44 @@ def test_a_processing_instruction_inside_an_ignored_section_hides_nothing_of_it(
         ("P", "<p>one <![ IGNORE [ <?pi> <p>no ]]> two"),
         ("P", "<p>three"),
     ]
+
+
+_PEAK = (
+    "import sys\n"
+    "from pdi.fragments.markup.sgml import read_sgml\n"
+    "print(len(read_sgml(open(sys.argv[1], encoding='utf-8', newline='').read()).elements))\n"
+)
+
+
+def test_the_parsers_output_is_not_kept_whole(tmp_path: pathlib.Path) -> None:
+    """Found by an attack, 2026-11-27: every line of onsgmls's output was kept as a Python string, and that output
+    may be 64 MiB and 16 octets for each of the document's (an attribute line for each of the 60 attributes the
+    DTD declares on each of 99,000 elements): 4 MB of SGML took 500 MiB. Only what places elements is kept now.
+    Peak memory read from the kernel for a child (tests/peak_memory.py)."""
+    small = tmp_path / "small.sgml"
+    small.write_text("<!DOCTYPE r [<!ELEMENT r - - ANY>]>\r\n<r>x</r>\r\n", newline="")
+    status, base, out = run_with_peak([sys.executable, "-c", _PEAK, str(small)], stdout=subprocess.PIPE)
+    assert (status, out) == (0, b"1\n")
+    attributes = " ".join(f"a{i} CDATA #IMPLIED" for i in range(60))
+    crowded = tmp_path / "crowded.sgml"
+    crowded.write_text(f"<!DOCTYPE r [<!ELEMENT r - - ANY><!ELEMENT x - O EMPTY><!ATTLIST x {attributes}>]>\r\n<r>"
+                       + "<x>\r\n" * 99_000 + "<!-- " + "y" * 4_000_000 + " --></r>\r\n", newline="")
+    status, peak, out = run_with_peak([sys.executable, "-c", _PEAK, str(crowded)], stdout=subprocess.PIPE)
+    assert (status, out) == (0, b"99001\n")
+    assert (peak - base) / 1024 < 150, f"4 MB of SGML took {(peak - base) / 1024:.0f} MiB more than a small one"
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 3), st.integers(65_530, 65_540), st.sampled_from(["", "x", "\\\\", "\\\\n"]))
+def test_a_long_data_line_is_blank_when_it_holds_only_record_ends_and_spaces(
+    tmp_path_factory: pytest.TempPathFactory, lines: int, length: int, tail: str,
+) -> None:
+    """ESIS (OpenSP's sgmlsout.htm): a data line escapes a record end as \\n and a backslash as \\\\. One longer
+    than a piece read is blank when all of it is; an escape cut between two pieces is still one."""
+    from pdi.fragments.markup.sgml import _esis_events
+
+    body = ("\\n" * (length // 2) + " " * (length % 2))[:length] + tail  # the piece read ends inside a "\n"
+    path = tmp_path_factory.mktemp("esis") / "esis"
+    path.write_bytes(("(R\n" + ("-" + body + "\n") * lines + ")R\n").encode())
+    blank = body.replace("\\n", "").strip() == ""
+    assert _esis_events(str(path)) == ["(R"] + ([("-" if blank else "-x")] if lines else []) + [")R"]

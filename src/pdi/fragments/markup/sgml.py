@@ -59,6 +59,8 @@ nested entities can expand to millions) is refused before its events are read.
 
 from __future__ import annotations
 
+import array
+import io
 import os
 import re
 import shutil
@@ -227,8 +229,7 @@ def read_sgml(text: str, *, seconds: float = MAX_SECONDS) -> SgmlReading:
             raise LimitError(f"this SGML ({len(text):,} characters) has {count:,} elements, its entities' replacement"
                              f" text and implied tags counted, more than the {MAX_START_TAGS:,} element fragments"
                              f" (elt, name) are evaluated on{OTHERWISE}")
-        with open(esis_path, encoding="utf-8", errors="replace") as esis_file:
-            elements = _Locator(text, document).run(esis_file)
+        elements = _Locator(text, document).run(_esis_events(esis_path))
     error_lines = [m for m in messages if ":E:" in m or ":X:" in m]
     dtd_found = not any(any(sign in m for sign in _NO_DTD) for m in messages if ":E:" in m or ":W:" in m)
     first = error_lines[0].split(":E:", 1)[-1].strip() if error_lines else None
@@ -245,6 +246,66 @@ def _start_events(path: str) -> int:
             count += (last + block).count(b"\n(")
             last = block[-1:]
     return count
+
+
+#: What :func:`_esis_events` keeps of a data line: that it holds data other than white space, or only white space.
+_DATA, _BLANK_DATA = "-x", "-"
+
+
+def _esis_events(path: str) -> list[str]:
+    """The lines of an ESIS file that place elements: ``L`` (line and file), ``o`` (omitted tag), ``(`` and ``)``,
+    and ``-`` (data) as :data:`_DATA` or :data:`_BLANK_DATA`.
+
+    Read a piece at a time, so that what is kept is a few octets for each element (whose number is bounded
+    before this is called) and not the parse's whole output (64 MiB and 16 octets for each of the document's:
+    an attribute's line for every attribute the DTD declares on every element, data expanded from entities).
+    What is left out never comes between an ``o`` and the start or end it marks (``A`` lines come before
+    the ``o``); data lines with nothing kept between them are one (what matters is whether any holds data),
+    and so are ``L`` lines (the first and last of a run: the line after the events before them, and where the
+    events after them are).
+    """
+    kept: list[str] = []
+    with open(path, "rb") as esis:
+        while line := esis.readline(1 << 16):
+            command = line[:1]
+            if command in (b"L", b"("):  # short: a line number and a file name, an element's name
+                while not line.endswith(b"\n") and (more := esis.readline(1 << 16)):
+                    line += more
+                event = line.rstrip(b"\n").decode("utf-8", "replace")
+                if command == b"L" and len(kept) >= 2 and kept[-1][0] == "L" and kept[-2][0] == "L":
+                    kept[-1] = event  # the middle of a run of L lines tells nothing
+                else:
+                    kept.append(event)
+            elif command in (b"o", b")"):
+                kept.append("o" if command == b"o" else ")" + _rest(esis, line).decode("utf-8", "replace"))
+            elif command == b"-":
+                blank = True
+                carry = b""
+                piece = line[1:]
+                while True:  # an escaped record end (\\n) may be cut between two pieces
+                    whole = carry + piece.rstrip(b"\n")
+                    carry = b"\\" if whole.endswith(b"\\") and not piece.endswith(b"\n") else b""
+                    if blank and (whole[:-1] if carry else whole).replace(b"\\n", b"").strip():
+                        blank = False
+                    if piece.endswith(b"\n") or not (piece := esis.readline(1 << 16)):
+                        break
+                if kept and kept[-1] in (_DATA, _BLANK_DATA):
+                    kept[-1] = _BLANK_DATA if blank and kept[-1] == _BLANK_DATA else _DATA
+                else:
+                    kept.append(_BLANK_DATA if blank else _DATA)
+            else:
+                _rest(esis, line)
+                if kept and kept[-1] == "o":  # (never so: but an o is for the very next event)
+                    kept.append("!")
+    return kept
+
+
+def _rest(esis: io.BufferedReader, line: bytes) -> bytes:
+    """Reads to the end of the ESIS line that ``line`` began; what is after its command, up to 64 KiB."""
+    while not line.endswith(b"\n") and (more := esis.readline(1 << 16)):
+        if len(line) < 1 << 16:
+            line += more[: (1 << 16) - len(line)]
+    return line[1:].rstrip(b"\n")
 
 
 #: A comment declaration (ISO 8879 §10.3: ``<!``, comments ``--…--`` each followed by blanks, ``>``), a comment
@@ -312,7 +373,8 @@ class _Locator:
         self.document = document
         self.unparsed = unparsed_spans(text)
         self.unparsed_starts = [start for start, _, _ in self.unparsed]
-        self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.line_starts = array.array("q", [0])  # (8 octets a line: a document may be all line ends)
+        self.line_starts.extend(m.end() for m in re.finditer("\n", text))
         self.cursor = 0
         self.line = 1
         self.in_document = True
@@ -329,9 +391,9 @@ class _Locator:
         self.tags = _Tags("", set(), [])  # (made by run, from the names the parse reports)
         self.slash = (0, -1)  # the last search for a NET: from where, and the first "/" there (or the end)
 
-    def run(self, esis: object) -> list[Element]:
+    def run(self, lines: list[str]) -> list[Element]:
+        """Place the elements of the ESIS ``lines`` (:func:`_esis_events`)."""
         omitted = False
-        lines = [str(raw).rstrip("\n") for raw in esis]  # type: ignore[attr-defined]
         self.tags = _Tags(self.text, {line[1:] for line in lines if line.startswith("(")}, self.unparsed)
         next_line = len(self.line_starts) + 1  # the line of the next L command after each event
         bounds = [0] * len(lines)
@@ -503,8 +565,6 @@ class _Tags:
     _OPEN: Final = re.compile(_COMMENT_DECLARATION + r"|<(/?)([^\s>/<]*)")
 
     def __init__(self, text: str, names: set[str], unparsed: list[tuple[int, int, bool]]) -> None:
-        import array
-
         self._places: dict[tuple[bool, str], array.array[int]] = {}  # (end?, name) -> where each "<" is
         self._after: dict[tuple[bool, str], array.array[int]] = {}  # ... and just after its name
         wanted = {name.lower() for name in names} | {""}
