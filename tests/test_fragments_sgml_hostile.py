@@ -153,3 +153,27 @@ def test_a_long_data_line_is_blank_when_it_holds_only_record_ends_and_spaces(
     path.write_bytes(("(R\n" + ("-" + body + "\n") * lines + ")R\n").encode())
     blank = body.replace("\\n", "").strip() == ""
     assert _esis_events(str(path)) == ["(R"] + ([("-" if blank else "-x")] if lines else []) + [")R"]
+
+
+@pytest.mark.parametrize("size", [1000, 2 << 20])
+def test_a_deposit_gives_onsgmls_the_deposits_time_whatever_the_size(tmp_path: pathlib.Path,
+                                                                       monkeypatch: pytest.MonkeyPatch, size: int) -> None:
+    """docs/reference/fragments.md: onsgmls has 10 s at deposit. An SGML document past 1 MiB (indexed on a thread
+    as it streams in) was given a query's 30 s."""
+    from pdi.archive import Archive, Content
+    from pdi.archive.content import ELEMENT_INDEX_SECONDS
+    from pdi.fragments.markup import sgml
+
+    given: list[float] = []
+    real = sgml.read_sgml
+
+    def spy(text: str, *, seconds: float = sgml.MAX_SECONDS) -> sgml.SgmlReading:
+        given.append(seconds)
+        return real(text, seconds=seconds)
+
+    monkeypatch.setattr(sgml, "read_sgml", spy)
+    text = "<!DOCTYPE r [<!ELEMENT r - - ANY>]>\r\n<r>" + "x" * size + "</r>\r\n"
+    with Archive.init(str(tmp_path / "a")) as archive:
+        archive.add_series("oma.eop.gov.us")
+        archive.deposit("oma.eop.gov.us", [Content(text.encode(), "sgml")])
+    assert given == [ELEMENT_INDEX_SECONDS]

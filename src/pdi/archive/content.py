@@ -592,7 +592,8 @@ class IndexBuilder:
         from pdi.fragments import build_index
 
         try:
-            self.index = build_index(self._pieces(), media_type=self.media_type, charset=self.charset)
+            self.index = build_index(self._pieces(), media_type=self.media_type, charset=self.charset,
+                                     seconds=ELEMENT_INDEX_SECONDS)  # (SGML past 1 MiB is parsed here)
         except BaseException as exc:  # reported by finish, on the depositing thread
             self._error = exc
             for _ in self._pieces():  # keep draining, so the deposit never blocks
