@@ -351,18 +351,54 @@ def build_index(
     if family != "text":
         return None
     from pdi.fragments.markup import MAX_PARSE_SECONDS, markup_kind
+    from pdi.fragments.markup.bounds import MAX_SGML_OCTETS
     from pdi.fragments.text.table import WINDOW, TextTable
 
     kind = markup_kind(media_type)
-    if kind in ("html", "xml", "xhtml") or (kind == "sgml" and _has_onsgmls()):
+    whole: Buffer | None = None
+    if kind in ("html", "xml", "xhtml"):
+        whole = source if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)) else b"".join(source)
+    elif kind == "sgml" and _has_onsgmls():
+        # held whole to be parsed, up to its bound; past it, its block table as a plain text's (elt refused)
+        found = source if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)) else _within(
+            iter(source), MAX_SGML_OCTETS)
+        if isinstance(found, _Past) or len(found) > MAX_SGML_OCTETS:
+            source = found
+        else:
+            whole = found
+    if whole is not None:
         from pdi.fragments.markup.index import ElementIndex
 
-        whole = source if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)) else b"".join(source)
         limit = MAX_PARSE_SECONDS if seconds is None else seconds
         return ElementIndex.build(whole, media_type, charset, seconds=limit).to_bytes()
     chunks = _windows(source, WINDOW) if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)) else source
     table = TextTable.from_chunks(chunks, charset)
     return None if table is None else table.to_bytes()
+
+
+class _Past:
+    """The chunks of a document found longer than a bound: those read to find it so, then the rest, unread."""
+
+    def __init__(self, read: list[bytes], rest: Iterator[bytes]) -> None:
+        self._read, self._rest = read, rest
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self._read
+        self._read = []
+        yield from self._rest
+
+
+def _within(chunks: Iterator[bytes], most: int) -> bytes | _Past:
+    """The octets of ``chunks`` joined, if there are at most ``most``; else a :class:`_Past` of them all, having
+    held no more than ``most`` and one chunk."""
+    read: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        read.append(chunk)
+        size += len(chunk)
+        if size > most:
+            return _Past(read, chunks)
+    return b"".join(read)
 
 
 def _has_onsgmls() -> bool:

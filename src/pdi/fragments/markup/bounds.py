@@ -27,6 +27,10 @@ from pdi.errors import LimitError
 #: The largest HTML or XML document element fragments are evaluated on (octets), and the largest that gets an
 #: element index at deposit (:class:`pdi.archive.content.IndexBuilder`).
 MAX_MARKUP_OCTETS: Final = 8 << 20
+#: The largest SGML document ``elt`` fragments are evaluated on, and the largest that gets an element index at
+#: deposit (a larger one gets its text's block table, as plain text does): ``onsgmls`` reads some 12 MB a second
+#: here, and the text is held whole, decoded, while it runs.
+MAX_SGML_OCTETS: Final = 32 << 20
 #: The most start tags of an HTML or XML document element fragments are evaluated on, counted before
 #: parsing: in HTML a ``<`` followed by an ASCII letter (so a few in a script or comment count too), in
 #: XML a ``<`` not followed by ``/``, ``!`` or ``?`` (start and empty-element tags, and a few in a
@@ -44,11 +48,15 @@ OTHERWISE: Final = "; char and line fragments (#char=, #line=) select its text w
 
 def check_markup_size(kind: str | None, size: int) -> None:
     """A :class:`~pdi.errors.LimitError` for an HTML or XML document (``kind`` as :func:`markup_kind` says)
-    of ``size`` octets past :data:`MAX_MARKUP_OCTETS`, said before it is read (element fragments on it are
-    refused whatever its markup). SGML is bounded by ``onsgmls``'s own limits (:mod:`pdi.fragments.markup.sgml`)."""
+    of ``size`` octets past :data:`MAX_MARKUP_OCTETS`, or an SGML one past :data:`MAX_SGML_OCTETS`, said before it
+    is read (element fragments on it are refused whatever its markup); within that, SGML is bounded by
+    ``onsgmls``'s own limits too (:mod:`pdi.fragments.markup.sgml`)."""
     if kind in ("html", "xml", "xhtml") and size > MAX_MARKUP_OCTETS:
         raise LimitError(f"this {'HTML' if kind == 'html' else 'XML'} is {size:,} octets, more than the"
                          f" {MAX_MARKUP_OCTETS >> 20} MiB element fragments (elt, name) are evaluated on{OTHERWISE}")
+    if kind == "sgml" and size > MAX_SGML_OCTETS:
+        raise LimitError(f"this SGML is {size:,} octets, more than the {MAX_SGML_OCTETS >> 20} MiB element"
+                         f" fragments (elt) are evaluated on{OTHERWISE}")
 
 
 def check_start_tags(language: str, text: str, tags: int) -> None:
