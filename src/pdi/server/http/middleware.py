@@ -33,6 +33,17 @@ class HTTPMiddleware:
 #: The Content-Security-Policy of a resolver's HTML answer that says none of who may frame it (CSP 3 §6.4.2): only a
 #: page of the resolver's own origin, as the viewer's pages and N2R's archived pages already say.
 FRAMED_HERE_ONLY = "frame-ancestors 'self'"
+#: The Content-Security-Policy of a resolver's HTML answer that has none of its own (a page with no script: the
+#: sign-in form, search, the catalogue, the API reference, an error page): no script runs, inline, injected or
+#: loaded, nor ``eval`` (CSP 3 §6.1.1, ``script-src 'none'``); everything else from the resolver alone (its own
+#: pages in frames too), inline styles (each page's ``<style>``), no plug-in, no ``<base>``, forms sent to the
+#: resolver alone, framed by its own pages alone. What a depositor or a stranger wrote is escaped on every page;
+#: this keeps a slip there from becoming a script run with a signed-in person's reads (OWASP's XSS prevention
+#: cheat sheet: CSP as defence in depth).
+PAGE_POLICY = (
+    "default-src 'self'; script-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:;"
+    " object-src 'none'; base-uri 'none'; form-action 'self'; " + FRAMED_HERE_ONLY
+)
 #: The media types of a document a browser renders in a frame, and so another site could frame to mislead.
 _PAGE_TYPES = (b"text/html", b"application/xhtml+xml")
 
@@ -40,6 +51,7 @@ _PAGE_TYPES = (b"text/html", b"application/xhtml+xml")
 class BrowserFields(HTTPMiddleware):
     """ASGI middleware: the fields every answer owes a browser that its handler did not give.
 
+    An HTML answer with no ``Content-Security-Policy`` of its own gets :data:`PAGE_POLICY` (no script runs).
     Every HTML answer says who may frame it; one that says it in none of its ``Content-Security-Policy``
     fields gets one more, :data:`FRAMED_HERE_ONLY`. A browser enforces every policy field of an answer (CSP 3
     §4.1), so the field added takes nothing from a page's own (:data:`pdi.server.pages.viewer.VIEW_POLICY`, the
@@ -60,10 +72,11 @@ class BrowserFields(HTTPMiddleware):
                 headers = message.get("headers", [])
                 kind = next((v for k, v in headers if k.lower() == b"content-type"), b"")
                 page = kind.split(b";", 1)[0].strip().lower() in _PAGE_TYPES
-                said = any(k.lower() == b"content-security-policy" and b"frame-ancestors" in v.lower()
-                           for k, v in headers)
+                policies = [v.lower() for k, v in headers if k.lower() == b"content-security-policy"]
                 added = []
-                if page and not said:
+                if page and not policies:
+                    added.append((b"content-security-policy", PAGE_POLICY.encode("ascii")))
+                elif page and not any(b"frame-ancestors" in v for v in policies):
                     added.append((b"content-security-policy", FRAMED_HERE_ONLY.encode("ascii")))
                 if not any(k.lower() == b"x-content-type-options" for k, _ in headers):
                     added.append((b"x-content-type-options", b"nosniff"))
