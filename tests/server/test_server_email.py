@@ -14,6 +14,7 @@ import re
 import time
 import urllib.parse
 from pathlib import Path
+from typing import Any
 
 import httpx
 from test_server_pdf_viewer import _shoot
@@ -214,3 +215,44 @@ def test_the_thread_of_a_name_that_is_no_email_links_the_name_and_suggests_nothi
     assert error == f"{typed} is not an e-mail message the archive holds."
     assert not nearest and not check
     assert links == [[typed, "/view?pdi=" + names["pdf"]]]
+
+
+def test_a_thread_of_replies_each_to_the_one_before_is_listed_whole_however_long(tmp_path: Path) -> None:
+    """A thread where each message replies to the one before (a long back-and-forth): more replies than the page lists
+    (:data:`~pdi.server.pages.mail_pages.MAX_SCANNED`), each nested under its parent as deep as a page is indented
+    (:data:`~pdi.server.pages.mail_pages.MAX_DEPTH`), then in order at that depth: the page is made (it was a
+    ``RecursionError``, a 500, past about 450), each reply listed once, in thread order, as html5lib reads it."""
+    import html5lib
+
+    from pdi.archive import Archive, Content
+    from pdi.server.pages.mail_pages import MAX_DEPTH, MAX_SCANNED, render_thread
+
+    def message(i: int) -> bytes:
+        head = f"From: m{i}@example.org\r\nSubject: step {i}\r\nMessage-ID: <m{i}@example.org>\r\n"
+        if i:
+            head += f"In-Reply-To: <m{i - 1}@example.org>\r\nReferences: <m{i - 1}@example.org>\r\n"
+        return (head + "Date: Mon, 1 Jan 2024 00:00:00 +0000\r\n\r\nline\r\n").encode()
+
+    count = MAX_SCANNED + 20
+    with Archive.init(tmp_path / "a") as archive:
+        archive.add_series("mail.example.us")
+        names = [str(archive.deposit("mail.example.us", [Content(message(i), "rfc822")])[0]) for i in range(count)]
+        page = render_thread(archive, names[0])
+        assert f"Only the first {MAX_SCANNED} replies" in page
+        tree = html5lib.parse(page, namespaceHTMLElements=False)
+        thread = tree.find(".//ol[@class='thread']")
+        assert thread is not None
+
+        listed: list[tuple[str, int]] = []  # each message's subject and how many <ol> hold it
+
+        def walk(element: Any, depth: int) -> None:
+            for child in element:
+                if child.tag == "li":
+                    subject = child.find(".//bdi")
+                    listed.append((subject.text if subject is not None else "", depth))
+                walk(child, depth + (child.tag == "ol"))
+
+        walk(thread, 1)
+        assert [s for s, _ in listed] == [f"step {i}" for i in range(MAX_SCANNED + 1)]
+        # the message itself in the thread's list, each reply one list deeper than its parent, up to MAX_DEPTH
+        assert [d for _, d in listed] == [min(i + 1, MAX_DEPTH + 1) for i in range(MAX_SCANNED + 1)]

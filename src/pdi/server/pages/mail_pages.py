@@ -12,7 +12,7 @@ text.
 ``References`` (and ``In-Reply-To``) name, oldest first, each linked where
 the archive holds it, else said missing; then the message; then its
 replies, a reply's replies under it (at most :data:`MAX_SCANNED`, said so
-when there are more), and the messages whose References name it though the
+when there are more; nested at most :data:`MAX_DEPTH` deep), and the messages whose References name it though the
 message they reply to is missing, each under the nearest message it names
 that is listed. Messages are found through the archive's thread index
 (:meth:`pdi.archive.Archive.messages_by_id`, :meth:`~pdi.archive.Archive.message_replies`):
@@ -25,6 +25,7 @@ escaped; nothing is loaded from elsewhere.
 from __future__ import annotations
 
 import html
+from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -35,6 +36,10 @@ from pdi.server.pages.layout import isolated, page
 
 #: The most replies (replies to replies among them) a thread page lists.
 MAX_SCANNED = 500
+#: The deepest a reply is nested under its parent (lists in lists); deeper replies are listed at that depth, each
+#: after its parent, in thread order: a back-and-forth of hundreds of replies stays readable (each list is indented),
+#: and no browser lays it out flat on its own (Chromium's HTML parser nests no element deeper than 512).
+MAX_DEPTH = 16
 
 _STYLE = """
 dl.message{display:grid;grid-template-columns:8rem 1fr;gap:0.15rem 0.8rem} dl.message dd{margin:0;overflow-wrap:anywhere}
@@ -264,9 +269,33 @@ def _line(message: _Message) -> str:
 
 
 def _tree(message_id: str, by_parent: dict[str, list[_Message]], seen: set[str]) -> str:
-    """The replies to ``message_id`` and theirs, nested, each once."""
+    """The replies to ``message_id`` and theirs, nested at most :data:`MAX_DEPTH` lists deep, each once.
+
+    Made a list at a time from a stack, not by recursion: a thread where each message replies to the one before
+    is :data:`MAX_SCANNED` deep (a ``RecursionError`` past Python's limit, a ``500``, it was).
+    """
     if message_id in seen or message_id not in by_parent:
         return ""
     seen.add(message_id)
-    items = "".join(f"<li>{_line(m)}{_tree(m.message_id, by_parent, seen)}</li>" for m in by_parent[message_id])
-    return f"<ol>{items}</ol>"
+    made = ["<ol>"]
+    # each list being written: its messages still to write, its depth, and what closes it once they are written
+    stack: list[tuple[Iterator[_Message], int, str]] = [(iter(by_parent[message_id]), 1, "</ol>")]
+    while stack:
+        messages, depth, closing = stack[-1]
+        message = next(messages, None)
+        if message is None:
+            stack.pop()
+            made.append(closing)
+            continue
+        replied = message.message_id not in seen and message.message_id in by_parent
+        if not replied:
+            made.append(f"<li>{_line(message)}</li>")
+            continue
+        seen.add(message.message_id)
+        if depth < MAX_DEPTH:  # its replies in a list of their own, in its item
+            made.append(f"<li>{_line(message)}<ol>")
+            stack.append((iter(by_parent[message.message_id]), depth + 1, "</ol></li>"))
+        else:  # as deep as a list goes: its replies after it, in the same list
+            made.append(f"<li>{_line(message)}</li>")
+            stack.append((iter(by_parent[message.message_id]), depth, ""))
+    return "".join(made)
