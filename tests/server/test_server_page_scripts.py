@@ -9,7 +9,9 @@ exempt from a page's policy, so that is read from the policies).
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -77,6 +79,68 @@ def test_every_pages_policy_restricts_scripts_and_allows_no_inline_script_nor_ev
         assert sources, (what, policies)
         allowing = {"'unsafe-inline'", "'unsafe-eval'", "'unsafe-hashes'", "*", "data:", "blob:", "http:", "https:"}
         # each policy is enforced (CSP 3 §4.1): one that allows none of these is enough, none may allow them all
-        assert any(not allowing & set(s) and all(w.startswith("'") for w in s) for s in sources), (what, policies)
-        if not path.startswith("/view?"):  # the viewer's pages: its script and pdf.js, by hash and from 'self'
+        # keywords and hashes; the viewer's pages pdf.js's folder of the resolver itself too, never all of it
+        pdfjs = f"{served.url}/static/pdfjs/"
+        assert any(not allowing & set(s) and all(w.startswith("'") or w == pdfjs for w in s) and "'self'" not in s
+                   for s in sources), (what, policies)
+        if not path.startswith("/view?"):  # the viewer's pages: its script and pdf.js, by hash and by path
             assert ["'none'"] in sources, (what, policies)
+
+
+#: A script element loading ``src`` (a deposited script, as markup let into the page would): did it run, and what
+#: refused it.
+_LOADED = (
+    "new Promise((done) => { document.addEventListener('securitypolicyviolation', (e) =>"
+    " done([window.injected === 1, e.effectiveDirective])); const s = document.createElement('script');"
+    " s.src = %s; s.onload = () => done([window.injected === 1, null]); document.body.append(s);"
+    " setTimeout(() => done([window.injected === 1, null]), 2000); })"
+)
+
+
+def test_the_viewer_runs_no_script_a_depositor_stored(served: Served) -> None:
+    """N2R serves a deposited script from the resolver's own origin, as text/javascript: the viewer's policy lets
+    its pages load scripts from pdf.js's folder alone, so a script element naming the deposit (put there as an
+    injection into the page's markup would put it) is refused; the same element on a page of no policy runs it
+    (the deposit is a script a browser runs as N2R serves it)."""
+    import json
+
+    from server_helpers import ELSEWHERE
+
+    script = str(served.archive.add(ELSEWHERE, b"window.injected = 1;\n", format="javascript"))
+    src = json.dumps(f"/uri-res/N2R?{script}")
+    with devtools() as pipe:
+        deadline = time.monotonic() + 60
+        session = new_tab(pipe, "Page", deadline=deadline)
+        navigate_and_wait_for_load(pipe, session, f"{served.url}/view?pdi={script}", deadline)
+        assert _js(pipe, session, _LOADED % src) == [False, "script-src-elem"]
+        # a page of no policy (another origin's, on loopback too): the deposit, as N2R serves it, runs there
+        with _plain_page() as other:
+            navigate_and_wait_for_load(pipe, session, other, deadline)
+            assert _js(pipe, session, _LOADED % json.dumps(f"{served.url}/uri-res/N2R?{script}")) == [True, None]
+
+
+@contextlib.contextmanager
+def _plain_page() -> Iterator[str]:
+    """The URL of an HTML page of no Content-Security-Policy, served on 127.0.0.1 (a port of its own)."""
+    import http.server
+    import threading
+
+    class Plain(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b"<!doctype html><title>no policy</title><p>plain"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Plain) as server:
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}/"
+        finally:
+            server.shutdown()

@@ -54,7 +54,7 @@ class BrowserFields(HTTPMiddleware):
     An HTML answer with no ``Content-Security-Policy`` of its own gets :data:`PAGE_POLICY` (no script runs).
     Every HTML answer says who may frame it; one that says it in none of its ``Content-Security-Policy``
     fields gets one more, :data:`FRAMED_HERE_ONLY`. A browser enforces every policy field of an answer (CSP 3
-    §4.1), so the field added takes nothing from a page's own (:data:`pdi.server.pages.viewer.VIEW_POLICY`, the
+    §4.1), so the field added takes nothing from a page's own (:func:`pdi.server.pages.viewer.view_policy`, the
     banner of a replayed page's, N2R's for an archived page), and a page another site frames (the sign-in form,
     search, the catalogue, the API reference, an error page: clickjacking, or the resolver's look lent to
     another site's words) is not shown. The resolver's own pages still frame each other. The replay origin is

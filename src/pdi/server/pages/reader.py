@@ -44,7 +44,7 @@ class ReaderApp:
         from pdi.interop.aliases import alias_fragment, native_names
         from pdi.server.pages.browse import render_home
         from pdi.server.pages.replay_frame import frame_page_policy, render_replay_page
-        from pdi.server.pages.viewer import VIEW_POLICY, render_view
+        from pdi.server.pages.viewer import render_view, view_policy
 
         name: str | None = None
         try:
@@ -66,7 +66,8 @@ class ReaderApp:
             source = self.replay is not None and optional(request, "view") == "source"  # of a page replayed here
             viewed = _later_note(await self.work.run(functools.partial(render_view, replayed=source), self.archive,
                                                      name, alias), optional(request, "later"), name)
-            return HTMLResponse(viewed, headers={"content-security-policy": VIEW_POLICY})
+            origin = f"{request.url.scheme}://{request.headers.get('host', '')}"
+            return HTMLResponse(viewed, headers={"content-security-policy": view_policy(origin)})
         except PDIError as exc:
             error = exc
         if isinstance(error, NotFoundError) and self.elsewhere is not None and name:

@@ -188,7 +188,7 @@ def frame_page_policy(replay_origin: str, *, select: bool = False) -> str:
     Its frame shows the replay origin and nothing else (``frame-src``): an archived page that navigates its own
     frame (a script's ``location``, a refresh) to the network or to the resolver is refused. Its one script, in
     ``select`` mode, is :data:`SELECT_SCRIPT`, allowed by its SHA-256 as the viewer's is
-    (:data:`pdi.server.pages.viewer.VIEW_POLICY`), and asks the resolver alone (``connect-src 'self'``);
+    (:func:`pdi.server.pages.viewer.view_policy`), and asks the resolver alone (``connect-src 'self'``);
     without ``select`` no script runs. Only the resolver's own pages may frame it.
     """
     script, connect = (_SELECT_SOURCE, "'self'") if select else ("'none'", "'none'")

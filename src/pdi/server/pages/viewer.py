@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
@@ -139,17 +140,30 @@ body:has(#pdf) .cite{position:sticky;top:0;z-index:5;box-shadow:0 2px 6px rgba(0
  .pdf-page,.pdf-marks .hl,.pdf-page .box{scroll-margin-top:1rem}}
 """
 
-#: The viewer's pages' Content-Security-Policy: scripts are its one inline script (by its SHA-256) and modules
-#: and workers of pdi's own origin (pdf.js, :mod:`pdi.server.pages.pdfjs`, and its worker); everything else it
-#: loads (the PDF, the pages' boxes, images, sound) comes from the same origin; no plug-in, no base, no other
-#: site may frame it. Inline styles stay allowed (the page's own, and the boxes a script places).
-VIEW_POLICY = (
-    "default-src 'self'; "
-    f"script-src 'self' {script_source(SCRIPT)}; "
-    "worker-src 'self'; connect-src 'self'; img-src 'self' data: blob:; media-src 'self'; "
-    "style-src 'self' 'unsafe-inline'; font-src 'self' data:; object-src 'none'; base-uri 'none'; "
-    "form-action 'self'; frame-ancestors 'self'"
-)
+#: Where pdf.js is served (:mod:`pdi.server.pages.pdfjs`): the one place on pdi's own origin the viewer loads
+#: scripts from.
+PDFJS_PATH = "/static/pdfjs/"
+#: A request's origin as a CSP host-source may name it (CSP 3 §2.3.1): ``http(s)://`` a host name, an IPv4 or a
+#: bracketed IPv6 address, a port; nothing a ``Host`` field could carry into the policy's grammar.
+_ORIGIN = re.compile(r"https?://(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.?|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
+
+
+def view_policy(origin: str) -> str:
+    """The viewer's pages' Content-Security-Policy, for a page of ``origin`` (``scheme://host[:port]`` as the
+    reader's browser asked it). Scripts are its one inline script (by its SHA-256) and pdf.js's modules and
+    worker, from :data:`PDFJS_PATH` of that origin alone: not ``'self'``, under which ``N2R`` serves whatever
+    script a depositor stored, so that markup let into the page could not run one. Everything else it loads (the
+    PDF, the pages' boxes, images, sound) comes from the same origin; no plug-in, no base, no other site may frame
+    it. Inline styles stay allowed (the page's own, and the boxes a script places). An origin that is not one
+    (a ``Host`` field of other characters) gets ``'self'``, as before."""
+    scripts = f"{origin}{PDFJS_PATH}" if _ORIGIN.fullmatch(origin) else "'self'"
+    return (
+        "default-src 'self'; "
+        f"script-src {scripts} {script_source(SCRIPT)}; "
+        f"worker-src {scripts}; connect-src 'self'; img-src 'self' data: blob:; media-src 'self'; "
+        "style-src 'self' 'unsafe-inline'; font-src 'self' data:; object-src 'none'; base-uri 'none'; "
+        "form-action 'self'; frame-ancestors 'self'"
+    )
 
 #: Images narrower than this (CSS pixels) are shown larger, by a whole factor, so a box can be dragged on them.
 MIN_IMAGE_WIDTH = 480
