@@ -71,6 +71,7 @@ from pdi.archive.catalog import SearchAccess, SQLStore, search_page
 from pdi.archive.catalog.base import DEFAULT_CONNECTIONS, timestamp
 from pdi.archive.catalog.documents import COUNT_A_DAY, minted_already
 from pdi.archive.catalog.search_index import NEW_SOURCE
+from pdi.archive.postgres_text import APART_BODY, INDEXED_BODY, restored
 from pdi.archive.store import (
     SCHEMA_VERSION,
     STORED_EXACT,
@@ -80,7 +81,7 @@ from pdi.archive.store import (
     WriteNote,
 )
 from pdi.errors import ImmutabilityError, LimitError, NotFoundError, PDIError, StoreError
-from pdi.passages.fulltext import APART, MARK_END, MARK_START, spaced
+from pdi.passages.fulltext import MARK_END, MARK_START, spaced
 
 # Any fixed number: the advisory lock that serializes schema migrations.
 _MIGRATION_LOCK = 0x0A5C1E
@@ -100,11 +101,6 @@ _REMOVAL_LOCK = 0x0B10B6
 #: ``NULL`` for a series mirrored here (nothing written: only its origin mints in it). A serial a foreign id
 #: holds already raises (``PDI01``), so that the increment is not kept. ``p_passages`` ``NULL``: no full-text
 #: source; else the source's passages (0 or 1, that one given). The removal lock is :data:`_REMOVAL_LOCK`.
-#: What PostgreSQL's full-text index reads of a passage (schema step 19): its text as the index holds it, with the
-#: character between two :data:`~pdi.passages.fulltext.APART` (a separator beyond ASCII: ``“``, ``…``, ``،``) read
-#: as a space, one character for one, so that its parser, which reads every character beyond ASCII as a letter in
-#: a database of ``LC_CTYPE`` ``C``, reads none of them as a word or a part of one.
-INDEXED_BODY = "regexp_replace(body, E'\\x1e.\\x1e', E'\\x1e \\x1e', 'g')"
 
 DEPOSIT_ONE = f"""CREATE FUNCTION pdi_deposit_one(
     p_series text, p_day text, p_year integer, p_month integer, p_dom integer, p_at text,
@@ -317,8 +313,15 @@ class PostgresStore(SQLStore):
         " GENERATED ALWAYS AS (to_tsvector('english'::regconfig, body)) STORED",
         "CREATE INDEX search_passages_tsv ON search_passages USING GIN (tsv)",
     )
-    #: Schema step 19: the index made again from :data:`INDEXED_BODY`.
+    #: Schema step 19: the index made again from :data:`APART_BODY`.
     apart_schema = (
+        "ALTER TABLE search_passages DROP COLUMN tsv",
+        "ALTER TABLE search_passages ADD COLUMN tsv tsvector"
+        f" GENERATED ALWAYS AS (to_tsvector('english'::regconfig, {APART_BODY})) STORED",
+        "CREATE INDEX search_passages_tsv ON search_passages USING GIN (tsv)",
+    )
+    #: Schema step 20: the index made again from :data:`INDEXED_BODY` (ASCII punctuation read as a space).
+    ascii_apart_schema = (
         "ALTER TABLE search_passages DROP COLUMN tsv",
         "ALTER TABLE search_passages ADD COLUMN tsv tsvector"
         f" GENERATED ALWAYS AS (to_tsvector('english'::regconfig, {INDEXED_BODY})) STORED",
@@ -809,7 +812,7 @@ class PostgresStore(SQLStore):
             f" FROM search_passages p, (SELECT {query} AS q) q WHERE p.id = ? AND p.tsv @@ q.q",
             [f"StartSel={MARK_START}, StopSel={MARK_END}, HighlightAll=true", *params, passage],
         )
-        return _restored(str(rows[0][0]), str(rows[0][1])) if rows else None
+        return restored(str(rows[0][0]), str(rows[0][1])) if rows else None
 
     @property
     def replicated(self) -> bool:
@@ -973,20 +976,3 @@ def _batch(conn: psycopg.Connection[Any], statements: Sequence[tuple[str, tuple[
     while cursor.nextset():  # the last statement's rows, if any
         pass
     return cursor
-
-
-def _restored(headline: str, body: str) -> str:
-    """``headline`` (what ``ts_headline`` made of :data:`INDEXED_BODY`: the marks around each match, and a space for
-    each character between two :data:`~pdi.passages.fulltext.APART`) with the passage's own characters again, as
-    ``body`` holds them: one for one outside the marks."""
-    if APART not in body:
-        return headline
-    out: list[str] = []
-    at = 0
-    for ch in headline:
-        if ch in (MARK_START, MARK_END):
-            out.append(ch)
-        else:
-            out.append(body[at] if at < len(body) else ch)
-            at += 1
-    return "".join(out)

@@ -41,7 +41,7 @@ else:
     from pdi._later import dataclass
 
 #: The schema version this code writes. Older catalogs are migrated forward on open.
-SCHEMA_VERSION = 19
+SCHEMA_VERSION = 20
 
 #: How a representation's octets are kept: ``exact`` (as deposited, the
 #: default since schema 4) or ``canonical`` (a text deposited before then,

@@ -96,6 +96,8 @@ class CatalogBase(ABC):
     names_schema: tuple[str, ...] = ()
     #: The statements of schema step 19 (PostgreSQL's index read again with each separator apart; none on SQLite).
     apart_schema: tuple[str, ...] = ()
+    #: The statements of schema step 20 (PostgreSQL's index read again with ASCII punctuation as spaces; none on SQLite).
+    ascii_apart_schema: tuple[str, ...] = ()
     #: ``sqlite`` or ``postgresql``: the database the catalog is in.
     dialect: str = "sqlite"
     #: The blob store the catalog holds (:mod:`pdi.archive.catalog.blobs`).

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 def migrations(
     id_pk: str, blob_type: str, with_blob_table: bool, search: Sequence[str] = (), deposit: Sequence[str] = (),
-    names: Sequence[str] = (), apart: Sequence[str] = (),
+    names: Sequence[str] = (), apart: Sequence[str] = (), ascii_apart: Sequence[str] = (),
 ) -> dict[int, list[str]]:
     """Schema migrations by version; version *n* takes a catalog from *n-1* to *n*.
 
@@ -33,14 +33,15 @@ def migrations(
     database (SQLite's FTS5 table, PostgreSQL's tsvector and GIN index);
     ``deposit`` those of step 14 (PostgreSQL's deposit function; none on SQLite);
     ``names`` those of step 15 (SQLite's table of serial names; none on PostgreSQL); ``apart`` those of step 19
-    (PostgreSQL's index of each passage read again; none on SQLite). Step 16's are made when it runs, from the
+    (PostgreSQL's index of each passage read again; none on SQLite), ``ascii_apart`` those of step 20 (the same,
+    ASCII punctuation read as spaces; none on SQLite). Step 16's are made when it runs, from the
     catalog's own definitions (:meth:`SchemaPart._step`; none on PostgreSQL).
     """
     args = (id_pk, blob_type, with_blob_table, search)
     steps = [*_tables(*args), *_formats_and_blobs(*args), *_search_and_access(*args), *_purges_and_annotations(*args),
              _index_queue(), _small_blobs(*args), _message_threads(), _mirrors(), _mirror_withdrawals(),
              _mirror_tokens(), _deposit_function(deposit), _serial_names(names), _keyed_tables(), _spaced_passages(),
-             _southeast_asian_passages(), _optional_marks_passages(apart)]
+             _southeast_asian_passages(), _optional_marks_passages(apart), list(ascii_apart)]
     return {version: statements for version, statements in enumerate(steps, start=1)}
 
 
@@ -504,8 +505,14 @@ def _optional_marks_passages(apart: Sequence[str]) -> list[str]:
     letters in a database of ``LC_CTYPE`` ``C``. As steps 17 and 18, done when it runs
     (:meth:`SchemaPart._unmark_all`), reading the passages that hold a character beyond ASCII; then, on
     PostgreSQL, ``apart``: its index made again reading the character between two
-    :data:`~pdi.passages.fulltext.APART` as a space (:data:`pdi.archive.postgres.INDEXED_BODY`)."""
+    :data:`~pdi.passages.fulltext.APART` as a space (:data:`pdi.archive.postgres_text.INDEXED_BODY`)."""
     return list(apart)
+
+
+#: The step that makes PostgreSQL's full-text index again reading each ASCII punctuation character as a space, as
+#: SQLite's FTS5 reads it (:data:`pdi.archive.postgres_text.INDEXED_BODY`: a word of an e-mail address, a host, a URL, a
+#: path or a version was no word of its own there); no statement on SQLite, whose index reads them so already.
+ASCII_APART_STEP = 20
 
 
 class SchemaPart(CatalogBase):
@@ -562,7 +569,7 @@ class SchemaPart(CatalogBase):
         if current >= target:
             return current
         steps = migrations(self.id_pk, self.blob_type, self.blob_table, self.search_schema, self.deposit_schema,
-                           self.names_schema, self.apart_schema)
+                           self.names_schema, self.apart_schema, self.ascii_apart_schema)
         with self._write():
             if not self._has_table("schema_migrations"):
                 self._query(
