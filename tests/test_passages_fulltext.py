@@ -14,13 +14,16 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pdi.errors import ParseError
 from pdi.passages.fulltext import (
     PASSAGE_CHARS,
     MarkupScanner,
     PassageBuilder,
     marked,
     markup_passages,
+    parse_query,
     smallest_window,
+    without_optional_marks,
     words_of,
 )
 
@@ -238,3 +241,20 @@ def test_a_mark_after_a_reference_or_an_inline_tag_is_in_its_word() -> None:
     written = ["كتا&#1576;ٌ", "كتاب<span>ٌ", "كتاب&#1612;", "كِتَابٌ"]
     want = [(source.find(w), source.find(w) + len(w)) for w in written]
     assert [passage.document_range(a, b) for a, b in _spans(passage.text)] == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list('ab É北京" -.,(\u0301\u064e')), max_size=40))
+def test_each_phrase_of_a_query_says_where_it_starts(text: str) -> None:
+    """A query's offsets (what an error names) point at each phrase's first word as typed: reading the words of the
+    query from there, the first is that word (its optional marks aside), and phrases stand in the order typed."""
+    try:
+        query = parse_query(text)
+    except ParseError:
+        return
+    assert len(query.offsets) == len(query.phrases)
+    assert list(query.offsets) == sorted(set(query.offsets))
+    for phrase, at in zip(query.phrases, query.offsets, strict=True):
+        typed = re.match(r"[^\s\"]+", text[at:])
+        assert typed is not None
+        assert without_optional_marks(text[at : at + len(typed.group())]).startswith(phrase[0])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import pdi.archive.store as values
 from pdi import formats
@@ -20,8 +20,11 @@ from pdi.archive.base import ArchiveBase
 from pdi.archive.naming import canonical_series, foreign_serial, key_of, parse_pdi, record_name
 from pdi.archive.results import Deposit, IndexRun, ReindexReport, SearchHit, SearchResults
 from pdi.archive.store import DocumentKey, ListKey, ListQuery, RepresentationRecord
-from pdi.errors import LimitError, UnsupportedError
+from pdi.errors import LimitError, ParseError, UnsupportedError
 from pdi.identifier import PDI, Fragment
+
+if TYPE_CHECKING:
+    from pdi.passages.fulltext import Query
 
 __all__ = ["MAX_SEARCH_LIMIT", "Listing"]
 
@@ -125,7 +128,7 @@ class Listing(ArchiveBase):
             snippet,
         )
 
-        parsed = parse_query(query)
+        parsed = self._searchable(parse_query(query))
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
             raise LimitError(f"a page of search results holds 1 to {MAX_SEARCH_LIMIT} hits, not {limit!r}")
         name = None
@@ -174,6 +177,28 @@ class Listing(ArchiveBase):
         following = hits[-1].cursor if len(rows) > limit and hits else None
         pending = self.store.pending_index(name, self._search_access())
         return SearchResults(parsed, tuple(hits), following, pending)
+
+    def _searchable(self, parsed: Query) -> Query:
+        """``parsed`` without the phrases the store's index reads no word of (PostgreSQL's English stop words), which
+        its engine passes over; a :class:`~pdi.errors.ParseError` naming the first when they are all such.
+
+        A phrase found nowhere to be marked made a hit's window the whole passage; a query of stop words alone
+        found nothing on PostgreSQL, where SQLite's FTS5, which keeps every word, finds them."""
+        from pdi.passages.fulltext import Query
+
+        dropped = set(self.store.unsearchable(parsed.phrases))
+        if not dropped:
+            return parsed
+        if len(dropped) == len(parsed.phrases):
+            at = min(parsed.offsets)
+            word = next(p[0] for p, o in zip(parsed.phrases, parsed.offsets, strict=True) if o == at)
+            raise ParseError(
+                f"{word!r} at character {at} of the query is a stop word, which this archive's index (PostgreSQL's"
+                " English configuration) leaves out, and so is every other word of the query: add a rarer word",
+                text=parsed.text, offset=at, rule="query",
+            )
+        kept = [i for i in range(len(parsed.phrases)) if i not in dropped]
+        return Query(tuple(parsed.phrases[i] for i in kept), parsed.text, tuple(parsed.offsets[i] for i in kept))
 
     def pending_index(self, *, series: str | None = None) -> int:
         """How many names the reader may search have text not yet indexed (queued for :meth:`index_queued`)."""

@@ -775,6 +775,16 @@ class PostgresStore(SQLStore):
             params += forms
         return " && ".join(query), params
 
+    def unsearchable(self, phrases: Sequence[Sequence[str]]) -> list[int]:
+        # a phrase of stop words alone is an empty tsquery, which the engine passes over (and which matches nothing)
+        with self._read():
+            rows = self._query(
+                "SELECT numnode(phraseto_tsquery('english'::regconfig, u.t)) FROM unnest(?::text[])"
+                " WITH ORDINALITY AS u(t, n) ORDER BY u.n",
+                ([" ".join(spaced(w) for w in phrase) for phrase in phrases],),
+            )
+        return [i for i, (nodes,) in enumerate(rows) if int(nodes) == 0]
+
     def _search_page(
         self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, skip: int,
         access: SearchAccess | None = None,

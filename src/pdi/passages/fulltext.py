@@ -227,6 +227,8 @@ class Query:
 
     phrases: tuple[tuple[str, ...], ...]
     text: str
+    #: Where each phrase's first word starts in :attr:`text` (a character offset), one for each of :attr:`phrases`.
+    offsets: tuple[int, ...] = ()
 
     def __str__(self) -> str:
         return " ".join(p[0] if len(p) == 1 else '"' + " ".join(p) + '"' for p in self.phrases)
@@ -257,6 +259,23 @@ def _letter_or_number(ch: str) -> bool:
     return _ALONE[ord(ch)] == 1
 
 
+def _words_at(text: str, start: int, end: int) -> list[tuple[str, int]]:
+    """The words of ``text[start:end]`` (:func:`words_of`), each with where it starts in ``text``."""
+    found: list[tuple[str, int]] = []
+    begun = -1
+    for i in range(start, end):
+        ch = text[i]
+        if (_word_char(ch) or (begun >= 0 and _MARK[ord(ch)])) and ch not in (MARK_START, MARK_END):
+            if begun < 0:
+                begun = i
+        elif begun >= 0:
+            found.append((text[begun:i], begun))
+            begun = -1
+    if begun >= 0:
+        found.append((text[begun:end], begun))
+    return found
+
+
 def words_of(text: str) -> list[str]:
     """The words of ``text``: its runs of the characters FTS5's tokenizer joins into words (:func:`_word_char`),
     each with the combining marks that follow its characters (a Devanagari vowel sign, a Thai tone mark), which
@@ -282,6 +301,7 @@ def parse_query(text: str) -> Query:
     if len(text) > MAX_QUERY_CHARS:
         raise LimitError(f"a search query may have at most {MAX_QUERY_CHARS} characters, not {len(text)}")
     phrases: list[tuple[str, ...]] = []
+    offsets: list[int] = []
     i = 0
     n = len(text)
     while i < n:
@@ -293,7 +313,7 @@ def parse_query(text: str) -> Query:
                     f'the quotation mark at character {i} of the query is not closed: a phrase is written "like this"',
                     text=text, offset=i, rule="query",
                 )
-            words = words_of(text[i + 1 : close])
+            found = _words_at(text, i + 1, close)
             i = close + 1
         elif ch.isspace():
             i += 1
@@ -302,14 +322,16 @@ def parse_query(text: str) -> Query:
             end = i
             while end < n and not text[end].isspace() and text[end] != '"':
                 end += 1
-            words = words_of(text[i:end])
+            found = _words_at(text, i, end)
             i = end
         # a word as the index holds it: without the marks a writer may leave out (كِتَابٌ is كتاب); a run of
         # marks alone (a lone combining accent, a variation selector) is no word SQLite's FTS5 finds: its
         # unicode61 tokenizer with remove_diacritics folds it away, so it could match nothing
-        words = [w for w in map(without_optional_marks, words) if any(_letter_or_number(c) for c in w)]
-        if words:
-            phrases.append(tuple(words))
+        kept = [(without_optional_marks(w), at) for w, at in found]
+        kept = [(w, at) for w, at in kept if any(_letter_or_number(c) for c in w)]
+        if kept:
+            phrases.append(tuple(w for w, _ in kept))
+            offsets.append(kept[0][1])
     if not phrases:
         raise ParseError(
             f"the query {text[:80]!r} has no words to search for (letters or digits)", text=text, rule="query"
@@ -325,8 +347,9 @@ def parse_query(text: str) -> Query:
     if indexed > MAX_QUERY_INDEXED:
         raise LimitError(f"a search query may have at most {MAX_QUERY_INDEXED} words as the index reads them (each"
                          f" Chinese, Japanese or Thai character one), not {indexed}")
+    first = {phrase: at for phrase, at in reversed(list(zip(phrases, offsets, strict=True)))}
     unique = tuple(dict.fromkeys(phrases))
-    return Query(unique, text)
+    return Query(unique, text, tuple(first[phrase] for phrase in unique))
 
 
 def fts5_expression(phrases: Sequence[Sequence[str]]) -> str:

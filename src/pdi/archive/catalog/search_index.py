@@ -291,6 +291,11 @@ class SearchIndexPart(CatalogBase):
         return [(str(r[0]), str(r[1]), str(r[2]), int(r[3]), int(r[4]), None if r[5] is None else str(r[5]))
                 for r in rows]
 
+    def unsearchable(self, phrases: Sequence[Sequence[str]]) -> list[int]:
+        """Which of ``phrases`` (their indexes) the index reads no word of, so that its engine passes them over: none
+        here (SQLite's FTS5 keeps every word); PostgreSQL's English stop words (``the``, ``and``)."""
+        return []
+
     @abstractmethod
     def _search_page(
         self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, skip: int,

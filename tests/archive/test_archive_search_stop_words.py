@@ -1,0 +1,54 @@
+"""Stop words: PostgreSQL's English index leaves them out, SQLite's FTS5 keeps them (docs/how-to/search.md).
+
+A query word PostgreSQL's index holds no word of (``the``, ``and``: ``phraseto_tsquery`` of it is empty) is passed
+over there, as its engine passes it over: the hit names the stretch holding the other words, never the whole
+passage (a phrase found nowhere to mark made the hit's window the passage's whole text: found by an attack,
+2026-11-28). A query of nothing but such words finds nothing there, so it is refused, naming the first such word
+and where it stands in the query, rather than answered with no hits while SQLite finds them.
+
+Each hit's range is checked against Python alone (``str.find`` in the CRLF-canonical text).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pdi.archive import Archive
+from pdi.errors import ParseError
+
+S = "oma.eop.gov.us"
+TEXT = "The walrus and the carpenter were walking close at hand; " + "they wept like anything to see " * 40 + "\n"
+CANONICAL = TEXT.replace("\n", "\r\n")
+
+
+def _range(words: str) -> str:
+    at = CANONICAL.find(words)
+    return f"#char={at},{at + len(words)}"
+
+
+def test_a_stop_word_beside_another_word_names_the_other_words_stretch(archive: Archive) -> None:
+    name = archive.add(S, TEXT.encode(), format="text")
+    results = archive.search("the walrus")
+    if archive.store.dialect == "postgresql":  # 'the' is no word its index holds: passed over
+        assert [str(h.name) for h in results.hits] == [f"{name}{_range('walrus')}"]
+        assert str(results.query) == "walrus"
+    else:
+        assert [str(h.name) for h in results.hits] == [f"{name}{_range('The walrus')}"]
+        assert str(results.query) == "the walrus"
+    (hit,) = results.hits
+    assert archive.get(hit.name).data in (b"walrus", b"The walrus")
+
+
+@pytest.mark.parametrize(("query", "word", "offset"), [("the", "the", 0), ("  and  the ", "and", 2),
+                                                        ('"and the" at', "and", 1)])
+def test_a_query_of_stop_words_alone_is_found_by_sqlite_and_refused_by_postgresql(
+    archive: Archive, query: str, word: str, offset: int
+) -> None:
+    name = archive.add(S, TEXT.encode(), format="text")
+    if archive.store.dialect == "postgresql":
+        with pytest.raises(ParseError, match=f"'{word}' at character {offset}") as raised:
+            archive.search(query)
+        assert raised.value.offset == offset and raised.value.rule == "query"
+        assert "stop word" in str(raised.value)
+    else:
+        assert [str(h.name).split("#")[0] for h in archive.search(query).hits] == [str(name)]
