@@ -258,3 +258,28 @@ def test_each_phrase_of_a_query_says_where_it_starts(text: str) -> None:
         typed = re.match(r"[^\s\"]+", text[at:])
         assert typed is not None
         assert without_optional_marks(text[at : at + len(typed.group())]).startswith(phrase[0])
+
+
+def test_each_bound_of_a_query_names_the_word_that_passes_it() -> None:
+    """A query past a bound is refused naming where: the word one too many, the word too long, the word at which
+    the words as the index reads them pass their bound (offsets worked out by hand from each query's layout)."""
+    import pytest
+
+    from pdi.errors import LimitError
+    from pdi.passages.fulltext import (
+        MAX_QUERY_CHARS,
+        MAX_QUERY_INDEXED,
+        MAX_QUERY_WORDS,
+        MAX_WORD_CHARS,
+    )
+
+    with pytest.raises(LimitError, match=f"not {MAX_QUERY_WORDS + 1}: the word at character 64 is one too many"):
+        parse_query("w " * (MAX_QUERY_WORDS + 1))  # two characters a word: the 33rd starts at 64
+    with pytest.raises(LimitError, match=f"not {MAX_WORD_CHARS + 1}: the word at character 8"):
+        parse_query('walrus "' + "x" * (MAX_WORD_CHARS + 1) + '"')
+    # 32 words of five Han characters (five words each to the index): 26 of them are 130 > 128, the 26th at 25 * 6
+    assert MAX_QUERY_INDEXED == 128
+    with pytest.raises(LimitError, match="not 160: the word at character 150 passes the bound"):
+        parse_query("北京大学生 " * 32)
+    with pytest.raises(LimitError, match=f"from character {MAX_QUERY_CHARS} on"):
+        parse_query("a" * (MAX_QUERY_CHARS + 1))

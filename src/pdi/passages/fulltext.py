@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 import struct
 from collections.abc import Sequence
@@ -299,9 +300,11 @@ def parse_query(text: str) -> Query:
     if not isinstance(text, str):
         raise ParseError("a search query must be text", rule="query")
     if len(text) > MAX_QUERY_CHARS:
-        raise LimitError(f"a search query may have at most {MAX_QUERY_CHARS} characters, not {len(text)}")
+        raise LimitError(f"a search query may have at most {MAX_QUERY_CHARS} characters, not {len(text)}"
+                         f" (from character {MAX_QUERY_CHARS} on)")
     phrases: list[tuple[str, ...]] = []
     offsets: list[int] = []
+    starts: list[int] = []  # where each word of the phrases starts
     i = 0
     n = len(text)
     while i < n:
@@ -332,21 +335,26 @@ def parse_query(text: str) -> Query:
         if kept:
             phrases.append(tuple(w for w, _ in kept))
             offsets.append(kept[0][1])
+            starts += [at for _, at in kept]
     if not phrases:
         raise ParseError(
             f"the query {text[:80]!r} has no words to search for (letters or digits)", text=text, rule="query"
         )
-    count = sum(len(p) for p in phrases)
-    if count > MAX_QUERY_WORDS:
-        raise LimitError(f"a search query may have at most {MAX_QUERY_WORDS} words, not {count}")
-    for phrase in phrases:
-        for word in phrase:
-            if len(word) > MAX_WORD_CHARS:
-                raise LimitError(f"a search word may have at most {MAX_WORD_CHARS} characters, not {len(word)}")
-    indexed = sum(phrase_words(phrase) for phrase in phrases)
+    words = [word for phrase in phrases for word in phrase]
+    if len(words) > MAX_QUERY_WORDS:
+        raise LimitError(f"a search query may have at most {MAX_QUERY_WORDS} words, not {len(words)}: the word at"
+                         f" character {starts[MAX_QUERY_WORDS]} is one too many")
+    for word, at in zip(words, starts, strict=True):
+        if len(word) > MAX_WORD_CHARS:
+            raise LimitError(f"a search word may have at most {MAX_WORD_CHARS} characters, not {len(word)}: the word"
+                             f" at character {at}")
+    read = [len(words_of(spaced(word))) for word in words]
+    indexed = sum(read)
     if indexed > MAX_QUERY_INDEXED:
+        at = next(a for a, total in zip(starts, itertools.accumulate(read), strict=True) if total > MAX_QUERY_INDEXED)
         raise LimitError(f"a search query may have at most {MAX_QUERY_INDEXED} words as the index reads them (each"
-                         f" Chinese, Japanese or Thai character one), not {indexed}")
+                         f" Chinese, Japanese or Thai character one), not {indexed}: the word at character {at}"
+                         " passes the bound")
     first = {phrase: at for phrase, at in reversed(list(zip(phrases, offsets, strict=True)))}
     unique = tuple(dict.fromkeys(phrases))
     return Query(unique, text, tuple(first[phrase] for phrase in unique))
