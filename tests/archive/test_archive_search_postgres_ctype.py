@@ -1,0 +1,43 @@
+"""Letters beyond ASCII in upper and lower case, on PostgreSQL: what docs/how-to/postgresql.md says of ``LC_CTYPE``.
+
+PostgreSQL's full-text search folds a word to lower case as the database's character type says: in a database
+whose ``LC_CTYPE`` is ``C`` only ASCII letters are folded, so ``école`` does not find ``École`` (SQLite's FTS5, the
+oracle of what a query finds, finds it); in one made as the guide makes it (``--lc-ctype C.UTF-8``) it does.
+Each hit is checked against Python alone (``str.find`` in the text).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import psycopg
+import pytest
+
+from pdi.archive import Archive
+from support.pgcluster import TemporaryCluster
+
+S = "oma.eop.gov.us"
+TEXT = "École МОСКВА Ωmega ÆON\n"
+CANONICAL = TEXT.replace("\n", "\r\n")
+_databases = itertools.count(1)
+
+
+def _database(cluster: TemporaryCluster, ctype: str) -> str:
+    name = f"pdi_ctype_{next(_databases)}"
+    with psycopg.connect(cluster.url("postgres"), autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name} TEMPLATE template0 ENCODING 'UTF8' LC_CTYPE '{ctype}'")
+    return cluster.url(name)
+
+
+@pytest.mark.parametrize(("query", "written"), [("école", "École"), ("москва", "МОСКВА"), ("ωmega", "Ωmega"),
+                                                ("æon", "ÆON")])
+def test_a_database_made_as_the_guide_says_folds_letters_beyond_ascii(
+    pg_cluster: TemporaryCluster, query: str, written: str
+) -> None:
+    at = CANONICAL.find(written)
+    for ctype, found in (("C.UTF-8", True), ("C", False)):
+        with Archive.init(_database(pg_cluster, ctype)) as archive:
+            archive.add_series(S)
+            name = archive.add(S, TEXT.encode(), format="text")
+            hits = [str(h.name) for h in archive.search(query).hits]
+            assert hits == ([f"{name}#char={at},{at + len(written)}"] if found else []), ctype
