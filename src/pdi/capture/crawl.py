@@ -20,8 +20,9 @@ read from all its pages and sheets (``max_references``, counted as they are read
 new URLs to fetch (``max_resources``, counted as they are found), the octets of the labels
 (``max_label_octets``, counted as each is made: a long ``<base href>`` makes each short
 reference a long URL), and the octets of the parts it would pack (``max_total_bytes``,
-once everything is fetched and before anything is packed: a resource once for each
-label, so one image named by a thousand fragments counts a thousand times).
+as the fetcher receives them, and again once everything is fetched and before anything
+is packed: a resource once for each label, so one image named by a thousand fragments
+counts a thousand times).
 
 A crawl given a :class:`~pdi.mhtml.limits.Deadline` (a capture's ``--timeout``) stops at it:
 the reading of each page and sheet looks at the clock as it goes (the reading is work on the

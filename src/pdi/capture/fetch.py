@@ -16,7 +16,11 @@
 - Bodies are streamed and cut off at ``max_resource_bytes``, as sent and as
   decoded (:mod:`pdi.capture.decoding`: each content coding is undone with its
   output bounded, so a small compressed body cannot grow past the limit in
-  memory); time-outs apply to connecting, each read, and the whole capture.
+  memory). The decoded bodies of the whole capture, those fetched and those
+  being fetched, are counted as they arrive against ``max_total_bytes``: the
+  first octet past it is a :class:`~pdi.errors.WholeCaptureLimit`, so a page of
+  hundreds of parts each within the resource limit is never held whole.
+  Time-outs apply to connecting, each read, and the whole capture.
 """
 
 from __future__ import annotations
@@ -260,6 +264,10 @@ class Fetcher:
         #: Octets of the bodies kept in :attr:`exchanges`: at most the total limit, an error's and a redirect's
         #: too (they are never packed, so the crawl's count of the parts does not see them).
         self._kept = 0
+        #: Octets of the decoded bodies held: those fetched and those being fetched (one that fails gives its own
+        #: back). At most the total limit, counted as they arrive: the crawl adds the parts up only once a level of
+        #: them is fetched, and a level may be hundreds of parts of up to the resource limit each.
+        self._held = 0
         self.allow_private = allow_private
         headers = {"User-Agent": user_agent or "pdi-capture/0.1 (+RFC 2557 archiver)", "Accept-Encoding": ACCEPTED}
         self._client = httpx.AsyncClient(
@@ -317,15 +325,25 @@ class Fetcher:
                     decoder = BodyDecoder(
                         response.headers.get_list("content-encoding", split_commas=True), limit=limit, url=current
                     )
-                    received = 0
+                    received = held = 0
                     raw: list[bytes] | None = [] if self.exchanges is not None else None
-                    async for chunk in response.aiter_raw():
-                        received += len(chunk)
-                        if received > limit:
-                            raise LimitError(f"{current} is larger than the limit of {plural(limit, 'byte')}")
-                        decoder.feed(chunk)
-                        if raw is not None:
-                            raw.append(chunk)
+                    try:
+                        async for chunk in response.aiter_raw():
+                            received += len(chunk)
+                            if received > limit:
+                                raise LimitError(f"{current} is larger than the limit of {plural(limit, 'byte')}")
+                            if raw is not None and self._kept + received > self.limits.max_total_bytes:
+                                raise self._too_much()
+                            decoder.feed(chunk)
+                            self._held += len(decoder.body) - held
+                            held = len(decoder.body)
+                            if self._held > self.limits.max_total_bytes:
+                                raise self._too_large(current)
+                            if raw is not None:
+                                raw.append(chunk)
+                    except BaseException:
+                        self._held -= held  # not kept: its octets are given back
+                        raise
                     if raw is not None:
                         await self._record(response, current, started, b"".join(raw))
                     media, charset = formats.content_type_of(response.headers.get("content-type"))
@@ -342,6 +360,12 @@ class Fetcher:
                 raise LimitError(f"timed out fetching {current}: {type(exc).__name__}") from exc
             except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 raise NotFoundError(f"cannot fetch {current}: {exc}") from exc
+
+    def _too_large(self, url: str) -> WholeCaptureLimit:
+        return WholeCaptureLimit(
+            f"the capture is larger than the limit of {plural(self.limits.max_total_bytes, 'byte')}"
+            f" (passed while fetching {url})"
+        )
 
     def _too_much(self) -> WholeCaptureLimit:
         return WholeCaptureLimit(f"the exchanges kept for the WARC (errors' and redirects' bodies too) are more than the"
