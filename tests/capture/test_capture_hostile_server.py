@@ -80,6 +80,12 @@ def answer(path: str) -> Answer:
     if path.startswith("/many-"):
         count, size = path.removeprefix("/many-").split("-")
         return b"text/html", b"", b"".join(b'<img src="/big-%s-%d.png">' % (size.encode(), i) for i in range(int(count)))
+    if path.startswith("/cookies-"):
+        return b"text/html", b"", b"".join(b'<img src="/c-%d.png">' % i for i in range(int(path.split("-")[1])))
+    if path.startswith("/c-"):  # each image its own cookie of 4,000 octets, and one of 5,000 past the bound of one
+        n = int(path.removeprefix("/c-").removesuffix(".png"))
+        return b"image/png", b"Set-Cookie: k%d=%s; Path=/\r\nSet-Cookie: huge%d=%s\r\n" % (
+            n, b"v" * 3990, n, b"h" * 5000), b"\x89PNG"
     if path.startswith("/big-"):
         return b"image/png", b"", b"\x89PNG" + b"\0" * (int(path.split("-")[1]) * 1024 - 4)
     return b"text/plain", b"", b"not here"
@@ -120,3 +126,29 @@ def test_the_whole_captures_limit_bounds_its_memory(hostile: RawServer, tmp_path
     assert "larger than the limit" in (tmp_path / "err").read_text()
     assert peak < baseline + 48 * 1024, (peak, baseline)
     assert not (tmp_path / "c.mht").exists()
+
+
+def _cookies_sent(head: bytes) -> list[bytes]:
+    cookies: list[bytes] = []
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"cookie":
+            cookies += [c.strip() for c in value.split(b";") if c.strip()]
+    return cookies
+
+
+def test_cookies_a_site_sets_are_bounded_as_a_browsers_are(hostile: RawServer) -> None:
+    # 300 images, each setting a cookie of 3,995 octets and one of 5,006. Kept whole, they made each request
+    # carry every cookie set before it: the last ones' heads were 1.2 MB, 180 MB sent in all.
+    with hostile.lock:
+        hostile.requests.clear()
+    got = capture(hostile.url + "/cookies-300", allow_private=True, limits=Limits(concurrency=1))
+    assert got.parts == 301 and not got.failures
+    with hostile.lock:
+        sent = [_cookies_sent(head) for head in hostile.requests]
+    # RFC 6265bis §5.6: a cookie whose name and value are more than 4,096 octets is ignored
+    assert not any(c.startswith(b"huge") for cookies in sent for c in cookies)
+    # RFC 6265 §6.1: a user agent keeps at least 50 cookies a domain; more than that it may evict
+    assert max(len(cookies) for cookies in sent) <= 50
+    # and a cookie the site sets is sent back (the first image's, with the second's request)
+    assert sent[2] == [b"k0=" + b"v" * 3990]

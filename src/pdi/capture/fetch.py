@@ -11,6 +11,9 @@
   name, which httpcore takes from the URL, not from the connected address.
 - Proxies from the environment are not used (``trust_env=False``): a proxy
   would connect on our behalf to addresses we never see.
+- Cookies the site sets are kept for the capture and sent back, as a browser
+  would, within a browser's bounds (:class:`_BoundedCookieJar`): a site cannot
+  make every request carry megabytes of them.
 - Redirects are followed by hand, at most ``max_redirects``, each hop
   checked and recorded.
 - Bodies are streamed and cut off at ``max_resource_bytes``, as sent and as
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import http.cookiejar
 import re
 import socket
 import ssl
@@ -189,6 +193,39 @@ class _GuardedTransport(httpx.AsyncHTTPTransport):
         )
 
 
+class _BoundedCookieJar(http.cookiejar.CookieJar):
+    """A cookie jar a site cannot fill without bound.
+
+    A cookie whose name and value are more than :attr:`MAX_COOKIE` octets is ignored (RFC 6265bis §5.6,
+    as Chromium does); a new cookie is ignored when its domain has :attr:`MAX_PER_DOMAIN` already (RFC
+    6265 §6.1's least, which a user agent may keep to), and when the jar holds :attr:`MAX_COOKIES` or
+    :attr:`MAX_OCTETS` of names and values (servers take a request's head of 8 to 16 KB, so more is never of
+    use; without it, each request of a capture carried every cookie set before it: megabytes, quadratic in
+    the parts). A cookie already held may always be set again (its new value within the bounds).
+    """
+
+    MAX_COOKIE = 4096
+    MAX_PER_DOMAIN = 50
+    MAX_COOKIES = 3000
+    MAX_OCTETS = 64 * 1024
+
+    def set_cookie(self, cookie: http.cookiejar.Cookie) -> None:
+        octets = len(cookie.name) + len(cookie.value or "")
+        if octets > self.MAX_COOKIE:
+            return
+        domain = cookie.domain.lstrip(".")
+        count = in_domain = held = 0
+        for kept in self:
+            if (kept.domain, kept.path, kept.name) == (cookie.domain, cookie.path, cookie.name):
+                continue  # the one this replaces
+            count += 1
+            in_domain += kept.domain.lstrip(".") == domain
+            held += len(kept.name) + len(kept.value or "")
+        if count >= self.MAX_COOKIES or in_domain >= self.MAX_PER_DOMAIN or held + octets > self.MAX_OCTETS:
+            return
+        super().set_cookie(cookie)
+
+
 #: An authority with user information (RFC 3986 §3.2.1), empty or not: what precedes its "@".
 _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*:[/\\]{2})[^/\\?#]*@")
 
@@ -281,6 +318,7 @@ class Fetcher:
             follow_redirects=False,
             trust_env=False,
             headers=headers,
+            cookies=_BoundedCookieJar(),
             event_hooks={"response": [_set_location_aside]},
         )
         self._semaphore = asyncio.Semaphore(self.limits.concurrency)
