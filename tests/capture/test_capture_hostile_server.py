@@ -86,6 +86,14 @@ def answer(path: str) -> Answer:
         n = int(path.removeprefix("/c-").removesuffix(".png"))
         return b"image/png", b"Set-Cookie: k%d=%s; Path=/\r\nSet-Cookie: huge%d=%s\r\n" % (
             n, b"v" * 3990, n, b"h" * 5000), b"\x89PNG"
+    if path.startswith("/import-"):  # a chain of style sheets, each importing the next, without end
+        n = int(path.removeprefix("/import-").removesuffix(".css"))
+        return b"text/css", b"", b'@import "/import-%d.css";' % (n + 1)
+    if path.startswith("/frame-"):  # a chain of frames, each framing the next, without end
+        n = int(path.removeprefix("/frame-").removesuffix(".html"))
+        return b"text/html", b"", b'<iframe src="/frame-%d.html"></iframe>' % (n + 1)
+    if path == "/nested.html":
+        return b"text/html", b"", b'<link rel="stylesheet" href="/import-1.css"><iframe src="/frame-1.html"></iframe>'
     if path.startswith("/big-"):
         return b"image/png", b"", b"\x89PNG" + b"\0" * (int(path.split("-")[1]) * 1024 - 4)
     return b"text/plain", b"", b"not here"
@@ -152,3 +160,12 @@ def test_cookies_a_site_sets_are_bounded_as_a_browsers_are(hostile: RawServer) -
     assert max(len(cookies) for cookies in sent) <= 50
     # and a cookie the site sets is sent back (the first image's, with the second's request)
     assert sent[2] == [b"k0=" + b"v" * 3990]
+
+
+def test_what_lies_deeper_than_the_crawl_goes_is_reported_missing(hostile: RawServer) -> None:
+    # Frames and imports 3 levels deep are fetched (the page's own, theirs and theirs); the next ones are
+    # named by the last but never fetched: they were left out without a word.
+    got = capture(hostile.url + "/nested.html", allow_private=True, limits=Limits(max_depth=3))
+    assert got.parts == 1 + 3 + 3
+    assert [f.url for f in got.failures] == [hostile.url + "/import-4.css", hostile.url + "/frame-4.html"]
+    assert all("more than 3 levels deep" in f.reason and f.url in f.reason for f in got.failures), got.failures

@@ -3,7 +3,8 @@
 The crawl is breadth-first: the root, then everything the root needs
 (fetched concurrently, bounded by the fetcher's semaphore), then what those
 need (style sheets' ``@import`` and ``url()``, frames' own resources, the
-documents of ``<iframe srcdoc>``), down to ``max_depth`` levels. URLs are
+documents of ``<iframe srcdoc>``), down to ``max_depth`` levels (what the deepest
+level needs is a failure, not fetched). URLs are
 fetched as the browser asks for them (:class:`pdi.mhtml.write.Need`: the query
 in the encoding of the page or sheet that names it, a style sheet decoded with
 its referrer's encoding when it declares none, CSS Syntax §3.2); the same URL
@@ -110,7 +111,8 @@ async def crawl(
     found = 0  # references read so far, every page and sheet of the capture together
     named = 0  # octets of the labels kept
     level: list[tuple[Fetched, Need | None]] = [(root, Need(root.final_url, "html"))]
-    for _depth in range(limits.max_depth):
+    for depth in range(limits.max_depth + 1):
+        deepest = depth == limits.max_depth  # what this level needs is read, to be reported, but not fetched
         wanted: list[Need] = []
         for fetched, need in level:
             if deadline is not None:
@@ -136,10 +138,13 @@ async def crawl(
                     continue
                 seen.add(comparable(item.url))
                 wanted.append(item)
-                if len(resources) + len(wanted) > limits.max_resources:
+                if not deepest and len(resources) + len(wanted) > limits.max_resources:
                     raise LimitError(f"the page needs more than {plural(limits.max_resources, 'resource')}")
             found = budget.count
-        if not wanted:
+        if deepest:
+            failures.extend(Failure(item.url, f"not fetched: {item.url} is more than {plural(limits.max_depth, 'level')}"
+                                    " deep (frames within frames, @import within @import)") for item in wanted)
+        if deepest or not wanted:
             break
         if progress is not None:
             progress(done, done + len(wanted))
