@@ -16,12 +16,14 @@ from pathlib import Path
 
 import pytest
 
+import pdi.capture.fetch
 from pdi.capture import Limits, capture
-from pdi.errors import LimitError
+from pdi.capture.addresses import not_public
+from pdi.errors import LimitError, UnsupportedError
 from peak_memory import run_with_peak
 
 MB = 1 << 20
-#: What each path answers: (Content-Type, extra header lines, body), or a callable given the socket.
+#: What each path answers: (Content-Type, extra header lines, body), or a redirect: (status, Location, b"").
 Answer = tuple[bytes, bytes, bytes]
 
 
@@ -29,12 +31,13 @@ class RawServer:
     """An HTTP/1.1 server on 127.0.0.1 that writes each answer on the socket as ``answer(path)`` gives it,
     keeps connections open (as servers do), and records every request's head."""
 
-    def __init__(self, answer: Callable[[str], Answer]) -> None:
+    def __init__(self, answer: Callable[[str], Answer], host: str = "127.0.0.1") -> None:
         self.answer = answer
         self.requests: list[bytes] = []
+        self.connections = 0
         self.lock = threading.Lock()
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.sock = socket.create_server((host, 0))
+        self.url = f"http://{host}:{self.sock.getsockname()[1]}"
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -43,6 +46,8 @@ class RawServer:
                 conn, _ = self.sock.accept()
             except OSError:
                 return
+            with self.lock:
+                self.connections += 1
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn: socket.socket) -> None:
@@ -59,6 +64,9 @@ class RawServer:
                 with self.lock:
                     self.requests.append(head)
                 kind, extra, body = self.answer(head.split(b" ")[1].decode("latin-1"))
+                if kind.startswith(b"30"):  # a redirect: (status, Location, b"")
+                    conn.sendall(b"HTTP/1.1 " + kind + b" Moved\r\nLocation: " + extra + b"\r\nContent-Length: 0\r\n\r\n")
+                    continue
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: " + kind + b"\r\nContent-Length: %d\r\n" % len(body)
                              + extra + b"\r\n" + body)
         except OSError:
@@ -169,3 +177,65 @@ def test_what_lies_deeper_than_the_crawl_goes_is_reported_missing(hostile: RawSe
     assert got.parts == 1 + 3 + 3
     assert [f.url for f in got.failures] == [hostile.url + "/import-4.css", hostile.url + "/frame-4.html"]
     assert all("more than 3 levels deep" in f.reason and f.url in f.reason for f in got.failures), got.failures
+
+
+@pytest.fixture(scope="module")
+def internal() -> Iterator[RawServer]:
+    """A server on 127.0.0.2, an address no capture may reach: it counts the connections it gets."""
+    server = RawServer(lambda path: (b"text/plain", b"", b"internal secret"), host="127.0.0.2")
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def public_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """127.0.0.1 counts as a public address (the hostile site's), every other non-public one is refused as ever."""
+    monkeypatch.setattr(pdi.capture.fetch, "not_public", lambda a: None if a == "127.0.0.1" else not_public(a))
+
+
+def site(internal_url: str, long: str) -> Callable[[str], Answer]:
+    def answer(path: str) -> Answer:
+        if path == "/page.html":
+            return b"text/html", b"", (
+                f'<img src="{internal_url}/direct.png"><img src="/to-internal.png"><img src="/x.png?{long}">'
+                '<img src="/to-data.png"><img src="/ok.png">'
+            ).encode()
+        if path == "/to-internal.png":
+            return b"302", f"{internal_url}/redirected.png".encode(), b""
+        if path == "/to-data.png":  # a Location of 80,000 octets, to a scheme capture does not fetch
+            return b"302", b"data:image/png;base64," + b"A" * 80_000, b""
+        if path == "/to-internal.html":
+            return b"302", f"{internal_url}/".encode(), b""
+        return b"image/png", b"", b"\x89PNG"
+    return answer
+
+
+def test_a_public_site_cannot_send_a_capture_to_a_private_address(
+    internal: RawServer, public_loopback: None, tmp_path: Path
+) -> None:
+    long = "q=" + "x" * 70_000  # past the 65,536 characters httpx sends
+    hostile = RawServer(site(internal.url, long))
+    try:
+        with pytest.raises(UnsupportedError) as refused:  # the page itself redirected there
+            capture(hostile.url + "/to-internal.html")
+        message = str(refused.value)
+        assert message.startswith(f"cannot fetch {internal.url}/ (redirected from {hostile.url}/to-internal.html):"
+                                  " refusing to connect to 127.0.0.2: not a public address (loopback)"), message
+        got = capture(hostile.url + "/page.html")
+    finally:
+        hostile.close()
+    assert internal.connections == 0
+    assert [f.url for f in got.failures] == [
+        f"{internal.url}/direct.png", f"{hostile.url}/to-internal.png", f"{hostile.url}/x.png?{long}",
+        f"{hostile.url}/to-data.png",
+    ]
+    reasons = [f.reason for f in got.failures]
+    # each names the URL it is about (a long one cut short) and what was wrong
+    assert reasons[0].startswith(f"cannot fetch {internal.url}/direct.png: refusing to connect to 127.0.0.2"), reasons
+    assert reasons[1].startswith(
+        f"cannot fetch {internal.url}/redirected.png (redirected from {hostile.url}/to-internal.png): refusing"), reasons
+    assert reasons[2].startswith(f"not a URL capture can fetch: {hostile.url}/x.png?q=xxx"), reasons
+    assert "URL too long" in reasons[2]
+    assert reasons[3].startswith("capture fetches only http and https URLs, not data: data:image/png;base64,AAA"), reasons
+    assert reasons[3].endswith(f"(redirected from {hostile.url}/to-data.png)"), reasons
+    assert all(len(reason) < 1000 for reason in reasons), [len(reason) for reason in reasons]

@@ -41,7 +41,7 @@ import httpcore
 import httpx
 
 from pdi import formats
-from pdi._wording import plural
+from pdi._wording import clipped, plural
 from pdi.capture.addresses import not_public
 from pdi.capture.decoding import ACCEPTED, BodyDecoder
 from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError, WholeCaptureLimit
@@ -123,6 +123,10 @@ def check_address(host: str, address: str, *, allow_private: bool) -> None:
         )
 
 
+class _AddressRefused(UnsupportedError):
+    """:func:`check_address` refused the address a connection was to go to (the fetch names its URL)."""
+
+
 class _GuardedBackend(httpcore.AsyncNetworkBackend):
     """Resolve, check, then connect to the checked address."""
 
@@ -148,7 +152,10 @@ class _GuardedBackend(httpcore.AsyncNetworkBackend):
         addresses: list[str] = []
         for _family, _type, _proto, _canon, sockaddr in infos:
             address = str(sockaddr[0])
-            check_address(host, address, allow_private=self._allow_private)
+            try:
+                check_address(host, address, allow_private=self._allow_private)
+            except UnsupportedError as exc:
+                raise _AddressRefused(str(exc)) from None
             if address not in addresses:
                 addresses.append(address)
         last: Exception | None = None
@@ -226,25 +233,39 @@ class _BoundedCookieJar(http.cookiejar.CookieJar):
         super().set_cookie(cookie)
 
 
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 #: An authority with user information (RFC 3986 §3.2.1), empty or not: what precedes its "@".
 _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*:[/\\]{2})[^/\\?#]*@")
 
 
-def check_url(url: str) -> httpx.URL:
+def _redirected(source: str | None) -> str:
+    return f" (redirected from {clipped(source)})" if source is not None else ""
+
+
+def check_url(url: str, *, redirected_from: str | None = None) -> httpx.URL:
     """``url`` read by httpx, if capture can fetch it: http or https, without user information, with a
-    host (an ``xn--`` one an IDNA A-label that decodes) and a valid port; else a :class:`~pdi.errors.PDIError`."""
+    host (an ``xn--`` one an IDNA A-label that decodes) and a valid port; else a :class:`~pdi.errors.PDIError`
+    naming it (cut short when long) and, when given, the URL that redirected to it."""
+    via = _redirected(redirected_from)
+    scheme = _SCHEME.match(url)
+    if scheme is not None and scheme.group(1).lower() not in ("http", "https"):  # however long the rest is
+        raise UnsupportedError(f"capture fetches only http and https URLs, not {scheme.group(1)}: {clipped(url)}{via}")
     try:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, ValueError, TypeError) as exc:
-        raise ParseError(f"not a URL capture can fetch: {exc}", text=url, offset=0, rule="RFC 3986 URI") from exc
+        raise ParseError(
+            f"not a URL capture can fetch: {clipped(url)}: {exc}{via}", text=url, offset=0, rule="RFC 3986 URI"
+        ) from exc
     if parsed.scheme not in ("http", "https"):
-        raise UnsupportedError(f"capture fetches only http and https URLs, not {parsed.scheme or 'no scheme'}: {url}")
+        raise UnsupportedError(
+            f"capture fetches only http and https URLs, not {parsed.scheme or 'no scheme'}: {clipped(url)}{via}"
+        )
     if parsed.userinfo or _USERINFO.match(url):
         # httpx would send it as Basic credentials, and a page's URL becomes its permanent name
         shown = _USERINFO.sub(r"\1…@", url, 1)  # the credentials are not repeated on the terminal either
         raise UnsupportedError(
-            f"capture refuses a URL with user information ({shown}): credentials must never be sent for a"
-            " capture or become part of a persistent name; give the URL without 'user:password@'"
+            f"capture refuses a URL with user information ({clipped(shown)}){via}: credentials must never be sent"
+            " for a capture or become part of a persistent name; give the URL without 'user:password@'"
         )
     try:
         host = parsed.host  # httpx decodes an "xn--" host when it is first asked for: a bad one raises then
@@ -254,9 +275,10 @@ def check_url(url: str) -> httpx.URL:
             text=url, offset=0, rule="RFC 5890 §2.3.2.1 A-label",
         ) from exc
     if not host:
-        raise ParseError("URL has no host", text=url, offset=0, rule="RFC 3986 authority")
+        raise ParseError(f"URL has no host: {clipped(url)}{via}", text=url, offset=0, rule="RFC 3986 authority")
     if parsed.port is not None and not 0 < parsed.port < 65536:
-        raise ParseError(f"port {parsed.port} is not a TCP port (1 to 65535)", text=url, offset=0, rule="port")
+        raise ParseError(f"port {parsed.port} is not a TCP port (1 to 65535): {clipped(url)}{via}", text=url,
+                         offset=0, rule="port")
     return parsed
 
 
@@ -338,7 +360,9 @@ class Fetcher:
         current = url
         hops: list[Redirect] = []
         while True:
-            check_url(current)
+            source = hops[-1].source if hops else None  # what redirected here
+            check_url(current, redirected_from=source)
+            named = clipped(current) + _redirected(source)  # in messages
             try:
                 async with self._client.stream("GET", current) as response:
                     started = (datetime.datetime.now(datetime.UTC), _peer(response))
@@ -349,19 +373,21 @@ class Fetcher:
                         target = resolve(str(response.url), location, strict=False)
                         hops.append(Redirect(response.status_code, current, target))
                         if len(hops) > self.limits.max_redirects:
-                            raise LimitError(f"more than {plural(self.limits.max_redirects, 'redirect')} from {url}")
+                            raise LimitError(
+                                f"more than {plural(self.limits.max_redirects, 'redirect')} from {clipped(url)}"
+                            )
                         current = target
                         continue
                     if response.status_code >= 400:
-                        raise NotFoundError(f"{current} answered HTTP {response.status_code}")
+                        raise NotFoundError(f"{named} answered HTTP {response.status_code}")
                     declared = response.headers.get("content-length")
                     if declared is not None and declared.isdigit() and int(declared) > self.limits.max_resource_bytes:
                         raise LimitError(
-                            f"{current} is {plural(int(declared), 'byte')}, more than the limit of {self.limits.max_resource_bytes}"
+                            f"{named} is {plural(int(declared), 'byte')}, more than the limit of {self.limits.max_resource_bytes}"
                         )
                     limit = self.limits.max_resource_bytes
                     decoder = BodyDecoder(
-                        response.headers.get_list("content-encoding", split_commas=True), limit=limit, url=current
+                        response.headers.get_list("content-encoding", split_commas=True), limit=limit, url=named
                     )
                     received = held = 0
                     raw: list[bytes] | None = [] if self.exchanges is not None else None
@@ -369,16 +395,17 @@ class Fetcher:
                         async for chunk in response.aiter_raw():
                             received += len(chunk)
                             if received > limit:
-                                raise LimitError(f"{current} is larger than the limit of {plural(limit, 'byte')}")
+                                raise LimitError(f"{named} is larger than the limit of {plural(limit, 'byte')}")
                             if raw is not None and self._kept + received > self.limits.max_total_bytes:
                                 raise self._too_much()
                             decoder.feed(chunk)
                             self._held += len(decoder.body) - held
                             held = len(decoder.body)
                             if self._held > self.limits.max_total_bytes:
-                                raise self._too_large(current)
+                                raise self._too_large(named)
                             if raw is not None:
                                 raw.append(chunk)
+                        data = decoder.finish()
                     except BaseException:
                         self._held -= held  # not kept: its octets are given back
                         raise
@@ -391,13 +418,15 @@ class Fetcher:
                         status=response.status_code,
                         media_type=media,
                         charset=charset,
-                        data=decoder.finish(),
+                        data=data,
                         redirects=tuple(hops),
                     )
+            except _AddressRefused as exc:
+                raise UnsupportedError(f"cannot fetch {named}: {exc}") from None
             except httpx.TimeoutException as exc:
-                raise LimitError(f"timed out fetching {current}: {type(exc).__name__}") from exc
+                raise LimitError(f"timed out fetching {named}: {type(exc).__name__}") from exc
             except (httpx.HTTPError, httpx.InvalidURL) as exc:
-                raise NotFoundError(f"cannot fetch {current}: {exc}") from exc
+                raise NotFoundError(f"cannot fetch {named}: {exc}") from exc
 
     def _too_large(self, url: str) -> WholeCaptureLimit:
         return WholeCaptureLimit(
