@@ -11,6 +11,7 @@ from __future__ import annotations
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -63,7 +64,11 @@ class RawServer:
                 head, _, buffered = buffered.partition(b"\r\n\r\n")
                 with self.lock:
                     self.requests.append(head)
-                kind, extra, body = self.answer(head.split(b" ")[1].decode("latin-1"))
+                path = head.split(b" ")[1].decode("latin-1")
+                if path.startswith("/trickle"):
+                    self._trickle(conn, path)
+                    return
+                kind, extra, body = self.answer(path)
                 if kind.startswith(b"30"):  # a redirect: (status, Location, b"")
                     conn.sendall(b"HTTP/1.1 " + kind + b" Moved\r\nLocation: " + extra + b"\r\nContent-Length: 0\r\n\r\n")
                     continue
@@ -73,6 +78,15 @@ class RawServer:
             return
         finally:
             conn.close()
+
+    @staticmethod
+    def _trickle(conn: socket.socket, path: str) -> None:
+        """A byte every 0.2 s, without end: of the body (``/trickle-body``) or of the status line (any other)."""
+        if path == "/trickle-body":
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n")
+        for _ in range(3000):  # ten minutes: longer than any test waits
+            conn.sendall(b"H" if path != "/trickle-body" else b"x")
+            time.sleep(0.2)
 
     def paths(self) -> list[str]:
         with self.lock:
@@ -102,6 +116,10 @@ def answer(path: str) -> Answer:
         return b"text/html", b"", b'<iframe src="/frame-%d.html"></iframe>' % (n + 1)
     if path == "/nested.html":
         return b"text/html", b"", b'<link rel="stylesheet" href="/import-1.css"><iframe src="/frame-1.html"></iframe>'
+    if path.startswith("/refresh-"):  # a page that sends itself and another page elsewhere, without end
+        return b"text/html", b"Refresh: 0; url=%s?again\r\n" % path.encode(), (
+            b'<meta http-equiv="refresh" content="0; url=/refresh-next.html"><img src="/ok.png">'
+        )
     if path.startswith("/big-"):
         return b"image/png", b"", b"\x89PNG" + b"\0" * (int(path.split("-")[1]) * 1024 - 4)
     return b"text/plain", b"", b"not here"
@@ -239,3 +257,35 @@ def test_a_public_site_cannot_send_a_capture_to_a_private_address(
     assert reasons[3].startswith("capture fetches only http and https URLs, not data: data:image/png;base64,AAA"), reasons
     assert reasons[3].endswith(f"(redirected from {hostile.url}/to-data.png)"), reasons
     assert all(len(reason) < 1000 for reason in reasons), [len(reason) for reason in reasons]
+
+
+@pytest.mark.parametrize("path", ["/trickle-body", "/trickle-status"])
+def test_a_server_that_trickles_is_stopped_by_the_whole_captures_timeout(
+    hostile: RawServer, tmp_path: Path, path: str
+) -> None:
+    # A byte every 0.2 s: each read is well within the read time-out (20 s), and the answer would take 5 hours.
+    # `--timeout` is for the whole capture; the archive is as it was, and no file is written.
+    from click.testing import CliRunner
+
+    from pdi.archive import Archive
+    from pdi.cli import cli
+
+    with Archive.init(tmp_path / "arch") as archive:
+        archive.add_series("web.example.us")
+    result = CliRunner().invoke(cli, ["capture", hostile.url + path, "--allow-private", "--timeout", "2", "--series",
+                                      "web.example.us", "--archive", str(tmp_path / "arch"), "-o", str(tmp_path / "c.mht")])
+    assert result.exit_code == 7, result.output
+    assert result.output == f"pdi: limit exceeded: capturing {hostile.url}{path} took longer than 2 s\n"
+    assert not (tmp_path / "c.mht").exists()
+    with Archive.open(tmp_path / "arch") as archive:
+        assert archive.ls() == []
+
+
+def test_refresh_is_navigation_and_never_followed(hostile: RawServer) -> None:
+    # HTML §7.11.1 (shared declarative refresh steps) and the Refresh header navigate to another document: it is
+    # not part of the page, so a page that refreshes to itself, again and again, is the page and its image.
+    with hostile.lock:
+        hostile.requests.clear()
+    got = capture(hostile.url + "/refresh-1.html", allow_private=True)
+    assert got.parts == 2 and not got.failures
+    assert sorted(hostile.paths()) == ["/ok.png", "/refresh-1.html"]
