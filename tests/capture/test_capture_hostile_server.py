@@ -20,7 +20,7 @@ import pytest
 import pdi.capture.fetch
 from pdi.capture import Limits, capture
 from pdi.capture.addresses import not_public
-from pdi.errors import LimitError, UnsupportedError
+from pdi.errors import LimitError, NotFoundError, UnsupportedError
 from peak_memory import run_with_peak
 
 MB = 1 << 20
@@ -65,6 +65,10 @@ class RawServer:
                 with self.lock:
                     self.requests.append(head)
                 path = head.split(b" ")[1].decode("latin-1")
+                if path.startswith("/endless-"):  # 2 MB of a status line or of a header field, never ended
+                    conn.sendall((b"HTTP/1.1 200 " if path == "/endless-status" else b"HTTP/1.1 200 OK\r\nX-A: ")
+                                 + b"a" * 2_000_000)
+                    return
                 if path.startswith("/trickle"):
                     self._trickle(conn, path)
                     return
@@ -289,3 +293,15 @@ def test_refresh_is_navigation_and_never_followed(hostile: RawServer) -> None:
     got = capture(hostile.url + "/refresh-1.html", allow_private=True)
     assert got.parts == 2 and not got.failures
     assert sorted(hostile.paths()) == ["/ok.png", "/refresh-1.html"]
+
+
+@pytest.mark.parametrize("path", ["/endless-status", "/endless-head"])
+def test_a_head_without_end_is_refused_saying_so(hostile: RawServer, path: str) -> None:
+    # httpcore reads at most 100 KiB of an answer's head (AsyncHTTP11Connection.MAX_INCOMPLETE_EVENT_SIZE);
+    # past it h11 said only "Receive buffer too long".
+    with pytest.raises(NotFoundError) as refused:
+        capture(hostile.url + path, allow_private=True)
+    assert str(refused.value) == (
+        f"cannot fetch {hostile.url}{path}: the head of its answer (status line and header fields) is longer than"
+        " 100 KiB"
+    )

@@ -285,6 +285,14 @@ def check_url(url: str, *, redirected_from: str | None = None) -> httpx.URL:
 _LOCATION = "x-pdi-location"
 
 
+def _what_went_wrong(exc: Exception) -> str:
+    """httpx's words for ``exc``, made plain where they are h11's alone."""
+    if isinstance(exc, httpx.RemoteProtocolError) and str(exc) == "Receive buffer too long":
+        # h11's words when an answer's head passes httpcore's bound (AsyncHTTP11Connection.MAX_INCOMPLETE_EVENT_SIZE)
+        return "the head of its answer (status line and header fields) is longer than 100 KiB"
+    return str(exc)
+
+
 def _peer(response: httpx.Response) -> str | None:
     """The address the response came from (read while the connection is open)."""
     stream = response.extensions.get("network_stream")
@@ -426,7 +434,7 @@ class Fetcher:
             except httpx.TimeoutException as exc:
                 raise LimitError(f"timed out fetching {named}: {type(exc).__name__}") from exc
             except (httpx.HTTPError, httpx.InvalidURL) as exc:
-                raise NotFoundError(f"cannot fetch {named}: {exc}") from exc
+                raise NotFoundError(f"cannot fetch {named}: {_what_went_wrong(exc)}") from exc
 
     def _too_large(self, url: str) -> WholeCaptureLimit:
         return WholeCaptureLimit(
