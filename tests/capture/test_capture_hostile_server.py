@@ -305,3 +305,29 @@ def test_a_head_without_end_is_refused_saying_so(hostile: RawServer, path: str) 
         f"cannot fetch {hostile.url}{path}: the head of its answer (status line and header fields) is longer than"
         " 100 KiB"
     )
+
+
+def test_a_name_whose_lookup_never_ends_does_not_hold_the_capture_past_its_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A site's own name server can leave a lookup unanswered for as long as the resolver waits (30 s and more
+    # with retries and search domains). The lookup ran in asyncio's default executor, whose threads
+    # asyncio.run waits for at its end: the capture gave up at its timeout, then waited for the lookup all the
+    # same. Here the lookup ends only when the test lets it, after the capture returned.
+    real = socket.getaddrinfo
+    let_go, ended = threading.Event(), threading.Event()
+
+    def lookup(host: str, *args: object, **kwargs: object) -> object:
+        if host != "slow.example":
+            return real(host, *args, **kwargs)  # type: ignore[arg-type]
+        let_go.wait(timeout=60)
+        ended.set()
+        raise socket.gaierror(socket.EAI_AGAIN, "no answer")
+
+    monkeypatch.setattr(socket, "getaddrinfo", lookup)
+    try:
+        with pytest.raises(LimitError, match=r"^capturing http://slow\.example/ took longer than 1 s$"):
+            capture("http://slow.example/", limits=Limits(total_timeout=1))
+        assert not ended.is_set()  # the capture returned while its lookup was still waiting
+    finally:
+        let_go.set()

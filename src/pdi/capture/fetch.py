@@ -34,8 +34,10 @@ import http.cookiejar
 import re
 import socket
 import ssl
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpcore
 import httpx
@@ -127,12 +129,56 @@ class _AddressRefused(UnsupportedError):
     """:func:`check_address` refused the address a connection was to go to (the fetch names its URL)."""
 
 
+class _Resolver:
+    """``getaddrinfo`` in daemon threads of its own, at most ``most`` at once.
+
+    Not in asyncio's default executor: ``asyncio.run`` waits for its threads when it ends (Python 3.11 without a
+    bound), so a lookup a site's name server leaves unanswered (30 s and more, with retries and search domains)
+    held a capture long past its ``--timeout`` after it had given up. A lookup given up on here goes on in its
+    thread, which holds its place until it ends: a name server that never answers slows the capture (bounded by
+    its timeout), never fills the process with threads.
+    """
+
+    def __init__(self, most: int) -> None:
+        self._places = asyncio.Semaphore(most)
+
+    async def lookup(self, host: str, port: int) -> list[tuple[Any, ...]]:
+        loop = asyncio.get_running_loop()
+        await self._places.acquire()
+        answer: asyncio.Future[list[tuple[Any, ...]]] = loop.create_future()
+
+        def settle(infos: list[tuple[Any, ...]] | None, error: OSError | UnicodeError | None) -> None:
+            self._places.release()
+            if answer.done():  # given up on
+                return
+            if error is not None:
+                answer.set_exception(error)
+            else:
+                answer.set_result(infos or [])
+
+        def look_up() -> None:
+            infos: list[tuple[Any, ...]] | None = None
+            error: OSError | UnicodeError | None = None
+            try:
+                infos = list(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+            except (OSError, UnicodeError) as exc:  # UnicodeError: a label the idna codec refuses
+                error = exc
+            try:
+                loop.call_soon_threadsafe(settle, infos, error)
+            except RuntimeError:  # the loop is closed: the capture is over
+                pass
+
+        threading.Thread(target=look_up, name=f"pdi-capture-lookup {host}", daemon=True).start()
+        return await answer
+
+
 class _GuardedBackend(httpcore.AsyncNetworkBackend):
     """Resolve, check, then connect to the checked address."""
 
-    def __init__(self, allow_private: bool) -> None:
+    def __init__(self, allow_private: bool, concurrency: int) -> None:
         self._allow_private = allow_private
         self._inner = httpcore.AnyIOBackend()
+        self._resolver = _Resolver(concurrency)
 
     async def connect_tcp(
         self,
@@ -142,12 +188,11 @@ class _GuardedBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        loop = asyncio.get_running_loop()
         try:
-            infos = await asyncio.wait_for(
-                loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), timeout=timeout
-            )
-        except (OSError, TimeoutError) as exc:
+            infos = await asyncio.wait_for(self._resolver.lookup(host, port), timeout=timeout)
+        except TimeoutError as exc:
+            raise httpcore.ConnectError(f"cannot resolve {host}: no answer within {timeout:g} s") from exc
+        except (OSError, UnicodeError) as exc:
             raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
         addresses: list[str] = []
         for _family, _type, _proto, _canon, sockaddr in infos:
@@ -196,7 +241,7 @@ class _GuardedTransport(httpx.AsyncHTTPTransport):
             keepalive_expiry=5.0,
             http1=True,
             http2=False,
-            network_backend=_GuardedBackend(allow_private),
+            network_backend=_GuardedBackend(allow_private, limits.concurrency),
         )
 
 
