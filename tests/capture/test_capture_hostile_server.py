@@ -8,6 +8,7 @@ what it was sent, never from the capture's output.
 
 from __future__ import annotations
 
+import re
 import socket
 import sys
 import threading
@@ -16,6 +17,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pdi.capture.fetch
 from pdi.capture import Limits, capture
@@ -331,3 +334,51 @@ def test_a_name_whose_lookup_never_ends_does_not_hold_the_capture_past_its_timeo
         assert not ended.is_set()  # the capture returned while its lookup was still waiting
     finally:
         let_go.set()
+
+
+LONG_LABEL = "a" * 64 + ".example"  # RFC 1035 §2.3.4: a label is 63 octets at most
+
+
+def test_a_part_at_a_host_no_name_server_could_hold_is_missing(hostile: RawServer) -> None:
+    # Python's idna codec refuses an empty label and one of 64 octets with a UnicodeError: raised while the
+    # name was looked up, it was no pdi error, and one such image crashed the whole capture with a traceback.
+    page = RawServer(lambda path: (b"text/html", b"", (
+        f'<img src="http://a..b/x.png"><img src="http://{LONG_LABEL}/y.png"><img src="{hostile.url}/ok.png">'
+    ).encode()) if path == "/page.html" else answer(path))
+    try:
+        got = capture(page.url + "/page.html", allow_private=True)
+    finally:
+        page.close()
+    assert got.parts == 2
+    assert [f.url for f in got.failures] == ["http://a..b/x.png", f"http://{LONG_LABEL}/y.png"]
+    assert got.failures[0].reason.startswith("not a host capture can fetch: a..b has an empty label"), got.failures
+    assert got.failures[1].reason.startswith(
+        f"not a host capture can fetch: {LONG_LABEL} has a label of 64 octets, more than 63"), got.failures
+
+
+@pytest.mark.parametrize("host", ["a..b", ".a", LONG_LABEL])
+def test_a_page_at_a_host_no_name_server_could_hold_is_a_syntax_error(host: str) -> None:
+    from pdi.errors import ParseError
+
+    with pytest.raises(ParseError, match=rf"^not a host capture can fetch: {re.escape(host)} has"):
+        capture(f"http://{host}/", allow_private=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="ab0-", max_size=70), min_size=1, max_size=4), st.booleans())
+def test_property_a_host_is_refused_exactly_when_a_label_is_empty_or_past_63_octets(labels: list[str], dot: bool) -> None:
+    from pdi.capture.fetch import check_url
+    from pdi.errors import ParseError
+
+    host = ".".join(labels) + ("." if dot else "")
+    # RFC 1034 §3.1: a final "." is the root's empty label; every other label has 1 to 63 octets (RFC 1035 §2.3.4)
+    holdable = all(0 < len(label) <= 63 for label in (host[:-1] if host.endswith(".") else host).split("."))
+    try:
+        check_url(f"http://{host}/")
+    except ParseError as refused:
+        if holdable:  # refused for something else httpx or IDNA hold against it: never for its labels
+            assert "label" not in str(refused) or "IDNA" in str(refused), refused
+        else:
+            assert "empty label" in str(refused) or "more than 63" in str(refused) or not host, refused
+        return
+    assert holdable, host

@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import http.cookiejar
+import ipaddress
 import re
 import socket
 import ssl
@@ -287,9 +288,28 @@ def _redirected(source: str | None) -> str:
     return f" (redirected from {clipped(source)})" if source is not None else ""
 
 
+def _check_labels(host: str, url: str, via: str) -> None:
+    """Refuse a host name no name server could hold: an empty label (RFC 1034 §3.1: only the root's is empty, the
+    one a final "." ends) or one past 63 octets (RFC 1035 §2.3.4). The lookup would fail all the same, in Python's
+    idna codec's words (a ``UnicodeError``)."""
+    try:
+        ipaddress.ip_address(host)
+        return
+    except ValueError:
+        pass  # a name
+    name = clipped(host, 100)
+    for label in (host[:-1] if host.endswith(".") else host).split("."):
+        if not label:
+            raise ParseError(f"not a host capture can fetch: {name} has an empty label{via}", text=url, offset=0,
+                             rule="RFC 1034 §3.1 label")
+        if len(label) > 63:
+            raise ParseError(f"not a host capture can fetch: {name} has a label of {len(label)} octets, more than"
+                             f" 63{via}", text=url, offset=0, rule="RFC 1035 §2.3.4 label")
+
+
 def check_url(url: str, *, redirected_from: str | None = None) -> httpx.URL:
     """``url`` read by httpx, if capture can fetch it: http or https, without user information, with a
-    host (an ``xn--`` one an IDNA A-label that decodes) and a valid port; else a :class:`~pdi.errors.PDIError`
+    host (an ``xn--`` one an IDNA A-label that decodes; no label empty or past 63 octets) and a valid port; else a :class:`~pdi.errors.PDIError`
     naming it (cut short when long) and, when given, the URL that redirected to it."""
     via = _redirected(redirected_from)
     scheme = _SCHEME.match(url)
@@ -321,6 +341,7 @@ def check_url(url: str, *, redirected_from: str | None = None) -> httpx.URL:
         ) from exc
     if not host:
         raise ParseError(f"URL has no host: {clipped(url)}{via}", text=url, offset=0, rule="RFC 3986 authority")
+    _check_labels(parsed.raw_host.decode("ascii", "replace"), url, via)
     if parsed.port is not None and not 0 < parsed.port < 65536:
         raise ParseError(f"port {parsed.port} is not a TCP port (1 to 65535): {clipped(url)}{via}", text=url,
                          offset=0, rule="port")
