@@ -575,6 +575,7 @@ class IndexBuilder:
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self._small: list[bytes] | None = None if self._markup else []  # a text's first octets, before the thread
+        self._ended = False  # whether the counting thread has taken the end of the pieces
 
     def _start(self) -> None:
         import queue  # here: only a large text's deposit counts in a thread
@@ -585,8 +586,11 @@ class IndexBuilder:
 
     def _pieces(self) -> Iterator[bytes]:
         assert self._queue is not None
+        if self._ended:
+            return
         while (piece := self._queue.get()) is not None:
             yield piece
+        self._ended = True  # the deposit's last piece was taken: nothing more comes
 
     def _count(self) -> None:
         from pdi.fragments import build_index
@@ -596,7 +600,7 @@ class IndexBuilder:
                                      seconds=ELEMENT_INDEX_SECONDS)  # (SGML past 1 MiB is parsed here)
         except BaseException as exc:  # reported by finish, on the depositing thread
             self._error = exc
-            for _ in self._pieces():  # keep draining, so the deposit never blocks
+            for _ in self._pieces():  # keep draining, so the deposit never blocks (unless all of it was taken)
                 pass
 
     def update(self, piece: bytes) -> None:
