@@ -24,7 +24,9 @@ What the Web Annotation Data Model (§3.1) asks of what is posted
 includes) ``http://www.w3.org/ns/anno.jsonld`` (415 otherwise: the
 protocol's §6 lists a context it does not recognize as 415), whose ``type``
 is (or includes) ``Annotation``, with a ``target``, and not both a ``body``
-and a ``bodyValue`` (§3.2.5); at most
+and a ``bodyValue`` (§3.2.5); whose targets and bodies name resources, with
+the selectors the Model describes whole (:func:`check_resources`: what is
+wrong is named by its RFC 6901 JSON pointer); at most
 :data:`MAX_ANNOTATION` octets.
 
 Who may read one (decision): an annotation whose targets name archived
@@ -47,7 +49,7 @@ from typing import Any, Final
 from urllib.parse import unquote
 
 from pdi.archive.store import AnnotationRecord
-from pdi.errors import LimitError, ParseError, UnsupportedError
+from pdi.errors import LimitError, ParseError, PDIError, UnsupportedError
 
 #: The JSON-LD context of the Web Annotation Data Model.
 CONTEXT: Final = "http://www.w3.org/ns/anno.jsonld"
@@ -105,21 +107,147 @@ def _types(value: object) -> list[object]:
 def check_annotation(data: object) -> dict[str, Any]:
     """``data`` if it is an annotation the server keeps (module docstring), without its ``id``."""
     if not isinstance(data, Mapping):
-        raise ParseError("an annotation is a JSON object", rule="annotation")
+        raise _refused(f"an annotation is a JSON object, not {_json(data)}", "", "annotation")
     if not _is_context(data.get("@context")):
-        raise UnsupportedError(f"an annotation's @context is (or includes) {CONTEXT}, not {data.get('@context')!r:.120}")
+        raise _refused(f"an annotation's @context is (or includes) {CONTEXT}, not {_json(data.get('@context'))}",
+                       "/@context", "@context", UnsupportedError)
     if "Annotation" not in _types(data.get("type")):
-        raise ParseError(f"an annotation's type is (or includes) Annotation, not {data.get('type')!r:.120}",
-                         rule="type")
+        raise _refused(f"an annotation's type is (or includes) Annotation, not {_json(data.get('type'))}", "/type",
+                       "type")
     if data.get("target") in (None, [], ""):
-        raise ParseError("an annotation needs a target (Web Annotation Data Model §3.1)", rule="target")
+        raise _refused("an annotation needs a target (Web Annotation Data Model §3.1)", "/target", "target")
     if "body" in data and "bodyValue" in data:
-        raise ParseError("an annotation has a body or a bodyValue, not both (Web Annotation Data Model §3.2.5)",
-                         rule="bodyValue")
+        raise _refused("an annotation has a body or a bodyValue, not both (Web Annotation Data Model §3.2.5)",
+                       "/bodyValue", "bodyValue")
+    check_resources(data)
     kept = {k: v for k, v in data.items() if k != "id"}
     if len(encode(kept)) > MAX_ANNOTATION:
         raise LimitError(f"an annotation is at most {MAX_ANNOTATION} octets of JSON")
     return kept
+
+
+def check_resources(data: Mapping[str, Any]) -> None:
+    """A :class:`~pdi.errors.ParseError` naming where (an RFC 6901 JSON pointer, also its ``pointer`` member) unless
+    each target and body names a resource (Web Annotation Data Model §3.2, §4: an IRI, or an object with an ``id``,
+    a ``source`` or ``items``; a body may be a ``TextualBody``'s ``value``) and each selector it is refined by has
+    what the Model says it MUST (§4.2: a ``TextQuoteSelector``'s ``exact``, a position selector's ``start`` and
+    ``end`` of 0 or more, a ``FragmentSelector``'s ``value``, a ``RangeSelector``'s ``startSelector`` and
+    ``endSelector``). A ``5``, a ``null`` or a ``{}`` kept as a target was an annotation of nothing, which no client
+    of the Model can read; a selector without its positions points nowhere in the document it names."""
+    value = data.get("bodyValue", "")
+    if not isinstance(value, str) and not (isinstance(value, list) and len(value) == 1 and isinstance(value[0], str)):
+        raise _refused(f"a bodyValue is one text (Web Annotation Data Model §3.2.5), not {_json(value)}",
+                       "/bodyValue", "bodyValue")
+    stack: list[tuple[object, str, str]] = []
+    for key, kind in (("target", "target"), ("body", "body")):
+        if key in data:
+            value = data[key]
+            items = value if isinstance(value, list) else [value]
+            base = f"/{key}"
+            stack.extend((item, f"{base}/{k}" if isinstance(value, list) else base, kind)
+                         for k, item in reversed(list(enumerate(items))))
+    while stack:
+        value, where, kind = stack.pop()
+        if kind == "selector":
+            _check_selector(value, where, stack)
+            continue
+        if isinstance(value, str) and value.strip():
+            continue
+        naming = _BODY_KEYS if kind == "body" else _RESOURCE_KEYS
+        if not isinstance(value, Mapping) or not any(key in value for key in naming):
+            what = {"target": "a target", "body": "a body"}.get(kind, "a resource named")
+            wanted = "an IRI, or an object with an id, a source or items" + (
+                " (or a TextualBody's value)" if kind == "body" else "")
+            raise _refused(f"{what} is {wanted} (Web Annotation Data Model §3.2, §4), not {_json(value)}", where,
+                           "target" if kind != "body" else "body")
+        if kind == "body" and "value" in value and not isinstance(value["value"], str):
+            raise _refused(f"a TextualBody's value is text (Web Annotation Data Model §3.2.4), not"
+                           f" {_json(value['value'])}", _pointer(where, "value"), "body")
+        for key in _RESOURCE_KEYS:
+            if key in value:
+                inner = value[key]
+                if inner == []:
+                    raise _refused(f"{key} names no resource: it is an empty list", _pointer(where, key),
+                                   "target" if kind != "body" else "body")
+                listed = inner if isinstance(inner, list) else [inner]
+                stack.extend((item, _pointer(where, key, k) if isinstance(inner, list) else _pointer(where, key),
+                              "resource") for k, item in reversed(list(enumerate(listed))))
+        if "selector" in value:
+            inner = value["selector"]
+            listed = inner if isinstance(inner, list) else [inner]
+            stack.extend((item, _pointer(where, "selector", k) if isinstance(inner, list) else
+                          _pointer(where, "selector"), "selector") for k, item in reversed(list(enumerate(listed))))
+
+
+#: The members an object names the resource it is by: its IRI (``id``, JSON-LD's ``@id``), a Specific Resource's
+#: ``source`` (and the terms the anno context makes of it), a Choice's, List's, Composite's or Independents'
+#: ``items`` (JSON-LD's ``@list``, ``@set``); a body also a TextualBody's ``value``.
+_RESOURCE_KEYS: Final = ("id", "@id", "source", "oa:hasSource", "http://www.w3.org/ns/oa#hasSource", "items",
+                         "@list", "@set")
+_BODY_KEYS: Final = (*_RESOURCE_KEYS, "value")
+#: What each selector of the Model MUST have (§4.2.1 to §4.2.9): its members and what they are.
+_SELECTOR_MUSTS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
+    "FragmentSelector": (("value", "text"),), "CssSelector": (("value", "text"),),
+    "XPathSelector": (("value", "text"),), "TextQuoteSelector": (("exact", "text"),),
+    "TextPositionSelector": (("start", "position"), ("end", "position")),
+    "DataPositionSelector": (("start", "position"), ("end", "position")),
+    "RangeSelector": (("startSelector", "selector"), ("endSelector", "selector")),
+}
+#: Members of a selector that are text when it has them (§4.2.1, §4.2.4).
+_SELECTOR_TEXTS: Final = {"TextQuoteSelector": ("prefix", "suffix"), "FragmentSelector": ("conformsTo",)}
+
+
+def _check_selector(value: object, where: str, stack: list[tuple[object, str, str]]) -> None:
+    """One selector (or a state) of :func:`check_resources`: an IRI, or an object with what its type MUST have;
+    what it holds (a Range's selectors, a ``refinedBy``) put on ``stack``."""
+    if isinstance(value, str) and value.strip():
+        return
+    if not isinstance(value, Mapping):
+        raise _refused(f"a selector is an IRI or an object (Web Annotation Data Model §4.2), not {_json(value)}",
+                       where, "selector")
+    kind = value.get("type")
+    for key, what in _SELECTOR_MUSTS.get(kind, ()) if isinstance(kind, str) else ():
+        member = value.get(key)
+        at = _pointer(where, key)
+        if what == "text" and not isinstance(member, str):
+            raise _refused(f"a {kind} MUST have its {key}, as text (Web Annotation Data Model §4.2), not"
+                           f" {_json(member)}", at, "selector")
+        if what == "position" and (isinstance(member, bool) or not isinstance(member, int) or member < 0):
+            raise _refused(f"a {kind} MUST have its {key}, a whole number of at least 0 (Web Annotation Data Model"
+                           f" §4.2.5, §4.2.6), not {_json(member)}", at, "selector")
+        if what == "selector":
+            stack.append((member, at, "selector"))
+    for key in _SELECTOR_TEXTS.get(kind, ()) if isinstance(kind, str) else ():
+        if key in value and not isinstance(value[key], str):
+            raise _refused(f"a {kind}'s {key} is text (Web Annotation Data Model §4.2), not {_json(value[key])}",
+                           _pointer(where, key), "selector")
+    if "refinedBy" in value:
+        inner = value["refinedBy"]
+        listed = inner if isinstance(inner, list) else [inner]
+        stack.extend((item, _pointer(where, "refinedBy", k) if isinstance(inner, list) else _pointer(where, "refinedBy"),
+                      "selector") for k, item in reversed(list(enumerate(listed))))
+
+
+def _pointer(base: str, *tokens: str | int) -> str:
+    """``base`` and ``tokens`` as an RFC 6901 JSON pointer (``~`` as ``~0``, ``/`` as ``~1``, §3)."""
+    return base + "".join("/" + str(t).replace("~", "~0").replace("/", "~1") for t in tokens)
+
+
+def _json(value: object) -> str:
+    """``value`` as JSON, at most 80 characters of it: what the client sent, in the client's words."""
+    import json
+
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:77] + "…"
+
+
+def _refused(message: str, where: str, rule: str, kind: type[PDIError] = ParseError) -> PDIError:
+    """A :class:`~pdi.errors.ParseError` (or ``kind``) of ``message`` at the JSON pointer ``where`` (``""``: the whole
+    document, RFC 6901 §5): said, and kept as the problem's ``pointer`` member (RFC 9457 §3.2)."""
+    said = f"{message}, at {where or 'the top'}"
+    refused = ParseError(said, rule=rule) if kind is ParseError else kind(said)
+    refused.details = {"pointer": where}
+    return refused
 
 
 def encode(data: Mapping[str, Any]) -> str:
