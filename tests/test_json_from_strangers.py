@@ -214,3 +214,64 @@ def test_a_jws_header_and_a_key_set_are_bounded_before_they_are_read() -> None:
     with pytest.raises(ParseError, match="is larger than a JWK set may be"):
         parse_jwks(many, "the key set")
     assert parse_jwks(jwk_set_text([key.public] * 1000), "the key set")[0] == key.public
+
+
+# --- a member named twice (RFC 8259 §4): refused where asked, naming where -------------------------------------
+
+_names = st.sampled_from(["a", "b", "a/b", "~", "é", ""])
+_pair_trees = st.recursive(
+    st.integers(-5, 5) | st.text(max_size=3) | st.none(),
+    lambda inner: st.lists(inner, max_size=4).map(lambda items: ("array", items))
+    | st.lists(st.tuples(_names, inner), max_size=4).map(lambda pairs: ("object", pairs)),
+    max_leaves=15,
+)
+
+
+def _written(tree: object) -> str:
+    """The JSON text of a tree whose objects are lists of (name, value) pairs, a name perhaps twice."""
+    if isinstance(tree, tuple) and tree[0] == "array":
+        return "[" + ",".join(_written(item) for item in tree[1]) + "]"
+    if isinstance(tree, tuple):
+        return "{" + ",".join(json.dumps(name) + ":" + _written(value) for name, value in tree[1]) + "}"
+    return json.dumps(tree)
+
+
+def _first_repeated(tree: object, path: tuple[str, ...] = ()) -> tuple[str, ...] | None:
+    """The path (RFC 6901 reference tokens, unescaped) of the first name an object repeats, in the text's order."""
+    if isinstance(tree, tuple) and tree[0] == "array":
+        for k, item in enumerate(tree[1]):
+            found = _first_repeated(item, (*path, str(k)))
+            if found is not None:
+                return found
+        return None
+    if isinstance(tree, tuple):
+        seen: set[str] = set()
+        for name, value in tree[1]:
+            if name in seen:
+                return (*path, name)
+            seen.add(name)
+            found = _first_repeated(value, (*path, name))
+            if found is not None:
+                return found
+    return None
+
+
+@given(_pair_trees)
+def test_a_member_named_twice_is_refused_at_its_json_pointer(tree: object) -> None:
+    text = _written(tree)
+    expected = _first_repeated(tree)
+    assert untrusted_json.loads(text, "it", rule="r") == json.loads(text)  # not asked: read as Python reads it
+    if expected is None:
+        assert untrusted_json.loads(text, "it", rule="r", unique_keys=True) == json.loads(text)
+        return
+    with pytest.raises(ParseError) as refused:
+        untrusted_json.loads(text.encode(), "it", rule="r", unique_keys=True)
+    pointer = "".join("/" + token.replace("~", "~0").replace("/", "~1") for token in expected)  # RFC 6901 §3
+    assert refused.value.details == {"pointer": pointer}
+    assert "twice" in str(refused.value)
+
+
+def test_a_member_named_twice_by_an_escape_is_named_twice() -> None:
+    with pytest.raises(ParseError) as refused:
+        untrusted_json.loads(b'{"x": [0, {"target": 1, "t\\u0061rget": 2}]}', "it", rule="r", unique_keys=True)
+    assert refused.value.details == {"pointer": "/x/1/target"}

@@ -16,6 +16,7 @@ by a streaming reader that builds nothing (ijson's C backend, events counted): p
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -36,9 +37,14 @@ _LONG_DIGITS = re.compile(rb"[0-9]{18,}")
 _ENDS = frozenset({"end_map", "end_array"})
 
 
-def loads(data: str | bytes, what: str, *, rule: str, most: int = MAX_VALUES) -> Any:
+def loads(data: str | bytes, what: str, *, rule: str, most: int = MAX_VALUES, unique_keys: bool = False) -> Any:
     """The JSON value of ``data``; a :class:`ParseError` of grammar ``rule`` saying ``what`` is not JSON, and why
-    (a :class:`~pdi.errors.LimitError` when it holds more than ``most`` values)."""
+    (a :class:`~pdi.errors.LimitError` when it holds more than ``most`` values).
+
+    ``unique_keys``: an object that names a member twice is refused too, naming where (an RFC 6901 JSON pointer,
+    also the error's ``pointer`` detail). RFC 8259 §4: its names SHOULD be unique, and readers differ on which of
+    two is meant (Python's, JavaScript's: the last; others the first), so what a client meant by one is not known,
+    and what pdi checked (an annotation's target) could be another reader's other member."""
     if isinstance(data, str):
         text = data
         if _SURROGATE.search(text) is not None:
@@ -53,8 +59,10 @@ def loads(data: str | bytes, what: str, *, rule: str, most: int = MAX_VALUES) ->
             raise ParseError(f"{what} is not JSON: it is not UTF-8 (RFC 8259 §8.1): {exc}", rule=rule) from None
     if len(raw) > most or raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:  # else it cannot pass either bound
         _bounded(raw, what, rule, most)
+    repeated: list[bool] = []
+    hook = None if not unique_keys else functools.partial(_unique_members, repeated)
     try:
-        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite, object_pairs_hook=hook)
     except _BeyondJSON:
         raise ParseError(f"{what} is not JSON: {_BEYOND}", rule=rule) from None
     except RecursionError:  # pragma: no cover - the streaming pass refuses it first
@@ -64,7 +72,49 @@ def loads(data: str | bytes, what: str, *, rule: str, most: int = MAX_VALUES) ->
     if "\\u" in text and _SURROGATE_ESCAPE.search(raw) is not None and _holds_lone_surrogate(value):
         raise ParseError(f"{what} is not JSON pdi reads: it holds a lone surrogate (a \\ud800-\\udfff escape not in"
                          " a pair), which is no character", rule=rule)
+    if repeated:
+        where, name = _repeated_member(raw)
+        refused = ParseError(f"{what} is not JSON pdi reads: an object names its member {json.dumps(name[:80], ensure_ascii=False)} twice, at"
+                             f" {where[:200]} (RFC 8259 §4: the names within an object should be unique)", rule=rule)
+        refused.details = {"pointer": where}
+        raise refused
     return value
+
+
+def _unique_members(repeated: list[bool], pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object of ``json.loads``'s, ``repeated`` told (given a value) when it names a member twice."""
+    members = dict(pairs)
+    if len(members) != len(pairs) and not repeated:
+        repeated.append(True)
+    return members
+
+
+def _repeated_member(raw: bytes) -> tuple[str, str]:
+    """The JSON pointer (RFC 6901) of the first member an object of ``raw`` names again, and that name: read by the
+    streaming reader, keeping only the path it is on (``raw`` is JSON that ``json.loads`` read)."""
+    import ijson
+
+    scanned = _LONG_DIGITS.sub(b"0", raw) if _LONG_DIGITS.search(raw) is not None else raw
+    path: list[list[Any]] = []  # each open container: [names seen, the member it is in] or [None, the item's index]
+    for event, value in ijson.basic_parse(scanned, use_float=True):
+        if event == "map_key":
+            seen = path[-1][0]
+            if value in seen:
+                tokens = [str(step[1]) for step in path[:-1]] + [value]
+                return "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in tokens), value
+            seen.add(value)
+            path[-1][1] = value
+            continue
+        if event in _ENDS:
+            path.pop()
+            continue
+        if path and path[-1][0] is None:  # a value of an array: its next item
+            path[-1][1] += 1
+        if event == "start_map":
+            path.append([set(), ""])
+        elif event == "start_array":
+            path.append([None, -1])
+    raise AssertionError("json.loads found a member named twice that the streaming reader did not")  # pragma: no cover
 
 
 def _bounded(raw: bytes, what: str, rule: str, most: int) -> None:

@@ -147,3 +147,22 @@ def test_the_server_refuses_it_with_a_pointer_and_keeps_nothing(server: Server) 
     assert put.status_code == 400 and put.json()["pointer"] == "/target/1", put.text
     assert requests.get(iri, timeout=30).json() == state
     assert json.loads(json.dumps(state)) == requests.get(iri, headers={"Accept": PROFILE}, timeout=30).json()
+
+
+def test_a_member_named_twice_is_refused_with_its_pointer_and_nothing_kept(server: Server) -> None:
+    """RFC 8259 §4: names within an object SHOULD be unique, and readers differ on which of two is meant. Found by a
+    stranger's client, 2026-11-27: ``{"target": <a web page>, …, "target": <a private document>}`` was kept (``201``)
+    as whichever Python read, the last, where a reader that takes the first sees an annotation of a web page."""
+    text = json.dumps(note("http://example.com/a-page"))[:-1] + f', "target": {json.dumps(server.private)}}}'
+    for url, headers in ((server.container, {"Authorization": f"Bearer {server.curator}", "Content-Type": PROFILE}),
+                         (server.url + "/api/annotation", {"Content-Type": "application/json"})):
+        refused = requests.post(url, data=text.encode(), headers=headers, timeout=30)
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["pointer"] == "/target" and "twice" in refused.json()["detail"]
+    nested = note({"type": "SpecificResource", "source": server.text,
+                   "selector": {"type": "TextQuoteSelector", "exact": "quick"}})
+    text = json.dumps(nested).replace('"exact": "quick"', '"exact": "quick", "exact": "brown"')
+    refused = requests.post(server.container, data=text.encode(), timeout=30, headers={
+        "Authorization": f"Bearer {server.curator}", "Content-Type": PROFILE})
+    assert refused.status_code == 400 and refused.json()["pointer"] == "/target/selector/exact"
+    assert requests.get(server.container, timeout=30).json()["total"] == 0

@@ -104,7 +104,7 @@ def _imported(opened: Archive, import_file: IO[bytes], document: str | None) -> 
     raw = import_file.read(MAX_FILE + 1)
     if len(raw) > MAX_FILE:
         raise LimitError(f"an annotation file is at most {MAX_FILE} octets")
-    data = untrusted_json.loads(raw, import_file.name, rule="annotation")
+    data = untrusted_json.loads(raw, import_file.name, rule="annotation", unique_keys=True)
     return import_annotations(opened, data, document=document)
 
 

@@ -44,10 +44,12 @@ async def read_body(request: Request, limit: int, too_large: str) -> bytes:
     return b"".join(parts)
 
 
-async def read_json(request: Request, limit: int, too_large: str, *, rule: str) -> object:
-    """The JSON of :func:`read_body`'s body; a :class:`~pdi.errors.ParseError` (of grammar ``rule``) if it is not JSON.
+async def read_json(request: Request, limit: int, too_large: str, *, rule: str, unique_keys: bool = False) -> object:
+    """The JSON of :func:`read_body`'s body; a :class:`~pdi.errors.ParseError` (of grammar ``rule``) if it is not JSON
+    (or, ``unique_keys``, names a member of an object twice).
 
     Read off the event loop (a body of megabytes takes tens of milliseconds), within
     :func:`pdi.untrusted_json.loads`'s bounds."""
     body = await read_body(request, limit, too_large)
-    return await anyio.to_thread.run_sync(functools.partial(untrusted_json.loads, body, "the body", rule=rule))
+    return await anyio.to_thread.run_sync(functools.partial(untrusted_json.loads, body, "the body", rule=rule,
+                                                            unique_keys=unique_keys))

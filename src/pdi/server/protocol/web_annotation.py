@@ -44,7 +44,8 @@ class AnnotationAPI(ArchiveHandlers):
         from pdi.interop.annotation import import_annotations
 
         document = optional(request, "pdi")
-        data = await read_json(request, MAX_BODY, f"an annotation body is at most {MAX_BODY} octets", rule="annotation")
+        data = await read_json(request, MAX_BODY, f"an annotation body is at most {MAX_BODY} octets", rule="annotation",
+                               unique_keys=True)
         results = await self.work.run(lambda: import_annotations(self.archive, data, document=document))
         return JSONResponse({
             "results": [r.to_json() for r in results],

@@ -413,4 +413,5 @@ async def _annotation_body(request: Request) -> object:
     kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if kind not in ("application/ld+json", "application/json"):
         raise UnsupportedError(f"an annotation is sent as {ANNOTATION_TYPE} (or application/json), not {kind[:80]!r}")
-    return await read_json(request, MAX_ANNOTATION, f"an annotation is at most {MAX_ANNOTATION} octets", rule="annotation")
+    return await read_json(request, MAX_ANNOTATION, f"an annotation is at most {MAX_ANNOTATION} octets",
+                           rule="annotation", unique_keys=True)
