@@ -684,3 +684,19 @@ def test_a_curator_of_one_series_learns_nothing_of_a_hidden_series_from_a_url_na
         answers[name.split("/")[0]] = (answer.status_code, answer.json()["title"])
     assert answers == {HIDDEN: (403, "forbidden"), "nothere.example.us": (403, "forbidden")}
     assert server.post(note(f"urn:pdi://{unheld}"), token=public_only).status_code == 403  # a bare PDI, as before
+
+
+def test_a_curator_of_one_series_learns_no_slug_of_a_hidden_series_annotation(server: Server) -> None:
+    """A name taken is given to no one else: a hidden series' annotation named by its Slug taught a curator of
+    another series, who got a UUID for that Slug, that the name was taken (a known leak, 2026-11-27), though a GET
+    of it is 404 as for a name never given. An annotation of a hidden series is named by a UUID, whatever its
+    Slug; the name stays free, and the other curator gets it as it gets any free name."""
+    hidden_curator = archive_token(server, "hidden-curator", series=[HIDDEN])
+    public_only = archive_token(server, "public-curator-3", series=[PUBLIC])
+    secret = server.post(note(server.hidden), token=hidden_curator, Slug="merger-plans")
+    assert secret.status_code == 201 and secret.headers["Location"] != server.container + "merger-plans"
+    segment = secret.headers["Location"].removeprefix(server.container)
+    assert str(uuid.UUID(segment)) == segment
+    mine = server.post(note(server.text), token=public_only, Slug="merger-plans")
+    assert mine.status_code == 201 and mine.headers["Location"] == server.container + "merger-plans"
+    assert requests.get(secret.headers["Location"], timeout=30).status_code == 404  # not found, as before

@@ -12,7 +12,9 @@ carries it (the HTTP edge is :mod:`pdi.server.protocol.web_annotation`):
 * §5.2 a ``Slug`` the client suggests is used when it is a safe path
   segment (:func:`safe_slug`: letters, digits, ``.``, ``_``, ``-``, not
   starting with ``.``, at most :data:`MAX_SLUG` characters) and names no
-  annotation, present or deleted; otherwise a UUID is;
+  annotation, present or deleted, and the annotation targets no document of
+  a hidden series (a name taken would tell a writer of another series that
+  it is); otherwise a UUID is;
 * §5.3 a replacement is the whole new state, and may not change a
   ``canonical`` or ``via`` once set (409);
 * §5.4 a deleted annotation's name is not used again (``410`` from then on);

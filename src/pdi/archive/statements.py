@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import pdi.archive.kept_annotations as anno
-from pdi.archive.access import current_reader
+from pdi.archive.access import HIDDEN, current_reader
 from pdi.archive.naming import (
     MAX_ASSERTION_VALUE,
     STATEMENT_KEY,
@@ -168,17 +168,26 @@ class Statements(Reading):
 
         Its name is ``slug`` if that is a safe path segment naming no
         annotation, present or deleted (:func:`pdi.archive.kept_annotations.safe_slug`),
-        else a UUID. An ``id`` it has is kept as ``via``. Its archived targets
-        must be in the archive and readable now; a ``writer`` needs the role
-        ``curate`` over each one's series (over all, when it has none).
+        and it targets no document of a hidden series, else a UUID. An ``id``
+        it has is kept as ``via``. Its archived targets must be in the archive
+        and readable now; a ``writer`` needs the role ``curate`` over each
+        one's series (over all, when it has none).
         """
         kept = anno.check_annotation(data)
         given = data.get("id") if isinstance(data, dict) else None
         if isinstance(given, str) and given:
             kept.setdefault("via", given)
         targets = self._annotation_targets(kept, writer)
+        chosen = anno.safe_slug(slug)
+        if chosen is not None and targets:
+            # a name taken is given to no one else, so whoever asks for it learns that it is taken: an annotation of
+            # a hidden series (whose annotations are not found by those who may not read it) is named by a UUID,
+            # never by a Slug, so that a writer of another series learns nothing of it by asking for its name
+            access = self.series_access()
+            if any(access.get(key.series) == HIDDEN for key, _ in targets):
+                chosen = None
         return self.store.add_annotation(
-            anno.safe_slug(slug), anno.new_slug(), anno.encode(kept), targets,
+            chosen, anno.new_slug(), anno.encode(kept), targets,
             writer.name if writer else (who or self.who), timestamp(self.now()),
             address=writer.address if writer else None,
         )
