@@ -506,6 +506,21 @@ def test_a_selector_that_makes_no_pdi_is_refused_not_answered(archive: Archive, 
         import_annotations(archive, {"target": {"source": name, "selector": selector}})
 
 
+def test_a_refined_selector_is_refused_not_answered_as_the_whole_it_refines(archive: Archive) -> None:
+    # Web Annotation Data Model §4.2.9: refinedBy selects within what its selector selects. "char=14,33" (RFC 5147)
+    # is the line "The quick brown fox"; refined by the quote "fox" it is that word, which pdi does not read: the
+    # line's name (found by a stranger's client, 2026-11-27: answered "selected") is not the annotation's passage
+    name = str(archive.add(S, TEXT.encode(), format="text"))
+    for selector in (
+        {"type": "FragmentSelector", "conformsTo": "http://tools.ietf.org/rfc/rfc5147", "value": "char=14,33",
+         "refinedBy": {"type": "TextQuoteSelector", "exact": "fox"}},
+        {"type": "TextPositionSelector", "start": 15, "end": 34, "refinedBy": {"type": "TextPositionSelector",
+                                                                              "start": 16, "end": 19}},
+    ):
+        with pytest.raises(UnsupportedError, match="refinedBy"):
+            import_annotations(archive, {"target": {"source": name, "selector": selector}})
+
+
 #: A text deposited with CR LF line ends (a clef outside the BMP on its second line): its own characters are the
 #: PDI's, so a W3C TextPositionSelector counts as the name does, and RFC 5147 counts each CR LF once.
 CRLF_TEXT = "Hello, world.\r\nSecond \U0001d11e line.\r\n\r\nThe quick brown fox\r\njumps over the lazy dog.\r\n"

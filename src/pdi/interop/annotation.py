@@ -41,7 +41,9 @@ Hypothesis export (its ``annotations`` or ``rows``, each with ``uri`` and
 a PDI, else the document named. Each target gives the ``char`` name of the
 passage it points at: by its quote (:func:`find_quote`, the position a hint
 among several places), else its position or fragment selector; a quote
-that is not in the document is reported ``missing``, never guessed.
+that is not in the document is reported ``missing``, never guessed; a
+selector ``refinedBy`` another (§4.2.9) is refused, not read as the whole
+it refines.
 
 :func:`~pdi.fragments.quote.text_quote` and
 :func:`~pdi.fragments.quote.find_quote` (a pure core, re-exported here) take
@@ -405,6 +407,13 @@ def _import_target(
     archive: Archive, ident: str | None, source: str, document: _Document, selectors: Sequence[Mapping[str, Any]]
 ) -> TargetResult:
     base = document.whole.pdi.without_fragment()
+    refined = next((s for s in selectors if "refinedBy" in s), None)
+    if refined is not None:
+        # §4.2.9: the refinement selects within what the selector selects; read without it, the name would be of the
+        # whole of that (a paragraph where the annotation is of one word in it), answered as if it were the passage
+        raise UnsupportedError(f"the target of {ident or 'an annotation'} has a {str(refined.get('type'))[:60]} refined"
+                               " by another selector (refinedBy, Web Annotation Data Model §4.2.9), which pdi does"
+                               " not read: its name would be of more than the passage")
     quote = _selector(selectors, "TextQuoteSelector")
     position = _selector(selectors, "TextPositionSelector")
     fragment = _selector(selectors, "FragmentSelector")
