@@ -530,6 +530,14 @@ def test_the_target_term_itself_and_an_inline_context_name_no_target_past_the_ch
     aliased = {**note("http://example.com/a-page"), "@context": [ANNO, {"about": "oa:hasTarget"}],
                "about": server.private}
     assert server.post(aliased, token=public_only).status_code == 415
+    # a context named by a URL pdi does not know (and never fetches) could say the same: refused alike (found by a
+    # stranger's client, 2026-11-27: [anno, "http://…/ctx.jsonld"] was kept); the W3C's own LDP context is known
+    for elsewhere in ("http://evil.example/ctx.jsonld", "https://www.w3.org/ns/anno.jsonld"):
+        remote = {**note("http://example.com/a-page"), "@context": [ANNO, elsewhere], "about": server.private}
+        refused = server.post(remote, token=public_only)
+        assert refused.status_code == 415 and refused.json()["pointer"] == "/@context", refused.text
+    both = server.post({**note(server.text), "@context": [ANNO, LDP.rstrip("#") + ".jsonld"]})
+    assert both.status_code == 201, both.text
 
 
 @pytest.mark.parametrize("target", [

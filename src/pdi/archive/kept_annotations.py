@@ -23,7 +23,7 @@ carries it (the HTTP edge is :mod:`pdi.server.protocol.web_annotation`):
 
 What the Web Annotation Data Model (§3.1) asks of what is posted
 (:func:`check_annotation`): a JSON object whose ``@context`` is (or
-includes) ``http://www.w3.org/ns/anno.jsonld`` (415 otherwise: the
+includes, with the W3C's LDP context only) ``http://www.w3.org/ns/anno.jsonld`` (415 otherwise: the
 protocol's §6 lists a context it does not recognize as 415), whose ``type``
 is (or includes) ``Annotation``, with a ``target``, and not both a ``body``
 and a ``bodyValue`` (§3.2.5); whose targets and bodies name resources, with
@@ -94,12 +94,18 @@ def entity_tag(record: AnnotationRecord) -> str:
     return f'"{hashlib.sha256(state).hexdigest()[:32]}"'
 
 
+#: The contexts an annotation may name beside :data:`CONTEXT`: the W3C's own, which define none of its terms again.
+KNOWN_CONTEXTS: Final = frozenset({CONTEXT, "http://www.w3.org/ns/ldp.jsonld"})
+
+
 def _is_context(value: object) -> bool:
-    """The Web Annotation context, alone or in a list of contexts named by URL: not an inline one, whose terms
-    could stand for ``target`` under another name (which :func:`archived_targets` would not read)."""
+    """The Web Annotation context, alone or in a list of contexts pdi knows (:data:`KNOWN_CONTEXTS`): not an inline
+    one, nor one named by a URL pdi does not know (and never fetches), either of which could make another term stand
+    for ``target`` (which :func:`archived_targets` would not read)."""
     if isinstance(value, str):
         return value == CONTEXT
-    return isinstance(value, list) and CONTEXT in value and all(isinstance(v, str) for v in value)
+    return isinstance(value, list) and CONTEXT in value and all(
+        isinstance(v, str) and v in KNOWN_CONTEXTS for v in value)
 
 
 def _types(value: object) -> list[object]:
