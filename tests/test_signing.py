@@ -176,3 +176,29 @@ def test_any_payload_signed_verifies_with_jwcrypto(payload: bytes) -> None:
     checked.deserialize(sign_compact(key, payload))
     checked.verify(jwk.JWK(**RFC8037_PRIVATE), alg="EdDSA")
     assert checked.payload == payload
+
+
+def test_a_header_parameter_named_twice_is_refused_naming_it() -> None:
+    # RFC 7515 §4: "The Header Parameter names within the JOSE Header MUST be unique; JWS parsers MUST either reject
+    # JWSs with duplicate Header Parameter names or use a JSON parser that returns only the lexically last": pdi
+    # rejects them (a reader that took the first "kid" would check another key than one that took the last)
+    key, other = SigningKey.generate(), SigningKey.generate()
+    first, last = other.public.thumbprint, key.public.thumbprint
+    header = f'{{"alg":"EdDSA","kid":"{first}","kid":"{last}"}}'.encode()
+    signing_input = b64url(header) + "." + b64url(b"payload")
+    signed = signing_input + "." + b64url(key.sign(signing_input.encode("ascii")))
+    with pytest.raises(ParseError, match="kid") as refused:
+        verify_compact(signed, [key.public, other.public])
+    assert refused.value.details.get("pointer") == "/kid"
+
+
+def test_a_manifest_member_named_twice_is_refused_though_its_signature_holds() -> None:
+    key = SigningKey.generate()
+    payload = json.loads(manifest_payload("a.example.us", None, [], after=None, next_after=None))
+    text = json.dumps(payload, separators=(",", ":"))
+    doubled = text[:-1] + ',"series":"b.example.us"}'  # the same signed octets read two ways by two readers
+    signed = sign_manifest(key, doubled.encode())
+    assert verify_compact(signed, [key.public]).payload == doubled.encode()  # the signature itself holds
+    with pytest.raises(ParseError, match="series") as refused:
+        verify_manifest(signed, [key.public])
+    assert refused.value.details.get("pointer") == "/series"

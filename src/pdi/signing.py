@@ -226,7 +226,10 @@ def verify_compact(jws: str, keys: Iterable[PublicKey]) -> Verified:
     if len(header_b64) > MAX_JWS_HEADER:
         raise ParseError(f"the JWS header is {len(header_b64)} characters, more than the {MAX_JWS_HEADER} pdi reads",
                          rule="jws")
-    header = untrusted_json.loads(b64url_decode(header_b64, "the JWS header"), "the JWS header", rule="jws")
+    # RFC 7515 §4: a header parameter named twice is refused (or the last taken): refused, as what another reader
+    # of the same JWS takes it to say is not known
+    header = untrusted_json.loads(b64url_decode(header_b64, "the JWS header"), "the JWS header", rule="jws",
+                                  unique_keys=True)
     if not isinstance(header, dict):
         raise ParseError("the JWS header is not a JSON object", rule="jws")
     if header.get("alg") != "EdDSA":
@@ -263,7 +266,7 @@ def parse_jwks(text: str | bytes, where: str) -> list[PublicKey]:
     """The Ed25519 keys of a JWK (an object with ``kty``) or a JWK set (``{"keys": […]}``); others are skipped."""
     if len(text) > MAX_JWKS:
         raise ParseError(f"{where} is larger than a JWK set may be ({MAX_JWKS} characters)", rule="jwk")
-    value = untrusted_json.loads(text, where, rule="jwk")
+    value = untrusted_json.loads(text, where, rule="jwk", unique_keys=True)
     if isinstance(value, dict) and "kty" in value:
         return [PublicKey.from_jwk(value)]
     if not isinstance(value, dict) or not isinstance(value.get("keys"), list):
@@ -315,7 +318,8 @@ def verify_manifest(jws: str, keys: Iterable[PublicKey]) -> Manifest:
     """A manifest's JWS checked (:func:`verify_compact`) and its payload read; :class:`ParseError` if it is not
     a manifest."""
     verified = verify_compact(jws, keys)
-    value = untrusted_json.loads(verified.payload, "the manifest's payload", rule="manifest")
+    # a member named twice: another reader of the signed octets may take the other one (RFC 8259 §4)
+    value = untrusted_json.loads(verified.payload, "the manifest's payload", rule="manifest", unique_keys=True)
     if not isinstance(value, dict) or value.get("type") != MANIFEST_TYPE:
         raise ParseError(f"the JWS payload is not a pdi manifest (type {MANIFEST_TYPE})", rule="manifest")
     names = value.get("names")

@@ -158,7 +158,7 @@ class Registry:
         a ``signed`` one (pdi signs none without it); in a file (``registry.json``) it may be absent."""
         if len(data) > MAX_REGISTRY:
             raise UnsupportedError(f"{where} is larger than a registry may be ({MAX_REGISTRY} octets)")
-        value: Any = untrusted_json.loads(data, where, rule="registry")
+        value: Any = untrusted_json.loads(data, where, rule="registry", unique_keys=True)
         if not isinstance(value, dict) or value.get("type", REGISTRY_TYPE) != REGISTRY_TYPE:
             raise ParseError(f"{where} is not a pdi registry (type {REGISTRY_TYPE})", rule="registry")
         listed = value.get("series", {})
