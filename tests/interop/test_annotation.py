@@ -589,3 +589,18 @@ def test_every_passage_of_a_crlf_text_exports_selectors_that_agree(archive: Arch
     assert set(got.values()) <= {CRLF_TEXT[a:b], ""} and got["pdi"] == got["position"] == CRLF_TEXT[a:b], got
     splits = any(0 < p < len(CRLF_TEXT) and CRLF_TEXT[p - 1:p + 1] == "\r\n" for p in (a, b))
     assert ("rfc5147" in got) is not splits
+
+
+def test_a_target_that_is_a_pdi_of_a_passage_imports_to_that_passage(archive: Archive) -> None:
+    # Web Annotation Data Model §3.2.1: a target may be the IRI of the resource itself; a PDI with a fragment is
+    # a passage's own IRI, so the annotation's target is that passage of the document (a generic name's too)
+    name = archive.add(S, TEXT.encode(), format="text")
+    generic = str(name).rsplit(".", 1)[0]  # no version: the latest
+    for target, expected in ((f"{name}#char=19,34", f"{name}#char=19,34"), (f"{generic}#char=2,5", f"{name}#char=2,5")):
+        [result] = import_annotations(archive, {"type": "Annotation", "target": target})
+        assert (result.status, str(result.name)) == ("selected", expected), result
+        assert result.message == "named by its target"
+    # another document's passage, given beside --pdi of this one: not read as a passage of this one
+    other = archive.add(S, b"another text entirely\n", format="text")
+    with pytest.raises(UnsupportedError, match="no selector pdi reads"):
+        import_annotations(archive, {"type": "Annotation", "target": f"{other}#char=0,7"}, document=str(name))

@@ -425,6 +425,13 @@ def _import_target(
     if data_position is not None:
         start, end = _int(data_position.get("start"), "start"), _int(data_position.get("end"), "end")
         return TargetResult(ident, source, str(base), "selected", _named(base, "byte", start, end), "read from its octets")
+    if not selectors and _is_pdi(source) and "#" in source:
+        # the target is a PDI of a passage itself (its fragment, no selector): that passage of the document read
+        named = PDI.parse(source)
+        if (named.series_name.lower(), named.date, named.unique_id) == (
+                base.series_name.lower(), base.date, base.unique_id):
+            name = _valid(dataclasses.replace(base, fragment=named.fragment))
+            return TargetResult(ident, source, str(base), "selected", name, "named by its target")
     raise UnsupportedError(f"the target of {ident or 'an annotation'} has no selector pdi reads "
                            "(TextQuoteSelector, TextPositionSelector, FragmentSelector, DataPositionSelector)")
 
