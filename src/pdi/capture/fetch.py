@@ -126,8 +126,10 @@ def check_address(host: str, address: str, *, allow_private: bool) -> None:
         )
 
 
-class _AddressRefused(UnsupportedError):
-    """:func:`check_address` refused the address a connection was to go to (the fetch names its URL)."""
+class _AddressRefused(Exception):  # never seen outside: Fetcher.fetch says it as an UnsupportedError
+    """:func:`check_address` refused the address a connection was to go to: raised through httpx (which passes on
+    what is not its own) to :meth:`Fetcher.fetch`, the one sender of requests over :class:`_GuardedBackend`, which
+    says it as the :class:`~pdi.errors.UnsupportedError` it was, naming the URL."""
 
 
 class _Resolver:
