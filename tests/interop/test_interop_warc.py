@@ -736,3 +736,22 @@ def test_a_warc_date_outside_the_years_a_date_holds_is_a_parse_error(tmp_path: P
         offset = b.response("http://example.org/", b"x", "text/plain", date)
         with pytest.raises(ParseError, match=f"offset {offset}.*lies outside the years 1 to 9999"):
             read_index(sources_for(b.save(tmp_path / "a.warc.gz")), limit=1 << 20)
+
+
+@pytest.mark.parametrize("spelled", [b"abc", b"-5", b"5_0", "\uff15".encode(), b"0x10", b""])
+def test_a_content_length_that_is_no_number_of_octets_is_refused_saying_so(
+        archive: Archive, tmp_path: Path, spelled: bytes) -> None:
+    # WARC 1.1 §5.3: Content-Length = "Content-Length" ":" 1*DIGIT; Python's int() reads "-5", "5_0" and a
+    # full-width digit too, none of them a length
+    b = WarcBuilder(gzip=False)
+    b.response("http://example.org/", PAGE, "text/html", "2024-05-06T10:00:00Z")
+    bad = b.response("http://example.org/s.css", CSS, "text/css", "2024-05-06T10:00:00Z")
+    data = b.out.getvalue()
+    header_end = data.index(b"\r\n\r\n", bad)
+    block = re.sub(rb"Content-Length: \d+", b"Content-Length: " + spelled, data[bad:header_end], count=1)
+    warc = tmp_path / "a.warc"
+    warc.write_bytes(data[:bad] + block + data[header_end:])
+    before = everything(archive)
+    with pytest.raises(ParseError, match=rf"offset {bad}\b.*its Content-Length is .*not a number of octets"):
+        import_warc(archive, warc, S)
+    assert everything(archive) == before

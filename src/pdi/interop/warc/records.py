@@ -277,6 +277,13 @@ def _read_source(
                     break
                 offset = it.offset
                 uri = record.rec_headers.get_header("WARC-Target-URI")
+                declared = record.rec_headers.get_header("Content-Length")
+                if record.format.startswith("warc") and not (
+                        declared is not None and declared.isascii() and declared.isdigit()):
+                    # WARC 1.1 §5.3: 1*DIGIT (what int() also reads, "-5", "5_0", "５", is no length)
+                    shown = "none" if declared is None else repr(declared[:40])
+                    raise ParseError(f"{_where(source, offset, uri)} is damaged: its Content-Length is {shown},"
+                                     " not a number of octets (WARC 1.1 §5.3: digits)", rule="WARC record")
                 errors = it.err_count
                 entry, payload = _index_one(record, source, number, offset, limit, index.kept_bytes < KEEP_TOTAL,
                                             bounds.max_expansion)
