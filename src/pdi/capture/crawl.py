@@ -139,7 +139,12 @@ async def crawl(
                 seen.add(comparable(item.url))
                 wanted.append(item)
                 if not deepest and len(resources) + len(wanted) > limits.max_resources:
-                    raise LimitError(f"the page needs more than {plural(limits.max_resources, 'resource')}")
+                    from pdi._wording import clipped
+
+                    where = "" if fetched is root else f" ({clipped(fetched.final_url)}, a part of it, asked for the last)"
+                    raise LimitError(f"{clipped(root.final_url)} needs more than"
+                                     f" {plural(limits.max_resources, 'resource')}{where}: the one past them is"
+                                     f" {clipped(item.url)}")
             found = budget.count
         if deepest:
             failures.extend(Failure(item.url, f"not fetched: {item.url} is more than {plural(limits.max_depth, 'level')}"
