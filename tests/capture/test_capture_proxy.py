@@ -521,3 +521,28 @@ def test_property_request_lines_parse_or_raise_parse_error(case: tuple[bytes, bo
     _method, target, version = head.start
     assert version in (b"HTTP/1.1", b"HTTP/1.0") and target and b" " not in target
     assert all(b":" not in name and name for name, _ in head.fields)
+
+
+def test_a_lookup_that_never_ends_holds_neither_the_request_nor_the_proxys_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A site's name server may leave a lookup unanswered for as long as the resolver waits. Looked up in asyncio's
+    # default executor, the request gave up at its connect timeout, but the proxy's end (asyncio.run waits for
+    # that executor's threads) waited for the lookup, and the capture with it. Here the lookup ends only when the
+    # test lets it, after the proxy has ended.
+    real = socket.getaddrinfo
+    let_go, ended = threading.Event(), threading.Event()
+
+    def lookup(host: str, *args: object, **kwargs: object) -> object:
+        if host != "slow.test":
+            return real(host, *args, **kwargs)  # type: ignore[arg-type]
+        let_go.wait(timeout=120)
+        ended.set()
+        raise socket.gaierror(socket.EAI_AGAIN, "no answer")
+
+    monkeypatch.setattr(socket, "getaddrinfo", lookup)
+    try:
+        with CaptureProxy(AddressPolicy.of(), ProxyLimits(connect_timeout=1.0)) as proxy:
+            answer = _ask(proxy, b"CONNECT slow.test:443 HTTP/1.1\r\n\r\n")
+            assert _status(answer) == 403 and b"resolving slow.test took longer than 1.0 s" in answer
+        assert not ended.is_set()  # the proxy ended while the lookup was still waiting
+    finally:
+        let_go.set()

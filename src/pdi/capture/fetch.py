@@ -33,12 +33,9 @@ import datetime
 import http.cookiejar
 import ipaddress
 import re
-import socket
 import ssl
-import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 import httpcore
 import httpx
@@ -47,6 +44,7 @@ from pdi import formats
 from pdi._wording import clipped, plural
 from pdi.capture.addresses import not_public
 from pdi.capture.decoding import ACCEPTED, BodyDecoder
+from pdi.capture.lookups import Lookups
 from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError, WholeCaptureLimit
 from pdi.uri import resolve
 
@@ -132,56 +130,13 @@ class _AddressRefused(Exception):  # never seen outside: Fetcher.fetch says it a
     says it as the :class:`~pdi.errors.UnsupportedError` it was, naming the URL."""
 
 
-class _Resolver:
-    """``getaddrinfo`` in daemon threads of its own, at most ``most`` at once.
-
-    Not in asyncio's default executor: ``asyncio.run`` waits for its threads when it ends (Python 3.11 without a
-    bound), so a lookup a site's name server leaves unanswered (30 s and more, with retries and search domains)
-    held a capture long past its ``--timeout`` after it had given up. A lookup given up on here goes on in its
-    thread, which holds its place until it ends: a name server that never answers slows the capture (bounded by
-    its timeout), never fills the process with threads.
-    """
-
-    def __init__(self, most: int) -> None:
-        self._places = asyncio.Semaphore(most)
-
-    async def lookup(self, host: str, port: int) -> list[tuple[Any, ...]]:
-        loop = asyncio.get_running_loop()
-        await self._places.acquire()
-        answer: asyncio.Future[list[tuple[Any, ...]]] = loop.create_future()
-
-        def settle(infos: list[tuple[Any, ...]] | None, error: OSError | UnicodeError | None) -> None:
-            self._places.release()
-            if answer.done():  # given up on
-                return
-            if error is not None:
-                answer.set_exception(error)
-            else:
-                answer.set_result(infos or [])
-
-        def look_up() -> None:
-            infos: list[tuple[Any, ...]] | None = None
-            error: OSError | UnicodeError | None = None
-            try:
-                infos = list(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
-            except (OSError, UnicodeError) as exc:  # UnicodeError: a label the idna codec refuses
-                error = exc
-            try:
-                loop.call_soon_threadsafe(settle, infos, error)
-            except RuntimeError:  # the loop is closed: the capture is over
-                pass
-
-        threading.Thread(target=look_up, name=f"pdi-capture-lookup {host}", daemon=True).start()
-        return await answer
-
-
 class _GuardedBackend(httpcore.AsyncNetworkBackend):
     """Resolve, check, then connect to the checked address."""
 
     def __init__(self, allow_private: bool, concurrency: int) -> None:
         self._allow_private = allow_private
         self._inner = httpcore.AnyIOBackend()
-        self._resolver = _Resolver(concurrency)
+        self._resolver = Lookups(concurrency)
 
     async def connect_tcp(
         self,

@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pdi.capture.fetch import check_address
+from pdi.capture.lookups import Lookups
 from pdi.errors import LimitError, ParseError, PDIError, UnsupportedError
 
 __all__ = ["AddressPolicy", "CaptureProxy", "PageHosts", "ProxyLimits", "Refusal"]
@@ -123,11 +124,11 @@ class AddressPolicy:
             raise UnsupportedError(f"cannot resolve {host}: {exc}") from exc
         return self._checked(host, port, infos)
 
-    async def resolve(self, host: str, port: int, timeout: float) -> list[str]:
-        """The addresses ``host`` resolves to, every one checked, in the resolver's order."""
-        loop = asyncio.get_running_loop()
+    async def resolve(self, host: str, port: int, timeout: float, lookups: Lookups) -> list[str]:
+        """The addresses ``host`` resolves to, every one checked, in the resolver's order (looked up by ``lookups``:
+        a lookup given up on at ``timeout`` never holds the proxy's loop as it ends)."""
         try:
-            infos = await asyncio.wait_for(loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), timeout=timeout)
+            infos = await asyncio.wait_for(lookups.lookup(host, port), timeout=timeout)
         except TimeoutError as exc:
             raise LimitError(f"resolving {host} took longer than {timeout} s") from exc
         except (OSError, UnicodeError) as exc:
@@ -405,6 +406,7 @@ class CaptureProxy:
         self._failed: BaseException | None = None
         self._open = 0
         self._connections: set[asyncio.Task[None]] = set()
+        self._lookups = Lookups(self.limits.max_connections)  # (its places are taken within the proxy's loop)
 
     def __enter__(self) -> CaptureProxy:
         self._thread = threading.Thread(target=self._run, name="pdi-capture-proxy", daemon=True)
@@ -521,7 +523,7 @@ class CaptureProxy:
             # Chromium's own (sign-in, GCM…): no part of the page, so not among its refusals.
             raise _Refused(403, request, f"the page asked for nothing on {host} port {port} (not looked up)", record=False)
         try:
-            addresses = await self._policy.resolve(host, port, self.limits.connect_timeout)
+            addresses = await self._policy.resolve(host, port, self.limits.connect_timeout, self._lookups)
         except PDIError as exc:
             raise _Refused(403, request, str(exc)) from exc
         failures: list[str] = []
