@@ -249,6 +249,16 @@ def test_import_errors_name_what_is_wrong(archive: Archive) -> None:
         import_annotations(archive, 3)
     with pytest.raises(NotFoundError):
         import_annotations(archive, {"target": {"source": str(name).replace("/1.", "/99."), "selector": []}})
+    # among several, the one that is wrong is named: which annotation (its id), which of its targets
+    good = {"source": str(name), "selector": {"type": "TextPositionSelector", "start": 0, "end": 3}}
+    page = {"type": "AnnotationPage", "items": [
+        {"type": "Annotation", "id": "urn:uuid:a", "target": good},
+        {"type": "Annotation", "id": "urn:uuid:b", "target": [good, target]},
+    ]}
+    with pytest.raises(ParseError, match=r"^annotation 2 \(urn:uuid:b\), target 2: a TextPositionSelector ends"):
+        import_annotations(archive, page)
+    with pytest.raises(ParseError, match=r"^annotation 2: an annotation without a target"):
+        import_annotations(archive, [{"type": "Annotation", "target": good}, {"type": "Annotation"}])
 
 
 def test_other_selectors_read_back(archive: Archive) -> None:

@@ -62,7 +62,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final
 
 from pdi.archive import Archive, Resolved
-from pdi.errors import LimitError, ParseError, UnsupportedError
+from pdi.errors import LimitError, ParseError, PDIError, UnsupportedError
 from pdi.fragments.quote import CONTEXT_CHARS, QuoteMatch, TextQuote, find_quote, text_quote
 from pdi.identifier import PDI, Fragment
 
@@ -343,10 +343,17 @@ def import_annotations(archive: Archive, data: object, *, document: str | None =
     versioned PDI); without it, each target's source must be a PDI.
     """
     wanted: list[tuple[str | None, str, str, list[Mapping[str, Any]]]] = []
-    for annotation in _annotations(data):
+    places: list[str] = []  # where each wanted target is, as an error says it
+    for number, annotation in enumerate(_annotations(data), start=1):
         ident = annotation.get("id")
         ident = str(ident) if ident is not None else None
-        for source, selectors in _targets(annotation):
+        place = f"annotation {number}" + (f" ({ident[:120]})" if ident else "")
+        try:
+            targets = _targets(annotation)
+        except PDIError as exc:
+            raise exc.within(f"{place}: ") from None
+        for which, (source, selectors) in enumerate(targets, start=1):
+            places.append(f"{place}, target {which}: ")
             chosen = document if document is not None else (source if _is_pdi(source) else None)
             if chosen is None:
                 raise UnsupportedError(
@@ -370,7 +377,10 @@ def import_annotations(archive: Archive, data: object, *, document: str | None =
             located = archive.locate(key)  # a PDF's text layer is read, not the PDF
             pdf = located if isinstance(located, Resolved) and located.media_type == "application/pdf" else None
             current = (key, _Document(archive, pdf or archive.get(key)))
-        results[k] = _import_target(archive, ident, source, current[1], selectors)
+        try:
+            results[k] = _import_target(archive, ident, source, current[1], selectors)
+        except PDIError as exc:
+            raise exc.within(places[k]) from None
     return [r for r in results if r is not None]
 
 
