@@ -9,9 +9,8 @@ exempt from a page's policy, so that is read from the policies).
 
 from __future__ import annotations
 
-import contextlib
+import http.server
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -20,6 +19,7 @@ from test_server_framing import _js, _pages
 
 from chromium_helpers import navigate_and_wait_for_load, new_tab
 from pdi.capture.browser import devtools
+from support.handler_server import handler_server
 
 #: A script put into the page as an injection into its markup would be: did it run, and what refused it.
 _INJECTED = (
@@ -114,33 +114,21 @@ def test_the_viewer_runs_no_script_a_depositor_stored(served: Served) -> None:
         navigate_and_wait_for_load(pipe, session, f"{served.url}/view?pdi={script}", deadline)
         assert _js(pipe, session, _LOADED % src) == [False, "script-src-elem"]
         # a page of no policy (another origin's, on loopback too): the deposit, as N2R serves it, runs there
-        with _plain_page() as other:
+        with handler_server(_Plain) as other:
             navigate_and_wait_for_load(pipe, session, other, deadline)
             assert _js(pipe, session, _LOADED % json.dumps(f"{served.url}/uri-res/N2R?{script}")) == [True, None]
 
 
-@contextlib.contextmanager
-def _plain_page() -> Iterator[str]:
-    """The URL of an HTML page of no Content-Security-Policy, served on 127.0.0.1 (a port of its own)."""
-    import http.server
-    import threading
+class _Plain(http.server.BaseHTTPRequestHandler):
+    """An HTML page of no Content-Security-Policy."""
 
-    class Plain(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = b"<!doctype html><title>no policy</title><p>plain"
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def do_GET(self) -> None:
+        body = b"<!doctype html><title>no policy</title><p>plain"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Plain) as server:
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield f"http://127.0.0.1:{server.server_address[1]}/"
-        finally:
-            server.shutdown()
+    def log_message(self, *args: object) -> None:
+        pass
