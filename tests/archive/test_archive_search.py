@@ -449,9 +449,10 @@ def test_the_engines_own_statement_is_stopped_at_the_searchs_deadline(archive: A
     for k in range(6):
         text = "".join(f"Line {k} {i} of the zebra and of words {i * 7919 % 10007} here.\n" for i in range(16000))
         archive.add(S, text.encode(), format="text")
+    assert len(archive.store.search([["zebra"]], limit=200)) == 200  # once cold: what is read is read now
     started = time.monotonic()
     assert len(archive.store.search([["zebra"]], limit=200)) == 200
-    whole = time.monotonic() - started
+    whole = time.monotonic() - started  # the deadlines below are shares of a warm search, as each of them is
     stopped = []
     for share in (0.02, 0.05, 0.1, 0.2):  # a loaded machine may pass a deadline before the statement begins
         began = time.monotonic()

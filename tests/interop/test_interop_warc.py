@@ -546,7 +546,8 @@ def test_a_page_past_the_limits_is_listed_and_the_rest_imported(archive: Archive
         b.response(f"http://example.org/i{i}.png", PNG + bytes([i]), "image/png", "2024-05-06T10:00:00Z")
     site(b, "http://example.org/small/", "2024-05-06T10:00:00Z")
     done, plan = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S, limits=Limits(max_resources=3))
-    assert plan.skipped == [f"a.warc.gz: the record at offset {many} (http://example.org/many): the page needs more than 3 resources"]
+    assert plan.skipped == [f"a.warc.gz: the record at offset {many} (http://example.org/many): http://example.org/many"
+                            " needs more than 3 resources: the one past them is http://example.org/i3.png"]
     names = [str(d.name) for d in done]
     assert str(page_name("http://example.org/small/", datetime.date(2024, 5, 6))) in names
     assert len(names) == 1 + 5  # the small page, and the five images no page that was imported uses
