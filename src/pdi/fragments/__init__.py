@@ -64,6 +64,7 @@ markup evaluators also take a memory map (or any buffer) of the entity.
 from __future__ import annotations
 
 import importlib
+import itertools
 import mmap
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol
@@ -362,7 +363,7 @@ def build_index(
         # held whole to be parsed, up to its bound; past it, its block table as a plain text's (elt refused)
         found = source if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)) else _within(
             iter(source), MAX_SGML_OCTETS)
-        if isinstance(found, _Past) or len(found) > MAX_SGML_OCTETS:
+        if not isinstance(found, (bytes, bytearray, memoryview, mmap.mmap)) or len(found) > MAX_SGML_OCTETS:
             source = found
         else:
             whole = found
@@ -376,28 +377,16 @@ def build_index(
     return None if table is None else table.to_bytes()
 
 
-class _Past:
-    """The chunks of a document found longer than a bound: those read to find it so, then the rest, unread."""
-
-    def __init__(self, read: list[bytes], rest: Iterator[bytes]) -> None:
-        self._read, self._rest = read, rest
-
-    def __iter__(self) -> Iterator[bytes]:
-        yield from self._read
-        self._read = []
-        yield from self._rest
-
-
-def _within(chunks: Iterator[bytes], most: int) -> bytes | _Past:
-    """The octets of ``chunks`` joined, if there are at most ``most``; else a :class:`_Past` of them all, having
-    held no more than ``most`` and one chunk."""
+def _within(chunks: Iterator[bytes], most: int) -> bytes | Iterator[bytes]:
+    """The octets of ``chunks`` joined, if there are at most ``most``; else all of them as chunks again (those read
+    to find it so, then the rest, unread), having held no more than ``most`` and one chunk."""
     read: list[bytes] = []
     size = 0
     for chunk in chunks:
         read.append(chunk)
         size += len(chunk)
         if size > most:
-            return _Past(read, chunks)
+            return itertools.chain(read, chunks)
     return b"".join(read)
 
 
