@@ -79,6 +79,35 @@ def test_a_catalog_of_step_19_is_indexed_again_when_opened(location: str) -> Non
         assert [str(h.name) for h in archive.search("oysters").hits] == [f"{name}#char={at},{at + 7}"]
 
 
+def test_a_catalog_of_step_18_has_its_postgresql_index_made_once(
+    pg_cluster: TemporaryCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Steps 19 and 20 both make PostgreSQL's index again; run in one migration, 19 leaves it to 20 (it was made
+    twice, on a large archive the longest part of the upgrade), and the index made finds what both steps ask."""
+    location = pg_cluster.create_schema("pdi_test_step_18_index_once")
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        name = archive.add(S, TEXT.encode(), format="text")
+        store = archive.store
+        with store._write():
+            store._query("DELETE FROM schema_migrations WHERE version >= ?", (ASCII_APART_STEP - 1,))
+        ran: list[str] = []
+        query = store._query
+
+        def recorded(sql: str, *args: Any, **kwargs: Any) -> Any:
+            ran.append(sql)
+            return query(sql, *args, **kwargs)
+
+        monkeypatch.setattr(store, "_query", recorded)
+        assert store.migrate() == SCHEMA_VERSION
+        assert [sql for sql in ran if sql.startswith("CREATE INDEX search_passages_tsv")] == [
+            "CREATE INDEX search_passages_tsv ON search_passages USING GIN (tsv)"]
+        monkeypatch.undo()
+        at = _first("oysters")
+        assert [str(h.name) for h in archive.search("oysters").hits] == [f"{name}#char={at},{at + 7}"]
+        assert not archive.verify().problems
+
+
 def _fts5_words(text: str) -> list[str]:
     """The words SQLite's own FTS5 tokenizer (``unicode61``, as the catalog's index) reads in ``text``."""
     db = sqlite3.connect(":memory:")

@@ -318,9 +318,9 @@ class SQLiteStore(SQLStore):
             finally:
                 self._conn.execute("PRAGMA foreign_keys = ON")
 
-    def _step(self, version: int, statements: list[str]) -> Sequence[str]:
+    def _step(self, version: int, statements: list[str], target: int) -> Sequence[str]:
         if version != KEYED_STEP:
-            return super()._step(version, statements)
+            return super()._step(version, statements, target)
         # rows of these tables that refer to nothing already (damage pdi verify reports): not the step's doing
         self._keys_broken = {t: len(self._query(f"PRAGMA foreign_key_check({t})")) for t in KEYED_TABLES}
         return keyed(self._query)

@@ -581,7 +581,7 @@ class SchemaPart(CatalogBase):
                 raise self._too_new(current)
             first = current
             for version in range(current + 1, target + 1):
-                for statement in self._step(version, steps[version]):
+                for statement in self._step(version, steps[version], target):
                     self._query(statement)
                 self._query(
                     "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
@@ -591,10 +591,11 @@ class SchemaPart(CatalogBase):
             self._migrated(first, current)
         return current
 
-    def _step(self, version: int, statements: list[str]) -> Sequence[str]:
-        """Inside the migration's transaction, as step ``version`` is to run: its statements (those
+    def _step(self, version: int, statements: list[str], target: int) -> Sequence[str]:
+        """Inside the migration's transaction to ``target``, as step ``version`` is to run: its statements (those
         :func:`migrations` made; SQLite makes step 16's from the catalog as it is then); steps 17 and 18 rewrite
-        the passages they are about here (:meth:`_respace_all`)."""
+        the passages they are about here (:meth:`_respace_all`). Step 19 on its way to 20 or later leaves
+        PostgreSQL's index dropped: step 20 makes it, once."""
         if version == SPACED_STEP:
             self._respace_all()
         elif version == RESPACED_STEP:
@@ -605,6 +606,8 @@ class SchemaPart(CatalogBase):
             for statement in dropped:
                 self._query(statement)
             self._unmark_all()
+            if target >= ASCII_APART_STEP:
+                return []  # step 20, in this transaction, makes the index again: made here too, it was made twice
             return [statement for statement in statements if statement not in dropped]
         return statements
 
