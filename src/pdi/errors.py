@@ -177,7 +177,8 @@ class StoreError(PDIError, exit_code=8, http_status=503, title="storage error"):
 
 
 class RemoteError(PDIError, exit_code=16, http_status=502, title="remote error"):
-    """Another server pdi asked (a mirror's origin or peer, a registry's or a key set's URL) could not be reached
+    """Another server pdi asked (a mirror's origin or peer, a registry's or a key set's URL, the server of a page
+    ``pdi capture`` was asked for) could not be reached
     in time, or answered with a failure of its own: neither this archive's storage (:class:`StoreError`) nor the
     user's mistake, and perhaps over when it is asked again. Over HTTP ``502`` (RFC 9110 §15.6.3: a server
     acting for the client had no valid answer from the one it asked)."""

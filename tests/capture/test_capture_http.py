@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import datetime
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -41,6 +43,9 @@ PAGES: dict[str, tuple[int, dict[str, str], bytes]] = {
     "/sjis.html": (200, {"Content-Type": "text/html; charset=Shift_JIS"}, SJIS_PAGE),
     "/moved": (301, {"Location": "/index.html"}, b""),
     "/many.html": (200, {"Content-Type": "text/html"}, b"".join(b'<img src="slow/%d.png">' % i for i in range(12))),
+    "/failing.html": (503, {"Content-Type": "text/plain", "Retry-After": "120"}, b"down for maintenance"),
+    "/refused.html": (403, {"Content-Type": "text/plain"}, b"no robots"),
+    "/gone.html": (410, {"Content-Type": "text/plain"}, b"gone"),
 }
 
 
@@ -243,6 +248,32 @@ def test_cli_capture_to_file_and_archive(server: str, tmp_path: object) -> None:
     assert refused.exit_code == 6
     usage = CliRunner().invoke(cli, ["capture", url])
     assert usage.exit_code == 2
+
+
+@pytest.mark.parametrize(("path", "status", "words"), [
+    ("/not-there.html", 4, "answered HTTP 404"),  # not found (RFC 9110 §15.5.5), and 410 gone: exit 4
+    ("/gone.html", 4, "answered HTTP 410"),
+    ("/failing.html", 16, "answered HTTP 503"),  # the server's own failure: a remote error, try again later
+    ("/refused.html", 16, "answered HTTP 403"),  # it refused: the page may well be there
+])
+def test_cli_capture_says_whether_the_page_is_not_there_or_its_server_failed(
+    server: str, tmp_path: Path, path: str, status: int, words: str
+) -> None:
+    # docs/reference/exit-codes.md: 4 is "not found", 16 "another server pdi asked could not be reached in time or
+    # answered with a failure of its own"; a script that captures pages retries the one and not the other
+    result = CliRunner().invoke(cli, ["capture", server + path, "--allow-private", "-o", str(tmp_path / "p.mht")])
+    assert result.exit_code == status, result.output
+    assert f"{server}{path} {words}" in result.stderr
+    assert not (tmp_path / "p.mht").exists()
+
+
+def test_cli_capture_of_a_server_not_listening_is_a_remote_error(tmp_path: Path) -> None:
+    with socket.socket() as holder:  # a port of this machine that nothing listens on while the capture runs
+        holder.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{holder.getsockname()[1]}/page.html"
+        result = CliRunner().invoke(cli, ["capture", url, "--allow-private", "-o", str(tmp_path / "p.mht")])
+    assert result.exit_code == 16, result.output
+    assert f"cannot fetch {url}: " in result.stderr
 
 
 def test_capture_same_url_same_day_is_a_new_version_only_when_the_page_changed(

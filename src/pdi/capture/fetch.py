@@ -45,7 +45,14 @@ from pdi._wording import clipped, plural
 from pdi.capture.addresses import not_public
 from pdi.capture.decoding import ACCEPTED, BodyDecoder
 from pdi.capture.lookups import Lookups
-from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError, WholeCaptureLimit
+from pdi.errors import (
+    LimitError,
+    NotFoundError,
+    ParseError,
+    RemoteError,
+    UnsupportedError,
+    WholeCaptureLimit,
+)
 from pdi.uri import resolve
 
 __all__ = ["Exchange", "Fetched", "Fetcher", "Limits", "Redirect", "check_address", "check_url"]
@@ -409,8 +416,10 @@ class Fetcher:
                             )
                         current = target
                         continue
-                    if response.status_code >= 400:
+                    if response.status_code in (404, 410):
                         raise NotFoundError(f"{named} answered HTTP {response.status_code}")
+                    if response.status_code >= 400:  # the server's failure, or its refusal: perhaps not so later
+                        raise RemoteError(f"{named} answered HTTP {response.status_code}")
                     declared = response.headers.get("content-length")
                     if declared is not None and declared.isdigit() and int(declared) > self.limits.max_resource_bytes:
                         raise LimitError(
@@ -456,8 +465,10 @@ class Fetcher:
                 raise UnsupportedError(f"cannot fetch {named}: {exc}") from None
             except httpx.TimeoutException as exc:
                 raise LimitError(f"timed out fetching {named}: {type(exc).__name__}") from exc
-            except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            except httpx.InvalidURL as exc:
                 raise NotFoundError(f"cannot fetch {named}: {_what_went_wrong(exc)}") from exc
+            except httpx.HTTPError as exc:  # not reached, or no answer HTTP can read: the server's doing, not ours
+                raise RemoteError(f"cannot fetch {named}: {_what_went_wrong(exc)}") from exc
 
     def _too_large(self, url: str) -> WholeCaptureLimit:
         return WholeCaptureLimit(

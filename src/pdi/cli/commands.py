@@ -123,6 +123,6 @@ asked for (pdi anchor), 13 passage ambiguous there (several places fit as
 well), 14 pdi import --partial imported the whole records of a damaged
 WARC or WACZ and dropped the rest, 15 precondition failed (an If-Match
 entity tag that is not the current one), 16 remote error (another server,
-such as a mirror's origin, could not be reached or failed), 130 interrupted (Ctrl-C: what
+such as a mirror's origin or a captured page's, could not be reached or failed), 130 interrupted (Ctrl-C: what
 was being written is taken back).
 """
