@@ -147,3 +147,39 @@ def test_a_marker_whose_schema_version_is_not_its_catalogs_is_refused(tmp_path: 
     assert result.returncode == StoreError.exit_code, result.stdout + result.stderr
     assert f"is at {SCHEMA_VERSION + 1}" in result.stderr
     assert not (tmp_path / "r").exists()
+
+
+def test_a_blob_file_of_a_backup_that_is_a_symbolic_link_out_of_it_is_refused(tmp_path: Path) -> None:
+    """Found by an attack (2026-11-27): a backup's catalog naming the SHA-256 of a file outside the backup, and a
+    blob file there that is a symbolic link to it, was restored ("2 hard-linked"): the restored archive's blob
+    file was that very file (one inode), read and served as the archive's. pdi makes no link in a backup."""
+    made = _backup(tmp_path)
+    secret = tmp_path / "secret.bin"
+    secret.write_bytes(os.urandom(150_000))
+    digest = hashlib.sha256(secret.read_bytes()).hexdigest()
+    conn = sqlite3.connect(made / "catalog.sqlite")
+    try:
+        conn.execute("UPDATE representations SET sha256 = ?, size = 150000 WHERE size = 100000", (digest,))
+        conn.commit()
+    finally:
+        conn.close()
+    link = made / "blobs" / digest[:2] / digest
+    link.parent.mkdir(exist_ok=True)
+    link.symlink_to(secret)
+    result = _pdi("restore", str(made), "--to", str(tmp_path / "r"))
+    assert result.returncode == StoreError.exit_code, result.stdout + result.stderr
+    assert f"{link} is a symbolic link" in result.stderr
+    assert not (tmp_path / "r" / "catalog.sqlite").exists()
+    assert not (tmp_path / "r" / "blobs" / digest[:2] / digest).exists()
+    assert secret.stat().st_nlink == 1
+
+
+def test_a_backups_catalog_that_is_a_symbolic_link_is_refused(tmp_path: Path) -> None:
+    """A backup's catalog that is a link to another archive's catalog (outside the backup) was read and restored."""
+    made = _backup(tmp_path)
+    (made / "catalog.sqlite").unlink()
+    (made / "catalog.sqlite").symlink_to(tmp_path / "archive" / "catalog.sqlite")
+    result = _pdi("restore", str(made), "--to", str(tmp_path / "r"))
+    assert result.returncode == StoreError.exit_code, result.stdout + result.stderr
+    assert f"{made / 'catalog.sqlite'} is a symbolic link" in result.stderr
+    assert not (tmp_path / "r").exists()

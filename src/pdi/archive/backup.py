@@ -400,13 +400,18 @@ def _check_blobs_said(conn: sqlite3.Connection, src: Path, files: list[tuple[str
 
 
 def _regular(path: Path, what: str) -> None:
-    """:class:`StoreError` unless ``path`` is a regular file (a named pipe would hold the restore for ever)."""
+    """:class:`StoreError` unless ``path`` is a regular file (a named pipe would hold the restore for ever), and
+    not a symbolic link: pdi makes none in a backup or an archive, and a stranger's backup holding a link to a file
+    outside it (whose SHA-256 its catalog names) was restored with that very file hard-linked as its blob."""
     try:
-        mode = os.stat(path).st_mode
+        mode = os.lstat(path).st_mode
     except (FileNotFoundError, NotADirectoryError):
         return  # not there: whoever needs it says so (the catalog and dump are looked for first, in restore)
     except OSError as exc:
         raise StoreError(f"cannot read {what} {path}: {exc}") from exc
+    if stat.S_ISLNK(mode):
+        raise StoreError(f"{what} {path} is a symbolic link (to {str(os.readlink(path))[:200]!r}): pdi makes none in"
+                         " a backup or an archive, and one may lead out of it: nothing was copied from it")
     if not stat.S_ISREG(mode):
         raise StoreError(f"{what} {path} is not a file (a pipe, a device or a folder): not a pdi backup")
 
