@@ -65,10 +65,11 @@ def test_a_backups_catalog_with_a_damaged_page_is_refused_before_anything_is_res
     assert not (tmp_path / "r").exists()
 
 
-def _change(made: Path, sql: str) -> None:
+def _change(made: Path, *statements: str) -> None:
     conn = sqlite3.connect(made / "catalog.sqlite")
     try:
-        conn.execute(sql)
+        for sql in statements:
+            conn.execute(sql)
         conn.commit()
     finally:
         conn.close()
@@ -183,3 +184,51 @@ def test_a_backups_catalog_that_is_a_symbolic_link_is_refused(tmp_path: Path) ->
     assert result.returncode == StoreError.exit_code, result.stdout + result.stderr
     assert f"{made / 'catalog.sqlite'} is a symbolic link" in result.stderr
     assert not (tmp_path / "r").exists()
+
+
+def test_a_backups_catalog_with_a_trigger_pdi_does_not_make_is_refused(tmp_path: Path) -> None:
+    """Found by an attack (2026-11-27): a trigger a stranger added to a backup's catalog was restored with it and ran
+    later, in the restored archive's own commands: one that, on a withdrawal, named ``../victim.txt`` as the
+    withdrawn version's blob made ``pdi withdraw --purge`` unlink that file, outside the archive. The only
+    triggers of a pdi catalog are those its migrations make (``serial_names``')."""
+    made = _backup(tmp_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"precious\n")
+    _change(made, "CREATE TRIGGER kept_tidy AFTER INSERT ON withdrawals BEGIN"
+                  " UPDATE representations SET sha256 = '../victim.txt' WHERE size = 200000; END")
+    result = _pdi("restore", str(made), "--to", str(tmp_path / "r"))
+    assert result.returncode == StoreError.exit_code, result.stdout + result.stderr
+    assert f"{made / 'catalog.sqlite'} holds triggers pdi does not make (kept_tidy)" in result.stderr
+    assert not (tmp_path / "r").exists()
+    assert victim.read_bytes() == b"precious\n"
+
+
+def test_a_backups_catalog_whose_own_trigger_was_rewritten_is_refused(tmp_path: Path) -> None:
+    """A trigger of pdi's name whose statement is not pdi's is as foreign as one of another name."""
+    made = _backup(tmp_path)
+    _change(made, "DROP TRIGGER serial_names_withdrawn",
+            "CREATE TRIGGER serial_names_withdrawn AFTER INSERT ON withdrawals BEGIN DELETE FROM audit_log; END")
+    result = _pdi("restore", str(made), "--to", str(tmp_path / "r"))
+    assert result.returncode == StoreError.exit_code, result.stdout + result.stderr
+    assert "holds triggers pdi does not make (serial_names_withdrawn)" in result.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_triggers_of_a_catalog_migrated_from_its_first_version_are_pdis_own(tmp_path: Path) -> None:
+    """Step 16 drops each trigger and makes it again from its own text: a catalog made at schema version 1 and
+    migrated since holds the very triggers a new one does, and its backup is restored."""
+    from pdi.archive.sqlite import SQLiteStore
+
+    old = SQLiteStore(str(tmp_path / "archive"), create=True)
+    try:
+        assert old.migrate(1) == 1
+    finally:
+        old.close()
+    with Archive.open(str(tmp_path / "archive")) as archive:
+        archive.add_series(S)
+        archive.deposit(S, [Content(os.urandom(100_000), "octet-stream")])
+    backup(str(tmp_path / "archive"), tmp_path / "b")
+    result = _pdi("restore", str(tmp_path / "b"), "--to", str(tmp_path / "r"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    verified = _pdi("verify", "--archive", str(tmp_path / "r"))
+    assert verified.returncode == 0, verified.stdout + verified.stderr

@@ -355,6 +355,22 @@ def _blob_names(rows: Iterable[tuple[object, object]], where: object) -> list[tu
     return names
 
 
+def _check_triggers(conn: sqlite3.Connection, where: Path) -> None:
+    """:class:`StoreError` unless each trigger of the catalog ``conn`` reads is one pdi's migrations make, word for
+    word (SQLite keeps a trigger's statement as it was written): a stranger's trigger restored with the catalog runs
+    later, in the restored archive's own commands (one naming ``../victim.txt`` as a withdrawn version's blob, found
+    by an attack, 2026-11-27, made ``pdi withdraw --purge`` unlink that file, outside the archive)."""
+    from pdi.archive.sqlite import SQLiteStore
+
+    made = {statement for statement in SQLiteStore.names_schema if statement.startswith("CREATE TRIGGER ")}
+    foreign = [str(name) for name, sql in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
+               if sql not in made]
+    if foreign:
+        raise StoreError(f"{where} holds triggers pdi does not make ({', '.join(n[:40] for n in foreign[:3])}),"
+                         " which would run in the restored archive: not a pdi backup, or one a stranger changed;"
+                         " nothing was restored")
+
+
 def _check_integrity(conn: sqlite3.Connection, where: Path) -> None:
     """:class:`StoreError` unless SQLite's ``PRAGMA integrity_check`` finds the catalog ``conn`` reads whole: a page
     no step of a restore reads (the audit log's) may be damaged, and the restored archive would then look whole
@@ -717,6 +733,7 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
             if views:  # a view in a table's place may read without end (a recursive one filled the disk)
                 raise StoreError(f"{src / CATALOG} holds views ({', '.join(str(v)[:40] for v in views[:3])}), which"
                                  " no pdi catalog has: not a pdi backup; nothing was restored")
+            _check_triggers(backup_catalog, src / CATALOG)
             _check_integrity(backup_catalog, src / CATALOG)
             names = _blob_names(_named_blobs(backup_catalog), src / CATALOG)
             blobs_s3 = backup_catalog.execute("SELECT url FROM blob_store").fetchall() if _has_table(
