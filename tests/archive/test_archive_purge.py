@@ -25,7 +25,7 @@ from starlette.testclient import TestClient
 from pdi.archive import Archive, Content
 from pdi.archive.blobs.s3 import S3Location
 from pdi.cli import cli
-from pdi.errors import StoreError, WithdrawnError
+from pdi.errors import IntegrityError, StoreError, WithdrawnError
 from pdi.server import create_app
 from support.stored_blobs import blob_is_stored
 
@@ -275,3 +275,30 @@ def test_a_purged_small_blob_leaves_no_copy_in_the_sqlite_catalogs_files(tmp_pat
     assert not held()
     archive.close()
     assert not held()
+
+
+def test_a_catalog_naming_a_path_as_a_purged_blob_deletes_nothing_outside_the_archive(tmp_path: Path) -> None:
+    """Found by an attack (2026-11-27): an archive folder made by someone else (copied, unpacked) whose catalog names
+    ``../victim.txt`` as a version's blob: ``pdi withdraw --purge`` of it unlinked ``blobs/../../victim.txt``,
+    outside the archive, and said "its octets are purged". A blob's name is made into a path only when it is a
+    SHA-256."""
+    import sqlite3
+
+    root = tmp_path / "archive"
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"precious\n")
+    octets = bytes(range(256)) * 400  # a blob file, not a row (more than 64 KiB)
+    with Archive.init(root) as archive:
+        archive.add_series(S)
+        (name,) = archive.deposit(S, [Content(octets, "octet-stream")])
+    conn = sqlite3.connect(root / "catalog.sqlite")
+    try:
+        conn.execute("UPDATE representations SET sha256 = '../victim.txt' WHERE sha256 = ?", (_sha(octets),))
+        conn.commit()
+    finally:
+        conn.close()
+    result = CliRunner().invoke(cli, ["withdraw", str(name), "--reason", "takedown", "--purge", "--archive",
+                                      str(root)])
+    assert victim.read_bytes() == b"precious\n"
+    assert result.exit_code == IntegrityError.exit_code, result.output
+    assert "'../victim.txt', which is no SHA-256" in result.output

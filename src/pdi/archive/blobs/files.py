@@ -53,7 +53,15 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
-from pdi.archive.blobs import BlobInfo, ChunkedReader, Digests, Octets, file_reader, pieces
+from pdi.archive.blobs import (
+    SHA256_HEX,
+    BlobInfo,
+    ChunkedReader,
+    Digests,
+    Octets,
+    file_reader,
+    pieces,
+)
 from pdi.archive.blobs.inline import (
     INLINE_LIMIT,
     CatalogRows,
@@ -75,7 +83,7 @@ from pdi.archive.blobs.seam import (
     check_imported_blob,
     discard_all,
 )
-from pdi.errors import StoreError
+from pdi.errors import IntegrityError, StoreError
 
 
 class FileBlobs(Attached):
@@ -182,6 +190,9 @@ class FileBlobs(Attached):
         return _FilePin(self, sha256, fd)
 
     def delete(self, sha256: str) -> bool:
+        if not SHA256_HEX.fullmatch(sha256):  # a name made into a path to unlink: ``../victim.txt`` was one
+            raise IntegrityError(f"the catalog names a blob {sha256[:80]!r}, which is no SHA-256: nothing was"
+                                 " deleted (damage to the catalog, or one made by someone else: run pdi verify)")
         self._rows.execute("DELETE FROM blobs WHERE sha256 = ?", (sha256,))
         path = self.blob_path(sha256)
         try:
