@@ -29,6 +29,8 @@ MAX_TAG_LINE_BYTES = 64 * 1024
 MAX_BAG_INFO_BYTES = 1 << 20
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 _MANIFEST = re.compile(r"(tag)?manifest-([a-z0-9]+)\.txt")
+#: What a tag file's encoding must decode as ASCII does: its labels, line ends, checksums and escapes.
+_ASCII_SAMPLE = b"BagIt-Version: 1.0\r\n\tdata/%0D%0A%25 0123456789abcdefABCDEF-_.*#~"
 
 
 def _tag_lines(bag: Path, name: str, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
@@ -199,6 +201,13 @@ def _declaration(bag: Path) -> tuple[str, str]:
         codecs.lookup(encoding)
     except LookupError:
         raise UnsupportedError(f"{bag / 'bagit.txt'}: Tag-File-Character-Encoding {encoding!r} is not known") from None
+    try:  # a tag file is read a line at a time, its ends found as octets: its encoding must spell ASCII as ASCII
+        ascii_kept = _ASCII_SAMPLE.decode(encoding) == _ASCII_SAMPLE.decode("ascii")
+    except (LookupError, ValueError):  # a codec of bytes to bytes (zlib, base64, hex) or of text to text (rot13)
+        ascii_kept = False
+    if not ascii_kept:
+        raise UnsupportedError(f"{bag / 'bagit.txt'}: Tag-File-Character-Encoding {encoding!r} is not one that"
+                               " writes ASCII as ASCII (as UTF-8 and ISO-8859-1 do): its lines cannot be read")
     return version, encoding
 
 

@@ -1,0 +1,87 @@
+"""Bags strangers made by hand or with other tools, read as RFC 8493 says and as bagit-python (the Library of
+Congress's reference implementation, the judge here) reads them: what it calls valid imports, what it refuses is
+refused with an error naming the file and what is wrong, never a traceback, and never by reading outside the bag.
+
+Each bag starts as one bagit-python made (``bagit.make_bag``); a change a test makes to a tag file is followed by
+a tag manifest made again here with hashlib, so that only the change is judged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import bagit
+import pytest
+
+from pdi.archive import Archive
+from pdi.errors import UnsupportedError
+
+S = "library.example.us"
+
+
+def _bag(folder: Path, files: dict[str, bytes] | None = None) -> Path:
+    folder.mkdir()
+    for name, data in (files or {"a.txt": b"hello\n"}).items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    bagit.make_bag(str(folder), {"Source-Organization": "Example Library"}, checksums=["sha256"])
+    return folder
+
+
+def _tags_again(bag: Path, extra: str = "") -> None:
+    """tagmanifest-sha256.txt made again for the tag files as they are now (and ``extra`` lines after)."""
+    lines = [f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.name}\n" for p in sorted(bag.iterdir())
+             if p.is_file() and not p.is_symlink() and not p.name.startswith("tagmanifest-")]
+    (bag / "tagmanifest-sha256.txt").write_text("".join(lines) + extra)
+
+
+def _bagit_python_says_valid(bag: Path) -> bool:
+    try:
+        bagit.Bag(str(bag)).validate()
+    except Exception:  # bagit-python's refusals are of several classes (BagError, and others it does not catch)
+        return False
+    return True
+
+
+def _snapshot(archive: Archive) -> object:
+    store = archive.store
+    return list(store.iter_representations()), store.assertions(), sorted(store.blob_names())
+
+
+@pytest.fixture
+def archive(tmp_path: Path) -> Archive:
+    opened = Archive.init(tmp_path / "archive")
+    opened.add_series(S)
+    return opened
+
+
+@pytest.mark.parametrize("encoding", ["rot13", "zlib_codec", "base64", "hex", "UTF-16", "utf-32-le"])
+def test_a_tag_file_encoding_that_does_not_spell_ascii_as_ascii_is_refused(archive: Archive, tmp_path: Path,
+                                                                           encoding: str) -> None:
+    """Found by an attack (2026-11-27): ``Tag-File-Character-Encoding: rot13`` (a codec Python knows, of text to
+    text) was a LookupError traceback. RFC 8493 §2.1.1's tag files are lines of ``Label: value`` ended by CR or
+    LF: an encoding that does not spell those as ASCII does cannot be read a line at a time."""
+    bag = _bag(tmp_path / "bag")
+    (bag / "bagit.txt").write_text(f"BagIt-Version: 1.0\nTag-File-Character-Encoding: {encoding}\n")
+    _tags_again(bag)
+    assert not _bagit_python_says_valid(bag)
+    before = _snapshot(archive)
+    with pytest.raises(UnsupportedError, match=f"bagit.txt: Tag-File-Character-Encoding '{encoding}' is not"):
+        archive.import_bag(bag, series=S)
+    assert _snapshot(archive) == before
+
+
+@pytest.mark.parametrize("encoding", ["ISO-8859-1", "cp1252", "UTF-8"])
+def test_a_bag_whose_tag_files_are_in_an_ascii_encoding_imports(archive: Archive, tmp_path: Path,
+                                                                 encoding: str) -> None:
+    """A bag whose bagit.txt names an encoding that keeps ASCII (RFC 8493 §2.1.1: any, UTF-8 recommended) is
+    read in it: its bag-info.txt's labels become the statements they say (bagit-python cannot read back one it
+    wrote in ISO-8859-1, so the bag is made so by hand here)."""
+    bag = _bag(tmp_path / "bag")
+    (bag / "bagit.txt").write_text(f"BagIt-Version: 1.0\nTag-File-Character-Encoding: {encoding}\n")
+    with (bag / "bag-info.txt").open("ab") as info:
+        info.write("Contact-Name: Ren\u00e9e\n".encode(encoding))
+    _tags_again(bag)
+    assert archive.import_bag(bag, series=S) == 1
+    assert ("bag-info:Contact-Name", "Ren\u00e9e") in {(a.key, a.value) for a in archive.store.assertions()}
