@@ -9,13 +9,14 @@ a tag manifest made again here with hashlib, so that only the change is judged.
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import bagit
 import pytest
 
 from pdi.archive import Archive
-from pdi.errors import UnsupportedError
+from pdi.errors import IntegrityError, UnsupportedError
 
 S = "library.example.us"
 
@@ -85,3 +86,26 @@ def test_a_bag_whose_tag_files_are_in_an_ascii_encoding_imports(archive: Archive
     _tags_again(bag)
     assert archive.import_bag(bag, series=S) == 1
     assert ("bag-info:Contact-Name", "Ren\u00e9e") in {(a.key, a.value) for a in archive.store.assertions()}
+
+
+def test_a_tag_manifest_naming_a_file_through_a_linked_folder_reads_nothing_outside_the_bag(
+        archive: Archive, tmp_path: Path) -> None:
+    """Found by an attack (2026-11-27): a tag manifest line ``<sha256> outside/secret.txt``, ``outside`` a link to a
+    folder out of the bag, had that file read and hashed (only a link at the file's own name was looked for), and
+    the bag imported: whoever sent it learnt whether a file they guessed was there. bagit-python refuses such a
+    path as unsafe."""
+    secret = tmp_path / "elsewhere" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_bytes(b"not the bag's\n")
+    bag = _bag(tmp_path / "bag")
+    os.symlink(secret.parent, bag / "outside")
+    _tags_again(bag, f"{hashlib.sha256(secret.read_bytes()).hexdigest()}  outside/secret.txt\n")
+    assert not _bagit_python_says_valid(bag)
+    before = _snapshot(archive)
+    with pytest.raises(IntegrityError, match=r"tag file outside/secret\.txt in .* is not a file of the bag"):
+        archive.import_bag(bag, series=S)
+    assert _snapshot(archive) == before
+    os.mkfifo(secret.parent / "pipe")
+    _tags_again(bag, f"{'0' * 64}  outside/pipe\n")
+    with pytest.raises(IntegrityError, match=r"tag file outside/pipe in .* is not a file of the bag"):
+        archive.import_bag(bag, series=S)

@@ -294,7 +294,11 @@ def validate_bag(bag: Path) -> BagInfo:
             if path.startswith("data/"):
                 raise ParseError(f"tagmanifest-{algorithm}.txt lists the payload file {path}", rule="manifest")
             file = bag / path
-            if file.is_symlink() or not file.is_file() or _hash_all(file, {algorithm})[algorithm] != checksum:
+            # in the bag, its folders too: a link to a folder out of it had a stranger's guess there read and hashed
+            if file.is_symlink() or not file.is_file() or bag.resolve() not in file.resolve().parents:
+                raise IntegrityError(f"tag file {path} in {bag} is not a file of the bag (a link, a pipe or a folder,"
+                                     " or in a linked folder): a tag manifest lists the bag's own tag files")
+            if _hash_all(file, {algorithm})[algorithm] != checksum:
                 raise IntegrityError(f"tag file {path} in {bag} does not match its {_spelled(algorithm)}")
     labels: list[tuple[str, str]] = []
     if (bag / "bag-info.txt").is_file():
