@@ -16,7 +16,7 @@ import bagit
 import pytest
 
 from pdi.archive import Archive
-from pdi.errors import IntegrityError, UnsupportedError
+from pdi.errors import IntegrityError, ParseError, UnsupportedError
 
 S = "library.example.us"
 
@@ -108,4 +108,32 @@ def test_a_tag_manifest_naming_a_file_through_a_linked_folder_reads_nothing_outs
     os.mkfifo(secret.parent / "pipe")
     _tags_again(bag, f"{'0' * 64}  outside/pipe\n")
     with pytest.raises(IntegrityError, match=r"tag file outside/pipe in .* is not a file of the bag"):
+        archive.import_bag(bag, series=S)
+
+
+@pytest.mark.parametrize("tag", ["manifest-sha256.txt", "bag-info.txt", "tagmanifest-sha256.txt"])
+def test_a_tag_file_beginning_with_a_byte_order_mark_is_read_past_it(archive: Archive, tmp_path: Path,
+                                                                     tag: str) -> None:
+    """A manifest written by Windows PowerShell 5 (``Out-File -Encoding utf8``) or Notepad begins with the UTF-8
+    byte-order mark: bagit-python reads past it (with a warning), pdi said "manifest-sha256.txt line 1 is not
+    '<sha256> <path>'" of a line that looks right, and took bag-info.txt's first label as ``\\ufeffSource-...``."""
+    bag = _bag(tmp_path / "bag")
+    (bag / tag).write_bytes(b"\xef\xbb\xbf" + (bag / tag).read_bytes())
+    if tag != "tagmanifest-sha256.txt":
+        _tags_again(bag)
+    assert _bagit_python_says_valid(bag)
+    assert archive.import_bag(bag, series=S) == 1
+    assert ("bag-info:Source-Organization", "Example Library") in {
+        (a.key, a.value) for a in archive.store.assertions()}
+
+
+def test_a_bag_declaration_beginning_with_a_byte_order_mark_is_refused_as_one(archive: Archive,
+                                                                               tmp_path: Path) -> None:
+    """RFC 8493 §2.1.1: bagit.txt MUST NOT begin with a byte-order mark (bagit-python refuses it so). pdi said it
+    "does not declare a BagIt-Version", of a file whose first line does."""
+    bag = _bag(tmp_path / "bag")
+    (bag / "bagit.txt").write_bytes(b"\xef\xbb\xbf" + (bag / "bagit.txt").read_bytes())
+    _tags_again(bag)
+    assert not _bagit_python_says_valid(bag)
+    with pytest.raises(ParseError, match=r"bagit\.txt begins with a byte-order mark, which RFC 8493 §2\.1\.1"):
         archive.import_bag(bag, series=S)

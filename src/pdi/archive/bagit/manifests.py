@@ -50,6 +50,12 @@ def _tag_lines(bag: Path, name: str, encoding: str = "utf-8") -> Iterator[tuple[
             while True:
                 chunk = handle.read(1 << 16)
                 buffer += chunk
+                if number == 0 and offset == 0 and buffer.startswith(codecs.BOM_UTF8) and _is_utf8(encoding):
+                    if name == "bagit.txt":
+                        raise ParseError(f"{bag / name} begins with a byte-order mark, which RFC 8493 §2.1.1 forbids"
+                                         " there", rule=name)
+                    # written by Notepad or PowerShell's Out-File: read past, as bagit-python does
+                    buffer, offset = buffer[len(codecs.BOM_UTF8):], len(codecs.BOM_UTF8)
                 while (end := _LINE_END.search(buffer)) is not None:
                     if end.group() == b"\r" and end.end() == len(buffer) and chunk:
                         break  # a CR the next chunk may follow with its LF
@@ -70,6 +76,10 @@ def _tag_lines(bag: Path, name: str, encoding: str = "utf-8") -> Iterator[tuple[
         raise IntegrityError(f"{bag} is not a complete bag: {name} is missing") from exc
     except OSError as exc:
         raise IntegrityError(f"cannot read {bag / name}: {exc}") from exc
+
+
+def _is_utf8(encoding: str) -> bool:
+    return codecs.lookup(encoding).name == "utf-8"
 
 
 def _decode(line: bytes, bag: Path, name: str, number: int, encoding: str) -> str:
