@@ -232,3 +232,51 @@ def test_the_triggers_of_a_catalog_migrated_from_its_first_version_are_pdis_own(
     assert result.returncode == 0, result.stdout + result.stderr
     verified = _pdi("verify", "--archive", str(tmp_path / "r"))
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def _tree(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def test_a_backup_missing_a_blob_file_is_refused_before_anything_is_made(tmp_path: Path) -> None:
+    """A backup missing the second of its blob files: the restore made the folder, hard-linked (or copied: hours
+    for a large archive) the blobs before it, and only then said the backup was incomplete, leaving a folder of
+    blobs without a catalog. Each blob file is looked for before anything is made."""
+    made = _backup(tmp_path)
+    lost = max((made / "blobs").glob("*/*"))
+    lost.unlink()
+    result = _pdi("restore", str(made), "--to", str(tmp_path / "r"))
+    assert result.returncode == StoreError.exit_code, result.stdout + result.stderr
+    assert f"blob {lost.name} the backup's catalog names is missing from the backup" in result.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_restore_that_fails_as_it_copies_leaves_no_folder_it_made(tmp_path: Path) -> None:
+    """A blob file of the backup whose octets are not its name is found as it is copied (it is read then, once):
+    the folder the restore made, with the blobs placed before it, was left behind."""
+    made = _backup(tmp_path)
+    damaged = max((made / "blobs").glob("*/*"))
+    octets = damaged.read_bytes()
+    damaged.chmod(0o644)
+    damaged.write_bytes(bytes([octets[0] ^ 1]) + octets[1:])
+    result = _pdi("restore", str(made), "--to", str(tmp_path / "new" / "r"), "--copy")
+    assert result.returncode == IntegrityError.exit_code, result.stdout + result.stderr
+    assert f"blob {damaged.name} at {damaged} does not match its SHA-256" in result.stderr
+    assert not (tmp_path / "new" / "r").exists()
+
+
+def test_a_restore_that_fails_in_a_folder_of_leftovers_leaves_them_as_they_were(tmp_path: Path) -> None:
+    """A folder holding what an unfinished restore left (``blobs/``, ``tmp/``) is not the restore's to remove: a
+    failed restore into it leaves it as it was, but for the blobs it placed there, each checked."""
+    made = _backup(tmp_path)
+    (tmp_path / "r" / "blobs").mkdir(parents=True)
+    (tmp_path / "r" / "tmp").mkdir()
+    damaged = max((made / "blobs").glob("*/*"))
+    damaged.chmod(0o644)
+    damaged.write_bytes(b"x" + damaged.read_bytes()[1:])
+    result = _pdi("restore", str(made), "--to", str(tmp_path / "r"), "--copy")
+    assert result.returncode == IntegrityError.exit_code, result.stdout + result.stderr
+    assert not (tmp_path / "r" / "catalog.sqlite").exists() and (tmp_path / "r" / "tmp").is_dir()
+    assert not list((tmp_path / "r" / "tmp").iterdir())
+    for blob in (tmp_path / "r" / "blobs").glob("*/*"):
+        assert hashlib.sha256(blob.read_bytes()).hexdigest() == blob.name

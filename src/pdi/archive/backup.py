@@ -415,6 +415,20 @@ def _check_blobs_said(conn: sqlite3.Connection, src: Path, files: list[tuple[str
                              f" {damaged}")
 
 
+def _check_blobs_there(src: Path, root: Path, names: list[tuple[str, int]]) -> None:
+    """:class:`StoreError` for the first blob the backup's catalog names that is neither a file of the backup nor,
+    of its size, where the restore goes: said before anything is made (it was said once the blobs before it were
+    copied, hours into a large restore, a folder of blobs without a catalog left behind)."""
+    for sha256, size in names:
+        if not os.path.lexists(blob_file(src, sha256)):
+            try:
+                if os.stat(blob_file(root, sha256)).st_size == size:
+                    continue  # a blob an unfinished restore left: re-hashed as the restore goes
+            except OSError:
+                pass
+            raise _gone(sha256, blob_file(src, sha256), restoring=True)
+
+
 def _regular(path: Path, what: str) -> None:
     """:class:`StoreError` unless ``path`` is a regular file (a named pipe would hold the restore for ever), and
     not a symbolic link: pdi makes none in a backup or an archive, and a stranger's backup holding a link to a file
@@ -741,24 +755,34 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
             _check_blobs_said(backup_catalog, src, [] if blobs_s3 else names)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the backup's catalog {src / CATALOG}: {exc}") from exc
-        try:
-            for sub in ("blobs", "tmp"):
-                (root / sub).mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"cannot make the archive directory {root}: {exc}") from exc
-        copier = BlobCopier(root, link=not copy and _same_device(src / "blobs", root / "blobs"), restoring=True)
         if not blobs_s3:
-            _check_space(root, 0 if copier.link else sum(size for _, size in names))
-            _copy_blobs(copier, None, names, src, progress)
+            _check_blobs_there(src, root, names)
+        made = not root.exists()  # then a failed restore takes it away again; leftovers it only adds to
         partial = root / (CATALOG + ".partial")
-        partial.unlink(missing_ok=True)
-        _copy_catalog(backup_catalog, partial)
+        try:
+            try:
+                for sub in ("blobs", "tmp"):
+                    (root / sub).mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot make the archive directory {root}: {exc}") from exc
+            copier = BlobCopier(root, link=not copy and _same_device(src / "blobs", root / "blobs"), restoring=True)
+            if not blobs_s3:
+                _check_space(root, 0 if copier.link else sum(size for _, size in names))
+                _copy_blobs(copier, None, names, src, progress)
+            partial.unlink(missing_ok=True)
+            _copy_catalog(backup_catalog, partial)
+            os.replace(partial, root / CATALOG)
+            fsync_dir(root)
+        except BaseException:
+            if made:
+                shutil.rmtree(root, ignore_errors=True)
+            else:
+                partial.unlink(missing_ok=True)
+            raise
     except sqlite3.Error as exc:
         raise StoreError(f"cannot restore the catalog {src / CATALOG}: {exc}") from exc
     finally:
         backup_catalog.close()
-    os.replace(partial, root / CATALOG)
-    fsync_dir(root)
     if blobs_s3:
         _restore_s3(src, str(blobs_s3[0][0]), names, progress, copier)
     return BackupDone("sqlite", copier.copied, copier.linked, copier.present, copier.octets, started_at)
