@@ -137,3 +137,28 @@ def test_a_bag_declaration_beginning_with_a_byte_order_mark_is_refused_as_one(ar
     assert not _bagit_python_says_valid(bag)
     with pytest.raises(ParseError, match=r"bagit\.txt begins with a byte-order mark, which RFC 8493 §2\.1\.1"):
         archive.import_bag(bag, series=S)
+
+
+@pytest.mark.parametrize("version", ["2.0", "10.1", "0.5"])
+def test_a_bag_of_a_bagit_version_no_spec_describes_is_refused(archive: Archive, tmp_path: Path,
+                                                                version: str) -> None:
+    """RFC 8493 is BagIt 1.0; its drafts were 0.93 to 0.97. A bag declaring 2.0 was read as a 1.0 one (as if a
+    later version could change nothing): bagit-python refuses a version before 0.93 or from 2.0 on as
+    unsupported, and so does pdi, naming it."""
+    bag = _bag(tmp_path / "bag")
+    (bag / "bagit.txt").write_text(f"BagIt-Version: {version}\nTag-File-Character-Encoding: UTF-8\n")
+    _tags_again(bag)
+    assert not _bagit_python_says_valid(bag)
+    before = _snapshot(archive)
+    with pytest.raises(UnsupportedError, match=f"bagit.txt: BagIt-Version {version} is not one this pdi reads"):
+        archive.import_bag(bag, series=S)
+    assert _snapshot(archive) == before
+
+
+@pytest.mark.parametrize("version", ["0.97", "1.0", "1.1"])
+def test_a_bag_of_a_version_bagit_python_reads_imports(archive: Archive, tmp_path: Path, version: str) -> None:
+    bag = _bag(tmp_path / "bag")
+    (bag / "bagit.txt").write_text(f"BagIt-Version: {version}\nTag-File-Character-Encoding: UTF-8\n")
+    _tags_again(bag)
+    assert _bagit_python_says_valid(bag)
+    assert archive.import_bag(bag, series=S) == 1

@@ -206,6 +206,10 @@ def _declaration(bag: Path) -> tuple[str, str]:
         raise IntegrityError(f"{bag / 'bagit.txt'} does not declare a BagIt-Version")
     if not re.fullmatch(r"\d+\.\d+", version):
         raise ParseError(f"{bag / 'bagit.txt'}: BagIt-Version {version!r} is not M.N", rule="bagit.txt")
+    if not (0, 93) <= tuple(int(n) for n in version.split(".")) < (2, 0):
+        # the drafts (0.93 to 0.97) and RFC 8493 (1.0) say what a bag is; a later major version may change it
+        raise UnsupportedError(f"{bag / 'bagit.txt'}: BagIt-Version {version} is not one this pdi reads (0.93 to"
+                               " 1.x: the drafts and RFC 8493), as bagit-python reads none either")
     encoding = found.get("Tag-File-Character-Encoding", "UTF-8")
     try:
         codecs.lookup(encoding)
