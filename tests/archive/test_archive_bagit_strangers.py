@@ -162,3 +162,23 @@ def test_a_bag_of_a_version_bagit_python_reads_imports(archive: Archive, tmp_pat
     _tags_again(bag)
     assert _bagit_python_says_valid(bag)
     assert archive.import_bag(bag, series=S) == 1
+
+
+@pytest.mark.parametrize("where", ["data", "tags"])
+def test_a_bag_of_folders_nested_past_pythons_recursion_limit_is_read(archive: Archive, tmp_path: Path,
+                                                                       where: str) -> None:
+    """Found by an attack (2026-11-27): 1,200 folders one in another under ``data/`` (or beside it, where tag files
+    may be) were a RecursionError traceback: Python 3.11's ``os.walk`` recurses a level a call. The folders hold
+    no file, and RFC 8493 §2 asks nothing of empty folders, so the bag's one payload file imports (bagit-python,
+    on Python 3.11's ``os.walk`` too, cannot judge it: it meets the same RecursionError)."""
+    bag = _bag(tmp_path / "bag")
+    folder = os.open(bag / ("data" if where == "data" else "."), os.O_RDONLY)
+    try:
+        for _ in range(1200):  # made a level at a time from the one above: no path is ever spelled whole
+            os.mkdir("d", dir_fd=folder)
+            deeper = os.open("d", os.O_RDONLY, dir_fd=folder)
+            os.close(folder)
+            folder = deeper
+    finally:
+        os.close(folder)
+    assert archive.import_bag(bag, series=S) == 1
