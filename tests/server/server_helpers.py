@@ -384,3 +384,41 @@ def exchange(port: int, requests: list[bytes]) -> list[bytes]:
             conn.sendall(request)
             answers.append(read_response(conn, buffered, head_only=request.startswith(b"HEAD")))
         return answers
+
+
+def h11_answers(raw: bytes, methods: list[str]) -> tuple[list[tuple[int, dict[str, str], bytes]], bool]:
+    """``raw``, the octets a server wrote on one connection, read by h11 (an HTTP/1.1 parser independent of the
+    server's) as the answers to requests of ``methods`` in turn: each answer's status, fields (lower-cased names;
+    a field given twice is an error here) and body; and whether octets were left over after them. An answer that is
+    not well-formed HTTP/1.1 raises h11's error; fewer answers than requests means the connection ended first."""
+    import h11
+
+    reader = h11.Connection(h11.CLIENT)
+    reader.receive_data(raw)
+    ended = False
+    answers: list[tuple[int, dict[str, str], bytes]] = []
+    for method in methods:
+        reader.send(h11.Request(method=method, target="/", headers=[("Host", "a")]))
+        reader.send(h11.EndOfMessage())
+        status, fields, body = 0, {}, b""
+        while True:
+            event = reader.next_event()
+            if event is h11.NEED_DATA:
+                if not status or ended:
+                    return answers, False  # the connection ended before this answer, or within it
+                reader.receive_data(b"")  # the connection's end, which may end a body
+                ended = True
+            elif isinstance(event, h11.Response):
+                status = event.status_code
+                for name, value in event.headers:
+                    assert name.decode() not in fields, f"{name!r} twice in an answer"
+                    fields[name.decode()] = value.decode("latin-1")
+            elif isinstance(event, h11.Data):
+                body += event.data
+            elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
+                break
+        answers.append((status, fields, body))
+        if reader.their_state is not h11.DONE or reader.our_state is not h11.DONE:
+            break
+        reader.start_next_cycle()
+    return answers, bool(reader.trailing_data[0])

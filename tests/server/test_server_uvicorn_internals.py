@@ -72,6 +72,8 @@ FINGERPRINTS: dict[str, tuple[str | None, str]] = {
         "(self) -> 'None'", "96d377fdc7c2baef943c2bd245003abc53566ddb35777e0f4c7bc754198b5457"),
     f"{PROTOCOL}.data_received": (
         "(self, data: 'bytes') -> 'None'", "010a7ae59a5d3b1a5e7326ce246878568629d126a076d8af5ba10cab040fae43"),
+    f"{PROTOCOL}._unsupported_upgrade_warning": (
+        "(self) -> 'None'", "55bbd2762b189d9a9d833d550e80b7e21b494f79c410523c9beb46e00e75b5b6"),
     f"{PROTOCOL}.send_400_response": (
         "(self, msg: 'str') -> 'None'", "ae5a4a3782b646fdd2d0ec5cfc28814fda9b6e3464bf6f45c58839982319bd0c"),
     f"{PROTOCOL}.on_headers_complete": (
@@ -181,6 +183,7 @@ def test_every_uvicorn_method_overridden_is_listed() -> None:
         # the request head's bounds, and a problem for what the parser refuses
         f"{PROTOCOL}.data_received", f"{PROTOCOL}.on_message_begin", f"{PROTOCOL}.on_url", f"{PROTOCOL}.on_header",
         f"{PROTOCOL}.send_400_response", f"{PROTOCOL}.on_message_complete",
+        f"{PROTOCOL}._unsupported_upgrade_warning",  # an Upgrade ignored: the octets after its head read on
         # the send deadline: armed while the transport's buffer is past its high-water mark
         f"{PROTOCOL}.pause_writing", f"{PROTOCOL}.resume_writing",
     }

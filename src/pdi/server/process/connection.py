@@ -7,7 +7,7 @@ passes. Everything else of the resolver's process uses uvicorn's public
 API only (``uvicorn.Config``, ``uvicorn.Server``, and ASGI middleware:
 :class:`pdi.server.process.cache.CachedAnswers`,
 :class:`pdi.server.process.limits.BodyDeadline`,
-:class:`pdi.server.process.limits.PacedAnswers`). Four things need the
+:class:`pdi.server.process.limits.PacedAnswers`). Five things need the
 protocol's insides, each for a measured reason that no public hook serves:
 
 * **The request-head deadline** (:class:`GuardedHttpToolsProtocol`): a
@@ -26,6 +26,11 @@ protocol's insides, each for a measured reason that no public hook serves:
   most of what a small answer costs: twice the requests a second and half the
   latency of the same answer from the middleware, as measured when it was
   written.
+* **A request asking to switch protocols** (``Upgrade``, which ``pdi serve``
+  never does): the parser stops at its head and uvicorn drops the octets read
+  after it, logging two warnings; here the ``Upgrade`` is ignored (RFC 9110
+  §7.8), what follows is read on as the next request, and such a request with
+  content, which the parser skips, is refused (``400``).
 * **Zero-copy sendfile** (:class:`pdi.server.process.zerocopy.ZeroCopy`):
   uvicorn's protocols offer no ASGI extension for it
   (``http.response.pathsend`` or ``zerocopysend``), so the request's
@@ -55,6 +60,7 @@ import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from pdi.errors import ParseError
+from pdi.server.http.bodies import sends_content
 from pdi.server.http.forwarded import NO_PROXIES, TrustedProxies, forwarded_origin
 from pdi.server.http.middleware import RANGE_FIELDS, valid_host
 from pdi.server.http.problems import problem_body, status_phrase
@@ -119,7 +125,13 @@ UVICORN_INTERNALS: Final[dict[str, str]] = {
         "GuardedHttpToolsProtocol.on_message_begin: a new request's head begins (url and headers emptied)",
     f"{_PROTOCOL}.data_received":
         "GuardedHttpToolsProtocol.data_received: feeds the parser; a parser error (a callback's raise too) is"
-        " answered by calling send_400_response inside its except clause, so sys.exc_info() is that error",
+        " answered by calling send_400_response inside its except clause, so sys.exc_info() is that error;"
+        " httptools.HttpParserUpgrade, by calling _unsupported_upgrade_warning (ws none) and dropping the rest",
+    f"{_PROTOCOL}._unsupported_upgrade_warning":
+        "GuardedHttpToolsProtocol._unsupported_upgrade_warning replaces it (no log line): called in data_received's"
+        " except httptools.HttpParserUpgrade for a request asking to switch protocols (none is switched to: ws is"
+        " none), so sys.exc_info() is that error, whose args[0] is where in the octets fed the request's head"
+        " ended; the parser skipped the request's content and parses what it is fed next as HTTP again",
     f"{_PROTOCOL}.send_400_response":
         "GuardedHttpToolsProtocol.send_400_response replaces it: a problem naming the parser's finding",
     f"{_PROTOCOL}.on_headers_complete":
@@ -269,6 +281,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         #: octets the buffer held when it was last armed: fewer when it fires means the client took some.
         self._send_timer: asyncio.TimerHandle | None = None
         self._send_held = 0
+        #: Where in the octets just fed the head of a request asking to switch protocols ended (the parser left
+        #: the rest unread: :meth:`_unsupported_upgrade_warning`), or ``None``.
+        self._unread: int | None = None
 
     def _arm(self) -> None:
         self._head_due = due = self.loop.time() + self.header_seconds
@@ -333,13 +348,34 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._arm()
 
     def data_received(self, data: bytes) -> None:
-        if self._in_head:
-            self._head_seen += len(data)
-        super().data_received(data)
-        # a head still incomplete after all this: one field without end, or many (each kept only when complete);
-        # the bound holds every head within the target's and the fields' bounds, however TCP cut it
-        if self._in_head and self._head_seen > self._head_bound and self.refusal is None:
-            self._refuse(431, f"the request's head is more than {self._head_bound} octets (RFC 6585 §5)")
+        while True:
+            if self._in_head:
+                self._head_seen += len(data)
+            super().data_received(data)
+            # a head still incomplete after all this: one field without end, or many (each kept only when complete);
+            # the bound holds every head within the target's and the fields' bounds, however TCP cut it
+            if self._in_head and self._head_seen > self._head_bound and self.refusal is None:
+                self._refuse(431, f"the request's head is more than {self._head_bound} octets (RFC 6585 §5)")
+            unread = self._unread
+            if unread is None:
+                return
+            # a request asking to switch protocols, ignored (:meth:`_unsupported_upgrade_warning`): the parser
+            # stopped at its head's end and dropped the rest of ``data``, which is the next request's
+            self._unread = None
+            data = data[unread:]
+            if not data or self.refusal is not None or self.transport.is_closing():
+                return
+
+    def _unsupported_upgrade_warning(self) -> None:
+        """What uvicorn calls, in its ``except httptools.HttpParserUpgrade``, for a request asking to switch protocols
+        (``Connection: Upgrade`` and ``Upgrade``): ``pdi serve`` switches to none, so it is answered as if it had
+        not asked (RFC 9110 §7.8: "A server MAY ignore a received Upgrade header field"), without uvicorn's two log
+        lines a request, and the octets after its head are read on as HTTP/1.1 (:meth:`data_received`; the parser
+        has stopped there and left them). Such a request with content is refused before it is answered
+        (:meth:`on_headers_complete`): the parser skips the content."""
+        found = sys.exc_info()[1]
+        if isinstance(found, httptools.HttpParserUpgrade) and found.args and isinstance(found.args[0], int):
+            self._unread = found.args[0]
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
@@ -445,6 +481,13 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._disarm()  # the request's head is in
         self._in_head, self._head_seen = False, 0
+        if self.parser.should_upgrade() and sends_content(self.headers):
+            # the parser takes the octets after such a head for another protocol's, and skips the content: the app
+            # would be given none, and the content read as the next request (:meth:`_unsupported_upgrade_warning`)
+            self.refusal = (400, "the request asks to switch protocols (Connection: Upgrade, Upgrade) and sends"
+                                 " content: this server switches to no other protocol, and reads no content of such"
+                                 " a request; send it without Upgrade (RFC 9110 §7.8)")
+            raise _Refused
         self.target_authority()
         super().on_headers_complete()
         cycle = self.cycle
