@@ -84,6 +84,7 @@ from pdi.server.process.limits import (
     DEFAULT_SEND_SECONDS,
     MAX_HEAD_FIELDS,
     MAX_HEAD_OCTETS,
+    MAX_PIPELINED,
     MAX_TARGET_OCTETS,
     client_of,
 )
@@ -246,7 +247,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     with more than :data:`~pdi.server.process.limits.MAX_HEAD_FIELDS` fields,
     with fields of more than :data:`~pdi.server.process.limits.MAX_HEAD_OCTETS`
     octets, or still arriving past what those bounds allow, is ``431`` (RFC
-    6585 §5), refused as it arrives, before more of it is kept. A
+    6585 §5), refused as it arrives, before more of it is kept. More than
+    :data:`~pdi.server.process.limits.MAX_PIPELINED` requests pipelined
+    behind the one being answered: the next is ``503``. A
     request the parser cannot read is answered with an RFC 9457 problem
     naming what the parser found (uvicorn's own answer is a plain "Invalid
     HTTP request received."), an unknown method ``501`` (RFC 9110 §9.1). It
@@ -259,6 +262,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     target_octets: int = MAX_TARGET_OCTETS
     head_fields: int = MAX_HEAD_FIELDS
     head_octets: int = MAX_HEAD_OCTETS
+    pipelined: int = MAX_PIPELINED
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -348,6 +352,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._arm()
 
     def data_received(self, data: bytes) -> None:
+        if self.refusal is not None:  # refused: nothing after it is read (it may wait for the answers before it)
+            return
         while True:
             if self._in_head:
                 self._head_seen += len(data)
@@ -487,6 +493,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self.refusal = (400, "the request asks to switch protocols (Connection: Upgrade, Upgrade) and sends"
                                  " content: this server switches to no other protocol, and reads no content of such"
                                  " a request; send it without Upgrade (RFC 9110 §7.8)")
+            raise _Refused
+        if len(self.pipeline) >= self.pipelined:
+            # uvicorn queues each pipelined request and reads on as each answer is done: the queue is bounded here
+            self.refusal = (503, f"more than {self.pipelined} requests sent on this connection wait for their"
+                                 " answers: those are answered, then the connection is closed; ask the rest on"
+                                 " another (RFC 9112 §9.3.2)")
             raise _Refused
         self.target_authority()
         super().on_headers_complete()

@@ -20,7 +20,8 @@ on Starlette's own thread pool.
 connection whose request line and headers take longer than
 :data:`DEFAULT_HEADER_SECONDS` (slowloris), and refuses a head larger than
 :data:`MAX_TARGET_OCTETS`, :data:`MAX_HEAD_FIELDS` and :data:`MAX_HEAD_OCTETS`
-allow, before it is kept in memory, and drops one that takes none of an answer's octets for
+allow, before it is kept in memory, and more than :data:`MAX_PIPELINED` requests
+pipelined behind the one being answered, and drops one that takes none of an answer's octets for
 :data:`DEFAULT_SEND_SECONDS` while they wait (a client that asks and never reads); uvicorn's own
 ``limit_concurrency`` caps the connections and tasks at once beyond which it
 answers ``503``; ``timeout_keep_alive`` closes idle connections.
@@ -80,6 +81,9 @@ MAX_HEAD_FIELDS = 200
 MAX_HEAD_OCTETS = 64 * 1024
 #: Connections and tasks at once beyond which uvicorn answers 503.
 DEFAULT_MAX_CONNECTIONS = 512
+#: The most requests pipelined on one connection (RFC 9112 §9.3.2) that wait behind the one being answered, each
+#: with its head kept: the next is ``503`` and the connection closed after their answers.
+MAX_PIPELINED = 16
 #: How long a request's body may take, before the time its octets earn (Apache mod_reqtimeout's body=20).
 DEFAULT_BODY_SECONDS = 20.0
 #: Octets of a body that earn it one second more (mod_reqtimeout's MinRate=500).
