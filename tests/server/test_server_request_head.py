@@ -15,7 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
+import subprocess
+import sys
+import threading
 import time
 import urllib.parse
 from collections.abc import AsyncIterator
@@ -256,6 +260,38 @@ def test_a_client_is_an_ipv4_address_or_an_ipv6_64() -> None:
     assert _client_of("192.0.2.7") == "192.0.2.7"
     assert _client_of("2001:db8:1:2::7") == _client_of("2001:db8:1:2:ffff::1") == "2001:db8:1:2::/64"
     assert _client_of("2001:db8:1:3::7") != _client_of("2001:db8:1:2::7")
+    # an IPv4 client of a socket listening on IPv6 (dual stack: --host ::) is named by its IPv4-mapped address
+    # (RFC 4291 §2.5.5.2), which is the IPv4 address's: found by a stranger (2026-11-27), every IPv4 client was
+    # one, ::/64, and 16 connections of any one of them left every other IPv4 reader 503
+    assert _client_of("::ffff:192.0.2.7") == "192.0.2.7" != _client_of("::ffff:198.51.100.7")
+    assert _client_of("::ffff:c000:207") == _client_of("192.0.2.7")
+
+
+def test_ipv4_clients_of_a_dual_stack_socket_are_each_their_own(archive: Path) -> None:
+    """``--host ::ffff:127.0.0.1``: an IPv6 socket that IPv4 clients reach, as a server on ``::`` is reached; the
+    clients 127.0.0.1 and 127.0.0.2 are two, each with its own quarter of the connections."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pdi", "serve", "--host", "::ffff:127.0.0.1", "--port", "0", "--replay-port", "0",
+         "--workers", "1", "--max-connections", "64", "--archive", str(archive)],
+        stderr=subprocess.PIPE, text=True)
+    held: list[socket.socket] = []
+    try:
+        assert process.stderr is not None
+        found = re.search(r"at http://\[::ffff:127\.0\.0\.1\]:(\d+)/", process.stderr.readline())
+        assert found is not None
+        port = int(found[1])
+        threading.Thread(target=process.stderr.read, daemon=True).start()
+        wait_answering(process, f"http://127.0.0.1:{port}/api/series")
+        held = [_connect(port, "127.0.0.1") for _ in range(16)]
+        refused = _ask(port, b"GET /robots.txt HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert "holds 16 connections" in str(_problem(refused, 503)["detail"])
+        with socket.create_connection(("127.0.0.1", port), timeout=30, source_address=("127.0.0.2", 0)) as other:
+            other.sendall(b"GET /robots.txt HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+            assert other.recv(100).startswith(b"HTTP/1.1 200 "), "another IPv4 client was refused"
+    finally:
+        for conn in held:
+            conn.close()
+        stop(process)
 
 
 @pytest.mark.parametrize("framing", [b"3\nabc\r\n0\r\n\r\n", b"3\r\nabc\n0\r\n\r\n", b"zz\r\nabc\r\n0\r\n\r\n"])

@@ -195,13 +195,19 @@ _REQUEST: contextvars.ContextVar[_Request | None] = contextvars.ContextVar("pdi_
 
 
 def client_of(address: str) -> str:
-    """The client an address is counted as: an IPv4 address itself, an IPv6 address by its /64 (one host's)."""
+    """The client an address is counted as: an IPv4 address itself, an IPv6 address by its /64 (one host's), an
+    IPv4-mapped IPv6 address (``::ffff:192.0.2.7``, an IPv4 client of a dual-stack socket: RFC 4291 §2.5.5.2) as
+    the IPv4 address it maps."""
     if ":" not in address:
         return address
     try:
-        return str(ipaddress.IPv6Network((address.split("%", 1)[0], 64), strict=False))
+        bare = ipaddress.IPv6Address(address.split("%", 1)[0])
     except ValueError:
         return address
+    mapped = bare.ipv4_mapped
+    if mapped is not None:
+        return str(mapped)
+    return str(ipaddress.IPv6Network((bare, 64), strict=False))
 
 
 def answer_octets(result: object, depth: int = 0) -> int:
