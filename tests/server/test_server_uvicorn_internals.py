@@ -184,6 +184,7 @@ def test_every_uvicorn_method_overridden_is_listed() -> None:
         f"{PROTOCOL}.data_received", f"{PROTOCOL}.on_message_begin", f"{PROTOCOL}.on_url", f"{PROTOCOL}.on_header",
         f"{PROTOCOL}.send_400_response", f"{PROTOCOL}.on_message_complete",
         f"{PROTOCOL}._unsupported_upgrade_warning",  # an Upgrade ignored: the octets after its head read on
+        f"{PROTOCOL}.on_body",  # a chunk's octets came: what follows its size line is not a trailer section
         # the send deadline: armed while the transport's buffer is past its high-water mark
         f"{PROTOCOL}.pause_writing", f"{PROTOCOL}.resume_writing",
     }

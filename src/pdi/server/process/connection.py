@@ -121,7 +121,8 @@ UVICORN_INTERNALS: Final[dict[str, str]] = {
     f"{_PROTOCOL}.on_header":
         "CachedAnswerProtocol: headers holds (lowercased name, value) pairs when on_headers_complete is called;"
         " GuardedHttpToolsProtocol.on_header counts them first, then does what it does (inline: lower-cases the"
-        " name, sets expect_100_continue, appends to headers)",
+        " name, sets expect_100_continue, appends to headers); a trailer field (httptools calls on_header for"
+        " those too, after on_headers_complete) is dropped",
     f"{_PROTOCOL}.on_message_begin":
         "GuardedHttpToolsProtocol.on_message_begin: a new request's head begins (url and headers emptied)",
     f"{_PROTOCOL}.data_received":
@@ -139,7 +140,8 @@ UVICORN_INTERNALS: Final[dict[str, str]] = {
         "GuardedHttpToolsProtocol.on_headers_complete: makes the new cycle, whose scope is self.scope, and"
         " starts it or queues it in pipeline; CachedAnswerProtocol answers instead of calling it",
     f"{_PROTOCOL}.on_body":
-        "CachedAnswerProtocol: when a request's body arrives, looks at cycle.response_complete only",
+        "CachedAnswerProtocol: when a request's body arrives, looks at cycle.response_complete only;"
+        " GuardedHttpToolsProtocol.on_body: notes that a chunk's octets came, then does what it does",
     f"{_PROTOCOL}.on_message_complete":
         "CachedAnswerProtocol: at a request's end, looks at cycle.response_complete only;"
         " GuardedHttpToolsProtocol.on_message_complete: after it, the next octets are the next request's head",
@@ -249,7 +251,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     octets, or still arriving past what those bounds allow, is ``431`` (RFC
     6585 §5), refused as it arrives, before more of it is kept. More than
     :data:`~pdi.server.process.limits.MAX_PIPELINED` requests pipelined
-    behind the one being answered: the next is ``503``. A
+    behind the one being answered: the next is ``503``. A chunked request's
+    trailer fields are dropped (never taken as header fields, RFC 9110
+    §6.5.1), and a trailer section past the head's bound is ``431``. A
     request the parser cannot read is answered with an RFC 9457 problem
     naming what the parser found (uvicorn's own answer is a plain "Invalid
     HTTP request received."), an unknown method ``501`` (RFC 9110 §9.1). It
@@ -288,6 +292,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         #: Where in the octets just fed the head of a request asking to switch protocols ended (the parser left
         #: the rest unread: :meth:`_unsupported_upgrade_warning`), or ``None``.
         self._unread: int | None = None
+        #: Whether the parser read a chunk's size line and no octet of the chunk since (what follows the last
+        #: chunk's is the trailer section), how many size lines it read, and the octets read while in a trailer
+        #: section (:meth:`on_chunk_header`).
+        self._in_trailer = False
+        self._chunks = 0
+        self._trailer_seen = 0
 
     def _arm(self) -> None:
         self._head_due = due = self.loop.time() + self.header_seconds
@@ -357,11 +367,18 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         while True:
             if self._in_head:
                 self._head_seen += len(data)
+            trailing, chunks = self._in_trailer, self._chunks
             super().data_received(data)
             # a head still incomplete after all this: one field without end, or many (each kept only when complete);
             # the bound holds every head within the target's and the fields' bounds, however TCP cut it
             if self._in_head and self._head_seen > self._head_bound and self.refusal is None:
                 self._refuse(431, f"the request's head is more than {self._head_bound} octets (RFC 6585 §5)")
+            elif trailing and self._in_trailer and chunks == self._chunks:  # all of it after the last chunk's size
+                # line: the trailer section, whose field the parser keeps whole until its end, bounded as a head is
+                self._trailer_seen += len(data)
+                if self._trailer_seen > self._head_bound and self.refusal is None:
+                    self._refuse(431, f"the request's trailer section is more than {self._head_bound} octets"
+                                      " (RFC 6585 §5)")
             unread = self._unread
             if unread is None:
                 return
@@ -403,8 +420,11 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self.refusal = (431, f"the request has more than {self.head_fields} header fields (RFC 6585 §5)")
             raise _Refused
         if self._field_octets > self.head_octets:
-            self.refusal = (431, f"the request's header fields are more than {self.head_octets} octets (RFC 6585 §5)")
+            fields = "header fields" if self._in_head else "header and trailer fields"
+            self.refusal = (431, f"the request's {fields} are more than {self.head_octets} octets (RFC 6585 §5)")
             raise _Refused
+        if not self._in_head:  # a trailer field, after the content: never one of the request's header fields (RFC
+            return  # 9110 §6.5.1: "MUST NOT merge a trailer field into a header section"), and not kept (§6.5.1)
         # uvicorn's own on_header, inline (a call fewer for each field of each request)
         name = name.lower()
         if name == b"expect" and value.lower() == b"100-continue":
@@ -414,6 +434,22 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def on_message_complete(self) -> None:
         super().on_message_complete()
         self._in_head, self._head_seen = True, 0  # what comes next is the next request's head
+        self._in_trailer = False
+
+    def on_chunk_header(self) -> None:
+        """httptools calls it when a chunk's size line is read (it calls an ``on_chunk_header`` the protocol has):
+        the chunk's octets follow, or, after the last chunk's (size 0), the trailer section
+        (:meth:`data_received` bounds it)."""
+        self._in_trailer, self._trailer_seen = True, 0
+        self._chunks += 1
+
+    def on_chunk_complete(self) -> None:
+        """httptools calls it at a chunk's end (after the trailer section, for the last)."""
+        self._in_trailer = False
+
+    def on_body(self, body: bytes) -> None:
+        self._in_trailer = False  # a chunk's octets: no trailer section yet
+        super().on_body(body)
 
     def send_400_response(self, msg: str) -> None:
         """What uvicorn calls, in its ``except httptools.HttpParserError``, for a request the parser stopped at:
