@@ -106,3 +106,14 @@ def test_text_empty_file(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["text", str(path), "line=0,5", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["clamped"] is True
+
+
+def test_a_passage_piped_on_keeps_its_escape_sequences_octet_for_octet(tmp_path: Path) -> None:
+    """The passage is the file's own characters: an ESC [ … m a file holds is not stripped on the way to a pipe
+    (click strips colour codes from what it echoes to a non-terminal), so it equals what `pdi get` gives."""
+    text = "red \x1b[31mRED\x1b[0m end\x1b]0;title\x07"
+    path = _file(tmp_path, text)
+    whole = _run(str(path), f"char=0,{len(text)}")
+    assert (whole.returncode, whole.stdout) == (0, text)
+    # chars 4..13 are ESC [ 3 1 m R E D ESC [ (ten code points)
+    assert _run(str(path), "char=4,14").stdout == "\x1b[31mRED\x1b["

@@ -169,7 +169,7 @@ def _select(data: Buffer, declared: str | None, text: str, syntax: str, *, as_js
     if as_json:
         click.echo(json.dumps(out, ensure_ascii=False))
     else:
-        click.echo(selected, nl=False)
+        click.echo(selected, nl=False, color=True)  # the passage exactly: click strips ESC [ … m from a pipe
 
 
 def register(cli: click.Group) -> None:
