@@ -14,6 +14,7 @@ import click
 
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.archive_io import open_archive
+from pdi.cli.commands import one_line
 from pdi.cli.get_run import run_get
 from pdi.errors import CitationMismatchError, ParseError
 
@@ -197,13 +198,16 @@ def meta_cmd(
     with open_archive(archive) as opened:
         for key, value in pairs:
             made = opened.annotate(pdi, key, value, who=who)
-            click.echo(f"stated {made.key}={made.value} about {made.subject} (by {made.who} at {made.at})", err=True)
+            click.echo(f"stated {made.key}={one_line(made.value)} about {made.subject}"
+                       f" (by {one_line(made.who)} at {made.at})", err=True)
+        # a value (a bag's bag-info.txt, a WARC's headers, a curator's request) and who stated it are a
+        # stranger's: escaped, each on its line and in its column
         if history:
             for record in opened.history(pdi):
-                click.echo(f"{record.at}\t{record.who}\t{record.key}\t{record.value}")
+                click.echo(f"{record.at}\t{one_line(record.who)}\t{record.key}\t{one_line(record.value)}")
         elif not pairs:
             for key, value in opened.meta(pdi).items():
-                click.echo(f"{key}\t{value}")
+                click.echo(f"{key}\t{one_line(value)}")
 
 
 def register(cli: click.Group) -> None:

@@ -1,0 +1,72 @@
+"""What a stranger wrote reaches the operator's terminal escaped, never as control characters that drive it.
+
+A statement's value (a bag's bag-info.txt, a WARC's headers, a curator's
+HTTP request), a withdrawal's reason, who wrote (``$PDI_USER``, a token's
+name): each is printed by ``pdi meta`` or ``pdi audit`` on one line, every
+ESC, BEL, CR, bidirectional override and line separator shown as Python
+writes it in a string literal (``\\x1b``, ``\\u202e``), while ``--json``
+keeps the exact text. Each command runs as an operator runs it, in a process
+of its own whose output is a pipe.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+S = "example.ac.gb"
+#: An OSC that sets the window's title, a CSI that clears the screen, a CR that writes over the line, a right-to-left
+#: override, a line separator, NEL and a tab: nothing a terminal shows as what it is.
+HOSTILE = "evil\x1b]0;pwned\x07\x1b[2J\rOVER\u202egnp.exe\u2028next\x85line\tcol"
+#: The same as Python's unicode_escape writes each control character (a tab too: it would make a column).
+SHOWN = "evil\\x1b]0;pwned\\x07\\x1b[2J\\rOVER\\u202egnp.exe\\u2028next\\x85line\\tcol"
+
+
+def pdi(*args: str, archive: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """``pdi ARGS`` on ``archive``, its output a pipe (text: UTF-8, no newline translation)."""
+    return subprocess.run(
+        [sys.executable, "-m", "pdi", *args], capture_output=True, encoding="utf-8", errors="strict",
+        env={**os.environ, "PYTHONPATH": str(SRC), "PDI_ARCHIVE": str(archive), **env}, check=False, timeout=120,
+    )
+
+
+def controls(text: str) -> list[str]:
+    """The characters of ``text`` that are not printable (Python's str.isprintable), but for the lines' ends and
+    the columns' tabs."""
+    return [ch for ch in text if not ch.isprintable() and ch not in "\n\t"]
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """An archive holding one text; its name."""
+    where = tmp_path_factory.mktemp("escapes")
+    location = where / "archive"
+    assert pdi("init", str(location), archive=location).returncode == 0
+    assert pdi("series", "add", S, archive=location).returncode == 0
+    text = where / "a.txt"
+    text.write_bytes(b"hello\r\n")
+    added = pdi("add", str(text), "--series", S, archive=location)
+    assert added.returncode == 0, added.stderr
+    return location, added.stdout.strip()
+
+
+def test_meta_shows_a_hostile_value_escaped_on_one_line(archive: tuple[Path, str]) -> None:
+    location, name = archive
+    stated = pdi("meta", name, f"title={HOSTILE}", archive=location, PDI_USER="eve\x1b[2J")
+    assert stated.returncode == 0, stated.stderr
+    assert controls(stated.stderr) == []
+    assert f"title={SHOWN}" in stated.stderr
+    assert "(by eve\\x1b[2J at " in stated.stderr
+    shown = pdi("meta", name, archive=location)
+    assert shown.returncode == 0, shown.stderr
+    assert controls(shown.stdout) == []
+    assert f"title\t{SHOWN}\n" in shown.stdout
+    history = pdi("meta", "--history", name, archive=location)
+    assert controls(history.stdout) == []
+    assert history.stdout.endswith(f"\teve\\x1b[2J\ttitle\t{SHOWN}\n")
+
