@@ -11,6 +11,7 @@ of its own whose output is a pipe.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -70,3 +71,24 @@ def test_meta_shows_a_hostile_value_escaped_on_one_line(archive: tuple[Path, str
     assert controls(history.stdout) == []
     assert history.stdout.endswith(f"\teve\\x1b[2J\ttitle\t{SHOWN}\n")
 
+
+
+def test_audit_shows_a_hostile_reason_and_writer_escaped_and_its_json_keeps_them(
+    archive: tuple[Path, str],
+) -> None:
+    location, name = archive
+    withdrawn = pdi("withdraw", name, "--reason", HOSTILE, archive=location, PDI_USER="mallory\u202e")
+    assert withdrawn.returncode == 0, withdrawn.stderr
+    assert controls(withdrawn.stdout) == []
+    assert withdrawn.stdout.rstrip("\n").endswith(f": {SHOWN}")
+    again = pdi("withdraw", name, "--reason", "twice", archive=location)
+    assert controls(again.stdout) == []
+    assert SHOWN in again.stdout
+    audit = pdi("audit", archive=location)
+    assert audit.returncode == 0, audit.stderr
+    assert controls(audit.stdout) == []
+    line = audit.stdout.splitlines()[-1].split("\t")
+    assert line[2] == "mallory\\u202e"
+    assert line[-2].endswith(SHOWN)
+    exact = json.loads(pdi("audit", "--json", archive=location).stdout)[-1]
+    assert (exact["who"], exact["detail"].endswith(HOSTILE)) == ("mallory\u202e", True)

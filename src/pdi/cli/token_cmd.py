@@ -16,6 +16,7 @@ from pdi._wording import plural
 from pdi.archive.tokens import ROLES
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.archive_io import open_archive
+from pdi.cli.commands import one_line
 
 
 @click.group("token")
@@ -55,7 +56,7 @@ def token_list(as_json: bool, archive: str) -> None:
         return
     for r in records:
         state = f"revoked {r.revoked_at}" if r.revoked_at else "live"
-        click.echo(f"{r.name}\t{r.role}\t{' '.join(r.series) or '*'}\t{r.created_at}\t{r.created_by}\t{state}")
+        click.echo(f"{r.name}\t{r.role}\t{' '.join(r.series) or '*'}\t{r.created_at}\t{one_line(r.created_by)}\t{state}")
 
 
 @token_group.command("revoke")
@@ -92,8 +93,9 @@ def audit_cmd(after: int, limit: int, as_json: bool, archive: str) -> None:
             for e in entries
         ], indent=2))
         return
-    for e in entries:
-        click.echo(f"{e.id}\t{e.at}\t{e.who}\t{e.action}\t{e.subject}\t{e.detail}\t{e.address or '-'}")
+    for e in entries:  # who, what and from where: a writer's words (a reason, $PDI_USER, a forwarded address)
+        fields = (e.who, e.action, e.subject, e.detail, e.address or "-")
+        click.echo("\t".join((str(e.id), e.at, *map(one_line, fields))))
 
 
 @click.command("withdraw")
@@ -118,11 +120,11 @@ def withdraw_cmd(name: str, reason: str, purge: bool, archive: str) -> None:
         record = opened.withdraw(name, reason, purge=purge)
     what = "document" if record.version is None else f"version {record.version}"
     if record.earlier:
-        click.echo(f"{name}: its {what} was withdrawn already, at {record.at}: {record.reason} (nothing changed;"
+        click.echo(f"{name}: its {what} was withdrawn already, at {record.at}: {one_line(record.reason)} (nothing changed;"
                    " its tombstone keeps that reason)")
         return
     withdrew = f"the document {name}" if record.version is None else f"{what} of {name}"
-    click.echo(f"withdrew {withdrew} at {record.at}: {record.reason}")
+    click.echo(f"withdrew {withdrew} at {record.at}: {one_line(record.reason)}")
     if purge:
         kept = len(record.kept)
         click.echo("its octets are purged" + (
