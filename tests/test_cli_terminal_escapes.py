@@ -92,3 +92,19 @@ def test_audit_shows_a_hostile_reason_and_writer_escaped_and_its_json_keeps_them
     assert line[-2].endswith(SHOWN)
     exact = json.loads(pdi("audit", "--json", archive=location).stdout)[-1]
     assert (exact["who"], exact["detail"].endswith(HOSTILE)) == ("mallory\u202e", True)
+
+
+def test_get_info_shows_an_sgml_documents_public_identifier_escaped(
+    archive: tuple[Path, str], tmp_path: Path,
+) -> None:
+    """The public identifier an SGML document declares is the document's own words: `pdi get --info` names it."""
+    location, _ = archive
+    sgml = tmp_path / "e.sgml"
+    sgml.write_bytes(b'<!DOCTYPE doc PUBLIC "-//Evil\x1b]0;pwned\x07Corp//DTD X//EN\x1b[2J">\n<doc><p>hi</doc>\n')
+    added = pdi("add", str(sgml), "--series", S, archive=location)
+    assert added.returncode == 0, added.stderr
+    info = pdi("get", "--info", added.stdout.strip(), archive=location)
+    assert info.returncode == 0, info.stderr
+    assert controls(info.stdout) == []
+    parse = next(line for line in info.stdout.splitlines() if line.startswith("sgml-parse\t"))
+    assert "-//Evil\\x1b]0;pwned\\x07Corp//DTD X//EN\\x1b[2J" in parse

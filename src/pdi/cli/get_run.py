@@ -86,6 +86,7 @@ def _print_info(
             f" pdi's limits; or it was over {PDF_LAYER_UP_TO >> 20} MiB): cite by page and region")
     if sgml is not None:
         dtd_found, errors, declared = sgml
+        declared = one_line(declared) if declared else declared  # the document's own words: its public identifier
         named = f" ({declared})" if declared else ""
         how = f"DTD found{named}" if dtd_found else (
             (f"no DTD found for {declared} (not in this machine's SGML catalogs)" if declared
