@@ -15,9 +15,15 @@ import json
 import os
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pdi._wording import printable
+from pdi.cli import one_line
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 S = "example.ac.gb"
@@ -26,6 +32,16 @@ S = "example.ac.gb"
 HOSTILE = "evil\x1b]0;pwned\x07\x1b[2J\rOVER\u202egnp.exe\u2028next\x85line\tcol"
 #: The same as Python's unicode_escape writes each control character (a tab too: it would make a column).
 SHOWN = "evil\\x1b]0;pwned\\x07\\x1b[2J\\rOVER\\u202egnp.exe\\u2028next\\x85line\\tcol"
+
+
+#: Unicode's Bidi_Control property (PropList.txt, Unicode 15): ALM, LRM, RLM, LRE…RLO, LRI…PDI.
+BIDI_CONTROL = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def drives_a_terminal(ch: str) -> bool:
+    """Whether ``ch`` must not reach a terminal as it is: a control (C0, DEL, C1), a line or paragraph separator,
+    a bidirectional control, or a lone surrogate (no character; not writable as UTF-8)."""
+    return unicodedata.category(ch) in ("Cc", "Zl", "Zp", "Cs") or ch in BIDI_CONTROL
 
 
 def pdi(*args: str, archive: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -108,3 +124,39 @@ def test_get_info_shows_an_sgml_documents_public_identifier_escaped(
     assert controls(info.stdout) == []
     parse = next(line for line in info.stdout.splitlines() if line.startswith("sgml-parse\t"))
     assert "-//Evil\\x1b]0;pwned\\x07Corp//DTD X//EN\\x1b[2J" in parse
+
+
+@given(st.text(alphabet=st.characters(codec=None, exclude_categories=())))
+def test_what_is_shown_holds_nothing_that_drives_a_terminal_and_keeps_the_rest(text: str) -> None:
+    for shown in (printable(text), one_line(text)):
+        assert not any(drives_a_terminal(ch) for ch in shown)
+        shown.encode("utf-8")  # raises on a lone surrogate: escaped, it no longer stops the line being written
+        kept = [ch for ch in text if not drives_a_terminal(ch)]
+        assert [ch for ch in shown if ord(ch) > 0x7F] == [ch for ch in kept if ord(ch) > 0x7F]
+    if not any(drives_a_terminal(ch) for ch in text):
+        assert printable(text) == one_line(text) == text
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("a\u2028b\u2029c\x85d", "a\\u2028b\\u2029c\\x85d"),  # the separators a log viewer breaks lines at
+    ("\u200fabc\u061c\u200e", "\\u200fabc\\u061c\\u200e"),  # the bidirectional marks
+    ("\ud83d", "\\ud83d"),  # half of a surrogate pair, as a name read with surrogateescape may hold
+])
+def test_separators_marks_and_lone_surrogates_are_shown_escaped(text: str, shown: str) -> None:
+    assert printable(text) == one_line(text) == shown
+
+
+def test_search_shows_an_emoji_sequence_and_a_persian_word_as_they_are(
+    archive: tuple[Path, str], tmp_path: Path,
+) -> None:
+    """A zero-width joiner holds an emoji family together and a non-joiner a Persian word: neither drives a
+    terminal, so a snippet shows them as what they are, not as \\u200d; an ideographic space stays a space."""
+    location, _ = archive
+    family, persian = "\U0001f468\u200d\U0001f469\u200d\U0001f467", "\u0646\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"
+    text = tmp_path / "j.txt"
+    text.write_text(f"\u6771\u4eac\u3000\u5927\u962a family {family} {persian}\n", encoding="utf-8")
+    assert pdi("add", str(text), "--series", S, archive=location).returncode == 0
+    found = pdi("search", "family", archive=location)
+    assert found.returncode == 0, found.stderr
+    snippet = found.stdout.splitlines()[1]
+    assert f"[family] {family} {persian}" in snippet

@@ -19,12 +19,18 @@ def plural(count: int, noun: str, nouns: str | None = None) -> str:
     return f"{count} {noun if count == 1 else nouns if nouns is not None else noun + 's'}"
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+#: What never reaches a terminal as it is: the controls (C0, DEL, C1: category Cc), the line and paragraph
+#: separators (Zl, Zp: a log viewer breaks lines at them), Unicode's bidirectional controls (the Bidi_Control
+#: property of PropList.txt: ALM, LRM, RLM, the embeddings and overrides, the isolates) and lone surrogates (no
+#: character: a name argv carried with surrogateescape, which UTF-8 cannot write). The rest, a zero-width joiner
+#: in an emoji or a Persian word, an ideographic space, prints as it is.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def printable(text: str) -> str:
-    """``text`` with control characters (C0, DEL, C1, bidirectional overrides) shown as
-    ``\\xNN`` or ``\\uNNNN``: what a file says never drives the terminal."""
+    """``text`` with what would drive a terminal (a control character, a line separator, a bidirectional control,
+    a lone surrogate) shown as ``\\xNN`` or ``\\uNNNN``: what a stranger wrote never drives the terminal, and prints
+    on one line."""
     return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
 
 

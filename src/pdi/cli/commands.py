@@ -13,10 +13,12 @@ if TYPE_CHECKING:
 
 
 def one_line(text: str) -> str:
-    """``text`` with every control character (CR, LF, ESC …) escaped, so it prints as one line."""
-    return "".join(
-        ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text
-    )
+    """``text`` with every control character (CR, LF, ESC …), line separator and bidirectional control escaped, so
+    it prints as one line that does not drive the terminal (:func:`pdi._wording.printable`: one rule for all
+    that pdi prints)."""
+    from pdi._wording import printable
+
+    return printable(text)
 
 
 def error_line(exc: PDIError) -> str:
