@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from pdi.cli import cli
@@ -117,3 +118,33 @@ def test_a_passage_piped_on_keeps_its_escape_sequences_octet_for_octet(tmp_path:
     assert (whole.returncode, whole.stdout) == (0, text)
     # chars 4..13 are ESC [ 3 1 m R E D ESC [ (ten code points)
     assert _run(str(path), "char=4,14").stdout == "\x1b[31mRED\x1b["
+
+
+def test_a_pipe_is_read_as_it_comes_not_as_an_empty_file() -> None:
+    """A pipe (`pdi text <(cmd) …`, /dev/stdin) has no size to map: its octets are read, not taken for none."""
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    piped = subprocess.run(
+        [sys.executable, "-m", "pdi", "text", "/dev/stdin", "char=6,11", "--json"], input=b"hello world\r\n",
+        capture_output=True, env=env, check=False, timeout=60,
+    )
+    assert piped.returncode == 0, piped.stderr
+    assert json.loads(piped.stdout) == {
+        "ranges": [{"start": 6, "end": 11, "byte_start": 6, "byte_end": 11}],
+        "text": "world", "clamped": False, "integrity": "unchecked",
+    }
+
+
+def test_a_pipe_longer_than_the_limit_is_refused_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a pipe gives is held in memory: past :data:`MAX_STREAM` octets it is refused (exit 7), not read on."""
+    from pdi.cli import text_cmd
+
+    monkeypatch.setattr(text_cmd, "MAX_STREAM", 10)
+    read, write = os.pipe()
+    try:
+        os.write(write, b"x" * 11)
+        os.close(write)
+        result = CliRunner().invoke(cli, ["text", f"/dev/fd/{read}", "char=0,1"])
+    finally:
+        os.close(read)
+    assert result.exit_code == 7, result.output
+    assert "10 octets" in result.output and "save it to a file" in result.output

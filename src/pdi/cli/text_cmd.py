@@ -5,13 +5,15 @@ from __future__ import annotations
 import contextlib
 import json
 import mmap
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
 import click
 
-from pdi.errors import NotFoundError, ParseError
+from pdi.errors import LimitError, NotFoundError, ParseError
 from pdi.fragments import Range
 from pdi.fragments.text import (
     TextFragment,
@@ -24,10 +26,14 @@ from pdi.fragments.text import (
 )
 from pdi.fragments.text.index import Buffer
 
+#: The most octets `pdi text` reads of a file that is not a regular file (a pipe), which it holds in memory.
+MAX_STREAM: Final = 256 << 20
+
 
 @contextlib.contextmanager
 def _mapped(path: Path) -> Iterator[Buffer]:
-    """The file's octets, memory-mapped (an empty file is ``b""``: it cannot be mapped)."""
+    """The file's octets, memory-mapped (an empty file is ``b""``: it cannot be mapped); a pipe's, read whole (at
+    most :data:`MAX_STREAM`)."""
     try:
         handle = path.open("rb")
     except FileNotFoundError:
@@ -35,7 +41,15 @@ def _mapped(path: Path) -> Iterator[Buffer]:
     except OSError as exc:
         raise NotFoundError(f"cannot read {path}: {exc.strerror}") from None
     with handle:
-        size = path.stat().st_size
+        found = os.fstat(handle.fileno())
+        if not stat.S_ISREG(found.st_mode):  # a pipe (<(cmd), /dev/stdin) or a FIFO: no size to map, read as it comes
+            data = handle.read(MAX_STREAM + 1)
+            if len(data) > MAX_STREAM:
+                raise LimitError(f"{path} is not a regular file and gives more than {MAX_STREAM} octets, the most"
+                                 " pdi text holds of a pipe: save it to a file (which is mapped, not held)")
+            yield data
+            return
+        size = found.st_size
         if size == 0:
             yield b""
             return
@@ -100,7 +114,7 @@ def text_command(
     Exit status: 0 success, 1 syntax error, 3 integrity check failed
     (RFC 5147 length=/md5=), 4 no such file, 6 unsupported (a charset
     that is neither registered nor a text codec, or an unknown
-    PDI_TEXT_COUNTER value).
+    PDI_TEXT_COUNTER value), 7 a pipe (<(cmd)) giving more than 256 MiB.
     """
     if (fragment is None) == (make is None):
         raise click.UsageError("give either FRAGMENT or --make SELECTION")
