@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pdi.archive import Archive
 from pdi.archive.fixity import Problem
-from pdi.errors import IntegrityError, LimitError, NotFoundError, PDIError
+from pdi.errors import IntegrityError, LimitError, NotFoundError, PDIError, StoreError
 from pdi.signing import MAX_JWS, Manifest, PublicKey, verify_manifest
 
 __all__ = ["SignatureReport", "check_signatures", "public_keys"]
@@ -94,6 +94,8 @@ def _manifests(source: str, keys: list[PublicKey]) -> Iterator[tuple[str, str, M
                 text = f.read(MAX_JWS + 1)
         except FileNotFoundError as exc:
             raise NotFoundError(f"no manifest file {source}") from exc
+        except OSError as exc:  # a directory, a file not to be read: said as the key files' are
+            raise StoreError(f"cannot read the manifest file {source}: {exc.strerror}") from exc
     if len(text) > MAX_JWS:
         raise LimitError(f"{source} is larger than {MAX_JWS} characters")
     for number, line in enumerate(text.splitlines(), 1):

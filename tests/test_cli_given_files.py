@@ -1,0 +1,41 @@
+"""A command given a file that is not what it reads: a directory, a pipe. It says so, naming the file, with the exit
+status of its kind, and never answers with a traceback nor as if the file were empty."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pdi.errors import StoreError
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def pdi(*args: str, archive: Path) -> subprocess.CompletedProcess[str]:
+    """``pdi ARGS`` on ``archive`` in a process of its own."""
+    return subprocess.run(
+        [sys.executable, "-m", "pdi", *args], capture_output=True, text=True, check=False, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(SRC), "PDI_ARCHIVE": str(archive)},
+    )
+
+
+@pytest.fixture
+def archive(tmp_path: Path) -> Path:
+    """An empty archive with its signing key."""
+    location = tmp_path / "archive"
+    assert pdi("init", str(location), archive=location).returncode == 0
+    assert pdi("keys", "init", archive=location).returncode == 0
+    return location
+
+
+def test_verify_signatures_of_a_directory_says_it_cannot_read_it(archive: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "manifests"
+    folder.mkdir()
+    checked = pdi("verify", "--signatures", str(folder), archive=archive)
+    assert "Traceback" not in checked.stderr
+    assert checked.returncode == StoreError.exit_code, checked.stderr
+    assert checked.stderr == f"pdi: storage error: cannot read the manifest file {folder}: Is a directory\n"
