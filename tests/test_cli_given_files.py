@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pdi.errors import StoreError
+from pdi.errors import NotFoundError, StoreError
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -39,3 +39,18 @@ def test_verify_signatures_of_a_directory_says_it_cannot_read_it(archive: Path, 
     assert "Traceback" not in checked.stderr
     assert checked.returncode == StoreError.exit_code, checked.stderr
     assert checked.stderr == f"pdi: storage error: cannot read the manifest file {folder}: Is a directory\n"
+
+
+def test_mhtml_pack_of_a_directory_or_a_fifo_says_what_it_is(archive: Path, tmp_path: Path) -> None:
+    """INDEX.html that is there but no regular file is not said to be missing: what it is is said."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    fifo = tmp_path / "index.html"
+    os.mkfifo(fifo)
+    for given, what in ((folder, "a directory"), (fifo, "not a regular file")):
+        packed = pdi("mhtml", "pack", str(given), "-o", str(tmp_path / "out.mht"), archive=archive)
+        assert packed.returncode == NotFoundError.exit_code, packed.stderr
+        assert packed.stderr == f"pdi: not found: {given} is {what}, not an HTML file to pack\n"
+    missing = pdi("mhtml", "pack", str(tmp_path / "nope.html"), "-o", str(tmp_path / "out.mht"), archive=archive)
+    assert missing.stderr == f"pdi: not found: no such file: {tmp_path / 'nope.html'}\n"
+    assert not (tmp_path / "out.mht").exists()

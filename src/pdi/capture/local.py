@@ -106,8 +106,10 @@ def pack_path(
     """
     limits = limits or Limits()
     index_path = Path(index)
-    if not index_path.is_file():
-        raise NotFoundError(f"no such file: {index_path}")
+    if not index_path.is_file():  # there, but a folder or a FIFO (which would be waited on): said, not "no such file"
+        what = "a directory" if index_path.is_dir() else "not a regular file" if index_path.exists() else None
+        raise NotFoundError(f"{index_path} is {what}, not an HTML file to pack" if what
+                            else f"no such file: {index_path}")
     root_dir = Path(root) if root is not None else index_path.parent
     root_real = Path(os.path.realpath(root_dir))
     index_real = Path(os.path.realpath(index_path))
