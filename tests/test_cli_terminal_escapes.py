@@ -160,3 +160,19 @@ def test_search_shows_an_emoji_sequence_and_a_persian_word_as_they_are(
     assert found.returncode == 0, found.stderr
     snippet = found.stdout.splitlines()[1]
     assert f"[family] {family} {persian}" in snippet
+
+
+def test_cite_shows_the_quotation_escaped_and_its_json_keeps_it(archive: tuple[Path, str], tmp_path: Path) -> None:
+    """The quotation is the cited document's text: in JSON's quotes a right-to-left override, a line separator and
+    an 8-bit CSI (U+009B) are still themselves (JSON escapes only C0), so the line shows them escaped too."""
+    location, _ = archive
+    text = tmp_path / "q.txt"
+    text.write_text("ab\u202ecd\u2028ef\x9b2Jgh\n", encoding="utf-8")
+    name = pdi("add", str(text), "--series", S, archive=location).stdout.strip()
+    citation = f"{name}@0={name}#char=0,11"
+    cited = pdi("cite", citation, archive=location)
+    assert cited.returncode == 0, cited.stderr
+    assert controls(cited.stdout) == []
+    assert 'quote\t"ab\\u202ecd\\u2028ef\\x9b2J"\n' in cited.stdout
+    exact = json.loads(pdi("cite", "--json", citation, archive=location).stdout)
+    assert exact["quote"] == "ab\u202ecd\u2028ef\x9b2J"

@@ -170,8 +170,9 @@ def cite_cmd(citation: str, as_json: bool, archive: str) -> None:
             click.echo(f"{key}\t{fields[key]}")
         for key in ("quote", "found"):
             if fields[key] is not None and (key == "quote" or check.status == "mismatch"):
-                click.echo(f"{key}\t{json.dumps(fields[key], ensure_ascii=False)}")
-        click.echo(f"check\t{check.status}: {check.detail}")
+                # the documents' text: JSON quotes it, escaping C0 only; a bidi override or a separator is shown
+                click.echo(f"{key}\t{one_line(json.dumps(fields[key], ensure_ascii=False))}")
+        click.echo(f"check\t{check.status}: {one_line(check.detail)}")
     if check.status == "mismatch":
         raise CitationMismatchError(f"the quotation is not at {fields['position']} in {fields['citing']}: {check.detail}")
 
