@@ -117,3 +117,15 @@ def test_uri_iri_option() -> None:
     code, _, err = run("uri", "parse", "http://a/\u00e9")
     assert code == 1
     assert "offset 9" in err
+
+
+def test_uri_parse_table_shows_what_json_quotes_leave_escaped() -> None:
+    """--lenient splits what RFC 3986 refuses, a URL pasted from a stranger's page: in the table's JSON quotes a
+    right-to-left override, an 8-bit CSI (U+009B) and a line separator would be themselves; they are escaped."""
+    given = "http://ex.com/a\u202eb\x9bc\u2028d"
+    code, out, _ = run("uri", "parse", "--lenient", given)
+    assert code == 0
+    lines = dict(line.split(None, 1) for line in out.splitlines())
+    assert lines["path"] == '"/a\\u202eb\\x9bc\\u2028d"'
+    code, out, _ = run("uri", "parse", "--lenient", "--json", given)
+    assert json.loads(out)["path"] == "/a\u202eb\x9bc\u2028d"

@@ -7,6 +7,7 @@ import json
 import click
 
 from pdi import uri as uri_core
+from pdi.cli.commands import one_line
 
 _IRI_OPTION = click.option(
     "--iri",
@@ -54,7 +55,8 @@ def parse_command(text: str, as_json: bool, lenient: bool, iri: bool) -> None:
         click.echo(json.dumps(fields, ensure_ascii=False))
         return
     for name, value in fields.items():
-        click.echo(f"{name:<10} {'-' if value is None else json.dumps(value, ensure_ascii=False)}")
+        shown = "-" if value is None else one_line(json.dumps(value, ensure_ascii=False))  # JSON escapes C0 only
+        click.echo(f"{name:<10} {shown}")
 
 
 @uri_group.command("resolve")
