@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -120,6 +121,25 @@ def test_registry_errors_name_the_file_and_the_value(text: str, says: str) -> No
     with pytest.raises(ParseError) as caught:
         Registry.from_json(text, "reg.json")
     assert says in str(caught.value)
+
+
+def test_a_registry_file_with_a_key_it_does_not_know_is_refused_not_rewritten_without_it(tmp_path: Path) -> None:
+    """A hand-edited registry.json whose "Series" is misspelled would read as empty, and the next `pdi registry add`
+    would write it again without what it listed: the key is refused, named, and the file left as it was."""
+    archive, registry = tmp_path / "archive", tmp_path / "registry.json"
+    edited = '{"Series": {"a.example.us": ["https://a.example/"]}}'
+    registry.write_text(edited)
+
+    def pdi(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pdi", *args, "--registry-file", str(registry)],
+                              capture_output=True, text=True, timeout=60, env={**os.environ, "PDI_ARCHIVE": str(archive)})
+
+    for args in (("registry", "show"), ("registry", "add", "b.example.us", "https://b.example/")):
+        refused = pdi(*args)
+        assert refused.returncode == ParseError.exit_code, refused.stderr
+        assert refused.stderr == (f"pdi: syntax error: {registry}: 'Series' is no key of a registry (it has series,"
+                                  " issued and type) (rule registry)\n")
+    assert registry.read_text() == edited
 
 
 def test_a_signed_registry_says_when_it_was_issued() -> None:

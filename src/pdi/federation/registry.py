@@ -161,6 +161,10 @@ class Registry:
         value: Any = untrusted_json.loads(data, where, rule="registry", unique_keys=True)
         if not isinstance(value, dict) or value.get("type", REGISTRY_TYPE) != REGISTRY_TYPE:
             raise ParseError(f"{where} is not a pdi registry (type {REGISTRY_TYPE})", rule="registry")
+        unknown = sorted(set(value) - {"type", "issued", "series"})
+        if unknown and not signed:  # a file edited by hand: a misspelt "series" would read as none, and be written so
+            raise ParseError(f"{where}: {unknown[0]!r} is no key of a registry (it has series, issued and type)",
+                             rule="registry")
         listed = value.get("series", {})
         if not isinstance(listed, dict):
             raise ParseError(f"{where}: \"series\" is not an object of series -> [base URL, …]", rule="registry")
