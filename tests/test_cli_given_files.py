@@ -54,3 +54,16 @@ def test_mhtml_pack_of_a_directory_or_a_fifo_says_what_it_is(archive: Path, tmp_
     missing = pdi("mhtml", "pack", str(tmp_path / "nope.html"), "-o", str(tmp_path / "out.mht"), archive=archive)
     assert missing.stderr == f"pdi: not found: no such file: {tmp_path / 'nope.html'}\n"
     assert not (tmp_path / "out.mht").exists()
+
+
+def test_annotate_import_of_a_missing_file_is_not_found_as_every_other_file_is(archive: Path, tmp_path: Path) -> None:
+    """Exit status 4 is a file that does not exist (docs: exit codes), for --import as for pdi add or pdi text."""
+    missing = tmp_path / "nope.json"
+    given = pdi("annotate", "--import", str(missing), archive=archive)
+    assert given.returncode == NotFoundError.exit_code, given.stderr
+    assert given.stderr == f"pdi: not found: no such file: {missing}\n"
+    folder = tmp_path / "annotations"
+    folder.mkdir()
+    given = pdi("annotate", "--import", str(folder), archive=archive)
+    assert given.returncode == 2, given.stderr  # a usage mistake, as pdi add DIR is
+    assert f"{folder} is a directory" in given.stderr and "Traceback" not in given.stderr

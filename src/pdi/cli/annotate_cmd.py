@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 import click
 
@@ -22,7 +22,7 @@ from pdi._wording import plural
 from pdi.cli import one_line
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.archive_io import open_archive
-from pdi.errors import LimitError, NotFoundError
+from pdi.errors import LimitError, NotFoundError, StoreError
 
 if TYPE_CHECKING:
     from pdi.archive import Archive
@@ -35,7 +35,7 @@ MAX_FILE = 64 << 20
 @click.command("annotate")
 @click.option("--export", "export_name", metavar="NAME",
               help="Print the W3C Web Annotation (JSON-LD) of this fragment name or citation.")
-@click.option("--import", "import_file", metavar="FILE", type=click.File("rb"),
+@click.option("--import", "import_file", metavar="FILE",
               help="Read annotations (W3C, or a Hypothesis export; '-' for stdin) and print the names they point at.")
 @click.option("--pdi", "document", metavar="DOCUMENT",
               help="With --import: the archived document (a versioned PDI) the annotations were made on;"
@@ -45,7 +45,7 @@ MAX_FILE = 64 << 20
 @click.option("--json", "as_json", is_flag=True, help="With --import or --native: print JSON.")
 @archive_option
 def annotate_cmd(
-    export_name: str | None, import_file: IO[bytes] | None, document: str | None,
+    export_name: str | None, import_file: str | None, document: str | None,
     native_name: str | None, as_json: bool, archive: str,
 ) -> None:
     """Export a name as a W3C Web Annotation, or find the names annotations point at.
@@ -97,14 +97,30 @@ def _print_native(opened: Archive, native_name: str, as_json: bool) -> None:
     alias.native  # noqa: B018  (raises NotFoundError, exit 4, when no directive was found)
 
 
-def _imported(opened: Archive, import_file: IO[bytes], document: str | None) -> list[TargetResult]:
+def _read(path: str) -> bytes:
+    """The octets of the file ``path`` (``-``: standard input), at most :data:`MAX_FILE` of them (and one more)."""
+    if path == "-":
+        return sys.stdin.buffer.read(MAX_FILE + 1)
+    try:
+        with open(path, "rb") as f:
+            return f.read(MAX_FILE + 1)
+    except FileNotFoundError:
+        raise NotFoundError(f"no such file: {path}") from None
+    except IsADirectoryError:
+        raise click.UsageError(f"{path} is a directory: --import reads one file of annotations") from None
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _imported(opened: Archive, import_file: str, document: str | None) -> list[TargetResult]:
     """``--import``: the file read (at most :data:`MAX_FILE` octets) as JSON, and each target's result."""
     from pdi.interop.annotation import import_annotations
 
-    raw = import_file.read(MAX_FILE + 1)
+    raw = _read(import_file)
     if len(raw) > MAX_FILE:
         raise LimitError(f"an annotation file is at most {MAX_FILE} octets")
-    data = untrusted_json.loads(raw, import_file.name, rule="annotation", unique_keys=True)
+    data = untrusted_json.loads(raw, "<stdin>" if import_file == "-" else import_file, rule="annotation",
+                                unique_keys=True)
     return import_annotations(opened, data, document=document)
 
 
