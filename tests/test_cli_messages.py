@@ -178,3 +178,16 @@ def test_pdi_audit_names_the_exact_versioned_name_of_a_deposit(archive: str, tmp
                if f.split("\t")[3] == "deposit"]
     _, _, _, _, subject, detail, _ = line.split("\t")
     assert (subject, detail) == (name.rsplit(".", 2)[0], name)  # the document, then the name written: …/1.text.1
+
+
+@pytest.mark.parametrize("refused", ["bad key=2", "ok=\x00", f"long={'x' * 70_000}"])
+def test_meta_with_one_statement_refused_makes_none_of_them(archive: str, tmp_path: Path, refused: str) -> None:
+    """Statements given together are made together: one refused (a bad key, a NUL, a value too long) and the
+    command fails having stated nothing, not the ones before it."""
+    (tmp_path / "a.txt").write_bytes(b"text\n")
+    name = CliRunner().invoke(cli, ["add", "-s", S, str(tmp_path / "a.txt"), "--archive", archive]).output.strip()
+    failed = CliRunner().invoke(cli, ["meta", name, "title=first", refused, "creator=last", "--archive", archive])
+    assert failed.exit_code in (1, 7), failed.output
+    assert "stated" not in failed.output
+    shown = CliRunner().invoke(cli, ["meta", name, "--history", "--archive", archive])
+    assert (shown.exit_code, shown.stdout) == (0, "")

@@ -189,6 +189,7 @@ def meta_cmd(
 
     Each statement added is said on stderr (who made it, and when); the
     current statements, or with --history every one, print on stdout.
+    Statements given together are made together: one refused, none is.
     """
     pairs = []
     for statement in statements:
@@ -197,8 +198,7 @@ def meta_cmd(
             raise ParseError(f"{statement!r} is not KEY=VALUE", text=statement, rule="statement")
         pairs.append((key, value))
     with open_archive(archive) as opened:
-        for key, value in pairs:
-            made = opened.annotate(pdi, key, value, who=who)
+        for made in opened.annotate_all(pdi, pairs, who=who):  # all of them or, one refused, none
             click.echo(f"stated {made.key}={one_line(made.value)} about {made.subject}"
                        f" (by {one_line(made.who)} at {made.at})", err=True)
         # a value (a bag's bag-info.txt, a WARC's headers, a curator's request) and who stated it are a
