@@ -290,7 +290,9 @@ def thread_ids(head: bytes) -> ThreadIds:
     fields = _header_fields(head)
 
     def ids(name: str) -> tuple[str, ...]:
-        value = fields.get(name)
+        # the value as written (its 8-bit octets kept as surrogates): compat32's get() gives a field holding any
+        # as a Header whose str() writes each such octet U+FFFD, where Mail.raw_header reads them as UTF-8
+        value = next((v for k, v in fields.raw_items() if k.lower() == name.lower()), None)
         return message_ids(" ".join(_octets_read(str(value)).split())) if value is not None else ()
 
     found = ids("Message-ID")

@@ -1,0 +1,61 @@
+"""E-mail as a stranger writes it: what an attack on pdi's reading of messages found, each checked against
+Python's ``email`` with ``policy.default`` (the oracle of ``docs/email.md``) or the RFC that says what is right."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pdi.archive import Archive
+from pdi.mail.message import head_message_id, message_ids, mid_url, read_message, thread_ids
+
+# --- RFC 6532: a message id of UTF-8 -------------------------------------------------------------------------
+
+#: RFC 6532 §3.2: the atext of a msg-id's id-left and id-right takes UTF8-non-ascii as well as ASCII atext
+_ATEXT = st.text(alphabet=st.sampled_from("abcXYZ019.-_+!#$%&'*/=?^`{|}~\u00e9\u00fc\u00df\u0416\u4e2d\u05d0\U0001f600"),
+                 min_size=1, max_size=8).filter(lambda t: not t.startswith(".") and not t.endswith(".") and ".." not in t)
+
+
+def _message(message_id: str, replies_to: list[str]) -> bytes:
+    head = f"From: a@example.org\r\nMessage-ID: {message_id}\r\nSubject: s\r\n"
+    if replies_to:
+        head += f"In-Reply-To: {replies_to[-1]}\r\nReferences: {' '.join(replies_to)}\r\n"
+    return (head + "\r\nbody\r\n").encode("utf-8")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_ATEXT, _ATEXT).map(lambda p: f"<{p[0]}@{p[1]}>"), min_size=1, max_size=4))
+def test_property_a_utf_8_message_id_is_read_for_the_thread_index_as_python_reads_it(ids: list[str]) -> None:
+    """Found by an attack: the thread index (:func:`thread_ids`, read by compat32) wrote each 8-bit octet of a
+    Message-ID, In-Reply-To or References as U+FFFD, where the message's page (:attr:`Mail.thread`, policy.default)
+    read them as UTF-8: a reply to ``<café@example.org>`` said its parent was not in the archive, and the parent
+    listed no reply; and ``pdi add`` named ``<é@x>`` and ``<è@x>`` alike (``mid:%EF%BF%BD%EF%BF%BD%40x``)."""
+    data = _message(ids[0], ids[1:])
+    oracle = email.message_from_bytes(data, policy=email.policy.default)
+    assert head_message_id(data) == str(oracle["Message-ID"]) == ids[0]
+    got = thread_ids(data)
+    assert got == read_message(data).thread
+    references = message_ids(str(oracle["References"])) if ids[1:] else ()
+    assert got.references == references == tuple(ids[1:])
+    assert got.parent == (ids[-1] if ids[1:] else None)
+
+
+def test_a_reply_to_a_utf_8_message_id_finds_its_parent_and_the_parent_its_reply(tmp_path: Path) -> None:
+    from pdi.server.pages.mail_pages import render_thread
+
+    parent, reply = "<caf\u00e9@example.org>", "<r\u00e9ponse@example.org>"
+    with Archive.init(tmp_path / "a") as archive:
+        archive.add_series("mail.example.us")
+        first = archive.add("mail.example.us", _message(parent, []), format="rfc822",
+                            foreign_id=mid_url(head_message_id(_message(parent, [])) or ""))
+        second = archive.add("mail.example.us", _message(reply, [parent]), format="rfc822")
+        assert first.unique_id == "mid:caf\u00e9@example.org"  # not mid:caf\ufffd\ufffd@example.org
+        assert [n for n, _ in archive.messages_by_id([parent])] == [parent]
+        assert [n for n, _ in archive.message_replies([parent])] == [parent]
+        page = render_thread(archive, str(second))
+        assert "not in the archive" not in page
+        assert page.count("/view?pdi=") >= 2
