@@ -8,7 +8,8 @@ text), as on a UTF-8 text, and answer the passage's text (``text/plain;
 charset=utf-8``); their ranges' octets are those of the body text in UTF-8,
 not of the message. ``part=N`` (from 0), ``part=cid:ID``, and
 ``part=NAME`` (a Content-Location, else a file name) answer that part's
-octets, its transfer encoding removed, with its own media type (an enclosed
+octets, its transfer encoding removed, with its own media type and charset
+(a label pdi does not know as UTF-8, as the body's text is read; an enclosed
 message, ``message/rfc822``, as the octets of the message hold it); the
 range's positions are the part's number (``N,N+1``) and its octets' size.
 ``byte`` stays the octets of the message as stored.
@@ -46,10 +47,24 @@ def evaluate_email(
         octets = mail.part_octets(part)
         return FragmentResult(
             octets, part.media_type, False, (Range(part.index, part.index + 1, 0, len(octets)),),
-            charset=part.charset, scheme="part",
+            charset=_answered_charset(part.charset), scheme="part",
         )
     from pdi.fragments.text import evaluate_pdi
 
     utf8 = body_text(mail).encode("utf-8", "surrogatepass")
     result = evaluate_pdi(scheme, positions, utf8, charset="utf-8", media_type="text/plain")
     return dataclasses.replace(result, media_type="text/plain", charset="utf-8", scheme=scheme)
+
+
+def _answered_charset(label: str | None) -> str | None:
+    """The charset a part is answered in: its ``charset`` label under its registered name (``latin_1`` →
+    ``iso-8859-1``); a label pdi does not know (Pine's ``X-UNKNOWN``, ``x-mac-roman``, a label that is no
+    charset name at all), read as UTF-8, as the body's text is read (:func:`pdi.mail.message.body_text`)."""
+    from pdi.formats import registered_charset
+
+    if label is None:
+        return None
+    try:
+        return registered_charset(label)
+    except UnsupportedError:
+        return "utf-8"

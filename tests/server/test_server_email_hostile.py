@@ -1,0 +1,51 @@
+"""E-mail in the resolver as a stranger writes it: what an attack on the answers of a message's parts found."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+from pathlib import Path
+
+from starlette.testclient import TestClient
+
+from pdi.archive import Archive
+from pdi.server import create_app
+
+S = "mail.example.us"
+
+#: Charset labels mail is met with that no registry names (Pine writes X-UNKNOWN, old Apple Mail x-mac-roman),
+#: and ones that are no charset's name at all, with the part each labels
+UNKNOWN_LABELS = ["X-UNKNOWN", "x-mac-roman", "default", "x-user-defined", "klingon", "base64",
+                  "*=''utf-8%0D%0ASet-Cookie:%20a=b"]
+
+
+def _message() -> bytes:
+    parts = [b"Content-Type: text/plain; charset=iso-8859-1\r\n\r\ncaf\xe9\r\n"]
+    for n, label in enumerate(UNKNOWN_LABELS):
+        written = f"charset{label}" if label.startswith("*") else f"charset={label}"
+        parts.append(f"Content-Type: text/plain; {written}\r\n\r\npart {n + 1}\r\n".encode())
+    return (b"From: a@example.org\r\nMessage-ID: <labels@example.org>\r\nMIME-Version: 1.0\r\n"
+            b"Content-Type: multipart/mixed; boundary=b\r\n\r\n"
+            + b"".join(b"--b\r\n" + p for p in parts) + b"--b--\r\n")
+
+
+def test_a_part_whose_charset_label_pdi_does_not_know_is_answered_as_utf_8(tmp_path: Path) -> None:
+    """Found by an attack: ``N2R`` of ``#part=N`` of a text part whose charset label no registry names (Pine's
+    ``X-UNKNOWN``) was a 400 "unknown charset": the part could not be had over HTTP at all (``pdi get`` gave it).
+    docs/email.md §3: its octets, with its media type, the label read as UTF-8 as the body's text is."""
+    data = _message()
+    oracle = email.message_from_bytes(data, policy=email.policy.default).get_payload()
+    assert isinstance(oracle, list)
+    with Archive.init(tmp_path / "a") as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, data, format="rfc822"))
+    client = TestClient(create_app(str(tmp_path / "a")))
+    first = client.get(f"/uri-res/N2R?{name}%23part=0")
+    assert (first.status_code, first.headers["content-type"], first.content) == (
+        200, "text/plain; charset=iso-8859-1", b"caf\xe9")
+    for number in range(1, len(UNKNOWN_LABELS) + 1):
+        answer = client.get(f"/uri-res/N2R?{name}%23part={number}")
+        assert answer.status_code == 200, (number, answer.text)
+        assert answer.headers["content-type"] == "text/plain; charset=utf-8"
+        assert answer.content == oracle[number].get_payload(decode=True) == f"part {number}".encode()
+        assert "set-cookie" not in answer.headers
