@@ -59,3 +59,32 @@ def test_a_reply_to_a_utf_8_message_id_finds_its_parent_and_the_parent_its_reply
         page = render_thread(archive, str(second))
         assert "not in the archive" not in page
         assert page.count("/view?pdi=") >= 2
+
+
+# --- mbox: memory ----------------------------------------------------------------------------------------------
+
+_SPLIT = ("import sys\nfrom pdi.mail.mbox import split_mbox\n"
+          "with open(sys.argv[1], 'rb') as f:\n    print(sum(len(m.data) for m in split_mbox(f)))\n")
+
+
+def test_an_mbox_message_of_short_lines_is_cut_in_memory_of_its_size_not_of_its_lines(tmp_path: Path) -> None:
+    """Found by an attack: :func:`split_mbox` kept a message as a list of its lines, each an object of some 40
+    octets beside its own, so a message of short lines took some 70 times its size (19 MB of ``a`` lines, 1.3
+    GB; a message at the 64 MiB limit, 4 GB). Its module says memory is one message and one line: a message of
+    4 million short lines costs no more to cut than one of the same size in long lines."""
+    import subprocess
+    import sys
+
+    from peak_memory import run_with_peak
+
+    head = b"From a@example.org Mon Jan  1 00:00:00 2026\nFrom: a@example.org\nSubject: s\n\n"
+    short, long = tmp_path / "short.mbox", tmp_path / "long.mbox"
+    short.write_bytes(head + b"a\n" * 4_000_000)
+    long.write_bytes(head + (b"a" * 999 + b"\n") * 8_000)
+    peaks = []
+    for path in (short, long):
+        status, peak, out = run_with_peak([sys.executable, "-c", _SPLIT, str(path)], stdout=subprocess.PIPE)
+        assert status == 0
+        assert int(out) == path.stat().st_size - len(head.split(b"\n", 1)[0]) - 1  # all but the From_ line
+        peaks.append(peak)
+    assert peaks[0] - peaks[1] < 32 * 1024, f"{(peaks[0] - peaks[1]) // 1024} MiB more for short lines"

@@ -41,8 +41,9 @@ def split_mbox(
     stream: BinaryIO, *, max_message_bytes: int = 64 << 20, max_messages: int = 100_000
 ) -> Iterator[MboxMessage]:
     """The messages of the mbox ``stream`` in order (see the module docstring)."""
-    current: list[bytes] | None = None
-    size = 0
+    # one buffer of octets, not a list of lines: a line kept as an object of its own costs some 40 octets beside
+    # its own, so a message of short lines took some 70 times its size (19 MB of "a\n" lines, 1.3 GB)
+    current: bytearray | None = None
     from_line = b""
     from_at = 0
     number = 0
@@ -53,23 +54,22 @@ def split_mbox(
         line_number += 1 if line else 0
         if line.startswith(b"From ") or not line:
             if current is not None:
-                if last_was_empty and current and current[-1] == _LINESEP:
-                    current.pop()
-                yield MboxMessage(number, from_line.rstrip(b"\r\n"), b"".join(current), from_at)
+                if last_was_empty and current.endswith(_LINESEP):
+                    del current[-1:]
+                yield MboxMessage(number, from_line.rstrip(b"\r\n"), bytes(current), from_at)
                 number += 1
             if not line:
                 return
             if number >= max_messages:
                 raise LimitError(f"the mbox has more than {max_messages} messages (line {line_number})")
-            current, size, from_line, from_at, last_was_empty = [], 0, line, line_number, False
+            current, from_line, from_at, last_was_empty = bytearray(), line, line_number, False
             continue
         last_was_empty = line == _LINESEP
         if current is None:
             continue  # before the first From_ line: no message's
-        size += len(line)
-        if size > max_message_bytes:
+        if len(current) + len(line) > max_message_bytes:
             raise LimitError(
                 f"message {number + 1} of the mbox (its From_ line is line {from_at}) is larger than"
                 f" {max_message_bytes} octets"
             )
-        current.append(line)
+        current += line
