@@ -7,6 +7,7 @@ import email
 import email.policy
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -88,3 +89,55 @@ def test_an_mbox_message_of_short_lines_is_cut_in_memory_of_its_size_not_of_its_
         assert int(out) == path.stat().st_size - len(head.split(b"\n", 1)[0]) - 1  # all but the From_ line
         peaks.append(peak)
     assert peaks[0] - peaks[1] < 32 * 1024, f"{(peaks[0] - peaks[1]) // 1024} MiB more for short lines"
+
+
+# --- a message of millions of lines ----------------------------------------------------------------------------
+
+_LINE_ENDS = st.sampled_from([b"\r\n", b"\n", b"\r"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.binary(max_size=6).map(lambda b: b.replace(b"\r", b"").replace(b"\n", b"")), _LINE_ENDS),
+                max_size=12), _LINE_ENDS, st.booleans())
+def test_property_the_lines_of_a_message_are_counted_as_bytes_splitlines_cuts_them(
+    body: list[tuple[bytes, bytes]], separator: bytes, ended: bool,
+) -> None:
+    from pdi.errors import LimitError
+    from pdi.mail.message import MailLimits
+
+    data = b"From: a@example.org" + separator + separator + b"".join(text + end for text, end in body)
+    if not ended:
+        data += b"last"
+    lines = len(data.splitlines())  # the oracle: LF, CR and CR LF, as Python's parser cuts lines
+    read_message(data.replace(b"\x00", b"0"), MailLimits(max_lines=lines))
+    with pytest.raises(LimitError, match=f"has {lines:,} lines, more than the limit of {lines - 1:,}"):
+        read_message(data.replace(b"\x00", b"0"), MailLimits(max_lines=lines - 1))
+
+
+_READ = ("import sys\nfrom pdi.errors import LimitError\nfrom pdi.mail.message import read_message\n"
+         "try:\n    read_message(open(sys.argv[1], 'rb').read()).facts()\nexcept LimitError as exc:\n    print(exc)\n")
+
+
+def test_a_message_of_millions_of_short_lines_is_refused_before_the_parser_holds_each(tmp_path: Path) -> None:
+    """Found by an attack: Python's parser keeps each line of a message as a string of its own, some 90 octets
+    beside the line: 28 MB of two-letter lines took 900 MB to read, and a message at the 64 MiB limit 2 GB, at
+    each deposit and each request of a part or a passage. More than 2,000,000 lines is refused before the parser
+    runs, in less memory than a message of the same size in long lines takes to read."""
+    import subprocess
+    import sys
+
+    from peak_memory import run_with_peak
+
+    head = b"From: a@example.org\r\nSubject: s\r\n\r\n"
+    short, long = tmp_path / "short.eml", tmp_path / "long.eml"
+    short.write_bytes(head + b"ab\r\n" * 5_000_000)
+    long.write_bytes(head + (b"a" * 996 + b"\r\n") * 20_000)
+    peaks, said = [], []
+    for path in (short, long):
+        status, peak, out = run_with_peak([sys.executable, "-c", _READ, str(path)], stdout=subprocess.PIPE)
+        assert status == 0
+        peaks.append(peak)
+        said.append(out.decode().strip())
+    assert said == ["the message has 5,000,003 lines, more than the limit of 2,000,000 (Python's parser keeps each"
+                    " line as an object of its own)", ""]
+    assert peaks[0] < peaks[1], f"{peaks[0] // 1024} MiB to refuse, {peaks[1] // 1024} MiB to read one of long lines"

@@ -65,7 +65,11 @@ class MailLimits:
     ``max_bytes`` 64 MiB of message (a transfer encoding never decodes to
     more than it is written in, so no part's decoded octets pass it);
     ``max_parts`` 1,000 entities; ``max_depth`` 32 nested entities (the
-    parser recurses once a level); ``max_delimiters`` 20,000 lines that
+    parser recurses once a level); ``max_lines`` 2,000,000 lines (LF, CR
+    or CR LF ended: the parser keeps each line it reads as a string of its
+    own, some 90 octets beside the line, so that 28 MB of two-letter lines
+    took 900 MB; a 64 MiB attachment in base64 is some 880,000 lines),
+    counted before the parser runs; ``max_delimiters`` 20,000 lines that
     start ``--`` (after an LF, a CR or CR LF: the parser's line ends),
     which may be boundary delimiters, ``max_fields`` 100,000 lines that
     could be header fields, counted before the parser runs, so that it
@@ -82,6 +86,7 @@ class MailLimits:
     max_bytes: int = 64 << 20
     max_parts: int = 1000
     max_depth: int = 32
+    max_lines: int = 2_000_000
     max_delimiters: int = 20_000
     max_fields: int = 100_000
     max_content_field: int = 4096
@@ -381,6 +386,13 @@ def _check_shape(data: bytes, limits: MailLimits) -> None:
         line = data.count(b"\n", 0, at) + 1
         raise ParseError(f"line {line} holds a NUL octet (offset {at}): no message holds one", offset=at,
                          rule="message")
+    # the parser's lines (as bytes.splitlines cuts them): one a line end, and a last one that has none
+    lines = data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n") + (not data.endswith((b"\n", b"\r")))
+    if lines > limits.max_lines:
+        raise LimitError(
+            f"the message has {lines:,} lines, more than the limit of {limits.max_lines:,} (Python's parser keeps"
+            " each line as an object of its own)"
+        )
     # a line the parser may read as a boundary delimiter starts "--" after any of its line ends (LF, CR, CR LF)
     delimiters = data.count(b"\n--") + data.count(b"\r--") + data.startswith(b"--")
     if delimiters > limits.max_delimiters:
