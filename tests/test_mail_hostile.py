@@ -141,3 +141,33 @@ def test_a_message_of_millions_of_short_lines_is_refused_before_the_parser_holds
     assert said == ["the message has 5,000,003 lines, more than the limit of 2,000,000 (Python's parser keeps each"
                     " line as an object of its own)", ""]
     assert peaks[0] < peaks[1], f"{peaks[0] // 1024} MiB to refuse, {peaks[1] // 1024} MiB to read one of long lines"
+
+
+# --- a field of a million encoded words ----------------------------------------------------------------------
+
+_SHOW = ("import sys\nfrom pdi.mail.message import read_message\n"
+         "print(len(read_message(open(sys.argv[1], 'rb').read()).header('Subject') or ''))\n")
+
+
+def test_a_field_of_a_million_encoded_words_is_shown_in_memory_of_its_size(tmp_path: Path) -> None:
+    """Found by an attack: showing a field of RFC 2047 encoded words (:func:`pdi.charsets.rfc2047.decode_header`)
+    held lists of every word and of its pieces: a Subject of 1,000,000 words (14 MB) took 525 MB, one filling a
+    64 MiB message 2.4 GB, at each ``/view`` and ``/thread`` of it. Shown whole (RFC 2047 §6.2: the white space
+    between encoded words dropped), as Python's ``decode_header`` shows it, in no more memory than a field of the
+    same size without encoded words."""
+    import subprocess
+    import sys
+
+    from peak_memory import run_with_peak
+
+    words, plain = tmp_path / "words.eml", tmp_path / "plain.eml"
+    words.write_bytes(b"From: a@example.org\r\nSubject: " + b"=?utf-8?q?a?= " * 1_000_000 + b"\r\n\r\nbody\r\n")
+    plain.write_bytes(b"From: a@example.org\r\nSubject: " + b"a b c d e f g " * 1_000_000 + b"\r\n\r\nbody\r\n")
+    peaks, shown = [], []
+    for path in (words, plain):
+        status, peak, out = run_with_peak([sys.executable, "-c", _SHOW, str(path)], stdout=subprocess.PIPE)
+        assert status == 0
+        peaks.append(peak)
+        shown.append(int(out))
+    assert shown == [1_000_000, 14 * 1_000_000 - 1]  # the words' letters; the plain field as written, unfolded
+    assert peaks[0] - peaks[1] < 64 * 1024, f"{(peaks[0] - peaks[1]) // 1024} MiB more for encoded words"
