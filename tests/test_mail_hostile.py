@@ -171,3 +171,40 @@ def test_a_field_of_a_million_encoded_words_is_shown_in_memory_of_its_size(tmp_p
         shown.append(int(out))
     assert shown == [1_000_000, 14 * 1_000_000 - 1]  # the words' letters; the plain field as written, unfolded
     assert peaks[0] - peaks[1] < 64 * 1024, f"{(peaks[0] - peaks[1]) // 1024} MiB more for encoded words"
+
+
+# --- RFC 2045 §5.2: a Content-Type that is no media type -----------------------------------------------------
+
+#: RFC 2045 §5.1: token := 1*<any (US-ASCII) CHAR except SPACE, CTLs, or tspecials>
+_TSPECIALS = '()<>@,;:\\"/[]?='
+_TOKEN_CHARS = "".join(chr(c) for c in range(33, 127) if chr(c) not in _TSPECIALS)
+
+
+def _is_token(text: str) -> bool:
+    return bool(text) and all(ch in _TOKEN_CHARS for ch in text)
+
+
+_TYPE_PIECE = st.text(alphabet=st.sampled_from("aZ9-+.!~" + '"\\()[]<>@,;:?=' + "\x01\x7f\u00e9\u0085"),
+                      min_size=1, max_size=5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TYPE_PIECE, _TYPE_PIECE)
+def test_property_a_part_whose_content_type_is_no_media_type_is_plain_text(major: str, minor: str) -> None:
+    """Found by an attack: a part's media type was whatever Python's reading kept of its Content-Type (it
+    refuses only a second ``/``): ``text/htmlé``, ``a/b<U+0001>c``, ``application/x"y"``. ``N2R`` of such a
+    part was a 500 (a field value beyond Latin-1) or a Content-Type no client reads (a control character, a
+    quote). RFC 2045 §5.2: a syntactically invalid Content-Type is taken as the default, plain text (with no
+    charset, as Python takes those it reads as invalid: ``,/,``)."""
+    written = f"{major}/{minor}"
+    data = (b"From: a@example.org\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n"
+            b"--b\r\nContent-Type: " + written.encode("utf-8") + b"\r\n\r\npart\r\n--b--\r\n")
+    part = read_message(data).parts[0]
+    python = email.message_from_bytes(data, policy=email.policy.default).get_payload()[0]  # type: ignore[index]
+    read = python.get_content_type()  # Python's reading: "9/9\x85" is 9/9 (str.strip takes NEL for white space)
+    if _is_token(major) and _is_token(minor):
+        assert read == written.lower()
+    if all(_is_token(piece) for piece in read.split("/")):
+        assert (part.media_type, part.charset) == (read, python.get_content_charset() if read[:5] == "text/" else None)
+    else:
+        assert (part.media_type, part.charset) == ("text/plain", None)  # as Python defaults ",/,", no charset

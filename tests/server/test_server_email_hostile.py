@@ -49,3 +49,26 @@ def test_a_part_whose_charset_label_pdi_does_not_know_is_answered_as_utf_8(tmp_p
         assert answer.headers["content-type"] == "text/plain; charset=utf-8"
         assert answer.content == oracle[number].get_payload(decode=True) == f"part {number}".encode()
         assert "set-cookie" not in answer.headers
+
+
+#: Content-Types that are no media type (RFC 2045 §5.1: type "/" subtype, each a token), as a stranger writes them
+NO_MEDIA_TYPES = [b"text/html\xc3\xa9", b"text/html\xe9", b"x/\xff\xfe", b"t\xc2\x85/p", b"a/b\x01c", b"text/h\x7ftml",
+                  b'application/x"y"', b"text/x\\y"]
+
+
+def test_a_part_whose_content_type_is_no_media_type_is_answered_as_plain_text(tmp_path: Path) -> None:
+    """Found by an attack: ``N2R`` of such a part was a 500 (``UnicodeEncodeError``: a field value beyond Latin-1),
+    or answered with a ``Content-Type`` holding a control character or a quote. RFC 2045 §5.2: taken as the
+    default, plain text."""
+    body = b"".join(b"--b\r\nContent-Type: " + c + b"\r\n\r\npart " + str(n).encode() + b"\r\n"
+                    for n, c in enumerate(NO_MEDIA_TYPES))
+    data = (b"From: a@example.org\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n"
+            + body + b"--b--\r\n")
+    with Archive.init(tmp_path / "a") as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, data, format="rfc822"))
+    client = TestClient(create_app(str(tmp_path / "a")))
+    for number in range(len(NO_MEDIA_TYPES)):
+        answer = client.get(f"/uri-res/N2R?{name}%23part={number}")
+        assert (answer.status_code, answer.headers["content-type"], answer.content) == (
+            200, "text/plain; charset=utf-8", f"part {number}".encode()), NO_MEDIA_TYPES[number]

@@ -54,6 +54,9 @@ __all__ = [
 _FIELD_LIKE: Final = re.compile(rb"(?:^|(?<=[\r\n]))[!-9;-~]+[ \t]*:", re.MULTILINE)
 _FIELD_NAME: Final = re.compile(rb"[!-9;-~]+[ \t]*:")
 _NUL: Final = b"\x00"
+#: A media type as RFC 2045 §5.1 writes one: a type and a subtype, each a token (US-ASCII but space, controls and
+#: tspecials ``()<>@,;:\\"/[]?=``).
+_MEDIA_TYPE: Final = re.compile(r"[!#$%&'*+\-.0-9A-Z^_`a-z{|}~]+/[!#$%&'*+\-.0-9A-Z^_`a-z{|}~]+")
 #: The first octets of a message its thread's ids are read from (:func:`thread_ids`): its header fields, as a rule.
 THREAD_HEAD: Final = 1 << 20
 
@@ -537,11 +540,16 @@ def read_message(data: bytes, limits: MailLimits | None = None) -> Mail:
     except RecursionError as exc:
         raise LimitError("the message nests its entities too deep to read") from exc
     for number, (path, entity) in enumerate(leaves):
+        media_type = entity.get_content_type()
         charset = entity.get_content_charset() if entity.get_content_maintype() == "text" else None
+        if not _MEDIA_TYPE.fullmatch(media_type):  # Python's reading keeps any octets but a second "/"
+            # RFC 2045 §5.2: a syntactically invalid one is taken as the default, plain text, as Python takes those
+            # it reads as invalid (no charset: read as UTF-8, pdi's choice for a text that names none)
+            media_type, charset = "text/plain", None
         disposition = entity.get_content_disposition()
         location = entity.get("Content-Location")
         parts.append(MailPart(
-            number, path, entity.get_content_type(), charset, _filename(entity), _content_id(entity),
+            number, path, media_type, charset, _filename(entity), _content_id(entity),
             None if location is None else "".join(_octets_read(str(location)).split()) or None, disposition, entity,
         ))
         defects.extend(f"part {number}: {type(d).__name__}" for d in entity.defects)
