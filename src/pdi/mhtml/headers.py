@@ -60,6 +60,10 @@ _SERVED_PARAMS = ("boundary", "type", "start", "start-info")
 _BLANK_LINE = re.compile(rb"\r?\n\r?\n")
 
 
+#: A media type as HTTP writes one (RFC 9110 §8.3.1: type "/" subtype, each a token of §5.6.2's tchar).
+_MEDIA_TYPE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+/[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+
 def served_content_type(start: bytes) -> str | None:
     """The ``Content-Type`` to serve an MHTML file with over HTTP, read from the file's first octets.
 
@@ -77,7 +81,7 @@ def served_content_type(start: bytes) -> str | None:
 
     ``start`` is the file's first octets (:data:`SERVED_TYPE_OCTETS` is
     enough). ``None`` when they hold no whole header block, or one whose
-    Content-Type is not multipart with a boundary of printable ASCII.
+    Content-Type is not a multipart media type (RFC 9110 §8.3.1) with a boundary of printable ASCII.
     """
     end = _BLANK_LINE.search(start)
     if end is None:
@@ -86,8 +90,8 @@ def served_content_type(start: bytes) -> str | None:
     for name, value in _fields(start[: end.start()]):
         if name.lower() == "content-type" and "Content-Type" not in top:
             top["Content-Type"] = value
-    if top.get_content_maintype() != "multipart":
-        return None
+    if top.get_content_maintype() != "multipart" or not _MEDIA_TYPE.fullmatch(top.get_content_type()):
+        return None  # not multipart, or no media type: compat32 keeps any octets but a second "/" (a\x01b)
     params = {k.lower(): email.utils.collapse_rfc2231_value(v) for k, v in (top.get_params() or [])[1:]}
     if "start" in params:  # a Content-ID (RFC 2387 §3.2), whose angle brackets compat32 strips with the quotes
         params["start"] = f"<{params['start'].strip('<>')}>"
