@@ -208,3 +208,48 @@ def test_property_a_part_whose_content_type_is_no_media_type_is_plain_text(major
         assert (part.media_type, part.charset) == (read, python.get_content_charset() if read[:5] == "text/" else None)
     else:
         assert (part.media_type, part.charset) == ("text/plain", None)  # as Python defaults ",/,", no charset
+
+
+# --- pdi add --force FILE.mbox: all or none ------------------------------------------------------------------
+
+def _mbox(*messages: bytes) -> bytes:
+    return b"".join(b"From a@example.org Mon Jan  1 00:00:00 2026\n" + m + b"\n" for m in messages)
+
+
+def test_a_forced_mbox_deposit_that_fails_deposits_nothing(tmp_path: Path) -> None:
+    """Found by an attack: ``pdi add --force FILE.mbox`` deposited each message on its own, so when a later one
+    failed (its Message-ID already minted today: exit 5) the earlier ones stayed deposited, their names never
+    printed, and the same command again failed on the first at once. All or none, forced or not; forced, a
+    message the checks refuse (nested 40 deep) is deposited unchecked."""
+    from click.testing import CliRunner
+
+    from pdi.cli import cli
+
+    def message(number: int, body: bytes = b"body\n") -> bytes:
+        return b"From: a@example.org\nMessage-ID: <%d@example.org>\nSubject: s\n\n" % number + body
+
+    location = str(tmp_path / "a")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", location]).exit_code == 0
+    assert runner.invoke(cli, ["series", "add", "mail.example.us", "--archive", location]).exit_code == 0
+    (tmp_path / "one.eml").write_bytes(message(2))
+    first = runner.invoke(cli, ["add", str(tmp_path / "one.eml"), "--series", "mail.example.us", "--archive", location])
+    assert first.exit_code == 0, first.output
+    (tmp_path / "clash.mbox").write_bytes(_mbox(message(1), message(2, b"another body\n"), message(3)))
+    failed = runner.invoke(cli, ["add", "--force", str(tmp_path / "clash.mbox"), "--series", "mail.example.us",
+                                 "--archive", location])
+    assert failed.exit_code == 5, failed.output  # docs/reference/exit-codes.md: an immutability conflict
+    assert "mid:2@example.org is already minted" in failed.output
+    with Archive.open(location) as archive:
+        assert archive.messages_by_id([f"<{n}@example.org>" for n in (1, 2, 3)]) == [
+            ("<2@example.org>", archive.messages_by_id(["<2@example.org>"])[0][1])]  # the first deposit alone
+    nested = b"From: a@example.org\nMessage-ID: <4@example.org>\nMIME-Version: 1.0\n" + (
+        b"Content-Type: message/rfc822\n\nFrom: b@example.org\n" * 40) + b"\nbody\n"
+    with pytest.raises(Exception, match="nests more than 32"):
+        read_message(nested)
+    (tmp_path / "forced.mbox").write_bytes(_mbox(message(1), nested, message(3)))
+    done = runner.invoke(cli, ["add", "--force", str(tmp_path / "forced.mbox"), "--series", "mail.example.us",
+                               "--archive", location])
+    assert done.exit_code == 0, done.output
+    assert [line.split("/")[-1] for line in done.output.split()] == [
+        "mid:1%40example%2Eorg.rfc822.1", "mid:4%40example%2Eorg.rfc822.1", "mid:3%40example%2Eorg.rfc822.1"]

@@ -219,6 +219,7 @@ class Deposits(ArchiveBase):
         idempotency_key: str | None = None,
         request: str = "",
         embargo_until: str | None = None,
+        force: bool = False,
     ) -> list[Deposit]:
         """Mint a name for each item (its formats, and a foreign id or ``None``) and deposit them all, or none.
 
@@ -227,11 +228,13 @@ class Deposits(ArchiveBase):
         in one transaction, in the items' order (their serials consecutive
         among themselves). ``writer``, ``idempotency_key``, ``request`` and
         ``embargo_until`` (every item embargoed until then, in the same
-        transaction; the role ``curate``) as for :meth:`deposit`.
+        transaction; the role ``curate``) as for :meth:`deposit`; ``force``
+        skips the content checks, as for :meth:`deposit` (a foreign id already
+        minted still refuses the whole batch).
         """
         done = self._deposit_many(
             series, [BatchItem(contents, foreign_id) for contents, foreign_id in items], writer=writer,
-            idempotency_key=idempotency_key, request=request, embargo_until=embargo_until,
+            idempotency_key=idempotency_key, request=request, embargo_until=embargo_until, force=force,
         )
         return [d for d in done if d is not None]  # none is left out without ``refused``
 
@@ -255,7 +258,7 @@ class Deposits(ArchiveBase):
         return self._deposit_many(series, items, refused=refused, threads=STAGING_THREADS if parallel else 1)
 
     def _stage_each(
-        self, items: Sequence[BatchItem], threads: int
+        self, items: Sequence[BatchItem], threads: int, force: bool = False
     ) -> Generator[tuple[list[NewRepresentation], BaseException | None], None, None]:
         """Each item's formats checked and staged (:func:`prepare`), in the items' order: what was staged, and why not.
 
@@ -271,7 +274,7 @@ class Deposits(ArchiveBase):
             reps: list[NewRepresentation] = []
             try:
                 for content in item.contents:
-                    reps.append(prepare(content, self.store))
+                    reps.append(prepare(content, self.store, force=force))
             except Exception as exc:  # handed on: the caller discards, on its own thread
                 return reps, exc
             return reps, None
@@ -309,6 +312,7 @@ class Deposits(ArchiveBase):
         embargo_until: str | None = None,
         refused: Callable[[int, PDIError], None] | None = None,
         threads: int = 1,
+        force: bool = False,
     ) -> list[Deposit | None]:
         from pdi.archive.statements import _check_statement
 
@@ -339,7 +343,7 @@ class Deposits(ArchiveBase):
         staged: list[list[NewRepresentation] | None] = []
         subjects: dict[int, PDI] = {}
         try:
-            with contextlib.closing(self._stage_each(items, threads)) as outcomes:
+            with contextlib.closing(self._stage_each(items, threads, force)) as outcomes:
                 for index, (reps, failure) in enumerate(outcomes):
                     staged.append(reps)
                     if failure is None:

@@ -260,7 +260,8 @@ MBOX_UP_TO = 256 << 20
 def _add_mbox(
     file: str, series: str, foreign_id: str | None, serial: bool, force: bool, embargo: str | None, archive: str,
 ) -> None:
-    """`pdi add FILE.mbox`: each message of the mbox a document of its own (format rfc822), all or none.
+    """`pdi add FILE.mbox`: each message of the mbox a document of its own (format rfc822), all or none (``force``:
+    unchecked, all or none still).
 
     Each is named by its Message-ID (mid:ID) unless ``serial``; a message whose Message-ID an earlier one
     of the mbox had, or that has none, by the next serial.
@@ -291,9 +292,9 @@ def _add_mbox(
         if not items:
             raise click.UsageError(f"{_source(file)} holds no message: no line starts with 'From '")
         opened = stack.enter_context(open_archive(archive))
-        deposits = opened.deposit_batch(series, items, embargo_until=embargo) if not force else [
-            opened.deposit(series, contents, foreign_id=mid, force=True, embargo_until=embargo)
-            for contents, mid in items]
+        # all or none, forced or not: a message deposited on its own before a later one failed stayed, its
+        # name never printed, and the same command again failed on it at once
+        deposits = opened.deposit_batch(series, items, embargo_until=embargo, force=force)
     for deposit in deposits:
         _print_deposit(deposit, "pdi version --force deposits them as a new version")
 
