@@ -73,6 +73,10 @@ MAX_TIFF_PAGES = 5_000
 #: two it takes anyway, and BigTIFF's.
 _TIFF_PREFIXES = frozenset({b"MM\0*", b"II*\0", b"MM*\0", b"II\0*", b"MM\0+", b"II+\0"})
 
+#: What Pillow raises on a damaged file: its own OSError and SyntaxError, and whatever its decoders and frame
+#: counting stumble on (a GIF cut inside a frame: IndexError, struct.error; TypeError).
+DAMAGED = (OSError, ValueError, SyntaxError, TypeError, EOFError, IndexError, struct.error, zlib.error)
+
 #: Image modes a PNG file holds as they are (Pillow's PNG writer).
 _PNG_MODES = frozenset({"1", "L", "LA", "I;16", "I;16B", "P", "RGB", "RGBA"})
 #: Modes PNG cannot hold but can hold without loss in another mode.
@@ -189,9 +193,7 @@ def evaluate_image(
         raise LimitError(f"image too large to cut: {exc}") from exc
     except UnidentifiedImageError as exc:
         raise UnsupportedError(f"{scheme} on {media_type}: not an image format pdi can read") from exc
-    except (OSError, ValueError, SyntaxError, TypeError, EOFError, IndexError, struct.error, zlib.error) as exc:
-        # What Pillow raises on damaged files: its own OSError and SyntaxError, and whatever its
-        # decoders stumble on (a GIF cut inside a frame: IndexError, struct.error; TypeError)
+    except DAMAGED as exc:
         raise UnsupportedError(f"{scheme} on {media_type}: cannot read this image: {exc}") from exc
     return FragmentResult(
         data=png, media_type="image/png", clamped=clamped, ranges=(), scheme=scheme, region=region
