@@ -12,6 +12,7 @@ import io
 import struct
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from pdi.errors import LimitError
+from pdi.errors import LimitError, NotFoundError
 from pdi.fragments import evaluate
 from pdi.fragments.image import MAX_CROP_PIXELS, _gif_seek_pixels
 from peak_memory import run_with_peak
@@ -236,3 +237,42 @@ def test_a_jpeg_of_thousands_of_scans_is_not_cut() -> None:
         cut = evaluate("crop", ((0, 0), (10, 10)), octets, media_type="image/jpeg", charset=None)
         with Image.open(io.BytesIO(cut.data)) as png, Image.open(io.BytesIO(data)) as whole:
             assert png.size == (10, 10) and png.tobytes() == whole.crop((0, 0, 10, 10)).tobytes()
+
+
+def _claiming(apng: bytes, claimed: int) -> bytes:
+    """``apng`` with its ``acTL`` chunk's frame count set to ``claimed`` (its CRC-32 made again, PNG §5.3)."""
+    at = apng.index(b"acTL") - 4
+    body = b"acTL" + struct.pack(">II", claimed, 0)
+    return apng[:at] + struct.pack(">I", 8) + body + struct.pack(">I", zlib.crc32(body)) + apng[at + 20:]
+
+
+def _frames_pillow_reaches(data: bytes) -> int:
+    """How many frames Pillow can seek to, one after another, until it finds no more (the judge, not a count)."""
+    with Image.open(io.BytesIO(data)) as image:
+        reached = 1
+        for frame in range(1, 64):
+            try:
+                image.seek(frame)
+            except (EOFError, OSError, SyntaxError, ValueError):
+                break
+            reached += 1
+        return reached
+
+
+@settings(max_examples=25, deadline=None)
+@given(real=st.integers(1, 6), claimed=st.one_of(st.integers(1, 12), st.just(2**31)),
+       default=st.booleans())
+def test_an_apngs_frames_are_those_it_holds_not_those_it_claims(real: int, claimed: int, default: bool) -> None:
+    # APNG §2.1: acTL's num_frames must equal the number of fcTL chunks; Pillow believes it up to 2**31
+    images = [Image.new("L", (4, 3), 40 * k) for k in range(real + 1)]
+    out = io.BytesIO()
+    images[0].save(out, format="PNG", save_all=True, append_images=images[1:], default_image=default)
+    data = _claiming(out.getvalue(), claimed)
+    with Image.open(io.BytesIO(data)) as image:
+        assert image.n_frames == claimed + default  # what Pillow is told
+    frames = _frames_pillow_reaches(data)
+    result = evaluate("rect", ((0, 0), (1, 1)), data, media_type="image/png")
+    assert result.region is not None and result.region.frames == frames
+    if claimed == 2**31:
+        with pytest.raises(NotFoundError, match=f"it has {frames} frame"):
+            evaluate("rect", ((0, 0), (1, 1), frames), data, media_type="image/png")

@@ -2,15 +2,21 @@
 
 A GIF whose signature libmagic accepts (so it is deposited without ``--force``) may be cut inside a frame:
 Pillow's frame count then trips over it with an ``IndexError`` or a ``struct.error`` (the two files found by
-fuzzing the image evaluator, tests/data/crashers/, which its crop refuses as unsupported).
+fuzzing the image evaluator, tests/data/crashers/, which its crop refuses as unsupported). An APNG may claim
+more frames than it holds (its ``acTL`` chunk, which Pillow believes up to 2**31): the page offers those it holds.
 """
 
 from __future__ import annotations
 
+import io
+import re
+import struct
 import urllib.parse
+import zlib
 from pathlib import Path
 
 import pytest
+from PIL import Image
 from starlette.testclient import TestClient
 
 from pdi.archive import Archive
@@ -36,3 +42,23 @@ def test_a_gif_cut_inside_a_frame_is_shown_with_a_note_not_a_500(location: str, 
         assert "Regions of this image cannot be named here" in page.text and 'id="figure"' not in page.text
         whole = client.get(f"/uri-res/N2R?{pdi}")
         assert whole.status_code == 200 and whole.content == data
+
+
+def test_an_apng_claiming_two_billion_frames_offers_the_three_it_holds(location: str) -> None:
+    images = [Image.new("L", (4, 3), shade) for shade in (0, 100, 200)]
+    out = io.BytesIO()
+    images[0].save(out, format="PNG", save_all=True, append_images=images[1:])
+    at = out.getvalue().index(b"acTL") - 4  # its frame count made 2**31 (APNG §2.1), its CRC-32 made again
+    body = b"acTL" + struct.pack(">II", 2**31, 0)
+    data = out.getvalue()[:at] + struct.pack(">I", 8) + body + struct.pack(">I", zlib.crc32(body)) \
+        + out.getvalue()[at + 20:]
+    with Image.open(io.BytesIO(data)) as claimed:
+        assert claimed.n_frames == 2**31
+    assert image_facts(data, "image/png").frames == 3
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        pdi = str(archive.add(S, data, format="png"))
+        client = TestClient(create_app(location, archive=archive), raise_server_exceptions=False)
+        page = client.get(f"/view?pdi={urllib.parse.quote(pdi, safe='')}")
+        assert page.status_code == 200, page.text[:300]
+        assert re.findall(r'<option value="(\d+)"', page.text) == ["0", "1", "2"]

@@ -134,7 +134,7 @@ def evaluate_image(
                 if pages > MAX_TIFF_PAGES:
                     raise LimitError(f"{scheme} on a TIFF of {pages:,} pages or more: more than the"
                                      f" {MAX_TIFF_PAGES:,} image fragments are evaluated on")
-            frames = getattr(image, "n_frames", 1)
+            frames = frame_count(image, data)
             if frame >= frames:
                 raise NotFoundError(
                     f"frame {frame} is not in this image: it has {plural(frames, 'frame')} (0 to {frames - 1})"
@@ -198,6 +198,35 @@ def evaluate_image(
     return FragmentResult(
         data=png, media_type="image/png", clamped=clamped, ranges=(), scheme=scheme, region=region
     )
+
+
+def frame_count(image: object, data: Buffer) -> int:
+    """The frames of the image Pillow opened from ``data``: its ``n_frames``, but for an APNG no more than the
+    frames the file holds. Pillow takes an APNG's count from its ``acTL`` chunk, up to 2**31, as the file claims it
+    (APNG §2.1: it must equal the number of ``fcTL`` chunks); a 100-octet file claiming 2**31 had that many frames
+    (found by an attack: the viewer's frame chooser was built for each of them)."""
+    frames = int(getattr(image, "n_frames", 1))
+    if frames > 1 and getattr(image, "format", None) == "PNG":
+        frames = min(frames, _png_frames(data, frames))
+    return frames
+
+
+def _png_frames(data: Buffer, most: int) -> int:
+    """The frames Pillow reaches in the PNG ``data``: the image of its first ``IDAT`` chunk, then one for each
+    ``fcTL`` chunk after it, counted along its chunks (PNG §5.3: a length, a type, the data, a CRC) up to
+    ``most`` or its ``IEND``."""
+    frames, at, end, images = 1, 8, len(data), False
+    while at + 8 <= end and frames < most:
+        length = int.from_bytes(data[at:at + 4], "big")
+        kind = bytes(data[at + 4:at + 8])
+        if kind == b"IEND":
+            break
+        if kind == b"IDAT":
+            images = True
+        elif kind == b"fcTL" and images:
+            frames += 1
+        at += 12 + length
+    return frames
 
 
 def _gif_seek_pixels(data: bytes, frame: int) -> int:

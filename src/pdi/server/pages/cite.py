@@ -13,7 +13,8 @@
   entity: it is done for texts up to :data:`MAX_RFC5147` octets and kept
   per SHA-256 (:data:`_CHECKS`).
 * **Image frames and size** (:func:`image_facts`): Pillow reads the header
-  (and counts the frames of a GIF, APNG or TIFF).
+  (and counts the frames of a GIF, APNG or TIFF: an APNG's those it holds,
+  :func:`pdi.fragments.image.frame_count`).
 * **Waveform peaks** (:func:`waveform`): the lowest and highest sample of
   each of :data:`COLUMNS` columns, read with :mod:`wave` (PCM WAV) or
   ``soundfile``. Each column reads at most :data:`SAMPLES_PER_COLUMN`
@@ -173,7 +174,7 @@ def image_facts(data: bytes, media_type: str) -> ImageFacts:
     """The size and frame count of an image (Pillow reads its header; a GIF's frames are counted)."""
     from PIL import Image, UnidentifiedImageError
 
-    from pdi.fragments.image import DAMAGED
+    from pdi.fragments.image import DAMAGED, frame_count
 
     try:
         with warnings.catch_warnings():
@@ -186,7 +187,7 @@ def image_facts(data: bytes, media_type: str) -> ImageFacts:
                     if pages > MAX_TIFF_PAGES:
                         raise LimitError(f"{media_type}: a TIFF of {pages:,} pages or more, more than the"
                                          f" {MAX_TIFF_PAGES:,} shown here; its octets are served whole by N2R")
-                return ImageFacts(image.width, image.height, getattr(image, "n_frames", 1))
+                return ImageFacts(image.width, image.height, frame_count(image, data))
     except Image.DecompressionBombError as exc:  # a header claiming more than twice Pillow's bound
         claimed = re.search(r"\((\d+) pixels\)", str(exc))  # Pillow's message, the one place it says the number
         said = f"{claimed[1]} pixels" if claimed else "more pixels"
