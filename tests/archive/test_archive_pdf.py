@@ -19,7 +19,7 @@ from click.testing import CliRunner, Result
 
 from pdi.archive import Archive, Content
 from pdi.cli import cli
-from pdi.errors import IntegrityError
+from pdi.errors import IntegrityError, ParseError
 
 S = "oma.eop.gov.us"
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "pdf"
@@ -71,6 +71,52 @@ def test_a_pdf_pdfium_cannot_open_is_refused_and_leaves_nothing(archive: Archive
     assert snapshot(archive) == before
     forced = archive.get(archive.add(S, data, format="pdf", force=True))
     assert forced.data == data and forced.record.format == "pdf"
+
+
+def _looping_pages_pdf() -> bytes:
+    """A PDF whose page tree loops (ISO 32000-1 §7.7.3.2: a Pages node's kid is its own parent), then finds its
+    one page: object 2's kids are [4], object 4's are [2, 6]."""
+    content = b"BT /F1 12 Tf 10 10 Td (hi) Tj ET"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+        b"<< /Font << /F1 5 0 R >> >>",
+        b"<< /Type /Pages /Parent 2 0 R /Kids [2 0 R 6 0 R] /Count 1 >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /Page /Parent 4 0 R /MediaBox [0 0 612 792] /Resources 3 0 R /Contents 7 0 R >>",
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+    ]
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % at for at in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def test_a_page_pdfium_cannot_load_is_named_and_the_deposit_leaves_nothing(archive: Archive, tmp_path: Path) -> None:
+    data = _looping_pages_pdf()
+    path = tmp_path / "looping.pdf"
+    path.write_bytes(data)
+    checked = subprocess.run(["qpdf", "--check", str(path)], capture_output=True, text=True, check=False)
+    assert checked.returncode == 2 and "Loop detected in /Pages structure" in checked.stdout + checked.stderr
+    before = snapshot(archive)
+    with pytest.raises(IntegrityError) as refused:
+        archive.deposit(S, [Content(data, "pdf", source="looping.pdf")])
+    assert str(refused.value) == (
+        "looping.pdf: the content is not a PDF pdi can read: page 1 of its 1 is not one PDFium can load (PDFium:"
+        " Failed to load page): its page tree loops, is nested too deep, or holds no page there; --force deposits"
+        " it as declared (with no text layer)"
+    )
+    assert snapshot(archive) == before
+    forced = archive.add(S, data, format="pdf", force=True)
+    for fragment in ("#page=1", "#char=0,2", "#rect=(0,0),(10,10)"):  # the layer made now, in the child: refused so
+        with pytest.raises(ParseError, match="page 1 of its 1 is not one PDFium can load"):
+            archive.get(str(forced) + fragment)
 
 
 def test_pdi_add_guesses_pdf_from_the_name_and_refuses_a_broken_one(tmp_path: Path) -> None:

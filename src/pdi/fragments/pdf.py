@@ -194,6 +194,24 @@ def open_document(octets: bytes | memoryview) -> Any:
         raise ParseError(f"not a PDF PDFium can open (PDFium: {reason})", rule="pdf") from error
 
 
+def load_page(document: Any, index: int) -> Any:
+    """Page ``index`` (from 0) of a document :func:`open_document` opened (a ``pypdfium2.PdfPage``; close it after).
+
+    A page PDFium cannot load (``FPDF_LoadPage`` finds no page dictionary: the page tree leading to it loops,
+    is nested deeper than PDFium reads, or holds no page there) is a :class:`ParseError` naming the page (found
+    by an attack: a page tree whose kid is its parent was pypdfium2's ``PdfiumError`` in the child, said as "the
+    child reading it stopped (exit status 1): pypdfium2._helpers.misc.PdfiumError: Failed to load page.").
+    """
+    import pypdfium2 as pdfium
+
+    try:
+        return document[index]
+    except pdfium.PdfiumError as error:
+        raise ParseError(f"page {index + 1} of its {len(document)} is not one PDFium can load (PDFium:"
+                         f" {_pdfium_reason(error)}): its page tree loops, is nested too deep, or holds no page there",
+                         rule="pdf") from error
+
+
 def page_count(octets: bytes | memoryview) -> int:
     """How many pages the PDF ``octets`` has, as PDFium opens it (:func:`open_document`'s errors)."""
     document = open_document(octets)
@@ -220,7 +238,7 @@ def text_layer(octets: bytes) -> TextLayer:
                 boxes.extend(_NO_BOX)
                 length += 1
             starts.append(length)
-            page = document[number]
+            page = load_page(document, number)
             try:
                 sizes.append(page.get_size())
                 text, page_boxes = _page_text(page)
@@ -463,7 +481,7 @@ def read_pages_now(octets: bytes, numbers: Sequence[int]) -> list[tuple[dict[str
         for number in numbers:
             if not 1 <= number <= len(document):
                 raise NotFoundError(f"page {number} is not a page of this PDF: it has {len(document)}")
-            page = document[number - 1]
+            page = load_page(document, number - 1)
             try:
                 text, boxes = _page_text(page)
                 crop = page.get_cropbox()
@@ -923,7 +941,7 @@ def render_png_now(data: Buffer, number: int, region: tuple[float, float, float,
     try:
         if not 1 <= number <= len(document):
             raise NotFoundError(f"page {number} is not a page of this PDF: it has {len(document)}")
-        page = document[number - 1]
+        page = load_page(document, number - 1)
         try:
             scale = RENDER_DPI / 72
             left, bottom, right, top = page.get_cropbox()
