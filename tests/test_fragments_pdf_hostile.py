@@ -22,10 +22,13 @@ import os
 import random
 import subprocess
 import sys
+import zlib
 from array import array
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pdi.fragments.pdf as pdf
 from pdf_helpers import operators_pdf, pages_pdf
@@ -134,3 +137,59 @@ def test_search_looks_for_each_different_word_once_and_for_at_most_so_many() -> 
         pdf.evaluate_pdf("search", [f'"{words}"'], data, "application/pdf", None, index=index)
     fewer = " ".join(f"w{n}" for n in range(pdf.MAX_SEARCH_WORDS - 1)) + " envelope"
     assert pdf.evaluate_pdf("search", [f'"{fewer}"'], data, "application/pdf", None, index=index).data == b"Envelope"
+
+
+def _destinations_pdf(lines: int, named: int) -> bytes:
+    """One page of ``lines`` lines of 21 characters (Helvetica 10 pt, 12 pt apart, the first's baseline at
+    y = 768) and ``named`` destinations in its ``/Dests`` dictionary (ISO 32000-1 §12.3.2.3): ``d{i}`` is
+    ``[page /XYZ 0 top 0]``, its top 8 points above line ``i mod lines``'s baseline."""
+    content = b"BT /F1 10 Tf 12 TL 10 780 Td " + b"(abcdefghij klmnopqrst) '\n" * lines + b"ET"
+    stream = zlib.compress(content, 9)
+    dests = b" ".join(b"/d%d [4 0 R /XYZ 0 %d 0]" % (i, 768 - 12 * (i % lines) + 8) for i in range(named))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R /Dests 6 0 R >>",
+        b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+        b"<< /Font << /F1 5 0 R >> >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 %d] /Resources 3 0 R /Contents 7 0 R >>" % (800 + 12 * lines),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< " + dests + b" >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+    ]
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % at for at in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def test_many_destinations_on_a_long_page_are_placed_within_the_childs_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    # each destination read the page's lines again: this 240 KB PDF took minutes, past the deadline (a LimitError)
+    monkeypatch.setattr(pdf, "LIMITS", pdf.PdfiumLimits(document_seconds=60))
+    lines, named = 2_000, 8_000
+    data = _destinations_pdf(lines, named)
+    layer = pdf.TextLayer.from_bytes(pdf.build_layer_index(data), len(data))
+    assert layer.text == "abcdefghij klmnopqrst\r\n" * lines
+    # line k's glyphs reach from 2.2 points below its baseline to 7.2 above (Helvetica's g and d at 10 pt): its
+    # middle is 2.5 points above its baseline, 5.5 below d(k)'s top, and line k-1's is 6.5 above that top; so d(k)
+    # is at the start of line k (23 characters a line with its CR LF)
+    assert layer.destinations == {f"d{i}": (1, 23 * (i % lines)) for i in range(named)}
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.tuples(st.integers(-5, 5), st.integers(-5, 5)), max_size=12),
+       top=st.one_of(st.integers(-6, 6).map(float), st.just(math.nan), st.just(math.inf)),
+       left=st.one_of(st.integers(-6, 6).map(float), st.just(-math.inf), st.just(math.nan)))
+def test_a_destinations_line_is_the_highest_below_its_top_and_right_of_its_left(
+        lines: list[tuple[int, int]], top: float, left: float) -> None:
+    from pdi.fragments.pdf_destinations import _PageLines
+
+    page = [(10 * at, float(middle), float(right)) for at, (middle, right) in enumerate(lines)]
+    # docs/pdf-text-layer.md: the highest line whose middle is at or below the top and whose right edge is right
+    # of the left, the first in layer order among equals; none: the page's end
+    below = [(-middle, at) for at, middle, right in page if middle <= top and right > left]
+    assert _PageLines(page).highest_below(top, left) == (min(below)[1] if below else None)

@@ -248,7 +248,9 @@ def text_layer(octets: bytes) -> TextLayer:
             boxes.extend(page_boxes)
             length += len(text)
         layer = TextLayer("".join(pieces), tuple(starts), boxes, str(pdfium.version.PDFIUM_INFO), tuple(sizes))
-        layer.destinations.update(_destinations(document, layer))
+        from pdi.fragments.pdf_destinations import destinations
+
+        layer.destinations.update(destinations(document, layer))
     finally:
         document.close()
     return layer
@@ -294,55 +296,6 @@ def _page_text(page: Any) -> tuple[str, array[float]]:
         text += LINE_BREAK
         boxes.extend(_NO_BOX * len(LINE_BREAK))
     return text, boxes
-
-
-def _destinations(document: Any, layer: TextLayer) -> dict[str, tuple[int, int]]:
-    """The PDF's named destinations (its ``/Names /Dests`` tree and old ``/Dests`` dictionary), each at its position
-    in the layer: on its page, the start of the highest line of the layer whose middle (halfway between its
-    characters' lowest bottom and highest top) is at or below the destination's top, and whose right edge is
-    right of the destination's left when it has one (the first in layer order among equals); the page's start
-    when the destination has no top; the page's end when no line is below it. The first of two names alike wins."""
-    import pypdfium2.raw as pdfium_c
-
-    found: dict[str, tuple[int, int]] = {}
-    has_x, has_y, has_zoom = (pdfium_c.FPDF_BOOL() for _ in range(3))
-    x, y, zoom = (pdfium_c.FS_FLOAT() for _ in range(3))
-    for index in range(pdfium_c.FPDF_CountNamedDests(document.raw)):
-        size = ctypes.c_long(0)
-        pdfium_c.FPDF_GetNamedDest(document.raw, index, None, ctypes.byref(size))
-        if size.value <= 0:
-            continue
-        buffer = ctypes.create_string_buffer(size.value)
-        dest = pdfium_c.FPDF_GetNamedDest(document.raw, index, buffer, ctypes.byref(size))
-        page = pdfium_c.FPDFDest_GetDestPageIndex(document.raw, dest) + 1 if dest else 0
-        if not 1 <= page <= layer.pages:
-            continue  # a destination on no page of the document
-        name = buffer.raw[: size.value].decode("utf-16-le", "replace").rstrip("\x00")
-        start, end = layer.page_range(page)
-        offset = start
-        if pdfium_c.FPDFDest_GetLocationInPage(dest, has_x, has_y, has_zoom, x, y, zoom) and has_y.value:
-            left = x.value if has_x.value else -math.inf
-            below = [(-middle, at) for at, middle, right in _lines(layer, start, end)
-                     if middle <= y.value and right > left]
-            offset = min(below)[1] if below else end
-        found.setdefault(name, (page, offset))
-    return found
-
-
-def _lines(layer: TextLayer, start: int, end: int) -> list[tuple[int, float, float]]:
-    """The lines of ``layer.text[start:end]`` that have a box: (where it starts, its middle, its right edge)."""
-    found: list[tuple[int, float, float]] = []
-    at = start
-    while at < end:
-        stop = layer.text.find(LINE_BREAK, at, end)
-        stop = end if stop < 0 else stop
-        lefts = [i for i in range(at, stop) if not math.isnan(layer.boxes[4 * i])]
-        if lefts:
-            bottom = min(layer.boxes[4 * i + 1] for i in lefts)
-            top = max(layer.boxes[4 * i + 3] for i in lefts)
-            found.append((at, (bottom + top) / 2, max(layer.boxes[4 * i + 2] for i in lefts)))
-        at = stop + len(LINE_BREAK)
-    return found
 
 
 @dataclass(frozen=True)
