@@ -142,6 +142,22 @@ def test_ffprobe_is_given_a_time_limit(monkeypatch: pytest.MonkeyPatch, tmp_path
         video.probe(str(slow), "video/mp4", seconds=0.5)
 
 
+def test_a_video_past_ffprobes_bound_is_refused_naming_the_file_and_leaves_nothing(
+    archive: Archive, videos: dict[str, tuple[bytes, dict[str, object]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as a PDF past PDFium's bounds is ("reading clip.pdf"): in a deposit of several files, which one
+    import pdi.archive.video as video
+    from pdi.errors import LimitError
+
+    data, _ = videos["video+mp4"]
+    monkeypatch.setattr(video, "CHILD_MEMORY", 16 << 20)  # too little for ffprobe to load its libraries
+    before = snapshot(archive)
+    with pytest.raises(LimitError) as refused:
+        archive.deposit(S, [Content(b"a note\n", "text", source="note.txt"), Content(data, "video+mp4", source="clip.mp4")])
+    assert str(refused.value).startswith("clip.mp4: ffprobe needs more than 16 MiB to read this video: ")
+    assert snapshot(archive) == before
+
+
 def test_an_ogg_of_sound_alone_declared_video_ogg_has_no_frame_size(archive: Archive, tmp_path: Path) -> None:
     data = subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=duration=2", "-c:a", "libvorbis",
                            "-f", "ogg", "-"], check=True, capture_output=True, timeout=60).stdout

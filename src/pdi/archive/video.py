@@ -206,9 +206,11 @@ class VideoCheck:
         except (ParseError, LimitError, UnsupportedError) as exc:
             if self.force:
                 return  # deposited as declared, unread
+            where = f"{self.source}: " if self.source else ""
+            if isinstance(exc, LimitError) and where:  # which file of a deposit, as a PDF's limit says it
+                raise exc.within(where) from exc
             if not isinstance(exc, ParseError):
                 raise
-            where = f"{self.source}: " if self.source else ""
             raise FormatCheckError(
                 f"{where}the content is not a {self.media_type} video pdi can read: {exc.reason}",
                 note=" (unread: no time fragments)",
