@@ -4,6 +4,7 @@ A GIF whose signature libmagic accepts (so it is deposited without ``--force``) 
 Pillow's frame count then trips over it with an ``IndexError`` or a ``struct.error`` (the two files found by
 fuzzing the image evaluator, tests/data/crashers/, which its crop refuses as unsupported). An APNG may claim
 more frames than it holds (its ``acTL`` chunk, which Pillow believes up to 2**31): the page offers those it holds.
+A TIFF's later page may name a compression no one knows: Pillow's page count raises ``KeyError`` there.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from starlette.testclient import TestClient
 
 from pdi.archive import Archive
 from pdi.errors import UnsupportedError
+from pdi.fragments import evaluate
 from pdi.server import create_app
 from pdi.server.pages.cite import image_facts
+from support.tiff import tiff_chain
 
 S = "library.example.us"
 CRASHERS = Path(__file__).resolve().parent.parent / "data" / "crashers"
@@ -62,3 +65,23 @@ def test_an_apng_claiming_two_billion_frames_offers_the_three_it_holds(location:
         page = client.get(f"/view?pdi={urllib.parse.quote(pdi, safe='')}")
         assert page.status_code == 200, page.text[:300]
         assert re.findall(r'<option value="(\d+)"', page.text) == ["0", "1", "2"]
+
+
+def test_a_tiff_whose_later_page_has_an_unknown_compression_is_unreadable_not_a_500(location: str) -> None:
+    # TIFF 6.0 §3, Compression (259): 44545 is no scheme; Pillow's page count meets it on page 2 as a KeyError
+    data = tiff_chain(3, compressions=(1, 44545, 1))
+    with pytest.raises(UnsupportedError, match="cannot read this image"):
+        image_facts(data, "image/tiff")
+    with pytest.raises(UnsupportedError, match="cannot read this image"):
+        evaluate("rect", ((0, 0), (1, 1)), data, media_type="image/tiff")
+    assert evaluate("rect", ((0, 0), (1, 1), 2), tiff_chain(3, compressions=(1, 1, 1)),
+                    media_type="image/tiff").region.frames == 3  # the same with no unknown compression: read
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        pdi = str(archive.add(S, data, format="tiff"))  # a TIFF's signature: deposited as it is
+        client = TestClient(create_app(location, archive=archive), raise_server_exceptions=False)
+        page = client.get(f"/view?pdi={urllib.parse.quote(pdi, safe='')}")
+        assert page.status_code == 200 and "Regions of this image cannot be named here" in page.text
+        region = client.get(f"/uri-res/N2R?{pdi}%23rect=(0,0),(1,1)")
+        assert region.status_code == 400 and region.json()["detail"] == (
+            "rect on image/tiff: cannot read this image: a value no table of its format holds (44545), a damaged header")

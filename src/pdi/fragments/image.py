@@ -74,8 +74,9 @@ MAX_TIFF_PAGES = 5_000
 _TIFF_PREFIXES = frozenset({b"MM\0*", b"II*\0", b"MM*\0", b"II\0*", b"MM\0+", b"II+\0"})
 
 #: What Pillow raises on a damaged file: its own OSError and SyntaxError, and whatever its decoders and frame
-#: counting stumble on (a GIF cut inside a frame: IndexError, struct.error; TypeError).
-DAMAGED = (OSError, ValueError, SyntaxError, TypeError, EOFError, IndexError, struct.error, zlib.error)
+#: counting stumble on (a GIF cut inside a frame: IndexError, struct.error; TypeError; a TIFF page whose
+#: Compression no table holds: KeyError, found by an attack).
+DAMAGED = (OSError, ValueError, SyntaxError, TypeError, EOFError, IndexError, KeyError, struct.error, zlib.error)
 
 #: Image modes a PNG file holds as they are (Pillow's PNG writer).
 _PNG_MODES = frozenset({"1", "L", "LA", "I;16", "I;16B", "P", "RGB", "RGBA"})
@@ -194,10 +195,17 @@ def evaluate_image(
     except UnidentifiedImageError as exc:
         raise UnsupportedError(f"{scheme} on {media_type}: not an image format pdi can read") from exc
     except DAMAGED as exc:
-        raise UnsupportedError(f"{scheme} on {media_type}: cannot read this image: {exc}") from exc
+        raise UnsupportedError(f"{scheme} on {media_type}: cannot read this image: {damage(exc)}") from exc
     return FragmentResult(
         data=png, media_type="image/png", clamped=clamped, ranges=(), scheme=scheme, region=region
     )
+
+
+def damage(error: Exception) -> str:
+    """What one of :data:`DAMAGED` says of an image (a ``KeyError`` says only the value it did not find)."""
+    if isinstance(error, KeyError):
+        return f"a value no table of its format holds ({error.args[0] if error.args else ''}), a damaged header"
+    return str(error)
 
 
 def frame_count(image: object, data: Buffer) -> int:

@@ -174,7 +174,7 @@ def image_facts(data: bytes, media_type: str) -> ImageFacts:
     """The size and frame count of an image (Pillow reads its header; a GIF's frames are counted)."""
     from PIL import Image, UnidentifiedImageError
 
-    from pdi.fragments.image import DAMAGED, frame_count
+    from pdi.fragments.image import DAMAGED, damage, frame_count
 
     try:
         with warnings.catch_warnings():
@@ -197,7 +197,7 @@ def image_facts(data: bytes, media_type: str) -> ImageFacts:
     except UnidentifiedImageError as exc:
         raise UnsupportedError(f"{media_type}: not an image pdi can read") from exc
     except DAMAGED as exc:  # counting a damaged GIF's frames trips as its crop does (found by an attack: a 500)
-        raise UnsupportedError(f"{media_type}: cannot read this image: {exc}") from exc
+        raise UnsupportedError(f"{media_type}: cannot read this image: {damage(exc)}") from exc
 
 
 @dataclass(frozen=True)
