@@ -20,6 +20,7 @@ import json
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 import zlib
@@ -168,9 +169,11 @@ def _destinations_pdf(lines: int, named: int) -> bytes:
 
 
 def test_many_destinations_on_a_long_page_are_placed_within_the_childs_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
-    # each destination read the page's lines again: this 240 KB PDF took minutes, past the deadline (a LimitError)
+    # each destination read the page's lines again: 8,000 of them on this page took minutes, past the deadline (a
+    # LimitError); and PDFium was asked for each name twice, its length then it, each time walking the names from
+    # the first: 30,000 took 100 s
     monkeypatch.setattr(pdf, "LIMITS", pdf.PdfiumLimits(document_seconds=60))
-    lines, named = 2_000, 8_000
+    lines, named = 2_000, 30_000
     data = _destinations_pdf(lines, named)
     layer = pdf.TextLayer.from_bytes(pdf.build_layer_index(data), len(data))
     assert layer.text == "abcdefghij klmnopqrst\r\n" * lines
@@ -178,6 +181,27 @@ def test_many_destinations_on_a_long_page_are_placed_within_the_childs_deadline(
     # middle is 2.5 points above its baseline, 5.5 below d(k)'s top, and line k-1's is 6.5 above that top; so d(k)
     # is at the start of line k (23 characters a line with its CR LF)
     assert layer.destinations == {f"d{i}": (1, 23 * (i % lines)) for i in range(named)}
+
+
+def test_a_destination_of_a_long_name_is_named_whole() -> None:
+    # a name tree's keys are strings of any length (ISO 32000-1 §7.9.6), unlike a /Dests dictionary's names
+    long = "x" * 700  # 1,400 octets of UTF-16, the name PDFium gives
+    data = _destinations_pdf(3, 3).replace(b"/Dests 6 0 R", b"/Names << /Dests 6 0 R >>")
+    leaves = b"(d0) [4 0 R /XYZ 0 776 0] (d1) [4 0 R /XYZ 0 764 0] (%s) [4 0 R /XYZ 0 752 0]" % long.encode()
+    start = data.index(b"<< /d0 [")
+    end = data.index(b">>", start) + 2
+    data = _with_xref(data[:start] + b"<< /Names [" + leaves + b"] >>" + data[end:])
+    layer = pdf.TextLayer.from_bytes(pdf.build_layer_index(data), len(data))
+    assert layer.destinations == {"d0": (1, 0), "d1": (1, 23), long: (1, 46)}
+
+
+def _with_xref(data: bytes) -> bytes:
+    """``data`` (objects numbered 1 on, one after another) with its cross-reference table made again."""
+    body = data[:data.index(b"xref\n")]
+    offsets = [m.start() for m in re.finditer(rb"(?m)^\d+ 0 obj\n", body)]
+    out = body + b"xref\n0 %d\n0000000000 65535 f \n" % (len(offsets) + 1)
+    out += b"".join(b"%010d 00000 n \n" % at for at in offsets)
+    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(offsets) + 1, len(body))
 
 
 @settings(max_examples=300, deadline=None)

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 __all__ = ["destinations"]
 
+#: The octets of a destination's name (UTF-16) asked for at first; a longer one is asked for again.
+_NAME_OCTETS = 1024
+
 
 def destinations(document: Any, layer: TextLayer) -> dict[str, tuple[int, int]]:
     """The PDF's named destinations (its ``/Names /Dests`` tree and old ``/Dests`` dictionary), each at its position
@@ -32,13 +35,19 @@ def destinations(document: Any, layer: TextLayer) -> dict[str, tuple[int, int]]:
     # destination, 4,000 destinations on a page of 1,000 lines, a PDF of 119 KB, took 111 s of its 120)
     has_x, has_y, has_zoom = (pdfium_c.FPDF_BOOL() for _ in range(3))
     x, y, zoom = (pdfium_c.FS_FLOAT() for _ in range(3))
+    # FPDF_GetNamedDest(index) walks the names from the first to the index-th each time: asked once a name (into a
+    # buffer most names fit), not first for its length and then for it, which took twice as long
+    buffer = ctypes.create_string_buffer(_NAME_OCTETS)
     for index in range(pdfium_c.FPDF_CountNamedDests(document.raw)):
-        size = ctypes.c_long(0)
-        pdfium_c.FPDF_GetNamedDest(document.raw, index, None, ctypes.byref(size))
+        size = ctypes.c_long(len(buffer))
+        dest = pdfium_c.FPDF_GetNamedDest(document.raw, index, buffer, ctypes.byref(size))
+        if size.value < 0:  # a longer name: its length, then it
+            pdfium_c.FPDF_GetNamedDest(document.raw, index, None, ctypes.byref(size))
+            buffer = ctypes.create_string_buffer(max(size.value, len(buffer)))
+            size = ctypes.c_long(len(buffer))
+            dest = pdfium_c.FPDF_GetNamedDest(document.raw, index, buffer, ctypes.byref(size))
         if size.value <= 0:
             continue
-        buffer = ctypes.create_string_buffer(size.value)
-        dest = pdfium_c.FPDF_GetNamedDest(document.raw, index, buffer, ctypes.byref(size))
         page = pdfium_c.FPDFDest_GetDestPageIndex(document.raw, dest) + 1 if dest else 0
         if not 1 <= page <= layer.pages:
             continue  # a destination on no page of the document
