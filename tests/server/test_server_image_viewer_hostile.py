@@ -9,6 +9,7 @@ A TIFF's later page may name a compression no one knows: Pillow's page count rai
 
 from __future__ import annotations
 
+import html
 import io
 import re
 import struct
@@ -85,3 +86,36 @@ def test_a_tiff_whose_later_page_has_an_unknown_compression_is_unreadable_not_a_
         region = client.get(f"/uri-res/N2R?{pdi}%23rect=(0,0),(1,1)")
         assert region.status_code == 400 and region.json()["detail"] == (
             "rect on image/tiff: cannot read this image: a value no table of its format holds (44545), a damaged header")
+
+
+def _gif_of(frames: int) -> bytes:
+    """A GIF of ``frames`` frames of 2×1 pixels, each of its own colour (Pillow merges frames alike)."""
+    images = [Image.new("RGB", (2, 1), (k % 256, k // 256, 0)) for k in range(frames)]
+    out = io.BytesIO()
+    images[0].save(out, format="GIF", save_all=True, append_images=images[1:])
+    return out.getvalue()
+
+
+def test_an_image_of_more_frames_than_the_chooser_lists_is_chosen_by_number(location: str) -> None:
+    from pdi.server.pages.viewer import MAX_FRAME_OPTIONS
+
+    many = MAX_FRAME_OPTIONS + 1
+    data = _gif_of(many)
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        pdi = str(archive.add(S, data, format="gif"))
+        client = TestClient(create_app(location, archive=archive), raise_server_exceptions=False)
+        page = client.get(f"/view?pdi={urllib.parse.quote(f'{pdi}#rect=(0,0),(1,1),{many - 1}', safe='')}")
+        assert page.status_code == 200, page.text[:300]
+        assert "<option" not in page.text  # each frame listed was some 150 octets of the page
+        chooser = re.search(r'<input type="number" id="frame" min="0" max="(\d+)" step="1" value="(\d+)"'
+                            r' data-src="([^"]+)">', page.text)
+        assert chooser is not None and chooser.groups()[:2] == (str(many - 1), str(many - 1))
+        # the number after the source is that frame, whole, as an image
+        cut = client.get(html.unescape(chooser.group(3)) + str(many - 1))
+        assert cut.status_code == 200 and cut.headers["content-type"] == "image/png"
+        with Image.open(io.BytesIO(cut.content)) as frame:
+            assert frame.size == (2, 1) and frame.convert("RGB").getpixel((0, 0)) == ((many - 1) % 256, (many - 1) // 256, 0)
+        few = str(archive.add(S, _gif_of(3), format="gif"))
+        listed = client.get(f"/view?pdi={urllib.parse.quote(few, safe='')}")
+        assert re.findall(r'<option value="(\d+)"', listed.text) == ["0", "1", "2"]

@@ -454,6 +454,32 @@ def test_a_frame_of_a_multi_frame_image_is_chosen_and_named(served: Served) -> N
         assert _offered(pipe, session) == gif + f"#rect=({x1},{y1}),({x2},{y2}),2" == gif + "#rect=(5,1),(14,9),2"
 
 
+def test_a_frame_of_an_image_of_many_frames_is_chosen_by_number_and_named(served: Served) -> None:
+    from pdi.server.pages.viewer import MAX_FRAME_OPTIONS
+
+    many = MAX_FRAME_OPTIONS + 1  # more than the chooser lists: a number is typed
+    frames = [Image.new("RGB", (20, 10), (k % 256, k // 256, 9)) for k in range(many)]  # each its own colour
+    out = io.BytesIO()
+    frames[0].save(out, format="GIF", save_all=True, append_images=frames[1:])
+    gif = str(served.archive.add(S, out.getvalue(), format="gif"))
+    with devtools() as pipe:
+        session = open_page(pipe, f"{served.url}/view?pdi={urllib.parse.quote(gif, safe='')}")
+        _desktop(pipe, session)
+        # a number past the last frame is the last frame
+        _js(pipe, session, "(() => { const f = document.getElementById('frame'); f.value = '9999';"
+                           " f.dispatchEvent(new Event('change')); })()")
+        assert _js(pipe, session, "document.getElementById('frame').value") == str(many - 1)
+        colour = _js(pipe, session, """new Promise((resolve) => { const i = document.getElementById('image');
+            const read = () => { const c = document.createElement('canvas'); c.width = 20; c.height = 10;
+              const g = c.getContext('2d'); g.drawImage(i, 0, 0); resolve(Array.from(g.getImageData(10, 5, 1, 1).data)); };
+            if (i.complete && i.src.endsWith('crop=(0,0),(20,10),%s')) read(); else i.onload = read; })""" % (many - 1))
+        assert colour == [(many - 1) % 256, (many - 1) // 256, 9, 255]
+        _js(pipe, session, "document.getElementById('image').scrollIntoView({block: 'center'})")
+        left, top, width, height = _box(pipe, session, "image")
+        _drag(pipe, session, (left + 0.26 * width, top + 0.12 * height), (left + 0.71 * width, top + 0.88 * height))
+        assert _offered(pipe, session) == gif + f"#rect=(5,1),(14,9),{many - 1}"
+
+
 def test_a_cited_passage_far_down_a_whole_text_is_scrolled_into_view(served: Served) -> None:
     # A text under the window size (about 60 KB, shown whole): line 1,500 of 2,000 is far below the first screen.
     lines = "".join(f"line {i:05d} of a text shown whole\n" for i in range(2000)).encode()

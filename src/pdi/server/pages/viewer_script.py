@@ -383,7 +383,11 @@ SCRIPT = r"""
     inputs.forEach(function (input) { input.addEventListener("change", cite); });
     if (frame) frame.addEventListener("change", function () {
       if (video) video.currentTime = Number(frame.value) / 1000;
-      else image.src = frame.selectedOptions[0].dataset.src;
+      else if (frame.selectedOptions) image.src = frame.selectedOptions[0].dataset.src;
+      else {  // a frame chosen by number (an image of many frames): its source is the number after the first's
+        frame.value = Math.max(0, Math.min(Number(frame.max), Math.floor(Number(frame.value)) || 0));
+        image.src = frame.dataset.src + frame.value;
+      }
       if (inputs.every(function (input) { return input.value !== ""; })) cite();
     });
   }
