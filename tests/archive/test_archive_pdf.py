@@ -86,6 +86,11 @@ def _looping_pages_pdf() -> bytes:
         b"<< /Type /Page /Parent 4 0 R /MediaBox [0 0 612 792] /Resources 3 0 R /Contents 7 0 R >>",
         b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
     ]
+    return _pdf(objects)
+
+
+def _pdf(objects: list[bytes]) -> bytes:
+    """A PDF of ``objects`` (numbered from 1; the first its catalog) with its cross-reference table."""
     out = bytearray(b"%PDF-1.7\n")
     offsets = []
     for number, body in enumerate(objects, 1):
@@ -117,6 +122,23 @@ def test_a_page_pdfium_cannot_load_is_named_and_the_deposit_leaves_nothing(archi
     for fragment in ("#page=1", "#char=0,2", "#rect=(0,0),(10,10)"):  # the layer made now, in the child: refused so
         with pytest.raises(ParseError, match="page 1 of its 1 is not one PDFium can load"):
             archive.get(str(forced) + fragment)
+
+
+def test_a_pdf_of_no_page_is_refused_saying_so_not_pdfiums_success(archive: Archive, tmp_path: Path) -> None:
+    data = _pdf([b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [] /Count 0 >>"])  # no page
+    path = tmp_path / "none.pdf"
+    path.write_bytes(data)
+    said = subprocess.run(["pdfinfo", str(path)], capture_output=True, text=True, check=False)
+    assert "Invalid page count 0" in said.stderr  # poppler's reading
+    before = snapshot(archive)
+    with pytest.raises(IntegrityError) as refused:
+        archive.deposit(S, [Content(data, "pdf", source="none.pdf")])
+    assert str(refused.value) == (
+        "none.pdf: the content is not a PDF pdi can read: not a PDF PDFium can open: PDFium refuses it and gives no"
+        " reason, as it refuses a PDF whose page tree holds no page; --force deposits it as declared (with no text"
+        " layer)"
+    )
+    assert snapshot(archive) == before
 
 
 def test_pdi_add_guesses_pdf_from_the_name_and_refuses_a_broken_one(tmp_path: Path) -> None:

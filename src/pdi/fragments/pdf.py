@@ -180,7 +180,7 @@ def open_document(octets: bytes | memoryview) -> Any:
 
     A PDF PDFium cannot open is a :class:`ParseError` naming PDFium's reason
     (``Data format error``: no PDF header, cross-reference table or trailer it
-    can read or rebuild); one that needs a password to open is an
+    can read or rebuild; none, for a page tree of no page); one that needs a password to open is an
     :class:`UnsupportedError` (an owner password alone does not stop it).
     """
     import pypdfium2 as pdfium
@@ -191,6 +191,10 @@ def open_document(octets: bytes | memoryview) -> Any:
         reason = _pdfium_reason(error)
         if "password" in reason.lower():
             raise UnsupportedError(f"the PDF is encrypted and needs a password to open (PDFium: {reason})") from error
+        if reason == "Success":  # PDFium's last error is none: it refuses a page tree of no page so (found by an
+            # attack: "not a PDF PDFium can open (PDFium: Success)"; pdfinfo says "Invalid page count 0")
+            raise ParseError("not a PDF PDFium can open: PDFium refuses it and gives no reason, as it refuses a PDF"
+                             " whose page tree holds no page", rule="pdf") from error
         raise ParseError(f"not a PDF PDFium can open (PDFium: {reason})", rule="pdf") from error
 
 
