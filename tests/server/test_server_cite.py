@@ -7,6 +7,8 @@ import html
 import io
 import json
 import re
+import subprocess
+from pathlib import Path
 
 import httpx
 from hypothesis import given, settings
@@ -163,3 +165,19 @@ def test_waveform_peaks_are_the_extremes_of_each_columns_first_samples(samples: 
         expected.append((min(part) / 32768, max(part) / 32768))
     assert got.frames == n and got.duration == n / 8000
     assert got.peaks == expected
+
+
+def test_the_waveform_of_a_wav_written_to_a_pipe_lasts_as_long_as_its_samples(tmp_path: Path) -> None:
+    # ffmpeg writing a WAV to a pipe cannot go back to its header: its RIFF and data sizes are 0xFFFFFFFF there, and
+    # the standard module's frame count believed them (268,435 s of 8 kHz 16-bit mono, for one second of sound)
+    made = subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=1", "-ar", "8000",
+                           "-f", "wav", "-"], capture_output=True, check=True, timeout=60)
+    data = made.stdout
+    assert data[4:8] == b"\xff\xff\xff\xff"
+    (tmp_path / "piped.wav").write_bytes(data)
+    probed = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0",
+                             str(tmp_path / "piped.wav")], capture_output=True, check=True, timeout=60)
+    seconds = float(probed.stdout)
+    wave_form = waveform(data, "audio/wav")
+    assert (wave_form.rate, wave_form.frames, wave_form.duration) == (8000, round(seconds * 8000), seconds) == (8000, 8000, 1.0)
+    assert all(hi - lo > 0.05 for lo, hi in wave_form.peaks)  # every column holds sound (ffmpeg's tone: 1/8 scale)

@@ -153,9 +153,7 @@ class _WaveReader:
             self.width = recording.getsampwidth()
         if self.rate <= 0 or self.channels <= 0:
             raise wave.Error("no sample rate or no channels")
-        start = _data_start(data)
-        if start is not None:  # a header may claim more frames than the file holds (a file cut short)
-            self.length = min(self.length, (len(data) - start) // (self.channels * self.width))
+        self.length = frames_held(data, self.length, self.channels * self.width)
 
     def read(self, a: int, b: int) -> _Cut:
         with wave.open(cast(IO[bytes], BufferFile(self._data)), "rb") as recording:
@@ -165,6 +163,15 @@ class _WaveReader:
             except RuntimeError:  # frame a lies past the end of a truncated file: it holds none from there
                 samples = b""
             return _Cut(samples, self.width, False)
+
+
+def frames_held(data: Buffer, claimed: int, frame_octets: int) -> int:
+    """The sample frames a RIFF WAVE file ``data`` holds: ``claimed`` (its header's), or fewer where its ``data``
+    chunk ends sooner (a file cut short, or written to a pipe: ffmpeg's size there is 0xFFFFFFFF)."""
+    start = _data_start(data)
+    if start is None or frame_octets <= 0:
+        return claimed
+    return min(claimed, (len(data) - start) // frame_octets)
 
 
 def _data_start(data: Buffer) -> int | None:

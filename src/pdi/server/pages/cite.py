@@ -251,6 +251,11 @@ class _WaveSamples:
             self.rate, self.frames, self.width, self.channels = w.getframerate(), w.getnframes(), w.getsampwidth(), w.getnchannels()
         if self.rate <= 0 or self.channels <= 0 or self.width not in (1, 2, 3, 4):
             raise wave.Error("no rate, no channels or an unusual sample width")
+        from pdi.fragments.audio import frames_held
+
+        # as long as the fragments count it: a header may claim more than the file holds (found by an attack: a
+        # WAV ffmpeg wrote to a pipe, its data chunk's size 0xFFFFFFFF, was a waveform of 74 hours, not of 1 s)
+        self.frames = frames_held(data, self.frames, self.channels * self.width)
 
     def read(self, start: int, stop: int) -> Any:
         import numpy as np
