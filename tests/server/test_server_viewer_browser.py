@@ -478,6 +478,7 @@ def test_a_frame_of_an_image_of_many_frames_is_chosen_by_number_and_named(served
         left, top, width, height = _box(pipe, session, "image")
         _drag(pipe, session, (left + 0.26 * width, top + 0.12 * height), (left + 0.71 * width, top + 0.88 * height))
         assert _offered(pipe, session) == gif + f"#rect=(5,1),(14,9),{many - 1}"
+        _shoot(pipe, session, "image-frame-by-number.png")
 
 
 def test_a_cited_passage_far_down_a_whole_text_is_scrolled_into_view(served: Served) -> None:
