@@ -11,6 +11,7 @@ what a hostile manifest said a blob's size was, and a stranger's name reached th
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
 import threading
 import time
@@ -61,6 +62,11 @@ class Origin:
         self.octets_asked = 0
         self.octets = b""  # what N2R answers (any name)
         self.head_drip: dict[str, float] = {}  # a path whose answer's head comes an octet every so many seconds
+        #: What POST /api/octets answers (multipart/mixed, boundary B) for the names asked: ``None``, a 404 (as an
+        #: earlier pdi: N2R is asked for each name).
+        self.bulk: Callable[[list[str]], bytes] | None = None
+        #: After its first so many octets, that answer comes an octet every so many seconds (0: at once).
+        self.bulk_drip: tuple[int, float] = (0, 0.0)
         origin = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -88,6 +94,10 @@ class Origin:
                     status, fields, body, drip = 200, {}, jwk_set_text([KEY.public]).encode(), 0.0
                 elif url.path == "/api/manifest":
                     status, fields, body, drip = origin.manifest(query)
+                elif url.path == "/api/octets" and origin.bulk is not None:
+                    asked = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["names"]
+                    self._bulk(origin.bulk(asked))
+                    return
                 elif url.path == "/uri-res/N2R":
                     origin.octets_asked += 1
                     status, fields, body, drip = 200, {"content-type": "text/plain"}, origin.octets, 0.0
@@ -107,6 +117,22 @@ class Origin:
                         self.wfile.write(body[k : k + 1])
                         self.wfile.flush()
                         time.sleep(drip)
+                except OSError:
+                    return
+
+            def _bulk(self, body: bytes) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "multipart/mixed; boundary=B")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                quick, drip = origin.bulk_drip
+                try:
+                    self.wfile.write(body if not drip else body[:quick])
+                    self.wfile.flush()
+                    for k in range(quick, len(body) if drip else 0):
+                        time.sleep(drip)
+                        self.wfile.write(body[k : k + 1])
+                        self.wfile.flush()
                 except OSError:
                     return
 
@@ -439,3 +465,34 @@ def test_a_withdrawal_whose_time_is_no_time_is_refused_and_no_tombstone_recorded
         assert run(location, "get", str(entry(k + 3)["name"])).exit_code == 4  # no tombstone: unknown here
     assert run(location, "get", str(entry(20)["name"])).exit_code == 11  # gone, as at the origin
     assert run(location, "get", str(entry(2)["name"])).exit_code == 11
+
+
+def part(name: object, body: bytes = TEXT, *, length: bytes | None = None, fields: bytes = b"") -> bytes:
+    """One part of a ``POST /api/octets`` answer (RFC 2046 §5.1.1, boundary ``B``), as pdi's own server writes it
+    (:mod:`pdi.server.protocol.octets`), its ``Content-Length`` and header fields as a case needs them."""
+    said = b"%d" % len(body) if length is None else length
+    return (b"--B\r\nContent-Location: %s\r\nContent-Type: text/plain\r\n%sContent-Length: %s\r\n\r\n%s\r\n"
+            % (str(name).encode(), fields, said, body))
+
+
+def test_a_parts_length_that_is_no_number_of_octets_is_refused_by_name_not_a_traceback(
+    origin: Origin, mirror: tuple[Path, str]
+) -> None:
+    """Found by an attack (2026-11-27): a part's ``Content-Length`` was taken for a number when Python's
+    ``str.isdigit`` said so, which it says of ``²`` (0xB2 in the Latin-1 the head is read in) and of 5,000 digits,
+    neither of which ``int`` reads: the sync ended in a ``ValueError`` traceback. RFC 9110 §8.6: ``1*DIGIT``, the
+    ASCII digits."""
+    location, _ = mirror
+    origin.manifest = lambda q: (200, {}, signed([entry(1), entry(2)]), 0.0)
+    for length in (b"\xb2", b"9" * 5000, b"\xd9"):
+        origin.bulk = lambda names, length=length: part(names[0], length=length) + part(names[1]) + b"--B--\r\n"
+        refused = run(location, "mirror", "sync")
+        assert refused.exit_code == 3, refused.output
+        shown = repr(length.decode("latin-1")[:20])
+        assert (f"unfetched\t{entry(1)['name']}\tfrom {origin.url}: POST {origin.url}/api/octets: the part for"
+                f" {entry(1)['name']} is not its (Content-Location {str(entry(1)['name'])!r}, Content-Length {shown})"
+                " (rule octets) (not kept)") in refused.stdout, refused.output
+        assert run(location, "get", str(entry(1)["name"])).exit_code == 4  # nothing of it kept
+    origin.bulk = lambda names: b"".join(part(name) for name in names) + b"--B--\r\n"
+    assert run(location, "mirror", "sync").exit_code == 0  # the same names, their parts as they should be
+    assert run(location, "get", str(entry(2)["name"])).stdout_bytes == TEXT

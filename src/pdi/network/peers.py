@@ -498,6 +498,9 @@ def _unheaded(url: str, exc: BaseException, cut: threading.Event) -> RemoteError
     return RemoteError(f"cannot fetch {url}: {exc}")
 
 
+#: A part's ``Content-Length``: ASCII digits (RFC 9110 §8.6), as many as a size may have (``str.isdigit`` is true of
+#: ``²`` too, and ``int`` reads no more than 4,300 digits).
+_CONTENT_LENGTH = re.compile(r"[0-9]{1,20}")
 _BOUNDARY = re.compile(r"boundary=\"?([0-9A-Za-z'()+_,./:=?-]{1,70})\"?")
 
 
@@ -572,7 +575,7 @@ class _Parts:
             field_name, _, value = line.decode("latin-1").partition(":")
             head[field_name.strip().lower()] = value.strip()
         length = head.get("content-length", "")
-        if head.get("content-location") != name or not length.isdigit():
+        if head.get("content-location") != name or _CONTENT_LENGTH.fullmatch(length) is None:
             raise ParseError(f"POST {self.url}: the part for {name} is not its (Content-Location"
                              f" {head.get('content-location', '')[:200]!r}, Content-Length {length[:20]!r})",
                              rule="octets")
