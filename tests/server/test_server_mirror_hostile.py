@@ -496,3 +496,24 @@ def test_a_parts_length_that_is_no_number_of_octets_is_refused_by_name_not_a_tra
     origin.bulk = lambda names: b"".join(part(name) for name in names) + b"--B--\r\n"
     assert run(location, "mirror", "sync").exit_code == 0  # the same names, their parts as they should be
     assert run(location, "get", str(entry(2)["name"])).stdout_bytes == TEXT
+
+
+def test_a_parts_head_of_field_after_field_is_refused_past_its_bound(origin: Origin, mirror: tuple[Path, str]) -> None:
+    """Found by an attack (2026-11-27): each line of a part's head was bounded (``MAX_PART_HEAD``), not their
+    number: a part of a hundred thousand header fields (each kept, by its name) was read to its end and its
+    octets kept, and one whose fields never end held the sync, its memory growing, for as long as it came."""
+    from pdi.network.peers import MAX_PART_HEAD
+
+    location, _ = mirror
+    origin.manifest = lambda q: (200, {}, signed([entry(1)]), 0.0)
+    fields = b"".join(b"X-%d: a\r\n" % k for k in range(100_000))
+    origin.bulk = lambda names: part(names[0], fields=fields) + b"--B--\r\n"
+    refused = run(location, "mirror", "sync")
+    assert refused.exit_code == 3, refused.output
+    assert (f"unfetched\t{entry(1)['name']}\tfrom {origin.url}: POST {origin.url}/api/octets: the head of the part"
+            f" for {entry(1)['name']} is more than {MAX_PART_HEAD} octets (not kept)") in refused.stdout, refused.output
+    assert run(location, "get", str(entry(1)["name"])).exit_code == 4  # nothing of it kept
+    # a head of a few fields more than pdi writes is read as any other
+    origin.bulk = lambda names: part(names[0], fields=b"X-PDI-SHA256: 0\r\nX-Other: a\r\n") + b"--B--\r\n"
+    assert run(location, "mirror", "sync").exit_code == 0
+    assert run(location, "get", str(entry(1)["name"])).stdout_bytes == TEXT

@@ -571,7 +571,12 @@ class _Parts:
         name, sha256, size = str(entry["name"]), str(entry["sha256"]), int(entry["size"])
         self._expect(self.delimiter, "a part's boundary")
         head: dict[str, str] = {}
+        read = 0  # octets of the head so far: each line is bounded by _line, their number here
         while line := self._line():
+            read += len(line) + 2
+            if read > MAX_PART_HEAD:
+                raise LimitError(f"POST {self.url}: the head of the part for {name} is more than {MAX_PART_HEAD}"
+                                 " octets")
             field_name, _, value = line.decode("latin-1").partition(":")
             head[field_name.strip().lower()] = value.strip()
         length = head.get("content-length", "")
