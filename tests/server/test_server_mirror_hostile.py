@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 import threading
 import time
@@ -517,3 +518,42 @@ def test_a_parts_head_of_field_after_field_is_refused_past_its_bound(origin: Ori
     origin.bulk = lambda names: part(names[0], fields=b"X-PDI-SHA256: 0\r\nX-Other: a\r\n") + b"--B--\r\n"
     assert run(location, "mirror", "sync").exit_code == 0
     assert run(location, "get", str(entry(1)["name"])).stdout_bytes == TEXT
+
+
+def test_an_octets_answer_that_drips_is_given_up_at_its_pace_and_its_epilogue_too(
+    origin: Origin, mirror: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by an attack (2026-11-27): an octets answer read over http.client (a plain ``http://`` origin) was read
+    a buffer at a time, each read waiting until its buffer (a MiB) was full, so an origin sending an octet just
+    inside each read's timeout was never given up: the pace (``MIN_RATE``) was checked between reads, and there
+    was no second read. Nor was the epilogue after the closing boundary paced (8 KiB of it, a month at 29 s an
+    octet). A read that can no longer keep the pace, whatever it brings, is cut now."""
+    import pdi.network.peers as peers
+
+    location, _ = mirror
+    monkeypatch.setattr(peers, "HTTP_TIMEOUT", 1.0)  # the grace before the pace counts, made short
+    monkeypatch.setattr(peers, "MIN_RATE", 1 << 20)  # and the pace high: a read of a MiB is given up within a second
+    body = b"a line of the origin's text\r\n" * 100
+    origin.manifest = lambda q: (200, {}, signed([entry(1, body), entry(2, body)]), 0.0)
+    origin.bulk = lambda names: b"".join(part(name, body) for name in names) + b"--B--\r\n"
+    origin.bulk_drip = (500, 0.2)  # the first part's head and some of its octets, then 5 octets a second
+    started = time.monotonic()
+    refused = run(location, "mirror", "sync")
+    assert time.monotonic() - started < 30  # else hung: 6,000 octets at 5 a second
+    assert refused.exit_code == 3, refused.output
+    for n in (1, 2):
+        assert re.search(f"unfetched\t{re.escape(str(entry(n)['name']))}\tfrom {origin.url}: {origin.url}/api/octets"
+                         " comes at [0-9,]+ octets a second, slower than the 1,048,576 a peer must send: given up"
+                         r" \(not kept\)", refused.stdout), refused.output
+        assert run(location, "get", str(entry(n)["name"])).exit_code == 4  # nothing of it kept
+    # every part whole and in time (read at once: a read as long as they are), then an epilogue that drips: what
+    # the parts held is kept, the rest not waited for
+    whole = b"".join(part(str(entry(n)["name"]), body) for n in (1, 2)) + b"--B--\r\n"
+    monkeypatch.setattr(peers, "READ_AT_MOST", len(whole))
+    origin.bulk = lambda names: whole + b"an epilogue " * 1000
+    origin.bulk_drip = (len(whole), 0.2)
+    started = time.monotonic()
+    synced = run(location, "mirror", "sync")
+    assert time.monotonic() - started < 30  # else hung: 8 KiB of it read at 5 octets a second
+    assert synced.exit_code == 0, synced.output
+    assert run(location, "get", str(entry(2)["name"])).stdout_bytes == body

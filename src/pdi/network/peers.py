@@ -106,6 +106,12 @@ class Pace:
         self.deadline = None if seconds is None else self.started + seconds
         self.count = 0
 
+    def by(self, octets: int) -> float:
+        """The :func:`time.monotonic` time past which a read still waiting for at most ``octets`` more is too slow,
+        however many of them it then brings."""
+        latest = self.started + max(HTTP_TIMEOUT, (self.count + octets) / MIN_RATE)
+        return latest if self.deadline is None else min(latest, self.deadline)
+
     def took(self, octets: int) -> None:
         self.count += octets
         now = time.monotonic()
@@ -322,18 +328,18 @@ class Peer:
                 yield answer.status_code, answer.headers.get("content-type", ""), _copier(answer.iter_raw(), url)
             return
         connection, got = self.direct.post(url, body, {**self.headers, **IDENTITY})
+        cut = threading.Event()
         try:
             refused = coded(got.getheader("content-encoding"), url)
             if got.status == 200 and refused is not None:
                 raise refused
-            yield got.status, got.getheader("content-type", ""), _reader(got, url)
-            try:
-                got.read(MAX_PART_HEAD)  # what follows the closing boundary (nothing, or a short epilogue)
-            except (OSError, http.client.HTTPException) as exc:
-                raise RemoteError(f"cannot fetch {url}: {exc}") from exc
+            read_into = _reader(got, url, connection, cut)
+            yield got.status, got.getheader("content-type", ""), read_into
+            # what follows the closing boundary (nothing, or a short epilogue), at the same pace
+            read_into(memoryview(bytearray(MAX_PART_HEAD)))
         finally:
             # read to its end, the connection asks the next request; else (cut, refused, not read) it is closed
-            self.direct.done(connection, kept=got.closed)
+            self.direct.done(connection, kept=got.closed and not cut.is_set())
 
     def octets(self, name: str, sha256: str, size: int, into: IO[bytes]) -> None:
         """The N2R octets of ``name`` written to ``into``, refused (:class:`IntegrityError`) unless they are
@@ -351,19 +357,33 @@ class Peer:
                 f"{name} at {self.base}: its octets hash to {digest.hexdigest()}, its signed manifest says {sha256}")
 
 
-def _reader(answer: http.client.HTTPResponse, url: str) -> Callable[[memoryview], int]:
+def _reader(answer: http.client.HTTPResponse, url: str, connection: http.client.HTTPConnection,
+            cut: threading.Event) -> Callable[[memoryview], int]:
     """A function reading ``answer``'s next octets into a buffer (straight from the connection), how many (0: the
     end); :class:`RemoteError` if they cannot be read (the connection breaks, or is silent for
-    :data:`HTTP_TIMEOUT` seconds)."""
+    :data:`HTTP_TIMEOUT` seconds), or come slower than :class:`Pace` allows.
+
+    http.client's ``readinto`` waits until the buffer is full (its buffered reader reads on), so an origin
+    sending an octet just inside each read's timeout would hold one read for as long as the buffer is long, the
+    pace checked only after it: each read is watched, and ``connection`` cut (``cut`` set) once it can no longer
+    keep the pace, however many octets it brings."""
 
     pace = Pace(url)
 
     def read_into(view: memoryview) -> int:
+        watch = threading.Timer(max(0.0, pace.by(len(view)) - time.monotonic()), _cut, (connection, cut))
+        watch.start()
         try:
             count = answer.readinto(view)
         except (OSError, http.client.HTTPException) as exc:
+            if cut.is_set():
+                pace.took(0)  # the pace it no longer keeps, said
             raise RemoteError(f"cannot fetch {url}: {exc}") from exc
+        finally:
+            watch.cancel()
         pace.took(count)
+        if cut.is_set():  # pragma: no cover - cut as it ended: past the pace, which took() said
+            raise RemoteError(f"cannot fetch {url}: its octets came slower than a peer must send them")
         return count
 
     return read_into
