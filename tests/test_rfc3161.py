@@ -320,3 +320,40 @@ def test_a_hostile_tsas_answer_is_its_failure_not_a_traceback(tmp_path: Path) ->
             made = runner.invoke(cli, ["manifest", "--series", SERIES, "-o", str(out), "--tsa", base + path,
                                        "--archive", str(location)])
             assert made.exit_code == 16 and said in made.output, made.output
+
+
+def test_a_tsa_that_sends_its_answers_head_an_octet_at_a_time_is_given_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by an attack (2026-11-27): each read of the authority's answer was bounded (``TSA_TIMEOUT``), its head
+    was not, nor was the whole before its body: an authority sending its header section an octet just inside
+    each read's timeout held ``pdi manifest --tsa`` (and a worker of ``pdi serve --tsa``) for as long as the head
+    may grow (httpcore reads 100 KiB of one: at 29 s an octet, a month)."""
+    import time
+
+    import pdi.timestamping as timestamping
+    from pdi.errors import RemoteError
+
+    monkeypatch.setattr(timestamping, "TSA_TIMEOUT", 1.0)  # each read, and the head, made short
+    monkeypatch.setattr(timestamping, "TSA_DEADLINE", 2.0)
+
+    class Dripping(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            try:
+                self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+                for _ in range(1000):
+                    for octet in b"X-Slow: a\r\n":
+                        self.wfile.write(bytes([octet]))
+                        self.wfile.flush()
+                        time.sleep(0.2)  # 5 octets a second: each read in time
+            except OSError:
+                pass
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with handler_server(Dripping) as base:
+        started = time.monotonic()
+        with pytest.raises(RemoteError, match=f"cannot reach the time-stamping authority {base}: the head of the"
+                                              r" answer took more than 1 s \(its status line and header fields\)"):
+            timestamping.request_timestamp(base, b"x")
+        assert time.monotonic() - started < 10  # else hung: 11,000 octets at 5 a second

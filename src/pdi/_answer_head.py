@@ -1,5 +1,6 @@
 """The head of another server's answer (its status line and header fields) read within a time, at whatever pace
-it comes: an httpx client for strangers' servers (a mirror's origin and peers, a registry, a TimeGate).
+it comes: an httpx client for strangers' servers (a mirror's origin and peers, a registry, a TimeGate, a
+time-stamping authority).
 
 httpx bounds each read of a connection (its ``timeout``), never a whole
 head: a server that sends one octet of its header section just inside

@@ -34,15 +34,17 @@ OPENSSL_SECONDS = 30.0
 def request_timestamp(url: str, data: bytes) -> tuple[bytes, TimeStamp]:
     """Ask the TSA at ``url`` to stamp the SHA-256 of ``data``: its DER response, and what it says (checked to
     be of ``data``, with the request's nonce)."""
-    import httpx
+    from pdi import _answer_head as answer_head  # here: httpx is slow to import
 
     nonce = secrets.randbits(63)
     query = timestamp_request(hashlib.sha256(data).digest(), nonce)
     started = time.monotonic()
     body = bytearray()
     try:
-        with httpx.stream("POST", url, content=query, timeout=TSA_TIMEOUT,
-                          headers={"Content-Type": "application/timestamp-query", **IDENTITY}) as answer:
+        # the answer's head within TSA_TIMEOUT too: httpx bounds each read of it, not the whole (pdi._answer_head)
+        with answer_head.client(TSA_TIMEOUT, by=started + TSA_DEADLINE, timeout=TSA_TIMEOUT) as client, \
+                client.stream("POST", url, content=query,
+                              headers={"Content-Type": "application/timestamp-query", **IDENTITY}) as answer:
             if answer.status_code != 200:
                 raise RemoteError(f"the time-stamping authority {url} answered HTTP {answer.status_code}")
             refused = coded(answer.headers.get("content-encoding"), f"the time-stamping authority {url}'s answer")
