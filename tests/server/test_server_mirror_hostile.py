@@ -557,3 +557,27 @@ def test_an_octets_answer_that_drips_is_given_up_at_its_pace_and_its_epilogue_to
     assert time.monotonic() - started < 30  # else hung: 8 KiB of it read at 5 octets a second
     assert synced.exit_code == 0, synced.output
     assert run(location, "get", str(entry(2)["name"])).stdout_bytes == body
+
+
+def test_a_signed_size_or_digest_that_no_blob_has_is_refused_by_name_and_the_names_asked_with_it_kept(
+    origin: Origin, mirror: tuple[Path, str]
+) -> None:
+    """Found by an attack (2026-11-27): an entry's ``size`` was taken if it was a JSON integer, so ``-1`` and
+    ``true`` (an ``int`` to Python) were asked for with the names after it, and the part answered for a size of -1
+    was refused as the answer's own fault: every later name of the request was refused with that name's words.
+    A size is a whole number of octets a catalog can hold (SQLite's 64-bit integer), a digest 64 hex digits."""
+    location, _ = mirror
+    bad: list[dict[str, object]] = [entry(1, size=-1), entry(2, size=True), entry(3, size=1 << 63),
+                                     entry(4, sha256="../" * 20 + "etc"), entry(5, sha256=hashlib.sha256(TEXT).hexdigest().upper())]
+    origin.manifest = lambda q: (200, {}, signed([*bad, entry(6), entry(7)]), 0.0)
+    origin.bulk = lambda names: b"".join(part(name) for name in names) + b"--B--\r\n"
+    origin.octets = TEXT
+    synced = run(location, "mirror", "sync")
+    assert synced.exit_code == 3, synced.output
+    for one in bad:
+        assert (f"manifest-name\t{one['name']}\tlisted by {origin.url}: its sha256 and size are not 64 hex digits and"
+                " a whole number of octets (rule manifest)") in synced.stdout, synced.output
+        assert run(location, "get", str(one["name"])).exit_code == 4
+    assert "unfetched" not in synced.stdout
+    for n in (6, 7):
+        assert run(location, "get", str(entry(n)["name"])).stdout_bytes == TEXT

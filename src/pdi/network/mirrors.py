@@ -362,8 +362,9 @@ def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: Sync
         try:
             if parsed.format is None or parsed.version is None:
                 raise ParseError(f"{name} is not a versioned name (a format and a version)", rule="mirror-name")
-            if not isinstance(entry.get("sha256"), str) or not isinstance(entry.get("size"), int):
-                raise ParseError("no sha256 and size", rule="manifest")
+            if not _digest_and_size(entry):
+                raise ParseError("its sha256 and size are not 64 hex digits and a whole number of octets",
+                                 rule="manifest")
         except PDIError as exc:
             report.problems.append(Problem("manifest-name", "", (name[:200],), f"listed by {record.base_url}: {exc}"))
             continue
@@ -382,6 +383,19 @@ def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: Sync
                 "conflict", sha256, (str(one["name"]),),
                 f"held here with sha256 {sha256}; {record.base_url}'s signed manifest says {one['sha256']}"))
     return wanted
+
+
+#: A SHA-256 as pdi writes it: 64 lower-case hex digits.
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _digest_and_size(entry: Mapping[str, Any]) -> bool:
+    """Whether a manifest entry's ``sha256`` is a digest some octets may have (as pdi writes it) and its ``size`` a
+    number of octets a catalog holds (from 0 to 2**63 - 1, not ``true``): else no blob can be the entry's, and
+    asked for with others it would be refused as their answer's fault."""
+    sha256, size = entry.get("sha256"), entry.get("size")
+    return (isinstance(sha256, str) and _SHA256.fullmatch(sha256) is not None and type(size) is int
+            and 0 <= size < 1 << 63)
 
 
 def _withdraw(archive: Archive, record: MirrorRecord, name: str, entry: Mapping[str, Any], report: SyncReport) -> None:
