@@ -541,10 +541,14 @@ def test_an_octets_answer_that_drips_is_given_up_at_its_pace_and_its_epilogue_to
     refused = run(location, "mirror", "sync")
     assert time.monotonic() - started < 30  # else hung: 6,000 octets at 5 a second
     assert refused.exit_code == 3, refused.output
+    slow = (f"{origin.url}/api/octets comes at [0-9,]+ octets a second, slower than the 1,048,576 a peer must send:"
+            " given up")
+    assert re.search(f"unfetched\t{re.escape(str(entry(1)['name']))}\tfrom {origin.url}: {slow} \\(not kept\\)",
+                     refused.stdout), refused.output
+    assert re.search(f"unfetched\t{re.escape(str(entry(2)['name']))}\tfrom {origin.url}: not read: the answer to POST"
+                     f" {origin.url}/api/octets went wrong before its part \\({slow}\\) \\(not kept\\)",
+                     refused.stdout), refused.output
     for n in (1, 2):
-        assert re.search(f"unfetched\t{re.escape(str(entry(n)['name']))}\tfrom {origin.url}: {origin.url}/api/octets"
-                         " comes at [0-9,]+ octets a second, slower than the 1,048,576 a peer must send: given up"
-                         r" \(not kept\)", refused.stdout), refused.output
         assert run(location, "get", str(entry(n)["name"])).exit_code == 4  # nothing of it kept
     # every part whole and in time (read at once: a read as long as they are), then an epilogue that drips: what
     # the parts held is kept, the rest not waited for
@@ -581,3 +585,22 @@ def test_a_signed_size_or_digest_that_no_blob_has_is_refused_by_name_and_the_nam
     assert "unfetched" not in synced.stdout
     for n in (6, 7):
         assert run(location, "get", str(entry(n)["name"])).stdout_bytes == TEXT
+
+
+def test_the_names_after_a_part_that_breaks_the_answer_are_told_unread_not_altered(
+    origin: Origin, mirror: tuple[Path, str]
+) -> None:
+    """Found by an attack (2026-11-27): once a part of an octets answer broke it (a length other than the signed
+    size, a cut), every later name of the request was reported with that part's words and kind: ``altered``, as
+    if its own octets had been found to differ from the manifest, though none of them was read."""
+    location, _ = mirror
+    origin.manifest = lambda q: (200, {}, signed([entry(1), entry(2), entry(3)]), 0.0)
+    origin.bulk = lambda names: (part(names[0]) + part(names[1], TEXT + b"!") + part(names[2]) + b"--B--\r\n")
+    synced = run(location, "mirror", "sync")
+    assert synced.exit_code == 3, synced.output
+    broken = f"{entry(2)['name']} at {origin.url}: 14 octets, its signed manifest says 13"
+    assert f"altered\t{entry(2)['name']}\tfrom {origin.url}: {broken} (not kept)" in synced.stdout, synced.output
+    assert (f"unfetched\t{entry(3)['name']}\tfrom {origin.url}: not read: the answer to POST {origin.url}/api/octets"
+            f" went wrong before its part ({broken}) (not kept)") in synced.stdout, synced.output
+    assert run(location, "get", str(entry(1)["name"])).stdout_bytes == TEXT  # its part came before: kept
+    assert run(location, "get", str(entry(3)["name"])).exit_code == 4

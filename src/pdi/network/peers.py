@@ -292,7 +292,7 @@ class Peer:
                   ) -> list[Spooled | PDIError] | None:
         """The octets of the manifest's ``entries`` in one ``POST /api/octets``, each written by ``write`` as it
         arrives and checked against its entry's SHA-256 and size; for each, what was written or what went wrong
-        (once the answer goes wrong, every later name: why). ``None`` when the origin does not answer that
+        (once the answer goes wrong, every later name: that it was not read, and why). ``None`` when the origin does not answer that
         request (an earlier pdi: ask N2R)."""
         url = self.base + "/api/octets"
         done: list[Spooled | PDIError] = []
@@ -313,7 +313,11 @@ class Peer:
             failure = exc
         else:
             return done
-        return done + [failure] * (len(entries) - len(done))
+        if len(done) == len(entries):  # after the last part (the closing boundary, the epilogue): each was read
+            return done
+        # the part being read when it went wrong is its; those after it were not read at all (not "altered")
+        unread = RemoteError(f"not read: the answer to POST {url} went wrong before its part ({failure})")
+        return [*done, failure, *[unread] * (len(entries) - len(done) - 1)]
 
     @contextlib.contextmanager
     def _post(self, url: str, body: bytes) -> Iterator[tuple[int, str, Callable[[memoryview], int]]]:
