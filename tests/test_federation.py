@@ -379,3 +379,37 @@ def test_a_key_set_redirected_on_and_on_is_given_up_within_its_time() -> None:
                                               " than 2 s"):
             fetch_bounded(url, 1000, "the key set", seconds=2.0, follow_redirects=True)
         assert time.monotonic() - started < 3.5
+
+
+def test_a_registry_whose_max_age_is_no_number_is_loaded_and_fetched_again_at_the_default_time() -> None:
+    """Found by an attack (2026-11-27): a registry URL's ``Cache-Control: max-age`` was taken for a number when
+    Python's ``str.isdigit`` said so, which it says of ``²``, which ``float`` does not read: the registry's load
+    (``pdi serve --registry URL`` at start, and each reload in a request) ended in a ``ValueError``. RFC 9111
+    §1.2.2: delta-seconds is ``1*DIGIT``, the ASCII digits; one that is not is no max-age (RFC 9111 §4.2.1)."""
+    import http.server
+    import time
+
+    from pdi.federation.authorities import DEFAULT_RELOAD, MIN_RELOAD, RegistrySource
+    from support.handler_server import handler_server
+
+    key = SigningKey.generate()
+    jws = sign_registry(key, Registry({"a.example.us": ("https://a.example/",)}), "2026-11-27T00:00:00Z").encode()
+    given: list[bytes] = []
+
+    class Registered(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # the answer written as octets (its max-age in UTF-8, as a stranger's may be)
+            self.close_connection = True
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/jose\r\nCache-Control: max-age=%s\r\n"
+                             b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (given[-1], len(jws), jws))
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with handler_server(Registered) as base:
+        for max_age, reload in ((b"\xc2\xb2", DEFAULT_RELOAD), (b"\xb2", DEFAULT_RELOAD), (b"5", MIN_RELOAD),
+                                (b"600", 600.0)):
+            given.append(max_age)
+            before = time.monotonic()
+            source = RegistrySource(f"{base}.well-known/pdi-registry", [key.public])
+            assert source.registry.resolvers("a.example.us") == ("https://a.example/",)
+            assert before + reload <= source._next <= time.monotonic() + reload

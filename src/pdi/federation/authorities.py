@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import socket
 import threading
 import time
@@ -135,7 +136,8 @@ def load_keys(given: str, where: str = "--registry-key", *, seconds: float = FET
 def _max_age(cache_control: str) -> float:
     for part in cache_control.split(","):
         name, _, value = part.strip().partition("=")
-        if name.lower() == "max-age" and value.strip().isdigit():
+        # delta-seconds: ASCII digits (RFC 9111 §1.2.2; str.isdigit is true of "²" too, which float does not read)
+        if name.lower() == "max-age" and re.fullmatch(r"[0-9]+", value.strip()):
             return min(max(float(value), MIN_RELOAD), MAX_RELOAD)
     return DEFAULT_RELOAD
 
