@@ -413,3 +413,23 @@ def test_a_registry_whose_max_age_is_no_number_is_loaded_and_fetched_again_at_th
             source = RegistrySource(f"{base}.well-known/pdi-registry", [key.public])
             assert source.registry.resolvers("a.example.us") == ("https://a.example/",)
             assert before + reload <= source._next <= time.monotonic() + reload
+
+
+@pytest.mark.parametrize("digit", ["²", "١", "𝟏", "①"])
+def test_a_backref_is_an_ascii_digit_and_any_other_digit_no_group(digit: str) -> None:
+    """Found by an attack (2026-11-27): RFC 3402 §3.2 ``backref = "\\" POS_DIGIT``, ``POS_DIGIT = %x31-39``; a repl's
+    escape was taken for a group when ``str.isdigit`` said so, so ``\\١`` (ARABIC-INDIC DIGIT ONE) named group 1 and
+    ``\\²`` ended in a ``ValueError`` (``int`` does not read it): a stranger's zone made the resolver answer 500."""
+    out = apply_regexp(f"!^(urn):(.*)$!http://a.example/\\{digit}!", "urn:x")
+    assert out is not None and out.startswith("http://a.example/") and out not in ("http://a.example/urn",
+                                                                                  "http://a.example/x")
+    assert apply_regexp("!^(urn):(.*)$!http://a.example/\\2!", "urn:x") == "http://a.example/x"
+
+
+def test_a_stranger_s_rule_of_another_digit_is_no_rule_and_the_others_are_followed() -> None:
+    """The same, from a real DNS server: the resolvers of the other records are found, and nothing raised."""
+    records = ["--naptr-record=a.example.us,100,10,U,THTTP+N2R,!^(.*)$!http://r1.example.org/\\²!",
+               "--naptr-record=a.example.us,100,20,U,THTTP+N2R,!^.*$!http://r2.example.org/!"]
+    with dnsmasq(records) as node:
+        found = NaptrFinder(node.server).services("a.example.us", URN)
+    assert [s.base for s in found] == ["http://r2.example.org/"]

@@ -120,7 +120,7 @@ def apply_regexp(regexp: str, subject: str) -> str | None:
         char = repl[i]
         if char == "\\" and i + 1 < len(repl):
             following = repl[i + 1]
-            if following.isdigit() and following != "0":
+            if "1" <= following <= "9":  # POS_DIGIT, %x31-39 (str.isdigit is true of "²" and "١" too)
                 group = int(following)
                 if group > pattern.groups:
                     raise ParseError(f"the NAPTR regexp's repl names group {group} of {pattern.groups}",
