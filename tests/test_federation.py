@@ -267,7 +267,7 @@ def test_naptr_of_an_unknown_domain_is_none() -> None:
         assert NaptrFinder(node.server).services("nobody.example.us", URN) == []
 
 
-@pytest.mark.parametrize("bad", ["localhost:53", "127.0.0.1:0", "127.0.0.1:x", "[::1", ""])
+@pytest.mark.parametrize("bad", ["localhost:53", "127.0.0.1:0", "127.0.0.1:x", "[::1", "", "127.0.0.1:²", "[::1]:١"])
 def test_dns_server_is_an_address_and_port(bad: str) -> None:
     with pytest.raises(ParseError):
         NaptrFinder(bad)

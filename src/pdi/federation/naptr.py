@@ -315,7 +315,7 @@ def _server(server: str) -> tuple[str, int]:
         port = rest[1:] if rest.startswith(":") else "53"
     elif server.count(":") == 1:
         host, port = server.split(":")
-    if not port.isdigit() or not 0 < int(port) < 65536 or not host:
+    if not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536 or not host:
         raise ParseError("the DNS server is HOST:PORT (127.0.0.1:5353), HOST, or [IPv6]:PORT", text=server[:200],
                          rule="dns-server")
     import ipaddress
