@@ -202,3 +202,24 @@ def test_a_manifest_member_named_twice_is_refused_though_its_signature_holds() -
     with pytest.raises(ParseError, match="series") as refused:
         verify_manifest(signed, [key.public])
     assert refused.value.details.get("pointer") == "/series"
+
+
+def test_a_jws_of_dot_after_dot_is_refused_without_splitting_it_all() -> None:
+    """Found by an attack (2026-11-27): a compact JWS was split at every '.' before its three parts were counted,
+    so 64 MiB of ``ab.`` (as long as pdi reads one, ``MAX_JWS``) became 22 million strings, 1.5 GB more at its
+    peak, to be refused for not having three parts (RFC 7515 §7.1); a mirror's 8 MiB page, 190 MB more."""
+    import subprocess
+    import sys
+
+    from peak_memory import run_with_peak
+
+    code = ("from pdi.errors import ParseError\n"
+            "from pdi.signing import MAX_JWS, SigningKey, verify_compact\n"
+            "jws = 'ab.' * ((MAX_JWS - 1) // 3)\n"
+            "try:\n    verify_compact(jws, [SigningKey.generate().public])\n"
+            "except ParseError as exc:\n    print(exc)\n")
+    status, peak, out = run_with_peak([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    assert status == 0
+    assert out.decode().strip() == (f"a compact JWS has 3 parts separated by '.', this one {(64 << 20) // 3 + 1}"
+                                    " (rule jws)")
+    assert peak < 300 * 1024, f"peak {peak // 1024} MiB"  # the 64 MiB text, and Python's own
