@@ -604,3 +604,26 @@ def test_the_names_after_a_part_that_breaks_the_answer_are_told_unread_not_alter
             f" went wrong before its part ({broken}) (not kept)") in synced.stdout, synced.output
     assert run(location, "get", str(entry(1)["name"])).stdout_bytes == TEXT  # its part came before: kept
     assert run(location, "get", str(entry(3)["name"])).exit_code == 4
+
+
+def test_a_manifest_whose_next_page_comes_back_to_one_already_read_is_refused_as_a_loop(
+    origin: Origin, mirror: tuple[Path, str]
+) -> None:
+    """An origin whose pages go on A, B, A… (each signed, each starting where it was asked to) would be read for
+    10,000 pages; a cursor gone on from once is a loop, refused when it comes back (pdi's own cursors are names in
+    listing order, which is not their order as text: a page's ``next`` is checked for a loop, not for sorting
+    after the last one)."""
+    location, _ = mirror
+    cursors = {None: "b", "b": "a", "a": "b"}
+    asked: list[str | None] = []
+
+    def looping(q: dict[str, str]) -> tuple[int, dict[str, str], bytes, float]:
+        asked.append(q.get("after"))
+        return 200, {}, signed([], after=q.get("after"), next=cursors[q.get("after")]), 0.0
+
+    origin.manifest = looping
+    refused = run(location, "mirror", "sync")
+    assert refused.exit_code == 3, refused.output
+    assert asked == [None, "b", "a"]
+    assert (f"the manifest {origin.url}/api/manifest?series={SERIES}&limit=1000&after=a: its next page starts after"
+            " 'b', where an earlier page's did (a loop): refused") in refused.output, refused.output

@@ -309,6 +309,29 @@ def test_a_manifest_changed_or_signed_by_another_key_is_refused_and_nothing_from
     assert held(b) == {}
 
 
+def test_a_series_of_many_pages_is_synced_and_audited_whatever_its_serials_digits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by an attack (2026-11-27): each page's ``next`` was required to sort after the last one as text, but
+    a pdi origin lists names in their listing order (by day, then serial as a number): the page after
+    ``…/8.text.1`` ends at ``…/12.text.1``, which sorts before it as text, so the sync was refused as a manifest
+    that goes back ("not later"). With pages of 1000 names, a series whose day crossed from 999 to 1999 between
+    two pages could be neither mirrored, audited nor repaired. Pages of 4 names here: 15 names, 4 pages."""
+    a, names = origin(tmp_path, extra=12)
+    b = mirror(tmp_path, "b")
+    monkeypatch.setattr(peers, "PAGE", 4)
+    with serving(a) as a_url:
+        assert pdi("mirror", "add", a_url, "--series", S, "--key", a_key(a), "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0, out
+        assert f"{S}\tfrom {a_url}: 15 names listed, 15 new" in out
+        audited = pdi("mirror", "audit", "--archive", str(b))
+        assert audited[0] == 0 and f"{S}\t15 names compared with 1 peer: 0 disagreements" in audited[1], audited[1]
+    assert held(b) == held(a) and len(held(b)) == len(names) == 15
+    assert {name: hashlib.sha256(data).hexdigest() for name, data in
+            ((names[w], BYTES[w]) for w in BYTES)}.items() <= held(b).items()
+
+
 def test_the_summary_counts_as_new_only_the_names_and_octets_this_sync_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -229,8 +229,12 @@ class Peer:
 
     def manifest(self, series: str, *, day: str | None = None) -> Iterator[Manifest]:
         """The pages of ``series``' manifest (of ``day``, or every day), each verified with :attr:`keys`, of that
-        series and day, and starting after the previous page's ``next``: :class:`IntegrityError` otherwise."""
+        series and day, starting after the previous page's ``next``, and never going on from a cursor it went on
+        from before: :class:`IntegrityError` otherwise."""
         after: str | None = None
+        # the cursors gone on from (their digests): one that comes back is a loop. Not "each after the last": a pdi
+        # origin's cursors are names in its listing order (a day's serials as numbers), not in their order as text
+        seen: set[bytes] = set()
         for _ in range(MAX_PAGES):
             params: dict[str, str | int] = {"series": series, "limit": PAGE}
             if day is not None:
@@ -253,8 +257,11 @@ class Peer:
             yield page
             if page.next is None:
                 return
-            if after is not None and page.next <= after:
-                raise IntegrityError(f"the manifest {url}: its next page starts after {page.next}, not later")
+            mark = hashlib.sha256(page.next.encode()).digest()
+            if mark in seen:
+                raise IntegrityError(f"the manifest {url}: its next page starts after {page.next[:200]!r}, where an"
+                                     " earlier page's did (a loop): refused")
+            seen.add(mark)
             after = page.next
         raise LimitError(f"the manifest of {series} at {self.base} has more than {MAX_PAGES} pages")
 
