@@ -26,6 +26,7 @@ from pdi.archive import Archive
 from pdi.cli import cli
 from pdi.errors import IntegrityError, ParseError
 from pdi.rfc3161 import read_response, timestamp_request
+from pdi.signing import SigningKey, jwk_set_text
 from support.handler_server import handler_server
 
 SERIES = "ex.example.us"
@@ -357,3 +358,34 @@ def test_a_tsa_that_sends_its_answers_head_an_octet_at_a_time_is_given_up(monkey
                                               r" answer took more than 1 s \(its status line and header fields\)"):
             timestamping.request_timestamp(base, b"x")
         assert time.monotonic() - started < 10  # else hung: 11,000 octets at 5 a second
+
+
+def test_a_resolvers_page_that_is_not_ascii_is_reported_with_its_timestamp_not_a_traceback(tmp_path: Path) -> None:
+    """Found by an attack (2026-11-27): ``pdi verify --signatures URL`` checks a resolver's timestamp of each page
+    it answered (``/api/manifest.tsr``) against the page's octets, which it encoded as ASCII: a page with an
+    ``é`` in it (no JWS, RFC 7515 §7.1: base64url and dots) ended the command in a ``UnicodeEncodeError``
+    traceback. The page is refused for its signature, and its timestamp for not being of its octets."""
+    page = "é.e30.AA".encode()
+    stamped = hashlib.sha256(b"another page").digest()
+
+    class Resolver(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = _response(stamped) if self.path.startswith("/api/manifest.tsr") else page
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    location = tmp_path / "a"
+    Archive.init(location).close()
+    key = SigningKey.generate()
+    with handler_server(Resolver) as base:
+        url = f"{base}api/manifest?series={SERIES}"
+        checked = CliRunner().invoke(cli, ["verify", "--signatures", url, "--key", jwk_set_text([key.public]),
+                                           "--archive", str(location)])
+    assert checked.exit_code == 3, (checked.exception, checked.output)
+    assert "the JWS header is not unpadded base64url" in checked.output, checked.output
+    assert f"the timestamp is of SHA-256 {stamped.hex()}, not of these octets" in checked.output, checked.output

@@ -152,11 +152,13 @@ def _check_page_timestamp(url: str, jws: str, tsa_ca: str | None, report: Signat
         return
     try:
         stamp = read_response(response)
-        stamp.check(jws.encode("ascii"))
+        # the page's octets as they were read (UTF-8): a JWS is ASCII, but a stranger's page need not be one
+        octets = jws.encode("utf-8")
+        stamp.check(octets)
         if tsa_ca is not None:
             with tempfile.TemporaryDirectory(prefix="pdi-tsr-") as work:
                 (Path(work) / "page.tsr").write_bytes(response)
-                (Path(work) / "page.jws").write_bytes(jws.encode("ascii"))
+                (Path(work) / "page.jws").write_bytes(octets)
                 verify_with_ca(Path(work) / "page.tsr", Path(work) / "page.jws", Path(tsa_ca))
     except PDIError as exc:
         report.problems.append(Problem("timestamp", "", (where,), str(exc)))
