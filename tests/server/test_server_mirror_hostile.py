@@ -627,3 +627,30 @@ def test_a_manifest_whose_next_page_comes_back_to_one_already_read_is_refused_as
     assert asked == [None, "b", "a"]
     assert (f"the manifest {origin.url}/api/manifest?series={SERIES}&limit=1000&after=a: its next page starts after"
             " 'b', where an earlier page's did (a loop): refused") in refused.output, refused.output
+
+
+def test_a_next_cursor_longer_than_a_url_carries_is_refused_by_its_page_not_a_traceback(
+    origin: Origin, mirror: tuple[Path, str]
+) -> None:
+    """Found by an attack (2026-11-27): a page's ``next`` goes back to its origin in the next page's URL, and httpx
+    refuses a query longer than 65,536 characters with its own ``InvalidURL`` (no ``HTTPError``): a signed page
+    whose ``next`` was 70,000 characters ended ``pdi mirror sync`` (and ``audit``, ``verify --signatures URL``)
+    in a traceback. What was listed before it is kept, and the page is refused by its URL."""
+    location, _ = mirror
+    origin.octets = TEXT
+    long_cursor = "x" * 70_000
+    origin.manifest = lambda q: (200, {}, signed([entry(1)], next=long_cursor), 0.0)
+    refused = run(location, "mirror", "sync")
+    assert refused.exit_code == 3, (refused.exception, refused.output)
+    said = (f"the manifest {origin.url}/api/manifest?series={SERIES}&limit=1000: its next page starts after a cursor"
+            " of 70,000 characters, more than a URL carries to ask for it: refused")
+    assert said in refused.output, refused.output
+    assert run(location, "get", str(entry(1)["name"])).stdout_bytes == TEXT  # listed before it: kept
+    audited = run(location, "mirror", "audit")
+    assert audited.exit_code == 3 and f"unreachable\t{origin.url}\t{said}" in audited.output, (audited.exception,
+                                                                                               audited.output)
+    keys = jwk_set_text([KEY.public])
+    checked = run(location, "verify", "--signatures", f"{origin.url}/api/manifest?series={SERIES}", "--key", keys)
+    assert checked.exit_code == 3, (checked.exception, checked.output)
+    assert (f"{origin.url}/api/manifest?series={SERIES}: its next page starts after a cursor of 70,000 characters,"
+            " more than a URL carries to ask for it") in checked.output, checked.output

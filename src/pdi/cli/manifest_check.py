@@ -84,7 +84,11 @@ def _manifests(source: str, keys: list[PublicKey]) -> Iterator[tuple[str, str, M
             if following in seen:
                 raise LimitError(f"{url}: its next page starts after {following} again (a loop)")
             seen.add(following)
-            url = url.copy_set_param("after", following)
+            try:
+                url = url.copy_set_param("after", following)
+            except httpx.InvalidURL:  # httpx builds no URL past 65,536 characters
+                raise IntegrityError(f"{url}: its next page starts after a cursor of {len(following):,} characters,"
+                                     " more than a URL carries to ask for it") from None
         raise LimitError(f"{source}: more than {MAX_PAGES} pages")
     if source == "-":
         text = sys.stdin.read(MAX_JWS + 1)

@@ -235,13 +235,19 @@ class Peer:
         # the cursors gone on from (their digests): one that comes back is a loop. Not "each after the last": a pdi
         # origin's cursors are names in its listing order (a day's serials as numbers), not in their order as text
         seen: set[bytes] = set()
+        url = ""
         for _ in range(MAX_PAGES):
             params: dict[str, str | int] = {"series": series, "limit": PAGE}
             if day is not None:
                 params["day"] = day
             if after is not None:
                 params["after"] = after
-            url = str(httpx.URL(self.base + "/api/manifest", params=params))
+            try:
+                url = str(httpx.URL(self.base + "/api/manifest", params=params))
+            except httpx.InvalidURL:  # the cursor the last page signed: httpx builds no URL past 65,536 characters
+                raise IntegrityError(f"the manifest {url}: its next page starts after a cursor of"
+                                     f" {len(after or ''):,} characters, more than a URL carries to ask for it:"
+                                     " refused") from None
             jws = _get_text(self.client, url, f"the manifest of {series} at", MAX_PAGE_JWS, self.headers).strip()
             try:
                 page = verify_manifest(jws, self.keys)
