@@ -223,3 +223,51 @@ def test_a_jws_of_dot_after_dot_is_refused_without_splitting_it_all() -> None:
     assert out.decode().strip() == (f"a compact JWS has 3 parts separated by '.', this one {(64 << 20) // 3 + 1}"
                                     " (rule jws)")
     assert peak < 300 * 1024, f"peak {peak // 1024} MiB"  # the 64 MiB text, and Python's own
+
+
+#: Encodings of the eight Ed25519 points of small order (RFC 8032 §5.1.3 decoding; y little-endian, the top bit x's
+#: sign), and non-canonical ones of the same points (y = p, p + 1, or the sign bit set on x = 0): libsodium's list of
+#: them (``ge25519_has_small_order``, ed25519_ref10.c), each with and without the sign bit.
+SMALL_ORDER = [
+    "0100000000000000000000000000000000000000000000000000000000000000",  # the identity, order 1
+    "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",  # y = p - 1, order 2
+    "0000000000000000000000000000000000000000000000000000000000000000",  # y = 0, order 4
+    "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",  # order 8
+    "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",  # order 8
+    "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",  # y = p: 0, not canonical
+    "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",  # y = p + 1: 1, not canonical
+]
+
+
+@pytest.mark.parametrize("x", [h for k in SMALL_ORDER for h in (k, k[:-2] + f"{int(k[-2:], 16) | 0x80:02x}")])
+def test_a_public_key_of_small_order_anyone_can_sign_for_is_refused(x: str) -> None:
+    """Found by an attack (2026-11-27): a JWK whose ``x`` is a point of small order was pinned as a key, though no
+    private key has it (RFC 8032 §5.1.5: A = [s]B, of prime order) and signatures of anything verify with it,
+    forged without one: ``cryptography`` (OpenSSL) verifies (R, S) = (identity or the key itself, 0) for some of 64
+    messages with each, so a manifest or registry checked with such a key proves nothing."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    raw = bytes.fromhex(x)
+    forged = 0
+    for r in (bytes.fromhex(SMALL_ORDER[0]), raw):
+        for message in range(64):
+            try:
+                Ed25519PublicKey.from_public_bytes(raw).verify(r + bytes(32), bytes([message]))
+                forged += 1
+            except InvalidSignature:
+                pass
+    assert forged > 0  # anyone can sign for it
+    jwk_text = json.dumps({"kty": "OKP", "crv": "Ed25519", "x": b64url(raw)})
+    with pytest.raises(ParseError, match="of small order: no private key has it, and anyone can sign for it"):
+        parse_jwks(jwk_text, "k")
+    with pytest.raises(ParseError, match="of small order"):
+        parse_jwks(json.dumps({"keys": [json.loads(jwk_text)]}), "k")
+
+
+@given(st.binary(min_size=32, max_size=32))
+def test_every_key_of_a_private_key_is_taken(seed: bytes) -> None:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    key = SigningKey(Ed25519PrivateKey.from_private_bytes(seed))
+    assert parse_jwks(json.dumps(key.public.jwk()), "k") == [key.public]

@@ -91,6 +91,21 @@ def canonical_json(value: object) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
+#: The y coordinates (little-endian, x's sign bit cleared) of the eight Ed25519 points of small order, and of the
+#: non-canonical encodings of two of them (y = p, p + 1): libsodium's list (``ge25519_has_small_order``). No private
+#: key has such a public key (RFC 8032 §5.1.5: A = [s]B, of prime order L), and a signature of anything verifies
+#: with one, forged without any key: a JWK of one is refused.
+_SMALL_ORDER = frozenset(bytes.fromhex(y) for y in (
+    "0000000000000000000000000000000000000000000000000000000000000000",  # order 4
+    "0100000000000000000000000000000000000000000000000000000000000000",  # the identity, order 1
+    "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",  # order 8
+    "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",  # order 8
+    "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",  # p - 1: order 2
+    "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",  # p: 0 again
+    "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",  # p + 1: 1 again
+))
+
+
 @dataclass(frozen=True)
 class PublicKey:
     """An Ed25519 public key, as JOSE names it."""
@@ -110,6 +125,9 @@ class PublicKey:
         raw = b64url_decode(x, "the JWK's \"x\"")
         if len(raw) != 32:
             raise ParseError(f"an Ed25519 public key is 32 octets, the JWK's \"x\" is {len(raw)}", rule="jwk")
+        if raw[:31] + bytes([raw[31] & 0x7F]) in _SMALL_ORDER:
+            raise ParseError(f"the JWK's \"x\" {x!r} is a point of small order: no private key has it, and anyone"
+                             " can sign for it (a signature of anything verifies with it)", rule="jwk")
         return cls(raw)
 
     @property
