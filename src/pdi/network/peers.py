@@ -350,10 +350,14 @@ class Peer:
             refused = coded(got.getheader("content-encoding"), url)
             if got.status == 200 and refused is not None:
                 raise refused
-            read_into = _reader(got, url, connection, cut)
-            yield got.status, got.getheader("content-type", ""), read_into
-            # what follows the closing boundary (nothing, or a short epilogue), at the same pace
-            read_into(memoryview(bytearray(MAX_PART_HEAD)))
+            watch = _Watch(connection, cut)
+            try:
+                read_into = _reader(got, url, watch, cut)
+                yield got.status, got.getheader("content-type", ""), read_into
+                # what follows the closing boundary (nothing, or a short epilogue), at the same pace
+                read_into(memoryview(bytearray(MAX_PART_HEAD)))
+            finally:
+                watch.stop()
         finally:
             # read to its end, the connection asks the next request; else (cut, refused, not read) it is closed
             self.direct.done(connection, kept=got.closed and not cut.is_set())
@@ -374,7 +378,54 @@ class Peer:
                 f"{name} at {self.base}: its octets hash to {digest.hexdigest()}, its signed manifest says {sha256}")
 
 
-def _reader(answer: http.client.HTTPResponse, url: str, connection: http.client.HTTPConnection,
+class _Watch:
+    """One thread watching the reads of one answer: past the time a read is given (:meth:`arm`), ``connection`` is
+    cut (``cut`` set), which ends a read blocked in it at once. One thread for all of an answer's reads, not a
+    :class:`threading.Timer` a read (a thread made and ended for each MiB of a sync)."""
+
+    def __init__(self, connection: http.client.HTTPConnection, cut: threading.Event) -> None:
+        self._connection, self._cut = connection, cut
+        self._due: float | None = None
+        self._stopped = False
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def arm(self, due: float) -> None:
+        """Cut the connection at :func:`time.monotonic` time ``due`` unless :meth:`disarm` is called first."""
+        with self._changed:
+            self._due = due
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="pdi-peer-watch", daemon=True)
+                self._thread.start()
+            self._changed.notify()
+
+    def disarm(self) -> None:
+        with self._changed:
+            self._due = None  # the thread, waking, finds nothing due (no notify: a wake-up it does not need)
+
+    def stop(self) -> None:
+        with self._changed:
+            self._stopped = True
+            self._changed.notify()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self) -> None:
+        with self._changed:
+            while not self._stopped:
+                due = self._due
+                if due is None:
+                    self._changed.wait()
+                    continue
+                left = due - time.monotonic()
+                if left > 0:
+                    self._changed.wait(left)
+                    continue
+                self._due = None
+                _cut(self._connection, self._cut)
+
+
+def _reader(answer: http.client.HTTPResponse, url: str, watch: _Watch,
             cut: threading.Event) -> Callable[[memoryview], int]:
     """A function reading ``answer``'s next octets into a buffer (straight from the connection), how many (0: the
     end); :class:`RemoteError` if they cannot be read (the connection breaks, or is silent for
@@ -383,13 +434,12 @@ def _reader(answer: http.client.HTTPResponse, url: str, connection: http.client.
     http.client's ``readinto`` waits until the buffer is full (its buffered reader reads on), so an origin
     sending an octet just inside each read's timeout would hold one read for as long as the buffer is long, the
     pace checked only after it: each read is watched, and ``connection`` cut (``cut`` set) once it can no longer
-    keep the pace, however many octets it brings."""
+    keep the pace, however many octets it brings (``watch`` cuts it, setting ``cut``)."""
 
     pace = Pace(url)
 
     def read_into(view: memoryview) -> int:
-        watch = threading.Timer(max(0.0, pace.by(len(view)) - time.monotonic()), _cut, (connection, cut))
-        watch.start()
+        watch.arm(pace.by(len(view)))
         try:
             count = answer.readinto(view)
         except (OSError, http.client.HTTPException) as exc:
@@ -397,7 +447,7 @@ def _reader(answer: http.client.HTTPResponse, url: str, connection: http.client.
                 pace.took(0)  # the pace it no longer keeps, said
             raise RemoteError(f"cannot fetch {url}: {exc}") from exc
         finally:
-            watch.cancel()
+            watch.disarm()
         pace.took(count)
         if cut.is_set():  # pragma: no cover - cut as it ended: past the pace, which took() said
             raise RemoteError(f"cannot fetch {url}: its octets came slower than a peer must send them")
