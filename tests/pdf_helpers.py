@@ -23,6 +23,11 @@ def pages_pdf(pages: int, content: bytes = b"BT /F1 12 Tf 10 10 Td (ab) Tj ET\n"
         *(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources 3 0 R /Contents 4 0 R >>"
           for _ in range(pages)),
     ]
+    return pdf_of(objects)
+
+
+def pdf_of(objects: list[bytes]) -> bytes:
+    """A PDF of ``objects`` (numbered from 1; the first its catalog) with its cross-reference table."""
     out = bytearray(b"%PDF-1.7\n")
     offsets = []
     for number, body in enumerate(objects, 1):

@@ -17,6 +17,7 @@ import pytest
 from archive_helpers import snapshot
 from click.testing import CliRunner, Result
 
+from pdf_helpers import pdf_of
 from pdi.archive import Archive, Content
 from pdi.cli import cli
 from pdi.errors import IntegrityError, ParseError
@@ -86,21 +87,7 @@ def _looping_pages_pdf() -> bytes:
         b"<< /Type /Page /Parent 4 0 R /MediaBox [0 0 612 792] /Resources 3 0 R /Contents 7 0 R >>",
         b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
     ]
-    return _pdf(objects)
-
-
-def _pdf(objects: list[bytes]) -> bytes:
-    """A PDF of ``objects`` (numbered from 1; the first its catalog) with its cross-reference table."""
-    out = bytearray(b"%PDF-1.7\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % at for at in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+    return pdf_of(objects)
 
 
 def test_a_page_pdfium_cannot_load_is_named_and_the_deposit_leaves_nothing(archive: Archive, tmp_path: Path) -> None:
@@ -125,7 +112,7 @@ def test_a_page_pdfium_cannot_load_is_named_and_the_deposit_leaves_nothing(archi
 
 
 def test_a_pdf_of_no_page_is_refused_saying_so_not_pdfiums_success(archive: Archive, tmp_path: Path) -> None:
-    data = _pdf([b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [] /Count 0 >>"])  # no page
+    data = pdf_of([b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [] /Count 0 >>"])  # no page
     path = tmp_path / "none.pdf"
     path.write_bytes(data)
     said = subprocess.run(["pdfinfo", str(path)], capture_output=True, text=True, check=False)
