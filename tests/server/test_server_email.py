@@ -66,6 +66,34 @@ def test_a_part_is_fetched_by_number_and_by_file_name_with_its_own_media_type(me
     assert "Content-ID <nothing@here>" in missing.text
 
 
+def test_the_page_of_a_parts_name_marks_that_part(media: tuple[str, dict[str, str]]) -> None:
+    # /view of NAME#part=1 showed the whole message as NAME's page does, nothing saying which part was asked for
+    base, names = media
+    name = urllib.parse.unquote(names["attached"])
+    message = email.message_from_bytes((DATA / "msg_07.txt").read_bytes(), policy=email.policy.default)
+    filename = message.get_payload()[1].get_filename()  # type: ignore[index]
+    assert filename == "dingusfish.gif"
+    # by number and by file name (its dot written %2E, as the test above does): the same part, Python's second
+    for fragment in ("#part=1", "#part=" + filename.replace(".", "%2E")):
+        with devtools() as pipe:
+            session = open_page(pipe, f"{base}/view?pdi={urllib.parse.quote(name + fragment, safe='')}")
+            pipe.call("Emulation.setDeviceMetricsOverride", {"width": 1100, "height": 800, "deviceScaleFactor": 1,
+                                                              "mobile": False}, session, time.monotonic() + 30)
+            read = pipe.call("Runtime.evaluate", {"expression": """JSON.stringify([
+                [...document.querySelectorAll('ul.parts li')].map((li) => [li.className, li.getAttribute('aria-current')]),
+                document.querySelector('main p.note').textContent,
+                getComputedStyle(document.querySelector('ul.parts li.chosen')).backgroundColor])""",
+                                                  "returnByValue": True}, session, time.monotonic() + 30)["result"]["value"]
+            if fragment == "#part=1":
+                _shoot(pipe, session, "email-part.png")
+        items, note, background = json.loads(read)
+        assert items == [["", None], ["chosen", "true"]], fragment
+        assert note == "The name asked for names part 1 of this message (image/gif), marked below: fetch it."
+        assert background != "rgba(0, 0, 0, 0)"  # marked where a reader sees it
+    whole = httpx.get(f"{base}/view?pdi={names['attached']}").text
+    assert 'class="chosen"' not in whole and "The name asked for names part" not in whole
+
+
 def test_the_thread_page_links_the_parent_and_the_reply(media: tuple[str, dict[str, str]]) -> None:
     base, names = media
     page = httpx.get(f"{base}/thread?pdi={names['email']}").text

@@ -44,6 +44,7 @@ MAX_DEPTH = 16
 _STYLE = """
 dl.message{display:grid;grid-template-columns:8rem 1fr;gap:0.15rem 0.8rem} dl.message dd{margin:0;overflow-wrap:anywhere}
 ol.thread{list-style:none;padding-left:0} ol.thread ol{list-style:none;padding-left:1.4rem;border-left:2px solid #d5dbe3}
+ul.parts li.chosen{background:#fff3c4;outline:2px solid #c99a00;outline-offset:2px}
 ol.thread li{margin:0.35rem 0} ol.thread .this-message{font-weight:bold} ol.thread .missing{color:#8a5a00}
 """
 
@@ -58,8 +59,9 @@ def _n2r(name: str) -> str:
     return "/uri-res/N2R?" + rfc2169_query(name)
 
 
-def message_section(whole: Resolved) -> tuple[str, str]:
-    """The header fields, thread link and parts of the message ``whole`` (escaped HTML), and its body's text."""
+def message_section(whole: Resolved, chosen: int | None = None) -> tuple[str, str]:
+    """The header fields, thread link and parts of the message ``whole`` (escaped HTML), and its body's text; the
+    part numbered ``chosen`` (the one a ``#part=`` name names) marked, and said so above the list."""
     from pdi.mail.message import body_text, read_message
 
     mail = read_message(whole.data)
@@ -82,13 +84,21 @@ def message_section(whole: Resolved) -> tuple[str, str]:
         label = part.filename or (f"cid:{part.content_id}" if part.content_id else part.location or "")
         role = " (the body's text)" if part.index == body_at else ""
         link = f"{name}#part={part.index}"
+        marked = ' class="chosen" aria-current="true"' if part.index == chosen else ""
         items.append(
-            f'<li><a href="{html.escape(_n2r(link))}">part {part.index}</a>: {html.escape(part.media_type)}'
+            f'<li{marked}><a href="{html.escape(_n2r(link))}">part {part.index}</a>: {html.escape(part.media_type)}'
             + (f" <code>{isolated(label)}</code>" if label else "")
             + f"{role} <code class=\"name\">{html.escape(link)}</code></li>"
         )
+    named = ""
+    if chosen is not None and 0 <= chosen < len(mail.parts):
+        part = mail.parts[chosen]
+        link = f"{name}#part={chosen}"
+        named = (f'<p class="note">The name asked for names part {chosen} of this message'
+                 f' ({html.escape(part.media_type)}), marked below: <a href="{html.escape(_n2r(link))}">fetch it</a>.'
+                 "</p>")
     section = (
-        f'<dl class="message">{"".join(rows)}</dl>'
+        f'<dl class="message">{"".join(rows)}</dl>{named}'
         f'<p>{len(mail.parts)} part{"s" if len(mail.parts) != 1 else ""}, each fetched by its name:</p>'
         f'<ul class="parts">{"".join(items)}</ul>'
     )

@@ -409,9 +409,11 @@ def _message_page(whole: Resolved, selected: Resolved | None, head: str, tab: st
 
     if whole.record.size > 4 * MAX_VIEW:
         raise LimitError(f"{whole.pdi} is {whole.record.size} bytes: too long to show; fetch a fragment of it")
-    section, text = message_section(whole)
-    start = end = None
     chosen = selected.fragment if selected is not None else None
+    # a part's name (#part=N, cid:, a file name) ranges over its number: that part is marked in the list
+    part = chosen.ranges[0].start if chosen is not None and chosen.scheme == "part" and chosen.ranges else None
+    section, text = message_section(whole, part)
+    start = end = None
     if chosen is not None and chosen.ranges and chosen.scheme in ("char", "line"):
         start, end = chosen.ranges[0].start, chosen.ranges[-1].end  # code points of the body's CRLF-canonical text
     hint = (
