@@ -253,3 +253,12 @@ def test_who_writes_without_user_variables_is_the_accounts_name(monkeypatch: pyt
     assert default_who() == f"uid {os.getuid()}"
     monkeypatch.setenv("PDI_USER", "archivist")
     assert default_who() == "archivist"
+
+
+def test_serve_help_says_writes_need_a_token_not_that_it_is_read_only() -> None:
+    """``pdi serve`` also serves the write API (docs/how-to/write-over-http.md): its help must not say read-only."""
+    load_all()
+    for text in (CliRunner().invoke(cli, ["serve", "--help"]).output, cli.commands["serve"].get_short_help_str(1000)):
+        words = " ".join(text.split())
+        assert "read-only" not in words
+        assert "writes need a token" in words

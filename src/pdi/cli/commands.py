@@ -97,7 +97,7 @@ COMMAND_HELP: dict[str, str] = {
     "restore": "Restore the backup in SRC (made by pdi backup) to an empty place; then run pdi verify on it.",
     "search": 'Find the passages holding every one of WORDS ("a phrase" in quotes; no operators).',
     "series": "Register and list document series (issuing authority, ISO 3166 country last).",
-    "serve": "Serve the archive read-only: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/…, and a viewer at /.",
+    "serve": "Serve the archive: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/… (writes need a token), and a viewer at /.",
     "text": "Print the passage of text FILE that FRAGMENT identifies (a leading '#' is allowed).",
     "token": "Bearer tokens of the write API: made, listed, revoked (only their SHA-256 is kept).",
     "uri": "Parse, resolve and normalize URIs (RFC 3986; RFC 2396 resolution as a mode).",

@@ -144,7 +144,7 @@ def serve_cmd(
     log_file: str | None,
     access_log: str | None, metrics_token: str | None, trusted_proxies: tuple[str, ...], archive: str,
 ) -> None:
-    """Serve the archive read-only: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/…, and a viewer at /.
+    """Serve the archive: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/… (writes need a token), and a viewer at /.
 
     Also Memento (RFC 7089) TimeGates and TimeMaps at /timegate/URL and
     /timemap/link/URL (a captured URL, or a document's generic name; in
