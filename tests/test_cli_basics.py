@@ -262,3 +262,27 @@ def test_serve_help_says_writes_need_a_token_not_that_it_is_read_only() -> None:
         words = " ".join(text.split())
         assert "read-only" not in words
         assert "writes need a token" in words
+
+
+def _every_help_text() -> Iterator[tuple[str, str]]:
+    """Each command's and subcommand's ``--help`` page, as one line, with the command's path."""
+    load_all()
+
+    def walk(command: click.Command, path: list[str]) -> Iterator[tuple[str, str]]:
+        with click.Context(command, info_name=" ".join(["pdi", *path])) as ctx:
+            yield " ".join(path), " ".join(command.get_help(ctx).split())
+        if isinstance(command, click.Group):
+            for name, sub in command.commands.items():
+                yield from walk(sub, [*path, name])
+
+    yield from walk(cli, [])
+
+
+def test_every_command_a_help_page_names_is_a_command() -> None:
+    """A ``pdi WORD`` in any help page names a command that exists (``pdi audit`` named ``pdi assert``)."""
+    import re
+
+    prose = {"names", "resolver", "resolvers", "left", "knows", "exported", "makes"}  # "pdi makes", not commands
+    for path, text in _every_help_text():
+        for word in re.findall(r"\bpdi ([a-z][a-z0-9-]*)", text):
+            assert word in cli.commands or word in prose, (path or "pdi", f"pdi {word}")

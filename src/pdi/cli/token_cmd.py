@@ -82,7 +82,7 @@ def audit_cmd(after: int, limit: int, as_json: bool, archive: str) -> None:
     formats, withdrawals, statements, annotations, announcements), and what
     is changed on the command line that others rely on: withdrawals and
     purges, embargoes, series access, tokens, mirrors, imports and repairs.
-    A deposit or statement made on the command line (pdi add, pdi assert)
+    A deposit or statement made on the command line (pdi add, pdi meta)
     is not in it: its name, time and digests are in the catalog itself.
     """
     with open_archive(archive) as opened:
