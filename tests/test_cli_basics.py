@@ -286,3 +286,12 @@ def test_every_command_a_help_page_names_is_a_command() -> None:
     for path, text in _every_help_text():
         for word in re.findall(r"\bpdi ([a-z][a-z0-9-]*)", text):
             assert word in cli.commands or word in prose, (path or "pdi", f"pdi {word}")
+
+
+def test_token_add_help_says_what_every_role_may_do() -> None:
+    """``pdi token add --help`` explains each choice of ``--role`` (it left ``mirror`` out)."""
+    from pdi.archive.tokens import ROLES
+
+    text = dict(_every_help_text())["token add"]
+    for role in ROLES:
+        assert f"{role}: " in text, role

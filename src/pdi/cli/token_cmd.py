@@ -27,7 +27,7 @@ def token_group() -> None:
 @token_group.command("add")
 @click.argument("name")
 @click.option("--role", type=click.Choice(ROLES), required=True,
-              help="read: read the private series and embargoed names of its series (Authorization: Bearer, or in a browser signed in at /signin); deposit: also mint and deposit; curate: also statements, withdrawal and embargoes; admin: also the audit log and purges (series and tokens are made here, on the command line).")
+              help="read: read the private series and embargoed names of its series (Authorization: Bearer, or in a browser signed in at /signin); mirror: also announce an archive holding a copy of its series (POST /api/mirrors, pdi mirror sync --announce); deposit: also mint and deposit; curate: also statements, withdrawal and embargoes; admin: also the audit log and purges (series and tokens are made here, on the command line).")
 @click.option("--series", "-s", "series", multiple=True, metavar="SERIES",
               help="A series the token may write, with its subseries (repeatable); none: every series.")
 @archive_option
