@@ -295,3 +295,18 @@ def test_token_add_help_says_what_every_role_may_do() -> None:
     text = dict(_every_help_text())["token add"]
     for role in ROLES:
         assert f"{role}: " in text, role
+
+
+def test_every_option_says_what_it_is_for() -> None:
+    """Every option of every command has a help text (``pdi audit --limit``, ``pdi mirror remove --series`` had none)."""
+    def walk(command: click.Command, path: list[str]) -> Iterator[tuple[str, click.Command]]:
+        yield " ".join(path), command
+        if isinstance(command, click.Group):
+            for name, sub in command.commands.items():
+                yield from walk(sub, [*path, name])
+
+    load_all()
+    for path, command in walk(cli, []):
+        for param in command.params:
+            if isinstance(param, click.Option) and "--version" not in param.opts:
+                assert param.help, (path, param.opts)

@@ -108,7 +108,8 @@ def mirror_ls(series: str | None, archive: str) -> None:
 
 @mirror_group.command("remove")
 @click.argument("base_url", metavar="BASE_URL")
-@click.option("--series", "-s", "series", required=True, metavar="S")
+@click.option("--series", "-s", "series", required=True, metavar="S",
+              help="The series BASE_URL was recorded for.")
 @archive_option
 def mirror_remove(base_url: str, series: str, archive: str) -> None:
     """Forget BASE_URL as an origin or peer of S (the names already copied stay).

@@ -72,7 +72,8 @@ def token_revoke(name: str, archive: str) -> None:
 @click.command("audit")
 @click.option("--after", type=click.IntRange(min=0), default=0, show_default=True,
               help="Only entries after this entry number.")
-@click.option("--limit", type=click.IntRange(min=1, max=100_000), default=1000, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1, max=100_000), default=1000, show_default=True,
+              help="At most this many entries (then --after the number of the last one printed).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
 @archive_option
 def audit_cmd(after: int, limit: int, as_json: bool, archive: str) -> None:
