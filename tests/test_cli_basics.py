@@ -310,3 +310,16 @@ def test_every_option_says_what_it_is_for() -> None:
         for param in command.params:
             if isinstance(param, click.Option) and "--version" not in param.opts:
                 assert param.help, (path, param.opts)
+
+
+def test_meta_who_help_names_every_fallback_default_who_takes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``pdi meta --help`` says whom a statement is by without --who: $LOGNAME and the account too, as
+    :func:`default_who` does (it named only $PDI_USER and $USER)."""
+    from pdi.archive.naming import default_who
+
+    for variable in ("PDI_USER", "USER"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("LOGNAME", "carol")
+    assert default_who() == "carol"
+    text = dict(_every_help_text())["meta"]
+    assert "$LOGNAME" in text and "account" in text

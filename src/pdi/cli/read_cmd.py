@@ -179,7 +179,7 @@ def cite_cmd(citation: str, as_json: bool, archive: str) -> None:
 @click.command("meta")
 @click.argument("pdi")
 @click.argument("statements", nargs=-1, metavar="[KEY=VALUE]...")
-@click.option("--who", help="Who makes the statements (default: $PDI_USER, then $USER).")
+@click.option("--who", help="Who makes the statements (default: $PDI_USER, else $USER, else $LOGNAME, else the account's name).")
 @click.option("--history", is_flag=True, help="Print every statement ever made, oldest first.")
 @archive_option
 def meta_cmd(
