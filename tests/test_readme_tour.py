@@ -5,6 +5,8 @@ what the commands do: the names `pdi add` mints (on today's GMT day, where
 the README shows 2026/11/25), the passage `pdi get` prints (with its CR LF),
 the first hit of `pdi search` (where the citation's position comes from) and
 every line `pdi cite` prints. `pdi serve` is left to the server's tests.
+The tutorial (docs/tutorial.md), which walks through the same steps with
+every output, is run the same way: each `$ pdi` line of its console blocks.
 """
 
 from __future__ import annotations
@@ -73,3 +75,48 @@ def test_the_readme_tour_prints_what_it_says(
             assert out.splitlines() == expected
         else:
             assert not expected, command
+
+
+def _tutorial_steps() -> list[tuple[str, list[str]]]:
+    """Each `$ pdi` line of docs/tutorial.md's console blocks, with the lines it shows printed under it."""
+    text = (ROOT / "docs" / "tutorial.md").read_text(encoding="utf-8")
+    steps: list[tuple[str, list[str]]] = []
+    for block in re.findall(r"```console\n(.*?)```", text, re.S):
+        shown: list[str] | None = None
+        for line in block.splitlines():
+            if line.startswith("$ "):
+                shown = None
+                if line.startswith("$ pdi "):
+                    shown = []
+                    steps.append((line.removeprefix("$ "), shown))
+            elif shown is not None:
+                shown.append(line)
+    return steps
+
+
+def test_the_tutorials_commands_print_what_it_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime
+) -> None:
+    """The tutorial is followed step by step: each `$ pdi` line of its console blocks, run in a directory
+    holding the two files its set-up step copies, prints the lines it shows (stdout; CR LF read as a line end;
+    the deposit time of a version listing is today's)."""
+    shutil.copy(ROOT / "examples" / "declaration.txt", tmp_path)
+    shutil.copy(ROOT / "examples" / "site" / "index.html", tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PDI_ARCHIVE", raising=False)
+    today = one_gmt_day.strftime("%Y/%m/%d")
+    steps = _tutorial_steps()
+    assert [shlex.split(command)[1] for command, _ in steps] == [
+        "init", "series", "add", "add", "get", "get", "get", "search", "cite", "serve"]
+    shown_time = re.compile(r"deposited \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
+    for command, shown in steps:
+        words = shlex.split(command.replace(SHOWN_DAY, today))
+        if words[1] == "serve":
+            continue
+        result = CliRunner().invoke(cli, words[1:])
+        assert result.exit_code == 0, (command, result.output, result.stderr)
+        got = result.stdout_bytes.decode("utf-8").replace("\r\n", "\n").splitlines()
+        expected = [line.replace(SHOWN_DAY, today) for line in shown]
+        got = [shown_time.sub("deposited TIME", line) for line in got]
+        expected = [shown_time.sub("deposited TIME", line) for line in expected]
+        assert got == expected, command
