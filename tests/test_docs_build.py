@@ -124,3 +124,16 @@ def test_the_tutorial_shows_pdi_init_as_it_prints_today(tmp_path: Path) -> None:
 def test_the_built_site_is_ignored_by_git() -> None:
     ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").split()
     assert "site/" in ignored or "/site/" in ignored
+
+
+def test_every_page_shows_pdi_inits_line_with_todays_schema_version() -> None:
+    # `pdi init` prints "archive at LOCATION (schema version N)": wherever the manual shows that line, N is
+    # the schema version this pdi migrates to (the tutorial, the S3 and PostgreSQL pages)
+    from pdi.archive.store import SCHEMA_VERSION
+
+    shown: list[tuple[str, str]] = []
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        text = " ".join(page.read_text(encoding="utf-8").split())
+        shown += [(page.name, n) for n in re.findall(r"archive at \S+ \(schema version (\d+)\)", text)]
+    assert {"tutorial.md", "s3.md", "postgresql.md"} <= {name for name, _ in shown}
+    assert [(name, n) for name, n in shown if n != str(SCHEMA_VERSION)] == []
