@@ -287,7 +287,9 @@ def test_pipx_installs_a_pdi_that_runs_a_sqlite_archive_without_server_libraries
                         ([pdi_bin, "init", tmp_path / "other", "--blobs", "s3://bucket/prefix"], "s3")):
         refused = run(args, env=env, check=False)
         assert refused.returncode == 6, refused.stderr
-        assert f"pipx install --force 'pdi[{extra}]'" in refused.stderr
+        # the extra's packages by name, as the wheel's metadata lists them; pdi itself never by name (no index has it)
+        assert f"pipx inject pdi '{'psycopg[binary]>=3.1' if extra == 'postgres' else 'boto3>=1.36'}'" in refused.stderr
+        assert f"'pdi[{extra}]'" not in refused.stderr
     assert not (tmp_path / "other").exists()  # refused before any archive was made
 
     # pdi serve answers from the installed package: the stored text and the vendored pdf.js

@@ -1,6 +1,6 @@
 """The server libraries pdi installs only on request (pyproject.toml's extras), and the error naming the one missing.
 
-``pipx install pdi`` gives the embedded archive (a SQLite catalog, its blobs in
+Installing pdi's wheel gives the embedded archive (a SQLite catalog, its blobs in
 files) and nothing it does not use; a PostgreSQL catalog needs the
 ``postgres`` extra (psycopg and its pool), blobs in an S3-compatible store the
 ``s3`` extra (boto3). The modules that use them import them at their top and
@@ -29,8 +29,26 @@ def missing_extra(extra: str, exc: ImportError) -> NoReturn:
     missing = (exc.name or "").partition(".")[0]
     if missing not in modules:
         raise exc
+    wanted = " ".join(f"'{r}'" for r in extra_requirements(extra)) or " ".join(modules)
     raise UnsupportedError(
         f"pdi's {extra} extra is not installed ({missing} is missing), and {what} needs it:"
-        f" install pdi with it, pipx install --force 'pdi[{extra}]' (or pip install 'pdi[{extra}]')",
+        f" add its packages to pdi's environment, pipx inject pdi {wanted} (or, in the virtual environment pdi is"
+        f" installed in, pip install {wanted}), or install pdi's wheel again as 'WHEEL[{extra}]'",
         details={"extra": extra, "missing": missing},
     ) from exc
+
+
+def extra_requirements(extra: str) -> list[str]:
+    """The requirements of pdi's ``extra`` as its installed metadata lists them (``psycopg[binary]>=3.1``), in
+    order: what to install by name. Never ``pdi[extra]`` by name: pdi is installed from its wheel, and a package
+    of that name on an index could be anyone's."""
+    import re
+    from importlib.metadata import PackageNotFoundError, requires
+
+    try:
+        listed = requires("pdi") or []
+    except PackageNotFoundError:
+        return []
+    # each line as the wheel's metadata writes it (PEP 508): 'psycopg[binary]>=3.1; extra == "postgres"'
+    marked = (re.fullmatch(r"(.+?)\s*;\s*extra\s*==\s*[\"']([^\"']+)[\"']\s*", line) for line in listed)
+    return [m[1] for m in marked if m is not None and m[2] == extra]

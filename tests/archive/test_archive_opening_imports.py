@@ -79,18 +79,29 @@ def test_without_the_server_libraries_a_sqlite_archive_works(tmp_path: Path) -> 
 def test_without_psycopg_a_postgresql_archive_names_the_postgres_extra(tmp_path: Path) -> None:
     done = _without("psycopg psycopg_pool", "init", "postgresql://127.0.0.1:1/none", cwd=tmp_path)
     assert done.returncode == UnsupportedError.exit_code == 6
+    wanted = " ".join(f"'{r}'" for r in _extra("postgres"))  # as pyproject.toml lists them
+    assert wanted == "'psycopg[binary]>=3.1' 'psycopg-pool>=3.2'"
     assert done.stderr == (
         "pdi: unsupported: pdi's postgres extra is not installed (psycopg is missing), and a PostgreSQL catalog"
-        " (postgresql://…) needs it: install pdi with it, pipx install --force 'pdi[postgres]'"
-        " (or pip install 'pdi[postgres]')\n"
-    )
+        f" (postgresql://…) needs it: add its packages to pdi's environment, pipx inject pdi {wanted} (or, in the"
+        f" virtual environment pdi is installed in, pip install {wanted}), or install pdi's wheel again as"
+        " 'WHEEL[postgres]'\n"
+    )  # never "pip install 'pdi[postgres]'": pdi is installed from its wheel, a "pdi" on an index could be anyone's
+
+
+def _extra(name: str) -> list[str]:
+    """The requirements of pdi's extra ``name`` as pyproject.toml lists them."""
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]
+    return list(project["optional-dependencies"][name])
 
 
 def test_without_boto3_blobs_in_s3_name_the_s3_extra_and_make_no_archive(tmp_path: Path) -> None:
     done = _without("boto3 botocore", "init", "a", "--blobs", "s3://bucket/prefix", cwd=tmp_path)
     assert done.returncode == 6
     assert "pdi's s3 extra is not installed (boto3 is missing)" in done.stderr
-    assert "pipx install --force 'pdi[s3]'" in done.stderr
+    assert f"pipx inject pdi {' '.join(repr(r) for r in _extra('s3'))} " in done.stderr
     assert not (tmp_path / "a").exists()
 
 
