@@ -33,7 +33,9 @@ import hashlib
 import io
 import json
 import os
+import re
 import tempfile
+import uuid
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -41,8 +43,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
+from warcio.recordbuilder import RecordBuilder
 from warcio.recordloader import ArcWarcRecord
 from warcio.statusandheaders import StatusAndHeaders
+from warcio.timeutils import iso_date_to_timestamp
 from warcio.warcwriter import WARCWriter
 
 from pdi import __version__
@@ -110,6 +114,18 @@ class _Writer:
     writer makes them, but deflated here at :func:`_level` (warcio deflates
     every record at level 9: a PNG's octets, deflated again, were a third
     of an export's time).
+
+    A record whose every value is printable ASCII (the common case: URLs as
+    pdi keeps them, ``Content-Type`` values, dates, names) is serialized here,
+    octet for octet as warcio's ``WARCWriter`` serializes it (its header
+    order, its ``WARC/1.1`` record and HTTP head, its SHA-1 digests in
+    base32; tests/interop/test_interop_wacz_records.py compares the two), and
+    its CDXJ line made from the values at hand, as cdxj-indexer makes it from
+    warcio's record: building warcio's record objects and indexing them were
+    two fifths of an export's CPU. Any other record (a URL or a value with
+    octets beyond ASCII, which warcio writes as UTF-8 or %-encodes, or a
+    control character) is built and indexed by warcio and cdxj-indexer, as
+    before.
     """
 
     def __init__(self, out: BinaryIO, index: TextIO | None = None) -> None:
@@ -129,39 +145,97 @@ class _Writer:
         self.buffer.seek(0)
         self.buffer.truncate()
         self.warc.write_record(record)
+        offset, length = self._member((self.buffer.getvalue(),), level)
+        if self.index is not None:
+            self.index.add(record, offset, length)
+
+    def _member(self, pieces: tuple[bytes, ...], level: int) -> tuple[int, int]:
+        """``pieces`` as one gzip member at ``level``: its offset and length in the WARC."""
         deflate = zlib.compressobj(level, zlib.DEFLATED, zlib.MAX_WBITS + 16)
         offset = self.out.tell()
-        self.out.write(deflate.compress(self.buffer.getvalue()))
+        for piece in pieces:
+            self.out.write(deflate.compress(piece))
         self.out.write(deflate.flush())
+        return offset, self.out.tell() - offset
+
+    def _direct(
+        self, url: str, date: str, kind: str, fields: list[tuple[str, str]], status: str,
+        http_fields: list[tuple[str, str]], data: bytes, digest: str, mime: str | None, level: int,
+    ) -> None:
+        """A record of plain values (see the class), as warcio's writer serializes it, and its CDXJ line.
+
+        ``fields`` are the WARC fields warcio puts after ``WARC-Target-URI``
+        (a revisit's profile and referents, or the payload's digest); a
+        revisit's block is its HTTP head alone (WARC 1.1 §6.7.2), as warcio
+        writes it.
+        """
+        http = (f"HTTP/1.1 {status}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in http_fields) + "\r\n").encode("ascii")
+        block = hashlib.sha1(http)
+        if kind != "revisit":
+            block.update(data)
+        size = len(http) + (len(data) if kind != "revisit" else 0)
+        head = "".join(f"{k}: {v}\r\n" for k, v in fields)
+        text = (
+            f"WARC/1.1\r\n{head}WARC-Block-Digest: sha1:{base64.b32encode(block.digest()).decode('ascii')}\r\n"
+            f"Content-Type: application/http; msgtype=response\r\nContent-Length: {size}\r\n\r\n"
+        )
+        pieces = (text.encode("ascii") + http, data, b"\r\n\r\n") if kind != "revisit" else (
+            text.encode("ascii") + http + b"\r\n\r\n",)
+        offset, length = self._member(pieces, level)
         if self.index is not None:
-            self.index.add(record, offset, self.out.tell() - offset)
+            self.index.line(url, date, mime, status.split(" ", 1)[0], digest, offset, length)
 
     def response(
         self, url: str, date: str, media_type: str, charset: str | None, data: bytes, extra: dict[str, str] | None = None
     ) -> None:
-        headers = StatusAndHeaders(
-            "200 OK",
-            [("Content-Type", _content_type(media_type, charset)), ("Content-Length", str(len(data)))],
-            protocol="HTTP/1.1",
-        )
+        content_type = _content_type(media_type, charset)
         digest = _sha1_digest(data)
         first = self.written.get((url, digest))
         warc_headers = {"WARC-Date": date, **(extra or {})}
+        level = 6 if first is not None else _level(media_type)
+        if first is None:
+            self.written[(url, digest)] = (url, date)
+        if _plain(url, content_type, *warc_headers.values(), *(first or ())):
+            http_fields = [("Content-Type", content_type), ("Content-Length", str(len(data)))]
+            fields = [*warc_headers.items()]
+            if first is not None:
+                fields += [("WARC-Type", "revisit"), ("WARC-Record-ID", _record_id()), ("WARC-Target-URI", url),
+                           ("WARC-Profile", RecordBuilder.REVISIT_PROFILE_1_1), ("WARC-Refers-To-Target-URI", first[0]),
+                           ("WARC-Refers-To-Date", first[1]), ("WARC-Payload-Digest", digest)]
+                self._direct(url, date, "revisit", fields, "200 OK", http_fields, data, digest, "warc/revisit", level)
+            else:
+                fields += [("WARC-Payload-Digest", digest), ("WARC-Type", "response"),
+                           ("WARC-Record-ID", _record_id()), ("WARC-Target-URI", url)]
+                self._direct(url, date, "response", fields, "200 OK", http_fields, data, digest,
+                             _cdxj_mime(content_type), level)
+            self.records += 1
+            return
+        headers = StatusAndHeaders(
+            "200 OK",
+            [("Content-Type", content_type), ("Content-Length", str(len(data)))],
+            protocol="HTTP/1.1",
+        )
         if first is not None:
             record = self.warc.create_revisit_record(
                 url, digest, first[0], first[1], http_headers=headers, warc_headers_dict=warc_headers
             )
         else:
-            self.written[(url, digest)] = (url, date)
             # the payload's digest given (made above): warcio does not read the payload again to make it
             record = self.warc.create_warc_record(
                 url, "response", payload=io.BytesIO(data), length=len(data),
                 http_headers=headers, warc_headers_dict={**warc_headers, "WARC-Payload-Digest": digest},
             )
-        self._write(record, 6 if first is not None else _level(media_type))
+        self._write(record, level)
         self.records += 1
 
     def redirect(self, url: str, target: str, date: str) -> None:
+        if _plain(url, target, date):
+            fields = [("WARC-Date", date), ("WARC-Type", "response"), ("WARC-Record-ID", _record_id()),
+                      ("WARC-Target-URI", url), ("WARC-Payload-Digest", _EMPTY_DIGEST)]
+            http_fields = [("Location", target), ("Content-Length", "0")]
+            self._direct(url, date, "response", fields, "302 Found", http_fields, b"", _EMPTY_DIGEST, None, 6)
+            self.records += 1
+            return
         headers = StatusAndHeaders(
             "302 Found", [("Location", target), ("Content-Length", "0")], protocol="HTTP/1.1"
         )
@@ -173,14 +247,39 @@ class _Writer:
         self.records += 1
 
 
+_EMPTY_DIGEST = _sha1_digest(b"")
+#: What cdxj-indexer cuts a ``Content-Type`` at to make a line's ``mime`` (its ``CDXJIndexer.RE_SPACE``).
+_MIME_END = re.compile(r"[;\s]")
+
+
+def _plain(*values: str) -> bool:
+    """Whether every value is printable ASCII: a record :class:`_Writer` serializes itself."""
+    return all(v.isascii() and v.isprintable() for v in values)
+
+
+def _record_id() -> str:
+    """A ``WARC-Record-ID`` as warcio makes one (§5.2: a URI; a random UUID's URN)."""
+    return f"<urn:uuid:{uuid.uuid4()}>"
+
+
+def _cdxj_mime(content_type: str) -> str:
+    """A response's CDXJ ``mime``: its ``Content-Type`` up to a ``;`` or a space, as cdxj-indexer cuts it."""
+    return _MIME_END.split(content_type, 1)[0].strip() if content_type else content_type
+
+
 class _Index:
     """The CDXJ index of the WARC an export writes, made as each record is written (not read back).
 
-    cdxj-indexer's own :class:`~cdxj_indexer.CDXJIndexer` makes every line
-    (its fields, SURT keys, filter and sorted, de-duplicated output), from
-    the record warcio has just serialized, with the offset and length of its
-    gzip member: the lines it would make reading the file back, which an
-    export did before (a fifth of its time). ``finish`` writes them sorted.
+    A plain record's line (:meth:`line`) is made from the values it was
+    written with: its key by cdxj-indexer's own ``get_url_key`` (SURT), its
+    timestamp by warcio's ``iso_date_to_timestamp``, its fields in
+    cdxj-indexer's order and JSON; any other record's line by cdxj-indexer's
+    :class:`~cdxj_indexer.CDXJIndexer` from the record warcio has just
+    serialized (:meth:`add`). Either way the line cdxj-indexer makes reading
+    the file back (tests/interop/test_interop_wacz.py compares them), which an
+    export did before (a fifth of its time). cdxj-indexer's ``SortingWriter``
+    sorts them and drops duplicates (spilling to temporary files past 32 MiB);
+    ``finish`` writes them.
     """
 
     def __init__(self, out: TextIO) -> None:
@@ -189,6 +288,7 @@ class _Index:
         self.indexer = CDXJIndexer(output=None, inputs=[], sort=True, post_append=True)
         self.indexer.curr_filename = _WARC_NAME
         self.lines = SortingWriter(out)
+        self.timestamps: dict[str, str] = {}
 
     def add(self, record: ArcWarcRecord, offset: int, length: int) -> None:
         if not self.indexer.filter_record(record):
@@ -196,6 +296,19 @@ class _Index:
         record.file_offset = offset
         record.file_length = length
         self.indexer.process_index_entry(None, record, _WARC_NAME, self.lines)
+
+    def line(
+        self, url: str, date: str, mime: str | None, status: str, digest: str, offset: int, length: int
+    ) -> None:
+        """The line of a ``response`` or ``revisit`` record: cdxj-indexer's default fields, in its order."""
+        stamp = self.timestamps.get(date)
+        if stamp is None:
+            stamp = self.timestamps[date] = iso_date_to_timestamp(date)
+        fields: dict[str, str] = {"url": url}
+        if mime is not None:
+            fields["mime"] = mime
+        fields.update(status=status, digest=digest, length=str(length), offset=str(offset), filename=_WARC_NAME)
+        self.lines.write(f"{self.indexer.get_url_key(url)} {stamp} {json.dumps(fields)}\n")
 
     def finish(self) -> None:
         self.lines.flush()

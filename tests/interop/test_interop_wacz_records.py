@@ -1,0 +1,132 @@
+"""The WARC records and CDXJ lines an export writes itself are warcio's and cdxj-indexer's, octet for octet.
+
+:class:`pdi.interop.wacz._Writer` serializes a record of plain values
+(printable ASCII) itself and makes its CDXJ line from the values at hand;
+any other record goes through warcio and cdxj-indexer. Whichever way, each
+gzip member must hold what warcio's own ``WARCWriter`` writes for the same
+response, revisit or redirect (the record ids aside: random UUIDs), warcio
+must read the file with every digest checked, and the index must be the
+lines ``cdxj-indexer`` makes reading the file back.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import re
+import tempfile
+import zlib
+from pathlib import Path
+
+from cdxj_indexer.main import CDXJIndexer
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from warcio.archiveiterator import ArchiveIterator
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from pdi.interop.wacz import _Writer
+
+_ID = re.compile(rb"WARC-Record-ID: <urn:uuid:[0-9a-f-]{36}>\r\n")
+
+#: Some URLs warcio writes as they are, some with octets beyond ASCII (written as UTF-8) or a control character.
+URLS = [
+    "http://example.org/", "http://example.org/a.png", "https://example.org/s.css?v=1&x=%20",
+    "http://example.org/p/q;r?s#t", "http://bücher.example/é.png", "http://example.org/tab\there",
+    "http://EXAMPLE.org:8080/Index.HTML",
+]
+MEDIA = [("text/html", "utf-8"), ("image/png", None), ("text/css", None), ("text/plain;x=y", None),
+         ("application/pdf", None), ("text/html", "iso-8859-1"), ("image/jpeg", "é")]
+DATES = ["2024-05-06T10:00:00Z", "2024-05-06T10:00:00.123456Z", "1999-12-31T23:59:59Z"]
+DATA = [b"", b"hello", b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 300, b"<html>" + b"x" * 70_000 + b"</html>"]
+
+
+def _digest(data: bytes) -> str:
+    return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode("ascii")
+
+
+def _warcio(ops: list[tuple[object, ...]]) -> list[bytes]:
+    """Each record as warcio's own writer serializes it (uncompressed), from the same values."""
+    out = io.BytesIO()
+    writer = WARCWriter(out, gzip=False, warc_version="WARC/1.1")
+    written: dict[tuple[str, str], tuple[str, str]] = {}
+    records: list[bytes] = []
+    for op in ops:
+        out.seek(0)
+        out.truncate()
+        if op[0] == "redirect":
+            _, url, target, date = op
+            headers = StatusAndHeaders("302 Found", [("Location", target), ("Content-Length", "0")], protocol="HTTP/1.1")
+            record = writer.create_warc_record(url, "response", payload=io.BytesIO(b""), length=0,
+                                               http_headers=headers, warc_headers_dict={"WARC-Date": date})
+        else:
+            _, url, date, (media, charset), data, extra = op
+            kind = f"{media}; charset={charset}" if charset else media
+            headers = StatusAndHeaders("200 OK", [("Content-Type", kind), ("Content-Length", str(len(data)))],
+                                       protocol="HTTP/1.1")
+            digest = _digest(data)
+            fields = {"WARC-Date": date, **(extra or {})}
+            first = written.get((url, digest))
+            if first is not None:
+                record = writer.create_revisit_record(url, digest, first[0], first[1], http_headers=headers,
+                                                      warc_headers_dict=fields)
+            else:
+                written[(url, digest)] = (url, date)
+                record = writer.create_warc_record(url, "response", payload=io.BytesIO(data), length=len(data),
+                                                   http_headers=headers,
+                                                   warc_headers_dict={**fields, "WARC-Payload-Digest": digest})
+        writer.write_record(record)
+        records.append(_ID.sub(b"", out.getvalue()))
+    return records
+
+
+def _members(warc: bytes) -> list[bytes]:
+    """The file's gzip members, each decompressed on its own."""
+    members = []
+    while warc:
+        member = zlib.decompressobj(zlib.MAX_WBITS + 16)
+        members.append(member.decompress(warc))
+        assert member.eof
+        warc = member.unused_data
+    return members
+
+
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("response"), st.sampled_from(URLS), st.sampled_from(DATES), st.sampled_from(MEDIA),
+                  st.sampled_from(DATA), st.sampled_from([None, {"PDI": "urn:pdi://web.example.us/2024/05/06/x"}])),
+        st.tuples(st.just("redirect"), st.sampled_from(URLS), st.sampled_from(URLS), st.sampled_from(DATES)),
+    ),
+    min_size=1, max_size=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ops=OPS)
+def test_each_record_is_what_warcio_writes_and_the_index_what_cdxj_indexer_reads(ops: list[tuple[object, ...]]) -> None:
+    out, index = io.BytesIO(), io.StringIO()
+    writer = _Writer(out, index)
+    for op in ops:
+        if op[0] == "redirect":
+            writer.redirect(*op[1:])  # type: ignore[arg-type]
+        else:
+            _, url, date, (media, charset), data, extra = op
+            writer.response(url, date, media, charset, data, extra)  # type: ignore[arg-type]
+    assert writer.index is not None
+    writer.index.finish()
+    assert writer.records == len(ops)
+    warc = out.getvalue()
+    members = _members(warc)
+    assert members[0].startswith(b"WARC/1.1\r\nWARC-Type: warcinfo\r\n")
+    assert [_ID.sub(b"", m) for m in members[1:]] == _warcio(ops)
+    assert all(len(_ID.findall(m)) == 1 for m in members)
+    # warcio reads every record back, each digest checked
+    read = [r.rec_type for r in ArchiveIterator(io.BytesIO(warc), check_digests="raise")]
+    assert len(read) == len(ops) + 1
+    with tempfile.TemporaryDirectory() as work:
+        path = Path(work) / "data.warc.gz"
+        path.write_bytes(warc)
+        theirs = Path(work) / "theirs.cdxj"
+        CDXJIndexer(output=str(theirs), inputs=[str(path)], sort=True, post_append=True).process_all()
+        assert index.getvalue() == theirs.read_text(encoding="utf-8")
