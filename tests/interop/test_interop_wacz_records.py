@@ -4,7 +4,8 @@
 (printable ASCII) itself and makes its CDXJ line from the values at hand;
 any other record goes through warcio and cdxj-indexer. Whichever way, each
 gzip member must hold what warcio's own ``WARCWriter`` writes for the same
-response, revisit or redirect (the record ids aside: random UUIDs), warcio
+response, revisit or redirect (the record ids aside: random UUIDs, each of
+version 4 and none twice), warcio
 must read the file with every digest checked, and the index must be the
 lines ``cdxj-indexer`` makes reading the file back.
 """
@@ -16,6 +17,7 @@ import hashlib
 import io
 import re
 import tempfile
+import uuid
 import zlib
 from pathlib import Path
 
@@ -120,7 +122,10 @@ def test_each_record_is_what_warcio_writes_and_the_index_what_cdxj_indexer_reads
     members = _members(warc)
     assert members[0].startswith(b"WARC/1.1\r\nWARC-Type: warcinfo\r\n")
     assert [_ID.sub(b"", m) for m in members[1:]] == _warcio(ops)
-    assert all(len(_ID.findall(m)) == 1 for m in members)
+    # each record's id a URN of a random UUID (RFC 9562 §5.4: version 4, its variant), none twice
+    ids = [uuid.UUID(found.decode()) for m in members for found in re.findall(rb"WARC-Record-ID: <urn:uuid:([^>]*)>", m)]
+    assert len(ids) == len(members) == len(set(ids))
+    assert all(i.version == 4 and i.variant == uuid.RFC_4122 for i in ids)
     # warcio reads every record back, each digest checked
     read = [r.rec_type for r in ArchiveIterator(io.BytesIO(warc), check_digests="raise")]
     assert len(read) == len(ops) + 1

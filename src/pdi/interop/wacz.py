@@ -35,11 +35,11 @@ import json
 import os
 import re
 import tempfile
-import uuid
 import zipfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii as _json
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
@@ -135,6 +135,8 @@ class _Writer:
         self.warc = WARCWriter(self.buffer, gzip=False, warc_version="WARC/1.1")
         self.written: dict[tuple[str, str], tuple[str, str]] = {}  # (url, digest) -> (url, date)
         self.records = 0
+        self.record_id = _RecordIds()
+        self.sha256 = hashlib.sha256()  # of the file as written: the zip step need not read it again to list it
         info = self.warc.create_warcinfo_record(
             _WARC_NAME, {"software": f"pdi {__version__}", "format": "WARC File Format 1.1"}
         )
@@ -153,9 +155,10 @@ class _Writer:
         """``pieces`` as one gzip member at ``level``: its offset and length in the WARC."""
         deflate = zlib.compressobj(level, zlib.DEFLATED, zlib.MAX_WBITS + 16)
         offset = self.out.tell()
-        for piece in pieces:
-            self.out.write(deflate.compress(piece))
-        self.out.write(deflate.flush())
+        for piece in (*pieces, None):
+            member = deflate.compress(piece) if piece is not None else deflate.flush()
+            self.out.write(member)
+            self.sha256.update(member)
         return offset, self.out.tell() - offset
 
     def _direct(
@@ -199,13 +202,13 @@ class _Writer:
             http_fields = [("Content-Type", content_type), ("Content-Length", str(len(data)))]
             fields = [*warc_headers.items()]
             if first is not None:
-                fields += [("WARC-Type", "revisit"), ("WARC-Record-ID", _record_id()), ("WARC-Target-URI", url),
+                fields += [("WARC-Type", "revisit"), ("WARC-Record-ID", self.record_id()), ("WARC-Target-URI", url),
                            ("WARC-Profile", RecordBuilder.REVISIT_PROFILE_1_1), ("WARC-Refers-To-Target-URI", first[0]),
                            ("WARC-Refers-To-Date", first[1]), ("WARC-Payload-Digest", digest)]
                 self._direct(url, date, "revisit", fields, "200 OK", http_fields, data, digest, "warc/revisit", level)
             else:
                 fields += [("WARC-Payload-Digest", digest), ("WARC-Type", "response"),
-                           ("WARC-Record-ID", _record_id()), ("WARC-Target-URI", url)]
+                           ("WARC-Record-ID", self.record_id()), ("WARC-Target-URI", url)]
                 self._direct(url, date, "response", fields, "200 OK", http_fields, data, digest,
                              _cdxj_mime(content_type), level)
             self.records += 1
@@ -230,7 +233,7 @@ class _Writer:
 
     def redirect(self, url: str, target: str, date: str) -> None:
         if _plain(url, target, date):
-            fields = [("WARC-Date", date), ("WARC-Type", "response"), ("WARC-Record-ID", _record_id()),
+            fields = [("WARC-Date", date), ("WARC-Type", "response"), ("WARC-Record-ID", self.record_id()),
                       ("WARC-Target-URI", url), ("WARC-Payload-Digest", _EMPTY_DIGEST)]
             http_fields = [("Location", target), ("Content-Length", "0")]
             self._direct(url, date, "response", fields, "302 Found", http_fields, b"", _EMPTY_DIGEST, None, 6)
@@ -257,9 +260,26 @@ def _plain(*values: str) -> bool:
     return all(v.isascii() and v.isprintable() for v in values)
 
 
-def _record_id() -> str:
-    """A ``WARC-Record-ID`` as warcio makes one (§5.2: a URI; a random UUID's URN)."""
-    return f"<urn:uuid:{uuid.uuid4()}>"
+class _RecordIds:
+    """``WARC-Record-ID`` values as warcio makes them (WARC §5.2: a URI; a version 4 UUID's URN, RFC 9562 §5.4).
+
+    The random octets are drawn from ``os.urandom`` (as :func:`uuid.uuid4` draws them) 4 KiB at a time, not 16
+    octets a record.
+    """
+
+    def __init__(self) -> None:
+        self.pool = b""
+        self.at = 0
+
+    def __call__(self) -> str:
+        if self.at == len(self.pool):
+            self.pool, self.at = os.urandom(4096), 0
+        raw = bytearray(self.pool[self.at : self.at + 16])
+        self.at += 16
+        raw[6] = raw[6] & 0x0F | 0x40  # version 4
+        raw[8] = raw[8] & 0x3F | 0x80  # variant: RFC 9562
+        h = raw.hex()
+        return f"<urn:uuid:{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}>"
 
 
 def _cdxj_mime(content_type: str) -> str:
@@ -304,11 +324,12 @@ class _Index:
         stamp = self.timestamps.get(date)
         if stamp is None:
             stamp = self.timestamps[date] = iso_date_to_timestamp(date)
-        fields: dict[str, str] = {"url": url}
-        if mime is not None:
-            fields["mime"] = mime
-        fields.update(status=status, digest=digest, length=str(length), offset=str(offset), filename=_WARC_NAME)
-        self.lines.write(f"{self.indexer.get_url_key(url)} {stamp} {json.dumps(fields)}\n")
+        # json.dumps of the fields in cdxj-indexer's order, each string as json writes it (ASCII, escaped)
+        mime_field = "" if mime is None else f', "mime": {_json(mime)}'
+        self.lines.write(
+            f'{self.indexer.get_url_key(url)} {stamp} {{"url": {_json(url)}{mime_field}, "status": {_json(status)},'
+            f' "digest": {_json(digest)}, "length": "{length}", "offset": "{offset}", "filename": "{_WARC_NAME}"}}\n'
+        )
 
     def finish(self) -> None:
         self.lines.flush()
@@ -394,9 +415,9 @@ def _write_page(
     writer: _Writer, url: str, date: str, data: bytes, name: PDI, part_dates: dict[str, str]
 ) -> str | None:
     """Each part of an aggregate as a record; the page's URL (its root's), or ``None`` when it has no http(s) root."""
-    from pdi.mhtml import parse
+    from pdi.mhtml.parse import read_message
 
-    aggregate = parse(data)
+    aggregate = read_message(data)  # what pdi.mhtml.parse reads, without the lookups an export does not use
     root = aggregate.root
     root_url = (root.location or root.content_location or "").split("#", 1)[0]
     if not root_url.lower().startswith(("http://", "https://")):
@@ -500,7 +521,8 @@ def export_wacz(
         pages_lines += [json.dumps(p, ensure_ascii=False) for p in pages]
         pages_bytes = ("\n".join(pages_lines) + "\n").encode("utf-8")
         with written_whole(target, str(output)) as partial:
-            _write_zip(partial, warc_path, cdx_path, pages_bytes, title or _title(series), pages, key, identity)
+            _write_zip(partial, (warc_path, writer.sha256.hexdigest()), cdx_path, pages_bytes, title or _title(series),
+                       pages, key, identity)
     return Exported(len(pages), documents, writer.records)
 
 
@@ -509,13 +531,14 @@ def _title(series: str | None) -> str:
 
 
 def _write_zip(
-    path: Path, warc_path: Path, cdx_path: Path, pages: bytes, title: str, page_list: list[dict[str, str]],
+    path: Path, warc: tuple[Path, str], cdx_path: Path, pages: bytes, title: str, page_list: list[dict[str, str]],
     key: WaczKey | None, identity: Identity | None,
 ) -> None:
+    """The WACZ at ``path``; ``warc`` is the WARC's path and the SHA-256 (hex) of the octets written to it."""
     created = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     resources: list[dict[str, object]] = []
 
-    def add(zf: zipfile.ZipFile, member: str, source: Path | bytes, stored: bool) -> None:
+    def add(zf: zipfile.ZipFile, member: str, source: Path | bytes, stored: bool, sha256: str | None = None) -> None:
         info = zipfile.ZipInfo(member, datetime.datetime.now(datetime.UTC).timetuple()[:6])
         info.compress_type = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
         # The size given up front lets zipfile write ZIP64 fields only for a member that
@@ -532,15 +555,16 @@ def _write_zip(
                 with source.open("rb") as fh:
                     while chunk := fh.read(1 << 20):
                         out.write(chunk)
-                        digest.update(chunk)
+                        if sha256 is None:
+                            digest.update(chunk)
                         size += len(chunk)
         resources.append({
             "name": os.path.basename(member).lower(), "path": member,
-            "hash": "sha256:" + digest.hexdigest(), "bytes": size,
+            "hash": "sha256:" + (sha256 or digest.hexdigest()), "bytes": size,
         })
 
     with zipfile.ZipFile(path, "w") as zf:
-        add(zf, f"archive/{_WARC_NAME}", warc_path, stored=True)  # WACZ §: WARCs stored, so replay can seek
+        add(zf, f"archive/{_WARC_NAME}", warc[0], stored=True, sha256=warc[1])  # WACZ §: WARCs stored, so replay can seek
         add(zf, "indexes/index.cdx", cdx_path, stored=False)
         add(zf, "pages/pages.jsonl", pages, stored=False)
         package: dict[str, object] = {
