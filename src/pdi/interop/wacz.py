@@ -130,6 +130,7 @@ class _Writer:
 
     def __init__(self, out: BinaryIO, index: TextIO | None = None) -> None:
         self.out = out
+        self.offset = out.tell()
         self.index = None if index is None else _Index(index)
         self.buffer = io.BytesIO()
         self.warc = WARCWriter(self.buffer, gzip=False, warc_version="WARC/1.1")
@@ -154,12 +155,13 @@ class _Writer:
     def _member(self, pieces: tuple[bytes, ...], level: int) -> tuple[int, int]:
         """``pieces`` as one gzip member at ``level``: its offset and length in the WARC."""
         deflate = zlib.compressobj(level, zlib.DEFLATED, zlib.MAX_WBITS + 16)
-        offset = self.out.tell()
+        offset = self.offset
         for piece in (*pieces, None):
             member = deflate.compress(piece) if piece is not None else deflate.flush()
             self.out.write(member)
             self.sha256.update(member)
-        return offset, self.out.tell() - offset
+            self.offset += len(member)  # counted, not asked of the file (a system call a record)
+        return offset, self.offset - offset
 
     def _direct(
         self, url: str, date: str, kind: str, fields: list[tuple[str, str]], status: str,
@@ -400,19 +402,32 @@ def _iso_ts(date: str) -> str:
     return date if "." not in date else date.split(".", 1)[0] + "Z"
 
 
-def _part_dates(stated: str | None) -> dict[str, str]:
+class _Keys(dict[str, str]):
+    """:func:`~pdi.mhtml.locations.comparable` of the URLs of one page, each made once (its statement's lines and its
+    parts name the same URLs)."""
+
+    def __missing__(self, url: str) -> str:
+        key = self[url] = comparable(url)
+        return key
+
+
+def _part_dates(stated: str | None, keys: _Keys) -> dict[str, str]:
     """The parts' own WARC-Dates, from the ``warc:parts`` statement an import left (``digest date url`` lines)."""
     dates: dict[str, str] = {}
+    written: dict[str, str] = {}  # each date as a WARC-Date once: a page's parts are often of one second
     for line in (stated or "").splitlines():
         pieces = line.split(" ", 2)
         if len(pieces) == 3:
             with contextlib.suppress(ValueError):
-                dates[comparable(pieces[2])] = warc_date(datetime.datetime.fromisoformat(pieces[1]))
+                when = written.get(pieces[1])
+                if when is None:
+                    when = written[pieces[1]] = warc_date(datetime.datetime.fromisoformat(pieces[1]))
+                dates[keys[pieces[2]]] = when
     return dates
 
 
 def _write_page(
-    writer: _Writer, url: str, date: str, data: bytes, name: PDI, part_dates: dict[str, str]
+    writer: _Writer, url: str, date: str, data: bytes, name: PDI, part_dates: dict[str, str], keys: _Keys
 ) -> str | None:
     """Each part of an aggregate as a record; the page's URL (its root's), or ``None`` when it has no http(s) root."""
     from pdi.mhtml.parse import read_message
@@ -427,14 +442,14 @@ def _write_page(
         location = (part.location or part.content_location or "").split("#", 1)[0]
         if not location.lower().startswith(("http://", "https://")):
             continue  # cid: parts (Chromium's inline sheets) are found through the page, not by URL
-        key = comparable(location)
+        key = keys[location]
         if key in seen:
             continue
         seen.add(key)
         extra = {"PDI": str(name)} if part is root else None
         when = date if part is root else part_dates.get(key, date)
         writer.response(location, when, part.content_type, part.charset, part.data, extra)
-    if comparable(url) != comparable(root_url):  # the page answered at another URL: the redirect
+    if keys[url] != keys[root_url]:  # the page answered at another URL: the redirect
         writer.redirect(url, root_url, date)
     return root_url
 
@@ -496,8 +511,9 @@ def export_wacz(
                 statements = {key: found[subject] for key, found in stated.items() if subject in found}
                 date = _date_of(r, statements)
                 if r.media_type == "multipart/related":
-                    parts = _part_dates(statements.get("warc:parts"))
-                    root_url = _write_page(writer, r.unique_id, date, data, name, parts)
+                    keys = _Keys()
+                    parts = _part_dates(statements.get("warc:parts"), keys)
+                    root_url = _write_page(writer, r.unique_id, date, data, name, parts, keys)
                     if root_url is not None:
                         page = {"id": str(name), "url": r.unique_id, "ts": _iso_ts(date), "pdi": str(name)}
                         stated_title = statements.get("title")
