@@ -5,8 +5,10 @@ Implements, of the WACZ 1.1.1 specification (webrecorder), the layout
 in CDXJ, `pages/pages.jsonl`, `datapackage.json` listing every file with
 its SHA-256 and size, `datapackage-digest.json` with the SHA-256 of
 `datapackage.json`, signed when a key is given: :mod:`pdi.wacz_signing`), so that py-wacz's `wacz validate`, pywb and
-ReplayWeb.page open what :func:`export_wacz` writes. The WARC is written
-with warcio (ISO 28500:2017, WARC 1.1): one ``response`` record for each
+ReplayWeb.page open what :func:`export_wacz` writes. The WARC (ISO 28500:2017,
+WARC 1.1) is written as warcio's writer writes it (a record of plain values
+serialized here octet for octet as warcio does, any other by warcio: see
+:class:`_Writer`): one ``response`` record for each
 part of each archived page (its ``Content-Location`` the target URI, its
 type and ``charset=`` the HTTP ``Content-Type``, its bytes the payload),
 dated by the ``warc:date`` statement an import left (else the time the
@@ -15,8 +17,10 @@ same URL is a ``revisit`` (§6.7.2, identical payload digest). A document
 that is not a page but whose id is a URL (a PDF, an image) is one
 ``response``. Each page's PDI stands in `pages/pages.jsonl` (``"pdi"``,
 and as the page's ``id``) and in a ``PDI`` field of its root's record
-(WARC §4 lets named fields be added). The CDXJ index is made by
-``cdxj-indexer``'s indexer as each record is written.
+(WARC §4 lets named fields be added). The CDXJ index is made as each
+record is written, each line what ``cdxj-indexer`` makes of that record
+(its SURT key by cdxj-indexer's own function, its lines sorted by its
+``SortingWriter``: see :class:`_Index`).
 
 :func:`pdi.interop.warc.sources.wacz_sources` opens the WARC files of a WACZ for
 :mod:`pdi.interop.warc` (read in place from the ZIP: WACZ stores them
