@@ -450,19 +450,23 @@ def test_the_engines_own_statement_is_stopped_at_the_searchs_deadline(archive: A
         text = "".join(f"Line {k} {i} of the zebra and of words {i * 7919 % 10007} here.\n" for i in range(16000))
         archive.add(S, text.encode(), format="text")
     assert len(archive.store.search([["zebra"]], limit=200)) == 200  # once cold: what is read is read now
-    started = time.monotonic()
-    assert len(archive.store.search([["zebra"]], limit=200)) == 200
-    whole = time.monotonic() - started  # the deadlines below are shares of a warm search, as each of them is
+    warm = []
+    for _ in range(3):  # the least of three warm searches: one slowed by the machine's load would set the deadlines
+        started = time.monotonic()  # too far for any to fall inside the statement
+        assert len(archive.store.search([["zebra"]], limit=200)) == 200
+        warm.append(time.monotonic() - started)
+    whole = min(warm)  # the deadlines below are shares of a warm search, as each of them is
     stopped = []
-    for share in (0.02, 0.05, 0.1, 0.2):  # a loaded machine may pass a deadline before the statement begins
+    for share in (0.01, 0.02, 0.05, 0.1, 0.2):  # a loaded machine may pass a deadline before the statement begins
         began = time.monotonic()
-        with pytest.raises(TimeoutError) as raised:
+        try:
             archive.store.search([["zebra"]], limit=200, deadline=began + whole * share)
-        cause = raised.value.__cause__
-        if cause is not None:
-            stopped.append((share, time.monotonic() - began, str(cause)))
-            break
-    assert stopped, f"no statement was stopped by the engine (the whole search took {whole:.3f} s)"
+        except TimeoutError as raised:
+            if raised.__cause__ is not None:
+                stopped.append((share, time.monotonic() - began, str(raised.__cause__)))
+                break
+        # else ended inside its deadline, this once faster than the least warm search's share: a later share
+    assert stopped, f"no statement was stopped by the engine (the warm searches took {warm})"
     share, took, said = stopped[0]
     assert ("interrupted" in said) if archive.store.dialect == "sqlite" else ("statement timeout" in said), said
     assert took < whole, (took, whole)
