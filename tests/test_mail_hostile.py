@@ -253,3 +253,102 @@ def test_a_forced_mbox_deposit_that_fails_deposits_nothing(tmp_path: Path) -> No
     assert done.exit_code == 0, done.output
     assert [line.split("/")[-1] for line in done.output.split()] == [
         "mid:1%40example%2Eorg.rfc822.1", "mid:4%40example%2Eorg.rfc822.1", "mid:3%40example%2Eorg.rfc822.1"]
+
+
+# --- a message's body text, made once a process (pdi.mail.bodytext) --------------------------------------------
+
+def _plain(marker: str, body: str) -> bytes:
+    return (f"From: a@example.org\r\nSubject: {marker}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            "Content-Transfer-Encoding: 8bit\r\n\r\n" + body).encode("utf-8")
+
+
+def _count_body_text(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    from pdi.mail import message
+
+    made = message.body_text
+    calls: list[str] = []
+
+    def counting(mail: message.Mail) -> str:
+        calls.append(str(mail.header("Subject")))
+        return made(mail)
+
+    monkeypatch.setattr(message, "body_text", counting)
+    return calls
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab \u00e9\u4e2d\r\n"), max_size=40))
+def test_property_the_body_text_kept_is_the_one_pythons_email_reads(body: str) -> None:
+    from pdi.mail.bodytext import BodyTexts
+
+    data = _plain("s", body)
+    oracle = email.message_from_bytes(data, policy=email.policy.default)
+    content = oracle.get_body(preferencelist=("plain", "html")).get_content()  # type: ignore[attr-defined]
+    expected = content.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\r\n")
+    texts = BodyTexts()
+    assert texts.text_of(data) == texts.text_of(data) == expected
+
+
+def test_body_texts_are_kept_least_recently_used_within_their_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pdi.mail.bodytext import BodyTexts
+
+    calls = _count_body_text(monkeypatch)
+    texts = BodyTexts(max_kept=2, max_characters=100)
+    a, b, c = (_plain(m, f"body {m}\r\n") for m in "abc")
+    for data in (a, b, a, c, a, b):  # c pushes out b (a was used after it), so b is made again (pushing out c)
+        texts.text_of(data)
+    assert calls == ["a", "b", "c", "b"]
+    long = _plain("long", "x" * 101)
+    texts.text_of(long)
+    texts.text_of(long)  # longer than all the characters kept: made each time, pushing nothing out
+    texts.text_of(a)
+    texts.text_of(b)
+    assert calls == ["a", "b", "c", "b", "long", "long"]
+
+
+def test_a_refused_body_text_is_kept_and_said_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pdi.errors import LimitError
+    from pdi.mail.bodytext import BodyTexts
+    from pdi.mail.message import MAX_HTML_BODY
+
+    calls = _count_body_text(monkeypatch)
+    data = (b"From: a@example.org\r\nSubject: big\r\nContent-Type: text/html\r\n\r\n"
+            + b"<p>" * (MAX_HTML_BODY // 3 + 1))
+    texts = BodyTexts()
+    for _ in range(3):
+        with pytest.raises(LimitError, match=f"part 0, text/html\\) is {MAX_HTML_BODY + 2:,} characters of HTML"):
+            texts.text_of(data)
+    assert calls == ["big"]
+
+
+def test_a_body_text_asked_for_while_it_is_made_is_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from pdi.mail import message
+    from pdi.mail.bodytext import BodyTexts
+
+    made = message.body_text
+    started, release = threading.Event(), threading.Event()
+    calls: list[int] = []
+
+    def slow(mail: message.Mail) -> str:
+        calls.append(1)
+        started.set()
+        release.wait()
+        return made(mail)
+
+    monkeypatch.setattr(message, "body_text", slow)
+    texts = BodyTexts()
+    data = _plain("s", "the body\r\n")
+    got: list[str] = []
+    first = threading.Thread(target=lambda: got.append(texts.text_of(data)))
+    first.start()
+    started.wait()
+    others = [threading.Thread(target=lambda: got.append(texts.text_of(data))) for _ in range(4)]
+    for thread in others:
+        thread.start()
+    release.set()
+    for thread in (first, *others):
+        thread.join()
+    assert got == ["the body\r\n"] * 5
+    assert calls == [1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import email
 import email.policy
 from pathlib import Path
+from typing import Any
 
 from starlette.testclient import TestClient
 
@@ -72,3 +73,84 @@ def test_a_part_whose_content_type_is_no_media_type_is_answered_as_plain_text(tm
         answer = client.get(f"/uri-res/N2R?{name}%23part={number}")
         assert (answer.status_code, answer.headers["content-type"], answer.content) == (
             200, "text/plain; charset=utf-8", f"part {number}".encode()), NO_MEDIA_TYPES[number]
+
+
+# --- a message's body text, made once a process ----------------------------------------------------------------
+
+def _html_message(marker: str, body: bytes) -> bytes:
+    return (f"From: a@example.org\r\nMessage-ID: <{marker}@example.org>\r\nMIME-Version: 1.0\r\n"
+            "Content-Type: text/html; charset=utf-8\r\n\r\n").encode() + body
+
+
+def _counted(monkeypatch: Any) -> list[int]:
+    """Each call of :func:`pdi.mail.message.body_text` (what makes a message's body text) counted."""
+    from pdi.mail import message
+    from pdi.mail.bodytext import forget_body_texts
+
+    made = message.body_text
+    calls: list[int] = []
+
+    def counting(mail: Any) -> str:
+        calls.append(1)
+        return made(mail)
+
+    monkeypatch.setattr(message, "body_text", counting)
+    forget_body_texts()  # as a resolver just started: the deposit made it in this process
+    return calls
+
+
+def test_a_messages_body_text_is_made_once_for_every_request_on_it(tmp_path: Path, monkeypatch: Any) -> None:
+    """Found by an attack: every ``/view``, ``char=`` and ``line=`` of a message read it and made its body text
+    again; an HTML body of 10 MB of ``<div>`` cost some 28 s of CPU each time, so a few readers asking for it
+    kept every worker busy. Its body text is made once (pdi.mail.bodytext), whatever asks for it."""
+    from urllib.parse import quote
+
+    paragraphs = "".join(f"<div><p>line {n} of the body</p></div>" for n in range(200))
+    data = _html_message("made-once", paragraphs.encode())
+    oracle = email.message_from_bytes(data, policy=email.policy.default)
+    assert oracle.get_body(preferencelist=("plain", "html")) is not None  # type: ignore[attr-defined]
+    with Archive.init(tmp_path / "a") as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, data, format="rfc822"))
+    calls = _counted(monkeypatch)
+    client = TestClient(create_app(str(tmp_path / "a")))
+    page = client.get(f"/view?pdi={quote(name, safe='')}")
+    assert page.status_code == 200 and "line 7 of the body" in page.text
+    # one block a line (docs/email.md §2, 5.): the page text is "line 0 of the body" CR LF "line 1 …", and so on
+    line = client.get(f"/uri-res/N2R?{name}%23line=7,8")
+    assert (line.status_code, line.content) == (200, b"line 7 of the body\r\n")
+    start = "\r\n".join(f"line {n} of the body" for n in range(200)).index("line 7 of the body")
+    passage = f"#char={start},{start + 18}"
+    char = client.get(f"/uri-res/N2R?{name}{passage.replace('#', '%23')}")
+    assert (char.status_code, char.content) == (200, b"line 7 of the body")
+    again = client.get(f"/view?pdi={quote(name + passage, safe='')}")
+    assert again.status_code == 200 and '<mark' in again.text
+    assert len(calls) == 1, f"the body text was made {len(calls)} times for four requests"
+
+
+def test_an_html_body_past_the_bound_is_refused_once_and_the_message_still_shown(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """The making of a body text is bounded: an HTML body of more than MAX_HTML_BODY characters is refused,
+    naming its size, the bound and its part, before its markup is read; the refusal is kept as a text is.
+    The message's page still shows its header fields and parts."""
+    from urllib.parse import quote
+
+    from pdi.mail.message import MAX_HTML_BODY
+
+    body = b"<div>" * (MAX_HTML_BODY // 5 + 1)
+    data = _html_message("too-long", body)
+    with Archive.init(tmp_path / "a") as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, data, format="rfc822"))
+    calls = _counted(monkeypatch)
+    client = TestClient(create_app(str(tmp_path / "a")))
+    said = f"is {len(body):,} characters of HTML, more than the {MAX_HTML_BODY:,}"
+    for _ in range(2):
+        refused = client.get(f"/uri-res/N2R?{name}%23char=0,5")
+        assert (refused.status_code, refused.json()["title"]) == (400, "limit exceeded"), refused.text  # as a fragment
+        assert said in refused.text and "part 0, text/html" in refused.text
+    page = client.get(f"/view?pdi={quote(name, safe='')}")
+    assert page.status_code == 200
+    assert "too-long@example.org" in page.text and said in page.text
+    assert client.get(f"/uri-res/N2R?{name}%23part=0").content == body  # its octets are still had by part=
+    assert len(calls) == 1

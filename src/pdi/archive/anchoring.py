@@ -187,9 +187,9 @@ def _read_text(resolved: Resolved, archive: Archive) -> _Text:
         index = archive.fragment_index(resolved.record)
         return _Text(layer_of(resolved.data, index, name=str(resolved.pdi)).text, "text")
     if kind == "email":  # a message's passages count on its body's text (docs/email.md)
-        from pdi.mail.message import body_text, read_message
+        from pdi.mail.bodytext import message_body_text
 
-        return _Text(body_text(read_message(resolved.data)), "text")
+        return _Text(message_body_text(resolved.data), "text")
     if kind is None:
         raise UnsupportedError(f"{resolved.pdi} is {media_type}: passages are re-anchored in texts and pages only")
     data = resolved.data

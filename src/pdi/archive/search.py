@@ -345,12 +345,12 @@ class SearchIndexer:
         return markup_passages(text, kind)
 
     def _email(self) -> list[Passage]:
-        from pdi.mail.message import body_text, read_message
+        from pdi.mail.bodytext import message_body_text
 
         assert self._spool is not None
         self._spool.seek(0)
         try:
-            text = body_text(read_message(self._spool.read()))
+            text = message_body_text(self._spool.read())
         finally:
             self._spool.close()
             self._spool = None

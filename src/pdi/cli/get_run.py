@@ -153,8 +153,9 @@ def _print_message(m: dict[str, Any]) -> None:
         say("body\tnone: no text/plain or text/html part that is not an attachment (char= selects nothing)")
     else:
         charset = f"; charset={body['charset']}" if body["charset"] else ""
-        say(f"body\tpart {body['part']} ({one_line(body['media_type'] + charset)}):"
-            f" {plural(body['characters'], 'character')} of body text (char= and line= count on it)")
+        length = (f"{plural(body['characters'], 'character')} of body text (char= and line= count on it)"
+                  if body["characters"] is not None else "its text is past pdi's limit (char= and line= refused)")
+        say(f"body\tpart {body['part']} ({one_line(body['media_type'] + charset)}): {length}")
     for part in m["parts"]:  # every word of it the message's own: printed as one line
         names = [f"filename {part['filename']!r}" if part["filename"] else "",
                  f"cid:{part['content_id']}" if part["content_id"] else "",

@@ -33,12 +33,12 @@ def evaluate_email(
     scheme: str, positions: Sequence[object], data: Buffer, media_type: str, charset: str | None
 ) -> FragmentResult:
     """``scheme=positions`` on the message ``data`` (see the module docstring)."""
-    from pdi.mail.message import body_text, read_message
-
     if scheme not in SCHEMES:
         raise UnsupportedError(f"no fragment scheme {scheme!r} on a message: {', '.join(SCHEMES)} or byte")
-    mail = read_message(bytes(data))
     if scheme == "part":
+        from pdi.mail.message import read_message
+
+        mail = read_message(bytes(data))
         if len(positions) != 1:
             raise ParseError(
                 f"part= takes one part number or name, not {len(positions)} positions", rule="part"
@@ -50,8 +50,9 @@ def evaluate_email(
             charset=_answered_charset(part.charset), scheme="part",
         )
     from pdi.fragments.text import evaluate_pdi
+    from pdi.mail.bodytext import message_body_text
 
-    utf8 = body_text(mail).encode("utf-8", "surrogatepass")
+    utf8 = message_body_text(data).encode("utf-8", "surrogatepass")  # made once a process (pdi.mail.bodytext)
     result = evaluate_pdi(scheme, positions, utf8, charset="utf-8", media_type="text/plain")
     return dataclasses.replace(result, media_type="text/plain", charset="utf-8", scheme=scheme)
 

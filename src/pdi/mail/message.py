@@ -46,7 +46,7 @@ from pdi.charsets.rfc2047 import decode_header
 from pdi.errors import LimitError, NotFoundError, ParseError
 
 __all__ = [
-    "THREAD_HEAD", "Mail", "MailLimits", "MailPart", "ThreadIds", "body_text", "entity_span", "head_message_id",
+    "MAX_HTML_BODY", "THREAD_HEAD", "Mail", "MailLimits", "MailPart", "ThreadIds", "body_text", "entity_span", "head_message_id",
     "message_id_of_mid", "message_ids", "mid_url", "read_head", "read_message", "thread_ids",
 ]
 
@@ -59,6 +59,11 @@ _NUL: Final = b"\x00"
 _MEDIA_TYPE: Final = re.compile(r"[!#$%&'*+\-.0-9A-Z^_`a-z{|}~]+/[!#$%&'*+\-.0-9A-Z^_`a-z{|}~]+")
 #: The first octets of a message its thread's ids are read from (:func:`thread_ids`): its header fields, as a rule.
 THREAD_HEAD: Final = 1 << 20
+#: The longest ``text/html`` body whose page text is read as the body's text (characters of its CRLF-canonical
+#: source): reading markup costs about a second a megabyte (0.8 s for 1 MB of ``<div>`` on one core, 2.8 s on a
+#: busy one), so one reading stays some seconds, well inside its deadline (pagetext.MAX_SECONDS); an HTML mail
+#: is tens of kilobytes, a newsletter hundreds.
+MAX_HTML_BODY: Final = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -213,8 +218,14 @@ class Mail:
         return next((p.index for p in self.parts if p.entity is body), None)
 
     def facts(self) -> dict[str, Any]:
-        """What ``pdi get --info`` and the reader show of the message, as JSON values."""
-        text = body_text(self)
+        """What ``pdi get --info`` and the reader show of the message, as JSON values (its body's length in
+        characters ``None`` when its text is past a limit: :data:`MAX_HTML_BODY`)."""
+        from pdi.mail.bodytext import message_body_text
+
+        try:
+            characters: int | None = len(message_body_text(self.data) if self.data else body_text(self))
+        except LimitError:
+            characters = None
         at = self.body_index()
         return {
             "from": self.header("From"),
@@ -227,7 +238,7 @@ class Mail:
             "references": list(self.references),
             "body": None if at is None else {
                 "part": at, "media_type": self.parts[at].media_type, "charset": self.parts[at].charset,
-                "characters": len(text),
+                "characters": characters,
             },
             "parts": [
                 {"part": p.index, "media_type": p.media_type, "charset": p.charset, "filename": p.filename,
@@ -656,5 +667,11 @@ def body_text(mail: Mail) -> str:
     if part.get_content_subtype() == "html":
         from pdi.fragments.pagetext import markup_page_text
 
+        if len(text) > MAX_HTML_BODY:
+            at = mail.body_index()
+            raise LimitError(
+                f"the message's body (part {at}, text/html) is {len(text):,} characters of HTML, more than the"
+                f" {MAX_HTML_BODY:,} whose text pdi reads: its parts are fetched by part=, its octets by byte="
+            )
         text = to_crlf(markup_page_text(text, "html").text)
     return text

@@ -62,7 +62,9 @@ def _n2r(name: str) -> str:
 def message_section(whole: Resolved, chosen: int | None = None) -> tuple[str, str]:
     """The header fields, thread link and parts of the message ``whole`` (escaped HTML), and its body's text; the
     part numbered ``chosen`` (the one a ``#part=`` name names) marked, and said so above the list."""
-    from pdi.mail.message import body_text, read_message
+    from pdi.errors import LimitError
+    from pdi.mail.bodytext import message_body_text
+    from pdi.mail.message import read_message
 
     mail = read_message(whole.data)
     name = str(whole.pdi)
@@ -102,7 +104,11 @@ def message_section(whole: Resolved, chosen: int | None = None) -> tuple[str, st
         f'<p>{len(mail.parts)} part{"s" if len(mail.parts) != 1 else ""}, each fetched by its name:</p>'
         f'<ul class="parts">{"".join(items)}</ul>'
     )
-    text = body_text(mail)
+    try:
+        text = message_body_text(whole.data)  # made once a process (pdi.mail.bodytext)
+    except LimitError as exc:  # its header fields and parts are shown all the same
+        section += f'<p class="note">Its body text is not shown: {html.escape(str(exc))}</p>'
+        return section, ""
     if not text:
         section += '<p class="note">This message has no body text (no text/plain or text/html part that is not an attachment).</p>'
     return section, text
