@@ -6,6 +6,7 @@ from __future__ import annotations
 import email
 import email.policy
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -352,3 +353,88 @@ def test_a_body_text_asked_for_while_it_is_made_is_made_once(monkeypatch: pytest
         thread.join()
     assert got == ["the body\r\n"] * 5
     assert calls == [1]
+
+
+# --- a Message-ID no resolver's URL can carry ------------------------------------------------------------------
+
+def _cli_archive(tmp_path: Path) -> tuple[Any, str]:
+    from click.testing import CliRunner
+
+    from pdi.cli import cli
+
+    location = str(tmp_path / "a")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", location]).exit_code == 0
+    assert runner.invoke(cli, ["series", "add", "mail.example.us", "--archive", location]).exit_code == 0
+    return runner, location
+
+
+def _long_id(octets: int) -> str:
+    """A Message-ID of ``octets`` octets in all, its angle brackets counted."""
+    right = "@example.org>"
+    return "<" + "a" * (octets - 1 - len(right)) + right
+
+
+def test_a_message_id_longer_than_a_line_of_a_message_does_not_name_it(tmp_path: Path) -> None:
+    """Found by an attack: a message whose Message-ID is 100 KB got a 100 KB ``mid:`` name, which the resolver
+    can never answer (a URL over 64 KiB is refused 414). RFC 5322 §2.1.1 bounds a line at 998 octets and a msg-id
+    (§3.6.4) is never folded: a longer one is no message's, and the message is named by the next serial (said on
+    stderr), as one without a Message-ID is, in an mbox as on its own."""
+    from starlette.testclient import TestClient
+
+    from pdi.cli import cli
+    from pdi.server import create_app
+
+    runner, location = _cli_archive(tmp_path)
+    names = {}
+    for octets in (998, 999, 100_000):
+        message_id = _long_id(octets)
+        data = f"From: a@example.org\r\nMessage-ID: {message_id}\r\n\r\nbody {octets}\r\n".encode()
+        oracle = email.message_from_bytes(data, policy=email.policy.default)
+        assert len(str(oracle["Message-ID"]).encode()) == octets
+        (tmp_path / f"{octets}.eml").write_bytes(data)
+        done = runner.invoke(cli, ["add", str(tmp_path / f"{octets}.eml"), "--series", "mail.example.us",
+                                   "--archive", location])
+        assert done.exit_code == 0, done.output
+        names[octets] = done.stdout.strip()
+        if octets == 998:
+            assert "/mid:aaa" in names[octets] and done.stderr == ""
+        else:
+            assert names[octets].split("/")[-1] == f"{len(names) - 1}.rfc822.1"  # the day's next serial (1, 2)
+            assert (f"{octets}.eml: its Message-ID is {octets:,} octets, longer than the 998 of a line of a"
+                    " message (RFC 5322 §2.1.1): it is named by the next serial") in done.stderr
+    (tmp_path / "long.mbox").write_bytes(
+        b"From a@example.org Mon Jan  1 00:00:00 2026\nFrom: a@example.org\nMessage-ID: "
+        + _long_id(5000).encode() + b"\n\nbody\n")
+    done = runner.invoke(cli, ["add", str(tmp_path / "long.mbox"), "--series", "mail.example.us", "--archive",
+                               location])
+    assert done.exit_code == 0, done.output
+    assert done.stdout.strip().split("/")[-1] == "3.rfc822.1"
+    assert "long.mbox: message 1 (From_ line 1): its Message-ID is 5,000 octets" in done.stderr
+    client = TestClient(create_app(location))
+    for name in names.values():
+        answer = client.get(f"/uri-res/N2R?{name}")
+        assert answer.status_code == 200 and answer.content.startswith(b"From: a@example.org"), name
+    with Archive.open(location) as archive:  # its thread still finds it by its id
+        assert [n for n, _ in archive.messages_by_id([_long_id(100_000)])] == [_long_id(100_000)]
+
+
+def test_an_id_too_long_for_a_resolvers_url_is_refused(tmp_path: Path) -> None:
+    """``pdi add --id`` of an id whose name no resolver's URL could carry (each octet of the id up to 5 in an
+    RFC 2169 URL, which may be 64 KiB): refused, exit 7 (a limit), naming the bound; nothing minted."""
+    from pdi.archive.naming import MAX_FOREIGN_ID_OCTETS
+    from pdi.cli import cli
+
+    assert MAX_FOREIGN_ID_OCTETS * 5 < 64 * 1024 - 1024  # room for the series, the date, a fragment
+    runner, location = _cli_archive(tmp_path)
+    (tmp_path / "one.eml").write_bytes(b"From: a@example.org\r\nMessage-ID: <1@example.org>\r\n\r\nbody\r\n")
+    for size, status in ((MAX_FOREIGN_ID_OCTETS, 0), (MAX_FOREIGN_ID_OCTETS + 1, 7), (100_000, 7)):
+        foreign_id = "\u00e9" * (size // 2) + "x" * (size % 2)  # two octets each: counted in octets of UTF-8
+        done = runner.invoke(cli, ["add", str(tmp_path / "one.eml"), "--series", "mail.example.us", "--id",
+                                   foreign_id, "--archive", location])
+        assert done.exit_code == status, done.output
+        if status:
+            assert (f"the id is {size:,} octets (UTF-8), more than the {MAX_FOREIGN_ID_OCTETS:,} a name's id may"
+                    " have") in done.stderr
+    with Archive.open(location) as archive:
+        assert len(archive.messages_by_id(["<1@example.org>"])) == 1  # the first alone

@@ -20,11 +20,12 @@ from collections.abc import Sequence
 
 from pdi.archive.results import Generic, GenericVersion
 from pdi.archive.store import DocumentKey, RepresentationRecord
-from pdi.errors import NotFoundError, ParseError, UnsupportedError
+from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.identifier import PDI, Fragment, series_for_minting, spells_serial
 
 __all__ = [
     "MAX_ASSERTION_VALUE",
+    "MAX_FOREIGN_ID_OCTETS",
     "STATEMENT_KEY",
     "Namer",
     "canonical_series",
@@ -46,6 +47,14 @@ MAX_ASSERTION_VALUE = 1 << 16
 #: What a statement's value may not hold: NUL (SQLite's text ended there: the rest was dropped) and a lone
 #: surrogate (no character: not UTF-8, not kept).
 UNKEPT_IN_VALUE = re.compile("[\\x00\\ud800-\\udfff]")
+
+#: The longest foreign id a name is minted with (octets of UTF-8). A name must be answerable: a resolver takes a
+#: request target of at most 64 KiB - 1 octets (pdi.server.process.limits.MAX_TARGET_OCTETS, httptools' bound;
+#: longer is 414). A name writes each octet of its id in at most 3 (``%2E``), and an RFC 2169 URL each of those in
+#: at most 5 (``%252E``): 40 KiB for an id of 8 KiB, leaving room for the series, the date, the format and a
+#: fragment or a citation. It is also the longest URL Apache (``LimitRequestLine`` 8190) and nginx (8 KiB
+#: buffers) serve by default, so a page captured by its URL is not refused by it.
+MAX_FOREIGN_ID_OCTETS = 8 << 10
 
 #: A statement's key: a letter, then up to 199 letters, digits, ``.``, ``_``, ``:``, ``-``.
 STATEMENT_KEY = re.compile(r"[A-Za-z][A-Za-z0-9._:-]{0,199}\Z")
@@ -232,11 +241,19 @@ def documents_of(records: Sequence[RepresentationRecord]) -> tuple[Generic, ...]
 def checked_foreign_id(series: str, foreign_id: str, token: str, day: datetime.date) -> str:
     """``foreign_id``, checked to be an encapsulated unique id a name minted in ``series`` on ``day`` can carry.
 
-    Not empty, not a wildcard, not spelled like a daily serial (which only
-    the archive mints), and read back the same from the name it makes.
+    Not empty, not longer than :data:`MAX_FOREIGN_ID_OCTETS` (a
+    :class:`~pdi.errors.LimitError`), not a wildcard, not spelled like a
+    daily serial (which only the archive mints), and read back the same from
+    the name it makes.
     """
     if not isinstance(foreign_id, str) or foreign_id == "":
         raise ParseError("a foreign id must be non-empty text", rule="encapsulated-unique-id")
+    size = len(foreign_id.encode("utf-8", "surrogatepass"))
+    if size > MAX_FOREIGN_ID_OCTETS:
+        raise LimitError(
+            f"the id is {size:,} octets (UTF-8), more than the {MAX_FOREIGN_ID_OCTETS:,} a name's id may have"
+            " (its name, written in a resolver's URL, must fit the 64 KiB a request target may be)"
+        )
     if spells_serial(foreign_id):
         raise ParseError(
             "an id of digits only (no leading zero) is a daily serial, which the archive"

@@ -228,11 +228,12 @@ def add_cmd(
         data: BinaryIO | Iterator[bytes] = stream
         if token.lower() in ("rfc822", "header") and foreign_id is None and not serial:
             # a message is named by its Message-ID (RFC 2392 mid:), so that its thread can find it
-            from pdi.mail.message import head_message_id, mid_url
+            from pdi.mail.message import head_message_id, mid_name
 
             head = stream.read(1 << 20)
-            found = head_message_id(head)
-            foreign_id = mid_url(found) if found else None
+            foreign_id, why = mid_name(head_message_id(head))
+            if why is not None:
+                click.echo(f"note: {_source(file)}: {why}", err=True)
             data = itertools.chain([head], iter(functools.partial(stream.read, 1 << 16), b""))
         content = Content(data, token, charset, _source(file))
         opened = stack.enter_context(open_archive(archive))
@@ -268,7 +269,7 @@ def _add_mbox(
     """
     from pdi.errors import LimitError
     from pdi.mail.mbox import split_mbox
-    from pdi.mail.message import head_message_id, mid_url
+    from pdi.mail.message import head_message_id, mid_name
 
     if foreign_id is not None:
         raise click.UsageError("an mbox is deposited as one document per message: --id names one document")
@@ -283,8 +284,9 @@ def _add_mbox(
                 raise LimitError(f"{_source(file)}: its messages pass {MBOX_UP_TO} octets at message"
                                  f" {message.number + 1} (line {message.line}): split the mbox")
             where = f"{_source(file)}: message {message.number + 1} (From_ line {message.line})"
-            found = None if serial else head_message_id(message.data[: 1 << 20])
-            mid = mid_url(found) if found else None
+            mid, why = mid_name(None if serial else head_message_id(message.data[: 1 << 20]))
+            if why is not None:
+                click.echo(f"note: {where}: {why}", err=True)
             if mid is not None and mid in seen:
                 mid = None
             seen.add(mid)

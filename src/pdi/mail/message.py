@@ -46,8 +46,9 @@ from pdi.charsets.rfc2047 import decode_header
 from pdi.errors import LimitError, NotFoundError, ParseError
 
 __all__ = [
-    "MAX_HTML_BODY", "THREAD_HEAD", "Mail", "MailLimits", "MailPart", "ThreadIds", "body_text", "entity_span", "head_message_id",
-    "message_id_of_mid", "message_ids", "mid_url", "read_head", "read_message", "thread_ids",
+    "MAX_HTML_BODY", "MAX_MESSAGE_ID_OCTETS", "THREAD_HEAD", "Mail", "MailLimits", "MailPart", "ThreadIds",
+    "body_text", "entity_span", "head_message_id",
+    "message_id_of_mid", "message_ids", "mid_name", "mid_url", "read_head", "read_message", "thread_ids",
 ]
 
 #: A line that may be a header field: a field name (RFC 5322 §3.6.8: printable ASCII but ``:``) and a colon.
@@ -59,6 +60,11 @@ _NUL: Final = b"\x00"
 _MEDIA_TYPE: Final = re.compile(r"[!#$%&'*+\-.0-9A-Z^_`a-z{|}~]+/[!#$%&'*+\-.0-9A-Z^_`a-z{|}~]+")
 #: The first octets of a message its thread's ids are read from (:func:`thread_ids`): its header fields, as a rule.
 THREAD_HEAD: Final = 1 << 20
+#: The longest Message-ID a message is named by (octets, its angle brackets counted): RFC 5322 §2.1.1 bounds a
+#: line at 998 octets, and a msg-id (§3.6.4) holds no folding white space, so no message's Message-ID is longer.
+#: A longer one would give a name as long, which no resolver's URL may carry (64 KiB at most): the message is
+#: named by the next serial, as one without a Message-ID is (:func:`mid_name`).
+MAX_MESSAGE_ID_OCTETS: Final = 998
 #: The longest ``text/html`` body whose page text is read as the body's text (characters of its CRLF-canonical
 #: source): reading markup costs about a second a megabyte (0.8 s for 1 MB of ``<div>`` on one core, 2.8 s on a
 #: busy one), so one reading stays some seconds, well inside its deadline (pagetext.MAX_SECONDS); an HTML mail
@@ -326,6 +332,18 @@ def message_ids(value: str) -> tuple[str, ...]:
 def mid_url(message_id: str) -> str:
     """The RFC 2392 ``mid:`` URL of a message id (``<a@b>`` → ``mid:a@b``): the foreign id a message is named by."""
     return "mid:" + message_id.strip().removeprefix("<").removesuffix(">")
+
+
+def mid_name(message_id: str | None) -> tuple[str | None, str | None]:
+    """The foreign id a message whose Message-ID is ``message_id`` is named by (its :func:`mid_url`), or ``None``
+    (the next serial names it), with why not: a Message-ID longer than :data:`MAX_MESSAGE_ID_OCTETS`."""
+    if message_id is None:
+        return None, None
+    size = len(message_id.encode("utf-8", "surrogateescape"))
+    if size > MAX_MESSAGE_ID_OCTETS:
+        return None, (f"its Message-ID is {size:,} octets, longer than the {MAX_MESSAGE_ID_OCTETS} of a line of a"
+                      " message (RFC 5322 §2.1.1): it is named by the next serial")
+    return mid_url(message_id), None
 
 
 def message_id_of_mid(url: str) -> str:
