@@ -438,3 +438,74 @@ def test_an_id_too_long_for_a_resolvers_url_is_refused(tmp_path: Path) -> None:
                     " have") in done.stderr
     with Archive.open(location) as archive:
         assert len(archive.messages_by_id(["<1@example.org>"])) == 1  # the first alone
+
+
+# --- a Message-ID of octets that are not UTF-8 -----------------------------------------------------------------
+
+#: Pieces of an id's octets: RFC 5322 atext (``%`` among it), UTF-8 letters (RFC 6532), and octets that are not
+#: UTF-8 (Latin-1 letters, lone continuation octets, octets no UTF-8 holds). Not "/": a mid: URL's "/" starts a
+#: Content-ID (RFC 2392 §2), and the names minted for ids holding one keep it unescaped
+_ID_PIECES = st.sampled_from([b"a", b"Z", b"0", b".", b"%", b"%E9", b"%25", b"-", b"!", "\u00e9".encode(),
+                              "\u4e2d".encode(), b"\xe9", b"\xe8", b"\xff", b"\x80", b"\xbf", b"\xc0", b"\xfe"])
+
+
+def _octets_message(left: bytes, replies_to: bytes | None = None) -> bytes:
+    head = b"From: a@example.org\r\nMessage-ID: <" + left + b"@example.org>\r\n"
+    if replies_to is not None:
+        head += b"In-Reply-To: <" + replies_to + b"@example.org>\r\n"
+    return head + b"Subject: s\r\n\r\nbody\r\n"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_ID_PIECES, min_size=1, max_size=8).map(b"".join))
+def test_property_a_message_ids_mid_url_holds_its_octets(left: bytes) -> None:
+    """Found by an attack: a Message-ID's octets that are not UTF-8 were each read U+FFFD, so ``<\\xe9@x>`` and
+    ``<\\xe8@x>`` (Latin-1) got the same name and the same thread id. RFC 2392 §2: a ``mid:`` URL is the id
+    with its octets %-escaped as URLs escape them (RFC 3986 §2.1); read back as RFC 3986 reads it (Python's
+    ``unquote_to_bytes``), it is the id's octets as written, so no two ids share one. An id that is UTF-8
+    (RFC 6532) is read as Python reads it, and its mid: URL keeps its letters, as names minted before did."""
+    from urllib.parse import unquote_to_bytes
+
+    from pdi.mail.message import message_id_of_mid
+
+    data = _octets_message(left)
+    octets = left + b"@example.org"
+    as_read = thread_ids(data).message_id
+    assert as_read is not None and as_read == read_message(data).message_id
+    url = mid_url(as_read)
+    assert url.startswith("mid:") and unquote_to_bytes(url[4:]) == octets
+    assert message_id_of_mid(url) == as_read  # the thread page's ?mid= finds it
+    try:
+        text = octets.decode("utf-8")
+    except UnicodeDecodeError:
+        assert as_read == url  # read as its mid: URL: no <…> id, so never one that is UTF-8
+    else:
+        oracle = email.message_from_bytes(data, policy=email.policy.default)
+        assert as_read == str(oracle["Message-ID"]) == f"<{text}>"
+        assert url == "mid:" + text.replace("%", "%25")
+
+
+def test_two_messages_whose_ids_differ_in_an_octet_that_is_not_utf_8_get_two_names_and_threads(
+        tmp_path: Path) -> None:
+    """Found by an attack (see above): ``pdi add`` named ``<\xe9@example.org>`` and ``<\xe8@example.org>``
+    alike, and the thread index took one for the other. Each is named and found by its own octets."""
+    from pdi.cli import cli
+    from pdi.server.pages.mail_pages import render_thread
+
+    runner, location = _cli_archive(tmp_path)
+    names = []
+    for n, (left, parent) in enumerate(((b"\xe9", None), (b"\xe8", None), (b"reply", b"\xe9"))):
+        (tmp_path / f"{n}.eml").write_bytes(_octets_message(left, parent))
+        done = runner.invoke(cli, ["add", str(tmp_path / f"{n}.eml"), "--series", "mail.example.us",
+                                   "--archive", location])
+        assert done.exit_code == 0, done.output
+        names.append(done.stdout.strip())
+    assert [n.split("/")[-1] for n in names] == [
+        "mid:%25E9%40example%2Eorg.rfc822.1", "mid:%25E8%40example%2Eorg.rfc822.1",
+        "mid:reply%40example%2Eorg.rfc822.1"]
+    with Archive.open(location) as archive:
+        ids = ["mid:%E9@example.org", "mid:%E8@example.org"]
+        assert sorted(i for i, _ in archive.messages_by_id(ids)) == sorted(ids)
+        assert [i for i, _ in archive.message_replies(ids)] == ["mid:%E9@example.org"]  # the reply's parent alone
+        page = render_thread(archive, names[2])
+    assert "not in the archive" not in page and page.count("/view?pdi=") >= 2

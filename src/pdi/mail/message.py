@@ -47,8 +47,8 @@ from pdi.errors import LimitError, NotFoundError, ParseError
 
 __all__ = [
     "MAX_HTML_BODY", "MAX_MESSAGE_ID_OCTETS", "THREAD_HEAD", "Mail", "MailLimits", "MailPart", "ThreadIds",
-    "body_text", "entity_span", "head_message_id",
-    "message_id_of_mid", "message_ids", "mid_name", "mid_url", "read_head", "read_message", "thread_ids",
+    "body_text", "entity_span", "head_message_id", "ids_written", "message_id_of_mid", "message_ids", "mid_name",
+    "mid_url", "read_head", "read_message", "thread_ids",
 ]
 
 #: A line that may be a header field: a field name (RFC 5322 §3.6.8: printable ASCII but ``:``) and a colon.
@@ -192,21 +192,28 @@ class Mail:
                 return " ".join(_octets_read(str(value)).split())
         return None
 
+    def _ids(self, name: str) -> tuple[str, ...]:
+        """The message ids of a header field (the first of several), as :func:`ids_written` reads them."""
+        for key, value in self.message.raw_items():
+            if key.lower() == name.lower():
+                return ids_written(str(value))
+        return ()
+
     @property
     def message_id(self) -> str | None:
-        """The ``Message-ID`` (with its angle brackets), or ``None``."""
-        found = message_ids(self.raw_header("Message-ID") or "")
+        """The ``Message-ID`` (with its angle brackets; one that is not UTF-8, its ``mid:`` URL), or ``None``."""
+        found = self._ids("Message-ID")
         return found[0] if found else None
 
     @property
     def in_reply_to(self) -> tuple[str, ...]:
         """The message ids of ``In-Reply-To``."""
-        return message_ids(self.raw_header("In-Reply-To") or "")
+        return self._ids("In-Reply-To")
 
     @property
     def references(self) -> tuple[str, ...]:
         """The message ids of ``References``, oldest first."""
-        return message_ids(self.raw_header("References") or "")
+        return self._ids("References")
 
     @property
     def thread(self) -> ThreadIds:
@@ -296,7 +303,8 @@ class ThreadIds:
     last of ``In-Reply-To``, else the last of ``References``; ``references``:
     every id it names, those of ``References`` oldest first, then those of
     ``In-Reply-To`` that ``References`` lacks. Ids keep their angle brackets
-    and are compared exactly.
+    and are compared exactly; an id holding octets that are not UTF-8 is its
+    ``mid:`` URL (:func:`ids_written`).
     """
 
     message_id: str | None
@@ -316,9 +324,9 @@ def thread_ids(head: bytes) -> ThreadIds:
 
     def ids(name: str) -> tuple[str, ...]:
         # the value as written (its 8-bit octets kept as surrogates): compat32's get() gives a field holding any
-        # as a Header whose str() writes each such octet U+FFFD, where Mail.raw_header reads them as UTF-8
+        # as a Header whose str() writes each such octet U+FFFD, where Mail reads them as ids_written does
         value = next((v for k, v in fields.raw_items() if k.lower() == name.lower()), None)
-        return message_ids(" ".join(_octets_read(str(value)).split())) if value is not None else ()
+        return ids_written(str(value)) if value is not None else ()
 
     found = ids("Message-ID")
     return _thread(found[0] if found else None, ids("In-Reply-To"), ids("References"))
@@ -329,9 +337,35 @@ def message_ids(value: str) -> tuple[str, ...]:
     return tuple(re.findall(r"<[^<>\s]+>", value))
 
 
+def ids_written(value: str) -> tuple[str, ...]:
+    """The message ids of a header field's value as Python's parser keeps it (each 8-bit octet a surrogate), in
+    order (:func:`message_ids`): its folded lines joined, its UTF-8 read (RFC 6532); an id holding an octet that
+    is not UTF-8 (``<\xe9@x>`` in Latin-1) is its ``mid:`` URL, each such octet ``%XX`` and each ``%`` ``%25``
+    (RFC 2392 §2, as RFC 3986 §2.1 escapes octets: ``mid:%E9@x``), so that no two ids read the same; an id that
+    is UTF-8 keeps its angle brackets, so never reads as one of those."""
+    kept = value.encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape")  # not UTF-8: surrogates
+    return tuple(_mid_of_octets(i) if _NOT_UTF8.search(i) else i for i in message_ids(" ".join(kept.split())))
+
+
+#: An octet that is not UTF-8, as Python's ``surrogateescape`` keeps it.
+_NOT_UTF8: Final = re.compile("[\udc80-\udcff]")
+
+
+def _mid_of_octets(message_id: str) -> str:
+    """The ``mid:`` URL of an id holding octets that are not UTF-8 (as surrogates; see :func:`ids_written`)."""
+    inner = message_id.removeprefix("<").removesuffix(">")
+    return "mid:" + _NOT_UTF8.sub(lambda m: f"%{ord(m.group()) - 0xDC00:02X}", inner.replace("%", "%25"))
+
+
 def mid_url(message_id: str) -> str:
-    """The RFC 2392 ``mid:`` URL of a message id (``<a@b>`` → ``mid:a@b``): the foreign id a message is named by."""
-    return "mid:" + message_id.strip().removeprefix("<").removesuffix(">")
+    """The RFC 2392 ``mid:`` URL of a message id (``<a@b>`` → ``mid:a@b``): the foreign id a message is named by.
+
+    RFC 2392 §2: its ``%`` is written ``%25`` (a ``%`` of the URL is an escaped octet), its other characters
+    as they are (a UTF-8 id, RFC 6532, keeps its letters: ``mid:café@example.org``). An id that is not UTF-8
+    is read as its ``mid:`` URL already (:func:`ids_written`), and is that."""
+    if message_id.startswith("mid:"):
+        return message_id
+    return "mid:" + message_id.strip().removeprefix("<").removesuffix(">").replace("%", "%25")
 
 
 def mid_name(message_id: str | None) -> tuple[str | None, str | None]:
@@ -339,7 +373,11 @@ def mid_name(message_id: str | None) -> tuple[str | None, str | None]:
     (the next serial names it), with why not: a Message-ID longer than :data:`MAX_MESSAGE_ID_OCTETS`."""
     if message_id is None:
         return None, None
-    size = len(message_id.encode("utf-8", "surrogateescape"))
+    from urllib.parse import unquote_to_bytes
+
+    # its octets as written, angle brackets counted (an id that is not UTF-8: those its mid: URL escapes)
+    size = (len(unquote_to_bytes(message_id[4:])) + 2 if message_id.startswith("mid:")
+            else len(message_id.encode("utf-8", "surrogateescape")))
     if size > MAX_MESSAGE_ID_OCTETS:
         return None, (f"its Message-ID is {size:,} octets, longer than the {MAX_MESSAGE_ID_OCTETS} of a line of a"
                       " message (RFC 5322 §2.1.1): it is named by the next serial")
@@ -347,19 +385,21 @@ def mid_name(message_id: str | None) -> tuple[str | None, str | None]:
 
 
 def message_id_of_mid(url: str) -> str:
-    """The message id an RFC 2392 ``mid:`` URL names (``mid:a%40b`` and ``mid:a@b/part`` → ``<a@b>``); a
-    ``<…>`` id is taken as it is. :class:`ParseError` for anything else."""
-    from urllib.parse import unquote
+    """The message id an RFC 2392 ``mid:`` URL names (``mid:a%40b`` and ``mid:a@b/part`` → ``<a@b>``), as
+    :func:`ids_written` reads it (its octets %-decoded; octets that are not UTF-8: its ``mid:`` URL, ``%XX``
+    upper case); a ``<…>`` id is taken as it is. :class:`ParseError` for anything else."""
+    from urllib.parse import unquote_to_bytes
 
     text = url.strip()
     if text.startswith("<") and text.endswith(">") and message_ids(text) == (text,):
         return text
     if text[:4].lower() != "mid:":
         raise ParseError(f"{text!r} is neither a mid: URL (RFC 2392) nor a <Message-ID>", rule="mid")
-    found = "<" + unquote(text[4:].split("/", 1)[0]) + ">"
+    octets = unquote_to_bytes(text[4:].split("/", 1)[0])
+    found = "<" + octets.decode("utf-8", "surrogateescape") + ">"
     if message_ids(found) != (found,):
         raise ParseError(f"{text!r} names no message id (mid:LOCAL@DOMAIN, RFC 2392)", rule="mid")
-    return found
+    return _mid_of_octets(found) if _NOT_UTF8.search(found) else found
 
 
 def head_message_id(head: bytes) -> str | None:
