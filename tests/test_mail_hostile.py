@@ -509,3 +509,44 @@ def test_two_messages_whose_ids_differ_in_an_octet_that_is_not_utf_8_get_two_nam
         assert [i for i, _ in archive.message_replies(ids)] == ["mid:%E9@example.org"]  # the reply's parent alone
         page = render_thread(archive, names[2])
     assert "not in the archive" not in page and page.count("/view?pdi=") >= 2
+
+
+# --- an mbox's refusals name the message as its other errors do -------------------------------------------------
+
+def test_an_mbox_batchs_refusal_names_the_message_and_its_from_line(tmp_path: Path) -> None:
+    """Found by an attack: a refusal of ``pdi add FILE.mbox`` counted the batch's items from 0 and the messages
+    from 1 (``item 1: list.mbox: message 2 (From_ line 7): …``), and a name already minted was said of an item
+    alone. Each is said of the message, counted from 1, and its From_ line, as Python's ``mailbox.mbox`` cuts
+    the file (the oracle: its messages in order, their From_ lines)."""
+    import mailbox
+
+    from pdi.cli import cli
+
+    runner, location = _cli_archive(tmp_path)
+    (tmp_path / "one.eml").write_bytes(b"From: a@example.org\nMessage-ID: <1@example.org>\n\nbody\n")
+    assert runner.invoke(cli, ["add", str(tmp_path / "one.eml"), "--series", "mail.example.us",
+                               "--archive", location]).exit_code == 0
+    for number, broken, status, said in (
+        (2, b"\x89PNG\r\n\x1a\n", 3, "the content is not a message pdi can read: line 1 is not a header field"),
+        (3, b"From: a@example.org\nMessage-ID: <1@example.org>\n\nanother body\n", 5,
+         "mail.example.us 20"),
+    ):
+        messages = [b"From: a@example.org\nMessage-ID: <%d@example.org>\n\nbody %d\n" % (n, n) for n in (7, 8, 9)]
+        messages[number - 1] = broken
+        data = b"".join(b"From a@example.org Mon Jan  1 00:00:00 2026\n" + m + b"\n" for m in messages)
+        path = tmp_path / f"list{number}.mbox"
+        path.write_bytes(data)
+        oracle = mailbox.mbox(str(path), create=False)
+        try:  # the message Python's mailbox reads as number N (from 1) is the broken one
+            assert len(oracle) == 3 and oracle.get_bytes(number - 1) == broken
+        finally:
+            oracle.close()
+        lines = data.split(b"\n")
+        from_line = [i + 1 for i, line in enumerate(lines) if line.startswith(b"From ")][number - 1]
+        done = runner.invoke(cli, ["add", str(path), "--series", "mail.example.us", "--archive", location])
+        assert done.exit_code == status, done.output
+        assert f"{path.name}: message {number} (From_ line {from_line}): {said}" in done.stderr
+        assert "item " not in done.stderr
+        assert done.stderr.count(path.name) == 1  # said once, not again by the content check
+    with Archive.open(location) as archive:  # all or none: nothing of either
+        assert [i for i, _ in archive.messages_by_id(["<7@example.org>", "<8@example.org>"])] == []

@@ -14,6 +14,7 @@ import io
 import itertools
 import mimetypes
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable, Iterator
@@ -29,7 +30,7 @@ from pdi.archive import (
 )
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.archive_io import open_archive
-from pdi.errors import NotFoundError, StoreError
+from pdi.errors import NotFoundError, PDIError, StoreError
 from pdi.identifier import PDI
 
 
@@ -276,6 +277,7 @@ def _add_mbox(
     with contextlib.ExitStack() as stack:
         stream = _open_file(file, stack)
         items: list[tuple[list[Content], str | None]] = []
+        places: list[str] = []  # each message's, as its refusals name it
         seen: set[str | None] = set()
         total = 0
         for message in split_mbox(stream):
@@ -291,14 +293,29 @@ def _add_mbox(
                 mid = None
             seen.add(mid)
             items.append(([Content(message.data, "rfc822", None, where)], mid))
+            places.append(where)
         if not items:
             raise click.UsageError(f"{_source(file)} holds no message: no line starts with 'From '")
         opened = stack.enter_context(open_archive(archive))
         # all or none, forced or not: a message deposited on its own before a later one failed stayed, its
         # name never printed, and the same command again failed on it at once
-        deposits = opened.deposit_batch(series, items, embargo_until=embargo, force=force)
+        try:
+            deposits = opened.deposit_batch(series, items, embargo_until=embargo, force=force)
+        except PDIError as exc:
+            raise _said_of_message(exc, places) from None
     for deposit in deposits:
         _print_deposit(deposit, "pdi version --force deposits them as a new version")
+
+
+def _said_of_message(exc: PDIError, places: list[str]) -> PDIError:
+    """A batch's refusal of its item N (``item N: …``, counted from 0) said of the mbox's message N + 1 and its
+    From_ line, as its content checks and its limits name it (``list.mbox: message 2 (From_ line 7): …``)."""
+    found = re.match(r"item (\d+): ", exc.message)
+    if found is None or int(found.group(1)) >= len(places):
+        return exc
+    place = places[int(found.group(1))] + ": "
+    cut = found.end() + (len(place) if exc.message.startswith(place, found.end()) else 0)
+    return exc.within(place, cut)
 
 
 @click.command("version")
