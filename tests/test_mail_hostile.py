@@ -263,6 +263,14 @@ def _plain(marker: str, body: str) -> bytes:
             "Content-Transfer-Encoding: 8bit\r\n\r\n" + body).encode("utf-8")
 
 
+def _body_texts(**bounds: int) -> Any:
+    """A cache of body texts as the process's own (pdi.mail.message.message_body_text) makes them."""
+    from pdi.mail import message
+    from pdi.mail.bodytext import BodyTexts
+
+    return BodyTexts(lambda octets: message.body_text(message.read_message(octets)), **bounds)
+
+
 def _count_body_text(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     from pdi.mail import message
 
@@ -280,21 +288,17 @@ def _count_body_text(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 @settings(max_examples=100, deadline=None)
 @given(st.text(alphabet=st.sampled_from("ab \u00e9\u4e2d\r\n"), max_size=40))
 def test_property_the_body_text_kept_is_the_one_pythons_email_reads(body: str) -> None:
-    from pdi.mail.bodytext import BodyTexts
-
     data = _plain("s", body)
     oracle = email.message_from_bytes(data, policy=email.policy.default)
     content = oracle.get_body(preferencelist=("plain", "html")).get_content()  # type: ignore[attr-defined]
     expected = content.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\r\n")
-    texts = BodyTexts()
+    texts = _body_texts()
     assert texts.text_of(data) == texts.text_of(data) == expected
 
 
 def test_body_texts_are_kept_least_recently_used_within_their_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pdi.mail.bodytext import BodyTexts
-
     calls = _count_body_text(monkeypatch)
-    texts = BodyTexts(max_kept=2, max_characters=100)
+    texts = _body_texts(max_kept=2, max_characters=100)
     a, b, c = (_plain(m, f"body {m}\r\n") for m in "abc")
     for data in (a, b, a, c, a, b):  # c pushes out b (a was used after it), so b is made again (pushing out c)
         texts.text_of(data)
@@ -309,13 +313,12 @@ def test_body_texts_are_kept_least_recently_used_within_their_bounds(monkeypatch
 
 def test_a_refused_body_text_is_kept_and_said_again(monkeypatch: pytest.MonkeyPatch) -> None:
     from pdi.errors import LimitError
-    from pdi.mail.bodytext import BodyTexts
     from pdi.mail.message import MAX_HTML_BODY
 
     calls = _count_body_text(monkeypatch)
     data = (b"From: a@example.org\r\nSubject: big\r\nContent-Type: text/html\r\n\r\n"
             + b"<p>" * (MAX_HTML_BODY // 3 + 1))
-    texts = BodyTexts()
+    texts = _body_texts()
     for _ in range(3):
         with pytest.raises(LimitError, match=f"part 0, text/html\\) is {MAX_HTML_BODY + 2:,} characters of HTML"):
             texts.text_of(data)
@@ -326,8 +329,6 @@ def test_a_body_text_asked_for_while_it_is_made_is_made_once(monkeypatch: pytest
     import threading
 
     from pdi.mail import message
-    from pdi.mail.bodytext import BodyTexts
-
     made = message.body_text
     started, release = threading.Event(), threading.Event()
     calls: list[int] = []
@@ -339,7 +340,7 @@ def test_a_body_text_asked_for_while_it_is_made_is_made_once(monkeypatch: pytest
         return made(mail)
 
     monkeypatch.setattr(message, "body_text", slow)
-    texts = BodyTexts()
+    texts = _body_texts()
     data = _plain("s", "the body\r\n")
     got: list[str] = []
     first = threading.Thread(target=lambda: got.append(texts.text_of(data)))

@@ -85,7 +85,7 @@ def _html_message(marker: str, body: bytes) -> bytes:
 def _counted(monkeypatch: Any) -> list[int]:
     """Each call of :func:`pdi.mail.message.body_text` (what makes a message's body text) counted."""
     from pdi.mail import message
-    from pdi.mail.bodytext import forget_body_texts
+    from pdi.mail.message import forget_body_texts
 
     made = message.body_text
     calls: list[int] = []

@@ -357,7 +357,7 @@ class Reading(ArchiveBase):
         kept at deposit (``docs/pdf-text-layer.md``); ``None`` for any other media type. A PDF without a text layer
         is an :class:`UnsupportedError`. What citations, text fragments and quotes of either are counted in."""
         if located.media_type == "message/rfc822":
-            from pdi.mail.bodytext import message_body_text
+            from pdi.mail.message import message_body_text
 
             return message_body_text(located.data)
         if located.media_type == "application/pdf":

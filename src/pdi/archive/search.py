@@ -345,7 +345,7 @@ class SearchIndexer:
         return markup_passages(text, kind)
 
     def _email(self) -> list[Passage]:
-        from pdi.mail.bodytext import message_body_text
+        from pdi.mail.message import message_body_text
 
         assert self._spool is not None
         self._spool.seek(0)

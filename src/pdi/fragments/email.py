@@ -50,7 +50,7 @@ def evaluate_email(
             charset=_answered_charset(part.charset), scheme="part",
         )
     from pdi.fragments.text import evaluate_pdi
-    from pdi.mail.bodytext import message_body_text
+    from pdi.mail.message import message_body_text
 
     utf8 = message_body_text(data).encode("utf-8", "surrogatepass")  # made once a process (pdi.mail.bodytext)
     result = evaluate_pdi(scheme, positions, utf8, charset="utf-8", media_type="text/plain")

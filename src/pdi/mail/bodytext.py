@@ -1,4 +1,4 @@
-"""A message's body text, computed once a process for the same octets (``docs/email.md`` §2).
+"""Messages' body texts, each made once a process for the same octets (``docs/email.md`` §2).
 
 Every ``char=``, ``line=`` and ``/view`` of a message, a citation's check, a
 quote's re-anchoring, counts on its body text
@@ -6,24 +6,23 @@ quote's re-anchoring, counts on its body text
 a message's body text was made again at each request, and an HTML body's
 page text costs about a second a megabyte of markup (a 10 MB body of
 ``<div>``, 28 s a request on a busy machine), so a few readers asking for
-one message kept every worker busy. :func:`message_body_text` makes it once
-and keeps it, keyed by the SHA-256 of the message's octets (the fixity of
-record: the same octets, the same text), in a bounded cache of the process
-(:class:`BodyTexts`): at most :data:`MAX_KEPT` texts and
-:data:`MAX_KEPT_CHARACTERS` characters in all, least recently used out
-first. A refusal (:class:`~pdi.errors.ParseError`,
-:class:`~pdi.errors.LimitError`: no message, past a limit, an HTML body past
-:data:`pdi.mail.message.MAX_HTML_BODY` characters or its reading past its
-deadline) is kept too, and said again without reading the octets again. A
-second request for a message whose text is being made waits for it,
-rather than making it a second time.
+one message kept every worker busy. :class:`BodyTexts` makes it once and
+keeps it, keyed by the SHA-256 of the message's octets (the fixity of
+record: the same octets, the same text), bounded: at most :data:`MAX_KEPT`
+texts and :data:`MAX_KEPT_CHARACTERS` characters in all, least recently used
+out first. A refusal (any :class:`~pdi.errors.PDIError`: no message, past a
+limit, an HTML body past :data:`pdi.mail.message.MAX_HTML_BODY` characters
+or its reading past its deadline) is kept too, and said again without
+reading the octets again. A second request for a message whose text is
+being made waits for it, rather than making it a second time.
+:func:`pdi.mail.message.message_body_text` is the process's one.
 
 What one making may cost is bounded where the text is made
 (:func:`pdi.mail.message.body_text`): an HTML body of more than
 :data:`~pdi.mail.message.MAX_HTML_BODY` characters is refused before it is
 read, and the reading of one has :data:`pdi.fragments.pagetext.MAX_SECONDS`.
 
-No I/O; the cache is the process's own state, shared by its threads.
+No I/O; a cache is its process's own state, shared by its threads.
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ import hashlib
 import mmap
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Final
 
 from pdi.errors import PDIError
@@ -39,7 +39,7 @@ from pdi.errors import PDIError
 #: The octets of a message, as a resolver holds them (pdi.fragments.results.Buffer).
 Buffer = bytes | bytearray | memoryview | mmap.mmap
 
-__all__ = ["MAX_KEPT", "MAX_KEPT_CHARACTERS", "BodyTexts", "forget_body_texts", "message_body_text"]
+__all__ = ["MAX_KEPT", "MAX_KEPT_CHARACTERS", "BodyTexts"]
 
 #: The most body texts kept (and refusals: each counts as one).
 MAX_KEPT: Final = 256
@@ -50,9 +50,15 @@ MAX_KEPT_CHARACTERS: Final = 16 << 20
 
 
 class BodyTexts:
-    """Body texts by the SHA-256 of their messages' octets, bounded (see the module docstring); thread-safe."""
+    """Body texts by the SHA-256 of their messages' octets, bounded (see the module docstring); thread-safe.
 
-    def __init__(self, max_kept: int = MAX_KEPT, max_characters: int = MAX_KEPT_CHARACTERS) -> None:
+    ``make`` makes the body text of a message's octets, or raises the :class:`~pdi.errors.PDIError` it has.
+    """
+
+    def __init__(
+        self, make: Callable[[bytes], str], max_kept: int = MAX_KEPT, max_characters: int = MAX_KEPT_CHARACTERS
+    ) -> None:
+        self.make = make
         self.max_kept, self.max_characters = max_kept, max_characters
         self._lock = threading.Lock()
         self._kept: OrderedDict[str, str | PDIError] = OrderedDict()
@@ -73,7 +79,9 @@ class BodyTexts:
                     break
             making.wait()  # another thread makes it: then kept, or (an error not the octets' own) made here
         try:
-            found: str | PDIError = _made(bytes(data))
+            found: str | PDIError = self.make(bytes(data))
+        except PDIError as exc:  # the octets' own: the same octets, the same refusal
+            found = exc
         except BaseException:
             with self._lock:
                 self._making.pop(key).set()
@@ -100,32 +108,7 @@ class BodyTexts:
             self._characters -= len(dropped) if isinstance(dropped, str) else 0
 
 
-def _made(data: bytes) -> str | PDIError:
-    """The body text made from the octets, or the refusal they get (the same octets, the same refusal)."""
-    from pdi.mail import message
-
-    try:
-        return message.body_text(message.read_message(data))
-    except PDIError as exc:
-        return exc
-
-
 def _said(found: str | PDIError) -> str:
     if isinstance(found, PDIError):
         raise found.within("")  # a new one each time: one raised again would pile up its tracebacks
     return found
-
-
-_TEXTS: Final = BodyTexts()
-
-
-def message_body_text(data: Buffer) -> str:
-    """The body text of the message whose octets are ``data`` (:func:`pdi.mail.message.body_text` of
-    :func:`~pdi.mail.message.read_message`), made once a process for the same octets (see the module docstring);
-    its :class:`~pdi.errors.ParseError` or :class:`~pdi.errors.LimitError` when it has none."""
-    return _TEXTS.text_of(data)
-
-
-def forget_body_texts() -> None:
-    """Forget every body text this process keeps (as a resolver that has just started knows none)."""
-    _TEXTS.clear()

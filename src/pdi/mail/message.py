@@ -44,11 +44,12 @@ from typing import Any, Final
 from pdi._wording import plural
 from pdi.charsets.rfc2047 import decode_header
 from pdi.errors import LimitError, NotFoundError, ParseError
+from pdi.mail.bodytext import BodyTexts, Buffer
 
 __all__ = [
     "MAX_HTML_BODY", "MAX_MESSAGE_ID_OCTETS", "THREAD_HEAD", "Mail", "MailLimits", "MailPart", "ThreadIds",
-    "body_text", "entity_span", "head_message_id", "ids_written", "message_id_of_mid", "message_ids", "mid_name",
-    "mid_url", "read_head", "read_message", "thread_ids",
+    "body_text", "entity_span", "forget_body_texts", "head_message_id", "ids_written", "message_body_text",
+    "message_id_of_mid", "message_ids", "mid_name", "mid_url", "read_head", "read_message", "thread_ids",
 ]
 
 #: A line that may be a header field: a field name (RFC 5322 §3.6.8: printable ASCII but ``:``) and a colon.
@@ -233,8 +234,6 @@ class Mail:
     def facts(self) -> dict[str, Any]:
         """What ``pdi get --info`` and the reader show of the message, as JSON values (its body's length in
         characters ``None`` when its text is past a limit: :data:`MAX_HTML_BODY`)."""
-        from pdi.mail.bodytext import message_body_text
-
         try:
             characters: int | None = len(message_body_text(self.data) if self.data else body_text(self))
         except LimitError:
@@ -704,6 +703,21 @@ def _without_line_end(data: bytes, start: int, at: int) -> int:
     if at - 1 >= start and data[at - 1 : at] in (b"\n", b"\r"):
         return at - 1
     return at
+
+
+_BODY_TEXTS: Final = BodyTexts(lambda octets: body_text(read_message(octets)))
+
+
+def message_body_text(data: Buffer) -> str:
+    """The body text of the message whose octets are ``data`` (:func:`body_text` of :func:`read_message`), made
+    once a process for the same octets (:mod:`pdi.mail.bodytext`); its :class:`ParseError` or
+    :class:`LimitError` when it has none, said again without reading the octets again."""
+    return _BODY_TEXTS.text_of(data)
+
+
+def forget_body_texts() -> None:
+    """Forget every body text this process keeps (as a resolver that has just started knows none)."""
+    _BODY_TEXTS.clear()
 
 
 def body_text(mail: Mail) -> str:

@@ -63,8 +63,7 @@ def message_section(whole: Resolved, chosen: int | None = None) -> tuple[str, st
     """The header fields, thread link and parts of the message ``whole`` (escaped HTML), and its body's text; the
     part numbered ``chosen`` (the one a ``#part=`` name names) marked, and said so above the list."""
     from pdi.errors import LimitError
-    from pdi.mail.bodytext import message_body_text
-    from pdi.mail.message import read_message
+    from pdi.mail.message import message_body_text, read_message
 
     mail = read_message(whole.data)
     name = str(whole.pdi)
