@@ -325,6 +325,23 @@ def test_a_refused_body_text_is_kept_and_said_again(monkeypatch: pytest.MonkeyPa
     assert calls == ["big"]
 
 
+def test_a_body_text_past_its_deadline_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a deadline a loaded machine passed is no property of the octets: kept, the message's text was refused by
+    # that worker until the text was pushed out or the process ended, however quiet the machine had become
+    from pdi.errors import LimitError
+    from pdi.fragments import pagetext
+
+    data = (b"From: a@example.org\r\nSubject: slow\r\nContent-Type: text/html\r\n\r\n"
+            + b"<p>walrus</p>" * 2000)
+    texts = _body_texts()
+    real = pagetext.markup_page_text
+    monkeypatch.setattr(pagetext, "markup_page_text", lambda source, kind: real(source, kind, seconds=0.0))
+    with pytest.raises(LimitError, match=r"took more than 0\.0 seconds"):
+        texts.text_of(data)  # the real reading, its deadline passed at once (the fault a busy machine makes)
+    monkeypatch.undo()
+    assert texts.text_of(data).count("walrus") == 2000  # made again: the refusal was not kept
+
+
 def test_a_body_text_asked_for_while_it_is_made_is_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 

@@ -323,7 +323,8 @@ class _PageReader:
         while i < n:
             steps += 1
             if not steps % 256 and time.monotonic() > self.deadline:  # an element may cost MAX_RULES rule checks
-                raise LimitError(f"reading the text of a page of {n} characters took more than {self.seconds} seconds")
+                raise LimitError(f"reading the text of a page of {n} characters took more than {self.seconds} seconds",
+                                 details={"seconds": self.seconds})  # a bound of time: a quiet machine may keep it
             lt = source.find("<", i)
             if lt < 0:
                 self._text(i, n)

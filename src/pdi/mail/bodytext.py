@@ -10,10 +10,14 @@ one message kept every worker busy. :class:`BodyTexts` makes it once and
 keeps it, keyed by the SHA-256 of the message's octets (the fixity of
 record: the same octets, the same text), bounded: at most :data:`MAX_KEPT`
 texts and :data:`MAX_KEPT_CHARACTERS` characters in all, least recently used
-out first. A refusal (any :class:`~pdi.errors.PDIError`: no message, past a
-limit, an HTML body past :data:`pdi.mail.message.MAX_HTML_BODY` characters
-or its reading past its deadline) is kept too, and said again without
-reading the octets again. A second request for a message whose text is
+out first. A refusal of the octets themselves (a :class:`~pdi.errors.PDIError`:
+no message, a part that cannot be read) is kept too, and said again without
+reading the octets again (an HTML body past
+:data:`pdi.mail.message.MAX_HTML_BODY` characters, said before the body is
+read, among them); one of time (its reading past its deadline, which a
+loaded machine may pass where a quiet one would not: a
+:class:`~pdi.errors.LimitError` whose ``details`` name its ``seconds``) is
+not kept. A second request for a message whose text is
 being made waits for it, rather than making it a second time.
 :func:`pdi.mail.message.message_body_text` is the process's one.
 
@@ -34,7 +38,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Final
 
-from pdi.errors import PDIError
+from pdi.errors import LimitError, PDIError
 
 #: The octets of a message, as a resolver holds them (pdi.fragments.results.Buffer).
 Buffer = bytes | bytearray | memoryview | mmap.mmap
@@ -87,7 +91,8 @@ class BodyTexts:
                 self._making.pop(key).set()
             raise
         with self._lock:
-            self._keep(key, found)
+            if not (isinstance(found, LimitError) and "seconds" in found.details):  # a bound of time: not kept
+                self._keep(key, found)
             self._making.pop(key).set()
         return _said(found)
 
