@@ -194,6 +194,13 @@ def test_many_destinations_on_a_long_page_are_placed_reading_its_lines_once(monk
     assert calls == {"lines": 1, "names": named}
 
 
+def test_the_destinations_read_lines_as_the_layer_ends_them() -> None:
+    # pdf_destinations keeps its own LINE_BREAK (pdf.py runs it: an import of pdf there would be a circle)
+    from pdi.fragments import pdf_destinations
+
+    assert pdf_destinations.LINE_BREAK == pdf.LINE_BREAK == "\r\n"  # docs/pdf-text-layer.md §1
+
+
 def test_a_destination_of_a_long_name_is_named_whole() -> None:
     # a name tree's keys are strings of any length (ISO 32000-1 §7.9.6), unlike a /Dests dictionary's names
     long = "x" * 700  # 1,400 octets of UTF-16, the name PDFium gives

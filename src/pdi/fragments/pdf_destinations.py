@@ -9,14 +9,27 @@ from __future__ import annotations
 import bisect
 import ctypes
 import math
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
-from pdi.fragments.pdf import LINE_BREAK
+__all__ = ["TextLayer", "destinations"]
 
-if TYPE_CHECKING:
-    from pdi.fragments.pdf import TextLayer
+#: How the layer ends a line (docs/pdf-text-layer.md §1; :data:`pdi.fragments.pdf.LINE_BREAK`, which
+#: tests/test_fragments_pdf_hostile.py checks is the same). Not imported from there: that module runs this one.
+LINE_BREAK = "\r\n"
 
-__all__ = ["destinations"]
+
+class TextLayer(Protocol):
+    """What this module reads of a :class:`pdi.fragments.pdf.TextLayer`: its text, each character's box (four
+    numbers a character, NaN where it has none), its pages, and where each page's text is."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def boxes(self) -> Sequence[float]: ...
+    @property
+    def pages(self) -> int: ...
+    def page_range(self, number: int) -> tuple[int, int]: ...
 
 #: The octets of a destination's name (UTF-16) asked for at first; a longer one is asked for again.
 _NAME_OCTETS = 1024
