@@ -433,3 +433,19 @@ def test_a_stranger_s_rule_of_another_digit_is_no_rule_and_the_others_are_follow
     with dnsmasq(records) as node:
         found = NaptrFinder(node.server).services("a.example.us", URN)
     assert [s.base for s in found] == ["http://r2.example.org/"]
+
+
+def test_an_srv_target_of_a_dot_is_no_service_and_the_other_targets_are_kept() -> None:
+    """Found by an attack (2026-11-27): RFC 2782 says a target of ``.`` means "the service is decidedly not
+    available at this domain", but it became a candidate resolver ``http://./`` (probed, and down). dnsmasq's
+    ``--srv-host`` without a target answers exactly that record (dnsmasq(8)); beside it a real target."""
+    records = ["--naptr-record=a.example.us,100,10,S,THTTP+N2R,,_http._tcp.a.example.us",
+               "--srv-host=_http._tcp.a.example.us",
+               "--naptr-record=b.example.us,100,10,S,THTTP+N2R,,_http._tcp.b.example.us",
+               "--srv-host=_http._tcp.b.example.us,.,80,0,10",
+               "--srv-host=_http._tcp.b.example.us,r.example.org,8080,1,10"]
+    with dnsmasq(records) as node:
+        finder = NaptrFinder(node.server)
+        assert [s.base for s in finder.services("a.example.us", URN)] == []
+        assert [s.base for s in finder.services("b.example.us", URN.replace("a.example", "b.example"))] == [
+            "http://r.example.org:8080/"]

@@ -248,6 +248,8 @@ class NaptrFinder:
                                  key=lambda r: (r.priority, -r.weight))  # type: ignore[attr-defined]
                 for target in targets:
                     host = target.target.to_text(omit_final_dot=True)  # type: ignore[attr-defined]
+                    if host in ("", "."):  # RFC 2782: a target of "." says the service is not available there
+                        continue
                     base = _host_base(scheme, host, int(target.port))  # type: ignore[attr-defined]
                     if base is not None:
                         found.append(Service(base, services, order, preference))
