@@ -31,6 +31,8 @@ from typing import Any
 import httpcore
 import httpx
 
+from pdi._lookups import look_up_within
+
 __all__ = ["HTTPX_INTERNALS", "HTTPX_VERSION", "client"]
 
 #: The httpx release whose private parts this module and :mod:`pdi.capture.fetch` rely on (``pyproject.toml``
@@ -91,8 +93,9 @@ class _Stream(httpcore.NetworkStream):
 
 
 class _Backend(httpcore.NetworkBackend):
-    """httpcore's own connections, each a :class:`_Stream`; with ``public_only``, made only to a public address
-    the host name resolves to (:mod:`pdi._public_connect`), else :class:`httpcore.ConnectError`."""
+    """httpcore's own connections, each a :class:`_Stream`, to the addresses the host name resolves to within the
+    connection's time (:func:`pdi._lookups.look_up_within`); with ``public_only``, made only to a public address
+    (:mod:`pdi._public_connect`), else :class:`httpcore.ConnectError`."""
 
     def __init__(self, public_only: bool = False) -> None:
         self._inner = httpcore.SyncBackend()
@@ -100,12 +103,12 @@ class _Backend(httpcore.NetworkBackend):
 
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                     socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None) -> httpcore.NetworkStream:
-        if not self._public_only:
-            return _Stream(self._inner.connect_tcp(host, port, timeout, local_address, socket_options))
-        from pdi._public_connect import NotPublicError, public_addresses
+        from pdi._public_connect import LOOKUP_SECONDS, NotPublicError, public_addresses
 
-        try:
-            addresses = public_addresses(host, port)
+        seconds = LOOKUP_SECONDS if timeout is None else timeout
+        try:  # looked up here, within the connection's time (getaddrinfo itself waits as long as name servers do)
+            addresses = (public_addresses(host, port, seconds) if self._public_only
+                         else list(dict.fromkeys(str(info[4][0]) for info in look_up_within(host, port, seconds))))
         except NotPublicError as exc:
             log.warning("pdi: not connecting to %s: %s", host[:200], exc)
             raise httpcore.ConnectError(f"not connecting to {host}: {exc}") from exc

@@ -12,33 +12,42 @@ from __future__ import annotations
 
 import logging
 import socket
+import time
 
-__all__ = ["NotPublicError", "connect_public", "public_addresses"]
+from pdi._lookups import look_up_within
+
+__all__ = ["LOOKUP_SECONDS", "NotPublicError", "connect_public", "connect_within", "public_addresses"]
 
 log = logging.getLogger("pdi")
+
+#: Seconds a host name's lookup may take when the caller gives no time of its own (the system resolver's own is 30 s
+#: and more, with its retries and search domains).
+LOOKUP_SECONDS = 10.0
 
 
 class NotPublicError(OSError):
     """A host name that resolves to an address that is not public (its message says which, and why)."""
 
 
-def public_addresses(host: str, port: int) -> list[str]:
+def public_addresses(host: str, port: int, seconds: float = LOOKUP_SECONDS) -> list[str]:
     """Every address ``host`` resolves to, in the resolver's order, once each; :class:`NotPublicError` if any of
     them is not public (the name's every address is checked, as a capture's is: one of them would be tried), or
-    ``host`` is such an address itself. :class:`OSError` if it resolves to none."""
-    from pdi.capture.addresses import host_not_public, not_public
+    ``host`` is such an address itself. :class:`OSError` if it resolves to none, or not within ``seconds``."""
+    from pdi.capture.addresses import host_not_public
 
     why = host_not_public(host)
     if why is not None:
         raise NotPublicError(f"{host} is not a public address ({why})")
+    return _addresses(host, port, seconds, public_only=True)
+
+
+def _addresses(host: str, port: int, seconds: float, *, public_only: bool) -> list[str]:
+    from pdi.capture.addresses import not_public
+
     found: list[str] = []
-    try:
-        infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
-    except UnicodeError as exc:  # a label IDNA cannot encode
-        raise OSError(f"{host[:200]} is not a host name that can be looked up: {exc}") from exc
-    for info in infos:
+    for info in look_up_within(host.strip("[]"), port, seconds):
         address = str(info[4][0])
-        why = not_public(address)
+        why = not_public(address) if public_only else None
         if why is not None:
             raise NotPublicError(f"{host} is at {address.split('%', 1)[0]}, not a public address ({why})")
         if address not in found:
@@ -47,17 +56,30 @@ def public_addresses(host: str, port: int) -> list[str]:
 
 
 def connect_public(host: str, port: int, timeout: float) -> socket.socket:
-    """A TCP connection to ``host`` at one of its public addresses (the first that takes it within ``timeout``);
-    :class:`NotPublicError` (logged) if the name leads anywhere else, :class:`OSError` if none takes it."""
+    """A TCP connection to ``host`` at one of its public addresses (the first that takes it), all within
+    ``timeout``; :class:`NotPublicError` (logged) if the name leads anywhere else, :class:`OSError` if none takes
+    it."""
+    return connect_within(host, port, timeout, public_only=True)
+
+
+def connect_within(host: str, port: int, seconds: float, *, public_only: bool = False) -> socket.socket:
+    """A TCP connection to ``host`` (looked up, then each of its addresses tried in turn) within ``seconds`` in all,
+    the lookup too; with ``public_only`` (a stranger's host name), at a public address only: :class:`NotPublicError`
+    (logged) if the name leads anywhere else. :class:`OSError` if none takes it in time."""
+    deadline = time.monotonic() + seconds
     try:
-        addresses = public_addresses(host, port)
+        addresses = (public_addresses(host, port, seconds) if public_only
+                     else _addresses(host, port, seconds, public_only=False))
     except NotPublicError as exc:
         log.warning("pdi: not connecting to %s: %s", host[:200], exc)
         raise
     last: OSError = OSError(f"{host} resolves to no address")
     for address in addresses:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise OSError(f"connecting to {host[:200]} took more than {seconds:g} s")
         try:
-            return socket.create_connection((address, port), timeout=timeout)
+            return socket.create_connection((address, port), timeout=left)
         except OSError as exc:
             last = exc
     raise last

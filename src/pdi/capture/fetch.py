@@ -41,10 +41,10 @@ import httpcore
 import httpx
 
 from pdi import formats
+from pdi._lookups import Lookups
 from pdi._wording import clipped, plural
 from pdi.capture.addresses import not_public
 from pdi.capture.decoding import ACCEPTED, BodyDecoder
-from pdi.capture.lookups import Lookups
 from pdi.errors import (
     LimitError,
     NotFoundError,

@@ -53,8 +53,8 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pdi._lookups import Lookups
 from pdi.capture.fetch import check_address
-from pdi.capture.lookups import Lookups
 from pdi.errors import LimitError, ParseError, PDIError, UnsupportedError
 
 __all__ = ["AddressPolicy", "CaptureProxy", "PageHosts", "ProxyLimits", "Refusal"]

@@ -16,7 +16,7 @@
 A registry lists the authority first, then its mirrors: the order is kept,
 so the first live resolver is the authority when it is up. Whether a
 resolver is up is a TCP connection to its host and port within
-:data:`PROBE_SECONDS` (no request is sent, nothing is read); the result is
+:data:`PROBE_SECONDS`, its host name's lookup included (no request is sent, nothing is read); the result is
 kept :data:`UP_SECONDS` when it connected, :data:`DOWN_SECONDS` when it did not.
 """
 
@@ -26,7 +26,6 @@ import contextlib
 import logging
 import os
 import re
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -286,14 +285,10 @@ class Authorities:
             kept = self._up.get(key)
             if kept is not None and kept[0] > now:
                 return kept[1]
-        try:
-            if public_only:
-                from pdi._public_connect import connect_public
+        from pdi._public_connect import connect_within
 
-                connection = connect_public(host, port, PROBE_SECONDS)
-            else:
-                connection = socket.create_connection((host, port), timeout=PROBE_SECONDS)
-            with connection:
+        try:  # the host name's lookup within the probe's time too: a zone that never answers is down
+            with connect_within(host, port, PROBE_SECONDS, public_only=public_only):
                 up = True
         except OSError:
             up = False
