@@ -449,3 +449,73 @@ def test_an_srv_target_of_a_dot_is_no_service_and_the_other_targets_are_kept() -
         assert [s.base for s in finder.services("a.example.us", URN)] == []
         assert [s.base for s in finder.services("b.example.us", URN.replace("a.example", "b.example"))] == [
             "http://r.example.org:8080/"]
+
+
+def test_a_key_set_at_a_public_address_is_not_followed_to_a_private_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by an attack (2026-11-27): a key set (``--key URL``, ``--registry-key URL``) and ``pdi verify
+    --signatures URL`` followed redirects wherever they pointed: a public server could send the request to
+    169.254.169.254 (a cloud's metadata service) or this network's hosts. A redirect from a public address goes to
+    public addresses only now (as a stranger's names do, pdi._public_connect); an operator's own URL at a private
+    address is still fetched, and followed.
+
+    The test machine has no public address to serve from: 127.0.0.1 is taken for one here (what is public is
+    pdi.capture.addresses.not_public's to say), and 127.0.0.2, loopback as well, stays what it is."""
+    import http.server
+    import re
+    import threading
+    import urllib.parse
+
+    from pdi.capture import addresses
+    from pdi.cli import manifest_check
+    from pdi.errors import RemoteError
+    from pdi.federation.authorities import load_keys
+    from support.handler_server import handler_server
+
+    real = addresses.not_public
+    monkeypatch.setattr(addresses, "not_public", lambda address: None if address == "127.0.0.1" else real(address))
+    key = SigningKey.generate()
+    jwks = json.dumps({"keys": [key.public.jwk()]}).encode()
+    asked: list[str] = []
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(f"{self.server.server_address[0]}{self.path}")
+            to = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query).get("to")
+            self.send_response(302 if to else 200)
+            if to:
+                self.send_header("Location", to[0])
+            self.send_header("Content-Length", "0" if to else str(len(jwks)))
+            self.end_headers()
+            if not to:
+                self.wfile.write(jwks)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    private = http.server.ThreadingHTTPServer(("127.0.0.2", 0), Answer)
+    threading.Thread(target=private.serve_forever, daemon=True).start()
+    inside = f"http://127.0.0.2:{private.server_address[1]}/keys"
+    try:
+        with handler_server(Answer) as public:
+            port = int(public.rsplit(":", 1)[1].strip("/"))
+            refused = {inside: "127.0.0.2 is not a public address (loopback)",
+                       "http://169.254.169.254/latest/meta-data/": "169.254.169.254 is not a public address (link-local)",
+                       f"http://localhost:{port}/keys": "localhost is not a public address (a name of this host itself)"}
+            for to, why in refused.items():
+                url = f"{public}keys?to={urllib.parse.quote(to, safe='')}"
+                with pytest.raises(RemoteError, match=(
+                        rf"^cannot fetch the key set {re.escape(url)}: it is redirected to {re.escape(to)}, and"
+                        rf" {re.escape(why)}")) as refusal:
+                    load_keys(url)
+                assert refusal.value.args[0].endswith(
+                    ": refused (a public address's redirect is followed to public addresses only)")
+                with pytest.raises(RemoteError, match="a public address's redirect is followed to public addresses"):
+                    manifest_check._fetch(url, "the manifest")
+            assert not [a for a in asked if not a.startswith("127.0.0.1/keys?to=")]  # none of them was asked
+            # followed from a public address to a public address; an operator's own private URL, as it is
+            assert load_keys(f"{public}keys?to={urllib.parse.quote(public + 'keys', safe='')}") == [key.public]
+            assert load_keys(inside) == [key.public]
+            assert load_keys(f"{inside}?to={urllib.parse.quote(inside, safe='')}") == [key.public]
+    finally:
+        private.shutdown()
+        private.server_close()

@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from pdi._refusals import IDENTITY, coded, refusal, said, unreached
@@ -87,36 +88,76 @@ def fetch_bounded(url: str, most: int, what: str, *, accept: str = "*/*", second
     the server's own problem (:mod:`pdi._refusals`): :class:`~pdi.errors.ParseError` for a ``400``,
     :class:`~pdi.errors.NotFoundError` for a ``404``, :class:`~pdi.errors.LimitError` past ``most`` octets or
     ``seconds``, :class:`~pdi.errors.RemoteError` for any other status, a failed connection or a body in a
-    content coding (asked as it is: never undone here)."""
+    content coding (asked as it is: never undone here). With ``follow_redirects``, a URL at a public address is
+    followed to public addresses only (a :class:`~pdi.errors.RemoteError` says which was not)."""
     from pdi import _answer_head as answer_head  # here: httpx is slow to import
 
     deadline = time.monotonic() + seconds
+    # redirects from a public address go to public addresses only (as a stranger's names do: pdi._public_connect);
+    # a URL the operator named at a private address is theirs to name, and so is where it sends the request on
+    public_only = follow_redirects and _is_public(url, deadline)
     try:
         # each answer's head within the time too: httpx bounds each read of it, not the whole (pdi._answer_head)
-        with answer_head.client(seconds, by=deadline, timeout=timeout or seconds,
-                                follow_redirects=follow_redirects) as client, \
-                client.stream("GET", url, headers={"accept": accept, **IDENTITY}) as answer:
-            if answer.status_code != 200:
-                raise refusal(answer.status_code, f"{what} {url}", said(answer, deadline))
-            refused = coded(answer.headers.get("content-encoding"), f"{what} {url}")
-            if refused is not None:
-                raise refused
-            body = bytearray()
-            for chunk in answer.iter_raw():
-                body += chunk
-                if len(body) > most:
-                    raise LimitError(f"{what} {url} is larger than {most} octets")
-                if time.monotonic() > deadline:
-                    raise LimitError(f"{what} {url} took more than {seconds:g} s")
-            return bytes(body), dict(answer.headers)
+        with answer_head.client(seconds, by=deadline, timeout=timeout or seconds, follow_redirects=follow_redirects,
+                                public_only=public_only) as client:
+            if public_only:
+                client.event_hooks["request"].append(lambda request: _redirect_checked(request, url, what, deadline))
+            with client.stream("GET", url, headers={"accept": accept, **IDENTITY}) as answer:
+                return _body(answer, url, most, what, seconds, deadline)
     except unreached() as exc:
         raise RemoteError(f"cannot fetch {what} {url}: {exc}") from exc
+
+
+def _is_public(url: str, deadline: float) -> bool:
+    """Whether ``url``'s host is at public addresses only (:mod:`pdi._public_connect`); ``False`` for one that
+    cannot be looked up (its fetch says why)."""
+    from pdi._public_connect import public_addresses
+
+    try:
+        host, port = _address(url)
+        public_addresses(host, port, max(0.1, deadline - time.monotonic()))
+    except (OSError, ValueError):  # NotPublicError among them; ValueError: a port that is no number
+        return False
+    return True
+
+
+def _redirect_checked(request: Any, url: str, what: str, deadline: float) -> None:
+    """Refuse (:class:`~pdi.errors.RemoteError`) a request ``url`` (at a public address) was redirected to, when its
+    host is not at public addresses only (the connection checks the addresses it connects to again)."""
+    from pdi._public_connect import NotPublicError, public_addresses
+
+    if str(request.url) == url:
+        return
+    try:
+        public_addresses(request.url.host, request.url.port or (443 if request.url.scheme == "https" else 80),
+                         max(0.1, deadline - time.monotonic()))
+    except NotPublicError as exc:
+        raise RemoteError(f"cannot fetch {what} {url}: it is redirected to {str(request.url)[:200]}, and {exc}:"
+                          " refused (a public address's redirect is followed to public addresses only)") from None
+    except OSError:
+        pass  # cannot be looked up: the connection says so
+
+
+def _body(answer: Any, url: str, most: int, what: str, seconds: float, deadline: float) -> tuple[bytes, dict[str, str]]:
+    if answer.status_code != 200:
+        raise refusal(answer.status_code, f"{what} {url}", said(answer, deadline))
+    refused = coded(answer.headers.get("content-encoding"), f"{what} {url}")
+    if refused is not None:
+        raise refused
+    body = bytearray()
+    for chunk in answer.iter_raw():
+        body += chunk
+        if len(body) > most:
+            raise LimitError(f"{what} {url} is larger than {most} octets")
+        if time.monotonic() > deadline:
+            raise LimitError(f"{what} {url} took more than {seconds:g} s")
+    return bytes(body), dict(answer.headers)
 
 
 def load_keys(given: str, where: str = "--registry-key", *, seconds: float = FETCH_SECONDS,
               timeout: float | None = None) -> list[PublicKey]:
     """The Ed25519 keys of a JWK or JWK set given inline (``{…}``), in a file, or at an http(s) URL (fetched
-    within ``seconds``, redirects followed)."""
+    within ``seconds``, redirects followed: from a public address, to public ones only)."""
     if given.lstrip().startswith("{"):
         return parse_jwks(given, where)
     if urlsplit(given).scheme in ("http", "https"):
