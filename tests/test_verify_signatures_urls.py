@@ -81,3 +81,47 @@ def test_a_loop_of_long_cursors_is_still_found() -> None:
             rf"its next page starts after {cursor(1)[:200]!r}… again \(a loop\)$")):
         for _ in manifest_check._manifests(f"{base}api/manifest?series={SERIES}", [KEY.public]):
             pass
+
+
+def test_a_page_s_timestamp_is_read_no_further_than_a_timestamp_may_be() -> None:
+    """Found by an attack (2026-11-27): each manifest page's ``.tsr`` was read up to a manifest page's bound (64 MiB)
+    before being refused at a timestamp's (1 MiB, pdi.rfc3161.MAX_RESPONSE): 64 MiB read and held a page. Now the
+    read stops past 1 MiB; a ``.tsr`` of 64 MiB is sent here, and what the server could write before the client
+    closed is counted (1 MiB and the sockets' buffers now; the whole 64 MiB before)."""
+    import threading
+
+    from pdi.cli.manifest_check import SignatureReport, _check_page_timestamp
+    from pdi.rfc3161 import MAX_RESPONSE
+
+    sent: list[int] = []
+    done = threading.Event()
+    chunk = b"\x30" * (64 << 10)
+
+    class Endless(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            count = 0
+            try:
+                self.send_response(200)
+                self.send_header("Content-Length", str(64 << 20))
+                self.end_headers()
+                for _ in range(1024):
+                    self.wfile.write(chunk)
+                    count += len(chunk)
+            except OSError:
+                pass
+            finally:
+                sent.append(count)
+                done.set()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    report = SignatureReport()
+    with handler_server(Endless) as base:
+        url = f"{base}api/manifest?series={SERIES}"
+        _check_page_timestamp(url, "a.b.c", None, report)
+        assert done.wait(30)
+    where = f"{base}api/manifest.tsr?series={SERIES}"
+    assert [(p.kind, p.names) for p in report.problems] == [("timestamp", (where,))]
+    assert report.problems[0].detail == f"the manifest's timestamp {where} is larger than {MAX_RESPONSE} octets"
+    assert sent[0] < 16 << 20, f"{sent[0]:,} octets sent"

@@ -46,11 +46,12 @@ def _fetch(url: str, what: str) -> str:
     return _fetch_bytes(url, what).decode("utf-8", errors="replace")
 
 
-def _fetch_bytes(url: str, what: str) -> bytes:
-    """The body of ``url``, at most :data:`MAX_JWS` octets; a clear error when it cannot be had."""
+def _fetch_bytes(url: str, what: str, most: int = MAX_JWS) -> bytes:
+    """The body of ``url``, at most ``most`` octets (one more is read, then refused); a clear error when it cannot
+    be had."""
     from pdi.federation.authorities import fetch_bounded
 
-    body, _ = fetch_bounded(url, MAX_JWS, what, seconds=HTTP_DEADLINE, timeout=HTTP_TIMEOUT, follow_redirects=True)
+    body, _ = fetch_bounded(url, most, what, seconds=HTTP_DEADLINE, timeout=HTTP_TIMEOUT, follow_redirects=True)
     return body
 
 
@@ -150,14 +151,17 @@ def _check_page_timestamp(url: str, jws: str, tsa_ca: str | None, report: Signat
 
     import httpx
 
-    from pdi.rfc3161 import read_response
+    from pdi.rfc3161 import MAX_RESPONSE, read_response
     from pdi.timestamping import verify_with_ca
 
     page = httpx.URL(url)
     where = str(page.copy_with(path=page.path + ".tsr"))
-    try:
-        response = _fetch_bytes(where, "the manifest's timestamp")
+    try:  # no more of it read than a timestamp may be (not a manifest page's 64 MiB)
+        response = _fetch_bytes(where, "the manifest's timestamp", MAX_RESPONSE)
     except NotFoundError:
+        return
+    except PDIError as exc:
+        report.problems.append(Problem("timestamp", "", (where,), str(exc)))
         return
     try:
         stamp = read_response(response)
