@@ -347,6 +347,12 @@ def test_upgrade_answered_101_becomes_a_tunnel(allowed: Upstream) -> None:
         (b"GET http://127.0.0.1:9/ HTTP/1.1\r\nX: 1\r\n folded\r\n\r\n", 400, b"folds a header line"),
         (b"GET http://127.0.0.1:9/ HTTP/1.1\r\nBad Name: 1\r\n\r\n", 400, b"malformed header line"),
         (b"GET http://127.0.0.1:9/ HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 400, b"Content-Length"),
+        # found by an attack (2026-11-27): ASCII digits, too many for int() (Python reads 4,300 at most): its
+        # ValueError dropped the connection unanswered; RFC 9110 §8.6 Content-Length = 1*DIGIT, but no body the
+        # proxy forwards is 10**20 octets long
+        (b"GET http://127.0.0.1:9/ HTTP/1.1\r\nContent-Length: " + b"9" * 5000 + b"\r\n\r\n", 400,
+         b"Content-Length"),
+        (b"GET http://127.0.0.1:9/ HTTP/1.1\r\nContent-Length: \xc2\xb2\r\n\r\n", 400, b"Content-Length"),
     ],
 )
 def test_what_the_proxy_cannot_check_or_read_is_refused(request_bytes: bytes, status: int, says: bytes) -> None:

@@ -420,11 +420,13 @@ class Fetcher:
                         raise NotFoundError(f"{named} answered HTTP {response.status_code}")
                     if response.status_code >= 400:  # the server's failure, or its refusal: perhaps not so later
                         raise RemoteError(f"{named} answered HTTP {response.status_code}")
-                    declared = response.headers.get("content-length")
-                    if declared is not None and declared.isdigit() and int(declared) > self.limits.max_resource_bytes:
-                        raise LimitError(
-                            f"{named} is {plural(int(declared), 'byte')}, more than the limit of {self.limits.max_resource_bytes}"
-                        )
+                    # ASCII digits only (h11 refuses others before this; str.isdigit is true of "²" too), and more
+                    # than 19 of them over any limit unread (int() reads no more than 4,300)
+                    declared = (response.headers.get("content-length") or "").strip().lstrip("0") or "0"
+                    if re.fullmatch(r"[0-9]+", declared) and (
+                            len(declared) > 19 or int(declared) > self.limits.max_resource_bytes):
+                        size = plural(int(declared), "byte") if len(declared) <= 19 else f"{len(declared)} digits of bytes"
+                        raise LimitError(f"{named} is {size}, more than the limit of {self.limits.max_resource_bytes}")
                     limit = self.limits.max_resource_bytes
                     decoder = BodyDecoder(
                         response.headers.get_list("content-encoding", split_commas=True), limit=limit, url=named

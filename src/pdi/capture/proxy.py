@@ -59,6 +59,8 @@ from pdi.errors import LimitError, ParseError, PDIError, UnsupportedError
 
 __all__ = ["AddressPolicy", "CaptureProxy", "PageHosts", "ProxyLimits", "Refusal"]
 
+_LENGTH = re.compile(rb"[0-9]{1,19}")
+
 _CHUNK = 64 * 1024
 _TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 # A host as Chromium sends it, canonical: an ASCII (IDNA) name, an IPv4 literal, or an IPv6 literal in brackets.
@@ -560,7 +562,8 @@ class CaptureProxy:
         if head.get(b"transfer-encoding"):
             raise _Refused(501, request, "request bodies sent in chunks are not forwarded", record=False)
         lengths = {v.strip() for v in head.get(b"content-length")}
-        if len(lengths) > 1 or any(not v.isdigit() for v in lengths):
+        # RFC 9110 §8.6: 1*DIGIT, ASCII; 19 of them at most (int() reads no more than 4,300, and no body is larger)
+        if len(lengths) > 1 or any(_LENGTH.fullmatch(v) is None for v in lengths):
             raise _Refused(400, request, "the request has a malformed Content-Length")
         length = int(next(iter(lengths))) if lengths else 0
         upgrade = "upgrade" in head.connection_tokens() and bool(head.get(b"upgrade"))

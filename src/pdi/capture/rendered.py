@@ -209,10 +209,14 @@ def recorded_body(head: bytes, body: bytes, limit: int) -> bytes | None:
     else:
         data = body
         length = fields.get("content-length", "").strip()
-        if length.isdigit():
-            if len(body) < int(length):
+        if length:
+            # RFC 9110 §8.6: 1*DIGIT, ASCII (str.isdigit is true of "²", which int() refuses, as it does 4,301 digits)
+            if re.fullmatch(r"[0-9]+", length) is None:
+                return None  # no length: not to be read back exactly
+            digits = length.lstrip("0") or "0"
+            if len(digits) > 19 or len(body) < int(digits):
                 return None  # cut short
-            data = body[: int(length)]
+            data = body[: int(digits)]
     coding = fields.get("content-encoding", "identity").strip().lower()
     if coding in ("", "identity"):
         return data if len(data) <= limit else None
