@@ -654,3 +654,46 @@ def test_a_next_cursor_longer_than_a_url_carries_is_refused_by_its_page_not_a_tr
     assert checked.exit_code == 3, (checked.exception, checked.output)
     assert (f"{origin.url}/api/manifest?series={SERIES}: its next page starts after a cursor of 70,000 characters,"
             " more than a URL carries to ask for it") in checked.output, checked.output
+
+
+@pytest.mark.parametrize(("listed", "why"), [
+    (lambda: entry(1, sha256="x" * 5000), "its sha256 and size are not 64 hex digits and a whole number of octets"),
+    (lambda: entry(1, sha256=None), "its sha256 and size are not 64 hex digits and a whole number of octets"),
+    (lambda: entry(1, size="12"), "its sha256 and size are not 64 hex digits and a whole number of octets"),
+    (lambda: entry(1, name=f"urn:pdi://{SERIES}/2026/11/27/" + "x" * 5000), "is not a versioned name"),
+    (lambda: entry(1, name=f"urn:pdi://{SERIES}/2026/13/27/1.text.1"), "month"),
+])
+def test_an_audit_refuses_a_peer_that_lists_what_no_name_or_digest_can_be(
+    origin: Origin, mirror: tuple[Path, str], listed: Callable[[], dict[str, object]], why: str
+) -> None:
+    """Found by an attack (2026-11-27): an audit kept whatever a peer's signed manifest listed, as it came, in its
+    scratch database: digests of 8 MiB and names no archive can hold (up to 10,000 pages of 8 MiB, some 80 GB of
+    disk). Each name and digest is checked as a sync checks them now: a peer that lists one that is not is
+    unreachable, saying which and why; nothing it listed is compared."""
+    location, _ = mirror
+    origin.manifest = lambda q: (200, {}, signed([entry(2), listed()]), 0.0)
+    audited = run(location, "mirror", "audit", "--series", SERIES)
+    assert audited.exit_code == 3, audited.output
+    said = next(line for line in audited.output.splitlines() if line.startswith("unreachable\t"))
+    assert said.startswith(f"unreachable\t{origin.url}\tits signed manifest of {SERIES} lists "), said
+    assert why in said and len(said) < 1000, said
+    assert "disagree\t" not in audited.output  # entry(2), which this archive lacks, is no disagreement: not read
+
+
+def test_an_audit_gives_up_a_peer_that_lists_more_than_it_keeps(
+    origin: Origin, mirror: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a peer lists is kept on disk, bounded (``pdi.network.polls.MAX_LISTED``): 2 GiB of names and digests,
+    some ten million names of pdi's; 4,000 octets here, past which the peer is given up (``unreachable``)."""
+    import pdi.network.polls as polls
+
+    location, _ = mirror
+    monkeypatch.setattr(polls, "MAX_LISTED", 4_000)
+    origin.manifest = lambda q: (200, {}, signed([entry(n) for n in range(1, 40)]), 0.0)
+    audited = run(location, "mirror", "audit", "--series", SERIES)
+    assert audited.exit_code == 3, audited.output
+    assert (f"unreachable\t{origin.url}\tits signed manifest of {SERIES} lists more than 4,000 octets of names and"
+            " digests, more than an audit keeps: given up") in audited.output, audited.output
+    origin.manifest = lambda q: (200, {}, signed([entry(n) for n in range(1, 20)]), 0.0)
+    audited = run(location, "mirror", "audit", "--series", SERIES)
+    assert "\nunreachable\t" not in audited.output and "19 disagreements" in audited.output, audited.output

@@ -23,11 +23,12 @@ from typing import TYPE_CHECKING, Any
 from pdi.archive.fixity import Problem
 from pdi.archive.naming import parse_pdi
 from pdi.archive.results import Generic
-from pdi.errors import IntegrityError, NotFoundError, PDIError
+from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, PDIError
+from pdi.network.mirrors import _digest_and_size
 from pdi.network.peers import Peer, _client, peer_of, within
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
     import httpx
 
@@ -91,16 +92,48 @@ def _own(archive: Archive, series: str) -> Iterator[tuple[str, str]]:
 
 def _listed(peer: Peer, series: str, base_url: str) -> Iterator[tuple[str, str]]:
     """The names of ``series`` ``peer``'s signed manifest lists and their digests; no name of another series (an
-    origin speaks for its own series alone); a :class:`LimitError` past :data:`AUDIT_SECONDS`."""
+    origin speaks for its own series alone); a :class:`LimitError` past :data:`AUDIT_SECONDS` or
+    :data:`MAX_LISTED` octets, an :class:`IntegrityError` for an entry no name or digest can be (checked as a
+    sync checks it: :func:`_checked_entry`)."""
     own = f"urn:pdi://{series}/"
     too_long = f"reading {base_url}'s manifest of {series} took more than {AUDIT_SECONDS:g} s: given up"
+    kept = 0
     for page in within(peer.manifest(series), time.monotonic() + AUDIT_SECONDS, too_long):
         for entry in page.names:
-            name = str(entry["name"])
-            if name.lower().startswith(own):
-                yield name, "withdrawn" if "withdrawn" in entry else str(entry.get("sha256"))
+            name = entry.get("name")
+            if isinstance(name, str) and not name.lower().startswith(own):
+                continue
+            checked, digest = _checked_entry(entry, series)
+            kept += len(checked) + len(digest)
+            if kept > MAX_LISTED:
+                raise LimitError(f"its signed manifest of {series} lists more than {MAX_LISTED:,} octets of names and"
+                                 " digests, more than an audit keeps: given up")
+            yield checked, digest
 
 
+def _checked_entry(entry: Mapping[str, Any], series: str) -> tuple[str, str]:
+    """An entry's name and digest (``withdrawn``) once its name is a versioned name of ``series`` and its ``sha256`` and
+    ``size`` what a blob's can be (as a sync checks them, :mod:`pdi.network.mirrors`); else an
+    :class:`IntegrityError` naming the entry (its first 200 characters) and what is wrong."""
+    name = entry.get("name")
+    shown = repr(name[:200]) if isinstance(name, str) else "an entry"
+    try:
+        if not isinstance(name, str):
+            raise ParseError("its name is not a string", rule="manifest")
+        parsed = parse_pdi(name)
+        if parsed.format is None or parsed.version is None:
+            raise ParseError("it is not a versioned name (a format and a version)", rule="mirror-name")
+        if "withdrawn" not in entry and not _digest_and_size(entry):
+            raise ParseError("its sha256 and size are not 64 hex digits and a whole number of octets",
+                             rule="manifest")
+    except PDIError as exc:
+        raise IntegrityError(f"its signed manifest of {series} lists {shown}: {exc}: refused") from None
+    return name, "withdrawn" if "withdrawn" in entry else str(entry["sha256"])
+
+
+#: Octets of names and digests an audit keeps of one peer's manifest (on disk): some ten million of pdi's names, of
+#: the 80 GB a peer's 10,000 pages of 8 MiB may list.
+MAX_LISTED = 2 << 30
 #: Seconds an audit may spend reading one peer's manifest, and a repair searching one peer's manifest of a day for a
 #: name: a peer that answers each page just inside every bound is given up then (``unreachable``, ``unrepaired``).
 AUDIT_SECONDS = 3600.0
