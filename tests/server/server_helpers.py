@@ -125,7 +125,8 @@ def sealed_archive(location: str) -> tuple[Archive, str, str, str]:
 
 
 #: The first line ``pdi serve`` writes: the ports it listens on.
-SERVING = re.compile(r"pdi: serving .* at http://127\.0\.0\.1:(\d+)/ \(replay at http://127\.0\.0\.1:(\d+)/\)")
+SERVING = re.compile(r"pdi: serving .* at http://(?:127\.0\.0\.1|0\.0\.0\.0):(\d+)/ \(replay at"
+                     r" http://(?:127\.0\.0\.1|0\.0\.0\.0):(\d+)/\)")
 
 
 def start_serve(

@@ -631,7 +631,11 @@ class CachedAnswers:
 
 def kept_key(path: str | bytes, host: str | bytes, query: bytes, scheme: str) -> bytes:
     """The key of the answer to ``path`` for this ``Host``, query string and scheme (:func:`cache_key`), or ``b""``
-    for a path whose answers are not kept. N2L's answers are kept apart from N2R's (their key begins ``N2L``)."""
+    for a path whose answers are not kept, and for a request with no ``Host`` (empty, or HTTP/1.0's none: its answer
+    names the address its connection reached, which differs on a server listening on several). N2L's answers are
+    kept apart from N2R's (their key begins ``N2L``)."""
+    if not host:
+        return b""
     path = path.decode("latin-1") if isinstance(path, bytes) else path
     if path in N2R_PATHS:
         return cache_key(host, query, scheme)

@@ -196,7 +196,7 @@ class Resolver:
                 validator = await anyio.to_thread.run_sync(self.validator, name)
                 unchanged = None if validator is None else respond(validator, headers.get("if-none-match"), None, None)
                 if validator is not None and unchanged is not None:
-                    if validator.shared:  # the next revalidation of the name needs no catalog either
+                    if validator.shared and _key(request):  # the next revalidation needs no catalog either
                         self.cache.put(_key(request), validator, epoch=epoch)
                     return _RawResponse(*unchanged)
             found = await self.work.run(self.representation, name, base, headers.get("accept"))
@@ -212,8 +212,8 @@ class Resolver:
                     streamed_response, self.archive, found.resolved, headers, found.headers,
                     content_type=found.content_type))
             if isinstance(found, Entity):
-                if found.shared and not negotiated:  # never an answer only a token's holder may read, nor one
-                    # Accept chose (the cache's key is the name alone)
+                if found.shared and not negotiated and _key(request):  # never an answer only a token's holder may
+                    # read, nor one Accept chose (the cache's key is the name alone), nor one without a Host
                     self.cache.put(_key(request), found, epoch=epoch)
                 return entity_response(found, headers)
             return found
@@ -226,8 +226,8 @@ class Resolver:
             answered = await anyio.to_thread.run_sync(self.location, name, base)
             if not isinstance(answered, Fixed):
                 return answered
-            if answered.shared:  # a versioned name's location never changes: the next N2L needs no catalog
-                self.cache.put(b"N2L " + _key(request), answered, epoch=epoch)
+            if answered.shared and _key(request):  # a versioned name's location never changes: the next N2L
+                self.cache.put(b"N2L " + _key(request), answered, epoch=epoch)  # needs no catalog
             return _RawResponse(answered.status, list(answered.headers), answered.body)
         return await anyio.to_thread.run_sync(handler, name, base, headers)
 
@@ -810,8 +810,11 @@ class _RawResponse(Response):
 
 
 def _key(request: Request) -> bytes:
-    """The key N2R's answer to ``request`` is kept under (N2L's: ``N2L`` before it): its ``Host``, query and scheme."""
-    return cache_key(request.headers.get("host", ""), request.scope["query_string"], request.scope["scheme"])
+    """The key N2R's answer to ``request`` is kept under (N2L's: ``N2L`` before it): its ``Host``, query and scheme;
+    ``b""`` (not kept) without a ``Host``, whose answer names the address its connection reached
+    (:func:`~pdi.server.process.cache.kept_key`)."""
+    host = request.headers.get("host", "")
+    return cache_key(host, request.scope["query_string"], request.scope["scheme"]) if host else b""
 
 
 def _uri_list(urn: str, urls: list[str]) -> str:
