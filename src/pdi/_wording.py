@@ -1,5 +1,5 @@
 """Counted nouns in what pdi prints: ``1 frame``, ``2 frames``, ``0 frames``; and what a stranger wrote, printable
-and cut short.
+and cut short in its middle (:func:`clipped`: every error and log line that quotes it).
 
 One helper each, so that every count the command, the resolver and the cores'
 messages print agrees in number with its noun. Pure.
@@ -35,8 +35,26 @@ def printable(text: str) -> str:
 
 
 def clipped(text: str, most: int = 200) -> str:
-    """``text`` when it has at most ``most`` characters, else its first ``most``, "…" and how many it has: a
-    URL a stranger made 100,000 characters long is named in a message, not copied into it whole."""
+    """``text`` as :func:`printable` shows it when that is at most ``most`` characters; else cut in its middle: as
+    much of its start and of its end as ``most`` characters show, and between them how many characters were left
+    out (``abc…[119,800 characters left out]…xyz``). What a stranger wrote (a URL, a name, a value a million
+    characters long) is named in a message or a log line, never copied into it whole, and never drives the
+    terminal: the result is at most ``most`` characters and the marker, on one line. Pure; its time grows with
+    ``most``, not with ``text``.
+    """
     if len(text) <= most:
-        return text
-    return f"{text[:most]}… ({len(text):,} characters)"
+        shown = printable(text)
+        if len(shown) <= most:
+            return shown
+    # ``most`` shown characters, a half each side (an escape, ``\x1b``, counted as the characters it shows as)
+    start, used = 0, 0
+    while start < len(text) and used + len(printable(text[start])) <= most - most // 2:
+        used += len(printable(text[start]))
+        start += 1
+    end, used = len(text), 0
+    while end > start and used + len(printable(text[end - 1])) <= most // 2:
+        used += len(printable(text[end - 1]))
+        end -= 1
+    left_out = end - start
+    return (f"{printable(text[:start])}…[{left_out:,} character{'' if left_out == 1 else 's'} left out]…"
+            f"{printable(text[end:])}")
