@@ -34,6 +34,14 @@ def printable(text: str) -> str:
     return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
 
 
+#: The most characters of a message quoted in a line (an error line of ``pdi``, a problem's ``detail``, a log line):
+#: one that quotes a stranger's text whole (a 120,000-character option, a name of a megabyte) keeps its start and end.
+MESSAGE_MOST = 2_000
+#: The most characters of a name quoted in a line (:func:`clipped`): a name pdi mints is under a hundred, one with
+#: a foreign id a few hundred; a stranger's may be a megabyte.
+NAME_MOST = 1_000
+
+
 def clipped(text: str, most: int = 200) -> str:
     """``text`` as :func:`printable` shows it when that is at most ``most`` characters; else cut in its middle: as
     much of its start and of its end as ``most`` characters show, and between them how many characters were left

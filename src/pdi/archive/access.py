@@ -42,6 +42,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import field
 from typing import TYPE_CHECKING
 
+from pdi._wording import clipped
 from pdi.archive.naming import timestamp
 from pdi.archive.store import DocumentKey, SeriesRecord, TokenRecord
 from pdi.archive.tokens import covers
@@ -158,7 +159,7 @@ def unlisted(reader: Reader | None, access: Mapping[str, str],
 def check_access(value: str) -> str:
     """``value`` if it is one of :data:`ACCESS`."""
     if value not in ACCESS:
-        raise ParseError(f"a series is {', '.join(ACCESS)}, not {value!r}", text=value, rule="access")
+        raise ParseError(f"a series is {', '.join(ACCESS)}, not '{clipped(value)}'", text=value, rule="access")
     return value
 
 

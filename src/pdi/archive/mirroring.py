@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pdi import formats
+from pdi._wording import clipped
 from pdi.archive.access import check_access
 from pdi.archive.base import ArchiveBase
 from pdi.archive.blobs import Octets
@@ -278,7 +279,7 @@ def _embargo_detail(version: int | None, until: str) -> str:
 def _role_refusal(role: str) -> ParseError | None:
     if role in MIRROR_ROLES:
         return None
-    return ParseError(f"a mirror's role is one of {', '.join(MIRROR_ROLES)}, not {role!r}", rule="mirror-role")
+    return ParseError(f"a mirror's role is one of {', '.join(MIRROR_ROLES)}, not '{clipped(role)}'", rule="mirror-role")
 
 
 def _of_series(origin: MirrorRecord, name: str) -> None:

@@ -18,6 +18,7 @@ import os
 import re
 from collections.abc import Sequence
 
+from pdi._wording import clipped
 from pdi.archive.results import Generic, GenericVersion
 from pdi.archive.store import DocumentKey, RepresentationRecord
 from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
@@ -116,8 +117,8 @@ def key_of(pdi: PDI) -> DocumentKey:
     if foreign_serial(pdi):
         raise NotFoundError(
             f"{pdi.without_fragment()} is not in this archive: its unique id, %-escaped, is the foreign id"
-            f" {pdi.unique_id!r}, and no archive mints a foreign id spelled like a daily serial (the daily serial"
-            f" {pdi.unique_id} is written unescaped)"
+            f" '{clipped(pdi.unique_id)}', and no archive mints a foreign id spelled like a daily serial (the daily serial"
+            f" {clipped(pdi.unique_id)} is written unescaped)"
         )
     return DocumentKey(pdi.series_name.lower(), date, pdi.unique_id)
 

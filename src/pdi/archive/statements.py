@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import pdi.archive.kept_annotations as anno
+from pdi._wording import clipped
 from pdi.archive.access import HIDDEN, current_reader
 from pdi.archive.naming import (
     MAX_ASSERTION_VALUE,
@@ -46,7 +47,7 @@ def _check_statement(key: str, value: str) -> None:
     """A :class:`ParseError` or :class:`LimitError` unless ``key = value`` may be stated (:meth:`Statements.annotate`)."""
     if not isinstance(key, str) or not STATEMENT_KEY.match(key):
         raise ParseError(
-            f"bad key {key!r}: a letter, then up to 199 letters, digits, '.', '_', ':', '-'",
+            f"bad key '{clipped(str(key))}': a letter, then up to 199 letters, digits, '.', '_', ':', '-'",
             rule="key",
         )
     if not isinstance(value, str):

@@ -27,6 +27,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from pdi._wording import clipped
 from pdi.archive.store import TokenRecord
 from pdi.errors import ParseError, ScopeError
 
@@ -71,7 +72,7 @@ def check_name(name: str) -> str:
 def check_role(role: str) -> str:
     """``role`` if it is one of :data:`ROLES`."""
     if role not in ROLES:
-        raise ParseError(f"a token's role is one of {', '.join(ROLES)}, not {role!r}", text=role, rule="token-role")
+        raise ParseError(f"a token's role is one of {', '.join(ROLES)}, not '{clipped(role)}'", text=role, rule="token-role")
     return role
 
 

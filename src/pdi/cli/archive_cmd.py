@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from pdi._wording import plural, printable
+from pdi._wording import MESSAGE_MOST, NAME_MOST, clipped, plural
 from pdi.archive import (
     DEFAULT_LOCATION,
     Archive,
@@ -508,7 +508,7 @@ def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: fl
     def deposited(item: Imported) -> None:
         click.echo(str(item.name))
         for failure in item.failures:
-            click.echo(printable(f"missing from {item.url}: {failure}"), err=True)  # a stranger's URLs
+            click.echo(f"missing from {clipped(item.url, NAME_MOST)}: {clipped(failure, MESSAGE_MOST)}", err=True)  # a stranger's
 
     with open_archive(archive) as opened, progress_bar("importing") as progress:
         done, plan = import_warc(opened, source, series, limits=limits, progress=progress, deposited=deposited,
@@ -517,7 +517,7 @@ def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: fl
         waiting = opened.pending_index(series=series) if done else 0  # read while the archive is open
     # the bar counts the file's bytes as it is checked, then the deposits
     for reason in plan.skipped:
-        click.echo(printable(f"not imported: {reason}"), err=True)
+        click.echo(f"not imported: {clipped(reason, MESSAGE_MOST)}", err=True)
     if signature is not None:
         click.echo(f"{source}: {signature.describe()}", err=True)
     pages = sum(1 for d in done if d.page)
@@ -528,7 +528,7 @@ def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: fl
         click.echo(f"index pending: the text of {plural(waiting, 'document')} of {series} waits for the indexer"
                    " (`pdi index`, or `pdi serve --indexer`); until then `pdi search` does not find it", err=True)
     for damage in plan.dropped:
-        click.echo(printable(f"dropped: {damage}"), err=True)
+        click.echo(f"dropped: {clipped(damage, MESSAGE_MOST)}", err=True)
     if plan.dropped:
         click.get_current_context().exit(PARTIAL_EXIT)
 

@@ -25,12 +25,16 @@ def error_line(exc: PDIError) -> str:
     """The one line ``pdi`` prints for ``exc``: ``pdi: not found: …``, or ``pdi: …`` for the base class.
 
     The base class has no kind of its own to name (its title, "pdi error",
-    would only repeat the prefix).
+    would only repeat the prefix). The message is escaped as :func:`one_line` escapes, and cut in its middle
+    past :data:`pdi._wording.MESSAGE_MOST` characters (:func:`pdi._wording.clipped`), so a message that quotes
+    what a stranger wrote whole is still one line of a terminal's scroll-back, its start (what was wrong) and its
+    end (the rule and the offset) kept.
     """
+    from pdi._wording import MESSAGE_MOST, clipped
     from pdi.errors import PDIError
 
     kind = "" if exc.title == PDIError.title else f"{exc.title}: "
-    return f"pdi: {kind}{one_line(str(exc))}"
+    return f"pdi: {kind}{clipped(str(exc), MESSAGE_MOST)}"
 
 
 #: Exit status of bad command-line usage (click's own), and of ``pdi get`` refusing binary output to a terminal.

@@ -251,8 +251,11 @@ def add_cmd(
 def _second_name_warning(minted: PDI, earlier: PDI, named: bool) -> str:
     """What ``pdi add`` says when the octets it just named were already held under another name of the day
     (``named``: the deposit gave --id, so the advice to give one is left out)."""
+    from pdi._wording import NAME_MOST, clipped
+
     advice = "" if named else "; with --id ID, adding the same file again mints nothing new"
-    return (f"warning: {earlier} already holds these octets (deposited today); {minted} is a second permanent"
+    return (f"warning: {clipped(str(earlier), NAME_MOST)} already holds these octets (deposited today);"
+            f" {clipped(str(minted), NAME_MOST)} is a second permanent"
             f" name for them (every pdi add mints a name, never taken back{advice})")
 
 #: The most octets of messages one `pdi add FILE.mbox` deposits (all held until the one batch is written).

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pdi._wording import plural
+from pdi._wording import MESSAGE_MOST, NAME_MOST, clipped, plural
 from pdi.archive import Generic, Resolved
 from pdi.cli.archive_io import open_archive, unwritable, write_out
 from pdi.cli.commands import EXIT_PAST_END, EXIT_USAGE, one_line
@@ -199,7 +199,7 @@ def run_get(pdi: str, *, output: str | None, latest: bool, info: bool, archive: 
 
             if alias_fragment(pdi) is not None:  # a browser fragment: the native name it equals
                 native = str(native_names(opened, pdi).native)
-                say(f"note: {one_line(pdi)} is {native}", err=True)
+                say(f"note: {clipped(pdi, NAME_MOST)} is {clipped(native, NAME_MOST)}", err=True)
                 pdi = native
         located = opened.locate(pdi, latest=latest)
         if isinstance(located, Generic):
@@ -245,9 +245,9 @@ def _answer(result: Resolved, facts: dict[str, Any], *, info: bool, output: str 
     if selection is not None and selection.past_end:
         from pdi.fragments import past_end_message
 
-        say(f"warning: {past_end_message(result.pdi, selection)}", err=True)
+        say(f"warning: {clipped(past_end_message(result.pdi, selection), MESSAGE_MOST)}", err=True)
     elif selection is not None and selection.clamped and not info:
-        say(f"warning: {result.pdi} reaches past the end: clamped to it", err=True)
+        say(f"warning: {clipped(str(result.pdi), NAME_MOST)} reaches past the end: clamped to it", err=True)
     if not info:
         write()
     return EXIT_PAST_END if selection is not None and selection.past_end else 0

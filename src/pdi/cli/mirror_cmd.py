@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from pdi._wording import plural, printable
+from pdi._wording import MESSAGE_MOST, NAME_MOST, clipped, plural
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.archive_io import open_archive
 from pdi.errors import IntegrityError, NotFoundError
@@ -215,7 +215,7 @@ def mirror_audit(series: str | None, archive: str) -> None:
         for name in names:
             report = audit(opened, name, _tell_disagreement)
             for where, why in report.unreachable:
-                click.echo(f"unreachable\t{where}\t{printable(why)}")
+                click.echo(f"unreachable\t{clipped(where, NAME_MOST)}\t{clipped(why, MESSAGE_MOST)}")
             found += report.disagreed + len(report.unreachable)
             reached = len(report.peers) - len(report.unreachable)
             missed = f" ({len(report.unreachable)} unreachable)" if report.unreachable else ""
@@ -231,13 +231,13 @@ def mirror_audit(series: str | None, archive: str) -> None:
 def _tell_problem(problem: Problem) -> None:
     """One line a name a sync refused (or could not follow), as it is found."""
     for name in problem.names:  # a stranger's words: their control characters shown, never sent on
-        click.echo(f"{problem.kind}\t{printable(name)}\t{printable(problem.detail)}")
+        click.echo(f"{problem.kind}\t{clipped(name, NAME_MOST)}\t{clipped(problem.detail, MESSAGE_MOST)}")
 
 
 def _tell_disagreement(disagreement: Disagreement) -> None:
     """One line of a name the audit found held differently: who holds which digest."""
     held = "; ".join(f"{who}={digest}" for who, digest in disagreement.holders.items())
-    click.echo(f"disagree\t{printable(disagreement.name)}\t{printable(held)}")
+    click.echo(f"disagree\t{clipped(disagreement.name, NAME_MOST)}\t{clipped(held, MESSAGE_MOST)}")
 
 
 def register(cli: click.Group) -> None:

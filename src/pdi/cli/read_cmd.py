@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import click
 
+from pdi._wording import clipped
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.archive_io import open_archive
 from pdi.cli.commands import one_line
@@ -195,7 +196,7 @@ def meta_cmd(
     for statement in statements:
         key, sep, value = statement.partition("=")
         if not sep:
-            raise ParseError(f"{statement!r} is not KEY=VALUE", text=statement, rule="statement")
+            raise ParseError(f"'{clipped(statement)}' is not KEY=VALUE", text=statement, rule="statement")
         pairs.append((key, value))
     with open_archive(archive) as opened:
         for made in opened.annotate_all(pdi, pairs, who=who):  # all of them or, one refused, none

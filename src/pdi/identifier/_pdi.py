@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from pdi import formats
 from pdi._grammar import TOKEN_PATTERN, TOKEN_SAFE, UNIQUE_SAFE, upper_hex
+from pdi._wording import clipped
 from pdi.errors import LimitError, ParseError, UnsupportedError
 from pdi.identifier._fragment import (
     Fragment,
@@ -240,7 +241,7 @@ class PDI:
     def with_format(self, token: str) -> PDI:
         """The canonical PDI with another format token (the fragment is checked against it)."""
         if not isinstance(token, str) or not (token == "*" or formats.is_valid_token(token)):
-            raise ParseError(f"invalid format token {token!r}", rule="format")
+            raise ParseError(f"invalid format token '{clipped(str(token))}'", rule="format")
         return dataclasses.replace(self, format=token).canonical()
 
     # -- patterns ------------------------------------------------------------
@@ -347,7 +348,7 @@ class PDI:
         text = f"urn:pdi://{'.'.join(comps)}/{date.year:04d}/{date.month:02d}/{date.day:02d}/{uid}"
         if format is not None:
             if not isinstance(format, str) or not formats.is_valid_token(format):
-                raise ParseError(f"invalid format token {format!r}", rule="format")
+                raise ParseError(f"invalid format token '{clipped(str(format))}'", rule="format")
             text += "." + formats.canonical_token(format)
             if version is not None and (
                 isinstance(version, bool) or not isinstance(version, int) or version < 1
@@ -433,7 +434,7 @@ def _components_for_minting(comps: list[str]) -> tuple[str, ...]:
     for comp in comps:
         if not _COMPONENT_RE.fullmatch(comp):
             raise ParseError(
-                f"invalid series component {comp!r}: letters, digits and '-' only",
+                f"invalid series component '{clipped(comp)}': letters, digits and '-' only",
                 text=text,
                 offset=offset,
                 rule="component",
@@ -441,7 +442,7 @@ def _components_for_minting(comps: list[str]) -> tuple[str, ...]:
         offset += len(comp) + 1
     if len(comps) < 2:
         raise ParseError(
-            f"a document series is a component and a country: {text!r}",
+            f"a document series is a component and a country: '{clipped(text)}'",
             text=text,
             offset=0,
             rule="document-series",
@@ -449,9 +450,9 @@ def _components_for_minting(comps: list[str]) -> tuple[str, ...]:
     country = comps[-1].lower()
     if country not in ISO_3166_ALPHA2:
         meant = COUNTRY_CODE_FOR.get(country)
-        hint = f"; did you mean {'.'.join([*comps[:-1], meant])!r}?" if meant else ""
+        hint = f"; did you mean '{clipped('.'.join([*comps[:-1], meant]))}'?" if meant else ""
         raise ParseError(
-            f"a series that names are minted in ends with an ISO 3166-1 alpha-2 country code, not {comps[-1]!r}"
+            f"a series that names are minted in ends with an ISO 3166-1 alpha-2 country code, not '{clipped(comps[-1])}'"
             f" (§2.3){hint}",
             text=text,
             offset=len(text) - len(comps[-1]),
@@ -505,7 +506,7 @@ def _date_part(raw: str, text: str, at: int, rule: str, warnings: list[_Warning]
         )
     if rule == "year":
         if len(raw) != 4:
-            raise _fail(f"the year is four digits, not {raw!r}", text, at, rule)
+            raise _fail(f"the year is four digits, not '{clipped(raw)}'", text, at, rule)
         value = int(raw)
         if value == 0:
             raise _fail("year 0000 is not a calendar year", text, at, rule)
@@ -513,7 +514,7 @@ def _date_part(raw: str, text: str, at: int, rule: str, warnings: list[_Warning]
     if len(raw) == 1:
         warnings.append((f"one-digit {rule} {raw!r} read as {int(raw):02d} (§2.4)", at, rule))
     elif len(raw) != 2:
-        raise _fail(f"the {rule} is two digits, not {raw!r}", text, at, rule)
+        raise _fail(f"the {rule} is two digits, not '{clipped(raw)}'", text, at, rule)
     return int(raw)
 
 
@@ -649,7 +650,7 @@ def _slow_series(text: str, pos: int, ri_end: int) -> tuple[list[str], int]:
     country_at = slash - len(country)
     if not (_COUNTRY_RE.fullmatch(country) and country.isascii()):
         raise _fail(
-            f"the last series component {country!r} must be a country code (2*alpha)",
+            f"the last series component '{clipped(country)}' must be a country code (2*alpha)",
             text,
             country_at,
             "iso-country",
@@ -760,7 +761,7 @@ def _slow_version(v_raw: str, text: str, v_at: int, warnings: list[_Warning]) ->
     """The version (line 162), a positive integer; leading zeros are a warning."""
     if not (v_raw.isdigit() and v_raw.isascii()):
         raise _fail(
-            f"the version is a positive integer or '*', not {v_raw!r}", text, v_at, "version"
+            f"the version is a positive integer or '*', not '{clipped(v_raw)}'", text, v_at, "version"
         )
     version = _number(v_raw, text=text, offset=v_at, rule="version")
     if version == 0:
@@ -768,7 +769,7 @@ def _slow_version(v_raw: str, text: str, v_at: int, warnings: list[_Warning]) ->
             "the version is a positive integer: 0 is not one", text, v_at, "version"
         )
     if v_raw[0] == "0":
-        warnings.append((f"version {v_raw!r} has leading zeros", v_at, "version"))
+        warnings.append((f"version '{clipped(v_raw)}' has leading zeros", v_at, "version"))
     return version
 
 
@@ -847,7 +848,7 @@ def _parse_pdi(
         warnings.insert(
             0,
             (
-                f"{country!r} is not an ISO 3166-1 alpha-2 country code (§2.3)"
+                f"'{clipped(country)}' is not an ISO 3166-1 alpha-2 country code (§2.3)"
                 + (f"; did you mean {COUNTRY_CODE_FOR[country.lower()]!r}?" if country.lower() in COUNTRY_CODE_FOR else ""),
                 head.series_end - len(country),
                 "iso-country",

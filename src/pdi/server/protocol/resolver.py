@@ -38,6 +38,7 @@ from starlette.responses import (
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from pdi._wording import clipped
 from pdi.archive import Archive, Generic, Resolved
 from pdi.archive.access import current_reader
 from pdi.archive.blobs import FileReader
@@ -169,7 +170,7 @@ class Resolver:
         if handler is None:
             if service in OTHER_SERVICES:
                 raise Problem(501, "not implemented", f"this resolver does not offer the RFC 2169 service {service}")
-            raise NotFoundError(f"no RFC 2169 service {service!r} (try N2R, N2L, N2Ls, N2C, N2Ns)")
+            raise NotFoundError(f"no RFC 2169 service '{clipped(service)}' (try N2R, N2L, N2Ls, N2C, N2Ns)")
         query = request.url.query
         if not query:
             raise ParseError(f"{service} takes the URN as the query string: /uri-res/{service}?urn:pdi://…",
