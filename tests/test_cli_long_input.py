@@ -59,7 +59,8 @@ def test_a_hostile_series_is_escaped_and_cut(archive: tuple[Path, Path, str]) ->
     # an ESC sequence that clears the screen at the start, a right-to-left override at the end
     r = pdi(location, "add", str(text), "--series", "\x1b[2J" + "x" * 50_000 + "\u202e")
     assert r.exit_code == 1
-    # 100 shown of the start: \x1b[2J (7) and 93 x's; of the end: 94 x's and \u202e (6); of the 50,005, 97 + 95 shown, 49,813 left out
+    # 100 shown of the start: \x1b[2J (7) and 93 x's; of the end: 94 x's and \u202e (6); of the 50,005
+    # characters, 97 + 95 shown, 49,813 left out
     assert r.stderr == ("pdi: syntax error: invalid series component '\\x1b[2J" + "x" * 93
                         + "…[49,813 characters left out]…" + "x" * 94 + "\\u202e': letters, digits and '-' only"
                         " (rule component, offset 0)\n")

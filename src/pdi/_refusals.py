@@ -13,6 +13,7 @@ import json
 import time
 from typing import TYPE_CHECKING
 
+from pdi._wording import clipped
 from pdi.errors import NotFoundError, ParseError, PDIError, RemoteError
 
 if TYPE_CHECKING:
@@ -75,8 +76,9 @@ def told(body: bytes | str) -> str | None:
     text = (problem.get("detail") or problem.get("title")) if isinstance(problem, dict) else None
     if not isinstance(text, str):
         return None
-    # another server's words on our terminal and in our logs: no control characters (an escape sequence, a bell)
-    line = " ".join("".join(c if c.isprintable() else " " for c in text).split())[:1000]
+    # another server's words on our terminal and in our logs: no control characters (an escape sequence, a bell),
+    # and a long one cut in its middle, its start and its end kept (pdi._wording.clipped)
+    line = clipped(" ".join("".join(c if c.isprintable() else " " for c in text[:MAX_PROBLEM]).split()), 1000)
     return line or None
 
 

@@ -35,6 +35,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pdi._refusals import IDENTITY, coded, refusal, said, unreached
+from pdi._wording import MESSAGE_MOST, clipped
 from pdi.errors import (
     LimitError,
     NotFoundError,
@@ -234,7 +235,8 @@ class RegistrySource:
             self.registry = self._load()
         except (PDIError, OSError) as exc:
             self._next = now + MIN_RELOAD
-            log.warning("pdi: the registry %s was not reloaded (the one held is kept): %s", self.where, exc)
+            log.warning("pdi: the registry %s was not reloaded (the one held is kept): %s", self.where,
+                        clipped(str(exc), MESSAGE_MOST))
         finally:
             self._lock.release()
         return self.registry
@@ -273,7 +275,8 @@ class Authorities:
                 try:
                     self._own = (stamp, read_registry_file(self.own) if stamp else Registry({}))
                 except PDIError as exc:
-                    log.warning("pdi: the registry %s cannot be read: %s", self.own, exc)
+                    log.warning("pdi: the registry %s cannot be read: %s", self.own,
+                                clipped(str(exc), MESSAGE_MOST))
                     self._own = (stamp, Registry({}))
             found.append(self._own[1])
         found.extend(source.current() for source in self.sources)

@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from pdi._wording import MESSAGE_MOST, clipped
 from pdi.errors import DamagedError, PDIError, ScopeError, StoreError
 from pdi.server.http.bodies import sends_content
 from pdi.server.http.metrics import counters
@@ -74,10 +75,14 @@ def problem(
 
     A problem of type ``about:blank`` is titled with the status's phrase (§4.2.1: "Not Found"), whatever
     ``title`` says; a problem of pdi's own type (:attr:`pdi.errors.PDIError.problem_type`) keeps its title.
+    The ``detail`` is "a human-readable explanation" (§3.1.4), which a client prints: escaped and cut in its
+    middle as every line pdi writes (:func:`pdi._wording.clipped`), so one that quotes what the request sent (a
+    name of 60,000 characters, an escape sequence) neither drives the client's terminal nor comes back whole.
     """
     if type == "about:blank":
         title = status_phrase(status) or title
-    body: dict[str, object] = {"type": type, "title": title, "status": status, "detail": detail}
+    body: dict[str, object] = {"type": type, "title": title, "status": status,
+                               "detail": clipped(detail, MESSAGE_MOST)}
     body.update({k: v for k, v in (extensions or {}).items() if k not in body})
     return JSONResponse(body, status_code=status, media_type="application/problem+json")
 

@@ -59,6 +59,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from pdi._wording import MESSAGE_MOST, clipped
 from pdi.archive import Archive
 from pdi.errors import PDIError
 from pdi.server.http.metrics import (
@@ -517,8 +518,10 @@ class RefusalLog:
         self._unsaid = 0
 
     def say(self, logger: logging.Logger, client: str | None, status: int, detail: str) -> bool:
-        """Log this refusal, unless one was logged less than :attr:`seconds` ago (then count it); whether it was."""
-        return self.say_line(logger, "refused a request from %s: %d %s%s", client, status, detail)
+        """Log this refusal, unless one was logged less than :attr:`seconds` ago (then count it); whether it was.
+        ``detail`` may quote what the client sent: escaped and cut in its middle (:func:`pdi._wording.clipped`)."""
+        return self.say_line(logger, "refused a request from %s: %d %s%s", client, status,
+                             clipped(detail, MESSAGE_MOST))
 
     def say_line(self, logger: logging.Logger, line: str, client: str | None, *values: object) -> bool:
         """:meth:`say` of another kind of line: ``line`` of the client, ``values`` and the count of lines unsaid."""

@@ -50,6 +50,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
+from pdi._wording import MESSAGE_MOST, clipped
 from pdi.archive import Archive
 from pdi.errors import NotFoundError, ParseError, PDIError
 from pdi.federation.authorities import Authorities, Candidate
@@ -225,7 +226,7 @@ class Elsewhere:
         try:
             registry = await anyio.to_thread.run_sync(read_registry_file, own)
         except PDIError as exc:  # the operator's file is at fault, not the request: its path and why go to the log
-            log.error("pdi: %s answered 500: %s", REGISTRY_PATH, exc)
+            log.error("pdi: %s answered 500: %s", REGISTRY_PATH, clipped(str(exc), MESSAGE_MOST))
             raise Problem(500, "Internal Server Error", "this resolver's registry cannot be read: its operator finds"
                           " why in the server's log") from None
         jws = sign_registry(key, registry)
