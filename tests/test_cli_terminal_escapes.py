@@ -176,3 +176,19 @@ def test_cite_shows_the_quotation_escaped_and_its_json_keeps_it(archive: tuple[P
     assert 'quote\t"ab\\u202ecd\\u2028ef\\x9b2J"\n' in cited.stdout
     exact = json.loads(pdi("cite", "--json", citation, archive=location).stdout)
     assert exact["quote"] == "ab\u202ecd\u2028ef\x9b2J"
+
+
+def test_verify_shows_a_hostile_manifests_name_and_problem_escaped(tmp_path: Path) -> None:
+    """``pdi verify`` prints each problem as kind, name and detail: a manifest file named with an OSC that sets the
+    window's title (a name a stranger's archive may have handed over) is shown escaped, the columns on one line."""
+    location = tmp_path / "archive"
+    assert pdi("init", str(location), archive=location).returncode == 0
+    assert pdi("keys", "init", archive=location).returncode == 0
+    hostile = tmp_path / "m\x1b]0;pwned\x07\u202e.jws"
+    hostile.write_text("eyJhbGciOiJFZERTQSJ9.\x1b[2Jevil.sig\n", encoding="utf-8")
+    checked = pdi("verify", "--signatures", str(hostile), archive=location)
+    assert checked.returncode == 3
+    assert controls(checked.stdout) == []
+    shown = str(tmp_path) + "/m\\x1b]0;pwned\\x07\\u202e.jws:1"
+    # the JWS's middle part, its payload, is not base64url at its first character (RFC 7515 §7.1)
+    assert f"signature\t{shown}\tthe JWS payload is not unpadded base64url (rule base64url, offset 0)\n" in checked.stdout

@@ -218,11 +218,11 @@ def verify_cmd(manifests: tuple[str, ...], signatures: bool, key: str | None, ke
             report.unreferenced = sorted(set(report.unreferenced) - set(removed))
     for problem in report.problems:
         for name in problem.names:
-            click.echo(f"{problem.kind}\t{name}\t{problem.detail}")
+            click.echo(_problem_line(problem.kind, name, problem.detail))
     if repair and report.problems:
         _repair(report, archive)
     for note in report.purged:
-        click.echo(f"purged\t{note.names[0]}\t{note.detail} (withdrawn; not a problem)")
+        click.echo(_problem_line("purged", note.names[0], f"{note.detail} (withdrawn; not a problem)"))
     if report.unreferenced:
         unreferenced = len(report.unreferenced)
         click.echo(f"note: {plural(unreferenced, 'stored blob')} {'belongs' if unreferenced == 1 else 'belong'}"
@@ -237,6 +237,13 @@ def verify_cmd(manifests: tuple[str, ...], signatures: bool, key: str | None, ke
             " (missing or altered blobs, or damage to the catalog)"
         )
 
+def _problem_line(kind: str, name: str, detail: str) -> str:
+    """One line of what ``pdi verify`` found: its kind, the name (a blob's, a file's, a URL's: a mirror's origin or
+    a bag gave it) and the detail (which may quote another server's or a file's words), each escaped and cut in its
+    middle when long (:func:`pdi._wording.clipped`), so that the three columns stay one line of a terminal."""
+    return f"{kind}\t{clipped(name, NAME_MOST)}\t{clipped(detail, MESSAGE_MOST)}"
+
+
 def _repair(report: VerifyReport, archive: str) -> None:
     """``pdi verify --repair``: :func:`pdi.network.polls.repair`, and a table kept for speed made again from the
     catalog's tables (:meth:`~pdi.archive.Archive.repair_derived`); the problems put right leave the
@@ -249,14 +256,14 @@ def _repair(report: VerifyReport, archive: str) -> None:
         if derived:
             opened.repair_derived()
             for problem in derived:
-                click.echo(f"repaired\t{problem.names[0]}\tits row of serial_names made again from the catalog's"
+                click.echo(f"repaired\t{clipped(problem.names[0], NAME_MOST)}\tits row of serial_names made again from the catalog's"
                            " tables")
             report.problems = [p for p in report.problems if p not in derived]
         done = repair(opened, report.problems)
     for name, source in done.repaired:
-        click.echo(f"repaired\t{name}\tfrom {source}, checked against its signed manifest")
+        click.echo(_problem_line("repaired", name, f"from {source}, checked against its signed manifest"))
     for name, why in done.failed:
-        click.echo(f"unrepaired\t{name}\t{why}")
+        click.echo(_problem_line("unrepaired", name, why))
     fixed = {name for name, _ in done.repaired}
     report.problems = [p for p in report.problems if not (p.kind in ("missing", "altered") and fixed & set(p.names))]
 
@@ -282,7 +289,7 @@ def _verify_signatures(manifests: tuple[str, ...], key: str | None, key_file: st
         click.echo(f"timestamped\t{source}\t{when}" + ("" if by_ca else " (the TSA's signature unchecked: --tsa-ca)"))
     for problem in report.problems:
         for name in problem.names:
-            click.echo(f"{problem.kind}\t{name}\t{problem.detail}")
+            click.echo(_problem_line(problem.kind, name, problem.detail))
     click.echo(f"checked {plural(report.manifests, 'manifest')} listing {plural(report.names, 'name')}"
                + (f" and {plural(len(waczs), 'WACZ file')}" if waczs else "")
                + f": {plural(len(report.problems), 'problem')}")
