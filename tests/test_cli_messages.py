@@ -191,3 +191,23 @@ def test_meta_with_one_statement_refused_makes_none_of_them(archive: str, tmp_pa
     assert "stated" not in failed.output
     shown = CliRunner().invoke(cli, ["meta", name, "--history", "--archive", archive])
     assert (shown.exit_code, shown.stdout) == (0, "")
+
+
+def test_ls_after_a_name_that_is_none_names_the_option(archive: str) -> None:
+    r = CliRunner().invoke(cli, ["ls", "--after", "x", "--archive", archive])
+    assert r.exit_code == 1
+    # the offset is into the option's value
+    assert r.stderr == "pdi: syntax error: --after: expected 'urn:pdi:' or 'pdi:' (rule pdi, offset 0)\n"
+
+
+def test_cite_says_which_side_of_the_citation_is_no_pdi(archive: str) -> None:
+    r = CliRunner().invoke(cli, ["cite", "x@y", "--archive", archive])
+    assert r.exit_code == 1
+    assert r.stderr == ("pdi: syntax error: the citing PDI (before '@'): expected 'urn:pdi:' or 'pdi:'"
+                        " (rule pdi, offset 0)\n")
+    citing = f"urn:pdi://{S}/2026/11/27/1.text.1"
+    r = CliRunner().invoke(cli, ["cite", f"{citing}@5=y", "--archive", archive])
+    assert r.exit_code == 1
+    # the cited PDI starts after "@5=": at offset len(citing) + 3
+    assert r.stderr == ("pdi: syntax error: the cited PDI (after '='): expected 'urn:pdi:' or 'pdi:'"
+                        f" (rule pdi, offset {len(citing) + 3})\n")

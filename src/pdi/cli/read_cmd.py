@@ -101,6 +101,13 @@ def ls_cmd(
         series, pattern = pattern, None
     if pattern is not None:
         _whole_pattern(pattern)
+    if after is not None:
+        from pdi.identifier import PDI
+
+        try:
+            PDI.parse(after)
+        except ParseError as exc:  # the offset is into the option's value: say which
+            raise exc.within("--after: ") from None
     with open_archive(archive) as opened:
         names = opened.iter_names(pattern, series=series, limit=limit, offset=offset, after=after)
         pending: list[str] = []

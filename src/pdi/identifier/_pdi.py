@@ -136,7 +136,14 @@ class PDI:
             raise ParseError(f"a PDI is a string, not {type(text).__name__}", rule="pdi-urn")
         if len(text) > _MAX_LENGTH:
             raise LimitError(f"a PDI of {len(text)} characters is longer than {_MAX_LENGTH}")
-        return _parse_pdi(text, 0, len(text), strict, 0)
+        try:
+            return _parse_pdi(text, 0, len(text), strict, 0)
+        except ParseError as exc:
+            at = text.find("@")
+            if exc.offset is None or not 0 <= exc.offset < at or "#" in text[:at]:
+                raise
+            # a citation that went wrong before its '@': say which of its two PDIs (the cited one says so itself)
+            raise exc.within("the citing PDI (before '@'): ") from None
 
     def __str__(self) -> str:
         text = self._text
@@ -452,7 +459,8 @@ def _components_for_minting(comps: list[str]) -> tuple[str, ...]:
         meant = COUNTRY_CODE_FOR.get(country)
         hint = f"; did you mean '{clipped('.'.join([*comps[:-1], meant]))}'?" if meant else ""
         raise ParseError(
-            f"a series that names are minted in ends with an ISO 3166-1 alpha-2 country code, not '{clipped(comps[-1])}'"
+            "a series that names are minted in ends with an ISO 3166-1 alpha-2 country code,"
+            f" not '{clipped(comps[-1])}'"
             f" (§2.3){hint}",
             text=text,
             offset=len(text) - len(comps[-1]),
@@ -945,6 +953,11 @@ def _parse_citation(
             start,
             "origin-position",
         )
-    cited = _parse_pdi(text, eq + 1, end, strict, depth + 1, fast=fast)
+    try:
+        cited = _parse_pdi(text, eq + 1, end, strict, depth + 1, fast=fast)
+    except ParseError as exc:  # its offset is into the whole text: say that it is of the PDI after the '='
+        if depth:
+            raise  # a citation cited: the outermost says it once
+        raise exc.within("the cited PDI (after '='): ") from None
     warnings.extend((f"cited: {w}", eq + 1, "citation-specifier") for w in cited.warnings)
     return Citation(origin, cited)

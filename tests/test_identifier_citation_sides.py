@@ -1,0 +1,49 @@
+"""A citation that does not parse says which of its two PDIs is at fault (PDI draft, line 168:
+``citing@origin=cited``): the citing one before the ``@``, the cited one after the ``=``, the offset into the
+whole citation either way."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pdi.errors import ParseError
+from pdi.identifier import PDI
+
+A = "urn:pdi://example.ac.gb/2026/11/27/1.text.1"
+#: What no PDI starts with: no '@', '#' or '=' in it (they would be read as a citation's or a fragment's marks).
+NOT_A_PDI = st.text(alphabet=st.characters(codec="ascii", exclude_characters="@#="), min_size=1, max_size=40).filter(
+    lambda t: not t.lower().startswith(("pdi:", "urn:")))
+
+
+@given(NOT_A_PDI)
+def test_a_cited_side_that_is_no_pdi_is_named(cited: str) -> None:
+    with pytest.raises(ParseError) as refused:
+        PDI.parse(f"{A}@5={cited}")
+    assert str(refused.value).startswith("the cited PDI (after '='): ")
+    assert refused.value.offset is not None and refused.value.offset >= len(A) + 3
+
+
+@given(NOT_A_PDI)
+def test_a_citing_side_that_is_no_pdi_is_named(citing: str) -> None:
+    with pytest.raises(ParseError) as refused:
+        PDI.parse(f"{citing}@5={A}")
+    assert str(refused.value).startswith("the citing PDI (before '@'): ")
+    assert refused.value.offset == 0
+
+
+def test_a_name_without_a_citation_is_not_said_to_be_one_of_its_sides() -> None:
+    with pytest.raises(ParseError) as refused:
+        PDI.parse("x")
+    assert str(refused.value) == "expected 'urn:pdi:' or 'pdi:' (rule pdi, offset 0)"
+    with pytest.raises(ParseError) as refused:  # an '@' in a fragment is the fragment's (not %-escaped)
+        PDI.parse(f"{A}#char=1@3")
+    assert not str(refused.value).startswith("the citing PDI")
+
+
+def test_a_citation_cited_is_named_once() -> None:
+    with pytest.raises(ParseError) as refused:
+        PDI.parse(f"{A}@5={A}@7=zz")
+    assert str(refused.value) == ("the cited PDI (after '='): expected 'urn:pdi:' or 'pdi:'"
+                                  f" (rule pdi, offset {2 * len(A) + 6})")
