@@ -88,3 +88,18 @@ def test_a_long_id_is_printed_whole_on_stdout_and_cut_in_the_warning(archive: tu
     assert warning.startswith(f"warning: {name} already holds these octets (deposited today); urn:pdi://{S}/")
     assert "characters left out]…" in warning and len(warning) < 1_400
     assert warning.count("\n") == 1
+
+
+def test_a_long_fragment_scheme_and_position_are_quoted_by_their_start_and_end(
+    archive: tuple[Path, Path, str],
+) -> None:
+    location, _, name = archive
+    r = pdi(location, "get", f"{name}#{LONG}=1")
+    assert r.exit_code == 6
+    assert r.stderr.startswith(f"pdi: unsupported: no evaluator for fragment scheme '{SHOWN}' on text/plain")
+    assert r.stderr.count("\n") == 1 and len(r.stderr) < 500
+    r = pdi(location, "get", f"{name}#char=({LONG}")
+    assert r.exit_code == 1
+    # "(" and the 120,000: 100 shown of each end, 119,801 left out
+    shown = "(a" + "x" * 98 + "…[119,801 characters left out]…" + "x" * 99 + "z"
+    assert r.stderr.startswith(f"pdi: syntax error: unbalanced parentheses in position '{shown}' (rule ext-position")

@@ -69,6 +69,7 @@ import mmap
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
+from pdi._wording import clipped
 from pdi.errors import UnsupportedError
 from pdi.fragments.results import (
     Buffer,
@@ -286,7 +287,8 @@ def evaluate(
     evaluator = _REGISTRY.get(key)
     if evaluator is None:
         raise UnsupportedError(
-            f"no evaluator for fragment scheme {scheme!r} on {media_type}{_schemes_on(scheme, family, media_type)}")
+            f"no evaluator for fragment scheme '{clipped(scheme)}' on {media_type}"
+            f"{_schemes_on(scheme, family, media_type)}")
     if charset is None:
         charset = parameters.get("charset")
     indexed = _INDEXED.get(key)

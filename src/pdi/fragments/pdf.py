@@ -54,6 +54,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pdi._wording import clipped
 from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.fragments.results import Buffer, FragmentResult, Page, Range, Region
 from pdi.fragments.sealed import DIGEST_SIZE, Reader, pack_text, seal, unseal
@@ -741,7 +742,7 @@ def evaluate_pdf(
         width, height = layer.page_sizes[number - 1] if layer.page_sizes else (0.0, 0.0)
         return FragmentResult(bytes(data), media_type, False, (Range(start, end, before, before + octets),),
                               scheme="page", page=Page(number, layer.pages, width, height))
-    raise UnsupportedError(f"no evaluator for fragment scheme {scheme!r} on {media_type}")
+    raise UnsupportedError(f"no evaluator for fragment scheme '{clipped(str(scheme))}' on {media_type}")
 
 
 _DECIMAL = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,6})?")

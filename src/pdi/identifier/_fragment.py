@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pdi import formats
+from pdi._wording import clipped
 from pdi.errors import ParseError, UnsupportedError
 from pdi.identifier._syntax import (
     _NAME_RE,
@@ -48,7 +49,7 @@ def token_lookup(lookup: Callable[[str], str], token: str) -> str | None:
 
 def _position_text(pos: Position, scheme: str | None) -> str:
     if isinstance(pos, bool):  # pragma: no cover - bool is not a position; guarded by callers
-        raise ParseError(f"not a fragment position: {pos!r}", rule="position")
+        raise ParseError(f"not a fragment position: '{clipped(str(pos))}'", rule="position")
     if isinstance(pos, int):
         return str(pos)
     if isinstance(pos, str):
@@ -59,7 +60,7 @@ def _position_text(pos: Position, scheme: str | None) -> str:
 def _check_position_value(pos: object) -> Position:
     """Validate a position handed in by a caller (not parsed from text)."""
     if isinstance(pos, bool):
-        raise ParseError(f"not a fragment position: {pos!r}", rule="position")
+        raise ParseError(f"not a fragment position: '{clipped(str(pos))}'", rule="position")
     if isinstance(pos, int):
         if pos < 0:
             raise ParseError(f"a position is never negative: {pos}", rule="position")
@@ -75,7 +76,7 @@ def _check_position_value(pos: object) -> Position:
             return (int(pos[0]), int(pos[1]))
         if all(isinstance(v, str) and _SPEC_ITEM_RE.fullmatch(v) for v in pos):
             return tuple(str(v) for v in pos)
-    raise ParseError(f"not a fragment position: {pos!r}", rule="position")
+    raise ParseError(f"not a fragment position: '{clipped(str(pos))}'", rule="position")
 
 
 # ---------------------------------------------------------------------------
@@ -99,7 +100,7 @@ class Fragment:
     def parse(cls, text: str, *, format: str | None = None) -> Fragment:
         """Parse the text after ``#``; with ``format`` (a token), check it against the format."""
         if not isinstance(text, str):
-            raise ParseError(f"not a fragment: {text!r}", rule="fragment-specifier")
+            raise ParseError(f"not a fragment: '{clipped(str(text))}'", rule="fragment-specifier")
         frag, at = _parse_fragment(text, text, 0)
         if format is not None:
             if format != "*":
@@ -149,7 +150,7 @@ class Fragment:
         if scheme is not None and (
             not isinstance(scheme, str) or _SCHEME_RE.fullmatch(scheme + "=") is None
         ):
-            raise ParseError(f"invalid fragment scheme {scheme!r}", rule="fragment-scheme")
+            raise ParseError(f"invalid fragment scheme '{clipped(str(scheme))}'", rule="fragment-scheme")
         checked = tuple(_check_position_value(p) for p in positions)
         if not checked:
             raise ParseError("a fragment has at least one position", rule="fragment-specifier")
@@ -194,13 +195,13 @@ def _parse_position(raw: str, scheme: str | None, text: str, offset: int) -> Pos
     first = raw[0]
     if first == "(":
         if not raw.endswith(")") or raw.count("(") != 1 or raw.count(")") != 1:
-            raise _fail(f"unbalanced parentheses in position {raw!r}", text, offset, "ext-position")
+            raise _fail(f"unbalanced parentheses in position '{clipped(str(raw))}'", text, offset, "ext-position")
         items = raw[1:-1].split(",")
         item_offset = offset + 1
         for item in items:
             if not _SPEC_ITEM_RE.fullmatch(item):
                 raise _fail(
-                    f"invalid item {item!r} in a parenthesised position: expected letters or digits",
+                    f"invalid item '{clipped(str(item))}' in a parenthesised position: expected letters or digits",
                     text,
                     item_offset,
                     "position-specifier",
@@ -256,7 +257,7 @@ def _parse_fragment(body: str, text: str, offset: int) -> tuple[Fragment, tuple[
     elif "=" in body:
         cut = body.index("=")
         raise _fail(
-            f"invalid fragment scheme {body[:cut]!r}: expected letters and '-' (PDI draft, line 179)",
+            f"invalid fragment scheme '{clipped(str(body[:cut]))}': expected letters and '-' (PDI draft, line 179)",
             text,
             offset,
             "fragment-scheme",
@@ -326,7 +327,7 @@ def _check_fragment(
         if media_type is None:
             warnings.append(
                 (
-                    f"format {format!r} is not in the registry: the default scheme of the "
+                    f"format '{clipped(str(format))}' is not in the registry: the default scheme of the "
                     "fragment is unknown (name the scheme)",
                     offset,
                     "fragment-scheme",
@@ -337,7 +338,7 @@ def _check_fragment(
             scheme = formats.default_fragment_scheme(media_type)
         except UnsupportedError as exc:
             raise _fail(
-                f"format {format!r} ({media_type}) has no default fragment scheme: name one "
+                f"format '{clipped(str(format))}' ({media_type}) has no default fragment scheme: name one "
                 "(PDI draft, lines 538-542)",
                 text,
                 offset,
@@ -347,7 +348,7 @@ def _check_fragment(
         allowed = allowed_schemes(media_type)
         if scheme not in allowed:
             raise _fail(
-                f"fragment scheme {scheme!r} is not defined for {media_type} "
+                f"fragment scheme '{clipped(str(scheme))}' is not defined for {media_type} "
                 f"(allowed: {', '.join(sorted(allowed))}, or an extension scheme)",
                 text,
                 offset,
