@@ -25,7 +25,8 @@ writes the new catalog beside the old one and renames it into place once its
 blobs are all there: an interrupted backup leaves the previous one whole.
 
 A restore is the same copy the other way: the blobs first, then the catalog
-(SQLite: the backup API again, then a rename; PostgreSQL: ``pg_restore``; S3:
+(SQLite: the backup API again, then a rename; PostgreSQL: ``pg_restore``, once
+the dump is found to hold only what pdi makes, :mod:`pdi.archive.postgres_dumps`; S3:
 each object the catalog names that the bucket lacks is uploaded again).
 """
 
@@ -627,9 +628,10 @@ def _make_way_for_schema(url: str, schema: str) -> None:
         raise StoreError(f"cannot prepare the schema {schema!r}: {exc}") from exc
 
 
-def _run_tool(argv: list[str], what: str) -> None:
-    """Run ``pg_dump``/``pg_restore``: its messages kept to their last 64 KiB, a failure a :class:`StoreError`."""
-    with subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as child:
+def _run_tool(argv: list[str], what: str, stdin: Any = subprocess.DEVNULL) -> None:
+    """Run ``pg_dump``/``pg_restore`` (reading ``stdin``): its messages kept to their last 64 KiB, a failure a
+    :class:`StoreError`."""
+    with subprocess.Popen(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as child:
         assert child.stderr is not None
         said = bytearray()
         while chunk := child.stderr.read(8192):
@@ -729,8 +731,9 @@ def restore(source: str | os.PathLike[str], to: str | None = None, *, copy: bool
         if not is_postgres_url(location):
             raise StoreError(f"{src} is a backup of a PostgreSQL archive: restore it --to a postgresql:// URL")
         schema = marker.get("schema")
-        done = _restore_postgres(src, location, schema if isinstance(schema, str) else None, started_at, progress)
-    return location, dataclasses.replace(done, schema_version=held)
+        done = _restore_postgres(src, location, schema if isinstance(schema, str) else None, started_at, progress,
+                                 marker.get("schema_version"))
+    return location, dataclasses.replace(done, schema_version=held if held is not None else done.schema_version)
 
 
 def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress: Progress | None) -> BackupDone:
@@ -822,7 +825,7 @@ def _has_table(conn: sqlite3.Connection, name: str) -> bool:
 
 
 def _restore_postgres(src: Path, url: str, schema: str | None, started_at: str,
-                      progress: Progress | None) -> BackupDone:
+                      progress: Progress | None, marker_version: object = None) -> BackupDone:
     major, named, holds = _server_major(url)
     if holds:
         raise ImmutabilityError("the database --to names holds an archive already: restore into an empty one")
@@ -832,10 +835,24 @@ def _restore_postgres(src: Path, url: str, schema: str | None, started_at: str,
                          f" search_path is it (…?options=-csearch_path%3D{schema}), not {named or 'public'!r}"
                          if schema is not None else f"the backup holds a whole database's archive (schema public):"
                          f" restore --to a database URL without a search_path (not {named!r})")
-    if schema is not None:
-        _make_way_for_schema(url, schema)
-    _run_tool([pg_restore, "--no-owner", "--exit-on-error", "--single-transaction",
-               f"--dbname={url}", str(src / DUMP)], "pg_restore")
+    from pdi.archive.postgres_dumps import RESTORE_OPTIONS, check_dump
+
+    try:  # one file checked and restored (pdi.archive.postgres_dumps); neither a link nor a pipe waited on
+        held = os.open(src / DUMP, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise StoreError(f"cannot read the backup's catalog {src / DUMP} (a file, not a link): {exc}") from exc
+    with os.fdopen(held, "rb") as dump:
+        if not stat.S_ISREG(os.fstat(held).st_mode):
+            raise StoreError(f"the backup's catalog {src / DUMP} is not a file (a pipe, a device or a folder):"
+                             " not a pdi backup")
+        os.set_blocking(held, True)
+        version = check_dump(dump, src / DUMP, url, schema, marker_version, pg_restore,
+                             _postgres_tool("pg_dump", major))
+        if schema is not None:
+            _make_way_for_schema(url, schema)
+        dump.seek(0)
+        _run_tool([pg_restore, *RESTORE_OPTIONS, "--exit-on-error", "--single-transaction", f"--dbname={url}"],
+                  "pg_restore", stdin=dump)
     copier = BlobCopier(src, link=False)
     from pdi.archive.catalog.opening import open_store
 
@@ -847,7 +864,7 @@ def _restore_postgres(src: Path, url: str, schema: str | None, started_at: str,
         catalog.close()
     if recorded is not None:
         _restore_s3(src, recorded, names, progress, copier)
-    return BackupDone("postgres", copier.copied, copier.linked, copier.present, copier.octets, started_at)
+    return BackupDone("postgres", copier.copied, copier.linked, copier.present, copier.octets, started_at, version)
 
 
 def _restore_s3(src: Path, recorded: str, names: list[tuple[str, int]],

@@ -1,0 +1,213 @@
+"""A PostgreSQL backup's dump is read as a stranger's may be (docs/how-to/backup.md, "Restore"; the checks:
+:mod:`pdi.archive.postgres_dumps`): ``pg_restore`` runs whatever statements it holds, as the role it connects as.
+
+Found by an attack on ``pdi restore`` (2026-11-27): a ``catalog.dump`` whose ``SEARCHPATH`` entry or one
+``TABLE DATA`` entry's ``COPY`` statement was rewritten to ``COPY (SELECT 1) TO PROGRAM '…'`` was restored by a
+superuser's ``--to``, the program run on the database's host, and the restore said "restored". Each crafted dump
+here is first given to ``pg_restore`` itself (the oracle: the program runs), then to ``pdi restore``, which must
+refuse it, naming the entry, before anything is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from pdi.archive import Archive, Content
+from pdi.archive.backup import backup, restore
+from pdi.archive.postgres import PostgresStore
+from pdi.archive.store import SCHEMA_VERSION
+from pdi.errors import StoreError
+from support.pgcluster import TemporaryCluster
+
+S = "dump.example.us"
+
+
+def _pdi(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pdi", *args], capture_output=True, text=True, timeout=600,
+                          check=False)
+
+
+def _name() -> str:
+    return f"pdi_dump_{uuid.uuid4().hex[:12]}"
+
+
+def _archive_backup(cluster: TemporaryCluster, tmp_path: Path, *statements: str) -> Path:
+    """A backup of a small archive in a database of its own, ``statements`` run in that database first."""
+    location = cluster.create_database(_name())
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        archive.deposit(S, [Content(os.urandom(100_000), "octet-stream")])
+    with psycopg.connect(location, autocommit=True) as conn:
+        for statement in statements:
+            conn.execute(statement)
+    backup(location, tmp_path / "b")
+    return tmp_path / "b"
+
+
+def _untouched(cluster: TemporaryCluster, database: str) -> None:
+    """The database a refused restore was given holds no table, and no schema the checks made is left in it."""
+    tables = cluster.sql("SELECT count(*) FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')",
+                         database)
+    schemas = cluster.sql("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'pdi_restore_check_%'", database)
+    assert (tables, schemas) == ([(0,)], [(0,)])
+
+
+def _rewrite(dump: Path, old: bytes, new: bytes) -> None:
+    """``old`` (once in the dump's table of contents) made ``new``, padded with spaces to the same length: no
+    offset of the dump's data moves, so ``pg_restore`` reads the rest as it was."""
+    data = dump.read_bytes()
+    assert data.count(old) == 1 and len(new) <= len(old)
+    dump.write_bytes(data.replace(old, new.ljust(len(old))))
+
+
+@pytest.mark.parametrize(("old", "entry"), [
+    (b"SELECT pg_catalog.set_config('search_path', '', false);\n", "its header"),
+    (b"COPY public.audit_log (id, at, who, action, subject, detail, address) FROM stdin;\n",
+     "TABLE DATA public.audit_log"),
+    (b"SELECT pg_catalog.setval('public.audit_log_id_seq', 1, false);\n", "SEQUENCE SET public.audit_log_id_seq"),
+])
+def test_a_dump_whose_entry_runs_a_program_is_refused(pg_cluster: TemporaryCluster, tmp_path: Path, old: bytes,
+                                                        entry: str) -> None:
+    made = _archive_backup(pg_cluster, tmp_path)
+    ran = pg_cluster.directory / f"ran-{uuid.uuid4().hex[:8]}"  # the server's working directory is data/, beside it
+    _rewrite(made / "catalog.dump", old, f"COPY (SELECT 1) TO PROGRAM 'touch ../{ran.name}';".encode())
+    oracle = pg_cluster.create_database(_name())
+    subprocess.run(["pg_restore", "--no-owner", f"--dbname={oracle}", str(made / "catalog.dump")],
+                   capture_output=True, timeout=300, check=False)
+    assert ran.exists()  # pg_restore ran it
+    ran.unlink()
+    target = _name()
+    result = _pdi("restore", str(made), "--to", pg_cluster.create_database(target))
+    assert result.returncode == StoreError.exit_code, result.stdout + result.stderr
+    assert entry in result.stderr and "TO PROGRAM" in result.stderr and "nothing was restored" in result.stderr
+    assert not ran.exists()
+    _untouched(pg_cluster, target)
+
+
+def test_a_dump_whose_data_is_statements_is_refused(pg_cluster: TemporaryCluster, tmp_path: Path) -> None:
+    """A dump made with ``pg_dump --inserts``: its tables' data are blocks of statements, which ``pg_restore`` runs
+    as they are (one rewritten here to run a program); pdi's data entries are each one ``COPY … FROM stdin``."""
+    made = _archive_backup(pg_cluster, tmp_path, "UPDATE series SET authority = repeat('a', 200)")
+    location = str(json.loads((made / "pdi-backup.json").read_text())["source"])
+    database = location.split("@/")[1].split("?")[0]
+    (made / "catalog.dump").unlink()
+    subprocess.run(["pg_dump", "--format=custom", "--no-owner", "--inserts", "--compress=0",
+                    f"--file={made / 'catalog.dump'}", f"--dbname={pg_cluster.url(database)}"], check=True, timeout=300)
+    ran = pg_cluster.directory / f"ran-{uuid.uuid4().hex[:8]}"
+    # the row's value, one piece of its INSERT statement: the statement goes on after it ("…, 'public');")
+    _rewrite(made / "catalog.dump", b"'" + b"a" * 200 + b"'",
+             f"'a', 'now', 'public'); COPY (SELECT 1) TO PROGRAM 'touch ../{ran.name}'; SELECT (1".encode())
+    oracle = pg_cluster.create_database(_name())
+    subprocess.run(["pg_restore", "--no-owner", f"--dbname={oracle}", str(made / "catalog.dump")],
+                   capture_output=True, timeout=300, check=False)
+    assert ran.exists()  # pg_restore ran it
+    ran.unlink()
+    target = _name()
+    result = _pdi("restore", str(made), "--to", pg_cluster.create_database(target))
+    assert result.returncode == StoreError.exit_code, result.stdout + result.stderr
+    assert "TABLE DATA public.schema_migrations is restored by '', not by COPY" in result.stderr  # the first read
+    assert not ran.exists()
+    _untouched(pg_cluster, target)
+
+
+def test_an_entry_that_is_not_data_may_carry_none() -> None:
+    """``pg_restore`` restores the block of data of any entry that has one (``hadDumper``), after its definition,
+    and runs it as statements when the entry has no COPY: only pdi's TABLE DATA entries have one."""
+    from pdi.archive.postgres_dumps import Entry, Toc, check_data
+
+    function = Entry(7, True, "1255", "17409", "pwn()", "FUNCTION", "", "", "public", "", None)
+    with pytest.raises(StoreError, match=r"its entry 7; FUNCTION public.pwn\(\) carries data"):
+        check_data(Toc("15", "15", (function,)), Toc("15", "15", ()), "public", "x", "public", Path("d"))
+
+
+@pytest.mark.parametrize(("statements", "said"), [
+    (["CREATE FUNCTION pwn() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NEW; END$$"],
+     "in its entry 'Name: pwn(); Type: FUNCTION; Schema: public; Owner: -'"),
+    (["CREATE FUNCTION pwn() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NEW; END$$",
+      "CREATE TRIGGER pwn BEFORE INSERT ON series FOR EACH ROW EXECUTE FUNCTION pwn()"],
+     "holds an entry pdi never makes (", ),
+    (["CREATE VIEW pwn AS SELECT 1 AS one"], "holds an entry pdi never makes ("),
+    (["CREATE RULE pwn AS ON INSERT TO series DO ALSO NOTIFY pwn"], "; RULE public.series pwn)"),
+    (["ALTER TABLE series ENABLE ROW LEVEL SECURITY", "CREATE POLICY pwn ON series USING (true)"],
+     "holds an entry pdi never makes ("),
+    (["ALTER TABLE audit_log ALTER COLUMN who SET DEFAULT current_user"],
+     "'Name: audit_log; Type: TABLE; Schema: public; Owner: -'"),
+])
+def test_statements_pdi_does_not_make_are_refused(pg_cluster: TemporaryCluster, tmp_path: Path,
+                                                  statements: list[str], said: str) -> None:
+    """A dump of an archive's database to which a stranger added a function, a trigger, a view, a rule, a policy
+    or a column's default: each is refused, named, before anything is written."""
+    made = _archive_backup(pg_cluster, tmp_path, *statements)
+    target = _name()
+    result = _pdi("restore", str(made), "--to", pg_cluster.create_database(target))
+    assert result.returncode == StoreError.exit_code, result.stdout + result.stderr
+    assert said in result.stderr and "nothing was restored" in result.stderr, result.stderr
+    _untouched(pg_cluster, target)
+
+
+def test_a_grant_to_a_readers_role_is_not_restored_and_does_not_stop_a_restore(
+        pg_cluster: TemporaryCluster, tmp_path: Path) -> None:
+    """An operator's grant (a dump's ACL entry) is left out, as the restore's --no-privileges says: a dump pdi
+    made is restored whole, without it."""
+    role = _name()
+    made = _archive_backup(pg_cluster, tmp_path, f"CREATE ROLE {role}", f"GRANT SELECT ON series TO {role}")
+    listed = subprocess.run(["pg_restore", "--list", str(made / "catalog.dump")], capture_output=True, text=True,
+                            check=True).stdout
+    assert " ACL public " in listed
+    target = pg_cluster.create_database(_name())
+    _, done = restore(made, target)
+    assert done.schema_version == SCHEMA_VERSION
+    with psycopg.connect(target) as conn:
+        assert conn.execute("SELECT has_table_privilege(%s, 'series', 'SELECT')", (role,)).fetchone() == (False,)
+    assert _pdi("verify", "--archive", target).returncode == 0
+
+
+def test_a_marker_whose_schema_version_is_not_the_dumps_is_refused(pg_cluster: TemporaryCluster,
+                                                                   tmp_path: Path) -> None:
+    made = _archive_backup(pg_cluster, tmp_path)
+    marker = (made / "pdi-backup.json").read_text()
+    (made / "pdi-backup.json").write_text(marker.replace(f'"schema_version": {SCHEMA_VERSION}',
+                                                         f'"schema_version": {SCHEMA_VERSION - 1}'))
+    target = _name()
+    with pytest.raises(StoreError, match=f"at schema version {SCHEMA_VERSION - 1}, but .* is at {SCHEMA_VERSION}"):
+        restore(made, pg_cluster.create_database(target))
+    _untouched(pg_cluster, target)
+
+
+def test_a_backup_of_every_schema_version_is_restored(pg_cluster: TemporaryCluster, tmp_path: Path) -> None:
+    """An archive left at each schema version (as an older release made it: pdi's own migrations, stopped there),
+    backed up and restored: its dump is the one pdi makes at that version, whatever the version. (From step 5,
+    which made ``blob_store``: ``pdi backup`` reads it, and cannot back up an archive older than that.)"""
+    schema = _name()
+    location = pg_cluster.create_schema(schema)
+    catalog = PostgresStore(location, connections=1)
+    try:
+        assert catalog.migrate(4) == 4
+        with pytest.raises(StoreError, match='relation "blob_store" does not exist'):
+            backup(location, tmp_path / "b4")
+    finally:
+        catalog.close()
+    for version in range(5, SCHEMA_VERSION + 1):
+        catalog = PostgresStore(location, connections=1)
+        try:
+            assert catalog.migrate(version) == version
+        finally:
+            catalog.close()
+        made = tmp_path / f"b{version}"
+        backup(location, made)
+        database = _name()
+        pg_cluster.create_database(database)
+        pg_cluster.sql(f'CREATE SCHEMA "{schema}"', database)
+        target = pg_cluster.url(database) + f"&options=-csearch_path%3D{schema}"
+        _, done = restore(made, target)
+        assert done.schema_version == version
+        with psycopg.connect(target) as conn:
+            assert conn.execute("SELECT max(version) FROM schema_migrations").fetchone() == (version,)
