@@ -21,6 +21,11 @@ from pdi.errors import IntegrityError, StoreError
 S = "ex.example.us"
 
 
+def _damaged(octets: bytes) -> bytes:
+    """``octets`` with their first one changed (writing ``x`` there changed nothing in a blob that began with
+    ``x``: one random blob in 256, and the test failed)."""
+    return bytes([octets[0] ^ 0xFF]) + octets[1:]
+
 def _pdi(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pdi", *args], capture_output=True, text=True, timeout=300,
                           check=False)
@@ -113,7 +118,7 @@ def test_a_damaged_blob_left_where_a_restore_goes_is_replaced_by_the_backups(tmp
     victim = max((tmp_path / "r" / "blobs").glob("*/*"), key=lambda p: p.stat().st_size)
     good = victim.read_bytes()
     victim.chmod(0o644)
-    victim.write_bytes(b"x" + good[1:])
+    victim.write_bytes(_damaged(good))
     for leftover in (tmp_path / "r").glob("catalog.sqlite*"):
         leftover.unlink()
     again = _pdi("restore", str(made), "--to", str(tmp_path / "r"), "--copy")
@@ -273,7 +278,7 @@ def test_a_restore_that_fails_in_a_folder_of_leftovers_leaves_them_as_they_were(
     (tmp_path / "r" / "tmp").mkdir()
     damaged = max((made / "blobs").glob("*/*"))
     damaged.chmod(0o644)
-    damaged.write_bytes(b"x" + damaged.read_bytes()[1:])
+    damaged.write_bytes(_damaged(damaged.read_bytes()))
     result = _pdi("restore", str(made), "--to", str(tmp_path / "r"), "--copy")
     assert result.returncode == IntegrityError.exit_code, result.stdout + result.stderr
     assert not (tmp_path / "r" / "catalog.sqlite").exists() and (tmp_path / "r" / "tmp").is_dir()
