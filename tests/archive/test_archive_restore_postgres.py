@@ -14,11 +14,14 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 
 import psycopg
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pdi.archive import Archive, Content
 from pdi.archive.backup import backup, restore
@@ -211,3 +214,24 @@ def test_a_backup_of_every_schema_version_is_restored(pg_cluster: TemporaryClust
         assert done.schema_version == version
         with psycopg.connect(target) as conn:
             assert conn.execute("SELECT max(version) FROM schema_migrations").fetchone() == (version,)
+
+
+_HEAD = b"PGDMP\x01\x0e\x00\x04\x08\x01"  # format 1.14.0, integers of 4 octets, offsets of 8, custom
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=2048), st.booleans())
+def test_any_octets_are_a_table_of_contents_or_refused(octets: bytes, headed: bool) -> None:
+    """:func:`read_toc` of any file (after a real header, or not) gives entries or a :class:`StoreError` saying
+    why, and reads no further than the file (a length said past its end is refused, not waited on)."""
+    from pdi.archive.postgres_dumps import read_toc
+
+    with tempfile.TemporaryFile() as f:
+        f.write((_HEAD if headed else b"") + octets)
+        f.flush()
+        try:
+            toc = read_toc(f, Path("catalog.dump"))
+        except StoreError as exc:
+            assert "catalog.dump is not a pg_dump custom-format dump pdi can read" in str(exc)
+        else:
+            assert len(toc.entries) > 0
