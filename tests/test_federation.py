@@ -459,13 +459,13 @@ def test_a_key_set_at_a_public_address_is_not_followed_to_a_private_one(monkeypa
     address is still fetched, and followed.
 
     The test machine has no public address to serve from: 127.0.0.1 is taken for one here (what is public is
-    pdi.capture.addresses.not_public's to say), and 127.0.0.2, loopback as well, stays what it is."""
+    pdi._addresses.not_public's to say), and 127.0.0.2, loopback as well, stays what it is."""
     import http.server
     import re
     import threading
     import urllib.parse
 
-    from pdi.capture import addresses
+    from pdi import _addresses as addresses
     from pdi.cli import manifest_check
     from pdi.errors import RemoteError
     from pdi.federation.authorities import load_keys

@@ -5,7 +5,7 @@ reaches no loopback, private or link-local address).
 Whose host names are a stranger's: a peer that announced itself over HTTP with a token (``POST /api/mirrors``), and
 a resolver the DNS names for a series (``pdi serve --dns`` without ``--dns-private``). An operator's own choices (a
 registry loaded, a peer or origin recorded by ``pdi mirror add``) are connected to wherever they are. What is
-public is :func:`pdi.capture.addresses.not_public`'s to say, as for a capture.
+public is :func:`pdi._addresses.not_public`'s to say, as for a capture.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def public_addresses(host: str, port: int, seconds: float = LOOKUP_SECONDS) -> l
     """Every address ``host`` resolves to, in the resolver's order, once each; :class:`NotPublicError` if any of
     them is not public (the name's every address is checked, as a capture's is: one of them would be tried), or
     ``host`` is such an address itself. :class:`OSError` if it resolves to none, or not within ``seconds``."""
-    from pdi.capture.addresses import host_not_public
+    from pdi._addresses import host_not_public
 
     why = host_not_public(host)
     if why is not None:
@@ -42,7 +42,7 @@ def public_addresses(host: str, port: int, seconds: float = LOOKUP_SECONDS) -> l
 
 
 def _addresses(host: str, port: int, seconds: float, *, public_only: bool) -> list[str]:
-    from pdi.capture.addresses import not_public
+    from pdi._addresses import not_public
 
     found: list[str] = []
     for info in look_up_within(host.strip("[]"), port, seconds):

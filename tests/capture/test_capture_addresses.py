@@ -1,4 +1,4 @@
-"""Which addresses capture connects to (pdi.capture.addresses, pdi.capture.check_address).
+"""Which addresses capture connects to (pdi._addresses, pdi.capture.check_address).
 
 The expected verdicts come from the IANA IPv4 and IPv6 Special-Purpose Address
 Registries and the RFCs that define each IPv6 form carrying an IPv4 address
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pdi._addresses import embedded_ipv4, not_public
 from pdi.capture import check_address
-from pdi.capture.addresses import embedded_ipv4, not_public
 from pdi.errors import ParseError, UnsupportedError
 
 # IANA IPv4 Special-Purpose Address Registry: the blocks not globally reachable (192.0.0.0/24

@@ -21,8 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pdi.capture.fetch
+from pdi._addresses import not_public
 from pdi.capture import Limits, capture
-from pdi.capture.addresses import not_public
 from pdi.errors import LimitError, RemoteError, UnsupportedError
 from peak_memory import run_with_peak
 

@@ -3,7 +3,7 @@
 - Only ``http`` and ``https``.
 - Every TCP connection goes through :class:`_GuardedBackend`, which resolves
   the host itself, refuses every address that is not public
-  (:mod:`pdi.capture.addresses`: private, loopback, link-local, shared,
+  (:mod:`pdi._addresses`: private, loopback, link-local, shared,
   reserved, multicast, unspecified, and IPv6 forms that carry such an IPv4
   address) unless ``allow_private`` is set, and then connects to the address
   it checked. Checking the address that is actually connected to (not a
@@ -41,9 +41,9 @@ import httpcore
 import httpx
 
 from pdi import formats
+from pdi._addresses import not_public
 from pdi._lookups import Lookups
 from pdi._wording import clipped, plural
-from pdi.capture.addresses import not_public
 from pdi.capture.decoding import ACCEPTED, BodyDecoder
 from pdi.errors import (
     LimitError,
@@ -120,7 +120,7 @@ class Exchange:
 def check_address(host: str, address: str, *, allow_private: bool) -> None:
     """Refuse ``address`` (found for ``host``) unless it is public or private ones are allowed.
 
-    What is public is :func:`pdi.capture.addresses.not_public`'s to say.
+    What is public is :func:`pdi._addresses.not_public`'s to say.
     """
     reason = not_public(address)
     if reason is not None and not allow_private:

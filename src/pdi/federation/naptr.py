@@ -198,7 +198,7 @@ class NaptrFinder:
             return found
         from urllib.parse import urlsplit
 
-        from pdi.capture.addresses import host_not_public
+        from pdi._addresses import host_not_public
 
         return [service for service in found if host_not_public(urlsplit(service.base).hostname or "") is None]
 

@@ -102,11 +102,11 @@ class MirrorAnnouncements:
 
 def _public(url: str) -> str:
     """``url``, unless its host is an address no stranger may make this resolver ask (loopback, private,
-    link-local such as 169.254.169.254, and the rest :func:`pdi.capture.addresses.not_public` names) or
+    link-local such as 169.254.169.254, and the rest :func:`pdi._addresses.not_public` names) or
     ``localhost``: an announced peer is listed by ``N2Ls`` and asked by the legacy rescue (a ``GET`` whose path
     an anonymous reader chooses), ``pdi mirror audit`` and ``pdi verify --repair``. Such a peer is recorded by
     its operator (``pdi mirror add --peer``), never by a token."""
-    from pdi.capture.addresses import host_not_public
+    from pdi._addresses import host_not_public
 
     why = host_not_public(urlsplit(url).hostname or "")  # 127.1, 0x7f.1, 2130706433 as a connection reads them
     if why is not None:

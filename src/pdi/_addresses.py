@@ -1,4 +1,5 @@
-"""Which addresses a capture may connect to: the public ones (pure: no I/O).
+"""Which addresses are public, for whatever pdi connects to on a stranger's word (a capture, a peer, a resolver): the
+public ones (pure: no I/O).
 
 An address is public when the IANA special-purpose registries do not set it
 aside (RFC 6890 and the RFCs that update it):
