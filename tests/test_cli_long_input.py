@@ -80,14 +80,23 @@ def test_a_long_name_not_found_is_one_bounded_line(archive: tuple[Path, Path, st
 
 def test_a_long_id_is_printed_whole_on_stdout_and_cut_in_the_warning(archive: tuple[Path, Path, str]) -> None:
     location, text, name = archive
-    r = pdi(location, "add", str(text), "--series", S, "--id", LONG)  # the same octets again: a second name
+    long_id = "a" + "x" * 8_190 + "z"  # as long as an id may be (8,192 octets: a name must fit a resolver's URL)
+    r = pdi(location, "add", str(text), "--series", S, "--id", long_id)  # the same octets again: a second name
     assert r.exit_code == 0, r.stderr[:400]
     minted = r.stdout.strip()
-    assert minted == f"{name.rsplit('/', 1)[0]}/{LONG}.text.1"  # for a pipe: exact
+    assert minted == f"{name.rsplit('/', 1)[0]}/{long_id}.text.1"  # for a pipe: exact
     warning = r.stderr
     assert warning.startswith(f"warning: {name} already holds these octets (deposited today); urn:pdi://{S}/")
     assert "characters left out]…" in warning and len(warning) < 1_400
     assert warning.count("\n") == 1
+
+
+def test_an_id_longer_than_a_name_may_carry_is_refused_by_its_start_and_end(archive: tuple[Path, Path, str]) -> None:
+    location, text, _ = archive
+    r = pdi(location, "add", str(text), "--series", S, "--id", LONG)
+    assert r.exit_code == 7 and r.stdout == ""
+    assert r.stderr.startswith("pdi: limit exceeded: the id is 120,000 octets (UTF-8), more than the 8,192")
+    assert r.stderr.count("\n") == 1 and len(r.stderr) < 2_100
 
 
 def test_a_long_fragment_scheme_and_position_are_quoted_by_their_start_and_end(

@@ -230,9 +230,9 @@ def test_only_a_blob_store_whose_staging_needs_no_catalog_stages_on_threads(
     seen: list[int] = []
     real = deposits.Deposits._stage_each
 
-    def spy(self: deposits.Deposits, items: object, threads: int) -> object:
+    def spy(self: deposits.Deposits, items: object, threads: int, force: bool = False) -> object:
         seen.append(threads)
-        return real(self, items, threads)  # type: ignore[arg-type]
+        return real(self, items, threads, force)  # type: ignore[arg-type]
 
     monkeypatch.setattr(deposits.Deposits, "_stage_each", spy)
     import_warc(_archive(tmp_path / "files"), warc, S)
