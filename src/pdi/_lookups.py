@@ -70,7 +70,7 @@ class Lookups:
 def look_up_within(host: str, port: int, seconds: float) -> list[tuple[Any, ...]]:
     """``socket.getaddrinfo(host, port)`` (TCP) within ``seconds``: its answer, its :class:`OSError` (a
     :class:`UnicodeError`, a label IDNA cannot encode, is one of them, saying so), or an :class:`OSError` saying the
-    lookup took longer (it goes on in its daemon thread, :data:`MAX_WAITING` of them at most at once; past those, an
+    lookup took longer (a :class:`TimeoutError`; it goes on in its daemon thread, :data:`MAX_WAITING` of them at most at once; past those, an
     :class:`OSError` at once)."""
     places = _waiting  # the one its place is taken from is the one it is given back to
     if not places.acquire(blocking=False):
@@ -91,8 +91,8 @@ def look_up_within(host: str, port: int, seconds: float) -> list[tuple[Any, ...]
             done.set()
 
     threading.Thread(target=look_up, name=f"pdi-lookup {host[:100]}", daemon=True).start()
-    if not done.wait(max(0.0, seconds)):
-        raise OSError(f"looking up {host[:200]} took more than {seconds:g} s")
+    if not done.wait(max(0.0, seconds)):  # a TimeoutError, which is an OSError: a caller may tell the two apart
+        raise TimeoutError(f"looking up {host[:200]} took more than {seconds:g} s")
     found = outcome[0]
     if isinstance(found, OSError):
         raise found

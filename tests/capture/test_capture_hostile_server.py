@@ -336,6 +336,33 @@ def test_a_name_whose_lookup_never_ends_does_not_hold_the_capture_past_its_timeo
         let_go.set()
 
 
+def test_a_browser_capture_of_a_name_whose_lookup_never_ends_stops_at_its_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # capture --browser looks the page's host up before Chromium starts (a private address is refused there): that
+    # lookup called getaddrinfo itself, outside the capture's time, and waited as long as the name servers did
+    from pdi.capture import capture_with_browser
+
+    real = socket.getaddrinfo
+    let_go, ended = threading.Event(), threading.Event()
+
+    def lookup(host: str, *args: object, **kwargs: object) -> object:
+        if host != "slow.example":
+            return real(host, *args, **kwargs)  # type: ignore[arg-type]
+        let_go.wait(timeout=60)
+        ended.set()
+        raise socket.gaierror(socket.EAI_AGAIN, "no answer")
+
+    monkeypatch.setattr(socket, "getaddrinfo", lookup)
+    try:
+        with pytest.raises(LimitError, match=r"^capturing http://slow\.example/ took longer than 1 s \(resolving"
+                                             r" slow\.example took longer than 1 s\)$"):
+            capture_with_browser("http://slow.example/", timeout=1)
+        assert not ended.is_set()  # refused while its lookup was still waiting
+    finally:
+        let_go.set()
+
+
 LONG_LABEL = "a" * 64 + ".example"  # RFC 1035 §2.3.4: a label is 63 octets at most
 
 

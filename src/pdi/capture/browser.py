@@ -232,12 +232,15 @@ class Pipe:
                 self.events.append(message)
 
 
-def _check_page(url: str, policy: AddressPolicy) -> None:
-    """Refuse ``url`` before Chromium starts if its host is not one the proxy would let through."""
+def _check_page(url: str, policy: AddressPolicy, seconds: float) -> None:
+    """Refuse ``url`` before Chromium starts if its host is not one the proxy would let through (looked up within
+    the capture's ``seconds``: past them, the capture's own :class:`LimitError`)."""
     parsed = check_url(url)  # http or https, a host, a port that is one
     port = parsed.port or (443 if parsed.scheme == "https" else 80)
     try:
-        policy.addresses(parsed.host, port)
+        policy.addresses(parsed.host, port, seconds)
+    except LimitError as exc:
+        raise LimitError(f"capturing {url} took longer than {seconds:g} s ({exc})") from exc
     except PDIError as exc:
         raise UnsupportedError(f"refusing to capture {url}: {exc}") from exc
 
@@ -272,8 +275,8 @@ def capture_with_browser(
     may carry at most twice that, for JSON escapes), so no more than that is ever held.
     """
     policy = AddressPolicy.of(allow_private=allow_private, allow=allow)
-    _check_page(url, policy)
     deadline = Deadline.after(timeout, f"capturing {url} took longer than {timeout:g} s")
+    _check_page(url, policy, timeout)  # its first step: the capture's whole time is left
     page = PageHosts()
     page.announce(url)
     # Bodies are kept in the browser until asked for: up to the limit each, four times it in all.

@@ -46,7 +46,6 @@ import asyncio
 import functools
 import ipaddress
 import re
-import socket
 import threading
 import urllib.parse
 from collections.abc import Callable, Collection, Sequence
@@ -118,10 +117,16 @@ class AddressPolicy:
             return
         check_address(host, address, allow_private=self.allow_private)
 
-    def addresses(self, host: str, port: int) -> list[str]:
-        """The addresses ``host`` resolves to, every one checked (blocking; for a check made before the capture)."""
+    def addresses(self, host: str, port: int, seconds: float = 60.0) -> list[str]:
+        """The addresses ``host`` resolves to, every one checked (for a check made before the capture), looked up
+        within ``seconds`` (:func:`pdi._lookups.look_up_within`: a name server that never answers held it for as
+        long as the system's resolver waits, outside the capture's own time): a :class:`LimitError` past them."""
+        from pdi._lookups import look_up_within
+
         try:
-            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            infos = look_up_within(host, port, seconds)
+        except TimeoutError as exc:
+            raise LimitError(f"resolving {host} took longer than {seconds:g} s") from exc
         except (OSError, UnicodeError) as exc:
             raise UnsupportedError(f"cannot resolve {host}: {exc}") from exc
         return self._checked(host, port, infos)
