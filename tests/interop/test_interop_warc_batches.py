@@ -241,3 +241,23 @@ def test_only_a_blob_store_whose_staging_needs_no_catalog_stages_on_threads(
     seen.clear()
     done, _ = import_warc(_archive(tmp_path / "other"), warc, S)
     assert seen == [1] and len(done) == 10
+
+
+def test_a_page_at_a_url_too_long_to_name_is_left_out_not_the_whole_import(tmp_path: Path) -> None:
+    # a name's id is at most 8,192 octets (a name must fit a resolver's URL): a page at a longer URL (tracking
+    # links of 9 KB exist) made the whole batch, and so the whole import, fail; it is listed as not imported
+    from warcio.archiveiterator import ArchiveIterator
+
+    long = "http://example.com/long?" + "q" * 9_000
+    b = WarcBuilder()
+    for url in ("http://example.com/ok.html", long, "http://example.com/also.html"):
+        b.response(url, b"<html><body>walrus</body></html>", "text/html; charset=utf-8", "2024-05-01T10:00:00Z")
+    path = b.save(tmp_path / "w.warc.gz")
+    with path.open("rb") as f:  # warcio reads the three records back, the long URL whole
+        assert long in [r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(f)]
+    archive = _archive(tmp_path / "a")
+    done, plan = import_warc(archive, path, S)
+    assert sorted(d.url for d in done) == ["http://example.com/also.html", "http://example.com/ok.html"]
+    (said,) = plan.skipped
+    assert "the id is 9,024 octets (UTF-8), more than the 8,192 a name's id may have" in said
+    assert len(archive.ls()) == 2  # nothing of the long one was kept

@@ -36,6 +36,7 @@ from pdi.archive.store import DepositResult, DocumentKey, Idempotency, NewRepres
 from pdi.archive.tokens import Writer
 from pdi.errors import (
     IntegrityError,
+    LimitError,
     NotFoundError,
     ParseError,
     PDIError,
@@ -322,6 +323,7 @@ class Deposits(ArchiveBase):
         self._registered(name)
         today = self.now().date()
         checked: list[str | None] = []
+        unnamed: set[int] = set()  # with ``refused``: items whose foreign id no name may carry, left out
         for index, item in enumerate(items):
             if not item.contents:
                 raise ParseError(f"item {index}: an item needs at least one format", rule="format")
@@ -337,15 +339,25 @@ class Deposits(ArchiveBase):
                 token = formats.canonical_token(item.contents[0].format)
                 try:
                     foreign_id = checked_foreign_id(name, foreign_id, token, item.day or today)
+                except (LimitError, ParseError) as exc:
+                    if refused is None:
+                        raise exc.within(f"item {index}: ") from None
+                    refused(index, exc)  # an import's page at a URL too long to name (one, not the whole import)
+                    unnamed.add(index)
                 except PDIError as exc:
                     raise exc.within(f"item {index}: ") from None
             checked.append(foreign_id)
         staged: list[list[NewRepresentation] | None] = []
         subjects: dict[int, PDI] = {}
         try:
-            with contextlib.closing(self._stage_each(items, threads, force)) as outcomes:
+            # an item left out above is not staged at all (its content never read: nothing of it to let go of)
+            to_stage = [BatchItem([], None) if i in unnamed else item for i, item in enumerate(items)]
+            with contextlib.closing(self._stage_each(to_stage, threads, force)) as outcomes:
                 for index, (reps, failure) in enumerate(outcomes):
                     staged.append(reps)
+                    if index in unnamed:  # refused above, not staged
+                        staged[index] = None
+                        continue
                     if failure is None:
                         continue
                     staged[index] = None
