@@ -61,7 +61,7 @@ STYLE = """
 dl.tombstone{display:grid;grid-template-columns:max-content 1fr;gap:0.3rem 1rem} dl.tombstone dd{margin:0}
 blockquote.citation{border-left:4px solid #c8d3e0;margin:0.5rem 0;padding:0.4rem 0.8rem;background:#f6f8fa}
 code.sha{font-size:0.78rem;word-break:break-all}
-ul.nearest code{overflow-wrap:anywhere}
+ul.nearest code{overflow-wrap:anywhere} .problem p.error{overflow-wrap:anywhere}
 """
 
 
