@@ -284,3 +284,38 @@ def test_a_thread_of_replies_each_to_the_one_before_is_listed_whole_however_long
         assert [s for s, _ in listed] == [f"step {i}" for i in range(MAX_SCANNED + 1)]
         # the message itself in the thread's list, each reply one list deeper than its parent, up to MAX_DEPTH
         assert [d for _, d in listed] == [min(i + 1, MAX_DEPTH + 1) for i in range(MAX_SCANNED + 1)]
+
+
+def test_the_page_of_a_message_whose_html_body_is_past_the_bound_shows_its_fields_and_says_so(tmp_path: Path) -> None:
+    # a message's body text is made once a process, and an HTML body past MAX_HTML_BODY characters is refused before
+    # its markup is read: the page still shows the message's header fields and parts, and says why no text is shown
+    from server_helpers import serving
+
+    from pdi.archive import Archive
+    from pdi.mail.message import MAX_HTML_BODY
+
+    body = b"<div>" * (MAX_HTML_BODY // 5 + 1)
+    data = (b"From: Walrus <walrus@example.org>\r\nTo: Carpenter <carpenter@example.org>\r\nSubject: a long page\r\n"
+            b"Message-ID: <too-long@example.org>\r\nContent-Type: text/html\r\n\r\n" + body)
+    with Archive.init(tmp_path / "a") as archive:
+        archive.add_series("mail.example.us")
+        name = str(archive.add("mail.example.us", data, format="rfc822"))
+    with serving(tmp_path / "a") as (_, port), devtools() as pipe:
+        session = open_page(pipe, f"http://127.0.0.1:{port}/view?pdi={urllib.parse.quote(name, safe='')}")
+        pipe.call("Emulation.setDeviceMetricsOverride", {"width": 1100, "height": 800, "deviceScaleFactor": 1,
+                                                          "mobile": False}, session, time.monotonic() + 30)
+        _shoot(pipe, session, "email-body-past-bound.png")
+        shown = pipe.call("Runtime.evaluate", {"expression": "document.querySelector('main').innerText",
+                                               "returnByValue": True}, session, time.monotonic() + 30)["result"]["value"]
+        # a name a stranger made 60,000 characters long: the problem page quotes it by its start and end
+        hostile = name + "x" * 60_000
+        session = open_page(pipe, f"http://127.0.0.1:{port}/view?pdi={urllib.parse.quote(hostile, safe='')}")
+        _shoot(pipe, session, "problem-long-name.png")
+        problem, wide = json.loads(pipe.call("Runtime.evaluate", {"expression": """JSON.stringify([
+            document.querySelector('main').innerText,
+            document.documentElement.scrollWidth > document.documentElement.clientWidth])""",
+                                              "returnByValue": True}, session, time.monotonic() + 30)["result"]["value"])
+    assert "walrus@example.org" in shown and "a long page" in shown and "part 0: text/html" in shown
+    assert f"is {len(body):,} characters of HTML, more than the {MAX_HTML_BODY:,}" in shown
+    assert "characters left out]…" in problem and len(problem) < 20_000
+    assert not wide  # the quoted run of x's wraps: the page does not scroll sideways
