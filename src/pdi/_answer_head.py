@@ -31,8 +31,6 @@ from typing import Any
 import httpcore
 import httpx
 
-from pdi._lookups import look_up_within
-
 __all__ = ["HTTPX_INTERNALS", "HTTPX_VERSION", "client"]
 
 #: The httpx release whose private parts this module and :mod:`pdi.capture.fetch` rely on (``pyproject.toml``
@@ -103,12 +101,11 @@ class _Backend(httpcore.NetworkBackend):
 
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                     socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None) -> httpcore.NetworkStream:
-        from pdi._public_connect import LOOKUP_SECONDS, NotPublicError, public_addresses
+        from pdi._public_connect import LOOKUP_SECONDS, NotPublicError, addresses_within
 
         seconds = LOOKUP_SECONDS if timeout is None else timeout
         try:  # looked up here, within the connection's time (getaddrinfo itself waits as long as name servers do)
-            addresses = (public_addresses(host, port, seconds) if self._public_only
-                         else list(dict.fromkeys(str(info[4][0]) for info in look_up_within(host, port, seconds))))
+            addresses = addresses_within(host, port, seconds, public_only=self._public_only)
         except NotPublicError as exc:
             log.warning("pdi: not connecting to %s: %s", host[:200], exc)
             raise httpcore.ConnectError(f"not connecting to {host}: {exc}") from exc

@@ -16,7 +16,8 @@ import time
 
 from pdi._lookups import look_up_within
 
-__all__ = ["LOOKUP_SECONDS", "NotPublicError", "connect_public", "connect_within", "public_addresses"]
+__all__ = ["LOOKUP_SECONDS", "NotPublicError", "addresses_within", "connect_public", "connect_within",
+           "public_addresses"]
 
 log = logging.getLogger("pdi")
 
@@ -33,17 +34,17 @@ def public_addresses(host: str, port: int, seconds: float = LOOKUP_SECONDS) -> l
     """Every address ``host`` resolves to, in the resolver's order, once each; :class:`NotPublicError` if any of
     them is not public (the name's every address is checked, as a capture's is: one of them would be tried), or
     ``host`` is such an address itself. :class:`OSError` if it resolves to none, or not within ``seconds``."""
-    from pdi._addresses import host_not_public
+    return addresses_within(host, port, seconds, public_only=True)
 
-    why = host_not_public(host)
+
+def addresses_within(host: str, port: int, seconds: float, *, public_only: bool = False) -> list[str]:
+    """Every address ``host`` resolves to within ``seconds``, in the resolver's order, once each (:class:`OSError`
+    if none, or not in time); with ``public_only``, as :func:`public_addresses`: each of them checked."""
+    from pdi._addresses import host_not_public, not_public
+
+    why = host_not_public(host) if public_only else None
     if why is not None:
         raise NotPublicError(f"{host} is not a public address ({why})")
-    return _addresses(host, port, seconds, public_only=True)
-
-
-def _addresses(host: str, port: int, seconds: float, *, public_only: bool) -> list[str]:
-    from pdi._addresses import not_public
-
     found: list[str] = []
     for info in look_up_within(host.strip("[]"), port, seconds):
         address = str(info[4][0])
@@ -68,8 +69,7 @@ def connect_within(host: str, port: int, seconds: float, *, public_only: bool = 
     (logged) if the name leads anywhere else. :class:`OSError` if none takes it in time."""
     deadline = time.monotonic() + seconds
     try:
-        addresses = (public_addresses(host, port, seconds) if public_only
-                     else _addresses(host, port, seconds, public_only=False))
+        addresses = addresses_within(host, port, seconds, public_only=public_only)
     except NotPublicError as exc:
         log.warning("pdi: not connecting to %s: %s", host[:200], exc)
         raise
