@@ -39,6 +39,7 @@ import json
 import os
 import re
 import tempfile
+import uuid
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -280,12 +281,9 @@ class _RecordIds:
     def __call__(self) -> str:
         if self.at == len(self.pool):
             self.pool, self.at = os.urandom(4096), 0
-        raw = bytearray(self.pool[self.at : self.at + 16])
+        raw = self.pool[self.at : self.at + 16]
         self.at += 16
-        raw[6] = raw[6] & 0x0F | 0x40  # version 4
-        raw[8] = raw[8] & 0x3F | 0x80  # variant: RFC 9562
-        h = raw.hex()
-        return f"<urn:uuid:{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}>"
+        return f"<{uuid.UUID(bytes=raw, version=4).urn}>"  # its version and variant bits set, as uuid4's
 
 
 def _cdxj_mime(content_type: str) -> str:
