@@ -52,6 +52,7 @@ __all__ = [
     "content_type_of",
     "default_fragment_scheme",
     "is_known_token",
+    "is_media_type",
     "is_valid_token",
     "media_family",
     "media_type_for",
@@ -147,6 +148,16 @@ CHARSET_TOKENS: dict[str, bool] = {
 }
 
 _TOKEN_RE = re.compile(TOKEN_PATTERN)
+#: A media type as a ``Content-Type`` field writes one (RFC 9110 §8.3.1: type "/" subtype, each a token of §5.6.2's
+#: tchar; RFC 2045 §5.1's tokens are the same but for ``{`` and ``}``, which HTTP's are not).
+_MEDIA_TYPE_RE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+/[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+
+def is_media_type(text: str) -> bool:
+    """Whether ``text`` is a media type, ``type/subtype`` without parameters, that a ``Content-Type`` field can
+    carry: what a parser kept of a stranger's field (Python's ``email`` keeps any octets but a second ``/``) is
+    checked with it before it is served or used as one."""
+    return _MEDIA_TYPE_RE.fullmatch(text) is not None
 
 
 def is_valid_token(token: str) -> bool:

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage, Message
 from typing import Any, Final
 
+from pdi import formats
 from pdi._wording import plural
 from pdi.charsets.rfc2047 import decode_header
 from pdi.errors import LimitError, NotFoundError, ParseError
@@ -56,9 +57,6 @@ __all__ = [
 _FIELD_LIKE: Final = re.compile(rb"(?:^|(?<=[\r\n]))[!-9;-~]+[ \t]*:", re.MULTILINE)
 _FIELD_NAME: Final = re.compile(rb"[!-9;-~]+[ \t]*:")
 _NUL: Final = b"\x00"
-#: A media type as RFC 2045 §5.1 writes one: a type and a subtype, each a token (US-ASCII but space, controls and
-#: tspecials ``()<>@,;:\\"/[]?=``).
-_MEDIA_TYPE: Final = re.compile(r"[!#$%&'*+\-.0-9A-Z^_`a-z{|}~]+/[!#$%&'*+\-.0-9A-Z^_`a-z{|}~]+")
 #: The first octets of a message its thread's ids are read from (:func:`thread_ids`): its header fields, as a rule.
 THREAD_HEAD: Final = 1 << 20
 #: The longest Message-ID a message is named by (octets, its angle brackets counted): RFC 5322 §2.1.1 bounds a
@@ -610,7 +608,7 @@ def read_message(data: bytes, limits: MailLimits | None = None) -> Mail:
     for number, (path, entity) in enumerate(leaves):
         media_type = entity.get_content_type()
         charset = entity.get_content_charset() if entity.get_content_maintype() == "text" else None
-        if not _MEDIA_TYPE.fullmatch(media_type):  # Python's reading keeps any octets but a second "/"
+        if not formats.is_media_type(media_type):  # Python's reading keeps any octets but a second "/"
             # RFC 2045 §5.2: a syntactically invalid one is taken as the default, plain text, as Python takes those
             # it reads as invalid (no charset: read as UTF-8, pdi's choice for a text that names none)
             media_type, charset = "text/plain", None

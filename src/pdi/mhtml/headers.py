@@ -10,7 +10,7 @@ import re
 from email.message import Message
 from email.policy import compat32
 
-from pdi import charsets
+from pdi import charsets, formats
 from pdi.charsets.rfc2047 import decode_header
 from pdi.errors import UnsupportedError
 
@@ -60,10 +60,6 @@ _SERVED_PARAMS = ("boundary", "type", "start", "start-info")
 _BLANK_LINE = re.compile(rb"\r?\n\r?\n")
 
 
-#: A media type as HTTP writes one (RFC 9110 §8.3.1: type "/" subtype, each a token of §5.6.2's tchar).
-_MEDIA_TYPE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+/[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-
-
 def served_content_type(start: bytes) -> str | None:
     """The ``Content-Type`` to serve an MHTML file with over HTTP, read from the file's first octets.
 
@@ -90,7 +86,7 @@ def served_content_type(start: bytes) -> str | None:
     for name, value in _fields(start[: end.start()]):
         if name.lower() == "content-type" and "Content-Type" not in top:
             top["Content-Type"] = value
-    if top.get_content_maintype() != "multipart" or not _MEDIA_TYPE.fullmatch(top.get_content_type()):
+    if top.get_content_maintype() != "multipart" or not formats.is_media_type(top.get_content_type()):
         return None  # not multipart, or no media type: compat32 keeps any octets but a second "/" (a\x01b)
     params = {k.lower(): email.utils.collapse_rfc2231_value(v) for k, v in (top.get_params() or [])[1:]}
     if "start" in params:  # a Content-ID (RFC 2387 §3.2), whose angle brackets compat32 strips with the quotes

@@ -301,15 +301,11 @@ class _Page:
     size: int
 
 
-#: A media type as a ``Content-Type`` field writes one (RFC 9110 §8.3.1: type "/" subtype, each a token, §5.6.2).
-_MEDIA_TYPE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+/[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-
-
 def _served_type(media_type: str, encoding: str | None) -> str:
     """The ``Content-Type`` a part is served with: its own, a text's with the charset it was read in; a part
     whose Content-Type is no media type (``text/htmlé``, ``a/b"c"``: the parser keeps what it is given) as
     ``text/plain``, RFC 2045 §5.2's default for a syntactically invalid one (UTF-8, as Starlette labels a text)."""
-    if not _MEDIA_TYPE.fullmatch(media_type):
+    if not formats.is_media_type(media_type):
         return "text/plain"
     return f"{media_type}; charset={encoding}" if encoding and media_type.startswith("text/") else media_type
 
