@@ -8,6 +8,7 @@ what it was sent, never from the capture's output.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import socket
 import sys
@@ -310,18 +311,15 @@ def test_a_head_without_end_is_refused_saying_so(hostile: RawServer, path: str) 
     )
 
 
-def test_a_name_whose_lookup_never_ends_does_not_hold_the_capture_past_its_timeout(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # A site's own name server can leave a lookup unanswered for as long as the resolver waits (30 s and more
-    # with retries and search domains). The lookup ran in asyncio's default executor, whose threads
-    # asyncio.run waits for at its end: the capture gave up at its timeout, then waited for the lookup all the
-    # same. Here the lookup ends only when the test lets it, after the capture returned.
+@contextlib.contextmanager
+def _unanswered_lookup(monkeypatch: pytest.MonkeyPatch, name: str) -> Iterator[threading.Event]:
+    """``name``'s lookup answered only when the block ends (the fault a name server that never answers makes, which
+    none on this machine can be made to); yields the event set once it has ended."""
     real = socket.getaddrinfo
     let_go, ended = threading.Event(), threading.Event()
 
     def lookup(host: str, *args: object, **kwargs: object) -> object:
-        if host != "slow.example":
+        if host != name:
             return real(host, *args, **kwargs)  # type: ignore[arg-type]
         let_go.wait(timeout=60)
         ended.set()
@@ -329,11 +327,22 @@ def test_a_name_whose_lookup_never_ends_does_not_hold_the_capture_past_its_timeo
 
     monkeypatch.setattr(socket, "getaddrinfo", lookup)
     try:
+        yield ended
+    finally:
+        let_go.set()
+
+
+def test_a_name_whose_lookup_never_ends_does_not_hold_the_capture_past_its_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A site's own name server can leave a lookup unanswered for as long as the resolver waits (30 s and more
+    # with retries and search domains). The lookup ran in asyncio's default executor, whose threads
+    # asyncio.run waits for at its end: the capture gave up at its timeout, then waited for the lookup all the
+    # same. Here the lookup ends only when the test lets it, after the capture returned.
+    with _unanswered_lookup(monkeypatch, "slow.example") as ended:
         with pytest.raises(LimitError, match=r"^capturing http://slow\.example/ took longer than 1 s$"):
             capture("http://slow.example/", limits=Limits(total_timeout=1))
         assert not ended.is_set()  # the capture returned while its lookup was still waiting
-    finally:
-        let_go.set()
 
 
 def test_a_browser_capture_of_a_name_whose_lookup_never_ends_stops_at_its_timeout(
@@ -343,24 +352,11 @@ def test_a_browser_capture_of_a_name_whose_lookup_never_ends_stops_at_its_timeou
     # lookup called getaddrinfo itself, outside the capture's time, and waited as long as the name servers did
     from pdi.capture import capture_with_browser
 
-    real = socket.getaddrinfo
-    let_go, ended = threading.Event(), threading.Event()
-
-    def lookup(host: str, *args: object, **kwargs: object) -> object:
-        if host != "slow.example":
-            return real(host, *args, **kwargs)  # type: ignore[arg-type]
-        let_go.wait(timeout=60)
-        ended.set()
-        raise socket.gaierror(socket.EAI_AGAIN, "no answer")
-
-    monkeypatch.setattr(socket, "getaddrinfo", lookup)
-    try:
+    with _unanswered_lookup(monkeypatch, "slow.example") as ended:
         with pytest.raises(LimitError, match=r"^capturing http://slow\.example/ took longer than 1 s \(resolving"
                                              r" slow\.example took longer than 1 s\)$"):
             capture_with_browser("http://slow.example/", timeout=1)
         assert not ended.is_set()  # refused while its lookup was still waiting
-    finally:
-        let_go.set()
 
 
 LONG_LABEL = "a" * 64 + ".example"  # RFC 1035 §2.3.4: a label is 63 octets at most
