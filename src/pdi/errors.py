@@ -50,10 +50,28 @@ class PDIError(Exception):
     def __str__(self) -> str:
         return self.message
 
+    item: int | None = None
+    """The item of a batch (counted from 0) an error of :meth:`of_item` is said of; its message begins ``item N: ``."""
+
     def within(self, where: str, cut: int = 0) -> PDIError:
-        """The same error said of ``where`` (``"item 3: "``), a new one of its class: its message with its first ``cut``
-        characters (an earlier ``where``) replaced by ``where``."""
+        """The same error said of ``where`` (``"the registry …: "``), a new one of its class: its message with its
+        first ``cut`` characters (an earlier ``where``) replaced by ``where``."""
         return type(self)(where + self.message[cut:])
+
+    def of_item(self, index: int) -> PDIError:
+        """The same error said of a batch's item ``index`` (``item 3: …``), which its :attr:`item` keeps: whoever
+        knows the items by other names (an mbox's messages, a bag's files) says it of that name with
+        :meth:`item_said`, never by reading the number back out of the message."""
+        said = self.within(f"item {index}: ", self._item_prefix())
+        said.item = index
+        return said
+
+    def item_said(self, where: str) -> PDIError:
+        """An error of :meth:`of_item` said of ``where`` (``"list.mbox: message 2: "``) instead of ``item N: ``."""
+        return self.within(where, self._item_prefix())
+
+    def _item_prefix(self) -> int:
+        return 0 if self.item is None else len(f"item {self.item}: ")
 
     def over_http(self) -> str:
         """The message as the resolver's answers say it (RFC 9457 ``detail``): the message, unless it names the

@@ -261,3 +261,29 @@ def test_a_page_at_a_url_too_long_to_name_is_left_out_not_the_whole_import(tmp_p
     (said,) = plan.skipped
     assert "the id is 9,024 octets (UTF-8), more than the 8,192 a name's id may have" in said
     assert len(archive.ls()) == 2  # nothing of the long one was kept
+
+
+def test_a_name_already_minted_is_said_of_its_own_item_when_one_before_it_was_left_out(tmp_path: Path) -> None:
+    # the catalog numbers the items it is given, which are those not left out: with item 0 left out (an id too
+    # long to name), a foreign id already minted at item 2 was said of "item 1", the item the import kept whole
+    import datetime
+    import io
+
+    from pdi.archive.content import Content
+    from pdi.archive.deposits import BatchItem
+    from pdi.errors import ImmutabilityError
+
+    archive = _archive(tmp_path / "a")
+    day = datetime.date(2024, 5, 1)
+
+    def item(uid: str, text: bytes) -> BatchItem:
+        return BatchItem([Content(io.BytesIO(text), "text", "utf-8")], uid, day)
+
+    archive.deposit_dated(S, [item("taken", b"first")])
+    left_out: list[int] = []
+    with pytest.raises(ImmutabilityError) as caught:
+        archive.deposit_dated(S, [item("q" * 9_000, b"long"), item("fresh", b"fresh"), item("taken", b"again")],
+                              refused=lambda index, exc: left_out.append(index))
+    assert left_out == [0]
+    assert caught.value.item == 2 and str(caught.value).startswith("item 2: ")
+    assert [str(p) for p in archive.ls()] == [f"urn:pdi://{S}/2024/05/01/taken.text.1"]  # nothing of the failed batch was kept

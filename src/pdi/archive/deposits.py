@@ -326,13 +326,13 @@ class Deposits(ArchiveBase):
         unnamed: set[int] = set()  # with ``refused``: items whose foreign id no name may carry, left out
         for index, item in enumerate(items):
             if not item.contents:
-                raise ParseError(f"item {index}: an item needs at least one format", rule="format")
+                raise ParseError("an item needs at least one format", rule="format").of_item(index)
             foreign_id = item.foreign_id
             if item.day is not None and foreign_id is None:
                 raise UnsupportedError(
-                    f"item {index}: a name is dated on another day than today only with a foreign id")
+                    "a name is dated on another day than today only with a foreign id").of_item(index)
             if item.statements and foreign_id is None:
-                raise UnsupportedError(f"item {index}: statements go with a batch's items that have a foreign id")
+                raise UnsupportedError("statements go with a batch's items that have a foreign id").of_item(index)
             for stated_key, stated_value in item.statements:
                 _check_statement(stated_key, stated_value)
             if foreign_id is not None:
@@ -341,11 +341,11 @@ class Deposits(ArchiveBase):
                     foreign_id = checked_foreign_id(name, foreign_id, token, item.day or today)
                 except (LimitError, ParseError) as exc:
                     if refused is None:
-                        raise exc.within(f"item {index}: ") from None
+                        raise exc.of_item(index) from None
                     refused(index, exc)  # an import's page at a URL too long to name (one, not the whole import)
                     unnamed.add(index)
                 except PDIError as exc:
-                    raise exc.within(f"item {index}: ") from None
+                    raise exc.of_item(index) from None
             checked.append(foreign_id)
         staged: list[list[NewRepresentation] | None] = []
         subjects: dict[int, PDI] = {}
@@ -366,7 +366,7 @@ class Deposits(ArchiveBase):
                         refused(index, failure)
                         continue
                     if isinstance(failure, PDIError):
-                        raise failure.within(f"item {index}: ") from None
+                        raise failure.of_item(index) from None
                     raise failure
             kept = [i for i, reps in enumerate(staged) if reps is not None]
             results: list[DepositResult] = []
@@ -390,10 +390,16 @@ class Deposits(ArchiveBase):
                                         format=first.format, version=1)
                     subjects[i] = subject  # the first format's name too: built once
                     stated.append((str(subject.canonical()), item.statements))
-                results = self.store.mint_batch(
-                    name, now.date(), entries, timestamp(now), note=note, days=days,
-                    statements=stated if any(stated) else None, who=self.who,
-                )
+                try:
+                    results = self.store.mint_batch(
+                        name, now.date(), entries, timestamp(now), note=note, days=days,
+                        statements=stated if any(stated) else None, who=self.who,
+                    )
+                except PDIError as exc:
+                    if exc.item is None:
+                        raise
+                    # the catalog counts the items it was given: those left out (``refused``) are not among them
+                    raise exc.item_said("").of_item(kept[exc.item]) from None
         except BaseException:
             # last staged first: a blob staged twice is pinned by both, and only the first may remove it
             _discard([rep for one in staged if one is not None for rep in one])

@@ -14,7 +14,6 @@ import io
 import itertools
 import mimetypes
 import os
-import re
 import stat
 import sys
 from collections.abc import Callable, Iterator
@@ -313,12 +312,11 @@ def _add_mbox(
 def _said_of_message(exc: PDIError, places: list[str]) -> PDIError:
     """A batch's refusal of its item N (``item N: …``, counted from 0) said of the mbox's message N + 1 and its
     From_ line, as its content checks and its limits name it (``list.mbox: message 2 (From_ line 7): …``)."""
-    found = re.match(r"item (\d+): ", exc.message)
-    if found is None or int(found.group(1)) >= len(places):
+    if exc.item is None or exc.item >= len(places):
         return exc
-    place = places[int(found.group(1))] + ": "
-    cut = found.end() + (len(place) if exc.message.startswith(place, found.end()) else 0)
-    return exc.within(place, cut)
+    place = places[exc.item] + ": "
+    said = exc.item_said("")
+    return said.within(place, len(place) if said.message.startswith(place) else 0)
 
 
 @click.command("version")

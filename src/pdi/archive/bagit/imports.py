@@ -276,10 +276,9 @@ def import_payload(
     try:
         deposits = archive.deposit_batch(series, items)
     except PDIError as exc:
-        found = re.match(r"item (\d+): ", str(exc))
-        if found is None:
+        if exc.item is None:
             raise
-        raise exc.within(f"{paths[int(found.group(1))]} in {bag}: ", found.end()) from None
+        raise exc.item_said(f"{paths[exc.item]} in {bag}: ") from None
     for done, (path, deposit) in enumerate(zip(paths, deposits, strict=True), start=1):
         name = deposit[0]
         archive.annotate(name, "bagit:path", path)

@@ -495,7 +495,7 @@ class DocumentsPart(CatalogBase):
                 try:
                     self._check_mint(series, None if uid is None else DocumentKey(series, on, uid))
                 except ImmutabilityError as exc:
-                    raise ImmutabilityError(f"item {item}: {exc}") from None
+                    raise exc.of_item(item) from None
 
         with self._read():
             found = self._answered_all(note)
