@@ -429,6 +429,87 @@ def test_s3_blobs_are_copied_and_put_back(location: str, s3_blobs: str, tmp_path
             assert b"".join(opened.reader.chunks()) == b"a small one\n"
 
 
+def test_s3_blobs_are_restored_into_another_bucket_leaving_the_recorded_one_alone(
+        location: str, s3_blobs: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """``pdi restore --blobs s3://OTHER/…``: the restored archive records the other bucket, which holds every blob
+    (uploaded from the backup), and the bucket the archive recorded is neither read for them nor written: a
+    drill beside the live archive shares nothing with it, so neither's ``--remove-unreferenced`` takes the other's."""
+    import boto3
+
+    from pdi.archive.blobs.s3 import S3Location
+
+    with Archive.init(location, blobs=s3_blobs) as archive:
+        archive.add_series(S)
+        octets = os.urandom(300_000)
+        (name,) = archive.deposit(S, [Content(octets, "octet-stream")])
+        (small,) = archive.deposit(S, [Content(b"a small one\n", "text")])
+    digests = {hashlib.sha256(octets).hexdigest(), hashlib.sha256(b"a small one\n").hexdigest()}
+    assert _pdi("backup", str(tmp_path / "b"), "--archive", location).returncode == 0
+    client = boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL"])
+    first = S3Location.parse(s3_blobs)
+
+    def keys(bucket: str) -> dict[str, str]:  # key → ETag
+        listed = client.list_objects_v2(Bucket=bucket).get("Contents", [])
+        return {str(o["Key"]): str(o["ETag"]) for o in listed}
+
+    before = keys(first.bucket)
+    assert {f"{first.prefix}{d}" for d in digests} <= set(before)
+    # a bucket that is not there is said before anything is written
+    target = str(tmp_path / "drill") if not location.startswith("postgresql:") else location
+    if location.startswith("postgresql:"):
+        schema = location.rsplit("%3D", 1)[1]
+        cluster: TemporaryCluster = request.getfixturevalue("pg_cluster")
+        with psycopg.connect(cluster.url(), autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+    missing = _pdi("restore", str(tmp_path / "b"), "--to", target, "--blobs", "s3://pdi-no-such-bucket/x/")
+    assert missing.returncode == 4 and "no bucket 'pdi-no-such-bucket'" in missing.stderr, missing.stderr
+    if not location.startswith("postgresql:"):
+        assert not Path(target).exists()
+    other = f"pdi-drill-{os.getpid()}-{len(location)}"
+    client.create_bucket(Bucket=other)
+    done = _pdi("restore", str(tmp_path / "b"), "--to", target, "--blobs", f"s3://{other}/kept/")
+    assert done.returncode == 0, done.stderr
+    assert "2 blobs copied" in done.stdout
+    assert set(keys(other)) == {f"kept/{d}" for d in digests}
+    for d in digests:  # each object is the blob its key names, read back from the other bucket
+        body = client.get_object(Bucket=other, Key=f"kept/{d}")["Body"].read()
+        assert hashlib.sha256(body).hexdigest() == d
+    with Archive.open(target) as restored:
+        assert restored.store.blob_store_url() == f"s3://{other}/kept/"
+        with restored.open_octets(str(name)) as opened:
+            assert b"".join(opened.reader.chunks()) == octets
+        with restored.open_octets(str(small)) as opened:
+            assert b"".join(opened.reader.chunks()) == b"a small one\n"
+        restored.deposit(S, [Content(b"made in the drill\n", "text")])
+    checked = _pdi("verify", "--archive", target, "--remove-unreferenced", "--older-than", "0")
+    assert checked.returncode == 0, checked.stderr + checked.stdout
+    assert keys(first.bucket) == before  # the recorded bucket: not a key added, removed or rewritten
+
+
+def test_blobs_of_another_bucket_are_refused_for_a_backup_whose_blobs_are_not_in_s3(
+        location: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        archive.deposit(S, [Content(b"kept in the archive's own store\n", "text")])
+    assert _pdi("backup", str(tmp_path / "b"), "--archive", location).returncode == 0
+    target = str(tmp_path / "r")
+    if location.startswith("postgresql:"):
+        target = location
+        schema = location.rsplit("%3D", 1)[1]
+        cluster: TemporaryCluster = request.getfixturevalue("pg_cluster")
+        with psycopg.connect(cluster.url(), autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+    refused = _pdi("restore", str(tmp_path / "b"), "--to", target, "--blobs", "s3://anywhere/x/")
+    assert refused.returncode == 8, refused.stderr
+    assert "not in S3" in refused.stderr and "nothing was restored" in refused.stderr
+    if location.startswith("postgresql:"):
+        cluster = request.getfixturevalue("pg_cluster")
+        with psycopg.connect(cluster.url(), autocommit=True) as conn:
+            assert conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone() is None
+    else:
+        assert not Path(target).exists()
+
+
 def test_postgres_schema_archive_is_restored_into_its_schema(pg_cluster: TemporaryCluster, tmp_path: Path) -> None:
     """An archive in a schema of a shared database (search_path in its URL): dumped alone, restored by name."""
     schema = f"pdi_backup_schema_{next(_databases)}"

@@ -46,7 +46,7 @@ import subprocess
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from pdi._extras import missing_extra
 from pdi.archive.blobs import SHA256_HEX
@@ -695,13 +695,27 @@ def _backup_postgres(catalog: SQLStore, url: str, dest: Path, started_at: str,
 
 
 def restore(source: str | os.PathLike[str], to: str | None = None, *, copy: bool = False,
-            progress: Progress | None = None) -> tuple[str, BackupDone]:
+            progress: Progress | None = None, blobs: str | None = None) -> tuple[str, BackupDone]:
     """Restore the backup in ``source`` to ``to`` (default: where it was taken); where, and what was done.
 
-    ``copy``: copy blob files even where a hard link could be made.
+    ``copy``: copy blob files even where a hard link could be made. ``blobs`` (``s3://BUCKET/PREFIX``): an
+    archive whose blobs are in S3 is restored with them in this store instead of the one it recorded, every blob
+    uploaded there from the backup (a drill that must not share the live archive's bucket, or a bucket lost).
     """
     src = Path(source)
     marker = read_marker(src)
+    if blobs is not None:
+        from pdi.archive.blobs.s3 import S3Blobs, S3Location
+
+        blobs = str(S3Location.parse(blobs))
+        recorded = _recorded_blob_store(src, marker)
+        if recorded is None:
+            raise StoreError(f"{src} is a backup of an archive that keeps its blobs beside its catalog, not in S3:"
+                             " --blobs names where an S3 archive's blobs are restored; nothing was restored")
+        if recorded == blobs:
+            blobs = None  # the store the archive records: restored as without --blobs
+        elif recorded:  # (a PostgreSQL dump's is read once the dump is checked)
+            S3Blobs.open(blobs).check_bucket()  # a bucket that is not there is said before anything is written
     if to is None and not isinstance(marker.get("source"), str):
         raise StoreError(f"{src}'s marker names no place it was taken from: give --to")
     location = to if to is not None else str(marker["source"])
@@ -726,17 +740,63 @@ def restore(source: str | os.PathLike[str], to: str | None = None, *, copy: bool
         if is_postgres_url(location):
             raise StoreError(f"{src} is a backup of a SQLite archive: restore it to a directory"
                              " (pdi export and pdi import move an archive to PostgreSQL)")
-        done = _restore_sqlite(src, Path(location), started_at, copy, progress)
+        done = _restore_sqlite(src, Path(location), started_at, copy, progress, blobs)
     else:
         if not is_postgres_url(location):
             raise StoreError(f"{src} is a backup of a PostgreSQL archive: restore it --to a postgresql:// URL")
         schema = marker.get("schema")
         done = _restore_postgres(src, location, schema if isinstance(schema, str) else None, started_at, progress,
-                                 marker.get("schema_version"))
+                                 marker.get("schema_version"), blobs)
     return location, dataclasses.replace(done, schema_version=held if held is not None else done.schema_version)
 
 
-def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress: Progress | None) -> BackupDone:
+def _record_blob_store(catalog: Path, blobs: str) -> None:
+    """Make the restored SQLite catalog ``catalog`` (not yet in its place) record ``blobs`` as its S3 store."""
+    conn = sqlite3.connect(catalog, isolation_level=None)
+    try:
+        conn.execute("UPDATE blob_store SET url = ? WHERE id = 1", (blobs,))
+    finally:
+        conn.close()
+
+
+def _recorded_blob_store(src: Path, marker: dict[str, Any]) -> str | None:
+    """The S3 store a SQLite backup's catalog records (``None``: its blobs are files beside it); for a PostgreSQL
+    backup ``""``: its dump is read for it once the dump has been checked (:func:`_dumped_blob_store`)."""
+    if marker.get("store") != "sqlite":
+        return ""
+    try:
+        conn = sqlite3.connect(f"file:{src / CATALOG}?mode=ro", uri=True, isolation_level=None)
+        try:
+            rows = conn.execute("SELECT url FROM blob_store").fetchall() if _has_table(conn, "blob_store") else []
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read the backup's catalog {src / CATALOG}: {exc}") from exc
+    return str(rows[0][0]) if rows else None
+
+
+def _dumped_blob_store(pg_restore: str, dump: BinaryIO, path: Path) -> str | None:
+    """The S3 store a checked PostgreSQL dump (``dump``, the file ``path``) records (its ``blob_store`` row, as
+    ``pg_restore`` writes it out as text), or ``None``."""
+    dump.seek(0)
+    done = subprocess.run([pg_restore, "--data-only", "--table=blob_store", "--file=-"],
+                          stdin=dump, capture_output=True, check=False)
+    if done.returncode != 0:
+        raise StoreError(f"pg_restore failed (exit {done.returncode}) reading {path}: "
+                         f"{done.stderr.decode(errors='replace').strip()[-2000:]}")
+    lines = done.stdout.decode("utf-8", "replace").splitlines()
+    for at, line in enumerate(lines):
+        found = re.match(r"COPY \S+ \(([^)]*)\) FROM stdin;$", line)
+        if found and at + 1 < len(lines) and lines[at + 1] != "\\.":
+            columns = [c.strip().strip('"') for c in found.group(1).split(",")]
+            row = lines[at + 1].split("\t")
+            if "url" in columns and len(row) == len(columns):
+                return row[columns.index("url")]
+    return None
+
+
+def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress: Progress | None,
+                    blobs: str | None = None) -> BackupDone:
     if (root / CATALOG).exists():
         raise ImmutabilityError(f"{root} holds an archive already: restore into an empty or new directory")
     if root.exists() and not root.is_dir():
@@ -774,6 +834,8 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
                 _copy_blobs(copier, None, names, src, progress)
             partial.unlink(missing_ok=True)
             _copy_catalog(backup_catalog, partial)
+            if blobs is not None:
+                _record_blob_store(partial, blobs)
             os.replace(partial, root / CATALOG)
             fsync_dir(root)
         except BaseException:
@@ -787,7 +849,7 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
     finally:
         backup_catalog.close()
     if blobs_s3:
-        _restore_s3(src, str(blobs_s3[0][0]), names, progress, copier)
+        _restore_s3(src, blobs or str(blobs_s3[0][0]), names, progress, copier)
     return BackupDone("sqlite", copier.copied, copier.linked, copier.present, copier.octets, started_at)
 
 
@@ -825,7 +887,7 @@ def _has_table(conn: sqlite3.Connection, name: str) -> bool:
 
 
 def _restore_postgres(src: Path, url: str, schema: str | None, started_at: str,
-                      progress: Progress | None, marker_version: object = None) -> BackupDone:
+                      progress: Progress | None, marker_version: object = None, blobs: str | None = None) -> BackupDone:
     major, named, holds = _server_major(url)
     if holds:
         raise ImmutabilityError("the database --to names holds an archive already: restore into an empty one")
@@ -848,6 +910,17 @@ def _restore_postgres(src: Path, url: str, schema: str | None, started_at: str,
         os.set_blocking(held, True)
         version = check_dump(dump, src / DUMP, url, schema, marker_version, pg_restore,
                              _postgres_tool("pg_dump", major))
+        if blobs is not None:
+            dumped = _dumped_blob_store(pg_restore, dump, src / DUMP)
+            if dumped is None:
+                raise StoreError(f"{src} is a backup of an archive that keeps its blobs in its database, not in S3:"
+                                 " --blobs names where an S3 archive's blobs are restored; nothing was restored")
+            if dumped == blobs:
+                blobs = None
+            else:
+                from pdi.archive.blobs.s3 import S3Blobs
+
+                S3Blobs.open(blobs).check_bucket()
         if schema is not None:
             _make_way_for_schema(url, schema)
         dump.seek(0)
@@ -858,6 +931,8 @@ def _restore_postgres(src: Path, url: str, schema: str | None, started_at: str,
 
     catalog = open_store(url, create=False, migrate=False)  # the backup's schema, as the SQLite restore keeps it
     try:
+        if blobs is not None:
+            catalog.move_blob_store(blobs)
         recorded = catalog.blob_store_url()
         names = _blob_names(catalog.named_blobs(), "the restored catalog") if recorded is not None else []
     finally:

@@ -56,7 +56,10 @@ def backup_cmd(dest: str, copy: bool, archive: str) -> None:
               help="Where to restore: a new or empty directory, or an empty PostgreSQL database"
                    " (default: where the backup was taken from).")
 @click.option("--copy", "copy", is_flag=True, help="Copy blob files even on the same file system.")
-def restore_cmd(source: str, to: str | None, copy: bool) -> None:
+@click.option("--blobs", "blobs", metavar="s3://BUCKET/PREFIX",
+              help="For an archive whose blobs are in S3: restore them into this bucket (it must exist), not the"
+                   " one the archive records; every blob is uploaded there from SRC/blobs.")
+def restore_cmd(source: str, to: str | None, copy: bool, blobs: str | None) -> None:
     """Restore the backup in SRC (made by pdi backup) to an empty place; then run pdi verify on it.
 
     \b
@@ -64,14 +67,17 @@ def restore_cmd(source: str, to: str | None, copy: bool) -> None:
     copied, each checked against its SHA-256), then the catalog (SQLite's
     backup API, renamed into place last). PostgreSQL: pg_restore into the
     empty database --to names (made beforehand: createdb). Blobs kept in S3
-    that the bucket has lost are uploaded again from SRC/blobs. A place that
-    holds an archive already is refused (exit 5).
+    that the bucket has lost are uploaded again from SRC/blobs; with --blobs,
+    all of them into another bucket, which the restored archive then records
+    (a restore drill beside a live archive must use its own bucket: two
+    archives sharing one would each take the other's newer blobs for
+    unreferenced). A place that holds an archive already is refused (exit 5).
     """
     from pdi.archive.backup import restore
     from pdi.archive.store import SCHEMA_VERSION
 
     with progress_bar("restoring blobs") as progress:
-        where, done = restore(source, to, copy=copy, progress=progress)
+        where, done = restore(source, to, copy=copy, progress=progress, blobs=blobs)
     restored = f"restored the {done.kind} archive to {where}: {plural(done.blobs_copied, 'blob')} copied," \
                f" {done.blobs_linked} hard-linked"
     schema = done.schema_version  # restored as the backup held it

@@ -537,6 +537,12 @@ class SchemaPart(CatalogBase):
                 )
             self._query("INSERT INTO blob_store (id, url, created_at) VALUES (1, ?, ?)", (url, timestamp()))
 
+    def move_blob_store(self, url: str) -> None:
+        """Record ``url`` as the external blob store instead of the one recorded (a restore into another bucket,
+        :func:`pdi.archive.backup.restore`, which puts every blob there)."""
+        with self._write():
+            self._query("UPDATE blob_store SET url = ? WHERE id = 1", (url,))
+
     def schema_version(self) -> int:
         with self._read():
             if not self._has_table("schema_migrations"):
