@@ -419,6 +419,8 @@ def test_s3_blobs_are_copied_and_put_back(location: str, s3_blobs: str, tmp_path
         shutil.rmtree(location)
     _, restored = restore(tmp_path / "b")
     assert restored.blobs_copied == 1
+    # the bucket the backup's archive recorded: shared with it, were it still in use (the command says so)
+    assert (restored.blob_store, restored.shares_blob_store) == (str(where), True)
     checked = _pdi("verify", "--archive", location)
     assert checked.returncode == 0, checked.stderr + checked.stdout
     assert "unreferenced" not in checked.stdout
@@ -469,7 +471,7 @@ def test_s3_blobs_are_restored_into_another_bucket_leaving_the_recorded_one_alon
     client.create_bucket(Bucket=other)
     done = _pdi("restore", str(tmp_path / "b"), "--to", target, "--blobs", f"s3://{other}/kept/")
     assert done.returncode == 0, done.stderr
-    assert "2 blobs copied" in done.stdout
+    assert "2 blobs copied" in done.stdout and "remove-unreferenced" not in done.stdout  # a bucket of its own
     assert set(keys(other)) == {f"kept/{d}" for d in digests}
     for d in digests:  # each object is the blob its key names, read back from the other bucket
         body = client.get_object(Bucket=other, Key=f"kept/{d}")["Body"].read()

@@ -89,6 +89,10 @@ class BackupDone:
     started_at: str
     #: A restore's: the schema version of the catalog it brought back, as the backup held it (``None``: not said).
     schema_version: int | None = None
+    #: A restore's: the S3 store the restored archive keeps its blobs in (``None``: its own), and whether it is the
+    #: one the backup's archive recorded (which that archive, if it still runs, uses too).
+    blob_store: str | None = None
+    shares_blob_store: bool = False
 
 
 # --- the destination ----------------------------------------------------------------
@@ -848,9 +852,11 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
         raise StoreError(f"cannot restore the catalog {src / CATALOG}: {exc}") from exc
     finally:
         backup_catalog.close()
-    if blobs_s3:
-        _restore_s3(src, blobs or str(blobs_s3[0][0]), names, progress, copier)
-    return BackupDone("sqlite", copier.copied, copier.linked, copier.present, copier.octets, started_at)
+    store = blobs or (str(blobs_s3[0][0]) if blobs_s3 else None)
+    if store is not None:
+        _restore_s3(src, store, names, progress, copier)
+    return BackupDone("sqlite", copier.copied, copier.linked, copier.present, copier.octets, started_at,
+                      blob_store=store, shares_blob_store=store is not None and blobs is None)
 
 
 def backup_schema_version(src: Path, marker: dict[str, Any]) -> int | None:
@@ -939,7 +945,8 @@ def _restore_postgres(src: Path, url: str, schema: str | None, started_at: str,
         catalog.close()
     if recorded is not None:
         _restore_s3(src, recorded, names, progress, copier)
-    return BackupDone("postgres", copier.copied, copier.linked, copier.present, copier.octets, started_at, version)
+    return BackupDone("postgres", copier.copied, copier.linked, copier.present, copier.octets, started_at, version,
+                      blob_store=recorded, shares_blob_store=recorded is not None and blobs is None)
 
 
 def _restore_s3(src: Path, recorded: str, names: list[tuple[str, int]],

@@ -80,6 +80,11 @@ def restore_cmd(source: str, to: str | None, copy: bool, blobs: str | None) -> N
         where, done = restore(source, to, copy=copy, progress=progress, blobs=blobs)
     restored = f"restored the {done.kind} archive to {where}: {plural(done.blobs_copied, 'blob')} copied," \
                f" {done.blobs_linked} hard-linked"
+    if done.shares_blob_store:  # a drill beside the live archive: the two must not remove each other's blobs
+        restored += (f"; its blobs are in {done.blob_store}, the bucket of the archive the backup was taken from:"
+                     " while that archive is in use, never run pdi verify --remove-unreferenced in either"
+                     " (each would delete what the other deposited since), or restore with --blobs into a"
+                     " bucket of its own")
     schema = done.schema_version  # restored as the backup held it
     if schema is not None and schema < SCHEMA_VERSION:  # a rollback: this pdi would migrate it at its first use
         click.echo(f"{restored}; its catalog is at schema version {schema}, older than this pdi's {SCHEMA_VERSION}:"
