@@ -338,6 +338,65 @@ def test_an_answer_before_the_content_of_an_expect_100_continue_closes_the_conne
             assert answer.startswith(b"HTTP/1.1 201 ") and b"connection: close" not in answer.lower(), answer[:300]
 
 
+def _read_answers(conn: socket.socket, count: int) -> list[bytes]:
+    """``count`` whole answers of known length read from ``conn`` (each head with its ``Content-Length`` octets)."""
+    got, answers = b"", []
+    while len(answers) < count:
+        while b"\r\n\r\n" not in got:
+            more = conn.recv(65536)
+            assert more, f"the connection closed after {len(answers)} answers: {got[:300]!r}"
+            got += more
+        head, got = got.split(b"\r\n\r\n", 1)
+        length = int(re.search(rb"(?im)^content-length: *(\d+)", head).group(1))  # type: ignore[union-attr]
+        while len(got) < length:
+            got += conn.recv(65536)
+        answers.append(head)
+        got = got[length:]
+    return answers
+
+
+def test_an_expect_100_continue_of_a_request_without_content_keeps_the_connection(tmp_path: Path) -> None:
+    """RFC 9110 §10.1.1: a server "MAY omit sending a 100 (Continue) response if ... the framing indicates that
+    there is no content"; with no content to wait for, nothing on the connection is in doubt. A GET with
+    ``Expect: 100-continue`` (curl sends one with a body only, other clients on any request) was answered
+    ``Connection: close``, and a request pipelined after it was never answered."""
+    location = tmp_path / "a"
+    Archive.init(str(location)).close()
+    with on_own_protocol(create_app(str(location))) as url:
+        port = urllib.parse.urlsplit(url).port
+        assert port is not None
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+            conn.sendall(b"GET /api HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n"
+                         b"GET /api HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n"
+                         b"GET /api HTTP/1.1\r\nHost: a\r\n\r\n")
+            heads = _read_answers(conn, 3)
+        for head in heads:
+            assert head.startswith(b"HTTP/1.1 200 ") and b"connection: close" not in head.lower(), head
+            assert b"100 Continue" not in head
+
+
+def test_an_expect_100_continue_of_an_http_1_0_request_is_ignored(tmp_path: Path) -> None:
+    """RFC 9110 §10.1.1: "A server that receives a 100-continue expectation in an HTTP/1.0 request MUST ignore
+    that expectation": no ``100 Continue`` (a status line of a version the client may not read) before the
+    answer."""
+    location = tmp_path / "a"
+    with Archive.init(str(location)) as opened:
+        opened.add_series(S)
+        _, token = opened.add_token("depositor", role="deposit", series=[S])
+    with on_own_protocol(create_app(str(location))) as url:
+        port = urllib.parse.urlsplit(url).port
+        assert port is not None
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+            conn.sendall(f"POST /api/deposit?series={S}&format=text HTTP/1.0\r\nHost: a\r\n"
+                         f"Authorization: Bearer {token}\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n"
+                         "Expect: 100-continue\r\n\r\nhello".encode())
+            answer = b""
+            while more := conn.recv(65536):
+                answer += more
+        assert answer.startswith(b"HTTP/1.1 201 "), answer[:300]
+        assert b" 100 " not in answer.split(b"\r\n", 1)[0] and b"100 Continue" not in answer
+
+
 @pytest.mark.parametrize("public", [False, True])
 def test_a_refusal_after_an_answer_from_the_cache_is_answered(archive: Path, public: bool) -> None:
     """Found in review (2026-11-27): after an answer from the cache the connection's cycle is a stand-in, which

@@ -159,7 +159,7 @@ class HostField(HTTPMiddleware):
         version = scope.get("http_version", "1.1")
         hosts = []
         listed = 0
-        expects = False
+        expects = content = False
         for key, value in scope["headers"]:
             if key == b"host":
                 hosts.append(value)
@@ -167,6 +167,8 @@ class HostField(HTTPMiddleware):
                 listed += 1
             elif key == b"expect":
                 expects = True
+            elif key == b"transfer-encoding" or (key == b"content-length" and value.strip().lstrip(b"0")):
+                content = True  # (RFC 9112 §6.3: neither field, or a length of 0: the request has no content)
         if version not in _VERSIONS:
             answer = problem(505, "HTTP Version Not Supported",
                              f"this server speaks HTTP/1.1 and HTTP/1.0; the request line says HTTP/{version}")
@@ -180,7 +182,7 @@ class HostField(HTTPMiddleware):
         else:
             if listed > 1:
                 scope = {**scope, "headers": joined(scope["headers"])}
-            if expects:
+            if expects and content and version != "1.0":  # (of an HTTP/1.0 request ignored: RFC 9110 §10.1.1)
                 receive, send = closing_unread(receive, send)
             await self.app(scope, receive, send)
             return

@@ -121,7 +121,7 @@ UVICORN_INTERNALS: Final[dict[str, str]] = {
     f"{_PROTOCOL}.on_header":
         "CachedAnswerProtocol: headers holds (lowercased name, value) pairs when on_headers_complete is called;"
         " GuardedHttpToolsProtocol.on_header counts them first, then does what it does (inline: lower-cases the"
-        " name, sets expect_100_continue, appends to headers); a trailer field (httptools calls on_header for"
+        " name, sets expect_100_continue, but not of an HTTP/1.0 request, appends to headers); a trailer field (httptools calls on_header for"
         " those too, after on_headers_complete) is dropped",
     f"{_PROTOCOL}.on_message_begin":
         "GuardedHttpToolsProtocol.on_message_begin: a new request's head begins (url and headers emptied)",
@@ -427,8 +427,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             return  # 9110 §6.5.1: "MUST NOT merge a trailer field into a header section"), and not kept (§6.5.1)
         # uvicorn's own on_header, inline (a call fewer for each field of each request)
         name = name.lower()
-        if name == b"expect" and value.lower() == b"100-continue":
-            self.expect_100_continue = True
+        if name == b"expect" and value.lower() == b"100-continue" and self.parser.get_http_version() != "1.0":
+            self.expect_100_continue = True  # of an HTTP/1.0 request, ignored (RFC 9110 §10.1.1: MUST)
         self.headers.append((name, value))
 
     def on_message_complete(self) -> None:
