@@ -140,6 +140,24 @@ def test_section_2_7_1_from_later_than_until_is_a_bad_argument(first: datetime.d
         assert chosen.bounds()[0] is not None
 
 
+def _forged(*fields: object) -> str:
+    """A token of this repository's form (URL-safe base64 of compact JSON, no padding) made by a stranger."""
+    import base64
+    import json
+
+    return base64.urlsafe_b64encode(json.dumps(list(fields), separators=(",", ":")).encode()).decode().rstrip("=")
+
+
+# Not setSpecs by OAI-PMH.xsd's setSpecType ([A-Za-z0-9\-_.!~*'()]+ in parts joined by ':'): no request could
+# have named them, so no token was issued with them.
+@pytest.mark.parametrize("spec", ["", "a b", "a<b", "a::b", ":a", "a:", "\ud800", "series\n"])
+def test_section_3_5_a_token_carrying_a_set_no_request_could_name_is_bad(spec: str) -> None:
+    with pytest.raises(OAIError) as refused:
+        Resumption.decode(_forged(2, None, 0, "oai_dc", spec, None, None))
+    assert refused.value.code == "badResumptionToken"
+    assert Resumption.decode(_forged(2, None, 0, "oai_dc", "a.example.us:x", None, None)).selection.set == "a.example.us:x"
+
+
 def test_section_3_5_a_token_of_the_earlier_form_with_a_row_number_is_bad() -> None:
     # tokens once carried the catalog's row number of the last record: its gaps counted the records a
     # harvester was not shown (issue 22); such a token is refused, and the harvest starts again

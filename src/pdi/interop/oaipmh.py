@@ -257,6 +257,8 @@ class Resumption:
                 and all(f is None or isinstance(f, str) for f in fields[4:7])):
             raise bad
         chosen = Selection(fields[3], fields[4], fields[5], fields[6])
+        if chosen.set is not None and not _SET_SPEC.fullmatch(chosen.set):  # a set no request could have named
+            raise bad
         try:
             check_prefix(chosen.prefix)
             chosen.bounds()
