@@ -67,7 +67,7 @@ VERBS: dict[str, tuple[frozenset[str], frozenset[str], str | None]] = {
 #: The error codes of §3.6.
 ERROR_CODES = frozenset({"badArgument", "badResumptionToken", "badVerb", "cannotDisseminateFormat",
                          "idDoesNotExist", "noRecordsMatch", "noMetadataFormats", "noSetHierarchy"})
-#: The longest argument value read (an identifier, a token): longer is ``badArgument``.
+#: The longest argument value read (an identifier, a token): longer is ``badArgument`` (a token: ``badResumptionToken``).
 MAX_ARGUMENT = 4096
 
 
@@ -126,7 +126,7 @@ def _check_arguments(verb: str, arguments: dict[str, str]) -> None:
         if key not in allowed:
             takes = ", ".join(sorted(allowed)) if allowed else "no argument"
             raise OAIError("badArgument", f"{verb} takes {takes}, not {key[:80]!r}")
-        if len(value) > MAX_ARGUMENT:
+        if len(value) > MAX_ARGUMENT and key != "resumptionToken":  # a token too long: Resumption.decode says so
             raise OAIError("badArgument", f"the argument {key} is longer than {MAX_ARGUMENT} characters")
     # Values the response's schema cannot echo are illegal (§3.6 badArgument), so every error a
     # request that passes here meets is answered with the request echoed as valid XML (§3.2).
@@ -243,8 +243,11 @@ class Resumption:
     def decode(cls, token: str) -> Resumption:
         """The content of a token this repository issued; ``badResumptionToken`` for anything else
         (a token of an earlier form, which carried a catalog row number, too: the harvest starts again)."""
+        if len(token) > MAX_ARGUMENT:
+            raise OAIError("badResumptionToken", f"the resumption token {token[:60]!r}… ({len(token)} characters) is"
+                           f" longer than any issued here ({MAX_ARGUMENT} at most)")
         bad = OAIError("badResumptionToken", f"the resumption token {token[:60]!r} was not issued here or is damaged")
-        if not token or len(token) > MAX_ARGUMENT or not re.fullmatch(r"[A-Za-z0-9_-]+", token):
+        if not token or not re.fullmatch(r"[A-Za-z0-9_-]+", token):
             raise bad
         try:
             fields = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
