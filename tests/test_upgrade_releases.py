@@ -11,7 +11,8 @@ search). Here each is opened by the pdi under test: migrated by ``pdi init``
 or on first use, to :data:`SCHEMA_VERSION`; ``pdi verify`` is clean; each
 name gives its octets back, each passage its text; the withdrawn name is gone
 (exit 11, HTTP 410); the old token deposits. A catalog newer than this pdi
-is refused, saying so; a migration run twice changes nothing the second time.
+is refused, saying so; a migration run twice changes nothing the second time; one killed (SIGKILL)
+midway leaves the release's catalog as it was, and the next open migrates it whole.
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
+import signal
 import sqlite3
 import subprocess
+import sys
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -36,6 +40,7 @@ from pdi.server import create_app
 from support.pgcluster import TemporaryCluster
 
 RELEASES = Path(__file__).resolve().parent / "data" / "releases"
+SRC = Path(__file__).resolve().parents[1] / "src"
 #: Oldest first (by version number: 0.10.0 after 0.9.0).
 RELEASE_DIRS = sorted((p for p in RELEASES.iterdir() if p.is_dir()),
                       key=lambda p: tuple(int(n) for n in p.name.split(".")))
@@ -257,3 +262,67 @@ def test_init_backup_backs_up_before_migrating_and_only_then(kind: str, tmp_path
     # nothing to migrate: no backup
     assert pdi(location, "init", "--backup", str(tmp_path / "unneeded")).stdout.startswith("archive at ")
     assert not (tmp_path / "unneeded").exists()
+
+
+#: A process that opens an archive (which migrates it) and stops inside the migration's transaction as step
+#: argv[2] is to run, the steps before it applied there, saying so on standard output: to be killed there.
+_STOPS_MID_MIGRATION = """
+import sys, time
+from pdi.archive import Archive
+from pdi.archive.catalog.schema import SchemaPart
+
+stop = int(sys.argv[2])
+step = SchemaPart._step
+
+def stopping(self, version, statements, target):
+    if version == stop:
+        print("stopped", version, flush=True)
+        time.sleep(600)
+    return step(self, version, statements, target)
+
+SchemaPart._step = stopping
+Archive.open(sys.argv[1])
+"""
+
+
+# stopped after steps 11 to 16 (SQLite's tables made again), or after 17 to 19 wrote the passages again
+@pytest.mark.parametrize("stop", [17, 20])
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_upgrade_killed_midway_leaves_the_release_and_the_next_open_finishes_it(
+        kind: str, stop: int, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    release = RELEASE_DIRS[0]
+    expected = _expected(release)
+    kept = expected["archives"][kind]
+    old = list(range(1, expected["schema_version"] + 1))
+    assert old[-1] < stop <= SCHEMA_VERSION
+    location = _restore(release, kind, tmp_path, request)
+    child = subprocess.Popen([sys.executable, "-c", _STOPS_MID_MIGRATION, location, str(stop)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": str(SRC)})
+    try:
+        assert child.stdout is not None
+        said = child.stdout.readline()
+        assert said == f"stopped {stop}\n", child.stderr.read() if child.stderr else said
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.communicate()
+    assert child.returncode == -signal.SIGKILL
+    assert [v for v, _ in _schema_rows(location)] == old  # the steps it applied died with it
+    Archive.open(location).close()  # the next open migrates it all
+    assert [v for v, _ in _schema_rows(location)] == list(range(1, SCHEMA_VERSION + 1))
+    checked = pdi(location, "verify")
+    assert checked.exit_code == 0 and checked.stdout.rstrip().endswith(" 0 problems"), checked.output
+    for name, known in kept["names"].items():
+        got = pdi(location, "get", name, "-o", "-")
+        assert got.exit_code == 0, (name, got.output)
+        assert (hashlib.sha256(got.stdout_bytes).hexdigest(), len(got.stdout_bytes)) == (known["sha256"], known["size"])
+    for citation, passage in kept["passages"].items():
+        assert pdi(location, "get", citation).stdout_bytes == passage["text"].encode(passage["charset"]), citation
+    for word, name in kept["search"].items():
+        found = pdi(location, "search", word)
+        assert found.exit_code == 0 and found.stdout.startswith(name + "#"), found.output
+    if kind == "sqlite":
+        with sqlite3.connect(Path(location) / "catalog.sqlite") as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+            assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        conn.close()
