@@ -39,8 +39,8 @@ if TYPE_CHECKING:
 
     from pdi.archive.store import FixitySummary
 
-__all__ = ["DEPOSIT_ROUTES", "FIXITY_SECONDS", "MULTIPROC_ENV", "Metrics", "cache_lookup", "counters", "exposition",
-           "fixity_families", "may_read"]
+__all__ = ["DEPOSIT_ROUTES", "FIXITY_SECONDS", "MULTIPROC_ENV", "STORE_PARTS", "Metrics", "cache_lookup", "counters",
+           "exposition", "fixity_families", "may_read"]
 
 #: The environment variable that puts ``prometheus_client`` in multiprocess mode (its directory of counts).
 #: ``prometheus_client`` reads it once, when it is first imported: so this module imports it only when a
@@ -73,7 +73,7 @@ def counters() -> Metrics:
     """The metrics, made (and ``prometheus_client`` imported) the first time they are asked for."""
     from prometheus_client import Counter, Histogram
 
-    return Metrics(
+    made = Metrics(
         requests=Counter("pdi_http_requests", "HTTP requests answered, by route template, method and status",
                          ["route", "method", "status"]),
         latency=Histogram("pdi_http_request_duration_seconds",
@@ -95,6 +95,21 @@ def counters() -> Metrics:
         pool_wait_seconds=Counter("pdi_catalog_pool_wait_seconds", "Seconds requests waited for one of the"
                                   " catalog's pooled connections, in all"),
     )
+    # The series whose labels are known beforehand, made at 0 now: a labelled family has no sample before its
+    # first count, and in multiprocess mode it is not even listed; a rate or an alert would see no series, not 0
+    # (https://prometheus.io/docs/practices/instrumentation/#avoid-missing-metrics).
+    for route in sorted(DEPOSIT_ROUTES):
+        made.deposits.labels(route)
+    for part in STORE_PARTS:
+        made.store_errors.labels(part)
+    for result in ("miss", "hit"):
+        made.cache.labels(result)
+    return made
+
+
+#: The parts whose failures ``pdi_store_errors_total`` counts: a read's store (a 503 answer), and the two probes of
+#: ``/readyz`` (:class:`pdi.server.process.health.Readiness`).
+STORE_PARTS = ("store", "catalog", "blobs")
 
 
 #: Seconds a worker keeps what the catalog said of its fixity checks (:func:`fixity_families`) before asking again.
