@@ -7,7 +7,9 @@ read by xmlschema with no network (``allow="sandbox"``).
 
 from __future__ import annotations
 
+import base64
 import datetime
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +27,13 @@ from pdi.server.protocol.rfc2169 import rfc2169_query
 
 A = "oai-a.example.us"
 B = "oai-b.example.us"
+
+
+def forged_token(after: str | None, spec: str | None) -> str:
+    """A token of the form this repository issues (URL-safe base64 of compact JSON, unpadded; the tokens of
+    tests/data/oaipmh/), written by a stranger: where the list goes on, and the set it lists."""
+    fields = [2, after, 0, "oai_dc", spec, None, None]
+    return base64.urlsafe_b64encode(json.dumps(fields, separators=(",", ":")).encode()).decode().rstrip("=")
 DATA = Path(__file__).resolve().parents[1] / "data" / "oaipmh"
 #: 150 documents in A, 100 in B; a page is 100 records (pdi.server.protocol.memento_oaipmh.OAI_PAGE).
 IN_A, IN_B = 150, 100
@@ -245,6 +254,10 @@ def test_identify_and_metadata_formats(site: Site, schema: xmlschema.XMLSchema) 
     # §3.6: a token longer than any issued here is "invalid" (badResumptionToken), the request echoed with it (§3.2)
     ({"verb": "ListIdentifiers", "resumptionToken": "A" * 6000}, "badResumptionToken"),
     ({"verb": "ListRecords", "resumptionToken": "eyJ4IjoxfQ" * 1000}, "badResumptionToken"),
+    # a token of this repository's form listing a set there is not (no list of it was begun here)
+    ({"verb": "ListRecords", "resumptionToken": forged_token(None, "no-such-series.example.us")}, "badResumptionToken"),
+    ({"verb": "ListIdentifiers", "resumptionToken": forged_token("urn:pdi://x.example.us/2024/01/10/1", "x:y")},
+     "badResumptionToken"),
     ({"verb": "ListRecords", "metadataPrefix": "marc21"}, "cannotDisseminateFormat"),
     ({"verb": "GetRecord", "identifier": "urn:pdi://oai-a.example.us/2024/01/10/999", "metadataPrefix": "oai_dc"},
      "idDoesNotExist"),

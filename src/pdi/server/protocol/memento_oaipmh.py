@@ -629,6 +629,9 @@ class OAIRoutes:
         series = chosen.set
         if series is not None:
             names = {s.name for s in self.archive.series()}
+            if was_resumed and series.lower() not in names:  # a list of it was never begun here, or not for this reader
+                raise oaipmh.OAIError("badResumptionToken", f"the resumption token lists the set {series[:80]!r}, which"
+                                      " is not a set here: harvest again from the start (see ListSets)")
             if not names:  # as ListSets says: no series, no set hierarchy (§4.3, §4.5 noSetHierarchy)
                 raise oaipmh.OAIError("noSetHierarchy", "the archive has no series yet, so no sets")
             if series.lower() not in names:
