@@ -807,3 +807,43 @@ def test_an_archived_svg_shown_by_object_and_embed_is_replayed_and_its_script_ne
     site = "cross-site" if scripts else "same-origin"  # from the page's opaque origin, or from the replay origin
     assert fetched == {"pic.svg": ("object", site), "pic2.svg": ("embed", site)}
     assert colours["data"] != (208, 0, 0)  # a data: object is not shown: object-src 'self' alone
+
+
+
+#: A page whose script navigates its own frame to another page replayed on the same origin (OTHER: its path there).
+SWAPS = (
+    "<!DOCTYPE html><html><head><meta charset=utf-8><title>Swaps</title></head><body><h1>The page asked for</h1>"
+    '<script>location.href = "OTHER";</script></body></html>'
+)
+
+
+def test_an_archived_page_cannot_swap_its_frame_for_another_replayed_page(tmp_path: Path) -> None:
+    # The banner names the page asked for; its frame must never show another name's page, not even one replayed on
+    # the same origin: the navigation is refused (ERR_BLOCKED_BY_CSP), nothing of the other page is fetched.
+    location = str(tmp_path / "archive")
+    with Archive.init(location) as archive:
+        archive.add_series(SERIES)
+        other = str(archive.add(SERIES, b"<!DOCTYPE html><title>Other</title><h1>Another page</h1>", format="html"))
+        other_path = f"/replay/{urllib.parse.quote(other, safe='')}/index.html"
+        name = str(archive.add(SERIES, SWAPS.replace("OTHER", other_path).encode(), format="html"))
+    with with_replay(location, scripts=True) as (resolver, _), devtools() as pipe:
+        session, events = _open(pipe, _view(resolver, name))
+        asked = {e["params"]["requestId"] for e in events if e.get("method") == "Network.requestWillBeSent"}
+        deadline = time.monotonic() + 20
+        while True:  # until the frame's navigation has been answered, or refused (a document that failed to load)
+            shown = [e for e in events if e.get("method") == "Network.responseReceived"
+                     and other_path in e["params"]["response"]["url"]]
+            refused = [e for e in events if e.get("method") == "Network.loadingFailed"
+                       and e["params"].get("type") == "Document" and e["params"]["requestId"] not in asked]
+            if shown or refused:
+                break
+            assert time.monotonic() < deadline, "the page's navigation was neither answered nor refused"
+            message = pipe.events.pop(0) if pipe.events else pipe.receive(deadline)
+            if message is not None and message.get("sessionId") in (session, _children.get(session)):
+                events.append(message)
+        heading = _top(pipe, session, "document.querySelector('.replay-banner h1').textContent")
+    answered = [e["params"]["response"]["url"] for e in events if e.get("method") == "Network.responseReceived"]
+    failed = [e["params"]["errorText"] for e in events if e.get("method") == "Network.loadingFailed"]
+    assert heading == name  # the banner names the page asked for
+    assert not [url for url in answered if other_path in url], answered  # and its frame never shows another
+    assert failed == ["net::ERR_BLOCKED_BY_CSP"]

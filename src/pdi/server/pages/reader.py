@@ -58,11 +58,14 @@ class ReaderApp:
                 origin = self.replay.origin_for(request)
                 select = optional(request, "select") == "1"
                 replayed = functools.partial(render_replay_page, scripts=self.replay.scripts, select=select)
-                shown = await self.work.run(replayed, self.archive, str(alias.native) if alias else name, origin)
+                framed = str(alias.native) if alias else name
+                shown = await self.work.run(replayed, self.archive, framed, origin)
                 if shown is not None:
                     shown = _later_note(shown, optional(request, "later"), name)
-                    # its frame may show the replay origin and nothing else; no script but its own; framed here only
-                    return HTMLResponse(shown, headers={"content-security-policy": frame_page_policy(origin, select=select)})
+                    # its frame may show that page of the replay origin and nothing else; no script but its own;
+                    # framed here only
+                    policy = frame_page_policy(origin, framed, select=select)
+                    return HTMLResponse(shown, headers={"content-security-policy": policy})
             source = self.replay is not None and optional(request, "view") == "source"  # of a page replayed here
             viewed = _later_note(await self.work.run(functools.partial(render_view, replayed=source), self.archive,
                                                      name, alias), optional(request, "later"), name)

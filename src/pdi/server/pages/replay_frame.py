@@ -16,10 +16,11 @@ frames load, and no script runs whatever the page holds), or, when the
 replay origin lets archived scripts run, ``allow-scripts`` only (then the
 page runs in an opaque origin of its own, and still cannot reach the
 resolver: another origin, and never both flags together). The page says
-``Content-Security-Policy: frame-src REPLAY`` among the rest of its policy
-(:func:`frame_page_policy`, set by :mod:`pdi.server.pages.reader`): its
-frame shows the replay origin and nothing else, so an archived script or
-refresh that navigates the frame itself elsewhere is refused. A fragment of
+``Content-Security-Policy: frame-src REPLAY/replay/<name>/`` among the rest of its
+policy (:func:`frame_page_policy`, set by :mod:`pdi.server.pages.reader`): its
+frame shows that page's files on the replay origin and nothing else, so an archived
+script or refresh that navigates the frame itself elsewhere (another name's page
+too, under a banner naming this one) is refused. A fragment of
 the name is marked in the page and scrolled to (``#pdi-passage``). A link
 shows the source instead (``&view=source``: ``char`` positions count the
 source), another replays it for selection (``&select=1``): the framed page
@@ -182,19 +183,24 @@ SELECT_SCRIPT = """
 _SELECT_SOURCE = script_source(SELECT_SCRIPT)
 
 
-def frame_page_policy(replay_origin: str, *, select: bool = False) -> str:
-    """The Content-Security-Policy of the page :func:`render_replay_page` makes, its frame on ``replay_origin``.
+def frame_page_policy(replay_origin: str, name: str, *, select: bool = False) -> str:
+    """The Content-Security-Policy of the page :func:`render_replay_page` makes for ``name``, its frame on
+    ``replay_origin``.
 
-    Its frame shows the replay origin and nothing else (``frame-src``): an archived page that navigates its own
-    frame (a script's ``location``, a refresh) to the network or to the resolver is refused. Its one script, in
+    Its frame shows the files of that one page on the replay origin and nothing else (``frame-src`` with the
+    path ``/replay/<name>/``, which CSP 3 §6.7.2.9 matches as a prefix): an archived page that navigates its own
+    frame (a script's ``location``, a refresh) to the network, to the resolver, or to another name's page on the
+    replay origin (which the banner above it would then misname) is refused. Its one script, in
     ``select`` mode, is :data:`SELECT_SCRIPT`, allowed by its SHA-256 as the viewer's is
     (:func:`pdi.server.pages.viewer.view_policy`), and asks the resolver alone (``connect-src 'self'``);
     without ``select`` no script runs. Only the resolver's own pages may frame it.
     """
     script, connect = (_SELECT_SOURCE, "'self'") if select else ("'none'", "'none'")
+    parsed = PDI.parse(name)
+    framed = replay_origin + replay_path(str(parsed.without_fragment() if select else parsed), "")
     return (
         f"default-src 'self'; script-src {script}; connect-src {connect}; "
-        f"frame-src {replay_origin}; img-src 'self' data:; style-src 'self' 'unsafe-inline'; object-src 'none'; "
+        f"frame-src {framed}; img-src 'self' data:; style-src 'self' 'unsafe-inline'; object-src 'none'; "
         "base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
     )
 
