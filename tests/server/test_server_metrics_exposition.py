@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+import socket
 from pathlib import Path
 
 import httpx
@@ -144,3 +145,37 @@ def test_metrics_are_valid_text_exposition_and_strangers_add_no_series(tmp_path:
     latency = families["pdi_http_request_duration_seconds"].samples
     assert [s.value for s in latency if s.name.endswith("_count") and s.labels == {"route": "(unmatched)", "method": "GET"}
             ] == [_STRANGE]
+
+
+def _refused(port: int, request: bytes) -> bytes:
+    """The answer to one raw ``request`` on a connection of its own, read until the server closes it."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        conn.sendall(request)
+        answer = b""
+        while more := conn.recv(65536):
+            answer += more
+    return answer
+
+
+def test_requests_refused_before_any_route_are_counted_by_status(tmp_path: Path) -> None:
+    """A flood of malformed heads never becomes a request (``pdi_http_requests_total``): the connection answers
+    and closes (RFC 9112). Each is counted by its status, summed over the workers, every status at 0 from the
+    start; found by the operations attack (2026-11-27): they were in the log alone, a line a second."""
+    location = tmp_path / "archive"
+    Archive.init(location).close()
+    with serving(location, "--workers", "2") as (_, port):
+        first = {s.labels["status"]: s.value for f in text_string_to_metric_families(scrape(port))
+                 for s in f.samples if s.name == "pdi_http_refusals_total"}
+        assert first == dict.fromkeys(("400", "414", "431", "500", "501", "503"), 0.0)
+        sent = {
+            "400": [b"GET / HTTP/1.1\r\nHost: a\r\nBad Field: x\r\n\r\n"] * 4,  # a space in a field name
+            "414": [b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\nHost: a\r\n\r\n"] * 2,
+            "431": [b"GET / HTTP/1.1\r\nHost: a\r\n" + b"".join(b"X-%d: y\r\n" % i for i in range(400)) + b"\r\n"],
+            "501": [b"BREW /pot HTTP/1.1\r\nHost: a\r\n\r\n"] * 3,
+        }
+        for status, requests in sent.items():
+            for request in requests:
+                assert _refused(port, request).startswith(b"HTTP/1.1 %s " % status.encode())
+        counted = {s.labels["status"]: s.value for f in text_string_to_metric_families(scrape(port))
+                   for s in f.samples if s.name == "pdi_http_refusals_total"}
+    assert counted == {**first, **{status: float(len(requests)) for status, requests in sent.items()}}

@@ -39,8 +39,8 @@ if TYPE_CHECKING:
 
     from pdi.archive.store import FixitySummary
 
-__all__ = ["DEPOSIT_ROUTES", "FIXITY_SECONDS", "MULTIPROC_ENV", "STORE_PARTS", "Metrics", "cache_lookup", "counters",
-           "exposition", "fixity_families", "may_read"]
+__all__ = ["DEPOSIT_ROUTES", "FIXITY_SECONDS", "MULTIPROC_ENV", "REFUSAL_STATUSES", "STORE_PARTS", "Metrics",
+           "cache_lookup", "count_refusal", "counters", "exposition", "fixity_families", "may_read"]
 
 #: The environment variable that puts ``prometheus_client`` in multiprocess mode (its directory of counts).
 #: ``prometheus_client`` reads it once, when it is first imported: so this module imports it only when a
@@ -66,6 +66,7 @@ class Metrics:
     store_errors: Counter
     pool_waits: Counter
     pool_wait_seconds: Counter
+    refusals: Counter
 
 
 @functools.cache
@@ -94,6 +95,9 @@ def counters() -> Metrics:
                            " connections (PostgreSQL, pdi serve --db-connections): all were taken"),
         pool_wait_seconds=Counter("pdi_catalog_pool_wait_seconds", "Seconds requests waited for one of the"
                                   " catalog's pooled connections, in all"),
+        refusals=Counter("pdi_http_refusals", "Requests refused by the connection before any route saw them"
+                         " (a malformed or oversized head, too many pipelined, too many connections of one"
+                         " client; answered, and the connection closed), by status", ["status"]),
     )
     # The series whose labels are known beforehand, made at 0 now: a labelled family has no sample before its
     # first count, and in multiprocess mode it is not even listed; a rate or an alert would see no series, not 0
@@ -104,7 +108,21 @@ def counters() -> Metrics:
         made.store_errors.labels(part)
     for result in ("miss", "hit"):
         made.cache.labels(result)
+    for status in REFUSAL_STATUSES:
+        made.refusals.labels(status)
     return made
+
+
+#: The statuses a connection refuses a request with (:mod:`pdi.server.process.connection`): a malformed head
+#: (400), a target (414) or fields (431) too large, the server's own failure on a head (500), a method HTTP does
+#: not define (501), too many pipelined requests or one client's connections (503).
+REFUSAL_STATUSES = ("400", "414", "431", "500", "501", "503")
+
+
+def count_refusal(status: int) -> None:
+    """Count a refusal by the connection (``pdi_http_refusals_total``): never a label a stranger chose."""
+    said = str(status)
+    counters().refusals.labels(said if said in REFUSAL_STATUSES else "other").inc()
 
 
 #: The parts whose failures ``pdi_store_errors_total`` counts: a read's store (a 503 answer), and the two probes of

@@ -62,6 +62,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from pdi.errors import ParseError
 from pdi.server.http.bodies import sends_content
 from pdi.server.http.forwarded import NO_PROXIES, TrustedProxies, forwarded_origin
+from pdi.server.http.metrics import count_refusal
 from pdi.server.http.middleware import RANGE_FIELDS, valid_host
 from pdi.server.http.problems import problem_body, status_phrase
 from pdi.server.http.readers import may_hold_cookie
@@ -480,6 +481,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         those queued behind it), and nothing more is read."""
         self.refusal = (status, detail)
         _REFUSALS.say(self.logger, self.client[0] if self.client else None, status, detail)
+        count_refusal(status)
         phrase = status_phrase(status) or ""
         content = [b"HTTP/1.1 %d %s\r\n" % (status, phrase.encode())]
         for name, value in self.server_state.default_headers:
