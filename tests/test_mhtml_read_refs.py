@@ -325,3 +325,20 @@ def test_html_marked_sections_html_parser_does_not_know_are_bogus_comments() -> 
     # the next ">"; html.parser raised AssertionError on "<![x[" (tests/data/fuzz/mhtml_refs/).
     text = "<![x[ <img src=hidden.png> ]]><img src=a.png><![ if x]><img src=b.png><![if !IE]><img src=c.png><![endif]>"
     assert [r.url for r in html_references(text)] == ["a.png", "b.png", "c.png"]
+
+
+def test_an_import_and_a_url_written_with_escapes_are_references() -> None:
+    # CSS Syntax 3 §4.3.4 and §4.3.7: a name's value is read with its escapes undone, so `@\69mport` is the
+    # at-keyword `import` and `\75 rl(` the `url(` of a URL token; a name that only looks so once its escapes
+    # are undone (`x\75rl(`, a longer name) or one that is no URL function (`\66oo(`) is not
+    css = ('@\\69mport "a.css"; @\\49MPORT url(b.css); p{background:\\75 rl(c.png)}'
+           ' q{background:x\\75rl(d.png) \\66oo(e.png) u\\72l (f.png)}')
+    assert [(r.url, r.kind) for r in css_references(css)] == [
+        ("a.css", "import"), ("b.css", "import"), ("c.png", "style-url")]
+
+
+def test_long_runs_of_letters_and_escapes_are_read_once() -> None:
+    # the escaped names are looked for a bounded length at each place: a megabyte of letters, or of escapes,
+    # is read in one pass (unbounded, each place's look ran to the run's end: a million times a million steps)
+    assert css_references("p{x:" + "u" * 1_000_000 + "}") == []
+    assert css_references("p{x:" + "\\75" * 300_000 + "(g.png)}") == []

@@ -138,3 +138,41 @@ def test_a_tag_cut_by_the_end_of_the_input_hides_what_it_holds(chromium: tuple[P
     read = [images for images, _ in chromium_reads(chromium, documents)]
     assert read == [[], ["A"], ["A"], ["Y"], ["Y"]]  # what Chromium makes of them
     assert [[r.url for r in html_references(d) if r.kind == "src"] for d in documents] == read
+
+
+def _escaped(name: str, draw: st.DrawFn) -> str:
+    """``name`` with each character as itself, in the other case, or a CSS escape of it (CSS Syntax 3 §4.3.7: hex
+    digits and a space that ends them, or a backslash before a character that is no hex digit)."""
+    written = []
+    for ch in name:
+        choices = [ch, ch.swapcase(), f"\\{ord(ch):x} ", f"\\{ord(ch):06X}"]
+        if ch not in "0123456789abcdefABCDEF":
+            choices.append("\\" + ch)
+        written.append(draw(st.sampled_from(choices)))
+    return "".join(written)
+
+
+@st.composite
+def _escaped_rule(draw: st.DrawFn) -> str:
+    name = draw(st.sampled_from(["url", "image-set", "-webkit-image-set"]))
+    spelled = _escaped(name, draw)
+    argument = "(E1)" if name == "url" else '("E1" 1x)'
+    return f"<style>p{{background-image:{spelled}{argument}}}</style>"
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(_escaped_rule(), min_size=100, max_size=100))
+def test_property_a_url_whose_function_name_is_written_with_escapes_is_found_as_chromium_finds_it(
+    chromium: tuple[Pipe, str], documents: list[str]
+) -> None:
+    # A browser compares a function's name with its escapes undone (CSS Syntax 3 §4.3.4): `u\72l(x)` is `url(x)`.
+    # The reader matched the letters "url(" alone, so such a URL was left as written by `mhtml unpack` and replay.
+    pipe, session = chromium
+    expression = f"({PROBE})({json.dumps(documents)})"
+    answer: Any = pipe.call(
+        "Runtime.evaluate", {"expression": expression, "returnByValue": True}, session, time.monotonic() + 60
+    )
+    for document, (_, css) in zip(documents, answer["result"]["value"], strict=True):
+        seen = re.findall(r'(?:url\(|image-set\()"([^"]*)"', css)
+        found = [r.url for r in html_references(document) if r.kind == "style-url"]
+        assert seen == ["E1"] and found == seen, (document, css)
