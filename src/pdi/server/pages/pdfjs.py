@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from pdi.server.http.conditional import tag_matches
 from pdi.server.http.problems import Problem
 
 #: What each served file is sent as.
@@ -93,7 +94,8 @@ class PdfJsAssets:
         octets = checked(name)
         tag = f'"{known.files[name]}"'
         headers = {"ETag": tag, "Cache-Control": IMMUTABLE, "X-Content-Type-Options": "nosniff"}
-        if tag in [t.strip() for t in request.headers.get("if-none-match", "").split(",")]:
+        held = request.headers.get("if-none-match")
+        if held is not None and tag_matches(held, tag):  # weakly, and "*" (RFC 9110 §13.1.2)
             return Response(status_code=304, headers=headers)
         base = name.rpartition("/")[2]
         media_type = _TYPES["." + base.rpartition(".")[2] if "." in base else ""]
