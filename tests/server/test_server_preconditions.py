@@ -35,3 +35,53 @@ def test_rfc9110_13_1_2_pdfjs_not_modified_for_a_weak_tag_and_for_a_star(served:
             assert (got.status_code, got.content) == (304, b""), (method, field)
             assert got.headers["etag"] == tag
     assert httpx.get(url, headers={"If-None-Match": '"other", W/"other"'}).status_code == 200
+
+
+def test_rfc9110_13_1_1_pdfjs_if_match_compares_strongly(served: Served) -> None:
+    url = _pdfjs(served)
+    tag = f'"{MANIFEST["files"]["LICENSE"]["sha256"]}"'
+    assert httpx.get(url, headers={"If-Match": f'"other", {tag}'}).status_code == 200
+    assert httpx.get(url, headers={"If-Match": "*"}).status_code == 200
+    for field in (f"W/{tag}", '"other"'):  # a weak tag never matches strongly (§8.8.3.2)
+        refused = httpx.get(url, headers={"If-Match": field})
+        assert refused.status_code == 412, field
+        assert refused.headers["content-type"] == "application/problem+json"
+        assert "If-Match" in refused.json()["detail"]
+
+
+def test_rfc9110_13_1_an_answer_with_no_entity_tag_meets_if_match_star_alone_and_fails_if_none_match_star(
+        served: Served) -> None:
+    name = served.versioned  # a document's generic name: its TimeMap
+    for path in ("/api/series", f"/timemap/link/{name}", "/oai?verb=Identify"):
+        url = served.url + path
+        whole = httpx.get(url)
+        assert whole.status_code == 200 and "etag" not in whole.headers, path
+        for method in ("GET", "HEAD"):
+            assert httpx.request(method, url, headers={"If-Match": "*"}).status_code == 200, (method, path)
+            assert httpx.request(method, url, headers={"If-None-Match": '"x", W/"y"'}).status_code == 200
+            failed = httpx.request(method, url, headers={"If-Match": '"x"'})
+            assert failed.status_code == 412, (method, path)
+            unchanged = httpx.request(method, url, headers={"If-None-Match": "*"})
+            assert (unchanged.status_code, unchanged.content) == (304, b""), (method, path)
+            # §15.4.5: the 200's Cache-Control (and Vary) again, no representation metadata
+            assert unchanged.headers.get("cache-control") == whole.headers.get("cache-control")
+            assert unchanged.headers.get("vary") == whole.headers.get("vary")
+            assert "content-type" not in unchanged.headers, (method, path)
+        # §13.2.2: If-Match first; when it holds, If-None-Match is still read
+        assert httpx.get(url, headers={"If-Match": "*", "If-None-Match": "*"}).status_code == 304
+
+
+def test_rfc9110_13_2_1_preconditions_are_ignored_when_the_answer_would_not_be_2xx(served: Served) -> None:
+    for path in ("/api/no-such-route", "/timemap/link/urn:pdi://library.example.us/1999/01/01/424242"):
+        plain = httpx.get(served.url + path).status_code
+        assert plain == 404
+        for field in ({"If-Match": '"x"'}, {"If-None-Match": "*"}, {"If-Match": "*"}):
+            assert httpx.get(served.url + path, headers=field).status_code == plain, (path, field)
+
+
+def test_rfc9110_13_1_2_the_negotiated_json_of_a_name_is_not_modified_for_a_star(served: Served) -> None:
+    url = f"{served.url}/uri-res/N2R?{served.text}"
+    json_answer = {"Accept": "application/json"}
+    assert httpx.get(url, headers=json_answer).headers["content-type"] == "application/json"
+    assert httpx.get(url, headers={**json_answer, "If-None-Match": "*"}).status_code == 304
+    assert httpx.get(url, headers={**json_answer, "If-Match": '"x"'}).status_code == 412

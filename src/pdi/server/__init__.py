@@ -115,6 +115,7 @@ from pdi.federation.authorities import Authorities, RegistrySource
 from pdi.federation.naptr import NaptrFinder
 from pdi.server.http.codings import ContentCodings
 from pdi.server.http.middleware import BrowserFields, HeadWithoutRange, HostField
+from pdi.server.http.preconditions import Preconditions
 from pdi.server.http.problems import HANDLERS, Options
 from pdi.server.http.readers import Readers
 from pdi.server.pages import site_icon
@@ -280,6 +281,7 @@ def create_app(
         Middleware(Options),  # OPTIONS of any route's path: its Allow, read from the routes (pdi.server.http.problems)
         Middleware(Readers, archive=opened, cookies=True, base_url=base_url, expired_page=expired_sign_in),  # before the cache: a token that is not live is 401, even for a kept answer
         Middleware(ContentCodings),  # content in a coding (gzip …) is refused, never kept coded (RFC 9110 §8.4)
+        Middleware(Preconditions),  # If-Match, If-None-Match of any GET or HEAD: 412, 304 (RFC 9110 §13.2)
         Middleware(CachedAnswers, cache=cache),  # only answers anyone may read are kept there
     ])
     docs.routes = app.routes
