@@ -12,11 +12,16 @@ Each expected status is worked out from the RFC text, not from what the server s
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import httpx
-from server_helpers import Served
+from server_helpers import Served, serving
+
+from pdi.archive import Archive
+
+S = "library.example.us"
 
 MANIFEST = json.loads((Path(__file__).resolve().parents[2] / "src" / "pdi" / "data" / "pdfjs" / "MANIFEST.json")
                       .read_text())
@@ -85,3 +90,40 @@ def test_rfc9110_13_1_2_the_negotiated_json_of_a_name_is_not_modified_for_a_star
     assert httpx.get(url, headers=json_answer).headers["content-type"] == "application/json"
     assert httpx.get(url, headers={**json_answer, "If-None-Match": "*"}).status_code == 304
     assert httpx.get(url, headers={**json_answer, "If-Match": '"x"'}).status_code == 412
+
+
+def _state(archive: Archive) -> object:
+    store = archive.store
+    return (list(store.iter_representations()), sorted(store.blob_names()),
+            [(e.action, e.subject) for e in store.audit_log()])
+
+
+def test_rfc9110_13_1_1_a_change_sent_with_if_match_to_a_route_with_no_representation_is_not_made(
+        tmp_path: Path) -> None:
+    # /api/deposit, /api/version and /api/mirrors have no representation (GET is 405): no entity tag is theirs,
+    # and "*" is "false if the origin server has no current representation", so the method is not performed
+    with Archive.init(tmp_path / "archive") as archive:
+        archive.add_series(S)
+        first = str(archive.add(S, b"first\n", format="text"))
+        _, token = archive.add_token("depositor", role="deposit", series=[S])
+        _, admin = archive.add_token("admin", role="admin")
+        before = _state(archive)
+        with serving(tmp_path / "archive") as (_, port):
+            url = f"http://127.0.0.1:{port}"
+            bearer = {"Authorization": f"Bearer {token}"}
+            stored = hashlib.sha256(b"first\n").hexdigest()  # the entity tag of the document's N2R
+            for field in ('"x"', "*", f'"{stored}"'):
+                writes = [
+                    ("POST", f"/api/deposit?series={S}&format=text", bearer, b"second\n"),
+                    ("POST", f"/api/version?pdi={first.rsplit('.', 2)[0]}&format=text", bearer, b"second\n"),
+                    ("DELETE", f"/api/mirrors?series={S}&base_url=https://peer.example.org/",
+                     {"Authorization": f"Bearer {admin}"}, b""),
+                ]
+                for method, path, who, body in writes:
+                    got = httpx.request(method, url + path, headers={**who, "If-Match": field}, content=body)
+                    assert got.status_code == 412, (field, path, got.text)
+                    assert got.headers["content-type"] == "application/problem+json"
+                    assert "If-Match" in got.json()["detail"]
+            assert _state(archive) == before
+            made = httpx.post(f"{url}/api/deposit?series={S}&format=text", headers=bearer, content=b"second\n")
+            assert made.status_code == 201, made.text

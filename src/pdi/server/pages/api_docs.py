@@ -210,7 +210,8 @@ ERRORS: dict[int, str] = {
     409: "The name is immutable: a version or format that exists already",
     410: "Withdrawn: the tombstone",
     412: "If-Match names an ETag that is not the current one, or (with it) If-None-Match names the current one;"
-         " or If-Unmodified-Since is before the answer's Last-Modified",
+         " or If-Unmodified-Since is before the answer's Last-Modified; or If-Match sent with a write to a route"
+         " that has no representation (/api/deposit, /api/version …): no change is made",
     413: "The request's content is larger than the route takes (a body over the upload limit, a form too long); a"
          " limit exceeded by a request without content (a query too long, more work than the resolver's limits"
          " allow) is 400 titled limit exceeded",
@@ -547,7 +548,7 @@ _MIRROR_ANNOUNCE = Operation(
                                   "x": {"type": "string", "pattern": "^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$"}}}}}}}}}}),
     answers={201: Answer("Recorded now: {series, base_url, role: peer, keys, added_at}", _JSON, _OBJECT),
              200: Answer("Recorded already, with the same keys", _JSON, _OBJECT)},
-    errors=(*_ALWAYS, 403, 404, 409, 413, 415), role="mirror", tag="write",
+    errors=(*_ALWAYS, 403, 404, 409, 412, 413, 415), role="mirror", tag="write",
     error_text={400: "The body is not the object above (the detail names the member), or a base URL that is not"
                      " http(s)://host[:port][/path]",
                 403: "The token's role is below mirror, or its series do not cover S",
@@ -559,7 +560,7 @@ _MIRROR_WITHDRAW = Operation(
     (Param("series", "The series", required=True, schema=_SERIES),
      Param("base_url", "The base URL announced", required=True, schema=_BASE_URL)),
     answers={204: Answer("Forgotten")},
-    errors=(*_ALWAYS, 403, 404), role="mirror", tag="write",
+    errors=(*_ALWAYS, 403, 404, 412), role="mirror", tag="write",
     error_text={403: "The token's role is below mirror, its series do not cover S, or base_url is the origin or"
                      " was recorded by another token or by the operator",
                 404: "That base URL is not recorded as holding S"},
@@ -624,7 +625,7 @@ _DEPOSIT = Operation(
      Param("charset", "The body's charset (default: Content-Type's charset parameter)", schema=_CHARSET),
      _EMBARGO, _IDEMPOTENCY),
     body=Body("The document's octets, streamed; Content-Type its media type", _ANY_BODY),
-    answers=_WRITTEN, errors=_WRITE, role="deposit", tag="write",
+    answers=_WRITTEN, errors=(*_WRITE, 412), role="deposit", tag="write",
 )
 _BATCH = Operation(
     "Many deposits in one request, all or nothing: each file part of a multipart/form-data body one document",
@@ -637,7 +638,7 @@ _BATCH = Operation(
                                           "encoding": {"file": {"contentType": "text/plain"}}}}),
     answers={201: Answer("The items in the parts' order", _JSON, {
         "type": "object", "required": ["items"], "properties": {"items": {"type": "array", "items": _OBJECT}}})},
-    errors=_WRITE, role="deposit", tag="write",
+    errors=(*_WRITE, 412), role="deposit", tag="write",
     error_text={400: "A parameter given more than once, an item refused (item N: why), a part that is a field but"
                      " for one manifest (part N), or the body malformed,"
                      " cut short before its closing boundary (--BOUNDARY--) or ending before its Content-Length:"
@@ -648,21 +649,21 @@ _VERSION = Operation(
     (Param("pdi", "The document's generic name", required=True, schema=_name("pdi-whole")),
      Param("format", "The format token", schema=_optional(_FORMAT)), Param("charset", "The body's charset", schema=_CHARSET),
      _EMBARGO, _IDEMPOTENCY),
-    body=Body("The new version's octets", _ANY_BODY), answers=_WRITTEN, errors=_WRITE, role="deposit", tag="write",
+    body=Body("The new version's octets", _ANY_BODY), answers=_WRITTEN, errors=(*_WRITE, 412), role="deposit", tag="write",
 )
 _FORMAT_ADD = Operation(
     "Add the body as another format of an existing version",
     (Param("pdi", "The versioned name", required=True, schema=_name("pdi-versioned")),
      Param("format", "The format token", required=True, schema=_FORMAT),
      Param("charset", "The body's charset", schema=_CHARSET), _IDEMPOTENCY),
-    body=Body("The format's octets", _ANY_BODY), answers=_WRITTEN, errors=_WRITE, role="deposit", tag="write",
+    body=Body("The format's octets", _ANY_BODY), answers=_WRITTEN, errors=(*_WRITE, 412), role="deposit", tag="write",
 )
 _STATEMENTS = Operation(
     "Make a statement key = value about a name (history is kept)",
     (_WHOLE, Param("key", "A Dublin Core term or a free key", required=True,
                       schema={"type": "string", "minLength": 1, "format": "statement-key"})),
     body=Body(f"The value: text in the charset of its Content-Type, UTF-8 if none (at most {MAX_STATEMENT} octets)", _TEXT_BODY, required=False),
-    answers={201: Answer("The statement as stored", _JSON, _OBJECT)}, errors=_WRITE, role="curate", tag="write",
+    answers={201: Answer("The statement as stored", _JSON, _OBJECT)}, errors=(*_WRITE, 412), role="curate", tag="write",
 )
 _WITHDRAW = Operation(
     "Withdraw a version (a versioned name) or a whole document (a generic name), saying why",
@@ -675,14 +676,14 @@ _WITHDRAW = Operation(
                          " N2R of the name is 410 from now on", _JSON, _OBJECT),
              200: Answer("Withdrawn before (without purge=true): that tombstone, its reason kept; nothing was"
                          " recorded", _JSON, _OBJECT)},
-    errors=_WRITE, role="curate", tag="write",
+    errors=(*_WRITE, 412), role="curate", tag="write",
 )
 _EMBARGO_SET = Operation(
     "Embargo a document (a generic name) or a version until a date; without until=, lift the embargo",
     (_WHOLE, Param("until", "A date (2027-01-01, its start in GMT) or a time with its zone", schema=_MOMENT)),
     answers={200: Answer("{pdi, embargo_until}: readers without a token for the series get 403 until then", _JSON,
                          _OBJECT)},
-    errors=_WRITE, role="curate", tag="write",
+    errors=(*_WRITE, 412), role="curate", tag="write",
 )
 _AUDIT = Operation(
     "The audit log: every write, who, when, what, from where (the whole archive's: an admin token of every series)",

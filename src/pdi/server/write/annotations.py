@@ -275,7 +275,8 @@ class AnnotationServer:
         return shown
 
     async def _create(self, request: Request) -> Response:
-        writer = await bearer_writer(self.archive, request)
+        # the container has a representation (a page): its If-Match is not refused as /api/deposit's is
+        writer = await bearer_writer(self.archive, request, reads_if_match=True)
         params.only(request, frozenset())  # the Slug is a header (RFC 5023 §9.7): a ?slug= would be left unread
         media_type = negotiate(request.headers.get("accept"))
         data = await _annotation_body(request)
@@ -311,7 +312,7 @@ class AnnotationServer:
                        _annotation_headers(record, media_type))
 
     async def _change(self, request: Request, slug: str) -> Response:
-        writer = await bearer_writer(self.archive, request)
+        writer = await bearer_writer(self.archive, request, reads_if_match=True)
         params.only(request, frozenset())  # the Slug is a header (RFC 5023 §9.7): a ?slug= would be left unread
         if request.method == "PUT" and "content-range" in request.headers:  # RFC 9110 §14.4: MUST be 400
             raise ParseError("a PUT with Content-Range would replace the annotation with a part of one: send it whole",

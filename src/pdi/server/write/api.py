@@ -77,7 +77,14 @@ from pdi import charsets, formats, untrusted_json
 from pdi._wording import plural, printable
 from pdi.archive import Archive, Content, Deposit
 from pdi.archive.tokens import Writer
-from pdi.errors import LimitError, ParseError, ScopeError, StoreError, UnsupportedError
+from pdi.errors import (
+    LimitError,
+    ParseError,
+    PreconditionError,
+    ScopeError,
+    StoreError,
+    UnsupportedError,
+)
 from pdi.server.http.bodies import read_body
 from pdi.server.http.params import flag, integer, only, optional, required
 from pdi.server.http.problems import Problem
@@ -120,9 +127,10 @@ TAKES: dict[str, frozenset[str]] = {
 }
 
 
-async def bearer_writer(archive: Archive, request: Request) -> Writer:
+async def bearer_writer(archive: Archive, request: Request, *, reads_if_match: bool = False) -> Writer:
     """The token a write presents in its ``Authorization`` header (never a cookie), checked; ``401`` without a
-    live one."""
+    live one. Then, unless the route ``reads_if_match`` itself (an annotation's), a change asked with ``If-Match``
+    is refused (:func:`refuse_if_match`)."""
     header = request.headers.get("authorization")
     if header is None:
         raise Unauthorized("this route needs Authorization: Bearer <token> (pdi token add)")
@@ -133,7 +141,23 @@ async def bearer_writer(archive: Archive, request: Request) -> Writer:
     record = await anyio.to_thread.run_sync(archive.authenticate, secret.strip())
     if record is None:
         raise Unauthorized("the token is not known, or was revoked", error="invalid_token")
+    if not reads_if_match:
+        refuse_if_match(request)
     return Writer(record, request.client.host if request.client else None)
+
+
+def refuse_if_match(request: Request) -> None:
+    """RFC 9110 §13.1.1 for a change sent to a route with no representation of its own (``POST /api/deposit``,
+    ``/api/version`` …, ``/api/mirrors``): an ``If-Match`` there holds no entity tag, and ``*`` is "false if the
+    origin server has no current representation for the target resource", so the origin server "MUST NOT perform
+    the requested method": ``412``, nothing written (a client that meant ``If-Match`` as "only if the latest
+    version is still this one" is told it was not read, rather than finding its change made regardless). ``GET``
+    and ``HEAD`` are :class:`pdi.server.http.preconditions.Preconditions`'s to answer."""
+    field = request.headers.get("if-match")
+    if field is not None and request.method not in ("GET", "HEAD"):
+        said = " ".join(field.split())[:200]
+        raise PreconditionError(f"If-Match {said}: {request.url.path} has no representation, so no entity tag to"
+                                " match, and no change is made on a condition that cannot hold (RFC 9110 §13.1.1)")
 
 
 class WriteAPI:
