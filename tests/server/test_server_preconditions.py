@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import urllib.parse
 from pathlib import Path
 
 import httpx
@@ -127,3 +128,14 @@ def test_rfc9110_13_1_1_a_change_sent_with_if_match_to_a_route_with_no_represent
             assert _state(archive) == before
             made = httpx.post(f"{url}/api/deposit?series={S}&format=text", headers=bearer, content=b"second\n")
             assert made.status_code == 201, made.text
+
+
+def test_rfc9110_13_1_the_replay_origins_files_meet_if_match_and_if_none_match(served: Served) -> None:
+    url = f"{served.replay_url}/replay/{urllib.parse.quote(served.capture, safe='')}/index.html"
+    whole = httpx.get(url, timeout=30)
+    assert whole.status_code == 200 and "etag" not in whole.headers
+    assert httpx.get(url, headers={"If-Match": "*"}, timeout=30).status_code == 200
+    assert httpx.get(url, headers={"If-Match": '"x"'}, timeout=30).status_code == 412
+    unchanged = httpx.get(url, headers={"If-None-Match": "*"}, timeout=30)
+    assert (unchanged.status_code, unchanged.content) == (304, b"")
+    assert unchanged.headers["cache-control"] == whole.headers["cache-control"]

@@ -20,14 +20,15 @@ class Preconditions(HTTPMiddleware):
     ``ETag``, for every route that gives a ``2xx`` (RFC 9110 §13.2.1; §13.1.1 and §13.1.2: an origin server that
     receives either "MUST evaluate the condition").
 
-    N2R answers both fields itself, before its work, and an annotation ``If-None-Match``: a ``2xx`` they give
-    already holds, and passes here unchanged. Any other answer (the JSON API, TimeMaps, OAI-PMH, pages, pdf.js) was given whole: an
-    ``If-Match`` that holds none of its tags by strong comparison (§8.8.3.2; an answer with no ``ETag`` holds none,
-    and ``*`` holds for any answer) makes it a ``412`` problem; then an ``If-None-Match`` of ``*`` or of its tag
-    (weak comparison) makes it a ``304`` (§13.2.2's order: ``If-Match`` first). The answer's body is dropped;
-    such a request's body is sent as messages, not with ``sendfile`` (:mod:`pdi.server.process.zerocopy`), so that
-    nothing of a dropped answer reaches the connection. Writes (``POST``, ``PUT``, ``DELETE``) are not answered here:
-    a precondition of a write is its handler's to read before it changes anything.
+    N2R answers both fields itself, before its work, and the annotations ``If-None-Match``: a ``2xx`` they give
+    already holds, and passes here unchanged. Any other answer (the JSON API, TimeMaps, OAI-PMH, pages, pdf.js, the
+    replay origin's files) was given whole: an ``If-Match`` that holds none of its tags by strong comparison
+    (§8.8.3.2; an answer with no ``ETag`` holds none, and ``*`` holds for any answer) makes it a ``412`` problem;
+    then an ``If-None-Match`` of ``*`` or of its tag (weak comparison) makes it a ``304`` (§13.2.2's order:
+    ``If-Match`` first). The answer's body is dropped; the answer to such a request is sent as messages, not with
+    ``sendfile`` (:mod:`pdi.server.process.zerocopy`), so that nothing of a dropped answer reaches the connection.
+    Writes (``POST``, ``PUT``, ``DELETE``) are not answered here: a precondition of a write is its handler's to read
+    before it changes anything.
     """
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
