@@ -1,4 +1,4 @@
-"""`pdi backup` and `pdi restore` (pdi.archive.backup): a consistent backup of a live archive, restored.
+"""`pdi backup` and `pdi restore` (pdi.archive.backup, pdi.archive.restore): a consistent backup of a live archive, restored.
 
 The drill: eight writers deposit, a backup is taken in the middle, the archive
 is destroyed (``rm -rf``, ``DROP DATABASE``) and restored; ``pdi verify`` is
@@ -28,7 +28,9 @@ import psycopg
 import pytest
 
 from pdi.archive import Archive, Content
-from pdi.archive.backup import MARKER, backup, restore
+from pdi.archive.backup import backup
+from pdi.archive.backup_files import MARKER
+from pdi.archive.restore import restore
 from pdi.errors import ImmutabilityError, NotFoundError, StoreError
 from peak_memory import run_with_peak
 from support.pgcluster import TemporaryCluster

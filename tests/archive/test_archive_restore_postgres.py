@@ -24,8 +24,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pdi.archive import Archive, Content
-from pdi.archive.backup import backup, restore
+from pdi.archive.backup import backup
 from pdi.archive.postgres import PostgresStore
+from pdi.archive.restore import restore
 from pdi.archive.store import SCHEMA_VERSION
 from pdi.errors import StoreError
 from support.pgcluster import TemporaryCluster

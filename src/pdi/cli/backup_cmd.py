@@ -1,6 +1,6 @@
 """`pdi backup DEST` and `pdi restore SRC`: a consistent copy of a live archive, and the archive again from it.
 
-Thin: each parses its arguments, calls :mod:`pdi.archive.backup`, and prints.
+Thin: each parses its arguments, calls :mod:`pdi.archive.backup` or :mod:`pdi.archive.restore`, and prints.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def restore_cmd(source: str, to: str | None, copy: bool, blobs: str | None) -> N
     archives sharing one would each take the other's newer blobs for
     unreferenced). A place that holds an archive already is refused (exit 5).
     """
-    from pdi.archive.backup import restore
+    from pdi.archive.restore import restore
     from pdi.archive.store import SCHEMA_VERSION
 
     with progress_bar("restoring blobs") as progress:

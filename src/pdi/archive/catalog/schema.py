@@ -539,7 +539,7 @@ class SchemaPart(CatalogBase):
 
     def move_blob_store(self, url: str) -> None:
         """Record ``url`` as the external blob store instead of the one recorded (a restore into another bucket,
-        :func:`pdi.archive.backup.restore`, which puts every blob there)."""
+        :func:`pdi.archive.restore.restore`, which puts every blob there)."""
         with self._write():
             self._query("UPDATE blob_store SET url = ? WHERE id = 1", (url,))
 

@@ -1,0 +1,368 @@
+"""What a backup is, for taking one and restoring one (:mod:`pdi.archive.backup`, :mod:`pdi.archive.restore`):
+its marker and files, copying blobs (each checked against its SHA-256 as it streams), and PostgreSQL's tools.
+"""
+
+
+from __future__ import annotations
+
+import datetime
+import errno
+import hashlib
+import json
+import os
+import re
+import shutil
+import sqlite3
+import stat
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pdi._extras import missing_extra
+from pdi.archive.blobs.files import fsync_dir
+from pdi.archive.catalog.blobs import NAMED_OUTSIDE_ROWS
+from pdi.archive.sqlite import BACKUP_MARKER
+from pdi.errors import IntegrityError, NotFoundError, StoreError
+
+if TYPE_CHECKING:
+    from pdi.archive.catalog import SQLStore
+
+#: The file that marks a directory as a pdi backup (and says of what).
+MARKER = BACKUP_MARKER
+#: The SQLite catalog of a backup of a directory archive (the same name as in the archive).
+CATALOG = "catalog.sqlite"
+#: The ``pg_dump -Fc`` of a backup of a PostgreSQL archive.
+DUMP = "catalog.dump"
+#: Pages the SQLite backup API copies a step (of 4 KiB: 4 MiB).
+PAGES_A_STEP = 1024
+#: Octets read a time when a blob is copied.
+READ_SIZE = 1 << 20
+#: What is left free beyond the estimate before a backup starts (64 MiB).
+SPARE = 64 << 20
+#: The format of the marker.
+FORMAT = "pdi-backup/1"
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class BackupDone:
+    """What a backup (or a restore) did."""
+
+    kind: str  #: the catalog: ``sqlite`` or ``postgres``
+    blobs_copied: int
+    blobs_linked: int
+    blobs_present: int  #: already in the destination (an incremental backup)
+    octets_copied: int
+    started_at: str
+    #: A restore's: the schema version of the catalog it brought back, as the backup held it (``None``: not said).
+    schema_version: int | None = None
+    #: A restore's: the S3 store the restored archive keeps its blobs in (``None``: its own), and whether it is the
+    #: one the backup's archive recorded (which that archive, if it still runs, uses too).
+    blob_store: str | None = None
+    shares_blob_store: bool = False
+
+
+# --- the destination ----------------------------------------------------------------
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def read_marker(directory: Path) -> dict[str, Any]:
+    """The marker of the backup in ``directory`` (:class:`NotFoundError` when it is none)."""
+    path = directory / MARKER
+    regular_file(path, "the backup's marker")
+    try:
+        with path.open("rb") as f:
+            raw = f.read(1 << 16)
+        marker = json.loads(raw)
+    except FileNotFoundError:
+        if not directory.is_dir():
+            raise NotFoundError(f"{directory}: no such folder (a pdi backup is a folder pdi backup made)") from None
+        raise NotFoundError(f"{directory} is not a pdi backup (no {MARKER})") from None
+    except NotADirectoryError:
+        raise NotFoundError(f"{directory} is not a folder: a pdi backup is a folder pdi backup made") from None
+    except (OSError, ValueError) as exc:
+        raise StoreError(f"cannot read {path}: {exc}") from exc
+    if not isinstance(marker, dict) or marker.get("format") != FORMAT or marker.get("store") not in ("sqlite", "postgres"):
+        raise StoreError(f"{path} is not a {FORMAT} marker")
+    return marker
+
+
+def within_folder(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or inside it (each resolved: a link or ``..`` does not hide it)."""
+    inner, outer = path.resolve(), folder.resolve()
+    return inner == outer or outer in inner.parents
+
+
+#: What a backup that did not finish leaves in its directory.
+UNFINISHED = frozenset({"blobs", "tmp", CATALOG + ".partial", CATALOG + ".partial-journal", DUMP + ".partial"})
+
+
+def check_space(dest: Path, needed: int) -> None:
+    free = shutil.disk_usage(dest).free
+    if needed + SPARE > free:
+        raise StoreError(
+            f"not enough space at {dest}: about {needed >> 20} MiB needed (and {SPARE >> 20} MiB spare),"
+            f" {free >> 20} MiB free"
+        )
+
+
+# --- blobs ------------------------------------------------------------------------------
+
+
+def blob_file(root: Path, sha256: str) -> Path:
+    return root / "blobs" / sha256[:2] / sha256
+
+
+class BlobCopier:
+    """Copies blobs into ``root/blobs`` (by a hard link where it can), each checked against its name."""
+
+    def __init__(self, root: Path, *, link: bool = True, restoring: bool = False) -> None:
+        self.root = root
+        self.link = link
+        #: Copying from a backup (a blob missing there is the backup's damage), not into one.
+        self.restoring = restoring
+        self.copied = self.linked = self.present = self.octets = 0
+        self._dirs: set[Path] = set()
+
+    def has(self, sha256: str, size: int) -> bool:
+        """Whether the blob is there already: its size checked (in a backup, its digest was checked when it came);
+        restoring, its octets re-hashed too, since the folder a restore goes into may hold blob files it did not
+        write (an archive's whose damaged catalog was removed so that its backup could be put back)."""
+        path = blob_file(self.root, sha256)
+        try:
+            if os.stat(path).st_size != size:
+                return False
+            if not self.restoring:
+                return True
+            with path.open("rb") as f:
+                return stream_digest(f) == sha256
+        except FileNotFoundError:
+            return False
+
+    def from_file(self, sha256: str, source: Path) -> None:
+        """Place the file ``source`` (hard-linked, or copied) and check its SHA-256 is ``sha256``."""
+        regular_file(source, "the blob file")
+        target = blob_file(self.root, sha256)
+        target.parent.mkdir(exist_ok=True)
+        temporary = self.root / "tmp" / f"{sha256}.{os.getpid()}"
+        temporary.unlink(missing_ok=True)
+        if self.link:
+            try:
+                os.link(source, temporary)
+            except FileNotFoundError:
+                raise gone(sha256, source, self.restoring) from None
+            except OSError as exc:
+                if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
+                    raise StoreError(f"cannot link {source} to {temporary}: {exc}") from exc
+                self.link = False  # another file system: copy from now on
+            else:
+                try:
+                    with temporary.open("rb") as f:
+                        self._check(sha256, stream_digest(f), source)
+                except BaseException:
+                    temporary.unlink(missing_ok=True)
+                    raise
+                self._place(temporary, target)
+                self.linked += 1
+                return
+        try:
+            f = source.open("rb")
+        except FileNotFoundError:
+            raise gone(sha256, source, self.restoring) from None
+        with f:
+            self.from_stream(sha256, iter(lambda: f.read(READ_SIZE), b""), str(source))
+
+    def from_stream(self, sha256: str, chunks: Iterator[bytes], where: str) -> None:
+        """Write ``chunks`` to the blob's file, hashing them as they stream; refused unless they are ``sha256``."""
+        target = blob_file(self.root, sha256)
+        target.parent.mkdir(exist_ok=True)
+        temporary = self.root / "tmp" / f"{sha256}.{os.getpid()}"
+        digest = hashlib.sha256()
+        try:
+            with temporary.open("wb") as out:
+                for chunk in chunks:
+                    digest.update(chunk)
+                    out.write(chunk)
+                    self.octets += len(chunk)
+                out.flush()
+                os.fsync(out.fileno())
+            self._check(sha256, digest.hexdigest(), where)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+        os.chmod(temporary, 0o444)
+        self._place(temporary, target)
+        self.copied += 1
+
+    def _check(self, sha256: str, found: str, where: object) -> None:
+        if found != sha256:
+            then = ("this backup is damaged (a backup hard-linked to its archive shares its blocks): restore another"
+                    " one" if self.restoring else
+                    "run pdi verify on the archive (pdi verify --repair fetches it from a mirror), then back it up")
+            raise IntegrityError(f"blob {sha256} at {where} does not match its SHA-256 (it is {found}): nothing"
+                                 f" damaged was copied; {then}")
+
+    def _place(self, temporary: Path, target: Path) -> None:
+        os.replace(temporary, target)
+        self._dirs.add(target.parent)
+
+    def sync(self) -> None:
+        """Make every placed blob's name durable."""
+        for folder in sorted(self._dirs):
+            fsync_dir(folder)
+        fsync_dir(self.root / "blobs")
+        self._dirs.clear()
+
+
+def gone(sha256: str, source: Path, restoring: bool) -> StoreError:
+    if restoring:  # after the loss a restore is for, the backup cannot be made again: say what it lacks
+        return StoreError(f"blob {sha256} the backup's catalog names is missing from the backup ({source}):"
+                          " this backup is incomplete or damaged; restore another one")
+    return StoreError(f"blob {sha256} the catalog names is missing from the archive ({source}): run pdi verify"
+                      " on the archive, which says whether it was missing before (then repair it, pdi verify"
+                      " --repair from a mirror, or restore it) or was taken during the backup by a purge or pdi"
+                      " verify --remove-unreferenced (then run the backup again)")
+
+
+def stream_digest(f: Any) -> str:
+    digest = hashlib.sha256()
+    while chunk := f.read(READ_SIZE):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def named_blobs(conn: sqlite3.Connection) -> Iterator[tuple[str, int]]:
+    """The blobs a SQLite catalog names that are not rows of its own (name, size), by name."""
+    yield from conn.execute(NAMED_OUTSIDE_ROWS)
+
+
+def regular_file(path: Path, what: str) -> None:
+    """:class:`StoreError` unless ``path`` is a regular file (a named pipe would hold the restore for ever), and
+    not a symbolic link: pdi makes none in a backup or an archive, and a stranger's backup holding a link to a file
+    outside it (whose SHA-256 its catalog names) was restored with that very file hard-linked as its blob."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return  # not there: whoever needs it says so (the catalog and dump are looked for first, in restore)
+    except OSError as exc:
+        raise StoreError(f"cannot read {what} {path}: {exc}") from exc
+    if stat.S_ISLNK(mode):
+        raise StoreError(f"{what} {path} is a symbolic link (to {str(os.readlink(path))[:200]!r}): pdi makes none in"
+                         " a backup or an archive, and one may lead out of it: nothing was copied from it")
+    if not stat.S_ISREG(mode):
+        raise StoreError(f"{what} {path} is not a file (a pipe, a device or a folder): not a pdi backup")
+
+
+def copy_catalog(source: sqlite3.Connection, partial: Path) -> None:
+    """Copy the SQLite database ``source`` to the new file ``partial`` by SQLite's backup API, a step at a time,
+    as one file (no ``-wal`` beside it, so that it can be renamed), fsynced."""
+    copied = sqlite3.connect(partial, isolation_level=None)
+    try:
+        source.backup(copied, pages=PAGES_A_STEP)
+        copied.execute("PRAGMA journal_mode = DELETE")
+    finally:
+        copied.close()
+    with partial.open("rb") as f:
+        os.fsync(f.fileno())
+
+
+def same_device(a: Path, b: Path) -> bool:
+    try:
+        return os.stat(a).st_dev == os.stat(b).st_dev
+    except OSError:
+        return False
+
+
+def copy_blobs(copier: BlobCopier, catalog: SQLStore | None, names: list[tuple[str, int]],
+                files: Path | None, progress: Progress | None) -> None:
+    """Copy each named blob not in the destination: from ``files`` (a blob directory) or read through ``catalog``."""
+    for done, (sha256, size) in enumerate(names, 1):
+        if copier.has(sha256, size):
+            copier.present += 1
+        elif files is not None:
+            copier.from_file(sha256, blob_file(files, sha256))
+        else:
+            assert catalog is not None
+            reader = catalog.open_blob(sha256, name=sha256)
+            if reader is None:
+                raise StoreError(f"blob {sha256} the catalog names is not in {catalog.location}")
+            with reader:
+                copier.from_stream(sha256, reader.chunks(), catalog.location)
+        if progress is not None:
+            progress(done, len(names))
+    copier.sync()
+
+
+# --- PostgreSQL -------------------------------------------------------------------------
+
+VERSION_LINE = re.compile(r"\(PostgreSQL\) (\d+)")
+
+
+def postgres_tool(name: str, server_major: int) -> str:
+    """The path of ``pg_dump`` or ``pg_restore``, checked to be at least the server's major version."""
+    path = shutil.which(name)
+    if path is None:
+        raise StoreError(f"{name} not found: install Debian's postgresql-client-{server_major}"
+                         " (the server's major version)")
+    try:
+        said = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise StoreError(f"cannot run {path} --version: {exc}") from exc
+    found = VERSION_LINE.search(said)
+    if found is None:
+        raise StoreError(f"{path} --version said {said.strip()!r}, not a PostgreSQL version")
+    if int(found.group(1)) < server_major:
+        raise StoreError(f"{path} is PostgreSQL {found.group(1)}, older than the server ({server_major}):"
+                         f" install Debian's postgresql-client-{server_major}")
+    return path
+
+
+def server_major(url: str) -> tuple[int, str | None, bool]:
+    """The server's major version, the schema the URL's search_path names (``None``: the default), and whether
+    the URL holds a catalog."""
+    try:
+        import psycopg
+    except ImportError as exc:  # pdi installed without its postgres extra
+        missing_extra("postgres", exc)
+
+    try:
+        with psycopg.connect(url, connect_timeout=30) as conn:
+            number = int(conn.execute("SHOW server_version_num").fetchone()[0])  # type: ignore[index]
+            path = str(conn.execute("SHOW search_path").fetchone()[0])  # type: ignore[index]
+            holds = conn.execute("SELECT to_regclass('series') IS NOT NULL").fetchone()[0]  # type: ignore[index]
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot reach the PostgreSQL server: {exc}") from exc
+    first = path.split(",")[0].strip().strip('"')
+    named = None if first in ("$user", "public") else first
+    return number // 10000, named, bool(holds)
+
+
+def run_tool(argv: list[str], what: str, stdin: Any = subprocess.DEVNULL) -> None:
+    """Run ``pg_dump``/``pg_restore`` (reading ``stdin``): its messages kept to their last 64 KiB, a failure a
+    :class:`StoreError`."""
+    with subprocess.Popen(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as child:
+        assert child.stderr is not None
+        said = bytearray()
+        while chunk := child.stderr.read(8192):
+            said += chunk
+            del said[:-65536]
+        status = child.wait()
+    if status != 0:
+        raise StoreError(f"{what} failed (exit {status}): {said.decode(errors='replace').strip()[-2000:]}")
+
+
+def schema_version_of(conn: sqlite3.Connection) -> int:
+    """The schema version of the SQLite catalog ``conn`` reads, as the catalog itself tells it (0: none yet)."""
+    if not has_table(conn, "schema_migrations"):
+        return 0
+    return int(conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] or 0)
+
+
+def has_table(conn: sqlite3.Connection, name: str) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
