@@ -85,6 +85,57 @@ def test_4_1_name_value_pairs() -> None:
         parse_media_fragment("t=1,2&xywh=1,2,3,4")
 
 
+#: The temporal user-agent test cases of the W3C Media Fragments Working Group
+#: (http://www.w3.org/2008/WebVideo/Fragments/TC/ua-test-cases, as WebKit's LayoutTests/media/media-fragments
+#: carry them): the fragment, and the begin and end it selects (``None``: no end), or ``None``: not valid.
+_W3C_UA_CASES = {
+    "TC0001": ("t=,", None), "TC0002": ("t=3,3", None), "TC0003": ("t=7,3", None),
+    "TC0005": ("t=3,7", ("3", "7")), "TC0011": ("t=3", ("3", None)), "TC0012": ("t=3,", None),
+    "TC0015": ("t=,7", ("0", "7")), "TC0024": ("t=npt:3,7", ("3", "7")), "TC0027": ("t=banana", None),
+    "TC0028": ("t=3,banana", None), "TC0029": ("t=banana,7", None), "TC0030": ("t='3'", None),
+    "TC0031": ("t=3-7", None), "TC0032": ("t=3:7", None), "TC0033": ("t=3,7,9", None),
+    "TC0035": ("%74=3", ("3", None)), "TC0036": ("t=%33", ("3", None)), "TC0037": ("t=3%2C7", ("3", "7")),
+    "TC0038": ("t=%6Ept:3", ("3", None)), "TC0039": ("t=npt%3A3", ("3", None)), "TC0044": ("t=-1,3", None),
+    "TC0051": ("t=3&", ("3", None)), "TC0052": ("u=12&t=3", ("3", None)), "TC0053": ("t=foo:7&t=npt:3", ("3", None)),
+    "TC0054": ("&&=&=tom&jerry=&t=3&t=meow:0#", ("3", None)), "TC0055": ("t=7&t=3", ("3", None)),
+    "TC0059": ("t=smpte:00:00:01&t=npt:3", ("3", None)), "TC0061": ("t=", None), "TC0062": ("t=.", None),
+    "TC0063": ("t=.0", None), "TC0064": ("t=0s", None), "TC0065": ("t=,0s", None), "TC0066": ("t=0s,0s", None),
+    "TC0067": ("t=00:00:00s", None), "TC0068": ("t=s", None), "TC0069": ("t=npt:", None),
+    "TC0070": ("t=1e-1", None), "TC0071": ("t=00:00:01.1e-1", None), "TC0072": ("t=3.", ("3", None)),
+    "TC0073": ("t=0:0:0", None), "TC0074": ("t=0:00:60", None), "TC0075": ("t=0:01:60", None),
+    "TC0076": ("t=0:60:00", None), "TC0077": ("t=0:000:000", None), "TC0078": ("t=00:00:03,00:00:07", ("3", "7")),
+    "TC0079": ("t=3,00:00:07", ("3", "7")), "TC0080": ("t=00:00.", ("0", None)), "TC0081": ("t=0:00:00.", ("0", None)),
+    "TC0082": ("t=0:00:10e-1", None), "TC0083": ("t=0:00:60.000", None), "TC0084": ("t=0:60:00.000", None),
+    "TC0085": ("t=3,7&t=foo", ("3", "7")), "TC0086": ("foo&t=3,7", ("3", "7")), "TC0087": ("t=3,7&foo", ("3", "7")),
+    "TC0088": ("t=3,7&&", ("3", "7")), "TC0089": ("&t=3,7", ("3", "7")), "TC0090": ("&&t=3,7", ("3", "7")),
+    "TC0091": ("&t=3,7&", ("3", "7")), "TC0093": ("t=10%26", None), "TC0094": ("t=3,7,", None),
+    "TC0095": ("t=0:00:03,0:00:07", ("3", "7")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_W3C_UA_CASES))
+def test_4_1_the_w3c_user_agent_test_cases(case: str) -> None:
+    """Found by an attack (2026-11-27): of a dimension given twice an invalid last one (TC0054, TC0085) was an
+    error, where §4.1 interprets "only the last valid occurrence"."""
+    fragment, selected = _W3C_UA_CASES[case]
+    assert is_media_fragment(fragment)
+    if selected is None:
+        with pytest.raises(ParseError):
+            parse_media_fragment(fragment)
+        return
+    begin, end = selected
+    assert parse_media_fragment(fragment) == MediaTime(Decimal(begin), None if end is None else Decimal(end))
+
+
+def test_4_1_of_a_dimension_the_last_valid_occurrence_counts() -> None:
+    assert parse_media_fragment("xywh=1,2,3,4&xywh=1,2,0,4") == MediaRegion(1, 2, 3, 4)
+    assert parse_media_fragment("t=1,2&xywh=1,2,0,4") == MediaTime(Decimal(1), Decimal(2))  # no valid xywh: time
+    with pytest.raises(ParseError, match="banana"):  # none valid: the last one's error
+        parse_media_fragment("t=apple&t=banana")
+    for not_media in ("t%3D3", "t%3d10", "T=3,7"):  # TC0034, TC0092, TC0058: no t= pair at all
+        assert not is_media_fragment(not_media)
+
+
 def test_native_names() -> None:
     assert native_time(MediaTime(Decimal(10), Decimal(20))) == ("sec", (10, 20), False)
     assert native_time(MediaTime(Decimal("1.5"), Decimal(3))) == ("msec", (1500, 3000), False)

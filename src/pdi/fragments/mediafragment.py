@@ -6,7 +6,8 @@ Implements, from the W3C Recommendation of 25 September 2012
 * §4.1 the fragment as name-value pairs: split at ``&``, each at its first
   ``=``, name and value percent-decoded as UTF-8; names other than ``t``
   and ``xywh`` (``track``, ``id``, unknown ones) are passed over, and of a
-  dimension given twice the last one counts (the processing rule of §5);
+  dimension given twice the last valid one counts (§4.1: ``t=3,7&t=foo``
+  is ``t=3,7``); none valid is the last one's error;
 * §4.2.1 temporal: ``t=`` with the ``npt`` format only (``npt:`` optional):
   ``npt-sec`` (``10``, ``10.5``), ``npt-mmss`` (``01:02.5``) and
   ``npt-hhmmss`` (``1:01:02``), minutes and seconds ``00``–``59``; a begin,
@@ -29,9 +30,10 @@ Pure: no I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
-from typing import Final
+from typing import Final, TypeVar
 from urllib.parse import unquote_to_bytes
 
 from pdi.errors import ParseError, UnsupportedError
@@ -57,6 +59,7 @@ _MAX_DIGITS: Final = 15
 #: seconds, and their milliseconds, have fewer than 100 digits; the default context's 28 would round
 #: ``t=99999999999999999999999999999:00:00.5`` and fail to quantize a long time's milliseconds (InvalidOperation).
 _EXACT: Final = Context(prec=128, rounding=ROUND_HALF_UP)
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -104,17 +107,33 @@ def parse_media_fragment(fragment: str) -> MediaTime | MediaRegion:
     A fragment with both is a :class:`ParseError`: a PDI fragment selects in one
     dimension (time on audio, space on an image).
     """
-    times = [value for name, value in _pairs(fragment) if name == "t"]
-    spaces = [value for name, value in _pairs(fragment) if name == "xywh"]
-    if times and spaces:
+    time, time_error = _last_valid([value for name, value in _pairs(fragment) if name == "t"], parse_time)
+    space, space_error = _last_valid([value for name, value in _pairs(fragment) if name == "xywh"], parse_region)
+    if time is not None and space is not None:
         raise ParseError(
             "a Media Fragment alias selects time (t=) or space (xywh=), not both", text=fragment, rule="media-fragment"
         )
-    if times:
-        return parse_time(times[-1])
-    if spaces:
-        return parse_region(spaces[-1])
+    if time is not None:
+        return time
+    if space is not None:
+        return space
+    error = time_error or space_error
+    if error is not None:  # none valid: the last one's error
+        raise error
     raise ParseError(f"no t= or xywh= in the Media Fragment {fragment[:60]!r}", text=fragment, rule="media-fragment")
+
+
+def _last_valid(values: list[str], parse: Callable[[str], _T]) -> tuple[_T | None, ParseError | None]:
+    """The last of a dimension's ``values`` that ``parse`` reads (§4.1: "only the last valid occurrence of a
+    dimension … is interpreted"; W3C test cases TC0054, TC0085), else ``None`` and the last one's error (``None``
+    too when none is given)."""
+    error: ParseError | None = None
+    for value in reversed(values):
+        try:
+            return parse(value), None
+        except ParseError as exc:
+            error = error or exc
+    return None, error
 
 
 def _npt(text: str, value: str) -> Decimal:
