@@ -227,6 +227,26 @@ def test_a_truncated_wav_gives_whole_frames_only() -> None:
     assert evaluate_audio("msec", (0, 50), cut, "audio/wav", None).interval.length == 10
 
 
+def test_a_wav_whose_riff_size_is_less_than_its_samples_is_the_samples_its_data_chunk_holds() -> None:
+    """Found by an attack (2026-11-27): a WAV whose RIFF size said 100 octets, its ``data`` chunk and the file 8,000
+    frames, was 8,000 frames long for ``msec=0,1`` and 4,000 for ``msec=500,600`` (past its end, no sample), as the
+    wave module read no further than the RIFF size. libsndfile (and ffprobe) read the 8,000 frames the data chunk
+    holds, and so does every fragment of it."""
+    whole = pcm_wav(8000, 8000)
+    lying = whole[:4] + struct.pack("<I", 100) + whole[8:]
+    with soundfile.SoundFile(io.BytesIO(lying)) as recording:
+        length = recording.frames
+        recording.seek(4000)
+        expected = recording.read(800, dtype="<i2").tobytes()
+    assert length == 8000
+    for start, end in ((0, 1), (500, 600), (0, 5000)):
+        result = evaluate_audio("msec", (start, end), lying, "audio/wav", None)
+        a, b = selected(start, end, 1000, 8000, length)
+        assert result.interval == Interval(a, b, 8000, 1, length)
+        assert frames_of(result.data)[1] == frames_of(whole)[1][2 * a:2 * b]
+    assert frames_of(evaluate_audio("msec", (500, 600), lying, "audio/wav", None).data)[1] == expected
+
+
 def test_a_compressed_recording_is_decoded_to_no_more_than_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     """Reported: a 954 KB FLAC of ten minutes of 8-channel 192 kHz silence: sec=0,600 asked for 1.8 GB of WAV
     (a 500, MemoryError). The octets a fragment decodes to are known from the header before any is decoded:
