@@ -247,6 +247,33 @@ def test_a_wav_whose_riff_size_is_less_than_its_samples_is_the_samples_its_data_
     assert frames_of(evaluate_audio("msec", (500, 600), lying, "audio/wav", None).data)[1] == expected
 
 
+def with_chunks_before_samples(wav: bytes, count: int) -> bytes:
+    """``wav`` (the wave module's: RIFF, ``fmt ``, ``data``) with ``count`` empty ``junk`` chunks before its data."""
+    body = wav[12:36] + b"junk\0\0\0\0" * count + wav[36:]
+    return b"RIFF" + struct.pack("<I", 4 + len(body)) + b"WAVE" + body
+
+
+def test_a_wav_of_more_chunks_before_its_samples_than_the_bound_is_a_limit_error() -> None:
+    """Found by an attack (2026-11-27): 8 MB of empty chunks before a WAV's samples took a fragment 14 s (the wave
+    module walked them twice), the viewer's waveform of 20,000 of them 33 s. Up to MAX_WAV_CHUNKS chunks before its
+    samples a WAV is read, past them a LimitError saying so, whichever reader would read it."""
+    from pdi.errors import LimitError
+    from pdi.fragments.audio import MAX_WAV_CHUNKS
+
+    whole = pcm_wav(100, 1000)
+    most = with_chunks_before_samples(whole, MAX_WAV_CHUNKS - 1)  # fmt, then the junk: MAX_WAV_CHUNKS chunks
+    assert frames_of(evaluate_audio("msec", (0, 50), most, "audio/wav", None).data)[1] == frames_of(whole)[1][:100]
+    too_many = with_chunks_before_samples(whole, MAX_WAV_CHUNKS)
+    with pytest.raises(LimitError, match=f"more than {MAX_WAV_CHUNKS:,} chunks before its samples"):
+        evaluate_audio("msec", (0, 50), too_many, "audio/wav", None)
+    floats = io.BytesIO()  # a float WAV, which libsndfile reads: counted too
+    soundfile.write(floats, np.zeros(100, dtype=np.float32), 1000, format="WAV", subtype="FLOAT")
+    body = floats.getvalue()[12:]
+    many = b"junk\0\0\0\0" * MAX_WAV_CHUNKS + body
+    with pytest.raises(LimitError, match="chunks before its samples"):
+        evaluate_audio("msec", (0, 50), b"RIFF" + struct.pack("<I", 4 + len(many)) + b"WAVE" + many, "audio/wav", None)
+
+
 def test_a_compressed_recording_is_decoded_to_no_more_than_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     """Reported: a 954 KB FLAC of ten minutes of 8-channel 192 kHz silence: sec=0,600 asked for 1.8 GB of WAV
     (a 500, MemoryError). The octets a fragment decodes to are known from the header before any is decoded:

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import httpx
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
@@ -181,3 +182,32 @@ def test_the_waveform_of_a_wav_written_to_a_pipe_lasts_as_long_as_its_samples(tm
     wave_form = waveform(data, "audio/wav")
     assert (wave_form.rate, wave_form.frames, wave_form.duration) == (8000, round(seconds * 8000), seconds) == (8000, 8000, 1.0)
     assert all(hi - lo > 0.05 for lo, hi in wave_form.peaks)  # every column holds sound (ffmpeg's tone: 1/8 scale)
+
+
+def test_the_waveform_of_a_wav_is_of_the_samples_its_data_chunk_holds_within_a_bound_of_chunks() -> None:
+    """Found by an attack (2026-11-27): the waveform walked a WAV's chunks with the wave module once per column (20,000
+    empty chunks before the samples: 33 s), and read no further than its RIFF size (100 octets said, 8,000 frames
+    held: a waveform of the first 11 frames' peaks, the rest zero). The samples are those of its data chunk, as
+    libsndfile reads them; past MAX_WAV_CHUNKS chunks before them, a LimitError."""
+    import wave
+
+    import soundfile
+
+    from pdi.errors import LimitError
+    from pdi.fragments.audio import MAX_WAV_CHUNKS
+
+    out = io.BytesIO()
+    with wave.open(out, "wb") as w:
+        w.setparams((1, 2, 8000, 0, "NONE", "not compressed"))
+        w.writeframes(b"".join((k * 4).to_bytes(2, "little", signed=True) for k in range(8000)))
+    whole = out.getvalue()
+    lying = whole[:4] + (100).to_bytes(4, "little") + whole[8:]
+    with soundfile.SoundFile(io.BytesIO(lying)) as recording:
+        frames = recording.frames
+        samples = recording.read(dtype="int16")
+    got = waveform(lying, "audio/wav", 10)
+    assert got.frames == frames == 8000
+    assert got.peaks == [(samples[c * 800] / 32768, samples[c * 800 + 799] / 32768) for c in range(10)]
+    body = whole[12:36] + b"junk\0\0\0\0" * MAX_WAV_CHUNKS + whole[36:]
+    with pytest.raises(LimitError, match="chunks before its samples"):
+        waveform(b"RIFF" + (4 + len(body)).to_bytes(4, "little") + b"WAVE" + body, "audio/wav")

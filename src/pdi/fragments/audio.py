@@ -146,6 +146,7 @@ class _WaveReader:
 
     def __init__(self, data: Buffer) -> None:
         self._data = data
+        wav_data_start(data)  # its chunks counted before the wave module walks them
         with wave.open(cast(IO[bytes], BufferFile(data)), "rb") as recording:
             self.rate = recording.getframerate()
             self.channels = recording.getnchannels()
@@ -153,7 +154,7 @@ class _WaveReader:
             self.width = recording.getsampwidth()
         if self.rate <= 0 or self.channels <= 0:
             raise wave.Error("no sample rate or no channels")
-        start = _data_start(data)
+        start = wav_data_start(data)
         if start is None:
             raise wave.Error("no data chunk")
         self._start = start
@@ -170,22 +171,35 @@ class _WaveReader:
 def frames_held(data: Buffer, claimed: int, frame_octets: int) -> int:
     """The sample frames a RIFF WAVE file ``data`` holds: ``claimed`` (its header's), or fewer where its ``data``
     chunk ends sooner (a file cut short, or written to a pipe: ffmpeg's size there is 0xFFFFFFFF)."""
-    start = _data_start(data)
+    start = wav_data_start(data)
     if start is None or frame_octets <= 0:
         return claimed
     return min(claimed, (len(data) - start) // frame_octets)
 
 
-def _data_start(data: Buffer) -> int | None:
-    """Where the samples of a RIFF WAVE file begin: after the header of its ``data`` chunk, found by walking its
-    chunks (each an ID, a 32-bit little-endian size, the content padded to an even size); ``None`` if not found."""
+#: The most chunks of a RIFF WAVE file walked before its ``data`` chunk: a real one has a handful (``fmt ``,
+#: ``fact``, ``LIST``, ``bext``, ``iXML``, ``cue ``, ``JUNK`` …). Found by an attack (2026-11-27): a 176 KB WAV of
+#: 20,000 empty chunks before its samples took the wave module 25 ms a walk, and the viewer's waveform, a walk a
+#: column, 33 s; 8 MB of them took a fragment 14 s (libsndfile gives up on such a file, ffmpeg reads it).
+MAX_WAV_CHUNKS = 1024
+
+
+def wav_data_start(data: Buffer) -> int | None:
+    """Where the samples of a RIFF WAVE file ``data`` begin: after the header of its ``data`` chunk, found by walking
+    its chunks (each an ID, a 32-bit little-endian size, the content padded to an even size); ``None`` if it is no
+    RIFF WAVE file or has no ``data`` chunk. More than :data:`MAX_WAV_CHUNKS` before it is a :class:`LimitError`."""
+    if data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        return None
     at = 12
-    while at + 8 <= len(data):
-        size = int.from_bytes(data[at + 4:at + 8], "little")
+    for _ in range(MAX_WAV_CHUNKS + 1):
+        if at + 8 > len(data):
+            return None
         if data[at:at + 4] == b"data":
             return at + 8
+        size = int.from_bytes(data[at + 4:at + 8], "little")
         at += 8 + size + (size & 1)
-    return None
+    raise LimitError(f"a WAV file of more than {MAX_WAV_CHUNKS:,} chunks before its samples (its data chunk):"
+                     " not read; its octets are served whole by N2R")
 
 
 class _SoundFileReader:

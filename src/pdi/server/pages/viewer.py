@@ -666,7 +666,7 @@ def _sound(whole: Resolved, selected: Resolved | None) -> str:
     player = f'<audio id="player" controls src="/uri-res/N2R?{html.escape(_n2r(name))}"></audio>'
     try:
         wave = waveform(whole.data, whole.media_type)
-    except UnsupportedError as exc:  # a recording the browser may play but pdi cannot read: nothing to name
+    except (UnsupportedError, LimitError) as exc:  # a recording the browser may play but pdi does not read
         return f'<p class="note">Stretches of this recording cannot be named here: {html.escape(str(exc))}.</p>{player}'
 
     interval = selected.fragment.interval if selected is not None and selected.fragment is not None else None
