@@ -274,6 +274,19 @@ def test_a_wav_of_more_chunks_before_its_samples_than_the_bound_is_a_limit_error
         evaluate_audio("msec", (0, 50), b"RIFF" + struct.pack("<I", 4 + len(many)) + b"WAVE" + many, "audio/wav", None)
 
 
+@pytest.mark.parametrize("bits", [40, 64, 65535])
+def test_pcm_of_more_than_32_bits_a_sample_is_unsupported_as_libsndfile_finds_it(bits: int) -> None:
+    """Found by an attack (2026-11-27): a WAV of 65,535 bits a sample (the wave module's width: 8,192 octets) was a
+    ``struct.error`` where its answer's header was packed, a traceback. libsndfile reads PCM of 8 to 32 bits; of
+    more, as it does, the fragments say it is not a recording pdi reads."""
+    data = bytearray(pcm_wav(100, 8000))
+    data[34:36] = struct.pack("<H", bits)  # the fmt chunk's bits a sample
+    with pytest.raises(RuntimeError, match="unimplemented format"):
+        soundfile.info(io.BytesIO(bytes(data)))
+    with pytest.raises(UnsupportedError, match="not a recording pdi can read"):
+        evaluate_audio("msec", (0, 10), bytes(data), "audio/wav", None)
+
+
 def test_a_compressed_recording_is_decoded_to_no_more_than_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     """Reported: a 954 KB FLAC of ten minutes of 8-channel 192 kHz silence: sec=0,600 asked for 1.8 GB of WAV
     (a 500, MemoryError). The octets a fragment decodes to are known from the header before any is decoded:

@@ -152,8 +152,10 @@ class _WaveReader:
             self.channels = recording.getnchannels()
             self.length = recording.getnframes()
             self.width = recording.getsampwidth()
-        if self.rate <= 0 or self.channels <= 0:
-            raise wave.Error("no sample rate or no channels")
+        if self.rate <= 0 or self.channels <= 0 or self.width not in (1, 2, 3, 4):
+            # PCM of 8 to 32 bits, as libsndfile reads it (found by an attack, 2026-11-27: 65,535 bits a sample
+            # made a WAV header no struct packs, a traceback); anything else libsndfile decides
+            raise wave.Error("no sample rate, no channels, or not 8 to 32 bits a sample")
         start = wav_data_start(data)
         if start is None:
             raise wave.Error("no data chunk")
