@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import math
 import struct
+import subprocess
 import wave
 from fractions import Fraction
 from pathlib import Path
@@ -285,6 +286,24 @@ def test_pcm_of_more_than_32_bits_a_sample_is_unsupported_as_libsndfile_finds_it
         soundfile.info(io.BytesIO(bytes(data)))
     with pytest.raises(UnsupportedError, match="not a recording pdi can read"):
         evaluate_audio("msec", (0, 10), bytes(data), "audio/wav", None)
+
+
+def test_a_wav_of_two_fmt_chunks_is_not_read_as_its_second_says(tmp_path: Path) -> None:
+    """Found by an attack (2026-11-27): a WAV with a second ``fmt `` chunk (44.1 kHz stereo) after its first (8 kHz
+    mono) was read by the wave module as the second says, where ffprobe reads it as the first says and libsndfile
+    refuses it. pdi refuses it as libsndfile does: no time of it contradicts ffprobe's."""
+    whole = pcm_wav(8000, 8000)
+    second = b"fmt " + struct.pack("<IHHIIHH", 16, 1, 2, 44100, 44100 * 4, 4, 16)
+    body = whole[12:36] + second + whole[36:]
+    twice = b"RIFF" + struct.pack("<I", 4 + len(body)) + b"WAVE" + body
+    (tmp_path / "twice.wav").write_bytes(twice)
+    probed = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=sample_rate,channels,duration_ts",
+                             "-of", "csv=p=0", str(tmp_path / "twice.wav")], capture_output=True, check=True, timeout=60)
+    assert probed.stdout.decode().split() == ["8000,1,8000"]
+    with pytest.raises(RuntimeError, match="No 'data' chunk"):
+        soundfile.info(io.BytesIO(twice))
+    with pytest.raises(UnsupportedError, match="not a recording pdi can read"):
+        evaluate_audio("msec", (500, 600), twice, "audio/wav", None)
 
 
 def test_a_compressed_recording_is_decoded_to_no_more_than_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:

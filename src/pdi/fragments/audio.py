@@ -189,15 +189,23 @@ MAX_WAV_CHUNKS = 1024
 def wav_data_start(data: Buffer) -> int | None:
     """Where the samples of a RIFF WAVE file ``data`` begin: after the header of its ``data`` chunk, found by walking
     its chunks (each an ID, a 32-bit little-endian size, the content padded to an even size); ``None`` if it is no
-    RIFF WAVE file or has no ``data`` chunk. More than :data:`MAX_WAV_CHUNKS` before it is a :class:`LimitError`."""
+    RIFF WAVE file or has no ``data`` chunk. More than :data:`MAX_WAV_CHUNKS` before it is a :class:`LimitError`;
+    a second ``fmt `` chunk before it a :class:`wave.Error`, so libsndfile decides (it refuses such a file): the
+    wave module reads the last, ffmpeg the first (found by an attack, 2026-11-27: 8 kHz mono by ffprobe's reading
+    was 44.1 kHz stereo by pdi's)."""
     if data[:4] != b"RIFF" or data[8:12] != b"WAVE":
         return None
     at = 12
+    formats = 0
     for _ in range(MAX_WAV_CHUNKS + 1):
         if at + 8 > len(data):
             return None
         if data[at:at + 4] == b"data":
             return at + 8
+        if data[at:at + 4] == b"fmt ":
+            formats += 1
+            if formats > 1:
+                raise wave.Error("a second fmt chunk")
         size = int.from_bytes(data[at + 4:at + 8], "little")
         at += 8 + size + (size & 1)
     raise LimitError(f"a WAV file of more than {MAX_WAV_CHUNKS:,} chunks before its samples (its data chunk):"
