@@ -306,6 +306,25 @@ def test_a_wav_of_two_fmt_chunks_is_not_read_as_its_second_says(tmp_path: Path) 
         evaluate_audio("msec", (500, 600), twice, "audio/wav", None)
 
 
+def test_a_flac_of_unknown_length_is_unsupported_saying_so() -> None:
+    """Found by an attack (2026-11-27): a FLAC written to a pipe (``ffmpeg -f lavfi -i sine=… -f flac -``) says its
+    total samples are 0, unknown (RFC 9639 §8.2: the 36 bits ending STREAMINFO's octet 18). Its first second was
+    answered as of a recording 2**63 - 1 frames long (36 million years), its whole was "more sound than a WAV file
+    holds", and from its second second on "Internal psf_fseek() failed"; each, and the viewer's waveform, now says
+    its length is unknown."""
+    from pdi.server.pages.cite import waveform
+
+    made = subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=8000:duration=2",
+                           "-f", "flac", "-"], capture_output=True, check=True, timeout=60)
+    piped = made.stdout
+    assert piped[:4] == b"fLaC" and int.from_bytes(piped[18:26], "big") & ((1 << 36) - 1) == 0
+    for times in ((0, 1), (0, 2), (1, 10**6)):
+        with pytest.raises(UnsupportedError, match="does not say how many samples it holds"):
+            evaluate_audio("sec", times, piped, "audio/flac", None)
+    with pytest.raises(UnsupportedError, match="does not say how many samples it holds"):
+        waveform(piped, "audio/flac")
+
+
 def test_a_compressed_recording_is_decoded_to_no_more_than_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     """Reported: a 954 KB FLAC of ten minutes of 8-channel 192 kHz silence: sec=0,600 asked for 1.8 GB of WAV
     (a 500, MemoryError). The octets a fragment decodes to are known from the header before any is decoded:

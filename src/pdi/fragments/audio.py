@@ -212,6 +212,26 @@ def wav_data_start(data: Buffer) -> int | None:
                      " not read; its octets are served whole by N2R")
 
 
+#: The length libsndfile gives a recording whose header does not say it (its ``SF_COUNT_MAX``).
+_UNKNOWN_LENGTH: Final = (1 << 63) - 1
+
+
+def known_length(frames: int, media_type: str) -> int:
+    """``frames``, libsndfile's length of a recording, unless its header did not say it: an :class:`UnsupportedError`.
+
+    Found by an attack (2026-11-27): a FLAC that ffmpeg wrote to a pipe says 0 samples, "unknown" (RFC 9639 §8.2),
+    which libsndfile gives as 2**63 - 1 frames and cannot seek in: its first second was of a recording 36 million
+    years long, its whole "more sound than a WAV file holds", its second second "Internal psf_fseek() failed".
+    """
+    if frames >= _UNKNOWN_LENGTH:
+        raise UnsupportedError(
+            f"time fragments on {media_type}: its header does not say how many samples it holds (a FLAC written to"
+            " a pipe says 0, unknown), and pdi reads no recording of unknown length; write it to a file again"
+            " (ffmpeg -i IN OUT.flac) and deposit that"
+        )
+    return frames
+
+
 class _SoundFileReader:
     """Any format libsndfile reads, through ``soundfile``."""
 
@@ -228,6 +248,7 @@ class _SoundFileReader:
         except (RuntimeError, TypeError) as exc:  # soundfile.LibsndfileError is a RuntimeError
             reason = str(exc).rsplit(">: ", 1)[-1]  # not "Error opening <…BufferFile object at …>"
             raise UnsupportedError(f"time fragments on {media_type}: not a recording pdi can read ({reason})") from exc
+        known_length(self.length, media_type)
         self.width = _INTEGER_SUBTYPES.get(subtype, 8 if subtype == "DOUBLE" else 4)  # 64-bit floats kept whole
         self._float = subtype not in _INTEGER_SUBTYPES
 

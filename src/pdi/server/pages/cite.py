@@ -290,7 +290,9 @@ class _SoundFileSamples:
             info = soundfile.info(io.BytesIO(data))
         except (RuntimeError, TypeError) as exc:
             raise UnsupportedError(f"{media_type}: not a recording pdi can read") from exc
-        self.rate, self.frames = info.samplerate, info.frames
+        from pdi.fragments.audio import known_length
+
+        self.rate, self.frames = info.samplerate, known_length(info.frames, media_type)
 
     def read(self, start: int, stop: int) -> Any:
         import soundfile
