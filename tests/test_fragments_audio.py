@@ -325,6 +325,23 @@ def test_a_flac_of_unknown_length_is_unsupported_saying_so() -> None:
         waveform(piped, "audio/flac")
 
 
+def test_a_flac_cut_short_says_which_frames_it_cannot_decode() -> None:
+    """Found by an attack (2026-11-27): of a FLAC one octet short of its end (ffmpeg decodes all but its last
+    block), any fragment reaching that block was "cannot decode this recording: … lost sync", naming no place.
+    libsndfile still cannot read that block (its seek to the end fails), but the error says which frames, at what
+    time, of how many promised; a passage before them is read."""
+    rate = 8000
+    signal = (np.arange(10 * rate) % 2000 - 1000).astype(np.int16)
+    flac = io.BytesIO()
+    soundfile.write(flac, signal, rate, format="FLAC", subtype="PCM_16")
+    cut = flac.getvalue()[:-1]
+    with pytest.raises(UnsupportedError, match=r"decode sample frames 65,536 to 80,000 \(8\.192 s on\) of this"
+                                               r" recording, of the 80,000 its header promises: it may be cut short"):
+        evaluate_audio("sec", (0, 10), cut, "audio/flac", None)
+    early = evaluate_audio("sec", (1, 2), cut, "audio/flac", None)
+    assert frames_of(early.data)[1] == signal[rate:2 * rate].astype("<i2").tobytes()
+
+
 def test_a_compressed_recording_is_decoded_to_no_more_than_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     """Reported: a 954 KB FLAC of ten minutes of 8-channel 192 kHz silence: sec=0,600 asked for 1.8 GB of WAV
     (a 500, MemoryError). The octets a fragment decodes to are known from the header before any is decoded:

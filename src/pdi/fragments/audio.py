@@ -258,21 +258,29 @@ class _SoundFileReader:
 
         samples = bytearray()  # a block at a time: the samples once, not the whole selection decoded and copied
         dtype = f"float{self.width * 8}" if self._float else "int16" if self.width == 2 else "int32"
+        doing = f"seek to sample frame {a:,} ({a / self.rate:.3f} s)"
         try:
             with soundfile.SoundFile(BufferFile(self._data)) as recording:
                 recording.seek(a)
-                left = b - a
-                while left > 0:
-                    block = recording.read(min(left, _BLOCK_FRAMES), dtype=dtype, always_2d=True)
+                at = a
+                while at < b:
+                    want = min(b - at, _BLOCK_FRAMES)
+                    doing = f"decode sample frames {at:,} to {at + want:,} ({at / self.rate:.3f} s on)"
+                    block = recording.read(want, dtype=dtype, always_2d=True)
                     if not len(block):
                         break  # a truncated file: the caller sees the frames it holds
-                    left -= len(block)
+                    at += len(block)
                     if self.width == 3:  # libsndfile gives 24-bit samples in the top three octets of an int32
                         samples += block.astype("<i4").view(np.uint8).reshape(-1, 4)[:, 1:].tobytes()
                     else:
                         samples += block.astype(f"<{'f' if self._float else 'i'}{self.width}").tobytes()
         except (RuntimeError, ValueError) as exc:
-            raise UnsupportedError(f"cannot decode this recording: {exc}") from exc
+            # where, and what the header promised (found by an attack, 2026-11-27: a FLAC one octet short of its end
+            # was "cannot decode this recording: … lost sync", for any fragment reaching its last block)
+            raise UnsupportedError(
+                f"cannot {doing} of this recording, of the {self.length:,} its header promises: it may be cut short"
+                f" or damaged there (libsndfile: {exc}); a passage before it can be cited"
+            ) from exc
         return _Cut(samples, self.width, self._float)
 
 
