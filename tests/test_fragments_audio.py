@@ -342,6 +342,39 @@ def test_a_flac_cut_short_says_which_frames_it_cannot_decode() -> None:
     assert frames_of(early.data)[1] == signal[rate:2 * rate].astype("<i2").tobytes()
 
 
+def _ogg_crc(page: bytes) -> int:
+    """An Ogg page's checksum (RFC 3533 §6: CRC-32, generator 0x04C11DB7, initial value 0, not reflected)."""
+    crc = 0
+    for octet in page:
+        crc ^= octet << 24
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x04C11DB7 if crc & 0x80000000 else crc << 1) & 0xFFFFFFFF
+    return crc
+
+
+def test_an_ogg_claiming_more_than_it_holds_does_not_last_as_long_as_the_time_asked() -> None:
+    """Found by an attack (2026-11-27): an Ogg Vorbis of 1 s whose last page's granule position (RFC 3533 §6, the
+    octets 6 to 13 of its header) claims 10**6 samples, 125 s. ``msec=5000,5100`` was wholly past the end of a
+    recording that "lasts 5.000 s", where ``msec=500,600`` said it lasted 125 s: as a WAV claiming more than it
+    holds did before its frames were counted. Where the recording ends is not known: said so, naming the frame."""
+    rate = 8000
+    made = subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", f"sine=frequency=440:sample_rate={rate}:duration=1",
+                           "-c:a", "libvorbis", "-f", "ogg", "-"], capture_output=True, check=True, timeout=60)
+    data = made.stdout
+    last = data.rindex(b"OggS")
+    page = bytearray(data[last:])
+    page[6:14] = struct.pack("<q", 10**6)
+    page[22:26] = bytes(4)
+    page[22:26] = struct.pack("<I", _ogg_crc(page))
+    lying = data[:last] + bytes(page)
+    with soundfile.SoundFile(io.BytesIO(lying)) as recording:
+        assert recording.frames == 10**6  # libsndfile believes the claim
+    assert evaluate_audio("msec", (500, 600), lying, "audio/ogg", None).interval == Interval(4000, 4800, rate, 1, 10**6)
+    with pytest.raises(UnsupportedError, match=r"promises 1,000,000 sample frames \(125\.000 s\), but it holds none"
+                                               r" from frame 40,000 \(5\.000 s\) on"):
+        evaluate_audio("msec", (5000, 5100), lying, "audio/ogg", None)
+
+
 def test_a_compressed_recording_is_decoded_to_no_more_than_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     """Reported: a 954 KB FLAC of ten minutes of 8-channel 192 kHz silence: sec=0,600 asked for 1.8 GB of WAV
     (a 500, MemoryError). The octets a fragment decodes to are known from the header before any is decoded:

@@ -127,6 +127,15 @@ def evaluate_audio(
     cut = reader.read(a, b)
     frame = cut.width * reader.channels
     got = len(cut.samples) // frame
+    if got == 0 < a < b:
+        # the header promised frames from a on and none is there: where the recording ends is not known, and a
+        # length of a would be said of it (found by an attack, 2026-11-27: an Ogg whose last page claims 125 s, of
+        # 1 s of sound, "lasted 5.000 s" for msec=5000,5100 and 125 s for msec=500,600)
+        raise UnsupportedError(
+            f"{scheme}={start},{end}: the recording's header promises {length:,} sample frames"
+            f" ({length / rate:.3f} s), but it holds none from frame {a:,} ({a / rate:.3f} s) on: it is shorter than"
+            " its header says, by how much is not known; a passage from its start can be cited"
+        )
     if got < b - a:  # a truncated file: the header promised frames the data does not hold
         b, length, clamped = a + got, a + got, True
         cut = _Cut(cut.samples[: got * frame], cut.width, cut.is_float)  # no part of a frame
