@@ -428,8 +428,15 @@ def test_media_fragment_aliases_name_the_native_fragment(archive: Archive) -> No
         native_names(archive, f"{audio}#xywh=1,1,1,1")
     with pytest.raises(UnsupportedError, match="audio"):
         native_names(archive, f"{image}#t=1,2")
-    with pytest.raises(ParseError, match="at or after the end"):
-        native_names(archive, f"{audio}#t=2")
+    # begun past the end (1.543125 s), well formed (Media Fragments TC0014): the empty range where it begins, which
+    # lies past the end as t=2,3 does
+    assert str(native_names(archive, f"{audio}#t=2").native) == f"{audio}#sec=2,2"
+    assert str(native_names(archive, f"{audio}#t=2.5").native) == f"{audio}#msec=2500,2500"
+    assert archive.resolve(f"{audio}#sec=2,2").fragment.past_end  # type: ignore[union-attr]
+    assert archive.resolve(f"{audio}#sec=2,3").fragment.past_end  # type: ignore[union-attr]
+    # begun within the recording's last millisecond (1.5435 s rounds to 1544, its length rounded up): the empty
+    # range at the end, not a refusal as "shorter than a millisecond"
+    assert str(native_names(archive, f"{audio}#t=1.5435").native) == f"{audio}#msec=1544,1544"
 
 
 # Text directives (URL Fragment Text Directives §3.3.1 syntax) whose text stands in "<p>a b text ab</p>", as

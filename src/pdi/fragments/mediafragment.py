@@ -206,18 +206,16 @@ def native_time(time: MediaTime, *, duration_ms: int | None = None) -> tuple[str
     if end is None:
         if duration_ms is None:
             raise UnsupportedError("t= without an end needs the length of the recording")
-        end = Decimal(duration_ms) / 1000
-        if end <= time.begin:
-            raise ParseError(
-                f"t={time.begin} begins at or after the end of the recording ({end} s)", rule="npttimedef"
-            )
+        # beginning at or past the end, it is the empty range where it begins: past the end as t=a,b is there
+        # (W3C Media Fragments TC0014: t=15 of a 10 s recording is well formed, and seeks past the end)
+        end = max(Decimal(duration_ms) / 1000, time.begin)
     if time.begin == time.begin.to_integral_value() and end == end.to_integral_value():
         return "sec", (int(time.begin), int(end)), False
     with localcontext(_EXACT):
         a = (time.begin * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP)
         b = (end * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP)
         rounded = a != time.begin * 1000 or b != end * 1000
-    if b <= a:
+    if b < a or (b == a and time.end is not None):  # open (t=a) at the end: the empty range there, as above
         raise ParseError(f"t={time.begin},{end} is shorter than a millisecond", rule="npttimedef")
     return "msec", (int(a), int(b)), rounded
 
