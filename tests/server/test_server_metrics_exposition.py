@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import math
 import re
-import socket
 from pathlib import Path
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
-from server_helpers import S, serving
+from server_helpers import S, serving, until_closed
 
 from pdi.archive import Archive, Content
 
@@ -147,16 +146,6 @@ def test_metrics_are_valid_text_exposition_and_strangers_add_no_series(tmp_path:
             ] == [_STRANGE]
 
 
-def _refused(port: int, request: bytes) -> bytes:
-    """The answer to one raw ``request`` on a connection of its own, read until the server closes it."""
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
-        conn.sendall(request)
-        answer = b""
-        while more := conn.recv(65536):
-            answer += more
-    return answer
-
-
 def test_requests_refused_before_any_route_are_counted_by_status(tmp_path: Path) -> None:
     """A flood of malformed heads never becomes a request (``pdi_http_requests_total``): the connection answers
     and closes (RFC 9112). Each is counted by its status, summed over the workers, every status at 0 from the
@@ -175,7 +164,7 @@ def test_requests_refused_before_any_route_are_counted_by_status(tmp_path: Path)
         }
         for status, requests in sent.items():
             for request in requests:
-                assert _refused(port, request).startswith(b"HTTP/1.1 %s " % status.encode())
+                assert until_closed(port, request).startswith(b"HTTP/1.1 %s " % status.encode())
         counted = {s.labels["status"]: s.value for f in text_string_to_metric_families(scrape(port))
                    for s in f.samples if s.name == "pdi_http_refusals_total"}
     assert counted == {**first, **{status: float(len(requests)) for status, requests in sent.items()}}

@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from server_helpers import on_own_protocol, start_serve, stop, wait_answering
+from server_helpers import on_own_protocol, read_response, start_serve, stop, wait_answering
 
 from pdi.archive import Archive
 from pdi.server import create_app
@@ -338,23 +338,6 @@ def test_an_answer_before_the_content_of_an_expect_100_continue_closes_the_conne
             assert answer.startswith(b"HTTP/1.1 201 ") and b"connection: close" not in answer.lower(), answer[:300]
 
 
-def _read_answers(conn: socket.socket, count: int) -> list[bytes]:
-    """``count`` whole answers of known length read from ``conn`` (each head with its ``Content-Length`` octets)."""
-    got, answers = b"", []
-    while len(answers) < count:
-        while b"\r\n\r\n" not in got:
-            more = conn.recv(65536)
-            assert more, f"the connection closed after {len(answers)} answers: {got[:300]!r}"
-            got += more
-        head, got = got.split(b"\r\n\r\n", 1)
-        length = int(re.search(rb"(?im)^content-length: *(\d+)", head).group(1))  # type: ignore[union-attr]
-        while len(got) < length:
-            got += conn.recv(65536)
-        answers.append(head)
-        got = got[length:]
-    return answers
-
-
 def test_an_expect_100_continue_of_a_request_without_content_keeps_the_connection(tmp_path: Path) -> None:
     """RFC 9110 §10.1.1: a server "MAY omit sending a 100 (Continue) response if ... the framing indicates that
     there is no content"; with no content to wait for, nothing on the connection is in doubt. A GET with
@@ -369,8 +352,10 @@ def test_an_expect_100_continue_of_a_request_without_content_keeps_the_connectio
             conn.sendall(b"GET /api HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n"
                          b"GET /api HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n"
                          b"GET /api HTTP/1.1\r\nHost: a\r\n\r\n")
-            heads = _read_answers(conn, 3)
-        for head in heads:
+            buffered = bytearray()
+            answers = [read_response(conn, buffered) for _ in range(3)]
+        for answer in answers:
+            head = answer.split(b"\r\n\r\n", 1)[0]
             assert head.startswith(b"HTTP/1.1 200 ") and b"connection: close" not in head.lower(), head
             assert b"100 Continue" not in head
 
