@@ -309,15 +309,21 @@ def test_content_whose_chunked_framing_is_wrong_is_400_at_once(archive: Path, fr
         assert "the request is not HTTP/1.1 as RFC 9112 writes it" in str(_problem(answer, 400)["detail"])
 
 
+def _with_depositor(tmp_path: Path) -> tuple[Path, str]:
+    """A new archive with the series ``S`` and a token that deposits in it: where, and the token."""
+    location = tmp_path / "a"
+    with Archive.init(str(location)) as opened:
+        opened.add_series(S)
+        _, token = opened.add_token("depositor", role="deposit", series=[S])
+    return location, token
+
+
 def test_an_answer_before_the_content_of_an_expect_100_continue_closes_the_connection(tmp_path: Path) -> None:
     """RFC 9110 §10.1.1: a server answering before it has read the content of a request with ``Expect:
     100-continue`` "SHOULD indicate whether it intends to close the connection". Found in review (2026-11-27):
     after a 401 the connection stayed open, and the next request's first octets were read as this one's
     content. Answered with ``Connection: close``; a request whose content was read keeps its connection."""
-    location = tmp_path / "a"
-    with Archive.init(str(location)) as opened:
-        opened.add_series(S)
-        _, token = opened.add_token("depositor", role="deposit", series=[S])
+    location, token = _with_depositor(tmp_path)
     with on_own_protocol(create_app(str(location))) as url:
         port = urllib.parse.urlsplit(url).port
         assert port is not None
@@ -364,10 +370,7 @@ def test_an_expect_100_continue_of_an_http_1_0_request_is_ignored(tmp_path: Path
     """RFC 9110 §10.1.1: "A server that receives a 100-continue expectation in an HTTP/1.0 request MUST ignore
     that expectation": no ``100 Continue`` (a status line of a version the client may not read) before the
     answer."""
-    location = tmp_path / "a"
-    with Archive.init(str(location)) as opened:
-        opened.add_series(S)
-        _, token = opened.add_token("depositor", role="deposit", series=[S])
+    location, token = _with_depositor(tmp_path)
     with on_own_protocol(create_app(str(location))) as url:
         port = urllib.parse.urlsplit(url).port
         assert port is not None
