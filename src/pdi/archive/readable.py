@@ -148,8 +148,9 @@ class MhtmlCheck:
     """The check an MHTML deposit (``related``, ``multipart/related``) gets: replay must be able to parse it.
 
     The octets are kept as they stream past, up to
-    :data:`pdi.mhtml.limits.MAX_REPLAY_OCTETS`, and parsed at the end by
-    :func:`pdi.mhtml.parse` within its default :class:`pdi.mhtml.limits.Limits`
+    :data:`pdi.mhtml.limits.MAX_REPLAY_OCTETS`, and read at the end as
+    :func:`pdi.mhtml.parse` reads them (:func:`pdi.mhtml.parse.check_reads`: the
+    bodies left encoded) within its default :class:`pdi.mhtml.limits.Limits`
     (parts, nesting, header blocks and fields, part sizes, time), as ``pdi serve``'s
     replay parses them, so a capture that could be stored but never shown is kept
     out, unless ``force``: a file that does not parse is a
@@ -180,13 +181,13 @@ class MhtmlCheck:
         self._kept.append(bytes(piece))
 
     def finish(self, info: BlobInfo) -> None:
-        from pdi.mhtml import parse
+        from pdi.mhtml.parse import check_reads
 
         if self.force or self._size > self.limit:
             return
         whole, self._kept = b"".join(self._kept), []
         try:
-            parse(whole)
+            check_reads(whole)  # parse's reading without decoding the bodies, which cannot fail
         except LimitError as exc:
             raise LimitError(f"{where(self.source)}the MHTML file is past a limit of replay's reading: {exc};"
                              " --force deposits it as declared") from exc
