@@ -68,6 +68,21 @@ def test_the_fragment_directive_delimiter_and_several_directives() -> None:
         parse_fragment_directive("&".join(["text=a"] * 33))
 
 
+
+@pytest.mark.parametrize("raw", ["a|b", "c^d", "e{f}g", "h\\i", "j#k"])
+def test_what_a_url_fragment_leaves_unencoded_is_a_term_as_written(raw: str) -> None:
+    # the URL Standard's fragment percent-encode set is C0 controls, space, '"', '<', '>', '`' and all past '~':
+    # a browser leaves '|', '^', '{', '}', '\\' and '#' as they are (Chromium highlights "a|b" for text=a|b)
+    assert parse_fragment_directive("text=" + raw) == (TextDirective(raw),)
+    assert find("text=" + raw, f"x {raw} y") == raw
+
+
+@pytest.mark.parametrize("encoded", ['"', "<", ">", "`", "\x7f", "\u00e9"])
+def test_what_a_url_fragment_percent_encodes_is_refused_unencoded(encoded: str) -> None:
+    with pytest.raises(ParseError, match="percent-encoded") as caught:
+        parse_fragment_directive("text=a" + encoded)
+    assert caught.value.offset == 6
+
 _TERM = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=12)
 
 

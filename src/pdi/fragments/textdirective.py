@@ -71,8 +71,9 @@ MAX_SECONDS: Final = 5.0
 MAX_DIRECTIVES: Final = 32
 MAX_TERM_CHARS: Final = 4000
 
-# What a URL fragment may hold unescaped: the URL Standard's fragment percent-encode set excluded.
-_FRAGMENT_CHARS: Final = re.compile(r"[!$&'()*+,\-./0-9:;=?@A-Z_a-z~%\[\]]*")
+# What a URL fragment may hold unescaped: printable ASCII but the URL Standard's fragment percent-encode set
+# (C0 controls, space, '"', '<', '>', '`', and all past '~'); '|', '^', '{', '}', '\\' and '#' are left as written.
+_FRAGMENT_CHARS: Final = re.compile(r"[!#-;=?-_a-~]*")
 _SEPARATOR: Final = "\uffff"  # between blocks in the folded text: no term holds it
 
 
