@@ -182,6 +182,15 @@ def test_primary_level_comparison_ignores_case_and_accents() -> None:
     assert find("text=creme%20brulee", "Une crème brûlée, merci.") == "crème brûlée"
 
 
+
+@pytest.mark.parametrize("fragment", ["text=cafe", "text=caf%C3%A9", "text=cafe%CC%81", "text=caf%C3%A9,-noir"])
+def test_a_match_holds_the_combining_marks_of_its_last_character(fragment: str) -> None:
+    # UTS #10's primary level ignores the acute of a decomposed "e" + U+0301; the match is of the whole character
+    # (Chromium highlights "cafe\u0301", the mark too, for each of these, in text and in HTML)
+    assert find(fragment, "un cafe\u0301 noir") == "cafe\u0301"
+    assert find(fragment, "<p>un cafe\u0301 noir</p>", html=True) == "cafe\u0301"
+    assert find("text=un%20cafe", "un cafe\u0301\u0323\u0301 noir") == "un cafe\u0301\u0323\u0301"
+
 def test_html_matches_the_rendered_text_and_names_its_source() -> None:
     page = (
         "<html><head><title>Quick fox</title><style>p{}</style></head><body>\r\n"

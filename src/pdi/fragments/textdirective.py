@@ -403,8 +403,16 @@ class _Folded:
         self.page = page
 
     def page_range(self, start: int, end: int) -> tuple[int, int]:
-        """The page-text range of folded ``[start, end)`` (``start < end``)."""
-        return self.runs.source_of(start), self.runs.source_of(end - 1) + 1
+        """The page-text range of folded ``[start, end)`` (``start < end``).
+
+        The combining marks that follow the last character (folded to nothing) are its own: the range holds
+        them, as a browser highlights ``e`` + U+0301 whole for ``text=e``.
+        """
+        last = self.runs.source_of(end - 1) + 1
+        text = self.page.text
+        while last < len(text) and not _fold_char(text[last]) and unicodedata.combining(text[last]):
+            last += 1
+        return self.runs.source_of(start), last
 
 
 def find_text_directive(
