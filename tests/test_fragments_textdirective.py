@@ -191,6 +191,22 @@ def test_a_match_holds_the_combining_marks_of_its_last_character(fragment: str) 
     assert find(fragment, "<p>un cafe\u0301 noir</p>", html=True) == "cafe\u0301"
     assert find("text=un%20cafe", "un cafe\u0301\u0323\u0301 noir") == "un cafe\u0301\u0323\u0301"
 
+
+@pytest.mark.parametrize("reference", ["&nbsp;", "&#160;", "&#xA0;", "&NonBreakingSpace;"])
+def test_a_no_break_space_written_as_a_reference_is_not_collapsed(reference: str) -> None:
+    # CSS collapses only spaces, tabs and line breaks; U+00A0 is not one of them, however the page writes it
+    # (Chromium highlights "quick&nbsp;&nbsp;brown" for text=quick%20%20brown, and nothing for text=quick%20brown)
+    page = f"<p>quick{reference}{reference}brown and a {reference} b</p>"
+    assert markup_page_text(page, "html").text == "quick\xa0\xa0brown and a \xa0 b"
+    assert find("text=quick%20%20brown", page, html=True) == f"quick{reference}{reference}brown"
+    assert find("text=quick%20brown", page, html=True) is None
+    assert find("text=a%20%20%20b", page, html=True) == f"a {reference} b"
+
+
+def test_a_collapsible_space_written_as_a_reference_collapses() -> None:
+    page = "<p>one&#32;&#32;two&#9;&#10;three</p>"
+    assert markup_page_text(page, "html").text == "one two three"
+
 def test_html_matches_the_rendered_text_and_names_its_source() -> None:
     page = (
         "<html><head><title>Quick fox</title><style>p{}</style></head><body>\r\n"

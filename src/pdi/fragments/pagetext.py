@@ -384,7 +384,7 @@ class _PageReader:
             if self.pre:
                 builder.kept(piece, s, e)
             elif len(piece) != e - s:  # a character reference
-                if piece.isspace():
+                if not piece.strip(_WHITE):  # what CSS collapses (not U+00A0 of &nbsp;, which str.isspace counts)
                     builder.space(s, e)
                 else:
                     builder.word(piece, s, e)
