@@ -10,6 +10,7 @@ wrote), never with the code's own output.
 from __future__ import annotations
 
 import re
+from urllib.parse import quote
 
 import pytest
 from hypothesis import given, settings
@@ -182,6 +183,45 @@ def test_primary_level_comparison_ignores_case_and_accents() -> None:
     assert find("text=creme%20brulee", "Une crème brûlée, merci.") == "crème brûlée"
 
 
+
+
+# What Chromium 150 highlights, page by page (each page "x PAGE y", each directive "text=x%20QUERY"): UTS #10's
+# primary level as its ICU root collation applies it, and the quotation marks Chromium folds before comparing.
+PRIMARY_EQUAL = [
+    ("\uff21\uff22\uff23", "abc"),  # full-width letters (a compatibility decomposition)
+    ("\ufb01nd", "find"), ("\u00bd", "1\u20442"), ("\u2026", "..."), ("\u01c5", "dz"), ("\u3231", "(\u682a)"),
+    ("\u2460", "1"), ("\u00b2", "2"), ("\uff76\uff80\uff76\uff85", "\u30ab\u30bf\u30ab\u30ca"),
+    ("\u0663\u0664", "34"), ("\u0969\u096a", "34"),  # decimal digits of any script
+    ("\u00d0\u00d8\u0141\u0110\u0126\u00c6\u0152", "doldhaeoe"), ("\u01ff", "o"), ("\u00f8", "o"),
+    ("\u3072\u3089\u304c\u306a", "\u30d2\u30e9\u30ac\u30ca"),  # hiragana and katakana
+    ("\u30ac", "\u304c"),
+    ("\u2018single\u2019", "'single'"), ("\u2019single\u2018", "\u2018single\u2019"), ("\u201alow\u2018", "'low'"),
+    ("\u201cdq\u201d", '"dq"'), ("\u201elow\u201d", '"low"'), ("don't", "don\u2019t"), ("\u05f3 \u05f4", "' \""),
+    ("a\u00adb", "ab"), ("a\u200db", "ab"), ("a\u2060b", "ab"), ("a\ufeffb", "ab"), ("a\u061cb", "ab"),
+    ("a\u200eb", "ab"),  # format characters are ignorable
+]
+PRIMARY_DIFFERENT = [
+    ("\u00bd", "1/2"), ("\u0131", "i"), ("\u00fe", "th"), ("\u0138", "k"), ("\u0167ar", "tar"), ("\u00aby\u00bb", '"y"'),
+    ("\u02bcokina", "'okina"), ("\u2032prime", "'prime"), ("\u00a8", " y"), ("\u0600 1", "1"),
+    ("\u304c\u304e", "\u304b\u304d"),  # a voiced kana is not the unvoiced one
+    ("\u304c", "\u304b"), ("\u30d1", "\u30cf"),
+    ("\u3041", "\u3042"),  # nor a small kana the large one
+]
+
+
+@pytest.mark.parametrize(("page", "query"), PRIMARY_EQUAL)
+def test_primary_level_comparison_is_chromiums(page: str, query: str) -> None:
+    assert find("text=" + quote("x " + query, safe=""), f"<p>x {page} y</p>", html=True) == "x " + page
+    assert fold(page) == fold(query)
+
+
+@pytest.mark.parametrize(("page", "query"), PRIMARY_DIFFERENT)
+def test_what_chromium_tells_apart_at_the_primary_level(page: str, query: str) -> None:
+    assert find("text=" + quote("x " + query, safe=""), f"<p>x {page} y</p>", html=True) is None
+
+
+def test_a_soft_hyphen_joins_the_word_it_is_in() -> None:
+    assert find("text=a", "<p>x a\u00adb y</p>", html=True) is None  # Chromium: no match
 
 @pytest.mark.parametrize("fragment", ["text=cafe", "text=caf%C3%A9", "text=cafe%CC%81", "text=caf%C3%A9,-noir"])
 def test_a_match_holds_the_combining_marks_of_its_last_character(fragment: str) -> None:
