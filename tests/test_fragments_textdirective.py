@@ -177,6 +177,24 @@ def test_3_6_2_word_boundary_examples() -> None:
     assert is_word_boundary("a, b", 1) is True
 
 
+@pytest.mark.parametrize(("separator", "apart"), [
+    (".", True), (":", True), ("\uff1a", True), ("@", True), ("/", True),  # Chromium's ICU breaks words here
+    ("'", False), ("\u2019", False), ("\u00b7", False), ("\u2027", False), ("_", False),  # and not here
+])
+def test_word_boundaries_between_letters_are_chromiums(separator: str, apart: bool) -> None:
+    # UAX #29 keeps "e.g" and "foo:bar" one word (MidNumLet, MidLetter); ICU leaves ':' out of MidLetter, and
+    # Chromium 150 highlights "example" in "www.example.com" and "g" in "e.g": '.' joins only digits (3.5)
+    page = f"<p>xx a{separator}b e{separator}g</p>"
+    assert find("text=g", page, html=True) == ("g" if apart else None)
+    assert find("text=a", page, html=True) == ("a" if apart else None)
+    assert is_word_boundary(f"a{separator}b", 1) is apart
+
+
+def test_a_full_stop_between_digits_joins_them_and_between_letters_does_not() -> None:
+    assert find("text=3", "<p>pi is 3.14</p>", html=True) is None
+    assert find("text=example", "<p>see www.example.com now</p>", html=True) == "example"
+
+
 def test_primary_level_comparison_ignores_case_and_accents() -> None:
     assert fold("Crème Brûlée") == "creme brulee"
     assert fold("STRASSE") == fold("straße")

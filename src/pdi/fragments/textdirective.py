@@ -28,8 +28,9 @@ sections numbered as it numbers them, 1 Infrastructure, 2 Introduction, 3 Descri
 * §3.6.2 word boundaries, after UAX #29's default rules: a position is a
   boundary unless it lies between two word characters (letters, digits,
   marks, connector punctuation), or between two letters with one of
-  ``' . : ·`` (MidLetter, MidNumLet) between them, or two digits with one
-  of ``, ; . '`` (MidNum). Han, Hiragana and Katakana characters are words
+  ``' ’ ·`` (MidLetter, MidNumLet) between them, or two digits with one
+  of ``, ; . '`` (MidNum). As in Chromium's ICU, a colon and a full stop
+  between letters are boundaries (``www.example.com``, ``foo:bar``). Han, Hiragana and Katakana characters are words
   of one character each (UAX #29 leaves them to a dictionary, which this
   does not have).
 
@@ -386,7 +387,9 @@ class _Runs:
 
 # --- word boundaries (§3.6.2, UAX #29) -------------------------------------------------------
 
-_MID_LETTER: Final = frozenset("'.:\u00b7\u2019\u2018\ufe55\uff1a\u0387\u05f4\u2027\ufe13")
+# ICU's tailoring, as Chromium applies it (checked in Chromium 150): no colon is MidLetter, and FULL STOP joins digits
+# only (``3.5``), not letters (``www.example.com`` is three words, ``e.g`` two).
+_MID_LETTER: Final = frozenset("'\u00b7\u2019\u2018\u0387\u05f4\u2027\ufe13")
 _MID_NUM: Final = frozenset(",;.'\u066c\ufe50\ufe54\uff0c\uff1b\u2019")
 
 
