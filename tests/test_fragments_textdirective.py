@@ -265,6 +265,17 @@ def test_a_collapsible_space_written_as_a_reference_collapses() -> None:
     page = "<p>one&#32;&#32;two&#9;&#10;three</p>"
     assert markup_page_text(page, "html").text == "one two three"
 
+
+def test_a_hidden_input_is_no_box_in_the_line() -> None:
+    # the HTML rendering section's input[type=hidden i] { display: none !important }: the text around it joins
+    # (Chromium 150 highlights "input" and "and x"; a text input is a box no term runs across)
+    page = '<p>in<input type=hidden value=v>put and <input type=HIDDEN style="display:inline">x, te<input>xt</p>'
+    assert find("text=input", page, html=True) == "in<input type=hidden value=v>put"
+    assert find("text=and%20x", page, html=True) == 'and <input type=HIDDEN style="display:inline">x'
+    assert find("text=text", page, html=True) is None
+    assert find("text=ember", "<p>em<img hidden>ber</p>", html=True) is None  # Chromium 150: not found either
+
+
 def test_html_matches_the_rendered_text_and_names_its_source() -> None:
     page = (
         "<html><head><title>Quick fox</title><style>p{}</style></head><body>\r\n"

@@ -448,11 +448,14 @@ class _PageReader:
         else:
             attrs = attributes(rest)
         declared = self.style.declared(name, attrs)
-        none = _display_none(attrs, declared.display)
+        # the HTML rendering section's input[type=hidden i] { display: none !important }: no box, the text around
+        # it joins (Chromium, tested; an <img hidden> still parts its text there, in Chromium too)
+        hidden_input = name == "input" and attrs.get("type", "").strip().lower() == "hidden"
+        none = hidden_input or _display_none(attrs, declared.display)
         if declared.display is not None:
             block = not none and display_breaks(declared.display)
         else:
-            block = name in BLOCK or name in ATOMIC
+            block = (name in BLOCK or name in ATOMIC) and not hidden_input
         if not none and name in ATOMIC:
             builder.boundary()  # a box in the line: no term runs across it (Chromium, tested)
         if name not in VOID and (none or name in SKIPPED or (name == "select" and "multiple" not in attrs)):
