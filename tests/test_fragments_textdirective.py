@@ -238,6 +238,16 @@ def test_what_chromium_tells_apart_at_the_primary_level(page: str, query: str) -
     assert find("text=" + quote("x " + query, safe=""), f"<p>x {page} y</p>", html=True) is None
 
 
+@pytest.mark.parametrize(("fragment", "expected"), [
+    ("text=zero", "zero"), ("text=width", "width"), ("text=zerowidth", "zero\u200bwidth"),
+    ("text=zero%E2%80%8Bwidth", "zero\u200bwidth"), ("text=ero", None), ("text=zerow", None),
+])
+def test_a_zero_width_space_is_ignored_and_yet_a_word_boundary(fragment: str, expected: str | None) -> None:
+    # what Chromium 150 highlights on "<p>foo zero\u200bwidth bar</p>"
+    assert find(fragment, "<p>foo zero\u200bwidth bar</p>", html=True) == expected
+    assert find(fragment, "foo zero\u200bwidth bar") == expected
+
+
 def test_a_soft_hyphen_joins_the_word_it_is_in() -> None:
     assert find("text=a", "<p>x a\u00adb y</p>", html=True) is None  # Chromium: no match
 

@@ -30,7 +30,8 @@ sections numbered as it numbers them, 1 Infrastructure, 2 Introduction, 3 Descri
   marks, connector punctuation), or between two letters with one of
   ``' ’ ·`` (MidLetter, MidNumLet) between them, or two digits with one
   of ``, ; . '`` (MidNum). As in Chromium's ICU, a colon and a full stop
-  between letters are boundaries (``www.example.com``, ``foo:bar``). Han, Hiragana and Katakana characters are words
+  between letters are boundaries (``www.example.com``, ``foo:bar``), and so is
+  where a ZERO WIDTH SPACE stands, though the comparison ignores it. Han, Hiragana and Katakana characters are words
   of one character each (UAX #29 leaves them to a dictionary, which this
   does not have).
 
@@ -233,9 +234,9 @@ _PRIMARY: Final = str.maketrans({
 })
 #: The kana voicing marks: a match tells ``が`` (``か`` and U+3099) from ``か``, as Chromium does.
 _KEPT_MARKS: Final = frozenset("\u3099\u309a")
-#: Format characters that are not ignorable: ZERO WIDTH SPACE (a word boundary, in Chromium too) and the
-#: prepended concatenation marks (Arabic number signs), which have a primary weight.
-_FORMAT_KEPT: Final = frozenset("\u200b\u0600\u0601\u0602\u0603\u0604\u0605\u06dd\u070f\u0890\u0891\u08e2\U000110bd\U000110cd")
+#: Format characters that are not ignorable: the prepended concatenation marks (Arabic number signs), which have a
+#: primary weight. (ZERO WIDTH SPACE is ignored, but a word boundary: :data:`_BREAK`.)
+_FORMAT_KEPT: Final = frozenset("\u0600\u0601\u0602\u0603\u0604\u0605\u06dd\u070f\u0890\u0891\u08e2\U000110bd\U000110cd")
 
 
 def _unmarked(text: str) -> str:
@@ -297,6 +298,9 @@ def _with_ascii() -> None:
 
 
 _with_ascii()
+#: ZERO WIDTH SPACE: ignored in a comparison, and yet a word boundary (Chromium 150 finds ``zero``, ``width`` and
+#: ``zerowidth`` in ``zero`` U+200B ``width``).
+_BREAK: Final = "\u200b"
 _IRREGULAR_RUN: Final = re.compile("\x01+")
 #: The most characters whose folding changes their length (``ß`` → ``ss``) a text may hold for a text directive
 #: to be matched in it: each is a run of its own in the map back to the text (some 30 octets), made at about
@@ -341,6 +345,8 @@ class _Runs:
     #: their length it has met (each a run of its own).
     deadline = math.inf
     irregular = 0
+    #: Where a ZERO WIDTH SPACE stood in the folded text (folded positions, ascending): word boundaries.
+    breaks: array.array[int] | None = None
 
     def add(self, text: str, at: int) -> _Runs:
         """Fold ``text``, which stands at ``at`` of the source: each stretch of characters that fold to one
@@ -357,6 +363,10 @@ class _Runs:
                     f" (ß, ligatures, lone marks), the most a text directive is matched over"
                 )
             for i in range(found.start(), found.end()):
+                if text[i] == _BREAK:
+                    if self.breaks is None:
+                        self.breaks = array.array("q")
+                    self.breaks.append(self.length)
                 self._run(_fold_char(text[i]), at + i, False)
                 self._last_linear = False
                 if not i & 0xFFFF and time.monotonic() > self.deadline:
@@ -465,11 +475,13 @@ def find_text_directive(
     """
     deadline = deadline if deadline is not None else time.monotonic() + MAX_SECONDS
     buf = folded if isinstance(folded, _Folded) else _Folded(page, deadline)
-    found = _find_range(directive, buf.text, deadline)
+    found = _find_range(directive, buf.text, deadline, buf.runs.breaks)
     return None if found is None else buf.page_range(*found)
 
 
-def _find_range(d: TextDirective, buf: str, deadline: float) -> tuple[int, int] | None:
+def _find_range(
+    d: TextDirective, buf: str, deadline: float, breaks: Sequence[int] | None = None
+) -> tuple[int, int] | None:
     start_q, end_q = fold(d.start), (fold(d.end) if d.end is not None else None)
     prefix_q, suffix_q = (fold(d.prefix) if d.prefix is not None else None), (
         fold(d.suffix) if d.suffix is not None else None
@@ -478,7 +490,7 @@ def _find_range(d: TextDirective, buf: str, deadline: float) -> tuple[int, int] 
     search = 0
     while search < n:
         if prefix_q is not None:
-            prefix = _find(prefix_q, buf, search, True, False, False, deadline)
+            prefix = _find(prefix_q, buf, search, True, False, False, deadline, breaks)
             if prefix is None:
                 return None
             search = prefix[0] + 1
@@ -486,12 +498,12 @@ def _find_range(d: TextDirective, buf: str, deadline: float) -> tuple[int, int] 
             if at >= n:
                 return None
             must_end = end_q is not None or suffix_q is None
-            match = _find(start_q, buf, at, False, must_end, True, deadline)
+            match = _find(start_q, buf, at, False, must_end, True, deadline, breaks)
             if match is None:
                 continue
         else:
             must_end = end_q is not None or suffix_q is None
-            match = _find(start_q, buf, search, True, must_end, False, deadline)
+            match = _find(start_q, buf, search, True, must_end, False, deadline, breaks)
             if match is None:
                 return None
             search = match[0] + 1
@@ -500,13 +512,13 @@ def _find_range(d: TextDirective, buf: str, deadline: float) -> tuple[int, int] 
         # the document's end lies after the last character's: an end search at n finds nothing
         while end_search <= n:
             if end_q is not None:
-                end_match = _find(end_q, buf, end_search, True, suffix_q is None, False, deadline)
+                end_match = _find(end_q, buf, end_search, True, suffix_q is None, False, deadline, breaks)
                 if end_match is None:
                     return None
                 last = end_match[1]
             if suffix_q is None:
                 return first, last
-            suffix = _find(suffix_q, buf, _skip_space(buf, last), False, True, True, deadline)
+            suffix = _find(suffix_q, buf, _skip_space(buf, last), False, True, True, deadline, breaks)
             if suffix is not None:
                 return first, last
             if end_q is None:
@@ -526,7 +538,8 @@ def _skip_space(buf: str, at: int) -> int:
 
 
 def _find(
-    query: str, buf: str, start: int, word_start: bool, word_end: bool, at_beginning: bool, deadline: float
+    query: str, buf: str, start: int, word_start: bool, word_end: bool, at_beginning: bool, deadline: float,
+    breaks: Sequence[int] | None = None,
 ) -> tuple[int, int] | None:
     """§3.6.1 "find a string in range": the first ``query`` at or after ``start`` within one block, bounded as asked."""
     if not query or _SEPARATOR in query:
@@ -542,12 +555,22 @@ def _find(
         if index < 0:
             return None
         stop = index + len(query)
-        if (not word_start or is_word_boundary(buf, index)) and (not word_end or is_word_boundary(buf, stop)) \
+        if (not word_start or _bounded(buf, index, breaks)) and (not word_end or _bounded(buf, stop, breaks)) \
                 and not (stop < len(buf) and buf[stop] in _KEPT_MARKS):  # か is not the start of が
             return index, stop
         if at_beginning:
             return None
         at = index + 1
+
+
+def _bounded(buf: str, position: int, breaks: Sequence[int] | None) -> bool:
+    """Whether ``position`` of the folded ``buf`` is a word boundary: by UAX #29, or where a ZERO WIDTH SPACE stood."""
+    if is_word_boundary(buf, position):
+        return True
+    if not breaks:
+        return False
+    k = bisect.bisect_left(breaks, position)
+    return k < len(breaks) and breaks[k] == position
 
 
 def find_all(directives: Sequence[TextDirective], page: PageText) -> list[tuple[int, int] | None]:
