@@ -286,6 +286,21 @@ def test_a_hidden_input_is_no_box_in_the_line() -> None:
     assert find("text=ember", "<p>em<img hidden>ber</p>", html=True) is None  # Chromium 150: not found either
 
 
+@pytest.mark.parametrize(("page", "fragment", "expected"), [
+    # what Chromium 150 highlights: a flex or grid container's children are blocks (CSS Display 3 §2.7,
+    # blockification), so no term runs from one into the next
+    ('<div style="display:flex"><span>flexa</span><span>flexb</span></div>', "text=flexa", "flexa"),
+    ('<div style="display:flex"><span>flexa</span><span>flexb</span></div>', "text=flexaflexb", None),
+    ('<div style="display:inline-flex"><span>ifa</span><span>ifb</span></div>', "text=ifa", "ifa"),
+    ('<div style="display:grid"><span>grida</span> <span>gridb</span></div>', "text=grida", "grida"),
+    ('<div style="display:grid"><span>grida</span> <span>gridb</span></div>', "text=grida%20gridb", None),
+    ('<div style="display:flex"><span style="display:none">x</span><i>y</i></div>', "text=y", "y"),
+    ('<p>aa<span style="display:contents">cc</span>dd</p>', "text=aaccdd", 'aa<span style="display:contents">cc</span>dd'),
+])
+def test_the_children_of_a_flex_or_grid_container_are_blocks(page: str, fragment: str, expected: str | None) -> None:
+    assert find(fragment, page, html=True) == expected
+
+
 def test_html_matches_the_rendered_text_and_names_its_source() -> None:
     page = (
         "<html><head><title>Quick fox</title><style>p{}</style></head><body>\r\n"

@@ -33,7 +33,8 @@ A :class:`PageText` holds
   - blocks: the elements the HTML standard's rendering section (§15.3)
     displays as block, list-item, table or one of its parts, or that a style
     makes block-level or ``inline-block`` (and ``inline-flex``, ``-grid``,
-    ``-table``); an element a style makes ``inline`` is not a block. A
+    ``-table``), and each child of a flex or grid container (blockified);
+    an element a style makes ``inline`` is not a block. A
     ``<br>`` ends a line as a block does, and so does a box in the line
     (``img``, ``input``, ``button``, ``select``, ``textarea``, ``iframe``,
     ``object``, ``video``, ``audio``, ``canvas``, ``meter``, ``progress``):
@@ -127,6 +128,10 @@ _ENDS: Final = {
     "tfoot": frozenset({"tr", "td", "th", "thead", "tbody", "tfoot"}),
 }
 _NO_ATTRIBUTES: Final[Mapping[str, str]] = {}
+#: ``display`` values whose element lays its children out as blocks (flex and grid items are blockified).
+_LAYS_OUT_ITEMS: Final = frozenset({
+    "flex", "grid", "inline-flex", "inline-grid", "block flex", "block grid", "inline flex", "inline grid",
+})
 _TELLING: Final = re.compile(r"style|hidden|multiple", re.IGNORECASE)
 _COLLAPSING: Final = re.compile(r"[ \t\n\r\f]{2,}|[\t\n\r\f]")
 _WHITE: Final = " \t\n\r\f"
@@ -456,6 +461,8 @@ class _PageReader:
             block = not none and display_breaks(declared.display)
         else:
             block = (name in BLOCK or name in ATOMIC) and not hidden_input
+        if open_elements[-1].items_are_blocks and declared.display != "contents":
+            block = not none  # a flex or grid item is blockified (CSS Display 3 §2.7; Chromium, tested)
         if not none and name in ATOMIC:
             builder.boundary()  # a box in the line: no term runs across it (Chromium, tested)
         if name not in VOID and (none or name in SKIPPED or (name == "select" and "multiple" not in attrs)):
@@ -465,7 +472,7 @@ class _PageReader:
             builder.boundary()
         if name not in VOID:
             visible = open_elements[-1].visible if declared.visibility is None else declared.visibility == "visible"
-            open_elements.append(_Open(name, block, visible))
+            open_elements.append(_Open(name, block, visible, declared.display in _LAYS_OUT_ITEMS))
         return False
 
     def _raw_text(self, name: str, attributes_at: int, end: int) -> int:
@@ -509,6 +516,7 @@ class _Open:
     name: str
     block: bool
     visible: bool
+    items_are_blocks: bool = False  # a flex or grid container: its children are blockified
 
 
 def _close(open_elements: list[_Open], name: str) -> bool | None:
