@@ -248,6 +248,28 @@ def test_a_zero_width_space_is_ignored_and_yet_a_word_boundary(fragment: str, ex
     assert find(fragment, "foo zero\u200bwidth bar") == expected
 
 
+@pytest.mark.parametrize(("fragment", "expected"), [
+    ("text=quick%20brown", "quick brown"), ("text=quick%C2%A0brown", "quick brown"),
+    ("text=quick%E2%80%83brown", "quick brown"), ("text=quick%E3%80%80brown", "quick brown"),
+    ("text=quick%09brown", None), ("text=quick%0Abrown", None), ("text=quick%0Dbrown", None),
+    ("text=quick%0Cbrown", None),
+])
+def test_a_space_is_any_space_separator_but_not_a_control(fragment: str, expected: str | None) -> None:
+    # UTS #10: U+00A0, U+2003 and U+3000 are a space at the primary level, TAB, LF, CR and FF are not;
+    # what Chromium 150 highlights on "<p>quick brown fox</p>"
+    assert find(fragment, "<p>quick brown fox</p>", html=True) == expected
+
+
+@pytest.mark.parametrize(("fragment", "expected"), [
+    ("text=quick%0Abrown", "quick\r\nbrown"), ("text=brown%09fox", "brown\tfox"),
+    ("text=quick%20brown", None), ("text=brown%20fox", None), ("text=quick,-brown", "quick"),
+])
+def test_preformatted_line_breaks_and_tabs_are_themselves(fragment: str, expected: str | None) -> None:
+    # what Chromium 150 highlights on "<pre>quick\nbrown\tfox</pre>"
+    assert find(fragment, "<pre>quick\r\nbrown\tfox</pre>", html=True) == expected
+    assert find("text=a%20b", "a\tb") is None
+
+
 def test_a_soft_hyphen_joins_the_word_it_is_in() -> None:
     assert find("text=a", "<p>x a\u00adb y</p>", html=True) is None  # Chromium: no match
 

@@ -23,8 +23,8 @@ sections numbered as it numbers them, 1 Infrastructure, 2 Introduction, 3 Descri
   digits as ASCII digits, Unicode case folding, the few letters the root
   collation tells apart only past the primary level (``ø``, ``ł``, ``æ`` …),
   hiragana for katakana, the curly quotation marks Chromium folds, format
-  characters (SOFT HYPHEN, joiners) ignored; white space (NO-BREAK SPACE too)
-  is one space;
+  characters (SOFT HYPHEN, joiners) ignored; every space separator (NO-BREAK
+  SPACE too) is one space, and TAB, LF, CR and FF are themselves, not a space;
 * §3.6.2 word boundaries, after UAX #29's default rules: a position is a
   boundary unless it lies between two word characters (letters, digits,
   marks, connector punctuation), or between two letters with one of
@@ -220,7 +220,7 @@ def _term(raw: str, what: str, fail: object, at: int) -> str:
 
 # --- comparison (§3.6.1: primary level of UTS #10) -----------------------------------------
 
-_ASCII_FOLD: Final = {ord(c): " " for c in "\t\n\r\f\v"} | {ord(c): c.lower() for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}
+_ASCII_FOLD: Final = {ord(c): c.lower() for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}
 
 
 #: Letters the root collation tells from a base letter only past the primary level (a stroke, a ligature), after
@@ -248,9 +248,10 @@ def _fold_char(ch: str) -> str:
     """``ch`` at UTS #10's primary level: its compatibility decomposition (``ﬁ``, ``Ａ``, ``½``, half-width kana)
     without combining marks, a decimal digit as its ASCII digit, case-folded, :data:`_PRIMARY` applied; a format
     character (SOFT HYPHEN, joiners, bidi marks) folds to nothing."""
-    if ch.isspace() or ch == "\u00a0":
+    category = unicodedata.category(ch)
+    if category == "Zs":  # U+00A0, U+2003, U+3000 …: a space at the primary level (TAB, LF, CR, FF are not)
         return " "
-    if unicodedata.category(ch) == "Cf" and ch not in _FORMAT_KEPT:
+    if category == "Cf" and ch not in _FORMAT_KEPT:
         return ""
     digit = unicodedata.decimal(ch, None)
     if digit is not None:
@@ -290,8 +291,8 @@ _MARKS: Final = _MarkTable()
 
 
 def _with_ascii() -> None:
-    """ASCII in the tables as :data:`_ASCII_FOLD` folds it (letters to lower case, the five controls that are
-    white space to a space, the rest as it is), each to one character; kept when a table is emptied."""
+    """ASCII in the tables as :data:`_ASCII_FOLD` folds it (letters to lower case, the rest as it is), each to one
+    character; kept when a table is emptied."""
     for code in range(128):
         dict.__setitem__(_FOLDS, code, chr(code).translate(_ASCII_FOLD))
         dict.__setitem__(_MARKS, code, "\x00")
@@ -532,9 +533,15 @@ def _find_range(
 def _skip_space(buf: str, at: int) -> int:
     """§3.6.1 "advance range start to next non-whitespace position": past spaces and block boundaries."""
     n = len(buf)
-    while at < n and (buf[at] == " " or buf[at] == _SEPARATOR):
+    while at < n and (buf[at] in _WHITE_SPACE or buf[at] == _SEPARATOR):
         at += 1
     return at
+
+
+#: What the folded text holds of Unicode's White_Space: a space (for every space separator), the controls that are
+#: white space (a CR LF of a text's line end, a tab, a line break kept in ``pre``), and the line and paragraph
+#: separators.
+_WHITE_SPACE: Final = frozenset(" \t\n\v\f\r\x85\u2028\u2029")
 
 
 def _find(
