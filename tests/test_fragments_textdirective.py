@@ -43,8 +43,17 @@ def test_3_4_every_form_of_the_syntax() -> None:
 def test_3_4_percent_decoding_is_utf8() -> None:
     assert parse_text_directive("caf%C3%A9") == TextDirective("café")
     assert parse_text_directive("a%2Db%2C%20c%26") == TextDirective("a-b, c&")
-    with pytest.raises(ParseError, match="not UTF-8"):
-        parse_text_directive("%FF")
+
+
+def test_3_4_octets_that_are_not_utf8_decode_to_replacement_characters() -> None:
+    # "percent-decode a text directive term" ends in the Encoding Standard's "UTF-8 decode without BOM", which
+    # replaces each maximal ill-formed subsequence with U+FFFD and never fails (not "... or fail"); Chromium 150
+    # highlights "caf\ufffd" for text=caf%E9 and "a \ufffd b" for text=a%20%FF%20b
+    assert parse_text_directive("%FF") == TextDirective("\ufffd")
+    assert parse_text_directive("caf%E9,%F0%9F%98,-%C3") == TextDirective("caf\ufffd", "\ufffd", suffix="\ufffd")
+    assert parse_text_directive("%EF%BB%BFbom") == TextDirective("\ufeffbom")  # without BOM: a BOM is kept
+    assert find("text=caf%E9", "un caf\ufffd noir") == "caf\ufffd"
+    assert find("text=a%20%FF%20b", "<p>a \ufffd b</p>", html=True) == "a \ufffd b"
 
 
 @pytest.mark.parametrize(

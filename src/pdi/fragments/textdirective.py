@@ -9,7 +9,8 @@ sections numbered as it numbers them, 1 Infrastructure, 2 Introduction, 3 Descri
   ``text=`` one parsed, others passed over) and "parse a text directive"
   (``text=[prefix-,]start[,end][,-suffix]``, at most four terms split at
   ``,``, a term never empty and never holding ``-``) with "percent-decode a
-  text directive term" (percent-decoding, then UTF-8 without BOM):
+  text directive term" (percent-decoding, then UTF-8 decode without BOM: an
+  octet that is not UTF-8 is U+FFFD, as in Chromium):
   :func:`parse_fragment_directive`, :func:`parse_text_directive`;
 * §3.6.1 "find a range from a text directive", with "find a string in
   range", "find a range from a node list" and "advance range start to next
@@ -212,10 +213,8 @@ def _term(raw: str, what: str, fail: object, at: int) -> str:
         raise fail(f"the {what} term holds '-': write it %2D inside a term", at + raw.index("-"))
     if len(raw) > 3 * MAX_TERM_CHARS:
         raise LimitError(f"a text directive term may have at most {MAX_TERM_CHARS} characters")
-    try:
-        return unquote_to_bytes(raw).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise fail(f"the {what} term is not UTF-8 once percent-decoded: {exc.reason}", at) from exc
+    # the Encoding Standard's "UTF-8 decode without BOM": a BOM kept, each maximal ill-formed subsequence U+FFFD
+    return unquote_to_bytes(raw).decode("utf-8", "replace")
 
 
 # --- comparison (§3.6.1: primary level of UTS #10) -----------------------------------------
