@@ -87,6 +87,17 @@ def test_what_a_url_fragment_leaves_unencoded_is_a_term_as_written(raw: str) -> 
     assert find("text=" + raw, f"x {raw} y") == raw
 
 
+# printable ASCII that is not in the URL Standard's fragment percent-encode set, less the directive's own syntax
+_RAW_TERM = st.text(alphabet=st.sampled_from([c for c in map(chr, range(0x21, 0x7F)) if c not in '"<>`,-&%']),
+                    min_size=1, max_size=30)
+
+
+@given(_RAW_TERM, st.one_of(st.none(), _RAW_TERM))
+@settings(max_examples=300, deadline=None)
+def test_any_term_a_url_fragment_holds_as_written_parses_as_written(start: str, end: str | None) -> None:
+    written = "text=" + start + ("" if end is None else "," + end)
+    assert parse_fragment_directive(written) == (TextDirective(start, end),)
+
 @pytest.mark.parametrize("encoded", ['"', "<", ">", "`", "\x7f", "\u00e9"])
 def test_what_a_url_fragment_percent_encodes_is_refused_unencoded(encoded: str) -> None:
     with pytest.raises(ParseError, match="percent-encoded") as caught:
