@@ -413,8 +413,23 @@ def test_a_pathological_directive_is_a_limit_not_a_hang(monkeypatch: pytest.Monk
 
     monkeypatch.setattr(td, "MAX_SECONDS", 0.05)
     text = "a " * 200_000 + "b"
-    with pytest.raises(LimitError, match="more specific"):
-        find_text_directive(TextDirective("a", prefix="a", suffix="c"), plain_page_text(text))
+    with pytest.raises(LimitError, match="more specific"):  # the suffix is there, at the very end
+        find_text_directive(TextDirective("a", prefix="a", suffix="b"), plain_page_text(text))
+
+
+@pytest.mark.parametrize("directive", [
+    TextDirective("a", prefix="a", suffix="c"), TextDirective("a", "a", suffix="c"), TextDirective("a", "c"),
+    TextDirective("a", prefix="c"), TextDirective("c"),
+])
+def test_a_directive_with_a_term_found_nowhere_is_not_found_however_often_the_others_are(
+    monkeypatch: pytest.MonkeyPatch, directive: TextDirective
+) -> None:
+    # §3.6.1 returns null: no stretch of the page holds every term. Found by an attack: "a-,a,-c" on a page of
+    # a million "a" tried each "a" and was a LimitError after MAX_SECONDS, not "not found"
+    import pdi.fragments.textdirective as td
+
+    monkeypatch.setattr(td, "MAX_SECONDS", 0.05)
+    assert find_text_directive(directive, plain_page_text("a " * 200_000 + "b")) is None
 
 
 # --- properties of the page text and the folding map ----------------------------------------

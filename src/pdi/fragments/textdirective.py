@@ -486,6 +486,8 @@ def _find_range(
     prefix_q, suffix_q = (fold(d.prefix) if d.prefix is not None else None), (
         fold(d.suffix) if d.suffix is not None else None
     )
+    if any(q is not None and q not in buf for q in (start_q, end_q, prefix_q, suffix_q)):
+        return None  # a term found nowhere: no stretch holds them all, however often the others are found
     n = len(buf)
     search = 0
     while search < n:
