@@ -90,6 +90,28 @@ def test_an_html_body_is_read_as_its_page_text() -> None:
     assert "<" not in body_text(mail)
 
 
+def test_an_html_body_keeps_the_reading_its_passages_were_cited_in(tmp_path: Path) -> None:
+    # The body text of an HTML message is its page text, and #char= counts in it (docs/email.md §2): a citation
+    # must land on the same words for ever, so the body text keeps the page-text reading of 2026-11-27 (reading
+    # 1) while text directives move on to the latest, read as Chromium reads the page. In reading 1 a character
+    # reference to a white-space character collapses (str.isspace counts U+00A0 of &nbsp;), an <input> of any
+    # type is a box in the line (the line ends there), and a flex container's children run inline.
+    from pdi.fragments.pagetext import markup_page_text
+
+    html = ('<p>Dear&nbsp;&nbsp;reader,</p><p>x<input type=hidden name=t value=1>y</p>'
+            '<div style="display:flex"><span>one</span><span>two</span></div>')
+    data = (b"From: a@example.org\r\nMessage-ID: <reading@example.org>\r\nContent-Type: text/html; charset=utf-8"
+            b"\r\n\r\n" + html.encode())
+    assert body_text(read_message(data)) == "Dear reader,\r\nx\r\ny\r\nonetwo"
+    # the latest reading differs on each of the three (so the body text is not merely what it would be anyway)
+    assert markup_page_text(html, "html").text == "Dear\xa0\xa0reader,\nxy\none\ntwo"
+    with Archive.init(tmp_path / "a") as archive:
+        archive.add_series("mail.example.us")
+        name = archive.deposit("mail.example.us", [Content(data, "rfc822")], foreign_id="reading")[0]
+        assert archive.resolve(f"{name}#char=14,15").data == b"x"
+        assert archive.resolve(f"{name}#char=20,26").data == b"onetwo"
+
+
 def test_parts_are_named_by_number_cid_location_and_file_name() -> None:
     mail = read_message((DATA / "msg_22.txt").read_bytes())
     oracle = email.message_from_bytes((DATA / "msg_22.txt").read_bytes(), policy=email.policy.default)

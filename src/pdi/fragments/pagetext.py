@@ -81,7 +81,8 @@ from pdi.fragments.pagestyle import PageStyle, attributes, display_breaks
 from pdi.passages import scan
 from pdi.passages.fulltext import Passage
 
-__all__ = ["MAX_TEXT_CHARS", "PageText", "markup_page_text", "page_text", "plain_page_text"]
+__all__ = ["EMAIL_READING", "LATEST_READING", "MAX_TEXT_CHARS", "READINGS", "PageText", "markup_page_text", "page_text",
+           "plain_page_text"]
 
 #: The longest document text read (characters): a text directive or a quote is matched in memory.
 MAX_TEXT_CHARS: Final = 32 << 20
@@ -295,21 +296,41 @@ def plain_page_text(text: str) -> PageText:
     return PageText("text", text, ((0, len(text)),), Passage(0, text, ((0, 0, len(text)),)), len(text))
 
 
-def markup_page_text(source: str, kind: str, *, seconds: float = MAX_SECONDS) -> PageText:
-    """The page text of an HTML (``kind="html"``) or XML (``"xml"``) document's whole CRLF-canonical source.
+#: The readings of a page into its text, each kept as it was made. A text directive is matched in the latest,
+#: as a browser reads the page today (what it finds is named by its ``char`` range of the source, which no
+#: reading moves). An HTML e-mail's body text is a page text that ``#char=`` and ``#line=`` count in
+#: (``docs/email.md``, :func:`pdi.mail.message.body_text`): it is read in :data:`EMAIL_READING` for ever, so that
+#: a citation of its passage still lands on that passage. Reading 1 is the reading of 2026-11-27 (before
+#: session 24); reading 2 keeps a ``&nbsp;`` as a NO-BREAK SPACE (1 collapsed it as white space), makes no box
+#: of ``<input type=hidden>`` (1 ended the line there), and blockifies the children of a flex or grid
+#: container. A change that moves the text of some page makes a new reading.
+READINGS: Final = (1, 2)
+#: The reading a text directive is matched in.
+LATEST_READING: Final = READINGS[-1]
+#: The reading of an HTML e-mail's body text (its passages' positions count in it).
+EMAIL_READING: Final = 1
+
+
+def markup_page_text(source: str, kind: str, *, seconds: float = MAX_SECONDS,
+                     reading: int = LATEST_READING) -> PageText:
+    """The page text of an HTML (``kind="html"``) or XML (``"xml"``) document's whole CRLF-canonical source, in
+    ``reading`` (:data:`READINGS`).
 
     Reading it may take at most ``seconds`` (a :class:`~pdi.errors.LimitError` after).
     """
+    if reading not in READINGS:
+        raise ValueError(f"no page-text reading {reading}: {READINGS}")
     _check_size(source)
-    return _PageReader(source, kind, seconds).read()
+    return _PageReader(source, kind, seconds, reading).read()
 
 
 class _PageReader:
     """One reading of a page's source into its text (:func:`markup_page_text`): what the tags read so far leave open."""
 
-    def __init__(self, source: str, kind: str, seconds: float) -> None:
+    def __init__(self, source: str, kind: str, seconds: float, reading: int = LATEST_READING) -> None:
         self.source = source
         self.kind = kind
+        self.reading = reading
         self.seconds = seconds
         self.deadline = time.monotonic() + seconds
         self.builder = _Builder()
@@ -389,7 +410,8 @@ class _PageReader:
             if self.pre:
                 builder.kept(piece, s, e)
             elif len(piece) != e - s:  # a character reference
-                if not piece.strip(_WHITE):  # what CSS collapses (not U+00A0 of &nbsp;, which str.isspace counts)
+                # what CSS collapses (not U+00A0 of &nbsp;, which str.isspace counts; reading 1 collapsed it)
+                if (not piece.strip(_WHITE)) if self.reading >= 2 else piece.isspace():
                     builder.space(s, e)
                 else:
                     builder.word(piece, s, e)
@@ -455,7 +477,8 @@ class _PageReader:
         declared = self.style.declared(name, attrs)
         # the HTML rendering section's input[type=hidden i] { display: none !important }: no box, the text around
         # it joins (Chromium, tested; an <img hidden> still parts its text there, in Chromium too)
-        hidden_input = name == "input" and attrs.get("type", "").strip().lower() == "hidden"
+        hidden_input = (self.reading >= 2 and name == "input"
+                        and attrs.get("type", "").strip().lower() == "hidden")
         none = hidden_input or _display_none(attrs, declared.display)
         if declared.display is not None:
             block = not none and display_breaks(declared.display)
@@ -472,7 +495,8 @@ class _PageReader:
             builder.boundary()
         if name not in VOID:
             visible = open_elements[-1].visible if declared.visibility is None else declared.visibility == "visible"
-            open_elements.append(_Open(name, block, visible, declared.display in _LAYS_OUT_ITEMS))
+            open_elements.append(_Open(name, block, visible,
+                                       self.reading >= 2 and declared.display in _LAYS_OUT_ITEMS))
         return False
 
     def _raw_text(self, name: str, attributes_at: int, end: int) -> int:

@@ -735,7 +735,7 @@ def body_text(mail: Mail) -> str:
         codec = "utf-8"
     text = to_crlf(octets.decode(codec, "replace"))
     if part.get_content_subtype() == "html":
-        from pdi.fragments.pagetext import markup_page_text
+        from pdi.fragments.pagetext import EMAIL_READING, markup_page_text
 
         if len(text) > MAX_HTML_BODY:
             at = mail.body_index()
@@ -743,5 +743,6 @@ def body_text(mail: Mail) -> str:
                 f"the message's body (part {at}, text/html) is {len(text):,} characters of HTML, more than the"
                 f" {MAX_HTML_BODY:,} whose text pdi reads: its parts are fetched by part=, its octets by byte="
             )
-        text = to_crlf(markup_page_text(text, "html").text)
+        # the reading its passages' positions count in, for ever (a later reading may move the text)
+        text = to_crlf(markup_page_text(text, "html", reading=EMAIL_READING).text)
     return text
