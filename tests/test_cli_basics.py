@@ -155,6 +155,22 @@ def test_a_port_in_use_is_one_plain_line(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("host", ["999.1.1.1", "192.0.2.1"])
+def test_a_host_that_is_not_this_machine_is_said_to_be_the_host(tmp_path: Path, host: str) -> None:
+    # a name that does not resolve (999.1.1.1 is no IPv4 address: getaddrinfo looks it up as a name) and an address
+    # no interface here has (192.0.2.1, RFC 5737's TEST-NET-1: EADDRNOTAVAIL) are the host's fault, not the port's:
+    # the line said "give another --port"
+    archive = tmp_path / "archive"
+    assert subprocess.run([sys.executable, "-m", "pdi", "init", str(archive)], capture_output=True).returncode == 0
+    result = subprocess.run([sys.executable, "-m", "pdi", "serve", "--host", host, "--port", "0", "--archive",
+                             str(archive)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"pdi: cannot listen on {host} port 0: "), result.stderr
+    assert result.stderr.endswith("; give another --host: an address of this machine (127.0.0.1, ::1, or 0.0.0.0 for"
+                                  " all)\n"), result.stderr
+    assert "--port" not in result.stderr
+
+
 @contextlib.contextmanager
 def _held_port_after_a_free_one() -> Iterator[int]:
     """A port a listening socket holds here, the port below it free (as far as a bind can tell)."""

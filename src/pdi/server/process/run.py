@@ -22,6 +22,7 @@ something is wrong with every one of them, and the server stops with a
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import socket
@@ -57,7 +58,8 @@ def listening_socket(host: str, port: int, *, what: str = "", instead: str = "")
     """A TCP socket bound to ``host`` and ``port`` (0: any free port); a :class:`PDIError` if it cannot be.
 
     The refusal names the port, ``what`` it was for (`` for the replay origin``) and
-    ``instead``, what to do about it (``; give another --replay-port``).
+    ``instead``, what to do about it (``; give another --replay-port``); where the host is at fault (a name
+    that does not resolve, an address that is not this machine's), what to do about the host instead.
 
     It is made ``IPPROTO_TCP`` explicitly: asyncio sets ``TCP_NODELAY`` only
     on connections accepted from a socket that says it is TCP, and without it
@@ -71,6 +73,8 @@ def listening_socket(host: str, port: int, *, what: str = "", instead: str = "")
         listener.bind((host, port))
     except OSError as exc:
         listener.close()
+        if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+            instead = "; give another --host: an address of this machine (127.0.0.1, ::1, or 0.0.0.0 for all)"
         raise PDIError(f"cannot listen on {host} port {port}{what}: {exc.strerror}{instead}") from exc
     return listener
 
