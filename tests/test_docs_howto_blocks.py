@@ -7,8 +7,12 @@ after the other on one archive: each must do what the page says, not fail on wha
 
 from __future__ import annotations
 
+import datetime
 import re
 import shlex
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +22,8 @@ from pdi.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 HOWTO = ROOT / "docs" / "how-to"
+#: The day the signatures page's examples were minted on; the test's names are minted today.
+SHOWN_DAY = "2026-11-25"
 
 
 def _pdi_lines(page: Path) -> list[tuple[list[str], str | None]]:
@@ -52,3 +58,46 @@ def test_the_mirrors_pages_tokens_are_made_as_written(tmp_path: Path, monkeypatc
         result = runner.invoke(cli, words[1:])
         assert result.exit_code == 0, (words, result.output)
         assert out is not None and result.stdout.startswith("pdi_"), (words, result.stdout)
+
+
+def test_the_signatures_pages_commands_that_need_no_server_do_what_it_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime
+) -> None:
+    """The signatures page's lines, typed on an archive of the series it names holding a text deposited
+    today (its day there, 2026-11-25), and a WARC of a small site for its WACZ lines (``site.warc.gz``,
+    tests/data/warc/site.warc.gz, made by tests/data/warc/README.md's recipe): keys, manifests, their
+    checks and a signed WACZ exported, checked, imported and validated by py-wacz. Lines that ask a server
+    (a resolver's URL, a TSA, a CA-issued certificate) are the server tests' (tests/test_rfc3161.py,
+    tests/interop/test_interop_wacz_signed.py)."""
+    shutil.copy(ROOT / "tests" / "data" / "warc" / "site.warc.gz", tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PDI_ARCHIVE", str(tmp_path / "archive"))
+    monkeypatch.delenv("PDI_SIGNING_KEY", raising=False)
+    monkeypatch.delenv("PDI_WACZ_KEY", raising=False)
+    runner = CliRunner()
+    (tmp_path / "text.txt").write_bytes(b"hello\n")
+    for words in (["init"], ["series", "add", "oma.eop.gov.us"], ["series", "add", "s.example.us"],
+                  ["add", "--series", "oma.eop.gov.us", "text.txt"]):
+        assert runner.invoke(cli, words).exit_code == 0, words
+    today = one_gmt_day.strftime("%Y-%m-%d")
+    ran = []
+    page = HOWTO / "signatures.md"
+    for words, _ in _pdi_lines(page):
+        if any("://" in w or w in ("--tsa", "--tsa-ca", "--domain-cert") for w in words) or words[1] == "serve":
+            continue
+        words = [w.replace(SHOWN_DAY, today) for w in words]
+        words = ["s.example.us" if w == "S" else w for w in words]
+        result = runner.invoke(cli, words[1:])
+        assert result.exit_code == 0, (words, result.output)
+        ran.append(" ".join(words[1:3]))
+        if words[1:3] == ["verify", "--signatures"]:
+            assert result.stdout.splitlines()[-1].endswith(": 0 problems"), result.stdout
+    assert ran == ["keys init", "keys show", "manifest --series", "manifest --series", "verify --signatures",
+                   "keys init", "keys show", "import site.warc.gz", "export --wacz", "verify --signatures",
+                   "import out.wacz"], ran
+    text = page.read_text("utf-8")
+    assert "wacz validate -f out.wacz" in text
+    checked = subprocess.run([str(Path(sys.executable).parent / "wacz"), "validate", "-f", "out.wacz"],
+                             capture_output=True, text=True, timeout=300)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "Has signature" in checked.stdout and "is valid" in checked.stdout, checked.stdout
