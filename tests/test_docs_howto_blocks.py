@@ -101,3 +101,14 @@ def test_the_signatures_pages_commands_that_need_no_server_do_what_it_says(
                              capture_output=True, text=True, timeout=300)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "Has signature" in checked.stdout and "is valid" in checked.stdout, checked.stdout
+
+
+def test_every_test_file_the_manual_and_the_deploy_files_name_is_there() -> None:
+    """A reader told that a test checks something can open that test: every ``tests/….py`` the manual
+    (docs/, README.md) or a deploy file (docs/deploy/) names exists."""
+    named: set[str] = set()
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*"))]:
+        if path.is_file() and path.suffix in ("", ".md", ".service", ".timer", ".conf"):
+            named.update(re.findall(r"(?<![\w/])tests/[\w/.-]+\.py", path.read_text("utf-8")))
+    assert "tests/test_deploy_systemd.py" in named
+    assert {name for name in named if not (ROOT / name).is_file()} == set()
