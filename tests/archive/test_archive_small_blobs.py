@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -125,8 +126,6 @@ def test_a_purge_deletes_the_row(archive: Archive, tmp_path: Path) -> None:
 
 
 def test_a_row_no_name_holds_is_unreferenced_and_removed(archive: Archive, tmp_path: Path) -> None:
-    import sqlite3
-
     name = archive.add(S, b"named\n", format="text")
     stray = b"no name holds this\n"
     conn = sqlite3.connect(tmp_path / "archive" / "catalog.sqlite")
@@ -156,8 +155,6 @@ def test_small_blobs_move_through_a_bag(archive: Archive, tmp_path: Path) -> Non
 
 
 def test_a_one_block_text_needs_no_block_table(archive: Archive, tmp_path: Path) -> None:
-    import sqlite3
-
     assert ONE_BLOCK == BLOCK_SIZE
     small = archive.add(S, b"line one\nline two\n", format="text")
     large = archive.add(S, b"line\n" * (BLOCK_SIZE // 5 + 1), format="text")
@@ -192,3 +189,32 @@ def test_an_acknowledged_small_deposit_survives_sigkill(tmp_path: Path) -> None:
         assert reopened.get(name).data == b"acknowledged\n"
         assert reopened.verify().ok
     assert blob_row(location, _sha(b"acknowledged\n")) == b"acknowledged\n"
+
+
+@pytest.mark.parametrize("value", ["tampered", 42, 1.5], ids=["text", "integer", "real"])
+def test_a_row_holding_a_value_that_is_not_octets_is_found_by_verify(
+    archive: Archive, tmp_path: Path, value: object
+) -> None:
+    """SQLite keeps whatever a hand or a tool writes into a row (``sqlite3``'s ``replace()`` of a BLOB gives
+    TEXT): such a row is damage ``pdi verify`` reports as ``altered``, and a read refuses, not a traceback."""
+    data = b"a small text\n" * 3
+    name = archive.add(S, data, format="text")
+    with sqlite3.connect(tmp_path / "archive" / "catalog.sqlite") as conn:
+        conn.execute("UPDATE blobs SET data = ? WHERE sha256 = ?", (value, _sha(data)))
+        assert conn.execute("SELECT typeof(data) FROM blobs").fetchone()[0] in ("text", "integer", "real")
+    with pytest.raises(IntegrityError):
+        archive.get(str(name))
+    report = archive.verify()
+    assert [(p.kind, p.names) for p in report.problems] == [("altered", (str(name),))]
+
+
+def test_a_row_whose_octets_are_kept_as_text_reads_as_those_octets(archive: Archive, tmp_path: Path) -> None:
+    """The same octets kept as TEXT (``CAST(data AS TEXT)``, UTF-8) are still the blob's octets: read, and
+    found whole."""
+    data = "a small text, «quoted»\n".encode() * 3
+    name = archive.add(S, data, format="text")
+    with sqlite3.connect(tmp_path / "archive" / "catalog.sqlite") as conn:
+        conn.execute("UPDATE blobs SET data = CAST(data AS TEXT) WHERE sha256 = ?", (_sha(data),))
+        assert conn.execute("SELECT typeof(data) FROM blobs").fetchone()[0] == "text"
+    assert archive.get(str(name)).data == data
+    assert archive.verify().ok

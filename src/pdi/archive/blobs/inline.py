@@ -121,7 +121,16 @@ def read_inline(catalog: CatalogRows, sha256: str) -> bytes | None:
     """A small blob's stored octets, or ``None`` if the catalog keeps none under that name."""
     with catalog.reading():
         rows = catalog.query("SELECT data FROM blobs WHERE sha256 = ?", (sha256,))
-    return bytes(rows[0][0]) if rows and rows[0][0] is not None else None
+    if not rows or rows[0][0] is None:
+        return None
+    value = rows[0][0]
+    # SQLite keeps whatever a hand or a tool wrote into the row (its replace() of a BLOB is TEXT): read it as
+    # the octets SQLite's CAST(data AS BLOB) gives, so that the chunk digests find it damaged (or whole)
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, (int, float)):
+        return str(value).encode("ascii")
+    return bytes(value)
 
 
 def inline_names(catalog: CatalogRows, *, page: int = 5000) -> Iterator[str]:
