@@ -1,13 +1,15 @@
 """How-to pages followed as written: their ``sh`` blocks' ``pdi`` lines that need no server, run in order.
 
 The operator's guide and the upgrade page have their own test (tests/test_operator_guide.py); these are
-the other operator pages (docs/how-to/mirrors.md, signatures.md), whose lines a new operator types one
+the other operator pages (docs/how-to/mirrors.md, signatures.md, federation.md), whose lines a new operator types one
 after the other on one archive: each must do what the page says, not fail on what an earlier line made.
 """
 
 from __future__ import annotations
 
+import base64
 import datetime
+import json
 import re
 import shlex
 import shutil
@@ -112,3 +114,37 @@ def test_every_test_file_the_manual_and_the_deploy_files_name_is_there() -> None
             named.update(re.findall(r"(?<![\w/])tests/[\w/.-]+\.py", path.read_text("utf-8")))
     assert "tests/test_deploy_systemd.py" in named
     assert {name for name in named if not (ROOT / name).is_file()} == set()
+
+
+def test_the_federation_pages_registry_lines_do_what_it_says(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The federation page's first lines, typed in order on a new archive: the key, the authority and a mirror
+    added, the registry shown (one line a series, the authority first), signed into ``registry.jws`` (a
+    compact JWS whose protected header is the one the page gives), the mirror removed. ``pdi serve`` and
+    ``curl`` are the server tests' (tests/server/test_server_federation.py)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PDI_ARCHIVE", str(tmp_path / "archive"))
+    monkeypatch.delenv("PDI_SIGNING_KEY", raising=False)
+    monkeypatch.delenv("PDI_REGISTRY", raising=False)
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init"]).exit_code == 0
+    shows = []
+    for words, out in _pdi_lines(HOWTO / "federation.md"):
+        if words[1] == "serve":
+            continue
+        result = runner.invoke(cli, words[1:])
+        assert result.exit_code == 0, (words, result.output)
+        if out is not None:
+            (tmp_path / out).write_text(result.stdout)
+        elif words[1:3] == ["registry", "show"]:
+            shows.append(result.stdout)
+    assert shows == ["oma.eop.gov.us\thttps://pdi.example.gov/\thttps://mirror.example.org/\n"]
+    jws = (tmp_path / "registry.jws").read_text().strip()
+    header, payload, _ = jws.split(".")
+    protected = json.loads(base64.urlsafe_b64decode(header + "=" * (-len(header) % 4)))
+    assert set(protected) == {"alg", "kid", "typ"}
+    assert (protected["alg"], protected["typ"]) == ("EdDSA", "pdi-registry+jws")
+    listed = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    assert listed["series"] == {"oma.eop.gov.us": ["https://pdi.example.gov/", "https://mirror.example.org/"]}
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", listed["issued"])
+    result = runner.invoke(cli, ["registry", "show"])
+    assert result.stdout == "oma.eop.gov.us\thttps://pdi.example.gov/\n"
