@@ -125,6 +125,11 @@ def xml_elements(text: str) -> list[Element]:
     crowded = _CROWDED_XML_TAG.search(text)
     if crowded is not None:
         raise crowded_tag(crowded.start())
+    nul = text.find("\x00")
+    if nul >= 0:  # expat would read "<\0" or "\0<" at the start as UTF-16 whatever it is told, and find no start tag
+        raise UnsupportedError(
+            f"element fragments on XML that is not well-formed: character {nul} is U+0000, not an XML Char (XML 1.0 §2.2)"
+        )
     parser = xml.parsers.expat.ParserCreate()
     try:
         utf8 = text.encode("utf-8")

@@ -1,0 +1,107 @@
+"""XML from strangers under ``elt`` fragments: what expat must not be led into reading or miscounting.
+
+The expected answers come from XML 1.0 (the section named in each test) and
+from lxml (libxml2), an independent parser, asked the same question: whether
+the document is well-formed, and how many start and empty-element tags it has
+when its entities are left unexpanded (PDI-GRAMMAR.md §3: ``elt`` counts the
+tags in the source).
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lxml import etree
+
+from pdi import fragments
+from pdi.errors import UnsupportedError
+from pdi.fragments.markup import xml_elements
+
+
+def lxml_tags(data: bytes) -> int | None:
+    """How many elements lxml finds in ``data`` with entities unexpanded and nothing fetched, ``None`` if it is not well-formed."""
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError:
+        return None
+    return sum(1 for element in root.iter() if isinstance(element.tag, str))
+
+
+ASCII_NAMES = ["a", "b", "doc", "x-y"]
+
+
+@st.composite
+def documents(draw: st.DrawFn, names: tuple[str, ...] = (*ASCII_NAMES, "\u00e9l"), depth: int = 0) -> str:
+    name = draw(st.sampled_from(names))
+    if depth >= 3 or draw(st.booleans()):
+        return f"<{name}/>"
+    children = draw(st.lists(documents(names, depth + 1), max_size=3))
+    return f"<{name}>" + "t".join(children) + f"</{name}>"
+
+
+@settings(max_examples=100, deadline=None)
+@given(documents(tuple(ASCII_NAMES)))  # in UTF-16, "é" is octets that are not UTF-8: a ParseError, said earlier
+def test_xml_in_utf_16_without_a_byte_order_mark_or_declaration_is_not_well_formed(document: str) -> None:
+    # XML 1.0 §4.3.3: an entity in UTF-16 must begin with the byte-order mark; Appendix F: "3C 00 61 00"
+    # is none of the signatures, so the octets are read as UTF-8, and U+0000 is no XML Char (§2.2).
+    data = document.encode("utf-16-le")
+    assert lxml_tags(data) is None
+    with pytest.raises(UnsupportedError, match="not well-formed: character 1 is U\\+0000"):
+        fragments.evaluate("elt", (0, 0), data, media_type="application/xml")
+    big_endian = document.encode("utf-16-be")
+    assert lxml_tags(big_endian) is None
+    with pytest.raises(UnsupportedError, match="not well-formed: character 0 is U\\+0000"):
+        fragments.evaluate("elt", (0, 0), big_endian, media_type="application/xml")
+
+
+@settings(max_examples=100, deadline=None)
+@given(documents(), st.data())
+def test_a_nul_anywhere_is_not_well_formed(document: str, data: st.DataObject) -> None:
+    at = data.draw(st.integers(0, len(document)))
+    text = document[:at] + "\x00" + document[at:]
+    assert lxml_tags(text.encode()) is None
+    with pytest.raises(UnsupportedError, match=f"not well-formed: character {at} is U\\+0000"):
+        xml_elements(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(documents())
+def test_the_tags_counted_are_those_lxml_finds(document: str) -> None:
+    assert len(xml_elements(document)) == lxml_tags(document.encode())
+
+
+def test_external_entities_are_neither_read_nor_fetched(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET-MARKER-7d1f")
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        listener.settimeout(0.5)
+        port = listener.getsockname()[1]
+        url = f"http://127.0.0.1:{port}/x"
+        document = (
+            f'<!DOCTYPE r SYSTEM "{url}/dtd" [<!ENTITY file SYSTEM "file://{secret}">'
+            f'<!ENTITY web SYSTEM "{url}/web"><!ENTITY % p SYSTEM "{url}/pe"> %p;]>'
+            "<r><a>&file;</a><b>&web;</b></r>"
+        )
+        result = fragments.evaluate("elt", (1, 2), document.encode(), media_type="application/xml")
+        accepted: list[object] = []
+
+        def accept() -> None:
+            try:
+                accepted.append(listener.accept()[0])
+            except OSError:
+                pass
+
+        waiting = threading.Thread(target=accept)
+        waiting.start()
+        waiting.join()
+    assert result.data == b"<a>&file;</a><b>&web;</b>"
+    assert b"SECRET-MARKER" not in result.data
+    assert accepted == []  # nobody connected
