@@ -31,7 +31,11 @@ Where an element starts and ends, in code points of the CRLF-canonical text
   an entity, or an external text entity) counts, and spans nothing of this
   text: a zero-length place where the reference stands when the entity's
   data shows it (the first character other than white space after the
-  markup before it), else where the document's next markup begins.
+  markup before it), else where the document's next markup begins. That the
+  next start and end tags are an internal entity's, not ones of the same name
+  written after the reference, ``onsgmls -oentity`` says: it gives the
+  entity's definition where the content refers to it, and as many of the
+  tags that follow as its replacement text holds are the entity's.
 
 A document whose DTD cannot be found (no document type declaration, a
 public identifier no catalog knows, a system identifier that is not there)
@@ -189,7 +193,7 @@ def read_sgml(text: str, *, seconds: float = MAX_SECONDS) -> SgmlReading:
             out.write(text)
         esis_path = os.path.join(directory, "esis")
         errors_path = os.path.join(directory, "errors")
-        command = [program, "-R", "-E0", "-oline", "-otagomit", "-D", os.path.dirname(document)]
+        command = [program, "-R", "-E0", "-oline", "-otagomit", "-oentity", "-D", os.path.dirname(document)]
         for allowed in SGML_DIRECTORIES:
             command += ["-D", allowed]
         command.append(document)
@@ -254,7 +258,8 @@ _DATA, _BLANK_DATA = "-x", "-"
 
 def _esis_events(path: str) -> list[str]:
     """The lines of an ESIS file that place elements: ``L`` (line and file), ``o`` (omitted tag), ``(`` and ``)``,
-    and ``-`` (data) as :data:`_DATA` or :data:`_BLANK_DATA`.
+    ``-`` (data) as :data:`_DATA` or :data:`_BLANK_DATA`, and ``I`` (a reference to an internal entity whose
+    replacement text holds tags) as ``I`` and the start and end tags it holds (:func:`_entity_tags`).
 
     Read a piece at a time, so that what is kept is a few octets for each element (whose number is bounded
     before this is called) and not the parse's whole output (64 MiB and 16 octets for each of the document's:
@@ -265,9 +270,40 @@ def _esis_events(path: str) -> list[str]:
     events after them are).
     """
     kept: list[str] = []
+    started = False  # (-oentity gives every entity's definition first, before the document's events)
+    references = 0
+    in_attributes: dict[bytes, list[int]] = {}  # since the last event: each entity referred to (its text's first
+    # 4 KiB), and where its I event is kept, until an attribute's value shows it was referred to there
     with open(path, "rb") as esis:
         while line := esis.readline(1 << 16):
             command = line[:1]
+            if command == b"I":  # an internal entity's definition, written again where the content refers to it
+                definition = _rest(esis, line)
+                starts, ends = _entity_tags(definition)
+                if not started or not (starts or ends):
+                    continue
+                references += 1
+                if references > 2 * MAX_START_TAGS:
+                    raise LimitError(f"this SGML refers to entities that hold tags more than {2 * MAX_START_TAGS:,}"
+                                     f" times, more than element fragments (elt) are evaluated on{OTHERWISE}")
+                event = f"I{starts} {ends}"
+                if kept and kept[-1] == "o":  # an o is for the very next start or end
+                    kept.insert(len(kept) - 1, event)
+                else:
+                    kept.append(event)
+                replacement = definition.partition(b" ")[2].partition(b" ")[2][:4096]
+                in_attributes.setdefault(replacement, []).append(len(kept) - 1 - (kept[-1] == "o"))
+                continue
+            if command == b"A":  # an attribute: an entity referred to in its value holds data there, not tags
+                value = _rest(esis, line)
+                for replacement in [r for r in in_attributes if r in value]:
+                    for index in in_attributes.pop(replacement):
+                        kept[index] = "!"  # (an event that places nothing)
+                continue
+            if command in (b"(", b")"):  # an element's attributes come before it (and a record end may too): done
+                in_attributes.clear()
+            if command == b"(":
+                started = True
             if command in (b"L", b"("):  # short: a line number and a file name, an element's name
                 while not line.endswith(b"\n") and (more := esis.readline(1 << 16)):
                     line += more
@@ -298,6 +334,35 @@ def _esis_events(path: str) -> list[str]:
                 if kept and kept[-1] == "o":  # (never so: but an o is for the very next event)
                     kept.append("!")
     return kept
+
+
+def _entity_tags(definition: bytes) -> tuple[int, int]:
+    """How many start tags, and how many end tags (a NET-enabling start tag's ``/`` counted), the replacement text
+    of an internal text entity holds, given its ESIS definition (``I`` name, type, text; its first 64 KiB), as
+    :class:`_Tags` finds tags: those of the parse's elements that come from it, which are not in the document."""
+    kind, _, replacement = definition.partition(b" ")[2].partition(b" ")
+    if kind != b"TEXT":  # CDATA, SDATA, PI: data, no markup
+        return 0, 0
+    text = re.sub(r"\\(\\|n)", lambda m: "\n" if m.group(1) == "n" else "\\",
+                  replacement.decode("utf-8", "replace"))
+    unparsed = unparsed_spans(text)
+    starts = ends = span = 0
+    for match in _Tags._OPEN.finditer(text):
+        name = match.group(2)
+        if name is None:  # a comment declaration
+            continue
+        while span < len(unparsed) and unparsed[span][1] <= match.start():
+            span += 1
+        if span < len(unparsed) and unparsed[span][0] <= match.start():
+            continue
+        if not (name[:1].isalpha() or (not name and text.startswith(">", match.end()))):
+            continue  # "<" and no name: data
+        if match.group(1) == "/":
+            ends += 1
+        else:
+            starts += 1
+            ends += text.startswith("/", match.end())  # <b/…/: its "/" ends it
+    return starts, ends
 
 
 def _rest(esis: io.BufferedReader, line: bytes) -> bytes:
@@ -390,6 +455,8 @@ class _Locator:
         self.upper_line = 1
         self.tags = _Tags("", set(), [])  # (made by run, from the names the parse reports)
         self.slash = (0, -1)  # the last search for a NET: from where, and the first "/" there (or the end)
+        self.entity_starts = 0  # start tags, and end tags, still to come from internal entities' replacement text
+        self.entity_ends = 0
 
     def run(self, lines: list[str]) -> list[Element]:
         """Place the elements of the ESIS ``lines`` (:func:`_esis_events`)."""
@@ -415,6 +482,12 @@ class _Locator:
                 continue
             if command == "o":
                 omitted = True
+                continue
+            if command == "I":  # an internal entity referred to here: its tags come next, and are not in the text
+                starts, _, ends = rest.partition(" ")
+                if self.in_document:
+                    self.entity_starts += int(starts)
+                    self.entity_ends += int(ends)
                 continue
             if command == "(":
                 self._start(rest, omitted, elsewhere=not self.in_document)
@@ -462,6 +535,9 @@ class _Locator:
         self.ends.append(None)
         self.net.append(False)
         self.open.append(number)
+        if not omitted and not elsewhere and self.entity_starts:
+            self.entity_starts -= 1
+            elsewhere = True  # its start tag is an entity's, though a tag of that name may follow in the text
         if omitted or elsewhere:
             self.pending.append(("start", number))
             if elsewhere:
@@ -483,6 +559,9 @@ class _Locator:
         if not self.open:
             return
         number = self.open.pop()
+        if not omitted and self.entity_ends:
+            self.entity_ends -= 1
+            omitted = True  # its end tag is an entity's: it ends where that entity's reference is
         if omitted:
             if self.last_event == "(" and self.starts[number] is not None and self.names and number == len(self.names) - 1:
                 self.ends[number] = self.cursor  # EMPTY (or nothing in it): the start tag is the element
