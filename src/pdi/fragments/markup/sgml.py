@@ -37,6 +37,11 @@ Where an element starts and ends, in code points of the CRLF-canonical text
   entity's definition where the content refers to it, and as many of the
   tags that follow as its replacement text holds are the entity's.
 
+These places are found by the reference concrete syntax's delimiters and
+reserved names: a document whose own SGML declaration changes the delimiters
+of tags, comments or marked sections, or renames marked sections' statuses,
+is refused (:func:`changed_syntax`) rather than cut where its tags are not.
+
 A document whose DTD cannot be found (no document type declaration, a
 public identifier no catalog knows, a system identifier that is not there)
 is parsed as ``onsgmls`` parses it without one: every element is
@@ -162,6 +167,55 @@ def declared_dtd(text: str) -> str | None:
     return identifier[1:-1] if identifier else f"DOCTYPE {found.group(1)}"
 
 
+#: Delimiters whose change leaves tags, comments and marked sections where they were: those of references.
+_HARMLESS_DELIMITERS: Final = frozenset({"CRO", "HCRO", "ERO", "PERO", "REFC"})
+#: Reserved names :func:`unparsed_spans` reads (marked sections' statuses, parameter entities' declarations).
+_READ_NAMES: Final = frozenset({"IGNORE", "INCLUDE", "CDATA", "RCDATA", "TEMP", "ENTITY"})
+_DECLARATION_WORD: Final = re.compile(r"[^\s\"'>-]+|-")
+
+
+def changed_syntax(text: str) -> str | None:
+    """What an SGML declaration at the start of ``text`` (ISO 8879 §13) changes of the reference concrete syntax that
+    the finder of tags reads: general delimiters other than references' (``DELIM GENERAL SGMLREF STAGO "{"``, §13.4.6)
+    and the reserved names of marked sections and entity declarations (``NAMES SGMLREF IGNORE SKIP``, §13.4.7),
+    said for people (``the delimiters STAGO, TAGC``); ``None`` when it changes none of them, or there is none."""
+    at = _BLANK.match(text, 0).end()  # type: ignore[union-attr]
+    if text[at : at + 6].upper() != "<!SGML":
+        return None
+    tokens: list[str] = []
+    at += 6
+    end = min(len(text), at + DOCTYPE_WITHIN)
+    while at < end:
+        if text[at].isspace():
+            at += 1
+        elif text.startswith("--", at):  # a comment
+            close = text.find("--", at + 2, end)
+            at = end if close < 0 else close + 2
+        elif text[at] in "\"'":  # a literal
+            close = text.find(text[at], at + 1, end)
+            tokens.append(text[at : (end if close < 0 else close + 1)])
+            at = end if close < 0 else close + 1
+        elif text[at] == ">":
+            break
+        else:
+            word = _DECLARATION_WORD.match(text, at)
+            tokens.append(word.group(0).upper())  # type: ignore[union-attr]
+            at = word.end()  # type: ignore[union-attr]
+
+    def assignments(opening: list[str], closing: str) -> list[str]:
+        for i in range(len(tokens) - len(opening) + 1):
+            if tokens[i : i + len(opening)] == opening:
+                after = tokens[i + len(opening) :]
+                return after[: after.index(closing) if closing in after else len(after)][::2]
+        return []
+
+    delimiters = [d for d in assignments(["DELIM", "GENERAL", "SGMLREF"], "SHORTREF") if d not in _HARMLESS_DELIMITERS]
+    names = [n for n in assignments(["NAMES", "SGMLREF"], "QUANTITY") if n in _READ_NAMES]
+    said = ([f"the delimiters {', '.join(delimiters)}"] if delimiters else []) + (
+        [f"the reserved names {', '.join(names)}"] if names else [])
+    return " and ".join(said) or None
+
+
 def onsgmls_path() -> str | None:
     """The ``onsgmls`` program on ``PATH``, or ``None`` (Debian: ``apt-get install opensp``)."""
     return shutil.which("onsgmls")
@@ -185,6 +239,11 @@ def read_sgml(text: str, *, seconds: float = MAX_SECONDS) -> SgmlReading:
         raise UnsupportedError("elt on SGML needs OpenSP's onsgmls (Debian: apt-get install opensp)")
     if _URL_ENTITY.search(text):
         raise UnsupportedError("the SGML document names an entity by URL: pdi does not fetch it, and cannot parse it")
+    changed = changed_syntax(text)
+    if changed:
+        raise UnsupportedError(f"the document's SGML declaration changes {changed} (ISO 8879 §13.4.6, §13.4.7): elt finds tags,"
+                               f" comments and marked sections as the reference concrete syntax writes them, and"
+                               f" cannot place this document's elements{OTHERWISE}")
     output_limit = MAX_OUTPUT + 16 * len(text)
     with tempfile.TemporaryDirectory(prefix="pdi-sgml-") as directory:
         os.mkdir(os.path.join(directory, "in"))  # the document alone: what it may name by a relative path
