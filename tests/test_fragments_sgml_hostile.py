@@ -178,3 +178,19 @@ def test_a_deposit_gives_onsgmls_the_deposits_time_whatever_the_size(tmp_path: p
         archive.add_series("oma.eop.gov.us")
         archive.deposit("oma.eop.gov.us", [Content(text.encode(), "sgml")])
     assert given == [ELEMENT_INDEX_SECONDS]
+
+
+def test_a_public_identifier_the_catalogs_know_is_read_though_a_url_stands_beside_it() -> None:
+    """HTML 4.01 §7.2 has a document name its DTD by public identifier and URL; the system's catalogs (Debian's
+    sgml-data) know the public one, so onsgmls reads the DTD from them and fetches nothing. Its elements are what
+    onsgmls reports run here, without pdi's restrictions: HTML HEAD TITLE BODY P, all but TITLE and P implied."""
+    _Recorder.asked = []
+    with handler_server(_Recorder) as url:
+        text = f'<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01//EN" "{url}strict.dtd">\r\n<title>T</title><p>x\r\n'
+        reading = read_sgml(text)
+        run = subprocess.run(["onsgmls", "-E0", "-"], input=text, capture_output=True, text=True, timeout=60, check=False)
+    assert _Recorder.asked == []
+    assert [e.name for e in reading.elements] == [line[1:] for line in run.stdout.splitlines() if line.startswith("(")]
+    assert [e.name for e in reading.elements] == ["HTML", "HEAD", "TITLE", "BODY", "P"]
+    assert reading.dtd_found and reading.errors == 0
+    assert text[reading.elements[4].start :] == "<p>x\r\n"

@@ -57,10 +57,12 @@ an entity whose system identifier is an ``http`` URL (OpenSP's ``sysid.htm``),
 and ``-R`` restricts files only, so ``onsgmls`` runs under a seccomp filter
 (:data:`_WITHOUT_NETWORK`, through the system's ``libseccomp``) that refuses it
 any socket. A document that names an entity by URL is refused: before it is
-parsed where the text shows it plainly, else when ``onsgmls`` reports that it
-tried (a URL spelt through character references, a comment between a
-declaration's parameters, a formal system identifier's ``<url>`` with
-attributes). One whose
+parsed where the text shows it plainly (a system identifier alone), else when
+``onsgmls`` reports that it tried (a URL spelt through character references,
+a comment between a declaration's parameters, a formal system identifier's
+``<url>`` with attributes, a public identifier no catalog knows). A public
+identifier the catalogs know is read from them, though a URL stands beside it
+(HTML 4.01's doctype), as ``onsgmls`` reads it. One whose
 parse reports more than :data:`~pdi.fragments.markup.bounds.MAX_START_TAGS`
 elements (as HTML and XML are bounded; in SGML a few hundred octets of
 nested entities can expand to millions) is refused before its events are read.
@@ -128,7 +130,9 @@ if lib.seccomp_load(context) != 0:
     refuse("the kernel refused the seccomp filter")
 os.execv(sys.argv[1], sys.argv[1:])
 """
-_URL_ENTITY: Final = re.compile(r"""(?i)<url>|(?:SYSTEM|PUBLIC)\s*(?:(["'])[^"']*\1\s*)?["']\s*[a-z][a-z0-9+.-]*://""")
+#: An entity named by URL alone. (A public identifier with a URL beside it is left to the parse: the catalogs may know
+#: it, as they know HTML 4.01's, which its own doctype names with a URL; if they do not, onsgmls tries the URL and says so.)
+_URL_ENTITY: Final = re.compile(r"""(?i)<url>|SYSTEM\s*["']\s*[a-z][a-z0-9+.-]*://""")
 _NO_DTD: Final = (
     "DTD did not contain element declaration for document type name",
     "no document type declaration",
