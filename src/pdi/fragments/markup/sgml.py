@@ -40,7 +40,10 @@ Where an element starts and ends, in code points of the CRLF-canonical text
 These places are found by the reference concrete syntax's delimiters and
 reserved names: a document whose own SGML declaration changes the delimiters
 of tags, comments or marked sections, or renames marked sections' statuses,
-is refused (:func:`changed_syntax`) rather than cut where its tags are not.
+is refused (:func:`changed_syntax`) rather than cut where its tags are not,
+and so is one whose short reference maps send a delimiter to an entity that
+may hold tags (:func:`tagged_short_reference`): ``onsgmls`` does not say
+where a short reference stands, as it says where an entity reference does.
 
 A document whose DTD cannot be found (no document type declaration, a
 public identifier no catalog knows, a system identifier that is not there)
@@ -220,6 +223,35 @@ def changed_syntax(text: str) -> str | None:
     return " and ".join(said) or None
 
 
+_SHORT_REFERENCE_MAP: Final = re.compile(
+    r"""<!SHORTREF\s++[^\s>]++((?:\s++(?:"[^"]*+"|'[^']*+'|[^\s"'>]++))*+)\s*+>""", re.I)
+_MAPPED: Final = re.compile(r"""(?:"[^"]*+"|'[^']*+')\s++([^\s"'>]++)""")
+_GENERAL_ENTITY: Final = re.compile(
+    r"""<!ENTITY\s++([^\s%"'>]++)\s++(?:(CDATA|SDATA|PI|STARTTAG|ENDTAG|MS|MD)\s++)?("[^"]*+"|'[^']*+')?""", re.I)
+
+
+def tagged_short_reference(text: str) -> str | None:
+    """An entity that a short reference map declared in ``text`` (ISO 8879 §11.5) maps a delimiter to and whose
+    replacement text may hold tags (declared ``STARTTAG``, ``ENDTAG``, ``MS`` or ``MD``, or with ``<`` in its
+    literal, or not declared in ``text``); ``None`` if there is none. ``onsgmls`` says nothing where a short
+    reference stands (its ESIS has no event for it, as it has for an entity reference), so the elements its entity
+    holds could not be told from tags of the same name written after it."""
+    declarations: dict[str, tuple[str, str | None]] | None = None  # name -> (kind, literal), the first (made once)
+    for found in _SHORT_REFERENCE_MAP.finditer(text):
+        for mapped in _MAPPED.finditer(found.group(1)):
+            entity = mapped.group(1)
+            if entity.upper() in ("#EMPTY", "EMPTY"):
+                continue
+            if declarations is None:
+                declarations = {}
+                for declared in _GENERAL_ENTITY.finditer(text):
+                    declarations.setdefault(declared.group(1), ((declared.group(2) or "").upper(), declared.group(3)))
+            kind, literal = declarations.get(entity, ("", None))
+            if literal is None or kind in ("STARTTAG", "ENDTAG", "MS", "MD") or (not kind and "<" in literal):
+                return entity
+    return None
+
+
 def onsgmls_path() -> str | None:
     """The ``onsgmls`` program on ``PATH``, or ``None`` (Debian: ``apt-get install opensp``)."""
     return shutil.which("onsgmls")
@@ -243,6 +275,11 @@ def read_sgml(text: str, *, seconds: float = MAX_SECONDS) -> SgmlReading:
         raise UnsupportedError("elt on SGML needs OpenSP's onsgmls (Debian: apt-get install opensp)")
     if _URL_ENTITY.search(text):
         raise UnsupportedError("the SGML document names an entity by URL: pdi does not fetch it, and cannot parse it")
+    mapped = tagged_short_reference(text) if "SHORTREF" in text.upper() else None
+    if mapped is not None:
+        raise UnsupportedError(f"the SGML document maps a short reference to the entity {mapped!r}, whose tags elt"
+                               f" cannot tell from tags written in the text (onsgmls does not say where a short"
+                               f" reference stands){OTHERWISE}")
     changed = changed_syntax(text)
     if changed:
         raise UnsupportedError(f"the document's SGML declaration changes {changed} (ISO 8879 §13.4.6, §13.4.7): elt finds tags,"
