@@ -566,10 +566,18 @@ class Reading(ArchiveBase):
         A WebM, MP4 or Ogg video that has none (brought in by an import, which
         keeps no index, or deposited with ``--force``) is read by ffprobe now,
         from its verified octets, each time: ``None`` if ffprobe cannot read it.
+        An XML or SGML document's element index made by an earlier reading
+        (:func:`pdi.fragments.markup.index.made_by_an_earlier_reading`) is ``None``:
+        the document is read anew at each request.
         """
         index = self.store.fragment_index(record.sha256, record.media_type, record.charset)
         if index is None and record.media_type.startswith("video/"):
             return self._probe_video(record)
+        if index is not None and bytes(index[:4]) == b"PDIM":  # an element index (pdi.fragments.markup.index)
+            from pdi.fragments.markup.index import made_by_an_earlier_reading
+
+            if made_by_an_earlier_reading(index):
+                return None  # an XML or SGML document's, made by an earlier reading: read anew, as pdi reads it now
         return index
 
     def _probe_video(self, record: RepresentationRecord) -> bytes | None:

@@ -45,6 +45,13 @@ def seal(magic: bytes, version: int, payload: bytes) -> bytes:
     return body + _digest(body)
 
 
+def sealed_version(data: bytes) -> int:
+    """The version a sealed index says it is of (its digest not checked: read it with :func:`unseal`)."""
+    if len(data) < _HEAD.size:
+        raise IntegrityError(f"a pdi index is at least {_HEAD.size} octets long, not {len(data)}")
+    return int(_HEAD.unpack_from(data)[1])
+
+
 def index_kind(data: bytes) -> str:
     """What a sealed index describes, by its magic: ``"text"``, ``"markup"``, ``"pdf"`` or ``"video"``.
 
@@ -57,10 +64,11 @@ def index_kind(data: bytes) -> str:
     return kind
 
 
-def unseal(data: bytes, magic: bytes, version: int, what: str) -> memoryview:
+def unseal(data: bytes, magic: bytes, version: int, what: str, *, also: tuple[int, ...] = ()) -> memoryview:
     """The payload of the sealed index ``data``, after checking its magic, version and digest.
 
-    ``what`` names the index in the messages (``"text index"``).
+    ``what`` names the index in the messages (``"text index"``); ``also``: earlier versions of the same layout,
+    read as well (:func:`sealed_version` tells which one it is).
     """
     if len(data) < _HEAD.size + DIGEST_SIZE:
         raise IntegrityError(f"the {what} is {len(data)} octets long: too short to be one")
@@ -70,7 +78,7 @@ def unseal(data: bytes, magic: bytes, version: int, what: str) -> memoryview:
     view = memoryview(data)
     if _digest(view[:-DIGEST_SIZE]) != view[-DIGEST_SIZE:]:
         raise IntegrityError(f"the {what} is damaged: its BLAKE2b digest does not match its contents")
-    if found_version != version:
+    if found_version != version and found_version not in also:
         raise IntegrityError(f"the {what} has layout version {found_version}; this pdi reads version {version}")
     return view[_HEAD.size : -DIGEST_SIZE]
 

@@ -79,7 +79,14 @@ from pdi.fragments.markup.reading import (
 from pdi.fragments.sealed import Reader, pack_text, seal, unseal
 
 MAGIC: Final = b"PDIM"
-VERSION: Final = 1
+#: The layout's version, which also says what reading made it: version 2 has version 1's layout, made by the
+#: readings of XML and SGML of 2026-11-28 (an XML document holding U+0000 refused; an SGML element of an internal
+#: entity spans nothing of the source, a document that changes SGML's delimiters or maps a short reference to
+#: tags refused, HTML 4.01's doctype read). An index of version 1 of an XML or SGML document was made by the
+#: reading before and may hold other answers: :func:`made_by_an_earlier_reading` tells, and the archive reads
+#: such a document anew (:meth:`pdi.archive.reading.Reading.fragment_index`). One of HTML is as good as new.
+VERSION: Final = 2
+_EARLIER: Final = (1,)
 _WHAT: Final = "element index"
 _KINDS: Final = ("html", "xml", "xhtml", "sgml")
 _FAILURES: Final = (None, UnsupportedError, ParseError, LimitError)
@@ -283,7 +290,7 @@ class ElementIndex(_Table[Element]):
 
         Reads the arrays in place (no copy, nothing decoded but the tag names).
         """
-        reader = Reader(unseal(data, MAGIC, VERSION, _WHAT), _WHAT)
+        reader = Reader(unseal(data, MAGIC, VERSION, _WHAT, also=_EARLIER), _WHAT)
         kind_code, size = reader.unpack(_HEAD)
         if not 1 <= kind_code <= len(_KINDS):
             raise reader.damaged(f"its kind {kind_code} is none of html, xml, xhtml, sgml")
@@ -416,3 +423,15 @@ def _same_reading(a: str | None, b: str | None) -> bool:
         return codec_name(a) == codec_name(b)
     except UnsupportedError:
         return False
+
+
+def made_by_an_earlier_reading(data: bytes) -> bool:
+    """Whether the element index ``data`` is of an XML or SGML document and was made by a reading before this
+    one's (:data:`VERSION`): its answers may not be this pdi's, so the document is read anew instead."""
+    from pdi.fragments.sealed import sealed_version
+
+    if sealed_version(data) == VERSION:
+        return False
+    head = 6  # the sealed head: magic and version
+    kind_code = data[head] if len(data) > head else 0
+    return not 1 <= kind_code <= len(_KINDS) or _KINDS[kind_code - 1] != "html"
