@@ -19,7 +19,7 @@ that is not a page but whose id is a URL (a PDF, an image) is one
 and as the page's ``id``) and in a ``PDI`` field of its root's record
 (WARC §4 lets named fields be added). The CDXJ index is made as each
 record is written, each line what ``cdxj-indexer`` makes of that record
-(its SURT key by cdxj-indexer's own function, its lines sorted by its
+(its SURT key made as cdxj-indexer's own function makes it, its lines sorted by its
 ``SortingWriter``: see :class:`_Index`).
 
 :func:`pdi.interop.warc.sources.wacz_sources` opens the WARC files of a WACZ for
@@ -64,6 +64,7 @@ from pdi.errors import (
     WithdrawnError,
 )
 from pdi.identifier import PDI
+from pdi.interop.surt_key import simple_key
 from pdi.interop.warc.write import warc_date
 from pdi.mhtml.resolve import comparable
 from pdi.wacz_signing import DIGEST_FILE, Identity, WaczKey, digest_file
@@ -295,7 +296,8 @@ class _Index:
     """The CDXJ index of the WARC an export writes, made as each record is written (not read back).
 
     A plain record's line (:meth:`line`) is made from the values it was
-    written with: its key by cdxj-indexer's own ``get_url_key`` (SURT), its
+    written with: its key by :func:`~pdi.interop.surt_key.simple_key` (cdxj-indexer's SURT key, made
+    here for the common shape of URL) or else by cdxj-indexer's own ``get_url_key``, its
     timestamp by warcio's ``iso_date_to_timestamp``, its fields in
     cdxj-indexer's order and JSON; any other record's line by cdxj-indexer's
     :class:`~cdxj_indexer.CDXJIndexer` from the record warcio has just
@@ -331,7 +333,7 @@ class _Index:
         # json.dumps of the fields in cdxj-indexer's order, each string as json writes it (ASCII, escaped)
         mime_field = "" if mime is None else f', "mime": {_json(mime)}'
         self.lines.write(
-            f'{self.indexer.get_url_key(url)} {stamp} {{"url": {_json(url)}{mime_field}, "status": {_json(status)},'
+            f'{simple_key(url) or self.indexer.get_url_key(url)} {stamp} {{"url": {_json(url)}{mime_field}, "status": {_json(status)},'
             f' "digest": {_json(digest)}, "length": "{length}", "offset": "{offset}", "filename": "{_WARC_NAME}"}}\n'
         )
 
