@@ -30,7 +30,6 @@ decompressed once into a spool folder, after its ratio is checked).
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import datetime
 import hashlib
@@ -39,7 +38,6 @@ import json
 import os
 import re
 import tempfile
-import uuid
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -89,7 +87,25 @@ class Exported:
 
 
 def _sha1_digest(data: bytes) -> str:
-    return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode("ascii")
+    return "sha1:" + _base32(hashlib.sha1(data).digest())
+
+
+#: Every pair of base32 digits (RFC 4648 §6), by the ten bits they stand for.
+_BASE32_PAIRS = tuple(a + b for a in "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567" for b in "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+
+
+def _base32(digest: bytes) -> str:
+    """RFC 4648 §6 base32 of a 20-octet SHA-1 digest, as ``base64.b32encode`` writes it, in half its time.
+
+    160 bits are 32 digits, with no padding: sixteen pairs of ten bits each.
+    ``base64.b32encode`` (pure Python in 3.11) was two a record, 2% of an export.
+    """
+    n = int.from_bytes(digest, "big")
+    p = _BASE32_PAIRS
+    return (p[n >> 150 & 1023] + p[n >> 140 & 1023] + p[n >> 130 & 1023] + p[n >> 120 & 1023]
+            + p[n >> 110 & 1023] + p[n >> 100 & 1023] + p[n >> 90 & 1023] + p[n >> 80 & 1023]
+            + p[n >> 70 & 1023] + p[n >> 60 & 1023] + p[n >> 50 & 1023] + p[n >> 40 & 1023]
+            + p[n >> 30 & 1023] + p[n >> 20 & 1023] + p[n >> 10 & 1023] + p[n & 1023])
 
 
 def _content_type(media_type: str, charset: str | None) -> str:
@@ -187,7 +203,7 @@ class _Writer:
         size = len(http) + (len(data) if kind != "revisit" else 0)
         head = "".join(f"{k}: {v}\r\n" for k, v in fields)
         text = (
-            f"WARC/1.1\r\n{head}WARC-Block-Digest: sha1:{base64.b32encode(block.digest()).decode('ascii')}\r\n"
+            f"WARC/1.1\r\n{head}WARC-Block-Digest: sha1:{_base32(block.digest())}\r\n"
             f"Content-Type: application/http; msgtype=response\r\nContent-Length: {size}\r\n\r\n"
         )
         pieces = (text.encode("ascii") + http, data, b"\r\n\r\n") if kind != "revisit" else (
@@ -284,7 +300,18 @@ class _RecordIds:
             self.pool, self.at = os.urandom(4096), 0
         raw = self.pool[self.at : self.at + 16]
         self.at += 16
-        return f"<{uuid.UUID(bytes=raw, version=4).urn}>"  # its version and variant bits set, as uuid4's
+        return _uuid4_urn(raw)
+
+
+#: The version (4) and variant (RFC 9562) bits of a UUID, cleared and set as ``uuid.UUID(bytes=…, version=4)`` does.
+_UUID_CLEAR = ~((0xC000 << 48) | (0xF000 << 64))
+_UUID_SET = (0x8000 << 48) | (4 << 76)
+
+
+def _uuid4_urn(raw: bytes) -> str:
+    """``f"<{uuid.UUID(bytes=raw, version=4).urn}>"`` of 16 random octets, without making a ``UUID`` (a third of the time)."""
+    h = "%032x" % (int.from_bytes(raw, "big") & _UUID_CLEAR | _UUID_SET)
+    return f"<urn:uuid:{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}>"
 
 
 def _cdxj_mime(content_type: str) -> str:
