@@ -486,11 +486,12 @@ class _Masked:
 
     def __init__(self, text: str) -> None:
         self.spans = [m.span(1) for m in _LIST_NUMBER.finditer(text)]
-        parts, last = [], 0
+        parts, last, length = [], 0, 0
         self.at: list[int] = []  # where each number's '#' stands in the masked text
         for i, j in self.spans:
             parts.append(text[last:i])
-            self.at.append(sum(len(p) for p in parts) + len(self.at))
+            length += i - last  # a running count: summing the parts again for each number is quadratic
+            self.at.append(length + len(self.at))
             last = j
         parts.append(text[last:])
         self.text = "#".join(parts) if self.spans else text
