@@ -296,3 +296,28 @@ def test_a_list_of_a_hundred_thousand_items_is_masked_in_one_pass() -> None:
     found = anchor_passage(old, start, start + len("3. Item 3 of the list."), new)
     # its context changed on both sides: orphaned as documented, or found where it stands; never elsewhere
     assert found.status == "orphaned" or (found.anchored and (found.start, found.end) == (start, start + 22)), found
+
+
+@pytest.mark.timeout(120)
+def test_a_long_quote_in_a_long_text_is_not_searched_fuzzily_past_the_work_limit() -> None:
+    """A 4,000-character quote edited inside, in a text of almost 2,000,000: no fuzzy search, and the notes say why.
+
+    Each fuzzy alignment compares a window of the quote's length at every place
+    of the text (its work is the quote squared times the text): this one took
+    over a minute an alignment, six alignments in all, within the quote and
+    text limits alone.
+    """
+    import random
+
+    from pdi.passages.reanchor import MAX_FUZZY_QUOTE, MAX_FUZZY_TEXT, MAX_FUZZY_WORK
+
+    rng = random.Random(1)
+    old = "".join(rng.choice("abcdefghij klmnop") for _ in range(MAX_FUZZY_TEXT - 10_000))
+    start, end = 950_000, 950_000 + MAX_FUZZY_QUOTE - 10
+    quote = old[start:end]
+    edited = quote[:1000] + "".join(reversed(quote[1000:1200])) + quote[1200:]  # a fifth of it reversed
+    new = old[:start] + edited + old[end:]
+    assert (end - start) ** 2 * len(new) > MAX_FUZZY_WORK
+    found = anchor_passage(old, start, end, new)
+    assert found.status == "orphaned"
+    assert any("not searched fuzzily" in note and str(MAX_FUZZY_WORK) in note for note in found.notes), found.notes

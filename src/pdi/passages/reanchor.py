@@ -56,7 +56,7 @@ answer is named. Positions are ``[start, end)`` over the code points of the
 strings given; :mod:`pdi.archive.anchoring` gives it the CRLF-canonical text
 the PDI ``char`` scheme counts (PDI-GRAMMAR.md §3). The limits
 (:data:`MAX_DIFF_CELLS`, :data:`MAX_FUZZY_QUOTE`, :data:`MAX_FUZZY_TEXT`,
-:data:`MAX_HITS`) bound the work on any input: past them a method is
+:data:`MAX_FUZZY_WORK`, :data:`MAX_HITS`) bound the work on any input: past them a method is
 skipped (and the answer says so in ``notes``), never run long.
 
 Pure: no I/O.
@@ -106,6 +106,11 @@ FUZZY_CONTEXT_MIN: Final = 0.5
 FUZZY_MARGIN: Final = 0.03
 #: The longest other version searched fuzzily (characters): the alignment's work grows with it.
 MAX_FUZZY_TEXT: Final = 2_000_000
+#: The most work (the quote with its context squared, times the other version's characters) of one fuzzy
+#: alignment: ``partial_ratio_alignment`` compares a window of the quote's length at each place of the text,
+#: about half a second here; 4,000 characters of quote are searched in up to 12,000 characters of text,
+#: 1,000 in 180,000, 300 in 2,000,000.
+MAX_FUZZY_WORK: Final = 200_000_000_000
 #: The most alignments made in a fuzzy search (places passed over included).
 FUZZY_ROUNDS: Final = 6
 #: The most occurrences of a quote compared by context; more, and the quote method does not answer.
@@ -455,6 +460,11 @@ def _fuzzy(
         return Anchoring("orphaned", notes=(*notes, f"a quote under {MIN_FUZZY_QUOTE} characters is not searched fuzzily"))
     if len(quote) > MAX_FUZZY_QUOTE:
         return Anchoring("orphaned", notes=(*notes, f"a quote over {MAX_FUZZY_QUOTE} characters is not searched fuzzily"))
+    needle = min(len(old), end + context) - max(0, start - context)
+    if needle * needle * len(new) > MAX_FUZZY_WORK:
+        return Anchoring("orphaned", notes=(
+            *notes, f"a quote of {len(quote)} characters is not searched fuzzily in a text of {len(new)}: that is"
+            f" over {MAX_FUZZY_WORK} steps (its length with context squared, times the text's)"))
     search = _FuzzySearch(blocks, old, start, end, new, context)
     first = search.next()
     if first is None:
