@@ -321,3 +321,36 @@ def test_a_long_quote_in_a_long_text_is_not_searched_fuzzily_past_the_work_limit
     found = anchor_passage(old, start, end, new)
     assert found.status == "orphaned"
     assert any("not searched fuzzily" in note and str(MAX_FUZZY_WORK) in note for note in found.notes), found.notes
+
+
+def test_a_sentence_inserted_just_before_a_passage_is_not_taken_into_it() -> None:
+    """The diff aligns the passage's first word with the inserted sentence's: the quote, unchanged, is the answer."""
+    old = "The meeting opened at nine.\r\n\r\nThe budget was approved in full.\r\n\r\nQuestions were taken from the floor."
+    new = ("The meeting opened at nine.\r\n\r\nThe chair spoke.\r\n\r\nThe budget was approved in full.\r\n\r\n"
+           "Questions were then taken.")
+    start, end = _span(old, "The budget was approved in full.")
+    found = anchor_passage(old, start, end, new)
+    assert found.status != "anchored" or (found.start, found.end) == _span(new, "The budget was approved in full."), (
+        found, new[found.start:found.end])
+
+
+@settings(max_examples=300)
+@given(WORDS, WORDS, WORDS, WORDS, st.data())
+def test_a_passage_that_stands_once_unchanged_is_found_as_it_is_or_not_at_all(
+    a: str, inserted: str, b: str, b2: str, data: st.DataObject
+) -> None:
+    """Text inserted just before a passage (often starting with its first word), the text after it rewritten.
+
+    Oracle: the quote stands once in the new version, and no near copy of it
+    (its words are none of the others'), so an answer is that occurrence,
+    character for character: never a stretch that takes in the inserted text.
+    """
+    passage_words = st.lists(st.sampled_from(["fee", "is", "due", "monthly", "rent"]), min_size=1, max_size=8)
+    p = data.draw(passage_words.map(" ".join)) + MARK + data.draw(passage_words.map(" ".join))
+    inserted = data.draw(st.sampled_from(["", p.split(MARK)[0].split(" ")[0] + " "])) + inserted
+    sep = data.draw(st.sampled_from(["\r\n\r\n", " ", "\n"]))
+    old = a + sep + p + sep + b
+    new = a + sep + inserted + sep + p + sep + b2
+    found = anchor_passage(old, len(a + sep), len(a + sep + p), new)
+    at = len(a + sep + inserted + sep)
+    assert found.status != "anchored" or (found.start, found.end) == (at, at + len(p)), (found, new[found.start:found.end])

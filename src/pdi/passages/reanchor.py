@@ -603,6 +603,22 @@ class _FuzzySearch:
         self.blanked.append(stretch)
         self.searched = self.searched[:a] + "\x00" * (b - a) + self.searched[b:]
 
+    def _narrowed(self, at: int, to: int) -> tuple[int, int]:
+        """``[at, to)``, or the one exact occurrence of the quote inside it (from word to word where the quote is).
+
+        A diff may align the passage's first words with like words of text
+        inserted just before it (or its last with text after it): the place
+        then holds the quote unchanged *and* the inserted text, whose unchanged
+        context beyond made it look right. The quote as it was is the passage;
+        what was inserted beside it is not.
+        """
+        old, new, quote = self.old, self.new, self.old[self.start:self.end]
+        if to - at <= len(quote):
+            return at, to
+        inside = [h for h in _occurrences(new[at:to], quote, 1)
+                  if _same_edges(old, self.start, self.end, new, at + h, at + h + len(quote))]
+        return (at + inside[0], at + inside[0] + len(quote)) if len(inside) == 1 else (at, to)
+
     def _align(self) -> tuple[tuple[Candidate, float] | None, tuple[int, int]] | None:
         """The best alignment's place (``None`` when it cannot be the passage) and the stretch it covered."""
         old, new, lo = self.old, self.new, self.lo
@@ -633,6 +649,7 @@ class _FuzzySearch:
         at = _beside_context(old, self.start, new, at, reach, after=False)
         if to <= at:
             return None, stretch
+        at, to = self._narrowed(at, to)
         if any(at < y and x < to for x, y in self.blanked):
             return None, stretch
         if _image_of_other(self.blocks, self.by_new, self.start, self.end, at, to):
