@@ -354,3 +354,26 @@ def test_a_passage_that_stands_once_unchanged_is_found_as_it_is_or_not_at_all(
     found = anchor_passage(old, len(a + sep), len(a + sep + p), new)
     at = len(a + sep + inserted + sep)
     assert found.status != "anchored" or (found.start, found.end) == (at, at + len(p)), (found, new[found.start:found.end])
+
+
+@settings(max_examples=500)
+@given(WORDS, WORDS, WORDS, WORDS, WORDS.filter(bool), WORDS, st.sampled_from(["\r\n\r\n", " ", "\n"]))
+def test_a_near_copy_inserted_before_a_passage_is_not_taken_for_it(
+    a: str, inserted: str, b: str, b2: str, p1: str, p2: str, sep: str
+) -> None:
+    """Text inserted just before a passage, often a near copy of it (the same few words), the text after rewritten.
+
+    Oracle: the quote (it holds a character nothing else does) stands once in
+    the new version, at a place we know; an answer anchored is that place,
+    and an ambiguous one of the quote method lists it: a near copy whose
+    context is more like the cited one's is never taken instead.
+    """
+    p = p1 + MARK + p2
+    old = a + sep + p + sep + b
+    new = a + sep + inserted + sep + p + sep + b2
+    at = len(a + sep + inserted + sep)
+    found = anchor_passage(old, len(a + sep), len(a + sep + p), new)
+    if found.anchored:
+        assert (found.start, found.end) == (at, at + len(p)), (found, new[found.start:found.end])
+    elif found.status == "ambiguous" and found.method == "quote":
+        assert (at, at + len(p)) in {(c.start, c.end) for c in found.candidates}, found

@@ -44,7 +44,11 @@ decides, and the answer says which one it was:
    the answer is taken when the text found is similar enough to the quote
    (:data:`FUZZY_MIN`, ``fuzz.ratio``) *and* its context to the cited
    context (:data:`FUZZY_CONTEXT_MIN`). A second alignment, with the first
-   stretch blanked, that scores as well makes the answer ambiguous.
+   stretch blanked, that scores as well makes the answer ambiguous; so does
+   the quote standing unchanged elsewhere, at a place the quote method could
+   take, when the stretch found is merely like it (a near copy inserted
+   beside where the passage went). A stretch that overlaps one occurrence of
+   the quote is that occurrence (text inserted beside the passage is not it).
 
 Otherwise the passage is **orphaned**: it is not in the other version as far
 as these methods can tell. A passage whose quote is blank (white space
@@ -413,6 +417,21 @@ def _exact(
     return Anchoring("anchored", "exact", start + shift, end + shift, 1.0, 1.0)
 
 
+def _places_of_quote(
+    blocks: list[tuple[int, int, int]], old: str, start: int, end: int, new: str, hits: list[int]
+) -> list[int]:
+    """The occurrences ``hits`` of the quote in ``new`` that may be the passage (not where other text went, etc.)."""
+    length = end - start
+    by_new = [b for _, b, _ in blocks]
+    hits = [h for h in hits if not _image_of_other(blocks, by_new, start, end, h, h + length)]
+    if length < DISTINCT_CHARS:
+        # a short passage cited from word to word is not found inside other words ("da lo do" in
+        # "studa lo do"); a long one that stands once is itself the evidence, whatever was glued to it
+        hits = [h for h in hits if _same_edges(old, start, end, new, h, h + length)]
+    edges = _item_edges(old, start, end)
+    return [h for h in hits if _item_kept(old, start, end, new, h, h + length, edges)]
+
+
 def _by_quote(
     blocks: list[tuple[int, int, int]], old: str, start: int, end: int, new: str, context: int, notes: list[str],
     whole: bool,
@@ -428,14 +447,8 @@ def _by_quote(
         notes.append(f"the quote occurs more than {MAX_HITS} times: not compared by context")
         return None
     length = len(quote)
-    by_new = [b for _, b, _ in blocks]
-    hits = [h for h in hits if not _image_of_other(blocks, by_new, start, end, h, h + length)]
-    if length < DISTINCT_CHARS:
-        # a short passage cited from word to word is not found inside other words ("da lo do" in
-        # "studa lo do"); a long one that stands once is itself the evidence, whatever was glued to it
-        hits = [h for h in hits if _same_edges(old, start, end, new, h, h + length)]
+    hits = _places_of_quote(blocks, old, start, end, new, hits)
     edges = _item_edges(old, start, end)
-    hits = [h for h in hits if _item_kept(old, start, end, new, h, h + length, edges)]
     scored = sorted((_candidate(old, start, end, new, h, h + length, context,
                                 _alone(old, start, end, new, h, h + length, edges)) for h in hits),
                     key=lambda c: (-c.context, c.start))
@@ -484,6 +497,14 @@ def _fuzzy(
                 "ambiguous", "fuzzy", candidates=tuple(sorted((candidate, other), key=lambda c: c.start)),
                 notes=tuple(notes),
             )
+    # the quote itself, unchanged, where it may be the passage: a place merely like it is not told from it
+    # by context alone (a near copy inserted beside where the passage went, its context the cited one's)
+    hits = _occurrences(new, quote, MAX_HITS) if new[candidate.start:candidate.end] != quote else []
+    exact = _places_of_quote(blocks, old, start, end, new, hits) if len(hits) <= MAX_HITS else []
+    if exact:
+        places = [candidate, *(_candidate(old, start, end, new, h, h + len(quote), context) for h in exact)]
+        return Anchoring("ambiguous", "fuzzy", candidates=tuple(sorted(places, key=lambda c: c.start)),
+                         notes=(*notes, "the quote stands unchanged elsewhere than the most similar place"))
     return Anchoring("anchored", "fuzzy", candidate.start, candidate.end, score, candidate.context)
 
 
@@ -604,7 +625,7 @@ class _FuzzySearch:
         self.searched = self.searched[:a] + "\x00" * (b - a) + self.searched[b:]
 
     def _narrowed(self, at: int, to: int) -> tuple[int, int]:
-        """``[at, to)``, or the one exact occurrence of the quote inside it (from word to word where the quote is).
+        """``[at, to)``, or the one exact occurrence of the quote that overlaps it (from word to word where the quote is).
 
         A diff may align the passage's first words with like words of text
         inserted just before it (or its last with text after it): the place
@@ -613,11 +634,12 @@ class _FuzzySearch:
         what was inserted beside it is not.
         """
         old, new, quote = self.old, self.new, self.old[self.start:self.end]
-        if to - at <= len(quote):
+        if new[at:to] == quote:
             return at, to
-        inside = [h for h in _occurrences(new[at:to], quote, 1)
-                  if _same_edges(old, self.start, self.end, new, at + h, at + h + len(quote))]
-        return (at + inside[0], at + inside[0] + len(quote)) if len(inside) == 1 else (at, to)
+        lo = max(0, at - len(quote) + 1)  # the occurrences that overlap the place
+        inside = [lo + h for h in _occurrences(new[lo:to + len(quote) - 1], quote, 1)
+                  if _same_edges(old, self.start, self.end, new, lo + h, lo + h + len(quote))]
+        return (inside[0], inside[0] + len(quote)) if len(inside) == 1 else (at, to)
 
     def _align(self) -> tuple[tuple[Candidate, float] | None, tuple[int, int]] | None:
         """The best alignment's place (``None`` when it cannot be the passage) and the stretch it covered."""
