@@ -485,6 +485,14 @@ def _fuzzy(
     candidate, score = first
     if score < FUZZY_MIN or candidate.context < FUZZY_CONTEXT_MIN:
         return Anchoring("orphaned", notes=tuple(notes))
+    # the quote itself, unchanged, where it may be the passage: a place merely like it is not told from it
+    # by context alone (a near copy inserted beside where the passage went, its context the cited one's)
+    hits = _occurrences(new, quote, MAX_HITS) if new[candidate.start:candidate.end] != quote else []
+    exact = _places_of_quote(blocks, old, start, end, new, hits) if len(hits) <= MAX_HITS else []
+    if exact:
+        places = [candidate, *(_candidate(old, start, end, new, h, h + len(quote), context) for h in exact)]
+        return Anchoring("ambiguous", "fuzzy", candidates=tuple(sorted(places, key=lambda c: c.start)),
+                         notes=(*notes, "the quote stands unchanged elsewhere than the most similar place"))
     # the next best place, the first blanked: one as good makes the answer ambiguous
     second = search.next()
     if second is not None:
@@ -497,14 +505,6 @@ def _fuzzy(
                 "ambiguous", "fuzzy", candidates=tuple(sorted((candidate, other), key=lambda c: c.start)),
                 notes=tuple(notes),
             )
-    # the quote itself, unchanged, where it may be the passage: a place merely like it is not told from it
-    # by context alone (a near copy inserted beside where the passage went, its context the cited one's)
-    hits = _occurrences(new, quote, MAX_HITS) if new[candidate.start:candidate.end] != quote else []
-    exact = _places_of_quote(blocks, old, start, end, new, hits) if len(hits) <= MAX_HITS else []
-    if exact:
-        places = [candidate, *(_candidate(old, start, end, new, h, h + len(quote), context) for h in exact)]
-        return Anchoring("ambiguous", "fuzzy", candidates=tuple(sorted(places, key=lambda c: c.start)),
-                         notes=(*notes, "the quote stands unchanged elsewhere than the most similar place"))
     return Anchoring("anchored", "fuzzy", candidate.start, candidate.end, score, candidate.context)
 
 
@@ -604,6 +604,7 @@ class _FuzzySearch:
         self.lo, self.hi = max(0, start - context), min(len(old), end + context)
         self.searched = new
         self.blanked: list[tuple[int, int]] = []
+        self.taken: list[tuple[int, int]] = []  # the places answered: a later alignment may map to one again
         self.rounds = 0
         self.edges = _item_edges(old, start, end)
 
@@ -616,6 +617,7 @@ class _FuzzySearch:
             place, stretch = found
             self._blank(stretch)
             if place is not None:
+                self.taken.append((place[0].start, place[0].end))
                 return place
         return None
 
@@ -672,7 +674,7 @@ class _FuzzySearch:
         if to <= at:
             return None, stretch
         at, to = self._narrowed(at, to)
-        if any(at < y and x < to for x, y in self.blanked):
+        if any(at < y and x < to for x, y in (*self.blanked, *self.taken)):
             return None, stretch
         if _image_of_other(self.blocks, self.by_new, self.start, self.end, at, to):
             return None, stretch
