@@ -104,6 +104,14 @@ _MD5 = re.compile(r'"?([0-9a-f]{32})(-\d+)?"?\Z')
 
 STAGING = "staging/"
 
+#: Seconds to open a connection to the store, and to wait for the next octet of an answer, before a request is
+#: given up (botocore's own defaults, 60 s each, would keep a resolver's request waiting on a stalled store for
+#: ten minutes); each request is tried :data:`ATTEMPTS` times in all (S3's standard retry mode), so a store that
+#: does not answer at all fails an operation within about two minutes.
+CONNECT_SECONDS = 5.0
+READ_SECONDS = 20.0
+ATTEMPTS = 5
+
 
 @dataclass(frozen=True)
 class S3Location:
@@ -144,7 +152,9 @@ def _client() -> S3Client:
         s3={"addressing_style": "path" if endpoint else "auto"},
         request_checksum_calculation="when_required",
         response_checksum_validation="when_required",
-        retries={"mode": "standard", "max_attempts": 5},
+        retries={"mode": "standard", "max_attempts": ATTEMPTS},
+        connect_timeout=CONNECT_SECONDS,
+        read_timeout=READ_SECONDS,
     )
     return session.client("s3", region_name=session.region_name or "us-east-1", config=config)
 
@@ -153,7 +163,12 @@ def _message(exc: Exception) -> str:
     if isinstance(exc, botocore.exceptions.ClientError):
         error = exc.response.get("Error", {})
         return f"{error.get('Code', '?')}: {error.get('Message', '')}".strip()
-    return " ".join(str(exc).split())
+    said = " ".join(str(exc).split())
+    if isinstance(exc, botocore.exceptions.ConnectTimeoutError):
+        return f"{said} (no connection within {CONNECT_SECONDS:g} s, tried {ATTEMPTS} times)"
+    if isinstance(exc, botocore.exceptions.ReadTimeoutError):
+        return f"{said} (no answer within {READ_SECONDS:g} s, tried {ATTEMPTS} times)"
+    return said
 
 
 def _code(exc: botocore.exceptions.ClientError) -> str:

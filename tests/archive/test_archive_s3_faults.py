@@ -1,0 +1,84 @@
+"""Blobs in an S3-compatible store when the store fails: gone, refusing, silent, or answering wrong.
+
+Against the real Swift node of conftest's ``swift_node`` where Swift can be
+made to fail (its bucket deleted, its proxy stopped), and against the small
+stand-ins of ``support.faultystore`` for what it cannot be made to do on
+demand (never answer, ignore ``Range``). The catalog is SQLite: what is
+tested is the blob store's side, the same under either catalog. Each test
+ends with the store well again and the operation retried.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from starlette.testclient import TestClient
+
+from pdi.archive import Archive
+from pdi.archive.blobs import s3
+from pdi.cli import cli
+from pdi.errors import StoreError
+from pdi.server import create_app
+from pdi.server.protocol.rfc2169 import rfc2169_query
+from support.faultystore import StalledStore
+
+S = "oma.eop.gov.us"
+MIB = 1 << 20
+
+
+def _octets(size: int, seed: int) -> bytes:
+    return random.Random(seed).randbytes(size)
+
+
+@pytest.fixture
+def location(tmp_path: Path) -> str:
+    return str(tmp_path / "archive")
+
+
+@pytest.fixture
+def s3_archive(location: str, s3_blobs: str) -> Iterator[Archive]:
+    opened = Archive.init(location, blobs=s3_blobs)
+    opened.add_series(S)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def _get(location: str, name: str) -> Any:
+    return CliRunner().invoke(cli, ["get", name, "--archive", location])
+
+
+def _resolve(location: str, name: str) -> Any:
+    with Archive.open(location) as opened:
+        return TestClient(create_app(location, archive=opened, cache_bytes=0)).get(f"/uri-res/N2R?{rfc2169_query(name)}")
+
+
+def test_a_store_that_never_answers_is_a_storage_error_naming_its_timeout(
+    s3_archive: Archive, location: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = b"kept in the store\n"
+    name = str(s3_archive.add(S, data, format="text"))
+    # short timeouts and few tries, so that the test is quick: what is tested is that there are some
+    with monkeypatch.context() as patched, StalledStore() as stalled:
+        patched.setattr(s3, "CONNECT_SECONDS", 1.0)
+        patched.setattr(s3, "READ_SECONDS", 1.0)
+        patched.setattr(s3, "ATTEMPTS", 2)
+        patched.setenv("AWS_ENDPOINT_URL", stalled.endpoint)
+        said = rf"s3://.*: cannot look up blob {hashlib.sha256(data).hexdigest()}: .*\(no answer within 1 s, tried 2 times\)"
+        with Archive.open(location) as other, pytest.raises(StoreError, match=said):
+            other.get(name)
+        result = _get(location, name)
+        assert result.exit_code == 8, result.output
+        assert "no answer within 1 s" in result.stderr
+        answer = _resolve(location, name)
+        assert answer.status_code == 503
+        assert "no answer within 1 s" in answer.json()["detail"]
+    # the store answers again (the Swift node's endpoint back): so does the archive
+    assert _get(location, name).stdout_bytes == data
