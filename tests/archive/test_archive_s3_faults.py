@@ -16,12 +16,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
 from click.testing import CliRunner
 from starlette.testclient import TestClient
 
 from pdi.archive import Archive
 from pdi.archive.blobs import s3
+from pdi.archive.blobs.s3 import S3Location
 from pdi.cli import cli
 from pdi.errors import StoreError
 from pdi.server import create_app
@@ -82,3 +84,30 @@ def test_a_store_that_never_answers_is_a_storage_error_naming_its_timeout(
         assert "no answer within 1 s" in answer.json()["detail"]
     # the store answers again (the Swift node's endpoint back): so does the archive
     assert _get(location, name).stdout_bytes == data
+
+
+def test_a_deleted_bucket_is_a_storage_error_not_a_missing_blob(
+    s3_archive: Archive, location: str, s3_blobs: str
+) -> None:
+    data = _octets(2 * MIB + 7, 1)
+    name = str(s3_archive.add(S, data, format="octet-stream"))
+    where = S3Location.parse(s3_blobs)
+    client = boto3.client("s3")
+    for item in client.list_objects_v2(Bucket=where.bucket)["Contents"]:
+        client.delete_object(Bucket=where.bucket, Key=item["Key"])
+    client.delete_bucket(Bucket=where.bucket)
+    gone = f"the bucket '{where.bucket}' is gone from {client.meta.endpoint_url}"
+    with pytest.raises(StoreError, match=gone):
+        s3_archive.get(name)
+    with pytest.raises(StoreError, match="NoSuchBucket"):
+        s3_archive.verify()
+    result = _get(location, name)
+    assert result.exit_code == 8, result.output
+    assert gone in result.stderr
+    answer = _resolve(location, name)
+    assert answer.status_code == 503
+    assert gone in answer.json()["detail"]
+    # the bucket made again, empty: now the blob is missing from it, which verify reports and a read says
+    client.create_bucket(Bucket=where.bucket)
+    assert [(p.kind, p.names) for p in s3_archive.verify().problems] == [("missing", (name,))]
+    assert _get(location, name).exit_code == 3

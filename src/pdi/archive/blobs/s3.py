@@ -220,6 +220,18 @@ class S3Blobs:
         except botocore.exceptions.BotoCoreError as exc:
             raise self._fail("reach the bucket", exc) from exc
 
+    def check_bucket_stands(self) -> None:
+        """After an object was not found: a :class:`StoreError` if its bucket is gone too (deleted, or the endpoint
+        is another store's), for then the blob is not missing, the store is (a ``HEAD`` of a key answers ``404``
+        without saying which)."""
+        try:
+            self.check_bucket()
+        except NotFoundError as exc:
+            raise StoreError(
+                f"{self.where}: the bucket {self.where.bucket!r} is gone from {self.client.meta.endpoint_url}"
+                " (deleted, or not the store the archive was made with)"
+            ) from exc
+
     # --- writing -------------------------------------------------------------------
     def upload(self, ident: str, source: Octets, observe: BlobObserver | None) -> BlobInfo:
         """Stream ``source`` to the staging object ``ident``, hashing it; its :class:`BlobInfo`.
@@ -462,6 +474,7 @@ class S3Store(Attached):
     def open(self, sha256: str, info: BlobInfo | None, *, name: str) -> ChunkedReader | None:
         size = self.s3.size(sha256)
         if size is None:
+            self.s3.check_bucket_stands()
             return None
         return ChunkedReader(info or BlobInfo(sha256, size), self.s3.range_reader(sha256), name=name)
 
