@@ -28,7 +28,7 @@ from pdi.cli import cli
 from pdi.errors import StoreError
 from pdi.server import create_app
 from pdi.server.protocol.rfc2169 import rfc2169_query
-from support.faultystore import StalledStore
+from support.faultystore import RangeIgnoringStore, StalledStore
 
 S = "oma.eop.gov.us"
 MIB = 1 << 20
@@ -111,3 +111,24 @@ def test_a_deleted_bucket_is_a_storage_error_not_a_missing_blob(
     client.create_bucket(Bucket=where.bucket)
     assert [(p.kind, p.names) for p in s3_archive.verify().problems] == [("missing", (name,))]
     assert _get(location, name).exit_code == 3
+
+
+def test_a_store_that_ignores_range_is_read_no_further_than_asked(
+    s3_archive: Archive, location: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _octets(3 * MIB + 11, 2)
+    name = str(s3_archive.add(S, data, format="octet-stream"))
+    with monkeypatch.context() as patched, RangeIgnoringStore(boto3.client("s3")) as whole:
+        patched.setenv("AWS_ENDPOINT_URL", whole.endpoint)
+        with Archive.open(location) as other:
+            # chunk 0 asked for (octets 0 to 1 MiB - 1), the whole object answered: its first MiB is chunk 0
+            assert other.get(f"{name}#byte=1,9").data == data[1:9]
+            assert whole.ranges == [f"bytes=0-{MIB - 1}"]
+            # chunk 2 asked for: what came is not it, and is said so (not "damaged": the store answered wrong)
+            said = (rf"cannot read archive/{hashlib.sha256(data).hexdigest()}: asked for octets {2 * MIB} to"
+                    rf" {3 * MIB - 1}, the store answered the whole object \(200, no Content-Range\)")
+            with pytest.raises(StoreError, match=said):
+                other.get(f"{name}#byte={2 * MIB + 1},{2 * MIB + 9}")
+        result = _get(location, f"{name}#byte={2 * MIB + 1},{2 * MIB + 9}")
+        assert result.exit_code == 8, result.output
+    assert _get(location, f"{name}#byte={2 * MIB + 1},{2 * MIB + 9}").stdout_bytes == data[2 * MIB + 1 : 2 * MIB + 9]

@@ -365,7 +365,11 @@ class S3Blobs:
         """A function reading octets ``[offset, offset + length)`` of the blob by one ranged ``GET``.
 
         Past the end (or with the object gone) it reads nothing, so a reader
-        finds a blob cut short.
+        finds a blob cut short. Never more than ``length`` octets are read: a
+        store (or a cache before it) may ignore ``Range`` and answer the whole
+        object (RFC 9110 §14.2), which serves only a range from octet 0 (its
+        first ``length`` octets are the range); any other range it answers
+        with other octets than asked is a :class:`StoreError`.
         """
         key = self.key(sha256)
 
@@ -376,7 +380,18 @@ class S3Blobs:
                 answer = self.client.get_object(
                     Bucket=self.where.bucket, Key=key, Range=f"bytes={offset}-{offset + length - 1}"
                 )
-                return answer["Body"].read()
+                body = answer["Body"]
+                try:
+                    said = answer.get("ContentRange")
+                    if not (offset == 0 if said is None else said.startswith(f"bytes {offset}-")):
+                        raise StoreError(
+                            f"{self.where}: cannot read {key}: asked for octets {offset} to {offset + length - 1},"
+                            " the store answered "
+                            + ("the whole object (200, no Content-Range)" if said is None else f"{said!r}")
+                        )
+                    return body.read(length)
+                finally:
+                    body.close()
             except botocore.exceptions.ClientError as exc:
                 if _code(exc) in ("InvalidRange", "NoSuchKey", "404", "416"):
                     return b""
