@@ -12,23 +12,28 @@ from __future__ import annotations
 
 import hashlib
 import random
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import boto3
+import botocore.exceptions
 import pytest
+from archive_helpers import snapshot
 from click.testing import CliRunner
 from starlette.testclient import TestClient
 
 from pdi.archive import Archive
 from pdi.archive.blobs import s3
-from pdi.archive.blobs.s3 import S3Location
+from pdi.archive.blobs.s3 import S3Location, S3Store
+from pdi.archive.catalog import SQLStore
 from pdi.cli import cli
 from pdi.errors import StoreError
 from pdi.server import create_app
 from pdi.server.protocol.rfc2169 import rfc2169_query
 from support.faultystore import RangeIgnoringStore, StalledStore
+from support.swiftnode import TemporarySwift
 
 S = "oma.eop.gov.us"
 MIB = 1 << 20
@@ -132,3 +137,79 @@ def test_a_store_that_ignores_range_is_read_no_further_than_asked(
         result = _get(location, f"{name}#byte={2 * MIB + 1},{2 * MIB + 9}")
         assert result.exit_code == 8, result.output
     assert _get(location, f"{name}#byte={2 * MIB + 1},{2 * MIB + 9}").stdout_bytes == data[2 * MIB + 1 : 2 * MIB + 9]
+
+
+def _keys(url: str) -> dict[str, int]:
+    """Every object under the archive's prefix (key: size), and every unfinished multipart upload, from the store."""
+    where = S3Location.parse(url)
+    client = boto3.client("s3")
+    found = {item["Key"]: item["Size"]
+             for item in client.list_objects_v2(Bucket=where.bucket, Prefix=where.prefix).get("Contents", [])}
+    for upload in client.list_multipart_uploads(Bucket=where.bucket).get("Uploads", []):
+        found[f"upload of {upload['Key']}"] = -1
+    return found
+
+
+def _stagings(archive: Archive) -> list[tuple[Any, ...]]:
+    assert isinstance(archive.store, SQLStore)
+    with archive.store._read():
+        return archive.store._query("SELECT id, sha256 FROM blob_stagings")
+
+
+def test_a_deposit_the_store_fails_after_its_copy_leaves_the_bucket_as_it_was(
+    s3_archive: Archive, s3_blobs: str, swift_node: TemporarySwift, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = s3_archive.add(S, b"kept\n", format="text")
+    before = snapshot(s3_archive)
+    objects = _keys(s3_blobs)
+    assert isinstance(s3_archive.store.blobs, S3Store)
+    client = s3_archive.store.blobs.s3.client
+    data = _octets(9 * MIB + 5, 3)  # two parts: staged by a multipart upload, then copied to its key
+    key = S3Location.parse(s3_blobs).prefix + hashlib.sha256(data).hexdigest()
+    # the blob copied to its key, then the store refuses the deletion of its staging object (once: it is back at once)
+    real_delete = client.delete_object
+    refused: list[str] = []
+
+    def delete_object(**kwargs: Any) -> Any:
+        if not refused:
+            refused.append(kwargs["Key"])
+            raise botocore.exceptions.ClientError(
+                {"Error": {"Code": "ServiceUnavailable", "Message": "injected"}}, "DeleteObject")
+        return real_delete(**kwargs)
+
+    with monkeypatch.context() as patched, pytest.raises(StoreError, match="ServiceUnavailable: injected"):
+        patched.setattr(client, "delete_object", delete_object)
+        s3_archive.add(S, data, format="octet-stream")
+    assert refused and "/staging/" in refused[0]
+    assert _keys(s3_blobs) == objects
+    assert _stagings(s3_archive) == []
+    assert snapshot(s3_archive) == before
+    # the proxy stops right after the copy: nothing can be deleted, which the error says, and the remover does later
+    real_copy = client.copy
+
+    def copy(*args: Any, **kwargs: Any) -> Any:
+        done = real_copy(*args, **kwargs)
+        swift_node.stop_server("proxy")
+        return done
+
+    try:
+        with monkeypatch.context() as patched, pytest.raises(StoreError, match="Could not connect") as failed:
+            patched.setattr(client, "copy", copy)
+            s3_archive.add(S, data, format="octet-stream")
+    finally:
+        swift_node.start_server("proxy")
+    assert "pdi verify --remove-unreferenced will" in " ".join(failed.value.__notes__)
+    assert key in " ".join(failed.value.__notes__)
+    assert _stagings(s3_archive) == []
+    left = set(_keys(s3_blobs)) - set(objects)
+    assert key in left and len(left) == 2  # the blob at its key and its staging object
+    time.sleep(1.1)  # S3 dates objects to the second (Swift rounds up): let "older than 0 s" be true
+    removed = s3_archive.remove_unreferenced(0)
+    assert hashlib.sha256(data).hexdigest() in removed and len(removed) == 2
+    assert _keys(s3_blobs) == objects
+    assert snapshot(s3_archive) == before
+    # and deposited again, with the store well, it is stored
+    name = s3_archive.add(S, data, format="octet-stream")
+    assert s3_archive.get(name).data == data
+    assert s3_archive.get(kept).data == b"kept\n"
+

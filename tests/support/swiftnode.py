@@ -166,22 +166,44 @@ class TemporarySwift:
         """Configure and start the servers, and wait until the proxy answers S3 requests; returns self."""
         self._configure()
         for kind in (*_SERVERS, "proxy"):
-            program = _need(f"swift-{kind}-server")
-            log = open(self.directory / f"{kind}.log", "wb")  # noqa: SIM115 - the server's for its lifetime
-            try:
-                self._processes[kind] = subprocess.Popen(
-                    [program, str(self.directory / f"{kind}-server.conf")],
-                    stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                )
-            finally:
-                log.close()
+            self._spawn(kind)
+        self._wait(timeout)
+        return self
+
+    def _spawn(self, kind: str) -> None:
+        program = _need(f"swift-{kind}-server")
+        log = open(self.directory / f"{kind}.log", "ab")  # noqa: SIM115 - the server's for its lifetime
+        try:
+            self._processes[kind] = subprocess.Popen(
+                [program, str(self.directory / f"{kind}-server.conf")],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            )
+        finally:
+            log.close()
+
+    def stop_server(self, kind: str) -> None:
+        """Stop one server (``proxy``, ``object``, ``container``, ``account``): the store fails as when it dies."""
+        process = self._processes.pop(kind)
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def start_server(self, kind: str, timeout: float = 120.0) -> None:
+        """Start again a server :meth:`stop_server` stopped, and wait until the proxy answers S3 requests."""
+        self._spawn(kind)
+        self._wait(timeout)
+
+    def _wait(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while True:
             for kind, process in self._processes.items():
                 if process.poll() is not None:
                     raise StoreError(f"swift-{kind}-server exited: {self._log(kind)}")
             if self._answers():
-                return self
+                return
             if time.monotonic() > deadline:
                 raise StoreError(f"Swift did not answer within {timeout:.0f} s: {self._log('proxy')}")
             time.sleep(0.3)

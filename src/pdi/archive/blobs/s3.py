@@ -314,25 +314,27 @@ class S3Blobs:
         stored before (its name is their SHA-256): it is kept, not copied over,
         unless ``replace`` (a repair: the object there was found altered).
         """
-        staging = self.staging_key(ident)
+        created = replace or self.size(info.sha256) != info.size
+        if created:
+            self.copy_in(ident, info)
+        self.delete(self.staging_key(ident))
+        return created
+
+    def copy_in(self, ident: str, info: BlobInfo) -> None:
+        """Copy the staging object ``ident``, on the server, to the blob's key (which must then have its size)."""
         try:
-            created = replace or self.size(info.sha256) != info.size
-            if created:
-                self.client.copy(
-                    {"Bucket": self.where.bucket, "Key": staging},
-                    self.where.bucket,
-                    self.key(info.sha256),
-                    Config=TransferConfig(multipart_threshold=COPY_LIMIT, multipart_chunksize=1 << 30),
-                )
-                if self.size(info.sha256) != info.size:
-                    raise StoreError(
-                        f"{self.where}{info.sha256}: the copy of a staged blob of {info.size} octets"
-                        " came out another size"
-                    )
-            self.client.delete_object(Bucket=self.where.bucket, Key=staging)
+            self.client.copy(
+                {"Bucket": self.where.bucket, "Key": self.staging_key(ident)},
+                self.where.bucket,
+                self.key(info.sha256),
+                Config=TransferConfig(multipart_threshold=COPY_LIMIT, multipart_chunksize=1 << 30),
+            )
         except _S3Errors as exc:
             raise self._fail(f"place blob {info.sha256}", exc) from exc
-        return created
+        if self.size(info.sha256) != info.size:
+            raise StoreError(
+                f"{self.where}{info.sha256}: the copy of a staged blob of {info.size} octets came out another size"
+            )
 
     def delete(self, key: str) -> None:
         try:
@@ -457,14 +459,38 @@ class S3Store(Attached):
         """Upload to a staging key, then copy to the blob's key (unless an object of its size is there, and not
         ``replace``: a repair copies over an object whose octets were altered in place)."""
         ident = self.catalog.open_staging()
+        info: BlobInfo | None = None
+        created = False
         try:
-            info = self.s3.upload(ident, source, observe)
+            info = self.s3.upload(ident, source, observe)  # on its failure, it removes its staging object itself
             self.catalog.name_staging(ident, info.sha256)
-            created = self.s3.place(ident, info, replace=replace)
-        except BaseException:
+            created = replace or self.s3.size(info.sha256) != info.size
+            if created:
+                self.s3.copy_in(ident, info)
+            self.s3.delete(self.s3.staging_key(ident))
+        except BaseException as failure:
             self.catalog.close_staging(ident)
+            if info is not None:  # the store failed after the upload: what it holds of this deposit goes again
+                self._clean_up(ident, info.sha256 if created else None, failure)
             raise
         return _StagedObject(self, ident, info, created)
+
+    def _clean_up(self, ident: str, placed: str | None, failure: BaseException) -> None:
+        """After a deposit failed in the store: delete its staging object and the blob ``placed`` (if it was not
+        there before it and nothing else holds it); what cannot be deleted is said in a note on ``failure``."""
+        left = []
+        try:
+            self.s3.delete(self.s3.staging_key(ident))
+        except StoreError:
+            left.append(self.s3.staging_key(ident))
+        if placed is not None:
+            try:
+                self._remove_if_free(placed)
+            except StoreError:
+                left.append(self.s3.key(placed))
+        if left:
+            failure.add_note(f"and {', '.join(left)} could not be removed from {self.s3.where.bucket}:"
+                             " pdi verify --remove-unreferenced will")
 
     def stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
         return stage_each(self, blobs)
