@@ -213,3 +213,73 @@ def test_a_deposit_the_store_fails_after_its_copy_leaves_the_bucket_as_it_was(
     assert s3_archive.get(name).data == data
     assert s3_archive.get(kept).data == b"kept\n"
 
+
+def _stop_after(reads: int, swift_node: TemporarySwift, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """From now on, the Swift proxy stops after the first ``reads`` ranged GETs of any archive's blobs."""
+    done: list[int] = []
+    real = s3.S3Blobs.range_reader
+
+    def range_reader(self: s3.S3Blobs, sha256: str) -> Any:
+        read_raw = real(self, sha256)
+
+        def stopping(offset: int, length: int) -> bytes:
+            if len(done) == reads:
+                swift_node.stop_server("proxy")
+            done.append(offset)
+            return read_raw(offset, length)
+
+        return stopping
+
+    monkeypatch.setattr(s3.S3Blobs, "range_reader", range_reader)
+    return done
+
+
+def test_the_store_stopping_mid_read_mid_verify_and_mid_backup_fails_them_and_a_retry_succeeds(
+    s3_archive: Archive, location: str, swift_node: TemporarySwift, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    data = _octets(4 * MIB + 3, 4)
+    other = _octets(2 * MIB, 5)
+    name = str(s3_archive.add(S, data, format="octet-stream"))
+    s3_archive.add(S, other, format="octet-stream")
+    sha = hashlib.sha256(data).hexdigest()
+    cannot = rf"s3://.*: cannot read archive/{sha}: Could not connect"
+    # mid-read: chunk 0 read, then the store is gone; nothing but verified octets came before the error
+    with monkeypatch.context() as patched:
+        _stop_after(1, swift_node, patched)
+        got: list[bytes] = []
+        try:
+            with s3_archive.open_octets(name) as opened, pytest.raises(StoreError, match=cannot):
+                got.extend(opened.reader.chunks())
+        finally:
+            swift_node.start_server("proxy")
+    assert got == [data[:MIB]]
+    assert s3_archive.get(name).data == data
+    # mid-verify: a storage error, not a damaged blob; with the store back, nothing is wrong
+    with monkeypatch.context() as patched:
+        _stop_after(3, swift_node, patched)
+        try:
+            with pytest.raises(StoreError, match="Could not connect"):
+                s3_archive.verify()
+        finally:
+            swift_node.start_server("proxy")
+    report = s3_archive.verify()
+    assert (report.problems, report.checked_blobs) == ([], 2)
+    # mid-backup: the backup fails, leaving no backup (and no half-written blob file); taken again, it is whole
+    from pdi.archive.backup import backup
+
+    dest = tmp_path / "backup"
+    with monkeypatch.context() as patched:
+        _stop_after(2, swift_node, patched)
+        try:
+            with pytest.raises(StoreError, match="Could not connect"):
+                backup(location, dest)
+        finally:
+            swift_node.start_server("proxy")
+    assert not (dest / "pdi-backup.json").exists()
+    assert [p.name for p in dest.rglob("*") if p.is_file() and len(p.name) >= 64] == []
+    done = backup(location, dest)
+    assert done.blobs_copied == 2
+    for octets in (data, other):
+        digest = hashlib.sha256(octets).hexdigest()
+        assert (dest / "blobs" / digest[:2] / digest).read_bytes() == octets
