@@ -283,3 +283,41 @@ def test_the_store_stopping_mid_read_mid_verify_and_mid_backup_fails_them_and_a_
     for octets in (data, other):
         digest = hashlib.sha256(octets).hexdigest()
         assert (dest / "blobs" / digest[:2] / digest).read_bytes() == octets
+
+
+@pytest.mark.parametrize("server", ["proxy", "object"])
+def test_the_store_stopping_mid_deposit_leaves_the_archive_as_it_was_and_a_retry_succeeds(
+    s3_archive: Archive, s3_blobs: str, swift_node: TemporarySwift, server: str
+) -> None:
+    kept = s3_archive.add(S, b"kept\n", format="text")
+    before = snapshot(s3_archive)
+    objects = _keys(s3_blobs)
+    data = _octets(20 * MIB, 6)
+    sent: list[int] = []
+
+    def source() -> Iterator[bytes]:
+        for start in range(0, len(data), MIB):
+            if start == 10 * MIB:  # the first 8 MiB part sent, the upload under way
+                swift_node.stop_server(server)
+            sent.append(start)
+            yield data[start : start + MIB]
+
+    try:
+        with pytest.raises(StoreError, match=r"s3://.*: cannot upload archive/staging/\w+: ") as failed:
+            s3_archive.add(S, source(), format="octet-stream")
+    finally:
+        swift_node.start_server(server)
+    assert sent[-1] >= 16 * MIB - MIB  # it failed at the second part, not before
+    assert _stagings(s3_archive) == []
+    assert snapshot(s3_archive) == before
+    left = set(_keys(s3_blobs)) - set(objects)
+    # nothing at a content-addressed key; an unfinished upload the failure could not abort, its error says so
+    assert all(key.startswith("upload of archive/staging/") for key in left), left
+    if left:
+        assert "pdi verify --remove-unreferenced will" in " ".join(getattr(failed.value, "__notes__", []))
+    time.sleep(1.1)  # S3 dates uploads to the second: let "older than 0 s" be true
+    s3_archive.remove_unreferenced(0)
+    assert _keys(s3_blobs) == objects
+    name = s3_archive.add(S, data, format="octet-stream")
+    assert s3_archive.get(name).data == data
+    assert s3_archive.get(kept).data == b"kept\n"

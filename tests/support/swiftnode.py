@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
@@ -44,6 +45,8 @@ pipeline = catch_errors gatekeeper healthcheck proxy-logging cache listing_forma
 [app:proxy-server]
 use = egg:swift#proxy
 account_autocreate = true
+# one node of each server: one that failed (stopped by a test) must not be left out for a minute once it is back
+error_suppression_interval = 0
 
 [filter:catch_errors]
 use = egg:swift#catch_errors
@@ -192,9 +195,19 @@ class TemporarySwift:
             process.wait()
 
     def start_server(self, kind: str, timeout: float = 120.0) -> None:
-        """Start again a server :meth:`stop_server` stopped, and wait until the proxy answers S3 requests."""
+        """Start again a server :meth:`stop_server` stopped, and wait until it takes connections and the proxy
+        answers S3 requests."""
         self._spawn(kind)
-        self._wait(timeout)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.ports[kind]), timeout=1).close()
+                break
+            except OSError:
+                if self._processes[kind].poll() is not None or time.monotonic() > deadline:
+                    raise StoreError(f"swift-{kind}-server did not start again: {self._log(kind)}") from None
+                time.sleep(0.2)
+        self._wait(max(1.0, deadline - time.monotonic()))
 
     def _wait(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
