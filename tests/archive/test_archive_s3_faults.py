@@ -321,3 +321,24 @@ def test_the_store_stopping_mid_deposit_leaves_the_archive_as_it_was_and_a_retry
     name = s3_archive.add(S, data, format="octet-stream")
     assert s3_archive.get(name).data == data
     assert s3_archive.get(kept).data == b"kept\n"
+
+
+@pytest.mark.parametrize("size", [1000, 9 * MIB + 1])  # one PUT; a multipart upload of two parts
+def test_an_object_altered_behind_the_archives_back_is_not_taken_for_the_octets_deposited_again(
+    s3_archive: Archive, s3_blobs: str, size: int
+) -> None:
+    data = _octets(size, 7)
+    first = str(s3_archive.add(S, data, format="octet-stream"))
+    where = S3Location.parse(s3_blobs)
+    client = boto3.client("s3")
+    key = where.prefix + hashlib.sha256(data).hexdigest()
+    damaged = bytearray(data)
+    damaged[size // 2] ^= 0x20
+    client.put_object(Bucket=where.bucket, Key=key, Body=bytes(damaged))  # the same size, other octets
+    second = str(s3_archive.add(S, data, format="octet-stream"))
+    # the octets deposited again, hashed on their way, are what the key holds now: both names read them
+    assert hashlib.sha256(client.get_object(Bucket=where.bucket, Key=key)["Body"].read()).hexdigest() == key[-64:]
+    assert s3_archive.get(second).data == data
+    assert s3_archive.get(first).data == data
+    assert s3_archive.verify().problems == []
+    assert _keys(s3_blobs) == {key: size}

@@ -16,8 +16,8 @@ only once its last octet has been hashed:
    :class:`~pdi.archive.blobs.Digests` computes the SHA-256 and the chunk
    digests;
 2. only then is the staging object copied, on the server, to ``prefix + h``
-   (unless an object of that size is there already: the same bytes stored
-   before) and the staging object deleted.
+   (unless an object of that size and this upload's ETag is there already:
+   the same bytes stored before) and the staging object deleted.
 
 So a content-addressed key never holds octets other than those its name
 hashes: a failed or refused upload (a dropped connection, a bag whose bytes
@@ -234,7 +234,11 @@ class S3Blobs:
 
     # --- writing -------------------------------------------------------------------
     def upload(self, ident: str, source: Octets, observe: BlobObserver | None) -> BlobInfo:
-        """Stream ``source`` to the staging object ``ident``, hashing it; its :class:`BlobInfo`.
+        """Stream ``source`` to the staging object ``ident``, hashing it; its :class:`BlobInfo` (see :meth:`send`)."""
+        return self.send(ident, source, observe)[0]
+
+    def send(self, ident: str, source: Octets, observe: BlobObserver | None) -> tuple[BlobInfo, str]:
+        """Stream ``source`` to the staging object ``ident``, hashing it; its :class:`BlobInfo` and the store's ETag.
 
         ``observe`` sees every piece and its ``finish`` runs before this returns;
         an exception anywhere aborts the upload and leaves no staging object.
@@ -295,7 +299,7 @@ class S3Blobs:
         except BaseException as failure:
             self._remove_staging(key, upload_id, failure)
             raise
-        return info
+        return info, answer_etag
 
     def _remove_staging(self, key: str, upload_id: str | None, failure: BaseException) -> None:
         try:
@@ -354,8 +358,14 @@ class S3Blobs:
     # --- reading -------------------------------------------------------------------
     def size(self, sha256: str) -> int | None:
         """The size of the blob's object, or ``None`` when there is none."""
+        found = self.stat(sha256)
+        return None if found is None else found[0]
+
+    def stat(self, sha256: str) -> tuple[int, str] | None:
+        """The size and the ETag of the blob's object, or ``None`` when there is none."""
         try:
-            return int(self.client.head_object(Bucket=self.where.bucket, Key=self.key(sha256))["ContentLength"])
+            answer = self.client.head_object(Bucket=self.where.bucket, Key=self.key(sha256))
+            return int(answer["ContentLength"]), str(answer.get("ETag", ""))
         except botocore.exceptions.ClientError as exc:
             if _code(exc) in ("404", "NoSuchKey", "NotFound"):
                 return None
@@ -462,9 +472,13 @@ class S3Store(Attached):
         info: BlobInfo | None = None
         created = False
         try:
-            info = self.s3.upload(ident, source, observe)  # on its failure, it removes its staging object itself
+            info, etag = self.s3.send(ident, source, observe)  # on its failure, it removes its staging object itself
             self.catalog.name_staging(ident, info.sha256)
-            created = replace or self.s3.size(info.sha256) != info.size
+            # an object at the key is the same octets stored before if it has their size and the ETag of this
+            # upload (the store's MD5 of them, which a server-side copy keeps on Swift): else it was altered behind
+            # the archive's back, or the store does not say (an ETag that is no MD5, a copy given its own), and the
+            # octets just hashed are copied over it
+            created = replace or self.s3.stat(info.sha256) != (info.size, etag)
             if created:
                 self.s3.copy_in(ident, info)
             self.s3.delete(self.s3.staging_key(ident))
