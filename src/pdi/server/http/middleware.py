@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from typing import Final
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from pdi.server.http.bodies import sends_content
 from pdi.server.http.problems import problem
+
+#: The key under which a connection offers the app its zero-copy sending in an ASGI scope's ``extensions``
+#: (:class:`pdi.server.process.zerocopy.ZeroCopy`): named here, below the rooms that offer and use it.
+SENDFILE_EXTENSION: Final = "pdi.sendfile"
 
 
 class HTTPMiddleware:
@@ -159,7 +165,7 @@ class HostField(HTTPMiddleware):
         version = scope.get("http_version", "1.1")
         hosts = []
         listed = 0
-        expects = content = False
+        expects = False
         for key, value in scope["headers"]:
             if key == b"host":
                 hosts.append(value)
@@ -167,8 +173,7 @@ class HostField(HTTPMiddleware):
                 listed += 1
             elif key == b"expect":
                 expects = True
-            elif key == b"transfer-encoding" or (key == b"content-length" and value.strip().lstrip(b"0")):
-                content = True  # (RFC 9112 §6.3: neither field, or a length of 0: the request has no content)
+
         if version not in _VERSIONS:
             answer = problem(505, "HTTP Version Not Supported",
                              f"this server speaks HTTP/1.1 and HTTP/1.0; the request line says HTTP/{version}")
@@ -182,7 +187,8 @@ class HostField(HTTPMiddleware):
         else:
             if listed > 1:
                 scope = {**scope, "headers": joined(scope["headers"])}
-            if expects and content and version != "1.0":  # (of an HTTP/1.0 request ignored: RFC 9110 §10.1.1)
+            # of an HTTP/1.0 request, or of one without content (RFC 9112 §6.3), nothing to wait for: RFC 9110 §10.1.1
+            if expects and version != "1.0" and sends_content(scope["headers"]):
                 receive, send = closing_unread(receive, send)
             await self.app(scope, receive, send)
             return

@@ -6,9 +6,9 @@ from __future__ import annotations
 from starlette.types import Message, Receive, Scope, Send
 
 from pdi.server.http.conditional import if_match_holds, tag_matches
+from pdi.server.http.middleware import SENDFILE_EXTENSION as ZEROCOPY
 from pdi.server.http.middleware import HTTPMiddleware
 from pdi.server.http.problems import problem_body
-from pdi.server.process.zerocopy import EXTENSION as ZEROCOPY
 
 #: The fields of a ``200`` its ``304`` keeps (RFC 9110 §15.4.5: those "that would have been sent in a 200", and no
 #: other representation metadata), and the CORS fields that let a script of another origin read it.

@@ -47,10 +47,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from pdi.errors import DamagedError
+from pdi.server.http.middleware import SENDFILE_EXTENSION
 from pdi.server.process.limits import DEFAULT_SEND_SECONDS
 
 #: The key of :class:`ZeroCopy` in an ASGI scope's ``extensions``.
-EXTENSION = "pdi.sendfile"
+EXTENSION = SENDFILE_EXTENSION
 #: Octets asked of one ``sendfile`` call (the kernel sends what the socket's buffer takes).
 _STEP = 1 << 24
 #: How often the headers still in the connection's buffer are looked at again (seconds).
