@@ -228,6 +228,7 @@ class WriteAPI:
                                  rule="manifest")
             items: list[tuple[list[Content], str | None]] = []
             for index, part in enumerate(files):
+                _refuse_coded(index, part)
                 said = manifest[index] if manifest is not None else {}
                 media_type = part.content_type or ""
                 token = said.get("format") or (formats.token_for(media_type) if media_type else None)
@@ -571,6 +572,31 @@ def _manifest_and_files(form: FormData) -> tuple[list[dict[str, str]] | None, li
         raise ParseError(f"the manifest is given {len(manifests)} times (parts {where}): give it once; nothing"
                          " was deposited", rule="manifest")
     return _manifest(form.get("manifest")), files
+
+
+#: The Content-Transfer-Encoding values that say a part's octets are not encoded (RFC 2045 §6.2).
+_IDENTITY_TRANSFER = frozenset({"7bit", "8bit", "binary"})
+
+
+def _refuse_coded(index: int, part: UploadFile) -> None:
+    """An :class:`UnsupportedError` (``415``) naming item ``index`` when its part says its octets are encoded: a
+    ``Content-Transfer-Encoding`` other than ``7bit``, ``8bit`` or ``binary`` (RFC 7578 §4.7: senders do not use
+    one), or a ``Content-Encoding`` other than ``identity``. pdi keeps the octets it is sent, and would have kept the
+    encoded ones (``aGkK`` for ``hi``) under a name that never changes, as it refuses a deposit's
+    ``Content-Encoding`` (:mod:`pdi.server.http.codings`)."""
+    said = f"item {index} ({printable((part.filename or '')[:80])}) is sent in the"
+    for value in part.headers.getlist("content-transfer-encoding"):
+        coding = value.strip().lower()
+        if coding not in _IDENTITY_TRANSFER:
+            raise UnsupportedError(
+                f"{said} Content-Transfer-Encoding {printable(coding[:40])}, which RFC 7578 §4.7 has senders not use:"
+                " send its octets as they are (a multipart/form-data part carries any octet); nothing was deposited")
+    codings = [c.strip().lower() for value in part.headers.getlist("content-encoding") for c in value.split(",")]
+    for coding in codings:
+        if coding and coding != "identity":
+            raise UnsupportedError(
+                f"{said} content coding {printable(coding[:40])}: send its octets as they are (without"
+                " Content-Encoding), pdi keeps the octets it is sent; nothing was deposited")
 
 
 def _manifest(value: object) -> list[dict[str, str]] | None:

@@ -1,0 +1,92 @@
+"""``POST /api/batch``: parts whose octets or headers a batch cannot take as one document each are refused.
+
+Each refusal names the item or part and what was wrong, and leaves the
+archive exactly as it was (its catalog and its blob store compared whole).
+The bodies are written by hand after RFC 7578 (multipart/form-data) and RFC
+2046 §5.1.1 (delimiters, the close-delimiter and the epilogue), so that a
+body no well-behaved library would write can be sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from pdi.archive import Archive
+from pdi.server import create_app
+
+S = "library.example.us"
+KIND = "multipart/form-data; boundary=b0undary"
+
+
+class Batches:
+    def __init__(self, location: Path) -> None:
+        self.location = location
+        self.archive = Archive.init(location)
+        self.archive.add_series(S)
+        _, self.token = self.archive.add_token("depositor", role="deposit", series=[S])
+        self.client = TestClient(create_app(str(location), archive=self.archive))
+
+    def post(self, body: bytes, kind: str = KIND) -> tuple[int, str]:
+        answer = self.client.post(f"/api/batch?series={S}", content=body,
+                                  headers={"Authorization": f"Bearer {self.token}", "Content-Type": kind})
+        return answer.status_code, answer.json().get("detail", "") if answer.status_code >= 400 else answer.text
+
+    def snapshot(self) -> object:
+        store = self.archive.store
+        files = sorted(str(p.relative_to(self.location)) for p in self.location.rglob("*")
+                       if p.is_file() and not p.name.startswith("catalog.sqlite"))
+        return (list(store.iter_representations()), sorted(store.blob_names()),
+                [(e.action, e.subject) for e in store.audit_log()], files)
+
+
+@pytest.fixture
+def batches(tmp_path: Path) -> Iterator[Batches]:
+    made = Batches(tmp_path / "archive")
+    try:
+        yield made
+    finally:
+        made.archive.close()
+
+
+def part(headers: bytes, octets: bytes, boundary: bytes = b"b0undary") -> bytes:
+    """One body part: its delimiter line (RFC 2046 §5.1.1), its header fields, a blank line, its octets."""
+    return b"--" + boundary + b"\r\n" + headers + b"\r\n" + octets + b"\r\n"
+
+
+def item(name: str = "a.txt", more: bytes = b"") -> bytes:
+    """The header fields of a file part named ``name`` in text/plain, and ``more`` after them."""
+    return (f'Content-Disposition: form-data; name="item"; filename="{name}"\r\n'.encode()
+            + b"Content-Type: text/plain\r\n" + more)
+
+
+CLOSE = b"--b0undary--\r\n"
+
+
+@pytest.mark.parametrize(("field", "said"), [
+    # RFC 7578 §4.7: senders do not use Content-Transfer-Encoding; "aGkK" is base64 for "hi\n"
+    (b"Content-Transfer-Encoding: base64\r\n", "item 1 (b.txt) is sent in the Content-Transfer-Encoding base64"),
+    (b"Content-Transfer-Encoding: Quoted-Printable\r\n",
+     "item 1 (b.txt) is sent in the Content-Transfer-Encoding quoted-printable"),
+    (b"Content-Encoding: gzip\r\n", "item 1 (b.txt) is sent in the content coding gzip"),
+    (b"Content-Encoding: identity, br\r\n", "item 1 (b.txt) is sent in the content coding br"),
+])
+def test_a_part_sent_in_a_coding_is_refused_naming_it_and_nothing_is_kept(
+        batches: Batches, field: bytes, said: str) -> None:
+    before = batches.snapshot()
+    status, detail = batches.post(part(item(), b"plain\n") + part(item("b.txt", field), b"aGkK") + CLOSE)
+    assert status == 415 and detail.startswith(said), detail
+    assert batches.snapshot() == before
+
+
+@pytest.mark.parametrize("coding", [b"7bit", b"8bit", b"binary", b"Binary"])
+def test_a_part_in_an_identity_transfer_encoding_is_kept_as_sent(batches: Batches, coding: bytes) -> None:
+    # RFC 2045 §6.2: 7bit, 8bit and binary say the octets are not encoded
+    status, text = batches.post(part(item(more=b"Content-Transfer-Encoding: " + coding + b"\r\n"), b"hi\n") + CLOSE)
+    assert status == 201, text
+    (name,) = batches.archive.ls(series=S)
+    with batches.archive.open_octets(str(name)) as opened:
+        assert b"".join(opened.reader.chunks(0, opened.size)) == b"hi\n"
