@@ -9,10 +9,13 @@ body no well-behaved library would write can be sent.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from pdi.archive import Archive
@@ -64,6 +67,9 @@ def item(name: str = "a.txt", more: bytes = b"") -> bytes:
 
 
 CLOSE = b"--b0undary--\r\n"
+FIRST = part(item(), b"one\n") + CLOSE
+#: Two whole bodies one after the other: the second's part stands in the first's epilogue, at octet len(FIRST).
+TWO_BODIES = FIRST + part(item("b.txt"), b"two\n") + CLOSE
 
 
 @pytest.mark.parametrize(("field", "said"), [
@@ -90,3 +96,41 @@ def test_a_part_in_an_identity_transfer_encoding_is_kept_as_sent(batches: Batche
     (name,) = batches.archive.ls(series=S)
     with batches.archive.open_octets(str(name)) as opened:
         assert b"".join(opened.reader.chunks(0, opened.size)) == b"hi\n"
+
+
+@pytest.mark.parametrize("after", [
+    part(item("b.txt"), b"two\n") + CLOSE,  # a second body written after the first, as if concatenated
+    part(item("b.txt"), b"two\n"),  # a part, and no second close
+    b"--b0undary\r\n",  # a delimiter alone
+])
+def test_a_part_after_the_closing_boundary_refuses_the_batch_naming_where(batches: Batches, after: bytes) -> None:
+    # RFC 2046 §5.1.1: what follows the close-delimiter is the epilogue, which a parser ignores: the item sent
+    # there was dropped, and a batch of fewer items than sent was deposited
+    first = part(item(), b"one\n") + CLOSE
+    before = batches.snapshot()
+    status, detail = batches.post(first + after)
+    assert status == 400, detail
+    assert detail.startswith(f"the multipart body goes on after its closing boundary: a delimiter (--b0undary) at"
+                             f" octet {len(first)}, in its epilogue, "), detail
+    assert batches.snapshot() == before
+
+
+@pytest.mark.parametrize("epilogue", [b"", b"\r\n", b"a note for whoever reads the epilogue\r\n", b"b0undary--\r\n"])
+def test_an_epilogue_without_a_delimiter_is_ignored_as_rfc_2046_says(batches: Batches, epilogue: bytes) -> None:
+    status, text = batches.post(part(item(), b"one\n") + CLOSE + epilogue)
+    assert status == 201, text
+    assert len(batches.archive.ls(series=S)) == 1
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cuts=st.lists(st.integers(min_value=1, max_value=len(TWO_BODIES) - 1), unique=True, max_size=12))
+@example(cuts=list(range(1, len(TWO_BODIES))))  # one octet a piece
+def test_a_part_after_the_closing_boundary_is_found_however_the_body_is_cut_into_pieces(
+        batches: Batches, cuts: list[int]) -> None:
+    edges = [0, *sorted(cuts), len(TWO_BODIES)]
+    pieces = [TWO_BODIES[a:b] for a, b in itertools.pairwise(edges)]
+    before = batches.snapshot()
+    answer = batches.client.post(f"/api/batch?series={S}", content=iter(pieces),
+                                 headers={"Authorization": f"Bearer {batches.token}", "Content-Type": KIND})
+    assert answer.status_code == 400 and f"at octet {len(FIRST)}," in answer.json()["detail"], answer.text
+    assert batches.snapshot() == before

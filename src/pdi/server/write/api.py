@@ -67,6 +67,7 @@ from typing import Any
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+from python_multipart.multipart import parse_options_header
 from starlette.datastructures import FormData, UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import ClientDisconnect, Request
@@ -470,7 +471,9 @@ async def _whole_form(request: Request, limit: int | None = None) -> AsyncIterat
                 received += len(piece)
                 if limit is not None and received > limit:
                     raise LimitError(f"the body is {_beyond(limit)}; nothing was deposited")
-                yield piece
+                yield piece  # resumed once the parser has parsed the piece
+                if epilogue is not None:
+                    epilogue.see(piece, parser.ended)
         except ClientDisconnect:
             raise ParseError(f"the body ended after {plural(received, 'octet')}{promised}: the client went away;"
                              " nothing was deposited", rule="multipart") from None
@@ -483,6 +486,8 @@ async def _whole_form(request: Request, limit: int | None = None) -> AsyncIterat
                 rule="multipart")
 
     parser = _WholeForm(request.headers, counted(), max_files=MAX_BATCH, max_fields=MAX_BATCH + 1)
+    boundary = parse_options_header(request.headers.get("content-type", ""))[1].get(b"boundary")
+    epilogue = _Epilogue(boundary) if boundary else None
     try:
         form = await parser.parse()
     except MultiPartException as exc:
@@ -492,6 +497,45 @@ async def _whole_form(request: Request, limit: int | None = None) -> AsyncIterat
         yield form
     finally:
         await form.close()
+
+
+class _Epilogue:
+    """Whether a delimiter stands in a multipart body's epilogue, what follows its close-delimiter.
+
+    RFC 2046 §5.1.1 has the epilogue ignored, and python-multipart discards
+    it: an item sent after the closing boundary (two bodies written one after
+    the other) was dropped, and a batch of fewer items than were sent
+    deposited. Fed the body piece by piece, however it is cut, it finds the
+    first ``--BOUNDARY`` after the close-delimiter and raises a
+    :class:`ParseError` (``400``) naming its octet; any other epilogue stays
+    ignored, as the RFC says.
+    """
+
+    def __init__(self, boundary: bytes) -> None:
+        self.dash = b"--" + boundary
+        self.close = b"\r\n" + self.dash + b"--"  # part data never holds CRLF --BOUNDARY: it would end the part
+        self.tail = b""  # the last octets seen, enough to find either across two pieces
+        self.tail_at = 0  # the body's octet tail[0] is
+        self.epilogue_at: int | None = None
+
+    def see(self, piece: bytes, ended: bool) -> None:
+        window = self.tail + piece
+        if ended and self.epilogue_at is None:
+            found = window.find(self.close)
+            if found >= 0:
+                self.epilogue_at = self.tail_at + found + len(self.close)
+            elif self.tail_at == 0 and window.startswith(self.close[2:]):  # a body that is a close-delimiter
+                self.epilogue_at = len(self.close) - 2
+        if self.epilogue_at is not None:
+            found = window.find(self.dash, max(0, self.epilogue_at - self.tail_at))
+            if found >= 0:
+                raise ParseError(
+                    f"the multipart body goes on after its closing boundary: a delimiter"
+                    f" ({printable(self.dash[:80].decode('latin-1'))}) at octet {self.tail_at + found:,}, in its"
+                    " epilogue, which is ignored (RFC 2046 §5.1.1): send every item before the closing boundary"
+                    " (--BOUNDARY--); nothing was deposited", rule="multipart")
+        cut = max(0, len(window) - len(self.close))
+        self.tail, self.tail_at = window[cut:], self.tail_at + cut
 
 
 class _Body:
