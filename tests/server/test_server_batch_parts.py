@@ -134,3 +134,21 @@ def test_a_part_after_the_closing_boundary_is_found_however_the_body_is_cut_into
                                  headers={"Authorization": f"Bearer {batches.token}", "Content-Type": KIND})
     assert answer.status_code == 400 and f"at octet {len(FIRST)}," in answer.json()["detail"], answer.text
     assert batches.snapshot() == before
+
+
+@pytest.mark.parametrize(("headers", "said"), [
+    # RFC 2045 §5 / RFC 7578 §4.4: a part has one Content-Type; which of two the batch read decided the item's format
+    (b'Content-Disposition: form-data; name="item"; filename="b.txt"\r\nContent-Type: text/plain\r\n'
+     b"Content-Type: text/html\r\n", "item 1 (b.txt) gives Content-Type 2 times"),
+    (b'Content-Disposition: form-data; name="item"; filename="x.txt"\r\n'
+     b'Content-Disposition: form-data; name="item"; filename="b.txt"\r\nContent-Type: text/plain\r\n',
+     "item 1 (b.txt) gives Content-Disposition 2 times"),
+    (b'Content-Disposition: form-data; name="item"; filename="b.txt"\r\nContent-Type: text/plain\r\n'
+     b"Content-Transfer-Encoding: binary\r\ncontent-transfer-encoding: 8bit\r\n",
+     "item 1 (b.txt) gives Content-Transfer-Encoding 2 times"),
+])
+def test_a_part_giving_a_header_field_twice_is_refused_naming_it(batches: Batches, headers: bytes, said: str) -> None:
+    before = batches.snapshot()
+    status, detail = batches.post(part(item(), b"one\n") + part(headers, b"<p>two\n") + CLOSE)
+    assert status == 400 and detail.startswith(said), detail
+    assert batches.snapshot() == before

@@ -229,6 +229,7 @@ class WriteAPI:
                                  rule="manifest")
             items: list[tuple[list[Content], str | None]] = []
             for index, part in enumerate(files):
+                _refuse_twice(index, part)
                 _refuse_coded(index, part)
                 said = manifest[index] if manifest is not None else {}
                 media_type = part.content_type or ""
@@ -620,6 +621,22 @@ def _manifest_and_files(form: FormData) -> tuple[list[dict[str, str]] | None, li
 
 #: The Content-Transfer-Encoding values that say a part's octets are not encoded (RFC 2045 §6.2).
 _IDENTITY_TRANSFER = frozenset({"7bit", "8bit", "binary"})
+
+
+#: The header fields a part gives once (RFC 2045 §5, RFC 7578 §4.2 and §4.4), whose value decides the item.
+_ONCE = ("Content-Disposition", "Content-Type", "Content-Transfer-Encoding", "Content-Encoding")
+
+
+def _refuse_twice(index: int, part: UploadFile) -> None:
+    """A :class:`ParseError` (``400``) naming item ``index`` when its part gives a field of :data:`_ONCE` more than
+    once: the parser kept one of them (the first Content-Type, the last Content-Disposition), and which one
+    decided the item's format or whether it was an item at all."""
+    for field in _ONCE:
+        count = len(part.headers.getlist(field))
+        if count > 1:
+            raise ParseError(
+                f"item {index} ({printable((part.filename or '')[:80])}) gives {field} {count} times: a part gives it"
+                " once (RFC 7578 §4); nothing was deposited", rule="multipart")
 
 
 def _refuse_coded(index: int, part: UploadFile) -> None:
