@@ -90,6 +90,15 @@ def refused_authorization(scheme: str, secret: str) -> tuple[int, str, str | Non
     return 0, "", None
 
 
+def authorization_given_more_than_once(count: int) -> str:
+    """Why a request giving ``Authorization`` in ``count`` fields is refused (``400``, ``invalid_request``): RFC 9110
+    §5.3 (a field that is not a list is given once) and RFC 6750 §3.1 (more than one token presented). Read by its
+    first field, the request acted as whichever token came first, while a proxy or a log reading the last saw
+    another."""
+    return (f"the request gives Authorization {count} times: give one token, in one Authorization field (RFC 9110"
+            " §5.3, RFC 6750 §3.1)")
+
+
 def cookie_token(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
     """The token the :data:`COOKIE` cookie of a request's raw headers holds (``None``: none, or empty)."""
     sent = "; ".join(v.decode("latin-1") for k, v in headers if k == b"cookie")
@@ -131,14 +140,17 @@ class Readers(HTTPMiddleware):
         self.expired_page = expired_page
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        header = next((v for k, v in scope["headers"] if k == b"authorization"), None)
+        fields = [v for k, v in scope["headers"] if k == b"authorization"]
+        header = fields[0] if fields else None
         reader = ANONYMOUS
         cookie = None
         if header is not None:
             scheme, _, secret = header.decode("latin-1").partition(" ")
             record = None
             status, detail, error = refused_authorization(scheme, secret)
-            if not status:
+            if len(fields) > 1:
+                status, detail, error = 400, authorization_given_more_than_once(len(fields)), "invalid_request"
+            elif not status:
                 record = await anyio.to_thread.run_sync(self.archive.authenticate, secret.strip())
                 status, detail, error = 401, "the token is not known, or was revoked", "invalid_token"
             if record is None:

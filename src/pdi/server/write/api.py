@@ -89,7 +89,7 @@ from pdi.errors import (
 from pdi.server.http.bodies import read_body
 from pdi.server.http.params import flag, integer, only, optional, required
 from pdi.server.http.problems import Problem
-from pdi.server.http.readers import refused_authorization
+from pdi.server.http.readers import authorization_given_more_than_once, refused_authorization
 from pdi.server.process.cache import ResponseCache
 from pdi.server.protocol.rfc2169 import n2r_path
 
@@ -132,9 +132,12 @@ async def bearer_writer(archive: Archive, request: Request, *, reads_if_match: b
     """The token a write presents in its ``Authorization`` header (never a cookie), checked; ``401`` without a
     live one. Then, unless the route ``reads_if_match`` itself (an annotation's), a change asked with ``If-Match``
     is refused (:func:`refuse_if_match`)."""
-    header = request.headers.get("authorization")
-    if header is None:
+    fields = request.headers.getlist("authorization")
+    if not fields:
         raise Unauthorized("this route needs Authorization: Bearer <token> (pdi token add)")
+    if len(fields) > 1:
+        raise Unauthorized(authorization_given_more_than_once(len(fields)), error="invalid_request", status=400)
+    header = fields[0]
     scheme, _, secret = header.partition(" ")
     status, detail, error = refused_authorization(scheme, secret)
     if status:

@@ -1,0 +1,72 @@
+"""A request giving ``Authorization`` (or ``Idempotency-Key``) in more than one field is refused, not read by its first.
+
+RFC 9110 §5.3: a sender does not give a field that is not a list in more
+than one field line; RFC 6750 §3.1 answers a request that presents more
+than one token ``400`` with ``error="invalid_request"``. Read by its first
+field, the request was written (or read) as whichever token came first,
+while a proxy or a log that read the last saw another writer. The archive
+is compared whole before and after.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from starlette.testclient import TestClient
+
+from pdi.archive import Archive
+from pdi.server import create_app
+
+S = "library.example.us"
+OTHER = "other.example.us"
+
+
+class Twice:
+    def __init__(self, location: Path) -> None:
+        self.archive = Archive.init(location)
+        self.archive.add_series(S)
+        self.archive.add_series(OTHER)
+        _, self.mine = self.archive.add_token("mine", role="deposit", series=[S])
+        _, self.theirs = self.archive.add_token("theirs", role="deposit", series=[OTHER])
+        self.client = TestClient(create_app(str(location), archive=self.archive))
+
+    def snapshot(self) -> object:
+        store = self.archive.store
+        return (list(store.iter_representations()), sorted(store.blob_names()),
+                [(e.action, e.subject) for e in store.audit_log()])
+
+
+@pytest.fixture
+def twice(tmp_path: Path) -> Iterator[Twice]:
+    made = Twice(tmp_path / "archive")
+    try:
+        yield made
+    finally:
+        made.archive.close()
+
+
+def _deposit(twice: Twice, fields: list[tuple[str, str]]) -> httpx.Response:
+    return twice.client.post(f"/api/deposit?series={S}&format=text", content=b"sent once\n",
+                             headers=[("Content-Type", "text/plain"), *fields])
+
+
+@pytest.mark.parametrize("order", ["mine first", "theirs first", "the same twice"])
+def test_two_authorization_fields_are_400_invalid_request_and_nothing_is_written(twice: Twice, order: str) -> None:
+    tokens = {"mine first": [twice.mine, twice.theirs], "theirs first": [twice.theirs, twice.mine],
+              "the same twice": [twice.mine, twice.mine]}[order]
+    before = twice.snapshot()
+    answer = _deposit(twice, [("Authorization", f"Bearer {t}") for t in tokens])
+    assert answer.status_code == 400, answer.text
+    assert answer.headers["www-authenticate"] == 'Bearer realm="pdi", error="invalid_request"'
+    assert answer.json()["detail"].startswith("the request gives Authorization 2 times"), answer.text
+    assert twice.snapshot() == before
+
+
+def test_a_read_with_two_authorization_fields_is_400_too(twice: Twice) -> None:
+    answer = twice.client.get("/api/series", headers=[("Authorization", f"Bearer {twice.mine}"),
+                                                      ("Authorization", f"Bearer {twice.theirs}")])
+    assert answer.status_code == 400 and "Authorization 2 times" in answer.json()["detail"], answer.text
+    assert twice.client.get("/api/series", headers={"Authorization": f"Bearer {twice.mine}"}).status_code == 200
