@@ -70,3 +70,20 @@ def test_a_read_with_two_authorization_fields_is_400_too(twice: Twice) -> None:
                                                       ("Authorization", f"Bearer {twice.theirs}")])
     assert answer.status_code == 400 and "Authorization 2 times" in answer.json()["detail"], answer.text
     assert twice.client.get("/api/series", headers={"Authorization": f"Bearer {twice.mine}"}).status_code == 200
+
+
+@pytest.mark.parametrize("route", [f"/api/deposit?series={S}&format=text", f"/api/batch?series={S}"])
+def test_two_idempotency_key_fields_are_400_naming_the_field_and_nothing_is_written(twice: Twice, route: str) -> None:
+    # the draft's Idempotency-Key is one Structured Fields string: two fields (combined "a, b") are no one key;
+    # read by the first, a retry sending them the other way round minted a second name
+    before = twice.snapshot()
+    for keys in (["night-1", "night-2"], ["night-2", "night-1"]):
+        fields = [("Authorization", f"Bearer {twice.mine}"), *(("Idempotency-Key", k) for k in keys)]
+        if route.startswith("/api/batch"):
+            answer = twice.client.post(route, files=[("item", ("a.txt", b"sent once\n", "text/plain"))],
+                                       headers=fields)
+        else:
+            answer = _deposit(twice, fields)
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["detail"].startswith("Idempotency-Key is given 2 times: give one key"), answer.text
+    assert twice.snapshot() == before

@@ -582,9 +582,12 @@ def _fingerprint(request: Request) -> str:
 
 
 def _idempotency_key(request: Request) -> str | None:
-    key = request.headers.get("idempotency-key")
-    if key is None:
+    fields = request.headers.getlist("idempotency-key")
+    if not fields:
         return None
+    if len(fields) > 1:  # one Structured Fields string; read by its first, a retry sent the other way minted twice
+        raise ParseError(f"Idempotency-Key is given {len(fields)} times: give one key, in one field", rule="Idempotency-Key")
+    key = fields[0]
     # the draft's value is a Structured Fields string: "…"; a bare token is taken as it is
     if len(key) >= 2 and key[0] == key[-1] == '"':
         key = key[1:-1]
