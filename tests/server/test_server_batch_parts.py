@@ -152,3 +152,28 @@ def test_a_part_giving_a_header_field_twice_is_refused_naming_it(batches: Batche
     status, detail = batches.post(part(item(), b"one\n") + part(headers, b"<p>two\n") + CLOSE)
     assert status == 400 and detail.startswith(said), detail
     assert batches.snapshot() == before
+
+
+def test_a_malformed_delimiter_is_named_with_the_octet_where_it_broke(batches: Batches) -> None:
+    # RFC 2046 §5.1.1: a delimiter line is --BOUNDARY, transport padding (spaces, tabs), CRLF; "X" is none of them
+    before = batches.snapshot()
+    status, detail = batches.post(b"--b0undaryX\r\n" + item() + b"\r\none\r\n" + CLOSE)
+    assert status == 400 and "before its first boundary" in detail and "at octet 10" in detail, detail
+    assert "Invalid multipart data" not in detail
+    assert batches.snapshot() == before
+
+
+@pytest.mark.parametrize(("more", "what"), [
+    (b"X-Long: " + b"a" * 5000 + b"\r\n", "header size"),
+    (b"".join(b"X-Field-%d: a\r\n" % n for n in range(20)), "header count"),
+])
+def test_a_part_header_block_past_the_parsers_bounds_says_which_bound_and_where(
+        batches: Batches, more: bytes, what: str) -> None:
+    before = batches.snapshot()
+    body = part(item(), b"one\n") + part(item("b.txt", more), b"two\n") + CLOSE
+    status, detail = batches.post(body)
+    start = body.index(b"--b0undary\r\n", 1)
+    assert status == 400 and "in the headers of part 2" in detail and what in detail.lower(), detail
+    octet = int(detail.split("at octet ", 1)[1].split(")", 1)[0].replace(",", ""))
+    assert start < octet < start + len(part(item("b.txt", more), b"")), detail
+    assert batches.snapshot() == before

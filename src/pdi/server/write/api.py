@@ -67,6 +67,7 @@ from typing import Any
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import parse_options_header
 from starlette.datastructures import FormData, UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
@@ -435,6 +436,18 @@ class _WholeForm(MultiPartParser):
         self.ended = True
 
 
+def _why(exc: MultiPartException, piece_at: int) -> str:
+    """What python-multipart found wrong, and at which octet of the body: Starlette's message says only "Invalid
+    multipart data." for every fault of the body, the parser's own (its cause) names it (a header field past its
+    bound, a delimiter not ended by CRLF) and the octet of the piece it was parsing (``piece_at`` its first)."""
+    cause = exc.__cause__
+    if not isinstance(cause, FormParserError) or not str(cause):
+        return exc.message
+    said = printable(str(cause)[:200])
+    offset = getattr(cause, "offset", -1)
+    return f"{said}, at octet {piece_at + offset:,}" if isinstance(offset, int) and offset >= 0 else said
+
+
 def _beyond(limit: int) -> str:
     """What a body past ``limit`` octets is more than, in the words an operator set it in."""
     return f"more than this server takes, {limit:,} octets (pdi serve --max-upload-mib {limit / (1 << 20):g})"
@@ -464,14 +477,16 @@ async def _whole_form(request: Request, limit: int | None = None) -> AsyncIterat
     went away), a :class:`LimitError` (``413``) when it is more than ``limit`` octets. Nothing is deposited from
     a body that is not whole."""
     received = 0
+    piece_at = 0  # the body's octet the piece being parsed begins at
     declared = request.headers.get("content-length")
     _within_upload(declared, limit)
     promised = f" of the {declared} its Content-Length promised" if declared and len(declared) <= 20 else ""
 
     async def counted() -> AsyncGenerator[bytes, None]:
-        nonlocal received
+        nonlocal received, piece_at
         try:
             async for piece in request.stream():
+                piece_at = received
                 received += len(piece)
                 if limit is not None and received > limit:
                     raise LimitError(f"the body is {_beyond(limit)}; nothing was deposited")
@@ -495,8 +510,8 @@ async def _whole_form(request: Request, limit: int | None = None) -> AsyncIterat
     try:
         form = await parser.parse()
     except MultiPartException as exc:
-        raise ParseError(f"the multipart body is malformed {parser.where} ({exc.message}); nothing was deposited",
-                         rule="multipart") from exc
+        raise ParseError(f"the multipart body is malformed {parser.where} ({_why(exc, piece_at)}); nothing was"
+                         " deposited", rule="multipart") from exc
     try:
         yield form
     finally:
