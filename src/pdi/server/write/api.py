@@ -76,7 +76,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from pdi import charsets, formats, untrusted_json
-from pdi._wording import plural, printable
+from pdi._wording import clipped, plural, printable
 from pdi.archive import Archive, Content, Deposit
 from pdi.archive.tokens import Writer
 from pdi.errors import (
@@ -131,7 +131,7 @@ TAKES: dict[str, frozenset[str]] = {
 
 async def bearer_writer(archive: Archive, request: Request, *, reads_if_match: bool = False) -> Writer:
     """The token a write presents in its ``Authorization`` header (never a cookie), checked; ``401`` without a
-    live one. Then, unless the route ``reads_if_match`` itself (an annotation's), a change asked with ``If-Match``
+    live one; a ``Content-Type`` given in more than one field is ``400``. Then, unless the route ``reads_if_match`` itself (an annotation's), a change asked with ``If-Match``
     is refused (:func:`refuse_if_match`)."""
     fields = request.headers.getlist("authorization")
     if not fields:
@@ -146,6 +146,11 @@ async def bearer_writer(archive: Archive, request: Request, *, reads_if_match: b
     record = await anyio.to_thread.run_sync(archive.authenticate, secret.strip())
     if record is None:
         raise Unauthorized("the token is not known, or was revoked", error="invalid_token")
+    kinds = request.headers.getlist("content-type")
+    if len(kinds) > 1:  # which one the body is in decides its format and charset, kept for good
+        said = ", ".join(repr(clipped(k, 80)) for k in kinds[:4])
+        raise ParseError(f"the request gives Content-Type {len(kinds)} times ({said}): give the body's media type"
+                         " once (RFC 9110 §5.3); nothing was written", rule="Content-Type")
     if not reads_if_match:
         refuse_if_match(request)
     return Writer(record, request.client.host if request.client else None)
