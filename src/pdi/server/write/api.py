@@ -14,7 +14,8 @@ transaction that makes it (who: ``token:NAME``, from which address).
 * ``POST /api/deposit?series=S[&format=F][&id=FOREIGN_ID][&charset=C]`` —
   mint a name for today (GMT) and deposit the body as its first version.
   Without ``format`` the format is the one registered for the body's
-  ``Content-Type`` (its ``charset`` parameter is read too); a
+  ``Content-Type``; its ``charset`` parameter is read, with ``format`` too (``charset=`` naming another
+  is ``400``); a
   ``multipart/form-data`` body (what ``curl -F`` sends) is ``415`` unless
   ``format=`` says to keep the form itself. ``201``,
   ``Location`` the new name's ``N2R``, and ``{"pdi": NAME, "names": […],
@@ -378,9 +379,7 @@ class WriteAPI:
                     " unless told: give the document's own (-H 'Content-Type: text/plain; charset=utf-8') or"
                     " format=TOKEN")
             token = formats.token_for(media_type)
-            if charset is None:
-                charset = formats.split_media_type(media_type)[1]
-        return _Body(token, charset)
+        return _Body(token, _charset(charset, request.headers.get("content-type")))
 
     async def _streamed(self, request: Request, write: Callable[[Iterator[bytes]], Deposit]) -> Deposit:
         """Run ``write`` on a worker thread, handing it the request's body piece by piece as it arrives."""
@@ -560,6 +559,19 @@ class _Epilogue:
                     " (--BOUNDARY--); nothing was deposited", rule="multipart")
         cut = max(0, len(window) - len(self.close))
         self.tail, self.tail_at = window[cut:], self.tail_at + cut
+
+
+def _charset(given: str | None, media_type: str | None) -> str | None:
+    """The charset of a body: ``charset=`` (``given``) or its ``Content-Type``'s, which says how its octets are text
+    whatever the format they are deposited as (RFC 2046 §4.1.2), with ``format=`` too; two that name two charsets
+    are a :class:`ParseError` (``400``) naming both: which was meant decides what the text reads, for good."""
+    said = formats.split_media_type(media_type)[1] if media_type else None
+    if said is None or given is None:
+        return given if said is None else said
+    if charsets.codec_for(given) != charsets.codec_for(said):
+        raise ParseError(f"charset={clipped(given, 40)} and the Content-Type's charset {clipped(said, 40)} name two"
+                         " charsets: give one, or the same in both; nothing was written", rule="charset")
+    return given
 
 
 class _Body:

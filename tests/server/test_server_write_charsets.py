@@ -1,0 +1,69 @@
+"""The charset of a deposit over HTTP: the ``Content-Type``'s is read with ``format=`` too, and one that ``charset=``
+contradicts is refused, naming both.
+
+RFC 2046 §4.1.2: the ``charset`` parameter says how the body's octets are
+text, whatever the format they are deposited as. ``Café`` in ISO-8859-1 is
+the octets 43 61 66 E9 (E9 is no UTF-8 on its own); in UTF-8, 43 61 66 C3 A9.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from pdi.archive import Archive
+from pdi.server import create_app
+
+S = "library.example.us"
+LATIN_1 = b"Caf\xe9\n"
+
+
+class Depositing:
+    def __init__(self, location: Path) -> None:
+        self.archive = Archive.init(location)
+        self.archive.add_series(S)
+        _, self.token = self.archive.add_token("depositor", role="deposit", series=[S])
+        self.client = TestClient(create_app(str(location), archive=self.archive))
+
+    def snapshot(self) -> object:
+        store = self.archive.store
+        return (list(store.iter_representations()), sorted(store.blob_names()),
+                [(e.action, e.subject) for e in store.audit_log()])
+
+
+@pytest.fixture
+def depositing(tmp_path: Path) -> Iterator[Depositing]:
+    made = Depositing(tmp_path / "archive")
+    try:
+        yield made
+    finally:
+        made.archive.close()
+
+
+@pytest.mark.parametrize("query", ["&format=text", "&format=text&charset=latin1", "&charset=ISO-8859-1", ""])
+def test_the_content_types_charset_is_read_with_format_given_too(depositing: Depositing, query: str) -> None:
+    answer = depositing.client.post(
+        f"/api/deposit?series={S}{query}", content=LATIN_1,
+        headers={"Authorization": f"Bearer {depositing.token}", "Content-Type": "text/plain; charset=iso-8859-1"})
+    assert answer.status_code == 201, answer.text
+    got = depositing.client.get(f"/uri-res/N2R?{answer.json()['pdi']}")
+    assert got.content == LATIN_1
+    assert got.headers["content-type"].lower().replace(" ", "") == "text/plain;charset=iso-8859-1"
+
+
+@pytest.mark.parametrize(("query", "kind"), [("&charset=utf-8", "text/plain; charset=iso-8859-1"),
+                                             ("&format=text&charset=utf-8", "text/plain; charset=iso-8859-1"),
+                                             ("&charset=iso-8859-1", "text/html; charset=utf-8")])
+def test_a_charset_the_content_type_contradicts_is_400_naming_both(depositing: Depositing, query: str,
+                                                                  kind: str) -> None:
+    before = depositing.snapshot()
+    answer = depositing.client.post(f"/api/deposit?series={S}{query}", content=b"Cafe\n",
+                                    headers={"Authorization": f"Bearer {depositing.token}", "Content-Type": kind})
+    assert answer.status_code == 400, answer.text
+    given, header = query.rsplit("=", 1)[1], kind.rsplit("=", 1)[1]
+    assert answer.json()["detail"].startswith(f"charset={given} and the Content-Type's charset {header} name two"
+                                              " charsets"), answer.text
+    assert depositing.snapshot() == before
