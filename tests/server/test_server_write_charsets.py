@@ -67,3 +67,18 @@ def test_a_charset_the_content_type_contradicts_is_400_naming_both(depositing: D
     assert answer.json()["detail"].startswith(f"charset={given} and the Content-Type's charset {header} name two"
                                               " charsets"), answer.text
     assert depositing.snapshot() == before
+
+
+def test_a_batch_items_manifest_charset_the_parts_content_type_contradicts_is_400_naming_the_item(
+        depositing: Depositing) -> None:
+    before = depositing.snapshot()
+    answer = depositing.client.post(
+        f"/api/batch?series={S}", data={"manifest": '[{}, {"charset": "utf-8"}]'},
+        files=[("item", ("a.txt", b"Cafe\n", "text/plain")),
+               ("item", ("b.txt", LATIN_1, "text/plain; charset=iso-8859-1"))],
+        headers={"Authorization": f"Bearer {depositing.token}"})
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["detail"].startswith("item 1: the manifest's charset utf-8 and the Content-Type's charset"
+                                              " iso-8859-1 name"
+                                              " two charsets"), answer.text
+    assert depositing.snapshot() == before

@@ -246,7 +246,10 @@ class WriteAPI:
                 token = said.get("format") or (formats.token_for(media_type) if media_type else None)
                 if token is None:
                     raise ParseError(f"item {index}: no format and no Content-Type", rule="format")
-                charset = said.get("charset") or (formats.split_media_type(media_type)[1] if media_type else None)
+                try:
+                    charset = _charset(said.get("charset"), media_type, given_as="the manifest's charset ")
+                except ParseError as exc:
+                    raise ParseError(f"item {index}: {exc.message}", rule="charset") from None
                 items.append(([Content(part.file, token, charset, source=part.filename or f"item {index}")],
                               said.get("id")))
 
@@ -561,7 +564,7 @@ class _Epilogue:
         self.tail, self.tail_at = window[cut:], self.tail_at + cut
 
 
-def _charset(given: str | None, media_type: str | None) -> str | None:
+def _charset(given: str | None, media_type: str | None, *, given_as: str = "charset=") -> str | None:
     """The charset of a body: ``charset=`` (``given``) or its ``Content-Type``'s, which says how its octets are text
     whatever the format they are deposited as (RFC 2046 §4.1.2), with ``format=`` too; two that name two charsets
     are a :class:`ParseError` (``400``) naming both: which was meant decides what the text reads, for good."""
@@ -569,7 +572,7 @@ def _charset(given: str | None, media_type: str | None) -> str | None:
     if said is None or given is None:
         return given if said is None else said
     if charsets.codec_for(given) != charsets.codec_for(said):
-        raise ParseError(f"charset={clipped(given, 40)} and the Content-Type's charset {clipped(said, 40)} name two"
+        raise ParseError(f"{given_as}{clipped(given, 40)} and the Content-Type's charset {clipped(said, 40)} name two"
                          " charsets: give one, or the same in both; nothing was written", rule="charset")
     return given
 
