@@ -101,3 +101,29 @@ def test_two_content_type_fields_are_400_naming_both_and_nothing_is_written(twic
     assert answer.status_code == 400, answer.text
     assert answer.json()["detail"].startswith("the request gives Content-Type 2 times ('text/plain', 'text/html')")
     assert twice.snapshot() == before
+
+
+@pytest.mark.parametrize("route", [f"/api/deposit?series={S}&format=text", f"/api/batch?series={S}"])
+def test_a_token_revoked_while_its_body_comes_writes_nothing(twice: Twice, tmp_path: Path, route: str) -> None:
+    # pdi token revoke: "at once and for good": a deposit whose token was revoked before it was written is refused
+    batch = route.startswith("/api/batch")
+    head = (b'--b0undary\r\nContent-Disposition: form-data; name="item"; filename="a.txt"\r\n'
+            b"Content-Type: text/plain\r\n\r\n") if batch else b""
+    tail = b"\r\n--b0undary--\r\n" if batch else b""
+    before = twice.snapshot()
+
+    def body() -> Iterator[bytes]:
+        yield head + b"first half\n"
+        with Archive.open(tmp_path / "archive") as elsewhere:  # the command line, while the body comes
+            elsewhere.revoke_token("mine")
+        yield b"second half\n" + tail
+
+    kind = "multipart/form-data; boundary=b0undary" if batch else "text/plain"
+    answer = twice.client.post(route, content=body(),
+                               headers={"Authorization": f"Bearer {twice.mine}", "Content-Type": kind})
+    assert answer.status_code == 403, answer.text
+    assert "was revoked" in answer.json()["detail"] and "nothing was written" in answer.json()["detail"]
+    after = twice.snapshot()
+    assert isinstance(after, tuple) and isinstance(before, tuple)
+    assert after[:2] == before[:2]  # no representation, no blob
+    assert [e for e in after[2] if e[0] != "token-revoke"] == before[2]  # and no audit entry but the revocation

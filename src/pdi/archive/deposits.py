@@ -499,6 +499,7 @@ class Deposits(ArchiveBase):
             idempotency = Idempotency(writer.token.id, key, h.hexdigest())
         return WriteNote(
             writer.name, action, generic_name, "", writer.address, idempotency, embargo_until, names,
+            token=writer.token.id,
         )
 
     @contextlib.contextmanager

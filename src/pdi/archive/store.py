@@ -187,6 +187,8 @@ class WriteNote:
     #: The exact versioned names a deposit wrote (from the item's place in the write, its document and version
     #: number), for the entry's detail.
     names: Callable[[int, DocumentKey, int], str] | None = None
+    #: The token writing (its row id): still live in the transaction that writes, or nothing is written.
+    token: int | None = None
 
 
 @dataclass(frozen=True)

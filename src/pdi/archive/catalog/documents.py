@@ -30,7 +30,7 @@ from pdi.archive.store import (
     SeriesRecord,
     WriteNote,
 )
-from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, StoreError
+from pdi.errors import AccessError, ImmutabilityError, IntegrityError, NotFoundError, StoreError
 
 _C = TypeVar("_C")  # what a deposit's check hands on to the write that follows it
 
@@ -440,6 +440,11 @@ class DocumentsPart(CatalogBase):
         """:meth:`_noted` for every item of a write (an audit entry each; the answer kept item by item)."""
         if note is None:
             return results
+        if note.token is not None:  # revoked while its body came (pdi token revoke: "at once"): nothing is written
+            row = self._query("SELECT name, revoked_at FROM tokens WHERE id = ?", (note.token,))
+            if row and row[0][1] is not None:
+                raise AccessError(f"token {row[0][0]!r} was revoked at {row[0][1]}, while this request was under way;"
+                                  " nothing was written")
         for item, result in enumerate(results):
             self._insert_audit(AuditRecord(
                 at, note.who, note.action, note.subject(result.key),
