@@ -127,3 +127,18 @@ def test_a_token_revoked_while_its_body_comes_writes_nothing(twice: Twice, tmp_p
     assert isinstance(after, tuple) and isinstance(before, tuple)
     assert after[:2] == before[:2]  # no representation, no blob
     assert [e for e in after[2] if e[0] != "token-revoke"] == before[2]  # and no audit entry but the revocation
+
+
+@pytest.mark.parametrize("separator", ["\t", "\t ", "\x0b"])
+def test_bearer_and_its_token_parted_by_a_tab_is_400_saying_so_not_another_scheme(twice: Twice, separator: str) -> None:
+    # RFC 9110 §11.4: credentials = auth-scheme [ 1*SP ( token68 / #auth-param ) ]: one or more spaces, no tab;
+    # the request said Bearer, and was told it had given "another scheme"
+    before = twice.snapshot()
+    for answer in (_deposit(twice, [("Authorization", f"Bearer{separator}{twice.mine}")]),
+                   twice.client.get("/api/series", headers={"Authorization": f"Bearer{separator}{twice.mine}"})):
+        assert answer.status_code == 400, answer.text
+        assert answer.headers["www-authenticate"] == 'Bearer realm="pdi", error="invalid_request"'
+        detail = answer.json()["detail"]
+        assert detail.startswith("Authorization: Bearer is parted from its token by a space (RFC 9110 §11.4)"), detail
+        assert twice.mine not in detail
+    assert twice.snapshot() == before

@@ -81,6 +81,9 @@ def refused_authorization(scheme: str, secret: str) -> tuple[int, str, str | Non
     """Why an ``Authorization`` field of this scheme and secret is refused before its token is looked up, as RFC 6750
     §3 says: another scheme (``Basic``) is as if none were given, ``401`` and no error code; ``Bearer`` without a
     token is malformed, ``400`` and ``invalid_request`` (§3.1). ``(0, "", None)``: a bearer token, to look up."""
+    if scheme[:6].lower() == "bearer" and scheme[6:7].isspace():  # Bearer<TAB>token: the scheme said, wrongly parted
+        return 400, ("Authorization: Bearer is parted from its token by a space (RFC 9110 §11.4), not a tab or another"
+                     " blank: send Authorization: Bearer <token>"), "invalid_request"
     if scheme.lower() != "bearer":
         # a scheme's name is a short word (Basic, Digest); anything else may be a token sent bare: never echoed
         said = scheme if scheme.isascii() and scheme.isalpha() and len(scheme) <= 20 else "another scheme"
