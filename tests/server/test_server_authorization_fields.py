@@ -142,3 +142,17 @@ def test_bearer_and_its_token_parted_by_a_tab_is_400_saying_so_not_another_schem
         assert detail.startswith("Authorization: Bearer is parted from its token by a space (RFC 9110 §11.4)"), detail
         assert twice.mine not in detail
     assert twice.snapshot() == before
+
+
+def test_a_mirror_announcement_naming_a_member_twice_is_400_naming_it(twice: Twice) -> None:
+    # RFC 8259 §4: names within an object SHOULD be unique; read by its last, the series announced was another
+    # than a reader (or a log) taking the first saw
+    _, token = twice.archive.add_token("mirror-b", role="mirror", series=[S])
+    before = twice.archive.mirrors(S), twice.archive.mirrors(OTHER)
+    answer = twice.client.post(
+        "/api/mirrors", content=b'{"series": "%s", "series": "%s", "base_url": "https://b.example.org",'
+        b' "keys": {"keys": []}}' % (S.encode(), OTHER.encode()),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    assert answer.status_code == 400, answer.text
+    assert 'names its member "series" twice' in answer.json()["detail"], answer.text
+    assert (twice.archive.mirrors(S), twice.archive.mirrors(OTHER)) == before

@@ -69,7 +69,7 @@ class MirrorAnnouncements:
         writer = await bearer_writer(self.archive, request)
         only(request, frozenset())
         body = await read_json(request, MAX_ANNOUNCEMENT, f"the announcement is more than {MAX_ANNOUNCEMENT} octets",
-                               rule="mirror-announcement")
+                               rule="mirror-announcement", unique_keys=True)  # one series, one address: no second
         if not isinstance(body, dict):
             raise ParseError(f"an announcement is {_SHAPE}", rule="mirror-announcement")
         series, url = _text(body, "series"), _public(base_url(_text(body, "base_url")))
