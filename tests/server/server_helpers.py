@@ -423,3 +423,37 @@ def h11_answers(raw: bytes, methods: list[str]) -> tuple[list[tuple[int, dict[st
             break
         reader.start_next_cycle()
     return answers, bool(reader.trailing_data[0])
+
+
+class WriteArchive:
+    """A new archive for a write test: its series, a token that deposits in each (``tokens[series]``, the first
+    also ``token``), and a Starlette ``TestClient`` of its app. :meth:`snapshot` is what a refused write must
+    leave as it was."""
+
+    def __init__(self, location: Path, series: tuple[str, ...] = (S,), names: tuple[str, ...] = ("depositor",)) -> None:
+        from starlette.testclient import TestClient
+
+        from pdi.server import create_app
+
+        self.location = location
+        self.archive = Archive.init(location)
+        self.tokens: dict[str, str] = {}
+        for one, name in zip(series, names, strict=True):
+            self.archive.add_series(one)
+            self.tokens[one] = self.archive.add_token(name, role="deposit", series=[one])[1]
+        self.token = self.tokens[series[0]]
+        self.client = TestClient(create_app(str(location), archive=self.archive))
+
+    def snapshot(self, files: bool = False) -> object:
+        """The catalog's representations, blobs and audit log; with ``files``, every file of the archive's
+        directory but the catalog's own."""
+        store = self.archive.store
+        kept = (list(store.iter_representations()), sorted(store.blob_names()),
+                [(e.action, e.subject) for e in store.audit_log()])
+        if not files:
+            return kept
+        return (*kept, sorted(str(p.relative_to(self.location)) for p in self.location.rglob("*")
+                              if p.is_file() and not p.name.startswith("catalog.sqlite")))
+
+    def close(self) -> None:
+        self.archive.close()

@@ -15,28 +15,18 @@ from pathlib import Path
 
 import httpx
 import pytest
-from starlette.testclient import TestClient
+from server_helpers import WriteArchive
 
 from pdi.archive import Archive
-from pdi.server import create_app
 
 S = "library.example.us"
 OTHER = "other.example.us"
 
 
-class Twice:
+class Twice(WriteArchive):
     def __init__(self, location: Path) -> None:
-        self.archive = Archive.init(location)
-        self.archive.add_series(S)
-        self.archive.add_series(OTHER)
-        _, self.mine = self.archive.add_token("mine", role="deposit", series=[S])
-        _, self.theirs = self.archive.add_token("theirs", role="deposit", series=[OTHER])
-        self.client = TestClient(create_app(str(location), archive=self.archive))
-
-    def snapshot(self) -> object:
-        store = self.archive.store
-        return (list(store.iter_representations()), sorted(store.blob_names()),
-                [(e.action, e.subject) for e in store.audit_log()])
+        super().__init__(location, (S, OTHER), ("mine", "theirs"))
+        self.mine, self.theirs = self.tokens[S], self.tokens[OTHER]
 
 
 @pytest.fixture

@@ -16,34 +16,20 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from starlette.testclient import TestClient
-
-from pdi.archive import Archive
-from pdi.server import create_app
+from server_helpers import WriteArchive
 
 S = "library.example.us"
 KIND = "multipart/form-data; boundary=b0undary"
 
 
-class Batches:
-    def __init__(self, location: Path) -> None:
-        self.location = location
-        self.archive = Archive.init(location)
-        self.archive.add_series(S)
-        _, self.token = self.archive.add_token("depositor", role="deposit", series=[S])
-        self.client = TestClient(create_app(str(location), archive=self.archive))
-
+class Batches(WriteArchive):
     def post(self, body: bytes, kind: str = KIND) -> tuple[int, str]:
         answer = self.client.post(f"/api/batch?series={S}", content=body,
                                   headers={"Authorization": f"Bearer {self.token}", "Content-Type": kind})
         return answer.status_code, answer.json().get("detail", "") if answer.status_code >= 400 else answer.text
 
-    def snapshot(self) -> object:
-        store = self.archive.store
-        files = sorted(str(p.relative_to(self.location)) for p in self.location.rglob("*")
-                       if p.is_file() and not p.name.startswith("catalog.sqlite"))
-        return (list(store.iter_representations()), sorted(store.blob_names()),
-                [(e.action, e.subject) for e in store.audit_log()], files)
+    def snapshot(self, files: bool = True) -> object:
+        return super().snapshot(files)
 
 
 @pytest.fixture

@@ -12,26 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from starlette.testclient import TestClient
-
-from pdi.archive import Archive
-from pdi.server import create_app
+from server_helpers import WriteArchive
 
 S = "library.example.us"
 LATIN_1 = b"Caf\xe9\n"
 
 
-class Depositing:
-    def __init__(self, location: Path) -> None:
-        self.archive = Archive.init(location)
-        self.archive.add_series(S)
-        _, self.token = self.archive.add_token("depositor", role="deposit", series=[S])
-        self.client = TestClient(create_app(str(location), archive=self.archive))
-
-    def snapshot(self) -> object:
-        store = self.archive.store
-        return (list(store.iter_representations()), sorted(store.blob_names()),
-                [(e.action, e.subject) for e in store.audit_log()])
+Depositing = WriteArchive
 
 
 @pytest.fixture
