@@ -48,6 +48,17 @@ def s3_blobs(swift_node: TemporarySwift, monkeypatch: pytest.MonkeyPatch) -> str
 
 
 @pytest.fixture
+def s3_archive(location: str, s3_blobs: str, request: pytest.FixtureRequest) -> Iterator[Archive]:
+    """A new archive at ``location`` whose blobs are in ``s3_blobs``, with the test module's series ``S``."""
+    opened = Archive.init(location, blobs=s3_blobs)
+    opened.add_series(request.module.S)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+@pytest.fixture
 def clock() -> Clock:
     return Clock(datetime.datetime(2026, 11, 22, 14, 30, tzinfo=datetime.UTC))
 

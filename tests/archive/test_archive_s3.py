@@ -56,16 +56,6 @@ def _uploads(url: str) -> list[str]:
     return [u["Key"] for u in client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])]
 
 
-@pytest.fixture
-def s3_archive(location: str, s3_blobs: str) -> Iterator[Archive]:
-    opened = Archive.init(location, blobs=s3_blobs)
-    opened.add_series(S)
-    try:
-        yield opened
-    finally:
-        opened.close()
-
-
 def _ranges(archive: Archive) -> list[str]:
     """The ``Range`` header of every GET the archive's S3 client sends from now on."""
     sent: list[str] = []

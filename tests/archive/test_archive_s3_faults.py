@@ -48,16 +48,6 @@ def location(tmp_path: Path) -> str:
     return str(tmp_path / "archive")
 
 
-@pytest.fixture
-def s3_archive(location: str, s3_blobs: str) -> Iterator[Archive]:
-    opened = Archive.init(location, blobs=s3_blobs)
-    opened.add_series(S)
-    try:
-        yield opened
-    finally:
-        opened.close()
-
-
 def _get(location: str, name: str) -> Any:
     return CliRunner().invoke(cli, ["get", name, "--archive", location])
 
