@@ -335,7 +335,8 @@ def test_a_body_text_past_its_deadline_is_not_kept(monkeypatch: pytest.MonkeyPat
             + b"<p>walrus</p>" * 2000)
     texts = _body_texts()
     real = pagetext.markup_page_text
-    monkeypatch.setattr(pagetext, "markup_page_text", lambda source, kind: real(source, kind, seconds=0.0))
+    monkeypatch.setattr(pagetext, "markup_page_text",
+                        lambda source, kind, **given: real(source, kind, **{**given, "seconds": 0.0}))
     with pytest.raises(LimitError, match=r"took more than 0\.0 seconds"):
         texts.text_of(data)  # the real reading, its deadline passed at once (the fault a busy machine makes)
     monkeypatch.undo()

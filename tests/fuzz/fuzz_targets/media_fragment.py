@@ -58,11 +58,13 @@ def run(data: bytes) -> None:
         except PDIError:
             return
         with localcontext(Context(prec=200)):  # exactly: a time of 45 characters has more than 28 digits
-            end = parsed.end if parsed.end is not None else Decimal(size) / 1000
+            # t=a ends at the end of the recording; begun at or past it, it is the empty range where it begins
+            # (PDI-GRAMMAR.md §3, "#t=")
+            end = parsed.end if parsed.end is not None else max(Decimal(size) / 1000, parsed.begin)
             if scheme == "sec":
                 assert (a, b) == (parsed.begin, end) and not rounded
             else:
-                assert scheme == "msec" and 0 <= a < b
+                assert scheme == "msec" and a >= 0 and (a < b if parsed.end is not None else a <= b)
                 assert abs(a - parsed.begin * 1000) <= Decimal("0.5") and abs(b - end * 1000) <= Decimal("0.5")
                 assert rounded == (a != parsed.begin * 1000 or b != end * 1000)
         return
