@@ -176,17 +176,9 @@ def restore(source: str | os.PathLike[str], to: str | None = None, *, copy: bool
     src = Path(source)
     marker = read_marker(src)
     if blobs is not None:
-        from pdi.archive.blobs.s3 import S3Blobs, S3Location
+        from pdi.archive.blobs.s3 import S3Location
 
-        blobs = str(S3Location.parse(blobs))
-        recorded = _recorded_blob_store(src, marker)
-        if recorded is None:
-            raise StoreError(f"{src} is a backup of an archive that keeps its blobs beside its catalog, not in S3:"
-                             " --blobs names where an S3 archive's blobs are restored; nothing was restored")
-        if recorded == blobs:
-            blobs = None  # the store the archive records: restored as without --blobs
-        elif recorded:  # (a PostgreSQL dump's is read once the dump is checked)
-            S3Blobs.open(blobs).check_bucket()  # a bucket that is not there is said before anything is written
+        blobs = str(S3Location.parse(blobs))  # (held against the store the backup records once its catalog is read)
     if to is None and not isinstance(marker.get("source"), str):
         raise StoreError(f"{src}'s marker names no place it was taken from: give --to")
     location = to if to is not None else str(marker["source"])
@@ -230,20 +222,19 @@ def _record_blob_store(catalog: Path, blobs: str) -> None:
         conn.close()
 
 
-def _recorded_blob_store(src: Path, marker: dict[str, Any]) -> str | None:
-    """The S3 store a SQLite backup's catalog records (``None``: its blobs are files beside it); for a PostgreSQL
-    backup ``""``: its dump is read for it once the dump has been checked (:func:`_dumped_blob_store`)."""
-    if marker.get("store") != "sqlite":
-        return ""
-    try:
-        conn = sqlite3.connect(f"file:{src / CATALOG}?mode=ro", uri=True, isolation_level=None)
-        try:
-            rows = conn.execute("SELECT url FROM blob_store").fetchall() if has_table(conn, "blob_store") else []
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot read the backup's catalog {src / CATALOG}: {exc}") from exc
-    return str(rows[0][0]) if rows else None
+def _other_blob_store(src: Path, recorded: str | None, blobs: str | None, own: str) -> str | None:
+    """The store ``--blobs`` names for a backup whose catalog records ``recorded`` (``None``: its blobs are not in
+    S3 but ``own``): ``None`` when it is that one or none was named; its bucket checked to be there, before
+    anything is written."""
+    if blobs is None or blobs == recorded:
+        return None  # the store the archive records: restored as without --blobs
+    if recorded is None:
+        raise StoreError(f"{src} is a backup of an archive that keeps its blobs {own}, not in S3: --blobs names"
+                         " where an S3 archive's blobs are restored; nothing was restored")
+    from pdi.archive.blobs.s3 import S3Blobs
+
+    S3Blobs.open(blobs).check_bucket()
+    return blobs
 
 
 def _dumped_blob_store(pg_restore: str, dump: BinaryIO, path: Path) -> str | None:
@@ -289,6 +280,7 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
             _check_blobs_said(backup_catalog, src, [] if blobs_s3 else names)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the backup's catalog {src / CATALOG}: {exc}") from exc
+        blobs = _other_blob_store(src, str(blobs_s3[0][0]) if blobs_s3 else None, blobs, "beside its catalog")
         if not blobs_s3:
             _check_blobs_there(src, root, names)
         made = not root.exists()  # then a failed restore takes it away again; leftovers it only adds to
@@ -373,16 +365,7 @@ def _restore_postgres(src: Path, url: str, schema: str | None, started_at: str,
         version = check_dump(dump, src / DUMP, url, schema, marker_version, pg_restore,
                              postgres_tool("pg_dump", major))
         if blobs is not None:
-            dumped = _dumped_blob_store(pg_restore, dump, src / DUMP)
-            if dumped is None:
-                raise StoreError(f"{src} is a backup of an archive that keeps its blobs in its database, not in S3:"
-                                 " --blobs names where an S3 archive's blobs are restored; nothing was restored")
-            if dumped == blobs:
-                blobs = None
-            else:
-                from pdi.archive.blobs.s3 import S3Blobs
-
-                S3Blobs.open(blobs).check_bucket()
+            blobs = _other_blob_store(src, _dumped_blob_store(pg_restore, dump, src / DUMP), blobs, "in its database")
         if schema is not None:
             _make_way_for_schema(url, schema)
         dump.seek(0)
