@@ -45,6 +45,11 @@ def seal(magic: bytes, version: int, payload: bytes) -> bytes:
     return body + _digest(body)
 
 
+def payload_start() -> int:
+    """Where a sealed index's payload begins (after its magic and version)."""
+    return _HEAD.size
+
+
 def sealed_version(data: bytes) -> int:
     """The version a sealed index says it is of (its digest not checked: read it with :func:`unseal`)."""
     if len(data) < _HEAD.size:

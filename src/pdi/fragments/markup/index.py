@@ -428,10 +428,10 @@ def _same_reading(a: str | None, b: str | None) -> bool:
 def made_by_an_earlier_reading(data: bytes) -> bool:
     """Whether the element index ``data`` is of an XML or SGML document and was made by a reading before this
     one's (:data:`VERSION`): its answers may not be this pdi's, so the document is read anew instead."""
-    from pdi.fragments.sealed import sealed_version
+    from pdi.fragments.sealed import payload_start, sealed_version
 
     if sealed_version(data) == VERSION:
         return False
-    head = 6  # the sealed head: magic and version
+    head = payload_start()  # the payload begins with the kind (its _HEAD)
     kind_code = data[head] if len(data) > head else 0
     return not 1 <= kind_code <= len(_KINDS) or _KINDS[kind_code - 1] != "html"
