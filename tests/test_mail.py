@@ -24,8 +24,9 @@ from hypothesis import strategies as st
 from pdi import fragments
 from pdi.archive import Archive, Content
 from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError
+from pdi.fragments.email_text import body_text, message_facts
 from pdi.mail.mbox import split_mbox
-from pdi.mail.message import MailLimits, body_text, head_message_id, mid_url, read_message
+from pdi.mail.message import MailLimits, head_message_id, mid_url, read_message
 
 DATA = Path(__file__).resolve().parent / "data" / "email"
 MESSAGES = sorted(DATA.glob("msg_*.txt"))
@@ -517,7 +518,7 @@ def test_8_bit_octets_in_header_fields_are_read_as_utf_8_and_never_leak_as_surro
     assert mail.parts[0].content_id == "\ufffd@x"
     import json
 
-    json.dumps(mail.facts()).encode("utf-8")  # no lone surrogate anywhere
+    json.dumps(message_facts(mail)).encode("utf-8")  # no lone surrogate anywhere
 
 
 def test_a_content_field_longer_than_its_bound_is_refused_before_it_is_parsed() -> None:
@@ -560,7 +561,7 @@ def test_an_encoded_word_whose_base64_does_not_decode_is_shown_as_written() -> N
     mail = read_message(b"From: a@b\r\nSubject: =?utf-8?b?a?=\r\nTo: =?utf-8?q?caf=C3=A9?=\r\n\r\nbody\r\n")
     assert mail.header("Subject") == "=?utf-8?b?a?="
     assert mail.header("To") == "caf\u00e9"
-    assert mail.facts()["subject"] == "=?utf-8?b?a?="
+    assert message_facts(mail)["subject"] == "=?utf-8?b?a?="
 
 
 _WORDS = st.lists(st.one_of(

@@ -115,8 +115,9 @@ def test_property_the_lines_of_a_message_are_counted_as_bytes_splitlines_cuts_th
         read_message(data.replace(b"\x00", b"0"), MailLimits(max_lines=lines - 1))
 
 
-_READ = ("import sys\nfrom pdi.errors import LimitError\nfrom pdi.mail.message import read_message\n"
-         "try:\n    read_message(open(sys.argv[1], 'rb').read()).facts()\nexcept LimitError as exc:\n    print(exc)\n")
+_READ = ("import sys\nfrom pdi.errors import LimitError\nfrom pdi.fragments.email_text import message_facts\n"
+         "from pdi.mail.message import read_message\n"
+         "try:\n    message_facts(read_message(open(sys.argv[1], 'rb').read()))\nexcept LimitError as exc:\n    print(exc)\n")
 
 
 def test_a_message_of_millions_of_short_lines_is_refused_before_the_parser_holds_each(tmp_path: Path) -> None:
@@ -256,7 +257,7 @@ def test_a_forced_mbox_deposit_that_fails_deposits_nothing(tmp_path: Path) -> No
         "mid:1%40example%2Eorg.rfc822.1", "mid:4%40example%2Eorg.rfc822.1", "mid:3%40example%2Eorg.rfc822.1"]
 
 
-# --- a message's body text, made once a process (pdi.mail.bodytext) --------------------------------------------
+# --- a message's body text, made once a process (pdi.fragments.email_text)----------------------------------------
 
 def _plain(marker: str, body: str) -> bytes:
     return (f"From: a@example.org\r\nSubject: {marker}\r\nContent-Type: text/plain; charset=utf-8\r\n"
@@ -264,24 +265,25 @@ def _plain(marker: str, body: str) -> bytes:
 
 
 def _body_texts(**bounds: int) -> Any:
-    """A cache of body texts as the process's own (pdi.mail.message.message_body_text) makes them."""
+    """A cache of body texts as the process's own (pdi.fragments.email_text.message_body_text) makes them."""
+    from pdi.fragments import email_text
     from pdi.mail import message
-    from pdi.mail.bodytext import BodyTexts
 
-    return BodyTexts(lambda octets: message.body_text(message.read_message(octets)), **bounds)
+    return email_text.BodyTexts(lambda octets: email_text.body_text(message.read_message(octets)), **bounds)
 
 
 def _count_body_text(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    from pdi.fragments import email_text
     from pdi.mail import message
 
-    made = message.body_text
+    made = email_text.body_text
     calls: list[str] = []
 
     def counting(mail: message.Mail) -> str:
         calls.append(str(mail.header("Subject")))
         return made(mail)
 
-    monkeypatch.setattr(message, "body_text", counting)
+    monkeypatch.setattr(email_text, "body_text", counting)
     return calls
 
 
@@ -313,7 +315,7 @@ def test_body_texts_are_kept_least_recently_used_within_their_bounds(monkeypatch
 
 def test_a_refused_body_text_is_kept_and_said_again(monkeypatch: pytest.MonkeyPatch) -> None:
     from pdi.errors import LimitError
-    from pdi.mail.message import MAX_HTML_BODY
+    from pdi.fragments.email_text import MAX_HTML_BODY
 
     calls = _count_body_text(monkeypatch)
     data = (b"From: a@example.org\r\nSubject: big\r\nContent-Type: text/html\r\n\r\n"
@@ -346,8 +348,9 @@ def test_a_body_text_past_its_deadline_is_not_kept(monkeypatch: pytest.MonkeyPat
 def test_a_body_text_asked_for_while_it_is_made_is_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
+    from pdi.fragments import email_text
     from pdi.mail import message
-    made = message.body_text
+    made = email_text.body_text
     started, release = threading.Event(), threading.Event()
     calls: list[int] = []
 
@@ -357,7 +360,7 @@ def test_a_body_text_asked_for_while_it_is_made_is_made_once(monkeypatch: pytest
         release.wait()
         return made(mail)
 
-    monkeypatch.setattr(message, "body_text", slow)
+    monkeypatch.setattr(email_text, "body_text", slow)
     texts = _body_texts()
     data = _plain("s", "the body\r\n")
     got: list[str] = []

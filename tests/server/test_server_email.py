@@ -292,7 +292,7 @@ def test_the_page_of_a_message_whose_html_body_is_past_the_bound_shows_its_field
     from server_helpers import serving
 
     from pdi.archive import Archive
-    from pdi.mail.message import MAX_HTML_BODY
+    from pdi.fragments.email_text import MAX_HTML_BODY
 
     body = b"<div>" * (MAX_HTML_BODY // 5 + 1)
     data = (b"From: Walrus <walrus@example.org>\r\nTo: Carpenter <carpenter@example.org>\r\nSubject: a long page\r\n"

@@ -83,18 +83,18 @@ def _html_message(marker: str, body: bytes) -> bytes:
 
 
 def _counted(monkeypatch: Any) -> list[int]:
-    """Each call of :func:`pdi.mail.message.body_text` (what makes a message's body text) counted."""
-    from pdi.mail import message
-    from pdi.mail.message import forget_body_texts
+    """Each call of :func:`pdi.fragments.email_text.body_text` (what makes a message's body text) counted."""
+    from pdi.fragments import email_text
+    from pdi.fragments.email_text import forget_body_texts
 
-    made = message.body_text
+    made = email_text.body_text
     calls: list[int] = []
 
     def counting(mail: Any) -> str:
         calls.append(1)
         return made(mail)
 
-    monkeypatch.setattr(message, "body_text", counting)
+    monkeypatch.setattr(email_text, "body_text", counting)
     forget_body_texts()  # as a resolver just started: the deposit made it in this process
     return calls
 
@@ -102,7 +102,7 @@ def _counted(monkeypatch: Any) -> list[int]:
 def test_a_messages_body_text_is_made_once_for_every_request_on_it(tmp_path: Path, monkeypatch: Any) -> None:
     """Found by an attack: every ``/view``, ``char=`` and ``line=`` of a message read it and made its body text
     again; an HTML body of 10 MB of ``<div>`` cost some 28 s of CPU each time, so a few readers asking for it
-    kept every worker busy. Its body text is made once (pdi.mail.bodytext), whatever asks for it."""
+    kept every worker busy. Its body text is made once (pdi.fragments.email_text), whatever asks for it."""
     from urllib.parse import quote
 
     paragraphs = "".join(f"<div><p>line {n} of the body</p></div>" for n in range(200))
@@ -135,7 +135,7 @@ def test_an_html_body_past_the_bound_is_refused_once_and_the_message_still_shown
     The message's page still shows its header fields and parts."""
     from urllib.parse import quote
 
-    from pdi.mail.message import MAX_HTML_BODY
+    from pdi.fragments.email_text import MAX_HTML_BODY
 
     body = b"<div>" * (MAX_HTML_BODY // 5 + 1)
     data = _html_message("too-long", body)

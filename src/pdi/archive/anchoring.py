@@ -187,7 +187,7 @@ def _read_text(resolved: Resolved, archive: Archive) -> _Text:
         index = archive.fragment_index(resolved.record)
         return _Text(layer_of(resolved.data, index, name=str(resolved.pdi)).text, "text")
     if kind == "email":  # a message's passages count on its body's text (docs/email.md)
-        from pdi.mail.message import message_body_text
+        from pdi.fragments.email_text import message_body_text
 
         return _Text(message_body_text(resolved.data), "text")
     if kind is None:

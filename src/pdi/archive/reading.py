@@ -357,7 +357,7 @@ class Reading(ArchiveBase):
         kept at deposit (``docs/pdf-text-layer.md``); ``None`` for any other media type. A PDF without a text layer
         is an :class:`UnsupportedError`. What citations, text fragments and quotes of either are counted in."""
         if located.media_type == "message/rfc822":
-            from pdi.mail.message import message_body_text
+            from pdi.fragments.email_text import message_body_text
 
             return message_body_text(located.data)
         if located.media_type == "application/pdf":
@@ -655,6 +655,7 @@ class Reading(ArchiveBase):
         if record.media_type != "message/rfc822":
             return None
         from pdi.errors import LimitError, ParseError
+        from pdi.fragments.email_text import message_facts
         from pdi.mail.message import MailLimits, read_message
 
         if record.size > MailLimits().max_bytes:
@@ -662,7 +663,7 @@ class Reading(ArchiveBase):
         with self._reader(record) as reader:
             data = reader.read()
         try:
-            return read_message(data).facts()
+            return message_facts(read_message(data))
         except (ParseError, LimitError):
             return None
 

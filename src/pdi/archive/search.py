@@ -17,7 +17,7 @@ transaction writes into the index. What has text (:func:`search_kind`):
   root part (:mod:`pdi.mhtml`), positions counted as ``char`` counts them on
   the aggregate (:mod:`pdi.fragments.aggregate`); up to :data:`AGGREGATE_UP_TO`.
 * an e-mail message (``message/rfc822``): its body's text
-  (:func:`pdi.mail.message.body_text`, ``docs/email.md``), positions counted
+  (:func:`pdi.fragments.email_text.body_text`, ``docs/email.md``), positions counted
   as ``char`` counts them on the message; up to the message limit.
 * a PDF: the text of its text layer (docs/pdf-text-layer.md), as a text's,
   positions counted as ``char`` counts them on the PDF: the layer made at
@@ -345,7 +345,7 @@ class SearchIndexer:
         return markup_passages(text, kind)
 
     def _email(self) -> list[Passage]:
-        from pdi.mail.message import message_body_text
+        from pdi.fragments.email_text import message_body_text
 
         assert self._spool is not None
         self._spool.seek(0)

@@ -1,7 +1,7 @@
 """Fragments of an e-mail message (``message/rfc822``, format ``header``): its body's text and its parts.
 
 **Decision** (``docs/email.md``, PDI-GRAMMAR.md §3): ``char`` and ``line``
-count on the message's *body text* (:func:`pdi.mail.message.body_text`: the
+count on the message's *body text* (:func:`pdi.fragments.email_text.body_text`: the
 part Python's ``get_body(("plain", "html"))`` finds, its transfer encoding
 removed, decoded in its charset, CRLF-canonical; an HTML body as its page
 text), as on a UTF-8 text, and answer the passage's text (``text/plain;
@@ -49,10 +49,10 @@ def evaluate_email(
             octets, part.media_type, False, (Range(part.index, part.index + 1, 0, len(octets)),),
             charset=_answered_charset(part.charset), scheme="part",
         )
+    from pdi.fragments.email_text import message_body_text
     from pdi.fragments.text import evaluate_pdi
-    from pdi.mail.message import message_body_text
 
-    utf8 = message_body_text(data).encode("utf-8", "surrogatepass")  # made once a process (pdi.mail.bodytext)
+    utf8 = message_body_text(data).encode("utf-8", "surrogatepass")  # made once a process (email_text)
     result = evaluate_pdi(scheme, positions, utf8, charset="utf-8", media_type="text/plain")
     return dataclasses.replace(result, media_type="text/plain", charset="utf-8", scheme=scheme)
 
@@ -60,7 +60,7 @@ def evaluate_email(
 def _answered_charset(label: str | None) -> str | None:
     """The charset a part is answered in: its ``charset`` label under its registered name (``latin_1`` →
     ``iso-8859-1``); a label pdi does not know (Pine's ``X-UNKNOWN``, ``x-mac-roman``, a label that is no
-    charset name at all), read as UTF-8, as the body's text is read (:func:`pdi.mail.message.body_text`)."""
+    charset name at all), read as UTF-8, as the body's text is read (:func:`pdi.fragments.email_text.body_text`)."""
     from pdi.formats import registered_charset
 
     if label is None:

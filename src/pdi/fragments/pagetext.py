@@ -299,7 +299,7 @@ def plain_page_text(text: str) -> PageText:
 #: The readings of a page into its text, each kept as it was made. A text directive is matched in the latest,
 #: as a browser reads the page today (what it finds is named by its ``char`` range of the source, which no
 #: reading moves). An HTML e-mail's body text is a page text that ``#char=`` and ``#line=`` count in
-#: (``docs/email.md``, :func:`pdi.mail.message.body_text`): it is read in :data:`EMAIL_READING` for ever, so that
+#: (``docs/email.md``, :func:`pdi.fragments.email_text.body_text`): it is read in :data:`EMAIL_READING` for ever, so that
 #: a citation of its passage still lands on that passage. Reading 1 is the reading of 2026-11-27 (before
 #: session 24); reading 2 keeps a ``&nbsp;`` as a NO-BREAK SPACE (1 collapsed it as white space), makes no box
 #: of ``<input type=hidden>`` (1 ended the line there), and blockifies the children of a flex or grid

@@ -5,7 +5,8 @@
 would cost too much (:class:`MailLimits`); nothing is written back: the
 octets a deposit stores are the message's own.
 
-* **The body's text** (:func:`body_text`): the part
+* **The body's text** (:func:`pdi.fragments.email_text.body_text`, with the
+  fragments that count in it): the part
   :meth:`email.message.EmailMessage.get_body` finds with the preference
   ``("plain", "html")`` (the first ``text/plain`` part, depth first, that is
   not an attachment and not past the start part of a ``multipart/related``;
@@ -45,11 +46,10 @@ from pdi import formats
 from pdi._wording import plural
 from pdi.charsets.rfc2047 import decode_header
 from pdi.errors import LimitError, NotFoundError, ParseError
-from pdi.mail.bodytext import BodyTexts, Buffer
 
 __all__ = [
-    "MAX_HTML_BODY", "MAX_MESSAGE_ID_OCTETS", "THREAD_HEAD", "Mail", "MailLimits", "MailPart", "ThreadIds",
-    "body_text", "entity_span", "forget_body_texts", "head_message_id", "ids_written", "message_body_text",
+    "MAX_MESSAGE_ID_OCTETS", "THREAD_HEAD", "Mail", "MailLimits", "MailPart", "ThreadIds",
+    "entity_span", "head_message_id", "ids_written",
     "message_id_of_mid", "message_ids", "mid_name", "mid_url", "read_head", "read_message", "thread_ids",
 ]
 
@@ -64,11 +64,6 @@ THREAD_HEAD: Final = 1 << 20
 #: A longer one would give a name as long, which no resolver's URL may carry (64 KiB at most): the message is
 #: named by the next serial, as one without a Message-ID is (:func:`mid_name`).
 MAX_MESSAGE_ID_OCTETS: Final = 998
-#: The longest ``text/html`` body whose page text is read as the body's text (characters of its CRLF-canonical
-#: source): reading markup costs about a second a megabyte (0.8 s for 1 MB of ``<div>`` on one core, 2.8 s on a
-#: busy one), so one reading stays some seconds, well inside its deadline (pagetext.MAX_SECONDS); an HTML mail
-#: is tens of kilobytes, a newsletter hundreds.
-MAX_HTML_BODY: Final = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -229,13 +224,10 @@ class Mail:
         body = self.body_part()
         return next((p.index for p in self.parts if p.entity is body), None)
 
-    def facts(self) -> dict[str, Any]:
-        """What ``pdi get --info`` and the reader show of the message, as JSON values (its body's length in
-        characters ``None`` when its text is past a limit: :data:`MAX_HTML_BODY`)."""
-        try:
-            characters: int | None = len(message_body_text(self.data) if self.data else body_text(self))
-        except LimitError:
-            characters = None
+    def facts(self, characters: int | None) -> dict[str, Any]:
+        """What ``pdi get --info`` and the reader show of the message, as JSON values, its body text being
+        ``characters`` long (``None`` when its text is past a limit:
+        :func:`pdi.fragments.email_text.message_facts` reads it)."""
         at = self.body_index()
         return {
             "from": self.header("From"),
@@ -701,48 +693,3 @@ def _without_line_end(data: bytes, start: int, at: int) -> int:
     if at - 1 >= start and data[at - 1 : at] in (b"\n", b"\r"):
         return at - 1
     return at
-
-
-_BODY_TEXTS: Final = BodyTexts(lambda octets: body_text(read_message(octets)))
-
-
-def message_body_text(data: Buffer) -> str:
-    """The body text of the message whose octets are ``data`` (:func:`body_text` of :func:`read_message`), made
-    once a process for the same octets (:mod:`pdi.mail.bodytext`); its :class:`ParseError` or
-    :class:`LimitError` when it has none, said again without reading the octets again."""
-    return _BODY_TEXTS.text_of(data)
-
-
-def forget_body_texts() -> None:
-    """Forget every body text this process keeps (as a resolver that has just started knows none)."""
-    _BODY_TEXTS.clear()
-
-
-def body_text(mail: Mail) -> str:
-    """The body's text, CRLF-canonical (see the module docstring); ``""`` when the message has none."""
-    from pdi import charsets
-    from pdi.fragments.text.lines import to_crlf
-
-    part = mail.body_part()
-    if part is None:
-        return ""
-    payload = part.get_payload(decode=True)
-    octets = payload if isinstance(payload, bytes) else b""
-    label = part.get_content_charset() or "us-ascii"
-    try:
-        codec = charsets.codec_for(label)
-    except Exception:  # a charset pdi does not know: read as UTF-8
-        codec = "utf-8"
-    text = to_crlf(octets.decode(codec, "replace"))
-    if part.get_content_subtype() == "html":
-        from pdi.fragments.pagetext import EMAIL_READING, markup_page_text
-
-        if len(text) > MAX_HTML_BODY:
-            at = mail.body_index()
-            raise LimitError(
-                f"the message's body (part {at}, text/html) is {len(text):,} characters of HTML, more than the"
-                f" {MAX_HTML_BODY:,} whose text pdi reads: its parts are fetched by part=, its octets by byte="
-            )
-        # the reading its passages' positions count in, for ever (a later reading may move the text)
-        text = to_crlf(markup_page_text(text, "html", reading=EMAIL_READING).text)
-    return text

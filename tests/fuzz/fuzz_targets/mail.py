@@ -17,8 +17,9 @@ from fuzz_harness import Target
 
 from pdi import fragments
 from pdi.errors import PDIError
+from pdi.fragments.email_text import body_text, message_facts
 from pdi.mail.mbox import split_mbox
-from pdi.mail.message import body_text, read_message
+from pdi.mail.message import read_message
 
 
 def run(data: bytes) -> None:
@@ -36,7 +37,7 @@ def run(data: bytes) -> None:
     for part in mail.parts:
         assert mail.find_part(part.index) is part
         part.octets()
-    json.dumps(mail.facts()).encode("utf-8")  # what pages and JSON show: no lone surrogate
+    json.dumps(message_facts(mail)).encode("utf-8")  # what pages and JSON show: no lone surrogate
 
 
 TARGET = Target(

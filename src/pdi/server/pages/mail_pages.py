@@ -63,7 +63,8 @@ def message_section(whole: Resolved, chosen: int | None = None) -> tuple[str, st
     """The header fields, thread link and parts of the message ``whole`` (escaped HTML), and its body's text; the
     part numbered ``chosen`` (the one a ``#part=`` name names) marked, and said so above the list."""
     from pdi.errors import LimitError
-    from pdi.mail.message import message_body_text, read_message
+    from pdi.fragments.email_text import message_body_text
+    from pdi.mail.message import read_message
 
     mail = read_message(whole.data)
     name = str(whole.pdi)
@@ -104,7 +105,7 @@ def message_section(whole: Resolved, chosen: int | None = None) -> tuple[str, st
         f'<ul class="parts">{"".join(items)}</ul>'
     )
     try:
-        text = message_body_text(whole.data)  # made once a process (pdi.mail.bodytext)
+        text = message_body_text(whole.data)  # made once a process (pdi.fragments.email_text)
     except LimitError as exc:  # its header fields and parts are shown all the same
         section += f'<p class="note">Its body text is not shown: {html.escape(str(exc))}</p>'
         return section, ""

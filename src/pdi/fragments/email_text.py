@@ -1,8 +1,16 @@
-"""Messages' body texts, each made once a process for the same octets (``docs/email.md`` §2).
+"""A message's body text, what its passages count in, each made once a process for the same octets (``docs/email.md`` §2).
+
+:func:`body_text` reads it from a message :mod:`pdi.mail.message` has read
+(the part its module docstring names, decoded, CRLF-canonical; an HTML
+body as its page text in :data:`pdi.fragments.pagetext.EMAIL_READING`, for
+ever). It lives with the fragments, not with the mail reader, because it is
+what ``char=`` and ``line=`` of a message count in
+(:mod:`pdi.fragments.email`), and because it reads markup: the mail reader
+stays on its floor, below the fragments.
 
 Every ``char=``, ``line=`` and ``/view`` of a message, a citation's check, a
 quote's re-anchoring, counts on its body text
-(:func:`pdi.mail.message.body_text`). A text is indexed once, at deposit;
+(:func:`body_text`). A text is indexed once, at deposit;
 a message's body text was made again at each request, and an HTML body's
 page text costs about a second a megabyte of markup (a 10 MB body of
 ``<div>``, 28 s a request on a busy machine), so a few readers asking for
@@ -13,37 +21,41 @@ texts and :data:`MAX_KEPT_CHARACTERS` characters in all, least recently used
 out first. A refusal of the octets themselves (a :class:`~pdi.errors.PDIError`:
 no message, a part that cannot be read) is kept too, and said again without
 reading the octets again (an HTML body past
-:data:`pdi.mail.message.MAX_HTML_BODY` characters, said before the body is
+:data:`MAX_HTML_BODY` characters, said before the body is
 read, among them); one of time (its reading past its deadline, which a
 loaded machine may pass where a quiet one would not: a
 :class:`~pdi.errors.LimitError` whose ``details`` name its ``seconds``) is
 not kept. A second request for a message whose text is
 being made waits for it, rather than making it a second time.
-:func:`pdi.mail.message.message_body_text` is the process's one.
+:func:`message_body_text` is the process's one.
 
 What one making may cost is bounded where the text is made
-(:func:`pdi.mail.message.body_text`): an HTML body of more than
-:data:`~pdi.mail.message.MAX_HTML_BODY` characters is refused before it is
+(:func:`body_text`): an HTML body of more than
+:data:`MAX_HTML_BODY` characters is refused before it is
 read, and the reading of one has :data:`pdi.fragments.pagetext.MAX_SECONDS`.
 
-No I/O; a cache is its process's own state, shared by its threads.
+Pure but for the cache, which is its process's own state, shared by its threads: no I/O.
 """
 
 from __future__ import annotations
 
 import hashlib
-import mmap
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pdi.errors import LimitError, PDIError
+from pdi.fragments.results import Buffer
+from pdi.mail.message import read_message
 
-#: The octets of a message, as a resolver holds them (pdi.fragments.results.Buffer).
-Buffer = bytes | bytearray | memoryview | mmap.mmap
+if TYPE_CHECKING:
+    from pdi.mail.message import Mail
 
-__all__ = ["MAX_KEPT", "MAX_KEPT_CHARACTERS", "BodyTexts"]
+__all__ = [
+    "MAX_HTML_BODY", "MAX_KEPT", "MAX_KEPT_CHARACTERS", "BodyTexts", "body_text", "forget_body_texts",
+    "message_body_text", "message_facts",
+]
 
 #: The most body texts kept (and refusals: each counts as one).
 MAX_KEPT: Final = 256
@@ -117,3 +129,66 @@ def _said(found: str | PDIError) -> str:
     if isinstance(found, PDIError):
         raise found.within("")  # a new one each time: one raised again would pile up its tracebacks
     return found
+
+
+#: The longest ``text/html`` body whose page text is read as the body's text (characters of its CRLF-canonical
+#: source): reading markup costs about a second a megabyte (0.8 s for 1 MB of ``<div>`` on one core, 2.8 s on a
+#: busy one), so one reading stays some seconds, well inside its deadline (pagetext.MAX_SECONDS); an HTML mail
+#: is tens of kilobytes, a newsletter hundreds.
+MAX_HTML_BODY: Final = 4 << 20
+
+
+_BODY_TEXTS: Final = BodyTexts(lambda octets: body_text(read_message(octets)))
+
+
+def message_body_text(data: Buffer) -> str:
+    """The body text of the message whose octets are ``data`` (:func:`body_text` of :func:`read_message`), made
+    once a process for the same octets (:class:`BodyTexts`); its :class:`ParseError` or
+    :class:`LimitError` when it has none, said again without reading the octets again."""
+    return _BODY_TEXTS.text_of(data)
+
+
+def forget_body_texts() -> None:
+    """Forget every body text this process keeps (as a resolver that has just started knows none)."""
+    _BODY_TEXTS.clear()
+
+
+def body_text(mail: Mail) -> str:
+    """The body's text, CRLF-canonical (see :mod:`pdi.mail.message`'s docstring); ``""`` when the message has
+    none."""
+    from pdi import charsets
+    from pdi.fragments.text.lines import to_crlf
+
+    part = mail.body_part()
+    if part is None:
+        return ""
+    payload = part.get_payload(decode=True)
+    octets = payload if isinstance(payload, bytes) else b""
+    label = part.get_content_charset() or "us-ascii"
+    try:
+        codec = charsets.codec_for(label)
+    except Exception:  # a charset pdi does not know: read as UTF-8
+        codec = "utf-8"
+    text = to_crlf(octets.decode(codec, "replace"))
+    if part.get_content_subtype() == "html":
+        from pdi.fragments.pagetext import EMAIL_READING, markup_page_text
+
+        if len(text) > MAX_HTML_BODY:
+            at = mail.body_index()
+            raise LimitError(
+                f"the message's body (part {at}, text/html) is {len(text):,} characters of HTML, more than the"
+                f" {MAX_HTML_BODY:,} whose text pdi reads: its parts are fetched by part=, its octets by byte="
+            )
+        # the reading its passages' positions count in, for ever (a later reading may move the text)
+        text = to_crlf(markup_page_text(text, "html", reading=EMAIL_READING).text)
+    return text
+
+
+def message_facts(mail: Mail) -> dict[str, Any]:
+    """What ``pdi get --info`` and the reader show of the message (:meth:`pdi.mail.message.Mail.facts`), its body
+    text's length in characters ``None`` when the text is past a limit (:data:`MAX_HTML_BODY`)."""
+    try:
+        characters: int | None = len(message_body_text(mail.data) if mail.data else body_text(mail))
+    except LimitError:
+        characters = None
+    return mail.facts(characters)
