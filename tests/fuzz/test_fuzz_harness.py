@@ -47,6 +47,7 @@ def test_a_loop_in_python_is_a_hang_with_its_traceback(box: Sandbox) -> None:
 
 
 def test_a_loop_inside_c_is_killed_and_the_worker_replaced(box: Sandbox) -> None:
+    box.check("selftest-crash", b"")  # a worker running (run alone, or first on its xdist worker, none had started)
     starts = box.starts
     began = time.monotonic()
     outcome = box.run("selftest-spin_in_c", b"x")
