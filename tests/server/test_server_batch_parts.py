@@ -163,3 +163,17 @@ def test_a_part_header_block_past_the_parsers_bounds_says_which_bound_and_where(
     octet = int(detail.split("at octet ", 1)[1].split(")", 1)[0].replace(",", ""))
     assert start < octet < start + len(part(item("b.txt", more), b"")), detail
     assert batches.snapshot() == before
+
+
+def test_a_batch_of_more_items_than_it_may_hold_is_413_saying_the_bound(batches: Batches) -> None:
+    # the write API's documented bound (OpenAPI: "File parts ... at most 1000"): one more is a limit, not a
+    # malformed body, and the answer says so in pdi's words, with the part that passed it
+    before = batches.snapshot()
+    body = b"".join(part(item(f"{n}.txt"), b"%d\n" % n) for n in range(1001)) + CLOSE
+    status, detail = batches.post(body)
+    assert status == 413, (status, detail)
+    assert detail == ("a batch holds at most 1,000 items, and part 1,001 is one more: send the rest in another"
+                      " batch; nothing was deposited"), detail
+    assert batches.snapshot() == before
+    status, _ = batches.post(b"".join(part(item(f"{n}.txt"), b"%d\n" % n) for n in range(1000)) + CLOSE)
+    assert status == 201  # the bound itself is taken

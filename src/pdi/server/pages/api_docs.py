@@ -642,7 +642,9 @@ _BATCH = Operation(
     error_text={400: "A parameter given more than once, an item refused (item N: why), a part that is a field but"
                      " for one manifest (part N), or the body malformed,"
                      " cut short before its closing boundary (--BOUNDARY--) or ending before its Content-Length:"
-                     " the problem says which and where, and nothing is deposited"},
+                     " the problem says which and where, and nothing is deposited",
+                413: f"The body is more than the upload limit (pdi serve --max-upload-mib), or holds more than {MAX_BATCH}"
+                     " file parts: nothing is deposited"},
 )
 _VERSION = Operation(
     "Deposit the body as a new version of a document",

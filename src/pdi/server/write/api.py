@@ -517,6 +517,9 @@ async def _whole_form(request: Request, limit: int | None = None) -> AsyncIterat
     try:
         form = await parser.parse()
     except MultiPartException as exc:
+        if parser.parts > MAX_BATCH and exc.message.startswith("Too many"):  # Starlette's max_files, max_fields
+            raise LimitError(f"a batch holds at most {MAX_BATCH:,} items, and part {parser.parts:,} is one more: send"
+                             " the rest in another batch; nothing was deposited") from exc
         raise ParseError(f"the multipart body is malformed {parser.where} ({_why(exc, piece_at)}); nothing was"
                          " deposited", rule="multipart") from exc
     try:
