@@ -332,3 +332,35 @@ def test_an_object_altered_behind_the_archives_back_is_not_taken_for_the_octets_
     assert s3_archive.get(first).data == data
     assert s3_archive.verify().problems == []
     assert _keys(s3_blobs) == {key: size}
+
+
+def test_readyz_asked_again_while_a_stalled_stores_probe_runs_begins_no_other_probe(
+    s3_archive: Archive, location: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A prober (Kubernetes, a load balancer) asks /readyz every few seconds; a stalled store's client waits for it up
+    # to its timeouts. Each request began a probe thread of its own: they piled up in the event loop's few executor
+    # threads. One probe at a time: later requests wait for it within their own deadline and say how long it has run.
+    s3_archive.add(S, b"kept\n", format="text")
+    with monkeypatch.context() as patched, StalledStore() as stalled:
+        patched.setattr(s3, "CONNECT_SECONDS", 30.0)
+        patched.setattr(s3, "READ_SECONDS", 30.0)
+        patched.setattr(s3, "ATTEMPTS", 1)
+        patched.setenv("AWS_ENDPOINT_URL", stalled.endpoint)
+        with Archive.open(location) as other:
+            probes: list[float] = []
+            listing = other.probe_blobs
+
+            def counted() -> None:
+                probes.append(time.monotonic())
+                listing()
+
+            patched.setattr(other, "probe_blobs", counted)
+            with TestClient(create_app(location, archive=other, cache_bytes=0)) as client:
+                answers = [client.get("/readyz") for _ in range(4)]
+    assert [answer.status_code for answer in answers] == [503] * 4
+    assert len(probes) == 1, probes
+    details = [answer.json()["detail"] for answer in answers]
+    assert details[0] == "blobs: no answer within 2 s", details
+    assert all(answer.json()["failed"] == ["blobs"] for answer in answers)
+    assert details[-1].startswith("blobs: no answer: its probe, begun ") and details[-1].endswith(
+        " s ago, has not returned"), details

@@ -9,11 +9,20 @@ it lists (:meth:`pdi.archive.Archive.probe_catalog`, :meth:`~pdi.archive.Archive
 Both answer: ``200`` and ``{"status": "ready", ...}``; either fails or is late: ``503``, an RFC
 9457 problem whose ``failed`` member names each part that failed
 (``catalog``, ``blobs``) and whose ``detail`` says how. Neither is ever cached.
+
+A probe still running when ``/readyz`` is asked again (a store that has
+stalled: its client may wait for it a minute or two before giving up) is
+not begun a second time: the new request waits for the same probe, within
+its own deadline, and says how long that probe has run. A probe is a thread
+of the event loop's default executor (a few threads); a prober asking every
+few seconds would otherwise fill it with stalled probes, queue more behind
+them, and starve whatever else needs it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 
 from starlette.requests import Request
@@ -39,6 +48,8 @@ class Readiness:
     def __init__(self, archive: Archive, seconds: float = READY_SECONDS) -> None:
         self.archive = archive
         self.seconds = seconds
+        #: Each part's probe still running, and when it began (its loop's clock); one a part at a time.
+        self._running: dict[str, tuple[asyncio.Future[None], float]] = {}
 
     async def readyz(self, request: Request) -> Response:
         """Ready: the catalog answers a query and the blob store lists a name, each in a short deadline; else 503."""
@@ -56,11 +67,28 @@ class Readiness:
         return answer
 
     async def _probe(self, part: str, probe: Callable[[], None]) -> str | None:
-        """``None`` if ``probe`` returned within the deadline, else what went wrong."""
+        """``None`` if ``probe`` returned within the deadline, else what went wrong; a probe of ``part`` still
+        running is waited for, not begun again (see the module docstring)."""
+        running = self._running.get(part)
+        if running is None or running[0].done():
+            begun: asyncio.Future[None] = asyncio.ensure_future(asyncio.to_thread(probe))
+            begun.add_done_callback(_heard)
+            running = self._running[part] = (begun, time.monotonic())
+        future, began = running
         try:
-            await asyncio.wait_for(asyncio.to_thread(probe), self.seconds)
+            await asyncio.wait_for(asyncio.shield(future), self.seconds)
         except TimeoutError:
-            return f"no answer within {self.seconds:g} s"
+            ran = time.monotonic() - began
+            if ran < 2 * self.seconds:
+                return f"no answer within {self.seconds:g} s"
+            return f"no answer: its probe, begun {ran:.0f} s ago, has not returned"
         except Exception as exc:  # whatever a failing store raises is the answer here
             return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         return None
+
+
+def _heard(future: asyncio.Future[None]) -> None:
+    """Take a probe's outcome, so that one that failed after every request stopped waiting for it is not logged as
+    an exception never retrieved."""
+    if not future.cancelled():
+        future.exception()
