@@ -285,13 +285,21 @@ class Authorities:
     def candidates(self, series: str, urn: str, service: str = "N2R", selves: Sequence[str] = ()) -> list[Candidate]:
         """Every resolver known for ``series``, registries first (authority, then mirrors), then the DNS's; never
         one of ``selves`` (the base URLs this resolver is reached at: sent there, a name it does not hold would
-        come back to it, again and again)."""
+        come back to it, again and again). The DNS failing when no registry names one is the DNS's
+        :class:`~pdi.errors.RemoteError`, never "none known"."""
         seen: dict[str, Candidate] = {}
         for registry in self.registries():
             for base in registry.resolvers(series):
                 seen.setdefault(base, Candidate(base, "registry"))
         if self.dns is not None:
-            for found in self.dns.services(series, urn):
+            try:
+                named = self.dns.services(series, urn)
+            except RemoteError as exc:  # the DNS could not say: the registries' resolvers, or that failure
+                if not [c for c in seen.values() if not any(same_resolver(c.base, own) for own in selves)]:
+                    raise
+                log.warning("pdi: %s", clipped(str(exc), MESSAGE_MOST))
+                named = []
+            for found in named:
                 if found.offers(service):
                     seen.setdefault(found.base, Candidate(found.base, "dns"))
         return [c for c in seen.values() if not any(same_resolver(c.base, own) for own in selves)]

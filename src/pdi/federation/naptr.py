@@ -31,7 +31,11 @@ considered):
 Only ``http`` and ``https`` base URLs are ever produced; anything else a
 record yields (``ftp:``, ``javascript:``, a malformed URL) is dropped. Every
 answer is kept for its TTL (at most :data:`MAX_TTL`), a domain with no
-records for :data:`NEGATIVE_TTL` seconds; each query has a deadline
+records for :data:`NEGATIVE_TTL` seconds; a query the server could not answer
+(no answer in time, ``SERVFAIL``, a malformed message) is a failure, kept as
+one for :data:`FAILED_TTL` seconds and never as "no records": when no resolver
+is found, :meth:`NaptrFinder.services` raises :class:`~pdi.errors.RemoteError`
+naming the server, the domain and what went wrong. Each query has a deadline
 (:data:`QUERY_SECONDS`), one name costs at most :data:`MAX_LOOKUPS`
 look-ups within :data:`NAME_SECONDS`, and at most :data:`MAX_RECORDS` records of an answer are read, the best ranked.
 """
@@ -45,7 +49,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pdi.errors import ParseError
+from pdi.errors import ParseError, RemoteError
 from pdi.federation.registry import base_url
 
 __all__ = ["MAX_HOPS", "NaptrFinder", "Service", "apply_regexp"]
@@ -64,6 +68,8 @@ MAX_RECORDS = 32
 MAX_TTL = 86_400
 #: How long a domain with no NAPTR records (or a failed query) is remembered as such.
 NEGATIVE_TTL = 60
+#: How long a query the DNS server could not answer is remembered as a failure (RFC 2308 §7.1: at most 5 minutes).
+FAILED_TTL = 10
 #: Domains whose answers are kept at once.
 MAX_KEPT = 4096
 _PROTOCOLS = {"thttp": "http", "http": "http", "https": "https"}
@@ -187,13 +193,19 @@ class NaptrFinder:
         #: asked too (``pdi serve --dns-private``: a private network's, tests'); by default it is left out: a
         #: stranger's zone names it, and this resolver would probe its own network for him.
         self.private = private
-        self._kept: dict[tuple[str, str], tuple[float, list[object]]] = {}
+        #: (domain, kind) -> (until when, records, why the server could not answer: ``None`` when it did)
+        self._kept: dict[tuple[str, str], tuple[float, list[object], str | None]] = {}
         self._lock = threading.Lock()
 
     def services(self, domain: str, urn: str) -> list[Service]:
-        """The resolvers the DNS names for ``urn``, starting at ``domain`` (its series), best first."""
+        """The resolvers the DNS names for ``urn``, starting at ``domain`` (its series), best first; none found
+        because a query failed: :class:`~pdi.errors.RemoteError` saying which and why."""
         found: list[Service] = []
-        self._follow(domain.lower().rstrip("."), urn, 0, found, [MAX_LOOKUPS, time.monotonic() + NAME_SECONDS])
+        failures: list[str] = []
+        start = domain.lower().rstrip(".")
+        self._follow(start, urn, 0, found, [MAX_LOOKUPS, time.monotonic() + NAME_SECONDS], failures)
+        if not found and failures:
+            raise RemoteError(f"the DNS server {self.server} gave no resolver for {start}: {failures[0]}")
         if self.private:
             return found
         from urllib.parse import urlsplit
@@ -202,8 +214,9 @@ class NaptrFinder:
 
         return [service for service in found if host_not_public(urlsplit(service.base).hostname or "") is None]
 
-    def _follow(self, domain: str, urn: str, hops: int, found: list[Service], budget: list[float]) -> None:
-        records = sorted(self._records(domain, "NAPTR", budget),
+    def _follow(self, domain: str, urn: str, hops: int, found: list[Service], budget: list[float],
+                failures: list[str]) -> None:
+        records = sorted(self._records(domain, "NAPTR", budget, failures),
                          key=lambda r: (r.order, r.preference))  # type: ignore[attr-defined]
         matched_order: int | None = None
         for record in records:
@@ -228,7 +241,7 @@ class NaptrFinder:
                 next_domain = output if output is not None else replacement
                 if hops < MAX_HOPS and next_domain and next_domain != ".":
                     matched_order = order
-                    self._follow(next_domain.lower().rstrip("."), urn, hops + 1, found, budget)
+                    self._follow(next_domain.lower().rstrip("."), urn, hops + 1, found, budget, failures)
                 continue
             if service is None:
                 continue
@@ -244,7 +257,7 @@ class NaptrFinder:
                     found.append(Service(base, services, order, preference))
                     matched_order = order
             elif flags == "s" and replacement not in ("", "."):
-                targets = sorted(self._records(replacement.lower(), "SRV", budget),
+                targets = sorted(self._records(replacement.lower(), "SRV", budget, failures),
                                  key=lambda r: (r.priority, -r.weight))  # type: ignore[attr-defined]
                 for target in targets:
                     host = target.target.to_text(omit_final_dot=True)  # type: ignore[attr-defined]
@@ -255,9 +268,10 @@ class NaptrFinder:
                         found.append(Service(base, services, order, preference))
                         matched_order = order
 
-    def _records(self, domain: str, kind: str, budget: list[float]) -> list[object]:
+    def _records(self, domain: str, kind: str, budget: list[float], failures: list[str]) -> list[object]:
         """The records of ``kind`` at ``domain``, kept for their TTL (none: :data:`NEGATIVE_TTL`); none once the
-        name's ``budget`` (look-ups left, and the deadline) is spent."""
+        name's ``budget`` (look-ups left, and the deadline) is spent. A query the server could not answer gives
+        none too, and says why in ``failures`` (kept :data:`FAILED_TTL`, as a failure)."""
         import dns.exception
         import dns.name
         import dns.resolver
@@ -270,24 +284,56 @@ class NaptrFinder:
         with self._lock:
             kept = self._kept.get(key)
             if kept is not None and kept[0] > now:
+                if kept[2] is not None:
+                    failures.append(kept[2])
                 return kept[1]
         ttl: float = NEGATIVE_TTL
         records: list[object] = []
+        failure: str | None = None
+        lifetime = max(0.1, min(self.resolver.lifetime, budget[1] - now))
         try:
             answer = self.resolver.resolve(domain, kind, raise_on_no_answer=False, search=False,
-                                           lifetime=max(0.1, min(self.resolver.lifetime, budget[1] - now)))
+                                           lifetime=lifetime)
             if answer.rrset is not None:
                 # the best first, then cut: an rrset is a set, in no order, so the cut alone dropped any 32 of them
                 records = sorted(answer.rrset, key=_rank(kind))[:MAX_RECORDS]
                 ttl = min(answer.rrset.ttl, MAX_TTL)
-        except (dns.exception.DNSException, dns.name.EmptyLabel, ValueError, OSError):
-            records = []
+        except dns.exception.Timeout:
+            failure = f"its {kind} query had no answer within {lifetime:.1f} s"
+        except dns.resolver.NoNameservers as exc:
+            failure = _unanswered(exc, kind)
+        except OSError as exc:
+            failure = f"its {kind} query failed: {exc.strerror or exc}"
+        except (dns.exception.DNSException, dns.name.EmptyLabel, ValueError):
+            records = []  # NXDOMAIN, or a name no query can ask (a stranger's rule's output): nothing there
+        if failure is not None:
+            failure = f"{failure} (asked for {domain})"
+            failures.append(failure)
+            ttl = FAILED_TTL
         with self._lock:
             if len(self._kept) >= MAX_KEPT:
                 self._kept.clear()
             if ttl > 0:
-                self._kept[key] = (now + ttl, records)
+                self._kept[key] = (now + ttl, records, failure)
         return records
+
+
+def _unanswered(exc: Any, kind: str) -> str | None:
+    """Why every server failed a query (dnspython's ``NoNameservers``): ``None`` when each refused it (``REFUSED``:
+    the server holds nothing for that domain and forwards it nowhere, an answer as NXDOMAIN is), else what each
+    answered or how it failed (``SERVFAIL``, a malformed message)."""
+    import dns.rcode
+
+    errors = exc.kwargs.get("errors") or []
+    said: list[str] = []
+    for error in errors:
+        response = error[4] if len(error) > 4 else None
+        if response is not None and response.rcode() == dns.rcode.REFUSED:
+            continue
+        said.append(dns.rcode.to_text(response.rcode()) if response is not None else str(error[3])[:200])
+    if errors and not said:
+        return None
+    return f"its {kind} query failed: " + "; ".join(dict.fromkeys(said) or ["no server answered"])
 
 
 def _rank(kind: str) -> Callable[[Any], tuple[int, int]]:

@@ -1,0 +1,49 @@
+"""Resolution across archives against hostile peers, over real ``pdi serve`` processes (issue 27 §4): a DNS that
+cannot answer, authorities that hang, resolvers that send a name back and forth. Each resolver serves a fresh
+SQLite archive holding none of the series asked for."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from server_helpers import serving
+
+from pdi.archive import Archive
+from support.dnsnode import dnsmasq
+
+NAME = "urn:pdi://a.example.us/2026/11/20/1.text.1"
+
+
+@pytest.fixture(scope="module")
+def empty_archive(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """An archive of one series of its own (none the tests ask for)."""
+    location = tmp_path_factory.mktemp("strangers") / "archive"
+    with Archive.init(str(location)) as archive:
+        archive.add_series("here.example.us")
+    yield location
+
+
+def _dead_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        udp.bind(("127.0.0.1", 0))
+        return int(udp.getsockname()[1])
+
+
+def test_a_dns_that_cannot_answer_is_a_502_naming_it_not_a_404(empty_archive: Path) -> None:
+    """Found by an attack (2026-11-28): the series' DNS failing (its upstream dead, the query timing out) was taken
+    for "no NAPTR records": ``404`` (known nowhere) for every name of the series, kept a minute after the DNS was
+    back. Now ``502``, the problem naming the DNS server and the domain; a series the DNS has nothing for is still
+    ``404``."""
+    with dnsmasq([f"--server=/a.example.us/127.0.0.1#{_dead_port()}"]) as node, \
+            serving(empty_archive, "--dns", node.server) as (_, port):
+        for _ in range(2):  # asked again: the failure again, never a 404 kept from the first
+            answer = httpx.get(f"http://127.0.0.1:{port}/uri-res/N2R?{NAME}", timeout=60)
+            assert answer.status_code == 502, answer.text
+            assert node.server in answer.text and "a.example.us" in answer.text
+        nowhere = httpx.get(f"http://127.0.0.1:{port}/uri-res/N2R?urn:pdi://b.example.us/2026/11/20/1.text.1",
+                            timeout=60)
+        assert nowhere.status_code == 404
