@@ -38,3 +38,38 @@ def test_a_dns_server_that_cannot_answer_is_a_remote_error_never_kept_as_no_reco
             assert "a.example.us" in said and node.server in said and "NAPTR" in said
         assert [s.base for s in finder.services("b.example.us", URN)] == ["http://r.example.org/"]
         assert finder.services("nobody.example.us", URN) == []  # REFUSED: nothing there, no failure
+
+
+def _answering(status: int) -> type:
+    import http.server
+
+    class Answers(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self) -> None:
+            self.send_response(status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    return Answers
+
+
+def test_a_resolver_that_takes_a_connection_and_says_nothing_or_502_is_down() -> None:
+    """Found by an attack (2026-11-28): a resolver was up when a TCP connection opened, so one that takes the
+    connection and never answers (a socket listening, never accepting) and a proxy whose resolver behind it is down
+    (``502``) were up, and the reader was sent there. Up is an answer other than ``5xx`` within the probe's time."""
+    from pdi.federation.authorities import Authorities, Candidate
+    from support.handler_server import handler_server
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as hung, handler_server(_answering(502)) as proxy, \
+            handler_server(_answering(404)) as mirror:
+        hung.bind(("127.0.0.1", 0))
+        hung.listen(8)
+        silent = f"http://127.0.0.1:{hung.getsockname()[1]}/"
+        authorities = Authorities(None, [], None)
+        assert authorities.is_up(silent) is False
+        assert authorities.is_up(proxy) is False
+        assert authorities.is_up(mirror) is True  # it answers: a resolver may say 404 of its base URL
+        assert authorities.first_up([Candidate(silent, "registry"), Candidate(proxy, "registry"),
+                                     Candidate(mirror, "registry")]) == Candidate(mirror, "registry")

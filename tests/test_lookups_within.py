@@ -59,16 +59,36 @@ def listening() -> Iterator[int]:
         yield int(server.getsockname()[1])
 
 
+@pytest.fixture
+def answering() -> Iterator[str]:
+    """A resolver that answers (a probe asks for an answer, not a connection alone): its base URL."""
+    import http.server
+
+    from support.handler_server import handler_server
+
+    class Answers(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with handler_server(Answers) as url:
+        yield url
+
+
 def test_a_probe_of_a_resolver_whose_name_is_never_answered_is_down_within_the_probe_s_time(
-        slow: Slow, listening: int, monkeypatch: pytest.MonkeyPatch) -> None:
+        slow: Slow, answering: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Found by an attack (2026-11-27): ``is_up`` connected with ``socket.create_connection(host)``, whose lookup
     took no time limit: a registry's (or a stranger's zone's) resolver at a name nobody answers held each request
     that probed it for the system resolver's whole timeout, past ``PROBE_SECONDS``. The next candidate, up, is
     the answer while the lookup still waits."""
     monkeypatch.setattr(authorities, "PROBE_SECONDS", 0.5)
     found = Authorities(None, [], None).first_up([Candidate(f"http://{SLOW}/", "registry"),
-                                                  Candidate(f"http://127.0.0.1:{listening}/", "registry")])
-    assert found == Candidate(f"http://127.0.0.1:{listening}/", "registry")
+                                                  Candidate(answering, "registry")])
+    assert found == Candidate(answering, "registry")
     assert slow.begun == 1 and not slow.ended.is_set()  # given up on, still waiting for its name server
     # a stranger's (DNS) resolver, connected to at public addresses only: the same
     assert Authorities(None, [], None).is_up(f"http://{SLOW}/", public_only=True) is False

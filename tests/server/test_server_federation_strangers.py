@@ -47,3 +47,34 @@ def test_a_dns_that_cannot_answer_is_a_502_naming_it_not_a_404(empty_archive: Pa
         nowhere = httpx.get(f"http://127.0.0.1:{port}/uri-res/N2R?urn:pdi://b.example.us/2026/11/20/1.text.1",
                             timeout=60)
         assert nowhere.status_code == 404
+
+
+@pytest.fixture(scope="module")
+def mirror_archive(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Another archive, served as a series' mirror (whether it holds the name does not matter to the redirect)."""
+    location = tmp_path_factory.mktemp("mirror") / "archive"
+    Archive.init(str(location)).close()
+    yield location
+
+
+def test_an_authority_that_takes_the_connection_and_never_answers_is_down(
+        tmp_path: Path, mirror_archive: Path) -> None:
+    """Found by an attack (2026-11-28): whether a resolver was up was a TCP connection alone, so an authority that
+    takes connections and never answers (hung, or its listen queue all there is: a socket that listens and never
+    accepts, as here) was up, and every reader was sent to wait on it for ever; the mirror was never chosen. Now a
+    resolver is up when it answers a request (its status line) within the probe's time: the mirror is chosen."""
+    from pdi.federation.registry import Registry, write_registry_file
+
+    location = tmp_path / "resolver"
+    with Archive.init(str(location)) as archive:
+        archive.add_series("here.example.us")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as hung, serving(mirror_archive) as (_, mirror_port):
+        hung.bind(("127.0.0.1", 0))
+        hung.listen(64)  # the kernel completes each connection; nothing ever reads or answers it
+        authority = f"http://127.0.0.1:{hung.getsockname()[1]}/"
+        mirror = f"http://127.0.0.1:{mirror_port}/"
+        write_registry_file(location / "registry.json", Registry({"a.example.us": (authority, mirror)}))
+        with serving(location) as (_, port):
+            answer = httpx.get(f"http://127.0.0.1:{port}/uri-res/N2R?{NAME}", timeout=60)
+    assert answer.status_code == 302, answer.text
+    assert answer.headers["location"] == f"{mirror}uri-res/N2R?{NAME}"

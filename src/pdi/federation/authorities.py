@@ -15,9 +15,13 @@
 
 A registry lists the authority first, then its mirrors: the order is kept,
 so the first live resolver is the authority when it is up. Whether a
-resolver is up is a TCP connection to its host and port within
-:data:`PROBE_SECONDS`, its host name's lookup included (no request is sent, nothing is read); the result is
-kept :data:`UP_SECONDS` when it connected, :data:`DOWN_SECONDS` when it did not.
+resolver is up is whether it answers ``HEAD`` of its base URL with a status
+other than ``5xx`` within :data:`PROBE_SECONDS`, its host name's lookup and
+the connection included (the status line and header fields are read, no
+body): a connection alone says nothing of a resolver that is hung, or of a
+proxy whose resolver behind it is down (``502``), and a reader sent there
+would wait for ever. The result is kept :data:`UP_SECONDS` when it answered,
+:data:`DOWN_SECONDS` when it did not.
 """
 
 from __future__ import annotations
@@ -59,7 +63,8 @@ __all__ = ["Authorities", "Candidate", "RegistrySource", "fetch_bounded", "load_
 
 log = logging.getLogger("pdi.federation")
 
-#: Seconds a connection to a resolver may take before it is held to be down.
+#: Seconds a resolver's answer to the probe (its lookup, connection and status line) may take before it is held
+#: to be down.
 PROBE_SECONDS = 1.5
 #: How long a resolver that connected is held to be up, and one that did not, down.
 UP_SECONDS = 30.0
@@ -327,9 +332,9 @@ class Authorities:
         return list(seen.items())
 
     def is_up(self, base: str, *, public_only: bool = False) -> bool:
-        """Whether ``base``'s host takes a TCP connection within :data:`PROBE_SECONDS` (kept a while); with
-        ``public_only`` (a stranger's host name), a connection to a public address it resolves to: a name that
-        leads elsewhere is taken to be down (and logged)."""
+        """Whether ``base`` answers ``HEAD`` with a status other than ``5xx`` within :data:`PROBE_SECONDS` (kept a
+        while); with ``public_only`` (a stranger's host name), connected to at a public address it resolves to
+        only: a name that leads elsewhere is taken to be down (and logged)."""
         host, port = _address(base)
         key = host, port, public_only
         now = time.monotonic()
@@ -337,12 +342,17 @@ class Authorities:
             kept = self._up.get(key)
             if kept is not None and kept[0] > now:
                 return kept[1]
-        from pdi._public_connect import connect_within
+        from pdi import _answer_head as answer_head  # here: httpx is slow to import
 
-        try:  # the host name's lookup within the probe's time too: a zone that never answers is down
-            with connect_within(host, port, PROBE_SECONDS, public_only=public_only):
-                up = True
-        except OSError:
+        # the host name's lookup, the connection and the status line within the probe's time: a zone that never
+        # answers, a host that takes the connection and never says a word, are down
+        deadline = time.monotonic() + PROBE_SECONDS
+        try:
+            with answer_head.client(PROBE_SECONDS, by=deadline, timeout=PROBE_SECONDS, follow_redirects=False,
+                                    public_only=public_only) as client, \
+                    client.stream("HEAD", base, headers=IDENTITY) as answer:
+                up = answer.status_code < 500  # only the head is read
+        except unreached():
             up = False
         with self._lock:
             if len(self._up) > 4096:
