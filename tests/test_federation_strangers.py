@@ -73,3 +73,34 @@ def test_a_resolver_that_takes_a_connection_and_says_nothing_or_502_is_down() ->
         assert authorities.is_up(mirror) is True  # it answers: a resolver may say 404 of its base URL
         assert authorities.first_up([Candidate(silent, "registry"), Candidate(proxy, "registry"),
                                      Candidate(mirror, "registry")]) == Candidate(mirror, "registry")
+
+
+def test_a_registry_replayed_older_than_the_one_held_is_refused_and_the_held_one_kept(
+        tmp_path: object, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Found by an attack (2026-11-28): a registry loaded again took any document the key had ever signed, so
+    whoever serves the registry's URL (its host, or anyone on the path of an ``http:`` one) could send an older
+    one, signed and all, and point a series back at a resolver its authority had left. One ``issued`` before the
+    one held is refused (the one held kept, the refusal logged naming both times); one issued later is taken."""
+    from pathlib import Path
+
+    from pdi.federation import authorities
+    from pdi.federation.authorities import RegistrySource
+    from pdi.federation.registry import Registry, sign_registry
+    from pdi.signing import SigningKey
+
+    assert isinstance(tmp_path, Path)
+    monkeypatch.setattr(authorities, "MIN_RELOAD", 0.0)  # each current() looks at the file again
+    key = SigningKey.generate()
+    old = sign_registry(key, Registry({"a.example.us": ("https://left.example/",)}), "2026-11-20T10:00:00Z")
+    held = sign_registry(key, Registry({"a.example.us": ("https://now.example/",)}), "2026-11-25T10:00:00Z")
+    newer = sign_registry(key, Registry({"a.example.us": ("https://next.example/",)}), "2026-11-26T10:00:00Z")
+    where = tmp_path / "registry.jws"
+    where.write_text(held)
+    source = RegistrySource(str(where), [key.public])
+    assert source.current().resolvers("a.example.us") == ("https://now.example/",)
+    where.write_text(old + "\n")  # another size: seen as changed
+    with caplog.at_level("WARNING", logger="pdi.federation"):
+        assert source.current().resolvers("a.example.us") == ("https://now.example/",)
+    assert "2026-11-20T10:00:00Z" in caplog.text and "2026-11-25T10:00:00Z" in caplog.text
+    where.write_text(newer)
+    assert source.current().resolvers("a.example.us") == ("https://next.example/",)

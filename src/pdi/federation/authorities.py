@@ -7,7 +7,8 @@
 2. each registry ``pdi serve --registry`` loaded (a file or a URL), its
    signature checked against ``--registry-key`` at every load (one that
    does not verify is refused: at start, an error; at a reload, the one
-   held is kept and the refusal logged); a URL is fetched again after its
+   held is kept and the refusal logged, as is one issued before the one
+   held: a replay); a URL is fetched again after its
    ``Cache-Control: max-age`` (at least :data:`MIN_RELOAD`, at most
    :data:`MAX_RELOAD`; without one, :data:`DEFAULT_RELOAD`), a file when
    it changes;
@@ -27,6 +28,7 @@ would wait for ever. The result is kept :data:`UP_SECONDS` when it answered,
 from __future__ import annotations
 
 import contextlib
+import datetime
 import logging
 import os
 import re
@@ -41,6 +43,7 @@ from urllib.parse import urlsplit
 from pdi._refusals import IDENTITY, coded, refusal, said, unreached
 from pdi._wording import MESSAGE_MOST, clipped
 from pdi.errors import (
+    IntegrityError,
     LimitError,
     NotFoundError,
     ParseError,
@@ -179,6 +182,14 @@ def load_keys(given: str, where: str = "--registry-key", *, seconds: float = FET
         raise StoreError(f"cannot read {where} {given}: {exc.strerror}") from exc
 
 
+def _issued_at(issued: str | None) -> datetime.datetime:
+    """When a signed registry was issued (:func:`pdi.federation.registry.verify_registry` checked its form); none
+    said (a file's, not signed): the earliest time."""
+    if issued is None:
+        return datetime.datetime.min
+    return datetime.datetime.fromisoformat(issued[:-1])
+
+
 def _max_age(cache_control: str) -> float:
     for part in cache_control.split(","):
         name, _, value = part.strip().partition("=")
@@ -224,7 +235,13 @@ class RegistrySource:
             text = data.decode("ascii").strip()
         except UnicodeDecodeError:
             raise ParseError(f"the registry {self.where} is not a compact JWS", rule="registry") from None
-        return verify_registry(text, self.keys, self.where)
+        loaded = verify_registry(text, self.keys, self.where)
+        held = getattr(self, "registry", None)
+        if held is not None and _issued_at(loaded.issued) < _issued_at(held.issued):
+            # signed, and so once true: a replay of it would point a series back at a resolver it has left
+            raise IntegrityError(f"the registry {self.where} was issued {loaded.issued}, before the one held"
+                                 f" ({held.issued}): an older registry is refused")
+        return loaded
 
     def current(self) -> Registry:
         """The registry, loaded again when its time is up (a reload that fails keeps the one held, and says why)."""
