@@ -104,3 +104,20 @@ def test_a_registry_replayed_older_than_the_one_held_is_refused_and_the_held_one
     assert "2026-11-20T10:00:00Z" in caplog.text and "2026-11-25T10:00:00Z" in caplog.text
     where.write_text(newer)
     assert source.current().resolvers("a.example.us") == ("https://next.example/",)
+
+
+def test_naptr_rules_that_lead_round_in_a_loop_are_a_remote_error_saying_so() -> None:
+    """Found by an attack (2026-11-28): non-terminal NAPTR records (RFC 3404 §4, empty flags) that lead from one
+    domain to another and back were followed 4 times and then dropped without a word: the resolver answered
+    ``404`` (known nowhere), as if the zone had said nothing. Now the walk's end is a :class:`RemoteError` naming the
+    domain that led on and how far; a chain that ends in a resolver within the hops is still followed."""
+    records = ["--naptr-record=a.example.us,100,10,,,,b.example.us",
+               "--naptr-record=b.example.us,100,10,,,,a.example.us",
+               "--naptr-record=c.example.us,100,10,,,,d.example.us",
+               "--naptr-record=d.example.us,100,10,U,THTTP+N2R,!^.*$!http://r.example.org/!"]
+    with dnsmasq(records) as node:
+        finder = NaptrFinder(node.server)
+        with pytest.raises(RemoteError, match=r"lead on more than 4 times") as caught:
+            finder.services("a.example.us", URN)
+        assert "a.example.us" in str(caught.value) and "b.example.us" in str(caught.value)
+        assert [s.base for s in finder.services("c.example.us", URN)] == ["http://r.example.org/"]

@@ -17,7 +17,8 @@ considered):
   target and port makes ``http://target:port/``; ``A`` — terminal, the
   ``replacement`` is the host, ``http://host/``; empty — not terminal, the
   next NAPTR lookup is at the ``replacement`` (or the ``regexp``'s output),
-  at most :data:`MAX_HOPS` times; any other flag is ignored (RFC 3403 §4.1);
+  at most :data:`MAX_HOPS` times (a chain that leads on further, such as a
+  loop, is a failure: said, when no resolver is found, never "no records"); any other flag is ignored (RFC 3403 §4.1);
 * the ``service`` field (RFC 3404 §4, RFC 2168 §2: ``protocol *("+" rs)``):
   the protocol must be ``THTTP`` (RFC 2169's convention, ``http``;
   ``http`` and ``https`` are read too), and a terminal record is used for
@@ -49,6 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pdi._wording import clipped
 from pdi.errors import ParseError, RemoteError
 from pdi.federation.registry import base_url
 
@@ -239,7 +241,11 @@ class NaptrFinder:
             service = _parse_service(record.service.decode("ascii", "replace"))  # type: ignore[attr-defined]
             if flags == "":
                 next_domain = output if output is not None else replacement
-                if hops < MAX_HOPS and next_domain and next_domain != ".":
+                if next_domain and next_domain != ".":
+                    if hops >= MAX_HOPS:  # a loop, or a chain deeper than any zone needs
+                        failures.append(f"its NAPTR records lead on more than {MAX_HOPS} times (the last, of"
+                                        f" {clipped(domain, 200)}, to {clipped(next_domain, 200)})")
+                        continue
                     matched_order = order
                     self._follow(next_domain.lower().rstrip("."), urn, hops + 1, found, budget, failures)
                 continue
@@ -277,6 +283,8 @@ class NaptrFinder:
         import dns.resolver
 
         if budget[0] <= 0 or time.monotonic() >= budget[1]:
+            failures.append(f"one name's look-ups were spent ({MAX_LOOKUPS} within {NAME_SECONDS:g} s) before its"
+                            f" {kind} query for {clipped(domain, 200)}")
             return []
         budget[0] -= 1
         key = (domain, kind)
@@ -307,7 +315,7 @@ class NaptrFinder:
         except (dns.exception.DNSException, dns.name.EmptyLabel, ValueError):
             records = []  # NXDOMAIN, or a name no query can ask (a stranger's rule's output): nothing there
         if failure is not None:
-            failure = f"{failure} (asked for {domain})"
+            failure = f"{failure} (asked for {clipped(domain, 200)})"  # a stranger's rule may have named it
             failures.append(failure)
             ttl = FAILED_TTL
         with self._lock:
