@@ -121,3 +121,32 @@ def test_naptr_rules_that_lead_round_in_a_loop_are_a_remote_error_saying_so() ->
             finder.services("a.example.us", URN)
         assert "a.example.us" in str(caught.value) and "b.example.us" in str(caught.value)
         assert [s.base for s in finder.services("c.example.us", URN)] == ["http://r.example.org/"]
+
+
+def test_a_registry_redirected_is_refused_saying_where_it_was_sent_and_that_it_is_not_followed() -> None:
+    """Found by an attack (2026-11-28): a registry URL answering ``302`` (to itself, on and on, or anywhere) was
+    refused as ``…: HTTP 302``, which says neither where it was sent nor that a registry's redirects are never
+    followed. The refusal names both; nothing is fetched from the place it points to."""
+    import http.server
+
+    from pdi.federation.authorities import RegistrySource
+    from support.handler_server import handler_server
+
+    asked: list[str] = []
+
+    class Redirects(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            self.send_response(302)
+            self.send_header("Location", "/elsewhere/registry.jws")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with handler_server(Redirects) as url, pytest.raises(RemoteError) as caught:
+        RegistrySource(f"{url}registry.jws", [])
+    said = str(caught.value)
+    assert f"{url}registry.jws" in said and "/elsewhere/registry.jws" in said and "not followed" in said
+    assert asked == ["/registry.jws"]

@@ -148,6 +148,9 @@ def _redirect_checked(request: Any, url: str, what: str, deadline: float) -> Non
 
 
 def _body(answer: Any, url: str, most: int, what: str, seconds: float, deadline: float) -> tuple[bytes, dict[str, str]]:
+    if 300 <= answer.status_code < 400 and "location" in answer.headers:  # one not followed (follow_redirects)
+        raise RemoteError(f"{what} {url}: HTTP {answer.status_code}, redirected to"
+                          f" {clipped(answer.headers['location'], 200)}: not followed (give the URL it is at)")
     if answer.status_code != 200:
         raise refusal(answer.status_code, f"{what} {url}", said(answer, deadline))
     refused = coded(answer.headers.get("content-encoding"), f"{what} {url}")
