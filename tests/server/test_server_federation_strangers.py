@@ -44,6 +44,11 @@ def test_a_dns_that_cannot_answer_is_a_502_naming_it_not_a_404(empty_archive: Pa
             answer = httpx.get(f"http://127.0.0.1:{port}/uri-res/N2R?{NAME}", timeout=60)
             assert answer.status_code == 502, answer.text
             assert node.server in answer.text and "a.example.us" in answer.text
+        # the viewer's page of the name: a page saying so, 502 (it was the API's JSON problem, in a browser)
+        page = httpx.get(f"http://127.0.0.1:{port}/view", params={"pdi": NAME}, headers={"accept": "text/html"},
+                         timeout=60)
+        assert page.status_code == 502 and page.headers["content-type"].startswith("text/html"), page.text[:300]
+        assert node.server in page.text and "a.example.us" in page.text
         nowhere = httpx.get(f"http://127.0.0.1:{port}/uri-res/N2R?urn:pdi://b.example.us/2026/11/20/1.text.1",
                             timeout=60)
         assert nowhere.status_code == 404

@@ -81,6 +81,8 @@ class ReaderApp:
 
                 return HTMLResponse(render_unavailable(down.detail, name), status_code=down.status,
                                     headers=down.headers)
+            except PDIError as failed:  # where it is could not be found out (the DNS failed): its page, 502
+                return await self._problem(request, failed, name)
             if elsewhere is not None:
                 return elsewhere
         return await self._problem(request, error, name or "")
