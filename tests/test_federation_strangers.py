@@ -150,3 +150,27 @@ def test_a_registry_redirected_is_refused_saying_where_it_was_sent_and_that_it_i
     said = str(caught.value)
     assert f"{url}registry.jws" in said and "/elsewhere/registry.jws" in said and "not followed" in said
     assert asked == ["/registry.jws"]
+
+
+def test_a_registry_held_from_a_clock_far_ahead_does_not_hold_back_the_next(
+        tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An older registry replayed is refused (above); but one signed by a clock years ahead (2099) would then have
+    held back every registry after it until 2099. One held that was issued more than a day ahead of this clock
+    holds nothing back: the next registry, issued now, is taken."""
+    from pathlib import Path
+
+    from pdi.federation import authorities
+    from pdi.federation.authorities import RegistrySource
+    from pdi.federation.registry import Registry, sign_registry
+    from pdi.signing import SigningKey
+
+    assert isinstance(tmp_path, Path)
+    monkeypatch.setattr(authorities, "MIN_RELOAD", 0.0)
+    key = SigningKey.generate()
+    ahead = sign_registry(key, Registry({"a.example.us": ("https://ahead.example/",)}), "2099-01-01T00:00:00Z")
+    now = sign_registry(key, Registry({"a.example.us": ("https://now.example/",)}))
+    where = tmp_path / "registry.jws"
+    where.write_text(ahead)
+    source = RegistrySource(str(where), [key.public])
+    where.write_text(now + "\n")
+    assert source.current().resolvers("a.example.us") == ("https://now.example/",)

@@ -76,6 +76,8 @@ DOWN_SECONDS = 30.0
 MAX_PROBES = 3
 #: Seconds one fetch (a registry, a key, a TimeGate) may take in all.
 FETCH_SECONDS = 5.0
+#: Seconds a registry held may have been issued ahead of this machine's clock and still hold back an older one.
+MAX_AHEAD = 86_400.0
 #: How often a registry loaded from a URL is fetched again, without (and within) its max-age.
 DEFAULT_RELOAD = 300.0
 MIN_RELOAD = 10.0
@@ -240,7 +242,9 @@ class RegistrySource:
             raise ParseError(f"the registry {self.where} is not a compact JWS", rule="registry") from None
         loaded = verify_registry(text, self.keys, self.where)
         held = getattr(self, "registry", None)
-        if held is not None and _issued_at(loaded.issued) < _issued_at(held.issued):
+        # one held from a clock far ahead (2099) holds nothing back: it would hold back every registry until then
+        ahead = datetime.datetime.now(datetime.UTC).replace(tzinfo=None) + datetime.timedelta(seconds=MAX_AHEAD)
+        if held is not None and _issued_at(loaded.issued) < _issued_at(held.issued) <= ahead:
             # signed, and so once true: a replay of it would point a series back at a resolver it has left
             raise IntegrityError(f"the registry {self.where} was issued {loaded.issued}, before the one held"
                                  f" ({held.issued}): an older registry is refused")
