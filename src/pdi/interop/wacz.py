@@ -64,6 +64,7 @@ from pdi.errors import (
 from pdi.identifier import PDI
 from pdi.interop.surt_key import simple_key
 from pdi.interop.warc.write import warc_date
+from pdi.mhtml.plain import PlainPart, read_plain
 from pdi.mhtml.resolve import comparable
 from pdi.wacz_signing import DIGEST_FILE, Identity, WaczKey, digest_file
 
@@ -461,15 +462,17 @@ def _write_page(
     writer: _Writer, url: str, date: str, data: bytes, name: PDI, part_dates: dict[str, str], keys: _Keys
 ) -> str | None:
     """Each part of an aggregate as a record; the page's URL (its root's), or ``None`` when it has no http(s) root."""
-    from pdi.mhtml.parse import read_message
-
-    aggregate = read_message(data)  # what pdi.mhtml.parse reads, without the lookups an export does not use
-    root = aggregate.root
+    # A file build wrote (every page a WARC import packed) read by read_plain, any other by read_message: the same
+    # parts either way (read_plain answers None for a file it would read otherwise: tests/test_mhtml_plain.py)
+    parts = read_plain(data)
+    if parts is None:
+        parts = _parts_read(data)
+    root = parts[0]
     root_url = (root.location or root.content_location or "").split("#", 1)[0]
     if not root_url.lower().startswith(("http://", "https://")):
         return None
     seen: set[str] = set()
-    for part in (root, *(p for p in aggregate.parts if p is not root)):
+    for n, part in enumerate(parts):
         location = (part.location or part.content_location or "").split("#", 1)[0]
         if not location.lower().startswith(("http://", "https://")):
             continue  # cid: parts (Chromium's inline sheets) are found through the page, not by URL
@@ -477,12 +480,24 @@ def _write_page(
         if key in seen:
             continue
         seen.add(key)
-        extra = {"PDI": str(name)} if part is root else None
-        when = date if part is root else part_dates.get(key, date)
+        extra = {"PDI": str(name)} if n == 0 else None
+        when = date if n == 0 else part_dates.get(key, date)
         writer.response(location, when, part.content_type, part.charset, part.data, extra)
     if keys[url] != keys[root_url]:  # the page answered at another URL: the redirect
         writer.redirect(url, root_url, date)
     return root_url
+
+
+def _parts_read(data: bytes) -> tuple[PlainPart, ...]:
+    """The parts of an MHTML file as :func:`pdi.mhtml.parse.read_message` reads them, its root first."""
+    from pdi.mhtml.parse import read_message
+
+    aggregate = read_message(data)  # what pdi.mhtml.parse reads, without the lookups an export does not use
+    root = aggregate.root
+    return tuple(
+        PlainPart(p.location, p.content_location, p.content_type, p.charset, p.data)
+        for p in (root, *(p for p in aggregate.parts if p is not root))
+    )
 
 
 def export_wacz(
