@@ -5,6 +5,8 @@ The door of the package. Modules:
 * :mod:`pdi.mhtml.parse` — :func:`parse` reads a file or stream into an
   :class:`Aggregate` (streaming multipart scanner, ``email`` with ``compat32`` for
   header values; why, and what is tolerated, is in that module's docstring).
+* :mod:`pdi.mhtml.plain` — :func:`~pdi.mhtml.plain.read_plain` reads a file of the shape
+  :func:`~pdi.mhtml.write.build` writes in a few calls a part (what ``parse`` reads of it, or ``None``).
 * :mod:`pdi.mhtml.model` — :class:`Aggregate`, :class:`Multipart`, :class:`Part`.
 * :mod:`pdi.mhtml.limits` — :class:`Limits` (sizes, counts, time) and the :class:`Budget`
   that reading one part's references may spend.
