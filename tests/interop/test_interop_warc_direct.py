@@ -251,3 +251,24 @@ def test_a_damaged_file_gives_what_warcio_gives(
         path = Path(folder) / ("a.warc.gz" if compressed else "a.warc")
         path.write_bytes(bytes(raw[:cut]))
         _same(path, monkeypatch)
+
+
+@pytest.mark.parametrize("status", ["²00 OK".encode(), b"9" * 5000 + b" OK", b"99999 OK", b"20 OK", b"2000 OK"])
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_status_code_that_is_not_three_ascii_digits_is_a_damaged_record_named_so(
+    tmp_path: Path, status: bytes, compressed: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # RFC 9112 §4: status-code = 3DIGIT. '²00' is digits to str.isdigit, not to int() ("invalid literal" was the
+    # message); 5,000 digits passed int()'s limit; 99999 was taken for a status and its page dropped unsaid.
+    http = b"HTTP/1.1 " + status + b"\r\nContent-Type: text/html\r\n\r\n<p>hi</p>"
+    record = _record([b"WARC-Type: response", b"WARC-Record-ID: <urn:uuid:12345678-1234-1234-1234-123456789abc>",
+                      b"WARC-Date: 2020-01-01T00:00:00Z", b"WARC-Target-URI: http://example.org/",
+                      b"Content-Type: application/http; msgtype=response",
+                      b"WARC-Block-Digest: " + sha1_digest(http).encode()], http)
+    path = tmp_path / ("a.warc.gz" if compressed else "a.warc")
+    path.write_bytes(_gzip_each([record]) if compressed else record)
+    said = _same(path, monkeypatch)
+    assert isinstance(said, str) and said.startswith("ParseError: "), said
+    assert "(http://example.org/) is damaged: its HTTP status line is " in said, said
+    assert ": its status code is not three digits (RFC 9112 §4)" in said, said
+    assert "int()" not in said and "invalid literal" not in said

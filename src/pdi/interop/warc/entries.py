@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 from warcio.exceptions import ArchiveLoadFailed
 
 from pdi import formats
-from pdi._wording import plural
+from pdi._wording import clipped, plural
 from pdi.errors import LimitError, ParseError, PDIError
 from pdi.interop.warc.bounded import Refused
 from pdi.interop.warc.sources import Source
@@ -164,8 +164,9 @@ def _index_fields(
         status, media, charset, location = 0, None, None, None
     else:
         code = (http.get_statuscode() or "").strip()
-        if not code.isdigit():
-            raise ParseError(f"{where} is damaged: its HTTP status line is {http.statusline!r}", rule="status-line")
+        if not (len(code) == 3 and code.isascii() and code.isdigit()):  # '²00' is digits to isdigit, not to int()
+            raise ParseError(f"{where} is damaged: its HTTP status line is {clipped(http.statusline, 80)!r}: its status"
+                             " code is not three digits (RFC 9112 §4)", rule="status-line")
         status = int(code)
         media, charset = _content_type(http.get_header("Content-Type"))
         location = http.get_header("Location")
