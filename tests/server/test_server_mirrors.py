@@ -10,6 +10,7 @@ re-signed by another key), and a blob's octets likewise.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -22,6 +23,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio.to_thread
 import httpx
@@ -167,6 +169,33 @@ def test_a_postgresql_mirror_serves_identical_bytes_with_the_origin_stopped_and_
                           f"{a_url}/uri-res/N2R?{names['text']}"]
     assert a_said[:3] == [f"# {names['text']}", f"{a_again}/uri-res/N2R?{names['text']}",
                           f"{p_url}/uri-res/N2R?{names['text']}"]
+
+
+def test_a_sync_collects_cycles_seldom_while_it_runs_and_leaves_the_collector_as_it_found_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While `pdi mirror sync` runs, what was made before it is out of the cyclic collector's sight and a young
+    collection waits for many more new objects than Python's 700; after it, a process that goes on (this one) has
+    the collector as it was."""
+    a, names = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    before = gc.get_threshold(), gc.get_freeze_count()
+    during: list[tuple[tuple[int, int, int], int]] = []
+    syncing = mirrors.sync
+
+    def watched(*args: Any, **kwargs: Any) -> mirrors.SyncReport:
+        during.append((gc.get_threshold(), gc.get_freeze_count()))
+        return syncing(*args, **kwargs)
+
+    monkeypatch.setattr(mirrors, "sync", watched)
+    with serving(a) as a_url:
+        assert pdi("mirror", "add", a_url, "--series", S, "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+    assert code == 0, out
+    assert held(b) == {names[w]: hashlib.sha256(data).hexdigest() for w, data in BYTES.items()}
+    ((threshold, frozen),) = during
+    assert threshold[0] >= 50 * 700 and threshold[1:] == before[0][1:] and frozen > 0
+    assert (gc.get_threshold(), gc.get_freeze_count()) == before
 
 
 def test_a_flipped_byte_is_found_by_verify_and_repaired_from_the_origin(tmp_path: Path) -> None:
