@@ -26,6 +26,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from pdi.archive import Archive
+from pdi.archive.mirroring import Mirroring
 from pdi.archive.naming import key_of, parse_pdi
 from pdi.cli import cli
 from pdi.signing import SigningKey, canonical_json, jwk_set_text, sign_manifest
@@ -284,6 +285,28 @@ def test_a_stranger_s_name_reaches_the_terminal_with_its_control_characters_show
     assert not any(line.startswith("urn:pdi://x.example.us") for line in lines)  # no line of the stranger's making
     assert "\x1b" not in refused.stdout and "\x07" not in refused.stdout and "\r" not in refused.stdout
     assert "victim\\tfrom x: all good, 0 problems\\r\\x1b]0;owned\\x07\\nurn:pdi://x.example.us" in refused.stdout
+
+
+def test_a_sync_asks_the_disk_s_room_once_a_group_of_names_not_once_a_name(
+    origin: Origin, mirror: tuple[Path, str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """30 names to fetch, one request's group (:data:`pdi.network.mirrors.GROUP_NAMES`): the room left on the disk is
+    read once for them (a ``statvfs``), not 30 times, and each is fetched and kept."""
+    location, _ = mirror
+    origin.octets = TEXT
+    origin.manifest = lambda q: (200, {}, signed([entry(n) for n in range(1, 31)]), 0.0)
+    asked: list[int | None] = []
+    real = Mirroring.blob_room
+
+    def counted(self: Mirroring) -> int | None:
+        asked.append(real(self))
+        return asked[-1]
+
+    monkeypatch.setattr(Mirroring, "blob_room", counted)
+    synced = run(location, "mirror", "sync")
+    assert synced.exit_code == 0, synced.output
+    assert "30 names listed, 30 new" in synced.output
+    assert len(asked) == 1 and asked[0] is not None
 
 
 def test_a_blob_larger_than_the_disk_holds_is_not_fetched(origin: Origin, mirror: tuple[Path, str]) -> None:

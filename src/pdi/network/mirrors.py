@@ -275,8 +275,10 @@ def _groups(archive: Archive, record: MirrorRecord, pages: Iterable[Manifest], r
         for name, version, until in embargoes:
             report.embargoes.setdefault(name, []).append((name, version, until))
         asked = 0  # octets of this page's names asked for so far: not on the disk yet
+        room: int | None = None
         for entry in wanted:
-            room = archive.blob_room()
+            if not group:  # the disk asked at each group's start, not each name's (10,000 statvfs in a sync)
+                room = archive.blob_room()
             if room is not None and int(entry["size"]) > room - asked:
                 report.problems.append(Problem("unfetched", str(entry["sha256"]), (str(entry["name"]),),
                                                f"from {record.base_url}: its {int(entry['size']):,} octets would leave"
