@@ -1,0 +1,95 @@
+"""Mirror, before and after: `pdi mirror sync` of one origin by two checkouts of pdi in turn, for paired figures.
+
+Makes an origin as ``bench_mirror.py`` does (``--names`` names of random
+octets, ``--mb`` MB in all, in ``TMPDIR``, kept there for the next run) and
+serves it with ``pdi serve`` on 127.0.0.1 (this checkout's); then, each
+round, for each ``NAME=SRC`` given in turn: a fresh mirror archive, ``pdi
+mirror add``, ``sync(2)``, and ``pdi mirror sync`` run with
+``PYTHONPATH=SRC``, timed whole, with the process's user and system CPU. On
+a shared machine the wall times move with others' load more than with the
+code; the CPU of the sync's own process moves less: compare both, pair by
+pair. Run: ``python3 bench/mirror_pairs.py [--names N] [--mb M]
+[--rounds R] before=/path/to/old/src after=src``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "server"))
+
+from server_helpers import start_serve, stop, wait_answering
+
+from bench_mirror import S, make_origin
+from pdi.archive import Archive
+
+
+def held(mirror: Path) -> int:
+    count, after = 0, None
+    with Archive.open(mirror) as archive:
+        while True:
+            page = archive.manifest_page(S, after=after, limit=10_000)
+            count += len(page.entries)
+            if (after := page.next) is None:
+                return count
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--names", type=int, default=10_000)
+    parser.add_argument("--mb", type=float, default=1000.0)
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("variants", nargs="+", help="NAME=SRC: a checkout's src directory, run as NAME")
+    args = parser.parse_args()
+    variants = dict(v.split("=", 1) for v in args.variants)
+    root = Path(tempfile.gettempdir()) / f"pdi-bench-mirror-pairs-{args.names}-{args.mb:g}"
+    if not (root / "origin" / "catalog.sqlite").exists():
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir()
+        make_origin(root / "origin", args.names, int(args.mb * 1_000_000))
+    server, port, _ = start_serve(root / "origin", "--replay-port", "0", drain=True, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    figures: dict[str, list[tuple[float, float, float]]] = {name: [] for name in variants}
+    try:
+        wait_answering(server, f"{url}/api/series")
+        for round_ in range(args.rounds):
+            for name, src in variants.items():
+                env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
+                mirror = root / f"mirror-{name}"
+                shutil.rmtree(mirror, ignore_errors=True)
+                pdi = [sys.executable, "-m", "pdi"]
+                subprocess.run([*pdi, "init", "--archive", str(mirror)], env=env, check=True, capture_output=True)
+                subprocess.run([*pdi, "mirror", "add", url, "--series", S, "--archive", str(mirror)], env=env,
+                               check=True, capture_output=True)
+                os.sync()
+                before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+                done = subprocess.run([*pdi, "mirror", "sync", "--archive", str(mirror)], env=env, capture_output=True,
+                                      text=True, check=False)
+                wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
+                if done.returncode != 0 or held(mirror) != args.names:
+                    raise SystemExit(f"{name}: the sync failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+                figures[name].append((wall, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime))
+                print(f"round {round_ + 1} {name}: {wall:.2f} s, user {figures[name][-1][1]:.2f} s,"
+                      f" system {figures[name][-1][2]:.2f} s, load {os.getloadavg()[0]:.2f}", flush=True)
+                shutil.rmtree(mirror)
+    finally:
+        stop(server)
+    for name, each in figures.items():
+        walls, users, systems = ([one[i] for one in each] for i in range(3))
+        print(f"{name}: {statistics.median(walls):.2f} s ({min(walls):.2f}-{max(walls):.2f}), user"
+              f" {statistics.median(users):.2f} s ({min(users):.2f}-{max(users):.2f}), system"
+              f" {statistics.median(systems):.2f} s ({min(systems):.2f}-{max(systems):.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
