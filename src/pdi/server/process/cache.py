@@ -338,6 +338,18 @@ def wire(kept: Kept, fields: tuple[str | None, str | None, str | None]) -> tuple
 _NO_FIELDS = (None, None, None)
 
 
+def validated_wire(kept: Validator, if_none_match: str | None) -> tuple[int, bytes, bytes] | None:
+    """:func:`respond`'s ``304`` of a :class:`Validator` as :func:`wire` gives an answer (status, header lines as
+    sent, body), the lines of a shared validator's fields made once (:data:`SHARED_VALIDATOR_FIELDS`); ``None``
+    when ``If-None-Match`` does not hold its tag."""
+    if if_none_match is None or not tag_matches(if_none_match, kept.etag):
+        return None
+    tagged = b"etag: " + kept.etag.encode("latin-1")
+    if kept.headers is SHARED_VALIDATOR_FIELDS:
+        return 304, tagged + _VALIDATOR_LINES, b""
+    return 304, tagged + b"\r\n" + b"".join(b"%s: %s\r\n" % pair for pair in kept.headers) + b"\r\n", b""
+
+
 def respond(
     kept: Kept, if_none_match: str | None, range_field: str | None, if_range: str | None
 ) -> tuple[int, Headers, bytes] | None:
@@ -579,8 +591,22 @@ class ResponseCache:
     def learn(self, query: bytes, fact: Fact) -> None:
         """Keep ``fact`` for the name asked by ``query``, the least recently used going beyond ``max_fact_bytes``."""
         packed = fact.pack()
-        if packed is None:
+        if packed is not None:
+            self._keep_fact(query, packed)
+
+    def learn_told(self, query: bytes, etag: str, located: bool) -> None:
+        """:meth:`learn` of the fact of a name asked by ``query`` spelled as :meth:`PDI.build` spells it (the caller
+        matched it; no ``NUL``, ASCII), told by its entity tag ``etag`` (a SHA-256's, quoted), and, when ``located``,
+        by N2L's ``302`` to the N2R of that spelling (:func:`located`): what :meth:`Fact.pack` packs of that fact,
+        made without the fact. Of a name no fact is kept for: nothing known before is carried over."""
+        try:
+            digest = bytes.fromhex(etag[1:-1])
+        except ValueError:
             return
+        if len(digest) == 32 and etag[0] == etag[-1] == '"':
+            self._keep_fact(query, digest + query + b"\x00" if located else digest + query)
+
+    def _keep_fact(self, query: bytes, packed: bytes) -> None:
         cost = len(query) + len(packed) + _FACT_OVERHEAD
         if cost > self.max_fact_bytes:
             return

@@ -72,12 +72,14 @@ from pdi.server.process.cache import (
     Headers,
     Kept,
     ResponseCache,
+    Validator,
     asked_wire,
     conditional_fields,
     kept_key,
     negotiates,
     request_field,
     respond,
+    validated_wire,
     wire,
 )
 from pdi.server.process.limits import (
@@ -782,10 +784,14 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
             return None
         if fields[0] is not None and not n2l:  # If-None-Match: the entity tag alone may answer (304)
             validator = public(path, scheme, self.server, host, query, True)
-            unchanged = None if validator is None else respond(validator, *fields)
-            if validator is not None and unchanged is not None:
+            if isinstance(validator, Validator):
+                unchanged = validated_wire(validator, fields[0])
+                if unchanged is not None:
+                    cache.keep(key, validator, query)
+                    return unchanged
+            elif validator is not None and (found := respond(validator, *fields)) is not None:
                 cache.keep(key, validator, query)
-                return _lines(unchanged)
+                return _lines(found)
         made = public(path, scheme, self.server, host, query, False)
         if made is None:
             return None

@@ -279,7 +279,10 @@ class Resolver:
             if isinstance(plain, NotPublic):
                 return None  # read_public or locate_public would find no more: the resolver's endpoint says it
             if plain is not None:
-                self._learn(query, plain)
+                if isinstance(plain, Entity):
+                    self._learn(query, plain)
+                elif plain.etag is not None:  # N2L's 302 or a 304's validator of the name as asked, whose fact
+                    self.cache.learn_told(query, plain.etag, n2l)  # was not known (above): packed without a Fact
                 return plain
             parsed = PDI.parse(urn_from_query(query.decode()).strip())  # as Archive.locate parses it
             if n2l or revalidating:
