@@ -234,7 +234,8 @@ def test_the_upgrade_pages_commands_run_as_written(tmp_path: Path) -> None:
     archive = _release_archive(tmp_path)
     before = _schema_version(archive)
     ran = _run_offline(UPGRADE, tmp_path, archive)
-    assert [c.split()[1] for c in ran] == ["--version", "--version", "init", "verify", "init", "verify"]
+    assert [c.split()[1] for c in ran] == ["--version", "--version", "init", "verify", "init", "reindex", "reindex",
+                                           "verify"]
     assert _schema_version(tmp_path / "backup/pdi-before-upgrade") == before
     assert _schema_version(archive) == SCHEMA_VERSION
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from click.testing import CliRunner
+
 from pdi.archive import Archive, Content
+from pdi.cli import cli
 from pdi.fragments.markup.index import MAGIC
 from pdi.fragments.sealed import seal, unseal
 
@@ -69,3 +72,91 @@ def test_an_earlier_readings_index_is_read_anew_for_sgml_and_believed_for_html(t
         # HTML's reading did not change: its version-1 index is believed (here, another page's, as stored)
         assert archive.fragment_index(archive.resolve(str(page)).record) == stale_page_index
         assert archive.resolve(f"{page}#elt=0,0").data == b"<p>one</p><p>two</p>"  # the other page's element 0
+
+
+XML = '<?xml version="1.0"?>\r\n<r><i>one</i><i>two</i></r>'
+OTHER_XML = '<?xml version="1.0"?>\r\n<r><j>abcdefghijklm</j></r>'  # as long, other elements
+
+
+def _rows(archive: Archive, table: str) -> list[tuple[object, ...]]:
+    store = archive.store
+    with store._read():
+        return sorted(tuple(bytes(v) if isinstance(v, memoryview) else v for v in row)
+                      for row in store._query(f"SELECT * FROM {table}"))
+
+
+def _stale(archive: Archive, name: object, made_of: object) -> bytes:
+    """Keep, as the element index of ``name``'s octets, ``made_of``'s index sealed as version 1 (as an earlier pdi
+    left it, and answering as another document would)."""
+    store = archive.store
+    record, other = archive.resolve(str(name)).record, archive.resolve(str(made_of)).record
+    stale = _as_version_1(store.fragment_index(other.sha256, other.media_type, other.charset) or b"")
+    with store._write():
+        store._query("UPDATE fragment_indexes SET data = ? WHERE sha256 = ?", (stale, record.sha256))
+    return stale
+
+
+def test_reindex_elements_makes_an_earlier_readings_indexes_anew_and_touches_nothing_else(location: str) -> None:
+    sgml = PROLOG + "<a>&e;<b>w</b></a>"
+    other = PROLOG + "<a><b>y</b>zzz</a>"
+    assert len(other) == len(sgml) and len(XML) == len(OTHER_XML)
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        (doc,) = archive.deposit(S, [Content(sgml.encode(), "sgml")])
+        (elsewhere,) = archive.deposit(S, [Content(other.encode(), "sgml")])
+        (xml,) = archive.deposit(S, [Content(XML.encode(), "xml")])
+        (other_xml,) = archive.deposit(S, [Content(OTHER_XML.encode(), "xml")])
+        (page,) = archive.deposit(S, [Content(b"<p>one</p><p>two</p>", "html")])
+        (another_page,) = archive.deposit(S, [Content(b"<div>abcdefghi</div>", "html")])
+        _stale(archive, doc, elsewhere)
+        _stale(archive, xml, other_xml)
+        stale_page = _stale(archive, page, another_page)
+        assert archive.fragment_index(archive.resolve(str(doc)).record) is None  # read anew at each request
+        tables = ("documents", "versions", "representations", "blob_fixity", "search_sources")
+        before = {t: _rows(archive, t) for t in tables}
+        kept = {row[:3]: row for row in _rows(archive, "fragment_indexes")}
+        blobs = archive.store.blob_names()
+        # a run stopped after its first index keeps what it made; the next makes the rest
+        stopped = []
+
+        def stop(done: int) -> None:
+            stopped.append(done)
+            raise KeyboardInterrupt
+
+        try:
+            archive.reindex_elements(progress=stop)
+        except KeyboardInterrupt:
+            pass
+        assert stopped == [1]
+    runner = CliRunner()
+    made = runner.invoke(cli, ["reindex", "--elements", "--archive", location])
+    assert made.exit_code == 0, made.output
+    assert made.output == "made 1 element index anew\n"  # of the two, the one the stopped run left
+    again = runner.invoke(cli, ["reindex", "--elements", "--archive", location])
+    assert again.exit_code == 0 and again.output == "made 0 element indexes anew\n"
+    with Archive.open(location) as archive:
+        for name in (doc, xml):
+            index = archive.fragment_index(archive.resolve(str(name)).record)
+            assert index is not None and index[:4] == MAGIC and int.from_bytes(index[4:6], "little") == 2
+        # believed now, and answering for the document's own octets, not the other's whose index was kept
+        written = sgml.index("<b>w</b>")
+        assert archive.resolve(f"{doc}#elt=2,2").data == sgml[written:written + len("<b>w</b>")].encode()
+        assert archive.resolve(f"{doc}#elt=1,1").data == b""
+        assert archive.resolve(f"{xml}#elt=2,2").data == b"<i>two</i>"
+        # HTML's reading did not change: its version-1 index is left as it was
+        assert archive.fragment_index(archive.resolve(str(page)).record) == stale_page
+        # nothing but those two index rows changed: no document, name, representation or blob
+        assert {t: _rows(archive, t) for t in tables} == before
+        assert archive.store.blob_names() == blobs
+        after = {row[:3]: row for row in _rows(archive, "fragment_indexes")}
+        changed = {key[0] for key in kept if kept[key] != after[key]}
+        assert after.keys() == kept.keys()
+        assert changed == {archive.resolve(str(n)).record.sha256 for n in (doc, xml)}
+
+
+def test_reindex_elements_of_an_unknown_series_is_refused(tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+    refused = CliRunner().invoke(cli, ["reindex", "--elements", "--series", "nosuch.example.us", "--archive", location])
+    assert refused.exit_code == 4 and "nosuch.example.us" in refused.output

@@ -18,7 +18,14 @@ import pdi.archive.store as values
 from pdi import formats
 from pdi.archive.base import ArchiveBase
 from pdi.archive.naming import canonical_series, foreign_serial, key_of, parse_pdi, record_name
-from pdi.archive.results import Deposit, IndexRun, ReindexReport, SearchHit, SearchResults
+from pdi.archive.results import (
+    Deposit,
+    ElementReindexReport,
+    IndexRun,
+    ReindexReport,
+    SearchHit,
+    SearchResults,
+)
 from pdi.archive.store import DocumentKey, ListKey, ListQuery, RepresentationRecord
 from pdi.errors import LimitError, ParseError, UnsupportedError
 from pdi.identifier import PDI, Fragment
@@ -257,6 +264,55 @@ class Listing(ArchiveBase):
         sources, passages, notes = self.store.rebuild_search_index(name, progress)
         self.store.refill_message_heads()  # and the e-mail messages the thread index lacks (any series)
         return ReindexReport(sources, passages, tuple(notes))
+
+    def reindex_elements(
+        self, *, series: str | None = None, progress: Callable[[int], None] | None = None
+    ) -> ElementReindexReport:
+        """Make anew, as this pdi reads them, the element indexes of XML and SGML octets that an earlier reading
+        made (:func:`pdi.fragments.markup.index.made_by_an_earlier_reading`): of the names in ``series``, if given.
+
+        Only those index rows change: each is read from its verified octets
+        and written in its own transaction, so a run stopped midway keeps
+        what it made and the next goes on with the rest; a run with nothing
+        left to make writes nothing. One that cannot be made now (its octets
+        missing or damaged, past a parser's bounds, or SGML where ``onsgmls``
+        is missing) is left as it was and reported. ``progress`` is told how
+        many were looked at so far.
+        """
+        from pdi.archive.content import ELEMENT_INDEX_SECONDS
+        from pdi.errors import IntegrityError
+        from pdi.fragments import build_index
+        from pdi.fragments.markup.index import MAGIC, VERSION
+        from pdi.fragments.sealed import sealed_version
+
+        name = None
+        if series is not None:
+            name = canonical_series(series)
+            self._require_series(name)
+        rewritten = 0
+        left: list[tuple[str, str, str]] = []
+        for seen, (sha256, media_type, charset) in enumerate(self.store.earlier_element_indexes(name), 1):
+            why: str | None = None
+            index: bytes | None = None
+            try:
+                reader = self.store.open_blob(sha256, name=sha256)
+                if reader is None:
+                    why = "its octets are missing from the blob store"
+                else:
+                    with reader:
+                        index = build_index(reader.chunks(), media_type=media_type, charset=charset or None,
+                                            seconds=ELEMENT_INDEX_SECONDS)
+            except (IntegrityError, LimitError, ParseError, UnsupportedError) as exc:  # a store that fails: raised
+                why = str(exc)
+            if why is None and (index is None or index[:4] != MAGIC or sealed_version(index) != VERSION):
+                why = "no element index is made of it now (is OpenSP's onsgmls installed?)"
+            if why is not None or index is None:
+                left.append((sha256, media_type, why or ""))
+            elif self.store.replace_earlier_element_index(sha256, media_type, charset, index):
+                rewritten += 1
+            if progress is not None:
+                progress(seen)
+        return ElementReindexReport(rewritten, tuple(left))
 
     def ls(self, pattern: PDI | str | None = None, **filters: Unpack[ListFilters]) -> list[PDI]:
         """Versioned PDIs in date, then serial order: by pattern, series and/or date; paginated.

@@ -273,6 +273,15 @@ class ReindexReport:
 
 
 @dataclass(frozen=True)
+class ElementReindexReport:
+    """What :meth:`Archive.reindex_elements` did: element indexes made anew (of XML and SGML octets whose index
+    an earlier reading made), and those left as they were, each with why (``sha256``, media type, why)."""
+
+    rewritten: int
+    left: tuple[tuple[str, str, str], ...]
+
+
+@dataclass(frozen=True)
 class IndexRun:
     """What one drain of the indexer's queue did (:meth:`Archive.index_queued`): sources indexed,
     passages made, and the sources that failed (sha256, why)."""

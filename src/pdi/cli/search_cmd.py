@@ -5,7 +5,9 @@ each hit's name (``NAME#char=a,b``, the passage's matched words) and its
 snippet with the matches between ``[`` and ``]`` (``--json``: the hits as
 :meth:`pdi.archive.SearchHit.to_json` gives them, and the cursor of the next
 page). ``pdi reindex`` makes the index again from the stored octets (after an
-upgrade that added it, or to repair it), in one transaction. ``pdi index``
+upgrade that added it, or to repair it), in one transaction; ``pdi reindex
+--elements`` makes anew the element indexes of XML and SGML an earlier
+reading made, one at a time. ``pdi index``
 drains the indexer's queue: the text of large deposits, left to a background
 worker (:mod:`pdi.archive.search`); ``pdi search`` says on standard error how
 many names' text is still pending (``--json``: ``pending``).
@@ -60,9 +62,19 @@ def search_cmd(words: tuple[str, ...], series: str | None, limit: int, after: st
 
 @click.command("reindex")
 @click.option("--series", "-s", help="Only the documents of this series.")
+@click.option("--elements", is_flag=True,
+              help="Instead: make anew the element indexes of XML and SGML an earlier pdi made (each in its own"
+                   " transaction: safe to stop and run again; documents and names are not touched).")
 @archive_option
-def reindex_cmd(series: str | None, archive: str) -> None:
+def reindex_cmd(series: str | None, elements: bool, archive: str) -> None:
     """Make the full-text index again from the stored octets (one transaction: a failure keeps the old index)."""
+    if elements:
+        with open_archive(archive) as opened, progress_bar("element indexes") as progress:
+            made = opened.reindex_elements(series=series, progress=lambda done: progress(done, done))
+        click.echo(f"made {plural(made.rewritten, 'element index', 'element indexes')} anew")
+        for sha256, media_type, why in made.left:
+            click.echo(f"not made anew: {sha256} ({media_type}): {one_line(why)}")
+        return
     with open_archive(archive) as opened, progress_bar("indexing") as progress:
         report = opened.reindex(series=series, progress=progress)
     click.echo(f"indexed {plural(report.passages, 'passage')} of {plural(report.sources, 'stored octet stream')}")

@@ -33,6 +33,7 @@ from pdi.archive.catalog.base import (
     timestamp,
     timestamp_ago,
 )
+from pdi.fragments.sealed import payload_start
 
 #: A staging row older than this (a day) belongs to a killed process, whatever grace the remover gives.
 STAGING_LIFETIME = 24 * 3600.0
@@ -46,6 +47,17 @@ NAMED_OUTSIDE_ROWS = (
 
 #: Names one query of :meth:`SQLStore.held` asks about.
 _HELD_A_QUERY = 500
+
+#: The octets of an index that say what it is: its magic and version, and the payload's first (an element
+#: index's document's kind).
+_INDEX_HEAD = payload_start() + 1
+
+
+def _made_earlier(head: bytes) -> bool:
+    """Whether an index beginning with ``head`` is an element index an earlier reading made."""
+    from pdi.fragments.markup.index import MAGIC, made_by_an_earlier_reading
+
+    return head[:4] == MAGIC and made_by_an_earlier_reading(head)
 
 
 class BlobRules(CatalogBase):
@@ -202,6 +214,48 @@ class BlobRules(CatalogBase):
                 (sha256, media_type, charset or ""),
             )
         return bytes(rows[0][0]) if rows else None
+
+    def earlier_element_indexes(self, series: str | None = None, *, page: int = 500) -> Iterator[tuple[str, str, str]]:
+        """Each (sha256, media type, charset) whose element index an earlier reading made
+        (:func:`pdi.fragments.markup.index.made_by_an_earlier_reading`): of names in ``series`` only, if given;
+        in order, a page at a time, each index's first octets read, not its whole."""
+        scope, params = "", []
+        if series is not None:
+            scope = (" AND EXISTS (SELECT 1 FROM representations r JOIN documents d ON d.id = r.document"
+                     " WHERE r.sha256 = f.sha256 AND d.series = ?)")
+            params.append(series)
+        after: tuple[str, str, str] | None = None
+        while True:
+            bound = "" if after is None else " AND (f.sha256, f.media_type, f.charset) > (?, ?, ?)"
+            with self._read():
+                rows = self._query(
+                    f"SELECT f.sha256, f.media_type, f.charset, substr(f.data, 1, {_INDEX_HEAD})"
+                    f" FROM fragment_indexes f WHERE 1 = 1{scope}{bound} ORDER BY 1, 2, 3 LIMIT ?",
+                    [*params, *(after or ()), page],
+                )
+            for row in rows:
+                if _made_earlier(bytes(row[3])):
+                    yield (str(row[0]), str(row[1]), str(row[2]))
+            if len(rows) < page:
+                return
+            after = (str(rows[-1][0]), str(rows[-1][1]), str(rows[-1][2]))
+
+    def replace_earlier_element_index(self, sha256: str, media_type: str, charset: str, data: bytes) -> bool:
+        """Put ``data`` in place of the element index of these octets read as ``media_type`` in ``charset``
+        (``""``: none), if an earlier reading made the one kept (one write transaction, its row alone).
+        Whether it did: False when the row is gone or was made anew meanwhile (by another run)."""
+        key = (sha256, media_type, charset)
+        with self._write():
+            rows = self._query(
+                f"SELECT substr(data, 1, {_INDEX_HEAD}) FROM fragment_indexes"
+                " WHERE sha256 = ? AND media_type = ? AND charset = ?", key,
+            )
+            if not rows or not _made_earlier(bytes(rows[0][0])):
+                return False
+            self._execute(
+                "UPDATE fragment_indexes SET data = ? WHERE sha256 = ? AND media_type = ? AND charset = ?", (data, *key)
+            )
+        return True
 
     def open_blob(self, sha256: str, *, name: str) -> ChunkedReader | None:
         """A reader of the stored blob by verified chunks, or ``None`` if it is missing."""
