@@ -69,3 +69,18 @@ def test_a_batch_items_manifest_charset_the_parts_content_type_contradicts_is_40
                                               " iso-8859-1 name"
                                               " two charsets"), answer.text
     assert depositing.snapshot() == before
+
+
+@pytest.mark.parametrize("charset", ["x-no-such", "zlib_codec"])
+def test_a_batch_part_whose_content_type_names_no_charset_is_refused_naming_the_part_and_the_charset(
+        depositing: Depositing, charset: str) -> None:
+    before = depositing.snapshot(files=True)
+    answer = depositing.client.post(
+        f"/api/batch?series={S}",
+        files=[("item", ("a.txt", b"Cafe\n", "text/plain")),
+               ("item", ("b.txt", b"Cafe\n", f"text/plain; charset={charset}"))],
+        headers={"Authorization": f"Bearer {depositing.token}"})
+    assert 400 <= answer.status_code < 500, answer.text
+    detail = answer.json()["detail"]
+    assert detail.startswith("item 1") and charset in detail and "b.txt" in detail, detail
+    assert depositing.snapshot(files=True) == before

@@ -243,13 +243,19 @@ class WriteAPI:
                 _refuse_coded(index, part)
                 said = manifest[index] if manifest is not None else {}
                 media_type = part.content_type or ""
-                token = said.get("format") or (formats.token_for(media_type) if media_type else None)
+                try:  # a charset no codec reads is refused here, naming the part, before any part is staged
+                    token = said.get("format") or (formats.token_for(media_type) if media_type else None)
+                    try:
+                        charset = _charset(said.get("charset"), media_type, given_as="the manifest's charset ")
+                    except ParseError as exc:
+                        raise ParseError(f"item {index}: {exc.message}", rule="charset") from None
+                    if charset is not None:
+                        charsets.codec_for(charset)
+                except UnsupportedError as exc:
+                    raise UnsupportedError(f"item {index} ({clipped(part.filename or 'no file name', 80)}):"
+                                           f" {exc.message}; nothing was deposited") from None
                 if token is None:
                     raise ParseError(f"item {index}: no format and no Content-Type", rule="format")
-                try:
-                    charset = _charset(said.get("charset"), media_type, given_as="the manifest's charset ")
-                except ParseError as exc:
-                    raise ParseError(f"item {index}: {exc.message}", rule="charset") from None
                 items.append(([Content(part.file, token, charset, source=part.filename or f"item {index}")],
                               said.get("id")))
 
