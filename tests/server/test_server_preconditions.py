@@ -139,3 +139,27 @@ def test_rfc9110_13_1_the_replay_origins_files_meet_if_match_and_if_none_match(s
     unchanged = httpx.get(url, headers={"If-None-Match": "*"}, timeout=30)
     assert (unchanged.status_code, unchanged.content) == (304, b"")
     assert unchanged.headers["cache-control"] == whole.headers["cache-control"]
+
+
+def test_rfc9110_13_1_1_a_post_answered_from_its_content_meets_if_match_with_412_and_if_none_match_as_true(
+        tmp_path: Path) -> None:
+    # POST /oai (OAI-PMH §3.1.1.2: the arguments as a form) and POST /api/octets answer from the request's content:
+    # /oai and /api/octets have no current representation of their own, so If-Match (even "*") is false and the
+    # method is not performed (412); If-None-Match names no tag of a representation that does not exist: true
+    with Archive.init(tmp_path / "archive") as archive:
+        archive.add_series(S)
+        text = str(archive.add(S, b"first\n", format="text"))
+    posts = [("/oai", {"Content-Type": "application/x-www-form-urlencoded"}, b"verb=Identify"),
+             ("/api/octets", {"Content-Type": "application/json"}, json.dumps({"names": [text]}).encode())]
+    with serving(tmp_path / "archive") as (_, port):
+        url = f"http://127.0.0.1:{port}"
+        for path, kind, body in posts:
+            plain = httpx.post(url + path, headers=kind, content=body, timeout=30)
+            assert plain.status_code == 200, plain.text
+            for field in ('"x"', "*"):
+                got = httpx.post(url + path, headers={**kind, "If-Match": field}, content=body, timeout=30)
+                assert got.status_code == 412, (path, field, got.text)
+                assert got.headers["content-type"] == "application/problem+json"
+                assert "If-Match" in got.json()["detail"]
+                got = httpx.post(url + path, headers={**kind, "If-None-Match": field}, content=body, timeout=30)
+                assert got.status_code == 200, (path, field, got.text)

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
+from pdi.errors import PreconditionError
 from pdi.server.http.conditional import if_match_holds, tag_matches
 from pdi.server.http.middleware import SENDFILE_EXTENSION as ZEROCOPY
 from pdi.server.http.middleware import HTTPMiddleware
@@ -74,3 +76,19 @@ class Preconditions(HTTPMiddleware):
             await send(message)
 
         await self.app({**scope, "extensions": extensions}, receive, checked)
+
+
+def refuse_if_match(request: Request) -> None:
+    """RFC 9110 §13.1.1 for a change or a ``POST`` sent to a route with no representation of its own
+    (``POST /api/deposit``, ``/api/version`` …, ``/api/mirrors``; ``POST /oai`` and ``/api/octets``, whose
+    answer is made from the request's content, not a representation of the target resource): an ``If-Match``
+    there holds no entity tag, and ``*`` is "false if the origin server has no current representation for the
+    target resource", so the origin server "MUST NOT perform the requested method": ``412``, nothing done (a client that meant ``If-Match`` as "only if the latest
+    version is still this one" is told it was not read, rather than finding its change made regardless). ``GET``
+    and ``HEAD`` are :class:`Preconditions`'s to answer. ``If-None-Match`` there holds whatever it names (no
+    current representation matches it): the method is performed."""
+    field = request.headers.get("if-match")
+    if field is not None and request.method not in ("GET", "HEAD"):
+        said = " ".join(field.split())[:200]
+        raise PreconditionError(f"If-Match {said}: {request.url.path} has no representation, so no entity tag to"
+                                " match, and nothing is done on a condition that cannot hold (RFC 9110 §13.1.1)")

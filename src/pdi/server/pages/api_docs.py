@@ -211,7 +211,8 @@ ERRORS: dict[int, str] = {
     410: "Withdrawn: the tombstone",
     412: "If-Match names an ETag that is not the current one, or (with it) If-None-Match names the current one;"
          " or If-Unmodified-Since is before the answer's Last-Modified; or If-Match sent with a write to a route"
-         " that has no representation (/api/deposit, /api/version …): no change is made",
+         " that has no representation (/api/deposit, /api/version …), or with POST /oai or /api/octets: nothing is"
+         " done",
     413: "The request's content is larger than the route takes (a body over the upload limit, a form too long); a"
          " limit exceeded by a request without content (a query too long, more work than the resolver's limits"
          " allow) is 400 titled limit exceeded",
@@ -475,9 +476,10 @@ _OAI_POST = Operation(
     body=Body("The arguments as a form (§3.1.1.2); an empty body is read as no verb (badVerb)",
               {"application/x-www-form-urlencoded": {
                   "schema": {"type": "object"}}}, required=False),
-    answers=_OAI_XML, errors=(*_ALWAYS, 413, 415), tag="oai-pmh",
+    answers=_OAI_XML, errors=(*_ALWAYS, 412, 413, 415), tag="oai-pmh",
     error_text={400: "Authorization: Bearer without a token (OAI-PMH's own errors are 200 XML)",
                 401: "A bearer token that is not live, as on every route (OAI-PMH's own errors are 200 XML)",
+                412: "If-Match sent: /oai has no representation of its own to match (RFC 9110 §13.1.1)",
                 413: f"The form is more than {MAX_OAI_FORM} octets",
                 415: "A body that is not application/x-www-form-urlencoded"},
 )
@@ -527,8 +529,9 @@ _MANY_OCTETS = Operation(
         " X-PDI-SHA256 with the octets (read by verified chunks), or application/problem+json (RFC 9457) with the"
         " status and detail N2R would answer (404, 403, 410 …). A reader without a token gets public names only;"
         " never cached (no-store). docs/how-to/mirrors.md", "multipart/mixed", {"type": "string", "format": "binary"})},
-    errors=(*_ALWAYS, 413, 415),
+    errors=(*_ALWAYS, 412, 413, 415),
     error_text={400: "The body is not JSON, or not {\"names\": [...]} of 1 to 1000 strings",
+                412: "If-Match sent: /api/octets has no representation of its own to match (RFC 9110 §13.1.1)",
                 413: "The body is more than 1 MiB"},
 )
 #: An archive's base URL as pdi records it: http(s)://host[:port][/path].

@@ -86,6 +86,7 @@ from pdi.interop.memento import (
     timemap_pages,
 )
 from pdi.server.http.bodies import read_body
+from pdi.server.http.preconditions import refuse_if_match
 from pdi.server.http.problems import Problem
 from pdi.server.process.limits import TIMEMAP_PAGE, WorkLimits
 from pdi.server.protocol.rfc2169 import n2r_url, rfc2169_query, sturdy, urn_from_query
@@ -572,6 +573,7 @@ class OAIRoutes:
         pairs: list[tuple[str, str]]
         unreadable: oaipmh.OAIError | None = None
         if request.method == "POST":
+            refuse_if_match(request)  # the answer is made from the form: no representation of /oai to match
             kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
             body = await read_body(request, MAX_OAI_FORM, f"an OAI-PMH request body is at most {MAX_OAI_FORM} octets")
             if body and kind != "application/x-www-form-urlencoded":

@@ -39,6 +39,7 @@ from pdi.archive.blobs.memo import Identity
 from pdi.archive.store import RepresentationRecord
 from pdi.errors import ParseError, PDIError
 from pdi.server.http.bodies import read_json
+from pdi.server.http.preconditions import refuse_if_match
 from pdi.server.http.problems import status_of
 from pdi.server.process.limits import ArchiveHandlers
 from pdi.server.process.zerocopy import EXTENSION, Frame, Stretch, ZeroCopy
@@ -67,6 +68,7 @@ class OctetsAPI(ArchiveHandlers):
     async def octets(self, request: Request) -> Response:
         """The stored octets of up to 1000 versioned names, asked as {"names": [...]}, one multipart/mixed part
         each (its octets, or the problem N2R would answer)."""
+        refuse_if_match(request)  # the answer is made from the body: no representation of /api/octets to match
         body = await read_json(request, MAX_BODY, f"the body is more than {MAX_BODY} octets", rule="octets")
         names = body.get("names") if isinstance(body, dict) else None
         if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):

@@ -83,13 +83,13 @@ from pdi.archive.tokens import Writer
 from pdi.errors import (
     LimitError,
     ParseError,
-    PreconditionError,
     ScopeError,
     StoreError,
     UnsupportedError,
 )
 from pdi.server.http.bodies import read_body
 from pdi.server.http.params import flag, integer, only, optional, required
+from pdi.server.http.preconditions import refuse_if_match
 from pdi.server.http.problems import Problem
 from pdi.server.http.readers import authorization_given_more_than_once, refused_authorization
 from pdi.server.process.cache import ResponseCache
@@ -155,20 +155,6 @@ async def bearer_writer(archive: Archive, request: Request, *, reads_if_match: b
     if not reads_if_match:
         refuse_if_match(request)
     return Writer(record, request.client.host if request.client else None)
-
-
-def refuse_if_match(request: Request) -> None:
-    """RFC 9110 §13.1.1 for a change sent to a route with no representation of its own (``POST /api/deposit``,
-    ``/api/version`` …, ``/api/mirrors``): an ``If-Match`` there holds no entity tag, and ``*`` is "false if the
-    origin server has no current representation for the target resource", so the origin server "MUST NOT perform
-    the requested method": ``412``, nothing written (a client that meant ``If-Match`` as "only if the latest
-    version is still this one" is told it was not read, rather than finding its change made regardless). ``GET``
-    and ``HEAD`` are :class:`pdi.server.http.preconditions.Preconditions`'s to answer."""
-    field = request.headers.get("if-match")
-    if field is not None and request.method not in ("GET", "HEAD"):
-        said = " ".join(field.split())[:200]
-        raise PreconditionError(f"If-Match {said}: {request.url.path} has no representation, so no entity tag to"
-                                " match, and no change is made on a condition that cannot hold (RFC 9110 §13.1.1)")
 
 
 class WriteAPI:
