@@ -364,3 +364,20 @@ def test_readyz_asked_again_while_a_stalled_stores_probe_runs_begins_no_other_pr
     assert all(answer.json()["failed"] == ["blobs"] for answer in answers)
     assert details[-1].startswith("blobs: no answer: its probe, begun ") and details[-1].endswith(
         " s ago, has not returned"), details
+
+
+def test_keys_the_store_refuses_are_named_as_refused_when_a_head_answers_403(
+    s3_archive: Archive, location: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = b"kept in the store\n"
+    name = str(s3_archive.add(S, data, format="text"))
+    with monkeypatch.context() as patched:
+        # the same access key with another secret: the store refuses the signature (a HEAD's 403 has no body)
+        patched.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
+        refused = r"cannot look up blob [0-9a-f]{64}: 403.*the store refused the keys: AWS_ACCESS_KEY_ID"
+        with Archive.open(location) as other, pytest.raises(StoreError, match=refused):
+            other.get(name)
+        result = _get(location, name)
+        assert result.exit_code == 8, result.output
+        assert "the store refused the keys" in result.stderr
+    assert _get(location, name).stdout_bytes == data  # the right keys again: the octets

@@ -58,7 +58,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from pdi._extras import missing_extra
 
@@ -159,10 +159,22 @@ def _client() -> S3Client:
     return session.client("s3", region_name=session.region_name or "us-east-1", config=config)
 
 
+#: What a store answers when it refuses the keys a request was signed with, or what they may do: ``403`` (S3's
+#: ``AccessDenied``, ``SignatureDoesNotMatch``, ``InvalidAccessKeyId``; a ``HEAD``, which has no body, says only
+#: ``403 Forbidden``).
+_REFUSED_KEYS: Final = frozenset({"403", "AccessDenied", "SignatureDoesNotMatch", "InvalidAccessKeyId"})
+
+
 def _message(exc: Exception) -> str:
     if isinstance(exc, botocore.exceptions.ClientError):
         error = exc.response.get("Error", {})
-        return f"{error.get('Code', '?')}: {error.get('Message', '')}".strip()
+        said = f"{error.get('Code', '?')}: {error.get('Message', '')}".strip()
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        if status == 403 or _code(exc) in _REFUSED_KEYS:
+            return (f"{said.removesuffix(':')} (the store refused the keys: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+                    " are wrong, or not allowed this bucket and prefix; S3 also answers 403 for a missing object to"
+                    " keys that may not list the bucket)")
+        return said
     said = " ".join(str(exc).split())
     if isinstance(exc, botocore.exceptions.ConnectTimeoutError):
         return f"{said} (no connection within {CONNECT_SECONDS:g} s, tried {ATTEMPTS} times)"
