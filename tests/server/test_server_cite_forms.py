@@ -322,3 +322,21 @@ def test_the_other_forms_fit_a_phone(served: Served) -> None:
     assert min(boxes) > 200, boxes  # wide enough to read the start of a name
     assert end == [True, True], end
     assert status[0].endswith("#char=7,12") and status[1:] == [True, True], status
+
+
+def test_the_status_says_a_long_name_whole_on_a_desktop(media: tuple[str, dict[str, str]]) -> None:
+    # an e-mail named by its Message-ID: "Resolved and checked: NAME#char=0,16" is wider than the panel at 1100 px;
+    # its end, the fragment the reader chose, must be read, not cut off by an ellipsis
+    base, names = media
+    email = urllib.parse.unquote(names["email"])
+    with devtools() as pipe:
+        session = open_page(pipe, f"{base}/view?pdi={names['email']}")
+        _desktop(pipe, session)
+        assert _select(pipe, session, "Thank you Jesus.") == email + "#char=0,16"
+        _forms(pipe, session)
+        status = _js(pipe, session, "(() => { const s = document.getElementById('cite-status'); s.scrollIntoView();"
+                                    " const r = s.getBoundingClientRect(), p = s.parentElement.getBoundingClientRect();"
+                                    " return [s.textContent, s.scrollWidth <= s.clientWidth, s.scrollHeight <= s.clientHeight,"
+                                    " r.right <= p.right]; })()")
+        _shoot(pipe, session, "email-status-desktop.png")
+    assert status[0] == f"Resolved and checked: {email}#char=0,16" and status[1:] == [True, True, True], status

@@ -107,8 +107,8 @@ _STYLE = """
 @media (max-width:40rem){.offer,.other-forms .offer{grid-template-columns:1fr auto auto;row-gap:0.1rem}
  .offer label{grid-column:1/-1}}
 .caret{position:absolute;width:2px;background:#c00000;pointer-events:none;z-index:6}
-#cite-status{margin:0.3rem 0 0;min-height:1.45em;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;font-size:0.9rem}
-@media (max-width:40rem){#cite-status{white-space:normal;overflow-wrap:anywhere;min-height:4.35em}}
+#cite-status{margin:0.3rem 0 0;min-height:1.45em;overflow-wrap:anywhere;font-size:0.9rem}
+@media (max-width:40rem){#cite-status{min-height:4.35em}}
 .figure{touch-action:none;cursor:crosshair;user-select:none;overflow:hidden} .figure img.pixelated{image-rendering:pixelated}
 .figure .box.selection{outline:2px dashed #0050c8;box-shadow:none;background:rgba(0,80,200,.12)}
 fieldset.coords{display:flex;flex-wrap:wrap;gap:0.3rem 1rem;border:1px solid #d5dbe3;margin:0.6rem 0}
