@@ -50,3 +50,23 @@ def test_the_header_fits_the_narrowest_phones(served: Served, page: str, width: 
     assert widths == [width, width], f"{page} at {width} px scrolls sideways: {widths}; outside: {outside}"
     assert outside == [], f"{page} at {width} px: the header's controls past the window's edge: {outside}"
     assert isinstance(go, (int, float)) and go > 20  # the Go button is drawn whole, not squeezed to nothing
+
+
+@pytest.mark.parametrize("page", ["replay-select", "text"])
+def test_a_names_box_is_wide_enough_to_read_on_a_phone(served: Served, page: str) -> None:
+    # 390 px: each box a name appears in (the viewer's, and the tools above a replayed page for selecting) takes
+    # the width under its label, as the viewer's does, not a column of 110 px beside it (a name is 60 characters
+    # and more; the box shows at most a quarter of it)
+    path = {"replay-select": "/view?pdi=" + urllib.parse.quote(served.capture, safe="") + "&select=1",
+            "text": "/view?pdi=" + urllib.parse.quote(served.text, safe="")}[page]
+    with devtools() as pipe:
+        session = open_page(pipe, served.url + path)
+        deadline = time.monotonic() + 30
+        pipe.call("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 1,
+                                                          "mobile": True}, session, deadline)
+        boxes = pipe.call("Runtime.evaluate", {"expression": "[...document.querySelectorAll('.offer input')]"
+                                               ".filter((i) => i.checkVisibility()).map((i) => i.getBoundingClientRect().width)",
+                                               "returnByValue": True}, session, deadline)["result"]["value"]
+        _shoot(pipe, session, f"reflow-{page}-names-390.png")
+    # more than half the window: its paddings and a copy button and a link beside it take the rest
+    assert boxes and min(boxes) > 390 / 2, boxes

@@ -91,6 +91,8 @@ main{max-width:none;margin:0;padding:0;flex:1;display:flex;flex-direction:column
 .select-tools input{width:100%;box-sizing:border-box;font-size:0.8rem;padding:0.2rem}
 .select-tools .open:not([href]){visibility:hidden}
 .select-tools .other-forms summary{cursor:pointer} .select-tools .why{white-space:normal;font-size:0.85rem;max-width:62rem}
+@media (max-width:40rem){.select-tools .offer{grid-template-columns:1fr auto auto;row-gap:0.1rem}
+ .select-tools .offer label{grid-column:1/-1}}
 iframe.replay{display:block;flex:1;width:100%;min-height:20rem;border:0}
 .not-replayed{margin:1.5rem auto;max-width:44rem;padding:0 1rem} .not-replayed h2{font-size:1.15rem}
 """
