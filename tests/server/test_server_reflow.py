@@ -70,3 +70,40 @@ def test_a_names_box_is_wide_enough_to_read_on_a_phone(served: Served, page: str
         _shoot(pipe, session, f"reflow-{page}-names-390.png")
     # more than half the window: its paddings and a copy button and a link beside it take the rest
     assert boxes and min(boxes) > 390 / 2, boxes
+
+
+#: The words of a catalogue's cells (whole words, up to 12 letters between spaces) that a line break cuts in two, on the page.
+CUT_WORDS = """(() => { const cut = [];
+  for (const cell of document.querySelectorAll('table.catalogue td, table.catalogue th')) {
+    const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+      if (node.data.includes('://')) continue;  // a URL breaks anywhere, as in a browser's address bar
+      for (const m of node.data.matchAll(/[^\\s/]+/g)) {  // a line may break after a slash (text/html)
+        if (m[0].length > 12) continue;  // a name, a digest, a URL: these break anywhere
+        const r = document.createRange(); r.setStart(node, m.index); r.setEnd(node, m.index + m[0].length);
+        const tops = new Set([...r.getClientRects()].map((b) => Math.round(b.top)));
+        if (tops.size > 1) cut.push(m[0]);
+      }
+    }
+  }
+  return cut; })()"""
+
+
+@pytest.mark.parametrize("page", ["document", "series-day"])
+def test_a_catalogue_table_on_a_phone_breaks_no_short_word(served: Served, page: str) -> None:
+    # 390 px: a catalogue's table too wide for the screen scrolls in its own box; its cells do not squeeze a key
+    # ("title"), a title's words ("versions, retitled") or a person's name to a few letters a line
+    path = {"document": "/view?pdi=" + urllib.parse.quote(served.versioned, safe=""),
+            "series-day": "/series/library.example.us/2026/11/22"}[page]
+    with devtools() as pipe:
+        session = open_page(pipe, served.url + path)
+        deadline = time.monotonic() + 30
+        pipe.call("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 1,
+                                                          "mobile": True}, session, deadline)
+        cut = pipe.call("Runtime.evaluate", {"expression": CUT_WORDS, "returnByValue": True}, session, deadline)
+        widths = pipe.call("Runtime.evaluate", {"expression": "[document.documentElement.scrollWidth,"
+                                                " document.documentElement.clientWidth]", "returnByValue": True},
+                           session, deadline)["result"]["value"]
+        _shoot(pipe, session, f"reflow-{page}-table-390.png")
+    assert cut["result"]["value"] == [], cut
+    assert widths == [390, 390], widths

@@ -77,7 +77,7 @@ header.site form[role=search],header.site form[action="/view"]{flex:1 1 100%;min
 header.site button{white-space:nowrap} main h1{font-size:1.6rem}
 main{overflow-wrap:anywhere} main input{max-width:100%;box-sizing:border-box} th,td{padding:0.25rem 0.4rem}
 table.catalogue{display:block;max-width:100%;overflow-x:auto} main table.catalogue{overflow-wrap:normal}
-table.catalogue caption{text-align:left} table.catalogue td:has(code.name,code.sha){min-width:12rem} main th,main td:not(:last-child){overflow-wrap:normal}
+table.catalogue caption{text-align:left} table.catalogue td:not(.number){min-width:7rem} table.catalogue td:has(code.name,code.sha){min-width:12rem} main th,main td:not(:last-child){overflow-wrap:normal}
 }
 """
 
