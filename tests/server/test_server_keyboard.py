@@ -129,3 +129,42 @@ def test_a_selections_name_is_copied_from_the_keyboard(served: Served) -> None:
         while _js(pipe, session, "location.search") != "?pdi=" + urllib.parse.quote(served.text + "#char=7,12", safe=""):
             assert time.monotonic() < deadline, "Enter did not open the name"
             time.sleep(0.05)
+
+
+#: The focused element's outline colour and the colour it is drawn on (the first ancestor's opaque background).
+RING = """JSON.stringify((() => { const e = document.activeElement; let bg = 'rgb(255, 255, 255)';
+  for (let p = e.parentElement; p; p = p.parentElement) {
+    const c = getComputedStyle(p).backgroundColor; if (!/rgba\\(.*, 0\\)$/.test(c) && c !== 'transparent') { bg = c; break; } }
+  return [e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + ' ' + (e.textContent || '').trim().slice(0, 20),
+          getComputedStyle(e).outlineColor, bg]; })())"""
+
+
+def _luminance(css: str) -> float:
+    """WCAG 2.2's relative luminance of an ``rgb(r, g, b)`` colour (its definition in the glossary)."""
+    channels = [int(c) / 255 for c in css[css.index("(") + 1:css.index(")")].split(",")[:3]]
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def _contrast(one: str, other: str) -> float:
+    high, low = sorted((_luminance(one), _luminance(other)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_the_contrast_helper_is_wcags() -> None:
+    assert round(_contrast("rgb(0, 0, 0)", "rgb(255, 255, 255)"), 2) == 21.0
+    assert round(_contrast("rgb(118, 118, 118)", "rgb(255, 255, 255)"), 2) == 4.54  # #767676: WCAG's well-known 4.5:1 grey
+
+
+@pytest.mark.parametrize("page", ["home", "text", "error"])
+def test_a_focus_ring_stands_out_from_what_it_is_drawn_on(served: Served, media: tuple[str, dict[str, str]], page: str) -> None:
+    # WCAG 2.2 §1.4.11: a focus indicator needs 3:1 against what is next to it, in the dark header and on the
+    # white page alike; every stop Tab makes on the page is checked
+    with devtools() as pipe:
+        session = _keyboard_tab(pipe, page_url(served, media, page))
+        rings = []
+        for _ in range(18):
+            _key(pipe, session, "Tab", 9)
+            rings.append(json.loads(_js(pipe, session, RING)))
+    faint = [(what, color, bg, round(_contrast(color, bg), 2)) for what, color, bg in rings if _contrast(color, bg) < 3]
+    assert faint == [], faint

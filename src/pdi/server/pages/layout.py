@@ -20,6 +20,9 @@ anywhere once a word is longer than its line or its cell, so a word of
 thousands of letters makes no page wider than the window
 (``tests/server/test_server_long_words.py``).
 
+A control's keyboard focus is drawn in a colour of at least 3:1 against what it is drawn on (WCAG 2.2
+§1.4.11): dark blue on the page, orange in the dark header (``tests/server/test_server_keyboard.py``).
+
 Pages pass already-escaped HTML; :func:`esc` is :func:`html.escape` under a
 short name for building it. What a depositor wrote is shown so that its
 bidirectional controls (U+202E RIGHT-TO-LEFT OVERRIDE and the rest,
@@ -52,7 +55,8 @@ header.site input{padding:0.2rem 0.35rem;border:1px solid #8796a8;border-radius:
 header.site .brand{font-size:1.05rem;margin-right:0.5rem}
 header.site .who{margin-left:auto;display:flex;gap:0.5rem;align-items:center;font-size:0.9rem}
 header.site button{font:inherit;font-size:0.85rem}
-a:focus-visible,button:focus-visible,input:focus-visible{outline:3px solid #f0a400;outline-offset:1px}
+a:focus-visible,button:focus-visible,input:focus-visible{outline:3px solid #0050c8;outline-offset:1px}
+header.site :focus-visible{outline-color:#f0a400}
 pre{white-space:pre-wrap;word-wrap:break-word;border:1px solid #ccc;padding:1rem;background:#fcfcfa}
 mark{background:#ffe58a} code,input{font-family:ui-monospace,monospace}
 #name{width:100%;font-size:0.95rem;padding:0.3rem} .error{color:#a00} dt{font-weight:bold}
