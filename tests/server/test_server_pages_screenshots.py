@@ -161,6 +161,10 @@ PAGES = {
     # a TIFF of more pages than the viewer counts: the limit said in pdi's words, its octets offered whole
     "tiff-limit": ("/view?pdi={pages}", "document.querySelector('.problem h1').textContent === 'Cannot show this: limit exceeded'"
                    " && document.querySelector('.problem').innerText.includes('a TIFF of 5,001 pages or more')"),
+    # a citation's name (A@position=B#fragment): the citing text, with what it cites and that the quotation stands
+    "citation": ("/view?pdi={text}%400%3D{text}%23char%3D0%2C5", "document.getElementById('citation').innerText"
+                 ".includes('The quotation stands there: \u201cHello\u201d')"
+                 " && document.querySelector('#citation a[href$=\"%23char%3D0%2C5\"]') !== null"),
     # a version not the latest: the banner, the latest linked, the document's title
     "old-version": ("/view?pdi={versioned}.text.1", "document.querySelector('p.version-banner').innerText.includes('version 1 of 2')"
                     " && document.querySelector('p.version-banner a').getAttribute('href').endsWith('.text.2')"

@@ -5,7 +5,9 @@ with their counts, how to cite, a box for a name); ``/view?pdi=NAME`` shows
 what a name names (:mod:`pdi.server.pages.viewer` renders it; a generic name is
 the document page of :mod:`pdi.server.pages.browse`; ``/thread?pdi=NAME`` (or ``?mid=mid:ID``) an e-mail's thread,
 :mod:`pdi.server.pages.mail_pages`; an archived page, when there
-is a replay origin, :mod:`pdi.server.pages.replay_frame`, and ``&view=source`` its source). The catalogue's own pages
+is a replay origin, :mod:`pdi.server.pages.replay_frame`, and ``&view=source`` its source; a citation's name,
+``A@position=B#fragment``, shows A under a note of what it cites and whether the quotation stands, as ``pdi cite``
+checks it: :func:`citation_note`). The catalogue's own pages
 (``/series…``, ``/captures``) are :class:`pdi.server.pages.browse.BrowsePages`. A page that
 reads a whole representation runs within the resolver's
 :class:`~pdi.server.process.limits.WorkLimits`; an error is a page of its own
@@ -22,8 +24,9 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from pdi.archive import Archive
+from pdi.archive import Archive, CitationResolved
 from pdi.errors import NotFoundError, ParseError, PDIError
+from pdi.identifier import PDI
 from pdi.server.http.params import optional
 from pdi.server.http.problems import Problem
 from pdi.server.pages.replay_frame import ReplaySite
@@ -61,7 +64,7 @@ class ReaderApp:
                 framed = str(alias.native) if alias else name
                 shown = await self.work.run(replayed, self.archive, framed, origin)
                 if shown is not None:
-                    shown = _later_note(shown, optional(request, "later"), name)
+                    shown = await self._with_citation(_later_note(shown, optional(request, "later"), name), name)
                     # its frame may show that page of the replay origin and nothing else; no script but its own;
                     # framed here only
                     policy = frame_page_policy(origin, framed, select=select)
@@ -69,6 +72,7 @@ class ReaderApp:
             source = self.replay is not None and optional(request, "view") == "source"  # of a page replayed here
             viewed = _later_note(await self.work.run(functools.partial(render_view, replayed=source), self.archive,
                                                      name, alias), optional(request, "later"), name)
+            viewed = await self._with_citation(viewed, name)
             origin = f"{request.url.scheme}://{request.headers.get('host', '')}"
             return HTMLResponse(viewed, headers={"content-security-policy": view_policy(origin)})
         except PDIError as exc:
@@ -86,6 +90,20 @@ class ReaderApp:
             if elsewhere is not None:
                 return elsewhere
         return await self._problem(request, error, name or "")
+
+    async def _with_citation(self, page: str, name: str) -> str:
+        """``page`` with a note at the top of its main part when ``name`` is a citation (``A@position=B``): what it
+        cites and whether the quotation stands there, as ``pdi cite`` says it (:meth:`Archive.cite`)."""
+        if "@" not in name:
+            return page
+        parsed = PDI.parse(name)
+        if parsed.citation is None:
+            return page
+        try:
+            cited = await self.work.run(self.archive.cite, parsed)
+        except PDIError as exc:  # the citing document is shown; the citation could not be checked
+            return page.replace("<main>", "<main>" + citation_note(parsed, None, str(exc)), 1)
+        return page.replace("<main>", "<main>" + citation_note(parsed, cited, ""), 1)
 
     async def _problem(self, request: Request, error: PDIError, name: str) -> Response:
         """The page of an error met on a page about ``name`` (:mod:`pdi.server.pages.problem_pages`)."""
@@ -133,6 +151,49 @@ def _later_note(page: str, later: str | None, shown: str) -> str:
             f" <code>{html.escape(asked.unique_id)}</code>: the version <code>{html.escape(str(asked))}</code>"
             f" named ({asked.date}) was never kept.</p>")
     return page.replace("<main>", "<main>" + note, 1)
+
+
+#: The most characters of a quotation a citation's note shows (the rest is the cited passage's, a link away).
+QUOTE_SHOWN = 300
+
+
+def citation_note(name: PDI, cited: CitationResolved | None, failed: str) -> str:
+    """The note a citation's page opens with: the passage cited (a link), where it is quoted in this document (a
+    link to that place when the position is a character), and the check's outcome, or ``failed``, why none."""
+    from html import escape
+    from urllib.parse import quote
+
+    assert name.citation is not None
+    target = str(name.citation.cited)
+    origin = name.citation.origin
+    position = "(" + ",".join(map(str, origin)) + ")" if isinstance(origin, tuple) else str(origin)
+
+    def link(to: str, text: str) -> str:
+        return f'<a href="/view?pdi={quote(to, safe="")}">{text}</a>'
+
+    def shown(text: str) -> str:
+        cut = text[:QUOTE_SHOWN] + ("\u2026" if len(text) > QUOTE_SHOWN else "")
+        return f"\u201c{escape(cut)}\u201d"
+
+    citing = str(name).split("@", 1)[0]
+    place = f"position {escape(position)}"
+    check = cited.check if cited is not None else None
+    if check is not None and check.quote is not None and isinstance(origin, int):
+        place = link(f"{citing}#char={origin},{origin + len(check.quote)}", place)
+    said = f"<strong>A citation:</strong> this document quotes {link(target, f'<code>{escape(target)}</code>')} at {place}. "
+    if check is None:
+        said += f"<strong>Not checked:</strong> {escape(failed)}"
+    elif check.status == "ok":
+        said += f"<strong>The quotation stands</strong> there: {shown(check.quote or '')}."
+    elif check.status == "mismatch":
+        said += f"<strong>The quotation does not stand</strong> there: {escape(check.detail)}."
+        if check.quote:
+            said += f" The passage cited: {shown(check.quote)}."
+        if check.found is not None:
+            said += f" What this document holds there: {shown(check.found)}."
+    else:
+        said += f"<strong>Not checked:</strong> {escape(check.detail)}."
+    return f'<p class="version-banner citation" role="note" id="citation">{said}</p>'
 
 
 #: A line break a text wrapped a name at, with the spaces beside it.
