@@ -107,3 +107,35 @@ def test_a_catalogue_table_on_a_phone_breaks_no_short_word(served: Served, page:
         _shoot(pipe, session, f"reflow-{page}-table-390.png")
     assert cut["result"]["value"] == [], cut
     assert widths == [390, 390], widths
+
+
+#: The runs of letters and digits of a capture's URL in the page's heading that a line break cuts in two.
+CUT_URL = """(() => { const cut = [];
+  for (const url of document.querySelectorAll('.capture-title .url')) {
+    const walk = document.createTreeWalker(url, NodeFilter.SHOW_TEXT), nodes = [];
+    for (let node = walk.nextNode(); node; node = walk.nextNode()) nodes.push(node);
+    for (const node of nodes) for (const m of node.data.matchAll(/[A-Za-z0-9]+/g)) {
+      const r = document.createRange(); r.setStart(node, m.index); r.setEnd(node, m.index + m[0].length);
+      if (new Set([...r.getClientRects()].map((b) => Math.round(b.top))).size > 1) cut.push(m[0]);
+    }
+  }
+  return cut; })()"""
+
+
+@pytest.mark.parametrize("page", ["replay-capture", "capture-source"])
+def test_a_captured_url_in_a_heading_breaks_between_its_parts_on_a_phone(served: Served, page: str) -> None:
+    # 390 px: http://www.example.com/news/today.html is a little wider than the banner; it wraps after a slash or
+    # before a dot (as a name in a heading does), not inside "html" leaving an "l" on a line of its own
+    path = "/view?pdi=" + urllib.parse.quote(served.capture, safe="") + ("&view=source" if page == "capture-source" else "")
+    with devtools() as pipe:
+        session = open_page(pipe, served.url + path)
+        deadline = time.monotonic() + 30
+        pipe.call("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 1,
+                                                          "mobile": True}, session, deadline)
+        found = pipe.call("Runtime.evaluate", {"expression": f"[{CUT_URL}, document.querySelector('.capture-title .url')"
+                                               ".textContent]", "returnByValue": True},
+                          session, deadline)["result"]["value"]
+        _shoot(pipe, session, f"reflow-{page}-url-390.png")
+    cut, url = found
+    assert url == "http://www.example.com/news/today.html"  # the URL reads back whole
+    assert cut == [], found

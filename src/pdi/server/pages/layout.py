@@ -133,9 +133,10 @@ def shown_time(stamp: str) -> str:
 
 def capture_title(url: str, stamp: str | None) -> str:
     """A capture as a person reads it: its URL (left to right, its bidirectional controls shown percent-encoded:
-    :func:`shown_url`), then when it was captured (``stamp``: ISO 8601, UTC)."""
+    :func:`shown_url`; wrapping after a ``/`` or before a ``.`` as a name does, :func:`breakable`), then when it
+    was captured (``stamp``: ISO 8601, UTC)."""
     when = f" <small>captured {shown_time(stamp)}</small>" if stamp else ""
-    return f'<span class="capture-title"><span class="url" dir="ltr">{esc(shown_url(url))}</span>{when}</span>'
+    return f'<span class="capture-title"><span class="url" dir="ltr">{breakable(shown_url(url))}</span>{when}</span>'
 
 
 def breakable(name: PDI | str) -> str:
