@@ -139,3 +139,21 @@ def test_a_captured_url_in_a_heading_breaks_between_its_parts_on_a_phone(served:
     cut, url = found
     assert url == "http://www.example.com/news/today.html"  # the URL reads back whole
     assert cut == [], found
+
+
+def test_a_note_above_a_replayed_page_keeps_a_margin_from_the_screens_edges(served: Served) -> None:
+    # 390 px: the note that a capture is a later one (or a citation's) stands inside the page's margins, as the
+    # banner's text does (1 rem), not against the screen's edges with its rounded corners cut
+    later = urllib.parse.quote("urn:pdi://oma.eop.gov.us/1994/10/20/http%3a%2f%2fwww%2eexample%2ecom%2fnews%2ftoday%2ehtml.html.1",
+                               safe="")
+    path = "/view?pdi=" + urllib.parse.quote(served.capture, safe="") + "&later=" + later
+    with devtools() as pipe:
+        session = open_page(pipe, served.url + path)
+        deadline = time.monotonic() + 30
+        pipe.call("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 1,
+                                                          "mobile": True}, session, deadline)
+        box = pipe.call("Runtime.evaluate", {"expression": "(() => { const r = document.getElementById('later-capture')"
+                                             ".getBoundingClientRect(); return [r.left, r.right]; })()",
+                                             "returnByValue": True}, session, deadline)["result"]["value"]
+        _shoot(pipe, session, "reflow-later-capture-390.png")
+    assert box[0] >= 8 and box[1] <= 390 - 8, box
