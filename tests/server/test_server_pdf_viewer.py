@@ -250,3 +250,21 @@ def test_a_region_of_a_turned_page_is_outlined_where_its_characters_are_drawn(me
     assert len(centres) >= 8
     for x, y in centres:
         assert box["left"] <= x <= box["right"] and box["top"] <= y <= box["bottom"], (x, y, box)
+
+
+def test_draw_a_box_stays_at_hand_on_a_page_far_down(media: tuple[str, dict[str, str]]) -> None:
+    # the panel of names stays at the top of the window as the reader scrolls the pages (desktop); the button that
+    # turns to drawing a box, which its hint names, stays with it, in view and not under it
+    with devtools() as pipe:
+        session = _open(pipe, _view(media, "paper"))
+        assert _until(pipe, session, "document.querySelector('#page-1[data-drawn]')")
+        _js(pipe, session, "document.getElementById('page-5').scrollIntoView({block: 'start'})")
+        time.sleep(0.3)
+        shown = _js(pipe, session, """(() => { const b = document.getElementById('pdf-box-mode'), r = b.getBoundingClientRect();
+            return [scrollY > 2000, r.top >= 0 && r.bottom <= innerHeight,
+                    document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2) === b]; })()""")
+        _shoot(pipe, session, "pdf-page-5-box-mode.png")
+        _js(pipe, session, "document.getElementById('pdf-box-mode').click()")
+        pressed = _js(pipe, session, "document.getElementById('pdf-box-mode').getAttribute('aria-pressed')")
+    assert shown == [True, True, True], shown
+    assert pressed == "true"

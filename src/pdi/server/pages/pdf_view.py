@@ -93,11 +93,13 @@ def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None, cit
         f'<label>page <input type="number" id="pdf-region-page" min="1"{max_page} step="1"'
         f' inputmode="numeric"{page_value}></label>{fields}</fieldset>'
     )
+    # the button to draw a box in the panel of names, which stays at the top of the window as the pages scroll
+    # (its hint says to press it): at hand on page 14 as on page 1
+    tools = ('<p class="pdf-tools"><button type="button" id="pdf-box-mode" aria-pressed="false">Draw a box</button>'
+             f' <span class="pdf-count">{pages or "its"} page{"" if pages == 1 else "s"}, drawn by pdf.js as they'
+             " come into view</span></p>")
     return (
-        note + cite_panel
-        + '<p class="pdf-tools"><button type="button" id="pdf-box-mode" aria-pressed="false">Draw a box</button>'
-        f' <span class="pdf-count">{pages or "its"} page{"" if pages == 1 else "s"}, drawn by pdf.js as they come'
-        " into view</span></p>" + coords
+        note + cite_panel.replace('<p id="cite-status"', tools + '<p id="cite-status"', 1) + coords
         + '<noscript><p class="note">The pages are drawn by pdf.js, which needs JavaScript: without it, open'
         ' the bytes (above) in your browser, which shows the PDF itself.</p></noscript>'
         f'<div id="pdf" class="pdf"{data}><p class="pdf-loading" id="pdf-loading">Loading the pages…</p></div>'
