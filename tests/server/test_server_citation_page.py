@@ -10,10 +10,13 @@ counts code points of the CRLF-canonical text.
 from __future__ import annotations
 
 import base64
+import html
 import json
+import re
 import time
 import urllib.parse
 
+import httpx
 import pytest
 from server_helpers import S, Served
 from test_server_pages_screenshots import SHOTS
@@ -68,3 +71,17 @@ def test_a_citation_by_a_replayed_page_says_so_above_the_frame(served: Served) -
                                                 "returnByValue": True}, session, deadline)["result"]["value"]
     assert framed is True
     assert note is not None and "The quotation does not stand" in note[0] and "\u201c<p id\u201d" in note[0], note  # its first 5
+
+
+def test_a_citations_links_to_the_bytes_and_json_lead_to_the_citing_document(served: Served) -> None:
+    # N2R and /api/resolve take no citation (a citation is checked by /api/cite): the page links the citing
+    # document's own octets and description, which the page shows, not a 400
+    citing = str(served.archive.add(S, CITING.encode(), format="text"))
+    name = f"{citing}@{CITING.index('Hello')}={served.text}#char=0,5"
+    page = httpx.get(f"{served.url}/view?pdi={urllib.parse.quote(name, safe='')}").text
+    links = {text: html.unescape(href) for href, text in re.findall(r'<a href="([^"]+)">(the bytes|JSON)</a>', page)}
+    assert set(links) == {"the bytes", "JSON"}, links
+    octets = httpx.get(served.url + links["the bytes"])
+    described = httpx.get(served.url + links["JSON"])
+    assert (octets.status_code, octets.content) == (200, CITING.encode()), octets.text  # the octets as deposited
+    assert described.status_code == 200 and described.json()["pdi"] == citing, described.text

@@ -47,6 +47,7 @@ escaped; the page loads nothing from elsewhere.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import re
@@ -303,11 +304,13 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
     )
     titled = document_title(archive, record, str(whole.pdi), meta)
     tab = tab_title(titled, parsed)
+    own = dataclasses.replace(parsed, citation=None)
     head = (
         f"{_form(name)}{_heading(parsed, record)}{_version_banner(archive, record, titled)}"
         f"{translated}{note}<dl>{facts}</dl>"
-        f'<p><a href="/uri-res/N2R?{html.escape(_n2r(str(parsed)))}">the bytes</a> · '
-        f'<a href="/api/resolve?pdi={quote(str(parsed), safe="")}">JSON</a> · '
+        # of a citation's name (A@position=B), A's: N2R and /api/resolve take none (/api/cite checks one)
+        f'<p><a href="/uri-res/N2R?{html.escape(_n2r(str(own)))}">the bytes</a> · '
+        f'<a href="/api/resolve?pdi={quote(str(own), safe="")}">JSON</a> · '
         f'<a href="/view?pdi={quote(str(record_generic(record)), safe="")}">the document</a>'
         + (f' · <a href="/view?pdi={quote(str(parsed), safe="")}">the page</a>'
            if replayed and (family == "html" or record.media_type.startswith("multipart/")) else "")
