@@ -156,7 +156,7 @@ PAGES = {
                   ".get('next')).includes('closed.example.us')"),
     # an image whose header claims more pixels than are opened (a pixel bomb): the limit said in pdi's words
     "image-limit": ("/view?pdi={bomb}", "document.querySelector('.problem h1').textContent === 'Cannot show this: limit exceeded'"
-                    " && document.querySelector('.problem').innerText.includes('its header claims 10000000000 pixels')"
+                    " && document.querySelector('.problem').innerText.includes('its header claims 10,000,000,000 pixels')"
                     " && !document.body.innerText.includes('DOS attack')"),
     # a TIFF of more pages than the viewer counts: the limit said in pdi's words, its octets offered whole
     "tiff-limit": ("/view?pdi={pages}", "document.querySelector('.problem h1').textContent === 'Cannot show this: limit exceeded'"

@@ -190,9 +190,9 @@ def image_facts(data: bytes, media_type: str) -> ImageFacts:
                 return ImageFacts(image.width, image.height, frame_count(image, data))
     except Image.DecompressionBombError as exc:  # a header claiming more than twice Pillow's bound
         claimed = re.search(r"\((\d+) pixels\)", str(exc))  # Pillow's message, the one place it says the number
-        said = f"{claimed[1]} pixels" if claimed else "more pixels"
+        said = f"{int(claimed[1]):,} pixels" if claimed else "more pixels"
         most = 2 * (Image.MAX_IMAGE_PIXELS or 0)
-        raise LimitError(f"{media_type}: its header claims {said}, more than the {most} an image is opened with"
+        raise LimitError(f"{media_type}: its header claims {said}, more than the {most:,} an image is opened with"
                          " here; its octets are served whole by N2R, and rect= names a region of it") from exc
     except UnidentifiedImageError as exc:
         raise UnsupportedError(f"{media_type}: not an image pdi can read") from exc

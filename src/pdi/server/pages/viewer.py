@@ -383,7 +383,7 @@ def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, hea
     from pdi.fragments.text.lines import line_ending_convention, to_crlf
 
     if len(whole.data) > 4 * MAX_VIEW:
-        raise LimitError(f"{whole.pdi} is {len(whole.data)} bytes: too long to show; fetch a fragment of it")
+        raise LimitError(f"{whole.pdi} is {len(whole.data):,} octets: too long to show; fetch a fragment of it")
     # decoded exactly as the fragment evaluators decode it (BOM, charset sniffing), so positions agree
     charset = document_charset(whole.data, whole.media_type, whole.charset)
     decoded = TextIndex(whole.data, charset).whole_text()
@@ -411,7 +411,7 @@ def _message_page(whole: Resolved, selected: Resolved | None, head: str, tab: st
     from pdi.server.pages.mail_pages import MESSAGE_STYLE, message_section
 
     if whole.record.size > 4 * MAX_VIEW:
-        raise LimitError(f"{whole.pdi} is {whole.record.size} bytes: too long to show; fetch a fragment of it")
+        raise LimitError(f"{whole.pdi} is {whole.record.size:,} octets: too long to show; fetch a fragment of it")
     chosen = selected.fragment if selected is not None else None
     # a part's name (#part=N, cid:, a file name) ranges over its number: that part is marked in the list
     part = chosen.ranges[0].start if chosen is not None and chosen.scheme == "part" and chosen.ranges else None

@@ -389,7 +389,7 @@ def read_page(archive: Archive, name: str) -> tuple[Resolved, Aggregate]:
     if not replayable(located.record.media_type):
         raise UnsupportedError(f"{located.pdi} is {located.record.media_type}: replay shows pages (HTML, multipart/related)")
     if located.record.size > MAX_REPLAY_BYTES:
-        raise LimitError(f"{located.pdi} is {located.record.size} bytes: replay shows pages of up to {MAX_REPLAY_BYTES}")
+        raise LimitError(f"{located.pdi} is {located.record.size:,} octets: replay shows pages of up to {MAX_REPLAY_BYTES:,}")
     whole = archive.read(located)
     if whole.media_type in AGGREGATE_TYPES:
         return whole, Aggregate.parse(whole.data)
