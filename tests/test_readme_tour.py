@@ -120,3 +120,19 @@ def test_the_tutorials_commands_print_what_it_shows(
         got = [shown_time.sub("deposited TIME", line) for line in got]
         expected = [shown_time.sub("deposited TIME", line) for line in expected]
         assert got == expected, command
+
+
+def _locked(lock: str) -> set[str]:
+    """The names of the packages a lock file of requirements/ pins (``name==version \\``)."""
+    text = (ROOT / "requirements" / lock).read_text(encoding="utf-8")
+    return {m.lower() for m in re.findall(r"^([A-Za-z0-9_.-]+)==", text, re.MULTILINE)}
+
+
+def test_the_readmes_build_line_says_where_the_build_front_end_comes_from() -> None:
+    """The README's install line runs ``python -m build`` after the tour, whose plain ``scripts/bootstrap``
+    installs requirements/run.lock, which has no ``build`` (only requirements/dev.lock, ``--dev``, has it):
+    typed as shown it would fail with "No module named build", so the line says how to get the front end."""
+    assert "build" not in _locked("run.lock") and "build" in _locked("dev.lock")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    paragraph = next(p for p in readme.split("\n\n") if "python -m build" in p)
+    assert "scripts/bootstrap --dev" in paragraph or "pipx run build" in paragraph, paragraph
