@@ -148,3 +148,33 @@ def test_the_federation_pages_registry_lines_do_what_it_says(tmp_path: Path, mon
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", listed["issued"])
     result = runner.invoke(cli, ["registry", "show"])
     assert result.stdout == "oma.eop.gov.us\thttps://pdi.example.gov/\n"
+
+
+def _bootstrap_packages() -> tuple[list[str], list[str]]:
+    """The Debian packages scripts/bootstrap installs when missing (its ``want`` lines): those of a plain run,
+    and those ``--dev`` adds (the lines inside its ``if [ "$dev" -eq 1 ]`` block)."""
+    plain: list[str] = []
+    dev: list[str] = []
+    inside = False
+    for line in (ROOT / "scripts" / "bootstrap").read_text("utf-8").splitlines():
+        if line.startswith('if [ "$dev" -eq 1 ]; then'):
+            inside = True
+        elif line == "fi":
+            inside = False
+        found = re.search(r"\bwant ([a-z0-9 .+-]+)", line.split("#", 1)[0])
+        if found and not line.lstrip().startswith("want()"):
+            (dev if inside else plain).extend(found.group(1).split())
+    return plain, dev
+
+
+def test_the_set_up_page_names_every_debian_package_bootstrap_installs() -> None:
+    """A reader of "What set-up does" (docs/how-to/set-up.md) is told every Debian package scripts/bootstrap may
+    install on the machine: those of a plain run before the ``--dev`` ones, each in backticks."""
+    plain, dev = _bootstrap_packages()
+    assert {"python3-venv", "libmagic1", "ffmpeg"} <= set(plain) and {"chromium", "nginx", "qpdf"} <= set(dev)
+    page = (HOWTO / "set-up.md").read_text("utf-8")
+    section = page.split("## What set-up does", 1)[1].split("\nThe lock files", 1)[0]
+    before_dev, _, after = section.partition("with `--dev` also")
+    assert after, "the section says what --dev adds"
+    assert [p for p in plain if f"`{p}`" not in before_dev] == []
+    assert [p for p in dev if f"`{p}`" not in section] == []
