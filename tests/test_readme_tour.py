@@ -136,3 +136,20 @@ def test_the_readmes_build_line_says_where_the_build_front_end_comes_from() -> N
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     paragraph = next(p for p in readme.split("\n\n") if "python -m build" in p)
     assert "scripts/bootstrap --dev" in paragraph or "pipx run build" in paragraph, paragraph
+
+
+def test_the_benchmark_lines_say_they_need_the_dev_set_up() -> None:
+    """The benchmarks import peers that only requirements/dev.lock installs (``rfc3986``, ``lxml``…), so the
+    README's ``.venv/bin/python bench/run_all.py`` after the tour's plain ``scripts/bootstrap`` fails with
+    "No module named …": the README's line and the benchmarks page's commands say ``scripts/bootstrap --dev``."""
+    imported = set()
+    for script in (ROOT / "bench").glob("bench_*.py"):
+        imported |= set(re.findall(r"^(?:import|from) (\w+)", script.read_text(encoding="utf-8"), re.MULTILINE))
+    dev_only = {name for name in imported if name.lower() in _locked("dev.lock") - _locked("run.lock")}
+    assert {"rfc3986", "lxml"} <= dev_only, dev_only
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    paragraph = next(p for p in readme.split("\n\n") if "bench/run_all.py" in p)
+    assert "scripts/bootstrap --dev" in paragraph, paragraph
+    page = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    first_block = page.split("```sh\n", 1)[1].split("```", 1)[0]
+    assert first_block.startswith("scripts/bootstrap --dev "), first_block
