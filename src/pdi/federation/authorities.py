@@ -384,9 +384,12 @@ class Authorities:
             self._up[key] = (now + (UP_SECONDS if up else DOWN_SECONDS), up)
         return up
 
-    def first_up(self, candidates: list[Candidate]) -> Candidate | None:
-        """The first of ``candidates`` that is up; at most :data:`MAX_PROBES` of them probed now (the others,
-        unknown, are taken to be down), so that one request waits :data:`PROBE_SECONDS` that many times at most."""
+    def first_up(self, candidates: list[Candidate],
+                 accept: Callable[[Candidate, bool], bool] | None = None) -> Candidate | None:
+        """The first of ``candidates`` that is up (and that ``accept``, given it and whether it is connected to at
+        public addresses only, takes: :mod:`pdi.federation.routes`); at most :data:`MAX_PROBES` of them probed now
+        (the others, unknown, are taken to be down), so that one request waits :data:`PROBE_SECONDS` that many
+        times at most."""
         probes = 0
         for candidate in candidates:
             # a stranger's zone may name a host of this network: never probed there, never sent to
@@ -397,7 +400,7 @@ class Authorities:
                     continue
                 probes += 1
                 known = self.is_up(candidate.base, public_only=public_only)
-            if known:
+            if known and (accept is None or accept(candidate, public_only)):
                 return candidate
         return None
 

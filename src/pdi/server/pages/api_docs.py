@@ -227,6 +227,8 @@ ERRORS: dict[int, str] = {
     501: "A service of RFC 2169 this resolver does not offer",
     503: "Busy or a storage error (a database failing over): a problem with Retry-After; past the connection"
          " limit, uvicorn's text/plain; past one client address's share of the connections, a problem",
+    508: "Loop Detected (RFC 5842 §7.2): a name of a series this archive does not hold, whose every resolver known"
+         " sends it back here, or round among themselves, none holding it (docs/how-to/federation.md)",
 }
 #: The header fields of error answers (pdi.server.http.problems, pdi.server.write.api.Unauthorized).
 ERROR_HEADERS: dict[int, dict[str, tuple[str, bool]]] = {
@@ -291,7 +293,7 @@ _URI_RES = Operation(
              416: Answer("Range not satisfiable: of the Range field, a problem saying so, Content-Range the length"
                          " and Cache-Control: no-store; of a fragment wholly past the end, a problem saying so",
                          "application/problem+json", {"$ref": "#/components/schemas/Problem"})},
-    errors=(*_READ, 412, 501),
+    errors=(*_READ, 412, 501, 508),
 )
 _RESOLVE = Operation(
     "What a name selects: media type, size, SHA-256, fragment ranges, region or samples; for a browser fragment"

@@ -272,10 +272,17 @@ def render_not_found(archive: Archive, error: NotFoundError, name: str) -> str:
     return _page("Not found", error.http_status, "Not in this archive", body, name)
 
 
-# --- 503: known elsewhere, every resolver of it down ------------------------------------------------
-def render_unavailable(detail: str, name: str) -> str:
+# --- 503: known elsewhere, every resolver of it down; 508: its resolvers send it back and forth ----------
+def render_unavailable(detail: str, name: str, status: int = 503) -> str:
     """A name of another archive's series whose every resolver is down now (:mod:`pdi.server.protocol.elsewhere`):
-    not "not found", but "not reachable now, try again later"."""
+    not "not found", but "not reachable now, try again later"; ``508``: whose resolvers send it back and forth
+    (:mod:`pdi.federation.routes`), for their operators to mend."""
+    if status == 508:
+        body = (f'<p class="error" role="alert" id="loop">This name is held elsewhere, but {esc(detail)}.</p>'
+                "<p>Following them would only bring you back here: this is not sent on. The name is not lost"
+                " for that: the archive that holds it can still be asked directly.</p>"
+                f"{_resolve_form(name)}{_onward()}")
+        return _page("Loop detected", 508, "Its resolvers send it back and forth", body, name)
     body = (f'<p class="error" role="alert" id="unavailable">This name is held elsewhere, and {esc(detail)}.</p>'
             "<p>The name is not lost: its archive, or a mirror of it, can answer again. Reload this page in a"
             " while.</p>"

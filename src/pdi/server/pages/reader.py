@@ -80,10 +80,10 @@ class ReaderApp:
         if isinstance(error, NotFoundError) and self.elsewhere is not None and name:
             try:
                 elsewhere = await self.elsewhere.view(request, name)
-            except Problem as down:  # known elsewhere, every resolver of it down: a page saying so, 503
+            except Problem as down:  # known elsewhere, every resolver down (503) or sending it back (508): said
                 from pdi.server.pages.problem_pages import render_unavailable
 
-                return HTMLResponse(render_unavailable(down.detail, name), status_code=down.status,
+                return HTMLResponse(render_unavailable(down.detail, name, down.status), status_code=down.status,
                                     headers=down.headers)
             except PDIError as failed:  # where it is could not be found out (the DNS failed): its page, 502
                 return await self._problem(request, failed, name)

@@ -16,7 +16,13 @@ Called only where the resolver (``/uri-res/N2R``, ``I2R``, ``N2L``,
   (``http``/``https``), followed by the service and the name as asked, and
   never to this resolver itself (its ``--base-url``, or the origin the
   request came to: the name would come back here again and again); listed
-  alone, it leaves no resolver known (``404``).
+  alone, it leaves no resolver known (``404``). Nor is a name sent to a
+  resolver that would send it back here, or round among others none of
+  which holds it (:mod:`pdi.federation.routes`: each candidate is asked
+  first what it answers for the series): skipped for the next; every one
+  skipped so, ``508 Loop Detected`` naming the chains. Asked with
+  ``PDI-Route-Probe`` (another resolver's probe), the redirect is made
+  without that check, ``Cache-Control: no-store``.
 * **Legacy rescue.** A name whose unique id is a URL (a capture's: the
   1990s ``I2R`` links of ``oma.eop.gov.us``) that no authority answers is
   answered from the capture of that URL nearest its day: one this archive
@@ -56,6 +62,7 @@ from pdi.errors import NotFoundError, ParseError, PDIError
 from pdi.federation.authorities import Authorities, Candidate
 from pdi.federation.registry import read_registry_file, sign_registry
 from pdi.federation.rescue import RemoteCaptures, relation
+from pdi.federation.routes import PROBE_HEADER, Chain, Routes
 from pdi.identifier import PDI
 from pdi.interop.memento import as_uri, link, select
 from pdi.server.http.problems import Problem
@@ -96,6 +103,7 @@ class Elsewhere:
         self.base_url = base_url
         self.signing_key = signing_key
         self.remote = RemoteCaptures(authorities)
+        self.route_probe = Routes(authorities)
         self.lookups = WorkLimits(LOOKUPS_AT_ONCE, LOOKUP_QUEUE_SECONDS)
         self._series: tuple[float, frozenset[str]] = (0.0, frozenset())
         self._lock = threading.Lock()
@@ -121,7 +129,8 @@ class Elsewhere:
         if service not in _ONWARD:
             return None
         base = self.base_url if self.base_url is not None else str(request.base_url)
-        found = await self.lookups.run(self._service, service, name, request.url.query, base, self._selves(request))
+        found = await self.lookups.run(self._service, service, name, request.url.query, base, self._selves(request),
+                                       PROBE_HEADER in request.headers)
         if not isinstance(found, _Local):
             return found
         # a capture held here: its bytes read as every N2R's are, within the resolver's limits
@@ -141,7 +150,7 @@ class Elsewhere:
 
     # --- in a worker thread ---------------------------------------------------------------
     def _service(self, service: str, name: str, query: str, base: str, selves: tuple[str, ...],
-                 ) -> Response | _Local | None:
+                 probe: bool = False) -> Response | _Local | None:
         pdi = _parsed(name)
         if pdi is None:
             return None
@@ -151,9 +160,12 @@ class Elsewhere:
                 body = "".join(f"{n2r_url(c.base, pdi)}\r\n" for c in onward)
                 return PlainTextResponse(f"# {pdi}\r\n{body}", media_type="text/uri-list",
                                          headers={"Cache-Control": f"public, max-age={ELSEWHERE_MAX_AGE}"})
-            chosen = self.authorities.first_up(onward)
-            if chosen is None:
-                raise _every_resolver_down(pdi, onward)
+            if probe:  # another resolver's route probe (pdi.federation.routes): where a reader would go, unprobed
+                chosen = self.authorities.first_up(onward)
+                if chosen is None:
+                    raise _nowhere(pdi, onward, [])
+                return _redirect(f"{chosen.base}uri-res/{_ONWARD[service]}?{query}", cache="no-store")
+            chosen = self._first_onward(pdi, onward, selves)
             return _redirect(f"{chosen.base}uri-res/{_ONWARD[service]}?{query}")
         if service == "N2Ls" or not _legacy(pdi):
             return None
@@ -173,9 +185,7 @@ class Elsewhere:
             return None
         onward = self._onward(pdi, "N2R", selves)
         if onward is not None:
-            chosen = self.authorities.first_up(onward)
-            if chosen is None:
-                raise _every_resolver_down(pdi, onward)  # the viewer's page says so, 503, not "not found"
+            chosen = self._first_onward(pdi, onward, selves)  # none: the viewer's page says why, not "not found"
             return _redirect(f"{chosen.base}view?pdi={quote(name, safe='')}")
         if not _legacy(pdi):
             return None
@@ -188,6 +198,14 @@ class Elsewhere:
         found = _name_in(remote.location)
         return None if found is None else _redirect(
             f"{remote.base}view?pdi={quote(found, safe='')}&later={quote(str(pdi), safe='')}")
+
+    def _first_onward(self, pdi: PDI, onward: list[Candidate], selves: tuple[str, ...]) -> Candidate:
+        """The first resolver of ``onward`` that is up and does not send the name back (:mod:`pdi.federation.routes`),
+        or the :class:`Problem` saying why there is none."""
+        chosen, loops = self.route_probe.first_onward(onward, pdi.series_name.lower(), selves)
+        if chosen is None:
+            raise _nowhere(pdi, onward, loops)
+        return chosen
 
     def _local_capture(self, pdi: PDI, base: str) -> str | None:
         """The name of the capture of ``pdi``'s URL this archive holds nearest its day, if it holds one."""
@@ -246,10 +264,19 @@ class _Local:
 RETRY_AFTER = 30
 
 
-def _every_resolver_down(pdi: PDI, onward: list[Candidate]) -> Problem:
-    """``503`` with ``Retry-After``: a name known elsewhere whose every resolver is down."""
+def _nowhere(pdi: PDI, onward: list[Candidate], loops: list[Chain]) -> Problem:
+    """Why no resolver of ``onward`` is sent a name: each sends it back (``loops``), ``508 Loop Detected`` (RFC
+    5842 §7.2: asked again, it would come back again); else ``503`` with ``Retry-After``, every resolver known
+    down (or down and the others sending it back)."""
+    back = "; ".join(str(route) for route in loops)
+    if loops and len(loops) == len(onward):
+        return Problem(508, "loop detected", f"the resolvers known for {pdi.series_name} send its names back and"
+                       f" forth, and none holds them: {back} (a registry or DNS record to mend)")
+    looping = {route.resolvers[0] for route in loops}
+    down = ", ".join(c.base for c in onward if c.base not in looping)
+    also = f"; the others send its names back ({back})" if loops else ""
     problem = Problem(503, "service unavailable", f"every resolver known for {pdi.series_name} is down"
-                      f" ({', '.join(c.base for c in onward)}); try again later")
+                      f" ({down}){also}; try again later")
     problem.headers["Retry-After"] = str(RETRY_AFTER)
     return problem
 
@@ -308,7 +335,6 @@ def _about(asked: PDI, captured: str) -> dict[str, str]:
     return {k: v.encode("latin-1", "replace").decode("latin-1") for k, v in fields.items()}
 
 
-def _redirect(location: str, extra: dict[str, str] | None = None) -> Response:
-    return Response(status_code=302, headers={"Location": location,
-                                              "Cache-Control": f"public, max-age={ELSEWHERE_MAX_AGE}",
-                                              **(extra or {})})
+def _redirect(location: str, extra: dict[str, str] | None = None, *,
+              cache: str = f"public, max-age={ELSEWHERE_MAX_AGE}") -> Response:
+    return Response(status_code=302, headers={"Location": location, "Cache-Control": cache, **(extra or {})})
