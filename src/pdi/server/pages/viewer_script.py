@@ -646,6 +646,14 @@ SCRIPT = r"""
         });
       }, {rootMargin: "300px 0px"});
       pageEls.forEach(function (el) { observer.observe(el); });
+      // a page scrolled to stops below the cite panel that stays at the top: its height, not a guess (it wraps)
+      const citePanel = document.querySelector(".cite");
+      function citeRoom() {
+        if (citePanel && getComputedStyle(citePanel).position === "sticky")
+          document.documentElement.style.setProperty("--cite-room", (citePanel.offsetHeight + 8) + "px");
+      }
+      citeRoom();
+      if (citePanel && window.ResizeObserver) new ResizeObserver(citeRoom).observe(citePanel);
       if (citedPage && pageEls[citedPage - 1]) pageEls[citedPage - 1].scrollIntoView({block: "start"});
       pdfView.dataset.ready = String(doc.numPages);
 
