@@ -69,7 +69,7 @@ log = logging.getLogger("pdi.federation")
 #: Seconds a resolver's answer to the probe (its lookup, connection and status line) may take before it is held
 #: to be down.
 PROBE_SECONDS = 1.5
-#: How long a resolver that connected is held to be up, and one that did not, down.
+#: How long a resolver that answered the probe (a status other than 5xx) is held to be up, and one that did not, down.
 UP_SECONDS = 30.0
 DOWN_SECONDS = 30.0
 #: Resolvers not known to be up or down probed for one answer, at most.
