@@ -83,3 +83,39 @@ def test_an_authority_that_takes_the_connection_and_never_answers_is_down(
             answer = httpx.get(f"http://127.0.0.1:{port}/uri-res/N2R?{NAME}", timeout=60)
     assert answer.status_code == 302, answer.text
     assert answer.headers["location"] == f"{mirror}uri-res/N2R?{NAME}"
+
+
+def test_a_dns_that_cannot_answer_leaves_a_legacy_name_rescued_from_a_capture_held_here(tmp_path: Path) -> None:
+    """Found in review (2026-11-28): since the DNS failing became a 502, a 1990s I2R name (its series
+    oma.eop.gov.us, which no resolver holds any more) whose page this archive holds a capture of was a 502 while the
+    DNS of oma.eop.gov.us could not answer: the failure of a look-up for other resolvers hid the copy at hand. The
+    rescue from a capture held here answers (200, saying which capture); a name of a series that is no legacy one
+    stays the DNS's 502, and a legacy page held nowhere here too (the DNS might have known another resolver)."""
+    import datetime
+
+    from server_helpers import Clock
+
+    from pdi.archive import Content
+
+    location = tmp_path / "archive"
+    clock = Clock(datetime.datetime(1995, 3, 1, 12, tzinfo=datetime.UTC))
+    with Archive.init(str(location), clock=clock) as archive:
+        archive.add_series("c.example.us")
+        archive.deposit("c.example.us", [Content(b"<h1>Welcome to the White House</h1>", "html")],
+                        foreign_id="http://www.whitehouse.gov/WH/Welcome.html")
+    legacy = "urn:pdi://oma.eop.gov.us/1995/03/01/http%3a%2f%2fwww%2ewhitehouse%2egov%2fWH%2fWelcome%2ehtml.html.1"
+    nowhere = "urn:pdi://oma.eop.gov.us/1995/03/01/http%3a%2f%2fwww%2ewhitehouse%2egov%2fnowhere%2ehtml.html.1"
+    with dnsmasq([f"--server=/oma.eop.gov.us/127.0.0.1#{_dead_port()}",
+                  f"--server=/a.example.us/127.0.0.1#{_dead_port()}"]) as node, \
+            serving(location, "--dns", node.server) as (_, port):
+        base = f"http://127.0.0.1:{port}"
+        answer = httpx.get(f"{base}/uri-res/I2R?{legacy}", timeout=60)
+        assert answer.status_code == 200, answer.text
+        assert answer.content == b"<h1>Welcome to the White House</h1>"
+        assert answer.headers["pdi-capture"].startswith("same-day; asked=1995-03-01; captured=urn:pdi://c.example.us/")
+        page = httpx.get(f"{base}/view", params={"pdi": legacy}, headers={"accept": "text/html"}, timeout=60)
+        assert page.status_code == 302 and "later=" in page.headers["location"], (page.status_code, page.text[:300])
+        missing = httpx.get(f"{base}/uri-res/I2R?{nowhere}", timeout=60)
+        assert missing.status_code == 502 and node.server in missing.text, missing.text
+        other = httpx.get(f"{base}/uri-res/N2R?{NAME}", timeout=60)
+        assert other.status_code == 502 and "a.example.us" in other.text, other.text

@@ -33,7 +33,9 @@ Called only where the resolver (``/uri-res/N2R``, ``I2R``, ``N2L``,
   ``Content-Location`` (its N2R), ``Link: <URL>; rel="original"`` and,
   unless it is of the same day, ``Warning: 299 pdi "this is a later
   capture …"``; ``/view`` goes to the capture's page with ``&later=NAME``,
-  where the viewer says the same in a note.
+  where the viewer says the same in a note. The DNS failing to answer for
+  the name's series (a ``502`` for any other name) leaves the rescue to
+  answer; the failure is said only when no capture does.
 
 ``/.well-known/pdi-registry`` serves the archive's own registry
 (``registry.json``, :mod:`pdi.federation.registry`) signed with its key, as
@@ -58,7 +60,7 @@ from starlette.routing import Route
 
 from pdi._wording import MESSAGE_MOST, clipped
 from pdi.archive import Archive
-from pdi.errors import NotFoundError, ParseError, PDIError
+from pdi.errors import NotFoundError, ParseError, PDIError, RemoteError
 from pdi.federation.authorities import Authorities, Candidate
 from pdi.federation.registry import read_registry_file, sign_registry
 from pdi.federation.rescue import RemoteCaptures, relation
@@ -154,7 +156,7 @@ class Elsewhere:
         pdi = _parsed(name)
         if pdi is None:
             return None
-        onward = self._onward(pdi, service, selves)
+        onward, failed = self._onward_or_failed(pdi, service, selves)
         if onward is not None:
             if service == "N2Ls":
                 body = "".join(f"{n2r_url(c.base, pdi)}\r\n" for c in onward)
@@ -168,8 +170,13 @@ class Elsewhere:
             chosen = self._first_onward(pdi, onward, selves)
             return _redirect(f"{chosen.base}uri-res/{_ONWARD[service]}?{query}")
         if service == "N2Ls" or not _legacy(pdi):
+            if failed is not None:
+                raise failed
             return None
-        return self._rescue(pdi, service, base, selves)
+        rescued = self._rescue(pdi, service, base, selves)
+        if rescued is None and failed is not None:
+            raise failed
+        return rescued
 
     def _onward(self, pdi: PDI, service: str, selves: tuple[str, ...]) -> list[Candidate] | None:
         """The resolvers known for ``pdi``'s series, but this one (``selves``); ``None``: the series is held here,
@@ -179,11 +186,23 @@ class Elsewhere:
             return None
         return self.authorities.candidates(series, _urn(pdi), _ONWARD[service], selves) or None
 
+    def _onward_or_failed(self, pdi: PDI, service: str, selves: tuple[str, ...],
+                          ) -> tuple[list[Candidate] | None, RemoteError | None]:
+        """:meth:`_onward`, or, of a legacy name, the DNS's failure beside no resolver: a capture of its page that
+        this archive holds (or a registry's resolver holds) still answers it, the failure only when none does. A
+        look-up for other resolvers that could not be made never hides the copy at hand."""
+        try:
+            return self._onward(pdi, service, selves), None
+        except RemoteError as exc:
+            if not _legacy(pdi):
+                raise
+            return None, exc
+
     def _view(self, name: str, selves: tuple[str, ...]) -> Response | None:
         pdi = _parsed(name)
         if pdi is None:
             return None
-        onward = self._onward(pdi, "N2R", selves)
+        onward, failed = self._onward_or_failed(pdi, "N2R", selves)
         if onward is not None:
             chosen = self._first_onward(pdi, onward, selves)  # none: the viewer's page says why, not "not found"
             return _redirect(f"{chosen.base}view?pdi={quote(name, safe='')}")
@@ -193,11 +212,12 @@ class Elsewhere:
         if local is not None:
             return _redirect(f"/view?pdi={quote(local, safe='')}&later={quote(str(pdi), safe='')}")
         remote = self.remote.nearest(pdi.unique_id, pdi.date, selves)
-        if remote is None:
+        found = None if remote is None else _name_in(remote.location)
+        if remote is None or found is None:
+            if failed is not None:
+                raise failed
             return None
-        found = _name_in(remote.location)
-        return None if found is None else _redirect(
-            f"{remote.base}view?pdi={quote(found, safe='')}&later={quote(str(pdi), safe='')}")
+        return _redirect(f"{remote.base}view?pdi={quote(found, safe='')}&later={quote(str(pdi), safe='')}")
 
     def _first_onward(self, pdi: PDI, onward: list[Candidate], selves: tuple[str, ...]) -> Candidate:
         """The first resolver of ``onward`` that is up and does not send the name back (:mod:`pdi.federation.routes`),
