@@ -1,5 +1,5 @@
-"""A stranger's host name is connected to at a public address only (pdi._public_connect), checked as it is
-connected to: a real listening socket on loopback, reached by this machine's own host name (its /etc/hosts
+"""A stranger's host name is connected to at a public address only (pdi._public_connect's check, made by
+pdi._answer_head's client as it connects): a real listening socket on loopback, reached by this machine's own host name (its /etc/hosts
 names loopback for it), is reached by a plain connection and refused by the checked one."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from pdi import _answer_head as answer_head
-from pdi._public_connect import NotPublicError, connect_public, public_addresses
+from pdi._public_connect import NotPublicError, public_addresses
 
 
 @pytest.fixture
@@ -28,7 +28,10 @@ def test_a_host_name_for_loopback_is_refused_where_a_plain_connection_reaches_it
     with socket.create_connection((host, listening), timeout=5):
         pass  # the listener is there, by that name
     with pytest.raises(NotPublicError, match=rf"{host} is at 127\.0\.0\.1, not a public address \(loopback\)"):
-        connect_public(host, listening, 5)
+        public_addresses(host, listening, 5)
+    with answer_head.client(5, timeout=5, public_only=True) as client, pytest.raises(
+            httpx.ConnectError, match=rf"{host} is at 127\.0\.0\.1, not a public address \(loopback\)"):
+        client.head(f"http://{host}:{listening}/")  # what connects to a stranger's name: never there
 
 
 @pytest.mark.parametrize(("host", "why"), [

@@ -1,6 +1,6 @@
-"""A TCP connection to a stranger's host name, made only to a public address: resolved, checked, then connected to
-the address checked (so a name whose address changes between a check and the connection, DNS rebinding, still
-reaches no loopback, private or link-local address).
+"""A stranger's host name looked up within a time and its addresses checked to be public: what a connection to it is
+made to (:mod:`pdi._answer_head`'s client connects to the addresses checked, so a name whose address changes
+between a check and the connection, DNS rebinding, still reaches no loopback, private or link-local address).
 
 Whose host names are a stranger's: a peer that announced itself over HTTP with a token (``POST /api/mirrors``), and
 a resolver the DNS names for a series (``pdi serve --dns`` without ``--dns-private``). An operator's own choices (a
@@ -10,16 +10,9 @@ public is :func:`pdi._addresses.not_public`'s to say, as for a capture.
 
 from __future__ import annotations
 
-import logging
-import socket
-import time
-
 from pdi._lookups import look_up_within
 
-__all__ = ["LOOKUP_SECONDS", "NotPublicError", "addresses_within", "connect_public", "connect_within",
-           "public_addresses"]
-
-log = logging.getLogger("pdi")
+__all__ = ["LOOKUP_SECONDS", "NotPublicError", "addresses_within", "public_addresses"]
 
 #: Seconds a host name's lookup may take when the caller gives no time of its own (the system resolver's own is 30 s
 #: and more, with its retries and search domains).
@@ -54,32 +47,3 @@ def addresses_within(host: str, port: int, seconds: float, *, public_only: bool 
         if address not in found:
             found.append(address)
     return found
-
-
-def connect_public(host: str, port: int, timeout: float) -> socket.socket:
-    """A TCP connection to ``host`` at one of its public addresses (the first that takes it), all within
-    ``timeout``; :class:`NotPublicError` (logged) if the name leads anywhere else, :class:`OSError` if none takes
-    it."""
-    return connect_within(host, port, timeout, public_only=True)
-
-
-def connect_within(host: str, port: int, seconds: float, *, public_only: bool = False) -> socket.socket:
-    """A TCP connection to ``host`` (looked up, then each of its addresses tried in turn) within ``seconds`` in all,
-    the lookup too; with ``public_only`` (a stranger's host name), at a public address only: :class:`NotPublicError`
-    (logged) if the name leads anywhere else. :class:`OSError` if none takes it in time."""
-    deadline = time.monotonic() + seconds
-    try:
-        addresses = addresses_within(host, port, seconds, public_only=public_only)
-    except NotPublicError as exc:
-        log.warning("pdi: not connecting to %s: %s", host[:200], exc)
-        raise
-    last: OSError = OSError(f"{host} resolves to no address")
-    for address in addresses:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise OSError(f"connecting to {host[:200]} took more than {seconds:g} s")
-        try:
-            return socket.create_connection((address, port), timeout=left)
-        except OSError as exc:
-            last = exc
-    raise last
