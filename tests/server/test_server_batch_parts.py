@@ -177,3 +177,13 @@ def test_a_batch_of_more_items_than_it_may_hold_is_413_saying_the_bound(batches:
     assert batches.snapshot() == before
     status, _ = batches.post(b"".join(part(item(f"{n}.txt"), b"%d\n" % n) for n in range(1000)) + CLOSE)
     assert status == 201  # the bound itself is taken
+
+
+def test_a_batch_of_more_fields_than_parts_it_may_hold_is_413_saying_so(batches: Batches) -> None:
+    before = batches.snapshot()
+    field = b'Content-Disposition: form-data; name="note"\r\n'
+    status, detail = batches.post(b"".join(part(field, b"x") for _ in range(1002)) + CLOSE)
+    assert status == 413, (status, detail)
+    assert detail == ("a batch's parts are its items and one manifest field, and part 1,002 is field 1,002; nothing"
+                      " was deposited"), detail
+    assert batches.snapshot() == before

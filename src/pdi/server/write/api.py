@@ -509,9 +509,12 @@ async def _whole_form(request: Request, limit: int | None = None) -> AsyncIterat
     try:
         form = await parser.parse()
     except MultiPartException as exc:
-        if parser.parts > MAX_BATCH and exc.message.startswith("Too many"):  # Starlette's max_files, max_fields
+        if parser.parts > MAX_BATCH and exc.message.startswith("Too many files"):  # Starlette's max_files
             raise LimitError(f"a batch holds at most {MAX_BATCH:,} items, and part {parser.parts:,} is one more: send"
                              " the rest in another batch; nothing was deposited") from exc
+        if parser.parts > MAX_BATCH and exc.message.startswith("Too many fields"):  # Starlette's max_fields
+            raise LimitError(f"a batch's parts are its items and one manifest field, and part {parser.parts:,} is"
+                             f" field {MAX_BATCH + 2:,}; nothing was deposited") from exc
         raise ParseError(f"the multipart body is malformed {parser.where} ({_why(exc, piece_at)}); nothing was"
                          " deposited", rule="multipart") from exc
     try:
