@@ -380,3 +380,60 @@ def test_a_near_copy_inserted_before_a_passage_is_not_taken_for_it(
     elif found.status == "ambiguous":
         places = [(c.start, c.end) for c in found.candidates]
         assert (at, at + len(p)) in places and len(set(places)) == len(places), found
+
+
+@pytest.mark.parametrize("where", ["near its start", "near its end"])
+def test_the_common_head_and_tail_of_32_mb_texts_are_found_without_copying_them(where: str) -> None:
+    """Two 32 MB texts beyond the Basic Multilingual Plane (four octets a character), one character changed.
+
+    Their common head and tail were found by comparing slices as long as half
+    the text and more (``old[:k] == new[:k]``): two copies of almost a whole
+    text at once, 64 MB here. Oracle: the peak RSS of a child that builds the
+    same two texts and does not diff them; the diff may add a few MB, no more.
+    """
+    first = where == "near its start"
+    script = f"""
+import sys
+from pdi.passages.reanchor import equal_blocks
+unit = ''.join(chr(0x1F600 + i % 64) for i in range(4096))
+changed = unit[:200] + 'x' + unit[201:] if {first} else unit[:-201] + 'x' + unit[-200:]
+# each text made by one join of 2,048 pieces: 8 Mi characters, 32 MB as str (UCS-4), no copy on the way
+old = ''.join([unit] * 2048)
+new = ''.join([changed] + [unit] * 2047 if {first} else [unit] * 2047 + [changed])
+at = 200 if {first} else len(old) - 201
+if sys.argv[1] == 'diff':
+    blocks, note, whole = equal_blocks(old, new)
+    assert whole and blocks[0] == (0, 0, at) and blocks[-1] == (at + 1, at + 1, len(old) - at - 1), blocks
+"""
+    peaks = {}
+    for mode in ("build", "diff"):
+        status, peaks[mode], _ = run_with_peak([sys.executable, "-c", script, mode])
+        assert status == 0, mode
+    assert peaks["diff"] - peaks["build"] < 8 * 1024, peaks
+
+
+@given(TEXT, TEXT, st.sampled_from([1, 2, 3, 7, 1 << 16]), st.data())
+def test_the_common_head_and_tail_are_the_longest_whatever_the_chunk(
+    old: str, new: str, chunk: int, data: st.DataObject
+) -> None:
+    """The common run forwards and backwards is the longest common prefix (then suffix), counted character by character."""
+    from pdi.passages import reanchor
+
+    def prefix(x: str, y: str) -> int:
+        return next((i for i, (p, q) in enumerate(zip(x, y, strict=False)) if p != q), min(len(x), len(y)))
+
+    shared = data.draw(TEXT)  # a common part, so that runs longer than a chunk are drawn
+    old, new = shared + old + shared, shared + new + shared
+    head = prefix(old, new)
+    tail = prefix(old[head:][::-1], new[head:][::-1])
+    saved = reanchor.COMMON_CHUNK
+    reanchor.COMMON_CHUNK = chunk  # type: ignore[misc]
+    try:
+        assert reanchor._common_run(old, 0, new, 0, min(len(old), len(new)), backwards=False) == head
+        limit = min(len(old), len(new)) - head
+        assert reanchor._common_run(old, len(old), new, len(new), limit, backwards=True) == tail
+        blocks, _, _ = equal_blocks(old, new)
+    finally:
+        reanchor.COMMON_CHUNK = saved  # type: ignore[misc]
+    assert not head or blocks[0] == (0, 0, head)
+    assert not tail or blocks[-1] == (len(old) - tail, len(new) - tail, tail)
