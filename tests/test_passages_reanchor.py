@@ -437,3 +437,50 @@ def test_the_common_head_and_tail_are_the_longest_whatever_the_chunk(
         reanchor.COMMON_CHUNK = saved  # type: ignore[misc]
     assert not head or blocks[0] == (0, 0, head)
     assert not tail or blocks[-1] == (len(old) - tail, len(new) - tail, tail)
+
+
+SOME_WORDS = st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "the", "of", "a"]), min_size=12, max_size=30)
+
+
+@settings(max_examples=300)
+@given(WORDS, SOME_WORDS, WORDS, st.sampled_from(["\r\n\r\n", "\r\n", " "]), st.data())
+def test_a_passage_near_the_start_is_found_after_a_title_is_put_before_it(
+    p: str, words: list[str], title: str, sep: str, data: st.DataObject
+) -> None:
+    """A passage under CONTEXT characters from the start; a title put before the text, a word changed after the passage.
+
+    Oracle: the quote (it holds a character nothing else does) stands once in
+    the new version, at a place we know; what was before it is unchanged, what
+    is after it is as it was but for one word. The cited context before is
+    only what stood there (W3C TextQuoteSelector: a prefix is the text that is
+    there): it was weighed as CONTEXT characters all changed, so a word changed
+    after the passage left it orphaned, where the same edit in the middle of a
+    document did not.
+    """
+    head = data.draw(st.text(alphabet="abc ", max_size=CONTEXT - 1))
+    quote = p + MARK
+    k = data.draw(st.integers(0, 2))  # one of the first three words after the passage
+    changed = [*words[:k], data.draw(st.sampled_from(["beta", "omega"]).filter(lambda w: w != words[k])), *words[k + 1:]]
+    old = head + quote + " " + " ".join(words)
+    new = "Title " + title + sep + head + quote + " " + " ".join(changed)
+    found = anchor_passage(old, len(head), len(head) + len(quote), new)
+    at = len("Title " + title + sep + head)
+    assert found.anchored and (found.start, found.end) == (at, at + len(quote)), found
+
+
+@settings(max_examples=300)
+@given(WORDS, SOME_WORDS, WORDS, st.sampled_from(["\r\n\r\n", "\r\n", " "]), st.data())
+def test_a_passage_near_the_end_is_found_after_a_paragraph_is_put_after_it(
+    p: str, words: list[str], appended: str, sep: str, data: st.DataObject
+) -> None:
+    """The same, mirrored: a passage under CONTEXT characters from the end, a paragraph appended, a word changed before."""
+    tail = data.draw(st.text(alphabet="abc ", max_size=CONTEXT - 1))
+    quote = MARK + p
+    k = len(words) - 1 - data.draw(st.integers(0, 2))  # one of the last three words before the passage
+    changed = [*words[:k], data.draw(st.sampled_from(["beta", "omega"]).filter(lambda w: w != words[k])), *words[k + 1:]]
+    old = " ".join(words) + " " + quote + tail
+    new = " ".join(changed) + " " + quote + tail + sep + "Appendix " + appended
+    start = len(" ".join(words) + " ")
+    found = anchor_passage(old, start, start + len(quote), new)
+    at = len(" ".join(changed) + " ")
+    assert found.anchored and (found.start, found.end) == (at, at + len(quote)), found

@@ -264,9 +264,23 @@ def context_similarity(old: str, start: int, end: int, new: str, at: int, to: in
     Each side is compared by normalized Levenshtein similarity (the side
     before read backwards, from the passage out), weighted by its length; a
     side cut short by the start or end of a document compares as what is
-    there. No context on either side (the whole document) is 1.
+    there (a W3C TextQuoteSelector prefix or suffix is the text that stands
+    there), the start or end itself one character more: that many characters
+    of the other text are compared with it, and weigh as many. No context on
+    either side (the whole document) is 1.
     """
     return _sides(old, start, end, new, at, to, width)[0]
+
+
+def _edged(cited: str, there: str, edge_there: bool) -> tuple[str, str]:
+    """A side of the cited context cut short by its document's edge, and the side compared with it, each with the edge.
+
+    Both read from the passage out; the edge is one character that neither
+    holds, ending the cited side, and ``there`` too when ``edge_there`` (it
+    reached its own document's edge).
+    """
+    mark = next(c for c in map(chr, range(len(cited) + len(there) + 1)) if c not in cited and c not in there)
+    return cited + mark, there + mark if edge_there else there
 
 
 def _sides(
@@ -274,16 +288,30 @@ def _sides(
 ) -> tuple[float, float]:
     """The context similarity of both sides weighed together, and of the more similar side alone.
 
-    ``alone`` says which side (before, after) may count alone.
+    ``alone`` says which side (before, after) may count alone. A side alone
+    compares the characters as they stand (up to ``width``, the document's
+    edge left out), over the longer of the two: a side cut short by the edge
+    counts alone only beside one about as short (the passage still near the
+    edge), never for its few characters against a whole side.
     """
     before_old, before_new = old[max(0, start - width):start], new[max(0, at - width):at]
     after_old, after_new = old[end:end + width], new[to:to + width]
     w1, w2 = max(len(before_old), len(before_new)), max(len(after_old), len(after_new))
-    if w1 + w2 == 0:
-        return 1.0, 1.0
     s1 = Levenshtein.normalized_similarity(before_old[::-1], before_new[::-1])
     s2 = Levenshtein.normalized_similarity(after_old, after_new)
     side = max(s1 if w1 and alone[0] else 0.0, s2 if w2 and alone[1] else 0.0)
+    # weighed together, a side cut short by the document's edge is what stood there and the edge: as many
+    # characters of the other text (and its edge, where it is reached first) are compared with it, not ``width``
+    if start < width:
+        k = len(before_old) + 1
+        b_old, b_new = _edged(before_old[::-1], new[max(0, at - k):at][::-1], at < k)
+        w1, s1 = k, Levenshtein.normalized_similarity(b_old, b_new)
+    if end + width > len(old):
+        k = len(after_old) + 1
+        a_old, a_new = _edged(after_old, new[to:to + k], to + k > len(new))
+        w2, s2 = k, Levenshtein.normalized_similarity(a_old, a_new)
+    if w1 + w2 == 0:
+        return 1.0, 1.0
     return (s1 * w1 + s2 * w2) / (w1 + w2), side
 
 
