@@ -28,8 +28,14 @@ decides, and the answer says which one it was:
    from *other* text of the cited version (another copy of a repeated
    phrase, a near copy of a deleted sentence) is where that text went, not
    the passage, and is passed over (:func:`_image_of_other`). Occurrences
-   whose contexts are equally good (within :data:`MARGIN`) are **ambiguous**:
-   the answer lists them, never guesses. (Where the diff merely aligned a
+   whose contexts are equally good (within :data:`MARGIN`; the best good
+   enough, the others whatever their own) are **ambiguous**: the answer
+   lists them, never guesses. Nor is the best taken when another occurrence
+   of the quote in the *cited* version has a context as like the cited
+   one's (within :data:`MARGIN`, :func:`_alike_in_cited`): contexts that
+   alike come by chance in this text, and that occurrence may be what
+   stands at the best place now (a short quote, a paragraph moved beside
+   it); the answer is ambiguous, or orphaned when one place alone fits. (Where the diff merely aligned a
    passage with one of two new copies of it, that alignment is not taken as
    evidence: either copy could be the one kept.)
    Where a list number (:data:`_LIST_NUMBER`: ``3.``, ``12)`` at the start
@@ -511,10 +517,39 @@ def _by_quote(
     if not good:
         return None
     best = good[0]
-    rivals = [c for c in good if c.context > best.context - MARGIN]
-    if len(rivals) == 1:
-        return Anchoring("anchored", "quote", best.start, best.end, 1.0, best.context)
-    return Anchoring("ambiguous", "quote", candidates=tuple(sorted(rivals, key=lambda c: c.start)), notes=tuple(notes))
+    # a rival is any place whose context fits as well, good enough alone or not: one just under the bar
+    # is no less likely the passage than the best just over it
+    rivals = [c for c in scored if c.context > best.context - MARGIN]
+    if len(rivals) > 1:
+        return Anchoring("ambiguous", "quote", candidates=tuple(sorted(rivals, key=lambda c: c.start)),
+                         notes=tuple(notes))
+    # how alike contexts are by chance in this text: another occurrence of the quote in the cited version
+    # whose context is as like the cited one's may be what stands at the best place now (a paragraph moved
+    # beside it), and a short quote has many
+    alike = _alike_in_cited(old, start, end, context, edges)
+    if alike > best.context - MARGIN:
+        places = [c for c in scored if c.context > alike - MARGIN]
+        why = ("another occurrence of the quote in the cited version has a context as like the cited one's"
+               " as the best place's: context does not tell them apart")
+        if len(places) > 1:
+            return Anchoring("ambiguous", "quote", candidates=tuple(sorted(places, key=lambda c: c.start)),
+                             notes=(*notes, why))
+        return Anchoring("orphaned", notes=(*notes, why))
+    return Anchoring("anchored", "quote", best.start, best.end, 1.0, best.context)
+
+
+def _alike_in_cited(old: str, start: int, end: int, context: int, edges: tuple[bool, bool]) -> float:
+    """How like the cited passage's context (0..1) the most alike other occurrence's of its quote in the cited version is.
+
+    The occurrences are those the quote method would weigh (:func:`_places_of_quote`'s edges and list
+    items); -1 when there are none. At most :data:`MAX_HITS` are compared.
+    """
+    length = end - start
+    hits = [h for h in _occurrences(old, old[start:end], MAX_HITS)[:MAX_HITS] if h != start]
+    if length < DISTINCT_CHARS:
+        hits = [h for h in hits if _same_edges(old, start, end, old, h, h + length)]
+    hits = [h for h in hits if _item_kept(old, start, end, old, h, h + length, edges)]
+    return max((context_similarity(old, start, end, old, h, h + length, context) for h in hits), default=-1.0)
 
 
 def _fuzzy(
