@@ -70,7 +70,8 @@ PROBE_HEADER = "PDI-Route-Probe"
 ROUTE_SECONDS = 30.0
 #: Resolvers a chain may pass through, the candidate included, before one must answer itself.
 MAX_CHAIN = 4
-#: Resolvers not known probed for one answer, at most (with the up/down probe's 3: 7 × 1.5 s at the worst).
+#: Resolvers not known probed for one answer, at most (with the up/down probe's 3: 7 probes of 1.5 s each at the worst,
+#: and, once a chain leads on, a lookup of whether the resolver before it is at a public address: PROBE_SECONDS more).
 MAX_ROUTE_PROBES = 4
 #: Hops kept, at most (then all are forgotten).
 MAX_KEPT = 4096
