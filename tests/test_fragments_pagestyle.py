@@ -49,6 +49,17 @@ def test_style_sheets_for_other_media_and_values_not_understood_are_left_out() -
     assert PageStyle([]).declared("p", {"style": "DISPLAY:None;visibility:initial"}) == Declared("none", "visible")
 
 
+def test_white_space_is_declared_as_the_cascade_gives_it() -> None:
+    # CSS Text 3 §3: normal, pre, nowrap, pre-wrap, break-spaces, pre-line; initial is normal
+    sheet = style(".k { white-space: PRE-WRAP } p { white-space: nowrap } #w { white-space: pre-line !important }"
+                  " i { white-space: wrap }")
+    assert sheet.declared("p", {"class": "k"}).white_space == "pre-wrap"
+    assert sheet.declared("p", {}).white_space == "nowrap"
+    assert sheet.declared("p", {"id": "w", "style": "white-space: pre"}).white_space == "pre-line"
+    assert sheet.declared("p", {"style": "white-space: initial"}).white_space == "normal"
+    assert sheet.declared("i", {}) == Declared()  # a value not understood declares nothing
+
+
 def test_attributes_are_read_as_html_reads_them() -> None:
     assert attributes(' class="a b" ID=x hidden style=\'display:none\' data-x=&amp; class=c') == {
         "class": "a b", "id": "x", "hidden": "", "style": "display:none", "data-x": "&"}

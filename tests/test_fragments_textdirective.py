@@ -343,6 +343,30 @@ def test_the_children_of_a_flex_or_grid_container_are_blocks(page: str, fragment
     assert find(fragment, page, html=True) == expected
 
 
+WHITE_SPACE = ("<style>.pre { white-space: pre } .pl { white-space: pre-line } .nw { white-space: nowrap }</style>"
+               "<p class=pre>pine   apple\r\n  grove</p><p style='white-space:pre-wrap'>quince   jam\r\n  pot</p>"
+               "<p class=pl>rasp   berry\r\n  bush</p><p class=nw>straw   berry\r\n  field</p>")
+
+
+@pytest.mark.parametrize(("fragment", "expected"), [
+    # what Chromium 150 highlights: pre and pre-wrap keep spaces and line breaks, pre-line keeps only the line
+    # breaks (the spaces around them removed), nowrap collapses as normal does; from a <style> rule or an attribute
+    ("text=pine%20%20%20apple", "pine   apple"), ("text=pine%20apple", None), ("text=apple%20grove", None),
+    ("text=apple,-grove", "apple"), ("text=quince%20%20%20jam", "quince   jam"), ("text=quince%20jam", None),
+    ("text=jam%20pot", None), ("text=rasp%20berry", "rasp   berry"), ("text=berry%20bush", None),
+    ("text=straw%20berry%20field", "straw   berry\r\n  field"),
+])
+def test_white_space_is_kept_as_the_css_white_space_property_says(fragment: str, expected: str | None) -> None:
+    assert find(fragment, WHITE_SPACE, html=True) == expected
+
+
+def test_an_html_emails_reading_keeps_collapsing_white_space_a_style_keeps() -> None:
+    # reading 1, which an HTML e-mail's #char= and #line= count in, is as it was: the style not read
+    assert markup_page_text(WHITE_SPACE, "html", reading=1).text == (
+        "pine apple grove\nquince jam pot\nrasp berry bush\nstraw berry field")
+    assert markup_page_text("<p style='white-space:pre-line'> x  \r\n  y <b>z</b></p>", "html").text == "x\ny z"
+
+
 def test_html_matches_the_rendered_text_and_names_its_source() -> None:
     page = (
         "<html><head><title>Quick fox</title><style>p{}</style></head><body>\r\n"

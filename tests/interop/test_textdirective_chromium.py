@@ -106,6 +106,23 @@ HIDDEN_FRAGMENTS = [
 ]
 
 
+#: CSS white-space (CSS Text 3 §3), from a <style> rule and from a style attribute.
+WHITE_SPACE = (
+    "<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>White space</title>" + STYLE + "<style>\n"
+    ".ws-pre { white-space: pre } .ws-pl { white-space: pre-line } .ws-nw { white-space: nowrap }\n"
+    "</style></head><body>\n"
+    "<p class=ws-pre>pine   apple\n  grove</p>\n"
+    "<p style=\"white-space:pre-wrap\">quince   jam\n  pot</p>\n"
+    "<p class=ws-pl>rasp   berry\n  bush</p>\n"
+    "<p class=ws-nw>straw   berry\n  field</p>\n"
+    "</body></html>\n"
+)
+WHITE_SPACE_FRAGMENTS = [
+    "text=pine%20%20%20apple", "text=pine%20apple", "text=apple,-grove", "text=apple%20grove",
+    "text=quince%20%20%20jam", "text=quince%20jam", "text=jam%20pot", "text=rasp%20berry", "text=berry%20bush",
+    "text=straw%20berry%20field",
+]
+
 CASES: list[tuple[str, list[str]]] = [
     (MIXED, [
         "text=quick",
@@ -145,6 +162,7 @@ CASES: list[tuple[str, list[str]]] = [
         "text=keep,-records",
         "text=written%20by%20hand",
     ]),
+    (WHITE_SPACE, WHITE_SPACE_FRAGMENTS),
 ]
 
 

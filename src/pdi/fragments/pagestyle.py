@@ -6,7 +6,8 @@ a text directive"): a text node whose parent's computed ``visibility`` is
 (``display: none`` among them); and it cuts the text at elements of
 *block-level display*. :mod:`pdi.fragments.pagetext` reads the page without a
 CSS engine; this module computes, for one element, the two properties that
-decide those questions, ``display`` and ``visibility``, from what can be
+decide those questions, ``display`` and ``visibility``, and ``white-space``
+(CSS Text 3 §3: which white space the text keeps), from what can be
 evaluated exactly without one:
 
 * the element's ``style`` attribute;
@@ -27,7 +28,8 @@ evaluated exactly without one:
 value whose outer type is ``block``); any other valid value (``inline``,
 ``inline-block``, ``contents`` …) is inline. ``visibility``: ``visible``,
 ``hidden``, ``collapse`` (it is inherited: a ``visible`` child of a hidden
-element shows). ``initial`` is the initial value; ``inherit``, ``unset``,
+element shows). ``white-space``: ``normal``, ``nowrap``, ``pre``,
+``pre-wrap``, ``break-spaces``, ``pre-line`` (inherited too). ``initial`` is the initial value; ``inherit``, ``unset``,
 ``revert`` and anything not understood declare nothing.
 
 Not read, so what they would hide is matched as visible text and what they
@@ -68,6 +70,8 @@ _INLINE_DISPLAY: Final = frozenset({
 })
 _ATOMIC_DISPLAY: Final = frozenset({"inline-block", "inline-flex", "inline-grid", "inline-table", "inline flow-root"})
 _VISIBILITY: Final = frozenset({"visible", "hidden", "collapse"})
+#: ``white-space`` values (CSS Text 3 §3): ``break-spaces`` keeps white space as ``pre-wrap`` does.
+_WHITE_SPACE: Final = frozenset({"normal", "pre", "nowrap", "pre-wrap", "pre-line", "break-spaces"})
 #: The most display and visibility rules of a page's style sheets read: each element is matched against the
 #: rules of its tag, id and classes, so a stranger's page of a million rules would cost a million an element.
 MAX_RULES: Final = 5000
@@ -89,6 +93,7 @@ class Declared:
 
     display: str | None = None
     visibility: str | None = None
+    white_space: str | None = None
 
 
 _NOTHING: Final = Declared()
@@ -189,7 +194,8 @@ class PageStyle:
                 if prop not in best or rank > best[prop][0]:
                     best[prop] = (rank, value)
         return Declared(best["display"][1] if "display" in best else None,
-                        best["visibility"][1] if "visibility" in best else None)
+                        best["visibility"][1] if "visibility" in best else None,
+                        best["white-space"][1] if "white-space" in best else None)
 
 
 def attributes(tag_rest: str) -> dict[str, str]:
@@ -288,22 +294,25 @@ def _selector(text: str) -> tuple[str | None, tuple[str, ...], tuple[str, ...]] 
 
 
 def _declarations(block: str) -> list[tuple[str, str, bool]]:
-    """The valid ``display`` and ``visibility`` declarations of a declaration block: (property, value, important)."""
+    """The valid ``display``, ``visibility`` and ``white-space`` declarations of a declaration block: (property,
+    value, important)."""
     found: list[tuple[str, str, bool]] = []
     for piece in _COMMENT.sub(" ", block).split(";"):
         prop, colon, value = piece.partition(":")
         if not colon:
             continue
         prop = prop.strip().lower()
-        if prop not in ("display", "visibility"):
+        if prop not in ("display", "visibility", "white-space"):
             continue
         value = value.strip()
         important = bool(_IMPORTANT.search(value))
         value = _SPACES.sub(" ", _IMPORTANT.sub("", value).strip().lower())
         if value == "initial":
-            value = "inline" if prop == "display" else "visible"
+            value = {"display": "inline", "visibility": "visible"}.get(prop, "normal")
         if prop == "display" and (value == "none" or value in _INLINE_DISPLAY or display_is_block(value)):
             found.append((prop, value, important))
         elif prop == "visibility" and value in _VISIBILITY:
+            found.append((prop, value, important))
+        elif prop == "white-space" and value in _WHITE_SPACE:
             found.append((prop, value, important))
     return found

@@ -11,7 +11,9 @@ A :class:`PageText` holds
   from its CRLF-canonical source: one line per block, white space inside a
   block collapsed to one space and dropped at the block's two ends (CSS
   ``white-space: normal``; kept inside ``pre``, ``listing``, ``xmp``,
-  ``plaintext`` and ``textarea``), a character reference read as its
+  ``plaintext`` and ``textarea``, and where a style says ``white-space: pre``,
+  ``pre-wrap`` or ``break-spaces``; only line breaks kept for ``pre-line``),
+  a character reference read as its
   character. What is text follows WICG Text Fragments §3.5.2 ("visible text
   node", "search invisible") as Chromium applies it, checked in Chromium
   page by page (tests/interop/test_textdirective_chromium.py):
@@ -136,6 +138,8 @@ _LAYS_OUT_ITEMS: Final = frozenset({
 _TELLING: Final = re.compile(r"style|hidden|multiple", re.IGNORECASE)
 _COLLAPSING: Final = re.compile(r"[ \t\n\r\f]{2,}|[\t\n\r\f]")
 _WHITE: Final = " \t\n\r\f"
+#: ``white-space`` values that keep every white space character (CSS Text 3 §3).
+_KEEPS: Final = frozenset({"pre", "pre-wrap", "break-spaces"})
 
 
 @dataclass(frozen=True)
@@ -211,6 +215,7 @@ class _Builder:
         self.blocks: list[tuple[int, int]] = []
         self.block_start: int | None = None  # where the open block began in the text
         self.pending: tuple[int, int] | None = None  # collapsed white space waiting for the next word
+        self.line_start = False  # just after a line break kept in white-space: pre-line (spaces there are removed)
 
     def _append(self, text: str, start: int, end: int) -> None:
         linear = len(text) == end - start
@@ -234,6 +239,7 @@ class _Builder:
         elif self.pending is not None:
             self._append(" ", *self.pending)
         self.pending = None
+        self.line_start = False
         self._append(text, start, end)
 
     def invisible(self) -> None:
@@ -251,7 +257,7 @@ class _Builder:
 
     def space(self, start: int, end: int) -> None:
         """White space at ``[start, end)``: one space before the next word of the block, if any."""
-        if self.block_start is not None and self.pending is None:
+        if self.block_start is not None and self.pending is None and not self.line_start:
             self.pending = (start, end)
 
     def kept(self, text: str, start: int, end: int) -> None:
@@ -261,6 +267,7 @@ class _Builder:
                 self._append("\n", start, start)
             self.block_start = self.length
         self.pending = None
+        self.line_start = False
         if len(text) != end - start:  # a character reference: its character stands for the whole reference
             self._append(text, start, end)
             return
@@ -275,12 +282,19 @@ class _Builder:
             self._append("\n", start + cr, start + cr + 2)
             at = cr + 2
 
+    def line_break(self, start: int, end: int) -> None:
+        """A line break kept where other white space collapses (``white-space: pre-line``): the white space
+        around it is removed (CSS Text 3 §4.1.1)."""
+        self.kept("\n", start, end)
+        self.line_start = True
+
     def boundary(self) -> None:
         """A block starts or ends here."""
         if self.block_start is not None:
             self.blocks.append((self.block_start, self.length))
         self.block_start = None
         self.pending = None
+        self.line_start = False
 
     def finish(self, kind: str, length: int) -> PageText:
         self.boundary()
@@ -303,7 +317,8 @@ def plain_page_text(text: str) -> PageText:
 #: a citation of its passage still lands on that passage. Reading 1 is the reading of 2026-11-27 (before
 #: session 24); reading 2 keeps a ``&nbsp;`` as a NO-BREAK SPACE (1 collapsed it as white space), makes no box
 #: of ``<input type=hidden>`` (1 ended the line there), and blockifies the children of a flex or grid
-#: container. A change that moves the text of some page makes a new reading.
+#: container, and keeps white space as a ``white-space`` style says (``pre``, ``pre-wrap``, ``break-spaces``,
+#: ``pre-line``). A change that moves the text of some page makes a new reading.
 READINGS: Final = (1, 2)
 #: The reading a text directive is matched in.
 LATEST_READING: Final = READINGS[-1]
@@ -339,6 +354,7 @@ class _PageReader:
         self.style = PageStyle.of_html(source, self.deadline) if self.is_html else PageStyle([])
         self.open_elements: list[_Open] = [_Open("#root", False, True)]  # the shown elements open (innermost last)
         self.pre = 0  # how many preformatted elements are open
+        self.raw_pre = False  # in an xmp's or a textarea's text (kept as written)
         self.after_pre = False  # just after <pre>: a first line break is not text (WHATWG 13.2.6.4.7)
 
     def read(self) -> PageText:
@@ -404,11 +420,19 @@ class _PageReader:
                 a += 2
         if a >= b:
             return
+        white_space = self.open_elements[-1].white_space if self.reading >= 2 and not self.raw_pre else None
         for piece, s, e in scan.decoded_pieces(source, a, b):
             if not piece:
                 continue
-            if self.pre:
+            if white_space in _KEEPS or (white_space is None and self.pre):
                 builder.kept(piece, s, e)
+            elif white_space == "pre-line" and len(piece) == e - s and "\r\n" in piece:
+                at = 0
+                while (cr := piece.find("\r\n", at)) >= 0:
+                    self._collapsed(piece[at:cr], s + at)
+                    builder.line_break(s + cr, s + cr + 2)
+                    at = cr + 2
+                self._collapsed(piece[at:], s + at)
             elif len(piece) != e - s:  # a character reference
                 # what CSS collapses (not U+00A0 of &nbsp;, which str.isspace counts; reading 1 collapsed it)
                 if (not piece.strip(_WHITE)) if self.reading >= 2 else piece.isspace():
@@ -416,13 +440,17 @@ class _PageReader:
                 else:
                     builder.word(piece, s, e)
             else:
-                # only runs that collapse are cut out: a lone space between words stays one for one
-                last = 0
-                for m in _COLLAPSING.finditer(piece):
-                    self._spaced(piece[last : m.start()], s + last)
-                    builder.space(s + m.start(), s + m.end())
-                    last = m.end()
-                self._spaced(piece[last:], s + last)
+                self._collapsed(piece, s)
+
+    def _collapsed(self, piece: str, s: int) -> None:
+        """Text ``piece`` (no character reference) at ``s`` of the source, its white space collapsed."""
+        # only runs that collapse are cut out: a lone space between words stays one for one
+        last = 0
+        for m in _COLLAPSING.finditer(piece):
+            self._spaced(piece[last : m.start()], s + last)
+            self.builder.space(s + m.start(), s + m.end())
+            last = m.end()
+        self._spaced(piece[last:], s + last)
 
     def _tag(self, lt: int) -> int:
         """The tag at ``lt`` (``<`` and a letter, or ``</`` and one) read; where reading goes on."""
@@ -494,9 +522,12 @@ class _PageReader:
         if block:
             builder.boundary()
         if name not in VOID:
-            visible = open_elements[-1].visible if declared.visibility is None else declared.visibility == "visible"
+            parent = open_elements[-1]
+            visible = parent.visible if declared.visibility is None else declared.visibility == "visible"
+            # white-space is inherited; pre, listing and plaintext are pre (the HTML rendering section, §15.3.3)
+            white_space = declared.white_space or ("pre" if name in PREFORMATTED else parent.white_space)
             open_elements.append(_Open(name, block, visible,
-                                       self.reading >= 2 and declared.display in _LAYS_OUT_ITEMS))
+                                       self.reading >= 2 and declared.display in _LAYS_OUT_ITEMS, white_space))
         return False
 
     def _raw_text(self, name: str, attributes_at: int, end: int) -> int:
@@ -514,7 +545,9 @@ class _PageReader:
             builder.boundary()
             self.pre += 1
             self.after_pre = name == "textarea"
+            self.raw_pre = True
             self._text(end, stop)
+            self.raw_pre = False
             self.after_pre = False
             self.pre -= 1
             builder.boundary()
@@ -541,6 +574,7 @@ class _Open:
     block: bool
     visible: bool
     items_are_blocks: bool = False  # a flex or grid container: its children are blockified
+    white_space: str = "normal"  # the computed CSS white-space (read from reading 2 on)
 
 
 def _close(open_elements: list[_Open], name: str) -> bool | None:
