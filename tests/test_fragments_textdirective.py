@@ -343,6 +343,20 @@ def test_the_children_of_a_flex_or_grid_container_are_blocks(page: str, fragment
     assert find(fragment, page, html=True) == expected
 
 
+@pytest.mark.parametrize(("select", "expected"), [
+    # a select of size above 1 is a list box, its options shown (Chromium 150 highlights "sizeopt" in
+    # <select size=3>); of size 1 or none, a drop-down whose options are search invisible (WHATWG HTML §4.10.7)
+    ("<select size=3>", "sizeopt"), ("<select size=' +02'>", "sizeopt"), ("<select size=1>", None),
+    ("<select size=01>", None), ("<select size=x>", None), ("<select>", None), ("<select size=" + "9" * 5000 + ">", "sizeopt"),
+])
+def test_the_options_of_a_list_box_are_text(select: str, expected: str | None) -> None:
+    page = f"<p>a {select}<option>sizeopt one</option></select> b</p>"
+    assert find("text=sizeopt", page, html=True) == expected
+    assert "sizeopt" not in markup_page_text(page, "html", reading=1).text  # an e-mail's reading is as it was
+    two = "<select multiple><option>one<option>two</select>"  # each option a line: Chromium 150 finds no "one two"
+    assert (find("text=one", two, html=True), find("text=one%20two", two, html=True)) == ("one", None)
+
+
 WHITE_SPACE = ("<style>.pre { white-space: pre } .pl { white-space: pre-line } .nw { white-space: nowrap }</style>"
                "<p class=pre>pine   apple\r\n  grove</p><p style='white-space:pre-wrap'>quince   jam\r\n  pot</p>"
                "<p class=pl>rasp   berry\r\n  bush</p><p class=nw>straw   berry\r\n  field</p>")

@@ -350,17 +350,22 @@ def evaluate(pipe: Pipe, session: str, expression: str) -> object:
 
 TEXTAREA = ("<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>t</title>" + STYLE + "</head><body>\n"
             "<p>ginkgo <textarea>\nhemlock &amp; juniper\n  larch</textarea> oak</p>\n"
-            "<select multiple><option>kilo multi</option></select>\n</body></html>\n")
+            "<select multiple><option>kilo multi</option></select>\n"
+            "<p>before <select size=3><option>sizeopt one</option><option>sizeopt two</option></select> after</p>\n"
+            "<p><select size=1><option>dropopt one</option></select></p>\n</body></html>\n")
 
 
 @pytest.mark.parametrize("fragment, expected", [
     ("text=hemlock%20%26%20juniper", "hemlock &amp; juniper"), ("text=larch", "larch"),
     ("text=ginkgo%20hemlock", None), ("text=juniper%20larch", None), ("text=kilo%20multi", "kilo multi"),
+    # a select of size above 1 is a list box too (WHATWG HTML §4.10.7), each option a line; of size 1, a drop-down
+    ("text=sizeopt%20one", "sizeopt one"), ("text=sizeopt%20two", "sizeopt two"), ("text=one%20sizeopt", None),
+    ("text=before%20sizeopt", None), ("text=two%20after", None), ("text=dropopt", None),
 ])
 def test_the_text_of_a_textarea_or_a_list_box_is_matched_as_chromium_does(chromium: Pipe, server: str, fragment: str,
                                                               expected: str | None) -> None:
     """A textarea's text is shown as written, in a box of its own: Chromium matches in it, and no term across it;
-    a ``select multiple`` (a list box, not search invisible) shows its options.
+    a ``select multiple`` or one of ``size`` above 1 (a list box, not search invisible) shows its options.
 
     Marker spans cannot go in a textarea (its content is text) and a
     highlight is not painted in an option: what is compared is whether

@@ -24,14 +24,14 @@ A :class:`PageText` holds
     ``hidden`` attribute, or one a style hides, below) and all inside it;
     the content of ``iframe``, ``img``, ``meter``, ``progress``,
     ``object``, ``video``, ``audio``, ``canvas`` and a ``select`` without
-    ``multiple`` (search invisible, or replaced); text whose ``visibility``
+    ``multiple`` or a ``size`` above 1 (a drop-down: search invisible, or replaced); text whose ``visibility``
     is ``hidden`` or ``collapse`` (inherited: a ``visible`` element inside
     shows), which still ends the collapsing of white space around it as
     laid-out text does (``a <span hidden-by-visibility>x</span> b`` reads
     ``a``, two spaces, ``b``);
   - text: ``hidden=until-found`` content and a closed ``details``' content
     (a browser reveals them to show a match); a ``textarea``'s text and a
-    ``select multiple``'s options; a ``button``'s label;
+    list box's options (``select multiple``, or ``size`` above 1); a ``button``'s label;
   - blocks: the elements the HTML standard's rendering section (§15.3)
     displays as block, list-item, table or one of its parts, or that a style
     makes block-level or ``inline-block`` (and ``inline-flex``, ``-grid``,
@@ -135,7 +135,8 @@ _NO_ATTRIBUTES: Final[Mapping[str, str]] = {}
 _LAYS_OUT_ITEMS: Final = frozenset({
     "flex", "grid", "inline-flex", "inline-grid", "block flex", "block grid", "inline flex", "inline grid",
 })
-_TELLING: Final = re.compile(r"style|hidden|multiple", re.IGNORECASE)
+_TELLING: Final = re.compile(r"style|hidden|multiple|size", re.IGNORECASE)
+_DIGITS: Final = re.compile(r"[ \t\n\f\r]*\+?([0-9]+)")
 _COLLAPSING: Final = re.compile(r"[ \t\n\r\f]{2,}|[\t\n\r\f]")
 _WHITE: Final = " \t\n\r\f"
 #: ``white-space`` values that keep every white space character (CSS Text 3 §3).
@@ -316,9 +317,10 @@ def plain_page_text(text: str) -> PageText:
 #: (``docs/email.md``, :func:`pdi.fragments.email_text.body_text`): it is read in :data:`EMAIL_READING` for ever, so that
 #: a citation of its passage still lands on that passage. Reading 1 is the reading of 2026-11-27 (before
 #: session 24); reading 2 keeps a ``&nbsp;`` as a NO-BREAK SPACE (1 collapsed it as white space), makes no box
-#: of ``<input type=hidden>`` (1 ended the line there), and blockifies the children of a flex or grid
-#: container, and keeps white space as a ``white-space`` style says (``pre``, ``pre-wrap``, ``break-spaces``,
-#: ``pre-line``). A change that moves the text of some page makes a new reading.
+#: of ``<input type=hidden>`` (1 ended the line there), blockifies the children of a flex or grid container,
+#: shows the options of a ``select`` whose ``size`` is above 1, and keeps white space as a ``white-space``
+#: style says (``pre``, ``pre-wrap``, ``break-spaces``, ``pre-line``). A change that moves the text of some
+#: page makes a new reading.
 READINGS: Final = (1, 2)
 #: The reading a text directive is matched in.
 LATEST_READING: Final = READINGS[-1]
@@ -512,11 +514,13 @@ class _PageReader:
             block = not none and display_breaks(declared.display)
         else:
             block = (name in BLOCK or name in ATOMIC) and not hidden_input
+            if name == "option" and self.reading >= 2 and open_elements[-1].name in ("select", "optgroup"):
+                block = True  # each option of a list box is a line of its own (Chromium, tested)
         if open_elements[-1].items_are_blocks and declared.display != "contents":
             block = not none  # a flex or grid item is blockified (CSS Display 3 §2.7; Chromium, tested)
         if not none and name in ATOMIC:
             builder.boundary()  # a box in the line: no term runs across it (Chromium, tested)
-        if name not in VOID and (none or name in SKIPPED or (name == "select" and "multiple" not in attrs)):
+        if name not in VOID and (none or name in SKIPPED or (name == "select" and not self._list_box(attrs))):
             self.skipping.append(name)  # not laid out (display: none, the head …), or shows no text of its own
             return True
         if block:
@@ -529,6 +533,15 @@ class _PageReader:
             open_elements.append(_Open(name, block, visible,
                                        self.reading >= 2 and declared.display in _LAYS_OUT_ITEMS, white_space))
         return False
+
+    def _list_box(self, attrs: Mapping[str, str]) -> bool:
+        """Whether a ``select`` shows as a list box, its options text: ``multiple``, or (from reading 2 on) a
+        ``size`` above 1 (WHATWG HTML §4.10.7, its display size; Chromium matches such options, tested)."""
+        if "multiple" in attrs:
+            return True
+        size = _DIGITS.match(attrs.get("size", ""))  # the rules for parsing non-negative integers (§2.3.4.1)
+        digits = size.group(1).lstrip("0") if size is not None else ""  # compared as written: no int of a million digits
+        return self.reading >= 2 and (len(digits) > 1 or digits > "1")
 
     def _raw_text(self, name: str, attributes_at: int, end: int) -> int:
         """A raw-text or RCDATA element's start tag read (nothing inside is a tag); where its content ends."""
