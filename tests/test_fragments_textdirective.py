@@ -357,6 +357,35 @@ def test_the_options_of_a_list_box_are_text(select: str, expected: str | None) -
     assert (find("text=one", two, html=True), find("text=one%20two", two, html=True)) == ("one", None)
 
 
+FOREIGN = ("<p>svgpre <svg width=300 height=40><text x=0 y=15>svgword one</text><title>svgtitle</title>"
+           "<desc>svgdesc</desc><text x=100 y=15>second <tspan>tspanword</tspan></text><defs><text id=d>defsword"
+           "</text></defs><rect/>loose</svg> svgpost</p>"
+           "<p>mathpre <math><mi>alpha</mi><mo>+</mo><mn>12</mn></math> mathpost</p>"
+           "<p><math><mrow><mi>beta</mi><mi>gamma</mi></mrow></math></p>"
+           "<p><math><semantics><mi>delta</mi><annotation>annot</annotation></semantics></math></p>"
+           "<p><math><mtext>mtext words here</mtext></math></p>")
+
+
+@pytest.mark.parametrize(("fragment", "expected"), [
+    # what Chromium 150 highlights: an svg is a box of its own in the line, each of its text elements a block (a
+    # tspan inline), and nothing else in it is text (desc, title, defs, text outside a text element)
+    ("text=svgword%20one", "svgword one"), ("text=svgpre%20svgword", None), ("text=svgdesc", None),
+    ("text=svgtitle", None), ("text=one%20second", None), ("text=second%20tspanword", "second <tspan>tspanword"),
+    ("text=tspanword", "tspanword"), ("text=defsword", None), ("text=loose", None), ("text=svgpost", "svgpost"),
+    # a math element is a box of its own, and so is each MathML element in it; a semantics' annotation is not shown
+    ("text=alpha", "alpha"), ("text=12", "12"), ("text=alpha%2B12", None), ("text=mathpre%20alpha", None),
+    ("text=12%20mathpost", None), ("text=beta", "beta"), ("text=betagamma", None), ("text=delta", "delta"),
+    ("text=annot", None), ("text=mtext%20words%20here", "mtext words here"),
+])
+def test_svg_and_mathml_text_is_matched_as_chromium_lays_it_out(fragment: str, expected: str | None) -> None:
+    assert find(fragment, FOREIGN, html=True) == expected
+
+
+def test_an_html_emails_reading_of_svg_and_mathml_is_as_it_was() -> None:
+    assert markup_page_text("<p>a <svg><desc>d</desc><text>t</text></svg> <math><mi>x</mi><mn>1</mn></math>", "html",
+                            reading=1).text == "a dt x1"
+
+
 WHITE_SPACE = ("<style>.pre { white-space: pre } .pl { white-space: pre-line } .nw { white-space: nowrap }</style>"
                "<p class=pre>pine   apple\r\n  grove</p><p style='white-space:pre-wrap'>quince   jam\r\n  pot</p>"
                "<p class=pl>rasp   berry\r\n  bush</p><p class=nw>straw   berry\r\n  field</p>")

@@ -122,6 +122,19 @@ WHITE_SPACE_FRAGMENTS = [
     "text=quince%20%20%20jam", "text=quince%20jam", "text=jam%20pot", "text=rasp%20berry", "text=berry%20bush",
     "text=straw%20berry%20field",
 ]
+#: MathML in a page: what of it is text, and where its boxes cut it.
+MATH = (
+    "<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>MathML</title>" + STYLE + "</head><body>\n"
+    "<p>mathpre <math><mi>alpha</mi><mo>+</mo><mn>12</mn></math> mathpost</p>\n"
+    "<p><math><mrow><mi>beta</mi><mi>gamma</mi></mrow></math></p>\n"
+    "<p><math><semantics><mi>delta</mi><annotation>annot</annotation></semantics></math></p>\n"
+    "<p><math><mtext>mtext words here</mtext></math></p>\n"
+    "</body></html>\n"
+)
+MATH_FRAGMENTS = [
+    "text=alpha", "text=12", "text=alpha%2B12", "text=mathpre%20alpha", "text=12%20mathpost", "text=beta",
+    "text=betagamma", "text=delta", "text=annot", "text=mtext%20words%20here",
+]
 
 CASES: list[tuple[str, list[str]]] = [
     (MIXED, [
@@ -163,6 +176,7 @@ CASES: list[tuple[str, list[str]]] = [
         "text=written%20by%20hand",
     ]),
     (WHITE_SPACE, WHITE_SPACE_FRAGMENTS),
+    (MATH, MATH_FRAGMENTS),
 ]
 
 
@@ -377,6 +391,37 @@ def test_the_text_of_a_textarea_or_a_list_box_is_matched_as_chromium_does(chromi
     named = [source[a:b] for a, b in (page.document_range(*f) for f in found if f is not None)]
     Pages.pages["/textarea.html"] = source.encode("utf-8")
     tab = open_page(chromium, f"{server}/textarea.html#:~:{fragment}")
+    theirs = magenta(chromium, tab, wait=expected is not None)
+    chromium.call("Target.closeTarget", {"targetId": _target(chromium, tab)}, None, time.monotonic() + 30)
+    assert bool(theirs) == (expected is not None)
+    assert named == ([] if expected is None else [expected])
+
+
+SVG = ("<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>t</title>" + STYLE + "</head><body>\n"
+       "<p>svgpre <svg width=300 height=40><text x=0 y=15>svgword one</text><title>svgtitle</title>"
+       "<desc>svgdesc</desc><text x=100 y=15>second <tspan>tspanword</tspan></text><defs><text id=d>defsword</text>"
+       "</defs><rect/>loose</svg> svgpost</p>\n</body></html>\n")
+
+
+@pytest.mark.parametrize("fragment, expected", [
+    ("text=svgword%20one", "svgword one"), ("text=svgpre%20svgword", None), ("text=svgdesc", None),
+    ("text=svgtitle", None), ("text=one%20second", None), ("text=second%20tspanword", "second <tspan>tspanword"),
+    ("text=tspanword", "tspanword"), ("text=defsword", None), ("text=loose", None), ("text=svgpost", "svgpost"),
+])
+def test_the_text_of_an_svg_is_matched_as_chromium_does(chromium: Pipe, server: str, fragment: str,
+                                                        expected: str | None) -> None:
+    """An svg is a box of its own in the line, each of its ``text`` elements a block (a ``tspan`` inline), and
+    nothing else in it is text (``desc``, ``title``, ``defs``, text outside a ``text`` element).
+
+    Marker spans inside an svg's text shift what they mark: what is compared is whether Chromium paints, and
+    what pdi names in the source.
+    """
+    source = crlf(SVG)
+    page = markup_page_text(source, "html")
+    found = [find_text_directive(d, page) for d in parse_fragment_directive(fragment)]
+    named = [source[a:b] for a, b in (page.document_range(*f) for f in found if f is not None)]
+    Pages.pages["/svg.html"] = source.encode("utf-8")
+    tab = open_page(chromium, f"{server}/svg.html#:~:{fragment}")
     theirs = magenta(chromium, tab, wait=expected is not None)
     chromium.call("Target.closeTarget", {"targetId": _target(chromium, tab)}, None, time.monotonic() + 30)
     assert bool(theirs) == (expected is not None)

@@ -43,6 +43,10 @@ A :class:`PageText` holds
     no text directive term runs across one (Chromium's reading: it reads an
     image as an object replacement character), though a suffix may follow
     it. A ``display: none`` element is no boundary: the text around it joins.
+  - SVG and MathML: an ``svg`` and a ``math`` are boxes in the line; in an
+    svg only its ``text`` elements' text is text, each a block (not in
+    ``desc``, ``title``, ``defs`` and the others of :data:`SVG_UNRENDERED`);
+    every MathML element is a block, a ``semantics``' annotation not text.
 
   Styles are read as far as they can be without a CSS engine
   (:mod:`pdi.fragments.pagestyle`): ``style`` attributes, and the page's
@@ -130,6 +134,14 @@ _ENDS: Final = {
     "tbody": frozenset({"tr", "td", "th", "thead", "tbody", "tfoot"}),
     "tfoot": frozenset({"tr", "td", "th", "thead", "tbody", "tfoot"}),
 }
+#: SVG elements whose content is never rendered (SVG 2 §5.3, §5.5, and the paint servers, clipping paths, masks,
+#: markers and filters, drawn only where referred to): Chromium matches no text in them (tested).
+SVG_UNRENDERED: Final = frozenset({
+    "desc", "title", "metadata", "defs", "symbol", "clippath", "mask", "pattern", "marker", "lineargradient",
+    "radialgradient", "filter", "script", "style",
+})
+#: MathML elements not rendered: a ``semantics``' annotations (MathML Core §3.1.2.1, only its first child shows).
+MATH_UNRENDERED: Final = frozenset({"annotation", "annotation-xml"})
 _NO_ATTRIBUTES: Final[Mapping[str, str]] = {}
 #: ``display`` values whose element lays its children out as blocks (flex and grid items are blockified).
 _LAYS_OUT_ITEMS: Final = frozenset({
@@ -318,8 +330,8 @@ def plain_page_text(text: str) -> PageText:
 #: a citation of its passage still lands on that passage. Reading 1 is the reading of 2026-11-27 (before
 #: session 24); reading 2 keeps a ``&nbsp;`` as a NO-BREAK SPACE (1 collapsed it as white space), makes no box
 #: of ``<input type=hidden>`` (1 ended the line there), blockifies the children of a flex or grid container,
-#: shows the options of a ``select`` whose ``size`` is above 1, and keeps white space as a ``white-space``
-#: style says (``pre``, ``pre-wrap``, ``break-spaces``, ``pre-line``). A change that moves the text of some
+#: shows the options of a ``select`` whose ``size`` is above 1, keeps white space as a ``white-space``
+#: style says (``pre``, ``pre-wrap``, ``break-spaces``, ``pre-line``), and reads SVG and MathML as laid out. A change that moves the text of some
 #: page makes a new reading.
 READINGS: Final = (1, 2)
 #: The reading a text directive is matched in.
@@ -410,7 +422,7 @@ class _PageReader:
     def _text(self, a: int, b: int) -> None:
         """The text ``[a, b)`` of the source, as the elements open show it."""
         source, builder = self.source, self.builder
-        if a >= b or self.skipping:
+        if a >= b or self.skipping or self.open_elements[-1].foreign == "svg":  # SVG renders only its text elements
             return
         if not self.open_elements[-1].visible:
             if source[a:b].strip(_WHITE):
@@ -518,21 +530,42 @@ class _PageReader:
                 block = True  # each option of a list box is a line of its own (Chromium, tested)
         if open_elements[-1].items_are_blocks and declared.display != "contents":
             block = not none  # a flex or grid item is blockified (CSS Display 3 §2.7; Chromium, tested)
+        foreign, unrendered = self._foreign(name)
+        void = name in VOID or (bool(foreign) and self.source[end - 2 : end] == "/>")  # self-closing in SVG, MathML
+        if foreign and (name in ("svg", "math", "text", "foreignobject") or foreign == "math"):
+            block = True  # a box of its own in the line, each svg text and every MathML box (Chromium, tested)
         if not none and name in ATOMIC:
             builder.boundary()  # a box in the line: no term runs across it (Chromium, tested)
-        if name not in VOID and (none or name in SKIPPED or (name == "select" and not self._list_box(attrs))):
+        if unrendered and not void:
+            self.skipping.append(name)
+            return True
+        if not void and (none or name in SKIPPED or (name == "select" and not self._list_box(attrs))):
             self.skipping.append(name)  # not laid out (display: none, the head …), or shows no text of its own
             return True
         if block:
             builder.boundary()
-        if name not in VOID:
+        if not void:
             parent = open_elements[-1]
             visible = parent.visible if declared.visibility is None else declared.visibility == "visible"
             # white-space is inherited; pre, listing and plaintext are pre (the HTML rendering section, §15.3.3)
             white_space = declared.white_space or ("pre" if name in PREFORMATTED else parent.white_space)
             open_elements.append(_Open(name, block, visible,
-                                       self.reading >= 2 and declared.display in _LAYS_OUT_ITEMS, white_space))
+                                       self.reading >= 2 and declared.display in _LAYS_OUT_ITEMS, white_space, foreign))
         return False
+
+    def _foreign(self, name: str) -> tuple[str, bool]:
+        """What an element ``name`` starting here is in (from reading 2 on): ``"svg"`` (SVG, where only a ``text``
+        element's text is rendered), ``"svgtext"``, ``"math"`` or ``""`` (HTML); and whether it is not rendered."""
+        outer = self.open_elements[-1].foreign
+        if self.reading < 2:
+            return "", False
+        if not outer:
+            return {"svg": "svg", "math": "math"}.get(name, ""), False
+        if outer == "math":
+            return "math", name in MATH_UNRENDERED
+        if name == "foreignobject":
+            return "", False  # HTML again
+        return ("svgtext" if name == "text" or outer == "svgtext" else "svg"), name in SVG_UNRENDERED
 
     def _list_box(self, attrs: Mapping[str, str]) -> bool:
         """Whether a ``select`` shows as a list box, its options text: ``multiple``, or (from reading 2 on) a
@@ -588,6 +621,7 @@ class _Open:
     visible: bool
     items_are_blocks: bool = False  # a flex or grid container: its children are blockified
     white_space: str = "normal"  # the computed CSS white-space (read from reading 2 on)
+    foreign: str = ""  # in SVG ("svg", "svgtext": in a text element) or MathML ("math"), from reading 2 on
 
 
 def _close(open_elements: list[_Open], name: str) -> bool | None:
