@@ -135,6 +135,24 @@ MATH_FRAGMENTS = [
     "text=alpha", "text=12", "text=alpha%2B12", "text=mathpre%20alpha", "text=12%20mathpost", "text=beta",
     "text=betagamma", "text=delta", "text=annot", "text=mtext%20words%20here",
 ]
+#: What pdi already read as Chromium does (checked in Chromium 150): a word break opportunity and a soft hyphen
+#: inside a word, generated content (not text), a line break inside a word, a template, bidi controls.
+INLINE = (
+    "<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>Inline</title>" + STYLE + "<style>\n"
+    ".gen::before { content: 'genbefore ' } .gen::after { content: ' genafter' } .mid::after { content: 'zz' }\n"
+    "</style></head><body>\n"
+    "<p>abso<wbr>lutely wonderful and wbrsp<wbr> after</p>\n"
+    "<p>hy&shy;phen word and lit\u00aderal soft</p>\n"
+    "<p class=gen>gentext</p>\n<p>alpha<span class=mid>beta</span>gamma</p>\n"
+    "<p>wa<br>ter lily</p>\n<template><p>tmpl word</p></template>\n"
+    "<p>left\u200eright and lri\u2066iso\u2069late</p>\n"
+    "</body></html>\n"
+)
+INLINE_FRAGMENTS = [
+    "text=absolutely", "text=wbrsp%20after", "text=hyphen", "text=literal", "text=genbefore", "text=gentext",
+    "text=genbefore%20gentext", "text=alphabetagamma", "text=betazzgamma", "text=water", "text=ter%20lily",
+    "text=tmpl", "text=leftright", "text=left", "text=isolate",
+]
 
 CASES: list[tuple[str, list[str]]] = [
     (MIXED, [
@@ -177,6 +195,7 @@ CASES: list[tuple[str, list[str]]] = [
     ]),
     (WHITE_SPACE, WHITE_SPACE_FRAGMENTS),
     (MATH, MATH_FRAGMENTS),
+    (INLINE, INLINE_FRAGMENTS),
 ]
 
 
