@@ -386,6 +386,23 @@ def test_an_html_emails_reading_of_svg_and_mathml_is_as_it_was() -> None:
                             reading=1).text == "a dt x1"
 
 
+RUBY = ("<p>ruby <ruby>kan<rt>kanrt</rt></ruby> end</p><p><ruby>baseone<rt>annone</rt>basetwo<rt>anntwo</rt></ruby>"
+        "</p><p>xx <ruby>rbase<rp>(</rp><rt>rpann</rt><rp>)</rp></ruby> yy</p>")
+
+
+@pytest.mark.parametrize(("fragment", "expected"), [
+    # what Chromium 150 highlights: a ruby annotation's text runs on from its base's, in the order written, yet
+    # each is its own words; an rp is not shown
+    ("text=kankanrt", "kan<rt>kanrt"), ("text=kanrt%20end", "kanrt</rt></ruby> end"), ("text=kan,-end", None),
+    ("text=kanrt,-end", "kanrt"), ("text=ruby-,kan", "kan"), ("text=baseonebasetwo", None),
+    ("text=baseoneannone", "baseone<rt>annone"), ("text=annonebasetwo", "annone</rt>basetwo"),
+    ("text=annoneanntwo", None), ("text=rbase%20yy", None), ("text=rpann", "rpann"),
+])
+def test_a_ruby_annotation_is_matched_as_chromium_matches_it(fragment: str, expected: str | None) -> None:
+    assert find(fragment, RUBY, html=True) == expected
+    assert markup_page_text(RUBY, "html", reading=1).text.startswith("ruby kankanrt end\n")  # an e-mail's reading
+
+
 WHITE_SPACE = ("<style>.pre { white-space: pre } .pl { white-space: pre-line } .nw { white-space: nowrap }</style>"
                "<p class=pre>pine   apple\r\n  grove</p><p style='white-space:pre-wrap'>quince   jam\r\n  pot</p>"
                "<p class=pl>rasp   berry\r\n  bush</p><p class=nw>straw   berry\r\n  field</p>")

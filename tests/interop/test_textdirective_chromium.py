@@ -445,3 +445,35 @@ def test_the_text_of_an_svg_is_matched_as_chromium_does(chromium: Pipe, server: 
     chromium.call("Target.closeTarget", {"targetId": _target(chromium, tab)}, None, time.monotonic() + 30)
     assert bool(theirs) == (expected is not None)
     assert named == ([] if expected is None else [expected])
+
+
+RUBY = ("<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>t</title>" + STYLE + "</head><body>\n"
+        "<p>ruby <ruby>kan<rt>kanrt</rt></ruby> end</p>\n"
+        "<p><ruby>baseone<rt>annone</rt>basetwo<rt>anntwo</rt></ruby></p>\n"
+        "<p>xx <ruby>rbase<rp>(</rp><rt>rpann</rt><rp>)</rp></ruby> yy</p>\n</body></html>\n")
+
+
+@pytest.mark.parametrize("fragment, expected", [
+    ("text=kankanrt", "kan<rt>kanrt"), ("text=kanrt%20end", "kanrt</rt></ruby> end"), ("text=kan,-end", None),
+    ("text=kanrt,-end", "kanrt"), ("text=ruby-,kan", "kan"), ("text=baseonebasetwo", None),
+    ("text=baseoneannone", "baseone<rt>annone"), ("text=annonebasetwo", "annone</rt>basetwo"),
+    ("text=annoneanntwo", None), ("text=rbase%20yy", None), ("text=rpann", "rpann"),
+])
+def test_a_ruby_annotation_is_matched_as_chromium_does(chromium: Pipe, server: str, fragment: str,
+                                                       expected: str | None) -> None:
+    """A ruby annotation's text runs on from its base's, in the order written, yet each is its own words; an
+    ``rp`` is not shown.
+
+    Marker spans inside an ``rt`` paint apart from where Chromium paints: what is compared is whether
+    Chromium paints, and what pdi names in the source.
+    """
+    source = crlf(RUBY)
+    page = markup_page_text(source, "html")
+    found = [find_text_directive(d, page) for d in parse_fragment_directive(fragment)]
+    named = [source[a:b] for a, b in (page.document_range(*f) for f in found if f is not None)]
+    Pages.pages["/ruby.html"] = source.encode("utf-8")
+    tab = open_page(chromium, f"{server}/ruby.html#:~:{fragment}")
+    theirs = magenta(chromium, tab, wait=expected is not None)
+    chromium.call("Target.closeTarget", {"targetId": _target(chromium, tab)}, None, time.monotonic() + 30)
+    assert bool(theirs) == (expected is not None)
+    assert named == ([] if expected is None else [expected])

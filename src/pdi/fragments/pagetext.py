@@ -43,6 +43,9 @@ A :class:`PageText` holds
     no text directive term runs across one (Chromium's reading: it reads an
     image as an object replacement character), though a suffix may follow
     it. A ``display: none`` element is no boundary: the text around it joins.
+  - ruby: an ``rt``'s text runs on from its base's, in source order, a
+    ZERO WIDTH SPACE (which stands for nothing in the source) between them
+    (a word boundary no match needs to spell); an ``rp`` is not shown;
   - SVG and MathML: an ``svg`` and a ``math`` are boxes in the line; in an
     svg only its ``text`` elements' text is text, each a block (not in
     ``desc``, ``title``, ``defs`` and the others of :data:`SVG_UNRENDERED`);
@@ -229,6 +232,7 @@ class _Builder:
         self.block_start: int | None = None  # where the open block began in the text
         self.pending: tuple[int, int] | None = None  # collapsed white space waiting for the next word
         self.line_start = False  # just after a line break kept in white-space: pre-line (spaces there are removed)
+        self.word_break = False  # a word ends here though the text runs on (a ruby annotation's ends)
 
     def _append(self, text: str, start: int, end: int) -> None:
         linear = len(text) == end - start
@@ -251,8 +255,11 @@ class _Builder:
             self.block_start = self.length
         elif self.pending is not None:
             self._append(" ", *self.pending)
+        elif self.word_break:
+            self._append("\u200b", start, start)  # ignored in matching, yet a word boundary; it stands for nothing
         self.pending = None
         self.line_start = False
+        self.word_break = False
         self._append(text, start, end)
 
     def invisible(self) -> None:
@@ -308,6 +315,7 @@ class _Builder:
         self.block_start = None
         self.pending = None
         self.line_start = False
+        self.word_break = False
 
     def finish(self, kind: str, length: int) -> PageText:
         self.boundary()
@@ -331,7 +339,8 @@ def plain_page_text(text: str) -> PageText:
 #: session 24); reading 2 keeps a ``&nbsp;`` as a NO-BREAK SPACE (1 collapsed it as white space), makes no box
 #: of ``<input type=hidden>`` (1 ended the line there), blockifies the children of a flex or grid container,
 #: shows the options of a ``select`` whose ``size`` is above 1, keeps white space as a ``white-space``
-#: style says (``pre``, ``pre-wrap``, ``break-spaces``, ``pre-line``), and reads SVG and MathML as laid out. A change that moves the text of some
+#: style says (``pre``, ``pre-wrap``, ``break-spaces``, ``pre-line``), reads SVG and MathML as laid out, and
+#: parts a ruby annotation's words from its base's (a ZERO WIDTH SPACE that stands for nothing) and hides ``rp``. A change that moves the text of some
 #: page makes a new reading.
 READINGS: Final = (1, 2)
 #: The reading a text directive is matched in.
@@ -489,6 +498,8 @@ class _PageReader:
                     elif name not in VOID and source[end - 2 : end] != "/>":
                         skipping.append(name)
                 return end
+        if name == "rt" and self.reading >= 2:
+            builder.word_break = True  # a ruby annotation: its text joins the base's, each its own words (Chromium)
         if closing:
             closed = _close(self.open_elements, name)
             if closed or (closed is None and name in BLOCK):
@@ -539,6 +550,8 @@ class _PageReader:
         if unrendered and not void:
             self.skipping.append(name)
             return True
+        # rp: the parentheses a browser without ruby shows (the HTML rendering section, §15.3.4: display none)
+        none = none or (name == "rp" and self.reading >= 2 and declared.display is None)
         if not void and (none or name in SKIPPED or (name == "select" and not self._list_box(attrs))):
             self.skipping.append(name)  # not laid out (display: none, the head …), or shows no text of its own
             return True
