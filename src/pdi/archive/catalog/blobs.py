@@ -33,7 +33,6 @@ from pdi.archive.catalog.base import (
     timestamp,
     timestamp_ago,
 )
-from pdi.fragments.sealed import payload_start
 
 #: A staging row older than this (a day) belongs to a killed process, whatever grace the remover gives.
 STAGING_LIFETIME = 24 * 3600.0
@@ -48,9 +47,13 @@ NAMED_OUTSIDE_ROWS = (
 #: Names one query of :meth:`SQLStore.held` asks about.
 _HELD_A_QUERY = 500
 
-#: The octets of an index that say what it is: its magic and version, and the payload's first (an element
-#: index's document's kind).
-_INDEX_HEAD = payload_start() + 1
+
+def _index_head() -> int:
+    """The octets of an index that say what it is: its magic and version, and the payload's first (an element
+    index's document's kind). Asked here, not at import: ``pdi get`` reads the catalog without the fragments."""
+    from pdi.fragments.sealed import payload_start
+
+    return payload_start() + 1
 
 
 def _made_earlier(head: bytes) -> bool:
@@ -229,7 +232,7 @@ class BlobRules(CatalogBase):
             bound = "" if after is None else " AND (f.sha256, f.media_type, f.charset) > (?, ?, ?)"
             with self._read():
                 rows = self._query(
-                    f"SELECT f.sha256, f.media_type, f.charset, substr(f.data, 1, {_INDEX_HEAD})"
+                    f"SELECT f.sha256, f.media_type, f.charset, substr(f.data, 1, {_index_head()})"
                     f" FROM fragment_indexes f WHERE 1 = 1{scope}{bound} ORDER BY 1, 2, 3 LIMIT ?",
                     [*params, *(after or ()), page],
                 )
@@ -247,7 +250,7 @@ class BlobRules(CatalogBase):
         key = (sha256, media_type, charset)
         with self._write():
             rows = self._query(
-                f"SELECT substr(data, 1, {_INDEX_HEAD}) FROM fragment_indexes"
+                f"SELECT substr(data, 1, {_index_head()}) FROM fragment_indexes"
                 " WHERE sha256 = ? AND media_type = ? AND charset = ?", key,
             )
             if not rows or not _made_earlier(bytes(rows[0][0])):
