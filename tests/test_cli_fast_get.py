@@ -145,3 +145,22 @@ def test_a_read_does_not_wait_for_a_writer(archive: tuple[Path, str]) -> None:
     finally:
         writer.execute("ROLLBACK")
         writer.close()
+
+
+def test_a_name_with_another_day_says_the_day_held_through_both_doors(archive: tuple[Path, str]) -> None:
+    """A name copied with another day (PDI-GRAMMAR.md §2.4: the day it was minted) names the document of that id on
+    the series' nearest day, exit 4 (not found), through the fast door and click's alike."""
+    import datetime
+
+    root, name = archive
+    held_on = datetime.date(*map(int, name.split("/")[3:6]))
+    wrong = name.replace(held_on.strftime("/%Y/%m/%d/"), "/1999/01/01/")
+    fast = pdi(["get", wrong, "--archive", "a"], root)
+    slow = pdi(["get", wrong, "--archive", "b", "--archive", "a"], root)
+    assert (fast.returncode, fast.stdout, fast.stderr) == (slow.returncode, slow.stdout, slow.stderr)
+    apart = (held_on - datetime.date(1999, 1, 1)).days
+    assert fast.returncode == 4
+    assert fast.stderr.decode() == (
+        f"pdi: not found: {wrong} is not in this archive; a name carries the GMT day it was minted, and"
+        f" bench.example.us has nothing minted on 1999-01-01; nearest, {held_on.isoformat()} ({apart} days after):"
+        f" {name}\n")

@@ -183,6 +183,26 @@ def test_a_reader_signed_in_with_another_series_token_is_told_so(client: TestCli
     assert any(h.startswith("/signin?next=") for h in _links(page.find(".//main")))  # type: ignore[arg-type]
 
 
+def test_a_name_of_another_day_suggests_the_nearest_days_names(client: TestClient, archive: Archive) -> None:
+    """A name copied with another day (PDI-GRAMMAR.md §2.4: it carries the GMT day it was minted): the page lists
+    the same id's name on the series' nearest day, and ``/api/resolve``'s problem says it in its detail."""
+    held = str(archive.add(S, b"one\n", format="text"))  # minted on NOW's day, 2026-11-25
+    assert held == f"urn:pdi://{S}/2026/11/25/1.text.1"
+    wrong = f"urn:pdi://{S}/2026/11/20/1.text.1"
+    page = _view(client, wrong, 404)
+    assert [_text(li) for li in page.findall(".//ul[@class='nearest']/li")] == [held]
+    answer = client.get("/api/resolve", params={"pdi": wrong})
+    assert answer.status_code == 404
+    assert answer.headers["content-type"] == "application/problem+json"
+    assert answer.json()["detail"] == (
+        f"{wrong} is not in this archive; a name carries the GMT day it was minted, and {S} has nothing minted"
+        f" on 2026-11-20; nearest, 2026-11-25 (5 days after): {held}")
+    # a series this archive does not hold: said so, nothing listed
+    answer = client.get("/api/resolve", params={"pdi": "urn:pdi://nowhere.example.us/2026/11/20/1.text.1"})
+    assert answer.status_code == 404
+    assert answer.json()["detail"].endswith("; this archive holds no series nowhere.example.us")
+
+
 def test_a_name_not_here_suggests_the_nearest_names(client: TestClient, archive: Archive) -> None:
     first = str(archive.deposit(S, [Content(b"<p>one</p>", "html"), Content(b"one\n", "text")])[0])
     archive.add_version(_generic(first), [Content(b"two\n", "text")])

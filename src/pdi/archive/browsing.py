@@ -14,6 +14,7 @@ import dataclasses
 import datetime
 import hashlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pdi.archive.access import Unlisted
 from pdi.archive.base import ArchiveBase, refused
@@ -28,6 +29,9 @@ from pdi.archive.store import (
 )
 from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.identifier import PDI
+
+if TYPE_CHECKING:
+    from pdi.archive.nearest import Nearest
 
 __all__ = ["Browsing"]
 
@@ -157,6 +161,26 @@ class Browsing(ArchiveBase):
             after = batch[-1].pdi.unique_id
         following = documents[limit - 1].pdi.unique_id if len(documents) > limit else None
         return DocumentPage(tuple(documents[:limit]), self._titles(documents[:limit]), following)
+
+    def nearest(self, pdi: PDI | str, *, limit: int = 12) -> Nearest:
+        """What this archive holds near ``pdi``, a name it does not hold, that the current reader may learn of
+        (:mod:`pdi.archive.nearest`): at most ``limit`` names a day, and a sentence for a message. A name that does
+        not parse has nothing near it."""
+        from pdi.archive.nearest import Nearest, nearest
+
+        try:
+            parsed = parse_pdi(pdi)
+        except ParseError:
+            return Nearest()
+        return nearest(self, parsed, limit)  # type: ignore[arg-type]  # self is the Archive this mixin is part of
+
+    def not_found(self, error: NotFoundError, pdi: PDI | str) -> NotFoundError:
+        """``error`` (``pdi`` not found) with what this archive holds near ``pdi`` added (:meth:`nearest`), if
+        anything: what ``pdi get`` and the API say of a name not here."""
+        from pdi.archive.nearest import SAID_MOST
+
+        said = self.nearest(pdi, limit=SAID_MOST).sentence
+        return NotFoundError(f"{error.message}; {said}") if said else error
 
     def captures(self, url: str, *, after: PDI | str | None = None, limit: int = 500,
                  before: PDI | str | None = None) -> DocumentPage:

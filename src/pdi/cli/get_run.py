@@ -16,6 +16,7 @@ from pdi._wording import MESSAGE_MOST, NAME_MOST, clipped, plural
 from pdi.archive import Generic, Resolved
 from pdi.cli.archive_io import open_archive, unwritable, write_out
 from pdi.cli.commands import EXIT_PAST_END, EXIT_USAGE, one_line
+from pdi.errors import NotFoundError
 
 if TYPE_CHECKING:
     from pdi.fragments.pdf import TextLayer
@@ -201,7 +202,10 @@ def run_get(pdi: str, *, output: str | None, latest: bool, info: bool, archive: 
                 native = str(native_names(opened, pdi).native)
                 say(f"note: {clipped(pdi, NAME_MOST)} is {clipped(native, NAME_MOST)}", err=True)
                 pdi = native
-        located = opened.locate(pdi, latest=latest)
+        try:
+            located = opened.locate(pdi, latest=latest)
+        except NotFoundError as exc:  # only this path reads more: what the archive holds near the name
+            raise opened.not_found(exc, pdi) from None
         if isinstance(located, Generic):
             _print_generic(located)
             return 0

@@ -102,6 +102,17 @@ class BrowsePart(CatalogBase):
             rows = self._query(sql + " ORDER BY day", params)
         return [DayCount(datetime.date.fromisoformat(str(r[0])), int(r[1])) for r in rows]
 
+    def nearest_days(self, series: str, day: datetime.date) -> tuple[datetime.date | None, datetime.date | None]:
+        """The last day of ``series`` with documents minted on it up to ``day`` (``day`` itself if it has some), and
+        the first after ``day``: one statement, two seeks of ``document_days``' key ``(series, day)``, never a scan."""
+        with self._read():
+            rows = self._query(
+                "SELECT (SELECT MAX(day) FROM document_days WHERE series = ? AND day <= ? AND documents > 0),"
+                " (SELECT MIN(day) FROM document_days WHERE series = ? AND day > ? AND documents > 0)",
+                [series, day.isoformat(), series, day.isoformat()],
+            )
+        return (_date(rows[0][0]), _date(rows[0][1])) if rows else (None, None)
+
     def day_documents(
         self, series: str, day: datetime.date, after: str | None, limit: int
     ) -> list[RepresentationRecord]:

@@ -40,7 +40,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from pdi import formats
-from pdi.archive import Archive, Generic
+from pdi.archive import Archive
 from pdi.archive.access import current_reader
 from pdi.errors import AccessError, NotFoundError, ParseError, PDIError, WithdrawnError
 from pdi.identifier import PDI
@@ -205,25 +205,11 @@ def _day_in_words(stamp: str) -> str:
 
 # --- 404: the nearest names ---------------------------------------------------------------------
 def _nearest(archive: Archive, parsed: PDI) -> tuple[str, list[tuple[PDI, str]]]:
-    """What to suggest for a name not found: the other names of its document, else its day's documents
-    (at most :data:`NEAREST`, only those the reader may see); and what they are."""
-    generic = _generic(parsed)
-    if parsed.format is not None:
-        try:
-            found = archive.locate(str(generic))
-        except PDIError:
-            found = None
-        if isinstance(found, Generic) and found.names:
-            return "Other versions and formats of this document", [(n, "") for n in found.names[-NEAREST:]]
-    day = parsed.date
-    if day is None:
-        return "", []
-    try:
-        listed = archive.day_documents(parsed.series_name, day, limit=NEAREST)
-    except PDIError:
-        return "", []
-    return (f"Documents of {parsed.series_name} first deposited on {day.isoformat()}",
-            [(doc.pdi, listed.titles.get(str(doc.pdi), "")) for doc in listed.documents])
+    """What to suggest for a name not found (:meth:`Archive.nearest`, as ``pdi get`` and ``/api/resolve`` say it):
+    the other names of its document, else its day's documents, else those of the series' nearest days (at most
+    :data:`NEAREST` a day, only those the reader may see); and what they are."""
+    found = archive.nearest(parsed, limit=NEAREST)
+    return found.heading, list(found.names)
 
 
 def _held(archive: Archive, name: PDI) -> bool:

@@ -522,7 +522,7 @@ class ReadAPI(ArchiveHandlers):
         name = required(request, "pdi")
         if alias_fragment(name) is not None:
             return JSONResponse(await self.work.run(_alias_description, self.archive, name))
-        resolved = await self.work.run(self.archive.resolve, name)
+        resolved = await self.work.run(_resolved, self.archive, name)
         return JSONResponse(description(self.archive, resolved, statements=False))
 
     def ls(self, request: Request) -> Response:
@@ -562,6 +562,14 @@ class ReadAPI(ArchiveHandlers):
         return JSONResponse(
             {"series": [{"name": s.name, "parent": s.parent, "authority": s.authority} for s in self.archive.series()]}
         )
+
+
+def _resolved(archive: Archive, name: str) -> Resolved | Generic:
+    """``/api/resolve``'s answer; a name not here, with what the archive holds near it (:meth:`Archive.not_found`)."""
+    try:
+        return archive.resolve(name)
+    except NotFoundError as exc:
+        raise archive.not_found(exc, name) from None
 
 
 def description(archive: Archive, resolved: Resolved | Generic, *, statements: bool = True) -> dict[str, Any]:

@@ -1,0 +1,154 @@
+"""What the archive holds near a name it does not: for a 404 page, ``pdi get``'s message and the API's problem.
+
+A name carries the GMT day it was minted (PDI-GRAMMAR.md §2.4), so a name
+copied with another day, or another number, or from another archive, is not
+here although something like it is. :func:`nearest` says what is, in this
+order, only what the current reader may learn of (:mod:`pdi.archive.access`:
+a hidden series is said of as one never registered):
+
+* the series is not held here at all;
+* the document is here, the version or format is not: its other names (the
+  not-found message already lists its versions and formats, so no sentence);
+* the day holds other documents of the series: the first of them;
+* the day holds none: the series' nearest days before and after that hold
+  some, each with the same unique id's name there if it has one (the name with
+  only its day wrong), else the first documents of that day;
+* the series holds no documents yet.
+
+Bounded cost: the nearest days are one statement seeking the key of
+``document_days`` (:meth:`~pdi.archive.catalog.browse.BrowsePart.nearest_days`);
+each day named is one keyset page of ``documents_by_day`` cut at ``limit``,
+and the same unique id on a day is a look-up of the key ``(series, day,
+unique_id)``. Nothing scans the catalog, and only a name not found pays for it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from typing import TYPE_CHECKING, Protocol
+
+from pdi.archive.access import HIDDEN
+from pdi.archive.results import DocumentPage, Generic, Resolved
+from pdi.errors import PDIError
+from pdi.identifier import PDI
+
+if TYPE_CHECKING:
+    from pdi.archive.catalog import SQLStore
+
+
+class Holding(Protocol):
+    """What :func:`nearest` asks of the archive (:class:`pdi.archive.Archive`, named so without importing it)."""
+
+    @property
+    def store(self) -> SQLStore: ...
+
+    def _unreadable(self) -> dict[str, str]: ...
+
+    def day_documents(self, series: str, day: datetime.date, *, after: str | None = None,
+                      limit: int = 100) -> DocumentPage: ...
+
+    def locate(self, pdi: PDI | str, *, latest: bool = False) -> Resolved | Generic: ...
+
+#: The most names one sentence names of a day (a page lists more).
+SAID_MOST = 5
+
+
+@dataclasses.dataclass(frozen=True)
+class Nearest:
+    """What the archive holds near a name: ``names`` (each with its title, or ``""``) under ``heading``, and
+    ``sentence``, the same said in words for a message (``""``: nothing to add to the not-found message)."""
+
+    heading: str = ""
+    names: tuple[tuple[PDI, str], ...] = ()
+    sentence: str = ""
+
+
+def _generic(parsed: PDI, day: datetime.date | None = None) -> PDI:
+    """``parsed``'s document's generic name (on ``day`` instead of its own, if given)."""
+    generic = dataclasses.replace(parsed, format=None, version=None, fragment=None, citation=None, warnings=())
+    if day is not None:
+        generic = dataclasses.replace(generic, year=day.year, month=day.month, day=day.day)
+    return generic.canonical()
+
+
+def _listed(names: list[PDI], more: bool) -> str:
+    return ", ".join(map(str, names)) + (" and more" if more else "")
+
+
+def nearest(archive: Holding, parsed: PDI, limit: int) -> Nearest:
+    """What ``archive`` holds near ``parsed`` (a name it does not hold) that the current reader may learn of."""
+    if parsed.is_pattern or parsed.citation is not None or parsed.date is None:
+        return Nearest()
+    series = parsed.series_name.lower()
+    access = archive._unreadable().get(series)
+    if access == HIDDEN or archive.store.get_series(series) is None:
+        return Nearest(sentence=f"this archive holds no series {series}")
+    if access is not None:  # private: the reader learns that it exists (a 403), nothing of what it holds
+        return Nearest()
+    if parsed.format is not None:
+        found = _located(archive, _generic(parsed))
+        if found is not None and found.names:
+            return Nearest("Other versions and formats of this document", tuple((n, "") for n in found.names[-limit:]))
+    day = parsed.date
+    before, after = archive.store.nearest_days(series, day)
+    if before == day:
+        page = archive.day_documents(series, day, limit=limit)
+        if page.documents:
+            names = [d.pdi for d in page.documents]
+            return Nearest(f"Documents of {series} first deposited on {day.isoformat()}",
+                           tuple((n, page.titles.get(str(n), "")) for n in names),
+                           f"{series} holds these documents minted on {day.isoformat()}:"
+                           f" {_listed(names[:SAID_MOST], len(names) > SAID_MOST or page.after is not None)}")
+        before, _ = archive.store.nearest_days(series, day - datetime.timedelta(days=1))
+    sides: list[tuple[datetime.date, list[tuple[PDI, str]], bool]] = []
+    for side in (before, after):
+        if side is None:
+            continue
+        same = _located(archive, _generic(parsed, side))
+        if same is not None and same.names:  # the name with only its day wrong
+            sides.append((side, [(_likest(parsed, same), "")], False))
+            continue
+        try:
+            page = archive.day_documents(series, side, limit=limit)
+        except PDIError:
+            continue
+        if page.documents:  # none: all of that day is hidden from this reader
+            sides.append((side, [(d.pdi, page.titles.get(str(d.pdi), "")) for d in page.documents],
+                          page.after is not None))
+    if not sides:
+        return Nearest(sentence=f"the series {series} holds no documents minted on any day"
+                       if before is None and after is None else "")
+    days = " and ".join(side.isoformat() for side, _, _ in sides)
+    said = "; ".join(
+        f"{_apart(side, day)}: {_listed([n for n, _ in names[:SAID_MOST]], more or len(names) > SAID_MOST)}"
+        for side, names, more in sides
+    )
+    return Nearest(f"Documents of {series} first deposited on the nearest days, {days}",
+                   tuple(n for _, names, _ in sides for n in names[:limit]),
+                   f"a name carries the GMT day it was minted, and {series} has nothing minted on"
+                   f" {day.isoformat()}; nearest, {said}")
+
+
+def _apart(side: datetime.date, day: datetime.date) -> str:
+    days = (side - day).days
+    return f"{side.isoformat()} ({abs(days)} day{'s' if abs(days) != 1 else ''} {'after' if days > 0 else 'before'})"
+
+
+def _located(archive: Holding, generic: PDI) -> Generic | None:
+    """The document ``generic`` names as the reader may see it, or ``None`` (not here, or not the reader's)."""
+    try:
+        found = archive.locate(generic)
+    except PDIError:
+        return None
+    return found if isinstance(found, Generic) else None
+
+
+def _likest(parsed: PDI, document: Generic) -> PDI:
+    """The name of ``document`` most like ``parsed``: its format and version, else its format's latest, else the
+    document's generic name."""
+    if parsed.format is None:
+        return document.pdi
+    same = [n for n in document.names if n.format == parsed.format]
+    exact = [n for n in same if n.version == (parsed.version or 1)]
+    return (exact or same[-1:] or [document.pdi])[0]

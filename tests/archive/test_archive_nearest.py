@@ -1,0 +1,150 @@
+"""A name not here: what the archive holds near it (pdi.archive.nearest), on SQLite and PostgreSQL.
+
+A PDI carries the GMT day it was minted (PDI-GRAMMAR.md §2.4), so a name
+copied with another day is not here although the same document is, under its
+own day. The names expected are built by hand from the days the test's clock
+mints on and the serials §2.5 gives (from 1, one a document, a day at a
+time); a reader sees only what it may learn of (a hidden series is as one never
+registered).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+
+import pytest
+
+from pdi.archive import Archive
+from pdi.archive.access import Reader, reading_as
+from pdi.errors import NotFoundError
+
+S = "library.example.us"
+OTHER = "other.example.us"
+SECRET = "secret.example.us"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime.datetime(2026, 11, 20, 12, 0, tzinfo=datetime.UTC)
+
+    def __call__(self) -> datetime.datetime:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def archive(location: str, clock: Clock) -> Iterator[Archive]:
+    opened = Archive.init(location, clock=clock)
+    for series in (S, OTHER, SECRET):
+        opened.add_series(series)
+    opened.set_series_access(SECRET, "hidden")
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def _on(clock: Clock, day: int) -> None:
+    clock.now = datetime.datetime(2026, 11, day, 12, 0, tzinfo=datetime.UTC)
+
+
+def _said(archive: Archive, name: str) -> str:
+    """The message a name not here gets, with what is near it."""
+    with pytest.raises(NotFoundError) as caught:
+        archive.locate(name)
+    return str(archive.not_found(caught.value, name))
+
+
+def _fill(archive: Archive, clock: Clock) -> None:
+    """Two documents of S on the 20th, one on the 28th; one of OTHER on the 25th."""
+    _on(clock, 20)
+    archive.add(S, b"first\n", format="text")
+    archive.add(S, b"second\n", format="text")
+    _on(clock, 25)
+    archive.add(OTHER, b"elsewhere\n", format="text")
+    _on(clock, 28)
+    archive.add(S, b"later\n", format="text")
+
+
+def test_a_name_with_another_day_names_the_same_id_on_the_nearest_days(archive: Archive, clock: Clock) -> None:
+    _fill(archive, clock)
+    said = _said(archive, f"urn:pdi://{S}/2026/11/25/1.text.1")
+    assert said == (
+        f"urn:pdi://{S}/2026/11/25/1.text.1 is not in this archive; a name carries the GMT day it was minted, and"
+        f" {S} has nothing minted on 2026-11-25; nearest, 2026-11-20 (5 days before): urn:pdi://{S}/2026/11/20/1.text.1;"
+        f" 2026-11-28 (3 days after): urn:pdi://{S}/2026/11/28/1.text.1"
+    )
+
+
+def test_an_id_not_on_the_nearest_day_names_that_days_documents(archive: Archive, clock: Clock) -> None:
+    _fill(archive, clock)
+    said = _said(archive, f"urn:pdi://{S}/2026/11/29/2.text.1")
+    assert said.endswith(f"has nothing minted on 2026-11-29; nearest, 2026-11-28 (1 day before): urn:pdi://{S}/2026/11/28/1")
+
+
+def test_a_number_not_minted_that_day_names_the_days_documents(archive: Archive, clock: Clock) -> None:
+    _fill(archive, clock)
+    said = _said(archive, f"urn:pdi://{S}/2026/11/20/7.text.1")
+    assert said == (f"urn:pdi://{S}/2026/11/20/7.text.1 is not in this archive; {S} holds these documents minted on"
+                    f" 2026-11-20: urn:pdi://{S}/2026/11/20/1, urn:pdi://{S}/2026/11/20/2")
+
+
+def test_a_day_of_many_documents_is_named_in_part(archive: Archive, clock: Clock) -> None:
+    _on(clock, 20)
+    for n in range(7):
+        archive.add(S, f"{n}\n".encode(), format="text")
+    said = _said(archive, f"urn:pdi://{S}/2026/11/20/9.text.1")
+    names = ", ".join(f"urn:pdi://{S}/2026/11/20/{n}" for n in range(1, 6))
+    assert said.endswith(f"minted on 2026-11-20: {names} and more")
+
+
+def test_a_series_not_here_and_a_hidden_one_are_said_alike(archive: Archive, clock: Clock) -> None:
+    _fill(archive, clock)
+    _on(clock, 28)
+    archive.add(SECRET, b"secret\n", format="text")
+    never = _said(archive, "urn:pdi://nowhere.example.us/2026/11/28/1.text.1")
+    assert never.endswith("; this archive holds no series nowhere.example.us")
+    with reading_as(Reader()):
+        hidden = _said(archive, f"urn:pdi://{SECRET}/2026/11/27/1.text.1")
+    assert hidden.endswith(f"; this archive holds no series {SECRET}")
+    # the owner is told what the series holds
+    assert _said(archive, f"urn:pdi://{SECRET}/2026/11/27/1.text.1").endswith(
+        f"(1 day after): urn:pdi://{SECRET}/2026/11/28/1.text.1")
+
+
+def test_an_empty_series_says_so(archive: Archive) -> None:
+    said = _said(archive, f"urn:pdi://{S}/2026/11/28/1.text.1")
+    assert said.endswith(f"; the series {S} holds no documents minted on any day")
+
+
+def test_a_missing_version_keeps_its_own_message(archive: Archive, clock: Clock) -> None:
+    _fill(archive, clock)
+    said = _said(archive, f"urn:pdi://{S}/2026/11/20/1.text.3")
+    assert said == f"urn:pdi://{S}/2026/11/20/1.text.3: no version 3 (versions: 1)"
+    near = archive.nearest(f"urn:pdi://{S}/2026/11/20/1.text.3")
+    assert [str(n) for n, _ in near.names] == [f"urn:pdi://{S}/2026/11/20/1.text.1"]
+
+
+def test_an_embargoed_document_is_not_suggested_to_a_reader(archive: Archive, clock: Clock) -> None:
+    _on(clock, 28)
+    archive.add(S, b"sealed\n", format="text", embargo_until="2099-01-01")
+    with reading_as(Reader()):
+        said = _said(archive, f"urn:pdi://{S}/2026/11/25/1.text.1")
+    assert said == f"urn:pdi://{S}/2026/11/25/1.text.1 is not in this archive"
+    assert _said(archive, f"urn:pdi://{S}/2026/11/25/1.text.1").endswith(
+        f"(3 days after): urn:pdi://{S}/2026/11/28/1.text.1")
+
+
+def test_nearest_days_reads_the_days_key(archive: Archive, clock: Clock) -> None:
+    _fill(archive, clock)
+    day = datetime.date
+    assert archive.store.nearest_days(S, day(2026, 11, 25)) == (day(2026, 11, 20), day(2026, 11, 28))
+    assert archive.store.nearest_days(S, day(2026, 11, 20)) == (day(2026, 11, 20), day(2026, 11, 28))
+    assert archive.store.nearest_days(S, day(2026, 11, 1)) == (None, day(2026, 11, 20))
+    assert archive.store.nearest_days(S, day(2026, 12, 1)) == (day(2026, 11, 28), None)
+    assert archive.store.nearest_days(OTHER, day(2026, 11, 20)) == (None, day(2026, 11, 25))
