@@ -39,7 +39,7 @@ from pyld import jsonld  # type: ignore[import-untyped]
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT4
 from requests.utils import parse_header_links
-from server_helpers import in_thread
+from server_helpers import in_thread, start_serve, stop, wait_answering
 
 from pdi.archive import Archive
 from pdi.server import create_app
@@ -708,3 +708,96 @@ def test_a_curator_of_one_series_learns_no_slug_of_a_hidden_series_annotation(se
     mine = server.post(note(server.text), token=public_only, Slug="merger-plans")
     assert mine.status_code == 201 and mine.headers["Location"] == server.container + "merger-plans"
     assert requests.get(secret.headers["Location"], timeout=30).status_code == 404  # not found, as before
+
+
+# --- §5.1 with RFC 9110 §13.1.1 and §13.1.2: a POST's preconditions on the container ----------------------
+
+
+def _total(server: Server) -> int:
+    return int(requests.get(server.container, timeout=30, headers={"Accept": PROFILE}).json().get("total", 0))
+
+
+def test_anno_protocol_5_1_if_none_match_star_on_the_container_is_412(server: Server) -> None:
+    """RFC 9110 §13.1.2: If-None-Match: * is false when the target has a current representation, and a
+    container always has one (§4.1: GET of it is 200 even empty): the POST is refused 412, nothing is created."""
+    assert requests.get(server.container, timeout=30).status_code == 200
+    refused = server.post(note(server.text), **{"If-None-Match": "*"})
+    assert refused.status_code == 412, refused.text
+    assert refused.headers["Content-Type"] == "application/problem+json"
+    assert refused.headers["Link"] == CONTAINER_LINK_SENT
+    assert _total(server) == 0
+    created(server, note(server.text))  # without it, the same POST creates
+    assert server.post(note(server.text), **{"If-None-Match": "*"}).status_code == 412
+    assert _total(server) == 1
+
+
+def test_anno_protocol_5_1_if_match_is_compared_with_the_containers_current_etag(server: Server) -> None:
+    """RFC 9110 §13.1.1: If-Match holds when it names the container's current ETag (strong comparison) or is
+    ``*``; a stale tag is 412 and nothing is created. The tag of any representation of the container's description
+    holds (IRIs or descriptions, minimal or not: one state, told alike); a page's tag is a page's, not the
+    container's."""
+    created(server, note(server.text, "first"))
+    read = requests.get(server.container, timeout=30, headers={"Accept": PROFILE})
+    tag = read.headers["ETag"]
+    assert created(server, note(server.text, "second"), **{"If-Match": tag}).status_code == 201
+    stale = server.post(note(server.text, "third"), **{"If-Match": tag})  # the container has changed since
+    assert stale.status_code == 412, stale.text
+    assert _total(server) == 2
+    for asked in ({"params": {"iris": "1"}}, {"headers": {"Prefer": f'return=representation; include="{LDP}PreferMinimalContainer"'}},
+                  {"headers": {"Accept": "application/json"}}):
+        fresh = requests.get(server.container, timeout=30, **asked).headers["ETag"]  # type: ignore[arg-type]
+        assert fresh != tag
+        assert created(server, note(server.text), **{"If-Match": fresh}).status_code == 201
+    page = requests.get(server.container, params={"iris": "0", "page": "0"}, timeout=30).headers["ETag"]
+    assert server.post(note(server.text), **{"If-Match": page}).status_code == 412
+    current = requests.get(server.container, timeout=30, headers={"Accept": PROFILE}).headers["ETag"]
+    assert server.post(note(server.text), **{"If-Match": "W/" + current}).status_code == 412  # weak: never (§8.8.3.2)
+    assert created(server, note(server.text), **{"If-Match": f'"x", {current}'}).status_code == 201  # one of a list
+    assert created(server, note(server.text), **{"If-Match": "*"}).status_code == 201
+    assert _total(server) == 7
+
+
+def test_anno_protocol_5_1_if_none_match_with_the_current_etag_is_412(server: Server) -> None:
+    created(server, note(server.text))
+    tag = requests.get(server.container, timeout=30, headers={"Accept": PROFILE}).headers["ETag"]
+    assert server.post(note(server.text), **{"If-None-Match": tag}).status_code == 412
+    assert created(server, note(server.text), **{"If-None-Match": '"not-its-tag"'}).status_code == 201
+    assert server.post(note(server.text), **{"If-None-Match": tag}).status_code == 201  # stale now: it holds
+    assert _total(server) == 3
+
+
+def test_anno_protocol_5_1_two_posts_on_one_etag_at_once_one_wins(server: Server) -> None:
+    """Six clients POST at the same moment with the container's ETag all read: one is created, five refused."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    tag = requests.get(server.container, timeout=30, headers={"Accept": PROFILE}).headers["ETag"]
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        answers = list(pool.map(lambda k: server.post(note(server.text, f"writer {k}"), **{"If-Match": tag}), range(6)))
+    assert sorted(a.status_code for a in answers) == [201] + [412] * 5, [a.text for a in answers]
+    assert _total(server) == 1
+
+
+def test_a_real_pdi_serve_refuses_if_none_match_star_on_the_container(tmp_path: Path) -> None:
+    """The same through ``pdi serve`` itself: If-None-Match: * is 412; the container's ETag in If-Match creates."""
+    with Archive.init(tmp_path / "archive") as archive:
+        archive.add_series(PUBLIC)
+        text = str(archive.add(PUBLIC, b"Hello, world.\n", format="text"))
+        token = archive.add_token("curator", role="curate")[1]
+    process, port, _ = start_serve(tmp_path / "archive", "--replay-port", "0", drain=True)
+    try:
+        container = f"http://127.0.0.1:{port}/api/annotations/"
+        wait_answering(process, container)
+        sent = {"Authorization": f"Bearer {token}", "Content-Type": PROFILE, "Accept": PROFILE}
+        body = json.dumps(note(text)).encode()
+        refused = requests.post(container, data=body, timeout=30, headers={**sent, "If-None-Match": "*"})
+        assert refused.status_code == 412, refused.text
+        tag = requests.get(container, timeout=30, headers={"Accept": PROFILE}).headers["ETag"]
+        assert requests.post(container, data=body, timeout=30, headers={**sent, "If-Match": tag}).status_code == 201
+        assert requests.post(container, data=body, timeout=30, headers={**sent, "If-Match": tag}).status_code == 412
+        assert requests.get(container, timeout=30, headers={"Accept": PROFILE}).json()["total"] == 1
+    finally:
+        stop(process)
+
+
+#: The Link every answer of the container sends, a refusal too (§4.1).
+CONTAINER_LINK_SENT = f'<{LDP}BasicContainer>; rel="type", <http://www.w3.org/TR/annotation-protocol/>; rel="{LDP}constrainedBy"'

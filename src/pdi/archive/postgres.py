@@ -598,6 +598,10 @@ class PostgresStore(SQLStore):
         # writers are not serialized as SQLite's are: two retries with one key queue here
         self._query("SELECT pg_advisory_xact_lock(?::int, hashtext(?))", (token, key))
 
+    def _lock_annotation_creates(self) -> None:
+        # one advisory lock (a single 64-bit key: apart from _lock_idempotency's pairs) for conditional creates
+        self._query("SELECT pg_advisory_xact_lock(hashtext('pdi: annotation container'))", ())
+
     def _has_table(self, name: str) -> bool:
         rows = self._query("SELECT to_regclass(?)", (name,))
         return rows[0][0] is not None

@@ -163,7 +163,8 @@ class Statements(Reading):
         return found
 
     def create_annotation(
-        self, data: object, *, slug: str | None = None, writer: Writer | None = None, who: str | None = None
+        self, data: object, *, slug: str | None = None, writer: Writer | None = None, who: str | None = None,
+        holds: Callable[[], bool] | None = None,
     ) -> AnnotationRecord:
         """Keep a new W3C Web Annotation (Web Annotation Protocol §5.1, §5.2): its record, audited.
 
@@ -172,7 +173,9 @@ class Statements(Reading):
         and it targets no document of a hidden series, else a UUID. An ``id``
         it has is kept as ``via``. Its archived targets must be in the archive
         and readable now; a ``writer`` needs the role ``curate`` over each
-        one's series (over all, when it has none).
+        one's series (over all, when it has none). ``holds``: whether the client's precondition on the
+        container holds (its If-Match, If-None-Match), asked in the transaction that keeps the annotation, with
+        other conditional creates held off: :class:`~pdi.errors.PreconditionError` (412) when it does not.
         """
         kept = anno.check_annotation(data)
         given = data.get("id") if isinstance(data, dict) else None
@@ -187,10 +190,15 @@ class Statements(Reading):
             access = self.series_access()
             if any(access.get(key.series) == HIDDEN for key, _ in targets):
                 chosen = None
+        def check() -> None:
+            if holds is not None and not holds():
+                raise PreconditionError("the container is no longer in the state its If-Match names, or is in one"
+                                        " its If-None-Match names: read it again (ETag)")
+
         return self.store.add_annotation(
             chosen, anno.new_slug(), anno.encode(kept), targets,
             writer.name if writer else (who or self.who), timestamp(self.now()),
-            address=writer.address if writer else None,
+            address=writer.address if writer else None, check=None if holds is None else check,
         )
 
     def annotation(self, slug: str) -> AnnotationRecord:

@@ -151,6 +151,11 @@ class CatalogBase(ABC):
         """Inside a write transaction: hold off other writers with the same key (SQLite has one writer)."""
         return None
 
+    def _lock_annotation_creates(self) -> None:
+        """Inside a write transaction: hold off other annotation creates made on a condition of the container
+        (SQLite has one writer: its write lock, taken at ``BEGIN IMMEDIATE``, is this lock)."""
+        return None
+
     def _removal_lock(self, *, shared: bool, wait: bool = True) -> None:
         """Inside a write transaction: the lock between deposits (shared) and what deletes blobs (not ``wait``:
         taken before the statements after it, which need not wait for it: :meth:`_execute`).

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from pdi.archive.catalog.base import (
@@ -29,14 +29,19 @@ class StatementsPart(CatalogBase):
 
     def add_annotation(
         self, slug: str | None, fallback: str, data: str, targets: Sequence[tuple[DocumentKey, int | None]],
-        who: str, at: str, *, address: str | None = None,
+        who: str, at: str, *, address: str | None = None, check: Callable[[], None] | None = None,
     ) -> AnnotationRecord:
         """Keep a new annotation as ``slug`` (``None``, or a slug taken, deleted or not: as ``fallback``), audited.
 
         The slug is claimed by the insert itself (``ON CONFLICT DO NOTHING``), so two writers asking for
-        one slug at once never both get it, on either database.
+        one slug at once never both get it, on either database. ``check`` (a client's precondition on the
+        container, raising to refuse) runs first in the same write transaction, after every other create with a
+        ``check`` has ended (:meth:`_lock_annotation_creates`): what it read is what the insert follows.
         """
         with self._write():
+            if check is not None:
+                self._lock_annotation_creates()
+                check()
             documents = self._annotation_documents(targets)
             chosen = None
             for name in ([slug] if slug is not None else []) + [fallback]:

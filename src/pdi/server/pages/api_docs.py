@@ -351,11 +351,18 @@ _CONTAINER_POST = Operation(
     "Create an annotation (W3C Web Annotation Protocol §5.1): the server names it (Slug where safe), keeps an"
     " id it had as via, adds created",
     (Param("Slug", "The last path segment wished for (letters, digits, . _ -; at most 64), used when free",
-           where="header"), _ANNO_ACCEPT),
+           where="header"), _ANNO_ACCEPT,
+     Param("If-Match", "Create only if the container is unchanged: the ETag of any representation GET"
+           " /api/annotations/ sends now (?iris=0 or 1, whole or PreferMinimalContainer, either media type; not a"
+           " page's), strong comparison, or *; else 412 (RFC 9110 §13.1.1)", where="header"),
+     Param("If-None-Match", "412 when * (the container always exists) or when it names such a current ETag"
+           " (RFC 9110 §13.1.2)", where="header")),
     body=Body("One Web Annotation; its archived targets (PDIs) must be in the archive", _ANNO_MEDIA),
     answers={201: Answer("The annotation as kept; Location and id its IRI", _ANNO_TYPE, _OBJECT,
                          headers={**_ETAG, "Location": ("The annotation's IRI", True)})},
-    errors=(*_WRITE, 406), error_text={405: "POST to a page of the container", 409: "A slug taken meanwhile"},
+    errors=(*_WRITE, 406, 412), error_text={405: "POST to a page of the container", 409: "A slug taken meanwhile",
+                                            412: "If-Match names no current ETag of the container, or If-None-Match"
+                                                 " is * or names one; nothing was created"},
     role="curate", tag="annotations",
 )
 _CONTAINER_OPTIONS = Operation(

@@ -30,7 +30,12 @@ Implements the W3C *Web Annotation Protocol* (Recommendation, 23 February
 * §5.1, §5.2 ``POST`` to the container (``application/ld+json`` or
   ``application/json``, else 415) creates one: ``201``, ``Location`` its
   IRI, the annotation as kept (the server's ``id``, ``created``); a
-  ``Slug`` names it where safe;
+  ``Slug`` names it where safe; ``If-Match`` and ``If-None-Match`` are
+  conditions on the container (RFC 9110 §13.1.1, §13.1.2), compared with the
+  current ``ETag`` of each representation of its description (the tag a
+  client read, whichever ``?iris=``, ``Prefer`` and media type it read it
+  with; not a page's), ``If-None-Match: *`` never holding: ``412``, checked
+  again in the transaction that keeps the annotation;
 * §5.3 ``PUT`` replaces it, §5.4 ``DELETE`` deletes it (``204``); both need
   ``If-Match`` with its current ``ETag`` (RFC 9110 §13.1.1): ``428``
   Precondition Required without one (RFC 6585 §3; the protocol's SHOULD made
@@ -75,6 +80,7 @@ from pdi.errors import (
     NotFoundError,
     ParseError,
     PDIError,
+    PreconditionError,
     UnsupportedError,
 )
 from pdi.interop.accept import MediaRange, choose, parse_accept
@@ -112,6 +118,9 @@ ANNOTATION_ALLOW: Final = "GET, HEAD, OPTIONS, PUT, DELETE"
 _EXPOSED: Final = "Allow, Content-Location, ETag, Link, Location, Preference-Applied, Accept-Post, Vary"
 _CORS_HEADERS: Final = "Accept, Authorization, Content-Type, If-Match, If-None-Match, Prefer, Slug"
 _OFFERED: Final = (ANNOTATION_TYPE, "application/json")
+#: A POST's If-Match or If-None-Match that does not hold of the container (412).
+CONTAINER_CHANGED: Final = ("the container is no longer in the state its If-Match names, or is in one its If-None-Match"
+                            " names (If-None-Match: * never holds: the container always exists): read it again (ETag)")
 _INCLUDE = re.compile(r'include\s*=\s*"([^"]*)"', re.IGNORECASE)
 _RETURN = re.compile(r'(?:^|[,;\s])return\s*=\s*"?representation"?(?=$|[,;\s])', re.IGNORECASE)
 
@@ -221,7 +230,18 @@ class AnnotationServer:
         minimal = wanted and PREFER_MINIMAL in include
         total, records = await anyio.to_thread.run_sync(
             lambda: self.archive.annotations(0, 1 if minimal else self.page_size))
-        last = _last_page(total, self.page_size)
+        body = self._description(request, iris, minimal, total, records)
+        headers = {"Link": CONTAINER_LINK, "Allow": CONTAINER_ALLOW, "Accept-Post": ANNOTATION_TYPE,
+                   "Content-Location": body["id"], "Vary": "Accept, Prefer"}
+        if wanted:
+            headers["Preference-Applied"] = "return=representation"
+        return _answer(request, body, media_type, headers)
+
+    def _description(
+        self, request: Request, iris: bool, minimal: bool, total: int, records: list[AnnotationRecord]
+    ) -> dict[str, Any]:
+        """The container's description (§4.2): ``total`` annotations, the first page's ``records`` embedded unless
+        ``minimal`` (§4.2.1), as IRIs with ``iris``."""
         body: dict[str, Any] = {
             "@context": [CONTEXT, LDP_CONTEXT],
             "id": self._container_iri(request, iris),
@@ -234,12 +254,17 @@ class AnnotationServer:
                 body["first"] = self._page_iri(request, iris, 0)
             else:
                 body["first"] = self._page_body(request, iris, 0, total, records, embedded=True)
-            body["last"] = self._page_iri(request, iris, last)
-        headers = {"Link": CONTAINER_LINK, "Allow": CONTAINER_ALLOW, "Accept-Post": ANNOTATION_TYPE,
-                   "Content-Location": body["id"], "Vary": "Accept, Prefer"}
-        if wanted:
-            headers["Preference-Applied"] = "return=representation"
-        return _answer(request, body, media_type, headers)
+            body["last"] = self._page_iri(request, iris, _last_page(total, self.page_size))
+        return body
+
+    def _container_tags(self, request: Request) -> list[str]:
+        """The ``ETag`` of every representation of the container's description as it is now, as ``GET`` of
+        ``/api/annotations/`` sends them to this reader: with ``?iris=`` 0 or 1 (or ``Prefer`` choosing either),
+        whole or minimal (``Prefer``, §4.2.1), in either media type. Its pages (``?page=N``) are resources of their
+        own, and not among them. Read in the caller's transaction (the create's: :meth:`_create`)."""
+        total, records = self.archive.annotations(0, self.page_size)
+        return [_tag(self._description(request, iris, minimal, total, records), media_type)
+                for iris in (False, True) for minimal in (False, True) for media_type in _OFFERED]
 
     async def _page(self, request: Request, media_type: str, iris: bool, page: int) -> Response:
         total, records = await anyio.to_thread.run_sync(
@@ -275,14 +300,30 @@ class AnnotationServer:
         return shown
 
     async def _create(self, request: Request) -> Response:
-        # the container has a representation (a page): its If-Match is not refused as /api/deposit's is
+        # the container has representations: its If-Match and If-None-Match are evaluated (RFC 9110 §13.1.1,
+        # §13.1.2), not refused as /api/deposit's If-Match is
         writer = await bearer_writer(self.archive, request, reads_if_match=True)
         params.only(request, frozenset())  # the Slug is a header (RFC 5023 §9.7): a ?slug= would be left unread
         media_type = negotiate(request.headers.get("accept"))
-        data = await _annotation_body(request)
         slug = request.headers.get("slug")
+        condition, none_match = request.headers.get("if-match"), request.headers.get("if-none-match")
+        holds = None
+        if condition is not None or none_match is not None:
+            def holds() -> bool:  # in the create's own write transaction: no other conditional create slips in
+                # the container always has a current representation: If-None-Match: * never holds, If-Match: * always
+                # (§13.1.1, §13.1.2); with tags, those of its description's every representation (_container_tags)
+                tags = self._container_tags(request)
+                if condition is not None and not any(if_match_holds(condition, t) for t in tags):
+                    return False
+                return none_match is None or not any(tag_matches(none_match, t) for t in tags)
+
+            # before the annotation is read, as RFC 9110 §13.2.1 has it (a stale tag is 412 whatever was sent);
+            # the create checks again, in its transaction
+            if not await anyio.to_thread.run_sync(holds):
+                raise PreconditionError(CONTAINER_CHANGED)
+        data = await _annotation_body(request)
         record = await anyio.to_thread.run_sync(
-            lambda: self.archive.create_annotation(data, slug=slug, writer=writer))
+            lambda: self.archive.create_annotation(data, slug=slug, writer=writer, holds=holds))
         iri = self._annotation_iri(request, record.slug)
         return _answer(request, representation(record, iri), media_type, _annotation_headers(record, media_type, Location=iri),
                        status=201)
@@ -399,13 +440,22 @@ def _answer(
 ) -> Response:
     """``body`` as JSON in ``media_type``, with its strong ``ETag`` (unless given) and ``headers``; ``304`` to an
     ``If-None-Match`` that holds it (RFC 9110 §13.1.2)."""
-    octets = json.dumps(body, ensure_ascii=False, indent=1).encode("utf-8")
-    tag = headers.get("ETag") or f'"{hashlib.sha256(octets + media_type.encode()).hexdigest()[:32]}"'
+    octets = _octets(body)
+    tag = headers.get("ETag") or _tag(body, media_type, octets)
     fields = _cors({**headers, "ETag": tag, "Cache-Control": "no-cache"})
     held = request.headers.get("if-none-match")
     if status == 200 and held is not None and tag_matches(held, tag):
         return Response(status_code=304, headers=fields)
     return Response(octets, status_code=status, media_type=media_type, headers=fields)
+
+
+def _octets(body: dict[str, Any]) -> bytes:
+    return json.dumps(body, ensure_ascii=False, indent=1).encode("utf-8")
+
+
+def _tag(body: dict[str, Any], media_type: str, octets: bytes | None = None) -> str:
+    """The strong ``ETag`` of ``body`` sent as ``media_type`` (its ``octets``, if made already)."""
+    return f'"{hashlib.sha256((octets if octets is not None else _octets(body)) + media_type.encode()).hexdigest()[:32]}"'
 
 
 async def _annotation_body(request: Request) -> object:
