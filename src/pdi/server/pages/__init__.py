@@ -9,5 +9,6 @@ viewer needs to offer citable names, and ``/api/rfc5147``),
 :mod:`~pdi.server.pages.text_search` (``/search``),
 :mod:`~pdi.server.pages.signin` (a browser's sign-in) and
 :mod:`~pdi.server.pages.api_docs` (``/openapi.json`` and its page ``/api``,
-made from every room's routes).
+made from every room's routes and the catalogue of what each is,
+:mod:`~pdi.server.pages.api_operations`).
 """
