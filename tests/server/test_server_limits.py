@@ -192,6 +192,22 @@ def _established(port: int) -> int:
     return count
 
 
+def _sending_to(port: int, client: socket.socket, seconds: float = 60) -> None:
+    """Wait until the server on ``port`` has octets queued to send to ``client`` (``/proc/net/tcp``'s tx_queue of
+    the server's side of the connection): its answer made and being sent, however loaded the machine is."""
+    theirs = client.getsockname()[1]
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        for row in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+            fields = row.split()
+            local, remote, queues = fields[1], fields[2], fields[4]
+            if (int(local.rsplit(":", 1)[1], 16) == port and int(remote.rsplit(":", 1)[1], 16) == theirs
+                    and int(queues.split(":")[0], 16) > 0):
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"the server on {port} sent nothing to {theirs} within {seconds} s")
+
+
 def _never_reading(port: int, path: str, count: int) -> list[socket.socket]:
     """``count`` connections, each asking for ``path`` and reading nothing (a small receive window, set before the
     connection is made: the server's octets wait in its own buffers)."""
@@ -253,7 +269,8 @@ def test_a_large_answer_with_no_room_is_503_and_small_ones_still_go(archive: tup
         port = int(url.rsplit(":", 1)[1])
         holder = _never_reading(port, passage, 1)[0]
         try:
-            time.sleep(1)  # its answer made and being sent: the budget is all its own
+            _sending_to(port, holder)  # its answer made and being sent: the budget is all its own
+            time.sleep(0.2)
             started = time.monotonic()
             with httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.2")) as other:  # not its share
                 busy = other.get(url + passage, timeout=60)
@@ -278,7 +295,8 @@ def test_a_client_holding_its_share_of_untaken_answers_is_refused_at_once(archiv
         port = int(url.rsplit(":", 1)[1])
         holder = _never_reading(port, passage, 1)[0]  # 15 MB held: more than 48 MiB's quarter
         try:
-            time.sleep(1)
+            _sending_to(port, holder)
+            time.sleep(0.2)
             started = time.monotonic()
             again = httpx.get(url + passage, timeout=60)
             json_again = httpx.get(f"{url}/api/rfc5147", params={"pdi": text, "fragment": "char=0,10000000"},
