@@ -23,6 +23,7 @@ from test_server_pdf_viewer import _shoot
 
 from chromium_helpers import navigate_and_wait_for_load
 from pdi.capture.browser import Pipe, devtools
+from pdi.errors import UnsupportedError
 
 #: The link the page offers in a paragraph after its error, which a reader follows.
 OFFERED = "document.querySelector('main p.error + p a[href^=\"/view?pdi=\"]')"
@@ -35,9 +36,21 @@ def _typed_and_sent(pipe: Pipe, session: str, text: str) -> None:
     before = _js(pipe, session, "location.href")
     _key(pipe, session, "Enter", 13, "\r")
     deadline = time.monotonic() + 30
-    while _js(pipe, session, "location.href") == before or _js(pipe, session, "document.readyState") != "complete":
+    while _asked(pipe, session, "location.href") in (before, None) or _asked(
+            pipe, session, "document.readyState") != "complete":
         assert time.monotonic() < deadline, f"Enter did not send {text!r}"
         time.sleep(0.05)
+
+
+def _asked(pipe: Pipe, session: str, expression: str) -> Any:
+    """``expression``'s value, or ``None`` while the page is being replaced (Chromium refuses an evaluation whose
+    page navigated away meanwhile: "Inspected target navigated or closed")."""
+    try:
+        return _js(pipe, session, expression)
+    except UnsupportedError as exc:
+        if "navigated or closed" not in str(exc):
+            raise
+        return None
 
 
 def _followed(pipe: Pipe, session: str, served: Served) -> Any:
