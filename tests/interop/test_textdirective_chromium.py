@@ -404,16 +404,7 @@ def test_the_text_of_a_textarea_or_a_list_box_is_matched_as_chromium_does(chromi
     highlight is not painted in an option: what is compared is whether
     Chromium paints, and what pdi names in the source.
     """
-    source = crlf(TEXTAREA)
-    page = markup_page_text(source, "html")
-    found = [find_text_directive(d, page) for d in parse_fragment_directive(fragment)]
-    named = [source[a:b] for a, b in (page.document_range(*f) for f in found if f is not None)]
-    Pages.pages["/textarea.html"] = source.encode("utf-8")
-    tab = open_page(chromium, f"{server}/textarea.html#:~:{fragment}")
-    theirs = magenta(chromium, tab, wait=expected is not None)
-    chromium.call("Target.closeTarget", {"targetId": _target(chromium, tab)}, None, time.monotonic() + 30)
-    assert bool(theirs) == (expected is not None)
-    assert named == ([] if expected is None else [expected])
+    _paints_and_names(chromium, server, TEXTAREA, "/textarea.html", fragment, expected)
 
 
 SVG = ("<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>t</title>" + STYLE + "</head><body>\n"
@@ -435,16 +426,7 @@ def test_the_text_of_an_svg_is_matched_as_chromium_does(chromium: Pipe, server: 
     Marker spans inside an svg's text shift what they mark: what is compared is whether Chromium paints, and
     what pdi names in the source.
     """
-    source = crlf(SVG)
-    page = markup_page_text(source, "html")
-    found = [find_text_directive(d, page) for d in parse_fragment_directive(fragment)]
-    named = [source[a:b] for a, b in (page.document_range(*f) for f in found if f is not None)]
-    Pages.pages["/svg.html"] = source.encode("utf-8")
-    tab = open_page(chromium, f"{server}/svg.html#:~:{fragment}")
-    theirs = magenta(chromium, tab, wait=expected is not None)
-    chromium.call("Target.closeTarget", {"targetId": _target(chromium, tab)}, None, time.monotonic() + 30)
-    assert bool(theirs) == (expected is not None)
-    assert named == ([] if expected is None else [expected])
+    _paints_and_names(chromium, server, SVG, "/svg.html", fragment, expected)
 
 
 RUBY = ("<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>t</title>" + STYLE + "</head><body>\n"
@@ -467,12 +449,19 @@ def test_a_ruby_annotation_is_matched_as_chromium_does(chromium: Pipe, server: s
     Marker spans inside an ``rt`` paint apart from where Chromium paints: what is compared is whether
     Chromium paints, and what pdi names in the source.
     """
-    source = crlf(RUBY)
+    _paints_and_names(chromium, server, RUBY, "/ruby.html", fragment, expected)
+
+
+def _paints_and_names(chromium: Pipe, server: str, html: str, path: str, fragment: str, expected: str | None) -> None:
+    """Whether Chromium paints ``fragment``'s match on the page ``html`` (served at ``path``), and what pdi names of
+    its source: both ``expected``, or neither (``None``). For pages where marker spans cannot stand, or shift what
+    they mark (a textarea, an option, an svg's text, an rt)."""
+    source = crlf(html)
     page = markup_page_text(source, "html")
     found = [find_text_directive(d, page) for d in parse_fragment_directive(fragment)]
     named = [source[a:b] for a, b in (page.document_range(*f) for f in found if f is not None)]
-    Pages.pages["/ruby.html"] = source.encode("utf-8")
-    tab = open_page(chromium, f"{server}/ruby.html#:~:{fragment}")
+    Pages.pages[path] = source.encode("utf-8")
+    tab = open_page(chromium, f"{server}{path}#:~:{fragment}")
     theirs = magenta(chromium, tab, wait=expected is not None)
     chromium.call("Target.closeTarget", {"targetId": _target(chromium, tab)}, None, time.monotonic() + 30)
     assert bool(theirs) == (expected is not None)
