@@ -452,6 +452,25 @@ def test_an_srv_target_of_a_dot_is_no_service_and_the_other_targets_are_kept() -
             "http://r.example.org:8080/"]
 
 
+def test_an_srv_record_of_port_0_or_a_target_of_a_dot_is_skipped_and_said(caplog: pytest.LogCaptureFixture) -> None:
+    """An SRV record of port 0 became ``http://r0.example.org/``: port 80, a service its zone never named. RFC 2782
+    gives the field's range as 0-65535 and no meaning to 0; IANA reserves port 0 (RFC 6335 §6) and no TCP connection
+    is made to it, so the record names no service that can be reached: skipped, as a target of ``.`` is ("decidedly
+    not available", RFC 2782), and both are said in the log, naming the record, never left out silently."""
+    import logging
+
+    records = ["--naptr-record=a.example.us,100,10,S,THTTP+N2R,,_http._tcp.a.example.us",
+               "--srv-host=_http._tcp.a.example.us,r0.example.org,0,0,10",
+               "--srv-host=_http._tcp.a.example.us,.,80,1,10",
+               "--srv-host=_http._tcp.a.example.us,r1.example.org,8080,2,10"]
+    with dnsmasq(records) as node, caplog.at_level(logging.INFO, logger="pdi.federation"):
+        found = NaptrFinder(node.server).services("a.example.us", URN)
+    assert [s.base for s in found] == ["http://r1.example.org:8080/"]
+    said = [record.getMessage() for record in caplog.records if record.name == "pdi.federation"]
+    assert any("_http._tcp.a.example.us" in line and "r0.example.org" in line and "port 0" in line for line in said), said
+    assert any("_http._tcp.a.example.us" in line and "target ." in line for line in said), said
+
+
 def test_a_key_set_at_a_public_address_is_not_followed_to_a_private_one(monkeypatch: pytest.MonkeyPatch) -> None:
     """Found by an attack (2026-11-27): a key set (``--key URL``, ``--registry-key URL``) and ``pdi verify
     --signatures URL`` followed redirects wherever they pointed: a public server could send the request to

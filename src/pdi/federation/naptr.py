@@ -14,7 +14,9 @@ considered):
   the ``regexp`` applied to the whole URN gives a URI, the resolver's
   THTTP base (an output holding ``/uri-res/`` is cut before it); ``S`` —
   terminal, the ``replacement`` is looked up as SRV (RFC 2782) and each
-  target and port makes ``http://target:port/``; ``A`` — terminal, the
+  target and port makes ``http://target:port/`` (a target of ``.``,
+  "decidedly not available", or port 0, at which no service is reached:
+  skipped, and logged); ``A`` — terminal, the
   ``replacement`` is the host, ``http://host/``; empty — not terminal, the
   next NAPTR lookup is at the ``replacement`` (or the ``regexp``'s output),
   at most :data:`MAX_HOPS` times (a chain that leads on further, such as a
@@ -44,6 +46,7 @@ look-ups within :data:`NAME_SECONDS`, and at most :data:`MAX_RECORDS` records of
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -55,6 +58,8 @@ from pdi.errors import ParseError, RemoteError
 from pdi.federation.registry import base_url
 
 __all__ = ["MAX_HOPS", "NaptrFinder", "Service", "apply_regexp"]
+
+log = logging.getLogger("pdi.federation")
 
 #: Seconds one DNS query may take (the resolver answers a stranger: no long waits).
 QUERY_SECONDS = 2.0
@@ -267,9 +272,13 @@ class NaptrFinder:
                                  key=lambda r: (r.priority, -r.weight))  # type: ignore[attr-defined]
                 for target in targets:
                     host = target.target.to_text(omit_final_dot=True)  # type: ignore[attr-defined]
-                    if host in ("", "."):  # RFC 2782: a target of "." says the service is not available there
+                    port = int(target.port)  # type: ignore[attr-defined]
+                    unusable = _unusable(host, port)
+                    if unusable is not None:
+                        log.info("pdi: the SRV record of %s naming %s:%d is skipped: %s", clipped(replacement, 200),
+                                 clipped(host or ".", 200), port, unusable)
                         continue
-                    base = _host_base(scheme, host, int(target.port))  # type: ignore[attr-defined]
+                    base = _host_base(scheme, host, port)
                     if base is not None:
                         found.append(Service(base, services, order, preference))
                         matched_order = order
@@ -350,6 +359,18 @@ def _rank(kind: str) -> Callable[[Any], tuple[int, int]]:
     if kind == "SRV":
         return lambda r: (int(r.priority), -int(r.weight))
     return lambda r: (int(r.order), int(r.preference))
+
+
+def _unusable(target: str, port: int) -> str | None:
+    """Why an SRV record's ``target`` and ``port`` name no service to send a reader to, or ``None``: a target of
+    ``.`` (RFC 2782: "the service is decidedly not available at this domain"); port 0, to which RFC 2782 (its
+    range 0-65535) gives no meaning, reserved by IANA (RFC 6335 §6) and never connected to (it was taken for no
+    port, and so the scheme's default: a service the zone never named)."""
+    if target in ("", "."):
+        return "its target . says the service is decidedly not available there (RFC 2782)"
+    if port == 0:
+        return "its port 0 is no port a service is reached at (RFC 6335 §6 reserves it)"
+    return None
 
 
 def _host_base(scheme: str, host: str, port: int | None) -> str | None:
