@@ -351,6 +351,48 @@ def test_a_registry_whose_head_comes_an_octet_at_a_time_is_given_up_within_its_t
     assert time.monotonic() - started < 4
 
 
+def test_a_registry_whose_body_comes_an_octet_just_inside_each_read_s_time_is_given_up_by_its_deadline() -> None:
+    """``fetch_bounded`` checked its deadline only between the body's chunks, each read waiting its own timeout:
+    a body sent one octet just inside each read's time ran past the deadline by up to a read's time (a registry:
+    5 s in all, each read 5 s, some 10 s). Here each read may wait 4 s and the fetch 1 s in all; the server sends
+    the head at once, then an octet every 3 s: the fetch is given up at its deadline, saying it, not at the first
+    octet (3 s, which the bound below, twice the deadline, fails)."""
+    import socket
+    import threading
+    import time
+
+    from pdi.errors import LimitError
+    from pdi.federation.authorities import fetch_bounded
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def trickle() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(65536)
+            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/jose\r\nContent-Length: 10\r\n\r\n")
+            try:
+                for octet in b"eyJhbGciOi":
+                    if stop.wait(3.0):
+                        return
+                    connection.sendall(bytes([octet]))
+            except OSError:
+                return
+
+    threading.Thread(target=trickle, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/.well-known/pdi-registry"
+    started = time.monotonic()
+    try:
+        with pytest.raises(LimitError, match=f"the registry {url} took more than 1 s"):
+            fetch_bounded(url, 1000, "the registry", seconds=1.0, timeout=4.0)
+        took = time.monotonic() - started
+    finally:
+        stop.set()
+        listener.close()
+    assert took < 2.0
+
+
 def test_a_key_set_redirected_on_and_on_is_given_up_within_its_time() -> None:
     """Found by an attack (2026-11-27): a key set (``--registry-key URL``, ``pdi verify --signatures --key URL``) is
     fetched following redirects, each a request of its own with its own timeouts: a server redirecting to itself,

@@ -109,13 +109,17 @@ def fetch_bounded(url: str, most: int, what: str, *, accept: str = "*/*", second
     public_only = follow_redirects and _is_public(url, deadline)
     try:
         # each answer's head within the time too: httpx bounds each read of it, not the whole (pdi._answer_head)
+        # and (whole) every connection and read, a body's too, within what is left of ``seconds``: each read's own
+        # timeout alone let a body sent an octet just inside it run on past the deadline by as much again
         with answer_head.client(seconds, by=deadline, timeout=timeout or seconds, follow_redirects=follow_redirects,
-                                public_only=public_only) as client:
+                                public_only=public_only, whole=True) as client:
             if public_only:
                 client.event_hooks["request"].append(lambda request: _redirect_checked(request, url, what, deadline))
             with client.stream("GET", url, headers={"accept": accept, **IDENTITY}) as answer:
                 return _body(answer, url, most, what, seconds, deadline)
     except unreached() as exc:
+        if str(exc) == answer_head.LATE:
+            raise _late(what, url, seconds) from exc
         raise RemoteError(f"cannot fetch {what} {url}: {exc}") from exc
 
 
@@ -164,8 +168,13 @@ def _body(answer: Any, url: str, most: int, what: str, seconds: float, deadline:
         if len(body) > most:
             raise LimitError(f"{what} {url} is larger than {most} octets")
         if time.monotonic() > deadline:
-            raise LimitError(f"{what} {url} took more than {seconds:g} s")
+            raise _late(what, url, seconds)
     return bytes(body), dict(answer.headers)
+
+
+def _late(what: str, url: str, seconds: float) -> LimitError:
+    return LimitError(f"{what} {url} took more than {seconds:g} s, the most a fetch of it may take (its body too):"
+                      " given up")
 
 
 def load_keys(given: str, where: str = "--registry-key", *, seconds: float = FETCH_SECONDS,
