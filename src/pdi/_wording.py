@@ -66,3 +66,20 @@ def clipped(text: str, most: int = 200) -> str:
     left_out = end - start
     return (f"{printable(text[:start])}…[{left_out:,} character{'' if left_out == 1 else 's'} left out]…"
             f"{printable(text[end:])}")
+
+
+def shown_url(url: str) -> str:
+    """``url`` as a message or a log line may name it: its userinfo (``user:password@`` of RFC 3986 §3.2.1, which
+    §3.2.1 deprecates for a password and which a ``--registry`` or ``--key`` URL may still carry) written ``***@``,
+    the user too (it may be a token itself); the rest as it is. Pure; a URL without an authority, or without
+    userinfo in it, is returned as it is. The authority ends at the first ``/``, ``?`` or ``#`` (§3.2), and its
+    userinfo at its last ``@``, as the URL's readers (httpx, urllib) take it."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    # RFC 3986's ends only: a reader that also ends it at "\\" (WHATWG) finds no more userinfo than this shows
+    end = next((i for i, char in enumerate(rest) if char in "/?#"), len(rest))
+    at = rest.rfind("@", 0, end)
+    if at < 0:
+        return url
+    return f"{scheme}://***@{rest[at + 1:]}"

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pdi import formats
-from pdi._wording import clipped
+from pdi._wording import clipped, shown_url
 from pdi.archive.access import check_access
 from pdi.archive.base import ArchiveBase
 from pdi.archive.blobs import Octets
@@ -36,20 +36,21 @@ def base_url(text: str) -> str:
     """An archive's base URL as recorded: ``http(s)://host[:port][/path]``, no query, no trailing ``/``."""
     import httpx  # its URL rules (lower-case host, default port left out), not a request
 
+    shown = shown_url(text)[:200]  # a refusal names it without its userinfo: a password never reaches a log
     try:
         url = httpx.URL(text)
     except httpx.InvalidURL as exc:
-        raise ParseError(f"a resolver's base URL is http(s)://host[:port][/path], not {text[:200]!r}: {exc}",
-                         text=text[:200], rule="base-url") from exc
+        raise ParseError(f"a resolver's base URL is http(s)://host[:port][/path], not {shown!r}: {exc}",
+                         text=shown, rule="base-url") from exc
     if url.scheme not in ("http", "https") or not url.host or url.query or url.fragment:
-        raise ParseError(f"a resolver's base URL is http(s)://host[:port][/path], not {text[:200]!r}",
-                         text=text[:200], rule="base-url")
+        raise ParseError(f"a resolver's base URL is http(s)://host[:port][/path], not {shown!r}",
+                         text=shown, rule="base-url")
     if url.userinfo:  # it would be sent as Basic credentials to every archive that reads the URL
-        raise ParseError(f"a resolver's base URL names no user or password: {text[:200]!r}",
-                         text=text[:200], rule="base-url")
+        raise ParseError(f"a resolver's base URL names no user or password: {shown!r}",
+                         text=shown, rule="base-url")
     if url.port is not None and not 0 < url.port < 65536:
-        raise ParseError(f"a resolver's base URL has a port from 1 to 65535, not {url.port} in {text[:200]!r}",
-                         text=text[:200], rule="base-url")
+        raise ParseError(f"a resolver's base URL has a port from 1 to 65535, not {url.port} in {shown!r}",
+                         text=shown, rule="base-url")
     return str(url).rstrip("/")
 
 
@@ -141,7 +142,7 @@ class Mirroring(ArchiveBase):
 
     def mark_synced(self, record: MirrorRecord, detail: str) -> None:
         self.store.mark_synced(record.series, record.base_url, AuditRecord(
-            timestamp(self.now()), self.who, "mirror-sync", record.series, f"from {record.base_url}: {detail}"))
+            timestamp(self.now()), self.who, "mirror-sync", record.series, f"from {shown_url(record.base_url)}: {detail}"))
 
     def held(self, name: str) -> RepresentationRecord | None:
         """The catalog's record of the versioned ``name``, or ``None`` when this archive does not hold it."""

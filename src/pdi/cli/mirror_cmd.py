@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from pdi._wording import MESSAGE_MOST, NAME_MOST, clipped, plural
+from pdi._wording import MESSAGE_MOST, NAME_MOST, clipped, plural, shown_url
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.archive_io import open_archive
 from pdi.errors import IntegrityError, NotFoundError
@@ -184,19 +184,19 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
                 # the token given, else the one this origin is read with (a token of role mirror reads too)
                 token = given or read_token(str(record.token_source))
                 new = announce(record, announce_as, [public], token)
-                click.echo(f"announced\t{record.series}\tto {record.base_url}\t{'new' if new else 'known already'}")
+                click.echo(f"announced\t{record.series}\tto {shown_url(record.base_url)}\t{'new' if new else 'known already'}")
         for record in origins:
             # each problem told as it is found, never all held: an origin may list ten million names
             with _few_collections():
                 report = sync(opened, record, max_seconds=max_seconds, tell=_tell_problem)
             problems += len(report.problems)
-            click.echo(f"{record.series}\tfrom {record.base_url}: {plural(report.listed, 'name')} listed,"
+            click.echo(f"{record.series}\tfrom {shown_url(record.base_url)}: {plural(report.listed, 'name')} listed,"
                        f" {report.copied} new ({plural(report.octets, 'octet')}), {report.held} held already,"
                        f" {report.withdrawn} withdrawn ({report.tombstoned} withdrawn here now),"
                        f" {plural(report.access_changes, 'access rule')} changed,"
                        f" {plural(len(report.problems), 'problem')}")
             if record.token_source is None:
-                click.echo(f"{record.series}\tread from {record.base_url} as anyone: names private or under embargo"
+                click.echo(f"{record.series}\tread from {shown_url(record.base_url)} as anyone: names private or under embargo"
                            " there are not listed to this archive (pdi mirror add BASE_URL --series S --token-file"
                            " FILE)", err=True)
     if problems:
@@ -219,7 +219,7 @@ def mirror_audit(series: str | None, archive: str) -> None:
         for name in names:
             report = audit(opened, name, _tell_disagreement)
             for where, why in report.unreachable:
-                click.echo(f"unreachable\t{clipped(where, NAME_MOST)}\t{clipped(why, MESSAGE_MOST)}")
+                click.echo(f"unreachable\t{clipped(shown_url(where), NAME_MOST)}\t{clipped(why, MESSAGE_MOST)}")
             found += report.disagreed + len(report.unreachable)
             reached = len(report.peers) - len(report.unreachable)
             missed = f" ({len(report.unreachable)} unreachable)" if report.unreachable else ""

@@ -41,7 +41,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pdi._refusals import IDENTITY, coded, refusal, said, unreached
-from pdi._wording import MESSAGE_MOST, clipped
+from pdi._wording import MESSAGE_MOST, clipped, shown_url
 from pdi.errors import (
     IntegrityError,
     LimitError,
@@ -100,7 +100,8 @@ def fetch_bounded(url: str, most: int, what: str, *, accept: str = "*/*", second
     :class:`~pdi.errors.NotFoundError` for a ``404``, :class:`~pdi.errors.LimitError` past ``most`` octets or
     ``seconds``, :class:`~pdi.errors.RemoteError` for any other status, a failed connection or a body in a
     content coding (asked as it is: never undone here). With ``follow_redirects``, a URL at a public address is
-    followed to public addresses only (a :class:`~pdi.errors.RemoteError` says which was not)."""
+    followed to public addresses only (a :class:`~pdi.errors.RemoteError` says which was not). Every message names
+    ``url`` without its userinfo (:func:`pdi._wording.shown_url`: a password never reaches a log)."""
     from pdi import _answer_head as answer_head  # here: httpx is slow to import
 
     deadline = time.monotonic() + seconds
@@ -116,11 +117,11 @@ def fetch_bounded(url: str, most: int, what: str, *, accept: str = "*/*", second
             if public_only:
                 client.event_hooks["request"].append(lambda request: _redirect_checked(request, url, what, deadline))
             with client.stream("GET", url, headers={"accept": accept, **IDENTITY}) as answer:
-                return _body(answer, url, most, what, seconds, deadline)
+                return _body(answer, shown_url(url), most, what, seconds, deadline)
     except unreached() as exc:
         if str(exc) == answer_head.LATE:
-            raise _late(what, url, seconds) from exc
-        raise RemoteError(f"cannot fetch {what} {url}: {exc}") from exc
+            raise _late(what, shown_url(url), seconds) from exc
+        raise RemoteError(f"cannot fetch {what} {shown_url(url)}: {exc}") from exc
 
 
 def _is_public(url: str, deadline: float) -> bool:
@@ -147,16 +148,19 @@ def _redirect_checked(request: Any, url: str, what: str, deadline: float) -> Non
         public_addresses(request.url.host, request.url.port or (443 if request.url.scheme == "https" else 80),
                          max(0.1, deadline - time.monotonic()))
     except NotPublicError as exc:
-        raise RemoteError(f"cannot fetch {what} {url}: it is redirected to {str(request.url)[:200]}, and {exc}:"
+        raise RemoteError(f"cannot fetch {what} {shown_url(url)}: it is redirected to"
+                          f" {shown_url(str(request.url))[:200]}, and {exc}:"
                           " refused (a public address's redirect is followed to public addresses only)") from None
     except OSError:
         pass  # cannot be looked up: the connection says so
 
 
 def _body(answer: Any, url: str, most: int, what: str, seconds: float, deadline: float) -> tuple[bytes, dict[str, str]]:
+    """The body and header fields of ``answer`` (``url``: as it is shown, :func:`pdi._wording.shown_url`)."""
     if 300 <= answer.status_code < 400 and "location" in answer.headers:  # one not followed (follow_redirects)
         raise RemoteError(f"{what} {url}: HTTP {answer.status_code}, redirected to"
-                          f" {clipped(answer.headers['location'], 200)}: not followed (give the URL it is at)")
+                          f" {clipped(shown_url(answer.headers['location']), 200)}: not followed (give the URL it is"
+                          " at)")
     if answer.status_code != 200:
         raise refusal(answer.status_code, f"{what} {url}", said(answer, deadline))
     refused = coded(answer.headers.get("content-encoding"), f"{what} {url}")
@@ -186,7 +190,7 @@ def load_keys(given: str, where: str = "--registry-key", *, seconds: float = FET
     if urlsplit(given).scheme in ("http", "https"):
         data, _ = fetch_bounded(given, MAX_JWKS, "the key set", seconds=seconds, timeout=timeout,
                                 follow_redirects=True)
-        return parse_jwks(data, given)
+        return parse_jwks(data, shown_url(given))
     try:
         with open(given, "rb") as f:
             return parse_jwks(f.read(MAX_JWKS + 1), given)
@@ -218,6 +222,8 @@ class RegistrySource:
 
     def __init__(self, where: str, keys: list[PublicKey]) -> None:
         self.where = where
+        #: ``where`` as messages and log lines name it: a URL's userinfo (a password) never in them
+        self.shown = shown_url(where)
         self.keys = keys
         self._lock = threading.Lock()
         self._next = 0.0
@@ -237,25 +243,25 @@ class RegistrySource:
                 with open(self.where, "rb") as f:
                     data = f.read(MAX_REGISTRY + 1)
             except FileNotFoundError:
-                raise NotFoundError(f"the registry {self.where}: no such file (give a file holding a signed"
+                raise NotFoundError(f"the registry {self.shown}: no such file (give a file holding a signed"
                                     " registry, pdi registry show --jws, or a URL)") from None
             except OSError as exc:
-                raise StoreError(f"cannot read the registry {self.where}: {exc.strerror}") from exc
+                raise StoreError(f"cannot read the registry {self.shown}: {exc.strerror}") from exc
             self._stamp = (stat.st_mtime_ns, stat.st_size)
             self._next = time.monotonic() + MIN_RELOAD
         if len(data) > MAX_REGISTRY:
-            raise UnsupportedError(f"the registry {self.where} is larger than {MAX_REGISTRY} octets")
+            raise UnsupportedError(f"the registry {self.shown} is larger than {MAX_REGISTRY} octets")
         try:
             text = data.decode("ascii").strip()
         except UnicodeDecodeError:
-            raise ParseError(f"the registry {self.where} is not a compact JWS", rule="registry") from None
-        loaded = verify_registry(text, self.keys, self.where)
+            raise ParseError(f"the registry {self.shown} is not a compact JWS", rule="registry") from None
+        loaded = verify_registry(text, self.keys, self.shown)
         held = getattr(self, "registry", None)
         # one held from a clock far ahead (2099) holds nothing back: it would hold back every registry until then
         ahead = datetime.datetime.now(datetime.UTC).replace(tzinfo=None) + datetime.timedelta(seconds=MAX_AHEAD)
         if held is not None and _issued_at(loaded.issued) < _issued_at(held.issued) <= ahead:
             # signed, and so once true: a replay of it would point a series back at a resolver it has left
-            raise IntegrityError(f"the registry {self.where} was issued {loaded.issued}, before the one held"
+            raise IntegrityError(f"the registry {self.shown} was issued {loaded.issued}, before the one held"
                                  f" ({held.issued}): an older registry is refused")
         return loaded
 
@@ -273,7 +279,7 @@ class RegistrySource:
             self.registry = self._load()
         except (PDIError, OSError) as exc:
             self._next = now + MIN_RELOAD
-            log.warning("pdi: the registry %s was not reloaded (the one held is kept): %s", self.where,
+            log.warning("pdi: the registry %s was not reloaded (the one held is kept): %s", self.shown,
                         clipped(str(exc), MESSAGE_MOST))
         finally:
             self._lock.release()

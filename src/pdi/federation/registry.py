@@ -34,6 +34,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pdi import untrusted_json
+from pdi._wording import shown_url
 from pdi.errors import NotFoundError, ParseError, PDIError, StoreError, UnsupportedError
 from pdi.signing import PublicKey, SigningKey, canonical_json, sign_compact, verify_compact
 
@@ -67,26 +68,28 @@ _SERIES = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*
 
 def base_url(url: str, where: str = "a resolver's base URL") -> str:
     """``url`` as a resolver's base URL (``http``/``https``, a host, no query or fragment, ending in ``/``);
-    :class:`ParseError` naming ``where`` otherwise."""
-    shown = repr(url[:200])
+    :class:`ParseError` naming ``where`` and the URL without its userinfo (:func:`pdi._wording.shown_url`)
+    otherwise."""
+    text = shown_url(url)[:200]
+    shown = repr(text)
     # RFC 3986 §2: a URL is printable ASCII (an IRI's host in its A-label form); these never occur in one
     if len(url) > 2000 or not (url.isascii() and url.isprintable()) or any(c in url for c in " \\\"<>"):
         raise ParseError(f"{where} is not a URL (printable ASCII, no spaces, \\, \", < or >): {shown}",
-                         text=url[:200], rule="base-url")
+                         text=text, rule="base-url")
     try:
         parts = urlsplit(url)
     except ValueError as exc:  # an unclosed [ of an IPv6 address
-        raise ParseError(f"{where} is not a URL: {exc}: {shown}", text=url[:200], rule="base-url") from None
+        raise ParseError(f"{where} is not a URL: {exc}: {shown}", text=text, rule="base-url") from None
     if parts.scheme.lower() not in ("http", "https"):
         raise ParseError(f"{where} must be an http or https URL, not {parts.scheme or 'schemeless'}: {shown}",
-                         text=url[:200], rule="base-url")
+                         text=text, rule="base-url")
     if not parts.hostname or parts.query or parts.fragment or "@" in parts.netloc:
         raise ParseError(f"{where} must be http(s)://host[:port]/path/ with no user, query or fragment: {shown}",
-                         text=url[:200], rule="base-url")
+                         text=text, rule="base-url")
     try:
         parts.port  # noqa: B018 — a port that is not a number raises here
     except ValueError as exc:
-        raise ParseError(f"{where} has a bad port: {exc}: {shown}", text=url[:200], rule="base-url") from None
+        raise ParseError(f"{where} has a bad port: {exc}: {shown}", text=text, rule="base-url") from None
     return url if url.endswith("/") else url + "/"
 
 

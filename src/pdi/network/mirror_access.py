@@ -38,6 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pdi._wording import shown_url
 from pdi.archive.access import parse_until
 from pdi.archive.fixity import Problem
 from pdi.archive.naming import key_of, parse_pdi
@@ -159,7 +160,7 @@ def follow_rules(archive: Archive, record: MirrorRecord, page: Manifest, wanted:
     if page.access is None:  # an origin that does not say (an earlier pdi): the rules stay as they are
         if record.token_source is not None:
             raise UnsupportedError(
-                f"{record.base_url}'s manifest of {record.series} does not say its access rules (an earlier pdi):"
+                f"{shown_url(record.base_url)}'s manifest of {record.series} does not say its access rules (an earlier pdi):"
                 " read with a token, its private and embargoed names would be served here to anyone; nothing of"
                 " it is copied (sync it without a token, or once it is upgraded)")
         return list(wanted), [], 0
@@ -179,7 +180,7 @@ def follow_rules(archive: Archive, record: MirrorRecord, page: Manifest, wanted:
         try:
             document, version = entry_embargo(entry)
         except PDIError as exc:  # not fetched, nor its rule followed
-            problem(Problem("manifest-name", "", (name[:200],), f"listed by {record.base_url}: {exc}"))
+            problem(Problem("manifest-name", "", (name[:200],), f"listed by {shown_url(record.base_url)}: {exc}"))
             asked.discard(name)
             continue
         rules[name] = (key_of(parsed), parsed.version, document, version)
@@ -207,5 +208,5 @@ def follow_rules(archive: Archive, record: MirrorRecord, page: Manifest, wanted:
         except NotFoundError:
             continue  # not held here (a name the sync refused): nothing to follow
         except PDIError as exc:
-            problem(Problem("unembargoed", "", (name[:200],), f"embargo at {record.base_url}: {exc}"))
+            problem(Problem("unembargoed", "", (name[:200],), f"embargo at {shown_url(record.base_url)}: {exc}"))
     return [e for e in wanted if str(e["name"]) in asked], bring, changed

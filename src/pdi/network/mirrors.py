@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pdi import formats
+from pdi._wording import shown_url
 from pdi.archive.blobs import Octets
 from pdi.archive.blobs.seam import Spooled
 from pdi.archive.fixity import LINE_ENDINGS, Problem
@@ -215,7 +216,7 @@ def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport]
             pages = _one_ahead(origin.manifest(record.series), lister)
             try:
                 try:
-                    too_long = (f"the sync of {record.series} from {record.base_url} took more than {max_seconds or 0:g}"
+                    too_long = (f"the sync of {record.series} from {shown_url(record.base_url)} took more than {max_seconds or 0:g}"
                                 " s (--max-seconds): what it fetched is kept, and the next sync goes on from there")
                     for group in _groups(archive, record, within(pages, deadline, too_long), report):
                         running.append(pool.submit(_fetch_group, written, origin, record, group, bulk))
@@ -281,7 +282,7 @@ def _groups(archive: Archive, record: MirrorRecord, pages: Iterable[Manifest], r
                 room = archive.blob_room()
             if room is not None and int(entry["size"]) > room - asked:
                 report.problems.append(Problem("unfetched", str(entry["sha256"]), (str(entry["name"]),),
-                                               f"from {record.base_url}: its {int(entry['size']):,} octets would leave"
+                                               f"from {shown_url(record.base_url)}: its {int(entry['size']):,} octets would leave"
                                                " this archive's disk less than its reserve free (not fetched)"))
                 continue
             asked += int(entry["size"])
@@ -336,7 +337,7 @@ def _one(write: Callable[[Octets], Spooled], origin: Peer, entry: Mapping[str, A
 
 def _problem(record: MirrorRecord, name: str, sha256: str, exc: PDIError) -> Problem:
     kind = "altered" if isinstance(exc, IntegrityError) else "unfetched"
-    return Problem(kind, sha256, (name,), f"from {record.base_url}: {exc} (not kept)")
+    return Problem(kind, sha256, (name,), f"from {shown_url(record.base_url)}: {exc} (not kept)")
 
 
 def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: SyncReport,
@@ -355,7 +356,7 @@ def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: Sync
             if parsed.series_name.lower() != record.series:  # withdrawn or not: the origin speaks for its own
                 raise ParseError(f"a name of another series than {record.series}", rule="mirror-name")
         except PDIError as exc:
-            report.problems.append(Problem("manifest-name", "", (name[:200],), f"listed by {record.base_url}: {exc}"))
+            report.problems.append(Problem("manifest-name", "", (name[:200],), f"listed by {shown_url(record.base_url)}: {exc}"))
             continue
         if "withdrawn" in entry:
             report.withdrawn += 1
@@ -368,7 +369,7 @@ def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: Sync
                 raise ParseError("its sha256 and size are not 64 hex digits and a whole number of octets",
                                  rule="manifest")
         except PDIError as exc:
-            report.problems.append(Problem("manifest-name", "", (name[:200],), f"listed by {record.base_url}: {exc}"))
+            report.problems.append(Problem("manifest-name", "", (name[:200],), f"listed by {shown_url(record.base_url)}: {exc}"))
             continue
         listed.append(entry)
         parsed_listed.append(parsed)
@@ -383,7 +384,7 @@ def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: Sync
         else:
             report.problems.append(Problem(
                 "conflict", sha256, (str(one["name"]),),
-                f"held here with sha256 {sha256}; {record.base_url}'s signed manifest says {one['sha256']}"))
+                f"held here with sha256 {sha256}; {shown_url(record.base_url)}'s signed manifest says {one['sha256']}"))
     return wanted
 
 
@@ -411,9 +412,9 @@ def _withdraw(archive: Archive, record: MirrorRecord, name: str, entry: Mapping[
             return
         if archive.withdrawn_here(name) in (("purged",) if purge else ("withdrawn", "purged")):
             return
-        archive.withdraw(name, f"withdrawn at its origin {record.base_url} ({at})", purge=purge)
+        archive.withdraw(name, f"withdrawn at its origin {shown_url(record.base_url)} ({at})", purge=purge)
     except PDIError as exc:
-        report.problems.append(Problem("unwithdrawn", "", (name[:200],), f"withdrawn at {record.base_url}: {exc}"))
+        report.problems.append(Problem("unwithdrawn", "", (name[:200],), f"withdrawn at {shown_url(record.base_url)}: {exc}"))
         return
     report.tombstoned += 1
 

@@ -30,6 +30,7 @@ import httpx
 from pdi import _answer_head as answer_head
 from pdi import untrusted_json
 from pdi._refusals import IDENTITY, coded, refusal, said, told, unreached
+from pdi._wording import shown_url
 from pdi.archive.blobs.seam import Spooled
 from pdi.archive.mirroring import base_url
 from pdi.errors import (
@@ -175,7 +176,7 @@ def check_origin(base: str, series: str, keys: Sequence[PublicKey], source: str 
 
 def pinned_keys(record: MirrorRecord) -> list[PublicKey]:
     """The keys pinned for a mirror when it was added."""
-    return parse_jwks(record.jwk, f"the key pinned for {record.base_url}")
+    return parse_jwks(record.jwk, f"the key pinned for {shown_url(record.base_url)}")
 
 
 def key_text(keys: Sequence[PublicKey]) -> str:

@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pdi._wording import shown_url
 from pdi.archive.fixity import Problem
 from pdi.archive.naming import parse_pdi
 from pdi.archive.results import Generic
@@ -236,11 +237,11 @@ def repair(archive: Archive, problems: Sequence[Problem]) -> RepairReport:
                         peer = _peer(record, strangers, client, public)
                         done = _repair_from(archive, peer, name, problem.sha256, parsed.date)
                     except PDIError as exc:
-                        why.append(f"{record.base_url}: {exc}")
+                        why.append(f"{shown_url(record.base_url)}: {exc}")
                         continue
                     if done is not None:
                         break
-                    why.append(f"{record.base_url}: its signed manifest does not list {name} with sha256 {problem.sha256}")
+                    why.append(f"{shown_url(record.base_url)}: its signed manifest does not list {name} with sha256 {problem.sha256}")
                 if done is not None:
                     report.repaired.append((name, done))
                     break
