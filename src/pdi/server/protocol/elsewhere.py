@@ -11,7 +11,11 @@ Called only where the resolver (``/uri-res/N2R``, ``I2R``, ``N2L``,
   (``I2R``: ``N2R``) at the first resolver that is up — the authority, or
   when it is down a mirror — and ``/view`` to its ``/view``. Every resolver
   is down: ``503`` with ``Retry-After`` (``/view``: a page saying so, the
-  same status). No resolver known: the ``404`` it was.
+  same status). No resolver known: the ``404`` it was, which for ``N2R``,
+  ``I2R``, ``N2L`` and ``N2C`` now says what this archive holds near the
+  name, as ``pdi get`` and ``/api/resolve`` do (:meth:`pdi.archive.Archive.not_found`:
+  a few look-ups of indexed keys, paid only on this path, never by a name
+  held or answered from the cache).
   A redirect goes only to a base URL a registry or the DNS named
   (``http``/``https``), followed by the service and the name as asked, and
   never to this resolver itself (its ``--base-url``, or the origin the
@@ -92,6 +96,8 @@ LOOKUPS_AT_ONCE = 8
 LOOKUP_QUEUE_SECONDS = 10.0
 #: The services answered from elsewhere; what each is answered with there.
 _ONWARD = {"N2R": "N2R", "I2R": "N2R", "N2L": "N2L", "N2C": "N2C", "N2Ls": "N2Ls"}
+#: The services whose 404 says what this archive holds near the name (N2Ls answers a list, which that is not).
+_HINTED = frozenset({"N2R", "I2R", "N2L", "N2C"})
 
 
 class Elsewhere:
@@ -125,20 +131,31 @@ class Elsewhere:
         return series.lower() in known
 
     # --- the hooks ----------------------------------------------------------------------
-    async def service(self, request: Request, service: str, name: str) -> Response | None:
-        """The answer from elsewhere to ``/uri-res/{service}?{name}``, which this archive does not hold; ``None``:
-        the ``404`` stands."""
+    async def service(self, request: Request, service: str, name: str, error: NotFoundError) -> Response:
+        """The answer from elsewhere to ``/uri-res/{service}?{name}``, which this archive does not hold (``error``);
+        none: ``error`` raised, with what this archive holds near the name (:data:`_HINTED` services)."""
         if service not in _ONWARD:
-            return None
+            raise error
         base = self.base_url if self.base_url is not None else str(request.base_url)
         found = await self.lookups.run(self._service, service, name, request.url.query, base, self._selves(request),
                                        PROBE_HEADER in request.headers)
+        if found is None:  # known nowhere else: the 404, saying what is near (on the catalog's threads, as N2L is)
+            raise (await anyio.to_thread.run_sync(self._near, error, name)) if service in _HINTED else error
         if not isinstance(found, _Local):
             return found
         # a capture held here: its bytes read as every N2R's are, within the resolver's limits
         answer = await self.resolver.work.run(self.resolver.n2r, found.name, base, dict(request.headers))
         answer.headers.update({**found.about, "Content-Location": n2r_url(base, found.name)})
         return answer
+
+    def _near(self, error: NotFoundError, name: str) -> NotFoundError:
+        """``error`` with what the archive holds near ``name`` (:meth:`pdi.archive.Archive.not_found`); as it was
+        when that cannot be read (said in the log): the name is not here all the same."""
+        try:
+            return self.archive.not_found(error, name)
+        except PDIError as exc:
+            log.warning("pdi: what is near a name not here was not read: %s", clipped(str(exc), MESSAGE_MOST))
+            return error
 
     async def view(self, request: Request, name: str) -> Response | None:
         """``/view?pdi=NAME`` of a name this archive does not hold: on to where it is, or ``None``."""

@@ -117,9 +117,10 @@ _NO_HEADERS: Mapping[str, str] = {}
 
 
 class NotHeld(Protocol):
-    """Who answers a name this resolver does not hold (:class:`pdi.server.protocol.elsewhere.Elsewhere`)."""
+    """Who answers a name this resolver does not hold (:class:`pdi.server.protocol.elsewhere.Elsewhere`), else raises
+    the ``error`` it was not found with (and what the archive holds near it, as it says)."""
 
-    async def service(self, request: Request, service: str, name: str) -> Response | None: ...
+    async def service(self, request: Request, service: str, name: str, error: NotFoundError) -> Response: ...
 
 
 class Resolver:
@@ -146,17 +147,15 @@ class Resolver:
 
     async def endpoint(self, request: Request) -> Response:
         """``/uri-res/{service}?{urn}``: :meth:`_endpoint`; a name it does not hold, from :attr:`elsewhere` if it
-        can (:mod:`pdi.server.protocol.elsewhere`: another series' resolver, a capture of a legacy name)."""
+        can (:mod:`pdi.server.protocol.elsewhere`: another series' resolver, a capture of a legacy name), else its
+        ``404`` saying what the archive holds near the name."""
         try:
             return await self._endpoint(request)
-        except NotFoundError:
+        except NotFoundError as exc:
             if self.elsewhere is None or not request.url.query:
                 raise
-            service = request.path_params["service"]
-            found = await self.elsewhere.service(request, service, urn_from_query(request.url.query))
-            if found is None:
-                raise
-            return found
+            return await self.elsewhere.service(request, request.path_params["service"],
+                                                urn_from_query(request.url.query), exc)
 
     async def _endpoint(self, request: Request) -> Response:
         """``/uri-res/{service}?{urn}``: the service's handler, on the pool its cost calls for.
