@@ -4,7 +4,7 @@ A new serial whose formats are all in hand (blobs of at most ``INLINE_LIMIT``
 octets, a few full-text passages) is minted with every row of its deposit by
 one statement sent outside a transaction, which PostgreSQL commits before it
 answers: one format by the function of schema 14 (``pdi_deposit_one``), more
-by data-modifying ``WITH`` queries (``pdi.archive.postgres._at_once``). What
+by data-modifying ``WITH`` queries (``pdi.archive.postgres.deposits._at_once``). What
 either writes must be what the transaction of several statements wrote, in
 its order; a statement that fails must leave every table as it was and take
 no serial; concurrent depositors (through pgbouncer too) must still get

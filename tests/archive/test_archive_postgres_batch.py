@@ -1,7 +1,7 @@
 """The PostgreSQL catalog's batches: several statements, one round trip, no pipeline.
 
 A transaction's ``BEGIN`` and the statements kept before the next one waited
-for are sent together (``pdi.archive.postgres._batch``) as one simple-protocol
+for are sent together (``pdi.archive.postgres.transactions._batch``) as one simple-protocol
 query with client-bound parameters: through pgbouncer 1.18 (Debian 12's) in
 transaction mode, an extended-protocol pipeline now and then lost its answer
 and a resolver's request waited for ever (tests/server/test_server_many_resolvers.py
@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pdi.archive.postgres import _batch
+from pdi.archive.postgres.transactions import _batch
 from support.pgcluster import TemporaryBouncer, TemporaryCluster
 
 

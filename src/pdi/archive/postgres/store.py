@@ -1,0 +1,115 @@
+"""The team catalog on PostgreSQL: :class:`PostgresStore`, its parts together, and :func:`open_postgres`.
+
+It holds a blob store: by default the blobs in its own database
+(:mod:`pdi.archive.blobs.large_objects`), or an S3-compatible store recorded
+at ``pdi init``. Here: what differs on PostgreSQL of the schema and its
+migration, and the advisory locks that stand for SQLite's one writer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pdi.archive.blobs.large_objects import LargeObjects
+from pdi.archive.blobs.seam import BlobStore
+from pdi.archive.catalog.base import DEFAULT_CONNECTIONS
+from pdi.archive.postgres.deposits import _REMOVAL_LOCK, PostgresDeposits
+from pdi.archive.postgres.search import PostgresSearch
+from pdi.archive.postgres.transactions import POOL_WAIT_SECONDS
+from pdi.archive.store import SCHEMA_VERSION
+from pdi.errors import NotFoundError, PDIError
+
+# Any fixed number: the advisory lock that serializes schema migrations.
+_MIGRATION_LOCK = 0x0A5C1E
+
+
+class PostgresStore(PostgresSearch, PostgresDeposits):
+    """A PostgreSQL database holding the catalog (and, by default, the blobs: :mod:`pdi.archive.blobs.large_objects`)."""
+
+    dialect = "postgresql"
+    id_pk = "BIGSERIAL PRIMARY KEY"
+    blob_type = "BYTEA"
+    blob_table = True
+    for_update = " FOR UPDATE"
+
+    def __init__(
+        self, url: str, *, connections: int = DEFAULT_CONNECTIONS, wait: float = POOL_WAIT_SECONDS,
+        blobs: BlobStore | None = None, read_url: str | None = None,
+    ) -> None:
+        super().__init__(url, connections=connections, wait=wait, read_url=read_url)
+        try:
+            self.hold(blobs if blobs is not None else LargeObjects(url))
+        except BaseException:
+            self.close_pools()
+            raise
+
+    def _removal_lock(self, *, shared: bool, wait: bool = True) -> None:
+        # writers are not serialized as SQLite's are: deposits (shared) and removers queue on an advisory lock
+        function = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+        # waited for when the blob store checks its blobs under it, perhaps elsewhere (S3); otherwise sent with
+        # what follows it (statements run in order: it is held before them, till the commit)
+        (self._query if wait else self._execute)(f"SELECT {function}(?)", (_REMOVAL_LOCK,))
+
+    def _lock_idempotency(self, token: int, key: str) -> None:
+        # writers are not serialized as SQLite's are: two retries with one key queue here
+        self._query("SELECT pg_advisory_xact_lock(?::int, hashtext(?))", (token, key))
+
+    def _lock_annotation_creates(self) -> None:
+        # one advisory lock (a single 64-bit key: apart from _lock_idempotency's pairs) for conditional creates
+        self._query("SELECT pg_advisory_xact_lock(hashtext('pdi: annotation container'))", ())
+
+    def _has_table(self, name: str) -> bool:
+        rows = self._query("SELECT to_regclass(?)", (name,))
+        return rows[0][0] is not None
+
+    def _rows(self, types: Sequence[str], rows: Sequence[Sequence[Any]]) -> tuple[str, list[Any]]:
+        # An array a column, whatever the number of rows: a statement of a few parameters
+        # for psycopg to bind, not thousands to find in its text; bound in binary (%b),
+        # so no element is quoted and escaped as text.
+        columns = ", ".join(f"column{n}" for n in range(1, len(types) + 1))
+        arrays = ", ".join(f"%b::{kind}[]" for kind in types)
+        return f"unnest({arrays}) AS k({columns})", [list(column) for column in zip(*rows, strict=True)]
+
+    def migrate(self, target: int = SCHEMA_VERSION) -> int:
+        with self._write():
+            self._query("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
+            reached = super().migrate(target)
+        self._deposit_one = reached >= 14
+        return reached
+
+    def refuse_newer_schema(self) -> int:
+        current = super().refuse_newer_schema()
+        self._deposit_one = current >= 14
+        return current
+
+    def close(self) -> None:
+        self.blobs.close()
+        self.close_pools()
+
+
+def open_postgres(
+    url: str, *, create: bool, connections: int = 0, blobs: BlobStore | None = None, migrate: bool = True,
+    read_url: str | None = None,
+) -> PostgresStore:
+    """Connect to an archive database (with ``create``, make its tables) and migrate forward.
+
+    ``connections`` sizes the pool of catalog connections (0: :data:`DEFAULT_CONNECTIONS`).
+    ``migrate=False``: leave an older schema as it is, but still refuse one newer than this pdi knows.
+    ``read_url`` names a streaming replica of it that reads go to (see the module's docstring).
+    """
+    store = PostgresStore(url, connections=connections or DEFAULT_CONNECTIONS, blobs=blobs, read_url=read_url)
+    try:
+        if not create and store.schema_version() == 0:
+            raise NotFoundError(
+                f"no archive in {store.location} (no pdi tables): name the archive (--archive, or PDI_ARCHIVE), or make"
+                " one there with pdi init"
+            )
+        if migrate:
+            store.migrate()
+        else:
+            store.refuse_newer_schema()
+    except PDIError:
+        store.close()
+        raise
+    return store
