@@ -269,3 +269,30 @@ def test_draw_a_box_stays_at_hand_on_a_page_far_down(media: tuple[str, dict[str,
         pressed = _js(pipe, session, "document.getElementById('pdf-box-mode').getAttribute('aria-pressed')")
     assert shown == [True, True, True], shown
     assert pressed == "true"
+
+
+#: The sticky panel of names on a PDF's page: [the room above its first child, the room below its last child that
+#: shows something (text, a control)], in CSS px, each from the panel's border edge.
+PANEL_ROOM = """(() => { const panel = document.querySelector('section.cite'), p = panel.getBoundingClientRect();
+  const shown = [...panel.children].filter((e) => { const r = e.getBoundingClientRect();
+    return r.height > 0 && (e.innerText.trim() !== '' || e.querySelector('input, button') !== null); });
+  return [shown[0].getBoundingClientRect().top - p.top, p.bottom - shown[shown.length - 1].getBoundingClientRect().bottom,
+          shown[shown.length - 1].className]; })()"""
+
+
+def test_the_panel_of_names_ends_below_draw_a_box_as_it_begins_above_its_hint(media: tuple[str, dict[str, str]]) -> None:
+    # desktop: the panel stays at the top of the window over the pages, so each empty line in it hides a line of the
+    # PDF; below "Draw a box" (its last line until something is said) there is as much room as above its first line
+    # (its padding), not an empty status line's height more
+    with devtools() as pipe:
+        session = _open(pipe, _view(media, "paper"))
+        assert _until(pipe, session, "document.querySelector('#page-1[data-drawn]')")
+        above, below, last = _js(pipe, session, PANEL_ROOM)
+        _shoot(pipe, session, "pdf-panel.png")
+        _js(pipe, session, "document.getElementById('pdf-box-mode').click()")  # something said: shown, in the panel
+        said = _js(pipe, session, "(() => { const s = document.getElementById('cite-status').getBoundingClientRect(),"
+                   " p = document.querySelector('section.cite').getBoundingClientRect();"
+                   " return [s.height > 10, s.bottom <= p.bottom]; })()")
+    assert last == "pdf-tools"
+    assert abs(below - above) <= 1, (above, below)
+    assert said == [True, True]
