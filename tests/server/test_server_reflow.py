@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import time
 import urllib.parse
+from typing import Any
 
 import pytest
 from server_helpers import Served
 from test_server_pdf_viewer import _shoot
 
 from chromium_helpers import open_page
-from pdi.capture.browser import devtools
+from pdi.capture.browser import Pipe, devtools
 
 #: What sticks out of the window: the tags, ids and right edges of the header's controls past its right edge.
 OUTSIDE = """[...document.querySelectorAll('header.site a, header.site input, header.site button, header.site label')]
@@ -157,3 +158,56 @@ def test_a_note_above_a_replayed_page_keeps_a_margin_from_the_screens_edges(serv
                                              "returnByValue": True}, session, deadline)["result"]["value"]
         _shoot(pipe, session, "reflow-later-capture-390.png")
     assert box[0] >= 8 and box[1] <= 390 - 8, box
+
+
+#: The documents' table of a day: its box's edges and scroll, the middle of its header row, the header's colour.
+TABLE_BOX = """(() => { const t = document.getElementById('documents'), r = t.getBoundingClientRect(),
+  head = t.querySelector('thead tr').getBoundingClientRect(), th = getComputedStyle(t.querySelector('thead th'));
+  return {left: r.left, right: r.right, y: Math.round(head.top + head.height / 2), width: innerWidth,
+          max: t.scrollWidth - t.clientWidth, bg: th.backgroundColor.match(/\\d+/g).slice(0, 3).map(Number)}; })()"""
+
+
+def _edges(pipe: Pipe, session: str, box: dict[str, Any]) -> tuple[bool, bool]:
+    """Whether the header row of the table is drawn other than in its own colour near the box's left and right
+    edges (3 to 7 px inside each, where no cell border falls once the box is scrolled to that end): a cue there."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    shot = pipe.call("Page.captureScreenshot", {"format": "png", "clip": {"x": 0, "y": box["y"], "width": box["width"],
+                                                                          "height": 1, "scale": 1}},
+                     session, time.monotonic() + 30)
+    row = Image.open(io.BytesIO(base64.b64decode(shot["data"]))).convert("RGB")
+    bg = box["bg"]
+
+    def cued(xs: range) -> bool:  # no pixel of the strip is the header's own colour (a border is one pixel of five)
+        return not any(all(abs(a - b) <= 4 for a, b in zip(row.getpixel((x, 0)), bg, strict=True)) for x in xs)  # type: ignore[arg-type]
+
+    left, right = round(box["left"]), round(box["right"])
+    return cued(range(left + 3, left + 8)), cued(range(right - 8, right - 3))
+
+
+def test_a_catalogue_table_wider_than_a_phone_shows_there_is_more_to_either_side(served: Served) -> None:
+    # 390 px: the day's table scrolls in its own box (a phone shows no scroll bar until it is touched); its edge
+    # fades where there is more to scroll to (right at first, both in the middle, left at the end), without scripts,
+    # and a table that fits (1100 px) is drawn whole, unfaded
+    seen: dict[tuple[int, str], tuple[bool, bool, bool]] = {}
+    with devtools() as pipe:
+        session = open_page(pipe, served.url + "/series/library.example.us/2026/11/22")
+        deadline = time.monotonic() + 30
+        pipe.call("Emulation.setScriptExecutionDisabled", {"value": True}, session, deadline)
+        for width in (390, 1100):
+            pipe.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": 844, "deviceScaleFactor": 1,
+                                                              "mobile": width < 600}, session, deadline)
+            for at in ("0", "max / 2", "max") if width == 390 else ("0",):
+                box = pipe.call("Runtime.evaluate", {"expression": TABLE_BOX, "returnByValue": True},
+                                session, deadline)["result"]["value"]
+                pipe.call("Runtime.evaluate", {"expression": f"(() => {{ const max = {box['max']};"
+                                               f" document.getElementById('documents').scrollLeft = {at}; }})()"},
+                          session, deadline)
+                time.sleep(0.3)  # a frame drawn at the new scroll
+                seen[width, at] = (box["max"] > 0, *_edges(pipe, session, box))
+                _shoot(pipe, session, f"reflow-series-day-scroll-{width}-{at.replace(' / ', '-')}.png")
+    assert seen == {(390, "0"): (True, False, True), (390, "max / 2"): (True, True, True),
+                    (390, "max"): (True, True, False), (1100, "0"): (False, False, False)}, seen

@@ -10,7 +10,8 @@ sign-out button, or a "Sign in" link back to this page,
 the style and any script are inline, so a page is whole as served.
 On a screen narrower than 40rem (a phone) the header's two boxes take a line
 each, long names and URLs break anywhere, and a catalogue table too wide for
-the screen scrolls in its own box (a table still, to a screen reader): no page
+the screen scrolls in its own box (a table still, to a screen reader), its edge faded where there is more
+to scroll to (a mask its own scroll drives: no script; ``tests/server/test_server_reflow.py``): no page
 scrolls sideways at 390 px (``tests/server/test_server_pages_axe.py``, which
 also runs axe-core on every page), nor does the header at 320 px (a form, a flex
 item, may shrink below its widest content: ``min-width:0``;
@@ -75,12 +76,18 @@ details.pdi-name{display:inline-block;vertical-align:top;font-size:0.85rem} deta
 details.pdi-name code{display:block;overflow-wrap:anywhere;font-size:0.8rem;color:#555}
 .capture-title .url{overflow-wrap:anywhere} .capture-title small{color:#555;font-weight:normal;white-space:nowrap;font-size:max(0.55em,0.8rem)}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+@property --more-left{syntax:"<length>";inherits:false;initial-value:0px}
+@property --more-right{syntax:"<length>";inherits:false;initial-value:0px}
+@keyframes more-either-side{0%{--more-left:0px;--more-right:3rem} 8%{--more-left:3rem} 92%{--more-right:3rem}
+100%{--more-left:3rem;--more-right:0px}}
 @media (max-width:40rem){
 main{margin:1rem auto;padding:0 0.75rem} header.site{padding:0.45rem 0.75rem}
 header.site form[role=search],header.site form[action="/view"]{flex:1 1 100%;min-width:0} header.site form input{flex:1 1 0;min-width:0}
 header.site button{white-space:nowrap} main h1{font-size:1.6rem}
 main{overflow-wrap:anywhere} main input{max-width:100%;box-sizing:border-box} th,td{padding:0.25rem 0.4rem}
 table.catalogue{display:block;max-width:100%;overflow-x:auto} main table.catalogue{overflow-wrap:normal}
+table.catalogue{mask-image:linear-gradient(to right,#0000,#000 var(--more-left),#000 calc(100% - var(--more-right)),#0000);
+animation:more-either-side linear both;animation-timeline:scroll(self x)}
 table.catalogue caption{text-align:left} table.catalogue td:not(.number){min-width:7rem} table.catalogue td:has(code.name,code.sha){min-width:12rem} main th,main td:not(:last-child){overflow-wrap:normal}
 }
 """
