@@ -5,7 +5,9 @@ axe-core (Deque's accessibility engine, npm's tarball of the version
 beside it) runs its rules on each page of
 :data:`test_server_pages_screenshots.PAGES` and a few more states (an XML
 document, a PDF drawn by pdf.js, a reader signed in, a search finding
-nothing): no violation of impact *serious* or *critical* is allowed; every
+nothing), on a desktop both as drawn by default and for a system that prefers
+a dark colour scheme (``NAME-dark.json``; its color-contrast rule checks the
+dark colours): no violation of impact *serious* or *critical* is allowed; every
 violation found is printed with its rule, impact, targets and help. Each
 page's results are kept as JSON in ``tests/artifacts/axe/`` (or
 ``$PDI_AXE_RESULTS``), beside the screenshots (ignored by git).
@@ -33,7 +35,7 @@ from typing import Any
 
 import pytest
 from server_helpers import Served
-from test_server_pages_screenshots import PAGES, page_url
+from test_server_pages_screenshots import PAGES, dark, page_url
 from test_server_pdf_viewer import _shoot
 
 from chromium_helpers import navigate_and_wait_for_load, new_tab
@@ -160,8 +162,14 @@ def test_no_serious_violation_on_a_desktop(served: Served, media: tuple[str, dic
         if page not in PAGES:  # the screenshots' test saves its own pages
             _shoot(pipe, session, f"{page}.png")
         violations = _audit(pipe, session, axe, page, "")
+        dark(pipe, session, time.monotonic() + 30)  # and again for a system that prefers a dark colour scheme
+        if page not in PAGES:
+            _shoot(pipe, session, f"{page}-dark.png")
+        in_dark = _audit(pipe, session, axe, page, "-dark")
     failing = [v for v in violations if v["impact"] in FAILING]
     assert not failing, _said(page, failing)
+    failing = [v for v in in_dark if v["impact"] in FAILING]
+    assert not failing, _said(f"{page} (dark)", failing)
 
 
 #: What is wider than a phone's screen on a page, for the message when the page scrolls sideways.

@@ -2,7 +2,10 @@
 
 The screenshots go to ``tests/artifacts/screenshots/`` (ignored by git; or
 ``$PDI_SCREENSHOTS``) for a person to look at after a run. Each page is also
-checked for what must be on it, so a blank or broken page fails.
+checked for what must be on it, so a blank or broken page fails. Each is saved
+twice: as it is drawn by default (``NAME.png``) and for a reader whose system
+prefers a dark colour scheme (``NAME-dark.png``), whose background must be dark
+and its text legible on it.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import pytest
 from server_helpers import TEXT, Served
 
 from chromium_helpers import open_page
-from pdi.capture.browser import devtools
+from pdi.capture.browser import Pipe, devtools
 
 SHOTS = Path(os.environ.get("PDI_SCREENSHOTS") or Path(__file__).resolve().parents[1] / "artifacts" / "screenshots")
 
@@ -262,9 +265,38 @@ def test_each_page_shows_what_it_must_and_is_saved(
         sideways = pipe.call("Runtime.evaluate", {"expression": "document.documentElement.scrollWidth - document.documentElement.clientWidth",
                                                    "returnByValue": True}, session, deadline)
         shot = pipe.call("Page.captureScreenshot", {"format": "png"}, session, deadline)
+        # the same page for a reader whose system asks for a dark colour scheme (CSS Media Queries 5 §11.5)
+        dark(pipe, session, deadline)
+        colours = pipe.call("Runtime.evaluate", {"expression": COLOURS, "returnByValue": True}, session, deadline)
+        dark_shot = pipe.call("Page.captureScreenshot", {"format": "png"}, session, deadline)
     png = base64.b64decode(shot["data"])
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
     SHOTS.mkdir(parents=True, exist_ok=True)
     (SHOTS / f"{page}.png").write_bytes(png)  # saved first: a failing page's picture shows what went wrong
+    (SHOTS / f"{page}-dark.png").write_bytes(base64.b64decode(dark_shot["data"]))
     assert shown["result"]["value"] is True, f"{page}: {check}"
     assert sideways["result"]["value"] <= 0, f"{page} scrolls sideways by {sideways['result']['value']} px at 1100 px"
+    # dark: the page drawn light on dark (its background's luminance low, its text's contrast at least WCAG's 4.5:1)
+    background, text = (luminance(c) for c in colours["result"]["value"])
+    assert background < 0.05, f"{page} in a dark scheme: its background {colours['result']['value'][0]} is not dark"
+    assert (text + 0.05) / (background + 0.05) >= 4.5, f"{page} in a dark scheme: {colours['result']['value']}"
+
+
+#: The colours the page is drawn in: [the body's background, its main text], as ``rgb(r, g, b)``.
+COLOURS = "[getComputedStyle(document.body).backgroundColor, getComputedStyle(document.querySelector('main')).color]"
+
+
+def dark(pipe: Pipe, session: str, deadline: float) -> None:
+    """Emulate a system that prefers a dark colour scheme on the page of ``session``, and wait a frame for it."""
+    pipe.call("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]},
+              session, deadline)
+    pipe.call("Runtime.evaluate", {"expression": "new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))",
+                                   "awaitPromise": True}, session, deadline)
+
+
+def luminance(colour: str) -> float:
+    """The relative luminance of an opaque CSS ``rgb(r, g, b)`` colour (WCAG 2.2, "relative luminance")."""
+    numbers = colour[colour.index("(") + 1:colour.index(")")].replace(",", " ").split()
+    assert len(numbers) == 3, f"{colour}: not an opaque rgb() colour"
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (int(n) / 255 for n in numbers)]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from test_server_pages_screenshots import dark
 from test_server_viewer_browser import _desktop, _drag, _js, _offered
 
 from chromium_helpers import open_page
@@ -85,6 +86,8 @@ def test_a_passage_is_scrolled_to_and_marked_on_its_page(media: tuple[str, dict[
           text: [...document.querySelectorAll('#page-3 .pdf-text span')].filter(s => +s.dataset.i >= START && +s.dataset.i < END)
                  .map(s => s.textContent).join(''),
         }))()""".replace("START", str(start)).replace("END", str(end)))
+        dark(pipe, session, time.monotonic() + 30)  # the same for a system preferring a dark colour scheme, to look at
+        _shoot(pipe, session, "pdf-passage-dark.png")
     assert facts["page"] == "page-3" and facts["pages"] == 14
     assert facts["marks"] >= 1
     assert facts["text"] == LAYER.text[start:end]  # the laid characters are the layer's

@@ -88,6 +88,13 @@ ol.timeline li::before{content:"";position:absolute;left:-0.45rem;top:0.75rem;wi
 form.wide{display:flex;flex-wrap:wrap;gap:0.4rem;align-items:center;margin:0.5rem 0 1rem}
 form.wide input{flex:1 1 20rem;padding:0.3rem}
 p.pager{display:flex;gap:1.5rem}
+@media (prefers-color-scheme:dark){
+nav.crumbs li+li::before{color:#9a9a9a} table.catalogue th{background:#252b33}
+table.catalogue tbody tr:nth-child(even){background:#1c2026} td.empty{color:#8f959c}
+table.month td small{color:#b0b0b0} table.month td.has{background:#1d3350} tr.superseded td{color:#9a9a9a}
+.ok{color:#6fd36f} .bad{color:#ff8080} .never{color:#f0c060} .withdrawn{border-color:#ff9090;color:#ff9090}
+ol.timeline{border-left-color:#3e4a5a} ol.timeline li::before{background:#8ab4f8}
+}
 """
 
 

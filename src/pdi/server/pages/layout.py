@@ -24,6 +24,13 @@ thousands of letters makes no page wider than the window
 A control's keyboard focus is drawn in a colour of at least 3:1 against what it is drawn on (WCAG 2.2
 §1.4.11): dark blue on the page, orange in the dark header (``tests/server/test_server_keyboard.py``).
 
+A reader whose system prefers a dark colour scheme gets one (``prefers-color-scheme: dark``; ``color-scheme``
+lets the browser draw its own controls and scroll bars to match): light text on a near-black page, its links,
+visited links, focus ring (light blue), tables, code and marks kept at WCAG AA contrast (4.5:1 for text, 3:1 for
+the ring), each page's own style adding its colours; an archived page replayed in a frame keeps the white it was
+made for. ``tests/server/test_server_pages_screenshots.py`` saves each page dark too (``NAME-dark.png``) and
+``tests/server/test_server_pages_axe.py`` checks it with axe (its color-contrast rule among them).
+
 Pages pass already-escaped HTML; :func:`esc` is :func:`html.escape` under a
 short name for building it. What a depositor wrote is shown so that its
 bidirectional controls (U+202E RIGHT-TO-LEFT OVERRIDE and the rest,
@@ -76,6 +83,18 @@ details.pdi-name{display:inline-block;vertical-align:top;font-size:0.85rem} deta
 details.pdi-name code{display:block;overflow-wrap:anywhere;font-size:0.8rem;color:#555}
 .capture-title .url{overflow-wrap:anywhere} .capture-title small{color:#555;font-weight:normal;white-space:nowrap;font-size:max(0.55em,0.8rem)}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+:root{color-scheme:light dark}
+@media (prefers-color-scheme:dark){
+body{background:#16191d;color:#e6e6e6} a{color:#8ab4f8} a:visited{color:#c58af9}
+header.site{background:#1f2a36} header.site a,header.site a:visited{color:#fff} header.site input{border-color:#8796a8}
+a:focus-visible,button:focus-visible,input:focus-visible{outline-color:#7fb0ff} header.site :focus-visible{outline-color:#f0a400}
+pre{border-color:#4a4f57;background:#1c2026} mark{background:#ffe58a;color:#16191d}
+.error{color:#ff8080} .note,dd.pending{color:#f0c060} th,td{border-color:#4a4f57} code.name{color:#b0b0b0}
+.box{outline-color:#ff5050;box-shadow:0 0 0 9999px rgba(0,0,0,.45)}
+p.version-banner{background:#3a2f10;border-color:#8a6d00} p.version-banner a,p.version-banner a:visited{color:#ffd27a}
+footer.site{border-top-color:#3a3f47;background:#1c2026;color:#b8b8b8} footer.site a,footer.site a:visited{color:#c8d3e0}
+details.pdi-name summary{color:#c8d3e0} details.pdi-name code,.capture-title small{color:#b0b0b0}
+}
 @property --more-left{syntax:"<length>";inherits:false;initial-value:0px}
 @property --more-right{syntax:"<length>";inherits:false;initial-value:0px}
 @keyframes more-either-side{0%{--more-left:0px;--more-right:3rem} 8%{--more-left:3rem} 92%{--more-right:3rem}

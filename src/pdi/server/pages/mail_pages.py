@@ -46,6 +46,8 @@ dl.message{display:grid;grid-template-columns:8rem 1fr;gap:0.15rem 0.8rem} dl.me
 ol.thread{list-style:none;padding-left:0} ol.thread ol{list-style:none;padding-left:1.4rem;border-left:2px solid #d5dbe3}
 ul.parts li.chosen{background:#fff3c4;outline:2px solid #c99a00;outline-offset:2px}
 ol.thread li{margin:0.35rem 0} ol.thread .this-message{font-weight:bold} ol.thread .missing{color:#8a5a00}
+@media (prefers-color-scheme:dark){ol.thread ol{border-left-color:#3e4a5a} ul.parts li.chosen{background:#3a3010}
+ol.thread .missing{color:#f0c060}}
 """
 
 

@@ -62,6 +62,7 @@ dl.tombstone{display:grid;grid-template-columns:max-content 1fr;gap:0.3rem 1rem}
 blockquote.citation{border-left:4px solid #c8d3e0;margin:0.5rem 0;padding:0.4rem 0.8rem;background:#f6f8fa}
 code.sha{font-size:0.78rem;word-break:break-all}
 ul.nearest code{overflow-wrap:anywhere} .problem p.error{overflow-wrap:anywhere}
+@media (prefers-color-scheme:dark){.problem .status{color:#b0b0b0} blockquote.citation{border-left-color:#3e4a5a;background:#1c2026}}
 """
 
 

@@ -96,6 +96,9 @@ main>p.version-banner{margin:0.5rem 1rem}
  .select-tools .offer label{grid-column:1/-1}}
 iframe.replay{display:block;flex:1;width:100%;min-height:20rem;border:0}
 .not-replayed{margin:1.5rem auto;max-width:44rem;padding:0 1rem} .not-replayed h2{font-size:1.15rem}
+@media (prefers-color-scheme:dark){.replay-banner{background:#1f252d;border-bottom-color:#3e4a5a}
+.select-tools{background:#2e2810;border-bottom-color:#6b5a20}
+iframe.replay{color-scheme:light;background:#fff}}
 """
 
 

@@ -67,6 +67,7 @@ form.signin{display:grid;gap:0.5rem;max-width:34rem;margin:1rem 0}
 form.signin input{font-size:1rem;padding:0.35rem}
 form.signin button{justify-self:start;font-size:1rem;padding:0.3rem 1rem}
 .hint{color:#555;font-size:0.9rem;margin:0}
+@media (prefers-color-scheme:dark){.hint{color:#b0b0b0}}
 """
 
 

@@ -41,6 +41,7 @@ ol.hits .where{font-size:0.85rem;color:#555}
 ol.hits .hit-title{margin:0 0 0.1rem;font-weight:600} ol.hits .hit-title cite{font-style:normal}
 nav.pages{margin-top:1rem}
 p.pending{max-width:48rem;margin:0 0 1rem;padding:0.4rem 0.8rem;border-left:4px solid #b8860b;background:#fdf6e3}
+@media (prefers-color-scheme:dark){ol.hits .where{color:#b0b0b0} p.pending{background:#2b2614}}
 """
 
 

@@ -115,7 +115,7 @@ _STYLE = """
 fieldset.coords{display:flex;flex-wrap:wrap;gap:0.3rem 1rem;border:1px solid #d5dbe3;margin:0.6rem 0}
 fieldset.coords input{width:5.5rem}
 .wave{position:relative;height:140px;border:1px solid #ccc;background:#fcfcfa;touch-action:none;cursor:crosshair;user-select:none}
-.wave canvas{width:100%;height:100%;display:block}
+.wave canvas{width:100%;height:100%;display:block;color:#3d5a80}
 .wave .band{position:absolute;top:0;bottom:0;background:rgba(255,200,0,.35);outline:2px solid #c98a00}
 .wave .band.cited{background:rgba(224,0,0,.15);outline:2px solid #e00}
 .wave.timeline{height:36px} .wave .playhead{position:absolute;top:0;bottom:0;width:2px;background:#333;pointer-events:none}
@@ -140,6 +140,14 @@ body:has(#pdf) .cite .pdf-tools{margin-bottom:0} body:has(#pdf) #cite-status:emp
 .pdf-page,.pdf-marks .hl,.pdf-page .box{scroll-margin-top:var(--cite-room,13rem)}
 @media (max-width:40rem){body:has(#pdf) .cite{position:static;box-shadow:none}
  .pdf-page,.pdf-marks .hl,.pdf-page .box{scroll-margin-top:1rem}}
+@media (prefers-color-scheme:dark){
+.figure{outline:1px solid #4a4f57} .cite{border-color:#3e4a5a;background:#1c2128} #text:focus-visible{outline-color:#7fb0ff} .caret{background:#ff6060}
+.figure .box.selection,.pdf-page .box.selection{outline-color:#7fb0ff;background:rgba(127,176,255,.15)}
+fieldset.coords{border-color:#3e4a5a} .wave{border-color:#4a4f57;background:#1a1d22} .wave canvas{color:#8fb3e0}
+.wave .band.cited{background:rgba(255,80,80,.2);outline-color:#ff5050} .wave .playhead{background:#e6e6e6}
+.pdf{background:#2a2e34} .pdf-page{box-shadow:0 1px 4px rgba(0,0,0,.6)} .pdf-loading{color:#b0b0b0}
+body:has(#pdf) .cite{box-shadow:0 2px 6px rgba(0,0,0,.5)}
+}
 """
 
 #: Where pdf.js is served (:mod:`pdi.server.pages.pdfjs`): the one place on pdi's own origin the viewer loads

@@ -408,7 +408,7 @@ SCRIPT = r"""
       canvas.height = Math.max(1, Math.round(canvas.clientHeight * scale));
       const g = canvas.getContext("2d"), w = canvas.width, h = canvas.height;
       g.clearRect(0, 0, w, h);
-      g.fillStyle = "#3d5a80";
+      g.fillStyle = getComputedStyle(canvas).color;  // the style's ink: light or dark as the reader's scheme
       const n = peaks.length;
       for (let i = 0; i < n; i++) {
         const x0 = Math.floor(i * w / n), x1 = Math.max(x0 + 1, Math.floor((i + 1) * w / n));
@@ -420,6 +420,7 @@ SCRIPT = r"""
     }
     draw();
     window.addEventListener("resize", draw);
+    window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", draw);
     function at(event) {  // seconds under the pointer
       const r = wave.getBoundingClientRect();
       return Math.max(0, Math.min(duration, (event.clientX - r.left) / r.width * duration));
