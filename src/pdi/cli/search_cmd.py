@@ -63,7 +63,7 @@ def search_cmd(words: tuple[str, ...], series: str | None, limit: int, after: st
 @click.command("reindex")
 @click.option("--series", "-s", help="Only the documents of this series.")
 @click.option("--elements", is_flag=True,
-              help="Instead: make anew the element indexes of XML and SGML an earlier pdi made (each in its own"
+              help="Instead: make anew the element indexes of XML and SGML made by an earlier release of pdi (each in its own"
                    " transaction: safe to stop and run again; documents and names are not touched).")
 @archive_option
 def reindex_cmd(series: str | None, elements: bool, archive: str) -> None:
