@@ -731,6 +731,21 @@ def test_anno_protocol_5_1_if_none_match_star_on_the_container_is_412(server: Se
     assert _total(server) == 1
 
 
+def test_a_post_no_annotation_could_be_is_refused_whatever_its_preconditions(server: Server) -> None:
+    """RFC 9110 §13.2.1: preconditions are ignored where the answer without them, before the content is read, would
+    not be 2xx: a POST without an annotation's Content-Type is refused as such (415 with content, 400 without: the
+    problem type unsupported), whatever If-Match says. Schemathesis sent one with no body and an empty If-Match, and
+    was answered 412."""
+    sent = {"Authorization": f"Bearer {server.curator}"}
+    for conditions in ({"If-Match": ""}, {"If-None-Match": "*"}, {"If-Match": '"stale"'}):
+        bare = requests.post(server.container, timeout=30, headers={**sent, **conditions})
+        assert bare.status_code == 400 and bare.json()["type"] == "/api#problem-unsupported", (conditions, bare.text)
+        typed = requests.post(server.container, data=b"a note", timeout=30,
+                              headers={**sent, "Content-Type": "text/plain", **conditions})
+        assert typed.status_code == 415, (conditions, typed.status_code, typed.text)
+    assert _total(server) == 0
+
+
 def test_anno_protocol_5_1_if_match_is_compared_with_the_containers_current_etag(server: Server) -> None:
     """RFC 9110 §13.1.1: If-Match holds when it names the container's current ETag (strong comparison) or is
     ``*``; a stale tag is 412 and nothing is created. The tag of any representation of the container's description

@@ -307,6 +307,9 @@ class AnnotationServer:
         media_type = negotiate(request.headers.get("accept"))
         slug = request.headers.get("slug")
         condition, none_match = request.headers.get("if-match"), request.headers.get("if-none-match")
+        # RFC 9110 §13.2.1: preconditions are ignored where the answer without them, before the content is read,
+        # is not 2xx: a Content-Type no annotation is sent as is 415 whatever If-Match says
+        _annotation_kind(request)
         holds = None
         if condition is not None or none_match is not None:
             def holds() -> bool:  # in the create's own write transaction: no other conditional create slips in
@@ -458,11 +461,16 @@ def _tag(body: dict[str, Any], media_type: str, octets: bytes | None = None) -> 
     return f'"{hashlib.sha256((octets if octets is not None else _octets(body)) + media_type.encode()).hexdigest()[:32]}"'
 
 
-async def _annotation_body(request: Request) -> object:
-    """The JSON of a posted or put annotation: ``application/ld+json`` or ``application/json``, at most
-    :data:`~pdi.archive.kept_annotations.MAX_ANNOTATION` octets."""
+def _annotation_kind(request: Request) -> None:
+    """An :class:`UnsupportedError` (``415``) unless the request's ``Content-Type`` is an annotation's."""
     kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if kind not in ("application/ld+json", "application/json"):
         raise UnsupportedError(f"an annotation is sent as {ANNOTATION_TYPE} (or application/json), not {kind[:80]!r}")
+
+
+async def _annotation_body(request: Request) -> object:
+    """The JSON of a posted or put annotation: ``application/ld+json`` or ``application/json``, at most
+    :data:`~pdi.archive.kept_annotations.MAX_ANNOTATION` octets."""
+    _annotation_kind(request)
     return await read_json(request, MAX_ANNOTATION, f"an annotation is at most {MAX_ANNOTATION} octets",
                            rule="annotation", unique_keys=True)
