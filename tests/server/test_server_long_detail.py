@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 
 import httpx
 from server_helpers import S, Served
@@ -24,9 +25,13 @@ def test_a_long_name_not_found_is_a_detail_of_its_start_and_end(served: Served) 
     answer = httpx.get(f"{served.url}/uri-res/N2R?{name}", timeout=30)
     assert answer.status_code == 404
     message = f"{name} is not in this archive"
-    # 1,000 characters of each end, and how many between them were left out
-    assert answer.json()["detail"] == (message[:1000] + f"…[{len(message) - 2000:,} characters left out]…"
-                                       + message[-1000:])
+    # 1,000 characters of each end, and how many between them were left out: the name's start, and at the end what
+    # the archive holds near it (the hint RFC 2169's services add after the message, pdi.archive.nearest)
+    shown = re.fullmatch(r"(.{1000})…\[([0-9,]+) characters left out\]…(.{1000})", answer.json()["detail"], re.DOTALL)
+    assert shown is not None, answer.json()["detail"][:200]
+    assert shown[1] == message[:1000]
+    assert int(shown[2].replace(",", "")) > len(message) - 2000  # the whole: the message and its hint
+    assert "minted" in shown[3]
 
 
 def test_a_detail_is_escaped_and_cut() -> None:

@@ -328,7 +328,11 @@ def test_octets_of_many_names_in_one_answer_each_as_n2r_would(archive_dir: tuple
             status = {never: 404, names["gone"]: 410, names["embargoed"]: 403, names["private"]: 403}.get(name, 400)
             assert problem["status"] == status and problem["detail"]
             if n2r is not None:
-                assert n2r.status_code == status and n2r.json()["detail"] == problem["detail"]
+                # N2R's 404 says what the archive holds near the name after the same sentence (pdi.archive.nearest);
+                # a mirror's bulk fetch has no use for that hint, and is not made to look for it
+                said = n2r.json()["detail"]
+                assert n2r.status_code == status and (said == problem["detail"] or (status == 404 and said.startswith(
+                    problem["detail"] + "; "))), (said, problem["detail"])
     bearer = client.post("/api/octets", json={"names": [names["private"]]},
                          headers={"Authorization": f"Bearer {secret}"})
     assert _parts(bearer)[0][1] == b"closed minutes\n"
