@@ -47,3 +47,17 @@ def test_a_text_cut_short_or_altered_is_500_whole_or_by_fragment(tmp_path: Path)
         said = {p.kind: p.detail for p in report.problems}
         assert not report.ok and len(report.problems) == 2, report.problems
         assert all("chunk 0" in detail for detail in said.values()), said
+
+
+def test_the_fixity_failures_help_says_what_is_answered() -> None:
+    """The ``# HELP`` Prometheus shows beside ``pdi_fixity_failures_total`` says what a damaged read is answered:
+    ``500``, ``stored octets damaged`` (docs/how-to/operate.md's table of metrics; the test above), read from the
+    exposition with ``prometheus_client``'s own parser."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from pdi.server.http.metrics import exposition
+
+    body, _ = exposition()
+    helps = {family.name: family.documentation for family in text_string_to_metric_families(body.decode())}
+    said = helps["pdi_fixity_failures"]
+    assert "500" in said and "stored octets damaged" in said and "422" not in said, said

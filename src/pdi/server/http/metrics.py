@@ -87,7 +87,7 @@ def counters() -> Metrics:
         cache=Counter("pdi_answer_cache_lookups", "Look-ups in a worker's cache of whole N2R answers, by result"
                       " (hit, miss)", ["result"]),
         fixity_failures=Counter("pdi_fixity_failures", "Reads whose octets did not match their SHA-256"
-                                " (answered 422 integrity check failed)"),
+                                " (answered 500 stored octets damaged)"),
         store_errors=Counter("pdi_store_errors", "Storage errors answered 503 (the blob store or the catalog"
                              " failing), and readiness probes that failed, by part (store, catalog, blobs)",
                              ["part"]),
