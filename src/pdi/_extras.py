@@ -19,7 +19,7 @@ from pdi.errors import UnsupportedError
 #: Each extra: what needs it, and the top-level modules it brings.
 EXTRAS: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
     "postgres": ("a PostgreSQL catalog (postgresql://…)", ("psycopg", "psycopg_pool", "psycopg_binary")),
-    "s3": ("blobs in an S3-compatible store (s3://…)", ("boto3", "botocore", "s3transfer")),
+    "s3": ("an S3-compatible blob store (s3://…)", ("boto3", "botocore", "s3transfer")),
 }
 
 

@@ -101,6 +101,8 @@ def test_without_boto3_blobs_in_s3_name_the_s3_extra_and_make_no_archive(tmp_pat
     done = _without("boto3 botocore", "init", "a", "--blobs", "s3://bucket/prefix", cwd=tmp_path)
     assert done.returncode == 6
     assert "pdi's s3 extra is not installed (boto3 is missing)" in done.stderr
+    # what needs the extra is one thing, and the sentence says so: "… store (s3://…) needs it", not "blobs … needs"
+    assert ", and an S3-compatible blob store (s3://…) needs it:" in done.stderr, done.stderr
     assert f"pipx inject pdi {' '.join(repr(r) for r in _extra('s3'))} " in done.stderr
     assert not (tmp_path / "a").exists()
 
