@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pdi.archive.backup_files import (
+    BESIDE,
     CATALOG,
     DUMP,
     FORMAT,
@@ -216,7 +217,9 @@ def _backup_sqlite(catalog: SQLStore, root: Path, dest: Path, started_at: str, c
     os.replace(snapshot, dest / CATALOG)
     fsync_dir(dest)
     _write_marker(dest, "sqlite", _source(str(root), "sqlite"), started_at, len(names), schema_version)
-    return BackupDone("sqlite", copier.copied, copier.linked, copier.present, copier.octets, started_at)
+    left_out = tuple(name for name in BESIDE if (root / name).exists())
+    return BackupDone("sqlite", copier.copied, copier.linked, copier.present, copier.octets, started_at,
+                      left_out=left_out)
 
 
 def _dump_estimate(url: str, in_database: bool) -> int:

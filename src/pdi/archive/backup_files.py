@@ -43,6 +43,11 @@ READ_SIZE = 1 << 20
 SPARE = 64 << 20
 #: The format of the marker.
 FORMAT = "pdi-backup/1"
+#: Files a directory archive may keep beside its catalog that are no rows of it, so no backup holds them: the
+#: signing key and the WACZ key (:data:`pdi.archive.signing_key.KEY_FILE`, ``WACZ_KEY_FILE``: private keys,
+#: copied only where their owner chooses) and the registry (:data:`pdi.federation.registry.REGISTRY_FILE`).
+#: A backup names those it finds.
+BESIDE = ("signing-key.pem", "wacz-key.pem", "registry.json")
 
 Progress = Callable[[int, int], None]
 
@@ -63,6 +68,8 @@ class BackupDone:
     #: one the backup's archive recorded (which that archive, if it still runs, uses too).
     blob_store: str | None = None
     shares_blob_store: bool = False
+    #: A backup's: the files beside a directory archive's catalog that it does not hold (:data:`BESIDE`).
+    left_out: tuple[str, ...] = ()
 
 
 # --- the destination ----------------------------------------------------------------

@@ -9,7 +9,7 @@ import click
 
 from pdi._wording import plural
 from pdi.archive import resolve_location
-from pdi.cli.archive_cmd import archive_option, progress_bar
+from pdi.cli.archive_cmd import archive_option, progress_bar, say_left_out
 
 
 @click.command("backup")
@@ -38,16 +38,20 @@ def backup_cmd(dest: str, copy: bool, archive: str) -> None:
     backup of this same archive, outside the archive (else exit 5, and
     DEST is left as it was); a damaged blob: exit 3; not enough space,
     pg_dump missing or older than the server: exit 8 (the previous backup
-    is kept). See docs/how-to/backup.md.
+    is kept). The keys and the registry kept beside a catalog
+    (signing-key.pem, wacz-key.pem, registry.json) are not in the backup:
+    each found is named, and copies of them are yours to keep. See
+    docs/how-to/backup.md.
     """
     from pdi.archive.backup import backup
 
     with progress_bar("copying blobs") as progress:
-        done = backup(resolve_location(archive), dest, copy=copy, progress=progress)
+        done = backup(location := resolve_location(archive), dest, copy=copy, progress=progress)
     kept = f", {done.blobs_present} there already" if done.blobs_present else ""
     click.echo(f"backed up the {done.kind} archive to {dest}: catalog as of {done.started_at},"
                f" {plural(done.blobs_copied, 'blob')} copied ({done.octets_copied} octets),"
                f" {done.blobs_linked} hard-linked{kept}")
+    say_left_out(done, location)
 
 
 @click.command("restore")
