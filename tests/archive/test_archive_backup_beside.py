@@ -1,52 +1,165 @@
-"""What ``pdi backup`` of a directory archive leaves out, said at each backup: the files kept beside its catalog
-that are no rows of it — the signing key (``pdi keys init``), the WACZ key (``pdi keys init --wacz``) and the
-registry (``pdi registry``). docs/how-to/backup.md: a restore does not bring them back, so the operator keeps
-copies of them; a backup that said nothing would lose the archive's key at the first ``rm -rf``."""
+"""The files kept beside a directory archive's catalog that are no rows of it — the signing key (``pdi keys
+init``), the WACZ key (``pdi keys init --wacz``) and the registry — are backed up with it and restored with it
+(docs/how-to/backup.md): an archive restored after an ``rm -rf`` signs with the same key, which cannot be made
+again, and which the mirrors that hold its public key check its manifests against."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from pdi.archive import Archive
+from pdi.errors import StoreError
 
 S = "archives.gov.us"
 
 
 def _pdi(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pdi", *args], capture_output=True, text=True, timeout=300,
-                          check=False)
+                          check=False, env={**os.environ, "PDI_SIGNING_KEY": "", "PDI_WACZ_KEY": ""})
 
 
-def test_a_backup_names_the_keys_it_does_not_hold(tmp_path: Path) -> None:
+def _public_key(archive: Path) -> str:
+    shown = _pdi("keys", "show", "--archive", str(archive))
+    assert shown.returncode == 0, shown.stderr
+    return shown.stdout
+
+
+def test_a_restored_archive_has_its_keys_back_and_signs_as_before(tmp_path: Path) -> None:
     archive = tmp_path / "archive"
     with Archive.init(str(archive)) as made:
         made.add_series(S)
         made.add(S, b"Hello, operator.\n", format="text")
     plain = _pdi("backup", str(tmp_path / "before-keys"), "--archive", str(archive))
-    assert plain.returncode == 0 and plain.stderr == "", plain.stderr  # nothing beside the catalog: nothing said
+    assert plain.returncode == 0 and plain.stderr == "", plain.stderr
+    assert "beside the catalog" not in plain.stdout  # nothing beside the catalog: none held
+    assert {p.name for p in (tmp_path / "before-keys").iterdir()} == {"blobs", "tmp", "catalog.sqlite", "pdi-backup.json"}
     for args in (["keys", "init"], ["keys", "init", "--wacz"]):
         made_key = _pdi(*args, "--archive", str(archive))
         assert made_key.returncode == 0, made_key.stderr
-    assert (archive / "signing-key.pem").is_file() and (archive / "wacz-key.pem").is_file()
+    public = _public_key(archive)
+    key_bytes = {name: (archive / name).read_bytes() for name in ("signing-key.pem", "wacz-key.pem")}
 
     done = _pdi("backup", str(tmp_path / "backup"), "--archive", str(archive))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("backed up the sqlite archive to "), done.stdout
-    said = done.stderr
-    assert "signing-key.pem" in said and "wacz-key.pem" in said and "registry.json" not in said, said
-    assert "not in the backup" in said, said
-    # as said: the backup does not hold them, and a restore does not make them
-    assert not (tmp_path / "backup" / "signing-key.pem").exists()
-    restored = _pdi("restore", str(tmp_path / "backup"), "--to", str(tmp_path / "restored"))
+    assert "with signing-key.pem, wacz-key.pem from beside the catalog" in done.stdout, done.stdout
+    for name, data in key_bytes.items():
+        held = tmp_path / "backup" / name
+        assert held.read_bytes() == data
+        assert stat.S_IMODE(held.stat().st_mode) == 0o600  # a private key, readable by its owner alone
+
+    shutil.rmtree(archive)  # the mistake a backup is for
+    restored = _pdi("restore", str(tmp_path / "backup"))
     assert restored.returncode == 0, restored.stderr
-    assert not (tmp_path / "restored" / "signing-key.pem").exists()
+    assert "signing-key.pem, wacz-key.pem put back beside the catalog" in restored.stdout, restored.stdout
+    for name, data in key_bytes.items():
+        assert (archive / name).read_bytes() == data
+        assert stat.S_IMODE((archive / name).stat().st_mode) == 0o600
+    assert _public_key(archive) == public  # the same key signs: what mirrors hold still verifies
+    verified = _pdi("verify", "--archive", str(archive))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
-def test_the_files_a_backup_names_are_those_the_keys_and_the_registry_are_kept_in() -> None:
+def test_a_registry_removed_from_the_archive_is_removed_from_the_backup_at_the_next_run(tmp_path: Path) -> None:
+    from pdi.archive.backup import backup
+
+    archive = tmp_path / "archive"
+    with Archive.init(str(archive)) as made:
+        made.add_series(S)
+    registry = archive / "registry.json"
+    registry.write_text(json.dumps({"series": {}}))
+    first = backup(str(archive), str(tmp_path / "backup"))
+    assert first.beside == ("registry.json",)
+    assert (tmp_path / "backup" / "registry.json").read_bytes() == registry.read_bytes()
+    assert stat.S_IMODE((tmp_path / "backup" / "registry.json").stat().st_mode) == 0o644  # no secret
+    registry.unlink()
+    again = backup(str(archive), str(tmp_path / "backup"))
+    assert again.beside == ()
+    assert not (tmp_path / "backup" / "registry.json").exists()
+
+
+@pytest.mark.parametrize("kind", ["link", "folder", "large"])
+def test_a_file_beside_the_catalog_that_is_no_plain_file_or_too_large_is_refused_and_nothing_is_replaced(
+        tmp_path: Path, kind: str) -> None:
+    from pdi.archive.backup import backup
+    from pdi.archive.backup_files import MAX_BESIDE
+
+    archive = tmp_path / "archive"
+    with Archive.init(str(archive)) as made:
+        made.add_series(S)
+    before = backup(str(archive), str(tmp_path / "backup"))
+    assert before.beside == ()
+    marker = (tmp_path / "backup" / "pdi-backup.json").read_bytes()
+    key = archive / "signing-key.pem"
+    if kind == "link":
+        (tmp_path / "elsewhere").write_text("not the archive's")
+        key.symlink_to(tmp_path / "elsewhere")
+    elif kind == "folder":
+        key.mkdir()
+    else:
+        key.write_bytes(b"-" * (MAX_BESIDE + 1))
+    with pytest.raises(StoreError, match=r"signing-key\.pem"):
+        backup(str(archive), str(tmp_path / "backup"))
+    assert not (tmp_path / "backup" / "signing-key.pem").exists()
+    assert not (tmp_path / "backup" / "signing-key.pem.partial").exists()
+    assert (tmp_path / "backup" / "pdi-backup.json").read_bytes() == marker  # the last backup stands
+
+
+def test_the_files_a_backup_holds_are_those_the_keys_and_the_registry_are_kept_in() -> None:
     from pdi.archive.backup_files import BESIDE
     from pdi.archive.signing_key import KEY_FILE, WACZ_KEY_FILE
     from pdi.federation.registry import REGISTRY_FILE
 
     assert set(BESIDE) == {KEY_FILE, WACZ_KEY_FILE, REGISTRY_FILE}
+
+
+def test_a_folder_holding_only_a_key_is_no_unfinished_backup_and_its_key_is_left_alone(tmp_path: Path) -> None:
+    from pdi.archive.backup import backup
+    from pdi.errors import ImmutabilityError
+
+    archive = tmp_path / "archive"
+    with Archive.init(str(archive)) as made:
+        made.add_series(S)
+    (archive / "signing-key.pem").write_text("the archive's key\n")
+    someone = tmp_path / "someone"
+    someone.mkdir()
+    (someone / "signing-key.pem").write_text("someone else's key\n")
+    with pytest.raises(ImmutabilityError, match="not a pdi backup"):
+        backup(str(archive), str(someone))
+    assert (someone / "signing-key.pem").read_text() == "someone else's key\n"
+    assert {p.name for p in someone.iterdir()} == {"signing-key.pem"}
+    # a first backup cut short after its catalog's copy and the key were written is taken up again
+    left = tmp_path / "left"
+    left.mkdir()
+    (left / "catalog.sqlite.partial").write_bytes(b"cut short")
+    (left / "signing-key.pem").write_text("an older copy\n")
+    done = backup(str(archive), str(left))
+    assert done.beside == ("signing-key.pem",)
+    assert (left / "signing-key.pem").read_text() == "the archive's key\n"
+    assert (left / "catalog.sqlite").is_file() and not (left / "catalog.sqlite.partial").exists()
+
+
+def test_a_restore_into_a_folder_holding_a_key_is_refused_and_the_key_is_left_alone(tmp_path: Path) -> None:
+    from pdi.archive.backup import backup
+    from pdi.archive.restore import restore
+    from pdi.errors import ImmutabilityError
+
+    archive = tmp_path / "archive"
+    with Archive.init(str(archive)) as made:
+        made.add_series(S)
+    (archive / "signing-key.pem").write_text("the archive's key\n")
+    backup(str(archive), str(tmp_path / "backup"))
+    place = tmp_path / "place"
+    place.mkdir()
+    (place / "signing-key.pem").write_text("another key\n")
+    with pytest.raises(ImmutabilityError, match="not empty"):
+        restore(tmp_path / "backup", str(place))
+    assert {p.name for p in place.iterdir()} == {"signing-key.pem"}
+    assert (place / "signing-key.pem").read_text() == "another key\n"

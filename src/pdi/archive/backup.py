@@ -37,16 +37,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pdi.archive.backup_files import (
-    BESIDE,
     CATALOG,
     DUMP,
     FORMAT,
     MARKER,
-    UNFINISHED,
     BackupDone,
     BlobCopier,
     Progress,
     check_space,
+    copy_beside,
     copy_blobs,
     copy_catalog,
     named_blobs,
@@ -57,6 +56,7 @@ from pdi.archive.backup_files import (
     same_device,
     schema_version_of,
     server_major,
+    unfinished_backup,
     within_folder,
 )
 from pdi.archive.blobs.files import fsync_dir
@@ -74,7 +74,7 @@ def _prepare_destination(dest: Path, store: str, source: str) -> None:
         raise ImmutabilityError(f"backup destination {dest} is a file, not a directory")
     if dest.is_dir() and any(dest.iterdir()):
         if not (dest / MARKER).exists():
-            if {p.name for p in dest.iterdir()} <= UNFINISHED:
+            if unfinished_backup({p.name for p in dest.iterdir()}):
                 return _make_folders(dest)  # a first backup that did not finish: taken up again
             raise ImmutabilityError(f"backup destination {dest} is not empty and is not a pdi backup (no {MARKER})")
         marker = read_marker(dest)
@@ -214,12 +214,12 @@ def _backup_sqlite(catalog: SQLStore, root: Path, dest: Path, started_at: str, c
     needed = 0 if copier.link else sum(size for name, size in names if not copier.has(name, size))
     check_space(dest, needed)
     copy_blobs(copier, catalog, names, files, progress)
+    beside = copy_beside(root, dest, "the archive")
     os.replace(snapshot, dest / CATALOG)
     fsync_dir(dest)
     _write_marker(dest, "sqlite", _source(str(root), "sqlite"), started_at, len(names), schema_version)
-    left_out = tuple(name for name in BESIDE if (root / name).exists())
     return BackupDone("sqlite", copier.copied, copier.linked, copier.present, copier.octets, started_at,
-                      left_out=left_out)
+                      beside=beside)
 
 
 def _dump_estimate(url: str, in_database: bool) -> int:

@@ -43,11 +43,14 @@ READ_SIZE = 1 << 20
 SPARE = 64 << 20
 #: The format of the marker.
 FORMAT = "pdi-backup/1"
-#: Files a directory archive may keep beside its catalog that are no rows of it, so no backup holds them: the
-#: signing key and the WACZ key (:data:`pdi.archive.signing_key.KEY_FILE`, ``WACZ_KEY_FILE``: private keys,
-#: copied only where their owner chooses) and the registry (:data:`pdi.federation.registry.REGISTRY_FILE`).
-#: A backup names those it finds.
+#: Files a directory archive may keep beside its catalog that are no rows of it: the signing key and the WACZ
+#: key (:data:`pdi.archive.signing_key.KEY_FILE`, ``WACZ_KEY_FILE``: private keys, which cannot be made again) and
+#: the registry (:data:`pdi.federation.registry.REGISTRY_FILE`). A backup holds each one the archive has, and a
+#: restore puts it back (:func:`copy_beside`).
 BESIDE = ("signing-key.pem", "wacz-key.pem", "registry.json")
+#: The largest file beside a catalog a backup copies: more than any key or registry pdi writes (a registry is at
+#: most 4 MiB, :data:`pdi.federation.registry.MAX_REGISTRY`).
+MAX_BESIDE = 8 << 20
 
 Progress = Callable[[int, int], None]
 
@@ -68,8 +71,8 @@ class BackupDone:
     #: one the backup's archive recorded (which that archive, if it still runs, uses too).
     blob_store: str | None = None
     shares_blob_store: bool = False
-    #: A backup's: the files beside a directory archive's catalog that it does not hold (:data:`BESIDE`).
-    left_out: tuple[str, ...] = ()
+    #: The files beside a directory archive's catalog (:data:`BESIDE`) the backup holds, or the restore put back.
+    beside: tuple[str, ...] = ()
 
 
 # --- the destination ----------------------------------------------------------------
@@ -108,6 +111,14 @@ def within_folder(path: Path, folder: Path) -> bool:
 
 #: What a backup that did not finish leaves in its directory.
 UNFINISHED = frozenset({"blobs", "tmp", CATALOG + ".partial", CATALOG + ".partial-journal", DUMP + ".partial"})
+
+
+def unfinished_backup(names: set[str]) -> bool:
+    """Whether a destination holding the files ``names`` (and no marker) is a first backup that did not finish: what
+    a backup makes before its marker, the files beside the catalog (:data:`BESIDE`) only with the catalog's copy they
+    are made after (a folder holding a key and nothing else is someone's, not a backup's)."""
+    beside = {name for name in names if name.removesuffix(".partial") in BESIDE}
+    return names - beside <= UNFINISHED and (not beside or CATALOG + ".partial" in names)
 
 
 def check_space(dest: Path, needed: int) -> None:
@@ -264,6 +275,48 @@ def regular_file(path: Path, what: str) -> None:
                          " a backup or an archive, and one may lead out of it: nothing was copied from it")
     if not stat.S_ISREG(mode):
         raise StoreError(f"{what} {path} is not a file (a pipe, a device or a folder): not a pdi backup")
+
+
+def copy_beside(source: Path, dest: Path, what: str) -> tuple[str, ...]:
+    """Copy the files of :data:`BESIDE` that ``source`` holds into ``dest`` (the keys mode 0600, as ``pdi keys init``
+    makes them), each written beside and renamed into place, fsynced; a name ``source`` does not hold is removed from
+    ``dest`` (a backup into the same DEST again is the archive as it is now). The names copied.
+
+    ``what`` says whose the files are in an error. A file that is not a plain one (a link, a pipe) or larger than
+    :data:`MAX_BESIDE` is refused before anything of it is written."""
+    copied = []
+    for name in BESIDE:
+        path = source / name
+        regular_file(path, f"{what}'s {name}")
+        target = dest / name
+        if not path.exists():
+            if target.exists():
+                target.unlink()
+            continue
+        partial = dest / (name + ".partial")
+        try:
+            with path.open("rb") as f:
+                data = f.read(MAX_BESIDE + 1)
+            if len(data) > MAX_BESIDE:
+                raise StoreError(f"{what}'s {path} is larger than any key or registry pdi writes ({MAX_BESIDE:,}"
+                                 " octets): not copied")
+            mode = 0o600 if name.endswith(".pem") else 0o644
+            partial.unlink(missing_ok=True)
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+            try:
+                os.fchmod(fd, mode)  # whatever the umask
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(partial, target)
+        except OSError as exc:
+            partial.unlink(missing_ok=True)
+            raise StoreError(f"cannot copy {path} to {target}: {exc}") from exc
+        copied.append(name)
+    return tuple(copied)
 
 
 def copy_catalog(source: sqlite3.Connection, partial: Path) -> None:

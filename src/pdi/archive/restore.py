@@ -25,6 +25,7 @@ from typing import Any, BinaryIO
 
 from pdi._extras import missing_extra
 from pdi.archive.backup_files import (
+    BESIDE,
     CATALOG,
     DUMP,
     MARKER,
@@ -35,6 +36,7 @@ from pdi.archive.backup_files import (
     Progress,
     blob_file,
     check_space,
+    copy_beside,
     copy_blobs,
     copy_catalog,
     gone,
@@ -299,13 +301,15 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
             copy_catalog(backup_catalog, partial)
             if blobs is not None:
                 _record_blob_store(partial, blobs)
+            beside = copy_beside(src, root, "the backup")  # the keys and the registry, before the catalog is
             os.replace(partial, root / CATALOG)
             fsync_dir(root)
         except BaseException:
             if made:
                 shutil.rmtree(root, ignore_errors=True)
-            else:
-                partial.unlink(missing_ok=True)
+            else:  # the place held none of them (or it was refused as not empty): what this restore wrote
+                for name in (CATALOG + ".partial", *BESIDE, *(n + ".partial" for n in BESIDE)):
+                    (root / name).unlink(missing_ok=True)
             raise
     except sqlite3.Error as exc:
         raise StoreError(f"cannot restore the catalog {src / CATALOG}: {exc}") from exc
@@ -315,7 +319,7 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
     if store is not None:
         _restore_s3(src, store, names, progress, copier)
     return BackupDone("sqlite", copier.copied, copier.linked, copier.present, copier.octets, started_at,
-                      blob_store=store, shares_blob_store=store is not None and blobs is None)
+                      blob_store=store, shares_blob_store=store is not None and blobs is None, beside=beside)
 
 
 def backup_schema_version(src: Path, marker: dict[str, Any]) -> int | None:

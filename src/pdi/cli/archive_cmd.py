@@ -27,7 +27,6 @@ from pdi.cli.archive_io import open_archive
 from pdi.errors import IntegrityError, NotFoundError, ParseError, UnsupportedError
 
 if TYPE_CHECKING:
-    from pdi.archive.backup_files import BackupDone
     from pdi.archive.fixity import Problem, VerifyReport
     from pdi.wacz_signing import Identity, WaczKey
 
@@ -44,14 +43,6 @@ archive_option: Callable[[F], F] = click.option(
     help="The archive: a directory (SQLite + blob files) or a postgresql:// URL"
     " [env PDI_ARCHIVE].",
 )
-
-
-def say_left_out(done: BackupDone, location: str) -> None:
-    """Say on standard error which files beside the catalog of the archive at ``location`` a backup does not hold
-    (its keys, its registry): a restore does not bring them back, and a lost signing key cannot be made again."""
-    if done.left_out:
-        click.echo(f"pdi: not in the backup: {', '.join(done.left_out)} of {location} (no backup holds its keys"
-                   " or its registry): keep copies of them yourself; see docs/how-to/backup.md", err=True)
 
 
 @contextmanager
@@ -102,9 +93,8 @@ def init_cmd(location: str | None, blobs: str | None, backup_dest: str | None, a
 
         found = schema_version_at(where)
         if found is not None and found < SCHEMA_VERSION:
-            done = backup(where, backup_dest)
+            backup(where, backup_dest)
             click.echo(f"backed up the archive at schema version {found} to {backup_dest} before migrating it")
-            say_left_out(done, where)
         else:  # nothing to migrate (or no archive yet): said, so that DEST is not looked for in vain
             why = "there is no archive yet" if found is None else f"it is at schema version {found} already"
             click.echo(f"not backed up to {backup_dest}: {why}, nothing to migrate (pdi backup makes one)", err=True)

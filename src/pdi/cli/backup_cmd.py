@@ -9,7 +9,7 @@ import click
 
 from pdi._wording import plural
 from pdi.archive import resolve_location
-from pdi.cli.archive_cmd import archive_option, progress_bar, say_left_out
+from pdi.cli.archive_cmd import archive_option, progress_bar
 
 
 @click.command("backup")
@@ -38,20 +38,21 @@ def backup_cmd(dest: str, copy: bool, archive: str) -> None:
     backup of this same archive, outside the archive (else exit 5, and
     DEST is left as it was); a damaged blob: exit 3; not enough space,
     pg_dump missing or older than the server: exit 8 (the previous backup
-    is kept). The keys and the registry kept beside a catalog
-    (signing-key.pem, wacz-key.pem, registry.json) are not in the backup:
-    each found is named, and copies of them are yours to keep. See
-    docs/how-to/backup.md.
+    is kept). The keys and the registry kept beside a SQLite catalog
+    (signing-key.pem, wacz-key.pem, registry.json) are backed up with it
+    (the keys mode 0600) and restored with it; a file $PDI_SIGNING_KEY,
+    $PDI_WACZ_KEY or $PDI_REGISTRY names (a PostgreSQL archive's) is not.
+    See docs/how-to/backup.md.
     """
     from pdi.archive.backup import backup
 
     with progress_bar("copying blobs") as progress:
-        done = backup(location := resolve_location(archive), dest, copy=copy, progress=progress)
+        done = backup(resolve_location(archive), dest, copy=copy, progress=progress)
     kept = f", {done.blobs_present} there already" if done.blobs_present else ""
+    beside = f"; with {', '.join(done.beside)} from beside the catalog" if done.beside else ""
     click.echo(f"backed up the {done.kind} archive to {dest}: catalog as of {done.started_at},"
                f" {plural(done.blobs_copied, 'blob')} copied ({done.octets_copied} octets),"
-               f" {done.blobs_linked} hard-linked{kept}")
-    say_left_out(done, location)
+               f" {done.blobs_linked} hard-linked{kept}{beside}")
 
 
 @click.command("restore")
@@ -68,8 +69,9 @@ def restore_cmd(source: str, to: str | None, copy: bool, blobs: str | None) -> N
 
     \b
     SQLite: the blob files (hard-linked when on the same file system, else
-    copied, each checked against its SHA-256), then the catalog (SQLite's
-    backup API, renamed into place last). PostgreSQL: pg_restore into the
+    copied, each checked against its SHA-256), the keys and the registry
+    the backup holds, then the catalog (SQLite's backup API, renamed into
+    place last). PostgreSQL: pg_restore into the
     empty database --to names (made beforehand: createdb). Blobs kept in S3
     that the bucket has lost are uploaded again from SRC/blobs; with --blobs,
     all of them into another bucket, which the restored archive then records
@@ -84,6 +86,8 @@ def restore_cmd(source: str, to: str | None, copy: bool, blobs: str | None) -> N
         where, done = restore(source, to, copy=copy, progress=progress, blobs=blobs)
     restored = f"restored the {done.kind} archive to {where}: {plural(done.blobs_copied, 'blob')} copied," \
                f" {done.blobs_linked} hard-linked"
+    if done.beside:
+        restored += f", {', '.join(done.beside)} put back beside the catalog"
     if done.shares_blob_store:  # a drill beside the live archive: the two must not remove each other's blobs
         restored += (f"; its blobs are in {done.blob_store}, the bucket of the archive the backup was taken from:"
                      " while that archive is in use, never run pdi verify --remove-unreferenced in either"
