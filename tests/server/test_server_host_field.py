@@ -100,3 +100,29 @@ def test_a_request_line_of_another_version_of_http_is_505(tmp_path: Path, public
         problem = json.loads(body)
         assert (problem["title"], problem["status"]) == ("HTTP Version Not Supported", 505)
         assert "HTTP/2.0" in problem["detail"]
+
+
+@pytest.mark.parametrize("public", [False, True])
+def test_a_request_line_of_a_later_http_1_minor_version_is_answered_as_http_1_1(tmp_path: Path, public: bool) -> None:
+    """RFC 9110 §2.5: "A recipient that receives a message with a major version number that it implements and a minor
+    version number higher than what it implements SHOULD process the message as if it were in the highest minor
+    version within that major version to which the recipient is conformant", and a server "SHOULD send a response
+    version equal to the highest version to which the server is conformant that has a major version less than or
+    equal to the one received in the request": HTTP/1.2 and HTTP/1.9 are read as HTTP/1.1 (kept alive, a Host field
+    required) and answered in HTTP/1.1, as h11 reads the answers."""
+    from server_helpers import h11_answers
+
+    with _served(tmp_path, public) as (port, target):
+        for version in (b"1.2", b"1.9"):
+            asked = b"GET %s HTTP/%s\r\nHost: a\r\n\r\n" % (target, version)
+            raw = _ask(port, asked + asked + b"GET %s HTTP/%s\r\nHost: a\r\nConnection: close\r\n\r\n" % (target, version))
+            assert raw.startswith(b"HTTP/1.1 200 "), raw[:200]
+            answers, left = h11_answers(raw, ["GET", "GET", "GET"])
+            assert [(status, body) for status, _, body in answers] == [(200, b"a text\n")] * 3 and not left
+            unhosted = _ask(port, b"GET %s HTTP/%s\r\n\r\n" % (target, version))  # as of HTTP/1.1: RFC 9112 §3.2
+            assert unhosted.startswith(b"HTTP/1.1 400 "), unhosted[:200]
+            assert json.loads(unhosted.partition(b"\r\n\r\n")[2])["status"] == 400
+        for version in (b"2.1", b"3.0", b"9.9"):  # another major version: RFC 9110 §15.6.6
+            answer = _ask(port, b"GET %s HTTP/%s\r\nHost: a\r\n\r\n" % (target, version))
+            assert answer.startswith(b"HTTP/1.1 505 "), (version, answer[:200])
+            assert b"HTTP/%s" % version in answer.partition(b"\r\n\r\n")[2]

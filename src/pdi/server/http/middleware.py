@@ -148,6 +148,16 @@ def valid_host(value: bytes) -> bool:
 _VERSIONS = ("1.1", "1.0")
 
 
+def read_as(version: str) -> str:
+    """The version of HTTP a request naming ``version`` is read as: HTTP/1.1 for a later minor version of HTTP/1
+    (``1.2``, ``1.9``), which RFC 9110 §2.5 says a recipient "SHOULD process ... as if it were in the highest minor
+    version within that major version to which the recipient is conformant"; else ``version`` itself."""
+    major, dot, minor = version.partition(".")
+    if major == "1" and dot and minor.isascii() and minor.isdigit() and int(minor) > 1:
+        return "1.1"
+    return version
+
+
 class HostField(HTTPMiddleware):
     """ASGI middleware for what a request's head must be before anything reads it, each ``400`` or ``505`` with an
     RFC 9457 problem and ``Connection: close``:
@@ -155,14 +165,18 @@ class HostField(HTTPMiddleware):
     * more than one ``Host`` field, an HTTP/1.1 request with none, or one whose value is not ``host[:port]``
       (RFC 9112 §3.2: a server MUST answer ``400``; which host it asks for, and so which base URL its answers
       name, is not known);
-    * a request line naming a version of HTTP other than 1.1 and 1.0 (``HTTP/2.0`` in a request line is not how
-      HTTP/2 is spoken): ``505`` (RFC 9110 §15.6.6).
+    * a request line naming a version of HTTP other than 1.x (``HTTP/2.0`` in a request line is not how HTTP/2 is
+      spoken): ``505`` (RFC 9110 §15.6.6); a later minor version of HTTP/1 (``HTTP/1.2``) is read, and answered,
+      as HTTP/1.1 (RFC 9110 §2.5, :func:`read_as`).
 
     Answered as any answer is, in the connection's order of requests (a request before it on the connection is
     answered first), with its ``Date``, logged and counted."""
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         version = scope.get("http_version", "1.1")
+        if version not in _VERSIONS and read_as(version) != version:
+            version = read_as(version)
+            scope = {**scope, "http_version": version}
         hosts = []
         listed = 0
         expects = False

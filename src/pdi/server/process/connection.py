@@ -273,6 +273,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # llhttp refuses a request line of any version but 0.9, 1.0, 1.1 and 2.0 ("Invalid HTTP version", a 400);
+        # RFC 9110 §2.5 asks a later minor version of HTTP/1 to be read as HTTP/1.1 (HostField reads it so, and
+        # answers 505 to another major version). Lenient in the version's digits alone: one digit each still.
+        self.parser.set_dangerous_leniencies(lenient_version=True)
         #: Whether a request's head is being read, the octets read while it was, its fields so far, and why it
         #: is refused (status and detail), if it is.
         self._in_head = True
