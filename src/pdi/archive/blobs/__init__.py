@@ -33,7 +33,7 @@ import hashlib
 import mmap
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, BinaryIO
 
 from pdi._closing import Closing
@@ -291,6 +291,25 @@ class ChunkedReader(Closing):
             piece = self._chunk(index)
             base = index * size
             yield piece[max(start - base, 0) : end - base]
+
+    def spans(self, spans: Sequence[tuple[int, int]]) -> Iterator[tuple[int, bytes]]:
+        """The octets of each of ``spans`` (``[start, end)``) in turn, in pieces, each with the index of its span
+        and from a chunk verified just before (:meth:`chunks`); a chunk holding the end of one span and the start
+        of the next is read once (so many spans in one chunk cost one read)."""
+        if not self.info.chunked:
+            for at, (start, end) in enumerate(spans):
+                for piece in self.chunks(start, end):
+                    yield at, piece
+            return
+        size = self.info.chunk_size
+        held_index, held = -1, b""
+        for at, (start, end) in enumerate(spans):
+            start, end = self._bounds(start, end)
+            for index in range(start // size, (end - 1) // size + 1) if start < end else ():
+                if index != held_index:
+                    held, held_index = self._chunk(index), index
+                base = index * size
+                yield at, held[max(start - base, 0) : end - base]
 
     def unverified(self) -> Iterator[bytes]:
         """Every stored octet in order, not checked (to copy a blob whose reads are checked later by range)."""

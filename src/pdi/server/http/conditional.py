@@ -1,10 +1,10 @@
-"""Conditional requests and one byte range, as N2R answers them (RFC 9110 §13, §14).
+"""Conditional requests and byte ranges, as N2R answers them (RFC 9110 §13, §14).
 
 An N2R answer for a name with a format never changes, so its entity tag is
 known from the catalog alone (:func:`entity_tag`); ``If-None-Match``
 (:func:`tag_matches`), ``If-Match`` (:func:`if_match_holds`, for the
-annotation server's changes), ``If-Range`` (:func:`if_range_holds`) and a single
-``Range`` (:func:`byte_range`) are read here, for the resolver's handlers and
+annotation server's changes), ``If-Range`` (:func:`if_range_holds`) and ``Range`` (:func:`byte_ranges`; one range,
+:func:`byte_range`) are read here, for the resolver's handlers and
 for the cache of whole answers (:mod:`pdi.server.process.cache`) alike.
 
 Its ``Last-Modified`` is the deposit time of the stored bytes, which never
@@ -20,6 +20,7 @@ import re
 import time
 from collections.abc import Iterable, Mapping
 
+from pdi.server.http.byteranges import MAX_PARTS, coalesced
 from pdi.server.http.problems import problem_body
 
 #: What :func:`byte_range` answers for a range that selects no byte of the body.
@@ -175,7 +176,7 @@ def byte_range(field: str | None, length: int) -> tuple[int, int] | None:
     """The one byte range ``Range: bytes=…`` asks for, inclusive, within ``length`` bytes (RFC 9110 §14.1.2).
 
     ``None`` means: answer the whole body (no ``Range``, another unit, a
-    malformed one, or several ranges, which a server may ignore; or the
+    malformed one, or several ranges, which :func:`byte_ranges` reads; or the
     last N bytes of an empty body, which §14.1.1 calls satisfiable but no
     ``206`` can say, as nginx answers it);
     :data:`UNSATISFIABLE` means ``416``.
@@ -185,23 +186,69 @@ def byte_range(field: str | None, length: int) -> tuple[int, int] | None:
     unit, _, spec = field.strip().partition("=")
     if unit.strip().lower() != "bytes" or "," in spec:
         return None
+    found = _range_spec(spec, length)
+    return None if found in (_INVALID, _UNSPELLED) else found
+
+
+def byte_ranges(field: str | None, length: int) -> list[tuple[int, int]] | None:
+    """Every byte range ``Range: bytes=…`` asks for that selects octets of a body of ``length`` (RFC 9110 §14.1.2),
+    inclusive, in the order asked (a list of one or more: ``206``, one part or several), ``[]`` when none does
+    (``416``), or ``None``: answer the whole body, as :func:`byte_range` says, and also when a range is invalid
+    (the whole field is then invalid: §14.1.1), and when the field asks for more than
+    :data:`~pdi.server.http.byteranges.MAX_PARTS` parts once overlapping and near ranges are one
+    (:func:`~pdi.server.http.byteranges.coalesced`; §14.2: a server "MAY ignore or reject" such a field).
+
+    Empty list elements are skipped (RFC 9110 §5.6.1.2); unsatisfiable ranges are left out (§14.1.2)."""
+    if field is None:
+        return None
+    unit, _, set_ = field.strip().partition("=")
+    if unit.strip().lower() != "bytes":
+        return None
+    found: list[tuple[int, int]] = []
+    asked = unspelled = False
+    for element in set_.split(","):
+        if not element.strip(" \t"):
+            continue
+        asked = True
+        got = _range_spec(element, length)
+        if got == _INVALID:
+            return None
+        if got == _UNSPELLED:
+            unspelled = True
+        elif got != UNSATISFIABLE:
+            found.append(got)
+    if not asked or unspelled:  # no range-spec (1#range-spec); the last N octets of an empty body: the whole of it
+        return None
+    parts = coalesced(found)
+    return None if len(parts) > MAX_PARTS else parts
+
+
+#: What :func:`_range_spec` answers for a range-spec that is invalid (the whole field is then ignored), and for the
+#: last N bytes of an empty body (satisfiable, but no ``Content-Range`` spells it: the whole, empty body).
+_INVALID = (-2, -2)
+_UNSPELLED = (-3, -3)
+
+
+def _range_spec(spec: str, length: int) -> tuple[int, int]:
+    """One range-spec of a body of ``length`` octets (RFC 9110 §14.1.1): its first and last octets, or
+    :data:`UNSATISFIABLE`, :data:`_INVALID` or :data:`_UNSPELLED`."""
     first_text, dash, last_text = spec.strip().partition("-")
     if not dash or not _digits_or_empty(first_text) or not _digits_or_empty(last_text):
-        return None
+        return _INVALID
     # A position of any number of digits is a position (RFC 9110 §14.1.1 bounds none); one past 19 significant
     # digits lies beyond every body, so it is read as HUGE, not as an int (a 64 KB field would exceed Python's
     # bound on converting digits, and no body is that long).
     first_digits, last_digits = first_text.lstrip("0") or "0", last_text.lstrip("0") or "0"
     if first_text == "":  # a suffix: the last N bytes
         if last_text == "":
-            return None
+            return _INVALID
         if last_digits == "0":
             return UNSATISFIABLE
         if length == 0:  # satisfiable (RFC 9110 §14.1.1), but no Content-Range spells it: the whole, empty body
-            return None
+            return _UNSPELLED
         return max(0, length - _position(last_digits)), length - 1
     if last_text != "" and (len(last_digits), last_digits) < (len(first_digits), first_digits):
-        return None  # invalid: ignore it
+        return _INVALID  # invalid: ignore it
     first = _position(first_digits)
     if first >= length:
         return UNSATISFIABLE

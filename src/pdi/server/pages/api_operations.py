@@ -255,7 +255,8 @@ _URI_RES = Operation(
                          headers={"PDI-Capture": ("I2R of a 1990s capture name this archive never kept, answered"
                                                   " with its capture of the same URL nearest that day: same-day,"
                                                   " later or earlier; asked=DAY; captured=NAME", False)}),
-             206: Answer("A byte range of the resource", "*/*", {}),
+             206: Answer("A byte range of the resource; several ranges: multipart/byteranges, a part each (RFC 9110"
+                         " §14.6)", "*/*", {}),
              300: Answer("A generic name that Accept chooses no format of: every format of every version",
                          "text/uri-list", {"type": "string"}),
              302: Answer("N2L: the resource's URL; N2R of a generic name: the format Accept prefers;"

@@ -79,10 +79,10 @@ from itertools import chain
 import anyio.to_thread
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from pdi.server.http.byteranges import Byteranges, boundary
 from pdi.server.http.conditional import (
     NOT_OF_416,
-    UNSATISFIABLE,
-    byte_range,
+    byte_ranges,
     dated_fields,
     if_range_holds,
     tag_matches,
@@ -374,24 +374,29 @@ def answer(
     """Status, headers and body of the answer to a ``GET`` of ``entity`` with these request fields.
 
     ``304`` when ``If-None-Match`` holds its tag (RFC 9110 §13.1.2), ``206``
-    for one satisfiable ``Range`` (if ``If-Range`` holds), ``416`` for one
-    that selects nothing, else ``200`` and the whole body. The caller drops
-    the body for ``HEAD``.
+    for a satisfiable ``Range`` (if ``If-Range`` holds; several ranges, a
+    ``multipart/byteranges`` body: :mod:`pdi.server.http.byteranges`),
+    ``416`` for one that selects nothing, else ``200`` and the whole body.
+    The caller drops the body for ``HEAD``.
     """
     if if_none_match is not None and tag_matches(if_none_match, entity.etag):
         return 304, [(b"etag", entity.etag.encode("latin-1")), *_cache_control(entity)], b""
     length = len(entity.body)
     holds = if_range is None or if_range_holds(if_range, entity.etag, modified_of(entity))
-    wanted = byte_range(range_field, length) if holds else None
+    wanted = byte_ranges(range_field, length) if holds else None
     if wanted is None:
         return 200, [*entity.headers, *_length(length), (b"content-type", entity.content_type)], entity.body
-    if wanted == UNSATISFIABLE:
+    if len(wanted) > 1:  # RFC 9110 §15.3.7.2: no Content-Range of its own; each part says its range
+        parts = Byteranges.of(wanted, length, entity.content_type, boundary(entity.etag, entity.body))
+        fields = [*entity.headers, *_length(parts.length), (b"content-type", parts.content_type)]
+        return 206, fields, parts.join(entity.body)
+    if not wanted:
         assert range_field is not None
         fields, body = unsatisfiable(range_field, length)
         # not immutable: it varies by who reads, as the resolver's readers say of every such answer
         kept = [(k, v) for k, v in entity.headers if k not in NOT_OF_416]
         return 416, varying_also([*kept, *fields], BY_READER), body
-    first, last = wanted
+    first, last = wanted[0]
     headers = [*entity.headers, (b"content-range", b"bytes %d-%d/%d" % (first, last, length)),
                *_length(last - first + 1), (b"content-type", entity.content_type)]
     return 206, headers, entity.body[first : last + 1]

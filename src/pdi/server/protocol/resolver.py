@@ -36,15 +36,12 @@ from starlette.responses import (
     StreamingResponse,
 )
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
 
 from pdi._wording import clipped
 from pdi.archive import Archive, Generic, Resolved
 from pdi.archive.access import current_reader
 from pdi.archive.blobs import FileReader
-from pdi.archive.blobs.memo import Identity
 from pdi.archive.describe import describe
-from pdi.archive.results import Opened
 from pdi.errors import NotFoundError, ParseError, PDIError, WithdrawnError
 from pdi.fragments import past_end_message
 from pdi.identifier import PDI
@@ -53,8 +50,7 @@ from pdi.interop.memento import LINK_FORMAT
 from pdi.mhtml.headers import SERVED_TYPE_OCTETS, served_content_type
 from pdi.server.http.conditional import (
     NOT_OF_416,
-    UNSATISFIABLE,
-    byte_range,
+    byte_ranges,
     date_precondition,
     entity_tag,
     if_match_holds,
@@ -84,11 +80,11 @@ from pdi.server.process.cache import (
     respond,
 )
 from pdi.server.process.limits import ArchiveHandlers, WorkLimits
-from pdi.server.process.zerocopy import EXTENSION
 from pdi.server.protocol.memento_oaipmh import Mementos
 from pdi.server.protocol.mirrored import Locations
 from pdi.server.protocol.plain import NotPublic, PlainAnswers, deposit_stamp, labelled_type
 from pdi.server.protocol.rfc2169 import n2r_path, n2r_url, rfc2169_query, sturdy, urn_from_query
+from pdi.server.protocol.stored import FileSend, byteranges_response
 
 #: RFC 2169 services this resolver answers, and the others it knows of (501).
 SERVICES = ("N2R", "I2R", "N2L", "N2Ls", "N2C", "N2Ns")
@@ -705,12 +701,16 @@ def streamed_response(
     if dated == 304 or (held is not None and tag_matches(held, tag)):  # RFC 9110 §13.1.2, §13.1.3: not modified
         return Response(status_code=304, headers={"ETag": tag, "Cache-Control": control, "Vary": base["Vary"]})
     modified = base["Last-Modified"]
-    wanted = byte_range(headers.get("range"), size) if if_range_holds(headers.get("if-range"), tag, modified) else None
-    if wanted == UNSATISFIABLE:
+    wanted = byte_ranges(headers.get("range"), size) if if_range_holds(headers.get("if-range"), tag, modified) else None
+    if wanted == []:
         said, problem = unsatisfiable(headers["range"], size)  # the body of HEAD's answer too: the server drops it
         kept = {k: v for k, v in base.items() if k.lower().encode() not in NOT_OF_416}
         return Response(problem, status_code=416, headers={**kept, **{k.decode(): v.decode() for k, v in said}})
-    start, end = (0, size) if wanted is None else (wanted[0], wanted[1] + 1)
+    if wanted is not None and len(wanted) > 1:  # several parts; None: too costly to read, the whole answer
+        if (parts := byteranges_response(archive, located, wanted, base, tag, media_type, head=head)) is not None:
+            return parts
+        wanted = None
+    start, end = (0, size) if wanted is None else (wanted[0][0], wanted[0][1] + 1)
     fields = {**base, "Content-Length": str(end - start)}
     if wanted is not None:
         fields["Content-Range"] = f"bytes {start}-{end - 1}/{size}"
@@ -743,50 +743,6 @@ def streamed_response(
             opened.close()
 
     return StreamingResponse(body(), status_code=status, headers=fields, media_type=media_type)
-
-
-class FileSend(Response):
-    """Octets ``[start, end)`` of a blob file whose chunks are all remembered verified: sent as they are stored.
-
-    Under ``pdi serve`` with ``sendfile`` (:mod:`pdi.server.process.zerocopy`);
-    elsewhere read in pieces on a worker thread. Either way the file's
-    identity is checked again (``fstat``) as it is sent: a file changed
-    since its chunks were verified cuts the answer short.
-    """
-
-    def __init__(
-        self, opened: Opened, reader: FileReader, verified: Identity, start: int, end: int,
-        status: int, headers: Mapping[str, str], media_type: str,
-    ) -> None:
-        super().__init__(status_code=status, headers=headers, media_type=media_type)
-        self.opened = opened
-        self.reader = reader
-        self.verified = verified
-        self.start = start
-        self.end = end
-
-    def unchanged(self) -> bool:
-        """Whether the file is still as it was when its chunks were found verified."""
-        return self.reader.identity() == self.verified
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        try:
-            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-            sendfile = scope.get("extensions", {}).get(EXTENSION)
-            if scope.get("method") == "HEAD":
-                pass
-            elif sendfile is not None:
-                await sendfile(self.reader.fd, self.start, self.end - self.start, self.unchanged)
-            else:
-                pieces = self.reader.chunks(self.start, self.end)  # trusted by the memo: fstat, no hashing
-                while True:
-                    piece = await anyio.to_thread.run_sync(next, pieces, None)
-                    if piece is None:
-                        break
-                    await send({"type": "http.response.body", "body": piece, "more_body": True})
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-        finally:
-            self.opened.close()
 
 
 def entity_response(entity: Entity, headers: Mapping[str, str]) -> Response:
