@@ -165,11 +165,25 @@ def test_an_asctime_date_is_read_as_python_writes_it(moment: datetime.datetime) 
 @given(st.datetimes(min_value=datetime.datetime(1900, 1, 1), max_value=datetime.datetime(2199, 12, 31),
                     timezones=st.just(datetime.UTC)))
 def test_an_rfc850_date_is_read_in_the_century_fifty_years_allow(moment: datetime.datetime) -> None:
-    """§5.6.7: a two-digit year that would be more than 50 years ahead is the last year before with those digits."""
-    this_year = time.gmtime().tm_year
-    year = next(y for y in range(this_year + 50, this_year - 50, -1) if y % 100 == moment.year % 100)
+    """§5.6.7: a two-digit year whose timestamp would be more than 50 years ahead is the last year before with those
+    digits."""
+    now = datetime.datetime.now(datetime.UTC)
+    year = now.year - now.year % 100 + moment.year % 100
+    if (year, *moment.utctimetuple()[1:6]) > (now.year + 50, *now.utctimetuple()[1:6]):
+        year -= 100
     assert http_date(_rfc850(moment)) == calendar.timegm(moment.replace(year=year).utctimetuple()) if not (
         moment.month == 2 and moment.day == 29 and calendar.isleap(year) is False) else http_date(_rfc850(moment)) is None
+
+
+def test_an_rfc850_date_more_than_fifty_years_ahead_by_its_timestamp_is_a_century_before() -> None:
+    """§5.6.7: "a timestamp that appears to be more than 50 years in the future" is read in the past: the timestamp,
+    not the year alone. In the year fifty years on, its last second is more than 50 years ahead (a century before),
+    its first is not (as written), whatever today is but its own first or last second."""
+    ahead = datetime.datetime.now(datetime.UTC).year + 50
+    last = datetime.datetime(ahead - 100, 12, 31, 23, 59, 59, tzinfo=datetime.UTC)
+    first = datetime.datetime(ahead, 1, 1, tzinfo=datetime.UTC)
+    for meant in (last, first):
+        assert http_date(_rfc850(meant)) == calendar.timegm(meant.utctimetuple()), _rfc850(meant)
 
 
 @given(st.text(max_size=40))

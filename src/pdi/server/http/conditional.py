@@ -149,16 +149,19 @@ _ASCTIME_DATE = re.compile(rf"{_DAY} {_MONTH} ([ \d]\d) {_CLOCK} (\d{{4}})")
 def http_date(field: str) -> int | None:
     """Seconds since 1970 of an HTTP-date (RFC 9110 §5.6.7), GMT; ``None`` for anything else (another form, a day
     or a time that does not exist, a list of dates). An rfc850-date's two-digit year is the century's that puts
-    it at most 50 years after this year (§5.6.7)."""
+    it at most 50 years after now (§5.6.7: "a timestamp that appears to be more than 50 years in the future" is
+    "the most recent year in the past that had the same last two digits")."""
     field = field.strip()
     if (found := _IMF_FIXDATE.fullmatch(field)) is not None:
         day, month, year, hour, minute, second = found.groups()
         full = int(year)
     elif (found := _RFC850_DATE.fullmatch(field)) is not None:
         day, month, year, hour, minute, second = found.groups()
-        this_year = time.gmtime().tm_year
-        full = this_year - this_year % 100 + int(year)
-        if full > this_year + 50:
+        now = time.gmtime()
+        full = now.tm_year - now.tm_year % 100 + int(year)
+        # more than 50 years ahead by the timestamp, not the year alone: in the year fifty years on, a day after today
+        if (full, _MONTHS[month], int(day), int(hour), int(minute), int(second)) > (
+                now.tm_year + 50, now.tm_mon, now.tm_mday, now.tm_hour, now.tm_min, now.tm_sec):
             full -= 100
     elif (found := _ASCTIME_DATE.fullmatch(field)) is not None:
         month, day, hour, minute, second, year = found.groups()
