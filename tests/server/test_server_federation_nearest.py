@@ -69,3 +69,15 @@ def test_the_hint_is_what_api_resolve_says(client: TestClient) -> None:
     n2r = client.get(f"/uri-res/N2R?{WRONG_DAY}")
     assert api.status_code == n2r.status_code == 404
     assert api.json()["detail"] == n2r.json()["detail"]
+
+
+@pytest.mark.parametrize("inflection", ["?info", "?", "??"])
+@pytest.mark.parametrize("service", ["N2R", "I2R"])
+def test_a_description_asked_of_a_name_not_here_says_what_is_near_it(client: TestClient, service: str,
+                                                                    inflection: str) -> None:
+    # ?info (and the ARK-style ? and ??) asks for N2C's description: of a name not here, the same 404 as N2C's
+    answer = client.get(f"/uri-res/{service}?{WRONG_DAY}{inflection}", follow_redirects=False)
+    n2c = client.get(f"/uri-res/N2C?{WRONG_DAY}", follow_redirects=False)
+    assert answer.status_code == n2c.status_code == 404
+    detail = answer.json()["detail"]
+    assert detail.endswith(f" is not in this archive{HINT}"), detail

@@ -74,7 +74,7 @@ from pdi.interop.memento import as_uri, link, select
 from pdi.server.http.problems import Problem
 from pdi.server.process.limits import WorkLimits
 from pdi.server.protocol.memento_oaipmh import is_url
-from pdi.server.protocol.resolver import Resolver
+from pdi.server.protocol.resolver import Resolver, split_inflection
 from pdi.server.protocol.rfc2169 import n2r_url, rfc2169_query, urn_from_query
 from pdi.signing import SigningKey
 
@@ -136,8 +136,12 @@ class Elsewhere:
         none: ``error`` raised, with what this archive holds near the name (:data:`_HINTED` services)."""
         if service not in _ONWARD:
             raise error
+        query = request.url.query
+        name, inflection = split_inflection(name)
+        if inflection is not None:  # ?info after the name (N2R, I2R): its description, answered as N2C's is
+            service, query = "N2C", rfc2169_query(name)
         base = self.base_url if self.base_url is not None else str(request.base_url)
-        found = await self.lookups.run(self._service, service, name, request.url.query, base, self._selves(request),
+        found = await self.lookups.run(self._service, service, name, query, base, self._selves(request),
                                        PROBE_HEADER in request.headers)
         if found is None:  # known nowhere else: the 404, saying what is near (on the catalog's threads, as N2L is)
             raise (await anyio.to_thread.run_sync(self._near, error, name)) if service in _HINTED else error
