@@ -156,3 +156,11 @@ def test_pdi_serve_refusing_a_registry_key_url_does_not_print_its_password(tmp_p
         capture_output=True, text=True, timeout=60)
     assert done.returncode != 0
     assert SECRET not in done.stderr + done.stdout and f"http://***@127.0.0.1:{port}/api/keys" in done.stderr, done.stderr
+
+
+@given(_USERINFO, _HOST, _REST)
+def test_a_url_listed_to_anyone_has_no_userinfo_at_all(userinfo: str, host: str, rest: str) -> None:
+    from pdi._wording import public_url
+
+    assert public_url(f"https://{userinfo}@{host}{rest}") == f"https://{host}{rest}"
+    assert public_url(f"https://{host}{rest}") == f"https://{host}{rest}"

@@ -83,3 +83,10 @@ def shown_url(url: str) -> str:
     if at < 0:
         return url
     return f"{scheme}://***@{rest[at + 1:]}"
+
+
+def public_url(url: str) -> str:
+    """``url`` as an answer to anyone lists it (``N2Ls``, a ``Link``): without its userinfo at all, which a reader's
+    client would send on as credentials (:func:`shown_url` finds it, a URL without any is returned as it is)."""
+    shown = shown_url(url)
+    return shown if shown == url else shown.replace("://***@", "://", 1)

@@ -93,11 +93,11 @@ class Mirroring(ArchiveBase):
             if self.store.get_series(canonical) is None:
                 raise NotFoundError(f"series {canonical} is not registered here")
         if role == "origin" and self.store.get_series(canonical) is None:
-            self.store.add_series(SeriesRecord(canonical, None, base_url, timestamp(self.now())))
+            self.store.add_series(SeriesRecord(canonical, None, shown_url(base_url), timestamp(self.now())))
         record = MirrorRecord(canonical, base_url, role, jwk, timestamp(self.now()), token_source=token_source)
         token = f", token from {token_source}" if token_source else ""
         self.store.add_mirror(record, AuditRecord(timestamp(self.now()), writer.name if writer else self.who,
-                                                  f"mirror-{role}", canonical, f"{base_url} (key {jwk}){token}",
+                                                  f"mirror-{role}", canonical, f"{shown_url(base_url)} (key {jwk}){token}",
                                                   writer.address if writer else None))
         return record
 
@@ -125,10 +125,10 @@ class Mirroring(ArchiveBase):
         if writer is not None:
             writer.require("mirror", canonical)
             if any(m.base_url == base_url and m.role == "origin" for m in self.store.list_mirrors(canonical)):
-                raise AccessError(f"{base_url} is the origin {canonical} is mirrored from here, not a peer that"
-                                  " announced itself: pdi mirror remove forgets it")
+                raise AccessError(f"{shown_url(base_url)} is the origin {canonical} is mirrored from here, not a"
+                                  " peer that announced itself: pdi mirror remove forgets it")
         self.store.remove_mirror(canonical, base_url, AuditRecord(
-            timestamp(self.now()), writer.name if writer else self.who, "mirror-remove", canonical, base_url,
+            timestamp(self.now()), writer.name if writer else self.who, "mirror-remove", canonical, shown_url(base_url),
             writer.address if writer else None), recorded_by=writer.name if writer else None)
 
     def announced_peers(self) -> list[str]:
@@ -172,7 +172,8 @@ class Mirroring(ArchiveBase):
         A :class:`~pdi.errors.AccessError` for a name of another series than ``origin``'s."""
         _of_series(origin, name)
         key, version, token = _versioned(name)
-        return self.store.record_mirror_withdrawal(MirrorWithdrawal(key, version, token, at, purged, origin.base_url))
+        return self.store.record_mirror_withdrawal(MirrorWithdrawal(key, version, token, at, purged,
+                                                                          shown_url(origin.base_url)))
 
     def import_mirrored(self, origin: MirrorRecord, items: Sequence[tuple[RepresentationRecord, BlobSource]],
                         embargoes: Sequence[tuple[str, int | None, str]] = ()) -> list[RepresentationRecord]:
@@ -187,7 +188,7 @@ class Mirroring(ArchiveBase):
         known = [] if series is None else [series]
 
         at = timestamp(self.now())  # the moment of the batch's import, every audit line of it
-        detail = f"from {origin.base_url}"
+        detail = f"from {shown_url(origin.base_url)}"
 
         def new_document(first: RepresentationRecord) -> AuditRecord:
             return AuditRecord(at, self.who, "mirror", generic_text(first), detail)
@@ -196,7 +197,8 @@ class Mirroring(ArchiveBase):
         for name, version, until in embargoes:  # a document's, said with each of its names: once
             once.setdefault((key_of(parse_pdi(name)), version), (name, until))
         keyed = [(key, version, until) for (key, version), (_, until) in once.items()]
-        audit = [AuditRecord(at, self.who, "embargo", name, _embargo_detail(version, until), origin.base_url)
+        audit = [AuditRecord(at, self.who, "embargo", name, _embargo_detail(version, until),
+                             shown_url(origin.base_url))
                  for (_, version), (name, until) in once.items()]
         return self.store.import_all(known, items, (), audit, embargoes=keyed, new_document=new_document,
                                      gapless=False)
@@ -212,7 +214,8 @@ class Mirroring(ArchiveBase):
         record = self.store.get_series(origin.series)
         if record is None or record.access == check_access(access):
             return False
-        self.store.set_series_access(origin.series, access, self.who, timestamp(self.now()), address=origin.base_url)
+        self.store.set_series_access(origin.series, access, self.who, timestamp(self.now()),
+                                      address=shown_url(origin.base_url))
         return True
 
     def follow_origin_embargo(self, origin: MirrorRecord, name: str, version: int | None, until: str | None) -> None:
@@ -221,7 +224,7 @@ class Mirroring(ArchiveBase):
         :class:`~pdi.errors.AccessError` for a name of another series than ``origin``'s."""
         _of_series(origin, name)
         self.store.set_embargo(key_of(parse_pdi(name)), version, until, self.who, timestamp(self.now()),
-                               subject=name, address=origin.base_url)
+                               subject=name, address=shown_url(origin.base_url))
 
     def blob_room(self) -> int | None:
         """The octets a blob may still take on the disk that holds this archive's blob files, keeping
@@ -287,4 +290,4 @@ def _of_series(origin: MirrorRecord, name: str) -> None:
     """Nothing, when ``name`` is of the series ``origin`` is the origin of; else an :class:`AccessError`: an origin's
     signed manifest says what is so of its own series' names, never of another's."""
     if parse_pdi(name).series_name.lower() != origin.series:
-        raise AccessError(f"{name[:200]} is not of {origin.series}: {origin.base_url} speaks for that series alone")
+        raise AccessError(f"{name[:200]} is not of {origin.series}: {shown_url(origin.base_url)} speaks for that series alone")

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from pdi import formats
+from pdi._wording import shown_url
 from pdi.archive.base import ArchiveBase, gone, refused
 from pdi.archive.blobs import (
     BlobInfo,
@@ -296,9 +297,10 @@ class Reading(ArchiveBase):
             first = gone[0]
             purged = " (its octets purged)" if first.purged else ""
             raise WithdrawnError(
-                f"{parsed.without_fragment()}: withdrawn at its origin {first.origin} {first.at}{purged},"
-                " before this mirror held it", reason=f"withdrawn at its origin {first.origin}", at=first.at,
-                who=first.origin, purged=first.purged)
+                f"{parsed.without_fragment()}: withdrawn at its origin {shown_url(first.origin)} {first.at}{purged},"
+                " before this mirror held it", reason=f"withdrawn at its origin {shown_url(first.origin)}",
+                at=first.at,
+                who=shown_url(first.origin), purged=first.purged)
 
     def cite(self, pdi: PDI | str) -> CitationResolved:
         """Resolve both ends of a citation and check that the quotation stands where it says.

@@ -83,7 +83,7 @@ def mirror_add(base_url: str, series: str, key: str | None, peer: bool, token_fi
         record = opened.add_mirror(series, base, role, key_text(keys), source)
     for k in keys:
         click.echo(f"key\t{k.thumbprint}\tx={k.x}")
-    click.echo(f"{record.role}\t{record.series}\t{record.base_url}"
+    click.echo(f"{record.role}\t{record.series}\t{shown_url(record.base_url)}"
                + (f"\ttoken from {describe_source(source)}" if source else ""))
     if key is None:
         click.echo("compare the key above with the one that archive's operator publishes (pdi keys show)", err=True)
@@ -105,7 +105,7 @@ def mirror_ls(series: str | None, archive: str) -> None:
     with open_archive(archive) as opened:
         for record in opened.mirrors(series):
             token = "no token" if record.token_source is None else f"token from {describe_source(record.token_source)}"
-            click.echo(f"{record.series}\t{record.role}\t{record.base_url}\t{record.synced_at or 'never synced'}"
+            click.echo(f"{record.series}\t{record.role}\t{shown_url(record.base_url)}\t{record.synced_at or 'never synced'}"
                        f"\t{token}")
 
 
@@ -127,10 +127,10 @@ def mirror_remove(base_url: str, series: str, archive: str) -> None:
     with open_archive(archive) as opened:
         was_origin = any(m.base_url == url and m.role == "origin" for m in opened.mirrors(series))
         opened.remove_mirror(series, url)
-    click.echo(f"removed\t{series}\t{base_url}")
+    click.echo(f"removed\t{series}\t{shown_url(base_url)}")
     if was_origin:
         click.echo(f"pdi: {series} is mirrored from nowhere now: this archive may mint in it again (the names copied"
-                   f" from {url} stay)", err=True)
+                   f" from {shown_url(url)} stay)", err=True)
 
 
 @mirror_group.command("sync")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pdi._wording import shown_url
 from pdi.archive.catalog.base import CatalogBase, timestamp
 from pdi.archive.store import AuditRecord, DocumentKey
 from pdi.errors import AccessError, ImmutabilityError, NotFoundError
@@ -103,10 +104,11 @@ class MirrorsPart(CatalogBase):
                     return None, MirrorRecord(record.series, str(base_url), str(role), str(jwk), "", None,
                                               None if source is None else str(source))
                 return ImmutabilityError(
-                    f"{record.base_url} is recorded for {record.series} already as {role} with another key"
+                    f"{shown_url(record.base_url)} is recorded for {record.series} already as {role} with another key"
                     " or role: pdi mirror remove it first"), None
             if role == "origin" and record.role == "origin":
-                return ImmutabilityError(f"{record.series} is mirrored from {base_url} already (one origin a series)"), None
+                return ImmutabilityError(f"{record.series} is mirrored from {shown_url(str(base_url))} already"
+                                         " (one origin a series)"), None
         return None, None
 
     def minted_here(self, series: str) -> int:

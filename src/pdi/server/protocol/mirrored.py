@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Mapping
 
+from pdi._wording import public_url
 from pdi.archive import Archive
 from pdi.server.protocol.rfc2169 import n2r_url
 
@@ -50,9 +51,11 @@ class Locations:
         origins: dict[str, str] = {}
         holders: dict[str, list[str]] = {}
         for record in self.archive.mirrors():
+            # listed to anyone (N2Ls, Link): never with a user or password an earlier pdi recorded in it
+            listed = public_url(record.base_url)
             if record.role == "origin":
-                origins[record.series] = record.base_url
-            holders.setdefault(record.series, []).append(record.base_url)
+                origins[record.series] = listed
+            holders.setdefault(record.series, []).append(listed)
         self._known = known = (origins, {series: tuple(bases) for series, bases in holders.items()})
         self._read_at = time.monotonic()
         return known
