@@ -211,3 +211,27 @@ def test_cite_says_which_side_of_the_citation_is_no_pdi(archive: str) -> None:
     # the cited PDI starts after "@5=": at offset len(citing) + 3
     assert r.stderr == ("pdi: syntax error: the cited PDI (after '='): expected 'urn:pdi:' or 'pdi:'"
                         f" (rule pdi, offset {len(citing) + 3})\n")
+
+
+def test_registering_a_series_again_as_it_is_changes_nothing_and_says_so(archive: str) -> None:
+    # a series is registered once; asking again for what is already so (as a re-run script does) is no conflict
+    again = CliRunner().invoke(cli, ["series", "add", S.upper(), "--archive", archive])
+    assert again.exit_code == 0, again.output
+    assert again.stdout == f"series {S}\n"
+    assert again.stderr.startswith(f"pdi: series {S} is registered already (since ") and "nothing changed" in again.stderr
+    listed = CliRunner().invoke(cli, ["series", "ls", "--archive", archive])
+    assert listed.stdout == f"{S}\n"
+
+
+def test_registering_a_series_again_otherwise_says_what_is_recorded_and_what_to_do(archive: str) -> None:
+    sub = f"press.{S}"
+    assert CliRunner().invoke(cli, ["series", "add", sub, "--authority", "the press office", "--archive",
+                                    archive]).exit_code == 0
+    other = CliRunner().invoke(cli, ["series", "add", sub, "--authority", "someone else", "--archive", archive])
+    assert other.exit_code == 5  # an immutability conflict (the exit-codes page): what is recorded never changes
+    message = other.stderr
+    assert message.startswith(f"pdi: immutability conflict: series {sub} is registered already"), message
+    assert "'the press office'" in message and "'someone else'" in message
+    assert "pdi series ls" in message and "\n" not in message.rstrip("\n")
+    listed = CliRunner().invoke(cli, ["series", "ls", "--archive", archive])
+    assert listed.stdout == f"{S}\n{sub}\t(under {S})\n"  # as it was

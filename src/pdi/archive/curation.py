@@ -12,12 +12,13 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 
 import pdi.archive.tokens as tokens
+from pdi._wording import clipped
 from pdi.archive.access import check_access, parse_until
 from pdi.archive.base import ArchiveBase
 from pdi.archive.naming import MAX_ASSERTION_VALUE, canonical_series, key_of, parse_pdi, timestamp
 from pdi.archive.store import AuditRecord, DocumentKey, SeriesRecord, TokenRecord, WithdrawalRecord
 from pdi.archive.tokens import Writer
-from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
+from pdi.errors import ImmutabilityError, LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.identifier import PDI
 
 __all__ = ["Curation"]
@@ -27,17 +28,26 @@ class Curation(ArchiveBase):
     """Register series and set their access; embargo and withdraw names; make and revoke tokens; read the audit log."""
 
     def add_series(
-        self, name: str, *, parent: str | None = None, authority: str = ""
+        self, name: str, *, parent: str | None = None, authority: str = "", exist_ok: bool = False
     ) -> SeriesRecord:
         """Register a document series; with ``parent``, a subseries delegated under it.
 
         A subseries adds components in front of its parent's name
         (``press.oma.eop.gov.us`` under ``oma.eop.gov.us``). Without ``parent``,
         the nearest registered series the name ends with becomes its parent.
+        A series is registered once, and its parent and authority never change:
+        one registered already is an :class:`~pdi.errors.ImmutabilityError`
+        saying what is recorded, unless ``exist_ok`` and what is asked agrees
+        with it (a ``parent`` or an ``authority`` not given agrees with any):
+        then its record is returned as it is, nothing changed.
         """
         series = canonical_series(name)
         if parent is not None:
             parent = canonical_series(parent)
+        held = self.store.get_series(series)
+        if held is not None:
+            return _registered_already(held, parent, authority, exist_ok)
+        if parent is not None:
             if not series.endswith("." + parent):
                 raise ParseError(
                     f"subseries {series} must end with its parent's name .{parent}",
@@ -218,3 +228,22 @@ class Curation(ArchiveBase):
         it), and the making and revoking of tokens are logged.
         """
         return self.store.audit_log(after, limit)
+
+
+def _registered_already(held: SeriesRecord, parent: str | None, authority: str, exist_ok: bool) -> SeriesRecord:
+    """``held``, the series asked to be registered, when ``exist_ok`` and what is asked agrees with it; else the
+    :class:`~pdi.errors.ImmutabilityError` naming the series, what is recorded, what differs and what to do."""
+    differs = []
+    if parent is not None and parent != held.parent:
+        differs.append(f"asked under {parent}, recorded {f'under {held.parent}' if held.parent else 'under none'}")
+    if authority and authority != held.authority:
+        differs.append(f"asked with authority {clipped(authority)!r}, recorded {clipped(held.authority)!r}")
+    if exist_ok and not differs:
+        return held
+    since = f"since {held.created_at}" + (f", under {held.parent}" if held.parent else "")
+    if not differs:
+        raise ImmutabilityError(f"series {held.name} is registered already ({since}): nothing to register"
+                                f" (pdi add FILE --series {held.name} mints in it; pdi series ls lists the series)")
+    raise ImmutabilityError(f"series {held.name} is registered already ({since}), and a series' parent and authority"
+                            f" never change: {'; '.join(differs)}. Mint in it as it is (pdi add FILE --series"
+                            f" {held.name}) or register a series of another name (pdi series ls lists the series)")

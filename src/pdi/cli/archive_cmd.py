@@ -113,11 +113,23 @@ def series_group() -> None:
 @click.option("--authority", default="", help="Who issues names in this series (free text).")
 @archive_option
 def series_add(name: str, parent: str | None, authority: str, archive: str) -> None:
-    """Register the series NAME, e.g. oma.eop.gov.us (last component: a country code)."""
+    """Register the series NAME, e.g. oma.eop.gov.us (last component: a country code).
+
+    A series is registered once: adding it again as it is changes nothing
+    (said on stderr, exit 0); with another --parent or --authority than
+    recorded, it is refused (exit 5), naming what is recorded.
+    """
+    from pdi.archive import canonical_series
+
     with open_archive(archive) as opened:
-        record = opened.add_series(name, parent=parent, authority=authority)
-        under = f" under {record.parent}" if record.parent else ""
-        click.echo(f"series {record.name}{under}")
+        held = opened.find_series(canonical_series(name))
+        # asked again as it is (a script run twice): nothing changes, and that is no conflict; otherwise exit 5
+        record = opened.add_series(name, parent=parent, authority=authority, exist_ok=True)
+    under = f" under {record.parent}" if record.parent else ""
+    click.echo(f"series {record.name}{under}")
+    if held is not None:
+        click.echo(f"pdi: series {record.name} is registered already (since {record.created_at}): nothing changed",
+                   err=True)
 
 @series_group.command("ls")
 @archive_option
