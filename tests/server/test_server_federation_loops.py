@@ -124,9 +124,25 @@ def test_a_candidate_that_sends_a_series_back_is_skipped_for_the_next(three: Thr
     answer = get(f"{three.a}uri-res/N2R?{three.skip_name}")
     assert answer.status_code == 302 and answer.headers["location"] == f"{three.c}uri-res/N2R?{three.skip_name}"
     assert httpx.get(answer.headers["location"], timeout=60).content == b"held by C: skip.example.us\n"
-    # N2Ls lists every resolver known, as it did: a list, not a redirect
-    listed = get(f"{three.a}uri-res/N2Ls?{three.skip_name}").text.splitlines()
-    assert f"{three.b}uri-res/N2R?{three.skip_name}" in listed and f"{three.c}uri-res/N2R?{three.skip_name}" in listed
+
+
+
+def test_n2ls_lists_no_resolver_that_sends_the_name_back_and_says_why_in_a_comment(three: Three) -> None:
+    """RFC 2169 §4.2: N2Ls answers the URLs of the resource; B's only sends the reader back to A, so it is none of
+    them. It is said in a comment line (text/uri-list, RFC 2483 §5: a line starting with '#'), never listed."""
+    answer = get(f"{three.a}uri-res/N2Ls?{three.skip_name}")
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/uri-list")
+    lines = answer.text.split("\r\n")
+    urls = [line for line in lines if line and not line.startswith("#")]
+    assert urls == [f"{three.c}uri-res/N2R?{three.skip_name}"]
+    comments = [line for line in lines if line.startswith("#")]
+    assert any(f"{three.b} → {three.a}" in line for line in comments), comments
+
+
+def test_n2ls_of_a_series_every_resolver_sends_back_is_508_as_n2r_is(three: Three) -> None:
+    answer = get(f"{three.a}uri-res/N2Ls?{_name('loop.example.us')}")
+    assert answer.status_code == 508 and answer.headers["content-type"] == "application/problem+json"
+    assert f"{three.b} → {three.a}" in answer.json()["detail"]
 
 
 def test_the_mirror_is_still_chosen_when_the_authority_is_down(three: Three) -> None:

@@ -407,8 +407,7 @@ class Authorities:
         times at most."""
         probes = 0
         for candidate in candidates:
-            # a stranger's zone may name a host of this network: never probed there, never sent to
-            public_only = candidate.source == "dns" and self.dns is not None and not self.dns.private
+            public_only = self.public_only(candidate)
             known = self._known(candidate.base, public_only)
             if known is None:
                 if probes >= MAX_PROBES:
@@ -418,6 +417,11 @@ class Authorities:
             if known and (accept is None or accept(candidate, public_only)):
                 return candidate
         return None
+
+    def public_only(self, candidate: Candidate) -> bool:
+        """Whether ``candidate`` is connected to at public addresses only: a stranger's zone may name a host of this
+        network, never probed there, never sent to."""
+        return candidate.source == "dns" and self.dns is not None and not self.dns.private
 
     def _known(self, base: str, public_only: bool) -> bool | None:
         """What was last found of ``base``, while it is kept; ``None``: not known."""

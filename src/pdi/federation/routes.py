@@ -132,6 +132,20 @@ class Routes:
 
         return self.authorities.first_up(candidates, goes_somewhere), loops
 
+    def looping(self, candidates: list[Candidate], series: str, selves: Sequence[str]) -> list[Chain]:
+        """The routes of ``candidates`` that come back (to this resolver, or round among others none of which
+        answers), each candidate asked as :meth:`first_onward` asks it: ``N2Ls`` lists none of them (a resolver
+        that would only send the reader back is no location of the name). One not known once
+        :data:`MAX_ROUTE_PROBES` were asked is taken as it is, as :meth:`first_onward` takes it."""
+        budget = [MAX_ROUTE_PROBES]
+        loops: list[Chain] = []
+        for candidate in candidates:
+            route = self.route(candidate.base, series, selves, self.authorities.public_only(candidate), budget)
+            if route.loops:
+                log.warning("pdi: not listed for %s: %s comes back (%s)", series, candidate.base, route)
+                loops.append(route)
+        return loops
+
     def route(self, base: str, series: str, selves: Sequence[str], public_only: bool,
               budget: list[int] | None = None) -> Chain:
         """Where a reader sent to ``base`` for ``series`` goes, each resolver asked once (or known), at most

@@ -7,7 +7,8 @@ Called only where the resolver (``/uri-res/N2R``, ``I2R``, ``N2L``,
   mirrors (no series of that name in its catalog) is looked up in the
   registries, then the DNS (:class:`pdi.federation.authorities.Authorities`):
   ``N2Ls`` answers ``200`` with the N2R URL of the name at every resolver
-  known (``text/uri-list``); the other services ``302`` to the same service
+  known (``text/uri-list``) but one that would send it back (a comment line
+  says which: :meth:`Elsewhere._locations`); the other services ``302`` to the same service
   (``I2R``: ``N2R``) at the first resolver that is up — the authority, or
   when it is down a mirror — and ``/view`` to its ``/view``. Every resolver
   is down: ``503`` with ``Retry-After`` (``/view``: a page saying so, the
@@ -180,9 +181,7 @@ class Elsewhere:
         onward, failed = self._onward_or_failed(pdi, service, selves)
         if onward is not None:
             if service == "N2Ls":
-                body = "".join(f"{n2r_url(c.base, pdi)}\r\n" for c in onward)
-                return PlainTextResponse(f"# {pdi}\r\n{body}", media_type="text/uri-list",
-                                         headers={"Cache-Control": f"public, max-age={ELSEWHERE_MAX_AGE}"})
+                return self._locations(pdi, onward, selves, probe)
             if probe:  # another resolver's route probe (pdi.federation.routes): where a reader would go, unprobed
                 chosen = self.authorities.first_up(onward)
                 if chosen is None:
@@ -198,6 +197,22 @@ class Elsewhere:
         if rescued is None and failed is not None:
             raise failed
         return rescued
+
+    def _locations(self, pdi: PDI, onward: list[Candidate], selves: tuple[str, ...], probe: bool) -> Response:
+        """``N2Ls``: the N2R URL of ``pdi`` at each resolver of ``onward`` (RFC 2169 §4.2, ``text/uri-list``), but
+        those whose route comes back here or round a loop (:meth:`Routes.looping`; not asked for another resolver's
+        probe): each said in a comment line instead (RFC 2483 §5), not listed, as no reader would get the name
+        there. A resolver that is down stays listed: it may come back, and a client tries the next. Every one
+        coming back: ``508``, as ``N2R`` answers."""
+        loops = [] if probe else self.route_probe.looping(onward, pdi.series_name.lower(), selves)
+        looping = {route.resolvers[0] for route in loops}
+        listed = [c for c in onward if c.base not in looping]
+        if not listed:
+            raise _nowhere(pdi, onward, loops)
+        body = "".join(f"{n2r_url(c.base, pdi)}\r\n" for c in listed)
+        said = "".join(f"# not listed: {route} (sends the name back, and none holds it)\r\n" for route in loops)
+        return PlainTextResponse(f"# {pdi}\r\n{body}{said}", media_type="text/uri-list",
+                                 headers={"Cache-Control": f"public, max-age={ELSEWHERE_MAX_AGE}"})
 
     def _onward(self, pdi: PDI, service: str, selves: tuple[str, ...]) -> list[Candidate] | None:
         """The resolvers known for ``pdi``'s series, but this one (``selves``); ``None``: the series is held here,
