@@ -10,19 +10,28 @@ version was never kept); :class:`RemoteCaptures` asks the resolvers the
 registries name, then the archives its mirrors name (origins and peers), each through its Memento TimeGate (RFC 7089 §4.1:
 ``/timegate/<URL>`` with ``Accept-Datetime``, ``302`` to the nearest
 memento), and trusts only an answer that points back into that same
-resolver's ``uri-res/N2R``.
+resolver's ``uri-res/N2R``, and only when that N2R answers itself: asked
+first (``HEAD`` with :data:`~pdi.federation.routes.PROBE_HEADER`, redirects
+not followed), one that sends the reader on to a resolver's ``uri-res/``
+(back here, or round a loop: a TimeGate may name a capture its resolver
+does not hold), answers ``5xx`` or ``4xx``, or does not answer in time is
+skipped (logged) for the next resolver's capture.
 """
 
 from __future__ import annotations
 
 import datetime
+import logging
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from urllib.parse import urljoin
 
-from pdi._refusals import unreached
-from pdi.federation.authorities import FETCH_SECONDS, Authorities, same_resolver
+from pdi._refusals import IDENTITY, unreached
+from pdi._wording import clipped
+from pdi.federation.authorities import FETCH_SECONDS, PROBE_SECONDS, Authorities, same_resolver
+from pdi.federation.routes import PROBE_HEADER
 from pdi.interop.memento import http_datetime
 
 __all__ = ["MAX_ASKED", "RemoteCapture", "RemoteCaptures", "relation"]
@@ -33,6 +42,8 @@ MAX_ASKED = 8
 ALL_SECONDS = 8.0
 #: How long a URL no resolver holds is remembered as such.
 NONE_SECONDS = 60.0
+
+log = logging.getLogger("pdi.federation")
 
 
 def relation(asked: datetime.date | None, captured: datetime.date | None) -> str:
@@ -92,9 +103,38 @@ class RemoteCaptures:
             except unreached():
                 continue
             if status in (302, 303) and location.startswith(f"{base}uri-res/N2R?") and len(location) <= 8000:
-                return RemoteCapture(base, location)
+                why = _not_answered(location, public_only, deadline)
+                if why is None:
+                    return RemoteCapture(base, location)
+                log.warning("pdi: the capture of %s at %s is not sent to: %s", clipped(url, 200), base, why)
         with self._lock:
             if len(self._none) > 4096:
                 self._none.clear()
             self._none[url] = time.monotonic() + NONE_SECONDS
         return None
+
+
+def _not_answered(location: str, public_only: bool, deadline: float) -> str | None:
+    """Why the resolver's N2R at ``location`` (its TimeGate's answer) does not answer a reader itself, or ``None``
+    when it does: ``2xx``, or ``3xx`` to what is no resolver's ``uri-res/`` (its own blobs). ``HEAD`` with the
+    route probe's header, redirects not followed, within :data:`~pdi.federation.authorities.PROBE_SECONDS` (and
+    ``deadline``), its body never read."""
+    from pdi import _answer_head as answer_head  # here: httpx is slow to import
+    seconds = min(PROBE_SECONDS, max(0.5, deadline - time.monotonic()))
+    try:
+        with answer_head.client(seconds, timeout=seconds, follow_redirects=False, public_only=public_only) as client, \
+                client.stream("HEAD", location, headers={PROBE_HEADER: "1", **IDENTITY}) as answer:
+            status, onward = answer.status_code, answer.headers.get("location", "")
+    except unreached():
+        return "its N2R did not answer in time"
+    if 200 <= status < 300:
+        return None
+    if 300 <= status < 400:
+        try:
+            to = urljoin(location, onward.strip())
+        except ValueError:
+            return f"its N2R answers {status} to no URL"
+        if "/uri-res/" not in to:
+            return None  # to its own blobs (or a store's): the reader gets the octets there
+        return f"its N2R sends the reader on ({status} to {clipped(to, 200)}), not answering itself"
+    return f"its N2R answers {status}"
