@@ -22,7 +22,7 @@ with it, and the write API reads the ``Authorization`` header alone, so a
 cookie can never write (no cross-site request forgery to defend against).
 An answer read with the cookie is ``Cache-Control: private, no-store``
 whatever the route said (RFC 9111 §5.2.2.7, §5.2.2.5), and
-:func:`pdi.server.protocol.resolver.shared_answer` never lets the resolver's cache keep
+:func:`pdi.server.protocol.entity_answers.shared_answer` never lets the resolver's cache keep
 it. So is every answer read with a bearer token but an ``immutable`` one
 (the bytes of a name anyone may read, the same for everyone): a cache on
 the way that keeps answers whatever the request's ``Authorization`` (nginx

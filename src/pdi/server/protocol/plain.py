@@ -9,7 +9,7 @@ on SQLite each is one row of ``serial_names``, keyed by the name as
 spelled, :mod:`pdi.archive.catalog.serial_names`, with a small blob's octets,
 or a blob file's chunk digests after it), :class:`PlainAnswers` makes the answer that
 :meth:`~pdi.server.protocol.resolver.Resolver.public_answer` makes for it by
-its general path (:func:`~pdi.server.protocol.resolver.whole_entity` with
+its general path (:func:`~pdi.server.protocol.entity_answers.whole_entity` with
 the memento's headers, N2L's ``302``, the validator of a ``304``), byte for
 byte, from the row's fields: no :class:`~pdi.identifier.PDI` is parsed or
 built, and no :class:`~pdi.archive.Resolved`, version, memento or dict of

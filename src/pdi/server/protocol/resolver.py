@@ -12,15 +12,14 @@ the others answer from the catalog on Starlette's own threads. ``N2R`` of a
 name with a format is an :class:`~pdi.server.process.cache.Entity` that never
 changes: the resolver keeps it in its :class:`~pdi.server.process.cache.ResponseCache`,
 from which :class:`~pdi.server.process.cache.CachedAnswers` answers the next request
-for the same name before any routing.
+for the same name before any routing. What a name with a format is answered with (the whole entity, or a large
+one streamed, and the headers that say which stored bytes it is) is :mod:`pdi.server.protocol.entity_answers`'s.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 from urllib.parse import quote
 
@@ -33,36 +32,24 @@ from starlette.responses import (
     PlainTextResponse,
     RedirectResponse,
     Response,
-    StreamingResponse,
 )
 from starlette.routing import Route
 
 from pdi._wording import clipped
 from pdi.archive import Archive, Generic, Resolved
-from pdi.archive.access import current_reader
-from pdi.archive.blobs import FileReader
 from pdi.archive.describe import describe
 from pdi.errors import NotFoundError, ParseError, PDIError, WithdrawnError
 from pdi.fragments import past_end_message
 from pdi.identifier import PDI
 from pdi.interop.accept import choose, parse_accept, preference
 from pdi.interop.memento import LINK_FORMAT
-from pdi.mhtml.headers import SERVED_TYPE_OCTETS, served_content_type
 from pdi.server.http.conditional import (
-    NOT_OF_416,
-    byte_ranges,
-    date_precondition,
     entity_tag,
-    if_match_holds,
-    if_range_holds,
-    tag_matches,
-    unsatisfiable,
 )
 from pdi.server.http.params import integer, optional, required
 from pdi.server.http.problems import Problem
-from pdi.server.http.readers import PRIVATE, by_cookie
+from pdi.server.http.readers import PRIVATE
 from pdi.server.process.cache import (
-    IMMUTABLE,
     N2L_PATH,
     NOSNIFF,
     SHARED_VALIDATOR_FIELDS,
@@ -72,31 +59,35 @@ from pdi.server.process.cache import (
     ResponseCache,
     Validator,
     accept_negotiates,
-    answer,
     cache_key,
     fact_of,
     located,
-    modified_of,
     respond,
 )
 from pdi.server.process.limits import ArchiveHandlers, WorkLimits
+from pdi.server.protocol.entity_answers import (
+    ARCHIVED_CONTENT_POLICY,
+    NO_HEADERS,
+    Large,
+    RawResponse,
+    aggregate_type,
+    check_if_match,
+    entity_response,
+    names_of,
+    shared_answer,
+    streamed_response,
+    video_time,
+    whole_entity,
+    with_clip,
+)
 from pdi.server.protocol.memento_oaipmh import Mementos
 from pdi.server.protocol.mirrored import Locations
-from pdi.server.protocol.plain import NotPublic, PlainAnswers, deposit_stamp, labelled_type
+from pdi.server.protocol.plain import NotPublic, PlainAnswers
 from pdi.server.protocol.rfc2169 import n2r_path, n2r_url, rfc2169_query, sturdy, urn_from_query
-from pdi.server.protocol.stored import FileSend, byteranges_response
 
 #: RFC 2169 services this resolver answers, and the others it knows of (501).
 SERVICES = ("N2R", "I2R", "N2L", "N2Ls", "N2C", "N2Ns")
 OTHER_SERVICES = ("N2Rs", "N2Cs", "L2R", "L2Ns", "L2Ls", "L2L", "L2C", "I2L", "I2Ls", "I2C", "I2N", "I2Ns", "I2Rs")
-#: What an archived page served by N2R may do: run no script (``sandbox`` without
-#: ``allow-scripts``, which also gives it an opaque origin, so it can read nothing of
-#: the resolver's), and load nothing from anywhere but the archive itself: no image,
-#: style sheet, font, frame or media from the live web, no form sent, no base reset.
-ARCHIVED_CONTENT_POLICY = (
-    "sandbox; default-src 'self' data:; script-src 'none'; object-src 'none';"
-    " connect-src 'none'; form-action 'none'; base-uri 'none'; frame-ancestors 'self'"
-)
 #: Services that read (and hash) a whole representation: they run within :class:`WorkLimits`.
 EXPENSIVE_SERVICES = frozenset({"N2R", "I2R", "N2C"})
 #: The largest ``limit`` of /api/ls.
@@ -107,9 +98,6 @@ Handler = Callable[[str, str, Mapping[str, str]], Response]
 #: How long a shared cache may keep an answer that can change: a generic name's list of
 #: formats grows with each new version. A name with a format never changes (immutable).
 GENERIC_MAX_AGE = 60
-
-
-_NO_HEADERS: Mapping[str, str] = {}
 
 
 class NotHeld(Protocol):
@@ -194,13 +182,13 @@ class Resolver:
                 if validator is not None and unchanged is not None:
                     if validator.shared and _key(request):  # the next revalidation needs no catalog either
                         self.cache.put(_key(request), validator, epoch=epoch)
-                    return _RawResponse(*unchanged)
+                    return RawResponse(*unchanged)
             found = await self.work.run(self.representation, name, base, headers.get("accept"))
             if if_match is not None:
-                _check_if_match(if_match, found)
+                check_if_match(if_match, found)
             if isinstance(found, Large):
                 if request.method == "HEAD":  # the catalog knows every field but a whole multipart file's own
-                    # Content-Type parameters, for which its first chunk is read (_aggregate_type)
+                    # Content-Type parameters, for which its first chunk is read (aggregate_type)
                     return streamed_response(self.archive, found.resolved, headers, found.headers, head=True,
                                              content_type=found.content_type)
                 # opening it reads and checks its first chunk: off the event loop, as every read is
@@ -224,7 +212,7 @@ class Resolver:
                 return answered
             if answered.shared and _key(request):  # a versioned name's location never changes: the next N2L
                 self.cache.put(b"N2L " + _key(request), answered, epoch=epoch)  # needs no catalog
-            return _RawResponse(answered.status, list(answered.headers), answered.body)
+            return RawResponse(answered.status, list(answered.headers), answered.body)
         return await anyio.to_thread.run_sync(handler, name, base, headers)
 
     def public_answer(
@@ -327,7 +315,7 @@ class Resolver:
         return self.locations.headers(located.record.series, str(located.pdi), self.mementos.headers(located, base))
 
     # --- the services ----------------------------------------------------------------
-    def n2r(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
+    def n2r(self, name: str, base: str, headers: Mapping[str, str] = NO_HEADERS) -> Response:
         """The bytes a name (and its fragment) selects; a generic name: ``300`` and its formats.
 
         As a cache would want it (RFC 9110, RFC 9111): an ``ETag`` naming the
@@ -343,7 +331,7 @@ class Resolver:
             return _varying(self.n2c(name, base, headers))
         found = self.representation(name, base, headers.get("accept"))
         if (if_match := headers.get("if-match")) is not None:
-            _check_if_match(if_match, found)
+            check_if_match(if_match, found)
         if isinstance(found, Large):
             return streamed_response(self.archive, found.resolved, headers, found.headers, content_type=found.content_type)
         return entity_response(found, headers) if isinstance(found, Entity) else found
@@ -366,17 +354,17 @@ class Resolver:
                 return _varying(self.n2c(name, base))
             about = self._about(located, base)
         if located.pdi.fragment is None and located.record.size > STREAM_FROM:
-            return Large(located, about, _aggregate_type(self.archive, located))
-        if located.record.size > STREAM_FROM and _video_time(located):
+            return Large(located, about, aggregate_type(self.archive, located))
+        if located.record.size > STREAM_FROM and video_time(located):
             # the answer is the whole video: its interval is read from the index, its octets streamed
             clip = self._video_clip(located)
-            return Large(clip, _with_clip(about, clip))
+            return Large(clip, with_clip(about, clip))
         resolved = self.archive.read(located)
         if resolved.fragment is not None and resolved.fragment.past_end:
             # as `pdi get` exits 9 with the same words: no 200 with an empty body, which reads as an empty passage
             raise Problem(416, "range not satisfiable", past_end_message(resolved.pdi, resolved.fragment))
-        if resolved.fragment is not None and _video_time(resolved):
-            about = _with_clip(about, resolved)
+        if resolved.fragment is not None and video_time(resolved):
+            about = with_clip(about, resolved)
         variant = ""
         if resolved.fragment is not None and resolved.record.media_type == "application/pdf":
             from pdi.server.protocol.pdf_answers import answer
@@ -435,7 +423,7 @@ class Resolver:
             shared = shared_answer(self.archive, located)
         return _validator_of(located, shared)
 
-    def n2c(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
+    def n2c(self, name: str, base: str, headers: Mapping[str, str] = NO_HEADERS) -> Response:
         """A description of the resource (its URC): the stored representation, the fragment, the statements.
 
         A withdrawn name is described by its tombstone: ``{"pdi", "withdrawn":
@@ -451,10 +439,10 @@ class Resolver:
                  "withdrawn": {"at": gone.at, "reason": gone.reason, "who": gone.who, "purged": gone.purged}}
             )
 
-    def n2l(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
+    def n2l(self, name: str, base: str, headers: Mapping[str, str] = NO_HEADERS) -> Response:
         """``302`` to the N2R URL of a name (relative); ``300`` and a list for a generic name with several."""
         answered = self.location(name, base)
-        return _RawResponse(answered.status, list(answered.headers), answered.body) \
+        return RawResponse(answered.status, list(answered.headers), answered.body) \
             if isinstance(answered, Fixed) else answered
 
     def location(self, name: str, base: str) -> Fixed | Response:
@@ -470,7 +458,7 @@ class Resolver:
             return RedirectResponse(n2r_path(located.names[0]), status_code=302)
         return _fixed_location(located, shared)
 
-    def n2ls(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
+    def n2ls(self, name: str, base: str, headers: Mapping[str, str] = NO_HEADERS) -> Response:
         """The N2R URLs of a name (one per format of a generic name), as ``text/uri-list``: this resolver's, then
         those of every other archive recorded as holding its series (:mod:`~pdi.server.protocol.mirrored`)."""
         names = self._names(name)
@@ -478,7 +466,7 @@ class Resolver:
         urls = [n2r_url(where, n) for where in (base, *others) for n in names]
         return PlainTextResponse(_uri_list(name, urls), media_type="text/uri-list")
 
-    def n2ns(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
+    def n2ns(self, name: str, base: str, headers: Mapping[str, str] = NO_HEADERS) -> Response:
         """The names of the same resource: the canonical name, and for a versioned name its generic name."""
         resolved = self.archive.locate(name)
         names = [resolved.pdi] if isinstance(resolved, Generic) else [resolved.pdi, _generic(resolved)]
@@ -588,192 +576,8 @@ def _alias_description(archive: Archive, name: str) -> dict[str, Any]:
     return out
 
 
-def shared_answer(archive: Archive, resolved: Resolved) -> bool:
-    """Whether the answer may be kept and given to anyone: the request is anonymous (it got through, so
-    the name is public), or the name is readable by anyone now (not private, not embargoed), and it was
-    not read with a browser's sign-in (:data:`pdi.server.http.readers.by_cookie`: every such answer is private)."""
-    if by_cookie.get():
-        return False
-    reader = current_reader.get()
-    return reader is None or reader.token is None or archive.readable_by_anyone(resolved.record)
-
-
-def whole_entity(
-    resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS, *, shared: bool = True, variant: str = "",
-) -> Entity:
-    """The whole N2R answer for a resolved name with a format: its bytes, media type and headers (and ``extra``).
-
-    An answer not ``shared`` (a private series' or an embargoed name's, read
-    with a token) is marked ``Cache-Control: private, no-store`` (RFC 9111
-    §5.2.2.7, §5.2.2.5) and never kept by the resolver's cache.
-    """
-    tag = entity_tag(resolved.sha256, str(resolved.pdi) + variant)  # variant: another answer Accept chose
-    about = {**_about(resolved, extra), "ETag": tag, "Cache-Control": IMMUTABLE if shared else PRIVATE,
-             "Accept-Ranges": "bytes"}
-    return Entity(
-        resolved.data,
-        _content_type(resolved, whole=True).encode("latin-1"),
-        tag,
-        tuple([(_field_name(k), v.encode("latin-1")) for k, v in about.items()]),
-        names_of(resolved),
-        shared,
-    )
-
-
-@functools.lru_cache(maxsize=256)
-def _field_name(name: str) -> bytes:
-    """A header field's name as an answer kept sends it (lower case, latin-1); made once a name."""
-    return name.lower().encode("latin-1")
-
-
 #: A whole representation larger than this (octets) is streamed from the store, never held or cached.
 STREAM_FROM = 4 << 20
-
-
-@dataclass(frozen=True)
-class Large:
-    """A whole representation to stream (only located: its octets not read), with the memento's headers."""
-
-    resolved: Resolved
-    headers: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    #: An aggregate's Content-Type with its parameters (:func:`_aggregate_type`), read before ``HEAD`` is answered.
-    content_type: str | None = None
-
-
-def _aggregate_type(archive: Archive, located: Resolved) -> str | None:
-    """A stored multipart file's Content-Type with its ``boundary`` and ``type`` (:func:`served_content_type`).
-
-    Read from the file's first octets (its header block): the one case where
-    a large representation's ``HEAD`` reads a chunk, since the catalog keeps
-    the media type but not the boundary. ``None`` for anything else.
-    """
-    if not located.media_type.startswith("multipart/"):
-        return None
-    with archive.open_octets(str(located.pdi)) as opened:
-        start = b"".join(opened.reader.chunks(0, min(located.record.size, SERVED_TYPE_OCTETS)))
-    return served_content_type(start)
-
-
-def _check_if_match(field: str, found: Entity | Large | Response) -> None:
-    """``If-Match`` of an N2R (RFC 9110 §13.1.1): when it holds no tag of the answer's, the answer is not given but a
-    ``412`` problem (an answer without a tag, a description, is held by ``*`` alone); only of a ``2xx`` answer
-    (§13.2.1: a ``404``, a ``300`` list or a redirect ignores it)."""
-    tag: str | None
-    if isinstance(found, Entity):
-        tag = found.etag
-    elif isinstance(found, Large):
-        tag = entity_tag(found.resolved.sha256, str(found.resolved.pdi))
-    elif 200 <= found.status_code < 300:  # a description (JSON): no tag, so only * holds
-        tag = found.headers.get("etag")
-    else:
-        return
-    if not (field.strip() == "*" if tag is None else if_match_holds(field, tag)):
-        raise Problem(412, "precondition failed",
-                      f"If-Match {' '.join(field.split())[:200]} holds no tag of this answer's, {tag} (strong"
-                      " comparison, RFC 9110 §13.1.1)")
-
-
-def streamed_response(
-    archive: Archive, located: Resolved, headers: Mapping[str, str], extra: Mapping[str, str] = _NO_HEADERS,
-    *, head: bool = False, content_type: str | None = None,
-) -> Response:
-    """N2R of a large whole representation: streamed by verified chunks, with ``Range`` and ``If-Range``.
-
-    The body is read a chunk at a time on a worker thread as the client takes
-    it, so memory stays a few chunks whatever the size. A chunk found
-    damaged midway ends the response early (the length promised is not
-    reached, so a client sees the cut), and is logged by the reader's error.
-    A range of a blob file whose chunks this worker has verified since the
-    file last changed (the archive's :attr:`~pdi.archive.Archive.fixity_memo`)
-    is sent without hashing again, with ``sendfile`` under ``pdi serve``
-    (:class:`FileSend`). For ``HEAD`` (``head``) every field comes from the
-    catalog (size, SHA-256, media type): the stored octets are not opened.
-    """
-    size = located.record.size
-    media_type = content_type or _content_type(located)
-    tag = entity_tag(located.sha256, str(located.pdi))
-    control = IMMUTABLE if shared_answer(archive, located) else PRIVATE
-    base = {**_about(located, extra), "ETag": tag, "Cache-Control": control, "Accept-Ranges": "bytes"}
-    dated = date_precondition(headers, base["Last-Modified"])  # after If-Match (RFC 9110 §13.2.2)
-    if dated == 412:
-        raise _unmodified_since(headers, base["Last-Modified"])
-    held = headers.get("if-none-match")
-    if dated == 304 or (held is not None and tag_matches(held, tag)):  # RFC 9110 §13.1.2, §13.1.3: not modified
-        return Response(status_code=304, headers={"ETag": tag, "Cache-Control": control, "Vary": base["Vary"]})
-    modified = base["Last-Modified"]
-    wanted = byte_ranges(headers.get("range"), size) if if_range_holds(headers.get("if-range"), tag, modified) else None
-    if wanted == []:
-        said, problem = unsatisfiable(headers["range"], size)  # the body of HEAD's answer too: the server drops it
-        kept = {k: v for k, v in base.items() if k.lower().encode() not in NOT_OF_416}
-        return Response(problem, status_code=416, headers={**kept, **{k.decode(): v.decode() for k, v in said}})
-    if wanted is not None and len(wanted) > 1:  # several parts; None: too costly to read, the whole answer
-        if (parts := byteranges_response(archive, located, wanted, base, tag, media_type, head=head)) is not None:
-            return parts
-        wanted = None
-    start, end = (0, size) if wanted is None else (wanted[0][0], wanted[0][1] + 1)
-    fields = {**base, "Content-Length": str(end - start)}
-    if wanted is not None:
-        fields["Content-Range"] = f"bytes {start}-{end - 1}/{size}"
-    status = 206 if wanted is not None else 200
-    if head:
-        return Response(status_code=status, headers=fields, media_type=media_type)
-    opened = archive.open_octets(str(located.pdi))
-    reader = opened.reader
-    try:
-        verified = reader.trusted(start, end) if isinstance(reader, FileReader) else None
-    except BaseException:
-        opened.close()
-        raise
-    if verified is not None and isinstance(reader, FileReader):
-        return FileSend(opened, reader, verified, start, end, status, fields, media_type)
-    # the first chunk is read (and checked) before the status is sent: a damaged start is a 500 problem
-    pieces = opened.reader.chunks(start, end)
-    try:
-        first = next(pieces, b"")
-    except BaseException:
-        opened.close()
-        raise
-
-    def body() -> Iterator[bytes]:
-        try:
-            if first:
-                yield first
-            yield from pieces
-        finally:
-            opened.close()
-
-    return StreamingResponse(body(), status_code=status, headers=fields, media_type=media_type)
-
-
-def entity_response(entity: Entity, headers: Mapping[str, str]) -> Response:
-    """The answer to a request for ``entity`` with these headers (:func:`pdi.server.process.cache.answer`), its
-    ``If-Unmodified-Since`` and ``If-Modified-Since`` read first (:func:`date_precondition`)."""
-    if "if-modified-since" in headers or "if-unmodified-since" in headers:
-        modified = modified_of(entity)
-        dated = date_precondition(headers, modified)
-        if dated == 412:
-            raise _unmodified_since(headers, modified)
-        if dated == 304:
-            return _RawResponse(*answer(entity, entity.etag, None, None))
-    status, raw, body = answer(entity, headers.get("if-none-match"), headers.get("range"), headers.get("if-range"))
-    return _RawResponse(status, raw, body)
-
-
-def _unmodified_since(headers: Mapping[str, str], modified: str | None) -> Problem:
-    """The ``412`` of an ``If-Unmodified-Since`` before the answer's ``Last-Modified`` (RFC 9110 §13.1.4)."""
-    said = " ".join(headers.get("if-unmodified-since", "").split())[:100]
-    return Problem(412, "precondition failed",
-                   f"If-Unmodified-Since {said} is before this answer's Last-Modified, {modified} (RFC 9110 §13.1.4)")
-
-
-class _RawResponse(Response):
-    """A response whose headers are already encoded (those of an :class:`Entity`)."""
-
-    def __init__(self, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
-        self.status_code = status
-        self.body = body
-        self.raw_headers = headers
-        self.background = None
 
 
 def _key(request: Request) -> bytes:
@@ -787,74 +591,6 @@ def _key(request: Request) -> bytes:
 def _uri_list(urn: str, urls: list[str]) -> str:
     # RFC 2169's examples: the URN first, as a comment, then one URL a line
     return f"# {urn}\r\n" + "".join(f"{u}\r\n" for u in urls)
-
-
-def _content_type(resolved: Resolved, *, whole: bool = False) -> str:
-    """The Content-Type of an N2R answer; for a ``whole`` multipart file (its octets in ``resolved.data``), with its
-    own ``boundary`` and ``type`` (:func:`~pdi.mhtml.headers.served_content_type`), without which no client reads it."""
-    from pdi.formats import registered_charset
-
-    if whole and resolved.fragment is None and resolved.media_type.startswith("multipart/"):
-        served = served_content_type(resolved.data[:SERVED_TYPE_OCTETS])
-        if served is not None:
-            return served
-    if resolved.fragment is None:
-        charset = resolved.charset
-    else:  # the fragment's own codec (no BOM: utf-16be), under its IANA name
-        charset = registered_charset(resolved.fragment.charset) if resolved.fragment.charset else None
-    return labelled_type(resolved.media_type, charset)
-
-
-def _about(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS) -> dict[str, str]:
-    """Headers that say which name and which stored bytes a response is (``extra``'s ``Link`` joined to its own)."""
-    own_link = f'<{resolved.pdi}>; rel="canonical"'
-    headers = {
-        **extra,
-        "Link": own_link + (", " + extra["Link"] if "Link" in extra else ""),
-        # the answer is the description instead when Accept prefers JSON (prefers_description)
-        "Vary": "Accept",
-        "X-PDI-SHA256": resolved.sha256,
-        "Content-Security-Policy": ARCHIVED_CONTENT_POLICY,
-        "X-Content-Type-Options": "nosniff",
-        # the deposit of the stored bytes (RFC 9110 §8.8.2): they never change after it
-        "Last-Modified": deposit_stamp(resolved.record.created_at),
-    }
-    if resolved.fragment is not None and resolved.fragment.clamped:  # (wholly past the end is a 416 problem)
-        headers["Warning"] = '299 pdi "the fragment reaches past the end: cut there"'
-    return headers
-
-
-def _video_time(resolved: Resolved) -> bool:
-    """Whether a name is a time fragment (``sec``, ``msec``) of a video, answered by the whole video."""
-    fragment = resolved.pdi.fragment
-    return (fragment is not None and resolved.record.media_type.startswith("video/")
-            and fragment.effective_scheme(resolved.record.format) in ("sec", "msec"))
-
-
-def _with_clip(about: Mapping[str, str], resolved: Resolved) -> dict[str, str]:
-    """``about`` with a clip's headers (:func:`clip_headers`), its ``Link`` joined to any already there."""
-    clip = clip_headers(resolved)
-    if "Link" in about:
-        clip["Link"] += ", " + about["Link"]
-    return {**about, **clip}
-
-
-def clip_headers(resolved: Resolved) -> dict[str, str]:
-    """What N2R says beside a video's time fragment, whose answer is the whole video (:mod:`pdi.fragments.video`).
-
-    ``Content-Location``: the N2R of the whole version (the body is exactly
-    its octets); a ``Link`` with ``rel="alternate"`` to the same with the
-    Media Fragments URI 1.0 temporal fragment of the interval
-    (``#t=npt:1.000,2.500``, seconds to the millisecond), which a browser's
-    player seeks to and stops at.
-    """
-    fragment = resolved.fragment
-    assert fragment is not None and fragment.interval is not None
-    interval = fragment.interval
-    whole = n2r_path(resolved.pdi.without_fragment())
-    clip = f"{whole}#t=npt:{interval.start / 1000:.3f},{interval.end / 1000:.3f}"
-    link = f'<{clip}>; rel="alternate"; type="{resolved.media_type}"'
-    return {"Content-Location": whole, "Link": link}
 
 
 def _validator_of(located: Resolved, shared: bool) -> Validator:
@@ -884,14 +620,6 @@ _LOCATION_SAFE = ":/%#?=@[]!$&'()*+,;"
 
 
 _N2L = N2L_PATH.encode()
-
-
-def names_of(resolved: Resolved) -> tuple[str, ...]:
-    """The names a kept answer about ``resolved`` is found by (:meth:`~pdi.server.process.cache.ResponseCache.forget`):
-    its canonical versioned name and its document's generic name, without parsing them again."""
-    versioned = resolved.pdi if resolved.pdi.fragment is None else resolved.pdi.without_fragment()
-    name = str(versioned)  # built from the catalog's record: canonical
-    return name, name.rsplit(".", 2)[0]
 
 
 def _generic(resolved: Resolved) -> str:

@@ -73,7 +73,7 @@ from pdi.server.http.preconditions import Preconditions
 from pdi.server.http.problems import HANDLERS, Options
 from pdi.server.http.readers import PRIVATE, Readers
 from pdi.server.process.limits import PacedAnswers, WorkLimits
-from pdi.server.protocol.resolver import shared_answer
+from pdi.server.protocol.entity_answers import shared_answer
 
 #: The media types replay shows as pages.
 AGGREGATE_TYPES = frozenset({"multipart/related"})
