@@ -196,6 +196,13 @@ def test_counts_agree_in_number(tmp_path: Path) -> None:
         "note: 1 stored blob belongs to no name (left by interrupted deposits; harmless)\n"
         "checked 1 representation in 1 blob: 0 problems\n"
     )
+    # touched just now: kept by --remove-unreferenced, and the note says why (a deposit may be under way)
+    assert run(location, "verify", "--remove-unreferenced").stdout == (
+        "removed 0 unreferenced blobs and 0 temporary files\n"
+        "note: 1 stored blob belongs to no name (left by interrupted deposits; harmless); kept: touched within the"
+        " last 3600 s (--older-than), perhaps a deposit under way\n"
+        "checked 1 representation in 1 blob: 0 problems\n"
+    )
     (tmp_path / "a" / "tmp" / "stale.1.2").write_bytes(b"half")
     assert run(location, "verify", "--remove-unreferenced", "--older-than", "0").stdout == (
         "removed 1 unreferenced blob and 1 temporary file\n"

@@ -237,8 +237,10 @@ def verify_cmd(manifests: tuple[str, ...], signatures: bool, key: str | None, ke
         click.echo(_problem_line("purged", note.names[0], f"{note.detail} (withdrawn; not a problem)"))
     if report.unreferenced:
         unreferenced = len(report.unreferenced)
+        kept = (f"; kept: touched within the last {older_than:g} s (--older-than), perhaps a deposit under way"
+                if remove else "")
         click.echo(f"note: {plural(unreferenced, 'stored blob')} {'belongs' if unreferenced == 1 else 'belong'}"
-                   " to no name (left by interrupted deposits; harmless)")
+                   f" to no name (left by interrupted deposits; harmless){kept}")
     click.echo(
         f"checked {plural(report.checked_representations, 'representation')} in"
         f" {plural(report.checked_blobs, 'blob')}: {plural(len(report.problems), 'problem')}"

@@ -65,7 +65,8 @@ def backup_cmd(dest: str, copy: bool, archive: str) -> None:
               help="For an archive whose blobs are in S3: restore them into this bucket (it must exist), not the"
                    " one the archive records; every blob is uploaded there from SRC/blobs.")
 def restore_cmd(source: str, to: str | None, copy: bool, blobs: str | None) -> None:
-    """Restore the backup in SRC (made by pdi backup) to an empty place; then run pdi verify on it.
+    """Restore the backup in SRC (made by pdi backup) to an empty place (or one a failed restore left); then run pdi
+    verify on it.
 
     \b
     SQLite: the blob files (hard-linked when on the same file system, else
