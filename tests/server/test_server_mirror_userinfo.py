@@ -77,3 +77,15 @@ def test_n2ls_and_the_canonical_link_carry_no_userinfo(location: Path) -> None:
         assert listed.status_code == 200, listed.text
         assert SECRET not in listed.text and "@" not in listed.text.split("\r\n", 1)[1]
         assert f"https://peer.example.org/uri-res/N2R?{name}\r\n" in listed.text
+
+
+def test_the_link_of_a_mirrored_name_carries_no_userinfo(location: Path) -> None:
+    from pdi.server.protocol.mirrored import Locations
+
+    name = f"urn:pdi://{MIRRORED}/2026/11/20/1.text.1"
+    with Archive.open(str(location)) as archive:
+        locations = Locations(archive)
+        said = locations.headers(MIRRORED, name, {"Link": f'<{name}>; rel="canonical"'})
+        assert SECRET not in said["Link"] and "@" not in said["Link"].split(">", 1)[0]
+        assert said["Link"].startswith(f'<https://origin.example.org/uri-res/N2R?{name}>; rel="canonical", ')
+        assert locations.origin_at_once(MIRRORED) == "https://origin.example.org"
