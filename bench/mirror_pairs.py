@@ -2,10 +2,11 @@
 
 Makes an origin as ``bench_mirror.py`` does (``--names`` names of random
 octets, ``--mb`` MB in all, in ``TMPDIR``, kept there for the next run) and
-serves it with ``pdi serve`` on 127.0.0.1 (this checkout's); then, each
+serves it with ``pdi serve`` on 127.0.0.1 (each checkout its own); then, each
 round, for each ``NAME=SRC`` given in turn: a fresh mirror archive, ``pdi
 mirror add``, ``sync(2)``, and ``pdi mirror sync`` run with
-``PYTHONPATH=SRC``, timed whole, with the process's user and system CPU. On
+``PYTHONPATH=SRC``, timed whole, with the process's user and system CPU and the CPU its origin used meanwhile
+(each checkout serves the origin from its own ``pdi serve``). On
 a shared machine the wall times move with others' load more than with the
 code; the CPU of the sync's own process moves less: compare both, pair by
 pair. Run: ``python3 bench/mirror_pairs.py [--names N] [--mb M]
@@ -43,6 +44,22 @@ def held(mirror: Path) -> int:
                 return count
 
 
+def group_cpu(leader: int) -> float:
+    """User and system CPU seconds, so far, of the live processes in ``leader``'s process group (a ``pdi serve``
+    started in its own session: the server and its workers)."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    fields = stat.read().rpartition(")")[2].split()
+            except OSError:
+                continue
+            if int(fields[2]) == leader:  # pgrp
+                total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--names", type=int, default=10_000)
@@ -56,14 +73,19 @@ def main() -> int:
         shutil.rmtree(root, ignore_errors=True)
         root.mkdir()
         make_origin(root / "origin", args.names, int(args.mb * 1_000_000))
-    server, port, _ = start_serve(root / "origin", "--replay-port", "0", drain=True, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    figures: dict[str, list[tuple[float, float, float]]] = {name: [] for name in variants}
+    servers: dict[str, tuple[subprocess.Popen[str], str]] = {}
+    figures: dict[str, list[tuple[float, float, float, float]]] = {name: [] for name in variants}
     try:
-        wait_answering(server, f"{url}/api/series")
+        for name, src in variants.items():  # each checkout's own origin server, on the one origin archive
+            env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
+            server, port, _ = start_serve(root / "origin", "--replay-port", "0", drain=True, start_new_session=True,
+                                          env=env)
+            servers[name] = server, f"http://127.0.0.1:{port}"
+            wait_answering(server, f"{servers[name][1]}/api/series")
         for round_ in range(args.rounds):
             for name, src in variants.items():
                 env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
+                server, url = servers[name]
                 mirror = root / f"mirror-{name}"
                 shutil.rmtree(mirror, ignore_errors=True)
                 pdi = [sys.executable, "-m", "pdi"]
@@ -71,23 +93,29 @@ def main() -> int:
                 subprocess.run([*pdi, "mirror", "add", url, "--series", S, "--archive", str(mirror)], env=env,
                                check=True, capture_output=True)
                 os.sync()
+                origin_before = group_cpu(server.pid)
                 before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
                 done = subprocess.run([*pdi, "mirror", "sync", "--archive", str(mirror)], env=env, capture_output=True,
                                       text=True, check=False)
                 wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
+                origin = group_cpu(server.pid) - origin_before
                 if done.returncode != 0 or held(mirror) != args.names:
                     raise SystemExit(f"{name}: the sync failed ({done.returncode}):\n{done.stdout}{done.stderr}")
-                figures[name].append((wall, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime))
+                figures[name].append((wall, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime,
+                                      origin))
                 print(f"round {round_ + 1} {name}: {wall:.2f} s, user {figures[name][-1][1]:.2f} s,"
-                      f" system {figures[name][-1][2]:.2f} s, load {os.getloadavg()[0]:.2f}", flush=True)
+                      f" system {figures[name][-1][2]:.2f} s, origin {origin:.2f} s,"
+                      f" load {os.getloadavg()[0]:.2f}", flush=True)
                 shutil.rmtree(mirror)
     finally:
-        stop(server)
+        for server, _ in servers.values():
+            stop(server)
     for name, each in figures.items():
-        walls, users, systems = ([one[i] for one in each] for i in range(3))
+        walls, users, systems, origins = ([one[i] for one in each] for i in range(4))
         print(f"{name}: {statistics.median(walls):.2f} s ({min(walls):.2f}-{max(walls):.2f}), user"
               f" {statistics.median(users):.2f} s ({min(users):.2f}-{max(users):.2f}), system"
-              f" {statistics.median(systems):.2f} s ({min(systems):.2f}-{max(systems):.2f})")
+              f" {statistics.median(systems):.2f} s ({min(systems):.2f}-{max(systems):.2f}), origin"
+              f" {statistics.median(origins):.2f} s ({min(origins):.2f}-{max(origins):.2f})")
     return 0
 
 
