@@ -180,3 +180,19 @@ def test_help_is_clicks_own_listing_of_every_command(tmp_path: Path, columns: in
     listed = [line.split()[0] for line in expected.split("Commands:\n", 1)[1].splitlines()
               if line.startswith("  ") and not line.startswith("   ")]
     assert listed == sorted(cli.commands)
+
+
+def test_a_command_that_asks_over_http_imports_no_command_line_of_httpx(tmp_path: Path) -> None:
+    """httpx's package imports its own command line (``httpx.main``: rich, pygments) unless it is absent; pdi never
+    calls it, so a command of pdi that imports httpx (``pdi mirror sync`` here, which then finds no mirror to
+    sync) imports neither."""
+    report = tmp_path / "modules.json"
+    subprocess.run([sys.executable, "-c", _REPORT, "init", "--archive", str(tmp_path / "a")], check=True,
+                   capture_output=True, env={**os.environ, "PDI_TEST_MODULES": str(report)})
+    result = subprocess.run([sys.executable, "-c", _REPORT, "mirror", "sync", "--archive", str(tmp_path / "a")],
+                            capture_output=True, cwd=tmp_path, check=False,
+                            env={**os.environ, "PDI_TEST_MODULES": str(report)})
+    assert b"mirrors no series" in result.stderr, result.stderr.decode()
+    modules = set(json.loads(report.read_text()))
+    assert {"httpx", "pdi.network.mirrors"} <= modules
+    assert loaded(modules, ("rich", "pygments")) == []

@@ -70,6 +70,10 @@ def main(argv: list[str] | None = None) -> None:
         code = fast_get.run(args[1:])
         if code is not None:
             raise SystemExit(code)
+    # httpx's package imports its own command line (rich, pygments: some 40 ms of CPU at the start of a command
+    # that asks over HTTP, as pdi mirror sync does) only to offer httpx.main, which pdi never calls: marked
+    # absent, httpx defines a stand-in main instead (its own fallback for an install without its extras)
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     from pdi.cli.group import cli
 
     cli.main(args=args, prog_name="pdi")
