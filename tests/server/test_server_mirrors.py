@@ -37,6 +37,7 @@ from starlette.routing import Route
 
 from pdi.archive import Archive
 from pdi.cli import cli as main
+from pdi.identifier import PDI
 from pdi.network import mirrors, peers
 from pdi.network.mirrors import BATCH_NAMES
 from pdi.signing import SigningKey, b64url, b64url_decode, canonical_json, sign_manifest
@@ -898,3 +899,27 @@ def test_what_a_stranger_gets_wrong_is_refused_at_once_in_the_origins_own_words(
     assert code == 16 and down in out and "Connection refused" in out, out
     code, out = pdi("mirror", "audit", "--series", S, "--archive", str(b))  # A stopped
     assert code == 3 and f"unreachable\t{a_url}" in out and f"{S}\tno peer reached (1 unreachable): nothing compared" in out
+
+
+def test_a_sync_parses_each_name_listed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each name a manifest page lists is parsed once in a sync: to be looked up and fetched, and to have its access
+    rules followed (a sync of 10,000 names parsed each twice, some 0.2 s of its CPU)."""
+    a, names = origin(tmp_path, extra=5)
+    b = mirror(tmp_path, "b")
+    parsed: list[str] = []
+    parse = PDI.parse.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[PDI], text: str, *args: Any, **kwargs: Any) -> PDI:
+        parsed.append(text)
+        return parse(cls, text, *args, **kwargs)  # type: ignore[no-any-return]
+
+    with serving(a) as a_url:
+        assert pdi("mirror", "add", a_url, "--series", S, "--archive", str(b))[0] == 0
+        with Archive.open(b) as archive:
+            (record,) = archive.mirrors(S)
+            monkeypatch.setattr(PDI, "parse", classmethod(counted))
+            report = mirrors.sync(archive, record)
+            monkeypatch.undo()
+    assert (report.listed, report.copied, list(report.problems)) == (len(names), len(names), [])
+    assert sorted(n for n in parsed if n in names.values()) == sorted(names.values())
+    assert held(b) == {name: held(a)[name] for name in names.values()}

@@ -56,6 +56,7 @@ from pdi.errors import (
 if TYPE_CHECKING:
     from pdi.archive import Archive
     from pdi.archive.mirroring import MirrorRecord
+    from pdi.identifier import PDI
     from pdi.signing import Manifest
 
 __all__ = ["TOKEN_ENV", "Embargoes", "describe_source", "follow_rules", "read_token", "token_source"]
@@ -152,11 +153,12 @@ def entry_embargo(entry: Mapping[str, Any]) -> tuple[str | None, str | None]:
 
 
 def follow_rules(archive: Archive, record: MirrorRecord, page: Manifest, wanted: Sequence[Mapping[str, Any]],
-                 problem: Callable[[Problem], None]) -> tuple[list[Mapping[str, Any]], Embargoes, int]:
+                 problem: Callable[[Problem], None], parsed_names: Mapping[str, PDI] | None = None,
+                 ) -> tuple[list[Mapping[str, Any]], Embargoes, int]:
     """Apply the access rules a verified ``page`` of ``record``'s origin says: the series' access, the embargoes
     of the names held (set, changed or lifted). Returns the ``wanted`` entries whose rules could be read (the
     others are problems, each told to ``problem``: not fetched), the embargoes to bring in with them, and how many
-    rules changed here."""
+    rules changed here. A name found in ``parsed_names`` (the sync parsed it already) is not parsed again."""
     if page.access is None:  # an origin that does not say (an earlier pdi): the rules stay as they are
         if record.token_source is not None:
             raise UnsupportedError(
@@ -172,7 +174,9 @@ def follow_rules(archive: Archive, record: MirrorRecord, page: Manifest, wanted:
         if "withdrawn" in entry:
             continue
         try:
-            parsed = parse_pdi(name)
+            parsed = parsed_names.get(name) if parsed_names is not None else None
+            if parsed is None:
+                parsed = parse_pdi(name)
         except PDIError:
             continue  # reported by the sync already
         if parsed.version is None or parsed.series_name.lower() != record.series:

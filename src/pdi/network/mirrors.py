@@ -271,7 +271,8 @@ def _groups(archive: Archive, record: MirrorRecord, pages: Iterable[Manifest], r
         octets = 0
         parsed: dict[str, PDI] = {}
         wanted, embargoes, changed = follow_rules(archive, record, page,
-                                                  _wanted(archive, record, page, report, parsed), report.problems.append)
+                                                  _wanted(archive, record, page, report, parsed), report.problems.append,
+                                                  parsed)
         report.access_changes += changed
         for name, version, until in embargoes:
             report.embargoes.setdefault(name, []).append((name, version, until))
@@ -343,7 +344,7 @@ def _problem(record: MirrorRecord, name: str, sha256: str, exc: PDIError) -> Pro
 def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: SyncReport,
             parsed_names: dict[str, PDI]) -> list[Mapping[str, Any]]:
     """The entries of a verified page this archive does not hold yet (those held with another digest: problems);
-    each one's name parsed, in ``parsed_names``."""
+    the name of each versioned entry that is not withdrawn (held or not) parsed, in ``parsed_names``."""
     listed: list[Mapping[str, Any]] = []
     parsed_listed: list[PDI] = []
     for entry in page.names:
@@ -376,9 +377,9 @@ def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: Sync
     held = archive.digests_held(parsed_listed)  # the page's names, one look-up
     wanted: list[Mapping[str, Any]] = []
     for one, parsed, sha256 in zip(listed, parsed_listed, held, strict=True):
+        parsed_names[str(one["name"])] = parsed  # also for the access rules of those held (follow_rules)
         if sha256 is None:
             wanted.append(one)
-            parsed_names[str(one["name"])] = parsed
         elif sha256 == one["sha256"]:
             report.held += 1
         else:
