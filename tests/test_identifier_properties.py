@@ -15,11 +15,12 @@ import calendar
 import datetime
 import re
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from pdi import formats
-from pdi.errors import PDIError, UnsupportedError
+from pdi.errors import LimitError, PDIError, UnsupportedError
 from pdi.identifier import ISO_3166_ALPHA2, PDI, Fragment, equivalent
 from pdi.identifier._pdi import _parse_pdi
 
@@ -185,6 +186,30 @@ def test_build_print_parse_round_trip(case: tuple[PDI, dict[str, object]]) -> No
     if isinstance(frag, Fragment):
         assert pdi.fragment is not None
         assert pdi.fragment == frag.canonical(pdi.format)
+
+
+@SETTINGS
+@given(built())
+def test_a_built_name_reads_back_as_its_printed_text_parses(case: tuple[PDI, dict[str, object]]) -> None:
+    """``read_back`` and ``canonical`` of a built name (kept from the build, which an import makes of each page's
+    name three times) are what the rule-by-rule parser reads afresh from its printed text, warnings included."""
+    pdi, kwargs = case
+    text = str(pdi)
+    fresh = _parse_pdi(text, 0, len(text), False, 0, fast=False)
+    for got in (pdi.read_back(), pdi.canonical(), PDI.build(**kwargs).read_back()):  # type: ignore[arg-type]
+        assert got == fresh
+        assert got.warnings == fresh.warnings == ()
+        assert str(got) == text
+
+
+def test_a_built_name_too_long_to_parse_is_refused_on_reading_back() -> None:
+    """``read_back`` limits the printed name as ``PDI.parse`` does (1 MiB of text): build writes a longer one."""
+    pdi = PDI.build(series="a.us", date=datetime.date(2024, 1, 2), foreign_id="%" * 350_000, format="html")
+    assert len(str(pdi)) > 1 << 20
+    with pytest.raises(LimitError, match="longer than 1048576"):
+        PDI.parse(str(pdi))
+    with pytest.raises(LimitError, match="longer than 1048576"):
+        pdi.read_back()
 
 
 def _spelling_variants(draw: st.DrawFn, pdi: PDI) -> str:

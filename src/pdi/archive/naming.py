@@ -271,7 +271,7 @@ def checked_foreign_id(series: str, foreign_id: str, token: str, day: datetime.d
     built = PDI.build(
         series=series, date=day, foreign_id=foreign_id, format=token, version=1
     )
-    if PDI.parse(str(built)).unique_id != foreign_id:
+    if built.read_back().unique_id != foreign_id:
         raise ParseError(
             "this id cannot be written in a PDI", text=foreign_id, rule="encapsulated-unique-id"
         )

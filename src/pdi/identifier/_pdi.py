@@ -368,7 +368,31 @@ class PDI:
             raise ParseError("a version requires a format (PDI draft, line 145)", rule="version")
         if fragment is not None:
             text += "#" + _minted_fragment(fragment, format, version)
-        return _parse_pdi(text, 0, len(text), True, 0)
+        return _minted(text)
+
+    def read_back(self) -> PDI:
+        """``PDI.parse(str(self))``: this name printed and read again (a minted name's round trip), kept.
+
+        The printed name's length is limited as :meth:`parse` limits it; the
+        reading is :meth:`canonical`'s, made once a name (a name :meth:`build`
+        wrote canonical reads back as itself).
+        """
+        text = str(self)
+        if len(text) > _MAX_LENGTH:
+            raise LimitError(f"a PDI of {len(text)} characters is longer than {_MAX_LENGTH}")
+        return self.canonical()
+
+
+@functools.lru_cache(maxsize=1024)
+def _minted(text: str) -> PDI:
+    """The strict reading of a name :meth:`PDI.build` wrote, kept for the names built again (an import builds each
+    page's name when it plans the page, checks it and states it: six readings of one name were a tenth of its
+    deposits, issue 24). When it prints as the text it was read from, it is its own :meth:`~PDI.canonical` (the
+    reading of that text again, strictness aside: a text read strictly without error reads the same leniently)."""
+    made = _parse_pdi(text, 0, len(text), True, 0)
+    if str(made) == text:
+        object.__setattr__(made, "_canonical", made)
+    return made
 
 
 def _minted_unique_id(serial: int | None, foreign_id: str | None, format: str | None) -> str:

@@ -144,7 +144,7 @@ def _fetcher(
 def _name(series: str, entry: Entry, token: str, source: Source) -> PDI:
     try:
         built = PDI.build(series=series, date=entry.date.date(), foreign_id=entry.uri, format=token, version=1)
-        if PDI.parse(str(built)).unique_id == entry.uri:
+        if built.read_back().unique_id == entry.uri:
             return built
     except PDIError:
         pass
