@@ -287,3 +287,38 @@ def test_a_name_already_minted_is_said_of_its_own_item_when_one_before_it_was_le
     assert left_out == [0]
     assert caught.value.item == 2 and str(caught.value).startswith("item 2: ")
     assert [str(p) for p in archive.ls()] == [f"urn:pdi://{S}/2024/05/01/taken.text.1"]  # nothing of the failed batch was kept
+
+
+def test_a_batch_naming_ids_minted_already_is_refused_at_the_first_on_either_catalog(location: str) -> None:
+    # a batch's names are looked up together (issue 24): the item refused is still the first one minted already,
+    # in the batch's order, on another day than the batch's too; nothing of the batch is kept
+    import datetime
+    import io
+
+    from pdi.archive.content import Content
+    from pdi.archive.deposits import BatchItem
+    from pdi.errors import ImmutabilityError
+
+    archive = Archive.init(location)
+    archive.add_series(S)
+    may, june = datetime.date(2024, 5, 1), datetime.date(2024, 6, 1)
+
+    def item(uid: str, day: datetime.date, text: bytes) -> BatchItem:
+        return BatchItem([Content(io.BytesIO(text), "text", "utf-8")], uid, day)
+
+    archive.deposit_dated(S, [item("taken", may, b"one"), item("later", june, b"two")])
+    before = [str(p) for p in archive.ls()]
+    assert before == [f"urn:pdi://{S}/2024/05/01/taken.text.1", f"urn:pdi://{S}/2024/06/01/later.text.1"]
+    for batch, first in (
+        ([item("fresh", may, b"a"), item("taken", june, b"b"), item("later", june, b"c"), item("taken", may, b"d")], 2),
+        ([item("taken", may, b"e"), item("later", june, b"f")], 0),
+    ):
+        with pytest.raises(ImmutabilityError) as caught:
+            archive.deposit_dated(S, batch)
+        assert caught.value.item == first
+        assert str(caught.value).startswith(f"item {first}: ") and "is already minted" in str(caught.value)
+        assert [str(p) for p in archive.ls()] == before
+    done = archive.deposit_dated(S, [item("taken", june, b"g"), item("later", may, b"h")])  # other days: new names
+    assert [str(d[0]) for d in done if d is not None] == [f"urn:pdi://{S}/2024/06/01/taken.text.1",
+                                                          f"urn:pdi://{S}/2024/05/01/later.text.1"]
+    archive.close()
