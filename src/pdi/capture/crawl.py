@@ -33,8 +33,9 @@ event loop, which no ``asyncio`` timeout can interrupt), and so does :func:`pack
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass, replace
+from typing import cast
 
 from pdi._wording import plural
 from pdi.capture.fetch import Fetched, Limits
@@ -97,9 +98,16 @@ def _typed(fetched: Fetched, need: Need) -> Fetched:
 
 
 async def crawl(
-    root_url: str, fetch: Fetch, *, limits: Limits, progress: Progress | None = None, deadline: Deadline | None = None
+    root_url: str, fetch: Fetch, *, limits: Limits, progress: Progress | None = None, deadline: Deadline | None = None,
+    one_at_a_time: bool = False,
 ) -> Crawl:
-    """Fetch ``root_url`` and, breadth-first, everything it needs (by ``deadline``, when given)."""
+    """Fetch ``root_url`` and, breadth-first, everything it needs (by ``deadline``, when given).
+
+    A level's parts are fetched as concurrent tasks, or with ``one_at_a_time`` one after another in their order,
+    which is what the tasks do with a ``fetch`` that never waits (a WARC import's, answered from its index,
+    where the tasks were a sixth of the crawl: issue 24): the same parts, failures and first error. Such a crawl
+    can be run without an event loop (:func:`run_at_once`).
+    """
     root = _typed(await fetch(root_url), Need(root_url, "html"))
     total = len(root.data)
     # URIs as the reader compares them (§8.2): "a b.png" and "a%20b.png" are fetched once
@@ -163,12 +171,15 @@ async def crawl(
                 return item, Failure(item.url, str(exc))
             return item, _typed(got, item)
 
-        try:  # a task group: a limit of the whole capture passed by one part cancels the others' fetches
-            async with asyncio.TaskGroup() as group:
-                tasks = [group.create_task(one(item)) for item in wanted]
-        except* Exception as failed:  # the first, as asyncio.gather raised it (a part's PDIError is a Failure)
-            raise failed.exceptions[0] from None
-        results = [task.result() for task in tasks]
+        if one_at_a_time:  # a limit of the whole capture passed by one part: the parts after it are not fetched
+            results = [await one(item) for item in wanted]
+        else:
+            try:  # a task group: a limit of the whole capture passed by one part cancels the others' fetches
+                async with asyncio.TaskGroup() as group:
+                    tasks = [group.create_task(one(item)) for item in wanted]
+            except* Exception as failed:  # the first, as asyncio.gather raised it (a part's PDIError is a Failure)
+                raise failed.exceptions[0] from None
+            results = [task.result() for task in tasks]
         level = []
         for item, result in results:
             done += 1
@@ -190,6 +201,18 @@ async def crawl(
             " bytes (each URL with a fragment the pages name is a part)"
         )
     return gathered
+
+
+def run_at_once(crawling: Coroutine[object, None, Crawl]) -> Crawl:
+    """The crawl of a ``fetch`` that never waits (``one_at_a_time``), run to its end at once, without an event loop
+    (one for every page cost more than the crawl's own reading: issue 24). A crawl that waits is closed, and is an
+    error of the caller's: its ``fetch`` must answer from what it holds."""
+    try:
+        crawling.send(None)
+    except StopIteration as finished:
+        return cast(Crawl, finished.value)
+    crawling.close()
+    raise RuntimeError("a crawl run at once waited: its fetch must answer from what it holds, without waiting")
 
 
 #: The octets a part's header fields and boundary take besides its label (Content-Type, Content-Transfer-Encoding,

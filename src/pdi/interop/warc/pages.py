@@ -16,7 +16,6 @@ drained the queue, a search says their text is pending.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import datetime
 import hashlib
@@ -28,7 +27,7 @@ from pathlib import Path
 from pdi import formats
 from pdi._wording import plural
 from pdi.archive import Archive, Content, Deposit, canonical_series
-from pdi.capture.crawl import Crawl, crawl, pack_crawl
+from pdi.capture.crawl import Crawl, crawl, pack_crawl, run_at_once
 from pdi.capture.fetch import Fetched, Limits, Redirect
 from pdi.errors import (
     IntegrityError,
@@ -197,38 +196,34 @@ def plan_import(
     used: set[tuple[int, int]] = set()
     total = len(candidates)
     held = 0  # octets of crawled pages kept in memory
-    # One event loop for every page's crawl (asyncio.run made and closed one for each: 0.1 ms a page).
-    loop = asyncio.new_event_loop()
-    try:
-        for done, (entry, headers, payload) in enumerate(candidates, 1):
-            if headers.media_type not in PAGE_TYPES:
-                continue
-            source = index.sources[entry.source]
-            parts: list[tuple[Entry, Entry]] = []
-            fetch = _fetcher(index, entry.date, limits, parts)
-            try:
-                name = _name(series, entry, related, source)
-                result = loop.run_until_complete(crawl(entry.uri, fetch, limits=limits))
-            except PDIError as exc:  # a URL no PDI can hold, a page past the limits: listed, not imported
-                skipped.append(str(exc) if str(exc).startswith(source.name) else f"{_where(source, entry.offset, entry.uri)}: {exc}")
-                continue
-            own = (entry.source, entry.offset)
-            rest = tuple(p for p in parts if (p[0].source, p[0].offset) != own)
-            for e, p in rest:
-                used.update({(e.source, e.offset), (p.source, p.offset)})
-            kept: Crawl | Path = result
-            if held + _crawled(result) > PLAN_IN_MEMORY:
-                kept = spool / f"{len(pages)}.mht"
-                kept.write_bytes(pack_crawl(result))
-            else:
-                held += _crawled(result)
-            pages.append(
-                Item(entry, headers, payload, True, name, rest, kept, tuple(f.reason for f in result.failures))
-            )
-            if progress is not None:
-                progress(done, total)
-    finally:
-        loop.close()
+    for done, (entry, headers, payload) in enumerate(candidates, 1):
+        if headers.media_type not in PAGE_TYPES:
+            continue
+        source = index.sources[entry.source]
+        parts: list[tuple[Entry, Entry]] = []
+        fetch = _fetcher(index, entry.date, limits, parts)
+        try:
+            name = _name(series, entry, related, source)
+            # the fetch answers from the index, never waiting: the crawl runs at once, its parts one after another
+            result = run_at_once(crawl(entry.uri, fetch, limits=limits, one_at_a_time=True))
+        except PDIError as exc:  # a URL no PDI can hold, a page past the limits: listed, not imported
+            skipped.append(str(exc) if str(exc).startswith(source.name) else f"{_where(source, entry.offset, entry.uri)}: {exc}")
+            continue
+        own = (entry.source, entry.offset)
+        rest = tuple(p for p in parts if (p[0].source, p[0].offset) != own)
+        for e, p in rest:
+            used.update({(e.source, e.offset), (p.source, p.offset)})
+        kept: Crawl | Path = result
+        if held + _crawled(result) > PLAN_IN_MEMORY:
+            kept = spool / f"{len(pages)}.mht"
+            kept.write_bytes(pack_crawl(result))
+        else:
+            held += _crawled(result)
+        pages.append(
+            Item(entry, headers, payload, True, name, rest, kept, tuple(f.reason for f in result.failures))
+        )
+        if progress is not None:
+            progress(done, total)
     items: list[Item] = list(pages)
     for entry, headers, payload in candidates:
         if headers.media_type in PAGE_TYPES or (entry.source, entry.offset) in used:
