@@ -210,3 +210,19 @@ def test_property_utf8_form_decodes_back(uri: str) -> None:
     out = browser_url(uri)
     # percent-decoding gives back what was written, less what was percent-encoded already
     assert urllib.parse.unquote(out) == urllib.parse.unquote(uri)
+
+
+@given(st.lists(st.tuples(_URI | _URI.map(lambda u: u + "/x" * 600), _ENCODINGS), min_size=1, max_size=6))
+def test_property_a_remembered_browser_form_is_the_one_written_afresh(asked: list[tuple[str, str]]) -> None:
+    # browser_url keeps its answers for short URIs (issue 24): asked again, in any order and encoding, the answer
+    # is what writing the URI afresh gives, and a long URI is never kept
+    from pdi.mhtml import urlencoding
+
+    for uri, encoding in asked + asked[::-1]:
+        assert browser_url(uri, encoding) == urlencoding._browser_url(uri, encoding)
+    assert urlencoding._remembered_browser_url.cache_info().maxsize == urlencoding.REMEMBERED
+    # the memo's keys are its arguments: none longer than REMEMBERED_LENGTH
+    long = "http://h/" + "x" * urlencoding.REMEMBERED_LENGTH
+    before = urlencoding._remembered_browser_url.cache_info().misses
+    assert browser_url(long) == long
+    assert urlencoding._remembered_browser_url.cache_info().misses == before

@@ -359,6 +359,25 @@ def browser_url(uri: str, encoding: str = "UTF-8") -> str:
     """``uri`` (resolved, as written in a page of ``encoding``) percent-encoded as the
     browser's URL parser writes it (see the module docstring); the fragment is kept; a
     domain beyond ASCII in IDNA's ASCII form, as the browser asks for it."""
+    if len(uri) <= REMEMBERED_LENGTH:
+        return _remembered_browser_url(uri, encoding)
+    return _browser_url(uri, encoding)
+
+
+#: A URI of at most this many characters has its :func:`browser_url` kept (the last :data:`REMEMBERED` of them):
+#: a crawl compares each part's URL five or six times, and a WARC import's crawls and packing asked 40 a page
+#: (a third of its crawl, issue 24). Longer ones, rare, are written each time, so the memo holds at most a few MiB.
+REMEMBERED_LENGTH = 1024
+REMEMBERED = 512
+
+
+@functools.lru_cache(maxsize=REMEMBERED)
+def _remembered_browser_url(uri: str, encoding: str) -> str:
+    return _browser_url(uri, encoding)
+
+
+def _browser_url(uri: str, encoding: str) -> str:
+    """:func:`browser_url`, written each time it is asked."""
     uri = _SURROGATE.sub("\ufffd", uri)
     cut = uri.find("#")
     head, fragment = (uri, None) if cut < 0 else (uri[:cut], uri[cut + 1 :])
