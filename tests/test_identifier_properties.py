@@ -202,6 +202,18 @@ def test_a_built_name_reads_back_as_its_printed_text_parses(case: tuple[PDI, dic
         assert str(got) == text
 
 
+def test_a_long_built_name_not_kept_reads_back_as_its_text_parses() -> None:
+    """A name longer than the built names kept (2,048 characters) reads back the same way, made afresh each time."""
+    foreign = "http://example.org/" + "é/" * 1_000  # each é written %C3%A9
+    built = PDI.build(series="a.us", date=datetime.date(2024, 1, 2), foreign_id=foreign, format="html")
+    text = str(built)
+    assert len(text) > 2048
+    assert built.read_back() == _parse_pdi(text, 0, len(text), False, 0, fast=False)
+    assert built.read_back().unique_id == foreign
+    again = PDI.build(series="a.us", date=datetime.date(2024, 1, 2), foreign_id=foreign, format="html")
+    assert again == built and again is not built
+
+
 def test_a_built_name_too_long_to_parse_is_refused_on_reading_back() -> None:
     """``read_back`` limits the printed name as ``PDI.parse`` does (1 MiB of text): build writes a longer one."""
     pdi = PDI.build(series="a.us", date=datetime.date(2024, 1, 2), foreign_id="%" * 350_000, format="html")

@@ -368,7 +368,7 @@ class PDI:
             raise ParseError("a version requires a format (PDI draft, line 145)", rule="version")
         if fragment is not None:
             text += "#" + _minted_fragment(fragment, format, version)
-        return _minted(text)
+        return _minted(text) if len(text) <= _REMEMBERED_LENGTH else _read_minted(text)
 
     def read_back(self) -> PDI:
         """``PDI.parse(str(self))``: this name printed and read again (a minted name's round trip), kept.
@@ -383,16 +383,22 @@ class PDI:
         return self.canonical()
 
 
-@functools.lru_cache(maxsize=1024)
-def _minted(text: str) -> PDI:
-    """The strict reading of a name :meth:`PDI.build` wrote, kept for the names built again (an import builds each
-    page's name when it plans the page, checks it and states it: six readings of one name were a tenth of its
-    deposits, issue 24). When it prints as the text it was read from, it is its own :meth:`~PDI.canonical` (the
+#: A name :meth:`PDI.build` wrote of at most this many characters is kept (the last 1,024 of them: a few MiB at most).
+_REMEMBERED_LENGTH = 2048
+
+
+def _read_minted(text: str) -> PDI:
+    """The strict reading of a name :meth:`PDI.build` wrote; ``_minted`` keeps those of short names, built again
+    and again (an import builds each page's name when it plans the page, checks it and states it: six readings of
+    one name were a tenth of its deposits, issue 24). When it prints as the text it was read from, it is its own :meth:`~PDI.canonical` (the
     reading of that text again, strictness aside: a text read strictly without error reads the same leniently)."""
     made = _parse_pdi(text, 0, len(text), True, 0)
     if str(made) == text:
         object.__setattr__(made, "_canonical", made)
     return made
+
+
+_minted = functools.lru_cache(maxsize=1024)(_read_minted)
 
 
 def _minted_unique_id(serial: int | None, foreign_id: str | None, format: str | None) -> str:
