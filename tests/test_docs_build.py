@@ -137,3 +137,26 @@ def test_every_page_shows_pdi_inits_line_with_todays_schema_version() -> None:
         shown += [(page.name, n) for n in re.findall(r"archive at \S+ \(schema version (\d+)\)", text)]
     assert {"tutorial.md", "s3.md", "postgresql.md"} <= {name for name, _ in shown}
     assert [(name, n) for name, n in shown if n != str(SCHEMA_VERSION)] == []
+
+
+def _nav_pages(entries: list[object]) -> list[str]:
+    pages: list[str] = []
+    for entry in entries:
+        value = next(iter(entry.values())) if isinstance(entry, dict) else entry
+        pages += _nav_pages(value) if isinstance(value, list) else [str(value)]
+    return pages
+
+
+def test_the_index_links_every_page_of_the_navigation_in_its_order() -> None:
+    # docs/index.md's "How this manual is organised" is the manual's table of contents: a page in mkdocs.yml's
+    # navigation that it does not name is a page a reader of the index never finds
+    import yaml
+
+    nav = _nav_pages(yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["nav"])
+    index = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    contents = index.split("## How this manual is organised", 1)[1].split("\n## ", 1)[0]
+    linked = [link.split("#", 1)[0] for link in re.findall(r"\]\(([^)\s]+\.md[^)\s]*)\)", contents)]
+    missing = [page for page in nav if page != "index.md" and page not in linked]
+    assert missing == [], f"docs/index.md does not link {missing}"
+    first = [page for page in dict.fromkeys(linked) if page in nav]
+    assert first == [page for page in nav if page in first], "docs/index.md names the pages out of the navigation's order"
