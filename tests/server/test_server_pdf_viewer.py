@@ -299,3 +299,24 @@ def test_the_panel_of_names_ends_below_draw_a_box_as_it_begins_above_its_hint(me
     assert last == "pdf-tools"
     assert abs(below - above) <= 1, (above, below)
     assert said == [True, True]
+
+
+#: The panel of names on a PDF's page: [the room between the PDI's row and "Other forms", the room between "Other
+#: forms" and the row of "Draw a box"], in CSS px.
+ROWS_ROOM = """(() => { const top = (e) => e.getBoundingClientRect().top, bottom = (e) => e.getBoundingClientRect().bottom;
+  const offer = document.getElementById('name').closest('.offer'), forms = document.getElementById('other-forms');
+  const tools = document.querySelector('.pdf-tools');
+  return [top(forms) - bottom(offer), top(tools) - bottom(forms)]; })()"""
+
+
+def test_draw_a_box_stands_as_close_under_other_forms_as_other_forms_under_the_pdi(
+    media: tuple[str, dict[str, str]],
+) -> None:
+    # the panel's rows are spaced alike: "Draw a box" had a paragraph's 1 em above it (about 20 px of empty room
+    # under "Other forms"), where the rows above it have 0.3 rem between them
+    with devtools() as pipe:
+        session = _open(pipe, _view(media, "paper"))
+        assert _until(pipe, session, "document.querySelector('#page-1[data-drawn]')")
+        forms, tools = _js(pipe, session, ROWS_ROOM)
+        _shoot(pipe, session, "pdf-panel-rows.png")
+    assert forms > 0 and abs(tools - forms) <= 1, (forms, tools)

@@ -136,7 +136,7 @@ fieldset.coords input{width:5.5rem}
 .pdf-page .box.selection{outline:2px dashed #0050c8;box-shadow:none;background:rgba(0,80,200,.12)}
 #pdf-box-mode[aria-pressed=true]{background:#0050c8;color:#fff} .pdf-loading{color:#555;margin:1rem}
 body:has(#pdf) .cite{position:sticky;top:0;z-index:5;box-shadow:0 2px 6px rgba(0,0,0,.15)} body:has(#pdf) .cite .hint{font-size:0.85rem}
-body:has(#pdf) .cite .pdf-tools{margin-bottom:0} body:has(#pdf) #cite-status:empty{min-height:0;margin:0}
+.pdf-tools{margin:0.3rem 0} body:has(#pdf) .cite .pdf-tools{margin-bottom:0} body:has(#pdf) #cite-status:empty{min-height:0;margin:0}
 .pdf-page,.pdf-marks .hl,.pdf-page .box{scroll-margin-top:var(--cite-room,13rem)}
 @media (max-width:40rem){body:has(#pdf) .cite{position:static;box-shadow:none}
  .pdf-page,.pdf-marks .hl,.pdf-page .box{scroll-margin-top:1rem}}
