@@ -40,6 +40,9 @@ kept apart by port). A capture of a private series or an embargoed one is
 therefore replayed only to a bearer token, never to a signed-in person: its
 page is refused with a page that says so (:func:`not_replayed`, ``403``),
 and the resolver shows such a reader its source instead. Whatever else is asked of it is ``404``.
+A browser asking for a page (``Accept: text/html``, a frame's request) under a name held by no page, or withdrawn,
+is answered with a page that says so (:func:`not_held`, ``404`` or ``410``); a program, with problem JSON. These
+small pages (:func:`small_page`) are drawn dark for a system that prefers a dark colour scheme, as the resolver's are.
 """
 
 from __future__ import annotations
@@ -62,7 +65,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pdi import formats
 from pdi.archive import Archive, Generic, Resolved
-from pdi.errors import AccessError, LimitError, NotFoundError, UnsupportedError
+from pdi.errors import (
+    AccessError,
+    DeletedError,
+    LimitError,
+    NotFoundError,
+    UnsupportedError,
+    WithdrawnError,
+)
 from pdi.identifier import PDI
 from pdi.interop.memento import as_uri
 from pdi.mhtml import Aggregate
@@ -334,6 +344,10 @@ class ReplayApp:
             if file.endswith(".html") or "text/html" in request.headers.get("accept", ""):
                 return not_replayed(refused)  # a page, shown in the resolver's frame: say why it is empty
             raise
+        except (NotFoundError, WithdrawnError, DeletedError) as missing:
+            if "text/html" in request.headers.get("accept", ""):
+                return not_held(missing)  # a browser's page (a frame's): a page saying so, not problem JSON
+            raise
         shared = isinstance(located, Generic) or shared_answer(self.archive, located)
         page = self._pages.get(key)
         if page is None:
@@ -456,25 +470,49 @@ def selection_marks(aggregate: Aggregate) -> list[tuple[int, str]]:
     return [*marks, (len(root.data), f"<script>{SELECT_SCRIPT}</script>")]
 
 
-#: The replay origin's refusal of a private page (a private series, an embargo): a page, as it is shown in a frame.
-NOT_REPLAYED = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Not replayed: private</title><style>
-body{font:16px/1.45 system-ui,sans-serif;margin:1.5rem;color:#222;max-width:44rem}
+#: The style of the replay origin's own small pages (a refusal, a capture not held): light, and dark for a system
+#: that prefers a dark colour scheme, as the resolver's pages are (:mod:`pdi.server.pages.layout`), each at WCAG
+#: AA contrast (4.5:1) on its background; shown in the resolver's frame, they match the page around them.
+SMALL_PAGE_STYLE = """:root{color-scheme:light dark}
+body{font:16px/1.45 system-ui,sans-serif;margin:1.5rem;color:#222;background:#fff;max-width:44rem;overflow-wrap:anywhere}
 h1{font-size:1.2rem} .why{color:#555}
-</style></head><body><h1>This capture is private: it is not replayed</h1>
+@media (prefers-color-scheme:dark){body{background:#16191d;color:#e6e6e6} .why{color:#b0b0b0}}
+"""
+
+#: The replay origin's refusal of a private page (a private series, an embargo): a page, as it is shown in a frame.
+NOT_REPLAYED = """<h1>This capture is private: it is not replayed</h1>
 <p>%s</p>
 <p class="why">Captures of a private series, and embargoed ones, are never replayed, even to a reader
 who is signed in: the replay origin reads no sign-in, so that an archived page can never be shown or act
 as that reader. A reader with a token for it can read its source on the resolver
 (<code>/view?pdi=NAME&amp;view=source</code>), or fetch it with <code>Authorization: Bearer</code>.</p>
-</body></html>
 """
+
+#: The replay origin's page for a name it holds no page for (none by that name, a withdrawn one): shown in a frame.
+NOT_HELD = """<h1>%s</h1>
+<p>%s</p>
+<p class="why">The replay origin shows archived pages only; the resolver's page for this name says more.</p>
+"""
+
+
+def small_page(title: str, body: str, status: int) -> Response:
+    """A page of the replay origin's own (``body``: already-escaped HTML), in its light and dark style, not kept."""
+    text = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+            f"<style>\n{SMALL_PAGE_STYLE}</style></head><body>{body}</body></html>\n")
+    return Response(text, status_code=status, media_type="text/html", headers={"cache-control": "no-store"})
 
 
 def not_replayed(refused: AccessError) -> Response:
     """``403``, as a page: the capture is private, and why private captures are not replayed."""
-    return Response(NOT_REPLAYED % html.escape(str(refused)), status_code=403, media_type="text/html",
-                    headers={"cache-control": "no-store"})
+    return small_page("Not replayed: private", NOT_REPLAYED % html.escape(str(refused)), 403)
+
+
+def not_held(missing: NotFoundError | WithdrawnError | DeletedError) -> Response:
+    """``404`` or ``410``, as a page: no page is replayed under this name, and why."""
+    heading = "This page was withdrawn: it is not replayed" if missing.http_status == 410 \
+        else "No page is held under this name"
+    return small_page(f"Not replayed: {missing.title}", NOT_HELD % (heading, html.escape(missing.over_http())),
+                      missing.http_status)
 
 
 async def _not_here(request: Request) -> Response:

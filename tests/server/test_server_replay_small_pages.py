@@ -1,0 +1,82 @@
+"""The replay origin's own small pages (a capture not held, a withdrawn one, a private one), light and dark, in Chromium.
+
+Shown in the resolver's frame, such a page must follow the reader's colour scheme as the resolver's pages do
+(CSS Media Queries 5 §11.5 ``prefers-color-scheme``): dark, its text legible at WCAG 2.2's 4.5:1 (relative
+luminance and contrast ratio as WCAG defines them, :func:`test_server_pages_screenshots.luminance`).
+A browser asking for a page (``Accept: text/html``) is answered with a page; a program, with problem JSON.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+import urllib.parse
+
+import httpx
+import pytest
+from server_helpers import Served
+from test_server_pages_screenshots import SHOTS, luminance
+
+from chromium_helpers import navigate_and_wait_for_load, new_tab
+from pdi.capture.browser import Pipe, devtools
+from pdi.errors import AccessError
+from pdi.server.replay.origin import not_replayed
+
+#: [the body's background, the body's text, the hint's text (.why)] as the page draws them.
+COLOURS = "[getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color," \
+          " getComputedStyle(document.querySelector('.why')).color]"
+
+
+def _not_held_url(served: Served) -> str:
+    # the day's serial 999 is no capture the served archive holds
+    name = served.capture.rsplit("/", 1)[0] + "/999.related.1"
+    return f"{served.replay_url}/replay/{urllib.parse.quote(name, safe='')}/index.html"
+
+
+def _colours(pipe: Pipe, session: str) -> list[str]:
+    answer = pipe.call("Runtime.evaluate", {"expression": COLOURS, "returnByValue": True}, session, time.monotonic() + 30)
+    colours: list[str] = answer["result"]["value"]
+    return colours
+
+
+def _contrast(a: str, b: str) -> float:
+    la, lb = sorted((luminance(a), luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def test_a_capture_not_held_is_a_page_to_a_browser_and_problem_json_to_a_program(served: Served) -> None:
+    page = httpx.get(_not_held_url(served), headers={"Accept": "text/html,*/*;q=0.8"}, timeout=30)
+    assert page.status_code == 404 and page.headers["content-type"].startswith("text/html")
+    assert "<h1>No page is held under this name</h1>" in page.text
+    assert "content-security-policy" in page.headers  # the replay origin's guard, as on every answer
+    program = httpx.get(_not_held_url(served), timeout=30)
+    assert program.status_code == 404 and program.headers["content-type"] == "application/problem+json"
+
+
+@pytest.mark.parametrize("which", ["not-held", "private"])
+def test_the_replay_origins_pages_are_dark_for_a_dark_scheme(served: Served, which: str) -> None:
+    if which == "not-held":
+        url = _not_held_url(served)
+    else:  # the refusal's octets as the replay origin sends them (test_server_signin checks it is sent)
+        octets = bytes(not_replayed(AccessError("urn:pdi://closed.example.us/2026/11/22/1.related.1 is private")).body)
+        url = "data:text/html;base64," + base64.b64encode(octets).decode()
+    with devtools() as pipe:
+        deadline = time.monotonic() + 60
+        session = new_tab(pipe, "Page", deadline=deadline)
+        pipe.call("Emulation.setDeviceMetricsOverride", {"width": 800, "height": 500, "deviceScaleFactor": 1,
+                                                         "mobile": False}, session, deadline)
+        navigate_and_wait_for_load(pipe, session, url, deadline)
+        light = _colours(pipe, session)
+        # getComputedStyle recomputes the style under the emulated scheme (no frame awaited: a script-less sandboxed
+        # page of the replay origin may have its animation frames' promise collected)
+        pipe.call("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]},
+                  session, deadline)
+        darkened = _colours(pipe, session)
+        shot = pipe.call("Page.captureScreenshot", {"format": "png"}, session, deadline)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / f"replay-{which}-dark.png").write_bytes(base64.b64decode(shot["data"]))
+    assert luminance(light[0]) > 0.9, f"light: {light}"
+    assert luminance(darkened[0]) < 0.05, f"{which} in a dark scheme: its background {darkened[0]} is not dark"
+    for colours in (light, darkened):
+        assert _contrast(colours[0], colours[1]) >= 4.5, colours
+        assert _contrast(colours[0], colours[2]) >= 4.5, colours
