@@ -15,8 +15,9 @@ page's results are kept as JSON in ``tests/artifacts/axe/`` (or
 On a phone (390 × 844 CSS px, WCAG 1.4.10 "Reflow" asks for 320) the page
 must not scroll sideways: what is wider than the screen (a long line of a
 text, a table of SHA-256s, a PDF's page) scrolls inside its own box. Each
-phone page is saved as ``NAME-phone.png`` beside the desktop screenshots for
-a person to look at.
+phone page is audited by axe as drawn by default and dark (``NAME-phone.json``,
+``NAME-phone-dark.json``), and saved as ``NAME-phone.png`` and
+``NAME-phone-dark.png`` beside the desktop screenshots for a person to look at.
 """
 
 from __future__ import annotations
@@ -200,8 +201,15 @@ def test_a_phone_reads_it_without_scrolling_sideways(
         tables = (sum(n.get("role", {}).get("value") == "table" for n in read),
                   _js(pipe, session, "document.querySelectorAll('table').length"))
         violations = _audit(pipe, session, axe, page, "-phone")
+        dark(pipe, session, time.monotonic() + 30)  # and again for a phone that prefers a dark colour scheme
+        _shoot(pipe, session, f"{page}-phone-dark.png")
+        dark_width = _js(pipe, session, "document.documentElement.scrollWidth")
+        in_dark = _audit(pipe, session, axe, page, "-phone-dark")
     assert width[1] == 390, width
     assert width[0] <= width[1], f"{page} scrolls sideways on a phone: {width[0]} px wide; wider than the screen: {wider}"
     assert tables[0] == tables[1], f"{page}: {tables[1]} tables, {tables[0]} read as tables"
+    assert dark_width <= width[1], f"{page} in a dark scheme scrolls sideways on a phone: {dark_width} px wide"
     failing = [v for v in violations if v["impact"] in FAILING]
     assert not failing, _said(page, failing)
+    failing = [v for v in in_dark if v["impact"] in FAILING]
+    assert not failing, _said(f"{page} (phone, dark)", failing)
