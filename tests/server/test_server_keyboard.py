@@ -176,3 +176,44 @@ def test_a_focus_ring_stands_out_from_what_it_is_drawn_on(
     faint = [(what, color, bg, round(_contrast(color, bg), 2)) for what, color, bg in rings
              if _contrast(color, bg) < 3 and not what.startswith("body ")]
     assert faint == [], faint
+
+
+#: Where the focus is, for a walk through a table: [the index of its row in #documents' body (-1: outside the
+#: table), its tag, its href, whether its focus is drawn, whether it is in view (its box within the window and,
+#: on a phone, within the table's own scroll box)].
+IN_TABLE = """JSON.stringify((() => { const e = document.activeElement, rows = [...document.querySelectorAll('#documents tbody tr')];
+  const r = e.getBoundingClientRect(), box = document.getElementById('documents').getBoundingClientRect();
+  const shown = r.top >= 0 && r.bottom <= innerHeight && r.left >= box.left - 1 && r.right <= box.right + 1;
+  return [rows.indexOf(e.closest('tr')), e.tagName.toLowerCase(), e.getAttribute('href'),
+          e.matches(':focus-visible') && getComputedStyle(e).outlineStyle !== 'none', shown]; })())"""
+
+
+@pytest.mark.parametrize("width", [1100, 375])
+def test_each_row_of_a_days_table_is_reached_by_tab_and_enter_opens_its_document(served: Served, width: int) -> None:
+    # WAI-ARIA APG (tables): a table whose rows lead somewhere is read by Tab from link to link, in reading order,
+    # each link's focus drawn (on a phone too, where the table scrolls in its own box and a link is scrolled to)
+    with devtools() as pipe:
+        session = _keyboard_tab(pipe, page_url(served, ("", {}), "series-day"))
+        size = {"width": width, "height": 700, "deviceScaleFactor": 1, "mobile": width < 600}
+        pipe.call("Emulation.setDeviceMetricsOverride", size, session, time.monotonic() + 30)
+        rows = _js(pipe, session, "document.querySelectorAll('#documents tbody tr').length")
+        stops = []
+        for _ in range(40):
+            _key(pipe, session, "Tab", 9)
+            stop = json.loads(_js(pipe, session, IN_TABLE))
+            if stop[0] == -1 and stops:
+                break
+            if stop[0] >= 0:
+                stops.append(stop)
+        first = _js(pipe, session, "document.querySelector('#documents tbody tr a').getAttribute('href')")
+        _js(pipe, session, "document.querySelector('#documents tbody tr a').focus()")
+        _key(pipe, session, "Enter", 13, "\r")
+        deadline = time.monotonic() + 30
+        while _js(pipe, session, "location.pathname + location.search") != first:
+            assert time.monotonic() < deadline, "Enter did not open the row's document"
+            time.sleep(0.05)
+    assert rows >= 2
+    assert sorted({s[0] for s in stops}) == list(range(rows)), stops  # every row reached
+    assert [s[0] for s in stops] == sorted(s[0] for s in stops), stops  # in reading order
+    assert all(s[1] == "a" and s[2].startswith("/view?pdi=") for s in stops), stops
+    assert all(s[3] and s[4] for s in stops), stops  # each focus drawn, and scrolled into view
