@@ -110,6 +110,27 @@ def test_a_catalogue_table_on_a_phone_breaks_no_short_word(served: Served, page:
     assert widths == [390, 390], widths
 
 
+#: The widths of the month columns of a series' table of years, in CSS px, and of the root's font size (1 rem).
+MONTHS = """[[...document.querySelectorAll('#years thead th')].slice(1, 13).map((th) => th.getBoundingClientRect().width),
+  parseFloat(getComputedStyle(document.documentElement).fontSize)]"""
+
+
+def test_a_series_months_are_narrow_columns_on_a_phone(served: Served) -> None:
+    # 375 px: a month's cell holds a count of a few digits or a dot for none, as narrow as its heading ("Sep"); the
+    # 7 rem kept for a catalogue's text cells (a key, a title) made each empty month 112 px wide, the year's twelve
+    # months a scroll of four screens to reach its total
+    with devtools() as pipe:
+        session = open_page(pipe, served.url + "/series/library.example.us")
+        deadline = time.monotonic() + 30
+        pipe.call("Emulation.setDeviceMetricsOverride", {"width": 375, "height": 700, "deviceScaleFactor": 1,
+                                                          "mobile": True}, session, deadline)
+        months, rem = pipe.call("Runtime.evaluate", {"expression": MONTHS, "returnByValue": True},
+                                session, deadline)["result"]["value"]
+        _shoot(pipe, session, "reflow-series-375.png")
+    assert len(months) == 12
+    assert max(months) <= 4 * rem, months
+
+
 #: The runs of letters and digits of a capture's URL in the page's heading that a line break cuts in two.
 CUT_URL = """(() => { const cut = [];
   for (const url of document.querySelectorAll('.capture-title .url')) {
