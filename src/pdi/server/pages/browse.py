@@ -71,7 +71,7 @@ table.catalogue th{background:#eef1f5;font-weight:600}
 table.catalogue tbody tr:nth-child(even){background:#fafbfc}
 table.catalogue td.number,table.catalogue th.number{text-align:right;font-variant-numeric:tabular-nums}
 table.catalogue caption{text-align:left;font-weight:600;padding:0.3rem 0}
-td.empty{color:#aaa;text-align:center}
+td.empty{color:#6b6b6b;text-align:center}
 .months{display:grid;grid-template-columns:repeat(auto-fill,minmax(15.5rem,1fr));gap:1rem}
 table.month{width:100%;font-size:0.9rem} section.one{max-width:30rem} table.month td,table.month th{text-align:center;padding:0.2rem}
 table.month td a{display:block;font-weight:600} table.month td small{display:block;color:#555;font-size:0.75rem}
