@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from server_helpers import Served
+from test_server_pages_screenshots import page_url
 from test_server_pdf_viewer import _shoot
 
 from chromium_helpers import open_page
@@ -232,3 +233,31 @@ def test_a_catalogue_table_wider_than_a_phone_shows_there_is_more_to_either_side
                 _shoot(pipe, session, f"reflow-series-day-scroll-{width}-{at.replace(' / ', '-')}.png")
     assert seen == {(390, "0"): (True, False, True), (390, "max / 2"): (True, True, True),
                     (390, "max"): (True, True, False), (1100, "0"): (False, False, False)}, seen
+
+
+#: The lines the SHA-256 of a tombstone's table is drawn on (their characters), and the page's [scrollWidth, clientWidth].
+SHA_LINES = """(() => { const code = document.querySelector('#withdrawn code.sha'), text = code.firstChild, lines = new Map();
+  for (let i = 0; i < text.data.length; i++) {
+    const r = document.createRange(); r.setStart(text, i); r.setEnd(text, i + 1);
+    const top = Math.round(r.getBoundingClientRect().top); lines.set(top, (lines.get(top) || 0) + 1); }
+  return [[...lines.values()], [document.documentElement.scrollWidth, document.documentElement.clientWidth]]; })()"""
+
+
+@pytest.mark.parametrize("width", [1100, 390])
+def test_a_tombstones_sha256_is_whole_on_a_desktop_and_within_the_window_on_a_phone(
+    served: Served, media: tuple[str, dict[str, str]], width: int
+) -> None:
+    # 1100 px: the 64 digits of a withdrawn version's SHA-256 stand on one line (they were cut 62 and 2, the
+    # deposit time beside them kept on one line); on a phone they wrap within the table, which scrolls in its box
+    with devtools() as pipe:
+        session = open_page(pipe, page_url(served, media, "tombstone"))
+        deadline = time.monotonic() + 30
+        pipe.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": 700, "deviceScaleFactor": 1,
+                                                          "mobile": width < 600}, session, deadline)
+        lines, widths = pipe.call("Runtime.evaluate", {"expression": SHA_LINES, "returnByValue": True},
+                                  session, deadline)["result"]["value"]
+        _shoot(pipe, session, f"reflow-tombstone-{width}.png")
+    assert sum(lines) == 64
+    assert widths[0] == widths[1], f"the page scrolls sideways: {widths}"
+    if width >= 1000:
+        assert lines == [64], lines

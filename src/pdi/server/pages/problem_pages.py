@@ -61,9 +61,18 @@ STYLE = """
 dl.tombstone{display:grid;grid-template-columns:max-content 1fr;gap:0.3rem 1rem} dl.tombstone dd{margin:0}
 blockquote.citation{border-left:4px solid #c8d3e0;margin:0.5rem 0;padding:0.4rem 0.8rem;background:#f6f8fa}
 code.sha{font-size:0.78rem;word-break:break-all}
+#withdrawn td time{white-space:normal} #withdrawn td time span{white-space:nowrap}
+@media (min-width:60rem){#withdrawn code.sha{word-break:normal;overflow-wrap:normal}}
 ul.nearest code{overflow-wrap:anywhere} .problem p.error{overflow-wrap:anywhere}
 @media (prefers-color-scheme:dark){.problem .status{color:#b0b0b0} blockquote.citation{border-left-color:#3e4a5a;background:#1c2026}}
 """
+
+
+def _breakable_time(stamp: str) -> str:
+    """A catalog time as :func:`shown_time` says it, which may break between its day and its clock (in a table,
+    so that a SHA-256 beside it stands whole on a desktop), never inside either."""
+    day, _, clock = stamp.replace("T", " ").split(".")[0].rstrip("Z").partition(" ")
+    return f'<time datetime="{esc(stamp)}"><span>{esc(day)}</span> <span>{esc(clock)} UTC</span></time>'
 
 
 def _view(name: PDI | str) -> str:
@@ -132,7 +141,7 @@ def render_tombstone(archive: Archive, gone: WithdrawnError, name: str, base: st
             f'<tr{" class=named" if token is not None and r.format == token else ""}>'
             f"<td>{r.version}</td><td><code>{esc(r.format)}</code><br><small>{esc(r.media_type)}</small></td>"
             f'<td class="number">{r.size:,}</td><td><code class="sha">{esc(r.sha256)}</code></td>'
-            f"<td>{shown_time(r.created_at)}</td></tr>"
+            f"<td>{_breakable_time(r.created_at)}</td></tr>"
             for r in records
         )
     what = "Its whole document was withdrawn" if "its document was" in str(gone) else "This version was withdrawn"
