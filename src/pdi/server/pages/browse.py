@@ -67,10 +67,6 @@ nav.crumbs li+li::before{content:"\\203A";padding:0 0.45rem;color:#777}
 nav.crumbs [aria-current]{font-weight:600} nav.crumbs li{overflow-wrap:anywhere;min-width:0}
 table.catalogue{min-width:50%;margin:0.5rem 0 1.2rem}
 #documents,#formats,#statements,#years{width:100%}
-table.catalogue th{background:#eef1f5;font-weight:600}
-table.catalogue tbody tr:nth-child(even){background:#fafbfc}
-table.catalogue td.number,table.catalogue th.number{text-align:right;font-variant-numeric:tabular-nums}
-table.catalogue caption{text-align:left;font-weight:600;padding:0.3rem 0}
 td.empty{color:#6b6b6b;text-align:center}
 .months{display:grid;grid-template-columns:repeat(auto-fill,minmax(15.5rem,1fr));gap:1rem}
 table.month{width:100%;font-size:0.9rem} section.one{max-width:30rem} table.month td,table.month th{text-align:center;padding:0.2rem}
@@ -89,8 +85,7 @@ form.wide{display:flex;flex-wrap:wrap;gap:0.4rem;align-items:center;margin:0.5re
 form.wide input{flex:1 1 20rem;padding:0.3rem}
 p.pager{display:flex;gap:1.5rem}
 @media (prefers-color-scheme:dark){
-nav.crumbs li+li::before{color:#9a9a9a} table.catalogue th{background:#252b33}
-table.catalogue tbody tr:nth-child(even){background:#1c2026} td.empty{color:#8f959c}
+nav.crumbs li+li::before{color:#9a9a9a} td.empty{color:#8f959c}
 table.month td small{color:#b0b0b0} table.month td.has{background:#1d3350} tr.superseded td{color:#9a9a9a}
 .ok{color:#6fd36f} .bad{color:#ff8080} .never{color:#f0c060} .withdrawn{border-color:#ff9090;color:#ff9090}
 ol.timeline{border-left-color:#3e4a5a} ol.timeline li::before{background:#8ab4f8}

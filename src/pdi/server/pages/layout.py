@@ -72,6 +72,9 @@ h1 code{overflow-wrap:anywhere} .note{color:#8a5a00} dd.pending{color:#8a5a00}
 bdi,main code{overflow-wrap:anywhere}
 table{border-collapse:collapse} th,td{border:1px solid #ccc;padding:0.3rem 0.6rem;vertical-align:top;text-align:left}
 td ul{margin:0;padding-left:1.1rem} td.number{text-align:right} td time{white-space:nowrap}
+table.catalogue th{background:#eef1f5;font-weight:600} table.catalogue tbody tr:nth-child(even){background:#fafbfc}
+table.catalogue td.number,table.catalogue th.number{text-align:right;font-variant-numeric:tabular-nums}
+table.catalogue caption{text-align:left;font-weight:600;padding:0.3rem 0}
 code.name{font-size:0.8rem;color:#555;overflow-wrap:anywhere}
 .figure{position:relative;display:inline-block} .figure img{display:block;max-width:100%}
 .box{position:absolute;outline:3px solid #e00;box-shadow:0 0 0 9999px rgba(0,0,0,.25)}
@@ -90,6 +93,7 @@ header.site{background:#1f2a36} header.site a,header.site a:visited{color:#fff} 
 a:focus-visible,button:focus-visible,input:focus-visible{outline-color:#7fb0ff} header.site :focus-visible{outline-color:#f0a400}
 pre{border-color:#4a4f57;background:#1c2026} mark{background:#ffe58a;color:#16191d}
 .error{color:#ff8080} .note,dd.pending{color:#f0c060} th,td{border-color:#4a4f57} code.name{color:#b0b0b0}
+table.catalogue th{background:#252b33} table.catalogue tbody tr:nth-child(even){background:#1c2026}
 .box{outline-color:#ff5050;box-shadow:0 0 0 9999px rgba(0,0,0,.45)}
 p.version-banner{background:#3a2f10;border-color:#8a6d00} p.version-banner a,p.version-banner a:visited{color:#ffd27a}
 footer.site{border-top-color:#3a3f47;background:#1c2026;color:#b8b8b8} footer.site a,footer.site a:visited{color:#c8d3e0}
