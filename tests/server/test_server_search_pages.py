@@ -110,3 +110,26 @@ def test_the_two_search_landmarks_are_named_apart(site: tuple[str, list[str]]) -
         nodes = pipe.call("Accessibility.getFullAXTree", None, session, time.monotonic() + 30)["nodes"]
         names = [n.get("name", {}).get("value", "") for n in nodes if n.get("role", {}).get("value") == "search"]
     assert len(names) == 2 and all(names) and len(set(names)) == 2, names
+
+
+#: The search form's parts: [[each label's first line's top], [[top, bottom] of the words' box, the series' list
+#: and the Search button]], in CSS px.
+FORM_ROWS = """(() => { const form = document.querySelector('main form.search');
+  const tops = [...form.querySelectorAll('label')].map((l) => { const r = document.createRange();
+    r.selectNodeContents(l.firstChild); return r.getBoundingClientRect().top; });
+  const controls = [...form.querySelectorAll('input:not([type=hidden]), select, button')]
+    .map((c) => [c.getBoundingClientRect().top, c.getBoundingClientRect().bottom]);
+  return [tops, controls]; })()"""
+
+
+def test_the_search_forms_labels_and_controls_stand_in_line(site: tuple[str, list[str]]) -> None:
+    # 1100 px: "Words" and "Series" on one line, and the words' box, the series' list and the Search button
+    # one height on one line (the list was 6 px shorter than the box, its label 5 px lower, the button lower still)
+    base, _ = site
+    with devtools() as pipe:
+        session = _open_wide(pipe, f"{base}/search?q=otter")
+        tops, controls = _js(pipe, session, FORM_ROWS)
+        _shot(pipe, session, "search-form-in-line")
+    assert len(tops) == 2 and len(controls) == 3, (tops, controls)
+    assert abs(tops[0] - tops[1]) <= 1, tops
+    assert all(abs(c[0] - controls[0][0]) <= 1 and abs(c[1] - controls[0][1]) <= 1 for c in controls), controls

@@ -35,6 +35,7 @@ STYLE = """
 form.search{display:flex;flex-wrap:wrap;gap:0.5rem;align-items:end;margin-bottom:1rem}
 form.search label{display:flex;flex-direction:column;font-size:0.9rem;font-weight:600;max-width:100%}
 form.search input,form.search select{font:inherit;padding:0.3rem}
+form.search input,form.search select,form.search button{box-sizing:border-box;height:2.2rem}
 ol.hits{padding-left:1.4rem} ol.hits li{margin-bottom:1rem}
 ol.hits .snippet{margin:0.2rem 0;max-width:48rem}
 ol.hits .where{font-size:0.85rem;color:#555}
