@@ -261,3 +261,26 @@ def test_a_tombstones_sha256_is_whole_on_a_desktop_and_within_the_window_on_a_ph
     assert widths[0] == widths[1], f"the page scrolls sideways: {widths}"
     if width >= 1000:
         assert lines == [64], lines
+
+
+#: The home page's two forms: for each, its box's [left, right, top, bottom] and its button's [top, bottom].
+HOME_FORMS = """[...document.querySelectorAll('main form.wide')].map((f) => {
+  const i = f.querySelector('input').getBoundingClientRect(), b = f.querySelector('button').getBoundingClientRect();
+  return [[i.left, i.right, i.top, i.bottom], [b.top, b.bottom]]; })"""
+
+
+def test_the_home_pages_two_boxes_stand_one_under_the_other(served: Served) -> None:
+    # 1100 px: "Resolve a name" and "Captures of a URL" are two rows of one form's shape: their boxes begin and end
+    # at the same x (the second began 17 px further right, after its longer label), each button as tall as its box
+    with devtools() as pipe:
+        session = open_page(pipe, served.url + "/")
+        deadline = time.monotonic() + 30
+        pipe.call("Emulation.setDeviceMetricsOverride", {"width": 1100, "height": 700, "deviceScaleFactor": 1,
+                                                          "mobile": False}, session, deadline)
+        forms = pipe.call("Runtime.evaluate", {"expression": HOME_FORMS, "returnByValue": True},
+                          session, deadline)["result"]["value"]
+        _shoot(pipe, session, "home-forms-1100.png")
+    (box1, button1), (box2, button2) = forms
+    assert abs(box1[0] - box2[0]) <= 1 and abs(box1[1] - box2[1]) <= 1, (box1, box2)
+    for box, button in ((box1, button1), (box2, button2)):
+        assert abs(box[2] - button[0]) <= 1 and abs(box[3] - button[1]) <= 1, (box, button)

@@ -82,7 +82,9 @@ ol.timeline{list-style:none;padding-left:0;border-left:3px solid #c8d3e0;margin-
 ol.timeline li{padding:0.3rem 0 0.3rem 1rem;position:relative}
 ol.timeline li::before{content:"";position:absolute;left:-0.45rem;top:0.75rem;width:0.6rem;height:0.6rem;border-radius:50%;background:#24303f}
 form.wide{display:flex;flex-wrap:wrap;gap:0.4rem;align-items:center;margin:0.5rem 0 1rem}
-form.wide input{flex:1 1 20rem;padding:0.3rem}
+form.wide input{flex:1 1 20rem;padding:0.3rem} form.wide button{align-self:stretch}
+@media (min-width:40rem){div.home-forms{display:grid;grid-template-columns:max-content 1fr max-content;gap:0.4rem;align-items:center;margin:0.5rem 0 1rem}
+ div.home-forms form.wide{display:contents}}
 p.pager{display:flex;gap:1.5rem}
 @media (prefers-color-scheme:dark){
 nav.crumbs li+li::before{color:#9a9a9a} td.empty{color:#8f959c}
@@ -156,12 +158,13 @@ def render_home(archive: Archive) -> str:
         " under persistent names. A name resolves to exactly what was deposited under it, byte for byte, and"
         " is never given to anything else; a document taken out of service (withdrawn) keeps its name, which"
         " then says when and why.</p>"
-        '<form class="wide" action="/view" method="get"><label for="home-pdi">Resolve a name</label>'
+        # the two forms in one grid on a wider screen: their boxes one under the other, whatever their labels
+        '<div class="home-forms"><form class="wide" action="/view" method="get"><label for="home-pdi">Resolve a name</label>'
         '<input id="home-pdi" name="pdi" placeholder="urn:pdi://series/YYYY/MM/DD/id.format.version">'
         '<button type="submit">Resolve</button></form>'
         '<form class="wide" action="/captures" method="get"><label for="home-url">Captures of a URL</label>'
         '<input id="home-url" name="url" type="url" placeholder="https://www.example.org/">'
-        '<button type="submit">Show</button></form>'
+        '<button type="submit">Show</button></form></div>'
         f"{table}"
         '<h2 id="cite">How to cite and resolve</h2>'
         "<p>A document's name is <code>urn:pdi://SERIES/YYYY/MM/DD/ID.FORMAT.VERSION</code>: the series that"
