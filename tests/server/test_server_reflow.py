@@ -284,3 +284,31 @@ def test_the_home_pages_two_boxes_stand_one_under_the_other(served: Served) -> N
     assert abs(box1[0] - box2[0]) <= 1 and abs(box1[1] - box2[1]) <= 1, (box1, box2)
     for box, button in ((box1, button1), (box2, button2)):
         assert abs(box[2] - button[0]) <= 1 and abs(box[3] - button[1]) <= 1, (box, button)
+
+
+#: The labels of the series' names in a page's table of series (between dots) that a line break cuts in two.
+CUT_LABELS = """(() => { const cut = [];
+  for (const code of document.querySelectorAll('#series td code')) {
+    const walk = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+    for (let node = walk.nextNode(); node; node = walk.nextNode()) for (const m of node.data.matchAll(/[^.]+/g)) {
+      const r = document.createRange(); r.setStart(node, m.index); r.setEnd(node, m.index + m[0].length);
+      if (new Set([...r.getClientRects()].map((b) => Math.round(b.top))).size > 1) cut.push(m[0]);
+    }
+  }
+  return [cut, document.querySelectorAll('#series td code').length]; })()"""
+
+
+@pytest.mark.parametrize("path", ["/", "/series"])
+def test_a_series_name_in_a_table_wraps_between_its_labels_on_a_phone(served: Served, path: str) -> None:
+    # 390 px: "elsewhere.example.us" in its cell wrapped as "elsewhere.e" and "xample.us"; a series name wraps
+    # before a dot, as a name in a heading does (pdi.server.pages.layout.breakable)
+    with devtools() as pipe:
+        session = open_page(pipe, served.url + path)
+        deadline = time.monotonic() + 30
+        pipe.call("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 1,
+                                                          "mobile": True}, session, deadline)
+        cut, names = pipe.call("Runtime.evaluate", {"expression": CUT_LABELS, "returnByValue": True},
+                               session, deadline)["result"]["value"]
+        _shoot(pipe, session, f"reflow-series-names{path.replace('/', '-')}390.png")
+    assert names >= 2
+    assert cut == [], cut

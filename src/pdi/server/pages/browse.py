@@ -139,7 +139,7 @@ def render_home(archive: Archive) -> str:
     counts = archive.series_counts()
     total = sum(c.documents for c in counts)
     rows = "".join(
-        f'<tr><td><a href="{_series_path(c.series)}"><code>{esc(c.series)}</code></a></td>'
+        f'<tr><td><a href="{_series_path(c.series)}"><code>{breakable(c.series)}</code></a></td>'
         f'<td class="number">{_count(c.documents)}</td><td>{_day(c.last_day)}</td>'
         f"<td>{'—' if c.last_deposit is None else _time(c.last_deposit)}</td></tr>"
         for c in counts
@@ -186,7 +186,7 @@ def render_series_list(archive: Archive) -> str:
     """``/series``: every registered series, with its parent, counts and days."""
     records = {s.name: s for s in archive.series()}
     rows = "".join(
-        f'<tr><td><a href="{_series_path(c.series)}"><code>{esc(c.series)}</code></a></td>'
+        f'<tr><td><a href="{_series_path(c.series)}"><code>{breakable(c.series)}</code></a></td>'
         f"<td>{'' if records[c.series].parent is None else '<code>' + esc(records[c.series].parent) + '</code>'}</td>"
         f'<td class="number">{_count(c.documents)}</td><td>{_day(c.first_day)}</td><td>{_day(c.last_day)}</td>'
         f"<td>{'—' if c.last_deposit is None else _time(c.last_deposit)}</td>"
