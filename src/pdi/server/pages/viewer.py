@@ -505,10 +505,9 @@ _TEXT_HINT = (
 
 #: The text's ``<pre>`` as the keyboard reaches it: Tab stops on it, the arrow keys move a caret in it and
 #: Shift+arrows extend the selection (the viewer's script), Enter cites.
-_TEXT_KEYS = (
-    'tabindex="0" aria-label="The text: move with the arrow keys, select with Shift+arrows, Enter cites the selection"'
-    ' aria-describedby="text-keys"'
-)
+#: Named as a region (WAI-ARIA 1.2): a <pre> is of role generic, which may not be named (axe's aria-prohibited-attr),
+#: its keys said by its description.
+_TEXT_KEYS = 'tabindex="0" role="region" aria-label="The text" aria-describedby="text-keys"'
 
 #: How a deposited text's line ends read, in words.
 _ENDINGS = {"crlf": "CR LF", "lf": "LF", "cr": "CR", "nel": "NEL", "crnel": "CR NEL"}
