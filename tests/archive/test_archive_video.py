@@ -517,3 +517,44 @@ def test_pdi_get_of_a_time_fragment_streams_the_whole_video_as_it_streams_the_vi
     assert late.returncode == 0 and "reaches past the end: clamped to it" in late.stderr
     past = _pdi(location, "get", name + "#sec=5,9", "-o", str(tmp_path / "past.mp4"))
     assert past.returncode == 9 and "lies wholly past the end" in past.stderr
+
+
+def frame_times(path: Path) -> list[Decimal]:
+    """The presentation time (seconds) of each frame of the first video stream, in order, as ffprobe reads them."""
+    out = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "V:0", "-show_entries", "frame=pts_time",
+                          "-of", "csv=p=0", str(path)], check=True, capture_output=True, text=True, timeout=60).stdout
+    return [Decimal(line.strip().strip(",")) for line in out.split()]
+
+
+@pytest.mark.parametrize(("suffix", "video", "audio", "extra"), [
+    # an MP4 whose pictures start 10 s into its timeline (ffmpeg's -output_ts_offset: an edit list's empty edit)
+    ("mp4", "libx264", None, ("-output_ts_offset", "10")),
+    # a WebM of VP9 and Opus: Opus's pre-skip starts the file at -7 ms, its first picture at 7 ms
+    ("webm", "libvpx-vp9", "libopus", ()),
+])
+def test_rect_at_a_time_is_the_first_frame_whose_presentation_time_is_at_or_after_it(
+    archive: Archive, tmp_path: Path, suffix: str, video: str, audio: str | None, extra: tuple[str, ...]
+) -> None:
+    """Found trying each medium end to end (2026-11-28): ffmpeg's ``-ss`` counts from the file's first timestamp,
+    so a video whose timeline does not start at 0 gave another frame than the one the rule names, and at a time
+    within its duration none ("no frame at or after 3990 ms: the video lasts 14000 ms")."""
+    import io
+
+    from PIL import Image
+
+    from pdi.errors import NotFoundError
+
+    path = tmp_path / f"late.{suffix}"
+    data = make_video(path, video, audio, rate=25, extra=extra)
+    times = frame_times(path)
+    name = str(archive.add(S, data, format="webm" if suffix == "webm" else "video+mp4"))
+    last = int(times[-1] * 1000)
+    for at in (0, 1490, 1500, 3990, 10_000, 11_490, last - 1, last):
+        number = next((k for k, t in enumerate(times) if t * 1000 >= at), None)
+        if number is None:
+            with pytest.raises(NotFoundError, match=f"no frame at (or after )?{at} ms"):
+                archive.resolve(f"{name}#rect=(0,0),(64,48),{at}")
+            continue
+        expected = Image.open(io.BytesIO(frame_by_number(path, number))).convert("RGB")
+        got = archive.resolve(f"{name}#rect=(0,0),(64,48),{at}")
+        assert Image.open(io.BytesIO(got.data)).convert("RGB").tobytes() == expected.tobytes(), (at, number)

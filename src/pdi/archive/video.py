@@ -267,10 +267,12 @@ def frame_region(path: str, media_type: str, scheme: str, positions: Sequence[ob
         raise UnsupportedError("frames of a video are read with ffmpeg, which is not installed (Debian's ffmpeg)")
     demuxer, _ = CONTAINERS[media_type]
     memory = CHILD_MEMORY + info.width * info.height * FRAME_OCTETS_A_PIXEL
+    # -seek_timestamp: t is a presentation time, as ffprobe's duration counts it; plain -ss counts from the file's
+    # first timestamp (found end to end: an MP4 whose pictures start at 10 s gave its frame at 11.5 s for t=1500)
     # "V": the first video stream that is no attached picture (an MP4's cover may come first), the one ffprobe's
     # reading at deposit describes (found by an attack: "v" answered a region of the cover)
     command = limited([program, "-v", "error", "-hide_banner", "-nostdin", "-protocol_whitelist", "file",
-                       "-f", demuxer, "-threads", "1", "-ss", f"{at / 1000:.3f}",
+                       "-f", demuxer, "-threads", "1", "-seek_timestamp", "1", "-ss", f"{at / 1000:.3f}",
                        "-i", "file:" + path, "-map", "0:V:0", "-frames:v", "1", "-f", "image2pipe", "-c:v", "png",
                        "-pix_fmt", "rgb24", "-"], memory)
     most = info.width * info.height * 4 + (1 << 20)  # a PNG of rgb24 is never much larger than its raw pixels
