@@ -558,3 +558,18 @@ def test_rect_at_a_time_is_the_first_frame_whose_presentation_time_is_at_or_afte
         expected = Image.open(io.BytesIO(frame_by_number(path, number))).convert("RGB")
         got = archive.resolve(f"{name}#rect=(0,0),(64,48),{at}")
         assert Image.open(io.BytesIO(got.data)).convert("RGB").tobytes() == expected.tobytes(), (at, number)
+
+
+def test_a_scheme_no_video_has_is_refused_naming_every_scheme_a_video_has(
+    archive: Archive, videos: dict[str, tuple[bytes, dict[str, object]]]
+) -> None:
+    """Found trying each medium end to end (2026-11-28): ``#page=1`` on a video was refused naming ``byte, msec,
+    sec`` as the schemes there are, leaving out ``rect`` and ``crop``, which the archive answers on a video
+    (PDI-GRAMMAR.md §3; docs/reference/fragments.md: a region of the frame at a time)."""
+    from pdi.errors import UnsupportedError
+
+    data, _ = videos["webm"]
+    name = str(archive.add(S, data, format="webm"))
+    assert archive.resolve(f"{name}#rect=(0,0),(4,4),0").media_type == "image/png"  # rect is there
+    with pytest.raises(UnsupportedError, match=r"\(there: byte, crop, msec, rect, sec\)"):
+        archive.resolve(f"{name}#page=1")

@@ -243,6 +243,11 @@ def evaluators() -> tuple[tuple[str, str], ...]:
     return tuple(sorted(_REGISTRY))
 
 
+#: Schemes a media family has that the archive answers, not an evaluator here (module docstring): a refusal of
+#: another scheme names them among those there are.
+_ANSWERED_BY_THE_ARCHIVE = {"video": ("crop", "rect")}
+
+
 def _schemes_on(scheme: str, family: str, media_type: str) -> str:
     """What the refusal of ``scheme`` adds: the schemes there are for this media type, and the near one (of the
     draft's schemes, those it defines for the type: ``elt`` is evaluated for the text family's HTML, not for
@@ -253,7 +258,8 @@ def _schemes_on(scheme: str, family: str, media_type: str) -> str:
     from pdi.identifier import FRAGMENT_SCHEMES, allowed_schemes
 
     defined = allowed_schemes(media_type.split(";", 1)[0].strip().lower())
-    schemes = sorted({s for s, f in _REGISTRY if f in (family, "*") and (s not in FRAGMENT_SCHEMES or s in defined)})
+    schemes = sorted({s for s, f in _REGISTRY if f in (family, "*") and (s not in FRAGMENT_SCHEMES or s in defined)}
+                     | set(_ANSWERED_BY_THE_ARCHIVE.get(family, ())))
     near = difflib.get_close_matches(scheme.lower(), schemes, n=1, cutoff=0.6)
     return f"{did_you_mean(near)} (there: {', '.join(schemes)})" if schemes else ""
 
