@@ -232,3 +232,24 @@ def _index_of(octets: bytes) -> bytes:
     if len(octets) not in _INDEXES:
         _INDEXES[len(octets)] = build_layer_index(octets)
     return _INDEXES[len(octets)]
+
+
+@pytest.mark.parametrize("scheme", ["rect", "viewrect"])
+def test_a_region_past_a_pages_edge_is_said_past_that_pages_edge_not_past_the_pages(scheme: str) -> None:
+    """Found trying each medium end to end (2026-11-28): ``#rect=(5000,5000),(6000,6000)`` on the 14-page
+    tracemonkey.pdf was said to lie "wholly past the end (the PDF has 14 pages)", when it lies past the edge of its
+    page. What is said names the page and its size in whole points, as pdfinfo gives it (rounded up, the bound
+    corners are clamped to)."""
+    from pdi.fragments import evaluate
+    from pdi.fragments.results import past_end_message
+
+    path = CORPUS / "sizes.pdf"
+    info = subprocess.run([_poppler("pdfinfo"), "-f", "2", "-l", "2", str(path)], capture_output=True, text=True,
+                          check=True, timeout=60).stdout
+    width, height = (float(n) for n in re.findall(r"Page +2 size: +([\d.]+) x ([\d.]+) pts", info)[0])
+    positions: list[object] = ([(5000, 0), (6000, 10), 1] if scheme == "rect" else [5000, 0, 1000, 10, 2])
+    got = evaluate(scheme, positions, path.read_bytes(), media_type="application/pdf")
+    assert got.past_end
+    said = past_end_message("NAME", got)
+    assert said == (f"NAME lies wholly past the edge of page 2 (it is {math.ceil(width)}x{math.ceil(height)}"
+                    " points): it selects nothing")

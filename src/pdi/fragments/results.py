@@ -197,6 +197,10 @@ def past_end_message(name: object, result: FragmentResult) -> str:
     ``byte`` selection is clamped to the end, PDI-GRAMMAR.md §3).
     """
     extent = ""
+    if result.page is not None and result.region is not None:  # a PDF's region lies past its page's edge
+        r = result.region
+        return f"{name} lies wholly past the edge of page {result.page.number} (it is {r.width}x{r.height} points):" \
+               " it selects nothing"
     if result.interval is not None:
         i = result.interval
         extent = f" (the recording lasts {i.length / i.rate:.3f} s)"
