@@ -463,11 +463,12 @@ def test_the_engines_own_statement_is_stopped_at_the_searchs_deadline(archive: A
             archive.store.search([["zebra"]], limit=200, deadline=began + whole * share)
         except TimeoutError as raised:
             if raised.__cause__ is not None:
-                stopped.append((share, time.monotonic() - began, str(raised.__cause__)))
+                stopped.append((share, str(raised.__cause__)))
                 break
         # else ended inside its deadline, this once faster than the least warm search's share: a later share
     assert stopped, f"no statement was stopped by the engine (the warm searches took {warm})"
-    share, took, said = stopped[0]
+    share, said = stopped[0]
+    # the engine's own error is what says the statement was stopped midway (a statement that ran to its end raises
+    # none): how long it took is the machine's load's to say as much as the engine's, so it is not asserted
     assert ("interrupted" in said) if archive.store.dialect == "sqlite" else ("statement timeout" in said), said
-    assert took < whole, (took, whole)
     assert len(archive.search("zebra", limit=200).hits) == 200

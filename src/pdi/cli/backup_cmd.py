@@ -65,8 +65,7 @@ def backup_cmd(dest: str, copy: bool, archive: str) -> None:
               help="For an archive whose blobs are in S3: restore them into this bucket (it must exist), not the"
                    " one the archive records; every blob is uploaded there from SRC/blobs.")
 def restore_cmd(source: str, to: str | None, copy: bool, blobs: str | None) -> None:
-    """Restore the backup in SRC (made by pdi backup) to an empty place (or one a failed restore left); then run pdi
-    verify on it.
+    """Restore the backup in SRC (made by pdi backup) to an empty place; then run pdi verify on it.
 
     \b
     SQLite: the blob files (hard-linked when on the same file system, else
@@ -78,7 +77,8 @@ def restore_cmd(source: str, to: str | None, copy: bool, blobs: str | None) -> N
     all of them into another bucket, which the restored archive then records
     (a restore drill beside a live archive must use its own bucket: two
     archives sharing one would each take the other's newer blobs for
-    unreferenced). A place that holds an archive already is refused (exit 5).
+    unreferenced). A place that holds an archive already is refused (exit 5);
+    one a failed restore left is restored to.
     """
     from pdi.archive.restore import restore
     from pdi.archive.store import SCHEMA_VERSION
