@@ -226,7 +226,13 @@ def add_cmd(
     with contextlib.ExitStack() as stack:
         stream = _open_file(file, stack)
         data: BinaryIO | Iterator[bytes] = stream
-        if token.lower() in ("rfc822", "header") and foreign_id is None and not serial:
+        if format_ is None and _guessed_xml(token):  # a .tei of the SGML days reads as XML by its name alone
+            head = stream.read(1 << 20)
+            said = _sgml_note(head, file)
+            if said is not None:
+                click.echo(said, err=True)
+            data = itertools.chain([head], iter(functools.partial(stream.read, 1 << 16), b""))
+        elif token.lower() in ("rfc822", "header") and foreign_id is None and not serial:
             # a message is named by its Message-ID (RFC 2392 mid:), so that its thread can find it
             from pdi.mail.message import head_message_id, mid_name
 
@@ -245,6 +251,38 @@ def add_cmd(
     _print_deposit(deposit, "pdi version --force deposits them as a new version")
     if earlier is not None:
         click.echo(_second_name_warning(deposit[0], earlier, foreign_id is not None), err=True)
+
+
+def _guessed_xml(token: str) -> bool:
+    """Whether a format token guessed from a file's name is XML's (``xml``, ``tei+xml``, any ``+xml``) but not
+    XHTML's, whose passages are read as HTML's."""
+    from pdi import formats
+
+    try:
+        return formats.media_family(formats.media_type_for(token)) == "xml" and token.lower() != "sgml"
+    except Exception:  # a token no media type is known for: not XML's
+        return False
+
+
+def _sgml_note(head: bytes, path: str) -> str | None:
+    """The note ``pdi add`` gives when a file its name says is XML holds no XML declaration and is no well-formed
+    XML in ``head`` (its first MiB), but begins with a document type declaration: SGML, most likely (TEI P3's
+    ``.tei`` files are), which only ``--format sgml`` reads passages of. ``None`` for any other file."""
+    import re
+    import xml.parsers.expat
+
+    start = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if not re.match(rb"<!DOCTYPE\s", start, re.IGNORECASE):
+        return None
+    parser = xml.parsers.expat.ParserCreate()
+    try:
+        parser.Parse(head, False)  # (not final: a file longer than its head is judged by what was read)
+    except xml.parsers.expat.ExpatError as exc:
+        where = f"line {exc.lineno}, column {exc.offset + 1}"
+        return (f"note: {_source(path)} is not well-formed XML ({xml.parsers.expat.ErrorString(exc.code)}, {where})"
+                " and begins with a document type declaration: if it is SGML (as TEI P3's .tei files are), deposit"
+                " it with --format sgml, which #elt passages of it need; deposited as its name says")
+    return None
 
 
 def _second_name_warning(minted: PDI, earlier: PDI, named: bool) -> str:
