@@ -21,6 +21,8 @@ from hypothesis import strategies as st
 
 from pdi.server.process.cache import (
     SHARED_VALIDATOR_FIELDS,
+    Entity,
+    Fact,
     ResponseCache,
     Validator,
     fact_of,
@@ -67,6 +69,37 @@ def test_a_fact_packed_from_its_tag_is_the_fact_of_its_answer(query: bytes, octe
         found = short.known_wire(query, True, None)
         assert found is not None and found[0] == 302
         assert b"\r\nlocation: /uri-res/N2R?" + query + b"\r\n" in found[1]
+
+
+@given(_names(), st.binary(max_size=64), st.booleans(), st.booleans())
+def test_a_whole_answer_teaches_what_its_fact_teaches_keeping_what_was_known(
+    query: bytes, octets: bytes, located_before: bool, told_before: bool,
+) -> None:
+    """A first-asking N2R's whole answer is learnt by its tag alone (``learn_told``, not located): what ``learn`` of
+    its ``fact_of`` keeps, with the ``Location`` an N2L taught before carried over, and the name now the most
+    recently used."""
+    etag = f'"{hashlib.sha256(octets).hexdigest()}"'
+    names = _names_of(query)
+    other = b"urn:pdi://other.us/2026/11/28/7.text.1"
+    general, short = ResponseCache(), ResponseCache()
+    for cache in (general, short):
+        if told_before:
+            cache.learn_told(query, etag, located_before)
+        cache.learn_told(other, etag, False)
+    fact = fact_of(Entity(octets, b"text/plain", etag, (), names))
+    assert fact is not None and fact.location is None
+    known = general.fact(query)
+    if known is not None and known.location is not None and known.etag == fact.etag:  # what the resolver carries over
+        fact = Fact(fact.names, fact.etag, known.location)
+    general.learn(query, fact)
+    short.learn_told(query, etag, False)
+    assert list(short._facts.items()) == list(general._facts.items()) and short.fact_bytes == general.fact_bytes
+    assert list(short._facts)[-1] == query
+    found = short.known_wire(query, True, None)
+    if told_before and located_before:
+        assert found is not None and b"\r\nlocation: /uri-res/N2R?" + query + b"\r\n" in found[1]
+    else:
+        assert found is None
 
 
 @given(st.binary(max_size=64), st.binary(max_size=64), st.booleans(), st.booleans(), st.booleans())

@@ -258,6 +258,27 @@ def test_an_answers_lines_made_with_it_are_those_the_cache_would_make(
         assert fresh is not None and made.lines[0] == fresh[1], key
 
 
+@pytest.mark.parametrize("policy", ["default-src 'none'", "", "sandbox; script-src 'self' caf\xe9"])
+def test_an_answers_size_counted_with_it_is_the_size_of_its_fields(
+    resolvers: tuple[Resolver, Resolver], archive_names: tuple[str, dict[str, str]], policy: str
+) -> None:
+    """The memory a plain answer is counted as in the cache (``Entity.held``, counted as it is made) is what
+    ``Entity.size`` counts from its body, headers and names."""
+    import dataclasses
+
+    from pdi.server.protocol.plain import PlainAnswers
+
+    plain = PlainAnswers(resolvers[0].plain.archive, policy, lambda series: None)
+    for key in PLAIN:
+        made = plain.answer(archive_names[1][key].encode(), False, False, MOST, "http://127.0.0.1:8000/")
+        assert made is not None and not isinstance(made, type(NOT_PUBLIC)), key
+        fields = sum(len(name) + len(value) for name, value in made.headers)
+        counted = dataclasses.replace(made, held=0).size
+        assert counted == (len(made.body) + len(made.content_type) + 2 * fields + 4 * len(made.headers) + 80
+                           + sum(map(len, made.names)) + 400)
+        assert made.held == counted, key
+
+
 def test_a_small_blob_row_emptied_is_not_served_under_its_digest(tmp_path: Path) -> None:
     """A catalog whose small blob's row lost its octets and whose name's row says 0 octets: the octets are
     checked against the name's SHA-256 (that of no octets is not the one it holds), so the plain path leaves it

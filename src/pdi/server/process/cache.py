@@ -145,13 +145,23 @@ class Entity:
     #: Whether every header value is known to hold no control character (made from checked parts alone:
     #: :mod:`pdi.server.protocol.plain`), so that :meth:`ResponseCache.put` need not look.
     sendable: bool = field(default=False, compare=False, repr=False)
+    #: :attr:`size`, when whoever made it counted it already (:func:`entity_size` of its parts); 0: counted here.
+    held: int = field(default=0, compare=False, repr=False)
 
     @property
     def size(self) -> int:
         """Bytes this answer holds in memory, roughly: body, headers (twice: as sent too) and names."""
-        fields = sum(map(len, chain.from_iterable(self.headers)))  # once for the pairs, once as lines
-        return (len(self.body) + len(self.content_type) + 2 * fields + 4 * len(self.headers) + 80
-                + sum(map(len, self.names)) + _ENTRY_OVERHEAD)
+        if self.held:
+            return self.held
+        return entity_size(len(self.body), len(self.content_type), sum(map(len, chain.from_iterable(self.headers))),
+                           len(self.headers), self.names)
+
+
+def entity_size(body: int, content_type: int, fields: int, count: int, names: tuple[str, ...]) -> int:
+    """:attr:`Entity.size` of an answer of ``body`` octets, a ``Content-Type`` of ``content_type`` octets, ``count``
+    header fields of ``fields`` octets in all (names and values), and these names."""
+    # the fields once as pairs, once as lines
+    return body + content_type + 2 * fields + 4 * count + 80 + sum(map(len, names)) + _ENTRY_OVERHEAD
 
 
 @dataclass(frozen=True, slots=True)
@@ -603,12 +613,20 @@ class ResponseCache:
         """:meth:`learn` of the fact of a name asked by ``query`` spelled as :meth:`PDI.build` spells it (the caller
         matched it; no ``NUL``, ASCII), told by its entity tag ``etag`` (a SHA-256's, quoted), and, when ``located``,
         by N2L's ``302`` to the N2R of that spelling (:func:`located`): what :meth:`Fact.pack` packs of that fact,
-        made without the fact. Of a name no fact is kept for: nothing known before is carried over."""
+        made without the fact. A fact kept already for ``query`` with the same tag is kept as it is (now the most
+        recently used) unless ``located`` tells more: what :meth:`learn` of ``fact_of(answer)`` keeps when the
+        resolver learns from an answer (its ``Location`` carried over), without a :class:`Fact` made, looked up or
+        packed (a first-asking N2R's whole answer, :mod:`pdi.server.protocol.plain`)."""
         try:
             digest = bytes.fromhex(etag[1:-1])
         except ValueError:
             return
         if len(digest) == 32 and etag[0] == etag[-1] == '"':
+            if not located:
+                old = self._facts.get(query)
+                if old is not None and old[:32] == digest:
+                    self._facts.move_to_end(query)
+                    return
             self._keep_fact(query, digest + query + b"\x00" if located else digest + query)
 
     def _keep_fact(self, query: bytes, packed: bytes) -> None:

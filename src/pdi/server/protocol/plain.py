@@ -52,6 +52,7 @@ from pdi.server.process.cache import (
     Entity,
     Fixed,
     Validator,
+    entity_size,
     located,
 )
 
@@ -194,7 +195,10 @@ class PlainAnswers:
                  % (stamped, linked, digest, self._policy, dated, tagged, _IMMUTABLE, len(data), content_type))
         # every value made of checked parts: the name and its document (the pattern above), a base URL that quotes
         # to itself, the catalog's format tokens and digest, the configured policy, the stamp made here
-        return Entity(data, content_type, etag, headers, names, True, [lines], sendable=True)
+        field_octets = (_FIELD_OCTETS + len(stamped) + len(linked) + len(digest) + len(self._policy) + len(dated)
+                        + len(tagged))
+        held = entity_size(len(data), len(content_type), field_octets, len(headers), names)
+        return Entity(data, content_type, etag, headers, names, True, [lines], sendable=True, held=held)
 
 
 #: HTTP-dates of deposit times, by their first 19 characters (the second): one a second of deposits.
@@ -226,3 +230,8 @@ def labelled_type(media_type: str, charset: str | None) -> str:
 
 
 _IMMUTABLE: Final = IMMUTABLE.encode("latin-1")
+#: Octets of the names and fixed values of an N2R answer's header fields made above (its entity's size counts them).
+_FIELD_OCTETS: Final = sum(map(len, (
+    b"memento-datetime", b"link", b"vary", b"Accept", b"x-pdi-sha256", b"content-security-policy",
+    b"x-content-type-options", b"nosniff", b"last-modified", b"etag", b"cache-control", _IMMUTABLE,
+    b"accept-ranges", b"bytes")))

@@ -262,8 +262,8 @@ class Resolver:
             if isinstance(plain, NotPublic):
                 return None  # read_public or locate_public would find no more: the resolver's endpoint says it
             if plain is not None:
-                if isinstance(plain, Entity):
-                    self._learn(query, plain)
+                if isinstance(plain, Entity):  # the fact of the name as asked: kept with what was known of it
+                    self.cache.learn_told(query, plain.etag, False)  # (its N2L's Location), packed without a Fact
                 elif plain.etag is not None:  # N2L's 302 or a 304's validator of the name as asked, whose fact
                     self.cache.learn_told(query, plain.etag, n2l)  # was not known (above): packed without a Fact
                 return plain
