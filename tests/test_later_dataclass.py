@@ -204,3 +204,40 @@ def test_an_instance_unpickled_before_any_was_made(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-c", _UNPICKLE, pickled, str(tmp_path)],
                             capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["True", "Sample(n=1,", "s='a')", "False"]
+
+
+def test_an_instance_filled_without_its_init_is_the_one_its_init_makes() -> None:
+    """``filled``: a frozen record's instance made from its fields' values without its ``__init__`` (the class not
+    made yet, then made) equals, hashes and prints as the instance ``__init__`` makes, and stays frozen."""
+    import datetime
+
+    from pdi._later import filled
+    from pdi.archive.store import PublicVersion, RepresentationRecord
+
+    @dataclass(frozen=True)
+    class Fresh:
+        name: str
+        day: datetime.date
+        size: int = 0
+        note: str | None = None
+
+    values: dict[str, Any] = {"name": "a", "day": datetime.date(2026, 11, 28), "size": 3, "note": None}
+    assert Fresh in waiting()
+    quick = filled(Fresh, dict(values))
+    assert Fresh not in waiting()
+    usual = Fresh(**values)
+    assert quick == usual and hash(quick) == hash(usual) and repr(quick) == repr(usual)
+    assert dataclasses.replace(quick, size=4) == Fresh("a", values["day"], 4)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        quick.size = 5  # type: ignore[misc]
+    record_values: dict[str, Any] = {
+        "series": "a.us", "day": datetime.date(2026, 11, 28), "unique_id": "7", "serial": 7, "version": 1,
+        "format": "text", "media_type": "text/plain", "charset": None, "line_ending": "lf", "sha256": "0" * 64,
+        "size": 3, "created_at": "2026-11-28T00:00:00.000000Z", "stored": "exact", "purged": None}
+    record = filled(RepresentationRecord, dict(record_values))
+    assert record == RepresentationRecord(**record_values) and hash(record) == hash(RepresentationRecord(**record_values))
+    assert set(record_values) == {f.name for f in dataclasses.fields(record)}
+    found = filled(PublicVersion, {"records": (record,), "record": record, "path": "/x", "size": 3,
+                                   "chunk_size": 1 << 20, "chunks": b"", "data": b"abc"})
+    assert found == PublicVersion((record,), record, "/x", 3, 1 << 20, b"", b"abc")
+    assert pickle.loads(pickle.dumps(found)) == found

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pdi._later import filled
 from pdi.archive.access import PUBLIC
 from pdi.archive.blobs import CHUNK_SIZE, SHA256_HEX
 from pdi.archive.blobs.files import FileBlobs
@@ -238,17 +239,22 @@ class SQLiteStore(SQLStore):
             return None
         if row[10] != 1:  # several formats: their records date and name the version's memento
             return self.public_version(key, version, token, now)
-        record = RepresentationRecord(
-            key.series, day, key.unique_id, int(key.unique_id), version, token, str(row[0]),
-            None if row[1] is None else str(row[1]), None if row[2] is None else str(row[2]), str(row[3]), int(row[4]),
-            str(row[5]), str(row[6]))
+        # RepresentationRecord(...) of the row, made without its frozen __init__ (pdi._later.filled): the same value
+        record = filled(RepresentationRecord, {
+            "series": key.series, "day": day, "unique_id": key.unique_id, "serial": int(key.unique_id),
+            "version": version, "format": token, "media_type": str(row[0]),
+            "charset": None if row[1] is None else str(row[1]), "line_ending": None if row[2] is None else str(row[2]),
+            "sha256": str(row[3]), "size": int(row[4]), "created_at": str(row[5]), "stored": str(row[6]),
+            "purged": None})
         data = row[11]
         if data is not None and len(data) <= CHUNK_SIZE:  # one chunk (or none): its digest is the name's SHA-256
-            digest = _digest_of(record.sha256)
+            sha256 = record.sha256
+            digest = _digest_of(sha256)
             if digest is None or (not data and digest != _EMPTY_SHA256):
                 return None  # no digest as pdi writes one, or no octets where some were kept: the usual reads say
-            return PublicVersion((record,), record, self.blobs.blob_file(record.sha256), len(data), CHUNK_SIZE,
-                                 digest if data else b"", bytes(data))
+            return filled(PublicVersion, {  # PublicVersion(...), as the record
+                "records": (record,), "record": record, "path": self.blobs.blob_file(sha256), "size": len(data),
+                "chunk_size": CHUNK_SIZE, "chunks": digest if data else b"", "data": bytes(data)})
         try:
             fixity = conn.execute(_FIXITY, (record.sha256,)).fetchone()
         except sqlite3.Error:
