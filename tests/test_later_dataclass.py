@@ -212,7 +212,8 @@ def test_an_instance_filled_without_its_init_is_the_one_its_init_makes() -> None
     import datetime
 
     from pdi._later import filled
-    from pdi.archive.store import PublicVersion, RepresentationRecord
+    from pdi.archive.blobs import BlobInfo
+    from pdi.archive.store import DocumentKey, PublicVersion, RepresentationRecord
 
     @dataclass(frozen=True)
     class Fresh:
@@ -241,3 +242,8 @@ def test_an_instance_filled_without_its_init_is_the_one_its_init_makes() -> None
                                    "chunk_size": 1 << 20, "chunks": b"", "data": b"abc"})
     assert found == PublicVersion((record,), record, "/x", 3, 1 << 20, b"", b"abc")
     assert pickle.loads(pickle.dumps(found)) == found
+    key = filled(DocumentKey, {"series": "a.us", "day": datetime.date(2026, 11, 28), "unique_id": "7"})
+    assert key == DocumentKey("a.us", datetime.date(2026, 11, 28), "7") and hash(key) == hash(DocumentKey(
+        "a.us", datetime.date(2026, 11, 28), "7"))
+    info = filled(BlobInfo, {"sha256": "0" * 64, "size": 3, "chunk_size": 1 << 20, "chunks": b"\x01" * 32})
+    assert info == BlobInfo("0" * 64, 3, 1 << 20, b"\x01" * 32) and info.chunked and info.chunk_count() == 1

@@ -43,6 +43,7 @@ import re
 from collections.abc import Callable
 from typing import Final
 
+from pdi._later import filled
 from pdi.archive import Archive
 from pdi.archive.blobs import BlobInfo, checked, read_cached
 from pdi.interop.memento import LINK_FORMAT, http_datetime, parse_timestamp, quotes_to_itself
@@ -142,7 +143,9 @@ class PlainAnswers:
         media_type = record.media_type
         if base is None or record.size > most or media_type.startswith("multipart/"):
             return None
-        info = BlobInfo(record.sha256, found.size, found.chunk_size, found.chunks)
+        # BlobInfo(...), made without its frozen __init__ (pdi._later.filled): the same value
+        info = filled(BlobInfo, {"sha256": record.sha256, "size": found.size, "chunk_size": found.chunk_size,
+                                 "chunks": found.chunks})
         if found.data is not None:
             data = checked(info, found.data)
         elif found.size == record.size:
