@@ -120,14 +120,7 @@ def test_a_series_months_are_narrow_columns_on_a_phone(served: Served) -> None:
     # 375 px: a month's cell holds a count of a few digits or a dot for none, as narrow as its heading ("Sep"); the
     # 7 rem kept for a catalogue's text cells (a key, a title) made each empty month 112 px wide, the year's twelve
     # months a scroll of four screens to reach its total
-    with devtools() as pipe:
-        session = open_page(pipe, served.url + "/series/library.example.us")
-        deadline = time.monotonic() + 30
-        pipe.call("Emulation.setDeviceMetricsOverride", {"width": 375, "height": 700, "deviceScaleFactor": 1,
-                                                          "mobile": True}, session, deadline)
-        months, rem = pipe.call("Runtime.evaluate", {"expression": MONTHS, "returnByValue": True},
-                                session, deadline)["result"]["value"]
-        _shoot(pipe, session, "reflow-series-375.png")
+    months, rem = _evaluated(served, "/series/library.example.us", 375, MONTHS, "reflow-series-375.png")
     assert len(months) == 12
     assert max(months) <= 4 * rem, months
 
@@ -272,14 +265,7 @@ HOME_FORMS = """[...document.querySelectorAll('main form.wide')].map((f) => {
 def test_the_home_pages_two_boxes_stand_one_under_the_other(served: Served) -> None:
     # 1100 px: "Resolve a name" and "Captures of a URL" are two rows of one form's shape: their boxes begin and end
     # at the same x (the second began 17 px further right, after its longer label), each button as tall as its box
-    with devtools() as pipe:
-        session = open_page(pipe, served.url + "/")
-        deadline = time.monotonic() + 30
-        pipe.call("Emulation.setDeviceMetricsOverride", {"width": 1100, "height": 700, "deviceScaleFactor": 1,
-                                                          "mobile": False}, session, deadline)
-        forms = pipe.call("Runtime.evaluate", {"expression": HOME_FORMS, "returnByValue": True},
-                          session, deadline)["result"]["value"]
-        _shoot(pipe, session, "home-forms-1100.png")
+    forms = _evaluated(served, "/", 1100, HOME_FORMS, "home-forms-1100.png")
     (box1, button1), (box2, button2) = forms
     assert abs(box1[0] - box2[0]) <= 1 and abs(box1[1] - box2[1]) <= 1, (box1, box2)
     for box, button in ((box1, button1), (box2, button2)):
@@ -312,3 +298,17 @@ def test_a_series_name_in_a_table_wraps_between_its_labels_on_a_phone(served: Se
         _shoot(pipe, session, f"reflow-series-names{path.replace('/', '-')}390.png")
     assert names >= 2
     assert cut == [], cut
+
+
+def _evaluated(served: Served, path: str, width: int, expression: str, shot: str) -> Any:
+    """What ``expression`` gives on the page at ``path`` in a window ``width`` CSS px wide (a phone's below 600 px),
+    the page shot as ``shot`` after."""
+    with devtools() as pipe:
+        session = open_page(pipe, served.url + path)
+        deadline = time.monotonic() + 30
+        pipe.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": 700, "deviceScaleFactor": 1,
+                                                          "mobile": width < 600}, session, deadline)
+        value = pipe.call("Runtime.evaluate", {"expression": expression, "returnByValue": True},
+                          session, deadline)["result"]["value"]
+        _shoot(pipe, session, shot)
+    return value
