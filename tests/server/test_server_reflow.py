@@ -120,7 +120,7 @@ def test_a_series_months_are_narrow_columns_on_a_phone(served: Served) -> None:
     # 375 px: a month's cell holds a count of a few digits or a dot for none, as narrow as its heading ("Sep"); the
     # 7 rem kept for a catalogue's text cells (a key, a title) made each empty month 112 px wide, the year's twelve
     # months a scroll of four screens to reach its total
-    months, rem = _evaluated(served, "/series/library.example.us", 375, MONTHS, "reflow-series-375.png")
+    months, rem = _evaluated(served.url + "/series/library.example.us", 375, MONTHS, "reflow-series-375.png")
     assert len(months) == 12
     assert max(months) <= 4 * rem, months
 
@@ -256,6 +256,20 @@ def test_a_tombstones_sha256_is_whole_on_a_desktop_and_within_the_window_on_a_ph
         assert lines == [64], lines
 
 
+#: The tombstone's table's caption: its box's right edge, the window's width and the root's font size (1 rem).
+CAPTION = """(() => { const c = document.querySelector('#withdrawn caption').getBoundingClientRect();
+  return [c.right, window.innerWidth, parseFloat(getComputedStyle(document.documentElement).fontSize)]; })()"""
+
+
+def test_a_long_caption_of_a_table_wider_than_a_phone_stays_in_sight(
+    served: Served, media: tuple[str, dict[str, str]]
+) -> None:
+    # 390 px: the tombstone's table scrolls in its box, its last 3 rem faded to say there is more; its caption
+    # ("What was here, as the catalog recorded it") was as wide as the table, its end out of sight and faded
+    right, window, rem = _evaluated(page_url(served, media, "tombstone"), 390, CAPTION, "reflow-tombstone-caption.png")
+    assert right <= window - 3 * rem, (right, window, rem)
+
+
 #: The home page's two forms: for each, its box's [left, right, top, bottom] and its button's [top, bottom].
 HOME_FORMS = """[...document.querySelectorAll('main form.wide')].map((f) => {
   const i = f.querySelector('input').getBoundingClientRect(), b = f.querySelector('button').getBoundingClientRect();
@@ -265,7 +279,7 @@ HOME_FORMS = """[...document.querySelectorAll('main form.wide')].map((f) => {
 def test_the_home_pages_two_boxes_stand_one_under_the_other(served: Served) -> None:
     # 1100 px: "Resolve a name" and "Captures of a URL" are two rows of one form's shape: their boxes begin and end
     # at the same x (the second began 17 px further right, after its longer label), each button as tall as its box
-    forms = _evaluated(served, "/", 1100, HOME_FORMS, "home-forms-1100.png")
+    forms = _evaluated(served.url + "/", 1100, HOME_FORMS, "home-forms-1100.png")
     (box1, button1), (box2, button2) = forms
     assert abs(box1[0] - box2[0]) <= 1 and abs(box1[1] - box2[1]) <= 1, (box1, box2)
     for box, button in ((box1, button1), (box2, button2)):
@@ -300,11 +314,11 @@ def test_a_series_name_in_a_table_wraps_between_its_labels_on_a_phone(served: Se
     assert cut == [], cut
 
 
-def _evaluated(served: Served, path: str, width: int, expression: str, shot: str) -> Any:
-    """What ``expression`` gives on the page at ``path`` in a window ``width`` CSS px wide (a phone's below 600 px),
+def _evaluated(url: str, width: int, expression: str, shot: str) -> Any:
+    """What ``expression`` gives on the page at ``url`` in a window ``width`` CSS px wide (a phone's below 600 px),
     the page shot as ``shot`` after."""
     with devtools() as pipe:
-        session = open_page(pipe, served.url + path)
+        session = open_page(pipe, url)
         deadline = time.monotonic() + 30
         pipe.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": 700, "deviceScaleFactor": 1,
                                                           "mobile": width < 600}, session, deadline)

@@ -111,7 +111,7 @@ main{overflow-wrap:anywhere} main input{max-width:100%;box-sizing:border-box} th
 table.catalogue{display:block;max-width:100%;overflow-x:auto} main table.catalogue{overflow-wrap:normal}
 table.catalogue{mask-image:linear-gradient(to right,#0000,#000 var(--more-left),#000 calc(100% - var(--more-right)),#0000);
 animation:more-either-side linear both;animation-timeline:scroll(self x)}
-table.catalogue caption{text-align:left} table.catalogue td:not(.number,.empty){min-width:7rem} table.catalogue td:has(code.name,code.sha){min-width:12rem} main th,main td:not(:last-child){overflow-wrap:normal}
+table.catalogue caption{text-align:left;position:sticky;left:0;max-width:calc(100vw - 4.5rem)} table.catalogue td:not(.number,.empty){min-width:7rem} table.catalogue td:has(code.name,code.sha){min-width:12rem} main th,main td:not(:last-child){overflow-wrap:normal}
 }
 """
 
