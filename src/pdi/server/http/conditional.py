@@ -3,8 +3,7 @@
 An N2R answer for a name with a format never changes, so its entity tag is
 known from the catalog alone (:func:`entity_tag`); ``If-None-Match``
 (:func:`tag_matches`), ``If-Match`` (:func:`if_match_holds`, for the
-annotation server's changes), ``If-Range`` (:func:`if_range_holds`) and ``Range`` (:func:`byte_ranges`; one range,
-:func:`byte_range`) are read here, for the resolver's handlers and
+annotation server's changes), ``If-Range`` (:func:`if_range_holds`) and ``Range`` (:func:`byte_ranges`) are read here, for the resolver's handlers and
 for the cache of whole answers (:mod:`pdi.server.process.cache`) alike.
 
 Its ``Last-Modified`` is the deposit time of the stored bytes, which never
@@ -23,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from pdi.server.http.byteranges import MAX_PARTS, coalesced
 from pdi.server.http.problems import problem_body
 
-#: What :func:`byte_range` answers for a range that selects no byte of the body.
+#: What :func:`_range_spec` answers for a range that selects no byte of the body (left out: none left is ``416``).
 UNSATISFIABLE = (-1, -1)
 
 _ENTITY_TAG = re.compile(r'(?:W/)?"([\x21\x23-\x7e\x80-\xff]*)"')
@@ -175,29 +174,12 @@ def http_date(field: str) -> int | None:
     return calendar.timegm((*numbers, 0, 0, 0))
 
 
-def byte_range(field: str | None, length: int) -> tuple[int, int] | None:
-    """The one byte range ``Range: bytes=…`` asks for, inclusive, within ``length`` bytes (RFC 9110 §14.1.2).
-
-    ``None`` means: answer the whole body (no ``Range``, another unit, a
-    malformed one, or several ranges, which :func:`byte_ranges` reads; or the
-    last N bytes of an empty body, which §14.1.1 calls satisfiable but no
-    ``206`` can say, as nginx answers it);
-    :data:`UNSATISFIABLE` means ``416``.
-    """
-    if field is None:
-        return None
-    unit, _, spec = field.strip().partition("=")
-    if unit.strip().lower() != "bytes" or "," in spec:
-        return None
-    found = _range_spec(spec, length)
-    return None if found in (_INVALID, _UNSPELLED) else found
-
-
 def byte_ranges(field: str | None, length: int) -> list[tuple[int, int]] | None:
     """Every byte range ``Range: bytes=…`` asks for that selects octets of a body of ``length`` (RFC 9110 §14.1.2),
     inclusive, in the order asked (a list of one or more: ``206``, one part or several), ``[]`` when none does
-    (``416``), or ``None``: answer the whole body, as :func:`byte_range` says, and also when a range is invalid
-    (the whole field is then invalid: §14.1.1), and when the field asks for more than
+    (``416``), or ``None``: answer the whole body (no ``Range``, another unit, no range-spec, the last N bytes of
+    an empty body, which §14.1.1 calls satisfiable but no ``206`` can say, as nginx answers it), and also when a
+    range is invalid (the whole field is then invalid: §14.1.1), and when the field asks for more than
     :data:`~pdi.server.http.byteranges.MAX_PARTS` parts once overlapping and near ranges are one
     (:func:`~pdi.server.http.byteranges.coalesced`; §14.2: a server "MAY ignore or reject" such a field).
 
