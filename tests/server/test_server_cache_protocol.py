@@ -11,6 +11,7 @@ the server hold their answers.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import time
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import uvicorn
 from server_helpers import exchange, in_thread, read_response, start_serve, stop
 from starlette.applications import Starlette
 from starlette.types import Receive, Scope, Send
@@ -198,3 +200,100 @@ def test_a_client_that_reads_nothing_cannot_make_the_server_hold_the_answers(nam
         assert grown < 50 * 1024, f"pdi serve grew by {grown // 1024} MiB for a client that read nothing ({sent} sent)"
     finally:
         stop(process, timeout=30)
+
+
+class _Scopes:
+    """An ASGI app keeping the scope of each request it is given (a copy, less the extensions), answering 204."""
+
+    def __init__(self) -> None:
+        self.scopes: list[dict[str, object]] = []
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            self.scopes.append({k: v for k, v in scope.items() if k != "extensions"})
+            await send({"type": "http.response.start", "status": 204, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+
+
+def test_the_scope_of_a_request_for_the_app_is_the_one_uvicorn_makes() -> None:
+    # the connection makes a request's ASGI scope only when the request goes to the app: the same scope, key for key,
+    # as uvicorn's own httptools protocol gives the same request (the addresses aside: each server its own port)
+    requests = [b"GET /a%20b/c?x=1&y HTTP/1.1\r\nHost: h.example\r\nX-One: 1\r\nX-One: 2\r\n\r\n",
+                b"HEAD /uri-res/N2R?urn:pdi://x HTTP/1.1\r\nHost: h.example\r\nAuthorization: Bearer t\r\n\r\n",
+                b"GET http://other.example/p HTTP/1.1\r\nHost: h.example\r\n\r\n",
+                b"GET /old HTTP/1.0\r\nHost: h.example\r\n\r\n"]
+    seen = []
+    for http in ("httptools", answering_protocol(10, None)):
+        app = _Scopes()
+        with in_thread(app, host="127.0.0.1", port=0, log_level="warning", http=http, ws="none") as server:
+            port = server.servers[0].sockets[0].getsockname()[1]
+            for request in requests:
+                exchange(port, [request])
+        for scope in app.scopes:
+            assert scope["server"] == ("127.0.0.1", port)
+            assert isinstance(scope["client"], tuple) and scope["client"][0] == "127.0.0.1"
+        seen.append([{k: v for k, v in scope.items() if k not in ("server", "client")} for scope in app.scopes])
+    uvicorns, ours = seen
+    # uvicorn reads an absolute target's authority as a path; RFC 9112 §3.2.2 has it stand for Host (target_authority)
+    assert [dict(s, headers=[f for f in s["headers"] if f[0] != b"host"]) for s in ours] == [
+        dict(s, headers=[f for f in s["headers"] if f[0] != b"host"]) for s in uvicorns]
+    assert [s["method"] for s in ours] == ["GET", "HEAD", "GET", "GET"]
+    assert ours[0]["path"] == "/a b/c" and ours[0]["query_string"] == b"x=1&y" and ours[3]["http_version"] == "1.0"
+    assert ours[0]["headers"] == [(b"host", b"h.example"), (b"x-one", b"1"), (b"x-one", b"2")]
+
+
+class _Nowhere(asyncio.Transport):
+    """A transport that keeps what is written to it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written = bytearray()
+
+    def get_extra_info(self, name: str, default: object = None) -> object:
+        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 40000)}.get(name, default)
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self.written += data
+
+    def is_closing(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        pass
+
+
+def test_an_answer_the_connection_writes_makes_no_asgi_scope(names: dict[str, str]) -> None:
+    # a plain N2R of a name no cache holds is answered by the connection (the app's public answers): no ASGI scope is
+    # made for it (uvicorn makes one for every request, at its head's first octet)
+    app = create_app(names["location"])
+
+    async def ask() -> tuple[object, bytes]:
+        config = uvicorn.Config(app, log_level="warning", ws="none", proxy_headers=False)
+        config.load()
+        made = answering_protocol(10, app.state.cache, None, app.state.public)
+        protocol = made(config=config, server_state=uvicorn.server.ServerState(), app_state={},
+                        _loop=asyncio.get_running_loop())
+        transport = _Nowhere()
+        protocol.connection_made(transport)
+        try:
+            protocol.data_received(_request(names["text"]) + _request(names["text"], "HEAD"))
+        finally:
+            protocol.connection_lost(None)
+        return protocol.scope, bytes(transport.written)
+
+    scope, written = asyncio.run(ask())
+    assert written.startswith(b"HTTP/1.1 200 OK\r\n") and written.count(b"HTTP/1.1 200 OK\r\n") == 2
+    assert written.split(b"\r\n\r\n")[1].startswith(b"Hello, world.\nSecond line.\n")
+    assert scope is None

@@ -113,7 +113,8 @@ UVICORN_INTERNALS: Final[dict[str, str]] = {
         "GuardedHttpToolsProtocol subclasses it: an asyncio.Protocol fed by httptools' parser",
     f"{_PROTOCOL}.__init__":
         "CachedAnswerProtocol reads the attributes it sets: loop, parser, server_state, connections, tasks,"
-        " limit_concurrency, timeout_keep_alive(_task), transport, flow, server, scheme, pipeline, headers, cycle",
+        " limit_concurrency, timeout_keep_alive(_task), transport, flow, server, scheme, pipeline, headers, cycle;"
+        " GuardedHttpToolsProtocol._asgi_scope: asgi_version, root_path, app_state, client",
     f"{_PROTOCOL}.connection_made":
         "GuardedHttpToolsProtocol.connection_made: sets transport and flow and server (the local address)",
     f"{_PROTOCOL}.connection_lost":
@@ -127,7 +128,10 @@ UVICORN_INTERNALS: Final[dict[str, str]] = {
         " name, sets expect_100_continue, but not of an HTTP/1.0 request, appends to headers); a trailer field (httptools calls on_header for"
         " those too, after on_headers_complete) is dropped",
     f"{_PROTOCOL}.on_message_begin":
-        "GuardedHttpToolsProtocol.on_message_begin: a new request's head begins (url and headers emptied)",
+        "GuardedHttpToolsProtocol.on_message_begin replaces it, doing what it does but make the scope: a new"
+        " request's head begins (url and headers emptied, expect_100_continue False); GuardedHttpToolsProtocol."
+        "_asgi_scope makes the scope as it does (its keys and values; headers the request's list itself), called"
+        " by on_headers_complete only for a request going to the ASGI app",
     f"{_PROTOCOL}.data_received":
         "GuardedHttpToolsProtocol.data_received: feeds the parser; a parser error (a callback's raise too) is"
         " answered by calling send_400_response inside its except clause, so sys.exc_info() is that error;"
@@ -140,8 +144,9 @@ UVICORN_INTERNALS: Final[dict[str, str]] = {
     f"{_PROTOCOL}.send_400_response":
         "GuardedHttpToolsProtocol.send_400_response replaces it: a problem naming the parser's finding",
     f"{_PROTOCOL}.on_headers_complete":
-        "GuardedHttpToolsProtocol.on_headers_complete: makes the new cycle, whose scope is self.scope, and"
-        " starts it or queues it in pipeline; CachedAnswerProtocol answers instead of calling it",
+        "GuardedHttpToolsProtocol.on_headers_complete: makes the new cycle, whose scope is self.scope (made just"
+        " before by _asgi_scope, as its on_message_begin would have; it adds method, path, raw_path and"
+        " query_string), and starts it or queues it in pipeline; CachedAnswerProtocol answers instead of calling it",
     f"{_PROTOCOL}.on_body":
         "CachedAnswerProtocol: when a request's body arrives, looks at cycle.response_complete only;"
         " GuardedHttpToolsProtocol.on_body: notes that a chunk's octets came, then does what it does",
@@ -408,8 +413,28 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self._unread = found.args[0]
 
     def on_message_begin(self) -> None:
-        super().on_message_begin()
+        # uvicorn's own on_message_begin, inline, less its ASGI scope (a dict with a dict in it and a copy of the
+        # app's state, made for every request): :meth:`on_headers_complete` makes it (:meth:`_asgi_scope`) for a
+        # request that goes to the ASGI app, and an answer the connection writes itself never needs one
+        self.url = b""
+        self.expect_100_continue = False
+        self.headers = []
         self._in_head, self._field_octets = True, 0
+
+    def _asgi_scope(self) -> None:
+        """The request's ASGI scope, as uvicorn's ``on_message_begin`` makes it (its ``on_headers_complete`` adds the
+        method, the path and the query); ``headers`` is the request's list of fields itself, as there."""
+        self.scope = {  # type: ignore[typeddict-item]
+            "type": "http",
+            "asgi": {"version": self.asgi_version, "spec_version": "2.3"},
+            "http_version": "1.1",
+            "server": self.server,
+            "client": self.client,
+            "scheme": self.scheme,  # type: ignore[typeddict-item]
+            "root_path": self.root_path,
+            "headers": self.headers,
+            "state": self.app_state.copy(),
+        }
 
     def on_url(self, url: bytes) -> None:
         if len(self.url) + len(url) > self.target_octets:
@@ -545,6 +570,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
                                  " another (RFC 9112 §9.3.2)")
             raise _Refused
         self.target_authority()
+        self._asgi_scope()
         super().on_headers_complete()
         cycle = self.cycle
         if cycle is not None and cycle.scope is self.scope and not cycle.response_started:
