@@ -53,10 +53,12 @@ def test_a_capture_not_held_is_a_page_to_a_browser_and_problem_json_to_a_program
     assert program.status_code == 404 and program.headers["content-type"] == "application/problem+json"
 
 
-@pytest.mark.parametrize("which", ["not-held", "private"])
+@pytest.mark.parametrize("which", ["not-held", "private", "refused"])
 def test_the_replay_origins_pages_are_dark_for_a_dark_scheme(served: Served, which: str) -> None:
     if which == "not-held":
         url = _not_held_url(served)
+    elif which == "refused":  # a name that is not one (month 13): a 400, as a page (Chromium asks for text/html)
+        url = _replay(served, "urn:pdi://archives.gov.us/2026/13/40/x.related.1", "index.html")
     else:  # the refusal's octets as the replay origin sends them (test_server_signin checks it is sent)
         octets = bytes(not_replayed(AccessError("urn:pdi://closed.example.us/2026/11/22/1.related.1 is private")).body)
         url = "data:text/html;base64," + base64.b64encode(octets).decode()
@@ -80,3 +82,25 @@ def test_the_replay_origins_pages_are_dark_for_a_dark_scheme(served: Served, whi
     for colours in (light, darkened):
         assert _contrast(colours[0], colours[1]) >= 4.5, colours
         assert _contrast(colours[0], colours[2]) >= 4.5, colours
+
+
+def _replay(served: Served, name: str, file: str) -> str:
+    return f"{served.replay_url}/replay/{urllib.parse.quote(name, safe='')}/{file}"
+
+
+@pytest.mark.parametrize("which", ["not-a-name", "no-such-part", "no-such-path"])
+def test_every_refusal_of_the_replay_origin_is_a_page_to_a_browser(served: Served, which: str) -> None:
+    # RFC 9110 §12.5.1: a browser's Accept asks for text/html; a page shown in the resolver's frame must not be JSON
+    url, status = {
+        "not-a-name": (_replay(served, "urn:pdi://archives.gov.us/2026/13/40/x.related.1", "index.html"), 400),
+        "no-such-part": (_replay(served, served.capture, "no-such-part.html"), 404),
+        "no-such-path": (f"{served.replay_url}/elsewhere/index.html", 404),
+    }[which]
+    page = httpx.get(url, headers={"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}, timeout=30)
+    assert page.status_code == status, page.text
+    assert page.headers["content-type"].startswith("text/html"), page.headers
+    assert page.text.startswith("<!DOCTYPE html>") and "<h1>" in page.text and "class=\"why\"" in page.text
+    assert "content-security-policy" in page.headers
+    program = httpx.get(url, timeout=30)
+    assert program.status_code == status
+    assert program.headers["content-type"] == "application/problem+json"

@@ -41,7 +41,9 @@ therefore replayed only to a bearer token, never to a signed-in person: its
 page is refused with a page that says so (:func:`not_replayed`, ``403``),
 and the resolver shows such a reader its source instead. Whatever else is asked of it is ``404``.
 A browser asking for a page (``Accept: text/html``, a frame's request) under a name held by no page, or withdrawn,
-is answered with a page that says so (:func:`not_held`, ``404`` or ``410``); a program, with problem JSON. These
+is answered with a page that says so (:func:`not_held`, ``404`` or ``410``); a program, with problem JSON. So is
+every other refusal of a browser (a name that is not one, ``400``; a part the page does not have, ``404``):
+:func:`pages_for_browsers` turns its problem into a page (:data:`REFUSED`), status and header fields kept. These
 small pages (:func:`small_page`) are drawn dark for a system that prefers a dark colour scheme, as the resolver's are.
 """
 
@@ -49,9 +51,10 @@ from __future__ import annotations
 
 import codecs
 import html
+import json
 import re
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, unquote, urlsplit
 
@@ -515,6 +518,36 @@ def not_held(missing: NotFoundError | WithdrawnError | DeletedError) -> Response
                       missing.http_status)
 
 
+#: The replay origin's page for any other refusal (a name that is not one, a part the page does not have).
+REFUSED = """<h1>%s</h1>
+<p>%s</p>
+<p class="why">The replay origin shows archived pages only, at <code>/replay/NAME/FILE</code>; the resolver's
+page for a name says more.</p>
+"""
+
+_Handler = Callable[[Request, Exception], Awaitable[Response]]
+
+
+def pages_for_browsers(handler: _Handler) -> _Handler:
+    """``handler``, but its problem JSON answered as a page (:data:`REFUSED`) to a browser (``Accept: text/html``,
+    a frame's request), with the same status and header fields (``Allow``, ``Retry-After``, ``WWW-Authenticate``)."""
+
+    async def answer(request: Request, exc: Exception) -> Response:
+        problem = await handler(request, exc)
+        if "text/html" not in request.headers.get("accept", "") or problem.media_type != "application/problem+json":
+            return problem
+        said = json.loads(bytes(problem.body))
+        title, detail = str(said.get("title", "")), str(said.get("detail", ""))
+        page = small_page(f"Not replayed: {title}", REFUSED % (html.escape(f"Not replayed: {title}"),
+                                                               html.escape(detail)), problem.status_code)
+        for field, value in problem.headers.items():
+            if field not in ("content-type", "content-length"):
+                page.headers[field] = value
+        return page
+
+    return answer
+
+
 async def _not_here(request: Request) -> Response:
     raise NotFoundError(f"{request.url.path}: the replay origin serves only /replay/<name>/<file>")
 
@@ -538,7 +571,7 @@ def create_replay_app(
     opened = archive if archive is not None else Archive.open(location)
     pages = ReplayApp(opened, limits if limits is not None else WorkLimits())
     routes = [Route("/replay/{rest:path}", pages.part), Route("/{rest:path}", _not_here)]
-    app = Starlette(routes=routes, exception_handlers=HANDLERS,
+    app = Starlette(routes=routes, exception_handlers={k: pages_for_browsers(h) for k, h in HANDLERS.items()},
                     middleware=[Middleware(PacedAnswers), Middleware(HostField), Middleware(Options),
                                 Middleware(Readers, archive=opened), Middleware(Preconditions)])
     app.state.archive = opened
@@ -552,6 +585,7 @@ __all__ = [
     "create_replay_app",
     "framed_by_the_resolver",
     "original_url",
+    "pages_for_browsers",
     "read_page",
     "replay_path",
     "replayable",
