@@ -36,7 +36,7 @@ from typing import Any
 
 import pytest
 from server_helpers import Served
-from test_server_pages_screenshots import PAGES, dark, page_url
+from test_server_pages_screenshots import PAGES, dark, luminance, page_url
 from test_server_pdf_viewer import _shoot
 
 from chromium_helpers import navigate_and_wait_for_load, new_tab
@@ -238,3 +238,49 @@ def _js_object(pipe: Pipe, session: str, expression: str) -> str:
     answer = pipe.call("Runtime.evaluate", {"expression": expression}, session, time.monotonic() + 30)
     object_id: str = answer["result"]["objectId"]
     return object_id
+
+
+#: Every piece of text a style sheet writes (``::before``/``::after`` with a string ``content``): axe-core's
+#: color-contrast rule reads the DOM's text nodes only, so a breadcrumb's separator or a list's mark goes unchecked
+#: by it. Each: [the text, its colour, the background behind it (the nearest ancestor's opaque one), the least
+#: contrast WCAG 2.2's 1.4.3 asks of it: 3:1 for large text (24 px, or 18.66 px bold), else 4.5:1].
+GENERATED = """(() => {
+  const found = [];
+  for (const e of document.querySelectorAll('body *')) {
+    for (const pseudo of ['::before', '::after']) {
+      const style = getComputedStyle(e, pseudo);
+      const content = style.content;
+      if (!content || !content.startsWith('"') || !content.slice(1, -1).trim()) continue;
+      let behind = 'rgb(255, 255, 255)';
+      for (let p = e; p; p = p.parentElement) {
+        const b = getComputedStyle(p).backgroundColor;
+        if (b && b !== 'transparent' && !b.startsWith('rgba')) { behind = b; break; }
+      }
+      const size = parseFloat(style.fontSize), bold = Number(style.fontWeight) >= 700;
+      const large = size >= 24 || (bold && size >= 18.66);
+      found.push([e.tagName.toLowerCase() + (e.className ? '.' + e.className : '') + pseudo + ' ' + content,
+                  style.color, behind, large ? 3 : 4.5]);
+    }
+  }
+  return found;
+})()"""
+
+
+def _contrast(a: str, b: str) -> float:
+    la, lb = sorted((luminance(a), luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+@pytest.mark.parametrize("page", ["series-day", "document"])
+def test_text_a_style_sheet_writes_is_legible(served: Served, media: tuple[str, dict[str, str]], page: str) -> None:
+    # WCAG 2.2 SC 1.4.3 counts text a style sheet generates: the breadcrumbs' separator "›" (CSS content) among it
+    with devtools() as pipe:
+        session = _open(pipe, served, media, page, 1100, 700)
+        light = _js(pipe, session, GENERATED)
+        dark(pipe, session, time.monotonic() + 30)
+        darkened = _js(pipe, session, GENERATED)
+    assert any("\u203a" in what for what, *_ in light), f"{page}: no breadcrumb separator found: {light}"
+    faint = [(scheme, what, colour, behind, round(_contrast(colour, behind), 2))
+             for scheme, found in (("light", light), ("dark", darkened)) for what, colour, behind, least in found
+             if _contrast(colour, behind) < least]
+    assert not faint, f"{page}: text written by the style sheet below WCAG AA contrast: {faint}"
