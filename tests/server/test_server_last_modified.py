@@ -136,6 +136,39 @@ def test_dates_are_read_against_the_deposit_time(archived: tuple[str, str, str],
                 one[0], {k: v for k, v in one[1].items() if k != b"date"}, one[2])
 
 
+#: RFC 9110 §8's representation header fields (§8.3 to §8.6, §8.8.2) a 206 to an If-Range repeats none of, but
+#: where §15.3.7.2 requires one (a multipart's Content-Type).
+REPRESENTATION_FIELDS = (b"content-type", b"content-encoding", b"content-language", b"last-modified")
+
+
+@pytest.mark.parametrize("which", ["small", "large"])
+def test_a_206_to_an_if_range_repeats_no_representation_field(archived: tuple[str, str, str], which: str) -> None:
+    """§15.3.7: "A sender that generates a 206 response to a request with an If-Range header field SHOULD NOT
+    generate other representation header fields beyond those required, because the client already has a prior
+    response containing those header fields." Required: Date, Cache-Control, ETag, Expires, Content-Location and
+    Vary where a 200 sends them; Content-Range of one part (§15.3.7.1); a multipart's Content-Type (§15.3.7.2)."""
+    location, small, large = archived
+    name = small if which == "small" else large
+    requests = [_request(name), _request(name, Range="bytes=0-4"),
+                _request(name, Range="bytes=0-4", If_Range=_imf(DEPOSITED)),
+                _request(name, Range="bytes=0-1,1000000-1000001", If_Range=_imf(DEPOSITED))]
+    for whole, ranged, held, parts in _asked(location, requests):
+        assert [whole[0], ranged[0], held[0], parts[0]] == [200, 206, 206, 206]
+        assert ranged[1][b"content-type"] == whole[1][b"content-type"]  # no If-Range: the client may have nothing
+        assert held[1][b"content-range"] == ranged[1][b"content-range"] and held[2] == ranged[2]
+        for required in (b"cache-control", b"etag", b"expires", b"content-location", b"vary"):
+            assert held[1].get(required) == whole[1].get(required), required
+            assert parts[1].get(required) == whole[1].get(required), required
+        repeated = [field for field in REPRESENTATION_FIELDS if field in held[1]]
+        assert repeated == [], f"a 206 to If-Range repeats {repeated}"
+        if which == "small":  # 20 octets: the second range selects none, the first is answered alone (§14.1.2)
+            assert parts[1][b"content-range"] == b"bytes 0-1/20" and b"content-type" not in parts[1]
+            continue
+        assert parts[1][b"content-type"].startswith(b"multipart/byteranges; boundary="), sorted(parts[1])
+        repeated = [field for field in REPRESENTATION_FIELDS[1:] if field in parts[1]]
+        assert repeated == [], f"a multipart 206 to If-Range repeats {repeated}"
+
+
 def test_an_if_range_date_of_the_deposits_own_second_is_no_strong_validator(tmp_path: Path) -> None:
     """§8.8.2.2: a Last-Modified less than a second before the answer's Date may have changed within that second."""
     now = datetime.datetime.now(datetime.UTC)

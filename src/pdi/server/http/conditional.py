@@ -42,6 +42,12 @@ def unsatisfiable(range_field: str, length: int) -> tuple[list[tuple[bytes, byte
 NOT_OF_416 = frozenset({b"cache-control", b"memento-datetime", b"link", b"content-length", b"content-type",
                         b"last-modified"})
 
+#: RFC 9110 §8's representation header fields (§8.3 to §8.6, §8.8.2) a ``206`` to a request with ``If-Range`` leaves
+#: out (§15.3.7: the sender "SHOULD NOT generate other representation header fields beyond those required, because the
+#: client already has a prior response containing those header fields"). ``ETag``, ``Content-Location`` and the
+#: ``Content-Range`` are required and kept, as is a multipart body's own ``Content-Type`` (§15.3.7.2).
+NOT_REPEATED_TO_IF_RANGE = frozenset({b"content-type", b"content-encoding", b"content-language", b"last-modified"})
+
 
 def entity_tag(sha256: str, name: str) -> str:
     """A strong entity tag for what a name resolves to: the SHA-256 of the stored bytes, and the fragment.

@@ -82,6 +82,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from pdi.server.http.byteranges import Byteranges, boundary
 from pdi.server.http.conditional import (
     NOT_OF_416,
+    NOT_REPEATED_TO_IF_RANGE,
     byte_ranges,
     dated_fields,
     if_range_holds,
@@ -398,7 +399,7 @@ def answer(
         return 200, [*entity.headers, *_length(length), (b"content-type", entity.content_type)], entity.body
     if len(wanted) > 1:  # RFC 9110 §15.3.7.2: no Content-Range of its own; each part says its range
         parts = Byteranges.of(wanted, length, entity.content_type, boundary(entity.etag, entity.body))
-        fields = [*entity.headers, *_length(parts.length), (b"content-type", parts.content_type)]
+        fields = [*_repeated(entity, if_range), *_length(parts.length), (b"content-type", parts.content_type)]
         return 206, fields, parts.join(entity.body)
     if not wanted:
         assert range_field is not None
@@ -407,9 +408,19 @@ def answer(
         kept = [(k, v) for k, v in entity.headers if k not in NOT_OF_416]
         return 416, varying_also([*kept, *fields], BY_READER), body
     first, last = wanted[0]
-    headers = [*entity.headers, (b"content-range", b"bytes %d-%d/%d" % (first, last, length)),
-               *_length(last - first + 1), (b"content-type", entity.content_type)]
+    headers = [*_repeated(entity, if_range), (b"content-range", b"bytes %d-%d/%d" % (first, last, length)),
+               *_length(last - first + 1)]
+    if if_range is None:
+        headers.append((b"content-type", entity.content_type))
     return 206, headers, entity.body[first : last + 1]
+
+
+def _repeated(entity: Entity, if_range: str | None) -> Headers:
+    """The whole answer's fields a ``206`` repeats: all of them, but to a request with ``If-Range`` none of
+    :data:`~pdi.server.http.conditional.NOT_REPEATED_TO_IF_RANGE` (RFC 9110 §15.3.7)."""
+    if if_range is None:
+        return list(entity.headers)
+    return [(k, v) for k, v in entity.headers if k not in NOT_REPEATED_TO_IF_RANGE]
 
 
 def modified_of(entity: Entity) -> str | None:

@@ -24,6 +24,7 @@ from pdi.archive.blobs import FileReader
 from pdi.mhtml.headers import SERVED_TYPE_OCTETS, served_content_type
 from pdi.server.http.conditional import (
     NOT_OF_416,
+    NOT_REPEATED_TO_IF_RANGE,
     byte_ranges,
     date_precondition,
     entity_tag,
@@ -171,17 +172,21 @@ def streamed_response(
         said, problem = unsatisfiable(headers["range"], size)  # the body of HEAD's answer too: the server drops it
         kept = {k: v for k, v in base.items() if k.lower().encode() not in NOT_OF_416}
         return Response(problem, status_code=416, headers={**kept, **{k.decode(): v.decode() for k, v in said}})
+    # a 206 to If-Range repeats no representation field the client has (RFC 9110 §15.3.7) but those required
+    if_range = headers.get("if-range") is not None
+    partial = {k: v for k, v in base.items() if k.lower().encode() not in NOT_REPEATED_TO_IF_RANGE} if if_range else base
     if wanted is not None and len(wanted) > 1:  # several parts; None: too costly to read, the whole answer
-        if (parts := byteranges_response(archive, located, wanted, base, tag, media_type, head=head)) is not None:
+        if (parts := byteranges_response(archive, located, wanted, partial, tag, media_type, head=head)) is not None:
             return parts
         wanted = None
     start, end = (0, size) if wanted is None else (wanted[0][0], wanted[0][1] + 1)
-    fields = {**base, "Content-Length": str(end - start)}
+    fields = {**(base if wanted is None else partial), "Content-Length": str(end - start)}
     if wanted is not None:
         fields["Content-Range"] = f"bytes {start}-{end - 1}/{size}"
     status = 206 if wanted is not None else 200
+    labelled = None if status == 206 and if_range else media_type  # the client has its Content-Type (§15.3.7)
     if head:
-        return Response(status_code=status, headers=fields, media_type=media_type)
+        return Response(status_code=status, headers=fields, media_type=labelled)
     opened = archive.open_octets(str(located.pdi))
     reader = opened.reader
     try:
@@ -190,7 +195,7 @@ def streamed_response(
         opened.close()
         raise
     if verified is not None and isinstance(reader, FileReader):
-        return FileSend(opened, reader, verified, start, end, status, fields, media_type)
+        return FileSend(opened, reader, verified, start, end, status, fields, labelled)
     # the first chunk is read (and checked) before the status is sent: a damaged start is a 500 problem
     pieces = opened.reader.chunks(start, end)
     try:
@@ -207,7 +212,7 @@ def streamed_response(
         finally:
             opened.close()
 
-    return StreamingResponse(body(), status_code=status, headers=fields, media_type=media_type)
+    return StreamingResponse(body(), status_code=status, headers=fields, media_type=labelled)
 
 
 def entity_response(entity: Entity, headers: Mapping[str, str]) -> Response:

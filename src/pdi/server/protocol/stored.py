@@ -82,7 +82,7 @@ class FileSend(Response):
 
     def __init__(
         self, opened: Opened, reader: FileReader, verified: Identity, start: int, end: int,
-        status: int, headers: Mapping[str, str], media_type: str,
+        status: int, headers: Mapping[str, str], media_type: str | None,
     ) -> None:
         super().__init__(status_code=status, headers=headers, media_type=media_type)
         self.opened = opened
