@@ -611,7 +611,7 @@ class OAIRoutes:
         if verb == "ListSets":
             if "resumptionToken" in arguments:
                 raise oaipmh.OAIError("badResumptionToken", "ListSets answers every set at once: it issues no token")
-            sets = [(s.name, f"{s.name} ({s.authority})") for s in self.archive.series()]
+            sets = [(s.name, f"{s.name} ({s.authority})" if s.authority else s.name) for s in self.archive.series()]
             if not sets:
                 raise oaipmh.OAIError("noSetHierarchy", "the archive has no series yet, so no sets")
             return oaipmh.list_sets(sets)
