@@ -112,3 +112,18 @@ def test_options_asterisk_lists_the_methods_of_the_whole_server(tmp_path: Path) 
     answering = {m for m in METHODS if m != "OPTIONS" and any(
         client.request(m, path).status_code != 405 for path in ("/api/deposit", "/api/annotations/x", "/"))}
     assert set(allowed.split(", ")) == answering | {"OPTIONS"}
+
+
+@pytest.mark.parametrize("which", ["resolver", "replay"])
+def test_rfc9110_8_6_a_head_says_the_content_length_its_get_would_send_on_every_route(
+    apps: dict[str, ASGIApp], which: str,
+) -> None:
+    """RFC 9110 §8.6: a ``Content-Length`` in an answer to ``HEAD`` MUST equal the octets the same request's ``GET``
+    would send; and §9.3.2, the same fields: so a ``405`` to both (a route that takes only ``POST``) too."""
+    client = TestClient(apps[which], raise_server_exceptions=False)
+    inner = apps[which] if isinstance(apps[which], Starlette) else apps[which].app  # type: ignore[attr-defined]
+    for path in dict.fromkeys(_concrete(r.path) for r in inner.routes if isinstance(r, Route)):
+        got, head = client.get(path), client.head(path)
+        assert head.status_code == got.status_code, (path, got.status_code, head.status_code)
+        if "content-length" in head.headers:
+            assert int(head.headers["content-length"]) == len(got.content), (path, got.status_code, got.text)

@@ -187,7 +187,9 @@ async def on_http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     titles = {404: "not found", 405: "method not allowed"}
     allowed = ", ".join(allowed_methods(request.app.routes, request.scope)) if exc.status_code == 405 else ""
-    detail = {404: f"no such page: {request.url.path}", 405: f"{request.method} is not allowed here: use {allowed}"}
+    # a HEAD is answered as its GET would be, body length included (RFC 9110 §8.6, §9.3.2): so its 405 names GET
+    method = "GET" if request.method == "HEAD" else request.method
+    detail = {404: f"no such page: {request.url.path}", 405: f"{method} is not allowed here: use {allowed}"}
     answer = problem(exc.status_code, titles.get(exc.status_code, "error"), detail.get(exc.status_code, str(exc.detail)))
     if exc.status_code == 405:
         answer.headers["Allow"] = allowed
