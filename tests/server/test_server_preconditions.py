@@ -85,6 +85,18 @@ def test_rfc9110_13_2_1_preconditions_are_ignored_when_the_answer_would_not_be_2
             assert httpx.get(served.url + path, headers=field).status_code == plain, (path, field)
 
 
+def test_rfc9110_13_2_1_a_fragment_wholly_past_the_end_is_416_whatever_its_preconditions(served: Served) -> None:
+    """§13.2.1: preconditions are ignored when the answer without them would be neither 2xx nor 412, so a fragment
+    that selects nothing (the text has 3 lines and fewer than 100 characters) is 416 with If-None-Match too, not 304."""
+    for fragment in ("char=500,600", "line=50,60", "byte=500,600"):
+        url = f"{served.url}/uri-res/N2R?{served.text}%23{fragment}"
+        assert httpx.get(url).status_code == 416, fragment
+        for field in ({"If-None-Match": "*"}, {"If-Match": '"x"'}, {"If-Match": "*"}, {"If-None-Match": '"x"'}):
+            for method in ("GET", "HEAD"):
+                got = httpx.request(method, url, headers=field)
+                assert got.status_code == 416, (fragment, field, method)
+
+
 def test_rfc9110_13_1_2_the_negotiated_json_of_a_name_is_not_modified_for_a_star(served: Served) -> None:
     url = f"{served.url}/uri-res/N2R?{served.text}"
     json_answer = {"Accept": "application/json"}

@@ -415,10 +415,12 @@ class Resolver:
 
     def validator(self, name: str) -> Validator | None:
         """What a ``304`` of ``name`` says (its entity tag and fields), from the catalog alone; ``None`` for a generic
-        name, whose answer is a list that grows."""
+        name, whose answer is a list that grows, and for a fragment: the catalog cannot tell one wholly past the
+        end, whose answer is ``416`` whatever ``If-None-Match`` says (RFC 9110 §13.2.1: preconditions are ignored
+        when the answer without them would be neither ``2xx`` nor ``412``)."""
         with self.archive.snapshot():
             located = self.archive.locate(name)
-            if isinstance(located, Generic):
+            if isinstance(located, Generic) or located.pdi.fragment is not None:
                 return None
             shared = shared_answer(self.archive, located)
         return _validator_of(located, shared)
