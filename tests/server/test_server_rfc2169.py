@@ -202,3 +202,27 @@ def test_the_readers_page_reads_a_browser_fragment_as_the_native_name_it_equals(
     assert '<mark id="passage">world</mark>' in shown.text
     missing = httpx.get(f"{served.url}/view?pdi={urllib.parse.quote(served.text + '#:~:text=nowhere', safe='')}")
     assert missing.status_code == 404 and "is not in" in missing.text
+
+
+@pytest.mark.parametrize("service", ["N2R", "N2L", "N2Ls", "N2Ns", "N2C"])
+def test_rfc2169_2_lexically_equivalent_urns_get_identical_answers(served: Served, service: str) -> None:
+    """RFC 2169 §2: requests for lexically equivalent URNs "MUST return identical results". Equivalent spellings
+    (PDI-GRAMMAR.md §2.1, §2.2: ``urn``, ``pdi``, the series, the format and the fragment scheme in any case, the
+    ``pdi://`` spelling, an omitted version 1, an omitted default scheme) get the same status, body and fields."""
+    generic = served.text.rsplit(".", 2)[0]
+    _, tail = served.text.split("//", 1)
+    series, rest = tail.split("/", 1)
+    shouting = f"URN:PDI://{series.upper()}/{rest.upper()}"  # the serial and the format upper-cased: "1.TEXT.1"
+    spellings = [
+        [served.text, shouting, served.text.replace("urn:pdi:", "pdi:"), served.text.removesuffix(".1")],
+        [f"{served.text}%23char=0,5", f"{shouting}%23CHAR=0,5", f"{served.text.removesuffix('.1')}%230,5"],
+        [generic, f"URN:PDI://{series.upper()}/{generic.split('/', 3)[3]}"],
+        [served.versioned, served.versioned.replace(series, series.upper()).replace("urn:pdi:", "PDI:")],  # 300s
+    ]
+    for group in spellings:
+        first = get(served, f"/uri-res/{service}?{group[0]}")
+        for spelling in group[1:]:
+            again = get(served, f"/uri-res/{service}?{spelling}")
+            assert (again.status_code, again.content) == (first.status_code, first.content), (spelling, again.text)
+            for field in ("content-type", "etag", "location", "link", "cache-control"):
+                assert again.headers.get(field) == first.headers.get(field), (spelling, field)

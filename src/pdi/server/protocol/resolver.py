@@ -454,7 +454,7 @@ class Resolver:
             located = self.archive.locate(name)
             shared = not isinstance(located, Generic) and shared_answer(self.archive, located)
         if isinstance(located, Generic) and len(located.names) != 1:
-            return PlainTextResponse(_uri_list(name, [n2r_url(base, n) for n in located.names]), status_code=300,
+            return PlainTextResponse(_uri_list(str(located.pdi), [n2r_url(base, n) for n in located.names]), status_code=300,
                                      media_type="text/uri-list")
         if isinstance(located, Generic):  # a document of one version in one format
             return RedirectResponse(n2r_path(located.names[0]), status_code=302)
@@ -463,21 +463,17 @@ class Resolver:
     def n2ls(self, name: str, base: str, headers: Mapping[str, str] = NO_HEADERS) -> Response:
         """The N2R URLs of a name (one per format of a generic name), as ``text/uri-list``: this resolver's, then
         those of every other archive recorded as holding its series (:mod:`~pdi.server.protocol.mirrored`)."""
-        names = self._names(name)
+        located = self.archive.locate(name)  # only names the catalog holds, but their bytes need not be read
+        names = list(located.names) if isinstance(located, Generic) else [located.pdi]
         others = self.locations.others(names[0].series_name.lower(), base) if names else ()
         urls = [n2r_url(where, n) for where in (base, *others) for n in names]
-        return PlainTextResponse(_uri_list(name, urls), media_type="text/uri-list")
+        return PlainTextResponse(_uri_list(str(located.pdi), urls), media_type="text/uri-list")
 
     def n2ns(self, name: str, base: str, headers: Mapping[str, str] = NO_HEADERS) -> Response:
         """The names of the same resource: the canonical name, and for a versioned name its generic name."""
         resolved = self.archive.locate(name)
         names = [resolved.pdi] if isinstance(resolved, Generic) else [resolved.pdi, _generic(resolved)]
-        return PlainTextResponse(_uri_list(name, [str(n) for n in names]), media_type="text/uri-list")
-
-    def _names(self, name: str) -> list[PDI]:
-        # only names the catalog holds, but their bytes need not be read
-        resolved = self.archive.locate(name)
-        return list(resolved.names) if isinstance(resolved, Generic) else [resolved.pdi]
+        return PlainTextResponse(_uri_list(str(resolved.pdi), [str(n) for n in names]), media_type="text/uri-list")
 
 
 class ReadAPI(ArchiveHandlers):
@@ -591,7 +587,8 @@ def _key(request: Request) -> bytes:
 
 
 def _uri_list(urn: str, urls: list[str]) -> str:
-    # RFC 2169's examples: the URN first, as a comment, then one URL a line
+    # RFC 2169's examples: the URN first, as a comment, then one URL a line; the URN in its canonical spelling, as
+    # lexically equivalent URNs "MUST return identical results" (§2)
     return f"# {urn}\r\n" + "".join(f"{u}\r\n" for u in urls)
 
 
