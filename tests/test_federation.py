@@ -36,6 +36,19 @@ def test_rfc3402_3_2_case_flag_and_escaped_delimiter() -> None:
     assert apply_regexp("!^.*$!http://127.0.0.1:8000/!", URN) == "http://127.0.0.1:8000/"
 
 
+@pytest.mark.parametrize(("regexp", "subject", "output"), [
+    ("!(a|ab)!\\1!", "ab", "ab"),
+    ("!(oma|oma\\.eop)!\\1!", URN.replace("a.example.us", "oma.eop.gov.us"), "oma.eop"),
+    ("!//(a|a\\.example)!\\1!", URN, "a.example"),
+])
+def test_rfc3402_3_2_the_ere_matches_as_posix_says_leftmost_longest(regexp: str, subject: str, output: str) -> None:
+    """RFC 3402 §3.2: the ere is a POSIX Extended Regular Expression, whose match is the longest of those starting
+    leftmost (POSIX.1-2017 XBD §9.1), so an alternation takes its longer branch where both match; a Perl-style
+    engine takes the first. (GNU sed -E, a POSIX ERE engine, agrees: ``echo ab | sed -E 's/(a|ab)/[\\1]/'`` prints
+    ``[ab]``.)"""
+    assert apply_regexp(regexp, subject) == output
+
+
 @pytest.mark.parametrize("bad", ["", "!a!", "!a!b!x", "1a1b1", "!(!x!", "!a!\\2!"])
 def test_rfc3402_3_2_bad_expressions_say_so(bad: str) -> None:
     with pytest.raises(ParseError) as caught:

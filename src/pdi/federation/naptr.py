@@ -28,7 +28,8 @@ considered):
   all). A record for another protocol (``z3950``, ``rcds``, ``E2U+sip``)
   is skipped;
 * the ``regexp`` (RFC 3402 §3.2: ``delim ere delim repl delim [i]``) is
-  matched with RE2, in linear time, whoever wrote it; ``\\1``–``\\9`` in
+  matched with RE2, in linear time, whoever wrote it, leftmost-longest as a
+  POSIX ERE is (``(a|ab)`` takes ``ab``); ``\\1``–``\\9`` in
   ``repl`` are the groups.
 
 Only ``http`` and ``https`` base URLs are ever produced; anything else a
@@ -155,6 +156,7 @@ def _compiled(ere: str, case_sensitive: bool) -> Any:
 
     options = re2.Options()
     options.case_sensitive = case_sensitive
+    options.longest_match = True  # a POSIX ERE (RFC 3402 §3.2) matches leftmost-longest, not first-alternative-first
     options.max_mem = 1 << 20
     options.log_errors = False  # RE2 would write a stranger's expression, escapes and all, to standard error
     try:
