@@ -160,6 +160,29 @@ def test_revisits_are_followed(archive: Archive, tmp_path: Path) -> None:
     assert not plan.skipped
 
 
+def test_warc_1_1_a_revisit_naming_its_original_by_warc_refers_to_alone_is_followed(archive: Archive,
+                                                                                      tmp_path: Path) -> None:
+    """WARC 1.1 §6.7.3 and its WARC-Refers-To field: a revisit may name the record it repeats by that record's
+    WARC-Record-ID alone, with no payload digest nor WARC-Refers-To-Target-URI (a server-not-modified revisit: the
+    server said 304)."""
+    from warcio.statusandheaders import StatusAndHeaders
+
+    b = WarcBuilder()
+    url = "http://example.org/"
+    first = "<urn:uuid:6f1b0c3e-2a4d-4c55-9a7e-0d6c1f3b9a01>"
+    b.response(url, PAGE, "text/html; charset=utf-8", "2024-05-06T10:00:00Z", warc_headers={"WARC-Record-ID": first})
+    b.response(url + "s.css", CSS, "text/css", "2024-05-06T10:00:00Z")
+    b.response(url + "i.png", PNG, "image/png", "2024-05-06T10:00:00Z")
+    b.writer.write_record(b.writer.create_warc_record(
+        url, "revisit", http_headers=StatusAndHeaders("304 Not Modified", [], protocol="HTTP/1.1"),
+        warc_headers_dict={"WARC-Date": "2024-05-07T10:00:00Z", "WARC-Refers-To": first,
+                           "WARC-Profile": "http://netpreserve.org/warc/1.1/revisit/server-not-modified"}))
+    done, plan = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    assert not plan.skipped, plan.skipped
+    assert [d.name for d in done] == [page_name(url, datetime.date(2024, 5, day)) for day in (6, 7)]
+    assert parts_of(archive.get(done[1].name).data)[url] == ("text/html", PAGE)
+
+
 def test_a_revisit_of_a_payload_not_in_the_file_is_listed_not_imported(archive: Archive, tmp_path: Path) -> None:
     b = WarcBuilder()
     offset = b.revisit("http://example.org/x.png", sha1_digest(b"elsewhere"), "http://example.org/x.png",

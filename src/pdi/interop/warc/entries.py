@@ -44,6 +44,8 @@ class Entry:
     payload_digest: str | None
     refers_to_uri: str | None = None
     refers_to_date: str | None = None
+    #: a revisit's WARC-Refers-To: the WARC-Record-ID of the record it repeats (WARC 1.1)
+    refers_to: str | None = None
     size: int = 0
     #: its payload decodes to more than the limit: listed, not imported (its digests were still checked)
     oversize: bool = False
@@ -205,6 +207,7 @@ def _index_fields(
         payload_digest=headers.get_header("WARC-Payload-Digest"),
         refers_to_uri=(headers.get_header("WARC-Refers-To-Target-URI") or "").strip("<> ") or None,
         refers_to_date=(headers.get_header("WARC-Refers-To-Date") or "").strip() or None,
+        refers_to=(headers.get_header("WARC-Refers-To") or "").strip() or None,
         size=size,
         oversize=oversize,
         expansion=expansion,

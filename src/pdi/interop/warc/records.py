@@ -73,6 +73,8 @@ class WarcIndex:
     #: once each: 40,000 revisits of one payload, each naming its URI, took 111 s read a candidate at a time
     _by_uri: dict[tuple[str, str], tuple[dict[str, list[Entry]], dict[tuple[str, str], Entry]]] = field(
         default_factory=dict, repr=False)
+    #: the records that are not revisits by their WARC-Record-ID, made at the first revisit that names one so
+    _by_id: dict[str, Entry] | None = field(default=None, repr=False)
 
     def add(self, entry: Entry) -> None:
         self.entries.append(entry)
@@ -80,6 +82,8 @@ class WarcIndex:
         bisect.insort(same, entry, key=lambda e: e.date)
         if entry.payload_digest and entry.kind != "revisit":
             self.by_digest.setdefault(_digest_key(entry.payload_digest), []).append(entry)
+        if self._by_id is not None and entry.kind != "revisit" and entry.record_id:
+            self._by_id.setdefault(entry.record_id, entry)
 
     def count(self, number: int, offset: int, entry: Entry | None, payload: bytes | None) -> None:
         """One record read, at ``offset`` of file ``number``: its entry if it is usable, and its payload if kept."""
@@ -98,7 +102,17 @@ class WarcIndex:
         return min(same, key=lambda e: (abs((e.date - when).total_seconds()), e.date > when))
 
     def original(self, revisit: Entry) -> Entry:
-        """The record whose payload a revisit repeats (§6.7): by its payload digest, else by the URI and date it refers to."""
+        """The record whose payload a revisit repeats (§6.7): the one its WARC-Refers-To names by its WARC-Record-ID,
+        else by its payload digest, else by the URI and date it refers to."""
+        if revisit.refers_to:
+            if self._by_id is None:
+                self._by_id = {}
+                for entry in self.entries:
+                    if entry.kind != "revisit" and entry.record_id:
+                        self._by_id.setdefault(entry.record_id, entry)
+            named = self._by_id.get(revisit.refers_to)
+            if named is not None:
+                return named
         candidates: list[Entry] = []
         key = ("", "")
         if revisit.payload_digest:
