@@ -322,3 +322,46 @@ def test_a_batch_naming_ids_minted_already_is_refused_at_the_first_on_either_cat
     assert [str(d[0]) for d in done if d is not None] == [f"urn:pdi://{S}/2024/06/01/taken.text.1",
                                                           f"urn:pdi://{S}/2024/05/01/later.text.1"]
     archive.close()
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 64])
+def test_a_page_captured_again_on_its_day_is_its_next_version_whatever_the_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int
+) -> None:
+    # The same URL captured again on the same GMT day is the same document's next version (the names' day is
+    # the capture's): p0 three times, p1 twice, interleaved, with new pages between them.
+    b = WarcBuilder()
+    order = ["p0", "p1", "p2", "p0", "p3", "p1", "p0", "p4"]
+    for n, page in enumerate(order):
+        date = f"2024-05-01T10:{n:02d}:00Z"
+        b.response(f"http://example.org/{page}/", b"<html><body><p>%s take %d</p></body></html>" % (page.encode(), n),
+                   "text/html; charset=utf-8", date)
+    monkeypatch.setattr(pages, "BATCH_ITEMS", batch)
+    archive = _archive(tmp_path / "archive")
+    done, plan = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    assert not plan.skipped and not any(d.unchanged for d in done)
+    assert [(d.url.rsplit("/", 2)[1], d.name.version) for d in done] == [
+        ("p0", 1), ("p1", 1), ("p2", 1), ("p0", 2), ("p3", 1), ("p1", 2), ("p0", 3), ("p4", 1)]
+    for n, d in enumerate(done):
+        assert b"take %d<" % n in parts_of(archive.get(d.name).data)[d.url][1]
+
+
+def test_an_import_asks_whether_its_new_names_are_minted_a_batch_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each item's versions asked alone was a read transaction an item (issue 24): the names ahead are asked
+    # together, and only a name found minted is asked its versions (to deposit it alone, as before).
+    warc = _warc(tmp_path / "a.warc.gz")
+    archive = _archive(tmp_path / "archive")
+    asked: list[object] = []
+    real = archive.versions
+
+    def versions(name: object) -> list[int]:
+        asked.append(name)
+        return real(name)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(archive, "versions", versions)
+    done, _ = import_warc(archive, warc, S)
+    assert len(done) == 10 and not any(d.unchanged for d in done) and asked == []
+    again, _ = import_warc(archive, warc, S)  # every name minted now: each asked, each unchanged
+    assert all(d.unchanged for d in again) and {str(d.name) for d in done} <= {str(n) for n in asked}

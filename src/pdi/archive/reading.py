@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pdi import formats
@@ -435,6 +435,15 @@ class Reading(ArchiveBase):
         key = key_of(parsed)
         hidden = self._unlisted()
         return [v for v in self.store.versions(key) if hidden.version_listed(key, v)]
+
+    def unminted(self, names: Sequence[PDI]) -> set[PDI]:
+        """Those of ``names`` under whose series, day and id no document is minted (so :meth:`versions` of each is
+        empty), asked in one read, each series guarded as :meth:`versions` guards it."""
+        for series in {p.series_name.lower(): p for p in names}.values():
+            self._guard_series(series)
+        keys = [key_of(p) for p in names]
+        found = self.store.documents_of(keys)
+        return {p for p, key in zip(names, keys, strict=True) if key not in found}
 
     def holding(self, pdi: PDI | str, sha256: Iterable[str]) -> list[RepresentationRecord]:
         """The listed representations of ``pdi``'s document whose bytes have one of these SHA-256s.

@@ -187,6 +187,12 @@ class DocumentsPart(CatalogBase):
             found.update(chunk[int(row[0])] for row in rows)
         return found
 
+    def documents_of(self, keys: Sequence[DocumentKey]) -> set[DocumentKey]:
+        """Which of ``keys`` are documents already, in one read and one statement a page of keys (an import asked
+        each of its pages' names alone, a read transaction each: issue 24)."""
+        with self._read():
+            return self._minted_of(keys)
+
     # Each deposit checks its preconditions twice: before any blob is staged
     # (so refused input leaves no trace, not even an unreferenced blob file),
     # and again inside the write transaction, which is what makes it safe

@@ -428,6 +428,10 @@ def _deposit_all(
     done: list[Imported] = []
     pending: list[tuple[int, Item, BatchItem]] = []
     keys: set[tuple[datetime.date | None, str]] = set()  # the documents the pending batch mints
+    # the documents of the items ahead not minted when looked up, a batch's worth in one read (each item's
+    # versions were a read of its own: issue 24); one a batch has minted, or tried to, is asked again
+    absent: set[tuple[datetime.date | None, str]] = set()
+    asked = 0  # the items looked up so far
     size = 0
 
     def report(number: int, got: Imported) -> None:
@@ -443,6 +447,7 @@ def _deposit_all(
             return
         batch = list(pending)
         pending.clear()
+        absent.difference_update(keys)
         keys.clear()
         size = 0
 
@@ -455,8 +460,12 @@ def _deposit_all(
                 report(number, Imported(answer[0], item.page, False, item.entry.uri, item.failures))
 
     for number, item in enumerate(plan.items, 1):
+        if number > asked:
+            ahead = [i.name for i in plan.items[number - 1 : number - 1 + BATCH_ITEMS]]
+            absent = {(n.date, n.unique_id) for n in archive.unminted(ahead)}
+            asked = number - 1 + len(ahead)
         key = (item.name.date, item.name.unique_id)
-        if key not in keys and not archive.versions(item.name):
+        if key not in keys and (key in absent or not archive.versions(item.name)):
             if item.page:
                 content = Content(item.pieces(), related, index_later=True)
                 octets = item.size()
