@@ -196,3 +196,30 @@ def test_a_command_that_asks_over_http_imports_no_command_line_of_httpx(tmp_path
     modules = set(json.loads(report.read_text()))
     assert {"httpx", "pdi.network.mirrors"} <= modules
     assert loaded(modules, ("rich", "pygments")) == []
+
+
+def test_import_of_a_warc_imports_no_http_client_and_no_signature_checks(tmp_path: Path) -> None:
+    """``pdi import`` of a WARC crawls its pages from the file and checks no WACZ signature: httpx (and httpcore,
+    ssl's client set-up) and cryptography are not imported (a fifth of a second of its start: issue 24)."""
+    import io
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    warc = tmp_path / "a.warc.gz"
+    with warc.open("wb") as out:
+        writer = WARCWriter(out, gzip=True)
+        for url, body, media in (("http://example.org/", b'<html><img src="i.png"><p>a page</p></html>', "text/html"),
+                                 ("http://example.org/i.png", b"\x89PNG\r\n\x1a\n" + bytes(40), "image/png")):
+            http = StatusAndHeaders("200 OK", [("Content-Type", media)], protocol="HTTP/1.1")
+            writer.write_record(writer.create_warc_record(url, "response", payload=io.BytesIO(body),
+                                                          length=len(body), http_headers=http))
+    archive = str(tmp_path / "archive")
+    for args in (["init", archive], ["series", "add", "web.example.us", "--archive", archive]):
+        subprocess.run([sys.executable, "-m", "pdi", *args], check=True, capture_output=True)
+    result, modules = modules_after(["import", str(warc), "--series", "web.example.us", "--archive", archive],
+                                    tmp_path)
+    assert b"imported 1 page and 0 other resources" in result.stderr, result.stderr.decode()
+    assert {"warcio", "pdi.interop.warc.pages", "pdi.capture.crawl"} <= modules
+    modules.discard("httpx._main")  # pdi.cli's placeholder (None) that keeps httpx's command line out, no import
+    assert loaded(modules, ("httpx", "httpcore", "cryptography", "pdi.capture.fetch", "pdi.wacz_signing")) == []

@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 from typing import cast
 
 from pdi._wording import plural
-from pdi.capture.fetch import Fetched, Limits
+from pdi.capture.values import Fetched, Limits
 from pdi.errors import LimitError, PDIError, WholeCaptureLimit
 from pdi.mhtml.limits import Budget, Deadline
 from pdi.mhtml.resolve import comparable, location_key

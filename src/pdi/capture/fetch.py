@@ -35,7 +35,6 @@ import ipaddress
 import re
 import ssl
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 import httpcore
 import httpx
@@ -45,6 +44,7 @@ from pdi._addresses import not_public
 from pdi._lookups import Lookups
 from pdi._wording import clipped, plural
 from pdi.capture.decoding import ACCEPTED, BodyDecoder
+from pdi.capture.values import Exchange, Fetched, Limits, Redirect
 from pdi.errors import (
     LimitError,
     NotFoundError,
@@ -56,65 +56,6 @@ from pdi.errors import (
 from pdi.uri import resolve
 
 __all__ = ["Exchange", "Fetched", "Fetcher", "Limits", "Redirect", "check_address", "check_url"]
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Bounds of one capture. Sizes in bytes, times in seconds."""
-
-    connect_timeout: float = 10.0
-    read_timeout: float = 20.0
-    total_timeout: float = 120.0
-    max_resource_bytes: int = 50 * 1024 * 1024
-    max_total_bytes: int = 200 * 1024 * 1024
-    max_resources: int = 500
-    max_references: int = 100_000  # read from all the pages and style sheets of one capture
-    max_label_octets: int = 8 << 20  # the URLs (with fragments) the parts are labelled with, all together
-    concurrency: int = 6
-    max_redirects: int = 10
-    max_depth: int = 6  # frames within frames, @import within @import
-
-
-@dataclass(frozen=True)
-class Redirect:
-    """One hop: ``status`` answered for ``source`` pointed to ``target``."""
-
-    status: int
-    source: str
-    target: str
-
-
-@dataclass(frozen=True)
-class Fetched:
-    """One resource as fetched: ``url`` as asked for, ``final_url`` after redirects."""
-
-    url: str
-    final_url: str
-    status: int
-    media_type: str | None
-    charset: str | None
-    data: bytes = field(repr=False)
-    redirects: tuple[Redirect, ...] = field(default=())
-
-
-@dataclass(frozen=True)
-class Exchange:
-    """One HTTP exchange as it went over the wire, for a WARC (:func:`pdi.interop.warc.write_exchanges`).
-
-    ``body`` is the response body as sent (content codings kept), without
-    its chunked transfer coding, which httpx has already undone.
-    """
-
-    url: str
-    date: datetime.datetime
-    method: str
-    request_headers: tuple[tuple[str, str], ...]
-    http_version: str  # the response's (the request always went as HTTP/1.1)
-    status: int
-    reason: str
-    response_headers: tuple[tuple[str, str], ...]
-    body: bytes = field(repr=False)
-    address: str | None = None
 
 
 def check_address(host: str, address: str, *, allow_private: bool) -> None:

@@ -519,7 +519,7 @@ def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: fl
         return
     if series is None:
         raise click.UsageError(f"importing {source} needs --series S (the series to deposit its captures in)")
-    from pdi.capture.fetch import Limits
+    from pdi.capture.values import Limits
     from pdi.interop.warc import Imported, ReadLimits, import_warc, wacz_signature
 
     # a signed WACZ whose datapackage was changed is refused here (exit 3), its files' hashes as it is read

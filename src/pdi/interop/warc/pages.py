@@ -28,7 +28,7 @@ from pdi import formats
 from pdi._wording import plural
 from pdi.archive import Archive, Content, Deposit, canonical_series
 from pdi.capture.crawl import Crawl, crawl, pack_crawl, run_at_once
-from pdi.capture.fetch import Fetched, Limits, Redirect
+from pdi.capture.values import Fetched, Limits, Redirect
 from pdi.errors import (
     IntegrityError,
     LimitError,

@@ -21,13 +21,15 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from pdi import untrusted_json
 from pdi._wording import plural
 from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.interop.warc.bounded import EXPANSION_ALLOWANCE, ReadLimits
-from pdi.wacz_signing import DIGEST_FILE, MAX_DIGEST_FILE, Checked, check_digest
+
+if TYPE_CHECKING:  # the type only: a WARC's import needs no signatures checked (cryptography: issue 24's start-up)
+    from pdi.wacz_signing import Checked
 
 __all__ = ["Source", "is_web_archive", "sources_for", "wacz_signature", "wacz_sources"]
 
@@ -186,6 +188,8 @@ def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None,
     (past its first MiB) is a :class:`~pdi.errors.LimitError`, before it is read, and one that cannot be read
     is an error; in an unsigned one both are left to the WARC reader, which names the record it fails at.
     """
+    from pdi.wacz_signing import DIGEST_FILE, MAX_DIGEST_FILE, check_digest
+
     try:
         zf = zipfile.ZipFile(path)
     except FileNotFoundError:
