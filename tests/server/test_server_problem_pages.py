@@ -357,3 +357,18 @@ def test_what_a_reader_typed_that_is_no_pdi_is_answered_with_what_they_may_have_
     spaced = _view(client, name.replace("+", " "), 400)
     assert "/view?pdi=" + urllib.parse.quote(name, safe="") in _links(spaced)
     assert "write it %2B" in _text(spaced.find(".//main"))
+
+
+def test_a_name_whose_hash_is_written_as_in_a_resolvers_address_is_answered_with_the_name_itself(
+    client: TestClient, archive: Archive,
+) -> None:
+    """The name part of an N2R address (the README's curl line: ``…/1.text.1%23line=5,6``, RFC 2169 writing the
+    ``#`` as ``%23``) pasted into the Resolve box: a version ``1%23line=0,1`` is no version, so the page offers the
+    name with its ``#``; an id's own escaped ``#`` (``a%23b``: PDI-GRAMMAR.md, reserved characters) stays as it is."""
+    plain = str(archive.add(S, b"one\ntwo\n", format="text"))
+    own = str(archive.add(S, b"three\n", format="text", foreign_id="a#b"))
+    assert "/a%23b.text.1" in own  # the id's "#" escaped in the name
+    for name in (plain, own):
+        pasted = _view(client, name + "%23line=0,1", 400)
+        assert "/view?pdi=" + urllib.parse.quote(name + "#line=0,1", safe="") in _links(pasted), name
+        assert "written %23" in _text(pasted.find(".//main")), name

@@ -302,7 +302,8 @@ def render_problem(archive: Archive, error: PDIError, name: str = "", base: str 
 
 def _hint(name: str) -> str:
     """What a reader who typed ``name``, which is no PDI, may have meant: the name a resolver's address holds, a
-    web address's captures, a search of words, a name cited at the end of a sentence with its punctuation, or a
+    web address's captures, a search of words, a name cited at the end of a sentence with its punctuation, a name
+    whose ``#`` is written ``%23`` as an N2R address writes it, or a
     name whose ``+`` became a space (a link read as a form turns ``+`` into a space)."""
     typed = name.strip()
     if typed.lower().startswith(("http://", "https://")):
@@ -320,6 +321,11 @@ def _hint(name: str) -> str:
     if cited is not None:
         return (f"<p>A PDI ends before the punctuation of the sentence it is cited in. Perhaps you meant"
                 f' <a href="{esc(_view(cited))}"><code>{esc(cited)}</code></a>.</p>')
+    unescaped = _hash_unescaped(typed)
+    if unescaped is not None:
+        return (f"<p>A PDI's passage follows a <code>#</code>; a resolver's address (<code>/uri-res/N2R?…</code>,"
+                f" RFC 2169) has it written %23. Perhaps you meant <a href=\"{esc(_view(unescaped))}\">"
+                f"<code>{esc(unescaped)}</code></a>.</p>")
     if " " in typed and typed.lower().startswith("urn:pdi:"):
         mended = typed.replace(" ", "+")
         if _parsed(mended) is not None:
@@ -330,6 +336,17 @@ def _hint(name: str) -> str:
         return (f'<p>A PDI begins <code>urn:pdi:</code>. To find documents by their words, <a href="/search?q='
                 f'{quote(typed, safe="")}">search for them</a>.</p>')
     return ""
+
+
+def _hash_unescaped(typed: str) -> str | None:
+    """``typed`` (a PDI that does not parse) with its last ``%23`` written ``#``, when that is a PDI: the name part
+    of an RFC 2169 address (``…/1.text.1%23line=5,6``), whose ``#`` the address writes ``%23``. The last one,
+    since an id may hold an escaped ``#`` of its own (``a%23b``) before the fragment."""
+    if not typed.lower().startswith(("urn:pdi:", "pdi:")) or "%23" not in typed:
+        return None
+    before, _, after = typed.rpartition("%23")
+    mended = f"{before}#{after}"
+    return mended if _parses(mended) else None
 
 
 def _parses(name: str) -> bool:
