@@ -257,6 +257,51 @@ def test_a_forced_mbox_deposit_that_fails_deposits_nothing(tmp_path: Path) -> No
         "mid:1%40example%2Eorg.rfc822.1", "mid:4%40example%2Eorg.rfc822.1", "mid:3%40example%2Eorg.rfc822.1"]
 
 
+
+def test_an_mbox_added_again_the_same_day_is_unchanged_and_only_its_new_messages_are_deposited(tmp_path: Path) -> None:
+    """``pdi add list.mbox`` run twice (a script run again, a list's archive that grew): a message whose
+    Message-ID names a document minted today whose latest version holds exactly its octets is ``unchanged``, as
+    ``pdi add msg.eml`` of it is (docs/email.md §1, "Naming"); it refused the whole mbox (exit 5, "already
+    minted; deposit a new version of it instead", which the same octets cannot be). Other octets under one of
+    those ids still refuse the whole mbox, and ``--force`` mints or refuses as before."""
+    from click.testing import CliRunner
+
+    from pdi.cli import cli
+
+    def message(number: int, body: bytes = b"body\n") -> bytes:
+        return b"From: a@example.org\nMessage-ID: <%d@example.org>\nSubject: s\n\n" % number + body
+
+    location = str(tmp_path / "a")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", location]).exit_code == 0
+    assert runner.invoke(cli, ["series", "add", "mail.example.us", "--archive", location]).exit_code == 0
+    add = ["add", str(tmp_path / "list.mbox"), "--series", "mail.example.us", "--archive", location]
+    (tmp_path / "list.mbox").write_bytes(_mbox(message(1), message(2)))
+    first = runner.invoke(cli, add)
+    assert first.exit_code == 0, first.output
+    names = first.stdout.split()
+    assert [name.split("/")[-1] for name in names] == ["mid:1%40example%2Eorg.rfc822.1", "mid:2%40example%2Eorg.rfc822.1"]
+    again = runner.invoke(cli, add)
+    assert again.exit_code == 0, again.output
+    assert again.stdout.split() == names
+    assert again.stderr.count("unchanged: version 1 of ") == 2, again.stderr
+    (tmp_path / "list.mbox").write_bytes(_mbox(message(1), message(2), message(3)))  # the list's archive grew
+    grown = runner.invoke(cli, add)
+    assert grown.exit_code == 0, grown.output
+    assert grown.stdout.split()[:2] == names
+    assert grown.stdout.split()[2].endswith("/mid:3%40example%2Eorg.rfc822.1")
+    assert grown.stderr.count("unchanged: ") == 2, grown.stderr
+    (tmp_path / "list.mbox").write_bytes(_mbox(message(1), message(2, b"another body\n"), message(4)))
+    clash = runner.invoke(cli, add)
+    assert clash.exit_code == 5, clash.output  # other octets under <2@example.org>: an immutability conflict
+    assert "message 2 (From_ line 8)" in clash.stderr  # its From_ line: 1, then 5 lines and the blank line 7 and "mid:2@example.org is already minted" in clash.stderr
+    forced = runner.invoke(cli, ["add", "--force", *add[1:]])
+    assert forced.exit_code == 5, forced.output  # --force mints a name once, never answers "unchanged"
+    with Archive.open(location) as archive:
+        assert [mid for mid, _ in archive.messages_by_id([f"<{n}@example.org>" for n in (1, 2, 3, 4)])] == [
+            "<1@example.org>", "<2@example.org>", "<3@example.org>"]  # <4@…> never deposited: all or none
+        assert [archive.versions(name) for name in names] == [[1], [1]]
+
 # --- a message's body text, made once a process (pdi.fragments.email_text)----------------------------------------
 
 def _plain(marker: str, body: str) -> bytes:
