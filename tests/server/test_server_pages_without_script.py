@@ -19,7 +19,7 @@ import pytest
 from server_helpers import Served
 from test_server_pages_screenshots import PAGES, SHOTS, page_url
 
-from chromium_helpers import navigate_and_wait_for_load, new_tab
+from chromium_helpers import navigate_and_wait_for_load, new_tab, open_page
 from pdi.capture.browser import Pipe, devtools
 
 #: Checks for the pages whose screenshot check needs the page's script (a scroll, a drawing).
@@ -117,3 +117,27 @@ def test_a_search_hit_leads_to_its_passage_without_javascript(served: Served) ->
         followed = _open_without_script(pipe, href)
         assert _evaluate(pipe, followed, "document.getElementById('passage').textContent === 'world'"
                                          " && location.hash === '#passage'") is True
+
+
+#: The cite panel's parts that only a script makes work: the "Cite the selection" button and its keyboard hint,
+#: the PDI's box (filled by the script once it has checked a selection's name) and the other forms' boxes.
+_SCRIPTED_PARTS = "['#cite-selection', '#name', '#other-forms'].map((s) => document.querySelector(s).getClientRects().length)"
+
+
+def test_without_javascript_the_cite_panel_offers_no_button_nor_box_that_does_nothing(served: Served) -> None:
+    """Found reading the noscript screenshot: with scripts off the text page still drew "Cite the selection"
+    (a button that did nothing), "press Enter to cite", an empty PDI box "(not yet)" with a disabled Copy and
+    "Other forms" of empty boxes, beside the note that naming a selection needs JavaScript. Without scripts only
+    the note is drawn; with them, the parts are there as before."""
+    url = page_url(served, ("", {}), "text")
+    with devtools() as pipe:
+        session = _open_without_script(pipe, url)
+        without = pipe.call("Runtime.evaluate", {"expression": _SCRIPTED_PARTS, "returnByValue": True}, session,
+                            time.monotonic() + 30)["result"]["value"]
+        note = _evaluate(pipe, session, "document.querySelector('.cite').innerText.includes('Naming a selection needs JavaScript')")
+        scripted = open_page(pipe, url)
+        with_script = pipe.call("Runtime.evaluate", {"expression": _SCRIPTED_PARTS, "returnByValue": True}, scripted,
+                                time.monotonic() + 30)["result"]["value"]
+    assert without == [0, 0, 0]
+    assert note is True
+    assert with_script == [1, 1, 1]

@@ -228,6 +228,11 @@ FOOTER = (
 )
 
 
+#: With scripts off, what only a page's script makes work is not drawn (a button that would do nothing, a box only
+#: the script fills): an element of class ``needs-script``. A ``noscript`` in the head may hold a style (HTML §4.12.2).
+NO_SCRIPT_STYLE = "<noscript><style>.needs-script{display:none!important}</style></noscript>"
+
+
 def page(title: str, body: str, *, script: str = "", style: str = "", query: str = "", name: str = "") -> str:
     """One whole HTML document: ``body`` (escaped HTML) under the site's header, ``script`` inline at the end; its
     ``<title>`` is ``title`` without bidirectional controls (:data:`BIDI_CONTROLS`: text, with no element to isolate
@@ -236,7 +241,8 @@ def page(title: str, body: str, *, script: str = "", style: str = "", query: str
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<link rel="icon" href="/favicon.svg" type="image/svg+xml">'
-        f"<title>{esc(BIDI_CONTROLS.sub('', title))}</title><style>{STYLE}{style}</style></head>"
+        f"<title>{esc(BIDI_CONTROLS.sub('', title))}</title><style>{STYLE}{style}</style>"
+        + (NO_SCRIPT_STYLE if script else "") + "</head>"
         f"<body>{header(query=query, name=name)}<main>{body}</main>{FOOTER}"
         + (f"<script>{script}</script>" if script else "")
         + "</body></html>\n"

@@ -200,22 +200,22 @@ def _cite_panel(hint: str, *, forms: tuple[str, ...] = (), why: str = "", cite_b
     (``forms``, keys of :data:`FORM_LABELS`) under a closed "Other forms", with ``why`` they differ. Each sits in a
     read-only input with a copy button and a link, its space reserved before any is shown (nothing moves)."""
 
-    def offer(key: str, label: str) -> str:
+    def offer(key: str, label: str, extra: str = "") -> str:
         return (
-            f'<div class="offer"><label for="{key}">{label}</label>'
+            f'<div class="offer{extra}"><label for="{key}">{label}</label>'
             f'<input id="{key}" readonly placeholder="(not yet)">'
             f'<button type="button" class="copy" id="copy-{key}" data-for="{key}" aria-label="Copy the {label} name" disabled>Copy</button>'
             f'<a class="open" id="open-{key}">open it</a></div>'
         )
 
     button = (
-        '<p class="cite-keys"><button type="button" id="cite-selection" aria-keyshortcuts="Enter"'
+        '<p class="cite-keys needs-script"><button type="button" id="cite-selection" aria-keyshortcuts="Enter"'
         ' aria-describedby="text-keys">Cite the selection</button> <span id="text-keys">Keyboard: Tab into the'
         " text, move with the arrow keys, extend with Shift+arrows, press Enter to cite.</span></p>"
         if cite_button else ""
     )
     others = (
-        '<details class="other-forms" id="other-forms"><summary>Other forms of this name</summary>'
+        '<details class="other-forms needs-script" id="other-forms"><summary>Other forms of this name</summary>'
         f'<p class="why" id="why">{why}</p>' + "".join(offer(key, FORM_LABELS[key]) for key in forms) + "</details>"
         if forms else ""
     )
@@ -225,9 +225,9 @@ def _cite_panel(hint: str, *, forms: tuple[str, ...] = (), why: str = "", cite_b
         '<noscript><p class="note">Naming a selection needs JavaScript: without it, write the fragment'
         " after the name in the box above (<code>#char=a,b</code>, <code>#rect=(x1,y1),(x2,y2)</code>,"
         " <code>#sec=a,b</code>) and resolve it.</p></noscript>"
-        + offer("name", "PDI")
+        + offer("name", "PDI", " needs-script")
         + others
-        + '<p id="cite-status" role="status" aria-live="polite"></p></section>'
+        + '<p id="cite-status" class="needs-script" role="status" aria-live="polite"></p></section>'
     )
 
 
