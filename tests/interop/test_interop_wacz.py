@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import io
 import json
 import os
 import shutil
@@ -314,4 +315,33 @@ def test_the_same_bytes_captured_again_later_are_a_capture_of_their_own(tmp_path
     export_wacz(archive, tmp_path / "flip.wacz")
     again, _ = import_warc(archive, tmp_path / "flip.wacz", S)
     assert sorted((g.name.version, g.unchanged) for g in again) == [(1, True), (2, True), (3, True)]
+    archive.close()
+
+
+def test_a_later_version_of_a_capture_is_dated_when_it_was_deposited(tmp_path: Path) -> None:
+    """Found checking WARC against Memento (2026-11-28): a page deposited again on a later day (``pdi version``)
+    was exported with the ``WARC-Date`` noon of its document's day, before its first version was captured, while
+    its memento said when it was deposited. A capture's time is when it was deposited, unless a WARC said so."""
+    from pdi.archive.content import Content
+
+    times = [datetime.datetime(2026, 11, 20, 18, 0, 7, 250000, tzinfo=datetime.UTC),
+             datetime.datetime(2026, 11, 21, 9, 30, 5, tzinfo=datetime.UTC)]
+    clock = {"now": times[0]}
+    archive = Archive.init(tmp_path / "archive", clock=lambda: clock["now"])
+    archive.add_series(S)
+    url = "http://later.example.org/"
+    first = archive.add(S, b"<html><title>T</title><p>first</p></html>", format="html", foreign_id=url)
+    clock["now"] = times[1]
+    archive.add_version(str(first).rsplit(".", 2)[0], [Content(b"<html><title>T</title><p>second</p></html>", "html")])
+    export_wacz(archive, tmp_path / "later.wacz")
+    with zipfile.ZipFile(tmp_path / "later.wacz") as z:
+        (member,) = [n for n in z.namelist() if n.startswith("archive/") and ".warc" in n]
+        records = [(r.rec_headers.get_header("WARC-Date"), r.content_stream().read())
+                   for r in ArchiveIterator(io.BytesIO(z.read(member))) if r.rec_type in ("response", "resource")]
+    dated = {body.decode().split("<p>")[1].split("<")[0]: when for when, body in records if b"<p>" in body}
+    # WARC 1.1 §5.4: WARC-Date is a W3CDTF time in UTC; the export writes seconds unless a WARC gave it finer
+    assert dated == {"first": "2026-11-20T18:00:07Z", "second": "2026-11-21T09:30:05Z"}
+    # and the archive's own export imported again is still all unchanged: no name minted on the later day
+    again, _ = import_warc(archive, tmp_path / "later.wacz", S)
+    assert sorted((str(g.name), g.unchanged) for g in again) == [(str(first), True), (str(first)[:-1] + "2", True)]
     archive.close()

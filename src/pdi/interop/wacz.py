@@ -394,20 +394,20 @@ def capture_time(archive: Archive, name: PDI, day: datetime.date, created_at: st
     captured mints the name on that day too, so a deposit on the name's day
     does not tell a capture made then from one imported then.
     """
-    stated = archive.meta(name).get("warc:date")
-    when, found = dated_capture(day, created_at, stated)
-    return when if found else _utc(created_at)
+    return dated_capture(day, created_at, archive.meta(name).get("warc:date"))[0]
 
 
 def captured_at(archive: Archive, name: PDI, day: datetime.date, created_at: str) -> tuple[datetime.datetime, bool]:
     """When the version ``name`` (of a document minted on ``day``, deposited at ``created_at``) was captured.
 
     The ``warc:date`` statement a WARC import left about it when it falls on
-    ``day`` (the second member then ``True``); else the deposit time when it
-    falls on ``day`` (a capture deposited as it was made); else noon of
-    ``day`` (a name dated by its source, whose time of day is not known).
-    The one reading of a capture's time: WACZ export and Memento
-    (:mod:`pdi.server.protocol.memento_oaipmh`) both date captures by it.
+    ``day`` (the second member then ``True``); else its deposit time (a
+    capture deposited as it was made, or a later version of it deposited on
+    a later day: ``pdi version``). The one reading of a capture's time: WACZ
+    export and Memento (:mod:`pdi.server.protocol.memento_oaipmh`) both date
+    captures by it. An import of the archive's own export finds a version
+    dated on another day than its document's by the record's ``PDI`` field
+    (:mod:`pdi.interop.warc.pages`).
     """
     return dated_capture(day, created_at, archive.meta(name).get("warc:date"))
 
@@ -421,10 +421,7 @@ def dated_capture(day: datetime.date, created_at: str, stated: str | None) -> tu
                 parsed = parsed.replace(tzinfo=datetime.UTC)
             if parsed.astimezone(datetime.UTC).date() == day:
                 return parsed.astimezone(datetime.UTC), True
-    created = _utc(created_at)
-    if created.date() != day:  # minted on another day (imported): noon of its day
-        created = datetime.datetime.combine(day, datetime.time(12), datetime.UTC)
-    return created, False
+    return _utc(created_at), False
 
 
 def _utc(created_at: str) -> datetime.datetime:

@@ -46,6 +46,9 @@ class Entry:
     refers_to_date: str | None = None
     #: a revisit's WARC-Refers-To: the WARC-Record-ID of the record it repeats (WARC 1.1)
     refers_to: str | None = None
+    #: the ``PDI`` field pdi's own WACZ export writes on a version's record (a page's root): the name it was
+    #: exported from, which an import of that export answers by when this archive holds it with these bytes
+    pdi: str | None = None
     size: int = 0
     #: its payload decodes to more than the limit: listed, not imported (its digests were still checked)
     oversize: bool = False
@@ -208,6 +211,7 @@ def _index_fields(
         refers_to_uri=(headers.get_header("WARC-Refers-To-Target-URI") or "").strip("<> ") or None,
         refers_to_date=(headers.get_header("WARC-Refers-To-Date") or "").strip() or None,
         refers_to=(headers.get_header("WARC-Refers-To") or "").strip() or None,
+        pdi=(headers.get_header("PDI") or "").strip() or None,
         size=size,
         oversize=oversize,
         expansion=expansion,

@@ -275,19 +275,57 @@ def _held_already(archive: Archive, index: WarcIndex, item: Item, aggregate: byt
     bytes captured at another time are a capture of their own, and are
     deposited as before (a new version unless the newest holds them).
     """
-    from pdi.interop.wacz import exported_as
+    digests = _digests(index, item, aggregate)
+    return _dated_in(archive, item.name, digests, item.entry.warc_date) or _same_record(archive, item)
 
+
+def _digests(index: WarcIndex, item: Item, aggregate: bytes | None) -> list[str]:
+    """The SHA-256s a version holding ``item`` would have: of its payload, and of a page's aggregate."""
     digest = hashlib.sha256()
     for piece in index.payload_pieces(item.payload):
         digest.update(piece)
     digests = [digest.hexdigest()]
     if aggregate is not None:
         digests.append(hashlib.sha256(aggregate).hexdigest())
-    for record in archive.holding(item.name, digests):
+    return digests
+
+
+def _dated_in(archive: Archive, document: PDI, digests: list[str], warc_date: str) -> PDI | None:
+    """The version of ``document``'s document holding one of ``digests`` that the archive's own export dates
+    ``warc_date``, or ``None``."""
+    from pdi.interop.wacz import exported_as
+
+    for record in archive.holding(document, digests):
         name, dated = exported_as(archive, record)
-        if dated == item.entry.warc_date:
+        if dated == warc_date:
             return name
-    return _same_record(archive, item)
+    return None
+
+
+def _lower(series: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(label.lower() for label in series)
+
+
+def _exported_from(archive: Archive, index: WarcIndex, item: Item) -> PDI | None:
+    """The version ``item``'s record names in its ``PDI`` field (this archive's own export) when it is of another
+    document than the one its ``WARC-Date`` mints in, this archive holds it with these bytes and its export
+    dates it so: a version deposited on a later day than its document was minted (``pdi version``), whose
+    record is dated when it was deposited; else ``None``, and the record is read as any other."""
+    if item.entry.pdi is None:
+        return None
+    try:
+        named = PDI.parse(item.entry.pdi)
+    except PDIError:
+        return None
+    if (named.version is None or _lower(named.series) != _lower(item.name.series)
+            or (named.date, named.unique_id) == (item.name.date, item.name.unique_id)):
+        return None
+    try:
+        held = _dated_in(archive, named, _digests(index, item, item.aggregate() if item.page else None),
+                         item.entry.warc_date)
+    except PDIError:  # not held here (another archive's export), or not readable
+        return None
+    return held if held is not None and held.version == named.version else None
 
 
 def _same_record(archive: Archive, item: Item) -> PDI | None:
@@ -465,6 +503,10 @@ def _deposit_all(
             absent = {(n.date, n.unique_id) for n in archive.unminted(ahead)}
             asked = number - 1 + len(ahead)
         key = (item.name.date, item.name.unique_id)
+        if item.entry.pdi is not None and (exported := _exported_from(archive, index, item)) is not None:
+            flush()  # the version named may be of a document a pending batch touches
+            report(number, Imported(exported, item.page, True, item.entry.uri, item.failures))
+            continue
         if key not in keys and (key in absent or not archive.versions(item.name)):
             if item.page:
                 content = Content(item.pieces(), related, index_later=True)

@@ -232,8 +232,7 @@ class Mementos:
 
         if stated is None:
             return capture_time(self.archive, version.formats[0], day, version.created_at)
-        when, found = dated_capture(day, version.created_at, stated.get(str(version.formats[0].canonical())))
-        return when if found else parse_timestamp(version.created_at)
+        return dated_capture(day, version.created_at, stated.get(str(version.formats[0].canonical())))[0]
 
     def _captures(self, url: str) -> Iterator[Generic]:
         after: str | None = None
