@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -214,6 +215,22 @@ def test_property_a_part_whose_content_type_is_no_media_type_is_plain_text(major
 
 # --- pdi add --force FILE.mbox: all or none ------------------------------------------------------------------
 
+def _one_message(number: int, body: bytes = b"body\n") -> bytes:
+    """A small message whose Message-ID is ``<number@example.org>``."""
+    return b"From: a@example.org\nMessage-ID: <%d@example.org>\nSubject: s\n\n" % number + body
+
+
+def _mail_archive(tmp_path: Path) -> tuple[str, CliRunner]:
+    """A new archive with the series mail.example.us, made by the CLI: its location and the runner."""
+    from pdi.cli import cli
+
+    location = str(tmp_path / "a")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", location]).exit_code == 0
+    assert runner.invoke(cli, ["series", "add", "mail.example.us", "--archive", location]).exit_code == 0
+    return location, runner
+
+
 def _mbox(*messages: bytes) -> bytes:
     return b"".join(b"From a@example.org Mon Jan  1 00:00:00 2026\n" + m + b"\n" for m in messages)
 
@@ -223,21 +240,13 @@ def test_a_forced_mbox_deposit_that_fails_deposits_nothing(tmp_path: Path) -> No
     failed (its Message-ID already minted today: exit 5) the earlier ones stayed deposited, their names never
     printed, and the same command again failed on the first at once. All or none, forced or not; forced, a
     message the checks refuse (nested 40 deep) is deposited unchecked."""
-    from click.testing import CliRunner
-
     from pdi.cli import cli
 
-    def message(number: int, body: bytes = b"body\n") -> bytes:
-        return b"From: a@example.org\nMessage-ID: <%d@example.org>\nSubject: s\n\n" % number + body
-
-    location = str(tmp_path / "a")
-    runner = CliRunner()
-    assert runner.invoke(cli, ["init", location]).exit_code == 0
-    assert runner.invoke(cli, ["series", "add", "mail.example.us", "--archive", location]).exit_code == 0
-    (tmp_path / "one.eml").write_bytes(message(2))
+    location, runner = _mail_archive(tmp_path)
+    (tmp_path / "one.eml").write_bytes(_one_message(2))
     first = runner.invoke(cli, ["add", str(tmp_path / "one.eml"), "--series", "mail.example.us", "--archive", location])
     assert first.exit_code == 0, first.output
-    (tmp_path / "clash.mbox").write_bytes(_mbox(message(1), message(2, b"another body\n"), message(3)))
+    (tmp_path / "clash.mbox").write_bytes(_mbox(_one_message(1), _one_message(2, b"another body\n"), _one_message(3)))
     failed = runner.invoke(cli, ["add", "--force", str(tmp_path / "clash.mbox"), "--series", "mail.example.us",
                                  "--archive", location])
     assert failed.exit_code == 5, failed.output  # docs/reference/exit-codes.md: an immutability conflict
@@ -249,7 +258,7 @@ def test_a_forced_mbox_deposit_that_fails_deposits_nothing(tmp_path: Path) -> No
         b"Content-Type: message/rfc822\n\nFrom: b@example.org\n" * 40) + b"\nbody\n"
     with pytest.raises(Exception, match="nests more than 32"):
         read_message(nested)
-    (tmp_path / "forced.mbox").write_bytes(_mbox(message(1), nested, message(3)))
+    (tmp_path / "forced.mbox").write_bytes(_mbox(_one_message(1), nested, _one_message(3)))
     done = runner.invoke(cli, ["add", "--force", str(tmp_path / "forced.mbox"), "--series", "mail.example.us",
                                "--archive", location])
     assert done.exit_code == 0, done.output
@@ -264,19 +273,11 @@ def test_an_mbox_added_again_the_same_day_is_unchanged_and_only_its_new_messages
     ``pdi add msg.eml`` of it is (docs/email.md §1, "Naming"); it refused the whole mbox (exit 5, "already
     minted; deposit a new version of it instead", which the same octets cannot be). Other octets under one of
     those ids still refuse the whole mbox, and ``--force`` mints or refuses as before."""
-    from click.testing import CliRunner
-
     from pdi.cli import cli
 
-    def message(number: int, body: bytes = b"body\n") -> bytes:
-        return b"From: a@example.org\nMessage-ID: <%d@example.org>\nSubject: s\n\n" % number + body
-
-    location = str(tmp_path / "a")
-    runner = CliRunner()
-    assert runner.invoke(cli, ["init", location]).exit_code == 0
-    assert runner.invoke(cli, ["series", "add", "mail.example.us", "--archive", location]).exit_code == 0
+    location, runner = _mail_archive(tmp_path)
     add = ["add", str(tmp_path / "list.mbox"), "--series", "mail.example.us", "--archive", location]
-    (tmp_path / "list.mbox").write_bytes(_mbox(message(1), message(2)))
+    (tmp_path / "list.mbox").write_bytes(_mbox(_one_message(1), _one_message(2)))
     first = runner.invoke(cli, add)
     assert first.exit_code == 0, first.output
     names = first.stdout.split()
@@ -285,13 +286,13 @@ def test_an_mbox_added_again_the_same_day_is_unchanged_and_only_its_new_messages
     assert again.exit_code == 0, again.output
     assert again.stdout.split() == names
     assert again.stderr.count("unchanged: version 1 of ") == 2, again.stderr
-    (tmp_path / "list.mbox").write_bytes(_mbox(message(1), message(2), message(3)))  # the list's archive grew
+    (tmp_path / "list.mbox").write_bytes(_mbox(_one_message(1), _one_message(2), _one_message(3)))  # the list's archive grew
     grown = runner.invoke(cli, add)
     assert grown.exit_code == 0, grown.output
     assert grown.stdout.split()[:2] == names
     assert grown.stdout.split()[2].endswith("/mid:3%40example%2Eorg.rfc822.1")
     assert grown.stderr.count("unchanged: ") == 2, grown.stderr
-    (tmp_path / "list.mbox").write_bytes(_mbox(message(1), message(2, b"another body\n"), message(4)))
+    (tmp_path / "list.mbox").write_bytes(_mbox(_one_message(1), _one_message(2, b"another body\n"), _one_message(4)))
     clash = runner.invoke(cli, add)
     assert clash.exit_code == 5, clash.output  # other octets under <2@example.org>: an immutability conflict
     assert "message 2 (From_ line 8)" in clash.stderr  # its From_ line: 1, then 5 lines and the blank line 7 and "mid:2@example.org is already minted" in clash.stderr
@@ -424,18 +425,6 @@ def test_a_body_text_asked_for_while_it_is_made_is_made_once(monkeypatch: pytest
 
 # --- a Message-ID no resolver's URL can carry ------------------------------------------------------------------
 
-def _cli_archive(tmp_path: Path) -> tuple[Any, str]:
-    from click.testing import CliRunner
-
-    from pdi.cli import cli
-
-    location = str(tmp_path / "a")
-    runner = CliRunner()
-    assert runner.invoke(cli, ["init", location]).exit_code == 0
-    assert runner.invoke(cli, ["series", "add", "mail.example.us", "--archive", location]).exit_code == 0
-    return runner, location
-
-
 def _long_id(octets: int) -> str:
     """A Message-ID of ``octets`` octets in all, its angle brackets counted."""
     right = "@example.org>"
@@ -452,7 +441,7 @@ def test_a_message_id_longer_than_a_line_of_a_message_does_not_name_it(tmp_path:
     from pdi.cli import cli
     from pdi.server import create_app
 
-    runner, location = _cli_archive(tmp_path)
+    location, runner = _mail_archive(tmp_path)
     names = {}
     for octets in (998, 999, 100_000):
         message_id = _long_id(octets)
@@ -493,7 +482,7 @@ def test_an_id_too_long_for_a_resolvers_url_is_refused(tmp_path: Path) -> None:
     from pdi.cli import cli
 
     assert MAX_FOREIGN_ID_OCTETS * 5 < 64 * 1024 - 1024  # room for the series, the date, a fragment
-    runner, location = _cli_archive(tmp_path)
+    location, runner = _mail_archive(tmp_path)
     (tmp_path / "one.eml").write_bytes(b"From: a@example.org\r\nMessage-ID: <1@example.org>\r\n\r\nbody\r\n")
     for size, status in ((MAX_FOREIGN_ID_OCTETS, 0), (MAX_FOREIGN_ID_OCTETS + 1, 7), (100_000, 7)):
         foreign_id = "\u00e9" * (size // 2) + "x" * (size % 2)  # two octets each: counted in octets of UTF-8
@@ -559,7 +548,7 @@ def test_two_messages_whose_ids_differ_in_an_octet_that_is_not_utf_8_get_two_nam
     from pdi.cli import cli
     from pdi.server.pages.mail_pages import render_thread
 
-    runner, location = _cli_archive(tmp_path)
+    location, runner = _mail_archive(tmp_path)
     names = []
     for n, (left, parent) in enumerate(((b"\xe9", None), (b"\xe8", None), (b"reply", b"\xe9"))):
         (tmp_path / f"{n}.eml").write_bytes(_octets_message(left, parent))
@@ -589,7 +578,7 @@ def test_an_mbox_batchs_refusal_names_the_message_and_its_from_line(tmp_path: Pa
 
     from pdi.cli import cli
 
-    runner, location = _cli_archive(tmp_path)
+    location, runner = _mail_archive(tmp_path)
     (tmp_path / "one.eml").write_bytes(b"From: a@example.org\nMessage-ID: <1@example.org>\n\nbody\n")
     assert runner.invoke(cli, ["add", str(tmp_path / "one.eml"), "--series", "mail.example.us",
                                "--archive", location]).exit_code == 0
