@@ -104,3 +104,28 @@ def test_every_refusal_of_the_replay_origin_is_a_page_to_a_browser(served: Serve
     program = httpx.get(url, timeout=30)
     assert program.status_code == status
     assert program.headers["content-type"] == "application/problem+json"
+
+
+def _varies_by(answer: httpx.Response) -> set[str]:
+    return {field.strip().lower() for field in answer.headers.get("vary", "").split(",") if field.strip()}
+
+
+@pytest.mark.parametrize("which", ["not-held", "not-a-name", "no-such-part", "no-such-path"])
+def test_a_refusal_chosen_by_accept_says_it_varies_by_accept(served: Served, which: str) -> None:
+    """RFC 9110 §12.5.5: an answer chosen by a request field names it in ``Vary``, so that no cache gives the problem
+    JSON a program got to a browser's frame (a 404 is cacheable by default, RFC 9111 §4.2.2), nor a page to a
+    program. The page or the JSON, each says it was chosen by ``Accept``."""
+    url = {
+        "not-held": _not_held_url(served),
+        "not-a-name": _replay(served, "urn:pdi://archives.gov.us/2026/13/40/x.related.1", "index.html"),
+        "no-such-part": _replay(served, served.capture, "no-such-part.html"),
+        "no-such-path": f"{served.replay_url}/elsewhere/index.html",
+    }[which]
+    page = httpx.get(url, headers={"Accept": "text/html,*/*;q=0.8"}, timeout=30)
+    program = httpx.get(url, headers={"Accept": "application/json"}, timeout=30)
+    assert page.headers["content-type"].startswith("text/html")
+    assert program.headers["content-type"] == "application/problem+json"
+    for answer in (page, program):
+        assert "accept" in _varies_by(answer), (answer.headers["content-type"], answer.headers.get("vary"))
+        # the replay origin's own (its answers differ by fetch metadata) kept beside it
+        assert {"sec-fetch-dest", "sec-fetch-site"} <= _varies_by(answer)

@@ -43,7 +43,8 @@ and the resolver shows such a reader its source instead. Whatever else is asked 
 A browser asking for a page (``Accept: text/html``, a frame's request) under a name held by no page, or withdrawn,
 is answered with a page that says so (:func:`not_held`, ``404`` or ``410``); a program, with problem JSON. So is
 every other refusal of a browser (a name that is not one, ``400``; a part the page does not have, ``404``):
-:func:`pages_for_browsers` turns its problem into a page (:data:`REFUSED`), status and header fields kept. These
+:func:`pages_for_browsers` turns its problem into a page (:data:`REFUSED`), status and header fields kept. Each
+such answer, page or JSON, names ``Accept`` in its ``Vary`` (RFC 9110 §12.5.5). These
 small pages (:func:`small_page`) are drawn dark for a system that prefers a dark colour scheme, as the resolver's are.
 """
 
@@ -345,11 +346,11 @@ class ReplayApp:
             located = await anyio.to_thread.run_sync(self.archive.locate, PDI.parse(name).without_fragment())
         except AccessError as refused:
             if file.endswith(".html") or "text/html" in request.headers.get("accept", ""):
-                return not_replayed(refused)  # a page, shown in the resolver's frame: say why it is empty
+                return _by_accept(not_replayed(refused))  # a page, shown in the resolver's frame: say why it is empty
             raise
         except (NotFoundError, WithdrawnError, DeletedError) as missing:
             if "text/html" in request.headers.get("accept", ""):
-                return not_held(missing)  # a browser's page (a frame's): a page saying so, not problem JSON
+                return _by_accept(not_held(missing))  # a browser's page (a frame's): a page saying so, not problem JSON
             raise
         shared = isinstance(located, Generic) or shared_answer(self.archive, located)
         page = self._pages.get(key)
@@ -528,13 +529,25 @@ page for a name says more.</p>
 _Handler = Callable[[Request, Exception], Awaitable[Response]]
 
 
+def _by_accept(answer: Response) -> Response:
+    """``answer``, saying in ``Vary`` that ``Accept`` chose it (a refusal: a page to a browser, else problem JSON):
+    RFC 9110 §12.5.5, so that no cache gives one reader's form to the other (a ``404`` is cacheable by default,
+    RFC 9111 §4.2.2)."""
+    answer.headers.add_vary_header("Accept")
+    return answer
+
+
 def pages_for_browsers(handler: _Handler) -> _Handler:
     """``handler``, but its problem JSON answered as a page (:data:`REFUSED`) to a browser (``Accept: text/html``,
-    a frame's request), with the same status and header fields (``Allow``, ``Retry-After``, ``WWW-Authenticate``)."""
+    a frame's request), with the same status and header fields (``Allow``, ``Retry-After``, ``WWW-Authenticate``);
+    either form says it varies by ``Accept``."""
 
     async def answer(request: Request, exc: Exception) -> Response:
         problem = await handler(request, exc)
-        if "text/html" not in request.headers.get("accept", "") or problem.media_type != "application/problem+json":
+        if problem.media_type != "application/problem+json":
+            return problem
+        _by_accept(problem)  # the page or the JSON, as Accept chose: a cache gives neither to the other's reader
+        if "text/html" not in request.headers.get("accept", ""):
             return problem
         said = json.loads(bytes(problem.body))
         title, detail = str(said.get("title", "")), str(said.get("detail", ""))
