@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from warc_builder import DATA, WarcBuilder, everything, parts_of, sha1_digest
 from warcio.archiveiterator import ArchiveIterator
+from warcio.statusandheaders import StatusAndHeaders
 
 from pdi.archive import Archive
 from pdi.capture.fetch import Limits
@@ -181,6 +182,28 @@ def test_warc_1_1_a_revisit_naming_its_original_by_warc_refers_to_alone_is_follo
     assert not plan.skipped, plan.skipped
     assert [d.name for d in done] == [page_name(url, datetime.date(2024, 5, day)) for day in (6, 7)]
     assert parts_of(archive.get(done[1].name).data)[url] == ("text/html", PAGE)
+
+
+def test_a_revisit_whose_warc_refers_to_names_another_payload_than_its_digest_repeats_the_digests(
+        archive: Archive, tmp_path: Path) -> None:
+    """WARC 1.1 §6.7.2: an identical-payload-digest revisit's WARC-Payload-Digest is that of the payload it repeats.
+    One whose WARC-Refers-To names a record of another payload (here the page's second capture, v2) says two things
+    that cannot both hold: the digest, which the bytes are checked against, is the one followed, as it was before
+    WARC-Refers-To was read (the page of the 8th is v1, the payload of that digest)."""
+    b = WarcBuilder()
+    url = "http://example.org/"
+    second = "<urn:uuid:0e6f9a52-77c4-4f0b-9d1e-3b8a2c5d7e10>"
+    site(b, url, "2024-05-06T10:00:00Z")
+    b.response(url, PAGE.replace(b"v1", b"v2"), "text/html", "2024-05-07T10:00:00Z",
+               warc_headers={"WARC-Record-ID": second})
+    b.writer.write_record(b.writer.create_revisit_record(
+        url, sha1_digest(PAGE), url, "2024-05-06T10:00:00Z",
+        http_headers=StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1"),
+        warc_headers_dict={"WARC-Date": "2024-05-08T10:00:00Z", "WARC-Refers-To": second}))
+    done, plan = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    assert not plan.skipped, plan.skipped
+    assert [d.name for d in done] == [page_name(url, datetime.date(2024, 5, day)) for day in (6, 7, 8)]
+    assert parts_of(archive.get(done[2].name).data)[url] == ("text/html", PAGE)
 
 
 def test_a_revisit_of_a_payload_not_in_the_file_is_listed_not_imported(archive: Archive, tmp_path: Path) -> None:

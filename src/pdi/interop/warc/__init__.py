@@ -6,7 +6,7 @@ record types ``response`` (§6.3), ``resource`` (§6.4) and ``revisit``
 not modified), and the named fields ``WARC-Target-URI`` (§5.11),
 ``WARC-Date`` (§5.4), ``WARC-Payload-Digest`` (§5.9), ``WARC-Block-Digest``
 (§5.8), ``WARC-Refers-To-Target-URI``/``-Date`` (§5.12, §5.13) and ``WARC-Refers-To`` (a revisit's original by its
-``WARC-Record-ID``, which it follows first). The
+``WARC-Record-ID``, which it follows first, unless that record's payload digest is not the revisit's). The
 records are read with ``warcio``, except in pass 1 a file of plain records
 only (:mod:`~pdi.interop.warc.direct`: a header block at a time, for speed,
 giving what warcio gives; any other record and warcio reads the file).

@@ -103,7 +103,8 @@ class WarcIndex:
 
     def original(self, revisit: Entry) -> Entry:
         """The record whose payload a revisit repeats (§6.7): the one its WARC-Refers-To names by its WARC-Record-ID,
-        else by its payload digest, else by the URI and date it refers to."""
+        else by its payload digest, else by the URI and date it refers to. A named record whose payload digest is
+        not the revisit's is not it (§6.7.2: the revisit's digest is the payload's): the digest is followed."""
         if revisit.refers_to:
             if self._by_id is None:
                 self._by_id = {}
@@ -111,7 +112,7 @@ class WarcIndex:
                     if entry.kind != "revisit" and entry.record_id:
                         self._by_id.setdefault(entry.record_id, entry)
             named = self._by_id.get(revisit.refers_to)
-            if named is not None:
+            if named is not None and not _digests_differ(named.payload_digest, revisit.payload_digest):
                 return named
         candidates: list[Entry] = []
         key = ("", "")
@@ -207,6 +208,15 @@ def _digest_key(value: str) -> str:
     """A payload digest compared with another: algorithm lower-cased (``sha1:`` vs ``SHA1:``)."""
     algo, _, digest = value.strip().partition(":")
     return f"{algo.lower()}:{digest}"
+
+
+def _digests_differ(one: str | None, other: str | None) -> bool:
+    """Whether two payload digests of one algorithm name different payloads (of two algorithms, or one missing,
+    nothing is told)."""
+    if not one or not other:
+        return False
+    first, second = _digest_key(one), _digest_key(other)
+    return first.partition(":")[0] == second.partition(":")[0] and first != second
 
 
 def read_index(
