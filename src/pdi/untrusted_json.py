@@ -9,7 +9,9 @@ And it takes what RFC 8259 does not, or what pdi cannot keep: ``NaN``, ``Infinit
 (``1e400``, read as infinity), which no strict reader takes back when pdi writes them again (§6); and a lone
 surrogate escape (``"\\ud800"``), no character (§8.2), which fails when the value is written as UTF-8 or kept.
 It builds every value at once, about 60 octets of memory for each ``[]`` of three octets, and a value nested
-deeper than Python recursion reaches when the value is walked later is a crash there. So the text is read first
+deeper than Python recursion reaches when the value is walked later is a crash there. So a text that could be
+past either bound (longer than ``most`` octets, since every value takes one at least; or with more than
+:data:`MAX_DEPTH` brackets that :func:`_shallow` cannot show to nest within :data:`SHALLOW` levels) is read first
 by a streaming reader that builds nothing (ijson's C backend, events counted): past :data:`MAX_DEPTH` levels or
 ``most`` values (:data:`MAX_VALUES`), or any of those, it is refused before ``json.loads`` builds a thing.
 """
