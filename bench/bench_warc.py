@@ -13,7 +13,10 @@
    index it, zip) beside py-wacz's ``wacz create`` of the same WARC (index and zip only).
 
 Run: ``python3 bench/bench_warc.py [--rounds R] [--small]`` (a minute or two). The WARC is made here
-with warcio: PAGES pages, each with a style sheet, three images and its HTML.
+with warcio: PAGES pages, each with a style sheet, three images and its HTML. Everything is written under
+``$TMPDIR`` (``/tmp`` unless set), whose file system is printed: an import's wall clock is its blobs' syncs on a
+real disk, so give it one (``TMPDIR=/mnt/ext4 python3 bench/bench_warc.py``, a fresh ext4 loop file:
+docs/benchmarks.md). ``--write-warc PATH`` only writes the WARC there, for timing ``pdi import`` of it.
 """
 
 from __future__ import annotations
@@ -73,6 +76,19 @@ _PHASES = {"read_index": "pass 1 (read, check, index)", "plan_import": "pass 2 (
                            " with their statements)"}
 
 
+def file_system(path: str) -> str:
+    """The type and device of the file system ``path`` is on (the longest mount point above it, /proc/mounts)."""
+    real, best = os.path.realpath(path), ("", "?", "?")
+    with contextlib.suppress(OSError), open("/proc/mounts") as mounts:
+        for line in mounts:
+            device, point, kind = line.split()[:3]
+            point = point.replace("\\040", " ")
+            inside = real == point or real.startswith(point.rstrip("/") + "/")
+            if inside and len(point) >= len(best[0]):
+                best = (point, kind, device)
+    return f"{best[1]} ({best[2]} on {best[0] or '?'})"
+
+
 def _phases() -> dict[str, list[float]]:
     """Time each phase of ``import_warc`` (its module's functions wrapped): the time of each call, appended."""
     took: dict[str, list[float]] = {name: [] for name in _PHASES}
@@ -120,13 +136,19 @@ def warcio_read(warc: Path) -> int:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5, help="Imports and exports of each, interleaved (medians).")
+    parser.add_argument("--write-warc", type=Path, metavar="PATH",
+                        help="Only write the benchmark's WARC to PATH (for timing `pdi import PATH`), then stop.")
     readme.arguments(parser, markdown=True)  # --small: 10 pages, 1 round
     args = parser.parse_args(argv)
     global PAGES
     if args.small:
         PAGES, args.rounds = 10, 1
+    if args.write_warc is not None:
+        print(f"{args.write_warc}: {PAGES} pages, {_make_warc(args.write_warc) / 1e6:.1f} MB")
+        return
     print(f"load average {os.getloadavg()[0]:.2f} (2 cores shared: compare ratios, not times)")
     with tempfile.TemporaryDirectory() as work:
+        print(f"written under {work}: {file_system(work)}")
         warc = Path(work) / "bench.warc.gz"
         size = _make_warc(warc)
         records = PAGES * 5
