@@ -700,6 +700,7 @@ def prepare(
     *,
     force: bool = False,
     progress: Callable[[int], None] | None = None,
+    durable: bool = True,
 ) -> NewRepresentation:
     """One format of a deposit checked while it is streamed into ``store`` (staged, not yet named).
 
@@ -708,7 +709,8 @@ def prepare(
     :data:`SNIFF_BYTES`) or their declared charset (:func:`check_charset`);
     text that does not decode in its charset is refused even so. A refusal,
     at whatever octet, leaves nothing staged. ``progress`` is told the size
-    of every piece as it is stored.
+    of every piece as it is stored. Not ``durable`` (a batch's): its blob is made durable with the batch's
+    others (:meth:`~pdi.archive.catalog.blobs.BlobRules.make_durable`), before the batch's transaction.
     """
     data: object = content.data
     if isinstance(data, str):
@@ -778,7 +780,7 @@ def prepare(
     if searcher is not None:
         observers.append(searcher)
     try:
-        blob = store.stage_blob(stream, _Observers(observers, progress))
+        blob = store.stage_blob(stream, _Observers(observers, progress), durable=durable)
     except BaseException:
         if searcher is not None:
             searcher.abandon()

@@ -275,7 +275,8 @@ class Deposits(ArchiveBase):
             reps: list[NewRepresentation] = []
             try:
                 for content in item.contents:
-                    reps.append(prepare(content, self.store, force=force))
+                    # each blob without a sync of its own: the batch's are synced together before its commit
+                    reps.append(prepare(content, self.store, force=force, durable=False))
             except Exception as exc:  # handed on: the caller discards, on its own thread
                 return reps, exc
             return reps, None
@@ -390,6 +391,9 @@ class Deposits(ArchiveBase):
                                         format=first.format, version=1)
                     subjects[i] = subject  # the first format's name too: built once
                     stated.append((str(subject.canonical()), item.statements))
+                # the blobs' octets and directory entries made durable together, before the batch's transaction
+                # (each pin's secure, inside it, would sync one left out; none is committed before it is durable)
+                self.store.make_durable([rep.blob for rep in everything])
                 try:
                     results = self.store.mint_batch(
                         name, now.date(), entries, timestamp(now), note=note, days=days,

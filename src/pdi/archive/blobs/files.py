@@ -24,6 +24,21 @@ then all renamed, then their directories synced (once each, or one
 committed deposit whose blobs are all durable, or no deposit (at worst an
 unreferenced blob, which verification reports but does not count as damage).
 
+A batch of deposits (:meth:`pdi.archive.Archive.deposit_dated`, an import's
+pages; :meth:`~pdi.archive.Archive.deposit_batch`) stages its blob files
+without a sync each (:meth:`FileBlobs.stage_deferred`): each is written,
+marked as not yet durable (its owner's write bit, which no durable blob file
+has), and renamed to its name; before the batch's catalog transaction
+begins, :meth:`FileBlobs.make_durable` makes them all durable, octets and
+directory entries, with one ``syncfs`` (where it reports write-back errors:
+else each blob is staged durably, as one deposit's), and clears the marks.
+A pin not made durable so is made so by its ``secure`` (an ``fsync`` of its
+file, then of its folders), inside the transaction, before the commit: no
+name is committed before its blob's octets and directory entry are durable. A deposit that finds a marked file at its blob's name
+(another batch's, not yet synced, or one a killed process left) syncs it
+before relying on it (:meth:`FileBlobs._pin_existing`); a batch adds it to
+its own sync.
+
 Removing unreferenced blobs (:meth:`FileBlobs.remove_unreferenced`) runs
 beside deposits without ever taking a blob a deposit is about to name: a
 deposit holds an ``flock`` on each file it stages (exclusive on its temporary
@@ -48,6 +63,7 @@ import heapq
 import math
 import os
 import re
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -163,13 +179,15 @@ class FileBlobs(Attached):
         """:meth:`blob_path` as text, made without :mod:`pathlib` (a resolver's look-up makes one per answer)."""
         return f"{self._folder}{sha256[:2]}/{sha256}"
 
-    def _pin_existing(self, sha256: str) -> _FilePin | None:
+    def _pin_existing(self, sha256: str, *, deferred: bool = False) -> _FilePin | None:
         """Pin the blob file already at its name, if it is there with the right bytes.
 
         ``None`` when there is none, or it is damaged (then it is written
         again), or a remover took it while we waited for the lock. A blob
         found is touched, so that the grace period of
-        :meth:`remove_unreferenced` starts again.
+        :meth:`remove_unreferenced` starts again. A file marked as not yet
+        durable (a batch's, module docstring) is synced now, or, ``deferred``,
+        left to the batch's :meth:`make_durable`.
         """
         path = self.blob_file(sha256)  # not a Path: asked of each blob an import or a sync brings
         try:
@@ -180,14 +198,24 @@ class FileBlobs(Attached):
             raise StoreError(f"cannot read blob {path}: {exc}") from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_SH)
-            if os.fstat(fd).st_nlink == 0 or _digest(fd) != sha256:
+            found = os.fstat(fd)
+            if found.st_nlink == 0 or _digest(fd) != sha256:
                 os.close(fd)
                 return None
             os.utime(path)
         except OSError as exc:
             os.close(fd)
             raise StoreError(f"cannot read blob {path}: {exc}") from exc
-        return _FilePin(self, sha256, fd)
+        pin = _FilePin(self, sha256, fd, BlobInfo(sha256, found.st_size))
+        if found.st_mode & stat.S_IWUSR:  # placed by a batch not yet synced (or killed before it was)
+            pin.pending = (path[:path.rindex("/")], self._folder)  # its folder may be new too
+            if not deferred:
+                try:
+                    self.make_durable([pin])
+                except BaseException:
+                    pin.close()
+                    raise
+        return pin
 
     def delete(self, sha256: str) -> bool:
         if not SHA256_HEX.fullmatch(sha256):  # a name made into a path to unlink: ``../victim.txt`` was one
@@ -230,15 +258,19 @@ class FileBlobs(Attached):
                 raise StoreError(f"cannot remove unreferenced blobs in {self.root}: {exc}") from exc
         return sorted((rows - held).union(unlinked)) + stale
 
-    def _new_temporary(self) -> tuple[Path, int]:
-        """A new temporary file in ``tmp/``, open and exclusively ``flock``-ed (so no remover takes it)."""
+    def _new_temporary(self, *, unsynced: bool = False) -> tuple[Path, int]:
+        """A new temporary file in ``tmp/``, open and exclusively ``flock``-ed (so no remover takes it); ``unsynced``:
+        marked as not yet durable (its owner's write bit, module docstring) before it is ever at a blob's name."""
         name = f"blob.{os.getpid()}.{threading.get_ident()}.{time.monotonic_ns()}"
         tmp = self.root / "tmp" / name
         try:
             while True:
                 fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o444)
                 fcntl.flock(fd, fcntl.LOCK_EX)
-                if os.fstat(fd).st_nlink:
+                made = os.fstat(fd)
+                if made.st_nlink:
+                    if unsynced:
+                        os.fchmod(fd, stat.S_IMODE(made.st_mode) | stat.S_IWUSR)
                     return tmp, fd
                 os.close(fd)  # a remover took the new file before we locked it: make another
         except OSError as exc:
@@ -254,7 +286,7 @@ class FileBlobs(Attached):
         what was written. Any failure (of the source, of ``observe``, of the
         disk) removes the file.
         """
-        tmp, fd = self._new_temporary()
+        tmp, fd = self._new_temporary(unsynced=not sync)
         digests = Digests()
         try:
             for piece in pieces(source):
@@ -301,10 +333,11 @@ class FileBlobs(Attached):
             tmp.unlink(missing_ok=True)
             raise StoreError(f"cannot write blob {path}: {exc}") from exc
 
-    def _settle(self, tmp: Path, fd: int, info: BlobInfo) -> _FilePin:
-        """A written temporary file becomes the blob: the file already there is pinned instead, if sound."""
+    def _settle(self, tmp: Path, fd: int, info: BlobInfo, *, deferred: bool = False) -> _FilePin:
+        """A written temporary file becomes the blob: the file already there is pinned instead, if sound.
+        ``deferred``: the file was not synced, nor is its rename; the pin says what :meth:`make_durable` syncs."""
         try:
-            existing = self._pin_existing(info.sha256)
+            existing = self._pin_existing(info.sha256, deferred=deferred)
         except BaseException:
             tmp.unlink(missing_ok=True)
             os.close(fd)
@@ -314,13 +347,17 @@ class FileBlobs(Attached):
             os.close(fd)
             existing.info = info
             return existing
+        folders: set[str] | None = set() if deferred else None
         try:
-            self._place(tmp, info.sha256)
+            self._place(tmp, info.sha256, folders)
             fcntl.flock(fd, fcntl.LOCK_SH)  # placed: other deposits may pin it too
         except BaseException:
             os.close(fd)
             raise
-        return _FilePin(self, info.sha256, fd, info, created=True)
+        pin = _FilePin(self, info.sha256, fd, info, created=True)
+        if folders is not None:
+            pin.pending = tuple(folders)
+        return pin
 
     def stage(self, source: Octets, observe: BlobObserver | None = None, *, replace: bool = False) -> StagedBlob:
         """A blob of at most :data:`~.inline.INLINE_LIMIT` octets kept in hand (written by :meth:`record`), a
@@ -335,6 +372,47 @@ class FileBlobs(Attached):
     def _stage_file(self, source: Octets, observe: BlobObserver | None = None) -> _FilePin:
         tmp, fd, info = self._write_temporary(source, observe)
         return self._settle(tmp, fd, info)
+
+    def stage_deferred(self, source: Octets, observe: BlobObserver | None = None) -> StagedBlob:
+        """:meth:`stage`, a batch's: a blob file written and renamed to its name without a sync, marked as not yet
+        durable; :meth:`make_durable` syncs the batch's files together before its catalog transaction (module
+        docstring), else each pin's ``secure`` does, inside it. Where ``syncfs`` cannot do that in one call, as
+        :meth:`stage`: an ``fsync`` a file and a folder one after the other took longer than the staging threads'
+        own, overlapped (docs/benchmarks.md, "WARC and WACZ")."""
+        if self._syncer() is None:  # opened before the first octet: a write-back error from here on is reported
+            return self.stage(source, observe)
+        return stage_small(source, observe, self._stage_file_deferred)
+
+    def _stage_file_deferred(self, source: Octets, observe: BlobObserver | None = None) -> _FilePin:
+        tmp, fd, info = self._write_temporary(source, observe, sync=False)
+        return self._settle(tmp, fd, info, deferred=True)
+
+    def make_durable(self, blobs: Sequence[StagedBlob]) -> None:
+        """Make the files and directory entries of the blobs :meth:`stage_deferred` staged durable, then clear
+        their marks: one ``syncfs`` of the archive's file system for them all (it waits for whatever else is being
+        written there too), or for one blob (or where ``syncfs`` does not report write-back errors) an ``fsync``
+        of its file and then of each directory it was renamed into. Blobs already durable (kept in hand, found
+        synced, staged by :meth:`stage`) are passed over."""
+        pending = [blob for blob in blobs if isinstance(blob, _FilePin) and blob.pending]
+        if not pending:
+            return
+        folders = sorted({folder for pin in pending for folder in pin.pending})
+        syncfs = _syncfs() if len(pending) > 1 else None
+        fd = self._syncer() if syncfs is not None else None
+        try:
+            if syncfs is not None and fd is not None:
+                syncfs(fd)
+            else:
+                for pin in pending:
+                    os.fsync(pin.fd)
+                for folder in folders:
+                    fsync_dir(Path(folder))
+        except OSError as exc:
+            raise StoreError(f"cannot make the blobs written in {self.root} durable: {exc}") from exc
+        for pin in pending:
+            pin.pending = ()
+            with contextlib.suppress(OSError):  # not ours to change (a shared archive): it is synced again when found
+                os.fchmod(pin.fd, stat.S_IMODE(os.fstat(pin.fd).st_mode) & ~stat.S_IWUSR)
 
     def write_ahead(self, source: Octets) -> Spooled:
         """``source`` written to a temporary file in ``tmp/`` and hashed, not yet durable, for an import to take
@@ -526,6 +604,7 @@ class _Ahead(Spooled):
 _SYNCFS: list[Callable[[int], None] | None] = []
 
 
+
 def _syncfs() -> Callable[[int], None] | None:
     """``syncfs(2)`` from the C library, where it reports write-back errors (Linux 5.8 and later); else ``None``.
     Looked up once, when an import first needs it (ctypes is not loaded by every command)."""
@@ -574,10 +653,16 @@ class _FilePin:
         self.fd = fd
         self.info = info if info is not None else BlobInfo(sha256, os.fstat(fd).st_size)
         self.created = created
+        #: The folders whose entries are not yet known durable, if its file is not (a batch's:
+        #: :meth:`FileBlobs.stage_deferred`); ``()`` when it is durable.
+        self.pending: tuple[str, ...] = ()
         self._closed = False
 
     def secure(self) -> None:
-        """Inside the catalog transaction: if the file at the blob's name is not ours, put ours back."""
+        """Inside the catalog transaction: if the file at the blob's name is not ours, put ours back; ours not yet
+        durable (its batch's :meth:`FileBlobs.make_durable` not called) is made so, before the commit."""
+        if self.pending:
+            self.store.make_durable([self])
         path = self.store.blob_path(self.sha256)
         try:
             mine = os.fstat(self.fd)

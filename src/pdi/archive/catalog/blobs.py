@@ -136,16 +136,29 @@ class BlobRules(CatalogBase):
         return {str(r[0]) for r in self._query("SELECT id FROM blob_stagings")}
 
     def stage_blob(self, source: Octets, observe: BlobObserver | None = None, *, replace: bool = False,
-                   ) -> StagedBlob:
+                   durable: bool = True) -> StagedBlob:
         """Write a blob from a stream, hashing it, before the catalog transaction that will name it.
 
         The returned pin keeps :meth:`remove_unreferenced` off the blob until
         it is closed (after the catalog transaction that names it has ended).
         ``observe`` sees every piece and its ``finish`` runs before the blob is
         placed: an exception from it leaves nothing behind. ``replace`` (a repair): written over what is
-        stored under its name (:meth:`pdi.archive.blobs.seam.BlobStore.stage`).
+        stored under its name (:meth:`pdi.archive.blobs.seam.BlobStore.stage`). Not ``durable`` (a batch's
+        blob): where the store can, written without its own sync, for :meth:`make_durable` to sync with the
+        batch's others before the batch's catalog transaction (blob files:
+        :meth:`~pdi.archive.blobs.files.FileBlobs.stage_deferred`); its pin's ``secure`` syncs it else.
         """
+        deferred = None if durable or replace else getattr(self.blobs, "stage_deferred", None)
+        if deferred is not None:
+            return cast(StagedBlob, deferred(source, observe))
         return self.blobs.stage(source, observe, replace=replace)
+
+    def make_durable(self, blobs: Sequence[StagedBlob]) -> None:
+        """Before a batch's catalog transaction: the blobs it staged not ``durable`` made durable together, in as
+        few syncs as the store can (nothing to do for a store that stages each durably)."""
+        durable = getattr(self.blobs, "make_durable", None)
+        if durable is not None:
+            durable(blobs)
 
     def write_ahead(self, source: Octets) -> Spooled:
         """``source`` written ahead of the import that will take it, hashed (its :attr:`~Spooled.info` to be checked
