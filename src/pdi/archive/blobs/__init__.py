@@ -97,52 +97,67 @@ class BlobInfo:
         return -(-self.size // self.chunk_size)
 
 
-def _chunk_digests(pieces: list[bytes]) -> bytes:
-    return b"".join(hashlib.sha256(p).digest() for p in pieces)
+def _chunk_digests(chunks: list[bytearray | memoryview]) -> bytes:
+    return b"".join(hashlib.sha256(c).digest() for c in chunks)
 
 
 class Digests:
     """The whole SHA-256, the chunk digests and the size of octets fed in order, in any pieces.
 
-    ``observe`` (if given) sees every piece as it comes, after it is hashed
-    (a content check or an index builder riding on the same pass).
+    A piece given to :meth:`update` is not kept: it may be a view of a buffer
+    read into again as soon as ``update`` returns. The first chunk is hashed
+    once, by the whole's hasher (its digest is that hasher's state where the
+    chunk ends, ``copy().digest()``): a blob of one chunk, most of them, is
+    hashed once and not copied at all. The octets after the first chunk
+    are copied, a chunk to a buffer (a whole chunk of ``bytes``, which
+    cannot change, is kept as it is), and hashed on a second thread while
+    this one hashes the whole (hashlib releases the GIL on large buffers),
+    at most about 24 MiB of them waiting.
     """
 
     def __init__(self, chunk_size: int = CHUNK_SIZE) -> None:
         self.chunk_size = chunk_size
         self._whole = hashlib.sha256()
-        self._pending: list[bytes] = []  # octets of the chunk being filled
-        self._pending_size = 0
-        self._full: list[bytes] = []  # whole chunks not yet handed to the hasher
+        self._first = b""  # the first chunk's digest, once it is complete
+        self._filling = bytearray()  # octets of the chunk being filled, after the first
+        self._full: list[bytearray | memoryview] = []  # whole chunks after the first, not yet handed to the hasher
         self._futures: list[Future[bytes]] = []
         self.size = 0
 
     def update(self, data: bytes | bytearray | memoryview) -> None:
-        """Feed the next octets."""
-        piece = bytes(data)
-        if not piece:
+        """Feed the next octets (used before this returns, never kept)."""
+        view = data if isinstance(data, memoryview) else memoryview(data)
+        if view.ndim != 1 or view.itemsize != 1:
+            view = view.cast("B")
+        count = len(view)
+        if not count:
             return
-        self.size += len(piece)
-        self._whole.update(piece)
-        if not self._pending and len(piece) == self.chunk_size:  # the usual piece: a whole chunk, kept, not copied
-            self._full.append(piece)
-            if len(self._full) >= 8:
-                self._flush()
-            return
-        if self._pending_size + len(piece) < self.chunk_size:  # the chunk being filled takes it whole: not copied
-            self._pending.append(piece)
-            self._pending_size += len(piece)
-            return
-        view = memoryview(piece)
+        first_left = self.chunk_size - self.size  # octets of the first chunk yet to come (if above 0)
+        self.size += count
+        if first_left > 0:
+            if count < first_left:
+                self._whole.update(view)
+                return
+            # the first chunk ends in this piece: its digest is the whole's state there (hashed once)
+            self._whole.update(view[:first_left])
+            self._first = self._whole.copy().digest()
+            view = view[first_left:]
+            if not view:
+                return
+        self._whole.update(view)
+        chunk_size = self.chunk_size
+        kept = isinstance(view.obj, bytes)  # octets that cannot change: a whole chunk of them is kept, not copied
         while view:
-            room = self.chunk_size - self._pending_size
-            take = view[:room]
-            self._pending.append(bytes(take))
-            self._pending_size += len(take)
+            if kept and not self._filling and len(view) >= chunk_size:
+                self._full.append(view[:chunk_size])
+                view = view[chunk_size:]
+                continue
+            room = chunk_size - len(self._filling)
+            self._filling += view[:room]
             view = view[room:]
-            if self._pending_size == self.chunk_size:
-                self._full.append(b"".join(self._pending))
-                self._pending, self._pending_size = [], 0
+            if len(self._filling) == chunk_size:
+                self._full.append(self._filling)
+                self._filling = bytearray()
         if len(self._full) >= 8:
             self._flush()
 
@@ -155,20 +170,19 @@ class Digests:
 
     def finish(self) -> BlobInfo:
         """The blob's :class:`BlobInfo` (the digests of every chunk, the last one short)."""
-        if not self._futures and len(self._full) + bool(self._pending) == 1:
-            # one chunk: its digest is the whole's, not hashed again (nor its pieces joined)
-            whole, self._full, self._pending, self._pending_size = self._whole.digest(), [], [], 0
-            return BlobInfo(whole.hex(), self.size, self.chunk_size, whole)
-        if self._pending:
-            self._full.append(b"".join(self._pending))
-            self._pending, self._pending_size = [], 0
+        whole = self._whole.digest()
+        if self.size <= self.chunk_size:  # one chunk (or none): its digest is the whole's
+            return BlobInfo(whole.hex(), self.size, self.chunk_size, whole if self.size else b"")
+        if self._filling:
+            self._full.append(self._filling)
+            self._filling = bytearray()
         if not self._futures:  # a small blob: hashed here, not handed to a thread and waited for
-            chunks, self._full = _chunk_digests(self._full), []
-            return BlobInfo(self._whole.hexdigest(), self.size, self.chunk_size, chunks)
-        self._flush()
-        chunks = b"".join(f.result() for f in self._futures)
-        self._futures = []
-        return BlobInfo(self._whole.hexdigest(), self.size, self.chunk_size, chunks)
+            rest, self._full = _chunk_digests(self._full), []
+        else:
+            self._flush()
+            rest = b"".join(f.result() for f in self._futures)
+            self._futures = []
+        return BlobInfo(whole.hex(), self.size, self.chunk_size, self._first + rest)
 
 
 #: Octets to store: bytes in hand, a binary file (read to its end), or an iterable of pieces (each copied as it
@@ -195,6 +209,23 @@ def pieces(source: Octets, read_size: int = READ_SIZE) -> Iterator[bytes]:
         for given in source:
             if given:
                 yield bytes(given)
+
+
+def views(source: Octets, read_size: int = READ_SIZE) -> Iterator[bytes | bytearray | memoryview]:
+    """The octets of ``source`` in pieces as :func:`pieces` gives them, but not copied: each piece is to be used
+    (hashed, written) before the next is asked for, never kept (a piece of an iterable may be a view of a buffer
+    read into again)."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        view = memoryview(source)
+        for start in range(0, len(view), read_size):
+            yield view[start : start + read_size]
+        return
+    if getattr(source, "read", None) is not None:
+        yield from pieces(source, read_size)
+        return
+    for given in source:
+        if given:
+            yield given
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,7 @@ from pdi.archive.blobs import (
     Octets,
     file_reader,
     pieces,
+    views,
 )
 from pdi.archive.blobs.inline import (
     INLINE_LIMIT,
@@ -289,11 +290,15 @@ class FileBlobs(Attached):
         tmp, fd = self._new_temporary(unsynced=not sync)
         digests = Digests()
         try:
-            for piece in pieces(source):
-                digests.update(piece)
-                if observe is not None:
+            if observe is None:  # each piece hashed and written before the next is read: not copied
+                for view in views(source):
+                    digests.update(view)
+                    _write_all(fd, view)
+            else:  # an observer may keep what it is given (an index builder): pieces of their own
+                for piece in pieces(source):
+                    digests.update(piece)
                     observe.update(piece)
-                _write_all(fd, piece)
+                    _write_all(fd, piece)
             info = digests.finish()
             if observe is not None:
                 observe.finish(info)
@@ -757,7 +762,7 @@ def _digest(fd: int) -> str:
     return h.hexdigest()
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
     view = memoryview(data)
     while view:
         written = os.write(fd, view)

@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from pdi.archive.blobs import BlobInfo, ChunkedReader, Digests, Octets, pieces
+from pdi.archive.blobs import BlobInfo, ChunkedReader, Digests, Octets, pieces, views
 from pdi.errors import IntegrityError, StoreError
 
 #: A blob's bytes, or a function that gives them when the store needs them, in
@@ -246,7 +246,7 @@ def spool_ahead(source: Octets) -> Spooled:
     digests = Digests()
     try:
         with os.fdopen(fd, "wb") as out:
-            for piece in pieces(source):
+            for piece in views(source):  # each hashed and written before the next is read
                 digests.update(piece)
                 out.write(piece)
         return Spooled(Path(name), digests.finish())
