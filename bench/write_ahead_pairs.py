@@ -1,0 +1,73 @@
+"""Writing blobs ahead as a mirror's sync does, before and after: the user CPU of two checkouts of pdi in turn.
+
+Each round, for each ``NAME=SRC`` given in turn, a child process run with
+``PYTHONPATH=SRC`` writes ``--blobs`` blobs of ``--size`` octets with
+:meth:`pdi.archive.blobs.files.FileBlobs.write_ahead` (each hashed: its
+SHA-256 and chunk digests) from views of one 1 MiB buffer read into again,
+as :class:`pdi.network.peers._Parts` gives a sync's octets, and removes each
+again; it reports the user CPU of that loop (the hashing thread's too), in
+a directory of ``TMPDIR``. The kernel's share (making and writing the files)
+is left out: it is the same code either side and moves most with the load.
+Run: ``python3 bench/write_ahead_pairs.py [--size N] [--blobs N] [--rounds R]
+before=/path/to/old/src after=src``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+
+CHILD = r"""
+import os, resource, shutil, sys, tempfile
+from pathlib import Path
+from pdi.archive.blobs.files import FileBlobs
+size, blobs = int(sys.argv[1]), int(sys.argv[2])
+root = Path(tempfile.mkdtemp(prefix="pdi-bench-write-ahead-"))
+try:
+    (root / "tmp").mkdir()
+    store = FileBlobs(root)
+    buffer = bytearray(os.urandom(1 << 20))
+    view = memoryview(buffer)
+    def octets(n):
+        while n:
+            take = min(n, len(buffer) - 1000)  # pieces that do not fall on chunk ends
+            yield view[:take]
+            n -= take
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_utime
+    for i in range(blobs):
+        buffer[0], buffer[1] = i % 256, i // 256 % 256
+        store.write_ahead(octets(size)).discard()
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_utime - before)
+finally:
+    shutil.rmtree(root)
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--blobs", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("variants", nargs="+", help="NAME=SRC: a checkout's src directory, run as NAME")
+    args = parser.parse_args()
+    variants = dict(v.split("=", 1) for v in args.variants)
+    figures: dict[str, list[float]] = {name: [] for name in variants}
+    for round_ in range(args.rounds):
+        for name, src in variants.items():
+            env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
+            done = subprocess.run([sys.executable, "-c", CHILD, str(args.size), str(args.blobs)], env=env,
+                                  capture_output=True, text=True, check=True)
+            figures[name].append(float(done.stdout))
+            print(f"round {round_ + 1} {name}: user {figures[name][-1]:.3f} s, load {os.getloadavg()[0]:.2f}",
+                  flush=True)
+    for name, each in figures.items():
+        print(f"{name}: {args.blobs} blobs of {args.size:,} octets, user {statistics.median(each):.3f} s"
+              f" ({min(each):.3f}-{max(each):.3f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
