@@ -235,3 +235,35 @@ def test_registering_a_series_again_otherwise_says_what_is_recorded_and_what_to_
     assert "pdi series ls" in message and "\n" not in message.rstrip("\n")
     listed = CliRunner().invoke(cli, ["series", "ls", "--archive", archive])
     assert listed.stdout == f"{S}\n{sub}\t(under {S})\n"  # as it was
+
+
+def test_a_name_whose_hash_is_written_as_in_a_resolvers_address_is_refused_with_the_name_meant(
+    archive: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The name part of the README's N2R address (``…/1.text.1%23line=5,6``: RFC 2169 writes the ``#`` as ``%23``)
+    given to ``pdi get``: a version ``1%23line=0,1`` is no version, so the error offers the name with its ``#``, as
+    the reader's Resolve box does; the last ``%23`` is the fragment's, an id's own escaped ``#`` (``a%23b``:
+    PDI-GRAMMAR.md, reserved characters) stays as it is. Both readings of the command line say it."""
+    from pdi.cli import main
+
+    (tmp_path / "two.txt").write_bytes(b"one\ntwo\n")
+    names = []
+    for extra in ([], ["--id", "a#b"]):
+        added = CliRunner().invoke(cli, ["add", "-s", S, str(tmp_path / "two.txt"), "--archive", archive, *extra])
+        assert added.exit_code == 0, added.output
+        names.append(added.stdout.strip())
+    assert "/a%23b.text.1" in names[1]  # the id's "#" escaped in the name
+    for name in names:
+        meant = f"did you mean '{name}#line=0,1'?"
+        r = CliRunner().invoke(cli, ["get", name + "%23line=0,1", "--info", "--archive", archive])  # click reads it
+        assert r.exit_code == 1, r.output
+        assert r.stderr.startswith("pdi: syntax error: ") and meant in r.stderr, r.stderr
+        with pytest.raises(SystemExit) as ended:  # the plain command line, read without click
+            main(["get", name + "%23line=0,1", "--archive", archive])
+        assert ended.value.code == 1
+        said = capsys.readouterr().err
+        assert said.startswith("pdi: syntax error: ") and meant in said, said
+        got = CliRunner().invoke(cli, ["get", name + "#line=0,1", "--archive", archive])
+        assert got.stdout_bytes == b"one\r\n"  # the name meant: line 0 of the CRLF-canonical text (PDI-GRAMMAR §3)
+    nothing = CliRunner().invoke(cli, ["get", names[0] + "%23line", "--archive", archive])  # #line is no fragment
+    assert nothing.exit_code == 1 and "did you mean" not in nothing.stderr

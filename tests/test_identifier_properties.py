@@ -635,3 +635,20 @@ def test_patterns_made_from_an_identifier_match_it(
         assert query.version == concrete.version
     other_series = PDI.parse(str(concrete).replace("urn:pdi://", "urn:pdi://zz-", 1))
     assert not pattern.matches(other_series)
+
+
+@SETTINGS
+@given(series=series_st, date=dates, foreign_id=foreign_ids, token=st.sampled_from(TEXT_TOKENS), pair=ordered_pair())
+def test_a_name_pasted_from_a_resolvers_address_is_the_name_with_its_last_percent_23_a_hash(
+    series: tuple[str, ...], date: datetime.date, foreign_id: str, token: str, pair: tuple[int, int],
+) -> None:
+    """RFC 2169's query writes a name's ``#`` as ``%23``; pasted as a name, its version ``1%23line=a,b`` is none.
+    The name meant writes the last ``%23`` as ``#``: an id's own ``#`` (any earlier ``%23``, PDI-GRAMMAR §1) stays
+    escaped. A name that parses as it is means nothing else."""
+    from pdi.identifier import hash_unescaped
+
+    name = str(PDI.build(series=series, date=date, foreign_id=foreign_id, format=token, version=1))
+    fragment = f"line={pair[0]},{pair[1]}"
+    assert hash_unescaped(f"{name}%23{fragment}") == f"{name}#{fragment}"
+    assert hash_unescaped(f"{name}#{fragment}") is None and hash_unescaped(name) is None
+    assert hash_unescaped(f"{name}%23line") is None  # "line" alone is no fragment

@@ -28,12 +28,20 @@ def error_line(exc: PDIError) -> str:
     would only repeat the prefix). The message is escaped as :func:`one_line` escapes, and cut in its middle
     past :data:`pdi._wording.MESSAGE_MOST` characters (:func:`pdi._wording.clipped`), so a message that quotes
     what a stranger wrote whole is still one line of a terminal's scroll-back, its start (what was wrong) and its
-    end (the rule and the offset) kept.
+    end (the rule and the offset) kept. A syntax error in a name pasted from a resolver's address, its ``#`` written
+    ``%23``, offers the name meant, by the rule the reader's pages use (:func:`pdi.identifier.hash_unescaped`).
     """
-    from pdi._wording import MESSAGE_MOST, clipped
-    from pdi.errors import PDIError
+    from pdi._wording import MESSAGE_MOST, NAME_MOST, clipped
+    from pdi.errors import ParseError, PDIError
 
     kind = "" if exc.title == PDIError.title else f"{exc.title}: "
+    if isinstance(exc, ParseError) and exc.text and "%23" in exc.text:
+        from pdi.identifier import hash_unescaped
+
+        meant = hash_unescaped(exc.text)
+        if meant is not None:
+            exc = ParseError(f"{exc.reason}; did you mean '{clipped(meant, NAME_MOST)}'?", text=exc.text,
+                             offset=exc.offset, rule=exc.rule)
     return f"pdi: {kind}{clipped(str(exc), MESSAGE_MOST)}"
 
 

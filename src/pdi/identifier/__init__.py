@@ -19,6 +19,8 @@ and citations):
   ``ignore_fragment=True``, §2.10); :meth:`PDI.matches` and
   :meth:`PDI.to_query` serve wildcard patterns (§2.9); :meth:`PDI.build` mints
   the text of a new identifier, escaping a foreign id.
+- :func:`hash_unescaped` is the name meant by a name pasted from an RFC 2169
+  address, its ``#`` written ``%23``: one rule for every edge that says so.
 
 Pure: no I/O.
 """
@@ -26,6 +28,7 @@ Pure: no I/O.
 from __future__ import annotations
 
 from pdi.identifier._fragment import Fragment, allowed_schemes
+from pdi.identifier._meant import hash_unescaped
 from pdi.identifier._pdi import PDI, Citation, PDIQuery, equivalent, series_for_minting
 from pdi.identifier._syntax import (
     FRAGMENT_SCHEMES,
@@ -46,6 +49,7 @@ __all__ = [
     "allowed_schemes",
     "equivalent",
     "escape_unique_id",
+    "hash_unescaped",
     "series_for_minting",
     "spells_serial",
 ]

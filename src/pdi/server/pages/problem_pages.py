@@ -43,7 +43,7 @@ from pdi import formats
 from pdi.archive import Archive
 from pdi.archive.access import current_reader
 from pdi.errors import AccessError, NotFoundError, ParseError, PDIError, WithdrawnError
-from pdi.identifier import PDI
+from pdi.identifier import PDI, hash_unescaped
 from pdi.server.http.problems import on_http_error as problem_of_http_error
 from pdi.server.http.problems import status_of
 from pdi.server.http.readers import request_target
@@ -321,7 +321,7 @@ def _hint(name: str) -> str:
     if cited is not None:
         return (f"<p>A PDI ends before the punctuation of the sentence it is cited in. Perhaps you meant"
                 f' <a href="{esc(_view(cited))}"><code>{esc(cited)}</code></a>.</p>')
-    unescaped = _hash_unescaped(typed)
+    unescaped = hash_unescaped(typed)
     if unescaped is not None:
         return (f"<p>A PDI's passage follows a <code>#</code>; a resolver's address (<code>/uri-res/N2R?…</code>,"
                 f" RFC 2169) has it written %23. Perhaps you meant <a href=\"{esc(_view(unescaped))}\">"
@@ -336,17 +336,6 @@ def _hint(name: str) -> str:
         return (f'<p>A PDI begins <code>urn:pdi:</code>. To find documents by their words, <a href="/search?q='
                 f'{quote(typed, safe="")}">search for them</a>.</p>')
     return ""
-
-
-def _hash_unescaped(typed: str) -> str | None:
-    """``typed`` (a PDI that does not parse) with its last ``%23`` written ``#``, when that is a PDI: the name part
-    of an RFC 2169 address (``…/1.text.1%23line=5,6``), whose ``#`` the address writes ``%23``. The last one,
-    since an id may hold an escaped ``#`` of its own (``a%23b``) before the fragment."""
-    if not typed.lower().startswith(("urn:pdi:", "pdi:")) or "%23" not in typed:
-        return None
-    before, _, after = typed.rpartition("%23")
-    mended = f"{before}#{after}"
-    return mended if _parses(mended) else None
 
 
 def _parses(name: str) -> bool:

@@ -1,0 +1,34 @@
+"""The name a reader meant by a string that is no PDI, where one rule says so; shared by every edge that answers
+a name typed or pasted (the command line's error line, the reader's problem pages), so that they offer the same
+name.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from pdi.errors import PDIError
+from pdi.identifier._pdi import PDI
+
+
+def hash_unescaped(typed: str) -> str | None:
+    """``typed`` (a PDI that does not parse) with its last ``%23`` written ``#``, when that is a PDI: the name part
+    of an RFC 2169 address (``…/1.text.1%23line=5,6``), whose ``#`` the address writes ``%23``. The last one,
+    since an id may hold an escaped ``#`` of its own (``a%23b``: PDI-GRAMMAR.md §1, reserved characters) before the
+    fragment; ``None`` when ``typed`` parses as it is, or when the mended text does not."""
+    if not typed.lower().startswith(("urn:pdi:", "pdi:")) or "%23" not in typed:
+        return None
+    if _parses(typed):
+        return None
+    before, _, after = typed.rpartition("%23")
+    mended = f"{before}#{after}"
+    return mended if _parses(mended) else None
+
+
+def _parses(name: str) -> bool:
+    """Whether ``name`` is a PDI (:meth:`PDI.parse`, lenient)."""
+    try:
+        PDI.parse(name)
+    except PDIError:
+        return False
+    return True
