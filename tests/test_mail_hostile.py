@@ -303,6 +303,51 @@ def test_an_mbox_added_again_the_same_day_is_unchanged_and_only_its_new_messages
             "<1@example.org>", "<2@example.org>", "<3@example.org>"]  # <4@…> never deposited: all or none
         assert [archive.versions(name) for name in names] == [[1], [1]]
 
+@pytest.mark.usefixtures("one_gmt_day")  # the second add must find the first one's name: one GMT day
+@pytest.mark.parametrize("case", ["forced before", "latest withdrawn, same octets", "latest purged, same octets",
+                                  "latest withdrawn, older same", "latest embargoed, same octets"])
+def test_an_mbox_message_added_again_is_answered_as_the_same_message_added_alone(tmp_path: Path, case: str) -> None:
+    """``pdi add list.mbox`` answers a message already held exactly as ``pdi add msg.eml`` of the same octets does
+    (:meth:`Archive.deposit`: the bytes are checked first, then a name minted today whose *latest* version holds
+    exactly them, withdrawn, purged or embargoed as it may be, is the answer, ``unchanged``; any other version
+    does not count). The mbox path asked for itself before the deposit, unchecked: a message deposited with
+    ``--force`` that the checks refuse (a NUL octet) was ``unchanged`` from the mbox and refused (exit 3) alone."""
+    from pdi.cli import cli
+
+    location, runner = _mail_archive(tmp_path)
+    series = ["--series", "mail.example.us", "--archive", location]
+    held = _one_message(1, b"body \x00 with a NUL\n" if case == "forced before" else b"body\n")
+    (tmp_path / "one.eml").write_bytes(held)
+    (tmp_path / "list.mbox").write_bytes(_mbox(held))
+    first = runner.invoke(cli, ["add", str(tmp_path / "one.eml"), *series, *(["--force"] if "forced" in case else [])])
+    assert first.exit_code == 0, first.output
+    name = first.stdout.strip()
+    if case != "forced before":
+        (tmp_path / "other.eml").write_bytes(_one_message(1, b"another body\n"))
+        second = str(tmp_path / ("other.eml" if "older" in case else "one.eml"))
+        made = runner.invoke(cli, ["version", name, second, "--force", "--archive", location])
+        assert made.exit_code == 0, made.output
+        latest = made.stdout.strip()
+        assert latest.endswith(".rfc822.2")
+        if "embargoed" in case:
+            done = runner.invoke(cli, ["embargo", latest, "--until", "2099-01-01", "--archive", location])
+        else:
+            done = runner.invoke(cli, ["withdraw", latest, "--reason", "asked to", "--archive", location,
+                                       *(["--purge"] if "purged" in case else [])])
+        assert done.exit_code == 0, done.output
+    # what Archive.deposit answers (docs/email.md, pdi add --help): worked out from the case, not read from pdi
+    status, answer = {"forced before": (3, ""), "latest withdrawn, older same": (5, "")}.get(
+        case, (0, name[: -len("1")] + "2"))
+    for file in ("one.eml", "list.mbox"):
+        again = runner.invoke(cli, ["add", str(tmp_path / file), *series])
+        assert (again.exit_code, again.stdout.strip()) == (status, answer), (file, again.output)
+        assert ("unchanged: version 2 of " in again.stderr) == (status == 0), (file, again.stderr)
+        assert ("format check failed" in again.stderr) == (status == 3), (file, again.stderr)
+        assert ("is already minted" in again.stderr) == (status == 5), (file, again.stderr)
+    with Archive.open(location) as archive:
+        assert archive.versions(name) == ([1] if case == "forced before" else [1, 2])  # nothing deposited
+
+
 # --- a message's body text, made once a process (pdi.fragments.email_text)----------------------------------------
 
 def _plain(marker: str, body: str) -> bytes:

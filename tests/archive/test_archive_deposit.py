@@ -479,3 +479,32 @@ def test_a_new_deposits_names_are_the_names_its_records_have(archive: Archive) -
             assert str(name) in recorded
             assert archive.get(name).data  # and it resolves
     assert len(recorded) == sum(len(d) for d in deposits)
+
+
+def test_a_batch_that_may_answer_unchanged_answers_each_item_as_deposit_answers_it(archive: Archive) -> None:
+    """``deposit_batch(..., unchanged=True)`` (what ``pdi add FILE.mbox`` asks): an item whose foreign id was minted
+    today is answered by :meth:`Archive.deposit`'s own rule, in the batch's transaction: its latest version holding
+    exactly its formats, bytes and charset is the answer, ``unchanged``; anything else under that id refuses the
+    whole batch, naming the item, and nothing is minted. Without it, or with ``force``, a minted id refuses."""
+    kept = archive.deposit(S, [Content(b"kept\n", "text")], foreign_id="kept")
+    before = snapshot(archive)
+    alone = archive.deposit(S, [Content(b"kept\n", "text")], foreign_id="kept")
+    assert alone.unchanged and alone.names == kept.names
+    assert archive.deposit_batch(S, [([Content(b"kept\n", "text")], "kept")], unchanged=True) == [alone]
+    assert snapshot(archive) == before  # every item held: nothing written
+    for other in ([Content(b"other\n", "text")], [Content(b"kept\n", "text", "iso-8859-1")],
+                  [Content(b"kept\n", "text"), Content(b"<p>kept</p>", "html")]):
+        with pytest.raises(ImmutabilityError, match="already minted"):  # as the deposit alone is refused
+            archive.deposit(S, other, foreign_id="kept")
+        with pytest.raises(ImmutabilityError, match="already minted") as refused:
+            archive.deposit_batch(S, [([Content(b"new\n", "text")], "new"), (other, "kept")], unchanged=True)
+        assert refused.value.item == 1
+        assert snapshot(archive) == before
+    for asked in ({}, {"unchanged": True, "force": True}):
+        with pytest.raises(ImmutabilityError, match="already minted"):
+            archive.deposit_batch(S, [([Content(b"kept\n", "text")], "kept")], **asked)  # type: ignore[arg-type]
+    both = archive.deposit_batch(S, [([Content(b"new\n", "text")], "new"), ([Content(b"kept\n", "text")], "kept")],
+                                 unchanged=True)
+    assert both[1] == alone and not both[0].unchanged
+    assert archive.get(both[0][0]).data == b"new\n"  # the octets kept as given (PDI-GRAMMAR §3, what is stored)
+    assert archive.versions(kept[0]) == [1]

@@ -221,6 +221,7 @@ class Deposits(ArchiveBase):
         request: str = "",
         embargo_until: str | None = None,
         force: bool = False,
+        unchanged: bool = False,
     ) -> list[Deposit]:
         """Mint a name for each item (its formats, and a foreign id or ``None``) and deposit them all, or none.
 
@@ -231,11 +232,16 @@ class Deposits(ArchiveBase):
         ``embargo_until`` (every item embargoed until then, in the same
         transaction; the role ``curate``) as for :meth:`deposit`; ``force``
         skips the content checks, as for :meth:`deposit` (a foreign id already
-        minted still refuses the whole batch).
+        minted still refuses the whole batch). With ``unchanged`` (and not
+        ``force``), an item whose foreign id is minted today is answered as
+        :meth:`deposit` answers it, by the same rule in the same transaction:
+        when the latest version holds exactly its formats and bytes (after
+        its checks), that version, ``unchanged``, else the batch is refused.
         """
         done = self._deposit_many(
             series, [BatchItem(contents, foreign_id) for contents, foreign_id in items], writer=writer,
             idempotency_key=idempotency_key, request=request, embargo_until=embargo_until, force=force,
+            skip_identical=unchanged and not force,
         )
         return [d for d in done if d is not None]  # none is left out without ``refused``
 
@@ -315,6 +321,7 @@ class Deposits(ArchiveBase):
         refused: Callable[[int, PDIError], None] | None = None,
         threads: int = 1,
         force: bool = False,
+        skip_identical: bool = False,
     ) -> list[Deposit | None]:
         from pdi.archive.statements import _check_statement
 
@@ -397,7 +404,7 @@ class Deposits(ArchiveBase):
                 try:
                     results = self.store.mint_batch(
                         name, now.date(), entries, timestamp(now), note=note, days=days,
-                        statements=stated if any(stated) else None, who=self.who,
+                        statements=stated if any(stated) else None, who=self.who, skip_identical=skip_identical,
                     )
                 except PDIError as exc:
                     if exc.item is None:
@@ -419,7 +426,7 @@ class Deposits(ArchiveBase):
         answers: list[Deposit | None] = [None] * len(items)
         for i, result in zip(kept, results, strict=True):
             minted = staged[i] or []
-            if result.replayed:
+            if result.replayed or result.unchanged:
                 answers[i] = self._deposited(result, minted)
                 continue
             # minted just now, version 1 of the formats given: its names are known without reading them back

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import hashlib
 import io
 import itertools
 import mimetypes
@@ -19,7 +18,7 @@ import stat
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, cast
+from typing import BinaryIO, cast
 
 import click
 
@@ -32,9 +31,6 @@ from pdi.cli.archive_cmd import archive_option
 from pdi.cli.archive_io import open_archive
 from pdi.errors import NotFoundError, PDIError, StoreError
 from pdi.identifier import PDI
-
-if TYPE_CHECKING:
-    from pdi.archive import Archive
 
 
 def _open_file(path: str, stack: contextlib.ExitStack) -> BinaryIO:
@@ -342,42 +338,15 @@ def _add_mbox(
             raise click.UsageError(f"{_source(file)} holds no message: no line starts with 'From '")
         opened = stack.enter_context(open_archive(archive))
         # the same mbox again (a script run twice, a list's archive that grew): a message already deposited today
-        # is answered as pdi add MSG.eml answers it, unchanged; forced, a name is minted once, as there
-        held = {} if force else _held_today(opened, series, items)
-        fresh = [index for index in range(len(items)) if index not in held]
-        # all or none, forced or not: a message deposited on its own before a later one failed stayed, its
-        # name never printed, and the same command again failed on it at once
+        # is answered as pdi add MSG.eml answers it, by the archive's one rule (unchanged); forced, a name is
+        # minted once, as there. All or none, forced or not: a message deposited on its own before a later one
+        # failed stayed, its name never printed, and the same command again failed on it at once
         try:
-            deposits = opened.deposit_batch(series, [items[index] for index in fresh], embargo_until=embargo,
-                                            force=force) if fresh else []
+            deposits = opened.deposit_batch(series, items, embargo_until=embargo, force=force, unchanged=True)
         except PDIError as exc:
-            raise _said_of_message(exc, [places[index] for index in fresh]) from None
-    made = dict(zip(fresh, deposits, strict=True))
-    for index in range(len(items)):
-        _print_deposit(held.get(index) or made[index], "pdi version --force deposits them as a new version")
-
-
-def _held_today(opened: Archive, series: str, items: list[tuple[list[Content], str | None]]) -> dict[int, Deposit]:
-    """The items whose foreign id names a document of ``series`` minted today whose latest version holds exactly
-    their one format's octets: each answered ``unchanged`` by that version's name, as
-    :meth:`~pdi.archive.Archive.deposit` answers one such item (the batch would refuse it as minted already)."""
-    today = opened.now().date()
-    held: dict[int, Deposit] = {}
-    for index, (contents, foreign_id) in enumerate(items):
-        data = contents[0].data
-        if foreign_id is None or len(contents) != 1 or not isinstance(data, bytes):
-            continue
-        # with its format: an id that encapsulates a URL (mid:…) names nothing without one (PDI draft, line 347)
-        first = PDI.build(series=series, date=today, foreign_id=foreign_id, format=contents[0].format, version=1)
-        versions = opened.versions(first)
-        if not versions:
-            continue
-        latest = dataclasses.replace(first, version=max(versions))
-        same = [record for record in opened.holding(latest, [hashlib.sha256(data).hexdigest()])
-                if record.version == latest.version and record.format == latest.format]
-        if same and len(opened.formats(latest)) == 1:
-            held[index] = Deposit((latest,), unchanged=True)
-    return held
+            raise _said_of_message(exc, places) from None
+    for deposit in deposits:
+        _print_deposit(deposit, "pdi version --force deposits them as a new version")
 
 
 def _said_of_message(exc: PDIError, places: list[str]) -> PDIError:

@@ -496,11 +496,16 @@ class DocumentsPart(CatalogBase):
         days: Sequence[datetime.date | None] | None = None,
         statements: Sequence[tuple[str, Sequence[tuple[str, str]]] | None] | None = None,
         who: str = "",
+        skip_identical: bool = False,
     ) -> list[DepositResult]:
         """Mint a document for each entry (a foreign id or ``None`` for a serial, and its formats): all in one transaction.
 
         An id already minted, or named twice, refuses the whole batch
         (:class:`ImmutabilityError` naming the item); nothing is minted.
+        With ``skip_identical``, an id already minted whose latest version
+        holds exactly the entry's formats is that version, ``unchanged``, as
+        :meth:`mint` answers it (nothing is made for it, its statements not
+        made); the others are minted.
         ``days`` dates an item with a foreign id on another day than ``day``
         (``None``: ``day``); ``statements`` gives an item its statements
         (the subject, the canonical name of one of its formats, and the
@@ -521,21 +526,30 @@ class DocumentsPart(CatalogBase):
         named = [(item, DocumentKey(series, on, uid))
                  for item, ((uid, _), on) in enumerate(zip(entries, dated, strict=True)) if uid is not None]
 
-        def check() -> None:
+        def check() -> dict[int, DepositResult]:
             # what _check_mint asks of each item, asked once for the batch: the series (registered, not mirrored
             # here), then which of its names are minted already, in one statement (two a page were a fifth of an
-            # import's statements, issue 24); the first such item, in the batch's order, is the one refused
+            # import's statements, issue 24); the first such item, in the batch's order, is the one refused,
+            # unless (skip_identical) its latest version holds its formats, by _check_mint's own rule
             self._check_mint(series, None)
             minted = self._minted_of([key for _, key in named])
+            held: dict[int, DepositResult] = {}
             for item, key in named:
                 if key in minted:
-                    raise minted_already(key).of_item(item)
+                    doc = self._document_id(key) if skip_identical else None
+                    latest = None if doc is None else self._latest_if_identical(doc, entries[item][1])
+                    if latest is None:
+                        raise minted_already(key).of_item(item)
+                    held[item] = DepositResult(key, latest, unchanged=True)
+            return held
 
         with self._read():
             found = self._answered_all(note)
             if found is not None:
                 return found
-            check()
+            held = check()
+            if len(held) == len(entries):  # nothing to make: answered as mint answers from its read
+                return [held[item] for item in range(len(entries))]
         staged = [self._stage(reps) for _, reps in entries]  # each item's formats distinct
         with contextlib.ExitStack() as stack:
             pins = [pin for one in staged for pin in stack.enter_context(one)]
@@ -543,10 +557,13 @@ class DocumentsPart(CatalogBase):
                 self._secure(pins)
                 if (found := self._answered_all(note, lock=True)) is not None:
                     return found
-                check()
+                held = check()
                 results = []
                 rows: list[tuple[int, str, str, str, str, str]] = []  # the statements, inserted together
                 for item, ((uid, reps), on) in enumerate(zip(entries, dated, strict=True)):
+                    if item in held:
+                        results.append(held[item])
+                        continue
                     doc, key = self._new_document_row(series, on, uid, reps, at, note)
                     results.append(DepositResult(key, 1))
                     stated = None if statements is None else statements[item]
