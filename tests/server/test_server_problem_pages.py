@@ -372,3 +372,24 @@ def test_a_name_whose_hash_is_written_as_in_a_resolvers_address_is_answered_with
         pasted = _view(client, name + "%23line=0,1", 400)
         assert "/view?pdi=" + urllib.parse.quote(name + "#line=0,1", safe="") in _links(pasted), name
         assert "written %23" in _text(pasted.find(".//main")), name
+
+
+def test_the_json_api_offers_the_name_meant_by_a_name_whose_hash_is_written_as_in_a_resolvers_address(
+    client: TestClient, archive: Archive,
+) -> None:
+    """The same name given to ``/api/resolve`` (``pdi=…%2523line=0,1``: its ``%23`` itself escaped in the query) is
+    a syntax error, 400, whose problem ``detail`` offers the name with its ``#`` as ``pdi get`` and the reader's
+    Resolve box do: one rule, the last ``%23`` (an id's own escaped ``#`` stays)."""
+    plain = str(archive.add(S, b"one\ntwo\n", format="text"))
+    own = str(archive.add(S, b"three\n", format="text", foreign_id="a#b"))
+    for name in (plain, own):
+        answer = client.get("/api/resolve?pdi=" + urllib.parse.quote(name + "%23line=0,1", safe=""))
+        assert answer.status_code == 400
+        problem = answer.json()
+        assert problem["title"] == "syntax error"
+        assert problem["detail"].startswith("the version is a positive integer"), problem
+        assert f"; did you mean '{name}#line=0,1'? (rule version, offset " in problem["detail"], problem
+        meant = client.get("/api/resolve?pdi=" + urllib.parse.quote(name + "#line=0,1", safe=""))
+        assert meant.status_code == 200 and meant.json()["fragment"]["scheme"] == "line"
+    answer = client.get("/api/resolve?pdi=" + urllib.parse.quote(plain + "%23line", safe=""))
+    assert answer.status_code == 400 and "did you mean" not in answer.json()["detail"]  # "#line" names nothing

@@ -29,19 +29,16 @@ def error_line(exc: PDIError) -> str:
     past :data:`pdi._wording.MESSAGE_MOST` characters (:func:`pdi._wording.clipped`), so a message that quotes
     what a stranger wrote whole is still one line of a terminal's scroll-back, its start (what was wrong) and its
     end (the rule and the offset) kept. A syntax error in a name pasted from a resolver's address, its ``#`` written
-    ``%23``, offers the name meant, by the rule the reader's pages use (:func:`pdi.identifier.hash_unescaped`).
+    ``%23``, offers the name meant, as the resolver and the reader's pages do (:func:`pdi.identifier.saying_name_meant`).
     """
-    from pdi._wording import MESSAGE_MOST, NAME_MOST, clipped
+    from pdi._wording import MESSAGE_MOST, clipped
     from pdi.errors import ParseError, PDIError
 
     kind = "" if exc.title == PDIError.title else f"{exc.title}: "
     if isinstance(exc, ParseError) and exc.text and "%23" in exc.text:
-        from pdi.identifier import hash_unescaped
+        from pdi.identifier import saying_name_meant
 
-        meant = hash_unescaped(exc.text)
-        if meant is not None:
-            exc = ParseError(f"{exc.reason}; did you mean '{clipped(meant, NAME_MOST)}'?", text=exc.text,
-                             offset=exc.offset, rule=exc.rule)
+        exc = saying_name_meant(exc)
     return f"pdi: {kind}{clipped(str(exc), MESSAGE_MOST)}"
 
 

@@ -20,7 +20,8 @@ and citations):
   :meth:`PDI.to_query` serve wildcard patterns (§2.9); :meth:`PDI.build` mints
   the text of a new identifier, escaping a foreign id.
 - :func:`hash_unescaped` is the name meant by a name pasted from an RFC 2169
-  address, its ``#`` written ``%23``: one rule for every edge that says so.
+  address, its ``#`` written ``%23``: one rule for every edge that says so
+  (:func:`saying_name_meant`: a syntax error that offers it).
 
 Pure: no I/O.
 """
@@ -28,7 +29,7 @@ Pure: no I/O.
 from __future__ import annotations
 
 from pdi.identifier._fragment import Fragment, allowed_schemes
-from pdi.identifier._meant import hash_unescaped
+from pdi.identifier._meant import hash_unescaped, saying_name_meant
 from pdi.identifier._pdi import PDI, Citation, PDIQuery, equivalent, series_for_minting
 from pdi.identifier._syntax import (
     FRAGMENT_SCHEMES,
@@ -50,6 +51,7 @@ __all__ = [
     "equivalent",
     "escape_unique_id",
     "hash_unescaped",
+    "saying_name_meant",
     "series_for_minting",
     "spells_serial",
 ]

@@ -1,13 +1,14 @@
 """The name a reader meant by a string that is no PDI, where one rule says so; shared by every edge that answers
-a name typed or pasted (the command line's error line, the reader's problem pages), so that they offer the same
-name.
+a name typed or pasted (the command line's error line, the resolver's problem details, the reader's problem
+pages), so that they offer the same name.
 
 Pure: no I/O.
 """
 
 from __future__ import annotations
 
-from pdi.errors import PDIError
+from pdi._wording import NAME_MOST, clipped
+from pdi.errors import ParseError, PDIError
 from pdi.identifier._pdi import PDI
 
 
@@ -32,3 +33,13 @@ def _parses(name: str) -> bool:
     except PDIError:
         return False
     return True
+
+
+def saying_name_meant(error: ParseError) -> ParseError:
+    """``error`` (raised on the text of a name) ending ``; did you mean 'NAME'?`` where :func:`hash_unescaped`
+    finds the name meant, its rule and offset kept; else ``error`` itself."""
+    meant = hash_unescaped(error.text) if error.text and "%23" in error.text else None
+    if meant is None:
+        return error
+    return ParseError(f"{error.reason}; did you mean '{clipped(meant, NAME_MOST)}'?", text=error.text,
+                      offset=error.offset, rule=error.rule)

@@ -25,7 +25,8 @@ from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pdi._wording import MESSAGE_MOST, clipped
-from pdi.errors import DamagedError, PDIError, ScopeError, StoreError
+from pdi.errors import DamagedError, ParseError, PDIError, ScopeError, StoreError
+from pdi.identifier import saying_name_meant
 from pdi.server.http.bodies import sends_content
 from pdi.server.http.metrics import counters
 
@@ -129,6 +130,8 @@ async def on_pdi_error(request: Request, exc: Exception) -> Response:
         counters().fixity_failures.inc()
     elif isinstance(exc, StoreError):
         counters().store_errors.labels("store").inc()
+    if isinstance(exc, ParseError):  # a name pasted from an N2R address, its "#" written %23: the name meant, as pdi says
+        exc = saying_name_meant(exc)
     answer = problem(status_of(exc, request), exc.title, exc.over_http(), type=exc.problem_type, extensions=exc.details)
     if isinstance(exc, StoreError):  # a database or blob store not answering (a failover under way): ask again soon
         answer.headers["Retry-After"] = str(STORE_RETRY_SECONDS)
