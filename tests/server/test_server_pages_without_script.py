@@ -51,6 +51,10 @@ WITHOUT_SCRIPT = {
     # a window of the long text: the passage marked, and a link that goes to it
     "long-text": "document.getElementById('passage').textContent === '0100000 line of a long text\\n'"
                  " && document.querySelector('a[href=\"#passage\"]') !== null",
+    # a PDF: its facts, and how to read it without pdf.js (its bytes, which the browser shows); its pages' frame,
+    # which only pdf.js fills ("Loading the pages…"), not drawn
+    "pdf": "document.body.innerText.includes('application/pdf') && document.getElementById('pdf').getClientRects().length === 0"
+           " && document.querySelector('main').innerText.includes('The pages are drawn by pdf.js, which needs JavaScript')",
     # the page replayed for selection still shows the page (naming a selection needs the script)
     "replay-select": "document.querySelector('iframe.replay').src.startsWith('{replay}/replay/')",
 }
@@ -141,3 +145,55 @@ def test_without_javascript_the_cite_panel_offers_no_button_nor_box_that_does_no
     assert without == [0, 0, 0]
     assert note is True
     assert with_script == [1, 1, 1]
+
+
+#: The controls a reader sees that do nothing without a script: every visible button, box and list that is neither
+#: a form's submit button nor a field its form sends (a form with a submit button: HTML §4.10.21.3), nor a
+#: read-only box holding a value to read or copy. A disabled control counts: it never comes alive without a script.
+_DEAD_CONTROLS = """(() => {
+  const dead = [];
+  for (const e of document.querySelectorAll('button, input, select, textarea')) {
+    if (e.type === 'hidden' || e.getClientRects().length === 0 || getComputedStyle(e).visibility === 'hidden') continue;
+    const form = e.disabled ? null : e.form;
+    const submits = form !== null && (e.tagName === 'BUTTON' ? e.type === 'submit' : ['submit', 'image'].includes(e.type));
+    const sent = form !== null && e.tagName !== 'BUTTON' && !['button', 'reset'].includes(e.type) && e.name !== ''
+      && [...form.elements].some((s) => !s.disabled && (s.tagName === 'BUTTON' ? s.type === 'submit' : ['submit', 'image'].includes(s.type)));
+    const shown = e.tagName !== 'BUTTON' && !e.disabled && e.readOnly && e.value !== '';
+    if (!(submits || sent || shown)) dead.push(e.id ? '#' + e.id : e.outerHTML.slice(0, 80));
+  }
+  return dead;
+})()"""
+
+#: Whatever is marked ``needs-script`` and hidden by its own style or an ancestor's (``display:none``).
+_SCRIPTED_HIDDEN = ("[...document.querySelectorAll('.needs-script')].filter((e) => {"
+                    " for (let a = e; a; a = a.parentElement) { if (getComputedStyle(a).display === 'none') return true; }"
+                    " return false; }).map((e) => e.id || e.className)")
+
+
+def _value(pipe: Pipe, session: str, expression: str) -> Any:
+    answer = pipe.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session, time.monotonic() + 30)
+    assert "exceptionDetails" not in answer, answer
+    return answer["result"]["value"]
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_without_javascript_no_page_draws_a_control_that_does_nothing(
+    served: Served, media: tuple[str, dict[str, str]], page: str
+) -> None:
+    """Found going through every page with scripts off: the PDF's "Draw a box" and its region's boxes, the sound's
+    and the video's start, end, marks and "Play the selection", the image's corners and the names' boxes of a page
+    replayed for selection were drawn and did nothing. Each control drawn without a script works without one (a
+    form's button or field), at a desktop's width and a phone's; with scripts on, nothing marked as needing them is
+    hidden."""
+    url = page_url(served, media, page)
+    with devtools() as pipe:
+        session = _open_without_script(pipe, url)
+        desktop = _value(pipe, session, _DEAD_CONTROLS)
+        phone = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
+        pipe.call("Emulation.setDeviceMetricsOverride", phone, session, time.monotonic() + 30)
+        on_a_phone = _value(pipe, session, _DEAD_CONTROLS)
+        scripted = open_page(pipe, url)
+        hidden = _value(pipe, scripted, _SCRIPTED_HIDDEN)
+    assert desktop == [], f"{page} without JavaScript, 1100 px wide: {desktop}"
+    assert on_a_phone == [], f"{page} without JavaScript, 390 px wide: {on_a_phone}"
+    assert hidden == [], f"{page} with JavaScript: {hidden}"

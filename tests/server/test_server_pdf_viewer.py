@@ -280,7 +280,7 @@ PANEL_ROOM = """(() => { const panel = document.querySelector('section.cite'), p
   const shown = [...panel.children].filter((e) => { const r = e.getBoundingClientRect();
     return r.height > 0 && (e.innerText.trim() !== '' || e.querySelector('input, button') !== null); });
   return [shown[0].getBoundingClientRect().top - p.top, p.bottom - shown[shown.length - 1].getBoundingClientRect().bottom,
-          shown[shown.length - 1].className]; })()"""
+          shown[shown.length - 1].classList[0]]; })()"""
 
 
 def test_the_panel_of_names_ends_below_draw_a_box_as_it_begins_above_its_hint(media: tuple[str, dict[str, str]]) -> None:

@@ -89,20 +89,21 @@ def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None, cit
     )
     max_page = f' max="{pages}"' if pages else ""
     coords = (
-        '<fieldset class="coords"><legend>Region in points from the page\'s top-left corner (x2, y2 excluded)</legend>'
+        '<fieldset class="coords needs-script"><legend>Region in points from the page\'s top-left corner (x2, y2 excluded)</legend>'
         f'<label>page <input type="number" id="pdf-region-page" min="1"{max_page} step="1"'
         f' inputmode="numeric"{page_value}></label>{fields}</fieldset>'
     )
-    # the button to draw a box in the panel of names, which stays at the top of the window as the pages scroll
+    # the button, the region's boxes and the pages' frame ("Loading the pages…") work only with a script:
+    # needs-script, not drawn without one. The button to draw a box in the panel of names, which stays at the top of the window as the pages scroll
     # (its hint says to press it): at hand on page 14 as on page 1
-    tools = ('<p class="pdf-tools"><button type="button" id="pdf-box-mode" aria-pressed="false">Draw a box</button>'
+    tools = ('<p class="pdf-tools needs-script"><button type="button" id="pdf-box-mode" aria-pressed="false">Draw a box</button>'
              f' <span class="pdf-count">{pages or "its"} page{"" if pages == 1 else "s"}, drawn by pdf.js as they'
              " come into view</span></p>")
     return (
         note + cite_panel.replace('<p id="cite-status"', tools + '<p id="cite-status"', 1) + coords
         + '<noscript><p class="note">The pages are drawn by pdf.js, which needs JavaScript: without it, open'
         ' the bytes (above) in your browser, which shows the PDF itself.</p></noscript>'
-        f'<div id="pdf" class="pdf"{data}><p class="pdf-loading" id="pdf-loading">Loading the pages…</p></div>'
+        f'<div id="pdf" class="pdf needs-script"{data}><p class="pdf-loading" id="pdf-loading">Loading the pages…</p></div>'
     )
 
 
