@@ -31,14 +31,15 @@ WITHOUT_SCRIPT = {
     "image": "document.getElementById('image').naturalWidth === 40"
              " && Math.abs(document.getElementById('cited').getBoundingClientRect().left - document.getElementById('image')"
              ".getBoundingClientRect().left - 10 * 12) < 1",
-    # the player, and the cited stretch marked (1 s to 2 s of 2.5 s) with its start and end written; the
-    # waveform, drawn by the script, is blank: the script did not run
+    # the player, and the cited stretch marked (1 s to 2 s of 2.5 s); the waveform, drawn by the script, is
+    # blank: the script did not run; the boxes of its start and end (in the page) are not drawn, as the script types
+    # and plays them
     "sound": "document.querySelector('audio') !== null"
              " && (() => { const c = document.getElementById('wave-canvas'); return c.getContext('2d')"
              ".getImageData(0, 0, c.width, c.height).data.every((v) => v === 0); })()"
              " && Math.abs(document.getElementById('cited').getBoundingClientRect().width"
              " - 0.4 * document.getElementById('wave').getBoundingClientRect().width) < 1"
-             " && document.getElementById('start').value === '1.000' && document.getElementById('end').value === '2.000'",
+             " && document.getElementById('start').value === '1.000' && document.getElementById('start').getClientRects().length === 0",
     # a video's clip and region: said in words and marked by the server; the player's source carries the clip's
     # Media Fragments #t= (the browser starts and stops there), the region's frame is its poster
     "video": "document.getElementById('clip').textContent.startsWith('The clip cited: from 1.000 s up to 2.000 s')"

@@ -705,7 +705,8 @@ def _sound(whole: Resolved, selected: Resolved | None) -> str:
         f'<canvas id="wave-canvas" aria-label="waveform of {wave.duration:.3f} seconds"></canvas>{band}'
         '<div class="band" id="wave-selection" hidden></div></div>'
         f'<script type="application/json" id="peaks">{peaks}</script>'
-        f'<fieldset class="coords"><legend>Stretch in seconds (of {wave.duration:.3f})</legend>'
+        # the start, the end and Play work by the script only: not drawn without one (needs-script); the player's are
+        f'<fieldset class="coords needs-script"><legend>Stretch in seconds (of {wave.duration:.3f})</legend>'
         f'<label>start <input type="number" id="start" {step}{start}></label>'
         f'<label>end <input type="number" id="end" {step}{end}></label>'
         f'<button type="button" id="play"{"" if start else " disabled"}>Play the selection</button></fieldset>'
