@@ -786,13 +786,15 @@ def _video(archive: Archive, whole: Resolved, selected: Resolved | None) -> str:
         f'<canvas id="wave-canvas" aria-label="timeline of {info.duration:.3f} seconds"></canvas>{cited_band}'
         '<div class="band" id="wave-selection" hidden></div><div class="playhead" id="playhead"></div></div>'
         f'<script type="application/json" id="peaks">{peaks}</script>'
-        f'<fieldset class="coords"><legend>Clip in seconds (of {info.duration:.3f})</legend>'
+        # the marks, the times, Play, the box and its corners work by the script only: not drawn without one
+        # (needs-script); the clip or the region cited is said in words above, the player's controls play it
+        f'<fieldset class="coords needs-script"><legend>Clip in seconds (of {info.duration:.3f})</legend>'
         '<button type="button" id="mark-in" aria-keyshortcuts="I">Mark in (I)</button>'
         '<button type="button" id="mark-out" aria-keyshortcuts="O">Mark out (O)</button>'
         f'<label>start <input type="number" id="start" {step}{start}></label>'
         f'<label>end <input type="number" id="end" {step}{end}></label>'
         f'<button type="button" id="play"{"" if start else " disabled"}>Play the selection</button></fieldset>'
-        f'<fieldset class="coords"><legend>Region of a frame in pixels ({info.width}×{info.height}; x2, y2 excluded)'
+        f'<fieldset class="coords needs-script"><legend>Region of a frame in pixels ({info.width}×{info.height}; x2, y2 excluded)'
         '</legend><button type="button" id="video-box-mode" aria-pressed="false">Box on the frame</button>'
         f'{corners}<label>at ms <input type="number" id="frame" min="0" max="{info.duration_ms}" step="1"'
         f' inputmode="numeric"{at}></label></fieldset>'
