@@ -666,7 +666,8 @@ def _figure(whole: Resolved, selected: Resolved | None) -> str:
         f' data-height="{facts.height}" data-frames="{facts.frames}">'
         f'<img id="image" src="{html.escape(source(frame))}" alt="{html.escape(name)}" draggable="false"{size}>'
         f'{cited}<div class="box selection" id="selection" hidden></div></div>'
-        f'<fieldset class="coords"><legend>Region in pixels ({facts.width}×{facts.height}; x2, y2 excluded)</legend>'
+        # the corners and the frame chooser work by the script only: not drawn without one (needs-script)
+        f'<fieldset class="coords needs-script"><legend>Region in pixels ({facts.width}×{facts.height}; x2, y2 excluded)</legend>'
         f"{corners}{chooser}</fieldset>"
     )
 
