@@ -56,8 +56,13 @@ WITHOUT_SCRIPT = {
     # which only pdf.js fills ("Loading the pages…"), not drawn
     "pdf": "document.body.innerText.includes('application/pdf') && document.getElementById('pdf').getClientRects().length === 0"
            " && document.querySelector('main').innerText.includes('The pages are drawn by pdf.js, which needs JavaScript')",
-    # the page replayed for selection still shows the page (naming a selection needs the script)
-    "replay-select": "document.querySelector('iframe.replay').src.startsWith('{replay}/replay/')",
+    # the page replayed for selection still shows the page; naming a selection needs the script, and the page says
+    # how to name a passage without it: from the source, whose link it gives, its whole note read (not cut short)
+    "replay-select": "document.querySelector('iframe.replay').src.startsWith('{replay}/replay/')"
+                     " && (() => { const note = document.querySelector('.select-tools p.no-script');"
+                     " return note.innerText.includes('write the passage\\'s #char=a,b after the name in the Resolve box')"
+                     " && note.scrollWidth <= note.clientWidth && note.querySelector('a').getAttribute('href')"
+                     " === '/view?pdi=' + encodeURIComponent(new URLSearchParams(location.search).get('pdi')) + '&view=source'; })()",
 }
 
 

@@ -88,6 +88,7 @@ main>p.version-banner{margin:0.5rem 1rem}
 .replay-banner dl div{display:flex;gap:0.4rem} .replay-banner dt{font-weight:600} .replay-banner dd{margin:0;overflow-wrap:anywhere}
 .select-tools{padding:0.3rem 1rem;background:#fff8e0;border-bottom:1px solid #e0d090;font-size:0.9rem}
 .select-tools p{margin:0 0 0.2rem;min-height:1.45em;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.select-tools p.no-script{white-space:normal}
 .select-tools .offer{display:grid;grid-template-columns:6.5rem 1fr auto 4.5rem;gap:0.4rem;align-items:center;margin:0.2rem 0}
 .select-tools input{width:100%;box-sizing:border-box;font-size:0.8rem;padding:0.2rem}
 .select-tools .open:not([href]){visibility:hidden}
@@ -269,11 +270,16 @@ def render_replay_page(
     )
     # the status on a line of its own and the two names' places reserved: nothing above the frame
     # changes height when a name appears, so the page does not move under the reader's drag
+    # (the status, the names' boxes and their copy buttons work by the script only: not drawn without one, which is
+    # told how to name a passage instead)
     tools = (
-        '<section class="select-tools" aria-label="Cite the selection"><p id="select-status" role="status" aria-live="polite">'
-        "Select text in the page to get its name.</p>"
+        '<section class="select-tools" aria-label="Cite the selection"><p id="select-status" class="needs-script"'
+        ' role="status" aria-live="polite">Select text in the page to get its name.</p>'
+        f'<noscript><p class="no-script">Naming a selection needs JavaScript: without it, open <a href="{esc(source)}">the source</a>,'
+        " where the page's characters are counted as its PDI counts them, and write the passage's"
+        " <code>#char=a,b</code> after the name in the Resolve box.</p></noscript>"
         + _offer("char-name", "PDI")
-        + '<details class="other-forms"><summary>Other forms of this name</summary><p class="why">The PDI counts'
+        + '<details class="other-forms needs-script"><summary>Other forms of this name</summary><p class="why">The PDI counts'
         " the characters of the page's source (markup included, a line end two characters, CR LF). A text fragment"
         " quotes the words a reader sees, and is offered once pdi reads it back as the same characters; the element"
         " name names the whole element that holds the selection.</p>"
@@ -302,7 +308,7 @@ def render_replay_page(
 def _offer(key: str, label: str) -> str:
     """One offered name: a read-only input, its copy button and a link to open it (shown once a name is offered)."""
     return (
-        f'<div class="offer"><label for="{key}">{label}</label><input id="{key}" readonly placeholder="(not yet)">'
+        f'<div class="offer needs-script"><label for="{key}">{label}</label><input id="{key}" readonly placeholder="(not yet)">'
         f'<button type="button" class="copy" id="copy-{key}" data-for="{key}" aria-label="Copy the {label} name" disabled>Copy</button>'
         f'<a class="open" id="open-{key}">open it</a></div>'
     )
