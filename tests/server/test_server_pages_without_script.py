@@ -203,3 +203,30 @@ def test_without_javascript_no_page_draws_a_control_that_does_nothing(
     assert desktop == [], f"{page} without JavaScript, 1100 px wide: {desktop}"
     assert on_a_phone == [], f"{page} without JavaScript, 390 px wide: {on_a_phone}"
     assert hidden == [], f"{page} with JavaScript: {hidden}"
+
+
+#: For each medium, the fragments its page says to write when a selection cannot be named without a script: those
+#: the PDI grammar gives it (PDI-GRAMMAR.md: a text's #char, an image's #rect, a sound's and a video's #sec and #msec,
+#: a frame's #rect at t ms, a PDF's #char of its text layer and #rect on page f + 1).
+_WRITTEN = {
+    "text": ["#char=a,b"],
+    "email": ["#char=a,b"],
+    "image": ["#rect=(x1,y1),(x2,y2)"],
+    "sound": ["#sec=a,b", "#msec=a,b"],
+    "video": ["#msec=a,b", "#sec=a,b", "#rect=(x1,y1),(x2,y2),t"],
+    "pdf": ["#char=a,b", "#rect=(x1,y1),(x2,y2),f"],
+}
+
+
+@pytest.mark.parametrize("page", list(_WRITTEN))
+def test_without_javascript_each_medium_says_which_fragment_to_write(
+    served: Served, media: tuple[str, dict[str, str]], page: str
+) -> None:
+    """Found reading the noscript screenshots: every viewer's note said to write "#char=a,b, #rect=(x1,y1),(x2,y2),
+    #sec=a,b", a text's, an image's and a sound's fragments alike, on a PDF, whose region needs its page, as on a
+    sound, which has no characters. Each says its own medium's."""
+    with devtools() as pipe:
+        session = _open_without_script(pipe, page_url(served, media, page))
+        written = _value(pipe, session, "[...document.querySelector('.cite p.note').querySelectorAll('code')]"
+                                        ".map((c) => c.textContent)")
+    assert written == _WRITTEN[page]

@@ -195,10 +195,13 @@ FORM_LABELS = {
 }
 
 
-def _cite_panel(hint: str, *, forms: tuple[str, ...] = (), why: str = "", cite_button: bool = False) -> str:
+def _cite_panel(hint: str, *, forms: tuple[str, ...] = (), why: str = "", cite_button: bool = False,
+                written: str = "<code>#char=a,b</code>") -> str:
     """The offered names: one citable name (the PDI), shown and copyable; the other forms of the same selection
     (``forms``, keys of :data:`FORM_LABELS`) under a closed "Other forms", with ``why`` they differ. Each sits in a
-    read-only input with a copy button and a link, its space reserved before any is shown (nothing moves)."""
+    read-only input with a copy button and a link, its space reserved before any is shown (nothing moves).
+    Without scripts they are not drawn: a note says to write the fragment instead, of the forms ``written`` (this
+    medium's: ``#char=a,b`` of a text, ``#sec=a,b`` of a sound …)."""
 
     def offer(key: str, label: str, extra: str = "") -> str:
         return (
@@ -223,8 +226,7 @@ def _cite_panel(hint: str, *, forms: tuple[str, ...] = (), why: str = "", cite_b
         f'<section class="cite" aria-label="Cite"><p class="hint">{hint}</p>{button}'
         # without scripts a selection cannot be named here; the reader can still write a fragment
         '<noscript><p class="note">Naming a selection needs JavaScript: without it, write the fragment'
-        " after the name in the box above (<code>#char=a,b</code>, <code>#rect=(x1,y1),(x2,y2)</code>,"
-        " <code>#sec=a,b</code>) and resolve it.</p></noscript>"
+        f" after the name in the box above ({written}) and resolve it.</p></noscript>"
         + offer("name", "PDI", " needs-script")
         + others
         + '<p id="cite-status" class="needs-script" role="status" aria-live="polite"></p></section>'
@@ -328,7 +330,8 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
     if pdf:
         from pdi.server.pages.pdf_view import HINT, render_pdf
 
-        panel = _cite_panel(HINT, forms=("annotation",), why=_WHY_PDF)
+        panel = _cite_panel(HINT, forms=("annotation",), why=_WHY_PDF,
+                            written="<code>#char=a,b</code>, <code>#rect=(x1,y1),(x2,y2),f</code>")
         return _page(tab, head + render_pdf(archive, whole, selected, panel), SCRIPT)
     if windowed and record.media_type != "message/rfc822":
         return _window_page(archive, whole, selected, head, tab)
@@ -660,7 +663,7 @@ def _figure(whole: Resolved, selected: Resolved | None) -> str:
     return (
         _cite_panel(
             "Drag a box on the image to name that region (or give its corners below): pixels of the image itself.",
-            forms=("mediafrag", "annotation"), why=_WHY_REGION,
+            forms=("mediafrag", "annotation"), why=_WHY_REGION, written="<code>#rect=(x1,y1),(x2,y2)</code>",
         )
         + f'<div class="figure" id="figure" data-pdi="{html.escape(name)}" data-width="{facts.width}"'
         f' data-height="{facts.height}" data-frames="{facts.frames}">'
@@ -699,7 +702,7 @@ def _sound(whole: Resolved, selected: Resolved | None) -> str:
         _cite_panel(
             "Drag on the waveform to name a stretch of the recording (or give its start and end in seconds):"
             " <code>#sec=a,b</code>, or <code>#msec=a,b</code> where a second is too coarse.",
-            forms=("mediafrag", "annotation"), why=_WHY_TIME,
+            forms=("mediafrag", "annotation"), why=_WHY_TIME, written="<code>#sec=a,b</code>, <code>#msec=a,b</code>",
         )
         + player
         + f'<div class="wave" id="wave" data-pdi="{html.escape(name)}"{cited}>'
@@ -775,6 +778,7 @@ def _video(archive: Archive, whole: Resolved, selected: Resolved | None) -> str:
             " <code>#rect=(x1,y1),(x2,y2),t</code> in the video's own pixels, at <code>t</code> milliseconds.",
             forms=("mediafrag", "annotation"),
             why=_WHY_TIME + " A region of a frame has no Media Fragments form (<code>#xywh=</code> is an image's).",
+            written="<code>#msec=a,b</code>, <code>#sec=a,b</code>, <code>#rect=(x1,y1),(x2,y2),t</code>",
         )
         + f'<div class="figure video" id="figure" data-pdi="{html.escape(name)}" data-width="{info.width}"'
         f' data-height="{info.height}" data-video="1"{data_at}>'
