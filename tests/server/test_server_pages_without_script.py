@@ -12,14 +12,18 @@ and draws a waveform) have their own. Screenshots are saved as
 from __future__ import annotations
 
 import base64
+import io
 import time
+import urllib.parse
 from typing import Any
 
 import pytest
-from server_helpers import Served
+from PIL import Image
+from server_helpers import Served, serving
 from test_server_pages_screenshots import PAGES, SHOTS, page_url
 
 from chromium_helpers import navigate_and_wait_for_load, new_tab, open_page
+from pdi.archive import Archive
 from pdi.capture.browser import Pipe, devtools
 
 #: Checks for the pages whose screenshot check needs the page's script (a scroll, a drawing).
@@ -230,3 +234,40 @@ def test_without_javascript_each_medium_says_which_fragment_to_write(
         written = _value(pipe, session, "[...document.querySelector('.cite p.note').querySelectorAll('code')]"
                                         ".map((c) => c.textContent)")
     assert written == _WRITTEN[page]
+
+
+#: The colour of the image's top-left pixel as the browser decoded it: [r, g, b].
+_FIRST_PIXEL = ("(() => { const i = document.getElementById('image'), c = document.createElement('canvas');"
+                " c.width = i.naturalWidth; c.height = i.naturalHeight; const g = c.getContext('2d'); g.drawImage(i, 0, 0);"
+                " return [...g.getImageData(0, 0, 1, 1).data.slice(0, 3)]; })()")
+
+
+def test_without_javascript_another_frame_of_an_image_is_reached_by_a_link(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Found going through the pages with scripts off: a GIF's frame chooser (a list of its frames) did nothing
+    without a script, and nothing said how to see another frame. Without scripts the chooser is not drawn; the page
+    says which frame is shown and names the others' whole region (PDI-GRAMMAR: ``#rect=(x1,y1),(x2,y2),frame``),
+    with links to the frames before and after it."""
+    colours = [(255, 0, 0), (0, 255, 0), (0, 0, 255)]
+    frames = [Image.new("RGB", (8, 6), colour) for colour in colours]
+    gif = io.BytesIO()
+    frames[0].save(gif, format="GIF", save_all=True, append_images=frames[1:], duration=100, loop=0)
+    root = tmp_path_factory.mktemp("frames")
+    with Archive.init(root / "archive") as archive:
+        archive.add_series("library.example.us")
+        name = str(archive.add("library.example.us", gif.getvalue(), format="gif"))
+    whole = [f"{name}#rect=(0,0),(8,6),{k}" for k in range(3)]
+    with serving(root / "archive") as (_, port), devtools() as pipe:
+        base = f"http://127.0.0.1:{port}"
+        session = _open_without_script(pipe, f"{base}/view?pdi={urllib.parse.quote(whole[1], safe='')}")
+        note = _value(pipe, session, "document.getElementById('frames-without-script').innerText")
+        links = _value(pipe, session, "[...document.querySelectorAll('#frames-without-script a')].map((a) => a.href)")
+        shown = _value(pipe, session, _FIRST_PIXEL)
+        dead = _value(pipe, session, _DEAD_CONTROLS)
+        following = _open_without_script(pipe, links[-1])
+        followed = _value(pipe, following, _FIRST_PIXEL)
+    assert note.startswith("Frame 1 of 3 (from 0) is shown.")
+    assert "#rect=(0,0),(8,6),k" in note
+    assert links == [f"{base}/view?pdi={urllib.parse.quote(whole[k], safe='')}" for k in (0, 2)]
+    assert shown == [0, 255, 0]
+    assert followed == [0, 0, 255]
+    assert dead == []

@@ -671,7 +671,27 @@ def _figure(whole: Resolved, selected: Resolved | None) -> str:
         f'{cited}<div class="box selection" id="selection" hidden></div></div>'
         # the corners and the frame chooser work by the script only: not drawn without one (needs-script)
         f'<fieldset class="coords needs-script"><legend>Region in pixels ({facts.width}×{facts.height}; x2, y2 excluded)</legend>'
-        f"{corners}{chooser}</fieldset>"
+        f"{corners}{chooser}</fieldset>" + _frames_without_script(name, facts.width, facts.height, frame, facts.frames)
+    )
+
+
+def _frames_without_script(name: str, width: int, height: int, frame: int, frames: int) -> str:
+    """For a reader without scripts (whose frame chooser is not drawn): which frame is shown, how another is named
+    (its whole: ``#rect=(0,0),(width,height),k``, PDI-GRAMMAR's region of frame ``k``), and links to the frames
+    before and after it. Empty for an image of one frame."""
+    if frames <= 1:
+        return ""
+
+    def link(k: int, label: str) -> str:
+        whole = f"{name}#rect=(0,0),({width},{height}),{k}"
+        return f'<a href="/view?pdi={html.escape(quote(whole, safe=""))}" rel="{label[:4]}">the {label} frame</a>'
+
+    around = [link(frame - 1, "previous")] if frame > 0 else []
+    around += [link(frame + 1, "next")] if frame + 1 < frames else []
+    return (
+        f'<noscript><p class="note" id="frames-without-script">Frame {frame} of {frames} (from 0) is shown. Choosing'
+        f" another here needs JavaScript: without it, resolve the name of the whole frame <var>k</var>,"
+        f" <code>#rect=(0,0),({width},{height}),<var>k</var></code>, or go to " + " or ".join(around) + ".</p></noscript>"
     )
 
 
