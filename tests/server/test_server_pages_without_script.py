@@ -271,3 +271,29 @@ def test_without_javascript_another_frame_of_an_image_is_reached_by_a_link(tmp_p
     assert shown == [0, 255, 0]
     assert followed == [0, 0, 255]
     assert dead == []
+
+
+#: The words of each viewer's hint that name a control its script draws (a button, a drag, a selection).
+_CONTROLS_NAMED = {
+    "pdf": ["Select text", "Draw a box"],
+    "image": ["Drag a box"],
+    "sound": ["Drag on the waveform"],
+    "video": ["Mark in and out", "Box on the frame"],
+}
+_HINT = "document.querySelector('.cite p.hint').innerText"
+
+
+@pytest.mark.parametrize("page", list(_CONTROLS_NAMED))
+def test_without_javascript_a_hint_names_no_control_that_is_not_drawn(
+    served: Served, media: tuple[str, dict[str, str]], page: str
+) -> None:
+    """Found reading the noscript screenshots: with the PDF's "Draw a box", the video's marks and its "Box on the
+    frame" not drawn without a script, their hints still told the reader to press them. Without a script a hint says
+    what a passage, a region or a clip is named, and names none of those controls; with one it names them."""
+    url = page_url(served, media, page)
+    with devtools() as pipe:
+        plain = _value(pipe, _open_without_script(pipe, url), _HINT)
+        scripted = _value(pipe, open_page(pipe, url), _HINT)
+    assert not [words for words in _CONTROLS_NAMED[page] if words in plain], plain
+    assert all(words in scripted for words in _CONTROLS_NAMED[page]), scripted
+    assert " is named: #" in plain, plain  # what to write instead, by the same fragments the hint gives

@@ -233,6 +233,13 @@ FOOTER = (
 NO_SCRIPT_STYLE = "<noscript><style>.needs-script{display:none!important}</style></noscript>"
 
 
+def scripted_or(scripted: str, plain: str) -> str:
+    """Words of a page that has a script: ``scripted`` (what its controls do, named) with scripts on, ``plain`` (the
+    same said of a fragment written by hand) without them, where those controls are not drawn (``needs-script``);
+    both phrasing content, so a sentence may begin with either."""
+    return f'<span class="needs-script">{scripted}</span><noscript>{plain}</noscript>'
+
+
 def page(title: str, body: str, *, script: str = "", style: str = "", query: str = "", name: str = "") -> str:
     """One whole HTML document: ``body`` (escaped HTML) under the site's header, ``script`` inline at the end; its
     ``<title>`` is ``title`` without bidirectional controls (:data:`BIDI_CONTROLS`: text, with no element to isolate

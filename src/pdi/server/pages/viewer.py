@@ -71,6 +71,7 @@ from pdi.server.pages.layout import (
     name_details,
     page,
     script_source,
+    scripted_or,
 )
 from pdi.server.pages.viewer_script import SCRIPT
 
@@ -662,7 +663,8 @@ def _figure(whole: Resolved, selected: Resolved | None) -> str:
     corners = _corners(region, facts.width, facts.height)
     return (
         _cite_panel(
-            "Drag a box on the image to name that region (or give its corners below): pixels of the image itself.",
+            scripted_or("Drag a box on the image to name that region (or give its corners below)", "A region is named")
+            + ": <code>#rect=(x1,y1),(x2,y2)</code>, in pixels of the image itself.",
             forms=("mediafrag", "annotation"), why=_WHY_REGION, written="<code>#rect=(x1,y1),(x2,y2)</code>",
         )
         + f'<div class="figure" id="figure" data-pdi="{html.escape(name)}" data-width="{facts.width}"'
@@ -720,8 +722,9 @@ def _sound(whole: Resolved, selected: Resolved | None) -> str:
     step = f'min="0" max="{wave.duration:.3f}" step="0.001"'
     return (
         _cite_panel(
-            "Drag on the waveform to name a stretch of the recording (or give its start and end in seconds):"
-            " <code>#sec=a,b</code>, or <code>#msec=a,b</code> where a second is too coarse.",
+            scripted_or("Drag on the waveform to name a stretch of the recording (or give its start and end in"
+                        " seconds)", "A stretch of the recording is named")
+            + ": <code>#sec=a,b</code>, or <code>#msec=a,b</code> where a second is too coarse.",
             forms=("mediafrag", "annotation"), why=_WHY_TIME, written="<code>#sec=a,b</code>, <code>#msec=a,b</code>",
         )
         + player
@@ -792,10 +795,12 @@ def _video(archive: Archive, whole: Resolved, selected: Resolved | None) -> str:
     return (
         said
         + _cite_panel(
-            "Mark in and out on the timeline (the buttons, or the keys I and O, at the player's time; or drag on the"
-            " timeline) to name a clip: <code>#msec=a,b</code> (<code>#sec=a,b</code> in whole seconds). Pause on a"
-            " frame and drag a box on it (after <em>Box on the frame</em>) to name a region:"
-            " <code>#rect=(x1,y1),(x2,y2),t</code> in the video's own pixels, at <code>t</code> milliseconds.",
+            scripted_or("Mark in and out on the timeline (the buttons, or the keys I and O, at the player's time;"
+                        " or drag on the timeline) to name a clip", "A clip is named")
+            + ": <code>#msec=a,b</code> (<code>#sec=a,b</code> in whole seconds). "
+            + scripted_or("Pause on a frame and drag a box on it (after <em>Box on the frame</em>) to name a region",
+                          "A region of a frame is named")
+            + ": <code>#rect=(x1,y1),(x2,y2),t</code> in the video's own pixels, at <code>t</code> milliseconds.",
             forms=("mediafrag", "annotation"),
             why=_WHY_TIME + " A region of a frame has no Media Fragments form (<code>#xywh=</code> is an image's).",
             written="<code>#msec=a,b</code>, <code>#sec=a,b</code>, <code>#rect=(x1,y1),(x2,y2),t</code>",
