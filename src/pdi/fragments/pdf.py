@@ -360,22 +360,90 @@ def pages_boxes(data: Buffer, index: bytes | None, numbers: Sequence[int], *, na
     otherwise is an :class:`UnsupportedError` naming both builds, never boxes
     for other characters).
     """
-    layer = layer_of(data, index, name=name)
-    ranges = [layer.page_range(number) for number in numbers]
-    made = pages_from_bytes(_in_child("boxes", data, [str(n) for n in numbers], LIMITS.page_seconds, "page_seconds",
-                                      f"{name} (page{'s' if len(numbers) > 1 else ''} {', '.join(map(str, numbers))})"))
-    if len(made) != len(numbers):
-        raise IntegrityError(f"PDFium's child gave {len(made)} pages of {name}, not the {len(numbers)} asked")
-    found: list[PageBoxes] = []
-    for number, (start, end), (page, boxes) in zip(numbers, ranges, made, strict=True):
+    import hashlib
+
+    layer = layer_of(data, index, name=name)  # a kept index is checked as ever (held only if whole the same)
+    for number in numbers:
+        layer.page_range(number)  # a page the PDF lacks is refused before any is read
+    # what the boxes are of: these octets, this kept index (or none: the layer made now), the build that made the
+    # layer and the PDFium library a child loads now, the page
+    of = (hashlib.sha256(data).digest(), None if index is None else bytes(index[-DIGEST_SIZE:]), layer.pdfium,
+          _pdfium_build())
+    found: dict[int, PageBoxes] = {}
+    with _recent_lock:
+        for number in numbers:
+            held = _boxes.get((*of, number))
+            if held is not None:
+                _boxes.move_to_end((*of, number))
+                found[number] = held.page
+    asked = [number for number in dict.fromkeys(numbers) if number not in found]
+    made = pages_from_bytes(_in_child("boxes", data, [str(n) for n in asked], LIMITS.page_seconds, "page_seconds",
+                                      f"{name} (page{'s' if len(asked) > 1 else ''} {', '.join(map(str, asked))})")
+                            ) if asked else []
+    if len(made) != len(asked):
+        raise IntegrityError(f"PDFium's child gave {len(made)} pages of {name}, not the {len(asked)} asked")
+    for number, (page, boxes) in zip(asked, made, strict=True):
+        start, end = layer.page_range(number)
         if page["text"] != layer.text[start:end]:
             raise UnsupportedError(
                 f"PDFium {page['pdfium']} reads page {number} otherwise than the build that made"
                 f" the kept text layer ({layer.pdfium}): no boxes for its characters")
         left, bottom, right, top = (float(v) for v in page["crop"])
-        found.append(PageBoxes(number, layer.pages, start, page["text"], boxes, (left, bottom, right, top),
-                               int(page["rotation"])))
-    return found
+        found[number] = PageBoxes(number, layer.pages, start, page["text"], boxes, (left, bottom, right, top),
+                                  int(page["rotation"]))
+        kept = _HeldBoxes(found[number])
+        if kept.held <= _BOXES_HELD:
+            with _recent_lock:
+                _boxes[(*of, number)] = kept
+                while sum(k.held for k in _boxes.values()) > _BOXES_HELD:
+                    _boxes.popitem(last=False)
+    # each caller its own array of boxes: one held is never changed under another
+    return [dataclasses.replace(found[number], boxes=array("d", found[number].boxes)) for number in numbers]
+
+
+@dataclass(frozen=True)
+class _HeldBoxes:
+    """A page's boxes held (:data:`_boxes`), and the octets they take."""
+
+    page: PageBoxes
+
+    @property
+    def held(self) -> int:
+        return len(self.page.boxes) * self.page.boxes.itemsize + 4 * len(self.page.text) + 256
+
+
+#: Pages' boxes read lately: a reader drawing regions on a page, or a resolver asked rect after rect of it, had
+#: PDFium read the page in a new child each time (0.2 s). Held by the PDF's octets' SHA-256, the kept index's
+#: digest (None: the layer made now from the octets), the PDFium build that made the layer, the PDFium library
+#: a child would load now (:func:`_pdfium_build`: one replaced under a running resolver reads pages again) and
+#: the page: never one PDF's boxes for another's. At most :data:`_BOXES_HELD` octets (boxes and text), the
+#: least recently used let go; guarded by :data:`_recent_lock`.
+_boxes: OrderedDict[tuple[bytes, bytes | None, str, tuple[str, int, int, int], int], _HeldBoxes] = OrderedDict()
+_BOXES_HELD = 16 << 20
+
+
+def _pdfium_build() -> tuple[str, int, int, int]:
+    """The PDFium library a child would load now (pypdfium2_raw's, found without importing it: this process
+    never loads PDFium): its path, size, change time and inode; ("", 0, 0, 0) when it is not found."""
+    import os
+
+    global _pdfium_library
+    if _pdfium_library is None:
+        import importlib.util
+
+        spec = importlib.util.find_spec("pypdfium2_raw")
+        places = list(spec.submodule_search_locations or []) if spec is not None else []
+        libraries = [os.path.join(place, file) for place in places
+                     for file in ("libpdfium.so", "libpdfium.dylib", "pdfium.dll")]
+        _pdfium_library = next((path for path in libraries if os.path.exists(path)), "")
+    try:
+        found = os.stat(_pdfium_library)
+    except OSError:
+        return (_pdfium_library, 0, 0, 0)
+    return (_pdfium_library, found.st_size, found.st_mtime_ns, found.st_ino)
+
+
+_pdfium_library: str | None = None
 
 
 _HEAD = struct.Struct("<Q")
