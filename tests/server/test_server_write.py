@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import jsonschema
 import pytest
 from server_helpers import serving
 from starlette.testclient import TestClient
@@ -497,6 +498,47 @@ def test_a_retried_batch_with_its_key_mints_nothing_more(writable: Writable) -> 
     assert len(writable.archive.ls(series=S)) == 2
     other = _batch(writable, files[:1], **{"Idempotency-Key": "nightly-2026-11-23"})
     assert other.status_code == 422
+
+
+def test_a_batch_item_held_already_under_its_id_is_answered_unchanged_with_its_name(writable: Writable) -> None:
+    # as a deposit of the same octets under the same id answers (200, "unchanged": true, the name holding them), and
+    # as `pdi add x.mbox` answers such an item of its batch: nothing is stored for it, the other items are minted
+    held = b"kept as it was\n"
+    writable.archive.add(S, held, format="text", foreign_id="held-id")
+    day = f"{writable.archive.now().date():%Y/%m/%d}"
+    name, new = f"urn:pdi://{S}/{day}/held-id.text.1", f"urn:pdi://{S}/{day}/1.text.1"
+    before = snapshot(writable.archive)
+    alone = _batch(writable, [("held.txt", held, "text/plain")], manifest=[{"id": "held-id"}])
+    assert alone.status_code == 200, alone.text  # every item held: nothing was created
+    assert alone.json() == {"items": [{"pdi": name, "names": [name], "version": 1, "unchanged": True}]}
+    single = writable.client.post(f"/api/deposit?series={S}&id=held-id", content=held,
+                                  headers=Writable.bearer(writable.deposit, **{"Content-Type": "text/plain"}))
+    assert single.status_code == 200 and single.json() == alone.json()["items"][0]
+    assert snapshot(writable.archive) == before
+    # other octets under the held id are still refused, naming the item, and nothing is minted
+    refused = _batch(writable, [("new.txt", b"a new one\n", "text/plain"), ("held.txt", b"other\n", "text/plain")],
+                     manifest=[{}, {"id": "held-id"}])
+    assert refused.status_code == 409 and refused.json()["detail"].startswith("item 1: "), refused.text
+    assert snapshot(writable.archive) == before
+    # beside a new item: 201, the new one minted and the held one named; a retry under its key is that answer again
+    files = [("new.txt", b"a new one\n", "text/plain"), ("held.txt", held, "text/plain")]
+    key = {"Idempotency-Key": "held-2026-11-28"}
+    mixed = _batch(writable, files, manifest=[{}, {"id": "held-id"}], **key)
+    assert mixed.status_code == 201, mixed.text
+    assert mixed.json() == {"items": [{"pdi": new, "names": [new], "version": 1, "unchanged": False},
+                                      {"pdi": name, "names": [name], "version": 1, "unchanged": True}]}
+    assert writable.client.get(f"/uri-res/N2R?{new}").content == b"a new one\n"
+    assert writable.client.get(f"/uri-res/N2R?{name}").content == held
+    after = snapshot(writable.archive)
+    again = _batch(writable, files, manifest=[{}, {"id": "held-id"}], **key)
+    assert again.status_code == 201 and again.json() == mixed.json() and again.headers["idempotent-replayed"] == "true"
+    assert snapshot(writable.archive) == after
+    # each answer is one the OpenAPI description gives for its status
+    described = writable.client.get("/openapi.json").json()["paths"]["/api/batch"]["post"]["responses"]
+    for answer in (alone, mixed, again):
+        schema = described[str(answer.status_code)]["content"]["application/json"]["schema"]
+        jsonschema.validate(answer.json(), schema)
+        assert schema["properties"]["items"]["items"]["required"] == ["pdi", "names", "version", "unchanged"]
 
 
 def test_a_batch_under_a_used_key_with_other_ids_in_its_manifest_is_422_not_the_first_answer(

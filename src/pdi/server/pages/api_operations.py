@@ -164,6 +164,8 @@ _WRITTEN_BODY = {
     "properties": {"pdi": {"type": "string"}, "names": _STRINGS, "version": {"type": "integer"},
                    "unchanged": {"type": "boolean"}},
 }
+_BATCH_BODY = {"type": "object", "required": ["items"], "properties": {"items": {
+    "type": "array", "minItems": 1, "items": _WRITTEN_BODY}}}
 _LOCATION = {"Location": ("The first name's N2R", True)}
 _WRITTEN = {201: Answer("Created: the names; Location the first name's N2R", _JSON, _WRITTEN_BODY, _LOCATION),
             200: Answer("Nothing new stored: the same bytes as the latest version (unchanged), or a replayed answer",
@@ -629,8 +631,11 @@ _BATCH = Operation(
                   "properties": {"manifest": {"type": "string", "format": "batch-manifest"},
                                  "file": {"type": "string", "format": "binary"}}},
                                           "encoding": {"file": {"contentType": "text/plain"}}}}),
-    answers={201: Answer("The items in the parts' order", _JSON, {
-        "type": "object", "required": ["items"], "properties": {"items": {"type": "array", "items": _OBJECT}}})},
+    answers={201: Answer("The items in the parts' order, each as a deposit answers it: an item whose id is minted today"
+                         " with these bytes in its latest version is that name, unchanged true, nothing stored for it",
+                         _JSON, _BATCH_BODY),
+             200: Answer("Nothing new stored: every item held already, each unchanged true", _JSON,
+                         _BATCH_BODY)},
     errors=(*_WRITE, 412), role="deposit", tag="write",
     error_text={400: "A parameter given more than once, an item refused (item N: why), a part that is a field but"
                      " for one manifest (part N), or the body malformed,"

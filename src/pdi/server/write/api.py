@@ -28,8 +28,10 @@ transaction that makes it (who: ``token:NAME``, from which address).
   listing ``{"format", "id", "charset"}`` item by item; any other field, an
   item sent without a filename among them, or a second manifest is ``400``
   naming its part). ``201`` and
-  ``{"items": [{"pdi", "names", "version"}, …]}`` in the parts' order; a
-  refusal names the item (``item 3: …``) and mints nothing. ``embargo``
+  ``{"items": [{"pdi", "names", "version", "unchanged"}, …]}`` in the parts'
+  order; an item whose ``id`` is minted today with these bytes in its latest
+  version is that name, ``"unchanged": true``, as a deposit answers it (``200``
+  when every item is); a refusal names the item (``item 3: …``) and mints nothing. ``embargo``
   embargoes every item from the start (role ``curate``).
 * ``POST /api/version?pdi=GENERIC_NAME[&format=F][&charset=C]`` — a new
   version (``201``; the same bytes as the latest version: ``200``, unchanged).
@@ -201,7 +203,10 @@ class WriteAPI:
         Each file part is one document's only format: the format registered
         for the part's ``Content-Type`` (its ``charset`` too). An optional
         ``manifest`` field (JSON, before the files) lists, item by item,
-        ``{"format", "id", "charset"}`` to say otherwise. The parts are
+        ``{"format", "id", "charset"}`` to say otherwise. An item whose
+        ``id`` is minted today with these octets in its latest version is
+        answered as :meth:`deposit` answers it: that name, ``"unchanged":
+        true``, nothing stored for it (``200`` when every item is so). The parts are
         spooled to temporary files as they arrive (Starlette's form parser),
         then each streamed into the store. A body that is malformed, or cut
         short before its closing boundary, or that ends before its
@@ -248,13 +253,16 @@ class WriteAPI:
             def run() -> list[Deposit]:
                 return self.archive.deposit_batch(
                     series, items, writer=writer, idempotency_key=key, request=_fingerprint(request),
-                    embargo_until=embargo,
+                    embargo_until=embargo, unchanged=True,
                 )
 
             deposits = await anyio.to_thread.run_sync(run)
         replayed = any(d.replayed for d in deposits)
-        body = {"items": [{"pdi": str(d[0]), "names": [str(n) for n in d], "version": d.version} for d in deposits]}
-        return JSONResponse(body, status_code=201, headers={"Idempotent-Replayed": "true"} if replayed else {})
+        body = {"items": [{"pdi": str(d[0]), "names": [str(n) for n in d], "version": d.version,
+                           "unchanged": d.unchanged} for d in deposits]}
+        # as a deposit answers (_created): 200 when nothing new was stored, every item held already
+        status = 200 if all(d.unchanged for d in deposits) else 201
+        return JSONResponse(body, status_code=status, headers={"Idempotent-Replayed": "true"} if replayed else {})
 
     async def version(self, request: Request) -> Response:
         writer = await self.writer(request)
