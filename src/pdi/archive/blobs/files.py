@@ -279,15 +279,17 @@ class FileBlobs(Attached):
             raise StoreError(f"cannot write a blob in {self.root / 'tmp'}: {exc}") from exc
 
     def _write_temporary(
-        self, source: Octets, observe: BlobObserver | None = None, *, sync: bool = True
+        self, source: Octets, observe: BlobObserver | None = None, *, sync: bool = True, mark: bool = False
     ) -> tuple[Path, int, BlobInfo]:
-        """Write ``source`` to a new temporary file while hashing it; fsynced (unless not ``sync``), still locked.
+        """Write ``source`` to a new temporary file while hashing it; fsynced (unless not ``sync``), still locked;
+        ``mark``: marked as not yet durable (a batch's, renamed to its name unsynced). An import's files are not
+        marked: each is synced before it is at its name, and nothing would clear its mark after.
 
         Returns its path, its open descriptor (holding the exclusive lock) and
         what was written. Any failure (of the source, of ``observe``, of the
         disk) removes the file.
         """
-        tmp, fd = self._new_temporary(unsynced=not sync)
+        tmp, fd = self._new_temporary(unsynced=mark)
         digests = Digests()
         try:
             if observe is None:  # each piece hashed and written before the next is read: not copied
@@ -389,7 +391,7 @@ class FileBlobs(Attached):
         return stage_small(source, observe, self._stage_file_deferred)
 
     def _stage_file_deferred(self, source: Octets, observe: BlobObserver | None = None) -> _FilePin:
-        tmp, fd, info = self._write_temporary(source, observe, sync=False)
+        tmp, fd, info = self._write_temporary(source, observe, sync=False, mark=True)
         return self._settle(tmp, fd, info, deferred=True)
 
     def make_durable(self, blobs: Sequence[StagedBlob]) -> None:

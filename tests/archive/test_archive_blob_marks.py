@@ -1,0 +1,40 @@
+"""The mark a batch's blob file carries while it is not yet durable (its owner's write bit), and the one ``syncfs``
+that makes a batch durable (:mod:`pdi.archive.blobs.files`, module docstring): what the mark must mean wherever a
+blob file is found at its name, and what a write-back error reported by ``syncfs`` must refuse.
+
+What must hold: a file at a blob's name is either marked or durable (a deposit that finds it unmarked relies on it
+without a sync), and no batch commits after a write-back error the kernel reported once, to another batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import stat
+from pathlib import Path
+
+from pdi.archive import Archive
+
+
+def _octets(n: int) -> bytes:
+    """100,000 octets of their own for each ``n``: past the 64 KiB a catalog row holds, so a blob file."""
+    return hashlib.sha256(str(n).encode()).digest() * 3125
+
+
+def _marked(root: Path, octets: bytes) -> bool:
+    sha256 = hashlib.sha256(octets).hexdigest()
+    return bool((root / "blobs" / sha256[:2] / sha256).stat().st_mode & stat.S_IWUSR)
+
+
+def test_an_imports_blob_files_are_not_left_marked_once_durable(tmp_path: Path) -> None:
+    archive = Archive.init(tmp_path / "a")
+    blobs = archive.store.blobs
+    given, ahead = _octets(1), _octets(2)
+    spooled = blobs.write_ahead(ahead)  # as a WARC import writes a record's payload before its batch
+    staged = blobs.stage_import([(hashlib.sha256(given).hexdigest(), given), (spooled.info.sha256, spooled)])
+    for blob in staged:
+        blob.close()
+    # synced before their renames and their folders after: durable, so unmarked (a mark makes every later
+    # deposit that finds the file sync it again, a file and two folders)
+    assert not _marked(tmp_path / "a", given)
+    assert not _marked(tmp_path / "a", ahead)
+    archive.close()
