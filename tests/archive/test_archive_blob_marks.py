@@ -8,9 +8,13 @@ without a sync), and no batch commits after a write-back error the kernel report
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
 import stat
 from pathlib import Path
+
+import pytest
 
 from pdi.archive import Archive
 
@@ -37,4 +41,46 @@ def test_an_imports_blob_files_are_not_left_marked_once_durable(tmp_path: Path) 
     # deposit that finds the file sync it again, a file and two folders)
     assert not _marked(tmp_path / "a", given)
     assert not _marked(tmp_path / "a", ahead)
+    archive.close()
+
+
+def _fsynced(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The inode of every file and folder ``os.fsync`` is called on from here."""
+    inodes: list[int] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        real(fd)
+        inodes.append(os.fstat(fd).st_ino)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return inodes
+
+
+def _ignored(fd: int, mode: int) -> None:
+    """``fchmod`` on a file system that keeps no modes of its own (SMB without its Unix extensions, a FUSE
+    mount with fixed modes): it succeeds and changes nothing."""
+
+
+def _refused(fd: int, mode: int) -> None:
+    """``fchmod`` on a file system that refuses the change (FAT without ``quiet``)."""
+    raise PermissionError(errno.EPERM, os.strerror(errno.EPERM))
+
+
+@pytest.mark.parametrize("fchmod", [_ignored, _refused], ids=["ignored", "refused"])
+def test_where_the_mark_cannot_be_kept_a_batchs_blob_is_durable_before_it_is_at_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fchmod: object
+) -> None:
+    root = tmp_path / "a"
+    archive = Archive.init(root)
+    monkeypatch.setattr(os, "fchmod", fchmod)
+    inodes = _fsynced(monkeypatch)
+    octets = _octets(3)
+    staged = archive.store.stage_blob(iter([octets]), durable=False)  # a batch's, its make_durable not yet called
+    path = root / "blobs" / staged.info.sha256[:2] / staged.info.sha256
+    assert path.read_bytes() == octets
+    # another process finding it now sees no mark: it must be durable already, octets and directory entry
+    assert not _marked(root, octets)
+    assert {path.stat().st_ino, path.parent.stat().st_ino} <= set(inodes)
+    staged.close()
     archive.close()

@@ -28,7 +28,7 @@ A batch of deposits (:meth:`pdi.archive.Archive.deposit_dated`, an import's
 pages; :meth:`~pdi.archive.Archive.deposit_batch`) stages its blob files
 without a sync each (:meth:`FileBlobs.stage_deferred`): each is written,
 marked as not yet durable (its owner's write bit, which no durable blob file
-has), and renamed to its name; before the batch's catalog transaction
+has; where the file system does not keep the bit, synced as one deposit's), and renamed to its name; before the batch's catalog transaction
 begins, :meth:`FileBlobs.make_durable` makes them all durable, octets and
 directory entries, with one ``syncfs`` (where it reports write-back errors:
 else each blob is staged durably, as one deposit's), and clears the marks.
@@ -271,7 +271,7 @@ class FileBlobs(Attached):
                 made = os.fstat(fd)
                 if made.st_nlink:
                     if unsynced:
-                        os.fchmod(fd, stat.S_IMODE(made.st_mode) | stat.S_IWUSR)
+                        _mark(fd, made)
                     return tmp, fd
                 os.close(fd)  # a remover took the new file before we locked it: make another
         except OSError as exc:
@@ -282,8 +282,9 @@ class FileBlobs(Attached):
         self, source: Octets, observe: BlobObserver | None = None, *, sync: bool = True, mark: bool = False
     ) -> tuple[Path, int, BlobInfo]:
         """Write ``source`` to a new temporary file while hashing it; fsynced (unless not ``sync``), still locked;
-        ``mark``: marked as not yet durable (a batch's, renamed to its name unsynced). An import's files are not
-        marked: each is synced before it is at its name, and nothing would clear its mark after.
+        ``mark``: marked as not yet durable (a batch's, renamed to its name unsynced), or synced where its file
+        system keeps no such mark (:func:`_mark`). An import's files are not marked: each is synced before it is
+        at its name, and nothing would clear its mark after.
 
         Returns its path, its open descriptor (holding the exclusive lock) and
         what was written. Any failure (of the source, of ``observe``, of the
@@ -304,7 +305,7 @@ class FileBlobs(Attached):
             info = digests.finish()
             if observe is not None:
                 observe.finish(info)
-            if sync:
+            if sync or (mark and not os.fstat(fd).st_mode & stat.S_IWUSR):  # the mark not kept: synced now
                 os.fsync(fd)
         except BaseException as exc:
             tmp.unlink(missing_ok=True)
@@ -392,7 +393,9 @@ class FileBlobs(Attached):
 
     def _stage_file_deferred(self, source: Octets, observe: BlobObserver | None = None) -> _FilePin:
         tmp, fd, info = self._write_temporary(source, observe, sync=False, mark=True)
-        return self._settle(tmp, fd, info, deferred=True)
+        # deferred only if marked: a file system that keeps no modes (or refuses the change) shows no mark, so
+        # another deposit finding the file at its name would rely on it unsynced; it is then staged as :meth:`stage`
+        return self._settle(tmp, fd, info, deferred=bool(os.fstat(fd).st_mode & stat.S_IWUSR))
 
     def make_durable(self, blobs: Sequence[StagedBlob]) -> None:
         """Make the files and directory entries of the blobs :meth:`stage_deferred` staged durable, then clear
@@ -753,6 +756,14 @@ class _ImportedFile:
         except OSError as exc:
             raise StoreError(f"cannot remove blob {self.store.blob_path(self.info.sha256)}: {exc}") from exc
         _FilePin(self.store, self.info.sha256, fd, self.info, created=True).discard()
+
+
+def _mark(fd: int, made: os.stat_result) -> None:
+    """Mark a new file as not yet durable (its owner's write bit), where its file system keeps it: one that keeps
+    no modes of its own (SMB without its Unix extensions) ignores the change, one may refuse it (FAT); the caller
+    asks the file's mode whether it is marked, and else syncs it before it is at its name."""
+    with contextlib.suppress(OSError):
+        os.fchmod(fd, stat.S_IMODE(made.st_mode) | stat.S_IWUSR)
 
 
 def _digest(fd: int) -> str:
