@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from pdi.archive import Archive
+from pdi.archive.blobs import files
+from pdi.errors import StoreError
 
 
 def _octets(n: int) -> bytes:
@@ -83,4 +85,34 @@ def test_where_the_mark_cannot_be_kept_a_batchs_blob_is_durable_before_it_is_at_
     assert not _marked(root, octets)
     assert {path.stat().st_ino, path.parent.stat().st_ino} <= set(inodes)
     staged.close()
+    archive.close()
+
+
+def test_a_write_back_error_syncfs_reports_to_one_batch_refuses_every_batch_written_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "a"
+    archive = Archive.init(root)
+    real = files._syncfs()
+    assert real is not None  # Linux 5.8 or later: the kernel reports write-back errors through syncfs
+    told: list[int] = []
+
+    def syncfs(fd: int) -> None:
+        # a write-back error happened before either batch synced: syncfs(2) reports it once to each open file
+        # description (the kernel's errseq), and the store syncs every batch through its one descriptor
+        real(fd)
+        if fd not in told:
+            told.append(fd)
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(files, "_SYNCFS", [syncfs])
+    first = [archive.store.stage_blob(iter([_octets(n)]), durable=False) for n in (4, 5)]
+    second = [archive.store.stage_blob(iter([_octets(n)]), durable=False) for n in (6, 7)]
+    with pytest.raises(StoreError, match="durable"):
+        archive.store.make_durable(second)
+    # the error may be of the first batch's octets: it is told too, not let commit
+    with pytest.raises(StoreError, match="durable"):
+        archive.store.make_durable(first)
+    for blob in first + second:
+        blob.discard()
     archive.close()

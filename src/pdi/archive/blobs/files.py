@@ -57,6 +57,7 @@ importing nothing, if a remover with no grace period took one meanwhile.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import heapq
@@ -118,6 +119,10 @@ class FileBlobs(Attached):
         self._folder = os.path.join(self.root, "blobs", "")  # what blob_file's names begin with
         self._sync_fd: int | None = None  # opened before an import's first write: syncfs reports errors since
         self._sync_lock = threading.Lock()
+        #: Write-back errors ``syncfs`` reported through :attr:`_sync_fd`: the kernel tells each once, to whichever
+        #: sync comes first, so a sync of blobs written before one told to another is refused too (:meth:`_syncfs`).
+        self._sync_failures = 0
+        self._syncfs_lock = threading.Lock()
         try:
             (self.root / "blobs").mkdir(exist_ok=True)
             (self.root / "tmp").mkdir(exist_ok=True)
@@ -150,13 +155,28 @@ class FileBlobs(Attached):
                     raise StoreError(f"cannot open {self.root / 'tmp'}: {exc}") from exc
             return self._sync_fd
 
-    def _sync_all(self, paths: Sequence[str | Path]) -> None:
-        """Make written files (or directories) durable: one ``syncfs`` for several, else an ``fsync`` each."""
+    def _syncfs(self, syncfs: Callable[[int], None], fd: int, since: int) -> None:
+        """``syncfs`` of the archive's file system through the shared descriptor ``fd``, for blobs whose first
+        octet was written when :attr:`_sync_failures` was ``since``: refused (``EIO``) when it reports a write-back
+        error, or when one was reported since to another sync (the kernel tells each error once a descriptor, and
+        it may be of these blobs' octets). One at a time, so that an error is counted before another sync asks."""
+        with self._syncfs_lock:
+            try:
+                syncfs(fd)
+            except OSError:
+                self._sync_failures += 1
+                raise
+            if self._sync_failures != since:
+                raise OSError(errno.EIO, "a write-back error was reported to another sync since these were written")
+
+    def _sync_all(self, paths: Sequence[str | Path], since: int) -> None:
+        """Make written files (or directories) durable: one ``syncfs`` for several, else an ``fsync`` each
+        (``since``: :meth:`_syncfs`)."""
         syncfs = _syncfs()
         fd = self._syncer() if len(paths) > 1 else None
         try:
             if syncfs is not None and fd is not None:
-                syncfs(fd)
+                self._syncfs(syncfs, fd, since)
                 return
             for path in paths:
                 each = os.open(path, os.O_RDONLY)
@@ -392,10 +412,13 @@ class FileBlobs(Attached):
         return stage_small(source, observe, self._stage_file_deferred)
 
     def _stage_file_deferred(self, source: Octets, observe: BlobObserver | None = None) -> _FilePin:
+        since = self._sync_failures  # before the first octet (:meth:`_syncfs`)
         tmp, fd, info = self._write_temporary(source, observe, sync=False, mark=True)
         # deferred only if marked: a file system that keeps no modes (or refuses the change) shows no mark, so
         # another deposit finding the file at its name would rely on it unsynced; it is then staged as :meth:`stage`
-        return self._settle(tmp, fd, info, deferred=bool(os.fstat(fd).st_mode & stat.S_IWUSR))
+        pin = self._settle(tmp, fd, info, deferred=bool(os.fstat(fd).st_mode & stat.S_IWUSR))
+        pin.since = min(pin.since, since)
+        return pin
 
     def make_durable(self, blobs: Sequence[StagedBlob]) -> None:
         """Make the files and directory entries of the blobs :meth:`stage_deferred` staged durable, then clear
@@ -411,7 +434,7 @@ class FileBlobs(Attached):
         fd = self._syncer() if syncfs is not None else None
         try:
             if syncfs is not None and fd is not None:
-                syncfs(fd)
+                self._syncfs(syncfs, fd, min(pin.since for pin in pending))
             else:
                 for pin in pending:
                     os.fsync(pin.fd)
@@ -429,6 +452,7 @@ class FileBlobs(Attached):
         as it is (:meth:`stage_import` renames it into place, no copy, no hashing again). Its ``discard`` after the
         import removes it if the import did not take it."""
         self._syncer()  # before the first octet: a write-back error from here on is reported by the sync
+        since = self._sync_failures
         tmp, fd, info = self._write_temporary(source, sync=False)
         try:
             # the disk starts writing it now, while the next blobs arrive: the import's sync then waits for
@@ -438,7 +462,7 @@ class FileBlobs(Attached):
             pass  # a file system or platform without it: written back by the sync alone
         finally:
             os.close(fd)
-        return _Ahead(self, tmp, info)
+        return _Ahead(self, tmp, info, since)
 
     def stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
         """Write every new blob of an import to a temporary file first; place them only when all are read.
@@ -459,6 +483,7 @@ class FileBlobs(Attached):
         pending: list[tuple[Path, BlobInfo]] = []
         taken: list[_Ahead] = []  # written ahead, their files renamed (or removed) here: nothing left to discard
         self._syncer()
+        since = self._sync_failures  # lowered to a blob's written ahead (:meth:`_syncfs`)
         try:
             for sha256, content in blobs:
                 if sha256 in seen:
@@ -475,18 +500,19 @@ class FileBlobs(Attached):
                 if ahead:
                     assert isinstance(content, _Ahead)
                     tmp, info = content.path, content.info
+                    since = min(since, content.since)
                     taken.append(content)
                 else:
                     tmp, fd, info = self._write_temporary(blob_octets(content), sync=False)
                     os.close(fd)
                 pending.append((tmp, info))
                 check_imported_blob(sha256, info.sha256)
-            self._sync_all([tmp for tmp, _ in pending])
+            self._sync_all([tmp for tmp, _ in pending], since)
             folders: set[str] = set()
             while pending:
                 tmp, info = pending.pop()
                 staged.append(self._place_imported(tmp, info, folders))
-            self._sync_all(sorted(folders))
+            self._sync_all(sorted(folders), since)
         except BaseException:
             for tmp, _ in pending:
                 tmp.unlink(missing_ok=True)
@@ -598,9 +624,11 @@ class FileBlobs(Attached):
 class _Ahead(Spooled):
     """A blob written ahead into ``tmp/`` by :meth:`FileBlobs.write_ahead` (its import renames it into place)."""
 
-    def __init__(self, store: FileBlobs, path: Path, info: BlobInfo) -> None:
+    def __init__(self, store: FileBlobs, path: Path, info: BlobInfo, since: int) -> None:
         super().__init__(path, info)
         self.store = store
+        #: The store's write-back errors counted before its first octet was written (:meth:`FileBlobs._syncfs`).
+        self.since = since
         #: Its file was renamed into place, or removed, by :meth:`FileBlobs.stage_import` (none to remove).
         self.taken = False
 
@@ -666,6 +694,9 @@ class _FilePin:
         #: The folders whose entries are not yet known durable, if its file is not (a batch's:
         #: :meth:`FileBlobs.stage_deferred`); ``()`` when it is durable.
         self.pending: tuple[str, ...] = ()
+        #: The store's write-back errors counted before its octets were written, or it was found
+        #: (:meth:`FileBlobs._syncfs`).
+        self.since = store._sync_failures
         self._closed = False
 
     def secure(self) -> None:
