@@ -150,6 +150,19 @@ def test_a_scan_says_it_has_no_text_layer_and_is_drawn(media: tuple[str, dict[st
     assert "No text layer" in note and "page and region" in note
 
 
+def test_without_javascript_a_scans_note_names_no_box_to_draw(media: tuple[str, dict[str, str]]) -> None:
+    """The note of a PDF with no text told the reader to draw a box on a page, a control only the script draws
+    (not drawn without one): without a script it says what a region is named; with one it names the box."""
+    from test_server_pages_without_script import _open_without_script
+
+    with devtools() as pipe:
+        plain = _js(pipe, _open_without_script(pipe, _view(media, "scan")), "document.getElementById('no-layer').innerText")
+        scripted = _js(pipe, _open(pipe, _view(media, "scan")), "document.getElementById('no-layer').innerText")
+    assert "No text layer" in plain and "draw a box" not in plain.lower(), plain
+    assert "#rect=(x1,y1),(x2,y2),f" in plain, plain  # the fragment written by hand, as the hint below gives it
+    assert "draw a box" in scripted.lower(), scripted
+
+
 def test_select_text_on_a_page_names_the_passage_as_pdi_counts_it(media: tuple[str, dict[str, str]]) -> None:
     base, _ = media
     wanted = "Dynamic languages such as JavaScript"

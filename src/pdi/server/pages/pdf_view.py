@@ -76,8 +76,11 @@ def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None, cit
         note = ('<p class="note" id="no-layer">No text layer: PDFium could not read this PDF when it was deposited,'
                 " so its text cannot be selected or searched here. Cite it by page and region.</p>")
     elif layer.empty:
+        # the box is drawn by the script only: without one, what a region is named (the hint below says it too)
         note = ('<p class="note" id="no-layer">No text layer: this PDF has no text (a scan without OCR).'
-                " Cite it by page and region: draw a box on a page.</p>")
+                " Cite it by page and region: "
+                + scripted_or("draw a box on a page.", "a region is named <code>#rect=(x1,y1),(x2,y2),f</code>.")
+                + "</p>")
     else:
         note = ""
     data = "".join(f' {key}="{html.escape(value)}"' for key, value in attributes.items())
