@@ -652,3 +652,37 @@ def test_a_name_pasted_from_a_resolvers_address_is_the_name_with_its_last_percen
     assert hash_unescaped(f"{name}%23{fragment}") == f"{name}#{fragment}"
     assert hash_unescaped(f"{name}#{fragment}") is None and hash_unescaped(name) is None
     assert hash_unescaped(f"{name}%23line") is None  # "line" alone is no fragment
+
+
+@SETTINGS
+@given(series=series_st, date=dates, foreign_id=foreign_ids, token=st.sampled_from(TEXT_TOKENS),
+       words=st.lists(st.text(alphabet="abcxyz019", min_size=1, max_size=5), min_size=2, max_size=4))
+def test_a_pasted_name_whose_fragment_holds_an_escaped_hash_is_the_name_with_the_hash_before_its_fragment(
+    series: tuple[str, ...], date: datetime.date, foreign_id: str, token: str, words: list[str],
+) -> None:
+    """A search for text holding ``#`` writes it ``%23`` (``#search=a%23b``: PDI-GRAMMAR §1, reserved characters);
+    RFC 2169's query writes that ``%23search=a%2523b``, read back once as ``…1%23search=a%23b``. Its last ``%23``
+    is the fragment's own: the name meant is the one whose ``#`` begins the fragment, the fragment kept whole."""
+    from pdi.identifier import hash_unescaped
+
+    name = str(PDI.build(series=series, date=date, foreign_id=foreign_id, format=token, version=1))
+    fragment = "search=" + "%23".join(words)
+    assert PDI.parse(f"{name}#{fragment}").fragment is not None  # a name as it is meant
+    assert hash_unescaped(f"{name}%23{fragment}") == f"{name}#{fragment}"
+
+
+def test_a_pasted_name_of_many_escaped_hashes_is_read_a_few_times_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stranger's text of a hundred thousand ``%23`` (a resolver's problem detail reads what it is sent) is not
+    parsed once for each: the name meant is looked for among the last few only."""
+    from pdi.identifier import _meant, hash_unescaped
+
+    parsed: list[str] = []
+    real = _meant._parses
+
+    def counted(name: str) -> bool:
+        parsed.append(name)
+        return real(name)
+
+    monkeypatch.setattr(_meant, "_parses", counted)
+    assert hash_unescaped("urn:pdi://example.org/2026/11/27/1.text.1" + "%23" * 100_000) is None
+    assert len(parsed) <= 10
