@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any
 
 from pdi._wording import clipped
 from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, UnsupportedError
-from pdi.fragments.pdf_region import region_characters
+from pdi.fragments.pdf_region import Centres, region_characters
 from pdi.fragments.results import Buffer, FragmentResult, Page, Range, Region
 from pdi.fragments.sealed import DIGEST_SIZE, Reader, pack_text, seal, unseal
 
@@ -311,7 +311,8 @@ class PageBoxes:
     :attr:`text` is *T(n)* as the layer kept it, starting at offset :attr:`start`
     of *D*; :attr:`boxes` has four floats per character (left, bottom, right,
     top in the page's user space, points, before ``/Rotate``; NaN where it has
-    none); :attr:`crop` is the CropBox (left, bottom, right, top).
+    none); :attr:`crop` is the CropBox (left, bottom, right, top); :attr:`centres`, each character's box centre
+    as :meth:`centre` gives it, worked out once for the page when read (:func:`region_characters`; None: not yet).
     """
 
     number: int
@@ -321,6 +322,7 @@ class PageBoxes:
     boxes: array[float]
     crop: tuple[float, float, float, float]
     rotation: int
+    centres: Centres | None = dataclasses.field(default=None, compare=False, repr=False)
 
     @property
     def width(self) -> float:
@@ -390,8 +392,9 @@ def pages_boxes(data: Buffer, index: bytes | None, numbers: Sequence[int], *, na
                 f"PDFium {page['pdfium']} reads page {number} otherwise than the build that made"
                 f" the kept text layer ({layer.pdfium}): no boxes for its characters")
         left, bottom, right, top = (float(v) for v in page["crop"])
-        found[number] = PageBoxes(number, layer.pages, start, page["text"], boxes, (left, bottom, right, top),
-                                  int(page["rotation"]))
+        crop = (left, bottom, right, top)
+        found[number] = PageBoxes(number, layer.pages, start, page["text"], boxes, crop, int(page["rotation"]),
+                                  Centres.of(boxes, crop))
         kept = _HeldBoxes(found[number])
         if kept.held <= _BOXES_HELD:
             with _recent_lock:
@@ -410,7 +413,10 @@ class _HeldBoxes:
 
     @property
     def held(self) -> int:
-        return len(self.page.boxes) * self.page.boxes.itemsize + 4 * len(self.page.text) + 256
+        centres = self.page.centres
+        made = 0 if centres is None else sum(v.nbytes for v in (centres.x, centres.y, centres.gaps, centres.before,
+                                                                    centres.after))
+        return len(self.page.boxes) * self.page.boxes.itemsize + 4 * len(self.page.text) + made + 256
 
 
 #: Pages' boxes read lately: a reader drawing regions on a page, or a resolver asked rect after rect of it, had
