@@ -10,7 +10,7 @@ input and writes one answer to its standard output:
   (:meth:`pdi.fragments.pdf.TextLayer.to_bytes`);
 * ``boxes N…``: pages N… with their characters' boxes
   (:func:`pdi.fragments.pdf.read_pages_now`, written by
-  :func:`~pdi.fragments.pdf.pages_to_bytes`: JSON, then the boxes as doubles);
+  :func:`pdi.fragments.pdf_pages.pages_to_bytes`: JSON, then the boxes as doubles);
 * ``png N [X1 Y1 X2 Y2]``: page N (or that region of it) rendered as PNG
   (:func:`pdi.fragments.pdf.render_png_now`).
 """
@@ -24,14 +24,14 @@ from pdi._bounded import child_main
 
 def work(args: list[str]) -> bytes:
     """The answer to ``args`` (``WORK ARG…``) for the PDF on standard input."""
-    from pdi.fragments import pdf
+    from pdi.fragments import pdf, pdf_pages
 
     octets = sys.stdin.buffer.read()
     what, rest = args[0], args[1:]
     if what == "layer":
         return pdf.text_layer(octets).to_bytes(len(octets))
     if what == "boxes":
-        return pdf.pages_to_bytes(pdf.read_pages_now(octets, [int(n) for n in rest]))
+        return pdf_pages.pages_to_bytes(pdf.read_pages_now(octets, [int(n) for n in rest]))
     if what == "png":
         region = tuple(float(v) for v in rest[1:5])
         return pdf.render_png_now(octets, int(rest[0]), (region[0], region[1], region[2], region[3])
