@@ -11,6 +11,7 @@ import math
 import re
 import shutil
 import subprocess
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pdi.fragments.pdf as pdf
+from pdi.errors import LimitError, UnsupportedError
 from pdi.fragments import evaluate
 
 CORPUS = Path(__file__).resolve().parent / "data" / "pdf"
@@ -40,6 +42,7 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def _forget() -> None:
     with pdf._recent_lock:
         getattr(pdf, "_boxes", {}).clear()
+        getattr(pdf, "_boxes_refused", {}).clear()
 
 
 @pytest.mark.parametrize("scheme", ["rect", "viewrect"])
@@ -143,3 +146,68 @@ def _index_of(name: str, octets: bytes) -> bytes:
     if name not in _INDEXES:
         _INDEXES[name] = pdf.build_layer_index(octets)
     return _INDEXES[name]
+
+
+def test_a_page_whose_boxes_pdfium_took_too_long_on_is_refused_again_without_a_child(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A child reading a page's boxes past :attr:`PdfiumLimits.page_seconds` (here 0.01 s: less than a Python
+    starts in) is a LimitError; the same rect again gives the same refusal and starts none, while another page,
+    other limits, or the refusal grown old, start one each."""
+    data = (CORPUS / "tracemonkey.pdf").read_bytes()
+    index = _index_of("tracemonkey.pdf", data)
+    _forget()
+    started = _counting(monkeypatch)
+    monkeypatch.setattr(pdf, "LIMITS", pdf.PdfiumLimits(page_seconds=0.01))
+    said = []
+    for scheme, positions in [("rect", [(0, 0), (300, 400), 2]), ("viewrect", [0, 0, 300, 400, 3]),
+                              ("rect", [(10, 10), (20, 20), 2])]:
+        with pytest.raises(LimitError, match=r"took longer than 0.01 s reading the PDF \(page 3\) \(the limit"
+                                             r" pdi.fragments.pdf.LIMITS.page_seconds\)") as refused:
+            evaluate(scheme, positions, data, media_type="application/pdf", index=index)
+        said.append(str(refused.value))
+    assert started == ["boxes"] and len(set(said)) == 1
+    with pytest.raises(LimitError):
+        evaluate("rect", [(0, 0), (300, 400), 4], data, media_type="application/pdf", index=index)
+    assert started == ["boxes", "boxes"], "page 5 is not page 3: PDFium is asked"
+    monkeypatch.setattr(pdf, "LIMITS", pdf.PdfiumLimits(page_seconds=0.02))
+    with pytest.raises(LimitError, match=r"took longer than 0\.02 s"):
+        evaluate("rect", [(0, 0), (300, 400), 2], data, media_type="application/pdf", index=index)
+    assert started == ["boxes"] * 3, "other limits: PDFium is asked again"
+    monkeypatch.setattr(pdf, "REFUSAL_SECONDS", 0.0)
+    with pytest.raises(LimitError):
+        evaluate("rect", [(0, 0), (300, 400), 2], data, media_type="application/pdf", index=index)
+    assert started == ["boxes"] * 4, "a refusal held no longer: PDFium is asked again"
+    monkeypatch.setattr(pdf, "LIMITS", pdf.PdfiumLimits())
+    assert evaluate("rect", [(0, 0), (612, 792), 2], data, media_type="application/pdf", index=index).data
+    assert started == ["boxes"] * 5  # within its limits: read
+    assert len(pdf._boxes_refused) <= pdf._REFUSALS
+
+
+def test_a_page_pdfium_reads_otherwise_than_the_kept_layer_is_refused_again_without_a_child(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A child answering another text for the page than the kept layer's (a later PDFium build) is refused; the
+    refusal is held, so the same page asked again starts no child, and at most so many refusals are held."""
+    from pdi.fragments.pdf_pages import pages_to_bytes
+
+    data = (CORPUS / "sizes.pdf").read_bytes()
+    index = _index_of("sizes.pdf", data)
+    _forget()
+    started: list[list[str]] = []
+
+    def otherwise(work: str, octets: object, args: list[str], *rest: object, **kw: object) -> bytes:
+        started.append(args)
+        return pages_to_bytes([({"text": "other\r\n", "crop": [0, 0, 100, 100], "rotation": 0, "pdfium": "later"},
+                                array("d", [1.0] * 28)) for _ in args])
+
+    monkeypatch.setattr(pdf, "_in_child", otherwise)
+    for _ in range(3):
+        with pytest.raises(UnsupportedError, match=r"PDFium later reads page 2 otherwise than the build"):
+            evaluate("rect", [(0, 0), (100, 100), 1], data, media_type="application/pdf", index=index)
+    assert started == [["2"]]
+    monkeypatch.setattr(pdf, "_REFUSALS", 2)
+    for number in (1, 2, 3):
+        with pytest.raises(UnsupportedError):
+            pdf.page_boxes(data, index, number)
+    assert started == [["2"], ["1"], ["3"]] and len(pdf._boxes_refused) == 2

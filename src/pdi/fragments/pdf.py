@@ -381,17 +381,26 @@ def pages_boxes(data: Buffer, index: bytes | None, numbers: Sequence[int], *, na
                 _boxes.move_to_end((*of, number))
                 found[number] = held.page
     asked = [number for number in dict.fromkeys(numbers) if number not in found]
-    made = pages_from_bytes(_in_child("boxes", data, [str(n) for n in asked], LIMITS.page_seconds, "page_seconds",
-                                      f"{name} (page{'s' if len(asked) > 1 else ''} {', '.join(map(str, asked))})")
-                            ) if asked else []
-    if len(made) != len(asked):
-        raise IntegrityError(f"PDFium's child gave {len(made)} pages of {name}, not the {len(asked)} asked")
+    refusal = (*of, LIMITS, tuple(asked))  # a refusal of these pages, held a while (:data:`_boxes_refused`)
+    if asked:
+        _raise_refusal(_boxes_refused, refusal)
+    try:
+        made = pages_from_bytes(_in_child("boxes", data, [str(n) for n in asked], LIMITS.page_seconds, "page_seconds",
+                                          f"{name} (page{'s' if len(asked) > 1 else ''} {', '.join(map(str, asked))})")
+                                ) if asked else []
+        if len(made) != len(asked):
+            raise IntegrityError(f"PDFium's child gave {len(made)} pages of {name}, not the {len(asked)} asked")
+        for number, (page, _) in zip(asked, made, strict=True):
+            start, end = layer.page_range(number)
+            if page["text"] != layer.text[start:end]:
+                raise UnsupportedError(
+                    f"PDFium {page['pdfium']} reads page {number} otherwise than the build that made"
+                    f" the kept text layer ({layer.pdfium}): no boxes for its characters")
+    except (LimitError, ParseError, UnsupportedError) as refused:
+        _hold_refusal(_boxes_refused, refusal, refused)
+        raise
     for number, (page, boxes) in zip(asked, made, strict=True):
-        start, end = layer.page_range(number)
-        if page["text"] != layer.text[start:end]:
-            raise UnsupportedError(
-                f"PDFium {page['pdfium']} reads page {number} otherwise than the build that made"
-                f" the kept text layer ({layer.pdfium}): no boxes for its characters")
+        start = layer.page_range(number)[0]
         left, bottom, right, top = (float(v) for v in page["crop"])
         crop = (left, bottom, right, top)
         found[number] = PageBoxes(number, layer.pages, start, page["text"], boxes, crop, int(page["rotation"]),
@@ -536,24 +545,17 @@ def layer_of(data: Buffer, index: bytes | None, *, name: str = "the PDF") -> Tex
     (in a child process, :func:`build_layer_index`; a refusal of the same octets held a while: :data:`_refused`)."""
     if index is not None:
         return _kept_layer(index, len(data)).layer
-    import copy
     import hashlib
-    import time
 
     key = (hashlib.sha256(data).digest(), LIMITS)  # what PDFium made of these octets within these limits
+    _raise_refusal(_refused, key)
     with _recent_lock:
-        held = _refused.get(key)
-        if held is not None and time.monotonic() - held[0] < REFUSAL_SECONDS:
-            raise copy.copy(held[1])
         made = _made.get(key)
     if made is None:
         try:
             made = build_layer_index(data, name=name)
         except (LimitError, ParseError, UnsupportedError) as refused:
-            with _recent_lock:
-                _refused[key] = (time.monotonic(), refused.with_traceback(None))
-                while len(_refused) > _REFUSALS:
-                    _refused.popitem(last=False)
+            _hold_refusal(_refused, key, refused)
             raise
         if len(made) <= _HELD:
             with _recent_lock:
@@ -568,9 +570,38 @@ def layer_of(data: Buffer, index: bytes | None, *, name: str = "the PDF") -> Tex
 #: in its child, up to :attr:`PdfiumLimits.document_seconds` and 2 GiB each time (30 to 37 s for a PDF of a
 #: million text operators), and gave the same refusal. Held :data:`REFUSAL_SECONDS` (a refusal for the time limit
 #: may pass on a quieter machine), at most :data:`_REFUSALS` of them.
-_refused: OrderedDict[tuple[bytes, PdfiumLimits], tuple[float, Exception]] = OrderedDict()
+_refused: OrderedDict[tuple[Any, ...], tuple[float, Exception]] = OrderedDict()
 REFUSAL_SECONDS = 600.0
 _REFUSALS = 256
+#: Pages whose boxes PDFium refused (:func:`pages_boxes`: a child past :attr:`PdfiumLimits.page_seconds`, a page
+#: it cannot load, a text other than the kept layer's), by the boxes' key (:data:`_boxes`), the :data:`LIMITS`
+#: then and the pages asked: each rect on such a page ran a child again, up to the limit, for the same refusal.
+#: Held as :data:`_refused` is.
+_boxes_refused: OrderedDict[tuple[Any, ...], tuple[float, Exception]] = OrderedDict()
+
+
+def _raise_refusal(refusals: OrderedDict[tuple[Any, ...], tuple[float, Exception]], key: tuple[Any, ...]) -> None:
+    """Raise again (a copy) the refusal held in ``refusals`` under ``key``, if one younger than
+    :data:`REFUSAL_SECONDS` is."""
+    import copy
+    import time
+
+    with _recent_lock:
+        held = refusals.get(key)
+    if held is not None and time.monotonic() - held[0] < REFUSAL_SECONDS:
+        raise copy.copy(held[1])
+
+
+def _hold_refusal(refusals: OrderedDict[tuple[Any, ...], tuple[float, Exception]], key: tuple[Any, ...],
+                  refused: Exception) -> None:
+    """Hold ``refused`` in ``refusals`` under ``key`` (at most :data:`_REFUSALS`, the oldest let go)."""
+    import time
+
+    with _recent_lock:
+        refusals[key] = (time.monotonic(), refused.with_traceback(None))
+        refusals.move_to_end(key)
+        while len(refusals) > _REFUSALS:
+            refusals.popitem(last=False)
 #: The layers made of such PDFs that PDFium read (one over the size a deposit reads), by the same key: at most
 #: :data:`_HELD` octets of index, the least recently made let go.
 _made: OrderedDict[tuple[bytes, PdfiumLimits], bytes] = OrderedDict()
