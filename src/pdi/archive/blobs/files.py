@@ -20,7 +20,11 @@ durable together: every file written first, then all synced at once (one
 ``syncfs(2)`` of the archive's file system where the kernel reports
 write-back errors through it, Linux 5.8 and later; else an ``fsync`` each),
 then all renamed, then their directories synced (once each, or one
-``syncfs``): one flush of the disk's cache a step, not one a blob. A process killed at any point therefore leaves either a
+``syncfs``): one flush of the disk's cache a step, not one a blob. Each is
+marked as not yet durable (below) from its creation in ``tmp/`` until its
+directory is synced, so that a deposit finding it at its name meanwhile syncs
+it first; then the import clears the mark of each file still its own at the
+name. A process killed at any point therefore leaves either a
 committed deposit whose blobs are all durable, or no deposit (at worst an
 unreferenced blob, which verification reports but does not count as damage).
 
@@ -102,6 +106,9 @@ from pdi.archive.blobs.seam import (
     discard_all,
 )
 from pdi.errors import IntegrityError, StoreError
+
+#: A file's device and inode: the file itself, whatever name it has.
+_Identity = tuple[int, int]
 
 
 class FileBlobs(Attached):
@@ -303,8 +310,9 @@ class FileBlobs(Attached):
     ) -> tuple[Path, int, BlobInfo]:
         """Write ``source`` to a new temporary file while hashing it; fsynced (unless not ``sync``), still locked;
         ``mark``: marked as not yet durable (a batch's, renamed to its name unsynced), or synced where its file
-        system keeps no such mark (:func:`_mark`). An import's files are not marked: each is synced before it is
-        at its name, and nothing would clear its mark after.
+        system keeps no such mark (:func:`_mark`). An import's files are marked too (each is synced before it is
+        at its name, but its directory entry only after), and the import clears their marks once its folders are
+        synced (:meth:`stage_import`).
 
         Returns its path, its open descriptor (holding the exclusive lock) and
         what was written. Any failure (of the source, of ``observe``, of the
@@ -453,7 +461,8 @@ class FileBlobs(Attached):
         import removes it if the import did not take it."""
         self._syncer()  # before the first octet: a write-back error from here on is reported by the sync
         since = self._sync_failures
-        tmp, fd, info = self._write_temporary(source, sync=False)
+        tmp, fd, info = self._write_temporary(source, sync=False, mark=True)
+        identity = self._identify(tmp, fd, close=False)  # what its import knows it by at its name
         try:
             # the disk starts writing it now, while the next blobs arrive: the import's sync then waits for
             # little more than the last ones (a hint: the sync is what makes it durable)
@@ -462,7 +471,7 @@ class FileBlobs(Attached):
             pass  # a file system or platform without it: written back by the sync alone
         finally:
             os.close(fd)
-        return _Ahead(self, tmp, info, since)
+        return _Ahead(self, tmp, info, since, identity)
 
     def stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
         """Write every new blob of an import to a temporary file first; place them only when all are read.
@@ -471,7 +480,9 @@ class FileBlobs(Attached):
         the import before any blob file is put in place: the temporary files
         are removed and the archive is as it was. The files are made durable
         together (:meth:`_sync_all`, module docstring), then renamed into place and
-        their directories synced together. A blob written ahead by
+        their directories synced together, and only then unmarked (marked as
+        not yet durable from their creation: a deposit finding one at its name
+        before syncs it first). A blob written ahead by
         :meth:`write_ahead` is taken as it is. Unlike a deposit's, an
         import's blobs are not held open (an import may bring more blobs than
         a process may open files): inside the catalog transaction each is
@@ -480,7 +491,7 @@ class FileBlobs(Attached):
         """
         seen: set[str] = set()
         staged: list[StagedBlob] = []
-        pending: list[tuple[Path, BlobInfo]] = []
+        pending: list[tuple[Path, BlobInfo, _Identity]] = []  # each file marked, from its creation on
         taken: list[_Ahead] = []  # written ahead, their files renamed (or removed) here: nothing left to discard
         self._syncer()
         since = self._sync_failures  # lowered to a blob's written ahead (:meth:`_syncfs`)
@@ -499,33 +510,49 @@ class FileBlobs(Attached):
                     continue
                 if ahead:
                     assert isinstance(content, _Ahead)
-                    tmp, info = content.path, content.info
+                    tmp, info, identity = content.path, content.info, content.identity
                     since = min(since, content.since)
                     taken.append(content)
                 else:
-                    tmp, fd, info = self._write_temporary(blob_octets(content), sync=False)
-                    os.close(fd)
-                pending.append((tmp, info))
+                    tmp, fd, info = self._write_temporary(blob_octets(content), sync=False, mark=True)
+                    identity = self._identify(tmp, fd)
+                pending.append((tmp, info, identity))
                 check_imported_blob(sha256, info.sha256)
-            self._sync_all([tmp for tmp, _ in pending], since)
+            self._sync_all([tmp for tmp, _, _ in pending], since)
             folders: set[str] = set()
             while pending:
-                tmp, info = pending.pop()
-                staged.append(self._place_imported(tmp, info, folders))
+                tmp, info, identity = pending.pop()
+                staged.append(self._place_imported(tmp, info, folders, identity))
             self._sync_all(sorted(folders), since)
         except BaseException:
-            for tmp, _ in pending:
+            for tmp, _, _ in pending:
                 tmp.unlink(missing_ok=True)
             discard_all(staged)
             raise
         finally:
             for spooled in taken:
                 spooled.taken = True
+        for blob in staged:  # durable now, names and octets: the marks go (module docstring)
+            if isinstance(blob, _ImportedFile):
+                blob.unmark()
         return staged
 
-    def _place_imported(self, tmp: Path, info: BlobInfo, folders: set[str]) -> _ImportedFile:
+    def _identify(self, tmp: Path, fd: int, *, close: bool = True) -> _Identity:
+        """The device and inode of a written temporary file (by which its import knows it at its name, to clear its
+        mark: :class:`_ImportedFile`), and its descriptor closed (unless not ``close``); the file removed on failure."""
+        try:
+            found = os.fstat(fd)
+        except OSError as exc:
+            os.close(fd)
+            tmp.unlink(missing_ok=True)
+            raise StoreError(f"cannot write a blob in {self.root / 'tmp'}: {exc}") from exc
+        if close:
+            os.close(fd)
+        return found.st_dev, found.st_ino
+
+    def _place_imported(self, tmp: Path, info: BlobInfo, folders: set[str], identity: _Identity) -> _ImportedFile:
         """A written temporary file of an import becomes the blob, unless a sound one is there already (the
-        directories to sync added to ``folders``)."""
+        directories to sync added to ``folders``); ``identity``: the temporary file's, to know it by at its name."""
         pin = self._pin_existing(info.sha256)
         if pin is not None:
             pin.close()
@@ -538,7 +565,7 @@ class FileBlobs(Attached):
                 f"the staged file {tmp} of blob {info.sha256} was removed while the import ran"
                 " (by pdi verify --remove-unreferenced?); nothing was imported"
             ) from None
-        return _ImportedFile(self, info, created=True)
+        return _ImportedFile(self, info, created=True, identity=identity)
 
     def open(self, sha256: str, info: BlobInfo | None, *, name: str) -> ChunkedReader | None:
         small = info is not None and info.size <= INLINE_LIMIT
@@ -624,11 +651,13 @@ class FileBlobs(Attached):
 class _Ahead(Spooled):
     """A blob written ahead into ``tmp/`` by :meth:`FileBlobs.write_ahead` (its import renames it into place)."""
 
-    def __init__(self, store: FileBlobs, path: Path, info: BlobInfo, since: int) -> None:
+    def __init__(self, store: FileBlobs, path: Path, info: BlobInfo, since: int, identity: _Identity) -> None:
         super().__init__(path, info)
         self.store = store
         #: The store's write-back errors counted before its first octet was written (:meth:`FileBlobs._syncfs`).
         self.since = since
+        #: Its file's device and inode (:meth:`FileBlobs._identify`).
+        self.identity = identity
         #: Its file was renamed into place, or removed, by :meth:`FileBlobs.stage_import` (none to remove).
         self.taken = False
 
@@ -753,10 +782,28 @@ class _TemporaryGone(StoreError):
 class _ImportedFile:
     """A blob an import placed (or found in place), not held open: checked at its name inside the catalog transaction."""
 
-    def __init__(self, store: FileBlobs, info: BlobInfo, *, created: bool) -> None:
+    def __init__(self, store: FileBlobs, info: BlobInfo, *, created: bool, identity: _Identity | None = None) -> None:
         self.store = store
         self.info = info
         self.created = created
+        #: The device and inode of the file the import put at the name (``None``: one found there).
+        self.identity = identity
+
+    def unmark(self) -> None:
+        """Once the import has synced its folders: clear the mark of not yet durable (module docstring) from the
+        file it put at the name, if that is still the one there (not another batch's, put there since a remover
+        took the import's, whose mark stays until that batch syncs it). A mark left (a file not ours to change,
+        a remover's) is harmless: the file is synced again when a deposit finds it."""
+        if self.identity is None:
+            return
+        with contextlib.suppress(OSError):
+            fd = os.open(self.store.blob_file(self.info.sha256), os.O_RDONLY)
+            try:
+                found = os.fstat(fd)
+                if (found.st_dev, found.st_ino) == self.identity and found.st_mode & stat.S_IWUSR:
+                    os.fchmod(fd, stat.S_IMODE(found.st_mode) & ~stat.S_IWUSR)
+            finally:
+                os.close(fd)
 
     def secure(self) -> None:
         """Inside the catalog transaction, where no remover acts: the blob must still be at its name."""

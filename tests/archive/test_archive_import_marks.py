@@ -1,0 +1,227 @@
+"""An import's blob files (a bag's, a mirror sync's) are marked not yet durable until their folders are synced (issue 24).
+
+:meth:`pdi.archive.blobs.files.FileBlobs.stage_import` writes every new blob
+to ``tmp/``, syncs the files, renames them to their names and then syncs
+their folders. Between the renames and that sync a file is at its name but
+its directory entry is not durable: another deposit (``pdi add``, the write
+API, another import) may find it there meanwhile and commit a name for it.
+What must hold (the rule of :mod:`pdi.archive.blobs.files`): such a file
+carries the mark of a file not yet durable (its owner's write bit), so that a
+deposit finding it syncs it (file, then its folders) before relying on it; and
+once the import has synced its folders the mark is gone, as on every durable
+blob file, so that later deposits do not sync it again. The point between
+renames and folder sync is reached deterministically: the folder sync is
+wrapped to run the other deposit first (a wrapper that only injects the
+timing, the real sync still runs).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import stat
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from pdi.archive import Archive
+from pdi.archive.blobs import files
+from pdi.archive.blobs.inline import INLINE_LIMIT
+
+S = "oma.eop.gov.us"
+T = "wh.eop.gov.us"  # where the other deposits mint: not in the bag's series, whose serials it brings
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def _octets(n: int) -> bytes:
+    """Octets of their own for each ``n``, past INLINE_LIMIT: a deposit of them is a file, not a row."""
+    return (f"document {n}\n".encode() + bytes(range(256))) * (INLINE_LIMIT // 256 + 10)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _marked(root: Path) -> dict[str, bool]:
+    """Each blob file under ``root/blobs`` by name: whether its owner's write bit (the mark) is set."""
+    return {p.name: bool(p.stat().st_mode & stat.S_IWUSR) for p in (root / "blobs").glob("*/*")}
+
+
+def _bag(tmp_path: Path, count: int) -> tuple[Path, dict[str, bytes]]:
+    """A bag exported from an archive of ``count`` documents; their names and octets."""
+    made = {}
+    with Archive.init(tmp_path / "origin") as origin:
+        origin.add_series(S)
+        for n in range(count):
+            made[str(origin.add(S, _octets(n), format="octet-stream"))] = _octets(n)
+        origin.export_bag(tmp_path / "bag")
+    return tmp_path / "bag", made
+
+
+def _at_folder_sync(monkeypatch: pytest.MonkeyPatch, hook: Callable[[], None]) -> None:
+    """Run ``hook`` when an import has renamed its files and is about to sync their folders."""
+    real = files.FileBlobs._sync_all
+
+    def sync_all(self: files.FileBlobs, paths: Sequence[str | Path], since: int) -> None:
+        if paths and os.path.isdir(paths[0]):  # the folders: the files were synced before their renames
+            hook()
+        real(self, paths, since)
+
+    monkeypatch.setattr(files.FileBlobs, "_sync_all", sync_all)
+
+
+def _fsynced(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The inode of every file and folder ``os.fsync`` is called on from here."""
+    inodes: list[int] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        real(fd)
+        inodes.append(os.fstat(fd).st_ino)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return inodes
+
+
+def test_a_deposit_that_finds_an_imported_file_before_its_folder_is_synced_syncs_it_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bag, made = _bag(tmp_path, 3)
+    root = tmp_path / "copy"
+    Archive.init(root).close()
+    shared = _octets(1)
+    path = root / "blobs" / _sha(shared)[:2] / _sha(shared)
+    seen: dict[str, object] = {}
+
+    def another_deposit() -> None:  # pdi add of the same octets, by another handle on the archive
+        seen["marked"] = _marked(root)
+        inodes = _fsynced(monkeypatch)
+        with Archive.open(root) as other:
+            other.add_series(T)
+            seen["name"] = str(other.add(T, shared, format="octet-stream"))
+            seen["fsynced"] = set(inodes)  # what it synced, all before it committed
+
+    _at_folder_sync(monkeypatch, another_deposit)
+    with Archive.open(root) as copy:
+        assert copy.import_bag(bag) == 3
+    marked = seen["marked"]
+    assert isinstance(marked, dict) and set(marked) == {_sha(d) for d in made.values()}
+    assert all(marked.values())  # at their names, their entries not yet durable: marked
+    # the other deposit synced the file and both folders it may have been renamed into before it committed
+    assert {path.stat().st_ino, path.parent.stat().st_ino, (root / "blobs").stat().st_ino} <= set(
+        seen["fsynced"])  # type: ignore[call-overload]
+    assert not any(_marked(root).values())
+    with Archive.open(root) as copy:
+        assert copy.get(str(seen["name"])).data == shared
+        for name, data in made.items():
+            assert copy.get(name).data == data
+        assert copy.verify().ok
+
+
+def test_an_imported_file_is_left_unmarked_once_its_folder_is_synced(tmp_path: Path) -> None:
+    bag, made = _bag(tmp_path, 3)
+    root = tmp_path / "copy"
+    with Archive.init(root) as copy:
+        assert copy.import_bag(bag) == 3
+    assert _marked(root) == {_sha(d): False for d in made.values()}
+
+
+def test_a_blob_written_ahead_is_left_unmarked_once_its_import_synced_its_folder(tmp_path: Path) -> None:
+    """The mirror sync's way: blobs written ahead into ``tmp/`` (:meth:`~pdi.archive.Archive.write_ahead`)."""
+    root = tmp_path / "archive"
+    with Archive.init(root) as archive:
+        blobs = archive.store.blobs
+        assert isinstance(blobs, files.FileBlobs)
+        ahead = [blobs.write_ahead(iter([_octets(n)])) for n in range(3)]
+        staged = blobs.stage_import([(_sha(_octets(n)), a) for n, a in enumerate(ahead)])
+        assert len(staged) == 3
+        for blob in staged:
+            blob.close()
+    assert _marked(root) == {_sha(_octets(n)): False for n in range(3)}
+    assert list((root / "tmp").iterdir()) == []
+
+
+def test_a_mark_on_another_file_put_at_the_name_meanwhile_is_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the import's own file is unmarked: one another batch put at the name since (a remover took the
+    import's) is not yet durable, and keeps its mark until that batch syncs it."""
+    bag, made = _bag(tmp_path, 2)
+    root = tmp_path / "copy"
+    Archive.init(root).close()
+    data = _octets(0)
+    path = root / "blobs" / _sha(data)[:2] / _sha(data)
+
+    def another_file_at_the_name() -> None:
+        other = root / "tmp" / "another"
+        other.write_bytes(data)
+        os.chmod(other, 0o644)  # marked, as a batch's file not yet synced
+        os.replace(other, path)
+
+    _at_folder_sync(monkeypatch, another_file_at_the_name)
+    with Archive.open(root) as copy:
+        assert copy.import_bag(bag) == 2
+    assert _marked(root) == {_sha(data): True, _sha(_octets(1)): False}
+    with Archive.open(root) as copy:
+        for name, octets in made.items():
+            assert copy.get(name).data == octets
+
+
+IMPORTER = """
+import os, signal, sys
+from pdi.archive import Archive
+from pdi.archive.blobs import files
+where = sys.argv[3]
+real = files.FileBlobs._sync_all
+def sync_all(self, paths, since):
+    if paths and os.path.isdir(paths[0]):  # the folders of the renamed files
+        if where == "after the folder sync":
+            real(self, paths, since)
+        print("killing", flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+    real(self, paths, since)
+files.FileBlobs._sync_all = sync_all
+archive = Archive.open(sys.argv[1])
+print(archive.import_bag(sys.argv[2]), flush=True)
+"""
+
+
+@pytest.mark.parametrize("where", ["before the folder sync", "after the folder sync"])
+def test_sigkill_between_an_imports_renames_and_its_commit_leaves_no_name_and_nothing_unsynced_relied_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    bag, made = _bag(tmp_path, 3)
+    root = tmp_path / "copy"
+    Archive.init(root).close()
+    child = subprocess.run(
+        [sys.executable, "-c", IMPORTER, str(root), str(bag), where], capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)}, timeout=300,
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    assert child.stdout.splitlines() == ["killing"]  # the import was never acknowledged
+    left = _marked(root)
+    assert set(left) == {_sha(d) for d in made.values()}  # each file at its name, no name holding it
+    # killed before the folder sync: still marked; after it, the import had not yet cleared the marks
+    assert all(left.values())
+    with Archive.open(root) as copy:
+        assert list(copy.ls()) == []
+        report = copy.verify()
+        assert report.ok and len(report.unreferenced) == 3
+        shared = _octets(2)
+        path = root / "blobs" / _sha(shared)[:2] / _sha(shared)
+        inodes = _fsynced(monkeypatch)
+        copy.add_series(T)
+        name = copy.add(T, shared, format="octet-stream")  # finds the marked file: syncs it before naming it
+        assert {path.stat().st_ino, path.parent.stat().st_ino, (root / "blobs").stat().st_ino} <= set(inodes)
+        assert copy.get(str(name)).data == shared
+        monkeypatch.undo()
+        assert copy.import_bag(bag) == 3
+        for each, data in made.items():
+            assert copy.get(each).data == data
+        report = copy.verify()
+        assert report.ok and not report.unreferenced
+    assert not any(_marked(root).values())
