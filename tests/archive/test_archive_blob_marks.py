@@ -19,6 +19,7 @@ import pytest
 from pdi.archive import Archive
 from pdi.archive.blobs import files
 from pdi.errors import StoreError
+from support.fsyncs import fsynced
 
 
 def _octets(n: int) -> bytes:
@@ -46,19 +47,6 @@ def test_an_imports_blob_files_are_not_left_marked_once_durable(tmp_path: Path) 
     archive.close()
 
 
-def _fsynced(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The inode of every file and folder ``os.fsync`` is called on from here."""
-    inodes: list[int] = []
-    real = os.fsync
-
-    def fsync(fd: int) -> None:
-        real(fd)
-        inodes.append(os.fstat(fd).st_ino)
-
-    monkeypatch.setattr(os, "fsync", fsync)
-    return inodes
-
-
 def _ignored(fd: int, mode: int) -> None:
     """``fchmod`` on a file system that keeps no modes of its own (SMB without its Unix extensions, a FUSE
     mount with fixed modes): it succeeds and changes nothing."""
@@ -76,7 +64,7 @@ def test_where_the_mark_cannot_be_kept_a_batchs_blob_is_durable_before_it_is_at_
     root = tmp_path / "a"
     archive = Archive.init(root)
     monkeypatch.setattr(os, "fchmod", fchmod)
-    inodes = _fsynced(monkeypatch)
+    inodes = fsynced(monkeypatch)
     octets = _octets(3)
     staged = archive.store.stage_blob(iter([octets]), durable=False)  # a batch's, its make_durable not yet called
     path = root / "blobs" / staged.info.sha256[:2] / staged.info.sha256

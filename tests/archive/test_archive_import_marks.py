@@ -31,6 +31,7 @@ import pytest
 from pdi.archive import Archive
 from pdi.archive.blobs import files
 from pdi.archive.blobs.inline import INLINE_LIMIT
+from support.fsyncs import fsynced
 
 S = "oma.eop.gov.us"
 T = "wh.eop.gov.us"  # where the other deposits mint: not in the bag's series, whose serials it brings
@@ -74,19 +75,6 @@ def _at_folder_sync(monkeypatch: pytest.MonkeyPatch, hook: Callable[[], None]) -
     monkeypatch.setattr(files.FileBlobs, "_sync_all", sync_all)
 
 
-def _fsynced(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The inode of every file and folder ``os.fsync`` is called on from here."""
-    inodes: list[int] = []
-    real = os.fsync
-
-    def fsync(fd: int) -> None:
-        real(fd)
-        inodes.append(os.fstat(fd).st_ino)
-
-    monkeypatch.setattr(os, "fsync", fsync)
-    return inodes
-
-
 def test_a_deposit_that_finds_an_imported_file_before_its_folder_is_synced_syncs_it_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -99,7 +87,7 @@ def test_a_deposit_that_finds_an_imported_file_before_its_folder_is_synced_syncs
 
     def another_deposit() -> None:  # pdi add of the same octets, by another handle on the archive
         seen["marked"] = _marked(root)
-        inodes = _fsynced(monkeypatch)
+        inodes = fsynced(monkeypatch)
         with Archive.open(root) as other:
             other.add_series(T)
             seen["name"] = str(other.add(T, shared, format="octet-stream"))
@@ -213,7 +201,7 @@ def test_sigkill_between_an_imports_renames_and_its_commit_leaves_no_name_and_no
         assert report.ok and len(report.unreferenced) == 3
         shared = _octets(2)
         path = root / "blobs" / _sha(shared)[:2] / _sha(shared)
-        inodes = _fsynced(monkeypatch)
+        inodes = fsynced(monkeypatch)
         copy.add_series(T)
         name = copy.add(T, shared, format="octet-stream")  # finds the marked file: syncs it before naming it
         assert {path.stat().st_ino, path.parent.stat().st_ino, (root / "blobs").stat().st_ino} <= set(inodes)

@@ -26,6 +26,7 @@ from pdi.archive import Archive
 from pdi.archive.blobs import files
 from pdi.archive.blobs.inline import INLINE_LIMIT
 from pdi.interop.warc import import_warc, pages
+from support.fsyncs import fsynced
 
 S = "web.example.us"
 
@@ -127,19 +128,6 @@ def test_without_syncfs_each_blob_is_staged_durably_as_one_deposits(
     archive.close()
 
 
-def _fsynced(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The inode of every file and folder ``os.fsync`` is called on from here."""
-    inodes: list[int] = []
-    real = os.fsync
-
-    def fsync(fd: int) -> None:
-        real(fd)
-        inodes.append(os.fstat(fd).st_ino)
-
-    monkeypatch.setattr(os, "fsync", fsync)
-    return inodes
-
-
 def test_a_marked_file_found_by_a_single_deposit_is_synced_before_it_is_used(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -151,7 +139,7 @@ def test_a_marked_file_found_by_a_single_deposit_is_synced_before_it_is_used(
     staged.close()
     path = root / "blobs" / staged.info.sha256[:2] / staged.info.sha256
     assert _blob_files(root) == {staged.info.sha256: True}
-    inodes = _fsynced(monkeypatch)
+    inodes = fsynced(monkeypatch)
     name = archive.add(S, octets, format="png")
     assert archive.get(name).data == octets
     assert _blob_files(root) == {staged.info.sha256: False}
@@ -166,7 +154,7 @@ def test_a_pin_left_out_of_its_batchs_sync_is_synced_by_its_secure(
     archive = _archive(root)
     staged = archive.store.stage_blob(iter([_image(2)]), durable=False)
     path = root / "blobs" / staged.info.sha256[:2] / staged.info.sha256
-    inodes = _fsynced(monkeypatch)
+    inodes = fsynced(monkeypatch)
     staged.secure()  # what a deposit's catalog transaction calls before it commits
     assert {path.stat().st_ino, path.parent.stat().st_ino} <= set(inodes)
     assert _blob_files(root) == {staged.info.sha256: False}
