@@ -338,14 +338,6 @@ def _hint(name: str) -> str:
     return ""
 
 
-def _parses(name: str) -> bool:
-    try:
-        PDI.parse(name)
-    except PDIError:
-        return False
-    return True
-
-
 def _named_by(url: str) -> tuple[str, str] | None:
     """The PDI a resolver's web address holds, and the fragment after the address (the browser's, not the name's):
     a viewer's page ``…/view?pdi=NAME`` (what its address bar shows, the fragment ``#passage`` its own) or an RFC
@@ -358,7 +350,7 @@ def _named_by(url: str) -> tuple[str, str] | None:
         held, browsers = urn_from_query(parts.query), parts.fragment
     else:
         return None
-    return (held, browsers) if held and _parses(held) else None
+    return (held, browsers) if held and _parsed(held) is not None else None
 
 
 #: What follows a name cited in a sentence: its closing punctuation and quotation marks.
@@ -376,7 +368,7 @@ def _without_punctuation(typed: str) -> str | None:
         if not shorter or shorter[-1] not in _SENTENCE_END:
             return None
         shorter = shorter[:-1]
-        if _parses(shorter):
+        if _parsed(shorter) is not None:
             return shorter
     return None
 
