@@ -51,6 +51,7 @@ wrong said in the server's log only.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import logging
 import threading
@@ -345,7 +346,11 @@ def _parsed(name: str) -> PDI | None:
 
 
 def _urn(pdi: PDI) -> str:
-    text = str(pdi)
+    """The URN a DNS rule is applied to (RFC 3404 §3: the Application Unique String): ``pdi`` without its fragment or
+    citation, which are no part of the URN (RFC 8141 §2.3.3: resolution does not take the f-component into
+    account); a rule anchored at the name's end (``…[0-9]+$``) sends ``…1.text.1#line=1,2`` where it sends
+    ``…1.text.1``."""
+    text = str(dataclasses.replace(pdi, fragment=None, citation=None))
     return text if text.lower().startswith("urn:") else "urn:" + text
 
 
