@@ -53,7 +53,7 @@ from cryptography.x509.oid import NameOID
 from pdi import untrusted_json
 from pdi._wording import printable
 from pdi.errors import IntegrityError, ParseError, UnsupportedError
-from pdi.rfc3161 import read_response
+from pdi.rfc3161 import epoch_of, read_response
 
 __all__ = ["ANONYMOUS", "DIGEST_FILE", "DOMAIN", "MAX_DIGEST_FILE", "SIGNING_VERSION", "Checked", "Identity", "WaczKey", "check_digest",
            "digest_file", "public_key_id"]
@@ -264,6 +264,7 @@ def check_digest(where: str, package: bytes, digest_text: bytes) -> Checked:
     except IntegrityError as exc:
         raise IntegrityError(f"{where}: signedData's timeSignature is not of its signature: {exc}") from None
     _check_stamp_signed(where, token, signed["signature"].encode("ascii"), signed.get("timestampCert"), stamp.time)
+    _check_stamped_near(where, signed.get("created"), stamp.time)
     return Checked(actual, signed=True, form="domain", domain=domain.lower(), stamped=stamp.time)
 
 
@@ -309,6 +310,30 @@ def _check_stamp_signed(where: str, token: bytes, stamped: bytes, chain: object,
                            at=at)
         except IntegrityError:
             raise IntegrityError(f"{where}: signedData's timeSignature is not signed by its timestampCert") from None
+
+
+#: How far a domain form's ``created`` may be from its timestamp's genTime (the signing specification's Validation
+#: step 7: "within 10 minutes"; authsign's ``STAMP_DURATION``).
+STAMP_WITHIN = 600
+
+
+def _check_stamped_near(where: str, created: object, gen_time: str) -> None:
+    """:class:`IntegrityError` unless ``created`` (ISO 8601; UTC when it names no offset) is within
+    :data:`STAMP_WITHIN` seconds of the timestamp's ``gen_time``: a package dated other than when its signature was
+    stamped says a time the TSA does not vouch for."""
+    import datetime
+
+    try:
+        when = datetime.datetime.fromisoformat(str(created).replace("Z", "+00:00"))
+    except ValueError:
+        raise ParseError(f"{where}: signedData's created {printable(str(created))[:80]!r} is not an ISO 8601 date",
+                         rule="WACZ signing") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.UTC)
+    apart = abs(when.timestamp() - epoch_of(gen_time))
+    if apart > STAMP_WITHIN:
+        raise IntegrityError(f"{where}: signedData's created {printable(str(created))[:80]!r} is not within {STAMP_WITHIN // 60} minutes of"
+                             f" its timestamp ({gen_time}, {apart:.0f} s apart): the TSA does not vouch for that date")
 
 
 def _b64(where: str, value: object, what: str) -> bytes:

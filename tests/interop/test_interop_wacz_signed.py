@@ -470,3 +470,39 @@ def test_a_domain_certificate_whose_extensions_cannot_be_read_is_a_parse_error()
     der = made.public_bytes(cserial.Encoding.DER).replace(bytes.fromhex("0603551d12"), bytes.fromhex("0603551d11"))
     with pytest.raises(ParseError, match="the domainCert's extensions cannot be read"):
         _domains_of(cx509.load_der_x509_certificate(der))
+
+
+def test_a_domain_form_whose_timestamp_is_not_within_ten_minutes_of_created_is_refused(
+        archive_dir: Path, tmp_path: Path, domain_form: dict[str, Path | str]) -> None:
+    """WACZ Signing and Verification 0.1.0, *Domain-Name Identity + Timestamp Validation* step 7: "Validate that the
+    ``created`` date is within 10 minutes of the signed timestamp in ``timeSignature``" (authsign: its
+    ``STAMP_DURATION``). A package dated an hour before the TSA stamped its signature, signed and stamped whole
+    (every signature holds), is refused by pdi as by authsign."""
+    import datetime
+
+    from pdi.archive.signing_key import load_wacz_key
+    from pdi.timestamping import request_timestamp
+    from pdi.wacz_signing import Identity
+
+    out = tmp_path / "domain.wacz"
+    code, output = _domain_export(archive_dir, out, domain_form, "--series", S)
+    assert code == 0, output
+    with zipfile.ZipFile(out) as zf:
+        package = json.loads(zf.read("datapackage.json"))
+    made = datetime.datetime.strptime(package["created"], "%Y-%m-%dT%H:%M:%SZ")
+    earlier = (made - datetime.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    package["created"] = earlier
+    package_bytes = json.dumps(package, indent=2).encode()
+    identity = Identity(Path(domain_form["chain"]).read_text(), Path(domain_form["tsa_chain"]).read_text(),
+                        lambda data: request_timestamp(str(domain_form["tsa"]), data)[0])
+    key = load_wacz_key(archive_dir / "wacz-key.pem")
+    digest = digest_file(package_bytes, earlier, "pdi test", key, identity)
+    _rewrite(out, "datapackage.json", lambda _: package_bytes)
+    _rewrite(out, "datapackage-digest.json", lambda _: digest)
+    code, output = _verify_auth(out, Path(domain_form["roots"]))
+    assert code == 1, output  # authsign refuses it
+    code, output = _pdi("verify", "--signatures", str(out), "--archive", str(archive_dir))
+    assert code == 3 and f"created {earlier!r} is not within 10 minutes of its timestamp" in output, output
+    code, output, target = _import(out, tmp_path, "refused")
+    assert code == 3 and "is not within 10 minutes of its timestamp" in output, output
+    assert _names(target) == []
