@@ -268,7 +268,7 @@ def verify_compact(jws: str, keys: Iterable[PublicKey]) -> Verified:
     for key in candidates:
         if len(signature) == 64 and key.verify(signature, data):
             return Verified(header, payload, key)
-    who = f"the key {kid}" if kid is not None else "none of the keys it is checked with"
+    who = f"the key {kid}" if kid is not None else "any of the keys it is checked with"
     raise IntegrityError(f"the JWS signature does not verify with {who}: the payload was changed or another key signed it")
 
 

@@ -1,0 +1,121 @@
+"""``pdi verify --signatures`` of a manifest as pdi wrote it, and of forgeries of it made with an independent JOSE
+library (jwcrypto): RFC 7515 (JWS), RFC 8037 (EdDSA), RFC 8725 §3.1 (no ``alg`` ``none``), RFC 7797 (``b64``).
+
+jwcrypto first checks the manifest ``pdi manifest`` wrote with the archive's public key (as ``pdi keys show
+--jwks`` prints it); then each forgery is refused by ``pdi verify --signatures`` (exit 3, integrity check failed),
+one line ``signature`` naming the file and why, and nothing it lists is trusted.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from jwcrypto import jwk, jws
+
+from pdi.cli import cli
+
+SERIES = "forged.example.us"
+OTHER = jwk.JWK.generate(kty="OKP", crv="Ed25519")
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _pdi(*argv: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(argv))
+    return result.exit_code, result.output
+
+
+def _signed(payload: bytes, key: jwk.JWK, header: dict[str, object]) -> str:
+    made = jws.JWS(payload)
+    made.add_signature(key, alg="EdDSA", protected=json.dumps(header))
+    return str(made.serialize(compact=True))
+
+
+def _none(jws_text: str, own: jwk.JWK) -> str:
+    header, payload, _ = jws_text.split(".")
+    return _b64(json.dumps({"alg": "none", "kid": json.loads(_unb64(header))["kid"]}).encode()) + f".{payload}."
+
+
+def _header_changed(jws_text: str, own: jwk.JWK) -> str:
+    header, payload, signature = jws_text.split(".")
+    changed = {**json.loads(_unb64(header)), "typ": "JWT"}
+    return f"{_b64(json.dumps(changed).encode())}.{payload}.{signature}"
+
+
+def _other_key(jws_text: str, own: jwk.JWK) -> str:
+    return _signed(_unb64(jws_text.split(".")[1]), OTHER, {"alg": "EdDSA", "typ": "pdi-manifest+jws"})
+
+
+def _other_key_own_kid(jws_text: str, own: jwk.JWK) -> str:
+    return _signed(_unb64(jws_text.split(".")[1]), OTHER,
+                   {"alg": "EdDSA", "kid": own.thumbprint(), "typ": "pdi-manifest+jws"})
+
+
+def _other_key_embedded(jws_text: str, own: jwk.JWK) -> str:
+    # RFC 7515 §4.1.3: a "jwk" in the header is the signer's say-so, not a key the reader trusts
+    return _signed(_unb64(jws_text.split(".")[1]), OTHER,
+                   {"alg": "EdDSA", "jwk": json.loads(OTHER.export_public()), "typ": "pdi-manifest+jws"})
+
+
+def _detached(jws_text: str, own: jwk.JWK) -> str:
+    header, _, signature = jws_text.split(".")
+    return f"{header}..{signature}"  # RFC 7515 Appendix F: the payload left out
+
+
+def _unencoded(jws_text: str, own: jwk.JWK) -> str:
+    # RFC 7797: the same key signing the payload unencoded, "b64" named critical as §6 requires
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    private = Ed25519PrivateKey.from_private_bytes(_unb64(json.loads(own.export_private())["d"]))
+    payload = _unb64(jws_text.split(".")[1])
+    header = _b64(json.dumps({"alg": "EdDSA", "b64": False, "crit": ["b64"], "kid": own.thumbprint()}).encode())
+    return f"{header}.{_b64(payload)}.{_b64(private.sign(header.encode() + b'.' + payload))}"
+
+
+@pytest.mark.parametrize(("forge", "said"), [
+    (_none, "signed with alg 'none'; pdi accepts EdDSA only"),
+    (_header_changed, "does not verify with the key"),
+    (_other_key, "does not verify with any of the keys it is checked with"),
+    (_other_key_own_kid, "does not verify with the key"),
+    (_other_key_embedded, "does not verify with any of the keys it is checked with"),
+    (_detached, "does not verify with the key"),
+    (_unencoded, "critical extensions pdi does not know: ['b64']"),
+])
+def test_a_forged_manifest_is_refused(tmp_path: Path, forge: Callable[[str, jwk.JWK], str], said: str) -> None:
+    archive = str(tmp_path / "a")
+    assert _pdi("init", "--archive", archive)[0] == 0
+    assert _pdi("keys", "init", "--archive", archive)[0] == 0
+    assert _pdi("series", "add", SERIES, "--archive", archive)[0] == 0
+    text = tmp_path / "minutes.txt"
+    text.write_bytes(b"the minutes\r\n")
+    assert _pdi("add", str(text), "--series", SERIES, "--archive", archive)[0] == 0
+    written = tmp_path / "series.jws"
+    assert _pdi("manifest", "--series", SERIES, "--all", "-o", str(written), "--archive", archive)[0] == 0
+    code, shown = _pdi("keys", "show", "--jwks", "--archive", archive)
+    assert code == 0, shown
+    own_public = jwk.JWKSet.from_json(shown).get_key(json.loads(shown)["keys"][0]["kid"])
+    # jwcrypto verifies what pdi wrote, with the key pdi shows
+    checked = jws.JWS()
+    checked.deserialize(written.read_text().strip())
+    checked.verify(own_public, alg="EdDSA")
+    assert json.loads(checked.payload)["series"] == SERIES
+    assert _pdi("verify", "--signatures", str(written), "--archive", archive)[0] == 0
+
+    own = jwk.JWK.from_pem((tmp_path / "a" / "signing-key.pem").read_bytes())
+    forged = tmp_path / "forged.jws"
+    forged.write_text(forge(written.read_text().strip(), own) + "\n")
+    code, output = _pdi("verify", "--signatures", str(forged), "--archive", archive)
+    assert code == 3, output
+    assert f"signature\t{forged}:1\t" in output and said in output, output
+    assert "listing 0 names" in output  # nothing a forgery lists is trusted
