@@ -232,7 +232,7 @@ class Tamper:
 
     def __init__(self, target: str) -> None:
         self.target = target
-        self.manifest: str | None = None  # "digest" | "resigned"
+        self.manifest: str | None = None  # "digest" | "resigned" | "none" | "header" | "detached"
         #: Fields of named entries changed in every manifest, which is then signed with ``other`` (pinned instead).
         self.entries: dict[str, dict[str, object]] = {}
         #: Names listed twice in every manifest (the copy right after the entry), which is then signed with ``other``.
@@ -301,6 +301,15 @@ class Tamper:
             value["names"][0]["sha256"] = hashlib.sha256(b"something else").hexdigest()
             if self.manifest == "digest":
                 body = f"{header}.{b64url(canonical_json(value))}.{signature}".encode()
+            elif self.manifest == "none":  # RFC 7515 §A.5's unsecured JWS (RFC 8725 §3.1: never accepted)
+                kid = json.loads(b64url_decode(header, "header"))["kid"]
+                unsecured = {"alg": "none", "kid": kid, "typ": "pdi-manifest+jws"}
+                body = f"{b64url(json.dumps(unsecured).encode())}.{b64url(canonical_json(value))}.".encode()
+            elif self.manifest == "header":  # the same payload and signature under another protected header
+                changed = {**json.loads(b64url_decode(header, "header")), "typ": "JWT"}
+                body = f"{b64url(json.dumps(changed).encode())}.{payload}.{signature}".encode()
+            elif self.manifest == "detached":  # RFC 7515 Appendix F: the payload left out
+                body = f"{header}..{signature}".encode()
             else:
                 body = sign_manifest(self.other, canonical_json(value)).encode()
         if path == "/api/manifest" and (self.entries or self.twice):
@@ -322,7 +331,7 @@ def tampering(target: str) -> Iterator[tuple[Tamper, str]]:
         yield tamper, f"http://127.0.0.1:{port}"
 
 
-@pytest.mark.parametrize("how", ["digest", "resigned"])
+@pytest.mark.parametrize("how", ["digest", "resigned", "none", "header", "detached"])
 def test_a_manifest_changed_or_signed_by_another_key_is_refused_and_nothing_from_it_is_stored(
     tmp_path: Path, how: str,
 ) -> None:
@@ -334,7 +343,8 @@ def test_a_manifest_changed_or_signed_by_another_key_is_refused_and_nothing_from
         tamper.manifest = how  # after the add, which reads the first page once
         code, out = pdi("mirror", "sync", "--archive", str(b))
         assert code == 3, out
-        assert "is refused" in out and ("does not verify" in out or "not one of the keys it is checked with" in out)
+        assert "is refused" in out and ("does not verify" in out or "not one of the keys it is checked with" in out
+                                        or "signed with alg 'none'; pdi accepts EdDSA only" in out)
         assert tamper.fetched == []  # not one blob of it was even fetched
     assert held(b) == {}
 
