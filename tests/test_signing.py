@@ -106,6 +106,27 @@ def test_pdi_verifies_a_jws_jwcrypto_signed() -> None:
     assert keys[0].thumbprint == theirs.thumbprint()
 
 
+def test_a_jws_naming_its_jwks_own_kid_is_checked_with_that_key() -> None:
+    """RFC 7515 §4.1.4, RFC 7517 §4.5: a JWS's ``kid`` is matched against the ``kid`` of the JWKs it is checked with,
+    whatever the key's issuer chose it to be (jwcrypto writes the one it is given), not only against RFC 7638
+    thumbprints (pdi's own). Another key signing under that ``kid`` is refused all the same."""
+    theirs = jwk.JWK.generate(kty="OKP", crv="Ed25519", kid="archive-2026")
+    payload = manifest_payload("ex.example.us", None, [], after=None, next_after=None)
+
+    def signed(key: jwk.JWK) -> str:
+        signer = jws.JWS(payload)
+        signer.add_signature(key, alg="EdDSA", protected=json.dumps(
+            {"alg": "EdDSA", "kid": "archive-2026", "typ": "pdi-manifest+jws"}))
+        return str(signer.serialize(compact=True))
+
+    keys = parse_jwks(theirs.export_public(), "their key")
+    assert json.loads(theirs.export_public())["kid"] == "archive-2026"
+    assert verify_manifest(signed(theirs), keys).series == "ex.example.us"
+    impostor = jwk.JWK.generate(kty="OKP", crv="Ed25519", kid="archive-2026")
+    with pytest.raises(IntegrityError, match="does not verify with the key archive-2026"):
+        verify_manifest(signed(impostor), keys)
+
+
 def test_a_changed_payload_is_refused() -> None:
     key = SigningKey.generate()
     token = sign_manifest(key, manifest_payload("ex.example.us", None, [

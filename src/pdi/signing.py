@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import hashlib
 import json
 import re
@@ -111,6 +112,9 @@ class PublicKey:
     """An Ed25519 public key, as JOSE names it."""
 
     raw: bytes  # the 32 octets (RFC 8032 §5.1.5)
+    #: The ``kid`` of the JWK it was read from, when it has one (RFC 7517 §4.5: its issuer's to choose; pdi's are
+    #: thumbprints): a JWS naming it is checked with this key too. Not part of the key's identity.
+    kid: str | None = dataclasses.field(default=None, compare=False)
 
     @classmethod
     def from_jwk(cls, jwk: Mapping[str, Any]) -> PublicKey:
@@ -128,7 +132,8 @@ class PublicKey:
         if raw[:31] + bytes([raw[31] & 0x7F]) in _SMALL_ORDER:
             raise ParseError(f"the JWK's \"x\" {x!r} is a point of small order: no private key has it, and anyone"
                              " can sign for it (a signature of anything verifies with it)", rule="jwk")
-        return cls(raw)
+        kid = jwk.get("kid")
+        return cls(raw, kid if isinstance(kid, str) else None)
 
     @property
     def x(self) -> str:
@@ -232,8 +237,8 @@ def verify_compact(jws: str, keys: Iterable[PublicKey]) -> Verified:
 
     The header must say ``alg`` ``EdDSA`` (nothing else is accepted: no
     ``none``, RFC 8725 §3.1) and have no ``crit`` pdi does not understand
-    (RFC 7515 §4.1.11). With a ``kid``, only the key of that thumbprint is
-    tried; without one, each key given.
+    (RFC 7515 §4.1.11). With a ``kid``, only the key of that thumbprint, or
+    whose JWK had that ``kid``, is tried; without one, each key given.
     """
     if len(jws) > MAX_JWS:
         raise IntegrityError(f"the JWS is {len(jws)} characters, more than the {MAX_JWS} pdi reads")
@@ -261,7 +266,8 @@ def verify_compact(jws: str, keys: Iterable[PublicKey]) -> Verified:
     candidates = list(keys)
     kid = header.get("kid")
     if kid is not None:
-        candidates = [k for k in candidates if k.thumbprint == kid]
+        # RFC 7515 §4.1.4: the key whose JWK has that kid (RFC 7517 §4.5), or whose thumbprint it is (pdi's kids)
+        candidates = [k for k in candidates if kid in (k.thumbprint, k.kid)]
         if not candidates:
             raise IntegrityError(f"the JWS is signed by the key {kid!r}, which is not one of the keys it is checked with")
     data = f"{header_b64}.{payload_b64}".encode("ascii")
