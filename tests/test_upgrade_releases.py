@@ -21,6 +21,7 @@ import hashlib
 import itertools
 import json
 import os
+import resource
 import signal
 import sqlite3
 import subprocess
@@ -326,3 +327,60 @@ def test_an_upgrade_killed_midway_leaves_the_release_and_the_next_open_finishes_
             assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
             assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
         conn.close()
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_an_upgrade_that_fails_says_so_and_leaves_the_release_as_it_was(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """A migration whose commit fails (here the catalog's write-ahead log cannot grow: the process may write no file
+    past 64 KiB, ``RLIMIT_FSIZE``, as on a full disk) rolls back: every file of the archive is as the release wrote
+    it, and the error says what failed, on which archive, and at which schema version the archive still is."""
+    release = RELEASE_DIRS[0]
+    old = _expected(release)["schema_version"]
+    location = _restore(release, "sqlite", tmp_path, request)
+    before = _files(Path(location))
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
+
+    failed = subprocess.run([sys.executable, "-m", "pdi", "init", "--archive", location], preexec_fn=small_files,
+                            capture_output=True, text=True, timeout=300, check=False)
+    assert failed.returncode == 8, failed.stderr
+    said = failed.stderr
+    assert said.startswith("pdi: storage error: "), said
+    assert f"migrating the archive at {location} from schema version {old} to {SCHEMA_VERSION} failed" in said, said
+    assert f"it is still at schema version {old}" in said, said
+    assert f"{Path(location) / 'catalog.sqlite'}" in said, said  # the file whose commit failed
+    assert _files(Path(location)) == before
+    assert pdi(location, "init").stdout.endswith(f"(schema version {SCHEMA_VERSION})\n")  # with room, it migrates
+    assert pdi(location, "verify").exit_code == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_upgrade_whose_step_fails_says_so_and_leaves_the_release_as_it_was(
+        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """A table someone made in the catalog under the name step 11 gives its own (``mirrors``): the step fails, and
+    the steps before it with it; the error says so, and what failed."""
+    release = RELEASE_DIRS[0]
+    old = _expected(release)["schema_version"]
+    assert old < 11 <= SCHEMA_VERSION
+    location = _restore(release, kind, tmp_path, request)
+    if kind == "postgres":
+        import psycopg
+
+        with psycopg.connect(location) as conn:
+            conn.execute("CREATE TABLE mirrors (made_by_someone INTEGER)")
+    else:
+        with sqlite3.connect(Path(location) / "catalog.sqlite") as conn:
+            conn.execute("CREATE TABLE mirrors (made_by_someone INTEGER)")
+        conn.close()
+    before = _schema_rows(location)
+    failed = pdi(location, "init")
+    assert failed.exit_code == 8, failed.output
+    assert failed.stderr.startswith("pdi: storage error: migrating the archive at "), failed.stderr
+    assert (f" from schema version {old} to {SCHEMA_VERSION} failed, and nothing of it was applied (it is still at"
+            f" schema version {old}): ") in failed.stderr, failed.stderr
+    assert "mirrors" in failed.stderr and "already exists" in failed.stderr, failed.stderr  # what failed
+    assert _schema_rows(location) == before

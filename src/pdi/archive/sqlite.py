@@ -417,7 +417,7 @@ class SQLiteStore(SQLStore):
             try:
                 self._conn.execute("ROLLBACK")
             except sqlite3.Error as exc:
-                raise StoreError(f"rollback failed: {exc}") from exc
+                raise StoreError(f"catalog {self.root / CATALOG}: rollback failed: {exc}") from exc
             raise
         try:
             self._conn.execute("COMMIT")
@@ -426,7 +426,7 @@ class SQLiteStore(SQLStore):
                 self._conn.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
-            raise StoreError(f"commit failed: {exc}") from exc
+            raise StoreError(f"catalog {self.root / CATALOG}: commit failed: {exc}") from exc
 
     # --- the full-text index ---------------------------------------------------------
     def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:

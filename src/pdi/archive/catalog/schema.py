@@ -576,25 +576,35 @@ class SchemaPart(CatalogBase):
             return current
         steps = migrations(self.id_pk, self.blob_type, self.blob_table, self.search_schema, self.deposit_schema,
                            self.names_schema, self.apart_schema, self.ascii_apart_schema)
-        with self._write():
-            if not self._has_table("schema_migrations"):
-                self._query(
-                    "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
-                )
-            rows = self._query("SELECT MAX(version) FROM schema_migrations")
-            current = int(rows[0][0] or 0)
-            if current > SCHEMA_VERSION:
-                raise self._too_new(current)
-            first = current
-            for version in range(current + 1, target + 1):
-                for statement in self._step(version, steps[version], target):
-                    self._query(statement)
-                self._query(
-                    "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
-                    (version, timestamp()),
-                )
-                current = version
-            self._migrated(first, current)
+        first: int | None = None
+        try:
+            with self._write():
+                if not self._has_table("schema_migrations"):
+                    self._query(
+                        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+                    )
+                rows = self._query("SELECT MAX(version) FROM schema_migrations")
+                current = int(rows[0][0] or 0)
+                if current > SCHEMA_VERSION:
+                    raise self._too_new(current)
+                first = current
+                for version in range(current + 1, target + 1):
+                    for statement in self._step(version, steps[version], target):
+                        self._query(statement)
+                    self._query(
+                        "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                        (version, timestamp()),
+                    )
+                    current = version
+                self._migrated(first, current)
+        except StoreError as exc:
+            if first is None or first >= target:
+                raise
+            # the steps ran in one transaction, rolled back: the operator is told the archive is as it was
+            raise StoreError(
+                f"migrating the archive at {self.location} from schema version {first} to {target} failed, and"
+                f" nothing of it was applied (it is still at schema version {first}): {exc}"
+            ) from exc
         return current
 
     def _step(self, version: int, statements: list[str], target: int) -> Sequence[str]:
