@@ -157,6 +157,21 @@ def test_statements_pdi_does_not_make_are_refused(pg_cluster: TemporaryCluster, 
     _untouched(pg_cluster, target)
 
 
+def test_a_restore_into_a_database_not_made_yet_says_to_make_it(pg_cluster: TemporaryCluster, tmp_path: Path) -> None:
+    """The page's restore (docs/how-to/backup.md: into an empty database, "make it first: createdb pdi") given a
+    database the server does not have: the server answered, so the error does not say it was not reached; it names
+    the database and says to make it, and nothing is made."""
+    made = _archive_backup(pg_cluster, tmp_path)
+    target = _name()
+    result = _pdi("restore", str(made), "--to", pg_cluster.url(target))
+    assert result.returncode == StoreError.exit_code, result.stdout + result.stderr
+    said = result.stderr
+    assert "cannot reach" not in said, said
+    assert f"cannot connect to the PostgreSQL database {pg_cluster.url(target)}" in said, said
+    assert f"make it first (createdb {target})" in said and "nothing was restored" in said, said
+    assert pg_cluster.sql(f"SELECT count(*) FROM pg_database WHERE datname = '{target}'") == [(0,)]
+
+
 def test_a_grant_to_a_readers_role_is_not_restored_and_does_not_stop_a_restore(
         pg_cluster: TemporaryCluster, tmp_path: Path) -> None:
     """An operator's grant (a dump's ACL entry) is left out, as the restore's --no-privileges says: a dump pdi

@@ -397,7 +397,10 @@ def server_major(url: str) -> tuple[int, str | None, bool]:
             path = str(conn.execute("SHOW search_path").fetchone()[0])  # type: ignore[index]
             holds = conn.execute("SELECT to_regclass('series') IS NOT NULL").fetchone()[0]  # type: ignore[index]
     except psycopg.Error as exc:
-        raise StoreError(f"cannot reach the PostgreSQL server: {exc}") from exc
+        from pdi.archive.postgres.servers import redact_url
+
+        # the server may well have answered (a database it does not have, a password it refused): no "reach"
+        raise StoreError(f"cannot connect to the PostgreSQL database {redact_url(url)}: {exc}") from exc
     first = path.split(",")[0].strip().strip('"')
     named = None if first in ("$user", "public") else first
     return number // 10000, named, bool(holds)

@@ -346,7 +346,14 @@ def backup_schema_version(src: Path, marker: dict[str, Any]) -> int | None:
 
 def _restore_postgres(src: Path, url: str, schema: str | None, started_at: str,
                       progress: Progress | None, marker_version: object = None, blobs: str | None = None) -> BackupDone:
-    major, named, holds = server_major(url)
+    try:
+        major, named, holds = server_major(url)
+    except StoreError as exc:
+        import psycopg.conninfo
+
+        database = psycopg.conninfo.conninfo_to_dict(url).get("dbname") or "NAME"
+        raise StoreError(f"{exc}; pdi restore restores into an empty database that is there: if it is not, make it"
+                         f" first (createdb {database}); nothing was restored") from exc
     if holds:
         raise ImmutabilityError("the database --to names holds an archive already: restore into an empty one")
     pg_restore = postgres_tool("pg_restore", major)
