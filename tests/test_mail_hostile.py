@@ -309,9 +309,11 @@ def test_an_mbox_added_again_the_same_day_is_unchanged_and_only_its_new_messages
 def test_an_mbox_message_added_again_is_answered_as_the_same_message_added_alone(tmp_path: Path, case: str) -> None:
     """``pdi add list.mbox`` answers a message already held exactly as ``pdi add msg.eml`` of the same octets does
     (:meth:`Archive.deposit`: the bytes are checked first, then a name minted today whose *latest* version holds
-    exactly them, withdrawn, purged or embargoed as it may be, is the answer, ``unchanged``; any other version
-    does not count). The mbox path asked for itself before the deposit, unchecked: a message deposited with
-    ``--force`` that the checks refuse (a NUL octet) was ``unchanged`` from the mbox and refused (exit 3) alone."""
+    exactly them, embargoed as it may be, is the answer, ``unchanged``; any other version does not count, and a
+    latest version withdrawn (purged or not) resolves to its tombstone, so it holds them for no one: refused, exit 5,
+    naming the withdrawal, never ``unchanged`` with that name). The mbox path asked for itself before the deposit,
+    unchecked: a message deposited with ``--force`` that the checks refuse (a NUL octet) was ``unchanged`` from the
+    mbox and refused (exit 3) alone."""
     from pdi.cli import cli
 
     location, runner = _mail_archive(tmp_path)
@@ -336,14 +338,17 @@ def test_an_mbox_message_added_again_is_answered_as_the_same_message_added_alone
                                        *(["--purge"] if "purged" in case else [])])
         assert done.exit_code == 0, done.output
     # what Archive.deposit answers (docs/email.md, pdi add --help): worked out from the case, not read from pdi
-    status, answer = {"forced before": (3, ""), "latest withdrawn, older same": (5, "")}.get(
+    status, answer = {"forced before": (3, ""), "latest withdrawn, older same": (5, ""),
+                      "latest withdrawn, same octets": (5, ""), "latest purged, same octets": (5, "")}.get(
         case, (0, name[: -len("1")] + "2"))
     for file in ("one.eml", "list.mbox"):
         again = runner.invoke(cli, ["add", str(tmp_path / file), *series])
         assert (again.exit_code, again.stdout.strip()) == (status, answer), (file, again.output)
         assert ("unchanged: version 2 of " in again.stderr) == (status == 0), (file, again.stderr)
         assert ("format check failed" in again.stderr) == (status == 3), (file, again.stderr)
-        assert ("is already minted" in again.stderr) == (status == 5), (file, again.stderr)
+        assert ("is already minted" in again.stderr) == (case == "latest withdrawn, older same"), (file, again.stderr)
+        withdrawn = f"{name[: -len('1')]}2 holds these octets but was withdrawn"
+        assert (withdrawn in again.stderr) == (status == 5 and "same octets" in case), (file, again.stderr)
     with Archive.open(location) as archive:
         assert archive.versions(name) == ([1] if case == "forced before" else [1, 2])  # nothing deposited
 

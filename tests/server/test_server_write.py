@@ -645,3 +645,29 @@ def test_a_charset_whose_quoted_string_is_not_closed_is_refused_naming_it(writab
     assert sent.status_code == 415, sent.text
     assert "is not closed" in sent.json()["detail"] and "RFC 9110" in sent.json()["detail"]
     assert snapshot(writable.archive) == before
+
+
+@pytest.mark.parametrize("withdrawn", ["the version", "the whole document", "the version, purged"])
+def test_octets_a_withdrawn_latest_version_held_are_not_answered_unchanged_with_its_name(
+        writable: Writable, withdrawn: str) -> None:
+    # write-over-http.md: a withdrawn name "resolves to its tombstone" (410), so it does not hold the octets for a
+    # reader; a deposit of the same octets under its id must not be told they are held there (200, unchanged,
+    # that name): it is refused as other octets under a minted id are (409), naming the withdrawal, nothing stored
+    held = b"withdrawn by order\n"
+    name = writable.archive.add(S, held, format="text", foreign_id="taken-down")
+    generic = str(name).rsplit(".", 2)[0]
+    writable.archive.withdraw(generic if withdrawn == "the whole document" else name, "asked to",
+                              purge="purged" in withdrawn)
+    assert writable.client.get(f"/uri-res/N2R?{name}").status_code == 410
+    before = snapshot(writable.archive)
+    headers = Writable.bearer(writable.deposit, **{"Content-Type": "text/plain"})
+    single = writable.client.post(f"/api/deposit?series={S}&id=taken-down", content=held, headers=headers)
+    assert single.status_code == 409, single.text
+    assert "withdrawn" in single.json()["detail"] and str(name) in single.json()["detail"]
+    batch = _batch(writable, [("new.txt", b"a new one\n", "text/plain"), ("held.txt", held, "text/plain")],
+                   manifest=[{}, {"id": "taken-down"}])
+    assert batch.status_code == 409 and batch.json()["detail"].startswith("item 1: "), batch.text
+    assert "withdrawn" in batch.json()["detail"]
+    version = writable.client.post(f"/api/version?pdi={generic}&format=text", content=held, headers=headers)
+    assert version.status_code == 409 and "withdrawn" in version.json()["detail"], version.text
+    assert snapshot(writable.archive) == before

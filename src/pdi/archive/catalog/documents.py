@@ -23,6 +23,7 @@ from pdi.archive.catalog.base import (
     mirrored_series,
     pages,
 )
+from pdi.archive.naming import versioned_name
 from pdi.archive.store import (
     STORED_EXACT,
     AuditRecord,
@@ -225,7 +226,7 @@ class DocumentsPart(CatalogBase):
         if key is None or doc is None:
             return None
         if same is not None:
-            latest = self._latest_if_identical(doc, same)
+            latest = self._latest_if_identical(doc, same, key)
             if latest is not None:
                 return DepositResult(key, latest, unchanged=True)
         raise ImmutabilityError(
@@ -233,9 +234,14 @@ class DocumentsPart(CatalogBase):
         )
 
     def _latest_if_identical(
-        self, doc: int, representations: Sequence[NewRepresentation]
+        self, doc: int, representations: Sequence[NewRepresentation], key: DocumentKey
     ) -> int | None:
-        """The latest version of ``doc`` if it holds exactly ``representations`` (format, SHA-256, charset)."""
+        """The latest version of ``doc`` (``key``) if it holds exactly ``representations`` (format, SHA-256, charset).
+
+        A latest version that holds them but was withdrawn (by its own name or its document's) holds them for no
+        one: it resolves to its tombstone. The deposit is refused (:class:`ImmutabilityError`) naming it, rather
+        than answered ``unchanged`` with a name that will not serve them; ``force`` deposits a new version.
+        """
         rows = self._query("SELECT MAX(version) FROM versions WHERE document = ?", (doc,))
         if not rows or rows[0][0] is None:
             return None
@@ -246,7 +252,22 @@ class DocumentsPart(CatalogBase):
         )
         held = {(str(r[0]), str(r[1]), None if r[2] is None else str(r[2])) for r in stored}
         given = {(r.format, r.sha256, r.charset) for r in representations}
-        return latest if held == given and len(stored) == len(representations) else None
+        if held != given or len(stored) != len(representations):
+            return None
+        gone = self._query(
+            "SELECT at, reason, purged FROM withdrawals WHERE document = ? AND (version IS NULL OR version = ?)"
+            " ORDER BY id LIMIT 1",
+            (doc, latest),
+        )
+        if gone:
+            at, reason, purged = gone[0]
+            raise ImmutabilityError(
+                f"{', '.join(versioned_name(key, f, latest) for f, _, _ in sorted(held))} holds these octets but"
+                f" was withdrawn at {at}"
+                f"{' (its octets purged)' if purged else ''}, reason: {reason}; it answers with its tombstone, "
+                "not these octets, so nothing is deposited (pdi version --force deposits them as a new version)"
+            )
+        return latest
 
     def mint(
         self,
@@ -325,7 +346,7 @@ class DocumentsPart(CatalogBase):
 
         def check(lock: bool) -> tuple[DepositResult | None, int]:
             doc = self._check_document(key, lock=lock)
-            latest = self._latest_if_identical(doc, representations) if skip_identical else None
+            latest = self._latest_if_identical(doc, representations, key) if skip_identical else None
             return (None if latest is None else DepositResult(key, latest, unchanged=True)), doc
 
         def make(doc: int) -> DepositResult:
@@ -537,7 +558,10 @@ class DocumentsPart(CatalogBase):
             for item, key in named:
                 if key in minted:
                     doc = self._document_id(key) if skip_identical else None
-                    latest = None if doc is None else self._latest_if_identical(doc, entries[item][1])
+                    try:
+                        latest = None if doc is None else self._latest_if_identical(doc, entries[item][1], key)
+                    except ImmutabilityError as withdrawn:
+                        raise withdrawn.of_item(item) from None
                     if latest is None:
                         raise minted_already(key).of_item(item)
                     held[item] = DepositResult(key, latest, unchanged=True)

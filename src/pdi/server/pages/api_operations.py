@@ -189,7 +189,7 @@ ERRORS: dict[int, str] = {
     406: "No representation the Accept field allows",
     408: "The body did not arrive in time (pdi serve --body-timeout seconds, and one more for every 500 octets),"
          " whoever sent it; Connection: close, and nothing was stored",
-    409: "The name is immutable: a version or format that exists already",
+    409: "The name is immutable: a version or format that exists already, or octets its withdrawn latest version holds",
     410: "Withdrawn: the tombstone",
     412: "If-Match names an ETag that is not the current one, or (with it) If-None-Match names the current one;"
          " or If-Unmodified-Since is before the answer's Last-Modified; or If-Match sent with a write to a route"
