@@ -671,3 +671,38 @@ def test_octets_a_withdrawn_latest_version_held_are_not_answered_unchanged_with_
     version = writable.client.post(f"/api/version?pdi={generic}&format=text", content=held, headers=headers)
     assert version.status_code == 409 and "withdrawn" in version.json()["detail"], version.text
     assert snapshot(writable.archive) == before
+
+
+def test_an_unchanged_answer_is_kept_under_its_idempotency_key_as_a_created_one_is(writable: Writable) -> None:
+    # draft-ietf-httpapi-idempotency-key-header §2.6: the key with another request payload is a 422; the answer a
+    # key was given (200, "unchanged": true here, as 201 for a created name) is the answer of every retry under it
+    held = b"kept as it was\n"
+    name = writable.archive.add(S, held, format="text", foreign_id="held-id")
+    generic = str(name).rsplit(".", 2)[0]
+    text = Writable.bearer(writable.deposit, **{"Content-Type": "text/plain"})
+    writes = [(f"/api/deposit?series={S}&id=held-id", "deposit-once"),
+              (f"/api/version?pdi={generic}&format=text", "version-once"),
+              (f"/api/format?pdi={name}&format=text", "format-once")]
+    for url, key in writes:
+        headers = {**text, "Idempotency-Key": key}
+        first = writable.client.post(url, content=held, headers=headers)
+        assert first.status_code == 200 and first.json()["unchanged"] is True, (url, first.text)
+        assert "idempotent-replayed" not in first.headers
+        again = writable.client.post(url, content=held, headers=headers)
+        assert again.status_code == 200 and again.json() == first.json(), (url, again.text)
+        assert again.headers["idempotent-replayed"] == "true", url
+        before = snapshot(writable.archive)
+        other = writable.client.post(url, content=b"another body\n", headers=headers)
+        assert other.status_code == 422 and "Idempotency-Key" in other.json()["detail"], (url, other.text)
+        assert snapshot(writable.archive) == before
+    # a batch whose every item is held: 200, and its key is as used as a batch's that minted
+    files = [("held.txt", held, "text/plain")]
+    first = _batch(writable, files, manifest=[{"id": "held-id"}], **{"Idempotency-Key": "batch-held"})
+    assert first.status_code == 200 and first.json()["items"][0]["unchanged"] is True, first.text
+    again = _batch(writable, files, manifest=[{"id": "held-id"}], **{"Idempotency-Key": "batch-held"})
+    assert again.status_code == 200 and again.json() == first.json()
+    assert again.headers["idempotent-replayed"] == "true"
+    before = snapshot(writable.archive)
+    other = _batch(writable, [("new.txt", b"a new one\n", "text/plain")], **{"Idempotency-Key": "batch-held"})
+    assert other.status_code == 422, other.text
+    assert snapshot(writable.archive) == before

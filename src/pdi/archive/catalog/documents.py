@@ -50,6 +50,11 @@ def minted_already(key: DocumentKey) -> ImmutabilityError:
     return ImmutabilityError(f"{describe_key(key)} is already minted; deposit a new version of it instead")
 
 
+def _keyed(note: WriteNote | None) -> bool:
+    """Whether a write's answer is to be kept under an Idempotency-Key (then even an ``unchanged`` one is)."""
+    return note is not None and note.idempotency is not None
+
+
 class DocumentsPart(CatalogBase):
     """Series and deposits, each deposit one transaction, with its audit entry and Idempotency-Key."""
 
@@ -421,7 +426,10 @@ class DocumentsPart(CatalogBase):
 
         An earlier answer to the write's Idempotency-Key, or one that ``check``
         finds (``check(lock)``: an answer, or ``None`` and what ``make``
-        needs), is the answer, and nothing is staged. Otherwise the blobs
+        needs), is the answer, and nothing is staged (an answer ``check`` finds
+        to a write with an Idempotency-Key is found again by the write's check,
+        and kept under the key as a made one is: the key is used, whatever it
+        answered, draft-ietf-httpapi-idempotency-key-header §2.6). Otherwise the blobs
         (``staged``: the formats, or what picks them from the first check) are
         staged outside any transaction, and ``make`` writes the rows only if
         the second check, under the write lock, still finds nothing; the
@@ -435,7 +443,7 @@ class DocumentsPart(CatalogBase):
                 if (found := self._answered(note)) is not None:
                     return found
                 found, checked = check(False)
-            if found is not None:
+            if found is not None and not _keyed(note):
                 return found
             if blobs is None:
                 blobs = cast(Callable[[_C], Sequence[NewRepresentation]], staged)(checked)
@@ -572,7 +580,7 @@ class DocumentsPart(CatalogBase):
             if found is not None:
                 return found
             held = check()
-            if len(held) == len(entries):  # nothing to make: answered as mint answers from its read
+            if len(held) == len(entries) and not _keyed(note):  # nothing to make: answered as mint answers from its read
                 return [held[item] for item in range(len(entries))]
         staged = [self._stage(reps) for _, reps in entries]  # each item's formats distinct
         with contextlib.ExitStack() as stack:
