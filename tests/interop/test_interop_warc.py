@@ -254,6 +254,33 @@ def test_importing_again_deposits_nothing(archive: Archive, tmp_path: Path) -> N
     assert everything(archive) == before
 
 
+def test_a_page_whose_held_version_is_its_root_alone_is_a_new_version_with_its_parts(
+        archive: Archive, tmp_path: Path) -> None:
+    # the root HTML deposited alone under the page's URL (an .html version, dated as its export dates it), then a
+    # WARC of that page at that very time with its style and image: the held version lacks them, so the page is
+    # not "unchanged" with the .html name; it is the next version, an aggregate holding all three (RFC 2557)
+    from pdi.interop.wacz import exported_as
+
+    url = "http://example.org/"
+    root = archive.add(S, PAGE, format="html", foreign_id=url, charset="utf-8")
+    (record,) = archive.holding(root, [hashlib.sha256(PAGE).hexdigest()])
+    _, date = exported_as(archive, record)
+    alone = WarcBuilder()
+    alone.response(url, PAGE, "text/html; charset=utf-8", date)
+    (same,), _ = import_warc(archive, alone.save(tmp_path / "root.warc.gz"), S)
+    assert (same.name, same.unchanged) == (root, True)  # the root alone at its time: that version, as before
+    b = WarcBuilder()
+    site(b, url, date)
+    (got,), _ = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    assert got.page and not got.unchanged
+    assert got.name == PDI.parse(str(root)).with_format("related").with_version(2)
+    held = parts_of(archive.get(got.name).data)
+    assert {where: octets for where, (_, octets) in held.items()} == {
+        url: PAGE, url + "s.css": CSS, url + "i.png": PNG}
+    (again,), _ = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    assert (again.name, again.unchanged) == (got.name, True)
+
+
 # --- damage ----------------------------------------------------------------------------------
 
 

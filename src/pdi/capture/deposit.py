@@ -14,7 +14,7 @@ import datetime
 
 from pdi import formats
 from pdi.archive import Archive, Content, Deposit
-from pdi.errors import ImmutabilityError
+from pdi.errors import ImmutabilityError, NotFoundError
 from pdi.identifier import PDI
 from pdi.mhtml.compare import same_content
 
@@ -58,6 +58,10 @@ def deposit_capture(
             if not versions:
                 raise
     newest = name.with_version(versions[-1])
-    if not force and same_content(archive.get(newest).data, data):
+    try:
+        held = None if force else archive.get(newest).data
+    except NotFoundError:  # the newest version has no aggregate (the page's root alone, .html): not this capture
+        held = None
+    if held is not None and same_content(held, data):
         return Deposit((newest,), unchanged=True)
     return archive.add_version(name, [Content(data, token, index_later=index_later)], force=force)

@@ -273,18 +273,24 @@ def _held_already(archive: Archive, index: WarcIndex, item: Item, aggregate: byt
     archive's export imported again, any version of it, not only the
     newest (a page captured twice on a day holds both captures). The same
     bytes captured at another time are a capture of their own, and are
-    deposited as before (a new version unless the newest holds them).
+    deposited as before (a new version unless the newest holds them). A
+    page with parts is held only by its aggregate: a version holding its
+    root alone (an ``.html`` deposit of the same URL and time) lacks its
+    images and styles, and the page is a new version.
     """
     digests = _digests(index, item, aggregate)
     return _dated_in(archive, item.name, digests, item.entry.warc_date) or _same_record(archive, item)
 
 
 def _digests(index: WarcIndex, item: Item, aggregate: bytes | None) -> list[str]:
-    """The SHA-256s a version holding ``item`` would have: of its payload, and of a page's aggregate."""
-    digest = hashlib.sha256()
-    for piece in index.payload_pieces(item.payload):
-        digest.update(piece)
-    digests = [digest.hexdigest()]
+    """The SHA-256s a version holding ``item`` would have: of its payload (unless it is a page with parts, which
+    its payload alone does not hold), and of a page's aggregate."""
+    digests = []
+    if aggregate is None or not item.parts:
+        digest = hashlib.sha256()
+        for piece in index.payload_pieces(item.payload):
+            digest.update(piece)
+        digests.append(digest.hexdigest())
     if aggregate is not None:
         digests.append(hashlib.sha256(aggregate).hexdigest())
     return digests
@@ -341,7 +347,10 @@ def _same_record(archive: Archive, item: Item) -> PDI | None:
     parts = set(_part_lines(item))
     for version in reversed(archive.versions(item.name)):
         name = item.name.with_version(version)
-        said = archive.meta(name)
+        try:
+            said = archive.meta(name)
+        except NotFoundError:  # a version without the page's format (its root alone, .html): not this record
+            continue
         if (said.get("warc:record-id") == item.entry.record_id and said.get("warc:date") == item.entry.warc_date
                 and parts <= set(said.get("warc:parts", "").splitlines())):
             return name
