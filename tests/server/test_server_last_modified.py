@@ -169,6 +169,33 @@ def test_a_206_to_an_if_range_repeats_no_representation_field(archived: tuple[st
         assert repeated == [], f"a multipart 206 to If-Range repeats {repeated}"
 
 
+#: Metadata of the whole representation a 200 sends beside the RFC 9110 §8 fields, which the client of an If-Range
+#: has from that prior response too: the stored octets' SHA-256 (what RFC 9530's Repr-Digest says, a digest of the
+#: selected representation) and the name's links (canonical, Memento's original, timegate, timemap).
+ABOUT_THE_WHOLE = (b"x-pdi-sha256", b"link")
+#: What a 206 to If-Range keeps all the same: RFC 7089 §2.1.1 (a memento's answer MUST carry Memento-Datetime) and
+#: the security fields, which are about this answer's handling, not the representation (CSP; nosniff).
+KEPT_TO_IF_RANGE = (b"memento-datetime", b"content-security-policy", b"x-content-type-options")
+
+
+@pytest.mark.parametrize("which", ["small", "large"])
+def test_a_206_to_an_if_range_repeats_no_digest_or_link_but_keeps_memento_datetime_and_csp(
+        archived: tuple[str, str, str], which: str) -> None:
+    location, small, large = archived
+    name = small if which == "small" else large
+    requests = [_request(name), _request(name, Range="bytes=0-4"),
+                _request(name, Range="bytes=0-4", If_Range=_imf(DEPOSITED)),
+                _request(name, Range="bytes=0-1,7-8", If_Range=_imf(DEPOSITED))]
+    for whole, ranged, held, parts in _asked(location, requests):
+        assert [whole[0], ranged[0], held[0], parts[0]] == [200, 206, 206, 206]
+        for field in ABOUT_THE_WHOLE:
+            assert field in whole[1] and ranged[1].get(field) == whole[1][field], field  # no If-Range: all of it
+            assert field not in held[1] and field not in parts[1], f"a 206 to If-Range repeats {field!r}"
+        for field in KEPT_TO_IF_RANGE:
+            assert field in whole[1], field
+            assert held[1].get(field) == parts[1].get(field) == whole[1][field], field
+
+
 def test_an_if_range_date_of_the_deposits_own_second_is_no_strong_validator(tmp_path: Path) -> None:
     """§8.8.2.2: a Last-Modified less than a second before the answer's Date may have changed within that second."""
     now = datetime.datetime.now(datetime.UTC)
