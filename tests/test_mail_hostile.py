@@ -353,6 +353,39 @@ def test_an_mbox_message_added_again_is_answered_as_the_same_message_added_alone
         assert archive.versions(name) == ([1] if case == "forced before" else [1, 2])  # nothing deposited
 
 
+@pytest.mark.usefixtures("one_gmt_day")  # the second add must find the first one's names: one GMT day
+def test_an_mbox_added_again_by_serial_warns_of_each_second_name_as_a_file_added_again_does(tmp_path: Path) -> None:
+    """``pdi add x.eml --serial`` of octets a name of the day holds mints a second permanent name and warns
+    (docs/how-to/deposit.md); ``pdi add x.mbox --serial`` did the same for every message without a word. Each
+    message given a second name is now warned of, naming its place in the mbox, the earlier name and the new one,
+    and the advice fits an mbox (its messages named by Message-ID without --serial, not --id, which it refuses)."""
+    from pdi.cli import cli
+
+    location, runner = _mail_archive(tmp_path)
+    add = ["add", str(tmp_path / "list.mbox"), "--series", "mail.example.us", "--archive", location]
+    (tmp_path / "list.mbox").write_bytes(_mbox(_one_message(1), _one_message(2)))
+    serial = runner.invoke(cli, [*add, "--serial"])
+    assert serial.exit_code == 0, serial.output
+    first = serial.stdout.split()
+    assert [name.rsplit("/", 1)[1] for name in first] == ["1.rfc822.1", "2.rfc822.1"]
+    assert "warning" not in serial.stderr  # nothing held before
+    again = runner.invoke(cli, [*add, "--serial"])
+    assert again.exit_code == 0, again.output  # deposited as asked: every pdi add mints
+    second = again.stdout.split()
+    assert [name.rsplit("/", 1)[1] for name in second] == ["3.rfc822.1", "4.rfc822.1"]
+    warnings = [line for line in again.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 2, again.stderr
+    for n, (line, earlier, new) in enumerate(zip(warnings, first, second, strict=True), 1):
+        assert f"list.mbox: message {n} (From_ line " in line, line
+        assert f"{earlier} already holds these octets" in line and f"{new} is a second permanent name" in line, line
+        assert "--id" not in line and "without --serial" in line, line
+    # by Message-ID: new names for octets serial names hold are second names too, and said so
+    by_id = runner.invoke(cli, add)
+    assert by_id.exit_code == 0 and by_id.stderr.count("is a second permanent name") == 2, by_id.output
+    assert "without --serial" not in by_id.stderr  # named by Message-ID already: no advice to be
+    assert runner.invoke(cli, add).stderr.count("unchanged: ") == 2  # and again by Message-ID: nothing minted
+
+
 # --- a message's body text, made once a process (pdi.fragments.email_text)----------------------------------------
 
 def _plain(marker: str, body: str) -> bytes:

@@ -438,7 +438,7 @@ class Deposits(ArchiveBase):
                 PDI.build(series=made.series, date=made.day, serial=serial,
                           foreign_id=None if serial is not None else made.unique_id, format=rep.format, version=1)
                 for n, rep in enumerate(minted)
-            ), False, False)
+            ), False, False, tuple(rep.sha256 for rep in minted))
         return answers
 
     def _series_to_deposit(

@@ -285,13 +285,17 @@ def _sgml_note(head: bytes, path: str) -> str | None:
     return None
 
 
-def _second_name_warning(minted: PDI, earlier: PDI, named: bool) -> str:
+def _second_name_warning(minted: PDI, earlier: PDI, named: bool, message: str | None = None) -> str:
     """What ``pdi add`` says when the octets it just named were already held under another name of the day
-    (``named``: the deposit gave --id, so the advice to give one is left out)."""
+    (``named``: the deposit gave --id, so the advice to give one is left out; ``message``: the place in an mbox
+    of the message so named, whose advice is its Message-ID instead)."""
     from pdi._wording import NAME_MOST, clipped
 
     advice = "" if named else "; with --id ID, adding the same file again mints nothing new"
-    return (f"warning: {clipped(str(earlier), NAME_MOST)} already holds these octets (deposited today);"
+    if message is not None and not named:
+        advice = "; without --serial, each message is named by its Message-ID and adding the mbox again mints nothing new"
+    return (f"warning: {message + ': ' if message else ''}{clipped(str(earlier), NAME_MOST)} already holds these"
+            " octets (deposited today);"
             f" {clipped(str(minted), NAME_MOST)} is a second permanent"
             f" name for them (every pdi add mints a name, never taken back{advice})")
 
@@ -345,8 +349,14 @@ def _add_mbox(
             deposits = opened.deposit_batch(series, items, embargo_until=embargo, force=force, unchanged=True)
         except PDIError as exc:
             raise _said_of_message(exc, places) from None
+        # a message given a second permanent name is said so, as pdi add FILE says it of a file (one indexed
+        # look-up a message minted now): an mbox added again with --serial mints every message again
+        earlier = [opened.held_the_same_day(deposit) for deposit in deposits]
     for deposit in deposits:
         _print_deposit(deposit, "pdi version --force deposits them as a new version")
+    for place, deposit, held in zip(places, deposits, earlier, strict=True):
+        if held is not None:
+            click.echo(_second_name_warning(deposit[0], held, not serial, place), err=True)
 
 
 def _said_of_message(exc: PDIError, places: list[str]) -> PDIError:
