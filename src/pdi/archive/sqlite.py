@@ -77,7 +77,8 @@ class SQLiteStore(SQLStore):
         #: The catalog's path made absolute: a process that changes its directory later still finds it.
         self._catalog_path = os.path.abspath(self.root / CATALOG)
         catalog = self.root / CATALOG
-        if not catalog.exists():
+        fresh = not catalog.exists()
+        if fresh:
             if not create:
                 raise NotFoundError(
                     f"no archive at {self.root} (no {CATALOG}): name the archive (--archive, or PDI_ARCHIVE; pdi-archive"
@@ -114,7 +115,7 @@ class SQLiteStore(SQLStore):
         self._own = threading.local()
         self._owned: list[sqlite3.Connection] = []
         try:
-            self.hold(blobs if blobs is not None else FileBlobs(self.root))
+            self.hold(blobs if blobs is not None else FileBlobs(self.root, create=fresh))
         except BaseException:
             self._conn.close()
             raise

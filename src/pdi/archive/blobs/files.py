@@ -121,7 +121,11 @@ class FileBlobs(Attached):
     #: the catalog (S3's staging rows, PostgreSQL's large objects) has no such attribute.
     parallel_staging = True
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, create: bool = True) -> None:
+        """The blob files of the archive at ``root``. ``create=False`` (an archive that already has a catalog)
+        refuses a missing ``blobs/`` folder rather than making an empty one: every file blob would read as
+        damaged, and a folder moved back would land inside the new one. ``tmp/`` holds only what is being
+        written, so it is made again when missing."""
         self.root = Path(root)
         self._folder = os.path.join(self.root, "blobs", "")  # what blob_file's names begin with
         self._sync_fd: int | None = None  # opened before an import's first write: syncfs reports errors since
@@ -130,6 +134,10 @@ class FileBlobs(Attached):
         #: sync comes first, so a sync of blobs written before one told to another is refused too (:meth:`_syncfs`).
         self._sync_failures = 0
         self._syncfs_lock = threading.Lock()
+        if not create and not (self.root / "blobs").is_dir():
+            raise StoreError(
+                f"the blob folder {self.root / 'blobs'} of the archive at {self.root} is missing: put it back (or"
+                " restore the archive from a backup); pdi makes it only for a new archive")
         try:
             (self.root / "blobs").mkdir(exist_ok=True)
             (self.root / "tmp").mkdir(exist_ok=True)
