@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import datetime
+from unittest.mock import patch
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from pdi.errors import ParseError, PDIError
-from pdi.mhtml.parse import read_message
-from pdi.mhtml.plain import PlainPart, read_plain
+from pdi.archive.readable import MhtmlCheck
+from pdi.errors import FormatCheckError, ParseError, PDIError
+from pdi.mhtml.limits import Limits
+from pdi.mhtml.parse import check_reads, read_message
+from pdi.mhtml.plain import PlainPart, read_plain, reads_plain
 from pdi.mhtml.write import Resource, build
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -144,3 +147,103 @@ def test_what_read_message_repairs_or_reads_otherwise_is_left_to_it() -> None:
                     data.replace(b"\r\n" + boundary + b"\r\nContent-Type: image", b"\n" + boundary + b"\r\nContent-Type: image")):
         assert read_plain(changed) is None
         assert read_message(changed).parts[1].data == b"\x89PNG\r\n\x1a\n"
+
+
+# --- reads_plain: the deposit's MHTML check of a file of build's shape (pdi.archive.readable.MhtmlCheck) ---
+
+
+def _check_outcome(data: bytes, limits: Limits | None = None) -> tuple[type, str] | None:
+    try:
+        check_reads(data, limits=limits)
+    except PDIError as exc:
+        return type(exc), str(exc)
+    return None
+
+
+def _deposit_check(data: bytes) -> tuple[type, str] | None:
+    """What a deposit's MHTML check says of ``data`` (the octets streamed in two pieces)."""
+    check = MhtmlCheck(source="page.mht")
+    try:
+        check.update(data[: len(data) // 2])
+        check.update(data[len(data) // 2 :])
+        check.finish(None)  # type: ignore[arg-type]  # the blob's digests are not looked at
+    except PDIError as exc:
+        return type(exc), str(exc)
+    return None
+
+
+def _line_by_line_check(data: bytes) -> tuple[type, str] | None:
+    """What the deposit's check said of ``data`` before reads_plain: every file read line by line (check_reads)."""
+    with patch("pdi.mhtml.plain.reads_plain", return_value=False):
+        return _deposit_check(data)
+
+
+@SETTINGS
+@given(resources(plain=True))
+def test_a_file_build_writes_reads_plain_and_check_reads_finds_nothing_wrong(parts: list[Resource]) -> None:
+    data = _built(parts)
+    assert reads_plain(data)
+    assert _check_outcome(data) is None
+    assert _deposit_check(data) is None
+
+
+@SETTINGS
+@given(resources(plain=True), st.data())
+def test_a_damaged_file_reads_plain_only_when_check_reads_finds_nothing_wrong(
+    parts: list[Resource], draw: st.DataObject
+) -> None:
+    data = _built(parts)
+    boundary = data.split(b'boundary="', 1)[1].split(b'"', 1)[0]
+    tokens = [*TOKENS, b"--" + boundary, b"\r\n--" + boundary + b"\r\n", b"--" + boundary + b"--", boundary]
+    buf = bytearray(data)
+    for _ in range(draw.draw(st.integers(1, 4))):
+        op = draw.draw(st.sampled_from(["insert", "delete", "replace"]))
+        pos = draw.draw(st.integers(0, len(buf)))
+        if op == "insert":
+            buf[pos:pos] = draw.draw(st.sampled_from(tokens))
+        elif op == "delete":
+            del buf[pos : pos + draw.draw(st.integers(1, 8))]
+        else:
+            buf[pos : pos + 1] = draw.draw(st.binary(min_size=1, max_size=2))
+    damaged = bytes(buf)
+    if reads_plain(damaged):
+        assert _check_outcome(damaged) is None
+    if read_plain(damaged) is not None:
+        assert reads_plain(damaged)
+    # the deposit's check refuses what it refused before, in the same words, and lets the rest through
+    said = _deposit_check(damaged)
+    if said is not None:
+        assert said[1].startswith("page.mht: ")
+    assert said == _line_by_line_check(damaged)
+    if said is None:
+        assert _check_outcome(damaged) is None
+
+
+@SETTINGS
+@given(resources(plain=False), st.booleans(), st.integers(1, 6), st.integers(0, 400))
+def test_reads_plain_keeps_within_the_limits_check_reads_keeps(
+    parts: list[Resource], located: bool, max_parts: int, max_part_bytes: int
+) -> None:
+    data = _built(parts, location="http://top.example/dir/" if located else None)
+    limits = Limits(max_parts=max_parts, max_part_bytes=max_part_bytes)
+    with patch("pdi.mhtml.plain._LIMITS", limits):
+        plain = reads_plain(data)
+    if plain:
+        assert _check_outcome(data, limits) is None
+    elif not located and not any(r.content_id for r in parts):
+        assert _check_outcome(data, limits) is not None  # build's shape, so only a limit leaves it to check_reads
+
+
+def test_a_file_pdi_cannot_read_is_refused_by_the_deposit_check_as_before() -> None:
+    page = Resource("http://a.example/", "text/html", b"<img src=i.png>", "utf-8")
+    data = build(page, [Resource("http://a.example/i.png", "image/png", b"\x89PNG\r\n\x1a\n")])
+    boundary = data.split(b'boundary="', 1)[1].split(b'"', 1)[0]
+    no_parts = data.split(b"\r\n\r\n", 1)[0] + b"\r\n\r\n--" + boundary + b"--\r\n"
+    assert not reads_plain(no_parts)
+    said = _deposit_check(no_parts)
+    assert said is not None and said[0] is FormatCheckError
+    assert "multipart/related has no body parts" in said[1]
+    # base64 the general reader repairs (bad padding): not the plain walk's, but readable, so deposited
+    repaired = data.replace(b"iVBORw0KGgo=", b"iVBORw0KGgo")
+    assert read_plain(repaired) is None and reads_plain(repaired)
+    assert _deposit_check(repaired) is None

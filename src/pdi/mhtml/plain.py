@@ -45,7 +45,7 @@ from pdi.mhtml.parse import (
     _content_type,
 )
 
-__all__ = ["PlainPart", "read_plain"]
+__all__ = ["PlainPart", "read_plain", "reads_plain"]
 
 
 class PlainPart(NamedTuple):
@@ -74,6 +74,27 @@ _LIMITS = Limits()
 def read_plain(data: bytes) -> tuple[PlainPart, ...] | None:
     """The parts of ``data``, the root first, as :func:`~pdi.mhtml.parse.read_message` reads them, if ``data``
     is of the shape of the module's docstring; else ``None``."""
+    return _walk(data, decode=True)
+
+
+def reads_plain(data: bytes) -> bool:
+    """Whether ``data`` is of the shape of the module's docstring, its parts within :class:`Limits`' defaults:
+    then :func:`~pdi.mhtml.parse.check_reads` of it (the default limits) raises nothing.
+
+    The walk of :func:`read_plain` with each part's body left encoded: undoing a transfer encoding never
+    fails (bad base64 is repaired) and never makes a body larger, so it cannot change whether the file reads,
+    and the walk bounds a body by its encoded octets, as the general reader does. What it answers ``False``
+    for (another shape, a repair :func:`read_plain` leaves to the general reader) is for
+    :func:`~pdi.mhtml.parse.check_reads` to judge. A deposit's MHTML check (:class:`pdi.archive.readable.MhtmlCheck`)
+    asks this first: a page a WARC import packed is read back in a few calls a part, not line by line (issue 24).
+    It reads no clock (the general reader stops at ``Limits.max_parse_seconds``): its work is a search for the
+    next delimiter and a match of a bounded header block a part, linear in the file.
+    """
+    return _walk(data, decode=False) is not None
+
+
+def _walk(data: bytes, *, decode: bool) -> tuple[PlainPart, ...] | None:
+    """:func:`read_plain` (``decode``), or its walk with each part's data left empty."""
     if type(data) is not bytes:
         return None
     top = _TOP.match(data)
@@ -102,7 +123,7 @@ def read_plain(data: bytes) -> tuple[PlainPart, ...] | None:
             return None
         if body_end - head.end() > _LIMITS.max_part_bytes or len(parts) >= _LIMITS.max_parts:
             return None
-        part = _part(data, head, body_end)
+        part = _part(data, head, body_end, decode)
         if part is None:
             return None
         parts.append(part)
@@ -119,7 +140,7 @@ def read_plain(data: bytes) -> tuple[PlainPart, ...] | None:
     return tuple(parts)
 
 
-def _part(data: bytes, head: re.Match[bytes], body_end: int) -> PlainPart | None:
+def _part(data: bytes, head: re.Match[bytes], body_end: int, decode: bool) -> PlainPart | None:
     content_type, params = _content_type(head.group(1).decode("ascii").strip())
     if content_type.startswith("multipart/"):
         return None  # read as a nested structure by the general reader
@@ -129,6 +150,8 @@ def _part(data: bytes, head: re.Match[bytes], body_end: int) -> PlainPart | None
     content_location = label or None
     location = resolve_uri(THISMESSAGE, content_location) if content_location else None
     start = head.end()
+    if not decode:
+        return PlainPart(location, content_location, content_type, charset, b"")
     if head.group(2) == b"quoted-printable":
         with memoryview(data) as whole, whole[start:body_end] as body:
             return PlainPart(location, content_location, content_type, charset, binascii.a2b_qp(body))
