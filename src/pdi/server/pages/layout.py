@@ -22,7 +22,9 @@ thousands of letters makes no page wider than the window
 (``tests/server/test_server_long_words.py``).
 
 A control's keyboard focus is drawn in a colour of at least 3:1 against what it is drawn on (WCAG 2.2
-§1.4.11): dark blue on the page, orange in the dark header (``tests/server/test_server_keyboard.py``).
+§1.4.11): dark blue on the page, orange in the dark header (``tests/server/test_server_keyboard.py``), 3 px
+thick on whatever Tab stops at (a list to choose from, a summary that opens, a table that scrolls in its own
+box, a player), not the browser's thin ring on some (``tests/server/test_server_reader_edges.py``).
 
 A reader whose system prefers a dark colour scheme gets one (``prefers-color-scheme: dark``; ``color-scheme``
 lets the browser draw its own controls and scroll bars to match): light text on a near-black page, its links,
@@ -63,7 +65,7 @@ header.site input{padding:0.2rem 0.35rem;border:1px solid #8796a8;border-radius:
 header.site .brand{font-size:1.05rem;margin-right:0.5rem}
 header.site .who{margin-left:auto;display:flex;gap:0.5rem;align-items:center;font-size:0.9rem}
 header.site button{font:inherit;font-size:0.85rem}
-a:focus-visible,button:focus-visible,input:focus-visible{outline:3px solid #0050c8;outline-offset:1px}
+:is(a,button,input,select,textarea,summary,video,audio,[tabindex]):focus-visible{outline:3px solid #0050c8;outline-offset:1px}
 header.site :focus-visible{outline-color:#f0a400}
 pre{white-space:pre-wrap;word-wrap:break-word;border:1px solid #ccc;padding:1rem;background:#fcfcfa}
 mark{background:#ffe58a} code,input{font-family:ui-monospace,monospace}
@@ -90,7 +92,7 @@ details.pdi-name code{display:block;overflow-wrap:anywhere;font-size:0.8rem;colo
 @media (prefers-color-scheme:dark){
 body{background:#16191d;color:#e6e6e6} a{color:#8ab4f8} a:visited{color:#c58af9}
 header.site{background:#1f2a36} header.site a,header.site a:visited{color:#fff} header.site input{border-color:#8796a8}
-a:focus-visible,button:focus-visible,input:focus-visible{outline-color:#7fb0ff} header.site :focus-visible{outline-color:#f0a400}
+:is(a,button,input,select,textarea,summary,video,audio,[tabindex]):focus-visible{outline-color:#7fb0ff} header.site :focus-visible{outline-color:#f0a400}
 pre{border-color:#4a4f57;background:#1c2026} mark{background:#ffe58a;color:#16191d}
 .error{color:#ff8080} .note,dd.pending{color:#f0c060} th,td{border-color:#4a4f57} code.name{color:#b0b0b0}
 table.catalogue th{background:#252b33} table.catalogue tbody tr:nth-child(even){background:#1c2026}

@@ -1,0 +1,59 @@
+"""Rough edges a reader meets, found going through every page in Chromium at 360 px and 1100 px with the keyboard.
+
+Each test opens the page as a reader does, asserts what the page is (its DOM,
+its computed style) and saves a screenshot (``reader-edges-….png``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.parse
+
+import pytest
+from server_helpers import Served
+from test_server_keyboard import _contrast, _js, _key, _keyboard_tab
+from test_server_pages_screenshots import dark
+from test_server_pdf_viewer import _shoot
+
+from pdi.capture.browser import devtools
+
+#: The focused element: [what it is, whether it matches the selector asked for, its outline's style, width (CSS px)
+#: and colour, and the colour it is drawn on (the first ancestor's opaque background)].
+FOCUS_RING = """JSON.stringify((() => { const e = document.activeElement, s = getComputedStyle(e);
+  let bg = 'rgb(255, 255, 255)';
+  for (let p = e.parentElement; p; p = p.parentElement) {
+    const c = getComputedStyle(p).backgroundColor; if (!/rgba\\(.*, 0\\)$/.test(c) && c !== 'transparent') { bg = c; break; } }
+  return [e.tagName.toLowerCase() + (e.id ? '#' + e.id : ''), e.matches(SELECTOR) && e.matches(':focus-visible'),
+          s.outlineStyle, parseFloat(s.outlineWidth), s.outlineColor, bg]; })())"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize(("page", "selector"), [
+    ("search", "#search-series"),  # a list to choose from (the search's series)
+    ("api", "summary"),  # a summary that opens its details (an operation's answers)
+    ("document", "#statements"),  # a table that scrolls in its own box (tabindex=0), so the keyboard can scroll it
+])
+def test_every_kind_of_stop_tab_makes_draws_the_apps_focus_ring(served: Served, page: str, selector: str,
+                                                                  scheme: str) -> None:
+    # WCAG 2.2 §2.4.7 and §2.4.13: the focus indicator at least 2 CSS px thick, in a colour of 3:1 against what
+    # it is drawn on; links, buttons and boxes had the app's ring (3 px), a select, a summary and a scrolling
+    # table the browser's thin one (outline-style auto, 1 px), which the dark scheme did not recolour
+    path = {"search": "/search?q=world", "api": "/api",
+            "document": "/view?pdi=" + urllib.parse.quote(served.versioned, safe="")}[page]
+    with devtools() as pipe:
+        session = _keyboard_tab(pipe, served.url + path)
+        if scheme == "dark":
+            dark(pipe, session, time.monotonic() + 30)
+        ring = None
+        for _ in range(40):
+            _key(pipe, session, "Tab", 9)
+            now = json.loads(_js(pipe, session, FOCUS_RING.replace("SELECTOR", json.dumps(selector))))
+            if now[1]:
+                ring = now
+                break
+        _shoot(pipe, session, f"reader-edges-ring-{page}-{scheme}.png")
+    assert ring is not None, f"Tab never reached {selector} on {path}"
+    _, _, style, width, colour, background = ring
+    assert style == "solid" and width >= 2, ring
+    assert _contrast(colour, background) >= 3, ring
