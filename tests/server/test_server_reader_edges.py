@@ -9,14 +9,48 @@ from __future__ import annotations
 import json
 import time
 import urllib.parse
+from collections.abc import Iterator
 
 import pytest
-from server_helpers import Served
+from server_helpers import Served, serving
 from test_server_keyboard import _contrast, _js, _key, _keyboard_tab
 from test_server_pages_screenshots import dark
 from test_server_pdf_viewer import _shoot
 
+from pdi.archive import Archive
 from pdi.capture.browser import devtools
+
+#: The series of :func:`bare`'s archive, registered and holding nothing.
+BARE = "empty.example.us"
+
+
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``pdi serve`` of a new archive with the one series :data:`BARE` and no document: its URL."""
+    root = tmp_path_factory.mktemp("bare")
+    with Archive.init(root / "archive") as archive:
+        archive.add_series(BARE)
+    with serving(root / "archive") as (_, port):
+        yield f"http://127.0.0.1:{port}"
+
+
+#: What a page's main says, its links' [text, href], and its [scrollWidth, innerWidth].
+SAYS = """({text: document.querySelector('main').innerText,
+  links: [...document.querySelectorAll('main a')].map((a) => [a.textContent, a.getAttribute('href')]),
+  widths: [document.scrollingElement.scrollWidth, innerWidth]})"""
+
+
+def _says(url: str, width: int, shot: str) -> dict[str, object]:
+    """:data:`SAYS` of the page at ``url`` in a window ``width`` CSS px wide (a phone's below 600 px), shot after."""
+    with devtools() as pipe:
+        session = _keyboard_tab(pipe, url)
+        deadline = time.monotonic() + 30
+        pipe.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": 740, "deviceScaleFactor": 1,
+                                                          "mobile": width < 600}, session, deadline)
+        said: dict[str, object] = pipe.call("Runtime.evaluate", {"expression": SAYS, "returnByValue": True},
+                                            session, deadline)["result"]["value"]
+        _shoot(pipe, session, shot)
+    return said
 
 #: The focused element: [what it is, whether it matches the selector asked for, its outline's style, width (CSS px)
 #: and colour, and the colour it is drawn on (the first ancestor's opaque background)].
@@ -57,3 +91,14 @@ def test_every_kind_of_stop_tab_makes_draws_the_apps_focus_ring(served: Served, 
     _, _, style, width, colour, background = ring
     assert style == "solid" and width >= 2, ring
     assert _contrast(colour, background) >= 3, ring
+
+
+@pytest.mark.parametrize("width", [360, 1100])
+def test_a_series_with_no_names_says_what_to_do_next(bare: str, width: int) -> None:
+    # a series registered, nothing in it: the page said "0 documents." and nothing more; it says how a document
+    # gets there (the command that deposits one into this series), and where a reader can go meanwhile
+    said = _says(f"{bare}/series/{BARE}", width, f"reader-edges-empty-series-{width}.png")
+    text = str(said["text"])
+    assert f"pdi add FILE --series {BARE}" in text, text
+    assert ["every series", "/series"] in said["links"] and ["search the archive", "/search"] in said["links"], said
+    assert said["widths"] == [width, width], said  # the command wraps on a phone, the page no wider than the window

@@ -260,10 +260,20 @@ def render_series(archive: Archive, series: str) -> str:
             '<table class="catalogue" id="years"><caption>Documents by year and month</caption>'
             f'<thead><tr><th scope="col">Year</th>{head}<th scope="col" class="number">Total</th></tr></thead>'
             f"<tbody>{rows}</tbody></table>"
-            if rows else ""
+            if rows else _NOTHING_IN_SERIES.format(name=esc(name))
         )
     )
     return _page(name, body)
+
+
+#: What a series with no document a reader may see offers instead (the same whether none was deposited or none
+#: is open without a token: what a reader may not see is never told apart from what is not there).
+_NOTHING_IN_SERIES = (
+    '<p class="empty-state">No document of this series is open to read here: none has been deposited yet, or'
+    " none is open to read without a token. A depositor adds one with <code>pdi add FILE --series {name}</code>"
+    ' (or <code>POST /api/deposit</code>). Meanwhile, see <a href="/series">every series</a> or'
+    ' <a href="/search">search the archive</a>.</p>'
+)
 
 
 def _month_calendar(name: str, year: int, month: int, days: dict[int, int], *, heading: str = "h2", one: bool = False) -> str:
