@@ -102,3 +102,20 @@ def test_a_series_with_no_names_says_what_to_do_next(bare: str, width: int) -> N
     assert f"pdi add FILE --series {BARE}" in text, text
     assert ["every series", "/series"] in said["links"] and ["search the archive", "/search"] in said["links"], said
     assert said["widths"] == [width, width], said  # the command wraps on a phone, the page no wider than the window
+
+
+@pytest.mark.parametrize("width", [360, 1100])
+def test_a_search_with_no_hits_says_what_to_try_next(served: Served, width: int) -> None:
+    # a phrase in one series that no passage holds: the page said "No passage holds all these words." and no more;
+    # it offers the same words without quotes (the served text holds "Hello, world.": both words, not in that
+    # order), every series rather than the one chosen, and the catalogue to browse; the first of these finds a hit
+    query = {"q": '"world hello"', "series": "library.example.us"}
+    said = _says(f"{served.url}/search?{urllib.parse.urlencode(query)}", width, f"reader-edges-no-hits-{width}.png")
+    links = dict(said["links"])  # type: ignore[call-overload]
+    assert "No passage holds all these words." in str(said["text"]), said
+    assert links.get("the same words without quotes") == "/search?q=world+hello&series=library.example.us", links
+    assert links.get("every series") == "/search?q=%22world+hello%22", links
+    assert links.get("series by series") == "/series", links
+    assert said["widths"] == [width, width], said
+    hits = _says(served.url + links["the same words without quotes"], width, f"reader-edges-no-hits-then-{width}.png")
+    assert "No passage holds" not in str(hits["text"]) and "Hello, world." in str(hits["text"]), hits

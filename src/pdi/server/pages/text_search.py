@@ -92,6 +92,20 @@ def _marked_snippet(hit: SearchHit) -> str:
     return "".join(out)
 
 
+def _next_steps(query: str, series: str) -> str:
+    """What a reader whose words were found nowhere may try next: fewer words (a passage must hold them all), the
+    phrase's words without its quotes, every series rather than one, or the catalogue to browse."""
+    tries = ["fewer words (a passage must hold every one) or other spellings"]
+    if '"' in query:
+        unquoted = {"q": " ".join(query.replace('"', " ").split()), **({"series": series} if series else {})}
+        tries.append(f'<a href="/search?{esc(urllib.parse.urlencode(unquoted))}">the same words without quotes</a>,'
+                     " in any order")
+    if series:
+        tries.append(f'<a href="/search?{esc(urllib.parse.urlencode({"q": query}))}">every series</a> rather than'
+                     f" <code>{esc(series)}</code> alone")
+    return (" Try " + "; ".join(tries) + '; or browse the documents <a href="/series">series by series</a>.')
+
+
 class SearchPages(ArchiveHandlers):
     """``/search`` and ``/api/search`` over one archive."""
 
@@ -165,7 +179,7 @@ class SearchPages(ArchiveHandlers):
             start = f' start="{int(after) + 1}"' if after else ""
             found = f'<ol class="hits"{start} aria-label="Results">{items}</ol>'
         else:
-            found = "<p>No passage holds all these words." + ("" if first else " (No more results.)") + "</p>"
+            found = "<p>No passage holds all these words." + (_next_steps(query, series) if first else " (No more results.)") + "</p>"
         following = _next_url("/search", request, results)
         links = [] if first else [f'<a href="{esc(_first_url(request))}" rel="first">« First results</a>']
         links += [f'<a href="{esc(following)}" rel="next">Next results</a>'] if following else []
