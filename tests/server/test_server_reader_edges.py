@@ -119,3 +119,36 @@ def test_a_search_with_no_hits_says_what_to_try_next(served: Served, width: int)
     assert said["widths"] == [width, width], said
     hits = _says(served.url + links["the same words without quotes"], width, f"reader-edges-no-hits-then-{width}.png")
     assert "No passage holds" not in str(hits["text"]) and "Hello, world." in str(hits["text"]), hits
+
+
+#: A page's <title>, its h1s' text, and the links of its main that lead back into the app (home, series, search).
+TITLED = """({title: document.title, h1: [...document.querySelectorAll('h1')].map((h) => h.textContent),
+  back: [...document.querySelectorAll('main a')].map((a) => a.getAttribute('href')).filter((h) => ['/', '/series', '/search'].includes(h)),
+  widths: [document.scrollingElement.scrollWidth, innerWidth]})"""
+
+
+@pytest.mark.parametrize("case", ["not-found", "bad-fragment", "not-a-name", "long"])
+def test_an_error_pages_title_names_the_name_it_is_about(served: Served, case: str) -> None:
+    # each failed name's tab, history entry and bookmark said only "Not found" or "Syntax error", whatever the
+    # name: the title names it, as the page's heading and box do; a stranger's long name is clipped in it
+    typed = {"not-found": "urn:pdi://nowhere.example.us/2026/11/22/1.text.1",
+             "bad-fragment": served.text + "#char=9,2",  # its end before its start (PDI-GRAMMAR: start <= end)
+             "not-a-name": "urn:pdi://x",
+             "long": "urn:pdi://nowhere.example.us/2026/11/22/" + "a" * 5000 + ".text.1"}[case]
+    kind = {"not-found": "Not found", "bad-fragment": "Syntax error", "not-a-name": "Syntax error",
+            "long": "Not found"}[case]
+    with devtools() as pipe:
+        session = _keyboard_tab(pipe, f"{served.url}/view?pdi={urllib.parse.quote(typed, safe='')}")
+        deadline = time.monotonic() + 30
+        pipe.call("Emulation.setDeviceMetricsOverride", {"width": 360, "height": 740, "deviceScaleFactor": 1,
+                                                          "mobile": True}, session, deadline)
+        said = pipe.call("Runtime.evaluate", {"expression": TITLED, "returnByValue": True}, session, deadline)["result"]["value"]
+        _shoot(pipe, session, f"reader-edges-error-title-{case}-360.png")
+    if case == "long":
+        assert said["title"].startswith(kind + ": urn:pdi://nowhere.example.us/2026/11/22/aaa"), said["title"]
+        assert said["title"].endswith("aaa.text.1") and "characters left out" in said["title"], said["title"]
+        assert len(said["title"]) < 300, len(said["title"])
+    else:
+        assert said["title"] == f"{kind}: {typed}", said["title"]
+    assert len(said["h1"]) == 1 and sorted(said["back"]) == ["/", "/search", "/series"], said  # an app page, a way back
+    assert said["widths"] == [360, 360], said

@@ -40,6 +40,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from pdi import formats
+from pdi._wording import clipped
 from pdi.archive import Archive
 from pdi.archive.access import current_reader
 from pdi.errors import AccessError, NotFoundError, ParseError, PDIError, WithdrawnError
@@ -113,7 +114,11 @@ def _onward() -> str:
             ' <a href="/search">search</a> of its text, or the <a href="/api">API reference</a>.</p>')
 
 
-def _page(title: str, status: int, heading: str, body: str, name: str) -> str:
+def _page(title: str, status: int, heading: str, body: str, name: str, *, named: bool = True) -> str:
+    """An error page; its ``<title>`` (the tab, the history, a bookmark) names the name it is about, as the
+    heading's page does (``Not found: urn:pdi://…``, not ``Not found`` for every name), unless ``named`` is false
+    (a title that names it already); a stranger's long name clipped (:func:`pdi._wording.clipped`)."""
+    title = f"{title}: {clipped(name)}" if named and name else title
     return page(title, f'<div class="problem"><h1>{esc(heading)}</h1><p class="status">HTTP {status}</p>{body}</div>',
                 style=STYLE, name=name)
 
@@ -174,7 +179,7 @@ def render_tombstone(archive: Archive, gone: WithdrawnError, name: str, base: st
         f'<p>The same record as JSON: <a href="/uri-res/N2C?{esc(quote(shown, safe=":/"))}">N2C</a> (RFC 2169).</p>'
         + _onward()
     )
-    return _page(f"Withdrawn: {shown}", gone.http_status, "This name was withdrawn", body, name)
+    return _page(f"Withdrawn: {shown}", gone.http_status, "This name was withdrawn", body, name, named=False)
 
 
 # --- 403: sign in -------------------------------------------------------------------------------
