@@ -152,3 +152,18 @@ def test_an_error_pages_title_names_the_name_it_is_about(served: Served, case: s
         assert said["title"] == f"{kind}: {typed}", said["title"]
     assert len(said["h1"]) == 1 and sorted(said["back"]) == ["/", "/search", "/series"], said  # an app page, a way back
     assert said["widths"] == [360, 360], said
+
+
+@pytest.mark.parametrize("width", [360, 1100])
+def test_a_day_with_no_names_leads_to_the_days_that_have_some(served: Served, width: int) -> None:
+    # a day of the series with nothing minted: the page said "0 documents minted on this day (GMT)." and then
+    # "No documents on this page.", saying it twice and leading nowhere; it leads to the month's calendar (which
+    # links the days that have documents) and to the series' years and months
+    said = _says(f"{served.url}/series/library.example.us/2026/01/01", width, f"reader-edges-empty-day-{width}.png")
+    text = str(said["text"])
+    assert "0 documents minted on this day (GMT)." in text and "No documents on this page." not in text, text
+    main_links = [href for _, href in said["links"]]  # type: ignore[attr-defined]
+    # the crumbs link the month and the series too: the sentence adds them where the reader is told there is nothing
+    assert main_links.count("/series/library.example.us/2026/01") == 2, said["links"]
+    assert main_links.count("/series/library.example.us") == 2, said["links"]
+    assert said["widths"] == [width, width], said

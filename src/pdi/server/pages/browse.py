@@ -408,7 +408,11 @@ def render_day(
             '<th scope="col">Formats (latest version)</th><th scope="col" class="number">Versions</th>'
             '<th scope="col">Latest version deposited</th></tr></thead>'
             f"<tbody>{rows}</tbody></table>"
-            if rows else "<p>No documents on this page.</p>"
+            if rows else "<p>No documents on this page.</p>" if after else
+            # nothing that day: where the days that have documents are, not a second line saying there are none
+            f'<p class="empty-state">The calendar of <a href="{_series_path(name, year, month)}">'
+            f"{calendar.month_name[month]} {year}</a> links each day of it that has documents; the series'"
+            f' <a href="{_series_path(name)}">years and months</a> count them all.</p>'
         )
         + (f'<p class="pager">{"".join(pager)}</p>' if pager else "")
     )
