@@ -34,6 +34,15 @@ def bare(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
 
 
+@pytest.fixture(scope="module")
+def empty(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``pdi serve`` of a new archive with no series at all: its URL."""
+    root = tmp_path_factory.mktemp("empty")
+    Archive.init(root / "archive").close()
+    with serving(root / "archive") as (_, port):
+        yield f"http://127.0.0.1:{port}"
+
+
 #: What a page's main says, its links' [text, href], and its [scrollWidth, innerWidth].
 SAYS = """({text: document.querySelector('main').innerText,
   links: [...document.querySelectorAll('main a')].map((a) => [a.textContent, a.getAttribute('href')]),
@@ -167,3 +176,15 @@ def test_a_day_with_no_names_leads_to_the_days_that_have_some(served: Served, wi
     assert main_links.count("/series/library.example.us/2026/01") == 2, said["links"]
     assert main_links.count("/series/library.example.us") == 2, said["links"]
     assert said["widths"] == [width, width], said
+
+
+@pytest.mark.parametrize("path", ["/", "/series"])
+def test_an_empty_archive_says_how_a_series_is_registered_and_how_to_sign_in(empty: str, path: str) -> None:
+    # an archive with no series: "/series" said only that there was none to show, the home page named the command
+    # but not how a reader with a token sees the series closed to others; both say both, the sign-in coming back
+    said = _says(empty + path, 360, f"reader-edges-empty-archive{path.replace('/', '-')}-360.png")
+    text = str(said["text"])
+    assert "pdi series add NAME" in text and "pdi add FILE --series NAME" in text, text
+    back = "/signin" if path == "/" else "/signin?next=%2Fseries"
+    assert ["signs in", back] in said["links"], said["links"]  # type: ignore[operator]
+    assert said["widths"] == [360, 360], said

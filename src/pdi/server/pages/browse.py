@@ -150,8 +150,7 @@ def render_home(archive: Archive) -> str:
         '<th scope="col" class="number">Documents</th><th scope="col">Latest day</th>'
         '<th scope="col">Latest deposit</th></tr></thead>'
         f"<tbody>{rows}</tbody></table>"
-        if counts else "<p>No series to show: none is registered yet (<code>pdi series add NAME</code>),"
-        " or none is open to read without a token.</p>"
+        if counts else _NO_SERIES.format(here="")
     )
     body = (
         "<h1>The archive</h1>"
@@ -182,6 +181,16 @@ def render_home(archive: Archive) -> str:
     return _page("The archive", body)
 
 
+#: What the home page and ``/series`` say when there is no series to show: how one is registered, and how a reader
+#: with a token sees those that are not open to all (``here``: the sign-in link's query, back to the page).
+_NO_SERIES = (
+    '<p class="empty-state">No series to show: none is registered yet, or none is open to read without a token.'
+    " The archive's keeper registers one with <code>pdi series add NAME</code> (then deposits into it with"
+    ' <code>pdi add FILE --series NAME</code>); a reader with a token <a href="/signin{here}">signs in</a>'
+    " to see the series it may read.</p>"
+)
+
+
 # --- series ----------------------------------------------------------------------------------
 def render_series_list(archive: Archive) -> str:
     """``/series``: every registered series, with its parent, counts and days."""
@@ -203,7 +212,7 @@ def render_series_list(archive: Archive) -> str:
             '<th scope="col" class="number">Documents</th><th scope="col">First day</th>'
             '<th scope="col">Latest day</th><th scope="col">Latest deposit</th><th scope="col">Registered</th></tr></thead>'
             f"<tbody>{rows}</tbody></table>"
-            if rows else "<p>No series to show: none is registered yet, or none is open to read without a token.</p>"
+            if rows else _NO_SERIES.format(here="?next=%2Fseries")
         )
     )
     return _page("Series", body)
