@@ -188,3 +188,31 @@ def test_an_empty_archive_says_how_a_series_is_registered_and_how_to_sign_in(emp
     back = "/signin" if path == "/" else "/signin?next=%2Fseries"
     assert ["signs in", back] in said["links"], said["links"]  # type: ignore[operator]
     assert said["widths"] == [360, 360], said
+
+
+#: The box-mode button of the page: [its id, aria-pressed, whether it has the focus, the player's controls shown].
+BOX_MODE = """JSON.stringify((() => { const b = document.querySelector('#video-box-mode, #pdf-box-mode'),
+  v = document.getElementById('player'); return [b.id, b.getAttribute('aria-pressed'), document.activeElement === b,
+  v ? v.controls : null]; })())"""
+
+
+@pytest.mark.parametrize("kind", ["video", "pdf"])
+def test_escape_leaves_the_box_mode_a_button_entered(media: tuple[str, dict[str, str]], kind: str) -> None:
+    # the button "Box on the frame" (a video) or "Draw a box" (a PDF) enters a mode (a video's controls hidden so
+    # a drag draws a box); from the keyboard, Enter entered it and only the button itself left it: Escape leaves it
+    # too (WAI-ARIA APG: Escape closes what a control opened), the focus staying on the button
+    base, names = media
+    with devtools() as pipe:
+        session = _keyboard_tab(pipe, f"{base}/view?pdi={names[kind]}")
+        wanted = f"{kind}-box-mode"
+        for _ in range(60):
+            _key(pipe, session, "Tab", 9)
+            if _js(pipe, session, "document.activeElement.id") == wanted:
+                break
+        _key(pipe, session, "Enter", 13, "\r")
+        entered = json.loads(_js(pipe, session, BOX_MODE))
+        _key(pipe, session, "Escape", 27)
+        left = json.loads(_js(pipe, session, BOX_MODE))
+        _shoot(pipe, session, f"reader-edges-escape-{kind}.png")
+    assert entered == [wanted, "true", True, False if kind == "video" else None], entered
+    assert left == [wanted, "false", True, True if kind == "video" else None], left

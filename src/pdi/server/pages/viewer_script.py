@@ -337,6 +337,10 @@ SCRIPT = r"""
         video.controls = !boxMode;
         say(boxMode ? "Drag a box on the frame to name that region of it." : "Mark in and out (I, O) to name a clip.");
       });
+      // Escape leaves the mode the button entered, the player's controls back (as Escape closes what a control opens)
+      document.addEventListener("keydown", function (event) {
+        if (event.key === "Escape" && boxMode) { event.preventDefault(); boxButton.click(); }
+      });
     }
     function pixel(event) {  // the pixel boundary nearest the pointer, whatever the image's CSS size
       const r = image.getBoundingClientRect();
@@ -506,6 +510,9 @@ SCRIPT = r"""
       boxButton.setAttribute("aria-pressed", String(boxMode));
       pdfView.classList.toggle("box-mode", boxMode);
       say(boxMode ? "Drag a box on a page to name that region." : "Select text on a page to name that passage.");
+    });
+    document.addEventListener("keydown", function (event) {  // Escape leaves box mode, as on a video
+      if (event.key === "Escape" && boxMode) { event.preventDefault(); boxButton.click(); }
     });
     const measure = document.createElement("canvas").getContext("2d");
     // the glyph as tall as its box and stretched to its width (the span has no width of its own: it is its glyph's),
