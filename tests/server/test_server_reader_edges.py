@@ -216,3 +216,21 @@ def test_escape_leaves_the_box_mode_a_button_entered(media: tuple[str, dict[str,
         _shoot(pipe, session, f"reader-edges-escape-{kind}.png")
     assert entered == [wanted, "true", True, False if kind == "video" else None], entered
     assert left == [wanted, "false", True, True if kind == "video" else None], left
+
+
+@pytest.mark.parametrize("case", ["too-long", "twice"])
+def test_a_refused_searchs_title_says_what_was_refused(served: Served, case: str) -> None:
+    # a search refused (past the 128 words the index reads; q given twice) was titled "Search: error", the same
+    # for every query: the title says the search was refused and names the words (clipped: they may be long)
+    path = {"too-long": "/search?q=" + urllib.parse.quote("北京" * 65), "twice": "/search?q=a&q=b"}[case]
+    with devtools() as pipe:
+        session = _keyboard_tab(pipe, served.url + path)
+        said = pipe.call("Runtime.evaluate", {"expression": TITLED, "returnByValue": True}, session,
+                         time.monotonic() + 30)["result"]["value"]
+        _shoot(pipe, session, f"reader-edges-search-refused-{case}.png")
+    if case == "too-long":
+        assert said["title"].startswith("Search refused: 北京北京"), said["title"]
+        assert "characters left out" in said["title"] and len(said["title"]) < 130, said["title"]
+    else:
+        assert said["title"] == "Search refused", said["title"]
+    assert len(said["h1"]) == 1, said

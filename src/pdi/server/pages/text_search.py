@@ -20,6 +20,7 @@ import urllib.parse
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
+from pdi._wording import clipped
 from pdi.archive import MAX_SEARCH_LIMIT, SearchHit, SearchResults
 from pdi.errors import ParseError, PDIError
 from pdi.server.http.params import integer, optional, single_values
@@ -154,7 +155,7 @@ class SearchPages(ArchiveHandlers):
             series = optional(request, "series") or ""
         except PDIError as exc:
             body = f'<h1>Search</h1>{self._form("", "")}<p class="error" role="alert">{esc(exc)}</p>'
-            return HTMLResponse(page("Search: error", body, style=STYLE), status_code=status_of(exc))
+            return HTMLResponse(page("Search refused", body, style=STYLE), status_code=status_of(exc))
         form = self._form(query, series)
         if not query.strip():
             body = f"<h1>Search</h1>{form}<p>Type words to find the passages of texts, pages and captures that hold them all;" \
@@ -164,7 +165,9 @@ class SearchPages(ArchiveHandlers):
             results, titles = await self._search(request, titled=True)
         except PDIError as exc:
             body = f'<h1>Search</h1>{form}<p class="error" role="alert">{esc(exc)}</p>'
-            return HTMLResponse(page("Search: error", body, style=STYLE, query=query), status_code=status_of(exc))
+            # the tab and the history name the words refused (clipped: a query may be long), as a search's name them
+            return HTMLResponse(page(f"Search refused: {clipped(query, 80)}", body, style=STYLE, query=query),
+                                status_code=status_of(exc))
         items = "".join(
             f"<li>{_titled(titles.get(str(hit.name.without_fragment())))}{_hit_link(hit)}"
             f'<p class="snippet">{_marked_snippet(hit)}</p>'
