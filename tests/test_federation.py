@@ -594,3 +594,47 @@ def test_a_key_set_at_a_public_address_is_not_followed_to_a_private_one(monkeypa
     finally:
         private.shutdown()
         private.server_close()
+
+
+# --- RFC 2782: the order SRV targets are tried in -------------------------------------------
+class _Srv:
+    def __init__(self, name: str, priority: int, weight: int) -> None:
+        self.name, self.priority, self.weight = name, priority, weight
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 5)), max_size=8), st.randoms(use_true_random=False))
+def test_rfc2782_srv_targets_are_each_tried_once_the_lowest_priority_first(
+        fields: list[tuple[int, int]], rng: object) -> None:
+    import random as random_module
+
+    from pdi.federation.naptr import srv_order
+
+    assert isinstance(rng, random_module.Random)
+    records = [_Srv(f"t{i}", p, w) for i, (p, w) in enumerate(fields)]
+    ordered = srv_order(records, lambda n: rng.randint(0, n))
+    assert sorted(r.name for r in ordered) == sorted(r.name for r in records)
+    assert [r.priority for r in ordered] == sorted(r.priority for r in records)
+
+
+def test_rfc2782_targets_of_one_priority_share_the_load_by_weight() -> None:
+    """RFC 2782's rule: weight-0 records first, then a number drawn uniformly from 0 to the sum of the weights
+    (inclusive) picks the first record whose running sum reaches it. Weights 60, 30 and 10 in that order are
+    first 61, 30 and 10 times in 101; weight 0 beside weight 10 is first once in 11. Before, the heaviest was
+    always first, so every reader went to one target."""
+    import random as random_module
+
+    from pdi.federation.naptr import srv_order
+
+    rng = random_module.Random(2782)
+    records = [_Srv("a", 1, 60), _Srv("b", 1, 30), _Srv("c", 1, 10), _Srv("z", 9, 50)]
+    draws = 20000
+    first = {"a": 0, "b": 0, "c": 0}
+    for _ in range(draws):
+        ordered = srv_order(records, lambda n: rng.randint(0, n))
+        first[ordered[0].name] += 1
+        assert ordered[-1].name == "z"
+    for name, share in (("a", 61 / 101), ("b", 30 / 101), ("c", 10 / 101)):
+        assert abs(first[name] / draws - share) < 0.015, first
+    zero = [_Srv("zero", 1, 0), _Srv("ten", 1, 10)]
+    firsts = sum(srv_order(zero, lambda n: rng.randint(0, n))[0].name == "zero" for _ in range(draws))
+    assert abs(firsts / draws - 1 / 11) < 0.01

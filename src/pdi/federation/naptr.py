@@ -48,9 +48,10 @@ from __future__ import annotations
 
 import functools
 import logging
+import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -270,11 +271,10 @@ class NaptrFinder:
                     found.append(Service(base, services, order, preference))
                     matched_order = order
             elif flags == "s" and replacement not in ("", "."):
-                targets = sorted(self._records(replacement.lower(), "SRV", budget, failures),
-                                 key=lambda r: (r.priority, -r.weight))  # type: ignore[attr-defined]
+                targets = srv_order(self._records(replacement.lower(), "SRV", budget, failures))
                 for target in targets:
-                    host = target.target.to_text(omit_final_dot=True)  # type: ignore[attr-defined]
-                    port = int(target.port)  # type: ignore[attr-defined]
+                    host = target.target.to_text(omit_final_dot=True)
+                    port = int(target.port)
                     unusable = _unusable(host, port)
                     if unusable is not None:
                         log.info("pdi: the SRV record of %s naming %s:%d is skipped: %s", clipped(replacement, 200),
@@ -355,9 +355,32 @@ def _unanswered(exc: Any, kind: str) -> str | None:
     return f"its {kind} query failed: " + "; ".join(dict.fromkeys(said) or ["no server answered"])
 
 
+def srv_order(records: Sequence[Any], pick: Callable[[int], int] | None = None) -> list[Any]:
+    """SRV ``records`` in the order a client tries them (RFC 2782, "Usage rules"): by priority, the lowest
+    first; within a priority, each next one chosen at random in proportion to its weight: those of weight 0
+    first, then a number drawn uniformly from 0 to the sum of the weights left (inclusive), and the first
+    record whose running sum of weights reaches it is taken. So the load spreads over targets of equal
+    priority as their weights ask, not all to the heaviest. ``pick(n)`` draws from 0 to ``n`` (default:
+    :func:`random.randint`)."""
+    draw = pick if pick is not None else functools.partial(random.randint, 0)
+    ordered: list[Any] = []
+    for priority in sorted({int(r.priority) for r in records}):
+        group = [r for r in records if int(r.priority) == priority]
+        group = [r for r in group if int(r.weight) == 0] + [r for r in group if int(r.weight) != 0]
+        while group:
+            drawn = draw(sum(int(r.weight) for r in group))
+            running = 0
+            for at, record in enumerate(group):
+                running += int(record.weight)
+                if running >= drawn:
+                    ordered.append(group.pop(at))
+                    break
+    return ordered
+
+
 def _rank(kind: str) -> Callable[[Any], tuple[int, int]]:
     """How records of ``kind`` are ranked, the best first: NAPTR by order then preference (RFC 3403 §4.1), SRV
-    by priority then the greater weight (RFC 2782)."""
+    by priority then the greater weight (which of several a cache keeps; they are tried in :func:`srv_order`)."""
     if kind == "SRV":
         return lambda r: (int(r.priority), -int(r.weight))
     return lambda r: (int(r.order), int(r.preference))
