@@ -53,7 +53,7 @@ pytestmark = pytest.mark.slow
 #: Wheels of every package requirements/run.lock pins (scripts/bootstrap --dev).
 WHEELHOUSE = Path(os.environ.get("PDI_WHEELHOUSE") or Path(sys.prefix) / "share" / "wheelhouse")
 #: What builds the sdist, besides src/.
-BUILD_INPUTS = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "CHANGELOG.md")
+BUILD_INPUTS = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "CHANGELOG.md", "LICENSE")
 #: The libraries of the extras: never in a plain install.
 SERVER_LIBRARIES = ("psycopg", "psycopg_pool", "psycopg_binary", "boto3", "botocore", "s3transfer")
 NO_COMPILER_WARNING = "WARNING: pdi: the compiled text counter pdi.fragments.text._count was not built"
@@ -144,6 +144,20 @@ def test_the_wheel_names_the_server_libraries_as_extras_only(dists: tuple[Path, 
     assert {"postgres", "s3", "dev"} <= set(re.findall(r"^Provides-Extra: (.*)$", metadata, re.MULTILINE))
     assert 'psycopg[binary]>=3.1; extra == "postgres"' in requires
     assert 'boto3>=1.36; extra == "s3"' in requires
+
+
+def test_the_wheel_carries_its_licence(dists: tuple[Path, Path]) -> None:
+    """pyproject.toml declares the MIT licence (an SPDX expression, PEP 639); the text itself travels in the
+    wheel (``.dist-info/licenses/``, named by ``License-File``) and the sdist, as PEP 639 asks."""
+    sdist, wheel = dists
+    inside = members(wheel)
+    metadata = inside[f"pdi-{pdi.__version__}.dist-info/METADATA"].decode()
+    assert re.search(r"^License-Expression: MIT$", metadata, re.MULTILINE), metadata[:800]
+    assert re.search(r"^License-File: LICENSE$", metadata, re.MULTILINE), metadata[:800]
+    text = inside[f"pdi-{pdi.__version__}.dist-info/licenses/LICENSE"].decode()
+    assert text.startswith("MIT License") and "WITHOUT WARRANTY OF ANY KIND" in text
+    with tarfile.open(sdist) as tf:
+        assert f"pdi-{pdi.__version__}/LICENSE" in tf.getnames()
 
 
 def test_the_sdist_builds_the_same_wheel_as_the_tree(dists: tuple[Path, Path], tree: Path,
