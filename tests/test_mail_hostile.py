@@ -689,3 +689,62 @@ def test_an_mbox_batchs_refusal_names_the_message_and_its_from_line(tmp_path: Pa
         assert done.stderr.count(path.name) == 1  # said once, not again by the content check
     with Archive.open(location) as archive:  # all or none: nothing of either
         assert [i for i, _ in archive.messages_by_id(["<7@example.org>", "<8@example.org>"])] == []
+
+
+# --- a thread of many ids: each id of In-Reply-To looked for in References once, not along all of it -----------
+
+class _Counted(str):
+    """A message id that counts how often it is compared for equality (hashing is not counted)."""
+
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        _Counted.compared += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def test_a_message_naming_many_ids_is_threaded_in_comparisons_of_its_ids_not_of_their_pairs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by an attack: the ids of In-Reply-To that References lacks were found by looking each up along all of
+    References, once for every pair of ids: a 1 MiB message whose References and In-Reply-To each name 70,000
+    ids took 284 s to deposit (its thread index is read from its first 1 MiB), and its ``/thread`` page, which
+    reads the whole message (up to 64 MiB), longer still. ``docs/email.md`` §4: References oldest first, then
+    the ids of In-Reply-To References lacks, in order, each once; the parent is the last of In-Reply-To."""
+    import pdi.mail.message as message
+
+    written = message.ids_written
+    monkeypatch.setattr(message, "ids_written", lambda value: tuple(_Counted(i) for i in written(value)))
+    n = 20_000
+    references = [f"<r{i}@example.org>" for i in range(n)]
+    replies_to = [f"<i{i}@example.org>" for i in range(n)] + references[:3] + ["<i0@example.org>"]
+    head = (f"From: a@example.org\r\nMessage-ID: <m@example.org>\r\nReferences: {' '.join(references)}\r\n"
+            f"In-Reply-To: {' '.join(replies_to)}\r\n\r\nbody\r\n").encode()
+    _Counted.compared = 0
+    thread = thread_ids(head)
+    assert thread.references == (*references, *replies_to[:n])
+    assert thread.parent == "<i0@example.org>" and thread.message_id == "<m@example.org>"
+    assert _Counted.compared < 10 * n, f"{_Counted.compared:,} comparisons of ids for {2 * n:,} ids"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["<a@x>", "<b@x>", "<c@x>", "<d@x>", "<e@x>"]), max_size=6),
+       st.lists(st.sampled_from(["<a@x>", "<b@x>", "<c@x>", "<d@x>", "<e@x>"]), max_size=6))
+def test_property_a_threads_ids_are_references_then_the_replied_to_ids_references_lacks(
+        references: list[str], replies_to: list[str]) -> None:
+    """``docs/email.md`` §4, checked against Python's ``email`` reading the same two fields."""
+    head = "From: a@example.org\r\n"
+    if references:
+        head += f"References: {' '.join(references)}\r\n"
+    if replies_to:
+        head += f"In-Reply-To: {' '.join(replies_to)}\r\n"
+    head += "\r\nbody\r\n"
+    parsed = email.message_from_string(head, policy=email.policy.default)
+    oracle_refs = str(parsed["References"] or "").split()
+    oracle_replies = str(parsed["In-Reply-To"] or "").split()
+    expected = oracle_refs + [i for i in dict.fromkeys(oracle_replies) if i not in oracle_refs]
+    thread = thread_ids(head.encode())
+    assert list(thread.references) == expected
+    parent = oracle_replies[-1] if oracle_replies else (oracle_refs[-1] if oracle_refs else None)
+    assert thread.parent == parent

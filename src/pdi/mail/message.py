@@ -303,7 +303,8 @@ class ThreadIds:
 
 def _thread(message_id: str | None, in_reply_to: tuple[str, ...], references: tuple[str, ...]) -> ThreadIds:
     parent = in_reply_to[-1] if in_reply_to else (references[-1] if references else None)
-    return ThreadIds(message_id, parent, references + tuple(i for i in dict.fromkeys(in_reply_to) if i not in references))
+    named = set(references)  # looked up once an id, not along all of References (a message may name 100,000s)
+    return ThreadIds(message_id, parent, references + tuple(i for i in dict.fromkeys(in_reply_to) if i not in named))
 
 
 def thread_ids(head: bytes) -> ThreadIds:
