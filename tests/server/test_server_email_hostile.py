@@ -154,3 +154,52 @@ def test_an_html_body_past_the_bound_is_refused_once_and_the_message_still_shown
     assert "too-long@example.org" in page.text and said in page.text
     assert client.get(f"/uri-res/N2R?{name}%23part=0").content == body  # its octets are still had by part=
     assert len(calls) == 1
+
+
+def test_a_thread_naming_its_ancestors_again_and_again_reads_and_lists_each_once_and_at_most_so_many(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """Found by an attack: ``/thread`` of a message whose References named one held message 140,000 times (1 MiB
+    of header) read that message 140,000 times and listed it as often: 250 s and a page of 30 MB for one request.
+    docs/email.md §4: the messages its References name, oldest first, each said once; and, as its replies are,
+    at most 500 (said so when there are more): the last 500, those nearest the message."""
+    from pdi.server.pages import mail_pages
+    from pdi.server.pages.layout import isolated
+
+    most = mail_pages.MAX_SCANNED
+    root = b"From: a@example.org\r\nMessage-ID: <root@example.org>\r\nSubject: the root\r\n\r\nbody\r\n"
+
+    def reply(n: int, references: list[str]) -> bytes:
+        return (f"From: b@example.org\r\nMessage-ID: <reply{n}@example.org>\r\nSubject: reply {n}\r\n"
+                f"References: {' '.join(references)}\r\n\r\nbody\r\n").encode()
+
+    few = ["<root@example.org>"] * 2000 + [f"<gone{i}@example.org>" for i in range(300)] + ["<root@example.org>"] * 2000
+    many = ["<root@example.org>"] * 2000 + [f"<gone{i}@example.org>" for i in range(most + 100)]
+    with Archive.init(tmp_path / "a") as archive:
+        archive.add_series(S)
+        root_name = str(archive.add(S, root, format="rfc822"))
+        names = [str(archive.add(S, reply(n, refs), format="rfc822")) for n, refs in enumerate((few, many))]
+    read = mail_pages._read_message
+    reads: list[str] = []
+
+    def counting(archive: Any, name: Any, quiet: bool = True) -> Any:
+        reads.append(str(name))
+        return read(archive, name, quiet=quiet)
+
+    monkeypatch.setattr(mail_pages, "_read_message", counting)
+    client = TestClient(create_app(str(tmp_path / "a")))
+    for name, references in zip(names, (few, many), strict=True):
+        reads.clear()
+        answer = client.get("/thread", params={"pdi": name})
+        assert answer.status_code == 200, answer.text
+        ancestors = answer.text.split('<ol class="thread"', 1)[1].split('<li class="this">', 1)[0]
+        named = list(dict.fromkeys(references))  # each once, where first named: the root, then the missing ones
+        shown = named[-most:]
+        assert ancestors.count("<li") == len(shown)
+        assert [i for i in named[1:] if f"<code>{isolated(i)}</code>" in ancestors] == shown[-(len(shown) - 1):] \
+            if len(named) <= most else shown
+        assert ("the root" in ancestors) == (len(named) <= most)
+        # the message itself, then the root once where it is listed (by the name the thread index holds it under)
+        assert reads[0] == name and len(reads) == (2 if len(named) <= most else 1)
+        assert all(root_name.startswith(r) for r in reads[1:])
+        more = f"Only the last {most} of the {len(named):,} messages its References and In-Reply-To name are listed"
+        assert (more in answer.text) == (len(named) > most)

@@ -177,11 +177,15 @@ def render_thread(archive: Archive, name: str) -> str:
     if read is None:
         raise NotFoundError(f"{parsed} is not an e-mail message the archive holds")
     own_name, this, refs = read
+    # an id named again is the same message, said once; at most MAX_SCANNED of them, the nearest the message (a
+    # header of 1 MiB may name 100,000s, each a read of up to THREAD_HEAD octets and a line of the page)
+    named = list(dict.fromkeys(refs))
+    listed = named[-MAX_SCANNED:]
     held: dict[str, Generic] = {}
-    for message_id, document in archive.messages_by_id(refs, limit=MAX_SCANNED) if refs else ():
+    for message_id, document in archive.messages_by_id(listed, limit=MAX_SCANNED) if listed else ():
         held.setdefault(message_id, document)
     ancestors: list[str] = []
-    for message_id in refs:
+    for message_id in listed:
         if message_id not in held:
             ancestors.append(f'<li class="missing"><code>{isolated(message_id)}</code>: not in the archive</li>')
             continue
@@ -200,6 +204,9 @@ def render_thread(archive: Archive, name: str) -> str:
         f'<p class="note">Only the first {MAX_SCANNED} replies (and replies to them) are shown; there are more.</p>'
         if more else ""
     )
+    if len(named) > len(listed):
+        note += (f'<p class="note">Only the last {MAX_SCANNED} of the {len(named):,} messages its References and'
+                 " In-Reply-To name are listed.</p>")
     body = (
         f"<h1>Thread: {isolated(this.subject)}</h1>"
         f'<p>of <a href="{html.escape(_view(own_name))}"><code class="name">{html.escape(own_name)}</code></a></p>{note}'
