@@ -268,3 +268,24 @@ def test_a_region_past_a_pages_edge_is_said_past_that_pages_edge_not_past_the_pa
     said = past_end_message("NAME", got)
     assert said == (f"NAME lies wholly past the edge of page 2 (it is {math.ceil(width)}x{math.ceil(height)}"
                     " points): it selects nothing")
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(min_value=10, max_value=40), st.integers(min_value=0, max_value=3),
+       st.sampled_from(["", ".5", ".1234567"]))
+def test_property_a_viewrect_number_past_its_digits_is_refused_saying_how_many_it_may_have(
+        digits: int, at: int, fraction: str) -> None:
+    """Found by an attack: ``#viewrect=0,0,99999999999,10`` was refused as "not a number of points (digits, …)",
+    when it is digits: more than the 9 whole and 6 decimal digits pdi reads of one (a point is 1/72 inch:
+    999,999,999 points are some 350 km, and a millionth of a point is far below any device's resolution). The
+    refusal says which position, and the bound."""
+    from pdi.fragments import evaluate
+
+    number = "9" * digits + fraction
+    positions: list[object] = ["0", "0", "10", "10"]
+    positions[at] = number
+    with pytest.raises(ParseError) as refused:
+        evaluate("viewrect", positions, (CORPUS / "sizes.pdf").read_bytes(), media_type="application/pdf")
+    said = str(refused.value)
+    assert f"viewrect position {at + 1}" in said and number in said
+    assert "at most 9 digits" in said and "6 after" in said
