@@ -194,3 +194,21 @@ def test_a_public_identifier_the_catalogs_know_is_read_though_a_url_stands_besid
     assert [e.name for e in reading.elements] == ["HTML", "HEAD", "TITLE", "BODY", "P"]
     assert reading.dtd_found and reading.errors == 0
     assert text[reading.elements[4].start :] == "<p>x\r\n"
+
+
+def test_a_parse_stopped_at_its_output_bound_says_so_naming_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by an attack: a billion laughs (an entity expanding to 10⁸ elements) was refused as "onsgmls was
+    stopped (status -25): the document needs more time, memory or output than pdi gives one parse", which says
+    neither which bound nor how large. Status -25 is SIGXFSZ (signal(7)), which the kernel sends a process that
+    writes past its RLIMIT_FSIZE: the output bound, docs/reference/fragments.md's "64 MiB (plus 16 per octet)"."""
+    from pdi.errors import LimitError
+    from pdi.fragments.markup import sgml
+
+    monkeypatch.setattr(sgml, "MAX_OUTPUT", 1 << 20)
+    levels = ['<!ENTITY e0 "<p>lol">'] + [f'<!ENTITY e{i} "{f"&e{i - 1};" * 10}">' for i in range(1, 9)]
+    text = ("<!DOCTYPE x [\n<!ELEMENT x - - (p*)>\n<!ELEMENT p - O (#PCDATA)>\n" + "\n".join(levels)
+            + "\n]>\n<x>&e8;</x>\n")
+    with pytest.raises(LimitError) as refused:
+        sgml.read_sgml(text)
+    bound = (1 << 20) + 16 * len(text)
+    assert str(refused.value).startswith(f"onsgmls wrote more than its bound of {bound:,} octets of output")

@@ -78,6 +78,7 @@ import io
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -314,6 +315,10 @@ def read_sgml(text: str, *, seconds: float = MAX_SECONDS) -> SgmlReading:
                                          cwd=os.path.dirname(document), timeout=seconds, check=False)
             except subprocess.TimeoutExpired:
                 raise LimitError(f"onsgmls took longer than {seconds:g} s on the SGML document") from None
+        if process.returncode in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ):  # written past RLIMIT_FSIZE (signal(7))
+            raise LimitError(f"onsgmls wrote more than its bound of {output_limit:,} octets of output"
+                             f" ({MAX_OUTPUT:,} and 16 an octet of the document): its entities and tags expand to"
+                             " more than pdi reads of one parse")
         if process.returncode < 0 or process.returncode > 128:  # a signal (the shell's way: 128 + its number)
             raise LimitError(f"onsgmls was stopped (status {process.returncode}): the document needs more"
                              " time, memory or output than pdi gives one parse")
