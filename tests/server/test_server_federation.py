@@ -249,6 +249,11 @@ def test_dns_a_rule_and_every_resolver_down(network: Network) -> None:
     assert page.status_code == 503 and page.headers["retry-after"] == "30"
     assert page.headers["content-type"].startswith("text/html") and "Not in this archive" not in page.text
     assert "every resolver known for down.example.us is down (http://localhost/)" in page.text
+    # and so does its N2R address followed in a browser: the same page, its status and Retry-After kept
+    followed = httpx.get(f"{network.c_dns}uri-res/N2R?{name}", headers={"Accept": "text/html"}, timeout=30)
+    assert followed.status_code == 503 and followed.headers["retry-after"] == "30"
+    assert followed.headers["content-type"].startswith("text/html") and 'id="unavailable"' in followed.text
+    assert "accept" in followed.headers["vary"].lower()
     _shown_in_chromium(view, "every-resolver-down", "unavailable", "This name is held elsewhere, and every resolver")
 
 

@@ -43,6 +43,7 @@ def _pages(served: Served) -> dict[str, str]:
         "document": f"/view?pdi={_q(served.versioned)}",
         "not found": "/view?pdi=" + _q("urn:pdi://nowhere.example.us/2026/11/22/1.text.1"),
         "no such page": "/no/such/page", "thread without a name": "/thread",
+        "n2r not held": f"/uri-res/N2R?urn:pdi://{S}/2026/11/22/999.text.1",
     }
 
 

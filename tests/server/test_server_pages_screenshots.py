@@ -144,6 +144,14 @@ PAGES = {
     # a version that is not there: the document's versions and formats suggested, each a link
     "not-found-nearest": ("/view?pdi={versioned}.html.9", "document.querySelector('.problem h1').textContent === 'Not in this archive'"
                           " && document.querySelectorAll('ul.nearest a[href^=\"/view?pdi=\"]').length === 3"),
+    # a citation's N2R address followed in a browser, of a name not held: the app's page (one h1, the way home, the
+    # names of that day suggested), not problem JSON; the address stays the one followed
+    "n2r-not-found": ("/uri-res/N2R?urn:pdi://library.example.us/2026/11/22/999.text.1",
+                      "document.querySelectorAll('h1').length === 1"
+                      " && document.querySelector('.problem h1').textContent === 'Not in this archive'"
+                      " && document.querySelector('main a[href=\"/\"]') !== null"
+                      " && document.querySelectorAll('ul.nearest a[href^=\"/view?pdi=\"]').length > 0"
+                      " && location.pathname === '/uri-res/N2R'"),
     # a path the app has not: a page for a browser (its Accept names text/html), not problem JSON
     "unknown-path": ("/no/such/page", "document.querySelector('.problem h1').textContent === 'No such page'"
                      " && document.body.innerText.includes('/no/such/page')"),

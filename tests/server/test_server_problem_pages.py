@@ -129,7 +129,8 @@ def test_json_clients_keep_their_problems(client: TestClient, archive: Archive) 
     name = str(archive.add(S, DRAFT, format="text"))
     archive.withdraw(_generic(name), "by mistake")
     for url in (f"/api/resolve?pdi={urllib.parse.quote(name, safe='')}", f"/uri-res/N2R?{name}"):
-        for headers in ({}, HTML, {"Accept": "application/json"}):
+        # a browser's N2R (a citation's address followed) is the tombstone: tests/server/test_server_uri_res_pages.py
+        for headers in ({}, {"Accept": "application/json"}, *([HTML] if url.startswith("/api/") else [])):
             answer = client.get(url, headers=headers)
             assert answer.status_code == 410 and answer.headers["content-type"] == "application/problem+json"
             assert answer.json()["status"] == 410 and "by mistake" in answer.json()["detail"]
@@ -304,7 +305,8 @@ def test_an_unknown_path_is_a_page_for_a_browser_and_a_problem_for_a_program(cli
         answer = client.get("/no/such/page", headers=headers)
         assert answer.status_code == 404 and answer.headers["content-type"] == "application/problem+json"
         assert answer.json() == problem
-    for path in ("/api/nothing", "/uri-res/N2R/more", "/oai/x", "/timemap/x"):  # machine routes: problems always
+    # machine routes: problems always (RFC 2169's, a page to a browser: tests/server/test_server_uri_res_pages.py)
+    for path in ("/api/nothing", "/oai/x", "/timemap/x"):
         answer = client.get(path, headers=HTML)
         assert answer.status_code == 404 and answer.headers["content-type"] == "application/problem+json", path
     answer = client.post("/view", headers=HTML)  # 405 stays a problem, with its Allow

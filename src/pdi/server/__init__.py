@@ -41,6 +41,10 @@ is the whole query string, ``GET /uri-res/<service>?<urn>``:
   versioned PDI its generic name.
 * Any other service of RFC 2169 (``N2Rs``, ``N2Cs``, ``L2R`` …) is ``501 Not
   Implemented``; a name that is not in the archive ``404``.
+* A refusal of any of these (``400``, ``403``, ``404``, ``410``, ``416``, ``501`` …) is an RFC 9457
+  problem, but to a browser following the address (a ``GET`` whose ``Accept`` prefers ``text/html`` to
+  problem JSON and JSON) the viewer's error page for the name, its status and header fields the same; either
+  says ``Vary: Accept`` (:func:`pdi.server.pages.problem_pages.pages_for_citations`).
 
 JSON API (``application/json``; ``pdi=`` and ``citation=`` are form
 parameters: percent-encode the whole name, as ``encodeURIComponent`` does):
@@ -124,6 +128,7 @@ from pdi.server.pages.browse import BrowsePages
 from pdi.server.pages.cite import CiteAPI
 from pdi.server.pages.pdfjs import PdfJsAssets
 from pdi.server.pages.problem_pages import on_http_error as page_or_problem
+from pdi.server.pages.problem_pages import pages_for_citations
 from pdi.server.pages.reader import ReaderApp
 from pdi.server.pages.replay_frame import ReplaySite
 from pdi.server.pages.signin import SignIn, expired_sign_in
@@ -266,8 +271,9 @@ def create_app(
     routes += [Route("/openapi.json", docs.json), Route("/api", docs.page)]
     routes += [Route("/healthz", healthz), Route("/readyz", Readiness(opened).readyz),
                Route(METRICS_PATH, metrics(metrics_token))]
-    # a browser's unknown path of the app is a page (pdi.server.pages.problem_pages); the rest RFC 9457 problems
-    handlers = {**HANDLERS, HTTPException: page_or_problem}
+    # a browser's unknown path of the app is a page (pdi.server.pages.problem_pages), and so is a browser's refusal
+    # of an RFC 2169 path (a citation's N2R followed); the rest RFC 9457 problems
+    handlers = {kind: pages_for_citations(handler) for kind, handler in {**HANDLERS, HTTPException: page_or_problem}.items()}
     app = Starlette(routes=routes, exception_handlers=handlers, middleware=[
         # a large answer in memory goes a piece at a time as the client takes it, within the worker's budget
         Middleware(PacedAnswers),

@@ -249,7 +249,9 @@ _URI_RES = Operation(
      Param("If-Unmodified-Since", "N2R: 412 when the answer's Last-Modified (its deposit) is after this"
            " HTTP-date (ignored beside If-Match)", where="header", schema={"type": "string"}),
      Param("Accept", "N2R: application/json answers N2C's description (as does ?info after the name);"
-           " for a generic name, the format it prefers (302 to it)", where="header",
+           " for a generic name, the format it prefers (302 to it). Any service: an Accept that weighs text/html"
+           " above application/problem+json and application/json (a browser's) gets a refusal as an HTML page,"
+           " its status the same (Vary: Accept)", where="header",
            schema={"type": "string"})),
     answers={200: Answer("The resource (with Memento-Datetime and the memento's Link, RFC 7089; a multipart/related"
                          " file with its boundary and type in Content-Type, RFC 2046 §5.1.1, RFC 2387 §3.1),"

@@ -24,17 +24,29 @@ error's class (:mod:`pdi.errors`), never the home page with a line in red:
 
 An unknown path asked by a browser (``Accept`` naming ``text/html``) is a
 ``404`` page too (:func:`on_http_error`); the machine routes (``/api…``,
-``/uri-res/…``, ``/oai``, Memento's) and every other client keep the RFC 9457
-problem (:mod:`pdi.server.http.problems`).
+``/oai``, Memento's) and every other client keep the RFC 9457 problem
+(:mod:`pdi.server.http.problems`).
+
+RFC 2169's addresses (``/uri-res/N2R?NAME`` and the other services) are
+printed in citations and followed in browsers: a refusal of one is one of
+these pages to a request whose ``Accept`` prefers ``text/html`` to problem
+JSON and JSON (:func:`prefers_page`), with the problem's status and header
+fields; to every other client (``*/*``, JSON, a ``HEAD``), the problem as
+ever. Either form names ``Accept`` in its ``Vary`` (RFC 9110 §12.5.5:
+:func:`pages_for_citations`). A refusal is never kept in the resolver's cache
+(:mod:`pdi.server.process.cache` keeps answers a name's bytes make).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
+import json
 import re
+from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qsl, quote, urlsplit
 
+import anyio.to_thread
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -45,16 +57,19 @@ from pdi.archive import Archive
 from pdi.archive.access import current_reader
 from pdi.errors import AccessError, NotFoundError, ParseError, PDIError, WithdrawnError
 from pdi.identifier import PDI, hash_unescaped
+from pdi.interop.accept import parse_accept, preference
+from pdi.server.http.problems import Problem, status_of
 from pdi.server.http.problems import on_http_error as problem_of_http_error
-from pdi.server.http.problems import status_of
 from pdi.server.http.readers import request_target
 from pdi.server.pages.layout import esc, isolated, page, shown_time
+from pdi.server.protocol.resolver import split_inflection
 from pdi.server.protocol.rfc2169 import urn_from_query
 
 #: The most names a 404 page suggests.
 NEAREST = 12
 
-#: Paths whose answers are for programs: their errors stay RFC 9457 problems whatever ``Accept`` says.
+#: Paths whose answers are for programs: their errors are RFC 9457 problems whatever ``Accept`` says, but
+#: RFC 2169's (:data:`URI_RES`), whose refusals are a page to a browser (:func:`pages_for_citations`).
 MACHINE_PATHS = ("/api/", "/uri-res/", "/oai", "/timegate/", "/timemap/", "/openapi.json", "/static/")
 
 STYLE = """
@@ -399,3 +414,92 @@ async def on_http_error(request: Request, exc: Exception) -> Response:
     body = (f'<p class="error" role="alert">There is no page at <code>{esc(request.url.path)}</code>.</p>'
             f"{_resolve_form('')}{_onward()}")
     return HTMLResponse(_page("No such page", 404, "No such page", body, ""), status_code=404)
+
+
+# --- RFC 2169's refusals, to a browser ----------------------------------------------------------
+#: The RFC 2169 paths (``/uri-res/N2R?NAME`` …): printed in citations, followed in browsers.
+URI_RES = "/uri-res/"
+
+#: The problem's media types: a page only to an ``Accept`` that weighs ``text/html`` above both.
+_PROBLEM_TYPES = ("application/problem+json", "application/json")
+
+_Handler = Callable[[Request, Exception], Awaitable[Response]]
+
+
+def prefers_page(request: Request) -> bool:
+    """Whether a refusal is answered as a page: a ``GET`` whose ``Accept`` weighs ``text/html`` above both
+    ``application/problem+json`` and ``application/json`` (RFC 9110 §12.5.1: each type's weight is its most
+    specific range's, :func:`pdi.interop.accept.preference`; a browser following a link: Chromium's
+    ``text/html,…,*/*;q=0.8``). No ``Accept``, ``*/*``, a JSON client, one that weighs HTML no higher than JSON
+    (``text/html, */*``: a tie, the problem's as before), and a ``HEAD`` (a probe, not a reader): the problem."""
+    if request.method != "GET":
+        return False
+    ranges = parse_accept(request.headers.get("accept"))
+    html = preference(ranges, "text/html")[0]
+    return html > 0 and all(html > preference(ranges, kind)[0] for kind in _PROBLEM_TYPES)
+
+
+def pages_for_citations(handler: _Handler) -> _Handler:
+    """``handler``, but a refusal of an RFC 2169 path (:data:`URI_RES`) answered as the app's error page to a
+    browser (:func:`prefers_page`), with the problem's status and header fields (``Allow``, ``Retry-After``,
+    ``WWW-Authenticate``); either form names ``Accept`` in its ``Vary`` (RFC 9110 §12.5.5), so that no cache
+    gives a reader's page to a program or a program's problem to a reader (a ``404`` is cacheable by default,
+    RFC 9111 §4.2.2). A page that cannot be made (the catalog failing as it is read): the problem."""
+
+    async def answer(request: Request, exc: Exception) -> Response:
+        problem = await handler(request, exc)
+        if not request.url.path.startswith(URI_RES) or problem.media_type != "application/problem+json":
+            return problem
+        problem.headers.add_vary_header("Accept")
+        if not prefers_page(request):
+            return problem
+        archive: Archive = request.app.state.archive
+        base = str(request.base_url).rstrip("/")
+        try:
+            body = await anyio.to_thread.run_sync(
+                _refusal_page, archive, exc, problem, _cited_name(request.url.query), base)
+        except PDIError:
+            return problem
+        page = HTMLResponse(body, status_code=problem.status_code)
+        for field, value in problem.headers.items():
+            if field not in ("content-type", "content-length"):
+                page.headers.append(field, value)
+        return page
+
+    return answer
+
+
+def _cited_name(query: str) -> str:
+    """The name an RFC 2169 query string holds (:func:`urn_from_query`), without an inflection (``?info``)."""
+    name = urn_from_query(query)
+    try:
+        return split_inflection(name)[0]
+    except ParseError:  # an inflection this resolver does not know: the name before it
+        return name.partition("?")[0]
+
+
+def _refusal_page(archive: Archive, exc: Exception, problem: Response, name: str, base: str) -> str:
+    """The page of a refusal of an RFC 2169 path: an error of pdi's as the viewer's errors are
+    (:func:`render_problem`); a name held elsewhere whose resolvers are down or loop, as the viewer says it
+    (:func:`render_unavailable`); any other (a service not offered, a fragment wholly past the end, a path of no
+    service, a bug) what its problem says (:func:`render_refused`)."""
+    if isinstance(exc, PDIError):
+        return render_problem(archive, exc, name, base)
+    if isinstance(exc, Problem) and exc.status in (503, 508) and name:
+        return render_unavailable(exc.detail, name, exc.status)
+    said = json.loads(bytes(problem.body))
+    title, detail = str(said.get("title", "")), str(said.get("detail", ""))
+    return render_refused(archive if problem.status_code < 500 else None, problem.status_code, title, detail, name)
+
+
+def render_refused(archive: Archive | None, status: int, title: str, detail: str, name: str) -> str:
+    """The page of a refusal that is no error of pdi's (``title`` and ``detail`` its problem's): what it says, and
+    the document a name without its fragment names when it is here (a fragment wholly past its end: ``416``);
+    ``archive`` ``None``: nothing is read (a bug's ``500``)."""
+    parsed = _parsed(name) if name and archive is not None else None
+    held = ""
+    if archive is not None and parsed is not None and _held(archive, parsed):
+        held = f'<p>The document is here: <a href="{esc(_view(parsed))}"><code>{esc(parsed)}</code></a>.</p>'
+    stop = "" if detail.endswith((".", "!", "?")) else "."
+    body = f'<p class="error" role="alert">{esc(detail)}{stop}</p>{held}{_resolve_form(name)}{_onward()}'
+    return _page(title, status, f"Cannot show this: {title.lower()}", body, name)
