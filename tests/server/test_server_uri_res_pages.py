@@ -6,8 +6,8 @@ a browser, whose ``Accept`` prefers ``text/html`` (Chromium's navigation:
 name that does not parse, a fragment wholly past the end, a service not
 offered) is the app's error page (:mod:`pdi.server.pages.problem_pages`),
 with the status the problem has. ``curl``'s ``*/*``, no ``Accept``, a client
-asking for JSON (or weighing it as high as HTML) and a ``HEAD`` get the RFC
-9457 problem as before. Either form names ``Accept`` in its ``Vary`` (RFC
+asking for JSON (or weighing it as high as HTML) get the RFC 9457 problem as
+before; a ``HEAD`` gets the header fields its ``GET`` would (RFC 9110 §9.3.2). Either form names ``Accept`` in its ``Vary`` (RFC
 9110 §12.5.5), beside ``Authorization, Cookie``, so that no cache gives one
 reader's form to another. Pages are parsed with html5lib; what is checked on
 them is the deposited name, the catalog's record of a withdrawal and the
@@ -17,6 +17,7 @@ text's own length.
 from __future__ import annotations
 
 import datetime
+import http.client
 import json
 import urllib.error
 import urllib.parse
@@ -114,11 +115,29 @@ def test_every_other_client_keeps_the_problem_json(client: TestClient, accept: s
     assert {"accept", "authorization", "cookie"} <= _varies(answer)
 
 
-def test_a_head_gets_the_problems_header_fields_whatever_it_accepts(client: TestClient) -> None:
+def test_a_head_gets_the_header_fields_its_get_gets_and_no_content(client: TestClient, archive: Archive) -> None:
+    """RFC 9110 §9.3.2: the server SHOULD send the same header fields in answer to a HEAD as to the GET (a
+    browser's HEAD the page's, a program's the problem's), and no content."""
     for service in ("N2R", "N2C", "N2Ls"):
-        answer = client.head(f"/uri-res/{service}?{MISSING}", headers=HTML)
-        assert answer.status_code == 404 and answer.headers["content-type"] == "application/problem+json"
-        assert "accept" in _varies(answer) and answer.content == b""
+        for accept, kind in ((HTML, "text/html; charset=utf-8"), ({"Accept": "*/*"}, "application/problem+json")):
+            head = client.head(f"/uri-res/{service}?{MISSING}", headers=accept)
+            get = client.get(f"/uri-res/{service}?{MISSING}", headers=accept)
+            assert head.status_code == get.status_code == 404
+            assert head.headers["content-type"] == get.headers["content-type"] == kind
+            assert "accept" in _varies(head) and head.content == b""
+    with on_own_protocol(create_app(archive.location), public=True) as url:
+        host, port = urllib.parse.urlsplit(url).netloc.split(":")
+        answers = []
+        for method in ("GET", "HEAD"):
+            connection = http.client.HTTPConnection(host, int(port), timeout=30)
+            connection.request(method, f"/uri-res/N2R?{MISSING}", headers=HTML)
+            answer = connection.getresponse()
+            answers.append((answer.status, answer.getheader("content-type"), answer.getheader("content-length"),
+                            answer.read()))
+            connection.close()
+        (got, got_kind, got_length, page), (head_status, head_kind, head_length, nothing) = answers
+        assert got == head_status == 404 and got_kind == head_kind == "text/html; charset=utf-8"
+        assert got_length == head_length == str(len(page)) and nothing == b"" and b"<h1" in page
 
 
 def test_a_withdrawn_name_is_its_tombstone(client: TestClient, archive: Archive) -> None:
@@ -230,7 +249,7 @@ def test_a_page_only_when_accept_weighs_html_above_both_jsons(
 
     expected = weight("text/html") > 0 and weight("text/html") > max(weight("application/json"),
                                                                      weight("application/problem+json"))
-    for method, page in (("GET", expected), ("HEAD", False)):
+    for method, page in (("GET", expected), ("HEAD", expected), ("POST", False)):
         scope = {"type": "http", "method": method, "path": "/uri-res/N2R", "query_string": b"",
                  "headers": [(b"accept", accept.encode())] if accept else []}
         assert prefers_page(Request(scope)) is page, (method, accept)

@@ -427,12 +427,13 @@ _Handler = Callable[[Request, Exception], Awaitable[Response]]
 
 
 def prefers_page(request: Request) -> bool:
-    """Whether a refusal is answered as a page: a ``GET`` whose ``Accept`` weighs ``text/html`` above both
+    """Whether a refusal is answered as a page: a ``GET`` or ``HEAD`` whose ``Accept`` weighs ``text/html`` above both
     ``application/problem+json`` and ``application/json`` (RFC 9110 §12.5.1: each type's weight is its most
     specific range's, :func:`pdi.interop.accept.preference`; a browser following a link: Chromium's
     ``text/html,…,*/*;q=0.8``). No ``Accept``, ``*/*``, a JSON client, one that weighs HTML no higher than JSON
-    (``text/html, */*``: a tie, the problem's as before), and a ``HEAD`` (a probe, not a reader): the problem."""
-    if request.method != "GET":
+    (``text/html, */*``: a tie, the problem's as before): the problem. A ``HEAD`` is answered as its ``GET``
+    would be, its header fields the same (RFC 9110 §9.3.2), with no content."""
+    if request.method not in ("GET", "HEAD"):
         return False
     ranges = parse_accept(request.headers.get("accept"))
     html = preference(ranges, "text/html")[0]
