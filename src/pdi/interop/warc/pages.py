@@ -30,12 +30,14 @@ from pdi.archive import Archive, Content, Deposit, canonical_series
 from pdi.capture.crawl import Crawl, crawl, pack_crawl, run_at_once
 from pdi.capture.values import Fetched, Limits, Redirect
 from pdi.errors import (
+    ImmutabilityError,
     IntegrityError,
     LimitError,
     NotFoundError,
     ParseError,
     PDIError,
     UnsupportedError,
+    WithdrawnError,
 )
 from pdi.identifier import PDI
 from pdi.interop.warc.bounded import ReadLimits
@@ -261,6 +263,9 @@ def _deposit_lone(archive: Archive, series: str, item: Item, data: Iterator[byte
     content = Content(data, token, charset, source=item.entry.uri, keep_unreadable=True, index_later=True)
     if not archive.versions(item.name):
         return archive.deposit(series, [content], foreign_id=item.entry.uri, day=item.entry.date.date())
+    from pdi.capture.deposit import not_withdrawn_whole
+
+    not_withdrawn_whole(archive, item.name, item.entry.uri)  # a version of it would be born withdrawn
     return archive.add_version(item.name, [content])  # unchanged when the newest holds these bytes
 
 
@@ -543,17 +548,25 @@ def _deposit_all(
                 _state(archive, held, item)  # an earlier import of the same file stopped before its statements
             report(number, Imported(held, item.page, True, item.entry.uri, item.failures))
             continue
-        if data is not None:
-            result = deposit_capture(archive, name, item.entry.uri, data, day=item.entry.date.date(), index_later=True)
-        else:
-            try:
+        try:
+            if data is not None:
+                result = deposit_capture(archive, name, item.entry.uri, data, day=item.entry.date.date(),
+                                         index_later=True)
+            else:
                 result = _deposit_lone(archive, name, item, index.payload_pieces(item.payload))
-            except (IntegrityError, ParseError, UnsupportedError) as exc:
-                # A server's Content-Type is often wrong (an HTML "soft 404" served as
-                # image/png, a text that is not in its charset): the archive's content
-                # checks refuse it, and the record is listed, not deposited.
-                plan.skipped.append(_refusal(index, item, exc))
-                continue
+        except (ImmutabilityError, WithdrawnError) as exc:
+            # The octets a withdrawn latest version holds, or a document withdrawn whole: the record is
+            # refused, naming the withdrawal, and the rest of the file is imported.
+            plan.skipped.append(_refusal(index, item, exc))
+            continue
+        except (IntegrityError, ParseError, UnsupportedError) as exc:
+            if data is not None:
+                raise
+            # A server's Content-Type is often wrong (an HTML "soft 404" served as
+            # image/png, a text that is not in its charset): the archive's content
+            # checks refuse it, and the record is listed, not deposited.
+            plan.skipped.append(_refusal(index, item, exc))
+            continue
         # Here the statements follow the deposit in a transaction of their own: an import
         # stopped between the two leaves a name without them, which the next import
         # of the same file (finding the name unchanged) completes.

@@ -1,0 +1,113 @@
+"""A WARC import of pages and resources whose document has a withdrawn version (pdi.interop.warc.pages).
+
+docs/how-to/write-over-http.md: a withdrawal takes a version (or a whole document) out of service for good; the
+name stays and resolves to its tombstone. docs/explanation/name.md: a deposit of the bytes a withdrawn latest
+version holds is refused, naming that version and its withdrawal, never answered with its name, and ``pdi
+version`` deposits other bytes as the next version. An import answers each record as those rules do, and one
+record refused never stops the others (a refusal is listed, as the content checks' refusals are).
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import pytest
+from warc_builder import WarcBuilder, everything, parts_of
+
+from pdi.archive import Archive
+from pdi.errors import WithdrawnError
+from pdi.identifier import PDI
+from pdi.interop.warc import import_warc
+
+S = "web.example.us"
+DAY = datetime.date(2024, 5, 1)
+A = "http://example.org/a/"
+B = "http://example.org/b/"
+LONE = "http://example.org/lone.png"
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(40))
+
+
+def _name(url: str, fmt: str = "related", version: int = 1) -> PDI:
+    return PDI.build(series=S, date=DAY, foreign_id=url, format=fmt, version=version)
+
+
+def _warc(path: Path, a: bytes, *, b: bytes | None = None, lone: bytes | None = None, hour: int = 10) -> Path:
+    """Page A (and page B, and a lone image) captured on :data:`DAY` at ``hour``."""
+    builder = WarcBuilder()
+    builder.response(A, a, "text/html; charset=utf-8", f"2024-05-01T{hour:02d}:00:00Z")
+    if lone is not None:
+        builder.response(LONE, lone, "image/png", f"2024-05-01T{hour:02d}:00:01Z")
+    if b is not None:
+        builder.response(B, b, "text/html; charset=utf-8", f"2024-05-01T{hour:02d}:00:02Z")
+    return builder.save(path)
+
+
+def _archive(location: str) -> Archive:
+    opened = Archive.init(location)
+    opened.add_series(S)
+    return opened
+
+
+@pytest.mark.parametrize("purge", [False, True])
+def test_other_bytes_after_a_withdrawn_version_are_the_next_version_and_the_import_goes_on(
+    location: str, tmp_path: Path, purge: bool
+) -> None:
+    with _archive(location) as archive:
+        first, _ = import_warc(archive, _warc(tmp_path / "1.warc.gz", b"<p>one</p>", lone=PNG + b"1"), S)
+        assert [d.name for d in first] == [_name(A), _name(LONE, "png")]
+        for withdrawn in (_name(A), _name(LONE, "png")):
+            archive.withdraw(withdrawn, "takedown order 7", purge=purge)
+        done, plan = import_warc(
+            archive, _warc(tmp_path / "2.warc.gz", b"<p>two</p>", b=b"<p>bee</p>", lone=PNG + b"2", hour=11), S
+        )
+        assert not plan.skipped, plan.skipped
+        # the file's order: A, the image, B; A and the image are new versions of their documents, B a new name
+        assert [(d.name, d.unchanged) for d in done] == [
+            (_name(A, version=2), False), (_name(LONE, "png", 2), False), (_name(B), False)]
+        assert parts_of(archive.get(_name(A, version=2)).data)[A] == ("text/html", b"<p>two</p>")
+        assert archive.get(_name(LONE, "png", 2)).data == PNG + b"2"
+        assert parts_of(archive.get(_name(B)).data)[B] == ("text/html", b"<p>bee</p>")
+        assert archive.meta(_name(A, version=2))["warc:date"] == "2024-05-01T11:00:00Z"
+        for withdrawn in (_name(A), _name(LONE, "png")):  # the withdrawals stand
+            with pytest.raises(WithdrawnError, match="takedown order 7"):
+                archive.get(withdrawn)
+        assert archive.versions(_name(A)) == [1, 2]
+
+
+def test_a_page_of_a_document_withdrawn_whole_is_refused_naming_it_and_the_rest_is_imported(
+    location: str, tmp_path: Path
+) -> None:
+    # a document withdrawn whole is out of service for good: every version of it, later ones too, is its tombstone
+    with _archive(location) as archive:
+        import_warc(archive, _warc(tmp_path / "1.warc.gz", b"<p>one</p>", lone=PNG + b"1"), S)
+        for name in (_name(A), _name(LONE, "png")):
+            archive.withdraw(str(name).rsplit(".", 2)[0], "the whole site, by order")  # generic: no format, version
+        again = _warc(tmp_path / "2.warc.gz", b"<p>two</p>", b=b"<p>bee</p>", lone=PNG + b"2", hour=11)
+        done, plan = import_warc(archive, again, S)
+        assert [(d.name, d.unchanged) for d in done] == [(_name(B), False)]
+        assert len(plan.skipped) == 2, plan.skipped
+        for refusal, name, url in zip(plan.skipped, (_name(A), _name(LONE, "png")), (A, LONE), strict=True):
+            generic = str(name).rsplit(".", 2)[0]
+            assert url in refusal and "withdrawn" in refusal and "the whole site, by order" in refusal, refusal
+            assert f"{generic}:" in refusal or f"{generic} " in refusal, refusal
+            assert archive.versions(name) == [1]
+
+
+def test_the_same_bytes_captured_again_after_a_withdrawal_are_refused_not_deposited(
+    location: str, tmp_path: Path
+) -> None:
+    # another capture (another time of the day) of the bytes the withdrawn version holds: the catalog's rule
+    with _archive(location) as archive:
+        import_warc(archive, _warc(tmp_path / "1.warc.gz", b"<p>one</p>", lone=PNG + b"1"), S)
+        archive.withdraw(_name(A), "court order")
+        archive.withdraw(_name(LONE, "png"), "court order")
+        before = everything(archive)
+        again = _warc(tmp_path / "2.warc.gz", b"<p>one</p>", b=b"<p>bee</p>", lone=PNG + b"1", hour=12)
+        done, plan = import_warc(archive, again, S)
+        assert [(d.name, d.unchanged) for d in done] == [(_name(B), False)]
+        assert len(plan.skipped) == 2, plan.skipped
+        for refusal, name in zip(plan.skipped, (_name(A), _name(LONE, "png")), strict=True):
+            assert str(name) in refusal and "withdrawn" in refusal and "court order" in refusal, refusal
+        assert archive.versions(_name(A)) == archive.versions(_name(LONE, "png")) == [1]
+        assert [r for r in everything(archive)[0] if r.unique_id != B] == before[0]  # A and the image: as they were
