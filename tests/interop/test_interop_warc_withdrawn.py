@@ -13,9 +13,11 @@ import datetime
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from warc_builder import WarcBuilder, everything, parts_of
 
 from pdi.archive import Archive
+from pdi.cli import cli
 from pdi.errors import WithdrawnError
 from pdi.identifier import PDI
 from pdi.interop.warc import import_warc
@@ -94,6 +96,25 @@ def test_a_page_of_a_document_withdrawn_whole_is_refused_naming_it_and_the_rest_
             assert archive.versions(name) == [1]
 
 
+@pytest.mark.parametrize("purge", [False, True])
+def test_the_same_file_again_after_a_withdrawal_refuses_the_withdrawn_page_naming_it(
+    location: str, tmp_path: Path, purge: bool
+) -> None:
+    warc = _warc(tmp_path / "1.warc.gz", b"<p>one</p>", b=b"<p>bee</p>", lone=PNG + b"1")
+    with _archive(location) as archive:
+        import_warc(archive, warc, S)
+        archive.withdraw(_name(A), "asked to by its author", purge=purge)
+        archive.withdraw(_name(LONE, "png"), "asked to by its author", purge=purge)
+        before = everything(archive)
+        done, plan = import_warc(archive, warc, S)
+        # B is held as before; A and the image are not answered with names that serve only their tombstones
+        assert [(d.name, d.unchanged) for d in done] == [(_name(B), True)]
+        assert len(plan.skipped) == 2, plan.skipped
+        for refusal, name in zip(plan.skipped, (_name(A), _name(LONE, "png")), strict=True):
+            assert str(name) in refusal and "withdrawn" in refusal and "asked to by its author" in refusal, refusal
+        assert everything(archive) == before
+
+
 def test_the_same_bytes_captured_again_after_a_withdrawal_are_refused_not_deposited(
     location: str, tmp_path: Path
 ) -> None:
@@ -111,3 +132,40 @@ def test_the_same_bytes_captured_again_after_a_withdrawal_are_refused_not_deposi
             assert str(name) in refusal and "withdrawn" in refusal and "court order" in refusal, refusal
         assert archive.versions(_name(A)) == archive.versions(_name(LONE, "png")) == [1]
         assert [r for r in everything(archive)[0] if r.unique_id != B] == before[0]  # A and the image: as they were
+
+
+def test_pdi_import_lists_the_refused_page_and_exits_0(tmp_path: Path) -> None:
+    location = str(tmp_path / "archive")
+    warc = _warc(tmp_path / "1.warc.gz", b"<p>one</p>", b=b"<p>bee</p>")
+    with _archive(location) as archive:
+        import_warc(archive, warc, S)
+        archive.withdraw(_name(A), "asked to")
+    result = CliRunner().invoke(cli, ["import", str(warc), "--series", S, "--archive", location])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [str(_name(B))]
+    refused = [line for line in result.stderr.splitlines() if line.startswith("not imported: ")]
+    assert len(refused) == 1 and str(_name(A)) in refused[0] and "asked to" in refused[0], result.stderr
+    assert "(0 new, 1 unchanged)" in result.stderr
+
+
+def test_an_export_made_before_a_withdrawal_imported_after_it_refuses_the_withdrawn_version(tmp_path: Path) -> None:
+    # a version deposited on a later day than its document (pdi version) is exported dated that later day, and
+    # its record names it (the PDI field): once it is withdrawn, the export imported again is not answered with it
+    from pdi.archive.content import Content
+    from pdi.interop.wacz import export_wacz
+
+    clock = {"now": datetime.datetime(2026, 11, 20, 18, 0, 7, tzinfo=datetime.UTC)}
+    with Archive.init(tmp_path / "archive", clock=lambda: clock["now"]) as archive:
+        archive.add_series(S)
+        first = archive.add(S, b"<html><title>T</title><p>first</p></html>", format="html", foreign_id=A)
+        clock["now"] = datetime.datetime(2026, 11, 21, 9, 30, 5, tzinfo=datetime.UTC)
+        second = archive.add_version(str(first).rsplit(".", 2)[0],
+                                     [Content(b"<html><title>T</title><p>second</p></html>", "html")])[0]
+        export_wacz(archive, tmp_path / "before.wacz")
+        archive.withdraw(second, "deposited by mistake")
+        before = everything(archive)
+        done, plan = import_warc(archive, tmp_path / "before.wacz", S)
+        assert [(d.name, d.unchanged) for d in done] == [(first, True)]
+        assert len(plan.skipped) == 1 and str(second) in plan.skipped[0], plan.skipped
+        assert "withdrawn" in plan.skipped[0] and "deposited by mistake" in plan.skipped[0], plan.skipped
+        assert everything(archive) == before

@@ -27,6 +27,7 @@ from pathlib import Path
 from pdi import formats
 from pdi._wording import plural
 from pdi.archive import Archive, Content, Deposit, canonical_series
+from pdi.archive.naming import key_of
 from pdi.capture.crawl import Crawl, crawl, pack_crawl, run_at_once
 from pdi.capture.values import Fetched, Limits, Redirect
 from pdi.errors import (
@@ -443,6 +444,22 @@ def _refusal(index: WarcIndex, item: Item, exc: PDIError) -> str:
     return f"{_where(source, item.entry.offset, item.entry.uri)}: {reason}"
 
 
+def _withdrawn(archive: Archive, index: WarcIndex, item: Item, held: PDI) -> str | None:
+    """The refusal of ``item`` (as ``plan.skipped`` lists it) when ``held``, the version that holds its octets, was
+    withdrawn (by its own name or its document's): it answers with its tombstone, so it holds them for no one, and
+    the record is not answered with its name (nor deposited again under it); else ``None``."""
+    tombstones = [t for t in archive.withdrawals_of([key_of(held)]) if t.version in (None, held.version)]
+    if not tombstones:
+        return None
+    first = tombstones[0]
+    what = "its document was" if first.version is None else "it was"
+    purged = " (its octets purged)" if any(t.purged for t in tombstones) else ""
+    source = index.sources[item.entry.source]
+    return (f"{_where(source, item.entry.offset, item.entry.uri)}: {held} holds these octets but {what} withdrawn at"
+            f" {first.at}{purged}, reason: {first.reason}; it answers with its tombstone, not these octets,"
+            " so the record is not imported")
+
+
 def _deposit_all(
     archive: Archive,
     name: str,
@@ -519,6 +536,9 @@ def _deposit_all(
         key = (item.name.date, item.name.unique_id)
         if item.entry.pdi is not None and (exported := _exported_from(archive, index, item)) is not None:
             flush()  # the version named may be of a document a pending batch touches
+            if (gone := _withdrawn(archive, index, item, exported)) is not None:
+                plan.skipped.append(gone)
+                continue
             report(number, Imported(exported, item.page, True, item.entry.uri, item.failures))
             continue
         if key not in keys and (key in absent or not archive.versions(item.name)):
@@ -543,6 +563,9 @@ def _deposit_all(
         flush()  # in the file's order: a name already there after the batch that may have minted it
         data = item.aggregate() if item.page else None
         held = _held_already(archive, index, item, data)
+        if held is not None and (gone := _withdrawn(archive, index, item, held)) is not None:
+            plan.skipped.append(gone)  # a withdrawn name holds its bytes for no one: never answered as holding them
+            continue
         if held is not None:  # bytes the document holds already (its own export imported again): nothing changes
             if held.format == item.name.format and "warc:date" not in archive.meta(held):
                 _state(archive, held, item)  # an earlier import of the same file stopped before its statements
