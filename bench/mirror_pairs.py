@@ -9,14 +9,18 @@ mirror add``, ``sync(2)``, and ``pdi mirror sync`` run with
 (each checkout serves the origin from its own ``pdi serve``). On
 a shared machine the wall times move with others' load more than with the
 code; the CPU of the sync's own process moves less: compare both, pair by
-pair. Run: ``python3 bench/mirror_pairs.py [--names N] [--mb M]
-[--rounds R] before=/path/to/old/src after=src``.
+pair. With ``--syncfs``, each sync runs under ``strace -f -T -e trace=syncfs``
+(seccomp-filtered: only those calls stop it) and the seconds its threads spent
+waiting in ``syncfs(2)``, and how many calls, are reported beside its time.
+Run: ``python3 bench/mirror_pairs.py [--names N] [--mb M]
+[--rounds R] [--syncfs] before=/path/to/old/src after=src``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -60,11 +64,22 @@ def group_cpu(leader: int) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
+def syncfs_waits(trace: Path) -> tuple[float, int, float]:
+    """Seconds spent in ``syncfs`` calls, how many, and the seconds of the last two (the last batch's, before and
+    after its renames: what the sync waits for after its last blob has come), by an ``strace -f -T`` log (a call
+    another thread cut in on is logged as ``<unfinished ...>`` and its end as ``resumed>``, which carries the
+    time)."""
+    times = [float(timed[1]) for line in trace.read_text().splitlines()
+             if "syncfs" in line and (timed := re.search(r"<(\d+\.\d+)>$", line))]
+    return sum(times), len(times), sum(times[-2:])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--names", type=int, default=10_000)
     parser.add_argument("--mb", type=float, default=1000.0)
     parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--syncfs", action="store_true", help="time the sync's syncfs calls (strace)")
     parser.add_argument("variants", nargs="+", help="NAME=SRC: a checkout's src directory, run as NAME")
     args = parser.parse_args()
     variants = dict(v.split("=", 1) for v in args.variants)
@@ -75,6 +90,7 @@ def main() -> int:
         make_origin(root / "origin", args.names, int(args.mb * 1_000_000))
     servers: dict[str, tuple[subprocess.Popen[str], str]] = {}
     figures: dict[str, list[tuple[float, float, float, float]]] = {name: [] for name in variants}
+    waits: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
     try:
         for name, src in variants.items():  # each checkout's own origin server, on the one origin archive
             env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
@@ -95,16 +111,23 @@ def main() -> int:
                 os.sync()
                 origin_before = group_cpu(server.pid)
                 before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-                done = subprocess.run([*pdi, "mirror", "sync", "--archive", str(mirror)], env=env, capture_output=True,
-                                      text=True, check=False)
+                trace = root / f"syncfs-{name}.strace"
+                traced = ["strace", "-f", "-T", "--seccomp-bpf", "-e", "trace=syncfs", "-o", str(trace)]
+                done = subprocess.run([*(traced if args.syncfs else []), *pdi, "mirror", "sync", "--archive",
+                                       str(mirror)], env=env, capture_output=True, text=True, check=False)
                 wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
                 origin = group_cpu(server.pid) - origin_before
                 if done.returncode != 0 or held(mirror) != args.names:
                     raise SystemExit(f"{name}: the sync failed ({done.returncode}):\n{done.stdout}{done.stderr}")
                 figures[name].append((wall, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime,
                                       origin))
+                told = ""
+                if args.syncfs:
+                    seconds, calls, last = syncfs_waits(trace)
+                    waits[name].append((seconds, last))
+                    told = f", syncfs {seconds:.2f} s in {calls} calls (the last two {last:.2f} s)"
                 print(f"round {round_ + 1} {name}: {wall:.2f} s, user {figures[name][-1][1]:.2f} s,"
-                      f" system {figures[name][-1][2]:.2f} s, origin {origin:.2f} s,"
+                      f" system {figures[name][-1][2]:.2f} s, origin {origin:.2f} s{told},"
                       f" load {os.getloadavg()[0]:.2f}", flush=True)
                 shutil.rmtree(mirror)
     finally:
@@ -115,7 +138,11 @@ def main() -> int:
         print(f"{name}: {statistics.median(walls):.2f} s ({min(walls):.2f}-{max(walls):.2f}), user"
               f" {statistics.median(users):.2f} s ({min(users):.2f}-{max(users):.2f}), system"
               f" {statistics.median(systems):.2f} s ({min(systems):.2f}-{max(systems):.2f}), origin"
-              f" {statistics.median(origins):.2f} s ({min(origins):.2f}-{max(origins):.2f})")
+              f" {statistics.median(origins):.2f} s ({min(origins):.2f}-{max(origins):.2f})"
+              + ("".join(f", syncfs {what} {statistics.median(those):.2f} s ({min(those):.2f}-{max(those):.2f})"
+                         for what, those in (("all", [w[0] for w in waits[name]]), ("last two", [w[1] for w in
+                                                                                           waits[name]])))
+                 if waits[name] else ""))
     return 0
 
 

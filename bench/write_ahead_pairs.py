@@ -1,4 +1,4 @@
-"""Writing blobs ahead as a mirror's sync does, before and after: the user CPU of two checkouts of pdi in turn.
+"""Writing blobs ahead as a mirror's sync does, before and after: the CPU of two checkouts of pdi in turn.
 
 Each round, for each ``NAME=SRC`` given in turn, a child process run with
 ``PYTHONPATH=SRC`` writes ``--blobs`` blobs of ``--size`` octets with
@@ -6,8 +6,9 @@ Each round, for each ``NAME=SRC`` given in turn, a child process run with
 SHA-256 and chunk digests) from views of one 1 MiB buffer read into again,
 as :class:`pdi.network.peers._Parts` gives a sync's octets, and removes each
 again; it reports the user CPU of that loop (the hashing thread's too), in
-a directory of ``TMPDIR``. The kernel's share (making and writing the files)
-is left out: it is the same code either side and moves most with the load.
+a directory of ``TMPDIR``, and the system CPU beside it (the kernel's making
+and writing the files, and starting their write-back), which moves most with
+the load.
 Run: ``python3 bench/write_ahead_pairs.py [--size N] [--blobs N] [--rounds R]
 before=/path/to/old/src after=src``.
 """
@@ -36,11 +37,12 @@ try:
             take = min(n, len(buffer) - 1000)  # pieces that do not fall on chunk ends
             yield view[:take]
             n -= take
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_utime
+    before = resource.getrusage(resource.RUSAGE_SELF)
     for i in range(blobs):
         buffer[0], buffer[1] = i % 256, i // 256 % 256
         store.write_ahead(octets(size)).discard()
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_utime - before)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    print(after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime)
 finally:
     shutil.rmtree(root)
 """
@@ -54,18 +56,21 @@ def main() -> int:
     parser.add_argument("variants", nargs="+", help="NAME=SRC: a checkout's src directory, run as NAME")
     args = parser.parse_args()
     variants = dict(v.split("=", 1) for v in args.variants)
-    figures: dict[str, list[float]] = {name: [] for name in variants}
+    figures: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
     for round_ in range(args.rounds):
         for name, src in variants.items():
             env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
             done = subprocess.run([sys.executable, "-c", CHILD, str(args.size), str(args.blobs)], env=env,
                                   capture_output=True, text=True, check=True)
-            figures[name].append(float(done.stdout))
-            print(f"round {round_ + 1} {name}: user {figures[name][-1]:.3f} s, load {os.getloadavg()[0]:.2f}",
-                  flush=True)
+            user, system = (float(one) for one in done.stdout.split())
+            figures[name].append((user, system))
+            print(f"round {round_ + 1} {name}: user {user:.3f} s, system {system:.3f} s,"
+                  f" load {os.getloadavg()[0]:.2f}", flush=True)
     for name, each in figures.items():
-        print(f"{name}: {args.blobs} blobs of {args.size:,} octets, user {statistics.median(each):.3f} s"
-              f" ({min(each):.3f}-{max(each):.3f})")
+        users, systems = [one[0] for one in each], [one[1] for one in each]
+        print(f"{name}: {args.blobs} blobs of {args.size:,} octets, user {statistics.median(users):.3f} s"
+              f" ({min(users):.3f}-{max(users):.3f}), system {statistics.median(systems):.3f} s"
+              f" ({min(systems):.3f}-{max(systems):.3f})")
     return 0
 
 
