@@ -470,15 +470,10 @@ class FileBlobs(Attached):
         self._syncer()  # before the first octet: a write-back error from here on is reported by the sync
         since = self._sync_failures
         tmp, fd, info = self._write_temporary(source, sync=False, mark=True)
-        identity = self._identify(tmp, fd, close=False)  # what its import knows it by at its name
-        try:
-            # the disk starts writing it now, while the next blobs arrive: the import's sync then waits for
-            # little more than the last ones (a hint: the sync is what makes it durable)
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        except (OSError, AttributeError):
-            pass  # a file system or platform without it: written back by the sync alone
-        finally:
-            os.close(fd)
+        # its write-back is left to the import's sync (the kernel's flusher writes a batch's files together
+        # while the next blobs arrive); started here, a blob at a time on the fetching thread, it made a sync
+        # slower (docs/benchmarks.md, "Mirrors")
+        identity = self._identify(tmp, fd)  # what its import knows it by at its name
         return _Ahead(self, tmp, info, since, identity)
 
     def stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
@@ -545,17 +540,16 @@ class FileBlobs(Attached):
                 blob.unmark()
         return staged
 
-    def _identify(self, tmp: Path, fd: int, *, close: bool = True) -> _Identity:
+    def _identify(self, tmp: Path, fd: int) -> _Identity:
         """The device and inode of a written temporary file (by which its import knows it at its name, to clear its
-        mark: :class:`_ImportedFile`), and its descriptor closed (unless not ``close``); the file removed on failure."""
+        mark: :class:`_ImportedFile`), and its descriptor closed; the file removed on failure."""
         try:
             found = os.fstat(fd)
         except OSError as exc:
             os.close(fd)
             tmp.unlink(missing_ok=True)
             raise StoreError(f"cannot write a blob in {self.root / 'tmp'}: {exc}") from exc
-        if close:
-            os.close(fd)
+        os.close(fd)
         return found.st_dev, found.st_ino
 
     def _place_imported(self, tmp: Path, info: BlobInfo, folders: set[str], identity: _Identity) -> _ImportedFile:
