@@ -38,3 +38,18 @@ def pdf_of(objects: list[bytes]) -> bytes:
     out += b"".join(b"%010d 00000 n \n" % at for at in offsets)
     out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
     return bytes(out)
+
+
+def huge_page_pdf(side: int, shapes: list[tuple[tuple[int, int, int, int], tuple[int, int, int]]]) -> bytes:
+    """One page of ``side`` × ``side`` points filling each of ``shapes``: a rectangle (x1, y1, x2, y2 in points from
+    the page's top-left, y downwards, as a ``rect`` names them) and its colour (red, green, blue, 0 to 255)."""
+    content = b"".join(  # PDF user space: y upwards from the bottom
+        b"%g %g %g rg %d %d %d %d re f\n" % (*(c / 255 for c in colour), x1, side - y2, x2 - x1, y2 - y1)
+        for (x1, y1, x2, y2), colour in shapes)
+    stream = zlib.compress(content, 9)
+    return pdf_of([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] /Resources << >> /Contents 3 0 R >>" % (side, side),
+    ])

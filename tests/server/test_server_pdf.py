@@ -272,3 +272,32 @@ def test_api_pdf_page_bounds_the_characters_it_gives_boxes_for(
     assert client.get("/api/pdf/page", params={"pdi": name, "page": "1"}).json() == first
     assert sum(pdf_view._KEPT_CHARACTERS.values()) <= pdf_view.KEPT_CHARACTERS
     assert set(pdf_view._PAGES) == set(pdf_view._KEPT_CHARACTERS) and len(pdf_view._PAGES) < 1 + pdf_view.AHEAD
+
+
+def test_a_small_region_of_a_huge_page_renders_and_too_large_a_one_is_refused_as_pdfiums_limits_are(
+        archive: Archive, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page of 14,400 points square (28,800 pixels square at 144 dpi): the bound on pixels is on the region
+    rendered, and past it the refusal is a limit as PDFium's deadline is (the same status, type and title)."""
+    import io
+
+    from PIL import Image
+
+    import pdi.fragments.pdf as pdf
+    from pdf_helpers import huge_page_pdf, operators_pdf
+
+    name = str(archive.add(S, huge_page_pdf(14_400, [((7_000, 7_000, 7_050, 7_050), (255, 0, 0))]), format="pdf"))
+    client = TestClient(create_app(archive.location, archive=archive))
+    small = client.get(f"/uri-res/N2R?{name}%23viewrect=7000,7000,100,50")
+    assert small.status_code == 200, small.text
+    image = Image.open(io.BytesIO(small.content)).convert("RGB")
+    assert image.size == (200, 100)  # red on points 7000-7050 square: pixels 0-100 across, all 100 down
+    assert image.getpixel((99, 99)) == (255, 0, 0) and image.getpixel((100, 0)) == (255, 255, 255)
+    large = client.get(f"/uri-res/N2R?{name}%23rect=(0,0),(14400,14400)")
+    assert "28,800×28,800 pixels" in large.json()["detail"] and "40,000,000" in large.json()["detail"]
+    slow = str(archive.add(S, operators_pdf(100_000), format="pdf"))
+    monkeypatch.setattr(pdf, "LIMITS", pdf.PdfiumLimits(page_seconds=0.05))
+    deadline = client.get(f"/uri-res/N2R?{slow}%23rect=(0,0),(10,10)")
+    assert "pdi.fragments.pdf.LIMITS.page_seconds" in deadline.json()["detail"]
+    assert (large.status_code, large.json()["type"], large.json()["title"]) == (
+        deadline.status_code, deadline.json()["type"], deadline.json()["title"]) == (
+        400, "/api#problem-limit-exceeded", "limit exceeded")  # a GET sends no content: 400 (problems.status_of)

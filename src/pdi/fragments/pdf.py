@@ -904,7 +904,8 @@ def _page_number(positions: Sequence[object]) -> int:
 
 #: Renderings of a page or region are made at this many dots per inch (docs/pdf-text-layer.md §4).
 RENDER_DPI = 144
-#: The most pixels one rendering may have (a huge page at 144 dpi is refused, not rendered).
+#: The most pixels one rendering may have: what is rendered, the region at :data:`RENDER_DPI` (a small region of
+#: a huge page renders; a page or region of more, a 14,400-point page whole at 144 dpi, is refused, not rendered).
 MAX_RENDER_PIXELS = 40_000_000
 
 
@@ -912,7 +913,8 @@ def render_png(data: Buffer, number: int, region: tuple[float, float, float, flo
                name: str = "the PDF") -> bytes:
     """Page ``number`` (from 1) of the PDF ``data`` rendered by PDFium at :data:`RENDER_DPI`, as PNG; with
     ``region`` (x1, y1, x2, y2 in points from the CropBox's top-left, y downwards, before ``/Rotate``) only that.
-    PDFium renders it in a child process, under :data:`LIMITS` (:attr:`~PdfiumLimits.page_seconds`)."""
+    PDFium renders it in a child process, under :data:`LIMITS` (:attr:`~PdfiumLimits.page_seconds`); a rendering
+    of more than :data:`MAX_RENDER_PIXELS` is a :class:`~pdi.errors.LimitError` naming its size."""
     args = [str(number), *(repr(float(v)) for v in region or ())]
     return _in_child("png", data, args, LIMITS.page_seconds, "page_seconds", f"{name} (page {number})")
 
@@ -920,8 +922,6 @@ def render_png(data: Buffer, number: int, region: tuple[float, float, float, flo
 def render_png_now(data: Buffer, number: int, region: tuple[float, float, float, float] | None = None) -> bytes:
     """:func:`render_png` in this process, with no limit of time or memory (what its child runs)."""
     import io
-
-    from pdi.errors import LimitError
 
     document = open_document(bytes(data))
     try:
@@ -931,11 +931,8 @@ def render_png_now(data: Buffer, number: int, region: tuple[float, float, float,
         try:
             scale = RENDER_DPI / 72
             left, bottom, right, top = page.get_cropbox()
-            width, height = (right - left) * scale, (top - bottom) * scale
-            if width * height > MAX_RENDER_PIXELS:
-                raise LimitError(f"page {number} is {right - left:.0f}×{top - bottom:.0f} points: rendered at"
-                                 f" {RENDER_DPI} dpi it would be more than {MAX_RENDER_PIXELS:,} pixels")
             crop = (0.0, 0.0, 0.0, 0.0)
+            what = f"page {number} ({right - left:g}×{top - bottom:g} points)"
             if region is not None:
                 page.set_rotation(0)  # a region is named before /Rotate (in this copy of the document only)
                 x1, y1, x2, y2 = (max(0.0, v) for v in region)
@@ -944,6 +941,16 @@ def render_png_now(data: Buffer, number: int, region: tuple[float, float, float,
                     raise UnsupportedError("the region holds no point of the page: there is no empty image to return")
                 # pypdfium2's crop: points cut from the left, bottom, right and top of the unrotated page
                 crop = (x1, (top - bottom) - y2, (right - left) - x2, y1)
+                what = f"the region ({x1:g},{y1:g}),({x2:g},{y2:g}) of page {number}"
+            # the bitmap pypdfium2's PdfPage.render makes: the page's pixels (its size after /Rotate), rounded up,
+            # less each side's cut; PDFium draws into that bitmap only, whatever the page's size
+            width, height = math.ceil(page.get_width() * scale), math.ceil(page.get_height() * scale)
+            width -= math.ceil(crop[0] * scale) + math.ceil(crop[2] * scale)
+            height -= math.ceil(crop[1] * scale) + math.ceil(crop[3] * scale)
+            if width * height > MAX_RENDER_PIXELS:
+                raise LimitError(f"{what} rendered at {RENDER_DPI} dpi is {width:,}×{height:,} pixels,"
+                                 f" {width * height:,}: more than the {MAX_RENDER_PIXELS:,} a rendering may have"
+                                 " (pdi.fragments.pdf.MAX_RENDER_PIXELS); name a smaller region")
             bitmap = page.render(scale=scale, crop=crop)  # PDFium applies /Rotate to a whole page
             image = bitmap.to_pil()
             out = io.BytesIO()
