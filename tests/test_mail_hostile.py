@@ -748,3 +748,79 @@ def test_property_a_threads_ids_are_references_then_the_replied_to_ids_reference
     assert list(thread.references) == expected
     parent = oracle_replies[-1] if oracle_replies else (oracle_refs[-1] if oracle_refs else None)
     assert thread.parent == parent
+
+
+# --- entities nested past MailLimits.max_depth --------------------------------------------------------------
+
+
+def _nested(kinds: list[str], before: list[int]) -> tuple[bytes, list[tuple[int, ...]]]:
+    """A message whose entities nest one in another, ``kinds[i]`` the i-th from the top (``multipart`` or
+    ``message``, a message/rfc822) with ``before[i]`` text parts before the one nested in it (a message/rfc822
+    encloses one message only: none before it), a text part innermost; and the part numbers (RFC 2046 §5.1, from
+    0, as :attr:`pdi.mail.message.MailPart.path` counts) of each entity nested, from the top's first."""
+    out = bytearray(b"From: a@example.org\r\nMessage-ID: <deep@example.org>\r\nMIME-Version: 1.0\r\n")
+    paths, path = [], ()
+    for level, kind in enumerate(kinds):
+        if kind == "message":
+            out += b"Content-Type: message/rfc822\r\n\r\nFrom: b@example.org\r\nMIME-Version: 1.0\r\n"
+            path = (*path, 0)
+        else:
+            out += b"Content-Type: multipart/mixed; boundary=b%d\r\n\r\n" % level
+            out += b"--b%d\r\nContent-Type: text/plain\r\n\r\nbefore\r\n" % level * before[level]
+            out += b"--b%d\r\n" % level
+            path = (*path, before[level])
+        paths.append(path)
+    out += b"Content-Type: text/plain\r\n\r\ninnermost\r\n"
+    for level in reversed(range(len(kinds))):
+        if kinds[level] == "multipart":
+            out += b"--b%d--\r\n" % level
+    return bytes(out), paths
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["multipart", "message"]), st.integers(0, 3)), min_size=1, max_size=12),
+       st.integers(1, 10))
+def test_property_entities_nested_past_the_limit_are_refused_naming_it_and_the_first_part_past_it(
+        levels: list[tuple[str, int]], most: int) -> None:
+    from pdi.errors import LimitError
+    from pdi.mail.message import MailLimits
+
+    kinds = [kind for kind, _ in levels]
+    before = [0 if kind == "message" else n for kind, n in levels]
+    data, paths = _nested(kinds, before)
+    if len(kinds) <= most:  # the innermost entity, paths[-1], is len(kinds) deep: within the limit
+        leaves, prefix = [], ()  # depth first (RFC 2046 §5.1.1's order): a message/rfc822 is one part
+        for kind, ahead in zip(kinds, before, strict=True):
+            if kind == "message":
+                break
+            leaves += [(*prefix, n) for n in range(ahead)]
+            prefix = (*prefix, ahead)
+        leaves.append(prefix)
+        assert [part.path for part in read_message(data, MailLimits(max_depth=most)).parts] == leaves
+        return
+    with pytest.raises(LimitError) as refused:
+        read_message(data, MailLimits(max_depth=most))
+    # paths[i] is i + 1 deep: the first entity past the limit (depth first) is the first part of paths[most - 1]
+    first_past = ".".join(map(str, (*paths[most - 1], 0)))
+    assert str(refused.value) == (f"the message nests more than {most} entities deep (the limit"
+                                  f" MailLimits.max_depth): part {first_past} is {most + 1} deep")
+
+
+def test_a_message_nested_deeper_than_pythons_parser_follows_is_refused_naming_the_limit_and_where() -> None:
+    """Found: 1,000 multiparts one in another (33 KB) made Python's parser recurse past the interpreter's limit,
+    refused as "the message nests its entities too deep to parse", naming neither the limit nor where."""
+    from pdi.errors import LimitError
+    from pdi.mail.message import MailLimits
+
+    data, paths = _nested(["multipart"] * 1000, [1] * 1000)
+    with pytest.raises(LimitError) as refused:
+        read_message(data)
+    # each multipart's first part is text, its second the next multipart: the 33rd level's first part is past it
+    assert str(refused.value) == ("the message nests more than 32 entities deep (the limit MailLimits.max_depth):"
+                                  f" part {'1.' * 32}0 is 33 deep")
+    assert paths[31] == (1,) * 32
+    # a max_depth set past what Python's parser follows: refused where the parser gave out, naming the limit
+    with pytest.raises(LimitError, match=r"^the message nests its entities deeper than Python's parser follows"
+                                         r" \(part 1\.1\..*\.1\.0 is [0-9,]+ deep\), though within the limit of 10,000"
+                                         r" \(MailLimits\.max_depth\)"):
+        read_message(data, MailLimits(max_depth=10_000))

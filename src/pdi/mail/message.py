@@ -43,7 +43,7 @@ from email.message import EmailMessage, Message
 from typing import Any, Final
 
 from pdi import formats
-from pdi._wording import plural
+from pdi._wording import clipped, plural
 from pdi.charsets.rfc2047 import decode_header
 from pdi.errors import LimitError, NotFoundError, ParseError
 
@@ -478,7 +478,7 @@ def _walk(entity: Message, path: tuple[int, ...], limits: MailLimits, count: lis
     if count[0] > limits.max_parts:
         raise LimitError(f"the message has more than {limits.max_parts} entities (parts and multiparts)")
     if len(path) > limits.max_depth:
-        raise LimitError(f"the message nests more than {limits.max_depth} entities deep (at part {_dotted(path)})")
+        raise _too_deep(path, limits)
     if entity.get_content_maintype() == "multipart" and entity.is_multipart():
         for number, child in enumerate(entity.get_payload()):
             if isinstance(child, Message):
@@ -504,6 +504,19 @@ def _dotted(path: tuple[int, ...]) -> str:
     return ".".join(map(str, path)) or "0"
 
 
+def _too_deep(path: tuple[int, ...], limits: MailLimits) -> LimitError:
+    """The refusal of the entity at ``path``, the first found past ``limits.max_depth`` (that many part numbers)."""
+    return LimitError(f"the message nests more than {limits.max_depth} entities deep (the limit"
+                      f" MailLimits.max_depth): part {_dotted(path)} is {len(path)} deep")
+
+
+def _too_deep_for_python(deepest: tuple[int, ...], limits: MailLimits, what: str) -> LimitError:
+    """The refusal of a message nested deeper than Python recurses, though within a ``max_depth`` set that high."""
+    return LimitError(f"the message nests its entities deeper than {what} (part {clipped(_dotted(deepest), 120)} is"
+                      f" {len(deepest):,} deep), though within the limit of {limits.max_depth:,}"
+                      " (MailLimits.max_depth): a lower limit refuses it naming the first part past it")
+
+
 def _content_id(entity: Message) -> str | None:
     raw = entity.get("Content-ID")
     if raw is None:
@@ -527,7 +540,7 @@ def _bounded_policy(limits: MailLimits) -> Any:
     lines counted, or more than ``max_content_fields`` of them in all, is a :class:`LimitError` (the parser
     reads such a field again each time the message's structure is asked about, in time that grows faster than
     its length). A body's line that only looks like such a field is never read as one, so never counted."""
-    return _policy_class()(tally=[0], bounds=limits)
+    return _policy_class()(tally=[0], bounds=limits, deepest=[()])
 
 
 @functools.cache
@@ -535,9 +548,29 @@ def _policy_class() -> Any:
     """The class of :func:`_bounded_policy`'s policies (made once: :mod:`email.policy` is imported when first read)."""
     import email.policy
 
+    class BoundedMessage(EmailMessage):
+        """An entity the parser makes under a BoundedPolicy: it knows its part numbers from the top (as
+        :func:`_walk` numbers them), and one attached past ``max_depth`` is refused then, as the parser nests it,
+        not after: Python's parser recurses a level an entity, so 1,000 multiparts one in another (33 KB) passed
+        the interpreter's recursion limit, a refusal that could name neither the limit nor where."""
+
+        pdi_path: tuple[int, ...] = ()
+
+        def attach(self, payload: Any) -> None:  # every entity the parser nests in another comes here
+            path = (*self.pdi_path, len(self.get_payload()) if self.is_multipart() else 0)
+            payload.pdi_path = path  # an entity of another class (made by hand, not parsed): kept all the same
+            bounds, deepest = getattr(self.policy, "bounds", None), getattr(self.policy, "deepest", None)
+            if deepest is not None and len(path) > len(deepest[0]):
+                deepest[0] = path
+            if bounds is not None and len(path) > bounds.max_depth:
+                raise _too_deep(path, bounds)
+            super().attach(payload)
+
     class BoundedPolicy(email.policy.EmailPolicy):
         tally: list[int] | None = None  # octets of Content-… fields read so far (a list made for each parse)
         bounds: MailLimits | None = None
+        deepest: list[tuple[int, ...]] | None = None  # the part numbers of the deepest entity nested so far
+        message_factory = BoundedMessage
 
         def header_source_parse(self, sourcelines: list[str]) -> tuple[str, str]:
             name = sourcelines[0].split(":", 1)[0].rstrip(" \t")
@@ -583,10 +616,11 @@ def read_message(data: bytes, limits: MailLimits | None = None) -> Mail:
     limits = limits or MailLimits()
     data = bytes(data)
     _check_shape(data, limits)
+    policy = _bounded_policy(limits)
     try:
-        message = email.message_from_bytes(data, policy=_bounded_policy(limits))
-    except RecursionError as exc:
-        raise LimitError("the message nests its entities too deep to parse") from exc
+        message = email.message_from_bytes(data, policy=policy)
+    except RecursionError as exc:  # nesting is refused past max_depth as it is parsed: a max_depth set too high
+        raise _too_deep_for_python(policy.deepest[0], limits, "Python's parser follows") from exc
     except _FieldTooLong as exc:
         raise exc.refusal(data, limits) from None
     assert isinstance(message, EmailMessage)
@@ -597,7 +631,7 @@ def read_message(data: bytes, limits: MailLimits | None = None) -> Mail:
     try:
         leaves = list(_walk(message, (), limits, [0]))
     except RecursionError as exc:
-        raise LimitError("the message nests its entities too deep to read") from exc
+        raise _too_deep_for_python(policy.deepest[0], limits, "pdi reads") from exc
     for number, (path, entity) in enumerate(leaves):
         media_type = entity.get_content_type()
         charset = entity.get_content_charset() if entity.get_content_maintype() == "text" else None
