@@ -386,6 +386,56 @@ def test_an_mbox_added_again_by_serial_warns_of_each_second_name_as_a_file_added
     assert runner.invoke(cli, add).stderr.count("unchanged: ") == 2  # and again by Message-ID: nothing minted
 
 
+
+@pytest.mark.parametrize("serial", [True, False])
+def test_an_mbox_holding_one_message_twice_warns_only_of_the_later_copy(tmp_path: Path, serial: bool) -> None:
+    """The same message twice in one new mbox (its Message-ID twice: the second copy gets a serial either way) mints
+    two names for one octet string, the first copy's first. Only the second copy is a second permanent name of
+    octets already held: the first copy's name was minted before it, so it is warned of nothing (it was told that
+    the second copy's name, minted after it by the same command, "already holds these octets")."""
+    from pdi.cli import cli
+
+    location, runner = _mail_archive(tmp_path)
+    (tmp_path / "list.mbox").write_bytes(_mbox(_one_message(1), _one_message(1)))
+    added = runner.invoke(cli, ["add", str(tmp_path / "list.mbox"), "--series", "mail.example.us",
+                                "--archive", location, *(["--serial"] if serial else [])])
+    assert added.exit_code == 0, added.output
+    first, second = added.stdout.split()
+    warnings = [line for line in added.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1, added.stderr
+    assert "list.mbox: message 2 (From_ line " in warnings[0], warnings
+    assert f"{first} already holds these octets" in warnings[0], warnings
+    assert f"{second} is a second permanent name" in warnings[0], warnings
+
+
+
+@pytest.mark.usefixtures("one_gmt_day")  # the mbox must find the message's name of the first add: one GMT day
+def test_an_mbox_holding_a_message_held_already_twice_warns_of_both_copies_naming_the_earlier_name(
+        tmp_path: Path) -> None:
+    """A message added alone (named by its Message-ID), then an mbox holding it twice added with ``--serial``: both
+    copies are second permanent names of octets the first add's name holds, and each is warned of naming a name
+    minted before it (the first copy: that name; the second: that name or the first copy's), never the second
+    copy's, minted after the first by the same command."""
+    from pdi.cli import cli
+
+    location, runner = _mail_archive(tmp_path)
+    series = ["--series", "mail.example.us", "--archive", location]
+    (tmp_path / "one.eml").write_bytes(_one_message(1))
+    alone = runner.invoke(cli, ["add", str(tmp_path / "one.eml"), *series])
+    assert alone.exit_code == 0, alone.output
+    (by_id,) = alone.stdout.split()
+    assert "/mid:" in by_id
+    (tmp_path / "list.mbox").write_bytes(_mbox(_one_message(1), _one_message(1)))
+    added = runner.invoke(cli, ["add", str(tmp_path / "list.mbox"), *series, "--serial"])
+    assert added.exit_code == 0, added.output
+    first, second = added.stdout.split()
+    warnings = [line for line in added.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 2, added.stderr
+    assert "message 1 (From_ line " in warnings[0] and f"{by_id} already holds these octets" in warnings[0], warnings
+    assert "message 2 (From_ line " in warnings[1] and f"{second} is a second permanent name" in warnings[1], warnings
+    assert f"{by_id} already holds" in warnings[1] or f"{first} already holds" in warnings[1], warnings
+
+
 # --- a message's body text, made once a process (pdi.fragments.email_text)----------------------------------------
 
 def _plain(marker: str, body: str) -> bytes:

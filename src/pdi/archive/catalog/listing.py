@@ -316,8 +316,9 @@ class ListingPart(CatalogBase):
             after = last
 
     def held_the_same_day(self, key: DocumentKey, sha256s: Sequence[str]) -> RepresentationRecord | None:
-        """A representation of another document of ``key``'s series and day that keeps one of ``sha256s``
-        (its octets not purged), the first in listing order; ``None`` if there is none.
+        """A representation of a document of ``key``'s series and day minted before ``key``'s that keeps one of
+        ``sha256s`` (its octets not purged), the first in listing order; ``None`` if there is none. A document
+        minted after it (a later message of the same mbox, the same octets) does not hold them "already".
 
         One query by the ``representations_by_sha`` index (a name a deposit minted just now is the
         only one of its octets, usually, so there is nothing more to read).
@@ -327,8 +328,9 @@ class ListingPart(CatalogBase):
             rows = self._query(
                 f"SELECT {REP_COLUMNS} FROM representations r JOIN documents d ON d.id = r.document"
                 f" WHERE r.sha256 IN ({marks}) AND r.purged IS NULL AND d.series = ? AND d.day = ?"
-                f" AND d.unique_id <> ?{LISTING_ORDER} LIMIT 1",
-                (*sha256s, key.series, key.day.isoformat(), key.unique_id),
+                " AND d.id < (SELECT id FROM documents WHERE series = ? AND day = ? AND unique_id = ?)"
+                f"{LISTING_ORDER} LIMIT 1",
+                (*sha256s, key.series, key.day.isoformat(), key.series, key.day.isoformat(), key.unique_id),
             )
         return rep_record(rows[0]) if rows else None
 
