@@ -323,16 +323,18 @@ def _check_stamped_near(where: str, created: object, gen_time: str) -> None:
     stamped says a time the TSA does not vouch for."""
     import datetime
 
+    if not isinstance(created, str):  # a JSON number such as 20261128 would read as a date if made a string
+        raise ParseError(f"{where}: signedData has no created (an ISO 8601 date, as a string)", rule="WACZ signing")
     try:
-        when = datetime.datetime.fromisoformat(str(created).replace("Z", "+00:00"))
+        when = datetime.datetime.fromisoformat(created.replace("Z", "+00:00"))
     except ValueError:
-        raise ParseError(f"{where}: signedData's created {printable(str(created))[:80]!r} is not an ISO 8601 date",
+        raise ParseError(f"{where}: signedData's created {printable(created)[:80]!r} is not an ISO 8601 date",
                          rule="WACZ signing") from None
     if when.tzinfo is None:
         when = when.replace(tzinfo=datetime.UTC)
     apart = abs(when.timestamp() - epoch_of(gen_time))
     if apart > STAMP_WITHIN:
-        raise IntegrityError(f"{where}: signedData's created {printable(str(created))[:80]!r} is not within {STAMP_WITHIN // 60} minutes of"
+        raise IntegrityError(f"{where}: signedData's created {printable(created)[:80]!r} is not within {STAMP_WITHIN // 60} minutes of"
                              f" its timestamp ({gen_time}, {apart:.0f} s apart): the TSA does not vouch for that date")
 
 

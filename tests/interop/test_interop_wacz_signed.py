@@ -506,3 +506,30 @@ def test_a_domain_form_whose_timestamp_is_not_within_ten_minutes_of_created_is_r
     code, output, target = _import(out, tmp_path, "refused")
     assert code == 3 and "is not within 10 minutes of its timestamp" in output, output
     assert _names(target) == []
+
+
+def test_a_domain_form_without_created_is_refused_saying_it_has_none(
+        archive_dir: Path, tmp_path: Path, domain_form: dict[str, Path | str]) -> None:
+    """WACZ Signing and Verification 0.1.0: ``signedData`` has a ``created`` (an ISO 8601 date, checked in step 7
+    against the timestamp). A package and its signedData both without one, every signature holding, is refused
+    saying that it has none: not that the date ``'None'`` is not ISO 8601 (a Python value it never held)."""
+    from pdi.archive.signing_key import load_wacz_key
+    from pdi.timestamping import request_timestamp
+    from pdi.wacz_signing import Identity
+
+    out = tmp_path / "domain.wacz"
+    code, output = _domain_export(archive_dir, out, domain_form, "--series", S)
+    assert code == 0, output
+    with zipfile.ZipFile(out) as zf:
+        package = json.loads(zf.read("datapackage.json"))
+    created = package.pop("created")
+    package_bytes = json.dumps(package, indent=2).encode()
+    identity = Identity(Path(domain_form["chain"]).read_text(), Path(domain_form["tsa_chain"]).read_text(),
+                        lambda data: request_timestamp(str(domain_form["tsa"]), data)[0])
+    digest = json.loads(digest_file(package_bytes, created, "pdi test", load_wacz_key(archive_dir / "wacz-key.pem"),
+                                    identity))
+    del digest["signedData"]["created"]  # the signature is of the hash alone: it still holds
+    with pytest.raises(ParseError) as refused:
+        check_digest("domain.wacz", package_bytes, json.dumps(digest).encode())
+    assert "signedData has no created" in str(refused.value), refused.value
+    assert "None" not in str(refused.value), refused.value
