@@ -56,3 +56,21 @@ def test_a_missing_staging_folder_is_made_again(tmp_path: Path) -> None:
     got = CliRunner().invoke(cli, ["verify", "--archive", str(root)])
     assert got.exit_code == 0, got.output
     assert (root / "tmp").is_dir()
+
+
+def test_an_archive_keeping_its_blobs_in_s3_opens_without_a_blob_folder(tmp_path: Path, s3_blobs: str) -> None:
+    """A SQLite catalog whose blobs are in an S3-compatible store (``pdi init DIR --blobs s3://…``,
+    docs/how-to/s3.md) keeps none in ``blobs/``: the folder ``pdi init`` left there is empty, and an archive
+    copied or restored without it holds every blob it names. It opens, and reads them, not refused as if its
+    blobs had been moved away."""
+    from pdi.archive import Archive
+
+    root = tmp_path / "a"
+    with Archive.init(root, blobs=s3_blobs) as archive:
+        archive.add_series(S)
+        name = archive.add(S, b"kept in the bucket\r\n", format="text")
+    (root / "blobs").rmdir()  # empty: nothing of this archive's is kept there
+    with Archive.open(root) as archive:
+        assert archive.get(name).data == b"kept in the bucket\r\n"
+    got = CliRunner().invoke(cli, ["verify", "--archive", str(root)])
+    assert got.exit_code == 0, got.output

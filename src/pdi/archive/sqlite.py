@@ -115,10 +115,23 @@ class SQLiteStore(SQLStore):
         self._own = threading.local()
         self._owned: list[sqlite3.Connection] = []
         try:
-            self.hold(blobs if blobs is not None else FileBlobs(self.root, create=fresh))
+            # a missing blobs/ is refused only where the blobs are kept: not in an archive whose catalog records an
+            # external store (pdi init DIR --blobs s3://…), which open_store holds in this one's place
+            own = blobs is None and not fresh and not self._records_blob_store()
+            self.hold(blobs if blobs is not None else FileBlobs(self.root, create=not own))
         except BaseException:
             self._conn.close()
             raise
+
+    def _records_blob_store(self) -> bool:
+        """Whether the catalog records an external blob store (its ``blob_store`` row), read before the
+        store is whole; a catalog that cannot be read so is taken to record none (its opening says what is wrong)."""
+        try:
+            if self._conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'blob_store'").fetchone():
+                return self._conn.execute("SELECT 1 FROM blob_store WHERE id = 1").fetchone() is not None
+        except sqlite3.Error:
+            pass
+        return False
 
     def delete_purged_blobs(self, sha256s: Sequence[str]) -> tuple[list[str], list[str]]:
         """As every catalog does; then the write-ahead log is checkpointed and cut to nothing, so the pages a
