@@ -172,6 +172,22 @@ def test_a_restore_into_a_database_not_made_yet_says_to_make_it(pg_cluster: Temp
     assert pg_cluster.sql(f"SELECT count(*) FROM pg_database WHERE datname = '{target}'") == [(0,)]
 
 
+
+def test_a_restore_to_a_url_psycopg_cannot_read_says_so_without_a_traceback(
+        pg_cluster: TemporaryCluster, tmp_path: Path) -> None:
+    """A ``--to`` URL with a query parameter libpq does not know (``foo=bar``; libpq's connection URIs,
+    PostgreSQL's docs §34.1.1) is refused when the restore connects: a storage error naming the database, one line
+    on stderr, nothing restored; the hint to make the database does not fail on the same URL (a traceback)."""
+    made = _archive_backup(pg_cluster, tmp_path)
+    target = _name()
+    url = pg_cluster.url(target) + "&foo=bar"
+    result = _pdi("restore", str(made), "--to", url)
+    assert result.returncode == StoreError.exit_code, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.startswith("pdi: storage error: cannot connect to the PostgreSQL database"), result.stderr
+    assert "foo" in result.stderr and "nothing was restored" in result.stderr, result.stderr
+    assert pg_cluster.sql(f"SELECT count(*) FROM pg_database WHERE datname = '{target}'") == [(0,)]
+
 def test_a_grant_to_a_readers_role_is_not_restored_and_does_not_stop_a_restore(
         pg_cluster: TemporaryCluster, tmp_path: Path) -> None:
     """An operator's grant (a dump's ACL entry) is left out, as the restore's --no-privileges says: a dump pdi

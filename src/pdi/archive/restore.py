@@ -349,9 +349,13 @@ def _restore_postgres(src: Path, url: str, schema: str | None, started_at: str,
     try:
         major, named, holds = server_major(url)
     except StoreError as exc:
+        import psycopg
         import psycopg.conninfo
 
-        database = psycopg.conninfo.conninfo_to_dict(url).get("dbname") or "NAME"
+        try:
+            database = psycopg.conninfo.conninfo_to_dict(url).get("dbname") or "NAME"
+        except psycopg.Error:  # a URL libpq cannot read (what exc says already): the name as the docs write it
+            database = "NAME"
         raise StoreError(f"{exc}; pdi restore restores into an empty database that is there: if it is not, make it"
                          f" first (createdb {database}); nothing was restored") from exc
     if holds:
