@@ -312,15 +312,16 @@ def _check_stamp_signed(where: str, token: bytes, stamped: bytes, chain: object,
             raise IntegrityError(f"{where}: signedData's timeSignature is not signed by its timestampCert") from None
 
 
-#: How far a domain form's ``created`` may be from its timestamp's genTime (the signing specification's Validation
-#: step 7: "within 10 minutes"; authsign's ``STAMP_DURATION``).
+#: How long before its timestamp's genTime a domain form's ``created`` may be (the signing specification's Validation
+#: step 7: "within 10 minutes"; authsign's ``STAMP_DURATION``); never after it.
 STAMP_WITHIN = 600
 
 
 def _check_stamped_near(where: str, created: object, gen_time: str) -> None:
-    """:class:`IntegrityError` unless ``created`` (ISO 8601; UTC when it names no offset) is within
-    :data:`STAMP_WITHIN` seconds of the timestamp's ``gen_time``: a package dated other than when its signature was
-    stamped says a time the TSA does not vouch for."""
+    """:class:`IntegrityError` unless ``created`` (ISO 8601; UTC when it names no offset) is at most
+    :data:`STAMP_WITHIN` seconds before the timestamp's ``gen_time``, and not after it (authsign's
+    ``no_older_then``: a package is made, then signed, then its signature stamped): a package dated other than
+    when its signature was stamped says a time the TSA does not vouch for."""
     import datetime
 
     if not isinstance(created, str):  # a JSON number such as 20261128 would read as a date if made a string
@@ -332,10 +333,15 @@ def _check_stamped_near(where: str, created: object, gen_time: str) -> None:
                          rule="WACZ signing") from None
     if when.tzinfo is None:
         when = when.replace(tzinfo=datetime.UTC)
-    apart = abs(when.timestamp() - epoch_of(gen_time))
-    if apart > STAMP_WITHIN:
+    fraction = gen_time[14:].rstrip("Z")  # genTime's fraction of a second (RFC 3161 §2.4.2: ".s…", may be absent)
+    stamped = epoch_of(gen_time) + (float(fraction) if fraction[1:].isdigit() and fraction[:1] == "." else 0.0)
+    ahead = when.timestamp() - stamped
+    if ahead > 0:
+        raise IntegrityError(f"{where}: signedData's created {printable(created)[:80]!r} is after its timestamp"
+                             f" ({gen_time}, {ahead:.0f} s later): the TSA does not vouch for that date")
+    if -ahead > STAMP_WITHIN:
         raise IntegrityError(f"{where}: signedData's created {printable(created)[:80]!r} is not within {STAMP_WITHIN // 60} minutes of"
-                             f" its timestamp ({gen_time}, {apart:.0f} s apart): the TSA does not vouch for that date")
+                             f" its timestamp ({gen_time}, {-ahead:.0f} s apart): the TSA does not vouch for that date")
 
 
 def _b64(where: str, value: object, what: str) -> bytes:
