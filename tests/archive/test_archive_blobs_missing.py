@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from pdi.cli import cli
@@ -74,3 +75,24 @@ def test_an_archive_keeping_its_blobs_in_s3_opens_without_a_blob_folder(tmp_path
         assert archive.get(name).data == b"kept in the bucket\r\n"
     got = CliRunner().invoke(cli, ["verify", "--archive", str(root)])
     assert got.exit_code == 0, got.output
+
+
+def test_an_init_stopped_after_its_catalog_was_made_can_be_run_again(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """``pdi init`` stopped (Ctrl-C, a kill) between making the catalog and the blob store: the folder is made
+    before the catalog, so the archive is not refused as one whose blobs were moved away, and init again works."""
+    from pdi.archive.blobs import files
+
+    root = tmp_path / "a"
+    real = files.FileBlobs.__init__
+
+    def stopped(self: files.FileBlobs, *args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(files.FileBlobs, "__init__", stopped)
+    assert CliRunner().invoke(cli, ["init", "--archive", str(root)]).exit_code != 0  # click's Abort
+    assert (root / "catalog.sqlite").exists()
+    monkeypatch.setattr(files.FileBlobs, "__init__", real)
+    got = CliRunner().invoke(cli, ["init", "--archive", str(root)])
+    assert got.exit_code == 0, got.output
+    assert CliRunner().invoke(cli, ["series", "add", "--archive", str(root), S]).exit_code == 0

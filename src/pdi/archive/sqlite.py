@@ -86,6 +86,8 @@ class SQLiteStore(SQLStore):
                 )
             try:
                 self.root.mkdir(parents=True, exist_ok=True)
+                if blobs is None:  # before the catalog: an init stopped between the two leaves no catalog without it
+                    (self.root / "blobs").mkdir(exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"cannot create archive directory {self.root}: {exc}") from exc
         try:
