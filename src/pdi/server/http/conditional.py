@@ -45,13 +45,13 @@ NOT_OF_416 = frozenset({b"cache-control", b"memento-datetime", b"link", b"conten
 #: RFC 9110 §8's representation header fields (§8.3 to §8.6, §8.8.2) a ``206`` to a request with ``If-Range`` leaves
 #: out (§15.3.7: the sender "SHOULD NOT generate other representation header fields beyond those required, because the
 #: client already has a prior response containing those header fields"). ``ETag``, ``Content-Location`` and the
-#: ``Content-Range`` are required and kept, as is a multipart body's own ``Content-Type`` (§15.3.7.2). So are the
-#: whole representation's metadata the client has from that response as well: ``X-PDI-SHA256`` (a digest of the
-#: selected representation, as RFC 9530's ``Repr-Digest``) and ``Link`` (its canonical name, Memento's relations).
-#: Kept: ``Memento-Datetime``, which a memento's answer MUST carry (RFC 7089 §2.1.1), and the security fields
-#: (``Content-Security-Policy``, ``X-Content-Type-Options``), which govern this answer, not describe the octets.
+#: ``Content-Range`` are required and kept, as is a multipart body's own ``Content-Type`` (§15.3.7.2). Left out too:
+#: ``X-PDI-SHA256``, a digest of the selected representation, as RFC 9530's ``Repr-Digest`` is. Kept:
+#: ``Memento-Datetime``, which a memento's answer MUST carry (RFC 7089 §2.1.1); ``Link``, no representation field
+#: (RFC 8288), whose ``original`` and ``timegate`` a memento's answer SHOULD carry (RFC 7089 §2.2.1); and the security
+#: fields (``Content-Security-Policy``, ``X-Content-Type-Options``), which govern this answer, not describe the octets.
 NOT_REPEATED_TO_IF_RANGE = frozenset({b"content-type", b"content-encoding", b"content-language", b"last-modified",
-                                      b"x-pdi-sha256", b"link"})
+                                      b"x-pdi-sha256"})
 
 
 def entity_tag(sha256: str, name: str) -> str:
