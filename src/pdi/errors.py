@@ -218,6 +218,10 @@ class WithdrawnError(PDIError, exit_code=11, http_status=410, title="gone", prob
         super().__init__(message)
         self.reason, self.at, self.who, self.purged = reason, at, who, purged
 
+    def within(self, where: str, cut: int = 0) -> WithdrawnError:
+        return WithdrawnError(where + self.message[cut:], reason=self.reason, at=self.at, who=self.who,
+                              purged=self.purged)
+
 
 class OrphanedError(
     PDIError, exit_code=12, http_status=422, title="passage orphaned", problem_type="/api#problem-passage-orphaned"

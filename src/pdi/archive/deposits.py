@@ -20,7 +20,7 @@ from pdi import formats
 from pdi.archive.access import parse_until
 from pdi.archive.base import ArchiveBase
 from pdi.archive.blobs import Octets
-from pdi.archive.catalog.base import mirrored_series
+from pdi.archive.catalog.base import mirrored_series, withdrawn_whole
 from pdi.archive.naming import (
     canonical_series,
     checked_foreign_id,
@@ -562,6 +562,8 @@ class Deposits(ArchiveBase):
         (compared by the SHA-256 of what would be stored) and charsets, nothing
         is stored and the answer is that version, ``unchanged``; ``force``
         deposits a new version all the same, and skips the content checks.
+        A document withdrawn whole takes no new version, forced or not (:class:`~pdi.errors.WithdrawnError`,
+        naming the withdrawal): its tombstone would cover it from its start.
         ``writer``, ``idempotency_key``, ``request`` and ``embargo_until`` as for :meth:`deposit`.
         """
         embargo = None if embargo_until is None else parse_until(embargo_until)
@@ -573,6 +575,11 @@ class Deposits(ArchiveBase):
         if not self.store.document_exists(key):
             raise NotFoundError(f"no document {key.series} {key.day.isoformat()} {key.unique_id} in the archive")
         self._not_mirrored(key.series)
+        # before its octets are read: a document withdrawn whole takes no version (its catalog asks again, in the
+        # version's own transaction, so that a withdrawal made while they are staged refuses it too)
+        whole = next((t for t in self.store.withdrawals_of([key]) if t.version is None), None)
+        if whole is not None:
+            raise withdrawn_whole(key, whole.at, whole.reason, whole.who, whole.purged)
         with self._staging(contents, force, progress) as reps:
             note = self._note(writer, "version", reps, idempotency_key, request, embargo)
             result = self.store.new_version(

@@ -14,12 +14,11 @@ import datetime
 
 from pdi import formats
 from pdi.archive import Archive, Content, Deposit
-from pdi.archive.naming import generic_name, key_of
 from pdi.errors import ImmutabilityError, NotFoundError, WithdrawnError
 from pdi.identifier import PDI
 from pdi.mhtml.compare import same_content
 
-__all__ = ["deposit_capture", "not_withdrawn_whole"]
+__all__ = ["deposit_capture"]
 
 
 def deposit_capture(
@@ -70,27 +69,9 @@ def deposit_capture(
     except WithdrawnError:
         # A withdrawn version holds its octets for no one: this capture is not compared with them. Other
         # octets are the next version (as `pdi version` deposits them); these very octets are refused by the
-        # archive, naming the withdrawal. A document withdrawn whole is out of service for good.
-        not_withdrawn_whole(archive, name, url)
+        # archive, naming the withdrawal. A document withdrawn whole takes no version: the archive refuses it.
         held = None
     if held is not None and same_content(held, data):
         return Deposit((newest,), unchanged=True)
-    if force:
-        not_withdrawn_whole(archive, name, url)
     return archive.add_version(name, [Content(data, token, index_later=index_later)], force=force)
 
-
-def not_withdrawn_whole(archive: Archive, name: PDI, url: str) -> None:
-    """Refuse (:class:`WithdrawnError`) a capture of ``url`` into the document of ``name`` when that document was
-    withdrawn whole: its tombstone covers every version, one deposited after it too, which would be born gone."""
-    key = key_of(name)
-    whole = next((t for t in archive.withdrawals_of([key]) if t.version is None), None)
-    if whole is None:
-        return
-    purged = " (its octets purged)" if whole.purged else ""
-    raise WithdrawnError(
-        f"{generic_name(key)}: the document of {url} captured on {key.day.isoformat()} was withdrawn"
-        f" {whole.at}{purged}:"
-        f" {whole.reason}; every version of it answers with its tombstone, so this capture is not deposited",
-        reason=whole.reason, at=whole.at, who=whole.who, purged=whole.purged,
-    )

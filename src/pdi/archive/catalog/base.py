@@ -32,13 +32,25 @@ from pdi.archive.store import (
     RepresentationRecord,
     SeriesRecord,
 )
-from pdi.errors import ImmutabilityError, NotFoundError
+from pdi.errors import ImmutabilityError, NotFoundError, WithdrawnError
 
 
 def mirrored_series(series: str, origin: str) -> ImmutabilityError:
     """The refusal (by the documents' part and the deposits) of a name minted or versioned in a series this archive mirrors from ``origin``."""
     return ImmutabilityError(f"series {series} is mirrored from {origin}: only its origin mints or versions names in"
                              " it (pdi mirror sync copies them here)")
+
+
+def withdrawn_whole(key: DocumentKey, at: str, reason: str, who: str, purged: bool) -> WithdrawnError:
+    """The refusal (by the documents' part and the deposits) of a new version of the document ``key``, withdrawn
+    whole (``at``, for ``reason``, by ``who``): its tombstone covers every version, one deposited after it too."""
+    from pdi.archive.naming import generic_name
+
+    return WithdrawnError(
+        f"{generic_name(key)} was withdrawn whole at {at}{' (its octets purged)' if purged else ''}, reason: {reason};"
+        " every version of it, a new one too, answers with its tombstone, so nothing was deposited",
+        reason=reason, at=at, who=who, purged=purged,
+    )
 
 
 #: Catalog connections a PostgreSQL store keeps at most (pdi serve --db-connections): a command needs one;

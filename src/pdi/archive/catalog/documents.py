@@ -22,6 +22,7 @@ from pdi.archive.catalog.base import (
     describe_key,
     mirrored_series,
     pages,
+    withdrawn_whole,
 )
 from pdi.archive.naming import versioned_name
 from pdi.archive.store import (
@@ -351,6 +352,9 @@ class DocumentsPart(CatalogBase):
 
         def check(lock: bool) -> tuple[DepositResult | None, int]:
             doc = self._check_document(key, lock=lock)
+            # asked again in the write transaction, the document's row locked as a withdrawal locks it: a
+            # withdrawal committed while the octets were staged refuses the version too
+            self._not_withdrawn_whole(doc, key)
             latest = self._latest_if_identical(doc, representations, key) if skip_identical else None
             return (None if latest is None else DepositResult(key, latest, unchanged=True)), doc
 
@@ -365,6 +369,18 @@ class DocumentsPart(CatalogBase):
             return DepositResult(key, version)
 
         return self._two_passes(note, at, representations, check, make)
+
+    def _not_withdrawn_whole(self, doc: int, key: DocumentKey) -> None:
+        """Refuse (:class:`WithdrawnError`) a new version of ``doc`` (``key``) when the document was withdrawn whole:
+        its tombstone covers every version, one deposited after it too, which would be withdrawn from its start."""
+        rows = self._query(
+            "SELECT at, reason, who, purged FROM withdrawals WHERE document = ? AND version IS NULL ORDER BY id LIMIT 1",
+            (doc,),
+        )
+        if not rows:
+            return
+        at, reason, who, purged = rows[0]
+        raise withdrawn_whole(key, str(at), str(reason), str(who), bool(purged))
 
     def _check_formats(
         self,

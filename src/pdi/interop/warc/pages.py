@@ -264,10 +264,8 @@ def _deposit_lone(archive: Archive, series: str, item: Item, data: Iterator[byte
     content = Content(data, token, charset, source=item.entry.uri, keep_unreadable=True, index_later=True)
     if not archive.versions(item.name):
         return archive.deposit(series, [content], foreign_id=item.entry.uri, day=item.entry.date.date())
-    from pdi.capture.deposit import not_withdrawn_whole
-
-    not_withdrawn_whole(archive, item.name, item.entry.uri)  # a version of it would be born withdrawn
-    return archive.add_version(item.name, [content])  # unchanged when the newest holds these bytes
+    # unchanged when the newest holds these bytes; refused (WithdrawnError) when the document was withdrawn whole
+    return archive.add_version(item.name, [content])
 
 
 def _held_already(archive: Archive, index: WarcIndex, item: Item, aggregate: bytes | None) -> PDI | None:
