@@ -349,6 +349,11 @@ def test_an_mbox_message_added_again_is_answered_as_the_same_message_added_alone
         assert ("is already minted" in again.stderr) == (case == "latest withdrawn, older same"), (file, again.stderr)
         withdrawn = f"{name[: -len('1')]}2 holds these octets but was withdrawn"
         assert (withdrawn in again.stderr) == (status == 5 and "same octets" in case), (file, again.stderr)
+        # pdi add --id's hint (pdi version --force deposits them) for a message added alone; an mbox, whose
+        # messages pdi version does not take as they are, has none
+        if withdrawn in again.stderr:
+            hinted = "(pdi version --force deposits them as a new version)" in again.stderr
+            assert hinted == (file == "one.eml"), (file, again.stderr)
     with Archive.open(location) as archive:
         assert archive.versions(name) == ([1] if case == "forced before" else [1, 2])  # nothing deposited
 

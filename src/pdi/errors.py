@@ -176,6 +176,27 @@ class NotFoundError(PDIError, LookupError, exit_code=4, http_status=404, title="
 class ImmutabilityError(PDIError, exit_code=5, http_status=409, title="immutability conflict"):
     """An attempt to change what must never change (a minted name, deposited bytes)."""
 
+    #: ``True`` on the refusal of octets a document's latest version holds when that version alone was withdrawn:
+    #: a new version, forced, holds them, and a front end that can force one says how in its own words
+    #: (:meth:`forced_by`). ``False`` on every other refusal, the same octets of a document withdrawn whole among
+    #: them (its tombstone covers every version: nothing can be deposited in it).
+    forceable: bool = False
+
+    def within(self, where: str, cut: int = 0) -> ImmutabilityError:
+        said = type(self)(where + self.message[cut:])
+        said.forceable = self.forceable
+        return said
+
+    def forced_by(self, how: str) -> ImmutabilityError:
+        """This refusal with ``how`` a front end deposits the octets after all (``--force deposits them as a new
+        version``) when it is :attr:`forceable`; else itself."""
+        if not self.forceable:
+            return self
+        said = self.within("")
+        said.message += f" ({how})"
+        said.item = self.item
+        return said
+
 
 class UnsupportedError(PDIError, exit_code=6, http_status=415, title="unsupported"):
     """Well-formed input that pdi cannot act on (an unknown format, a scheme with no evaluator)."""

@@ -65,7 +65,13 @@ def test_a_capture_after_its_version_was_withdrawn_is_the_next_version_unless_it
     status, out, err = _run(*capture)
     assert status == 5 and out == "", (status, out, err)
     assert str(name.with_version(2)) in err and "withdrawn" in err and "still libel" in err, err
+    # the hint is pdi capture's own (its --force, as its unchanged note says it), not another command's
+    assert err.rstrip().endswith("(--force deposits it as a new version)") and "pdi version" not in err, err
     assert _run("ls", str(name).rsplit(".", 2)[0], *archive)[1].count("related.") == 2
+    status, out, err = _run(*capture, "--force")
+    assert (status, out) == (0, f"{name.with_version(3)}\n"), err
+    status, out, err = _run("get", str(name.with_version(3)), *archive)
+    assert status == 0 and "<p>corrected edition</p>" in out, err
 
 
 def test_a_capture_of_a_url_whose_document_of_the_day_was_withdrawn_whole_is_refused_naming_it(

@@ -664,14 +664,17 @@ def test_octets_a_withdrawn_latest_version_held_are_not_answered_unchanged_with_
     single = writable.client.post(f"/api/deposit?series={S}&id=taken-down", content=held, headers=headers)
     assert single.status_code == 409, single.text
     assert "withdrawn" in single.json()["detail"] and str(name) in single.json()["detail"]
+    # no command line's flag: a client of the write API cannot force a deposit (ContentRefusal.over_http)
+    assert "--force" not in single.json()["detail"] and "pdi version" not in single.json()["detail"], single.text
     batch = _batch(writable, [("new.txt", b"a new one\n", "text/plain"), ("held.txt", held, "text/plain")],
                    manifest=[{}, {"id": "taken-down"}])
     assert batch.status_code == 409 and batch.json()["detail"].startswith("item 1: "), batch.text
-    assert "withdrawn" in batch.json()["detail"]
+    assert "withdrawn" in batch.json()["detail"] and "--force" not in batch.json()["detail"], batch.text
     version = writable.client.post(f"/api/version?pdi={generic}&format=text", content=held, headers=headers)
     # a document withdrawn whole takes no version at all, as every name of it is gone (410, as its N2R above)
     status = 410 if withdrawn == "the whole document" else 409
     assert version.status_code == status and "withdrawn" in version.json()["detail"], version.text
+    assert "--force" not in version.json()["detail"], version.text
     assert snapshot(writable.archive) == before
 
 

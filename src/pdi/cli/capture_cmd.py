@@ -270,7 +270,10 @@ def capture_command(
         from pdi.capture.deposit import deposit_capture
 
         with Archive.open(archive) as opened:
-            deposit = deposit_capture(opened, series, url, data, force=force)
+            try:
+                deposit = deposit_capture(opened, series, url, data, force=force)
+            except ImmutabilityError as exc:  # the page as the withdrawn newest version holds it
+                raise exc.forced_by("--force deposits it as a new version") from None
         if deposit.unchanged:
             click.echo(
                 f"unchanged: version {deposit.version} of {printable(url)} captured today holds"

@@ -29,7 +29,7 @@ from pdi.archive import (
 )
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.archive_io import open_archive
-from pdi.errors import NotFoundError, PDIError, StoreError
+from pdi.errors import ImmutabilityError, NotFoundError, PDIError, StoreError
 from pdi.identifier import PDI
 
 
@@ -244,9 +244,12 @@ def add_cmd(
         content = Content(data, token, charset, _source(file))
         opened = stack.enter_context(open_archive(archive))
         shown = stack.enter_context(_progress([stream], progress))
-        deposit = opened.deposit(
-            series, [content], foreign_id=foreign_id, force=force, progress=shown, embargo_until=embargo
-        )
+        try:
+            deposit = opened.deposit(
+                series, [content], foreign_id=foreign_id, force=force, progress=shown, embargo_until=embargo
+            )
+        except ImmutabilityError as exc:  # the octets of a withdrawn version under --id: a forced version holds them
+            raise exc.forced_by("pdi version --force deposits them as a new version") from None
         earlier = opened.held_the_same_day(deposit)
     _print_deposit(deposit, "pdi version --force deposits them as a new version")
     if earlier is not None:
@@ -417,7 +420,10 @@ def version_cmd(
                 )
                 click.echo(str(name))
         else:
-            deposit = opened.add_version(pdi, contents, force=force, progress=shown, embargo_until=embargo)
+            try:
+                deposit = opened.add_version(pdi, contents, force=force, progress=shown, embargo_until=embargo)
+            except ImmutabilityError as exc:  # the octets of the withdrawn latest version
+                raise exc.forced_by("--force deposits them as a new version") from None
             _print_deposit(deposit, "--force deposits them as a new version")
 
 

@@ -24,7 +24,7 @@ from pdi.archive.catalog.base import (
     pages,
     withdrawn_whole,
 )
-from pdi.archive.naming import versioned_name
+from pdi.archive.naming import generic_name, versioned_name
 from pdi.archive.store import (
     STORED_EXACT,
     AuditRecord,
@@ -245,8 +245,10 @@ class DocumentsPart(CatalogBase):
         """The latest version of ``doc`` (``key``) if it holds exactly ``representations`` (format, SHA-256, charset).
 
         A latest version that holds them but was withdrawn (by its own name or its document's) holds them for no
-        one: it resolves to its tombstone. The deposit is refused (:class:`ImmutabilityError`) naming it, rather
-        than answered ``unchanged`` with a name that will not serve them; ``force`` deposits a new version.
+        one: it resolves to its tombstone. The deposit is refused (:class:`ImmutabilityError`) naming it and its
+        withdrawal, rather than answered ``unchanged`` with a name that will not serve them. When that version alone
+        was withdrawn, a forced new version holds them: the refusal is :attr:`~ImmutabilityError.forceable`, and
+        each front end that can force one says how; a document withdrawn whole takes nothing.
         """
         rows = self._query("SELECT MAX(version) FROM versions WHERE document = ?", (doc,))
         if not rows or rows[0][0] is None:
@@ -261,18 +263,25 @@ class DocumentsPart(CatalogBase):
         if held != given or len(stored) != len(representations):
             return None
         gone = self._query(
-            "SELECT at, reason, purged FROM withdrawals WHERE document = ? AND (version IS NULL OR version = ?)"
-            " ORDER BY id LIMIT 1",
+            "SELECT at, reason, purged, version FROM withdrawals WHERE document = ? AND (version IS NULL OR version = ?)"
+            " ORDER BY version IS NOT NULL, id LIMIT 1",
             (doc, latest),
         )
         if gone:
-            at, reason, purged = gone[0]
-            raise ImmutabilityError(
-                f"{', '.join(versioned_name(key, f, latest) for f, _, _ in sorted(held))} holds these octets but"
-                f" was withdrawn at {at}"
-                f"{' (its octets purged)' if purged else ''}, reason: {reason}; it answers with its tombstone, "
-                "not these octets, so nothing is deposited (pdi version --force deposits them as a new version)"
+            at, reason, purged, version = gone[0]
+            names = ", ".join(versioned_name(key, f, latest) for f, _, _ in sorted(held))
+            gone_at = f"at {at}{' (its octets purged)' if purged else ''}, reason: {reason}"
+            if version is None:  # nothing can be deposited: no hint of a forced version (pdi.archive.deposits)
+                raise ImmutabilityError(
+                    f"{names} holds these octets but its document {generic_name(key)} was withdrawn whole {gone_at};"
+                    " every version of it answers with its tombstone, so nothing was deposited"
+                )
+            refused = ImmutabilityError(
+                f"{names} holds these octets but was withdrawn {gone_at}; it answers with its tombstone, not these"
+                " octets, so nothing was deposited"
             )
+            refused.forceable = True  # a forced new version holds them: each front end says how (forced_by)
+            raise refused
         return latest
 
     def mint(
