@@ -396,7 +396,10 @@ def version_cmd(
     When the latest version has the same formats with the same bytes and
     charsets, nothing is deposited: its
     names are printed, with a note on stderr, and the exit status is 0;
-    --force deposits a new version all the same. The bytes are checked
+    --force deposits a new version all the same. The same bytes in a
+    latest version that was withdrawn are refused, naming it and its
+    withdrawal (exit 5; --force deposits them as a new version), and a
+    document withdrawn whole takes no new version (exit 11). The bytes are checked
     as for pdi add (exit 3 unless --force). (pdi's own version: pdi --version.)
     """
     if formats_ and len(formats_) != len(files):
