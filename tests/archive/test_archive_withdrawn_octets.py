@@ -101,3 +101,23 @@ def test_pdi_version_says_its_own_force_and_force_deposits_them(tmp_path: Path) 
     assert (forced.exit_code, forced.stdout) == (0, f"{generic}.text.2\n"), forced.output
     got = CliRunner().invoke(cli, ["get", f"{generic}.text.2", *archive])
     assert got.exit_code == 0 and got.stdout_bytes == HELD, got.output
+
+
+@pytest.mark.parametrize("batch", [False, True], ids=["a deposit", "a batch"])
+def test_other_octets_under_the_id_of_a_document_withdrawn_whole_are_not_told_to_make_a_new_version(
+        archive: Archive, clock: Clock, batch: bool) -> None:
+    # "already minted; deposit a new version of it instead" is the advice for a document in service: one withdrawn
+    # whole takes no new version (exit 11), so the refusal names the withdrawal and gives no such advice
+    name = _held_then_withdrawn(archive, clock, whole=True)
+    before = snapshot(archive)
+    with pytest.raises(ImmutabilityError) as refused:
+        if batch:
+            archive.deposit_batch(S, [([Content(b"a new one\n", "text")], None),
+                                      ([Content(b"other octets\n", "text")], "case-12")])
+        else:
+            archive.deposit(S, [Content(b"other octets\n", "text")], foreign_id="case-12")
+    message = str(refused.value)
+    assert "already minted" in message and "new version" not in message, message
+    assert name.rsplit(".", 2)[0] in message and "withdrawn whole" in message and WITHDRAWN_AT in message, message
+    assert "sealed by the court" in message and message.startswith("item 1: ") == batch, message
+    assert snapshot(archive) == before

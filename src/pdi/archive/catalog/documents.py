@@ -235,8 +235,21 @@ class DocumentsPart(CatalogBase):
             latest = self._latest_if_identical(doc, same, key)
             if latest is not None:
                 return DepositResult(key, latest, unchanged=True)
-        raise ImmutabilityError(
-            f"{describe_key(key)} is already minted; deposit a new version of it instead"
+        raise self._minted_already(doc, key)
+
+    def _minted_already(self, doc: int | None, key: DocumentKey) -> ImmutabilityError:
+        """The refusal of the name of ``doc`` (``key``), minted already: a new version of it is the way, unless the
+        document was withdrawn whole, which takes none (:meth:`_not_withdrawn_whole`): then its withdrawal is named."""
+        whole = None if doc is None else self._query(
+            "SELECT at, reason, purged FROM withdrawals WHERE document = ? AND version IS NULL ORDER BY id LIMIT 1",
+            (doc,),
+        )
+        if not whole:
+            return minted_already(key)
+        at, reason, purged = whole[0]
+        return ImmutabilityError(
+            f"{describe_key(key)} is already minted, and {generic_name(key)} was withdrawn whole at {at}"
+            f"{' (its octets purged)' if purged else ''}, reason: {reason}; it takes no version, so nothing was deposited"
         )
 
     def _latest_if_identical(
@@ -596,7 +609,7 @@ class DocumentsPart(CatalogBase):
                     except ImmutabilityError as withdrawn:
                         raise withdrawn.of_item(item) from None
                     if latest is None:
-                        raise minted_already(key).of_item(item)
+                        raise self._minted_already(doc or self._document_id(key), key).of_item(item)
                     held[item] = DepositResult(key, latest, unchanged=True)
             return held
 
