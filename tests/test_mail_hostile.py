@@ -879,3 +879,28 @@ def test_a_message_nested_deeper_than_pythons_parser_follows_is_refused_naming_t
                                          r" \(part 1\.1\..*\.1\.0 is [0-9,]+ deep\), though within the limit of 10,000"
                                          r" \(MailLimits\.max_depth\)"):
         read_message(data, MailLimits(max_depth=10_000))
+# --- a message read once a request -----------------------------------------------------------------------------
+
+
+def test_a_messages_facts_and_view_read_it_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by an attack: ``pdi get --info`` (:func:`message_facts`) and the ``/view`` page read the message,
+    then read it again for its body text beside the first reading (a second copy of all a reading costs: a 60
+    MiB message peaked at 740 MB): the body text is made from the reading they hold."""
+    from pdi.fragments import email_text
+    from pdi.fragments.email_text import forget_body_texts, message_body_text, message_facts
+
+    again: list[int] = []
+    monkeypatch.setattr(email_text, "read_message", lambda data: again.append(len(data)) or read_message(data))
+    data = (b"From: a@example.org\r\nSubject: s\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"
+            + "caf\u00e9\r\n".encode())
+    forget_body_texts()
+    assert message_facts(read_message(data))["body"]["characters"] == len("caf\u00e9\r\n")
+    assert again == []
+    forget_body_texts()
+    assert message_body_text(data, read_message(data)) == "caf\u00e9\r\n"
+    assert again == []
+    assert message_body_text(data) == "caf\u00e9\r\n"  # kept: not read again
+    assert again == []
+    forget_body_texts()
+    assert message_body_text(data) == "caf\u00e9\r\n"  # none held: read
+    assert again == [len(data)]

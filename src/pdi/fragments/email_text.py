@@ -81,8 +81,9 @@ class BodyTexts:
         self._characters = 0
         self._making: dict[str, threading.Event] = {}
 
-    def text_of(self, data: Buffer) -> str:
-        """The body text of the message ``data``: kept, or made (and kept), or its refusal said again."""
+    def text_of(self, data: Buffer, make: Callable[[bytes], str] | None = None) -> str:
+        """The body text of the message ``data``: kept, or made (and kept) by ``make`` (else :attr:`make`), or its
+        refusal said again."""
         key = hashlib.sha256(data).hexdigest()
         while True:
             with self._lock:
@@ -95,7 +96,7 @@ class BodyTexts:
                     break
             making.wait()  # another thread makes it: then kept, or (an error not the octets' own) made here
         try:
-            found: str | PDIError = self.make(bytes(data))
+            found: str | PDIError = (make or self.make)(bytes(data))
         except PDIError as exc:  # the octets' own: the same octets, the same refusal
             found = exc
         except BaseException:
@@ -141,11 +142,13 @@ MAX_HTML_BODY: Final = 4 << 20
 _BODY_TEXTS: Final = BodyTexts(lambda octets: body_text(read_message(octets)))
 
 
-def message_body_text(data: Buffer) -> str:
+def message_body_text(data: Buffer, mail: Mail | None = None) -> str:
     """The body text of the message whose octets are ``data`` (:func:`body_text` of :func:`read_message`), made
     once a process for the same octets (:class:`BodyTexts`); its :class:`ParseError` or
-    :class:`LimitError` when it has none, said again without reading the octets again."""
-    return _BODY_TEXTS.text_of(data)
+    :class:`LimitError` when it has none, said again without reading the octets again. ``mail``: the message
+    read from ``data`` already, its text made from it, not from a second reading held beside it (which cost
+    twice the memory a message's reading costs)."""
+    return _BODY_TEXTS.text_of(data, None if mail is None else lambda _octets: body_text(mail))
 
 
 def forget_body_texts() -> None:
@@ -188,7 +191,7 @@ def message_facts(mail: Mail) -> dict[str, Any]:
     """What ``pdi get --info`` and the reader show of the message (:meth:`pdi.mail.message.Mail.facts`), its body
     text's length in characters ``None`` when the text is past a limit (:data:`MAX_HTML_BODY`)."""
     try:
-        characters: int | None = len(message_body_text(mail.data) if mail.data else body_text(mail))
+        characters: int | None = len(message_body_text(mail.data, mail) if mail.data else body_text(mail))
     except LimitError:
         characters = None
     return mail.facts(characters)

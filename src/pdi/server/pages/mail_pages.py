@@ -107,7 +107,7 @@ def message_section(whole: Resolved, chosen: int | None = None) -> tuple[str, st
         f'<ul class="parts">{"".join(items)}</ul>'
     )
     try:
-        text = message_body_text(whole.data)  # made once a process (pdi.fragments.email_text)
+        text = message_body_text(whole.data, mail)  # made once a process (pdi.fragments.email_text)
     except LimitError as exc:  # its header fields and parts are shown all the same
         section += f'<p class="note">Its body text is not shown: {html.escape(str(exc))}</p>'
         return section, ""
