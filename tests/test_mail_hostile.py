@@ -176,6 +176,99 @@ def test_a_field_of_a_million_encoded_words_is_shown_in_memory_of_its_size(tmp_p
     assert peaks[0] - peaks[1] < 64 * 1024, f"{(peaks[0] - peaks[1]) // 1024} MiB more for encoded words"
 
 
+# --- what reading one message costs ---------------------------------------------------------------------------
+
+_FACTS = ("import sys\nfrom pdi.fragments.email_text import message_facts\nfrom pdi.mail.message import read_message\n"
+          "print(message_facts(read_message(open(sys.argv[1], 'rb').read()))['body']['characters'])\n")
+
+
+@pytest.mark.parametrize("shape", ["a field of one line", "a body of one line", "a body of long 8-bit lines",
+                                   "a base64 attachment"])
+def test_reading_a_message_takes_at_most_nine_times_its_size(tmp_path: Path, shape: str) -> None:
+    """Found by an attack: Python's :func:`email.message_from_bytes` makes the message a string and a
+    :class:`io.StringIO` of it (four octets a character) before parsing, so a 60 MiB message took 600 MB to
+    read and 900 MB with its body's text (``pdi get --info``, ``/view``; 12 to 15 times its size), in the
+    resolver's process. ``docs/email.md``: reading a message, its parts and its body text takes at most nine
+    times its octets beside what the process holds (576 MiB for one at the 64 MiB limit), each shape of message
+    that costs most measured against reading one of a line: one long line (held four octets a character while
+    the parser cuts it), lines of 8-bit octets (held two octets each), a base64 part decoded."""
+    import base64
+    import subprocess
+    import sys
+
+    from peak_memory import run_with_peak
+
+    size = 12 << 20
+    head = b"From: a@example.org\r\nSubject: s\r\n"
+    latin = b"Content-Type: text/plain; charset=iso-8859-1\r\nContent-Transfer-Encoding: 8bit\r\n\r\n"
+    if shape == "a field of one line":
+        data = head + b"X-Long: " + b"a" * size + b"\r\n\r\nbody\r\n"
+        characters = 6
+    elif shape == "a body of one line":
+        data = head + latin + b"\xe9" * size + b"\r\n"
+        characters = size + 2
+    elif shape == "a body of long 8-bit lines":
+        data = head + latin + (b"\xe9" * 998 + b"\r\n") * (size // 1000)
+        characters = size // 1000 * 1000
+    else:
+        encoded = base64.encodebytes(bytes(range(256)) * (size * 3 // 4 // 256)).replace(b"\n", b"\r\n")
+        data = (head + b"Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\n"
+                b"hello\r\n--b\r\nContent-Type: application/octet-stream\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+                + encoded + b"--b--\r\n")
+        characters = 5
+    small, large = tmp_path / "small.eml", tmp_path / "large.eml"
+    small.write_bytes(head + b"\r\nbody\r\n")
+    large.write_bytes(data)
+    peaks = []
+    for path, length in ((small, 6), (large, characters)):
+        status, peak, out = run_with_peak([sys.executable, "-c", _FACTS, str(path)], stdout=subprocess.PIPE)
+        assert status == 0
+        assert int(out) == length  # read whole: its body text's characters (RFC 2045 §6.8 for the base64)
+        peaks.append(peak)
+    grown = (peaks[1] - peaks[0]) * 1024
+    assert grown < 9 * len(data), f"{grown / len(data):.1f} times the message's {len(data):,} octets"
+
+
+_PIECES = st.sampled_from([b"From: a@example.org", b"Subject: =?utf-8?q?caf=C3=A9?=", b"Content-Type: multipart/mixed;",
+                            b" boundary=b", b"Content-Type: text/plain; charset=iso-8859-1", b"--b", b"--b--", b"",
+                            b"Content-Transfer-Encoding: base64", b"YWJj", b"\xe9t\xe9", b"body", b" folded", b"x: y"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_PIECES, _LINE_ENDS), min_size=1, max_size=16), st.integers(min_value=1, max_value=9))
+def test_property_a_message_fed_in_pieces_is_read_as_python_reads_it_whole(
+    lines: list[tuple[bytes, bytes]], feed: int,
+) -> None:
+    """The parser given a message a few octets at a time (a CR LF cut in two, a boundary line in pieces) reads
+    what :func:`email.message_from_bytes` reads of it whole: the same entities, header fields, payloads, defects."""
+    from pdi.mail.message import MailLimits, _bounded_policy, _parse
+
+    data = b"From: a@example.org\r\n" + b"".join(text + end for text, end in lines)
+
+    def shape(message: Any) -> list[Any]:
+        return [(part.get_content_type(), part.items(), part.is_multipart() or part.get_payload(decode=True),
+                 part.preamble, part.epilogue, [type(d).__name__ for d in part.defects]) for part in message.walk()]
+
+    whole = email.message_from_bytes(data, policy=email.policy.default)
+    assert shape(_parse(data, _bounded_policy(MailLimits()), feed)) == shape(whole)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab\r\n\x85\u00e9"))
+def test_property_every_line_ending_is_written_crlf(text: str) -> None:
+    from pdi.fragments.text.lines import to_crlf
+
+    written, at = [], 0  # the oracle: CR LF, CR NEL, then any one CR, LF or NEL, each one line ending
+    while at < len(text):
+        if text[at : at + 2] in ("\r\n", "\r\x85"):
+            written.append("\r\n")
+            at += 2
+        else:
+            written.append("\r\n" if text[at] in "\r\n\x85" else text[at])
+            at += 1
+    assert to_crlf(text) == "".join(written)
+
+
 # --- RFC 2045 §5.2: a Content-Type that is no media type -----------------------------------------------------
 
 #: RFC 2045 §5.1: token := 1*<any (US-ASCII) CHAR except SPACE, CTLs, or tspecials>

@@ -165,14 +165,17 @@ def body_text(mail: Mail) -> str:
     part = mail.body_part()
     if part is None:
         return ""
-    payload = part.get_payload(decode=True)
-    octets = payload if isinstance(payload, bytes) else b""
     label = part.get_content_charset() or "us-ascii"
     try:
         codec = charsets.codec_for(label)
     except Exception:  # a charset pdi does not know: read as UTF-8
         codec = "utf-8"
-    text = to_crlf(octets.decode(codec, "replace"))
+    payload = part.get_payload(decode=True)
+    # each copy let go once the next is made: the octets, their text, its lines CRLF (a message's size each)
+    decoded = payload.decode(codec, "replace") if isinstance(payload, bytes) else ""
+    del payload
+    text = to_crlf(decoded)
+    del decoded
     if part.get_content_subtype() == "html":
         from pdi.fragments.pagetext import EMAIL_READING, markup_page_text
 

@@ -38,6 +38,9 @@ def to_crlf(text: str) -> str:
     >>> to_crlf("a\\nb\\rc\\r\\nd\\x85e\\r\\x85")
     'a\\r\\nb\\r\\nc\\r\\nd\\r\\ne\\r\\n'
     """
+    crlf = text.count("\r\n")
+    if text.count("\r") == crlf == text.count("\n") and "\x85" not in text:  # every ending CRLF already: no copy
+        return text
     return LINE_ENDING_RE.sub("\r\n", text)
 
 
