@@ -155,12 +155,13 @@ _SHOW = ("import sys\nfrom pdi.mail.message import read_message\n"
 def test_a_field_of_a_million_encoded_words_is_shown_in_memory_of_its_size(tmp_path: Path) -> None:
     """Found by an attack: showing a field of RFC 2047 encoded words (:func:`pdi.charsets.rfc2047.decode_header`)
     held lists of every word and of its pieces: a Subject of 1,000,000 words (14 MB) took 525 MB, one filling a
-    64 MiB message 2.4 GB, at each ``/view`` and ``/thread`` of it. Shown whole (RFC 2047 §6.2: the white space
-    between encoded words dropped), as Python's ``decode_header`` shows it, in no more memory than a field of the
-    same size without encoded words."""
+    64 MiB message 2.4 GB, at each ``/view`` and ``/thread`` of it. Shown as Python's ``decode_header`` shows it
+    (RFC 2047 §6.2: the white space between encoded words dropped), its first ``MAX_ENCODED_WORDS`` words decoded
+    and the rest as written, in no more memory than a field of the same size without encoded words."""
     import subprocess
     import sys
 
+    from pdi.charsets.rfc2047 import MAX_ENCODED_WORDS
     from peak_memory import run_with_peak
 
     words, plain = tmp_path / "words.eml", tmp_path / "plain.eml"
@@ -172,8 +173,68 @@ def test_a_field_of_a_million_encoded_words_is_shown_in_memory_of_its_size(tmp_p
         assert status == 0
         peaks.append(peak)
         shown.append(int(out))
-    assert shown == [1_000_000, 14 * 1_000_000 - 1]  # the words' letters; the plain field as written, unfolded
+    # the first MAX_ENCODED_WORDS words' letters, then the rest as written; the plain field as written, unfolded
+    assert shown == [MAX_ENCODED_WORDS + 1 + 14 * (1_000_000 - MAX_ENCODED_WORDS) - 1, 14 * 1_000_000 - 1]
     assert peaks[0] - peaks[1] < 64 * 1024, f"{(peaks[0] - peaks[1]) // 1024} MiB more for encoded words"
+
+
+def test_a_field_is_decoded_up_to_its_bound_of_encoded_words_and_shown_as_written_past_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Found by an attack: a Subject of 3,000,000 encoded words (a 42 MB message) took some 15 s to show, at each
+    ``pdi get --info`` and ``/view`` of it: each word costs its decoding. Its first ``MAX_ENCODED_WORDS`` words
+    are decoded (RFC 2047 §6.2: the white space between them dropped), the rest shown as written, each word past
+    them left undecoded."""
+    import email.quoprimime
+
+    from pdi.charsets.rfc2047 import MAX_ENCODED_WORDS
+
+    calls = []
+    real = email.quoprimime.header_decode
+    monkeypatch.setattr(email.quoprimime, "header_decode", lambda text: calls.append(text) or real(text))
+    past = 3 * MAX_ENCODED_WORDS
+    subject = b"=?utf-8?q?a?= " * (MAX_ENCODED_WORDS + past) + b"end"
+    shown = read_message(b"From: a@b\r\nSubject: " + subject + b"\r\n\r\nbody\r\n").header("Subject")
+    assert shown == "a" * MAX_ENCODED_WORDS + " " + "=?utf-8?q?a?= " * past + "end"
+    assert len(calls) == MAX_ENCODED_WORDS
+
+
+_TOKENS = st.lists(st.tuples(st.sampled_from(["=?utf-8?q?caf=C3=A9?=", "=?iso-8859-1?b?6Q==?=", "=?us-ascii?q?a_b?=",
+                                              "plain", "x=y", "\u00e9t\u00e9"]), st.sampled_from([" ", "  ", "\t"])),
+                   min_size=1, max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TOKENS, st.integers(min_value=1, max_value=4))
+def test_property_past_the_bound_the_rest_of_a_field_is_as_written(tokens: list[tuple[str, str]], bound: int) -> None:
+    """The words up to the bound decoded as Python's ``decode_header`` decodes the field cut before the next
+    encoded word; the rest, from the end of the word before it, as written: its white space too (which RFC 2047
+    §6.2 drops only between two encoded words both decoded)."""
+    import email.header
+    from unittest import mock
+
+    from pdi.charsets import rfc2047
+
+    value, starts = "", []
+    for text, space in tokens:
+        if text.startswith("=?"):
+            starts.append(len(value))
+        value += text + space
+    value = value.rstrip()
+    with mock.patch.object(rfc2047, "MAX_ENCODED_WORDS", bound):
+        shown = rfc2047.decode_header(value)
+    if len(starts) <= bound:
+        assert shown == email.header.decode_header(value)
+        return
+    at = starts[bound]
+    before = value[:at].rstrip()
+    expected = email.header.decode_header(before)
+    rest = value[len(before) :].encode("raw-unicode-escape")  # from the end of the word before, as written
+    if expected[-1][1] is None:  # joined to the words of no charset it follows
+        expected[-1] = (bytes(expected[-1][0]) + rest, None)
+    else:
+        expected.append((rest, None))
+    assert shown == expected
 
 
 # --- what reading one message costs ---------------------------------------------------------------------------

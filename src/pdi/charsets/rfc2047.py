@@ -11,10 +11,15 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
-__all__ = ["ENCODED_WORD", "decode_header"]
+__all__ = ["ENCODED_WORD", "MAX_ENCODED_WORDS", "decode_header"]
 
 #: An RFC 2047 encoded word as Python's ``email.header`` finds one (its ``ecre``): charset, encoding, encoded text.
 ENCODED_WORD: Final = re.compile(r"=\?([^?]*?)\?([qQbB])\?(.*?)\?=", re.MULTILINE)
+#: The most encoded words of one field decoded: the rest of the field, from the next encoded word on, is given
+#: as written. Decoding costs some 5 µs a word, so a Subject of 3,000,000 (a 42 MB message) took 15 s to show
+#: at each ``pdi get --info`` or ``/view`` of it; a field a person wrote holds a few (RFC 2047 §2: 75 characters
+#: at most a word), a ``To`` of a thousand recipients' names a few thousand.
+MAX_ENCODED_WORDS: Final = 10_000
 
 
 def decode_header(value: str) -> list[tuple[bytes | str, str | None]]:
@@ -24,7 +29,9 @@ def decode_header(value: str) -> list[tuple[bytes | str, str | None]]:
     line (it pops each from the front of a list, deletes each dropped space from the middle of one and joins
     the decoded words by concatenating them): a ``Subject`` of 60,000 encoded words (840 KB) cost 3 s to show,
     500,000 (7 MB) 212 s. The same steps, the same answers (``tests/test_mail.py`` compares them); the same
-    ``HeaderParseError`` for base64 that does not decode."""
+    ``HeaderParseError`` for base64 that does not decode. Past :data:`MAX_ENCODED_WORDS` encoded words, the rest
+    of ``value`` after the word before the next one is one more word of no charset, as written (its white space
+    too; bytes, ``None``)."""
     import binascii
     import email.base64mime
     import email.errors
@@ -39,7 +46,14 @@ def decode_header(value: str) -> list[tuple[bytes | str, str | None]]:
     run = bytearray()
     pieces = 0
     last_charset: str | None = None
-    for encoded, encoding, charset in _kept(_words(value)):
+    decoded = 0
+    end = 0
+    for encoded, encoding, charset, _start, end_of_word in _kept(_words(value)):
+        if encoding is not None:
+            decoded += 1
+            if decoded > MAX_ENCODED_WORDS:  # the rest as written (from the end of the word before): no charset
+                encoded, encoding, charset = value[end:], None, None
+        end = end_of_word
         word: bytes | str = encoded
         if encoding == "q":
             word = email.quoprimime.header_decode(encoded)
@@ -53,37 +67,46 @@ def decode_header(value: str) -> list[tuple[bytes | str, str | None]]:
         if pieces and charset != last_charset:
             collapsed.append((bytes(run), last_charset))
             run, pieces = bytearray(), 0
-        if pieces and charset is None:  # words of no charset are joined by a space
+        # words of no charset are joined by a space (the rest as written: by the white space it holds, if any)
+        if pieces and charset is None and not (
+                decoded > MAX_ENCODED_WORDS and (run[-1:].isspace() or octets[:1].isspace())):
             run += b" "
         run += octets
         pieces += 1
         last_charset = charset
+        if decoded > MAX_ENCODED_WORDS:
+            break
     if not pieces:  # an encoded word found across a line break, which no line holds: as Python answers it
         return email.header.decode_header(value)
     collapsed.append((bytes(run), last_charset))
     return collapsed
 
 
-_Word = tuple[str, "str | None", "str | None"]
+_Word = tuple[str, "str | None", "str | None", int, int]
 
 
 def _words(value: str) -> Iterator[_Word]:
-    """The words of ``value``, line by line, as Python's ``decode_header`` splits them: (text, None, None) for
-    text between encoded words (the first of a line without its leading white space), and (encoded text,
-    encoding, charset) for each encoded word, both lower case."""
-    for line in value.splitlines():
+    """The words of ``value``, line by line, as Python's ``decode_header`` splits them: (text, None, None, start,
+    end) for text between encoded words (the first of a line without its leading white space), and (encoded text,
+    encoding, charset, start, end) for each encoded word, both lower case; ``start`` and ``end``: where it starts
+    and ends in ``value``."""
+    offset = 0
+    for ended in value.splitlines(keepends=True):
+        line = ended.splitlines()[0]
         at = 0
         for found in ENCODED_WORD.finditer(line):
             unencoded = line[at : found.start()]
             if not at:  # text before the line's first encoded word (a word is never empty: at > 0 after one)
                 unencoded = unencoded.lstrip()
             if unencoded:
-                yield unencoded, None, None
-            yield found.group(3), found.group(2).lower(), found.group(1).lower()
+                yield unencoded, None, None, offset + found.start() - len(unencoded), offset + found.start()
+            yield (found.group(3), found.group(2).lower(), found.group(1).lower(), offset + found.start(),
+                   offset + found.end())
             at = found.end()
         rest = line[at:].lstrip() if not at else line[at:]
         if rest:
-            yield rest, None, None
+            yield rest, None, None, offset + len(line) - len(rest), offset + len(line)
+        offset += len(ended)
 
 
 def _kept(words: Iterator[_Word]) -> Iterator[_Word]:
