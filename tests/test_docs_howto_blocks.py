@@ -105,6 +105,49 @@ def test_the_signatures_pages_commands_that_need_no_server_do_what_it_says(
     assert "Has signature" in checked.stdout and "is valid" in checked.stdout, checked.stdout
 
 
+def test_the_annotations_pages_lines_do_what_it_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime
+) -> None:
+    """The annotations page's ``pdi`` lines, typed on the archive it describes (a text, then the page
+    ``<p>The <b>quick</b> brown fox</p>``, in its series, today) with ``hypothesis.json`` a Hypothesis search
+    API export quoting "brown fox": the text directive is the range the page's prose gives (``#char=10,29``),
+    the export names its passage, the import finds the quote where it stands in the page's source (characters
+    20 to 29: ``<p>`` 3, ``The `` 4, ``<b>`` 3, ``quick`` 5, ``</b>`` 4, a space). The token the curl lines
+    use is made by the command the page gives for it. ``curl`` lines are the server tests'
+    (tests/server/test_server_annotations.py)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PDI_ARCHIVE", str(tmp_path / "archive"))
+    runner = CliRunner()
+    page = HOWTO / "annotations.md"
+    text = page.read_text("utf-8")
+    shown = re.search(r"urn:pdi://oma\.eop\.gov\.us/(\d{4}/\d\d/\d\d)/", text)
+    assert shown is not None
+    today = one_gmt_day.strftime("%Y/%m/%d")
+    (tmp_path / "a.txt").write_bytes(b"The quick brown fox jumps over the lazy dog.\n")
+    (tmp_path / "p.html").write_bytes(b"<p>The <b>quick</b> brown fox</p>\n")
+    for words in (["init"], ["series", "add", "oma.eop.gov.us"], ["add", "a.txt", "-s", "oma.eop.gov.us"],
+                  ["add", "p.html", "-s", "oma.eop.gov.us"]):
+        assert runner.invoke(cli, words).exit_code == 0, words
+    html = f"urn:pdi://oma.eop.gov.us/{today}/2.html.1"
+    hypothesis = {"total": 1, "rows": [{"id": "h1", "uri": "https://example.org/fox.html", "target": [
+        {"source": "https://example.org/fox.html", "selector": [{"type": "TextQuoteSelector", "exact": "brown fox"}]}]}]}
+    (tmp_path / "hypothesis.json").write_text(json.dumps(hypothesis))
+    outputs = []
+    for words, _ in _pdi_lines(page):
+        words = [w.replace(shown.group(1), today) for w in words]
+        result = runner.invoke(cli, words[1:])
+        assert result.exit_code == 0, (words, result.output)
+        outputs.append(result.stdout)
+    native, exported, imported = outputs
+    assert native == f"{html}#char=10,29\n"
+    assert json.loads(exported)["body"] == f"urn:pdi://oma.eop.gov.us/{today}/1.text.1#char=19,34"
+    assert imported.split("\t")[:2] == ["found", f"{html}#char=20,29"], imported
+    made = re.search(r"\$\((pdi token add [^)]*)\)", text)
+    assert made is not None
+    result = runner.invoke(cli, shlex.split(made.group(1))[1:])
+    assert result.exit_code == 0 and result.stdout.startswith("pdi_"), result.output
+
+
 def test_every_test_file_the_manual_and_the_deploy_files_name_is_there() -> None:
     """A reader told that a test checks something can open that test: every ``tests/….py`` the manual
     (docs/, README.md) or a deploy file (docs/deploy/) names exists."""

@@ -37,8 +37,9 @@ equals.
 Imported (:func:`import_annotations`, ``pdi annotate --import``,
 ``POST /api/annotation``): a W3C Annotation, a list or page of them, or a
 Hypothesis export (its ``annotations`` or ``rows``, each with ``uri`` and
-``target[].selector[]``), against an archived document: the source if it is
-a PDI, else the document named. Each target gives the ``char`` name of the
+``target[].selector[]``), against an archived document: the document named
+(``--pdi``, ``pdi=``), else the target's source, which must then be a PDI.
+Each target gives the ``char`` name of the
 passage it points at: by its quote (:func:`find_quote`, the position a hint
 among several places), else its position or fragment selector; a quote
 that is not in the document is reported ``missing``, never guessed; a
