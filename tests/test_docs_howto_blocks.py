@@ -148,6 +148,39 @@ def test_the_annotations_pages_lines_do_what_it_says(
     assert result.exit_code == 0 and result.stdout.startswith("pdi_"), result.output
 
 
+def test_the_write_over_http_pages_access_lines_run_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime
+) -> None:
+    """The private-series block of the write-over-HTTP page, typed in order on a new archive (its day there
+    made today's): every ``pdi`` line, and the ``pdi`` command a line's ``$(…)`` runs, succeeds, so the series
+    is there before its access is set, the embargoed document before its embargo is changed, and the
+    ``$READER`` the ``curl`` line sends is a token. The ``curl`` line is the server tests'
+    (tests/server/test_server_access.py)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PDI_ARCHIVE", str(tmp_path / "archive"))
+    (tmp_path / "ruling.txt").write_bytes(b"The motion is granted.\n")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init"]).exit_code == 0
+    text = (HOWTO / "write-over-http.md").read_text("utf-8")
+    [block] = [b for b in re.findall(r"^```sh\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL) if "series access" in b]
+    today = one_gmt_day.strftime("%Y/%m/%d")
+    ran = []
+    for line in block.splitlines():
+        made = re.match(r"(\w+)=\$\((pdi [^)]*)\)", line)
+        words = shlex.split(made.group(2) if made else line, comments=True)
+        if not words or words[0] != "pdi":
+            continue
+        words = [re.sub(r"/\d{4}/\d\d/\d\d/", f"/{today}/", w) for w in words]
+        result = runner.invoke(cli, words[1:])
+        assert result.exit_code == 0, (line, result.output)
+        if made:
+            assert result.stdout.startswith("pdi_"), (line, result.stdout)
+            ran.append(made.group(1))
+        ran.append(" ".join(words[1:3]))
+    assert "READER" in ran and "$READER" in block, ran
+    assert ran[0] == "series add", ran
+
+
 def test_every_test_file_the_manual_and_the_deploy_files_name_is_there() -> None:
     """A reader told that a test checks something can open that test: every ``tests/….py`` the manual
     (docs/, README.md) or a deploy file (docs/deploy/) names exists."""
