@@ -181,6 +181,39 @@ def test_the_write_over_http_pages_access_lines_run_in_order(
     assert ran[0] == "series add", ran
 
 
+def test_the_reanchor_pages_first_line_prints_what_it_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime
+) -> None:
+    """The re-anchoring page's first line, typed on its document (the third of its series today) whose
+    version 2 has 22 characters inserted near the start, far (more than 32 characters) before the passage:
+    the passage ``char=120,164`` is found by the exact method 22 characters on, ``char=142,186``, score and
+    context 1, as the page shows."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PDI_ARCHIVE", str(tmp_path / "archive"))
+    words = " ".join(f"w{i:03d}" for i in range(80))  # 399 characters, one line, no line ending
+    (tmp_path / "v1.txt").write_text(words)
+    (tmp_path / "v2.txt").write_text(words[:10] + "INSERTED TWENTY-TWO + " + words[10:])
+    (tmp_path / "other.txt").write_text("another document\n")
+    today = one_gmt_day.strftime("%Y/%m/%d")
+    runner = CliRunner()
+    for args in (["init"], ["series", "add", "court.example.us"], ["add", "other.txt", "-s", "court.example.us"],
+                 ["add", "other.txt", "-s", "court.example.us"], ["add", "v1.txt", "-s", "court.example.us"],
+                 ["version", f"urn:pdi://court.example.us/{today}/3", "v2.txt"]):
+        result = runner.invoke(cli, args)
+        assert result.exit_code == 0, (args, result.output)
+    text = (HOWTO / "reanchor.md").read_text("utf-8")
+    block = re.search(r"^```sh\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+    assert block is not None
+    first, shown = block.group(1).split("\n# ", 1)
+    shown_lines = ["# " + shown.splitlines()[0], shown.splitlines()[1]]
+    args = [re.sub(r"/\d{4}/\d\d/\d\d/", f"/{today}/", w) for w in shlex.split(first)]
+    result = runner.invoke(cli, args[1:])
+    assert result.exit_code == 0, result.output
+    expected = [re.sub(r"/\d{4}/\d\d/\d\d/", f"/{today}/", line[2:]) for line in shown_lines]
+    assert result.stdout.splitlines() == expected
+    assert expected[0].endswith("/3.text.2#char=142,186")
+
+
 def test_every_test_file_the_manual_and_the_deploy_files_name_is_there() -> None:
     """A reader told that a test checks something can open that test: every ``tests/….py`` the manual
     (docs/, README.md) or a deploy file (docs/deploy/) names exists."""
