@@ -214,6 +214,31 @@ def test_the_reanchor_pages_first_line_prints_what_it_shows(
     assert expected[0].endswith("/3.text.2#char=142,186")
 
 
+def test_the_search_pages_lines_run_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search page's ``pdi`` lines, typed in order on an archive of its series holding a text with the
+    words it looks for (but ``pdi index --watch``, which runs until stopped): each succeeds, and both searches
+    find the text (the phrase "The walrus" starts it: ``#char=0,10``)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PDI_ARCHIVE", str(tmp_path / "archive"))
+    (tmp_path / "walrus.txt").write_bytes(b"The walrus and the carpenter were walking close at hand.\n")
+    runner = CliRunner()
+    for args in (["init"], ["series", "add", "oma.eop.gov.us"], ["add", "walrus.txt", "-s", "oma.eop.gov.us"]):
+        assert runner.invoke(cli, args).exit_code == 0, args
+    ran = []
+    for words, _ in _pdi_lines(HOWTO / "search.md"):
+        if "--watch" in words:
+            continue
+        result = runner.invoke(cli, words[1:])
+        assert result.exit_code == 0, (words, result.output)
+        ran.append(" ".join(words[1:2]))
+        if words[1] == "search" and "--json" in words:
+            [hit] = json.loads(result.stdout)["hits"]
+            assert hit["name"].endswith("/1.text.1#char=0,10"), hit
+        elif words[1] == "search":
+            assert "/1.text.1#char=" in result.stdout, result.stdout
+    assert ran[:2] == ["search", "search"] and "reindex" in ran and "index" in ran, ran
+
+
 def test_every_test_file_the_manual_and_the_deploy_files_name_is_there() -> None:
     """A reader told that a test checks something can open that test: every ``tests/….py`` the manual
     (docs/, README.md) or a deploy file (docs/deploy/) names exists."""
