@@ -221,11 +221,22 @@ def test_the_commands(tmp_path: Path) -> None:
     assert run("get", name) == "ruling\n"  # the owner reads what no anonymous reader may
     assert run("embargo", name, "--until", "2031-02-03") == f"{name}: embargoed until 2031-02-03T00:00:00.000000Z\n"
     assert run("embargo", name, "--lift") == f"{name}: embargo lifted\n"
+    # a version's own embargo lifted under its document's: still embargoed, and said so (the resolver answers 403)
+    generic = name.rsplit(".", 2)[0]
+    assert run("embargo", generic, "--until", "2031-02-03") == f"{generic}: embargoed until 2031-02-03T00:00:00.000000Z\n"
+    assert run("embargo", name, "--lift") == (
+        f"{name}: its own embargo lifted, but its document's embargo until 2031-02-03T00:00:00.000000Z still covers"
+        f" it (pdi embargo {generic} --lift ends that)\n")
+    with Archive.open(location) as archive:  # what the resolver asks before it answers a reader without a token
+        record = archive.get(name).record
+        key = DocumentKey(record.series, record.day, record.unique_id)
+        assert archive.store.embargo(key, 1) == "2031-02-03T00:00:00.000000Z"
+    assert run("embargo", generic, "--lift") == f"{generic}: embargo lifted\n"
     assert "give --until DATE or --lift" in run("embargo", name, code=2)
     with Archive.open(location) as archive:
         record = archive.get(name).record
         assert archive.store.embargo(DocumentKey(record.series, record.day, record.unique_id), 1) is None
-        assert [e.action for e in archive.audit()] == ["series-access", "deposit", "embargo", "embargo"]
+        assert [e.action for e in archive.audit()] == ["series-access", "deposit", *["embargo"] * 5]
 
 
 @given(

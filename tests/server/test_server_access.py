@@ -203,6 +203,14 @@ def test_embargo_over_http_and_its_lifting_by_the_archive_clock(location: str) -
         lifted = client.post(f"/api/embargo?pdi={_q(name)}", headers={"Authorization": f"Bearer {curator}"})
         assert lifted.json()["embargo_until"] is None
         assert client.get(f"/uri-res/N2R?{name}").status_code == 200
+        # a version's embargo lifted under its document's: the answer says until when it is still embargoed
+        generic = name.rsplit(".", 2)[0]
+        whole = client.post(f"/api/embargo?pdi={_q(generic)}&until=2027-02-01",
+                            headers={"Authorization": f"Bearer {curator}"})
+        assert whole.json()["embargo_until"] == "2027-02-01T00:00:00.000000Z"
+        lifted = client.post(f"/api/embargo?pdi={_q(name)}", headers={"Authorization": f"Bearer {curator}"})
+        assert lifted.json()["embargo_until"] == "2027-02-01T00:00:00.000000Z"
+        assert client.get(f"/uri-res/N2R?{name}").status_code == 403
 
 
 def test_replay_of_a_private_capture_is_refused(location: str) -> None:

@@ -8,11 +8,13 @@ it is for goes to standard error.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import click
 
 from pdi._wording import plural
+from pdi.archive.naming import parse_pdi
 from pdi.archive.tokens import ROLES
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.archive_io import open_archive
@@ -151,7 +153,15 @@ def embargo_cmd(name: str, until: str | None, lift: bool, archive: str) -> None:
         raise click.UsageError("give --until DATE or --lift")
     with open_archive(archive) as opened:
         moment = opened.embargo(name, until)
-    click.echo(f"{name}: embargoed until {moment}" if moment else f"{name}: embargo lifted")
+    if moment is None:
+        click.echo(f"{name}: embargo lifted")
+    elif lift:  # a version's own embargo lifted, its document's still in force
+        parsed = parse_pdi(name)
+        generic = dataclasses.replace(parsed, format=None, version=None, fragment=None, citation=None).canonical()
+        click.echo(f"{name}: its own embargo lifted, but its document's embargo until {moment} still covers it"
+                   f" (pdi embargo {generic} --lift ends that)")
+    else:
+        click.echo(f"{name}: embargoed until {moment}")
 
 
 def register(cli: click.Group) -> None:

@@ -683,8 +683,10 @@ _WITHDRAW = Operation(
 _EMBARGO_SET = Operation(
     "Embargo a document (a generic name) or a version until a date; without until=, lift the embargo",
     (_WHOLE, Param("until", "A date (2027-01-01, its start in GMT) or a time with its zone", schema=_MOMENT)),
-    answers={200: Answer("{pdi, embargo_until}: readers without a token for the series get 403 until then", _JSON,
-                         _OBJECT)},
+    answers={200: Answer("{pdi, embargo_until}: readers without a token for the series get 403 until then;"
+                         " embargo_until is the name's own embargo or its document's, the later (null: none in"
+                         " force, so a version's embargo lifted under its document's answers the document's)",
+                         _JSON, _OBJECT)},
     errors=(*_WRITE, 412), role="curate", tag="write",
 )
 _AUDIT = Operation(
