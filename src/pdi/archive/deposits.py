@@ -20,7 +20,7 @@ from pdi import formats
 from pdi.archive.access import parse_until
 from pdi.archive.base import ArchiveBase
 from pdi.archive.blobs import Octets
-from pdi.archive.catalog.base import mirrored_series, withdrawn_whole
+from pdi.archive.catalog.base import mirrored_series, withdrawn_version, withdrawn_whole
 from pdi.archive.naming import (
     canonical_series,
     checked_foreign_id,
@@ -640,6 +640,15 @@ class Deposits(ArchiveBase):
             raise NotFoundError(f"no document {where} in the archive")
         if version not in versions:
             raise NotFoundError(f"no version {version} of {where} in the archive")
+        # before its octets are read: a withdrawn version (or document) takes no format (its catalog asks again, in
+        # the format's own transaction, so that a withdrawal made while they are staged refuses it too)
+        gone = next((t for t in self.store.withdrawals_of([key]) if t.version in (None, version)), None)
+        if gone is not None and gone.version is None:
+            raise withdrawn_whole(key, gone.at, gone.reason, gone.who, gone.purged, added="a format added to one")
+        if gone is not None:
+            named = str(parsed) if parsed.format is not None and parsed.version is not None else (
+                f"version {version} of {generic_name(key)}")
+            raise withdrawn_version(named, gone.at, gone.reason, gone.who, gone.purged)
         from pdi.archive.content import Content
 
         with self._staging([Content(content, format, charset, source)], force, progress) as reps:

@@ -399,7 +399,8 @@ def version_cmd(
     --force deposits a new version all the same. The same bytes in a
     latest version that was withdrawn are refused, naming it and its
     withdrawal (exit 5; --force deposits them as a new version), and a
-    document withdrawn whole takes no new version (exit 11). The bytes are checked
+    document withdrawn whole takes no new version (exit 11), nor does a
+    withdrawn version take a format (--add-format, exit 11). The bytes are checked
     as for pdi add (exit 3 unless --force). (pdi's own version: pdi --version.)
     """
     if formats_ and len(formats_) != len(files):

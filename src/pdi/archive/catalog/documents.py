@@ -22,6 +22,7 @@ from pdi.archive.catalog.base import (
     describe_key,
     mirrored_series,
     pages,
+    withdrawn_version,
     withdrawn_whole,
 )
 from pdi.archive.naming import generic_name, versioned_name
@@ -404,6 +405,24 @@ class DocumentsPart(CatalogBase):
         at, reason, who, purged = rows[0]
         raise withdrawn_whole(key, str(at), str(reason), str(who), bool(purged))
 
+    def _version_not_withdrawn(self, doc: int, key: DocumentKey, version: int) -> None:
+        """Refuse (:class:`WithdrawnError`) a format added to ``version`` of ``doc`` (``key``) when that version, or
+        the whole document, was withdrawn: its tombstone covers every format of it, one added after it too."""
+        rows = self._query(
+            "SELECT at, reason, who, purged, version FROM withdrawals WHERE document = ?"
+            " AND (version IS NULL OR version = ?) ORDER BY version IS NOT NULL, id LIMIT 1",
+            (doc, version),
+        )
+        if not rows:
+            return
+        at, reason, who, purged, withdrawn = rows[0]
+        if withdrawn is None:
+            raise withdrawn_whole(key, str(at), str(reason), str(who), bool(purged), added="a format added to one")
+        held = self._query("SELECT format FROM representations WHERE document = ? AND version = ? ORDER BY format",
+                           (doc, version))
+        names = ", ".join(versioned_name(key, str(f), version) for (f,) in held)
+        raise withdrawn_version(names, str(at), str(reason), str(who), bool(purged))
+
     def _check_formats(
         self,
         key: DocumentKey,
@@ -441,6 +460,9 @@ class DocumentsPart(CatalogBase):
     ) -> DepositResult:
         def check(lock: bool) -> tuple[DepositResult | None, tuple[int, list[NewRepresentation]]]:
             doc, new = self._check_formats(key, version, representations, lock=lock)
+            # asked again in the write transaction, the document's row locked as a withdrawal locks it; before the
+            # answer "unchanged", which would name a format that serves only the tombstone
+            self._version_not_withdrawn(doc, key, version)
             # every format there already with these bytes: nothing is made, as a version with the same bytes
             return (None if new else DepositResult(key, version, unchanged=True)), (doc, new)
 
