@@ -42,7 +42,7 @@ is the whole query string, ``GET /uri-res/<service>?<urn>``:
 * Any other service of RFC 2169 (``N2Rs``, ``N2Cs``, ``L2R`` …) is ``501 Not
   Implemented``; a name that is not in the archive ``404``.
 * A refusal of any of these (``400``, ``403``, ``404``, ``410``, ``416``, ``501`` …) is an RFC 9457
-  problem, but to a browser following the address (a ``GET`` whose ``Accept`` prefers ``text/html`` to
+  problem, but to a browser following the address (a ``GET`` or ``HEAD`` whose ``Accept`` prefers ``text/html`` to
   problem JSON and JSON) the viewer's error page for the name, its status and header fields the same; either
   says ``Vary: Accept`` (:func:`pdi.server.pages.problem_pages.pages_for_citations`).
 

@@ -31,8 +31,8 @@ RFC 2169's addresses (``/uri-res/N2R?NAME`` and the other services) are
 printed in citations and followed in browsers: a refusal of one is one of
 these pages to a request whose ``Accept`` prefers ``text/html`` to problem
 JSON and JSON (:func:`prefers_page`), with the problem's status and header
-fields; to every other client (``*/*``, JSON, a ``HEAD``), the problem as
-ever. Either form names ``Accept`` in its ``Vary`` (RFC 9110 §12.5.5:
+fields (to a ``HEAD``, those header fields alone); to every other client
+(``*/*``, JSON), the problem as ever. Either form names ``Accept`` in its ``Vary`` (RFC 9110 §12.5.5:
 :func:`pages_for_citations`). A refusal is never kept in the resolver's cache
 (:mod:`pdi.server.process.cache` keeps answers a name's bytes make).
 """
