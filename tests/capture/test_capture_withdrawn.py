@@ -9,12 +9,20 @@ withdrawal (exit 5), never answered ``unchanged`` with its name.
 from __future__ import annotations
 
 import datetime
+import email
+import email.policy
+import re
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+from pdi.archive import Archive
+from pdi.capture import capture
+from pdi.capture.deposit import deposit_capture
 from pdi.cli import cli
+from pdi.errors import ImmutabilityError
 from pdi.identifier import PDI
 
 S = "web.example.us"
@@ -91,3 +99,83 @@ def test_a_capture_of_a_url_whose_document_of_the_day_was_withdrawn_whole_is_ref
     assert status == 11 and out == "", (status, out, err)
     assert (f"{generic}:" in err or f"{generic} " in err) and "withdrawn" in err and "the whole page, by order" in err, err
     assert _run("ls", generic, *archive)[1].count("related.") == 1
+
+
+def _rewrapped(mhtml: bytes, date: bytes) -> bytes:
+    """``mhtml`` in another wrapper, as Chromium writes an unchanged page again: another boundary (RFC 2046 §5.1.1:
+    any string the parts do not hold) and a ``Date`` header field (RFC 5322 §3.6.1); its parts as they were."""
+    found = re.search(rb'boundary="?([^";\r\n]+)"?', mhtml)
+    assert found is not None
+    other = b"----MultipartBoundary--rewrapped0123456789"
+    assert other not in mhtml
+    head, crlf, rest = mhtml.partition(b"\r\n")
+    return head + crlf + b"Date: " + date + b"\r\n" + rest.replace(found.group(1), other)
+
+
+def _parts(mhtml: bytes) -> list[tuple[str | None, str, bytes]]:
+    """Each part's Content-Location, type and decoded octets, read by Python's own e-mail parser."""
+    message = email.message_from_bytes(mhtml, policy=email.policy.default)
+    return [(p["Content-Location"], p.get_content_type(), p.get_payload(decode=True)) for p in message.iter_parts()]
+
+
+def _capture(url: str) -> bytes:
+    return capture(url, allow_private=True).mhtml
+
+
+@pytest.mark.parametrize("purge", [False, True])
+def test_the_same_page_in_another_wrapper_after_its_version_was_withdrawn_is_refused_while_its_octets_are_kept(
+    server: str, location: str, one_gmt_day: datetime.datetime, purge: bool
+) -> None:
+    url = f"{server}/page.html"
+    Handler.body = b"<p>first edition</p>"
+    first = _capture(url)
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        (name,) = deposit_capture(archive, S, url, first)
+        archive.withdraw(name, "libel, by order", purge=purge)
+        again = _rewrapped(_capture(url), b"Tue, 01 Oct 2024 10:00:00 +0000")
+        assert again != first and _parts(again) == _parts(first)  # the same page, in other octets
+        warned: list[str] = []
+        if purge:
+            # its octets are gone: nothing to compare this capture with, so it is the next version, with a warning
+            deposit = deposit_capture(archive, S, url, again, warn=warned.append)
+            assert deposit.names == (name.with_version(2),) and not deposit.unchanged
+            assert len(warned) == 1 and str(name) in warned[0] and "purged" in warned[0], warned
+            assert "could not be compared" in warned[0], warned
+            return
+        with pytest.raises(ImmutabilityError) as refused:
+            deposit_capture(archive, S, url, again, warn=warned.append)
+        said = str(refused.value)
+        assert str(name) in said and "withdrawn" in said and "libel, by order" in said, said
+        assert refused.value.forceable  # pdi capture --force deposits it all the same
+        assert archive.versions(name) == [1] and warned == []
+        # the page changed: the next version, as before
+        Handler.body = b"<p>corrected edition</p>"
+        assert deposit_capture(archive, S, url, _capture(url)).names == (name.with_version(2),)
+        assert archive.get(name.with_version(2)).data.count(b"corrected edition") == 1
+
+
+@pytest.mark.parametrize("purge", [False, True])
+def test_cli_capture_of_a_page_whose_withdrawn_version_holds_it_in_another_wrapper_is_refused(
+    server: str, tmp_path: Path, one_gmt_day: datetime.datetime, purge: bool
+) -> None:
+    # pdi's own writer is deterministic (no date, a boundary from the parts); a version written otherwise (by
+    # Chromium's own snapshot, by the library from another file, by an earlier pdi's writer) is the same page
+    location = str(tmp_path / "archive")
+    archive = ["--archive", location]
+    url = f"{server}/page.html"
+    Handler.body = b"<p>first edition</p>"
+    with Archive.init(location) as opened:
+        opened.add_series(S)
+        (name,) = deposit_capture(opened, S, url, _rewrapped(_capture(url), b"Tue, 01 Oct 2024 10:00:00 +0000"))
+    assert _run("withdraw", str(name), "--reason", "libel, by order", *archive, *(["--purge"] if purge else []))[0] == 0
+    status, out, err = _run("capture", url, "--allow-private", "--series", S, *archive)
+    if purge:  # nothing left to compare with: the next version, and a warning that says so
+        assert (status, out) == (0, f"{name.with_version(2)}\n"), err
+        (warning,) = err.splitlines()
+        assert warning.startswith(f"warning: {name} was withdrawn") and "could not be compared" in warning, err
+        return
+    assert status == 5 and out == "", (status, out, err)
+    assert str(name) in err and "withdrawn" in err and "libel, by order" in err, err
+    assert err.rstrip().endswith("(--force deposits it as a new version)"), err
+    assert _run("ls", str(name).rsplit(".", 2)[0], *archive)[1].count("related.") == 1

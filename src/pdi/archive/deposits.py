@@ -20,7 +20,12 @@ from pdi import formats
 from pdi.archive.access import parse_until
 from pdi.archive.base import ArchiveBase
 from pdi.archive.blobs import Octets
-from pdi.archive.catalog.base import mirrored_series, withdrawn_version, withdrawn_whole
+from pdi.archive.catalog.base import (
+    mirrored_series,
+    withdrawn_holding,
+    withdrawn_version,
+    withdrawn_whole,
+)
 from pdi.archive.naming import (
     canonical_series,
     checked_foreign_id,
@@ -32,9 +37,17 @@ from pdi.archive.naming import (
     versioned_name,
 )
 from pdi.archive.results import Deposit
-from pdi.archive.store import DepositResult, DocumentKey, Idempotency, NewRepresentation, WriteNote
+from pdi.archive.store import (
+    DepositResult,
+    DocumentKey,
+    Idempotency,
+    NewRepresentation,
+    WithdrawalRecord,
+    WriteNote,
+)
 from pdi.archive.tokens import Writer
 from pdi.errors import (
+    DamagedError,
     IntegrityError,
     LimitError,
     NotFoundError,
@@ -586,6 +599,46 @@ class Deposits(ArchiveBase):
                 key, reps, timestamp(self.now()), skip_identical=not force, note=note
             )
             return self._deposited(result, reps)
+
+    def withdrawn_alike(
+        self, pdi: PDI | str, same: Callable[[bytes], bool], *, held: str, them: str
+    ) -> WithdrawalRecord | None:
+        """Refuse octets that ``same`` finds alike those of the withdrawn version ``pdi`` names (a format of it), as
+        the catalog refuses the very octets a withdrawn latest version holds; else answer its tombstone, if any.
+
+        For a front end whose "the same" is not byte for byte (a capture, compared by its parts,
+        :func:`pdi.capture.deposit.deposit_capture`), before it deposits a new version after a withdrawn one: the
+        archive reads the octets it keeps for that version (verified; never served, its tombstone answers readers)
+        and gives them to ``same``. Alike: :class:`~pdi.errors.ImmutabilityError`, :attr:`~pdi.errors.ImmutabilityError.forceable`,
+        naming the version's formats and its withdrawal (``held``: what it holds, ``this page``; ``them``: it named
+        again). Otherwise the answer is the tombstone over ``pdi`` (``None``: it is in service, nothing compared),
+        and nothing was compared when it is ``purged`` (the octets are gone), when the whole document was
+        withdrawn (:meth:`add_version` refuses every version of it), or when the version has no such format.
+        """
+        parsed = parse_pdi(pdi)
+        key = key_of(parsed)
+        version = parsed.version if parsed.version is not None else 1
+        whole = next((t for t in self.store.withdrawals_of([key]) if t.version is None), None)
+        tombstone = whole or self.store.withdrawal(key, version)
+        if tombstone is None or tombstone.version is None or tombstone.purged:
+            return tombstone
+        records = sorted(self.store.representations(key, version), key=lambda r: r.format)
+        token = formats.canonical_token(parsed.format or "")
+        record = next((r for r in records if r.format == token), None)
+        if record is None:
+            return tombstone
+        name = versioned_name(key, record.format, version)
+        reader = self.store.open_blob(record.sha256, name=name)
+        if reader is None:
+            raise DamagedError(f"the bytes of {name} are missing from the store")
+        with reader:
+            if reader.size != record.size:
+                raise DamagedError(f"the bytes of {name} are {reader.size} octets, not the {record.size} recorded")
+            kept = reader.read()
+        if not same(kept):
+            return tombstone
+        names = ", ".join(versioned_name(key, r.format, version) for r in records)
+        raise withdrawn_holding(names, tombstone.at, tombstone.reason, False, held=held, them=them)
 
     def add_format(
         self,

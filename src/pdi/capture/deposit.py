@@ -11,6 +11,7 @@ Content-IDs each time.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable
 
 from pdi import formats
 from pdi.archive import Archive, Content, Deposit
@@ -19,6 +20,10 @@ from pdi.identifier import PDI
 from pdi.mhtml.compare import same_content
 
 __all__ = ["deposit_capture"]
+
+#: What a withdrawn version holds when a capture is refused as its page in other octets (RFC 2557 files compared
+#: by their parts, :func:`pdi.mhtml.compare.same_content`).
+_SAME_PAGE = "this page (the same parts, whatever the file's date, boundary and Content-IDs)"
 
 
 def deposit_capture(
@@ -30,6 +35,7 @@ def deposit_capture(
     force: bool = False,
     day: datetime.date | None = None,
     index_later: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> Deposit:
     """Deposit a capture of ``url``; the answer says whether it was stored.
 
@@ -38,10 +44,15 @@ def deposit_capture(
     parts differ from the newest version's it becomes the next version, and
     when they hold the same content, nothing is stored and the answer is the
     newest version, ``unchanged``. ``force`` deposits a new version all the same.
-    A withdrawn newest version holds its octets for no one: other octets are
-    the next version, these very octets are refused naming the withdrawal
-    (:class:`~pdi.errors.ImmutabilityError`), and a document withdrawn whole
-    takes no capture (:class:`~pdi.errors.WithdrawnError`).
+    A withdrawn newest version holds its page for no one: another page is
+    the next version; the same page, its very octets or other ones holding
+    the same content, is refused naming the withdrawal
+    (:class:`~pdi.errors.ImmutabilityError`; the archive compares it with the
+    octets it keeps, :meth:`~pdi.archive.Archive.withdrawn_alike`), and a
+    document withdrawn whole takes no capture (:class:`~pdi.errors.WithdrawnError`).
+    When the withdrawn version's octets were purged there is nothing to
+    compare with: the capture is the next version (unless it is those very
+    octets, whose SHA-256 the catalog keeps), and ``warn`` is told so.
     ``day`` is the GMT day the page was captured on when that was not today
     (a page from a web archive, :mod:`pdi.interop.warc`). ``index_later`` leaves
     its text to the background indexer's queue (:attr:`pdi.archive.Content.index_later`).
@@ -62,16 +73,25 @@ def deposit_capture(
             if not versions:
                 raise
     newest = name.with_version(versions[-1])
+    tombstone = None  # the newest version's, when it was withdrawn
     try:
         held = None if force else archive.get(newest).data
     except NotFoundError:  # the newest version has no aggregate (the page's root alone, .html): not this capture
         held = None
     except WithdrawnError:
-        # A withdrawn version holds its octets for no one: this capture is not compared with them. Other
-        # octets are the next version (as `pdi version` deposits them); these very octets are refused by the
-        # archive, naming the withdrawal. A document withdrawn whole takes no version: the archive refuses it.
+        # A withdrawn version holds its page for no one, so it is never answered `unchanged`; and the same page
+        # is refused naming the withdrawal (its very octets by the catalog; in another file, compared as above,
+        # by the archive, which reads the octets it keeps), or it would serve again as the next version. Another
+        # page is the next version (as `pdi version` deposits it). A document withdrawn whole takes no version.
         held = None
+        tombstone = archive.withdrawn_alike(
+            newest, lambda kept: same_content(kept, data), held=_SAME_PAGE, them="this page"
+        )
     if held is not None and same_content(held, data):
         return Deposit((newest,), unchanged=True)
-    return archive.add_version(name, [Content(data, token, index_later=index_later)], force=force)
+    deposit = archive.add_version(name, [Content(data, token, index_later=index_later)], force=force)
+    if tombstone is not None and tombstone.purged and warn is not None:  # (its very octets: the catalog refused)
+        warn(f"{newest} was withdrawn at {tombstone.at} and its octets purged, so this capture of {url} could not be"
+             f" compared with the page it held: it is deposited as {deposit[0]}, even if it is the same page")
+    return deposit
 

@@ -530,6 +530,8 @@ def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: fl
         click.echo(str(item.name))
         for failure in item.failures:
             click.echo(f"missing from {clipped(item.url, NAME_MOST)}: {clipped(failure, MESSAGE_MOST)}", err=True)  # a stranger's
+        for warning in item.warnings:
+            click.echo(f"warning: {clipped(warning, MESSAGE_MOST)}", err=True)  # names a stranger's URL
 
     with open_archive(archive) as opened, progress_bar("importing") as progress:
         done, plan = import_warc(opened, source, series, limits=limits, progress=progress, deposited=deposited,

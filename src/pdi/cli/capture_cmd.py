@@ -271,7 +271,8 @@ def capture_command(
 
         with Archive.open(archive) as opened:
             try:
-                deposit = deposit_capture(opened, series, url, data, force=force)
+                deposit = deposit_capture(opened, series, url, data, force=force,
+                                          warn=lambda said: click.echo(f"warning: {printable(said)}", err=True))
             except ImmutabilityError as exc:  # the page as the withdrawn newest version holds it
                 raise exc.forced_by("--force deposits it as a new version") from None
         if deposit.unchanged:

@@ -66,6 +66,21 @@ def withdrawn_version(names: str, at: str, reason: str, who: str, purged: bool) 
     )
 
 
+def withdrawn_holding(names: str, at: str, reason: str, purged: bool, *, held: str = "these octets",
+                      them: str = "these octets") -> ImmutabilityError:
+    """The refusal of ``held`` (``them`` when named again), which the latest version of a document (``names``, its
+    formats' names) holds, when that version alone was withdrawn (``at``, for ``reason``): it answers with its
+    tombstone, never with them. :attr:`~ImmutabilityError.forceable`: a forced new version holds them, and each front
+    end that can force one says how. The catalog's of the very octets; :meth:`pdi.archive.Archive.withdrawn_alike`'s
+    of octets a front end finds alike (a capture of the same page: ``held`` says so)."""
+    refused = ImmutabilityError(
+        f"{names} holds {held} but was withdrawn at {at}{' (its octets purged)' if purged else ''}, reason: {reason};"
+        f" it answers with its tombstone, not {them}, so nothing was deposited"
+    )
+    refused.forceable = True
+    return refused
+
+
 #: Catalog connections a PostgreSQL store keeps at most (pdi serve --db-connections): a command needs one;
 #: a resolver worker's threads each hold one for a transaction, and wait for one when all are taken.
 #: Here, not in :mod:`pdi.archive.postgres` (which imports psycopg): ``pdi serve`` on SQLite needs no psycopg.

@@ -22,6 +22,7 @@ from pdi.archive.catalog.base import (
     describe_key,
     mirrored_series,
     pages,
+    withdrawn_holding,
     withdrawn_version,
     withdrawn_whole,
 )
@@ -290,12 +291,8 @@ class DocumentsPart(CatalogBase):
                     f"{names} holds these octets but its document {generic_name(key)} was withdrawn whole {gone_at};"
                     " every version of it answers with its tombstone, so nothing was deposited"
                 )
-            refused = ImmutabilityError(
-                f"{names} holds these octets but was withdrawn {gone_at}; it answers with its tombstone, not these"
-                " octets, so nothing was deposited"
-            )
-            refused.forceable = True  # a forced new version holds them: each front end says how (forced_by)
-            raise refused
+            # a forced new version holds them: each front end says how (forced_by)
+            raise withdrawn_holding(names, str(at), str(reason), bool(purged))
         return latest
 
     def mint(

@@ -254,6 +254,8 @@ class Imported:
     unchanged: bool
     url: str
     failures: tuple[str, ...] = ()
+    #: what the deposit warned of (a page whose withdrawn version's octets were purged, not compared with it)
+    warnings: tuple[str, ...] = ()
 
 
 def _deposit_lone(archive: Archive, series: str, item: Item, data: Iterator[bytes]) -> Deposit:
@@ -569,10 +571,11 @@ def _deposit_all(
                 _state(archive, held, item)  # an earlier import of the same file stopped before its statements
             report(number, Imported(held, item.page, True, item.entry.uri, item.failures))
             continue
+        warned: list[str] = []
         try:
             if data is not None:
                 result = deposit_capture(archive, name, item.entry.uri, data, day=item.entry.date.date(),
-                                         index_later=True)
+                                         index_later=True, warn=warned.append)
             else:
                 result = _deposit_lone(archive, name, item, index.payload_pieces(item.payload))
         except (ImmutabilityError, WithdrawnError) as exc:
@@ -593,6 +596,7 @@ def _deposit_all(
         # of the same file (finding the name unchanged) completes.
         if not result.unchanged or "warc:date" not in archive.meta(result[0]):
             _state(archive, result[0], item)
-        report(number, Imported(result[0], item.page, result.unchanged, item.entry.uri, item.failures))
+        report(number, Imported(result[0], item.page, result.unchanged, item.entry.uri, item.failures,
+                                tuple(warned)))
     flush()
     return done
