@@ -173,8 +173,9 @@ class DocumentsPart(CatalogBase):
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (series, day, unique_id) DO NOTHING RETURNING id",
             (series, day.isoformat(), day.year, day.month, day.day, unique_id, serial, at),
         )
-        if not rows:
-            raise minted_already(DocumentKey(series, day, unique_id))
+        if not rows:  # another writer minted it since this transaction's check: named as that check names it
+            key = DocumentKey(series, day, unique_id)
+            raise self._minted_already(self._document_id(key), key)
         self._query(
             "INSERT INTO document_days (series, day, documents, last_deposit) VALUES (?, ?, 1, ?)" + COUNT_A_DAY,
             (series, day.isoformat(), at),

@@ -22,7 +22,7 @@ import psycopg.errors
 
 from pdi.archive.blobs.inline import Inline
 from pdi.archive.blobs.large_objects import oneline as _oneline
-from pdi.archive.catalog.documents import COUNT_A_DAY, minted_already
+from pdi.archive.catalog.documents import COUNT_A_DAY
 from pdi.archive.postgres.search import _PASSAGES_AT_ONCE
 from pdi.archive.postgres.transactions import PostgresTransactions
 from pdi.archive.store import (
@@ -207,8 +207,9 @@ class PostgresDeposits(PostgresTransactions):
              series, day.isoformat(), at, at, embargo_until],
         )
         doc, uid = rows[0]
-        if doc is None:
-            raise minted_already(DocumentKey(series, day, str(uid)))
+        if doc is None:  # another writer minted it since this transaction's check: named as that check names it
+            key = DocumentKey(series, day, str(uid))
+            raise self._minted_already(self._document_id(key), key)
         return int(doc), str(uid)
 
 
