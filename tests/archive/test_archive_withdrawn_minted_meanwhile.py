@@ -53,7 +53,9 @@ def _ours(archive: Archive, batch: bool) -> None:
         archive.deposit(S, contents, foreign_id=ID)
 
 
-def _said(message: str, generic: str) -> None:
+def _said(message: str, generic: str, batch: bool) -> None:
+    # a batch's refusal names its item (by index from 0, as every refusal of a batch's item does)
+    assert message.startswith("item 0: ") == batch, message
     assert "already minted" in message and "new version" not in message, message
     assert generic in message and "withdrawn whole" in message and WITHDRAWN_AT in message, message
     assert REASON in message and "nothing was deposited" in message, message
@@ -82,7 +84,7 @@ def test_an_id_another_writer_mints_and_withdraws_meanwhile_is_refused_naming_th
         _ours(archive, batch)
     monkeypatch.undo()
     (generic,) = made
-    _said(str(refused.value), generic)
+    _said(str(refused.value), generic, batch)
     # nothing of ours was deposited: the other writer's one document, its one version, and our batch's first item
     # not minted either
     assert archive.store.versions(key_of(PDI.parse(generic))) == [1]
@@ -101,6 +103,6 @@ def test_sqlite_an_id_minted_after_the_check_is_refused_naming_the_withdrawal(
     with pytest.raises(ImmutabilityError) as refused:
         _ours(archive, batch)
     monkeypatch.undo()
-    _said(str(refused.value), generic)
+    _said(str(refused.value), generic, batch)
     assert archive.store.versions(key_of(PDI.parse(generic))) == [1]
     assert [r.unique_id for r in archive.store.iter_representations()] == [ID]

@@ -654,7 +654,10 @@ class DocumentsPart(CatalogBase):
                     if item in held:
                         results.append(held[item])
                         continue
-                    doc, key = self._new_document_row(series, on, uid, reps, at, note)
+                    try:
+                        doc, key = self._new_document_row(series, on, uid, reps, at, note)
+                    except ImmutabilityError as taken:  # its id minted by another writer since the check
+                        raise taken.of_item(item) from None
                     results.append(DepositResult(key, 1))
                     stated = None if statements is None else statements[item]
                     if stated:
