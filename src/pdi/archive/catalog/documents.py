@@ -243,13 +243,10 @@ class DocumentsPart(CatalogBase):
     def _minted_already(self, doc: int | None, key: DocumentKey) -> ImmutabilityError:
         """The refusal of the name of ``doc`` (``key``), minted already: a new version of it is the way, unless the
         document was withdrawn whole, which takes none (:meth:`_not_withdrawn_whole`): then its withdrawal is named."""
-        whole = None if doc is None else self._query(
-            "SELECT at, reason, purged FROM withdrawals WHERE document = ? AND version IS NULL ORDER BY id LIMIT 1",
-            (doc,),
-        )
-        if not whole:
+        gone = None if doc is None else self._withdrawal(doc)
+        if gone is None:
             return minted_already(key)
-        at, reason, purged = whole[0]
+        at, reason, _, purged, _ = gone
         return ImmutabilityError(
             f"{describe_key(key)} is already minted, and {generic_name(key)} was withdrawn whole at {at}"
             f"{' (its octets purged)' if purged else ''}, reason: {reason}; it takes no version, so nothing was deposited"
@@ -278,13 +275,9 @@ class DocumentsPart(CatalogBase):
         given = {(r.format, r.sha256, r.charset) for r in representations}
         if held != given or len(stored) != len(representations):
             return None
-        gone = self._query(
-            "SELECT at, reason, purged, version FROM withdrawals WHERE document = ? AND (version IS NULL OR version = ?)"
-            " ORDER BY version IS NOT NULL, id LIMIT 1",
-            (doc, latest),
-        )
-        if gone:
-            at, reason, purged, version = gone[0]
+        gone = self._withdrawal(doc, latest)
+        if gone is not None:
+            at, reason, _, purged, version = gone
             names = ", ".join(versioned_name(key, f, latest) for f, _, _ in sorted(held))
             gone_at = f"at {at}{' (its octets purged)' if purged else ''}, reason: {reason}"
             if version is None:  # nothing can be deposited: no hint of a forced version (pdi.archive.deposits)
@@ -293,7 +286,7 @@ class DocumentsPart(CatalogBase):
                     " every version of it answers with its tombstone, so nothing was deposited"
                 )
             # a forced new version holds them: each front end says how (forced_by)
-            raise withdrawn_holding(names, str(at), str(reason), bool(purged))
+            raise withdrawn_holding(names, at, reason, purged)
         return latest
 
     def mint(
@@ -394,32 +387,39 @@ class DocumentsPart(CatalogBase):
     def _not_withdrawn_whole(self, doc: int, key: DocumentKey) -> None:
         """Refuse (:class:`WithdrawnError`) a new version of ``doc`` (``key``) when the document was withdrawn whole:
         its tombstone covers every version, one deposited after it too, which would be withdrawn from its start."""
+        gone = self._withdrawal(doc)
+        if gone is None:
+            return
+        at, reason, who, purged, _ = gone
+        raise withdrawn_whole(key, at, reason, who, purged)
+
+    def _withdrawal(self, doc: int, version: int | None = None) -> tuple[str, str, str, bool, int | None] | None:
+        """The withdrawal that covers ``doc`` (withdrawn whole) or, given, its ``version``: at, reason, who, purged
+        and the version withdrawn (``None``: the whole document, which covers every version and so comes first);
+        ``None`` when neither was withdrawn."""
         rows = self._query(
-            "SELECT at, reason, who, purged FROM withdrawals WHERE document = ? AND version IS NULL ORDER BY id LIMIT 1",
-            (doc,),
+            "SELECT at, reason, who, purged, version FROM withdrawals WHERE document = ?"
+            " AND (version IS NULL OR version = ?) ORDER BY version IS NOT NULL, id LIMIT 1",
+            (doc, -1 if version is None else version),  # versions count from 1: -1 asks for the whole's alone
         )
         if not rows:
-            return
-        at, reason, who, purged = rows[0]
-        raise withdrawn_whole(key, str(at), str(reason), str(who), bool(purged))
+            return None
+        at, reason, who, purged, withdrawn = rows[0]
+        return str(at), str(reason), str(who), bool(purged), None if withdrawn is None else int(withdrawn)
 
     def _version_not_withdrawn(self, doc: int, key: DocumentKey, version: int) -> None:
         """Refuse (:class:`WithdrawnError`) a format added to ``version`` of ``doc`` (``key``) when that version, or
         the whole document, was withdrawn: its tombstone covers every format of it, one added after it too."""
-        rows = self._query(
-            "SELECT at, reason, who, purged, version FROM withdrawals WHERE document = ?"
-            " AND (version IS NULL OR version = ?) ORDER BY version IS NOT NULL, id LIMIT 1",
-            (doc, version),
-        )
-        if not rows:
+        gone = self._withdrawal(doc, version)
+        if gone is None:
             return
-        at, reason, who, purged, withdrawn = rows[0]
+        at, reason, who, purged, withdrawn = gone
         if withdrawn is None:
-            raise withdrawn_whole(key, str(at), str(reason), str(who), bool(purged), added="a format added to one")
+            raise withdrawn_whole(key, at, reason, who, purged, added="a format added to one")
         held = self._query("SELECT format FROM representations WHERE document = ? AND version = ? ORDER BY format",
                            (doc, version))
         names = ", ".join(versioned_name(key, str(f), version) for (f,) in held)
-        raise withdrawn_version(names, str(at), str(reason), str(who), bool(purged))
+        raise withdrawn_version(names, at, reason, who, purged)
 
     def _check_formats(
         self,
