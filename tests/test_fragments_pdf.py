@@ -289,3 +289,16 @@ def test_property_a_viewrect_number_past_its_digits_is_refused_saying_how_many_i
     said = str(refused.value)
     assert f"viewrect position {at + 1}" in said and number in said
     assert "at most 9 digits" in said and "6 after" in said
+
+
+def test_a_viewrect_position_a_stranger_made_long_is_named_clipped() -> None:
+    """A refused position is named in the message as ``pdi._wording.clipped`` names what a stranger wrote: at most
+    200 characters of it and how many were left out, never a 100,000-character value copied whole."""
+    from pdi.fragments import evaluate
+
+    with pytest.raises(ParseError) as refused:
+        evaluate("viewrect", ["0", "x" * 100_000, "10", "10"], (CORPUS / "sizes.pdf").read_bytes(),
+                 media_type="application/pdf")
+    said = str(refused.value)
+    assert said.startswith("viewrect position 2 ('xxx") and "characters left out" in said
+    assert len(said) < 600

@@ -786,8 +786,9 @@ def _viewrect_as_rect(positions: Sequence[object]) -> tuple[tuple[int, int], tup
     for at, value in enumerate(positions[:4]):
         text = str(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else ""
         if not _DECIMAL.fullmatch(text):
-            raise ParseError(f"viewrect position {at + 1} ({value!r}) is not a number of points (at most 9 digits,"
-                             " then a decimal point, written %2E inside a PDI, and at most 6 after it)", rule="viewrect")
+            raise ParseError(f"viewrect position {at + 1} ({clipped(repr(value))}) is not a number of points (at most"
+                             " 9 digits, then a decimal point, written %2E inside a PDI, and at most 6 after it)",
+                             rule="viewrect")
         numbers.append(float(text))
     left, top, width, height = numbers
     if width <= 0 or height <= 0:
