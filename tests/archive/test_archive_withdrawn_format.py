@@ -13,10 +13,7 @@ service of a document one of whose other versions was withdrawn takes a format a
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 from archive_helpers import Clock, snapshot
@@ -27,6 +24,7 @@ from pdi.archive import Archive, Content
 from pdi.cli import cli
 from pdi.errors import WithdrawnError
 from pdi.server import create_app
+from support.withdrawn_meanwhile import withdraw_while_staging
 
 S = "oma.eop.gov.us"
 #: When the test's clock withdraws, as the catalog keeps a moment (ISO 8601, GMT, microseconds, Z)
@@ -71,22 +69,7 @@ def test_a_withdrawal_made_while_the_format_is_staged_refuses_it(
     withdrawn = name.rsplit(".", 2)[0] if whole else name
     clock.now = datetime.datetime(2026, 11, 22, 15, 30, tzinfo=datetime.UTC)
     store = archive.store
-    real = store._stage
-
-    @contextmanager
-    def staged_then_withdrawn(*args: Any) -> Iterator[Any]:
-        with real(*args) as pins:
-            other = Archive.open(location, clock=clock)
-            try:
-                other.withdraw(withdrawn, REASON)
-            finally:
-                other.close()
-            yield pins
-
-    def stage(*args: Any) -> AbstractContextManager[Any]:
-        return staged_then_withdrawn(*args)
-
-    monkeypatch.setattr(store, "_stage", stage)
+    withdraw_while_staging(monkeypatch, archive, location, clock, withdrawn, REASON)
     blobs = sorted(store.blob_names())
     with pytest.raises(WithdrawnError) as refused:
         archive.add_format(name, "first\n".encode("utf-16"), format="utf-16")

@@ -14,10 +14,7 @@ octets were being staged refuses it too.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 from archive_helpers import Clock, snapshot
@@ -30,6 +27,7 @@ from pdi.cli import cli
 from pdi.errors import WithdrawnError
 from pdi.identifier import PDI
 from pdi.server import create_app
+from support.withdrawn_meanwhile import withdraw_while_staging
 
 S = "oma.eop.gov.us"
 #: When the test's clock withdraws the document, as the catalog keeps a moment (ISO 8601, GMT, microseconds, Z)
@@ -74,22 +72,7 @@ def test_a_withdrawal_made_while_the_octets_are_staged_refuses_the_version(
     generic = str(name).rsplit(".", 2)[0]
     clock.now = datetime.datetime(2026, 11, 22, 15, 30, tzinfo=datetime.UTC)
     store = archive.store
-    real = store._stage
-
-    @contextmanager
-    def staged_then_withdrawn(*args: Any) -> Iterator[Any]:
-        with real(*args) as pins:
-            other = Archive.open(location, clock=clock)
-            try:
-                other.withdraw(generic, "filed under the wrong case")
-            finally:
-                other.close()
-            yield pins
-
-    def stage(*args: Any) -> AbstractContextManager[Any]:
-        return staged_then_withdrawn(*args)
-
-    monkeypatch.setattr(store, "_stage", stage)
+    withdraw_while_staging(monkeypatch, archive, location, clock, generic, "filed under the wrong case")
     blobs = sorted(store.blob_names())
     with pytest.raises(WithdrawnError) as refused:
         archive.add_version(generic, [Content(b"second\n", "text")])
