@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pdi.errors import ParseError
+from pdi.errors import NotFoundError, ParseError
 from pdi.fragments.pdf import text_layer
 
 CORPUS = Path(__file__).resolve().parent / "data" / "pdf"
@@ -301,4 +301,22 @@ def test_a_viewrect_position_a_stranger_made_long_is_named_clipped() -> None:
                  media_type="application/pdf")
     said = str(refused.value)
     assert said.startswith("viewrect position 2 ('xxx") and "characters left out" in said
+    assert len(said) < 600
+
+
+@pytest.mark.parametrize(("scheme", "said_first"), [
+    ("nameddest", "the PDF has no destination named 'xxx"),
+    ("page", "page= takes one page number, not 'xxx"),
+    ("search", "none of the words 'xxx"),
+])
+def test_a_stranger_long_value_of_another_pdf_scheme_is_named_clipped(scheme: str, said_first: str) -> None:
+    """As a viewrect position: a destination name, a page number or the words of a search that a stranger wrote
+    100,000 characters long is named by at most 200 characters of it and how many were left out, not copied whole
+    into the refusal (a problem's detail, a line on stderr)."""
+    from pdi.fragments import evaluate
+
+    with pytest.raises((ParseError, NotFoundError)) as refused:
+        evaluate(scheme, ["x" * 100_000], (CORPUS / "sizes.pdf").read_bytes(), media_type="application/pdf")
+    said = str(refused.value)
+    assert said.startswith(said_first) and "characters left out" in said, said[:300]
     assert len(said) < 600

@@ -753,7 +753,7 @@ def evaluate_pdf(
             raise ParseError("nameddest= takes one destination name", rule="nameddest")
         found = layer.destinations.get(positions[0])
         if found is None:
-            raise NotFoundError(f"the PDF has no destination named {positions[0]!r}")
+            raise NotFoundError(f"the PDF has no destination named {clipped(repr(positions[0]))}")
         number, at = found
         width, height = layer.page_sizes[number - 1] if layer.page_sizes else (0.0, 0.0)
         octet = len(layer.text[:at].encode("utf-8", "surrogatepass"))
@@ -881,7 +881,7 @@ def _evaluate_search(positions: Sequence[object], data: Buffer, index: bytes | N
         if at >= 0 and (best is None or at < best[0] or (at == best[0] and len(needle) > best[1])):
             best = (at, len(needle))
     if best is None:
-        raise NotFoundError(f"none of the words {' '.join(dict.fromkeys(words))!r} is in the PDF's text layer")
+        raise NotFoundError(f"none of the words {clipped(repr(' '.join(dict.fromkeys(words))))} is in the PDF's text layer")
     start, end = origin[best[0]], origin[best[0] + best[1] - 1] + 1
     if kept is not None:
         result = evaluate_pdi("char", [start, end], kept.utf8, charset="utf-8", media_type="text/plain",
@@ -896,7 +896,7 @@ def _page_number(positions: Sequence[object]) -> int:
     """The one page number of ``page=n``: a whole number from 1."""
     if len(positions) != 1 or not isinstance(positions[0], int) or isinstance(positions[0], bool):
         written = ",".join(f"({','.join(map(str, p))})" if isinstance(p, tuple) else str(p) for p in positions)
-        raise ParseError(f"page= takes one page number, not {written!r}", rule="page")
+        raise ParseError(f"page= takes one page number, not {clipped(repr(written))}", rule="page")
     number = positions[0]
     if number < 1:
         raise ParseError(f"pages are counted from 1 (RFC 8118 §3): page={number}", rule="page")
