@@ -231,12 +231,20 @@ def test_the_commands(tmp_path: Path) -> None:
         record = archive.get(name).record
         key = DocumentKey(record.series, record.day, record.unique_id)
         assert archive.store.embargo(key, 1) == "2031-02-03T00:00:00.000000Z"
+    assert run("embargo", name, "--until", "2030-06-01") == (
+        f"{name}: its own embargo set until 2030-06-01T00:00:00.000000Z, but its document's embargo until"
+        f" 2031-02-03T00:00:00.000000Z still covers it (pdi embargo {generic} --lift ends that)\n")
     assert run("embargo", generic, "--lift") == f"{generic}: embargo lifted\n"
+    # an embargo until a moment already past embargoes nothing (the archive's clock is today's): said so
+    assert run("embargo", generic, "--until", "2001-01-01") == (
+        f"{generic}: an embargo until 2001-01-01T00:00:00.000000Z is over already: it reads as any other name\n")
     assert "give --until DATE or --lift" in run("embargo", name, code=2)
     with Archive.open(location) as archive:
         record = archive.get(name).record
-        assert archive.store.embargo(DocumentKey(record.series, record.day, record.unique_id), 1) is None
-        assert [e.action for e in archive.audit()] == ["series-access", "deposit", *["embargo"] * 5]
+        # the version's own embargo stays (the document's is over): the later of the two in force
+        assert archive.store.embargo(DocumentKey(record.series, record.day, record.unique_id), 1) == (
+            "2030-06-01T00:00:00.000000Z")
+        assert [e.action for e in archive.audit()] == ["series-access", "deposit", *["embargo"] * 7]
 
 
 @given(

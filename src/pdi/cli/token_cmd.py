@@ -14,6 +14,7 @@ import json
 import click
 
 from pdi._wording import plural
+from pdi.archive.access import parse_until
 from pdi.archive.naming import parse_pdi
 from pdi.archive.tokens import ROLES
 from pdi.cli.archive_cmd import archive_option
@@ -153,12 +154,15 @@ def embargo_cmd(name: str, until: str | None, lift: bool, archive: str) -> None:
         raise click.UsageError("give --until DATE or --lift")
     with open_archive(archive) as opened:
         moment = opened.embargo(name, until)
+    asked = None if until is None else parse_until(until)
     if moment is None:
-        click.echo(f"{name}: embargo lifted")
-    elif lift:  # a version's own embargo lifted, its document's still in force
+        click.echo(f"{name}: embargo lifted" if lift else
+                   f"{name}: an embargo until {asked} is over already: it reads as any other name")
+    elif lift or moment != asked:  # its own embargo lifted or set, its document's still in force and later
         parsed = parse_pdi(name)
         generic = dataclasses.replace(parsed, format=None, version=None, fragment=None, citation=None).canonical()
-        click.echo(f"{name}: its own embargo lifted, but its document's embargo until {moment} still covers it"
+        done = "its own embargo lifted" if lift else f"its own embargo set until {asked}"
+        click.echo(f"{name}: {done}, but its document's embargo until {moment} still covers it"
                    f" (pdi embargo {generic} --lift ends that)")
     else:
         click.echo(f"{name}: embargoed until {moment}")
