@@ -370,6 +370,8 @@ class DocumentsPart(CatalogBase):
             # withdrawal committed while the octets were staged refuses the version too
             self._not_withdrawn_whole(doc, key)
             latest = self._latest_if_identical(doc, representations, key) if skip_identical else None
+            if skip_identical and latest is None:
+                self._not_held_withdrawn(doc, representations, key)
             return (None if latest is None else DepositResult(key, latest, unchanged=True)), doc
 
         def make(doc: int) -> DepositResult:
@@ -383,6 +385,30 @@ class DocumentsPart(CatalogBase):
             return DepositResult(key, version)
 
         return self._two_passes(note, at, representations, check, make)
+
+    def _not_held_withdrawn(self, doc: int, representations: Sequence[NewRepresentation], key: DocumentKey) -> None:
+        """Refuse (:func:`withdrawn_holding`, forceable) a new version of ``doc`` (``key``) any of whose formats holds
+        the octets (by SHA-256) of a version of it withdrawn alone, the latest or an earlier one, purged or not (the
+        catalog keeps each representation's SHA-256): it would serve them again under a new name. The newest such
+        version is named, with the formats that hold them. One statement, by the representations' SHA-256 index,
+        whatever the length of the document's history.
+        """
+        shas = sorted({r.sha256 for r in representations})
+        rows = self._query(
+            "SELECT r.version, r.format, r.purged, w.at, w.reason, w.purged FROM representations r"
+            " JOIN withdrawals w ON w.document = r.document AND w.version = r.version"
+            f" WHERE r.sha256 IN ({', '.join('?' * len(shas))}) AND r.document = ?"
+            " ORDER BY r.version DESC, w.id, r.format",
+            (*shas, doc),
+        )
+        if not rows:
+            return
+        newest = int(rows[0][0])
+        held = [row for row in rows if int(row[0]) == newest]
+        _, _, _, at, reason, _ = held[0]  # the version's first tombstone, as a reader is shown it
+        names = ", ".join(sorted({versioned_name(key, str(row[1]), newest) for row in held}))
+        purged = any(row[2] is not None or bool(row[5]) for row in held)
+        raise withdrawn_holding(names, str(at), str(reason), purged)
 
     def _not_withdrawn_whole(self, doc: int, key: DocumentKey) -> None:
         """Refuse (:class:`WithdrawnError`) a new version of ``doc`` (``key``) when the document was withdrawn whole:
