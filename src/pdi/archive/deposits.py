@@ -11,6 +11,7 @@ is hashed and checked, then written in one catalog transaction, all or nothing.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import hashlib
 from collections.abc import Callable, Generator, Iterator, Sequence
@@ -82,6 +83,11 @@ def _document(pdi: PDI | str, what: str) -> PDI:
 
 #: Threads that stage the items of :meth:`Deposits.deposit_dated` (an import's batch) at once.
 STAGING_THREADS = 8
+
+#: Withdrawn versions before the newest whose kept octets a capture is compared with, at most, the newest first
+#: (:meth:`Deposits.withdrawn_earlier_alike`): each is read whole, so a document with a long history of withdrawals
+#: costs a capture 20 reads at most; the very octets of any withdrawn version are refused by the catalog, unbounded.
+WITHDRAWN_COMPARED = 20
 _POOL: tuple[int, int, ThreadPoolExecutor] | None = None  # (process, threads, pool)
 
 
@@ -622,11 +628,47 @@ class Deposits(ArchiveBase):
         tombstone = whole or self.store.withdrawal(key, version)
         if tombstone is None or tombstone.version is None or tombstone.purged:
             return tombstone
+        self._refuse_kept_alike(key, version, tombstone, parsed.format or "", same, held, them)
+        return tombstone
+
+    def withdrawn_earlier_alike(
+        self, pdi: PDI | str, same: Callable[[bytes], bool], *, held: str, them: str
+    ) -> None:
+        """Refuse octets that ``same`` finds alike those of a version before ``pdi``'s that was withdrawn alone (a
+        format of it), as the catalog refuses the very octets of any withdrawn version of a document.
+
+        :meth:`withdrawn_alike` for the versions before the newest: with another version deposited after a withdrawn
+        one, the same page in another file would be the next version and serve the withdrawn one again. Only
+        versions whose octets are kept (not purged) and that have the format are compared, the newest first, and
+        at most :data:`WITHDRAWN_COMPARED` of them (each is read whole, verified): an older one is not compared.
+        Alike: :class:`~pdi.errors.ImmutabilityError` as :meth:`withdrawn_alike` raises it, naming that version.
+        """
+        parsed = parse_pdi(pdi)
+        key = key_of(parsed)
+        newest = parsed.version if parsed.version is not None else 1
+        tombstones: dict[int, WithdrawalRecord] = {}
+        for t in self.store.withdrawals_of([key]):  # oldest first: a version's first tombstone is the one shown
+            if t.version is None:
+                return  # withdrawn whole: add_version refuses every version of it
+            if t.version < newest:
+                first = tombstones.setdefault(t.version, t)
+                if t.purged and not first.purged:
+                    tombstones[t.version] = dataclasses.replace(first, purged=True)
+        kept = [v for v in sorted(tombstones, reverse=True) if not tombstones[v].purged][:WITHDRAWN_COMPARED]
+        for version in kept:
+            self._refuse_kept_alike(key, version, tombstones[version], parsed.format or "", same, held, them)
+
+    def _refuse_kept_alike(
+        self, key: DocumentKey, version: int, tombstone: WithdrawalRecord, format: str,
+        same: Callable[[bytes], bool], held: str, them: str,
+    ) -> None:
+        """Read the octets ``version`` of ``key`` keeps in ``format`` (verified), and refuse what ``same`` finds
+        alike them, naming the version's formats and ``tombstone``; nothing when it has no such format."""
         records = sorted(self.store.representations(key, version), key=lambda r: r.format)
-        token = formats.canonical_token(parsed.format or "")
+        token = formats.canonical_token(format)
         record = next((r for r in records if r.format == token), None)
         if record is None:
-            return tombstone
+            return
         name = versioned_name(key, record.format, version)
         reader = self.store.open_blob(record.sha256, name=name)
         if reader is None:
@@ -636,7 +678,7 @@ class Deposits(ArchiveBase):
                 raise DamagedError(f"the bytes of {name} are {reader.size} octets, not the {record.size} recorded")
             kept = reader.read()
         if not same(kept):
-            return tombstone
+            return
         names = ", ".join(versioned_name(key, r.format, version) for r in records)
         raise withdrawn_holding(names, tombstone.at, tombstone.reason, False, held=held, them=them)
 

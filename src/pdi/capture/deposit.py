@@ -50,6 +50,11 @@ def deposit_capture(
     (:class:`~pdi.errors.ImmutabilityError`; the archive compares it with the
     octets it keeps, :meth:`~pdi.archive.Archive.withdrawn_alike`), and a
     document withdrawn whole takes no capture (:class:`~pdi.errors.WithdrawnError`).
+    So is the page an earlier withdrawn version holds, with versions in
+    service after it (its very octets, by the catalog, whatever its history;
+    in other octets, compared with the last
+    :data:`~pdi.archive.deposits.WITHDRAWN_COMPARED` withdrawn versions whose
+    octets are kept: :meth:`~pdi.archive.Archive.withdrawn_earlier_alike`).
     When the withdrawn version's octets were purged there is nothing to
     compare with: the capture is the next version (unless it is those very
     octets, whose SHA-256 the catalog keeps), and ``warn`` is told so.
@@ -89,6 +94,10 @@ def deposit_capture(
         )
     if held is not None and same_content(held, data):
         return Deposit((newest,), unchanged=True)
+    if not force:  # an earlier version withdrawn, the same page again: refused as the newest's is (kept octets)
+        archive.withdrawn_earlier_alike(
+            newest, lambda kept: same_content(kept, data), held=_SAME_PAGE, them="this page"
+        )
     deposit = archive.add_version(name, [Content(data, token, index_later=index_later)], force=force)
     if tombstone is not None and tombstone.purged and warn is not None:  # (its very octets: the catalog refused)
         warn(f"{newest} was withdrawn at {tombstone.at} and its octets purged, so this capture of {url} could not be"

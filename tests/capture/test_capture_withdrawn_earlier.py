@@ -1,0 +1,130 @@
+"""A capture of the page an EARLIER withdrawn version holds, with a version in service after it (pdi.capture.deposit).
+
+docs/how-to/capture.md: a withdrawn version's page is refused naming the withdrawal (exit 5), in its very octets or
+in another file holding the same parts (RFC 2557 compared by its parts), or it would serve again as the next version.
+That held for a withdrawn NEWEST version only: with another version captured after it, the withdrawn page became the
+next version again. Any withdrawn version whose octets are kept is compared now (the last 20), and the forced capture
+deposits it all the same.
+"""
+
+from __future__ import annotations
+
+import re
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+
+import pytest
+
+from pdi.archive import Archive
+from pdi.capture import capture
+from pdi.capture.deposit import deposit_capture
+from pdi.errors import ImmutabilityError
+
+S = "web.example.us"
+
+
+class Handler(BaseHTTPRequestHandler):
+    """``/page.html``: whatever :attr:`body` holds when it is asked."""
+
+    body = b"<p>first edition</p>"
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+    def do_GET(self) -> None:
+        body = Handler.body if self.path == "/page.html" else b"not here"
+        self.send_response(200 if self.path == "/page.html" else 404)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def _rewrapped(mhtml: bytes) -> bytes:
+    """``mhtml`` in another wrapper: another boundary (RFC 2046 §5.1.1: any string the parts do not hold) and a
+    ``Date`` header field (RFC 5322 §3.6.1); its parts as they were."""
+    found = re.search(rb'boundary="?([^";\r\n]+)"?', mhtml)
+    assert found is not None
+    other = b"----MultipartBoundary--rewrapped0123456789"
+    assert other not in mhtml
+    head, crlf, rest = mhtml.partition(b"\r\n")
+    return head + crlf + b"Date: Tue, 01 Oct 2024 10:00:00 +0000\r\n" + rest.replace(found.group(1), other)
+
+
+def _capture(url: str, body: bytes) -> bytes:
+    Handler.body = body
+    return capture(url, allow_private=True).mhtml
+
+
+@pytest.mark.parametrize("wrapper", ["its very octets", "another wrapper"])
+@pytest.mark.usefixtures("one_gmt_day")
+def test_the_page_of_an_earlier_withdrawn_version_is_refused_after_a_later_one(
+        server: str, location: str, wrapper: str) -> None:
+    url = f"{server}/page.html"
+    first = _capture(url, b"<p>libellous edition</p>")
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        (name,) = deposit_capture(archive, S, url, first)
+        archive.withdraw(name, "libel, by order")
+        assert deposit_capture(archive, S, url, _capture(url, b"<p>corrected edition</p>")).names == (
+            name.with_version(2),)
+        again = _capture(url, b"<p>libellous edition</p>")
+        if wrapper == "another wrapper":
+            again = _rewrapped(again)
+            assert again != first
+        else:
+            assert again == first  # pdi's own writer is deterministic
+        with pytest.raises(ImmutabilityError) as refused:
+            deposit_capture(archive, S, url, again)
+        said = str(refused.value)
+        assert str(name) in said and "withdrawn" in said and "libel, by order" in said, said
+        assert str(name.with_version(2)) not in said, said
+        assert refused.value.forceable
+        assert archive.versions(name) == [1, 2]
+        forced = deposit_capture(archive, S, url, again, force=True)
+        assert forced.names == (name.with_version(3),)
+        assert b"libellous edition" in archive.get(name.with_version(3)).data
+
+
+@pytest.mark.usefixtures("one_gmt_day")
+def test_a_purged_earlier_page_in_another_wrapper_cannot_be_compared_and_is_the_next_version(
+        server: str, location: str) -> None:
+    # nothing is kept to compare its parts with; its very octets would still be refused (the catalog keeps SHA-256)
+    url = f"{server}/page.html"
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        (name,) = deposit_capture(archive, S, url, _capture(url, b"<p>libellous edition</p>"))
+        archive.withdraw(name, "libel, by order", purge=True)
+        deposit_capture(archive, S, url, _capture(url, b"<p>corrected edition</p>"))
+        with pytest.raises(ImmutabilityError):
+            deposit_capture(archive, S, url, _capture(url, b"<p>libellous edition</p>"))
+        again = _rewrapped(_capture(url, b"<p>libellous edition</p>"))
+        assert deposit_capture(archive, S, url, again).names == (name.with_version(3),)
+
+
+@pytest.mark.usefixtures("one_gmt_day")
+def test_only_the_last_twenty_withdrawn_versions_are_compared_by_their_parts(server: str, tmp_path: Path) -> None:
+    url = f"{server}/page.html"
+    location = str(tmp_path / "archive")
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        (name,) = deposit_capture(archive, S, url, _capture(url, b"<p>edition 0</p>"))
+        archive.withdraw(name, "the oldest, by order")
+        for n in range(1, 21):  # twenty more withdrawn versions after it, and one in service
+            (later,) = deposit_capture(archive, S, url, _capture(url, f"<p>edition {n}</p>".encode()))
+            archive.withdraw(later, f"withdrawn {n}")
+        deposit_capture(archive, S, url, _capture(url, b"<p>in service</p>"))
+        # the twentieth withdrawn version back (edition 1) is compared: refused in another wrapper
+        with pytest.raises(ImmutabilityError) as refused:
+            deposit_capture(archive, S, url, _rewrapped(_capture(url, b"<p>edition 1</p>")))
+        said = str(refused.value)
+        assert f"{name.with_version(2)} holds" in said and "reason: withdrawn 1;" in said, said
+        # the twenty-first back: its very octets are refused whatever the history's length (by the catalog) ...
+        with pytest.raises(ImmutabilityError) as exact:
+            deposit_capture(archive, S, url, _capture(url, b"<p>edition 0</p>"))
+        said = str(exact.value)
+        assert f"{name} holds" in said and "reason: the oldest, by order;" in said, said
+        assert archive.versions(name) == list(range(1, 23))
+        # ... but it is past the bound of the comparison by parts: in another wrapper it is the next version
+        again = _rewrapped(_capture(url, b"<p>edition 0</p>"))
+        assert deposit_capture(archive, S, url, again).names == (name.with_version(23),)
