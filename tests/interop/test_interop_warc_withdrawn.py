@@ -200,3 +200,22 @@ def test_the_same_page_after_a_withdrawal_of_it_in_another_wrapper_is_refused_wh
         assert len(plan.skipped) == 1 and str(name) in plan.skipped[0], plan.skipped
         assert "withdrawn" in plan.skipped[0] and "court order" in plan.skipped[0], plan.skipped
         assert archive.versions(name) == [1]
+
+
+def test_the_bytes_of_an_earlier_withdrawn_version_captured_again_after_a_later_one_are_refused(
+    location: str, tmp_path: Path
+) -> None:
+    # version 1 withdrawn, version 2 other bytes in service: version 1's bytes again are refused naming version 1
+    # (they were the next version, serving the withdrawn page again), and the rest of the file is imported
+    with _archive(location) as archive:
+        import_warc(archive, _warc(tmp_path / "1.warc.gz", b"<p>one</p>", lone=PNG + b"1"), S)
+        archive.withdraw(_name(A), "court order")
+        archive.withdraw(_name(LONE, "png"), "court order")
+        import_warc(archive, _warc(tmp_path / "2.warc.gz", b"<p>two</p>", lone=PNG + b"2", hour=11), S)
+        again = _warc(tmp_path / "3.warc.gz", b"<p>one</p>", b=b"<p>bee</p>", lone=PNG + b"1", hour=12)
+        done, plan = import_warc(archive, again, S)
+        assert [(d.name, d.unchanged) for d in done] == [(_name(B), False)]
+        assert len(plan.skipped) == 2, plan.skipped
+        for refusal, name in zip(plan.skipped, (_name(A), _name(LONE, "png")), strict=True):
+            assert f"{name} holds" in refusal and "withdrawn" in refusal and "court order" in refusal, refusal
+        assert archive.versions(_name(A)) == archive.versions(_name(LONE, "png")) == [1, 2]

@@ -30,7 +30,7 @@ import pytest
 from server_helpers import serving
 from starlette.testclient import TestClient
 
-from pdi.archive import Archive
+from pdi.archive import Archive, Content
 from pdi.errors import FormatCheckError
 from pdi.server import create_app
 
@@ -675,6 +675,24 @@ def test_octets_a_withdrawn_latest_version_held_are_not_answered_unchanged_with_
     status = 410 if withdrawn == "the whole document" else 409
     assert version.status_code == status and "withdrawn" in version.json()["detail"], version.text
     assert "--force" not in version.json()["detail"], version.text
+    assert snapshot(writable.archive) == before
+
+
+def test_octets_an_earlier_withdrawn_version_held_are_refused_after_a_later_version(writable: Writable) -> None:
+    # version 1 withdrawn, version 2 in service: version 1's octets again would serve the withdrawn content under
+    # the name of version 3; they are refused (409) naming version 1 and its withdrawal, nothing stored
+    held = b"withdrawn by order\n"
+    name = writable.archive.add(S, held, format="text", foreign_id="taken-down")
+    generic = str(name).rsplit(".", 2)[0]
+    writable.archive.withdraw(name, "asked to")
+    writable.archive.add_version(generic, [Content(b"corrected\n", "text")])
+    before = snapshot(writable.archive)
+    headers = Writable.bearer(writable.deposit, **{"Content-Type": "text/plain"})
+    version = writable.client.post(f"/api/version?pdi={generic}&format=text", content=held, headers=headers)
+    assert version.status_code == 409, version.text
+    detail = version.json()["detail"]
+    assert f"{name} holds" in detail and "withdrawn" in detail and "asked to" in detail, detail
+    assert "--force" not in detail, detail
     assert snapshot(writable.archive) == before
 
 
