@@ -390,16 +390,18 @@ class DocumentsPart(CatalogBase):
         """Refuse (:func:`withdrawn_holding`, forceable) a new version of ``doc`` (``key``) any of whose formats holds
         the octets (by SHA-256) of a version of it withdrawn alone, the latest or an earlier one, purged or not (the
         catalog keeps each representation's SHA-256): it would serve them again under a new name. The newest such
-        version is named, with the formats that hold them. One statement, by the representations' SHA-256 index,
-        whatever the length of the document's history.
+        version is named, with the formats that hold them. One statement, by the document's withdrawals and the
+        representations' SHA-256 index: it reads no more rows for a long history of versions in service.
         """
         shas = sorted({r.sha256 for r in representations})
+        # the document's withdrawals first (a few rows), each version's formats then found by their SHA-256's index:
+        # CROSS JOIN keeps SQLite to that order (it walked every representation of the document by its primary key
+        # otherwise); PostgreSQL plans a two-table join as it sees fit either way
         rows = self._query(
-            "SELECT r.version, r.format, r.purged, w.at, w.reason, w.purged FROM representations r"
-            " JOIN withdrawals w ON w.document = r.document AND w.version = r.version"
-            f" WHERE r.sha256 IN ({', '.join('?' * len(shas))}) AND r.document = ?"
-            " ORDER BY r.version DESC, w.id, r.format",
-            (*shas, doc),
+            "SELECT r.version, r.format, r.purged, w.at, w.reason, w.purged FROM withdrawals w"
+            " CROSS JOIN representations r WHERE w.document = ? AND r.document = w.document AND r.version = w.version"
+            f" AND r.sha256 IN ({', '.join('?' * len(shas))}) ORDER BY r.version DESC, w.id, r.format",
+            (doc, *shas),
         )
         if not rows:
             return
