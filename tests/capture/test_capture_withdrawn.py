@@ -11,12 +11,11 @@ from __future__ import annotations
 import datetime
 import email
 import email.policy
-import re
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from one_page import Handler, rewrapped
 
 from pdi.archive import Archive
 from pdi.capture import capture
@@ -26,23 +25,6 @@ from pdi.errors import ImmutabilityError
 from pdi.identifier import PDI
 
 S = "web.example.us"
-
-
-class Handler(BaseHTTPRequestHandler):
-    """``/page.html``: whatever :attr:`body` holds when it is asked."""
-
-    body = b"<p>first edition</p>"
-
-    def log_message(self, format: str, *args: object) -> None:
-        return
-
-    def do_GET(self) -> None:
-        body = Handler.body if self.path == "/page.html" else b"not here"
-        self.send_response(200 if self.path == "/page.html" else 404)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
 
 def _run(*args: str) -> tuple[int, str, str]:
@@ -101,17 +83,6 @@ def test_a_capture_of_a_url_whose_document_of_the_day_was_withdrawn_whole_is_ref
     assert _run("ls", generic, *archive)[1].count("related.") == 1
 
 
-def _rewrapped(mhtml: bytes, date: bytes) -> bytes:
-    """``mhtml`` in another wrapper, as Chromium writes an unchanged page again: another boundary (RFC 2046 §5.1.1:
-    any string the parts do not hold) and a ``Date`` header field (RFC 5322 §3.6.1); its parts as they were."""
-    found = re.search(rb'boundary="?([^";\r\n]+)"?', mhtml)
-    assert found is not None
-    other = b"----MultipartBoundary--rewrapped0123456789"
-    assert other not in mhtml
-    head, crlf, rest = mhtml.partition(b"\r\n")
-    return head + crlf + b"Date: " + date + b"\r\n" + rest.replace(found.group(1), other)
-
-
 def _parts(mhtml: bytes) -> list[tuple[str | None, str, bytes]]:
     """Each part's Content-Location, type and decoded octets, read by Python's own e-mail parser."""
     message = email.message_from_bytes(mhtml, policy=email.policy.default)
@@ -133,7 +104,7 @@ def test_the_same_page_in_another_wrapper_after_its_version_was_withdrawn_is_ref
         archive.add_series(S)
         (name,) = deposit_capture(archive, S, url, first)
         archive.withdraw(name, "libel, by order", purge=purge)
-        again = _rewrapped(_capture(url), b"Tue, 01 Oct 2024 10:00:00 +0000")
+        again = rewrapped(_capture(url), b"Tue, 01 Oct 2024 10:00:00 +0000")
         assert again != first and _parts(again) == _parts(first)  # the same page, in other octets
         warned: list[str] = []
         if purge:
@@ -167,7 +138,7 @@ def test_cli_capture_of_a_page_whose_withdrawn_version_holds_it_in_another_wrapp
     Handler.body = b"<p>first edition</p>"
     with Archive.init(location) as opened:
         opened.add_series(S)
-        (name,) = deposit_capture(opened, S, url, _rewrapped(_capture(url), b"Tue, 01 Oct 2024 10:00:00 +0000"))
+        (name,) = deposit_capture(opened, S, url, rewrapped(_capture(url), b"Tue, 01 Oct 2024 10:00:00 +0000"))
     assert _run("withdraw", str(name), "--reason", "libel, by order", *archive, *(["--purge"] if purge else []))[0] == 0
     status, out, err = _run("capture", url, "--allow-private", "--series", S, *archive)
     if purge:  # nothing left to compare with: the next version, and a warning that says so

@@ -9,11 +9,10 @@ deposits it all the same.
 
 from __future__ import annotations
 
-import re
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+from one_page import Handler, rewrapped
 
 from pdi.archive import Archive
 from pdi.capture import capture
@@ -21,34 +20,6 @@ from pdi.capture.deposit import deposit_capture
 from pdi.errors import ImmutabilityError
 
 S = "web.example.us"
-
-
-class Handler(BaseHTTPRequestHandler):
-    """``/page.html``: whatever :attr:`body` holds when it is asked."""
-
-    body = b"<p>first edition</p>"
-
-    def log_message(self, format: str, *args: object) -> None:
-        return
-
-    def do_GET(self) -> None:
-        body = Handler.body if self.path == "/page.html" else b"not here"
-        self.send_response(200 if self.path == "/page.html" else 404)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-
-def _rewrapped(mhtml: bytes) -> bytes:
-    """``mhtml`` in another wrapper: another boundary (RFC 2046 §5.1.1: any string the parts do not hold) and a
-    ``Date`` header field (RFC 5322 §3.6.1); its parts as they were."""
-    found = re.search(rb'boundary="?([^";\r\n]+)"?', mhtml)
-    assert found is not None
-    other = b"----MultipartBoundary--rewrapped0123456789"
-    assert other not in mhtml
-    head, crlf, rest = mhtml.partition(b"\r\n")
-    return head + crlf + b"Date: Tue, 01 Oct 2024 10:00:00 +0000\r\n" + rest.replace(found.group(1), other)
 
 
 def _capture(url: str, body: bytes) -> bytes:
@@ -70,7 +41,7 @@ def test_the_page_of_an_earlier_withdrawn_version_is_refused_after_a_later_one(
             name.with_version(2),)
         again = _capture(url, b"<p>libellous edition</p>")
         if wrapper == "another wrapper":
-            again = _rewrapped(again)
+            again = rewrapped(again)
             assert again != first
         else:
             assert again == first  # pdi's own writer is deterministic
@@ -98,7 +69,7 @@ def test_a_purged_earlier_page_in_another_wrapper_cannot_be_compared_and_is_the_
         deposit_capture(archive, S, url, _capture(url, b"<p>corrected edition</p>"))
         with pytest.raises(ImmutabilityError):
             deposit_capture(archive, S, url, _capture(url, b"<p>libellous edition</p>"))
-        again = _rewrapped(_capture(url, b"<p>libellous edition</p>"))
+        again = rewrapped(_capture(url, b"<p>libellous edition</p>"))
         assert deposit_capture(archive, S, url, again).names == (name.with_version(3),)
 
 
@@ -116,7 +87,7 @@ def test_only_the_last_twenty_withdrawn_versions_are_compared_by_their_parts(ser
         deposit_capture(archive, S, url, _capture(url, b"<p>in service</p>"))
         # the twentieth withdrawn version back (edition 1) is compared: refused in another wrapper
         with pytest.raises(ImmutabilityError) as refused:
-            deposit_capture(archive, S, url, _rewrapped(_capture(url, b"<p>edition 1</p>")))
+            deposit_capture(archive, S, url, rewrapped(_capture(url, b"<p>edition 1</p>")))
         said = str(refused.value)
         assert f"{name.with_version(2)} holds" in said and "reason: withdrawn 1;" in said, said
         # the twenty-first back: its very octets are refused whatever the history's length (by the catalog) ...
@@ -126,5 +97,5 @@ def test_only_the_last_twenty_withdrawn_versions_are_compared_by_their_parts(ser
         assert f"{name} holds" in said and "reason: the oldest, by order;" in said, said
         assert archive.versions(name) == list(range(1, 23))
         # ... but it is past the bound of the comparison by parts: in another wrapper it is the next version
-        again = _rewrapped(_capture(url, b"<p>edition 0</p>"))
+        again = rewrapped(_capture(url, b"<p>edition 0</p>"))
         assert deposit_capture(archive, S, url, again).names == (name.with_version(23),)
