@@ -96,13 +96,11 @@ class Curation(ArchiveBase):
         """Embargo a document (a generic name) or a version (a versioned name) until ``until``; ``None`` lifts it.
 
         ``until`` is a date (its start, GMT) or an ISO 8601 time with its
-        zone; from then on the embargo is over by itself. Returns until when
-        the name is embargoed now, as the catalog keeps it: its own embargo or
-        its document's, the later, when not over; ``None`` when it reads as
-        any other name (so a version's embargo lifted under a document's
-        embargo still in force answers the document's). A ``writer`` needs the
-        role ``curate`` over the series. Audited; every resolver's cache
-        forgets what it keeps.
+        zone; from then on the embargo is over by itself. Returns it as the
+        catalog keeps it (what holds the name now, its document's embargo too,
+        is :meth:`embargo_in_force`'s to say). A ``writer`` needs the role
+        ``curate`` over the series. Audited; every resolver's cache forgets
+        what it keeps.
         """
         parsed = parse_pdi(pdi)
         if parsed.is_pattern or parsed.citation is not None or parsed.fragment is not None:
@@ -116,8 +114,18 @@ class Curation(ArchiveBase):
             key, version, moment, writer.name if writer else (who or self.who), timestamp(self.now()),
             subject=str(parsed.without_fragment()), address=writer.address if writer else None,
         )
-        now = self.store.embargo(key, version)
-        return now if now is not None and now > timestamp(self.now()) else None
+        return moment
+
+    def embargo_in_force(self, pdi: PDI | str) -> str | None:
+        """Until when the name ``pdi`` (generic: the document; versioned: that version) is embargoed now, as the
+        catalog keeps a moment: its own embargo or its document's, the later, when not over; ``None`` when it reads
+        as any other name. So a version's embargo lifted under its document's still in force answers the
+        document's, as the resolver does (403 until then)."""
+        parsed = parse_pdi(pdi)
+        key = key_of(parsed)
+        version = None if parsed.format is None else self._version_of(parsed, key, latest=False)
+        until = self.store.embargo(key, version)
+        return until if until is not None and until > timestamp(self.now()) else None
 
     def withdraw(
         self, pdi: PDI | str, reason: str, *, who: str | None = None, writer: Writer | None = None,

@@ -153,7 +153,8 @@ def embargo_cmd(name: str, until: str | None, lift: bool, archive: str) -> None:
     if lift == (until is not None):
         raise click.UsageError("give --until DATE or --lift")
     with open_archive(archive) as opened:
-        moment = opened.embargo(name, until)
+        opened.embargo(name, until)
+        moment = opened.embargo_in_force(name)
     asked = None if until is None else parse_until(until)
     if moment is None:
         click.echo(f"{name}: embargo lifted" if lift else

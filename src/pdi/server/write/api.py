@@ -339,7 +339,11 @@ class WriteAPI:
         only(request, TAKES["/api/embargo"])
         name = required(request, "pdi")
         until = optional(request, "until")
-        moment = await anyio.to_thread.run_sync(lambda: self.archive.embargo(name, until, writer=writer))
+        def embargo() -> str | None:
+            self.archive.embargo(name, until, writer=writer)
+            return self.archive.embargo_in_force(name)
+
+        moment = await anyio.to_thread.run_sync(embargo)
         if self.cache is not None:
             self.cache.forget(name)
         return JSONResponse({"pdi": name, "embargo_until": moment})
