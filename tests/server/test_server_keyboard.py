@@ -6,6 +6,7 @@ has the focus, and how it is drawn, is read from the page.
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 import urllib.parse
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 from server_helpers import Served
-from test_server_pages_screenshots import PAGES, dark, page_url
+from test_server_pages_screenshots import PAGES, SHOTS, dark, page_url
 
 from chromium_helpers import clipboard_text, open_page
 from pdi.capture.browser import Pipe, devtools
@@ -217,3 +218,40 @@ def test_each_row_of_a_days_table_is_reached_by_tab_and_enter_opens_its_document
     assert [s[0] for s in stops] == sorted(s[0] for s in stops), stops  # in reading order
     assert all(s[1] == "a" and s[2].startswith("/view?pdi=") for s in stops), stops
     assert all(s[3] and s[4] for s in stops), stops  # each focus drawn, and scrolled into view
+
+
+#: The replay frame, when the focus is in it: whether the top page's focus is the frame, how the frame's outline is
+#: drawn, and the colour it is drawn on (the first ancestor's opaque background, as :data:`RING` finds it).
+FRAME_RING = """JSON.stringify((() => { const f = document.querySelector('iframe.replay'); const s = getComputedStyle(f);
+  let bg = 'rgb(255, 255, 255)';
+  for (let p = f.parentElement; p; p = p.parentElement) {
+    const c = getComputedStyle(p).backgroundColor; if (!/rgba\\(.*, 0\\)$/.test(c) && c !== 'transparent') { bg = c; break; } }
+  return [document.activeElement === f, s.outlineStyle, parseFloat(s.outlineWidth), s.outlineColor, bg]; })())"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_replay_frame_shows_the_focus_is_in_it(served: Served, scheme: str) -> None:
+    # WCAG 2.2 §2.4.7 and §1.4.11: when Tab takes the focus into the archived page, the frame it is in is drawn
+    # with a ring of 3:1 against the page around it, whatever the archived page draws (or does not) for its own
+    # focus; with the focus back out of the frame the ring is gone
+    with devtools() as pipe:
+        session = _keyboard_tab(pipe, page_url(served, ("", {}), "replay-capture"))
+        if scheme == "dark":
+            dark(pipe, session, time.monotonic() + 30)
+        seen = []
+        for _ in range(30):
+            _key(pipe, session, "Tab", 9)
+            seen.append(json.loads(_js(pipe, session, FRAME_RING)))
+            if seen[-1][0]:
+                break
+        inside = seen[-1]
+        shot = pipe.call("Page.captureScreenshot", {"format": "png"}, session, time.monotonic() + 30)
+        SHOTS.mkdir(parents=True, exist_ok=True)  # for a person to look at: the ring around the archived page
+        (SHOTS / f"replay-capture-frame-focused{'-dark' if scheme == 'dark' else ''}.png").write_bytes(
+            base64.b64decode(shot["data"]))
+        assert inside[0], f"Tab never took the focus into the replay frame: {seen}"
+        assert inside[1] != "none" and inside[2] >= 2, inside
+        assert _contrast(inside[3], inside[4]) >= 3, inside
+        _js(pipe, session, "document.querySelector('header.site a').focus()")
+        outside = json.loads(_js(pipe, session, FRAME_RING))
+    assert not outside[0] and (outside[1] == "none" or outside[2] == 0), outside

@@ -96,10 +96,11 @@ main>p.version-banner{margin:0.5rem 1rem}
 @media (max-width:40rem){.select-tools .offer{grid-template-columns:1fr auto auto;row-gap:0.1rem}
  .select-tools .offer label{grid-column:1/-1}}
 iframe.replay{display:block;flex:1;width:100%;min-height:20rem;border:0}
+iframe.replay.has-focus{outline:3px solid #0050c8;outline-offset:-3px}
 .not-replayed{margin:1.5rem auto;max-width:44rem;padding:0 1rem} .not-replayed h2{font-size:1.15rem}
 @media (prefers-color-scheme:dark){.replay-banner{background:#1f252d;border-bottom-color:#3e4a5a}
 .select-tools{background:#2e2810;border-bottom-color:#6b5a20}
-iframe.replay{color-scheme:light;background:#fff}}
+iframe.replay{color-scheme:light;background:#fff} iframe.replay.has-focus{outline-color:#7fb0ff}}
 """
 
 
@@ -119,6 +120,18 @@ class ReplaySite:
         shown = f"[{host}]" if ":" in host else host
         return f"{request.url.scheme}://{shown}:{self.port}"
 
+
+#: The framing page's script: the frame is drawn with a focus ring while the focus is in the archived page (Chromium
+#: matches neither ``:focus`` nor ``:focus-within`` on a frame whose page has it, so the page's own window says so).
+FOCUS_SCRIPT = """
+(function () {
+  const frame = document.querySelector("iframe.replay");
+  function mark() { frame.classList.toggle("has-focus", document.activeElement === frame); }
+  window.addEventListener("blur", mark);
+  window.addEventListener("focus", mark);
+  document.addEventListener("focusin", mark);
+})();
+"""
 
 #: The framing page's script in selection mode: it names the passage the framed page reports selected,
 #: and shows each name only once resolving it gave back exactly what was selected.
@@ -186,8 +199,10 @@ SELECT_SCRIPT = """
 """
 
 
-#: :data:`SELECT_SCRIPT`'s CSP source (its SHA-256), made once.
-_SELECT_SOURCE = script_source(SELECT_SCRIPT)
+#: The CSP sources (SHA-256) of the page's one script, :data:`FOCUS_SCRIPT` alone or followed by
+#: :data:`SELECT_SCRIPT`, made once.
+_FOCUS_SOURCE = script_source(FOCUS_SCRIPT)
+_SELECT_SOURCE = script_source(FOCUS_SCRIPT + SELECT_SCRIPT)
 
 
 def frame_page_policy(replay_origin: str, name: str, *, select: bool = False) -> str:
@@ -197,12 +212,12 @@ def frame_page_policy(replay_origin: str, name: str, *, select: bool = False) ->
     Its frame shows the files of that one page on the replay origin and nothing else (``frame-src`` with the
     path ``/replay/<name>/``, which CSP 3 §6.7.2.9 matches as a prefix): an archived page that navigates its own
     frame (a script's ``location``, a refresh) to the network, to the resolver, or to another name's page on the
-    replay origin (which the banner above it would then misname) is refused. Its one script, in
-    ``select`` mode, is :data:`SELECT_SCRIPT`, allowed by its SHA-256 as the viewer's is
-    (:func:`pdi.server.pages.viewer.view_policy`), and asks the resolver alone (``connect-src 'self'``);
-    without ``select`` no script runs. Only the resolver's own pages may frame it.
+    replay origin (which the banner above it would then misname) is refused. Its one script is
+    :data:`FOCUS_SCRIPT` (the frame's focus ring), in ``select`` mode followed by :data:`SELECT_SCRIPT`, allowed
+    by its SHA-256 as the viewer's is (:func:`pdi.server.pages.viewer.view_policy`); it asks the resolver alone
+    (``connect-src 'self'``) in ``select`` mode and nothing without it. Only the resolver's own pages may frame it.
     """
-    script, connect = (_SELECT_SOURCE, "'self'") if select else ("'none'", "'none'")
+    script, connect = (_SELECT_SOURCE, "'self'") if select else (_FOCUS_SOURCE, "'none'")
     parsed = PDI.parse(name)
     framed = replay_origin + replay_path(str(parsed.without_fragment() if select else parsed), "")
     return (
@@ -302,7 +317,7 @@ def render_replay_page(
         f'{banner}{tools}<iframe class="replay" src="{esc(frame)}" sandbox="{sandbox}" referrerpolicy="no-referrer"'
         f' data-pdi="{esc(str(parsed))}" title="{esc(kind)} {esc(str(parsed))}"></iframe>'
     )
-    return page(tab, body, style=STYLE, name=name, script=SELECT_SCRIPT if select else "")
+    return page(tab, body, style=STYLE, name=name, script=FOCUS_SCRIPT + (SELECT_SCRIPT if select else ""))
 
 
 def _offer(key: str, label: str) -> str:
