@@ -272,7 +272,7 @@ def test_who_writes_without_user_variables_is_the_accounts_name(monkeypatch: pyt
 
 
 def test_serve_help_says_writes_need_a_token_not_that_it_is_read_only() -> None:
-    """``pdi serve`` also serves the write API (docs/how-to/write-over-http.md): its help must not say read-only."""
+    """``pdi serve`` also serves the write API (docs/reference/write-api.md): its help must not say read-only."""
     load_all()
     for text in (CliRunner().invoke(cli, ["serve", "--help"]).output, cli.commands["serve"].get_short_help_str(1000)):
         words = " ".join(text.split())

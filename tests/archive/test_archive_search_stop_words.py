@@ -1,4 +1,4 @@
-"""Stop words: PostgreSQL's English index leaves them out, SQLite's FTS5 keeps them (docs/how-to/search.md).
+"""Stop words: PostgreSQL's English index leaves them out, SQLite's FTS5 keeps them (docs/reference/search.md).
 
 A query word PostgreSQL's index holds no word of (``the``, ``and``: ``phraseto_tsquery`` of it is empty) is passed
 over there, as its engine passes it over: the hit names the stretch holding the other words, never the whole

@@ -1,6 +1,6 @@
 """The octets an EARLIER withdrawn version holds, deposited again after a later version in service (both stores, CLI).
 
-A withdrawal takes a version out of service for good (docs/how-to/write-over-http.md); the octets a withdrawn
+A withdrawal takes a version out of service for good (docs/reference/write-api.md); the octets a withdrawn
 latest version holds were refused already (CHANGELOG). With another version deposited after it, the withdrawn one
 is no longer the latest: the same octets deposited again became the next version and served the withdrawn content
 again, silently. They are refused now (exit 5, ``409``), naming the withdrawn version, when and why it was withdrawn,

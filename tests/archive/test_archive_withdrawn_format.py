@@ -1,7 +1,7 @@
 """A format added to a withdrawn version, or to a version of a document withdrawn whole, is refused (both stores,
 the command line, the write API).
 
-docs/how-to/write-over-http.md: a withdrawal takes a version (every format of it) or a whole document out of
+docs/reference/write-api.md: a withdrawal takes a version (every format of it) or a whole document out of
 service for good, and its names resolve to their tombstone (``pdi get`` exit 11, ``410``). A format added to
 such a version afterwards (``pdi version --add-format``, :meth:`Archive.add_format`, ``/api/format``) would be
 withdrawn from the moment it is stored, and its name, printed with exit 0, would serve only the tombstone. The

@@ -6,7 +6,7 @@ withdrawn, is refused (exit 5, ``409``), naming the version and its withdrawal
 withdrawn: when the version alone was withdrawn, a forced new version holds
 them (``pdi version --force``; ``pdi capture --force`` for a capture, in its own
 words); when the whole document was withdrawn, nothing can be deposited in it
-(docs/how-to/write-over-http.md: its tombstone covers every version). The
+(docs/reference/write-api.md: its tombstone covers every version). The
 archive's message says what holds and why; each command adds the hint that
 applies to it, and a command with no such flag (an mbox, the write API) none.
 """

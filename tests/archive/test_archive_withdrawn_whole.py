@@ -1,6 +1,6 @@
 """A new version of a document withdrawn whole is refused (both stores, the command line, the write API).
 
-docs/how-to/write-over-http.md: a withdrawal of a generic name takes the whole
+docs/reference/write-api.md: a withdrawal of a generic name takes the whole
 document out of service for good, and every version of it resolves to its
 tombstone (``pdi get`` exit 11, ``410``). A version deposited after it would be
 withdrawn from the moment it is stored: the archive refuses it

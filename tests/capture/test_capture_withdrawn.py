@@ -1,6 +1,6 @@
 """`pdi capture URL --series S` of a URL whose capture of the day was withdrawn (pdi.capture.deposit).
 
-docs/how-to/write-over-http.md: a withdrawal takes a version, or a whole document, out of service for good, and
+docs/reference/write-api.md: a withdrawal takes a version, or a whole document, out of service for good, and
 its name resolves to its tombstone. docs/explanation/name.md: other bytes are the document's next version (as
 ``pdi version`` deposits them); the bytes a withdrawn latest version holds are refused naming that version and its
 withdrawal (exit 5), never answered ``unchanged`` with its name.

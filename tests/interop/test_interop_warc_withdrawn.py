@@ -1,6 +1,6 @@
 """A WARC import of pages and resources whose document has a withdrawn version (pdi.interop.warc.pages).
 
-docs/how-to/write-over-http.md: a withdrawal takes a version (or a whole document) out of service for good; the
+docs/reference/write-api.md: a withdrawal takes a version (or a whole document) out of service for good; the
 name stays and resolves to its tombstone. docs/explanation/name.md: a deposit of the bytes a withdrawn latest
 version holds is refused, naming that version and its withdrawal, never answered with its name, and ``pdi
 version`` deposits other bytes as the next version. An import answers each record as those rules do, and one

@@ -26,7 +26,7 @@ from pdi.archive import Archive, Content
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 #: The suffixes a family's samples may add to its name (counter, histogram, and the created time).
 _SUFFIXES = ("_total", "_created", "_bucket", "_count", "_sum")
-#: The routes whose 201 is a deposit (docs/how-to/write-over-http.md: the write API's deposits).
+#: The routes whose 201 is a deposit (docs/reference/write-api.md: the write API's deposits).
 _DEPOSITS = {"/api/deposit", "/api/batch", "/api/version", "/api/format"}
 #: Distinct paths no route has, asked once each.
 _STRANGE = 300

@@ -294,7 +294,7 @@ def _onward(answer: httpx.Response) -> list[Request]:
 
 
 #: A search's cursor: its score (SQLite's bm25 weighs a word by how many passages of the whole index hold
-#: it) and the catalog's row numbers of the passage and document (docs/how-to/write-over-http.md: what the rule cannot hide).
+#: it) and the catalog's row numbers of the passage and document (docs/reference/write-api.md: what the rule cannot hide).
 _SCORE = re.compile(rb"after=[^\"&]*")
 
 
