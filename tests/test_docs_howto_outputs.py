@@ -1,8 +1,8 @@
 """How-to pages show what their commands print, and leave every rule to a reference page.
 
 A how-to is a recipe for one goal: the steps a reader types, what the reader then sees, and links out
-(docs/how-to/search.md, annotations.md, replay.md, write-over-http.md). Each is short and links its reference
-page (docs/reference/search.md, annotations.md, replay.md, write-api.md), where every option, status, header and
+(docs/how-to/search.md, annotations.md, replay.md, write-over-http.md, serve.md). Each is short and links its
+reference page (docs/reference/search.md, annotations.md, replay.md, write-api.md, resolver.md), where every option, status, header and
 limit is; the output a page shows is what the command prints, typed on the archive the page describes (its day
 made today's: the names carry the day they were minted on, the times when they were written).
 """
@@ -48,7 +48,8 @@ def _run(runner: CliRunner, *args: str, stream: str = "stdout") -> str:
 
 
 @pytest.mark.parametrize(("howto", "reference"), [("search.md", "search.md"), ("annotations.md", "annotations.md"),
-                                                  ("replay.md", "replay.md"), ("write-over-http.md", "write-api.md")])
+                                                  ("replay.md", "replay.md"), ("write-over-http.md", "write-api.md"),
+                                                  ("serve.md", "resolver.md")])
 def test_the_split_howtos_are_short_and_link_their_reference(howto: str, reference: str) -> None:
     text = (HOWTO / howto).read_text("utf-8")
     assert len(text.splitlines()) <= HOWTO_MAX_LINES, f"{howto}: a how-to of {len(text.splitlines())} lines"
@@ -144,3 +145,41 @@ def test_the_write_over_http_pages_withdrawals_print_what_it_shows(
     assert "at WHEN: sealed by order of 2026-11-20\n" in re.sub(WHEN, "WHEN", printed)
     day = one_gmt_day.strftime("%Y/%m/%d")
     assert runner.invoke(cli, ["get", f"urn:pdi://oma.eop.gov.us/{day}/1.text.1"]).exit_code == 11
+
+
+def test_the_serve_pages_answers_are_what_the_resolver_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime
+) -> None:
+    """The page's text of 30 lines ("Line N of the report.", N from 1) as the first document of its series:
+    ``#line=10,20`` selects the lines after the 10th line ending up to the 20th, lines 11 to 20 (RFC 5147
+    counts line endings from 0), the page's first and last; ``N2L`` is a ``302`` to the ``N2R`` address;
+    ``/api/resolve`` of the name describes the 681 octets stored (9 lines of 22 octets, 21 of 23)."""
+    from starlette.testclient import TestClient
+
+    from pdi.server import create_app
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PDI_ARCHIVE", str(tmp_path / "archive"))
+    (tmp_path / "report.txt").write_text("".join(f"Line {n} of the report.\n" for n in range(1, 31)))
+    runner = CliRunner()
+    for args in (["init"], ["series", "add", "oma.eop.gov.us"], ["add", "report.txt", "-s", "oma.eop.gov.us"]):
+        _run(runner, *args)
+    text = _today((HOWTO / "serve.md").read_text("utf-8"), one_gmt_day)
+    asked = re.findall(r"curl (?:-i )?'http://127\.0\.0\.1:8000(/[^']+)'", text.split("## Ask it for a name", 1)[1])
+    assert len(asked) == 3, asked
+    [passage] = [b for b in _blocks("serve.md", "text") if b.startswith("Line ")]
+    [described] = _blocks("serve.md", "json")
+    with TestClient(create_app(str(tmp_path / "archive")), follow_redirects=False) as client:
+        lines = client.get(asked[0]).text.splitlines()
+        assert lines == [f"Line {n} of the report." for n in range(11, 21)]
+        assert [lines[0], "…", lines[-1]] == passage.splitlines()
+        located = client.get(asked[1])
+        day = one_gmt_day.strftime("%Y/%m/%d")
+        location = f"/uri-res/N2R?urn:pdi://oma.eop.gov.us/{day}/1.text.1"
+        assert (located.status_code, located.headers["location"]) == (302, location)
+        assert f"`HTTP/1.1 302 Found` with `location: {location}`" in " ".join(text.split())
+        answer = client.get(asked[2]).json()
+    shown = json.loads(_today(described, one_gmt_day))
+    del answer["stored"]["created_at"], shown["stored"]["created_at"]
+    assert answer == shown
+    assert answer["bytes"] == 9 * 22 + 21 * 23

@@ -68,7 +68,7 @@ def test_a_citation_pasted_back_as_a_reader_copied_it_leads_to_its_passage(serve
     pasted = {
         # the viewer's address, as its address bar shows it (Chromium percent-encodes the query's "#" as %23)
         "address-bar": f"{served.url}/view?pdi={urllib.parse.quote(name, safe='')}",
-        # the RFC 2169 address of the name, its "#" written %23 (RFC 2169; docs/how-to/serve.md)
+        # the RFC 2169 address of the name, its "#" written %23 (RFC 2169; docs/reference/resolver.md)
         "n2r": f"{served.url}/uri-res/N2R?{name.replace('#', '%23')}",
         # the name as cited at the end of a sentence: "… (urn:pdi://…#char=7,12)."
         "full-stop": name + ".",
