@@ -90,7 +90,7 @@ class TextLayer:
     boxes: array[float]
     #: the PDFium build that read it (pypdfium2's ``PDFIUM_INFO``)
     pdfium: str
-    #: (width, height) of each page in points, its MediaBox as PDFium gives it (``FPDF_GetPageSizeF``)
+    #: (width, height) of each page in points, after ``/Rotate``, of its :func:`visible_box` (``FPDF_GetPageSizeF``)
     page_sizes: tuple[tuple[float, float], ...] = ()
     #: the named destinations (RFC 8118 ``nameddest``): name -> (page from 1, offset in :attr:`text`)
     destinations: dict[str, tuple[int, int]] = dataclasses.field(default_factory=dict)
@@ -312,8 +312,9 @@ class PageBoxes:
     :attr:`text` is *T(n)* as the layer kept it, starting at offset :attr:`start`
     of *D*; :attr:`boxes` has four floats per character (left, bottom, right,
     top in the page's user space, points, before ``/Rotate``; NaN where it has
-    none); :attr:`crop` is the CropBox (left, bottom, right, top); :attr:`centres`, each character's box centre
-    as :meth:`centre` gives it, worked out once for the page when read (:func:`region_characters`; None: not yet).
+    none); :attr:`crop` is the CropBox clipped to the MediaBox (:func:`visible_box`: left, bottom, right, top);
+    :attr:`centres`, each character's box centre as :meth:`centre` gives it, worked out once for the page when
+    read (:func:`region_characters`; None: not yet).
     """
 
     number: int
@@ -463,6 +464,17 @@ def _pdfium_build() -> tuple[str, int, int, int]:
 _pdfium_library: str | None = None
 
 
+def visible_box(page: Any) -> tuple[float, float, float, float]:
+    """The visible region of the PDFium page ``page`` (left, bottom, right, top, in points of its user space): its
+    CropBox reduced to its intersection with its MediaBox (ISO 32000-1 §14.11.2), the MediaBox where it has no
+    CropBox, each inherited from the page tree if the page lacks it (Table 30) and normalized (§7.9.5). What
+    PDFium renders (``FPDF_GetPageBoundingBox``), poppler's ``pdfinfo`` prints as the CropBox and pdf.js's
+    ``page.view`` is; pypdfium2's ``get_cropbox`` is the raw entry of the page's own dictionary (not clipped, not
+    inherited: crbug.com/pdfium/1786)."""
+    left, bottom, right, top = page.get_bbox()
+    return (float(left), float(bottom), float(right), float(top))
+
+
 def read_pages_now(octets: bytes, numbers: Sequence[int]) -> list[tuple[dict[str, Any], array[float]]]:
     """Pages ``numbers`` of the PDF ``octets`` as PDFium reads them in this process, with no limit: each page's
     facts (*T(n)*, CropBox, ``/Rotate``, the PDFium build) and its characters' boxes (NaN where none): what
@@ -478,7 +490,7 @@ def read_pages_now(octets: bytes, numbers: Sequence[int]) -> list[tuple[dict[str
             page = load_page(document, number - 1)
             try:
                 text, boxes = _page_text(page)
-                crop = page.get_cropbox()
+                crop = visible_box(page)
                 rotation = page.get_rotation()
             finally:
                 page.close()
@@ -931,7 +943,7 @@ def render_png_now(data: Buffer, number: int, region: tuple[float, float, float,
         page = load_page(document, number - 1)
         try:
             scale = RENDER_DPI / 72
-            left, bottom, right, top = page.get_cropbox()
+            left, bottom, right, top = visible_box(page)
             crop = (0.0, 0.0, 0.0, 0.0)
             what = f"page {number} ({right - left:g}×{top - bottom:g} points)"
             if region is not None:

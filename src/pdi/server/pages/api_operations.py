@@ -597,7 +597,7 @@ _PDF_PAGE = Operation(
      Param("page", "The page, from 1", required=True, schema={"type": "string", "pattern": "^[1-9][0-9]{0,6}$"},
            examples=("1",))),
     answers={200: Answer("page, pages, start (its offset in the layer's text), text (the page's text T(n)),"
-                         " boxes (left, bottom, right, top in points, or null, per character), crop (the CropBox),"
+                         " boxes (left, bottom, right, top in points, or null, per character), crop (the CropBox clipped to the MediaBox),"
                          " rotation", _JSON, _OBJECT)},
     errors=_READ,
 )
