@@ -21,12 +21,14 @@ considered):
   next NAPTR lookup is at the ``replacement`` (or the ``regexp``'s output),
   at most :data:`MAX_HOPS` times (a chain that leads on further, such as a
   loop, is a failure: said, when no resolver is found, never "no records"); any other flag is ignored (RFC 3403 §4.1);
-* the ``service`` field (RFC 3404 §4, RFC 2168 §2: ``protocol *("+" rs)``):
+* the ``service`` field (RFC 3404 §4.4: ``[ [protocol] *("+" rs)]``):
   the protocol must be ``THTTP`` (RFC 2169's convention, ``http``;
-  ``http`` and ``https`` are read too), and a terminal record is used for
-  the resolution services it lists (``THTTP+N2R+N2L+N2Ls``; none listed:
-  all). A record for another protocol (``z3950``, ``rcds``, ``E2U+sip``)
-  is skipped;
+  ``http`` and ``https`` are read too) or none (``+N2R``, or the empty
+  field: THTTP is the only protocol §4.4.2 defines for URI resolution),
+  and a terminal record is used for the resolution services it lists
+  (``THTTP+N2R+N2L+N2Ls``, ``+N2R``; none listed: all). A record for
+  another protocol (``z3950``, ``rcds``, ``E2U+sip``) is skipped, and so is
+  ``N2R`` alone, a protocol by that grammar (said in the log);
 * the ``regexp`` (RFC 3402 §3.2: ``delim ere delim repl delim [i]``) is
   matched with RE2, in linear time, whoever wrote it, leftmost-longest as a
   POSIX ERE is (``(a|ab)`` takes ``ab``); ``\\1``–``\\9`` in
@@ -49,6 +51,7 @@ from __future__ import annotations
 import functools
 import logging
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -177,12 +180,20 @@ def _thttp_base(uri: str) -> str | None:
 
 
 def _parse_service(field: str) -> tuple[str, frozenset[str]] | None:
-    """``(scheme, services)`` of a NAPTR service field whose protocol is THTTP (or http, https), else ``None``."""
+    """``(scheme, services)`` of a terminal NAPTR record's service field, ``[ [protocol] *("+" rs)]`` (RFC 3404
+    §4.4: an optional protocol, then each service after a ``+``; the empty field too), when its protocol is THTTP
+    (or http, https) or none: THTTP is the one protocol RFC 3404 §4.4.2 defines for URI resolution, over http. Else
+    ``None``: another protocol's record (``z3950``, ``N2R`` alone: a protocol by that grammar)."""
     protocol, *services = field.split("+")
-    scheme = _PROTOCOLS.get(protocol.lower())
+    scheme = _PROTOCOLS.get(protocol.lower()) if protocol else "http"
     if scheme is None:
         return None
     return scheme, frozenset(s.lower() for s in services if s)
+
+
+#: RFC 2483's resolution services (I2L, N2Rs, …): a service field of one alone names it as a protocol (RFC 3404
+#: §4.4), a zone's slip for ``+N2R`` said in the log.
+_RESOLUTION_SERVICE = re.compile(r"[IN]2[LRCN]S?", re.IGNORECASE)
 
 
 class NaptrFinder:
@@ -258,6 +269,11 @@ class NaptrFinder:
                     self._follow(next_domain.lower().rstrip("."), urn, hops + 1, found, budget, failures)
                 continue
             if service is None:
+                field = record.service.decode("ascii", "replace")  # type: ignore[attr-defined]
+                if _RESOLUTION_SERVICE.fullmatch(field):
+                    log.info("pdi: the NAPTR record of %s with service %r is skipped: that names a protocol %s"
+                             " (RFC 3404 §4.4: [protocol] *(\"+\" rs)); a service is written after a +: '+%s' or"
+                             " 'THTTP+%s'", clipped(domain, 200), field, field, field, field)
                 continue
             scheme, services = service
             if flags == "u":

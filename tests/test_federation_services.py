@@ -1,0 +1,79 @@
+"""A NAPTR record's service field as RFC 3404 §4.4 writes it: ``service_field = [ [protocol] *("+" rs)]``, "an
+optional protocol specification followed by 0 or more resolution services", each service after a ``+``; the
+empty string is a valid service field too.
+
+So ``+N2R+N2L`` (no protocol, two services) and the empty field (no protocol, no service) are well-formed; the
+only protocol RFC 3404 §4.4.2 defines for URI resolution is THTTP (RFC 2169), so a terminal record that names no
+protocol is a THTTP resolver's, used for the services it lists (none: all), as one that names ``THTTP`` is. By the
+same grammar ``N2R`` alone is a *protocol* named N2R, no THTTP: the record is skipped, and the log says how the
+service is written. Each is served by dnsmasq (tests/support/dnsnode.py) and read by :class:`NaptrFinder`.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pdi.federation.naptr import NaptrFinder, _parse_service
+from support.dnsnode import dnsmasq
+
+URN = "urn:pdi://a.example.us/2026/11/20/1.text.1"
+RULE = "!^.*$!http://r.example.org/uri-res/N2R?\\0!"
+
+
+@pytest.mark.parametrize(("service", "offered"), [
+    ("+N2R+N2L", ["n2l", "n2r"]),  # no protocol, two services
+    ("+n2c", ["n2c"]),  # the case of a service is not significant
+    ("", []),  # the empty service field: no protocol, no service listed: all
+    ("THTTP+N2R", ["n2r"]),  # as before
+])
+def test_rfc3404_4_4_a_terminal_u_record_with_no_protocol_is_thttp(service: str, offered: list[str]) -> None:
+    with dnsmasq([f"--naptr-record=a.example.us,100,10,U,{service},{RULE}"]) as node:
+        found = NaptrFinder(node.server).services("a.example.us", URN)
+    assert [(s.base, sorted(s.services)) for s in found] == [("http://r.example.org/", offered)]
+    assert found[0].offers("N2R") == (not offered or "n2r" in offered)
+
+
+def test_rfc3404_4_4_a_terminal_s_record_with_no_protocol_names_http_targets() -> None:
+    records = ["--naptr-record=a.example.us,100,10,S,+N2R,,_http._tcp.a.example.us",
+               "--srv-host=_http._tcp.a.example.us,r.example.org,8080,0,10",
+               "--naptr-record=b.example.us,100,10,A,,,r.example.org"]
+    with dnsmasq(records) as node:
+        finder = NaptrFinder(node.server)
+        assert [(s.base, sorted(s.services)) for s in finder.services("a.example.us", URN)] == [
+            ("http://r.example.org:8080/", ["n2r"])]
+        assert [(s.base, sorted(s.services)) for s in finder.services(
+            "b.example.us", URN.replace("a.example", "b.example"))] == [("http://r.example.org/", [])]
+
+
+def test_rfc3404_4_4_n2r_alone_is_a_protocol_so_the_record_is_skipped_and_said(
+        caplog: pytest.LogCaptureFixture) -> None:
+    records = [f"--naptr-record=a.example.us,100,10,U,N2R,{RULE}",
+               "--naptr-record=a.example.us,100,20,U,z3950+N2L,!^.*$!http://z.example.org/!",
+               "--naptr-record=a.example.us,100,30,U,+N2R,!^.*$!http://r2.example.org/!"]
+    with dnsmasq(records) as node, caplog.at_level(logging.INFO, logger="pdi.federation"):
+        found = NaptrFinder(node.server).services("a.example.us", URN)
+    assert [s.base for s in found] == ["http://r2.example.org/"]  # neither N2R's record nor z3950's
+    said = [record.getMessage() for record in caplog.records if record.name == "pdi.federation"]
+    assert any("'N2R'" in line and "+N2R" in line and "a.example.us" in line for line in said), said
+    assert not any("z3950" in line for line in said), said  # another protocol's record is no one's mistake
+
+
+SERVICES = st.sampled_from(["N2L", "N2Ls", "N2R", "N2Rs", "N2C", "N2Cs", "N2N", "N2Ns", "I2L", "I2R", "I2C"])
+
+
+@given(protocol=st.sampled_from(["", "THTTP", "thttp", "http", "HTTPS", "z3950", "rcds", "E2U", "N2R"]),
+       services=st.lists(SERVICES, max_size=4))
+def test_rfc3404_4_4_a_service_field_is_an_optional_protocol_and_its_services(protocol: str,
+                                                                               services: list[str]) -> None:
+    """Any field the ABNF makes: a protocol (or none) before the first ``+``, a service after each ``+``."""
+    field = protocol + "".join("+" + s for s in services)
+    read = _parse_service(field)
+    schemes = {"": "http", "thttp": "http", "http": "http", "https": "https"}  # none: THTTP, over http
+    if protocol.lower() not in schemes:
+        assert read is None
+    else:
+        assert read == (schemes[protocol.lower()], frozenset(s.lower() for s in services))
