@@ -1,5 +1,6 @@
 """Signing keys and signed manifests: Ed25519 (RFC 8032) in JOSE — JWK (RFC 7517, RFC 8037 §2), JWK thumbprints
-(RFC 7638), JWS compact serialization (RFC 7515 §7.1) with ``alg`` ``EdDSA`` (RFC 8037 §3.1).
+(RFC 7638), JWS compact serialization (RFC 7515 §7.1) with ``alg`` ``EdDSA`` (RFC 8037 §3.1; read under its
+RFC 9864 name ``Ed25519`` too).
 
 A pure core: bytes and strings in, values out, no I/O (where a key file is
 kept is :mod:`pdi.archive.signing_key`). The arithmetic is ``cryptography``'s;
@@ -38,6 +39,7 @@ from pdi.errors import IntegrityError, ParseError, UnsupportedError
 
 __all__ = [
     "MANIFEST_TYPE",
+    "VERIFIED_ALGS",
     "Manifest",
     "NotAKey",
     "PublicKey",
@@ -58,6 +60,10 @@ __all__ = [
 
 #: The ``typ`` of a manifest's JWS header (RFC 7515 §4.1.9: ``application/`` left out) and its payload's ``type``.
 MANIFEST_TYPE = "pdi-manifest+jws"
+#: The JWS ``alg`` names a signature is checked under, each an Ed25519 signature of pdi's keys: ``EdDSA`` (RFC 8037
+#: §3.1, what pdi writes: every JOSE reader knows it) and ``Ed25519``, the fully-specified name RFC 9864 §2.2
+#: registers for it and prefers (deprecating ``EdDSA``). Not ``Ed448``: another curve, of which pdi has no key.
+VERIFIED_ALGS = frozenset({"EdDSA", "Ed25519"})
 #: The longest compact JWS pdi reads, in characters: far more than a page of manifest entries.
 MAX_JWS = 64 << 20
 #: The longest JWS protected header pdi reads, in base64url characters (pdi's own are under 200): it is read before
@@ -147,8 +153,10 @@ class PublicKey:
         return b64url(hashlib.sha256(members.encode("ascii")).digest())
 
     def jwk(self) -> dict[str, str]:
-        """The public JWK (RFC 8037 §2), with ``kid`` its thumbprint, ``use`` sig and ``alg`` EdDSA."""
-        return {"kty": "OKP", "crv": "Ed25519", "x": self.x, "kid": self.thumbprint, "use": "sig", "alg": "EdDSA"}
+        """The public JWK (RFC 8037 §2), with ``use`` sig, ``alg`` EdDSA and ``kid`` the one it was read with
+        (:attr:`kid`: a pinned key's issuer's, which its JWS name) or else its thumbprint (pdi's own)."""
+        return {"kty": "OKP", "crv": "Ed25519", "x": self.x, "kid": self.kid if self.kid is not None else self.thumbprint,
+                "use": "sig", "alg": "EdDSA"}
 
     def verify(self, signature: bytes, data: bytes) -> bool:
         """Whether ``signature`` is this key's Ed25519 signature of ``data``."""
@@ -235,7 +243,8 @@ class Verified:
 def verify_compact(jws: str, keys: Iterable[PublicKey]) -> Verified:
     """Check a compact JWS against ``keys``: :class:`Verified`, or :class:`IntegrityError` saying what is wrong.
 
-    The header must say ``alg`` ``EdDSA`` (nothing else is accepted: no
+    The header must say ``alg`` ``EdDSA``, or ``Ed25519``, its fully-specified
+    name (RFC 9864 §2.2: the same signature; nothing else is accepted: no
     ``none``, RFC 8725 §3.1) and have no ``crit`` pdi does not understand
     (RFC 7515 §4.1.11). With a ``kid``, only the key of that thumbprint, or
     whose JWK had that ``kid``, is tried; without one, each key given.
@@ -257,8 +266,9 @@ def verify_compact(jws: str, keys: Iterable[PublicKey]) -> Verified:
                                   unique_keys=True)
     if not isinstance(header, dict):
         raise ParseError("the JWS header is not a JSON object", rule="jws")
-    if header.get("alg") != "EdDSA":
-        raise IntegrityError(f"the JWS is signed with alg {header.get('alg')!r}; pdi accepts EdDSA only")
+    if header.get("alg") not in VERIFIED_ALGS:
+        raise IntegrityError(f"the JWS is signed with alg {header.get('alg')!r}; pdi accepts EdDSA only (or its"
+                             " fully-specified name, Ed25519: RFC 9864)")
     if "crit" in header:
         raise UnsupportedError(f"the JWS header names critical extensions pdi does not know: {header['crit']!r}")
     payload = b64url_decode(payload_b64, "the JWS payload")
