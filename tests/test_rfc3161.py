@@ -45,7 +45,7 @@ signer_key = {dir}/tsa.key
 signer_digest = sha256
 default_policy = 1.2.3.4.1
 other_policies = 1.2.3.4.5
-digests = sha256
+digests = sha256, sha384, sha512
 accuracy = secs:1
 ordering = no
 tsa_name = no
@@ -195,6 +195,51 @@ def test_pdi_manifest_tsa_and_verify_tsa_ca(tmp_path: Path, tsa: tuple[str, Path
     assert status == 3 and "not of these octets" in output
 
 
+@pytest.mark.parametrize("digest", ["sha384", "sha512"])
+def test_rfc3161_2_4_2_a_stamp_of_a_sha384_or_sha512_imprint_of_the_file_is_checked(
+        tmp_path: Path, tsa: tuple[str, Path, Path], digest: str) -> None:
+    """RFC 3161 §2.4.2: the TSTInfo's messageImprint is the hash algorithm and digest the request named; a stamp of
+    a manifest file asked by another tool (``openssl ts -query -sha512``) is of that algorithm's digest of the file.
+    openssl verifies it (the independent reader); so does ``pdi verify --signatures``, and a changed file is
+    refused, naming the algorithm."""
+    _, ca, _ = tsa
+    location, runner, out = _keyed_archive(tmp_path)
+    made = runner.invoke(cli, ["manifest", "--series", SERIES, "-o", str(out), "--archive", str(location)])
+    assert made.exit_code == 0, made.output
+    stamp = tmp_path / "m.jws.tsr"
+    _run("ts", "-query", "-data", str(out), f"-{digest}", "-cert", "-out", str(tmp_path / "q.tsq"))
+    _run("ts", "-reply", "-config", str(ca.parent / "tsa.cnf"), "-queryfile", str(tmp_path / "q.tsq"),
+         "-out", str(stamp))
+    said = _run("ts", "-reply", "-in", str(stamp), "-text").stdout.decode()
+    assert f"Hash Algorithm: {digest}" in said, said
+    checked = _run("ts", "-verify", "-in", str(stamp), "-data", str(out), "-CAfile", str(ca)).stdout.decode()
+    assert "Verification: OK" in checked
+    read = read_response(stamp.read_bytes())
+    assert read.imprint == hashlib.new(digest, out.read_bytes()).digest()
+    read.check(out.read_bytes())
+
+    def verify(*args: str) -> tuple[int, str]:
+        result = runner.invoke(cli, ["verify", "--signatures", str(out), *args, "--archive", str(location)])
+        return result.exit_code, result.output
+
+    status, output = verify("--tsa-ca", str(ca))
+    assert status == 0 and f"timestamped\t{out}\t" in output, output
+    out.write_text(out.read_text() + "\n")  # the file changed after it was stamped
+    status, output = verify()
+    named = {"sha384": "SHA-384", "sha512": "SHA-512"}[digest]
+    assert status == 3 and f"the timestamp is of {named} " in output and "not of these octets" in output, output
+
+
+def test_rfc3161_a_stamp_of_a_sha1_imprint_is_refused(tmp_path: Path, tsa: tuple[str, Path, Path]) -> None:
+    """SHA-1 collisions are made (SHAttered, 2017): a SHA-1 stamp of one file stamps another too. Refused, as a
+    response whose digest is not its algorithm's size is."""
+    digest = hashlib.sha1(b"x").digest()
+    with pytest.raises(IntegrityError, match="not of a SHA-256, SHA-384 or SHA-512 digest"):
+        read_response(_response(digest, algorithm="2b0e03021a"))  # 1.3.14.3.2.26, id-sha1
+    with pytest.raises(ParseError, match="sha256 digest is 20 octets, not 32"):
+        read_response(_response(digest))
+
+
 def test_tsa_needs_a_file(tmp_path: Path) -> None:
     location = tmp_path / "a"
     Archive.init(location).close()
@@ -251,10 +296,11 @@ def _tlv(tag: int, content: bytes) -> bytes:
 
 
 def _response(digest: bytes, *, status: bytes = b"\x00", gen_time: bytes = b"20261127050000Z",
-              nonce: bytes | None = None) -> bytes:
-    """A granted TimeStampResp (RFC 3161 §2.4.2) as its ASN.1 module spells it, its SignedData unsigned."""
-    sha256 = bytes.fromhex("608648016503040201")  # 2.16.840.1.101.3.4.2.1
-    imprint = _tlv(0x30, _tlv(0x30, _tlv(0x06, sha256) + _tlv(0x05, b"")) + _tlv(0x04, digest))
+              nonce: bytes | None = None, algorithm: str = "608648016503040201") -> bytes:
+    """A granted TimeStampResp (RFC 3161 §2.4.2) as its ASN.1 module spells it, its SignedData unsigned; its imprint
+    of ``algorithm`` (the DER content of its OID, in hex: by default 2.16.840.1.101.3.4.2.1, SHA-256)."""
+    oid = bytes.fromhex(algorithm)
+    imprint = _tlv(0x30, _tlv(0x30, _tlv(0x06, oid) + _tlv(0x05, b"")) + _tlv(0x04, digest))
     tst = _tlv(0x02, b"\x01") + _tlv(0x06, b"\x2a\x03") + imprint + _tlv(0x02, b"\x05") + _tlv(0x18, gen_time)
     if nonce is not None:
         tst += _tlv(0x02, nonce)

@@ -1,4 +1,5 @@
-"""Trusted timestamps (RFC 3161): the request for a SHA-256 digest, and what a response says.
+"""Trusted timestamps (RFC 3161): the request for a SHA-256 digest, and what a response says (a stamp of a
+SHA-256, SHA-384 or SHA-512 digest).
 
 A pure core: DER octets in and out, no I/O (asking a time-stamping authority
 over HTTP and checking its signature are the command line's, with
@@ -24,6 +25,12 @@ __all__ = ["MAX_RESPONSE", "TimeStamp", "read_response", "timestamp_request"]
 
 #: id-sha256 (RFC 5754 §2.2, NIST), DER of its OID's content.
 SHA256_OID = bytes.fromhex("608648016503040201")
+#: The message imprints a response may stamp (RFC 3161 §2.4.2: a TSA answers with the hash algorithm it was asked
+#: for, and a stamp made by another tool, ``openssl ts -query -sha512``, may be of any): the DER content of each
+#: OID (RFC 5754 §2.2: id-sha256, id-sha384, id-sha512), its :mod:`hashlib` name and its digest's size. Not SHA-1
+#: nor MD5: a collision of either is within reach, and a stamp of one then stamps another's octets too.
+IMPRINTS = {SHA256_OID: ("sha256", 32), bytes.fromhex("608648016503040202"): ("sha384", 48),
+            bytes.fromhex("608648016503040203"): ("sha512", 64)}
 #: id-signedData (RFC 5652 §5.1) and id-ct-TSTInfo (RFC 3161 §2.4.2).
 SIGNED_DATA_OID = bytes.fromhex("2a864886f70d010702")
 TST_INFO_OID = bytes.fromhex("2a864886f70d0109100104")
@@ -129,16 +136,19 @@ def epoch_of(generalized: str) -> int:
 
 @dataclass(frozen=True)
 class TimeStamp:
-    """What a granted response says: the SHA-256 it stamps, when (``GeneralizedTime``, as written), its nonce."""
+    """What a granted response says: the digest it stamps (of ``algorithm``, a :mod:`hashlib` name: sha256, sha384
+    or sha512), when (``GeneralizedTime``, as written), its nonce."""
 
     imprint: bytes
     time: str
     nonce: int | None
+    algorithm: str = "sha256"
 
     def check(self, data: bytes, nonce: int | None = None) -> None:
-        """:class:`IntegrityError` unless this stamps the SHA-256 of ``data`` (and carries ``nonce``, if given)."""
-        if self.imprint != hashlib.sha256(data).digest():
-            raise IntegrityError(f"the timestamp is of SHA-256 {self.imprint.hex()}, not of these octets")
+        """:class:`IntegrityError` unless this stamps the digest of ``data`` (and carries ``nonce``, if given)."""
+        if self.imprint != hashlib.new(self.algorithm, data).digest():
+            named = self.algorithm.upper().replace("SHA", "SHA-")
+            raise IntegrityError(f"the timestamp is of {named} {self.imprint.hex()}, not of these octets")
         if nonce is not None and self.nonce != nonce:
             raise IntegrityError(f"the timestamp's nonce is {self.nonce}, not the request's {nonce}")
 
@@ -180,9 +190,14 @@ def read_response(data: bytes) -> TimeStamp:
     if len(imprint) != 2:
         raise ParseError("the MessageImprint is not an algorithm and a digest", rule="rfc3161")
     algorithm = _children(data, _expect(imprint[0], _SEQUENCE, "AlgorithmIdentifier"), "AlgorithmIdentifier")
-    if not algorithm or data[algorithm[0].start:algorithm[0].end] != SHA256_OID:
-        raise IntegrityError("the timestamp is not of a SHA-256 digest")
-    digest = data[imprint[1].start:imprint[1].end]
+    known = IMPRINTS.get(data[algorithm[0].start:algorithm[0].end]) if algorithm else None
+    if known is None:
+        raise IntegrityError("the timestamp is not of a SHA-256, SHA-384 or SHA-512 digest")
+    name, size = known
+    digest = data[_expect(imprint[1], _OCTETS, "the hashedMessage").start:imprint[1].end]
+    if len(digest) != size:
+        raise ParseError(f"the timestamp's {name} digest is {len(digest)} octets, not {size}", offset=imprint[1].start,
+                         rule="rfc3161")
     time = _expect(tst[4], _TIME, "genTime")
     written = data[time.start:time.end].decode("ascii", errors="replace")
     try:
@@ -193,4 +208,4 @@ def read_response(data: bytes) -> TimeStamp:
         raise ParseError("the genTime is not a time as RFC 3161 §2.4.2 writes it (YYYYMMDDhhmmss[.s]Z)",
                          offset=time.start, rule="rfc3161") from None
     nonce = next((_int(data, e, "the nonce", 32) for e in tst[5:] if e.tag == _INTEGER), None)
-    return TimeStamp(digest, written, nonce)
+    return TimeStamp(digest, written, nonce, name)
