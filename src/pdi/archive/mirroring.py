@@ -201,7 +201,7 @@ class Mirroring(ArchiveBase):
                              shown_url(origin.base_url))
                  for (_, version), (name, until) in once.items()]
         return self.store.import_all(known, items, (), audit, embargoes=keyed, new_document=new_document,
-                                     gapless=False)
+                                     gapless=False, withdrawn_here=False)
 
     def embargoes_held(self, keys: Sequence[DocumentKey]) -> dict[tuple[DocumentKey, int | None], str]:
         """The embargoes set here on these documents (lifted or not): each document's (version ``None``) and each

@@ -42,26 +42,27 @@ def mirrored_series(series: str, origin: str) -> ImmutabilityError:
 
 
 def withdrawn_whole(key: DocumentKey, at: str, reason: str, who: str, purged: bool, *,
-                    added: str = "a new one") -> WithdrawnError:
-    """The refusal (by the documents' part and the deposits) of a new version of the document ``key`` (``added``:
-    what else is refused, ``a format added to one``), withdrawn whole (``at``, for ``reason``, by ``who``): its
-    tombstone covers every version, one deposited after it too."""
+                    added: str = "a new one", done: str = "deposited") -> WithdrawnError:
+    """The refusal (by the documents' part, the deposits and an import, ``done``: ``imported``) of a new version of
+    the document ``key`` (``added``: what else is refused, ``a format added to one``), withdrawn whole (``at``, for
+    ``reason``, by ``who``): its tombstone covers every version, one deposited after it too."""
     from pdi.archive.naming import generic_name
 
     return WithdrawnError(
         f"{generic_name(key)} was withdrawn whole at {at}{' (its octets purged)' if purged else ''}, reason: {reason};"
-        f" every version of it, {added} too, answers with its tombstone, so nothing was deposited",
+        f" every version of it, {added} too, answers with its tombstone, so nothing was {done}",
         reason=reason, at=at, who=who, purged=purged,
     )
 
 
-def withdrawn_version(names: str, at: str, reason: str, who: str, purged: bool) -> WithdrawnError:
-    """The refusal (by the documents' part and the deposits) of a format added to a version withdrawn alone
-    (``names``, its formats' names; ``at``, for ``reason``, by ``who``): its tombstone covers every format of it, one
-    added after it too."""
+def withdrawn_version(names: str, at: str, reason: str, who: str, purged: bool, *,
+                      added: str = "added", done: str = "deposited") -> WithdrawnError:
+    """The refusal (by the documents' part, the deposits and an import: ``added`` and ``done``, ``imported``) of a
+    format added to a version withdrawn alone (``names``, its formats' names; ``at``, for ``reason``, by ``who``):
+    its tombstone covers every format of it, one added after it too."""
     return WithdrawnError(
         f"{names} was withdrawn at {at}{' (its octets purged)' if purged else ''}, reason: {reason}; every format of"
-        " the version, one added now too, answers with its tombstone, so nothing was deposited",
+        f" the version, one {added} now too, answers with its tombstone, so nothing was {done}",
         reason=reason, at=at, who=who, purged=purged,
     )
 

@@ -23,6 +23,8 @@ from pdi.archive.catalog.base import (
     key_of,
     pages,
     timestamp,
+    withdrawn_version,
+    withdrawn_whole,
 )
 from pdi.archive.store import (
     AssertionRecord,
@@ -57,6 +59,7 @@ class ImportsPart(CatalogBase):
         *,
         new_document: Callable[[RepresentationRecord], AuditRecord] | None = None,
         gapless: bool = True,
+        withdrawn_here: bool = True,
     ) -> list[RepresentationRecord]:
         """Bring records from another archive in, exactly as named; one transaction.
 
@@ -81,6 +84,13 @@ class ImportsPart(CatalogBase):
         serials or a document's versions; a mirror's (:mod:`pdi.archive.mirroring`)
         may leave them, holding only what its origin lets it read, and never
         minting in the series.
+
+        ``withdrawn_here`` (the default) refuses (:class:`~pdi.errors.WithdrawnError`) a representation new
+        here of a version withdrawn here, or of a document withdrawn whole here (a new version too): a
+        tombstone covers every format of its version, one added after it too, as a deposit's does
+        (:func:`~pdi.archive.catalog.base.withdrawn_version`). Tombstones the import itself brings cover the
+        formats it brings with them. A mirror's sync (:mod:`pdi.archive.mirroring`) passes ``False``: it
+        copies what its origin serves under the origin's names.
         """
         with self._read():  # refuse bad imports before staging any blob
             known = {str(r[0]) for r in self._query("SELECT name FROM series")}
@@ -89,13 +99,13 @@ class ImportsPart(CatalogBase):
                 if s.parent is not None and s.parent not in known:
                     raise NotFoundError(f"parent series {s.parent} of {s.name} is not in the import")
             for page in pages(rec for rec, _ in representations):
-                self._check_import(page, known)
+                self._check_import(page, known, withdrawn_here)
         staged = self._stage_import(
             (rec.sha256, content) for rec, content in representations if rec.purged is None
         )
         try:
             added = self._import_staged(series, representations, assertions, audit, staged, withdrawals,
-                                        embargoes, new_document, gapless)
+                                        embargoes, new_document, gapless, withdrawn_here)
         except BaseException:
             discard_all(staged)
             raise
@@ -113,6 +123,7 @@ class ImportsPart(CatalogBase):
         embargoes: Sequence[tuple[DocumentKey, int | None, str]] = (),
         new_document: Callable[[RepresentationRecord], AuditRecord] | None = None,
         gapless: bool = True,
+        withdrawn_here: bool = True,
     ) -> list[RepresentationRecord]:
         added: list[RepresentationRecord] = []
         written = _ImportWritten({blob.info.sha256: blob for blob in staged})
@@ -124,7 +135,7 @@ class ImportsPart(CatalogBase):
                     self._insert_series(s)
             known = {str(r[0]) for r in self._query("SELECT name FROM series")}
             for page in pages(rec for rec, _ in representations):
-                added += self._import_page(page, known, written, new_document)
+                added += self._import_page(page, known, written, new_document, withdrawn_here)
             if gapless:
                 self._check_numbering(written.days)
             for entry in audit:
@@ -197,10 +208,12 @@ class ImportsPart(CatalogBase):
                 )}
         return reps, versions
 
-    def _check_import(self, page: Sequence[RepresentationRecord], known: set[str]) -> None:
-        """Before anything is staged: each record's series is known and its name holds no other bytes here."""
+    def _check_import(self, page: Sequence[RepresentationRecord], known: set[str], withdrawn_here: bool) -> None:
+        """Before anything is staged: each record's series is known, its name holds no other bytes here and (with
+        ``withdrawn_here``) a record new here is of no version withdrawn here."""
         ids = self._document_ids(list(dict.fromkeys(key_of(rec) for rec in page)))
         stored, _ = self._stored_of(ids.values(), versions_too=False)
+        gone = self._tombstones_of(ids.values()) if withdrawn_here else {}
         for rec in page:
             if rec.series not in known:
                 raise NotFoundError(f"series {rec.series} is not in the import")
@@ -208,6 +221,22 @@ class ImportsPart(CatalogBase):
             sha256 = None if doc is None else stored.get((doc, rec.version, rec.format))
             if sha256 is not None and sha256 != rec.sha256:
                 raise _import_conflict(rec)
+            if sha256 is None and doc is not None:
+                _not_into_withdrawn(rec, doc, gone, stored)
+
+    def _tombstones_of(self, documents: Iterable[int]) -> dict[tuple[int, int | None], tuple[str, str, str, bool]]:
+        """The first tombstone (at, reason, who, purged) of each of ``documents`` withdrawn whole (version ``None``)
+        and of each of their versions withdrawn alone, held here."""
+        gone: dict[tuple[int, int | None], tuple[str, str, str, bool]] = {}
+        for chunk in pages(sorted(set(documents)), MAX_PARAMETERS):
+            relation, params = self._rows(("bigint",), [(doc,) for doc in chunk])
+            for doc, version, at, reason, who, purged in self._query(
+                "SELECT document, version, at, reason, who, purged FROM withdrawals"
+                f" WHERE document IN (SELECT column1 FROM {relation}) ORDER BY id", params,
+            ):
+                gone.setdefault((int(doc), None if version is None else int(version)),
+                                (str(at), str(reason), str(who), bool(purged)))
+        return gone
 
     def _import_page(
         self,
@@ -215,10 +244,13 @@ class ImportsPart(CatalogBase):
         known: set[str],
         written: _ImportWritten,
         new_document: Callable[[RepresentationRecord], AuditRecord] | None,
+        withdrawn_here: bool,
     ) -> list[RepresentationRecord]:
         """Inside the import's transaction: write one page of representations; those that are new."""
         ids = self._document_ids(list(dict.fromkeys(key_of(rec) for rec in page)))
         stored, versions = self._stored_of(ids.values())
+        # asked again in the write transaction: a withdrawal committed since the check refuses the import too
+        gone = self._tombstones_of(ids.values()) if withdrawn_here else {}
         documents: dict[DocumentKey, RepresentationRecord] = {}  # new, each with its first record
         new_versions: dict[tuple[DocumentKey, int], str] = {}
         in_page: dict[tuple[DocumentKey, int, str], str] = {}
@@ -239,6 +271,8 @@ class ImportsPart(CatalogBase):
                 if sha256 != rec.sha256:
                     raise _import_conflict(rec)
                 continue
+            if doc is not None:
+                _not_into_withdrawn(rec, doc, gone, stored)
             in_page[name] = rec.sha256
             new.append(rec)
         if documents:
@@ -423,6 +457,28 @@ class ImportsPart(CatalogBase):
                 f" {plural(count, 'version')} numbered {low} to {high}",
                 rule="catalog",
             )
+
+
+def _not_into_withdrawn(rec: RepresentationRecord, doc: int,
+                        gone: dict[tuple[int, int | None], tuple[str, str, str, bool]],
+                        stored: dict[tuple[int, int, str], str]) -> None:
+    """Refuse ``rec``, new here, when its version (``doc``'s) or its whole document was withdrawn here: named as a
+    deposit names its refusal (:func:`withdrawn_version`, :func:`withdrawn_whole`), after the record it was."""
+    from pdi.archive.naming import versioned_name
+
+    key = key_of(rec)
+    brought = f"format {rec.format} of version {rec.version} of {describe_key(key)}, in the import: "
+    whole = gone.get((doc, None))
+    if whole is not None:
+        at, reason, who, purged = whole
+        raise withdrawn_whole(key, at, reason, who, purged, added="a format or a version imported",
+                              done="imported").within(brought)
+    alone = gone.get((doc, rec.version))
+    if alone is not None:
+        at, reason, who, purged = alone
+        held = sorted(f for (d, v, f) in stored if d == doc and v == rec.version)
+        names = ", ".join(versioned_name(key, f, rec.version) for f in held)
+        raise withdrawn_version(names, at, reason, who, purged, added="imported", done="imported").within(brought)
 
 
 def _import_conflict(rec: RepresentationRecord) -> ImmutabilityError:
