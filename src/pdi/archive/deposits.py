@@ -136,7 +136,10 @@ class Deposits(ArchiveBase):
         missing = [rep.format for rep in reps if rep.format not in records]
         if missing:  # pragma: no cover - a store bug
             raise NotFoundError(f"deposit of {', '.join(missing)} vanished")
-        return Deposit(tuple(record_name(records[rep.format]) for rep in reps), result.unchanged, result.replayed)
+        # a retry's first answer, replayed: the write happened, and what it made may have been withdrawn since
+        gone = self.store.withdrawal(result.key, result.version) if result.replayed else None
+        return Deposit(tuple(record_name(records[rep.format]) for rep in reps), result.unchanged, result.replayed,
+                       withdrawn=gone)
 
     def add(
         self,
@@ -595,9 +598,11 @@ class Deposits(ArchiveBase):
             raise NotFoundError(f"no document {key.series} {key.day.isoformat()} {key.unique_id} in the archive")
         self._not_mirrored(key.series)
         # before its octets are read: a document withdrawn whole takes no version (its catalog asks again, in the
-        # version's own transaction, so that a withdrawal made while they are staged refuses it too)
+        # version's own transaction, so that a withdrawal made while they are staged refuses it too); but a retry
+        # under an Idempotency-Key, whose first answer the catalog finds first once its octets are known (and
+        # replays, with the tombstone: the write happened before the withdrawal)
         whole = next((t for t in self.store.withdrawals_of([key]) if t.version is None), None)
-        if whole is not None:
+        if whole is not None and (writer is None or idempotency_key is None):
             raise withdrawn_whole(key, whole.at, whole.reason, whole.who, whole.purged)
         with self._staging(contents, force, progress) as reps:
             note = self._note(writer, "version", reps, idempotency_key, request, embargo)
@@ -736,8 +741,11 @@ class Deposits(ArchiveBase):
         if version not in versions:
             raise NotFoundError(f"no version {version} of {where} in the archive")
         # before its octets are read: a withdrawn version (or document) takes no format (its catalog asks again, in
-        # the format's own transaction, so that a withdrawal made while they are staged refuses it too)
+        # the format's own transaction, so that a withdrawal made while they are staged refuses it too); but a
+        # retry under an Idempotency-Key, as for a version (add_version)
         gone = next((t for t in self.store.withdrawals_of([key]) if t.version in (None, version)), None)
+        if writer is not None and idempotency_key is not None:
+            gone = None
         if gone is not None and gone.version is None:
             raise withdrawn_whole(key, gone.at, gone.reason, gone.who, gone.purged, added="a format added to one")
         if gone is not None:

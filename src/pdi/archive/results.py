@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, overload
 
 from pdi._closing import Closing
 from pdi.archive.blobs import ChunkedReader
-from pdi.archive.store import AssertionRecord, FixityCheck, RepresentationRecord
+from pdi.archive.store import AssertionRecord, FixityCheck, RepresentationRecord, WithdrawalRecord
 from pdi.identifier import PDI
 
 if TYPE_CHECKING:
@@ -42,6 +42,9 @@ class Deposit(Sequence[PDI]):
     #: the SHA-256 of each format's octets, where the deposit minted a name just now (else empty):
     #: what :meth:`~pdi.archive.Archive.held_the_same_day` looks for
     sha256s: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    #: of a ``replayed`` answer: the tombstone that covers its version now (its own or its document's), if one
+    #: does (the write happened; what it made was withdrawn since; draft-ietf-httpapi-idempotency-key-header §2.6)
+    withdrawn: WithdrawalRecord | None = field(default=None, compare=False)
 
     @property
     def version(self) -> int:

@@ -149,7 +149,8 @@ PDI_PARAM = Param("pdi", "A PDI (percent-encode all of it, as encodeURIComponent
 #: The name a write is about: a whole document or version.
 _WHOLE = Param("pdi", "A generic or versioned PDI, without a fragment", required=True, schema=_name("pdi-whole"))
 _IDEMPOTENCY = Param(
-    "Idempotency-Key", "A retry with this key and the same request answers the first answer; another request: 422.",
+    "Idempotency-Key", "A retry with this key and the same request answers the first answer (with withdrawn, the"
+    " tombstone, when what it wrote was withdrawn since); another request: 422.",
     where="header", schema={"type": "string", "minLength": 1, "maxLength": MAX_KEY + 2,
                             "pattern": '^(?!""$)(?:"[\\x20-\\x7e]{1,255}"|[\\x20-\\x7e]{1,255})$'},
 )
@@ -162,7 +163,11 @@ _STRINGS = {"type": "array", "items": {"type": "string"}}
 _WRITTEN_BODY = {
     "type": "object", "required": ["pdi", "names", "version", "unchanged"],
     "properties": {"pdi": {"type": "string"}, "names": _STRINGS, "version": {"type": "integer"},
-                   "unchanged": {"type": "boolean"}},
+                   "unchanged": {"type": "boolean"},
+                   # a replayed answer (Idempotency-Key) whose version was withdrawn since: its tombstone, as N2C's
+                   "withdrawn": {"type": "object", "required": ["at", "reason", "who", "purged"],
+                                 "properties": {"at": {"type": "string"}, "reason": {"type": "string"},
+                                                "who": {"type": "string"}, "purged": {"type": "boolean"}}}},
 }
 _BATCH_BODY = {"type": "object", "required": ["items"], "properties": {"items": {
     "type": "array", "minItems": 1, "items": _WRITTEN_BODY}}}

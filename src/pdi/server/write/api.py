@@ -56,7 +56,9 @@ parameters, content type, and body: compared by SHA-256) is answered with the
 first answer and stores nothing (``Idempotent-Replayed: true``); the same key
 with another request is ``422``. The first answer is written in the
 transaction of the write itself, so a retry after any failure — even one
-that lost the answer — never mints a second name.
+that lost the answer — never mints a second name. A retry made after what
+the write made was withdrawn is answered the same (the write happened), with
+``withdrawn``, its tombstone, beside the first answer's members.
 """
 
 from __future__ import annotations
@@ -259,7 +261,7 @@ class WriteAPI:
             deposits = await anyio.to_thread.run_sync(run)
         replayed = any(d.replayed for d in deposits)
         body = {"items": [{"pdi": str(d[0]), "names": [str(n) for n in d], "version": d.version,
-                           "unchanged": d.unchanged} for d in deposits]}
+                           "unchanged": d.unchanged, **_withdrawn_since(d)} for d in deposits]}
         # as a deposit answers (_created): 200 when nothing new was stored, every item held already
         status = 200 if all(d.unchanged for d in deposits) else 201
         return JSONResponse(body, status_code=status, headers={"Idempotent-Replayed": "true"} if replayed else {})
@@ -608,13 +610,22 @@ def _created(deposit: Deposit) -> Response:
     """``201`` and the new names; ``200`` when nothing new was stored; a replay answers as the first time."""
     first = str(deposit[0])
     body = {"pdi": first, "names": [str(n) for n in deposit], "version": deposit.version,
-            "unchanged": deposit.unchanged}
+            "unchanged": deposit.unchanged, **_withdrawn_since(deposit)}
     # as every answer writes an N2R path (a foreign id's "%23" is "%2523" there: N2R reads "%23" as the "#" of a
     # fragment), so that the Location names the document just deposited and no other
     headers = {"Location": n2r_path(first)}
     if deposit.replayed:
         headers["Idempotent-Replayed"] = "true"
     return JSONResponse(body, status_code=200 if deposit.unchanged else 201, headers=headers)
+
+
+def _withdrawn_since(deposit: Deposit) -> dict[str, Any]:
+    """Of a replayed answer whose version was withdrawn since: ``withdrawn``, its tombstone as N2C describes one
+    (its names answer ``410``); else nothing: the first answer's members alone."""
+    gone = deposit.withdrawn
+    if gone is None:
+        return {}
+    return {"withdrawn": {"at": gone.at, "reason": gone.reason, "who": gone.who, "purged": gone.purged}}
 
 
 def _fingerprint(request: Request) -> str:
