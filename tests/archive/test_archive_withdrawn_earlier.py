@@ -110,3 +110,25 @@ def test_pdi_version_refuses_them_with_its_force_hint(tmp_path: Path) -> None:
 def archive_sha(location: str, name: str) -> str:
     with Archive.open(location) as opened:
         return opened.get(name).sha256
+
+
+def test_withdrawn_earlier_alike_answers_what_it_could_not_compare(archive: Archive, clock: Clock) -> None:
+    # versions 1..23 of a text, then one in service: 1..21 withdrawn and purged (nothing kept to compare), 22 and 23
+    # withdrawn with their octets kept. The purged ones are answered, the last 20 (a look-up each) and a count of
+    # the older, newest first; the kept ones are compared (none alike here), nothing past the bound
+    generic = str(archive.add(S, b"edition 1\n", format="text", foreign_id="case-13")).rsplit(".", 2)[0]
+    for n in range(2, 25):
+        archive.add_version(generic, [Content(f"edition {n}\n".encode(), "text")])
+    for n in range(1, 24):
+        archive.withdraw(f"{generic}.text.{n}", f"withdrawn {n}", purge=n <= 21)
+    seen: list[bytes] = []
+    answer = archive.withdrawn_earlier_alike(f"{generic}.text.24", lambda kept: bool(seen.append(kept)),
+                                             held="these octets", them="them")
+    assert seen == [b"edition 23\n", b"edition 22\n"]
+    assert [t.version for t in answer.purged] == list(range(21, 1, -1))
+    assert [t.reason for t in answer.purged[:2]] == ["withdrawn 21", "withdrawn 20"]
+    assert all(t.purged for t in answer.purged)
+    assert (answer.more_purged, answer.beyond) == (1, ())
+    # asked for a format no purged version has: none named
+    other = archive.withdrawn_earlier_alike(f"{generic}.utf-8.24", lambda kept: False, held="x", them="y")
+    assert (other.purged, other.more_purged) == ((), 1)

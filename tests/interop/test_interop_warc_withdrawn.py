@@ -219,3 +219,25 @@ def test_the_bytes_of_an_earlier_withdrawn_version_captured_again_after_a_later_
         for refusal, name in zip(plan.skipped, (_name(A), _name(LONE, "png")), strict=True):
             assert f"{name} holds" in refusal and "withdrawn" in refusal and "court order" in refusal, refusal
         assert archive.versions(_name(A)) == archive.versions(_name(LONE, "png")) == [1, 2]
+
+
+def test_the_page_of_an_earlier_purged_version_in_another_wrapper_is_imported_with_a_warning_naming_it(
+    location: str, tmp_path: Path
+) -> None:
+    # version 1 withdrawn and purged, version 2 in service: page A again in another file cannot be compared (its
+    # octets are gone), so it is the next version, and the import's line for it says so, naming version 1
+    warc = _warc(tmp_path / "1.warc.gz", b"<p>one</p>", hour=12)
+    with _archive(str(tmp_path / "scratch")) as scratch:
+        import_warc(scratch, warc, S)
+        head, crlf, rest = scratch.get(_name(A)).data.partition(b"\r\n")
+    dated = head + crlf + b"Date: Wed, 01 May 2024 09:00:00 +0000\r\n" + rest
+    with _archive(location) as archive:
+        (name,) = deposit_capture(archive, S, A, dated, day=DAY)
+        archive.withdraw(name, "court order", purge=True)
+        deposit_capture(archive, S, A, dated.replace(b"<p>one</p>", b"<p>two</p>"), day=DAY)
+        done, plan = import_warc(archive, warc, S)
+        assert [(d.name, d.unchanged) for d in done] == [(_name(A, version=3), False)]
+        assert not plan.skipped, plan.skipped
+        (said,) = done[0].warnings
+        assert said.startswith(f"{name} was withdrawn at ") and "purged" in said, said
+        assert "could not be compared" in said and str(_name(A, version=3)) in said, said

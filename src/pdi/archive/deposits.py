@@ -37,7 +37,7 @@ from pdi.archive.naming import (
     timestamp,
     versioned_name,
 )
-from pdi.archive.results import Deposit
+from pdi.archive.results import Deposit, NotCompared
 from pdi.archive.store import (
     DepositResult,
     DocumentKey,
@@ -638,7 +638,7 @@ class Deposits(ArchiveBase):
 
     def withdrawn_earlier_alike(
         self, pdi: PDI | str, same: Callable[[bytes], bool], *, held: str, them: str
-    ) -> None:
+    ) -> NotCompared:
         """Refuse octets that ``same`` finds alike those of a version before ``pdi``'s that was withdrawn alone (a
         format of it), as the catalog refuses the very octets of any withdrawn version of a document.
 
@@ -647,6 +647,9 @@ class Deposits(ArchiveBase):
         versions whose octets are kept (not purged) and that have the format are compared, the newest first, and
         at most :data:`WITHDRAWN_COMPARED` of them (each is read whole, verified): an older one is not compared.
         Alike: :class:`~pdi.errors.ImmutabilityError` as :meth:`withdrawn_alike` raises it, naming that version.
+        Otherwise the answer says what was not compared (:class:`~pdi.archive.results.NotCompared`), for the front
+        end to warn of: the versions past the bound, and the purged ones that have the format (the last
+        :data:`WITHDRAWN_COMPARED` of them, a look-up each), whose octets are gone.
         """
         parsed = parse_pdi(pdi)
         key = key_of(parsed)
@@ -654,14 +657,19 @@ class Deposits(ArchiveBase):
         tombstones: dict[int, WithdrawalRecord] = {}
         for t in self.store.withdrawals_of([key]):  # oldest first: a version's first tombstone is the one shown
             if t.version is None:
-                return  # withdrawn whole: add_version refuses every version of it
+                return NotCompared()  # withdrawn whole: add_version refuses every version of it
             if t.version < newest:
                 first = tombstones.setdefault(t.version, t)
                 if t.purged and not first.purged:
                     tombstones[t.version] = dataclasses.replace(first, purged=True)
-        kept = [v for v in sorted(tombstones, reverse=True) if not tombstones[v].purged][:WITHDRAWN_COMPARED]
-        for version in kept:
+        kept = [v for v in sorted(tombstones, reverse=True) if not tombstones[v].purged]
+        for version in kept[:WITHDRAWN_COMPARED]:
             self._refuse_kept_alike(key, version, tombstones[version], parsed.format or "", same, held, them)
+        purged = [v for v in sorted(tombstones, reverse=True) if tombstones[v].purged]
+        token = formats.canonical_token(parsed.format or "")
+        with_format = tuple(tombstones[v] for v in purged[:WITHDRAWN_COMPARED]
+                            if any(r.format == token for r in self.store.representations(key, v)))
+        return NotCompared(with_format, max(0, len(purged) - WITHDRAWN_COMPARED), tuple(kept[WITHDRAWN_COMPARED:]))
 
     def _refuse_kept_alike(
         self, key: DocumentKey, version: int, tombstone: WithdrawalRecord, format: str,

@@ -25,6 +25,22 @@ else:
 
 
 @dataclass(frozen=True)
+class NotCompared:
+    """What :meth:`~pdi.archive.Archive.withdrawn_earlier_alike` could not compare octets with, the newest first.
+
+    ``purged``: the tombstones of earlier versions withdrawn alone that have the format and whose octets were
+    purged (a purge keeps a file's SHA-256 and size only, and the same page in another file has others: whether
+    it holds the same page cannot be known), the last :data:`~pdi.archive.deposits.WITHDRAWN_COMPARED` of them;
+    ``more_purged``, how many purged ones before those were not looked at. ``beyond``: the earlier withdrawn
+    versions whose octets are kept past the last ``WITHDRAWN_COMPARED``, not read.
+    """
+
+    purged: tuple[WithdrawalRecord, ...] = ()
+    more_purged: int = 0
+    beyond: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
 class Deposit(Sequence[PDI]):
     """What a deposit answers: the versioned names of its formats, and whether it stored them.
 

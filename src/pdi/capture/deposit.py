@@ -14,7 +14,10 @@ import datetime
 from collections.abc import Callable
 
 from pdi import formats
+from pdi._wording import plural
 from pdi.archive import Archive, Content, Deposit
+from pdi.archive.deposits import WITHDRAWN_COMPARED
+from pdi.archive.results import NotCompared
 from pdi.errors import ImmutabilityError, NotFoundError, WithdrawnError
 from pdi.identifier import PDI
 from pdi.mhtml.compare import same_content
@@ -94,13 +97,31 @@ def deposit_capture(
         )
     if held is not None and same_content(held, data):
         return Deposit((newest,), unchanged=True)
+    uncompared = NotCompared()
     if not force:  # an earlier version withdrawn, the same page again: refused as the newest's is (kept octets)
-        archive.withdrawn_earlier_alike(
+        uncompared = archive.withdrawn_earlier_alike(
             newest, lambda kept: same_content(kept, data), held=_SAME_PAGE, them="this page"
         )
     deposit = archive.add_version(name, [Content(data, token, index_later=index_later)], force=force)
-    if tombstone is not None and tombstone.purged and warn is not None:  # (its very octets: the catalog refused)
-        warn(f"{newest} was withdrawn at {tombstone.at} and its octets purged, so this capture of {url} could not be"
+    if warn is None:
+        return deposit
+    # (their very octets: the catalog refused them) a purge keeps a file's SHA-256 and size alone, and the same page
+    # in another file has others: whether it is the same page cannot be known
+    purged = ([tombstone] if tombstone is not None and tombstone.purged else []) + list(uncompared.purged)
+    for gone in purged:
+        withdrawn = name.with_version(gone.version) if gone.version is not None else newest
+        warn(f"{withdrawn} was withdrawn at {gone.at} and its octets purged, so this capture of {url} could not be"
              f" compared with the page it held: it is deposited as {deposit[0]}, even if it is the same page")
+    if uncompared.more_purged:
+        warn(f"{plural(uncompared.more_purged, 'earlier withdrawn version')} of {url}, older than the"
+             f" {WITHDRAWN_COMPARED} named, had {'its' if uncompared.more_purged == 1 else 'their'} octets purged"
+             f" too and {'was' if uncompared.more_purged == 1 else 'were'} not looked at: {deposit[0]} may hold"
+             " the page of one of them")
+    if uncompared.beyond:
+        count = len(uncompared.beyond)
+        warn(f"{plural(count, 'earlier withdrawn version')} ({name.with_version(uncompared.beyond[0])}"
+             f"{', the newest of them' if count > 1 else ''}) {'was' if count == 1 else 'were'} not compared with"
+             f" this capture of {url}: a capture is compared with the last {WITHDRAWN_COMPARED} withdrawn versions"
+             f" whose octets are kept; it is deposited as {deposit[0]}, even if it is the page of one of them")
     return deposit
 
