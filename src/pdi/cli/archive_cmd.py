@@ -462,7 +462,9 @@ def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: fl
     payload manifest (md5, sha1, sha224, sha256, sha384 or sha512) lists
     every file under data/ with its checksum right, every tag manifest's
     files match, fetch.txt lists nothing, the Payload-Oxum is right. A bag
-    pdi exported brings every name and byte in it (all or nothing). A bag
+    pdi exported brings every name and byte in it (all or nothing), but no
+    format new here to a version withdrawn here, nor a version to a document
+    withdrawn whole here (refused whole, exit status 11). A bag
     another tool made needs --series S: its payload files become new
     documents of S minted today (all or nothing), each named by its path
     under data/ (a serial when the path cannot be an id), in the format its

@@ -254,7 +254,8 @@ class Imported:
     unchanged: bool
     url: str
     failures: tuple[str, ...] = ()
-    #: what the deposit warned of (a page whose withdrawn version's octets were purged, not compared with it)
+    #: what the deposit warned of (a page whose withdrawn version's octets were purged, or past the last
+    #: WITHDRAWN_COMPARED withdrawn versions, not compared with it)
     warnings: tuple[str, ...] = ()
 
 
