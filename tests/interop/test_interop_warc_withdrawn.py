@@ -241,3 +241,56 @@ def test_the_page_of_an_earlier_purged_version_in_another_wrapper_is_imported_wi
         (said,) = done[0].warnings
         assert said.startswith(f"{name} was withdrawn at ") and "purged" in said, said
         assert "could not be compared" in said and str(_name(A, version=3)) in said, said
+def _said(refusal: str, url: str) -> str:
+    """A refusal as ``plan.skipped`` lists it, without where the record is (``FILE: the record at offset N (URL): ``)."""
+    where, _, said = refusal.partition(f" ({url}): ")
+    assert where.startswith(("1.warc.gz: the record at offset ", "2.warc.gz: the record at offset ")), refusal
+    return said
+
+
+@pytest.mark.parametrize("purge", [False, True])
+def test_a_withdrawn_version_holding_the_record_is_worded_alike_whichever_way_the_import_finds_it(
+    location: str, tmp_path: Path, purge: bool
+) -> None:
+    # the same file again (the import finds the version holding each record) and the same bytes captured at
+    # another time (the catalog refuses them; the page, whose octets it keeps, compared by its parts first) are one
+    # refusal, worded as a deposit's is (docs/explanation/name.md)
+    warc = _warc(tmp_path / "1.warc.gz", b"<p>one</p>", lone=PNG + b"1")
+    with _archive(location) as archive:
+        import_warc(archive, warc, S)
+        for name in (_name(A), _name(LONE, "png")):
+            archive.withdraw(name, "court order", purge=purge)
+        at = {t.key.unique_id: t.at for t in archive.withdrawals()}
+        again = _warc(tmp_path / "2.warc.gz", b"<p>one</p>", lone=PNG + b"1", hour=12)
+        for file in (warc, again):
+            done, plan = import_warc(archive, file, S)
+            assert done == [] and len(plan.skipped) == 2, plan.skipped
+            for refusal, name, url in zip(plan.skipped, (_name(A), _name(LONE, "png")), (A, LONE), strict=True):
+                purged = " (its octets purged)" if purge else ""
+                held, them = ("these octets", "these octets")
+                if file == again and url == A and not purge:
+                    held, them = ("this page (the same parts, whatever the file's date, boundary and Content-IDs)",
+                                  "this page")
+                assert _said(refusal, url) == (
+                    f"{name} holds {held} but was withdrawn at {at[url]}{purged}, reason: court order; it answers"
+                    f" with its tombstone, not {them}, so nothing was deposited"), refusal
+
+
+def test_a_record_held_by_a_document_withdrawn_whole_names_the_document_and_every_version(
+    location: str, tmp_path: Path
+) -> None:
+    # a document withdrawn whole: its tombstone answers for every version, so no forced version could hold them
+    warc = _warc(tmp_path / "1.warc.gz", b"<p>one</p>", lone=PNG + b"1")
+    with _archive(location) as archive:
+        import_warc(archive, warc, S)
+        for name in (_name(A), _name(LONE, "png")):
+            archive.withdraw(str(name).rsplit(".", 2)[0], "the whole site, by order")
+        at = {t.key.unique_id: t.at for t in archive.withdrawals()}
+        done, plan = import_warc(archive, warc, S)
+        assert done == [] and len(plan.skipped) == 2, plan.skipped
+        for refusal, name, url in zip(plan.skipped, (_name(A), _name(LONE, "png")), (A, LONE), strict=True):
+            generic = str(name).rsplit(".", 2)[0]
+            assert _said(refusal, url) == (
+                f"{name} holds these octets but its document {generic} was withdrawn whole at {at[url]}, reason: the"
+                " whole site, by order; every version of it answers with its tombstone, so nothing was deposited"
+            ), refusal

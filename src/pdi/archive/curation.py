@@ -15,7 +15,15 @@ import pdi.archive.tokens as tokens
 from pdi._wording import clipped
 from pdi.archive.access import check_access, parse_until
 from pdi.archive.base import ArchiveBase
-from pdi.archive.naming import MAX_ASSERTION_VALUE, canonical_series, key_of, parse_pdi, timestamp
+from pdi.archive.catalog.base import withdrawn_holding
+from pdi.archive.naming import (
+    MAX_ASSERTION_VALUE,
+    canonical_series,
+    generic_name,
+    key_of,
+    parse_pdi,
+    timestamp,
+)
 from pdi.archive.store import AuditRecord, DocumentKey, SeriesRecord, TokenRecord, WithdrawalRecord
 from pdi.archive.tokens import Writer
 from pdi.errors import ImmutabilityError, LimitError, NotFoundError, ParseError, UnsupportedError
@@ -187,6 +195,28 @@ class Curation(ArchiveBase):
         :meth:`withdrawals`, its cost does not grow with the catalog.
         """
         return self.store.withdrawals_of(list(documents))
+
+    def withdrawn_holder(self, held: PDI | str) -> ImmutabilityError | None:
+        """The refusal of octets that ``held`` (a format of a version) holds when that version, or its document, was
+        withdrawn; ``None`` when it is in service.
+
+        For a front end that found the octets held already (a WARC import's record, by its SHA-256 or the name it
+        carries) before any deposit: a withdrawn name holds them for no one (it answers with its tombstone), so it
+        is never answered as holding them, nor are they deposited again under it. The refusal is worded as the
+        catalog's of a deposit of the very octets (:func:`~pdi.archive.catalog.base.withdrawn_holding`): the
+        document withdrawn whole, if it was; else the version's first tombstone, as a reader is shown it, and
+        whether any purged its octets. The version's alone is :attr:`~pdi.errors.ImmutabilityError.forceable`.
+        """
+        parsed = parse_pdi(held)
+        key = key_of(parsed)
+        version = parsed.version if parsed.version is not None else 1
+        tombstones = [t for t in self.store.withdrawals_of([key]) if t.version in (None, version)]
+        if not tombstones:
+            return None
+        whole = next((t for t in tombstones if t.version is None), None)
+        shown = whole or tombstones[0]
+        return withdrawn_holding(str(parsed.without_fragment()), shown.at, shown.reason,
+                                 any(t.purged for t in tombstones), whole=None if whole is None else generic_name(key))
 
     def withdrawals_generation(self) -> int:
         """A number that grows with every withdrawal (what a resolver's cache watches)."""

@@ -68,15 +68,22 @@ def withdrawn_version(names: str, at: str, reason: str, who: str, purged: bool, 
 
 
 def withdrawn_holding(names: str, at: str, reason: str, purged: bool, *, held: str = "these octets",
-                      them: str = "these octets") -> ImmutabilityError:
-    """The refusal of ``held`` (``them`` when named again), which the latest version of a document (``names``, its
-    formats' names) holds, when that version alone was withdrawn (``at``, for ``reason``): it answers with its
-    tombstone, never with them. :attr:`~ImmutabilityError.forceable`: a forced new version holds them, and each front
-    end that can force one says how. The catalog's of the very octets; :meth:`pdi.archive.Archive.withdrawn_alike`'s
-    of octets a front end finds alike (a capture of the same page: ``held`` says so)."""
+                      them: str = "these octets", whole: str | None = None) -> ImmutabilityError:
+    """The refusal of ``held`` (``them`` when named again), which a version of a document (``names``, its formats'
+    names) holds, when that version alone was withdrawn (``at``, for ``reason``): it answers with its tombstone,
+    never with them. :attr:`~ImmutabilityError.forceable`: a forced new version holds them, and each front end that
+    can force one says how. With ``whole`` (the document's generic name), the document was withdrawn whole: every
+    version answers with its tombstone, so none can hold them, and the refusal is not forceable. The one wording of
+    the refusal: the catalog's of the very octets; :meth:`pdi.archive.Archive.withdrawn_alike`'s of octets a front
+    end finds alike (a capture of the same page: ``held`` says so); :meth:`pdi.archive.Archive.withdrawn_holder`'s of
+    octets a front end found held already (a WARC import's record)."""
+    gone = f"at {at}{' (its octets purged)' if purged else ''}, reason: {reason}"
+    if whole is not None:  # nothing can be deposited: no hint of a forced version (pdi.archive.deposits)
+        return ImmutabilityError(f"{names} holds {held} but its document {whole} was withdrawn whole {gone}; every"
+                                 " version of it answers with its tombstone, so nothing was deposited")
     refused = ImmutabilityError(
-        f"{names} holds {held} but was withdrawn at {at}{' (its octets purged)' if purged else ''}, reason: {reason};"
-        f" it answers with its tombstone, not {them}, so nothing was deposited"
+        f"{names} holds {held} but was withdrawn {gone}; it answers with its tombstone, not {them}, so nothing was"
+        " deposited"
     )
     refused.forceable = True
     return refused

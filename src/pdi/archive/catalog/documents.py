@@ -279,14 +279,9 @@ class DocumentsPart(CatalogBase):
         if gone is not None:
             at, reason, _, purged, version = gone
             names = ", ".join(versioned_name(key, f, latest) for f, _, _ in sorted(held))
-            gone_at = f"at {at}{' (its octets purged)' if purged else ''}, reason: {reason}"
-            if version is None:  # nothing can be deposited: no hint of a forced version (pdi.archive.deposits)
-                raise ImmutabilityError(
-                    f"{names} holds these octets but its document {generic_name(key)} was withdrawn whole {gone_at};"
-                    " every version of it answers with its tombstone, so nothing was deposited"
-                )
-            # a forced new version holds them: each front end says how (forced_by)
-            raise withdrawn_holding(names, at, reason, purged)
+            # withdrawn whole, nothing can be deposited; else a forced new version holds them: each front end says
+            # how (forced_by)
+            raise withdrawn_holding(names, at, reason, purged, whole=None if version is not None else generic_name(key))
         return latest
 
     def mint(

@@ -27,7 +27,6 @@ from pathlib import Path
 from pdi import formats
 from pdi._wording import plural
 from pdi.archive import Archive, Content, Deposit, canonical_series
-from pdi.archive.naming import key_of
 from pdi.capture.crawl import Crawl, crawl, pack_crawl, run_at_once
 from pdi.capture.values import Fetched, Limits, Redirect
 from pdi.errors import (
@@ -448,17 +447,10 @@ def _refusal(index: WarcIndex, item: Item, exc: PDIError) -> str:
 def _withdrawn(archive: Archive, index: WarcIndex, item: Item, held: PDI) -> str | None:
     """The refusal of ``item`` (as ``plan.skipped`` lists it) when ``held``, the version that holds its octets, was
     withdrawn (by its own name or its document's): it answers with its tombstone, so it holds them for no one, and
-    the record is not answered with its name (nor deposited again under it); else ``None``."""
-    tombstones = [t for t in archive.withdrawals_of([key_of(held)]) if t.version in (None, held.version)]
-    if not tombstones:
-        return None
-    first = tombstones[0]
-    what = "its document was" if first.version is None else "it was"
-    purged = " (its octets purged)" if any(t.purged for t in tombstones) else ""
-    source = index.sources[item.entry.source]
-    return (f"{_where(source, item.entry.offset, item.entry.uri)}: {held} holds these octets but {what} withdrawn at"
-            f" {first.at}{purged}, reason: {first.reason}; it answers with its tombstone, not these octets,"
-            " so the record is not imported")
+    the record is not answered with its name (nor deposited again under it); worded as a deposit's refusal of the
+    very octets (:meth:`Archive.withdrawn_holder`); else ``None``."""
+    refused = archive.withdrawn_holder(held)
+    return None if refused is None else _refusal(index, item, refused)
 
 
 def _deposit_all(
