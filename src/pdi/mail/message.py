@@ -612,6 +612,75 @@ class _FieldTooLong(Exception):
 #: How many octets of a message the parser is given at a time (:func:`_parse`).
 _FEED: Final = 64 << 10
 
+#: The private parts of Python's :mod:`email.feedparser` that :func:`_parse` relies on, each with what relies on
+#: it (checked by ``tests/test_mail_feedparser_internals.py``, which fails naming the part that changed).
+FEEDPARSER_INTERNALS: Final[dict[str, str]] = {
+    "email.feedparser.FeedParser.__init__": "it sets the parser's input, read through the attribute _input, which"
+                                            " _parse replaces with a _PiecedLines before the first feed",
+    "email.feedparser.FeedParser.feed": "it gives each piece fed to _input.push, and nothing else holds it",
+    "email.feedparser.FeedParser.close": "it ends the input with _input.close",
+    "email.feedparser.BufferedSubFile": "_PiecedLines is one: the parser reads lines from it (readline,"
+                                        " unreadline, the false-EOF matchers) as from the one it replaces",
+    "email.feedparser.BufferedSubFile.push": "replaced by _PiecedLines.push, which cuts the same lines",
+    "email.feedparser.BufferedSubFile.close": "replaced by _PiecedLines.close, which ends with the same last line",
+    "email.feedparser.BufferedSubFile.pushlines": "_PiecedLines gives it each whole line, as push does",
+}
+
+
+@functools.cache
+def _pieced_lines() -> Any:
+    """The class of :func:`_parse`'s input buffer (made once: :mod:`email.feedparser` is imported when first read)."""
+    import email.feedparser
+    import io
+
+    class _PiecedLines(email.feedparser.BufferedSubFile):  # type: ignore[name-defined,misc]  # (not in typeshed)
+        """Python's buffer of the parser's lines, but a line not yet ended is held as the pieces it was fed in,
+        joined once it ends: Python's writes it into an :class:`io.StringIO` (four octets a character, whatever
+        the characters) and reads it out again as a string, so one line of several MiB (RFC 5322 §2.1.1 bounds
+        a line at 998 octets; a body breaks that) cost six times its octets on top of the message, eight for
+        8-bit octets, and a message of one long line took more to read than any other of its size. The lines
+        are cut as Python's are (``StringIO(newline="")``: CR LF, CR or LF; a CR that ends what was fed so far is
+        held until the next piece says whether an LF follows it)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.pieces: list[str] = []  # the line not yet ended: at most its last piece ends with a CR
+
+        def push(self, data: str) -> None:
+            if "\n" not in data and "\r" not in data:  # no line ends here: held, unless it ended at a CR
+                if self.pieces and self.pieces[-1].endswith("\r"):
+                    self.pushlines(["".join(self.pieces)])
+                    self.pieces = []
+                self.pieces.append(data)
+                return
+            if self.pieces:  # the line held ends here: at a CR held (or its CR LF), else at data's first line end
+                if self.pieces[-1].endswith("\r"):
+                    cut = 1 if data.startswith("\n") else 0
+                else:
+                    ended = _LINE_END.search(data)
+                    assert ended is not None
+                    cut = ended.end()
+                    if cut == len(data) and data.endswith("\r"):  # a CR last: perhaps the first half of CR LF
+                        self.pieces.append(data)
+                        return
+                self.pieces.append(data[:cut])
+                line = "".join(self.pieces)
+                self.pieces = []
+                self.pushlines([line])
+                data = data[cut:]
+            lines = io.StringIO(data, newline="").readlines()  # a few lines: at most one piece fed
+            if lines and not lines[-1].endswith("\n"):
+                self.pieces.append(lines.pop())
+            self.pushlines(lines)
+
+        def close(self) -> None:
+            if self.pieces:
+                self.pushlines(["".join(self.pieces)])
+                self.pieces = []
+            super().close()
+
+    return _PiecedLines
+
 
 def _parse(data: bytes, policy: Any, feed: int = _FEED) -> Message:
     """``data`` read by Python's parser as :func:`email.message_from_bytes` reads it (the same feed parser, given
@@ -623,6 +692,7 @@ def _parse(data: bytes, policy: Any, feed: int = _FEED) -> Message:
     import email.parser
 
     parser = email.parser.BytesFeedParser(policy=policy)
+    parser._input = _pieced_lines()()  # type: ignore[attr-defined]  # a long line held in pieces (FEEDPARSER_INTERNALS)
     for at in range(0, len(data), feed):
         parser.feed(data[at : at + feed])
     return parser.close()
@@ -671,6 +741,8 @@ def read_message(data: bytes, limits: MailLimits | None = None) -> Mail:
 #: white space, or an mbox ``From `` line; any other line ends the header fields.
 _HEADER_LINE: Final = re.compile(rb"From |[\041-\071\073-\176]*:|[\t ]")
 _LINE: Final = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n|$)")
+#: A line end, as :class:`io.StringIO` with ``newline=""`` cuts lines (Python's parser's buffer).
+_LINE_END: Final = re.compile(r"\r\n|\r|\n")
 
 
 def _lines(data: bytes, start: int, end: int) -> Iterator[tuple[int, int]]:
