@@ -14,14 +14,21 @@ from pdi import charsets, formats
 from pdi.charsets.rfc2047 import decode_header
 from pdi.errors import UnsupportedError
 
+#: A fold of a header field: a line break (CR LF; a CR or an LF alone, as Python's mail parser cuts lines) followed
+#: by white space (RFC 5322 §2.2.3).
+_FOLD = re.compile(r"(?:\r\n|\r|\n)(?=[ \t])")
+
 
 def decode_words(value: str) -> tuple[str, list[str]]:
-    """``value`` with its RFC 2047 encoded words decoded, and warnings about what could not be.
+    """``value`` unfolded, its RFC 2047 encoded words decoded, and warnings about what could not be.
 
-    Text outside encoded words is kept as written; a malformed encoded word is kept
-    as written (warning); an unknown charset, or a codec that is not a charset
-    (``idna``), is read as Latin-1 (warning).
+    Unfolded first (RFC 5322 §2.2.3: each line break followed by white space removed, the white space kept, in one
+    pass over the value), so a field is shown on one line, the rest of one past
+    :data:`~pdi.charsets.rfc2047.MAX_ENCODED_WORDS` encoded words (shown as written) too. Text outside encoded
+    words is kept as written; a malformed encoded word is kept as written (warning); an unknown charset, or a codec
+    that is not a charset (``idna``), is read as Latin-1 (warning).
     """
+    value = _FOLD.sub("", value)
     if "=?" not in value:
         return value, []
     warnings: list[str] = []
@@ -48,7 +55,7 @@ def decode_words(value: str) -> tuple[str, list[str]]:
 
 
 def decoded(value: str | None) -> str | None:
-    """``value`` with RFC 2047 encoded words decoded (``None`` stays ``None``)."""
+    """``value`` unfolded, its RFC 2047 encoded words decoded (:func:`decode_words`; ``None`` stays ``None``)."""
     return None if value is None else decode_words(value)[0]
 
 
