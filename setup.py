@@ -1,11 +1,14 @@
-"""Build the optional compiled text counter; everything else is in pyproject.toml.
+"""Build the optional compiled accelerators; everything else is in pyproject.toml.
 
 ``pdi.fragments.text._count`` counts line endings and UTF-8 continuation
 octets in one pass (cold text queries at memory speed). It is optional: where
 no C compiler is found (or it fails, or Python's headers are missing) the
 build goes on without it, says so in one warning, and
 ``pdi.fragments.text.counting`` counts with numpy instead (same counts,
-slower). ``CC=false python -m build`` makes such a wheel on purpose.
+slower). ``pdi.mhtml._encode`` writes an MHTML part's base64 in lines in one
+pass; without it ``pdi.mhtml.write`` does it with ``binascii`` and a regular
+expression (the same octets, slower). ``CC=false python -m build`` makes a
+wheel without either on purpose.
 """
 
 import sys
@@ -13,6 +16,14 @@ import sys
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 from setuptools.errors import BaseError, CCompilerError, CompileError, ExecError, PlatformError
+
+#: Each optional extension: what it is, and what pdi does without it (the build's warning says both).
+WITHOUT = {
+    "pdi.fragments.text._count": ("the compiled text counter", "pdi counts text with numpy instead (the same counts,"
+                                  " slower)"),
+    "pdi.mhtml._encode": ("the compiled MHTML encoder", "pdi writes MHTML's base64 with binascii instead (the same"
+                          " octets, slower)"),
+}
 
 
 class OptionalBuildExt(build_ext):
@@ -22,7 +33,8 @@ class OptionalBuildExt(build_ext):
         try:
             super().run()
         except PlatformError as exc:  # no compiler at all for this platform
-            self._without(None, exc)
+            for name in WITHOUT:
+                self._without(name, exc)
 
     def build_extension(self, ext: Extension) -> None:
         try:
@@ -30,13 +42,12 @@ class OptionalBuildExt(build_ext):
         except (CCompilerError, CompileError, ExecError, BaseError) as exc:
             if not ext.optional:
                 raise
-            self._without(ext, exc)
+            self._without(ext.name, exc)
 
     @staticmethod
-    def _without(ext: Extension | None, exc: Exception) -> None:
-        name = ext.name if ext is not None else "pdi.fragments.text._count"
-        print(f"WARNING: pdi: the compiled text counter {name} was not built ({exc});"
-              " pdi counts text with numpy instead (the same counts, slower)."
+    def _without(name: str, exc: Exception) -> None:
+        what, instead = WITHOUT[name]
+        print(f"WARNING: pdi: {what} {name} was not built ({exc}); {instead}."
               " A C compiler (Debian: gcc, libc6-dev, python3-dev) builds it.", file=sys.stderr)
 
 
@@ -48,6 +59,12 @@ setup(
             sources=["src/pdi/fragments/text/_count.c"],
             extra_compile_args=["-O3"],
             optional=True,
-        )
+        ),
+        Extension(
+            "pdi.mhtml._encode",
+            sources=["src/pdi/mhtml/_encode.c"],
+            extra_compile_args=["-O3"],
+            optional=True,
+        ),
     ],
 )

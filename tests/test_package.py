@@ -57,6 +57,7 @@ BUILD_INPUTS = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "CHANG
 #: The libraries of the extras: never in a plain install.
 SERVER_LIBRARIES = ("psycopg", "psycopg_pool", "psycopg_binary", "boto3", "botocore", "s3transfer")
 NO_COMPILER_WARNING = "WARNING: pdi: the compiled text counter pdi.fragments.text._count was not built"
+NO_ENCODER_WARNING = "WARNING: pdi: the compiled MHTML encoder pdi.mhtml._encode was not built"
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -131,6 +132,7 @@ def test_the_wheel_holds_every_file_of_src_pdi_and_the_compiled_counter(dists: t
     for name, entry in pdfjs["files"].items():
         assert hashlib.sha256(inside[f"pdi/data/pdfjs/{name}"]).hexdigest() == entry["sha256"]
     assert [n for n in inside if re.fullmatch(r"pdi/fragments/text/_count\.cpython-3\d+-[\w-]+\.so", n)]
+    assert [n for n in inside if re.fullmatch(r"pdi/mhtml/_encode\.cpython-3\d+-[\w-]+\.so", n)]
 
 
 def test_the_wheel_names_the_server_libraries_as_extras_only(dists: tuple[Path, Path]) -> None:
@@ -227,6 +229,7 @@ def test_without_a_compiler_the_wheel_is_built_without_the_counter_and_says_so(
         no_compiler_wheel: tuple[Path, str]) -> None:
     wheel, said = no_compiler_wheel
     assert NO_COMPILER_WARNING in said and "pdi counts text with numpy instead" in said
+    assert NO_ENCODER_WARNING in said and "pdi writes MHTML's base64 with binascii instead" in said
     names = members(wheel)
     assert not [n for n in names if n.endswith(".so")]
     assert "pdi/data/pdfjs/MANIFEST.json" in names and "pdi/fragments/text/counting.py" in names
@@ -247,6 +250,31 @@ def test_without_a_compiler_pdi_counts_as_the_compiled_counter_does(
     capacity = max([b - a for a, b in pairwise(cuts)] + [1])
     compiled = count_blocks([BlockCounter(body, encoding, capacity, "compiled")], cuts)
     assert got == [tuple(c) for c in compiled] == [tuple(ref_counts(b)) for b in blocks]
+
+
+#: Packs a page of images (octets of every value, lengths around whole base64 lines) and prints whether the
+#: compiled encoder wrote it, the file's SHA-256 and which pdi it is.
+PACKER = """
+import hashlib, json
+import pdi
+from pdi.mhtml import write
+images = [write.Resource(f"http://example.org/i{n}", "image/png", bytes(range(256)) * (n // 7) + bytes(n % 7))
+          for n in range(0, 400, 19)]
+page = write.build(write.Resource("http://example.org/", "text/html", b"<html>" + b"=\\t\\xe9 " * 40), images)
+print(json.dumps([pdi.__file__, write.COMPILED, hashlib.sha256(page).hexdigest()]))
+"""
+
+
+def test_without_a_compiler_pdi_writes_the_mhtml_the_compiled_encoder_writes(
+        no_compiler_wheel: tuple[Path, str], tmp_path: Path) -> None:
+    wheel, _ = no_compiler_wheel
+    with zipfile.ZipFile(wheel) as zf:
+        zf.extractall(tmp_path)
+    fallback, compiled = (
+        json.loads(run([sys.executable, "-c", PACKER], env={**clean_env(), "PYTHONPATH": str(where)}).stdout)
+        for where in (tmp_path, Path(pdi.__file__).parents[1]))
+    assert Path(fallback[0]).is_relative_to(tmp_path) and not fallback[1]
+    assert compiled[1] and fallback[2] == compiled[2]
 
 
 # --- pipx install ---------------------------------------------------------------------------------------------
@@ -281,7 +309,8 @@ def test_pipx_installs_a_pdi_that_runs_a_sqlite_archive_without_server_libraries
     where = run([python, "-c", "import pdi; print(pdi.__file__)"], env=env).stdout.strip()
     assert Path(where).is_relative_to(tmp_path / "pipx" / "venvs" / "pdi")
     assert importable(python, SERVER_LIBRARIES) == set()
-    assert importable(python, ("pdi.fragments.text._count", "numpy")) == {"pdi.fragments.text._count", "numpy"}
+    compiled = ("pdi.fragments.text._count", "pdi.mhtml._encode", "numpy")
+    assert importable(python, compiled) == set(compiled)
 
     archive = tmp_path / "archive"
     text = tmp_path / "a.txt"

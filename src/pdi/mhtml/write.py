@@ -41,7 +41,7 @@ import email.utils
 import hashlib
 import re
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from pdi import charsets
@@ -183,8 +183,22 @@ def encode_quoted_printable(data: bytes) -> bytes:
 _BASE64_LINE = re.compile(rb".{1,%d}" % _LINE, re.DOTALL)
 
 
-def _encode_base64(data: bytes) -> bytes:
+def _encode_base64_py(data: bytes) -> bytes:
+    """The base64 of ``data`` in lines of 76 characters joined by CRLF (none after the last): binascii's
+    base64, its lines cut by one ``findall``."""
     return b"\r\n".join(_BASE64_LINE.findall(base64.b64encode(data)))
+
+
+_encode_base64: Callable[[bytes], bytes]
+try:
+    # the same octets in one pass, the GIL released for a large body (issue 24: the images' base64 was the
+    # largest part of packing a WARC import's pages); built by pip install where a C compiler is found
+    from pdi.mhtml._encode import base64_lines as _encode_base64
+except ImportError:  # pragma: no cover - a build without a C compiler (tests/test_package.py)
+    _encode_base64 = _encode_base64_py
+
+#: Whether the compiled encoder (``pdi.mhtml._encode``) is the one :func:`build` uses.
+COMPILED = _encode_base64 is not _encode_base64_py
 
 
 def _q_word_chunks(value: str, charset: str, first_room: int, room: int = 75) -> list[str]:
