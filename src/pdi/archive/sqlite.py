@@ -18,7 +18,7 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from pdi._later import filled
 from pdi.archive.access import PUBLIC
@@ -161,14 +161,14 @@ class SQLiteStore(SQLStore):
             self._own.holder = holder = _ThreadsOwn()
             weakref.finalize(holder, _close_owned, conn, self._owned, self._lock)
             self._own.conn = conn
-            self._own.seen = None  # the data_version its series were read at (None: not yet)
+            self._own.seen = None  # the _SERIES_STATE its series were read at (None: not yet)
             self._own.readable = frozenset()
         return conn
 
-    def _readable_series(self, conn: sqlite3.Connection, seen: int) -> frozenset[str]:
+    def _readable_series(self, conn: sqlite3.Connection, seen: tuple[Any, ...]) -> frozenset[str]:
         """The series anyone may read (each, and every series above it, public), as this thread's connection last
-        read them; read again when ``seen`` (the ``data_version`` of the statement just run) differs from when they
-        were: another connection committed since (SQLite's ``PRAGMA data_version``), perhaps a change of access."""
+        read them; read again when ``seen`` (the :data:`_SERIES_STATE` of the statement just run) differs from when
+        they were: an access changed, or a series was registered, since."""
         own = self._own
         if own.seen == seen:
             readable: frozenset[str] = own.readable
@@ -203,7 +203,7 @@ class SQLiteStore(SQLStore):
             conn = self._own_connection()
             rows = conn.execute(
                 _PUBLIC_VERSION if octets else _PUBLIC_NAME, (key.series, key.day.isoformat(), key.unique_id, version, token)).fetchall()
-            if not rows or key.series not in self._readable_series(conn, int(rows[0][-1])):
+            if not rows or key.series not in self._readable_series(conn, rows[0][-2:]):
                 return None  # not there, or of a series not public (or one above it): the usual reads say
         except (sqlite3.Error, OverflowError):
             return None  # busy (a checkpoint), a version past 64 bits, or anything else: the usual reads say
@@ -245,7 +245,7 @@ class SQLiteStore(SQLStore):
         try:
             conn = self._own_connection()
             row = conn.execute(_SERIAL_NAMED, (name,)).fetchone()
-            if row is None or key.series not in self._readable_series(conn, int(row[-1])):
+            if row is None or key.series not in self._readable_series(conn, row[-2:]):
                 return None  # not there (or not a serial name spelled so), or of a series not public
         except sqlite3.Error:
             return None  # busy (a checkpoint), or anything else: the usual reads say
@@ -289,7 +289,7 @@ class SQLiteStore(SQLStore):
         try:
             conn = self._own_connection()
             row = conn.execute(_SERIAL_DIGEST, (name,)).fetchone()
-            if row is None or row[3] or series not in self._readable_series(conn, int(row[-1])):
+            if row is None or row[3] or series not in self._readable_series(conn, row[-2:]):
                 return None  # not there, withdrawn or purged, or of a series not public
         except sqlite3.Error:
             return None
@@ -531,16 +531,25 @@ class SQLiteStore(SQLStore):
         )
 
 
+#: What tells, in the snapshot of the statement it ends, whether the series anyone may read must be read again
+#: (:meth:`SQLiteStore._readable_series`, kept by each connection: a series and those above it change rarely): the
+#: last access change's id (every change of a series' access adds one in its transaction,
+#: :meth:`~pdi.archive.catalog.access.AccessPart.set_series_access`, as an import of series or embargoes does) and
+#: the last series' row id (a series registered, public or not, is a row with a larger one; none is ever deleted).
+#: Two B-tree seeks to a last row. SQLite's ``pragma_data_version``, which told it before (any commit since), had
+#: SQLite prepare ``PRAGMA data_version`` again inside every statement: some 3 µs of CPU a statement in a loop of
+#: its own, and 6-7 µs of a first-asking ``N2L`` in the event loop (issue 24).
+_SERIES_STATE: Final = "(SELECT COALESCE(MAX(id), 0) FROM access_changes), (SELECT COALESCE(MAX(rowid), 0) FROM series)"
+
 #: :meth:`SQLiteStore.public_version`'s one statement, all by primary keys: the version's representations (their
 #: records, then whether withdrawn, the embargoes of the document and the version, and for the format named the
-#: blob's size, chunk size and chunk digests, and its octets if a small blob's row holds them), and the connection's
-#: ``data_version``, which tells whether the series anyone may read must be read again
-#: (:meth:`SQLiteStore._readable_series`, kept by each connection: a series and those above it change rarely).
+#: blob's size, chunk size and chunk digests, and its octets if a small blob's row holds them), and
+#: :data:`_SERIES_STATE`.
 _PUBLIC_VERSION = (
     f"SELECT {REP_COLUMNS},"
     " EXISTS (SELECT 1 FROM withdrawals w WHERE w.document = d.id AND (w.version IS NULL OR w.version = r.version)),"
     " d.embargo_until, v.embargo_until, f.size, f.chunk_size, f.chunks, b.data,"
-    " (SELECT data_version FROM pragma_data_version)"
+    f" {_SERIES_STATE}"
     " FROM documents d JOIN versions v ON v.document = d.id"
     " JOIN representations r ON r.document = d.id AND r.version = v.version"
     " LEFT JOIN blob_fixity f ON f.sha256 = r.sha256 AND r.format = ?5"
@@ -551,20 +560,20 @@ _PUBLIC_VERSION = (
 _PUBLIC_NAME = _PUBLIC_VERSION.replace(", b.data,", ", NULL,").replace(" LEFT JOIN blobs b ON b.sha256 = f.sha256", "")
 
 
-#: :meth:`SQLiteStore.public_serial_version`'s statement: a serial name's row, a small blob's octets, and the
-#: connection's ``data_version`` (as :data:`_PUBLIC_VERSION`). A small blob (at most
+#: :meth:`SQLiteStore.public_serial_version`'s statement: a serial name's row, a small blob's octets, and
+#: :data:`_SERIES_STATE` (as :data:`_PUBLIC_VERSION`). A small blob (at most
 #: :data:`~pdi.archive.blobs.inline.INLINE_LIMIT` octets, less than a chunk) is one chunk, whose digest is the
 #: SHA-256 the row holds: its chunk digests are not read; a blob file's are, by :data:`_FIXITY`.
 _SERIAL_NAMED = (
     "SELECT n.media_type, n.charset, n.line_ending, n.sha256, n.size, n.created_at, n.stored, n.document_embargo,"
-    " n.version_embargo, n.withdrawn, n.formats, b.data, (SELECT data_version FROM pragma_data_version)"
+    f" n.version_embargo, n.withdrawn, n.formats, b.data, {_SERIES_STATE}"
     " FROM serial_names n LEFT JOIN blobs b ON b.sha256 = n.sha256 WHERE n.name = ?"
 )
 #: A blob's size, chunk size and chunk digests.
 _FIXITY = "SELECT size, chunk_size, chunks FROM blob_fixity WHERE sha256 = ?"
 #: :meth:`SQLiteStore.public_digest`'s statement.
 _SERIAL_DIGEST = (
-    "SELECT sha256, document_embargo, version_embargo, withdrawn, (SELECT data_version FROM pragma_data_version)"
+    f"SELECT sha256, document_embargo, version_embargo, withdrawn, {_SERIES_STATE}"
     " FROM serial_names WHERE name = ?"
 )
 
