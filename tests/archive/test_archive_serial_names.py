@@ -143,6 +143,7 @@ def _same_as_the_tables(archive: Archive, documents: list[Document], clock: Cloc
     was = clock.now
     for moment in (EARLY, LATE):
         clock.now = moment
+        _many_as_each(archive, documents)
         for doc in documents:
             series, year, month, day, serial = doc.generic.removeprefix("urn:pdi://").split("/")
             key = DocumentKey(series, datetime.date(int(year), int(month), int(day)), serial)
@@ -164,6 +165,41 @@ def _same_as_the_tables(archive: Archive, documents: list[Document], clock: Cloc
                         assert (fast.size, fast.chunk_size, fast.chunks, fast.data) == (
                             slow.size, slow.chunk_size, slow.chunks, slow.data)
     clock.now = was
+
+
+def _many_as_each(archive: Archive, documents: list[Document]) -> None:
+    """Many names asked at once (``public_serials``, one statement; ``open_public_many``, as ``POST /api/octets``
+    asks them) are told each as it is asked alone, in the order asked, a name asked twice told twice, and a name
+    never made (a serial none has, a version or format none deposited) told ``None``."""
+    asked: list[tuple[tuple[str, datetime.date, str, int, str], str]] = []
+    for doc in documents:
+        series, year, month, day, serial = doc.generic.removeprefix("urn:pdi://").split("/")
+        on = datetime.date(int(year), int(month), int(day))
+        for version, formats in doc.versions.items():
+            for token in [*formats, "pdf"]:
+                asked.append(((series, on, serial, version, token), f"{doc.generic}.{token}.{version}"))
+        asked.append(((series, on, serial, max(doc.versions) + 1, "text"), f"{doc.generic}.text.{max(doc.versions) + 1}"))
+        asked.append(((series, on, "999999", 1, "text"), f"urn:pdi://{series}/{year}/{month}/{day}/999999.text.1"))
+    asked += asked[:3]  # asked twice
+    each = [archive.public_serial(*fields, name) for fields, name in asked]
+    assert archive.public_serials(asked) == each
+    opened = archive.open_public_many(asked)
+    try:
+        assert len(opened) == len(asked)
+        for one, (_, name), alone in zip(opened, asked, each, strict=True):
+            assert (one is None) == (alone is None), name
+            if isinstance(one, tuple) and alone is not None:
+                record, reader = one
+                assert record == alone.record and reader.read() == _octets_of(archive, name)
+    finally:
+        for one in opened:
+            if isinstance(one, tuple):
+                one[1].close()
+
+
+def _octets_of(archive: Archive, name: str) -> bytes:
+    """The octets the usual read of ``name`` gives."""
+    return archive.get(name).data
 
 
 def _filled(location: Path, clock: Clock) -> tuple[list[str], list[str]]:

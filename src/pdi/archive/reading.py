@@ -36,6 +36,7 @@ from pdi.archive.store import DocumentKey, PublicVersion, RepresentationRecord
 from pdi.errors import (
     DamagedError,
     NotFoundError,
+    PDIError,
     UnsupportedError,
     WithdrawnError,
 )
@@ -147,13 +148,16 @@ class Reading(ArchiveBase):
         catalog is asked by: give no other)."""
         key = filled(DocumentKey, {"series": series, "day": day, "unique_id": serial})  # DocumentKey(...), made faster
         found = self.store.public_serial_version(key, version, token, self._now_stamp, name)
-        if found is None:
-            return None
-        record = found.record
-        if (record.serial is None or str(record.serial) != serial or record.format != token
-                or record.version != version or record.series != series):
-            return None
-        return found
+        return _named_so(found, (series, day, serial, version, token))
+
+    def public_serials(self, asked: Sequence[tuple[SerialFields, str]]) -> list[PublicVersion | None]:
+        """:meth:`public_serial` of each of ``asked`` (a serial name's fields, and the name as ``pdi add`` prints
+        it), in order, as the catalog reads many names fastest (SQLite: one statement for them all, in one snapshot
+        of the catalog, not one or two a name)."""
+        keys = [(filled(DocumentKey, {"series": series, "day": day, "unique_id": serial}), version, token, name)
+                for (series, day, serial, version, token), name in asked]
+        found = self.store.public_serial_versions(keys, self._now_stamp)
+        return [_named_so(one, fields) for one, (fields, _) in zip(found, asked, strict=True)]
 
     def public_digest(self, name: str, series: str) -> str | None:
         """The SHA-256 of what the serial name ``name`` of ``series`` names, spelled as :meth:`PDI.build` spells it
@@ -169,7 +173,31 @@ class Reading(ArchiveBase):
         statement of :meth:`public_serial` says anyone may read it now and it is named so; else ``None`` (the
         caller asks :meth:`open_octets`, which says what it is). For a resolver that serves many such names at
         once (``POST /api/octets``): no :class:`PDI` parsed or built, one catalog statement."""
-        found = self.public_serial(series, day, serial, version, token, name)
+        return self._opened_public(self.public_serial(series, day, serial, version, token, name), name)
+
+    def open_public_many(
+        self, asked: Sequence[tuple[SerialFields, str]],
+    ) -> list[tuple[RepresentationRecord, ChunkedReader] | PDIError | None]:
+        """:meth:`open_public` of each of ``asked`` (a serial name's fields, and the name as ``pdi add`` prints it),
+        in order, their records read as :meth:`public_serials` reads them (one catalog statement for them all):
+        for each, its record and reader (close it after), ``None`` (ask :meth:`open_octets`), or the
+        :class:`~pdi.errors.PDIError` opening its file raised (a file cut short)."""
+        opened: list[tuple[RepresentationRecord, ChunkedReader] | PDIError | None] = []
+        try:
+            for found, (_, name) in zip(self.public_serials(asked), asked, strict=True):
+                try:
+                    opened.append(self._opened_public(found, name))
+                except PDIError as exc:
+                    opened.append(exc)
+        except BaseException:  # the files opened before it are closed
+            for one in opened:
+                if isinstance(one, tuple):
+                    one[1].close()
+            raise
+        return opened
+
+    def _opened_public(self, found: PublicVersion | None,
+                       name: str) -> tuple[RepresentationRecord, ChunkedReader] | None:
         if found is None or found.size != found.record.size:
             return None
         reader = self._public_reader(found, name)
@@ -717,3 +745,21 @@ class Reading(ArchiveBase):
         # an aggregate has no charset of its own; its root part's text has (pdi.fragments.aggregate)
         charset = record.charset if record.charset is not None else result.charset
         return Resolved(record_name(record, fragment=fragment), result.data, result.media_type, charset, record, result)
+
+
+#: A serial name's series, day, serial (as spelled), version and format token
+#: (:func:`pdi.server.protocol.plain.serial_fields`).
+SerialFields = tuple[str, datetime.date, str, int, str]
+
+
+def _named_so(found: PublicVersion | None, fields: SerialFields) -> PublicVersion | None:
+    """``found``, if its record is named by the fields it was asked by (its own serial as spelled, its format,
+    version and series); else ``None``."""
+    if found is None:
+        return None
+    record = found.record
+    series, _, serial, version, token = fields
+    if (record.serial is None or str(record.serial) != serial or record.format != token
+            or record.version != version or record.series != series):
+        return None
+    return found

@@ -249,6 +249,43 @@ class SQLiteStore(SQLStore):
                 return None  # not there (or not a serial name spelled so), or of a series not public
         except sqlite3.Error:
             return None  # busy (a checkpoint), or anything else: the usual reads say
+        return self._serial_found(conn, key, version, token, now, row, None)
+
+    def public_serial_versions(
+        self, asked: Sequence[tuple[DocumentKey, int, str, str]], now: Callable[[], str],
+    ) -> list[PublicVersion | None]:
+        """:meth:`public_serial_version` of each of ``asked`` (key, version, token, and the name as ``pdi add`` spells
+        it), read by one statement for them all (their rows with their chunk digests), in one snapshot of the
+        catalog; a version of several formats by :meth:`public_version`, as there."""
+        if not isinstance(self.blobs, FileBlobs):
+            return [None] * len(asked)
+        found: list[PublicVersion | None] = []
+        for start in range(0, len(asked), _SERIALS_AT_ONCE):
+            some = asked[start:start + _SERIALS_AT_ONCE]
+            try:
+                conn = self._own_connection()
+                rows = conn.execute(_SERIALS_NAMED % ", ".join("?" * len(some)), [n for *_, n in some]).fetchall()
+                readable = self._readable_series(conn, int(rows[0][-1])) if rows else frozenset()
+            except sqlite3.Error:
+                found += [None] * len(some)  # busy (a checkpoint), or anything else: the usual reads say
+                continue
+            by_name = {str(row[0]): row for row in rows}
+            for key, version, token, name in some:
+                row = by_name.get(name)
+                if row is None or key.series not in readable:
+                    found.append(None)
+                    continue
+                named = row[1:13] + row[-1:]  # as _SERIAL_NAMED reads it
+                found.append(self._serial_found(conn, key, version, token, now, named, row[13:16]))
+        return found
+
+    def _serial_found(self, conn: sqlite3.Connection, key: DocumentKey, version: int, token: str,
+                      now: Callable[[], str], row: Sequence[Any], fixity: Sequence[Any] | None) -> PublicVersion | None:
+        """What a row of ``serial_names`` (as :data:`_SERIAL_NAMED` reads it) tells anyone of its name now; a blob
+        file's chunk digests from ``fixity`` (its ``blob_fixity`` row's size, chunk size and digests, read with it),
+        else by a second statement."""
+        assert isinstance(self.blobs, FileBlobs)
+        day = key.day
         if row[9]:
             return None  # withdrawn, purged
         if _embargoed(row[7], row[8], now):
@@ -271,11 +308,12 @@ class SQLiteStore(SQLStore):
             return filled(PublicVersion, {  # PublicVersion(...), as the record
                 "records": (record,), "record": record, "path": self.blobs.blob_file(sha256), "size": len(data),
                 "chunk_size": CHUNK_SIZE, "chunks": digest if data else b"", "data": bytes(data)})
-        try:
-            fixity = conn.execute(_FIXITY, (record.sha256,)).fetchone()
-        except sqlite3.Error:
-            return None
         if fixity is None:
+            try:
+                fixity = conn.execute(_FIXITY, (record.sha256,)).fetchone()
+            except sqlite3.Error:
+                return None
+        if fixity is None or fixity[0] is None:
             return None  # no chunk digests: the usual reads say
         return PublicVersion((record,), record, self.blobs.blob_file(record.sha256), int(fixity[0]), int(fixity[1]),
                              bytes(fixity[2]), None if data is None else bytes(data))
@@ -571,6 +609,18 @@ _SERIAL_NAMED = (
 )
 #: A blob's size, chunk size and chunk digests.
 _FIXITY = "SELECT size, chunk_size, chunks FROM blob_fixity WHERE sha256 = ?"
+#: :meth:`SQLiteStore.public_serial_versions`' statement (``%s``: a ``?`` a name): each name with the columns of
+#: :data:`_SERIAL_NAMED` and its blob's chunk digests (as :data:`_FIXITY` reads them; one row at most each, both
+#: joined by their primary keys).
+_SERIALS_NAMED = (
+    "SELECT n.name, n.media_type, n.charset, n.line_ending, n.sha256, n.size, n.created_at, n.stored,"
+    " n.document_embargo, n.version_embargo, n.withdrawn, n.formats, b.data, f.size, f.chunk_size, f.chunks,"
+    " (SELECT data_version FROM pragma_data_version)"
+    " FROM serial_names n LEFT JOIN blobs b ON b.sha256 = n.sha256 LEFT JOIN blob_fixity f ON f.sha256 = n.sha256"
+    " WHERE n.name IN (%s)"
+)
+#: Names :meth:`SQLiteStore.public_serial_versions` asks for in one statement, at most.
+_SERIALS_AT_ONCE = 500
 #: :meth:`SQLiteStore.public_digest`'s statement.
 _SERIAL_DIGEST = (
     f"SELECT sha256, document_embargo, version_embargo, withdrawn, {_SERIES_STATE}"

@@ -106,32 +106,43 @@ class OctetsAPI(ArchiveHandlers):
         yield [[f"--{boundary}--\r\n".encode()]]
 
     def _open(self, names: list[str]) -> list[tuple[str, Held | PDIError]]:
-        """Each name's stored octets opened, or why not, in one snapshot of the catalog. A serial name spelled
-        canonically that anyone may read now is opened from its one catalog row
-        (:meth:`~pdi.archive.Archive.open_public`); any other, by :meth:`~pdi.archive.Archive.open_octets`,
+        """Each name's stored octets opened, or why not, in one snapshot of the catalog. The serial names spelled
+        canonically that anyone may read now are opened from their catalog rows, read by one statement for them all
+        (:meth:`~pdi.archive.Archive.open_public_many`); any other, by :meth:`~pdi.archive.Archive.open_octets`,
         which says what it is."""
         opened: list[tuple[str, Held | PDIError]] = []
         with self.archive.snapshot():
-            for name in names:
-                fields = serial_fields(name.encode("utf-8", "replace"))
-                try:
-                    public = None if fields is None else self.archive.open_public(*fields, name)
-                except PDIError as exc:  # its file cut short: said in its part, as N2R says it
-                    opened.append((name, exc))
-                    continue
-                if public is not None:
-                    opened.append((name, public))
-                    continue
-                try:
-                    one = self.archive.open_octets(name)
-                    if one.pdi.fragment is not None:
-                        one.close()
-                        raise ParseError(f"{name[:200]} names a fragment: ask for the whole octets", rule="octets")
-                except PDIError as exc:
-                    opened.append((name, exc))
-                    continue
-                opened.append((name, (one.record, one.reader)))
+            fields = [serial_fields(name.encode("utf-8", "replace")) for name in names]
+            public = iter(self.archive.open_public_many(
+                [(spelled, name) for spelled, name in zip(fields, names, strict=True) if spelled is not None]))
+            try:
+                for name, spelled in zip(names, fields, strict=True):
+                    # those spelled canonically take their answers in turn
+                    one = None if spelled is None else next(public)
+                    if one is not None:  # opened, or its file cut short: said in its part, as N2R says it
+                        opened.append((name, one))
+                        continue
+                    opened.append((name, self._opened(name)))
+            except BaseException:  # the files opened so far, and those not reached, are closed
+                for _, held in opened:
+                    if not isinstance(held, PDIError):
+                        held[1].close()
+                for one in public:
+                    if isinstance(one, tuple):
+                        one[1].close()
+                raise
         return opened
+
+    def _opened(self, name: str) -> Held | PDIError:
+        """A name's octets opened by :meth:`~pdi.archive.Archive.open_octets`, or why not."""
+        try:
+            one = self.archive.open_octets(name)
+            if one.pdi.fragment is not None:
+                one.close()
+                raise ParseError(f"{name[:200]} names a fragment: ask for the whole octets", rule="octets")
+        except PDIError as exc:
+            return exc
+        return one.record, one.reader
 
 
 def _frames(name: str, opened: Held | PDIError, boundary: str, *, stretches: bool) -> Iterator[Frame]:
