@@ -46,6 +46,9 @@ def test_a_public_read_is_one_statement_on_the_connection(tmp_path: Path) -> Non
             ran.clear()
             assert reader.public_serial(*fields, name) is not None
             assert len(ran) == 1, ran
+            ran.clear()  # many names at once (POST /api/octets): one statement too, the series not read again
+            assert [found is not None for found in reader.public_serials([(fields, name)] * 3)] == [True] * 3
+            assert len(ran) == 1, ran
         finally:
             conn.set_trace_callback(None)
 

@@ -265,7 +265,7 @@ class SQLiteStore(SQLStore):
             try:
                 conn = self._own_connection()
                 rows = conn.execute(_SERIALS_NAMED % ", ".join("?" * len(some)), [n for *_, n in some]).fetchall()
-                readable = self._readable_series(conn, int(rows[0][-1])) if rows else frozenset()
+                readable = self._readable_series(conn, rows[0][-2:]) if rows else frozenset()
             except sqlite3.Error:
                 found += [None] * len(some)  # busy (a checkpoint), or anything else: the usual reads say
                 continue
@@ -275,7 +275,7 @@ class SQLiteStore(SQLStore):
                 if row is None or key.series not in readable:
                     found.append(None)
                     continue
-                named = row[1:13] + row[-1:]  # as _SERIAL_NAMED reads it
+                named = row[1:13] + row[-2:]  # as _SERIAL_NAMED reads it
                 found.append(self._serial_found(conn, key, version, token, now, named, row[13:16]))
         return found
 
@@ -614,8 +614,8 @@ _FIXITY = "SELECT size, chunk_size, chunks FROM blob_fixity WHERE sha256 = ?"
 #: joined by their primary keys).
 _SERIALS_NAMED = (
     "SELECT n.name, n.media_type, n.charset, n.line_ending, n.sha256, n.size, n.created_at, n.stored,"
-    " n.document_embargo, n.version_embargo, n.withdrawn, n.formats, b.data, f.size, f.chunk_size, f.chunks,"
-    " (SELECT data_version FROM pragma_data_version)"
+    f" n.document_embargo, n.version_embargo, n.withdrawn, n.formats, b.data, f.size, f.chunk_size, f.chunks,"
+    f" {_SERIES_STATE}"
     " FROM serial_names n LEFT JOIN blobs b ON b.sha256 = n.sha256 LEFT JOIN blob_fixity f ON f.sha256 = n.sha256"
     " WHERE n.name IN (%s)"
 )
