@@ -870,5 +870,16 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.2f} ms"
 
 
+def usage(doc: str | None, needed: int) -> None:
+    """For a script run by hand: print its docstring ``doc`` and exit, 0 when asked (``-h``, ``--help``), 2 when
+    fewer than ``needed`` arguments (not options) are given."""
+    if "-h" in sys.argv[1:] or "--help" in sys.argv[1:]:
+        print(doc)
+        sys.exit(0)
+    if len([a for a in sys.argv[1:] if not a.startswith("-")]) < needed:
+        print(doc, file=sys.stderr)
+        sys.exit(2)
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -19,6 +19,7 @@ from pathlib import Path
 import uvicorn
 import uvloop
 
+import bench_serve as serve
 from pdi.server import create_app
 from pdi.server.process.connection import answering_protocol
 
@@ -59,6 +60,7 @@ class Nowhere(asyncio.Transport):
 
 
 async def main() -> None:
+    serve.usage(__doc__, 3)
     home = Path(sys.argv[1])
     kind = sys.argv[2]
     count = int(sys.argv[3])

@@ -18,6 +18,7 @@ import bench_serve as serve
 
 
 def main() -> None:
+    serve.usage(__doc__, 2)
     home, kind = Path(sys.argv[1]), sys.argv[2]
     connections = int(sys.argv[3]) if len(sys.argv) > 3 else 64
     seconds = int(sys.argv[4]) if len(sys.argv) > 4 else 3
