@@ -613,7 +613,8 @@ class _FieldTooLong(Exception):
 _FEED: Final = 64 << 10
 
 #: The private parts of Python's :mod:`email.feedparser` that :func:`_parse` relies on, each with what relies on
-#: it (checked by ``tests/test_mail_feedparser_internals.py``, which fails naming the part that changed).
+#: it (checked by ``tests/test_mail_long_lines.py``, which fails naming the part that changed; on a Python where
+#: they are not as expected, :func:`_parse` reads with Python's own buffer).
 FEEDPARSER_INTERNALS: Final[dict[str, str]] = {
     "email.feedparser.FeedParser.__init__": "it sets the parser's input, read through the attribute _input, which"
                                             " _parse replaces with a _PiecedLines before the first feed",
@@ -629,7 +630,9 @@ FEEDPARSER_INTERNALS: Final[dict[str, str]] = {
 
 @functools.cache
 def _pieced_lines() -> Any:
-    """The class of :func:`_parse`'s input buffer (made once: :mod:`email.feedparser` is imported when first read)."""
+    """The class of :func:`_parse`'s input buffer (made once: :mod:`email.feedparser` is imported when first read),
+    or None when this Python's buffer is not the one it was written against (:func:`_cuts_as_python`): the parser
+    then reads with Python's own, as it did before (a message of one long line costs more, none is refused)."""
     import email.feedparser
     import io
 
@@ -647,6 +650,8 @@ def _pieced_lines() -> Any:
             self.pieces: list[str] = []  # the line not yet ended: at most its last piece ends with a CR
 
         def push(self, data: str) -> None:
+            if not data:  # says nothing of a CR held: Python's buffer waits for the next piece to say
+                return
             if "\n" not in data and "\r" not in data:  # no line ends here: held, unless it ended at a CR
                 if self.pieces and self.pieces[-1].endswith("\r"):
                     self.pushlines(["".join(self.pieces)])
@@ -679,7 +684,48 @@ def _pieced_lines() -> Any:
                 self.pieces = []
             super().close()
 
-    return _PiecedLines
+    try:
+        python = email.feedparser.BufferedSubFile  # type: ignore[attr-defined]
+        return _PiecedLines if _cuts_as_python(_PiecedLines, python) else None
+    except Exception:  # any internal moved (a method gone, renamed, of another signature)
+        return None
+
+
+#: Pieces that cut lines where :class:`_PiecedLines` must cut as Python's buffer cuts (:func:`_cuts_as_python`):
+#: a CR last in a piece, a CR LF cut in two, a line over several pieces, empty pieces, a boundary and no end.
+_SAMPLE_PIECES: Final = ("From: a\r", "\nB", "", "x\r", "y\r\n", "\r", "", "\n--b\r", "\n--b", "--\r\r\n", "\n", "tail\r")
+
+
+def _cuts_as_python(pieced: Any, python: Any) -> bool:
+    """Whether a buffer of class ``pieced`` gives the parser the lines a ``python`` buffer gives, fed
+    :data:`_SAMPLE_PIECES` and read as the parser reads (a false-EOF matcher for a boundary, a line read back)."""
+
+    def lines(buffer: Any) -> list[str]:
+        read: list[str] = []
+        buffer.push_eof_matcher(lambda line: line.startswith("--b"))
+        matching = True
+        for piece in (*_SAMPLE_PIECES, None):
+            if piece is None:
+                buffer.close()
+            else:
+                buffer.push(piece)
+            while True:
+                line = buffer.readline()
+                if line == "" and matching:  # the false EOF: the boundary line is read next, then the rest
+                    buffer.pop_eof_matcher()
+                    matching = False
+                    read.append("<eof>")
+                    continue
+                if not isinstance(line, str) or line == "":
+                    break
+                if line == "B\r":
+                    buffer.unreadline(line)
+                    line = buffer.readline()
+                read.append(line)
+        return read
+
+    expected = lines(python())
+    return len(expected) > 3 and lines(pieced()) == expected
 
 
 def _parse(data: bytes, policy: Any, feed: int = _FEED) -> Message:
@@ -692,7 +738,12 @@ def _parse(data: bytes, policy: Any, feed: int = _FEED) -> Message:
     import email.parser
 
     parser = email.parser.BytesFeedParser(policy=policy)
-    parser._input = _pieced_lines()()  # type: ignore[attr-defined]  # a long line held in pieces (FEEDPARSER_INTERNALS)
+    pieced = _pieced_lines()
+    if pieced is not None and type(getattr(parser, "_input", None)) in pieced.__bases__:  # Python's, unread yet
+        try:
+            parser._input = pieced()  # type: ignore[attr-defined]  # a long line held in pieces (FEEDPARSER_INTERNALS)
+        except AttributeError:  # not an attribute of its own here: the parser keeps Python's buffer
+            pass
     for at in range(0, len(data), feed):
         parser.feed(data[at : at + feed])
     return parser.close()
