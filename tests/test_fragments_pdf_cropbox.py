@@ -135,3 +135,41 @@ def test_a_region_past_the_visible_page_is_clamped_to_it() -> None:
     """A region's corners are clamped to the visible region's size (§3): x 200-300 keeps 200-250, 50 points."""
     ours = _ours(PAST, (200, 0, 300, 200))
     assert ours.size == (100, 400)
+
+
+# --- a CropBox that shares no area with the MediaBox -----------------------------------------------------------
+# §14.11.2 reduces it to its intersection with the MediaBox, which is empty: a page of no area, nothing to show.
+# pdf.js, the viewer, then shows the MediaBox (its Page.view: "Empty /CropBox and /MediaBox intersection", the
+# MediaBox), as PDFium shows the MediaBox for a CropBox of no area; the viewer's rect is drawn on that, so pdi's
+# rect, renderings and crop count from the MediaBox too.
+
+DISJOINT = _page(b"[400 400 500 500]")  # wholly outside the MediaBox
+TOUCHING = _page(b"[300 0 400 200]")  # sharing the MediaBox's right edge only: no area
+DISJOINT_INHERITED = _page(b"[400 400 500 500]", inherited=True)
+
+
+def _poppler_media_png(tmp_path: Path, data: bytes) -> Image.Image:
+    (tmp_path / "page.pdf").write_bytes(data)  # pdftoppm draws the MediaBox unless told -cropbox
+    subprocess.run(["pdftoppm", "-r", "144", "-png", "-singlefile", str(tmp_path / "page.pdf"),
+                    str(tmp_path / "poppler")], check=True, capture_output=True, timeout=60)
+    return Image.open(tmp_path / "poppler.png").convert("RGB")
+
+
+@pytest.mark.parametrize("data", [DISJOINT, TOUCHING, DISJOINT_INHERITED], ids=["disjoint", "touching", "inherited"])
+def test_a_cropbox_sharing_no_area_with_the_mediabox_shows_the_mediabox_as_the_viewer_does(
+        tmp_path: Path, data: bytes) -> None:
+    """Found: the crop was PDFium's empty intersection ([0 0 0 0], or [300 0 300 200]), so a rendering failed
+    ("the child reading it stopped ... Crop exceeds page dimensions") and the rect the viewer drew on the
+    MediaBox named no character."""
+    page = pdf.page_boxes(data, None, 1, name="page.pdf")
+    assert page.crop == (0, 0, 300, 200)
+    assert (page.width, page.height) == (300, 200)
+    facts, _ = pdf.read_pages_now(data, [1])[0]
+    assert facts["crop"] == [0, 0, 300, 200]
+    assert pdf.text_layer(data).page_sizes == ((300, 200),)
+    assert pdf.evaluate_pdf("rect", ((0, 80), (60, 110), 0), data, "application/pdf", None).data == b"AB"
+    ours, theirs = _ours(data), _poppler_media_png(tmp_path, data)
+    assert ours.size == theirs.size == (600, 400)
+    assert _differing(ours, theirs) <= 600 * 400 // 100
+    assert ours.getpixel((60, 60)) == (255, 0, 0)  # the red square, 30 points from the MediaBox's top-left
+    assert _ours(data, (0, 0, 60, 60)).size == (120, 120)

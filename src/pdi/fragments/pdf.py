@@ -52,7 +52,7 @@ import threading
 from array import array
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from pdi._wording import clipped
 from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, UnsupportedError
@@ -208,15 +208,27 @@ def load_page(document: Any, index: int) -> Any:
     is nested deeper than PDFium reads, or holds no page there) is a :class:`ParseError` naming the page (found
     by an attack: a page tree whose kid is its parent was pypdfium2's ``PdfiumError`` in the child, said as "the
     child reading it stopped (exit status 1): pypdfium2._helpers.misc.PdfiumError: Failed to load page.").
+    A page whose CropBox shares no area with its MediaBox is given its MediaBox as CropBox, in this copy of the
+    document only (:func:`visible_box`).
     """
     import pypdfium2 as pdfium
 
     try:
-        return document[index]
+        page = document[index]
     except pdfium.PdfiumError as error:
         raise ParseError(f"page {index + 1} of its {len(document)} is not one PDFium can load (PDFium:"
                          f" {_pdfium_reason(error)}): its page tree loops, is nested too deep, or holds no page there",
                          rule="pdf") from error
+    left, bottom, right, top = page.get_bbox()
+    if not (right > left and top > bottom):  # the CropBox and MediaBox share no area: the MediaBox, as pdf.js
+        page.set_cropbox(-_BEYOND, -_BEYOND, _BEYOND, _BEYOND)  # clipped to the MediaBox: PDFium's (inherited,
+        left, bottom, right, top = page.get_bbox()  # normalized, US Letter where it has none, as pdf.js's)
+        page.set_cropbox(left, bottom, right, top)
+    return page
+
+
+#: Past any MediaBox's edge (ISO 32000-1 Annex C: a real is within ±3.403 × 10^38; PDFium's are floats)
+_BEYOND: Final = 1e37
 
 
 def page_count(octets: bytes | memoryview) -> int:
@@ -470,7 +482,9 @@ def visible_box(page: Any) -> tuple[float, float, float, float]:
     CropBox, each inherited from the page tree if the page lacks it (Table 30) and normalized (§7.9.5). What
     PDFium renders (``FPDF_GetPageBoundingBox``), poppler's ``pdfinfo`` prints as the CropBox and pdf.js's
     ``page.view`` is; pypdfium2's ``get_cropbox`` is the raw entry of the page's own dictionary (not clipped, not
-    inherited: crbug.com/pdfium/1786)."""
+    inherited: crbug.com/pdfium/1786). Where that intersection has no area (§14.11.2 would leave nothing to
+    show), the MediaBox, as pdf.js's ``page.view`` (the viewer the rect is drawn on) and PDFium for a CropBox
+    of no area: :func:`load_page` gives such a page its MediaBox as CropBox."""
     left, bottom, right, top = page.get_bbox()
     return (float(left), float(bottom), float(right), float(top))
 
