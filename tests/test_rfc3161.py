@@ -230,6 +230,40 @@ def test_rfc3161_2_4_2_a_stamp_of_a_sha384_or_sha512_imprint_of_the_file_is_chec
     assert status == 3 and f"the timestamp is of {named} " in output and "not of these octets" in output, output
 
 
+def test_rfc3161_2_4_2_a_tsa_that_stamps_another_digest_than_asked_is_refused(
+        tmp_path: Path, tsa: tuple[str, Path, Path]) -> None:
+    """RFC 3161 §2.4.2: a response's messageImprint "MUST have the same value as the similar field in
+    TimeStampReq". pdi asks for the SHA-256 of what it stamps; an authority answering with a stamp of the SHA-512 of
+    the same octets (made by openssl for a query of its own) answered something else than it was asked: its
+    failure (exit 16), and no stamp is kept."""
+    from pdi.errors import RemoteError
+    from pdi.timestamping import request_timestamp
+
+    _, ca, _ = tsa
+    data = tmp_path / "data"
+    data.write_bytes(b"a manifest\n")
+    _run("ts", "-query", "-data", str(data), "-sha512", "-cert", "-out", str(tmp_path / "q.tsq"))
+    _run("ts", "-reply", "-config", str(ca.parent / "tsa.cnf"), "-queryfile", str(tmp_path / "q.tsq"),
+         "-out", str(tmp_path / "r.tsr"))
+    reply = (tmp_path / "r.tsr").read_bytes()
+    assert read_response(reply).algorithm == "sha512"  # a good stamp of the same octets, by another digest
+
+    class Other(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/timestamp-reply")
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with handler_server(Other) as url, pytest.raises(RemoteError, match="stamped the SHA-512 of what it was asked"):
+        request_timestamp(url, b"a manifest\n")
+
+
 def test_rfc3161_a_stamp_of_a_sha1_imprint_is_refused(tmp_path: Path, tsa: tuple[str, Path, Path]) -> None:
     """SHA-1 collisions are made (SHAttered, 2017): a SHA-1 stamp of one file stamps another too. Refused, as a
     response whose digest is not its algorithm's size is."""

@@ -33,7 +33,7 @@ OPENSSL_SECONDS = 30.0
 
 def request_timestamp(url: str, data: bytes) -> tuple[bytes, TimeStamp]:
     """Ask the TSA at ``url`` to stamp the SHA-256 of ``data``: its DER response, and what it says (checked to
-    be of ``data``, with the request's nonce)."""
+    be of the SHA-256 of ``data``, as asked, with the request's nonce)."""
     from pdi import _answer_head as answer_head  # here: httpx is slow to import
 
     nonce = secrets.randbits(63)
@@ -62,6 +62,10 @@ def request_timestamp(url: str, data: bytes) -> tuple[bytes, TimeStamp]:
         stamp = read_response(bytes(body))
     except ParseError as exc:  # the authority's answer, not what was asked of it, is at fault
         raise RemoteError(f"the time-stamping authority {url} answered no timestamp response: {exc}") from exc
+    if stamp.algorithm != "sha256":  # RFC 3161 §2.4.2: the response's imprint "MUST have the same value" as asked
+        named = stamp.algorithm.upper().replace("SHA", "SHA-")
+        raise RemoteError(f"the time-stamping authority {url} stamped the {named} of what it was asked to stamp, not"
+                          " its SHA-256 as asked (RFC 3161 §2.4.2)")
     stamp.check(data, nonce)
     return bytes(body), stamp
 
