@@ -1,24 +1,29 @@
 """How-to pages show what their commands print, and leave every rule to a reference page.
 
 A how-to is a recipe for one goal: the steps a reader types, what the reader then sees, and links out
-(docs/how-to/search.md, annotations.md, replay.md, write-over-http.md, serve.md). Each is short and links its
-reference page (docs/reference/search.md, annotations.md, replay.md, write-api.md, resolver.md), where every option, status, header and
-limit is; the output a page shows is what the command prints, typed on the archive the page describes (its day
-made today's: the names carry the day they were minted on, the times when they were written).
+(docs/how-to/search.md, annotations.md, replay.md, write-over-http.md, serve.md, backup.md, signatures.md,
+federation.md, mirrors.md). Each is short and links its reference page (docs/reference/search.md,
+annotations.md, replay.md, write-api.md, resolver.md, backup.md, signatures.md, federation.md, mirrors.md),
+where every option, status, header and limit is; the output a page shows is what the command prints, typed on the archive the page describes (its day
+made today's: the names carry the day they were minted on, the times when they were written). The mirrors page,
+which needs two servers, is followed by tests/server/test_server_mirrors_howto.py.
 """
 
 from __future__ import annotations
 
 import datetime
+import itertools
 import json
 import re
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from pdi.cli import cli
+from support.pgcluster import TemporaryCluster
 
 ROOT = Path(__file__).resolve().parents[1]
 HOWTO = ROOT / "docs" / "how-to"
@@ -49,7 +54,9 @@ def _run(runner: CliRunner, *args: str, stream: str = "stdout") -> str:
 
 @pytest.mark.parametrize(("howto", "reference"), [("search.md", "search.md"), ("annotations.md", "annotations.md"),
                                                   ("replay.md", "replay.md"), ("write-over-http.md", "write-api.md"),
-                                                  ("serve.md", "resolver.md")])
+                                                  ("serve.md", "resolver.md"), ("backup.md", "backup.md"),
+                                                  ("signatures.md", "signatures.md"), ("federation.md", "federation.md"),
+                                                  ("mirrors.md", "mirrors.md")])
 def test_the_split_howtos_are_short_and_link_their_reference(howto: str, reference: str) -> None:
     text = (HOWTO / howto).read_text("utf-8")
     assert len(text.splitlines()) <= HOWTO_MAX_LINES, f"{howto}: a how-to of {len(text.splitlines())} lines"
@@ -183,3 +190,135 @@ def test_the_serve_pages_answers_are_what_the_resolver_answers(
     del answer["stored"]["created_at"], shown["stored"]["created_at"]
     assert answer == shown
     assert answer["bytes"] == 9 * 22 + 21 * 23
+
+
+def _pairs(page: str) -> list[tuple[str, str]]:
+    """Each ``sh`` block of the page with the ``text`` block that follows it (what its lines print)."""
+    text = (HOWTO / page).read_text("utf-8")
+    blocks = re.findall(r"^```(\w*)\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+    return [(body, after[1]) for (language, body), after in itertools.pairwise(blocks)
+            if language == "sh" and after[0] == "text"]
+
+
+def test_the_backup_pages_lines_print_what_it_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime, pg_cluster: TemporaryCluster
+) -> None:
+    """The backup page's archive (``/srv/pdi-archive``: an 18-octet text, a catalog row, and a scan of 100,000
+    octets, a blob file), its lines typed in order: the first backup copies the one blob file, the second
+    (after a third small document) nothing new; after ``rm -rf`` the restore copies it back and ``pdi verify``
+    finds the three representations whole; the bag of them is imported into a new PostgreSQL archive (the
+    page's ``postgresql://pdi@db/pdi``, a database of a throw-away cluster here) and verifies there too."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PDI_ARCHIVE", raising=False)
+    (tmp_path / "report.txt").write_bytes(b"Quarterly report.\n")
+    (tmp_path / "scan.bin").write_bytes(bytes(range(256)) * 390 + bytes(160))
+    (tmp_path / "minutes.txt").write_bytes(b"Minutes.\n")
+    url = pg_cluster.create_database("pdi_howto_backup")
+    runner = CliRunner()
+    for args in (["init", "pdi-archive"], ["series", "add", "oma.eop.gov.us", "--archive", "pdi-archive"],
+                 ["add", "report.txt", "-s", "oma.eop.gov.us", "--archive", "pdi-archive"],
+                 ["add", "scan.bin", "-s", "oma.eop.gov.us", "--archive", "pdi-archive"]):
+        _run(runner, *args)
+
+    def here(text: str) -> str:
+        text = text.replace("/srv/", f"{tmp_path}/").replace("/backup/", f"{tmp_path}/backup/")
+        return text.replace("/exports/", f"{tmp_path}/exports/").replace("postgresql://pdi@db/pdi", url)
+
+    pairs = _pairs("backup.md")
+    assert len(pairs) == 4, pairs
+    for n, (lines, shown) in enumerate(pairs):
+        if n == 1:
+            _run(runner, "add", "minutes.txt", "-s", "oma.eop.gov.us", "--archive", "pdi-archive")
+        printed = ""
+        for line in here(lines).splitlines():
+            words = shlex.split(line, comments=True)
+            if words[:2] == ["rm", "-rf"]:
+                shutil.rmtree(words[2])
+            else:
+                assert words[0] == "pdi", line
+                printed += _run(runner, *words[1:])
+        moment = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
+        assert re.sub(moment, "WHEN", printed) == re.sub(moment, "WHEN", here(shown)), printed
+    assert "1 blob copied (100000 octets)" in pairs[0][1] and "1 there already" in pairs[1][1]
+
+
+def _follow(runner: CliRunner, lines: str, skip: tuple[str, ...] = ()) -> str:
+    """What the ``pdi`` lines of a block print, both streams as a terminal shows them (a line holding one of
+    ``skip``, and any other command, is left to the server tests); ``> FILE`` is written."""
+    printed = ""
+    for line in lines.replace("\\\n", " ").splitlines():
+        words = shlex.split(line, comments=True)
+        if not words or words[0] != "pdi" or any(s in w for w in words for s in skip):
+            continue
+        if ">" in words:
+            result = runner.invoke(cli, words[1:words.index(">")])
+            assert result.exit_code == 0, (line, result.output)
+            Path(words[words.index(">") + 1]).write_text(result.stdout)
+        else:
+            printed += _run(runner, *words[1:], stream="output")
+    return printed
+
+
+def test_the_signatures_pages_lines_print_what_it_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime
+) -> None:
+    """The signatures page's ``pdi-archive``, two names of its series minted on its day (made today): the keys
+    made print their public halves (the page's keys are replaced by the ones made here), the day's manifest
+    lists the two names and checks clean, ``/api/keys`` answers the key set of the one key, and the WACZ lines
+    on ``site.warc.gz`` (tests/data/warc/site.warc.gz: a page and a PDF captured on 2026-11-23) print what the
+    page shows. Lines that ask a resolver or a TSA are the server tests' (tests/test_rfc3161.py,
+    tests/server/test_server_mirrors.py)."""
+    from starlette.testclient import TestClient
+
+    from pdi.server import create_app
+
+    shutil.copy(ROOT / "tests" / "data" / "warc" / "site.warc.gz", tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for name in ("PDI_ARCHIVE", "PDI_SIGNING_KEY", "PDI_WACZ_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "report.txt").write_bytes(b"Quarterly report.\n")
+    (tmp_path / "scan.bin").write_bytes(bytes(range(256)) * 390 + bytes(160))
+    runner = CliRunner()
+    for args in (["init"], ["series", "add", "oma.eop.gov.us"], ["add", "report.txt", "-s", "oma.eop.gov.us"],
+                 ["add", "scan.bin", "-s", "oma.eop.gov.us"]):
+        _run(runner, *args)
+    text = (HOWTO / "signatures.md").read_text("utf-8")
+    [(x, kid)] = set(re.findall(r'"x": "([\w-]+)", "kid": "([\w-]+)"', text))
+    [(spki, wacz_id)] = set(re.findall(r"^(MHYw\S+)\n.*?^id\t(sha256:\w+)$", text, flags=re.MULTILINE | re.DOTALL))
+    pairs = _pairs("signatures.md")
+    assert len(pairs) == 3, pairs
+    (keys, shown_keys), (manifests, shown_check), (wacz, shown_wacz) = pairs
+    printed = _follow(runner, keys)
+    made = json.loads(printed.splitlines()[0])
+    assert printed == shown_keys.replace(x, made["x"]).replace(kid, made["kid"])
+    today = one_gmt_day.strftime("%Y-%m-%d")
+    assert _follow(runner, manifests.replace("2026-11-25", today)) == shown_check
+    assert shown_check == "checked 1 manifest listing 2 names: 0 problems\n"
+    with TestClient(create_app(str(tmp_path / "pdi-archive"))) as client:
+        answered = client.get("/api/keys").json()
+    [shown_set] = _blocks("signatures.md", "json")
+    assert answered == json.loads(shown_set.replace(x, made["x"]).replace(kid, made["kid"]))
+    printed = _follow(runner, wacz)
+    made_spki = printed.splitlines()[0]
+    made_id = printed.splitlines()[1].split()[2]
+    assert printed == shown_wacz.replace(spki, made_spki).replace(wacz_id, made_id)
+
+
+def test_the_federation_pages_registry_lines_print_what_it_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The federation page's registry, made on a new ``pdi-archive``: the key made prints its public half (the
+    page's key replaced by the one made here), each ``registry add`` the series' resolvers as they then stand,
+    the authority first, and ``registry show`` the same line. The resolver's redirects and ``N2Ls`` are the
+    server tests' (tests/server/test_server_federation.py)."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("PDI_ARCHIVE", "PDI_SIGNING_KEY", "PDI_REGISTRY"):
+        monkeypatch.delenv(name, raising=False)
+    runner = CliRunner()
+    _run(runner, "init")
+    text = (HOWTO / "federation.md").read_text("utf-8")
+    [(x, kid)] = set(re.findall(r'"x": "([\w-]+)", "kid": "([\w-]+)"', text))
+    [(lines, shown)] = _pairs("federation.md")
+    printed = _follow(runner, lines)
+    made = json.loads(printed.splitlines()[0])
+    assert printed == shown.replace(x, made["x"]).replace(kid, made["kid"])
+    assert (tmp_path / "registry.jws").read_text().count(".") == 2  # a compact JWS
+    assert shown.splitlines()[-1] == "oma.eop.gov.us\thttps://pdi.example.gov/\thttps://mirror.example.org/"

@@ -1,0 +1,140 @@
+"""The mirrors how-to (docs/how-to/mirrors.md) followed as written, between two ``pdi serve`` processes on
+loopback: every ``pdi`` line of its ``sh`` blocks typed on the archive its comment names (A, the origin; B,
+the mirror), and what each block prints is the ``text`` block after it.
+
+A holds the page's two deposits: ``report.txt`` (``Quarterly report.`` and a line ending, 18 octets) and
+``scan.bin`` (100,000 octets: a blob file), so a sync brings 100,018 octets. The page's addresses
+(``https://a.example.org``, ``https://b.example.org``) are the two servers', its day today's and its keys the
+ones ``pdi keys init`` made here; the text's first octet flipped (``Q``, 0x51, to ``P``, 0x50) is the damage
+``pdi verify --repair`` finds and mends from A.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import os
+import re
+import shlex
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+from server_helpers import start_serve, stop, wait_answering
+
+from pdi.cli import cli
+from support.stored_blobs import flip_octet
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = ROOT / "docs" / "how-to" / "mirrors.md"
+S = "oma.eop.gov.us"
+REPORT = b"Quarterly report.\n"
+SCAN = bytes(range(256)) * 390 + bytes(160)  # 100,000 octets
+
+
+@contextmanager
+def serving(location: Path) -> Iterator[str]:
+    process, port, _ = start_serve(location, "--replay-port", "0", start_new_session=True, drain=True,
+                                   env=dict(os.environ))
+    try:
+        wait_answering(process, f"http://127.0.0.1:{port}/api/series")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(process)
+
+
+def _blocks(text: str) -> list[tuple[str, str]]:
+    """The page's fenced blocks in order: (language, body)."""
+    return re.findall(r"^```(\w*)\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+
+
+def _run(runner: CliRunner, words: list[str], archive: Path) -> tuple[int, str, str]:
+    """``pdi WORDS --archive ARCHIVE``: its exit status, standard output, and both outputs as a terminal shows
+    them."""
+    result = runner.invoke(cli, [*words[1:], "--archive", str(archive)])
+    return result.exit_code, result.stdout, result.output
+
+
+def test_the_mirrors_page_shows_what_its_commands_print(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PDI_ARCHIVE", raising=False)
+    monkeypatch.delenv("PDI_SIGNING_KEY", raising=False)
+    runner = CliRunner()
+    a, b = tmp_path / "a", tmp_path / "b"
+    (tmp_path / "report.txt").write_bytes(REPORT)
+    (tmp_path / "scan.bin").write_bytes(SCAN)
+    for words in (["init", str(a)], ["series", "add", S, "--archive", str(a)],
+                  ["add", "report.txt", "-s", S, "--archive", str(a)], ["add", "scan.bin", "-s", S, "--archive", str(a)],
+                  ["keys", "init", "--archive", str(a)], ["init", str(b)], ["keys", "init", "--archive", str(b)]):
+        result = runner.invoke(cli, words)
+        assert result.exit_code == 0, (words, result.output)
+    keys = {}
+    for side in (a, b):
+        shown = runner.invoke(cli, ["keys", "show", "--archive", str(side)]).stdout.splitlines()
+        keys[side] = (shown[2].split("\t")[1], shown[1].split("\t")[1])  # kid, x
+    text = PAGE.read_text("utf-8")
+    shown_keys = re.findall(r"^key\t(\S+)\tx=(\S+)$", text, flags=re.MULTILINE)
+    assert len(shown_keys) == 2, shown_keys
+    day = one_gmt_day.strftime("%Y/%m/%d")
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    with serving(a) as a_url, serving(b) as b_url:
+        page = re.sub(r"/\d{4}/\d\d/\d\d/", f"/{day}/", text)
+        for (kid, x), side in zip(shown_keys, (a, b), strict=True):
+            page = page.replace(kid, keys[side][0]).replace(x, keys[side][1])
+        page = page.replace("https://a.example.org", a_url).replace("/etc/pdi/", f"{etc}/")
+        announced = "--announce https://b.example.org"  # a public name A records as said, never asked here
+        page = page.replace(announced, "ANNOUNCED").replace("https://b.example.org", b_url)
+        page = page.replace("ANNOUNCED", announced)
+        blocks = _blocks(page)
+        printed: list[str] = []
+        side = b
+        for i, (language, body) in enumerate(blocks):
+            if language != "sh":
+                continue
+            out = ""
+            for line in body.replace("\\\n", " ").splitlines():
+                said = re.search(r"#.*\((A|B)\)", line)
+                if said:
+                    side = a if said.group(1) == "A" else b
+                if line.startswith("curl "):
+                    [url] = re.findall(r"'([^']+)'", line)
+                    out += httpx.get(url).text.replace("\r\n", "\n")  # text/uri-list lines end CRLF (RFC 2483)
+                    continue
+                if line.startswith("install "):
+                    source, target = shlex.split(line, comments=True)[-2:]
+                    Path(target).write_bytes(Path(source).read_bytes())
+                    Path(target).chmod(0o600)
+                    continue
+                words = shlex.split(line, comments=True)
+                if not words or words[0] != "pdi":
+                    continue
+                redirected = None
+                if ">" in words:
+                    redirected = words[words.index(">") + 1]
+                    words = words[: words.index(">")]
+                if words[1:3] == ["verify", "--repair"]:
+                    flip_octet(b, hashlib.sha256(REPORT).hexdigest(), 0)
+                code, stdout, output = _run(runner, words, side)
+                assert code == 0, (line, output)
+                if redirected:
+                    (tmp_path / redirected).write_text(stdout)
+                else:
+                    out += output
+            following = blocks[i + 1] if i + 1 < len(blocks) else ("", "")
+            printed.append(out)
+            if following[0] == "text":
+                assert out == following[1], out
+        # the repair's first line: the text's octets as they now are, Q become P
+        altered = hashlib.sha256(b"P" + REPORT[1:]).hexdigest()
+        assert f"SHA-256 is now {altered} (chunk 0, octets 0 to 17)" in page
+        assert printed[-1].startswith(f"announced\t{S}\tto {a_url}\tnew\n"), printed[-1]
+        assert f"`announced\t{S}\tto {a_url}\tnew`" in page
+        listed = runner.invoke(cli, ["mirror", "ls", "--archive", str(b)]).stdout
+        assert f"token from the file {etc}/a-token" in listed, listed
+        assert runner.invoke(cli, ["verify", "--archive", str(b)]).stdout.endswith(": 0 problems\n")
