@@ -16,7 +16,7 @@ command and its floor, interleaved:
   ``pg_restore`` into one.
 
 The restore times are the recovery time of an archive of this size on this
-machine (docs/how-to/backup.md quotes them). Prints each median and pdi's
+machine (docs/reference/backup.md quotes them). Prints each median and pdi's
 time over its floor's.
 Run: ``python3 bench/bench_backup.py [--blobs N] [--mib M] [--rounds R] [--small] [--markdown FILE]``.
 """

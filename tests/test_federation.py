@@ -156,7 +156,7 @@ def test_a_registry_file_with_a_key_it_does_not_know_is_refused_not_rewritten_wi
 
 
 def test_a_signed_registry_says_when_it_was_issued() -> None:
-    """federation.md: the payload is {"issued", "series", "type"}, "issued" when it was last edited; pdi signs
+    """docs/reference/federation.md: the payload is {"issued", "series", "type"}, "issued" when it was last edited; pdi signs
     none without it, and one signed without it (or with a time that is none) is refused, naming the registry."""
     key = SigningKey.generate()
     for payload, says in [({"series": {}, "type": "pdi-registry+jws"}, "not none"),

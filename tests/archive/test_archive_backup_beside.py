@@ -1,6 +1,6 @@
 """The files kept beside a directory archive's catalog that are no rows of it — the signing key (``pdi keys
 init``), the WACZ key (``pdi keys init --wacz``) and the registry — are backed up with it and restored with it
-(docs/how-to/backup.md): an archive restored after an ``rm -rf`` signs with the same key, which cannot be made
+(docs/reference/backup.md): an archive restored after an ``rm -rf`` signs with the same key, which cannot be made
 again, and which the mirrors that hold its public key check its manifests against."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A restore reads a backup as a stranger's may be (docs/how-to/backup.md, "Restore"): what does not verify is
+"""A restore reads a backup as a stranger's may be (docs/reference/backup.md, "Restore"): what does not verify is
 refused, naming what and where, before a restored archive that looks whole is left behind.
 
 Each damage here was found by an attack on ``pdi restore`` (2026-11-27); each was restored, answered "restored

@@ -1,4 +1,4 @@
-"""A PostgreSQL backup's dump is read as a stranger's may be (docs/how-to/backup.md, "Restore"; the checks:
+"""A PostgreSQL backup's dump is read as a stranger's may be (docs/reference/backup.md, "Restore"; the checks:
 :mod:`pdi.archive.postgres_dumps`): ``pg_restore`` runs whatever statements it holds, as the role it connects as.
 
 Found by an attack on ``pdi restore`` (2026-11-27): a ``catalog.dump`` whose ``SEARCHPATH`` entry or one
@@ -158,7 +158,7 @@ def test_statements_pdi_does_not_make_are_refused(pg_cluster: TemporaryCluster, 
 
 
 def test_a_restore_into_a_database_not_made_yet_says_to_make_it(pg_cluster: TemporaryCluster, tmp_path: Path) -> None:
-    """The page's restore (docs/how-to/backup.md: into an empty database, "make it first: createdb pdi") given a
+    """The page's restore (docs/reference/backup.md: into an empty database, "make it first: createdb pdi") given a
     database the server does not have: the server answered, so the error does not say it was not reached; it names
     the database and says to make it, and nothing is made."""
     made = _archive_backup(pg_cluster, tmp_path)

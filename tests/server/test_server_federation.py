@@ -269,7 +269,7 @@ def test_registry_signed_by_another_key_is_refused(network: Network, tmp_path: P
          "--registry", str(network.jws_file), "--registry-key", str(network.other_key)],
         capture_output=True, text=True, timeout=60)
     assert process.returncode == 3, process.stderr
-    # which registry was refused, and why, in the words federation.md quotes
+    # which registry was refused, and why, in the words docs/reference/federation.md quotes
     assert (f"pdi: integrity check failed: the registry {network.jws_file}: the JWS is signed by the key"
             in process.stderr and "which is not one of the keys it is checked with" in process.stderr), process.stderr
     assert "pdi: serving" not in process.stderr
@@ -313,7 +313,7 @@ def test_a_registry_key_without_a_registry_is_a_usage_error(network: Network) ->
 
 def test_a_registry_naming_this_resolver_itself_is_not_followed_back_to_it(network: Network, tmp_path: Path) -> None:
     """A registry (its own registry.json, or one it loads) may name this resolver for a series it does not hold:
-    never followed there, as the rescue never asks itself (federation.md). Named by the origin the request came
+    never followed there, as the rescue never asks itself (docs/reference/federation.md). Named by the origin the request came
     to, or by --base-url (another case, no last /): skipped; listed alone, the name is known nowhere else (404)."""
     from pdi.federation.registry import Registry, sign_registry
     from pdi.signing import SigningKey, jwk_set_text

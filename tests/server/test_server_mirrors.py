@@ -652,7 +652,7 @@ def test_a_running_server_stops_minting_in_a_series_at_once_when_it_is_mirrored(
 
 def test_a_series_mirrored_no_more_is_minted_in_and_mirroring_it_again_warns_of_what_was_minted(tmp_path: Path) -> None:
     """`pdi mirror remove` of the origin says that this archive may mint in the series again; once it has, `pdi mirror
-    add` of it warns (mirrors.md: "if it holds documents this archive minted"), counting only what it minted, not
+    add` of it warns (docs/reference/mirrors.md: "if it holds documents this archive minted"), counting only what it minted, not
     what the syncs brought in."""
     a, _ = origin(tmp_path)
     b = mirror(tmp_path, "b")

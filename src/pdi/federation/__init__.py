@@ -13,5 +13,5 @@
 * :mod:`pdi.federation.rescue` — the 1990s ``I2R`` names of captured URLs
   answered from a capture held here or by a resolver the registry names.
 
-``docs/how-to/federation.md`` is the user's guide.
+``docs/how-to/federation.md`` is the user's guide; ``docs/reference/federation.md`` states every rule.
 """

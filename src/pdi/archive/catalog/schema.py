@@ -377,7 +377,7 @@ def _message_threads() -> list[str]:
 
 
 def _mirrors() -> list[str]:
-    """Step 11: the other archives that hold a series (:mod:`pdi.archive.catalog.mirrors`, ``docs/how-to/mirrors.md``).
+    """Step 11: the other archives that hold a series (:mod:`pdi.archive.catalog.mirrors`, ``docs/reference/mirrors.md``).
 
     One row for each archive known to hold a copy of a series: ``origin``,
     the archive this one mirrors the series from (``pdi mirror add``; at most

@@ -215,7 +215,7 @@ ERRORS: dict[int, str] = {
     503: "Busy or a storage error (a database failing over): a problem with Retry-After; past the connection"
          " limit, uvicorn's text/plain; past one client address's share of the connections, a problem",
     508: "Loop Detected (RFC 5842 §7.2): a name of a series this archive does not hold, whose every resolver known"
-         " sends it back here, or round among themselves, none holding it (docs/how-to/federation.md)",
+         " sends it back here, or round among themselves, none holding it (docs/reference/federation.md)",
 }
 #: The header fields of error answers (pdi.server.http.problems, pdi.server.write.api.Unauthorized).
 ERROR_HEADERS: dict[int, dict[str, tuple[str, bool]]] = {
@@ -271,7 +271,7 @@ _URI_RES = Operation(
              302: Answer("N2L: the resource's URL; N2R of a generic name: the format Accept prefers;"
                          " a browser fragment (#:~:text=, #t=, #xywh=): the native name's N2R; a name of a series"
                          " this archive does not hold: the same service at its authority, or a mirror when the"
-                         " authority is down (from a registry or DNS NAPTR records: docs/how-to/federation.md);"
+                         " authority is down (from a registry or DNS NAPTR records: docs/reference/federation.md);"
                          " a 1990s capture name (I2R?urn:pdi://oma.eop.gov.us/…/http%3a…) held by another"
                          " resolver: the capture nearest its day there, PDI-Capture saying which",
                          headers={"Location": ("Where to", True),
@@ -499,7 +499,7 @@ _MANIFEST = Operation(
            schema=_optional({"type": "integer", "minimum": 1, "maximum": MAX_MANIFEST_PAGE}))),
     answers={200: Answer(
         "A compact JWS; its payload {type, series, day, after, next, names: [{name, format, version, sha256, size}"
-        " or {name, format, version, withdrawn}]} lists only what the reader may see (docs/how-to/signatures.md)",
+        " or {name, format, version, withdrawn}]} lists only what the reader may see (docs/reference/signatures.md)",
         "application/jose", {"type": "string", "pattern": "^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$"},
         headers={"Link": ('<next>; rel="next" (RFC 8288), unless this is the last page', False)})},
     errors=(*_ALWAYS, 403, 404),
@@ -527,7 +527,7 @@ _MANY_OCTETS = Operation(
         " Content-Location (the name), Content-Length, and either Content-Type the record's media type and"
         " X-PDI-SHA256 with the octets (read by verified chunks), or application/problem+json (RFC 9457) with the"
         " status and detail N2R would answer (404, 403, 410 …). A reader without a token gets public names only;"
-        " never cached (no-store). docs/how-to/mirrors.md", "multipart/mixed", {"type": "string", "format": "binary"})},
+        " never cached (no-store). docs/reference/mirrors.md", "multipart/mixed", {"type": "string", "format": "binary"})},
     errors=(*_ALWAYS, 412, 413, 415),
     error_text={400: "The body is not JSON, or not {\"names\": [...]} of 1 to 1000 strings",
                 412: "If-Match sent: /api/octets has no representation of its own to match (RFC 9110 §13.1.1)",
