@@ -267,3 +267,15 @@ def test_a_name_whose_hash_is_written_as_in_a_resolvers_address_is_refused_with_
         assert got.stdout_bytes == b"one\r\n"  # the name meant: line 0 of the CRLF-canonical text (PDI-GRAMMAR §3)
     nothing = CliRunner().invoke(cli, ["get", names[0] + "%23line", "--archive", archive])  # #line is no fragment
     assert nothing.exit_code == 1 and "did you mean" not in nothing.stderr
+
+
+@pytest.mark.parametrize("name", ["crawl.warc", "crawl.warc.gz", "crawl.wacz"])
+def test_import_of_a_web_archive_that_is_not_there_says_so_before_asking_for_a_series(
+        archive: str, tmp_path: Path, name: str) -> None:
+    # as for a bag that is not there: asking for --series first sent a mistyped path through two runs
+    missing = str(tmp_path / name)
+    for extra in ([], ["--series", S]):
+        r = CliRunner().invoke(cli, ["import", missing, "--archive", archive, *extra])
+        assert (r.exit_code, r.stderr) == (4, f"pdi: not found: no file {missing}\n")
+    bag = CliRunner().invoke(cli, ["import", str(tmp_path / "bag"), "--archive", archive])
+    assert (bag.exit_code, bag.stderr) == (4, f"pdi: not found: no file or directory {tmp_path / 'bag'}\n")

@@ -441,7 +441,7 @@ PARTIAL_EXIT = 14
 @click.command("import")
 @click.argument("source", metavar="BAG|FILE.warc[.gz]|FILE.wacz")
 @click.option("--series", "-s", metavar="S",
-              help="WARC/WACZ, or a bag another tool made: deposit the captures or payload files in series S (required).")
+              help="WARC/WACZ, or a bag another tool made: deposit the captures or payload files in series S (required for them; a bag pdi exported carries its own, and is refused with one).")
 @click.option("--max-mb", type=click.FloatRange(min=0, min_open=True), default=50.0, show_default=True,
               help="WARC/WACZ: largest record payload, decoded (MB); larger ones are listed, not imported;"
                    " 4x for a page with its parts.")
@@ -519,6 +519,8 @@ def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: fl
         click.echo(f"imported {plural(count, what)} into {opened.location}"
                    + (f" ({held} unchanged: held already, byte for byte)" if held else ""), err=series is not None)
         return
+    if not Path(source).exists():  # said before --series is asked for, as of a bag: the path is what to mend first
+        raise NotFoundError(f"no file {source}")
     if series is None:
         raise click.UsageError(f"importing {source} needs --series S (the series to deposit its captures in)")
     from pdi.capture.values import Limits
