@@ -176,6 +176,8 @@ def test_a_quotation_of_nothing_or_past_the_citing_end_does_not_stand(archive: A
     # the cited passage lies wholly past the source's end: it quotes nothing, as pdi get says (exit 9)
     nothing = archive.cite(f"{letter}@10={source}#line=50,60")
     assert nothing.check.status == "mismatch" and "selects nothing" in nothing.check.detail
+    # said once, of the cited name, as pdi get says it: not "selects nothing: … it selects nothing"
+    assert nothing.check.detail == f"the cited {source}#line=50,60 lies wholly past the end: it selects nothing"
     # a position past the citing document's end: even an empty quotation does not stand there
     for quoted in ("char=5,5", "char=7,21"):
         beyond = archive.cite(f"{letter}@99={source}#{quoted}")

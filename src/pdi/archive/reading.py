@@ -396,7 +396,7 @@ class Reading(ArchiveBase):
 
             said = past_end_message(cited.pdi, cited.fragment)
             return CitationResolved(parsed, citing, origin, cited, QuotationCheck(
-                "mismatch", f"the cited fragment selects nothing: {said}", ""))
+                "mismatch", f"the cited {said}", ""))
         text, media_type, charset, scheme = self._citing_text(citing)
         check = check_quotation(
             text, media_type, charset, scheme, origin,
