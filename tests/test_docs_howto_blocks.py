@@ -260,6 +260,7 @@ def test_the_federation_pages_registry_lines_do_what_it_says(tmp_path: Path, mon
     runner = CliRunner()
     assert runner.invoke(cli, ["init"]).exit_code == 0
     shows = []
+    removed = None
     for words, out in _pdi_lines(HOWTO / "federation.md"):
         if words[1] == "serve":
             continue
@@ -269,7 +270,10 @@ def test_the_federation_pages_registry_lines_do_what_it_says(tmp_path: Path, mon
             (tmp_path / out).write_text(result.stdout)
         elif words[1:3] == ["registry", "show"]:
             shows.append(result.stdout)
+        elif words[1:3] == ["registry", "remove"]:
+            removed = result.stdout
     assert shows == ["oma.eop.gov.us\thttps://pdi.example.gov/\thttps://mirror.example.org/\n"]
+    assert removed == "oma.eop.gov.us\thttps://pdi.example.gov/\n"  # the series' line left
     jws = (tmp_path / "registry.jws").read_text().strip()
     header, payload, _ = jws.split(".")
     protected = json.loads(base64.urlsafe_b64decode(header + "=" * (-len(header) % 4)))

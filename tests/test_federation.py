@@ -225,9 +225,16 @@ def test_registry_cli_add_show_remove(tmp_path: Path) -> None:
     assert refused.returncode == 1 and "http or https URL, not ftp: 'ftp://c.example/'" in refused.stderr
     refused = pdi("registry", "add", "BAD SERIES", "http://c.example/")
     assert refused.returncode == 1 and "a series is a domain name (oma.eop.gov.us), not 'BAD SERIES'" in refused.stderr
-    assert pdi("registry", "remove", "a.example.us", "http://a.example/").returncode == 0
+    removed = pdi("registry", "remove", "a.example.us", "http://a.example/")
+    # says what the series' line is now, as add does (it said nothing)
+    assert (removed.returncode, removed.stdout, removed.stderr) == (0, "a.example.us\thttp://b.example/\n", "")
     assert pdi("registry", "show").stdout == "a.example.us\thttp://b.example/\n"
     assert pdi("registry", "remove", "a.example.us", "http://a.example/").returncode == 4
+    last = pdi("registry", "remove", "a.example.us")  # every resolver: the series is off the registry
+    assert (last.returncode, last.stdout) == (0, "")
+    assert last.stderr == "a.example.us is off the registry: it lists no resolver of it now\n"
+    assert pdi("registry", "show").stdout == ""
+    assert pdi("registry", "add", "a.example.us", "http://b.example").returncode == 0
     unsigned = pdi("registry", "show", "--jws")
     assert unsigned.returncode == 4 and "pdi keys init" in unsigned.stderr
 

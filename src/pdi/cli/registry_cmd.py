@@ -58,11 +58,17 @@ def registry_add(series: str, base_url: str, mirror: bool, registry_file: str | 
 @registry_file_option
 @archive_option
 def registry_remove(series: str, base_url: str | None, registry_file: str | None, archive: str) -> None:
-    """Take BASE_URL (without it: every resolver) of SERIES off the registry."""
+    """Take BASE_URL (without it: every resolver) of SERIES off the registry; prints SERIES's resolvers left."""
     from pdi.federation.registry import read_registry_file, write_registry_file
 
     path = _path(archive, registry_file)
-    write_registry_file(path, read_registry_file(path).without(series, base_url))
+    registry = read_registry_file(path).without(series, base_url)
+    write_registry_file(path, registry)
+    left = registry.resolvers(series)
+    if left:  # the series' line as it is now, as add prints it
+        click.echo(f"{series.lower()}\t" + "\t".join(left))
+    else:
+        click.echo(f"{series.lower()} is off the registry: it lists no resolver of it now", err=True)
 
 
 @registry_group.command("show")
