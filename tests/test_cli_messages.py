@@ -279,3 +279,20 @@ def test_import_of_a_web_archive_that_is_not_there_says_so_before_asking_for_a_s
         assert (r.exit_code, r.stderr) == (4, f"pdi: not found: no file {missing}\n")
     bag = CliRunner().invoke(cli, ["import", str(tmp_path / "bag"), "--archive", archive])
     assert (bag.exit_code, bag.stderr) == (4, f"pdi: not found: no file or directory {tmp_path / 'bag'}\n")
+
+
+def test_mirror_add_no_check_of_an_origin_that_is_down_says_to_give_its_key(archive: str) -> None:
+    # --no-check reads no manifest, but the key is still fetched unless --key gives it: the help says "it is down,
+    # say; give --key", and the refusal now says so too, not only "Connection refused"
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on once closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    down = CliRunner().invoke(cli, ["mirror", "add", base, "--series", S, "--no-check", "--archive", archive])
+    assert down.exit_code == 16
+    assert down.stderr.startswith(f"pdi: remote error: cannot fetch the key set {base}/api/keys: ")
+    assert down.stderr.endswith(f"; --no-check reads nothing else of {base}: give its key with --key JWK|FILE|URL\n")
+    checked = CliRunner().invoke(cli, ["mirror", "add", base, "--series", S, "--archive", archive])
+    assert checked.exit_code == 16 and "--no-check" not in checked.stderr  # without it the origin must answer

@@ -14,7 +14,7 @@ import click
 from pdi._wording import MESSAGE_MOST, NAME_MOST, clipped, plural, shown_url
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.archive_io import open_archive
-from pdi.errors import IntegrityError, NotFoundError
+from pdi.errors import IntegrityError, NotFoundError, RemoteError
 
 if TYPE_CHECKING:
     from pdi.archive.fixity import Problem
@@ -70,7 +70,14 @@ def mirror_add(base_url: str, series: str, key: str | None, peer: bool, token_fi
     source = token_source(token_file, token_env)
     canonical = canonical_series(series)
     with open_archive(archive) as opened:
-        keys = fetch_keys(base) if key is None else public_keys(key, opened, None)
+        try:
+            keys = fetch_keys(base) if key is None else public_keys(key, opened, None)
+        except RemoteError as exc:
+            if not no_check or key is not None:
+                raise
+            # --no-check is for an origin that is down, and its key must then be given: said with the refusal
+            raise RemoteError(f"{exc.message}; --no-check reads nothing else of {shown_url(base)}: give its key"
+                              " with --key JWK|FILE|URL") from exc
         role = "peer" if peer else "origin"
         refused = opened.mirror_refusal(canonical, base, role, key_text(keys), source)
         if refused is not None:  # what this archive refuses, before the other is asked
