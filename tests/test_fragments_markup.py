@@ -128,8 +128,11 @@ def test_name_finds_the_first_element_by_name_or_id_case_sensitively() -> None:
 
 
 def test_a_start_tag_number_past_the_last_is_not_found() -> None:
-    with pytest.raises(NotFoundError, match=r"no start tag 26: the document has 26 \(0 to 25\)"):
+    with pytest.raises(NotFoundError, match=r"no start tag 26: the document has 26 start tags, numbered 0 to 25$"):
         fragments.evaluate("elt", (0, 26), PAGE.encode(), media_type="text/html", charset="utf-8")
+    # a document of one element, and a text of none (XML's parser refuses that; HTML's finds the html it implies)
+    with pytest.raises(NotFoundError, match=r"no start tag 1: the document has one start tag, numbered 0$"):
+        fragments.evaluate("elt", (1, 1), b"<r/>", media_type="text/xml", charset="utf-8")
 
 
 def test_positions_count_the_crlf_canonical_source() -> None:

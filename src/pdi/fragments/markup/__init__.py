@@ -216,9 +216,10 @@ def _ends(scheme: str, positions: Sequence[object]) -> tuple[Any, Any]:
 def _numbered(elements: Sequence[Element], number: int) -> Element:
     if number >= len(elements):
         raise NotFoundError(
-            f"no start tag {number}: the document has {len(elements)} (0 to {len(elements) - 1})"
-            if elements
-            else f"no start tag {number}: the document has none"
+            f"no start tag {number}: the document has {len(elements)} start tags,"
+            f" numbered 0 to {len(elements) - 1}" if len(elements) > 1
+            else f"no start tag {number}: the document has one start tag, numbered 0" if elements
+            else f"no start tag {number}: the document has no start tags"
         )
     return elements[number]
 
