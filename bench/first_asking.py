@@ -1,16 +1,20 @@
 """A first asking of N2L, 304 or N2R in one process: ``CachedAnswerProtocol.data_received`` fed requests, 64
 connections in turn, each with a transport that writes nowhere (issue 24; not a ``bench_*`` file: run by hand).
 
-    python3 bench/first_asking.py DIR KIND COUNT [SEED] [--once] [--profile OUT]
+    python3 bench/first_asking.py DIR KIND COUNT [SEED] [--once] [--profile OUT] [--alone PART]
 
 ``DIR`` is a catalog kept by ``bench/bench_serve_cold.py --catalog DIR`` (its ``archive`` and ``names.tsv``);
 ``KIND`` is ``n2l``, ``304`` or ``n2r``. Prints the CPU (``time.thread_time``) a request of ``COUNT`` names drawn
 with ``SEED``, each asked once (first asking), then of the same names asked again (from their facts) unless
 ``--once``; ``--profile OUT`` writes cProfile's statistics of the first pass. The answer cache stays fresh once
 refreshed (so that it runs the same under ``valgrind --tool=callgrind``, whose instruction counts, of a run of
-300 names and one of 1,800, differenced, are the figure least moved by the machine's load).
+300 names and one of 1,800, differenced, are the figure least moved by the machine's load). ``--alone PART``
+(``answer``: ``PlainAnswers.answer``; ``serial``: ``Archive.public_serial``; ``public``: ``Resolver.public_answer``)
+calls that part through ``itertools.starmap``, so that ``valgrind --tool=callgrind --collect-atstart=no
+--toggle-collect=starmap_next`` counts it alone.
 """
 import asyncio
+import itertools
 import random
 import sys
 import time
@@ -20,8 +24,27 @@ import uvicorn
 import uvloop
 
 import bench_serve as serve
+from pdi.archive import Archive
 from pdi.server import create_app
 from pdi.server.process.connection import answering_protocol
+from pdi.server.protocol.plain import PlainAnswers
+from pdi.server.protocol.resolver import Resolver
+
+#: The parts ``--alone`` names: their owner and method.
+PARTS = {"answer": (PlainAnswers, "answer"), "serial": (Archive, "public_serial"), "public": (Resolver, "public_answer")}
+
+
+def alone(part: str) -> None:
+    """Have ``part`` (of :data:`PARTS`) called through ``itertools.starmap`` (callgrind's ``starmap_next``)."""
+    if part not in PARTS:
+        raise SystemExit(f"--alone takes one of {', '.join(PARTS)}, not {part!r}")
+    owner, name = PARTS[part]
+    method = getattr(owner, name)
+
+    def through_starmap(*args):  # type: ignore[no-untyped-def]
+        return next(itertools.starmap(method, (args,)))
+
+    setattr(owner, name, through_starmap)
 
 
 class Nowhere(asyncio.Transport):
@@ -66,6 +89,8 @@ async def main() -> None:
     count = int(sys.argv[3])
     seed = int(sys.argv[4]) if len(sys.argv) > 4 and not sys.argv[4].startswith("-") else 1
     profile = sys.argv[sys.argv.index("--profile") + 1] if "--profile" in sys.argv else None
+    if "--alone" in sys.argv:
+        alone(sys.argv[sys.argv.index("--alone") + 1])
     rows = [line.split("\t") for line in (home / "names.tsv").read_text().splitlines()]
     rng = random.Random(seed)
     picked = rng.sample(rows, count)
