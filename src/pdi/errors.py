@@ -215,6 +215,11 @@ class StoreError(PDIError, exit_code=8, http_status=503, title="storage error"):
     """The archive's storage could not do what was asked (not a user mistake)."""
 
 
+class CommitUnknownError(StoreError):
+    """A catalog transaction whose ``COMMIT`` got no answer (the connection to the database server was lost as it
+    was sent): the server may have applied it or not, and which is unknown until the archive is looked at again."""
+
+
 class RemoteError(PDIError, exit_code=16, http_status=502, title="remote error"):
     """Another server pdi asked (a mirror's origin or peer, a registry's or a key set's URL, the server of a page
     ``pdi capture`` was asked for) could not be reached

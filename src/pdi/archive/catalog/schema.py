@@ -17,7 +17,7 @@ from pdi.archive.catalog.base import (
 from pdi.archive.store import (
     SCHEMA_VERSION,
 )
-from pdi.errors import StoreError
+from pdi.errors import CommitUnknownError, StoreError
 
 if TYPE_CHECKING:
     from pdi.passages.fulltext import Passage
@@ -579,6 +579,7 @@ class SchemaPart(CatalogBase):
         first: int | None = None
         try:
             with self._write():
+                self._migrating()
                 if not self._has_table("schema_migrations"):
                     self._query(
                         "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
@@ -597,6 +598,17 @@ class SchemaPart(CatalogBase):
                     )
                     current = version
                 self._migrated(first, current)
+        except CommitUnknownError as exc:
+            if first is None or first >= target:
+                raise
+            # the connection went as the COMMIT was sent: the server may have applied every step, or none
+            raise CommitUnknownError(
+                f"migrating the archive at {self.location} from schema version {first} to {target}: the connection"
+                f" to the database server was lost as its transaction was committed, so whether it was applied is"
+                f" unknown (the archive is at schema version {first} or {target}: every step or none); open it again"
+                f" (pdi init --archive, pdi verify), which says its version and migrates it if it is still at"
+                f" {first} ({' '.join(str(exc.__cause__ or exc).split())})"
+            ) from exc
         except StoreError as exc:
             if first is None or first >= target:
                 raise
@@ -691,6 +703,10 @@ class SchemaPart(CatalogBase):
         else:
             self._query("UPDATE search_passages SET start = ?, body = ?, runs = ? WHERE id = ?",
                         (now.start, now.indexed, now.encoded_runs(), passage))
+
+    def _migrating(self) -> None:
+        """First in the migration's transaction (which commits the steps, or rolls them back, and which the
+        failure of its ``COMMIT`` is said of): nothing here; PostgreSQL waits for any other process migrating."""
 
     def _migrated(self, before: int, now: int) -> None:
         """Inside the migration's transaction, before its commit: what must hold of the catalog after the steps

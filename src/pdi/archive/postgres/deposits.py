@@ -24,7 +24,7 @@ from pdi.archive.blobs.inline import Inline
 from pdi.archive.blobs.large_objects import oneline as _oneline
 from pdi.archive.catalog.documents import COUNT_A_DAY
 from pdi.archive.postgres.search import _PASSAGES_AT_ONCE
-from pdi.archive.postgres.transactions import PostgresTransactions
+from pdi.archive.postgres.transactions import PostgresTransactions, commit_unknown
 from pdi.archive.store import (
     STORED_EXACT,
     DepositResult,
@@ -173,7 +173,13 @@ class PostgresDeposits(PostgresTransactions):
                 params[f"runs{n}"] = [p.encoded_runs() for p in held]
         try:
             with self._pool.connection() as conn:
-                row = conn.execute(_DEPOSIT_ONE_CALL if one else _at_once(shape), params).fetchone()
+                try:
+                    row = conn.execute(_DEPOSIT_ONE_CALL if one else _at_once(shape), params).fetchone()
+                except psycopg.OperationalError as exc:  # committed on its own: lost as it was, maybe committed
+                    lost = commit_unknown(self.location, conn, exc)
+                    if lost is not None:
+                        raise lost from exc
+                    raise
         except psycopg.errors.NotNullViolation:  # no document was made (_at_once): nothing was
             return None
         except psycopg.errors.UniqueViolation as exc:

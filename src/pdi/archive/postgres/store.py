@@ -72,11 +72,13 @@ class PostgresStore(PostgresSearch, PostgresDeposits):
         return f"unnest({arrays}) AS k({columns})", [list(column) for column in zip(*rows, strict=True)]
 
     def migrate(self, target: int = SCHEMA_VERSION) -> int:
-        with self._write():
-            self._query("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
-            reached = super().migrate(target)
+        reached = super().migrate(target)
         self._deposit_one = reached >= 14
         return reached
+
+    def _migrating(self) -> None:
+        # one process migrates at a time: the others wait here, then find the schema migrated
+        self._query("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
 
     def refuse_newer_schema(self) -> int:
         current = super().refuse_newer_schema()

@@ -40,7 +40,7 @@ from pdi.archive.blobs.large_objects import oneline as _oneline
 from pdi.archive.catalog import SQLStore
 from pdi.archive.catalog.base import DEFAULT_CONNECTIONS
 from pdi.archive.postgres.servers import _Servers, lsn, redact_url
-from pdi.errors import ImmutabilityError, LimitError, StoreError
+from pdi.errors import CommitUnknownError, ImmutabilityError, LimitError, StoreError
 
 #: How long a transaction waits for a free connection before it is refused (StoreError, 503).
 POOL_WAIT_SECONDS = 30.0
@@ -271,13 +271,18 @@ class PostgresTransactions(SQLStore):
             else:
                 local.conn = self._reader(local.held)
             local.depth, local.deferred, local.begun, local.write = 1, [_BEGIN], False, write
+            committing = False
             try:
                 try:
                     yield
                     if local.begun or local.deferred != [_BEGIN]:  # something was (or is to be) sent
+                        committing = True
                         self._commit(local.conn)
-                except BaseException:
+                except BaseException as exc:
                     self._roll_back(local.conn)
+                    lost = commit_unknown(self.location, local.conn, exc) if committing else None
+                    if lost is not None:
+                        raise lost from exc
                     raise
             except psycopg.Error as exc:
                 raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
@@ -353,6 +358,21 @@ class PostgresTransactions(SQLStore):
         self._pool.close()
         if self._replica is not None:
             self._replica.close()
+
+
+def commit_unknown(location: str, conn: psycopg.Connection[Any], exc: BaseException) -> CommitUnknownError | None:
+    """What to say of ``exc``, raised as ``conn`` sent a ``COMMIT`` (or a statement committed on its own), when it
+    lost the connection (an ``OperationalError``, and ``conn`` broken): the server may have committed before it
+    went, and no one can say here whether it did (a :class:`~pdi.errors.CommitUnknownError`). ``None`` when the
+    server answered with an error (a constraint checked at the commit, a serialization failure) and the connection
+    is still there: then it rolled the transaction back, and nothing of it was applied."""
+    if not isinstance(exc, psycopg.OperationalError) or not (conn.broken or conn.closed):
+        return None
+    return CommitUnknownError(
+        f"{location}: the connection to the database server was lost as the transaction was committed"
+        f" ({_oneline(exc)}), so whether it was applied is unknown (the server may have committed it before it"
+        " went): look at what it was to write (pdi get NAME, pdi list, pdi verify) before doing it again"
+    )
 
 
 def _batch(conn: psycopg.Connection[Any], statements: Sequence[tuple[str, tuple[Any, ...]]]) -> psycopg.Cursor[Any]:
