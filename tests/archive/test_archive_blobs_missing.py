@@ -61,20 +61,20 @@ def test_a_missing_staging_folder_is_made_again(tmp_path: Path) -> None:
 
 def test_an_archive_keeping_its_blobs_in_s3_opens_without_a_blob_folder(tmp_path: Path, s3_blobs: str) -> None:
     """A SQLite catalog whose blobs are in an S3-compatible store (``pdi init DIR --blobs s3://…``,
-    docs/how-to/s3.md) keeps none in ``blobs/``: the folder ``pdi init`` left there is empty, and an archive
-    copied or restored without it holds every blob it names. It opens, and reads them, not refused as if its
-    blobs had been moved away."""
+    docs/how-to/s3.md) keeps none in ``blobs/``, and ``pdi init`` makes no such folder. It opens, and reads them,
+    not refused as if its blobs had been moved away (nor given an empty folder)."""
     from pdi.archive import Archive
 
     root = tmp_path / "a"
     with Archive.init(root, blobs=s3_blobs) as archive:
         archive.add_series(S)
         name = archive.add(S, b"kept in the bucket\r\n", format="text")
-    (root / "blobs").rmdir()  # empty: nothing of this archive's is kept there
+    assert not (root / "blobs").exists()  # nothing of this archive's is kept there
     with Archive.open(root) as archive:
         assert archive.get(name).data == b"kept in the bucket\r\n"
     got = CliRunner().invoke(cli, ["verify", "--archive", str(root)])
     assert got.exit_code == 0, got.output
+    assert not (root / "blobs").exists() and not (root / "tmp").exists()
 
 
 def test_an_init_stopped_after_its_catalog_was_made_can_be_run_again(tmp_path: Path,

@@ -414,3 +414,54 @@ def test_deposits_racing_a_remover_all_keep_their_bytes(s3_archive: Archive, loc
         assert s3_archive.get(name).data == data
     assert s3_archive.verify().ok
     assert not set(removed) & {hashlib.sha256(data).hexdigest() for data in contents}
+
+
+def _folders(root: Path) -> set[str]:
+    return {entry.name for entry in root.iterdir() if entry.is_dir()}
+
+
+def test_a_directory_archive_whose_blobs_are_in_s3_has_no_blobs_folder(s3_blobs: str, tmp_path: Path) -> None:
+    """``pdi init DIR --blobs s3://…`` keeps the catalog in DIR and every blob in the bucket: no ``blobs/`` (nor
+    ``tmp/``) is made there, not at init, not when it is opened, verified, backed up or restored."""
+    from pdi.archive.backup import backup
+    from pdi.archive.restore import restore
+
+    root = tmp_path / "archive"
+
+    def run(*argv: str, at: Path = root) -> str:
+        result = CliRunner().invoke(cli, [*argv, "--archive", str(at)])
+        assert result.exit_code == 0, (argv, result.output, result.exception)
+        return result.stdout
+
+    made = CliRunner().invoke(cli, ["init", str(root), "--blobs", s3_blobs])
+    assert made.exit_code == 0, made.output
+    assert _folders(root) == set()
+    run("series", "add", S)
+    doc = tmp_path / "doc.txt"
+    doc.write_bytes(_octets(200_000, 7))  # a blob beside the catalog's rows, were it not in S3
+    name = run("add", str(doc), "--series", S, "--format", "octet-stream").strip()
+    with Archive.open(root) as opened:
+        assert opened.get(name).data == doc.read_bytes()
+    assert "0 problems" in run("verify")
+    assert _folders(root) == set()
+    backup(str(root), tmp_path / "b")
+    assert _folders(root) == set()
+    where, _ = restore(tmp_path / "b", str(tmp_path / "restored"))
+    assert _folders(Path(where)) == set()
+    assert "0 problems" in run("verify", at=Path(where))
+    with Archive.open(where) as opened:
+        assert opened.get(name).data == doc.read_bytes()
+    assert _folders(Path(where)) == set()
+
+
+def test_init_with_a_bucket_that_does_not_answer_makes_no_directory_archive(s3_blobs: str, tmp_path: Path) -> None:
+    """The bucket is asked before the catalog is made: a refused one leaves nothing (not a catalog that records no
+    blob store and has no blobs/ folder), and the same directory is made an archive afterwards."""
+    from pdi.errors import NotFoundError
+
+    with pytest.raises(NotFoundError, match="no bucket 'no-such-bucket'"):
+        Archive.init(tmp_path / "archive", blobs="s3://no-such-bucket/x")
+    assert not (tmp_path / "archive").exists()
+    with Archive.init(tmp_path / "archive", blobs=s3_blobs) as made:
+        assert f"blobs in {s3_blobs}" in made.location
+    assert _folders(tmp_path / "archive") == set()

@@ -289,8 +289,9 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
         partial = root / (CATALOG + ".partial")
         try:
             try:
-                for sub in ("blobs", "tmp"):
-                    (root / sub).mkdir(parents=True, exist_ok=True)
+                root.mkdir(parents=True, exist_ok=True)
+                for sub in () if blobs_s3 else ("blobs", "tmp"):  # blobs in an object store: no folder for them
+                    (root / sub).mkdir(exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"cannot make the archive directory {root}: {exc}") from exc
             copier = BlobCopier(root, link=not copy and same_device(src / "blobs", root / "blobs"), restoring=True)

@@ -67,11 +67,16 @@ def _close_owned(conn: sqlite3.Connection, owned: list[sqlite3.Connection], lock
 
 
 class SQLiteStore(SQLStore):
-    """A directory holding ``catalog.sqlite`` and ``blobs/``."""
+    """A directory holding ``catalog.sqlite`` and ``blobs/`` (no ``blobs/`` when the blobs are in an object store)."""
 
     def __init__(
-        self, directory: str | os.PathLike[str], *, create: bool = False, blobs: BlobStore | None = None
+        self, directory: str | os.PathLike[str], *, create: bool = False, blobs: BlobStore | None = None,
+        elsewhere: bool = False,
     ) -> None:
+        """The archive in ``directory`` (with ``create``, made there if it is not). Its blob files beside the
+        catalog, in ``blobs/``, unless ``blobs`` is given or the blobs are ``elsewhere`` (an object store the
+        caller holds next, ``pdi init DIR --blobs s3://…``) or the catalog records that they are: then no
+        ``blobs/`` (nor ``tmp/``) is made or looked for."""
         self.root = Path(directory)
         self.location = str(self.root)
         #: The catalog's path made absolute: a process that changes its directory later still finds it.
@@ -86,8 +91,8 @@ class SQLiteStore(SQLStore):
                 )
             try:
                 self.root.mkdir(parents=True, exist_ok=True)
-                if blobs is None:  # before the catalog: an init stopped between the two leaves no catalog without it
-                    (self.root / "blobs").mkdir(exist_ok=True)
+                if blobs is None and not elsewhere:  # before the catalog: an init stopped between them leaves none
+                    (self.root / "blobs").mkdir(exist_ok=True)  # without it
             except OSError as exc:
                 raise StoreError(f"cannot create archive directory {self.root}: {exc}") from exc
         try:
@@ -119,8 +124,9 @@ class SQLiteStore(SQLStore):
         try:
             # a missing blobs/ is refused only where the blobs are kept: not in an archive whose catalog records an
             # external store (pdi init DIR --blobs s3://…), which open_store holds in this one's place
-            own = blobs is None and not fresh and not self._records_blob_store()
-            self.hold(blobs if blobs is not None else FileBlobs(self.root, create=not own))
+            if blobs is None and (elsewhere or (not fresh and self._records_blob_store())):
+                blobs = FileBlobs(self.root, folders=False)  # a stand-in: open_store holds the recorded store
+            self.hold(blobs if blobs is not None else FileBlobs(self.root, create=fresh))
         except BaseException:
             self._conn.close()
             raise
@@ -644,7 +650,8 @@ def _embargoed(document: object, version: object, now: Callable[[], str]) -> boo
 
 
 def open_sqlite(
-    directory: str | os.PathLike[str], *, create: bool, blobs: BlobStore | None = None, migrate: bool = True
+    directory: str | os.PathLike[str], *, create: bool, blobs: BlobStore | None = None, migrate: bool = True,
+    elsewhere: bool = False,
 ) -> SQLiteStore:
     """Open (or with ``create`` make) an archive directory and migrate its schema forward.
 
@@ -657,7 +664,7 @@ def open_sqlite(
             f"{directory} is a backup made by pdi backup ({BACKUP_MARKER}), not an archive: pdi restore {directory}"
             " --to DIR (a PostgreSQL archive's backup: --to URL) makes an archive of it (opened as an archive, a"
             " backup would be migrated or changed)")
-    store = SQLiteStore(directory, create=create, blobs=blobs)
+    store = SQLiteStore(directory, create=create, blobs=blobs, elsewhere=elsewhere)
     try:
         if migrate:
             store.migrate()

@@ -121,11 +121,13 @@ class FileBlobs(Attached):
     #: the catalog (S3's staging rows, PostgreSQL's large objects) has no such attribute.
     parallel_staging = True
 
-    def __init__(self, root: str | os.PathLike[str], *, create: bool = True) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, create: bool = True, folders: bool = True) -> None:
         """The blob files of the archive at ``root``. ``create=False`` (an archive that already has a catalog)
         refuses a missing ``blobs/`` folder rather than making an empty one: every file blob would read as
         damaged, and a folder moved back would land inside the new one. ``tmp/`` holds only what is being
-        written, so it is made again when missing."""
+        written, so it is made again when missing. ``folders=False``: a stand-in, held by the catalog of an
+        archive whose blobs are elsewhere (``pdi init DIR --blobs s3://…``) only until that store takes its place
+        (:func:`pdi.archive.catalog.opening.open_store`): it makes no folder, and checks none."""
         self.root = Path(root)
         self._folder = os.path.join(self.root, "blobs", "")  # what blob_file's names begin with
         self._sync_fd: int | None = None  # opened before an import's first write: syncfs reports errors since
@@ -134,6 +136,8 @@ class FileBlobs(Attached):
         #: sync comes first, so a sync of blobs written before one told to another is refused too (:meth:`_syncfs`).
         self._sync_failures = 0
         self._syncfs_lock = threading.Lock()
+        if not folders:
+            return
         if not create and not (self.root / "blobs").is_dir():
             raise StoreError(
                 f"the blob folder {self.root / 'blobs'} of the archive at {self.root} is missing: put it back (or"

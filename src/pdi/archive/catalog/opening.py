@@ -12,6 +12,7 @@ on a SQLite archive with its own files loads neither psycopg nor boto3.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from pdi.errors import StoreError, UnsupportedError
@@ -45,19 +46,25 @@ def open_store(
         )
     if blobs is not None:  # the s3 extra is there (pdi._extras), or nothing is made
         import pdi.archive.blobs.s3  # noqa: F401
+    checked = False
     if is_postgres_url(location):
         from pdi.archive.postgres import open_postgres
 
         catalog: SQLStore = open_postgres(location, create=create, connections=connections, migrate=migrate,
                                           read_url=read_url)
     else:
-        from pdi.archive.sqlite import open_sqlite
+        from pdi.archive.sqlite import CATALOG, open_sqlite
 
-        catalog = open_sqlite(location, create=create, migrate=migrate)
+        if blobs is not None and create and not os.path.exists(os.path.join(location, CATALOG)):
+            # a new archive whose blobs are elsewhere has no blobs/ folder: its store is asked first, so that one
+            # that does not answer leaves no catalog recording none (which would be a file archive without blobs/)
+            _check_blob_store(blobs)
+            checked = True
+        catalog = open_sqlite(location, create=create, migrate=migrate, elsewhere=blobs is not None)
     try:
         recorded = catalog.blob_store_url()
         if blobs is not None:
-            recorded = _choose_blob_store(catalog, recorded, blobs)
+            recorded = _choose_blob_store(catalog, recorded, blobs, checked=checked)
         if recorded is not None:
             catalog.hold(_blob_store(recorded))
         # the messages deposited before the thread index (schema 10) are read once it can read their blobs
@@ -85,9 +92,10 @@ def _blob_store(url: str) -> BlobStore:
     return S3Store.at(url)
 
 
-def _choose_blob_store(catalog: SQLStore, recorded: str | None, blobs: str) -> str:
-    """At ``pdi init --blobs``: the blob store to record (checked to answer), or the one recorded already."""
-    from pdi.archive.blobs.s3 import S3Blobs, S3Location
+def _choose_blob_store(catalog: SQLStore, recorded: str | None, blobs: str, *, checked: bool = False) -> str:
+    """At ``pdi init --blobs``: the blob store to record (checked to answer, unless it was just now: ``checked``),
+    or the one recorded already."""
+    from pdi.archive.blobs.s3 import S3Location
 
     wanted = str(S3Location.parse(blobs))
     if recorded is not None:
@@ -96,6 +104,14 @@ def _choose_blob_store(catalog: SQLStore, recorded: str | None, blobs: str) -> s
                 f"the archive at {catalog.location} keeps its blobs in {recorded}, not {wanted}"
             )
         return recorded
-    S3Blobs.open(wanted).check_bucket()
+    if not checked:
+        _check_blob_store(wanted)
     catalog.record_blob_store(wanted)
     return wanted
+
+
+def _check_blob_store(blobs: str) -> None:
+    """That the object store ``blobs`` names answers, its bucket there (a :class:`StoreError` if not)."""
+    from pdi.archive.blobs.s3 import S3Blobs, S3Location
+
+    S3Blobs.open(str(S3Location.parse(blobs))).check_bucket()
