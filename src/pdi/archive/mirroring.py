@@ -144,6 +144,15 @@ class Mirroring(ArchiveBase):
         self.store.mark_synced(record.series, record.base_url, AuditRecord(
             timestamp(self.now()), self.who, "mirror-sync", record.series, f"from {shown_url(record.base_url)}: {detail}"))
 
+    def withheld_from_mirror(self, record: MirrorRecord, count: int, names: Sequence[str]) -> None:
+        """Say in the audit log (``mirror-withheld``) that a sync of ``record``'s series left ``count`` new names
+        of its origin's uncopied, each of a version or a document withdrawn here (the first few ``names``)."""
+        shown = ", ".join(names) + (f" and {count - len(names)} more" if count > len(names) else "")
+        self.store.append_audit(AuditRecord(
+            timestamp(self.now()), self.who, "mirror-withheld", record.series,
+            f"from {shown_url(record.base_url)}: {count} new name{'' if count == 1 else 's'} of versions withdrawn"
+            f" here not copied: {shown}"))
+
     def held(self, name: str) -> RepresentationRecord | None:
         """The catalog's record of the versioned ``name``, or ``None`` when this archive does not hold it."""
         key, version, token = _versioned(name)
@@ -181,7 +190,9 @@ class Mirroring(ArchiveBase):
         document), with the ``embargoes`` the origin's signed manifest says they are under (a name, the version
         embargoed or ``None``: its document, until when; an audit line each), so that no reader without access
         may read one of them here even for a moment; returns the records of those that are new (not those held
-        already: another sync of the series may have kept them meanwhile, or a name listed twice)."""
+        already: another sync of the series may have kept them meanwhile, or a name listed twice). A new one of a
+        version or a document withdrawn here refuses the batch (:class:`~pdi.errors.WithdrawnError`), as a deposit
+        of it would be: a sync leaves those out first (:mod:`pdi.network.mirrors`)."""
         if not items:
             return []
         series = self.store.get_series(origin.series)
@@ -201,7 +212,7 @@ class Mirroring(ArchiveBase):
                              shown_url(origin.base_url))
                  for (_, version), (name, until) in once.items()]
         return self.store.import_all(known, items, (), audit, embargoes=keyed, new_document=new_document,
-                                     gapless=False, withdrawn_here=False)
+                                     gapless=False)
 
     def embargoes_held(self, keys: Sequence[DocumentKey]) -> dict[tuple[DocumentKey, int | None], str]:
         """The embargoes set here on these documents (lifted or not): each document's (version ``None``) and each

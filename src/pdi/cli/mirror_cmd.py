@@ -200,6 +200,7 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
             click.echo(f"{record.series}\tfrom {shown_url(record.base_url)}: {plural(report.listed, 'name')} listed,"
                        f" {report.copied} new ({plural(report.octets, 'octet')}), {report.held} held already,"
                        f" {report.withdrawn} withdrawn ({report.tombstoned} withdrawn here now),"
+                       f" {len(report.withheld)} not copied (withdrawn here),"
                        f" {plural(report.access_changes, 'access rule')} changed,"
                        f" {plural(len(report.problems), 'problem')}")
             if record.token_source is None:

@@ -68,7 +68,13 @@ from pdi.archive.blobs import Octets
 from pdi.archive.blobs.seam import Spooled
 from pdi.archive.fixity import LINE_ENDINGS, Problem
 from pdi.archive.naming import key_of, parse_pdi, record_name, timestamp, timestamp_problem, utc_now
-from pdi.archive.store import STORED_CANONICAL, STORED_EXACT, RepresentationRecord
+from pdi.archive.store import (
+    STORED_CANONICAL,
+    STORED_EXACT,
+    DocumentKey,
+    RepresentationRecord,
+    WithdrawalRecord,
+)
 from pdi.errors import (
     IntegrityError,
     ParseError,
@@ -119,6 +125,11 @@ class SyncReport:
     access_changes: int = 0
     #: The embargoes new names come in with, by name (:mod:`pdi.network.mirror_access`), until they are kept.
     embargoes: dict[str, Embargoes] = field(default_factory=dict, repr=False)
+    #: New names of a version (or a document) withdrawn here, not copied (:func:`_not_withdrawn_here`): told as
+    #: the problems are (kind ``withdrawn-here``), but not problems: the sync goes on, and ends whole.
+    withheld: Problems = field(default_factory=lambda: Problems())
+    #: The first few of them, for the sync's line in the audit log.
+    withheld_names: list[str] = field(default_factory=list, repr=False)
 
 
 class Problems:
@@ -185,7 +196,7 @@ def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport]
     """Copy what ``record``'s origin lists of its series and this archive does not hold yet (module docstring);
     past ``max_seconds`` (``None``: no bound) a :class:`LimitError` once what was fetched is kept. Each problem
     is told to ``tell`` as it is found (and only counted in the report), else kept in the report."""
-    report = SyncReport(problems=Problems(tell))
+    report = SyncReport(problems=Problems(tell), withheld=Problems(tell))
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     written = _Written(archive)
     batch: list[tuple[RepresentationRecord, Spooled]] = []
@@ -238,8 +249,11 @@ def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport]
                 progress(report)
             if stopped is not None:
                 raise stopped
+    if report.withheld:  # in the audit log whether the sync ended whole or not
+        archive.withheld_from_mirror(record, len(report.withheld), report.withheld_names)
     if not report.problems:
-        archive.mark_synced(record, f"{report.copied} new of {report.listed} listed, {report.octets} octets")
+        withheld = f", {len(report.withheld)} withheld (withdrawn here)" if report.withheld else ""
+        archive.mark_synced(record, f"{report.copied} new of {report.listed} listed, {report.octets} octets{withheld}")
     return report
 
 
@@ -386,7 +400,52 @@ def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: Sync
             report.problems.append(Problem(
                 "conflict", sha256, (str(one["name"]),),
                 f"held here with sha256 {sha256}; {shown_url(record.base_url)}'s signed manifest says {one['sha256']}"))
-    return wanted
+    return _not_withdrawn_here(archive, record, wanted, parsed_names, report)
+
+
+#: How many of the names a sync withheld its line in the audit log names (the rest counted).
+WITHHELD_NAMED = 10
+
+
+def _not_withdrawn_here(archive: Archive, record: MirrorRecord, wanted: list[Mapping[str, Any]],
+                        parsed_names: dict[str, PDI], report: SyncReport) -> list[Mapping[str, Any]]:
+    """``wanted`` but the names of a version, or a document, withdrawn here (one look-up a page): this archive's
+    operator took it out of service (a court's order where it is, say), so no format of it is copied here, one
+    new at the origin neither, as a deposit of one would be refused. Each is left out with a line in the report
+    (``withdrawn-here``), not fetched; the sync goes on with the rest. A withdrawal the origin made is not one of
+    these: its manifest lists those names withdrawn (:func:`_withdraw`)."""
+    over = _tombstones_over(archive, [(key_of(parsed_names[str(e["name"])]), parsed_names[str(e["name"])].version)
+                                      for e in wanted])
+    kept: list[Mapping[str, Any]] = []
+    for entry, tombstone in zip(wanted, over, strict=True):
+        if tombstone is None:
+            kept.append(entry)
+        else:
+            _withhold(record, str(entry["name"]), str(entry["sha256"]), tombstone, report)
+    return kept
+
+
+def _tombstones_over(archive: Archive, versions: list[tuple[DocumentKey, int | None]]) -> list[WithdrawalRecord | None]:
+    """For each (document, version) of ``versions``: the first tombstone over it here (its document's, withdrawn
+    whole, first), or ``None``; one look-up for all."""
+    if not versions:
+        return []
+    gone: dict[tuple[DocumentKey, int | None], WithdrawalRecord] = {}
+    for tombstone in archive.withdrawals_of([key for key, _ in versions]):  # oldest first: the one a reader is shown
+        gone.setdefault((tombstone.key, tombstone.version), tombstone)
+    return [gone.get((key, None)) or gone.get((key, version)) for key, version in versions]
+
+
+def _withhold(record: MirrorRecord, name: str, sha256: str, tombstone: WithdrawalRecord, report: SyncReport) -> None:
+    """Leave ``name`` uncopied, its ``tombstone`` here said in the report."""
+    what = ("its document was withdrawn whole here" if tombstone.version is None
+            else f"its version {tombstone.version} was withdrawn here")
+    report.withheld.append(Problem(
+        "withdrawn-here", sha256, (name,),
+        f"new at {shown_url(record.base_url)}, but {what} at {tombstone.at} (reason: {tombstone.reason}): not"
+        " copied; the rest of the sync goes on"))
+    if len(report.withheld_names) < WITHHELD_NAMED:
+        report.withheld_names.append(name)
 
 
 #: A SHA-256 as pdi writes it: 64 lower-case hex digits.
@@ -494,9 +553,24 @@ def _keep(archive: Archive, record: MirrorRecord, batch: list[tuple[Representati
     told)."""
     if not batch:
         return
-    embargoes = ([one for rec, _ in batch for one in report.embargoes.pop(str(record_name(rec)), ())]
-                 if report.embargoes else [])
     try:
+        # looked up again as the batch is kept: a version withdrawn here since its names were asked for
+        # (import_mirrored refuses one withdrawn after this, the whole batch then, which the next sync keeps)
+        over = _tombstones_over(archive, [(DocumentKey(rec.series, rec.day, rec.unique_id), rec.version)
+                                          for rec, _ in batch])
+        if any(tombstone is not None for tombstone in over):
+            keeping: list[tuple[RepresentationRecord, Spooled]] = []
+            for (rec, spooled), tombstone in zip(batch, over, strict=True):
+                if tombstone is None:
+                    keeping.append((rec, spooled))
+                    continue
+                _withhold(record, str(record_name(rec)), rec.sha256, tombstone, report)
+                report.embargoes.pop(str(record_name(rec)), None)
+                spooled.discard()
+                written.settled([spooled])
+            batch[:] = keeping
+        embargoes = ([one for rec, _ in batch for one in report.embargoes.pop(str(record_name(rec)), ())]
+                     if report.embargoes else [])
         kept = archive.import_mirrored(record, batch, embargoes)
         # only what this sync kept counts as new: a name kept meanwhile (by another sync of the series, or listed
         # twice) is held already, its octets not counted

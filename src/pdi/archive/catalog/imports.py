@@ -89,8 +89,9 @@ class ImportsPart(CatalogBase):
         here of a version withdrawn here, or of a document withdrawn whole here (a new version too): a
         tombstone covers every format of its version, one added after it too, as a deposit's does
         (:func:`~pdi.archive.catalog.base.withdrawn_version`). Tombstones the import itself brings cover the
-        formats it brings with them. A mirror's sync (:mod:`pdi.archive.mirroring`) passes ``False``: it
-        copies what its origin serves under the origin's names.
+        formats it brings with them. A mirror's sync refuses them too (:mod:`pdi.archive.mirroring`): its
+        operator's withdrawal (a court's order where the mirror is) holds against what its origin serves.
+        ``False``: kept for an import that must copy every name as it comes.
         """
         with self._read():  # refuse bad imports before staging any blob
             known = {str(r[0]) for r in self._query("SELECT name FROM series")}

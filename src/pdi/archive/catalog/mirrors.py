@@ -172,6 +172,11 @@ class MirrorsPart(CatalogBase):
                         (timestamp(), series, base_url))
             self._insert_audit(audit)
 
+    def append_audit(self, audit: AuditRecord) -> None:
+        """Append one line to the audit log, in a transaction of its own (what a sync withheld)."""
+        with self._write():
+            self._insert_audit(audit)
+
     def record_mirror_withdrawal(self, gone: MirrorWithdrawal) -> bool:
         """Record ``gone`` unless it is already; whether it was new."""
         where = (gone.key.series, gone.key.day.isoformat(), gone.key.unique_id, gone.version, gone.format)
