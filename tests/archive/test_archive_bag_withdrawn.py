@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from pdi.archive import Archive, Content
 from pdi.cli import cli
-from pdi.errors import WithdrawnError
+from pdi.errors import ImmutabilityError, WithdrawnError
 
 S = "oma.eop.gov.us"
 NOW = datetime.datetime(2026, 11, 22, 14, 30, tzinfo=datetime.UTC)
@@ -150,3 +150,61 @@ def test_pdi_import_of_a_format_for_a_version_withdrawn_here_exits_11(tmp_path: 
     assert f"withdrawn at {WITHDRAWN_AT}" in done.stderr and "nothing was imported" in done.stderr, done.stderr
     listed = CliRunner().invoke(cli, ["ls", DOC, "--archive", archive_dir])
     assert listed.exit_code == 0 and ".utf-8." not in listed.stdout, listed.stdout
+
+
+def _same_octets_again(root: Path, target: Archive, clock: Clock) -> Path:
+    """A document brought into ``target`` by a first bag, its version 1 then withdrawn there; meanwhile the
+    source deposits the same octets again as version 2 (forced, as it may): its second bag."""
+    with Archive.init(root / "source", clock=Clock(NOW)) as source:
+        source.add_series(S)
+        first = str(source.add(S, b"first\n", format="text"))
+        source.export_bag(root / "bag0")
+        assert target.import_bag(root / "bag0") == 1
+        clock.now = NOW + datetime.timedelta(hours=2)
+        target.withdraw(first, REASON)
+        assert str(source.add_version(DOC, [Content(b"first\n", "text")], force=True)[0]) == f"{DOC}.text.2"
+        source.export_bag(root / "bag1")
+    return root / "bag1"
+
+
+def test_a_bag_version_holding_the_octets_of_a_version_withdrawn_here_is_refused_as_a_deposit_is(
+        location: str, tmp_path: Path) -> None:
+    """A version new here whose octets a withdrawn version of its document holds would serve them again under
+    another name: refused as ``pdi version`` refuses them (forceable, exit 5), the archive left as it was;
+    forced, it is imported."""
+    clock = Clock(NOW + datetime.timedelta(hours=1))
+    with Archive.init(location, clock=clock) as target:
+        bag = _same_octets_again(tmp_path, target, clock)
+        before = snapshot(target)
+        with pytest.raises(ImmutabilityError) as deposited:  # the rule of a deposit of them, here
+            target.add_version(DOC, [Content(b"first\n", "text")])
+        with pytest.raises(ImmutabilityError) as refused:
+            target.import_bag(bag)
+        message = str(refused.value)
+        assert message == (f"format text of version 2 of {S} 2026-11-22 1, in the import: {DOC}.text.1 holds these"
+                           f" octets but was withdrawn at {WITHDRAWN_AT}, reason: {REASON}; it answers with its"
+                           " tombstone, not these octets, so nothing was imported"), message
+        assert str(deposited.value).replace("deposited", "imported") in message
+        assert refused.value.forceable and deposited.value.forceable
+        assert snapshot(target) == before
+        assert target.import_bag(bag, force=True) == 1
+        assert target.get(f"{DOC}.text.2").data == b"first\n"
+        with pytest.raises(WithdrawnError):
+            target.get(f"{DOC}.text.1")
+
+
+def test_pdi_import_of_a_version_holding_a_withdrawn_versions_octets_exits_5_and_force_imports_it(
+        tmp_path: Path) -> None:
+    clock = Clock(NOW + datetime.timedelta(hours=1))
+    archive_dir = str(tmp_path / "target")
+    with Archive.init(archive_dir, clock=clock) as target:
+        bag = _same_octets_again(tmp_path, target, clock)
+    done = CliRunner().invoke(cli, ["import", str(bag), "--archive", archive_dir])
+    assert done.exit_code == 5 and done.stdout == "", (done.exit_code, done.stdout, done.stderr)
+    assert done.stderr.startswith(f"pdi: immutability conflict: format text of version 2 of {S} 2026-11-22 1,"
+                                  " in the import: "), done.stderr
+    assert done.stderr.rstrip().endswith("so nothing was imported (pdi import --force imports them under the bag's"
+                                         " names)"), done.stderr
+    forced = CliRunner().invoke(cli, ["import", str(bag), "--force", "--archive", archive_dir])
+    assert forced.exit_code == 0, (forced.output, forced.exception)
+    assert "imported 1 new representation" in forced.stdout

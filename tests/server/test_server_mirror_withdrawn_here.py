@@ -14,7 +14,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from test_server_mirrors import S, mirror, origin, pdi, serving
+from test_server_mirrors import BYTES, S, mirror, origin, pdi, serving
 
 from pdi.archive import Archive, Content
 from pdi.errors import WithdrawnError
@@ -32,32 +32,36 @@ def test_a_sync_copies_nothing_new_into_what_the_mirror_withdrew_and_goes_on_wit
         with Archive.open(b) as ours:
             ours.withdraw(names["text"], "court order 12/345 (here only)")
             ours.withdraw(names["page"].rsplit(".", 2)[0], "court order 12/346 (here only)")
+            ours.withdraw(names["large"], "court order 12/348 (here only)")
         with Archive.open(a) as theirs:
             added_format = str(theirs.add_format(names["text"], b"<p>the minutes</p>\n", format="html"))
             new_version = str(theirs.add_version(names["page"], [Content(b"<p>Item two.</p>\n", "html")])[0])
+            # the same octets again as a new version (forced there): they would serve here under another name
+            again = str(theirs.add_version(names["large"], [Content(BYTES["large"], "octet-stream")], force=True)[0])
             new_text = b"a later text, nothing withdrawn about it\n"
             new_name = str(theirs.add(S, new_text, format="text"))
         code, out = pdi("mirror", "sync", "--archive", str(b))
     assert code == 0, out  # not "integrity check failed": the operator's own withdrawals are no problem
     lines = [line for line in out.splitlines() if line.startswith("withdrawn-here\t")]
-    assert len(lines) == 2, out
+    assert len(lines) == 3, out
     said = dict(line.split("\t")[1:] for line in lines)
-    assert said.keys() == {added_format, new_version}
+    assert said.keys() == {added_format, new_version, again}
     assert said[added_format].startswith(f"new at {a_url}, but its version 1 was withdrawn here at ")
     assert "(reason: court order 12/345 (here only)): not copied" in said[added_format]
     assert said[new_version].startswith(f"new at {a_url}, but its document was withdrawn whole here at ")
-    assert f"{S}\tfrom {a_url}: 6 names listed, 1 new (" in out, out
-    assert "2 not copied (withdrawn here)" in out and "0 problems" in out, out
+    assert said[again].startswith(f"new at {a_url}, but version 1 of its document, withdrawn here, holds its octets")
+    assert f"{S}\tfrom {a_url}: 7 names listed, 1 new (" in out, out
+    assert "3 not copied (withdrawn here)" in out and "0 problems" in out, out
     with Archive.open(b) as ours:  # B kept the rest and nothing of the two
-        assert ours.digests_held([new_name, added_format, new_version]) == [
-            hashlib.sha256(new_text).hexdigest(), None, None]
+        assert ours.digests_held([new_name, added_format, new_version, again]) == [
+            hashlib.sha256(new_text).hexdigest(), None, None, None]
         audit = ours.audit(limit=10_000)
         withheld = [entry for entry in audit if entry.action == "mirror-withheld"]
         assert len(withheld) == 1 and withheld[0].subject == S
-        assert withheld[0].detail.startswith(f"from {a_url}: 2 new names of versions withdrawn here not copied: ")
+        assert withheld[0].detail.startswith(f"from {a_url}: 3 new names of versions withdrawn here not copied: ")
         assert added_format in withheld[0].detail and new_version in withheld[0].detail
         synced = [entry for entry in audit if entry.action == "mirror-sync"]
-        assert len(synced) == 2 and synced[-1].detail.endswith(", 2 withheld (withdrawn here)")  # ended whole
+        assert len(synced) == 2 and synced[-1].detail.endswith(", 3 withheld (withdrawn here)")  # ended whole
         # the withdrawn names still answer with their tombstones; a deposit of the same would be refused too
         with pytest.raises(WithdrawnError):
             ours.get(names["text"])

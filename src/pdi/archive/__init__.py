@@ -208,14 +208,19 @@ class Archive(Deposits, Statements, Listing, Manifests, Mirroring, Browsing, Cur
         progress: Callable[[int, int], None] | None = None,
         series: str | None = None,
         deposited: Callable[[PDI, str], None] | None = None,
+        force: bool = False,
     ) -> int:
         """Validate a bag and bring every name and byte in it into this archive (all or nothing).
 
         Without ``series``: a bag :meth:`export_bag` wrote, whose names move as they were;
-        returns the new representations. With ``series``: a bag another tool made, whose
-        payload files become new documents of ``series`` (:func:`pdi.archive.bagit.import_payload`;
-        ``deposited`` is told each name and its path in the bag); returns how many.
+        returns the new representations. A version whose octets a version of its document
+        withdrawn here holds is refused, as a deposit of them is (:class:`~pdi.errors.ImmutabilityError`,
+        :attr:`~pdi.errors.ImmutabilityError.forceable`), unless ``force``. With ``series``: a bag
+        another tool made, whose payload files become new documents of ``series``
+        (:func:`pdi.archive.bagit.import_payload`; ``deposited`` is told each name and its path in
+        the bag); returns how many.
         """
         from pdi.archive.bagit import import_bag
 
-        return import_bag(self, Path(directory), progress=progress, series=series, deposited=deposited)
+        return import_bag(self, Path(directory), progress=progress, series=series, deposited=deposited,
+                          force=force)

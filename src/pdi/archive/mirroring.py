@@ -22,7 +22,13 @@ from pdi.archive.blobs import Octets
 from pdi.archive.blobs.seam import BlobSource, Spooled
 from pdi.archive.catalog.mirrors import MIRROR_ROLES, MirrorRecord, MirrorWithdrawal
 from pdi.archive.naming import canonical_series, generic_text, key_of, parse_pdi, timestamp
-from pdi.archive.store import AuditRecord, DocumentKey, RepresentationRecord, SeriesRecord
+from pdi.archive.store import (
+    AuditRecord,
+    DocumentKey,
+    RepresentationRecord,
+    SeriesRecord,
+    WithdrawalRecord,
+)
 from pdi.errors import AccessError, IntegrityError, NotFoundError, ParseError, PDIError
 
 if TYPE_CHECKING:
@@ -152,6 +158,13 @@ class Mirroring(ArchiveBase):
             timestamp(self.now()), self.who, "mirror-withheld", record.series,
             f"from {shown_url(record.base_url)}: {count} new name{'' if count == 1 else 's'} of versions withdrawn"
             f" here not copied: {shown}"))
+
+    def withdrawn_over(self, wanted: Sequence[tuple[DocumentKey, int, str]]) -> list[tuple[WithdrawalRecord, int] | None]:
+        """For each (document, version, SHA-256) of ``wanted`` new here, the tombstone here that :meth:`import_mirrored`
+        would refuse it for, and the version it is over: its version's or its document's (withdrawn whole,
+        version ``None``), or a version of its document withdrawn alone that holds those octets; ``None`` when it
+        would be kept. One look-up a page of names."""
+        return self.store.withdrawn_over(wanted)
 
     def held(self, name: str) -> RepresentationRecord | None:
         """The catalog's record of the versioned ``name``, or ``None`` when this archive does not hold it."""

@@ -24,7 +24,13 @@ from pdi.archive import (
     resolve_location,
 )
 from pdi.cli.archive_io import open_archive
-from pdi.errors import IntegrityError, NotFoundError, ParseError, UnsupportedError
+from pdi.errors import (
+    ImmutabilityError,
+    IntegrityError,
+    NotFoundError,
+    ParseError,
+    UnsupportedError,
+)
 
 if TYPE_CHECKING:
     from pdi.archive.fixity import Problem, VerifyReport
@@ -453,9 +459,12 @@ PARTIAL_EXIT = 14
               help="WARC/WACZ: refuse a file whose records take longer than this to read and check.")
 @click.option("--partial", is_flag=True,
               help="WARC/WACZ: a damaged or cut file gives the whole records before the damage (exit status 14).")
+@click.option("--force", is_flag=True,
+              help="A bag pdi exported: import a version whose octets a version of its document withdrawn here"
+                   " holds (refused otherwise, exit status 5).")
 @archive_option
 def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: float, max_seconds: float,
-               partial: bool, archive: str) -> None:
+               partial: bool, force: bool, archive: str) -> None:
     """Import a BagIt bag, or the captures of a WARC or WACZ file.
 
     A bag (a directory, BagIt RFC 8493) is checked whole first: every
@@ -464,7 +473,9 @@ def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: fl
     files match, fetch.txt lists nothing, the Payload-Oxum is right. A bag
     pdi exported brings every name and byte in it (all or nothing), but no
     format new here to a version withdrawn here, nor a version to a document
-    withdrawn whole here (refused whole, exit status 11). A bag
+    withdrawn whole here (refused whole, exit status 11), nor, unless
+    --force, a version whose octets a version of its document withdrawn
+    here holds (exit status 5), as pdi version refuses them. A bag
     another tool made needs --series S: its payload files become new
     documents of S minted today (all or nothing), each named by its path
     under data/ (a serial when the path cannot be an id), in the format its
@@ -508,9 +519,15 @@ def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: fl
         if series is None and foreign:
             raise click.UsageError(f"{source} is a bag pdi did not export: importing its payload files"
                                    " needs --series S (the series to deposit them in)")
+        if force and foreign:
+            raise click.UsageError("--force is for a bag pdi exported (its versions' octets a withdrawn version"
+                                   " here holds)")
         with open_archive(archive) as opened, progress_bar("importing") as progress:
-            count = opened.import_bag(source, progress=progress, series=series,
-                                      deposited=lambda name, _path: click.echo(str(name)))
+            try:
+                count = opened.import_bag(source, progress=progress, series=series, force=force,
+                                          deposited=lambda name, _path: click.echo(str(name)))
+            except ImmutabilityError as exc:
+                raise exc.forced_by("pdi import --force imports them under the bag's names") from None
         what = "new document" if series is not None else "new representation"
         from pdi.archive.bagit.imports import BagImported
 
@@ -523,6 +540,8 @@ def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: fl
         raise NotFoundError(f"no file {source}")
     if series is None:
         raise click.UsageError(f"importing {source} needs --series S (the series to deposit its captures in)")
+    if force:
+        raise click.UsageError("--force is for a bag pdi exported, not a WARC or WACZ file")
     from pdi.capture.values import Limits
     from pdi.interop.warc import Imported, ReadLimits, import_warc, wacz_signature
 

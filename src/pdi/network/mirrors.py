@@ -409,37 +409,34 @@ WITHHELD_NAMED = 10
 
 def _not_withdrawn_here(archive: Archive, record: MirrorRecord, wanted: list[Mapping[str, Any]],
                         parsed_names: dict[str, PDI], report: SyncReport) -> list[Mapping[str, Any]]:
-    """``wanted`` but the names of a version, or a document, withdrawn here (one look-up a page): this archive's
-    operator took it out of service (a court's order where it is, say), so no format of it is copied here, one
-    new at the origin neither, as a deposit of one would be refused. Each is left out with a line in the report
-    (``withdrawn-here``), not fetched; the sync goes on with the rest. A withdrawal the origin made is not one of
-    these: its manifest lists those names withdrawn (:func:`_withdraw`)."""
-    over = _tombstones_over(archive, [(key_of(parsed_names[str(e["name"])]), parsed_names[str(e["name"])].version)
-                                      for e in wanted])
+    """``wanted`` but the names of a version, or a document, withdrawn here, and those whose octets a version of
+    their document withdrawn here holds (one look-up a page): this archive's operator took them out of service (a
+    court's order where it is, say), so no format of such a version is copied here, one new at the origin
+    neither, as a deposit of one would be refused (:meth:`pdi.archive.Archive.withdrawn_over`). Each is left out
+    with a line in the report (``withdrawn-here``), not fetched; the sync goes on with the rest. A withdrawal the
+    origin made is not one of these: its manifest lists those names withdrawn (:func:`_withdraw`)."""
+    if not wanted:
+        return wanted
+    over = archive.withdrawn_over([(key_of(parsed_names[str(e["name"])]), int(parsed_names[str(e["name"])].version or 0),
+                                    str(e["sha256"])) for e in wanted])
     kept: list[Mapping[str, Any]] = []
-    for entry, tombstone in zip(wanted, over, strict=True):
-        if tombstone is None:
+    for entry, found in zip(wanted, over, strict=True):
+        if found is None:
             kept.append(entry)
         else:
-            _withhold(record, str(entry["name"]), str(entry["sha256"]), tombstone, report)
+            _withhold(record, str(entry["name"]), str(entry["sha256"]), found, report)
     return kept
 
 
-def _tombstones_over(archive: Archive, versions: list[tuple[DocumentKey, int | None]]) -> list[WithdrawalRecord | None]:
-    """For each (document, version) of ``versions``: the first tombstone over it here (its document's, withdrawn
-    whole, first), or ``None``; one look-up for all."""
-    if not versions:
-        return []
-    gone: dict[tuple[DocumentKey, int | None], WithdrawalRecord] = {}
-    for tombstone in archive.withdrawals_of([key for key, _ in versions]):  # oldest first: the one a reader is shown
-        gone.setdefault((tombstone.key, tombstone.version), tombstone)
-    return [gone.get((key, None)) or gone.get((key, version)) for key, version in versions]
-
-
-def _withhold(record: MirrorRecord, name: str, sha256: str, tombstone: WithdrawalRecord, report: SyncReport) -> None:
-    """Leave ``name`` uncopied, its ``tombstone`` here said in the report."""
+def _withhold(record: MirrorRecord, name: str, sha256: str, found: tuple[WithdrawalRecord, int],
+              report: SyncReport) -> None:
+    """Leave ``name`` uncopied, the tombstone here that refuses it (``found``: it, and the version it is over)
+    said in the report."""
+    tombstone, version = found
+    own = parse_pdi(name).version == version
     what = ("its document was withdrawn whole here" if tombstone.version is None
-            else f"its version {tombstone.version} was withdrawn here")
+            else f"its version {version} was withdrawn here" if own
+            else f"version {version} of its document, withdrawn here, holds its octets")
     report.withheld.append(Problem(
         "withdrawn-here", sha256, (name,),
         f"new at {shown_url(record.base_url)}, but {what} at {tombstone.at} (reason: {tombstone.reason}): not"
@@ -556,8 +553,8 @@ def _keep(archive: Archive, record: MirrorRecord, batch: list[tuple[Representati
     try:
         # looked up again as the batch is kept: a version withdrawn here since its names were asked for
         # (import_mirrored refuses one withdrawn after this, the whole batch then, which the next sync keeps)
-        over = _tombstones_over(archive, [(DocumentKey(rec.series, rec.day, rec.unique_id), rec.version)
-                                          for rec, _ in batch])
+        over = archive.withdrawn_over([(DocumentKey(rec.series, rec.day, rec.unique_id), rec.version, rec.sha256)
+                                       for rec, _ in batch])
         if any(tombstone is not None for tombstone in over):
             keeping: list[tuple[RepresentationRecord, Spooled]] = []
             for (rec, spooled), tombstone in zip(batch, over, strict=True):

@@ -71,12 +71,16 @@ def import_bag(
     progress: Callable[[int, int], None] | None = None,
     series: str | None = None,
     deposited: Callable[[PDI, str], None] | None = None,
+    force: bool = False,
 ) -> int:
     """Validate the bag, then import all of it into the archive in one transaction.
 
     With ``series``, the bag is one another tool made (:func:`import_payload`):
     its payload files become new documents of ``series``. Without, it is one
-    :func:`export_bag` wrote, and every name in it moves as it was.
+    :func:`export_bag` wrote, and every name in it moves as it was: but none
+    new here of a version (or a document) withdrawn here, nor, unless
+    ``force``, one whose octets a version of its document withdrawn here
+    holds (as a deposit, :meth:`~pdi.archive.catalog.imports.ImportsPart.import_all`).
 
     ``catalog.json`` is never read whole: one streamed pass finds its
     sections and counts them, a second checks every representation (and
@@ -107,7 +111,7 @@ def import_bag(
 
     new = archive.store.import_all(
         export.series, export.representations, export.statements, (), export.withdrawals, export.embargoes,
-        new_document=new_document,
+        new_document=new_document, force=force,
     )
     return BagImported(len(new), listed=export.listed)
 

@@ -68,7 +68,8 @@ def withdrawn_version(names: str, at: str, reason: str, who: str, purged: bool, 
 
 
 def withdrawn_holding(names: str, at: str, reason: str, purged: bool, *, held: str = "these octets",
-                      them: str = "these octets", whole: str | None = None) -> ImmutabilityError:
+                      them: str = "these octets", whole: str | None = None, done: str = "deposited",
+                      ) -> ImmutabilityError:
     """The refusal of ``held`` (``them`` when named again), which a version of a document (``names``, its formats'
     names) holds, when that version alone was withdrawn (``at``, for ``reason``): it answers with its tombstone,
     never with them. :attr:`~ImmutabilityError.forceable`: a forced new version holds them, and each front end that
@@ -76,14 +77,14 @@ def withdrawn_holding(names: str, at: str, reason: str, purged: bool, *, held: s
     version answers with its tombstone, so none can hold them, and the refusal is not forceable. The one wording of
     the refusal: the catalog's of the very octets; :meth:`pdi.archive.Archive.withdrawn_alike`'s of octets a front
     end finds alike (a capture of the same page: ``held`` says so); :meth:`pdi.archive.Archive.withdrawn_holder`'s of
-    octets a front end found held already (a WARC import's record)."""
+    octets a front end found held already (a WARC import's record); a bag's import's (``done``: ``imported``)."""
     gone = f"at {at}{' (its octets purged)' if purged else ''}, reason: {reason}"
     if whole is not None:  # nothing can be deposited: no hint of a forced version (pdi.archive.deposits)
         return ImmutabilityError(f"{names} holds {held} but its document {whole} was withdrawn whole {gone}; every"
-                                 " version of it answers with its tombstone, so nothing was deposited")
+                                 f" version of it answers with its tombstone, so nothing was {done}")
     refused = ImmutabilityError(
         f"{names} holds {held} but was withdrawn {gone}; it answers with its tombstone, not {them}, so nothing was"
-        " deposited"
+        f" {done}"
     )
     refused.forceable = True
     return refused

@@ -23,6 +23,7 @@ from pdi.archive.catalog.base import (
     key_of,
     pages,
     timestamp,
+    withdrawn_holding,
     withdrawn_version,
     withdrawn_whole,
 )
@@ -59,7 +60,7 @@ class ImportsPart(CatalogBase):
         *,
         new_document: Callable[[RepresentationRecord], AuditRecord] | None = None,
         gapless: bool = True,
-        withdrawn_here: bool = True,
+        force: bool = False,
     ) -> list[RepresentationRecord]:
         """Bring records from another archive in, exactly as named; one transaction.
 
@@ -85,13 +86,15 @@ class ImportsPart(CatalogBase):
         may leave them, holding only what its origin lets it read, and never
         minting in the series.
 
-        ``withdrawn_here`` (the default) refuses (:class:`~pdi.errors.WithdrawnError`) a representation new
-        here of a version withdrawn here, or of a document withdrawn whole here (a new version too): a
-        tombstone covers every format of its version, one added after it too, as a deposit's does
-        (:func:`~pdi.archive.catalog.base.withdrawn_version`). Tombstones the import itself brings cover the
-        formats it brings with them. A mirror's sync refuses them too (:mod:`pdi.archive.mirroring`): its
-        operator's withdrawal (a court's order where the mirror is) holds against what its origin serves.
-        ``False``: kept for an import that must copy every name as it comes.
+        A representation new here of a version withdrawn here, or of a document withdrawn whole here (a new
+        version too), is refused (:class:`~pdi.errors.WithdrawnError`): a tombstone covers every format of its
+        version, one added after it too, as a deposit's does (:func:`~pdi.archive.catalog.base.withdrawn_version`).
+        Tombstones the import itself brings cover the formats it brings with them. So is one whose octets (by
+        SHA-256) a version of its document withdrawn alone here holds, unless ``force``: it would serve them
+        again under another name, which a deposit refuses too (:func:`~pdi.archive.catalog.base.withdrawn_holding`,
+        forceable). A mirror's sync (:mod:`pdi.archive.mirroring`) leaves such names out first
+        (:meth:`withdrawn_over`): its operator's withdrawal (a court's order where the mirror is) holds against
+        what its origin serves.
         """
         with self._read():  # refuse bad imports before staging any blob
             known = {str(r[0]) for r in self._query("SELECT name FROM series")}
@@ -100,13 +103,13 @@ class ImportsPart(CatalogBase):
                 if s.parent is not None and s.parent not in known:
                     raise NotFoundError(f"parent series {s.parent} of {s.name} is not in the import")
             for page in pages(rec for rec, _ in representations):
-                self._check_import(page, known, withdrawn_here)
+                self._check_import(page, known, force)
         staged = self._stage_import(
             (rec.sha256, content) for rec, content in representations if rec.purged is None
         )
         try:
             added = self._import_staged(series, representations, assertions, audit, staged, withdrawals,
-                                        embargoes, new_document, gapless, withdrawn_here)
+                                        embargoes, new_document, gapless, force)
         except BaseException:
             discard_all(staged)
             raise
@@ -124,7 +127,7 @@ class ImportsPart(CatalogBase):
         embargoes: Sequence[tuple[DocumentKey, int | None, str]] = (),
         new_document: Callable[[RepresentationRecord], AuditRecord] | None = None,
         gapless: bool = True,
-        withdrawn_here: bool = True,
+        force: bool = False,
     ) -> list[RepresentationRecord]:
         added: list[RepresentationRecord] = []
         written = _ImportWritten({blob.info.sha256: blob for blob in staged})
@@ -136,7 +139,7 @@ class ImportsPart(CatalogBase):
                     self._insert_series(s)
             known = {str(r[0]) for r in self._query("SELECT name FROM series")}
             for page in pages(rec for rec, _ in representations):
-                added += self._import_page(page, known, written, new_document, withdrawn_here)
+                added += self._import_page(page, known, written, new_document, force)
             if gapless:
                 self._check_numbering(written.days)
             for entry in audit:
@@ -209,12 +212,12 @@ class ImportsPart(CatalogBase):
                 )}
         return reps, versions
 
-    def _check_import(self, page: Sequence[RepresentationRecord], known: set[str], withdrawn_here: bool) -> None:
-        """Before anything is staged: each record's series is known, its name holds no other bytes here and (with
-        ``withdrawn_here``) a record new here is of no version withdrawn here."""
+    def _check_import(self, page: Sequence[RepresentationRecord], known: set[str], force: bool) -> None:
+        """Before anything is staged: each record's series is known, its name holds no other bytes here, and a
+        record new here is of no version withdrawn here nor (unless ``force``) holds a withdrawn version's octets."""
         ids = self._document_ids(list(dict.fromkeys(key_of(rec) for rec in page)))
         stored, _ = self._stored_of(ids.values(), versions_too=False)
-        gone = self._tombstones_of(ids.values()) if withdrawn_here else {}
+        gone = self._tombstones_of(ids.values())
         for rec in page:
             if rec.series not in known:
                 raise NotFoundError(f"series {rec.series} is not in the import")
@@ -223,7 +226,31 @@ class ImportsPart(CatalogBase):
             if sha256 is not None and sha256 != rec.sha256:
                 raise _import_conflict(rec)
             if sha256 is None and doc is not None:
-                _not_into_withdrawn(rec, doc, gone, stored)
+                _not_into_withdrawn(rec, doc, gone, stored, force)
+
+    def withdrawn_over(
+        self, wanted: Sequence[tuple[DocumentKey, int, str]]
+    ) -> list[tuple[WithdrawalRecord, int] | None]:
+        """For each (document, version, SHA-256) of ``wanted``, what an import of it would be refused for here: the
+        first tombstone over its version (its document's, withdrawn whole, first) or, else, over a version of its
+        document withdrawn alone that holds those octets (the newest such), with that version; ``None`` when
+        neither. The rules of :meth:`import_all`, asked before anything is fetched (a mirror's sync)."""
+        found: list[tuple[WithdrawalRecord, int] | None] = []
+        with self._read():
+            for page in pages(list(wanted), MAX_PARAMETERS // 4):
+                ids = self._document_ids(list(dict.fromkeys(key for key, _, _ in page)))
+                gone = self._tombstones_of(ids.values())
+                stored, _ = self._stored_of(ids.values(), versions_too=False)
+                for key, version, sha256 in page:
+                    doc = ids.get(key)
+                    over = None if doc is None else _withdrawn_over(doc, version, sha256, gone, stored)
+                    if over is None:
+                        found.append(None)
+                        continue
+                    (at, reason, who, purged), over_version = over
+                    found.append((WithdrawalRecord(key, over_version, reason, who, at, purged=purged),
+                                  version if over_version is None else over_version))
+        return found
 
     def _tombstones_of(self, documents: Iterable[int]) -> dict[tuple[int, int | None], tuple[str, str, str, bool]]:
         """The first tombstone (at, reason, who, purged) of each of ``documents`` withdrawn whole (version ``None``)
@@ -245,13 +272,13 @@ class ImportsPart(CatalogBase):
         known: set[str],
         written: _ImportWritten,
         new_document: Callable[[RepresentationRecord], AuditRecord] | None,
-        withdrawn_here: bool,
+        force: bool,
     ) -> list[RepresentationRecord]:
         """Inside the import's transaction: write one page of representations; those that are new."""
         ids = self._document_ids(list(dict.fromkeys(key_of(rec) for rec in page)))
         stored, versions = self._stored_of(ids.values())
         # asked again in the write transaction: a withdrawal committed since the check refuses the import too
-        gone = self._tombstones_of(ids.values()) if withdrawn_here else {}
+        gone = self._tombstones_of(ids.values())
         documents: dict[DocumentKey, RepresentationRecord] = {}  # new, each with its first record
         new_versions: dict[tuple[DocumentKey, int], str] = {}
         in_page: dict[tuple[DocumentKey, int, str], str] = {}
@@ -273,7 +300,7 @@ class ImportsPart(CatalogBase):
                     raise _import_conflict(rec)
                 continue
             if doc is not None:
-                _not_into_withdrawn(rec, doc, gone, stored)
+                _not_into_withdrawn(rec, doc, gone, stored, force)
             in_page[name] = rec.sha256
             new.append(rec)
         if documents:
@@ -460,11 +487,30 @@ class ImportsPart(CatalogBase):
             )
 
 
+def _withdrawn_over(
+    doc: int, version: int, sha256: str, gone: dict[tuple[int, int | None], tuple[str, str, str, bool]],
+    stored: dict[tuple[int, int, str], str],
+) -> tuple[tuple[str, str, str, bool], int | None] | None:
+    """The tombstone (at, reason, who, purged) that refuses a format new here of ``version`` of ``doc`` holding
+    ``sha256``, and the version it is over (``None``: the document, withdrawn whole): its document's, its
+    version's, else the newest version of ``doc`` withdrawn alone that holds those octets."""
+    whole = gone.get((doc, None))
+    if whole is not None:
+        return whole, None
+    own = gone.get((doc, version))
+    if own is not None:
+        return own, version
+    holding = sorted((v for (d, v, _), held in stored.items() if d == doc and held == sha256 and (doc, v) in gone),
+                     reverse=True)
+    return (gone[(doc, holding[0])], holding[0]) if holding else None
+
+
 def _not_into_withdrawn(rec: RepresentationRecord, doc: int,
                         gone: dict[tuple[int, int | None], tuple[str, str, str, bool]],
-                        stored: dict[tuple[int, int, str], str]) -> None:
-    """Refuse ``rec``, new here, when its version (``doc``'s) or its whole document was withdrawn here: named as a
-    deposit names its refusal (:func:`withdrawn_version`, :func:`withdrawn_whole`), after the record it was."""
+                        stored: dict[tuple[int, int, str], str], force: bool = False) -> None:
+    """Refuse ``rec``, new here, when its version (``doc``'s) or its whole document was withdrawn here, or (unless
+    ``force``) a version of its document withdrawn alone holds its octets: named as a deposit names its refusal
+    (:func:`withdrawn_version`, :func:`withdrawn_whole`, :func:`withdrawn_holding`), after the record it was."""
     from pdi.archive.naming import versioned_name
 
     key = key_of(rec)
@@ -480,6 +526,15 @@ def _not_into_withdrawn(rec: RepresentationRecord, doc: int,
         held = sorted(f for (d, v, f) in stored if d == doc and v == rec.version)
         names = ", ".join(versioned_name(key, f, rec.version) for f in held)
         raise withdrawn_version(names, at, reason, who, purged, added="imported", done="imported").within(brought)
+    over = None if force else _withdrawn_over(doc, rec.version, rec.sha256, gone, stored)
+    if over is not None:
+        (at, reason, _, purged), version = over
+        assert version is not None  # its document's tombstone was said above
+        formats = sorted(f for (d, v, f), held in stored.items() if d == doc and v == version and held == rec.sha256)
+        names = ", ".join(versioned_name(key, f, version) for f in formats)
+        refused = withdrawn_holding(names, at, reason, purged, done="imported").within(brought)
+        refused.forceable = True
+        raise refused
 
 
 def _import_conflict(rec: RepresentationRecord) -> ImmutabilityError:
