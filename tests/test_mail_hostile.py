@@ -331,7 +331,7 @@ def test_an_mbox_message_added_again_is_answered_as_the_same_message_added_alone
 @pytest.mark.usefixtures("one_gmt_day")  # the second add must find the first one's names: one GMT day
 def test_an_mbox_added_again_by_serial_warns_of_each_second_name_as_a_file_added_again_does(tmp_path: Path) -> None:
     """``pdi add x.eml --serial`` of octets a name of the day holds mints a second permanent name and warns
-    (docs/how-to/deposit.md); ``pdi add x.mbox --serial`` did the same for every message without a word. Each
+    (docs/reference/deposit.md); ``pdi add x.mbox --serial`` did the same for every message without a word. Each
     message given a second name is now warned of, naming its place in the mbox, the earlier name and the new one,
     and the advice fits an mbox (its messages named by Message-ID without --serial, not --id, which it refuses)."""
     from pdi.cli import cli

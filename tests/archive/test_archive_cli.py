@@ -343,8 +343,8 @@ def test_a_database_that_does_not_exist_is_said_at_once_not_after_the_pools_wait
 
 
 def test_the_deposit_guides_commands_parse() -> None:
-    # Every command line of the deposit guide's "Commands at a glance" names options its command has.
-    guide = (SRC.parent / "docs" / "how-to" / "deposit.md").read_text(encoding="utf-8")
+    # Every command line of the deposit reference's "Commands at a glance" names options its command has.
+    guide = (SRC.parent / "docs" / "reference" / "deposit.md").read_text(encoding="utf-8")
     section = guide.split("## Commands at a glance", 1)[1].split("\n## ", 1)[0]
     block = section.split("```sh\n", 1)[1].split("```", 1)[0]
     checked = 0

@@ -1,0 +1,95 @@
+"""The recipes of the longer how-tos print what they show (docs/how-to/deposit.md, …).
+
+Each was split, as tests/test_docs_howto_outputs.py's pages were, into a short recipe whose outputs are real
+and a reference page holding every rule (docs/reference/deposit.md, …). Here each recipe's lines are typed,
+in order, on an archive made as the page says (its day made today's: the names carry the day they were
+minted on), and what they print, both streams as a terminal shows them, is what the page shows.
+"""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+import re
+import shlex
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pdi.cli import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+HOWTO = ROOT / "docs" / "how-to"
+#: An ISO 8601 time as pdi prints it (UTC, microseconds).
+WHEN = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z"
+
+
+def _png() -> bytes:
+    """A PNG of one black pixel, written by hand from its specification (signature, IHDR, IDAT, IEND)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(b"\x00\x00")) + chunk(b"IEND", b""))
+
+
+def _pairs(page: str) -> list[tuple[str, str]]:
+    """Each ``sh`` block of the page with the ``text`` block that follows it (what its lines print)."""
+    text = (HOWTO / page).read_text("utf-8")
+    blocks = re.findall(r"^```(\w*)\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+    return [(body, after[1]) for (language, body), after in itertools.pairwise(blocks)
+            if language == "sh" and after[0] == "text"]
+
+
+def _today(text: str, today: datetime.datetime) -> str:
+    """The page's names with the day they were shown on made ``today``'s, its times made ``WHEN``."""
+    text = re.sub(r"/\d{4}/\d\d/\d\d/", today.strftime("/%Y/%m/%d/"), text)
+    return re.sub(WHEN, "WHEN", text)
+
+
+def _type(runner: CliRunner, lines: str, monkeypatch: pytest.MonkeyPatch,
+          statuses: dict[str, int] | None = None) -> str:
+    """What the lines print, each line's output ended as a terminal would end it (a prompt on a line of its
+    own); ``export NAME=VALUE`` sets the variable; a line not listed in ``statuses`` must exit 0."""
+    printed = ""
+    for line in lines.splitlines():
+        words = shlex.split(line, comments=True)
+        if not words:
+            continue
+        if words[0] == "export":
+            name, value = words[1].split("=", 1)
+            monkeypatch.setenv(name, value)
+            continue
+        assert words[0] == "pdi", line
+        result = runner.invoke(cli, words[1:])
+        expected = next((code for part, code in (statuses or {}).items() if part in line), 0)
+        assert result.exit_code == expected, (line, result.output)
+        printed += result.output if result.output.endswith("\n") or not result.output else result.output + "\n"
+    return printed
+
+
+def test_the_deposit_pages_lines_print_what_it_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime
+) -> None:
+    """The deposit page's directory: ``report.txt`` (one line, 45 characters), its second version
+    ``report-v2.txt`` ("jumped"), and ``scan.jpg``, a PNG. ``#char=4,19`` of the first is "quick brown fox";
+    a second ``pdi add`` mints serial 2 and warns that serial 1 holds the octets; ``--id q3-report`` twice mints
+    once; the generic name lists both versions; the misnamed PNG is refused (exit 3) until ``--format png``;
+    ``pdi verify`` finds 5 names' representations in 3 blobs (the report, its second version, the PNG)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PDI_ARCHIVE", raising=False)
+    (tmp_path / "report.txt").write_bytes(b"The quick brown fox jumps over the lazy dog.\n")
+    (tmp_path / "report-v2.txt").write_bytes(b"The quick brown fox jumped over the lazy dog.\n")
+    (tmp_path / "scan.jpg").write_bytes(_png())
+    runner = CliRunner()
+    pairs = _pairs("deposit.md")
+    assert len(pairs) == 7, pairs
+    for lines, shown in pairs:
+        printed = _type(runner, _today(lines, one_gmt_day), monkeypatch, {"scan.jpg -s oma.eop.gov.us  ": 3})
+        assert re.sub(WHEN, "WHEN", printed) == _today(shown, one_gmt_day), printed
+    assert "quick brown fox\n" in pairs[1][1]
+    day = one_gmt_day.strftime("%Y/%m/%d")
+    assert _type(runner, f"pdi get urn:pdi://oma.eop.gov.us/{day}/1.text.1", monkeypatch) == \
+        "The quick brown fox jumps over the lazy dog.\n"
