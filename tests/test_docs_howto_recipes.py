@@ -1,7 +1,7 @@
-"""The recipes of the longer how-tos print what they show (docs/how-to/deposit.md, …).
+"""The recipes of the longer how-tos print what they show (docs/how-to/deposit.md, cite.md, …).
 
 Each was split, as tests/test_docs_howto_outputs.py's pages were, into a short recipe whose outputs are real
-and a reference page holding every rule (docs/reference/deposit.md, …). Here each recipe's lines are typed,
+and a reference page holding every rule (docs/reference/deposit.md, citations.md, …). Here each recipe's lines are typed,
 in order, on an archive made as the page says (its day made today's: the names carry the day they were
 minted on), and what they print, both streams as a terminal shows them, is what the page shows.
 """
@@ -93,3 +93,29 @@ def test_the_deposit_pages_lines_print_what_it_shows(
     day = one_gmt_day.strftime("%Y/%m/%d")
     assert _type(runner, f"pdi get urn:pdi://oma.eop.gov.us/{day}/1.text.1", monkeypatch) == \
         "The quick brown fox jumps over the lazy dog.\n"
+
+
+def test_the_cite_pages_lines_print_what_it_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime
+) -> None:
+    """The tutorial's archive (examples/declaration.txt, then examples/site/index.html, which quotes the sixth
+    line of the text in a ``<blockquote id="quote">``). The quotation "We hold these truths" starts at character
+    388 of the page's source: at 380 stand the eight characters ``"quote">`` before it, which the mismatch's
+    ``found`` line shows (exit 3); a passage of a series not registered here is left unchecked (exit 0)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PDI_ARCHIVE", raising=False)
+    page = (ROOT / "examples" / "site" / "index.html").read_bytes()
+    (tmp_path / "declaration.txt").write_bytes((ROOT / "examples" / "declaration.txt").read_bytes())
+    (tmp_path / "index.html").write_bytes(page)
+    runner = CliRunner()
+    _type(runner, "pdi init\npdi series add archives.gov.us\npdi add declaration.txt --series archives.gov.us\n"
+          "pdi add index.html --series archives.gov.us", monkeypatch)
+    pairs = _pairs("cite.md")
+    assert len(pairs) == 4, pairs
+    for lines, shown in pairs:
+        printed = _type(runner, _today(lines, one_gmt_day), monkeypatch, {"@380=": 3})
+        assert printed == _today(shown, one_gmt_day), printed
+    # The position is a character of the page's source, every line ending counted as CR LF (the file's are LF).
+    canonical = page.decode("utf-8").replace("\r\n", "\n").replace("\n", "\r\n")
+    assert canonical[388:408] == "We hold these truths"
+    assert canonical[380:388] == '"quote">'
