@@ -1,7 +1,7 @@
-"""The recipes of the longer how-tos print what they show (docs/how-to/deposit.md, cite.md, …).
+"""The recipes of the longer how-tos print what they show (docs/how-to/deposit.md, cite.md, viewer.md, …).
 
 Each was split, as tests/test_docs_howto_outputs.py's pages were, into a short recipe whose outputs are real
-and a reference page holding every rule (docs/reference/deposit.md, citations.md, …). Here each recipe's lines are typed,
+and a reference page holding every rule (docs/reference/deposit.md, citations.md, viewer.md, …). Here each recipe's lines are typed,
 in order, on an archive made as the page says (its day made today's: the names carry the day they were
 minted on), and what they print, both streams as a terminal shows them, is what the page shows.
 """
@@ -119,3 +119,34 @@ def test_the_cite_pages_lines_print_what_it_shows(
     canonical = page.decode("utf-8").replace("\r\n", "\n").replace("\n", "\r\n")
     assert canonical[388:408] == "We hold these truths"
     assert canonical[380:388] == '"quote">'
+
+
+def test_the_viewer_pages_addresses_answer_what_it_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime
+) -> None:
+    """The deposit page's ``report.txt`` as ``1.text.1``, served: its ``/view`` page of ``#char=4,19`` marks
+    "quick brown fox" (characters 4 to 19 of "The quick brown fox …"), and that of ``9.text.1``, a name of the
+    same day not minted, is a 404 page, "Not in this archive", offering the day's document instead."""
+    from starlette.testclient import TestClient
+
+    from pdi.server import create_app
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PDI_ARCHIVE", "pdi-archive")
+    (tmp_path / "report.txt").write_bytes(b"The quick brown fox jumps over the lazy dog.\n")
+    runner = CliRunner()
+    _type(runner, "pdi init\npdi series add oma.eop.gov.us\npdi add report.txt --series oma.eop.gov.us", monkeypatch)
+    [(lines, shown)] = _pairs("viewer.md")
+    lines, shown = _today(lines, one_gmt_day), _today(shown, one_gmt_day)
+    asked = re.findall(r"curl -s (?:-o /dev/null -w '%\{http_code\}\\n' )?'http://127\.0\.0\.1:8000(/[^']+)'", lines)
+    assert len(asked) == 2, lines
+    day = one_gmt_day.strftime("%Y/%m/%d")
+    with TestClient(create_app("pdi-archive")) as client:
+        marked = client.get(asked[0])
+        missing = client.get(asked[1])
+    assert marked.status_code == 200
+    printed = "\n".join(re.findall(r"<mark.*</mark>", marked.text)) + f"\n{missing.status_code}\n"
+    assert printed == shown
+    assert "<mark id=\"passage\">quick brown fox</mark>" in shown
+    assert "<h1>Not in this archive</h1>" in missing.text
+    assert f"<code>urn:pdi://oma.eop.gov.us/{day}/1</code>" in missing.text.split('id="nearest"', 1)[1]
