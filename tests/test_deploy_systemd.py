@@ -19,7 +19,7 @@ UNIT = Path(__file__).resolve().parents[1] / "docs" / "deploy" / "pdi.service"
 #: The highest overall exposure `systemd-analyze security` may give the unit (0 = locked down, 10 = unprotected;
 #: systemd calls below 2 "OK"). The unit scores 1.4 (systemd 252); what is left is mostly the network a resolver needs.
 EXPOSURE_AT_MOST = 2.0
-#: What pdi serve needs to drain on SIGTERM (docs/how-to/operate.md: answers in flight get up to 5 s).
+#: What pdi serve needs to drain on SIGTERM (docs/reference/operate.md: answers in flight get up to 5 s).
 PDI_DRAIN_S = 5
 
 

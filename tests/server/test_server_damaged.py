@@ -51,7 +51,7 @@ def test_a_text_cut_short_or_altered_is_500_whole_or_by_fragment(tmp_path: Path)
 
 def test_the_fixity_failures_help_says_what_is_answered() -> None:
     """The ``# HELP`` Prometheus shows beside ``pdi_fixity_failures_total`` says what a damaged read is answered:
-    ``500``, ``stored octets damaged`` (docs/how-to/operate.md's table of metrics; the test above), read from the
+    ``500``, ``stored octets damaged`` (docs/reference/operate.md's table of metrics; the test above), read from the
     exposition with ``prometheus_client``'s own parser."""
     from prometheus_client.parser import text_string_to_metric_families
 
