@@ -1,9 +1,11 @@
-"""The recipes of the longer how-tos print what they show (docs/how-to/deposit.md, cite.md, viewer.md, …).
+"""The recipes of the longer how-tos print what they show (docs/how-to/deposit.md, cite.md, viewer.md, postgresql.md).
 
-Each was split, as tests/test_docs_howto_outputs.py's pages were, into a short recipe whose outputs are real
-and a reference page holding every rule (docs/reference/deposit.md, citations.md, viewer.md, …). Here each recipe's lines are typed,
-in order, on an archive made as the page says (its day made today's: the names carry the day they were
-minted on), and what they print, both streams as a terminal shows them, is what the page shows.
+Each was split, as tests/test_docs_howto_outputs.py's pages were, into a short recipe whose outputs are real and a
+reference page holding every rule (docs/reference/deposit.md, citations.md, viewer.md, postgresql.md). Here each
+recipe's lines are typed, in order, on an archive made as the page says (its day made today's: the names carry
+the day they were minted on), and what they print, both streams as a terminal shows them, is what the page shows
+(the viewer's addresses are asked of the resolver's app). docs/how-to/operate.md, which needs a running ``pdi
+serve``, is followed by tests/server/test_server_operate_howto.py.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from pdi.cli import cli
+from support.pgcluster import TemporaryCluster
 
 ROOT = Path(__file__).resolve().parents[1]
 HOWTO = ROOT / "docs" / "how-to"
@@ -150,3 +153,36 @@ def test_the_viewer_pages_addresses_answer_what_it_shows(
     assert "<mark id=\"passage\">quick brown fox</mark>" in shown
     assert "<h1>Not in this archive</h1>" in missing.text
     assert f"<code>urn:pdi://oma.eop.gov.us/{day}/1</code>" in missing.text.split('id="nearest"', 1)[1]
+
+
+def test_the_postgresql_pages_lines_print_what_it_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime, pg_cluster: TemporaryCluster
+) -> None:
+    """The page's database made as its ``createuser``/``createdb`` lines make it (a role ``pdi`` with a password,
+    a database it owns from ``template0`` with the character type ``C.UTF-8``), in a throw-away cluster whose
+    unix socket stands for the page's ``localhost``: ``SHOW lc_ctype`` says ``C.UTF-8``; ``pdi init`` prints the
+    URL with its password masked, and the series, the deposit and the check print what the page shows."""
+    text = (HOWTO / "postgresql.md").read_text("utf-8")
+    assert "createuser --pwprompt pdi" in text
+    assert "createdb --owner pdi --template template0 --lc-ctype C.UTF-8 pdi" in text
+    pg_cluster.sql("CREATE ROLE pdi LOGIN PASSWORD 'PASSWORD'")
+    pg_cluster.sql("CREATE DATABASE pdi_howto OWNER pdi TEMPLATE template0 LC_CTYPE 'C.UTF-8'")
+    socket = pg_cluster.url("pdi_howto").split("?", 1)[1]
+
+    def here(text: str) -> str:
+        for user in ("pdi", "pdi:PASSWORD", "pdi:***"):
+            text = text.replace(f"postgresql://{user}@localhost/pdi", f"postgresql://{user}@/pdi_howto?{socket}")
+        return text
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PDI_ARCHIVE", raising=False)
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    (tmp_path / "report.txt").write_bytes(b"The quick brown fox jumps over the lazy dog.\n")
+    (show, shown_ctype), (lines, shown) = _pairs("postgresql.md")
+    assert shlex.split(show)[:3] == ["psql", "-Atc", "SHOW lc_ctype"]
+    [(ctype,)] = pg_cluster.sql("SHOW lc_ctype", "pdi_howto")
+    assert f"{ctype}\n" == shown_ctype
+    runner = CliRunner()
+    printed = _type(runner, here(_today(lines, one_gmt_day)), monkeypatch)
+    assert printed == here(_today(shown, one_gmt_day))
+    assert "PASSWORD" not in printed and ":***@" in printed

@@ -1,4 +1,4 @@
-"""Letters beyond ASCII in upper and lower case, on PostgreSQL: what docs/how-to/postgresql.md says of ``LC_CTYPE``.
+"""Letters beyond ASCII in upper and lower case, on PostgreSQL: what docs/reference/postgresql.md says of ``LC_CTYPE``.
 
 PostgreSQL's full-text search folds a word to lower case as the database's character type says: in a database
 whose ``LC_CTYPE`` is ``C`` only ASCII letters are folded, so ``école`` does not find ``École`` (SQLite's FTS5, the

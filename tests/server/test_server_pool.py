@@ -4,7 +4,7 @@
 worker (psycopg_pool), plus the one blob uploads use; every request gets
 one for its transaction, waiting while all are taken, so more requests at
 once than connections all succeed. Checked straight on PostgreSQL and
-through pgbouncer in transaction pooling mode (the site set-up docs/how-to/postgresql.md
+through pgbouncer in transaction pooling mode (the site set-up docs/reference/postgresql.md
 describes), counting the server's own connections in ``pg_stat_activity``
 rather than trusting pdi's.
 """

@@ -5,7 +5,7 @@ once a second; until it answers, transactions on it are refused at once
 (:class:`~pdi.errors.StoreError`, 503) rather than waiting for the pool; when
 it answers, a fresh pool is made. With a URL naming several hosts
 (``host=a,b&target_session_attrs=read-write``) that is how the resolvers
-follow a failover. docs/how-to/postgresql.md says which settings keep every
+follow a failover. docs/reference/postgresql.md says which settings keep every
 acknowledged deposit (``synchronous_commit``, ``synchronous_standby_names``).
 """
 

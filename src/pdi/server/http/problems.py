@@ -30,7 +30,7 @@ from pdi.identifier import saying_name_meant
 from pdi.server.http.bodies import sends_content
 from pdi.server.http.metrics import counters
 
-#: The ``Retry-After`` of a storage error's 503: a failover of PostgreSQL takes seconds (docs/how-to/postgresql.md).
+#: The ``Retry-After`` of a storage error's 503: a failover of PostgreSQL takes seconds (docs/reference/postgresql.md).
 STORE_RETRY_SECONDS = 5
 
 
