@@ -1,8 +1,9 @@
-"""The recipes of the longer how-tos print what they show (docs/how-to/deposit.md, cite.md, viewer.md, postgresql.md).
+"""The recipes of the longer how-tos print what they show (docs/how-to/deposit.md, cite.md, viewer.md, postgresql.md,
+upgrade.md).
 
 Each was split, as tests/test_docs_howto_outputs.py's pages were, into a short recipe whose outputs are real and a
-reference page holding every rule (docs/reference/deposit.md, citations.md, viewer.md, postgresql.md). Here each
-recipe's lines are typed, in order, on an archive made as the page says (its day made today's: the names carry
+reference page holding every rule (docs/reference/deposit.md, citations.md, viewer.md, postgresql.md, upgrade.md).
+Here each recipe's lines are typed, in order, on an archive made as the page says (its day made today's: the names carry
 the day they were minted on), and what they print, both streams as a terminal shows them, is what the page shows
 (the viewer's addresses are asked of the resolver's app). docs/how-to/operate.md, which needs a running ``pdi
 serve``, is followed by tests/server/test_server_operate_howto.py.
@@ -15,6 +16,7 @@ import itertools
 import re
 import shlex
 import struct
+import tarfile
 import zlib
 from pathlib import Path
 
@@ -186,3 +188,29 @@ def test_the_postgresql_pages_lines_print_what_it_shows(
     printed = _type(runner, here(_today(lines, one_gmt_day)), monkeypatch)
     assert printed == here(_today(shown, one_gmt_day))
     assert "PASSWORD" not in printed and ":***@" in printed
+
+
+def test_the_upgrade_pages_lines_print_what_it_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page's ``/var/lib/pdi/archive`` is the SQLite archive release 0.1.0 wrote (tests/data/releases/0.1.0:
+    schema version 10, fifteen blobs, no XML or SGML document), its paths moved under a temporary directory:
+    ``pdi init --backup`` backs it up at 10 and migrates it to this pdi's schema version, and a second run backs
+    up nothing; no element index is made anew; the fifteen blobs verify; the backup restores at 10 (its one blob
+    file hard-linked: blobs of at most 64 KiB are rows of the catalog)."""
+    from pdi.archive.store import SCHEMA_VERSION
+
+    (tmp_path / "var/lib/pdi").mkdir(parents=True)
+    with tarfile.open(ROOT / "tests/data/releases/0.1.0/sqlite-archive.tar.gz") as tar:
+        tar.extractall(tmp_path / "var/lib/pdi", filter="data")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PDI_ARCHIVE", raising=False)
+
+    def here(text: str) -> str:
+        return text.replace("/var/lib/", f"{tmp_path}/var/lib/").replace("/backup/", f"{tmp_path}/backup/")
+
+    runner = CliRunner()
+    pairs = _pairs("upgrade.md")
+    assert len(pairs) == 4, pairs
+    for lines, shown in pairs:
+        typed = "\n".join(line for line in here(lines).splitlines() if line.startswith("pdi "))
+        assert _type(runner, typed, monkeypatch) == here(shown)
+    assert f"(schema version {SCHEMA_VERSION})" in pairs[0][1] and "schema version 10 " in pairs[0][1]

@@ -234,10 +234,10 @@ def test_the_upgrade_pages_commands_run_as_written(tmp_path: Path) -> None:
     archive = _release_archive(tmp_path)
     before = _schema_version(archive)
     ran = _run_offline(UPGRADE, tmp_path, archive)
-    assert [c.split()[1] for c in ran] == ["--version", "--version", "init", "verify", "init", "reindex", "reindex",
-                                           "verify"]
+    assert [c.split()[1] for c in ran] == ["--version", "--version", "init", "init", "reindex", "verify", "restore"]
     assert _schema_version(tmp_path / "backup/pdi-before-upgrade") == before
     assert _schema_version(archive) == SCHEMA_VERSION
+    assert _schema_version(tmp_path / "var/lib/pdi/archive-0.1.0") == before  # going back: restored as it was
 
 
 def test_pdi_admin_asks_systemd_run_for_what_it_has(tmp_path: Path) -> None:
