@@ -2,14 +2,14 @@
 
 A how-to is a recipe for one goal: the steps a reader types, what the reader then sees, and links out
 (docs/how-to/search.md, annotations.md, replay.md, write-over-http.md, serve.md, backup.md, signatures.md,
-federation.md, mirrors.md, deposit.md, cite.md, viewer.md, operate.md, postgresql.md, upgrade.md). Each is short
-and links its reference page (docs/reference/search.md, annotations.md, replay.md, write-api.md, resolver.md,
+federation.md, mirrors.md, deposit.md, cite.md, viewer.md, operate.md, postgresql.md, upgrade.md, capture.md).
+Each is short and links its reference page (docs/reference/search.md, annotations.md, replay.md, write-api.md, resolver.md,
 backup.md, signatures.md, federation.md, mirrors.md, deposit.md, citations.md, viewer.md, operate.md,
-postgresql.md, upgrade.md), where every option, status, header and limit is; the output a page shows is what the
+postgresql.md, upgrade.md, capture.md), where every option, status, header and limit is; the output a page shows is what the
 command prints, typed on the archive the page describes (its day made today's: the names carry the day they were
 minted on, the times when they were written). The mirrors page, which needs two servers, is followed by
 tests/server/test_server_mirrors_howto.py; the longer how-tos split since (deposit.md, cite.md, viewer.md,
-postgresql.md, upgrade.md) by tests/test_docs_howto_recipes.py, and operate.md, which needs a running pdi serve,
+postgresql.md, upgrade.md, capture.md) by tests/test_docs_howto_recipes.py, and operate.md, which needs a running pdi serve,
 by tests/server/test_server_operate_howto.py.
 """
 
@@ -65,7 +65,8 @@ def _run(runner: CliRunner, *args: str, stream: str = "stdout") -> str:
                                                   ("viewer.md", "viewer.md"),
                                                   ("operate.md", "operate.md"),
                                                   ("postgresql.md", "postgresql.md"),
-                                                  ("upgrade.md", "upgrade.md")])
+                                                  ("upgrade.md", "upgrade.md"),
+                                                  ("capture.md", "capture.md")])
 def test_the_split_howtos_are_short_and_link_their_reference(howto: str, reference: str) -> None:
     text = (HOWTO / howto).read_text("utf-8")
     assert len(text.splitlines()) <= HOWTO_MAX_LINES, f"{howto}: a how-to of {len(text.splitlines())} lines"

@@ -1,8 +1,9 @@
 """The recipes of the longer how-tos print what they show (docs/how-to/deposit.md, cite.md, viewer.md, postgresql.md,
-upgrade.md).
+upgrade.md, capture.md).
 
 Each was split, as tests/test_docs_howto_outputs.py's pages were, into a short recipe whose outputs are real and a
-reference page holding every rule (docs/reference/deposit.md, citations.md, viewer.md, postgresql.md, upgrade.md).
+reference page holding every rule (docs/reference/deposit.md, citations.md, viewer.md, postgresql.md, upgrade.md,
+capture.md).
 Here each recipe's lines are typed, in order, on an archive made as the page says (its day made today's: the names carry
 the day they were minted on), and what they print, both streams as a terminal shows them, is what the page shows
 (the viewer's addresses are asked of the resolver's app). docs/how-to/operate.md, which needs a running ``pdi
@@ -214,3 +215,38 @@ def test_the_upgrade_pages_lines_print_what_it_shows(tmp_path: Path, monkeypatch
         typed = "\n".join(line for line in here(lines).splitlines() if line.startswith("pdi "))
         assert _type(runner, typed, monkeypatch) == here(shown)
     assert f"(schema version {SCHEMA_VERSION})" in pairs[0][1] and "schema version 10 " in pairs[0][1]
+
+
+def test_the_capture_pages_lines_print_what_it_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime
+) -> None:
+    """The repository's examples/site served on loopback (its port standing for the page's 8080): the capture's
+    name encapsulates the URL (``/`` written ``%2F``, ``.`` ``%2E``), a second capture of the same page the same
+    day deposits nothing and says so, and the file got back holds the three files of the site, the page's two
+    references (its style sheet and image) satisfied."""
+    import functools
+    import http.server
+    import threading
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            """Nothing on standard error, which the command's output is read from."""
+
+    handler = functools.partial(Quiet, directory=str(ROOT / "examples" / "site"))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PDI_ARCHIVE", "pdi-archive")
+    runner = CliRunner()
+    try:
+        _type(runner, "pdi init\npdi series add web.example.us", monkeypatch)
+        port = server.server_address[1]
+        [(lines, shown), *_] = _pairs("capture.md")
+        printed = _type(runner, _today(lines, one_gmt_day).replace(":8080", f":{port}"), monkeypatch)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    assert printed == _today(shown, one_gmt_day).replace(":8080", f":{port}")
+    assert "3 parts, 2 references satisfied" in shown

@@ -1,6 +1,6 @@
 """A capture of the page an EARLIER withdrawn version holds, with a version in service after it (pdi.capture.deposit).
 
-docs/how-to/capture.md: a withdrawn version's page is refused naming the withdrawal (exit 5), in its very octets or
+docs/reference/capture.md: a withdrawn version's page is refused naming the withdrawal (exit 5), in its very octets or
 in another file holding the same parts (RFC 2557 compared by its parts), or it would serve again as the next version.
 That held for a withdrawn NEWEST version only: with another version captured after it, the withdrawn page became the
 next version again. Any withdrawn version whose octets are kept is compared now (the last 20), and the forced capture
