@@ -1,7 +1,7 @@
 """A bag import gives no version withdrawn in the receiving archive a format, and no document withdrawn whole there
 a version (both stores, the command line).
 
-docs/how-to/withdraw.md and the refusals of ``pdi version --add-format`` (tests/archive/test_archive_withdrawn_format.py):
+docs/reference/backup.md (importing a bag) and the refusals of ``pdi version --add-format`` (tests/archive/test_archive_withdrawn_format.py):
 a withdrawal covers every format of the version, one added after it too, and a whole document's covers every
 version. A bag exported from another archive that held the same document, where the version (or the document)
 was still in service and gained a format (or a version) meanwhile, must not bring it onto the tombstone here: the

@@ -8,7 +8,7 @@ the ones a statement runs inside it too (``-- PRAGMA data_version``, which the t
 prepares each time it is read).
 
 What anyone may read is worked out here from the spec (a series is readable when it and every series above it is
-public, ``docs/how-to/write-over-http.md``: "A subseries is as private as the most private series
+public, ``docs/reference/write-api.md``: "A subseries is as private as the most private series
 above it"), against the archive written by another ``Archive`` opened on the same directory, as
 ``pdi series access`` run beside a ``pdi serve`` would.
 """

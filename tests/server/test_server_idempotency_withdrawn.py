@@ -3,7 +3,7 @@ first answer again, saying the withdrawal (both stores).
 
 draft-ietf-httpapi-idempotency-key-header §2.6: a request retried with the same key and the same payload is
 answered with the result of the operation it first made. The retry's client asks "did my write happen?": it did,
-and what it made is now withdrawn. docs/how-to/write-over-http.md: the first answer is replayed (its status, its
+and what it made is now withdrawn. docs/reference/write-api.md: the first answer is replayed (its status, its
 members, ``Idempotent-Replayed: true``), with ``withdrawn`` (``at``, ``reason``, ``who``, ``purged``, as N2C
 describes a tombstone) beside them; nothing is stored. The same key with another body is ``422`` as ever, and a
 new request (another key, or none) is refused as ever (``410``; ``409`` for a version of the octets a
