@@ -61,7 +61,7 @@ CAPTURES_PAGE = 200
 MAX_PAGE = 1000
 
 STYLE = """
-main{max-width:68rem}
+main{--measure:68rem}
 nav.crumbs ol{list-style:none;margin:0 0 0.8rem;padding:0;display:flex;flex-wrap:wrap;font-size:0.95rem}
 /* #767676 on white: 4.54:1, WCAG AA 1.4.3 (#777 was 4.48:1) */
 nav.crumbs li+li::before{content:"\\203A";padding:0 0.45rem;color:#767676}

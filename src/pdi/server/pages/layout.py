@@ -6,7 +6,7 @@ each a plain link or a ``GET`` form, so that every page reads and navigates
 without JavaScript; and who reads: "signed in as NAME (role, series)" with a
 sign-out button, or a "Sign in" link back to this page,
 :mod:`pdi.server.pages.signin`), a ``<footer>`` linking the API reference
-(``/api``), and the stylesheet. Nothing is loaded from elsewhere:
+(``/api``), at the window's foot on a short page, and the stylesheet. Nothing is loaded from elsewhere:
 the style and any script are inline, so a page is whole as served.
 On a screen narrower than 40rem (a phone) the header's two boxes take a line
 each, long names and URLs break anywhere, and a catalogue table too wide for
@@ -56,8 +56,12 @@ from pdi.identifier import PDI
 from pdi.server.http.readers import by_cookie, request_target
 
 STYLE = """
-body{font:16px/1.45 system-ui,sans-serif;margin:0;color:#222}
-main{margin:1.5rem auto;max-width:60rem;padding:0 1rem}
+/* a short page's footer at the window's foot: a height in % (not vh, which a resize changes and so stops the
+ browser keeping the reader's place: CSS Scroll Anchoring, suppression triggers); main's ::before and ::after
+ hold its margins, which then fold into its first and last child's as they did outside a flex box */
+html{height:100%} body{font:16px/1.45 system-ui,sans-serif;margin:0;color:#222;min-height:100%;display:flex;flex-direction:column}
+main{--measure:60rem;flex:1 0 auto;width:100%;box-sizing:border-box;max-width:calc(var(--measure) + 2rem);margin:0 auto;padding:0 1rem}
+main::before{content:"";display:block;margin-top:1.5rem} main::after{content:"";display:block;margin-bottom:2rem}
 header.site{background:#24303f;color:#fff;padding:0.45rem 1rem;display:flex;flex-wrap:wrap;gap:0.4rem 1.2rem;align-items:center}
 header.site a{color:#fff;text-decoration:none;font-weight:600} header.site a:hover,header.site a:focus{text-decoration:underline}
 header.site form{display:flex;gap:0.3rem;align-items:center;margin:0} header.site label{font-size:0.85rem}
@@ -82,7 +86,7 @@ code.name{font-size:0.8rem;color:#555;overflow-wrap:anywhere}
 .box{position:absolute;outline:3px solid #e00;box-shadow:0 0 0 9999px rgba(0,0,0,.25)}
 p.version-banner{background:#fff4d6;border:1px solid #d9a400;border-radius:4px;padding:0.5rem 0.8rem}
 p.version-banner a{color:#5a3b00;font-weight:600} p.doc-title{font-size:1.1rem;margin:0.2rem 0 0.6rem}
-footer.site{margin:2rem 0 0;padding:0.6rem 1rem;border-top:1px solid #ddd;background:#f6f8fa;font-size:0.9rem;color:#555}
+footer.site{margin:0;padding:0.6rem 1rem;border-top:1px solid #ddd;background:#f6f8fa;font-size:0.9rem;color:#555}
 footer.site a{color:#24303f}
 details.pdi-name{display:inline-block;vertical-align:top;font-size:0.85rem} details.pdi-name summary{cursor:pointer;color:#24303f}
 details.pdi-name code{display:block;overflow-wrap:anywhere;font-size:0.8rem;color:#555}
@@ -106,7 +110,7 @@ details.pdi-name summary{color:#c8d3e0} details.pdi-name code,.capture-title sma
 @keyframes more-either-side{0%{--more-left:0px;--more-right:3rem} 8%{--more-left:3rem} 92%{--more-right:3rem}
 100%{--more-left:3rem;--more-right:0px}}
 @media (max-width:40rem){
-main{margin:1rem auto;padding:0 0.75rem} header.site{padding:0.45rem 0.75rem}
+main{padding:0 0.75rem} main::before{margin-top:1rem} header.site{padding:0.45rem 0.75rem}
 header.site form[role=search],header.site form[action="/view"]{flex:1 1 100%;min-width:0} header.site form input{flex:1 1 0;min-width:0}
 header.site button{white-space:nowrap} main h1{font-size:1.6rem}
 main{overflow-wrap:anywhere} main input{max-width:100%;box-sizing:border-box} th,td{padding:0.25rem 0.4rem}

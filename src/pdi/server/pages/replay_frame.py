@@ -79,7 +79,7 @@ from pdi.server.replay.origin import (
 #: The page's own style: the banner in one line, the frame filling the rest of the window.
 STYLE = """
 html,body{height:100%} body{display:flex;flex-direction:column}
-main{max-width:none;margin:0;padding:0;flex:1;display:flex;flex-direction:column;min-height:0}
+main{max-width:none;margin:0;padding:0;flex:1;display:flex;flex-direction:column;min-height:0} main::before,main::after{display:none}
 main>p.version-banner{margin:0.5rem 1rem}
 .replay-banner{display:flex;flex-wrap:wrap;gap:0.15rem 1.2rem;align-items:baseline;padding:0.3rem 1rem;
  background:#eef1f5;border-bottom:1px solid #c7ced8;font-size:0.9rem}

@@ -1,0 +1,75 @@
+"""Rough edges a reader and a designer saw in the screenshots of every page, each measured in Chromium.
+
+- a short page ended half-way down the window, its footer floating above a blank band.
+
+Screenshots: ``polish-….png``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from server_helpers import Served
+from test_server_keyboard import _js
+from test_server_pages_screenshots import page_url
+from test_server_pdf_viewer import _shoot
+
+from chromium_helpers import open_page
+from pdi.capture.browser import Pipe, devtools
+
+#: Where the footer ends and where main ends, the window's height, the document's height, the gap between the
+#: header and main's first box, and main's content width (its width less its paddings).
+MEASURE = """(() => { const f = document.querySelector('footer.site').getBoundingClientRect(),
+  m = document.querySelector('main'), s = getComputedStyle(m), h = document.querySelector('header.site').getBoundingClientRect();
+  return {footer: [f.top, f.bottom], main: m.getBoundingClientRect().bottom, window: innerHeight,
+          page: document.documentElement.scrollHeight,
+          gap: m.firstElementChild.getBoundingClientRect().top - h.bottom,
+          measure: m.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight)}; })()"""
+
+
+def _sized(pipe: Pipe, url: str, width: int, height: int) -> str:
+    session = open_page(pipe, url)
+    pipe.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1,
+                                                      "mobile": width < 600}, session, time.monotonic() + 30)
+    _js(pipe, session, "new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    return session
+
+
+@pytest.mark.parametrize(("page", "width", "height"), [
+    ("error", 1100, 700), ("signin-form", 1100, 700), ("series-list", 1100, 700), ("search", 1100, 900),
+    ("error", 375, 740), ("email-thread", 375, 1400),
+])
+def test_a_short_page_keeps_its_footer_at_the_windows_foot(
+    served: Served, media: tuple[str, dict[str, str]], page: str, width: int, height: int
+) -> None:
+    with devtools() as pipe:
+        session = _sized(pipe, page_url(served, media, page), width, height)
+        measured = _js(pipe, session, MEASURE)
+        _shoot(pipe, session, f"polish-footer-{page}-{width}.png")
+    # the page fills the window, no more (nothing to scroll), its footer's foot the window's
+    assert measured["page"] == height, measured
+    assert abs(measured["footer"][1] - height) <= 1, measured
+    assert measured["footer"][0] >= measured["main"], measured
+    # and the page's own spacing stays: 1.5rem (on a phone 1rem) between the header and the first thing on it, or
+    # its heading's own margin where that is more (a browser's 0.67em; a phone's h1 is 1.6rem: 17.152 px)
+    assert abs(measured["gap"] - (24 if width >= 640 else max(16, 0.67 * 1.6 * 16))) <= 0.5, measured
+
+
+@pytest.mark.parametrize(("page", "measure"), [
+    ("error", 960),  # 60rem: the column a page of prose is set in
+    ("series-list", 1100 - 32),  # the catalogue's wider 68rem, less the window's 1rem each side
+    ("generic", 1085 - 32),  # a long page: the scroll bar's 15 px out of the window
+])
+def test_a_page_keeps_its_measure_and_a_long_page_its_footer_after_main(
+    served: Served, media: tuple[str, dict[str, str]], page: str, measure: int
+) -> None:
+    with devtools() as pipe:
+        session = _sized(pipe, page_url(served, media, page), 1100, 700)
+        measured = _js(pipe, session, MEASURE)
+        scrolled = _js(pipe, session, "(() => { scrollTo(0, document.documentElement.scrollHeight);"
+                                      " return document.querySelector('footer.site').getBoundingClientRect().bottom"
+                                      " - innerHeight; })()")
+    assert abs(measured["measure"] - measure) <= 1, measured
+    assert measured["footer"][0] >= measured["main"], measured
+    assert abs(scrolled) <= 1, scrolled  # at the end of a long page, its footer is the last thing, at the foot
