@@ -1,6 +1,8 @@
 """Rough edges a reader and a designer saw in the screenshots of every page, each measured in Chromium.
 
-- a short page ended half-way down the window, its footer floating above a blank band.
+- a short page ended half-way down the window, its footer floating above a blank band;
+- the panel that names a selection ended in an empty band (the status line's room, reserved so nothing moves
+  when it speaks), which said nothing before anything was selected.
 
 Screenshots: ``polish-….png``.
 """
@@ -11,8 +13,8 @@ import time
 
 import pytest
 from server_helpers import Served
-from test_server_keyboard import _js
-from test_server_pages_screenshots import page_url
+from test_server_keyboard import _contrast, _js
+from test_server_pages_screenshots import dark, page_url
 from test_server_pdf_viewer import _shoot
 
 from chromium_helpers import open_page
@@ -73,3 +75,30 @@ def test_a_page_keeps_its_measure_and_a_long_page_its_footer_after_main(
     assert abs(measured["measure"] - measure) <= 1, measured
     assert measured["footer"][0] >= measured["main"], measured
     assert abs(scrolled) <= 1, scrolled  # at the end of a long page, its footer is the last thing, at the foot
+
+
+#: The cite panel's status line: [its text, its colour, the panel's background, the blank band under the last
+#: line of text in the panel (px)].
+STATUS = """(() => { const s = document.getElementById('cite-status'), panel = s.closest('section.cite');
+  const range = document.createRange(); range.selectNodeContents(s);
+  const lines = [...range.getClientRects()];
+  const last = lines.length ? Math.max(...lines.map((r) => r.bottom)) : s.getBoundingClientRect().top;
+  return [s.innerText, getComputedStyle(s).color, getComputedStyle(panel).backgroundColor,
+          panel.getBoundingClientRect().bottom - last]; })()"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("page", ["text", "image", "sound", "email"])
+def test_the_cite_panel_says_nothing_is_selected_yet_rather_than_end_in_a_blank_band(
+    served: Served, media: tuple[str, dict[str, str]], page: str, scheme: str
+) -> None:
+    with devtools() as pipe:
+        session = _sized(pipe, page_url(served, media, page), 1100, 700)
+        if scheme == "dark":
+            dark(pipe, session, time.monotonic() + 30)
+        text, colour, background, band = _js(pipe, session, STATUS)
+        _js(pipe, session, "document.getElementById('cite-status').scrollIntoView({block: 'center'})")
+        _shoot(pipe, session, f"polish-cite-status-{page}-{scheme}.png")
+    assert text == "Nothing selected yet.", text
+    assert _contrast(colour, background) >= 4.5, (colour, background)  # WCAG 2.2 §1.4.3, muted yet legible
+    assert band < 16, band  # under the line, the panel's padding and a line's leading, not an empty line

@@ -110,6 +110,7 @@ _STYLE = """
  .offer label{grid-column:1/-1}}
 .caret{position:absolute;width:2px;background:#c00000;pointer-events:none;z-index:6}
 #cite-status{margin:0.3rem 0 0;min-height:1.45em;overflow-wrap:anywhere;font-size:0.9rem}
+#cite-status.idle{color:#595959}
 @media (max-width:40rem){#cite-status{min-height:4.35em}}
 .figure{touch-action:none;cursor:crosshair;user-select:none;overflow:hidden} .figure img.pixelated{image-rendering:pixelated}
 .figure .box.selection{outline:2px dashed #0050c8;box-shadow:none;background:rgba(0,80,200,.12)}
@@ -142,7 +143,7 @@ body:has(#pdf) .cite{position:sticky;top:0;z-index:5;box-shadow:0 2px 6px rgba(0
 @media (max-width:40rem){body:has(#pdf) .cite{position:static;box-shadow:none}
  .pdf-page,.pdf-marks .hl,.pdf-page .box{scroll-margin-top:1rem}}
 @media (prefers-color-scheme:dark){
-.figure{outline:1px solid #4a4f57} .cite{border-color:#3e4a5a;background:#1c2128} #text:focus-visible{outline-color:#7fb0ff} .caret{background:#ff6060}
+.figure{outline:1px solid #4a4f57} .cite{border-color:#3e4a5a;background:#1c2128} #cite-status.idle{color:#a9b1bc} #text:focus-visible{outline-color:#7fb0ff} .caret{background:#ff6060}
 .figure .box.selection,.pdf-page .box.selection{outline-color:#7fb0ff;background:rgba(127,176,255,.15)}
 fieldset.coords{border-color:#3e4a5a} .wave{border-color:#4a4f57;background:#1a1d22} .wave canvas{color:#8fb3e0}
 .wave .band.cited{background:rgba(255,80,80,.2);outline-color:#ff5050} .wave .playhead{background:#e6e6e6}
@@ -197,12 +198,13 @@ FORM_LABELS = {
 
 
 def _cite_panel(hint: str, *, forms: tuple[str, ...] = (), why: str = "", cite_button: bool = False,
-                written: str = "<code>#char=a,b</code>") -> str:
+                written: str = "<code>#char=a,b</code>", idle: str = "Nothing selected yet.") -> str:
     """The offered names: one citable name (the PDI), shown and copyable; the other forms of the same selection
     (``forms``, keys of :data:`FORM_LABELS`) under a closed "Other forms", with ``why`` they differ. Each sits in a
     read-only input with a copy button and a link, its space reserved before any is shown (nothing moves).
     Without scripts they are not drawn: a note says to write the fragment instead, of the forms ``written`` (this
-    medium's: ``#char=a,b`` of a text, ``#sec=a,b`` of a sound …)."""
+    medium's: ``#char=a,b`` of a text, ``#sec=a,b`` of a sound …). The status line under them says ``idle`` until
+    something is said (empty: a PDF's, whose panel stays over the pages, keeps no empty line)."""
 
     def offer(key: str, label: str, extra: str = "") -> str:
         return (
@@ -230,7 +232,8 @@ def _cite_panel(hint: str, *, forms: tuple[str, ...] = (), why: str = "", cite_b
         f" after the name in the box above ({written}) and resolve it.</p></noscript>"
         + offer("name", "PDI", " needs-script")
         + others
-        + '<p id="cite-status" class="needs-script" role="status" aria-live="polite"></p></section>'
+        # the status line's room is kept (nothing moves when it speaks); until it does, it says why it is there
+        + f'<p id="cite-status" class="needs-script idle" role="status" aria-live="polite">{idle}</p></section>'
     )
 
 
@@ -331,7 +334,7 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
     if pdf:
         from pdi.server.pages.pdf_view import HINT, render_pdf
 
-        panel = _cite_panel(HINT, forms=("annotation",), why=_WHY_PDF,
+        panel = _cite_panel(HINT, forms=("annotation",), why=_WHY_PDF, idle="",
                             written="<code>#char=a,b</code>, <code>#rect=(x1,y1),(x2,y2),f</code>")
         return _page(tab, head + render_pdf(archive, whole, selected, panel), SCRIPT)
     if windowed and record.media_type != "message/rfc822":

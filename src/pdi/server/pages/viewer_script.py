@@ -8,6 +8,7 @@ SCRIPT = r"""
   const serial = {};  // the latest check of each offer: an older answer arriving late is dropped
   function say(message, isError) {
     status.textContent = message;
+    status.classList.remove("idle");  // "Nothing selected yet." said until now
     status.classList.toggle("error", !!isError);
   }
   function n2r(name) {  // RFC 2169 query: a %23 or %25 of the name kept, then # as %23 (pdi.server.protocol.rfc2169.rfc2169_query)
