@@ -2,7 +2,9 @@
 
 - a short page ended half-way down the window, its footer floating above a blank band;
 - the panel that names a selection ended in an empty band (the status line's room, reserved so nothing moves
-  when it speaks), which said nothing before anything was selected.
+  when it speaks), which said nothing before anything was selected;
+- a page refusing to show an image or a TIFF past the viewer's limits said "its octets are served whole by N2R"
+  and gave no way to them.
 
 Screenshots: ``polish-….png``.
 """
@@ -10,6 +12,7 @@ Screenshots: ``polish-….png``.
 from __future__ import annotations
 
 import time
+import urllib.parse
 
 import pytest
 from server_helpers import Served
@@ -102,3 +105,19 @@ def test_the_cite_panel_says_nothing_is_selected_yet_rather_than_end_in_a_blank_
     assert text == "Nothing selected yet.", text
     assert _contrast(colour, background) >= 4.5, (colour, background)  # WCAG 2.2 §1.4.3, muted yet legible
     assert band < 16, band  # under the line, the panel's padding and a line's leading, not an empty line
+
+
+@pytest.mark.parametrize(("page", "media_type"), [("image-limit", "image/png"), ("tiff-limit", "image/tiff")])
+def test_a_page_past_the_viewers_limits_links_the_bytes_whole(
+    served: Served, media: tuple[str, dict[str, str]], page: str, media_type: str
+) -> None:
+    with devtools() as pipe:
+        session = _sized(pipe, page_url(served, media, page), 1100, 700)
+        link = _js(pipe, session, "[...document.querySelectorAll('.problem a')].filter((a) => a.textContent"
+                                  " === 'the bytes, whole').map((a) => a.getAttribute('href'))")
+        got = _js(pipe, session, f"fetch({link[0]!r} || '/').then((r) => [r.status, r.headers.get('content-type')])"
+                  if link else "null")
+        _shoot(pipe, session, f"polish-{page}.png")
+    name = urllib.parse.unquote(media[1][{"image-limit": "bomb", "tiff-limit": "pages"}[page]])
+    assert link == [f"/uri-res/N2R?{name}"], link
+    assert got == [200, media_type], got

@@ -20,7 +20,9 @@ error's class (:mod:`pdi.errors`), never the home page with a line in red:
   the same (``tests/server/test_server_what_readers_learn.py``);
 * anything else (a name that does not parse, ``400`` …): what was wrong, and
   what the reader may have meant (the name a resolver's address holds, the
-  name without its sentence's full stop, a web address's captures, a search).
+  name without its sentence's full stop, a web address's captures, a search);
+  past a limit of the viewer's (an image's pixels, a TIFF's pages), a link to
+  the version's bytes whole (N2R), which the viewer does not draw.
 
 An unknown path asked by a browser (``Accept`` naming ``text/html``) is a
 ``404`` page too (:func:`on_http_error`); the machine routes (``/api…``,
@@ -55,7 +57,7 @@ from pdi import formats
 from pdi._wording import clipped
 from pdi.archive import Archive
 from pdi.archive.access import current_reader
-from pdi.errors import AccessError, NotFoundError, ParseError, PDIError, WithdrawnError
+from pdi.errors import AccessError, LimitError, NotFoundError, ParseError, PDIError, WithdrawnError
 from pdi.identifier import PDI, hash_unescaped
 from pdi.interop.accept import parse_accept, preference
 from pdi.server.http.problems import Problem, status_of
@@ -63,7 +65,7 @@ from pdi.server.http.problems import on_http_error as problem_of_http_error
 from pdi.server.http.readers import request_target
 from pdi.server.pages.layout import esc, isolated, page, shown_time
 from pdi.server.protocol.resolver import split_inflection
-from pdi.server.protocol.rfc2169 import urn_from_query
+from pdi.server.protocol.rfc2169 import n2r_path, urn_from_query
 
 #: The most names a 404 page suggests.
 NEAREST = 12
@@ -307,6 +309,17 @@ def render_unavailable(detail: str, name: str, status: int = 503) -> str:
 
 
 # --- every page's error -------------------------------------------------------------------------
+def _whole(error: PDIError, name: str) -> str:
+    """Past a limit of the viewer's (an image's pixels, a TIFF's pages, a recording's length …): a link to the
+    version's octets whole, which N2R serves (RFC 2169) where the viewer will not draw them; nothing for another
+    error, or a name that is not one version of a format."""
+    parsed = _parsed(name) if isinstance(error, LimitError) else None
+    if parsed is None or parsed.format is None or parsed.version is None or parsed.is_pattern:
+        return ""
+    return (f'<p class="whole">The viewer does not draw it, but its bytes are kept whole: <a href="{esc(n2r_path(parsed))}">'
+            "the bytes, whole</a>, to save and open with a program of your own.</p>")
+
+
 def render_problem(archive: Archive, error: PDIError, name: str = "", base: str = "") -> str:
     """The page of ``error`` met on a page about ``name`` (empty: a page about no one name)."""
     if isinstance(error, WithdrawnError):
@@ -316,7 +329,8 @@ def render_problem(archive: Archive, error: PDIError, name: str = "", base: str 
     if isinstance(error, NotFoundError):
         return render_not_found(archive, error, name)
     hint = _hint(name) if isinstance(error, ParseError) else ""
-    body = f'<p class="error" role="alert">{_said(error)}.</p>{hint}{_resolve_form(name)}{_onward()}'
+    body = (f'<p class="error" role="alert">{_said(error)}.</p>{hint}{_whole(error, name)}{_resolve_form(name)}'
+            f"{_onward()}")
     return _page(error.title.capitalize(), status_of(error), f"Cannot show this: {error.title}", body, name)
 
 
