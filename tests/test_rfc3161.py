@@ -78,6 +78,20 @@ def _authority(where: Path, name: str) -> Path:
     return where / "ca.pem"
 
 
+class _Authority(http.server.BaseHTTPRequestHandler):
+    """A time-stamping authority over HTTP (RFC 3161 §3.4): what it answers is its subclass's; it logs nothing."""
+
+    def granted(self, reply: bytes) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/timestamp-reply")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
 @pytest.fixture(scope="module")
 def tsa(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, Path]]:
     """A local TSA over HTTP: its URL, its CA's certificate, and another CA's (which certifies another TSA)."""
@@ -86,7 +100,7 @@ def tsa(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, P
     other = _authority(base / "theirs", "theirs")
     lock = threading.Lock()
 
-    class Stamp(http.server.BaseHTTPRequestHandler):
+    class Stamp(_Authority):
         def do_POST(self) -> None:
             query = self.rfile.read(int(self.headers["Content-Length"]))
             with lock:
@@ -95,14 +109,7 @@ def tsa(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, P
                                 str(base / "q.tsq"), "-out", str(base / "r.tsr")], capture_output=True, timeout=60,
                                check=True)
                 reply = (base / "r.tsr").read_bytes()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/timestamp-reply")
-            self.send_header("Content-Length", str(len(reply)))
-            self.end_headers()
-            self.wfile.write(reply)
-
-        def log_message(self, *args: object) -> None:
-            pass
+            self.granted(reply)
 
     with handler_server(Stamp) as url:
         yield url, ca, other
@@ -248,17 +255,10 @@ def test_rfc3161_2_4_2_a_tsa_that_stamps_another_digest_than_asked_is_refused(
     reply = (tmp_path / "r.tsr").read_bytes()
     assert read_response(reply).algorithm == "sha512"  # a good stamp of the same octets, by another digest
 
-    class Other(http.server.BaseHTTPRequestHandler):
+    class Other(_Authority):
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers["Content-Length"]))
-            self.send_response(200)
-            self.send_header("Content-Type", "application/timestamp-reply")
-            self.send_header("Content-Length", str(len(reply)))
-            self.end_headers()
-            self.wfile.write(reply)
-
-        def log_message(self, *args: object) -> None:
-            pass
+            self.granted(reply)
 
     with handler_server(Other) as url, pytest.raises(RemoteError, match="stamped the SHA-512 of what it was asked"):
         request_timestamp(url, b"a manifest\n")
