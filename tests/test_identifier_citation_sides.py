@@ -47,3 +47,24 @@ def test_a_citation_cited_is_named_once() -> None:
         PDI.parse(f"{A}@5={A}@7=zz")
     assert str(refused.value) == ("the cited PDI (after '='): expected 'urn:pdi:' or 'pdi:'"
                                   f" (rule pdi, offset {2 * len(A) + 6})")
+
+
+B = "pdi://example.ac.gb/2026/11/26/2.html.1"
+POSITIONS = st.integers(0, 10**9).map(str)
+
+
+@given(POSITIONS)
+def test_a_citation_without_its_marks_is_told_which_it_lacks(position: str) -> None:
+    """PDI-GRAMMAR.md §3: ``NAME@position=PDI``. The two names run together are no PDI; the error names the mark
+    left out, the ``=``'s offset the start of the cited name."""
+    from pdi.identifier import missing_citation_mark
+
+    lacks_at = missing_citation_mark(f"{A}={B}")
+    assert lacks_at is not None and "no '@' before a position" in str(lacks_at) and lacks_at.rule == "citation"
+    lacks_eq = missing_citation_mark(f"{A}@{position}{B}")
+    assert lacks_eq is not None and "no '=' between the position and the cited PDI" in str(lacks_eq)
+    assert lacks_eq.offset == len(A) + 1 + len(position)
+    assert missing_citation_mark(f"{A}@{position}={B}") is None  # whole: the grammar's own error, if any
+    assert missing_citation_mark(A) is None and missing_citation_mark(f"  {A}#line=1,2 ") is None
+    lacks_urn = missing_citation_mark(f"{A}@{position}urn:{B}")  # the cited name in its urn: spelling
+    assert lacks_urn is not None and lacks_urn.offset == len(A) + 1 + len(position)

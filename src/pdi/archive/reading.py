@@ -41,7 +41,7 @@ from pdi.errors import (
     UnsupportedError,
     WithdrawnError,
 )
-from pdi.identifier import PDI, Fragment
+from pdi.identifier import PDI, Fragment, missing_citation_mark
 
 if TYPE_CHECKING:
     from pdi.fragments import Buffer
@@ -49,30 +49,6 @@ if TYPE_CHECKING:
     from pdi.fragments.video import VideoInfo
 
 __all__ = ["Reading"]
-
-_CITATION_SHAPE = "a citation is NAME@position=PDI, such as …/2.html.1@388=…/1.text.1#line=5,6"
-
-
-def _missing_citation_mark(text: str) -> ParseError | None:
-    """The error that names the mark a citation that did not parse lacks: its ``@`` (``A=B``), or the ``=`` between
-    its position and the cited PDI (``A@388B``); ``None`` when both are there (the grammar's own error says what
-    is wrong then). Without it, the names run together are read as one, and the grammar's error is of a ``/`` in
-    the specifier or an element name, true of that reading and no help in mending the citation."""
-    text = text.strip()
-    lowered = text.lower()
-    starts = [i for i in range(1, len(lowered))  # where a second name begins (not the "pdi:" of a "urn:pdi:")
-              if lowered.startswith("urn:pdi:", i) or (lowered.startswith("pdi:", i) and lowered[i - 4:i] != "urn:")]
-    if not starts:  # no second name: not a citation written with a mark left out
-        return None
-    at = text.find("@")
-    if at < 0 or at > starts[0]:
-        return ParseError(f"not a citation: no '@' before a position ({_CITATION_SHAPE})", rule="citation")
-    cited = next((i for i in starts if i > at), None)
-    if cited is not None and text[cited - 1] != "=":
-        return ParseError(f"no '=' between the position and the cited PDI ({_CITATION_SHAPE})", rule="citation",
-                          offset=cited)
-    return None
-
 
 class Reading(ArchiveBase):
     """Resolve, locate, get, cite and open the octets of a name; select a fragment of what was read."""
@@ -369,7 +345,7 @@ class Reading(ArchiveBase):
         try:
             parsed = parse_pdi(pdi)
         except ParseError as exc:
-            missing = _missing_citation_mark(pdi) if isinstance(pdi, str) else None
+            missing = missing_citation_mark(pdi) if isinstance(pdi, str) else None
             if missing is None:
                 raise
             raise missing from exc

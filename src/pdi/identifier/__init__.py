@@ -21,7 +21,8 @@ and citations):
   the text of a new identifier, escaping a foreign id.
 - :func:`hash_unescaped` is the name meant by a name pasted from an RFC 2169
   address, its ``#`` written ``%23``: one rule for every edge that says so
-  (:func:`saying_name_meant`: a syntax error that offers it).
+  (:func:`saying_name_meant`: a syntax error that offers it); :func:`missing_citation_mark` the ``@`` or
+  ``=`` a citation that does not parse lacks.
 
 Pure: no I/O.
 """
@@ -29,7 +30,7 @@ Pure: no I/O.
 from __future__ import annotations
 
 from pdi.identifier._fragment import Fragment, allowed_schemes
-from pdi.identifier._meant import hash_unescaped, saying_name_meant
+from pdi.identifier._meant import hash_unescaped, missing_citation_mark, saying_name_meant
 from pdi.identifier._pdi import PDI, Citation, PDIQuery, equivalent, series_for_minting
 from pdi.identifier._syntax import (
     FRAGMENT_SCHEMES,
@@ -51,6 +52,7 @@ __all__ = [
     "equivalent",
     "escape_unique_id",
     "hash_unescaped",
+    "missing_citation_mark",
     "saying_name_meant",
     "series_for_minting",
     "spells_serial",

@@ -1,6 +1,6 @@
 """The name a reader meant by a string that is no PDI, where one rule says so; shared by every edge that answers
 a name typed or pasted (the command line's error line, the resolver's problem details, the reader's problem
-pages), so that they offer the same name.
+pages), so that they offer the same name; and the mark a citation written without its ``@`` or ``=`` lacks.
 
 Pure: no I/O.
 """
@@ -55,3 +55,27 @@ def saying_name_meant(error: ParseError) -> ParseError:
         return error
     return ParseError(f"{error.reason}; did you mean '{clipped(meant, NAME_MOST)}'?", text=error.text,
                       offset=error.offset, rule=error.rule)
+
+
+_CITATION_SHAPE = "a citation is NAME@position=PDI, such as …/2.html.1@388=…/1.text.1#line=5,6"
+
+
+def missing_citation_mark(text: str) -> ParseError | None:
+    """The error that names the mark a citation that did not parse lacks (PDI-GRAMMAR.md §3, ``NAME@position=PDI``): its ``@`` (``A=B``), or the ``=`` between
+    its position and the cited PDI (``A@388B``); ``None`` when both are there (the grammar's own error says what
+    is wrong then). Without it, the names run together are read as one, and the grammar's error is of a ``/`` in
+    the specifier or an element name, true of that reading and no help in mending the citation."""
+    text = text.strip()
+    lowered = text.lower()
+    starts = [i for i in range(1, len(lowered))  # where a second name begins (not the "pdi:" of a "urn:pdi:")
+              if lowered.startswith("urn:pdi:", i) or (lowered.startswith("pdi:", i) and lowered[i - 4:i] != "urn:")]
+    if not starts:  # no second name: not a citation written with a mark left out
+        return None
+    at = text.find("@")
+    if at < 0 or at > starts[0]:
+        return ParseError(f"not a citation: no '@' before a position ({_CITATION_SHAPE})", rule="citation")
+    cited = next((i for i in starts if i > at), None)
+    if cited is not None and text[cited - 1] != "=":
+        return ParseError(f"no '=' between the position and the cited PDI ({_CITATION_SHAPE})", rule="citation",
+                          offset=cited)
+    return None
