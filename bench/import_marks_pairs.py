@@ -17,15 +17,15 @@ before=/path/to/old/src after=src``.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import _pairs
 
 S = "bench.example.us"
 
@@ -57,25 +57,23 @@ with Archive.open(sys.argv[1]) as archive:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = _pairs.parser(__doc__, rounds=5)
     parser.add_argument("--blobs", type=int, default=2000)
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--again", type=int, default=200)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("variants", nargs="+", help="NAME=SRC: a checkout's src directory, run as NAME")
     args = parser.parse_args()
-    variants = dict(v.split("=", 1) for v in args.variants)
+    variants = _pairs.variants(parser, args)
     root = Path(tempfile.gettempdir()) / f"pdi-bench-import-marks-{args.blobs}-{args.size}"
     if not (root / "bag" / "bagit.txt").exists():
         shutil.rmtree(root, ignore_errors=True)
         root.mkdir()
-        env = dict(os.environ, PYTHONPATH=os.path.abspath(next(iter(variants.values()))))
+        env = dict(os.environ, PYTHONPATH=next(iter(variants.values())))
         subprocess.run([sys.executable, "-c", MAKE, str(root), str(args.blobs), str(args.size), S], env=env,
                        check=True)
     figures: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
     for round_ in range(args.rounds):
         for name, src in variants.items():
-            env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
+            env = dict(os.environ, PYTHONPATH=src)
             copy = root / f"copy-{name}"
             shutil.rmtree(copy, ignore_errors=True)
             pdi = [sys.executable, "-m", "pdi"]
@@ -93,8 +91,7 @@ def main() -> int:
             shutil.rmtree(copy)
     for name, each in figures.items():
         imports, agains = [one[0] for one in each], [one[1] for one in each]
-        print(f"{name}: import {statistics.median(imports):.2f} s ({min(imports):.2f}-{max(imports):.2f}),"
-              f" deposits again {statistics.median(agains):.2f} s ({min(agains):.2f}-{max(agains):.2f})")
+        print(f"{name}: import {_pairs.spread(imports)} s, deposits again {_pairs.spread(agains)} s")
     return 0
 
 

@@ -11,14 +11,13 @@ Run: ``python3 bench/manifest_pages.py [--origin DIR] [--rounds R] before=/path/
 
 from __future__ import annotations
 
-import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+import _pairs
 from bench_mirror import S
 
 #: Run in each checkout: verify the page (given as files) ten times, print the CPU a verification in ms.
@@ -36,13 +35,11 @@ print(f"{(time.thread_time() - started) / 10 * 1000:.2f}")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = _pairs.parser(__doc__, rounds=5)
     parser.add_argument("--origin", type=Path,
                         default=Path(tempfile.gettempdir()) / "pdi-bench-mirror-pairs-2000-200" / "origin")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("variants", nargs="+", help="NAME=SRC: a checkout's src directory, run as NAME")
     args = parser.parse_args()
-    variants = dict(v.split("=", 1) for v in args.variants)
+    variants = _pairs.variants(parser, args)
     from pdi.archive import Archive
     from pdi.signing import SigningKey, jwk_set_text, manifest_payload, sign_manifest
 
@@ -59,13 +56,13 @@ def main() -> int:
         for round_ in range(args.rounds):
             for name, src in variants.items():
                 done = subprocess.run([sys.executable, "-c", VERIFY, f"{work}/page.jws", f"{work}/keys.json"],
-                                      env=dict(os.environ, PYTHONPATH=os.path.abspath(src)), capture_output=True,
+                                      env=dict(os.environ, PYTHONPATH=src), capture_output=True,
                                       text=True, check=True)
                 figures[name].append(float(done.stdout))
                 print(f"round {round_ + 1} {name}: {figures[name][-1]:.2f} ms, load {os.getloadavg()[0]:.2f}",
                       flush=True)
     for name, each in figures.items():
-        print(f"{name}: {statistics.median(each):.2f} ms ({min(each):.2f}-{max(each):.2f}) of CPU a page")
+        print(f"{name}: {_pairs.spread(each)} ms of CPU a page")
     return 0
 
 

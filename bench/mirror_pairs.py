@@ -18,17 +18,17 @@ Run: ``python3 bench/mirror_pairs.py [--names N] [--mb M]
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import _pairs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "server"))
 
@@ -75,14 +75,12 @@ def syncfs_waits(trace: Path) -> tuple[float, int, float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = _pairs.parser(__doc__, rounds=4)
     parser.add_argument("--names", type=int, default=10_000)
     parser.add_argument("--mb", type=float, default=1000.0)
-    parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--syncfs", action="store_true", help="time the sync's syncfs calls (strace)")
-    parser.add_argument("variants", nargs="+", help="NAME=SRC: a checkout's src directory, run as NAME")
     args = parser.parse_args()
-    variants = dict(v.split("=", 1) for v in args.variants)
+    variants = _pairs.variants(parser, args)
     root = Path(tempfile.gettempdir()) / f"pdi-bench-mirror-pairs-{args.names}-{args.mb:g}"
     if not (root / "origin" / "catalog.sqlite").exists():
         shutil.rmtree(root, ignore_errors=True)
@@ -93,14 +91,14 @@ def main() -> int:
     waits: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
     try:
         for name, src in variants.items():  # each checkout's own origin server, on the one origin archive
-            env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
+            env = dict(os.environ, PYTHONPATH=src)
             server, port, _ = start_serve(root / "origin", "--replay-port", "0", drain=True, start_new_session=True,
                                           env=env)
             servers[name] = server, f"http://127.0.0.1:{port}"
             wait_answering(server, f"{servers[name][1]}/api/series")
         for round_ in range(args.rounds):
             for name, src in variants.items():
-                env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
+                env = dict(os.environ, PYTHONPATH=src)
                 server, url = servers[name]
                 mirror = root / f"mirror-{name}"
                 shutil.rmtree(mirror, ignore_errors=True)
@@ -135,13 +133,11 @@ def main() -> int:
             stop(server)
     for name, each in figures.items():
         walls, users, systems, origins = ([one[i] for one in each] for i in range(4))
-        print(f"{name}: {statistics.median(walls):.2f} s ({min(walls):.2f}-{max(walls):.2f}), user"
-              f" {statistics.median(users):.2f} s ({min(users):.2f}-{max(users):.2f}), system"
-              f" {statistics.median(systems):.2f} s ({min(systems):.2f}-{max(systems):.2f}), origin"
-              f" {statistics.median(origins):.2f} s ({min(origins):.2f}-{max(origins):.2f})"
-              + ("".join(f", syncfs {what} {statistics.median(those):.2f} s ({min(those):.2f}-{max(those):.2f})"
-                         for what, those in (("all", [w[0] for w in waits[name]]), ("last two", [w[1] for w in
-                                                                                           waits[name]])))
+        print(f"{name}: {_pairs.spread(walls)} s, user {_pairs.spread(users)} s, system {_pairs.spread(systems)} s,"
+              f" origin {_pairs.spread(origins)} s"
+              + ("".join(f", syncfs {what} {_pairs.spread(those)} s"
+                         for what, those in (("all", [w[0] for w in waits[name]]),
+                                             ("last two", [w[1] for w in waits[name]])))
                  if waits[name] else ""))
     return 0
 

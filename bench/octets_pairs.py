@@ -13,14 +13,13 @@ Run: ``python3 bench/octets_pairs.py [--origin DIR] [--rounds R] before=/path/to
 
 from __future__ import annotations
 
-import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+import _pairs
 from bench_mirror import S
 
 #: Run in each checkout: every part of the answers for the origin's names, five times; the CPU a name in µs.
@@ -55,24 +54,22 @@ print(f"{statistics.median(took) / len(names) * 1e6:.1f}")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = _pairs.parser(__doc__, rounds=5)
     parser.add_argument("--origin", type=Path,
                         default=Path(tempfile.gettempdir()) / "pdi-bench-mirror-pairs-2000-200" / "origin")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("variants", nargs="+", help="NAME=SRC: a checkout's src directory, run as NAME")
     args = parser.parse_args()
-    variants = dict(v.split("=", 1) for v in args.variants)
+    variants = _pairs.variants(parser, args)
     figures: dict[str, list[float]] = {name: [] for name in variants}
     for round_ in range(args.rounds):
         for name, src in variants.items():
             done = subprocess.run([sys.executable, "-c", PARTS, str(args.origin), S],
-                                  env=dict(os.environ, PYTHONPATH=os.path.abspath(src)), capture_output=True,
+                                  env=dict(os.environ, PYTHONPATH=src), capture_output=True,
                                   text=True, check=True)
             figures[name].append(float(done.stdout))
             print(f"round {round_ + 1} {name}: {figures[name][-1]:.1f} µs a name, load {os.getloadavg()[0]:.2f}",
                   flush=True)
     for name, each in figures.items():
-        print(f"{name}: {statistics.median(each):.1f} µs ({min(each):.1f}-{max(each):.1f}) of CPU a name")
+        print(f"{name}: {_pairs.spread(each, 1)} µs of CPU a name")
     return 0
 
 

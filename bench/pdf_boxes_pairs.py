@@ -13,13 +13,14 @@ Run: ``python3 bench/pdf_boxes_pairs.py [--rounds R] [--pages N] [--get URN] bef
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import _pairs
 
 PDF = Path(__file__).resolve().parent.parent / "tests" / "data" / "pdf" / "tracemonkey.pdf"
 
@@ -40,18 +41,16 @@ print(statistics.median(times))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
+    parser = _pairs.parser(__doc__, rounds=5)
     parser.add_argument("--pages", type=int, default=5)
     parser.add_argument("--get", metavar="URN")
-    parser.add_argument("trees", nargs="+", metavar="NAME=SRC")
     args = parser.parse_args()
-    trees = [tree.split("=", 1) for tree in args.trees]
+    trees = list(_pairs.variants(parser, args).items())
     seconds: dict[str, list[float]] = {name: [] for name, _ in trees}
     gets: dict[str, list[float]] = {name: [] for name, _ in trees}
     for _ in range(args.rounds):
         for name, src in trees:
-            env = {**os.environ, "PYTHONPATH": os.path.abspath(src)}
+            env = {**os.environ, "PYTHONPATH": src}
             out = subprocess.run([sys.executable, "-c", CHILD, str(PDF), str(args.pages)], env=env, check=True,
                                  capture_output=True, text=True).stdout
             seconds[name].append(float(out))

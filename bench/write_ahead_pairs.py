@@ -15,11 +15,11 @@ before=/path/to/old/src after=src``.
 
 from __future__ import annotations
 
-import argparse
 import os
-import statistics
 import subprocess
 import sys
+
+import _pairs
 
 CHILD = r"""
 import os, resource, shutil, sys, tempfile
@@ -49,17 +49,15 @@ finally:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = _pairs.parser(__doc__, rounds=5)
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--blobs", type=int, default=2000)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("variants", nargs="+", help="NAME=SRC: a checkout's src directory, run as NAME")
     args = parser.parse_args()
-    variants = dict(v.split("=", 1) for v in args.variants)
+    variants = _pairs.variants(parser, args)
     figures: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
     for round_ in range(args.rounds):
         for name, src in variants.items():
-            env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
+            env = dict(os.environ, PYTHONPATH=src)
             done = subprocess.run([sys.executable, "-c", CHILD, str(args.size), str(args.blobs)], env=env,
                                   capture_output=True, text=True, check=True)
             user, system = (float(one) for one in done.stdout.split())
@@ -68,9 +66,8 @@ def main() -> int:
                   f" load {os.getloadavg()[0]:.2f}", flush=True)
     for name, each in figures.items():
         users, systems = [one[0] for one in each], [one[1] for one in each]
-        print(f"{name}: {args.blobs} blobs of {args.size:,} octets, user {statistics.median(users):.3f} s"
-              f" ({min(users):.3f}-{max(users):.3f}), system {statistics.median(systems):.3f} s"
-              f" ({min(systems):.3f}-{max(systems):.3f})")
+        print(f"{name}: {args.blobs} blobs of {args.size:,} octets, user {_pairs.spread(users, 3)} s,"
+              f" system {_pairs.spread(systems, 3)} s")
     return 0
 
 

@@ -52,3 +52,31 @@ def test_run_all_names_a_benchmark_that_fails(tmp_path: Path) -> None:
                           cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode != 0
     assert "bench_no_such_thing.py" in done.stderr
+
+
+PAIRS = [*sorted(path.name for path in (ROOT / "bench").glob("?*_pairs.py")), "manifest_pages.py"]
+
+
+@pytest.mark.parametrize("script", PAIRS)
+def test_a_pairs_script_says_what_is_wrong_with_its_checkouts(script: str, tmp_path: Path) -> None:
+    """The before/after scripts (bench/_pairs.py) read ``NAME=SRC``: a word without ``=``, a ``SRC`` that is no
+    directory or a ``NAME`` given twice is a usage error naming it (argparse's exit 2), before anything runs."""
+    run = [sys.executable, str(ROOT / "bench" / script)]
+    for given, said in ((["before"], "'before' is not NAME=SRC"),
+                        ([f"a={tmp_path / 'gone'}"], f"'{tmp_path / 'gone'}' is not a directory"),
+                        ([f"a={tmp_path}", f"a={tmp_path}"], "'a' is given twice")):
+        done = subprocess.run([*run, *given], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 2 and said in done.stderr, done.stderr
+    assert "NAME=SRC" in subprocess.run([*run, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                                        check=True).stdout
+
+
+def test_write_ahead_pairs_runs_two_checkouts_in_turn() -> None:
+    """One of the pairs scripts end to end, tiny: each checkout once a round, and a median (range) for each."""
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "write_ahead_pairs.py"), "--blobs", "5",
+                           "--size", "1000", "--rounds", "2", f"old={ROOT / 'src'}", f"new={ROOT / 'src'}"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=True)
+    assert [line.split(":")[0] for line in done.stdout.splitlines() if line.startswith("round")] == [
+        "round 1 old", "round 1 new", "round 2 old", "round 2 new"]
+    summary = [line for line in done.stdout.splitlines() if not line.startswith("round")]
+    assert len(summary) == 2 and all(re.search(r"user \d\.\d{3} \(\d\.\d{3}-\d\.\d{3}\) s", line) for line in summary)
