@@ -320,3 +320,22 @@ def test_the_access_log_names_the_client_the_proxy_names_and_no_one_elses(site: 
             break
         time.sleep(0.05)
     assert [line.split(" ", 1)[0] for line in lines] == ["198.51.100.23"] * 3 + ["127.0.0.2"], lines
+
+
+def test_the_deploy_pages_check_from_outside_prints_what_it_shows(site: Site) -> None:
+    """docs/how-to/deploy.md's step 6, its ``your.host`` this site's: ``/readyz`` over https is pdi's answer, and
+    plain http's ``Location`` (the line ``grep -i '^location'`` keeps of ``curl -sI``'s head) is the same path over
+    https."""
+    page = (DEPLOY.parent / "how-to" / "deploy.md").read_text("utf-8")
+    step = page.split("## 6. ", 1)[1].split("\n## ", 1)[0]
+    [lines] = re.findall(r"^```sh\n(.*?)^```", step, flags=re.MULTILINE | re.DOTALL)
+    [shown] = re.findall(r"^```text\n(.*?)^```", step, flags=re.MULTILINE | re.DOTALL)
+    asked, headed = lines.splitlines()
+    assert shlex.split(asked)[:2] == ["curl", "-s"] and shlex.split(headed)[:2] == ["curl", "-sI"]
+    assert headed.endswith("| grep -i '^location'")
+    with site.client() as client:
+        ready = client.get(shlex.split(asked)[2].replace("https://your.host", site.https))
+    head = httpx.head(shlex.split(headed)[2].replace("http://your.host", site.http))
+    location = [f"{name.decode()}: {value.decode()}" for name, value in head.headers.raw if name.lower() == b"location"]
+    printed = ready.text + "\n" + "".join(f"{line}\n" for line in location)
+    assert printed == shown.replace("https://your.host", site.https)

@@ -67,9 +67,15 @@ def test_systemd_analyze_security_exposure_is_low(tmp_path: Path) -> None:
     assert level is not None, run.stdout + run.stderr
     assert float(level.group(1)) <= EXPOSURE_AT_MOST, run.stdout
     assert run.returncode == 0, run.stdout + run.stderr
-    # the deploy page says what it scores: the score systemd-analyze gives, not an older one
+    # the deploy pages say what it scores: the score systemd-analyze gives, not an older one; the recipe shows
+    # the last line its command prints (`| tail -1`) as it prints it
+    reference = (UNIT.parents[1] / "reference" / "deploy.md").read_text("utf-8")
+    assert f"it scores {level.group(1)}" in reference, (level.group(1), re.findall(r"it scores [\d.]+", reference))
     page = (UNIT.parents[1] / "how-to" / "deploy.md").read_text("utf-8")
-    assert f"it scores {level.group(1)}" in page, (level.group(1), re.findall(r"it scores [\d.]+", page))
+    [(line, shown)] = re.findall(r"^```sh\n(systemd-analyze security --offline=yes[^\n]*)\n```\n\n```text\n(.*?)^```",
+                                 page, flags=re.MULTILINE | re.DOTALL)
+    assert line == "systemd-analyze security --offline=yes --threshold=20 /etc/systemd/system/pdi.service | tail -1"
+    assert shown == run.stdout.splitlines()[-1] + "\n"
 
 
 def test_unit_hardening_settings() -> None:
@@ -123,6 +129,12 @@ def test_pdi_runs_the_units_command_and_drains_on_its_kill_signal(tmp_path: Path
         while not _ready(found.group(0)):  # a worker answers: its signal handlers are set
             assert time.monotonic() < deadline
             time.sleep(0.05)
+        # what the deploy page's step 3 shows /readyz answering
+        page = (UNIT.parents[1] / "how-to" / "deploy.md").read_text("utf-8")
+        step = page.split("## 3. ", 1)[1].split("\n## ", 1)[0]
+        assert "curl -s http://127.0.0.1:8000/readyz\n" in step
+        [shown] = re.findall(r"^```text\n(.*?)^```", step, flags=re.MULTILINE | re.DOTALL)
+        assert httpx.get(f"{found.group(0)}/readyz", timeout=30).text + "\n" == shown
         kill = getattr(signal, settings["KillSignal"][0])
         server.send_signal(kill)
         stop = int(settings["TimeoutStopSec"][0].removesuffix("s"))

@@ -304,12 +304,13 @@ def _bootstrap_packages() -> tuple[list[str], list[str]]:
 
 
 def test_the_set_up_page_names_every_debian_package_bootstrap_installs() -> None:
-    """A reader of "What set-up does" (docs/how-to/set-up.md) is told every Debian package scripts/bootstrap may
-    install on the machine: those of a plain run before the ``--dev`` ones, each in backticks."""
+    """A reader of "What set-up does" (docs/reference/set-up.md, the set-up how-to's reference) is told every Debian
+    package scripts/bootstrap may install on the machine: those of a plain run before the ``--dev`` ones, each in
+    backticks."""
     plain, dev = _bootstrap_packages()
     assert {"python3-venv", "libmagic1", "ffmpeg"} <= set(plain) and {"chromium", "nginx", "qpdf"} <= set(dev)
-    page = (HOWTO / "set-up.md").read_text("utf-8")
-    section = page.split("## What set-up does", 1)[1].split("\nThe lock files", 1)[0]
+    page = (ROOT / "docs" / "reference" / "set-up.md").read_text("utf-8")
+    section = page.split("## What set-up does", 1)[1].split("\n## ", 1)[0]
     before_dev, _, after = section.partition("with `--dev` also")
     assert after, "the section says what --dev adds"
     assert [p for p in plain if f"`{p}`" not in before_dev] == []

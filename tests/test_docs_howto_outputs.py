@@ -2,15 +2,17 @@
 
 A how-to is a recipe for one goal: the steps a reader types, what the reader then sees, and links out
 (docs/how-to/search.md, annotations.md, replay.md, write-over-http.md, serve.md, backup.md, signatures.md,
-federation.md, mirrors.md, deposit.md, cite.md, viewer.md, operate.md, postgresql.md, upgrade.md, capture.md).
-Each is short and links its reference page (docs/reference/search.md, annotations.md, replay.md, write-api.md, resolver.md,
-backup.md, signatures.md, federation.md, mirrors.md, deposit.md, citations.md, viewer.md, operate.md,
-postgresql.md, upgrade.md, capture.md), where every option, status, header and limit is; the output a page shows is what the
+federation.md, mirrors.md, deposit.md, cite.md, viewer.md, operate.md, postgresql.md, upgrade.md, capture.md,
+set-up.md, operator-guide.md, deploy.md). Each is short and links its reference page (docs/reference/search.md,
+annotations.md, replay.md, write-api.md, resolver.md, backup.md, signatures.md, federation.md, mirrors.md, deposit.md,
+citations.md, viewer.md, operate.md, postgresql.md, upgrade.md, capture.md, set-up.md, and deploy.md for the last
+two), where every option, status, header and limit is; the output a page shows is what the
 command prints, typed on the archive the page describes (its day made today's: the names carry the day they were
 minted on, the times when they were written). The mirrors page, which needs two servers, is followed by
 tests/server/test_server_mirrors_howto.py; the longer how-tos split since (deposit.md, cite.md, viewer.md,
-postgresql.md, upgrade.md, capture.md) by tests/test_docs_howto_recipes.py, and operate.md, which needs a running pdi serve,
-by tests/server/test_server_operate_howto.py.
+postgresql.md, upgrade.md, capture.md, and set-up.md's demo) by tests/test_docs_howto_recipes.py, and operate.md, which
+needs a running pdi serve, by tests/server/test_server_operate_howto.py; operator-guide.md by tests/test_operator_guide.py,
+and deploy.md, whose lines ask systemd and nginx, by tests/test_deploy_systemd.py and tests/test_deploy_nginx.py.
 """
 
 from __future__ import annotations
@@ -66,7 +68,10 @@ def _run(runner: CliRunner, *args: str, stream: str = "stdout") -> str:
                                                   ("operate.md", "operate.md"),
                                                   ("postgresql.md", "postgresql.md"),
                                                   ("upgrade.md", "upgrade.md"),
-                                                  ("capture.md", "capture.md")])
+                                                  ("capture.md", "capture.md"),
+                                                  ("set-up.md", "set-up.md"),
+                                                  ("operator-guide.md", "deploy.md"),
+                                                  ("deploy.md", "deploy.md")])
 def test_the_split_howtos_are_short_and_link_their_reference(howto: str, reference: str) -> None:
     text = (HOWTO / howto).read_text("utf-8")
     assert len(text.splitlines()) <= HOWTO_MAX_LINES, f"{howto}: a how-to of {len(text.splitlines())} lines"

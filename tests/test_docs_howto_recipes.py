@@ -250,3 +250,39 @@ def test_the_capture_pages_lines_print_what_it_shows(
         thread.join()
     assert printed == _today(shown, one_gmt_day).replace(":8080", f":{port}")
     assert "3 parts, 2 references satisfied" in shown
+
+
+@pytest.mark.slow  # the whole demo, as tests/archive/test_archive_cli.py runs it: a minute at most
+def test_the_set_up_pages_demo_prints_what_it_shows(tmp_path: Path) -> None:
+    """docs/how-to/set-up.md's ``scripts/demo``, run on the checkout under test (no set-up: a ``pdi`` on ``PATH``
+    that runs this tree's src; ``--no-serve`` and ``--archive``, so that it stops and leaves nothing behind) on the
+    day the page shows, noon GMT, by libfaketime: each stretch of the page's excerpt (between its ``…`` lines) is
+    printed as it stands, in the page's order."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    [(lines, shown), *_] = _pairs("set-up.md")
+    assert shlex.split(lines, comments=True) == ["scripts/demo"]
+    [day] = set(re.findall(r"urn:pdi://archives\.gov\.us/(\d{4}/\d\d/\d\d)/", shown))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "pdi").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m pdi "$@"\n')
+    (bin_dir / "pdi").chmod(0o755)
+    faketime = shutil.which("faketime")
+    assert faketime, "faketime is missing: scripts/bootstrap --dev installs Debian's faketime"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), PDI_SKIP_BOOTSTRAP="1", TZ="UTC",
+               PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    done = subprocess.run([faketime, "-f", f"@{day.replace('/', '-')} 12:00:00", str(ROOT / "scripts" / "demo"),
+                           "--no-serve", "--archive", str(tmp_path / "archive")],
+                          capture_output=True, text=True, env=env, check=False, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    printed = done.stdout
+    at = 0
+    for stretch in shown.split("…\n"):
+        found = printed.find(stretch, at)
+        assert found >= 0, (stretch, printed[at:])
+        assert found == 0 or printed[found - 1] == "\n", stretch  # whole lines
+        at = found + len(stretch)
+    assert "checked 5 representations in 5 blobs: 0 problems\n" in shown

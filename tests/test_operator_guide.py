@@ -6,20 +6,30 @@ person on a fresh machine, so every ``pdi`` command in their shell blocks
 subcommand and options the ``pdi`` command has: each is looked up in the click
 commands themselves. Then the commands that touch only the archive are run,
 in the guide's order, on a throw-away archive (its absolute paths moved under
-a temporary directory); a ``systemctl start pdi-backup.service`` runs that
-unit's ``ExecStart``. The upgrade commands run on an archive the oldest
-release of ``tests/data/releases/`` wrote. ``docs/deploy/pdi-admin`` is checked against
-``systemd-run --help`` and, its properties as a unit, ``systemd-analyze verify``.
+a temporary directory), then the backup drill of the guide's reference page
+(docs/reference/deploy.md); a ``systemctl start pdi-backup.service`` runs that
+unit's ``ExecStart``. What they print, both streams as a terminal shows them, is
+what the pages show (the keys and the token made here in place of the page's). The
+upgrade commands run on an archive the oldest release of ``tests/data/releases/``
+wrote. The guide's ``/readyz`` and ``/metrics`` answers are asked of ``pdi serve``
+started with docs/deploy/pdi.service's command line. ``docs/deploy/pdi-admin`` is
+checked against ``systemd-run --help`` and, its properties as a unit, ``systemd-analyze verify``.
 """
 
 from __future__ import annotations
 
+import datetime
+import json
+import os
 import re
 import shlex
 import shutil
+import socket
 import sqlite3
 import subprocess
+import sys
 import tarfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +42,8 @@ from pdi.cli import cli, load_all
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "docs" / "how-to" / "operator-guide.md"
+#: The guide's reference page: the rules it links to, and its backup drill.
+REFERENCE = ROOT / "docs" / "reference" / "deploy.md"
 UPGRADE = ROOT / "docs" / "how-to" / "upgrade.md"
 DEPLOY = ROOT / "docs" / "deploy"
 PDI = {"pdi", "/opt/pdi/bin/pdi", "pdi-admin"}
@@ -123,6 +135,8 @@ def _check_options(command: click.Command, path: list[str], rest: list[str]) -> 
 @pytest.mark.parametrize("page", [GUIDE, UPGRADE], ids=["operator-guide", "upgrade"])
 def test_every_pdi_command_of_the_page_exists_with_its_options(page: Path) -> None:
     commands = _pdi_commands(page)
+    if page == GUIDE:
+        commands += _pdi_commands(REFERENCE)
     named = set()
     for command in commands:
         path, found, rest = _resolve(command.words[1:])
@@ -167,8 +181,10 @@ def _moved(word: str, root: Path) -> str:
     return word
 
 
-def _run_offline(page: Path, root: Path, archive: Path, sections: tuple[str, ...] | None = None) -> list[str]:
-    """Run the archive commands of the page (of those sections) in order; returns the commands run."""
+def _run_offline(page: Path, root: Path, archive: Path, sections: tuple[str, ...] | None = None,
+                 printed: list[str] | None = None) -> list[str]:
+    """Run the archive commands of the page (of those sections) in order; returns the commands run (and adds
+    what each printed, both streams, to ``printed``)."""
     backup_unit = shlex.split(next(line.split("=", 1)[1] for line in (DEPLOY / "pdi-backup.service").read_text().splitlines()
                                    if line.startswith("ExecStart=")))
     ran: list[str] = []
@@ -191,6 +207,8 @@ def _run_offline(page: Path, root: Path, archive: Path, sections: tuple[str, ...
         result = CliRunner(env=env).invoke(cli, argv, input=stdin, catch_exceptions=False)
         assert result.exit_code == 0, (command.line, result.output)
         ran.append(" ".join(words))
+        if printed is not None:
+            printed.append(result.output.replace(str(root), ""))
     return ran
 
 
@@ -211,20 +229,45 @@ def _schema_version(archive: Path) -> int:
     return version
 
 
-def test_the_guides_archive_commands_run_as_written(tmp_path: Path) -> None:
-    """Steps 1 to 8 on a new archive; step 9 (the upgrade) on an archive an older release wrote."""
+def _shown(page: Path, section: str) -> str:
+    """The ``text`` block of the page's ``## `` section whose heading starts with ``section``."""
+    text = page.read_text("utf-8")
+    [part] = [p for p in re.split(r"^(?=## )", text, flags=re.MULTILINE) if p.startswith(f"## {section}")]
+    [block] = re.findall(r"^```text\n(.*?)^```", part, flags=re.MULTILINE | re.DOTALL)
+    return str(block)
+
+
+def test_the_guides_archive_commands_run_as_written(tmp_path: Path, one_gmt_day: datetime.datetime) -> None:
+    """Steps 1 to 5 on a new archive, then the reference page's backup drill, each printing what its page shows;
+    step 6 (the upgrade) on an archive an older release wrote."""
     archive = tmp_path / "var/lib/pdi/archive"
     archive.parent.mkdir(parents=True)
-    ran = _run_offline(GUIDE, tmp_path, archive, tuple(f"{n}. " for n in range(1, 9)))
-    assert any(c.startswith("pdi-admin token add") for c in ran) and any(c.startswith("pdi restore") for c in ran)
+    printed: list[str] = []
+    ran = _run_offline(GUIDE, tmp_path, archive, tuple(f"{n}. " for n in range(1, 6)), printed)
+    assert any(c.startswith("pdi-admin token add") for c in ran)
     assert (tmp_path / "var/lib/pdi-backup/latest/pdi-backup.json").is_file()
+    # step 3's lines: the archive, the series, the key (its public half, and where its private half went), the
+    # token, the name minted (today's), the audit
+    at = [n for n, c in enumerate(ran) if c.startswith("pdi-admin ")]
+    made = "".join(printed[at[0]:at[0] + 6])
+    assert [ran[n].split()[1] for n in at[:6]] == ["init", "series", "keys", "token", "add", "verify"]
+    shown = re.sub(r"/\d{4}/\d\d/\d\d/", one_gmt_day.strftime("/%Y/%m/%d/"), _shown(GUIDE, "3. "))
+    key = json.loads(made.splitlines()[2])
+    [(x, kid)] = set(re.findall(r'"x": "([\w-]+)", "kid": "([\w-]+)"', shown))
+    [token] = re.findall(r"^pdi_\S+$", shown, flags=re.MULTILINE)
+    [token_made] = re.findall(r"^pdi_\S+$", made, flags=re.MULTILINE)
+    assert made == shown.replace(x, key["x"]).replace(kid, key["kid"]).replace(token, token_made)
+    printed = []
+    ran = _run_offline(REFERENCE, tmp_path, archive, ("Nightly backups",), printed)
+    assert [c.split()[1] for c in ran] == ["restore", "verify"]
+    assert "".join(printed) == _shown(REFERENCE, "Nightly backups")
     assert (tmp_path / "tmp/drill/catalog.sqlite").is_file()
 
     older = tmp_path / "upgraded"
     archive = _release_archive(older)
     before = _schema_version(archive)
     assert before < SCHEMA_VERSION
-    ran = _run_offline(GUIDE, older, archive, ("9. ",))
+    ran = _run_offline(GUIDE, older, archive, ("6. ",))
     assert [c.split()[1] for c in ran] == ["--version", "init", "verify"]
     assert _schema_version(older / "var/lib/pdi-backup/before-0.3.0") == before
     assert _schema_version(archive) == SCHEMA_VERSION
@@ -270,3 +313,57 @@ def test_pdi_admin_asks_systemd_run_for_what_it_has(tmp_path: Path) -> None:
     service = (DEPLOY / "pdi.service").read_text()
     assert "User=pdi" in properties and "DynamicUser=yes" in properties
     assert f"Environment={environment[0]}" in service
+
+
+def test_the_guides_service_answers_what_it_shows(tmp_path: Path) -> None:
+    """``pdi serve`` started as docs/deploy/pdi.service starts it (its ``ExecStartPre=`` then its ``ExecStart=``,
+    a free port for 8000), with the metrics token of step 5 in its environment: once it listens, the first
+    ``/healthz`` is counted, and the scrape step 5 greps shows that one request; ``/readyz`` answers what step 2
+    shows."""
+    import httpx
+
+    from test_deploy_systemd import UNIT, _settings
+
+    settings = _settings(UNIT.read_text())
+    argv = [arg if arg != "8000" else "0" for arg in shlex.split(settings["ExecStart"][0])]
+    token = "0123456789abcdef0123456789abcdef0123456789abcdef"  # as `openssl rand -hex 24` makes one
+    env = {**os.environ, "PDI_ARCHIVE": str(tmp_path / "archive"), "PDI_METRICS_TOKEN": token}
+    python = [sys.executable, "-c", "from pdi.cli import main; main()"]
+    subprocess.run([*python, *shlex.split(settings["ExecStartPre"][0])[1:]], env=env, check=True,
+                   capture_output=True, timeout=120)
+    server = subprocess.Popen([*python, *argv[1:]], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stderr is not None and server.stdout is not None
+        first = server.stderr.readline()
+        found = re.search(r"at http://127\.0\.0\.1:(\d+)/", first)
+        assert found is not None, first
+        port = int(found.group(1))
+        deadline = time.monotonic() + 60
+        while True:  # listening: a connection taken, no request sent (none counted)
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=5).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and server.poll() is None, "pdi serve does not listen"
+                time.sleep(0.05)
+        base = f"http://127.0.0.1:{port}"
+        with httpx.Client(timeout=30) as client:
+            assert client.get(f"{base}/healthz").status_code == 200
+            while "GET /healthz" not in server.stdout.readline():  # the access log: answered, and counted
+                assert time.monotonic() < deadline
+            time.sleep(0.3)
+            scrape = client.get(f"{base}/metrics", headers={"Authorization": f"Bearer {token}"})
+            readyz = client.get(f"{base}/readyz")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        for stream in (server.stdout, server.stderr):
+            if stream is not None:
+                stream.close()
+    watch = [b for b in _blocks(GUIDE, "5. ") if "/metrics" in b]
+    assert len(watch) == 1 and "grep '^pdi_http_requests_total'" in watch[0] and "PDI_METRICS_TOKEN=$token" in watch[0]
+    counted = "".join(f"{line}\n" for line in scrape.text.splitlines() if line.startswith("pdi_http_requests_total"))
+    assert counted == _shown(GUIDE, "5. ")
+    assert "curl -s http://127.0.0.1:8000/readyz" in _blocks(GUIDE, "2. ")[0]
+    assert readyz.text + "\n" == _shown(GUIDE, "2. ")

@@ -132,7 +132,7 @@ DEFAULT_CACHE_MIB = 32
               help="A reverse proxy (127.0.0.1, ::1, 10.0.0.0/8) whose X-Forwarded-Proto, -Host, -Port and -For "
               "fields say the scheme, host and client of the request it forwards: the URLs pdi makes name them, and "
               "a cookie set over https is Secure. Repeatable; default: none, and from anyone else these fields "
-              "are ignored (docs: how-to/deploy).")
+              "are ignored (docs: reference/deploy).")
 @archive_option
 def serve_cmd(
     host: str, port: int, base_url: str | None, workers: int | None, cache_mib: int, evaluations: int,
@@ -176,7 +176,7 @@ def serve_cmd(
     (--access-log), the replay origin's requests counted and logged too;
     SIGHUP reopens the access log and --log-file (docs: how-to/operate).
     Behind a reverse proxy that ends TLS, name it with --trusted-proxy
-    (docs: how-to/deploy, and docs/deploy/nginx.conf).
+    (docs: reference/deploy, and docs/deploy/nginx.conf).
     """
     from collections.abc import Callable
 
