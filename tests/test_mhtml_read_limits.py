@@ -49,7 +49,7 @@ def test_a_file_of_header_lines_is_refused_fast(tmp_path: Path) -> None:
 
 def test_the_parse_time_limit() -> None:
     data = _lines(10)
-    with pytest.raises(LimitError, match=r"parsing took more than 1e-09 s \(the time limit for one file\), at offset"):
+    with pytest.raises(LimitError, match=r"parsing took more than 1e-09 CPU seconds \(the time limit for one file\), at offset"):
         parse(data, limits=Limits(max_parse_seconds=1e-9))
     assert parse(data, limits=Limits(max_parse_seconds=None)).root.data == b"<p>x</p>"
 

@@ -119,8 +119,8 @@ def unpack_command(
     the local files; unsatisfied ones to their absolute URIs (file: ones, which
     would reach the local disk, to about:blank); the <base> element to './'.
     Each page gets a Content-Security-Policy <meta> first: no script runs.
-    Past a limit nothing is written (exit 7); --max-seconds bounds reading and
-    rewriting the references of each page.
+    Past a limit nothing is written (exit 7); --max-seconds bounds the processor
+    time of reading and rewriting the references of each page.
     """
     from pdi.capture import unpack_to
     from pdi.cli.mhtml_cmd import read_file

@@ -26,7 +26,8 @@ def reading_limits(f: _F) -> _F:
         ("--max-references", click.IntRange(min=0), MAX_REFERENCES,
          "Refuse files with more references in their HTML and CSS (exit 7)."),
         ("--max-seconds", click.FloatRange(min=0), MAX_READ_SECONDS,
-         "Give up (exit 7) when reading or resolving the references of one part takes longer (0: no limit)."),
+         "Give up (exit 7) when reading or resolving the references of one part takes more CPU seconds"
+         " (or ten times that on the clock; 0: no limit)."),
     )
     for name, kind, default, text in options:
         f = click.option(name, type=kind, default=default, show_default=True, help=text)(f)
@@ -166,7 +167,7 @@ def ls_command(
     The table shows, per part, how many of its references the file itself satisfies;
     --json gives every reference with the part it resolves to. A part larger than
     --max-part-mb, more references than --max-references, or a part whose references
-    take longer than --max-seconds to read or to resolve is an error (exit 7).
+    take more than --max-seconds of processor time to read or to resolve is an error (exit 7).
     """
     limits = parse_limits(max_seconds, max_references, max_part_bytes=int(max_part_mb * _MB))
     agg = read_file(file, base=base, limits=limits)

@@ -324,7 +324,7 @@ def build_index(
       whole by every query anyway, and gets ``None``.
     * HTML and XML: an :class:`~pdi.fragments.markup.index.ElementIndex`,
       which costs one parse (the whole text is read, and a memory map
-      copied, as parsing needs; ``seconds`` bounds an HTML parse, by
+      copied, as parsing needs; ``seconds`` bounds an HTML parse's processor time, by
       default :data:`pdi.fragments.markup.MAX_PARSE_SECONDS`), holds the
       charset it was read in (sniffed once when none is given) and the
       text's block table. A document that cannot be cut, or is past the

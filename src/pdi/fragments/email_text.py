@@ -22,17 +22,17 @@ out first. A refusal of the octets themselves (a :class:`~pdi.errors.PDIError`:
 no message, a part that cannot be read) is kept too, and said again without
 reading the octets again (an HTML body past
 :data:`MAX_HTML_BODY` characters, said before the body is
-read, among them); one of time (its reading past its deadline, which a
-loaded machine may pass where a quiet one would not: a
-:class:`~pdi.errors.LimitError` whose ``details`` name its ``seconds``) is
-not kept. A second request for a message whose text is
+read, among them); one of time (its reading past its processor time, or
+past the clock's backstop, which a starved machine may pass where a quiet
+one would not: a :class:`~pdi.errors.LimitError` whose ``details`` name its
+``seconds``) is not kept. A second request for a message whose text is
 being made waits for it, rather than making it a second time.
 :func:`message_body_text` is the process's one.
 
 What one making may cost is bounded where the text is made
 (:func:`body_text`): an HTML body of more than
 :data:`MAX_HTML_BODY` characters is refused before it is
-read, and the reading of one has :data:`pdi.fragments.pagetext.MAX_SECONDS`.
+read, and the reading of one has :data:`pdi.fragments.pagetext.MAX_SECONDS` of processor time.
 
 Pure but for the cache, which is its process's own state, shared by its threads: no I/O.
 """

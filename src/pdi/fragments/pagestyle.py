@@ -48,11 +48,11 @@ from __future__ import annotations
 
 import html
 import re
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from pdi._work_deadline import WorkDeadline
 from pdi.errors import LimitError
 
 __all__ = ["BLOCK_DISPLAY", "Declared", "PageStyle", "attributes", "display_breaks", "display_is_block"]
@@ -137,10 +137,10 @@ class PageStyle:
         self.empty = not rules
 
     @classmethod
-    def of_html(cls, source: str, deadline: float | None = None) -> PageStyle:
+    def of_html(cls, source: str, deadline: WorkDeadline | None = None) -> PageStyle:
         """The rules of every ``<style>`` element of an HTML ``source`` that applies to the screen.
 
-        A :class:`~pdi.errors.LimitError` past ``deadline`` (a :func:`time.monotonic` time) or past
+        A :class:`~pdi.errors.LimitError` once ``deadline`` has passed (the reading's processor time) or past
         :data:`MAX_RULES` rules.
         """
         rules: list[_Rule] = []
@@ -232,7 +232,7 @@ def _for_screen(attrs: Mapping[str, str]) -> bool:
     return not media or any(q.strip() in ("all", "screen") for q in media.split(","))
 
 
-def _rules(sheet: str, first: int, deadline: float | None = None) -> list[_Rule]:
+def _rules(sheet: str, first: int, deadline: WorkDeadline | None = None) -> list[_Rule]:
     """The display and visibility rules of a style sheet with simple selectors, outside every at-rule.
 
     Linear in the sheet: each search starts where the last rule ended and stops at the next brace.
@@ -244,8 +244,8 @@ def _rules(sheet: str, first: int, deadline: float | None = None) -> list[_Rule]
     read = 0
     while i < n:
         read += 1
-        if deadline is not None and not read % 256 and time.monotonic() > deadline:
-            raise LimitError(f"reading the style sheets of a page took too long ({read} rules read)")
+        if deadline is not None and not read % 256 and deadline.passed():
+            raise LimitError(f"reading the style sheets of a page took {deadline.words()} ({read} rules read)")
         brace = sheet.find("{", i)
         if brace < 0:
             break

@@ -80,11 +80,11 @@ Pure: no I/O.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from pdi._work_deadline import WorkDeadline
 from pdi.errors import LimitError
 from pdi.fragments.pagestyle import PageStyle, attributes, display_breaks
 from pdi.passages import scan
@@ -95,7 +95,8 @@ __all__ = ["EMAIL_READING", "LATEST_READING", "MAX_TEXT_CHARS", "READINGS", "Pag
 
 #: The longest document text read (characters): a text directive or a quote is matched in memory.
 MAX_TEXT_CHARS: Final = 32 << 20
-#: The longest reading a page's text may take (seconds; about 1 MB a second).
+#: The longest reading a page's text may take (CPU seconds, about 1 MB a second: :mod:`pdi._work_deadline`, whose
+#: backstop on the clock is ten times that).
 MAX_SECONDS: Final = 30.0
 
 #: Elements the HTML standard's rendering section (§15.3) displays as block, list-item, table
@@ -354,7 +355,7 @@ def markup_page_text(source: str, kind: str, *, seconds: float = MAX_SECONDS,
     """The page text of an HTML (``kind="html"``) or XML (``"xml"``) document's whole CRLF-canonical source, in
     ``reading`` (:data:`READINGS`).
 
-    Reading it may take at most ``seconds`` (a :class:`~pdi.errors.LimitError` after).
+    Reading it may take at most ``seconds`` of processor time (a :class:`~pdi.errors.LimitError` after).
     """
     if reading not in READINGS:
         raise ValueError(f"no page-text reading {reading}: {READINGS}")
@@ -370,7 +371,7 @@ class _PageReader:
         self.kind = kind
         self.reading = reading
         self.seconds = seconds
-        self.deadline = time.monotonic() + seconds
+        self.deadline = WorkDeadline(seconds)
         self.builder = _Builder()
         self.is_html = kind == "html"
         self.skipping: list[str] = []  # the open elements whose content is not text (innermost last)
@@ -387,8 +388,8 @@ class _PageReader:
         i = 0
         while i < n:
             steps += 1
-            if not steps % 256 and time.monotonic() > self.deadline:  # an element may cost MAX_RULES rule checks
-                raise LimitError(f"reading the text of a page of {n} characters took more than {self.seconds} seconds",
+            if not steps % 256 and self.deadline.passed():  # an element may cost MAX_RULES rule checks
+                raise LimitError(f"reading the text of a page of {n} characters took {self.deadline.words()}",
                                  details={"seconds": self.seconds})  # a bound of time: a quiet machine may keep it
             lt = source.find("<", i)
             if lt < 0:

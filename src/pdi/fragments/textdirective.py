@@ -40,7 +40,8 @@ Where the spec returns null for a directive that does not parse, this module
 raises :class:`~pdi.errors.ParseError` naming the term and what is wrong with
 it: a PDI that does not parse is an error, never silently a whole document.
 
-Pure: no I/O. Folding and matching are bounded by :data:`MAX_SECONDS` (and a text by :data:`MAX_IRREGULAR`).
+Pure: no I/O. Folding and matching are bounded by :data:`MAX_SECONDS` of processor time (and a text by
+:data:`MAX_IRREGULAR`).
 """
 
 from __future__ import annotations
@@ -48,15 +49,14 @@ from __future__ import annotations
 import array
 import bisect
 import functools
-import math
 import re
-import time
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import unquote_to_bytes
 
+from pdi._work_deadline import WorkDeadline
 from pdi.errors import LimitError, ParseError
 from pdi.fragments.pagetext import PageText
 
@@ -72,8 +72,9 @@ __all__ = [
 
 #: The fragment directive delimiter (§3.3.1).
 DELIMITER: Final = ":~:"
-#: The longest a search for one directive may take (seconds): a directive whose terms occur very
-#: often (``text=a,b,-c`` on pages of ``a`` and ``b``) is a :class:`LimitError`, not a hang.
+#: The longest a search for one directive may take (CPU seconds: :mod:`pdi._work_deadline`, whose backstop on the
+#: clock is ten times that): a directive whose terms occur very often (``text=a,b,-c`` on pages of ``a`` and
+#: ``b``) is a :class:`LimitError`, not a hang.
 MAX_SECONDS: Final = 5.0
 #: The most text directives in one fragment, and the longest term (characters).
 MAX_DIRECTIVES: Final = 32
@@ -341,9 +342,9 @@ class _Runs:
     _last_linear = False
     source_end = 0
 
-    #: When folding must end (a :func:`time.monotonic` time), and how many characters whose folding changes
-    #: their length it has met (each a run of its own).
-    deadline = math.inf
+    #: When folding must end (``None``: never), and how many characters whose folding changes their length it has
+    #: met (each a run of its own).
+    deadline: WorkDeadline | None = None
     irregular = 0
     #: Where a ZERO WIDTH SPACE stood in the folded text (folded positions, ascending): word boundaries.
     breaks: array.array[int] | None = None
@@ -369,13 +370,13 @@ class _Runs:
                     self.breaks.append(self.length)
                 self._run(_fold_char(text[i]), at + i, False)
                 self._last_linear = False
-                if not i & 0xFFFF and time.monotonic() > self.deadline:
-                    raise LimitError(f"folding the text for the text directive took more than {MAX_SECONDS:g} s")
+                if not i & 0xFFFF and self.deadline is not None and self.deadline.passed():
+                    raise LimitError(f"folding the text for the text directive took {self.deadline.words()}")
             done = found.end()
         if done < len(text):
             self._run(text[done:].translate(_FOLDS), at + done, True)
-        if time.monotonic() > self.deadline:
-            raise LimitError(f"folding the text for the text directive took more than {MAX_SECONDS:g} s")
+        if self.deadline is not None and self.deadline.passed():
+            raise LimitError(f"folding the text for the text directive took {self.deadline.words()}")
         return self
 
     def separator(self, at: int) -> None:
@@ -438,7 +439,7 @@ def is_word_boundary(text: str, position: int) -> bool:
 class _Folded:
     """The page text folded, blocks joined by a separator no term holds, with the map back to the page text."""
 
-    def __init__(self, page: PageText, deadline: float = math.inf) -> None:
+    def __init__(self, page: PageText, deadline: WorkDeadline | None = None) -> None:
         runs = _Runs()
         runs.deadline = deadline
         for k, (a, b) in enumerate(page.blocks):
@@ -463,24 +464,23 @@ class _Folded:
 
 
 def find_text_directive(
-    directive: TextDirective, page: PageText, *, folded: object = None, deadline: float | None = None
+    directive: TextDirective, page: PageText, *, folded: object = None, deadline: WorkDeadline | None = None
 ) -> tuple[int, int] | None:
     """The first stretch of ``page.text`` the directive selects, as ``(start, end)``; ``None`` if it is not there.
 
     §3.6.1 "find a range from a text directive", step by step, over the
     folded page text (``folded``: the folding :func:`find_all` makes once, to share
-    among several directives). ``deadline`` (a :func:`time.monotonic` time;
-    default :data:`MAX_SECONDS` from now) bounds the folding and the search: past it, a
-    :class:`LimitError`.
+    among several directives). ``deadline`` (default: :data:`MAX_SECONDS` of processor time from now)
+    bounds the folding and the search: past it, a :class:`LimitError`.
     """
-    deadline = deadline if deadline is not None else time.monotonic() + MAX_SECONDS
+    deadline = deadline if deadline is not None else WorkDeadline(MAX_SECONDS)
     buf = folded if isinstance(folded, _Folded) else _Folded(page, deadline)
     found = _find_range(directive, buf.text, deadline, buf.runs.breaks)
     return None if found is None else buf.page_range(*found)
 
 
 def _find_range(
-    d: TextDirective, buf: str, deadline: float, breaks: Sequence[int] | None = None
+    d: TextDirective, buf: str, deadline: WorkDeadline, breaks: Sequence[int] | None = None
 ) -> tuple[int, int] | None:
     start_q, end_q = fold(d.start), (fold(d.end) if d.end is not None else None)
     prefix_q, suffix_q = (fold(d.prefix) if d.prefix is not None else None), (
@@ -546,7 +546,7 @@ _WHITE_SPACE: Final = frozenset(" \t\n\v\f\r\x85\u2028\u2029")
 
 
 def _find(
-    query: str, buf: str, start: int, word_start: bool, word_end: bool, at_beginning: bool, deadline: float,
+    query: str, buf: str, start: int, word_start: bool, word_end: bool, at_beginning: bool, deadline: WorkDeadline,
     breaks: Sequence[int] | None = None,
 ) -> tuple[int, int] | None:
     """§3.6.1 "find a string in range": the first ``query`` at or after ``start`` within one block, bounded as asked."""
@@ -554,8 +554,8 @@ def _find(
         return None
     at = start
     while True:
-        if time.monotonic() > deadline:
-            raise LimitError(f"matching the text directive took more than {MAX_SECONDS} seconds: make it more specific")
+        if deadline.tick():  # every 16th try of a term reads the clocks
+            raise LimitError(f"matching the text directive took {deadline.words()}: make it more specific")
         if at_beginning:
             index = at if buf.startswith(query, at) else -1
         else:
@@ -583,6 +583,6 @@ def _bounded(buf: str, position: int, breaks: Sequence[int] | None) -> bool:
 
 def find_all(directives: Sequence[TextDirective], page: PageText) -> list[tuple[int, int] | None]:
     """Each directive's stretch of the page text (``None`` where it is not there): one folding, one deadline for all."""
-    deadline = time.monotonic() + MAX_SECONDS  # the folding's time counts
+    deadline = WorkDeadline(MAX_SECONDS)  # the folding's time counts
     buf = _Folded(page, deadline)
     return [find_text_directive(d, page, folded=buf, deadline=deadline) for d in directives]

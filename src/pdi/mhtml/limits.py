@@ -2,15 +2,18 @@
 
 :class:`Limits` bounds what :func:`pdi.mhtml.parse` reads (and is kept on the parts and
 the aggregate for what is read later, lazily: the references of HTML and CSS parts).
-:class:`Budget` is what reading one part's text may cost, in time and in references
-found; the reading loops (:mod:`pdi.mhtml.refs`, :mod:`pdi.mhtml.resolve`,
-:mod:`pdi.mhtml.unpack`) charge it as they go. A budget may also carry a :class:`Deadline`, the
-moment a larger work it is part of must be done by (a capture's ``--timeout``).
+:class:`Budget` is what reading one part's text may cost, in processor time
+(:class:`~pdi._work_deadline.WorkDeadline`) and in references found; the reading loops
+(:mod:`pdi.mhtml.refs`, :mod:`pdi.mhtml.resolve`, :mod:`pdi.mhtml.unpack`) charge it as they go.
+A budget may also carry a :class:`Deadline`, the moment a larger work it is part of must be done
+by (a capture's ``--timeout``: on the clock, as it waits for the network).
 
 Why a time limit on top of the size limits: reading is linear, but its cost per byte
 differs a hundredfold between a page of images and a page of tags, so no size limit
 small enough to stop minutes of work is large enough for real pages. Reading a 50 MB
-page of short lines takes seconds; a part that takes a minute is not a page.
+page of short lines takes seconds; a part that takes a minute is not a page. The time is the
+work's (the thread's processor time), so that waiting for a processor on a busy machine is not
+counted against the page; ten times it on the clock is a backstop.
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from pdi._work_deadline import WorkDeadline
 from pdi.errors import LimitError
 
 MAX_READ_SECONDS = 60.0
-"""Default time for reading (and resolving) the references of one part."""
+"""Default processor time (seconds) for reading (and resolving) the references of one part."""
 MAX_REFERENCES = 1_000_000
 """Default number of references in one file (the largest corpus page has a few thousand)."""
 MAX_ATTRIBUTES = 10_000
@@ -50,10 +54,11 @@ class Limits:
     part, mail a few dozen; the bytes bound alone let a block hold 40,000 short fields,
     each parsed); ``max_fields`` 500,000 header fields in the whole file (five for each of
     the most parts; 100,000 parts of 60 fields took a gigabyte and most of a minute to
-    parse); ``max_parse_seconds`` 60 s to parse the
-    whole file (``None``: no time limit; parsing is linear, but a file of header lines
+    parse); ``max_parse_seconds`` 60 CPU seconds to parse the
+    whole file (:mod:`pdi._work_deadline`: the thread's processor time, with a backstop of ten times
+    that on the clock; ``None``: no time limit; parsing is linear, but a file of header lines
     costs half a second a megabyte where one of bodies costs a hundredth: the 200 MiB
-    parts of a real page parse in seconds); ``max_read_seconds`` 60 s to read and resolve the
+    parts of a real page parse in seconds); ``max_read_seconds`` 60 CPU seconds to read and resolve the
     references of one HTML or CSS part (``None``: no time limit); ``max_references``
     1,000,000 references in the whole file (each costs a few hundred bytes once read
     and resolved); ``chunk_size`` 1 MiB read at a time from a stream (not a limit: the
@@ -96,10 +101,11 @@ class Deadline:
 
 
 class Budget:
-    """What reading one text may cost: ``seconds`` of time and ``references`` found.
+    """What reading one text may cost: ``seconds`` of processor time and ``references`` found.
 
     Reading loops call :meth:`tick` once a step (the clock is read every 16 steps, so a
-    step costs a counter) and :meth:`found` once a reference; past either limit
+    step costs a counter) and :meth:`found` once a reference; past either limit (the time
+    measured as :class:`~pdi._work_deadline.WorkDeadline` does)
     they raise :class:`~pdi.errors.LimitError` naming ``what`` (say ``part 3
     (text/html https://example.org/)``). ``found_before`` references already found
     elsewhere in the same file count against ``references`` too. The clock starts when
@@ -126,7 +132,7 @@ class Budget:
         self.seconds = seconds
         self.references = references
         self.count = found_before
-        self._deadline = None if seconds is None else time.monotonic() + seconds
+        self._deadline = None if seconds is None else WorkDeadline(seconds)
         self._steps = 0
 
     def tick(self) -> None:
@@ -139,8 +145,8 @@ class Budget:
         """:class:`~pdi.errors.LimitError` once the time is spent (this text's, or the whole work's)."""
         if self.deadline is not None:
             self.deadline.check()
-        if self._deadline is not None and time.monotonic() > self._deadline:
-            raise LimitError(f"reading {self.what} took more than {self.seconds:g} s (the time limit for one part)")
+        if self._deadline is not None and self._deadline.passed():
+            raise LimitError(f"reading {self.what} took {self._deadline.words()} (the time limit for one part)")
 
     def found(self, n: int = 1) -> None:
         """``n`` more references found: :class:`~pdi.errors.LimitError` past the limit."""

@@ -51,7 +51,7 @@ an empty input; a stream that does not give bytes.
 :class:`~pdi.errors.LimitError`: nesting deeper than ``Limits.max_depth``, more parts
 than ``Limits.max_parts``, a header block longer than ``Limits.max_header_bytes`` or of
 more fields than ``Limits.max_header_lines``, parsing longer than
-``Limits.max_parse_seconds``, a body
+``Limits.max_parse_seconds`` of processor time, a body
 part longer than ``Limits.max_part_bytes`` (found while it is read, before it is held
 whole). :class:`~pdi.mhtml.limits.Limits` is kept on the parts and the aggregate: it also
 bounds reading their references, later.
@@ -71,13 +71,13 @@ import binascii
 import email.utils
 import functools
 import re
-import time
 from dataclasses import dataclass, field
 from email.message import Message
 from email.policy import compat32
 from typing import BinaryIO, TypedDict
 
 from pdi._wording import plural
+from pdi._work_deadline import WorkDeadline
 from pdi.errors import LimitError, ParseError, PDIError
 from pdi.mhtml.headers import decode_words
 from pdi.mhtml.limits import Limits
@@ -199,13 +199,13 @@ class _Ctx:
         self.next_multipart = 0
         self.fields = 0  # header fields read so far, every block of the file
         seconds = limits.max_parse_seconds
-        self.deadline = None if seconds is None else time.monotonic() + seconds
+        self.deadline = None if seconds is None else WorkDeadline(seconds)
 
     def check_time(self, pos: int) -> None:
         """:class:`LimitError` once the time for parsing the file (``Limits.max_parse_seconds``) is spent."""
-        if self.deadline is not None and time.monotonic() > self.deadline:
+        if self.deadline is not None and self.deadline.passed():
             raise LimitError(
-                f"parsing took more than {self.limits.max_parse_seconds:g} s (the time limit for one file),"
+                f"parsing took {self.deadline.words()} (the time limit for one file),"
                 f" at offset {self.src.shift + pos}"
             )
 

@@ -41,7 +41,7 @@ How the source is read:
   (:class:`~pdi.errors.UnsupportedError`) rather than cut where a current
   parser would not cut it; scripting is off, so ``<noscript>`` content is
   markup. Parsing is pure Python (about 3 s per MB) and stops with a
-  :class:`~pdi.errors.LimitError` after :data:`MAX_PARSE_SECONDS`; a page
+  :class:`~pdi.errors.LimitError` after :data:`MAX_PARSE_SECONDS` of processor time; a page
   larger than :data:`~pdi.fragments.markup.bounds.MAX_MARKUP_OCTETS`, or of
   more start tags, depth or attributes than html5lib is given
   (:mod:`pdi.fragments.markup.reading` says how many, and why), is a

@@ -36,7 +36,6 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-import time
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -46,6 +45,7 @@ import html5lib
 from html5lib import _tokenizer, _utils, html5parser
 from html5lib.constants import tokenTypes
 
+from pdi._work_deadline import WorkDeadline
 from pdi.errors import LimitError, PDIError, UnsupportedError
 from pdi.fragments.markup.bounds import (
     MAX_ATTRIBUTES,
@@ -137,8 +137,8 @@ _END_TAG: Final = tokenTypes["EndTag"]
 def elements(text: str, seconds: float) -> list[Element]:
     """Every start tag of the CRLF-canonical HTML ``text``, with the extent of the element an HTML5 parser makes of it.
 
-    Parsing longer than ``seconds`` is a :class:`~pdi.errors.LimitError`; an
-    assertion html5lib trips on a rare input is an
+    Parsing longer than ``seconds`` of processor time (:class:`~pdi._work_deadline.WorkDeadline`) is a
+    :class:`~pdi.errors.LimitError`; an assertion html5lib trips on a rare input is an
     :class:`~pdi.errors.UnsupportedError`.
     """
     extents = _Extents(text, seconds)
@@ -329,12 +329,12 @@ class _Tokenizer(_tokenizer.HTMLTokenizer):  # type: ignore[misc]  # html5lib ha
         after body" (#the-after-after-body-insertion-mode).
         """
         extents, parser = self.extents, self.parser
-        deadline = time.monotonic() + extents.seconds
+        deadline = WorkDeadline(extents.seconds)
         after_body = (parser.phases["afterBody"], parser.phases["afterAfterBody"])
         for count, token in enumerate(super().__iter__()):
-            if count % 512 == 0 and time.monotonic() > deadline:
+            if count % 512 == 0 and deadline.passed():
                 raise LimitError(
-                    f"parsing this HTML took more than {extents.seconds:g} s: too large or too deeply nested{OTHERWISE}"
+                    f"parsing this HTML took {deadline.words()}: too large or too deeply nested{OTHERWISE}"
                 )
             extents.token = token
             yield token

@@ -181,7 +181,7 @@ class ElementIndex(_Table[Element]):
         ``charset`` as :func:`~pdi.fragments.markup.evaluate_markup` takes it
         (``None``: sniffed). A document that cannot be cut gets an index that
         says why (its queries raise that error), and so does HTML or XML past
-        the parser's bounds: a parse longer than ``seconds`` (HTML), more
+        the parser's bounds: a parse longer than ``seconds`` of processor time (HTML), more
         start tags, depth or attributes than it takes
         (:mod:`pdi.fragments.markup.reading`), an XML entity that expands
         too much (its queries raise that :class:`~pdi.errors.LimitError`, at

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from pdi.fragments.text.index import Buffer
 
 
-#: How long parsing one HTML document may take (seconds).
+#: How long parsing one HTML document may take (CPU seconds: :mod:`pdi._work_deadline`, whose backstop on the
+#: clock is ten times that).
 MAX_PARSE_SECONDS: Final = 30.0
 
 _START_TAG_OPEN: Final = re.compile(r"<[A-Za-z]")
@@ -230,7 +231,7 @@ def tag_end(text: str, at: int, *, unclosed: bool = False) -> int:
 def html_elements(text: str, *, seconds: float = MAX_PARSE_SECONDS) -> list[Element]:
     """Every start tag of the CRLF-canonical HTML ``text``, with the extent of the element an HTML5 parser makes of it.
 
-    Parsing longer than ``seconds`` is a :class:`~pdi.errors.LimitError`
+    Parsing longer than ``seconds`` of processor time is a :class:`~pdi.errors.LimitError`
     (html5lib is pure Python, and deep nesting makes it slow), and so is a
     text past :data:`MAX_START_TAGS` (said before parsing), :data:`MAX_DEPTH`,
     :data:`MAX_TAG_ATTRIBUTES` or :data:`MAX_ATTRIBUTES`. The parser is
