@@ -546,9 +546,18 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         """RFC 9112 §3.2.2: of a request in absolute form (``GET http://host/path``, as a proxy sends it), the server
         "MUST ignore the received Host header field (if any) and instead use the host information of the
         request-target": its authority stands as the one ``Host`` field for every reader after (found in review,
-        2026-11-27: ``N2Ls`` listed URLs of the Host field's host). Origin form (``/…``) is the first octet."""
+        2026-11-27: ``N2Ls`` listed URLs of the Host field's host). Origin form (``/…``) is the first octet.
+
+        Ignored, not unread: §3.2 still has the server answer ``400`` to an HTTP/1.1 request with no ``Host``, to
+        one with more than one, and to one whose value is not a host, whatever the form of its target. Such fields
+        are left as they came, for :class:`~pdi.server.http.middleware.HostField` to refuse (found by probing,
+        2026-11-28: the target's authority stood in for them, and such a request was answered ``200``)."""
         url = self.url
         if url[:1] == b"/" or not (url[:7].lower() == b"http://" or url[:8].lower() == b"https://"):
+            return
+        hosts = [value for name, value in self.headers if name == b"host"]
+        if len(hosts) > 1 or (hosts and not valid_host(hosts[0])) or (
+                not hosts and self.parser.get_http_version() != "1.0"):
             return
         authority = url.split(b"://", 1)[1].split(b"/", 1)[0].split(b"?", 1)[0]
         self.headers[:] = [*(field for field in self.headers if field[0] != b"host"), (b"host", authority)]

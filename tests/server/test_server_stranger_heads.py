@@ -1,0 +1,93 @@
+"""What a stranger's request head may say, asked of a real ``pdi serve``: found by probing it (2026-11-28).
+
+A request in absolute form (``GET http://host/path``, RFC 9112 §3.2.2) names its host in the target, and the Host
+field is ignored for it; but RFC 9112 §3.2 still has the server "respond with a 400 (Bad Request) status code to any
+HTTP/1.1 request message that lacks a Host header field and to any request message that contains more than one Host
+header field line or a Host header field with an invalid field value". The target's authority used to stand in for
+every Host field before they were checked, so such a request was answered ``200``.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+
+import pytest
+from server_helpers import serving
+
+from pdi.archive import Archive
+
+S = "library.example.us"
+
+
+@pytest.fixture(scope="module")
+def stranger_served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str]]:
+    """``pdi serve`` (one worker) of an archive holding one text: its port and the text's name."""
+    location = tmp_path_factory.mktemp("stranger") / "archive"
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, b"line one\nline two\nline three\n", format="text"))
+    with serving(location, "--workers", "1") as (_, port):
+        yield port, name
+
+
+def _ask(port: int, request: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        conn.sendall(request)
+        answer = b""
+        try:
+            while piece := conn.recv(65536):
+                answer += piece
+        except ConnectionResetError:
+            pass
+    return answer
+
+
+def _status_and_detail(answer: bytes) -> tuple[int, str]:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    if b"application/problem+json" not in head.lower():
+        return status, ""
+    return status, str(json.loads(body)["detail"])
+
+
+@pytest.mark.parametrize("path", ["/api/series", "/uri-res/N2R?{name}", "/uri-res/N2Ls?{name}"])
+@pytest.mark.parametrize(("fields", "said"), [
+    (b"", "this one has 0"),  # HTTP/1.1 and no Host
+    (b"Host: a.example\r\nHost: b.example\r\n", "this one has 2"),
+    (b"Host: a>b\r\n", "the Host field is 'a>b'"),
+    (b"Host: a b\r\n", "the Host field is 'a b'"),
+])
+def test_rfc9112_3_2_a_request_in_absolute_form_is_held_to_the_host_field_rules(
+        stranger_served: tuple[int, str], path: str, fields: bytes, said: str) -> None:
+    port, name = stranger_served
+    target = "http://pdi.example.org" + path.format(name=name)
+    # asked twice, in order: the second meets whatever the first left in the worker's answer cache
+    for _ in range(2):
+        answer = _ask(port, f"GET {target} HTTP/1.1\r\n".encode() + fields + b"Connection: close\r\n\r\n")
+        status, detail = _status_and_detail(answer)
+        assert status == 400, answer[:400]
+        assert said in detail and "RFC 9112 §3.2" in detail, detail
+
+
+@pytest.mark.parametrize("path", ["/api/series", "/uri-res/N2Ls?{name}"])
+def test_rfc9112_3_2_2_absolute_form_with_one_good_host_field_names_the_targets_host(
+        stranger_served: tuple[int, str], path: str) -> None:
+    port, name = stranger_served
+    target = "http://pdi.example.org" + path.format(name=name)
+    for version, fields in ((b"1.1", b"Host: other.example\r\n"), (b"1.0", b"")):  # HTTP/1.0 needs no Host
+        answer = _ask(port, f"GET {target} HTTP/".encode() + version + b"\r\n" + fields + b"Connection: close\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 200 "), answer[:400]
+        assert b"other.example" not in answer
+        if "N2Ls" in path:
+            assert f"http://pdi.example.org/uri-res/N2R?{name}".encode() in answer, answer
+
+
+def test_rfc9112_3_2_an_origin_form_request_is_held_to_the_same_rules(stranger_served: tuple[int, str]) -> None:
+    port, _ = stranger_served
+    for fields, said in ((b"", "this one has 0"), (b"Host: a>b\r\n", "the Host field is 'a>b'")):
+        status, detail = _status_and_detail(_ask(port, b"GET /api/series HTTP/1.1\r\n" + fields
+                                                 + b"Connection: close\r\n\r\n"))
+        assert status == 400 and said in detail, detail
+
