@@ -9,6 +9,7 @@ every Host field before they were checked, so such a request was answered ``200`
 
 from __future__ import annotations
 
+import hashlib
 import json
 import socket
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from server_helpers import serving
 from pdi.archive import Archive
 
 S = "library.example.us"
+TEXT = b"line one\nline two\nline three\n"
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +29,7 @@ def stranger_served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[
     location = tmp_path_factory.mktemp("stranger") / "archive"
     with Archive.init(location) as archive:
         archive.add_series(S)
-        name = str(archive.add(S, b"line one\nline two\nline three\n", format="text"))
+        name = str(archive.add(S, TEXT, format="text"))
     with serving(location, "--workers", "1") as (_, port):
         yield port, name
 
@@ -91,3 +93,50 @@ def test_rfc9112_3_2_an_origin_form_request_is_held_to_the_same_rules(stranger_s
                                                  + b"Connection: close\r\n\r\n"))
         assert status == 400 and said in detail, detail
 
+
+
+# RFC 9110 §5.3: a field sent on several lines is read as their values joined by commas, in order; Range
+# (§14.1.1: one range unit and its range-set), If-Range (§13.1.5: one entity tag or one date) and Accept-Datetime
+# (RFC 7089 §2.1.1: one date) are no lists, so that joining makes one invalid value. Read as the first line alone,
+# a proxy or cache that reads the last (or joins them) would take the answer for another request's (found by
+# probing, 2026-11-28: Range: bytes=0-1 then Range: bytes=3-4 was a 206 of the first two octets).
+#: The text's entity tag: the SHA-256 of its octets (pdi.server.http.conditional.entity_tag).
+TAG = f'"{hashlib.sha256(TEXT).hexdigest()}"'
+
+
+def _get(port: int, target: str, fields: str) -> bytes:
+    return _ask(port, f"GET {target} HTTP/1.1\r\nHost: a.example\r\n{fields}Connection: close\r\n\r\n".encode())
+
+
+@pytest.mark.parametrize("fields", [
+    "Range: bytes=0-1\r\nRange: bytes=3-4\r\n",  # joined: "bytes=0-1, bytes=3-4", not a range-set
+    f"Range: bytes=0-1\r\nIf-Range: {TAG}\r\nIf-Range: \"other\"\r\n",  # joined: two tags, not one validator
+    f"Range: bytes=0-1\r\nIf-Range: \"other\"\r\nIf-Range: {TAG}\r\n",
+])
+def test_rfc9110_5_3_range_or_if_range_on_several_lines_is_ignored_and_the_whole_body_sent(
+        stranger_served: tuple[int, str], fields: str) -> None:
+    port, name = stranger_served
+    for _ in range(2):  # the second meets the worker's answer cache, which the first filled
+        answer = _get(port, f"/uri-res/N2R?{name}", fields)
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200 "), head
+        assert body == TEXT
+        assert b"content-range" not in head.lower()
+
+
+def test_rfc9110_5_3_a_range_set_sent_on_two_lines_is_one_range_set(stranger_served: tuple[int, str]) -> None:
+    port, name = stranger_served
+    head, _, body = _get(port, f"/uri-res/N2R?{name}", "Range: bytes=0-1\r\nRange: 5-6\r\n").partition(b"\r\n\r\n")
+    # "bytes=0-1, 5-6": two ranges fewer than a part's head apart, sent as one part (RFC 9110 §14.2 lets them be)
+    assert head.startswith(b"HTTP/1.1 206 ") and b"content-range: bytes 0-6/29" in head.lower(), head
+    assert body == b"line on"
+
+
+def test_rfc7089_2_1_1_accept_datetime_on_two_lines_is_no_date(stranger_served: tuple[int, str]) -> None:
+    port, name = stranger_served
+    generic = name.rsplit(".", 2)[0]
+    answer = _get(port, f"/timegate/{generic}",
+                  "Accept-Datetime: Sat, 28 Nov 2026 19:01:54 GMT\r\nAccept-Datetime: Thu, 01 Jan 1970 00:00:00 GMT\r\n")
+    status, detail = _status_and_detail(answer)
+    assert status == 400, answer[:400]
+    assert "Accept-Datetime 'Sat, 28 Nov 2026 19:01:54 GMT, Thu, 01 Jan 1970 00:00:00 GMT' is not an RFC 1123" in detail

@@ -210,9 +210,13 @@ class HostField(HTTPMiddleware):
         await answer(scope, receive, send)
 
 
-#: Request fields whose value is a list (RFC 9110 §13.1.1, §13.1.2: ``#entity-tag``), which a client may send as
-#: several lines: the app reads each as one field.
-_JOINED = frozenset({b"if-match", b"if-none-match"})
+#: Request fields the app reads as one value, whose several lines are that value only joined (RFC 9110 §5.3): the
+#: lists ``If-Match`` and ``If-None-Match`` (§13.1.1, §13.1.2: ``#entity-tag``), and ``Range``, ``If-Range`` and
+#: ``Accept-Datetime``, no lists (§14.1.1: one range-set; §13.1.5: one validator; RFC 7089 §2.1.1: one date), sent
+#: on several lines an invalid value as a sender that joins them reads it (``Range`` ignored, ``If-Range`` false, a
+#: ``400``), never the first line alone (found by probing, 2026-11-28: ``Range: bytes=0-1`` then
+#: ``Range: bytes=3-4`` was a ``206`` of the first two octets, where a proxy reading the last saw other octets).
+_JOINED = frozenset({b"if-match", b"if-none-match", b"range", b"if-range", b"accept-datetime"})
 
 
 def closing_unread(receive: Receive, send: Send) -> tuple[Receive, Send]:

@@ -749,15 +749,15 @@ def asked_wire(
 
 
 def conditional_fields(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str | None, str | None, str | None]:
-    """``If-None-Match``, ``Range`` and ``If-Range`` of a request's raw headers: the first ``Range`` and
-    ``If-Range``, and every ``If-None-Match`` line as one list (RFC 9110 §5.3: a list field sent as several lines
-    is the lines joined with commas, as :class:`~pdi.server.http.middleware.HostField` joins them for the app)."""
+    """``If-None-Match``, ``Range`` and ``If-Range`` of a request's raw headers, each sent on several lines read as
+    the lines joined with commas (RFC 9110 §5.3), as :class:`~pdi.server.http.middleware.HostField` joins them for
+    the app: a list of tags, or a ``Range`` or ``If-Range`` no longer valid, which is ignored or false."""
     found: dict[bytes, str] = {}
     for key, value in headers:
         if key in _CONDITIONAL:
             if key not in found:
                 found[key] = value.decode("latin-1")
-            elif key == b"if-none-match":
+            else:
                 found[key] += ", " + value.decode("latin-1")
     return found.get(b"if-none-match"), found.get(b"range"), found.get(b"if-range")
 
