@@ -155,10 +155,11 @@ def test_requests_refused_before_any_route_are_counted_by_status(tmp_path: Path)
     with serving(location, "--workers", "2") as (_, port):
         first = {s.labels["status"]: s.value for f in text_string_to_metric_families(scrape(port))
                  for s in f.samples if s.name == "pdi_http_refusals_total"}
-        assert first == dict.fromkeys(("400", "414", "431", "500", "501", "503"), 0.0)
+        assert first == dict.fromkeys(("400", "414", "421", "431", "500", "501", "503"), 0.0)
         sent = {
             "400": [b"GET / HTTP/1.1\r\nHost: a\r\nBad Field: x\r\n\r\n"] * 4,  # a space in a field name
             "414": [b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\nHost: a\r\n\r\n"] * 2,
+            "421": [b"GET ftp://a/ HTTP/1.1\r\nHost: a\r\n\r\n"],  # a target of another scheme: no proxy here
             "431": [b"GET / HTTP/1.1\r\nHost: a\r\n" + b"".join(b"X-%d: y\r\n" % i for i in range(400)) + b"\r\n"],
             "501": [b"BREW /pot HTTP/1.1\r\nHost: a\r\n\r\n"] * 3,
         }

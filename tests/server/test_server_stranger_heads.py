@@ -1,5 +1,9 @@
 """What a stranger's request head may say, asked of a real ``pdi serve``: found by probing it (2026-11-28).
 
+Three findings: the Host rules skipped for a target in absolute form (below); ``Range``, ``If-Range`` and
+``Accept-Datetime`` sent on several lines read as their first line alone; a target of another scheme than http
+answered as if it were one.
+
 A request in absolute form (``GET http://host/path``, RFC 9112 §3.2.2) names its host in the target, and the Host
 field is ignored for it; but RFC 9112 §3.2 still has the server "respond with a 400 (Bad Request) status code to any
 HTTP/1.1 request message that lacks a Host header field and to any request message that contains more than one Host
@@ -140,3 +144,17 @@ def test_rfc7089_2_1_1_accept_datetime_on_two_lines_is_no_date(stranger_served: 
     status, detail = _status_and_detail(answer)
     assert status == 400, answer[:400]
     assert "Accept-Datetime 'Sat, 28 Nov 2026 19:01:54 GMT, Thu, 01 Jan 1970 00:00:00 GMT' is not an RFC 1123" in detail
+
+
+@pytest.mark.parametrize("scheme", ["ftp", "gopher", "urn"])
+def test_rfc9110_15_5_20_a_target_of_another_scheme_is_misdirected(stranger_served: tuple[int, str], scheme: str) -> None:
+    """A target in absolute form of a scheme no HTTP connection serves (``GET ftp://host/path``) was answered as
+    the Host field's, its scheme and authority unread (found by probing, 2026-11-28): this server is no proxy, and
+    such a target "does not match the connection context over which the request was received" (RFC 9110
+    §15.5.20): ``421``, nothing answered of it."""
+    port, _ = stranger_served
+    answer = _get(port, f"{scheme}://pdi.example.org/api/series", "")
+    status, detail = _status_and_detail(answer)
+    assert status == 421, answer[:400]
+    assert f"the request target names the scheme {scheme!r}" in detail and "RFC 9110 §15.5.20" in detail, detail
+    assert b'"series"' not in answer

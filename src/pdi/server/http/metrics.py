@@ -116,7 +116,7 @@ def counters() -> Metrics:
 #: The statuses a connection refuses a request with (:mod:`pdi.server.process.connection`): a malformed head
 #: (400), a target (414) or fields (431) too large, the server's own failure on a head (500), a method HTTP does
 #: not define (501), too many pipelined requests or one client's connections (503).
-REFUSAL_STATUSES = ("400", "414", "431", "500", "501", "503")
+REFUSAL_STATUSES = ("400", "414", "421", "431", "500", "501", "503")
 
 
 def count_refusal(status: int) -> None:

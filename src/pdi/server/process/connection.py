@@ -50,6 +50,7 @@ import collections
 import functools
 import http
 import logging
+import re
 import sys
 import time
 import uuid
@@ -240,6 +241,10 @@ def status_line(status: int) -> bytes:
 _REFUSALS = RefusalLog()
 #: The log of connections dropped for taking none of an answer (:meth:`GuardedHttpToolsProtocol._send_stalled`).
 _DROPPED = RefusalLog(done="dropped")
+
+
+#: The scheme of a request target in absolute form (RFC 3986 §3.1: ``ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )``).
+_SCHEME = re.compile(rb"([A-Za-z][A-Za-z0-9+.-]*)://")
 
 
 class _Refused(Exception):
@@ -553,7 +558,15 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         are left as they came, for :class:`~pdi.server.http.middleware.HostField` to refuse (found by probing,
         2026-11-28: the target's authority stood in for them, and such a request was answered ``200``)."""
         url = self.url
-        if url[:1] == b"/" or not (url[:7].lower() == b"http://" or url[:8].lower() == b"https://"):
+        if url[:1] == b"/" or url == b"*":
+            return
+        if not (url[:7].lower() == b"http://" or url[:8].lower() == b"https://"):
+            scheme = _SCHEME.match(url)
+            if scheme is not None:  # absolute form of another scheme: this server is no proxy (found by probing)
+                named = scheme[1][:40].decode("ascii").lower()
+                self.refusal = (421, f"the request target names the scheme {named!r}: this server answers http and"
+                                     " https targets only, and is no proxy (RFC 9110 §15.5.20)")
+                raise _Refused
             return
         hosts = [value for name, value in self.headers if name == b"host"]
         if len(hosts) > 1 or (hosts and not valid_host(hosts[0])) or (
