@@ -237,6 +237,7 @@ def test_one_client_holds_a_quarter_of_the_connections_and_the_others_are_served
         held = [_connect(port, "127.0.0.1") for _ in range(16)]
         refused = _ask(port, b"GET /robots.txt HTTP/1.1\r\nHost: a\r\n\r\n")
         assert "holds 16 connections" in str(_problem(refused, 503)["detail"])
+        assert b"\r\nretry-after: 1\r\n" in refused.split(b"\r\n\r\n", 1)[0].lower()  # RFC 9110 §10.2.3
         other = socket.create_connection(("127.0.0.1", port), timeout=30, source_address=("127.0.0.2", 0))
         with other:
             other.sendall(b"GET /robots.txt HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")

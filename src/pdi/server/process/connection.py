@@ -239,6 +239,9 @@ def status_line(status: int) -> bytes:
 
 #: The worker's log of refused request heads (one a process: each worker says its own).
 _REFUSALS = RefusalLog()
+#: The ``Retry-After`` of the connection's own ``503`` refusals (a client past its share of the connections, or of
+#: the requests waiting on one): its place is free again as soon as one of its own requests ends.
+REFUSED_RETRY_SECONDS: Final = 1
 #: The log of connections dropped for taking none of an answer (:meth:`GuardedHttpToolsProtocol._send_stalled`).
 _DROPPED = RefusalLog(done="dropped")
 
@@ -525,6 +528,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         body = problem_body(status, detail)
         # nosniff, as every answer the app makes says (pdi.server.http.middleware.BrowserFields): the detail quotes
         # what the client sent
+        if status == 503:  # a place held by this client's own requests: free again as soon as one ends (RFC 9110
+            content.append(b"retry-after: %d\r\n" % REFUSED_RETRY_SECONDS)  # §10.2.3, §15.6.4)
         content.append(b"content-type: application/problem+json\r\ncontent-length: %d\r\n%s: %s\r\n"
                        b"connection: close\r\n\r\n" % (len(body), *NOSNIFF))
         content.append(body)
