@@ -9,7 +9,8 @@ with ``SEED``, each asked once (first asking), then of the same names asked agai
 ``--once``; ``--profile OUT`` writes cProfile's statistics of the first pass. The answer cache stays fresh once
 refreshed (so that it runs the same under ``valgrind --tool=callgrind``, whose instruction counts, of a run of
 300 names and one of 1,800, differenced, are the figure least moved by the machine's load). ``--alone PART``
-(``answer``: ``PlainAnswers.answer``; ``serial``: ``Archive.public_serial``; ``public``: ``Resolver.public_answer``)
+(``answer``: ``PlainAnswers.answer``; ``named``: ``Archive.public_serial_named``, the N2R's catalog read; ``serial``:
+``Archive.public_serial``; ``public``: ``Resolver.public_answer``)
 calls that part through ``itertools.starmap``, so that ``valgrind --tool=callgrind --collect-atstart=no
 --toggle-collect=starmap_next`` counts it alone.
 """
@@ -31,7 +32,8 @@ from pdi.server.protocol.plain import PlainAnswers
 from pdi.server.protocol.resolver import Resolver
 
 #: The parts ``--alone`` names: their owner and method.
-PARTS = {"answer": (PlainAnswers, "answer"), "serial": (Archive, "public_serial"), "public": (Resolver, "public_answer")}
+PARTS = {"answer": (PlainAnswers, "answer"), "named": (Archive, "public_serial_named"), "serial": (Archive, "public_serial"),
+         "public": (Resolver, "public_answer")}
 
 
 def alone(part: str) -> None:

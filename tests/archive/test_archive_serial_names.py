@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from pdi.archive import Archive
 from pdi.archive.catalog.serial_names import SERIAL_NAMES_DIFFERING
 from pdi.archive.content import Content
-from pdi.archive.store import DocumentKey
+from pdi.archive.store import DocumentKey, PublicVersion, SmallPublic
 
 S = "oma.eop.gov.us"
 #: Embargoes the curator sets: one over before the test's moments, one between them, one after both.
@@ -154,9 +154,11 @@ def _same_as_the_tables(archive: Archive, documents: list[Document], clock: Cloc
                     digest = archive.public_digest(f"{doc.generic}.{token}.{version}", series)
                     without_octets = store.public_version(  # what N2L and a 304 were told before the table
                         key, version, token, archive._now_stamp, False)  # type: ignore[attr-defined]
+                    named = archive.public_serial_named(f"{doc.generic}.{token}.{version}", series)
                     if not doc.serial:
-                        assert fast is None and digest is None
+                        assert fast is None and digest is None and named is None
                         continue
+                    _named_as_fast(named, fast, formats[token][0])
                     assert digest == (None if without_octets is None else without_octets.record.sha256)
                     assert (fast is None) == (slow is None), (doc.generic, version, token, moment)
                     if fast is not None and slow is not None:
@@ -165,6 +167,21 @@ def _same_as_the_tables(archive: Archive, documents: list[Document], clock: Cloc
                         assert (fast.size, fast.chunk_size, fast.chunks, fast.data) == (
                             slow.size, slow.chunk_size, slow.chunks, slow.data)
     clock.now = was
+
+
+def _named_as_fast(named: SmallPublic | PublicVersion | None, fast: PublicVersion | None, sha256: str) -> None:
+    """What ``public_serial_named`` tells of a name is what ``public_serial`` tells: for a version of one format whose
+    octets the catalog's row holds, not embargoed, their media type, charset, SHA-256, deposit time, octets and the
+    32 octets of the SHA-256 (hashed here: the octets deposited); else the same :class:`PublicVersion`, or
+    ``None``."""
+    if not isinstance(named, tuple):
+        assert named == fast
+        return
+    assert fast is not None and fast.data is not None and len(fast.records) == 1
+    record = fast.record
+    assert named == (record.media_type, record.charset, record.sha256, record.created_at, fast.data, fast.chunks)
+    assert record.sha256 == sha256 == hashlib.sha256(named[4]).hexdigest()
+    assert named[5] == hashlib.sha256(named[4]).digest()
 
 
 def _many_as_each(archive: Archive, documents: list[Document]) -> None:

@@ -182,7 +182,7 @@ def test_a_name_spelled_canonically_that_is_not_there_asks_the_catalog_once(
     for name in absent:
         assert _answers(off, name.encode()) == [None] * 3  # the general path: not the plain case, for anyone
     asked: list[str] = []
-    for method in ("locate_public", "read_public", "public_serial", "public_digest"):
+    for method in ("locate_public", "read_public", "public_serial", "public_serial_named", "public_digest"):
         real = getattr(on.archive, method)
         monkeypatch.setattr(on.archive, method, lambda *a, _real=real, _name=method, **k: asked.append(_name) or _real(
             *a, **k))
@@ -190,7 +190,7 @@ def test_a_name_spelled_canonically_that_is_not_there_asks_the_catalog_once(
         asked.clear()
         assert _answers(on, name.encode()) == [None] * 3
         # once a service (N2R, its validator, N2L; the last two need the digest alone): not again by the general path
-        assert asked == ["public_serial", "public_digest", "public_digest"]
+        assert asked == ["public_serial_named", "public_digest", "public_digest"]
 
 
 def test_a_mirrored_series_and_a_base_url_a_link_quotes_go_to_the_general_path(

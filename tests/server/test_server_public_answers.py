@@ -333,8 +333,8 @@ def test_a_name_asked_once_needs_no_catalog_for_its_location_or_its_304(
     assert [e.split(b" ")[1] for e in expected] == [b"302", b"304", b"304", b"302"]
     app = create_app(names["location"])
     archive = app.state.archive
-    # public_serial and public_digest: a name spelled canonically (N2R; N2L and a 304)
-    asked = _catalog_reads(archive, monkeypatch, ("locate_public", "read_public", "public_serial", "public_digest"))
+    # public_serial_named and public_digest: a name spelled canonically (N2R; N2L and a 304)
+    asked = _catalog_reads(archive, monkeypatch, ("locate_public", "read_public", "public_serial", "public_serial_named", "public_digest"))
     with _serving(app, public=True) as (port, calls):
         exchange(port, [_warm(names)])
         asked.clear()
@@ -364,7 +364,7 @@ def test_a_locations_and_a_304s_second_asking_come_from_the_names_fact_alone(
     app = create_app(names["location"])
     archive = app.state.archive
     reads = _catalog_reads(archive, monkeypatch,
-                           ("locate_public", "read_public", "public_serial", "public_digest", "locate"))
+                           ("locate_public", "read_public", "public_serial", "public_serial_named", "public_digest", "locate"))
     with _serving(app, public=True) as (port, calls):
         exchange(port, [_warm(names)])
         reads.clear()

@@ -32,7 +32,7 @@ from pdi.archive.blobs import (
 from pdi.archive.blobs.inline import octets_reader
 from pdi.archive.naming import generic_of, key_of, parse_pdi, record_name, record_name_as, timestamp
 from pdi.archive.results import CitationResolved, Generic, GenericVersion, Opened, Resolved
-from pdi.archive.store import DocumentKey, PublicVersion, RepresentationRecord
+from pdi.archive.store import DocumentKey, PublicVersion, RepresentationRecord, SmallPublic
 from pdi.errors import (
     DamagedError,
     NotFoundError,
@@ -158,6 +158,16 @@ class Reading(ArchiveBase):
                 for (series, day, serial, version, token), name in asked]
         found = self.store.public_serial_versions(keys, self._now_stamp)
         return [_named_so(one, fields) for one, (fields, _) in zip(found, asked, strict=True)]
+
+    def public_serial_named(self, name: str, series: str) -> SmallPublic | PublicVersion | None:
+        """:meth:`public_serial` of the serial name ``name`` of ``series``, spelled as :meth:`PDI.build` spells it
+        (the caller checked the spelling; the catalog is asked by it), read by that name alone: the common case (a
+        version of one format, its octets a small blob kept in the catalog's row, no embargo) as a
+        :data:`~pdi.archive.store.SmallPublic` tuple (media type, charset, SHA-256, deposit time, octets, their
+        32-octet digest) with no record made, anything else as :meth:`public_serial` tells it. The octets are not
+        checked: hash them against the digest before any is served. For a resolver's first asking of a name
+        (:mod:`pdi.server.protocol.plain`)."""
+        return self.store.public_serial_named(name, series, self._now_stamp)
 
     def public_digest(self, name: str, series: str) -> str | None:
         """The SHA-256 of what the serial name ``name`` of ``series`` names, spelled as :meth:`PDI.build` spells it

@@ -9,6 +9,7 @@ lock between deposits and the remover as well: no other lock is needed.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import os
 import sqlite3
@@ -41,6 +42,7 @@ from pdi.archive.store import (
     DocumentKey,
     PublicVersion,
     RepresentationRecord,
+    SmallPublic,
 )
 from pdi.errors import LimitError, NotFoundError, PDIError, StoreError
 
@@ -256,6 +258,34 @@ class SQLiteStore(SQLStore):
         except sqlite3.Error:
             return None  # busy (a checkpoint), or anything else: the usual reads say
         return self._serial_found(conn, key, version, token, now, row, None)
+
+    def public_serial_named(
+        self, name: str, series: str, now: Callable[[], str],
+    ) -> SmallPublic | PublicVersion | None:
+        """As every catalog does (:meth:`SQLStore.public_serial_named`): the one statement of
+        :meth:`public_serial_version`, and for the common case (one format, a small blob's octets in the row, no
+        embargo) a tuple of its columns, without the records :meth:`_serial_found` makes."""
+        if not isinstance(self.blobs, FileBlobs):
+            return None
+        try:
+            conn = self._own_connection()
+            row = conn.execute(_SERIAL_NAMED, (name,)).fetchone()
+            if row is None or series not in self._readable_series(conn, row[-2:]):
+                return None  # not there (or not a serial name spelled so), or of a series not public
+        except sqlite3.Error:
+            return None  # busy (a checkpoint), or anything else: the usual reads say
+        data = row[11]
+        if (row[10] == 1 and not row[9] and row[7] is None and row[8] is None and data
+                and len(data) == row[4] and len(data) <= CHUNK_SIZE):  # one format, not withdrawn nor embargoed
+            sha256 = str(row[3])
+            digest = _digest_of(sha256)  # one chunk: its digest is the name's SHA-256
+            if digest is None:
+                return None  # no digest as pdi writes one: the usual reads say
+            return (str(row[0]), None if row[1] is None else str(row[1]), sha256, str(row[5]), bytes(data), digest)
+        fields = _serial_key(name, series)
+        if fields is None:
+            return None
+        return self._serial_found(conn, *fields, now, row, None)
 
     def public_serial_versions(
         self, asked: Sequence[tuple[DocumentKey, int, str, str]], now: Callable[[], str],
@@ -636,6 +666,29 @@ _SERIAL_DIGEST = (
 
 #: The SHA-256 of no octets: an empty blob's, which has no chunk to check.
 _EMPTY_SHA256 = hashlib.sha256(b"").digest()
+
+
+def _serial_key(name: str, series: str) -> tuple[DocumentKey, int, str] | None:
+    """The key, version and format token of the serial name ``name`` of ``series``, spelled as ``pdi add`` prints it
+    (``urn:pdi://SERIES/YYYY/MM/DD/SERIAL.FORMAT.VERSION``), as :meth:`SQLiteStore.public_serial_version` is asked
+    them; ``None`` for a name not spelled so."""
+    head = f"urn:pdi://{series}/"
+    if not name.startswith(head):
+        return None
+    parts = name[len(head):].split("/")
+    if len(parts) != 4:
+        return None
+    year, month, dom, tail = parts
+    named = tail.split(".")
+    if len(named) != 3:
+        return None
+    serial, token, version = named
+    try:
+        day = datetime.date(int(year), int(month), int(dom))
+        number = int(version)
+    except ValueError:
+        return None
+    return filled(DocumentKey, {"series": series, "day": day, "unique_id": serial}), number, token
 
 
 def _digest_of(sha256: str) -> bytes | None:

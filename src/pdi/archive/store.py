@@ -129,6 +129,13 @@ class PublicVersion:
     data: bytes | None = None
 
 
+#: What :meth:`~pdi.archive.catalog.SQLStore.public_serial_named` tells of a serial name anyone may read now whose
+#: version has one format and whose octets are a small blob kept in the catalog's row: its media type, charset, SHA-256
+#: (hex), deposit time (as the catalog keeps it), octets (not yet checked) and the 32 octets of their digest. A tuple,
+#: not a record: a resolver's first asking of a name makes one, and nothing else of it.
+SmallPublic = tuple[str, "str | None", str, str, bytes, bytes]
+
+
 @dataclass(frozen=True)
 class DocumentKey:
     """A document (a generic, unversioned name): series, GMT day of minting, unique id."""

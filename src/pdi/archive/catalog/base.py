@@ -31,6 +31,7 @@ from pdi.archive.store import (
     PublicVersion,
     RepresentationRecord,
     SeriesRecord,
+    SmallPublic,
 )
 from pdi.errors import ImmutabilityError, NotFoundError, WithdrawnError
 
@@ -296,6 +297,17 @@ class CatalogBase(ABC):
         """:meth:`public_serial_version` of each of ``asked`` (key, version, token, and the name as ``pdi add``
         spells it), as a catalog reads many fastest (SQLite: one statement for them all); here, one by one."""
         return [self.public_serial_version(key, version, token, now, name) for key, version, token, name in asked]
+
+    def public_serial_named(
+        self, name: str, series: str, now: Callable[[], str],
+    ) -> SmallPublic | PublicVersion | None:
+        """What :meth:`public_serial_version` tells of the serial name ``name`` (of ``series``), spelled as ``pdi
+        add`` prints it (the caller checked the spelling), read by that name alone: for a version of one format
+        whose octets are a small blob kept in the catalog's row, not embargoed, the :data:`SmallPublic` tuple of
+        what its answer needs (no record made; the octets not checked: the caller hashes them against the digest),
+        else the :class:`PublicVersion`, or ``None`` (not there for anyone now, or a catalog that cannot tell so
+        in one step: here, and on PostgreSQL)."""
+        return None
 
     def public_digest(self, name: str, series: str, now: Callable[[], str]) -> str | None:
         """The SHA-256 of what the versioned name ``name`` (of ``series``), spelled as ``pdi add`` prints it, names if

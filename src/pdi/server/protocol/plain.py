@@ -2,8 +2,10 @@
 
 The name a resolver is asked for most is one exactly as ``pdi add`` printed
 it: ``urn:pdi://SERIES/YYYY/MM/DD/SERIAL.FORMAT.VERSION``. When the
-catalog says that anyone may read it now (:meth:`~pdi.archive.Archive.public_serial`,
-what :meth:`~pdi.archive.Archive.read_public` would find; for N2L and a
+catalog says that anyone may read it now (:meth:`~pdi.archive.Archive.public_serial_named`,
+what :meth:`~pdi.archive.Archive.read_public` would find: for a version of one
+format whose octets the catalog's row holds, a tuple of the columns its answer
+needs, no record made; for N2L and a
 ``304``, which serve no octet, :meth:`~pdi.archive.Archive.public_digest`:
 on SQLite each is one row of ``serial_names``, keyed by the name as
 spelled, :mod:`pdi.archive.catalog.serial_names`, with a small blob's octets,
@@ -39,6 +41,7 @@ goes on to it.
 from __future__ import annotations
 
 import datetime
+import hashlib
 import re
 from collections.abc import Callable
 from typing import Final
@@ -126,34 +129,54 @@ class PlainAnswers:
             if n2l:
                 return located(b"/uri-res/N2R?" + query, names, True, etag)
             return Validator(etag, SHARED_VALIDATOR_FIELDS, names, True)
-        fields = serial_fields(query)
-        if fields is None:
+        spelled = _SERIAL_NAME.fullmatch(query)
+        if spelled is None:
             return None
-        series, day, serial, version, token = fields
+        series = spelled.group(1).decode("ascii")
         name = query.decode("ascii")
-        found = self.archive.public_serial(series, day, serial, version, token, name)
+        found = self.archive.public_serial_named(name, series)
         if found is None:
             return NOT_PUBLIC
-        record = found.record
         if self._origin(series) is not None:
             return None  # mirrored: its answers link the origin (pdi.server.protocol.mirrored)
-        document = name.rsplit(".", 2)[0]
-        etag = f'"{record.sha256}"'
-        names = (name, document)
-        media_type = record.media_type
-        if base is None or record.size > most or media_type.startswith("multipart/"):
+        if base is None:
             return None
-        # BlobInfo(...), made without its frozen __init__ (pdi._later.filled): the same value
-        info = filled(BlobInfo, {"sha256": record.sha256, "size": found.size, "chunk_size": found.chunk_size,
-                                 "chunks": found.chunks})
-        if found.data is not None:
-            data = checked(info, found.data)
-        elif found.size == record.size:
-            data = read_cached(info, found.path)
+        document = name.rsplit(".", 2)[0]
+        if isinstance(found, tuple):  # one format, a small blob's octets in the catalog's row: no record made
+            media_type, charset, sha256, created, data, chunk = found
+            if len(data) > most or media_type.startswith("multipart/"):
+                return None
+            if hashlib.sha256(data).digest() != chunk:  # one chunk: its digest is the name's SHA-256
+                return None  # damaged: the general path says what is wrong
+            first, stamp = name, deposit_stamp(created)
+            modified = stamp
         else:
-            data = None
-        if data is None or len(data) != record.size:
-            return None  # damaged, missing, or not in memory: the general path reads it, or says what is wrong
+            record = found.record
+            sha256, media_type, charset = record.sha256, record.media_type, record.charset
+            if record.size > most or media_type.startswith("multipart/"):
+                return None
+            # BlobInfo(...), made without its frozen __init__ (pdi._later.filled): the same value
+            info = filled(BlobInfo, {"sha256": sha256, "size": found.size, "chunk_size": found.chunk_size,
+                                     "chunks": found.chunks})
+            if found.data is not None:
+                octets = checked(info, found.data)
+            elif found.size == record.size:
+                octets = read_cached(info, found.path)
+            else:
+                octets = None
+            if octets is None or len(octets) != record.size:
+                return None  # damaged, missing, or not in memory: the general path reads it, or says what is wrong
+            data = octets
+            records = found.records
+            if len(records) == 1:
+                first, created = name, record.created_at
+            else:  # the version's first format names its memento; its first deposit dates it
+                first = f"{document}.{min(r.format for r in records)}.{name.rsplit('.', 1)[1]}"
+                created = min(r.created_at for r in records)
+            stamp = deposit_stamp(created)
+            modified = stamp if created == record.created_at else deposit_stamp(record.created_at)  # Last-Modified
+        etag = f'"{sha256}"'
+        names = (name, document)
         at = base.rstrip("/")
         plain = self._bases.get(at)
         if plain is None:
@@ -162,21 +185,13 @@ class PlainAnswers:
             self._bases[at] = plain = quotes_to_itself(at)  # else a Link quotes it: the general path
         if not plain:
             return None
-        records = found.records
-        if len(records) == 1:
-            first, created = name, record.created_at
-        else:  # the version's first format names its memento; its first deposit dates it
-            first = f"{document}.{min(r.format for r in records)}.{version}"
-            created = min(r.created_at for r in records)
-        stamp = deposit_stamp(created)
-        modified = stamp if created == record.created_at else deposit_stamp(record.created_at)  # Last-Modified
         link = (f'<{name}>; rel="canonical", <{at}/uri-res/N2R?{document}>; rel="original",'
                 f' <{at}/timegate/{document}>; rel="timegate",'
                 f' <{at}/timemap/link/{document}>; rel="timemap"; type="{LINK_FORMAT}",'
                 f' <{at}/uri-res/N2R?{first}>; rel="memento"; datetime="{stamp}"')
-        content_type = labelled_type(media_type, record.charset).encode("latin-1")
+        content_type = labelled_type(media_type, charset).encode("latin-1")
         stamped, linked, tagged, digest, dated = (
-            stamp.encode("latin-1"), link.encode("latin-1"), etag.encode("latin-1"), record.sha256.encode("latin-1"),
+            stamp.encode("latin-1"), link.encode("latin-1"), etag.encode("latin-1"), sha256.encode("latin-1"),
             modified.encode("latin-1"))
         headers = (
             (b"memento-datetime", stamped),
