@@ -122,6 +122,42 @@ def _make_folders(dest: Path) -> None:
         raise StoreError(f"cannot make the backup directory {dest}: {exc}") from exc
 
 
+def _clear_scratch(dest: Path) -> None:
+    """Before the marker: take away what only taking the backup needed, so that it holds what a restore needs
+    alone. ``tmp/`` (where each blob is copied before it is renamed into ``blobs/``) goes, with what a killed
+    backup left there; a file of a backup into the same DEST still running (its process id in its name, as
+    :class:`~pdi.archive.backup_files.BlobCopier` names it) keeps it. ``blobs/`` goes where it holds none
+    (a PostgreSQL archive's blobs in its database, a SQLite archive's all rows of its catalog), as does a
+    folder of it that a failed copy left empty. A restore makes the archive's own folders (:mod:`.restore`)."""
+    scratch, blobs = dest / "tmp", dest / "blobs"
+    try:
+        if scratch.is_dir():
+            for path in scratch.iterdir():
+                pid = path.name.rpartition(".")[2]
+                if pid.isdigit() and int(pid) != os.getpid() and _running(int(pid)):
+                    return  # another backup into this DEST is copying: its scratch stays till it is done
+                path.unlink()
+            scratch.rmdir()
+        if blobs.is_dir():
+            for folder in blobs.iterdir():
+                if folder.is_dir() and not any(folder.iterdir()):
+                    folder.rmdir()
+            if not any(blobs.iterdir()):
+                blobs.rmdir()
+    except OSError as exc:
+        raise StoreError(f"cannot take away the backup's scratch in {dest}: {exc}") from exc
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's
+        return True
+    return True
+
+
 def _write_atomically(path: Path, data: bytes) -> None:
     partial = path.with_name(path.name + ".partial")
     with partial.open("wb") as f:
@@ -216,6 +252,7 @@ def _backup_sqlite(catalog: SQLStore, root: Path, dest: Path, started_at: str, c
     copy_blobs(copier, catalog, names, files, progress)
     beside = copy_beside(root, dest, "the archive")
     os.replace(snapshot, dest / CATALOG)
+    _clear_scratch(dest)
     fsync_dir(dest)
     _write_marker(dest, "sqlite", _source(str(root), "sqlite"), started_at, len(names), schema_version)
     return BackupDone("sqlite", copier.copied, copier.linked, copier.present, copier.octets, started_at,
@@ -265,6 +302,7 @@ def _backup_postgres(catalog: SQLStore, url: str, dest: Path, started_at: str,
         check_space(dest, sum(size for name, size in names if not copier.has(name, size)))
         copy_blobs(copier, catalog, names, None, progress)
     os.replace(partial, dest / DUMP)
+    _clear_scratch(dest)
     fsync_dir(dest)
     _write_marker(dest, "postgres", _source(url, "postgres"), started_at, copier.copied + copier.present,
                   catalog.schema_version(), schema)

@@ -1,0 +1,117 @@
+"""A backup holds only what a restore needs: no scratch folder, no folder with nothing in it.
+
+``pdi backup`` copies each blob through a temporary file in ``DEST/tmp`` (hashed as it streams, then renamed
+into ``DEST/blobs``): that folder is the backup's scratch, and was left in every backup, empty (or holding what a
+killed backup was copying). ``DEST/blobs`` is what a restore reads the blobs from, and nothing where the backup
+holds none (a SQLite archive whose blobs are all rows of its catalog, a PostgreSQL archive whose blobs are in
+its database). What a restore needs is the marker, the catalog (``catalog.sqlite`` or ``catalog.dump``) and the
+blobs; the restored archive makes its own ``blobs/`` and ``tmp/`` (pdi.archive.restore), so that it takes
+deposits as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import shutil
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from pdi.archive import Archive, Content
+from pdi.archive.backup import backup
+from pdi.archive.backup_files import MARKER
+from pdi.archive.restore import restore
+from support.pgcluster import TemporaryCluster
+
+S = "backup.example.us"
+_databases = itertools.count(1)
+
+
+def _held(dest: Path) -> list[str]:
+    """Every path under ``dest``, folders ending in ``/``, sorted."""
+    return sorted(str(p.relative_to(dest)) + ("/" if p.is_dir() else "") for p in dest.rglob("*"))
+
+
+def _deposits_again(location: str) -> None:
+    """The restored archive takes a deposit kept as a row and one kept as a blob, reads both back, and is whole."""
+    with Archive.open(location) as archive:
+        for octets in (b"a small one\n", os.urandom(150_000)):
+            (name,) = archive.deposit(S, [Content(octets, "octet-stream")])
+            assert archive.get(name).data == octets
+        report = archive.verify()
+        assert report.ok, report
+
+
+def test_a_backup_of_blob_files_holds_no_scratch_and_the_restore_makes_what_the_archive_needs(
+        tmp_path: Path) -> None:
+    root, dest = tmp_path / "archive", tmp_path / "b"
+    large = os.urandom(120_000)
+    digest = hashlib.sha256(large).hexdigest()
+    with Archive.init(str(root)) as archive:
+        archive.add_series(S)
+        archive.deposit(S, [Content(b"row\n", "octet-stream")])
+        archive.deposit(S, [Content(large, "octet-stream")])
+    expected = ["blobs/", f"blobs/{digest[:2]}/", f"blobs/{digest[:2]}/{digest}", "catalog.sqlite", MARKER]
+    for copy in (True, False):  # copied, then (again, into the same DEST) found there
+        backup(str(root), dest, copy=copy)
+        assert _held(dest) == expected
+    # a backup killed while it copied a blob left its temporary file: the next one takes it away
+    (dest / "tmp").mkdir()
+    (dest / "tmp" / f"{digest}.4242").write_bytes(large[:1000])
+    backup(str(root), dest)
+    assert _held(dest) == expected
+    shutil.rmtree(root)
+    restore(dest)
+    assert (root / "blobs").is_dir() and (root / "tmp").is_dir()
+    _deposits_again(str(root))
+
+
+def test_a_backup_of_an_archive_whose_blobs_are_all_rows_holds_its_catalog_and_marker_alone(tmp_path: Path) -> None:
+    root, dest = tmp_path / "archive", tmp_path / "b"
+    with Archive.init(str(root)) as archive:
+        archive.add_series(S)
+        archive.deposit(S, [Content(b"a row of the catalog\n", "octet-stream")])
+    backup(str(root), dest)
+    assert _held(dest) == ["catalog.sqlite", MARKER]
+    restore(dest, str(tmp_path / "restored"))
+    assert (tmp_path / "restored" / "blobs").is_dir() and (tmp_path / "restored" / "tmp").is_dir()
+    _deposits_again(str(tmp_path / "restored"))
+
+
+def test_a_backup_of_a_postgresql_archive_holds_its_dump_and_marker_alone(
+        pg_cluster: TemporaryCluster, tmp_path: Path) -> None:
+    name = f"pdi_backup_scratch_{next(_databases)}"
+    location = pg_cluster.create_database(name)
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        archive.deposit(S, [Content(os.urandom(150_000), "octet-stream")])  # a large object, in the database
+    dest = tmp_path / "b"
+    backup(location, dest)
+    assert _held(dest) == ["catalog.dump", MARKER]
+    with psycopg.connect(pg_cluster.url(), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    pg_cluster.create_database(name)
+    restore(dest, location)
+    _deposits_again(location)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_a_backup_of_s3_blobs_holds_them_and_no_scratch(kind: str, s3_blobs: str, tmp_path: Path,
+                                                        request: pytest.FixtureRequest) -> None:
+    if kind == "sqlite":
+        location = str(tmp_path / "archive")
+    else:
+        cluster: TemporaryCluster = request.getfixturevalue("pg_cluster")
+        location = cluster.create_schema(f"pdi_backup_scratch_s3_{next(_databases)}")
+    octets = os.urandom(90_000)
+    digest = hashlib.sha256(octets).hexdigest()
+    with Archive.init(location, blobs=s3_blobs) as archive:
+        archive.add_series(S)
+        archive.deposit(S, [Content(octets, "octet-stream")])
+    dest = tmp_path / "b"
+    backup(location, dest)
+    catalog = "catalog.sqlite" if kind == "sqlite" else "catalog.dump"
+    assert _held(dest) == ["blobs/", f"blobs/{digest[:2]}/", f"blobs/{digest[:2]}/{digest}", catalog, MARKER]
