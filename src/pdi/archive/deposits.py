@@ -21,6 +21,7 @@ from pdi import formats
 from pdi.archive.access import parse_until
 from pdi.archive.base import ArchiveBase
 from pdi.archive.blobs import Octets
+from pdi.archive.blobs.seam import cleaning_up_after_failure, discard_all
 from pdi.archive.catalog.base import (
     mirrored_series,
     withdrawn_holding,
@@ -435,7 +436,8 @@ class Deposits(ArchiveBase):
                     raise exc.item_said("").of_item(kept[exc.item]) from None
         except BaseException:
             # last staged first: a blob staged twice is pinned by both, and only the first may remove it
-            _discard([rep for one in staged if one is not None for rep in one])
+            with cleaning_up_after_failure():
+                _discard([rep for one in staged if one is not None for rep in one])
             raise
         finally:
             for one in staged:
@@ -556,8 +558,8 @@ class Deposits(ArchiveBase):
                 reps.append(prepare(content, self.store, force=force, progress=progress))
             yield reps
         except BaseException:
-            for rep in reversed(reps):  # as deposit_batch: the pin that placed a blob goes last
-                rep.blob.discard()
+            with cleaning_up_after_failure():  # the deposit's failure is what is said (a commit of unknown outcome)
+                discard_all([rep.blob for rep in reversed(reps)])  # as deposit_batch: the placer last
             raise
         finally:
             for rep in reps:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -211,7 +212,8 @@ def stage_each(
             staged.append(blob)
             check_imported_blob(sha256, blob.info.sha256)
     except BaseException:
-        discard_all(staged)
+        with cleaning_up_after_failure():
+            discard_all(staged)
         raise
     return staged
 
@@ -285,6 +287,25 @@ def _each(items: Sequence[_Pin], action: Callable[[_Pin], None]) -> None:
 def discard_all(blobs: Sequence[StagedBlob]) -> None:
     """After a failed deposit: take back what staging added, when nothing else holds it."""
     _each(blobs, lambda blob: blob.discard())
+
+
+@contextlib.contextmanager
+def cleaning_up_after_failure() -> Iterator[None]:
+    """Around the clean-up of a write that failed, inside its ``except``: the clean-up's own failure does not
+    replace the write's, which says what became of the write. After a PostgreSQL ``COMMIT`` of unknown outcome
+    (:class:`~pdi.errors.CommitUnknownError`) the catalog is not asked again for a second
+    (:mod:`pdi.archive.postgres.servers`), so the discard of a staged S3 object was refused, and its "try again
+    shortly" was said in place of "whether it was applied is unknown": a client that tried again minted a second
+    name. What the clean-up left is held by its staging row for at most
+    :data:`~pdi.archive.catalog.blobs.STAGING_LIFETIME`, then ``pdi verify --remove-unreferenced`` takes it, unless
+    the commit landed and a name holds it. The clean-up's failure is kept as a note of the write's."""
+    try:
+        yield
+    except Exception as exc:
+        failing = sys.exception()
+        if failing is None:  # not inside an except: nothing else to say
+            raise
+        failing.add_note(f"cleaning up after it failed also failed: {exc}")
 
 
 def release_all(pins: Sequence[BlobPin]) -> None:

@@ -15,7 +15,13 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from pdi._wording import plural
-from pdi.archive.blobs.seam import BlobSource, StagedBlob, discard_all, release_all
+from pdi.archive.blobs.seam import (
+    BlobSource,
+    StagedBlob,
+    cleaning_up_after_failure,
+    discard_all,
+    release_all,
+)
 from pdi.archive.catalog.base import (
     MAX_PARAMETERS,
     CatalogBase,
@@ -111,7 +117,8 @@ class ImportsPart(CatalogBase):
             added = self._import_staged(series, representations, assertions, audit, staged, withdrawals,
                                         embargoes, new_document, gapless, force)
         except BaseException:
-            discard_all(staged)
+            with cleaning_up_after_failure():
+                discard_all(staged)
             raise
         release_all(staged)
         return added
