@@ -215,9 +215,33 @@ class StoreError(PDIError, exit_code=8, http_status=503, title="storage error"):
     """The archive's storage could not do what was asked (not a user mistake)."""
 
 
-class CommitUnknownError(StoreError):
-    """A catalog transaction whose ``COMMIT`` got no answer (the connection to the database server was lost as it
-    was sent): the server may have applied it or not, and which is unknown until the archive is looked at again."""
+class CommitUnknownError(StoreError, problem_type="/api#problem-commit-unknown"):
+    """A write whose COMMIT got no answer (the connection to the PostgreSQL server was lost as it was sent): the
+    server may have applied it or not. The same request sent again with the same Idempotency-Key is answered with
+    its first answer if it was applied (Idempotent-Replayed: true), and is made now if it was not; sent again
+    without one, it may be stored twice: look first (GET /api/ls?series=SERIES).
+
+    ``what`` says what was lost and where; ``look`` how to find out what happened on the command line (by
+    default, a deposit's); :meth:`over_http` says it in the write API's words instead."""
+
+    #: How to find out on the command line whether a deposit was applied, and how to do it again safely.
+    LOOK = ("look before doing it again (pdi ls --series SERIES lists its names, pdi get NAME, pdi verify): pdi add"
+            " again the same day with the same --id, or a write API request sent again with the same"
+            " Idempotency-Key, is not stored twice")
+
+    def __init__(self, what: str, *, look: str | None = None) -> None:
+        super().__init__(f"{what}: {look or self.LOOK}")
+        self.what = what
+
+    def over_http(self, keyed: bool | None = None) -> str:
+        """The message for a write API request that sent an Idempotency-Key (``keyed``), or sent none."""
+        if keyed:
+            return (f"{self.what}: send the same request again with the same Idempotency-Key: if it was applied,"
+                    " its first answer comes back (Idempotent-Replayed: true) and nothing is stored twice; if not,"
+                    " it is made now")
+        return (f"{self.what}: this request had no Idempotency-Key, so sending it again may store it twice: look"
+                " first whether it was applied (GET /api/ls?series=SERIES lists the series' names, the newest"
+                " last), and send each write with an Idempotency-Key, whose retry is answered with the first answer")
 
 
 class RemoteError(PDIError, exit_code=16, http_status=502, title="remote error"):

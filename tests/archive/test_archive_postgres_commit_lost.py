@@ -16,8 +16,10 @@ the connection gone.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
+import click
 import psycopg
 import pytest
 from click.testing import CliRunner
@@ -82,6 +84,12 @@ def _says_unknown(message: str) -> None:
     assert "whether it was applied is unknown" in message, message
     assert "nothing" not in message, message
     assert "pdi verify" in message, message  # how to find out
+    assert "pdi ls --series SERIES" in message, message  # whether its name is there
+    # how to do it again without a second name: the same --id, the same Idempotency-Key
+    assert "same --id" in message and "same Idempotency-Key" in message, message
+    named = set(re.findall(r"\bpdi ([a-z]+)", message))
+    commands = set(cli.list_commands(click.Context(cli)))
+    assert named and named <= commands, named - commands  # each a command there is ("pdi list" was none)
 
 
 @pytest.mark.parametrize("size", [100, 200_000], ids=["committed-on-its-own", "the-long-way"])

@@ -605,9 +605,9 @@ class SchemaPart(CatalogBase):
             raise CommitUnknownError(
                 f"migrating the archive at {self.location} from schema version {first} to {target}: the connection"
                 f" to the database server was lost as its transaction was committed, so whether it was applied is"
-                f" unknown (the archive is at schema version {first} or {target}: every step or none); open it again"
-                f" (pdi init --archive, pdi verify), which says its version and migrates it if it is still at"
-                f" {first} ({' '.join(str(exc.__cause__ or exc).split())})"
+                f" unknown (the archive is at schema version {first} or {target}: every step or none)",
+                look=f"open it again (pdi init --archive, pdi verify), which says its version and migrates it if it"
+                     f" is still at {first} ({' '.join(str(exc.__cause__ or exc).split())})",
             ) from exc
         except StoreError as exc:
             if first is None or first >= target:

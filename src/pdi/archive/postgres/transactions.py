@@ -371,7 +371,7 @@ def commit_unknown(location: str, conn: psycopg.Connection[Any], exc: BaseExcept
     return CommitUnknownError(
         f"{location}: the connection to the database server was lost as the transaction was committed"
         f" ({_oneline(exc)}), so whether it was applied is unknown (the server may have committed it before it"
-        " went): look at what it was to write (pdi get NAME, pdi list, pdi verify) before doing it again"
+        " went)"
     )
 
 

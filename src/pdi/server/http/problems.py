@@ -25,7 +25,14 @@ from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pdi._wording import MESSAGE_MOST, clipped
-from pdi.errors import DamagedError, ParseError, PDIError, ScopeError, StoreError
+from pdi.errors import (
+    CommitUnknownError,
+    DamagedError,
+    ParseError,
+    PDIError,
+    ScopeError,
+    StoreError,
+)
 from pdi.identifier import saying_name_meant
 from pdi.server.http.bodies import sends_content
 from pdi.server.http.metrics import counters
@@ -132,7 +139,10 @@ async def on_pdi_error(request: Request, exc: Exception) -> Response:
         counters().store_errors.labels("store").inc()
     if isinstance(exc, ParseError):  # a name pasted from an N2R address, its "#" written %23: the name meant, as pdi says
         exc = saying_name_meant(exc)
-    answer = problem(status_of(exc, request), exc.title, exc.over_http(), type=exc.problem_type, extensions=exc.details)
+    # a write of unknown outcome: how to find out, in the words of a request that sent an Idempotency-Key or none
+    detail = exc.over_http(bool(request.headers.get("idempotency-key"))) if isinstance(exc, CommitUnknownError) \
+        else exc.over_http()
+    answer = problem(status_of(exc, request), exc.title, detail, type=exc.problem_type, extensions=exc.details)
     if isinstance(exc, StoreError):  # a database or blob store not answering (a failover under way): ask again soon
         answer.headers["Retry-After"] = str(STORE_RETRY_SECONDS)
     elif isinstance(exc, ScopeError) and request.headers.get("authorization", "")[:7].lower() == "bearer ":

@@ -150,7 +150,10 @@ PDI_PARAM = Param("pdi", "A PDI (percent-encode all of it, as encodeURIComponent
 _WHOLE = Param("pdi", "A generic or versioned PDI, without a fragment", required=True, schema=_name("pdi-whole"))
 _IDEMPOTENCY = Param(
     "Idempotency-Key", "A retry with this key and the same request answers the first answer (with withdrawn, the"
-    " tombstone, when what it wrote was withdrawn since); another request: 422.",
+    " tombstone, when what it wrote was withdrawn since); another request: 422. Send one with every write: after a"
+    " 503 of problem type commit-unknown (the write may have been applied or not), the same request with the same"
+    " key is answered with the first answer if it was, and made if it was not; without one, a retry may store it"
+    " twice.",
     where="header", schema={"type": "string", "minLength": 1, "maxLength": MAX_KEY + 2,
                             "pattern": '^(?!""$)(?:"[\\x20-\\x7e]{1,255}"|[\\x20-\\x7e]{1,255})$'},
 )
@@ -213,7 +216,9 @@ ERRORS: dict[int, str] = {
     428: "If-Match is required (a write that replaces or deletes)",
     501: "A service of RFC 2169 this resolver does not offer",
     503: "Busy or a storage error (a database failing over): a problem with Retry-After; past the connection"
-         " limit, uvicorn's text/plain; past one client address's share of the connections, a problem",
+         " limit, uvicorn's text/plain; past one client address's share of the connections, a problem; a write whose"
+         " commit got no answer (problem type commit-unknown): it may have been applied, so send it again only with"
+         " the same Idempotency-Key (its first answer comes back if it was), or look first (GET /api/ls)",
     508: "Loop Detected (RFC 5842 §7.2): a name of a series this archive does not hold, whose every resolver known"
          " sends it back here, or round among themselves, none holding it (docs/reference/federation.md)",
 }
