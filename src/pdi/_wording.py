@@ -19,6 +19,35 @@ def plural(count: int, noun: str, nouns: str | None = None) -> str:
     return f"{count} {noun if count == 1 else nouns if nouns is not None else noun + 's'}"
 
 
+#: The binary prefixes of IEC 80000-13, each 1,024 times the one before it: a KiB is 1,024 bytes.
+_BINARY_UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB")
+
+
+def binary_size(count: int) -> str:
+    """A count of bytes as a reader takes it in at a glance, to a tenth of the largest binary unit it fills
+    (``"1.5 KiB"``, ``"4.1 MiB"``; IEC 80000-13 prefixes), or ``""`` under a KiB, where the count says it best.
+    What rounds up to 1,024 of a unit is said in the next (1,048,575 bytes are ``"1.0 MiB"``, not
+    ``"1024.0 KiB"``). Shown beside the exact count, never instead of it: a size is checked to the byte."""
+    if count < 1024:
+        return ""
+    unit = 0
+    while unit + 1 < len(_BINARY_UNITS) and round(count / 1024 ** (unit + 1), 1) >= 1024:
+        unit += 1
+    return f"{count / 1024 ** (unit + 1):.1f} {_BINARY_UNITS[unit]}"
+
+
+def byte_size(count: int, separator: str = "") -> str:
+    """A size as a reader reads it: the exact count grouped by thousands, and from a KiB on its
+    :func:`binary_size` beside it (``"58 bytes"``, ``"4,480,000 bytes (4.3 MiB)"``); with a ``separator``, the
+    binary size after it rather than in parentheses, for a size already said inside some
+    (``"(4,480,000 bytes, 4.3 MiB)"`` with ``", "``)."""
+    counted = f"{count:,} {'byte' if count == 1 else 'bytes'}"
+    approximately = binary_size(count)
+    if not approximately:
+        return counted
+    return f"{counted}{separator}{approximately}" if separator else f"{counted} ({approximately})"
+
+
 #: What never reaches a terminal as it is: the controls (C0, DEL, C1: category Cc), the line and paragraph
 #: separators (Zl, Zp: a log viewer breaks lines at them), Unicode's bidirectional controls (the Bidi_Control
 #: property of PropList.txt: ALM, LRM, RLM, the embeddings and overrides, the isolates) and lone surrogates (no

@@ -236,11 +236,12 @@ def test_a_days_documents_a_page_at_a_time(client: TestClient, archive: Archive,
     archive.withdraw(generic[2], "deposited by mistake")
     archive.withdraw(str(archive.add_version(generic[1], [Content(b"serial 2, wrong\n", "text")])[0]), "wrong")
     titles = [_text(row[1]) for row in _get(client, f"/series/{S}/2026/11/22").findall(".//table[@id='documents']/tbody/tr")]
-    assert titles[:4] == ["", "The second latest version withdrawn", "withdrawn", ""]
+    # a document without a title says so (a blank cell reads as missing)
+    assert titles[:4] == ["untitled", "The second latest version withdrawn", "untitled withdrawn", "untitled"]
     # a document whose only version was withdrawn is withdrawn, not "latest version withdrawn"
     archive.withdraw(str(serials[3]), "sealed")
     titles = [_text(row[1]) for row in _get(client, f"/series/{S}/2026/11/22").findall(".//table[@id='documents']/tbody/tr")]
-    assert titles[3] == "withdrawn"
+    assert titles[3] == "untitled withdrawn"
 
 
 def test_the_document_page_versions_formats_fixity_and_statement_history(

@@ -200,13 +200,14 @@ PAGES = {
                  " && document.body.innerText.includes('text/sgml')"),
     # a video (64×48, 3 s) played from N2R: a clip cited (1 s to 2 s) said in words, in view with the player and the
     # timeline, marked a third of its width; a region of the frame at 1500 ms outlined over that frame (the poster);
-    # a browser's #t= read as the msec it equals
+    # a browser's #t= read as the msec it equals (the words' top may be a fraction of a pixel above the window: the
+    # browser scrolls by whole pixels)
     "video": ("/view?pdi={video}%23sec=1,2", "document.body.innerText.includes('video/webm')"
               " && document.getElementById('player').tagName === 'VIDEO'"
               " && document.getElementById('clip').textContent === 'The clip cited: from 1.000 s up to 2.000 s (1.000 s of 3.000 s).'"
               " && Math.abs(document.getElementById('cited-clip').getBoundingClientRect().width"
               " - document.getElementById('wave').getBoundingClientRect().width / 3) < 1"
-              " && document.getElementById('clip').getBoundingClientRect().top >= 0"
+              " && document.getElementById('clip').getBoundingClientRect().top > -1"
               " && document.getElementById('wave').getBoundingClientRect().bottom <= innerHeight"),
     "video-region": ("/view?pdi={video}%23rect=(8,6),(40,30),1500", "document.getElementById('player').poster.includes('1500')"
                      " && Math.abs(document.getElementById('cited').getBoundingClientRect().left - document.getElementById('player')"

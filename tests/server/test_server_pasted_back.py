@@ -54,12 +54,12 @@ def _asked(pipe: Pipe, session: str, expression: str) -> Any:
 
 
 def _followed(pipe: Pipe, session: str, served: Served) -> Any:
-    """Follow the link the page offers: the text then marked, and the name in the page's own box."""
+    """Follow the link the page offers: the text then marked, and the name in the header's Resolve box."""
     href = _js(pipe, session, f"{OFFERED} && {OFFERED}.getAttribute('href')")
     assert href, _js(pipe, session, "document.querySelector('main').innerText")
     navigate_and_wait_for_load(pipe, session, served.url + href, time.monotonic() + 30)
     return _js(pipe, session, "[[...document.querySelectorAll('#text mark')].map((m) => m.textContent).join(''),"
-                              " document.querySelector('main input[name=pdi]').value]")
+                              " document.getElementById('site-pdi').value]")
 
 
 @pytest.mark.parametrize("case", ["address-bar", "n2r", "full-stop", "quoted-sentence"])

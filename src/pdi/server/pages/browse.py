@@ -50,6 +50,7 @@ from pdi.server.pages.layout import (
     name_details,
     page,
     shown_url,
+    size_cell,
 )
 from pdi.server.pages.problem_pages import problem_page
 
@@ -68,7 +69,10 @@ nav.crumbs li+li::before{content:"\\203A";padding:0 0.45rem;color:#767676}
 nav.crumbs [aria-current]{font-weight:600} nav.crumbs li{overflow-wrap:anywhere;min-width:0}
 table.catalogue{min-width:50%;margin:0.5rem 0 1.2rem}
 #documents,#formats,#statements,#years{width:100%}
-td.empty{color:#6b6b6b;text-align:center}
+/* a series' name wraps only before a dot; a table of names too long for the window scrolls in its own box */
+code.series span.label{white-space:nowrap}
+table#series{display:block;max-width:100%;overflow-x:auto}
+td.empty{color:#6b6b6b;text-align:center} .untitled{color:#6b6b6b;font-style:italic}
 .months{display:grid;grid-template-columns:repeat(auto-fill,minmax(15.5rem,1fr));gap:1rem}
 table.month{width:100%;font-size:0.9rem} section.one{max-width:30rem} table.month td,table.month th{text-align:center;padding:0.2rem}
 table.month td a{display:block;font-weight:600} table.month td small{display:block;color:#555;font-size:0.75rem}
@@ -88,7 +92,7 @@ form.wide input{flex:1 1 20rem;padding:0.3rem} form.wide button{align-self:stret
  div.home-forms form.wide{display:contents}}
 p.pager{display:flex;gap:1.5rem}
 @media (prefers-color-scheme:dark){
-nav.crumbs li+li::before{color:#9a9a9a} td.empty{color:#8f959c}
+nav.crumbs li+li::before{color:#9a9a9a} td.empty,.untitled{color:#8f959c}
 table.month td small{color:#b0b0b0} table.month td.has{background:#1d3350} tr.superseded td{color:#9a9a9a}
 .ok{color:#6fd36f} .bad{color:#ff8080} .never{color:#f0c060} .withdrawn{border-color:#ff9090;color:#ff9090}
 ol.timeline{border-left-color:#3e4a5a} ol.timeline li::before{background:#8ab4f8}
@@ -134,19 +138,39 @@ def _count(n: int) -> str:
     return f"{n:,}"
 
 
+#: A series' name of at most this many characters stands on one line in a table of series
+#: (``elsewhere.example.us``: 20); a longer one wraps before a dot.
+SERIES_ON_ONE_LINE = 24
+#: The longest label of a domain name (RFC 1035 §2.3.4): a label of a series' name up to this long is never cut
+#: by a line break; a longer one (the grammar sets no bound) breaks anywhere, so that no name widens a page.
+LABEL_WHOLE = 63
+
+
+def _series_name(name: str) -> str:
+    """A series' name in a table of series: on one line when it is short (at most :data:`SERIES_ON_ONE_LINE`
+    characters); else wrapping only before a dot, each label (``national-archives``) whole, not cut at a hyphen
+    or anywhere else (a label longer than :data:`LABEL_WHOLE` excepted). A table of names too long for the
+    window scrolls in its own box (``table#series``), as every catalogue table does on a phone."""
+    if len(name) <= SERIES_ON_ONE_LINE:
+        return f'<code class="series"><span class="label">{esc(name)}</span></code>'
+    labels = [("." if i else "") + esc(label) if len(label) > LABEL_WHOLE  # its dot kept with it: no break after one
+              else f'<span class="label">{"." if i else ""}{esc(label)}</span>' for i, label in enumerate(name.split("."))]
+    return '<code class="series">' + "<wbr>".join(labels) + "</code>"
+
+
 # --- home ------------------------------------------------------------------------------------
 def render_home(archive: Archive) -> str:
     """The home page: the archive's series with counts, how to cite and resolve."""
     counts = archive.series_counts()
     total = sum(c.documents for c in counts)
     rows = "".join(
-        f'<tr><td><a href="{_series_path(c.series)}"><code>{breakable(c.series)}</code></a></td>'
+        f'<tr><td><a href="{_series_path(c.series)}">{_series_name(c.series)}</a></td>'
         f'<td class="number">{_count(c.documents)}</td><td>{_day(c.last_day)}</td>'
         f"<td>{'—' if c.last_deposit is None else _time(c.last_deposit)}</td></tr>"
         for c in counts
     )
     table = (
-        '<table class="catalogue" id="series"><caption>Series</caption><thead><tr><th scope="col">Series</th>'
+        '<table class="catalogue" id="series" tabindex="0"><caption>Series</caption><thead><tr><th scope="col">Series</th>'
         '<th scope="col" class="number">Documents</th><th scope="col">Latest day</th>'
         '<th scope="col">Latest deposit</th></tr></thead>'
         f"<tbody>{rows}</tbody></table>"
@@ -196,8 +220,8 @@ def render_series_list(archive: Archive) -> str:
     """``/series``: every registered series, with its parent, counts and days."""
     records = {s.name: s for s in archive.series()}
     rows = "".join(
-        f'<tr><td><a href="{_series_path(c.series)}"><code>{breakable(c.series)}</code></a></td>'
-        f"<td>{'' if records[c.series].parent is None else '<code>' + esc(records[c.series].parent) + '</code>'}</td>"
+        f'<tr><td><a href="{_series_path(c.series)}">{_series_name(c.series)}</a></td>'
+        f"<td>{'' if (parent := records[c.series].parent) is None else _series_name(parent)}</td>"
         f'<td class="number">{_count(c.documents)}</td><td>{_day(c.first_day)}</td><td>{_day(c.last_day)}</td>'
         f"<td>{'—' if c.last_deposit is None else _time(c.last_deposit)}</td>"
         f"<td>{_time(records[c.series].created_at)}</td></tr>"
@@ -208,7 +232,8 @@ def render_series_list(archive: Archive) -> str:
         _crumbs(("Home", "/"), ("Series", None))
         + "<h1>Series</h1>"
         + (
-            '<table class="catalogue" id="series"><thead><tr><th scope="col">Series</th><th scope="col">Under</th>'
+            '<table class="catalogue" id="series" tabindex="0" aria-label="Series"><thead><tr><th scope="col">Series</th>'
+            '<th scope="col">Under</th>'
             '<th scope="col" class="number">Documents</th><th scope="col">First day</th>'
             '<th scope="col">Latest day</th><th scope="col">Latest deposit</th><th scope="col">Registered</th></tr></thead>'
             f"<tbody>{rows}</tbody></table>"
@@ -434,7 +459,7 @@ def _document_row(doc: Generic, found: DocumentPage, gone: set[tuple[str, int | 
     latest = doc.versions[-1]
     title = found.titles.get(str(doc.pdi))
     uid = doc.pdi.unique_id
-    said = isolated(title) if title else ""
+    said = isolated(title) if title else '<span class="untitled">untitled</span>'  # a cell left blank reads as missing
     if (uid, None) in gone or all((uid, v.number) in gone for v in doc.versions):  # whole, or each version
         said += ' <span class="withdrawn">withdrawn</span>'
     elif (uid, latest.number) in gone:
@@ -599,7 +624,7 @@ def _format_row(record: RepresentationRecord, check: FixityCheck | None) -> str:
     media = f"<code>{esc(record.media_type)}</code>" + (f"<br><small>charset {esc(record.charset)}</small>" if record.charset else "")
     return (
         f'<tr><td class="number">{record.version}</td><td><a href="{esc(_view(name))}"><code>{esc(record.format)}</code></a></td>'
-        f'<td>{media}</td><td class="number">{_count(record.size)}</td>'
+        f'<td>{media}</td>{size_cell(record.size)}'
         f'<td class="sha"><code class="sha">{esc(record.sha256)}</code></td><td>{_time(record.created_at)}</td>'
         f"<td>{_fixity(check)}</td></tr>"
     )

@@ -51,6 +51,7 @@ import html
 import re
 from urllib.parse import quote
 
+from pdi._wording import binary_size
 from pdi.archive.access import current_reader
 from pdi.identifier import PDI
 from pdi.server.http.readers import by_cookie, request_target
@@ -81,7 +82,7 @@ td ul{margin:0;padding-left:1.1rem} td.number{text-align:right} td time{white-sp
 table.catalogue th{background:#eef1f5;font-weight:600} table.catalogue tbody tr:nth-child(even){background:#fafbfc}
 table.catalogue td.number,table.catalogue th.number{text-align:right;font-variant-numeric:tabular-nums}
 table.catalogue caption{text-align:left;font-weight:600;padding:0.3rem 0}
-code.name{font-size:0.8rem;color:#555;overflow-wrap:anywhere}
+code.name{font-size:0.8rem;color:#555;overflow-wrap:anywhere} td small.binary{display:block;color:#555;font-size:0.8rem}
 .figure{position:relative;display:inline-block} .figure img{display:block;max-width:100%}
 .box{position:absolute;outline:3px solid #e00;box-shadow:0 0 0 9999px rgba(0,0,0,.25)}
 p.version-banner{background:#fff4d6;border:1px solid #d9a400;border-radius:4px;padding:0.5rem 0.8rem}
@@ -103,7 +104,7 @@ table.catalogue th{background:#252b33} table.catalogue tbody tr:nth-child(even){
 .box{outline-color:#ff5050;box-shadow:0 0 0 9999px rgba(0,0,0,.45)}
 p.version-banner{background:#3a2f10;border-color:#8a6d00} p.version-banner a,p.version-banner a:visited{color:#ffd27a}
 footer.site{border-top-color:#3a3f47;background:#1c2026;color:#b8b8b8} footer.site a,footer.site a:visited{color:#c8d3e0}
-details.pdi-name summary{color:#c8d3e0} details.pdi-name code,.capture-title small{color:#b0b0b0}
+details.pdi-name summary{color:#c8d3e0} details.pdi-name code,.capture-title small,td small.binary{color:#b0b0b0}
 }
 @property --more-left{syntax:"<length>";inherits:false;initial-value:0px}
 @property --more-right{syntax:"<length>";inherits:false;initial-value:0px}
@@ -189,6 +190,13 @@ def breakable(name: PDI | str) -> str:
             start = at
     pieces.append(text[start:])
     return "<wbr>".join(esc(piece) for piece in pieces)  # each piece escaped whole: no entity cut apart
+
+
+def size_cell(count: int) -> str:
+    """A table's cell of a size in bytes (under a heading "Bytes"): the exact count grouped by thousands, and from a
+    KiB on its binary size under it, muted (:func:`pdi._wording.binary_size`: ``4,480,000`` over ``4.3 MiB``)."""
+    approximately = binary_size(count)
+    return f'<td class="number">{count:,}' + (f'<small class="binary">{approximately}</small>' if approximately else "") + "</td>"
 
 
 def name_details(name: PDI | str, label: str = "name") -> str:

@@ -63,7 +63,7 @@ from pdi.interop.accept import parse_accept, preference
 from pdi.server.http.problems import Problem, status_of
 from pdi.server.http.problems import on_http_error as problem_of_http_error
 from pdi.server.http.readers import request_target
-from pdi.server.pages.layout import esc, isolated, page, shown_time
+from pdi.server.pages.layout import esc, isolated, page, shown_time, size_cell
 from pdi.server.protocol.resolver import split_inflection
 from pdi.server.protocol.rfc2169 import n2r_path, urn_from_query
 
@@ -162,7 +162,7 @@ def render_tombstone(archive: Archive, gone: WithdrawnError, name: str, base: st
         rows = "".join(
             f'<tr{" class=named" if token is not None and r.format == token else ""}>'
             f"<td>{r.version}</td><td><code>{esc(r.format)}</code><br><small>{esc(r.media_type)}</small></td>"
-            f'<td class="number">{r.size:,}</td><td><code class="sha">{esc(r.sha256)}</code></td>'
+            f'{size_cell(r.size)}<td><code class="sha">{esc(r.sha256)}</code></td>'
             f"<td>{_breakable_time(r.created_at)}</td></tr>"
             for r in records
         )

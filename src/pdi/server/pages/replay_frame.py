@@ -8,7 +8,8 @@ encapsulates, else the root's ``Content-Location``) and when it was captured
 capture imported from a WARC its ``WARC-Date``:
 :func:`pdi.interop.wacz.capture_time`, as its memento is dated), where it
 stands among the captures of that URL with the capture before and after it,
-a link to the others (``/captures?url=``), and the name one click away (a
+a link to the others (``/captures?url=``) — or, of the only capture, "the
+only capture of this URL", not "1 of 1" — and the name one click away (a
 ``<details>``: it encapsulates the URL, PDI-GRAMMAR §2.4) — and an
 ``<iframe>`` of the page on the replay origin. The frame is sandboxed:
 ``allow-same-origin`` only (so the replay origin's own style, images and
@@ -265,11 +266,14 @@ def render_replay_page(
     facts = [] if named_by_url else [("deposited", shown_time(captured))]
     if own_date and not named_by_url:
         facts.append(("the file's own date", isolated(" ".join(own_date.split())[:100])))
-    around = _captures_around(archive, url, str(parsed.without_fragment())) if url else ""
-    if around:
+    around, alone = _captures_around(archive, url, str(parsed.without_fragment())) if url else ("", False)
+    listed = f"/captures?url={quote(url, safe='')}" if url else ""
+    if alone:  # not "1 of 1": said in words, its list (where a later capture will stand) one click away
+        facts.append(("capture", f'the only capture of <a href="{esc(listed)}">this URL</a>'))
+    elif around:
         facts.append(("capture", around))
-    if url and (named_by_url or around):
-        facts.append(("of this URL", f'<a href="/captures?url={quote(url, safe="")}">other captures</a>'))
+    if url and not alone and (named_by_url or around):
+        facts.append(("of this URL", f'<a href="{esc(listed)}">other captures</a>'))
     if url:  # a capture's heading is its URL: its name one click away (a deposited file's heading is its name)
         facts.append(("PDI", name_details(parsed, "show")))
     kind = "archived page" if record.media_type in AGGREGATE_TYPES else "archived HTML document"
@@ -333,25 +337,25 @@ def _offer(key: str, label: str) -> str:
 CAPTURES_AROUND = 500
 
 
-def _captures_around(archive: Archive, url: str, current: str) -> str:
+def _captures_around(archive: Archive, url: str, current: str) -> tuple[str, bool]:
     """Where the page ``current`` stands among the captures of ``url`` (by time, as its mementos: withdrawn ones
-    left out), with links to the capture before and after it; empty when it is not one of them (its URL is not its
-    id), or they are too many."""
+    left out), with links to the capture before and after it, and whether it is the only one; empty when it is not
+    one of them (its URL is not its id), or they are too many."""
     from pdi.server.protocol.memento_oaipmh import Mementos, generic_of
 
     try:
         found = archive.captures(url, limit=CAPTURES_AROUND)
         if found.after is not None:
-            return ""  # more captures than one page: the list (linked beside) places it
+            return "", False  # more captures than one page: the list (linked beside) places it
         dated, _ = Mementos(archive).dated(found.documents)
         viewed = PDI.parse(current)
     except PDIError:
-        return ""
+        return "", False
     this = (generic_of(viewed), viewed.version)
     times = [(_stamp(when), str(name), (generic_of(name), name.version) == this) for when, name in dated]
     here = next((i for i, (_, _, mine) in enumerate(times) if mine), None)
     if here is None:
-        return ""
+        return "", False
 
     def link(i: int, text: str, rel: str) -> str:
         at, name, _ = times[i]
@@ -361,7 +365,7 @@ def _captures_around(archive: Archive, url: str, current: str) -> str:
         f"{here + 1} of {len(times)}"
         + (link(here - 1, "« earlier", "prev") if here > 0 else "")
         + (link(here + 1, "later »", "next") if here + 1 < len(times) else "")
-    )
+    ), len(times) == 1
 
 
 def _stamp(when: datetime.datetime) -> str:

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from pdi import formats
-from pdi._wording import plural
+from pdi._wording import byte_size
 from pdi.archive import Archive, Generic, Resolved
 from pdi.archive.store import RepresentationRecord
 from pdi.errors import LimitError, UnsupportedError
@@ -184,8 +184,10 @@ MIN_IMAGE_WIDTH = 480
 MAX_FRAME_OPTIONS = 500
 
 
-def _page(title: str, body: str, script: str = "") -> str:
-    return page(title, body, script=script, style=_STYLE if script else "")
+def _page(title: str, body: str, script: str = "", *, name: str) -> str:
+    """A viewer's page: the header's *Resolve* box holds ``name``, the name the page shows (its one box to resolve
+    a name: the reader corrects it there, or adds a fragment to it)."""
+    return page(title, body, script=script, style=_STYLE if script else "", name=name)
 
 
 #: The other forms a name may have, by key: the label of its row, and what its copy button says it copies.
@@ -229,19 +231,11 @@ def _cite_panel(hint: str, *, forms: tuple[str, ...] = (), why: str = "", cite_b
         f'<section class="cite" aria-label="Cite"><p class="hint">{hint}</p>{button}'
         # without scripts a selection cannot be named here; the reader can still write a fragment
         '<noscript><p class="note">Naming a selection needs JavaScript: without it, write the fragment'
-        f" after the name in the box above ({written}) and resolve it.</p></noscript>"
+        f" after the name in the Resolve box at the top of the page ({written}) and resolve it.</p></noscript>"
         + offer("name", "PDI", " needs-script")
         + others
         # the status line's room is kept (nothing moves when it speaks); until it does, it says why it is there
         + f'<p id="cite-status" class="needs-script idle" role="status" aria-live="polite">{idle}</p></section>'
-    )
-
-
-def _form(value: str = "") -> str:
-    return (
-        '<form action="/view" method="get"><label>PDI <input name="pdi" size="70" '
-        f'value="{html.escape(value)}" placeholder="urn:pdi://series.cc/YYYY/MM/DD/id.format.version"></label> '
-        '<button type="submit">Resolve</button></form>'
     )
 
 
@@ -302,7 +296,7 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
     meta = archive.meta(str(whole.pdi))
     facts = "".join(
         f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>"
-        for k, v in [("media type", record.media_type), ("bytes", str(record.size)), ("SHA-256", record.sha256)]
+        for k, v in [("media type", record.media_type), ("size", byte_size(record.size)), ("SHA-256", record.sha256)]
     ) + "".join(f"<dt>{html.escape(k)}</dt><dd>{isolated(v)}</dd>" for k, v in meta.items())  # a depositor's words
     if archive.index_pending_of(record):  # resolvable at once; its passages are the indexer's still
         facts += (
@@ -321,7 +315,7 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
     tab = tab_title(titled, parsed)
     own = dataclasses.replace(parsed, citation=None)
     head = (
-        f"{_form(name)}{_heading(parsed, record)}{_version_banner(archive, record, titled)}"
+        f"{_heading(parsed, record)}{_version_banner(archive, record, titled)}"
         f"{translated}{note}<dl>{facts}</dl>"
         # of a citation's name (A@position=B), A's: N2R and /api/resolve take none (/api/cite checks one)
         f'<p><a href="/uri-res/N2R?{html.escape(_n2r(str(own)))}">the bytes</a> · '
@@ -336,22 +330,22 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
 
         panel = _cite_panel(HINT, forms=("annotation",), why=_WHY_PDF, idle="",
                             written="<code>#char=a,b</code>, <code>#rect=(x1,y1),(x2,y2),f</code>")
-        return _page(tab, head + render_pdf(archive, whole, selected, panel), SCRIPT)
+        return _page(tab, head + render_pdf(archive, whole, selected, panel), SCRIPT, name=name)
     if windowed and record.media_type != "message/rfc822":
-        return _window_page(archive, whole, selected, head, tab)
+        return _window_page(archive, whole, selected, head, tab, name)
     if record.media_type == "message/rfc822":
         if windowed:
             whole = archive.read(located)
-        return _message_page(whole, selected, head, tab)
+        return _message_page(whole, selected, head, tab, name)
     if family in ("text", "html", "xml"):
-        return _text_page(archive, whole, selected, head, tab)
+        return _text_page(archive, whole, selected, head, tab, name)
     if family == "image":
-        return _page(tab, head + _figure(whole, selected), SCRIPT)
+        return _page(tab, head + _figure(whole, selected), SCRIPT, name=name)
     if family == "timed" and whole.media_type.startswith("audio/"):
-        return _page(tab, head + _sound(whole, selected), SCRIPT)
+        return _page(tab, head + _sound(whole, selected), SCRIPT, name=name)
     if video:
-        return _page(tab, head + _video(archive, whole, selected), SCRIPT)
-    return _page(tab, head)
+        return _page(tab, head + _video(archive, whole, selected), SCRIPT, name=name)
+    return _page(tab, head, name=name)
 
 
 _WHY_PDF = (
@@ -393,7 +387,7 @@ def _n2r(name: str) -> str:
     return rfc2169_query(name)
 
 
-def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, head: str, tab: str) -> str:
+def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, head: str, tab: str, name: str) -> str:
     from pdi.fragments.markup import document_charset
     from pdi.fragments.text import TextIndex
     from pdi.fragments.text.lines import line_ending_convention, to_crlf
@@ -419,10 +413,10 @@ def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, hea
         f"{head}{_to_passage(selected) if start is not None else ''}{_text_panel(whole, facts, convention)}"
         f'<pre id="text" dir="auto" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}"{_rfc5147_data(facts)}>\n{shown}</pre>'
     )
-    return _page(tab, body, SCRIPT)
+    return _page(tab, body, SCRIPT, name=name)
 
 
-def _message_page(whole: Resolved, selected: Resolved | None, head: str, tab: str) -> str:
+def _message_page(whole: Resolved, selected: Resolved | None, head: str, tab: str, name: str) -> str:
     """An e-mail: its header fields, thread and parts, and its body's text in the text viewer (docs/email.md)."""
     from pdi.server.pages.mail_pages import MESSAGE_STYLE, message_section
 
@@ -447,10 +441,10 @@ def _message_page(whole: Resolved, selected: Resolved | None, head: str, tab: st
         f"{_cite_panel(hint, cite_button=True)}"
         f'<pre id="text" dir="auto" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}">\n{_shown(text, start, end)}</pre>'
     )
-    return page(tab, body, script=SCRIPT, style=_STYLE + MESSAGE_STYLE)
+    return page(tab, body, script=SCRIPT, style=_STYLE + MESSAGE_STYLE, name=name)
 
 
-def _window_page(archive: Archive, whole: Resolved, selected: Resolved | None, head: str, tab: str) -> str:
+def _window_page(archive: Archive, whole: Resolved, selected: Resolved | None, head: str, tab: str, name: str) -> str:
     """A long text: the passage ``selected`` names (or the beginning) with context on each side, never the whole.
 
     The window is itself a ``char`` fragment of the text, so its characters
@@ -477,9 +471,9 @@ def _window_page(archive: Archive, whole: Resolved, selected: Resolved | None, h
     shown = _shown(text, start - first, end - first) if chosen is not None else _shown(text, None, None)
     last = first + len(text)
     note = (
-        f'<p class="note">A long text ({plural(whole.record.size, "byte")}): shown are characters'
+        f'<p class="note">A long text ({html.escape(byte_size(whole.record.size, ", "))}): shown are characters'
         f" {first} to {last}"
-        + (f", the passage marked (its first {plural(MAX_PASSAGE, 'character')})" if cut
+        + (f", the passage marked (its first {MAX_PASSAGE:,} characters)" if cut
            else ", the passage marked" if chosen is not None and not chosen.past_end else "")
         + ". Name a passage (select it, or give #char=a,b) to see another part.</p>"
     )
@@ -489,7 +483,7 @@ def _window_page(archive: Archive, whole: Resolved, selected: Resolved | None, h
         f'<pre id="text" dir="auto" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}" data-offset="{first}"{_rfc5147_data(facts)}>'
         f"\n{shown}</pre>"
     )
-    return _page(tab, body, SCRIPT)
+    return _page(tab, body, SCRIPT, name=name)
 
 
 #: A link to the marked passage: the script scrolls it into view, and a reader without scripts follows this

@@ -1,0 +1,252 @@
+"""Rough edges of the reader's web app seen in its screenshots, each measured in Chromium.
+
+- a viewer's page showed two boxes to resolve a name: the header's (empty) and the page's own (holding the name);
+- a size was printed as a run of digits (``4320000 bytes``), unlike the catalogue's grouped counts;
+- a replayed page's banner said "capture 1 of 1" of the only capture of its URL;
+- a day's table of documents left the Title cell of a document without a title blank;
+- a series' name in a table of series wrapped at 1100 px though the table had room for it on one line.
+
+Screenshots: ``app-edges-….png`` (and ``…-dark.png``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import time
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from server_helpers import LONG_LINES, TEXT, Clock, Served, long_line, with_replay
+from test_server_keyboard import _contrast, _js
+from test_server_page_polish import _sized
+from test_server_pages_screenshots import dark, page_url
+from test_server_pdf_viewer import _shoot
+
+from pdi._wording import binary_size
+from pdi.archive import Archive
+from pdi.capture.browser import devtools
+
+# --- one box to resolve a name --------------------------------------------------------------------------------------
+
+#: The boxes of a page that resolve a name (a form sent to /view), the name the header's holds, and whether the
+#: header's box and its button sit within the window (nothing of the header pushed out of sight).
+BOXES = """(() => { const box = document.getElementById('site-pdi'), go = box.form.querySelector('button');
+  return [document.querySelectorAll('form[action="/view"]').length, box.value,
+          [box, go].every((e) => { const r = e.getBoundingClientRect(); return r.left >= 0 && r.right <= innerWidth; }),
+          document.documentElement.scrollWidth - document.documentElement.clientWidth]; })()"""
+
+VIEWERS = ["text", "image", "sound", "long-text", "html-source", "capture-source", "old-version", "citation",
+           "pdf", "sgml-elt", "video", "email", "document"]
+
+
+@pytest.mark.parametrize("width", [1100, 375])
+@pytest.mark.parametrize("page", VIEWERS)
+def test_a_viewer_has_one_box_to_resolve_a_name_the_headers_holding_the_name_shown(
+    served: Served, media: tuple[str, dict[str, str]], page: str, width: int
+) -> None:
+    with devtools() as pipe:
+        session = _sized(pipe, page_url(served, media, page), width, 740)
+        shown = _js(pipe, session, "new URLSearchParams(location.search).get('pdi')")
+        boxes, held, in_window, sideways = _js(pipe, session, BOXES)
+        _js(pipe, session, "scrollTo(0, 0)")
+        _shoot(pipe, session, f"app-edges-one-box-{page}-{width}.png")
+        if width == 1100 and page in ("text", "document"):
+            dark(pipe, session, time.monotonic() + 30)
+            _shoot(pipe, session, f"app-edges-one-box-{page}-{width}-dark.png")
+    assert boxes == 1, f"{page}: {boxes} boxes to resolve a name"
+    assert held == shown, (held, shown)  # the name the page shows, to correct or to add a fragment to
+    assert in_window and sideways <= 0, (in_window, sideways)
+
+
+# --- sizes, grouped ---------------------------------------------------------------------------------------------------
+
+#: 160,000 lines of 28 bytes ("0000000 line of a long text" and LF): 4,480,000 bytes, 4,480,000 / 2^20 = 4.27 MiB.
+LONG_SIZE = "4,480,000 bytes (4.3 MiB)"
+
+#: The page's size fact (the ``dd`` after ``dt`` "size"), and every run of four digits or more before "bytes" or
+#: "octets" in the page's text (a size printed ungrouped).
+SIZES = r"""(() => { const dt = [...document.querySelectorAll('main dt')].find((d) => d.textContent === 'size');
+  return [dt ? dt.nextElementSibling.innerText : null,
+          [...document.body.innerText.matchAll(/\b\d{4,} (?:bytes|octets)\b/g)].map((m) => m[0]),
+          [...document.querySelectorAll('table.catalogue')].flatMap((t) => {
+            const at = [...t.querySelectorAll('thead th')].findIndex((th) => th.textContent === 'Bytes');
+            return at < 0 ? [] : [...t.querySelectorAll('tbody tr')].map((r) => r.children[at].innerText); })]; })()"""
+
+
+@pytest.mark.parametrize(("page", "size"), [
+    ("text", f"{len(TEXT)} bytes"),  # under a KiB: the count alone
+    ("long-text-head", LONG_SIZE), ("long-text", LONG_SIZE),
+    ("document", None), ("tombstone", None), ("image", None), ("pdf", None), ("long-document", None),
+])
+def test_a_size_is_grouped_by_thousands_with_its_binary_size_beside_it(
+    served: Served, media: tuple[str, dict[str, str]], page: str, size: str | None
+) -> None:
+    assert LONG_LINES * len(long_line(0)) == 4_480_000
+    with devtools() as pipe:
+        url = (f"{served.url}/view?pdi={urllib.parse.quote(served.long.rsplit('.', 2)[0], safe='')}"
+               if page == "long-document" else page_url(served, media, page))
+        session = _sized(pipe, url, 1100, 740)
+        fact, ungrouped, cells = _js(pipe, session, SIZES)
+        note = _js(pipe, session, "[...document.querySelectorAll('main p.note')].map((p) => p.innerText).join(' ')")
+        _js(pipe, session, "scrollTo(0, 0)")
+        _shoot(pipe, session, f"app-edges-sizes-{page}.png")
+    if size is not None:
+        assert fact == size, fact
+    if page == "long-text":
+        assert "A long text (4,480,000 bytes, 4.3 MiB)" in note, note
+    assert ungrouped == [], ungrouped
+    for cell in cells:  # the exact count, grouped; from a KiB on, its binary size under it
+        count, *approximately = cell.split("\n")
+        assert re.fullmatch(r"\d{1,3}(,\d{3})*", count), cells
+        assert approximately == ([binary_size(int(count.replace(",", "")))] if int(count.replace(",", "")) >= 1024
+                                 else []), cells
+    if page in ("document", "tombstone"):
+        assert cells, f"{page}: no Bytes column"
+    if page == "long-document":
+        assert cells == ["4,480,000\n4.3 MiB"], cells
+
+
+@given(st.integers(0, 2**70))
+def test_a_binary_size_is_the_count_in_the_largest_unit_it_fills_to_a_tenth(count: int) -> None:
+    shown = binary_size(count)
+    if count < 1024:
+        assert shown == ""
+        return
+    number, unit = shown.split(" ")
+    scale = 1024 ** ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB"].index(unit) * 1024
+    assert re.fullmatch(r"\d+\.\d", number), shown
+    assert 1 <= float(number) < 1024 or unit == "ZiB", shown  # no "1024.0 KiB": that is 1.0 MiB
+    assert abs(float(number) * scale - count) <= 0.05 * scale, shown
+
+
+def test_a_binary_size_of_known_counts() -> None:
+    # IEC 80000-13 prefixes: a KiB is 1,024 bytes, a MiB 1,048,576
+    assert binary_size(1023) == ""
+    assert binary_size(1024) == "1.0 KiB"
+    assert binary_size(1536) == "1.5 KiB"
+    assert binary_size(1_048_575) == "1.0 MiB"  # 1023.999 KiB rounds to a whole MiB, said in MiB
+    assert binary_size(1_048_576) == "1.0 MiB"
+    assert binary_size(5 * 2**30 + 2**29) == "5.5 GiB"
+
+
+# --- the only capture of a URL ------------------------------------------------------------------------------------------
+
+BANNER = "[document.querySelector('.replay-banner dl').innerText, !!document.querySelector('.replay-banner a[href^=\"/captures?url=\"]')]"
+
+
+def test_the_only_capture_of_a_url_is_said_so_not_1_of_1(served: Served) -> None:
+    with devtools() as pipe:
+        session = _sized(pipe, f"{served.url}/view?pdi={urllib.parse.quote(served.capture, safe='')}", 1100, 700)
+        said, linked = _js(pipe, session, BANNER)
+        _shoot(pipe, session, "app-edges-only-capture.png")
+        session = _sized(pipe, f"{served.url}/view?pdi={urllib.parse.quote(served.capture, safe='')}", 375, 740)
+        _shoot(pipe, session, "app-edges-only-capture-375.png")
+    assert "the only capture of this URL" in said, said
+    assert "1 of 1" not in said and "other captures" not in said, said
+    assert linked  # its list of captures, where a later one will stand, one click away
+
+
+def test_one_of_several_captures_says_where_it_stands(served: Served) -> None:
+    # the captures of CAPTURES_URL: 2025-06-01, 2026-11-21 (two versions), 2026-11-22; the first is 1 of 4
+    with devtools() as pipe:
+        session = _sized(pipe, f"{served.url}/captures?url={urllib.parse.quote(served.captured, safe='')}", 1100, 700)
+        first = _js(pipe, session, "document.querySelector('ol.timeline a').getAttribute('href')")
+        session = _sized(pipe, served.url + first, 1100, 700)
+        said, linked = _js(pipe, session, BANNER)
+        _shoot(pipe, session, "app-edges-first-of-four.png")
+    assert "1 of 4" in said and "later »" in said and "other captures" in said, said
+    assert "only" not in said and linked, said
+
+
+# --- a document without a title ------------------------------------------------------------------------------------------
+
+#: Each Title cell of the day's table: its text, its colour and the background it is drawn on.
+TITLES = """[...document.querySelectorAll('#documents tbody tr')].map((r) => { const c = r.children[1];
+  let e = c, bg = 'rgba(0, 0, 0, 0)';
+  while (e && (bg = getComputedStyle(e).backgroundColor) === 'rgba(0, 0, 0, 0)') e = e.parentElement;
+  if (bg === 'rgba(0, 0, 0, 0)') bg = 'rgb(255, 255, 255)';  // nothing painted: the light scheme's white canvas
+  const text = c.querySelector('.untitled') || c;
+  return [r.children[0].innerText, c.innerText, getComputedStyle(text).color, bg]; })"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_document_without_a_title_says_untitled_in_its_title_cell(served: Served, scheme: str) -> None:
+    with devtools() as pipe:
+        session = _sized(pipe, f"{served.url}/series/library.example.us/2026/11/22", 1100, 700)
+        if scheme == "dark":
+            dark(pipe, session, time.monotonic() + 30)
+        rows = _js(pipe, session, TITLES)
+        _shoot(pipe, session, f"app-edges-untitled-{scheme}.png")
+    cells = {uid: title for uid, title, _, _ in rows}
+    assert cells == {"https://www.example.org/news": "untitled", "versions": "Two versions, retitled"}, cells
+    for _, _, colour, background in rows:
+        assert _contrast(colour, background) >= 4.5, (colour, background)  # muted, yet WCAG 2.2 §1.4.3
+
+
+# --- a series' name in a table -------------------------------------------------------------------------------------------
+
+#: A parent series and a subseries under it, each a long name: 41 and 64 characters.
+PARENT = "national-archives-and-records.example.us"
+CHILD = "presidential-libraries." + PARENT
+
+
+@pytest.fixture(scope="module")
+def long_series(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A resolver over an archive of the two long-named series, a text deposited in each."""
+    root: Path = tmp_path_factory.mktemp("long-series")
+    clock = Clock(datetime.datetime(2026, 11, 20, 9, 0, tzinfo=datetime.UTC))
+    with Archive.init(root / "archive", clock=clock) as archive:
+        archive.add_series(PARENT)
+        archive.add_series(CHILD, parent=PARENT)
+        for series in (PARENT, CHILD):
+            archive.add(series, b"The minutes.\n", format="text")
+    with with_replay(str(root / "archive")) as (url, _):
+        yield url
+
+
+#: The series' names in the page's table (``#series``): each name, the labels (between dots) a line break cuts in
+#: two, and how many lines it takes; and how far the page scrolls sideways.
+NAMES = """(() => { const names = [];
+  for (const code of document.querySelectorAll('#series td code')) {
+    const cut = [], walk = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+    for (let node = walk.nextNode(); node; node = walk.nextNode()) for (const m of node.data.matchAll(/[^.]+/g)) {
+      const r = document.createRange(); r.setStart(node, m.index); r.setEnd(node, m.index + m[0].length);
+      if (new Set([...r.getClientRects()].map((b) => Math.round(b.top))).size > 1) cut.push(m[0]);
+    }
+    const whole = document.createRange(); whole.selectNodeContents(code);
+    names.push([code.textContent, cut, new Set([...whole.getClientRects()].map((b) => Math.round(b.top))).size]);
+  }
+  return [names, document.documentElement.scrollWidth - document.documentElement.clientWidth]; })()"""
+
+
+#: The pages with a table of series, by path: the name their screenshots carry.
+_PAGE = {"/": "home", "/series": "series"}
+
+
+@pytest.mark.parametrize("width", [1100, 1024])
+@pytest.mark.parametrize("path", ["/", "/series"])
+def test_a_short_series_name_stands_on_one_line_on_a_wide_screen(served: Served, path: str, width: int) -> None:
+    with devtools() as pipe:
+        session = _sized(pipe, served.url + path, width, 700)
+        names, sideways = _js(pipe, session, NAMES)
+        _shoot(pipe, session, f"app-edges-series-names-{_PAGE[path]}-{width}.png")
+    assert {name for name, _, _ in names} == {"library.example.us", "elsewhere.example.us"}, names
+    assert all(lines == 1 for _, _, lines in names), names
+    assert sideways <= 0, sideways
+
+
+@pytest.mark.parametrize("width", [1100, 800, 640, 390])
+@pytest.mark.parametrize("path", ["/", "/series"])
+def test_a_long_series_name_wraps_only_between_its_labels(long_series: str, path: str, width: int) -> None:
+    with devtools() as pipe:
+        session = _sized(pipe, long_series + path, width, 700)
+        names, sideways = _js(pipe, session, NAMES)
+        _shoot(pipe, session, f"app-edges-long-series-{_PAGE[path]}-{width}.png")
+    assert {name for name, _, _ in names} >= {PARENT, CHILD}, names
+    assert [cut for _, cut, _ in names if cut] == [], names
+    assert sideways <= 0, sideways
