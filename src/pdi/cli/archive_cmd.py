@@ -493,8 +493,9 @@ def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: fl
     (pdi meta). Importing the same file again deposits nothing new.
 
     A stranger's file is read within bounds: a header line of 256 KiB, a
-    record's header blocks of 1 MiB and 10,000 lines, --max-expansion,
-    --max-seconds (exit status 7 past one). A file cut short or damaged is
+    record's header blocks of 1 MiB and 10,000 lines, --max-expansion, a
+    WACZ's ZIP directory of 10,000 files and 16 MiB, --max-seconds (exit
+    status 7 past one). A file cut short or damaged is
     refused naming the record and its offset (exit status 1, or 3 for a
     digest), and nothing is imported; with --partial the whole records
     before the damage are imported, the damage is printed ("dropped: ..."),
