@@ -276,3 +276,40 @@ def test_an_apngs_frames_are_those_it_holds_not_those_it_claims(real: int, claim
     if claimed == 2**31:
         with pytest.raises(NotFoundError, match=f"it has {frames} frame"):
             evaluate("rect", ((0, 0), (1, 1), frames), data, media_type="image/png")
+
+
+def _png_claiming(width: int, height: int) -> bytes:
+    """A PNG of a few dozen octets whose header claims ``width`` × ``height`` grey pixels (PNG §11.2.2: IHDR, one
+    IDAT, IEND; each chunk's CRC-32)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(b"\x00" * 1000)) + chunk(b"IEND", b""))
+
+
+@pytest.mark.parametrize("scheme", ["rect", "crop"])
+def test_a_header_claiming_more_pixels_than_pillow_opens_is_a_limit_that_says_so(scheme: str) -> None:
+    """Found by an attack: ``rect`` and ``crop`` of a PNG claiming 100,000×100,000 pixels said Pillow's words,
+    "image too large to cut: Image size (10000000000 pixels) exceeds limit of 178956970 pixels, could be
+    decompression bomb DOS attack.": "cut" of a ``rect``, which cuts nothing, and a bound no setting of pdi names.
+    Pillow opens no image past twice ``Image.MAX_IMAGE_PIXELS``; the refusal names the fragment, what the header
+    claims, that bound, and how the image is had whole."""
+    most = 2 * (Image.MAX_IMAGE_PIXELS or 0)
+    with pytest.raises(LimitError) as refused:
+        evaluate(scheme, ((0, 0), (10, 10)), _png_claiming(100_000, 100_000), media_type="image/png", charset=None)
+    assert str(refused.value) == (
+        f"{scheme} on image/png: its header claims {100_000 * 100_000:,} pixels, more than the {most:,} Pillow"
+        " opens an image of (twice PIL.Image.MAX_IMAGE_PIXELS): no fragment of it is evaluated; its octets are"
+        " had whole, by its name without a fragment"
+    )
+
+
+def test_a_rect_of_a_header_claiming_just_under_what_pillow_opens_is_named_from_the_header() -> None:
+    """Up to that bound ``rect`` names the region reading the header alone (docs/reference/fragments.md): an
+    12,000×14,000 PNG (168 million pixels, past Pillow's warning and under its refusal) of 100 octets or so."""
+    data = _png_claiming(12_000, 14_000)
+    assert (Image.MAX_IMAGE_PIXELS or 0) < 12_000 * 14_000 <= 2 * (Image.MAX_IMAGE_PIXELS or 0) and len(data) < 200
+    region = evaluate("rect", ((5, 6), (7, 8)), data, media_type="image/png", charset=None).region
+    assert region is not None and (region.width, region.height, region.x1, region.y2) == (12_000, 14_000, 5, 8)

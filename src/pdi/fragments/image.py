@@ -28,9 +28,10 @@ not have is :class:`~pdi.errors.NotFoundError`; a ``crop`` with no pixels
 (zero width or height) is :class:`~pdi.errors.UnsupportedError`, since there
 is no empty image to return. Images are read with Pillow (PNG, GIF, JPEG,
 TIFF, WebP, BMP …); a format it cannot read is
-:class:`~pdi.errors.UnsupportedError`, an image above Pillow's
-decompression-bomb limit (about 179 million pixels) is
-:class:`~pdi.errors.LimitError`, and so is a frame of a GIF, APNG, WebP or
+:class:`~pdi.errors.UnsupportedError`, an image whose header claims more
+than Pillow opens (twice its ``MAX_IMAGE_PIXELS``, about 179 million
+pixels) is :class:`~pdi.errors.LimitError` for ``rect`` too (Pillow reads
+no header past it), and so is a frame of a GIF, APNG, WebP or
 FLI whose reaching decodes more than :data:`MAX_SEEK_PIXELS` (Pillow
 composes each frame on the ones before it, so frame N costs N canvases),
 any fragment of a TIFF of more than :data:`MAX_TIFF_PAGES` pages, and a
@@ -41,6 +42,7 @@ Pure: no I/O.
 from __future__ import annotations
 
 import io
+import re
 import struct
 import warnings
 import zlib
@@ -191,7 +193,8 @@ def evaluate_image(
     except PDIError:
         raise
     except Image.DecompressionBombError as exc:
-        raise LimitError(f"image too large to cut: {exc}") from exc
+        raise LimitError(f"{scheme} on {media_type}: {unopened(exc)}: no fragment of it is evaluated; its octets are"
+                         " had whole, by its name without a fragment") from exc
     except UnidentifiedImageError as exc:
         raise UnsupportedError(f"{scheme} on {media_type}: not an image format pdi can read") from exc
     except DAMAGED as exc:
@@ -199,6 +202,18 @@ def evaluate_image(
     return FragmentResult(
         data=png, media_type="image/png", clamped=clamped, ranges=(), scheme=scheme, region=region
     )
+
+
+def unopened(error: Exception) -> str:
+    """What Pillow's ``DecompressionBombError`` means, in pdi's words: the pixels the image's header claims (Pillow
+    says the number only in its message) and the most Pillow opens an image of, twice its ``MAX_IMAGE_PIXELS``
+    (about 179 million: Image.open refuses past it, whatever is asked of the image, the header alone too)."""
+    from PIL import Image
+
+    claimed = re.search(r"\((\d+) pixels\)", str(error))
+    said = f"{int(claimed[1]):,} pixels" if claimed else "more pixels"
+    return (f"its header claims {said}, more than the {2 * (Image.MAX_IMAGE_PIXELS or 0):,} Pillow opens an image"
+            " of (twice PIL.Image.MAX_IMAGE_PIXELS)")
 
 
 def damage(error: Exception) -> str:

@@ -38,7 +38,6 @@ from __future__ import annotations
 import hashlib
 import io
 import mmap
-import re
 import threading
 import warnings
 import wave
@@ -189,11 +188,10 @@ def image_facts(data: bytes, media_type: str) -> ImageFacts:
                                          f" {MAX_TIFF_PAGES:,} shown here; its octets are served whole by N2R")
                 return ImageFacts(image.width, image.height, frame_count(image, data))
     except Image.DecompressionBombError as exc:  # a header claiming more than twice Pillow's bound
-        claimed = re.search(r"\((\d+) pixels\)", str(exc))  # Pillow's message, the one place it says the number
-        said = f"{int(claimed[1]):,} pixels" if claimed else "more pixels"
-        most = 2 * (Image.MAX_IMAGE_PIXELS or 0)
-        raise LimitError(f"{media_type}: its header claims {said}, more than the {most:,} an image is opened with"
-                         " here; its octets are served whole by N2R, and rect= names a region of it") from exc
+        from pdi.fragments.image import unopened
+
+        # (no rect= of it either: Pillow reads no header past that bound)
+        raise LimitError(f"{media_type}: {unopened(exc)}; its octets are served whole by N2R") from exc
     except UnidentifiedImageError as exc:
         raise UnsupportedError(f"{media_type}: not an image pdi can read") from exc
     except DAMAGED as exc:  # counting a damaged GIF's frames trips as its crop does (found by an attack: a 500)
