@@ -300,3 +300,68 @@ def test_a_messages_facts_and_view_read_it_once(monkeypatch: pytest.MonkeyPatch)
     forget_body_texts()
     assert message_body_text(data) == "caf\u00e9\r\n"  # none held: read
     assert again == [len(data)]
+
+
+def test_an_mbox_is_cut_reading_its_file_by_the_block_not_by_the_octet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by an attack: ``pdi add FILE.mbox`` read its file an octet at a time: the reader that names the file
+    in a read error had no ``readline`` of its own, and ``io.RawIOBase``'s reads one octet a call, so an mbox of
+    the 256 MiB one deposit takes made 268 million calls and took two minutes to be cut (``split_mbox`` itself
+    cuts it in a few seconds). Its lines come from the file's buffered reader: cutting an mbox of 2 MiB reads it
+    in no call per octet, and every message is deposited as it is written."""
+    from click.testing import CliRunner
+
+    from pdi.archive import Archive
+    from pdi.cli import cli, deposit_cmd
+
+    calls: list[int] = []
+    read = deposit_cmd._Reading.read
+    monkeypatch.setattr(deposit_cmd._Reading, "read", lambda self, size=-1: calls.append(size) or read(self, size))
+    body = b"a line of a long message, as a list's archive holds them\n" * 18_000
+    messages = [b"From: a@example.org\nMessage-ID: <%d@example.org>\nSubject: s\n\n" % n + body for n in (1, 2)]
+    (tmp_path / "list.mbox").write_bytes(b"".join(b"From a@example.org Sat Jan  1 00:00:00 2000\n" + m + b"\n"
+                                                  for m in messages))
+    location = str(tmp_path / "a")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", location]).exit_code == 0
+    assert runner.invoke(cli, ["series", "add", "mail.example.us", "--archive", location]).exit_code == 0
+    done = runner.invoke(cli, ["add", str(tmp_path / "list.mbox"), "--series", "mail.example.us",
+                               "--archive", location])
+    assert done.exit_code == 0, done.output
+    assert len(calls) < 100, f"{len(calls):,} reads of a {len(body) * 2:,}-octet mbox"
+    names = [line for line in done.output.split() if line.startswith("urn:pdi:")]
+    with Archive.open(location) as archive:
+        assert [archive.get(name).data for name in names] == messages
+
+
+@pytest.mark.parametrize(("what", "box", "said"), [
+    ("100,001 messages", b"".join(b"From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <%d@x>\n\nx\n\n" % n
+                                  for n in range(100_001)),
+     "list.mbox: the mbox has more than 100,000 messages: message 100,001 begins at line 500,001"),
+    ("a message of 64 MiB and one octet", b"From a@b Sat Jan  1 00:00:00 2000\nSubject: s\n\n"
+     + b"a" * ((64 << 20) - 12) + b"\n",
+     "list.mbox: message 1 of the mbox (its From_ line is line 1) is larger than 67,108,864 octets"),
+])
+def test_an_mbox_past_its_bounds_is_refused_naming_the_file_and_the_bound(
+    tmp_path: Path, what: str, box: bytes, said: str
+) -> None:
+    """docs/email.md's bounds of one ``pdi add FILE.mbox``: 100,000 messages, each of 64 MiB at most (one more is
+    exit 7, nothing deposited), said naming the file, as the bound of 256 MiB in all is (the first was said with
+    no file, its numbers unformatted: "the mbox has more than 100000 messages (line 500001)")."""
+    from click.testing import CliRunner
+
+    from pdi.archive import Archive
+    from pdi.cli import cli
+
+    (tmp_path / "list.mbox").write_bytes(box)
+    location = str(tmp_path / "a")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", location]).exit_code == 0
+    assert runner.invoke(cli, ["series", "add", "mail.example.us", "--archive", location]).exit_code == 0
+    refused = runner.invoke(cli, ["add", str(tmp_path / "list.mbox"), "--series", "mail.example.us",
+                                  "--archive", location])
+    assert refused.exit_code == 7, f"{what}: {refused.output}"
+    assert f"limit exceeded: {tmp_path / said}" in refused.output, refused.output
+    with Archive.open(location) as archive:
+        assert archive.ls("urn:pdi://mail.example.us/*/*/*/*") == []

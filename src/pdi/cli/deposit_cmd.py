@@ -18,7 +18,7 @@ import stat
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import BinaryIO, cast
+from typing import TYPE_CHECKING, BinaryIO, cast
 
 import click
 
@@ -31,6 +31,9 @@ from pdi.cli.archive_cmd import archive_option
 from pdi.cli.archive_io import open_archive
 from pdi.errors import ImmutabilityError, NotFoundError, PDIError, StoreError
 from pdi.identifier import PDI
+
+if TYPE_CHECKING:
+    from pdi.mail.mbox import MboxMessage
 
 
 def _open_file(path: str, stack: contextlib.ExitStack) -> BinaryIO:
@@ -62,6 +65,14 @@ class _Reading(io.RawIOBase):
     def read(self, size: int = -1) -> bytes:
         try:
             return self._f.read(size)
+        except OSError as exc:
+            raise StoreError(f"cannot read {self._path}: {exc.strerror}") from exc
+
+    def readline(self, size: int | None = -1) -> bytes:
+        # the file's own, from its buffer: io.RawIOBase's reads an octet a call (an mbox of 256 MiB, the most one
+        # deposit takes, was cut in two minutes of 268 million calls)
+        try:
+            return self._f.readline(-1 if size is None else size)
         except OSError as exc:
             raise StoreError(f"cannot read {self._path}: {exc.strerror}") from exc
 
@@ -327,11 +338,12 @@ def _add_mbox(
         places: list[str] = []  # each message's, as its refusals name it
         seen: set[str | None] = set()
         total = 0
-        for message in split_mbox(stream):
+        for message in _said_of_file(split_mbox(stream), _source(file)):
             total += len(message.data)
             if total > MBOX_UP_TO:
-                raise LimitError(f"{_source(file)}: its messages pass {MBOX_UP_TO} octets at message"
-                                 f" {message.number + 1} (line {message.line}): split the mbox")
+                raise LimitError(f"{_source(file)}: its messages pass {MBOX_UP_TO:,} octets (the most one pdi add"
+                                 f" deposits) at message {message.number + 1:,} (line {message.line:,}):"
+                                 " split the mbox")
             where = f"{_source(file)}: message {message.number + 1} (From_ line {message.line})"
             mid, why = mid_name(None if serial else head_message_id(message.data[: 1 << 20]))
             if why is not None:
@@ -360,6 +372,16 @@ def _add_mbox(
     for place, deposit, held in zip(places, deposits, earlier, strict=True):
         if held is not None:
             click.echo(_second_name_warning(deposit[0], held, not serial, place), err=True)
+
+
+def _said_of_file(messages: Iterator[MboxMessage], source: str) -> Iterator[MboxMessage]:
+    """The mbox's messages, a refusal of the cutting (too many, one too large) said of the file ``source``."""
+    from pdi.errors import LimitError
+
+    try:
+        yield from messages
+    except LimitError as exc:
+        raise LimitError(f"{source}: {exc}") from None
 
 
 def _said_of_message(exc: PDIError, places: list[str]) -> PDIError:

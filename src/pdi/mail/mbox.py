@@ -61,7 +61,8 @@ def split_mbox(
             if not line:
                 return
             if number >= max_messages:
-                raise LimitError(f"the mbox has more than {max_messages} messages (line {line_number})")
+                raise LimitError(f"the mbox has more than {max_messages:,} messages: message {number + 1:,} begins"
+                                 f" at line {line_number:,}")
             current, from_line, from_at, last_was_empty = bytearray(), line, line_number, False
             continue
         last_was_empty = line == _LINESEP
@@ -69,7 +70,7 @@ def split_mbox(
             continue  # before the first From_ line: no message's
         if len(current) + len(line) > max_message_bytes:
             raise LimitError(
-                f"message {number + 1} of the mbox (its From_ line is line {from_at}) is larger than"
-                f" {max_message_bytes} octets"
+                f"message {number + 1:,} of the mbox (its From_ line is line {from_at:,}) is larger than"
+                f" {max_message_bytes:,} octets"
             )
         current += line
