@@ -158,6 +158,21 @@ def test_a_video_past_ffprobes_bound_is_refused_naming_the_file_and_leaves_nothi
     assert snapshot(archive) == before
 
 
+def test_what_ffmpeg_says_of_its_file_is_said_without_the_servers_path(tmp_path: Path) -> None:
+    """ffprobe and ffmpeg name the file they were given (``file:/tmp/pdi-video-…: Cannot allocate memory``, seen
+    with an MP4 whose sample table claims 2^31 entries): a temporary copy, or the archive's blob, whose place on
+    the server is not the reader's to know; the message keeps what was wrong."""
+    from pdi.archive.video import _unplaced
+
+    path = str(tmp_path / "pdi-video-x1y2")
+    assert _unplaced(f"file:{path}: Cannot allocate memory", path) == "Cannot allocate memory"
+    assert _unplaced(f"[mov,mp4 @ 0x55] error reading header of file:{path}", path) == (
+        "[mov,mp4 @ 0x55] error reading header of the video")
+    assert _unplaced(f"{path}: Invalid data found when processing input", path) == (
+        "the video: Invalid data found when processing input")
+    assert _unplaced("moov atom not found", path) == "moov atom not found"
+
+
 def test_an_ogg_of_sound_alone_declared_video_ogg_has_no_frame_size(archive: Archive, tmp_path: Path) -> None:
     data = subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=duration=2", "-c:a", "libvorbis",
                            "-f", "ogg", "-"], check=True, capture_output=True, timeout=60).stdout

@@ -106,11 +106,10 @@ def probe(path: str, media_type: str, *, seconds: float = PROBE_SECONDS) -> Vide
         if done.returncode != 0:
             err.seek(max(0, err.tell() - 2000))
             said = err.read().decode("utf-8", "replace").strip().splitlines()
-            reason = said[-1] if said else f"exit status {done.returncode}"
+            reason = _unplaced(said[-1], path) if said else f"exit status {done.returncode}"
             if out_of_memory(said):
                 raise LimitError(f"ffprobe needs more than {CHILD_MEMORY >> 20} MiB to read this video: {reason}")
-            raise ParseError(f"ffprobe cannot read it as {demuxer}: {reason.removeprefix('file:' + path + ': ')}",
-                             rule="video")
+            raise ParseError(f"ffprobe cannot read it as {demuxer}: {reason}", rule="video")
         out.seek(0)
         report = out.read()
     if states_duration(report):
@@ -118,6 +117,13 @@ def probe(path: str, media_type: str, *, seconds: float = PROBE_SECONDS) -> Vide
     # no duration in the container (a browser's recording): the end of its last packet, found by reading them all
     left = seconds - (time.monotonic() - started)
     return info_from_ffprobe(report, media_type, duration=_last_packet_end(program, demuxer, path, left))
+
+
+def _unplaced(line: str, path: str) -> str:
+    """A line ffmpeg or ffprobe wrote about the file at ``path`` without the path: it is this process's own temporary
+    copy (or the archive's blob file), which is nothing to the reader the message is for, and not theirs to know
+    where the server keeps its files. ``file:PATH: reason`` is ``reason``; a path elsewhere is ``the video``."""
+    return line.removeprefix(f"file:{path}: ").replace(f"file:{path}", "the video").replace(path, "the video")
 
 
 def _last_packet_end(program: str, demuxer: str, path: str, seconds: float) -> Decimal | None:
@@ -291,7 +297,7 @@ def frame_region(path: str, media_type: str, scheme: str, positions: Sequence[ob
                 raise LimitError(f"ffmpeg needs more than {memory >> 20} MiB to decode the frame at {at} ms of this"
                                  f" {info.width}×{info.height} video (its frames may be larger than its first)")
             raise UnsupportedError(f"ffmpeg cannot decode the frame at {at} ms: "
-                                   f"{said[-1] if said else f'exit status {done.returncode}'}")
+                                   f"{_unplaced(said[-1], path) if said else f'exit status {done.returncode}'}")
         out.seek(0)
         png = out.read()
     if not png:
