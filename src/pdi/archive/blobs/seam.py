@@ -298,11 +298,13 @@ def cleaning_up_after_failure() -> Iterator[None]:
     shortly" was said in place of "whether it was applied is unknown": a client that tried again minted a second
     name. What the clean-up left is held by its staging row for at most
     :data:`~pdi.archive.catalog.blobs.STAGING_LIFETIME`, then ``pdi verify --remove-unreferenced`` takes it, unless
-    the commit landed and a name holds it. The clean-up's failure is kept as a note of the write's."""
+    the commit landed and a name holds it. The clean-up's failure is kept as a note of the write's (outside an
+    ``except``, where there is no write's failure to keep, it is raised)."""
+    # the write's failure, read on entering: inside the handler below, sys.exception() is the clean-up's own
+    failing = sys.exception()
     try:
         yield
     except Exception as exc:
-        failing = sys.exception()
         if failing is None:  # not inside an except: nothing else to say
             raise
         failing.add_note(f"cleaning up after it failed also failed: {exc}")
