@@ -15,6 +15,7 @@ import hashlib
 import itertools
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import psycopg
@@ -22,8 +23,9 @@ import pytest
 
 from pdi.archive import Archive, Content
 from pdi.archive.backup import backup
-from pdi.archive.backup_files import MARKER
+from pdi.archive.backup_files import MARKER, BackupDone, BlobCopier
 from pdi.archive.restore import restore
+from pdi.errors import StoreError
 from support.pgcluster import TemporaryCluster
 
 S = "backup.example.us"
@@ -115,3 +117,51 @@ def test_a_backup_of_s3_blobs_holds_them_and_no_scratch(kind: str, s3_blobs: str
     backup(location, dest)
     catalog = "catalog.sqlite" if kind == "sqlite" else "catalog.dump"
     assert _held(dest) == ["blobs/", f"blobs/{digest[:2]}/", f"blobs/{digest[:2]}/{digest}", catalog, MARKER]
+
+
+def test_a_second_backup_into_a_dest_a_backup_is_copying_into_is_refused_and_the_first_finishes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two backups into one DEST at once (an overlapping cron job): the second would find the first's scratch and
+    catalog copy and take them away (DEST/tmp between two of its blobs, catalog.sqlite.partial), and the first then
+    failed on its next blob; the second is refused at once, saying why, and the first finishes whole."""
+    root, dest = tmp_path / "archive", tmp_path / "b"
+    large = [os.urandom(120_000) for _ in range(3)]
+    with Archive.init(str(root)) as archive:
+        archive.add_series(S)
+        for octets in large:
+            archive.deposit(S, [Content(octets, "octet-stream")])
+    placed, go_on = threading.Event(), threading.Event()
+    real = BlobCopier.from_file
+
+    def pausing(self: BlobCopier, sha256: str, source: Path) -> None:  # the first backup stops after one blob
+        real(self, sha256, source)
+        if threading.current_thread().name == "first" and not placed.is_set():
+            placed.set()
+            go_on.wait(60)
+
+    monkeypatch.setattr(BlobCopier, "from_file", pausing)
+    done: list[object] = []
+
+    def first() -> None:
+        try:
+            done.append(backup(str(root), dest, copy=True))
+        except BaseException as exc:  # said by the assertion below
+            done.append(exc)
+
+    thread = threading.Thread(target=first, name="first")
+    thread.start()
+    try:
+        assert placed.wait(60)
+        with pytest.raises(StoreError, match=f"another pdi backup into {dest} is running"):
+            backup(str(root), dest, copy=True)
+    finally:
+        go_on.set()
+        thread.join(60)
+    assert len(done) == 1 and isinstance(done[0], BackupDone), done
+    digests = sorted(hashlib.sha256(octets).hexdigest() for octets in large)
+    assert _held(dest) == sorted(["catalog.sqlite", MARKER, "blobs/", *{f"blobs/{d[:2]}/" for d in digests},
+                                  *(f"blobs/{d[:2]}/{d}" for d in digests)])
+    backup(str(root), dest)  # and once it is done, the next one runs
+    shutil.rmtree(root)
+    restore(dest)
+    _deposits_again(str(root))

@@ -22,7 +22,9 @@ A backup is a directory marked by ``pdi-backup.json``:
 
 A second backup into the same directory copies only the blobs not there yet,
 writes the new catalog beside the old one and renames it into place once its
-blobs are all there: an interrupted backup leaves the previous one whole.
+blobs are all there: an interrupted backup leaves the previous one whole. One backup into a directory runs at
+a time (an exclusive lock on the directory, held while it runs): a second one started meanwhile is refused, since
+it would take the first one's catalog copy and scratch away from under it.
 
 A restore is :mod:`pdi.archive.restore`; what both read and write of a backup is :mod:`pdi.archive.backup_files`.
 """
@@ -30,9 +32,12 @@ A restore is :mod:`pdi.archive.restore`; what both read and write of a backup is
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -122,20 +127,40 @@ def _make_folders(dest: Path) -> None:
         raise StoreError(f"cannot make the backup directory {dest}: {exc}") from exc
 
 
+@contextlib.contextmanager
+def _only_backup_into(dest: Path) -> Iterator[None]:
+    """While the backup into ``dest`` runs: an exclusive lock on the directory (:func:`fcntl.flock`, let go when
+    the backup ends, or its process does), so that no other backup runs into it meanwhile. A second backup would
+    remove the first's catalog copy (``catalog.sqlite.partial``) as a killed one's leftover, and take its scratch
+    away before it was done (found in review, 2026-11-28: the first failed on its next blob); it is refused."""
+    try:
+        fd = os.open(dest, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise StoreError(f"cannot open the backup directory {dest}: {exc}") from exc
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StoreError(f"another pdi backup into {dest} is running: run this one again once it is done"
+                             " (it copies only what is new since)") from None
+        except OSError as exc:
+            raise StoreError(f"cannot lock the backup directory {dest}: {exc}") from exc
+        yield
+    finally:
+        os.close(fd)
+
+
 def _clear_scratch(dest: Path) -> None:
     """Before the marker: take away what only taking the backup needed, so that it holds what a restore needs
     alone. ``tmp/`` (where each blob is copied before it is renamed into ``blobs/``) goes, with what a killed
-    backup left there; a file of a backup into the same DEST still running (its process id in its name, as
-    :class:`~pdi.archive.backup_files.BlobCopier` names it) keeps it. ``blobs/`` goes where it holds none
-    (a PostgreSQL archive's blobs in its database, a SQLite archive's all rows of its catalog), as does a
-    folder of it that a failed copy left empty. A restore makes the archive's own folders (:mod:`.restore`)."""
+    backup left there (no other backup into DEST runs meanwhile: :func:`_only_backup_into`). ``blobs/`` goes
+    where it holds none (a PostgreSQL archive's blobs in its database, a SQLite archive's all rows of its
+    catalog), as does a folder of it that a failed copy left empty. A restore makes the archive's own folders
+    (:mod:`.restore`)."""
     scratch, blobs = dest / "tmp", dest / "blobs"
     try:
         if scratch.is_dir():
             for path in scratch.iterdir():
-                pid = path.name.rpartition(".")[2]
-                if pid.isdigit() and int(pid) != os.getpid() and _running(int(pid)):
-                    return  # another backup into this DEST is copying: its scratch stays till it is done
                 path.unlink()
             scratch.rmdir()
         if blobs.is_dir():
@@ -146,16 +171,6 @@ def _clear_scratch(dest: Path) -> None:
                 blobs.rmdir()
     except OSError as exc:
         raise StoreError(f"cannot take away the backup's scratch in {dest}: {exc}") from exc
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's
-        return True
-    return True
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
@@ -200,9 +215,10 @@ def backup(location: str, dest: str | os.PathLike[str], *, copy: bool = False,
                 f"backup destination {target} is inside the archive it would back up ({location}): it would go"
                 " with the archive (rm -rf) and be taken for the archive's own files; give a place outside it")
         _prepare_destination(target, store, _source(location, store))
-        if store == "sqlite":
-            return _backup_sqlite(catalog, Path(location), target, started_at, copy, progress)
-        return _backup_postgres(catalog, location, target, started_at, progress)
+        with _only_backup_into(target):
+            if store == "sqlite":
+                return _backup_sqlite(catalog, Path(location), target, started_at, copy, progress)
+            return _backup_postgres(catalog, location, target, started_at, progress)
     finally:
         catalog.close()
 

@@ -29,7 +29,8 @@ def backup_cmd(dest: str, copy: bool, archive: str) -> None:
     Blobs in S3: each object the catalog names is copied into DEST/blobs.
 
     A second backup into the same DEST copies only the blobs not there yet
-    and replaces the catalog copy atomically (written beside, then renamed).
+    and replaces the catalog copy atomically (written beside, then renamed);
+    one backup into a DEST runs at a time (a second one meanwhile: exit 8).
     Recovery point: the moment the backup began (started_at in
     DEST/pdi-backup.json): every deposit acknowledged before it is in the
     backup. Recovery time: pdi restore hard-links the blobs (seconds) or
