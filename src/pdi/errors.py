@@ -234,7 +234,10 @@ class CommitUnknownError(StoreError, problem_type="/api#problem-commit-unknown")
         self.what = what
 
     def over_http(self, keyed: bool | None = None) -> str:
-        """The message for a write API request that sent an Idempotency-Key (``keyed``), or sent none."""
+        """The message for a write API request that reads an Idempotency-Key and sent one (``keyed``), or sent none
+        (``False``); ``None``: a request no Idempotency-Key replays (a withdrawal, an embargo, an annotation)."""
+        if keyed is None:
+            return f"{self.what}: look whether it was applied before sending it again"
         if keyed:
             return (f"{self.what}: send the same request again with the same Idempotency-Key: if it was applied,"
                     " its first answer comes back (Idempotent-Replayed: true) and nothing is stored twice; if not,"

@@ -129,3 +129,30 @@ def test_a_retry_with_the_same_key_after_a_commit_that_did_not_land_makes_the_wr
         assert "Idempotent-Replayed" not in again.headers  # type: ignore[attr-defined]
         assert _versions(url) == 1
         assert archive.get(again.json()["pdi"]).data == BODY  # type: ignore[attr-defined]
+
+
+def test_a_write_no_key_replays_is_not_told_that_its_key_would(url: str) -> None:
+    """A withdrawal whose commit had an unknown outcome: ``/api/withdraw`` reads no Idempotency-Key (withdrawing
+    again answers the tombstone, ``200``, not the first answer replayed), so its ``503`` says neither that the key it
+    sent replays the first answer, nor that a retry may store it twice: look whether it was applied, then send it
+    again."""
+    with Archive.open(url) as archive:
+        name = str(archive.add(S, BODY, format="text"))
+        _, token = archive.add_token("curator", role="curate", series=[S])
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE FUNCTION pdi_test_at_commit() RETURNS trigger LANGUAGE plpgsql AS"
+                     " $$ BEGIN PERFORM pg_terminate_backend(pg_backend_pid()); RETURN NULL; END $$")
+        conn.execute("CREATE CONSTRAINT TRIGGER pdi_test_at_commit AFTER INSERT ON withdrawals"
+                     " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION pdi_test_at_commit()")
+    with Archive.open(url) as archive:
+        client = TestClient(create_app(url, archive=archive))
+        for key in ("withdrawal-1", None):
+            headers = {"Authorization": f"Bearer {token}"} | ({} if key is None else {"Idempotency-Key": key})
+            said = _unknown(client.post("/api/withdraw", params={"pdi": name, "reason": "a test"}, headers=headers))
+            assert "Idempotency-Key" not in said and "twice" not in said, said
+            assert "look whether it was applied before sending it again" in said, said
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("DROP TRIGGER pdi_test_at_commit ON withdrawals")
+        again = client.post("/api/withdraw", params={"pdi": name, "reason": "a test"},
+                            headers={"Authorization": f"Bearer {token}"})
+        assert again.status_code == 201, again.text  # nothing landed: withdrawn now

@@ -140,8 +140,9 @@ async def on_pdi_error(request: Request, exc: Exception) -> Response:
     if isinstance(exc, ParseError):  # a name pasted from an N2R address, its "#" written %23: the name meant, as pdi says
         exc = saying_name_meant(exc)
     # a write of unknown outcome: how to find out, in the words of a request that sent an Idempotency-Key or none
-    detail = exc.over_http(bool(request.headers.get("idempotency-key"))) if isinstance(exc, CommitUnknownError) \
-        else exc.over_http()
+    # where its route reads one (pdi.server.write.api says so in request.state), else of a request none replays
+    detail = exc.over_http(getattr(request.state, "idempotency_keyed", None)) \
+        if isinstance(exc, CommitUnknownError) else exc.over_http()
     answer = problem(status_of(exc, request), exc.title, detail, type=exc.problem_type, extensions=exc.details)
     if isinstance(exc, StoreError):  # a database or blob store not answering (a failover under way): ask again soon
         answer.headers["Retry-After"] = str(STORE_RETRY_SECONDS)

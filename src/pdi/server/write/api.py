@@ -638,7 +638,10 @@ def _fingerprint(request: Request) -> str:
 
 
 def _idempotency_key(request: Request) -> str | None:
+    """The request's Idempotency-Key (``None``: none sent); that the route reads one, and whether one was sent, is
+    kept in ``request.state.idempotency_keyed`` for a ``503`` of unknown outcome (:mod:`pdi.server.http.problems`)."""
     fields = request.headers.getlist("idempotency-key")
+    request.state.idempotency_keyed = bool(fields)
     if not fields:
         return None
     if len(fields) > 1:  # one Structured Fields string; read by its first, a retry sent the other way minted twice
