@@ -212,7 +212,20 @@ class WholeCaptureLimit(LimitError):
 
 
 class StoreError(PDIError, exit_code=8, http_status=503, title="storage error"):
-    """The archive's storage could not do what was asked (not a user mistake)."""
+    """The archive's storage could not do what was asked (not a user mistake).
+
+    Its message names the server's own places (a file's path, the catalog's ``postgresql://`` URL and user, a
+    socket, a bucket) and what the database or the operating system said: the operator's to read, in the
+    command's output or the server's log. Over HTTP (:meth:`over_http`) an answer says only that the storage
+    failed and to ask again, since whoever sent the request, a stranger as often as not, has no business knowing
+    where the archive keeps its parts."""
+
+    #: What an answer over HTTP says of any storage error (the resolver logs the message itself).
+    OVER_HTTP = ("the archive's storage (its catalog or its blob store) could not do this just now: ask again"
+                 " shortly; what failed is in the server's log")
+
+    def over_http(self) -> str:
+        return self.OVER_HTTP
 
 
 class CommitUnknownError(StoreError, problem_type="/api#problem-commit-unknown"):
@@ -233,16 +246,22 @@ class CommitUnknownError(StoreError, problem_type="/api#problem-commit-unknown")
         super().__init__(f"{what}: {look or self.LOOK}")
         self.what = what
 
+    #: What an answer over HTTP says was lost (:attr:`what` names the catalog's place: the server's log says it).
+    LOST_OVER_HTTP = ("the connection to the catalog's database was lost as this write was committed, so whether it"
+                      " was applied is unknown")
+
     def over_http(self, keyed: bool | None = None) -> str:
         """The message for a write API request that reads an Idempotency-Key and sent one (``keyed``), or sent none
-        (``False``); ``None``: a request no Idempotency-Key replays (a withdrawal, an embargo, an annotation)."""
+        (``False``); ``None``: a request no Idempotency-Key replays (a withdrawal, an embargo, an annotation). It
+        says what was lost in :data:`LOST_OVER_HTTP`'s words, not :attr:`what`'s, which name the server's places."""
+        lost = self.LOST_OVER_HTTP
         if keyed is None:
-            return f"{self.what}: look whether it was applied before sending it again"
+            return f"{lost}: look whether it was applied before sending it again"
         if keyed:
-            return (f"{self.what}: send the same request again with the same Idempotency-Key: if it was applied,"
+            return (f"{lost}: send the same request again with the same Idempotency-Key: if it was applied,"
                     " its first answer comes back (Idempotent-Replayed: true) and nothing is stored twice; if not,"
                     " it is made now")
-        return (f"{self.what}: this request had no Idempotency-Key, so sending it again may store it twice: look"
+        return (f"{lost}: this request had no Idempotency-Key, so sending it again may store it twice: look"
                 " first whether it was applied (GET /api/ls?series=SERIES lists the series' names, the newest"
                 " last), and send each write with an Idempotency-Key, whose retry is answered with the first answer")
 

@@ -13,8 +13,8 @@ import httpx
 from server_helpers import S, Served
 
 from pdi._refusals import told
+from pdi.server.http.loglines import RefusalLog
 from pdi.server.http.problems import problem
-from pdi.server.process.observe import RefusalLog
 
 #: 60,000 characters of a unique id: 1,000 of the detail's start and 1,000 of its end are kept (2,000 shown)
 LONG = "a" + "x" * 59_998 + "z"

@@ -1,5 +1,5 @@
 """Each request head ``pdi serve`` refuses is said in its log: who sent it, the status and why, at most a line a
-second a worker, the next line counting those between (``pdi.server.process.observe.RefusalLog``); uvicorn's own
+second a worker, the next line counting those between (``pdi.server.http.loglines.RefusalLog``); uvicorn's own
 ``Invalid HTTP request received.``, which says neither, is not written.
 
 The refusals are those of ``test_server_request_head.py``: a target longer than 65,535 octets (RFC 9112 §3: 414),
@@ -15,7 +15,8 @@ from pathlib import Path
 from server_helpers import start_serve, stop, until_closed, wait_answering
 
 from pdi.archive import Archive
-from pdi.server.process.observe import UVICORN_REFUSAL, RefusalLog, quiet_uvicorn_refusals
+from pdi.server.http.loglines import RefusalLog
+from pdi.server.process.observe import UVICORN_REFUSAL, quiet_uvicorn_refusals
 
 
 class _Lines(logging.Handler):

@@ -269,7 +269,7 @@ def create_app(
     ]
     docs = APIDocs()
     routes += [Route("/openapi.json", docs.json), Route("/api", docs.page)]
-    routes += [Route("/healthz", healthz), Route("/readyz", Readiness(opened).readyz),
+    routes += [Route("/healthz", healthz), Route("/readyz", Readiness(opened, metrics_token=metrics_token).readyz),
                Route(METRICS_PATH, metrics(metrics_token))]
     # a browser's unknown path of the app is a page (pdi.server.pages.problem_pages), and so is a browser's refusal
     # of an RFC 2169 path (a citation's N2R followed); the rest RFC 9457 problems

@@ -16,6 +16,7 @@ list, ``204`` and ``Allow``, for every path a route serves.
 from __future__ import annotations
 
 import http
+import logging
 from collections.abc import Iterable
 
 from starlette.exceptions import HTTPException
@@ -35,10 +36,22 @@ from pdi.errors import (
 )
 from pdi.identifier import saying_name_meant
 from pdi.server.http.bodies import sends_content
+from pdi.server.http.loglines import RefusalLog
 from pdi.server.http.metrics import counters
 
 #: The ``Retry-After`` of a storage error's 503: a failover of PostgreSQL takes seconds (docs/reference/postgresql.md).
 STORE_RETRY_SECONDS = 5
+
+_log = logging.getLogger("pdi.server")
+#: A storage error's message, which its answer leaves out (:meth:`~pdi.errors.StoreError.over_http`), said in the
+#: server's log instead: at most a line a second (a failover fails every request for a while), the next counting.
+_STORE_ERRORS = RefusalLog(done="storage errors")
+
+
+def note_store_error(client: str | None, where: str, exc: StoreError) -> None:
+    """Say in the server's log what ``exc`` says (its answer to ``client``, asking ``where``, does not)."""
+    _STORE_ERRORS.say_line(_log, "storage error answering %s (%s): %s%s", client, clipped(where, 200),
+                           clipped(exc.message, MESSAGE_MOST))
 
 
 class Busy(Exception):
@@ -137,6 +150,8 @@ async def on_pdi_error(request: Request, exc: Exception) -> Response:
         counters().fixity_failures.inc()
     elif isinstance(exc, StoreError):
         counters().store_errors.labels("store").inc()
+        note_store_error(request.client.host if request.client else None, f"{request.method} {request.url.path}",
+                         exc)
     if isinstance(exc, ParseError):  # a name pasted from an N2R address, its "#" written %23: the name meant, as pdi says
         exc = saying_name_meant(exc)
     # a write of unknown outcome: how to find out, in the words of a request that sent an Idempotency-Key or none

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable, Iterable
+from typing import Final
 
 import anyio.to_thread
 from starlette.requests import cookie_parser
@@ -57,6 +58,10 @@ COOKIE = "pdi-token"
 
 #: Whether the request being answered reads as the token of the :data:`COOKIE` cookie (not a bearer token).
 by_cookie: contextvars.ContextVar[bool] = contextvars.ContextVar("pdi_by_cookie", default=False)
+
+#: The paths whose answers are the same whoever asks, no token looked at (an ``Authorization`` sent there is
+#: ``pdi serve --metrics-token``'s, which lets ``/readyz`` say why a part failed: :mod:`pdi.server.process.health`).
+UNREAD_PATHS: Final = frozenset({"/healthz", "/readyz"})
 
 #: The path and query of the ``GET`` being answered, as sent (where "sign in" brings the reader back to).
 request_target: contextvars.ContextVar[str] = contextvars.ContextVar("pdi_request_target", default="/")
@@ -143,6 +148,9 @@ class Readers(HTTPMiddleware):
         self.expired_page = expired_page
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["path"] in UNREAD_PATHS:  # the same to every reader; an Authorization there is --metrics-token's
+            await self.app(scope, receive, send)
+            return
         fields = [v for k, v in scope["headers"] if k == b"authorization"]
         header = fields[0] if fields else None
         reader = ANONYMOUS

@@ -57,10 +57,18 @@ from pdi import formats
 from pdi._wording import clipped
 from pdi.archive import Archive
 from pdi.archive.access import current_reader
-from pdi.errors import AccessError, LimitError, NotFoundError, ParseError, PDIError, WithdrawnError
+from pdi.errors import (
+    AccessError,
+    LimitError,
+    NotFoundError,
+    ParseError,
+    PDIError,
+    StoreError,
+    WithdrawnError,
+)
 from pdi.identifier import PDI, hash_unescaped
 from pdi.interop.accept import parse_accept, preference
-from pdi.server.http.problems import Problem, status_of
+from pdi.server.http.problems import Problem, note_store_error, status_of
 from pdi.server.http.problems import on_http_error as problem_of_http_error
 from pdi.server.http.readers import request_target
 from pdi.server.pages.layout import esc, isolated, page, shown_time, size_cell
@@ -98,9 +106,10 @@ def _view(name: PDI | str) -> str:
 
 
 def _said(error: PDIError) -> str:
-    """An error's message in a page: escaped, each `pdi …` command it quotes in backticks in <code> (only a command:
-    a name may hold backticks of its own, which are shown as they are)."""
-    return _QUOTED.sub(r"<code>\1</code>", esc(error))
+    """An error's message in a page, as an answer over HTTP says it (:meth:`~pdi.errors.PDIError.over_http`: a
+    storage error without the server's places): escaped, each `pdi …` command it quotes in backticks in <code>
+    (only a command: a name may hold backticks of its own, which are shown as they are)."""
+    return _QUOTED.sub(r"<code>\1</code>", esc(error.over_http()))
 
 
 #: A command quoted in backticks, as messages quote one.
@@ -409,7 +418,10 @@ def _without_punctuation(typed: str) -> str | None:
 
 def problem_page(archive: Archive, error: PDIError, name: str = "", base: str = "") -> HTMLResponse:
     """:func:`render_problem` answered with the status of the error's class (a page's request sends no content:
-    not ``415``, :func:`~pdi.server.http.problems.status_of`)."""
+    not ``415``, :func:`~pdi.server.http.problems.status_of`); a storage error's message, which the page leaves
+    out, said in the server's log, as the problems' handler says it."""
+    if isinstance(error, StoreError):
+        note_store_error(None, f"the page of {request_target.get()}", error)
     return HTMLResponse(render_problem(archive, error, name, base), status_code=status_of(error))
 
 

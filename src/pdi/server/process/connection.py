@@ -63,6 +63,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from pdi.errors import ParseError
 from pdi.server.http.bodies import sends_content
 from pdi.server.http.forwarded import NO_PROXIES, TrustedProxies, forwarded_origin
+from pdi.server.http.loglines import RefusalLog
 from pdi.server.http.metrics import count_refusal
 from pdi.server.http.middleware import RANGE_FIELDS, valid_host
 from pdi.server.http.problems import problem_body, status_phrase
@@ -94,7 +95,6 @@ from pdi.server.process.limits import (
 )
 from pdi.server.process.observe import (
     AccessLog,
-    RefusalLog,
     clf,
     count_cached_answer,
     log_cached_answer,
@@ -515,7 +515,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def _refuse(self, status: int, detail: str) -> None:
         """Answer ``status`` with ``detail`` as an RFC 9457 problem, and close the connection (nothing after it is
-        read); say so in the log, who and why, at most a line a second (:class:`~pdi.server.process.observe.RefusalLog`).
+        read); say so in the log, who and why, at most a line a second (:class:`~pdi.server.http.loglines.RefusalLog`).
         While an earlier request on the connection is still being answered, the refusal waits for its answer (and
         those queued behind it), and nothing more is read."""
         self.refusal = (status, detail)

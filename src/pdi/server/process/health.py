@@ -8,7 +8,9 @@ asks each store one cheap thing, in a thread, within
 it lists (:meth:`pdi.archive.Archive.probe_catalog`, :meth:`~pdi.archive.Archive.probe_blobs`).
 Both answer: ``200`` and ``{"status": "ready", ...}``; either fails or is late: ``503``, an RFC
 9457 problem whose ``failed`` member names each part that failed
-(``catalog``, ``blobs``) and whose ``detail`` says how. Neither is ever cached.
+(``catalog``, ``blobs``) and whose ``detail`` says how to those who may read ``/metrics``
+(:func:`~pdi.server.http.metrics.may_read`: the error names the server's places), and only which to anyone
+else. Neither is ever cached.
 
 A probe still running when ``/readyz`` is asked again (a store that has
 stalled: its client may wait for it a minute or two before giving up) is
@@ -29,7 +31,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from pdi.archive import Archive
-from pdi.server.http.metrics import counters
+from pdi.server.http.metrics import counters, may_read
 from pdi.server.http.problems import problem
 
 #: Seconds each store has to answer ``/readyz``'s probe.
@@ -45,9 +47,11 @@ async def healthz(request: Request) -> Response:
 class Readiness:
     """``GET /readyz`` of ``archive``: its catalog and blob store probed, each within ``seconds``."""
 
-    def __init__(self, archive: Archive, seconds: float = READY_SECONDS) -> None:
+    def __init__(self, archive: Archive, seconds: float = READY_SECONDS, metrics_token: str | None = None) -> None:
         self.archive = archive
         self.seconds = seconds
+        #: Who may read why a part failed (its error names the server's places): those who may read ``/metrics``.
+        self.metrics_token = metrics_token
         #: Each part's probe still running, and when it began (its loop's clock); one a part at a time.
         self._running: dict[str, tuple[asyncio.Future[None], float]] = {}
 
@@ -61,7 +65,11 @@ class Readiness:
             return JSONResponse({"status": "ready", "checked": list(parts)}, headers=_NO_STORE)
         for part in failed:
             counters().store_errors.labels(part).inc()
-        detail = "; ".join(f"{part}: {why}" for part, why in failed.items())
+        if may_read(request.scope, self.metrics_token):
+            detail = "; ".join(f"{part}: {why}" for part, why in failed.items())
+        else:  # a stranger (a load balancer as often) learns which part, not the places its error names
+            detail = (f"{', '.join(failed)} not answering; why is said to those who may read /metrics (the server's"
+                      " own machine, or pdi serve's --metrics-token)")
         answer = problem(503, "not ready", detail, type="/api#problem-not-ready", extensions={"failed": list(failed)})
         answer.headers.update(_NO_STORE)
         return answer

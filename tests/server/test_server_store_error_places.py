@@ -1,0 +1,103 @@
+"""A storage error's answer says that the storage failed and when to ask again, never where the archive keeps its
+parts: the catalog's ``postgresql://`` URL, its user, the socket's directory, a file's path (found in review,
+2026-11-28: a 503 told whoever asked the catalog's URL and what psycopg said of its socket). The server's log
+says all of it, for the operator; ``/readyz`` says why a part failed only to those who may read ``/metrics``.
+
+A real PostgreSQL cluster of the test's own, halted under a running ``pdi serve`` (the fault a failover makes),
+and a real blob store taken away from under one."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from server_helpers import S, start_serve, stop, wait_answering
+
+from pdi.archive import Archive, Content
+from pdi.errors import CommitUnknownError, StoreError
+from support.pgcluster import TemporaryCluster
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def cluster() -> Iterator[TemporaryCluster]:
+    with TemporaryCluster() as made:
+        yield made
+
+
+def test_over_http_a_storage_error_names_none_of_the_servers_places() -> None:
+    place = "postgresql://pdi@/archive?host=/var/run/postgresql"
+    said = StoreError(f'{place}: connection to server on socket "/var/run/postgresql/.s.PGSQL.5432" failed')
+    assert said.message.startswith(place)  # the operator's (the command line, the log)
+    assert "postgresql" not in said.over_http() and "/var/" not in said.over_http()
+    assert "ask again" in said.over_http()
+    lost = CommitUnknownError(f"{place}: the connection to the database server was lost as the transaction was"
+                              " committed, so whether it was applied is unknown")
+    for keyed in (True, False, None):
+        assert "postgresql" not in lost.over_http(keyed) and "whether it was applied is unknown" in lost.over_http(keyed)
+
+
+def test_a_catalog_gone_under_the_resolver_is_a_503_without_its_url_and_the_log_says_it(
+        cluster: TemporaryCluster, tmp_path: Path) -> None:
+    url = cluster.url()
+    with Archive.init(url) as archive:
+        archive.add_series(S)
+        name = str(archive.deposit(S, [Content(b"a ruling\n", "text")])[0])
+    process, port, _ = start_serve(url, "--workers", "1", "--replay-port", "0", "--metrics-token", "t0ken",
+                                   start_new_session=True)
+    lines: list[str] = []  # the server's log, read as it is written (a full pipe would stop it)
+    assert process.stderr is not None
+    reader = threading.Thread(target=lambda: lines.extend(process.stderr or ()), daemon=True)
+    reader.start()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_answering(process, f"{base}/api/series")
+        cluster.halt()
+        answers = [httpx.get(f"{base}/api/resolve", params={"pdi": name}, timeout=60),
+                   httpx.get(f"{base}/uri-res/N2C?{name}", timeout=60),
+                   httpx.get(f"{base}/readyz", timeout=60)]
+        for answer in answers:
+            assert answer.status_code == 503, answer.text
+            text = answer.text
+            for place in (str(cluster.directory), "postgresql://", "postgres@", ".s.PGSQL"):
+                assert place not in text, (place, text)
+        assert "ask again" in answers[0].json()["detail"] and answers[0].headers["retry-after"]
+        assert "catalog" in answers[2].json()["failed"]  # (and blobs: they are its large objects)
+        told = httpx.get(f"{base}/readyz", headers={"Authorization": "Bearer t0ken"}, timeout=60)
+        assert told.status_code == 503 and str(cluster.directory) in told.json()["detail"]  # the operator's
+    finally:
+        stop(process)
+        if not cluster.started:
+            cluster.resume()
+    reader.join(30)
+    logged = "".join(lines)
+    assert "storage error answering 127.0.0.1 (GET /api/resolve)" in logged and str(cluster.directory) in logged
+
+
+def test_a_reader_page_of_a_storage_error_says_it_as_the_answer_does(cluster: TemporaryCluster, tmp_path: Path) -> None:
+    url = cluster.url()
+    with Archive.init(url) as archive:
+        archive.add_series(S)
+        name = str(archive.deposit(S, [Content(b"a ruling\n", "text")])[0])
+    process, port, _ = start_serve(url, "--workers", "1", "--replay-port", "0", drain=True, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_answering(process, f"{base}/api/series")
+        cluster.halt()
+        deadline = time.monotonic() + 60
+        while (page := httpx.get(f"{base}/view", params={"pdi": name}, headers={"Accept": "text/html"},
+                                 timeout=60)).status_code != 503:
+            assert time.monotonic() < deadline, page.status_code
+            time.sleep(0.2)
+        assert "ask again" in page.text
+        for place in (str(cluster.directory), "postgresql://", ".s.PGSQL"):
+            assert place not in page.text, place
+    finally:
+        stop(process)
+        shutil.rmtree(tmp_path / "unused", ignore_errors=True)
