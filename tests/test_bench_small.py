@@ -80,3 +80,23 @@ def test_write_ahead_pairs_runs_two_checkouts_in_turn() -> None:
         "round 1 old", "round 1 new", "round 2 old", "round 2 new"]
     summary = [line for line in done.stdout.splitlines() if not line.startswith("round")]
     assert len(summary) == 2 and all(re.search(r"user \d\.\d{3} \(\d\.\d{3}-\d\.\d{3}\) s", line) for line in summary)
+
+
+def test_a_pairs_script_runs_each_checkout_from_its_bytecode_not_its_source(tmp_path: Path) -> None:
+    """Every checkout a pairs script runs is compiled first (bench/_pairs.py): with ``PYTHONDONTWRITEBYTECODE`` set,
+    as it is here, a fresh checkout's modules were compiled again by every process it started, some 0.13 s of CPU
+    each ``pdi`` command (docs/benchmarks.md, "Mirrors"), counted against that checkout alone."""
+    src = tmp_path / "src"
+    (src / "pkg").mkdir(parents=True)
+    (src / "pkg" / "__init__.py").write_text("")
+    (src / "pkg" / "mod.py").write_text("VALUE = 1\n")
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import _pairs
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    made = _pairs.parser("d", rounds=1)
+    chosen = _pairs.variants(made, made.parse_args([f"fresh={src}"]))
+    assert chosen == {"fresh": str(src)}
+    cached = {path.name.split(".")[0] for path in src.rglob("__pycache__/*.pyc")}
+    assert cached == {"__init__", "mod"}
