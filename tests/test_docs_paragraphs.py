@@ -1,0 +1,127 @@
+"""The reference and explanation pages are read in paragraphs of at most 15 lines.
+
+A paragraph is a run of prose lines: not a code block, a table, a heading or a list (a list item, its
+continuation lines and the paragraphs indented under it are the list's, one rule a line already). A page of the
+manual that holds a 30-line paragraph is a page its readers skim; one that lists rules writes them as a list, one
+that compares options as a table, and the history of how a rule was found goes out of the reader's way. The pages
+are those ``tests/test_docs_reference_facts.py`` reads against the code: docs/reference/, docs/explanation/, and
+the explanation pages at the top of docs/ (e-mail, the PDF text layer, the code layout).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PAGES = sorted(
+    [*(DOCS / "reference").glob("*.md"), *(DOCS / "explanation").glob("*.md"),
+     DOCS / "email.md", DOCS / "pdf-text-layer.md", DOCS / "layout.md"]
+)
+#: The longest paragraph a page may hold, in lines as the page is wrapped.
+MOST_LINES = 15
+#: Paragraphs not yet cut, by page and first line: none. A page that cannot be finished is named here, with why.
+EXCEPTIONS: dict[str, set[int]] = {}
+
+FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s")
+
+
+def paragraphs(text: str) -> Iterator[tuple[int, list[str]]]:
+    """Each paragraph of a Markdown page: its first line's number (from 1) and its lines.
+
+    Fenced code blocks, tables (lines starting ``|``), headings and lists are not paragraphs. A list goes on
+    through its items' indented lines and, until a blank line, their unindented (lazy) continuation lines; a
+    paragraph written flush left after a blank line ends it. As Python-Markdown reads it (MkDocs's), a list
+    begins only after a blank line: an item written right under a line of prose is more of that paragraph."""
+    fence = ""
+    run: list[str] = []
+    start = 0
+    in_list = False
+    after_blank = True
+    for number, line in enumerate(text.splitlines(), 1):
+        opening = FENCE.match(line)
+        if fence:
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
+                fence = ""
+            continue
+        if opening:
+            fence = opening.group(1)
+        blank = not line.strip()
+        item = bool(ITEM.match(line)) and (after_blank or in_list)
+        if opening or blank or item or line.lstrip().startswith(("|", "#")):
+            if run:
+                yield start, run
+            run = []
+            in_list = item or (in_list and (blank or bool(opening)))
+            after_blank = blank
+            continue
+        if in_list and (line[:1] in (" ", "\t") or not after_blank):
+            after_blank = False
+            continue
+        in_list = after_blank = False
+        if not run:
+            start = number
+        run.append(line)
+    if run:
+        yield start, run
+
+
+def test_the_reading_finds_prose_and_leaves_out_code_tables_headings_and_lists() -> None:
+    page = "\n".join([
+        "# A heading", "prose one", "prose two", "",  # 2: a paragraph of two lines
+        "```sh", "code", "", "more code", "```",
+        "| a | b |", "|---|---|", "| 1 | 2 |", "",
+        "- an item", "  its own line", "a lazy continuation", "",
+        "  an indented paragraph of the item", "",
+        "1. a numbered item", "",
+        "prose", "- not an item: no blank line above it", "  so more of the paragraph", "",
+        "back to prose", "after a list",  # 26: a paragraph of two lines
+        "## Another", "last",  # 29
+    ])
+    assert list(paragraphs(page)) == [
+        (2, ["prose one", "prose two"]),
+        (22, ["prose", "- not an item: no blank line above it", "  so more of the paragraph"]),
+        (26, ["back to prose", "after a list"]),
+        (29, ["last"]),
+    ]
+
+
+@given(st.lists(st.tuples(st.sampled_from(["prose", "code", "table", "list"]), st.integers(1, 40)), max_size=12))
+def test_each_prose_block_is_one_paragraph_of_its_own_length(blocks: list[tuple[str, int]]) -> None:
+    """Blocks of any kind and length, a blank line apart: the paragraphs found are the prose blocks, whole."""
+    lines: list[str] = []
+    expected: list[tuple[int, int]] = []
+    for kind, length in blocks:
+        if kind == "prose":
+            expected.append((len(lines) + 1, length))
+            lines += [f"words {i} of a sentence" for i in range(length)]
+        elif kind == "code":
+            lines += ["```", *(["", "a line of code"] * length), "```"]
+        elif kind == "table":
+            lines += ["| a | b |", "|---|---|", *(["| 1 | 2 |"] * length)]
+        else:
+            lines += ["- an item", *(["  its continuation"] * length)]
+        lines.append("")
+    assert [(start, len(run)) for start, run in paragraphs("\n".join(lines))] == expected
+
+
+def test_the_pages_are_there() -> None:
+    assert len(PAGES) > 30
+    assert set(EXCEPTIONS) <= {page.relative_to(DOCS).as_posix() for page in PAGES}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.relative_to(DOCS).as_posix())
+def test_no_paragraph_runs_past_15_lines(page: Path) -> None:
+    """Each paragraph of ``page`` is at most 15 lines: a longer one is cut (a list of rules, a table of
+    options, a story in short paragraphs, its example first), every fact kept."""
+    named = page.relative_to(DOCS).as_posix()
+    long = {start: len(run) for start, run in paragraphs(page.read_text("utf-8")) if len(run) > MOST_LINES}
+    assert {f"{named}:{start}: {lines} lines" for start, lines in long.items()
+            if start not in EXCEPTIONS.get(named, set())} == set()
