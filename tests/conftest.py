@@ -63,6 +63,7 @@ from pdi.archive import Archive
 from pdi.capture.browser import Pipe, devtools
 from support.checkout import INSTALLED, SRC
 from support.pgcluster import TemporaryCluster
+from support.pglost import LostAnswer
 
 settings.register_profile("pdi", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile(
@@ -133,6 +134,17 @@ def pg_cluster() -> Iterator[TemporaryCluster]:
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture
+def lost_answer(pg_cluster: TemporaryCluster) -> Iterator[LostAnswer]:
+    """A relay to the cluster's socket that drops the server's answer to a COMMIT it made (tests/support/pglost.py):
+    a write whose outcome the client cannot know, though it landed."""
+    relay = LostAnswer(pg_cluster.directory)
+    try:
+        yield relay
+    finally:
+        relay.close()
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

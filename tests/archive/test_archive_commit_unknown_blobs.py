@@ -20,7 +20,6 @@ import hashlib
 import itertools
 import os
 import time
-from collections.abc import Iterator
 
 import boto3
 import psycopg
@@ -61,15 +60,6 @@ def url(pg_cluster: TemporaryCluster) -> str:
     return pg_cluster.create_schema(f"pdi_commit_blobs_{next(_schemas)}")
 
 
-@pytest.fixture
-def relay(pg_cluster: TemporaryCluster) -> Iterator[LostAnswer]:
-    relay = LostAnswer(pg_cluster.directory)
-    try:
-        yield relay
-    finally:
-        relay.close()
-
-
 def _stored(url: str, s3: str | None) -> set[str]:
     """The SHA-256 of every blob the store holds (named or not), straight from it: the bucket's objects, or the
     catalog's ``blobs`` rows and the uploads no such row names yet."""
@@ -91,7 +81,7 @@ def _a_day_later(url: str) -> None:
 @pytest.mark.parametrize("store", ["large-objects", "s3"])
 @pytest.mark.parametrize("landed", [False, True], ids=["not-committed", "committed"])
 def test_a_deposit_of_unknown_outcome_keeps_its_blob_if_it_landed_and_the_remover_takes_it_if_not(
-        url: str, relay: LostAnswer, pg_cluster: TemporaryCluster, store: str, landed: bool,
+        url: str, lost_answer: LostAnswer, pg_cluster: TemporaryCluster, store: str, landed: bool,
         request: pytest.FixtureRequest) -> None:
     s3 = request.getfixturevalue("s3_blobs") if store == "s3" else None
     octets = os.urandom(SIZE)
@@ -100,9 +90,9 @@ def test_a_deposit_of_unknown_outcome_keeps_its_blob_if_it_landed_and_the_remove
         made.add_series(S)
     before = _stored(url, s3)
     # the deposit's archive goes through the relay (committed) or straight to the server (its backend ended)
-    through = relay.url(url, pg_cluster.directory) if landed else url
+    through = lost_answer.url(url, pg_cluster.directory) if landed else url
     if landed:
-        relay.arm()
+        lost_answer.arm()
     else:
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(LOSE)
@@ -112,7 +102,7 @@ def test_a_deposit_of_unknown_outcome_keeps_its_blob_if_it_landed_and_the_remove
         archive.deposit(S, [Content(octets, "octet-stream")])
     assert "whether it was applied is unknown" in caught.value.message, caught.value.message
     assert "try again shortly" not in caught.value.message, caught.value.message
-    assert relay.cut.is_set() is landed
+    assert lost_answer.cut.is_set() is landed
     if not landed:
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("DROP TRIGGER pdi_test_at_commit ON versions")

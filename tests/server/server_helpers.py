@@ -367,12 +367,16 @@ def pixel_bomb(width: int, height: int) -> bytes:
 
 
 def until_closed(port: int, request: bytes) -> bytes:
-    """Send ``request`` and read what comes back until the server closes the connection (a refusal closes it)."""
+    """Send ``request`` and read what comes back until the server closes the connection (a refusal closes it; a
+    reset after the answer ends it too)."""
     with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
         conn.sendall(request)
         answer = b""
-        while piece := conn.recv(65536):
-            answer += piece
+        try:
+            while piece := conn.recv(65536):
+                answer += piece
+        except ConnectionResetError:
+            pass
     return answer
 
 

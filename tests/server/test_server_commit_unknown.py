@@ -13,7 +13,6 @@ inside the commit (a deferred trigger), so that nothing was committed.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 
 import psycopg
 import pytest
@@ -38,15 +37,6 @@ def url(pg_cluster: TemporaryCluster, monkeypatch: pytest.MonkeyPatch) -> str:
     with Archive.init(made) as archive:
         archive.add_series(S)
     return made
-
-
-@pytest.fixture
-def relay(pg_cluster: TemporaryCluster) -> Iterator[LostAnswer]:
-    relay = LostAnswer(pg_cluster.directory)
-    try:
-        yield relay
-    finally:
-        relay.close()
 
 
 def _versions(url: str) -> int:
@@ -75,13 +65,13 @@ def _unknown(answer: object) -> str:
 
 
 def test_a_retry_with_the_same_key_after_a_commit_that_landed_replays_the_first_answer(
-        url: str, relay: LostAnswer, pg_cluster: TemporaryCluster) -> None:
-    with Archive.open(relay.url(url, pg_cluster.directory)) as archive:
+        url: str, lost_answer: LostAnswer, pg_cluster: TemporaryCluster) -> None:
+    with Archive.open(lost_answer.url(url, pg_cluster.directory)) as archive:
         _, token = archive.add_token("intake", role="deposit", series=[S])
         client = TestClient(create_app(url, archive=archive))
-        relay.arm()
+        lost_answer.arm()
         lost = _deposit(client, token, "ruling-1")
-        assert relay.cut.is_set()
+        assert lost_answer.cut.is_set()
         said = _unknown(lost)
         assert "send the same request again with the same Idempotency-Key" in said, said
         assert _versions(url) == 1  # it landed: the client did not hear it
@@ -95,13 +85,13 @@ def test_a_retry_with_the_same_key_after_a_commit_that_landed_replays_the_first_
 
 
 def test_a_request_without_a_key_is_told_to_look_before_sending_it_again(
-        url: str, relay: LostAnswer, pg_cluster: TemporaryCluster) -> None:
-    with Archive.open(relay.url(url, pg_cluster.directory)) as archive:
+        url: str, lost_answer: LostAnswer, pg_cluster: TemporaryCluster) -> None:
+    with Archive.open(lost_answer.url(url, pg_cluster.directory)) as archive:
         _, token = archive.add_token("intake", role="deposit", series=[S])
         client = TestClient(create_app(url, archive=archive))
-        relay.arm()
+        lost_answer.arm()
         said = _unknown(_deposit(client, token, None))
-        assert relay.cut.is_set()
+        assert lost_answer.cut.is_set()
         assert "this request had no Idempotency-Key, so sending it again may store it twice" in said, said
         assert "GET /api/ls?series=SERIES" in said, said
         # as it says: the listing shows the deposit there

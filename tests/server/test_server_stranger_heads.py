@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import socket
 from collections.abc import Iterator
 
 import pytest
-from server_helpers import serving
+from server_helpers import serving, until_closed
 
 from pdi.archive import Archive
 
@@ -36,18 +35,6 @@ def stranger_served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[
         name = str(archive.add(S, TEXT, format="text"))
     with serving(location, "--workers", "1") as (_, port):
         yield port, name
-
-
-def _ask(port: int, request: bytes) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
-        conn.sendall(request)
-        answer = b""
-        try:
-            while piece := conn.recv(65536):
-                answer += piece
-        except ConnectionResetError:
-            pass
-    return answer
 
 
 def _status_and_detail(answer: bytes) -> tuple[int, str]:
@@ -71,7 +58,7 @@ def test_rfc9112_3_2_a_request_in_absolute_form_is_held_to_the_host_field_rules(
     target = "http://pdi.example.org" + path.format(name=name)
     # asked twice, in order: the second meets whatever the first left in the worker's answer cache
     for _ in range(2):
-        answer = _ask(port, f"GET {target} HTTP/1.1\r\n".encode() + fields + b"Connection: close\r\n\r\n")
+        answer = until_closed(port, f"GET {target} HTTP/1.1\r\n".encode() + fields + b"Connection: close\r\n\r\n")
         status, detail = _status_and_detail(answer)
         assert status == 400, answer[:400]
         assert said in detail and "RFC 9112 §3.2" in detail, detail
@@ -83,7 +70,7 @@ def test_rfc9112_3_2_2_absolute_form_with_one_good_host_field_names_the_targets_
     port, name = stranger_served
     target = "http://pdi.example.org" + path.format(name=name)
     for version, fields in ((b"1.1", b"Host: other.example\r\n"), (b"1.0", b"")):  # HTTP/1.0 needs no Host
-        answer = _ask(port, f"GET {target} HTTP/".encode() + version + b"\r\n" + fields + b"Connection: close\r\n\r\n")
+        answer = until_closed(port, f"GET {target} HTTP/".encode() + version + b"\r\n" + fields + b"Connection: close\r\n\r\n")
         assert answer.startswith(b"HTTP/1.1 200 "), answer[:400]
         assert b"other.example" not in answer
         if "N2Ls" in path:
@@ -93,7 +80,7 @@ def test_rfc9112_3_2_2_absolute_form_with_one_good_host_field_names_the_targets_
 def test_rfc9112_3_2_an_origin_form_request_is_held_to_the_same_rules(stranger_served: tuple[int, str]) -> None:
     port, _ = stranger_served
     for fields, said in ((b"", "this one has 0"), (b"Host: a>b\r\n", "the Host field is 'a>b'")):
-        status, detail = _status_and_detail(_ask(port, b"GET /api/series HTTP/1.1\r\n" + fields
+        status, detail = _status_and_detail(until_closed(port, b"GET /api/series HTTP/1.1\r\n" + fields
                                                  + b"Connection: close\r\n\r\n"))
         assert status == 400 and said in detail, detail
 
@@ -109,7 +96,7 @@ TAG = f'"{hashlib.sha256(TEXT).hexdigest()}"'
 
 
 def _get(port: int, target: str, fields: str) -> bytes:
-    return _ask(port, f"GET {target} HTTP/1.1\r\nHost: a.example\r\n{fields}Connection: close\r\n\r\n".encode())
+    return until_closed(port, f"GET {target} HTTP/1.1\r\nHost: a.example\r\n{fields}Connection: close\r\n\r\n".encode())
 
 
 @pytest.mark.parametrize("fields", [
