@@ -10,7 +10,8 @@ with ``SEED``, each asked once (first asking), then of the same names asked agai
 refreshed (so that it runs the same under ``valgrind --tool=callgrind``, whose instruction counts, of a run of
 300 names and one of 1,800, differenced, are the figure least moved by the machine's load). ``--alone PART``
 (``answer``: ``PlainAnswers.answer``; ``named``: ``Archive.public_serial_named``, the N2R's catalog read; ``serial``:
-``Archive.public_serial``; ``public``: ``Resolver.public_answer``)
+``Archive.public_serial``; ``digest``: ``Archive.public_digest``, the N2L's and 304's; ``public``:
+``Resolver.public_answer``)
 calls that part through ``itertools.starmap``, so that ``valgrind --tool=callgrind --collect-atstart=no
 --toggle-collect=starmap_next`` counts it alone.
 """
@@ -33,7 +34,7 @@ from pdi.server.protocol.resolver import Resolver
 
 #: The parts ``--alone`` names: their owner and method.
 PARTS = {"answer": (PlainAnswers, "answer"), "named": (Archive, "public_serial_named"), "serial": (Archive, "public_serial"),
-         "public": (Resolver, "public_answer")}
+         "digest": (Archive, "public_digest"), "public": (Resolver, "public_answer")}
 
 
 def alone(part: str) -> None:

@@ -583,6 +583,11 @@ class ResponseCache:
         self._facts.move_to_end(query)
         return Fact.unpack(found)
 
+    def knows(self, query: bytes) -> bool:
+        """Whether a :class:`Fact` is kept for the name asked by ``query`` (not made, nor now the most recently
+        used)."""
+        return query in self._facts
+
     def known_wire(self, query: bytes, n2l: bool, if_none_match: str | None) -> tuple[int, bytes, bytes] | None:
         """What the :class:`Fact` kept for ``query`` answers, as :func:`wire` gives it (status, header lines as sent,
         body), without making the fact: N2L's ``302`` (``n2l``) when its ``Location`` is known, else the ``304``

@@ -191,6 +191,12 @@ UVICORN_INTERNALS: Final[dict[str, str]] = {
 #: ``If-None-Match`` first asks for the :class:`~pdi.server.process.cache.Validator` alone
 #: (:meth:`pdi.server.protocol.resolver.Resolver.public_answer`).
 PublicAnswers = Callable[[bytes, str, "tuple[str, int | None] | None", bytes, bytes, bool], "Kept | None"]
+#: What tells N2L's ``302`` or a ``304`` of a name no fact is kept for yet without an answer object made, asked before
+#: :data:`PublicAnswers`: ``told(path, query string, If-None-Match)``, the status, header lines and body, ``True``
+#: (not told: ask ``public``) or ``False`` (no one may read it now: the ASGI path says what it is)
+#: (:meth:`pdi.server.protocol.resolver.Resolver.public_told`, found beside a ``public`` that is the resolver's
+#: :meth:`~pdi.server.protocol.resolver.Resolver.public_answer`).
+PublicTold = Callable[[bytes, bytes, "str | None"], "tuple[int, bytes, bytes] | bool"]
 
 #: Request fields after which a request is not the plain case the protocol answers itself
 #: (a token is checked first: pdi.server.http.readers answers 401 to one that is not live; If-Match, by the resolver).
@@ -448,7 +454,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if len(self.url) + len(url) > self.target_octets:
             self.refusal = (414, f"the request target is more than {self.target_octets} octets (RFC 9112 §3)")
             raise _Refused
-        if b"#" in url:  # httptools would drop it and what follows: the whole document served for a passage's name
+        # httptools would drop it and what follows: the whole document served for a passage's name (``find``, not
+        # ``in``, which first tries b"#" as an int: a TypeError raised and cleared, a request)
+        if url.find(b"#") >= 0:
             self.refusal = (400, "the request target holds a '#', which no request target has (RFC 9112 §3.2): a"
                                  " name's fragment is asked for with its '#' written %23")
             raise _Refused
@@ -656,6 +664,8 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
     cache: ResponseCache | None = None
     #: N2R's (or N2L's) answer to a name the cache does not hold, made at once when it is the plain case (None: never).
     public: PublicAnswers | None = None
+    #: N2L's ``302`` and a ``304`` of a name no fact is kept for, asked before :attr:`public` (None: never).
+    told: PublicTold | None = None
     #: The replay origin's port (:mod:`pdi.server.process.origins`): its connections are never answered from the cache.
     replay_port: int | None = None
     #: The access log the answers written here go to (:class:`pdi.server.process.observe.AccessLog`), if any.
@@ -839,6 +849,11 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         public = self.public
         if public is None or not cache.fresh or not host:
             return None
+        told = self.told
+        if told is not None and (n2l or fields[0] is not None):  # from the name's digest alone, no object made
+            said = told(path, query, None if n2l else fields[0])
+            if said is not True:
+                return None if said is False else said
         if fields[0] is not None and not n2l:  # If-None-Match: the entity tag alone may answer (304)
             validator = public(path, scheme, self.server, host, query, True)
             if isinstance(validator, Validator):
@@ -880,12 +895,16 @@ def answering_protocol(
     """:class:`CachedAnswerProtocol` with its own request-head deadline, send deadline and the worker's cache (and ``public``,
     which makes an N2R answer the cache does not hold yet, when it is the plain case).
 
+    A ``public`` that is a resolver's :meth:`~pdi.server.protocol.resolver.Resolver.public_answer` brings that
+    resolver's :meth:`~pdi.server.protocol.resolver.Resolver.public_told` (:data:`PublicTold`) with it.
     Connections to ``replay_port`` (the replay origin's) are never answered from it. The ``X-Forwarded-*``
     fields of a peer in ``trusted`` say the scheme and host an answer's URLs name (:mod:`pdi.server.http.forwarded`).
     """
     clients: collections.Counter[str] = collections.Counter()  # the worker's own count of each client's connections
     quiet_uvicorn_refusals(logging.getLogger("uvicorn.error"))  # each refusal is said by RefusalLog instead
+    told: PublicTold | None = getattr(getattr(public, "__self__", None), "public_told", None)
     attributes = {"header_seconds": header_seconds, "send_seconds": send_seconds, "cache": cache, "replay_port": replay_port, "access": access,
                   "public": None if public is None else staticmethod(public), "json_logs": json_logs,
+                  "told": None if told is None else staticmethod(told),
                   "trusted": trusted, "clients": clients}
     return type("CachedAnswerProtocol", (CachedAnswerProtocol,), attributes)

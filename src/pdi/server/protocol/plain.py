@@ -33,6 +33,11 @@ one step, which the general public path could not either: PostgreSQL, a
 blob store of objects) is :data:`NOT_PUBLIC`: the general public path is
 not asked, and the resolver's endpoint says what it is (one catalog read
 fewer for a stranger's ``404``).
+A first asking of N2L or a ``304`` does not even need those objects made:
+:meth:`PlainAnswers.digest` tells the name's digest alone, from which
+:meth:`~pdi.server.protocol.resolver.Resolver.public_told` learns the name's
+fact and writes the answer as a second asking does
+(``tests/server/test_server_told_answers.py``).
 ``tests/server/test_server_plain_answers.py`` checks these answers against
 the general path's for names of every shape, and that each case above
 goes on to it.
@@ -106,6 +111,21 @@ class PlainAnswers:
         self._origin = origin
         #: Whether a base URL (without its last ``/``) quotes to itself in a ``Link``.
         self._bases: dict[str, bool] = {}
+
+    def digest(self, query: bytes) -> str | NotPublic | None:
+        """The SHA-256 (hex) of what the name ``query`` spells names, when N2L's ``302`` and a ``304`` of it are the
+        plain case (what :meth:`answer` makes them of, read by the name as spelled: nothing else is made);
+        :data:`NOT_PUBLIC` if it is spelled so but not there for anyone now; ``None`` for any other spelling and for
+        a mirrored series (asked before the catalog: :meth:`answer` and the general path say what its answers
+        are)."""
+        spelled = _SERIAL_NAME.fullmatch(query)
+        if spelled is None:
+            return None
+        series = spelled.group(1).decode("ascii")
+        if self._origin(series) is not None:
+            return None  # mirrored: its answers link the origin (pdi.server.protocol.mirrored)
+        sha256 = self.archive.public_digest(query.decode("ascii"), series)
+        return NOT_PUBLIC if sha256 is None else sha256
 
     def answer(
         self, query: bytes, n2l: bool, revalidating: bool, most: int, base: str | None,

@@ -19,8 +19,9 @@ one streamed, and the headers that say which stored bytes it is) is :mod:`pdi.se
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 from urllib.parse import quote
 
 import anyio
@@ -240,7 +241,7 @@ class Resolver:
         missing blob, a busy catalog, any error: ``None``, and the resolver
         says it as it does.
         """
-        if b"#" in query or b"%23" in query or b"?" in query:  # a fragment, an inflection (or an alias): the resolver
+        if _NOT_ALONE.search(query) is not None:  # a fragment, an inflection (or an alias): the resolver
             return None
         n2l = path == _N2L
         if n2l or revalidating:  # what never changes about the name may be known already: no catalog
@@ -284,6 +285,34 @@ class Resolver:
             return None
         self._learn(query, kept)
         return kept
+
+    def public_told(self, path: bytes, query: bytes, if_none_match: str | None) -> tuple[int, bytes, bytes] | bool:
+        """N2L's ``302`` (``path``, N2L's) or the ``304`` of an N2R (or I2R) ``GET`` with ``If-None-Match`` of a name
+        no fact is kept for yet, told by its digest alone (:meth:`PlainAnswers.digest`, the catalog's one row), as
+        status, header lines as sent and body: the octets :meth:`public_answer`'s :class:`Fixed` or
+        :class:`Validator` give (:func:`~pdi.server.process.cache.wire`,
+        :func:`~pdi.server.process.cache.validated_wire`), made as a second asking makes them, from the name's fact
+        (learnt now: :meth:`~pdi.server.process.cache.ResponseCache.learn_told`, then
+        :meth:`~pdi.server.process.cache.ResponseCache.known_wire`), with no answer object made.
+
+        ``True``: not told here (another spelling, a mirrored series, a fact kept already, an ``If-None-Match``
+        without the name's tag, a fact not kept): :meth:`public_answer` goes on as it would have. ``False``: the
+        catalog says no one may read it now (:data:`~pdi.server.protocol.plain.NOT_PUBLIC`): the resolver's
+        endpoint says what it is, and :meth:`public_answer` need not be asked."""
+        n2l = path == _N2L
+        if (not n2l and if_none_match is None) or self.cache.knows(query):
+            return True
+        try:
+            sha256 = self.plain.digest(query)
+        except PDIError:
+            return True
+        if sha256 is None:
+            return True
+        if isinstance(sha256, NotPublic):
+            return False
+        self.cache.learn_told(query, f'"{sha256}"', n2l)
+        made = self.cache.known_wire(query, n2l, if_none_match)
+        return True if made is None else made
 
     def _learn(self, query: bytes, kept: Entity | Validator | Fixed) -> None:
         """Keep what ``kept`` tells that never changes about the name asked by ``query`` (:class:`Fact`), with
@@ -619,6 +648,9 @@ _LOCATION_SAFE = ":/%#?=@[]!$&'()*+,;"
 
 
 _N2L = N2L_PATH.encode()
+#: What in a query string names more than a name alone: a fragment (``#``, ``%23``) or an inflection (``?``), found
+#: in one search (``b"#" in query`` first tries ``b"#"`` as an int: a ``TypeError`` raised and cleared each time).
+_NOT_ALONE: Final = re.compile(rb"[#?]|%23")
 
 
 def _generic(resolved: Resolved) -> str:
