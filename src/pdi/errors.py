@@ -245,6 +245,11 @@ class CommitUnknownError(StoreError, problem_type="/api#problem-commit-unknown")
     def __init__(self, what: str, *, look: str | None = None) -> None:
         super().__init__(f"{what}: {look or self.LOOK}")
         self.what = what
+        self.look = look
+
+    def within(self, where: str, cut: int = 0) -> CommitUnknownError:
+        # made again from what was lost, not from the message: the advice the message ends in is said once
+        return type(self)(where + self.what[cut:], look=self.look)
 
     #: What an answer over HTTP says was lost (:attr:`what` names the catalog's place: the server's log says it).
     LOST_OVER_HTTP = ("the connection to the catalog's database was lost as this write was committed, so whether it"
