@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import datetime
 import hashlib
+import sys
 from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -107,16 +108,36 @@ def _staging_pool(threads: int) -> ThreadPoolExecutor:
     return _POOL[2]
 
 
-def _discard(reps: Sequence[NewRepresentation]) -> None:
+def _discard(reps: Sequence[NewRepresentation], failure: BaseException | None = None) -> None:
     """Discard staged formats (their passages' spools too): the blobs a failed deposit placed go last.
 
     A blob staged twice is pinned by both, and only the pin that placed it may
-    remove it, once no other pin holds it.
+    remove it, once no other pin holds it. Every one is discarded and closed
+    even when discarding one fails; each such failure is a note of the
+    deposit's (``failure``, else the one being handled, as
+    :func:`~pdi.archive.blobs.seam.cleaning_up_after_failure` keeps it), or,
+    with none to keep, the first is raised once all were tried.
     """
+    failing = failure if failure is not None else sys.exception()
+    if isinstance(failing, GeneratorExit):  # a generator closed as its consumer failed: the consumer's failure
+        failing = failing.__context__
+    errors: list[Exception] = []
     for rep in sorted(reversed(reps), key=lambda r: bool(getattr(r.blob, "created", False))):
-        rep.blob.discard()
-        if rep.passages is not None:
-            rep.passages.close()
+        for let_go in (rep.blob.discard, None if rep.passages is None else rep.passages.close):
+            if let_go is None:
+                continue
+            try:
+                let_go()
+            except Exception as exc:  # the rest are let go of too; said below
+                errors.append(exc)
+    if not errors:
+        return
+    if failing is None:
+        for other in errors[1:]:
+            errors[0].add_note(f"discarding another staged format also failed: {other}")
+        raise errors[0]
+    for error in errors:
+        failing.add_note(f"cleaning up after it failed also failed: {error}")
 
 
 @dataclass(frozen=True)
@@ -392,13 +413,15 @@ class Deposits(ArchiveBase):
                     if failure is None:
                         continue
                     staged[index] = None
-                    _discard(reps)
                     if refused is not None and isinstance(failure, (IntegrityError, ParseError, UnsupportedError)):
+                        _discard(reps, failure)
                         refused(index, failure)
                         continue
-                    if isinstance(failure, PDIError):
-                        raise failure.of_item(index) from None
-                    raise failure
+                    said = failure.of_item(index) if isinstance(failure, PDIError) else failure
+                    _discard(reps, said)  # a discard that fails is a note of the refusal, not said instead of it
+                    if said is failure:
+                        raise failure
+                    raise said from None
             kept = [i for i, reps in enumerate(staged) if reps is not None]
             results: list[DepositResult] = []
             if kept:
