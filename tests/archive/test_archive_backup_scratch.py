@@ -17,11 +17,13 @@ import os
 import shutil
 import threading
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
 
 from pdi.archive import Archive, Content
+from pdi.archive import backup as backup_module
 from pdi.archive.backup import backup
 from pdi.archive.backup_files import MARKER, BackupDone, BlobCopier
 from pdi.archive.restore import restore
@@ -165,3 +167,57 @@ def test_a_second_backup_into_a_dest_a_backup_is_copying_into_is_refused_and_the
     shutil.rmtree(root)
     restore(dest)
     _deposits_again(str(root))
+
+
+def _as_it_is(dest: Path) -> list[tuple[str, int, bytes]]:
+    """Every path under ``dest`` and ``dest`` itself: its last change (a folder's changes when an entry is made in
+    it or taken away) and a file's octets."""
+    return [(str(p.relative_to(dest)), p.stat().st_mtime_ns, b"" if p.is_dir() else p.read_bytes())
+            for p in sorted([dest, *dest.rglob("*")])]
+
+
+@pytest.mark.parametrize("again", [False, True], ids=["first-backup", "next-backup"])
+def test_a_backup_refused_since_another_runs_into_dest_leaves_dest_as_it_was(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, again: bool) -> None:
+    """The refused backup made DEST/blobs and DEST/tmp before it took the lock, and left them: the first, past its
+    clean-up of the scratch, then wrote its marker beside an empty tmp/ and blobs/, which a backup never holds.
+    Into a DEST whose first backup was not done yet, it was refused as "not a pdi backup" (exit 5), not told
+    that another backup ran (exit 8): it read DEST before taking the lock."""
+    root, dest = tmp_path / "archive", tmp_path / "b"
+    with Archive.init(str(root)) as archive:
+        archive.add_series(S)
+        archive.deposit(S, [Content(b"a row of the catalog\n", "octet-stream")])
+    if again:
+        backup(str(root), dest)
+    cleared, go_on = threading.Event(), threading.Event()
+    real = backup_module._write_marker
+
+    def pausing(*args: Any, **kwargs: Any) -> None:  # the first backup stops once its scratch is taken away
+        if threading.current_thread().name == "first":
+            cleared.set()
+            go_on.wait(60)
+        real(*args, **kwargs)
+
+    monkeypatch.setattr(backup_module, "_write_marker", pausing)
+    done: list[object] = []
+
+    def first() -> None:
+        try:
+            done.append(backup(str(root), dest))
+        except BaseException as exc:  # said by the assertion below
+            done.append(exc)
+
+    thread = threading.Thread(target=first, name="first")
+    thread.start()
+    try:
+        assert cleared.wait(60)
+        before = _as_it_is(dest)
+        assert [path for path, _, _ in before] == [".", "catalog.sqlite", *([MARKER] if again else [])]
+        with pytest.raises(StoreError, match=f"another pdi backup into {dest} is running"):
+            backup(str(root), dest)
+        assert _as_it_is(dest) == before
+    finally:
+        go_on.set()
+        thread.join(60)
+    assert len(done) == 1 and isinstance(done[0], BackupDone), done
+    assert _held(dest) == ["catalog.sqlite", MARKER]

@@ -72,12 +72,21 @@ if TYPE_CHECKING:
     from pdi.archive.catalog import SQLStore
 
 
-def _prepare_destination(dest: Path, store: str, source: str) -> None:
-    """Make ``dest``, or check that it is empty or a backup of the same archive (``source``, as its marker
-    names it: a SQLite archive's folder resolved, a PostgreSQL URL without its password)."""
+def _make_destination(dest: Path) -> None:
+    """Make the directory ``dest`` if it is not there (and nothing in it: that is for the backup holding its lock,
+    :func:`_only_backup_into`, so that one refused since another runs into it leaves it as it was)."""
     if dest.exists() and not dest.is_dir():
         raise ImmutabilityError(f"backup destination {dest} is a file, not a directory")
-    if dest.is_dir() and any(dest.iterdir()):
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot make the backup directory {dest}: {exc}") from exc
+
+
+def _prepare_destination(dest: Path, store: str, source: str) -> None:
+    """Check that the directory ``dest`` is empty or a backup of the same archive (``source``, as its marker
+    names it: a SQLite archive's folder resolved, a PostgreSQL URL without its password), and make its folders."""
+    if any(dest.iterdir()):
         if not (dest / MARKER).exists():
             if unfinished_backup({p.name for p in dest.iterdir()}):
                 return _make_folders(dest)  # a first backup that did not finish: taken up again
@@ -214,8 +223,9 @@ def backup(location: str, dest: str | os.PathLike[str], *, copy: bool = False,
             raise ImmutabilityError(
                 f"backup destination {target} is inside the archive it would back up ({location}): it would go"
                 " with the archive (rm -rf) and be taken for the archive's own files; give a place outside it")
-        _prepare_destination(target, store, _source(location, store))
-        with _only_backup_into(target):
+        _make_destination(target)
+        with _only_backup_into(target):  # before DEST is read or anything made in it: another backup may run
+            _prepare_destination(target, store, _source(location, store))
             if store == "sqlite":
                 return _backup_sqlite(catalog, Path(location), target, started_at, copy, progress)
             return _backup_postgres(catalog, location, target, started_at, progress)
