@@ -1,5 +1,6 @@
 """Counted nouns in what pdi prints: ``1 frame``, ``2 frames``, ``0 frames``; and what a stranger wrote, printable
-and cut short in its middle (:func:`clipped`: every error and log line that quotes it).
+and cut short in its middle (:func:`clipped`: every error and log line that quotes it), a request's header field
+as its client wrote it (:func:`shown_field`: every answer that quotes one).
 
 One helper each, so that every count the command, the resolver and the cores'
 messages print agrees in number with its noun. Pure.
@@ -119,3 +120,41 @@ def public_url(url: str) -> str:
     client would send on as credentials (:func:`shown_url` finds it, a URL without any is returned as it is)."""
     shown = shown_url(url)
     return shown if shown == url else shown.replace("://***@", "://", 1)
+
+
+#: In :func:`repr`'s writing of a field: a backslash it doubled (matched first, so that ``\\udc80`` written by the
+#: client is left as it is); a character U+0080 to U+00FF it escaped ``\\xNN`` (a C1 control, a no-break space);
+#: a lone surrogate of ``surrogateescape``, an octet that UTF-8 does not read.
+_ESCAPED = re.compile(r"\\\\|\\x([89a-f][0-9a-f])|\\udc([89a-f][0-9a-f])")
+
+
+def _octet_escaped(found: re.Match[str]) -> str:
+    """``\\xNN`` for an octet that UTF-8 does not read alone; ``\\u00NN`` for the character U+00NN it read."""
+    if found[1] is not None:
+        return "\\u00" + found[1]
+    if found[2] is not None:
+        return "\\x" + found[2]
+    return found[0]
+
+
+def shown_field(value: str | bytes, most: int = 100) -> str:
+    """A request header field's value as an answer's ``detail`` (or a log line) quotes it, ``'…'``: as its client most
+    likely wrote it. A field's octets are what it sends (RFC 9110 §5.5 keeps octets beyond ASCII as ``obs-text``),
+    and Starlette (like the ASGI servers) reads them as Latin-1, so the UTF-8 ``é`` of ``Accept-Datetime: é`` was
+    quoted ``'Ã©'``. Here ``value`` (the field as Starlette gives it, or its octets) is read as UTF-8 again: an
+    octet that UTF-8 does not read is shown ``\\xNN``, a control character as :func:`repr` escapes it (never
+    driving a terminal; one of U+0080 to U+00FF as ``\\u00NN``, told apart from an octet). At most ``most``
+    characters of it are quoted, then ``…`` outside the quotes. A ``str`` that is no Latin-1 reading of octets (a
+    character past U+00FF) is quoted as the text it is."""
+    if isinstance(value, str):
+        try:
+            value = value.encode("latin-1")
+        except UnicodeEncodeError:
+            text = value
+        else:
+            text = value.decode("utf-8", "surrogateescape")
+    else:
+        text = value.decode("utf-8", "surrogateescape")
+    quoted = repr(text[:most])
+    quoted = _ESCAPED.sub(_octet_escaped, quoted)
+    return quoted + ("…" if len(text) > most else "")

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from pdi._wording import shown_field
 from pdi.errors import ParseError
 
 #: The media type of a TimeMap (RFC 7089 §5.1.1, RFC 6690).
@@ -68,7 +69,7 @@ def parse_http_datetime(value: str, *, field: str = "Accept-Datetime") -> dateti
     found = _RFC1123.fullmatch(text)
     if found is None:
         raise ParseError(
-            f"{field} {text!r} is not an RFC 1123 date such as 'Thu, 31 May 2007 20:35:00 GMT'",
+            f"{field} {shown_field(text)} is not an RFC 1123 date such as 'Thu, 31 May 2007 20:35:00 GMT'",
             text=text, rule="rfc1123-date",
         )
     if found["wkday"] not in _WEEKDAYS:
@@ -83,11 +84,11 @@ def parse_http_datetime(value: str, *, field: str = "Accept-Datetime") -> dateti
             int(found["hour"]), int(found["minute"]), int(found["second"]), tzinfo=datetime.UTC,
         )
     except ValueError as wrong:
-        raise ParseError(f"{field} {text!r} is no real date or time: {wrong}", text=text,
+        raise ParseError(f"{field} {shown_field(text)} is no real date or time: {wrong}", text=text,
                          rule="rfc1123-date") from None
     if _WEEKDAYS[moment.weekday()] != found["wkday"]:
         raise ParseError(
-            f"{field} {text!r}: {found['day']} {found['month']} {found['year']} was a"
+            f"{field} {shown_field(text)}: {found['day']} {found['month']} {found['year']} was a"
             f" {_WEEKDAYS[moment.weekday()]}, not a {found['wkday']}",
             text=text, offset=0, rule="wkday",
         )

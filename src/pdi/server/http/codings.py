@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from starlette.types import Receive, Scope, Send
 
+from pdi._wording import shown_field
 from pdi.server.http.bodies import sends_content
 from pdi.server.http.middleware import HTTPMiddleware
 from pdi.server.http.problems import problem
@@ -33,16 +34,17 @@ def codings(headers: list[tuple[bytes, bytes]]) -> list[str] | None:
     order), or ``None`` if it sends no content (no ``Content-Length`` above 0 and no ``Transfer-Encoding``)."""
     if not sends_content(headers):
         return None
-    named = [c.strip().lower() for key, value in headers if key == b"content-encoding"
-             for c in value.decode("latin-1").split(",")]
+    # lower case of ASCII alone (bytes.lower): a coding beyond it is quoted as sent (pdi._wording.shown_field)
+    named = [c.strip() for key, value in headers if key == b"content-encoding"
+             for c in value.lower().decode("latin-1").split(",")]
     return [c for c in named if c and c != "identity"]
 
 
 def transfer_codings(headers: list[tuple[bytes, bytes]]) -> list[str]:
     """The transfer codings a request's ``Transfer-Encoding`` fields name (lower case, in order, ``chunked``
     among them; their parameters left out)."""
-    named = [c.split(";")[0].strip().lower() for key, value in headers if key == b"transfer-encoding"
-             for c in value.decode("latin-1").split(",")]
+    named = [c.split(";")[0].strip() for key, value in headers if key == b"transfer-encoding"
+             for c in value.lower().decode("latin-1").split(",")]
     return [c for c in named if c]
 
 
@@ -54,7 +56,7 @@ class ContentCodings(HTTPMiddleware):
         transfer = transfer_codings(scope["headers"])
         others = [c for c in transfer if c != "chunked"]
         if transfer and transfer[-1] != "chunked":  # RFC 9112 §6.3 (4): "MUST respond with the 400"
-            answer = problem(400, "Bad Request", f"the request's Transfer-Encoding ends in {transfer[-1]}, not"
+            answer = problem(400, "Bad Request", f"the request's Transfer-Encoding ends in {shown_field(transfer[-1], 40)}, not"
                              " chunked, so where its content ends cannot be told (RFC 9112 §6.3): send it with"
                              " Content-Length or Transfer-Encoding: chunked alone")
             answer.headers["Connection"] = "close"  # its body was not read
@@ -62,14 +64,14 @@ class ContentCodings(HTTPMiddleware):
             return
         if others:  # RFC 9112 §6.1: a transfer coding not understood, 501
             answer = problem(501, "unsupported", f"the request's content is in the transfer coding"
-                             f" {', '.join(others)}, which this server does not undo: send it as it is, with"
+                             f" {', '.join(shown_field(c, 40) for c in others)}, which this server does not undo: send it as it is, with"
                              " Content-Length or Transfer-Encoding: chunked alone")
             answer.headers["Connection"] = "close"  # its body was not read
             await answer(scope, receive, send)
             return
         found = codings(scope["headers"])
         if found:
-            said = ", ".join(found)
+            said = ", ".join(shown_field(c, 40) for c in found)
             answer = problem(415, "unsupported", f"the request's content is in the content coding {said}: send it"
                              " as it is (without Content-Encoding), pdi keeps the octets it is sent")
             answer.headers["Accept-Encoding"] = "identity"

@@ -46,6 +46,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from pdi._wording import shown_field
 from pdi.errors import ParseError
 from pdi.server.http.problems import problem
 
@@ -222,8 +223,8 @@ def _client(chain: bytes, peer: str | None, trusted: TrustedProxies) -> str | No
 
 
 def _shown(value: bytes) -> str:
-    """A value as an error message quotes it (at most 100 characters)."""
-    return repr(value[:100].decode("latin-1"))
+    """A value as an error message quotes it (at most 100 characters), as the proxy sent it."""
+    return shown_field(value, 100)
 
 
 class TrustedForwarding:

@@ -8,6 +8,7 @@ from typing import Final
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from pdi._wording import shown_field
 from pdi.server.http.bodies import sends_content
 from pdi.server.http.problems import problem
 
@@ -195,9 +196,8 @@ class HostField(HTTPMiddleware):
             answer = problem(400, "Bad Request",
                              f"a request has one Host field (RFC 9112 §3.2); this one has {len(hosts)}")
         elif hosts and not valid_host(hosts[0]):
-            shown = hosts[0][:80].decode("latin-1")
-            answer = problem(400, "Bad Request",
-                             f"the Host field is {shown!r}, not a host and port (RFC 9112 §3.2, RFC 3986 §3.2.2)")
+            answer = problem(400, "Bad Request", f"the Host field is {shown_field(hosts[0], 80)}, not a host and port"
+                             " (RFC 9112 §3.2, RFC 3986 §3.2.2)")
         else:
             if listed > 1:
                 scope = {**scope, "headers": joined(scope["headers"])}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
+from pdi._wording import shown_field
 from pdi.errors import PreconditionError
 from pdi.server.http.conditional import if_match_holds, tag_matches
 from pdi.server.http.middleware import SENDFILE_EXTENSION as ZEROCOPY
@@ -89,6 +90,5 @@ def refuse_if_match(request: Request) -> None:
     current representation matches it): the method is performed."""
     field = request.headers.get("if-match")
     if field is not None and request.method not in ("GET", "HEAD"):
-        said = " ".join(field.split())[:200]
-        raise PreconditionError(f"If-Match {said}: {request.url.path} has no representation, so no entity tag to"
+        raise PreconditionError(f"If-Match {shown_field(field, 200)}: {request.url.path} has no representation, so no entity tag to"
                                 " match, and nothing is done on a condition that cannot hold (RFC 9110 §13.1.1)")

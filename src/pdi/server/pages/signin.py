@@ -49,6 +49,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
+from pdi._wording import shown_field
 from pdi.archive import Archive
 from pdi.archive.access import current_reader
 from pdi.archive.tokens import PREFIX
@@ -109,10 +110,16 @@ def local_path(value: str | None) -> str:
     return "".join(written)
 
 
+#: Upper-case ASCII letters to lower case, and nothing else: a header's octets beyond ASCII, read as Latin-1, stay
+#: the octets they were (``Ã`` lower-cased would be ``ã``, another octet), so an answer quotes them as sent.
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
 def _origin(scheme: str, host: str) -> str:
-    """``scheme://host[:port]`` lower-cased, its default port left out (RFC 6454 §6.1's serialisation)."""
-    scheme = scheme.lower()
-    host = host.lower()
+    """``scheme://host[:port]`` lower-cased (ASCII: RFC 6454 §4 takes a host as IDNA makes it, all ASCII), its
+    default port left out (RFC 6454 §6.1's serialisation)."""
+    scheme = scheme.translate(_ASCII_LOWER)
+    host = host.translate(_ASCII_LOWER)
     default = {"http": ":80", "https": ":443"}.get(scheme)
     if default and host.endswith(default):
         host = host[: -len(default)]
@@ -211,7 +218,7 @@ class SignIn:
                                                     f" page ({own}/signin) in a browser that says where a form comes from.")
         if sent != "null" and _origin_of(sent) == own:
             return None
-        shown = sent[:100] if said == "Origin" else _origin_of(sent)[:100]
+        shown = shown_field(sent if said == "Origin" else _origin_of(sent), 100)
         return _form("/", status=403, error=f"This form was sent from {shown} ({said}), not from this resolver ({own}):"
                                             " sign in on this resolver's own page.")
 
@@ -224,9 +231,10 @@ class SignIn:
 async def _read_form(request: Request) -> tuple[dict[str, str], tuple[int, str] | None]:
     """The fields of an urlencoded form body of at most :data:`MAX_FORM` octets (each field's first value),
     or the status and error saying what was wrong with it."""
-    kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if kind != "application/x-www-form-urlencoded":
-        return {}, (415, f"the form is sent as application/x-www-form-urlencoded, not {kind or 'no Content-Type'}")
+    sent = request.headers.get("content-type", "").split(";", 1)[0].strip()
+    if sent.lower() != "application/x-www-form-urlencoded":
+        said = shown_field(sent, 80) if sent else "no Content-Type"
+        return {}, (415, f"the form is sent as application/x-www-form-urlencoded, not {said}")
     body = bytearray()
     try:
         async for piece in request.stream():

@@ -71,6 +71,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from pdi._wording import shown_field
 from pdi.archive import Archive
 from pdi.archive.kept_annotations import CONTEXT, MAX_ANNOTATION, entity_tag, representation
 from pdi.archive.store import AnnotationRecord
@@ -463,9 +464,10 @@ def _tag(body: dict[str, Any], media_type: str, octets: bytes | None = None) -> 
 
 def _annotation_kind(request: Request) -> None:
     """An :class:`UnsupportedError` (``415``) unless the request's ``Content-Type`` is an annotation's."""
-    kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if kind not in ("application/ld+json", "application/json"):
-        raise UnsupportedError(f"an annotation is sent as {ANNOTATION_TYPE} (or application/json), not {kind[:80]!r}")
+    sent = request.headers.get("content-type", "").split(";", 1)[0].strip()
+    if sent.lower() not in ("application/ld+json", "application/json"):
+        raise UnsupportedError(f"an annotation is sent as {ANNOTATION_TYPE} (or application/json), not"
+                               f" {shown_field(sent, 80)}")
 
 
 async def _annotation_body(request: Request) -> object:

@@ -81,7 +81,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from pdi import charsets, formats, untrusted_json
-from pdi._wording import clipped, plural, printable
+from pdi._wording import clipped, plural, printable, shown_field
 from pdi.archive import Archive, Content, Deposit
 from pdi.archive.tokens import Writer
 from pdi.errors import (
@@ -153,7 +153,7 @@ async def bearer_writer(archive: Archive, request: Request, *, reads_if_match: b
         raise Unauthorized("the token is not known, or was revoked", error="invalid_token")
     kinds = request.headers.getlist("content-type")
     if len(kinds) > 1:  # which one the body is in decides its format and charset, kept for good
-        said = ", ".join(repr(clipped(k, 80)) for k in kinds[:4])
+        said = ", ".join(shown_field(k, 80) for k in kinds[:4])
         raise ParseError(f"the request gives Content-Type {len(kinds)} times ({said}): give the body's media type"
                          " once (RFC 9110 §5.3); nothing was written", rule="Content-Type")
     if not reads_if_match:
