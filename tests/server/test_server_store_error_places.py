@@ -8,17 +8,21 @@ and a real blob store taken away from under one."""
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 from server_helpers import S, start_serve, stop, wait_answering
+from test_server_keyboard import _js
+from test_server_page_polish import _sized
+from test_server_pdf_viewer import _shoot
 
 from pdi.archive import Archive, Content
+from pdi.capture.browser import devtools
 from pdi.errors import CommitUnknownError, StoreError
 from support.pgcluster import TemporaryCluster
 
@@ -98,6 +102,16 @@ def test_a_reader_page_of_a_storage_error_says_it_as_the_answer_does(cluster: Te
         assert "ask again" in page.text
         for place in (str(cluster.directory), "postgresql://", ".s.PGSQL"):
             assert place not in page.text, place
+        # what a reader sees: the page in Chromium, its alert, at a desk's width and a phone's
+        seen = []
+        with devtools() as pipe:
+            for width, height in ((1100, 700), (375, 740)):
+                session = _sized(pipe, f"{base}/view?pdi={urllib.parse.quote(name, safe='')}", width, height)
+                seen.append(_js(pipe, session, "[document.title, document.querySelector('[role=alert]').textContent,"
+                                               " document.documentElement.scrollWidth <= innerWidth]"))
+                _shoot(pipe, session, f"storage-error-page-{width}.png")
     finally:
         stop(process)
-        shutil.rmtree(tmp_path / "unused", ignore_errors=True)
+    for title, alert, fits in seen:
+        assert title.startswith("Storage error") and "could not do this just now: ask again shortly" in alert
+        assert fits  # nothing wider than the window
