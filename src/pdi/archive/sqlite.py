@@ -9,7 +9,6 @@ lock between deposits and the remover as well: no other lock is needed.
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 import os
 import sqlite3
@@ -21,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from pdi import formats
 from pdi._later import filled
 from pdi.archive.access import PUBLIC
 from pdi.archive.blobs import CHUNK_SIZE, SHA256_HEX
@@ -36,6 +36,7 @@ from pdi.archive.catalog.serial_names import (
     SERIAL_NAMES_AGAIN,
     SERIAL_NAMES_DIFFERING,
 )
+from pdi.archive.naming import key_of, parse_pdi
 from pdi.archive.store import (
     SCHEMA_VERSION,
     CatalogProblem,
@@ -282,7 +283,7 @@ class SQLiteStore(SQLStore):
             if digest is None:
                 return None  # no digest as pdi writes one: the usual reads say
             return (str(row[0]), None if row[1] is None else str(row[1]), sha256, str(row[5]), bytes(data), digest)
-        fields = _serial_key(name, series)
+        fields = _serial_key(name)
         if fields is None:
             return None
         return self._serial_found(conn, *fields, now, row, None)
@@ -668,27 +669,17 @@ _SERIAL_DIGEST = (
 _EMPTY_SHA256 = hashlib.sha256(b"").digest()
 
 
-def _serial_key(name: str, series: str) -> tuple[DocumentKey, int, str] | None:
-    """The key, version and format token of the serial name ``name`` of ``series``, spelled as ``pdi add`` prints it
-    (``urn:pdi://SERIES/YYYY/MM/DD/SERIAL.FORMAT.VERSION``), as :meth:`SQLiteStore.public_serial_version` is asked
-    them; ``None`` for a name not spelled so."""
-    head = f"urn:pdi://{series}/"
-    if not name.startswith(head):
-        return None
-    parts = name[len(head):].split("/")
-    if len(parts) != 4:
-        return None
-    year, month, dom, tail = parts
-    named = tail.split(".")
-    if len(named) != 3:
-        return None
-    serial, token, version = named
+def _serial_key(name: str) -> tuple[DocumentKey, int, str] | None:
+    """The key, version and format token of the serial name ``name`` as :meth:`SQLiteStore.public_serial_version`
+    is asked them, read by the grammar (:func:`~pdi.archive.naming.parse_pdi`, :func:`~pdi.archive.naming.key_of`),
+    as every read of a name is; ``None`` for a name that is no versioned name of a day."""
     try:
-        day = datetime.date(int(year), int(month), int(dom))
-        number = int(version)
-    except ValueError:
+        parsed = parse_pdi(name)
+        if parsed.version is None or parsed.format is None:
+            return None
+        return key_of(parsed), parsed.version, formats.canonical_token(parsed.format)
+    except PDIError:
         return None
-    return filled(DocumentKey, {"series": series, "day": day, "unique_id": serial}), number, token
 
 
 def _digest_of(sha256: str) -> bytes | None:
