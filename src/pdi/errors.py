@@ -255,11 +255,15 @@ class CommitUnknownError(StoreError, problem_type="/api#problem-commit-unknown")
     LOST_OVER_HTTP = ("the connection to the catalog's database was lost as this write was committed, so whether it"
                       " was applied is unknown")
 
-    def over_http(self, keyed: bool | None = None) -> str:
+    def over_http(self, keyed: bool | None = None, *, again: str | None = None) -> str:
         """The message for a write API request that reads an Idempotency-Key and sent one (``keyed``), or sent none
         (``False``); ``None``: a request no Idempotency-Key replays (a withdrawal, an embargo, an annotation). It
-        says what was lost in :data:`LOST_OVER_HTTP`'s words, not :attr:`what`'s, which name the server's places."""
+        says what was lost in :data:`LOST_OVER_HTTP`'s words, not :attr:`what`'s, which name the server's places.
+        ``again``: a request whose route says it is applied once however often it is sent (a mirror's
+        announcement), and what sending it again answers."""
         lost = self.LOST_OVER_HTTP
+        if again is not None:
+            return f"{lost}: send the same request again: {again}"
         if keyed is None:
             return f"{lost}: look whether it was applied before sending it again"
         if keyed:

@@ -4,10 +4,11 @@ The other half of a commit of unknown outcome (tests/archive/test_archive_postgr
 backend before it commits): here the server *has* committed, and the client never hears it, as when the
 network or a failover takes the connection between the server's commit and its answer. The relay listens on
 a unix socket of its own and passes every octet both ways; armed, it watches for a connection that sends
-``INSERT INTO versions`` (a deposit minting a version), and at that connection's next ``ReadyForQuery`` outside
-a transaction (``Z``, status ``I``: sent after a ``COMMIT``, or after a statement committed on its own) it
-closes the connection in place of sending the answer. PostgreSQL sends ``ReadyForQuery`` only once the
-transaction's commit is done (the protocol's message flow, "Simple Query"), so what was cut was committed.
+``INSERT INTO versions`` (a deposit minting a version; or the statement :meth:`LostAnswer.arm` is given), and at
+that connection's next ``ReadyForQuery`` outside a transaction (``Z``, status ``I``: sent after a ``COMMIT``, or
+after a statement committed on its own) it closes the connection in place of sending the answer. PostgreSQL
+sends ``ReadyForQuery`` only once the transaction's commit is done (the protocol's message flow, "Simple
+Query"), so what was cut was committed.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class LostAnswer:
         self._listener.bind(str(self.directory / ".s.PGSQL.5432"))
         self._listener.listen(64)
         self._armed = threading.Event()
+        self._marker = MINTS
         #: Set once an answer was cut.
         self.cut = threading.Event()
         self._sockets: list[socket.socket] = []
@@ -44,7 +46,9 @@ class LostAnswer:
         """``cluster_url`` (a URL of the cluster, ``host=`` its socket's folder) through this relay."""
         return cluster_url.replace(f"host={cluster_dir}", f"host={self.directory}")
 
-    def arm(self) -> None:
+    def arm(self, marker: bytes = MINTS) -> None:
+        """Lose the answer to the next commit of a connection that sends ``marker`` (by default a deposit's)."""
+        self._marker = marker
         self.cut.clear()
         self._armed.set()
 
@@ -72,7 +76,7 @@ class LostAnswer:
     def _to_server(self, client: socket.socket, server: socket.socket, marked: threading.Event) -> None:
         try:
             while data := client.recv(1 << 16):
-                if self._armed.is_set() and MINTS in data:
+                if self._armed.is_set() and self._marker in data:
                     marked.set()
                 server.sendall(data)
         except OSError:

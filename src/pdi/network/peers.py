@@ -80,6 +80,10 @@ MAX_PART_HEAD = 8 << 10
 MAX_PART_PROBLEM = 64 << 10
 #: Octets asked of the connection at a time, at most, while an octets answer is read.
 READ_AT_MOST = 1 << 20
+#: The longest an announcement answered ``503`` waits (its ``Retry-After``, at most this) before it is sent again.
+MAX_ANNOUNCE_WAIT = 10.0
+#: The wait before sending it again when a ``503`` says no ``Retry-After`` in seconds (pdi's own say 5).
+ANNOUNCE_WAIT = 5.0
 
 
 def _client(*, public_only: bool = False) -> httpx.Client:
@@ -709,17 +713,46 @@ def _checked(spooled: Spooled, name: str, sha256: str, size: int, base: str) -> 
 def announce(record: MirrorRecord, url: str, keys: Sequence[PublicKey], token: str) -> bool:
     """Tell ``record``'s origin that the archive at ``url`` (with ``keys``) holds a copy of its series
     (``POST /api/mirrors``, :mod:`pdi.server.write.mirrors`), with ``token`` (role ``mirror``); whether the origin
-    recorded it now (``False``: it had already). Its refusal is raised with the problem's words."""
+    recorded it now (``False``: it had already). Its refusal is raised with the problem's words.
+
+    An announcement is recorded once however often it is sent (the same again is answered ``200`` and writes
+    nothing), so one answered ``503`` (the origin's storage could not answer, or lost its commit's answer, so
+    that whether it was recorded is unknown) is sent again, once, after its ``Retry-After`` (at most
+    :data:`MAX_ANNOUNCE_WAIT` seconds): ``200`` if the first was recorded, ``201`` if not. A second ``503`` is a
+    :class:`RemoteError` saying that running the same announcement again later is safe."""
     target = record.base_url + "/api/mirrors"
     body = {"series": record.series, "base_url": base_url(url), "keys": json.loads(key_text(keys))}
-    try:
-        with _client() as client, client.stream("POST", target, json=body,
-                                                 headers={"Authorization": f"Bearer {token}"}) as answer:
-            if answer.status_code in (200, 201):
-                return answer.status_code == 201
-            detail = said(answer, time.monotonic() + HTTP_TIMEOUT) or "(no problem said)"
-    except unreached() as exc:
-        raise RemoteError(f"cannot announce this mirror to {target}: {exc}") from exc
+    again = (f"an announcement is recorded once however often it is sent: run pdi mirror sync --announce {url}"
+             " again later")
+    for sent in (1, 2):
+        try:
+            with _client() as client, client.stream("POST", target, json=body,
+                                                     headers={"Authorization": f"Bearer {token}"}) as answer:
+                if answer.status_code in (200, 201):
+                    return answer.status_code == 201
+                detail = said(answer, time.monotonic() + HTTP_TIMEOUT) or "(no problem said)"
+        except unreached() as exc:
+            raise RemoteError(f"cannot announce this mirror to {target}: {exc} ({again})") from exc
+        if answer.status_code != 503 or sent == 2:
+            break
+        _pause(_retry_after(answer.headers.get("retry-after")))
+    if answer.status_code == 503:
+        raise RemoteError(f"{target} could not record this mirror's announcement (HTTP 503, sent twice): {detail}"
+                          f" ({again})")
     error = {401: AccessError, 403: AccessError, 404: NotFoundError, 409: ImmutabilityError}.get(
         answer.status_code, RemoteError)
     raise error(f"{target} refused this mirror's announcement (HTTP {answer.status_code}): {detail}")
+
+
+def _retry_after(field: str | None) -> float:
+    """The seconds a ``Retry-After`` of delay-seconds asks to wait (RFC 9110 §10.2.3), at most
+    :data:`MAX_ANNOUNCE_WAIT`; :data:`ANNOUNCE_WAIT` for none, or an HTTP-date (a clock not this one's)."""
+    text = (field or "").strip()
+    if text.isascii() and text.isdigit():
+        return min(float(text[:6]), MAX_ANNOUNCE_WAIT)
+    return ANNOUNCE_WAIT
+
+
+def _pause(seconds: float) -> None:
+    """Wait before sending an announcement again (replaced in the tests, which count the waits)."""
+    time.sleep(seconds)

@@ -155,8 +155,10 @@ async def on_pdi_error(request: Request, exc: Exception) -> Response:
     if isinstance(exc, ParseError):  # a name pasted from an N2R address, its "#" written %23: the name meant, as pdi says
         exc = saying_name_meant(exc)
     # a write of unknown outcome: how to find out, in the words of a request that sent an Idempotency-Key or none
-    # where its route reads one (pdi.server.write.api says so in request.state), else of a request none replays
-    detail = exc.over_http(getattr(request.state, "idempotency_keyed", None)) \
+    # where its route reads one (pdi.server.write.api says so in request.state), of one its route applies once
+    # however often it is sent (request.state.same_again: what sending it again answers), else of one none replays
+    detail = exc.over_http(getattr(request.state, "idempotency_keyed", None),
+                           again=getattr(request.state, "same_again", None)) \
         if isinstance(exc, CommitUnknownError) else exc.over_http()
     answer = problem(status_of(exc, request), exc.title, detail, type=exc.problem_type, extensions=exc.details)
     if isinstance(exc, StoreError):  # a database or blob store not answering (a failover under way): ask again soon

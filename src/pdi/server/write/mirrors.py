@@ -22,7 +22,9 @@ recorded are never forgotten so (``403``). Every refusal is an RFC 9457 problem 
 wrong: no token ``401``, a token of another role or series ``403`` (so is a ``base_url`` at an address that
 is not public, loopback, private or link-local: :func:`_public`), a body
 that is not the object above ``400`` (or ``413`` past 64 KiB), a series not
-registered or a peer not recorded ``404``.
+registered or a peer not recorded ``404``. An announcement is recorded once however often it is sent, so
+the ``503`` of one whose commit's answer was lost (whether it was recorded is unknown) says to send it
+again, and ``pdi mirror sync --announce`` does, once (:func:`pdi.network.peers.announce`).
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ __all__ = ["MirrorAnnouncements"]
 MAX_ANNOUNCEMENT = 64 << 10
 #: The most keys an archive may announce.
 MAX_KEYS = 8
+#: What sending an announcement again answers, as a 503 of unknown outcome says (its commit's answer lost).
+SAME_AGAIN = ("an announcement recorded already is answered 200 and is not recorded twice; one that was not is"
+              " recorded now (201)")
 #: What an announcement is.
 _SHAPE = '{"series": S, "base_url": "http(s)://…", "keys": a JWK set}'
 
@@ -66,6 +71,7 @@ class MirrorAnnouncements:
 
     async def announce(self, request: Request) -> Response:
         """Record the announcing archive as a peer holding a series (role mirror): {series, base_url, keys}."""
+        request.state.same_again = SAME_AGAIN  # a 503 of unknown outcome says so (pdi.server.http.problems)
         writer = await bearer_writer(self.archive, request)
         only(request, frozenset())
         body = await read_json(request, MAX_ANNOUNCEMENT, f"the announcement is more than {MAX_ANNOUNCEMENT} octets",
