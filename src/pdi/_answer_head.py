@@ -19,9 +19,11 @@ look-up included), by its ``by``: what is left of the fetch's time, not each
 read's own timeout, so a body sent an octet just inside each read's timeout
 ends at the deadline, as :class:`httpx.ReadTimeout` saying :data:`LATE`.
 
-httpx does not take a network backend as an argument, so the connection
-pool its transport made is replaced by one over :class:`_Backend`, with the
-arguments httpx would pass (as :mod:`pdi.capture.fetch` does). An answer
+httpx does not take a network backend as an argument, so its transport is
+given a connection pool over :class:`_Backend`, with the arguments httpx would
+pass (as :mod:`pdi.capture.fetch` does), in place of the one it would make:
+:class:`_TwoPools`, which makes its TLS context at the first ``https://``
+request, never for a client that asks only ``http://`` addresses. An answer
 through a proxy the environment names is the proxy's to bound.
 """
 
@@ -44,8 +46,9 @@ HTTPX_VERSION = "0.28.1"
 #: Each private part of httpx relied on, and what relies on it.
 HTTPX_INTERNALS = {
     "httpx._transports.default.HTTPTransport.__init__": (
-        "makes the connection pool it keeps as _pool, which client() replaces by one over _Backend (the same"
-        " arguments, and the pool's public ones)"),
+        "sets nothing but the connection pool it keeps as _pool (made over a TLS context it makes at once):"
+        " client() makes a transport without calling it and sets _pool itself, to a _TwoPools over _Backend (the"
+        " arguments httpx would pass, and the pool's public ones), whose TLS context is made when first needed"),
     "httpx._transports.default.HTTPTransport.handle_request": (
         "sends each request through self._pool: client()'s pool, so each read of a head is bounded"),
     "httpx._transports.default.AsyncHTTPTransport.__init__": (
@@ -161,6 +164,40 @@ class _Backend(httpcore.NetworkBackend):
         self._inner.sleep(seconds)
 
 
+class _TwoPools(httpcore.ConnectionPool):
+    """httpcore's pool for ``http://`` requests, and for ``https://`` ones a second pool with the same arguments,
+    made at the first such request with httpx's TLS context (the trusted certificates of httpx's ``certifi``, or
+    of ``$SSL_CERT_FILE`` or ``$SSL_CERT_DIR``): loading them costs some 20 to 40 ms of CPU, which a client that
+    asks only ``http://`` addresses (a mirror of an origin on the same network) never spends. Each pool keeps to
+    the limits given (so a client asking both schemes may hold twice as many connections)."""
+
+    def __init__(self, **arguments: Any) -> None:
+        super().__init__(**arguments)  # no ssl_context: none of its connections is https://
+        self._pdi_arguments = arguments
+        self._pdi_secure: httpcore.ConnectionPool | None = None
+        self._pdi_lock = threading.Lock()
+
+    def handle_request(self, request: httpcore.Request) -> httpcore.Response:
+        if request.url.scheme == b"https":
+            return self._secure().handle_request(request)
+        return super().handle_request(request)
+
+    def _secure(self) -> httpcore.ConnectionPool:
+        with self._pdi_lock:
+            if self._pdi_secure is None:
+                self._pdi_secure = httpcore.ConnectionPool(ssl_context=httpx.create_ssl_context(),
+                                                           **self._pdi_arguments)
+            return self._pdi_secure
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            with self._pdi_lock:
+                if self._pdi_secure is not None:
+                    self._pdi_secure.close()
+
+
 def client(head_seconds: float, *, by: float | None = None, limits: httpx.Limits | None = None,
            public_only: bool = False, whole: bool = False, **options: Any) -> httpx.Client:
     """An :class:`httpx.Client` (``options`` as httpx takes them) whose every answer's head must be read within
@@ -179,14 +216,12 @@ def client(head_seconds: float, *, by: float | None = None, limits: httpx.Limits
         _pending.by = None
 
     limits = limits or httpx.Limits()
-    # one TLS context for the transport and the pool that replaces its own: loading the trusted certificates
-    # (httpx's, or $SSL_CERT_FILE's) costs some 20 to 40 ms of CPU, once a client as in httpx's own
-    trusted = httpx.create_ssl_context()
-    transport = httpx.HTTPTransport(verify=trusted, limits=limits)
-    transport._pool = httpcore.ConnectionPool(  # httpx's own pool, replaced: see the module's docstring
-        ssl_context=trusted, max_connections=limits.max_connections,
-        max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
-        network_backend=_Backend(public_only, by if whole else None))
+    # the transport made without its __init__, which would make its own pool over a TLS context made at once
+    # (HTTPX_INTERNALS), and given ours, whose context is made at its first https:// connection, if any
+    transport = httpx.HTTPTransport.__new__(httpx.HTTPTransport)
+    transport._pool = _TwoPools(  # httpx's own pool, replaced: see the module's docstring
+        max_connections=limits.max_connections, max_keepalive_connections=limits.max_keepalive_connections,
+        keepalive_expiry=limits.keepalive_expiry, network_backend=_Backend(public_only, by if whole else None))
     if public_only:
         options["trust_env"] = False
     return httpx.Client(transport=transport, limits=limits, event_hooks={"request": [sent], "response": [headed]},
