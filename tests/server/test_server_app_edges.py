@@ -1,6 +1,7 @@
 """Rough edges of the reader's web app seen in its screenshots, each measured in Chromium.
 
 - a viewer's page showed two boxes to resolve a name: the header's (empty) and the page's own (holding the name);
+- an error page (404, 403, 410, 400, 503) showed two boxes to resolve a name, the header's and the page's own;
 - a size was printed as a run of digits (``4320000 bytes``), unlike the catalogue's grouped counts;
 - a replayed page's banner said "capture 1 of 1" of the only capture of its URL;
 - a day's table of documents left the Title cell of a document without a title blank;
@@ -60,6 +61,42 @@ def test_a_viewer_has_one_box_to_resolve_a_name_the_headers_holding_the_name_sho
             _shoot(pipe, session, f"app-edges-one-box-{page}-{width}-dark.png")
     assert boxes == 1, f"{page}: {boxes} boxes to resolve a name"
     assert held == shown, (held, shown)  # the name the page shows, to correct or to add a fragment to
+    assert in_window and sideways <= 0, (in_window, sideways)
+
+
+#: The error pages (pdi.server.pages.problem_pages) a reader meets, by the name their screenshots carry, with their
+#: status: a name of no series here, a withdrawn one (``media``'s), a private one (``media``'s), the served text's
+#: name cited with its sentence's full stop, and a path of no page (no name typed).
+ERRORS = {"not-found": 404, "tombstone": 410, "forbidden": 403, "bad-name": 400, "unknown-path": 404}
+
+
+def _error_url(served: Served, media: tuple[str, dict[str, str]], page: str) -> tuple[str, str]:
+    """The URL of the error page ``page`` of :data:`ERRORS`, and the name the reader typed (its Resolve box's)."""
+    base, held = media
+    typed = {"not-found": "urn:pdi://nowhere.example.us/2026/11/22/1.text.1",
+             "tombstone": urllib.parse.unquote(held["withdrawn"]), "forbidden": urllib.parse.unquote(held["private"]),
+             "bad-name": served.text + ".", "unknown-path": ""}[page]
+    if page == "unknown-path":
+        return f"{served.url}/no/such/page", typed
+    return f"{base if page in ('tombstone', 'forbidden') else served.url}/view?pdi={urllib.parse.quote(typed, safe='')}", typed
+
+
+@pytest.mark.parametrize("width", [1100, 375])
+@pytest.mark.parametrize("page", list(ERRORS))
+def test_an_error_page_has_one_box_to_resolve_a_name_holding_the_name_typed(
+    served: Served, media: tuple[str, dict[str, str]], page: str, width: int
+) -> None:
+    url, typed = _error_url(served, media, page)
+    with devtools() as pipe:
+        session = _sized(pipe, url, width, 740)
+        status = _js(pipe, session, "document.querySelector('.problem .status').textContent")
+        boxes, held, in_window, sideways = _js(pipe, session, BOXES)
+        _shoot(pipe, session, f"app-edges-one-box-error-{page}-{width}.png")
+        dark(pipe, session, time.monotonic() + 30)
+        _shoot(pipe, session, f"app-edges-one-box-error-{page}-{width}-dark.png")
+    assert status == f"HTTP {ERRORS[page]}", status  # the error's page, not another
+    assert boxes == 1, f"{page}: {boxes} boxes to resolve a name"
+    assert held == typed, (held, typed)  # what the reader typed, to correct it there
     assert in_window and sideways <= 0, (in_window, sideways)
 
 

@@ -138,7 +138,7 @@ def test_view_errors_are_pages_of_their_own_with_their_status(client: TestClient
     assert answer.status_code == 404
     page = _tree(answer.text)
     assert "not in this archive" in _text(page.find(".//p[@class='error']"))
-    assert page.find(".//input[@id='problem-pdi']").get("value") == name  # type: ignore[union-attr]
+    assert page.find(".//input[@id='site-pdi']").get("value") == name  # type: ignore[union-attr]
     assert page.find(".//input[@id='home-pdi']") is None  # not the home page
     assert client.get("/view", params={"pdi": "urn:pdi:bad"}).status_code == 400
 

@@ -139,7 +139,7 @@ PAGES = {
     # a name of no series the archive has: no name to suggest, the name kept in the box to correct it
     "error": ("/view?pdi=urn:pdi://nowhere.example.us/2026/11/22/1.text.1",
               "document.querySelector('.problem h1').textContent === 'Not in this archive'"
-              " && document.getElementById('problem-pdi').value === 'urn:pdi://nowhere.example.us/2026/11/22/1.text.1'"
+              " && document.getElementById('site-pdi').value === 'urn:pdi://nowhere.example.us/2026/11/22/1.text.1'"
               " && document.querySelector('ul.nearest') === null && document.querySelector('footer a[href=\"/api\"]') !== null"),
     # a version that is not there: the document's versions and formats suggested, each a link
     "not-found-nearest": ("/view?pdi={versioned}.html.9", "document.querySelector('.problem h1').textContent === 'Not in this archive'"

@@ -28,7 +28,9 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from pdi.archive import Archive, Content
+from pdi.errors import AccessError, LimitError, NotFoundError, ParseError, StoreError
 from pdi.server import create_app
+from pdi.server.pages import problem_pages as pages
 from pdi.server.pages import reader
 
 S = "library.example.us"
@@ -159,7 +161,7 @@ def test_a_private_name_says_how_to_sign_in_and_comes_back_to_it(client: TestCli
     assert signin, _links(page)
     back = urllib.parse.parse_qs(urllib.parse.urlsplit(signin[0]).query)["next"]
     assert back == ["/view?pdi=" + urllib.parse.quote(name, safe="")]
-    assert page.find(".//input[@id='problem-pdi']").get("value") == name  # type: ignore[union-attr]
+    assert page.find(".//input[@id='site-pdi']").get("value") == name  # type: ignore[union-attr]
     assert "closed minutes" not in _text(page.find(".//main"))
     # a name of the series never minted answers the same page, its name aside: existence is not told
     never = name.replace("/1.text.1", "/7.text.1")
@@ -395,3 +397,29 @@ def test_the_json_api_offers_the_name_meant_by_a_name_whose_hash_is_written_as_i
         assert meant.status_code == 200 and meant.json()["fragment"]["scheme"] == "line"
     answer = client.get("/api/resolve?pdi=" + urllib.parse.quote(plain + "%23line", safe=""))
     assert answer.status_code == 400 and "did you mean" not in answer.json()["detail"]  # "#line" names nothing
+
+
+#: A name of the series never deposited, and one that does not parse: what a reader may type.
+TYPED = [f"urn:pdi://{S}/2026/11/22/9.text.1#line=2,3", "urn:pdi:bad name"]
+
+
+@pytest.mark.parametrize("typed", TYPED)
+def test_every_error_page_has_one_box_to_resolve_a_name_the_headers_holding_what_was_typed(
+    archive: Archive, typed: str
+) -> None:
+    rendered = {
+        "404": pages.render_problem(archive, NotFoundError(f"{typed} is not in this archive"), typed),
+        "400": pages.render_problem(archive, ParseError("a bad name"), typed),
+        "413": pages.render_problem(archive, LimitError("past a limit"), typed),
+        "503 storage": pages.render_problem(archive, StoreError("the catalog went away"), typed),
+        "503 elsewhere": pages.render_unavailable("every resolver of it is down", typed),
+        "508": pages.render_unavailable("its resolvers send it back and forth", typed, 508),
+        "501": pages.render_refused(archive, 501, "Not implemented", "no such service", typed),
+        "403": pages.render_forbidden(AccessError("a token is needed"), typed),
+    }
+    for status, text in rendered.items():
+        page = html5lib.parse(text, namespaceHTMLElements=False)
+        forms = [f for f in page.iter("form") if f.get("action") == "/view"]
+        assert len(forms) == 1, f"{status}: {len(forms)} boxes to resolve a name"
+        box = forms[0].find(".//input[@name='pdi']")
+        assert box is not None and box.get("id") == "site-pdi" and box.get("value") == typed, status

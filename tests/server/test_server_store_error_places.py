@@ -17,8 +17,10 @@ from pathlib import Path
 import httpx
 import pytest
 from server_helpers import S, start_serve, stop, wait_answering
+from test_server_app_edges import BOXES
 from test_server_keyboard import _js
 from test_server_page_polish import _sized
+from test_server_pages_screenshots import dark
 from test_server_pdf_viewer import _shoot
 
 from pdi.archive import Archive, Content
@@ -102,16 +104,21 @@ def test_a_reader_page_of_a_storage_error_says_it_as_the_answer_does(cluster: Te
         assert "ask again" in page.text
         for place in (str(cluster.directory), "postgresql://", ".s.PGSQL"):
             assert place not in page.text, place
-        # what a reader sees: the page in Chromium, its alert, at a desk's width and a phone's
-        seen = []
+        # what a reader sees: the page in Chromium, its alert, at a desk's width and a phone's, light and dark
+        seen, boxes = [], []
         with devtools() as pipe:
             for width, height in ((1100, 700), (375, 740)):
                 session = _sized(pipe, f"{base}/view?pdi={urllib.parse.quote(name, safe='')}", width, height)
                 seen.append(_js(pipe, session, "[document.title, document.querySelector('[role=alert]').textContent,"
                                                " document.documentElement.scrollWidth <= innerWidth]"))
+                boxes.append(_js(pipe, session, BOXES))
                 _shoot(pipe, session, f"storage-error-page-{width}.png")
+                dark(pipe, session, time.monotonic() + 30)
+                _shoot(pipe, session, f"storage-error-page-{width}-dark.png")
     finally:
         stop(process)
     for title, alert, fits in seen:
         assert title.startswith("Storage error") and "could not do this just now: ask again shortly" in alert
         assert fits  # nothing wider than the window
+    for count, held, in_window, sideways in boxes:  # one box to resolve a name, the header's, holding the name
+        assert (count, held, in_window, sideways <= 0) == (1, name, True, True), (count, held, in_window, sideways)

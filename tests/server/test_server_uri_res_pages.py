@@ -98,7 +98,7 @@ def test_a_browser_following_a_missing_names_address_sees_the_apps_404_page(clie
     page = _page(client, f"/uri-res/{service}?{MISSING}", 404)
     assert _text(page.find(".//h1")) == "Not in this archive"
     assert f"{MISSING} is not in this archive" in _text(page.find(".//p[@class='error']"))
-    box = page.find(".//input[@id='problem-pdi']")  # the name, in the box to correct it
+    box = page.find(".//input[@id='site-pdi']")  # the name, in the box to correct it
     assert box is not None and box.get("value") == MISSING
     assert _text(page.find(".//title")) == f"Not found: {MISSING}"
 

@@ -127,14 +127,6 @@ def _generic(parsed: PDI) -> PDI:
     return dataclasses.replace(parsed, format=None, version=None).canonical()
 
 
-def _resolve_form(name: str) -> str:
-    return (
-        '<form class="wide" action="/view" method="get"><label for="problem-pdi">Resolve a name</label> '
-        f'<input id="problem-pdi" name="pdi" size="60" value="{esc(name)}"'
-        ' placeholder="urn:pdi://series/YYYY/MM/DD/id.format.version"> <button type="submit">Resolve</button></form>'
-    )
-
-
 def _onward() -> str:
     return ('<p>Go on to <a href="/">the archive\'s home</a>, <a href="/series">the list of its series</a>, a'
             ' <a href="/search">search</a> of its text, or the <a href="/api">API reference</a>.</p>')
@@ -143,7 +135,9 @@ def _onward() -> str:
 def _page(title: str, status: int, heading: str, body: str, name: str, *, named: bool = True) -> str:
     """An error page; its ``<title>`` (the tab, the history, a bookmark) names the name it is about, as the
     heading's page does (``Not found: urn:pdi://…``, not ``Not found`` for every name), unless ``named`` is false
-    (a title that names it already); a stranger's long name clipped (:func:`pdi._wording.clipped`)."""
+    (a title that names it already); a stranger's long name clipped (:func:`pdi._wording.clipped`). Its one box to
+    resolve a name is the header's, holding ``name`` as the reader typed it, to correct it there (a second box in
+    the page, holding the same, was one too many)."""
     title = f"{title}: {clipped(name)}" if named and name else title
     return page(title, f'<div class="problem"><h1>{esc(heading)}</h1><p class="status">HTTP {status}</p>{body}</div>',
                 style=STYLE, name=name)
@@ -227,9 +221,9 @@ def render_forbidden(error: AccessError, name: str) -> str:
         day = _day_in_words(until)
         ends = (f'<p class="lead">This document is under embargo until {shown_time(until)}: from then on anyone may'
                 " read it. Until then, only those with a token that may read it can.</p>")
-        body = f'{ends}<p class="error" role="alert">{_said(error)}.</p>{signed}{_resolve_form(name)}{_onward()}'
+        body = f'{ends}<p class="error" role="alert">{_said(error)}.</p>{signed}{_onward()}'
         return _page(f"Under embargo until {day}", error.http_status, f"Under embargo until {day}", body, name)
-    body = f'<p class="error" role="alert">{_said(error)}.</p>{signed}{_resolve_form(name)}{_onward()}'
+    body = f'<p class="error" role="alert">{_said(error)}.</p>{signed}{_onward()}'
     return _page("Sign in to read this", error.http_status, "A token is needed to read this", body, name)
 
 
@@ -267,7 +261,7 @@ def _here(error: NotFoundError, name: str, held: PDI, said: str, then: str, head
     body = (
         f'<p class="error" role="alert">{_said(error)}.</p>'
         f'<p>{said}: <a href="{esc(_view(held))}"><code>{esc(held)}</code></a>{then}</p>'
-        f"{_resolve_form(name)}{_onward()}"
+        f"{_onward()}"
     )
     return _page(title or heading, error.http_status, heading, body, name)
 
@@ -293,8 +287,8 @@ def render_not_found(archive: Archive, error: NotFoundError, name: str) -> str:
     body = (
         f'<p class="error" role="alert">{_said(error)}.</p>{near}'
         "<p>Check the name as it was cited: a PDI names its series, the day it was first deposited, its"
-        " number that day, its format and its version.</p>"
-        f"{_resolve_form(name)}{_onward()}"
+        " number that day, its format and its version, and correct it in the Resolve box at the top of the page.</p>"
+        f"{_onward()}"
     )
     return _page("Not found", error.http_status, "Not in this archive", body, name)
 
@@ -308,12 +302,12 @@ def render_unavailable(detail: str, name: str, status: int = 503) -> str:
         body = (f'<p class="error" role="alert" id="loop">This name is held elsewhere, but {esc(detail)}.</p>'
                 "<p>Following them would only bring you back here: this is not sent on. The name is not lost"
                 " for that: the archive that holds it can still be asked directly.</p>"
-                f"{_resolve_form(name)}{_onward()}")
+                f"{_onward()}")
         return _page("Loop detected", 508, "Its resolvers send it back and forth", body, name)
     body = (f'<p class="error" role="alert" id="unavailable">This name is held elsewhere, and {esc(detail)}.</p>'
             "<p>The name is not lost: its archive, or a mirror of it, can answer again. Reload this page in a"
             " while.</p>"
-            f"{_resolve_form(name)}{_onward()}")
+            f"{_onward()}")
     return _page("Unavailable", 503, "Its resolvers are down", body, name)
 
 
@@ -338,8 +332,7 @@ def render_problem(archive: Archive, error: PDIError, name: str = "", base: str 
     if isinstance(error, NotFoundError):
         return render_not_found(archive, error, name)
     hint = _hint(name) if isinstance(error, ParseError) else ""
-    body = (f'<p class="error" role="alert">{_said(error)}.</p>{hint}{_whole(error, name)}{_resolve_form(name)}'
-            f"{_onward()}")
+    body = f'<p class="error" role="alert">{_said(error)}.</p>{hint}{_whole(error, name)}{_onward()}'
     return _page(error.title.capitalize(), status_of(error), f"Cannot show this: {error.title}", body, name)
 
 
@@ -437,8 +430,7 @@ async def on_http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code != 404 or not wants_page(request):
         return await problem_of_http_error(request, exc)
-    body = (f'<p class="error" role="alert">There is no page at <code>{esc(request.url.path)}</code>.</p>'
-            f"{_resolve_form('')}{_onward()}")
+    body = f'<p class="error" role="alert">There is no page at <code>{esc(request.url.path)}</code>.</p>{_onward()}'
     return HTMLResponse(_page("No such page", 404, "No such page", body, ""), status_code=404)
 
 
@@ -528,5 +520,5 @@ def render_refused(archive: Archive | None, status: int, title: str, detail: str
     if archive is not None and parsed is not None and _held(archive, parsed):
         held = f'<p>The document is here: <a href="{esc(_view(parsed))}"><code>{esc(parsed)}</code></a>.</p>'
     stop = "" if detail.endswith((".", "!", "?")) else "."
-    body = f'<p class="error" role="alert">{esc(detail)}{stop}</p>{held}{_resolve_form(name)}{_onward()}'
+    body = f'<p class="error" role="alert">{esc(detail)}{stop}</p>{held}{_onward()}'
     return _page(title, status, f"Cannot show this: {title.lower()}", body, name)
