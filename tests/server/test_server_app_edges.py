@@ -26,11 +26,11 @@ from server_helpers import LONG_LINES, TEXT, Clock, Served, long_line, with_repl
 from test_server_keyboard import _contrast, _js
 from test_server_page_polish import _sized
 from test_server_pages_screenshots import dark, page_url
-from test_server_pdf_viewer import _shoot
+from test_server_pdf_viewer import _shoot, _until
 
 from pdi._wording import binary_size
 from pdi.archive import Archive
-from pdi.capture.browser import devtools
+from pdi.capture.browser import Pipe, devtools
 
 # --- one box to resolve a name --------------------------------------------------------------------------------------
 
@@ -40,6 +40,26 @@ BOXES = """(() => { const box = document.getElementById('site-pdi'), go = box.fo
   return [document.querySelectorAll('form[action="/view"]').length, box.value,
           [box, go].every((e) => { const r = e.getBoundingClientRect(); return r.left >= 0 && r.right <= innerWidth; }),
           document.documentElement.scrollWidth - document.documentElement.clientWidth]; })()"""
+
+#: Whether pdf.js has drawn every page of a PDF's page that is in the window: its canvas (``data-drawn``) and, when
+#: the PDF has a text layer, its text laid over it (``data-laid``), the viewer's own marks of each
+#: (:mod:`pdi.server.pages.viewer_script`).
+PDF_DRAWN = """(() => { const view = document.querySelector('[data-ready]'), layer = view && view.dataset.layer === '1';
+  return !!view && [...document.querySelectorAll('.pdf-page')].filter((p) => {
+    const r = p.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; })
+    .every((p) => p.dataset.drawn && (!layer || p.dataset.laid)); })()"""
+
+
+def _at_the_top(pipe: Pipe, session: str, page: str) -> bool:
+    """Scroll the page of ``session`` to its top, once a PDF's viewer has done its own scrolling (to the passage
+    cited, once its page's text is laid) and then drawn the pages in the window; whether they are drawn."""
+    if page == "pdf":
+        assert _until(pipe, session, "document.getElementById('passage')"), "pdf.js marked no passage"
+    _js(pipe, session, "scrollTo(0, 0)")
+    drawn = page != "pdf" or bool(_until(pipe, session, PDF_DRAWN))
+    _js(pipe, session, "new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    return drawn
+
 
 VIEWERS = ["text", "image", "sound", "long-text", "html-source", "capture-source", "old-version", "citation",
            "pdf", "sgml-elt", "video", "email", "document"]
@@ -54,14 +74,16 @@ def test_a_viewer_has_one_box_to_resolve_a_name_the_headers_holding_the_name_sho
         session = _sized(pipe, page_url(served, media, page), width, 740)
         shown = _js(pipe, session, "new URLSearchParams(location.search).get('pdi')")
         boxes, held, in_window, sideways = _js(pipe, session, BOXES)
-        _js(pipe, session, "scrollTo(0, 0)")
+        drawn = _at_the_top(pipe, session, page)
         _shoot(pipe, session, f"app-edges-one-box-{page}-{width}.png")
+        shot_at = _js(pipe, session, f"[scrollY, {PDF_DRAWN if page == 'pdf' else 'true'}]")
         if width == 1100 and page in ("text", "document"):
             dark(pipe, session, time.monotonic() + 30)
             _shoot(pipe, session, f"app-edges-one-box-{page}-{width}-dark.png")
     assert boxes == 1, f"{page}: {boxes} boxes to resolve a name"
     assert held == shown, (held, shown)  # the name the page shows, to correct or to add a fragment to
     assert in_window and sideways <= 0, (in_window, sideways)
+    assert drawn and shot_at == [0, True], (drawn, shot_at)  # shot at the top, every page in the window drawn
 
 
 #: The error pages (pdi.server.pages.problem_pages) a reader meets, by the name their screenshots carry, with their
