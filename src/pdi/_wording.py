@@ -1,6 +1,7 @@
-"""Counted nouns in what pdi prints: ``1 frame``, ``2 frames``, ``0 frames``; and what a stranger wrote, printable
-and cut short in its middle (:func:`clipped`: every error and log line that quotes it), a request's header field
-as its client wrote it (:func:`shown_field`: every answer that quotes one).
+"""Counted nouns in what pdi prints: ``1 frame``, ``2 frames``, ``0 frames`` (on the reader's pages grouped by
+thousands, :func:`counted`: ``1,234 documents``); and what a stranger wrote, printable and cut short in its middle
+(:func:`clipped`: every error and log line that quotes it), a request's header field as its client wrote it
+(:func:`shown_field`: every answer that quotes one).
 
 One helper each, so that every count the command, the resolver and the cores'
 messages print agrees in number with its noun. Pure.
@@ -18,6 +19,13 @@ def plural(count: int, noun: str, nouns: str | None = None) -> str:
     (``plural(2, "entry", "entries")``). Only 1 is singular, as English has it.
     """
     return f"{count} {noun if count == 1 else nouns if nouns is not None else noun + 's'}"
+
+
+def counted(count: int, noun: str, nouns: str | None = None) -> str:
+    """:func:`plural` with the count grouped by thousands, as the reader's pages print a count (``"1,234
+    documents"``, ``"1 document"``). :func:`plural` keeps the bare digits, for messages and the command's output,
+    which quote limits and sizes as they are written in options and read by scripts."""
+    return f"{count:,} {plural(count, noun, nouns).partition(' ')[2]}"
 
 
 #: The binary prefixes of IEC 80000-13, each 1,024 times the one before it: a KiB is 1,024 bytes.

@@ -35,7 +35,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from pdi._wording import plural
+from pdi._wording import counted
 from pdi.archive import Archive, DocumentDetail, DocumentPage, Generic, canonical_series
 from pdi.archive.store import AssertionRecord, DocumentKey, FixityCheck, RepresentationRecord
 from pdi.errors import ParseError, PDIError, WithdrawnError
@@ -178,7 +178,7 @@ def render_home(archive: Archive) -> str:
     )
     body = (
         "<h1>The archive</h1>"
-        f"<p>This archive has minted {plural(total, 'document')} in {plural(len(counts), 'series', 'series')}"
+        f"<p>This archive has minted {counted(total, 'document')} in {counted(len(counts), 'series', 'series')}"
         " under persistent names. A name resolves to exactly what was deposited under it, byte for byte, and"
         " is never given to anything else; a document taken out of service (withdrawn) keeps its name, which"
         " then says when and why.</p>"
@@ -273,7 +273,7 @@ def render_series(archive: Archive, series: str) -> str:
     for y in years:
         cells = "".join(
             f'<td class="number"><a href="{_series_path(name, y, m)}" aria-label="{calendar.month_name[m]} {y}: '
-            f'{plural(by_month[(y, m)], "document")}">{_count(by_month[(y, m)])}</a></td>'
+            f'{counted(by_month[(y, m)], "document")}">{_count(by_month[(y, m)])}</a></td>'
             if (y, m) in by_month else '<td class="empty">·</td>'
             for m in range(1, 13)
         )
@@ -286,7 +286,7 @@ def render_series(archive: Archive, series: str) -> str:
     body = (
         _crumbs(("Home", "/"), ("Series", "/series"), (name, None))
         + f"<h1><code>{esc(name)}</code></h1>"
-        + f"<p>{plural(total, 'document')}"
+        + f"<p>{counted(total, 'document')}"
         + ((f", minted on {_day(counts[0].day)} (a GMT day)." if counts[0].day == counts[-1].day else
             f", minted from {_day(counts[0].day)} to {_day(counts[-1].day)} (GMT days).") if counts else ".")
         + "</p>"
@@ -321,7 +321,7 @@ def _month_calendar(name: str, year: int, month: int, days: dict[int, int], *, h
             elif d in days:
                 cells += (
                     f'<td class="has"><a href="{_series_path(name, year, month, d)}" aria-label="{year}-{month:02d}-{d:02d}:'
-                    f' {plural(days[d], "document")}">{d}</a><small>{_count(days[d])}</small></td>'
+                    f' {counted(days[d], "document")}">{d}</a><small>{_count(days[d])}</small></td>'
                 )
             else:
                 cells += f"<td>{d}</td>"
@@ -348,8 +348,8 @@ def render_year(archive: Archive, series: str, year_text: str) -> str:
     total = sum(c.documents for c in counts)
     body = (
         _crumbs(("Home", "/"), ("Series", "/series"), (name, _series_path(name)), (str(year), None))
-        + f"<h1><code>{esc(name)}</code> in {year}</h1><p>{plural(total, 'document')} minted in {year}"
-        + (f" on {plural(len(counts), 'day')}." if counts else ".")
+        + f"<h1><code>{esc(name)}</code> in {year}</h1><p>{counted(total, 'document')} minted in {year}"
+        + (f" on {counted(len(counts), 'day')}." if counts else ".")
         + "</p>"
         + '<div class="months">'
         + "".join(_month_calendar(name, year, m, months[m]) for m in sorted(months))
@@ -382,7 +382,7 @@ def render_month(archive: Archive, series: str, year_text: str, month_text: str)
         _crumbs(("Home", "/"), ("Series", "/series"), (name, _series_path(name)),
                 (str(year), _series_path(name, year)), (calendar.month_name[month], None))
         + f"<h1><code>{esc(name)}</code>, {calendar.month_name[month]} {year}</h1>"
-        + f"<p>{plural(sum(days.values()), 'document')} minted this month.</p>"
+        + f"<p>{counted(sum(days.values()), 'document')} minted this month.</p>"
         + (f'<p class="pager">{near}</p>' if near else "")
         + _month_calendar(name, year, month, days, one=True)
         + (
@@ -433,9 +433,9 @@ def render_day(
                 (str(year), _series_path(name, year)), (calendar.month_name[month], _series_path(name, year, month)),
                 (f"{dom:02d}", None))
         + f"<h1><code>{esc(name)}</code>, {day.isoformat()}</h1>"
-        + f"<p>{plural(total, 'document')} minted on this day (GMT)"
-        + (f"; this page shows {len(found.documents)}, after <code>{esc(after)}</code>" if after else
-           f"; this page shows the first {len(found.documents)}" if found.after is not None else "")
+        + f"<p>{counted(total, 'document')} minted on this day (GMT)"
+        + (f"; this page shows {len(found.documents):,}, after <code>{esc(after)}</code>" if after else
+           f"; this page shows the first {len(found.documents):,}" if found.after is not None else "")
         + ".</p>"
         + (
             '<table class="catalogue" id="documents"><thead><tr><th scope="col">Id</th><th scope="col">Title</th>'
@@ -467,7 +467,7 @@ def _document_row(doc: Generic, found: DocumentPage, gone: set[tuple[str, int | 
     return (
         f'<tr><td><a href="{esc(_view(doc.pdi))}" title="{esc(doc.pdi)}"><code>{esc(shown_url(uid))}</code></a></td>'
         f"<td>{said.strip()}</td><td>{_formats(latest.formats)}</td>"
-        f'<td class="number">{len(doc.versions)}</td><td>{_time(latest.created_at)}</td></tr>'
+        f'<td class="number">{len(doc.versions):,}</td><td>{_time(latest.created_at)}</td></tr>'
     )
 
 
@@ -549,7 +549,7 @@ def render_document(archive: Archive, generic: Generic, name: str) -> str:
         f'<dt>Series</dt><dd><a href="{_series_path(series)}"><code>{esc(series)}</code></a></dd>'
         f'<dt>Day</dt><dd><a href="{_series_path(series, date.year, date.month, date.day)}">{_day(date)}</a> (GMT)</dd>'
         f"<dt>{'Serial' if pdi.serial is not None else 'Id'}</dt><dd><code>{esc(shown_url(unique))}</code></dd>"
-        f"<dt>Versions</dt><dd>{len(detail.generic.versions)}</dd>"
+        f"<dt>Versions</dt><dd>{len(detail.generic.versions):,}</dd>"
         f"<dt>Fixity</dt><dd>{_fixity_summary(detail.records, checked)}</dd>"
     )
     body = (
@@ -559,7 +559,7 @@ def render_document(archive: Archive, generic: Generic, name: str) -> str:
                 (f"{date.day:02d}", _series_path(series, date.year, date.month, date.day)), (shown_url(unique), None))
         + f"<h1>{isolated(title) if title else capture_title(url, None) if url else f'<code>{breakable(pdi)}</code>'}</h1>"
         + f'<dl class="facts">{facts}</dl>{captures}'
-        + f"<h2>Versions</h2><p>{plural(len(detail.generic.versions), 'version')} of this document,"
+        + f"<h2>Versions</h2><p>{counted(len(detail.generic.versions), 'version')} of this document,"
         + " oldest first (deposit times in UTC):</p>"
         + '<table class="catalogue" id="versions"><thead><tr><th scope="col" class="number">Version</th>'
         + f'<th scope="col">Deposited</th><th scope="col">Formats</th></tr></thead><tbody>{versions}</tbody></table>'
@@ -585,11 +585,11 @@ def _fixity_summary(records: Sequence[RepresentationRecord], checks: Sequence[Fi
     bad = [c for c in checks if not c.ok]
     last = max(c.checked_at for c in checks)
     if bad:
-        return f'<span class="bad">{plural(len(bad), "blob")} failed</span> the last check'
+        return f'<span class="bad">{counted(len(bad), "blob")} failed</span> the last check'
     unchecked = len(blobs) - len(checks)
     return (
         f'<span class="ok">intact</span> at the last check, {_time(last)}'
-        + (f"; {plural(unchecked, 'blob')} not audited yet" if unchecked else "")
+        + (f"; {counted(unchecked, 'blob')} not audited yet" if unchecked else "")
     )
 
 
@@ -672,7 +672,7 @@ def render_captures(archive: Archive, url: str | None, *, after: str | None = No
         crumbs
         + f"<h1>Captures of <code>{esc(shown_url(url))}</code></h1>{form}"
         + (
-            f"<p>{plural(len(items), 'capture')} in {plural(len(found.documents), 'document')}"
+            f"<p>{counted(len(items), 'capture')} in {counted(len(found.documents), 'document')}"
             + (" on this page" if after or found.after else "")
             + ", oldest first (UTC).</p>" + timeline + pager
             if items else "<p>No capture of this URL is in the archive (the URL is compared exactly as it was captured).</p>"

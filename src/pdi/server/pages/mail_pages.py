@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from pdi._wording import counted
 from pdi.archive import Archive, Generic, Resolved
 from pdi.errors import NotFoundError, PDIError
 from pdi.identifier import PDI
@@ -103,7 +104,7 @@ def message_section(whole: Resolved, chosen: int | None = None) -> tuple[str, st
                  "</p>")
     section = (
         f'<dl class="message">{"".join(rows)}</dl>{named}'
-        f'<p>{len(mail.parts)} part{"s" if len(mail.parts) != 1 else ""}, each fetched by its name:</p>'
+        f'<p>{counted(len(mail.parts), "part")}, each fetched by its name:</p>'
         f'<ul class="parts">{"".join(items)}</ul>'
     )
     try:

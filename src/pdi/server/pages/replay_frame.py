@@ -362,7 +362,7 @@ def _captures_around(archive: Archive, url: str, current: str) -> tuple[str, boo
         return f' · <a rel="{rel}" href="/view?pdi={quote(name, safe="")}">{text}</a> <time datetime="{esc(at)}">{esc(at[:10])}</time>'
 
     return (
-        f"{here + 1} of {len(times)}"
+        f"{here + 1:,} of {len(times):,}"
         + (link(here - 1, "« earlier", "prev") if here > 0 else "")
         + (link(here + 1, "later »", "next") if here + 1 < len(times) else "")
     ), len(times) == 1

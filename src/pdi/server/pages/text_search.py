@@ -20,7 +20,7 @@ import urllib.parse
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from pdi._wording import clipped
+from pdi._wording import clipped, counted
 from pdi.archive import MAX_SEARCH_LIMIT, SearchHit, SearchResults
 from pdi.errors import ParseError, PDIError
 from pdi.server.http.params import integer, optional, single_values
@@ -189,8 +189,8 @@ class SearchPages(ArchiveHandlers):
         pages = f'<nav class="pages" aria-label="Pages">{" · ".join(links)}</nav>' if links else ""
         heading = f"<h1>Search: {esc(results.query)}</h1>"
         pending = (
-            f'<p class="pending" role="status">Index pending: the text of {results.pending}'
-            f" document{'s' if results.pending != 1 else ''} deposited lately is not searched yet;"
+            f'<p class="pending" role="status">Index pending: the text of {counted(results.pending, "document")}'
+            " deposited lately is not searched yet;"
             " it can be read already, and is found once the indexer has read it.</p>"
             if results.pending else ""
         )
