@@ -1,7 +1,8 @@
-"""The reference and explanation pages are read in paragraphs of at most 15 lines.
+"""The reference and explanation pages are read in paragraphs of at most 15 lines, and so are their lists' items.
 
-A paragraph is a run of prose lines: not a code block, a table, a heading or a list (a list item, its
-continuation lines and the paragraphs indented under it are the list's, one rule a line already). A page of the
+A paragraph is a run of prose lines: not a code block, a table, a heading or a list. A list item's own lines (to a
+blank line or the next item) and each paragraph indented under it are read alike, at most 15 lines each: a longer
+item is cut into a sub-list (indented four spaces, as Python-Markdown nests a list). A page of the
 manual that holds a 30-line paragraph is a page its readers skim; one that lists rules writes them as a list, one
 that compares options as a table, and the history of how a rule was found goes out of the reader's way. The pages
 are those ``tests/test_docs_reference_facts.py`` reads against the code: docs/reference/, docs/explanation/, and
@@ -40,9 +41,21 @@ def paragraphs(text: str) -> Iterator[tuple[int, list[str]]]:
     through its items' indented lines and, until a blank line, their unindented (lazy) continuation lines; a
     paragraph written flush left after a blank line ends it. As Python-Markdown reads it (MkDocs's), a list
     begins only after a blank line: an item written right under a line of prose is more of that paragraph."""
+    return ((start, run) for kind, start, run in _blocks(text) if kind == "prose")
+
+
+def item_paragraphs(text: str) -> Iterator[tuple[int, list[str]]]:
+    """Each paragraph of a list of a Markdown page (read as :func:`paragraphs` reads lists): an item's own
+    lines (from its marker to a blank line or the next item, a nested one too) and each paragraph indented under
+    it, with its first line's number (from 1)."""
+    return ((start, run) for kind, start, run in _blocks(text) if kind == "item")
+
+
+def _blocks(text: str) -> Iterator[tuple[str, int, list[str]]]:
+    """The paragraphs of a page, each ``("prose", first line, lines)`` or, in a list, ``("item", …)``."""
     fence = ""
     run: list[str] = []
-    start = 0
+    kind, start = "prose", 0
     in_list = False
     after_blank = True
     for number, line in enumerate(text.splitlines(), 1):
@@ -57,20 +70,24 @@ def paragraphs(text: str) -> Iterator[tuple[int, list[str]]]:
         item = bool(ITEM.match(line)) and (after_blank or in_list)
         if opening or blank or item or line.lstrip().startswith(("|", "#")):
             if run:
-                yield start, run
-            run = []
+                yield kind, start, run
+            run = [line] if item else []
+            kind, start = "item", number
             in_list = item or (in_list and (blank or bool(opening)))
             after_blank = blank
             continue
         if in_list and (line[:1] in (" ", "\t") or not after_blank):
+            if not run:
+                kind, start = "item", number
+            run.append(line)
             after_blank = False
             continue
         in_list = after_blank = False
         if not run:
-            start = number
+            kind, start = "prose", number
         run.append(line)
     if run:
-        yield start, run
+        yield kind, start, run
 
 
 def test_the_reading_finds_prose_and_leaves_out_code_tables_headings_and_lists() -> None:
@@ -112,6 +129,27 @@ def test_each_prose_block_is_one_paragraph_of_its_own_length(blocks: list[tuple[
     assert [(start, len(run)) for start, run in paragraphs("\n".join(lines))] == expected
 
 
+def test_the_reading_of_a_list_finds_each_items_own_lines_and_its_paragraphs() -> None:
+    page = "\n".join([
+        "prose", "",
+        "- an item", "  its own line", "a lazy continuation",  # 3: three lines
+        "    - a sub-item", "      its line",  # 6: two
+        "- the next item", "",  # 8: one
+        "  an indented paragraph of the item", "  and its line", "",  # 10: two
+        "```", "- code, no item", "```", "",
+        "1. a numbered item", "",  # 17
+        "back to prose",
+    ])
+    assert list(item_paragraphs(page)) == [
+        (3, ["- an item", "  its own line", "a lazy continuation"]),
+        (6, ["    - a sub-item", "      its line"]),
+        (8, ["- the next item"]),
+        (10, ["  an indented paragraph of the item", "  and its line"]),
+        (17, ["1. a numbered item"]),
+    ]
+    assert list(paragraphs(page)) == [(1, ["prose"]), (19, ["back to prose"])]
+
+
 def test_the_pages_are_there() -> None:
     assert len(PAGES) > 30
     assert set(EXCEPTIONS) <= {page.relative_to(DOCS).as_posix() for page in PAGES}
@@ -125,3 +163,12 @@ def test_no_paragraph_runs_past_15_lines(page: Path) -> None:
     long = {start: len(run) for start, run in paragraphs(page.read_text("utf-8")) if len(run) > MOST_LINES}
     assert {f"{named}:{start}: {lines} lines" for start, lines in long.items()
             if start not in EXCEPTIONS.get(named, set())} == set()
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.relative_to(DOCS).as_posix())
+def test_no_list_items_paragraph_runs_past_15_lines(page: Path) -> None:
+    """Each list item's own lines, and each paragraph indented under one, are at most 15 lines: a longer item is
+    cut into a sub-list (a limit an item, a step an item), every fact kept."""
+    named = page.relative_to(DOCS).as_posix()
+    long = {start: len(run) for start, run in item_paragraphs(page.read_text("utf-8")) if len(run) > MOST_LINES}
+    assert {f"{named}:{start}: {lines} lines" for start, lines in long.items()} == set()
