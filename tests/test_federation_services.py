@@ -6,17 +6,21 @@ So ``+N2R+N2L`` (no protocol, two services) and the empty field (no protocol, no
 only protocol RFC 3404 §4.4.2 defines for URI resolution is THTTP (RFC 2169), so a terminal record that names no
 protocol is a THTTP resolver's, used for the services it lists (none: all), as one that names ``THTTP`` is. By the
 same grammar ``N2R`` alone is a *protocol* named N2R, no THTTP: the record is skipped, and the log says how the
-service is written. Each is served by dnsmasq (tests/support/dnsnode.py) and read by :class:`NaptrFinder`.
+service is written. A field the grammar does not make (``THTTP+N2R+``, ``+2NR``) is a malformed record, skipped and
+said, the next one tried; so is a record with flag ``P`` (§4.3: its protocol's own rules follow; THTTP has none).
+Each is served by dnsmasq (tests/support/dnsnode.py) and read by :class:`NaptrFinder`.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pdi.errors import ParseError
 from pdi.federation.naptr import NaptrFinder, _parse_service
 from support.dnsnode import dnsmasq
 
@@ -77,3 +81,46 @@ def test_rfc3404_4_4_a_service_field_is_an_optional_protocol_and_its_services(pr
         assert read is None
     else:
         assert read == (schemes[protocol.lower()], frozenset(s.lower() for s in services))
+
+
+#: RFC 3404 §4.4's grammar, written out here from its ABNF (RFC 2234: ALPHA and DIGIT are ASCII):
+#: ``service_field = [ [protocol] *("+" rs)]``, ``protocol = rs = ALPHA *31ALPHANUM``.
+_LABEL = r"[A-Za-z][A-Za-z0-9]{0,31}"
+_SERVICE_FIELD = re.compile(rf"(?:{_LABEL})?(?:\+{_LABEL})*")
+
+
+@given(field=st.text(alphabet=st.sampled_from("+AaNn2RrTtHhPp_-;.é 0"), max_size=40)
+       | st.builds(lambda p, n: p + "+" + "N" * n, st.sampled_from(["", "THTTP"]), st.integers(30, 34)))
+def test_rfc3404_4_4_a_service_field_outside_the_grammar_is_refused_saying_so(field: str) -> None:
+    """A field the ABNF does not make (a ``+`` with no service after it, a label that starts with a digit or holds
+    another character, a label of more than 32 characters) is no service field: refused, the field and the section
+    named; one it makes is read (or is another protocol's, ``None``)."""
+    if _SERVICE_FIELD.fullmatch(field):
+        _parse_service(field)
+    else:
+        with pytest.raises(ParseError, match=r"RFC 3404 §4\.4") as refused:
+            _parse_service(field)
+        assert refused.value.text == field
+
+
+@pytest.mark.parametrize("field", ["THTTP+N2R+", "THTTP++N2R", "+2NR", "+N2R+" + "N" * 33, "THTTP+N2R-N2L"])
+def test_rfc3404_4_4_a_terminal_record_whose_service_field_breaks_the_grammar_is_skipped_and_said(
+        field: str, caplog: pytest.LogCaptureFixture) -> None:
+    records = [f"--naptr-record=a.example.us,100,10,U,{field},{RULE}",
+               "--naptr-record=a.example.us,100,20,U,THTTP+N2R,!^.*$!http://r2.example.org/!"]
+    with dnsmasq(records) as node, caplog.at_level(logging.INFO, logger="pdi.federation"):
+        found = NaptrFinder(node.server).services("a.example.us", URN)
+    assert [s.base for s in found] == ["http://r2.example.org/"]  # the next record tried, not the malformed one's
+    said = [record.getMessage() for record in caplog.records if record.name == "pdi.federation"]
+    assert any(repr(field) in line and "a.example.us" in line and "RFC 3404 §4.4" in line for line in said), said
+
+
+def test_rfc3404_4_3_a_p_record_is_skipped_and_said(caplog: pytest.LogCaptureFixture) -> None:
+    # P: the rest is the protocol's own rules (RFC 3404 §4.3); THTTP, the one protocol pdi speaks, has none
+    records = [f"--naptr-record=a.example.us,100,10,P,THTTP+N2R,{RULE}",
+               "--naptr-record=a.example.us,100,20,U,THTTP+N2R,!^.*$!http://r2.example.org/!"]
+    with dnsmasq(records) as node, caplog.at_level(logging.INFO, logger="pdi.federation"):
+        found = NaptrFinder(node.server).services("a.example.us", URN)
+    assert [s.base for s in found] == ["http://r2.example.org/"]
+    said = [record.getMessage() for record in caplog.records if record.name == "pdi.federation"]
+    assert any("flag P" in line and "a.example.us" in line and "RFC 3404 §4.3" in line for line in said), said

@@ -10,7 +10,7 @@ lowest ``order`` first and within one order lowest ``preference`` first
 (RFC 3403 §4.1: once a record of one order matches, no other order is
 considered):
 
-* the flags (RFC 3404 §4, one letter, case-insensitive): ``U`` — terminal,
+* the flags (RFC 3404 §4.3, one letter, case-insensitive): ``U`` — terminal,
   the ``regexp`` applied to the whole URN gives a URI, the resolver's
   THTTP base (an output holding ``/uri-res/`` is cut before it); ``S`` —
   terminal, the ``replacement`` is looked up as SRV (RFC 2782) and each
@@ -20,12 +20,18 @@ considered):
   ``replacement`` is the host, ``http://host/``; empty — not terminal, the
   next NAPTR lookup is at the ``replacement`` (or the ``regexp``'s output),
   at most :data:`MAX_HOPS` times (a chain that leads on further, such as a
-  loop, is a failure: said, when no resolver is found, never "no records"); any other flag is ignored (RFC 3403 §4.1);
-* the ``service`` field (RFC 3404 §4.4: ``[ [protocol] *("+" rs)]``):
-  the protocol must be ``THTTP`` (RFC 2169's convention, ``http``;
-  ``http`` and ``https`` are read too) or none (``+N2R``, or the empty
-  field: THTTP is the only protocol §4.4.2 defines for URI resolution),
-  and a terminal record is used for the resolution services it lists
+  loop, is a failure: said, when no resolver is found, never "no records"); ``P`` — what follows is the
+  protocol's own rules (§4.3), and THTTP has none: skipped, and logged; any other flag is ignored (RFC 3403 §4.1);
+* the ``service`` field (RFC 3404 §4.4: ``[ [protocol] *("+" rs)]``, each
+  label a letter and at most 31 more letters or digits; a terminal
+  record's field outside that grammar, ``THTTP+N2R+`` or ``+2NR``, is
+  malformed: skipped, and logged): the protocol must be ``THTTP`` (RFC
+  2169's convention, ``http``; ``http`` and ``https`` are read too) or none
+  (``+N2R``, or the empty field: the ABNF makes the protocol optional in
+  any record, and RFC 3404, unlike RFC 2168 which it obsoletes, does not
+  require one of a terminal record; THTTP is the only protocol §4.4.2
+  defines for URI resolution, so it is the one meant), and a terminal
+  record is used for the resolution services it lists
   (``THTTP+N2R+N2L+N2Ls``, ``+N2R``; none listed: all). A record for
   another protocol (``z3950``, ``rcds``, ``E2U+sip``) is skipped, and so is
   ``N2R`` alone, a protocol by that grammar (said in the log);
@@ -179,16 +185,28 @@ def _thttp_base(uri: str) -> str | None:
         return None
 
 
+#: A protocol or a resolution service of a service field (RFC 3404 §4.4: ``ALPHA *31ALPHANUM``, ASCII as RFC 2234's
+#: ALPHA and DIGIT are: "limited to 32 characters and must start with an alphabetic").
+_LABEL = r"[A-Za-z][A-Za-z0-9]{0,31}"
+#: RFC 3404 §4.4's ``service_field = [ [protocol] *("+" rs)]``.
+_SERVICE_FIELD = re.compile(rf"(?:{_LABEL})?(?:\+{_LABEL})*")
+
+
 def _parse_service(field: str) -> tuple[str, frozenset[str]] | None:
     """``(scheme, services)`` of a terminal NAPTR record's service field, ``[ [protocol] *("+" rs)]`` (RFC 3404
     §4.4: an optional protocol, then each service after a ``+``; the empty field too), when its protocol is THTTP
     (or http, https) or none: THTTP is the one protocol RFC 3404 §4.4.2 defines for URI resolution, over http. Else
-    ``None``: another protocol's record (``z3950``, ``N2R`` alone: a protocol by that grammar)."""
+    ``None``: another protocol's record (``z3950``, ``N2R`` alone: a protocol by that grammar). A field the grammar
+    does not make (a ``+`` with no service after it, a label of more than 32 characters or that starts with a
+    digit or holds another character) is a :class:`ParseError` saying so: a malformed record, skipped."""
+    if _SERVICE_FIELD.fullmatch(field) is None:
+        raise ParseError(f"the service field {clipped(field, 80)!r} is not [protocol] *(\"+\" service), each a letter"
+                         " and at most 31 more letters or digits (RFC 3404 §4.4)", text=field, rule="naptr-service")
     protocol, *services = field.split("+")
     scheme = _PROTOCOLS.get(protocol.lower()) if protocol else "http"
     if scheme is None:
         return None
-    return scheme, frozenset(s.lower() for s in services if s)
+    return scheme, frozenset(s.lower() for s in services)
 
 
 #: RFC 2483's resolution services (I2L, N2Rs, …): a service field of one alone names it as a protocol (RFC 3404
@@ -245,6 +263,11 @@ class NaptrFinder:
             if matched_order is not None and order != matched_order:
                 break
             flags = record.flags.decode("ascii", "replace").lower()  # type: ignore[attr-defined]
+            if flags == "p":
+                log.info("pdi: the NAPTR record of %s with flag P is skipped: what follows it is its protocol's own"
+                         " rules (RFC 3404 §4.3), and THTTP, the one protocol this resolver speaks, has none",
+                         clipped(domain, 200))
+                continue
             if flags not in ("", "u", "s", "a"):
                 continue  # an unknown flag: skipped (RFC 3403 §4.1)
             regexp = record.regexp.decode("utf-8", "replace")  # type: ignore[attr-defined]
@@ -257,7 +280,6 @@ class NaptrFinder:
                     continue  # a bad rule is no rule
                 if output is None:
                     continue  # the rule does not match this URN
-            service = _parse_service(record.service.decode("ascii", "replace"))  # type: ignore[attr-defined]
             if flags == "":
                 next_domain = output if output is not None else replacement
                 if next_domain and next_domain != ".":
@@ -268,8 +290,13 @@ class NaptrFinder:
                     matched_order = order
                     self._follow(next_domain.lower().rstrip("."), urn, hops + 1, found, budget, failures)
                 continue
+            field = record.service.decode("ascii", "replace")  # type: ignore[attr-defined]
+            try:
+                service = _parse_service(field)
+            except ParseError as exc:  # a record that breaks RFC 3404 §4.4: skipped, the next one tried
+                log.info("pdi: the NAPTR record of %s is skipped: %s", clipped(domain, 200), exc.reason)
+                continue
             if service is None:
-                field = record.service.decode("ascii", "replace")  # type: ignore[attr-defined]
                 if _RESOLUTION_SERVICE.fullmatch(field):
                     log.info("pdi: the NAPTR record of %s with service %r is skipped: that names a protocol %s"
                              " (RFC 3404 §4.4: [protocol] *(\"+\" rs)); a service is written after a +: '+%s' or"
