@@ -1,4 +1,4 @@
-"""A header field an answer quotes back is quoted as its client wrote it (:func:`pdi._wording.shown_field`).
+"""A header field an answer quotes back is quoted as its client wrote it (:func:`pdi._wording.shown_field`), bounded.
 
 A field's octets beyond ASCII (RFC 9110 §5.5: ``obs-text``) are read by Starlette as Latin-1, so a client that
 sent ``Accept-Datetime: é`` in UTF-8 (``C3 A9``) was told ``Accept-Datetime 'Ã©' is not an RFC 1123 date``. Each
@@ -141,3 +141,57 @@ def test_a_trusted_proxys_field_is_quoted_as_sent() -> None:
         status, detail = _detail(port, b"GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-Host: " + CAFE + b"/" + FF)
     assert status == 400
     assert detail.startswith(r"X-Forwarded-Host from the proxy at 127.0.0.1 is 'café/\xff', not a host[:port]")
+
+
+#: A document of 20 octets, deposited before the archive is served: its N2R answers the conditions below.
+HELD = b"twenty octets here.\n"
+
+
+@pytest.fixture(scope="module")
+def held(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str]]:
+    """An archive holding :data:`HELD`, served on pdi serve's own protocol: its port and the document's N2R path."""
+    root = tmp_path_factory.mktemp("conditions") / "a"
+    with Archive.init(str(root)) as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, HELD, format="text"))
+    with on_own_protocol(create_app(str(root))) as url:
+        port = urllib.parse.urlsplit(url).port
+        assert port is not None
+        yield port, "/uri-res/N2R?" + name
+
+
+def _get(held: tuple[int, str], field: bytes) -> tuple[int, str]:
+    port, path = held
+    return _detail(port, b"GET " + path.encode() + b" HTTP/1.1\r\nHost: a\r\n" + field)
+
+
+@pytest.mark.parametrize(("sent", "shown"), [(b'"' + CAFE + b'"', "'\"café\"'"), (b'"a' + FF + b'"', r"""'"a\xff"'""")])
+def test_an_n2r_if_match_that_holds_no_tag_is_quoted_as_sent(held: tuple[int, str], sent: bytes, shown: str) -> None:
+    status, detail = _get(held, b"If-Match: " + sent)
+    assert status == 412 and detail.startswith(f"If-Match {shown} holds no tag of this answer's"), detail
+
+
+def test_an_if_match_of_another_answer_is_quoted_as_sent(held: tuple[int, str]) -> None:
+    # /api/meta is answered whole; the middleware (RFC 9110 §13.1.1) reads its If-Match against its ETag
+    port, path = held
+    status, detail = _detail(port, b"GET /api/meta?pdi=" + path.split("?", 1)[1].encode()
+                             + b" HTTP/1.1\r\nHost: a\r\nIf-Match: \"" + CAFE + b'"')
+    assert status == 412 and detail.startswith("If-Match '\"café\"' holds no entity tag of this answer's"), detail
+
+
+@pytest.mark.parametrize(("sent", "shown"), [
+    # an octet UTF-8 does not read alone (A0, NEL 85) stands where a blank may: the range is read, the field quoted
+    (b"bytes=\xa0900-", r"'bytes=\xa0900-'"),
+    (b"bytes=900-\x85", r"'bytes=900-\x85'"),
+    # 40 ranges past the end: 326 characters, the first 200 quoted and the rest left out (…)
+    (b"bytes=" + b"900-901," * 40, "'" + ("bytes=" + "900-901," * 40)[:200] + "'…"),
+])
+def test_a_range_that_selects_nothing_is_quoted_as_sent(held: tuple[int, str], sent: bytes, shown: str) -> None:
+    status, detail = _get(held, b"Range: " + sent)
+    assert status == 416 and detail.startswith(f"the Range {shown} selects none of the {len(HELD)} octets"), detail
+
+
+def test_an_if_unmodified_since_before_the_deposit_is_quoted_as_sent(held: tuple[int, str]) -> None:
+    status, detail = _get(held, b"If-Unmodified-Since: \xa0Thu, 01 Jan 1970 00:00:00 GMT")
+    assert status == 412
+    assert detail.startswith(r"If-Unmodified-Since '\xa0Thu, 01 Jan 1970 00:00:00 GMT' is before"), detail

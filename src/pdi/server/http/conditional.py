@@ -19,6 +19,7 @@ import re
 import time
 from collections.abc import Iterable, Mapping
 
+from pdi._wording import shown_field
 from pdi.server.http.byteranges import MAX_PARTS, coalesced
 from pdi.server.http.problems import problem_body
 
@@ -32,7 +33,7 @@ def unsatisfiable(range_field: str, length: int) -> tuple[list[tuple[bytes, byte
     """The header fields and body of the ``416`` of a ``Range`` that selects nothing of ``length`` octets (RFC 9110
     §15.5.17): ``Content-Range: bytes */LENGTH``, an RFC 9457 problem saying so, and ``Cache-Control: no-store``,
     since a cache does not key its answers on ``Range`` (RFC 9111 §4) and must not give this one to another request."""
-    said = " ".join(range_field.split())[:200]
+    said = shown_field(range_field, 200)  # as the client wrote it, not Latin-1's reading of its octets
     body = problem_body(416, f"the Range {said} selects none of the {length} octets (RFC 9110 §14.1.2)")
     return [(b"content-range", b"bytes */%d" % length), (b"cache-control", b"no-store"),
             (b"content-type", b"application/problem+json"), (b"content-length", b"%d" % len(body))], body

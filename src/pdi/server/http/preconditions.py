@@ -58,8 +58,7 @@ class Preconditions(HTTPMiddleware):
                 if if_match is not None and not (
                         if_match.strip() == "*" or (tag is not None and if_match_holds(if_match, tag))):
                     dropped = True
-                    said = " ".join(if_match.split())[:200]
-                    body = problem_body(412, f"If-Match {said} holds no entity tag of this answer's"
+                    body = problem_body(412, f"If-Match {shown_field(if_match, 200)} holds no entity tag of this answer's"
                                              f" ({tag or 'it has none'}; strong comparison, RFC 9110 §13.1.1)")
                     await send({"type": "http.response.start", "status": 412, "headers": [
                         (b"content-type", b"application/problem+json"), (b"content-length", b"%d" % len(body))]})

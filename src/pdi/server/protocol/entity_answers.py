@@ -18,6 +18,7 @@ from starlette.responses import (
     StreamingResponse,
 )
 
+from pdi._wording import shown_field
 from pdi.archive import Archive, Resolved
 from pdi.archive.access import current_reader
 from pdi.archive.blobs import FileReader
@@ -135,7 +136,7 @@ def check_if_match(field: str, found: Entity | Large | Response) -> None:
         return
     if not (field.strip() == "*" if tag is None else if_match_holds(field, tag)):
         raise Problem(412, "precondition failed",
-                      f"If-Match {' '.join(field.split())[:200]} holds no tag of this answer's, {tag} (strong"
+                      f"If-Match {shown_field(field, 200)} holds no tag of this answer's, {tag} (strong"
                       " comparison, RFC 9110 §13.1.1)")
 
 
@@ -231,7 +232,7 @@ def entity_response(entity: Entity, headers: Mapping[str, str]) -> Response:
 
 def unmodified_since(headers: Mapping[str, str], modified: str | None) -> Problem:
     """The ``412`` of an ``If-Unmodified-Since`` before the answer's ``Last-Modified`` (RFC 9110 §13.1.4)."""
-    said = " ".join(headers.get("if-unmodified-since", "").split())[:100]
+    said = shown_field(headers.get("if-unmodified-since", ""), 100)
     return Problem(412, "precondition failed",
                    f"If-Unmodified-Since {said} is before this answer's Last-Modified, {modified} (RFC 9110 §13.1.4)")
 
