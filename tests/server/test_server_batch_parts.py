@@ -60,11 +60,11 @@ TWO_BODIES = FIRST + part(item("b.txt"), b"two\n") + CLOSE
 
 @pytest.mark.parametrize(("field", "said"), [
     # RFC 7578 §4.7: senders do not use Content-Transfer-Encoding; "aGkK" is base64 for "hi\n"
-    (b"Content-Transfer-Encoding: base64\r\n", "item 1 (b.txt) is sent in the Content-Transfer-Encoding base64"),
+    (b"Content-Transfer-Encoding: base64\r\n", "item 1 (b.txt) is sent in the Content-Transfer-Encoding 'base64'"),
     (b"Content-Transfer-Encoding: Quoted-Printable\r\n",
-     "item 1 (b.txt) is sent in the Content-Transfer-Encoding quoted-printable"),
-    (b"Content-Encoding: gzip\r\n", "item 1 (b.txt) is sent in the content coding gzip"),
-    (b"Content-Encoding: identity, br\r\n", "item 1 (b.txt) is sent in the content coding br"),
+     "item 1 (b.txt) is sent in the Content-Transfer-Encoding 'quoted-printable'"),
+    (b"Content-Encoding: gzip\r\n", "item 1 (b.txt) is sent in the content coding 'gzip'"),
+    (b"Content-Encoding: identity, br\r\n", "item 1 (b.txt) is sent in the content coding 'br'"),
 ])
 def test_a_part_sent_in_a_coding_is_refused_naming_it_and_nothing_is_kept(
         batches: Batches, field: bytes, said: str) -> None:
@@ -187,3 +187,46 @@ def test_a_batch_of_more_fields_than_parts_it_may_hold_is_413_saying_so(batches:
     assert detail == ("a batch's parts are its items and one manifest field, and part 1,002 is field 1,002; nothing"
                       " was deposited"), detail
     assert batches.snapshot() == before
+
+
+#: A part's header field is sent as octets; Starlette reads them as Latin-1, so "é" in UTF-8 (C3 A9) was quoted "Ã©".
+#: Each refusal below quotes the field as its client wrote it: UTF-8 read as UTF-8, an octet it does not read \\xNN,
+#: ASCII letters lower-cased where the field is case-insensitive (never an octet beyond ASCII), at most 120 characters.
+@pytest.mark.parametrize(("fields", "said"), [
+    (b"Content-Transfer-Encoding: B\xc3\xa4se64\r\n", "item 0 (a.txt) is sent in the Content-Transfer-Encoding 'bäse64'"),
+    (b"Content-Encoding: BR\xc3\x96TLI\r\n", "item 0 (a.txt) is sent in the content coding 'brÖtli'"),
+    (b"Content-Encoding: x-\xff\r\n", r"item 0 (a.txt) is sent in the content coding 'x-\xff'"),
+])
+def test_a_parts_coding_is_quoted_as_sent(batches: Batches, fields: bytes, said: str) -> None:
+    before = batches.snapshot()
+    status, detail = batches.post(part(item(more=fields), b"aGkK") + CLOSE)
+    assert status == 415 and detail.startswith(said), detail
+    assert batches.snapshot() == before
+
+
+def typed(content_type: bytes) -> bytes:
+    """A batch of one file part sent with ``content_type``."""
+    return part(b'Content-Disposition: form-data; name="item"; filename="a.txt"\r\nContent-Type: ' + content_type
+                + b"\r\n", b"hi\n") + CLOSE
+
+
+LONG = "image/x-" + "é" * 130
+
+
+@pytest.mark.parametrize(("content_type", "said"), [
+    (b"text/Pla\xc3\xafn", "item 0 (a.txt): its Content-Type 'text/Plaïn' is not a media type of pdi's registry"),
+    (b"text/\xff", r"item 0 (a.txt): its Content-Type 'text/\xff' is not a media type of pdi's registry"),
+    (b"text/plain; charset=UTF-\xc3\xaf",
+     "item 0 (a.txt): its Content-Type 'text/plain; charset=UTF-ï' names a charset pdi does not know"),
+    (LONG.encode(), f"item 0 (a.txt): its Content-Type '{LONG[:120]}'… is not a media type of pdi's registry"),
+])
+def test_a_parts_content_type_is_quoted_as_sent(batches: Batches, content_type: bytes, said: str) -> None:
+    before = batches.snapshot()
+    status, detail = batches.post(typed(content_type))
+    assert status == 415 and detail.startswith(said), detail
+    assert batches.snapshot() == before
+
+
+def test_a_parts_ascii_content_type_is_refused_as_before(batches: Batches) -> None:
+    status, detail = batches.post(typed(b"text/x-unheard-of"))
+    assert status == 415 and detail.startswith("item 0 (a.txt): media type 'text/x-unheard-of' is not in the"), detail

@@ -195,3 +195,16 @@ def test_an_if_unmodified_since_before_the_deposit_is_quoted_as_sent(held: tuple
     status, detail = _get(held, b"If-Unmodified-Since: \xa0Thu, 01 Jan 1970 00:00:00 GMT")
     assert status == 412
     assert detail.startswith(r"If-Unmodified-Since '\xa0Thu, 01 Jan 1970 00:00:00 GMT' is before"), detail
+
+
+@pytest.mark.parametrize(("sent", "said"), [
+    (b"text/Pla" + CAFE[-2:] + b"n", "the Content-Type 'text/Plaén' is not a media type of pdi's registry"),
+    (b"text/plain; charset=" + CAFE, "the Content-Type 'text/plain; charset=café' names a charset pdi does not know"),
+])
+def test_a_deposits_content_type_is_quoted_as_sent(served: tuple[int, str], sent: bytes, said: str) -> None:
+    port, token = served
+    body = b"x"
+    status, detail = _detail(port, b"POST /api/deposit?series=%s HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer %s\r\n"
+                                   b"Content-Type: " % (S.encode(), token.encode()) + sent
+                             + b"\r\nContent-Length: 1", body)
+    assert status == 415 and detail.startswith(said), detail

@@ -245,8 +245,9 @@ class WriteAPI:
                     if charset is not None:
                         charsets.codec_for(charset)
                 except UnsupportedError as exc:
+                    refused = _content_type_refusal(media_type, "its Content-Type")
                     raise UnsupportedError(f"item {index} ({clipped(part.filename or 'no file name', 80)}):"
-                                           f" {exc.message}; nothing was deposited") from None
+                                           f" {refused or exc.message}; nothing was deposited") from None
                 if token is None:
                     raise ParseError(f"item {index}: no format and no Content-Type", rule="format")
                 items.append(([Content(part.file, token, charset, source=part.filename or f"item {index}")],
@@ -370,25 +371,32 @@ class WriteAPI:
         """How to read the request's body as one format: ``format=``, or the one its Content-Type is registered as."""
         charset = optional(request, "charset")
         token = optional(request, "format")
-        if token is None:
-            media_type = request.headers.get("content-type")
-            if not media_type:
-                raise ParseError("give format= or the body's Content-Type", rule="format")
-            if formats.split_media_type(media_type)[0] == "multipart/form-data":
-                # what curl -F sends: a form (RFC 7578) around the document, kept as it stood for good
-                raise UnsupportedError(
-                    "the body is a multipart/form-data form (curl -F sends one), not a document: send the document"
-                    " itself with its own Content-Type (curl --data-binary @FILE -H 'Content-Type: text/plain'),"
-                    " several documents as the file parts of POST /api/batch, or give format=form-data to keep the"
-                    " form itself")
-            if formats.split_media_type(media_type)[0] == "application/x-www-form-urlencoded":
-                # what curl --data-binary sends when no Content-Type is given
-                raise UnsupportedError(
-                    "the body's Content-Type is application/x-www-form-urlencoded, what curl --data-binary sends"
-                    " unless told: give the document's own (-H 'Content-Type: text/plain; charset=utf-8') or"
-                    " format=TOKEN")
-            token = formats.token_for(media_type)
-        return _Body(token, _charset(charset, request.headers.get("content-type")))
+        media_type = request.headers.get("content-type")
+        if token is None and not media_type:
+            raise ParseError("give format= or the body's Content-Type", rule="format")
+        try:
+            if token is None:
+                assert media_type is not None
+                if formats.split_media_type(media_type)[0] == "multipart/form-data":
+                    # what curl -F sends: a form (RFC 7578) around the document, kept as it stood for good
+                    raise UnsupportedError(
+                        "the body is a multipart/form-data form (curl -F sends one), not a document: send the"
+                        " document itself with its own Content-Type (curl --data-binary @FILE -H 'Content-Type:"
+                        " text/plain'), several documents as the file parts of POST /api/batch, or give"
+                        " format=form-data to keep the form itself")
+                if formats.split_media_type(media_type)[0] == "application/x-www-form-urlencoded":
+                    # what curl --data-binary sends when no Content-Type is given
+                    raise UnsupportedError(
+                        "the body's Content-Type is application/x-www-form-urlencoded, what curl --data-binary sends"
+                        " unless told: give the document's own (-H 'Content-Type: text/plain; charset=utf-8') or"
+                        " format=TOKEN")
+                token = formats.token_for(media_type)
+            return _Body(token, _charset(charset, media_type))
+        except UnsupportedError:
+            refused = _content_type_refusal(media_type or "", "the Content-Type")
+            if refused is None:
+                raise
+            raise UnsupportedError(refused) from None
 
     async def _streamed(self, request: Request, write: Callable[[Iterator[bytes]], Deposit]) -> Deposit:
         """Run ``write`` on a worker thread, handing it the request's body piece by piece as it arrives."""
@@ -711,18 +719,50 @@ def _refuse_coded(index: int, part: UploadFile) -> None:
     encoded ones (``aGkK`` for ``hi``) under a name that never changes, as it refuses a deposit's
     ``Content-Encoding`` (:mod:`pdi.server.http.codings`)."""
     said = f"item {index} ({printable((part.filename or '')[:80])}) is sent in the"
+    # each value quoted as its client wrote it (shown_field), lower case of ASCII alone (bytes.lower): Starlette
+    # reads a part's fields as Latin-1, and str.lower would make an octet beyond ASCII another one
     for value in part.headers.getlist("content-transfer-encoding"):
-        coding = value.strip().lower()
-        if coding not in _IDENTITY_TRANSFER:
+        coding = value.strip().encode("latin-1").lower()
+        if coding.decode("latin-1") not in _IDENTITY_TRANSFER:
             raise UnsupportedError(
-                f"{said} Content-Transfer-Encoding {printable(coding[:40])}, which RFC 7578 §4.7 has senders not use:"
+                f"{said} Content-Transfer-Encoding {shown_field(coding, 40)}, which RFC 7578 §4.7 has senders not use:"
                 " send its octets as they are (a multipart/form-data part carries any octet); nothing was deposited")
-    codings = [c.strip().lower() for value in part.headers.getlist("content-encoding") for c in value.split(",")]
+    codings = [c.strip().encode("latin-1").lower() for value in part.headers.getlist("content-encoding")
+               for c in value.split(",")]
     for coding in codings:
-        if coding and coding != "identity":
+        if coding and coding != b"identity":
             raise UnsupportedError(
-                f"{said} content coding {printable(coding[:40])}: send its octets as they are (without"
+                f"{said} content coding {shown_field(coding, 40)}: send its octets as they are (without"
                 " Content-Encoding), pdi keeps the octets it is sent; nothing was deposited")
+
+
+def _content_type_refusal(media_type: str, said_as: str) -> str | None:
+    """Why the ``Content-Type`` of a body (the request's, or a batch part's: ``said_as`` names it) as its client sent
+    it names no format pdi reads, quoting it as the client wrote it (:func:`~pdi._wording.shown_field`: Starlette
+    reads a field's octets as Latin-1, and the cores' words quote what they are given, ``'text/plaã¯n'``, whole)
+    and at most 120 characters of it; ``None`` when the cores' own words quote it so already (ASCII, and short), or
+    when it is not what failed (a manifest's format or charset)."""
+    if media_type.isascii() and len(media_type) <= 120:
+        return None
+    try:
+        major_minor, charset = formats.split_media_type(media_type)
+    except UnsupportedError:
+        why = "is not a media type (type/subtype, then its parameters: RFC 9110 §8.3.1)"
+    else:
+        try:
+            formats.token_for(major_minor)
+        except UnsupportedError:
+            why = "is not a media type of pdi's registry"
+        else:
+            try:
+                if charset is not None:
+                    charsets.codec_for(charset)
+                    formats.token_for(major_minor, charset=charset)
+            except UnsupportedError:
+                why = "names a charset pdi does not know"
+            else:
+                return None
+    return f"{said_as} {shown_field(media_type, 120)} {why}"
 
 
 def _manifest(value: object) -> list[dict[str, str]] | None:
