@@ -3,7 +3,42 @@ says its message once, with the place before it, whatever its class adds to the 
 
 from __future__ import annotations
 
-from pdi.errors import CommitUnknownError
+import importlib
+import pkgutil
+from collections.abc import Callable
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pdi.archive.blobs.files import _TemporaryGone
+from pdi.errors import (
+    AccessError,
+    AmbiguousError,
+    CharsetCheckError,
+    CitationMismatchError,
+    CommitUnknownError,
+    ContentRefusal,
+    DamagedError,
+    DeletedError,
+    FormatCheckError,
+    ImmutabilityError,
+    IntegrityError,
+    LimitError,
+    NotFoundError,
+    OrphanedError,
+    ParseError,
+    PDIError,
+    PreconditionError,
+    RemoteError,
+    ScopeError,
+    StoreError,
+    UnsupportedError,
+    WholeCaptureLimit,
+    WithdrawnError,
+)
+from pdi.server.write.annotations import NotAcceptable
+from pdi.signing import NotAKey
 
 
 def test_a_commit_unknown_error_of_an_item_says_its_advice_once() -> None:
@@ -25,3 +60,80 @@ def test_a_commit_unknown_error_with_its_own_advice_keeps_it_said_of_a_place() -
     assert said.message == ("the registry at r.example: the import's commit was lost:"
                             " pdi ls --series S shows what was imported")
     assert CommitUnknownError.LOOK not in said.message
+
+
+#: How to make each kind of error of a message: every PDIError subclass, each with what its constructor needs.
+MAKERS: dict[type[PDIError], Callable[[str], PDIError]] = {
+    PDIError: PDIError,
+    ParseError: lambda m: ParseError(m, text="a text", offset=3, rule="a-rule"),
+    IntegrityError: IntegrityError,
+    DamagedError: DamagedError,
+    CitationMismatchError: CitationMismatchError,
+    ContentRefusal: lambda m: ContentRefusal(m, declare=("format", "png"), note=" (unread)"),
+    FormatCheckError: lambda m: FormatCheckError(m, declare=("format", None)),
+    CharsetCheckError: lambda m: CharsetCheckError(m, declare=("charset", "utf-8", " (detected)")),
+    NotFoundError: NotFoundError,
+    ImmutabilityError: ImmutabilityError,
+    UnsupportedError: UnsupportedError,
+    LimitError: LimitError,
+    WholeCaptureLimit: WholeCaptureLimit,
+    StoreError: StoreError,
+    CommitUnknownError: lambda m: CommitUnknownError(m, look="pdi ls shows it"),
+    RemoteError: RemoteError,
+    AccessError: AccessError,
+    ScopeError: ScopeError,
+    WithdrawnError: lambda m: WithdrawnError(m, reason="a court order", at="2026-11-20T00:00:00Z", who="admin",
+                                             purged=True),
+    OrphanedError: OrphanedError,
+    AmbiguousError: AmbiguousError,
+    PreconditionError: PreconditionError,
+    DeletedError: DeletedError,
+    NotAcceptable: NotAcceptable,
+    NotAKey: NotAKey,
+    _TemporaryGone: lambda m: _TemporaryGone(Path(m)),  # its own words about the path
+}
+
+
+def _every_kind(kind: type[PDIError]) -> set[type[PDIError]]:
+    return {kind}.union(*(_every_kind(sub) for sub in kind.__subclasses__()))
+
+
+def test_every_kind_of_error_is_made_here() -> None:
+    import pdi
+
+    for module in pkgutil.walk_packages(pdi.__path__, "pdi."):  # every kind, wherever pdi declares it
+        importlib.import_module(module.name)
+    assert set(MAKERS) == _every_kind(PDIError)  # a new kind of error needs its maker, to be tried below
+
+
+_WORDS = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30)
+_DETAILS = st.dictionaries(st.text(max_size=10), st.one_of(st.integers(), st.text(max_size=10),
+                                                           st.lists(st.text(max_size=5), max_size=3)), max_size=4)
+
+
+@given(kind=st.sampled_from(sorted(MAKERS, key=lambda k: k.__name__)), message=_WORDS, where=_WORDS,
+       details=_DETAILS, notes=st.lists(_WORDS, max_size=3), forceable=st.booleans())
+def test_an_error_said_of_a_place_keeps_its_details_and_notes(kind: type[PDIError], message: str, where: str,
+                                                               details: dict[str, object], notes: list[str],
+                                                               forceable: bool) -> None:
+    error = MAKERS[kind](message)
+    error.details = details
+    for note in notes:
+        error.add_note(note)
+    if isinstance(error, ImmutabilityError):
+        error.forceable = forceable
+    for said in (error.within(where), error.of_item(2), error.of_item(2).item_said(where)):
+        assert type(said) is kind
+        assert said.details == details  # the problem's extension members (RFC 9457 §3.2), as they were
+        assert getattr(said, "__notes__", []) == notes  # what else went wrong, as the error was told it
+        assert said.exit_code == error.exit_code and said.http_status == error.http_status
+        # and what each kind keeps besides
+        kept = ("text", "offset", "rule", "declare", "note", "look", "at", "who", "purged", "forceable")
+        for name in (*kept, *(("reason",) if isinstance(error, WithdrawnError) else ())):  # a ParseError's is said
+            assert getattr(said, name, None) == getattr(error, name, None), name
+    said = error.within(where)
+    # its words are those it would have been made with had the place been said first (_TemporaryGone's: its own)
+    made = where + error.message if kind is _TemporaryGone else MAKERS[kind](where + message).message
+    assert said.message == str(said) == made
+    said.details["more"] = 1
+    assert "more" not in error.details  # its own copy: a change to one is no change to the other

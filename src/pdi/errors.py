@@ -8,6 +8,9 @@ mappings live here, beside the classes, so they cannot drift apart.
 
 from __future__ import annotations
 
+import copy
+from typing import Self
+
 
 class PDIError(Exception):
     """Base of every error pdi raises on purpose."""
@@ -53,10 +56,30 @@ class PDIError(Exception):
     item: int | None = None
     """The item of a batch (counted from 0) an error of :meth:`of_item` is said of; its message begins ``item N: ``."""
 
-    def within(self, where: str, cut: int = 0) -> PDIError:
+    def within(self, where: str, cut: int = 0) -> Self:
         """The same error said of ``where`` (``"the registry …: "``), a new one of its class: its message with its
-        first ``cut`` characters (an earlier ``where``) replaced by ``where``."""
-        return type(self)(where + self.message[cut:])
+        first ``cut`` characters (an earlier ``where``) replaced by ``where``, and everything else it holds as it
+        was: its :attr:`details` (a copy of them), its notes (``add_note``: what else went wrong), what its class
+        keeps besides (a withdrawal's reason, a refusal's advice). Not its :attr:`item`, which :meth:`of_item`
+        sets again, nor its traceback and cause: it is raised anew."""
+        said = type(self).__new__(type(self))  # not made again by its constructor, whose words some classes add
+        said.__dict__.update(self.__dict__)
+        said.__dict__.pop("item", None)
+        if "details" in self.__dict__:
+            said.details = copy.deepcopy(self.details)
+        if "__notes__" in self.__dict__:
+            said.__notes__ = list(self.__notes__)
+        said._reword(where + self._worded()[cut:])
+        return said
+
+    def _worded(self) -> str:
+        """What a class says of the error before what it adds to it (:meth:`within` puts ``where`` before it)."""
+        return self.message
+
+    def _reword(self, text: str) -> None:
+        """The error's message made of ``text``, as :meth:`_worded` gives it (a class that adds words adds them)."""
+        self.message = text
+        self.args = (text,)
 
     def of_item(self, index: int) -> PDIError:
         """The same error said of a batch's item ``index`` (``item 3: …``), which its :attr:`item` keeps: whoever
@@ -98,17 +121,24 @@ class ParseError(PDIError, ValueError, exit_code=1, http_status=400, title="synt
         self.text = text
         self.offset = offset
         self.rule = rule
-        where = []
-        if rule:
-            where.append(f"rule {rule}")
-        if offset is not None:
-            where.append(f"offset {offset}")
-        full = f"{message} ({', '.join(where)})" if where else message
-        super().__init__(full)
+        super().__init__(self._placed(message))
         self.reason = message
 
-    def within(self, where: str, cut: int = 0) -> ParseError:
-        return ParseError(where + self.reason[cut:], text=self.text, offset=self.offset, rule=self.rule)
+    def _placed(self, message: str) -> str:
+        """``message`` and where in the text it is said of: ``(rule R, offset N)``."""
+        where = []
+        if self.rule:
+            where.append(f"rule {self.rule}")
+        if self.offset is not None:
+            where.append(f"offset {self.offset}")
+        return f"{message} ({', '.join(where)})" if where else message
+
+    def _worded(self) -> str:
+        return self.reason
+
+    def _reword(self, text: str) -> None:
+        self.reason = text
+        super()._reword(self._placed(text))
 
 
 class IntegrityError(PDIError, exit_code=3, http_status=422, title="integrity check failed"):
@@ -141,8 +171,12 @@ class ContentRefusal(IntegrityError):
         self.problem, self.declare, self.note = problem, declare, note
         super().__init__(self._advised(http=False))
 
-    def within(self, where: str, cut: int = 0) -> ContentRefusal:
-        return type(self)(where + self.problem[cut:], declare=self.declare, note=self.note)
+    def _worded(self) -> str:
+        return self.problem
+
+    def _reword(self, text: str) -> None:
+        self.problem = text
+        super()._reword(self._advised(http=False))
 
     def over_http(self) -> str:
         return self._advised(http=True)
@@ -181,11 +215,6 @@ class ImmutabilityError(PDIError, exit_code=5, http_status=409, title="immutabil
     #: (:meth:`forced_by`). ``False`` on every other refusal, the same octets of a document withdrawn whole among
     #: them (its tombstone covers every version: nothing can be deposited in it).
     forceable: bool = False
-
-    def within(self, where: str, cut: int = 0) -> ImmutabilityError:
-        said = type(self)(where + self.message[cut:])
-        said.forceable = self.forceable
-        return said
 
     def forced_by(self, how: str) -> ImmutabilityError:
         """This refusal with ``how`` a front end deposits the octets after all (``--force deposits them as a new
@@ -247,9 +276,12 @@ class CommitUnknownError(StoreError, problem_type="/api#problem-commit-unknown")
         self.what = what
         self.look = look
 
-    def within(self, where: str, cut: int = 0) -> CommitUnknownError:
-        # made again from what was lost, not from the message: the advice the message ends in is said once
-        return type(self)(where + self.what[cut:], look=self.look)
+    def _worded(self) -> str:
+        return self.what  # made again from what was lost, not from the message: the advice it ends in is said once
+
+    def _reword(self, text: str) -> None:
+        self.what = text
+        super()._reword(f"{text}: {self.look or self.LOOK}")
 
     #: What an answer over HTTP says was lost (:attr:`what` names the catalog's place: the server's log says it).
     LOST_OVER_HTTP = ("the connection to the catalog's database was lost as this write was committed, so whether it"
@@ -298,10 +330,6 @@ class WithdrawnError(PDIError, exit_code=11, http_status=410, title="gone", prob
     def __init__(self, message: str, *, reason: str, at: str, who: str, purged: bool = False) -> None:
         super().__init__(message)
         self.reason, self.at, self.who, self.purged = reason, at, who, purged
-
-    def within(self, where: str, cut: int = 0) -> WithdrawnError:
-        return WithdrawnError(where + self.message[cut:], reason=self.reason, at=self.at, who=self.who,
-                              purged=self.purged)
 
 
 class OrphanedError(
