@@ -469,3 +469,25 @@ def test_a_resolvers_page_that_is_not_ascii_is_reported_with_its_timestamp_not_a
     assert checked.exit_code == 3, (checked.exception, checked.output)
     assert "the JWS header is not unpadded base64url" in checked.output, checked.output
     assert f"the timestamp is of SHA-256 {stamped.hex()}, not of these octets" in checked.output, checked.output
+
+
+def test_tsa_ca_names_a_file_and_says_when_a_manifest_has_no_timestamp_to_check(tmp_path: Path) -> None:
+    """Typed as docs/how-to/signatures.md shows (found following it, 2026-11-28): a ``--tsa-ca`` that names no file
+    is a usage error naming the option, not a clean check; and a manifest with no ``FILE.tsr`` beside it, checked
+    with ``--tsa-ca``, still checks clean (a timestamp is optional) but says on standard error that there was no
+    timestamp for the CA to check, rather than leave the reader believing one was checked."""
+    location, runner, out = _keyed_archive(tmp_path)
+    made = runner.invoke(cli, ["manifest", "--series", SERIES, "--all", "-o", str(out), "--archive", str(location)])
+    assert made.exit_code == 0, made.output
+    missing = tmp_path / "tsa-ca.pem"
+    result = runner.invoke(cli, ["verify", "--signatures", str(out), "--tsa-ca", str(missing),
+                                 "--archive", str(location)])
+    assert result.exit_code == 2, result.output
+    assert "--tsa-ca" in result.output and "does not exist" in result.output, result.output
+    ca = tmp_path / "ca.pem"
+    ca.write_text("not read: there is no timestamp to check\n")
+    result = runner.invoke(cli, ["verify", "--signatures", str(out), "--tsa-ca", str(ca), "--archive", str(location)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "checked 1 manifest listing 1 name: 0 problems\n", result.stdout
+    assert result.stderr == (f"{out}: no RFC 3161 timestamp beside it ({out}.tsr, made by pdi manifest --tsa):"
+                             " --tsa-ca had nothing to check\n"), result.stderr

@@ -289,6 +289,9 @@ def test_serve_tsa_timestamps_each_manifest_page(archive_dir: tuple[Path, dict, 
         assert none.status_code == 404 and "pdi serve --tsa" in none.json()["detail"]
         status, output = _verify(location, f"{base}/api/manifest?series={OPEN}", "--tsa-ca", str(ca))
         assert status == 0 and "timestamped" not in output, output
+        # said, not a problem: the resolver keeps no timestamps, so the CA had nothing to check
+        assert f"/api/manifest.tsr?series={OPEN}: that resolver keeps none, pdi serve --tsa)" in output, output
+        assert "--tsa-ca had nothing to check" in output, output
 
 
 def _parts(answer: object) -> list[tuple[dict[str, str], bytes]]:

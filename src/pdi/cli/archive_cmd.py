@@ -176,7 +176,7 @@ def series_access(name: str, access: str, archive: str) -> None:
                    " such as https://resolver/api/keys); default: the archive's own (pdi keys show).")
 @click.option("--key-file", "key_file", metavar="PATH",
               help="With --signatures and no --key: the archive's private key file [env PDI_SIGNING_KEY].")
-@click.option("--tsa-ca", "tsa_ca", metavar="CA.pem",
+@click.option("--tsa-ca", "tsa_ca", metavar="CA.pem", type=click.Path(exists=True, dir_okay=False),
               help="With --signatures: check each manifest file's RFC 3161 timestamp (FILE.tsr) was signed by a"
                    " time-stamping authority this CA certifies (openssl ts -verify).")
 @click.option("--repair", is_flag=True,
@@ -307,6 +307,8 @@ def _verify_signatures(manifests: tuple[str, ...], key: str | None, key_file: st
     report.problems[:0] = [p for p in wacz_problems if p is not None]
     for source, when, by_ca in report.stamped:
         click.echo(f"timestamped\t{source}\t{when}" + ("" if by_ca else " (the TSA's signature unchecked: --tsa-ca)"))
+    for source, looked in report.unstamped:  # not a problem (a timestamp is optional), but not a check either
+        click.echo(f"{source}: no RFC 3161 timestamp beside it ({looked}): --tsa-ca had nothing to check", err=True)
     for problem in report.problems:
         for name in problem.names:
             click.echo(_problem_line(problem.kind, name, problem.detail))

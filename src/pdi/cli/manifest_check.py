@@ -39,6 +39,8 @@ class SignatureReport:
     problems: list[Problem] = field(default_factory=list)
     #: The manifest files with a good timestamp beside them: (file, when stamped, whether its TSA was checked).
     stamped: list[tuple[str, str, bool]] = field(default_factory=list)
+    #: With a CA to check timestamps by: the manifests that had none, each with where its timestamp was looked for.
+    unstamped: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _fetch(url: str, what: str) -> str:
@@ -129,7 +131,11 @@ def _check_timestamp(source: str, tsa_ca: str | None, report: SignatureReport) -
 
     path = Path(source)
     response = path.with_name(path.name + TSR_SUFFIX)
-    if source == "-" or source.startswith(("http://", "https://")) or not response.is_file():
+    if source == "-" or source.startswith(("http://", "https://")):
+        return
+    if not response.is_file():
+        if tsa_ca is not None:
+            report.unstamped.append((source, f"{response}, made by pdi manifest --tsa"))
         return
     try:
         with response.open("rb") as f:
@@ -159,6 +165,8 @@ def _check_page_timestamp(url: str, jws: str, tsa_ca: str | None, report: Signat
     try:  # no more of it read than a timestamp may be (not a manifest page's 64 MiB)
         response = _fetch_bytes(where, "the manifest's timestamp", MAX_RESPONSE)
     except NotFoundError:
+        if tsa_ca is not None:
+            report.unstamped.append((url, f"{where}: that resolver keeps none, pdi serve --tsa"))
         return
     except PDIError as exc:
         report.problems.append(Problem("timestamp", "", (where,), str(exc)))
