@@ -138,7 +138,8 @@ def test_the_annotations_page_shows_what_its_commands_print(
     assert native + imported == _today(_blocks("annotations.md", "text")[0], one_gmt_day)
     assert imported == f"found\t{page}#char=20,29\tthe quote is there\n"
     exported = json.loads(_run(runner, "annotate", "--export", f"urn:pdi://oma.eop.gov.us/{day}/1.text.1#char=19,34"))
-    shown = json.loads(_today(_blocks("annotations.md", "json")[0], one_gmt_day))
+    [shown] = [json.loads(_today(block, one_gmt_day)) for block in _blocks("annotations.md", "json")
+               if '"Annotation"' in block and '"target": {' in block]
     assert exported["target"] == shown["target"] and exported["body"] == shown["body"]
     assert exported["target"]["selector"][0]["exact"] == " jumps over the"
 
@@ -322,7 +323,7 @@ def test_the_signatures_pages_lines_print_what_it_shows(
 def test_the_federation_pages_registry_lines_print_what_it_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The federation page's registry, made on a new ``pdi-archive``: the key made prints its public half (the
     page's key replaced by the one made here), each ``registry add`` the series' resolvers as they then stand,
-    the authority first, and ``registry show`` the same line. The resolver's redirects and ``N2Ls`` are the
+    the authority first, ``registry show`` the same line, and ``registry remove`` the line left. The resolver's redirects and ``N2Ls`` are the
     server tests' (tests/server/test_server_federation.py)."""
     monkeypatch.chdir(tmp_path)
     for name in ("PDI_ARCHIVE", "PDI_SIGNING_KEY", "PDI_REGISTRY"):
@@ -331,9 +332,12 @@ def test_the_federation_pages_registry_lines_print_what_it_shows(tmp_path: Path,
     _run(runner, "init")
     text = (HOWTO / "federation.md").read_text("utf-8")
     [(x, kid)] = set(re.findall(r'"x": "([\w-]+)", "kid": "([\w-]+)"', text))
-    [(lines, shown)] = _pairs("federation.md")
+    [(lines, shown), (remove, left)] = _pairs("federation.md")
     printed = _follow(runner, lines)
     made = json.loads(printed.splitlines()[0])
     assert printed == shown.replace(x, made["x"]).replace(kid, made["kid"])
     assert (tmp_path / "registry.jws").read_text().count(".") == 2  # a compact JWS
     assert shown.splitlines()[-1] == "oma.eop.gov.us\thttps://pdi.example.gov/\thttps://mirror.example.org/"
+    # the removal's output, in a block of its own (it stood in the sh block, where a reader would type it)
+    assert remove.strip() == "pdi registry remove oma.eop.gov.us https://mirror.example.org/"
+    assert _follow(runner, remove) == left == "oma.eop.gov.us\thttps://pdi.example.gov/\n"
