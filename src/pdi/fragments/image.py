@@ -28,10 +28,18 @@ not have is :class:`~pdi.errors.NotFoundError`; a ``crop`` with no pixels
 (zero width or height) is :class:`~pdi.errors.UnsupportedError`, since there
 is no empty image to return. Images are read with Pillow (PNG, GIF, JPEG,
 TIFF, WebP, BMP …); a format it cannot read is
-:class:`~pdi.errors.UnsupportedError`, an image whose header claims more
-than Pillow opens (twice its ``MAX_IMAGE_PIXELS``, about 179 million
-pixels) is :class:`~pdi.errors.LimitError` for ``rect`` too (Pillow reads
-no header past it), and so is a frame of a GIF, APNG, WebP or
+:class:`~pdi.errors.UnsupportedError`. Pillow opens no image whose header
+claims more than twice its ``MAX_IMAGE_PIXELS`` (about 179 million pixels,
+a map scan of 250 million), and has no public way to read its size without
+that check (the bound is a global, never changed in a threaded server):
+``rect`` of such an image reads its size and frames from the header alone,
+:func:`pdi.fragments.image_size.image_size` (PNG, JPEG, TIFF, GIF, WebP,
+BMP; a damaged header is :class:`~pdi.errors.UnsupportedError` naming the
+offset), and its ``crop``, which decodes the frame, is
+:class:`~pdi.errors.LimitError` saying so (Pillow decodes a whole frame to
+cut it: its JPEG ``draft`` reduces the scale, which a lossless cut cannot,
+and it has no public way to decode a region of a tiled TIFF), as is any
+fragment of another format or an MPO so large. So is a frame of a GIF, APNG, WebP or
 FLI whose reaching decodes more than :data:`MAX_SEEK_PIXELS` (Pillow
 composes each frame on the ones before it, so frame N costs N canvases),
 any fragment of a TIFF of more than :data:`MAX_TIFF_PAGES` pages, and a
@@ -51,6 +59,9 @@ from typing import IO, cast
 
 from pdi._wording import plural
 from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
+from pdi.fragments.image_size import MAX_TIFF_PAGES as MAX_TIFF_PAGES
+from pdi.fragments.image_size import png_frames
+from pdi.fragments.image_size import tiff_pages as tiff_pages
 from pdi.fragments.results import Buffer, BufferFile, FragmentResult, Region
 
 #: The most pixels a crop decodes (a frame of 40 million pixels is about 160 MB in RGBA):
@@ -67,13 +78,6 @@ MAX_SEEK_PIXELS = 160_000_000
 #: The most scans (start-of-scan markers, counted along the markers of the JPEG, or of an MPO's every image) a
 #: JPEG may have to be cut: a progressive JPEG has ten or so; libjpeg visits every block of the frame once a scan.
 MAX_JPEG_SCANS = 200
-
-#: The most pages (image file directories) of a TIFF image fragments are evaluated on: Pillow counts them in time
-#: of their number squared (100,000 one-pixel pages, 7.8 MB, took 42 s); 5,000 take a third of a second.
-MAX_TIFF_PAGES = 5_000
-#: The first four octets of a file Pillow reads as a TIFF (``TiffImagePlugin.PREFIXES``): the valid ones, the
-#: two it takes anyway, and BigTIFF's.
-_TIFF_PREFIXES = frozenset({b"MM\0*", b"II*\0", b"MM*\0", b"II\0*", b"MM\0+", b"II+\0"})
 
 #: What Pillow raises on a damaged file: its own OSError and SyntaxError, and whatever its decoders and frame
 #: counting stumble on (a GIF cut inside a frame: IndexError, struct.error; TypeError; a TIFF page whose
@@ -193,14 +197,49 @@ def evaluate_image(
     except PDIError:
         raise
     except Image.DecompressionBombError as exc:
-        raise LimitError(f"{scheme} on {media_type}: {unopened(exc)}: no fragment of it is evaluated; its octets are"
-                         " had whole, by its name without a fragment") from exc
+        return _beyond_pillow(scheme, (x1, y1, x2, y2, frame), data, media_type, exc)
     except UnidentifiedImageError as exc:
         raise UnsupportedError(f"{scheme} on {media_type}: not an image format pdi can read") from exc
     except DAMAGED as exc:
         raise UnsupportedError(f"{scheme} on {media_type}: cannot read this image: {damage(exc)}") from exc
     return FragmentResult(
         data=png, media_type="image/png", clamped=clamped, ranges=(), scheme=scheme, region=region
+    )
+
+
+def _beyond_pillow(
+    scheme: str, rectangle: tuple[int, int, int, int, int], data: bytes, media_type: str, refusal: Exception
+) -> FragmentResult:
+    """``rect`` on an image larger than Pillow opens (its ``refusal``), its size read from the header alone
+    (:func:`pdi.fragments.image_size.image_size`); ``crop``, which decodes, refused."""
+    from pdi.fragments.image_size import image_size
+
+    x1, y1, x2, y2, frame = rectangle
+    try:
+        size = image_size(data, frame)
+    except ParseError as exc:
+        raise UnsupportedError(f"{scheme} on {media_type}: cannot read this image's header: {exc}") from exc
+    except LimitError as exc:
+        raise LimitError(f"{scheme} on {media_type}: {unopened(refusal)}, and {exc}") from exc
+    if size is None:
+        raise LimitError(f"{scheme} on {media_type}: {unopened(refusal)}: no fragment of it is evaluated; its octets"
+                         " are had whole, by its name without a fragment") from refusal
+    if frame >= size.frames:
+        raise NotFoundError(
+            f"frame {frame} is not in this image: it has {plural(size.frames, 'frame')} (0 to {size.frames - 1})"
+        )
+    width, height = size.width, size.height
+    if scheme == "crop":
+        raise LimitError(
+            f"crop of a {width}×{height} image: {unopened(refusal)}, and cutting decodes every pixel of the frame"
+            f" (a crop decodes at most {MAX_CROP_PIXELS:,}); rect= names the same region, read from the header"
+            " alone, and returns the image whole"
+        ) from refusal
+    region = Region(min(x1, width), min(y1, height), min(x2, width), min(y2, height), frame, width, height,
+                    size.frames)
+    return FragmentResult(
+        data=data, media_type=media_type, clamped=x2 > width or y2 > height, ranges=(), scheme=scheme, region=region,
+        past_end=(x1 >= width and x2 > width) or (y1 >= height and y2 > height),
     )
 
 
@@ -230,25 +269,7 @@ def frame_count(image: object, data: Buffer) -> int:
     (found by an attack: the viewer's frame chooser was built for each of them)."""
     frames = int(getattr(image, "n_frames", 1))
     if frames > 1 and getattr(image, "format", None) == "PNG":
-        frames = min(frames, _png_frames(data, frames))
-    return frames
-
-
-def _png_frames(data: Buffer, most: int) -> int:
-    """The frames Pillow reaches in the PNG ``data``: the image of its first ``IDAT`` chunk, then one for each
-    ``fcTL`` chunk after it, counted along its chunks (PNG §5.3: a length, a type, the data, a CRC) up to
-    ``most`` or its ``IEND``."""
-    frames, at, end, images = 1, 8, len(data), False
-    while at + 8 <= end and frames < most:
-        length = int.from_bytes(data[at:at + 4], "big")
-        kind = bytes(data[at + 4:at + 8])
-        if kind == b"IEND":
-            break
-        if kind == b"IDAT":
-            images = True
-        elif kind == b"fcTL" and images:
-            frames += 1
-        at += 12 + length
+        frames = min(frames, png_frames(data, frames))
     return frames
 
 
@@ -327,32 +348,6 @@ def _more_scans_than(data: Buffer, most: int, *, every_image: bool = False) -> b
                 break
         if not every_image:
             return False
-
-
-def tiff_pages(data: bytes) -> int:
-    """The image file directories of a TIFF (TIFF 6.0 §2; BigTIFF's eight-octet offsets too), counted along their
-    chain from the header in one pass, a loop or an offset past the end ending it; at most one more than
-    :data:`MAX_TIFF_PAGES` (enough to refuse it)."""
-    if bytes(data[:4]) not in _TIFF_PREFIXES or len(data) < 16:
-        return 0
-    # as Pillow reads the header (TiffImagePlugin.ImageFileDirectory_v2): the byte order from its first two
-    # octets, BigTIFF when its third is 43, the first directory's offset after it
-    order = "<" if bytes(data[:2]) == b"II" else ">"
-    big = data[2] == 43
-    at = struct.unpack_from(order + ("Q" if big else "I"), data, 8 if big else 4)[0]
-    count_of, entry, offset = ("Q", 20, "Q") if big else ("H", 12, "I")
-    seen: set[int] = set()
-    while at and at not in seen and len(seen) <= MAX_TIFF_PAGES:
-        head = struct.calcsize(order + count_of)
-        if at + head > len(data):
-            break
-        seen.add(at)
-        entries = struct.unpack_from(order + count_of, data, at)[0]
-        following = at + head + entries * entry
-        if following + struct.calcsize(order + offset) > len(data):
-            break
-        at = struct.unpack_from(order + offset, data, following)[0]
-    return len(seen)
 
 
 def _past_sub_blocks(data: bytes, position: int) -> int:

@@ -14,7 +14,9 @@
   per SHA-256 (:data:`_CHECKS`).
 * **Image frames and size** (:func:`image_facts`): Pillow reads the header
   (and counts the frames of a GIF, APNG or TIFF: an APNG's those it holds,
-  :func:`pdi.fragments.image.frame_count`).
+  :func:`pdi.fragments.image.frame_count`); of an image larger than Pillow
+  opens, :func:`pdi.fragments.image_size.image_size` reads them, as ``rect``
+  does.
 * **Waveform peaks** (:func:`waveform`): the lowest and highest sample of
   each of :data:`COLUMNS` columns, read with :mod:`wave` (PCM WAV) or
   ``soundfile``. Each column reads at most :data:`SAMPLES_PER_COLUMN`
@@ -189,9 +191,18 @@ def image_facts(data: bytes, media_type: str) -> ImageFacts:
                 return ImageFacts(image.width, image.height, frame_count(image, data))
     except Image.DecompressionBombError as exc:  # a header claiming more than twice Pillow's bound
         from pdi.fragments.image import unopened
+        from pdi.fragments.image_size import image_size
 
-        # (no rect= of it either: Pillow reads no header past that bound)
-        raise LimitError(f"{media_type}: {unopened(exc)}; its octets are served whole by N2R") from exc
+        # read from the header alone, as rect= reads it (a map scan of 250 million pixels is cited so)
+        try:
+            size = image_size(data)
+        except ParseError as damaged:
+            raise UnsupportedError(f"{media_type}: cannot read this image's header: {damaged}") from damaged
+        except LimitError as limit:
+            raise LimitError(f"{media_type}: {unopened(exc)}, and {limit}; its octets are served whole by N2R") from limit
+        if size is None:
+            raise LimitError(f"{media_type}: {unopened(exc)}; its octets are served whole by N2R") from exc
+        return ImageFacts(size.width, size.height, size.frames)
     except UnidentifiedImageError as exc:
         raise UnsupportedError(f"{media_type}: not an image pdi can read") from exc
     except DAMAGED as exc:  # counting a damaged GIF's frames trips as its crop does (found by an attack: a 500)

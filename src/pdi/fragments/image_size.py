@@ -1,0 +1,344 @@
+"""An image's size and frames read from its header alone, for images larger than Pillow opens.
+
+Pillow's ``Image.open`` refuses any image whose header claims more than twice
+``PIL.Image.MAX_IMAGE_PIXELS`` (about 179 million pixels), whatever is asked
+of it, and has no public way to read the size without that check (the bound
+is a global, never to be changed in a threaded server). A ``rect`` fragment
+(and the viewer's highlight) needs no pixel, only the width and height of a
+frame and the number of frames, so :func:`image_size` reads them here, by
+each format's specification, from a few fixed places of the octets:
+
+* PNG (PNG §11.2.2 IHDR; APNG §2.1 ``acTL``, the frames counted as Pillow
+  counts them, :func:`pdi.fragments.image.frame_count`);
+* JPEG (ITU T.81 B.1.1.3 markers, B.2.2 the frame header of any SOFn: its
+  number of lines and samples per line); a JPEG holding an MPO index
+  (CIPA DC-007, several images) is :class:`~pdi.errors.LimitError`: its
+  frames are not read here;
+* TIFF and BigTIFF (TIFF 6.0 §2 image file directories; ``ImageWidth`` 256
+  and ``ImageLength`` 257 of the frame's directory), at most
+  :data:`~pdi.fragments.image.MAX_TIFF_PAGES` pages;
+* GIF (GIF89a §18 the logical screen, §20 each image descriptor; the canvas
+  grows to hold every frame read so far, as Pillow grows it);
+* WebP (the RIFF container: ``VP8X``'s canvas, else the ``VP8`` or ``VP8L``
+  bitstream's size; an animation's ``ANMF`` chunks are its frames);
+* BMP (the file header, then a ``BITMAPCOREHEADER``'s 16-bit or a
+  ``BITMAPINFOHEADER``'s, V2 to V5's too, 32-bit width and height).
+
+The names of the formats are Pillow's (``PNG``, ``JPEG``, ``TIFF``, ``GIF``,
+``WEBP``, ``BMP``). Every read is a slice of a few octets at an offset checked
+against the length; every walk along a file's segments, chunks, blocks or
+directories moves forward and stops after :data:`MAX_STEPS` steps (a
+:class:`~pdi.errors.LimitError`), so a stranger's file can neither hang it nor
+make it read more than it steps over. A damaged or truncated header is a
+:class:`~pdi.errors.ParseError` naming the octet offset where it failed; a
+format not listed here is ``None``. Pure: no I/O, no pixel decoded.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from pdi.errors import LimitError, ParseError
+from pdi.fragments.results import Buffer
+
+#: The most segments, chunks, blocks or directory entries one reading steps over (a second or so of Python): a real
+#: file has a few dozen before its size, and a GIF of 250-octet sub-blocks about 4,000 a megabyte.
+MAX_STEPS = 4_000_000
+
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+#: JPEG start-of-frame markers (ITU T.81 Table B.1): C0 to CF but DHT (C4), JPG (C8) and DAC (CC).
+_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+_BMP_INFO_HEADERS = frozenset({40, 52, 56, 64, 108, 124})
+
+#: The most pages (image file directories) of a TIFF image fragments are evaluated on: Pillow counts them in time
+#: of their number squared (100,000 one-pixel pages, 7.8 MB, took 42 s); 5,000 take a third of a second.
+MAX_TIFF_PAGES = 5_000
+#: The first four octets of a file Pillow reads as a TIFF (``TiffImagePlugin.PREFIXES``): the valid ones, the
+#: two it takes anyway, and BigTIFF's.
+_TIFF_PREFIXES = frozenset({b"MM\0*", b"II*\0", b"MM*\0", b"II\0*", b"MM\0+", b"II+\0"})
+
+
+@dataclass(frozen=True)
+class ImageSize:
+    """A frame's width and height in pixels, the image's frames, and its format (Pillow's name)."""
+
+    format: str
+    width: int
+    height: int
+    frames: int
+
+
+def image_size(data: Buffer, frame: int = 0) -> ImageSize | None:
+    """The size of frame ``frame`` (0-based) of the image ``data`` and its number of frames, read from its header
+    (see the module docstring); ``None`` for a format not read here. A ``frame`` past the last is answered with the
+    last frame's size: the caller compares it with :attr:`ImageSize.frames`."""
+    head = bytes(data[:16])
+    if head.startswith(_PNG_SIGNATURE):
+        return _png(data)
+    if head.startswith(b"\xff\xd8"):
+        return _jpeg(data)
+    if head[:4] in (b"II*\0", b"MM\0*", b"II+\0", b"MM\0+"):
+        return _tiff(data, frame)
+    if head[:6] in (b"GIF87a", b"GIF89a"):
+        return _gif(data, frame)
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return _webp(data)
+    if head[:2] == b"BM":
+        return _bmp(data)
+    return None
+
+
+def _read(data: Buffer, at: int, form: str, what: str) -> tuple[int, ...]:
+    """``struct.unpack`` of ``form`` at ``at``, or a :class:`ParseError` saying the file ends inside ``what``."""
+    size = struct.calcsize(form)
+    if at < 0 or at + size > len(data):
+        raise ParseError(f"the image ends inside {what} ({len(data):,} octets)", offset=at)
+    return struct.unpack(form, bytes(data[at:at + size]))
+
+
+def _chunk_head(data: Buffer, at: int, form: str, what: str) -> tuple[int, bytes]:
+    """A chunk's header: its length and its four-octet type, in the order ``form`` gives them."""
+    size = struct.calcsize(form)
+    if at < 0 or at + size > len(data):
+        raise ParseError(f"the image ends inside {what} ({len(data):,} octets)", offset=at)
+    first, second = struct.unpack(form, bytes(data[at:at + size]))
+    return (first, second) if isinstance(first, int) else (second, first)
+
+
+def _positive(kind: str, width: int, height: int, at: int) -> tuple[int, int]:
+    if width <= 0 or height <= 0:
+        raise ParseError(f"the {kind} header claims {width}×{height} pixels: no image", offset=at)
+    return width, height
+
+
+class _Steps:
+    """A count of the steps one reading takes, a :class:`LimitError` past :data:`MAX_STEPS`."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind, self.taken = kind, 0
+
+    def step(self, at: int) -> None:
+        self.taken += 1
+        if self.taken > MAX_STEPS:
+            raise LimitError(f"reading the {self.kind}'s header took more than {MAX_STEPS:,} steps (at offset {at:,})")
+
+
+def _png(data: Buffer) -> ImageSize:
+    length, kind = _chunk_head(data, 8, ">I4s", "the first chunk's header")
+    if kind != b"IHDR" or length < 13:
+        raise ParseError(f"a PNG's first chunk is IHDR of 13 octets, not {kind!r} of {length}", offset=8)
+    width, height = _read(data, 16, ">II", "IHDR")
+    _positive("PNG", width, height, 16)
+    # the chunks before the first IDAT, as Pillow reads them at open: an acTL there claims the frames, a second
+    # one or an impossible count leaves a still image (APNG §2.1)
+    claimed: int | None = None
+    seen_actl = False
+    at, steps = 8, _Steps("PNG")
+    while True:
+        steps.step(at)
+        length, kind = _chunk_head(data, at, ">I4s", "a chunk's header")
+        if kind in (b"IDAT", b"IEND"):
+            break
+        if kind == b"acTL":
+            (count,) = _read(data, at + 8, ">I", "acTL")
+            claimed = None if seen_actl or count == 0 or count > 0x80000000 else count
+            seen_actl = True
+        at += 12 + length
+    frames = min(claimed, png_frames(data, claimed)) if claimed is not None and claimed > 1 else 1
+    return ImageSize("PNG", width, height, frames)
+
+
+def _jpeg(data: Buffer) -> ImageSize:
+    size: tuple[int, int] | None = None
+    at, steps = 2, _Steps("JPEG")
+    while True:
+        steps.step(at)
+        (marker_at,) = _read(data, at, "B", "a marker")
+        if marker_at != 0xFF:
+            raise ParseError(f"a JPEG marker begins with FF, not {marker_at:02X}", offset=at)
+        while _read(data, at, "B", "a marker")[0] == 0xFF:  # fill octets (T.81 B.1.1.2)
+            steps.step(at)
+            at += 1
+        (marker,) = _read(data, at, "B", "a marker")
+        at += 1
+        if marker == 0x01 or 0xD0 <= marker <= 0xD7:  # markers without a length
+            continue
+        if marker in (0xD9, 0xDA):  # the end of the image, or its first scan: every frame header is before it
+            break
+        (length,) = _read(data, at, ">H", "a segment's length")
+        if length < 2:
+            raise ParseError(f"a JPEG segment's length is {length}, less than its own two octets", offset=at)
+        if marker in _SOF:
+            height, width = _read(data, at + 3, ">HH", "the frame header")
+            size = (width, height)
+        elif marker == 0xE2 and bytes(data[at + 2:at + 6]) == b"MPF\0":
+            raise LimitError("a multi-picture JPEG (MPO) larger than Pillow opens: its frames are not counted from"
+                             " its header")
+        at += length
+    if size is None:
+        raise ParseError("a JPEG with no frame header (SOFn) before its first scan", offset=at)
+    return ImageSize("JPEG", *_positive("JPEG", *size, at), 1)
+
+
+def _tiff(data: Buffer, frame: int) -> ImageSize:
+    pages = tiff_pages(data)
+    if pages > MAX_TIFF_PAGES:
+        raise LimitError(f"a TIFF of {pages:,} pages or more: more than the {MAX_TIFF_PAGES:,} image fragments are"
+                         " evaluated on")
+    if pages == 0:
+        raise ParseError("a TIFF whose first image file directory is not in the file", offset=4)
+    order = "<" if bytes(data[:2]) == b"II" else ">"
+    big = data[2] == 43
+    count_of, entry_size, pointer = ("Q", 20, "Q") if big else ("H", 12, "I")
+    (at,) = _read(data, 8 if big else 4, order + pointer, "the header")
+    for _ in range(min(frame, pages - 1)):  # the chain tiff_pages walked: each directory is in the file
+        (entries,) = _read(data, at, order + count_of, "a directory's count")
+        (at,) = _read(data, at + struct.calcsize(order + count_of) + entries * entry_size, order + pointer,
+                      "a directory's next offset")
+    (entries,) = _read(data, at, order + count_of, "a directory's count")
+    found: dict[int, int] = {}
+    steps = _Steps("TIFF")
+    first = at + struct.calcsize(order + count_of)
+    for k in range(entries):
+        place = first + k * entry_size
+        steps.step(place)
+        tag, kind, count = _read(data, place, order + ("HHQ" if big else "HHI"), "a directory entry")
+        if tag not in (256, 257) or count != 1:
+            continue
+        value = place + (12 if big else 8)
+        if kind == 3:  # SHORT
+            (found[tag],) = _read(data, value, order + "H", "a directory entry")
+        elif kind == 4:  # LONG
+            (found[tag],) = _read(data, value, order + "I", "a directory entry")
+        elif kind == 16 and big:  # LONG8
+            (found[tag],) = _read(data, value, order + "Q", "a directory entry")
+        if len(found) == 2:
+            break
+    if len(found) < 2:
+        missing = " and ".join(name for tag, name in ((256, "ImageWidth"), (257, "ImageLength")) if tag not in found)
+        raise ParseError(f"a TIFF directory without {missing}", offset=at)
+    return ImageSize("TIFF", *_positive("TIFF", found[256], found[257], at), pages)
+
+
+def _gif(data: Buffer, frame: int) -> ImageSize:
+    width, height = _read(data, 6, "<HH", "the logical screen descriptor")
+    (flags,) = _read(data, 10, "B", "the logical screen descriptor")
+    at = 13 + ((3 << ((flags & 7) + 1)) if flags & 0x80 else 0)  # past the global colour table
+    frames, size, steps = 0, (width, height), _Steps("GIF")
+    while at < len(data):
+        steps.step(at)
+        block = data[at]
+        at += 1
+        if block == 0x21:  # an extension: its label, then its sub-blocks
+            at = _past_sub_blocks(data, at + 1, steps)
+        elif block == 0x2C:  # an image: its descriptor, colour table, LZW code size, data
+            left, top, across, down, local = _read(data, at, "<HHHHB", "an image descriptor")
+            width, height = max(width, left + across), max(height, top + down)
+            if frames <= frame:
+                size = (width, height)
+            frames += 1
+            at += 9 + ((3 << ((local & 7) + 1)) if local & 0x80 else 0)
+            at = _past_sub_blocks(data, at + 1, steps)
+        elif block == 0x3B:  # the trailer
+            break
+        # any other octet is skipped, one at a time, as Pillow skips it
+    if frames == 0:
+        raise ParseError("a GIF without an image descriptor", offset=at)
+    return ImageSize("GIF", *_positive("GIF", *size, 6), frames)
+
+
+def _past_sub_blocks(data: Buffer, at: int, steps: _Steps) -> int:
+    """The offset after a run of GIF data sub-blocks (each its length, then as many octets; the last empty)."""
+    while at < len(data):
+        steps.step(at)
+        length = data[at]
+        at += 1 + length
+        if not length:
+            break
+    return at
+
+
+def _webp(data: Buffer) -> ImageSize:
+    head = bytes(data[:30])
+    kind = head[12:16]
+    if kind == b"VP8 " and len(head) >= 30 and head[23:26] == b"\x9d\x01\x2a":  # a key frame's start code
+        width, height = (v & 0x3FFF for v in _read(data, 26, "<HH", "the VP8 frame header"))
+    elif kind == b"VP8L" and len(head) >= 25 and head[20] == 0x2F:
+        (bits,) = _read(data, 21, "<I", "the VP8L header")
+        width, height = (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    elif kind == b"VP8X" and len(head) >= 30:
+        width = int.from_bytes(head[24:27], "little") + 1
+        height = int.from_bytes(head[27:30], "little") + 1
+    else:
+        raise ParseError(f"a WebP whose first chunk is not VP8X, a VP8 key frame or VP8L ({kind!r})", offset=12)
+    frames = 1
+    if kind == b"VP8X" and head[20] & 0x02:  # an animation: its ANMF chunks are its frames
+        frames, at, steps = 0, 12, _Steps("WebP")
+        (riff_size,) = _read(data, 4, "<I", "the RIFF header")
+        end = min(len(data), 8 + riff_size)
+        while at + 8 <= end:
+            steps.step(at)
+            length, chunk = _chunk_head(data, at, "<4sI", "a chunk's header")
+            frames += chunk == b"ANMF"
+            at += 8 + length + (length & 1)
+        if frames == 0:
+            raise ParseError("an animated WebP without an ANMF chunk", offset=at)
+    return ImageSize("WEBP", *_positive("WebP", width, height, 12), frames)
+
+
+def _bmp(data: Buffer) -> ImageSize:
+    (header_size,) = _read(data, 14, "<I", "the bitmap header's size")
+    if header_size == 12:  # BITMAPCOREHEADER
+        width, height = _read(data, 18, "<HH", "the BITMAPCOREHEADER")
+    elif header_size in _BMP_INFO_HEADERS:  # BITMAPINFOHEADER to BITMAPV5HEADER
+        width, height = _read(data, 18, "<II", "the BITMAPINFOHEADER")
+        if height >> 24 == 0xFF:  # a negative height, a top-down image, told by its top octet as Pillow tells it
+            height = 2**32 - height
+    else:
+        raise ParseError(f"a BMP header of {header_size} octets: none of 12, 40, 52, 56, 64, 108 or 124", offset=14)
+    return ImageSize("BMP", *_positive("BMP", width, height, 18), 1)
+
+
+def png_frames(data: Buffer, most: int) -> int:
+    """The frames Pillow reaches in the PNG ``data``: the image of its first ``IDAT`` chunk, then one for each
+    ``fcTL`` chunk after it, counted along its chunks (PNG §5.3: a length, a type, the data, a CRC) up to
+    ``most`` or its ``IEND``."""
+    frames, at, end, images = 1, 8, len(data), False
+    while at + 8 <= end and frames < most:
+        length = int.from_bytes(data[at:at + 4], "big")
+        kind = bytes(data[at + 4:at + 8])
+        if kind == b"IEND":
+            break
+        if kind == b"IDAT":
+            images = True
+        elif kind == b"fcTL" and images:
+            frames += 1
+        at += 12 + length
+    return frames
+
+
+def tiff_pages(data: Buffer) -> int:
+    """The image file directories of a TIFF (TIFF 6.0 §2; BigTIFF's eight-octet offsets too), counted along their
+    chain from the header in one pass, a loop or an offset past the end ending it; at most one more than
+    :data:`MAX_TIFF_PAGES` (enough to refuse it)."""
+    if bytes(data[:4]) not in _TIFF_PREFIXES or len(data) < 16:
+        return 0
+    # as Pillow reads the header (TiffImagePlugin.ImageFileDirectory_v2): the byte order from its first two
+    # octets, BigTIFF when its third is 43, the first directory's offset after it
+    order = "<" if bytes(data[:2]) == b"II" else ">"
+    big = data[2] == 43
+    at = struct.unpack_from(order + ("Q" if big else "I"), data, 8 if big else 4)[0]
+    count_of, entry, offset = ("Q", 20, "Q") if big else ("H", 12, "I")
+    seen: set[int] = set()
+    while at and at not in seen and len(seen) <= MAX_TIFF_PAGES:
+        head = struct.calcsize(order + count_of)
+        if at + head > len(data):
+            break
+        seen.add(at)
+        entries = struct.unpack_from(order + count_of, data, at)[0]
+        following = at + head + entries * entry
+        if following + struct.calcsize(order + offset) > len(data):
+            break
+        at = struct.unpack_from(order + offset, data, following)[0]
+    return len(seen)
