@@ -363,6 +363,25 @@ class Listing(ArchiveBase):
         query = self._list_query(pattern, **filters)
         return iter(()) if query is None else self._name_texts(query)
 
+    def iter_name_text(self, pattern: PDI | str | None = None, **filters: Unpack[ListFilters]) -> Iterator[str]:
+        """The names :meth:`iter_names` yields, each followed by a newline, a page of them to a string: what ``pdi
+        ls`` prints, byte for byte.
+
+        For the owner, a whole listing's serial names are made and joined by
+        the catalog's own statement, no Python object made per name
+        (:meth:`~pdi.archive.catalog.listing.ListingPart.iter_name_text`); a
+        page cut by ``offset`` or ``limit``, what a reader may not see left
+        out, and names with a foreign id are made from the rows as
+        :meth:`iter_names` makes them. Same filters, order and keyset paging;
+        the arguments are checked before the first row is read.
+        """
+        query = self._list_query(pattern, **filters)
+        if query is None:
+            return iter(())
+        if query.offset or query.limit is not None or self._unlisted():
+            return self._page_texts(query)
+        return self._catalog_texts(query)
+
     def iter_records(self, series: str | None = None) -> Iterator[RepresentationRecord]:
         """The catalog record of every representation (of ``series`` only, if given), in :meth:`iter_ls`'s order.
 
@@ -407,6 +426,19 @@ class Listing(ArchiveBase):
     def _name_texts(self, query: ListQuery) -> Iterator[str]:
         for day, serials, rows in self._listed_pages(query):
             yield from _page_names(day, serials, rows)
+
+    def _page_texts(self, query: ListQuery) -> Iterator[str]:
+        for day, serials, rows in self._listed_pages(query):
+            if rows:
+                yield "\n".join(_page_names(day, serials, rows)) + "\n"
+
+    def _catalog_texts(self, query: ListQuery) -> Iterator[str]:
+        for made in self.store.iter_name_text(query):
+            if isinstance(made, str):
+                yield made
+            else:  # names with a foreign id, %-escaped by the grammar
+                day, serials, rows = made
+                yield "\n".join(_page_names(day, serials, rows)) + "\n"
 
     def _listed_pages(self, query: ListQuery) -> Iterator[values.NamePage]:
         """The catalog's pages of names ``query`` selects, without those the current reader may not learn of."""

@@ -109,9 +109,13 @@ def ls_cmd(
         except ParseError as exc:  # the offset is into the option's value: say which
             raise exc.within("--after: ") from None
     with open_archive(archive) as opened:
+        if not as_json:  # a page of names a write, each page one string the catalog made
+            for text in opened.iter_name_text(pattern, series=series, limit=limit, offset=offset, after=after):
+                click.echo(text, nl=False)
+            return
         names = opened.iter_names(pattern, series=series, limit=limit, offset=offset, after=after)
         pending: list[str] = []
-        for piece in _listing(names, as_json):
+        for piece in _json_listing(names):
             pending.append(piece)
             if len(pending) == _LINES_AT_ONCE:
                 click.echo("".join(pending), nl=False)
@@ -134,12 +138,8 @@ def _whole_pattern(pattern: str) -> None:
                      f" part left out: pdi ls '{listed}'", text=pattern, rule="resource-identifier")
 
 
-def _listing(names: Iterator[str], as_json: bool) -> Iterator[str]:
-    """What `pdi ls` prints, piece by piece: a name a line, or a JSON array of them, a name a line."""
-    if not as_json:
-        for name in names:
-            yield f"{name}\n"
-        return
+def _json_listing(names: Iterator[str]) -> Iterator[str]:
+    """What `pdi ls --json` prints, piece by piece: a JSON array of the names, a name a line."""
     import json
 
     first = True
@@ -149,7 +149,7 @@ def _listing(names: Iterator[str], as_json: bool) -> Iterator[str]:
     yield "[]\n" if first else "]\n"
 
 
-#: How many names `pdi ls` writes at once (each write flushes the output).
+#: How many names `pdi ls --json` writes at once (each write flushes the output).
 _LINES_AT_ONCE = 1000
 
 @click.command("cite")

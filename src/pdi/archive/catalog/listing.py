@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from itertools import chain
-from typing import Any
+from typing import Any, TypeVar
 
 from pdi.archive.catalog.base import (
     PAGE_ROWS,
@@ -39,6 +39,9 @@ _SERIAL_RUN = ("d.serial", "d.unique_id", "d.series", "r.version", "r.format")
 _FOREIGN_RUN = ("d.unique_id", "d.series", "r.version", "r.format")
 
 
+
+#: What a walk of the catalog makes of each run (:meth:`ListingPart._days`): pages of rows, or of text.
+_Made = TypeVar("_Made")
 
 #: Rows of a page of names (:meth:`ListingPart.iter_name_pages`): five columns a row, not
 #: fourteen, so about the memory of a page of records; a day of 10,000 names in one read
@@ -153,6 +156,82 @@ class ListingPart(CatalogBase):
         """
         return self._pages(query, page, None)
 
+    def iter_name_text(self, query: ListQuery, *, page: int = NAME_PAGE_ROWS) -> Iterator[str | NamePage]:
+        """The names ``query`` selects (``offset`` 0, no ``limit``), in :meth:`iter_name_pages`'s order: a page of
+        serial names as one string, each name followed by a newline, made by the database; a page of names with a
+        foreign id as :meth:`iter_name_pages` gives it (such a name is %-escaped as the grammar says, in Python).
+
+        A serial name is its series, its day's path, its serial, its format and
+        its version put together, as ``str`` of its :class:`~pdi.identifier.PDI`
+        prints it (the catalog holds format tokens in their canonical
+        spelling), so a listing that prints names makes no Python object per
+        row (:meth:`_serial_text`: one aggregate of a page's names, SQLite's
+        ``group_concat`` or PostgreSQL's ``string_agg``, one string a page).
+        A run is paged by its key as :meth:`iter_name_pages` is: a full
+        page's last key is read in the same snapshot as its names.
+        """
+        if query.offset or query.limit is not None:
+            raise ValueError("names as text are listed whole: cut a listing with iter_name_pages")
+
+        def run(day: str, serials: bool, key: tuple[Any, ...] | None,
+                filters: list[tuple[str, Any]]) -> Iterator[str | NamePage]:
+            if not serials:
+                for rows in self._run(day, False, key, filters, page, None):
+                    yield day, False, rows
+                return
+            while True:
+                text, following = self._serial_page(day, key, filters, page)
+                if text:
+                    yield text
+                if following is None:
+                    return
+                if following == key:  # pragma: no cover - a database whose order and comparison disagree
+                    raise StoreError(f"{self.location}: listing the catalog does not advance past {key}")
+                key = following
+
+        return self._days(query, run)
+
+    def _serial_page(
+        self, day: str, key: tuple[Any, ...] | None, filters: list[tuple[str, Any]], page: int,
+    ) -> tuple[str, tuple[Any, ...] | None]:
+        """One page of a day's serial names after ``key``, as text, and its last row's key if the page is full."""
+        path = f"/{day[:4]}/{day[5:7]}/{day[8:10]}/"
+        names, params = self._run_statement(day, True, key, filters, f"{self.serial_name_sql} AS n")
+        keys, key_params = self._run_statement(day, True, key, filters, ", ".join(_SERIAL_RUN))
+        # the key of the page's last row, if there are more: the row ``page`` of the same walk
+        return self._serial_text(
+            (f"{names} LIMIT ?", [path, *params, page]), (f"{keys} LIMIT 1 OFFSET ?", [*key_params, page - 1]), page)
+
+    #: A serial name made of a row of :data:`_SERIAL_RUN`'s tables, the day's ``/Y/M/D/`` its one parameter: as
+    #: ``str`` of the name prints it (the catalog holds format tokens canonical; a serial and a version, decimal).
+    serial_name_sql = "printf('urn:pdi://%s%s%d.%s.%d', d.series, ?, d.serial, r.format, r.version)"
+
+    def _serial_text(
+        self, names: tuple[str, list[Any]], last: tuple[str, list[Any]], page: int,
+    ) -> tuple[str, tuple[Any, ...] | None]:
+        """The names statement ``names`` gives (at most ``page``), a line each, and, when there are ``page`` of
+        them, the key of the last (statement ``last``), read in the same snapshot.
+
+        SQLite joins them in one statement (``group_concat`` over the ordered,
+        limited rows: SQLite reads a ``LIMIT`` subquery of an aggregate in its
+        order, not flattened into it), one string a page; PostgreSQL likewise
+        with ``string_agg`` (:meth:`pdi.archive.postgres.store.PostgresStore._serial_text`).
+        """
+        sql, params = names
+        with self._read():
+            ((text, count),) = self._query(f"SELECT group_concat(n, char(10)), count(*) FROM ({sql})", params)
+            key = self._page_end(last, count, page)
+        return (f"{text}\n" if count else ""), key
+
+    def _page_end(self, last: tuple[str, list[Any]], count: int, page: int) -> tuple[Any, ...] | None:
+        """The key of a full page's last row (statement ``last``), or ``None`` after a page that is not full."""
+        if count < page:
+            return None
+        rows = self._query(*last)
+        if not rows:  # pragma: no cover - the snapshot held between the two statements
+            raise StoreError(f"{self.location}: the listing's page of {page} names has no last row")
+        return tuple(rows[0])
+
     def _pages(
         self, query: ListQuery, page: int, columns: str | None
     ) -> Iterator[NamePage]:
@@ -165,6 +244,20 @@ class ListingPart(CatalogBase):
         self, query: ListQuery, page: int, columns: str | None
     ) -> Iterator[NamePage]:
         """The pages of :meth:`_pages`: day by day, each day's two runs page by page."""
+
+        def run(day: str, serials: bool, key: tuple[Any, ...] | None,
+                filters: list[tuple[str, Any]]) -> Iterator[NamePage]:
+            for rows in self._run(day, serials, key, filters, page, columns):
+                yield day, serials, rows
+
+        return self._days(query, run)
+
+    def _days(
+        self, query: ListQuery,
+        run: Callable[[str, bool, tuple[Any, ...] | None, list[tuple[str, Any]]], Iterator[_Made]],
+    ) -> Iterator[_Made]:
+        """What ``run`` makes of each day's two runs in turn (the day, serial or not, the key to start after and the
+        filters of a run), from ``query.after`` or the first day on, for the days ``query`` selects."""
         documents: list[tuple[str, Any]] = [
             (column, value)
             for column, value in (
@@ -188,11 +281,9 @@ class ListingPart(CatalogBase):
             key = _run_key(after, serials)
         while day is not None:
             if serials:
-                for rows in self._run(day, True, key, filters, page, columns):
-                    yield day, True, rows
+                yield from run(day, True, key, filters)
                 key = None
-            for rows in self._run(day, False, key, filters, page, columns):
-                yield day, False, rows
+            yield from run(day, False, key, filters)
             key, serials = None, True
             day = self._next_day(day, documents)
 
@@ -220,6 +311,32 @@ class ListingPart(CatalogBase):
             rows = self._query(sql, params)
         return None if not rows or rows[0][0] is None else str(rows[0][0])
 
+    def _run_statement(
+        self, day: str, serials: bool, key: tuple[Any, ...] | None, filters: list[tuple[str, Any]], selected: str,
+    ) -> tuple[str, list[Any]]:
+        """The statement of a page of one day's serial documents (or those with a foreign id) after ``key``, of
+        ``selected`` a row, in the run's order, and its parameters: the statement ends before its ``LIMIT``."""
+        columns = _SERIAL_RUN if serials else _FOREIGN_RUN
+        sql = (
+            f"SELECT {selected} FROM documents d JOIN representations r ON r.document = d.id"
+            f" WHERE d.day = ? AND d.serial IS {'NOT NULL' if serials else 'NULL'}"
+            + "".join(f" AND {column} = ?" for column, _ in filters)
+        )
+        params: list[Any] = [day, *(value for _, value in filters)]
+        if key is not None:
+            # The whole key after the last row; and, said again of the index's own columns
+            # alone, where in the index to start (PostgreSQL starts a range only from that).
+            lead = 2 if serials else 1
+            sql += (
+                f" AND ({', '.join(columns[:lead])}) >= ({', '.join('?' * lead)})"
+                f" AND ({', '.join(columns)}) > ({', '.join('?' * len(columns))})"
+            )
+            params += [*key[:lead], *key]
+        # d.id after d.series changes no order (a day's series and unique id name one document), but
+        # says so to the planner: the index documents_by_day then gives the order and nothing is sorted
+        # (SQLite: 2.5 times as fast a page, when the series is given).
+        return f"{sql} ORDER BY {', '.join(columns[:-2])}, d.id, {', '.join(columns[-2:])}", params
+
     def _run(
         self, day: str, serials: bool, key: tuple[Any, ...] | None,
         filters: list[tuple[str, Any]], page: int, selected: str | None,
@@ -230,29 +347,10 @@ class ListingPart(CatalogBase):
         for ``None``, of the run's own columns (:data:`_SERIAL_RUN`, :data:`_FOREIGN_RUN`).
         """
         columns = _SERIAL_RUN if serials else _FOREIGN_RUN
-        sql = (
-            f"SELECT {selected or ', '.join(columns)} FROM documents d JOIN representations r ON r.document = d.id"
-            f" WHERE d.day = ? AND d.serial IS {'NOT NULL' if serials else 'NULL'}"
-            + "".join(f" AND {column} = ?" for column, _ in filters)
-        )
-        params: list[Any] = [day, *(value for _, value in filters)]
-        # d.id after d.series changes no order (a day's series and unique id name one document), but
-        # says so to the planner: the index documents_by_day then gives the order and nothing is sorted
-        # (SQLite: 2.5 times as fast a page, when the series is given).
-        order = f" ORDER BY {', '.join(columns[:-2])}, d.id, {', '.join(columns[-2:])} LIMIT ?"
-        # The whole key after the last row; and, said again of the index's own columns
-        # alone, where in the index to start (PostgreSQL starts a range only from that).
-        lead = 2 if serials else 1
-        after = (
-            f" AND ({', '.join(columns[:lead])}) >= ({', '.join('?' * lead)})"
-            f" AND ({', '.join(columns)}) > ({', '.join('?' * len(columns))})"
-        )
         while True:
+            sql, params = self._run_statement(day, serials, key, filters, selected or ", ".join(columns))
             with self._read():
-                if key is None:
-                    rows = self._query(sql + order, [*params, page])
-                else:
-                    rows = self._query(sql + after + order, [*params, *key[:lead], *key, page])
+                rows = self._query(f"{sql} LIMIT ?", [*params, page])
             if rows:
                 yield rows
             if len(rows) < page:

@@ -11,14 +11,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import psycopg
+from psycopg.pq import TransactionStatus
+
 from pdi.archive.blobs.large_objects import LargeObjects
+from pdi.archive.blobs.large_objects import oneline as _oneline
 from pdi.archive.blobs.seam import BlobStore
 from pdi.archive.catalog.base import DEFAULT_CONNECTIONS
 from pdi.archive.postgres.deposits import _REMOVAL_LOCK, PostgresDeposits
 from pdi.archive.postgres.search import PostgresSearch
-from pdi.archive.postgres.transactions import POOL_WAIT_SECONDS
+from pdi.archive.postgres.transactions import POOL_WAIT_SECONDS, _batch
 from pdi.archive.store import SCHEMA_VERSION
-from pdi.errors import NotFoundError, PDIError
+from pdi.errors import NotFoundError, PDIError, StoreError
 
 # Any fixed number: the advisory lock that serializes schema migrations.
 _MIGRATION_LOCK = 0x0A5C1E
@@ -43,6 +47,41 @@ class PostgresStore(PostgresSearch, PostgresDeposits):
         except BaseException:
             self.close_pools()
             raise
+
+    #: A serial name as ``str`` of it prints it: ``text || bigint`` writes the serial's and the version's decimals.
+    serial_name_sql = "'urn:pdi://' || d.series || ? || d.serial || '.' || r.format || '.' || r.version"
+
+    def _serial_text(
+        self, names: tuple[str, list[Any]], last: tuple[str, list[Any]], page: int,
+    ) -> tuple[str, tuple[Any, ...] | None]:
+        # One value for the page: string_agg of the names the ordered, limited subquery gives, in the order it
+        # gives them (PostgreSQL aggregates a subquery's rows in its order when nothing else is joined or grouped
+        # at the outer level; the tests compare every listing with the rows'), so no row is made in Python. The
+        # page and the key of its last row are read in one snapshot: a REPEATABLE READ transaction of their own,
+        # begun in the page's round trip (a version deposited between two statements would otherwise move the
+        # page's last row, and a name would be listed twice).
+        sql, params = names
+        statement = (f"SELECT string_agg(n, E'\\n'), count(*) FROM ({sql}) AS p".replace("?", "%s"), tuple(params))
+        try:
+            with self._read_connection() as conn:
+                own = getattr(self._local, "conn", None) is None
+                begin = [("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", ())] if own else self._deferred()
+                try:
+                    row = _batch(conn, [*begin, statement]).fetchone()
+                    text, count = row if row is not None else (None, 0)
+                    key = None
+                    if count >= page:  # the key of the last row, in the same snapshot
+                        found = conn.execute(last[0].replace("?", "%s"), last[1]).fetchone()
+                        if found is None:  # pragma: no cover - the snapshot held between the two statements
+                            raise StoreError(f"{self.location}: the listing's page of {page} names has no last row")
+                        key = tuple(found)
+                finally:
+                    if own and not conn.closed:
+                        conn.execute("COMMIT" if conn.info.transaction_status == TransactionStatus.INTRANS
+                                     else "ROLLBACK")  # read only: nothing to keep or lose
+        except psycopg.Error as exc:
+            raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
+        return (f"{text}\n" if count else ""), key
 
     def _removal_lock(self, *, shared: bool, wait: bool = True) -> None:
         # writers are not serialized as SQLite's are: deposits (shared) and removers queue on an advisory lock
