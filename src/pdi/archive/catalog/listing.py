@@ -36,6 +36,11 @@ from pdi.errors import StoreError
 _SERIAL_RUN = ("d.serial", "d.unique_id", "d.series", "r.version", "r.format")
 
 
+#: The serial run's order (as :meth:`ListingPart._run_statement` sorts it), selected beside a page's names as
+#: ``k0, k1, …`` for an aggregate that orders them itself (PostgreSQL's ``string_agg(… ORDER BY …)``).
+SERIAL_PAGE_ORDER = (*_SERIAL_RUN[:-2], "d.id", *_SERIAL_RUN[-2:])
+
+
 _FOREIGN_RUN = ("d.unique_id", "d.series", "r.version", "r.format")
 
 
@@ -196,7 +201,10 @@ class ListingPart(CatalogBase):
     ) -> tuple[str, tuple[Any, ...] | None]:
         """One page of a day's serial names after ``key``, as text, and its last row's key if the page is full."""
         path = f"/{day[:4]}/{day[5:7]}/{day[8:10]}/"
-        names, params = self._run_statement(day, True, key, filters, f"{self.serial_name_sql} AS n")
+        # the run's order as columns k0, k1, … beside the name, for an aggregate that orders by them itself
+        selected = ", ".join([f"{self.serial_name_sql} AS n",
+                              *(f"{c} AS k{i}" for i, c in enumerate(SERIAL_PAGE_ORDER))])
+        names, params = self._run_statement(day, True, key, filters, selected)
         keys, key_params = self._run_statement(day, True, key, filters, ", ".join(_SERIAL_RUN))
         # the key of the page's last row, if there are more: the row ``page`` of the same walk
         return self._serial_text(

@@ -18,6 +18,7 @@ from pdi.archive.blobs.large_objects import LargeObjects
 from pdi.archive.blobs.large_objects import oneline as _oneline
 from pdi.archive.blobs.seam import BlobStore
 from pdi.archive.catalog.base import DEFAULT_CONNECTIONS
+from pdi.archive.catalog.listing import SERIAL_PAGE_ORDER
 from pdi.archive.postgres.deposits import _REMOVAL_LOCK, PostgresDeposits
 from pdi.archive.postgres.search import PostgresSearch
 from pdi.archive.postgres.transactions import POOL_WAIT_SECONDS, _batch
@@ -26,6 +27,8 @@ from pdi.errors import NotFoundError, PDIError, StoreError
 
 # Any fixed number: the advisory lock that serializes schema migrations.
 _MIGRATION_LOCK = 0x0A5C1E
+#: A page of serial names' own order, in the aggregate that joins them (the names' subquery selects it as k0, …).
+_PAGE_ORDER = ", ".join(f"k{i}" for i in range(len(SERIAL_PAGE_ORDER)))
 
 
 class PostgresStore(PostgresSearch, PostgresDeposits):
@@ -54,14 +57,14 @@ class PostgresStore(PostgresSearch, PostgresDeposits):
     def _serial_text(
         self, names: tuple[str, list[Any]], last: tuple[str, list[Any]], page: int,
     ) -> tuple[str, tuple[Any, ...] | None]:
-        # One value for the page: string_agg of the names the ordered, limited subquery gives, in the order it
-        # gives them (PostgreSQL aggregates a subquery's rows in its order when nothing else is joined or grouped
-        # at the outer level; the tests compare every listing with the rows'), so no row is made in Python. The
+        # One value for the page: string_agg of the names the ordered, limited subquery gives, ordered again by
+        # the run's own key (the subquery's k0, k1, …): PostgreSQL promises an aggregate's order only by its own
+        # ORDER BY, not by its input's (a sort of one page, in the server), so no row is made in Python. The
         # page and the key of its last row are read in one snapshot: a REPEATABLE READ transaction of their own,
         # begun in the page's round trip (a version deposited between two statements would otherwise move the
         # page's last row, and a name would be listed twice).
         sql, params = names
-        statement = (f"SELECT string_agg(n, E'\\n'), count(*) FROM ({sql}) AS p".replace("?", "%s"), tuple(params))
+        statement = (f"SELECT string_agg(n, E'\\n' ORDER BY {_PAGE_ORDER}), count(*) FROM ({sql}) AS p".replace("?", "%s"), tuple(params))
         try:
             with self._read_connection() as conn:
                 own = getattr(self._local, "conn", None) is None
