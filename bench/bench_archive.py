@@ -1,7 +1,10 @@
 """Archive benchmark, for both stores, beside reading/writing the same bytes as plain files.
 
-1. Deposits per second of small (1 KB) text documents — each minted, indexed,
-   fsynced and committed — beside writing each document to its own file with fsync.
+1. Deposits per second of small (1 KB) text documents — each minted, indexed and
+   committed, its blob a row of the catalog made durable by the commit's one sync —
+   beside writing each document to a new file of its own with fsync. The figures
+   are ``bench_deposit.deposit_1kb``'s, the same function as ``bench_deposit.py``'s
+   1 KB rows (``Archive.deposit`` in this process, which ``Archive.add`` calls).
 2. Resolve latency (p50, p99) of a ``#line=a,b`` fragment of a 1 MB text — parse the
    PDI, look it up, read the blob, check its digests, evaluate the fragment — beside
    reading the same bytes from a file and cutting the same lines, CRLF-ended as
@@ -189,12 +192,13 @@ def markdown(sqlite: Figures, pg: Figures) -> str:
                 f"{floor}: {ms(s[1])} / {ms(p[1])}", f"**{s[0] / s[1]:.1f}×** / **{p[0] / p[1]:.1f}×**"]
 
     return readme.table(
-        ["", "SQLite + blob files", "PostgreSQL (fsync on)", "plain file (SQLite run / PostgreSQL run)", "ratio"],
+        ["", "SQLite", "PostgreSQL (fsync on)", "plain file (SQLite run / PostgreSQL run)", "ratio"],
         [
-            row("deposit a 1 KB text (mint, fsync, commit)", sqlite.deposit, pg.deposit, "write + fsync",
+            row("deposit a 1 KB text (`Archive.deposit` in-process, as `bench_deposit.py`: mint, full text, the blob"
+                " a catalog row, one commit and its sync)", sqlite.deposit, pg.deposit, "write + fsync of a new file",
                 " ({:,.0f}/s)"),
-            row("resolve `#line=a,b` in a 1 MB text, p50", sqlite.resolve["p50"], pg.resolve["p50"],
-                "read + cut lines"),
+            row("resolve `#line=a,b` in a 1 MB text (on SQLite a blob file), p50", sqlite.resolve["p50"],
+                pg.resolve["p50"], "read + cut lines"),
             row("same, p99", sqlite.resolve["p99"], pg.resolve["p99"], "read + cut lines"),
             row(f"list a day of {NAMES:,} names (`pdi ls`, in-process)", sqlite.listing, pg.listing,
                 "read a file of the names"),
@@ -210,7 +214,7 @@ def main(argv: list[str]) -> int:
         DEPOSITS, RESOLVES, NAMES, LISTINGS = 10, 10, 300, 3
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory(prefix="pdi-bench-sqlite-") as root:
-        sqlite = run_store("SQLite + blob files", lambda name: str(Path(root) / name))
+        sqlite = run_store("SQLite (1 KB blobs catalog rows, 1 MB a file)", lambda name: str(Path(root) / name))
     with TemporaryCluster(durable=True) as cluster:  # fsync, synchronous_commit, full_page_writes on
         pg = run_store("PostgreSQL (local, unix socket, fsync on)", cluster.create_schema)
     readme.write(args.markdown, markdown(sqlite, pg))
