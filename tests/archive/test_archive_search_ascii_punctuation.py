@@ -136,3 +136,40 @@ def test_every_word_fts5_reads_in_ascii_text_postgresql_finds(pg: psycopg.Connec
             (word, text),
         ).fetchone()
         assert row == (True,), (text, word)
+
+
+def _indexed_by_python(body: str) -> str:
+    """What :data:`INDEXED_BODY` says PostgreSQL's index reads of ``body``, worked out by Python alone: the character
+    between two ``\\x1e`` written as a space (left to right, matches not overlapping, any character, a line end
+    too, as PostgreSQL's ``.`` matches), then each ASCII punctuation character (``string.punctuation``) a space."""
+    apart = re.sub("\x1e.\x1e", "\x1e \x1e", body, flags=re.DOTALL)
+    return apart.translate({ord(c): " " for c in string.punctuation})
+
+
+_BODIES = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(string.punctuation + "\x1e\n\r\t a1Zé“…،\u3000"),
+        st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+    ),
+    max_size=80,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_BODIES)
+def test_indexed_body_is_the_passage_with_apart_and_ascii_punctuation_spaced(
+    pg: psycopg.Connection[Any], body: str
+) -> None:
+    """PostgreSQL's reading of a passage for its index (``INDEXED_BODY``) is, character for character, the text
+    with the separators' middles and the ASCII punctuation written as spaces (the Python oracle above)."""
+    indexed = INDEXED_BODY.replace("%", "%%")
+    row = pg.execute(f"SELECT {indexed} FROM (SELECT %s::text AS body) s", (body,)).fetchone()
+    assert row == (_indexed_by_python(body),)
+
+
+def test_indexed_body_is_not_read_by_postgresqls_translate() -> None:
+    """``translate()`` compares each character of a passage with each of the 32 it replaces: about 340 µs for a
+    1 KB passage on the project's machine, more than ``to_tsvector`` itself (270 µs), on every deposit's
+    passage and every search hit's headline; one regular expression of the same 32 characters takes about 70 µs
+    and gives the same text (the property above)."""
+    assert "translate(" not in INDEXED_BODY
