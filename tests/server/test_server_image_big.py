@@ -1,8 +1,8 @@
 """A map scan of 250 million pixels (more than Pillow opens) cited by ``rect`` through ``pdi serve`` and the viewer.
 
 N2R of ``NAME#rect=…`` answers the stored octets whole, its canonical ``Link`` naming the region; ``/api/resolve``
-says the region and the image's size, read from its header alone; the viewer outlines the region over it; a
-``crop`` is a limit that says ``rect`` works. The PNG is real (tests/support/big_image.py).
+says the region and the image's size, read from its header alone; the viewer outlines the region on a stand-in of
+its shape (a browser is not asked to decode a gigabyte); a ``crop`` is a limit that says ``rect`` works. The PNG is real (tests/support/big_image.py).
 """
 
 from __future__ import annotations
@@ -62,4 +62,6 @@ def test_the_viewer_outlines_the_region_over_the_whole_image(location: str, map_
         assert 'style="left:25.0000%;top:20.0000%;width:50.0000%;height:60.0000%"' in page.text
         box = page.text.split('id="cited"', 1)[1].split('title="', 1)[1].split('"', 1)[0]
         assert json.loads(html.unescape(box))["width"] == WIDTH
-        assert f'<img id="image" src="/uri-res/N2R?{name}' in page.text  # the stored octets, shown whole
+        # 250 million pixels are a gigabyte decoded: a stand-in of its shape is drawn, and its octets linked
+        assert '<img id="image" src="data:image/svg+xml,' in page.text and "250,000,000 pixels" in page.text
+        assert f'<a href="/uri-res/N2R?{name}">the bytes</a>' in page.text

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from pdi import formats
-from pdi._wording import byte_size
+from pdi._wording import byte_size, counted
 from pdi.archive import Archive, Generic, Resolved
 from pdi.archive.store import RepresentationRecord
 from pdi.errors import LimitError, UnsupportedError
@@ -182,6 +182,13 @@ MIN_IMAGE_WIDTH = 480
 #: The most frames an image's frame chooser lists one by one; more are chosen by number. Each listed frame is some
 #: 150 octets of the page: a 2.3 MB GIF of 100,000 one-pixel frames made a page of 13 MB (found by an attack).
 MAX_FRAME_OPTIONS = 500
+#: The most pixels of an image the viewer has the reader's browser decode (some 400 MB in RGBA): a larger one (a map
+#: scan of 250 million, or a file of a few dozen octets whose header claims 10^10) is drawn as a blank stand-in of
+#: its shape, the region outlined on it, and its octets linked. So is an image of several frames each larger than
+#: a crop cuts (:data:`~pdi.fragments.image.MAX_CROP_PIXELS`), since each frame is shown by its crop.
+MAX_SHOWN_PIXELS = 100_000_000
+#: The longer side, in CSS pixels, of the stand-in drawn in place of an image larger than :data:`MAX_SHOWN_PIXELS`.
+STAND_IN_SIDE = 960
 
 
 def _page(title: str, body: str, script: str = "", *, name: str) -> str:
@@ -634,17 +641,30 @@ def _figure(whole: Resolved, selected: Resolved | None) -> str:
             f'<p class="note">Regions of this image cannot be named here: {html.escape(str(exc))}.</p>'
             f'<p><img src="/uri-res/N2R?{html.escape(_n2r(name))}" alt="{html.escape(name)}" style="max-width:100%"></p>'
         )
+    from pdi.fragments.image import MAX_CROP_PIXELS
+
     frame = region.frame if region is not None else 0
+    pixels = facts.width * facts.height
+    stand_in = pixels > MAX_SHOWN_PIXELS or (facts.frames > 1 and pixels > MAX_CROP_PIXELS)
 
     def source(k: int) -> str:
+        if stand_in:
+            return _stand_in(facts.width, facts.height)
         if facts.frames == 1:
             return f"/uri-res/N2R?{_n2r(name)}"
         # one frame, as a lossless PNG: the whole of frame k cut out
         return f"/uri-res/N2R?{_n2r(f'{name}#crop=(0,0),({facts.width},{facts.height}),{k}')}"
 
     cited = _cited_box(region)
-    scale = max(1, MIN_IMAGE_WIDTH // facts.width) if facts.width else 1
+    scale = max(1, MIN_IMAGE_WIDTH // facts.width) if facts.width and not stand_in else 1
     size = f' style="width:{facts.width * scale}px" class="pixelated"' if scale > 1 else ""
+    unshown = (
+        f'<p class="note" id="not-drawn">This image is {facts.width:,}×{facts.height:,}, '
+        f'{counted(pixels, "pixel")}{" a frame" if facts.frames > 1 else ""}: more than a browser is asked to decode'
+        f" here ({MAX_SHOWN_PIXELS:,} pixels{f', or {MAX_CROP_PIXELS:,} a frame of several' if facts.frames > 1 else ''}),"
+        f' so a blank stand-in of its shape is drawn, regions outlined on it. Its octets are <a href="/uri-res/N2R?'
+        f'{html.escape(_n2r(name))}">the bytes</a>.</p>'
+    ) if stand_in else ""
     chooser = ""
     if 1 < facts.frames <= MAX_FRAME_OPTIONS:
         options = "".join(
@@ -664,6 +684,7 @@ def _figure(whole: Resolved, selected: Resolved | None) -> str:
             + ": <code>#rect=(x1,y1),(x2,y2)</code>, in pixels of the image itself.",
             forms=("mediafrag", "annotation"), why=_WHY_REGION, written="<code>#rect=(x1,y1),(x2,y2)</code>",
         )
+        + unshown
         + f'<div class="figure" id="figure" data-pdi="{html.escape(name)}" data-width="{facts.width}"'
         f' data-height="{facts.height}" data-frames="{facts.frames}">'
         f'<img id="image" src="{html.escape(source(frame))}" alt="{html.escape(name)}" draggable="false"{size}>'
@@ -672,6 +693,16 @@ def _figure(whole: Resolved, selected: Resolved | None) -> str:
         f'<fieldset class="coords needs-script"><legend>Region in pixels ({facts.width}×{facts.height}; x2, y2 excluded)</legend>'
         f"{corners}{chooser}</fieldset>" + _frames_without_script(name, facts.width, facts.height, frame, facts.frames)
     )
+
+
+def _stand_in(width: int, height: int) -> str:
+    """A ``data:`` address of a blank SVG of the shape of a ``width`` × ``height`` image, its longer side
+    :data:`STAND_IN_SIDE` CSS pixels (at least one pixel each way): drawn at the size shown, whatever the image's."""
+    ratio = STAND_IN_SIDE / max(width, height)
+    shown_width, shown_height = max(1, round(width * ratio)), max(1, round(height * ratio))
+    svg = (f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {height}' width='{shown_width}'"
+           f" height='{shown_height}' preserveAspectRatio='none'><rect width='100%' height='100%' fill='#d8dbe0'/></svg>")
+    return "data:image/svg+xml," + quote(svg, safe="")
 
 
 def _frames_without_script(name: str, width: int, height: int, frame: int, frames: int) -> str:
