@@ -209,3 +209,20 @@ def test_a_looping_tiff_chain_and_a_directory_without_its_size() -> None:
     with pytest.raises(ParseError, match="without ImageLength") as refused:
         image_size(bytes(no_length))
     assert refused.value.offset == 9
+
+
+def test_a_run_of_fill_octets_and_restart_markers_is_one_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    """T.81 B.1.1.2: any marker may follow any number of fill octets (FF), and Pillow skips them, as it skips
+    the markers that have no length (RSTn): a run of them is one step of the walk, not one step an octet (4 MB
+    of fill octets took 5 s of Python, then were refused)."""
+    monkeypatch.setattr(image_size_module, "MAX_STEPS", 1_000)
+    jpeg = (b"\xff\xd8" + b"\xff" * 100_000 + b"\xff\xd0\xff\xff\xd7" * 20_000
+            + b"\xff\xc0\x00\x0b\x08\x00\x07\x00\x09\x01\x01\x11\x00" + b"\xff" * 50_000 + b"\xff\xda\x00\x02")
+    assert Image.open(io.BytesIO(jpeg)).size == (9, 7)
+    assert image_size(jpeg) == image_size(memoryview(jpeg)) == ImageSize("JPEG", 9, 7, 1)
+    # a run that ends the file is the end of the file inside a marker, where it ends
+    with pytest.raises(ParseError, match=r"ends inside a marker.*offset 100002"):
+        image_size(b"\xff\xd8" + b"\xff" * 100_000)
+    # a marker without a length followed by no FF: what follows it is no marker, as before
+    with pytest.raises(ParseError, match=r"begins with FF, not 00.*offset 5"):
+        image_size(b"\xff\xd8\xff\xff\xd0\x00\x00\x00\x00")
