@@ -76,3 +76,18 @@ def test_a_large_image_of_frames_is_not_shown_by_crops_refused(location: str) ->
         assert 'data-width="20000" data-height="10000" data-frames="2"' in page.text
         assert _figure_image(page.text).startswith("data:image/svg+xml,")
         assert "crop" not in page.text.split('id="figure"', 1)[1].split("</fieldset>", 1)[0]
+
+
+def test_a_large_image_of_more_frames_than_are_listed_is_chosen_by_number_on_its_stand_in(location: str) -> None:
+    # 600 frames: chosen by number, each number put after the stand-in's address (a fragment of it, the same image)
+    frame = b"\x2c" + struct.pack("<HHHHB", 0, 0, 20_000, 10_000, 0) + b"\x02\x02\x4c\x01\x00"
+    gif = b"GIF89a" + struct.pack("<HHBBB", 20_000, 10_000, 0, 0, 0) + frame * 600 + b"\x3b"
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, gif, format="gif"))
+        client = TestClient(create_app(location, archive=archive))
+        page = client.get(f"/view?pdi={urllib.parse.quote(name + '#rect=(0,0),(10,10),599', safe='')}")
+        assert page.status_code == 200, page.text[:300]
+        chooser = html.unescape(page.text.split('id="frame"', 1)[1].split(">", 1)[0])
+        assert 'max="599"' in chooser and 'value="599"' in chooser
+        assert chooser.split('data-src="', 1)[1].startswith("data:image/svg+xml,") and "crop" not in chooser

@@ -673,8 +673,9 @@ def _figure(whole: Resolved, selected: Resolved | None) -> str:
         )
         chooser = f'<label>frame <select id="frame">{options}</select></label> of {facts.frames}'
     elif facts.frames > 1:  # by number: its source is the first frame's with the number in place of 0
-        first = source(0)
-        assert first.endswith(",0")
+        # (a stand-in's is the stand-in, the number after it a fragment of its address: the same blank image)
+        first = source(0) + "#0" if stand_in else source(0)
+        assert first.endswith("0")
         chooser = (f'<label>frame <input type="number" id="frame" min="0" max="{facts.frames - 1}" step="1"'
                    f' value="{frame}" data-src="{html.escape(first[:-1])}"></label> of {facts.frames}')
     corners = _corners(region, facts.width, facts.height)
