@@ -7,12 +7,14 @@ the image's own pixels (x = round(CSS offset × 100,000 / CSS width)).
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 import urllib.parse
 from pathlib import Path
 
 from server_helpers import pixel_bomb, serving
+from test_server_pages_screenshots import SHOTS
 
 from chromium_helpers import open_page
 from pdi.archive import Archive
@@ -51,6 +53,12 @@ def test_the_stand_in_shows_the_region_and_names_a_dragged_box(tmp_path: Path) -
         box = _box(pipe, session, "cited")
         expected = [left + width / 4, top + height / 2, width / 2, height / 2]
         assert all(abs(a - b) < 1 for a, b in zip(box, expected, strict=True)), (box, expected)
+        SHOTS.mkdir(parents=True, exist_ok=True)  # what a reader sees: the stand-in, the region outlined on it
+        (SHOTS / "viewer-image-stand-in-1100.png").write_bytes(base64.b64decode(
+            pipe.call("Page.captureScreenshot", {"format": "png"}, session, time.monotonic() + 30)["data"]))
+        _js(pipe, session, "window.scrollTo(0, 0)")  # and the page's top: the note that says why, and the bytes
+        (SHOTS / "viewer-image-stand-in-1100-top.png").write_bytes(base64.b64decode(
+            pipe.call("Page.captureScreenshot", {"format": "png"}, session, time.monotonic() + 30)["data"]))
         # the corners typed in: the page names them and checks them with /api/resolve
         _js(pipe, session, """(() => { for (const [k, v] of [["x1", 10], ["y1", 20], ["x2", 99990], ["y2", 50000]]) {
               const input = document.getElementById(k); input.value = v;
