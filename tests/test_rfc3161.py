@@ -8,8 +8,10 @@ server on 127.0.0.1, with its own CA; openssl also reads pdi's requests
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import http.server
+import re
 import shutil
 import socket
 import subprocess
@@ -491,3 +493,51 @@ def test_tsa_ca_names_a_file_and_says_when_a_manifest_has_no_timestamp_to_check(
     assert result.stdout == "checked 1 manifest listing 1 name: 0 problems\n", result.stdout
     assert result.stderr == (f"{out}: no RFC 3161 timestamp beside it ({out}.tsr, made by pdi manifest --tsa):"
                              " --tsa-ca had nothing to check\n"), result.stderr
+
+
+def _openssl_time(said: str) -> datetime.datetime:
+    """The ``Time stamp:`` line of ``openssl ts -reply -text`` (``Nov 28 22:27:24.25 2026 GMT``) as a UTC time."""
+    line = next(line for line in said.splitlines() if line.startswith("Time stamp: "))
+    month, day, clock, year, _ = line.removeprefix("Time stamp: ").split()
+    whole, _, fraction = clock.partition(".")
+    parsed = datetime.datetime.strptime(f"{month} {day} {whole} {year}", "%b %d %H:%M:%S %Y")
+    return parsed.replace(microsecond=int((fraction or "0").ljust(6, "0")[:6]), tzinfo=datetime.UTC)
+
+
+@pytest.mark.parametrize("digits", [0, 3])
+def test_verify_prints_the_timestamp_as_iso_8601_utc(tmp_path: Path, tsa: tuple[str, Path, Path],
+                                                     digits: int) -> None:
+    """``pdi verify --signatures`` prints when the TSA stamped the manifest as ISO 8601 in UTC
+    (``2026-11-28T22:27:24Z``), not as the token's raw GeneralizedTime (``20261128222724Z``); a TSA that writes
+    fractions of a second (openssl's ``clock_precision_digits``) has them kept. The time is the one openssl reads
+    from the same token (``openssl ts -reply -text``)."""
+    _, ca, _ = tsa
+    location, runner, out = _keyed_archive(tmp_path)
+    made = runner.invoke(cli, ["manifest", "--series", SERIES, "-o", str(out), "--archive", str(location)])
+    assert made.exit_code == 0, made.output
+    config = tmp_path / "tsa.cnf"
+    config.write_text((ca.parent / "tsa.cnf").read_text().replace(
+        "[ tsa_config1 ]\n", f"[ tsa_config1 ]\nclock_precision_digits = {digits}\n"))
+    stamp = tmp_path / "m.jws.tsr"
+    _run("ts", "-query", "-data", str(out), "-sha256", "-cert", "-out", str(tmp_path / "q.tsq"))
+    _run("ts", "-reply", "-config", str(config), "-queryfile", str(tmp_path / "q.tsq"), "-out", str(stamp))
+    expected = _openssl_time(_run("ts", "-reply", "-in", str(stamp), "-text").stdout.decode())
+    result = runner.invoke(cli, ["verify", "--signatures", str(out), "--tsa-ca", str(ca), "--archive", str(location)])
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.output.splitlines() if line.startswith("timestamped\t"))
+    printed = line.split("\t")[2]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", printed), printed
+    assert datetime.datetime.fromisoformat(printed) == expected, (printed, expected)
+
+
+@given(st.datetimes(min_value=datetime.datetime(1950, 1, 1), max_value=datetime.datetime(9999, 12, 31)))
+def test_rfc3161_2_4_2_gen_time_read_as_iso_8601(when: datetime.datetime) -> None:
+    """Any genTime as RFC 3161 §2.4.2 writes it (the fraction, if any, without trailing zeros) reads as the same
+    instant in ISO 8601 UTC, as Python's own ISO reader takes it."""
+    from pdi.rfc3161 import iso_8601
+
+    fraction = f".{when.microsecond:06d}".rstrip("0").rstrip(".")
+    written = when.strftime("%Y%m%d%H%M%S").rjust(14, "0") + fraction + "Z"
+    iso = iso_8601(written)
+    assert iso.endswith("Z") and "T" in iso
+    assert datetime.datetime.fromisoformat(iso) == when.replace(tzinfo=datetime.UTC)

@@ -134,6 +134,14 @@ def epoch_of(generalized: str) -> int:
     return calendar.timegm(time.strptime(generalized[:14], "%Y%m%d%H%M%S"))
 
 
+def iso_8601(generalized: str) -> str:
+    """A ``GeneralizedTime`` as RFC 3161 §2.4.2 writes genTime (``20261128222724.25Z``, always UTC) written as
+    ISO 8601 in UTC, as people read a time (``2026-11-28T22:27:24.25Z``): the same digits, the fraction of a second
+    kept as the TSA gave it."""
+    g = generalized
+    return f"{g[0:4]}-{g[4:6]}-{g[6:8]}T{g[8:10]}:{g[10:12]}:{g[12:14]}{g[14:].removesuffix('Z')}Z"
+
+
 @dataclass(frozen=True)
 class TimeStamp:
     """What a granted response says: the digest it stamps (of ``algorithm``, a :mod:`hashlib` name: sha256, sha384
@@ -151,6 +159,11 @@ class TimeStamp:
             raise IntegrityError(f"the timestamp is of {named} {self.imprint.hex()}, not of these octets")
         if nonce is not None and self.nonce != nonce:
             raise IntegrityError(f"the timestamp's nonce is {self.nonce}, not the request's {nonce}")
+
+    @property
+    def iso(self) -> str:
+        """When the TSA stamped it, as ISO 8601 in UTC (:func:`iso_8601`), for people to read."""
+        return iso_8601(self.time)
 
 
 def read_response(data: bytes) -> TimeStamp:

@@ -53,7 +53,7 @@ from cryptography.x509.oid import NameOID
 from pdi import untrusted_json
 from pdi._wording import printable
 from pdi.errors import IntegrityError, ParseError, UnsupportedError
-from pdi.rfc3161 import epoch_of, read_response
+from pdi.rfc3161 import epoch_of, iso_8601, read_response
 
 __all__ = ["ANONYMOUS", "DIGEST_FILE", "DOMAIN", "MAX_DIGEST_FILE", "SIGNING_VERSION", "Checked", "Identity", "WaczKey", "check_digest",
            "digest_file", "public_key_id"]
@@ -196,7 +196,8 @@ class Checked:
             assert self.public_key is not None
             return (f"signed (anonymous form) by the ECDSA key {public_key_id(self.public_key)}: signature verified;"
                     " whose key it is is for you to know")
-        return (f"signed (domain form) for {printable(self.domain or '')}, timestamped {self.stamped}: signature verified with its"
+        when = iso_8601(self.stamped) if self.stamped else "(no time)"
+        return (f"signed (domain form) for {printable(self.domain or '')}, timestamped {when}: signature verified with its"
                 " certificate's key (a certificate for that domain) and the timestamp with its TSA's certificate;"
                 " the trust of the two chains is authsign's to check (wacz validate --verify-auth)")
 

@@ -7,8 +7,10 @@ Chromium, is in ``test_interop_wacz_replayweb.py``.
 from __future__ import annotations
 
 import base64
+import datetime
 import hashlib
 import json
+import re
 import stat
 import subprocess
 import sys
@@ -326,6 +328,13 @@ def test_py_wacz_and_authsign_verify_the_domain_form(archive_dir: Path, tmp_path
 
     code, said = _pdi("verify", "--signatures", str(out), "--archive", str(archive_dir))
     assert code == 0 and f"signed (domain form) for {DOMAIN}" in said, said
+    # when the TSA stamped it, in ISO 8601 UTC (not the token's GeneralizedTime), read here by datetime
+    from pdi.rfc3161 import read_response
+
+    gen_time = read_response(base64.b64decode(signed["timeSignature"])).time
+    stamped = datetime.datetime.strptime(gen_time, "%Y%m%d%H%M%S.%fZ" if "." in gen_time else "%Y%m%d%H%M%SZ")
+    printed = re.search(r", timestamped (\S+): signature verified", said)
+    assert printed and datetime.datetime.fromisoformat(printed[1]) == stamped.replace(tzinfo=datetime.UTC), said
 
     _rewrite(out, "datapackage.json", _flip_title)
     code, said = _verify_auth(out, Path(domain_form["roots"]))

@@ -181,7 +181,7 @@ def _stamp(path: Path, tsa: str) -> None:
     target = path.with_name(path.name + TSR_SUFFIX)
     with written_whole(target, str(target)) as partial:
         partial.write_bytes(response)
-    click.echo(f"timestamped {stamp.time} by {tsa}: {target}", err=True)
+    click.echo(f"timestamped {stamp.iso} by {tsa}: {target}", err=True)
 
 
 def _day(text: str | None) -> datetime.date | None:

@@ -37,7 +37,8 @@ class SignatureReport:
     manifests: int = 0
     names: int = 0
     problems: list[Problem] = field(default_factory=list)
-    #: The manifest files with a good timestamp beside them: (file, when stamped, whether its TSA was checked).
+    #: The manifest files with a good timestamp beside them: (file, when stamped: ISO 8601 in UTC, whether its TSA
+    #: was checked).
     stamped: list[tuple[str, str, bool]] = field(default_factory=list)
     #: With a CA to check timestamps by: the manifests that had none, each with where its timestamp was looked for.
     unstamped: list[tuple[str, str]] = field(default_factory=list)
@@ -146,7 +147,7 @@ def _check_timestamp(source: str, tsa_ca: str | None, report: SignatureReport) -
     except PDIError as exc:
         report.problems.append(Problem("timestamp", "", (str(response),), str(exc)))
         return
-    report.stamped.append((source, stamp.time, tsa_ca is not None))
+    report.stamped.append((source, stamp.iso, tsa_ca is not None))
 
 
 def _check_page_timestamp(url: str, jws: str, tsa_ca: str | None, report: SignatureReport) -> None:
@@ -184,7 +185,7 @@ def _check_page_timestamp(url: str, jws: str, tsa_ca: str | None, report: Signat
     except PDIError as exc:
         report.problems.append(Problem("timestamp", "", (where,), str(exc)))
         return
-    report.stamped.append((url, stamp.time, tsa_ca is not None))
+    report.stamped.append((url, stamp.iso, tsa_ca is not None))
 
 
 def check_signatures(archive: Archive, sources: tuple[str, ...], keys: list[PublicKey],
