@@ -227,3 +227,42 @@ def test_two_workers_at_once_index_each_queued_source_once(location: str, clock:
         for word in ("kudu", "eland", "nyala"):
             (hit,) = archive.search(word).hits
             assert archive.get(str(hit.name)).data == word.encode()
+
+
+def test_index_watch_says_it_is_watching_and_each_batch_it_indexes(tmp_path: Path) -> None:
+    """Found by a new user: ``pdi index --watch`` printed nothing until Ctrl-C, so one could not tell it was
+    working. On standard error it says at once which archive it watches and how often it looks, then one line for
+    each batch it indexes (how many, how long); Ctrl-C stops it (exit 130). Standard output stays empty."""
+    import queue
+    import re
+    import threading
+    import time
+
+    where = tmp_path / "archive"
+    with Archive.init(where) as archive:
+        archive.add_series(S)
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    watcher = subprocess.Popen([sys.executable, "-c", "from pdi.cli import main; main()", "index", "--watch",
+                                "--interval", "0.25", "--archive", str(where)],
+                               env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    lines: queue.Queue[str] = queue.Queue()
+    assert watcher.stderr is not None
+    threading.Thread(target=lambda: [lines.put(line) for line in watcher.stderr or ()], daemon=True).start()
+    try:
+        said = lines.get(timeout=60)
+        assert said == f"pdi: watching {where} for texts queued to index, looking every 0.25 s (Ctrl-C stops)\n"
+        time.sleep(1)  # several looks at an empty queue: no line for each
+        assert lines.empty(), lines.get()
+        with Archive.open(where) as archive:
+            archive.add(S, long_text("okapi").encode("utf-8"), format="text")
+            assert archive.pending_index() == 1
+        said = lines.get(timeout=60)
+        match = re.fullmatch(r"indexed (\d+) passages of 1 queued octet stream in (\d+\.\d) s\n", said)
+        assert match and int(match[1]) > 0 and 0 <= float(match[2]) < 60, said
+        with Archive.open(where) as archive:
+            assert archive.pending_index() == 0 and len(archive.search("okapi").hits) == 1
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        out, _ = watcher.communicate(timeout=60)
+    assert watcher.returncode == 130 and out == ""

@@ -83,7 +83,8 @@ def reindex_cmd(series: str | None, elements: bool, archive: str) -> None:
 
 
 @click.command("index")
-@click.option("--watch", is_flag=True, help="Keep draining: look for new work every --interval seconds.")
+@click.option("--watch", is_flag=True, help="Keep draining: look for new work every --interval seconds, until Ctrl-C. Says so on"
+              " standard error, then a line for each batch indexed (how many, how long).")
 @click.option("--interval", default=5.0, show_default=True, type=click.FloatRange(min=0.1), help="Seconds between looks (--watch).")
 @click.option("--limit", type=click.IntRange(min=1), help="Index at most this many queued sources, then stop.")
 @click.option("--pending", "show_pending", is_flag=True, help="Only list what is queued, index nothing.")
@@ -101,6 +102,11 @@ def index_cmd(watch: bool, interval: float, limit: int | None, show_pending: boo
             if not queued:
                 click.echo("nothing is queued: every text deposited is searched", err=True)
             return
+        if watch:  # it runs until stopped: say at once that it works, and on what (as pdi serve does)
+            from pdi.archive.catalog.opening import shown_location
+
+            click.echo(f"pdi: watching {shown_location(archive)} for texts queued to index, looking every"
+                       f" {interval:g} s (Ctrl-C stops)", err=True)
         try:
             _drain(opened, watch, interval, limit)
         except KeyboardInterrupt:  # Ctrl-C, or the server it runs beside stopping: a lease in hand runs out
@@ -108,11 +114,15 @@ def index_cmd(watch: bool, interval: float, limit: int | None, show_pending: boo
 
 
 def _drain(opened: Archive, watch: bool, interval: float, limit: int | None) -> None:
-    """Drain the queue once, or (``watch``) for ever, looking again every ``interval`` seconds."""
+    """Drain the queue once, or (``watch``) for ever, looking again every ``interval`` seconds: a look that found
+    work says on standard error how much and how long it took; one that found none says nothing."""
     while True:
+        began = time.monotonic()
         run = opened.index_queued(limit=limit)
+        took = f" in {time.monotonic() - began:.1f} s" if watch else ""
         if run.indexed or run.failed or not watch:
-            click.echo(f"indexed {plural(run.passages, 'passage')} of {plural(run.indexed, 'queued octet stream')}", err=watch)
+            click.echo(f"indexed {plural(run.passages, 'passage')} of {plural(run.indexed, 'queued octet stream')}"
+                       + took, err=watch)
         for sha256, error in run.failed:
             click.echo(f"failed: {sha256}: {one_line(error)} (tried again later)", err=watch)
         if not watch:
