@@ -22,7 +22,15 @@ the connection included (the status line and header fields are read, no
 body): a connection alone says nothing of a resolver that is hung, or of a
 proxy whose resolver behind it is down (``502``), and a reader sent there
 would wait for ever. The result is kept :data:`UP_SECONDS` when it answered,
-:data:`DOWN_SECONDS` when it did not.
+:data:`DOWN_SECONDS` when it did not: a few seconds, because each worker
+process of ``pdi serve`` keeps its own (nothing is shared between them, nor
+between resolvers on several hosts), and a resolver that comes back must be
+found so by every one of them within a few seconds, or readers asking the
+same name are sent there by one and answered ``503`` by another. While one
+request looks again at a resolver whose result has run out, the others go
+on with what was found (so a resolver that stays down, or hangs for the
+probe's 1.5 s, is asked once every :data:`DOWN_SECONDS` by a process, not by
+every request).
 """
 
 from __future__ import annotations
@@ -69,9 +77,10 @@ log = logging.getLogger("pdi.federation")
 #: Seconds a resolver's answer to the probe (its lookup, connection and status line) may take before it is held
 #: to be down.
 PROBE_SECONDS = 1.5
-#: How long a resolver that answered the probe (a status other than 5xx) is held to be up, and one that did not, down.
+#: How long a resolver that answered the probe (a status other than 5xx) is held to be up, and one that did not, down
+#: (short: each worker keeps its own, and all of them must find one come back within a few seconds).
 UP_SECONDS = 30.0
-DOWN_SECONDS = 30.0
+DOWN_SECONDS = 3.0
 #: Resolvers not known to be up or down probed for one answer, at most.
 MAX_PROBES = 3
 #: Seconds one fetch (a registry, a key, a TimeGate) may take in all.
@@ -304,6 +313,7 @@ class Authorities:
         self.strangers = strangers
         self._own: tuple[tuple[int, int] | None, Registry] = (None, Registry({}))
         self._up: dict[tuple[str, int, bool], tuple[float, bool]] = {}
+        self._probing: set[tuple[str, int, bool]] = set()  # resolvers a request is looking at again now
         self._lock = threading.Lock()
 
     def registries(self) -> list[Registry]:
@@ -373,14 +383,30 @@ class Authorities:
     def is_up(self, base: str, *, public_only: bool = False) -> bool:
         """Whether ``base`` answers ``HEAD`` with a status other than ``5xx`` within :data:`PROBE_SECONDS` (kept a
         while); with ``public_only`` (a stranger's host name), connected to at a public address it resolves to
-        only: a name that leads elsewhere is taken to be down (and logged)."""
+        only: a name that leads elsewhere is taken to be down (and logged). While another request looks at it
+        again, what was found before."""
         host, port = _address(base)
         key = host, port, public_only
         now = time.monotonic()
         with self._lock:
             kept = self._up.get(key)
-            if kept is not None and kept[0] > now:
+            if kept is not None and (kept[0] > now or key in self._probing):
                 return kept[1]
+            self._probing.add(key)
+        try:
+            up = self._probe(base, public_only)
+        finally:
+            with self._lock:
+                self._probing.discard(key)
+        with self._lock:
+            if len(self._up) > 4096:
+                self._up.clear()
+            self._up[key] = (time.monotonic() + (UP_SECONDS if up else DOWN_SECONDS), up)
+        return up
+
+    @staticmethod
+    def _probe(base: str, public_only: bool) -> bool:
+        """Whether ``base`` answers ``HEAD`` with a status other than ``5xx`` within :data:`PROBE_SECONDS`."""
         from pdi import _answer_head as answer_head  # here: httpx is slow to import
 
         # the host name's lookup, the connection and the status line within the probe's time: a zone that never
@@ -390,14 +416,9 @@ class Authorities:
             with answer_head.client(PROBE_SECONDS, by=deadline, timeout=PROBE_SECONDS, follow_redirects=False,
                                     public_only=public_only) as client, \
                     client.stream("HEAD", base, headers=IDENTITY) as answer:
-                up = answer.status_code < 500  # only the head is read
+                return answer.status_code < 500  # only the head is read
         except unreached():
-            up = False
-        with self._lock:
-            if len(self._up) > 4096:
-                self._up.clear()
-            self._up[key] = (now + (UP_SECONDS if up else DOWN_SECONDS), up)
-        return up
+            return False
 
     def first_up(self, candidates: list[Candidate],
                  accept: Callable[[Candidate, bool], bool] | None = None) -> Candidate | None:

@@ -27,7 +27,10 @@ logged). A chain that reaches a resolver answering itself within
 :data:`MAX_CHAIN` resolvers, the candidate included, is followed as it
 was (B knows that C holds the series: the reader goes to B, then C); one
 that leads on further is taken for a loop too. Each resolver's hop is kept
-:data:`ROUTE_SECONDS` per series (at most :data:`MAX_KEPT` kept), and one
+:data:`ROUTE_SECONDS` per series (``down``: only
+:data:`~pdi.federation.authorities.DOWN_SECONDS`, as a resolver found down
+is, so every worker finds it back within a few seconds; while one request
+asks again, the others take the hop kept; at most :data:`MAX_KEPT` kept), and one
 answer probes at most :data:`MAX_ROUTE_PROBES` resolvers not known: a chain
 not known to its end then is followed as it is (as before this check), its
 probes kept for the next reader.
@@ -52,6 +55,7 @@ from pdi._refusals import IDENTITY, unreached
 from pdi._wording import clipped
 from pdi.errors import PDIError
 from pdi.federation.authorities import (
+    DOWN_SECONDS,
     PROBE_SECONDS,
     Authorities,
     Candidate,
@@ -114,6 +118,7 @@ class Routes:
     def __init__(self, authorities: Authorities) -> None:
         self.authorities = authorities
         self._kept: dict[tuple[str, str, bool], tuple[float, Hop]] = {}
+        self._asking: set[tuple[str, str, bool]] = set()  # hops a request is asking again now
         self._lock = threading.Lock()
 
     def first_onward(self, candidates: list[Candidate], series: str, selves: Sequence[str],
@@ -179,16 +184,24 @@ class Routes:
         return Chain(tuple(chain), loops=True)  # leads on further: as good as a loop to a reader
 
     def _known(self, base: str, series: str, public_only: bool) -> Hop | None:
+        """What ``base`` answered for ``series`` while it is kept, or while another request asks it again;
+        ``None``: not known."""
+        key = base, series, public_only
         with self._lock:
-            kept = self._kept.get((base, series, public_only))
-        return kept[1] if kept is not None and kept[0] > time.monotonic() else None
+            kept = self._kept.get(key)
+            fresh = kept is not None and (kept[0] > time.monotonic() or key in self._asking)
+        return kept[1] if kept is not None and fresh else None
 
     def _ask(self, base: str, series: str, public_only: bool) -> Hop:
-        """What ``base`` answers for ``series`` (see the module's docstring), kept :data:`ROUTE_SECONDS`."""
+        """What ``base`` answers for ``series`` (see the module's docstring), kept :data:`ROUTE_SECONDS` (``down``:
+        :data:`~pdi.federation.authorities.DOWN_SECONDS`, as a resolver found down is)."""
         from pdi import _answer_head as answer_head  # here: httpx is slow to import
 
+        key = base, series, public_only
         url = f"{base}uri-res/N2L?{probe_name(series)}"
         deadline = time.monotonic() + PROBE_SECONDS
+        with self._lock:
+            self._asking.add(key)
         try:
             with answer_head.client(PROBE_SECONDS, by=deadline, timeout=PROBE_SECONDS, follow_redirects=False,
                                     public_only=public_only) as client, \
@@ -196,10 +209,13 @@ class Routes:
                 hop = _hop(base, url, answer.status_code, answer.headers.get("location"))
         except unreached():
             hop = Hop("down")
+        finally:
+            with self._lock:
+                self._asking.discard(key)
         with self._lock:
             if len(self._kept) >= MAX_KEPT:
                 self._kept.clear()
-            self._kept[(base, series, public_only)] = (time.monotonic() + ROUTE_SECONDS, hop)
+            self._kept[key] = (time.monotonic() + (DOWN_SECONDS if hop.kind == "down" else ROUTE_SECONDS), hop)
         return hop
 
 
