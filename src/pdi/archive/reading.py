@@ -361,7 +361,11 @@ class Reading(ArchiveBase):
             raise missing from exc
         if parsed.citation is None:
             raise UnsupportedError(f"{parsed} is not a citation (NAME@position=PDI)")
-        citing = self.resolve(dataclasses.replace(parsed, citation=None))
+        citing_name = dataclasses.replace(parsed, citation=None)
+        try:
+            citing = self.resolve(citing_name)
+        except NotFoundError as exc:  # what the archive holds near it, as pdi get says (a name copied with another day)
+            raise self.not_found(exc, citing_name) from None  # type: ignore[attr-defined]  # the Archive's browsing part
         if not isinstance(citing, Resolved):
             raise UnsupportedError("the citing document needs a format and a version")
         origin = parsed.citation.origin
@@ -371,7 +375,8 @@ class Reading(ArchiveBase):
             series = parsed.citation.cited.series_name.lower()
             if self.store.get_series(series) is not None and not any(
                     m.role == "origin" for m in self.store.list_mirrors(series)):
-                raise  # a series minted here, not one copied from elsewhere: the name is wrong, not unreachable
+                # a series minted here, not one copied from elsewhere: the name is wrong, not unreachable
+                raise self.not_found(exc, parsed.citation.cited) from None  # type: ignore[attr-defined]
             return CitationResolved(
                 parsed, citing, origin, None, QuotationCheck("unchecked", f"the cited document is not here: {exc}")
             )
