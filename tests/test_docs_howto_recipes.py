@@ -16,9 +16,7 @@ import datetime
 import itertools
 import re
 import shlex
-import struct
 import tarfile
-import zlib
 from pathlib import Path
 
 import pytest
@@ -31,14 +29,6 @@ ROOT = Path(__file__).resolve().parents[1]
 HOWTO = ROOT / "docs" / "how-to"
 #: An ISO 8601 time as pdi prints it (UTC, microseconds).
 WHEN = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z"
-
-
-def _png() -> bytes:
-    """A PNG of one black pixel, written by hand from its specification (signature, IHDR, IDAT, IEND)."""
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(b"\x00\x00")) + chunk(b"IEND", b""))
 
 
 def _pairs(page: str) -> list[tuple[str, str]]:
@@ -84,11 +74,18 @@ def test_the_deposit_pages_lines_print_what_it_shows(
     a second ``pdi add`` mints serial 2 and warns that serial 1 holds the octets; ``--id q3-report`` twice mints
     once; the generic name lists both versions; the misnamed PNG is refused (exit 3) until ``--format png``;
     ``pdi verify`` finds 5 names' representations in 3 blobs (the report, its second version, the PNG)."""
+    import subprocess
+
+    # the page's first block makes the directory, typed in the clone (its /tmp/deposit made this test's own)
+    made = re.search(r"^```sh\n(mkdir .*?)^```", (HOWTO / "deposit.md").read_text("utf-8"), re.MULTILINE | re.DOTALL)
+    assert made is not None
+    subprocess.run(["bash", "-e", "-c", made.group(1).replace("/tmp/deposit", shlex.quote(str(tmp_path)))],
+                   cwd=ROOT, check=True, timeout=60)
+    assert (tmp_path / "report.txt").read_bytes() == b"The quick brown fox jumps over the lazy dog.\n"
+    assert (tmp_path / "report-v2.txt").read_bytes() == b"The quick brown fox jumped over the lazy dog.\n"
+    assert (tmp_path / "scan.jpg").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")  # a PNG (its signature)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("PDI_ARCHIVE", raising=False)
-    (tmp_path / "report.txt").write_bytes(b"The quick brown fox jumps over the lazy dog.\n")
-    (tmp_path / "report-v2.txt").write_bytes(b"The quick brown fox jumped over the lazy dog.\n")
-    (tmp_path / "scan.jpg").write_bytes(_png())
     runner = CliRunner()
     pairs = _pairs("deposit.md")
     assert len(pairs) == 7, pairs
@@ -242,7 +239,7 @@ def test_the_capture_pages_lines_print_what_it_shows(
     try:
         _type(runner, "pdi init\npdi series add web.example.us", monkeypatch)
         port = server.server_address[1]
-        [(lines, shown), *_] = _pairs("capture.md")
+        [(lines, shown), (files, listed)] = _pairs("capture.md")
         printed = _type(runner, _today(lines, one_gmt_day).replace(":8080", f":{port}"), monkeypatch)
     finally:
         server.shutdown()
@@ -250,6 +247,18 @@ def test_the_capture_pages_lines_print_what_it_shows(
         thread.join()
     assert printed == _today(shown, one_gmt_day).replace(":8080", f":{port}")
     assert "3 parts, 2 references satisfied" in shown
+    # the page.mht got back, listed, checked, unpacked and packed again: the site's three files (its own sizes)
+    site = ROOT / "examples" / "site"
+    assert f"│ 2  │ image/png │ {(site / 'seal.png').stat().st_size}  │" in listed
+    assert f"│ 1  │ text/css  │ {(site / 'style.css').stat().st_size}  │" in listed
+    if port != 8080:  # the table's columns are as wide as the URLs: the page's port, as it shows it
+        monkeypatch.chdir(tmp_path)
+        Path("page.mht").write_bytes(Path("page.mht").read_bytes().replace(f":{port}/".encode(), b":8080/"))
+    printed = _type(runner, files, monkeypatch)
+    head, tail = listed.split("packed 3 parts, …\n")
+    assert printed.startswith(head) and tail == "", printed
+    assert re.fullmatch(r"packed 3 parts, \d+ bytes\n", printed[len(head):]), printed
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["index.html", "seal.png", "style.css"]
 
 
 @pytest.mark.slow  # the whole demo, as tests/archive/test_archive_cli.py runs it: a minute at most
