@@ -1,5 +1,5 @@
 """The recipes of the longer how-tos print what they show (docs/how-to/deposit.md, cite.md, viewer.md, postgresql.md,
-upgrade.md, capture.md).
+upgrade.md, capture.md, web-archives.md's *Try it*).
 
 Each was split, as tests/test_docs_howto_outputs.py's pages were, into a short recipe whose outputs are real and a
 reference page holding every rule (docs/reference/deposit.md, citations.md, viewer.md, postgresql.md, upgrade.md,
@@ -12,11 +12,15 @@ serve``, is followed by tests/server/test_server_operate_howto.py.
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import datetime
+import hashlib
 import itertools
 import re
 import shlex
 import tarfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -214,13 +218,10 @@ def test_the_upgrade_pages_lines_print_what_it_shows(tmp_path: Path, monkeypatch
     assert f"(schema version {SCHEMA_VERSION})" in pairs[0][1] and "schema version 10 " in pairs[0][1]
 
 
-def test_the_capture_pages_lines_print_what_it_shows(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime
-) -> None:
-    """The repository's examples/site served on loopback (its port standing for the page's 8080): the capture's
-    name encapsulates the URL (``/`` written ``%2F``, ``.`` ``%2E``), a second capture of the same page the same
-    day deposits nothing and says so, and the file got back holds the three files of the site, the page's two
-    references (its style sheet and image) satisfied."""
+@contextlib.contextmanager
+def _site() -> Iterator[int]:
+    """The repository's examples/site served on loopback, as ``python3 -m http.server -d examples/site`` serves it
+    (the capture pages' 8080): its port."""
     import functools
     import http.server
     import threading
@@ -233,18 +234,28 @@ def test_the_capture_pages_lines_print_what_it_shows(
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("PDI_ARCHIVE", "pdi-archive")
-    runner = CliRunner()
     try:
-        _type(runner, "pdi init\npdi series add web.example.us", monkeypatch)
-        port = server.server_address[1]
-        [(lines, shown), (files, listed)] = _pairs("capture.md")
-        printed = _type(runner, _today(lines, one_gmt_day).replace(":8080", f":{port}"), monkeypatch)
+        yield server.server_address[1]
     finally:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+def test_the_capture_pages_lines_print_what_it_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime
+) -> None:
+    """The repository's examples/site served on loopback (its port standing for the page's 8080): the capture's
+    name encapsulates the URL (``/`` written ``%2F``, ``.`` ``%2E``), a second capture of the same page the same
+    day deposits nothing and says so, and the file got back holds the three files of the site, the page's two
+    references (its style sheet and image) satisfied."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PDI_ARCHIVE", "pdi-archive")
+    runner = CliRunner()
+    with _site() as port:
+        _type(runner, "pdi init\npdi series add web.example.us", monkeypatch)
+        [(lines, shown), (files, listed)] = _pairs("capture.md")
+        printed = _type(runner, _today(lines, one_gmt_day).replace(":8080", f":{port}"), monkeypatch)
     assert printed == _today(shown, one_gmt_day).replace(":8080", f":{port}")
     assert "3 parts, 2 references satisfied" in shown
     # the page.mht got back, listed, checked, unpacked and packed again: the site's three files (its own sizes)
@@ -259,6 +270,34 @@ def test_the_capture_pages_lines_print_what_it_shows(
     assert printed.startswith(head) and tail == "", printed
     assert re.fullmatch(r"packed 3 parts, \d+ bytes\n", printed[len(head):]), printed
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["index.html", "seal.png", "style.css"]
+
+
+def test_the_web_archives_pages_lines_print_what_they_show(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime
+) -> None:
+    """docs/how-to/web-archives.md's *Try it*: a WARC written by ``pdi capture --warc`` of examples/site, imported
+    into a series of its own, is one page named on the day of its ``WARC-Date`` (today); its statements give the
+    page's SHA-1 and its two parts' (the site's files' own, in base 32, as WARC writes them), and the WACZ holds
+    the page's three records. Times and the record's UUID differ from run to run: the page shows them cut."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PDI_ARCHIVE", "pdi-archive")
+    runner = CliRunner()
+    text = (HOWTO / "web-archives.md").read_text("utf-8")
+    [(lines, shown)] = _pairs("web-archives.md")
+    assert "## Try it" in text.split(lines)[0]
+    with _site() as port:
+        _type(runner, "pdi init", monkeypatch)
+        printed = _type(runner, _today(lines, one_gmt_day).replace(":8080", f":{port}"), monkeypatch)
+    printed = re.sub(r"<urn:uuid:[0-9a-f-]{36}>", "<urn:uuid:…>", re.sub(WHEN, "WHEN", printed))
+    assert printed == _today(shown, one_gmt_day).replace(":8080", f":{port}"), printed
+    site = ROOT / "examples" / "site"
+
+    def sha1(name: str) -> str:
+        return "sha1:" + base64.b32encode(hashlib.sha1((site / name).read_bytes()).digest()).decode()
+
+    assert f"warc:payload-digest\t{sha1('index.html')}\n" in shown
+    assert f"warc:parts\t{sha1('style.css')} " in shown and f"\\n{sha1('seal.png')} " in shown
+    assert (tmp_path / "pages.wacz").stat().st_size > 0
 
 
 @pytest.mark.slow  # the whole demo, as tests/archive/test_archive_cli.py runs it: a minute at most
