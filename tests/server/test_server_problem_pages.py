@@ -378,6 +378,27 @@ def test_a_name_whose_hash_is_written_as_in_a_resolvers_address_is_answered_with
         assert "written %23" in _text(pasted.find(".//main")), name
 
 
+def test_a_name_whose_own_escapes_an_address_decoded_is_answered_with_the_name_itself(
+    client: TestClient, archive: Archive,
+) -> None:
+    """A capture's name typed into the address bar as ``/view?pdi=NAME`` (the replay how-to's address, with a
+    capture's name put in it): its id's ``%2F`` and ``%2E`` (PDI-GRAMMAR.md, an encapsulated URL) are read by the
+    query as ``/`` and ``.``, and the name that reaches the viewer is no name. The page says why, how to write it
+    (each ``%`` as ``%25``, or the Resolve box), and offers the name itself."""
+    name = str(archive.add(S, b"a page\n", format="text", foreign_id="https://example.org/a.txt"))
+    assert name.endswith("/https:%2F%2Fexample%2Eorg%2Fa%2Etxt.text.1")
+    answer = client.get(f"/view?pdi={name}", headers=HTML)  # as a browser sends what was typed: % left as it is
+    assert answer.status_code == 400
+    page = html5lib.parse(answer.text, namespaceHTMLElements=False)
+    assert "/view?pdi=" + urllib.parse.quote(name, safe="") in _links(page)
+    said = _text(page.find(".//main"))
+    assert "%25" in said and "Resolve" in said, said
+    with_passage = client.get(f"/view?pdi={name}%23line=0,1", headers=HTML)  # its passage kept
+    assert "/view?pdi=" + urllib.parse.quote(name + "#line=0,1", safe="") in _links(
+        html5lib.parse(with_passage.text, namespaceHTMLElements=False))
+    assert client.get("/view", params={"pdi": name}, headers=HTML).status_code == 200  # written so, it is read
+
+
 def test_the_json_api_offers_the_name_meant_by_a_name_whose_hash_is_written_as_in_a_resolvers_address(
     client: TestClient, archive: Archive,
 ) -> None:

@@ -368,10 +368,32 @@ def _hint(name: str) -> str:
             return (f'<p>A PDI holds no space; a <code>+</code> in a link becomes one when it is read as a form'
                     f' (write it <code>%2B</code>). Perhaps you meant <a href="{esc(_view(mended))}">'
                     f"<code>{esc(mended)}</code></a>.</p>")
+    escaped = _escapes_decoded(typed)
+    if escaped is not None:
+        return (f"<p>A PDI's id writes a web address's <code>/</code> and <code>.</code> as <code>%2F</code> and"
+                " <code>%2E</code>; an address that carries the name (<code>/view?pdi=…</code>) reads them back as"
+                " <code>/</code> and <code>.</code> unless each <code>%</code> is written <code>%25</code>. Paste a"
+                f' name into the Resolve box, which writes it so. Perhaps you meant <a href="{esc(_view(escaped))}">'
+                f"<code>{esc(escaped)}</code></a>.</p>")
     if typed and not typed.lower().startswith(("urn:", "pdi:")):
         return (f'<p>A PDI begins <code>urn:pdi:</code>. To find documents by their words, <a href="/search?q='
                 f'{quote(typed, safe="")}">search for them</a>.</p>')
     return ""
+
+
+#: A name whose id holds what its grammar escapes: series, day, the id (lazily up to the last two dotted parts), format
+#: and version, and a fragment.
+_ID_UNESCAPED = re.compile(r"(urn:pdi://[^/]+/\d{4}/\d\d/\d\d/)(.+?)(\.[^./#]+\.\d+)(#.*)?", re.IGNORECASE | re.DOTALL)
+
+
+def _escapes_decoded(typed: str) -> str | None:
+    """The name ``typed`` was before an address's query decoded its id's ``%2F`` and ``%2E`` (an encapsulated
+    URL's ``/`` and ``.``, PDI-GRAMMAR.md), if writing them so again makes a name; else ``None``."""
+    held = _ID_UNESCAPED.fullmatch(typed)
+    if held is None or not any(c in held.group(2) for c in "/."):
+        return None
+    mended = held.group(1) + held.group(2).replace("/", "%2F").replace(".", "%2E") + held.group(3) + (held.group(4) or "")
+    return mended if _parsed(mended) is not None else None
 
 
 def _named_by(url: str) -> tuple[str, str] | None:
