@@ -1,5 +1,5 @@
 """The recipes of the longer how-tos print what they show (docs/how-to/deposit.md, cite.md, viewer.md, postgresql.md,
-upgrade.md, capture.md, web-archives.md's *Try it*).
+upgrade.md, capture.md, web-archives.md's and reanchor.md's *Try it*).
 
 Each was split, as tests/test_docs_howto_outputs.py's pages were, into a short recipe whose outputs are real and a
 reference page holding every rule (docs/reference/deposit.md, citations.md, viewer.md, postgresql.md, upgrade.md,
@@ -298,6 +298,30 @@ def test_the_web_archives_pages_lines_print_what_they_show(
     assert f"warc:payload-digest\t{sha1('index.html')}\n" in shown
     assert f"warc:parts\t{sha1('style.css')} " in shown and f"\\n{sha1('seal.png')} " in shown
     assert (tmp_path / "pages.wacz").stat().st_size > 0
+
+
+def test_the_reanchor_pages_try_it_prints_what_it_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime
+) -> None:
+    """docs/how-to/reanchor.md's *Try it*, on the deposit page's report and its version 2 ("jumps" became "jumped"):
+    "quick brown fox" (characters 4 to 19) stands unchanged in version 2, its context not (32 characters each
+    side: "The " and " jumps over the lazy dog.\r\n" against "… jumped …"), so it is found by quote at the same
+    place; "jumps" (20 to 25) is no longer there, and a word of five letters is not searched fuzzily: orphaned,
+    exit 12."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PDI_ARCHIVE", "pdi-archive")
+    (tmp_path / "report.txt").write_bytes(b"The quick brown fox jumps over the lazy dog.\n")
+    (tmp_path / "report-v2.txt").write_bytes(b"The quick brown fox jumped over the lazy dog.\n")
+    day = one_gmt_day.strftime("%Y/%m/%d")
+    runner = CliRunner()
+    _type(runner, f"pdi init\npdi series add oma.eop.gov.us\npdi add report.txt --series oma.eop.gov.us\n"
+          f"pdi version urn:pdi://oma.eop.gov.us/{day}/1 report-v2.txt", monkeypatch)
+    [(lines, shown)] = _pairs("reanchor.md")
+    assert "The quick brown fox jumps over the lazy dog."[4:19] == "quick brown fox"
+    assert "The quick brown fox jumps over the lazy dog."[20:25] == "jumps"
+    printed = _type(runner, _today(lines, one_gmt_day), monkeypatch, {"#char=20,25": 12})
+    assert printed == _today(shown, one_gmt_day)
+    assert shown.splitlines()[0].endswith("/1.text.2#char=4,19")
 
 
 @pytest.mark.slow  # the whole demo, as tests/archive/test_archive_cli.py runs it: a minute at most
