@@ -137,3 +137,16 @@ def test_an_error_said_of_a_place_keeps_its_details_and_notes(kind: type[PDIErro
     assert said.message == str(said) == made
     said.details["more"] = 1
     assert "more" not in error.details  # its own copy: a change to one is no change to the other
+
+
+@given(kind=st.sampled_from(sorted(MAKERS, key=lambda k: k.__name__)), message=_WORDS)
+def test_an_error_made_without_details_has_its_own(kind: type[PDIError], message: str) -> None:
+    one, other = MAKERS[kind](message), MAKERS[kind](message)
+    assert one.details == {} and other.details == {}
+    one.details["pointer"] = "/0"  # a change to one error's (empty) details …
+    assert other.details == {}  # … is no change to another's of its kind
+    assert MAKERS[kind](message).details == {}  # nor to a new one's
+    said = other.within("here: ")
+    said.details["more"] = 1
+    assert other.details == {}  # an error said of a place has its own too
+    assert MAKERS[kind](message).details == {}

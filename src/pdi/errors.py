@@ -23,8 +23,19 @@ class PDIError(Exception):
     #: whatever the status (an "unsupported" and a "syntax error" are both ``400`` to a ``GET``), and the
     #: ``title`` may be the class's own (RFC 9457 §4.2.1 keeps ``about:blank`` for the status phrase)
     problem_type: str = "/api#problem-pdi-error"
-    #: RFC 9457 extension members of that problem
-    details: dict[str, object] = {}  # noqa: RUF012 - never changed; an error given ``details`` holds its own
+    _details: dict[str, object] | None = None
+
+    @property
+    def details(self) -> dict[str, object]:
+        """RFC 9457 extension members of that problem: the error's own (an empty one made for it when first asked
+        for, never one shared by errors made without ``details``, where a change to one would show on all)."""
+        if self._details is None:
+            self._details = {}
+        return self._details
+
+    @details.setter
+    def details(self, details: dict[str, object]) -> None:
+        self._details = details
 
     def __init_subclass__(
         cls,
@@ -65,8 +76,8 @@ class PDIError(Exception):
         said = type(self).__new__(type(self))  # not made again by its constructor, whose words some classes add
         said.__dict__.update(self.__dict__)
         said.__dict__.pop("item", None)
-        if "details" in self.__dict__:
-            said.details = copy.deepcopy(self.details)
+        if self._details is not None:
+            said.details = copy.deepcopy(self._details)
         if "__notes__" in self.__dict__:
             said.__notes__ = list(self.__notes__)
         said._reword(where + self._worded()[cut:])
