@@ -7,7 +7,8 @@ only protocol RFC 3404 §4.4.2 defines for URI resolution is THTTP (RFC 2169), s
 protocol is a THTTP resolver's, used for the services it lists (none: all), as one that names ``THTTP`` is. By the
 same grammar ``N2R`` alone is a *protocol* named N2R, no THTTP: the record is skipped, and the log says how the
 service is written. A field the grammar does not make (``THTTP+N2R+``, ``+2NR``) is a malformed record, skipped and
-said, the next one tried; so is a record with flag ``P`` (§4.3: its protocol's own rules follow; THTTP has none).
+said, the next one tried; so is a record with flag ``P`` (§4.3: its protocol's own rules follow; THTTP has none),
+and one with flags pdi does not know (RFC 3403 §4.1).
 Each is served by dnsmasq (tests/support/dnsnode.py) and read by :class:`NaptrFinder`.
 """
 
@@ -124,3 +125,17 @@ def test_rfc3404_4_3_a_p_record_is_skipped_and_said(caplog: pytest.LogCaptureFix
     assert [s.base for s in found] == ["http://r2.example.org/"]
     said = [record.getMessage() for record in caplog.records if record.name == "pdi.federation"]
     assert any("flag P" in line and "a.example.us" in line and "RFC 3404 §4.3" in line for line in said), said
+
+
+@pytest.mark.parametrize("flags", ["X", "SU", "Z9"])
+def test_rfc3403_4_1_a_record_with_flags_pdi_does_not_know_is_skipped_and_said(
+        flags: str, caplog: pytest.LogCaptureFixture) -> None:
+    # flags other than S, A, U and P, or more than one of those (RFC 3404 §4.3: they are mutually exclusive), are
+    # unknown to pdi; RFC 3403 §4.1: such a record is skipped, the next one tried
+    records = [f"--naptr-record=a.example.us,100,10,{flags},THTTP+N2R,{RULE}",
+               "--naptr-record=a.example.us,100,20,U,THTTP+N2R,!^.*$!http://r2.example.org/!"]
+    with dnsmasq(records) as node, caplog.at_level(logging.INFO, logger="pdi.federation"):
+        found = NaptrFinder(node.server).services("a.example.us", URN)
+    assert [s.base for s in found] == ["http://r2.example.org/"]
+    said = [record.getMessage() for record in caplog.records if record.name == "pdi.federation"]
+    assert any(repr(flags) in line and "a.example.us" in line and "RFC 3403 §4.1" in line for line in said), said

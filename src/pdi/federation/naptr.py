@@ -21,7 +21,8 @@ considered):
   next NAPTR lookup is at the ``replacement`` (or the ``regexp``'s output),
   at most :data:`MAX_HOPS` times (a chain that leads on further, such as a
   loop, is a failure: said, when no resolver is found, never "no records"); ``P`` — what follows is the
-  protocol's own rules (§4.3), and THTTP has none: skipped, and logged; any other flag is ignored (RFC 3403 §4.1);
+  protocol's own rules (§4.3), and THTTP has none: skipped, and logged; any other flag, or more than one: skipped,
+  and logged (RFC 3403 §4.1);
 * the ``service`` field (RFC 3404 §4.4: ``[ [protocol] *("+" rs)]``, each
   label a letter and at most 31 more letters or digits; a terminal
   record's field outside that grammar, ``THTTP+N2R+`` or ``+2NR``, is
@@ -268,8 +269,12 @@ class NaptrFinder:
                          " rules (RFC 3404 §4.3), and THTTP, the one protocol this resolver speaks, has none",
                          clipped(domain, 200))
                 continue
-            if flags not in ("", "u", "s", "a"):
-                continue  # an unknown flag: skipped (RFC 3403 §4.1)
+            if flags not in ("", "u", "s", "a"):  # an unknown flag, or more than one (RFC 3404 §4.3: exclusive)
+                log.info("pdi: the NAPTR record of %s with flags %r is skipped: a record whose flags are unknown is"
+                         " skipped (RFC 3403 §4.1), and this resolver knows one of U, S, A or P, or none"
+                         " (RFC 3404 §4.3)", clipped(domain, 200),
+                         clipped(record.flags.decode("ascii", "replace"), 40))  # type: ignore[attr-defined]
+                continue
             regexp = record.regexp.decode("utf-8", "replace")  # type: ignore[attr-defined]
             replacement = record.replacement.to_text(omit_final_dot=True)  # type: ignore[attr-defined]
             output: str | None = None
