@@ -301,21 +301,26 @@ class CommitUnknownError(StoreError, problem_type="/api#problem-commit-unknown")
     def over_http(self, keyed: bool | None = None, *, again: str | None = None) -> str:
         """The message for a write API request that reads an Idempotency-Key and sent one (``keyed``), or sent none
         (``False``); ``None``: a request no Idempotency-Key replays (a withdrawal, an embargo, an annotation). It
-        says what was lost in :data:`LOST_OVER_HTTP`'s words, not :attr:`what`'s, which name the server's places.
-        ``again``: a request whose route says it is applied once however often it is sent (a mirror's
-        announcement), and what sending it again answers."""
-        lost = self.LOST_OVER_HTTP
+        says what was lost in :data:`LOST_OVER_HTTP`'s words, not :attr:`what`'s, which name the server's places,
+        and then :meth:`advice_over_http`."""
+        return f"{self.LOST_OVER_HTTP}: {self.advice_over_http(keyed, again=again)}"
+
+    @staticmethod
+    def advice_over_http(keyed: bool | None = None, *, again: str | None = None) -> str:
+        """What a client of the write API is told to do about a write of unknown outcome (``keyed`` as
+        :meth:`over_http` reads it; the server's log says it too, after :attr:`what`). ``again``: a request whose
+        route says it is applied once however often it is sent (a mirror's announcement, or its withdrawal), and
+        what sending it again answers."""
         if again is not None:
-            return f"{lost}: send the same request again: {again}"
+            return f"send the same request again: {again}"
         if keyed is None:
-            return f"{lost}: look whether it was applied before sending it again"
+            return "look whether it was applied before sending it again"
         if keyed:
-            return (f"{lost}: send the same request again with the same Idempotency-Key: if it was applied,"
-                    " its first answer comes back (Idempotent-Replayed: true) and nothing is stored twice; if not,"
-                    " it is made now")
-        return (f"{lost}: this request had no Idempotency-Key, so sending it again may store it twice: look"
-                " first whether it was applied (GET /api/ls?series=SERIES lists the series' names, the newest"
-                " last), and send each write with an Idempotency-Key, whose retry is answered with the first answer")
+            return ("send the same request again with the same Idempotency-Key: if it was applied, its first answer"
+                    " comes back (Idempotent-Replayed: true) and nothing is stored twice; if not, it is made now")
+        return ("this request had no Idempotency-Key, so sending it again may store it twice: look first whether it"
+                " was applied (GET /api/ls?series=SERIES lists the series' names, the newest last), and send each"
+                " write with an Idempotency-Key, whose retry is answered with the first answer")
 
 
 class RemoteError(PDIError, exit_code=16, http_status=502, title="remote error"):

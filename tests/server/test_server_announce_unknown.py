@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -31,6 +32,8 @@ from pdi.errors import RemoteError
 from pdi.network import peers
 from pdi.network.peers import key_text
 from pdi.server import create_app
+from pdi.server.http import problems
+from pdi.server.http.loglines import RefusalLog
 from pdi.signing import SigningKey
 from support.pgcluster import TemporaryCluster
 from support.pglost import LostAnswer
@@ -152,3 +155,59 @@ def test_the_503_of_an_announcement_of_unknown_outcome_says_that_sending_it_agai
         "the connection to the catalog's database was lost as this write was committed, so whether it was applied"
         " is unknown: send the same request again: an announcement recorded already is answered 200 and is not"
         " recorded twice; one that was not is recorded now (201)"), problem
+
+
+def _logged(caplog: pytest.LogCaptureFixture) -> str:
+    return "\n".join(r.getMessage() for r in caplog.records if r.name == "pdi.server")
+
+
+def test_the_log_of_an_announcement_of_unknown_outcome_gives_its_routes_advice_not_a_deposits(
+        url: str, lost_answer: LostAnswer, pg_cluster: TemporaryCluster, caplog: pytest.LogCaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server's log line says what was lost where (the catalog's place, which the answer does not) and what
+    the client is told to do, as the ``503`` does: not a deposit's ``pdi add again … --id``."""
+    monkeypatch.setattr(problems, "_STORE_ERRORS", RefusalLog(done="storage errors"))  # a line a second: this one
+    with Archive.open(lost_answer.url(url, pg_cluster.directory)) as archive:
+        _, token = archive.add_token("mirror-b", role="mirror", series=[S])
+        body = {"series": S, "base_url": B, "keys": json.loads(key_text([SigningKey.generate().public]))}
+        client = TestClient(create_app(url, archive=archive))
+        lost_answer.arm(b"INSERT INTO mirrors")
+        with caplog.at_level(logging.WARNING, logger="pdi.server"):
+            answer = client.post("/api/mirrors", json=body, headers={"Authorization": f"Bearer {token}"})
+        assert lost_answer.cut.is_set() and answer.status_code == 503, answer.text
+    logged = _logged(caplog)
+    assert "(POST /api/mirrors)" in logged and str(lost_answer.directory) in logged, logged  # where it was lost
+    assert "send the same request again" in logged and "answered 200" in logged, logged
+    assert "pdi add" not in logged and "--id" not in logged, logged
+
+
+def test_a_withdrawal_of_an_announcement_of_unknown_outcome_says_that_sending_it_again_is_safe(
+        url: str, lost_answer: LostAnswer, pg_cluster: TemporaryCluster, caplog: pytest.LogCaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``DELETE /api/mirrors`` forgets a peer once: sent again, ``404`` says the first landed, ``204`` that it did
+    not and is made now. So its ``503`` says to send it again (not "look whether it was applied": where?), and so
+    does the log."""
+    monkeypatch.setattr(problems, "_STORE_ERRORS", RefusalLog(done="storage errors"))
+    with Archive.open(lost_answer.url(url, pg_cluster.directory)) as archive:
+        _, token = archive.add_token("mirror-b", role="mirror", series=[S])
+        body = {"series": S, "base_url": B, "keys": json.loads(key_text([SigningKey.generate().public]))}
+        client = TestClient(create_app(url, archive=archive))
+        told = {"Authorization": f"Bearer {token}"}
+        assert client.post("/api/mirrors", json=body, headers=told).status_code == 201
+        lost_answer.arm(b"DELETE FROM mirrors")
+        with caplog.at_level(logging.WARNING, logger="pdi.server"):
+            answer = client.delete("/api/mirrors", params={"series": S, "base_url": B}, headers=told)
+        assert lost_answer.cut.is_set()
+        assert answer.status_code == 503 and answer.headers["Retry-After"] == "5", answer.text
+        problem = answer.json()
+        assert problem["type"] == "/api#problem-commit-unknown", problem
+        assert problem["detail"] == (
+            "the connection to the catalog's database was lost as this write was committed, so whether it was"
+            " applied is unknown: send the same request again: 404 then says the peer was forgotten already (by the"
+            " first), 204 that it is forgotten now"), problem
+        again = client.delete("/api/mirrors", params={"series": S, "base_url": B}, headers=told)
+        assert again.status_code == 404, again.text  # as it says: the first landed, unheard
+        assert _rows(url)[0] == 0
+    logged = _logged(caplog)
+    assert "(DELETE /api/mirrors)" in logged and "send the same request again: 404" in logged, logged
+    assert "pdi add" not in logged and "--id" not in logged, logged

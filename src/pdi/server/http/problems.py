@@ -48,10 +48,11 @@ _log = logging.getLogger("pdi.server")
 _STORE_ERRORS = RefusalLog(done="storage errors")
 
 
-def note_store_error(client: str | None, where: str, exc: StoreError) -> None:
-    """Say in the server's log what ``exc`` says (its answer to ``client``, asking ``where``, does not)."""
+def note_store_error(client: str | None, where: str, exc: StoreError, said: str | None = None) -> None:
+    """Say in the server's log what ``exc`` says (its answer to ``client``, asking ``where``, does not), or
+    ``said`` in its place."""
     _STORE_ERRORS.say_line(_log, "storage error answering %s (%s): %s%s", client, clipped(where, 200),
-                           clipped(exc.message, MESSAGE_MOST))
+                           clipped(exc.message if said is None else said, MESSAGE_MOST))
 
 
 class Busy(Exception):
@@ -146,20 +147,24 @@ def status_of(error: PDIError, request: Request | None = None) -> int:
 
 async def on_pdi_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, PDIError)
+    # a write of unknown outcome: how to find out, in the words of a request that sent an Idempotency-Key or none
+    # where its route reads one (pdi.server.write.api says so in request.state), of one its route applies once
+    # however often it is sent (request.state.same_again: what sending it again answers), else of one none replays;
+    # the log says what was lost where, and that advice (not the command line's, a deposit's: pdi add --id)
+    advice = said = None
+    if isinstance(exc, CommitUnknownError):
+        advice = exc.advice_over_http(getattr(request.state, "idempotency_keyed", None),
+                                      again=getattr(request.state, "same_again", None))
+        said = f"{exc.what}: the client is told: {advice}"
     if isinstance(exc, DamagedError):  # stored octets that are not what their SHA-256 says
         counters().fixity_failures.inc()
     elif isinstance(exc, StoreError):
         counters().store_errors.labels("store").inc()
         note_store_error(request.client.host if request.client else None, f"{request.method} {request.url.path}",
-                         exc)
+                         exc, said)
     if isinstance(exc, ParseError):  # a name pasted from an N2R address, its "#" written %23: the name meant, as pdi says
         exc = saying_name_meant(exc)
-    # a write of unknown outcome: how to find out, in the words of a request that sent an Idempotency-Key or none
-    # where its route reads one (pdi.server.write.api says so in request.state), of one its route applies once
-    # however often it is sent (request.state.same_again: what sending it again answers), else of one none replays
-    detail = exc.over_http(getattr(request.state, "idempotency_keyed", None),
-                           again=getattr(request.state, "same_again", None)) \
-        if isinstance(exc, CommitUnknownError) else exc.over_http()
+    detail = exc.over_http() if advice is None else f"{CommitUnknownError.LOST_OVER_HTTP}: {advice}"
     answer = problem(status_of(exc, request), exc.title, detail, type=exc.problem_type, extensions=exc.details)
     if isinstance(exc, StoreError):  # a database or blob store not answering (a failover under way): ask again soon
         answer.headers["Retry-After"] = str(STORE_RETRY_SECONDS)

@@ -24,7 +24,9 @@ is not public, loopback, private or link-local: :func:`_public`), a body
 that is not the object above ``400`` (or ``413`` past 64 KiB), a series not
 registered or a peer not recorded ``404``. An announcement is recorded once however often it is sent, so
 the ``503`` of one whose commit's answer was lost (whether it was recorded is unknown) says to send it
-again, and ``pdi mirror sync --announce`` does, once (:func:`pdi.network.peers.announce`).
+again, and ``pdi mirror sync --announce`` does, once (:func:`pdi.network.peers.announce`). So does the ``503`` of
+a ``DELETE`` whose commit's answer was lost: sent again, it is answered ``404`` if the first forgot the peer,
+``204`` if it forgets it now.
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ MAX_KEYS = 8
 #: What sending an announcement again answers, as a 503 of unknown outcome says (its commit's answer lost).
 SAME_AGAIN = ("an announcement recorded already is answered 200 and is not recorded twice; one that was not is"
               " recorded now (201)")
+#: What sending a withdrawal of an announcement again answers, as a 503 of unknown outcome says.
+FORGOTTEN_AGAIN = "404 then says the peer was forgotten already (by the first), 204 that it is forgotten now"
 #: What an announcement is.
 _SHAPE = '{"series": S, "base_url": "http(s)://…", "keys": a JWK set}'
 
@@ -99,6 +103,7 @@ class MirrorAnnouncements:
 
     async def withdraw(self, request: Request) -> Response:
         """Forget a peer that announced itself: series= and base_url= (role mirror)."""
+        request.state.same_again = FORGOTTEN_AGAIN  # a 503 of unknown outcome says so (pdi.server.http.problems)
         writer = await bearer_writer(self.archive, request)
         only(request, frozenset({"series", "base_url"}))
         series, url = required(request, "series"), recorded_url(required(request, "base_url"))
