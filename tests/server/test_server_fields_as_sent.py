@@ -180,9 +180,9 @@ def test_an_if_match_of_another_answer_is_quoted_as_sent(held: tuple[int, str]) 
 
 
 @pytest.mark.parametrize(("sent", "shown"), [
-    # an octet UTF-8 does not read alone (A0, NEL 85) stands where a blank may: the range is read, the field quoted
-    (b"bytes=\xa0900-", r"'bytes=\xa0900-'"),
-    (b"bytes=900-\x85", r"'bytes=900-\x85'"),
+    # (an octet beyond ASCII, A0 or NEL 85 where a blank may stand, makes the field invalid, ignored: no 416 quotes
+    # one, tests/server/test_server_field_whitespace.py); a tab, which OWS is, stands where a blank may
+    (b"bytes=900-,\t901-", r"'bytes=900-,\t901-'"),
     # 40 ranges past the end: 326 characters, the first 200 quoted and the rest left out (…)
     (b"bytes=" + b"900-901," * 40, "'" + ("bytes=" + "900-901," * 40)[:200] + "'…"),
 ])
@@ -192,9 +192,10 @@ def test_a_range_that_selects_nothing_is_quoted_as_sent(held: tuple[int, str], s
 
 
 def test_an_if_unmodified_since_before_the_deposit_is_quoted_as_sent(held: tuple[int, str]) -> None:
-    status, detail = _get(held, b"If-Unmodified-Since: \xa0Thu, 01 Jan 1970 00:00:00 GMT")
+    # (with an octet beyond ASCII it is no date, ignored: tests/server/test_server_field_whitespace.py)
+    status, detail = _get(held, b"If-Unmodified-Since: Thu, 01 Jan 1970 00:00:00 GMT")
     assert status == 412
-    assert detail.startswith(r"If-Unmodified-Since '\xa0Thu, 01 Jan 1970 00:00:00 GMT' is before"), detail
+    assert detail.startswith("If-Unmodified-Since 'Thu, 01 Jan 1970 00:00:00 GMT' is before"), detail
 
 
 @pytest.mark.parametrize(("sent", "said"), [

@@ -101,7 +101,7 @@ class BodyDecoder:
     """Feed raw body bytes; :attr:`body` is the decoded body, never longer than ``limit``."""
 
     def __init__(self, content_encoding: list[str], *, limit: int, url: str) -> None:
-        codings = [c.strip().lower() for c in content_encoding]
+        codings = [c.strip(" \t").lower() for c in content_encoding]
         codings = [c for c in codings if c and c != "identity"]
         for coding in codings:
             if coding not in ("gzip", "x-gzip", "deflate"):

@@ -363,7 +363,7 @@ class Fetcher:
                         raise RemoteError(f"{named} answered HTTP {response.status_code}")
                     # ASCII digits only (h11 refuses others before this; str.isdigit is true of "²" too), and more
                     # than 19 of them over any limit unread (int() reads no more than 4,300)
-                    declared = (response.headers.get("content-length") or "").strip().lstrip("0") or "0"
+                    declared = (response.headers.get("content-length") or "").strip(" \t").lstrip("0") or "0"
                     if re.fullmatch(r"[0-9]+", declared) and (
                             len(declared) > 19 or int(declared) > self.limits.max_resource_bytes):
                         size = plural(int(declared), "byte") if len(declared) <= 19 else f"{len(declared)} digits of bytes"

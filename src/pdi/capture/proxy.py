@@ -269,7 +269,7 @@ class _Head:
     def connection_tokens(self) -> set[str]:
         tokens: set[str] = set()
         for value in self.get(b"connection"):
-            tokens.update(t.strip().lower() for t in value.decode("latin-1").split(",") if t.strip())
+            tokens.update(t.strip(" \t").lower() for t in value.decode("latin-1").split(",") if t.strip(" \t"))
         return tokens
 
 

@@ -208,7 +208,7 @@ def recorded_body(head: bytes, body: bytes, limit: int) -> bytes | None:
             return None
     else:
         data = body
-        length = fields.get("content-length", "").strip()
+        length = fields.get("content-length", "").strip(" \t")
         if length:
             # RFC 9110 §8.6: 1*DIGIT, ASCII (str.isdigit is true of "²", which int() refuses, as it does 4,301 digits)
             if re.fullmatch(r"[0-9]+", length) is None:
@@ -217,7 +217,7 @@ def recorded_body(head: bytes, body: bytes, limit: int) -> bytes | None:
             if len(digits) > 19 or len(body) < int(digits):
                 return None  # cut short
             data = body[: int(digits)]
-    coding = fields.get("content-encoding", "identity").strip().lower()
+    coding = fields.get("content-encoding", "identity").strip(" \t").lower()
     if coding in ("", "identity"):
         return data if len(data) <= limit else None
     if coding not in ("gzip", "x-gzip", "deflate"):
@@ -265,8 +265,8 @@ def _content_type(response: dict[str, Any]) -> tuple[str | None, str | None]:
     if value is not None:
         for param in value.split(";")[1:]:
             name, _, token = param.partition("=")
-            if name.strip().lower() == "charset" and token.strip().strip('"'):
-                charset = token.strip().strip('"')
+            if name.strip(" \t").lower() == "charset" and token.strip(" \t").strip('"'):
+                charset = token.strip(" \t").strip('"')
     media = str(response.get("mimeType") or "") or None
     return media, charset
 

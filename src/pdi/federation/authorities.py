@@ -219,9 +219,9 @@ def _issued_at(issued: str | None) -> datetime.datetime:
 
 def _max_age(cache_control: str) -> float:
     for part in cache_control.split(","):
-        name, _, value = part.strip().partition("=")
+        name, _, value = part.strip(" \t").partition("=")
         # delta-seconds: ASCII digits (RFC 9111 §1.2.2; str.isdigit is true of "²" too, which float does not read)
-        if name.lower() == "max-age" and re.fullmatch(r"[0-9]+", value.strip()):
+        if name.lower() == "max-age" and re.fullmatch(r"[0-9]+", value.strip(" \t")):
             return min(max(float(value), MIN_RELOAD), MAX_RELOAD)
     return DEFAULT_RELOAD
 

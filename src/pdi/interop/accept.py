@@ -17,9 +17,11 @@ from dataclasses import dataclass
 
 #: token of RFC 9110 §5.6.2
 _TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
-_RANGE = re.compile(rf"\s*({_TOKEN})/({_TOKEN})\s*((?:;\s*{_TOKEN}\s*=\s*(?:{_TOKEN}|\"[^\"]*\")\s*)*)")
-_PARAM = re.compile(rf";\s*({_TOKEN})\s*=\s*(?:\"([^\"]*)\"|({_TOKEN}))")
-_WEIGHT = re.compile(r"q\s*=\s*(0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?)\s*$", re.IGNORECASE)
+#: OWS of RFC 9110 §5.6.3: spaces and tabs, and nothing else (not a NO-BREAK SPACE, which Latin-1 reads of 0xA0)
+_OWS = r"[ \t]*"
+_RANGE = re.compile(rf"{_OWS}({_TOKEN})/({_TOKEN}){_OWS}((?:;{_OWS}{_TOKEN}{_OWS}={_OWS}(?:{_TOKEN}|\"[^\"]*\"){_OWS})*)")
+_PARAM = re.compile(rf";{_OWS}({_TOKEN}){_OWS}={_OWS}(?:\"([^\"]*)\"|({_TOKEN}))")
+_WEIGHT = re.compile(rf"q{_OWS}={_OWS}(0(?:\.[0-9]{{0,3}})?|1(?:\.0{{0,3}})?){_OWS}$", re.IGNORECASE)
 #: More media ranges than any client sends: the rest are not read.
 MAX_RANGES = 64
 
@@ -37,7 +39,7 @@ class MediaRange:
 
     def matches(self, media_type: str) -> int:
         """How specifically this range matches ``media_type`` (0: not at all; 1 ``*/*``, 2 ``type/*``, 3 exactly)."""
-        major, _, minor = media_type.split(";", 1)[0].strip().lower().partition("/")
+        major, _, minor = media_type.split(";", 1)[0].strip(" \t").lower().partition("/")
         if self.type == "*" and self.subtype == "*":
             return 1
         if self.type == major and self.subtype == "*":

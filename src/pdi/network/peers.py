@@ -670,7 +670,7 @@ class _Parts:
                 raise LimitError(f"POST {self.url}: the head of the part for {name} is more than {MAX_PART_HEAD}"
                                  " octets")
             field_name, _, value = line.decode("latin-1").partition(":")
-            head[field_name.strip().lower()] = value.strip()
+            head[field_name.strip(" \t").lower()] = value.strip(" \t")
         length = head.get("content-length", "")
         if head.get("content-location") != name or _CONTENT_LENGTH.fullmatch(length) is None:
             raise ParseError(f"POST {self.url}: the part for {name} is not its (Content-Location"
@@ -747,7 +747,7 @@ def announce(record: MirrorRecord, url: str, keys: Sequence[PublicKey], token: s
 def _retry_after(field: str | None) -> float:
     """The seconds a ``Retry-After`` of delay-seconds asks to wait (RFC 9110 §10.2.3), at most
     :data:`MAX_ANNOUNCE_WAIT`; :data:`ANNOUNCE_WAIT` for none, or an HTTP-date (a clock not this one's)."""
-    text = (field or "").strip()
+    text = (field or "").strip(" \t")
     if text.isascii() and text.isdigit():
         return min(float(text[:6]), MAX_ANNOUNCE_WAIT)
     return ANNOUNCE_WAIT

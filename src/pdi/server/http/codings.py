@@ -35,7 +35,7 @@ def codings(headers: list[tuple[bytes, bytes]]) -> list[str] | None:
     if not sends_content(headers):
         return None
     # lower case of ASCII alone (bytes.lower): a coding beyond it is quoted as sent (pdi._wording.shown_field)
-    named = [c.strip() for key, value in headers if key == b"content-encoding"
+    named = [c.strip(" \t") for key, value in headers if key == b"content-encoding"
              for c in value.lower().decode("latin-1").split(",")]
     return [c for c in named if c and c != "identity"]
 
@@ -43,7 +43,7 @@ def codings(headers: list[tuple[bytes, bytes]]) -> list[str] | None:
 def transfer_codings(headers: list[tuple[bytes, bytes]]) -> list[str]:
     """The transfer codings a request's ``Transfer-Encoding`` fields name (lower case, in order, ``chunked``
     among them; their parameters left out)."""
-    named = [c.split(";")[0].strip() for key, value in headers if key == b"transfer-encoding"
+    named = [c.split(";")[0].strip(" \t") for key, value in headers if key == b"transfer-encoding"
              for c in value.lower().decode("latin-1").split(",")]
     return [c for c in named if c]
 

@@ -69,7 +69,7 @@ def tag_matches(field: str, tag: str) -> bool:
     """``If-None-Match``: ``*`` or a list holding ``tag`` (weak comparison, RFC 9110 §13.1.2)."""
     if field == tag:  # the usual field: the one tag a cache kept
         return True
-    if field.strip() == "*":
+    if field.strip(" \t") == "*":
         return True
     # entity tags are quoted and may hold commas (a fragment's), so the list is read tag by tag
     return tag in (f'"{quoted}"' for quoted in _ENTITY_TAG.findall(field))
@@ -78,7 +78,7 @@ def tag_matches(field: str, tag: str) -> bool:
 def if_match_holds(field: str, tag: str) -> bool:
     """``If-Match`` (RFC 9110 §13.1.1): ``*``, or a list holding ``tag`` by strong comparison (a weak tag never
     matches: §8.8.3.2)."""
-    if field.strip() == "*":
+    if field.strip(" \t") == "*":
         return True
     return any(not found[0].startswith("W/") and f'"{found[1]}"' == tag for found in _ENTITY_TAG.finditer(field))
 
@@ -89,7 +89,7 @@ def if_range_holds(field: str | None, tag: str, last_modified: str | bytes | Non
     before now (§8.8.2.2)."""
     if field is None:
         return True
-    field = field.strip()
+    field = field.strip(" \t")
     if field == tag:
         return True
     if last_modified is None or field[:1] == '"' or field[:2] == "W/":
@@ -162,7 +162,7 @@ def http_date(field: str) -> int | None:
     or a time that does not exist, a list of dates). An rfc850-date's two-digit year is the century's that puts
     it at most 50 years after now (§5.6.7: "a timestamp that appears to be more than 50 years in the future" is
     "the most recent year in the past that had the same last two digits")."""
-    field = field.strip()
+    field = field.strip(" \t")
     if (found := _IMF_FIXDATE.fullmatch(field)) is not None:
         day, month, year, hour, minute, second = found.groups()
         full = int(year)
@@ -198,8 +198,8 @@ def byte_ranges(field: str | None, length: int) -> list[tuple[int, int]] | None:
     Empty list elements are skipped (RFC 9110 §5.6.1.2); unsatisfiable ranges are left out (§14.1.2)."""
     if field is None:
         return None
-    unit, _, set_ = field.strip().partition("=")
-    if unit.strip().lower() != "bytes":
+    unit, _, set_ = field.strip(" \t").partition("=")
+    if unit.strip(" \t").lower() != "bytes":
         return None
     found: list[tuple[int, int]] = []
     asked = unspelled = False
@@ -229,7 +229,7 @@ _UNSPELLED = (-3, -3)
 def _range_spec(spec: str, length: int) -> tuple[int, int]:
     """One range-spec of a body of ``length`` octets (RFC 9110 §14.1.1): its first and last octets, or
     :data:`UNSATISFIABLE`, :data:`_INVALID` or :data:`_UNSPELLED`."""
-    first_text, dash, last_text = spec.strip().partition("-")
+    first_text, dash, last_text = spec.strip(" \t").partition("-")
     if not dash or not _digits_or_empty(first_text) or not _digits_or_empty(last_text):
         return _INVALID
     # A position of any number of digits is a position (RFC 9110 §14.1.1 bounds none); one past 19 significant

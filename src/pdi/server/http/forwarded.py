@@ -191,8 +191,8 @@ def _last(value: bytes | None) -> bytes | None:
     if value is None:
         return None
     for item in reversed(value.split(b",")):
-        if item.strip():
-            return item.strip()
+        if item.strip(b" \t"):
+            return item.strip(b" \t")
     return None
 
 
@@ -208,14 +208,15 @@ def _client(chain: bytes, peer: str | None, trusted: TrustedProxies) -> str | No
     """The rightmost address of ``X-Forwarded-For`` that is not a trusted proxy (the last one, when all are)."""
     client = peer
     for item in reversed(chain.split(b",")):
-        text = item.strip().decode("latin-1")
+        item = item.strip(b" \t")  # OWS (RFC 9110 §5.6.3): spaces and tabs
+        text = item.decode("latin-1")
         if not text:
             continue
         bare = text[1:-1] if text.startswith("[") and text.endswith("]") else text
         try:
             client = str(ipaddress.ip_address(bare))
         except ValueError:
-            raise ParseError(f"X-Forwarded-For from the proxy at {peer} names {_shown(item.strip())},"
+            raise ParseError(f"X-Forwarded-For from the proxy at {peer} names {_shown(item)},"
                                  " not an IP address", rule="X-Forwarded-For") from None
         if not trusted.trusts(client):
             break

@@ -244,7 +244,7 @@ def may_read(scope: Scope, token: str | None) -> bool:
     if token:
         sent = headers.get(b"authorization", b"")
         scheme, _, credentials = sent.partition(b" ")
-        return scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), token.encode())
+        return scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(b" \t"), token.encode())
     if b"forwarded" in headers or b"x-forwarded-for" in headers:
         return False
     client = scope.get("client")

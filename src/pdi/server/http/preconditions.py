@@ -56,7 +56,7 @@ class Preconditions(HTTPMiddleware):
                 headers = message.get("headers", [])
                 tag = next((v.decode("latin-1") for k, v in headers if k.lower() == b"etag"), None)
                 if if_match is not None and not (
-                        if_match.strip() == "*" or (tag is not None and if_match_holds(if_match, tag))):
+                        if_match.strip(" \t") == "*" or (tag is not None and if_match_holds(if_match, tag))):
                     dropped = True
                     body = problem_body(412, f"If-Match {shown_field(if_match, 200)} holds no entity tag of this answer's"
                                              f" ({tag or 'it has none'}; strong comparison, RFC 9110 §13.1.1)")
@@ -66,7 +66,7 @@ class Preconditions(HTTPMiddleware):
                     return
                 weak = None if tag is None else tag.removeprefix("W/")
                 if if_none_match is not None and (
-                        if_none_match.strip() == "*" or (weak is not None and tag_matches(if_none_match, weak))):
+                        if_none_match.strip(" \t") == "*" or (weak is not None and tag_matches(if_none_match, weak))):
                     dropped = True
                     kept = [(k, v) for k, v in headers
                             if k.lower() in _NOT_MODIFIED_FIELDS or k.lower().startswith(b"access-control-")]

@@ -93,7 +93,7 @@ def refused_authorization(scheme: str, secret: str) -> tuple[int, str, str | Non
         # a scheme's name is a short word (Basic, Digest); anything else may be a token sent bare: never echoed
         said = scheme if scheme.isascii() and scheme.isalpha() and len(scheme) <= 20 else "another scheme"
         return 401, f"this resolver takes Authorization: Bearer <token> (pdi token add), not {said}", None
-    if not secret.strip():
+    if not secret.strip(" \t"):
         return 400, "Authorization: Bearer names no token", "invalid_request"
     return 0, "", None
 
@@ -112,7 +112,7 @@ def cookie_token(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
     sent = "; ".join(v.decode("latin-1") for k, v in headers if k == b"cookie")
     if COOKIE not in sent:
         return None
-    return cookie_parser(sent).get(COOKIE, "").strip() or None
+    return cookie_parser(sent).get(COOKIE, "").strip(" \t") or None
 
 
 def may_hold_cookie(field: bytes) -> bool:
@@ -162,7 +162,7 @@ class Readers(HTTPMiddleware):
             if len(fields) > 1:
                 status, detail, error = 400, authorization_given_more_than_once(len(fields)), "invalid_request"
             elif not status:
-                record = await anyio.to_thread.run_sync(self.archive.authenticate, secret.strip())
+                record = await anyio.to_thread.run_sync(self.archive.authenticate, secret.strip(" \t"))
                 status, detail, error = 401, "the token is not known, or was revoked", "invalid_token"
             if record is None:
                 refusal = problem(status, "unauthorized" if status == 401 else "bad request", detail)

@@ -231,7 +231,7 @@ class SignIn:
 async def _read_form(request: Request) -> tuple[dict[str, str], tuple[int, str] | None]:
     """The fields of an urlencoded form body of at most :data:`MAX_FORM` octets (each field's first value),
     or the status and error saying what was wrong with it."""
-    sent = request.headers.get("content-type", "").split(";", 1)[0].strip()
+    sent = request.headers.get("content-type", "").split(";", 1)[0].strip(" \t")
     if sent.lower() != "application/x-www-form-urlencoded":
         said = shown_field(sent, 80) if sent else "no Content-Type"
         return {}, (415, f"the form is sent as application/x-www-form-urlencoded, not {said}")

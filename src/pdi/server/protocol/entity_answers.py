@@ -134,7 +134,7 @@ def check_if_match(field: str, found: Entity | Large | Response) -> None:
         tag = found.headers.get("etag")
     else:
         return
-    if not (field.strip() == "*" if tag is None else if_match_holds(field, tag)):
+    if not (field.strip(" \t") == "*" if tag is None else if_match_holds(field, tag)):
         raise Problem(412, "precondition failed",
                       f"If-Match {shown_field(field, 200)} holds no tag of this answer's, {tag} (strong"
                       " comparison, RFC 9110 §13.1.1)")

@@ -573,7 +573,7 @@ class OAIRoutes:
         unreadable: oaipmh.OAIError | None = None
         if request.method == "POST":
             refuse_if_match(request)  # the answer is made from the form: no representation of /oai to match
-            kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+            kind = request.headers.get("content-type", "").split(";")[0].strip(" \t").lower()
             body = await read_body(request, MAX_OAI_FORM, f"an OAI-PMH request body is at most {MAX_OAI_FORM} octets")
             if body and kind != "application/x-www-form-urlencoded":
                 raise Problem(415, "unsupported media type",

@@ -122,8 +122,8 @@ _OFFERED: Final = (ANNOTATION_TYPE, "application/json")
 #: A POST's If-Match or If-None-Match that does not hold of the container (412).
 CONTAINER_CHANGED: Final = ("the container is no longer in the state its If-Match names, or is in one its If-None-Match"
                             " names (If-None-Match: * never holds: the container always exists): read it again (ETag)")
-_INCLUDE = re.compile(r'include\s*=\s*"([^"]*)"', re.IGNORECASE)
-_RETURN = re.compile(r'(?:^|[,;\s])return\s*=\s*"?representation"?(?=$|[,;\s])', re.IGNORECASE)
+_INCLUDE = re.compile(r'include[ \t]*=[ \t]*"([^"]*)"', re.IGNORECASE)  # BWS, OWS: spaces and tabs (RFC 9110 §5.6.3)
+_RETURN = re.compile(r'(?:^|[,; \t])return[ \t]*=[ \t]*"?representation"?(?=$|[,; \t])', re.IGNORECASE)
 
 
 def negotiate(accept: str | None) -> str:
@@ -140,7 +140,7 @@ def _profile_fits(media_range: MediaRange) -> bool:
     """A range of ``application/ld+json`` with a profile fits only if the profile names the anno or LDP context."""
     if media_range.profile is None or (media_range.type, media_range.subtype) != ("application", "ld+json"):
         return True
-    return bool({CONTEXT, LDP_CONTEXT} & set(media_range.profile.split()))
+    return bool({CONTEXT, LDP_CONTEXT} & set(re.split(r"[ \t]+", media_range.profile)))
 
 
 class NotAcceptable(UnsupportedError):
@@ -159,7 +159,7 @@ def preferences(fields: list[str]) -> tuple[bool, set[str]]:
         if _RETURN.search(field):
             wanted = True
             for listed in _INCLUDE.findall(field):
-                include.update(listed.split())
+                include.update(iri for iri in re.split(r"[ \t]+", listed) if iri)
     if wanted and {PREFER_IRIS, PREFER_DESCRIPTIONS} <= include:
         raise ParseError("Prefer may not include both PreferContainedIRIs and PreferContainedDescriptions"
                          " (Web Annotation Protocol §4.2.1)", rule="Prefer")
@@ -464,7 +464,7 @@ def _tag(body: dict[str, Any], media_type: str, octets: bytes | None = None) -> 
 
 def _annotation_kind(request: Request) -> None:
     """An :class:`UnsupportedError` (``415``) unless the request's ``Content-Type`` is an annotation's."""
-    sent = request.headers.get("content-type", "").split(";", 1)[0].strip()
+    sent = request.headers.get("content-type", "").split(";", 1)[0].strip(" \t")
     if sent.lower() not in ("application/ld+json", "application/json"):
         raise UnsupportedError(f"an annotation is sent as {ANNOTATION_TYPE} (or application/json), not"
                                f" {shown_field(sent, 80)}")

@@ -148,7 +148,7 @@ async def bearer_writer(archive: Archive, request: Request, *, reads_if_match: b
     status, detail, error = refused_authorization(scheme, secret)
     if status:
         raise Unauthorized(detail, error=error, status=status)
-    record = await anyio.to_thread.run_sync(archive.authenticate, secret.strip())
+    record = await anyio.to_thread.run_sync(archive.authenticate, secret.strip(" \t"))
     if record is None:
         raise Unauthorized("the token is not known, or was revoked", error="invalid_token")
     kinds = request.headers.getlist("content-type")
@@ -481,7 +481,7 @@ def _within_upload(declared: str | None, limit: int | None) -> None:
         return
     # RFC 9110 §8.6: 1*DIGIT, ASCII (str.isdigit is true of "²", which int() refuses, as it does 4,301 digits);
     # pdi serve's HTTP parser refuses any other before this, another ASGI server may not
-    digits = declared.strip().lstrip("0") or "0"
+    digits = declared.strip(" \t").lstrip("0") or "0"
     if re.fullmatch(r"[0-9]+", digits) is None:
         raise ParseError(f"the Content-Length {declared[:40]!r} is not a number of octets (RFC 9110 §8.6: ASCII"
                          " digits)", rule="Content-Length")
@@ -641,7 +641,7 @@ def _fingerprint(request: Request) -> str:
     params = "&".join(f"{k}={v}" for k, v in sorted(request.query_params.multi_items()))
     # a multipart body's boundary is chosen afresh for each sending: it is not part of what was asked
     kind = ";".join(p for p in request.headers.get("content-type", "").split(";")
-                    if not p.strip().lower().startswith("boundary="))
+                    if not p.strip(" \t").lower().startswith("boundary="))
     return f"{request.method} {request.url.path}?{params}\n{kind}"
 
 
@@ -722,12 +722,12 @@ def _refuse_coded(index: int, part: UploadFile) -> None:
     # each value quoted as its client wrote it (shown_field), lower case of ASCII alone (bytes.lower): Starlette
     # reads a part's fields as Latin-1, and str.lower would make an octet beyond ASCII another one
     for value in part.headers.getlist("content-transfer-encoding"):
-        coding = value.strip().encode("latin-1").lower()
+        coding = value.strip(" \t").encode("latin-1").lower()
         if coding.decode("latin-1") not in _IDENTITY_TRANSFER:
             raise UnsupportedError(
                 f"{said} Content-Transfer-Encoding {shown_field(coding, 40)}, which RFC 7578 §4.7 has senders not use:"
                 " send its octets as they are (a multipart/form-data part carries any octet); nothing was deposited")
-    codings = [c.strip().encode("latin-1").lower() for value in part.headers.getlist("content-encoding")
+    codings = [c.strip(" \t").encode("latin-1").lower() for value in part.headers.getlist("content-encoding")
                for c in value.split(",")]
     for coding in codings:
         if coding and coding != b"identity":
