@@ -2,6 +2,7 @@
 
 - a viewer's page showed two boxes to resolve a name: the header's (empty) and the page's own (holding the name);
 - an error page (404, 403, 410, 400, 503) showed two boxes to resolve a name, the header's and the page's own;
+- the home page showed two boxes to resolve a name: the header's and its own, larger, explained one;
 - a size was printed as a run of digits (``4320000 bytes``), unlike the catalogue's grouped counts;
 - a replayed page's banner said "capture 1 of 1" of the only capture of its URL;
 - a day's table of documents left the Title cell of a document without a title blank;
@@ -120,6 +121,32 @@ def test_an_error_page_has_one_box_to_resolve_a_name_holding_the_name_typed(
     assert boxes == 1, f"{page}: {boxes} boxes to resolve a name"
     assert held == typed, (held, typed)  # what the reader typed, to correct it there
     assert in_window and sideways <= 0, (in_window, sideways)
+
+
+#: The home page's boxes that resolve a name: how many, the id of each, its label's words, and whether each and its
+#: button sit within the window; the page's sideways overflow; and whether the header still holds the search box.
+HOME_BOXES = """(() => { const boxes = [...document.querySelectorAll('form[action="/view"] input[name="pdi"]')];
+  return [boxes.map((b) => [b.id, b.labels[0] && b.labels[0].textContent,
+          [b, b.form.querySelector('button')].every((e) => { const r = e.getBoundingClientRect();
+            return r.width > 0 && r.left >= 0 && r.right <= innerWidth; })]),
+          document.documentElement.scrollWidth - document.documentElement.clientWidth,
+          !!document.querySelector('header.site #site-q')]; })()"""
+
+
+@pytest.mark.parametrize("width", [1100, 375])
+def test_the_home_page_has_one_box_to_resolve_a_name_its_own(served: Served, width: int) -> None:
+    """A first-time reader meets the home page's own box, labelled "Resolve a name" and explained below it ("this
+    page's box"), not a second, bare one in the header above it; every other page keeps the header's."""
+    with devtools() as pipe:
+        session = _sized(pipe, served.url + "/", width, 740)
+        light = _js(pipe, session, HOME_BOXES)
+        _shoot(pipe, session, f"app-edges-one-box-home-{width}.png")
+        dark(pipe, session, time.monotonic() + 30)
+        shaded = _js(pipe, session, HOME_BOXES)
+        _shoot(pipe, session, f"app-edges-one-box-home-{width}-dark.png")
+    for boxes, sideways, searched in (light, shaded):
+        assert boxes == [["home-pdi", "Resolve a name", True]], boxes
+        assert sideways <= 0 and searched, (sideways, searched)
 
 
 # --- sizes, grouped ---------------------------------------------------------------------------------------------------

@@ -30,8 +30,9 @@ OFFERED = "document.querySelector('main p.error + p a[href^=\"/view?pdi=\"]')"
 
 
 def _typed_and_sent(pipe: Pipe, session: str, text: str) -> None:
-    """``text`` typed into the header's *Resolve* box, then Enter; back once the answer's page has loaded."""
-    _js(pipe, session, "document.getElementById('site-pdi').focus()")
+    """``text`` typed into the page's one box to resolve a name (the home page's own; elsewhere the header's), then
+    Enter; back once the answer's page has loaded."""
+    _js(pipe, session, "document.querySelector('form[action=\"/view\"] input[name=\"pdi\"]').focus()")
     pipe.call("Input.insertText", {"text": text}, session, time.monotonic() + 30)
     before = _js(pipe, session, "location.href")
     _key(pipe, session, "Enter", 13, "\r")

@@ -100,8 +100,8 @@ ol.timeline{border-left-color:#3e4a5a} ol.timeline li::before{background:#8ab4f8
 """
 
 
-def _page(title: str, body: str, *, name: str = "") -> str:
-    return page(title, body, style=STYLE, name=name)
+def _page(title: str, body: str, *, name: str = "", resolve: bool = True) -> str:
+    return page(title, body, style=STYLE, name=name, resolve=resolve)
 
 
 def _crumbs(*steps: tuple[str, str | None]) -> str:
@@ -202,7 +202,7 @@ def render_home(archive: Archive) -> str:
         " or as JSON at <code>/api/resolve?pdi=NAME</code>; every route is described in the"
         ' <a href="/api">API reference</a>.</p>'
     )
-    return _page("The archive", body)
+    return _page("The archive", body, resolve=False)  # its own box, explained below it: the header's would be a second
 
 
 #: What the home page and ``/series`` say when there is no series to show: how one is registered, and how a reader

@@ -204,18 +204,19 @@ def name_details(name: PDI | str, label: str = "name") -> str:
     return f'<details class="pdi-name"><summary>{esc(label)}</summary><code>{esc(name)}</code></details>'
 
 
-def header(*, query: str = "", name: str = "") -> str:
-    """The navigation bar: home, series, search (``/search?q=``) and resolve (``/view?pdi=``)."""
+def header(*, query: str = "", name: str = "", resolve: bool = True) -> str:
+    """The navigation bar: home, series, search (``/search?q=``) and resolve (``/view?pdi=``; not ``resolve``: a page
+    that has a box of its own to resolve a name, the home page, has no second one above it)."""
     return (
         '<header class="site"><a class="brand" href="/">pdi</a>'
         '<nav aria-label="Site"><a href="/series">Series</a></nav>'
         '<form action="/search" method="get" role="search" aria-label="Site search">'
         f'<label for="site-q">Search</label><input id="site-q" name="q" type="search" size="24" value="{esc(query)}">'
         '<button type="submit">Search</button></form>'
-        '<form action="/view" method="get">'
-        f'<label for="site-pdi">Resolve</label><input id="site-pdi" name="pdi" size="32" value="{esc(name)}"'
-        ' placeholder="urn:pdi://…"><button type="submit">Go</button></form>'
-        f"{who()}</header>"
+        + ('<form action="/view" method="get">'
+           f'<label for="site-pdi">Resolve</label><input id="site-pdi" name="pdi" size="32" value="{esc(name)}"'
+           ' placeholder="urn:pdi://…"><button type="submit">Go</button></form>' if resolve else "")
+        + f"{who()}</header>"
     )
 
 
@@ -254,17 +255,19 @@ def scripted_or(scripted: str, plain: str) -> str:
     return f'<span class="needs-script">{scripted}</span><noscript>{plain}</noscript>'
 
 
-def page(title: str, body: str, *, script: str = "", style: str = "", query: str = "", name: str = "") -> str:
-    """One whole HTML document: ``body`` (escaped HTML) under the site's header, ``script`` inline at the end; its
-    ``<title>`` is ``title`` without bidirectional controls (:data:`BIDI_CONTROLS`: text, with no element to isolate
-    them in, that a tab, the history and a bookmark show)."""
+def page(title: str, body: str, *, script: str = "", style: str = "", query: str = "", name: str = "",
+         resolve: bool = True) -> str:
+    """One whole HTML document: ``body`` (escaped HTML) under the site's header (its Resolve box left out when not
+    ``resolve``: :func:`header`), ``script`` inline at the end; its ``<title>`` is ``title`` without bidirectional
+    controls (:data:`BIDI_CONTROLS`: text, with no element to isolate them in, that a tab, the history and a
+    bookmark show)."""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<link rel="icon" href="/favicon.svg" type="image/svg+xml">'
         f"<title>{esc(BIDI_CONTROLS.sub('', title))}</title><style>{STYLE}{style}</style>"
         + (NO_SCRIPT_STYLE if script else "") + "</head>"
-        f"<body>{header(query=query, name=name)}<main>{body}</main>{FOOTER}"
+        f"<body>{header(query=query, name=name, resolve=resolve)}<main>{body}</main>{FOOTER}"
         + (f"<script>{script}</script>" if script else "")
         + "</body></html>\n"
     )
