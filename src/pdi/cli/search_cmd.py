@@ -16,6 +16,8 @@ many names' text is still pending (``--json``: ``pending``).
 from __future__ import annotations
 
 import json
+import logging
+import signal
 import time
 from typing import TYPE_CHECKING
 
@@ -88,11 +90,64 @@ def reindex_cmd(series: str | None, elements: bool, archive: str) -> None:
 @click.option("--interval", default=5.0, show_default=True, type=click.FloatRange(min=0.1), help="Seconds between looks (--watch).")
 @click.option("--limit", type=click.IntRange(min=1), help="Index at most this many queued sources, then stop.")
 @click.option("--pending", "show_pending", is_flag=True, help="Only list what is queued, index nothing.")
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="How --watch says what it does on standard error: text lines, or json: one JSON object a line,"
+              " as pdi serve --log-format json writes them (pdi serve --indexer passes its own).")
+@click.option("--log-file", metavar="FILE", help="With --watch, write those lines (--log-format) to FILE instead of"
+              " standard error; SIGHUP reopens it (after a rotation by renaming).")
 @archive_option
-def index_cmd(watch: bool, interval: float, limit: int | None, show_pending: bool, archive: str) -> None:
+def index_cmd(watch: bool, interval: float, limit: int | None, show_pending: bool, log_format: str,
+              log_file: str | None, archive: str) -> None:
     """Make the full-text passages large deposits left to the indexer's queue (safe in several processes)."""
     if show_pending and (watch or limit is not None):
         raise click.UsageError("--pending only lists what is queued: it goes with neither --watch nor --limit")
+    if (log_format != "text" or log_file is not None) and not watch:
+        raise click.UsageError("--log-format and --log-file say how --watch logs: give --watch too, or leave them out")
+    log = _watch_log(log_format, log_file) if watch else None
+    if log is None:
+        _index(watch, interval, limit, show_pending, archive, None)
+        return
+    from pdi.cli.commands import error_line
+    from pdi.errors import PDIError
+
+    try:  # every line it writes is one of the log's records, its last (why it stopped) too
+        _index(watch, interval, limit, show_pending, archive, log)
+    except PDIError as exc:
+        log.error(error_line(exc), extra={"fields": {"event": "error"}})
+        raise SystemExit(exc.exit_code) from None
+    except Exception:  # a bug: its traceback is the record's "exception"
+        log.critical("pdi index --watch stopped on an unexpected error", exc_info=True,
+                     extra={"fields": {"event": "error"}})
+        raise SystemExit(1) from None
+
+
+def _watch_log(log_format: str, log_file: str | None) -> logging.Logger | None:
+    """The logger ``pdi index --watch`` says its lines through, when ``--log-format json`` or ``--log-file`` asks for
+    records (as :func:`pdi.server.process.observe.configure_logging` makes them for ``pdi serve``); else ``None``:
+    plain lines on standard error. A ``--log-file`` is reopened at its path after ``SIGHUP``."""
+    from pdi.server.process.observe import configure_logging, reopen_logs
+
+    if not configure_logging(log_format, log_file):
+        return None
+    if log_file is not None:
+        signal.signal(signal.SIGHUP, reopen_logs)
+    log = logging.getLogger("pdi.index")
+    log.setLevel(logging.INFO)  # its lines are all it says, in text records too
+    return log
+
+
+def _say(log: logging.Logger | None, line: str, event: str, *, err: bool = True, level: int = logging.INFO,
+         **fields: object) -> None:
+    """One line of ``pdi index``: ``line`` echoed (on standard error if ``err``), or a record of ``log`` with
+    ``"event": event`` and ``fields``."""
+    if log is None:
+        click.echo(line, err=err)
+    else:
+        log.log(level, line, extra={"fields": {"event": event, **fields}})
+
+
+def _index(watch: bool, interval: float, limit: int | None, show_pending: bool, archive: str,
+           log: logging.Logger | None) -> None:
     with open_archive(archive) as opened:
         if show_pending:
             queued = opened.queued_indexes()
@@ -105,26 +160,29 @@ def index_cmd(watch: bool, interval: float, limit: int | None, show_pending: boo
         if watch:  # it runs until stopped: say at once that it works, and on what (as pdi serve does)
             from pdi.archive.catalog.opening import shown_location
 
-            click.echo(f"pdi: watching {shown_location(archive)} for texts queued to index, looking every"
-                       f" {interval:g} s (Ctrl-C stops)", err=True)
+            shown = shown_location(archive)
+            _say(log, f"pdi: watching {shown} for texts queued to index, looking every {interval:g} s (Ctrl-C stops)",
+                 "watching", archive=shown, interval=interval)
         try:
-            _drain(opened, watch, interval, limit)
+            _drain(opened, watch, interval, limit, log)
         except KeyboardInterrupt:  # Ctrl-C, or the server it runs beside stopping: a lease in hand runs out
             raise SystemExit(130) from None
 
 
-def _drain(opened: Archive, watch: bool, interval: float, limit: int | None) -> None:
+def _drain(opened: Archive, watch: bool, interval: float, limit: int | None, log: logging.Logger | None = None) -> None:
     """Drain the queue once, or (``watch``) for ever, looking again every ``interval`` seconds: a look that found
-    work says on standard error how much and how long it took; one that found none says nothing."""
+    work says on standard error (or in ``log``) how much and how long it took; one that found none says nothing."""
     while True:
         began = time.monotonic()
         run = opened.index_queued(limit=limit)
-        took = f" in {time.monotonic() - began:.1f} s" if watch else ""
+        seconds = time.monotonic() - began
+        took = f" in {seconds:.1f} s" if watch else ""
         if run.indexed or run.failed or not watch:
-            click.echo(f"indexed {plural(run.passages, 'passage')} of {plural(run.indexed, 'queued octet stream')}"
-                       + took, err=watch)
+            _say(log, f"indexed {plural(run.passages, 'passage')} of {plural(run.indexed, 'queued octet stream')}"
+                 + took, "indexed", err=watch, passages=run.passages, sources=run.indexed, seconds=round(seconds, 1))
         for sha256, error in run.failed:
-            click.echo(f"failed: {sha256}: {one_line(error)} (tried again later)", err=watch)
+            _say(log, f"failed: {sha256}: {one_line(error)} (tried again later)", "index-failed", err=watch,
+                 level=logging.WARNING, sha256=sha256, error=error)
         if not watch:
             if run.failed:
                 raise SystemExit(1)

@@ -183,7 +183,7 @@ def serve_cmd(
     from starlette.types import ASGIApp
 
     from pdi.archive import Archive
-    from pdi.errors import ParseError
+    from pdi.errors import ParseError, PDIError
     from pdi.server import ReplaySite, create_app
     from pdi.server.http.forwarded import TrustedForwarding, TrustedProxies
     from pdi.server.http.metrics import MULTIPROC_ENV
@@ -272,12 +272,22 @@ def serve_cmd(
     from pdi.server.process.warm import preload
 
     preload()  # before the fork: every worker's first answers find their evaluators imported
-    drainer = _start_indexer(archive) if indexer else None
+    drainer = _start_indexer(archive, log_format, log_file) if indexer else None
     try:
         serve(make, listener, workers=count, header_timeout=header_timeout, send_timeout=send_timeout,
               max_connections=max_connections,
               replay=replay_listener, json_logs=log_format == "json", own_logging=own_logging,
-              trusted=trusted)
+              trusted=trusted, companions=lambda: [] if drainer is None else [drainer.pid])
+    except PDIError as exc:
+        if log_format != "json" or log_file is not None:  # standard error is not the JSON log: the plain line
+            raise
+        import logging
+
+        from pdi.cli.commands import error_line
+
+        # why it stopped (workers that keep dying), as one of the log's records: a JSON one with JSON logs
+        logging.getLogger("pdi.serve").error(error_line(exc), extra={"fields": {"event": "error"}})
+        raise SystemExit(exc.exit_code) from None
     finally:
         if drainer is not None:
             drainer.terminate()  # a row it held is leased a while, then taken again: nothing is lost
@@ -304,10 +314,12 @@ def _federation(registries: tuple[str, ...], registry_key: str | None, dns: str 
     return sources, (NaptrFinder(dns, private=dns_private) if dns is not None else None)
 
 
-def _start_indexer(archive: str) -> subprocess.Popen[bytes]:
-    """``pdi index --watch`` in its own process (its own GIL), draining the queue the deposits write."""
+def _start_indexer(archive: str, log_format: str = "text", log_file: str | None = None) -> subprocess.Popen[bytes]:
+    """``pdi index --watch`` in its own process (its own GIL), draining the queue the deposits write; it says what
+    it does in the server's log (``--log-format``, ``--log-file``: with JSON logs, as JSON records)."""
+    logs = ["--log-format", log_format, *(["--log-file", log_file] if log_file is not None else [])]
     return subprocess.Popen(
-        [sys.executable, "-c", "from pdi.cli import main; main()", "index", "--watch"],
+        [sys.executable, "-c", "from pdi.cli import main; main()", "index", "--watch", *logs],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         env={**os.environ, "PDI_ARCHIVE": archive},  # not on a command line others can read
     )

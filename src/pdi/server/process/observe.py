@@ -98,7 +98,8 @@ class AccessLog:
 
     A reopen that fails (its directory moved or not writable) keeps writing
     to the file opened before, if this process had one, else drops the lines;
-    either way each worker says so once on standard error, and the next
+    either way each worker says so once, in pdi's log (a JSON record with JSON
+    logs; the log file's own failure on standard error), and the next
     ``SIGHUP`` tries again. A descriptor is closed once, and only after its
     successor is open.
     """
@@ -140,7 +141,11 @@ class AccessLog:
             fd = self._open()
         except PDIError as exc:
             kept = "still writing to the file opened before" if old is not None else "its lines are lost"
-            sys.stderr.write(f"pdi: {exc.message}: {kept} until a SIGHUP finds it can open it\n")
+            said = f"pdi: {exc.message}: {kept} until a SIGHUP finds it can open it"
+            if self.what == "log file":  # the log cannot say its own failure: it may be what drops the line
+                sys.stderr.write(said + "\n")
+            else:
+                _log.warning(said, extra={"fields": {"event": "reopen-failed", "path": self.path}})
             self._fd, self._pid = old, pid
             return
         if old is not None:
@@ -260,6 +265,7 @@ def configure_logging(log_format: str, log_file: str | None = None) -> bool:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)
+    logging.captureWarnings(True)  # a Python warning is a record too, not a bare line in the JSON log
     logging.getLogger("pdi").setLevel(logging.INFO if log_format == "json" else logging.WARNING)
     logging.getLogger("uvicorn.access").disabled = True  # the access log is ours
     return True

@@ -13,8 +13,10 @@ The first process stays as the supervisor (:class:`Workers`): ``SIGINT``
 or ``SIGTERM`` closes its listening sockets and stops every worker (each
 stops accepting, finishes the requests in hand, for up to
 :data:`GRACE_SECONDS`; then it is killed); ``SIGHUP`` is passed on to every
-worker, which reopens its access log (:func:`pdi.server.process.observe.reopen_logs`). A worker that dies is
-replaced at once and the death said on stderr; when workers die more than
+worker (and to the ``companions``: ``pdi serve --indexer``'s indexer), which reopens its access log
+(:func:`pdi.server.process.observe.reopen_logs`). A worker that dies is
+replaced at once and the death said in the log (``pdi.serve``, a warning: on standard error, a JSON record with
+``--log-format json``); when workers die more than
 twice as often as there are workers within :data:`DEATH_WINDOW_SECONDS`,
 something is wrong with every one of them, and the server stops with a
 :class:`~pdi.errors.PDIError` saying so (``pdi serve`` exits 1).
@@ -23,15 +25,15 @@ something is wrong with every one of them, and the server stops with a
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import signal
 import socket
 import sys
 import time
-import traceback
 from collections import deque
 from collections.abc import Callable
-from typing import IO, Any, NoReturn
+from typing import Any, NoReturn
 
 from starlette.types import ASGIApp
 
@@ -83,7 +85,7 @@ def serve(
     make_app: Callable[[], ASGIApp], listener: socket.socket, *,
     workers: int = 1, header_timeout: float, max_connections: int, replay: socket.socket | None = None,
     json_logs: bool = False, own_logging: bool = False, trusted: TrustedProxies = NO_PROXIES,
-    send_timeout: float = DEFAULT_SEND_SECONDS,
+    send_timeout: float = DEFAULT_SEND_SECONDS, companions: Callable[[], list[int]] = list,
 ) -> None:
     """Serve ``make_app()`` on ``listener`` until interrupted: in this process, or in ``workers`` processes.
 
@@ -98,6 +100,7 @@ def serve(
     ``trusted``: the proxies whose ``X-Forwarded-*`` fields the connections believe (the app reads them itself:
     :class:`pdi.server.http.forwarded.TrustedForwarding`); uvicorn's own reading of them is off.
     ``send_timeout``: a connection whose client takes none of an answer's octets for so many seconds is dropped.
+    ``companions``: the processes beside the workers (``pdi serve --indexer``'s) that ``SIGHUP`` is passed on to.
     """
     if workers < 1:
         raise ValueError("workers must be at least 1")
@@ -111,7 +114,12 @@ def serve(
     if workers == 1:
         # uvicorn raises the SIGTERM it stopped on again once it has stopped, to the handler it found: this
         # one ignores it, so a server stopped by SIGTERM exits 0, as the supervisor of several workers does
-        previous = {signal.SIGHUP: signal.signal(signal.SIGHUP, reopen_logs),
+        def hangup(*_: object) -> None:
+            reopen_logs()
+            for pid in companions():
+                _signal(pid, signal.SIGHUP)
+
+        previous = {signal.SIGHUP: signal.signal(signal.SIGHUP, hangup),
                     signal.SIGTERM: signal.signal(signal.SIGTERM, _stopped)}
         try:
             _uvicorn(make_app(), listeners, **options)
@@ -124,7 +132,7 @@ def serve(
         signal.signal(signal.SIGHUP, reopen_logs)
         _uvicorn(make_app(), listeners, **options)
 
-    Workers(work, workers, listeners=listeners).run()
+    Workers(work, workers, listeners=listeners, companions=companions).run()
 
 
 def _uvicorn(
@@ -171,14 +179,15 @@ class Workers:
     """
 
     def __init__(
-        self, work: Callable[[], None], count: int, *, say: IO[str] | None = None,
-        listeners: list[socket.socket] | None = None,
+        self, work: Callable[[], None], count: int, *, listeners: list[socket.socket] | None = None,
+        companions: Callable[[], list[int]] = list,
     ) -> None:
         self.work = work
         #: The sockets the workers accept from, closed here first when stopping: new connections are refused.
         self.listeners = listeners or []
         self.count = count
-        self.say = say if say is not None else sys.stderr
+        #: The processes beside the workers that ``SIGHUP`` is passed on to as well.
+        self.companions = companions
         self.pids: set[int] = set()
         self._deaths: deque[float] = deque()
 
@@ -190,7 +199,8 @@ class Workers:
                 self._spawn()
             while (signum := signal.sigwait(_SUPERVISED)) in (signal.SIGCHLD, signal.SIGHUP):
                 if signum == signal.SIGHUP:
-                    for pid in self.pids:
+                    reopen_logs()  # a log file this process writes to (a worker's death, said here)
+                    for pid in [*self.pids, *self.companions()]:
                         _signal(pid, signal.SIGHUP)
                     continue
                 for pid, status in self._reap():
@@ -214,9 +224,9 @@ class Workers:
         except KeyboardInterrupt:  # uvicorn raises the SIGINT it stopped on again once it has stopped
             code = 0
         except Exception:
-            print(f"pdi: worker {os.getpid()} failed:", file=sys.stderr)
-            traceback.print_exc()
+            _log.exception("pdi: worker %d failed:", os.getpid())
         finally:
+            logging.shutdown()  # the log's handlers flushed (standard error, a --log-file) before the exit
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(code)  # never return into the supervisor's code
@@ -244,7 +254,7 @@ class Workers:
                 f"workers keep dying ({len(self._deaths)} within {DEATH_WINDOW_SECONDS:g} s, the last {pid}: "
                 f"{how}): stopping"
             )
-        print(f"pdi: worker {pid} {how}; starting another", file=self.say, flush=True)
+        _log.warning("pdi: worker %d %s; starting another", pid, how)
         self._spawn()
 
     def _stop(self) -> None:
@@ -263,6 +273,10 @@ class Workers:
         while self.pids:
             pid, _ = os.waitpid(-1, 0)
             self.pids.discard(pid)
+
+
+#: Where the supervisor says a worker's death and a worker its failure (pdi's log: its JSON records, or plain text).
+_log = logging.getLogger("pdi.serve")
 
 
 def _stopped(signum: int, frame: object) -> None:
