@@ -14,8 +14,12 @@ and 500 MB). :func:`run_child` runs ``python -m MODULE ARG…`` for such work:
   then kills the child (``SIGKILL``) and raises :class:`ChildLimit`;
 * the child's answer is its standard output (a temporary file, read back at
   most :attr:`ChildLimits.output` octets); a refusal is one JSON line on its
-  standard error naming a :mod:`pdi.errors` class and its message, which the
-  parent raises again. Nothing the child writes is unpickled or evaluated.
+  standard error naming a :mod:`pdi.errors` class, its message and what the
+  error holds (its JSON-safe attributes: a refusal's advice, a parse error's
+  rule and offset, a withdrawal's reason), which the parent raises again as
+  that error, without calling its class's constructor (which would add its
+  advice to a message that already holds it). Nothing the child writes is
+  unpickled or evaluated.
 
 One child does one piece of work (a deposit's whole text layer, a few
 pages' boxes, one rendering), so its start-up (an interpreter and the
@@ -156,7 +160,11 @@ def _signal_name(number: int) -> str:
 
 
 def _refusal(said: str) -> errors.PDIError:
-    """The pdi error a child's last standard-error line names (an UnsupportedError if it names none)."""
+    """The pdi error a child's last standard-error line names (an UnsupportedError if it names none): of the class
+    it names, its message as the child said it (its ``str()``) and the attributes the child's error held
+    (:func:`_refusal_line`), set as they were, not made again by the class's constructor, which adds its own
+    words (a :class:`~pdi.errors.ContentRefusal`'s advice) to what it is given. The line is bounded by the
+    octets read back (:data:`_ERROR_OUTPUT`)."""
     for line in reversed(said.strip().splitlines()):
         try:
             found = json.loads(line)
@@ -165,12 +173,53 @@ def _refusal(said: str) -> errors.PDIError:
         if not isinstance(found, dict):
             continue
         kind = getattr(errors, str(found.get("error")), None)
-        message = str(found.get("message"))[:2000]
+        message = str(found.get("message"))
         if isinstance(kind, type) and issubclass(kind, errors.PDIError):
-            if issubclass(kind, errors.ParseError):
-                return kind(message, rule=str(found.get("rule") or "") or None)
-            return kind(message)
+            error = kind.__new__(kind)
+            held = found.get("held")
+            for name, value in (held.items() if isinstance(held, dict) else ()):
+                if _may_hold(kind, name):
+                    setattr(error, name, tuple(value) if isinstance(value, list) else value)
+            error.message = message
+            error.args = (message,)
+            return error
     return errors.UnsupportedError(f"the child reading it refused it, saying no more than {said.strip()[-300:]!r}")
+
+
+#: What the child's line may not set on the error made again: its class's mappings (its exit status, its HTTP
+#: status and problem), which are its class's own.
+_CLASS_OWN = frozenset({"exit_code", "http_status", "title", "problem_type", "args", "message"})
+
+
+def _may_hold(kind: type[errors.PDIError], name: object) -> bool:
+    """Whether a child's line may set the attribute ``name`` of an error of ``kind``: a public name that is not
+    one of the class's methods or mappings (a child that PDFium's bug took over still cannot make the parent's
+    error answer another status, or shadow a method)."""
+    return (isinstance(name, str) and name.isidentifier() and not name.startswith("_") and name not in _CLASS_OWN
+            and not callable(getattr(kind, name, None)))
+
+
+def _refusal_line(error: errors.PDIError) -> str:
+    """The JSON line a child writes for ``error`` (:func:`_refusal` makes it again): its class's name, its
+    ``str()``, and ``held``: its own attributes whose values JSON writes as they are (strings, numbers, ``None``,
+    lists and tuples of them, and dictionaries of them such as its ``details``)."""
+    held = {name: value for name, value in vars(error).items()
+            if not name.startswith("_") and name != "message" and _plain(value)}
+    return json.dumps({"error": type(error).__name__, "message": str(error), "held": held})
+
+
+def _plain(value: object) -> bool:
+    """Whether JSON writes ``value`` and reads back the same (a tuple: as a list, made a tuple again at the top)."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(v is None or isinstance(v, (str, int, float, bool)) for v in value)
+    if isinstance(value, dict):
+        try:
+            return bool(json.loads(json.dumps(value)) == value)
+        except (TypeError, ValueError):
+            return False
+    return False
 
 
 def child_main(work: Callable[[list[str]], bytes]) -> None:
@@ -188,9 +237,7 @@ def child_main(work: Callable[[list[str]], bytes]) -> None:
         sys.stderr.flush()
         os._exit(OUT_OF_MEMORY)
     except errors.PDIError as error:
-        rule = getattr(error, "rule", None)
-        message = error.reason if isinstance(error, errors.ParseError) else str(error)
-        sys.stderr.write(json.dumps({"error": type(error).__name__, "message": message, "rule": rule}) + "\n")
+        sys.stderr.write(_refusal_line(error) + "\n")
         sys.stderr.flush()
         os._exit(REFUSED)
     sys.stdout.flush()
