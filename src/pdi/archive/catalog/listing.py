@@ -319,6 +319,9 @@ class ListingPart(CatalogBase):
             rows = self._query(sql, params)
         return None if not rows or rows[0][0] is None else str(rows[0][0])
 
+    #: How a run's statement joins each of the day's documents ``d`` to its representations ``r``.
+    run_representations = "JOIN representations r ON r.document = d.id"
+
     def _run_statement(
         self, day: str, serials: bool, key: tuple[Any, ...] | None, filters: list[tuple[str, Any]], selected: str,
     ) -> tuple[str, list[Any]]:
@@ -326,7 +329,7 @@ class ListingPart(CatalogBase):
         ``selected`` a row, in the run's order, and its parameters: the statement ends before its ``LIMIT``."""
         columns = _SERIAL_RUN if serials else _FOREIGN_RUN
         sql = (
-            f"SELECT {selected} FROM documents d JOIN representations r ON r.document = d.id"
+            f"SELECT {selected} FROM documents d {self.run_representations}"
             f" WHERE d.day = ? AND d.serial IS {'NOT NULL' if serials else 'NULL'}"
             + "".join(f" AND {column} = ?" for column, _ in filters)
         )

@@ -51,6 +51,11 @@ class PostgresStore(PostgresSearch, PostgresDeposits):
             self.close_pools()
             raise
 
+    #: Each document's representations looked up by ``representations_pkey`` (document, version, format), however
+    #: large the catalog: a LATERAL subquery the planner does not flatten into a join (``OFFSET 0``), which, once
+    #: the catalog is analysed, it would make a hash of the day's documents and a scan of every representation.
+    run_representations = "CROSS JOIN LATERAL (SELECT * FROM representations WHERE document = d.id OFFSET 0) r"
+
     #: A serial name as ``str`` of it prints it: ``text || bigint`` writes the serial's and the version's decimals.
     serial_name_sql = "'urn:pdi://' || d.series || ? || d.serial || '.' || r.format || '.' || r.version"
 
