@@ -19,7 +19,7 @@ class RefusalLog:
     """A worker's log line for each request head its protocol refuses (:mod:`pdi.server.process.connection`):
     who sent it, the status and why (``refused a request from 192.0.2.7: 414 the request target is more
     than 65535 octets (RFC 9112 §3)``), at the warning level, in place of uvicorn's own ``Invalid HTTP request
-    received.``, which says neither (:func:`quiet_uvicorn_refusals`). At most one line a ``seconds``; the
+    received.``, which says neither (pdi's protocol never writes it). At most one line a ``seconds``; the
     next line says how many refusals came between, so a flood of bad requests costs the log one line a
     second and loses no count."""
 

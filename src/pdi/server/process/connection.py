@@ -1,14 +1,18 @@
-"""``pdi serve``'s HTTP/1.1 connections: uvicorn's ``httptools`` protocol with a head deadline, cached answers and sendfile.
+"""``pdi serve``'s HTTP/1.1 connections: pdi's own protocol with a head deadline, cached answers and sendfile.
 
 uvicorn takes the class of its HTTP protocol as ``uvicorn.Config(http=...)``
 (a documented option that names a class as well as ``"h11"`` or
 ``"httptools"``); :func:`answering_protocol` makes the one ``pdi serve``
-passes. Everything else of the resolver's process uses uvicorn's public
-API only (``uvicorn.Config``, ``uvicorn.Server``, and ASGI middleware:
+passes, built on :class:`pdi.server.process.http11.HttpProtocol`, pdi's own
+HTTP/1.1 protocol on ``asyncio.Protocol``, ``httptools``' parser and ASGI 3
+(no part of uvicorn's protocols is used: what of uvicorn that module relies on
+is its :data:`~pdi.server.process.http11.UVICORN_CONTRACT`). Everything else
+of the resolver's process uses uvicorn's public API only (``uvicorn.Config``,
+``uvicorn.Server``, and ASGI middleware:
 :class:`pdi.server.process.cache.CachedAnswers`,
 :class:`pdi.server.process.limits.BodyDeadline`,
-:class:`pdi.server.process.limits.PacedAnswers`). Five things need the
-protocol's insides, each for a measured reason that no public hook serves:
+:class:`pdi.server.process.limits.PacedAnswers`). Five things are done in the
+protocol, each for a measured reason that no ASGI hook serves:
 
 * **The request-head deadline** (:class:`GuardedHttpToolsProtocol`): a
   client that opens a connection and sends its request line and headers
@@ -22,25 +26,20 @@ protocol's insides, each for a measured reason that no public hook serves:
   connected). uvicorn has no such timeout either.
 * **Answers from the cache of whole answers written by the connection**
   (:class:`CachedAnswerProtocol`, see :mod:`pdi.server.process.cache`):
-  without an ASGI request cycle (a task, the middleware, Starlette), which is
-  most of what a small answer costs: twice the requests a second and half the
-  latency of the same answer from the middleware, as measured when it was
+  without an ASGI request cycle (a task, the middleware, Starlette), and
+  without its scope or :class:`~pdi.server.process.http11.RequestCycle`, which
+  is most of what a small answer costs: twice the requests a second and half
+  the latency of the same answer from the middleware, as measured when it was
   written.
 * **A request asking to switch protocols** (``Upgrade``, which ``pdi serve``
-  never does): the parser stops at its head and uvicorn drops the octets read
-  after it, logging two warnings; here the ``Upgrade`` is ignored (RFC 9110
+  never does): the parser stops at its head (uvicorn drops the octets read
+  after it, logging two warnings); here the ``Upgrade`` is ignored (RFC 9110
   §7.8), what follows is read on as the next request, and such a request with
   content, which the parser skips, is refused (``400``).
 * **Zero-copy sendfile** (:class:`pdi.server.process.zerocopy.ZeroCopy`):
-  uvicorn's protocols offer no ASGI extension for it
-  (``http.response.pathsend`` or ``zerocopysend``), so the request's
-  response cycle and its transport are handed to the app in the scope.
-
-So ``pyproject.toml`` pins uvicorn to exactly the version these were checked
-against, :data:`UVICORN_INTERNALS` names every private part of uvicorn used
-here and in :mod:`~pdi.server.process.zerocopy` and what relies on it, and
-``tests/server/test_server_uvicorn_internals.py`` fails, naming the part and
-what to re-check, when the installed uvicorn differs in any of them.
+  no ASGI extension of uvicorn's serves it (``http.response.pathsend`` or
+  ``zerocopysend``), so the request's cycle and its transport are handed to
+  the app in the scope.
 """
 
 from __future__ import annotations
@@ -49,16 +48,13 @@ import asyncio
 import collections
 import functools
 import http
-import logging
 import re
-import sys
 import time
 import uuid
 from collections.abc import Callable
 from typing import Any, ClassVar, Final
 
 import httptools
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from pdi.errors import ParseError
 from pdi.server.http.bodies import sends_content
@@ -84,6 +80,7 @@ from pdi.server.process.cache import (
     validated_wire,
     wire,
 )
+from pdi.server.process.http11 import HttpProtocol
 from pdi.server.process.limits import (
     DEFAULT_HEADER_SECONDS,
     DEFAULT_SEND_SECONDS,
@@ -98,93 +95,8 @@ from pdi.server.process.observe import (
     clf,
     count_cached_answer,
     log_cached_answer,
-    quiet_uvicorn_refusals,
 )
 from pdi.server.process.zerocopy import EXTENSION, ZeroCopy
-
-#: The uvicorn version pdi serve's protocol was checked against (``pyproject.toml`` pins it).
-UVICORN_VERSION: Final = "0.54.0"
-
-_PROTOCOL = "uvicorn.protocols.http.httptools_impl.HttpToolsProtocol"
-_CYCLE = "uvicorn.protocols.http.httptools_impl.RequestResponseCycle"
-#: Every private part of uvicorn used by this module and :mod:`pdi.server.process.zerocopy`,
-#: by module and qualified name, with what here relies on it and how.
-UVICORN_INTERNALS: Final[dict[str, str]] = {
-    _PROTOCOL:
-        "GuardedHttpToolsProtocol subclasses it: an asyncio.Protocol fed by httptools' parser",
-    f"{_PROTOCOL}.__init__":
-        "CachedAnswerProtocol reads the attributes it sets: loop, parser, server_state, connections, tasks,"
-        " limit_concurrency, timeout_keep_alive(_task), transport, flow, server, scheme, pipeline, headers, cycle;"
-        " GuardedHttpToolsProtocol._asgi_scope: asgi_version, root_path, app_state, client",
-    f"{_PROTOCOL}.connection_made":
-        "GuardedHttpToolsProtocol.connection_made: sets transport and flow and server (the local address)",
-    f"{_PROTOCOL}.connection_lost":
-        "GuardedHttpToolsProtocol.connection_lost: marks the cycle disconnected and sets its message_event",
-    f"{_PROTOCOL}.on_url":
-        "CachedAnswerProtocol: url holds the request target as sent when on_headers_complete is called;"
-        " GuardedHttpToolsProtocol.on_url: appends to url (its length is the target's so far)",
-    f"{_PROTOCOL}.on_header":
-        "CachedAnswerProtocol: headers holds (lowercased name, value) pairs when on_headers_complete is called;"
-        " GuardedHttpToolsProtocol.on_header counts them first, then does what it does (inline: lower-cases the"
-        " name, sets expect_100_continue, but not of an HTTP/1.0 request, appends to headers); a trailer field (httptools calls on_header for"
-        " those too, after on_headers_complete) is dropped",
-    f"{_PROTOCOL}.on_message_begin":
-        "GuardedHttpToolsProtocol.on_message_begin replaces it, doing what it does but make the scope: a new"
-        " request's head begins (url and headers emptied, expect_100_continue False); GuardedHttpToolsProtocol."
-        "_asgi_scope makes the scope as it does (its keys and values; headers the request's list itself), called"
-        " by on_headers_complete only for a request going to the ASGI app",
-    f"{_PROTOCOL}.data_received":
-        "GuardedHttpToolsProtocol.data_received: feeds the parser; a parser error (a callback's raise too) is"
-        " answered by calling send_400_response inside its except clause, so sys.exc_info() is that error;"
-        " httptools.HttpParserUpgrade, by calling _unsupported_upgrade_warning (ws none) and dropping the rest",
-    f"{_PROTOCOL}._unsupported_upgrade_warning":
-        "GuardedHttpToolsProtocol._unsupported_upgrade_warning replaces it (no log line): called in data_received's"
-        " except httptools.HttpParserUpgrade for a request asking to switch protocols (none is switched to: ws is"
-        " none), so sys.exc_info() is that error, whose args[0] is where in the octets fed the request's head"
-        " ended; the parser skipped the request's content and parses what it is fed next as HTTP again",
-    f"{_PROTOCOL}.send_400_response":
-        "GuardedHttpToolsProtocol.send_400_response replaces it: a problem naming the parser's finding",
-    f"{_PROTOCOL}.on_headers_complete":
-        "GuardedHttpToolsProtocol.on_headers_complete: makes the new cycle, whose scope is self.scope (made just"
-        " before by _asgi_scope, as its on_message_begin would have; it adds method, path, raw_path and"
-        " query_string), and starts it or queues it in pipeline; CachedAnswerProtocol answers instead of calling it",
-    f"{_PROTOCOL}.on_body":
-        "CachedAnswerProtocol: when a request's body arrives, looks at cycle.response_complete only;"
-        " GuardedHttpToolsProtocol.on_body: notes that a chunk's octets came, then does what it does",
-    f"{_PROTOCOL}.on_message_complete":
-        "CachedAnswerProtocol: at a request's end, looks at cycle.response_complete only;"
-        " GuardedHttpToolsProtocol.on_message_complete: after it, the next octets are the next request's head",
-    f"{_PROTOCOL}.on_response_complete":
-        "GuardedHttpToolsProtocol.on_response_complete: counts the request, starts a queued one from"
-        " pipeline or arms the keep-alive timeout; CachedAnswerProtocol does the same by hand",
-    f"{_PROTOCOL}.shutdown":
-        "CachedAnswerProtocol: on shutdown, closes the connection when cycle.response_complete",
-    f"{_PROTOCOL}._unset_keepalive_if_required":
-        "CachedAnswerProtocol: cancels the keep-alive timeout (timeout_keep_alive_task) before arming it; overridden"
-        " to disarm the protocol's own keep-alive timer too (uvicorn calls it for every read)",
-    f"{_PROTOCOL}.timeout_keep_alive_handler":
-        "CachedAnswerProtocol: called when the keep-alive timeout after a cached answer is due, as uvicorn calls it",
-    f"{_CYCLE}.__init__":
-        "ZeroCopy and CachedAnswerProtocol: transport, scope, disconnected, response_started,"
-        " response_complete, chunked_encoding, expected_content_length (and _Answered stands in for it)",
-    f"{_CYCLE}.send":
-        "ZeroCopy: counts body octets against expected_content_length and completes the response when"
-        " the last (empty) body message leaves it at 0",
-    f"{_CYCLE}.receive":
-        "GuardedHttpToolsProtocol._refuse: a request whose own content the parser refused is marked"
-        " disconnected (more_body, message_event), so that the app waiting for it is told http.disconnect",
-    f"{_PROTOCOL}.pause_writing":
-        "GuardedHttpToolsProtocol: called by the transport past its high-water mark, it pauses the flow (which"
-        " the cycle's send waits on); overridden to arm the send deadline, then does the same",
-    f"{_PROTOCOL}.resume_writing":
-        "GuardedHttpToolsProtocol: called below the low-water mark, it resumes the flow; overridden to disarm the"
-        " send deadline, then does the same",
-    "uvicorn.protocols.http.flow_control.FlowControl.__init__":
-        "CachedAnswerProtocol: flow.write_paused says the client is not reading what was written (and"
-        " GuardedHttpToolsProtocol's send deadline, when it is due, whether writing is still paused)",
-    "uvicorn.server.ServerState.__init__":
-        "CachedAnswerProtocol: default_headers (Date, Server) and total_requests of the worker",
-}
 
 #: What makes N2R's whole answer or N2L's ``302`` for anyone, in the event loop's thread, when it is the plain case
 #: (else ``None``): ``public(path, scheme, local address, Host, query string, revalidating)``: an N2R with
@@ -260,8 +172,9 @@ class _Refused(Exception):
     """Raised in a parser's callback to stop reading a request head that is refused (:attr:`refusal` says why)."""
 
 
-class GuardedHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's HTTP/1.1 protocol, closing a connection whose request line and headers are late or too large.
+class GuardedHttpToolsProtocol(HttpProtocol):
+    """pdi's HTTP/1.1 protocol (:class:`~pdi.server.process.http11.HttpProtocol`), closing a connection whose request
+    line and headers are late or too large.
 
     The deadline starts when the connection opens and again after each
     response (for the next request on a kept-alive connection, unless one
@@ -316,7 +229,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._send_timer: asyncio.TimerHandle | None = None
         self._send_held = 0
         #: Where in the octets just fed the head of a request asking to switch protocols ended (the parser left
-        #: the rest unread: :meth:`_unsupported_upgrade_warning`), or ``None``.
+        #: the rest unread: :meth:`upgrade_asked`), or ``None``.
         self._unread: int | None = None
         #: Whether the parser read a chunk's size line and no octet of the chunk since (what follows the last
         #: chunk's is the trailer section), how many size lines it read, and the octets read while in a trailer
@@ -372,7 +285,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         held = self.transport.get_write_buffer_size()
         if not held:  # all of it taken (and not yet said by resume_writing)
             return
-        # closing or not: uvicorn's keep-alive timeout closes a connection whose answer is all written, and a close
+        # closing or not: the keep-alive timeout closes a connection whose answer is all written, and a close
         # keeps what the buffer holds until the client takes it, which one that never reads never does
         if held < self._send_held:  # the client took some: as long again for the next
             self._send_held = held
@@ -382,7 +295,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
                           self.client[0] if self.client else None, held, self.send_seconds)
         self.transport.abort()
 
-    # uvicorn's own signature narrows asyncio.Protocol's BaseTransport to Transport
+    # asyncio.Protocol's own signature takes a BaseTransport: a connection's is a Transport
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._arm()
@@ -408,47 +321,29 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             unread = self._unread
             if unread is None:
                 return
-            # a request asking to switch protocols, ignored (:meth:`_unsupported_upgrade_warning`): the parser
+            # a request asking to switch protocols, ignored (:meth:`upgrade_asked`): the parser
             # stopped at its head's end and dropped the rest of ``data``, which is the next request's
             self._unread = None
             data = data[unread:]
             if not data or self.refusal is not None or self.transport.is_closing():
                 return
 
-    def _unsupported_upgrade_warning(self) -> None:
-        """What uvicorn calls, in its ``except httptools.HttpParserUpgrade``, for a request asking to switch protocols
-        (``Connection: Upgrade`` and ``Upgrade``): ``pdi serve`` switches to none, so it is answered as if it had
-        not asked (RFC 9110 §7.8: "A server MAY ignore a received Upgrade header field"), without uvicorn's two log
-        lines a request, and the octets after its head are read on as HTTP/1.1 (:meth:`data_received`; the parser
-        has stopped there and left them). Such a request with content is refused before it is answered
-        (:meth:`on_headers_complete`): the parser skips the content."""
-        found = sys.exc_info()[1]
-        if isinstance(found, httptools.HttpParserUpgrade) and found.args and isinstance(found.args[0], int):
-            self._unread = found.args[0]
+    def upgrade_asked(self, exc: httptools.HttpParserUpgrade) -> None:
+        """A request asking to switch protocols (``Connection: Upgrade`` and ``Upgrade``): ``pdi serve`` switches to
+        none, so it is answered as if it had not asked (RFC 9110 §7.8: "A server MAY ignore a received Upgrade
+        header field"), and the octets after its head (``exc.args[0]`` octets into what the parser was fed, where
+        it stopped) are read on as HTTP/1.1 (:meth:`data_received`). Such a request with content is refused before
+        it is answered (:meth:`on_headers_complete`): the parser skips the content."""
+        if exc.args and isinstance(exc.args[0], int):
+            self._unread = exc.args[0]
 
     def on_message_begin(self) -> None:
-        # uvicorn's own on_message_begin, inline, less its ASGI scope (a dict with a dict in it and a copy of the
-        # app's state, made for every request): :meth:`on_headers_complete` makes it (:meth:`_asgi_scope`) for a
-        # request that goes to the ASGI app, and an answer the connection writes itself never needs one
+        # as HttpProtocol's, inline: no ASGI scope made here (uvicorn's makes it for every request): :meth:`to_app` makes it, for a request
+        # that goes to the ASGI app, and an answer the connection writes itself never needs one
         self.url = b""
         self.expect_100_continue = False
         self.headers = []
         self._in_head, self._field_octets = True, 0
-
-    def _asgi_scope(self) -> None:
-        """The request's ASGI scope, as uvicorn's ``on_message_begin`` makes it (its ``on_headers_complete`` adds the
-        method, the path and the query); ``headers`` is the request's list of fields itself, as there."""
-        self.scope = {  # type: ignore[typeddict-item]
-            "type": "http",
-            "asgi": {"version": self.asgi_version, "spec_version": "2.3"},
-            "http_version": "1.1",
-            "server": self.server,
-            "client": self.client,
-            "scheme": self.scheme,  # type: ignore[typeddict-item]
-            "root_path": self.root_path,
-            "headers": self.headers,
-            "state": self.app_state.copy(),
-        }
 
     def on_url(self, url: bytes) -> None:
         if len(self.url) + len(url) > self.target_octets:
@@ -473,7 +368,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             raise _Refused
         if not self._in_head:  # a trailer field, after the content: never one of the request's header fields (RFC
             return  # 9110 §6.5.1: "MUST NOT merge a trailer field into a header section"), and not kept (§6.5.1)
-        # uvicorn's own on_header, inline (a call fewer for each field of each request)
+        # HttpProtocol's own on_header, inline (a call fewer for each field of each request)
         name = name.lower()
         if name == b"expect" and value.lower() == b"100-continue" and self.parser.get_http_version() != "1.0":
             self.expect_100_continue = True  # of an HTTP/1.0 request, ignored (RFC 9110 §10.1.1: MUST)
@@ -499,12 +394,11 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._in_trailer = False  # a chunk's octets: no trailer section yet
         super().on_body(body)
 
-    def send_400_response(self, msg: str) -> None:
-        """What uvicorn calls, in its ``except httptools.HttpParserError``, for a request the parser stopped at:
-        the refusal a callback made (this server's own failure among them, :meth:`failed`), or what the parser
-        found, as an RFC 9457 problem."""
+    def parse_failed(self, exc: httptools.HttpParserError) -> None:
+        """The parser stopped at a request (``exc``): the refusal a callback made (this server's own failure among
+        them, :meth:`failed`), or what the parser found, as an RFC 9457 problem."""
         if self.refusal is None:
-            found = sys.exc_info()[1]
+            found = exc
             cause = found.__context__ if isinstance(found, httptools.HttpParserCallbackError) else found
             if isinstance(found, httptools.HttpParserInvalidMethodError) or (
                     self.parser.get_method() == b"CONNECT" and isinstance(cause, httptools.HttpParserInvalidURLError)):
@@ -512,7 +406,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             elif isinstance(cause, httptools.HttpParserInvalidURLError):
                 self.refusal = (400, f"the request target is not a URL this server reads (RFC 9112 §3.2): {cause}")
             else:
-                said = str(cause) if cause is not None else msg
+                said = str(cause) if cause is not None else str(exc)
                 self.refusal = (400, f"the request is not HTTP/1.1 as RFC 9112 writes it: {said}")
         self._refuse(*self.refusal)
 
@@ -593,20 +487,19 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._in_head, self._head_seen = False, 0
         if self.parser.should_upgrade() and sends_content(self.headers):
             # the parser takes the octets after such a head for another protocol's, and skips the content: the app
-            # would be given none, and the content read as the next request (:meth:`_unsupported_upgrade_warning`)
+            # would be given none, and the content read as the next request (:meth:`upgrade_asked`)
             self.refusal = (400, "the request asks to switch protocols (Connection: Upgrade, Upgrade) and sends"
                                  " content: this server switches to no other protocol, and reads no content of such"
                                  " a request; send it without Upgrade (RFC 9110 §7.8)")
             raise _Refused
         if len(self.pipeline) >= self.pipelined:
-            # uvicorn queues each pipelined request and reads on as each answer is done: the queue is bounded here
+            # HttpProtocol queues each pipelined request and reads on as each answer is done: the queue is bounded here
             self.refusal = (503, f"more than {self.pipelined} requests sent on this connection wait for their"
                                  " answers: those are answered, then the connection is closed; ask the rest on"
                                  " another (RFC 9112 §9.3.2)")
             raise _Refused
         self.target_authority()
-        self._asgi_scope()
-        super().on_headers_complete()
+        self.to_app()
         cycle = self.cycle
         if cycle is not None and cycle.scope is self.scope and not cycle.response_started:
             # the app may send a file's octets with sendfile on this connection (pdi.server.process.zerocopy)
@@ -638,7 +531,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 class _Answered:
     """What stands for the request cycle of a request answered from the cache: one already complete.
 
-    uvicorn's protocol looks at its current cycle when the rest of the
+    The protocol looks at its current cycle when the rest of the
     request arrives, when the connection is lost and when it shuts down.
     """
 
@@ -654,7 +547,7 @@ _ANSWERED: Any = _Answered()
 
 
 class CachedAnswerProtocol(GuardedHttpToolsProtocol):
-    """uvicorn's HTTP/1.1 protocol with the request-head deadline, writing answers the cache holds at once.
+    """pdi's HTTP/1.1 protocol with the request-head deadline, writing answers the cache holds at once.
 
     See :mod:`pdi.server.process.cache` for when it answers and when it
     leaves the request to the ASGI app. ``cache`` is the worker's
@@ -691,14 +584,14 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         self.target_authority()  # before the cache reads Host for its key
         try:
             answered = self._answer_from_cache()
-        except Exception as exc:  # this server's own code: a 500, never the client's fault (send_400_response)
+        except Exception as exc:  # this server's own code: a 500, never the client's fault (parse_failed)
             self.failed(exc)
             raise
         if not answered:
             super().on_headers_complete()
 
     def _unset_keepalive_if_required(self) -> None:
-        self._idle_due = None  # octets came (uvicorn calls it for every read) or an answer is on its way
+        self._idle_due = None  # octets came (data_received calls it for every read) or an answer is on its way
         super()._unset_keepalive_if_required()
 
     def _idle(self) -> None:
@@ -820,11 +713,11 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         if request_id is not None:
             log_cached_answer(request_id, method, self.url, status, octets, time.perf_counter() - started,
                               client or "-")
-        # what uvicorn does once a response is complete: count it, wait for the next request
+        # what HttpProtocol does once a response is complete: count it, wait for the next request
         self.cycle = _ANSWERED
         self.server_state.total_requests += 1
         self._unset_keepalive_if_required()
-        self._idle_due = due = self.loop.time() + self.timeout_keep_alive  # as uvicorn's call_later, set lazily
+        self._idle_due = due = self.loop.time() + self.timeout_keep_alive  # as HttpProtocol's call_later, set lazily
         if self._idle_timer is None:
             self._idle_timer = self.loop.call_at(due, self._idle)
         self._arm()
@@ -901,7 +794,6 @@ def answering_protocol(
     fields of a peer in ``trusted`` say the scheme and host an answer's URLs name (:mod:`pdi.server.http.forwarded`).
     """
     clients: collections.Counter[str] = collections.Counter()  # the worker's own count of each client's connections
-    quiet_uvicorn_refusals(logging.getLogger("uvicorn.error"))  # each refusal is said by RefusalLog instead
     told: PublicTold | None = getattr(getattr(public, "__self__", None), "public_told", None)
     attributes = {"header_seconds": header_seconds, "send_seconds": send_seconds, "cache": cache, "replay_port": replay_port, "access": access,
                   "public": None if public is None else staticmethod(public), "json_logs": json_logs,

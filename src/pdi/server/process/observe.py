@@ -499,20 +499,3 @@ def _forget_the_parents_tally() -> None:
 
 os.register_at_fork(after_in_child=_forget_the_parents_tally)
 _URI_RES = "/uri-res/{service}"
-
-
-#: What uvicorn's HTTP/1.1 protocol logs when its parser stops at a request (``httptools_impl``, pinned).
-UVICORN_REFUSAL = "Invalid HTTP request received."
-
-
-class _WithoutUvicornRefusals(logging.Filter):
-    """Drops uvicorn's :data:`UVICORN_REFUSAL`: pdi's protocol says each refusal itself (:class:`RefusalLog`)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.msg != UVICORN_REFUSAL
-
-
-def quiet_uvicorn_refusals(logger: logging.Logger) -> None:
-    """Filter :data:`UVICORN_REFUSAL` out of ``logger`` (uvicorn's ``uvicorn.error``), once."""
-    if not any(isinstance(f, _WithoutUvicornRefusals) for f in logger.filters):
-        logger.addFilter(_WithoutUvicornRefusals())

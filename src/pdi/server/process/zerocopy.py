@@ -30,7 +30,7 @@ answer, :mod:`pdi.server.protocol.octets`) awaits
 :meth:`ZeroCopy.chunked` with its frames: each frame is written as one
 chunk, its size line and the octets in hand written on the same duplicate
 socket, its stretches of files sent with ``sendfile``, each checked the same
-way; the app's last, empty, body message then ends the body as uvicorn
+way; the app's last, empty, body message then ends the body as the protocol
 does (``0`` CRLF CRLF). A file changed meanwhile closes the connection
 before the last chunk, so the client sees the cut. Where the extension
 is missing (another server, an in-process test client) the response reads
@@ -78,7 +78,7 @@ Frame = Sequence["bytes | Stretch"]
 class ZeroCopy:
     """``await ZeroCopy(...)(fd, offset, count, unchanged)``: that stretch of the file sent on the request's connection.
 
-    ``cycle`` is uvicorn's request-response cycle of the request; the octets
+    ``cycle`` is the request's :class:`~pdi.server.process.http11.RequestCycle`; the octets
     sent count against its ``Content-Length`` as a body message's would.
     :meth:`chunked` sends an answer of ``Transfer-Encoding: chunked``
     whose chunks hold stretches of files among other octets. :attr:`sent`
@@ -250,7 +250,7 @@ class ZeroCopy:
         return True
 
     def _gone(self) -> bool:
-        # what uvicorn's protocol does when the connection is lost: later sends of this cycle do nothing
+        # what the protocol does when the connection is lost: later sends of this cycle do nothing
         self.cycle.disconnected = True
         if not self.cycle.transport.is_closing():
             self.cycle.transport.close()
