@@ -221,8 +221,12 @@ class HttpProtocol(asyncio.Protocol):
         self.asgi_version: str = config.asgi_version
         self.limit_concurrency: int | None = config.limit_concurrency
         self.app_state = app_state
-        self.timeout_keep_alive_task: asyncio.TimerHandle | None = None
         self.timeout_keep_alive: float = config.timeout_keep_alive
+        #: The keep-alive timeout's timer and when it is due (``None``: disarmed, a request's octets came). Armed
+        #: again, it moves the time only: a timer that fires early sets itself again for it (no timer made and
+        #: cancelled for each request of a kept-alive connection, as uvicorn's ``call_later`` is).
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._idle_due: float | None = None
         self.server_state = server_state
         self.connections: set[Any] = server_state.connections
         self.tasks: set[asyncio.Task[None]] = server_state.tasks
@@ -258,19 +262,35 @@ class HttpProtocol(asyncio.Protocol):
             self.flow.resume_writing()
         if exc is None:
             self.transport.close()
-            self._unset_keepalive_if_required()
+        self._idle_due = None
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
         self.parser = None  # type: ignore[assignment]
 
     def eof_received(self) -> None:
         pass  # the transport closes the connection (a half-closed client gets no answer after: as uvicorn)
 
-    def _unset_keepalive_if_required(self) -> None:
-        if self.timeout_keep_alive_task is not None:
-            self.timeout_keep_alive_task.cancel()
-            self.timeout_keep_alive_task = None
+    def keep_alive(self) -> None:
+        """An answer is complete and no request waits: the connection is closed if none comes within
+        ``timeout_keep_alive`` (:meth:`timeout_keep_alive_handler`), unless octets come first (:meth:`data_received`)."""
+        self._idle_due = due = self.loop.time() + self.timeout_keep_alive
+        if self._idle_timer is None:
+            self._idle_timer = self.loop.call_at(due, self._idle)
+
+    def _idle(self) -> None:
+        self._idle_timer = None
+        due = self._idle_due
+        if due is None:  # octets came since
+            return
+        if self.loop.time() < due:  # armed again since: on to the later time
+            self._idle_timer = self.loop.call_at(due, self._idle)
+            return
+        self._idle_due = None
+        self.timeout_keep_alive_handler()
 
     def data_received(self, data: bytes) -> None:
-        self._unset_keepalive_if_required()
+        self._idle_due = None  # the keep-alive timeout disarmed
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserError as exc:
@@ -391,13 +411,13 @@ class HttpProtocol(asyncio.Protocol):
         self.server_state.total_requests += 1
         if self.transport.is_closing():
             return
-        self._unset_keepalive_if_required()
+        self._idle_due = None
         self.flow.resume_reading()
         if self.pipeline:
             cycle, app = self.pipeline.pop()
             self._start_asgi_task(cycle, app)
         else:
-            self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive, self.timeout_keep_alive_handler)
+            self.keep_alive()
 
     def shutdown(self) -> None:
         """A graceful shutdown (uvicorn's server calls it): closed now if idle, else after the answer under way."""
