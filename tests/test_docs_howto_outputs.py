@@ -47,6 +47,8 @@ def _blocks(page: str, language: str) -> list[str]:
 def _today(text: str, today: datetime.datetime) -> str:
     """The page's names and times with the day they were shown on made ``today``'s."""
     text = re.sub(r"/\d{4}/\d\d/\d\d/", today.strftime("/%Y/%m/%d/"), text)
+    # and as a query's value spells it, each "/" percent-encoded (%2F, any case)
+    text = re.sub(r"%2[Ff]\d{4}%2[Ff]\d\d%2[Ff]\d\d%2[Ff]", today.strftime("%%2F%Y%%2F%m%%2F%d%%2F"), text)
     return re.sub(r"\b\d{4}-\d\d-\d\dT", today.strftime("%Y-%m-%dT"), text)
 
 

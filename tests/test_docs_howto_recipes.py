@@ -46,6 +46,8 @@ def _pairs(page: str) -> list[tuple[str, str]]:
 def _today(text: str, today: datetime.datetime) -> str:
     """The page's names with the day they were shown on made ``today``'s, its times made ``WHEN``."""
     text = re.sub(r"/\d{4}/\d\d/\d\d/", today.strftime("/%Y/%m/%d/"), text)
+    # and as a query's value spells it, each "/" percent-encoded (%2F, any case)
+    text = re.sub(r"%2[Ff]\d{4}%2[Ff]\d\d%2[Ff]\d\d%2[Ff]", today.strftime("%%2F%Y%%2F%m%%2F%d%%2F"), text)
     return re.sub(WHEN, "WHEN", text)
 
 

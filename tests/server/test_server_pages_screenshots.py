@@ -165,9 +165,11 @@ PAGES = {
     "forbidden": ("/view?pdi={private}", "document.querySelector('.problem h1').textContent === 'A token is needed to read this'"
                   " && decodeURIComponent(new URL(document.querySelector('.problem a[href^=\"/signin\"]').href).searchParams"
                   ".get('next')).includes('closed.example.us')"),
-    # an image whose header claims more pixels than are opened (a pixel bomb): the limit said in pdi's words
-    "image-limit": ("/view?pdi={bomb}", "document.querySelector('.problem h1').textContent === 'Cannot show this: limit exceeded'"
-                    " && document.querySelector('.problem').innerText.includes('its header claims 10,000,000,000 pixels')"
+    # an image whose header claims more pixels than a browser is asked to decode (a pixel bomb, 100,000 × 100,000):
+    # a blank stand-in of its shape (an SVG of its own), the size said in pdi's words, its octets linked
+    "image-limit": ("/view?pdi={bomb}", "document.getElementById('image').getAttribute('src').startsWith('data:image/svg+xml')"
+                    " && document.getElementById('not-drawn').innerText.includes('This image is 100,000×100,000,"
+                    " 10,000,000,000 pixels')"
                     " && !document.body.innerText.includes('DOS attack')"),
     # a TIFF of more pages than the viewer counts: the limit said in pdi's words, its octets offered whole
     "tiff-limit": ("/view?pdi={pages}", "document.querySelector('.problem h1').textContent === 'Cannot show this: limit exceeded'"
