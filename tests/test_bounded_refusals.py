@@ -98,6 +98,15 @@ def test_every_error_a_child_refuses_with_is_raised_here_as_the_child_said_it(ki
     check()
 
 
+def test_an_errors_details_reach_the_parent() -> None:
+    """A page's text refused past its bound of time (``pdi.fragments.pagetext``): its RFC 9457 member ``seconds``,
+    which the problem answer carries, is said in the parent as the child's error held it."""
+    error = errors.LimitError("the page's text took longer than 5 s", details={"seconds": 5.0})
+    rebuilt = bounded._refusal(refused_in_child(error))
+    the_same(rebuilt, error)
+    assert rebuilt.details == {"seconds": 5.0}
+
+
 def test_the_advice_of_a_content_refusal_is_said_once() -> None:
     error = errors.FormatCheckError("the octets are not a PNG (their signature is GIF89a)", declare=("format", "gif"))
     assert str(error) == ("the octets are not a PNG (their signature is GIF89a); give --format gif, or --force to"

@@ -202,9 +202,11 @@ def _may_hold(kind: type[errors.PDIError], name: object) -> bool:
 def _refusal_line(error: errors.PDIError) -> str:
     """The JSON line a child writes for ``error`` (:func:`_refusal` makes it again): its class's name, its
     ``str()``, and ``held``: its own attributes whose values JSON writes as they are (strings, numbers, ``None``,
-    lists and tuples of them, and dictionaries of them such as its ``details``)."""
+    lists and tuples of them, and dictionaries of them), and its :attr:`~pdi.errors.PDIError.details`."""
     held = {name: value for name, value in vars(error).items()
             if not name.startswith("_") and name != "message" and _plain(value)}
+    if error.details and _plain(error.details):  # its RFC 9457 members, kept under a name of its own (errors.py)
+        held["details"] = error.details
     return json.dumps({"error": type(error).__name__, "message": str(error), "held": held})
 
 
