@@ -29,19 +29,13 @@ from pathlib import Path
 
 import pytest
 from server_helpers import serving
-from test_server_workers import (
-    _children,
-    _owner_of_server_end,
-    _response,
-    _wait_for,
-    _waits_for_connections,
-)
 
 from pdi.archive import Archive
 from pdi.federation import authorities, routes
 from pdi.federation.authorities import DOWN_SECONDS, Authorities
 from pdi.federation.routes import Routes
 from support.handler_server import handler_server
+from support.procnet import children, owner_of_server_end, response, wait_for, waits_for_connections
 
 HELD = "here.example.us"
 ELSEWHERE = "there.example.us"
@@ -84,8 +78,8 @@ def _one_connection_each(port: int, workers: set[int]) -> dict[int, socket.socke
         for _ in range(200):
             conn = socket.create_connection(("127.0.0.1", port), timeout=30)
             conn.sendall(b"GET /api/series HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            assert _response(conn)[0] == 200
-            owner = _owner_of_server_end(conn, workers)
+            assert response(conn)[0] == 200
+            owner = owner_of_server_end(conn, workers)
             if owner in held:
                 spare.append(conn)
             else:
@@ -100,7 +94,7 @@ def _one_connection_each(port: int, workers: set[int]) -> dict[int, socket.socke
 
 def _status(conn: socket.socket) -> int:
     conn.sendall(f"GET /uri-res/N2R?{NAME} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
-    return _response(conn)[0]
+    return response(conn)[0]
 
 
 def test_every_worker_finds_a_resolver_back_up_within_a_few_seconds(tmp_path: Path) -> None:
@@ -113,9 +107,9 @@ def test_every_worker_finds_a_resolver_back_up_within_a_few_seconds(tmp_path: Pa
                                 "--archive", str(location)], capture_output=True, text=True, timeout=120)
         assert added.returncode == 0, added.stderr
         with serving(location, "--workers", "2") as (process, port):
-            workers = _children(process.pid)
+            workers = children(process.pid)
             assert len(workers) == 2
-            _wait_for(lambda: all(_waits_for_connections(pid, port) for pid in workers))
+            wait_for(lambda: all(waits_for_connections(pid, port) for pid in workers))
             conns = _one_connection_each(port, workers)
             try:
                 # down: each worker probes it once and says so; asked again at once, it remembers (no probe each)

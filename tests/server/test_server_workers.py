@@ -12,7 +12,6 @@ import concurrent.futures
 import os
 import signal
 import socket
-import time
 from pathlib import Path
 
 import httpx
@@ -20,6 +19,7 @@ import pytest
 from server_helpers import serving
 
 from pdi.archive import Archive
+from support.procnet import children, owner_of_server_end, response, wait_for, waits_for_connections
 
 S = "workers.example.us"
 
@@ -33,109 +33,27 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return location, name
 
 
-def _children(pid: int) -> set[int]:
-    """The processes whose parent is ``pid`` (field 4 of /proc/PID/stat, after the command's parentheses)."""
-    found = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue  # it ended while we looked
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.add(int(entry))
-    return found
-
-
-def _owner_of_server_end(client: socket.socket, candidates: set[int]) -> int:
-    """Which of ``candidates`` holds the server's end of ``client``'s connection (/proc/net/tcp, then fds)."""
-    client_port = client.getsockname()[1]
-    server_port = client.getpeername()[1]
-    inode = None
-    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-        fields = line.split()
-        local, remote = fields[1], fields[2]
-        if int(local.split(":")[1], 16) == server_port and int(remote.split(":")[1], 16) == client_port:
-            inode = fields[9]
-    assert inode is not None, "the server's end of the connection is not in /proc/net/tcp"
-    for pid in candidates:
-        for fd in os.listdir(f"/proc/{pid}/fd"):
-            try:
-                if os.readlink(f"/proc/{pid}/fd/{fd}") == f"socket:[{inode}]":
-                    return pid
-            except OSError:
-                continue
-    raise AssertionError(f"no worker holds socket {inode}")
-
-
-def _waits_for_connections(pid: int, port: int) -> bool:
-    """Whether process ``pid`` watches the socket listening on ``port`` (an epoll of its, /proc/PID/fdinfo).
-
-    A worker inherits the listening socket when it is forked, and accepts
-    from it only once its server has started: until then the kernel hands
-    every connection to the workers already up.
-    """
-    inode = None
-    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-        fields = line.split()
-        if fields[3] == "0A" and int(fields[1].split(":")[1], 16) == port:  # 0A: LISTEN
-            inode = int(fields[9])
-    assert inode is not None, f"nothing listens on port {port}"
-    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
-        try:
-            info = Path(f"/proc/{pid}/fdinfo/{fd}").read_text()
-        except OSError:
-            continue
-        if any(line.startswith("tfd:") and f" ino:{inode:x} " in f"{line} " for line in info.splitlines()):
-            return True
-    return False
-
-
-def _response(conn: socket.socket) -> tuple[int, bytes]:
-    """Status and body of the next HTTP/1.1 response on ``conn`` (its length from Content-Length)."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        piece = conn.recv(65536)
-        assert piece, "the server closed the connection"
-        data += piece
-    head, _, body = data.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    length = next(int(line.split(":", 1)[1]) for line in lines if line.lower().startswith("content-length:"))
-    while len(body) < length:
-        piece = conn.recv(65536)
-        assert piece, "the server closed the connection"
-        body += piece
-    return int(lines[0].split()[1]), body
-
-
-def _wait_for(condition: object, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
-
-
 def test_requests_are_served_by_several_processes(archive: tuple[Path, str]) -> None:
     location, name = archive
     with serving(location, "--workers", "3") as (process, port):
-        workers = _children(process.pid)
+        workers = children(process.pid)
         assert len(workers) == 3
         # serving() waited for one answer, from the first worker up: on a loaded machine the others can still be
         # starting, and the first would serve every connection below by itself
-        _wait_for(lambda: all(_waits_for_connections(pid, port) for pid in workers))
+        wait_for(lambda: all(waits_for_connections(pid, port) for pid in workers))
         request = f"GET /uri-res/N2R?{name} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
 
         def client(_: int) -> socket.socket:
             conn = socket.create_connection(("127.0.0.1", port), timeout=30)
             for _ in range(5):  # a few requests each, while the other clients make theirs
                 conn.sendall(request)
-                assert _response(conn) == (200, b"served by one of several workers\n")
+                assert response(conn) == (200, b"served by one of several workers\n")
             return conn
 
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
             clients = list(pool.map(client, range(24)))
         try:
-            owners = {_owner_of_server_end(conn, workers) for conn in clients}
+            owners = {owner_of_server_end(conn, workers) for conn in clients}
         finally:
             for conn in clients:
                 conn.close()
@@ -147,7 +65,7 @@ def test_requests_are_served_by_several_processes(archive: tuple[Path, str]) -> 
 def test_a_signal_stops_every_worker(archive: tuple[Path, str], how: str) -> None:
     location, _ = archive
     with serving(location, "--workers", "3") as (process, _):
-        workers = _children(process.pid)
+        workers = children(process.pid)
         assert len(workers) == 3
         if how.startswith("SIGTERM"):
             process.send_signal(signal.SIGTERM)
@@ -161,11 +79,11 @@ def test_a_signal_stops_every_worker(archive: tuple[Path, str], how: str) -> Non
 def test_a_worker_that_dies_is_replaced(archive: tuple[Path, str]) -> None:
     location, name = archive
     with serving(location, "--workers", "2") as (process, port):
-        before = _children(process.pid)
+        before = children(process.pid)
         victim = min(before)
         os.kill(victim, signal.SIGKILL)
-        _wait_for(lambda: len(_children(process.pid) - {victim}) == 2)
-        after = _children(process.pid)
+        wait_for(lambda: len(children(process.pid) - {victim}) == 2)
+        after = children(process.pid)
         assert victim not in after and len(after - before) == 1
         assert process.stderr is not None
         assert process.stderr.readline() == f"pdi: worker {victim} was killed by signal 9 (SIGKILL); starting another\n"
@@ -179,10 +97,10 @@ def test_workers_that_keep_dying_stop_the_server(archive: tuple[Path, str]) -> N
     with serving(location, "--workers", "2") as (process, _):
         killed = set()
         for _ in range(5):
-            _wait_for(lambda: process.poll() is not None or len(_children(process.pid) - killed) == 2)
+            wait_for(lambda: process.poll() is not None or len(children(process.pid) - killed) == 2)
             if process.poll() is not None:
                 break
-            victim = min(_children(process.pid) - killed)
+            victim = min(children(process.pid) - killed)
             os.kill(victim, signal.SIGKILL)
             killed.add(victim)
         assert process.wait(timeout=30) == 1
