@@ -10,7 +10,9 @@ connection, must be the same. Requests are drawn by ``hypothesis``:
 paths whose app answers with a length, chunked (no ``Content-Length``), with
 ``Connection: close``, fails before its answer (``500``) or after its start
 (the connection closed), or returns without an answer; and the scope each
-app sees (method, paths, query, version, headers) is in the answer.
+app sees (method, paths, query, version, headers) is in the answer. Where pdi
+deliberately differs (a request RFC 9112 asks to refuse that uvicorn reads on),
+the last test says how, and why.
 """
 
 from __future__ import annotations
@@ -230,3 +232,17 @@ def test_the_keep_alive_timeout_runs_from_the_last_answer_and_stops_while_a_requ
         return closed, transport.written.count(b"HTTP/1.1 200 OK\r\n")
 
     assert asyncio.run(run()) == ([False, False, False, False, True], 4)
+
+
+def test_where_pdi_deliberately_differs_from_uvicorn_it_refuses_as_rfc_9112_asks() -> None:
+    # uvicorn reads both on to its app (a 200 here); RFC 9112 asks a 400 and the connection closed: an HTTP/1.0
+    # request with Transfer-Encoding has faulty framing (§6.1, §6.3: its content's length cannot be known, and
+    # the parser would read it as chunked), and the asterisk form is OPTIONS's alone (§3.2.4). uvicorn's answer
+    # to a request it cannot read is what pdi's own (HttpProtocol.parse_failed) writes too.
+    refused = b"HTTP/1.1 400 Bad Request\r\n"
+    for request in (b"POST /a HTTP/1.0\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+                    b"GET * HTTP/1.1\r\nHost: h\r\n\r\nGET /a HTTP/1.1\r\nHost: h\r\n\r\n"):
+        (theirs, _), (ours, closed) = _both([request])
+        assert theirs.startswith(b"HTTP/1.1 200 OK\r\n"), theirs
+        assert ours.startswith(refused) and ours.endswith(b"\r\n\r\nInvalid HTTP request received.") and closed
+        assert ours.count(b"HTTP/1.1 ") == 1

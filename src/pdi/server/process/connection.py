@@ -164,6 +164,9 @@ REFUSED_RETRY_SECONDS: Final = 1
 _DROPPED = RefusalLog(done="dropped")
 
 
+#: The most octets of a chunk's size line and the CRLF after its data (RFC 9112 §7.1: 16 hex digits, a CRLF each).
+_SIZE_LINE: Final = 24
+
 #: The scheme of a request target in absolute form (RFC 3986 §3.1: ``ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )``).
 _SCHEME = re.compile(rb"([A-Za-z][A-Za-z0-9+.-]*)://")
 
@@ -188,7 +191,10 @@ class GuardedHttpToolsProtocol(HttpProtocol):
     :data:`~pdi.server.process.limits.MAX_PIPELINED` requests pipelined
     behind the one being answered: the next is ``503``. A chunked request's
     trailer fields are dropped (never taken as header fields, RFC 9110
-    §6.5.1), and a trailer section past the head's bound is ``431``. A
+    §6.5.1), and a trailer section past the head's bound is ``431``; chunk
+    extensions past it, ``400`` (RFC 9112 §7.1.1). A request whose content
+    turns out wrong once its answer is written, or under way, gets no other
+    answer: its connection is closed (RFC 9112 §9.3.2). A
     request the parser cannot read is answered with an RFC 9457 problem
     naming what the parser found (uvicorn's own answer is a plain "Invalid
     HTTP request received."), an unknown method ``501`` (RFC 9110 §9.1). It
@@ -237,6 +243,15 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         self._in_trailer = False
         self._chunks = 0
         self._trailer_seen = 0
+        #: Whether the octets being read are the content of the request whose head was read last (its answer may
+        #: be under way, or written), the requests whose content ended, the chunk size lines read before this
+        #: request's, the octets of its content given to the app, and the octets of its framing (chunk size lines,
+        #: their extensions, the CRLFs, the trailer section: what the parser read of its content but gave no one).
+        self._in_content = False
+        self._messages = 0
+        self._chunks_before = 0
+        self._content_octets = 0
+        self._framing = 0
 
     def _arm(self) -> None:
         self._head_due = due = self.loop.time() + self.header_seconds
@@ -307,6 +322,7 @@ class GuardedHttpToolsProtocol(HttpProtocol):
             if self._in_head:
                 self._head_seen += len(data)
             trailing, chunks = self._in_trailer, self._chunks
+            in_content, messages, content = self._in_content, self._messages, self._content_octets
             # HttpProtocol's data_received, inline (a call fewer for each read)
             self._idle_due = None
             try:
@@ -325,6 +341,15 @@ class GuardedHttpToolsProtocol(HttpProtocol):
                 if self._trailer_seen > self._head_bound and self.refusal is None:
                     self._refuse(431, f"the request's trailer section is more than {self._head_bound} octets"
                                       " (RFC 6585 §5)")
+            if in_content and messages == self._messages and self.refusal is None:
+                # all of it inside one request's content: what of it was no content is its framing, whose chunk
+                # extensions the parser skips unbounded (RFC 9112 §7.1.1: "A server ought to limit the total length
+                # of chunk extensions received in a request"): bounded as a head is, beyond the size lines' own
+                self._framing += len(data) - (self._content_octets - content)
+                if not self._in_trailer and (  # a trailer section has its own bound, above
+                        self._framing > self._head_bound + _SIZE_LINE * (self._chunks - self._chunks_before)):
+                    self._refuse(400, f"the request's chunked framing (its chunk extensions, RFC 9112 §7.1.1) is"
+                                      f" more than {self._head_bound} octets")
             unread = self._unread
             if unread is None:
                 return
@@ -351,6 +376,7 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         self.expect_100_continue = False
         self.headers = []
         self._in_head, self._field_octets = True, 0
+        self._in_content, self._chunks_before, self._content_octets, self._framing = False, self._chunks, 0, 0
 
     def on_url(self, url: bytes) -> None:
         if len(self.url) + len(url) > self.target_octets:
@@ -387,7 +413,8 @@ class GuardedHttpToolsProtocol(HttpProtocol):
             cycle.more_body = False
             cycle.message_event.set()
         self._in_head, self._head_seen = True, 0  # what comes next is the next request's head
-        self._in_trailer = False
+        self._in_trailer = self._in_content = False
+        self._messages += 1
 
     def on_chunk_header(self) -> None:
         """httptools calls it when a chunk's size line is read (it calls an ``on_chunk_header`` the protocol has):
@@ -402,6 +429,7 @@ class GuardedHttpToolsProtocol(HttpProtocol):
 
     def on_body(self, body: bytes) -> None:
         self._in_trailer = False  # a chunk's octets: no trailer section yet
+        self._content_octets += len(body)
         super().on_body(body)
 
     def parse_failed(self, exc: httptools.HttpParserError) -> None:
@@ -448,6 +476,21 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         if self.transport.is_closing():
             return
         cycle = self.cycle
+        if self._in_content and cycle is not None and cycle.response_started:
+            # the content of a request whose answer is written, or under way, is wrong: a second answer would be
+            # taken for the next request's (RFC 9112 §9.3.2: answers in the order of the requests); the connection
+            # is closed once its answer is whole (RFC 9112 §9.6), and nothing more read (found by probing,
+            # 2026-11-29: a trailer section past the bound after an answer was a 431 after the 200)
+            self.transport.pause_reading()
+            if cycle.response_complete:
+                self.transport.close()
+            elif cycle.more_body:  # an app answering as it reads: the rest of the content never comes
+                cycle.disconnected = True
+                cycle.message_event.set()
+                self.transport.close()
+            else:
+                cycle.keep_alive = False
+            return
         if cycle is not None and cycle.more_body and not cycle.response_started and not self.pipeline:
             # the parser stopped inside this request's own content (its chunked framing is wrong, RFC 9112 §7.1):
             # it is answered now, and the app waiting for the rest is told the client left (found in review,
@@ -508,8 +551,13 @@ class GuardedHttpToolsProtocol(HttpProtocol):
                                  " answers: those are answered, then the connection is closed; ask the rest on"
                                  " another (RFC 9112 §9.3.2)")
             raise _Refused
+        refused = self.framing_refused()
+        if refused is not None:
+            self.refusal = (400, refused)
+            raise _Refused
         self.target_authority()
         self.to_app()
+        self._in_content = True
         cycle = self.cycle
         if cycle is not None and cycle.scope is self.scope and not cycle.response_started:
             # the app may send a file's octets with sendfile on this connection (pdi.server.process.zerocopy)
@@ -699,6 +747,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
                               client or "-")
         # what HttpProtocol does once a response is complete: count it, wait for the next request
         self.cycle = _ANSWERED
+        self._in_content = True  # any content it has (none: a plain request has no Content-Length) is its own
         self.server_state.total_requests += 1
         self.keep_alive()
         self._arm()

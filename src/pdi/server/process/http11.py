@@ -35,7 +35,12 @@ the ``uvicorn.access`` log line of each answer when that logger has handlers.
 It never switches protocols (``pdi serve`` runs with ``ws="none"``): a
 request asking to is handed to :meth:`HttpProtocol.upgrade_asked`.
 
-Unlike uvicorn's, the ASGI ``scope`` and the request's :class:`RequestCycle`
+Unlike uvicorn's, it refuses (``400``, and closes) two requests the parser reads on
+that RFC 9112 asks a server to refuse: an HTTP/1.0 request with
+``Transfer-Encoding`` (§6.1) and a target ``*`` of another method than
+``OPTIONS`` (§3.2.4) (:meth:`HttpProtocol.framing_refused`).
+
+Unlike uvicorn's too, the ASGI ``scope`` and the request's :class:`RequestCycle`
 are made only for a request that goes to the app (:meth:`HttpProtocol.to_app`):
 a subclass that answers a request itself in ``on_headers_complete``
 (:class:`pdi.server.process.connection.CachedAnswerProtocol`) makes neither.
@@ -333,7 +338,31 @@ class HttpProtocol(asyncio.Protocol):
         self.headers.append((name, value))
 
     def on_headers_complete(self) -> None:
+        if self.framing_refused() is not None:
+            raise _Unreadable  # the parser stops: parse_failed answers 400 and closes (uvicorn reads it on)
         self.to_app()
+
+    def framing_refused(self) -> str | None:
+        """Why the request whose head is in must be refused ``400`` though the parser read it (``None``: it need not),
+        as RFC 9112 asks and uvicorn does not (each a request smuggling's way in, §11.2, or an error the parser lets by):
+
+        * an HTTP/1.0 request with ``Transfer-Encoding``: §6.1, "A server or client that receives an HTTP/1.0
+          message containing a Transfer-Encoding header field MUST treat the message as if the framing is faulty,
+          even if a Content-Length is present, and close the connection after processing the message" (an HTTP/1.0
+          sender knows no transfer coding, so something between it and here added the field: the content's length
+          cannot be known, §6.3 says ``400``; the parser would read the content as chunked);
+        * a request target ``*`` of another method than ``OPTIONS``: §3.2.4, "The asterisk-form of request-target is
+          only used for a server-wide OPTIONS request", and §3.2 asks an invalid request line to be answered ``400``.
+        """
+        if self.url == b"*" and self.parser.get_method() != b"OPTIONS":
+            return ("the request target '*' is for OPTIONS alone (RFC 9112 §3.2.4): send another method's request to"
+                    " a path")
+        if self.parser.get_http_version() == "1.0":
+            for name, _ in self.headers:
+                if name == b"transfer-encoding":
+                    return ("an HTTP/1.0 request has no Transfer-Encoding: its content's length cannot be known (RFC"
+                            " 9112 §6.1, §6.3); send it as HTTP/1.1, or with Content-Length alone")
+        return None
 
     def request_scope(self) -> dict[str, Any]:
         """The ASGI scope of the request whose head is in (ASGI 2.3's HTTP connection scope); ``headers`` is the
@@ -594,3 +623,7 @@ class RequestCycle:
 
 def _nothing() -> None:
     pass
+
+
+class _Unreadable(Exception):
+    """Raised in the parser's ``on_headers_complete`` to stop it at a request :meth:`HttpProtocol.framing_refused`."""

@@ -1,0 +1,334 @@
+"""A hostile client's raw octets to ``pdi serve``, beside Debian's nginx given the same: RFC 9112's framing rules.
+
+Each request below is sent as raw octets, followed on the same connection by
+``GET /healthz`` with ``Connection: close``, to ``pdi serve`` and to an nginx
+whose every location answers ``200``: what comes back is the class of each
+answer (``1xx`` left out), so a request refused and its connection closed is
+``[4]``, and one read as the RFC reads it and the connection kept, ``[2, 2]``.
+The expected classes are worked out from RFC 9112 (and RFC 9110 for fields),
+and nginx is the independent check that a reading is not pdi's own: where the
+two agree the test says so, and where they differ the RFC leaves the choice (or
+nginx is the one that strays), each reading written down in
+``docs/reference/resolver.md`` ("How a request is framed"). Then what neither
+may do whatever the cuts of a request (``hypothesis``): answer a smuggled
+request, or answer differently for TCP's cutting; and the bounds a stranger
+meets: chunk extensions (RFC 9112 §7.1.1), an answer per request even when
+the content after it is wrong (§9.3.2), and requests pipelined without reading
+their answers, in bounded memory (``VmHWM``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import socket
+import time
+import urllib.parse
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from server_helpers import on_own_protocol, serving
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+from test_server_request_head import _peak_kib
+
+from pdi._ports import free_port
+from pdi.archive import Archive
+from support.nginxnode import nginx
+
+S = "library.example.us"
+#: What follows each request on its connection: answered ``2`` if the connection was kept.
+LAST = b"GET /healthz HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n"
+H = b"GET /healthz HTTP/1.1\r\nHost: h\r\n"
+TE = b"Transfer-Encoding: chunked\r\n"
+#: A request that looks like one but is the content of the one before it.
+SMUGGLED = b"GET /smuggled HTTP/1.1\r\nHost: h\r\n\r\n"
+
+
+def _chunked(content: bytes) -> bytes:
+    return b"%x\r\n%s\r\n0\r\n\r\n" % (len(content), content)
+
+
+#: (what the request is and why, its octets, the classes of the answers RFC 9112 asks for): nginx and pdi alike.
+AGREED: list[tuple[str, bytes, list[int]]] = [
+    ("a bare CR in a field's value (§2.2: invalid)", H + b"X: a\rb\r\n\r\n", [4]),
+    ("a bare CR ending the request line (§2.2)", b"GET /healthz HTTP/1.1\rHost: h\r\n\r\n", [4]),
+    ("empty lines before the request line (§2.2: SHOULD ignore)", b"\r\n\r\n" + H + b"\r\n", [2, 2]),
+    ("an HTTP/1.1 request without Host (§3.2: MUST 400)", b"GET /healthz HTTP/1.1\r\n\r\n", [4]),
+    ("two Host fields (§3.2: MUST 400)", H + b"Host: h\r\n\r\n", [4]),
+    ("a Host of two values (§3.2: invalid value, MUST 400)", b"GET /healthz HTTP/1.1\r\nHost: a, b\r\n\r\n", [4]),
+    ("whitespace before a field's colon (§5.1: MUST 400)", H + b"X-A : b\r\n\r\n", [4]),
+    ("Content-Length with whitespace before its colon (§5.1, §11.2)",
+     H + b"Content-Length : %d\r\n\r\n" % len(SMUGGLED) + SMUGGLED, [4]),
+    ("obs-fold (§5.2: 400 or SP; both refuse)", H + b"X-A: b\r\n c\r\n\r\n", [4]),
+    ("obs-fold in Transfer-Encoding (§5.2, §11.2)", H + b"Transfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n", [4]),
+    ("a NUL in a field's value (RFC 9110 §5.5: reject or SP)", H + b"X-A: b\x00c\r\n\r\n", [4]),
+    ("a lower-case HTTP-name (§2.3: case-sensitive)", b"GET /healthz http/1.1\r\nHost: h\r\n\r\n", [4]),
+    ("a two-digit major version (§2.3: DIGIT . DIGIT)", b"GET /healthz HTTP/01.1\r\nHost: h\r\n\r\n", [4]),
+    ("HTTP/2.0 on a request line (RFC 9110 §15.6.6: 505)", b"GET /healthz HTTP/2.0\r\nHost: h\r\n\r\n", [5]),
+    ("a later minor version (RFC 9110 §2.5: read as 1.1)", b"GET /healthz HTTP/1.2\r\nHost: h\r\n\r\n", [2, 2]),
+    ("a space in the target (§3.2: invalid request line)", b"GET /a b HTTP/1.1\r\nHost: h\r\n\r\n", [4]),
+    ("authority form of a GET (§3.2.3: CONNECT only)", b"GET h:80 HTTP/1.1\r\nHost: h\r\n\r\n", [4]),
+    ("asterisk form of a GET (§3.2.4: OPTIONS only)", b"GET * HTTP/1.1\r\nHost: h\r\n\r\n", [4]),
+    ("Content-Length, then Transfer-Encoding (§6.3 item 3, §11.2)",
+     H + b"Content-Length: 5\r\n" + TE + b"\r\n" + _chunked(SMUGGLED), [4]),
+    ("Transfer-Encoding, then Content-Length (§6.3 item 3, §11.2)",
+     H + TE + b"Content-Length: 5\r\n\r\n" + _chunked(SMUGGLED), [4]),
+    ("two different Content-Length (§6.3 item 5: MUST 400)",
+     H + b"Content-Length: 3\r\nContent-Length: %d\r\n\r\n" % len(SMUGGLED) + SMUGGLED, [4]),
+    ("two equal Content-Length (RFC 9110 §8.6: MAY accept or reject)", H + b"Content-Length: 3\r\n" * 2 + b"\r\nabc",
+     [4]),
+    ("Content-Length '+3' (RFC 9110 §8.6: 1*DIGIT)", H + b"Content-Length: +3\r\n\r\nabc", [4]),
+    ("Content-Length '-3'", H + b"Content-Length: -3\r\n\r\nabc", [4]),
+    ("Content-Length '1 2'", H + b"Content-Length: 1 2\r\n\r\n" + b"a" * 12, [4]),
+    ("Content-Length '0x3'", H + b"Content-Length: 0x3\r\n\r\nabc", [4]),
+    ("Content-Length past 2^64 (§6.3 item 5)", H + b"Content-Length: 99999999999999999999999\r\n\r\nabc", [4]),
+    ("Transfer-Encoding in HTTP/1.0 (§6.1: framing faulty)",
+     b"GET /healthz HTTP/1.0\r\n" + TE + b"\r\n" + _chunked(SMUGGLED), [4]),
+    ("Transfer-Encoding in HTTP/1.0 with Content-Length (§6.1)",
+     b"GET /healthz HTTP/1.0\r\n" + TE + b"Content-Length: 5\r\n\r\n0\r\n\r\n", [4]),
+    ("chunked, then gzip, in two lines (§6.3 item 4: chunked not final, MUST 400)",
+     H + TE + b"Transfer-Encoding: gzip\r\n\r\n0\r\n\r\n", [4]),
+    ("chunked in two lines (§7: not applied twice)", H + TE + TE + b"\r\n0\r\n\r\n", [4]),
+    ("content that looks like a request (Content-Length) is content",
+     H + b"Content-Length: %d\r\n\r\n" % len(SMUGGLED) + SMUGGLED, [2, 2]),
+    ("chunked content that looks like a request is content", H + TE + b"\r\n" + _chunked(SMUGGLED), [2, 2]),
+    ("'Chunked' (§7: coding names are case-insensitive)", H + b"Transfer-Encoding: Chunked\r\n\r\n0\r\n\r\n", [2, 2]),
+    ("a chunk size with leading zeros (§7.1: 1*HEXDIG)", H + TE + b"\r\n0003\r\nabc\r\n0\r\n\r\n", [2, 2]),
+    ("a chunk extension (§7.1.1)", H + TE + b"\r\n3;a=\"b c\"\r\nabc\r\n0\r\n\r\n", [2, 2]),
+    ("a trailer field (§7.1.2)", H + TE + b"\r\n0\r\nX-A: b\r\n\r\n", [2, 2]),
+    ("a chunk size past 64 bits (§7.1: overflow)", H + TE + b"\r\nFFFFFFFFFFFFFFFFF1\r\nabc\r\n0\r\n\r\n", [4]),
+    ("a chunk longer than its size (§7.1)", H + TE + b"\r\n3\r\nabcX\r\n0\r\n\r\n", [4]),
+    ("a chunk size '0x3' (§7.1)", H + TE + b"\r\n0x3\r\nabc\r\n0\r\n\r\n", [4]),
+    ("Connection: close, then more (§9.6: nothing after it read)", H + b"Connection: close\r\n\r\n", [2]),
+    ("an error behind an answered request (§9.3.2: in order, then closed)", H + b"\r\n" + H + b"X : y\r\n\r\n", [2, 4]),
+]
+
+#: (request, octets, pdi's classes, nginx's classes): where they differ, RFC 9112 (or RFC 9110) allows pdi's.
+DIFFERING: list[tuple[str, bytes, list[int], list[int]]] = [
+    ("bare LF line ends (§2.2: MAY recognize; pdi does not)", b"GET /healthz HTTP/1.1\nHost: h\n\n", [4], [2, 2]),
+    ("a chunk's lines ended by LF (§2.2, §7.1)", H + TE + b"\r\n3\nabc\n0\n\n", [4], [2, 2]),
+    ("a field line without a colon (§5: invalid; nginx skips it)", H + b"XAb\r\n\r\n", [4], [2, 2]),
+    ("a DEL in a field's value (RFC 9110 §5.5: not field-vchar)", H + b"X-A: a\x7fb\r\n\r\n", [4], [2, 2]),
+    ("an octet past ASCII in the target (§3.2, RFC 3986)", b"GET /healthz\xff HTTP/1.1\r\nHost: h\r\n\r\n", [4],
+     [2, 2]),
+    ("a space after the version (§3: HTTP-version CRLF)", b"GET /healthz HTTP/1.1 \r\nHost: h\r\n\r\n", [4], [2, 2]),
+    ("a Host with userinfo (§3.2: uri-host [':' port])", b"GET /healthz HTTP/1.1\r\nHost: u@h\r\n\r\n", [4], [2, 2]),
+    ("an empty Host (§3.2: valid, for a target of no authority)", b"GET /healthz HTTP/1.1\r\nHost:\r\n\r\n", [2, 2],
+     [4]),
+    ("a tab before Transfer-Encoding's value (RFC 9110 §5.6.3: OWS is SP or HTAB)",
+     H + b"Transfer-Encoding:\tchunked\r\n\r\n0\r\n\r\n", [2, 2], [5]),
+    ("an empty element before chunked (RFC 9110 §5.6.1.2: MUST accept)",
+     H + b"Transfer-Encoding: , chunked\r\n\r\n0\r\n\r\n", [2, 2], [5]),
+    ("Transfer-Encoding gzip alone (§6.3 item 4: MUST 400; nginx 501, §6.1's SHOULD)",
+     H + b"Transfer-Encoding: gzip\r\n\r\nabc", [4], [5]),
+    ("chunked, then gzip (§6.3 item 4)", H + b"Transfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\n", [4], [5]),
+    ("an unknown method (RFC 9110 §9.1: 501; nginx's return answers any)", b"BREW /healthz HTTP/1.1\r\nHost: h\r\n\r\n",
+     [5], [2, 2]),
+    ("a lower-case method (RFC 9110 §9.1: case-sensitive, so unknown: 501)",
+     b"get /healthz HTTP/1.1\r\nHost: h\r\n\r\n", [5], [4]),
+    ("HTTP/1.0 keep-alive (§9.3: the recipient MAY honour it)",
+     b"GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", [2], [2, 2]),
+    ("whitespace before a chunk extension (§7.1.1 BWS: pdi's parser refuses it)",
+     H + TE + b"\r\n3 ;a=b\r\nabc\r\n0\r\n\r\n", [4], [2, 2]),
+]
+
+
+def _classes(port: int, pieces: list[bytes], gap: float = 0.0) -> list[int]:
+    """Send ``pieces`` (``gap`` seconds apart), then :data:`LAST`, and the class of each answer (``1xx`` left out),
+    read until the server closes the connection."""
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            for n, piece in enumerate([*pieces[:-1], pieces[-1] + LAST]):
+                if n and gap:
+                    time.sleep(gap)
+                conn.sendall(piece)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # refused and closed before all was sent: the answer is read below
+        answer = b""
+        try:
+            while piece := conn.recv(65536):
+                answer += piece
+        except ConnectionResetError:
+            pass
+    return [int(status[:1]) for status in re.findall(rb"HTTP/1\.[01] (\d{3}) ", answer) if status[:1] != b"1"]
+
+
+@pytest.fixture(scope="module")
+def ports(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, int, int]]:
+    """``pdi serve`` (one worker: one process) and nginx answering ``200`` at every location: their ports, and pdi
+    serve's pid."""
+    root = tmp_path_factory.mktemp("smuggling")
+    with Archive.init(str(root / "archive")) as archive:
+        archive.add_series(S)
+    port = free_port()
+    site = f'server {{ listen 127.0.0.1:{port}; location / {{ return 200 "ok\\n"; }} }}'
+    with nginx(site, root / "nginx", lambda: socket.create_connection(("127.0.0.1", port), timeout=1).close()), \
+            serving(root / "archive", "--workers", "1") as (process, pdi):
+        yield pdi, port, process.pid
+
+
+@pytest.mark.parametrize(("what", "octets", "expected"), AGREED, ids=[case[0] for case in AGREED])
+def test_pdi_and_nginx_answer_as_rfc_9112_asks(ports: tuple[int, int, int], what: str, octets: bytes,
+                                               expected: list[int]) -> None:
+    pdi, reference, _ = ports
+    assert _classes(reference, [octets]) == expected, f"nginx: {what}"
+    assert _classes(pdi, [octets]) == expected, f"pdi serve: {what}"
+
+
+@pytest.mark.parametrize(("what", "octets", "ours", "theirs"), DIFFERING, ids=[case[0] for case in DIFFERING])
+def test_where_pdi_and_nginx_differ_the_rfc_allows_pdis_reading(ports: tuple[int, int, int], what: str, octets: bytes,
+                                                                 ours: list[int], theirs: list[int]) -> None:
+    pdi, reference, _ = ports
+    assert _classes(reference, [octets]) == theirs, f"nginx: {what}"
+    assert _classes(pdi, [octets]) == ours, f"pdi serve: {what}"
+
+
+#: The requests whose answer is decided by their head, or by none of their octets: the same however they are cut.
+_HEAD_DECIDED = [case for case in AGREED if not case[0].startswith(("a chunk", "Connection: close"))]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=st.sampled_from(_HEAD_DECIDED), cuts=st.sets(st.integers(1, 400), max_size=4))
+def test_a_smuggling_attempt_is_answered_the_same_however_it_is_cut(ports: tuple[int, int, int],
+                                                                     case: tuple[str, bytes, list[int]],
+                                                                     cuts: set[int]) -> None:
+    what, octets, expected = case
+    at = [0, *sorted(cut for cut in cuts if cut < len(octets)), len(octets)]
+    pieces = [octets[start:end] for start, end in itertools.pairwise(at) if start < end]
+    assert _classes(ports[0], pieces, gap=0.01) == expected, what
+
+
+def test_requests_pipelined_without_reading_their_answers_hold_bounded_memory(ports: tuple[int, int, int]) -> None:
+    """RFC 9112 §9.3.2 lets a client pipeline; one that sends 40 MB of requests and reads none of the answers is
+    stopped (reading paused, the queue past its bound refused ``503``): the worker's peak memory barely moves."""
+    pid = ports[2]
+    before = _peak_kib(pid)
+    request = b"GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n" * 1000
+    sent = 0
+    with socket.create_connection(("127.0.0.1", ports[0]), timeout=5) as conn:
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        try:
+            while sent < 40_000_000:
+                sent += conn.send(request)
+        except (TimeoutError, ConnectionResetError, BrokenPipeError):
+            pass  # the server stopped reading, or closed after its refusal
+    assert sent < 40_000_000, "the server read every request sent without answering"
+    assert _peak_kib(pid) - before < 16 * 1024
+
+
+# the protocol's own bounds, on an app that says what it was given
+
+
+def _echo_app(calls: list[str]) -> Starlette:
+    async def echo(request: Request) -> Response:
+        calls.append(request.method)
+        body = await request.body()
+        return PlainTextResponse(f"{len(body)} {body[:20]!r}")
+
+    async def early(request: Request) -> Response:
+        calls.append(request.method)
+        return PlainTextResponse("early")
+
+    app = Starlette(routes=[Route("/echo", echo, methods=["GET", "POST", "OPTIONS"]), Route("/early", early, methods=["POST"])])
+    app.state.cache = app.state.public = None
+    return app
+
+
+@pytest.fixture
+def echo() -> Iterator[tuple[int, list[str]]]:
+    calls: list[str] = []
+    with on_own_protocol(_echo_app(calls)) as url:
+        port = urllib.parse.urlsplit(url).port
+        assert port is not None
+        yield port, calls
+
+
+def _read_all(conn: socket.socket) -> bytes:
+    answer = b""
+    try:
+        while piece := conn.recv(65536):
+            answer += piece
+    except ConnectionResetError:
+        pass
+    return answer
+
+
+def _problem(answer: bytes, status: int) -> str:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 %d " % status), answer[:300]
+    assert b"connection: close" in head.lower()
+    detail: str = json.loads(body)["detail"]
+    return detail
+
+
+def test_transfer_encoding_in_http_1_0_is_refused_before_the_app(echo: tuple[int, list[str]]) -> None:
+    port, calls = echo
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
+        conn.sendall(b"POST /echo HTTP/1.0\r\nHost: h\r\n" + TE + b"\r\n" + _chunked(b"abc"))
+        detail = _problem(_read_all(conn), 400)
+    assert "HTTP/1.0" in detail and "RFC 9112 §6.1" in detail
+    assert calls == []
+
+
+def test_the_asterisk_form_is_for_options_alone(echo: tuple[int, list[str]]) -> None:
+    port, calls = echo
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
+        conn.sendall(b"GET * HTTP/1.1\r\nHost: h\r\n\r\n")
+        assert "RFC 9112 §3.2.4" in _problem(_read_all(conn), 400)
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
+        conn.sendall(b"OPTIONS * HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+        assert not _read_all(conn).startswith(b"HTTP/1.1 400 ")  # read on (the app's router says what of it)
+    assert calls == []
+
+
+def test_chunk_extensions_are_bounded_and_many_small_ones_are_read(echo: tuple[int, list[str]]) -> None:
+    """RFC 9112 §7.1.1: "A server ought to limit the total length of chunk extensions received in a request to an
+    amount reasonable for the services provided ... and generate an appropriate 4xx (Client Error) response if
+    that amount is exceeded." The parser skips them without bound; the protocol bounds them as a head."""
+    port, _ = echo
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
+        conn.sendall(b"POST /echo HTTP/1.1\r\nHost: h\r\n" + TE + b"\r\n3;a=")
+        sent = 0
+        try:
+            while sent < 20_000_000:
+                conn.sendall(b"b" * 16384)
+                sent += 16384
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        detail = _problem(_read_all(conn), 400)
+    assert sent < 20_000_000 and time.monotonic() - started < 10  # stopped early (what the kernel buffers aside)
+    assert "chunk extensions, RFC 9112 §7.1.1" in detail
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:  # 20,000 chunks of one octet each
+        conn.sendall(b"POST /echo HTTP/1.1\r\nHost: h\r\nConnection: close\r\n" + TE + b"\r\n"
+                     + b"1;e=v\r\nx\r\n" * 20_000 + b"0\r\n\r\n")
+        answer = _read_all(conn)
+    assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"20000 b'xxxxxxxxxxxxxxxxxxxx'")
+
+
+@pytest.mark.parametrize("wrong", [b"0\r\nX: " + b"a" * 300_000 + b"\r\n\r\n", b"3\r\nabcX\r\n0\r\n\r\n",
+                                   b"3;a=" + b"b" * 300_000 + b"\r\nabc\r\n0\r\n\r\n"])
+def test_wrong_content_after_its_answer_gets_no_second_answer(echo: tuple[int, list[str]], wrong: bytes) -> None:
+    """RFC 9112 §9.3.2: answers go in the order of the requests, one each; a request answered before its content
+    came (``/early`` reads none), whose content then is wrong (a trailer section or chunk extensions past the
+    bound, a chunk longer than its size), gets no second answer, which a client would take for its next
+    request's: the connection is closed (before, a ``431`` or ``400`` followed the ``200``)."""
+    port, calls = echo
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
+        conn.sendall(b"POST /early HTTP/1.1\r\nHost: h\r\n" + TE + b"\r\n")
+        first = conn.recv(65536)
+        assert first.startswith(b"HTTP/1.1 200 ") and first.endswith(b"early"), first
+        try:
+            conn.sendall(wrong + b"GET /echo HTTP/1.1\r\nHost: h\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        rest = _read_all(conn)
+    assert rest == b""
+    assert calls == ["POST"]
