@@ -134,7 +134,7 @@ def test_every_page_shows_pdi_inits_line_with_todays_schema_version() -> None:
     shown: list[tuple[str, str]] = []
     for page in sorted((ROOT / "docs").rglob("*.md")):
         text = " ".join(page.read_text(encoding="utf-8").split())
-        shown += [(page.name, n) for n in re.findall(r"archive at \S+ \(schema version (\d+)\)", text)]
+        shown += [(page.name, n) for n in re.findall(r"archive at \S+ (?:\(blobs in \S+\) )?\(schema version (\d+)\)", text)]
     assert {"tutorial.md", "s3.md", "postgresql.md"} <= {name for name, _ in shown}
     assert [(name, n) for name, n in shown if n != str(SCHEMA_VERSION)] == []
 
