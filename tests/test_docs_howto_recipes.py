@@ -100,6 +100,11 @@ def test_the_deposit_pages_lines_print_what_it_shows(
         assert re.sub(WHEN, "WHEN", printed) == _today(shown, one_gmt_day), printed
     assert "quick brown fox\n" in pairs[1][1]
     day = one_gmt_day.strftime("%Y/%m/%d")
+    # pdi get writes the passage's 15 octets and nothing else: the page's line says no newline follows them
+    assert runner.invoke(cli, ["get", f"urn:pdi://oma.eop.gov.us/{day}/1.text.1#char=4,19"]).output == \
+        "quick brown fox"
+    [asked] = [line for line in pairs[1][0].splitlines() if "#char=4,19" in line]
+    assert "no newline" in asked.split("#", 2)[2], asked
     assert _type(runner, f"pdi get urn:pdi://oma.eop.gov.us/{day}/1.text.1", monkeypatch) == \
         "The quick brown fox jumps over the lazy dog.\n"
 

@@ -68,6 +68,9 @@ def test_the_operate_pages_lines_answer_what_it_shows(
     text = re.sub(r"/\d{4}/\d\d/\d\d/", f"/{day}/", PAGE.read_text("utf-8"))
     start, asked, metrics, _access, rotate = re.findall(r"^```sh\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
     [serve] = [shlex.split(line, comments=True) for line in start.splitlines() if line.startswith("pdi serve")]
+    # the log directory is made for whoever runs pdi serve: $USER is unset in a root shell, cron or a container
+    [install] = [line for line in start.splitlines() if line.startswith("sudo install -d")]
+    assert "$USER" not in install and '"$(id -un)"' in install, install
     access = tmp_path / "access.log"
     options = [str(access) if word == "/var/log/pdi/access.log" else word for word in serve[2:]]
     assert options[:2] == ["--workers", "4"] and "--log-format" in options
