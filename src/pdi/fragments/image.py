@@ -35,16 +35,20 @@ that check (the bound is a global, never changed in a threaded server):
 ``rect`` of such an image reads its size and frames from the header alone,
 :func:`pdi.fragments.image_size.image_size` (PNG, JPEG, TIFF, GIF, WebP,
 BMP; a damaged header is :class:`~pdi.errors.UnsupportedError` naming the
-offset), and its ``crop``, which decodes the frame, is
-:class:`~pdi.errors.LimitError` saying so (Pillow decodes a whole frame to
-cut it: its JPEG ``draft`` reduces the scale, which a lossless cut cannot,
-and it has no public way to decode a region of a tiled TIFF), as is any
-fragment of another format or an MPO so large. So is a frame of a GIF, APNG, WebP or
+offset). Pillow decodes a whole frame to cut it (its JPEG ``draft`` reduces
+the scale, which a lossless cut cannot, and it has no public way to decode a
+region of a tiled TIFF): a ``crop`` of a frame of more than
+:data:`MAX_CROP_PIXELS`, whether Pillow opens it or not, is cut by libvips,
+streaming, in a bounded child (:mod:`pdi.fragments.image_streamed`: the
+first frame of a PNG, JPEG or TIFF, a region of at most
+:data:`MAX_CROP_PIXELS`, the same pixels Pillow gives); of any other such
+frame it is :class:`~pdi.errors.LimitError` saying so, as is any fragment of
+another format or an MPO larger than Pillow opens. So is a frame of a GIF, APNG, WebP or
 FLI whose reaching decodes more than :data:`MAX_SEEK_PIXELS` (Pillow
 composes each frame on the ones before it, so frame N costs N canvases),
 any fragment of a TIFF of more than :data:`MAX_TIFF_PAGES` pages, and a
 crop of a JPEG of more than :data:`MAX_JPEG_SCANS` scans.
-Pure: no I/O.
+Pure but for that child: no other I/O.
 """
 
 from __future__ import annotations
@@ -64,8 +68,9 @@ from pdi.fragments.image_size import png_frames
 from pdi.fragments.image_size import tiff_pages as tiff_pages
 from pdi.fragments.results import Buffer, BufferFile, FragmentResult, Region
 
-#: The most pixels a crop decodes (a frame of 40 million pixels is about 160 MB in RGBA):
-#: a decompression bomb (a 420 KB PNG of 12,000×12,000 pixels) is refused before it is decoded.
+#: The most pixels a Pillow crop decodes (a frame of 40 million pixels is about 160 MB in RGBA), and the most a crop
+#: answers: a larger frame (a decompression bomb, a 420 KB PNG of 12,000×12,000 pixels, or a map scan) is never
+#: decoded whole here; libvips cuts it streaming, in a bounded child (:mod:`pdi.fragments.image_streamed`).
 MAX_CROP_PIXELS = 40_000_000
 
 #: Formats whose frames Pillow composes one upon another (GIF, APNG, WebP, FLI): seeking frame N decodes every
@@ -176,13 +181,6 @@ def evaluate_image(
                     f"crop ({x1},{y1}),({x2},{y2}) holds no pixels of this {width}×{height} image{past}:"
                     " there is no empty image to return"
                 )
-            if width * height > MAX_CROP_PIXELS:
-                # Pillow decodes the whole frame to cut it: a small file can claim a huge one
-                raise LimitError(
-                    f"crop of a {width}×{height} image: cutting decodes all of its"
-                    f" {plural(width * height, 'pixel')}, more than the limit of {MAX_CROP_PIXELS:,}"
-                    " (rect= names the region without decoding)"
-                )
             if image.format in ("JPEG", "MPO", "BLP") and _more_scans_than(data, MAX_JPEG_SCANS,
                                                                           every_image=image.format == "MPO"):
                 # (a BLP1 image of JPEG compression is decoded as the JPEG it holds)
@@ -191,6 +189,12 @@ def evaluate_image(
                 raise LimitError(
                     f"crop of a JPEG of more than {MAX_JPEG_SCANS} scans (start-of-scan markers): decoding it"
                     " visits every block once a scan (rect= names the region without decoding)"
+                )
+            if width * height > MAX_CROP_PIXELS:
+                # Pillow decodes the whole frame to cut it (a small file can claim a huge one): libvips streams it
+                png = _crop_streamed(data, str(image.format), region, None, media_type)
+                return FragmentResult(
+                    data=png, media_type="image/png", clamped=clamped, ranges=(), scheme=scheme, region=region
                 )
             cut = image.crop((region.x1, region.y1, region.x2, region.y2))
             png = _png(cut, image.info.get("icc_profile"))
@@ -229,18 +233,63 @@ def _beyond_pillow(
             f"frame {frame} is not in this image: it has {plural(size.frames, 'frame')} (0 to {size.frames - 1})"
         )
     width, height = size.width, size.height
-    if scheme == "crop":
-        raise LimitError(
-            f"crop of a {width}×{height} image: {unopened(refusal)}, and cutting decodes every pixel of the frame"
-            f" (a crop decodes at most {MAX_CROP_PIXELS:,}); rect= names the same region, read from the header"
-            " alone, and returns the image whole"
-        ) from refusal
     region = Region(min(x1, width), min(y1, height), min(x2, width), min(y2, height), frame, width, height,
                     size.frames)
+    if scheme == "crop":
+        if region.x1 == region.x2 or region.y1 == region.y2:
+            past = " (it lies past the image's edge)" if (x1 >= width or y1 >= height) else ""
+            raise UnsupportedError(
+                f"crop ({x1},{y1}),({x2},{y2}) holds no pixels of this {width}×{height} image{past}:"
+                " there is no empty image to return"
+            )
+        if size.format == "JPEG" and _more_scans_than(data, MAX_JPEG_SCANS):
+            raise LimitError(
+                f"crop of a JPEG of more than {MAX_JPEG_SCANS} scans (start-of-scan markers): decoding it"
+                " visits every block once a scan (rect= names the region without decoding)"
+            )
+        png = _crop_streamed(data, size.format, region, refusal, media_type)
+        return FragmentResult(
+            data=png, media_type="image/png", clamped=x2 > width or y2 > height, ranges=(), scheme=scheme,
+            region=region,
+        )
     return FragmentResult(
         data=data, media_type=media_type, clamped=x2 > width or y2 > height, ranges=(), scheme=scheme, region=region,
         past_end=(x1 >= width and x2 > width) or (y1 >= height and y2 > height),
     )
+
+
+def _crop_streamed(data: bytes, fmt: str, region: Region, refusal: Exception | None, media_type: str) -> bytes:
+    """The ``region`` of a frame larger than a Pillow crop decodes (:data:`MAX_CROP_PIXELS`; ``refusal``: Pillow's
+    own, past twice its ``MAX_IMAGE_PIXELS``) cut by libvips, streaming
+    (:func:`pdi.fragments.image_streamed.crop_streamed`): frame 0 of a PNG, JPEG or TIFF, a region of at most
+    :data:`MAX_CROP_PIXELS`; anything else a :class:`~pdi.errors.LimitError`."""
+    from pdi.fragments.image_streamed import MAX_STREAMED_PIXELS, crop_streamed, streamed_format
+
+    width, height, frame = region.width, region.height, region.frame
+    why = f"{unopened(refusal)}, and " if refusal is not None else ""
+    if fmt not in ("PNG", "JPEG", "TIFF") or streamed_format(data) != fmt or frame:
+        which = f"frame {frame} of " if frame else ""
+        raise LimitError(
+            f"crop of {which}a {width}×{height} {fmt} image: {why}Pillow decodes every pixel of the frame to cut it"
+            f" (a crop decodes at most {MAX_CROP_PIXELS:,}), and only the first frame of a PNG, JPEG or TIFF is"
+            " cut by streaming; rect= names the same region, read from the header alone, and returns the image whole"
+        )
+    if width * height > MAX_STREAMED_PIXELS:
+        raise LimitError(
+            f"crop of a {width}×{height} image: its header claims {width * height:,} pixels, more than the"
+            f" {MAX_STREAMED_PIXELS:,} pdi decodes (pdi.fragments.image_streamed.MAX_STREAMED_PIXELS); rect= names"
+            " the same region, read from the header alone, and returns the image whole"
+        )
+    cut = (region.x2 - region.x1) * (region.y2 - region.y1)
+    if cut > MAX_CROP_PIXELS:
+        raise LimitError(
+            f"crop of {cut:,} pixels of a {width}×{height} image: more than the {MAX_CROP_PIXELS:,} a crop"
+            " answers (cut it in smaller regions; rect= names the region and returns the image whole)"
+        )
+    try:
+        return crop_streamed(data, (region.x1, region.y1, region.x2, region.y2), name=f"this {width}×{height} {fmt}")
+    except UnsupportedError as exc:  # libvips could not read it (a damaged file, or one whose header lies)
+        raise UnsupportedError(f"crop on {media_type}: {exc}") from None
 
 
 def unopened(error: Exception) -> str:
