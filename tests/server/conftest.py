@@ -31,6 +31,7 @@ from server_helpers import (
 from pdi.archive import Archive, Content
 from pdi.mail.mbox import split_mbox
 from pdi.mail.message import head_message_id, mid_url
+from support.big_image import pattern_png
 from support.tiff import tiff_chain
 
 
@@ -109,6 +110,9 @@ def media(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[
                                b"<body>Remember the minutes.</body></note>\n", format="xml"),
             # a pixel bomb: a PNG whose header claims 100,000 × 100,000 pixels (the viewer's limit page)
             "bomb": archive.add("library.example.us", pixel_bomb(100_000, 100_000), format="png"),
+            # a map scan of 108 million pixels, more than a browser is asked to decode: shown by the server's
+            # preview (the image-preview page)
+            "map": archive.add("library.example.us", pattern_png(12_000, 9_000), format="png"),
             # a TIFF of more pages than the viewer counts (pdi.fragments.image.MAX_TIFF_PAGES): its limit page
             "pages": archive.add("library.example.us", tiff_chain(5_010), format="tiff"),
             # Chinese and Japanese, written without spaces: a word found inside a sentence (the search-cjk page)

@@ -1,8 +1,8 @@
 """A map scan of 250 million pixels (more than Pillow opens) cited by ``rect`` through ``pdi serve`` and the viewer.
 
 N2R of ``NAME#rect=…`` answers the stored octets whole, its canonical ``Link`` naming the region; ``/api/resolve``
-says the region and the image's size, read from its header alone; the viewer outlines the region on a stand-in of
-its shape (a browser is not asked to decode a gigabyte); a ``crop`` is cut by libvips, streaming. The PNG is
+says the region and the image's size, read from its header alone; the viewer outlines the region on the server's
+preview of it (a browser is not asked to decode a gigabyte); a ``crop`` is cut by libvips, streaming. The PNG is
 real (tests/support/big_image.py).
 """
 
@@ -68,6 +68,8 @@ def test_the_viewer_outlines_the_region_over_the_whole_image(location: str, map_
         assert 'style="left:25.0000%;top:20.0000%;width:50.0000%;height:60.0000%"' in page.text
         box = page.text.split('id="cited"', 1)[1].split('title="', 1)[1].split('"', 1)[0]
         assert json.loads(html.unescape(box))["width"] == WIDTH
-        # 250 million pixels are a gigabyte decoded: a stand-in of its shape is drawn, and its octets linked
-        assert '<img id="image" src="data:image/svg+xml,' in page.text and "250,000,000 pixels" in page.text
+        # 250 million pixels are a gigabyte decoded: the server's preview is drawn (tests/server/
+        # test_server_image_preview.py), and its octets linked
+        preview = f"/api/image/preview?pdi={urllib.parse.quote(name, safe='')}"
+        assert f'<img id="image" src="{html.escape(preview)}"' in page.text and "250,000,000 pixels" in page.text
         assert f'<a href="/uri-res/N2R?{name}">the bytes</a>' in page.text

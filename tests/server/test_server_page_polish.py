@@ -107,20 +107,21 @@ def test_the_cite_panel_says_nothing_is_selected_yet_rather_than_end_in_a_blank_
     assert band < 16, band  # under the line, the panel's padding and a line's leading, not an empty line
 
 
-@pytest.mark.parametrize(("page", "media_type"), [("image-limit", "image/png"), ("tiff-limit", "image/tiff")])
+@pytest.mark.parametrize(("page", "media_type"), [("image-limit", "image/png"), ("image-preview", "image/png"),
+                                                  ("tiff-limit", "image/tiff")])
 def test_a_page_past_the_viewers_limits_links_the_bytes_whole(
     served: Served, media: tuple[str, dict[str, str]], page: str, media_type: str
 ) -> None:
     with devtools() as pipe:
         session = _sized(pipe, page_url(served, media, page), 1100, 700)
         # a TIFF past the page count: a problem page offering the bytes whole; an image past the pixels a browser
-        # is asked to decode: the viewer's stand-in, its note linking the bytes
+        # is asked to decode: the viewer's stand-in (or the server's preview of it), its note linking the bytes
         link = _js(pipe, session, "[...document.querySelectorAll('.problem a, #not-drawn a')].filter((a) =>"
                                   " ['the bytes, whole', 'the bytes'].includes(a.textContent))"
                                   ".map((a) => a.getAttribute('href'))")
         got = _js(pipe, session, f"fetch({link[0]!r} || '/').then((r) => [r.status, r.headers.get('content-type')])"
                   if link else "null")
         _shoot(pipe, session, f"polish-{page}.png")
-    name = urllib.parse.unquote(media[1][{"image-limit": "bomb", "tiff-limit": "pages"}[page]])
+    name = urllib.parse.unquote(media[1][{"image-limit": "bomb", "image-preview": "map", "tiff-limit": "pages"}[page]])
     assert link == [f"/uri-res/N2R?{name}"], link
     assert got == [200, media_type], got

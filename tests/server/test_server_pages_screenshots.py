@@ -171,6 +171,15 @@ PAGES = {
                     " && document.getElementById('not-drawn').innerText.includes('This image is 100,000×100,000,"
                     " 10,000,000,000 pixels')"
                     " && !document.body.innerText.includes('DOS attack')"),
+    # a map scan of 12,000 × 9,000 pixels (more than a browser is asked to decode): the server's preview of it, 4,096
+    # pixels wide and loaded, the region (a quarter from the left, half from the top) outlined on it, the size said
+    "image-preview": ("/view?pdi={map}%23rect=(3000,4500),(9000,9000)",
+                      "document.getElementById('image').getAttribute('src').startsWith('/api/image/preview?pdi=')"
+                      " && document.getElementById('image').complete && document.getElementById('image').naturalWidth === 4096"
+                      " && Math.abs(document.getElementById('cited').getBoundingClientRect().left - document.getElementById('image')"
+                      ".getBoundingClientRect().left - document.getElementById('image').getBoundingClientRect().width / 4) < 1"
+                      " && document.getElementById('not-drawn').innerText.includes('This image is 12,000×9,000, 108,000,000 pixels')"
+                      " && document.getElementById('not-drawn').innerText.includes('preview')"),
     # a TIFF of more pages than the viewer counts: the limit said in pdi's words, its octets offered whole
     "tiff-limit": ("/view?pdi={pages}", "document.querySelector('.problem h1').textContent === 'Cannot show this: limit exceeded'"
                    " && document.querySelector('.problem').innerText.includes('a TIFF of 5,001 pages or more')"),
@@ -247,7 +256,7 @@ PAGES = {
 
 MEDIA_PAGES = ("pdf", "sgml-elt", "video", "video-region", "video-alias", "email", "email-thread", "email-parts",
                "email-reply", "email-thread-mid",
-               "tombstone", "forbidden", "image-limit", "tiff-limit", "search-cjk")
+               "tombstone", "forbidden", "image-limit", "image-preview", "tiff-limit", "search-cjk")
 
 
 def page_url(served: Served, media: tuple[str, dict[str, str]], page: str) -> str:

@@ -256,6 +256,7 @@ def create_app(
         *MirrorAnnouncements(opened).routes(),
         Route("/api/rfc5147", CiteAPI(opened, work).rfc5147),
         Route("/api/pdf/page", CiteAPI(opened, work).pdf_page),
+        Route("/api/image/preview", CiteAPI(opened, work).image_preview),
         Route("/api/anchor", AnchorAPI(opened, work).anchor),
         Route("/api/annotation", annotations.export, methods=["GET"]),
         Route("/api/annotation", annotations.import_, methods=["POST"]),

@@ -101,6 +101,7 @@ FORMATS: dict[str, str] = {
     "pdi-versioned": "A PDI with a format and a version, without a fragment",
     "pdi-text": "A versioned PDI of a text/plain representation, without a fragment",
     "pdi-pdf": "A versioned PDI of a PDF (application/pdf), its fragment ignored",
+    "pdi-image": "A versioned PDI of a PNG, JPEG or TIFF image, without a fragment",
     "pdi-passage": "A versioned PDI with a char, line, elt or name fragment",
     "pdi-fragment": "A PDI with a fragment, or a citation",
     "pdi-pattern": "A PDI or a PDI pattern (wildcards * in the date, id, format, version), without a fragment",
@@ -611,6 +612,15 @@ _PDF_PAGE = Operation(
                          " rotation", _JSON, _OBJECT)},
     errors=_READ,
 )
+_IMAGE_PREVIEW = Operation(
+    "An image shrunk to at most 4,096 pixels on its longer side by libvips (in a bounded child process): what the"
+    " viewer shows of an image too large for a browser to decode (docs/reference/viewer.md)",
+    (Param("pdi", "A PNG, JPEG or TIFF image's name, versioned", required=True, schema=_name("pdi-image")),),
+    answers={200: Answer("The preview: JPEG, or PNG where the image has alpha (Cache-Control immutable, an ETag)",
+                         "image/jpeg", {"type": "string", "format": "binary"}),
+             304: Answer("Not modified")},
+    errors=_READ,
+)
 _ANCHOR = Operation(
     "Find the passage a name cites in another version of the document: its name there, how found, the score",
     (Param("pdi", "The cited passage: a versioned name with a char, line, elt or name fragment ('#' as %23)",
@@ -760,6 +770,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/search"): _SEARCH,
     ("GET", "/api/rfc5147"): _RFC5147,
     ("GET", "/api/pdf/page"): _PDF_PAGE,
+    ("GET", "/api/image/preview"): _IMAGE_PREVIEW,
     ("GET", "/api/anchor"): _ANCHOR,
     ("POST", "/api/deposit"): _DEPOSIT,
     ("POST", "/api/batch"): _BATCH,

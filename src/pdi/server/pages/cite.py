@@ -162,6 +162,47 @@ def _keep(key: tuple[str, str | None], value: tuple[str, int]) -> None:
             _CHECKS.popitem(last=False)
 
 
+#: Previews made lately (:func:`image_preview`), by the SHA-256 of the image and the preview's side: a map scan's
+#: takes seconds to make, and the viewer asks for it each time the page is shown. At most :data:`_PREVIEWS_HELD`
+#: octets are held, the least recently used let go.
+_PREVIEWS: OrderedDict[tuple[str, int], tuple[bytes, str]] = OrderedDict()
+_PREVIEWS_HELD = 64 << 20
+_PREVIEWS_LOCK = threading.Lock()
+
+
+def image_preview(archive: Archive, name: str) -> tuple[bytes, str, str]:
+    """``/api/image/preview``'s answer for the image ``name`` (one version, one format): the image shrunk by libvips
+    to at most :data:`pdi.fragments.image_streamed.PREVIEW_SIDE` pixels a side (in a bounded child:
+    :func:`pdi.fragments.image_streamed.preview`), its media type and its entity tag. What the viewer shows of an
+    image too large for a browser to decode (:data:`pdi.server.pages.viewer.MAX_SHOWN_PIXELS`)."""
+    from pdi.fragments.image_streamed import PREVIEW_SIDE, preview, streamed_format
+
+    located = archive.locate(name)
+    if isinstance(located, Generic):
+        raise ParseError(f"/api/image/preview needs the name of one version and format of an image, not {name!r}")
+    record = located.record
+    if formats.media_family(record.media_type) != "image":
+        raise UnsupportedError(f"{located.pdi} is {record.media_type}, not an image: it has no preview")
+    key = (record.sha256, PREVIEW_SIDE)
+    etag = f'"{record.sha256[:32]}-preview-{PREVIEW_SIDE}"'
+    with _PREVIEWS_LOCK:
+        found = _PREVIEWS.get(key)
+        if found is not None:
+            _PREVIEWS.move_to_end(key)
+            return found[0], found[1], etag
+    with _octets(archive, located) as data:
+        if streamed_format(data) is None:
+            raise UnsupportedError(f"{located.pdi} ({record.media_type}): a preview is made of a PNG, JPEG or TIFF"
+                                   " only; its octets are served whole by N2R")
+        body, media_type = preview(data, PREVIEW_SIDE, name=str(located.pdi))
+    with _PREVIEWS_LOCK:
+        if len(body) <= _PREVIEWS_HELD // 4:
+            _PREVIEWS[key] = (body, media_type)
+            while sum(len(kept) for kept, _ in _PREVIEWS.values()) > _PREVIEWS_HELD:
+                _PREVIEWS.popitem(last=False)
+    return body, media_type, etag
+
+
 @dataclass(frozen=True)
 class ImageFacts:
     """An image's size in pixels and how many frames it has."""
@@ -355,6 +396,21 @@ class CiteAPI(ArchiveHandlers):
         if not name or not fragment:
             raise ParseError("/api/rfc5147 needs pdi= (a text's name) and fragment= (an RFC 5147 fragment, no '#')")
         return JSONResponse(await self.work.run(evaluate_rfc5147_on, self.archive, name, fragment))
+
+    async def image_preview(self, request: Request) -> Response:
+        """``/api/image/preview?pdi=NAME``: the image NAME shrunk to at most 4,096 pixels a side
+        (:func:`image_preview`), what the viewer shows of an image too large for a browser; the same for
+        everyone and for ever (a version's octets never change), so any cache may keep it."""
+        from pdi.server.process.cache import IMMUTABLE
+
+        name = optional(request, "pdi")
+        if not name:
+            raise ParseError("/api/image/preview needs pdi= (the name of one version and format of an image)")
+        body, media_type, etag = await self.work.run(image_preview, self.archive, name)
+        headers = {"ETag": etag, "Cache-Control": IMMUTABLE}
+        if etag in request.headers.get("if-none-match", ""):
+            return Response(status_code=304, headers=headers)
+        return Response(body, media_type=media_type, headers=headers)
 
     async def pdf_page(self, request: Request) -> Response:
         """``/api/pdf/page?pdi=NAME&page=N``: a PDF's page of its text layer with each character's box

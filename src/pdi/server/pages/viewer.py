@@ -182,10 +182,13 @@ MIN_IMAGE_WIDTH = 480
 #: The most frames an image's frame chooser lists one by one; more are chosen by number. Each listed frame is some
 #: 150 octets of the page: a 2.3 MB GIF of 100,000 one-pixel frames made a page of 13 MB (found by an attack).
 MAX_FRAME_OPTIONS = 500
-#: The most pixels of an image the viewer has the reader's browser decode (some 400 MB in RGBA): a larger one (a map
-#: scan of 250 million, or a file of a few dozen octets whose header claims 10^10) is drawn as a blank stand-in of
-#: its shape, the region outlined on it, and its octets linked. So is an image of several frames each larger than
-#: a crop cuts (:data:`~pdi.fragments.image.MAX_CROP_PIXELS`), since each frame is shown by its crop.
+#: The most pixels of an image the viewer has the reader's browser decode (some 400 MB in RGBA). A larger one of one
+#: frame that libvips reads (a PNG, JPEG or TIFF map scan of 250 million pixels) is shown by the server's preview
+#: (``/api/image/preview``: :func:`pdi.server.pages.cite.image_preview`), the region outlined on it; any other (a
+#: file of a few dozen octets whose header claims 10^10, past :data:`~pdi.fragments.image_streamed.MAX_STREAMED_PIXELS`)
+#: is drawn as a blank stand-in of its shape, the region outlined on it, and its octets linked. So is an image of
+#: several frames each larger than a crop cuts (:data:`~pdi.fragments.image.MAX_CROP_PIXELS`), since each frame
+#: is shown by its crop.
 MAX_SHOWN_PIXELS = 100_000_000
 #: The longer side, in CSS pixels, of the stand-in drawn in place of an image larger than :data:`MAX_SHOWN_PIXELS`.
 STAND_IN_SIDE = 960
@@ -642,12 +645,19 @@ def _figure(whole: Resolved, selected: Resolved | None) -> str:
             f'<p><img src="/uri-res/N2R?{html.escape(_n2r(name))}" alt="{html.escape(name)}" style="max-width:100%"></p>'
         )
     from pdi.fragments.image import MAX_CROP_PIXELS
+    from pdi.fragments.image_streamed import MAX_STREAMED_PIXELS, PREVIEW_SIDE, streamed_format
 
     frame = region.frame if region is not None else 0
     pixels = facts.width * facts.height
-    stand_in = pixels > MAX_SHOWN_PIXELS or (facts.frames > 1 and pixels > MAX_CROP_PIXELS)
+    too_large = pixels > MAX_SHOWN_PIXELS or (facts.frames > 1 and pixels > MAX_CROP_PIXELS)
+    # one frame of a PNG, JPEG or TIFF libvips reads: the server's preview of it, shrunk as it is read
+    previewed = (too_large and facts.frames == 1 and pixels <= MAX_STREAMED_PIXELS
+                 and streamed_format(whole.data) is not None)
+    stand_in = too_large and not previewed
 
     def source(k: int) -> str:
+        if previewed:
+            return f"/api/image/preview?pdi={quote(name, safe='')}"
         if stand_in:
             return _stand_in(facts.width, facts.height)
         if facts.frames == 1:
@@ -656,7 +666,7 @@ def _figure(whole: Resolved, selected: Resolved | None) -> str:
         return f"/uri-res/N2R?{_n2r(f'{name}#crop=(0,0),({facts.width},{facts.height}),{k}')}"
 
     cited = _cited_box(region)
-    scale = max(1, MIN_IMAGE_WIDTH // facts.width) if facts.width and not stand_in else 1
+    scale = max(1, MIN_IMAGE_WIDTH // facts.width) if facts.width and not too_large else 1
     size = f' style="width:{facts.width * scale}px" class="pixelated"' if scale > 1 else ""
     unshown = (
         f'<p class="note" id="not-drawn">This image is {facts.width:,}×{facts.height:,}, '
@@ -664,7 +674,13 @@ def _figure(whole: Resolved, selected: Resolved | None) -> str:
         f" here ({MAX_SHOWN_PIXELS:,} pixels{f', or {MAX_CROP_PIXELS:,} a frame of several' if facts.frames > 1 else ''}),"
         f' so a blank stand-in of its shape is drawn, regions outlined on it. Its octets are <a href="/uri-res/N2R?'
         f'{html.escape(_n2r(name))}">the bytes</a>.</p>'
-    ) if stand_in else ""
+    ) if stand_in else (
+        f'<p class="note" id="not-drawn">This image is {facts.width:,}×{facts.height:,}, {counted(pixels, "pixel")}:'
+        f" more than a browser is asked to decode here ({MAX_SHOWN_PIXELS:,} pixels), so the server's preview of it"
+        f" is shown, {PREVIEW_SIDE:,} pixels on its longer side, regions outlined on it in the image's own pixels."
+        f' Its octets are <a href="/uri-res/N2R?{html.escape(_n2r(name))}">the bytes</a>; a region of them at full'
+        " size is its <code>#crop=</code>.</p>"
+    ) if previewed else ""
     chooser = ""
     if 1 < facts.frames <= MAX_FRAME_OPTIONS:
         options = "".join(

@@ -1,0 +1,108 @@
+"""The viewer shows an image too large for a browser (more than ``MAX_SHOWN_PIXELS``) by the server's preview.
+
+A real 12,000×9,000 grey PNG (108 million pixels, ``support.big_image.pattern_png``: a checkerboard of
+5,000-pixel squares) is shown by ``/api/image/preview``: libvips shrinks it in a bounded child to 4,096 pixels on
+its longer side, kept per SHA-256 so the page shown again does not make it again, and answered ``immutable`` with
+an entity tag. A file whose header claims more than libvips is given to stream (100,000 × 100,000) keeps the
+blank stand-in (tests/server/test_server_image_bomb.py).
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import urllib.parse
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+from PIL import Image
+from server_helpers import pixel_bomb
+from starlette.testclient import TestClient
+
+import pdi.fragments.image_streamed as streamed
+import pdi.server.pages.cite as cite
+from pdi.archive import Archive
+from pdi.server import create_app
+from pdi.server.pages.viewer import MAX_SHOWN_PIXELS
+from support.big_image import pattern_png
+
+S = "maps.library.example.us"
+WIDTH, HEIGHT = 12_000, 9_000
+
+
+@pytest.fixture(scope="module")
+def scan() -> bytes:
+    assert WIDTH * HEIGHT > MAX_SHOWN_PIXELS
+    return pattern_png(WIDTH, HEIGHT)
+
+
+def _figure_image(page: str) -> str:
+    return html.unescape(page.split('<img id="image" src="', 1)[1].split('"', 1)[0])
+
+
+def test_the_viewer_shows_the_servers_preview_with_the_region_outlined(location: str, scan: bytes,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    made = []
+    real = streamed.preview
+
+    def counted(*args: object, **kwargs: object) -> tuple[bytes, str]:
+        made.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(streamed, "preview", counted)
+    monkeypatch.setattr(cite, "_PREVIEWS", OrderedDict())  # none kept from another test's archive
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, scan, format="png"))
+        client = TestClient(create_app(location, archive=archive))
+        page = client.get(f"/view?pdi={urllib.parse.quote(name + '#rect=(3000,4500),(9000,9000)', safe='')}")
+        assert page.status_code == 200, page.text[:300]
+        shown = _figure_image(page.text)
+        assert shown == f"/api/image/preview?pdi={urllib.parse.quote(name, safe='')}"
+        # the region in the image's own pixels, outlined in proportion on whatever size the preview is drawn at
+        assert 'style="left:25.0000%;top:50.0000%;width:50.0000%;height:50.0000%"' in page.text
+        assert f'data-width="{WIDTH}" data-height="{HEIGHT}"' in page.text
+        note = page.text.split('id="not-drawn">', 1)[1].split("</p>", 1)[0]
+        assert "108,000,000 pixels" in note and "preview" in note and f'href="/uri-res/N2R?{name}"' in note
+        answer = client.get(shown)
+        assert answer.status_code == 200 and answer.headers["content-type"] == "image/jpeg"
+        assert answer.headers["cache-control"] == "public, max-age=31536000, immutable"
+        with Image.open(io.BytesIO(answer.content)) as preview:
+            assert preview.size == (4096, 3072) and preview.mode == "L"
+            pixels = np.asarray(preview).astype(float)
+        # the checkerboard's squares: dark at the top left, light to its right (40 or 200, and the ramp's 7.5)
+        side = 5000 * 4096 / WIDTH
+        assert abs(pixels[int(side / 2), int(side / 2)] - 47.5) < 6
+        assert abs(pixels[int(side / 2), int(side * 1.5)] - 207.5) < 6
+        again = client.get(shown)
+        assert again.content == answer.content and len(made) == 1  # kept: not made again
+        unchanged = client.get(shown, headers={"If-None-Match": answer.headers["etag"]})
+        assert unchanged.status_code == 304 and not unchanged.content
+
+
+def test_a_preview_is_of_an_image_and_of_a_format_libvips_is_given(location: str) -> None:
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        text = str(archive.add(S, b"not a picture\n", format="text"))
+        gif = io.BytesIO()
+        Image.new("L", (4, 4)).save(gif, format="GIF")
+        small_gif = str(archive.add(S, gif.getvalue(), format="gif"))
+        client = TestClient(create_app(location, archive=archive))
+        assert client.get("/api/image/preview").status_code == 400
+        refused = client.get(f"/api/image/preview?pdi={urllib.parse.quote(text, safe='')}")
+        assert refused.status_code == 400 and "not an image" in refused.json()["detail"]
+        refused = client.get(f"/api/image/preview?pdi={urllib.parse.quote(small_gif, safe='')}")
+        assert refused.status_code == 400 and "PNG, JPEG or TIFF" in refused.json()["detail"]
+
+
+def test_a_header_claiming_more_than_libvips_streams_keeps_the_stand_in(location: str) -> None:
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, pixel_bomb(100_000, 100_000), format="png"))
+        client = TestClient(create_app(location, archive=archive))
+        page = client.get(f"/view?pdi={urllib.parse.quote(name, safe='')}")
+        assert _figure_image(page.text).startswith("data:image/svg+xml,")
+        refused = client.get(f"/api/image/preview?pdi={urllib.parse.quote(name, safe='')}")
+        assert refused.status_code == 400 and refused.json()["title"] == "limit exceeded"
+        assert "MAX_STREAMED_PIXELS" in refused.json()["detail"]
