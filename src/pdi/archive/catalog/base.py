@@ -236,13 +236,23 @@ class CatalogBase(ABC):
         return self._transaction(True)
 
     def _read(self) -> AbstractContextManager[None]:
-        """A read transaction (a consistent snapshot)."""
+        """A read transaction. Each statement in it sees the catalog as one commit left it, but two statements may
+        see two (PostgreSQL's READ COMMITTED): reads that must agree with each other take :meth:`_snapshot`."""
         return self._transaction(False)
+
+    def _snapshot(self) -> AbstractContextManager[None]:
+        """A read transaction whose every statement sees the catalog as it was at its first: nothing committed
+        meanwhile (by another connection, another process) is seen inside it. Here SQLite's deferred ``BEGIN``,
+        which in WAL mode holds the snapshot of its first read to its end; PostgreSQL begins a REPEATABLE READ,
+        READ ONLY transaction (:meth:`pdi.archive.postgres.transactions.PostgresTransactions._snapshot`). Inside
+        a transaction already begun, it joins it."""
+        return self._read()
 
     def reading(self) -> AbstractContextManager[None]:
         """A read transaction that every read made within joins: several reads for one answer, one consistent view
-        of the catalog, one ``BEGIN`` and ``COMMIT`` (here a read holds the one connection meanwhile)."""
-        return self._read()
+        of the catalog (:meth:`_snapshot`), one ``BEGIN`` and ``COMMIT`` (here a read holds the one connection
+        meanwhile)."""
+        return self._snapshot()
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """One statement (``?`` placeholders) in this thread's transaction, if any: its rows."""

@@ -376,8 +376,9 @@ class ListingPart(CatalogBase):
             key = following
 
     def snapshot(self) -> AbstractContextManager[None]:
-        """One read transaction for several walks (an export): every page inside sees the same catalog."""
-        return self._read()
+        """One read transaction for several walks (an export): every page inside sees the same catalog, as it was
+        at the first read (:meth:`_snapshot`), whatever is deposited meanwhile."""
+        return self._snapshot()
 
     def count_blobs_used(self, series: Sequence[str] | None = None) -> int:
         """How many distinct blobs the catalog names (only by names in ``series``, if given)."""

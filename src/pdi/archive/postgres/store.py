@@ -21,7 +21,7 @@ from pdi.archive.catalog.base import DEFAULT_CONNECTIONS
 from pdi.archive.catalog.listing import SERIAL_PAGE_ORDER
 from pdi.archive.postgres.deposits import _REMOVAL_LOCK, PostgresDeposits
 from pdi.archive.postgres.search import PostgresSearch
-from pdi.archive.postgres.transactions import POOL_WAIT_SECONDS, _batch
+from pdi.archive.postgres.transactions import BEGIN_SNAPSHOT, POOL_WAIT_SECONDS, _batch
 from pdi.archive.store import SCHEMA_VERSION
 from pdi.errors import NotFoundError, PDIError, StoreError
 
@@ -73,7 +73,7 @@ class PostgresStore(PostgresSearch, PostgresDeposits):
         try:
             with self._read_connection() as conn:
                 own = getattr(self._local, "conn", None) is None
-                begin = [("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", ())] if own else self._deferred()
+                begin = [BEGIN_SNAPSHOT] if own else self._deferred()
                 try:
                     row = _batch(conn, [*begin, statement]).fetchone()
                     text, count = row if row is not None else (None, 0)

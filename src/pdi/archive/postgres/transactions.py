@@ -20,7 +20,10 @@ statement outside a transaction go to the primary; a read transaction
 
 A transaction's ``BEGIN`` is sent with its first statement waited for, and
 its ``COMMIT`` with the statements kept after the last one: one round trip
-for several (:func:`_batch`).
+for several (:func:`_batch`). A read transaction is READ COMMITTED (each
+statement sees the latest commit); a snapshot (``_snapshot``, ``reading``, a
+store's ``snapshot``, an archive's) is REPEATABLE READ, READ ONLY: every
+statement of it sees the catalog as its first did, however long it lasts.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import Any
 
 import psycopg
@@ -47,6 +50,10 @@ POOL_WAIT_SECONDS = 30.0
 
 #: A transaction's first and last statements, sent with others (:meth:`PostgresTransactions._transaction`).
 _BEGIN: tuple[str, tuple[Any, ...]] = ("BEGIN", ())
+#: A snapshot's first statement (:meth:`PostgresTransactions._snapshot`): every statement of a REPEATABLE READ
+#: transaction sees the catalog as its first did (READ COMMITTED, the default, takes a new snapshot a statement);
+#: READ ONLY, so it never waits, nor fails for a serialization, nor writes by mistake.
+BEGIN_SNAPSHOT: tuple[str, tuple[Any, ...]] = ("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", ())
 _COMMIT: tuple[str, tuple[Any, ...]] = ("COMMIT", ())
 #: Sent after a write transaction's ``COMMIT`` when reads go to a replica: where the primary's WAL is (past the commit).
 _WAL_LOCATION: tuple[str, tuple[Any, ...]] = ("SELECT pg_current_wal_lsn()::text", ())
@@ -163,16 +170,16 @@ class PostgresTransactions(SQLStore):
 
     def _move_to_primary(self) -> None:
         """This thread's transaction on the replica, from now on on the primary: what it read stays read (it
-        was true when read, and each statement sees the latest state anyway, in READ COMMITTED); what it keeps
-        to send goes with it."""
+        was true when read, and each statement sees the latest state anyway, in READ COMMITTED; a snapshot's
+        reads see the primary's from here on, as it is now); what it keeps to send goes with it."""
         local = self._local
-        kept = [statement for statement in local.deferred if statement is not _BEGIN]
+        kept = [statement for statement in local.deferred if statement is not local.begin]
         local.deferred = []
         self._roll_back(local.conn)
         local.held.close()  # the replica's connection back to its pool
         local.held = ExitStack()
         local.conn = local.held.enter_context(self._pool.connection())
-        local.deferred, local.begun, local.replica = [_BEGIN, *kept], False, False
+        local.deferred, local.begun, local.replica = [local.begin, *kept], False, False
 
     def pool_waits(self) -> tuple[int, float]:
         # psycopg_pool's counters since they were last popped: requests queued for want of a free connection
@@ -242,8 +249,12 @@ class PostgresTransactions(SQLStore):
         row = cursor.fetchone() if cursor is not None else None
         self._must_replay(lsn(row[0] if row else None))
 
+    def _snapshot(self) -> AbstractContextManager[None]:
+        # a transaction begun by BEGIN_SNAPSHOT; a snapshot inside a read not yet begun makes it one
+        return self._transaction(False, snapshot=True)
+
     @contextmanager
-    def _transaction(self, write: bool) -> Iterator[None]:
+    def _transaction(self, write: bool, *, snapshot: bool = False) -> Iterator[None]:
         # Each thread's transaction on a connection of its own from the pool (not one
         # connection for all behind a lock): readers never wait for each other, and
         # writers queue in the database, on the rows they update (the serial counter,
@@ -253,9 +264,16 @@ class PostgresTransactions(SQLStore):
         local = self._local
         if getattr(local, "conn", None) is not None:
             if write and not local.write:  # a write inside a read: the whole on the primary, and its commit waited for
+                if local.begin is BEGIN_SNAPSHOT:
+                    if local.begun:  # its reads were of a snapshot, read only: what they read cannot be written on
+                        raise StoreError(f"{self.location}: a write inside a snapshot of the catalog, which is read"
+                                         " only (write before the snapshot's first read, or after it)")
+                    local.begin = local.deferred[0] = _BEGIN  # nothing read yet: a plain write transaction
                 if local.replica:
                     self._move_to_primary()
                 local.write = True
+            elif snapshot and not local.write and not local.begun and local.begin is _BEGIN:
+                local.begin = local.deferred[0] = BEGIN_SNAPSHOT  # a read not begun yet: the snapshot begins it
             local.depth += 1
             try:
                 yield
@@ -270,12 +288,13 @@ class PostgresTransactions(SQLStore):
                 local.conn, local.replica = local.held.enter_context(self._pool.connection()), False
             else:
                 local.conn = self._reader(local.held)
-            local.depth, local.deferred, local.begun, local.write = 1, [_BEGIN], False, write
+            local.begin = BEGIN_SNAPSHOT if snapshot and not write else _BEGIN
+            local.depth, local.deferred, local.begun, local.write = 1, [local.begin], False, write
             committing = False
             try:
                 try:
                     yield
-                    if local.begun or local.deferred != [_BEGIN]:  # something was (or is to be) sent
+                    if local.begun or local.deferred != [local.begin]:  # something was (or is to be) sent
                         committing = True
                         self._commit(local.conn)
                 except BaseException as exc:
@@ -288,6 +307,7 @@ class PostgresTransactions(SQLStore):
                 raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
         finally:
             local.conn, local.depth, local.deferred, local.begun, local.write = None, 0, [], False, True
+            local.begin = _BEGIN
             local.replica = False
             local.held.close()
 

@@ -1,0 +1,183 @@
+"""A snapshot of the catalog sees one catalog, however long it lasts and whatever is deposited meanwhile.
+
+An export (a bag, a WACZ, a manifest) reads the catalog in many statements, a
+page at a time, inside one :meth:`~pdi.archive.catalog.listing.ListingPart.snapshot`
+(or :meth:`~pdi.archive.Archive.snapshot`, which reads through
+:meth:`~pdi.archive.catalog.base.CatalogBase.reading`). Here a second archive
+opened on the same catalog (its own connection: a real writer, in another
+transaction) deposits and commits between two of those statements, and the
+reads after it must not see its names: on SQLite a deferred ``BEGIN`` in WAL
+mode holds the snapshot of its first read; on PostgreSQL a READ COMMITTED
+transaction would take a new snapshot for each statement, so the snapshot is a
+REPEATABLE READ one. What is expected is what was deposited before the
+snapshot began, spelled from the names the deposits returned.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from archive_helpers import GIF, Clock
+
+from pdi.archive import Archive, Content
+from pdi.archive.naming import key_of
+from pdi.archive.store import ListQuery
+from pdi.errors import StoreError
+from pdi.identifier import PDI
+from support.pgcluster import TemporaryCluster
+
+S = "oma.eop.gov.us"
+DAY = datetime.datetime(2026, 11, 22, 9, tzinfo=datetime.UTC)
+BEFORE = 6
+
+
+@pytest.fixture
+def two(location: str) -> Iterator[tuple[Archive, Archive, list[PDI]]]:
+    """An archive of ``BEFORE`` names deposited, open twice: a reader and a writer on their own connections."""
+    with _opened_twice(location) as opened:
+        yield opened
+
+
+@contextmanager
+def _opened_twice(location: str) -> Iterator[tuple[Archive, Archive, list[PDI]]]:
+    clock = Clock(DAY)
+    reader = Archive.init(location, clock=clock)
+    try:
+        reader.add_series(S)
+        names = [reader.add(S, GIF + b"before %d" % i, format="gif") for i in range(BEFORE)]
+        writer = Archive.open(location, clock=clock)
+        try:
+            yield reader, writer, names
+        finally:
+            writer.close()
+    finally:
+        reader.close()
+
+
+def _deposit(writer: Archive, tag: bytes) -> PDI:
+    """A name of a new document deposited and committed by ``writer`` (it sorts after every name before it)."""
+    return writer.add(S, GIF + b"meanwhile " + tag, format="gif")
+
+
+def test_pages_of_a_listing_in_a_snapshot_see_the_catalog_of_its_first_read(
+    two: tuple[Archive, Archive, list[PDI]],
+) -> None:
+    reader, writer, names = two
+    store: Any = reader.store
+    listed: list[str] = []
+    added: list[PDI] = []
+    with store.snapshot():
+        blobs = store.count_blobs_used()
+        for record in store.iter_representations(ListQuery(), page=2):
+            listed.append(f"urn:pdi://{record.series}/{record.day:%Y/%m/%d}/{record.serial}.{record.format}."
+                          f"{record.version}")
+            if len(listed) % 2 == 0:  # a page read: a name committed before the next
+                added.append(_deposit(writer, b"%d" % len(listed)))
+        again = store.count_blobs_used()
+        uses = list(store.iter_blob_uses(page=2))
+    assert len(added) == BEFORE // 2
+    assert listed == [str(n) for n in names]
+    assert blobs == again == len(uses) == BEFORE  # counts that agree with the rows listed
+    assert {u.sha256 for u in uses} == {hashlib.sha256(GIF + b"before %d" % i).hexdigest() for i in range(BEFORE)}
+    # outside the snapshot, the names deposited meanwhile are there
+    assert [str(r.serial) for r in store.iter_representations(ListQuery())] == [
+        str(n.serial) for n in [*names, *added]]
+
+
+def test_names_as_text_in_a_snapshot_see_the_catalog_of_its_first_read(
+    two: tuple[Archive, Archive, list[PDI]],
+) -> None:
+    reader, writer, names = two
+    store: Any = reader.store
+    parts: list[str] = []
+    with store.snapshot():
+        for part in store.iter_name_text(ListQuery(), page=2):  # pages of two names, as text
+            assert isinstance(part, str)
+            parts.append(part)
+            _deposit(writer, b"%d" % len(parts))
+    assert "".join(parts) == "".join(f"{n}\n" for n in names)
+
+
+def test_an_archive_snapshot_reads_one_catalog(two: tuple[Archive, Archive, list[PDI]]) -> None:
+    """:meth:`Archive.snapshot` (a resolver's answer, a manifest page, a WACZ's batch of names): reads through
+    the store's ``reading``."""
+    reader, writer, names = two
+    generic = str(names[0]).rsplit(".", 2)[0]
+    with reader.snapshot():
+        first = reader.store.versions(key_of(names[0]))
+        writer.add_version(generic, [Content(GIF + b"version 2", "gif")])
+        _deposit(writer, b"x")
+        second = reader.store.versions(key_of(names[0]))
+        page = reader.manifest_page(S)
+    assert first == second == [1]
+    assert [e["name"] for e in page.entries] == [str(n) for n in names]
+
+
+def test_a_bag_exported_while_deposits_go_on_names_the_objects_it_holds(
+    two: tuple[Archive, Archive, list[PDI]], tmp_path: Path,
+) -> None:
+    """The bag's catalog.json is written from one walk, its objects from another: a name committed between them
+    must be in both or neither."""
+    reader, writer, names = two
+    store: Any = reader.store
+    real = store.count_blobs_used
+
+    def count_after_a_deposit(*args: Any, **kwargs: Any) -> int:
+        _deposit(writer, b"between the walks")
+        return real(*args, **kwargs)  # type: ignore[no-any-return]
+
+    store.count_blobs_used = count_after_a_deposit
+    bag = tmp_path / "bag"
+    reader.export_bag(bag)
+    catalog = json.loads((bag / "data" / "catalog.json").read_text(encoding="utf-8"))
+    named = {r["sha256"] for r in catalog["representations"]}
+    held = {p.name for p in (bag / "data" / "objects").iterdir()}
+    assert named == held == {hashlib.sha256(GIF + b"before %d" % i).hexdigest() for i in range(BEFORE)}
+    assert [r["pdi"] for r in catalog["representations"]] == [str(n) for n in names]
+
+
+
+def test_a_snapshot_reads_on_one_pooled_connection(location: str) -> None:
+    """Every read inside a snapshot (pages of records, pages of names as text, counts) is on the snapshot's own
+    connection: a pool of one is enough, where a read taking a second would wait for it."""
+    clock = Clock(DAY)
+    with Archive.init(location, clock=clock) as made:
+        made.add_series(S)
+        names = [made.add(S, GIF + b"pooled %d" % i, format="gif") for i in range(5)]
+    with Archive.open(location, clock=clock, connections=1) as reader:
+        store: Any = reader.store
+        with reader.snapshot(), store.snapshot():  # nested: one transaction
+            text = "".join(p for p in store.iter_name_text(ListQuery(), page=2) if isinstance(p, str))
+            records = list(store.iter_representations(ListQuery(), page=2))
+            blobs = store.count_blobs_used()
+    assert text == "".join(f"{n}\n" for n in names)
+    assert len(records) == blobs == 5
+
+
+def test_a_write_inside_a_snapshot_before_its_first_read_is_a_write_transaction(
+    two: tuple[Archive, Archive, list[PDI]],
+) -> None:
+    reader, _, names = two
+    store: Any = reader.store
+    with store.snapshot():
+        added = reader.add(S, GIF + b"written first", format="gif")
+        listed = [r.serial for r in store.iter_representations(ListQuery())]
+    assert listed == [n.serial for n in [*names, added]]
+
+
+def test_a_write_inside_a_snapshot_after_its_first_read_is_refused_on_postgresql(pg_cluster: TemporaryCluster) -> None:
+    """PostgreSQL's snapshot is READ ONLY: a write after its reads is refused at once, saying why, and nothing of
+    it is kept. (SQLite's deferred transaction takes the write lock then, as it always did.)"""
+    with _opened_twice(pg_cluster.create_schema("pdi_test_write_in_snapshot")) as (reader, _, names):
+        store: Any = reader.store
+        with pytest.raises(StoreError, match="a write inside a snapshot of the catalog"), store.snapshot():
+            store.count_blobs_used()
+            reader.add(S, GIF + b"written after a read", format="gif")
+        assert [r.serial for r in store.iter_representations(ListQuery())] == [n.serial for n in names]
