@@ -1,4 +1,5 @@
-"""PostgreSQL's plan for a day's listing does not grow with the catalog once the catalog is analysed.
+"""PostgreSQL's plan for a day's listing (and for the reader's pages of documents) does not grow with the catalog once
+the catalog is analysed.
 
 Autovacuum analyses a large catalog within a minute of its load. With its
 statistics, PostgreSQL priced the day's documents joined to their
@@ -11,7 +12,9 @@ explained, and no plan may read ``representations`` but by its primary key,
 per document. A control explains the plain join on the same catalog, to show
 that it is big enough to be planned as a scan of every representation. What
 is listed is compared with the names :func:`big_catalog.expected_names`
-spells from the grammar.
+spells from the grammar. The reader's page of a day's documents (up to 1,000 and one) and the documents holding
+messages (up to 501) are read by the same look-up: a page of 1,001 by the plain join was a hash join over a scan
+of every representation here too.
 """
 
 from __future__ import annotations
@@ -111,3 +114,67 @@ def test_a_days_listing_reads_each_documents_representations_by_index_in_an_anal
         assert joined != sql
         scans = {t for t, _ in _reads_of_representations(store, joined, params)}
         assert scans & {"Seq Scan", "Parallel Seq Scan"}, scans
+
+
+@pytest.mark.parametrize("limit", [101, 1001])  # a day's page of the reader's pages (DAY_PAGE + 1, MAX_PAGE + 1)
+def test_a_page_of_a_days_documents_reads_their_representations_by_index_in_an_analysed_catalog(
+    analysed: tuple[str, BigCatalog], limit: int,
+) -> None:
+    """The reader's day page (``day_documents``, and ``unique_id_documents`` by the same statement): each
+    document's representations looked up by ``representations_pkey``, not a scan of every representation."""
+    url, big = analysed
+    prefix = f"urn:pdi://{SERIES}/{LISTED:%Y/%m/%d}/"
+    with Archive.open(url) as archive:
+        store: Any = archive.store
+        sent: list[tuple[str, list[Any]]] = []
+        real_query = store._query
+
+        def query_(sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+            if "representations" in sql:
+                sent.append((sql, list(params)))
+            return real_query(sql, params)  # type: ignore[no-any-return]
+
+        store._query = query_
+        records = store.day_documents(SERIES, LISTED, None, limit)
+        store._query = real_query
+        wanted = [n for n in expected_names(big) if n.startswith(prefix)][:limit]
+        assert [f"{prefix}{r.unique_id}.{r.format}.{r.version}" for r in records] == wanted
+        (sql, params), = sent
+        reads = _reads_of_representations(store, sql, params)
+        assert reads and all(t in ("Index Scan", "Index Only Scan") and i == "representations_pkey"
+                             for t, i in reads), (sql, reads)
+        if limit > 1000:  # the control: the plain join of a full page is planned as a scan of every representation
+            joined = sql.replace(type(store).run_representations, ListingPart.run_representations)
+            assert joined != sql
+            assert {t for t, _ in _reads_of_representations(store, joined, params)} & {"Seq Scan", "Parallel Seq Scan"}
+
+
+def test_the_representations_of_messages_holders_are_read_by_index_in_an_analysed_catalog(
+    analysed: tuple[str, BigCatalog],
+) -> None:
+    """The documents holding messages that name one (``message_referrers``, at most ``MAX_SCANNED + 1``): their
+    representations read by ``representations_pkey``. The catalog holds no message: the holders' look-up is
+    answered with 501 of the listed day's documents, so that the second statement is the one of a full page."""
+    url, _ = analysed
+    with Archive.open(url) as archive:
+        store: Any = archive.store
+        documents = [int(r[0]) for r in store.query(
+            "SELECT id FROM documents WHERE day = ? ORDER BY serial LIMIT 501", [LISTED.isoformat()])]
+        assert len(documents) == 501
+        sent: list[tuple[str, list[Any]]] = []
+        real_query = store._query
+
+        def query_(sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+            if "message_references" in sql:  # the holders: 501 documents, each naming <m@x>
+                return [("<m@x>", doc) for doc in documents]
+            sent.append((sql, list(params)))
+            return real_query(sql, params)  # type: ignore[no-any-return]
+
+        store._query = query_
+        found = store.message_referrers(["<m@x>"], 501)
+        store._query = real_query
+        assert len(found) == 501 and all(len(records) == 1 for _, records in found)
+        (sql, params), = sent
+        reads = _reads_of_representations(store, sql, params)
+        assert reads and all(t in ("Index Scan", "Index Only Scan") and i == "representations_pkey"
+                             for t, i in reads), (sql, reads)

@@ -152,6 +152,9 @@ class CatalogBase(ABC):
     dialect: str = "sqlite"
     #: The blob store the catalog holds (:mod:`pdi.archive.catalog.blobs`).
     blobs: BlobStore
+    #: How a statement joins each of its documents ``d`` (a day's run of a listing, a page of the reader's) to its
+    #: representations ``r``: a join, which SQLite plans as a look-up a document; PostgreSQL's differs.
+    run_representations = "JOIN representations r ON r.document = d.id"
 
     # --- what a dialect supplies -------------------------------------------
     @abstractmethod

@@ -170,7 +170,7 @@ class BrowsePart(CatalogBase):
             return []
         marks = ", ".join("?" * len(ids))
         rows = self._query(
-            f"SELECT {REP_COLUMNS} FROM documents d JOIN representations r ON r.document = d.id"
+            f"SELECT {REP_COLUMNS} FROM documents d {self.run_representations}"
             f" WHERE d.id IN ({marks}){LISTING_ORDER}",
             list(ids),
         )

@@ -319,9 +319,6 @@ class ListingPart(CatalogBase):
             rows = self._query(sql, params)
         return None if not rows or rows[0][0] is None else str(rows[0][0])
 
-    #: How a run's statement joins each of the day's documents ``d`` to its representations ``r``.
-    run_representations = "JOIN representations r ON r.document = d.id"
-
     def _run_statement(
         self, day: str, serials: bool, key: tuple[Any, ...] | None, filters: list[tuple[str, Any]], selected: str,
     ) -> tuple[str, list[Any]]:

@@ -157,7 +157,7 @@ class MessagesPart(CatalogBase):
             documents = sorted({int(r[1]) for r in matched})
             doc_marks = ", ".join("?" * len(documents))
             rows = self._query(
-                f"SELECT r.document, {REP_COLUMNS} FROM documents d JOIN representations r ON r.document = d.id"
+                f"SELECT r.document, {REP_COLUMNS} FROM documents d {self.run_representations}"
                 f" WHERE d.id IN ({doc_marks}){LISTING_ORDER}",
                 documents,
             )

@@ -53,7 +53,8 @@ class PostgresStore(PostgresSearch, PostgresDeposits):
 
     #: Each document's representations looked up by ``representations_pkey`` (document, version, format), however
     #: large the catalog: a LATERAL subquery the planner does not flatten into a join (``OFFSET 0``), which, once
-    #: the catalog is analysed, it would make a hash of the day's documents and a scan of every representation.
+    #: the catalog is analysed, it would make a hash of the day's documents and a scan of every representation
+    #: (a day's listing; the reader's page of 1,000 of a day's documents in a catalog of 100,000 names).
     run_representations = "CROSS JOIN LATERAL (SELECT * FROM representations WHERE document = d.id OFFSET 0) r"
 
     #: A serial name as ``str`` of it prints it: ``text || bigint`` writes the serial's and the version's decimals.
