@@ -85,9 +85,10 @@ def test_the_search_box_is_reached_by_tab_its_focus_shown_and_enter_searches(ser
     with devtools() as pipe:
         session = _keyboard_tab(pipe, served.url + "/")
         visited = _tab_to(pipe, session, "site-q")
-        # the site's links come first, in the order they are read: home, series, then the search box
-        assert [v[:2] for v in visited] == [["a", ""], ["a", ""], ["input", "site-q"]]
-        assert [v[2] for v in visited[:2]] == ["pdi", "Series"]
+        # the way past the header first (test_server_skip_link.py), then the site's links in the order they are
+        # read: home, series, then the search box
+        assert [v[:2] for v in visited] == [["a", ""], ["a", ""], ["a", ""], ["input", "site-q"]]
+        assert [v[2] for v in visited[:3]] == ["Skip to the content", "pdi", "Series"]
         assert all(v[3] and v[4] for v in visited), visited  # each focused control drawn with its focus ring
         pipe.call("Input.insertText", {"text": "world"}, session, time.monotonic() + 30)
         _key(pipe, session, "Enter", 13, "\r")

@@ -6,7 +6,9 @@ each a plain link or a ``GET`` form, so that every page reads and navigates
 without JavaScript; and who reads: "signed in as NAME (role, series)" with a
 sign-out button, or a "Sign in" link back to this page,
 :mod:`pdi.server.pages.signin`), a ``<footer>`` linking the API reference
-(``/api``), at the window's foot on a short page, and the stylesheet. Nothing is loaded from elsewhere:
+(``/api``), at the window's foot on a short page, and the stylesheet. The header's first stop for Tab is
+a link past it to ``<main>`` ("Skip to the content", WCAG 2.2 §2.4.1), out of sight until it has the focus
+(``tests/server/test_server_skip_link.py``). Nothing is loaded from elsewhere:
 the style and any script are inline, so a page is whole as served.
 On a screen narrower than 40rem (a phone) the header's two boxes take a line
 each, long names and URLs break anywhere, and a catalogue table too wide for
@@ -68,6 +70,9 @@ header.site a{color:#fff;text-decoration:none;font-weight:600} header.site a:hov
 header.site form{display:flex;gap:0.3rem;align-items:center;margin:0} header.site label{font-size:0.85rem}
 header.site input{padding:0.2rem 0.35rem;border:1px solid #8796a8;border-radius:3px}
 header.site .brand{font-size:1.05rem;margin-right:0.5rem}
+/* the skip link (WCAG 2.2 §2.4.1): out of sight until Tab reaches it, then over the brand, in the header's colours */
+header.site{position:relative} header.site a.skip{position:absolute;left:-100vw;top:0.3rem;z-index:1;padding:0.15rem 0.5rem;background:#24303f}
+header.site a.skip:focus{left:0.6rem}
 header.site .who{margin-left:auto;display:flex;gap:0.5rem;align-items:center;font-size:0.9rem}
 header.site button{font:inherit;font-size:0.85rem}
 :is(a,button,input,select,textarea,summary,video,audio,[tabindex]):focus-visible{outline:3px solid #0050c8;outline-offset:1px}
@@ -96,7 +101,7 @@ details.pdi-name code{display:block;overflow-wrap:anywhere;font-size:0.8rem;colo
 :root{color-scheme:light dark}
 @media (prefers-color-scheme:dark){
 body{background:#16191d;color:#e6e6e6} a{color:#8ab4f8} a:visited{color:#c58af9}
-header.site{background:#1f2a36} header.site a,header.site a:visited{color:#fff} header.site input{border-color:#8796a8}
+header.site,header.site a.skip{background:#1f2a36} header.site a,header.site a:visited{color:#fff} header.site input{border-color:#8796a8}
 :is(a,button,input,select,textarea,summary,video,audio,[tabindex]):focus-visible{outline-color:#7fb0ff} header.site :focus-visible{outline-color:#f0a400}
 pre{border-color:#4a4f57;background:#1c2026} mark{background:#ffe58a;color:#16191d}
 .error{color:#ff8080} .note,dd.pending{color:#f0c060} th,td{border-color:#4a4f57} code.name{color:#b0b0b0}
@@ -208,7 +213,7 @@ def header(*, query: str = "", name: str = "", resolve: bool = True) -> str:
     """The navigation bar: home, series, search (``/search?q=``) and resolve (``/view?pdi=``; not ``resolve``: a page
     that has a box of its own to resolve a name, the home page, has no second one above it)."""
     return (
-        '<header class="site"><a class="brand" href="/">pdi</a>'
+        '<header class="site"><a class="skip" href="#main">Skip to the content</a><a class="brand" href="/">pdi</a>'
         '<nav aria-label="Site"><a href="/series">Series</a></nav>'
         '<form action="/search" method="get" role="search" aria-label="Site search">'
         f'<label for="site-q">Search</label><input id="site-q" name="q" type="search" size="24" value="{esc(query)}">'
@@ -235,6 +240,9 @@ def who() -> str:
     return (f'<form class="who" action="/signout" method="post">{shown}'
             '<button type="submit">Sign out</button></form>')
 
+
+#: Where a page's own content begins: the skip link's target (``#main``), so that Tab goes on from there.
+MAIN = '<main id="main">'
 
 #: Under every page: where the resolver's HTTP API is described (:mod:`pdi.server.pages.api_docs`).
 FOOTER = (
@@ -267,7 +275,7 @@ def page(title: str, body: str, *, script: str = "", style: str = "", query: str
         '<link rel="icon" href="/favicon.svg" type="image/svg+xml">'
         f"<title>{esc(BIDI_CONTROLS.sub('', title))}</title><style>{STYLE}{style}</style>"
         + (NO_SCRIPT_STYLE if script else "") + "</head>"
-        f"<body>{header(query=query, name=name, resolve=resolve)}<main>{body}</main>{FOOTER}"
+        f"<body>{header(query=query, name=name, resolve=resolve)}{MAIN}{body}</main>{FOOTER}"
         + (f"<script>{script}</script>" if script else "")
         + "</body></html>\n"
     )

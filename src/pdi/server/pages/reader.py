@@ -29,6 +29,7 @@ from pdi.errors import NotFoundError, ParseError, PDIError
 from pdi.identifier import PDI
 from pdi.server.http.params import optional
 from pdi.server.http.problems import Problem
+from pdi.server.pages.layout import MAIN
 from pdi.server.pages.replay_frame import ReplaySite
 from pdi.server.process.limits import WorkLimits
 from pdi.server.protocol.elsewhere import Elsewhere, rescued_from
@@ -102,8 +103,8 @@ class ReaderApp:
         try:
             cited = await self.work.run(self.archive.cite, parsed)
         except PDIError as exc:  # the citing document is shown; the citation could not be checked
-            return page.replace("<main>", "<main>" + citation_note(parsed, None, str(exc)), 1)
-        return page.replace("<main>", "<main>" + citation_note(parsed, cited, ""), 1)
+            return page.replace(MAIN, MAIN + citation_note(parsed, None, str(exc)), 1)
+        return page.replace(MAIN, MAIN + citation_note(parsed, cited, ""), 1)
 
     async def _problem(self, request: Request, error: PDIError, name: str) -> Response:
         """The page of an error met on a page about ``name`` (:mod:`pdi.server.pages.problem_pages`)."""
@@ -150,7 +151,7 @@ def _later_note(page: str, later: str | None, shown: str) -> str:
     note = (f'<p class="version-banner later-capture" role="note" id="later-capture"><strong>This is {said} of'
             f" <code>{html.escape(asked.unique_id)}</code>: the version <code>{html.escape(str(asked))}</code>"
             f" named ({asked.date}) was never kept.</p>")
-    return page.replace("<main>", "<main>" + note, 1)
+    return page.replace(MAIN, MAIN + note, 1)
 
 
 #: The most characters of a quotation a citation's note shows (the rest is the cited passage's, a link away).
