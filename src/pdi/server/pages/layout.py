@@ -21,7 +21,9 @@ item, may shrink below its widest content: ``min-width:0``;
 ``<bdi>``: :func:`isolated`) and a name, an id or a URL (in ``<code>``) break
 anywhere once a word is longer than its line or its cell, so a word of
 thousands of letters makes no page wider than the window
-(``tests/server/test_server_long_words.py``).
+(``tests/server/test_server_long_words.py``). A title in a right-to-left script (Arabic, Hebrew) alone in
+its cell, fact or heading is aligned to that box's right edge, where its lines begin
+(``tests/server/test_server_rtl_titles.py``).
 
 A control's keyboard focus is drawn in a colour of at least 3:1 against what it is drawn on (WCAG 2.2
 §1.4.11): dark blue on the page, orange in the dark header (``tests/server/test_server_keyboard.py``), 3 px
@@ -82,6 +84,9 @@ mark{background:#ffe58a} code,input{font-family:ui-monospace,monospace}
 #name{width:100%;font-size:0.95rem;padding:0.3rem} .error{color:#a00} dt{font-weight:bold}
 h1 code{overflow-wrap:anywhere} .note{color:#8a5a00} dd.pending{color:#8a5a00}
 bdi,main code{overflow-wrap:anywhere}
+/* a depositor's right-to-left title alone in its box (a cell, a fact, a heading) starts at the box's right edge,
+ where it is read from: the bdi's own direction (:dir, of its first strong character) says which */
+:is(td,dd,h1):has(> bdi:only-child:dir(rtl)){text-align:right}
 table{border-collapse:collapse} th,td{border:1px solid #ccc;padding:0.3rem 0.6rem;vertical-align:top;text-align:left}
 td ul{margin:0;padding-left:1.1rem} td.number{text-align:right} td time{white-space:nowrap}
 table.catalogue th{background:#eef1f5;font-weight:600} table.catalogue tbody tr:nth-child(even){background:#fafbfc}
