@@ -319,3 +319,14 @@ def test_the_page_of_a_message_whose_html_body_is_past_the_bound_shows_its_field
     assert f"is {len(body):,} characters of HTML, more than the {MAX_HTML_BODY:,}" in shown
     assert "characters left out]…" in problem and len(problem) < 20_000
     assert not wide  # the quoted run of x's wraps: the page does not scroll sideways
+
+
+def test_a_message_id_not_held_is_not_answered_with_advice_on_correcting_a_pdi(media: tuple[str, dict[str, str]]) -> None:
+    # /thread?mid= of a Message-ID no deposited message has: the page says so, and does not tell the reader to
+    # correct "the name as it was cited" (a PDI's series, day, number …) in the Resolve box: none was given
+    base, _ = media
+    missing = httpx.get(f"{base}/thread", params={"mid": "mid:nobody@example.com"}, headers={"Accept": "text/html"})
+    assert missing.status_code == 404
+    assert "no message with the Message-ID &lt;nobody@example.com&gt; is in the archive" in missing.text
+    assert "a PDI names its series" not in missing.text and "Check the name as it was cited" not in missing.text
+    assert 'href="/search"' in missing.text  # the ways on, as every error page has

@@ -284,12 +284,11 @@ def render_not_found(archive: Archive, error: NotFoundError, name: str) -> str:
         f'<li><a href="{esc(_view(n))}"><code>{esc(n)}</code></a>{" — " + isolated(t) if t else ""}</li>' for n, t in names
     )
     near = f'<h2 id="nearest">{esc(heading)}</h2><ul class="nearest">{items}</ul>' if items else ""
-    body = (
-        f'<p class="error" role="alert">{_said(error)}.</p>{near}'
-        "<p>Check the name as it was cited: a PDI names its series, the day it was first deposited, its"
-        " number that day, its format and its version, and correct it in the Resolve box at the top of the page.</p>"
-        f"{_onward()}"
-    )
+    # how to correct a name only where one was given (a thread asked for by its Message-ID names none)
+    check = ("<p>Check the name as it was cited: a PDI names its series, the day it was first deposited, its"
+             " number that day, its format and its version, and correct it in the Resolve box at the top of the page.</p>"
+             if parsed is not None else "")
+    body = f'<p class="error" role="alert">{_said(error)}.</p>{near}{check}{_onward()}'
     return _page("Not found", error.http_status, "Not in this archive", body, name)
 
 
