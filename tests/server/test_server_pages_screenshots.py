@@ -135,6 +135,11 @@ PAGES = {
     "search-cjk": ("/search?q=%E5%8C%97%E4%BA%AC", "document.querySelector('ol.hits mark').textContent === '北京'"
                    " && document.querySelector('ol.hits a').getAttribute('href').includes('%23char=2,4')"
                    " && document.getElementById('search-q').value === '北京'"),
+    # a search nothing holds: said so, the words kept in the box to change, and where else to look
+    "search-nothing": ("/search?q=zzzzqqq", "document.querySelector('ol.hits') === null"
+                       " && document.querySelector('main').innerText.includes('No passage holds all these words.')"
+                       " && document.getElementById('search-q').value === 'zzzzqqq'"
+                       " && document.querySelector('main a[href=\"/series\"]') !== null"),
     # the error pages (pdi.server.pages.problem_pages), each in the app's layout with its status' heading:
     # a name of no series the archive has: no name to suggest, the name kept in the box to correct it
     "error": ("/view?pdi=urn:pdi://nowhere.example.us/2026/11/22/1.text.1",
@@ -197,6 +202,10 @@ PAGES = {
     "series-year": ("/series/library.example.us/2026", "document.querySelectorAll('table.month').length >= 1"
                     " && document.querySelector('a[href=\"/series/library.example.us/2026/11/21\"]') !== null"),
     "series-month": ("/series/library.example.us/2026/11", "document.querySelector('#days a[href=\"/series/library.example.us/2026/11/22\"]') !== null"),
+    # a day of the series on which nothing was minted: said so, no empty table, the month and the series linked
+    "series-empty-day": ("/series/library.example.us/2026/11/01", "document.querySelector('table') === null"
+                         " && document.querySelector('main').innerText.includes('0 documents minted on this day (GMT).')"
+                         " && document.querySelector('main a[href=\"/series/library.example.us/2026/11\"]') !== null"),
     "series-day": ("/series/library.example.us/2026/11/22", "[...document.querySelectorAll('#documents tbody tr')].some(r => r.textContent.includes('Two versions, retitled'))"),
     "document": ("/view?pdi={versioned}", "document.querySelectorAll('#formats tbody tr').length === 3"
                  " && document.querySelectorAll('#statements tr.superseded').length === 1 && document.querySelector('#formats .ok') !== null"),
@@ -249,13 +258,18 @@ PAGES = {
                          "document.querySelectorAll('ol.thread li').length === 3"
                          " && document.querySelector('ol.thread > li.this') !== null"
                          " && document.querySelector('ol.thread > li.this').innerText.includes('1460624816.5581.114')"),
+    # a Message-ID no message deposited has: not in this archive, and no advice on correcting a PDI, none given
+    "email-thread-missing": ("/thread?mid=mid:nobody%40example.com", "document.querySelector('.problem h1').textContent"
+                             " === 'Not in this archive' && document.querySelector('.problem').innerText.includes("
+                             "'no message with the Message-ID <nobody@example.com>')"
+                             " && !document.querySelector('.problem').innerText.includes('Resolve box')"),
     # a message with an attachment: its parts, each a link to its octets (#part=N)
     "email-parts": ("/view?pdi={attached}", "document.querySelectorAll('ul.parts li').length === 2"
                     " && document.querySelector('ul.parts').innerText.includes('dingusfish.gif')"),
 }
 
 MEDIA_PAGES = ("pdf", "sgml-elt", "video", "video-region", "video-alias", "email", "email-thread", "email-parts",
-               "email-reply", "email-thread-mid",
+               "email-reply", "email-thread-mid", "email-thread-missing",
                "tombstone", "forbidden", "image-limit", "image-preview", "tiff-limit", "search-cjk")
 
 
