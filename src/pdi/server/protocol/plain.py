@@ -236,7 +236,35 @@ class PlainAnswers:
         field_octets = (_FIELD_OCTETS + len(stamped) + len(linked) + len(digest) + len(self._policy) + len(dated)
                         + len(tagged))
         held = entity_size(len(data), len(content_type), field_octets, len(headers), names)
-        return Entity(data, content_type, etag, headers, names, True, [lines], sendable=True, held=held)
+        return made_entity(data, content_type, etag, headers, names, [lines], held)
+
+
+#: The slots of :class:`Entity`, each set as its frozen ``__init__`` sets it (``object.__setattr__``), without the
+#: attribute look-ups and calls of ``object.__setattr__`` a field (an ``__init__`` of nine fields was a twentieth of a
+#: first-asking N2R's instructions).
+_BODY, _TYPE, _ETAG, _HEADERS, _NAMES, _SHARED, _LINES, _SENDABLE, _HELD = (
+    Entity.__dict__[name].__set__ for name in (
+        "body", "content_type", "etag", "headers", "names", "shared", "lines", "sendable", "held"))
+_new = object.__new__
+
+
+def made_entity(body: bytes, content_type: bytes, etag: str, headers: tuple[tuple[bytes, bytes], ...],
+                names: tuple[str, ...], lines: list[bytes], held: int) -> Entity:
+    """``Entity(body, content_type, etag, headers, names, True, lines, sendable=True, held=held)``: an answer anyone
+    may be given whose header values are known to be sendable, made without its frozen ``__init__`` (each slot set
+    by its descriptor, as ``object.__setattr__`` sets it): the same value, every field (those left out of its
+    comparison too; ``tests/server/test_server_plain_entity.py``)."""
+    made: Entity = _new(Entity)
+    _BODY(made, body)
+    _TYPE(made, content_type)
+    _ETAG(made, etag)
+    _HEADERS(made, headers)
+    _NAMES(made, names)
+    _SHARED(made, True)
+    _LINES(made, lines)
+    _SENDABLE(made, True)
+    _HELD(made, held)
+    return made
 
 
 #: HTTP-dates of deposit times, by their first 19 characters (the second): one a second of deposits.

@@ -241,10 +241,10 @@ class Resolver:
         missing blob, a busy catalog, any error: ``None``, and the resolver
         says it as it does.
         """
-        if _NOT_ALONE.search(query) is not None:  # a fragment, an inflection (or an alias): the resolver
-            return None
         n2l = path == _N2L
         if n2l or revalidating:  # what never changes about the name may be known already: no catalog
+            if _NOT_ALONE.search(query) is not None:  # a fragment, an inflection (or an alias): the resolver
+                return None
             known = self.cache.fact(query)
             if known is not None:
                 if not n2l:
@@ -268,6 +268,8 @@ class Resolver:
                 elif plain.etag is not None:  # N2L's 302 or a 304's validator of the name as asked, whose fact
                     self.cache.learn_told(query, plain.etag, n2l)  # was not known (above): packed without a Fact
                 return plain
+            if not (n2l or revalidating) and _NOT_ALONE.search(query) is not None:  # as for N2L above: asked only
+                return None  # now, a name the plain path answers having none (a serial name's pattern holds none)
             parsed = PDI.parse(urn_from_query(query.decode()).strip())  # as Archive.locate parses it
             if n2l or revalidating:
                 located = self.archive.locate_public(parsed)
