@@ -332,3 +332,27 @@ def test_wrong_content_after_its_answer_gets_no_second_answer(echo: tuple[int, l
         rest = _read_all(conn)
     assert rest == b""
     assert calls == ["POST"]
+
+
+def test_chunk_extensions_are_bounded_when_every_read_ends_at_a_size_line(echo: tuple[int, list[str]]) -> None:
+    """The bound of RFC 9112 §7.1.1 holds however the client cuts its content: each piece sent alone, ending just
+    after a chunk's size line (where the reader cannot yet tell a chunk's from a trailer section's), long
+    extensions in each (found in review, 2026-11-29: such reads were never counted against the bound, and 3 MB of
+    extensions were read to the end and answered ``200``)."""
+    port, _ = echo
+    piece = b"x\r\n1;e=" + b"v" * 16_000 + b"\r\n"
+    sent = 0
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn.sendall(b"POST /echo HTTP/1.1\r\nHost: h\r\nConnection: close\r\n" + TE + b"\r\n1\r\n")
+        try:
+            while sent < 3_000_000:
+                time.sleep(0.01)  # each piece its own read
+                conn.sendall(piece)
+                sent += len(piece)
+            conn.sendall(b"x\r\n0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        detail = _problem(_read_all(conn), 400)
+    assert sent < 3_000_000
+    assert "chunk extensions, RFC 9112 §7.1.1" in detail

@@ -345,9 +345,12 @@ class GuardedHttpToolsProtocol(HttpProtocol):
                 # all of it inside one request's content: what of it was no content is its framing, whose chunk
                 # extensions the parser skips unbounded (RFC 9112 §7.1.1: "A server ought to limit the total length
                 # of chunk extensions received in a request"): bounded as a head is, beyond the size lines' own
+                # less what is counted as a trailer section, which has its own bound (above); checked whatever the
+                # read ended at: one ending just after a size line cannot yet tell a chunk's octets from a trailer
+                # section, and a client ending each read there would go unbounded (found in review, 2026-11-29)
                 self._framing += len(data) - (self._content_octets - content)
-                if not self._in_trailer and (  # a trailer section has its own bound, above
-                        self._framing > self._head_bound + _SIZE_LINE * (self._chunks - self._chunks_before)):
+                if self._framing - self._trailer_seen > (
+                        self._head_bound + _SIZE_LINE * (self._chunks - self._chunks_before)):
                     self._refuse(400, f"the request's chunked framing (its chunk extensions, RFC 9112 §7.1.1) is"
                                       f" more than {self._head_bound} octets")
             unread = self._unread
@@ -377,6 +380,7 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         self.headers = []
         self._in_head, self._field_octets = True, 0
         self._in_content, self._chunks_before, self._content_octets, self._framing = False, self._chunks, 0, 0
+        self._trailer_seen = 0  # the last request's trailer section is none of this one's
 
     def on_url(self, url: bytes) -> None:
         if len(self.url) + len(url) > self.target_octets:
