@@ -13,6 +13,7 @@ import html
 import io
 import urllib.parse
 from collections import OrderedDict
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,6 +27,7 @@ from pdi.archive import Archive
 from pdi.server import create_app
 from pdi.server.pages.viewer import MAX_SHOWN_PIXELS
 from support.big_image import pattern_png
+from support.stored_blobs import blob_file, rewrite_blob
 
 S = "maps.library.example.us"
 WIDTH, HEIGHT = 12_000, 9_000
@@ -106,3 +108,27 @@ def test_a_header_claiming_more_than_libvips_streams_keeps_the_stand_in(location
         refused = client.get(f"/api/image/preview?pdi={urllib.parse.quote(name, safe='')}")
         assert refused.status_code == 400 and refused.json()["title"] == "limit exceeded"
         assert "MAX_STREAMED_PIXELS" in refused.json()["detail"]
+
+
+def test_a_preview_is_made_of_octets_checked_against_their_digests(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The octets given to libvips are the ones deposited: a blob file damaged on disk is a ``500`` naming the damage,
+    never a preview of other pixels (found in review, 2026-11-29: its file was memory-mapped and decoded unchecked,
+    and the altered JPEG answered ``200``)."""
+    monkeypatch.setattr(cite, "_PREVIEWS", OrderedDict())
+    noise = np.random.default_rng(7).integers(0, 256, (600, 800), dtype=np.uint8)
+    out = io.BytesIO()
+    Image.fromarray(noise, "L").save(out, format="JPEG", quality=90)
+    deposited = out.getvalue()
+    location = str(tmp_path / "archive")
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, deposited, format="image+jpeg"))
+        sha256 = archive.locate(name).sha256
+        assert blob_file(location, sha256).exists()  # a file, not a catalog row: what was memory-mapped
+        where = len(deposited) - 400  # one bit of the entropy-coded data, near the end: still a JPEG
+        rewrite_blob(location, sha256, deposited[:where] + bytes([deposited[where] ^ 0x04]) + deposited[where + 1:])
+        client = TestClient(create_app(location, archive=archive), raise_server_exceptions=False)
+        answer = client.get(f"/api/image/preview?pdi={urllib.parse.quote(name, safe='')}")
+        assert answer.status_code == 500, answer.content[:200]
+        assert answer.json()["title"] == "stored octets damaged" and "damaged" in answer.json()["detail"]
