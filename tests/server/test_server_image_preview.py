@@ -110,6 +110,40 @@ def test_a_header_claiming_more_than_libvips_streams_keeps_the_stand_in(location
         assert "MAX_STREAMED_PIXELS" in refused.json()["detail"]
 
 
+def _jpeg(width: int = 64, height: int = 48) -> bytes:
+    out = io.BytesIO()
+    ramp = np.add.outer(np.arange(height), np.arange(width)).astype(np.uint8)
+    Image.fromarray(ramp, "L").save(out, format="JPEG", quality=90)
+    return out.getvalue()
+
+
+def test_a_preview_read_with_a_token_is_private_and_one_withdrawn_is_gone(location: str,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """As N2R's answer of the same image (RFC 9111 §5.2.2.7): a private series' preview read with a token is never
+    marked for shared caches (found in review, 2026-11-29: it was ``public, immutable`` for any reader, so a proxy
+    kept it and gave it to anyone); without the token it is refused, kept or not; withdrawn, it is gone."""
+    monkeypatch.setattr(cite, "_PREVIEWS", OrderedDict())
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, _jpeg(), format="image+jpeg"))
+        _, reader = archive.add_token("reader", role="read", series=[S])
+        shown = f"/api/image/preview?pdi={urllib.parse.quote(name, safe='')}"
+        client = TestClient(create_app(location, archive=archive))
+        public = client.get(shown)
+        assert public.status_code == 200 and public.headers["cache-control"] == "public, max-age=31536000, immutable"
+        archive.set_series_access(S, "private")
+        token = {"Authorization": f"Bearer {reader}"}
+        read = client.get(shown, headers=token)
+        assert read.status_code == 200 and read.content == public.content
+        assert read.headers["cache-control"] == "private, no-store"
+        unchanged = client.get(shown, headers={**token, "If-None-Match": read.headers["etag"]})
+        assert unchanged.status_code == 304 and unchanged.headers["cache-control"] == "private, no-store"
+        assert client.get(shown).status_code == 403  # kept by the process, all the same not given without the token
+        archive.set_series_access(S, "public")
+        archive.withdraw(name, "recalled")
+        assert client.get(shown).status_code == 410
+
+
 def test_a_preview_is_made_of_octets_checked_against_their_digests(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """The octets given to libvips are the ones deposited: a blob file damaged on disk is a ``500`` naming the damage,
@@ -132,3 +166,46 @@ def test_a_preview_is_made_of_octets_checked_against_their_digests(tmp_path: Pat
         answer = client.get(f"/api/image/preview?pdi={urllib.parse.quote(name, safe='')}")
         assert answer.status_code == 500, answer.content[:200]
         assert answer.json()["title"] == "stored octets damaged" and "damaged" in answer.json()["detail"]
+
+
+def test_a_preview_the_client_holds_is_304_without_being_made(location: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its entity tag is the image's digest's: a client revalidating it (another worker's answer, or this one's before
+    a restart) is answered ``304`` before libvips is started (it was made again, seconds for a map scan, then
+    dropped)."""
+    made = []
+
+    def counted(*args: object, **kwargs: object) -> tuple[bytes, str]:
+        made.append(1)
+        return b"", "image/jpeg"
+
+    monkeypatch.setattr(streamed, "preview", counted)
+    monkeypatch.setattr(cite, "_PREVIEWS", OrderedDict())
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, _jpeg(), format="image+jpeg"))
+        tag = f'"{archive.locate(name).sha256[:32]}-preview-{streamed.PREVIEW_SIDE}"'
+        client = TestClient(create_app(location, archive=archive))
+        shown = f"/api/image/preview?pdi={urllib.parse.quote(name, safe='')}"
+        for held in (tag, f'"other", W/{tag}', "*"):
+            unchanged = client.get(shown, headers={"If-None-Match": held})
+            assert unchanged.status_code == 304 and unchanged.headers["etag"] == tag
+        assert made == []
+
+
+def test_the_previews_kept_are_bounded_by_count_and_by_octets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each process keeps at most ``_PREVIEWS_KEPT`` previews and ``_PREVIEWS_HELD`` octets, the least recently made
+    let go first: an archive of many small images previewed one by one holds a bounded map (it had no bound on
+    their count, and summed every kept preview again at each one made)."""
+    monkeypatch.setattr(cite, "_PREVIEWS", OrderedDict())
+    for n in range(cite._PREVIEWS_KEPT + 10):
+        cite._keep_preview((f"{n:064x}", 4096), b"x" * 100, "image/jpeg")
+    assert len(cite._PREVIEWS) == cite._PREVIEWS_KEPT
+    assert next(iter(cite._PREVIEWS)) == (f"{10:064x}", 4096)
+    quarter = cite._PREVIEWS_HELD // 4
+    for n in range(6):
+        cite._keep_preview((f"big{n}", 4096), b"y" * quarter, "image/jpeg")
+    held = sum(len(body) for body, _ in cite._PREVIEWS.values())
+    assert held <= cite._PREVIEWS_HELD and [key for key, _ in cite._PREVIEWS if key.startswith("big")] == [
+        "big2", "big3", "big4", "big5"]
+    cite._keep_preview(("too large", 4096), b"z" * (quarter + 1), "image/jpeg")
+    assert ("too large", 4096) not in cite._PREVIEWS

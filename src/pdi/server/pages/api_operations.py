@@ -616,7 +616,8 @@ _IMAGE_PREVIEW = Operation(
     "An image shrunk to at most 4,096 pixels on its longer side by libvips (in a bounded child process): what the"
     " viewer shows of an image too large for a browser to decode (docs/reference/viewer.md)",
     (Param("pdi", "A PNG, JPEG or TIFF image's name, versioned", required=True, schema=_name("pdi-image")),),
-    answers={200: Answer("The preview: JPEG, or PNG where the image has alpha (Cache-Control immutable, an ETag)",
+    answers={200: Answer("The preview: JPEG, or PNG where the image has alpha (an ETag; Cache-Control immutable, or"
+                         " private, no-store as N2R's answer of the image read with a token)",
                          "image/jpeg", {"type": "string", "format": "binary"}),
              304: Answer("Not modified")},
     errors=_READ,

@@ -169,21 +169,38 @@ def _keep(key: tuple[str, str | None], value: tuple[str, int]) -> None:
 
 
 #: Previews made lately (:func:`image_preview`), by the SHA-256 of the image and the preview's side: a map scan's
-#: takes seconds to make, and the viewer asks for it each time the page is shown. At most :data:`_PREVIEWS_HELD`
-#: octets are held, the least recently used let go.
+#: takes seconds to make, and the viewer asks for it each time the page is shown. At most :data:`_PREVIEWS_KEPT`
+#: previews and :data:`_PREVIEWS_HELD` octets are held (each at most a quarter of it), the least recently used let
+#: go. Only an image some reader may read is previewed, and each request is checked before one is given from here.
 _PREVIEWS: OrderedDict[tuple[str, int], tuple[bytes, str]] = OrderedDict()
 _PREVIEWS_HELD = 64 << 20
+_PREVIEWS_KEPT = 1024
 _PREVIEWS_LOCK = threading.Lock()
 
 
-def image_preview(archive: Archive, name: str) -> tuple[bytes, str, str]:
+@dataclass(frozen=True)
+class ImagePreview:
+    """:func:`image_preview`'s answer: the preview's octets (``None``: the client holds it, a ``304``), its media
+    type, its entity tag, and whether any cache may keep it and give it to anyone (``shared``: as N2R's answer of
+    the image, :func:`pdi.server.protocol.entity_answers.shared_answer`)."""
+
+    body: bytes | None
+    media_type: str
+    etag: str
+    shared: bool
+
+
+def image_preview(archive: Archive, name: str, held: str | None = None) -> ImagePreview:
     """``/api/image/preview``'s answer for the image ``name`` (one version, one format): the image shrunk by libvips
     to at most :data:`pdi.fragments.image_streamed.PREVIEW_SIDE` pixels a side (in a bounded child:
-    :func:`pdi.fragments.image_streamed.preview`), its media type and its entity tag. What the viewer shows of an
-    image too large for a browser to decode (:data:`pdi.server.pages.viewer.MAX_SHOWN_PIXELS`)."""
+    :func:`pdi.fragments.image_streamed.preview`), of octets checked against their digests. What the viewer shows
+    of an image too large for a browser to decode (:data:`pdi.server.pages.viewer.MAX_SHOWN_PIXELS`). ``held``:
+    the request's ``If-None-Match``; when it holds the preview's tag nothing is made (the body is ``None``)."""
     from pdi.fragments.image_streamed import PREVIEW_SIDE, preview, streamed_format
+    from pdi.server.http.conditional import tag_matches
+    from pdi.server.protocol.entity_answers import shared_answer
 
-    located = archive.locate(name)
+    located = archive.locate(name)  # refused here if the reader may not read it, embargoed or withdrawn
     if isinstance(located, Generic):
         raise ParseError(f"/api/image/preview needs the name of one version and format of an image, not {name!r}")
     record = located.record
@@ -191,22 +208,42 @@ def image_preview(archive: Archive, name: str) -> tuple[bytes, str, str]:
         raise UnsupportedError(f"{located.pdi} is {record.media_type}, not an image: it has no preview")
     key = (record.sha256, PREVIEW_SIDE)
     etag = f'"{record.sha256[:32]}-preview-{PREVIEW_SIDE}"'
+    shared = shared_answer(archive, located)
+    if held is not None and tag_matches(held, etag):
+        return ImagePreview(None, "", etag, shared)
     with _PREVIEWS_LOCK:
         found = _PREVIEWS.get(key)
         if found is not None:
             _PREVIEWS.move_to_end(key)
-            return found[0], found[1], etag
+            return ImagePreview(found[0], found[1], etag, shared)
     with _octets(archive, located) as data:
         if streamed_format(data) is None:
             raise UnsupportedError(f"{located.pdi} ({record.media_type}): a preview is made of a PNG, JPEG or TIFF"
                                    " only; its octets are served whole by N2R")
         body, media_type = preview(data, PREVIEW_SIDE, name=str(located.pdi))
+    _keep_preview(key, body, media_type)
+    return ImagePreview(body, media_type, etag, shared)
+
+
+def _keep_preview(key: tuple[str, int], body: bytes, media_type: str) -> None:
+    """Keep a preview made (:data:`_PREVIEWS`), letting go of the least recently used past its bounds."""
+    global _previews_held
+    if len(body) > _PREVIEWS_HELD // 4:
+        return
     with _PREVIEWS_LOCK:
-        if len(body) <= _PREVIEWS_HELD // 4:
-            _PREVIEWS[key] = (body, media_type)
-            while sum(len(kept) for kept, _ in _PREVIEWS.values()) > _PREVIEWS_HELD:
-                _PREVIEWS.popitem(last=False)
-    return body, media_type, etag
+        if _PREVIEWS.get(key) is not None:  # made by another request meanwhile
+            return
+        if not _PREVIEWS:  # emptied (a test puts a new map in place)
+            _previews_held = 0
+        _PREVIEWS[key] = (body, media_type)
+        _previews_held += len(body)
+        while _previews_held > _PREVIEWS_HELD or len(_PREVIEWS) > _PREVIEWS_KEPT:
+            _, (dropped, _) = _PREVIEWS.popitem(last=False)
+            _previews_held -= len(dropped)
+
+
+#: The octets :data:`_PREVIEWS` holds.
+_previews_held = 0
 
 
 @dataclass(frozen=True)
@@ -407,16 +444,19 @@ class CiteAPI(ArchiveHandlers):
         """``/api/image/preview?pdi=NAME``: the image NAME shrunk to at most 4,096 pixels a side
         (:func:`image_preview`), what the viewer shows of an image too large for a browser; the same for
         everyone and for ever (a version's octets never change), so any cache may keep it."""
+        from pdi.server.http.readers import PRIVATE
         from pdi.server.process.cache import IMMUTABLE
 
         name = optional(request, "pdi")
         if not name:
             raise ParseError("/api/image/preview needs pdi= (the name of one version and format of an image)")
-        body, media_type, etag = await self.work.run(image_preview, self.archive, name)
-        headers = {"ETag": etag, "Cache-Control": IMMUTABLE}
-        if etag in request.headers.get("if-none-match", ""):
+        made = await self.work.run(image_preview, self.archive, name, request.headers.get("if-none-match"))
+        # as N2R's answer of the image: one read with a token, of an image not anyone's to read, is no cache's to
+        # keep (RFC 9111 §5.2.2.7; found in review, 2026-11-29: it was public for a private series)
+        headers = {"ETag": made.etag, "Cache-Control": IMMUTABLE if made.shared else PRIVATE}
+        if made.body is None:
             return Response(status_code=304, headers=headers)
-        return Response(body, media_type=media_type, headers=headers)
+        return Response(made.body, media_type=made.media_type, headers=headers)
 
     async def pdf_page(self, request: Request) -> Response:
         """``/api/pdf/page?pdi=NAME&page=N``: a PDF's page of its text layer with each character's box
