@@ -27,13 +27,14 @@ from pdi.cli import COMMAND_HELP, COMMAND_MODULES, FAST_GET_DEFERRED, cli, load_
 HEAVY = (
     "html5lib", "PIL", "rapidfuzz", "re2", "httpx", "starlette", "uvicorn", "rich", "numpy",
     "psycopg", "psycopg_pool", "boto3", "botocore", "soundfile", "magic", "warcio", "ijson",
-    "cdxj_indexer", "multipart", "python_multipart", "prometheus_client",
+    "cdxj_indexer", "multipart", "python_multipart", "prometheus_client", "pyvips", "cffi",
 )
 #: Parts of pdi that reading a stored text by name does not use.
 NOT_FOR_GET = (
     "pdi.server", "pdi.capture", "pdi.mhtml", "pdi.interop.warc", "pdi.interop.wacz",
     "pdi.archive.postgres", "pdi.archive.blobs.s3", "pdi.archive.bagit", "pdi.fragments.markup",
     "pdi.fragments.text", "pdi.fragments.image", "pdi.fragments.audio", "pdi.passages.reanchor",
+    "pdi.fragments.image_streamed", "pdi.fragments.image_child", "pdi.fragments.image_size",  # not under .image
     "pdi.fragments.video", "pdi.archive.video",
     "pdi.interop",  # a browser fragment's aliases: only for a name with a '#'
     "pdi.charsets.sniff",  # how a browser finds a text's encoding: a stored text's charset is IANA's name

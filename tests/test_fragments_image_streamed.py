@@ -9,6 +9,7 @@ library). The child's peak resident set is read by ``pdi._bounded`` from the ker
 from __future__ import annotations
 
 import io
+import os
 import struct
 import time
 import zlib
@@ -225,3 +226,25 @@ def test_an_idat_that_inflates_to_a_gigabyte_is_bounded(tmp_path: Path) -> None:
         else:
             assert outcome.peak_kib < MOST_KIB and not _pixels(outcome.data)[1].any()
         assert time.monotonic() - began < streamed.LIMITS.seconds + 5
+
+
+@pytest.mark.parametrize(("raised", "missing"), [
+    ("OSError(\"cannot load library 'libvips.so.42': libvips.so.42: cannot open shared object file\")", "libvips42"),
+    ("ModuleNotFoundError(\"No module named 'pyvips'\", name='pyvips')", "pyvips"),
+])
+def test_a_machine_without_libvips_is_told_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           raised: str, missing: str) -> None:
+    """Where libvips (Debian's ``libvips42``) or pyvips is not installed, the crop or preview is refused naming what
+    is missing and where to get it, as ffmpeg's or onsgmls' absence is, not the child's traceback's last line
+    (found in review, 2026-11-29: "the child reading it stopped (exit status 1): OSError: cannot load ...")."""
+    fake = tmp_path / "fake" / "pyvips"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(f"raise {raised}\n")  # what pyvips raises in ABI mode without libvips
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(fake.parent), *os.environ.get("PYTHONPATH", "").split(
+        os.pathsep)]))
+    small = io.BytesIO()
+    Image.new("RGB", (8, 8)).save(small, format="PNG")
+    with pytest.raises(UnsupportedError) as refused:
+        preview(small.getvalue())
+    said = str(refused.value)
+    assert "not installed" in said and missing in said and "exit status" not in said, said

@@ -27,10 +27,10 @@ def work(args: list[str]) -> bytes:
     """The answer to ``args`` (``WORK FORMAT ARG…``) for the image on standard input."""
     os.environ["VIPS_CONCURRENCY"] = "1"  # read by libvips when it starts, at its import below
     os.environ.setdefault("VIPS_WARNING", "0")
-    import pyvips
-
     from pdi.errors import LimitError, UnsupportedError
     from pdi.fragments.image_streamed import MAX_STREAMED_PIXELS
+
+    pyvips = _pyvips()
 
     pyvips.block_untrusted_set(True)
     pyvips.cache_set_max(0)
@@ -60,6 +60,23 @@ def work(args: list[str]) -> bytes:
     except pyvips.Error as exc:
         raise UnsupportedError(f"cannot read this {fmt} image: {_said(exc)}") from None
     raise ValueError(f"no such work: {what!r}")
+
+
+def _pyvips() -> Any:
+    """pyvips, with libvips loaded; where either is not installed, an :class:`~pdi.errors.UnsupportedError` saying
+    which and how to install it (not the import's traceback: found in review, 2026-11-29)."""
+    from pdi.errors import UnsupportedError
+
+    needed = "images larger than Pillow decodes are cut and shrunk by libvips"
+    try:
+        import pyvips
+    except ImportError as exc:
+        raise UnsupportedError(f"{needed}, through pyvips, which is not installed ({exc}): pip install pyvips, one of"
+                               " pdi's dependencies") from None
+    except Exception as exc:  # ABI mode: OSError where cffi finds no libvips.so.42, Exception where it will not start
+        raise UnsupportedError(f"{needed}, which is not installed or will not start on this machine (Debian: apt-get"
+                               f" install libvips42; scripts/bootstrap installs it): {_said(exc)}") from None
+    return pyvips
 
 
 #: The rows read at a time while cutting (each a strip of the region's width).
