@@ -15,17 +15,26 @@ requests"). The server's peak memory is read from the kernel (``VmHWM``).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from server_helpers import h11_answers, start_serve, stop, wait_answering
+from server_helpers import h11_answers, in_thread, start_serve, stop, wait_answering
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
 
 from pdi.archive import Archive
+from pdi.server.process.connection import answering_protocol
 from pdi.server.process.limits import MAX_PIPELINED
+from pdi.server.process.run import listening_socket
 
 S = "library.example.us"
 ASKED = b"GET /robots.txt HTTP/1.1\r\nHost: a\r\n\r\n"
@@ -101,3 +110,52 @@ def test_a_connection_pipelining_megabytes_and_reading_nothing_holds_little(serv
     with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:  # and it goes on answering
         conn.sendall(b"GET /robots.txt HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
         assert conn.recv(100).startswith(b"HTTP/1.1 200 ")
+
+
+def test_after_the_refusal_nothing_more_is_read_while_the_answers_before_it_are_written() -> None:
+    """Found when ``test_requests_pipelined_without_reading_their_answers_hold_bounded_memory`` (of
+    ``test_server_smuggling.py``) failed once under load (2026-11-29): the refused request paused reading, but the
+    first answer done after it resumed it (as it does for the queue), so while the requests before the refusal were
+    answered everything the client sent was read and dropped, unbounded (135 MB in the 0.85 s sixteen answers of
+    50 ms took). Now reading stays paused from the refusal on: what the client sends after it stays in the kernel's
+    buffers, and the connection is closed once the ``503`` is written."""
+    gate = threading.Event()
+    asked: list[str] = []
+
+    async def held(request: Request) -> Response:
+        asked.append(request.url.path)
+        await asyncio.to_thread(gate.wait, 30)
+        return PlainTextResponse("ok")
+
+    app = Starlette(routes=[Route("/held", held)])
+    read_after: list[int] = []
+
+    class Counting(answering_protocol(10, None)):  # type: ignore[misc, valid-type]
+        """The protocol, counting the octets it is given once it has refused a request."""
+
+        def data_received(self, data: bytes) -> None:
+            if self.refusal is not None:
+                read_after.append(len(data))
+            super().data_received(data)
+
+    sock = listening_socket("127.0.0.1", 0)
+    sock.listen()
+    with in_thread(app, [sock], join=30, log_level="critical", loop="uvloop", http=Counting), \
+            socket.create_connection(("127.0.0.1", sock.getsockname()[1]), timeout=30) as conn:
+        # one segment: the first answered (held), MAX_PIPELINED queued behind it, the last refused
+        conn.sendall(b"GET /held HTTP/1.1\r\nHost: a\r\n\r\n" * (MAX_PIPELINED + 2))
+        conn.setblocking(False)
+        filler = ASKED * 2000
+        sent = 0
+        with contextlib.suppress(BlockingIOError):
+            while True:  # until the kernel's buffers are full: the server reads none of it
+                sent += conn.send(filler)
+        assert sent > 0
+        gate.set()  # the answers before the refusal are written: the filler is still not read
+        conn.settimeout(30)
+        raw = b""
+        with contextlib.suppress(ConnectionResetError):  # closed with the filler unread: a reset may come first
+            while piece := conn.recv(65536):
+                raw += piece
+    assert asked == ["/held"] * (MAX_PIPELINED + 1)
+    assert sum(read_after) == 0, f"{sum(read_after)} octets of the {sent} sent after the refusal were read"

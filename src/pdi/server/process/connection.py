@@ -485,7 +485,7 @@ class GuardedHttpToolsProtocol(HttpProtocol):
             # taken for the next request's (RFC 9112 §9.3.2: answers in the order of the requests); the connection
             # is closed once its answer is whole (RFC 9112 §9.6), and nothing more read (found by probing,
             # 2026-11-29: a trailer section past the bound after an answer was a 431 after the 200)
-            self.transport.pause_reading()
+            self.flow.stop_reading()
             if cycle.response_complete:
                 self.transport.close()
             elif cycle.more_body:  # an app answering as it reads: the rest of the content never comes
@@ -506,7 +506,9 @@ class GuardedHttpToolsProtocol(HttpProtocol):
             return
         if self.pipeline or (cycle is not None and not cycle.response_complete):
             self._deferred = b"".join(content)  # written by on_response_complete once the answers before it are
-            self.transport.pause_reading()
+            # paused for good: each answer done would resume it for the queue (found when a test failed once under
+            # load, 2026-11-29: all a client sent while the answers before a 503 were written was read, and dropped)
+            self.flow.stop_reading()
             return
         self.transport.write(b"".join(content))
         self.transport.close()

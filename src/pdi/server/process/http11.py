@@ -164,6 +164,8 @@ class FlowControl:
     def __init__(self, transport: asyncio.Transport) -> None:
         self._transport = transport
         self.read_paused = False
+        #: Whether reading is paused for good (:meth:`stop_reading`).
+        self.read_stopped = False
         self.write_paused = False
         self._writable = asyncio.Event()
         self._writable.set()
@@ -177,8 +179,15 @@ class FlowControl:
             self.read_paused = True
             self._transport.pause_reading()
 
+    def stop_reading(self) -> None:
+        """Reading paused for good (a request refused: nothing after it is read, and the connection closes once the
+        answers before it are written): :meth:`resume_reading` no longer resumes it, whether the queue's next request
+        starts or an app reads its content."""
+        self.read_stopped = True
+        self.pause_reading()
+
     def resume_reading(self) -> None:
-        if self.read_paused:
+        if self.read_paused and not self.read_stopped:
             self.read_paused = False
             self._transport.resume_reading()
 
