@@ -58,3 +58,41 @@ def pattern_png(width: int, height: int) -> bytes:
     parts.append(packer.flush())
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
             + chunk(b"IDAT", b"".join(parts)) + chunk(b"IEND", b""))
+
+
+def write_grey_tiff(path: str, width: int, height: int, rows_per_strip: int = 64) -> int:
+    """Write a real ``width`` × ``height`` 8-bit grey TIFF, uncompressed (TIFF 6.0 §2, §8), to ``path``: row ``y``
+    all of level ``y mod 251``, in strips of ``rows_per_strip`` rows, and its one image file directory *after* the
+    pixels, at the end of the file (as many scanners write it, so a reader must seek to it). Written a strip at a
+    time: the file is as large as its pixels (``width × height`` octets and a few hundred more), never held.
+    Returns its size in octets."""
+    strips = -(-height // rows_per_strip)
+    offsets, counts = [], []
+    with open(path, "wb") as out:
+        out.write(b"II*\0" + struct.pack("<I", 0))  # the directory's offset, written once it is known
+        at = 8
+        for s in range(strips):
+            rows = range(s * rows_per_strip, min(height, (s + 1) * rows_per_strip))
+            strip = b"".join(bytes([y % 251]) * width for y in rows)
+            out.write(strip)
+            offsets.append(at)
+            counts.append(len(strip))
+            at += len(strip)
+        at += at & 1  # a directory begins on a word boundary (§2)
+        out.write(b"\0" * (at - out.tell()))
+        offsets_at = at
+        counts_at = offsets_at + 4 * strips
+        directory = counts_at + 4 * strips
+        out.write(struct.pack(f"<{strips}I", *offsets) + struct.pack(f"<{strips}I", *counts))
+        tags = [(256, 4, 1, width), (257, 4, 1, height), (258, 3, 1, 8), (259, 3, 1, 1), (262, 3, 1, 1),
+                (273, 4, strips, offsets_at), (277, 3, 1, 1), (278, 4, 1, rows_per_strip),
+                (279, 4, strips, counts_at)]
+        out.write(struct.pack("<H", len(tags)))
+        for tag, kind, count, value in tags:
+            field = struct.pack("<HH", value, 0) if kind == 3 else struct.pack("<I", value)
+            out.write(struct.pack("<HHI", tag, kind, count) + field)
+        out.write(struct.pack("<I", 0))
+        size = out.tell()
+        out.seek(4)
+        out.write(struct.pack("<I", directory))
+    return size

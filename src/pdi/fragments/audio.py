@@ -46,7 +46,14 @@ from typing import IO, Final, cast
 
 from pdi._wording import plural
 from pdi.errors import LimitError, ParseError, UnsupportedError
-from pdi.fragments.results import Buffer, BufferFile, FragmentResult, Interval, check_order
+from pdi.fragments.results import (
+    Buffer,
+    BufferFile,
+    FragmentResult,
+    Interval,
+    Readable,
+    check_order,
+)
 
 _PCM: Final = 1
 _IEEE_FLOAT: Final = 3
@@ -100,30 +107,8 @@ def evaluate_audio(
 ) -> FragmentResult:
     """Evaluate ``sec`` or ``msec`` on the recording ``data`` (``bytes`` or a memory map, read as a file: only its
     header and the samples selected are touched; see the module docstring)."""
-    if scheme not in ("sec", "msec"):
-        raise UnsupportedError(f"no audio fragment scheme {scheme!r}: sec or msec")
-    start, end = _times(scheme, positions)
-    per_second = 1 if scheme == "sec" else 1000
-    reader: _WaveReader | _SoundFileReader
-    try:
-        reader = _WaveReader(data)
-    except (wave.Error, EOFError, struct.error, RuntimeError, ValueError, OSError):
-        # not PCM WAV, or a damaged header the standard module trips on: libsndfile decides
-        reader = _SoundFileReader(data, media_type)
+    reader, start, end, a, b, clamped = _selected(scheme, positions, data, media_type)
     rate, length = reader.rate, reader.length
-    a = min(_frame_at(start, rate, per_second), length)
-    b = min(_frame_at(end, rate, per_second), length)
-    clamped = _frame_at(end, rate, per_second) > length
-    octets = (b - a) * reader.channels * reader.width
-    if octets > _WAV_MAX:  # before decoding anything
-        raise LimitError(f"{scheme}={start},{end} selects more sound than a WAV file holds: cut it shorter")
-    if isinstance(reader, _SoundFileReader) and octets > max(MAX_DECODED_OCTETS, len(data)):
-        raise LimitError(
-            f"{scheme}={start},{end} decodes to {octets:,} octets of samples ({b - a:,} sample frames of"
-            f" {plural(reader.channels, 'channel')} at {reader.width} octets), more than the recording's own"
-            f" {len(data):,} octets and the {MAX_DECODED_OCTETS >> 20} MiB a fragment is decoded to beyond them:"
-            " cite a shorter passage, or the whole recording as it is stored"
-        )
     cut = reader.read(a, b)
     frame = cut.width * reader.channels
     got = len(cut.samples) // frame
@@ -150,10 +135,55 @@ def evaluate_audio(
     )
 
 
+def _selected(
+    scheme: str, positions: Sequence[object], data: Readable, media_type: str
+) -> tuple[_WaveReader | _SoundFileReader, int, int, int, int, bool]:
+    """The reader of ``data``, the times asked and the sample frames ``[a, b)`` they select (whether cut at the
+    end), its limits checked before anything is decoded."""
+    if scheme not in ("sec", "msec"):
+        raise UnsupportedError(f"no audio fragment scheme {scheme!r}: sec or msec")
+    start, end = _times(scheme, positions)
+    per_second = 1 if scheme == "sec" else 1000
+    reader: _WaveReader | _SoundFileReader
+    try:
+        reader = _WaveReader(data)
+    except (wave.Error, EOFError, struct.error, RuntimeError, ValueError, OSError):
+        # not PCM WAV, or a damaged header the standard module trips on: libsndfile decides
+        reader = _SoundFileReader(data, media_type)
+    rate, length = reader.rate, reader.length
+    a = min(_frame_at(start, rate, per_second), length)
+    b = min(_frame_at(end, rate, per_second), length)
+    clamped = _frame_at(end, rate, per_second) > length
+    octets = (b - a) * reader.channels * reader.width
+    if octets > _WAV_MAX:  # before decoding anything
+        raise LimitError(f"{scheme}={start},{end} selects more sound than a WAV file holds: cut it shorter")
+    if isinstance(reader, _SoundFileReader) and octets > max(MAX_DECODED_OCTETS, len(data)):
+        raise LimitError(
+            f"{scheme}={start},{end} decodes to {octets:,} octets of samples ({b - a:,} sample frames of"
+            f" {plural(reader.channels, 'channel')} at {reader.width} octets), more than the recording's own"
+            f" {len(data):,} octets and the {MAX_DECODED_OCTETS >> 20} MiB a fragment is decoded to beyond them:"
+            " cite a shorter passage, or the whole recording as it is stored"
+        )
+    return reader, start, end, a, b, clamped
+
+
+def interval_from_header(scheme: str, positions: Sequence[object], data: Readable, media_type: str) -> FragmentResult:
+    """``sec`` or ``msec`` on the recording ``data`` (a buffer, or octets read by slices) read from its header
+    alone: the sample frames selected, ``clamped`` and ``past_end`` as :func:`evaluate_audio` says them, every
+    limit it checks before decoding checked, and no sample read (the result's ``data`` is empty). For a caller that
+    shows where the stretch is (the viewer) in a recording too long to be read whole for it. Where a recording
+    holds fewer frames than its header promises, :func:`evaluate_audio` finds it when it reads them; this does not."""
+    reader, _, _, a, b, clamped = _selected(scheme, positions, data, media_type)
+    return FragmentResult(
+        data=b"", media_type="audio/wav", clamped=clamped, ranges=(), scheme=scheme,
+        interval=Interval(a, b, reader.rate, reader.channels, reader.length), past_end=clamped and a >= reader.length,
+    )
+
+
 class _WaveReader:
     """PCM WAV through the standard library (raises :class:`wave.Error` for anything else)."""
 
-    def __init__(self, data: Buffer) -> None:
+    def __init__(self, data: Readable) -> None:
         self._data = data
         wav_data_start(data)  # its chunks counted before the wave module walks them
         with wave.open(cast(IO[bytes], BufferFile(data)), "rb") as recording:
@@ -179,7 +209,7 @@ class _WaveReader:
         return _Cut(bytes(self._data[self._start + a * frame:self._start + b * frame]), self.width, False)
 
 
-def frames_held(data: Buffer, claimed: int, frame_octets: int) -> int:
+def frames_held(data: Readable, claimed: int, frame_octets: int) -> int:
     """The sample frames a RIFF WAVE file ``data`` holds: ``claimed`` (its header's), or fewer where its ``data``
     chunk ends sooner (a file cut short, or written to a pipe: ffmpeg's size there is 0xFFFFFFFF)."""
     start = wav_data_start(data)
@@ -195,7 +225,7 @@ def frames_held(data: Buffer, claimed: int, frame_octets: int) -> int:
 MAX_WAV_CHUNKS = 1024
 
 
-def wav_data_start(data: Buffer) -> int | None:
+def wav_data_start(data: Readable) -> int | None:
     """Where the samples of a RIFF WAVE file ``data`` begin: after the header of its ``data`` chunk, found by walking
     its chunks (each an ID, a 32-bit little-endian size, the content padded to an even size); ``None`` if it is no
     RIFF WAVE file or has no ``data`` chunk. More than :data:`MAX_WAV_CHUNKS` before it is a :class:`LimitError`;
@@ -244,7 +274,7 @@ def known_length(frames: int, media_type: str) -> int:
 class _SoundFileReader:
     """Any format libsndfile reads, through ``soundfile``."""
 
-    def __init__(self, data: Buffer, media_type: str) -> None:
+    def __init__(self, data: Readable, media_type: str) -> None:
         import soundfile
 
         self._data = data

@@ -66,7 +66,7 @@ from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, Unsuppor
 from pdi.fragments.image_size import MAX_TIFF_PAGES as MAX_TIFF_PAGES
 from pdi.fragments.image_size import png_frames
 from pdi.fragments.image_size import tiff_pages as tiff_pages
-from pdi.fragments.results import Buffer, BufferFile, FragmentResult, Region
+from pdi.fragments.results import Buffer, BufferFile, FragmentResult, Readable, Region
 
 #: The most pixels a Pillow crop decodes (a frame of 40 million pixels is about 160 MB in RGBA), and the most a crop
 #: answers: a larger frame (a decompression bomb, a 420 KB PNG of 12,000×12,000 pixels, or a map scan) is never
@@ -192,7 +192,8 @@ def evaluate_image(
                 )
             if width * height > MAX_CROP_PIXELS:
                 # Pillow decodes the whole frame to cut it (a small file can claim a huge one): libvips streams it
-                png = _crop_streamed(data, str(image.format), region, None, media_type)
+                _check_streamable(data, str(image.format), region, None)
+                png = _crop_streamed(data, str(image.format), region, media_type)
                 return FragmentResult(
                     data=png, media_type="image/png", clamped=clamped, ranges=(), scheme=scheme, region=region
                 )
@@ -215,19 +216,39 @@ def _beyond_pillow(
     scheme: str, rectangle: tuple[int, int, int, int, int], data: bytes, media_type: str, refusal: Exception
 ) -> FragmentResult:
     """``rect`` on an image larger than Pillow opens (its ``refusal``), its size read from the header alone
-    (:func:`pdi.fragments.image_size.image_size`); ``crop``, which decodes, refused."""
+    (:func:`pdi.fragments.image_size.image_size`); ``crop`` cut by streaming where it can be."""
+    return _on_header(scheme, rectangle, data, media_type, refusal, cut=True)
+
+
+def region_from_header(scheme: str, positions: Sequence[object], data: Readable, media_type: str) -> FragmentResult:
+    """``rect`` or ``crop`` on the image ``data`` read from its header alone
+    (:func:`pdi.fragments.image_size.image_size`: a buffer, or octets read by slices): the region, ``clamped`` and
+    ``past_end`` as :func:`evaluate_image` says them of an image larger than Pillow opens, and for ``crop`` every
+    check a cut by streaming makes before it decodes, but no pixel cut (the result's ``data`` is empty). For a
+    caller that shows where the region is (the viewer) on an image too large to be read whole for it."""
+    if scheme not in ("rect", "crop"):
+        raise UnsupportedError(f"no image fragment scheme {scheme!r}: rect or crop")
+    return _on_header(scheme, _rectangle(scheme, positions), data, media_type, None, cut=False)
+
+
+def _on_header(
+    scheme: str, rectangle: tuple[int, int, int, int, int], data: Readable, media_type: str,
+    refusal: Exception | None, *, cut: bool,
+) -> FragmentResult:
     from pdi.fragments.image_size import image_size
 
     x1, y1, x2, y2, frame = rectangle
+    why = f"{unopened(refusal)}" if refusal is not None else "an image read from its header alone"
     try:
         size = image_size(data, frame)
     except ParseError as exc:
         raise UnsupportedError(f"{scheme} on {media_type}: cannot read this image's header: {exc}") from exc
     except LimitError as exc:
-        raise LimitError(f"{scheme} on {media_type}: {unopened(refusal)}, and {exc}") from exc
+        raise LimitError(f"{scheme} on {media_type}: {why}, and {exc}") from exc
     if size is None:
-        raise LimitError(f"{scheme} on {media_type}: {unopened(refusal)}: no fragment of it is evaluated; its octets"
-                         " are had whole, by its name without a fragment") from refusal
+        said = why if refusal is not None else f"{why}, of a format whose size pdi does not read so"
+        raise LimitError(f"{scheme} on {media_type}: {said}: no fragment of it is evaluated; its octets are had"
+                         " whole, by its name without a fragment") from refusal
     if frame >= size.frames:
         raise NotFoundError(
             f"frame {frame} is not in this image: it has {plural(size.frames, 'frame')} (0 to {size.frames - 1})"
@@ -235,6 +256,20 @@ def _beyond_pillow(
     width, height = size.width, size.height
     region = Region(min(x1, width), min(y1, height), min(x2, width), min(y2, height), frame, width, height,
                     size.frames)
+    from PIL import Image
+
+    # what Pillow would open (the evaluator's own path, for a caller that does not cut): reaching a frame of a
+    # composed image decodes those before it, as the evaluator counts them
+    opened = refusal is None and width * height <= 2 * (Image.MAX_IMAGE_PIXELS or 0)
+    if opened and frame and size.format in _COMPOSED:
+        cost = frame * width * height
+        if size.format == "GIF":
+            cost = max(cost, _gif_seek_pixels(data, frame))
+        if cost > MAX_SEEK_PIXELS:
+            raise LimitError(
+                f"{scheme} of frame {frame} of a {width}×{height} {size.format}: reaching it decodes the"
+                f" {plural(frame, 'frame')} before it, {cost:,} pixels, more than the limit of {MAX_SEEK_PIXELS:,}"
+            )
     if scheme == "crop":
         if region.x1 == region.x2 or region.y1 == region.y2:
             past = " (it lies past the image's edge)" if (x1 >= width or y1 >= height) else ""
@@ -247,27 +282,29 @@ def _beyond_pillow(
                 f"crop of a JPEG of more than {MAX_JPEG_SCANS} scans (start-of-scan markers): decoding it"
                 " visits every block once a scan (rect= names the region without decoding)"
             )
-        png = _crop_streamed(data, size.format, region, refusal, media_type)
+        if not opened or width * height > MAX_CROP_PIXELS:  # else Pillow cuts it
+            _check_streamable(data, size.format, region, refusal)
+        png = _crop_streamed(data, size.format, region, media_type) if cut else b""
         return FragmentResult(
             data=png, media_type="image/png", clamped=x2 > width or y2 > height, ranges=(), scheme=scheme,
             region=region,
         )
     return FragmentResult(
-        data=data, media_type=media_type, clamped=x2 > width or y2 > height, ranges=(), scheme=scheme, region=region,
-        past_end=(x1 >= width and x2 > width) or (y1 >= height and y2 > height),
+        data=data if cut else b"", media_type=media_type, clamped=x2 > width or y2 > height, ranges=(),  # type: ignore[arg-type]  # a rect's answer is the buffer given
+        scheme=scheme, region=region, past_end=(x1 >= width and x2 > width) or (y1 >= height and y2 > height),
     )
 
 
-def _crop_streamed(data: bytes, fmt: str, region: Region, refusal: Exception | None, media_type: str) -> bytes:
-    """The ``region`` of a frame larger than a Pillow crop decodes (:data:`MAX_CROP_PIXELS`; ``refusal``: Pillow's
-    own, past twice its ``MAX_IMAGE_PIXELS``) cut by libvips, streaming
+def _check_streamable(data: Readable, fmt: str, region: Region, refusal: Exception | None) -> None:
+    """Whether the ``region`` of a frame larger than a Pillow crop decodes (:data:`MAX_CROP_PIXELS`; ``refusal``:
+    Pillow's own, past twice its ``MAX_IMAGE_PIXELS``) can be cut by libvips, streaming
     (:func:`pdi.fragments.image_streamed.crop_streamed`): frame 0 of a PNG, JPEG or TIFF, a region of at most
     :data:`MAX_CROP_PIXELS`; anything else a :class:`~pdi.errors.LimitError`."""
-    from pdi.fragments.image_streamed import MAX_STREAMED_PIXELS, crop_streamed, streamed_format
+    from pdi.fragments.image_streamed import MAX_STREAMED_PIXELS, streamed_format
 
     width, height, frame = region.width, region.height, region.frame
     why = f"{unopened(refusal)}, and " if refusal is not None else ""
-    if fmt not in ("PNG", "JPEG", "TIFF") or streamed_format(data) != fmt or frame:
+    if fmt not in ("PNG", "JPEG", "TIFF") or streamed_format(bytes(data[:8])) != fmt or frame:
         which = f"frame {frame} of " if frame else ""
         raise LimitError(
             f"crop of {which}a {width}×{height} {fmt} image: {why}Pillow decodes every pixel of the frame to cut it"
@@ -286,8 +323,15 @@ def _crop_streamed(data: bytes, fmt: str, region: Region, refusal: Exception | N
             f"crop of {cut:,} pixels of a {width}×{height} image: more than the {MAX_CROP_PIXELS:,} a crop"
             " answers (cut it in smaller regions; rect= names the region and returns the image whole)"
         )
+
+
+def _crop_streamed(data: Readable, fmt: str, region: Region, media_type: str) -> bytes:
+    """The ``region`` of the ``fmt`` image (checked by :func:`_check_streamable`) cut by libvips, streaming."""
+    from pdi.fragments.image_streamed import crop_streamed
+
     try:
-        return crop_streamed(data, (region.x1, region.y1, region.x2, region.y2), name=f"this {width}×{height} {fmt}")
+        return crop_streamed(data, (region.x1, region.y1, region.x2, region.y2),  # type: ignore[arg-type]  # a buffer where it cuts
+                             name=f"this {region.width}×{region.height} {fmt}")
     except UnsupportedError as exc:  # libvips could not read it (a damaged file, or one whose header lies)
         raise UnsupportedError(f"crop on {media_type}: {exc}") from None
 
@@ -322,13 +366,13 @@ def frame_count(image: object, data: Buffer) -> int:
     return frames
 
 
-def _gif_seek_pixels(data: bytes, frame: int) -> int:
+def _gif_seek_pixels(data: Readable, frame: int) -> int:
     """The pixels Pillow decodes to reach ``frame`` of a GIF: each frame before it, loaded onto the canvas as it
     then is (the logical screen, grown to hold every frame read so far, as Pillow grows it). Read from the blocks'
     headers alone (GIF89a §§17–24), in one pass over the octets: no pixel is decoded."""
     if len(data) < 13:
         return 0
-    width, height = struct.unpack_from("<HH", data, 6)
+    width, height = struct.unpack("<HH", bytes(data[6:10]))
     position = 13 + ((3 << ((data[10] & 7) + 1)) if data[10] & 0x80 else 0)  # past the global colour table
     read = -1  # the last frame whose descriptor was read
     pixels = 0
@@ -340,7 +384,7 @@ def _gif_seek_pixels(data: bytes, frame: int) -> int:
         elif block == 0x2C:  # an image: its descriptor, colour table, data
             if position + 9 > len(data):
                 break
-            left, top, across, down = struct.unpack_from("<HHHH", data, position)
+            left, top, across, down = struct.unpack("<HHHH", bytes(data[position:position + 8]))
             flags = data[position + 8]
             position += 9 + ((3 << ((flags & 7) + 1)) if flags & 0x80 else 0)
             position = _past_sub_blocks(data, position + 1)  # past the LZW code size, then the data
@@ -353,7 +397,7 @@ def _gif_seek_pixels(data: bytes, frame: int) -> int:
     return pixels
 
 
-def _more_scans_than(data: Buffer, most: int, *, every_image: bool = False) -> bool:
+def _more_scans_than(data: Readable, most: int, *, every_image: bool = False) -> bool:
     """Whether the JPEG ``data`` (any buffer: a mapped file's too) holds more than ``most`` scans, counted up to one
     past it along its markers (ITU T.81 B.1): from its start of image, segment by segment, each scan's
     entropy-coded data to the next marker, to its end of image. What follows that end (a phone's motion photo
@@ -399,7 +443,7 @@ def _more_scans_than(data: Buffer, most: int, *, every_image: bool = False) -> b
             return False
 
 
-def _past_sub_blocks(data: bytes, position: int) -> int:
+def _past_sub_blocks(data: Readable, position: int) -> int:
     """The position after a run of GIF data sub-blocks (each its length, then as many octets; the last empty)."""
     while position < len(data):
         length = data[position]

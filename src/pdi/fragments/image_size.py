@@ -36,12 +36,13 @@ format not listed here is ``None``. Pure: no I/O, no pixel decoded.
 
 from __future__ import annotations
 
+import mmap
 import re
 import struct
 from dataclasses import dataclass
 
 from pdi.errors import LimitError, ParseError
-from pdi.fragments.results import Buffer
+from pdi.fragments.results import Readable
 
 #: The most segments, chunks, blocks or directory entries one reading steps over: a real file has a few dozen before
 #: its size, and a GIF of 250-octet sub-blocks about 4,000 a megabyte. A step is 0.4 to 2 µs of Python, so the
@@ -76,7 +77,7 @@ class ImageSize:
     frames: int
 
 
-def image_size(data: Buffer, frame: int = 0) -> ImageSize | None:
+def image_size(data: Readable, frame: int = 0) -> ImageSize | None:
     """The size of frame ``frame`` (0-based) of the image ``data`` and its number of frames, read from its header
     (see the module docstring); ``None`` for a format not read here. A ``frame`` past the last is answered with the
     last frame's size: the caller compares it with :attr:`ImageSize.frames`."""
@@ -96,7 +97,7 @@ def image_size(data: Buffer, frame: int = 0) -> ImageSize | None:
     return None
 
 
-def _read(data: Buffer, at: int, form: str, what: str) -> tuple[int, ...]:
+def _read(data: Readable, at: int, form: str, what: str) -> tuple[int, ...]:
     """``struct.unpack`` of ``form`` at ``at``, or a :class:`ParseError` saying the file ends inside ``what``."""
     size = struct.calcsize(form)
     if at < 0 or at + size > len(data):
@@ -104,7 +105,7 @@ def _read(data: Buffer, at: int, form: str, what: str) -> tuple[int, ...]:
     return struct.unpack(form, bytes(data[at:at + size]))
 
 
-def _chunk_head(data: Buffer, at: int, form: str, what: str) -> tuple[int, bytes]:
+def _chunk_head(data: Readable, at: int, form: str, what: str) -> tuple[int, bytes]:
     """A chunk's header: its length and its four-octet type, in the order ``form`` gives them."""
     size = struct.calcsize(form)
     if at < 0 or at + size > len(data):
@@ -131,7 +132,7 @@ class _Steps:
             raise LimitError(f"reading the {self.kind}'s header took more than {MAX_STEPS:,} steps (at offset {at:,})")
 
 
-def _png(data: Buffer) -> ImageSize:
+def _png(data: Readable) -> ImageSize:
     length, kind = _chunk_head(data, 8, ">I4s", "the first chunk's header")
     if kind != b"IHDR" or length < 13:
         raise ParseError(f"a PNG's first chunk is IHDR of 13 octets, not {kind!r} of {length}", offset=8)
@@ -156,7 +157,7 @@ def _png(data: Buffer) -> ImageSize:
     return ImageSize("PNG", width, height, frames)
 
 
-def _jpeg(data: Buffer) -> ImageSize:
+def _jpeg(data: Readable) -> ImageSize:
     size: tuple[int, int] | None = None
     at, steps, end = 2, _Steps("JPEG"), len(data)
     # octets read by index where the file holds them (a step of empty segments is some 1 µs), by _read to say where
@@ -167,7 +168,7 @@ def _jpeg(data: Buffer) -> ImageSize:
             (octet,) = _read(data, at, "B", "a marker")
             raise ParseError(f"a JPEG marker begins with FF, not {octet:02X}", offset=at)
         # fill octets (T.81 B.1.1.2) and the markers without a length (TEM, RSTn), a run of them one step
-        at = _JPEG_SKIPPED.match(data, at).end()  # type: ignore[union-attr]  # it matches the FF just read
+        at = _past_fill(data, at, end)
         (marker,) = _read(data, at, "B", "a marker") if at >= end else (data[at],)
         at += 1
         if marker == 0x01 or 0xD0 <= marker <= 0xD7:  # one without a length followed by no FF: not a marker next
@@ -189,7 +190,21 @@ def _jpeg(data: Buffer) -> ImageSize:
     return ImageSize("JPEG", *_positive("JPEG", *size, at), 1)
 
 
-def _tiff(data: Buffer, frame: int) -> ImageSize:
+def _past_fill(data: Readable, at: int, end: int) -> int:
+    """Past the run of fill octets and markers without a length at ``at`` (an FF): by the regular expression on a
+    buffer, octet by octet on octets read by slices (a regular expression reads only a buffer)."""
+    if isinstance(data, (bytes, bytearray, memoryview, mmap.mmap)):
+        return _JPEG_SKIPPED.match(data, at).end()  # type: ignore[union-attr]  # it matches the FF just read
+    while at < end and data[at] == 0xFF:
+        at += 1
+    while at + 1 < end and (data[at] == 0x01 or 0xD0 <= data[at] <= 0xD7) and data[at + 1] == 0xFF:
+        at += 1
+        while at < end and data[at] == 0xFF:
+            at += 1
+    return at
+
+
+def _tiff(data: Readable, frame: int) -> ImageSize:
     pages = tiff_pages(data)
     if pages > MAX_TIFF_PAGES:
         raise LimitError(f"a TIFF of {pages:,} pages or more: more than the {MAX_TIFF_PAGES:,} image fragments are"
@@ -229,7 +244,7 @@ def _tiff(data: Buffer, frame: int) -> ImageSize:
     return ImageSize("TIFF", *_positive("TIFF", found[256], found[257], at), pages)
 
 
-def _gif(data: Buffer, frame: int) -> ImageSize:
+def _gif(data: Readable, frame: int) -> ImageSize:
     width, height = _read(data, 6, "<HH", "the logical screen descriptor")
     (flags,) = _read(data, 10, "B", "the logical screen descriptor")
     at = 13 + ((3 << ((flags & 7) + 1)) if flags & 0x80 else 0)  # past the global colour table
@@ -256,7 +271,7 @@ def _gif(data: Buffer, frame: int) -> ImageSize:
     return ImageSize("GIF", *_positive("GIF", *size, 6), frames)
 
 
-def _past_sub_blocks(data: Buffer, at: int, steps: _Steps) -> int:
+def _past_sub_blocks(data: Readable, at: int, steps: _Steps) -> int:
     """The offset after a run of GIF data sub-blocks (each its length, then as many octets; the last empty)."""
     while at < len(data):
         steps.step(at)
@@ -267,7 +282,7 @@ def _past_sub_blocks(data: Buffer, at: int, steps: _Steps) -> int:
     return at
 
 
-def _webp(data: Buffer) -> ImageSize:
+def _webp(data: Readable) -> ImageSize:
     head = bytes(data[:30])
     kind = head[12:16]
     if kind == b"VP8 " and len(head) >= 30 and head[23:26] == b"\x9d\x01\x2a":  # a key frame's start code
@@ -295,7 +310,7 @@ def _webp(data: Buffer) -> ImageSize:
     return ImageSize("WEBP", *_positive("WebP", width, height, 12), frames)
 
 
-def _bmp(data: Buffer) -> ImageSize:
+def _bmp(data: Readable) -> ImageSize:
     (header_size,) = _read(data, 14, "<I", "the bitmap header's size")
     if header_size == 12:  # BITMAPCOREHEADER
         width, height = _read(data, 18, "<HH", "the BITMAPCOREHEADER")
@@ -308,7 +323,7 @@ def _bmp(data: Buffer) -> ImageSize:
     return ImageSize("BMP", *_positive("BMP", width, height, 18), 1)
 
 
-def png_frames(data: Buffer, most: int) -> int:
+def png_frames(data: Readable, most: int) -> int:
     """The frames Pillow reaches in the PNG ``data``: the image of its first ``IDAT`` chunk, then one for each
     ``fcTL`` chunk after it, counted along its chunks (PNG §5.3: a length, a type, the data, a CRC) up to
     ``most`` or its ``IEND``."""
@@ -326,7 +341,7 @@ def png_frames(data: Buffer, most: int) -> int:
     return frames
 
 
-def tiff_pages(data: Buffer) -> int:
+def tiff_pages(data: Readable) -> int:
     """The image file directories of a TIFF (TIFF 6.0 §2; BigTIFF's eight-octet offsets too), counted along their
     chain from the header in one pass, a loop or an offset past the end ending it; at most one more than
     :data:`MAX_TIFF_PAGES` (enough to refuse it)."""
@@ -336,7 +351,7 @@ def tiff_pages(data: Buffer) -> int:
     # octets, BigTIFF when its third is 43, the first directory's offset after it
     order = "<" if bytes(data[:2]) == b"II" else ">"
     big = data[2] == 43
-    at = struct.unpack_from(order + ("Q" if big else "I"), data, 8 if big else 4)[0]
+    at = struct.unpack(order + ("Q" if big else "I"), bytes(data[8 if big else 4:16 if big else 8]))[0]
     count_of, entry, offset = ("Q", 20, "Q") if big else ("H", 12, "I")
     seen: set[int] = set()
     while at and at not in seen and len(seen) <= MAX_TIFF_PAGES:
@@ -344,9 +359,9 @@ def tiff_pages(data: Buffer) -> int:
         if at + head > len(data):
             break
         seen.add(at)
-        entries = struct.unpack_from(order + count_of, data, at)[0]
+        entries = struct.unpack(order + count_of, bytes(data[at:at + head]))[0]
         following = at + head + entries * entry
         if following + struct.calcsize(order + offset) > len(data):
             break
-        at = struct.unpack_from(order + offset, data, following)[0]
+        at = struct.unpack(order + offset, bytes(data[following:following + struct.calcsize(order + offset)]))[0]
     return len(seen)

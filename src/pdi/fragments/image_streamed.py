@@ -38,8 +38,10 @@ TIFF loaders are ever called.
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pdi._bounded import ChildLimit, ChildLimits, Outcome, run_child
@@ -94,20 +96,32 @@ def crop_streamed(data: Buffer, box: tuple[int, int, int, int], *, name: str = "
     return run_streamed("crop", data, [fmt, str(x1), str(y1), str(x2 - x1), str(y2 - y1)], name=name).data
 
 
-def preview(data: Buffer, side: int = PREVIEW_SIDE, *, name: str = "the image") -> tuple[bytes, str]:
+def preview(data: Buffer | Iterator[bytes], side: int = PREVIEW_SIDE, *, name: str = "the image") -> tuple[bytes, str]:
     """Frame 0 of the PNG, JPEG or TIFF ``data`` shrunk to at most ``side`` pixels on its longer side (never
-    enlarged), and its media type: ``image/jpeg``, or ``image/png`` where the image has alpha."""
-    fmt = _format(data, name)
+    enlarged), and its media type: ``image/jpeg``, or ``image/png`` where the image has alpha. ``data`` may be its
+    octets in pieces (a stored blob's verified chunks): they are written to the child's file one by one, never
+    held together."""
+    if isinstance(data, Iterator):
+        first = next(data, b"")
+        fmt = _format(first, name)
+        data = itertools.chain([first], data)
+    else:
+        fmt = _format(data, name)
     answer = run_streamed("preview", data, [fmt, str(side)], name=name).data
     return answer, "image/png" if answer.startswith(b"\x89PNG") else "image/jpeg"
 
 
-def run_streamed(work: str, data: Buffer, args: list[str], *, name: str = "the image") -> Outcome:
-    """What :data:`CHILD` answers for ``work`` (``crop`` or ``preview``) on ``data`` (given on its standard input)
-    under :data:`LIMITS`, with its peak resident set; a limit passed is a :class:`~pdi.errors.LimitError`."""
+def run_streamed(work: str, data: Buffer | Iterator[bytes], args: list[str], *, name: str = "the image") -> Outcome:
+    """What :data:`CHILD` answers for ``work`` (``crop`` or ``preview``) on ``data`` (given on its standard input;
+    octets, or their pieces in turn) under :data:`LIMITS`, with its peak resident set; a limit passed is a
+    :class:`~pdi.errors.LimitError`."""
     limits = ChildLimits(seconds=LIMITS.seconds, memory=LIMITS.memory, output=LIMITS.output)
     with tempfile.TemporaryFile(prefix="pdi-image-") as given:
-        given.write(data)
+        if isinstance(data, Iterator):
+            for piece in data:
+                given.write(piece)
+        else:
+            given.write(data)
         given.flush()
         os.lseek(given.fileno(), 0, os.SEEK_SET)
         try:

@@ -16,14 +16,32 @@ from __future__ import annotations
 import io
 import mmap
 from dataclasses import dataclass
+from typing import Protocol, overload
 
 from pdi._wording import plural
 from pdi.errors import ParseError
 
-__all__ = ["Buffer", "BufferFile", "FragmentResult", "Interval", "Page", "Range", "Region", "check_order", "past_end_message"]
+__all__ = ["Buffer", "BufferFile", "FragmentResult", "Interval", "Page", "Range", "Readable", "Region", "SlicedOctets", "check_order", "past_end_message"]
 
 #: The octets of an entity: ``bytes``, or a memory map (text and markup evaluators).
 Buffer = bytes | bytearray | memoryview | mmap.mmap
+
+
+class SlicedOctets(Protocol):
+    """Octets read only by their length, an index, a plain slice and ``find``: a stored blob read by verified
+    chunks as they are touched (:class:`pdi.archive.blobs.VerifiedOctets`), never whole and never mapped. The
+    header readers (:mod:`pdi.fragments.image_size`, a WAV's chunks) and :class:`BufferFile` take one."""
+
+    def __len__(self) -> int: ...
+    @overload
+    def __getitem__(self, key: int) -> int: ...
+    @overload
+    def __getitem__(self, key: slice) -> bytes: ...
+    def find(self, sub: bytes, start: int = 0) -> int: ...
+
+
+#: What a header reader reads: a :data:`Buffer`, or octets read by slices (:class:`SlicedOctets`).
+Readable = Buffer | SlicedOctets
 
 
 class BufferFile(io.RawIOBase):
@@ -32,7 +50,7 @@ class BufferFile(io.RawIOBase):
     memory map took 200 MB more. Each read slices the buffer (a map's slice copies those octets only), and no
     view of it is kept, so the map can be closed while this file is still open."""
 
-    def __init__(self, data: Buffer) -> None:
+    def __init__(self, data: Readable) -> None:
         super().__init__()
         self._data = data.cast("B") if isinstance(data, memoryview) and data.format != "B" else data
         self._size = len(self._data)

@@ -27,6 +27,7 @@ any catalog with any blob store.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import hashlib
@@ -34,7 +35,7 @@ import mmap
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, overload
 
 from pdi._closing import Closing
 from pdi.archive.blobs.memo import FixityMemo, Identity, identity
@@ -575,6 +576,80 @@ class RangedOctets:
             raise TypeError("a blob read by chunks is sliced by a plain [start:end]")
         start, stop, _ = key.indices(self._reader.size)
         return self._reader.read(start, stop)
+
+
+class VerifiedOctets:
+    """A stored blob as something :func:`len`, an index, a slice and :meth:`find` work on, every octet from a chunk
+    verified as it is read, the last :data:`KEPT` chunks held (never more).
+
+    For a reader that walks a large blob's header, or samples it here and there (the viewer's image facts, a
+    waveform's columns): what it touches is read and checked, by chunk, in memory bounded by :data:`KEPT` chunks
+    and the largest slice asked for, whatever the blob's size and whether the store keeps a local file. Its octets
+    are never mapped (a map's pages touched count in the process's resident set).
+    """
+
+    #: Chunks held at once (1 MiB each by default): a header walk steps back and forth within a few.
+    KEPT = 4
+
+    def __init__(self, reader: ChunkedReader) -> None:
+        self._reader = reader
+        self._size = reader.size
+        self._chunk = reader.info.chunk_size
+        self._held: collections.OrderedDict[int, bytes] = collections.OrderedDict()
+
+    def __len__(self) -> int:
+        return self._size
+
+    def _piece(self, index: int) -> bytes:
+        held = self._held.get(index)
+        if held is not None:
+            self._held.move_to_end(index)
+            return held
+        start = index * self._chunk
+        piece = self._reader.read(start, min(start + self._chunk, self._size))
+        self._held[index] = piece
+        while len(self._held) > self.KEPT:
+            self._held.popitem(last=False)
+        return piece
+
+    @overload
+    def __getitem__(self, key: int) -> int: ...
+    @overload
+    def __getitem__(self, key: slice) -> bytes: ...
+
+    def __getitem__(self, key: int | slice) -> int | bytes:
+        if isinstance(key, slice):
+            if key.step not in (None, 1):
+                raise TypeError("a blob read by chunks is sliced by a plain [start:end]")
+            start, stop, _ = key.indices(self._size)
+            if start >= stop:
+                return b""
+            first, last = start // self._chunk, (stop - 1) // self._chunk
+            if first == last:
+                base = first * self._chunk
+                return self._piece(first)[start - base:stop - base]
+            return self._reader.read(start, stop)  # across chunks: read once, not held
+        at = key + self._size if key < 0 else key
+        if not 0 <= at < self._size:
+            raise IndexError("octet index out of range")
+        return self._piece(at // self._chunk)[at % self._chunk]
+
+    def find(self, sub: bytes, start: int = 0) -> int:
+        """The first offset at or after ``start`` where ``sub`` (a few octets) begins, or -1: chunk by chunk, each
+        searched with the end of the one before it."""
+        at = max(0, start)
+        carry, base = b"", at
+        while at < self._size:
+            end = min((at // self._chunk + 1) * self._chunk, self._size)
+            window = carry + self[at:end]
+            found = window.find(sub)
+            if found >= 0:
+                return base + found
+            keep = max(0, len(sub) - 1)
+            carry = window[len(window) - keep:] if keep else b""
+            base = end - len(carry)
+            at = end
+        return -1
 
 
 @contextlib.contextmanager

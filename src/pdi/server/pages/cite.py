@@ -16,11 +16,17 @@
   (and counts the frames of a GIF, APNG or TIFF: an APNG's those it holds,
   :func:`pdi.fragments.image.frame_count`); of an image larger than Pillow
   opens, :func:`pdi.fragments.image_size.image_size` reads them, as ``rect``
-  does.
+  does. Of an image too large for the viewer to read whole
+  (:data:`pdi.server.pages.viewer.MAX_READ`), :func:`header_facts` reads them
+  from its header alone, by the blob's verified chunks.
 * **Waveform peaks** (:func:`waveform`): the lowest and highest sample of
   each of :data:`COLUMNS` columns, read with :mod:`wave` (PCM WAV) or
   ``soundfile``. Each column reads at most :data:`SAMPLES_PER_COLUMN`
-  frames from its start, so a long recording costs no more than a short one.
+  frames from its start, so a long recording costs no more than a short one;
+  one too large to read whole is read so by the blob's verified chunks
+  (:class:`pdi.archive.blobs.VerifiedOctets`), its header and those frames only.
+* **Image previews** (:func:`image_preview`): the blob's verified chunks
+  written one by one to the libvips child's file, never held whole.
 * **``/api/rfc5147?pdi=NAME&fragment=FRAGMENT``** (:func:`rfc5147_endpoint`):
   evaluates an RFC 5147 fragment (integrity checks included) on the
   ``text/plain`` representation NAME names, as a client would on its N2R
@@ -47,7 +53,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -56,6 +62,7 @@ from pdi import formats
 from pdi.archive import Archive, Generic, Resolved
 from pdi.archive.blobs import FileReader
 from pdi.errors import LimitError, ParseError, UnsupportedError
+from pdi.fragments.results import BufferFile, Readable
 from pdi.server.http.params import optional
 from pdi.server.process.limits import ArchiveHandlers
 
@@ -216,11 +223,11 @@ def image_preview(archive: Archive, name: str, held: str | None = None) -> Image
         if found is not None:
             _PREVIEWS.move_to_end(key)
             return ImagePreview(found[0], found[1], etag, shared)
-    with _octets(archive, located) as data:
-        if streamed_format(data) is None:
+    with archive.open_located(located) as opened:  # its verified chunks into the child's file, never held whole
+        if streamed_format(opened.reader.read(0, 8)) is None:
             raise UnsupportedError(f"{located.pdi} ({record.media_type}): a preview is made of a PNG, JPEG or TIFF"
                                    " only; its octets are served whole by N2R")
-        body, media_type = preview(data, PREVIEW_SIDE, name=str(located.pdi))
+        body, media_type = preview(opened.reader.chunks(), PREVIEW_SIDE, name=str(located.pdi))
     _keep_preview(key, body, media_type)
     return ImagePreview(body, media_type, etag, shared)
 
@@ -293,6 +300,25 @@ def image_facts(data: bytes, media_type: str) -> ImageFacts:
         raise UnsupportedError(f"{media_type}: cannot read this image: {damage(exc)}") from exc
 
 
+def header_facts(octets: Readable, media_type: str) -> ImageFacts:
+    """The size and frame count of an image read from its header alone
+    (:func:`pdi.fragments.image_size.image_size`), for an image too large to be read whole for the viewer
+    (``octets``: its blob read by verified chunks as the header is walked, a TIFF's directories wherever they are).
+    A format whose header is not read so is :class:`~pdi.errors.UnsupportedError`."""
+    from pdi.fragments.image_size import image_size
+
+    try:
+        size = image_size(octets)
+    except ParseError as damaged:
+        raise UnsupportedError(f"{media_type}: cannot read this image's header: {damaged}") from damaged
+    except LimitError as limit:
+        raise LimitError(f"{media_type}: {limit}; its octets are served whole by N2R") from limit
+    if size is None:
+        raise UnsupportedError(f"{media_type}: an image of this size is read from its header alone here, and pdi"
+                               " reads the size of a PNG, JPEG, TIFF, GIF, WebP or BMP only so")
+    return ImageFacts(size.width, size.height, size.frames)
+
+
 @dataclass(frozen=True)
 class Waveform:
     """A recording's duration (seconds), rate and channels, and per column its lowest and highest sample in [-1, 1]."""
@@ -309,8 +335,9 @@ class Waveform:
         }
 
 
-def waveform(data: bytes, media_type: str, columns: int = COLUMNS) -> Waveform:
-    """The peaks of a recording in ``columns`` columns (fewer when it has fewer frames); bounded work."""
+def waveform(data: Readable, media_type: str, columns: int = COLUMNS) -> Waveform:
+    """The peaks of a recording in ``columns`` columns (fewer when it has fewer frames); bounded work. ``data``: its
+    octets, or (a long recording) its blob read by verified chunks, only its header and each column's samples."""
     import numpy as np
 
     try:
@@ -338,7 +365,7 @@ def _peaks(source: _WaveSamples | _SoundFileSamples, columns: int, np: Any) -> W
 class _WaveSamples:
     """PCM WAV through the standard :mod:`wave` module, samples as floats in [-1, 1]."""
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: Readable) -> None:
         from pdi.fragments.audio import frames_held, wav_data_start
 
         self._data = data
@@ -346,7 +373,7 @@ class _WaveSamples:
         # the fragments slice them: the wave module walked every chunk again for each column (found by an attack,
         # 2026-11-27: 20,000 empty chunks took 33 s), and read no further than a lying RIFF size
         start = wav_data_start(data)
-        with wave.open(io.BytesIO(data), "rb") as w:
+        with wave.open(cast(IO[bytes], BufferFile(data)), "rb") as w:
             self.rate, self.frames, self.width, self.channels = w.getframerate(), w.getnframes(), w.getsampwidth(), w.getnchannels()
         if self.rate <= 0 or self.channels <= 0 or self.width not in (1, 2, 3, 4) or start is None:
             raise wave.Error("no rate, no channels, an unusual sample width or no data chunk")
@@ -375,12 +402,12 @@ class _WaveSamples:
 class _SoundFileSamples:
     """Any recording libsndfile reads, samples as floats in [-1, 1]."""
 
-    def __init__(self, data: bytes, media_type: str) -> None:
+    def __init__(self, data: Readable, media_type: str) -> None:
         import soundfile
 
         self._data = data
         try:
-            info = soundfile.info(io.BytesIO(data))
+            info = soundfile.info(BufferFile(data))
         except (RuntimeError, TypeError) as exc:
             raise UnsupportedError(f"{media_type}: not a recording pdi can read") from exc
         from pdi.fragments.audio import known_length
@@ -391,7 +418,7 @@ class _SoundFileSamples:
         import soundfile
 
         try:
-            with soundfile.SoundFile(io.BytesIO(self._data)) as f:
+            with soundfile.SoundFile(BufferFile(self._data)) as f:
                 f.seek(start)
                 return f.read(stop - start, dtype="float32")
         except (RuntimeError, ValueError) as exc:
