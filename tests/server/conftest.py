@@ -115,6 +115,9 @@ def media(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[
             "map": archive.add("library.example.us", pattern_png(12_000, 9_000), format="png"),
             # a TIFF of more pages than the viewer counts (pdi.fragments.image.MAX_TIFF_PAGES): its limit page
             "pages": archive.add("library.example.us", tiff_chain(5_010), format="tiff"),
+            # a file of 33 MiB of no kind the viewer shows, more than it reads (pdi.server.pages.viewer.MAX_READ): its
+            # facts and a note (the not-read page)
+            "big_file": archive.add("library.example.us", bytes(33 << 20), format="octet-stream"),
             # Chinese and Japanese, written without spaces: a word found inside a sentence (the search-cjk page)
             "cjk": archive.add("library.example.us", "我爱北京天安门。天安门上太阳升。\n東京大学の図書館で本を読みました。\n"
                                .encode(), format="text"),

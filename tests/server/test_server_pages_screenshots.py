@@ -185,6 +185,9 @@ PAGES = {
                       ".getBoundingClientRect().left - document.getElementById('image').getBoundingClientRect().width / 4) < 1"
                       " && document.getElementById('not-drawn').innerText.includes('This image is 12,000×9,000, 108,000,000 pixels')"
                       " && document.getElementById('not-drawn').innerText.includes('preview')"),
+    # a file larger than the viewer reads, of no kind it shows: its facts, and a note with links to its octets
+    "not-read": ("/view?pdi={big_file}%23byte=0,100", "document.getElementById('not-read').innerText.includes('only its"
+                 " facts are shown') && document.querySelectorAll('#not-read a[href^=\"/uri-res/N2R?\"]').length === 2"),
     # a TIFF of more pages than the viewer counts: the limit said in pdi's words, its octets offered whole
     "tiff-limit": ("/view?pdi={pages}", "document.querySelector('.problem h1').textContent === 'Cannot show this: limit exceeded'"
                    " && document.querySelector('.problem').innerText.includes('a TIFF of 5,001 pages or more')"),
@@ -270,7 +273,7 @@ PAGES = {
 
 MEDIA_PAGES = ("pdf", "sgml-elt", "video", "video-region", "video-alias", "email", "email-thread", "email-parts",
                "email-reply", "email-thread-mid", "email-thread-missing",
-               "tombstone", "forbidden", "image-limit", "image-preview", "tiff-limit", "search-cjk")
+               "tombstone", "forbidden", "image-limit", "image-preview", "not-read", "tiff-limit", "search-cjk")
 
 
 def page_url(served: Served, media: tuple[str, dict[str, str]], page: str) -> str:

@@ -41,7 +41,11 @@ with a link to the latest. A generic name (no format) shows the document's page
 deposited and a link to each of its formats, their sizes, SHA-256 and fixity,
 and the statements made about it. A page of one format links to it. A fragment that
 reaches or lies wholly past the end is said so above the document. Anything
-else is shown as a link to its bytes (RFC 2169 ``N2R``). Everything is
+else is shown as a link to its bytes (RFC 2169 ``N2R``).
+
+No page holds more than :data:`MAX_READ` octets of a document: a larger image
+or sound is read from its header (and a waveform's few samples a column) by
+verified chunks, and any other larger one is shown by its facts and a note. Everything is
 escaped; the page loads nothing from elsewhere.
 """
 
@@ -62,7 +66,14 @@ from pdi.errors import LimitError, UnsupportedError
 from pdi.fragments import past_end_message
 from pdi.identifier import PDI
 from pdi.server.pages.browse import document_title, record_generic, render_document, tab_title
-from pdi.server.pages.cite import MAX_RFC5147, RFC5147Facts, image_facts, rfc5147_facts, waveform
+from pdi.server.pages.cite import (
+    MAX_RFC5147,
+    RFC5147Facts,
+    header_facts,
+    image_facts,
+    rfc5147_facts,
+    waveform,
+)
 from pdi.server.pages.layout import (
     breakable,
     capture_title,
@@ -85,6 +96,13 @@ MAX_VIEW = 16 << 20
 #: A text of more octets than this is shown as a window: the passage a fragment
 #: names (or the text's beginning) with :data:`CONTEXT` characters on each side.
 WINDOW_FROM = 1 << 20
+
+#: The largest document (octets) the viewer reads whole to show it, other than a text (shown by windows), a PDF and
+#: a video (fetched by the reader's browser). A larger image or sound is shown from its header and the few chunks
+#: its waveform samples, read by verified chunks (:class:`pdi.archive.blobs.VerifiedOctets`); any other larger one
+#: (an e-mail, an aggregate, a file of another kind) by its facts and a link to its octets. Each page a stranger asks
+#: for so holds at most this much of a document, whatever its size.
+MAX_READ = 32 << 20
 
 #: Characters of context shown on each side of a passage in a window.
 CONTEXT = 20_000
@@ -297,12 +315,17 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
             selected = resolved
     elif windowed:
         whole = located  # never read whole: a window of it is cut by fragment
-        selected = archive.resolve(name) if parsed.fragment is not None else None
+        # (an e-mail past MAX_READ is shown by its facts alone: its fragment, cut from its parsed whole, is not)
+        unread = record.media_type == "message/rfc822" and record.size > MAX_READ
+        selected = archive.resolve(name) if parsed.fragment is not None and not unread else None
         assert not isinstance(selected, Generic)
-    else:
+    elif record.size <= MAX_READ:
         whole = archive.read(located)
         # the fragment is cut from the bytes just read: they are not read and hashed twice
         selected = archive.select(whole, parsed.fragment) if parsed.fragment is not None else None
+    else:  # never read whole: an image's or a sound's facts from its header, any other shown by its facts alone
+        whole = located
+        selected = _selected_unread(archive, located, parsed)
     meta = archive.meta(str(whole.pdi))
     facts = "".join(
         f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>"
@@ -343,6 +366,9 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
         return _page(tab, head + render_pdf(archive, whole, selected, panel), SCRIPT, name=name)
     if windowed and record.media_type != "message/rfc822":
         return _window_page(archive, whole, selected, head, tab, name)
+    audio = family == "timed" and whole.media_type.startswith("audio/")
+    if not whole.data and record.size > MAX_READ and not (pdf or video or family == "image" or audio):
+        return _page(tab, head + _not_read(whole, parsed), name=name)
     if record.media_type == "message/rfc822":
         if windowed:
             whole = archive.read(located)
@@ -350,12 +376,50 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
     if family in ("text", "html", "xml"):
         return _text_page(archive, whole, selected, head, tab, name)
     if family == "image":
-        return _page(tab, head + _figure(whole, selected), SCRIPT, name=name)
-    if family == "timed" and whole.media_type.startswith("audio/"):
-        return _page(tab, head + _sound(whole, selected), SCRIPT, name=name)
+        return _page(tab, head + _figure(archive, whole, selected), SCRIPT, name=name)
+    if audio:
+        return _page(tab, head + _sound(archive, whole, selected), SCRIPT, name=name)
     if video:
         return _page(tab, head + _video(archive, whole, selected), SCRIPT, name=name)
     return _page(tab, head, name=name)
+
+
+def _selected_unread(archive: Archive, located: Resolved, parsed: PDI) -> Resolved | None:
+    """What the fragment of ``parsed`` selects in a document larger than :data:`MAX_READ`, never read whole: of an
+    image the region, of a sound the stretch, read from its header by verified chunks
+    (:func:`pdi.fragments.image.region_from_header`, :func:`pdi.fragments.audio.interval_from_header`); of any
+    other nothing (``None``: its page says the fragment is not evaluated here)."""
+    if parsed.fragment is None:
+        return None
+    family = formats.media_family(located.record.media_type)
+    audio = family == "timed" and located.record.media_type.startswith("audio/")
+    if family != "image" and not audio:
+        return None
+    from pdi.archive.blobs import VerifiedOctets
+    from pdi.fragments.audio import interval_from_header
+    from pdi.fragments.image import region_from_header
+
+    scheme = parsed.fragment.effective_scheme(located.record.format)
+    evaluate = region_from_header if family == "image" else interval_from_header
+    with archive.open_located(located) as opened:
+        result = evaluate(scheme, parsed.fragment.positions, VerifiedOctets(opened.reader), located.media_type)
+    # named as the fragment cut from the bytes read is (the whole's canonical name, this fragment)
+    return dataclasses.replace(located, pdi=dataclasses.replace(located.pdi, fragment=parsed.fragment), fragment=result)
+
+
+def _not_read(whole: Resolved, parsed: PDI) -> str:
+    """The note on the page of a document larger than :data:`MAX_READ` that is no image or sound: not read here,
+    and where its octets (and its fragment's) are had."""
+    name = str(whole.pdi)
+    fragment = (
+        f'; its fragment is not evaluated here: <a href="/uri-res/N2R?{html.escape(_n2r(str(parsed)))}">N2R'
+        " resolves it</a>" if parsed.fragment is not None else ""
+    )
+    return (
+        f'<p class="note" id="not-read">This document is {html.escape(byte_size(whole.record.size))}: more than the'
+        f" {byte_size(MAX_READ)} the viewer reads to show one of its kind, so only its facts are shown. Its octets"
+        f' are <a href="/uri-res/N2R?{html.escape(_n2r(name))}">the bytes</a>{fragment}.</p>'
+    )
 
 
 _WHY_PDF = (
@@ -633,12 +697,22 @@ _WHY_TIME = (
 )
 
 
-def _figure(whole: Resolved, selected: Resolved | None) -> str:
-    """The image (a chosen frame of a multi-frame one), the region a fragment names outlined, and a box to drag."""
+def _figure(archive: Archive, whole: Resolved, selected: Resolved | None) -> str:
+    """The image (a chosen frame of a multi-frame one), the region a fragment names outlined, and a box to drag.
+
+    ``whole`` read (its ``data``), or only located (an image larger than :data:`MAX_READ`): then its size and
+    frames are read from its header by verified chunks (:func:`pdi.server.pages.cite.header_facts`)."""
     name = str(whole.pdi)
     region = selected.fragment.region if selected is not None and selected.fragment is not None else None
     try:
-        facts = image_facts(whole.data, whole.media_type)
+        if whole.data or not whole.record.size:
+            facts, head = image_facts(whole.data, whole.media_type), bytes(whole.data[:16])
+        else:
+            from pdi.archive.blobs import VerifiedOctets
+
+            with archive.open_located(whole) as opened:
+                octets = VerifiedOctets(opened.reader)
+                facts, head = header_facts(octets, whole.media_type), octets[:16]
     except UnsupportedError as exc:  # an image the browser may show but Pillow cannot read (SVG): no regions
         return (
             f'<p class="note">Regions of this image cannot be named here: {html.escape(str(exc))}.</p>'
@@ -652,7 +726,7 @@ def _figure(whole: Resolved, selected: Resolved | None) -> str:
     too_large = pixels > MAX_SHOWN_PIXELS or (facts.frames > 1 and pixels > MAX_CROP_PIXELS)
     # one frame of a PNG, JPEG or TIFF libvips reads: the server's preview of it, shrunk as it is read
     previewed = (too_large and facts.frames == 1 and pixels <= MAX_STREAMED_PIXELS
-                 and streamed_format(whole.data) is not None)
+                 and streamed_format(head) is not None)
     stand_in = too_large and not previewed
 
     def source(k: int) -> str:
@@ -742,12 +816,21 @@ def _frames_without_script(name: str, width: int, height: int, frame: int, frame
     )
 
 
-def _sound(whole: Resolved, selected: Resolved | None) -> str:
-    """A player, the recording's waveform to select a stretch on (or start and end in seconds), the cited stretch marked."""
+def _sound(archive: Archive, whole: Resolved, selected: Resolved | None) -> str:
+    """A player, the recording's waveform to select a stretch on (or start and end in seconds), the cited stretch marked.
+
+    ``whole`` read (its ``data``), or only located (a recording larger than :data:`MAX_READ`): then its waveform
+    reads its header and each column's samples by verified chunks, never the whole."""
     name = str(whole.pdi)
     player = f'<audio id="player" controls src="/uri-res/N2R?{html.escape(_n2r(name))}"></audio>'
     try:
-        wave = waveform(whole.data, whole.media_type)
+        if whole.data or not whole.record.size:
+            wave = waveform(whole.data, whole.media_type)
+        else:
+            from pdi.archive.blobs import VerifiedOctets
+
+            with archive.open_located(whole) as opened:
+                wave = waveform(VerifiedOctets(opened.reader), whole.media_type)
     except (UnsupportedError, LimitError) as exc:  # a recording the browser may play but pdi does not read
         return f'<p class="note">Stretches of this recording cannot be named here: {html.escape(str(exc))}.</p>{player}'
 
