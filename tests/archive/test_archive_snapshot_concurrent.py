@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -181,3 +182,45 @@ def test_a_write_inside_a_snapshot_after_its_first_read_is_refused_on_postgresql
             store.count_blobs_used()
             reader.add(S, GIF + b"written after a read", format="gif")
         assert [r.serial for r in store.iter_representations(ListQuery())] == [n.serial for n in names]
+
+
+def test_a_bag_exported_while_a_name_is_purged_is_whole_or_refused(location: str, tmp_path: Path) -> None:
+    """A takedown (a withdrawal with ``purge``) committed by a second archive between the bag's listing and the
+    copy of the purged octets. On PostgreSQL the blob's parts are rows of the catalog's database, read inside the
+    export's snapshot, which still sees them: the bag is the archive as the export began (its catalog.json names
+    the name unpurged, and holds its object). The blob files beside SQLite are outside any snapshot, deleted at
+    once: the export fails saying so, and leaves nothing. Octets past 64 KiB (smaller ones are catalog rows
+    everywhere); the purge does not wait on the export."""
+    big = [GIF + hashlib.sha256(b"%d" % i).digest() * 3000 for i in range(4)]  # 96 KiB each
+    clock = Clock(DAY)
+    with Archive.init(location, clock=clock) as reader, Archive.open(location, clock=clock) as writer:
+        reader.add_series(S)
+        names = [reader.add(S, octets, format="gif") for octets in big]
+        last = max(range(4), key=lambda i: hashlib.sha256(big[i]).hexdigest())  # its object copied last
+        took: list[float] = []
+
+        def purge_after_the_first(done: int, total: int) -> None:
+            if done == 1:
+                started = time.monotonic()
+                writer.withdraw(names[last], "a takedown while the export ran", purge=True)
+                took.append(time.monotonic() - started)
+
+        bag = tmp_path / "bag"
+        if location.startswith("postgres"):
+            reader.export_bag(bag, progress=purge_after_the_first)
+            catalog = json.loads((bag / "data" / "catalog.json").read_text(encoding="utf-8"))
+            assert [(r["pdi"], r["purged"]) for r in catalog["representations"]] == [(str(n), None) for n in names]
+            held = {p.name: p.read_bytes() for p in (bag / "data" / "objects").iterdir()}
+            assert held == {hashlib.sha256(octets).hexdigest(): octets for octets in big}
+        else:
+            sha = hashlib.sha256(big[last]).hexdigest()
+            with pytest.raises(StoreError, match=f"^blob {sha} was purged while the export ran .* export again$"):
+                reader.export_bag(bag, progress=purge_after_the_first)
+            assert [p.name for p in tmp_path.iterdir() if "bag" in p.name] == []
+        assert took and took[0] < 10
+        assert reader.store.open_blob(hashlib.sha256(big[last]).hexdigest(), name="purged") is None  # gone, rows too
+        # the export made after it leaves the purged octets out
+        after = tmp_path / "after"
+        reader.export_bag(after)
+        assert {p.name for p in (after / "data" / "objects").iterdir()} == {
+            hashlib.sha256(octets).hexdigest() for i, octets in enumerate(big) if i != last}

@@ -33,13 +33,13 @@ from pdi.archive.blobs.memo import FixityMemo
 from pdi.archive.naming import default_who, key_of, timestamp, utc_now
 from pdi.archive.results import Generic
 from pdi.archive.store import DocumentKey, RepresentationRecord, WithdrawalRecord
-from pdi.errors import AccessError, NotFoundError, ScopeError, WithdrawnError
+from pdi.errors import AccessError, NotFoundError, ScopeError, StoreError, WithdrawnError
 from pdi.identifier import PDI
 
 if TYPE_CHECKING:
     from pdi.archive.catalog import SearchAccess, SQLStore
 
-__all__ = ["ArchiveBase"]
+__all__ = ["ArchiveBase", "purged_meanwhile"]
 
 #: The archive of the current :meth:`ArchiveBase.snapshot` and what its reads have read once for all of them
 #: (None: in none).
@@ -51,6 +51,23 @@ def gone(parsed: PDI, what: str, tombstone: WithdrawalRecord) -> WithdrawnError:
     purged = " (its octets purged)" if tombstone.purged else ""
     return WithdrawnError(f"{parsed.without_fragment()}: {what} withdrawn {tombstone.at}{purged}: {tombstone.reason}",
                           reason=tombstone.reason, at=tombstone.at, who=tombstone.who, purged=tombstone.purged)
+
+
+def purged_meanwhile(store: SQLStore, sha256: str, what: str) -> StoreError | None:
+    """The error of an export that found the octets ``sha256`` (of ``what``) its snapshot names missing or cut
+    short, when a purge committed since the snapshot began took them; ``None`` when none did (they are lost: the
+    export's own error, a :class:`~pdi.errors.DamagedError`, stands). Asked after the snapshot has ended, of the
+    catalog as it is now.
+
+    A catalog's snapshot keeps what it names, rows and all, however long it lasts; the blob files beside a SQLite
+    catalog and the objects of an S3-compatible store are outside it: a takedown deletes them at once, and an
+    export that began before it cannot be finished as one view of the archive (nor would the octets be wanted).
+    """
+    if not store.octets_purged(sha256):
+        return None
+    return StoreError(f"{what} was purged while the export ran (a takedown committed after the export's snapshot of"
+                      " the catalog began, and its octets are gone from the blob store): nothing was written;"
+                      " export again")
 
 
 def refused(what: str, *, embargoed_until: str | None = None) -> AccessError:
@@ -110,6 +127,11 @@ class ArchiveBase:
                 yield
             finally:
                 _SNAPSHOT.reset(token)
+
+    def purged_meanwhile(self, record: RepresentationRecord, name: PDI | str) -> StoreError | None:
+        """After an export's snapshot: the error to raise in place of the one reading ``record`` (named ``name``)
+        inside it failed with, when a purge committed since took its octets (:func:`purged_meanwhile`)."""
+        return purged_meanwhile(self.store, record.sha256, str(name))
 
     def series_access(self) -> dict[str, str]:
         """Each registered series and who may read it, its own setting and those above it taken together."""

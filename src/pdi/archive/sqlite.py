@@ -53,6 +53,12 @@ if TYPE_CHECKING:
 CATALOG = "catalog.sqlite"
 #: What marks a directory as a backup ``pdi backup`` made (:mod:`pdi.archive.backup`), which is not an archive.
 BACKUP_MARKER = "pdi-backup.json"
+#: How long a statement waits for another connection's lock (SQLite's busy handler): two minutes, a writer
+#: queued behind another's deposit.
+BUSY_TIMEOUT_MS = 120_000
+#: How long a purge's checkpoint of the write-ahead log waits for readers to move on before it leaves the rest
+#: to the next one (:meth:`SQLiteStore.delete_purged_blobs`): seconds.
+PURGE_CHECKPOINT_WAIT = 2.0
 #: 2**63: SQLite's integers are those from -2**63 to 2**63 - 1 (:meth:`SQLiteStore._beyond_integers`).
 _INTEGERS = 2**63
 
@@ -100,9 +106,9 @@ class SQLiteStore(SQLStore):
                 raise StoreError(f"cannot create archive directory {self.root}: {exc}") from exc
         try:
             self._conn = sqlite3.connect(
-                str(catalog), isolation_level=None, timeout=120.0, check_same_thread=False
+                str(catalog), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False
             )
-            self._conn.execute("PRAGMA busy_timeout = 120000")
+            self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = FULL")
             self._conn.execute("PRAGMA foreign_keys = ON")
@@ -147,11 +153,20 @@ class SQLiteStore(SQLStore):
     def delete_purged_blobs(self, sha256s: Sequence[str]) -> tuple[list[str], list[str]]:
         """As every catalog does; then the write-ahead log is checkpointed and cut to nothing, so the pages a
         purge changed no longer hold the purged octets anywhere in the catalog's files (``secure_delete``
-        zeroed them in the pages themselves). A checkpoint that readers hold back is tried again at the next."""
+        zeroed them in the pages themselves). A checkpoint that readers hold back is tried again at the next.
+
+        The checkpoint waits :data:`PURGE_CHECKPOINT_WAIT` for readers (a resolver's read lasts milliseconds), not
+        the catalog's two minutes: an export's read transaction lasts the whole export, and a purge committed
+        meanwhile would wait all of those two minutes (an export in the same process, for nothing: it waits on
+        the purge's return)."""
         done = super().delete_purged_blobs(sha256s)
         with self._lock:
             try:
-                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                self._conn.execute(f"PRAGMA busy_timeout = {int(PURGE_CHECKPOINT_WAIT * 1000)}")
+                try:
+                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                finally:
+                    self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             except sqlite3.Error:
                 pass  # busy: the next checkpoint writes the zeroed pages over the old ones
         return done

@@ -363,6 +363,10 @@ def export_cmd(directory: str | None, series: str | None, wacz: str | None, sign
     pages/pages.jsonl with each page's PDI; and datapackage.json. pywb,
     ReplayWeb.page and `wacz validate` open it. Never overwrites.
 
+    Either reads one snapshot of the catalog: what is deposited or
+    withdrawn while it runs is not seen. A name purged meanwhile whose
+    octets were in files or S3 fails it (exit 8): export again.
+
     When the archive has a WACZ key (pdi keys init --wacz), or with --sign,
     datapackage-digest.json is signed as the WACZ signing specification's
     anonymous form says (ECDSA P-384 of the datapackage.json's hash, with

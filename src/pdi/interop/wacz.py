@@ -58,7 +58,9 @@ from pdi.archive import Archive, canonical_series
 from pdi.archive.store import RepresentationRecord
 from pdi.errors import (
     ImmutabilityError,
+    IntegrityError,
     NotFoundError,
+    StoreError,
     WithdrawnError,
 )
 from pdi.identifier import PDI
@@ -511,7 +513,11 @@ def export_wacz(
     """Write the archive's web documents (those whose id is an http(s) URL) as a WACZ at ``output``.
 
     Every version of every such document of ``series`` (or of the whole
-    archive) is written; withdrawn names are left out. The file is written
+    archive) is written; withdrawn names are left out. The whole export
+    reads one snapshot of the catalog (:meth:`Archive.snapshot`): what is
+    deposited or withdrawn while it runs is not seen, and a name purged
+    while it runs whose octets are gone from the blob store (files, S3)
+    fails it (a :class:`~pdi.errors.StoreError`, nothing written). The file is written
     beside ``output`` and renamed when complete; an existing ``output`` is
     not overwritten. With ``key``, ``datapackage-digest.json`` is signed
     (:mod:`pdi.wacz_signing`: the WACZ signing specification's anonymous form;
@@ -529,50 +535,59 @@ def export_wacz(
     with tempfile.TemporaryDirectory(prefix="pdi-wacz-") as work:
         warc_path = Path(work) / _WARC_NAME
         cdx_path = Path(work) / "index.cdx"
-        # a MiB of buffer: a record's member is written to the file with others, not in a system call of its own
-        with (warc_path.open("wb", buffering=1 << 20) as out, cdx_path.open("w", encoding="utf-8") as cdx,
-              contextlib.ExitStack() as snapshot):
-            writer = _Writer(out, cdx)
-            records = [
-                r for r in archive.iter_records(series)
-                if r.serial is None and r.unique_id.lower().startswith(("http://", "https://"))
-            ]
-            stated: dict[str, dict[str, str]] = {}
-            names: list[PDI] = []
-            for done, r in enumerate(records, 1):
-                if (done - 1) % _STATED_AT_ONCE == 0:
-                    # The next names read in one snapshot of the catalog (one read transaction, not three a
-                    # name), their statements a query a key, not a few a name.
-                    snapshot.close()
-                    snapshot.enter_context(archive.snapshot())
-                    names = [_name_of(n) for n in records[done - 1 : done - 1 + _STATED_AT_ONCE]]
-                    stated = {key: archive.latest_statements(names, key) for key in _STATED}
-                name = names[(done - 1) % _STATED_AT_ONCE]
-                try:
-                    data = archive.get_record(r, name).data  # the record listed: not looked up again
-                except WithdrawnError:
-                    continue
-                subject = str(name.canonical())
-                statements = {key: found[subject] for key, found in stated.items() if subject in found}
-                date = _date_of(r, statements)
-                if r.media_type == "multipart/related":
-                    keys = _Keys()
-                    parts = _part_dates(statements.get("warc:parts"), keys)
-                    root_url = _write_page(writer, r.unique_id, date, data, name, parts, keys)
-                    if root_url is not None:
-                        page = {"id": str(name), "url": r.unique_id, "ts": _iso_ts(date), "pdi": str(name)}
-                        stated_title = statements.get("title")
-                        if stated_title:
-                            page["title"] = stated_title
-                        pages.append(page)
-                else:
-                    writer.response(r.unique_id, date, r.media_type, r.charset, data, {"PDI": str(name)})
-                    documents += 1
-                if progress is not None:
-                    progress(done, len(records))
-            snapshot.close()
-            assert writer.index is not None
-            writer.index.finish()
+        # One snapshot of the catalog for the whole export: the listing, every batch of statements and every
+        # record's octets read as the catalog was at its first read, whatever is deposited, withdrawn or purged
+        # meanwhile (docs/reference/commands.md, "One view of the archive").
+        reading: RepresentationRecord | None = None  # the record whose octets are being read
+        try:  # a MiB of buffer: a record's member is written with others, not in a system call of its own
+            with (warc_path.open("wb", buffering=1 << 20) as out, cdx_path.open("w", encoding="utf-8") as cdx,
+                  archive.snapshot()):
+                writer = _Writer(out, cdx)
+                records = [
+                    r for r in archive.iter_records(series)
+                    if r.serial is None and r.unique_id.lower().startswith(("http://", "https://"))
+                ]
+                stated: dict[str, dict[str, str]] = {}
+                names: list[PDI] = []
+                for done, r in enumerate(records, 1):
+                    if (done - 1) % _STATED_AT_ONCE == 0:
+                        # the next names' statements a query a key, not a few a name
+                        names = [_name_of(n) for n in records[done - 1 : done - 1 + _STATED_AT_ONCE]]
+                        stated = {key: archive.latest_statements(names, key) for key in _STATED}
+                    name = names[(done - 1) % _STATED_AT_ONCE]
+                    reading = r
+                    try:
+                        data = archive.get_record(r, name).data  # the record listed: not looked up again
+                    except WithdrawnError:
+                        reading = None
+                        continue
+                    reading = None
+                    subject = str(name.canonical())
+                    statements = {key: found[subject] for key, found in stated.items() if subject in found}
+                    date = _date_of(r, statements)
+                    if r.media_type == "multipart/related":
+                        keys = _Keys()
+                        parts = _part_dates(statements.get("warc:parts"), keys)
+                        root_url = _write_page(writer, r.unique_id, date, data, name, parts, keys)
+                        if root_url is not None:
+                            page = {"id": str(name), "url": r.unique_id, "ts": _iso_ts(date), "pdi": str(name)}
+                            stated_title = statements.get("title")
+                            if stated_title:
+                                page["title"] = stated_title
+                            pages.append(page)
+                    else:
+                        writer.response(r.unique_id, date, r.media_type, r.charset, data, {"PDI": str(name)})
+                        documents += 1
+                    if progress is not None:
+                        progress(done, len(records))
+                assert writer.index is not None
+                writer.index.finish()
+        except (IntegrityError, StoreError) as exc:
+            # its octets missing: a purge committed since the snapshot began (asked now, the snapshot ended)?
+            purged = None if reading is None else archive.purged_meanwhile(reading, _name_of(reading))
+            if purged is None:
+                raise
+            raise purged from exc
         if writer.records == 0:
             raise NotFoundError(
                 "nothing to export as WACZ: no document" + (f" of series {series}" if series else "")

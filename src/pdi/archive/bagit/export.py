@@ -13,12 +13,14 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from pdi._wording import plural
 from pdi.archive.bagit.catalog import EXPORT_FORMAT, EXPORT_VERSION
+from pdi.archive.base import purged_meanwhile
 from pdi.archive.naming import Namer, canonical_series, key_of, parse_pdi
 from pdi.archive.store import ListQuery, SeriesRecord
 from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, StoreError
@@ -79,7 +81,8 @@ def export_bag(
         if staging.exists():
             shutil.rmtree(staging)
         (staging / "data" / "objects").mkdir(parents=True)
-        with archive.store.snapshot():
+        copying: str | None = None  # the blob being copied
+        with _purged_meanwhile(archive, lambda: copying), archive.store.snapshot():
             all_series = {s.name: s for s in archive.store.list_series()}
             selected = sorted(n for n in all_series if _in_selection(n, series))
             chosen = set(selected)
@@ -101,7 +104,9 @@ def export_bag(
                     if use.purged == use.representations:  # a takedown: catalog.json says so, no object
                         continue
                     path = f"data/objects/{use.sha256}"
+                    copying = use.sha256
                     octets += _copy_blob(archive, use.sha256, staging / path)
+                    copying = None
                     manifest.write(f"{use.sha256}  {path}\n")
                     files += 1
                     if progress is not None:
@@ -131,6 +136,20 @@ def export_bag(
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return count
+
+
+@contextmanager
+def _purged_meanwhile(archive: Exporting, copying: Callable[[], str | None]) -> Iterator[None]:
+    """Around the export's snapshot: a blob it found missing or altered (``copying()``, when the error came) that a
+    purge committed since the snapshot began took, said so (:func:`~pdi.archive.base.purged_meanwhile`)."""
+    try:
+        yield
+    except (IntegrityError, StoreError) as exc:
+        sha256 = copying()
+        purged = None if sha256 is None else purged_meanwhile(archive.store, sha256, f"blob {sha256}")
+        if purged is None:
+            raise
+        raise purged from exc
 
 
 def _copy_blob(archive: Exporting, sha256: str, path: Path) -> int:

@@ -109,6 +109,14 @@ class BlobRules(CatalogBase):
                 found |= {str(r[0]) for r in rows}
         return found
 
+    def octets_purged(self, sha256: str) -> bool:
+        """Whether the representations that name ``sha256`` all had their octets purged (and one does): a blob
+        a takedown meant to be gone. Read outside a snapshot, it tells an export that found a blob its
+        snapshot names missing that a purge committed since the snapshot began."""
+        rows = self._query("SELECT count(*), count(purged) FROM representations WHERE sha256 = ?", (sha256,))
+        named, purged = (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
+        return 0 < named == purged
+
     def named_blobs(self) -> Iterator[tuple[str, int]]:
         """Every blob a representation keeping its octets names that is not a row of the catalog's own, and its
         size, by name: what a backup copies beside the catalog's."""
