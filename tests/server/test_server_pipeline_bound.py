@@ -22,7 +22,6 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from server_helpers import h11_answers, in_thread, start_serve, stop, wait_answering
@@ -35,6 +34,7 @@ from pdi.archive import Archive
 from pdi.server.process.connection import answering_protocol
 from pdi.server.process.limits import MAX_PIPELINED
 from pdi.server.process.run import listening_socket
+from support.procnet import peak_kib
 
 S = "library.example.us"
 ASKED = b"GET /robots.txt HTTP/1.1\r\nHost: a\r\n\r\n"
@@ -52,19 +52,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, int]
         yield process.pid, port
     finally:
         stop(process)
-
-
-def _peak_kib(pid: int) -> int:
-    """The peak resident set (``VmHWM``, KiB) of the process ``pid`` and of its children (the worker)."""
-    pids = [pid]
-    children = Path(f"/proc/{pid}/task/{pid}/children")
-    if children.exists():
-        pids += [int(p) for p in children.read_text().split()]
-    peaks = []
-    for one in pids:
-        status = Path(f"/proc/{one}/status").read_text()
-        peaks.append(int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))))
-    return max(peaks)
 
 
 def test_requests_past_the_bound_are_refused_after_the_answers_before_them(server: tuple[int, int]) -> None:
@@ -85,7 +72,7 @@ def test_requests_past_the_bound_are_refused_after_the_answers_before_them(serve
 
 def test_a_connection_pipelining_megabytes_and_reading_nothing_holds_little(server: tuple[int, int]) -> None:
     pid, port = server
-    before = _peak_kib(pid)
+    before = peak_kib(pid)
     held = []
     try:
         for _ in range(3):
@@ -102,7 +89,7 @@ def test_a_connection_pipelining_megabytes_and_reading_nothing_holds_little(serv
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the server refused and closed
         time.sleep(3)  # what the server would queue is queued by then (before: 300 MB more within the first second)
-        after = _peak_kib(pid)
+        after = peak_kib(pid)
     finally:
         for conn in held:
             conn.close()

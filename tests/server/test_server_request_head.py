@@ -30,6 +30,7 @@ from server_helpers import on_own_protocol, read_response, start_serve, stop, wa
 
 from pdi.archive import Archive
 from pdi.server import create_app
+from support.procnet import peak_kib
 
 S = "library.example.us"
 KIB = 1024
@@ -172,28 +173,15 @@ def test_a_refusal_waits_for_the_answer_before_it_on_the_connection() -> None:
             assert rest.startswith(b"part-0...\npart-1...\npart-2...\nHTTP/1.1 %d " % status), rest[:100]
 
 
-def _peak_kib(pid: int) -> int:
-    """The largest peak resident set (``VmHWM``, KiB) of the process ``pid`` and its children."""
-    pids = [pid]
-    children = Path(f"/proc/{pid}/task/{pid}/children")
-    if children.exists():
-        pids += [int(p) for p in children.read_text().split()]
-    peaks = []
-    for one in pids:
-        status = Path(f"/proc/{one}/status").read_text()
-        peaks.append(int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))))
-    return max(peaks)
-
-
 def test_millions_of_tiny_fields_are_refused_without_being_kept(archive: Path) -> None:
     process, port, _ = start_serve(archive, "--workers", "1", "--replay-port", "0", drain=True)
     try:
         wait_answering(process, f"http://127.0.0.1:{port}/api/series")
-        before = _peak_kib(process.pid)
+        before = peak_kib(process.pid)
         tiny = b"X-A: b\r\n" * (128 * KIB)  # 1 MiB of fields, 131,072 of them
         answer = _ask(port, b"GET /api/series HTTP/1.1\r\nHost: a\r\n", *([tiny] * 40), b"\r\n")
         assert "200 header fields" in str(_problem(answer, 431)["detail"])
-        after = _peak_kib(process.pid)
+        after = peak_kib(process.pid)
         # 40 MiB sent; kept as Python tuples they were 15 times that (the finding this bounds): far less grew
         assert after - before < 20 * KIB, (before, after)
         assert _ask(port, b"GET /robots.txt HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n").startswith(

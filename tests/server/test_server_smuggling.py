@@ -35,11 +35,11 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
-from test_server_request_head import _peak_kib
 
 from pdi._ports import free_port
 from pdi.archive import Archive
 from support.nginxnode import nginx
+from support.procnet import peak_kib
 
 S = "library.example.us"
 #: What follows each request on its connection: answered ``2`` if the connection was kept.
@@ -209,7 +209,7 @@ def test_requests_pipelined_without_reading_their_answers_hold_bounded_memory(po
     """RFC 9112 §9.3.2 lets a client pipeline; one that sends 40 MB of requests and reads none of the answers is
     stopped (reading paused, the queue past its bound refused ``503``): the worker's peak memory barely moves."""
     pid = ports[2]
-    before = _peak_kib(pid)
+    before = peak_kib(pid)
     request = b"GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n" * 1000
     sent = 0
     with socket.create_connection(("127.0.0.1", ports[0]), timeout=5) as conn:
@@ -220,7 +220,7 @@ def test_requests_pipelined_without_reading_their_answers_hold_bounded_memory(po
         except (TimeoutError, ConnectionResetError, BrokenPipeError):
             pass  # the server stopped reading, or closed after its refusal
     assert sent < 40_000_000, "the server read every request sent without answering"
-    assert _peak_kib(pid) - before < 16 * 1024
+    assert peak_kib(pid) - before < 16 * 1024
 
 
 # the protocol's own bounds, on an app that says what it was given

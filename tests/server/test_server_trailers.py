@@ -31,6 +31,7 @@ import pytest
 from server_helpers import h11_answers, start_serve, stop, wait_answering
 
 from pdi.archive import Archive
+from support.procnet import peak_kib
 
 S = "library.example.us"
 
@@ -86,24 +87,11 @@ def test_a_trailer_field_is_not_a_header_field(server: tuple[int, int, str, Path
     assert _stored(location) == before + 1
 
 
-def _peak_kib(pid: int) -> int:
-    """The peak resident set (``VmHWM``, KiB) of the process ``pid`` and of its children (the worker)."""
-    pids = [pid]
-    children = Path(f"/proc/{pid}/task/{pid}/children")
-    if children.exists():
-        pids += [int(p) for p in children.read_text().split()]
-    peaks = []
-    for one in pids:
-        status = Path(f"/proc/{one}/status").read_text()
-        peaks.append(int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))))
-    return max(peaks)
-
-
 @pytest.mark.parametrize("endless", [b"X-Trailer: ", b"X-Trailer", b"X: a\r\n" * 100_000])
 def test_a_trailer_section_past_a_heads_bound_is_431_as_it_arrives(server: tuple[int, int, str, Path],
                                                                     endless: bytes) -> None:
     pid, port, token, _ = server
-    before = _peak_kib(pid)
+    before = peak_kib(pid)
     request = _deposit(f"Authorization: Bearer {token}\r\n".encode(), b"")[:-2] + endless
     with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
         try:
@@ -122,7 +110,7 @@ def test_a_trailer_section_past_a_heads_bound_is_431_as_it_arrives(server: tuple
     assert [status for status, _, _ in answers] == [431], answer[:300]
     _, fields, body = answers[0]
     assert fields["connection"] == "close" and "trailer" in json.loads(body)["detail"]
-    assert _peak_kib(pid) - before < 10 * 1024
+    assert peak_kib(pid) - before < 10 * 1024
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -26,6 +26,7 @@ from server_helpers import S, start_serve, stop, wait_answering
 
 from pdi.archive import Archive
 from support.big_image import write_grey_tiff
+from support.procnet import peak_kib
 
 MIB = 1 << 20
 #: How much the worker's peak resident set may grow while it answers every page of the big documents: a quarter
@@ -98,22 +99,6 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str | Pa
     yield names
 
 
-def _peak_kib(pid: int) -> int:
-    """The largest peak resident set (``VmHWM``, KiB) of the process ``pid`` and of its children (the worker)."""
-    pids = [pid]
-    children = Path(f"/proc/{pid}/task/{pid}/children")
-    if children.exists():
-        pids += [int(p) for p in children.read_text().split()]
-    peaks = []
-    for one in pids:
-        try:
-            status = Path(f"/proc/{one}/status").read_text()
-        except FileNotFoundError:  # a libvips child, gone since it was listed
-            continue
-        peaks.append(int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))))
-    return max(peaks)
-
-
 def _view(base: str, name: str) -> str:
     page = httpx.get(f"{base}/view", params={"pdi": name}, timeout=120)
     assert page.status_code == 200, page.text[:500]
@@ -129,7 +114,7 @@ def test_the_viewer_shows_big_documents_in_bounded_memory(big: dict[str, str | P
             _view(base, str(big[key]))
             _view(base, str(big[key]) + ("#sec=0,1" if key == "wav_small" else "#rect=(0,0),(10,10)"
                                          if key == "tiff_small" else "#byte=0,10"))
-        before = _peak_kib(process.pid)
+        before = peak_kib(process.pid)
 
         tiff = str(big["tiff"])
         plain = _view(base, tiff)
@@ -155,7 +140,7 @@ def test_the_viewer_shows_big_documents_in_bounded_memory(big: dict[str, str | P
         other = str(big["other"])
         pages = [_view(base, name) for name in (other, f"{other}#byte=1000,2000")]
 
-        grown = (_peak_kib(process.pid) - before) * 1024
+        grown = (peak_kib(process.pid) - before) * 1024
         assert grown < BOUND, f"the worker's peak grew by {grown / MIB:.0f} MiB for pages of 256 MB documents"
         for page in pages:  # not read: its facts, a note saying why, and a link to its octets
             note = page.split('<p class="note" id="not-read">', 1)[1].split("</p>", 1)[0]

@@ -94,3 +94,20 @@ def wait_for(condition: object, seconds: float = 30) -> None:
     while not condition():  # type: ignore[operator]
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.05)
+
+
+def peak_kib(pid: int) -> int:
+    """The largest peak resident set (``VmHWM``, KiB) of the process ``pid`` and of its children (a server's
+    worker); a child gone since it was listed (a bounded child that ended) is left out."""
+    pids = [pid]
+    listed = Path(f"/proc/{pid}/task/{pid}/children")
+    if listed.exists():
+        pids += [int(p) for p in listed.read_text().split()]
+    peaks = []
+    for one in pids:
+        try:
+            status = Path(f"/proc/{one}/status").read_text()
+        except FileNotFoundError:
+            continue
+        peaks.append(int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))))
+    return max(peaks)
