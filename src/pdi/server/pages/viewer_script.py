@@ -156,6 +156,15 @@ SCRIPT = r"""
     });
   });
   function view(name) { return "/view?pdi=" + encodeURIComponent(name); }
+  // The window scrolled to show `el` (block "center" or "start", its scroll-margin-top kept), as scrollIntoView
+  // would but for one thing: Chromium takes what scrollIntoView shows as where Tab starts, so a passage scrolled to
+  // sent the first Tab past the page's controls (they come before it) to the footer. WCAG 2.2 §2.4.3: the first Tab
+  // stops where it does on every page, the skip link.
+  function reveal(el, block) {
+    const r = el.getBoundingClientRect();
+    window.scrollBy(0, block === "start" ? r.top - (parseFloat(getComputedStyle(el).scrollMarginTop) || 0)
+                                         : r.top + r.height / 2 - innerHeight / 2);
+  }
 
   // A stretch dragged with the primary button on `area`: `at(event)` is where the pointer is, `moving(start, here)`
   // follows the drag, `done(start, here)` takes where it ended; `when()`, if given, says whether to drag at all.
@@ -183,7 +192,7 @@ SCRIPT = r"""
   if (text) {
     const base = text.dataset.pdi;
     const passage = document.getElementById("passage");
-    if (passage) passage.scrollIntoView({block: "center"});
+    if (passage) reveal(passage, "center");
     // code points before a DOM point: a line break is CR and LF for PDI char (2), one character for RFC 5147;
     // and the UTF-16 units before it in the text shown
     function positions(node, offset) {
@@ -375,9 +384,9 @@ SCRIPT = r"""
     const cited = document.getElementById("cited");  // the region the name opened names: in view once the image is laid out
     if (cited) {
       // a video's region: the words saying it, the frame and the box below them, in view
-      if (video) (document.getElementById("clip") || cited).scrollIntoView({block: "start"});
-      else if (image.complete) cited.scrollIntoView({block: "center"});
-      else image.addEventListener("load", function () { cited.scrollIntoView({block: "center"}); }, {once: true});
+      if (video) reveal(document.getElementById("clip") || cited, "start");
+      else if (image.complete) reveal(cited, "center");
+      else image.addEventListener("load", function () { reveal(cited, "center"); }, {once: true});
     }
     function corners(a, b) { return [Math.min(a[0], b[0]), Math.min(a[1], b[1]), Math.max(a[0], b[0]), Math.max(a[1], b[1])]; }
     dragged(figure, pixel, function (start, p) { show.apply(null, corners(start, p)); }, function (start, p) {
@@ -437,7 +446,7 @@ SCRIPT = r"""
     }
     // the stretch the name opened names (a video's clip: the words saying it, the player and the timeline below them)
     const clipSaid = document.getElementById("clip");
-    if (wave.dataset.start) (clipSaid ? clipSaid : wave).scrollIntoView({block: clipSaid ? "start" : "center"});
+    if (wave.dataset.start) reveal(clipSaid ? clipSaid : wave, clipSaid ? "start" : "center");
     function cite(fine) {  // fine: times marked at the player's (a video's), named to the millisecond whatever the width
       const a = Number(from.value), b = Number(to.value);
       if (!(a < b)) { clearAll(); say(wave.dataset.hint || "Drag on the waveform (or give a start and an end) to name a stretch."); return; }
@@ -663,7 +672,7 @@ SCRIPT = r"""
       }
       citeRoom();
       if (citePanel && window.ResizeObserver) new ResizeObserver(citeRoom).observe(citePanel);
-      if (citedPage && pageEls[citedPage - 1]) pageEls[citedPage - 1].scrollIntoView({block: "start"});
+      if (citedPage && pageEls[citedPage - 1]) reveal(pageEls[citedPage - 1], "start");
       pdfView.dataset.ready = String(doc.numPages);
 
       async function draw(n) {
@@ -693,7 +702,7 @@ SCRIPT = r"""
           box.id = "cited";
           place(box, rect([crop[0] + region[0], crop[3] - region[3], crop[0] + region[2], crop[3] - region[1]]));
           el.appendChild(box);
-          box.scrollIntoView({block: "center"});
+          reveal(box, "center");
         }
         const selectionBox = document.createElement("div");
         selectionBox.className = "box selection";
@@ -775,7 +784,7 @@ SCRIPT = r"""
           place(hl, r);
           marks.appendChild(hl);
         });
-        if (lines.length && !markedInView) { markedInView = true; marks.firstChild.scrollIntoView({block: "center"}); }
+        if (lines.length && !markedInView) { markedInView = true; reveal(marks.firstChild, "center"); }
         el.dataset.laid = "1";
       }
     }).catch(function (e) {
