@@ -264,7 +264,7 @@ PAGES = {
     # a Message-ID no message deposited has: not in this archive, and no advice on correcting a PDI, none given
     "email-thread-missing": ("/thread?mid=mid:nobody%40example.com", "document.querySelector('.problem h1').textContent"
                              " === 'Not in this archive' && document.querySelector('.problem').innerText.includes("
-                             "'no message with the Message-ID <nobody@example.com>')"
+                             "'No message with the Message-ID <nobody@example.com>')"
                              " && !document.querySelector('.problem').innerText.includes('Resolve box')"),
     # a message with an attachment: its parts, each a link to its octets (#part=N)
     "email-parts": ("/view?pdi={attached}", "document.querySelectorAll('ul.parts li').length === 2"

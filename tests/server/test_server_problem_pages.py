@@ -239,7 +239,7 @@ def test_a_name_not_here_suggests_the_nearest_names(client: TestClient, archive:
     # each term's percent-encoding as UTF-8)
     page = _view(client, f"{text}#:~:text=caf%C3%A9%20au,lait&text=w%2Dx-,y,-z", 404)
     assert _text(page.find(".//p[@class='error']")) == (
-        f'the text from "café au" to "lait" is not in {text}; the text "y" after "w-x" before "z" is not in {text}.')
+        f'The text from "café au" to "lait" is not in {text}; the text "y" after "w-x" before "z" is not in {text}.')
     # a name holding backticks of its own is shown as asked, not as code
     odd = f"urn:pdi://{S}/2026/11/25/1.te`x`t.1"
     said = _view(client, odd, 404).find(".//p[@class='error']")

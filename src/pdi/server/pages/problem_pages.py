@@ -107,9 +107,21 @@ def _view(name: PDI | str) -> str:
 
 def _said(error: PDIError) -> str:
     """An error's message in a page, as an answer over HTTP says it (:meth:`~pdi.errors.PDIError.over_http`: a
-    storage error without the server's places): escaped, each `pdi …` command it quotes in backticks in <code>
-    (only a command: a name may hold backticks of its own, which are shown as they are)."""
-    return _QUOTED.sub(r"<code>\1</code>", esc(error.over_http()))
+    storage error without the server's places), begun as a :func:`sentence`: escaped, each `pdi …` command it
+    quotes in backticks in <code> (only a command: a name may hold backticks of its own, which are shown as they
+    are)."""
+    return _QUOTED.sub(r"<code>\1</code>", esc(sentence(error.over_http())))
+
+
+def sentence(message: str) -> str:
+    """A message as a page's line begins it: with a capital when its first word is a word in lower case ("no
+    message with the Message-ID …" is "No message …", as the pages' own lines begin, "There is no page at …");
+    as written when a name, a media type, a command or a number begins it (``urn:pdi://…``, ``image/tiff:``).
+    Messages begin in lower case for the command line, which prints them after ``pdi: ``."""
+    first = message.split(" ", 1)[0]
+    if " " in message and first.isascii() and first.isalpha() and first.islower():
+        return message[0].upper() + message[1:]
+    return message
 
 
 #: A command quoted in backticks, as messages quote one.
@@ -541,5 +553,5 @@ def render_refused(archive: Archive | None, status: int, title: str, detail: str
     if archive is not None and parsed is not None and _held(archive, parsed):
         held = f'<p>The document is here: <a href="{esc(_view(parsed))}"><code>{esc(parsed)}</code></a>.</p>'
     stop = "" if detail.endswith((".", "!", "?")) else "."
-    body = f'<p class="error" role="alert">{esc(detail)}{stop}</p>{held}{_onward()}'
+    body = f'<p class="error" role="alert">{esc(sentence(detail))}{stop}</p>{held}{_onward()}'
     return _page(title, status, f"Cannot show this: {title.lower()}", body, name)

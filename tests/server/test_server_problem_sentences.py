@@ -1,0 +1,65 @@
+"""A problem page's line saying what is wrong begins as a sentence does: with a capital, unless a name begins it.
+
+The line is the error's message (:mod:`pdi.errors`), which begins in lower
+case for the command line (``pdi: no such date: …``). On a page it began so
+too ("no message with the Message-ID … is in the archive."), where the pages'
+own lines begin with a capital ("There is no page at …", "This name is held
+elsewhere …"). A message that begins with a word now begins with a capital on
+a page; one that begins with a name, a media type or a command keeps it as it
+is written (``urn:pdi://…``, ``image/tiff: …``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from server_helpers import Served
+from test_server_keyboard import _js
+
+from chromium_helpers import open_page
+from pdi.capture.browser import devtools
+from pdi.server.pages.problem_pages import sentence
+
+#: The problem page's detail line.
+DETAIL = "document.querySelector('.problem p.error').innerText"
+
+
+@pytest.mark.parametrize(("path", "begins"), [
+    ("/thread?mid=mid:nobody%40example.com", "No message with the Message-ID <nobody@example.com> is in the archive."),
+    ("/series/nowhere.example.us", "Series nowhere.example.us is not registered"),
+    # a line beginning with a name keeps the name as it is written
+    ("/view?pdi=urn:pdi://nowhere.example.us/2026/11/22/1.text.1",
+     "urn:pdi://nowhere.example.us/2026/11/22/1.text.1 is not in this archive."),
+    ("/no/such/page", "There is no page at /no/such/page."),
+])
+def test_a_problem_pages_detail_line_begins_as_a_sentence(served: Served, path: str, begins: str) -> None:
+    with devtools() as pipe:
+        session = open_page(pipe, served.url + path)
+        said = _js(pipe, session, DETAIL)
+    assert said.startswith(begins), json.dumps(said)
+
+
+_TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=40)
+
+
+@given(_TEXT | st.builds(lambda word, rest: f"{word} {rest}", st.text("abcdefghijklmnopqrstuvwxyzAZ1:/é", min_size=1), _TEXT))
+def test_a_sentence_changes_at_most_its_first_letter(message: str) -> None:
+    said = sentence(message)
+    assert len(said) == len(message) and said[1:] == message[1:]
+    first = message.split(" ", 1)[0]
+    if " " in message and first.isascii() and first.isalpha() and first.islower():
+        assert said[0] == message[0].upper()  # a word begins it: a capital
+    else:
+        assert said == message  # a name, a command, a number, a media type begins it: as written
+
+
+def test_a_sentence_of_the_messages_pdi_gives() -> None:
+    assert sentence("no such date: 2026/13") == "No such date: 2026/13"
+    assert sentence("urn:pdi://x.example.us/2026/11/22/1 is not in this archive") == (
+        "urn:pdi://x.example.us/2026/11/22/1 is not in this archive")
+    assert sentence("image/tiff: a TIFF of 5,001 pages") == "image/tiff: a TIFF of 5,001 pages"
+    assert sentence("expected 'urn:pdi:'") == "Expected 'urn:pdi:'"
+    assert sentence("") == ""
