@@ -327,6 +327,6 @@ def test_a_message_id_not_held_is_not_answered_with_advice_on_correcting_a_pdi(m
     base, _ = media
     missing = httpx.get(f"{base}/thread", params={"mid": "mid:nobody@example.com"}, headers={"Accept": "text/html"})
     assert missing.status_code == 404
-    assert "no message with the Message-ID &lt;nobody@example.com&gt; is in the archive" in missing.text
+    assert "No message with the Message-ID &lt;nobody@example.com&gt; is in the archive" in missing.text
     assert "a PDI names its series" not in missing.text and "Check the name as it was cited" not in missing.text
     assert 'href="/search"' in missing.text  # the ways on, as every error page has
