@@ -161,7 +161,7 @@ def test_view_of_a_capture_frames_it_from_the_replay_origin_under_a_banner(serve
     assert f'<time datetime="{created.record.created_at}">' in page
     # the URL heads the banner (a line may break after its slashes and before its dots), the name (which
     # encapsulates it) one click away
-    assert f'<h1><span class="capture-title"><span class="url" dir="ltr">{CAPTURED_URL}</span>' in page.replace("<wbr>", "")
+    assert f'<h1><span class="capture-title"><span class="url clamped" dir="ltr" title="{CAPTURED_URL}">{CAPTURED_URL}</span>' in page.replace("<wbr>", "")
     assert f'<details class="pdi-name"><summary>show</summary><code>{html.escape(served.capture)}</code></details>' in page
     assert f'href="/captures?url={_quoted(CAPTURED_URL)}"' in page
     assert f'href="/view?pdi={_quoted(served.capture)}&amp;view=source"' in page

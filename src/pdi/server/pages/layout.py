@@ -83,7 +83,7 @@ pre{white-space:pre-wrap;word-wrap:break-word;border:1px solid #ccc;padding:1rem
 mark{background:#ffe58a} code,input{font-family:ui-monospace,monospace}
 #name{width:100%;font-size:0.95rem;padding:0.3rem} .error{color:#a00} dt{font-weight:bold}
 h1 code{overflow-wrap:anywhere} .note{color:#8a5a00} dd.pending{color:#8a5a00}
-bdi,main code{overflow-wrap:anywhere}
+bdi,main code{overflow-wrap:anywhere} cite.upright{font-style:normal}
 /* a depositor's right-to-left title alone in its box (a cell, a fact, a heading) starts at the box's right edge,
  where it is read from: the bdi's own direction (:dir, of its first strong character) says which */
 :is(td,dd,h1):has(> bdi:only-child:dir(rtl)){text-align:right}
@@ -162,6 +162,26 @@ def isolated(text: object) -> str:
     return f"<bdi>{esc(text)}</bdi>"
 
 
+#: Han (its radicals, ideographs of every extension and the compatibility ones, the iteration and number marks),
+#: kana and its halfwidth forms, Bopomofo, Hangul and its jamo: the scripts of Chinese, Japanese and Korean, whose
+#: typography has no italic (emphasis is a dot beside each character or another typeface: W3C's JLREQ §3.3.1,
+#: CLREQ, KLREQ), first and last of each range (Unicode's blocks).
+_UPRIGHT_RANGES = (
+    (0x1100, 0x11FF), (0x2E80, 0x2FDF), (0x3005, 0x3007), (0x3021, 0x3029), (0x3031, 0x3035), (0x3038, 0x303C),
+    (0x3041, 0x30FF), (0x3105, 0x318F), (0x31A0, 0x31BF), (0x31F0, 0x31FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF),
+    (0xA960, 0xA97F), (0xAC00, 0xD7FF), (0xF900, 0xFAFF), (0xFF66, 0xFFDC), (0x20000, 0x3134F),
+)
+_UPRIGHT = re.compile("[" + "".join(f"{chr(first)}-{chr(last)}" for first, last in _UPRIGHT_RANGES) + "]")
+
+
+def cited(title: str) -> str:
+    """A title in ``<cite>`` (:func:`isolated`), italic as a cited title is, but upright (``class="upright"``)
+    when it holds Chinese, Japanese or Korean: a browser asked to italicize these slants each glyph (a synthetic
+    oblique; their fonts have no italic). Its script is what the page knows of it: a statement has no language."""
+    upright = ' class="upright"' if _UPRIGHT.search(title) else ""
+    return f"<cite{upright}>{isolated(title)}</cite>"
+
+
 def captured_url(name: PDI) -> str | None:
     """The URL a name's document was deposited under (a capture's id, RFC 3986 as captured), else ``None``.
 
@@ -178,12 +198,16 @@ def shown_time(stamp: str) -> str:
     return f'<time datetime="{esc(stamp)}">{esc(shown)} UTC</time>'
 
 
-def capture_title(url: str, stamp: str | None) -> str:
+def capture_title(url: str, stamp: str | None, *, clamped: bool = False) -> str:
     """A capture as a person reads it: its URL (left to right, its bidirectional controls shown percent-encoded:
     :func:`shown_url`; wrapping after a ``/`` or before a ``.`` as a name does, :func:`breakable`), then when it
-    was captured (``stamp``: ISO 8601, UTC)."""
+    was captured (``stamp``: ISO 8601, UTC). ``clamped``: the URL is drawn in two lines at most (the class
+    ``clamped``, its whole in its tooltip, ``title``; still whole in the page, to a selection and a screen reader)."""
     when = f" <small>captured {shown_time(stamp)}</small>" if stamp else ""
-    return f'<span class="capture-title"><span class="url" dir="ltr">{breakable(shown_url(url))}</span>{when}</span>'
+    shown = shown_url(url)
+    tip = f' title="{esc(shown)}"' if clamped else ""
+    return (f'<span class="capture-title"><span class="url{" clamped" if clamped else ""}" dir="ltr"{tip}>'
+            f"{breakable(shown)}</span>{when}</span>")
 
 
 def breakable(name: PDI | str) -> str:

@@ -71,7 +71,7 @@ from pdi.interop.accept import parse_accept, preference
 from pdi.server.http.problems import Problem, note_store_error, status_of
 from pdi.server.http.problems import on_http_error as problem_of_http_error
 from pdi.server.http.readers import request_target
-from pdi.server.pages.layout import esc, isolated, page, shown_time, size_cell
+from pdi.server.pages.layout import cited, esc, isolated, page, shown_time, size_cell
 from pdi.server.protocol.resolver import split_inflection
 from pdi.server.protocol.rfc2169 import n2r_path, urn_from_query
 
@@ -196,7 +196,7 @@ def render_tombstone(archive: Archive, gone: WithdrawnError, name: str, base: st
     body = (
         f"<p><code>{esc(shown)}</code> named a document of this archive. {what} {shown_time(gone.at)}.{purged}</p>"
         '<dl class="tombstone">'
-        + (f"<dt>Title</dt><dd><cite>{isolated(title)}</cite></dd>" if title else "")
+        + (f"<dt>Title</dt><dd>{cited(title)}</dd>" if title else "")
         + f"<dt>Name</dt><dd><code>{esc(shown)}</code></dd>"
         f"<dt>Withdrawn</dt><dd>{shown_time(gone.at)}</dd>"
         f"<dt>Why</dt><dd>{isolated(gone.reason)}</dd>"

@@ -85,6 +85,7 @@ main>p.version-banner{margin:0.5rem 1rem}
 .replay-banner{display:flex;flex-wrap:wrap;gap:0.15rem 1.2rem;align-items:baseline;padding:0.3rem 1rem;
  background:#eef1f5;border-bottom:1px solid #c7ced8;font-size:0.9rem}
 .replay-banner h1{font-size:0.95rem;margin:0;overflow-wrap:anywhere}
+.replay-banner h1 .url.clamped{display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:2;line-clamp:2;overflow:hidden}
 .replay-banner dl{display:flex;flex-wrap:wrap;gap:0.15rem 1.2rem;margin:0}
 .replay-banner dl div{display:flex;gap:0.4rem} .replay-banner dt{font-weight:600} .replay-banner dd{margin:0;overflow-wrap:anywhere}
 .select-tools{padding:0.3rem 1rem;background:#fff8e0;border-bottom:1px solid #e0d090;font-size:0.9rem}
@@ -278,7 +279,8 @@ def render_replay_page(
         facts.append(("PDI", name_details(parsed, "show")))
     kind = "archived page" if record.media_type in AGGREGATE_TYPES else "archived HTML document"
     tab = tab_title(document_title(archive, record, str(parsed.without_fragment())), parsed)  # as every viewer page
-    heading = (capture_title(url, captured if named_by_url else None) if url else
+    # a URL of hundreds of characters in two lines at most: on a phone it took most of the window above the page
+    heading = (capture_title(url, captured if named_by_url else None, clamped=True) if url else
                f"<code>{esc(str(parsed))}</code>")
     banner = (
         f'<section class="replay-banner" aria-label="{kind}"><h1>{heading}</h1><dl>'

@@ -26,7 +26,7 @@ from pdi.errors import ParseError, PDIError
 from pdi.server.http.params import integer, optional, single_values
 from pdi.server.http.problems import status_of
 from pdi.server.pages.browse import record_generic
-from pdi.server.pages.layout import capture_title, captured_url, esc, isolated, name_details, page
+from pdi.server.pages.layout import capture_title, captured_url, cited, esc, name_details, page
 from pdi.server.process.limits import ArchiveHandlers
 
 #: Hits on a page unless ``limit`` says otherwise.
@@ -79,7 +79,7 @@ def _hit_link(hit: SearchHit) -> str:
 
 def _titled(title: str | None) -> str:
     """A hit's document title, when it has one (its ``title`` statement), above its name."""
-    return f'<p class="hit-title"><cite>{isolated(title)}</cite></p>' if title else ""
+    return f'<p class="hit-title">{cited(title)}</p>' if title else ""
 
 
 def _marked_snippet(hit: SearchHit) -> str:

@@ -35,7 +35,8 @@ extends the selection, and Enter (or the button *Cite the selection*)
 names it, said in the panel's live status.
 
 The page of a version shows the document's title (its ``title``
-statement) and, on a version that is not the latest, a banner saying so
+statement, once: not again above the facts when they list the same title as
+the version's own) and, on a version that is not the latest, a banner saying so
 with a link to the latest. A generic name (no format) shows the document's page
 (:func:`pdi.server.pages.browse.render_document`): every version with when it was
 deposited and a link to each of its formats, their sizes, SHA-256 and fixity,
@@ -78,6 +79,7 @@ from pdi.server.pages.layout import (
     breakable,
     capture_title,
     captured_url,
+    cited,
     isolated,
     name_details,
     page,
@@ -347,8 +349,9 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
     titled = document_title(archive, record, str(whole.pdi), meta)
     tab = tab_title(titled, parsed)
     own = dataclasses.replace(parsed, citation=None)
+    above = None if meta.get("title") == titled else titled  # the title once: the facts list this version's own
     head = (
-        f"{_heading(parsed, record)}{_version_banner(archive, record, titled)}"
+        f"{_heading(parsed, record)}{_version_banner(archive, record, above)}"
         f"{translated}{note}<dl>{facts}</dl>"
         # of a citation's name (A@position=B), A's: N2R and /api/resolve take none (/api/cite checks one)
         f'<p><a href="/uri-res/N2R?{html.escape(_n2r(str(own)))}">the bytes</a> · '
@@ -439,10 +442,11 @@ def _heading(parsed: PDI, record: RepresentationRecord) -> str:
 
 
 def _version_banner(archive: Archive, record: RepresentationRecord, title: str | None) -> str:
-    """The document's title (its ``title`` statement, else this name's: ``title``), and on a version that is not
-    the latest the reader may see, "version N of M" with a link to the latest (the same format if it has one)."""
+    """The document's title (``title``: its ``title`` statement, else this name's; ``None`` when the facts below
+    show it already, as this name's own statement), and on a version that is not the latest the reader may see,
+    "version N of M" with a link to the latest (the same format if it has one)."""
     generic = record_generic(record)
-    shown = f'<p class="doc-title">Title: <cite>{isolated(title)}</cite></p>' if title else ""
+    shown = f'<p class="doc-title">Title: {cited(title)}</p>' if title else ""
     document = archive.locate(str(generic))  # the versions the reader may learn of (an embargoed one is left out)
     if not isinstance(document, Generic) or not document.versions or document.versions[-1].number <= record.version:
         return shown
