@@ -86,6 +86,7 @@ def _archive(location: Path) -> tuple[dict[str, list[str]], str]:
         "pdi-versioned": [n for n in whole if n.rsplit("/", 1)[1].count(".") >= 2],
         "pdi-text": [text, f"{generic}.text.2", missing],
         "pdi-pdf": [pdf, f"{pdf}#char=0,4", f"urn:pdi://{S}/2026/01/01/99.pdf.1"],
+        "pdi-image": [image, text, f"urn:pdi://{S}/2026/01/01/99.png.1"],
         "pdi-passage": [f"{text}#char=0,10", f"{text}#line=5,6", f"{generic}.text.1#char=0,5"],
         "pdi-pattern": [f"urn:pdi://{S}/*/*/*/*", f"urn:pdi://{S}/2026/*/*/*.text", text],
         "pdi-citation": [f"{page}@{at}={text}#line=5,6", f"{page}@0={text}#line=5,6"],

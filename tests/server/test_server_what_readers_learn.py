@@ -207,6 +207,7 @@ def resolver_requests(names: dict[str, str]) -> dict[tuple[str, frozenset[str]],
         ("/api/anchor", frozenset({"GET", "HEAD"})):
             _gets(*(f"/api/anchor?pdi={_q(n + '#char=0,4')}&to={_q(_generic(versioned))}" for n in asked)),
         ("/api/pdf/page", frozenset({"GET", "HEAD"})): _gets(*(f"/api/pdf/page?pdi={_q(n)}&page=1" for n in asked)),
+        ("/api/image/preview", frozenset({"GET", "HEAD"})): _gets(*(f"/api/image/preview?pdi={_q(n)}" for n in asked)),
         ("/static/pdfjs/{version}/{name:path}", frozenset({"GET", "HEAD"})):
             _gets("/static/pdfjs/6.5.438/pdf.min.mjs", "/static/pdfjs/6.5.438/secret.pdf",
                   "/static/pdfjs/6.5.438/cmaps/78-EUC-H.bcmap", "/static/pdfjs/6.5.438/cmaps/../MANIFEST.json"),
