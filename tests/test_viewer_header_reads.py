@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
@@ -46,6 +46,7 @@ def _octets(data: bytes, chunk_size: int = 64, *, damaged: int | None = None) ->
 @settings(max_examples=200, deadline=None)
 @given(st.binary(max_size=700), st.integers(1, 90), st.lists(st.tuples(st.integers(-800, 800), st.integers(-800, 800)),
        max_size=8), st.binary(min_size=1, max_size=4), st.integers(-10, 800))
+@example(b"\0" * 4, 1, [], b"\0" * 4, 0)  # a needle longer than two chunks: the carry was cut short (found by hypothesis)
 def test_verified_octets_slice_index_and_find_as_bytes_do(data: bytes, chunk: int, slices: list[tuple[int, int]],
                                                           sub: bytes, start: int) -> None:
     octets, _ = _octets(data, chunk)

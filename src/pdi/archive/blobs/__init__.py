@@ -646,7 +646,7 @@ class VerifiedOctets:
             if found >= 0:
                 return base + found
             keep = max(0, len(sub) - 1)
-            carry = window[len(window) - keep:] if keep else b""
+            carry = window[-keep:] if keep else b""  # the whole window where it is shorter than keep
             base = end - len(carry)
             at = end
         return -1
