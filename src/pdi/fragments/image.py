@@ -153,15 +153,7 @@ def evaluate_image(
                 )
             if frame:
                 if image.format in _COMPOSED:
-                    cost = frame * image.size[0] * image.size[1]  # the canvas only grows
-                    if image.format == "GIF":
-                        cost = max(cost, _gif_seek_pixels(data, frame))
-                    if cost > MAX_SEEK_PIXELS:
-                        raise LimitError(
-                            f"{scheme} of frame {frame} of a {image.size[0]}×{image.size[1]} {image.format}: reaching"
-                            f" it decodes the {plural(frame, 'frame')} before it, {cost:,} pixels, more than the"
-                            f" limit of {MAX_SEEK_PIXELS:,}"
-                        )
+                    _seek_within(scheme, frame, image.size[0], image.size[1], image.format, data)
                 image.seek(frame)
             width, height = image.size
             region = Region(
@@ -262,14 +254,7 @@ def _on_header(
     # composed image decodes those before it, as the evaluator counts them
     opened = refusal is None and width * height <= 2 * (Image.MAX_IMAGE_PIXELS or 0)
     if opened and frame and size.format in _COMPOSED:
-        cost = frame * width * height
-        if size.format == "GIF":
-            cost = max(cost, _gif_seek_pixels(data, frame))
-        if cost > MAX_SEEK_PIXELS:
-            raise LimitError(
-                f"{scheme} of frame {frame} of a {width}×{height} {size.format}: reaching it decodes the"
-                f" {plural(frame, 'frame')} before it, {cost:,} pixels, more than the limit of {MAX_SEEK_PIXELS:,}"
-            )
+        _seek_within(scheme, frame, width, height, size.format, data)
     if scheme == "crop":
         if region.x1 == region.x2 or region.y1 == region.y2:
             past = " (it lies past the image's edge)" if (x1 >= width or y1 >= height) else ""
@@ -365,6 +350,19 @@ def frame_count(image: object, data: Buffer) -> int:
         frames = min(frames, png_frames(data, frames))
     return frames
 
+
+
+def _seek_within(scheme: str, frame: int, width: int, height: int, fmt: str, data: Readable) -> None:
+    """Refuse reaching ``frame`` of a composed image (:data:`_COMPOSED`) when it decodes more than
+    :data:`MAX_SEEK_PIXELS` of the frames before it (the canvas only grows; a GIF's own frames may be larger)."""
+    cost = frame * width * height
+    if fmt == "GIF":
+        cost = max(cost, _gif_seek_pixels(data, frame))
+    if cost > MAX_SEEK_PIXELS:
+        raise LimitError(
+            f"{scheme} of frame {frame} of a {width}×{height} {fmt}: reaching it decodes the"
+            f" {plural(frame, 'frame')} before it, {cost:,} pixels, more than the limit of {MAX_SEEK_PIXELS:,}"
+        )
 
 def _gif_seek_pixels(data: Readable, frame: int) -> int:
     """The pixels Pillow decodes to reach ``frame`` of a GIF: each frame before it, loaded onto the canvas as it
