@@ -73,6 +73,11 @@ AGREED: list[tuple[str, bytes, list[int]]] = [
     ("HTTP/2.0 on a request line (RFC 9110 §15.6.6: 505)", b"GET /healthz HTTP/2.0\r\nHost: h\r\n\r\n", [5]),
     ("a later minor version (RFC 9110 §2.5: read as 1.1)", b"GET /healthz HTTP/1.2\r\nHost: h\r\n\r\n", [2, 2]),
     ("a space in the target (§3.2: invalid request line)", b"GET /a b HTTP/1.1\r\nHost: h\r\n\r\n", [4]),
+    ("a tab between method and target (§3: method SP request-target, an invalid request line)",
+     b"GET\t/healthz HTTP/1.1\r\nHost: h\r\n\r\n", [4]),
+    ("a space before the method (§3: an invalid request line)", b" GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n", [4]),
+    ("a NUL in the method (§3: method is a token)", b"G\x00ET /healthz HTTP/1.1\r\nHost: h\r\n\r\n", [4]),
+    ("a request line without a target (§3)", b"GET\r\nHost: h\r\n\r\n", [4]),
     ("authority form of a GET (§3.2.3: CONNECT only)", b"GET h:80 HTTP/1.1\r\nHost: h\r\n\r\n", [4]),
     ("asterisk form of a GET (§3.2.4: OPTIONS only)", b"GET * HTTP/1.1\r\nHost: h\r\n\r\n", [4]),
     ("Content-Length, then Transfer-Encoding (§6.3 item 3, §11.2)",
@@ -107,6 +112,8 @@ AGREED: list[tuple[str, bytes, list[int]]] = [
     ("a chunk size '0x3' (§7.1)", H + TE + b"\r\n0x3\r\nabc\r\n0\r\n\r\n", [4]),
     ("Connection: close, then more (§9.6: nothing after it read)", H + b"Connection: close\r\n\r\n", [2]),
     ("an error behind an answered request (§9.3.2: in order, then closed)", H + b"\r\n" + H + b"X : y\r\n\r\n", [2, 4]),
+    ("an invalid request line behind an answered request, in the same read (§3, §9.3.2)",
+     H + b"\r\n" + b"GET\t/healthz HTTP/1.1\r\nHost: h\r\n\r\n", [2, 4]),
 ]
 
 #: (request, octets, pdi's classes, nginx's classes): where they differ, RFC 9112 (or RFC 9110) allows pdi's.
@@ -136,6 +143,8 @@ DIFFERING: list[tuple[str, bytes, list[int], list[int]]] = [
      b"GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", [2], [2, 2]),
     ("whitespace before a chunk extension (§7.1.1 BWS: pdi's parser refuses it)",
      H + TE + b"\r\n3 ;a=b\r\nabc\r\n0\r\n\r\n", [4], [2, 2]),
+    ("a known method's name run on (GETX: a token, so another, unknown method: RFC 9110 §9.1, 501)",
+     b"GETX /healthz HTTP/1.1\r\nHost: h\r\n\r\n", [5], [2, 2]),
 ]
 
 
@@ -356,3 +365,29 @@ def test_chunk_extensions_are_bounded_when_every_read_ends_at_a_size_line(echo: 
         detail = _problem(_read_all(conn), 400)
     assert sent < 3_000_000
     assert "chunk extensions, RFC 9112 §7.1.1" in detail
+
+
+@pytest.mark.parametrize(("line", "status", "said"), [
+    (b"GET\t/echo HTTP/1.1", 400, "RFC 9112 §3"),
+    (b"POST\t/echo HTTP/1.1", 400, "RFC 9112 §3"),
+    (b"GET/echo HTTP/1.1", 400, "RFC 9112 §3"),
+    (b" GET /echo HTTP/1.1", 400, "RFC 9112 §3"),
+    (b"BREW /echo HTTP/1.1", 501, "RFC 9110 §9.1"),
+    (b"GETX /echo HTTP/1.1", 501, "RFC 9110 §9.1"),
+    (b"get /echo HTTP/1.1", 501, "RFC 9110 §9.1"),
+])
+def test_a_malformed_request_line_is_400_and_an_unknown_method_501(echo: tuple[int, list[str]], line: bytes,
+                                                                    status: int, said: str) -> None:
+    """RFC 9112 §3: ``request-line = method SP request-target SP HTTP-version``, and an invalid request line SHOULD
+    be ``400``; a method that is a token this server does not know, RFC 9110 §9.1's ``501``. Both whether the line
+    starts a read or follows an answered request in the same read."""
+    port, calls = echo
+    for before in (b"", b"GET /echo HTTP/1.1\r\nHost: h\r\n\r\n"):
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
+            conn.sendall(before + line + b"\r\nHost: h\r\n\r\n")
+            answer = _read_all(conn)
+        if before:  # the answer to the request before it, then its refusal
+            assert answer.startswith(b"HTTP/1.1 200 "), answer[:200]
+            answer = answer[answer.index(b"HTTP/1.1 ", 1):]
+        assert said in _problem(answer, status), (before, line)
+    assert calls == ["GET"]

@@ -56,6 +56,7 @@ from typing import Any, ClassVar, Final
 
 import httptools
 
+from pdi._wording import shown_field
 from pdi.errors import ParseError
 from pdi.server.http.bodies import sends_content
 from pdi.server.http.forwarded import NO_PROXIES, TrustedProxies, forwarded_origin
@@ -171,6 +172,45 @@ _SIZE_LINE: Final = 24
 _SCHEME = re.compile(rb"([A-Za-z][A-Za-z0-9+.-]*)://")
 
 
+#: How many of a request's first octets tell a malformed request line from an unknown method: the longest method
+#: llhttp knows (``VERSION-CONTROL``, 15 octets) and the octet after it, with room for the empty lines before it.
+_LINE_PEEK: Final = 64
+#: RFC 9110 §5.6.2's ``token``: what a method is (RFC 9110 §9.1).
+_TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def _method_refused(line: bytes) -> tuple[int, str]:
+    """Why a request whose line llhttp refused at its method (its first octets: ``line``) is refused: a method that
+    is a token followed by a space is one this server does not know (RFC 9110 §9.1: ``501``); anything else is not
+    a request line (RFC 9112 §3: ``method SP request-target SP HTTP-version``, and "Recipients of an invalid
+    request-line SHOULD respond with either a 400 (Bad Request) error or a 301 (Moved Permanently) redirect")."""
+    line = line[:_LINE_PEEK].lstrip(b"\r\n")  # the empty lines RFC 9112 §2.2 lets a request follow
+    method = _TOKEN.match(line)
+    end = method.end() if method is not None else 0
+    after = line[end:end + 1]
+    if method is not None and after in (b" ", b""):  # a token and a space, or all that came a token
+        return 501, "the request's method is not one this server offers (RFC 9110 §9.1)"
+    found = (f"after the method {shown_field(line[:end])} comes {shown_field(after)}, not the one space that ends it"
+             if end else f"it starts with {shown_field(after)}, not a method's name")
+    return 400, f"the request line is not method SP request-target SP HTTP-version (RFC 9112 §3): {found}"
+
+
+def _after_heads(data: bytes, heads: int) -> bytes:
+    """The octets of ``data`` after the end of its ``heads``-th request head (``b"\\r\\n\\r\\n"``): where the
+    request after them begins, when they had no content (the requests pipelined in one read are, by RFC 9112
+    §9.3.2, idempotent ones: ``GET``, ``HEAD``). Of one with content, the guess is wrong, and only the status of
+    the refusal can be (``400`` or ``501``): the request is refused either way."""
+    at = 0
+    for _ in range(heads):
+        while data.startswith(b"\r\n", at):  # empty lines before a request line (RFC 9112 §2.2)
+            at += 2
+        found = data.find(b"\r\n\r\n", at)
+        if found < 0:
+            return data
+        at = found + 4
+    return data[at:]
+
+
 class _Refused(Exception):
     """Raised in a parser's callback to stop reading a request head that is refused (:attr:`refusal` says why)."""
 
@@ -197,7 +237,9 @@ class GuardedHttpToolsProtocol(HttpProtocol):
     answer: its connection is closed (RFC 9112 §9.3.2). A
     request the parser cannot read is answered with an RFC 9457 problem
     naming what the parser found (uvicorn's own answer is a plain "Invalid
-    HTTP request received."), an unknown method ``501`` (RFC 9110 §9.1). It
+    HTTP request received."), an unknown method ``501`` (RFC 9110 §9.1), a
+    request line that is not ``method SP request-target SP HTTP-version``
+    ``400`` (RFC 9112 §3). It
     also offers each request :class:`~pdi.server.process.zerocopy.ZeroCopy`,
     with which a response sends a verified file's octets with ``sendfile``.
     """
@@ -223,6 +265,9 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         #: The most octets a head may arrive in: its target, its fields, and each field's ``: `` and CRLF.
         self._head_bound = self.target_octets + self.head_octets + 4 * self.head_fields + 1024
         self.refusal: tuple[int, str] | None = None
+        #: The first octets of the request whose head is being read (:data:`_LINE_PEEK` once that many came): what
+        #: tells a malformed request line from an unknown method (:meth:`parse_failed`).
+        self._line = b""
         #: A refusal waiting for the answers before it on the connection (:meth:`_refuse`).
         self._deferred: bytes | None = None
         #: The timer of the request-head deadline, and when the deadline is (``None``: disarmed). Arming it again
@@ -320,6 +365,10 @@ class GuardedHttpToolsProtocol(HttpProtocol):
             return
         while True:
             if self._in_head:
+                if not self._head_seen:  # a request's first octets (a slice: the read itself may be large)
+                    self._line = data[:_LINE_PEEK]
+                elif len(self._line) < _LINE_PEEK:  # its line cut by TCP: the rest of its start, rarely
+                    self._line += data[:_LINE_PEEK]
                 self._head_seen += len(data)
             trailing, chunks = self._in_trailer, self._chunks
             in_content, messages, content = self._in_content, self._messages, self._content_octets
@@ -327,6 +376,10 @@ class GuardedHttpToolsProtocol(HttpProtocol):
             self._idle_due = None
             try:
                 self.parser.feed_data(data)
+            except httptools.HttpParserInvalidMethodError as exc:
+                if messages != self._messages:  # the refused request followed another in this read
+                    self._line = _after_heads(data, self._messages - messages)
+                self.parse_failed(exc)
             except httptools.HttpParserError as exc:
                 self.parse_failed(exc)
             except httptools.HttpParserUpgrade as exc:
@@ -442,8 +495,9 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         if self.refusal is None:
             found = exc
             cause = found.__context__ if isinstance(found, httptools.HttpParserCallbackError) else found
-            if isinstance(found, httptools.HttpParserInvalidMethodError) or (
-                    self.parser.get_method() == b"CONNECT" and isinstance(cause, httptools.HttpParserInvalidURLError)):
+            if isinstance(found, httptools.HttpParserInvalidMethodError):
+                self.refusal = _method_refused(self._line)
+            elif self.parser.get_method() == b"CONNECT" and isinstance(cause, httptools.HttpParserInvalidURLError):
                 self.refusal = (501, "the request's method is not one this server offers (RFC 9110 §9.1)")
             elif isinstance(cause, httptools.HttpParserInvalidURLError):
                 self.refusal = (400, f"the request target is not a URL this server reads (RFC 9112 §3.2): {cause}")

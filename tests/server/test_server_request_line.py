@@ -1,0 +1,47 @@
+"""What tells a malformed request line (RFC 9112 §3: ``400``) from an unknown method (RFC 9110 §9.1: ``501``), once
+llhttp has refused a request at its method: the octets it began with, read against RFC 9110 §5.6.2's ``token``."""
+
+from __future__ import annotations
+
+import string
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pdi.server.process.connection import _after_heads, _method_refused
+
+#: RFC 9110 §5.6.2: ``tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" / "|" /
+#: "~" / DIGIT / ALPHA``.
+TCHAR = frozenset((string.ascii_letters + string.digits + "!#$%&'*+-.^_`|~").encode())
+
+
+def _grammar_status(line: bytes) -> int:
+    """``501`` where the line begins ``method SP`` (or all that came is a method's octets), else ``400``."""
+    line = line.lstrip(b"\r\n")
+    n = 0
+    while n < len(line) and line[n] in TCHAR:
+        n += 1
+    return 501 if n and (n == len(line) or line[n] == 0x20) else 400
+
+
+@given(st.binary(max_size=40) | st.builds(lambda m, rest: m + rest, st.sampled_from(
+    [b"GET", b"POST", b"BREW", b"get", b"M-SEARCH", b"\r\nGET"]), st.binary(max_size=8)))
+def test_a_line_is_501_exactly_when_it_starts_with_a_token_and_a_space(line: bytes) -> None:
+    status, detail = _method_refused(line)
+    assert status == _grammar_status(line), line
+    assert ("RFC 9110 §9.1" if status == 501 else "RFC 9112 §3") in detail
+
+
+def test_the_detail_says_what_came_where_the_space_goes() -> None:
+    status, detail = _method_refused(b"GET\t/ HTTP/1.1")
+    assert status == 400 and "after the method 'GET' comes '\\t'" in detail
+    status, detail = _method_refused(b" GET / HTTP/1.1")
+    assert status == 400 and "it starts with ' '" in detail
+
+
+@given(st.lists(st.sampled_from([b"/", b"/a", b"/robots.txt"]), min_size=1, max_size=4), st.integers(0, 2),
+       st.binary(max_size=20))
+def test_the_request_after_pipelined_heads_is_found(paths: list[bytes], empty: int, rest: bytes) -> None:
+    """Requests without content, each after ``empty`` empty lines (RFC 9112 §2.2), then what follows them."""
+    heads = b"".join(b"\r\n" * empty + b"GET %s HTTP/1.1\r\nHost: h\r\n\r\n" % path for path in paths)
+    assert _after_heads(heads + rest, len(paths)) == rest
