@@ -106,6 +106,14 @@ AGREED: list[tuple[str, bytes, list[int]]] = [
     ("'Chunked' (§7: coding names are case-insensitive)", H + b"Transfer-Encoding: Chunked\r\n\r\n0\r\n\r\n", [2, 2]),
     ("a chunk size with leading zeros (§7.1: 1*HEXDIG)", H + TE + b"\r\n0003\r\nabc\r\n0\r\n\r\n", [2, 2]),
     ("a chunk extension (§7.1.1)", H + TE + b"\r\n3;a=\"b c\"\r\nabc\r\n0\r\n\r\n", [2, 2]),
+    ("a chunk size, a space, then an extension (§7.1.1: BWS before ';', RFC 9110 §5.6.3: MUST parse)",
+     H + TE + b"\r\n3 ;a=b\r\nabc\r\n0\r\n\r\n", [2, 2]),
+    ("a chunk size, tabs and spaces, then an extension (§7.1.1: BWS is SP or HTAB)",
+     H + TE + b"\r\n3\t \t;a=b\r\nabc\r\n0 ;z\r\n\r\n", [2, 2]),
+    ("a chunk size, then whitespace, then the line's end (§7.1: no extension follows; read, the size unambiguous)",
+     H + TE + b"\r\n3 \r\nabc\r\n0\r\n\r\n", [2, 2]),
+    ("a chunk size, a space, then a second size (§7.1: one chunk-size)", H + TE + b"\r\n3 4\r\nabcd\r\n0\r\n\r\n",
+     [4]),
     ("a trailer field (§7.1.2)", H + TE + b"\r\n0\r\nX-A: b\r\n\r\n", [2, 2]),
     ("a chunk size past 64 bits (§7.1: overflow)", H + TE + b"\r\nFFFFFFFFFFFFFFFFF1\r\nabc\r\n0\r\n\r\n", [4]),
     ("a chunk longer than its size (§7.1)", H + TE + b"\r\n3\r\nabcX\r\n0\r\n\r\n", [4]),
@@ -141,8 +149,8 @@ DIFFERING: list[tuple[str, bytes, list[int], list[int]]] = [
      b"get /healthz HTTP/1.1\r\nHost: h\r\n\r\n", [5], [4]),
     ("HTTP/1.0 keep-alive (§9.3: the recipient MAY honour it)",
      b"GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", [2], [2, 2]),
-    ("whitespace before a chunk extension (§7.1.1 BWS: pdi's parser refuses it)",
-     H + TE + b"\r\n3 ;a=b\r\nabc\r\n0\r\n\r\n", [4], [2, 2]),
+    ("whitespace after a chunk extension's ';' (§7.1.1 BWS: llhttp refuses it, with no leniency to read it)",
+     H + TE + b"\r\n3; a=b\r\nabc\r\n0\r\n\r\n", [4], [2, 2]),
     ("a known method's name run on (GETX: a token, so another, unknown method: RFC 9110 §9.1, 501)",
      b"GETX /healthz HTTP/1.1\r\nHost: h\r\n\r\n", [5], [2, 2]),
 ]
@@ -364,6 +372,24 @@ def test_chunk_extensions_are_bounded_when_every_read_ends_at_a_size_line(echo: 
             pass
         detail = _problem(_read_all(conn), 400)
     assert sent < 3_000_000
+    assert "chunk extensions, RFC 9112 §7.1.1" in detail
+
+
+def test_a_space_after_a_chunk_size_counts_against_the_extensions_bound(echo: tuple[int, list[str]]) -> None:
+    """Whitespace after a chunk's size (RFC 9112 §7.1.1's BWS, read since llhttp is told to) is framing as an
+    extension is: a size line of endless spaces is refused ``400`` once past the bound, not read to its end."""
+    port, _ = echo
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
+        conn.sendall(b"POST /echo HTTP/1.1\r\nHost: h\r\n" + TE + b"\r\n3")
+        sent = 0
+        try:
+            while sent < 20_000_000:
+                conn.sendall(b" \t" * 8192)
+                sent += 16384
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        detail = _problem(_read_all(conn), 400)
+    assert sent < 20_000_000
     assert "chunk extensions, RFC 9112 §7.1.1" in detail
 
 

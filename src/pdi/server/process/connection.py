@@ -256,7 +256,12 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         # llhttp refuses a request line of any version but 0.9, 1.0, 1.1 and 2.0 ("Invalid HTTP version", a 400);
         # RFC 9110 §2.5 asks a later minor version of HTTP/1 to be read as HTTP/1.1 (HostField reads it so, and
         # answers 505 to another major version). Lenient in the version's digits alone: one digit each still.
-        self.parser.set_dangerous_leniencies(lenient_version=True)
+        # RFC 9112 §7.1.1 puts BWS before a chunk extension's ";" (``3 ;a=b``), which RFC 9110 §5.6.3 says a
+        # recipient MUST parse: llhttp refuses it unless told to read spaces and tabs after a chunk's size (then
+        # only CR, LF or ";" may follow them: ``3 4`` is still refused; ``3 \r\n``, outside the grammar, is read
+        # as nginx reads it, its size the one any reader of the hex digits finds). Such whitespace counts against
+        # the chunk extensions' bound (:meth:`data_received`).
+        self.parser.set_dangerous_leniencies(lenient_version=True, lenient_spaces_after_chunk_size=True)
         #: Whether a request's head is being read, the octets read while it was, its fields so far, and why it
         #: is refused (status and detail), if it is.
         self._in_head = True
