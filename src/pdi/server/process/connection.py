@@ -172,6 +172,13 @@ _SIZE_LINE: Final = 24
 _SCHEME = re.compile(rb"([A-Za-z][A-Za-z0-9+.-]*)://")
 
 
+#: How long, at most, a connection is closed in stages after a refusal (RFC 9112 §9.6), and the most octets read
+#: and dropped meanwhile (:meth:`GuardedHttpToolsProtocol._linger`): Apache's lingering close waits two seconds; what
+#: a client had sent before it read its refusal (requests pipelined, a body) is read, up to a few megabytes, what a
+#: kernel's buffers hold on a fast link.
+LINGER_SECONDS: Final = 2.0
+LINGER_OCTETS: Final = 4 * 1024 * 1024
+
 #: How many of a request's first octets tell a malformed request line from an unknown method: the longest method
 #: llhttp knows (``VERSION-CONTROL``, 15 octets) and the octet after it, with room for the empty lines before it.
 _LINE_PEEK: Final = 64
@@ -239,7 +246,8 @@ class GuardedHttpToolsProtocol(HttpProtocol):
     naming what the parser found (uvicorn's own answer is a plain "Invalid
     HTTP request received."), an unknown method ``501`` (RFC 9110 §9.1), a
     request line that is not ``method SP request-target SP HTTP-version``
-    ``400`` (RFC 9112 §3). It
+    ``400`` (RFC 9112 §3). After a refusal the connection is closed in stages
+    (RFC 9112 §9.6, :meth:`_linger`), bounded in time and octets. It
     also offers each request :class:`~pdi.server.process.zerocopy.ZeroCopy`,
     with which a response sends a verified file's octets with ``sendfile``.
     """
@@ -250,6 +258,8 @@ class GuardedHttpToolsProtocol(HttpProtocol):
     head_fields: int = MAX_HEAD_FIELDS
     head_octets: int = MAX_HEAD_OCTETS
     pipelined: int = MAX_PIPELINED
+    linger_seconds: float = LINGER_SECONDS
+    linger_octets: int = LINGER_OCTETS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -273,6 +283,10 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         #: The first octets of the request whose head is being read (:data:`_LINE_PEEK` once that many came): what
         #: tells a malformed request line from an unknown method (:meth:`parse_failed`).
         self._line = b""
+        #: The staged close's deadline (:meth:`_linger`), and the octets read and dropped since it began (``None``:
+        #: not lingering).
+        self._linger_timer: asyncio.TimerHandle | None = None
+        self._lingered: int | None = None
         #: A refusal waiting for the answers before it on the connection (:meth:`_refuse`).
         self._deferred: bytes | None = None
         #: The timer of the request-head deadline, and when the deadline is (``None``: disarmed). Arming it again
@@ -367,6 +381,10 @@ class GuardedHttpToolsProtocol(HttpProtocol):
 
     def data_received(self, data: bytes) -> None:
         if self.refusal is not None:  # refused: nothing after it is read (it may wait for the answers before it)
+            if self._lingered is not None:  # closing in stages: read, dropped, and bounded (:meth:`_linger`)
+                self._lingered += len(data)
+                if self._lingered > self.linger_octets:
+                    self.transport.abort()
             return
         while True:
             if self._in_head:
@@ -517,8 +535,8 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         self.refusal = (500, f"the resolver failed on this request ({type(exc).__name__})")
 
     def _refuse(self, status: int, detail: str) -> None:
-        """Answer ``status`` with ``detail`` as an RFC 9457 problem, and close the connection (nothing after it is
-        read); say so in the log, who and why, at most a line a second (:class:`~pdi.server.http.loglines.RefusalLog`).
+        """Answer ``status`` with ``detail`` as an RFC 9457 problem, and close the connection in stages (nothing after
+        it is read as a request: :meth:`_linger`); say so in the log, who and why, at most a line a second (:class:`~pdi.server.http.loglines.RefusalLog`).
         While an earlier request on the connection is still being answered, the refusal waits for its answer (and
         those queued behind it), and nothing more is read."""
         self.refusal = (status, detail)
@@ -546,7 +564,7 @@ class GuardedHttpToolsProtocol(HttpProtocol):
             # 2026-11-29: a trailer section past the bound after an answer was a 431 after the 200)
             self.flow.stop_reading()
             if cycle.response_complete:
-                self.transport.close()
+                self._linger()
             elif cycle.more_body:  # an app answering as it reads: the rest of the content never comes
                 cycle.disconnected = True
                 cycle.message_event.set()
@@ -561,7 +579,7 @@ class GuardedHttpToolsProtocol(HttpProtocol):
             cycle.disconnected = True
             cycle.message_event.set()
             self.transport.write(b"".join(content))
-            self.transport.close()
+            self._linger()
             return
         if self.pipeline or (cycle is not None and not cycle.response_complete):
             self._deferred = b"".join(content)  # written by on_response_complete once the answers before it are
@@ -570,7 +588,37 @@ class GuardedHttpToolsProtocol(HttpProtocol):
             self.flow.stop_reading()
             return
         self.transport.write(b"".join(content))
-        self.transport.close()
+        self._linger()
+
+    def _linger(self) -> None:
+        """The connection closed in stages after a refusal, as RFC 9112 §9.6 asks ("If a server performs an
+        immediate close of a TCP connection, there is a significant risk that the client will not be able to read
+        the last HTTP response"): the writing side half-closed once the answer is written (``write_eof``: a FIN
+        after it), then what the client still sends read and dropped, until it closes its side, or
+        :attr:`linger_octets` were dropped, or :attr:`linger_seconds` passed, whichever comes first: then closed
+        (``abort``). A close with octets unread makes the kernel answer with a reset, which drops what the client
+        had not yet read of the answer (found by probing, 2026-11-29: requests pipelined past the bound, and a
+        megabyte more, were answered with a reset and no ``503``)."""
+        transport = self.transport
+        if transport.is_closing() or self._lingered is not None:
+            return
+        self._lingered = 0
+        self._stop_deadline()
+        self._idle_due = None
+        if transport.can_write_eof():
+            transport.write_eof()
+        else:  # a transport that cannot half-close (TLS): closed now, as before
+            transport.close()
+            return
+        self.flow.read_stopped = self.flow.read_paused = False
+        transport.resume_reading()
+        self._linger_timer = self.loop.call_later(self.linger_seconds, self._lingered_enough)
+
+    def _lingered_enough(self) -> None:
+        """:attr:`linger_seconds` after a staged close began (:meth:`_linger`): closed, whatever the client does."""
+        self._linger_timer = None
+        if not self.transport.is_closing():
+            self.transport.abort()
 
     def target_authority(self) -> None:
         """RFC 9112 §3.2.2: of a request in absolute form (``GET http://host/path``, as a proxy sends it), the server
@@ -638,13 +686,16 @@ class GuardedHttpToolsProtocol(HttpProtocol):
             if cycle is None or cycle.response_complete:  # the answers before the refusal are written: now it
                 self._deferred = None
                 self.transport.write(deferred)
-                self.transport.close()
+                self._linger()
                 return
         if not queued and not self.transport.is_closing():
             self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_deadline()
+        if self._linger_timer is not None:
+            self._linger_timer.cancel()
+            self._linger_timer = None
         if self._send_timer is not None:
             self._send_timer.cancel()
             self._send_timer = None
