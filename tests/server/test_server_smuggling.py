@@ -420,6 +420,18 @@ def test_a_malformed_request_line_is_400_and_an_unknown_method_501(echo: tuple[i
     assert calls == ["GET"]
 
 
+def test_http_1_0_keep_alive_is_answered_connection_close(ports: tuple[int, int, int]) -> None:
+    """RFC 9112 §9.3: of an HTTP/1.0 request, ``Connection: keep-alive`` is honoured at the recipient's choice;
+    pdi serve does not, and says so in the answer (``Connection: close``), then closes; nginx keeps it and says
+    ``keep-alive``."""
+    pdi, reference, _ = ports
+    for port, said in ((pdi, b"connection: close"), (reference, b"connection: keep-alive")):
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
+            conn.sendall(b"GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            head = conn.recv(65536).partition(b"\r\n\r\n")[0].lower()
+        assert head.startswith(b"http/1.1 200 ") and said in head.split(b"\r\n"), (port, head)
+
+
 # closing in stages after a refusal (RFC 9112 §9.6)
 
 #: Requests pipelined past the bound (16 queued behind the one answered: the 18th is refused ``503``).
