@@ -4,8 +4,9 @@
 :func:`~pdi.fragments.image_streamed.preview` run it under
 :data:`pdi.fragments.image_streamed.LIMITS` (:mod:`pdi._bounded`). It reads
 the image (``PNG``, ``JPEG`` or ``TIFF``, chosen by the parent from its
-signature) from its standard input, a few rows at a time, and writes one
-answer to its standard output:
+signature) from its standard input, a file, by ``read`` (never mapped: a file
+larger than the child's address space is read as any other), a few rows at
+a time, and writes one answer to its standard output:
 
 * ``crop FORMAT X Y WIDTH HEIGHT``: that region of frame 0, as PNG;
 * ``preview FORMAT SIDE``: frame 0 shrunk to at most SIDE pixels a side, as

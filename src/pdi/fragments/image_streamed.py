@@ -26,7 +26,12 @@ JPEG or TIFF larger than a Pillow crop decodes
 
 The work runs in ``python -m pdi.fragments.image_child`` under :data:`LIMITS`
 (:mod:`pdi._bounded`: a wall-clock deadline, an address-space limit, a bound
-on the answer); an image whose header claims more than
+on the answer). The child reads the image from a file on its standard input,
+by ``read`` (libvips' descriptor source maps nothing of it), so the file's
+size does not count against its address space: a stored blob's map
+(:class:`~pdi.fragments.results.MappedFile`) is given as its own file, never
+copied through the map (which made the resolving process as large as the
+blob). An image whose header claims more than
 :data:`MAX_STREAMED_PIXELS` is refused before anything is decoded, and one
 whose decoding passes a limit (an interlaced PNG or a progressive JPEG,
 which libpng and libjpeg hold whole; an IDAT that inflates without end) is
@@ -38,6 +43,7 @@ TIFF loaders are ever called.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import tempfile
@@ -46,7 +52,7 @@ from dataclasses import dataclass
 
 from pdi._bounded import ChildLimit, ChildLimits, Outcome, run_child
 from pdi.errors import LimitError
-from pdi.fragments.results import Buffer
+from pdi.fragments.results import Buffer, MappedFile
 
 __all__ = ["CHILD", "LIMITS", "MAX_STREAMED_PIXELS", "PREVIEW_SIDE", "StreamedLimits", "crop_streamed", "preview",
            "run_streamed", "streamed_format"]
@@ -112,10 +118,37 @@ def preview(data: Buffer | Iterator[bytes], side: int = PREVIEW_SIDE, *, name: s
 
 
 def run_streamed(work: str, data: Buffer | Iterator[bytes], args: list[str], *, name: str = "the image") -> Outcome:
-    """What :data:`CHILD` answers for ``work`` (``crop`` or ``preview``) on ``data`` (given on its standard input;
-    octets, or their pieces in turn) under :data:`LIMITS`, with its peak resident set; a limit passed is a
-    :class:`~pdi.errors.LimitError`."""
+    """What :data:`CHILD` answers for ``work`` (``crop`` or ``preview``) on ``data`` (given on its standard input, a
+    file: a :class:`~pdi.fragments.results.MappedFile`'s own, else a copy of the octets, or of their pieces in
+    turn) under :data:`LIMITS`, with its peak resident set; a limit passed is a :class:`~pdi.errors.LimitError`."""
     limits = ChildLimits(seconds=LIMITS.seconds, memory=LIMITS.memory, output=LIMITS.output)
+    with _given(data) as given:
+        try:
+            return run_child(CHILD, [work, *args], limits, stdin=given)
+        except ChildLimit as limit:
+            raise LimitError(f"libvips {limit.detail} to {'cut' if work == 'crop' else 'shrink'} {name}"
+                             f" (the limit pdi.fragments.image_streamed.LIMITS.{limit.kind})") from None
+
+
+@contextlib.contextmanager
+def _given(data: Buffer | Iterator[bytes]) -> Iterator[int]:
+    """A descriptor of a file holding ``data``, open for reading at its start, for the child's standard input.
+
+    A :class:`~pdi.fragments.results.MappedFile` (a stored blob's map) is its own file, opened anew (its own
+    offset, which the child moves): nothing is copied, and no page of the map is touched here (a copy written
+    through the map made the resolving process as large as the blob: 637 MiB for a 625 MB TIFF). Other octets,
+    or their pieces in turn, are written to a temporary file."""
+    if isinstance(data, MappedFile):
+        try:
+            descriptor = os.open(f"/proc/self/fd/{data.descriptor}", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:  # no /proc: copied, as any other buffer
+            pass
+        else:
+            try:
+                yield descriptor
+            finally:
+                os.close(descriptor)
+            return
     with tempfile.TemporaryFile(prefix="pdi-image-") as given:
         if isinstance(data, Iterator):
             for piece in data:
@@ -124,11 +157,7 @@ def run_streamed(work: str, data: Buffer | Iterator[bytes], args: list[str], *, 
             given.write(data)
         given.flush()
         os.lseek(given.fileno(), 0, os.SEEK_SET)
-        try:
-            return run_child(CHILD, [work, *args], limits, stdin=given.fileno())
-        except ChildLimit as limit:
-            raise LimitError(f"libvips {limit.detail} to {'cut' if work == 'crop' else 'shrink'} {name}"
-                             f" (the limit pdi.fragments.image_streamed.LIMITS.{limit.kind})") from None
+        yield given.fileno()
 
 
 def _format(data: Buffer, name: str) -> str:

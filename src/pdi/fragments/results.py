@@ -21,10 +21,26 @@ from typing import Protocol, overload
 from pdi._wording import plural
 from pdi.errors import ParseError
 
-__all__ = ["Buffer", "BufferFile", "FragmentResult", "Interval", "Page", "Range", "Readable", "Region", "SlicedOctets", "check_order", "past_end_message"]
+__all__ = ["Buffer", "BufferFile", "FragmentResult", "Interval", "MappedFile", "Page", "Range", "Readable", "Region", "SlicedOctets", "check_order", "past_end_message"]
 
 #: The octets of an entity: ``bytes``, or a memory map (text and markup evaluators).
 Buffer = bytes | bytearray | memoryview | mmap.mmap
+
+
+class MappedFile(mmap.mmap):
+    """A read-only memory map of a whole open file that says the file's descriptor (:attr:`descriptor`): a child
+    process given these octets (:func:`pdi.fragments.image_streamed.run_streamed`) reads the file itself, rather
+    than a copy written through the map, which touched every page of a blob of gigabytes. Made by :meth:`of`; the
+    descriptor is the caller's, open as long as the map is used."""
+
+    descriptor: int
+
+    @classmethod
+    def of(cls, descriptor: int) -> MappedFile:
+        """The whole file open on ``descriptor`` (not empty), mapped read-only."""
+        mapped = cls(descriptor, 0, access=mmap.ACCESS_READ)
+        mapped.descriptor = descriptor
+        return mapped
 
 
 class SlicedOctets(Protocol):

@@ -657,8 +657,12 @@ def mapped(reader: ChunkedReader) -> Iterator[bytes | mmap.mmap]:
     """The blob's octets as a buffer a fragment evaluator can index: a read-only memory map where possible.
 
     Octets read through a map are not verified as they are touched:
-    :func:`verify_selected` checks the chunks a selection came from.
+    :func:`verify_selected` checks the chunks a selection came from. A map is a
+    :class:`~pdi.fragments.results.MappedFile` (of the blob's file, or of a temporary copy of its chunks where the
+    store keeps no file): a child process that reads the octets (libvips' crop) reads that file, not a copy.
     """
+    from pdi.fragments.results import MappedFile
+
     if reader.size == 0:
         yield b""
         return
@@ -666,7 +670,7 @@ def mapped(reader: ChunkedReader) -> Iterator[bytes | mmap.mmap]:
         yield reader.read()
         return
     if reader.path is not None:
-        with open(reader.path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        with open(reader.path, "rb") as f, MappedFile.of(f.fileno()) as mapped:
             yield mapped
         return
     import tempfile
@@ -675,7 +679,7 @@ def mapped(reader: ChunkedReader) -> Iterator[bytes | mmap.mmap]:
         for piece in reader.unverified():  # checked by range after the evaluation
             spool.write(piece)
         spool.flush()
-        with mmap.mmap(spool.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        with MappedFile.of(spool.fileno()) as mapped:
             yield mapped
 
 
