@@ -24,6 +24,7 @@ from pdi.archive.blobs import (
     ChunkedReader,
     FileReader,
     RangedOctets,
+    VerifiedOctets,
     file_reader,
     mapped,
     read_cached,
@@ -580,6 +581,14 @@ class Reading(ArchiveBase):
             scheme = parsed.fragment.effective_scheme(record.format)
             if scheme in ("rect", "crop") and record.media_type.startswith("video/"):
                 return self._video_region(record, reader, parsed.fragment, scheme, index)
+            if scheme in ("sec", "msec") and record.media_type.startswith("audio/"):
+                # a stretch of a recording reads its header and the samples selected (or, compressed, what is
+                # decoded to reach them): read by verified chunks as they are touched, each checked by its own
+                # digest, so a damaged octet it uses is a DamagedError (not a header "pdi cannot read") and one in
+                # a chunk it never reads costs nothing; it hashed the whole blob, for each fragment
+                # VerifiedOctets is no Buffer: it is sliced and read as a file (BufferFile), as the audio
+                # evaluator reads its data
+                return self._selected(record, VerifiedOctets(reader), parsed.fragment, index)  # type: ignore[arg-type]
             with mapped(reader) as octets:
                 if len(octets) != record.size:  # a file cut short (or grown): before an index made for the size
                     raise DamagedError(f"the bytes of {record_name(record)} are cut short: {record.size} octets"

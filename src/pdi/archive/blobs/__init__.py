@@ -686,7 +686,12 @@ def mapped(reader: ChunkedReader) -> Iterator[bytes | mmap.mmap]:
 def verify_selected(reader: ChunkedReader, result: FragmentResult | None) -> None:
     """Check the chunks a fragment's selection came from; the whole blob when it selects no octet range.
 
-    An image or sound fragment reads the whole entity, and so is checked whole.
+    An image fragment is checked whole: ``rect`` answers the whole image; a
+    crop by Pillow decodes the whole frame, reading the map where its decoder
+    goes, which no one records; a crop by libvips is read by a child process
+    from the blob's file. A sound's (``sec``, ``msec``) is not evaluated on a
+    map but on :class:`VerifiedOctets` (:mod:`pdi.archive.reading`): every
+    chunk it reads is checked as it is read, and only those.
     """
     if result is None:
         return
