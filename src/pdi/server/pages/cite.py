@@ -61,7 +61,7 @@ from starlette.responses import JSONResponse, Response
 from pdi import formats
 from pdi.archive import Archive, Generic, Resolved
 from pdi.archive.blobs import FileReader
-from pdi.errors import LimitError, ParseError, UnsupportedError
+from pdi.errors import LimitError, ParseError, PDIError, UnsupportedError
 from pdi.fragments.results import BufferFile, Readable
 from pdi.server.http.params import optional
 from pdi.server.process.limits import ArchiveHandlers
@@ -202,7 +202,9 @@ def image_preview(archive: Archive, name: str, held: str | None = None) -> Image
     to at most :data:`pdi.fragments.image_streamed.PREVIEW_SIDE` pixels a side (in a bounded child:
     :func:`pdi.fragments.image_streamed.preview`), of octets checked against their digests. What the viewer shows
     of an image too large for a browser to decode (:data:`pdi.server.pages.viewer.MAX_SHOWN_PIXELS`). ``held``:
-    the request's ``If-None-Match``; when it holds the preview's tag nothing is made (the body is ``None``)."""
+    the request's ``If-None-Match``; when it holds the preview's tag nothing is made (the body is ``None``). A
+    request for a preview another request is making waits for its answer or refusal (:class:`_Making`), at most the
+    child's deadline, rather than starting a child of its own."""
     from pdi.fragments.image_streamed import PREVIEW_SIDE, preview, streamed_format
     from pdi.server.http.conditional import tag_matches
     from pdi.server.protocol.entity_answers import shared_answer
@@ -223,13 +225,72 @@ def image_preview(archive: Archive, name: str, held: str | None = None) -> Image
         if found is not None:
             _PREVIEWS.move_to_end(key)
             return ImagePreview(found[0], found[1], etag, shared)
-    with archive.open_located(located) as opened:  # its verified chunks into the child's file, never held whole
-        if streamed_format(opened.reader.read(0, 8)) is None:
-            raise UnsupportedError(f"{located.pdi} ({record.media_type}): a preview is made of a PNG, JPEG or TIFF"
-                                   " only; its octets are served whole by N2R")
-        body, media_type = preview(opened.reader.chunks(), PREVIEW_SIDE, name=str(located.pdi))
+        making = _MAKING.get(key)
+        if making is None:
+            making = _MAKING[key] = _Making()
+            mine = True
+        else:
+            mine = False
+    if not mine:
+        body, media_type = making.wait(str(located.pdi))
+        return ImagePreview(body, media_type, etag, shared)
+    try:
+        with archive.open_located(located) as opened:  # its verified chunks into the child's file, never held whole
+            if streamed_format(opened.reader.read(0, 8)) is None:
+                raise UnsupportedError(f"{located.pdi} ({record.media_type}): a preview is made of a PNG, JPEG or"
+                                       " TIFF only; its octets are served whole by N2R")
+            body, media_type = preview(opened.reader.chunks(), PREVIEW_SIDE, name=str(located.pdi))
+    except BaseException as exc:
+        making.fail(exc)
+        raise
+    finally:
+        with _PREVIEWS_LOCK:
+            _MAKING.pop(key, None)
     _keep_preview(key, body, media_type)
+    making.done(body, media_type)
     return ImagePreview(body, media_type, etag, shared)
+
+
+class _Making:
+    """A preview being made by one request (:data:`_MAKING`): others for the same image wait for its answer, or its
+    refusal, at most the child's own deadline (``pdi.fragments.image_streamed.LIMITS.seconds``), then are refused
+    as their own child would have been."""
+
+    def __init__(self) -> None:
+        self._ended = threading.Event()
+        self._answer: tuple[bytes, str] | None = None
+        self._refusal: BaseException | None = None
+
+    def done(self, body: bytes, media_type: str) -> None:
+        self._answer = (body, media_type)
+        self._ended.set()
+
+    def fail(self, refusal: BaseException) -> None:
+        self._refusal = refusal
+        self._ended.set()
+
+    def wait(self, name: str) -> tuple[bytes, str]:
+        from pdi.fragments import image_streamed
+
+        seconds = image_streamed.LIMITS.seconds
+        if not self._ended.wait(seconds):
+            raise LimitError(f"libvips took longer than {seconds:g} s to shrink {name} (another request's preview of"
+                             " it, waited for; the limit pdi.fragments.image_streamed.LIMITS.seconds)")
+        if self._refusal is not None:
+            if isinstance(self._refusal, PDIError):  # a copy of its own: one exception raised in two threads
+                kind = type(self._refusal)         # would share (and grow) one traceback; not made again by its
+                again = kind.__new__(kind)         # class's constructor, which adds its advice to the message
+                again.__dict__.update(vars(self._refusal))
+                again.args = self._refusal.args
+                raise again
+            raise UnsupportedError(f"the preview of {name} could not be made: {type(self._refusal).__name__}")
+        assert self._answer is not None
+        return self._answer
+
+
+#: Previews being made now, by the same key as :data:`_PREVIEWS` (under :data:`_PREVIEWS_LOCK`): a second request
+#: for one waits for the first's answer (:class:`_Making`) rather than starting a libvips child of its own.
+_MAKING: dict[tuple[str, int], _Making] = {}
 
 
 def _keep_preview(key: tuple[str, int], body: bytes, media_type: str) -> None:
