@@ -37,8 +37,8 @@ def test_pdi_add_of_a_directory_says_it_is_a_directory_and_what_to_do(archive: s
     for extra in ([], ["--format", "text"]):  # with a format given too: not "cannot read", not "give --format"
         r = CliRunner().invoke(cli, ["add", "-s", S, str(folder), "--archive", archive, *extra])
         assert r.exit_code == 2, r.output
-        assert f"{folder} is a directory: pdi deposits one file at a time" in r.output
-        assert f'for f in {folder}/*; do pdi add -s SERIES "$f"; done' in r.output
+        assert f"{folder} is a directory: pdi deposits files, not a directory" in r.output
+        assert f"pdi add -s SERIES {folder}/*;" in r.output
         assert "--format" not in r.output.split("Error:")[1]
     r = CliRunner().invoke(cli, ["version", "urn:pdi://example.ac.gb/2026/01/01/1", str(folder), "--archive", archive])
     assert r.exit_code == 2 and "is a directory" in r.output

@@ -1,7 +1,7 @@
 """The collection how-to (docs/how-to/collection.md) followed as a librarian types it: every ``sh`` block run by bash
 in order, on the page's directory, and what it prints is what the page's ``text`` block after it shows.
 
-The page's loops (``for f in papers/*.pdf``, ``while read -r url``) are shell, so the blocks run in bash with a
+The page's glob (``pdi add … papers/*.pdf``) and loop (``while read -r url``) are shell, so the blocks run in bash with a
 ``pdi`` on ``PATH`` that is this checkout's command on a clock fixed to one GMT day (a run across midnight would
 mint names of two days). Its two servers are this test's: ``python3 -m http.server -d examples/site 8080`` is
 served on a free port (the page's ``8080`` made that port), and ``pdi serve``'s addresses are asked of the
@@ -75,8 +75,8 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 
 
 def test_the_collection_pages_steps_print_what_it_shows(tmp_path: Path, site: int) -> None:
-    """The page's folder (two PDFs of tests/data/pdf), archive and series; the loop deposits the two PDFs in the
-    folder's order, ``paragraph_and_link.pdf`` as ``1.pdf.1`` and the conference paper as ``2.pdf.1``; the page's
+    """The page's folder (two PDFs of tests/data/pdf), archive and series; one ``pdi add`` deposits the two PDFs in
+    the folder's order, ``paragraph_and_link.pdf`` as ``1.pdf.1`` and the conference paper as ``2.pdf.1``; the page's
     site captured by its address; the search for the abstract's first words hits ``#char=654,690`` of the paper,
     and ``#char=654,751`` is the abstract's first sentence (checked here on the paper's text layer as PDFium
     reads it, independently of pdi); the link answers 200 and the passage's text."""
@@ -100,7 +100,7 @@ def test_the_collection_pages_steps_print_what_it_shows(tmp_path: Path, site: in
 
     blocks = [(language, made_today(body)) for language, body in _blocks()]
     shells = [(i, body) for i, (language, body) in enumerate(blocks) if language == "sh"]
-    assert [body.split()[0] for _, body in shells] == ["mkdir", "pdi", "for", "python3", "echo", "pdi", "pdi", "pdi",
+    assert [body.split()[0] for _, body in shells] == ["mkdir", "pdi", "pdi", "python3", "echo", "pdi", "pdi", "pdi",
                                                        "curl"], shells
     asked: list[str] = []
     for i, body in shells:

@@ -81,7 +81,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
 #: each equals its command's and that ``pdi --help`` prints what click prints
 #: with every command loaded).
 COMMAND_HELP: dict[str, str] = {
-    "add": "Mint a PDI for FILE ('-' = stdin) today (GMT) and deposit it; prints the PDI.",
+    "add": "Mint a PDI for each FILE ('-' = stdin) today (GMT) and deposit it; prints each PDI as it is made.",
     "anchor": "Find the passage NAME cites (NAME#char=a,b, #line=a,b, #elt=… or #name=…) in the version --to names.",
     "annotate": "Export a name as a W3C Web Annotation, or find the names annotations point at.",
     "audit": "The audit log, oldest first: who (a user, or token:NAME), when, what, and from where.",

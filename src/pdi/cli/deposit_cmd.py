@@ -33,6 +33,7 @@ from pdi.errors import ImmutabilityError, NotFoundError, PDIError, StoreError
 from pdi.identifier import PDI
 
 if TYPE_CHECKING:
+    from pdi.archive import Archive
     from pdi.mail.mbox import MboxMessage
 
 
@@ -129,8 +130,15 @@ def _progress(streams: list[BinaryIO], show: bool | None) -> Iterator[Callable[[
 
 def _directory_refusal(path: str) -> str:
     """What ``pdi add DIR`` (or ``pdi version NAME DIR``) is told: a directory is not a file, and what to do."""
-    return (f"{path} is a directory: pdi deposits one file at a time (give a file in it; each file:"
-            f" for f in {path}/*; do pdi add -s SERIES \"$f\"; done; a bag pdi exported: pdi import {path})")
+    return (f"{path} is a directory: pdi deposits files, not a directory (its files, each a document:"
+            f" pdi add -s SERIES {path}/*; a bag pdi exported: pdi import {path})")
+
+
+def _not_a_directory(path: str, token: str) -> str:
+    """``token``, the format given for ``path``, once ``path`` is known not to be a directory."""
+    if path != "-" and os.path.isdir(path):
+        raise click.UsageError(_directory_refusal(path))
+    return token
 
 
 def _guess_format(path: str) -> str:
@@ -183,10 +191,11 @@ def _print_deposit(deposit: Deposit, how_to_force: str) -> None:
         click.echo(str(name))
 
 @click.command("add")
-@click.argument("file")
+@click.argument("files", metavar="FILE...", nargs=-1, required=True)
 @click.option("--series", "-s", required=True, help="A registered series.")
-@click.option("--format", "-f", "format_", help="Format token (default: from the file name).")
-@click.option("--id", "foreign_id", help="A mnemonic or foreign id (URL, DOI) instead of the next daily serial.")
+@click.option("--format", "-f", "format_", help="Format token of every FILE (default: from each file's name).")
+@click.option("--id", "foreign_id",
+              help="A mnemonic or foreign id (URL, DOI) instead of the next daily serial (one FILE only).")
 @click.option("--charset", help="The charset of a text file (default: BOM, else UTF-8).")
 @click.option("--force", is_flag=True,
               help="Deposit even when the bytes contradict the format or charset.")
@@ -199,10 +208,22 @@ def _print_deposit(deposit: Deposit, how_to_force: str) -> None:
               help="Name an e-mail by the next daily serial, not by its Message-ID (mid:ID).")
 @archive_option
 def add_cmd(
-    file: str, series: str, format_: str | None, foreign_id: str | None,
+    files: tuple[str, ...], series: str, format_: str | None, foreign_id: str | None,
     charset: str | None, force: bool, progress: bool | None, embargo: str | None, serial: bool, archive: str,
 ) -> None:
-    """Mint a PDI for FILE ('-' = stdin) today (GMT) and deposit it; prints the PDI.
+    """Mint a PDI for each FILE ('-' = stdin) today (GMT) and deposit it; prints each PDI as it is made.
+
+    Each FILE is a document of its own, deposited in turn (pdi add -s
+    SERIES *.pdf): stdout has one line a file, in the order given: the
+    name minted for it (an mbox: one line a message). Every file's format
+    is told from its name (or --format) before the first is deposited.
+    Several files are not all or none (unlike an mbox): a file that is
+    refused stops the command there; the files before it stay deposited,
+    their names printed; the error names the file, its place and how many
+    were deposited before it, and the exit status is its refusal's. To go
+    on, mend or leave out that file and add the files after it again (the
+    error says how many there are): adding again a file already deposited
+    mints it a second name.
 
     The bytes are checked against the format (its file signature, by
     libmagic) and the charset (bytes that are UTF-8 but declared latin-1 or
@@ -228,16 +249,72 @@ def add_cmd(
     mailbox module cuts it, and each is deposited as a document of its
     own, format rfc822, named so, all or none (docs/email.md).
     """
-    token = format_ or _guess_format(file)
-    if token.lower() == "mbox":
-        _add_mbox(file, series, foreign_id, serial, force, embargo, archive)
-        return
+    if len(files) > 1 and foreign_id is not None:
+        raise click.UsageError(f"--id names one document, and {len(files)} files were given: give one FILE with"
+                               " --id (several files are each named by the next daily serial)")
+    # every file's format, and a directory said, before the first is deposited
+    tokens = [_guess_format(file) if format_ is None else _not_a_directory(file, format_) for file in files]
+    if files.count("-") > 1:
+        raise click.UsageError("standard input ('-') can be read once only")
+    with contextlib.ExitStack() as stack:
+        opened = _opener(archive, stack)
+        if len(files) > 1:
+            opened()  # an archive that cannot be opened is said as itself, not as a file's refusal
+        for number, (file, token) in enumerate(zip(files, tokens, strict=True), 1):
+            try:
+                if token.lower() == "mbox":
+                    _add_mbox(file, series, foreign_id, serial, force, embargo, opened)
+                else:
+                    _add_file(file, token, format_ is not None, series, foreign_id, charset, force, progress,
+                              embargo, serial, opened)
+            except (PDIError, click.ClickException) as exc:
+                if len(files) == 1:
+                    raise
+                raise _said_of_place(exc, file, number, len(files)) from None
+
+
+def _opener(location: str, stack: contextlib.ExitStack) -> Callable[[], Archive]:
+    """The archive at ``location``, opened (on ``stack``) when first asked for, and the same one after."""
+
+    @functools.cache
+    def opened() -> Archive:
+        return stack.enter_context(open_archive(location))
+
+    return opened
+
+
+def _said_of_place(
+    exc: PDIError | click.ClickException, file: str, number: int, of: int,
+) -> PDIError | click.ClickException:
+    """The refusal of file ``number`` (from 1) of ``of`` given to one ``pdi add``, said of it: its name, its place,
+    how many were deposited before it and how many after it were not tried (``a.pdf, file 2 of 3 (the 1 before it
+    deposited, its name printed; the 1 after it not tried): …``), in place of the file's name that begins it."""
+    before, after = number - 1, of - number
+    told = [f"the {before} before it deposited, {'its name' if before == 1 else 'their names'} printed"
+            if before else "none before it"]
+    if after:
+        told.append(f"the {after} after it not tried")
+    place = f"{_source(file)}, file {number} of {of} ({'; '.join(told)}): "
+    message = exc.message
+    cut = len(_source(file)) + 2 if message.startswith(_source(file) + ": ") else 0
+    if isinstance(exc, PDIError):
+        return exc.within(place, cut)
+    text = place + message[cut:]
+    # (the refusals click says of a file here are usage errors: an mbox of no message; a directory given --format)
+    return click.UsageError(text, exc.ctx) if isinstance(exc, click.UsageError) else click.ClickException(text)
+
+
+def _add_file(
+    file: str, token: str, format_given: bool, series: str, foreign_id: str | None, charset: str | None,
+    force: bool, progress: bool | None, embargo: str | None, serial: bool, opened: Callable[[], Archive],
+) -> None:
+    """`pdi add FILE` of one file that is not an mbox: deposited as ``token``, its name printed."""
     if serial and foreign_id is not None:
         raise click.UsageError("--serial and --id name the document two ways: give one")
     with contextlib.ExitStack() as stack:
         stream = _open_file(file, stack)
         data: BinaryIO | Iterator[bytes] = stream
-        if format_ is None and _guessed_xml(token):  # a .tei of the SGML days reads as XML by its name alone
+        if not format_given and _guessed_xml(token):  # a .tei of the SGML days reads as XML by its name alone
             head = stream.read(1 << 20)
             said = _sgml_note(head, file)
             if said is not None:
@@ -253,15 +330,15 @@ def add_cmd(
                 click.echo(f"note: {_source(file)}: {why}", err=True)
             data = itertools.chain([head], iter(functools.partial(stream.read, 1 << 16), b""))
         content = Content(data, token, charset, _source(file))
-        opened = stack.enter_context(open_archive(archive))
+        archive = opened()
         shown = stack.enter_context(_progress([stream], progress))
         try:
-            deposit = opened.deposit(
+            deposit = archive.deposit(
                 series, [content], foreign_id=foreign_id, force=force, progress=shown, embargo_until=embargo
             )
         except ImmutabilityError as exc:  # the octets of a withdrawn version under --id: a forced version holds them
             raise exc.forced_by("pdi version --force deposits them as a new version") from None
-        earlier = opened.held_the_same_day(deposit)
+        earlier = archive.held_the_same_day(deposit)
     _print_deposit(deposit, "pdi version --force deposits them as a new version")
     if earlier is not None:
         click.echo(_second_name_warning(deposit[0], earlier, foreign_id is not None), err=True)
@@ -318,7 +395,8 @@ MBOX_UP_TO = 256 << 20
 
 
 def _add_mbox(
-    file: str, series: str, foreign_id: str | None, serial: bool, force: bool, embargo: str | None, archive: str,
+    file: str, series: str, foreign_id: str | None, serial: bool, force: bool, embargo: str | None,
+    opened: Callable[[], Archive],
 ) -> None:
     """`pdi add FILE.mbox`: each message of the mbox a document of its own (format rfc822), all or none (``force``:
     unchecked, all or none still).
@@ -355,18 +433,18 @@ def _add_mbox(
             places.append(where)
         if not items:
             raise click.UsageError(f"{_source(file)} holds no message: no line starts with 'From '")
-        opened = stack.enter_context(open_archive(archive))
+        archive = opened()
         # the same mbox again (a script run twice, a list's archive that grew): a message already deposited today
         # is answered as pdi add MSG.eml answers it, by the archive's one rule (unchanged); forced, a name is
         # minted once, as there. All or none, forced or not: a message deposited on its own before a later one
         # failed stayed, its name never printed, and the same command again failed on it at once
         try:
-            deposits = opened.deposit_batch(series, items, embargo_until=embargo, force=force, unchanged=True)
+            deposits = archive.deposit_batch(series, items, embargo_until=embargo, force=force, unchanged=True)
         except PDIError as exc:
             raise _said_of_message(exc, places) from None
         # a message given a second permanent name is said so, as pdi add FILE says it of a file (one indexed
         # look-up a message minted now): an mbox added again with --serial mints every message again
-        earlier = [opened.held_the_same_day(deposit) for deposit in deposits]
+        earlier = [archive.held_the_same_day(deposit) for deposit in deposits]
     for deposit in deposits:
         _print_deposit(deposit, "pdi version --force deposits them as a new version")
     for place, deposit, held in zip(places, deposits, earlier, strict=True):

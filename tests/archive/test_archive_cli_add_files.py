@@ -1,0 +1,201 @@
+"""``pdi add FILE...``: several files, each its own document, deposited in turn, each name printed as it is made.
+
+Not all or none (unlike an mbox): a refused file stops the command there, the files before it deposited and
+printed, the error naming the file, its place and how many were deposited, with that file's exit status.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mailbox
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+from archive_helpers import SRC
+from click.testing import CliRunner, Result
+
+from pdi.cli import cli
+
+S = "library.example.fr"
+PDFS = SRC.parent / "tests" / "data" / "pdf"
+
+
+def run(location: str, *argv: str, code: int = 0, stdin: bytes | None = None) -> Result:
+    result = CliRunner().invoke(cli, [*argv, "--archive", location], input=stdin)
+    assert result.exit_code == code, (argv, result.output, result.stderr, result.exception)
+    return result
+
+
+@pytest.fixture
+def archive(tmp_path: Path) -> str:
+    location = str(tmp_path / "archive")
+    run(location, "init")
+    run(location, "series", "add", S)
+    return location
+
+
+def _stored(location: str) -> list[tuple[str, str]]:
+    """Every name the archive lists in the series, with the SHA-256 of the octets it gives back."""
+    names = run(location, "ls", S).stdout.split()
+    return [(name, hashlib.sha256(run(location, "get", name).stdout_bytes).hexdigest()) for name in names]
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_several_files_are_each_a_document_deposited_in_the_order_given(archive: str, tmp_path: Path) -> None:
+    """Three files of three formats: three documents, serials 1, 2, 3 in the order given (not the names' order),
+    each format told from its own file's name, one line each on stdout, each name giving back its file's octets."""
+    notes = tmp_path / "notes.txt"
+    notes.write_bytes(b"first line\n")
+    paper = tmp_path / "a-paper.pdf"
+    paper.write_bytes((PDFS / "paragraph_and_link.pdf").read_bytes())
+    page = tmp_path / "page.html"
+    page.write_bytes(b"<!DOCTYPE html><title>t</title><p>a page</p>")
+    added = run(archive, "add", "-s", S, str(notes), str(paper), str(page))
+    lines = added.stdout.splitlines()
+    assert len(lines) == 3, added.stdout
+    assert [line.rsplit("/", 1)[1] for line in lines] == ["1.text.1", "2.pdf.1", "3.html.1"]
+    assert added.stderr == ""
+    assert sorted(_stored(archive)) == sorted(
+        zip(lines, [_sha256(notes), _sha256(paper), _sha256(page)], strict=True))
+
+
+def test_a_file_refused_in_the_middle_stops_there_the_ones_before_kept(location: str, tmp_path: Path) -> None:
+    """A text named .pdf, second of three: exit 3 (its refusal's), the first deposited and printed, the error line
+    naming the file, its place and the one deposited; the third not tried; the archive holds the first alone (on
+    SQLite and PostgreSQL)."""
+    run(location, "init")
+    run(location, "series", "add", S)
+    first = tmp_path / "one.txt"
+    first.write_bytes(b"one\n")
+    bad = tmp_path / "two.pdf"
+    bad.write_bytes(b"hello\n")
+    third = tmp_path / "three.txt"
+    third.write_bytes(b"three\n")
+    refused = run(location, "add", str(first), str(bad), str(third), "--series", S, code=3)
+    name = refused.stdout.strip()
+    assert refused.stdout == f"{name}\n" and name.endswith("/1.text.1"), refused.stdout
+    assert refused.stderr == (
+        f"pdi: format check failed: {bad}, file 2 of 3 (the 1 before it deposited, its name printed; the 1 after it"
+        " not tried): the content is text/plain (ASCII text), but the format pdf (application/pdf) was declared;"
+        " give --format text, or --force to deposit it as declared\n"
+    )
+    assert _stored(location) == [(name, _sha256(first))]
+    # going on with the files after it: the next serial, nothing minted for the refused one
+    assert run(location, "add", str(third), "-s", S).stdout.strip().endswith("/2.text.1")
+
+
+def test_a_missing_file_last_keeps_the_ones_before_and_exits_4(archive: str, tmp_path: Path) -> None:
+    files = []
+    for n in range(2):
+        files.append(tmp_path / f"{n}.txt")
+        files[-1].write_bytes(f"file {n}\n".encode())
+    missing = tmp_path / "gone.txt"
+    refused = run(archive, "add", "-s", S, *map(str, files), str(missing), code=4)
+    names = refused.stdout.splitlines()
+    assert [n.rsplit("/", 1)[1] for n in names] == ["1.text.1", "2.text.1"]
+    assert refused.stderr == (f"pdi: not found: {missing}, file 3 of 3 (the 2 before it deposited, their names"
+                              f" printed): cannot read {missing}: no such file\n")
+    assert sorted(_stored(archive)) == sorted(zip(names, map(_sha256, files), strict=True))
+
+
+def test_the_first_of_several_refused_deposits_nothing(archive: str, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.pdf"
+    bad.write_bytes(b"hello\n")
+    good = tmp_path / "good.txt"
+    good.write_bytes(b"good\n")
+    refused = run(archive, "add", "-s", S, str(bad), str(good), str(good), code=3)
+    assert refused.stdout == ""
+    assert refused.stderr.startswith(f"pdi: format check failed: {bad}, file 1 of 3 (none before it; the 2 after it"
+                                     " not tried): the content is text/plain"), refused.stderr
+    assert _stored(archive) == []
+
+
+def test_one_file_refused_is_said_as_before(archive: str, tmp_path: Path) -> None:
+    """With one file, the error line is today's: no place, no count."""
+    bad = tmp_path / "bad.pdf"
+    bad.write_bytes(b"hello\n")
+    refused = run(archive, "add", "-s", S, str(bad), code=3)
+    assert refused.stderr.startswith(f"pdi: format check failed: {bad}: the content is text/plain"), refused.stderr
+
+
+def test_id_with_several_files_is_a_usage_error_before_anything_is_deposited(archive: str, tmp_path: Path) -> None:
+    one, two = tmp_path / "one.txt", tmp_path / "two.txt"
+    one.write_bytes(b"one\n")
+    two.write_bytes(b"two\n")
+    refused = run(archive, "add", "-s", S, "--id", "q3-report", str(one), str(two), code=2)
+    assert "Error: --id names one document, and 2 files were given: give one FILE with --id" in refused.stderr
+    assert refused.stdout == ""
+    assert _stored(archive) == []
+
+
+def test_a_file_whose_format_cannot_be_told_is_refused_before_any_is_deposited(archive: str, tmp_path: Path) -> None:
+    """Every file's format is told from its name, and a directory said, before the first is deposited."""
+    good = tmp_path / "good.txt"
+    good.write_bytes(b"good\n")
+    odd = tmp_path / "README"
+    odd.write_bytes(b"odd\n")
+    refused = run(archive, "add", "-s", S, str(good), str(odd), code=2)
+    assert f"Error: cannot tell the format of {odd} from its name: give --format" in refused.stderr
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    refused = run(archive, "add", "-s", S, str(good), str(folder), code=2)
+    assert f"Error: {folder} is a directory" in refused.stderr
+    assert f"pdi add -s SERIES {folder}/*" in refused.stderr  # how to add a folder's files
+    assert _stored(archive) == []
+    refused = run(archive, "add", "-s", S, "--format", "text", str(good), str(folder), code=2)
+    assert f"Error: {folder} is a directory" in refused.stderr
+    assert _stored(archive) == []
+    # --format is every file's
+    added = run(archive, "add", "-s", S, "--format", "text", str(good), str(odd))
+    assert [n.rsplit("/", 1)[1] for n in added.stdout.splitlines()] == ["1.text.1", "2.text.1"]
+
+
+def test_standard_input_is_read_once_among_several(archive: str, tmp_path: Path) -> None:
+    good = tmp_path / "good.txt"
+    good.write_bytes(b"good\n")
+    refused = run(archive, "add", "-s", S, "-f", "text", "-", str(good), "-", code=2)
+    assert "Error: standard input ('-') can be read once only" in refused.stderr
+    added = run(archive, "add", "-s", S, "-f", "text", str(good), "-", stdin=b"from a pipe\n")
+    names = added.stdout.splitlines()
+    assert run(archive, "get", names[1]).stdout_bytes == b"from a pipe\n"
+
+
+def test_an_mbox_among_files_prints_a_line_a_message(archive: str, tmp_path: Path) -> None:
+    box = mailbox.mbox(tmp_path / "list.mbox")
+    for n in range(2):
+        message = EmailMessage()
+        message["From"] = "a@example.org"
+        message["Message-ID"] = f"<m{n}@example.org>"
+        message.set_content(f"message {n}\n")
+        box.add(message)
+    box.close()
+    note = tmp_path / "note.txt"
+    note.write_bytes(b"a note\n")
+    added = run(archive, "add", "-s", S, str(tmp_path / "list.mbox"), str(note))
+    assert [n.rsplit("/", 1)[1] for n in added.stdout.splitlines()] == [
+        "mid:m0%40example%2Eorg.rfc822.1", "mid:m1%40example%2Eorg.rfc822.1", "1.text.1"], added.stdout
+
+
+def test_a_usage_error_of_a_file_in_the_middle_is_said_of_its_place(archive: str, tmp_path: Path) -> None:
+    """An mbox that holds no message, second of three: the usage error (exit 2) names its place, the first kept."""
+    good = tmp_path / "good.txt"
+    good.write_bytes(b"good\n")
+    empty = tmp_path / "empty.mbox"
+    empty.write_bytes(b"no From_ line\n")
+    refused = run(archive, "add", "-s", S, str(good), str(empty), str(good), code=2)
+    assert refused.stdout.strip().endswith("/1.text.1")
+    assert (f"Error: {empty}, file 2 of 3 (the 1 before it deposited, its name printed; the 1 after it not tried):"
+            f" {empty} holds no message: no line starts with 'From '") in refused.stderr
+    assert len(_stored(archive)) == 1
+
+
+def test_help_says_what_a_line_holds_that_it_is_not_all_or_none_and_how_to_go_on() -> None:
+    shown = " ".join(CliRunner().invoke(cli, ["add", "--help"], prog_name="pdi").stdout.split())
+    assert "Usage: pdi add [OPTIONS] FILE..." in shown
+    assert "one line a file, in the order given: the name minted for it" in shown
+    assert "not all or none (unlike an mbox)" in shown
+    assert "add the files after it again" in shown
