@@ -75,8 +75,9 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 
 
 def test_the_collection_pages_steps_print_what_it_shows(tmp_path: Path, site: int) -> None:
-    """The page's folder (two PDFs of tests/data/pdf), archive and series; one ``pdi add`` deposits the two PDFs in
-    the folder's order, ``paragraph_and_link.pdf`` as ``1.pdf.1`` and the conference paper as ``2.pdf.1``; the page's
+    """The page's folder (examples/pdfjs-wikipedia.pdf and tests/data/pdf's conference paper), archive and series;
+    one ``pdi add`` deposits the two PDFs in the folder's order, the article as ``1.pdf.1`` and the paper as
+    ``2.pdf.1``; the page's
     site captured by its address; the search for the abstract's first words hits ``#char=654,690`` of the paper,
     and ``#char=654,751`` is the abstract's first sentence (checked here on the paper's text layer as PDFium
     reads it, independently of pdi); the link answers 200 and the passage's text."""
@@ -130,6 +131,11 @@ def test_the_collection_pages_steps_print_what_it_shows(tmp_path: Path, site: in
     assert len(asked) == 2, asked
     with TestClient(create_app(str(folder / "pdi-archive"))) as client:
         view, passage = client.get(asked[0]), client.get(asked[1])
+        # each name holds its file: the article 1, the paper 2 (the names step 5 and 6 cite)
+        for serial, path in ((1, ROOT / "examples" / "pdfjs-wikipedia.pdf"),
+                             (2, ROOT / "tests" / "data" / "pdf" / "tracemonkey.pdf")):
+            held = client.get(f"/uri-res/N2R?urn:pdi://{SERIES}/{today:%Y/%m/%d}/{serial}.pdf.1")
+            assert held.status_code == 200 and held.content == path.read_bytes(), serial
     shown = blocks[[i for i, _ in shells][-1] + 1][1]
     # the passage's line break is CR LF, which a terminal shows as one line break
     assert f"{view.status_code}\n{passage.text}\n".replace("\r\n", "\n") == shown
