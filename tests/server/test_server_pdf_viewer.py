@@ -2,7 +2,8 @@
 
 Each state of the page is saved as a screenshot (``$PDI_SCREENSHOTS`` or
 ``tests/artifacts/screenshots/``) for a person to look at: a passage on
-page 3 of ``tracemonkey.pdf`` scrolled to and marked, a region of page 1
+page 3 of ``tracemonkey.pdf`` scrolled to and marked, the collection how-to's sentence marked and
+selected, a region of page 1
 outlined, a scan with no text layer, a selection named and a box drawn.
 The select → cite round trips use real mouse events; the names the page
 offers are checked against offsets counted on the text layer as
@@ -21,7 +22,7 @@ from typing import Any
 
 import httpx
 from test_server_pages_screenshots import dark
-from test_server_viewer_browser import _desktop, _drag, _js, _offered
+from test_server_viewer_browser import _copied, _desktop, _drag, _js, _offered
 
 from chromium_helpers import open_page
 from pdi.capture.browser import Pipe, devtools
@@ -184,6 +185,66 @@ def test_select_text_on_a_page_names_the_passage_as_pdi_counts_it(media: tuple[s
     assert offered == name
     got = httpx.get(f"{base}/uri-res/N2R?{name.replace('#', '%23')}", headers={"Accept": "text/plain"})
     assert got.status_code == 200 and got.text == wanted
+
+
+def test_the_collection_howtos_sentence_is_marked_and_selecting_it_cites_it(media: tuple[str, dict[str, str]]) -> None:
+    """docs/how-to/collection.md's citation, ``#char=654,751`` of the paper: the abstract's first sentence, across a
+    line end whose hyphen PDFium marks (``com-`` CR LF ``pile``, docs/pdf-text-layer.md). Opened at it, the viewer
+    marks every character of it on page 1, in view (saved as ``pdf-sentence.png``); selected with the mouse from its
+    "D" to its full stop, the Cite panel names it so and its copy button copies that name."""
+    base, _ = media
+    sentence = "Dynamic languages such as JavaScript are more difficult to com-\r\npile than statically typed ones."
+    start = LAYER.text.index(sentence)
+    end = start + len(sentence)
+    assert (start, end) == (654, 751)  # the how-to's numbers, on the layer as pdi.fragments.pdf makes it
+    name = f"{_name(media, 'paper')}#char={start},{end}"
+    with devtools() as pipe:
+        session = _open(pipe, _view(media, "paper", f"char={start},{end}"))
+        marked = _until(pipe, session, f"document.getElementById('passage') && {IN_VIEW}(document.getElementById('passage'))"
+                                       " && document.querySelector('#page-1 canvas')")
+        time.sleep(0.5)
+        _shoot(pipe, session, "pdf-sentence.png")
+        assert marked, "the sentence is not marked in view"
+        facts = _js(pipe, session, """(() => {
+          const spans = [...document.querySelectorAll('#page-1 .pdf-text span')]
+            .filter(s => +s.dataset.i >= START && +s.dataset.i < END);
+          const marks = [...document.querySelectorAll('#page-1 .pdf-marks .hl')].map(m => m.getBoundingClientRect());
+          const inside = (r, m) => { const x = r.left + r.width / 2, y = r.top + r.height / 2;
+                                     return x >= m.left && x <= m.right && y >= m.top && y <= m.bottom; };
+          const shown = spans.filter(s => s.getBoundingClientRect().width > 0 && s.textContent.trim());
+          return {
+            page: document.getElementById('passage').closest('.pdf-page').id,
+            text: spans.map(s => s.textContent).join(''),
+            shown: shown.length,
+            unmarked: shown.filter(s => !marks.some(m => inside(s.getBoundingClientRect(), m))).map(s => s.textContent),
+            lines: new Set(marks.map(m => Math.round(m.top))).size,
+            stray: [...document.querySelectorAll('#page-1 .pdf-text span')]
+              .filter(s => (+s.dataset.i < START - 1 || +s.dataset.i > END) && s.textContent.trim()
+                           && marks.some(m => inside(s.getBoundingClientRect(), m))).map(s => s.dataset.i),
+          };
+        })()""".replace("START", str(start)).replace("END", str(end)))
+        assert facts["page"] == "page-1"
+        assert facts["text"] == sentence, facts["text"]  # the laid characters are the layer's
+        assert facts["shown"] > 80 and facts["unmarked"] == [], facts
+        assert facts["lines"] >= 2 and facts["stray"] == [], facts  # both lines marked, nothing around them
+
+        # the reader's way to the name: select the sentence with the mouse, and the Cite panel's copy button
+        session = _open(pipe, _view(media, "paper"))
+        assert _until(pipe, session, "document.querySelector('#page-1[data-laid]')")
+        _js(pipe, session, f"document.querySelector('#page-1 .pdf-text span[data-i=\"{start}\"]').scrollIntoView({{block: 'center'}})")
+        first, last = _js(pipe, session, """(() => {
+          const at = i => document.querySelector('#page-1 .pdf-text span[data-i="' + i + '"]').getBoundingClientRect();
+          const a = at(FIRST), b = at(LAST);
+          return [[a.left + a.width * 0.3, a.top + a.height / 2], [b.left + b.width * 0.7, b.top + b.height / 2]];
+        })()""".replace("FIRST", str(start)).replace("LAST", str(end - 1)))
+        _drag(pipe, session, tuple(first), tuple(last))
+        offered = _offered(pipe, session)
+        _shoot(pipe, session, "pdf-sentence-selected.png")
+        copied = _copied(pipe, session, base)
+    assert offered == name
+    assert copied == name
+    got = httpx.get(f"{base}/uri-res/N2R?{name.replace('#', '%23')}", headers={"Accept": "text/plain"})
+    assert got.status_code == 200 and got.text == sentence
 
 
 def test_drag_a_box_on_a_page_names_the_region_in_points(media: tuple[str, dict[str, str]]) -> None:
