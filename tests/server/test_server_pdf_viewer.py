@@ -2,9 +2,9 @@
 
 Each state of the page is saved as a screenshot (``$PDI_SCREENSHOTS`` or
 ``tests/artifacts/screenshots/``) for a person to look at: a passage on
-page 3 of ``tracemonkey.pdf`` scrolled to and marked, the collection how-to's sentence marked and
-selected, a region of page 1
-outlined, a scan with no text layer, a selection named and a box drawn.
+page 3 of ``tracemonkey.pdf`` scrolled to and marked, the collection
+how-to's sentence marked and selected, a region of page 1 outlined, a
+scan with no text layer, a selection named and a box drawn.
 The select → cite round trips use real mouse events; the names the page
 offers are checked against offsets counted on the text layer as
 :mod:`pdi.fragments.pdf` makes it (the layer docs/pdf-text-layer.md

@@ -221,9 +221,8 @@ def add_cmd(
     refused stops the command there; the files before it stay deposited,
     their names printed; the error names the file, its place and how many
     were deposited before it, and the exit status is its refusal's. To go
-    on, mend or leave out that file and add the files after it again (the
-    error says how many there are): adding again a file already deposited
-    mints it a second name.
+    on, add the files from it on (it mended) or those after it (it left
+    out), never those before it: a file added again gets a second name.
 
     The bytes are checked against the format (its file signature, by
     libmagic) and the charset (bytes that are UTF-8 but declared latin-1 or
