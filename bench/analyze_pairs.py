@@ -11,7 +11,7 @@ middle day ``--listings`` times at once, as ``pdi ls`` in process
 (``bench_archive.py``'s ``pdi_ls``), and prints the medians (wall, the
 child's CPU), whether autovacuum had analysed ``documents`` by then, and the
 median "Execution Time" of ``EXPLAIN (ANALYZE, TIMING OFF)`` of the listing's
-statement (``--listings`` times; the server's own time, which the load moves
+statement, the page's aggregate whole (``--listings`` times; the server's own time, which the load moves
 least) and of the statement alone, its rows fetched (a round trip).
 Run: ``python3 bench/analyze_pairs.py [--names N] [--days D] [--listings L]
 [--rounds R] before=/path/to/old/src after=src``.
@@ -78,8 +78,16 @@ with Archive.open(url) as archive:
         " WHERE schemaname = current_schema() AND relname = 'documents'")
     # the server's own time for the listing's statement (as pdi ls sent it), EXPLAIN ANALYZE's "Execution Time"
     store, sent = archive.store, []
-    real_text = store._serial_text
-    store._serial_text = lambda names, last, page: sent.append(names) or real_text(names, last, page)
+    real_page = getattr(store, "_page_text", None)
+    if real_page is not None:  # the page's whole statement, as sent (schema 21: the names its documents keep)
+        store._page_text = lambda names, last, page: sent.append(names) or real_page(names, last, page)
+    else:  # before: the names' statement, in the aggregate _serial_text wraps it in
+        real_text = store._serial_text
+        def wrapped(names, last, page):
+            sent.append((f"SELECT string_agg(n, E'\n' ORDER BY k0, k1, k2, k3, k4, k5), count(*) FROM ({names[0]}) AS p",
+                         names[1]))
+            return real_text(names, last, page)
+        store._serial_text = wrapped
     "".join(archive.iter_name_text(f"urn:pdi://{S}/{listed:%Y/%m/%d}/*"))
     sql, params = sent[0]
     executions = [store.query(f"EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) {sql}", params)[0][0][0]["Execution Time"]
