@@ -323,6 +323,15 @@ class CommitUnknownError(StoreError, problem_type="/api#problem-commit-unknown")
                 " write with an Idempotency-Key, whose retry is answered with the first answer")
 
 
+class ReplicaBehindError(StoreError):
+    """A snapshot of the catalog begun on a streaming replica (``--read-url``) asked for what only the primary has
+    yet (a name minted meanwhile, the replica's replay behind): its reads so far are of the replica's view, and
+    going on on the primary would mix two views in one. Nothing is answered from it; this process's next
+    snapshots are read on the primary (until the replica has replayed as far), so asking again is answered in one
+    view (:meth:`pdi.archive.Archive.in_one_view` asks again by itself). Over HTTP a ``503``, as any storage
+    error: to be asked again."""
+
+
 class RemoteError(PDIError, exit_code=16, http_status=502, title="remote error"):
     """Another server pdi asked (a mirror's origin or peer, a registry's or a key set's URL, the server of a page
     ``pdi capture`` was asked for) could not be reached

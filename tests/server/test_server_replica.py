@@ -27,7 +27,7 @@ from server_helpers import serving
 from pdi.archive import Archive
 from pdi.archive.blobs.inline import INLINE_LIMIT
 from pdi.archive.content import Content
-from pdi.errors import StoreError
+from pdi.errors import NotFoundError, ReplicaBehindError, StoreError
 from pdi.identifier import PDI
 from support.pgcluster import TemporaryCluster
 from support.pgreplica import ReplicatedClusters
@@ -191,6 +191,53 @@ def test_reads_go_on_from_the_primary_while_the_replica_is_down_and_return_to_it
             assert time.monotonic() < deadline, "the resolver never went back to the replica"
             assert archive.get(name).data == body
             time.sleep(0.1)
+
+
+def test_a_snapshot_begun_on_a_lagging_replica_is_one_view_or_refused(clusters: ReplicatedClusters, served: Served) -> None:
+    # The replica's replay paused: a name deposited through another process is on the primary alone. A snapshot
+    # begun on the replica that then asks for it must not go on on the primary (a listing read before and after
+    # would differ): it is refused, clearly, and the next snapshot is the primary's, whole.
+    with Archive.open(served.primary) as writer, Archive.open(served.primary, read_url=served.replica) as reader:
+        first = str(writer.deposit(S, [Content(b"replayed on the replica\n", "text")])[0])
+        clusters.wait_replayed()
+        clusters.replica.sql("SELECT pg_wal_replay_pause()")
+        try:
+            second = str(writer.deposit(S, [Content(b"on the primary alone\n", "text")])[0])
+            with reader.snapshot():
+                assert _listed(reader) == [first]  # the replica's view
+                with pytest.raises(ReplicaBehindError, match=r"replica .* ask again") as refused:
+                    reader.get(second)
+            assert isinstance(refused.value, StoreError)  # a 503 to a client: to be asked again
+            # asked again, the whole snapshot is read on the primary: one view, with the new name
+            with reader.snapshot():
+                assert reader.get(second).data == b"on the primary alone\n"
+                assert _listed(reader) == sorted([first, second])
+            # a name neither server holds is not found (asked of the primary, where reads stay while the replica lags)
+            missing = second.replace(f"/{PDI.parse(second).unique_id}.", "/999.")
+            with reader.snapshot():
+                assert _listed(reader) == sorted([first, second])  # read on the primary still: it lags
+                with pytest.raises(NotFoundError):
+                    reader.get(missing)
+            # Archive.in_one_view asks again by itself: the answer of one view, whichever server gave it
+            clusters.replica.sql("SELECT pg_wal_replay_resume()")
+            clusters.wait_replayed()
+            with reader.snapshot():
+                assert _listed(reader) == sorted([first, second])
+            clusters.replica.sql("SELECT pg_wal_replay_pause()")
+            third = str(writer.deposit(S, [Content(b"third\n", "text")])[0])
+
+            def both() -> tuple[list[str], bytes]:
+                return _listed(reader), reader.get(third).data
+
+            listed_then, data = reader.in_one_view(both)
+            assert third in listed_then and data == b"third\n"
+        finally:
+            clusters.replica.sql("SELECT pg_wal_replay_resume()")
+        clusters.wait_replayed()
+
+
+def _listed(archive: Archive) -> list[str]:
+    return sorted(f"urn:pdi://{S}/{r.day:%Y/%m/%d}/{r.unique_id}.text.{r.version}" for r in archive.iter_records(S))
 
 
 def test_a_read_url_needs_a_postgresql_archive(tmp_path: object) -> None:

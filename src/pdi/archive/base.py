@@ -17,7 +17,7 @@ import datetime
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pdi.archive.access import (
     HIDDEN,
@@ -33,7 +33,14 @@ from pdi.archive.blobs.memo import FixityMemo
 from pdi.archive.naming import default_who, key_of, timestamp, utc_now
 from pdi.archive.results import Generic
 from pdi.archive.store import DocumentKey, RepresentationRecord, WithdrawalRecord
-from pdi.errors import AccessError, NotFoundError, ScopeError, StoreError, WithdrawnError
+from pdi.errors import (
+    AccessError,
+    NotFoundError,
+    ReplicaBehindError,
+    ScopeError,
+    StoreError,
+    WithdrawnError,
+)
 from pdi.identifier import PDI
 
 if TYPE_CHECKING:
@@ -44,6 +51,7 @@ __all__ = ["ArchiveBase", "purged_meanwhile"]
 #: The archive of the current :meth:`ArchiveBase.snapshot` and what its reads have read once for all of them
 #: (None: in none).
 _SNAPSHOT: ContextVar[tuple[ArchiveBase, dict[str, Any]] | None] = ContextVar("pdi_archive_snapshot", default=None)
+_T = TypeVar("_T")
 
 
 def gone(parsed: PDI, what: str, tombstone: WithdrawalRecord) -> WithdrawnError:
@@ -127,6 +135,21 @@ class ArchiveBase:
                 yield
             finally:
                 _SNAPSHOT.reset(token)
+
+    def in_one_view(self, read: Callable[[], _T]) -> _T:
+        """``read()`` inside one :meth:`snapshot`, asked once more when a snapshot begun on a lagging streaming replica
+        needed what only the primary had (:class:`~pdi.errors.ReplicaBehindError`): the second is read on the
+        primary, whole. Either way its answer is of one view of the catalog. Inside a snapshot already, it joins
+        it (and a refusal goes to whoever began that one)."""
+        current = _SNAPSHOT.get()
+        if current is not None and current[0] is self:
+            return read()
+        try:
+            with self.snapshot():
+                return read()
+        except ReplicaBehindError:
+            with self.snapshot():
+                return read()
 
     def purged_meanwhile(self, record: RepresentationRecord, name: PDI | str) -> StoreError | None:
         """After an export's snapshot: the error to raise in place of the one reading ``record`` (named ``name``)

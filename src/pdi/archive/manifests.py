@@ -74,7 +74,10 @@ class Manifests(ArchiveBase):
             raise LimitError(f"a manifest page lists 1 to {MAX_MANIFEST_PAGE} names, not {limit}")
         canonical = canonical_series(series)
         cursor = None if after is None else _list_key(parse_pdi(after))
-        with self.snapshot():
+
+        def read() -> tuple[
+            list[RepresentationRecord], bool, list[WithdrawalRecord], dict[tuple[DocumentKey, int | None], str], str
+        ]:
             self._require_series(canonical)
             hidden = self._unlisted()
             query = ListQuery(
@@ -97,6 +100,9 @@ class Manifests(ArchiveBase):
             tombstones = self.store.withdrawals_of(documents)
             embargoes = self.store.embargoes_of(documents)
             access = self.series_access().get(canonical, PUBLIC)
+            return records, more, tombstones, embargoes, access
+
+        records, more, tombstones, embargoes, access = self.in_one_view(read)
         gone: dict[tuple[DocumentKey, int | None], WithdrawalRecord] = {(t.key, t.version): t for t in tombstones}
         entries = []
         for record in records:

@@ -18,6 +18,12 @@ statement outside a transaction go to the primary; a read transaction
   the primary was then;
 * to the primary while the replica does not answer (:mod:`pdi.archive.postgres.servers`).
 
+A snapshot (REPEATABLE READ, below) that has read on the replica never moves: its reads are the replica's view,
+and the primary's is another (a listing read in it before and after would differ). A read in it that finds
+nothing on the replica is asked of the primary on a connection of its own: found there, the snapshot is refused
+(:class:`~pdi.errors.ReplicaBehindError`, after which this process reads from the primary until the replica has
+replayed as far); not found there either, the snapshot's answer (nothing) stands.
+
 A transaction's ``BEGIN`` is sent with its first statement waited for, and
 its ``COMMIT`` with the statements kept after the last one: one round trip
 for several (:func:`_batch`). A read transaction is READ COMMITTED (each
@@ -43,7 +49,13 @@ from pdi.archive.blobs.large_objects import oneline as _oneline
 from pdi.archive.catalog import SQLStore
 from pdi.archive.catalog.base import DEFAULT_CONNECTIONS
 from pdi.archive.postgres.servers import _Servers, lsn, redact_url
-from pdi.errors import CommitUnknownError, ImmutabilityError, LimitError, StoreError
+from pdi.errors import (
+    CommitUnknownError,
+    ImmutabilityError,
+    LimitError,
+    ReplicaBehindError,
+    StoreError,
+)
 
 #: How long a transaction waits for a free connection before it is refused (StoreError, 503).
 POOL_WAIT_SECONDS = 30.0
@@ -59,6 +71,11 @@ _COMMIT: tuple[str, tuple[Any, ...]] = ("COMMIT", ())
 _WAL_LOCATION: tuple[str, tuple[Any, ...]] = ("SELECT pg_current_wal_lsn()::text", ())
 #: A ``%b`` placeholder (not the ``b`` after an escaped ``%%``).
 _BINARY_PLACEHOLDER = re.compile(r"(?<!%)%b")
+
+
+class _FromPrimary(Exception):
+    """Raised by :meth:`PostgresTransactions._read_connection` for a read asked of the primary inside a snapshot on
+    the replica, which does not move (:meth:`PostgresTransactions._primary_has` answers it)."""
 
 
 class PostgresTransactions(SQLStore):
@@ -110,6 +127,8 @@ class PostgresTransactions(SQLStore):
         local = self._local
         if getattr(local, "conn", None) is not None:
             if primary and local.replica:
+                if self._snapshot_on_replica():
+                    raise _FromPrimary
                 self._move_to_primary()
             yield local.conn
             return
@@ -152,16 +171,48 @@ class PostgresTransactions(SQLStore):
         # A read on the replica that found nothing: the rest of this thread's read transaction moves to the
         # primary, which answers it. If the primary has what the replica did not (a name another resolver has just
         # minted), this process reads from the primary until the replica has replayed what the primary had then:
-        # the reads after this one, which may be transactions of their own, see what this one saw.
+        # the reads after this one, which may be transactions of their own, see what this one saw. A snapshot
+        # begun on the replica does not move (:meth:`_snapshot_on_replica`).
         local = self._local
         if getattr(local, "conn", None) is None or not getattr(local, "replica", False):
             return []  # no replica, or not in a transaction on it
+        if self._snapshot_on_replica():
+            return self._primary_has(sql, params, binary=False)
         self._move_to_primary()
         rows = self._query(sql, params)
         if rows:
             (where,) = self._query("SELECT pg_current_wal_lsn()::text")[0]
             self._must_replay(lsn(where))
         return rows
+
+    def _snapshot_on_replica(self) -> bool:
+        """Whether this thread's transaction is a snapshot that has read on the replica: its view is the replica's,
+        as it was at its first read; going on on the primary would show the rest of it another (a listing read
+        twice in it would differ). One not begun yet moves whole: its first read is the primary's."""
+        local = self._local
+        return bool(getattr(local, "replica", False) and local.begin is BEGIN_SNAPSHOT and local.begun)
+
+    def _primary_has(self, sql: str, params: Sequence[Any], *, binary: bool) -> list[tuple[Any, ...]]:
+        """In a snapshot on the replica (:meth:`_snapshot_on_replica`), a read that found nothing there asked of
+        the primary on a connection of its own: nothing there either, and the snapshot's answer stands (no rows, as
+        the replica's view has it); found there, the snapshot is refused (:class:`ReplicaBehindError`) and this
+        process's next reads go to the primary until the replica has replayed as far as the primary was then."""
+        try:
+            with self._pool.connection() as conn:
+                cursor = conn.cursor(binary=True) if binary else conn.cursor()
+                cursor.execute(sql if binary else sql.replace("?", "%s"), tuple(params))
+                found = cursor.description is not None and cursor.fetchone() is not None
+                where = conn.execute("SELECT pg_current_wal_lsn()::text").fetchone() if found else None
+        except psycopg.Error as exc:
+            raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
+        if where is None:
+            return []
+        self._must_replay(lsn(where[0]))
+        raise ReplicaBehindError(
+            f"{self.read_location}: a snapshot of the catalog begun on the replica asked for what the primary has"
+            " and the replica has not replayed yet; its reads are the replica's view, and the primary's would be"
+            " another, so it stops here: ask again (the next snapshot is read on the primary)"
+        )
 
     def _must_replay(self, where: int) -> None:
         """Reads go to the primary until the replica has replayed the WAL up to ``where``."""
@@ -331,6 +382,8 @@ class PostgresTransactions(SQLStore):
                 cursor = conn.cursor(binary=True)
                 cursor.execute(sql, params)
                 return list(cursor.fetchall())
+        except _FromPrimary:  # asked of the primary in a snapshot on the replica: see _primary_has
+            return self._primary_has(sql, params, binary=True)
         except psycopg.Error as exc:
             raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
 

@@ -37,7 +37,7 @@ from starlette.types import Receive, Scope, Send
 from pdi.archive.blobs import ChunkedReader, FileReader
 from pdi.archive.blobs.memo import Identity
 from pdi.archive.store import RepresentationRecord
-from pdi.errors import ParseError, PDIError
+from pdi.errors import ParseError, PDIError, ReplicaBehindError
 from pdi.server.http.bodies import read_json
 from pdi.server.http.preconditions import refuse_if_match
 from pdi.server.http.problems import status_of
@@ -110,27 +110,30 @@ class OctetsAPI(ArchiveHandlers):
         canonically that anyone may read now are opened from their catalog rows, read by one statement for them all
         (:meth:`~pdi.archive.Archive.open_public_many`); any other, by :meth:`~pdi.archive.Archive.open_octets`,
         which says what it is."""
+        return self.archive.in_one_view(lambda: self._open_in_view(names))
+
+    def _open_in_view(self, names: list[str]) -> list[tuple[str, Held | PDIError]]:
+        """:meth:`_open`, inside its snapshot."""
         opened: list[tuple[str, Held | PDIError]] = []
-        with self.archive.snapshot():
-            fields = [serial_fields(name.encode("utf-8", "replace")) for name in names]
-            public = iter(self.archive.open_public_many(
-                [(spelled, name) for spelled, name in zip(fields, names, strict=True) if spelled is not None]))
-            try:
-                for name, spelled in zip(names, fields, strict=True):
-                    # those spelled canonically take their answers in turn
-                    one = None if spelled is None else next(public)
-                    if one is not None:  # opened, or its file cut short: said in its part, as N2R says it
-                        opened.append((name, one))
-                        continue
-                    opened.append((name, self._opened(name)))
-            except BaseException:  # the files opened so far, and those not reached, are closed
-                for _, held in opened:
-                    if not isinstance(held, PDIError):
-                        held[1].close()
-                for one in public:
-                    if isinstance(one, tuple):
-                        one[1].close()
-                raise
+        fields = [serial_fields(name.encode("utf-8", "replace")) for name in names]
+        public = iter(self.archive.open_public_many(
+            [(spelled, name) for spelled, name in zip(fields, names, strict=True) if spelled is not None]))
+        try:
+            for name, spelled in zip(names, fields, strict=True):
+                # those spelled canonically take their answers in turn
+                one = None if spelled is None else next(public)
+                if one is not None:  # opened, or its file cut short: said in its part, as N2R says it
+                    opened.append((name, one))
+                    continue
+                opened.append((name, self._opened(name)))
+        except BaseException:  # the files opened so far, and those not reached, are closed
+            for _, held in opened:
+                if not isinstance(held, PDIError):
+                    held[1].close()
+            for one in public:
+                if isinstance(one, tuple):
+                    one[1].close()
+            raise
         return opened
 
     def _opened(self, name: str) -> Held | PDIError:
@@ -140,6 +143,8 @@ class OctetsAPI(ArchiveHandlers):
             if one.pdi.fragment is not None:
                 one.close()
                 raise ParseError(f"{name[:200]} names a fragment: ask for the whole octets", rule="octets")
+        except ReplicaBehindError:
+            raise  # not this name's answer: the whole snapshot is asked again (Archive.in_one_view)
         except PDIError as exc:
             return exc
         return one.record, one.reader

@@ -377,13 +377,11 @@ class Resolver:
         ``application/json`` to the resource's own media type, the answer is
         N2C's description (:func:`prefers_description`).
         """
-        with self.archive.snapshot():  # the look-ups of one answer in one read of the catalog
-            located = self.archive.locate(name)
-            if isinstance(located, Generic):
-                return self._negotiate(located, name, base, accept)
-            if prefers_description(accept, located.media_type):
-                return _varying(self.n2c(name, base))
-            about = self._about(located, base)
+        # the look-ups of one answer in one read of the catalog
+        looked_up = self.archive.in_one_view(lambda: self._looked_up(name, base, accept))
+        if not isinstance(looked_up, tuple):
+            return looked_up
+        located, about = looked_up
         if located.pdi.fragment is None and located.record.size > STREAM_FROM:
             return Large(located, about, aggregate_type(self.archive, located))
         if located.record.size > STREAM_FROM and video_time(located):
@@ -402,6 +400,16 @@ class Resolver:
 
             resolved, variant = answer(self.archive, resolved, accept)
         return whole_entity(resolved, about, shared=shared_answer(self.archive, resolved), variant=variant)
+
+    def _looked_up(self, name: str, base: str, accept: str | None) -> Response | tuple[Resolved, Mapping[str, str]]:
+        """Inside :meth:`representation`'s snapshot: a generic name's or a description's answer, or the name located
+        and what its answer's fields say of it."""
+        located = self.archive.locate(name)
+        if isinstance(located, Generic):
+            return self._negotiate(located, name, base, accept)
+        if prefers_description(accept, located.media_type):
+            return _varying(self.n2c(name, base))
+        return located, self._about(located, base)
 
     def _video_clip(self, located: Resolved) -> Resolved:
         """A video's time fragment, located only: its interval from the video's index (no octet read);
@@ -449,12 +457,14 @@ class Resolver:
         name, whose answer is a list that grows, and for a fragment: the catalog cannot tell one wholly past the
         end, whose answer is ``416`` whatever ``If-None-Match`` says (RFC 9110 §13.2.1: preconditions are ignored
         when the answer without them would be neither ``2xx`` nor ``412``)."""
-        with self.archive.snapshot():
+        def look_up() -> tuple[Resolved, bool] | None:
             located = self.archive.locate(name)
             if isinstance(located, Generic) or located.pdi.fragment is not None:
                 return None
-            shared = shared_answer(self.archive, located)
-        return _validator_of(located, shared)
+            return located, shared_answer(self.archive, located)
+
+        found = self.archive.in_one_view(look_up)
+        return None if found is None else _validator_of(*found)
 
     def n2c(self, name: str, base: str, headers: Mapping[str, str] = NO_HEADERS) -> Response:
         """A description of the resource (its URC): the stored representation, the fragment, the statements.
@@ -481,9 +491,11 @@ class Resolver:
     def location(self, name: str, base: str) -> Fixed | Response:
         """N2L's answer: for a name with a format, the ``302`` to the N2R of its canonical spelling (a
         :class:`Fixed` answer, which never changes, ``shared`` when anyone may read the name); else a response."""
-        with self.archive.snapshot():
+        def look_up() -> tuple[Resolved | Generic, bool]:
             located = self.archive.locate(name)
-            shared = not isinstance(located, Generic) and shared_answer(self.archive, located)
+            return located, not isinstance(located, Generic) and shared_answer(self.archive, located)
+
+        located, shared = self.archive.in_one_view(look_up)
         if isinstance(located, Generic) and len(located.names) != 1:
             return PlainTextResponse(_uri_list(str(located.pdi), [n2r_url(base, n) for n in located.names]), status_code=300,
                                      media_type="text/uri-list")
