@@ -108,15 +108,17 @@ OPS = st.lists(
 @given(ops=OPS)
 def test_each_record_is_what_warcio_writes_and_the_index_what_cdxj_indexer_reads(ops: list[tuple[object, ...]]) -> None:
     out, index = io.BytesIO(), io.StringIO()
-    writer = _Writer(out, index)
-    for op in ops:
-        if op[0] == "redirect":
-            writer.redirect(*op[1:])  # type: ignore[arg-type]
-        else:
-            _, url, date, (media, charset), data, extra = op
-            writer.response(url, date, media, charset, data, extra)  # type: ignore[arg-type]
-    assert writer.index is not None
-    writer.index.finish()
+    with tempfile.TemporaryDirectory() as work:
+        writer = _Writer(out, index, work=Path(work))
+        for op in ops:
+            if op[0] == "redirect":
+                writer.redirect(*op[1:])  # type: ignore[arg-type]
+            else:
+                _, url, date, (media, charset), data, extra = op
+                writer.response(url, date, media, charset, data, extra)  # type: ignore[arg-type]
+        assert writer.index is not None
+        writer.index.finish()
+        writer.written.close()
     assert writer.records == len(ops)
     warc = out.getvalue()
     members = _members(warc)
@@ -135,3 +137,37 @@ def test_each_record_is_what_warcio_writes_and_the_index_what_cdxj_indexer_reads
         theirs = Path(work) / "theirs.cdxj"
         CDXJIndexer(output=str(theirs), inputs=[str(path)], sort=True, post_append=True).process_all()
         assert index.getvalue() == theirs.read_text(encoding="utf-8")
+
+
+_LINES = st.lists(st.text(st.sampled_from("ab é,{}\"0"), max_size=12).map(lambda t: t + "\n"), max_size=300)
+
+
+@settings(max_examples=150, deadline=None)
+@given(lines=_LINES, held=st.integers(1, 64), at_once=st.integers(2, 5))
+def test_the_index_is_sorted_as_cdxj_indexers_sorting_writer_sorts_it_with_bounded_memory(
+    lines: list[str], held: int, at_once: int,
+) -> None:
+    # a few octets held and a few files merged at once: spills, and merges of merges, on small inputs
+    from cdxj_indexer.main import SortingWriter
+
+    from pdi.interop import wacz
+
+    expected = io.StringIO()
+    theirs = SortingWriter(expected, max_sort_buff_size=held)
+    for line in lines:
+        theirs.write(line)
+    theirs.flush()
+    got = io.StringIO()
+    with tempfile.TemporaryDirectory() as work:
+        saved = wacz._SORT_OCTETS, wacz._MERGE_AT_ONCE
+        wacz._SORT_OCTETS, wacz._MERGE_AT_ONCE = held, at_once
+        try:
+            ours = wacz._SortedLines(got, Path(work))
+            for line in lines:
+                ours.write(line)
+            ours.flush()
+        finally:
+            wacz._SORT_OCTETS, wacz._MERGE_AT_ONCE = saved
+        assert list(Path(work).iterdir()) == []  # every spill file merged and removed
+    assert got.getvalue() == expected.getvalue()
+    assert got.getvalue().splitlines(keepends=True) == sorted(set(lines))

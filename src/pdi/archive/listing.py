@@ -382,13 +382,31 @@ class Listing(ArchiveBase):
             return self._page_texts(query)
         return self._catalog_texts(query)
 
-    def iter_records(self, series: str | None = None) -> Iterator[RepresentationRecord]:
+    def iter_records(self, series: str | None = None, *, page: int | None = None) -> Iterator[RepresentationRecord]:
         """The catalog record of every representation (of ``series`` only, if given), in :meth:`iter_ls`'s order.
 
-        The owner's view, for exports (:mod:`pdi.interop.wacz`): read a page at
-        a time, with no reader's guards and no check of ``series`` (canonical).
+        The owner's view, for exports (:mod:`pdi.interop.wacz`): read a page
+        (``page`` records, else the catalog's default) at a time, with no reader's guards and no check of
+        ``series`` (canonical).
         """
-        return self.store.iter_representations(ListQuery() if series is None else ListQuery(series=series))
+        query = ListQuery() if series is None else ListQuery(series=series)
+        return self.store.iter_representations(query) if page is None else self.store.iter_representations(query, page=page)
+
+    def count_records(self, series: str | None = None, *, ids: tuple[str, ...] = (), page: int | None = None) -> int:
+        """How many records :meth:`iter_records` gives (with ``ids``, only those of documents whose foreign id
+        starts, in any case, with one of them), counted from the listing's pages of names (``page`` names at a
+        time, else the catalog's default): no record is made, and inside a :meth:`snapshot` it is the count of the walk that follows (an
+        export's progress)."""
+        query = ListQuery() if series is None else ListQuery(series=series)
+        wanted = tuple(i.lower() for i in ids)
+        count = 0
+        pages = self.store.iter_name_pages(query) if page is None else self.store.iter_name_pages(query, page=page)
+        for _, serials, rows in pages:
+            if not wanted:
+                count += len(rows)
+            elif not serials:
+                count += sum(1 for row in rows if str(row[0]).lower().startswith(wanted))
+        return count
 
     def held_the_same_day(self, deposit: Deposit) -> PDI | None:
         """Another name of the same series and GMT day that already keeps octets ``deposit`` just minted a name

@@ -19,8 +19,11 @@ that is not a page but whose id is a URL (a PDF, an image) is one
 and as the page's ``id``) and in a ``PDI`` field of its root's record
 (WARC §4 lets named fields be added). The CDXJ index is made as each
 record is written, each line what ``cdxj-indexer`` makes of that record
-(its SURT key made as cdxj-indexer's own function makes it, its lines sorted by its
-``SortingWriter``: see :class:`_Index`).
+(its SURT key made as cdxj-indexer's own function makes it, its lines sorted as its
+``SortingWriter`` sorts them: see :class:`_Index`). Nothing grows with the archive: the records are
+written as the listing is read, ``pages.jsonl`` as they are, the index sorted by spill files in
+the export's folder (:class:`_SortedLines`), and what a revisit refers to kept in a SQLite file
+there (:class:`_Written`).
 
 :func:`pdi.interop.warc.sources.wacz_sources` opens the WARC files of a WACZ for
 :mod:`pdi.interop.warc` (read in place from the ZIP: WACZ stores them
@@ -33,14 +36,16 @@ from __future__ import annotations
 import contextlib
 import datetime
 import hashlib
+import heapq
 import io
+import itertools
 import json
 import os
 import re
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as _json
 from pathlib import Path
@@ -153,13 +158,13 @@ class _Writer:
     before.
     """
 
-    def __init__(self, out: BinaryIO, index: TextIO | None = None) -> None:
+    def __init__(self, out: BinaryIO, index: TextIO | None = None, *, work: Path) -> None:
         self.out = out
         self.offset = out.tell()
-        self.index = None if index is None else _Index(index)
+        self.index = None if index is None else _Index(index, work)
         self.buffer = io.BytesIO()
         self.warc = WARCWriter(self.buffer, gzip=False, warc_version="WARC/1.1")
-        self.written: dict[tuple[str, str], tuple[str, str]] = {}  # (url, digest) -> (url, date)
+        self.written = _Written(work)  # the date each (url, payload digest) was first written: its revisits refer to it
         self.records = 0
         self.record_id = _RecordIds()
         self.sha256 = hashlib.sha256()  # of the file as written: the zip step need not read it again to list it
@@ -220,11 +225,10 @@ class _Writer:
     ) -> None:
         content_type = _content_type(media_type, charset)
         digest = _sha1_digest(data)
-        first = self.written.get((url, digest))
+        first_date = self.written.first(url, digest, date)
+        first = None if first_date is None else (url, first_date)
         warc_headers = {"WARC-Date": date, **(extra or {})}
         level = 6 if first is not None else _level(media_type)
-        if first is None:
-            self.written[(url, digest)] = (url, date)
         if _plain(url, content_type, *warc_headers.values(), *(first or ())):
             http_fields = [("Content-Type", content_type), ("Content-Length", str(len(data)))]
             fields = [*warc_headers.items()]
@@ -335,17 +339,17 @@ class _Index:
     serialized (:meth:`add`). Either way the line cdxj-indexer makes reading
     the file back (tests/interop/test_interop_wacz.py compares them), which an
     export did before (a fifth of its time). cdxj-indexer's ``SortingWriter``
-    sorts them and drops duplicates (spilling to temporary files past 32 MiB);
-    ``finish`` writes them.
+    sorts them and drops duplicates; here :class:`_SortedLines` does it as
+    it does, its spill files in the export's own folder; ``finish`` writes them.
     """
 
-    def __init__(self, out: TextIO) -> None:
-        from cdxj_indexer.main import CDXJIndexer, SortingWriter
+    def __init__(self, out: TextIO, work: Path) -> None:
+        from cdxj_indexer.main import CDXJIndexer
 
         self.indexer = CDXJIndexer(output=None, inputs=[], sort=True, post_append=True)
         self.indexer.curr_filename = _WARC_NAME
-        self.lines = SortingWriter(out)
-        self.timestamps: dict[str, str] = {}
+        self.lines = _SortedLines(out, work)
+        self.timestamps: dict[str, str] = {}  # each WARC-Date's, made once (a page's parts share theirs): bounded
 
     def add(self, record: ArcWarcRecord, offset: int, length: int) -> None:
         if not self.indexer.filter_record(record):
@@ -360,6 +364,8 @@ class _Index:
         """The line of a ``response`` or ``revisit`` record: cdxj-indexer's default fields, in its order."""
         stamp = self.timestamps.get(date)
         if stamp is None:
+            if len(self.timestamps) >= _TIMESTAMPS_HELD:
+                self.timestamps.clear()
             stamp = self.timestamps[date] = iso_date_to_timestamp(date)
         # json.dumps of the fields in cdxj-indexer's order, each string as json writes it (ASCII, escaped)
         mime_field = "" if mime is None else f', "mime": {_json(mime)}'
@@ -370,6 +376,129 @@ class _Index:
 
     def finish(self) -> None:
         self.lines.flush()
+
+
+#: The most WARC-Dates whose CDXJ timestamps :class:`_Index` keeps made (then it forgets them all).
+_TIMESTAMPS_HELD = 4096
+#: Octets of CDXJ lines :class:`_SortedLines` sorts in memory before it writes them, sorted, to a spill file.
+_SORT_OCTETS = 1 << 20
+#: The most spill files merged at once: open files stay few, and each line is written again once a level.
+_MERGE_AT_ONCE = 64
+#: Records of the catalog listed a page at a time, and names counted a page at a time, by an export.
+_LISTED_AT_ONCE = 1000
+
+
+class _SortedLines:
+    """CDXJ lines sorted with bounded memory, and each line once: as cdxj-indexer's ``SortingWriter`` does (the
+    lines sorted as Python sorts ``str``, a line equal to the one before it dropped; an external merge sort), with
+    at most :data:`_SORT_OCTETS` of lines held and its spill files in the export's folder (``work``, removed with
+    it, whatever happens). Spill files are merged :data:`_MERGE_AT_ONCE` at a time into one of the next level (a
+    log-structured merge): a line is written again once a level, not once a merge."""
+
+    def __init__(self, out: TextIO, work: Path) -> None:
+        self.out = out
+        self.work = work
+        self.held: list[str] = []
+        self.octets = 0
+        self.levels: list[list[Path]] = []  # the spill files of each level: level n + 1's each merged from n's
+        self.made = 0
+
+    def write(self, line: str) -> None:
+        self.held.append(line)
+        self.octets += len(line)
+        if self.octets > _SORT_OCTETS:
+            self._spill()
+
+    def _spill(self) -> None:
+        self.held.sort()
+        path = self._next()
+        with path.open("w", encoding="utf-8") as spill:
+            _unique(self.held, spill)
+        self.held, self.octets = [], 0
+        self._add(0, path)
+
+    def _add(self, level: int, path: Path) -> None:
+        if level == len(self.levels):
+            self.levels.append([])
+        files = self.levels[level]
+        files.append(path)
+        if len(files) >= _MERGE_AT_ONCE:
+            merged = self._next()
+            with merged.open("w", encoding="utf-8") as out:
+                self._merge(files, out)
+            self.levels[level] = []
+            self._add(level + 1, merged)
+
+    def _next(self) -> Path:
+        self.made += 1
+        return self.work / f"index-{self.made}.cdx"
+
+    @staticmethod
+    def _merge(paths: list[Path], out: TextIO) -> None:
+        """The lines of the sorted files ``paths`` merged into ``out``, each once; the files then removed."""
+        with contextlib.ExitStack() as files:
+            opened = [files.enter_context(path.open(encoding="utf-8")) for path in paths]
+            _unique(heapq.merge(*opened), out)
+        for path in paths:
+            path.unlink()
+
+    def flush(self) -> None:
+        if not self.levels:
+            self.held.sort()
+            _unique(self.held, self.out)
+        else:
+            if self.held:
+                self._spill()
+            # what is left of every level, at most _MERGE_AT_ONCE - 1 files of each: merged at most as many at once
+            left = [path for files in self.levels for path in files]
+            while len(left) > _MERGE_AT_ONCE:
+                merged = self._next()
+                with merged.open("w", encoding="utf-8") as out:
+                    self._merge(left[:_MERGE_AT_ONCE], out)
+                left = [*left[_MERGE_AT_ONCE:], merged]
+            self._merge(left, self.out)
+            self.levels = []
+        self.held, self.octets = [], 0
+        self.out.flush()
+
+
+def _unique(lines: Iterable[str], out: TextIO) -> None:
+    """``lines`` (sorted) written to ``out``, a line equal to the one before it left out (as ``SortingWriter``)."""
+    last = None
+    for line in lines:
+        if line != last:
+            out.write(line)
+        last = line
+
+
+class _Written:
+    """The ``WARC-Date`` each (URL, payload digest) was first written at, for the revisits of the same octets under
+    the same URL (WARC 1.1 §6.7.2), kept in a SQLite file in the export's folder: an export of millions of
+    captures does not hold one entry each in memory."""
+
+    def __init__(self, work: Path) -> None:
+        import sqlite3
+
+        self.db = sqlite3.connect(work / "written.sqlite", isolation_level=None)
+        # a scratch file, thrown away with the folder: nothing to keep through a crash
+        self.db.execute("PRAGMA journal_mode = OFF")
+        self.db.execute("PRAGMA synchronous = OFF")
+        self.db.execute("PRAGMA cache_size = -1024")  # KiB of pages held: the rest is read from the file as needed
+        self.db.execute("CREATE TABLE written (digest TEXT, url TEXT, date TEXT, PRIMARY KEY (digest, url))"
+                        " WITHOUT ROWID")
+        self.db.execute("BEGIN")
+
+    def first(self, url: str, digest: str, date: str) -> str | None:
+        """When ``url``'s octets of ``digest`` were first written (``None``: not before; now they are, at ``date``)."""
+        row = self.db.execute("INSERT INTO written VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING 1",
+                              (digest, url, date)).fetchone()
+        if row is not None:
+            return None
+        found = self.db.execute("SELECT date FROM written WHERE digest = ? AND url = ?", (digest, url)).fetchone()
+        return str(found[0])
+
+    def close(self) -> None:
+        self.db.close()
 
 
 def _name_of(r: RepresentationRecord) -> PDI:
@@ -530,56 +659,49 @@ def export_wacz(
         series = canonical_series(series)
         if archive.find_series(series) is None:
             raise NotFoundError(f"series {series} is not registered")
-    pages: list[dict[str, str]] = []
-    documents = 0
-    with tempfile.TemporaryDirectory(prefix="pdi-wacz-") as work:
-        warc_path = Path(work) / _WARC_NAME
-        cdx_path = Path(work) / "index.cdx"
+    with tempfile.TemporaryDirectory(prefix="pdi-wacz-") as folder:
+        work = Path(folder)
+        warc_path = work / _WARC_NAME
+        cdx_path = work / "index.cdx"
+        pages_path = work / "pages.jsonl"
         # One snapshot of the catalog for the whole export: the listing, every batch of statements and every
         # record's octets read as the catalog was at its first read, whatever is deposited, withdrawn or purged
-        # meanwhile (docs/reference/commands.md, "One view of the archive").
+        # meanwhile (docs/reference/commands.md, "One view of the archive"). Each record is written as it is
+        # read: what is held is a batch of names, one record's octets and a few MiB of index lines to sort, however
+        # many captures the archive holds (the rest is in files in the export's folder).
         reading: RepresentationRecord | None = None  # the record whose octets are being read
+        writer: _Writer | None = None
         try:  # a MiB of buffer: a record's member is written with others, not in a system call of its own
             with (warc_path.open("wb", buffering=1 << 20) as out, cdx_path.open("w", encoding="utf-8") as cdx,
-                  archive.snapshot()):
-                writer = _Writer(out, cdx)
-                records = [
-                    r for r in archive.iter_records(series)
-                    if r.serial is None and r.unique_id.lower().startswith(("http://", "https://"))
-                ]
-                stated: dict[str, dict[str, str]] = {}
-                names: list[PDI] = []
-                for done, r in enumerate(records, 1):
-                    if (done - 1) % _STATED_AT_ONCE == 0:
-                        # the next names' statements a query a key, not a few a name
-                        names = [_name_of(n) for n in records[done - 1 : done - 1 + _STATED_AT_ONCE]]
-                        stated = {key: archive.latest_statements(names, key) for key in _STATED}
-                    name = names[(done - 1) % _STATED_AT_ONCE]
-                    reading = r
-                    try:
-                        data = archive.get_record(r, name).data  # the record listed: not looked up again
-                    except WithdrawnError:
+                  pages_path.open("w", encoding="utf-8") as pages_out, archive.snapshot()):
+                writer = _Writer(out, cdx, work=work)
+                pages_out.write(json.dumps({"format": "json-pages-1.0", "id": "pages", "title": "Pages"}) + "\n")
+                listed = _web_records(archive, series)
+                total = archive.count_records(series, ids=_WEB, page=_LISTED_AT_ONCE) if progress is not None else 0
+                done = pages = documents = 0
+                first_page: dict[str, str] | None = None
+                while batch := list(itertools.islice(listed, _STATED_AT_ONCE)):
+                    # the next names' statements a query a key, not a few a name
+                    names = [_name_of(r) for r in batch]
+                    stated = {key: archive.latest_statements(names, key) for key in _STATED}
+                    for r, name in zip(batch, names, strict=True):
+                        done += 1
+                        reading = r
+                        try:
+                            data = archive.get_record(r, name).data  # the record listed: not looked up again
+                        except WithdrawnError:
+                            reading = None
+                            continue
                         reading = None
-                        continue
-                    reading = None
-                    subject = str(name.canonical())
-                    statements = {key: found[subject] for key, found in stated.items() if subject in found}
-                    date = _date_of(r, statements)
-                    if r.media_type == "multipart/related":
-                        keys = _Keys()
-                        parts = _part_dates(statements.get("warc:parts"), keys)
-                        root_url = _write_page(writer, r.unique_id, date, data, name, parts, keys)
-                        if root_url is not None:
-                            page = {"id": str(name), "url": r.unique_id, "ts": _iso_ts(date), "pdi": str(name)}
-                            stated_title = statements.get("title")
-                            if stated_title:
-                                page["title"] = stated_title
-                            pages.append(page)
-                    else:
-                        writer.response(r.unique_id, date, r.media_type, r.charset, data, {"PDI": str(name)})
-                        documents += 1
-                    if progress is not None:
-                        progress(done, len(records))
+                        page = _write_record(writer, r, name, data, stated)
+                        if page is None:
+                            documents += 1
+                        elif page:
+                            pages_out.write(json.dumps(page, ensure_ascii=False) + "\n")
+                            pages += 1
+                            first_page = first_page or page
+                        if progress is not None:
+                            progress(done, max(total, done))
                 assert writer.index is not None
                 writer.index.finish()
         except (IntegrityError, StoreError) as exc:
@@ -588,18 +710,51 @@ def export_wacz(
             if purged is None:
                 raise
             raise purged from exc
+        finally:
+            if writer is not None:
+                writer.written.close()
+        assert writer is not None
         if writer.records == 0:
             raise NotFoundError(
                 "nothing to export as WACZ: no document" + (f" of series {series}" if series else "")
                 + " has a URL for its id"
             )
-        pages_lines = [json.dumps({"format": "json-pages-1.0", "id": "pages", "title": "Pages"})]
-        pages_lines += [json.dumps(p, ensure_ascii=False) for p in pages]
-        pages_bytes = ("\n".join(pages_lines) + "\n").encode("utf-8")
         with written_whole(target, str(output)) as partial:
-            _write_zip(partial, (warc_path, writer.sha256.hexdigest()), cdx_path, pages_bytes, title or _title(series),
-                       pages, key, identity)
-    return Exported(len(pages), documents, writer.records)
+            _write_zip(partial, (warc_path, writer.sha256.hexdigest()), cdx_path, pages_path, title or _title(series),
+                       first_page, key, identity)
+    return Exported(pages, documents, writer.records)
+
+
+#: The foreign ids of the documents an export writes: URLs (any case).
+_WEB = ("http://", "https://")
+
+
+def _web_records(archive: Archive, series: str | None) -> Iterator[RepresentationRecord]:
+    """The records an export writes, in listing order, a page at a time: those of documents whose id is a URL."""
+    listed = archive.iter_records(series, page=_LISTED_AT_ONCE)
+    return (r for r in listed if r.serial is None and r.unique_id.lower().startswith(_WEB))
+
+
+def _write_record(
+    writer: _Writer, r: RepresentationRecord, name: PDI, data: bytes, stated: dict[str, dict[str, str]]
+) -> dict[str, str] | None:
+    """The WARC records of ``r`` (its octets ``data``): a page's line of ``pages.jsonl`` (``{}``: a page with no
+    http(s) root, written but not listed), or ``None`` for any other document (one ``response``)."""
+    subject = str(name.canonical())
+    statements = {key: found[subject] for key, found in stated.items() if subject in found}
+    date = _date_of(r, statements)
+    if r.media_type != "multipart/related":
+        writer.response(r.unique_id, date, r.media_type, r.charset, data, {"PDI": str(name)})
+        return None
+    keys = _Keys()
+    parts = _part_dates(statements.get("warc:parts"), keys)
+    if _write_page(writer, r.unique_id, date, data, name, parts, keys) is None:
+        return {}
+    page = {"id": str(name), "url": r.unique_id, "ts": _iso_ts(date), "pdi": str(name)}
+    stated_title = statements.get("title")
+    if stated_title:
+        page["title"] = stated_title
+    return page
 
 
 def _title(series: str | None) -> str:
@@ -607,10 +762,11 @@ def _title(series: str | None) -> str:
 
 
 def _write_zip(
-    path: Path, warc: tuple[Path, str], cdx_path: Path, pages: bytes, title: str, page_list: list[dict[str, str]],
+    path: Path, warc: tuple[Path, str], cdx_path: Path, pages: Path, title: str, main_page: dict[str, str] | None,
     key: WaczKey | None, identity: Identity | None,
 ) -> None:
-    """The WACZ at ``path``; ``warc`` is the WARC's path and the SHA-256 (hex) of the octets written to it."""
+    """The WACZ at ``path``; ``warc`` is the WARC's path and the SHA-256 (hex) of the octets written to it,
+    ``main_page`` the first line of ``pages`` after its header (none: no page)."""
     created = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     resources: list[dict[str, object]] = []
 
@@ -651,9 +807,9 @@ def _write_zip(
             "wacz_version": WACZ_VERSION,
             "software": f"pdi {__version__}",
         }
-        if page_list:
-            package["mainPageURL"] = page_list[0]["url"]
-            package["mainPageDate"] = page_list[0]["ts"]
+        if main_page:
+            package["mainPageURL"] = main_page["url"]
+            package["mainPageDate"] = main_page["ts"]
         package_bytes = json.dumps(package, indent=2).encode("utf-8")
         zf.writestr(zipfile.ZipInfo("datapackage.json", datetime.datetime.now(datetime.UTC).timetuple()[:6]),
                     package_bytes, compress_type=zipfile.ZIP_DEFLATED)
