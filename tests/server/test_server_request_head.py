@@ -269,6 +269,45 @@ def test_a_client_refused_for_its_connections_reads_its_503_though_it_sent_a_bod
         stop(process)
 
 
+def test_connections_refused_for_a_clients_quarter_take_no_one_elses_place(archive: Path) -> None:
+    """Found in review (2026-11-29): since refusals close in stages, each connection refused for its client's quarter
+    lingered two seconds, counted among the worker's --max-connections: a client holding its 16 and opening 60 more,
+    left open, took all 64 places, and another reader was answered 503 (before, each refused one closed at once).
+    A refused client's staged closes are few (:data:`~pdi.server.process.connection.REFUSED_LINGERING`); past them
+    its refusals close at once, and the other reader is served."""
+    from pdi.server.process.connection import REFUSED_LINGERING
+
+    process, port, _ = start_serve(archive, "--workers", "1", "--max-connections", "64", "--replay-port", "0",
+                                   drain=True)
+    held: list[socket.socket] = []
+    try:
+        wait_answering(process, f"http://127.0.0.1:{port}/api/series")
+        held = [_connect(port, "127.0.0.1") for _ in range(16)]
+        refused = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(60)]
+        held.extend(refused)
+        answers = [_read_some(conn) for conn in refused]
+        assert all(b"holds 16 connections" in answer for answer in answers[:REFUSED_LINGERING]), answers[:4]
+        with socket.create_connection(("127.0.0.1", port), timeout=30, source_address=("127.0.0.2", 0)) as other:
+            other.sendall(b"GET /robots.txt HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+            answer = other.recv(100)
+        assert answer.startswith(b"HTTP/1.1 200 "), answer
+    finally:
+        for conn in held:
+            conn.close()
+        stop(process)
+
+
+def _read_some(conn: socket.socket) -> bytes:
+    """What the server sent on ``conn`` until it closed (or reset) its side."""
+    answer = b""
+    try:
+        while piece := conn.recv(65536):
+            answer += piece
+    except ConnectionResetError:
+        pass
+    return answer
+
+
 def test_a_client_is_an_ipv4_address_or_an_ipv6_64() -> None:
     """One IPv6 host is given a /64 (RFC 6177 §3): its addresses are one client, counted together."""
     from pdi.server.process.limits import client_of as _client_of

@@ -178,6 +178,11 @@ _SCHEME = re.compile(rb"([A-Za-z][A-Za-z0-9+.-]*)://")
 #: kernel's buffers hold on a fast link.
 LINGER_SECONDS: Final = 2.0
 LINGER_OCTETS: Final = 4 * 1024 * 1024
+#: How many of a client's connections refused as they open, for its quarter of ``--max-connections``
+#: (:meth:`CachedAnswerProtocol.connection_made`), close in stages at once; past them, each is closed at once. Each
+#: lingering one is a place of the worker's connections: unbounded, a client that left them open took every place
+#: two seconds at a time (found in review, 2026-11-29).
+REFUSED_LINGERING: Final = 4
 
 #: How many of a request's first octets tell a malformed request line from an unknown method: the longest method
 #: llhttp knows (``VERSION-CONTROL``, 15 octets) and the octet after it, with room for the empty lines before it.
@@ -534,11 +539,12 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         self.logger.error("the resolver failed on a request", exc_info=exc)
         self.refusal = (500, f"the resolver failed on this request ({type(exc).__name__})")
 
-    def _refuse(self, status: int, detail: str) -> None:
+    def _refuse(self, status: int, detail: str, *, staged: bool = True) -> None:
         """Answer ``status`` with ``detail`` as an RFC 9457 problem, and close the connection in stages (nothing after
         it is read as a request: :meth:`_linger`); say so in the log, who and why, at most a line a second (:class:`~pdi.server.http.loglines.RefusalLog`).
         While an earlier request on the connection is still being answered, the refusal waits for its answer (and
-        those queued behind it), and nothing more is read."""
+        those queued behind it), and nothing more is read. Not ``staged``: a connection refused as it opens is
+        closed as soon as its answer is written."""
         self.refusal = (status, detail)
         _REFUSALS.say(self.logger, self.client[0] if self.client else None, status, detail)
         count_refusal(status)
@@ -588,7 +594,10 @@ class GuardedHttpToolsProtocol(HttpProtocol):
             self.flow.stop_reading()
             return
         self.transport.write(b"".join(content))
-        self._linger()
+        if staged:
+            self._linger()
+        else:
+            self.transport.close()
 
     def _linger(self) -> None:
         """The connection closed in stages after a refusal, as RFC 9112 §9.6 asks ("If a server performs an
@@ -745,6 +754,9 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
     #: The connections each client address holds open in this worker (:meth:`connection_made`), made anew for
     #: each worker's protocol by :func:`answering_protocol`.
     clients: ClassVar[collections.Counter[str]] = collections.Counter()
+    #: Of each client address, its connections refused as they opened that are closing in stages (at most
+    #: :data:`REFUSED_LINGERING`), made anew for each worker's protocol as :attr:`clients` is.
+    refused: ClassVar[collections.Counter[str]] = collections.Counter()
 
     def on_headers_complete(self) -> None:
         self._in_head, self._head_seen = False, 0  # as the guarded protocol's, which an answer from here skips
@@ -761,30 +773,37 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         """A connection, unless its client holds a quarter of the worker's ``--max-connections`` already (at
         least 16): then ``503`` at once, and closed, so that one client's half-sent requests (slowloris) cannot
         take every place. A client is an IPv4 address or an IPv6 /64 (what one host is given); a trusted proxy's
-        address, the address of many clients, is not counted."""
+        address, the address of many clients, is not counted. The ``503`` closes in stages as every refusal does
+        (:meth:`GuardedHttpToolsProtocol._linger`), for :data:`REFUSED_LINGERING` of the client's at once; past
+        them, at once: a client opening more cannot hold places of the worker's ``--max-connections`` with them."""
         super().connection_made(transport)
         self._counted: str | None = None
+        self._refused: str | None = None
         address = self.client[0] if self.client else None
         if address is None or self.limit_concurrency is None or self.trusted.trusts(address):
             return
         peer = client_of(address)
         most = max(16, self.limit_concurrency // 4)
         if self.clients[peer] >= most:
+            staged = self.refused[peer] < REFUSED_LINGERING
+            if staged:
+                self.refused[peer] += 1
+                self._refused = peer
             self._refuse(503, f"this client holds {most} connections to this server already; close one"
-                              " (or wait for one to end) and ask again")
+                              " (or wait for one to end) and ask again", staged=staged)
             return
         self.clients[peer] += 1
         self._counted = peer
 
     def connection_lost(self, exc: Exception | None) -> None:
-        peer = self._counted
-        if peer is not None:
-            self._counted = None
-            left = self.clients[peer] - 1
-            if left:
-                self.clients[peer] = left
-            else:
-                del self.clients[peer]
+        for counts, peer in ((self.clients, self._counted), (self.refused, self._refused)):
+            if peer is not None:
+                left = counts[peer] - 1
+                if left:
+                    counts[peer] = left
+                else:
+                    del counts[peer]
+        self._counted = self._refused = None
         super().connection_lost(exc)
 
     def _plain(self) -> bool:
@@ -940,9 +959,10 @@ def answering_protocol(
     fields of a peer in ``trusted`` say the scheme and host an answer's URLs name (:mod:`pdi.server.http.forwarded`).
     """
     clients: collections.Counter[str] = collections.Counter()  # the worker's own count of each client's connections
+    refused: collections.Counter[str] = collections.Counter()  # and of those refused, closing in stages
     told: PublicTold | None = getattr(getattr(public, "__self__", None), "public_told", None)
     attributes = {"header_seconds": header_seconds, "send_seconds": send_seconds, "cache": cache, "replay_port": replay_port, "access": access,
                   "public": None if public is None else staticmethod(public), "json_logs": json_logs,
                   "told": None if told is None else staticmethod(told),
-                  "trusted": trusted, "clients": clients}
+                  "trusted": trusted, "clients": clients, "refused": refused}
     return type("CachedAnswerProtocol", (CachedAnswerProtocol,), attributes)
