@@ -150,3 +150,31 @@ def test_a_refusal_is_given_to_the_request_that_waited_for_it(tmp_path: object, 
     first, other = (str(r) for r in refusals)
     assert first == other and "libvips needed more than its 1536 MiB of memory to shrink" in first
     assert refusals[0] is not refusals[1]
+
+
+def test_a_refusal_waited_for_never_names_another_name_of_the_same_octets(tmp_path: object,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found in review (2026-11-29): previews are kept by the image's SHA-256, and a request waiting for another's
+    was given a copy of its refusal, whose words name the image as the other request named it: the same scan
+    deposited in a private series and a public one, a stranger asking for the public one's preview while a clerk's
+    request for the private one was refused read the private name in its ``detail``. A request waits only for
+    another's preview of the same name; each is refused in words of its own name."""
+    started = _counting(monkeypatch, hold=1.0, fake=True, refuse=True)
+    location = f"{tmp_path}/archive"
+    sealed = "sealed.library.example.us"
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        archive.add_series(sealed)
+        public = str(archive.add(S, _png(), format="png"))
+        private = str(archive.add(sealed, _png(), format="png"))
+        archive.set_series_access(sealed, "private")
+
+        def stranger() -> object:
+            while not started:
+                time.sleep(0.01)
+            return cite.image_preview(archive, public)
+
+        clerks, strangers = _both([lambda: cite.image_preview(archive, private), stranger])
+    assert isinstance(clerks, LimitError) and private in str(clerks)
+    assert isinstance(strangers, LimitError), strangers
+    assert private not in str(strangers) and public in str(strangers), str(strangers)

@@ -203,8 +203,8 @@ def image_preview(archive: Archive, name: str, held: str | None = None) -> Image
     :func:`pdi.fragments.image_streamed.preview`), of octets checked against their digests. What the viewer shows
     of an image too large for a browser to decode (:data:`pdi.server.pages.viewer.MAX_SHOWN_PIXELS`). ``held``:
     the request's ``If-None-Match``; when it holds the preview's tag nothing is made (the body is ``None``). A
-    request for a preview another request is making waits for its answer or refusal (:class:`_Making`), at most the
-    child's deadline, rather than starting a child of its own."""
+    request for a preview another request of the same name is making waits for its answer or refusal
+    (:class:`_Making`), at most the child's deadline, rather than starting a child of its own."""
     from pdi.fragments.image_streamed import PREVIEW_SIDE, preview, streamed_format
     from pdi.server.http.conditional import tag_matches
     from pdi.server.protocol.entity_answers import shared_answer
@@ -225,9 +225,10 @@ def image_preview(archive: Archive, name: str, held: str | None = None) -> Image
         if found is not None:
             _PREVIEWS.move_to_end(key)
             return ImagePreview(found[0], found[1], etag, shared)
-        making = _MAKING.get(key)
+        asked = (*key, str(located.pdi))  # waited for by requests of this name only: a refusal names it
+        making = _MAKING.get(asked)
         if making is None:
-            making = _MAKING[key] = _Making()
+            making = _MAKING[asked] = _Making()
             mine = True
         else:
             mine = False
@@ -245,14 +246,14 @@ def image_preview(archive: Archive, name: str, held: str | None = None) -> Image
         raise
     finally:
         with _PREVIEWS_LOCK:
-            _MAKING.pop(key, None)
+            _MAKING.pop(asked, None)
     _keep_preview(key, body, media_type)
     making.done(body, media_type)
     return ImagePreview(body, media_type, etag, shared)
 
 
 class _Making:
-    """A preview being made by one request (:data:`_MAKING`): others for the same image wait for its answer, or its
+    """A preview being made by one request (:data:`_MAKING`): others for the same name wait for its answer, or its
     refusal, at most the child's own deadline (``pdi.fragments.image_streamed.LIMITS.seconds``), then are refused
     as their own child would have been."""
 
@@ -288,9 +289,11 @@ class _Making:
         return self._answer
 
 
-#: Previews being made now, by the same key as :data:`_PREVIEWS` (under :data:`_PREVIEWS_LOCK`): a second request
-#: for one waits for the first's answer (:class:`_Making`) rather than starting a libvips child of its own.
-_MAKING: dict[tuple[str, int], _Making] = {}
+#: Previews being made now, by the key of :data:`_PREVIEWS` and the name asked for (under :data:`_PREVIEWS_LOCK`): a
+#: second request for one waits for the first's answer (:class:`_Making`) rather than starting a libvips child of
+#: its own. Not across names of the same octets: a refusal is said of the name its request asked for, which may be
+#: one the waiting reader may not read (found in review, 2026-11-29: a private name, in a stranger's ``detail``).
+_MAKING: dict[tuple[str, int, str], _Making] = {}
 
 
 def _keep_preview(key: tuple[str, int], body: bytes, media_type: str) -> None:
