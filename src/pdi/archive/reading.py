@@ -36,6 +36,7 @@ from pdi.archive.results import CitationResolved, Generic, GenericVersion, Opene
 from pdi.archive.store import DocumentKey, PublicVersion, RepresentationRecord, SmallPublic
 from pdi.errors import (
     DamagedError,
+    IntegrityError,
     NotFoundError,
     ParseError,
     PDIError,
@@ -593,7 +594,12 @@ class Reading(ArchiveBase):
                 if len(octets) != record.size:  # a file cut short (or grown): before an index made for the size
                     raise DamagedError(f"the bytes of {record_name(record)} are cut short: {record.size} octets"
                                        f" recorded, {len(octets)} stored")
-                result = self._selected(record, octets, parsed.fragment, index)
+                try:
+                    result = self._selected(record, octets, parsed.fragment, index)
+                except Exception as refusal:
+                    if scheme in ("rect", "crop") and formats.media_family(record.media_type) == "image":
+                        _damage_behind(reader, refusal)
+                    raise
                 if record.media_type.startswith(("multipart/", "message/")) or record.media_type == "application/pdf":
                     # an aggregate's fragment is read from its parsed root part, a message's from its parsed
                     # body or part; a PDF's is answered whole (page=) or from its text layer, made from the
@@ -775,6 +781,23 @@ class Reading(ArchiveBase):
         # an aggregate has no charset of its own; its root part's text has (pdi.fragments.aggregate)
         charset = record.charset if record.charset is not None else result.charset
         return Resolved(record_name(record, fragment=fragment), result.data, result.media_type, charset, record, result)
+
+
+def _damage_behind(reader: ChunkedReader, refusal: Exception) -> None:
+    """Raise the blob's damage (a :class:`DamagedError` naming the chunk, the refusal its cause) where an image's
+    decoder refused octets that fail their digests; else nothing, and the caller raises the refusal.
+
+    An image's ``rect`` or ``crop`` is evaluated on the blob's map, read unchecked where its decoder goes
+    (Pillow's, or libvips' in a child, from the blob's file), and the blob is checked whole after: a flipped octet
+    the decoder stumbled on was refused before that check ("not an image format pdi can read", a ``415`` that
+    blames the format). Checked now, as it would have been had the decoder gone on: every chunk, each read only if
+    the fixity memo does not hold it verified and unchanged (so a refusal asked again costs no read)."""
+    if isinstance(refusal, IntegrityError):
+        return
+    try:
+        reader.verify_range(0, reader.size)
+    except DamagedError as damage:
+        raise damage from refusal
 
 
 #: A serial name's series, day, serial (as spelled), version and format token
