@@ -60,7 +60,7 @@ from starlette.responses import JSONResponse, Response
 
 from pdi import formats
 from pdi.archive import Archive, Generic, Resolved
-from pdi.archive.blobs import FileReader
+from pdi.archive.blobs import ChunkedReader, FileReader
 from pdi.errors import LimitError, ParseError, PDIError, UnsupportedError
 from pdi.fragments.results import BufferFile, Readable
 from pdi.server.http.params import optional
@@ -205,7 +205,7 @@ def image_preview(archive: Archive, name: str, held: str | None = None) -> Image
     the request's ``If-None-Match``; when it holds the preview's tag nothing is made (the body is ``None``). A
     request for a preview another request of the same name is making waits for its answer or refusal
     (:class:`_Making`), at most the child's deadline, rather than starting a child of its own."""
-    from pdi.fragments.image_streamed import PREVIEW_SIDE, preview, streamed_format
+    from pdi.fragments.image_streamed import PREVIEW_SIDE, streamed_format
     from pdi.server.http.conditional import tag_matches
     from pdi.server.protocol.entity_answers import shared_answer
 
@@ -236,11 +236,11 @@ def image_preview(archive: Archive, name: str, held: str | None = None) -> Image
         body, media_type = making.wait(str(located.pdi))
         return ImagePreview(body, media_type, etag, shared)
     try:
-        with archive.open_located(located) as opened:  # its verified chunks into the child's file, never held whole
+        with archive.open_located(located) as opened:
             if streamed_format(opened.reader.read(0, 8)) is None:
                 raise UnsupportedError(f"{located.pdi} ({record.media_type}): a preview is made of a PNG, JPEG or"
                                        " TIFF only; its octets are served whole by N2R")
-            body, media_type = preview(opened.reader.chunks(), PREVIEW_SIDE, name=str(located.pdi))
+            body, media_type = _previewed(opened.reader, str(located.pdi))
     except BaseException as exc:
         making.fail(exc)
         raise
@@ -250,6 +250,31 @@ def image_preview(archive: Archive, name: str, held: str | None = None) -> Image
     _keep_preview(key, body, media_type)
     making.done(body, media_type)
     return ImagePreview(body, media_type, etag, shared)
+
+
+def _previewed(reader: ChunkedReader, name: str) -> tuple[bytes, str]:
+    """The preview of the blob ``reader`` reads, made by libvips in its child from octets checked against their
+    digests.
+
+    Where the store keeps the blob as a local file, its chunks are checked (none hashed again that the fixity memo
+    holds verified and unchanged) and the child is given that file itself, opened anew through ``/proc/self/fd``
+    (:class:`~pdi.fragments.results.MappedFile`, as a crop by libvips is): nothing is copied (a copy of its chunks
+    wrote the blob's size to disk again for each preview, 24 MB for a 24 MB TIFF). The file's identity
+    (``fstat``: a write in place moves its status-change time) is taken before the check; if it has changed once
+    the child is done, the file is checked again, so a preview of octets changed under it is refused, not shown.
+    Elsewhere (PostgreSQL, S3) its verified chunks are written one by one to the child's file, never held whole."""
+    from pdi.fragments.image_streamed import PREVIEW_SIDE, preview
+    from pdi.fragments.results import MappedFile
+
+    if not isinstance(reader, FileReader):
+        return preview(reader.chunks(), PREVIEW_SIDE, name=name)
+    before = reader.identity()
+    reader.verify_range(0, reader.size)
+    with MappedFile.of(reader.fd) as octets:  # only its first page is read here, for the format's signature
+        made = preview(octets, PREVIEW_SIDE, name=name)
+    if reader.identity() != before:
+        reader.verify_range(0, reader.size)
+    return made
 
 
 class _Making:
