@@ -25,7 +25,7 @@ from pdi.archive import Archive
 from pdi.archive.blobs.s3 import S3Location, S3Store
 from pdi.archive.catalog import SQLStore
 from pdi.cli import cli
-from pdi.errors import IntegrityError, PDIError, StoreError
+from pdi.errors import ImmutabilityError, IntegrityError, PDIError, StoreError
 
 S = "oma.eop.gov.us"
 MIB = 1 << 20
@@ -291,16 +291,28 @@ def test_a_blob_store_is_chosen_when_the_archive_is_made(
     with Archive.init(location) as plain:
         plain.add_series(S)
         plain.add(S, b"here\n", format="text")
-    with pytest.raises(StoreError, match="already holds documents"):
-        Archive.init(location, blobs=s3_blobs)
+    # refused as the exit table's immutability conflict (5), not a storage error (8), naming both stores and what
+    # to do, before the store asked for is contacted (a bucket that is not there is not what is wrong)
+    own = "in its PostgreSQL database" if "://" in location else f"in files beside its catalog ({location}/blobs)"
+    for asked in (s3_blobs, "s3://no-such-bucket/x/"):
+        with pytest.raises(ImmutabilityError) as refused:
+            Archive.init(location, blobs=asked)
+        said = str(refused.value)
+        assert f"keeps its blobs {own}, not in {asked} as --blobs asks" in said
+        assert "pdi init without --blobs" in said and "pdi export" in said and "pdi import" in said
+    with Archive.open(location) as still:  # as it was: the same store, the document there
+        assert "blobs in" not in still.location and still.store.blob_store_url() is None
     other = s3_blobs.replace("archive/", "elsewhere/")
     if "://" in location:
         fresh = request.getfixturevalue("pg_cluster").create_schema("pdi_s3_chosen")
     else:
         fresh = location + "-s3"
     Archive.init(fresh, blobs=s3_blobs).close()
-    with pytest.raises(StoreError, match=f"keeps its blobs in {s3_blobs}, not {other}"):
+    with pytest.raises(ImmutabilityError) as refused:
         Archive.init(fresh, blobs=other)
+    said = str(refused.value)
+    assert f"keeps its blobs in {s3_blobs}, not in {other} as --blobs asks" in said
+    assert "pdi init without --blobs" in said and f"pdi restore DEST --to NEW --blobs {other}" in said
     with Archive.init(fresh, blobs=s3_blobs) as again:  # the same store again: only a migration
         assert f"blobs in {s3_blobs}" in again.location
 
@@ -322,6 +334,18 @@ def test_cli_init_with_blobs_then_add_and_get(
     assert run("get", f"{name}#line=1,2") == b"second line\r\n"
     assert S3Location.parse(s3_blobs).prefix + hashlib.sha256(doc.read_bytes()).hexdigest() in _keys(s3_blobs)
     assert b"0 problems" in run("verify")
+
+
+def test_cli_init_again_with_other_blobs_is_refused_with_what_to_do(location: str, s3_blobs: str) -> None:
+    other = s3_blobs.replace("archive/", "elsewhere/")
+    assert CliRunner().invoke(cli, ["init", location, "--blobs", s3_blobs]).exit_code == 0
+    result = CliRunner().invoke(cli, ["init", location, "--blobs", other])
+    assert result.exit_code == 5, result.output  # docs/reference/exit-codes.md: immutability conflict
+    line = result.stderr.strip()
+    assert "\n" not in line and line.startswith("pdi: immutability conflict: the archive at ")
+    assert f"keeps its blobs in {s3_blobs}, not in {other} as --blobs asks" in line
+    again = CliRunner().invoke(cli, ["init", location])  # what the message says to do: migrates, keeps the store
+    assert again.exit_code == 0 and f"blobs in {s3_blobs}" in again.stdout
 
 
 def test_init_refuses_a_bucket_that_does_not_exist(location: str, s3_blobs: str) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from pdi.errors import StoreError, UnsupportedError
+from pdi.errors import ImmutabilityError, UnsupportedError
 
 if TYPE_CHECKING:
     from pdi.archive.blobs.seam import BlobStore
@@ -94,20 +94,44 @@ def _blob_store(url: str) -> BlobStore:
 
 def _choose_blob_store(catalog: SQLStore, recorded: str | None, blobs: str, *, checked: bool = False) -> str:
     """At ``pdi init --blobs``: the blob store to record (checked to answer, unless it was just now: ``checked``),
-    or the one recorded already."""
+    or the one recorded already.
+
+    A blob store is chosen when an archive is made: another one asked of an archive that records one, or of one
+    whose own store holds documents, is an :class:`ImmutabilityError` (exit 5, as a series registered again with
+    another parent is), raised before the store asked for is contacted, naming both and what to do instead.
+    """
     from pdi.archive.blobs.s3 import S3Location
 
     wanted = str(S3Location.parse(blobs))
     if recorded is not None:
         if recorded != wanted:
-            raise StoreError(
-                f"the archive at {catalog.location} keeps its blobs in {recorded}, not {wanted}"
+            raise ImmutabilityError(
+                f"the archive at {catalog.location} keeps its blobs in {recorded}, not in {wanted} as --blobs asks:"
+                " a blob store is chosen when an archive is made. Run pdi init without --blobs to open and migrate"
+                f" it as it is; to move its blobs into {wanted}: pdi backup DEST, then pdi restore DEST --to NEW"
+                f" --blobs {wanted}"
             )
         return recorded
+    if catalog.holds_documents():
+        raise ImmutabilityError(_own_store_refusal(catalog, wanted))
     if not checked:
         _check_blob_store(wanted)
     catalog.record_blob_store(wanted)
     return wanted
+
+
+def _own_store_refusal(catalog: SQLStore, wanted: str) -> str:
+    """Why an archive whose own blob store holds documents is not given the S3 store ``wanted``."""
+    if is_postgres_url(catalog.location):
+        own = "in its PostgreSQL database"
+    else:
+        own = f"in files beside its catalog ({os.path.join(catalog.location, 'blobs')})"
+    return (
+        f"the archive at {catalog.location} keeps its blobs {own}, not in {wanted} as --blobs asks: a blob store"
+        " is chosen when an archive is made, and this one holds documents. Run pdi init without --blobs to open and"
+        f" migrate it as it is; to keep them in {wanted}: pdi init NEW --blobs {wanted}, then pdi export BAG here"
+        " and pdi import BAG --archive NEW"
+    )
 
 
 def _check_blob_store(blobs: str) -> None:

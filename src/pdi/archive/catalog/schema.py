@@ -17,7 +17,7 @@ from pdi.archive.catalog.base import (
 from pdi.archive.store import (
     SCHEMA_VERSION,
 )
-from pdi.errors import CommitUnknownError, StoreError
+from pdi.errors import CommitUnknownError, ImmutabilityError, StoreError
 
 if TYPE_CHECKING:
     from pdi.passages.fulltext import Passage
@@ -527,13 +527,18 @@ class SchemaPart(CatalogBase):
             rows = self._query("SELECT url FROM blob_store WHERE id = 1")
         return str(rows[0][0]) if rows else None
 
+    def holds_documents(self) -> bool:
+        """Whether any representation is deposited (its octets in the archive's blob store)."""
+        with self._read():
+            return bool(self._query("SELECT 1 FROM representations LIMIT 1"))
+
     def record_blob_store(self, url: str) -> None:
         """Record the external blob store of a new archive (one that names no blob yet)."""
         with self._write():
-            if self._query("SELECT 1 FROM representations LIMIT 1"):
-                raise StoreError(
+            if self._query("SELECT 1 FROM representations LIMIT 1"):  # one deposited since holds_documents asked
+                raise ImmutabilityError(
                     f"the archive at {self.location} already holds documents in its own blob store;"
-                    " a blob store is chosen when an archive is created"
+                    " a blob store is chosen when an archive is made (run pdi init without --blobs)"
                 )
             self._query("INSERT INTO blob_store (id, url, created_at) VALUES (1, ?, ?)", (url, timestamp()))
 
