@@ -200,15 +200,15 @@ def test_the_postgresql_pages_lines_print_what_it_shows(
 
 
 def test_the_upgrade_pages_lines_print_what_it_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The page's ``/var/lib/pdi/archive`` is the SQLite archive release 0.1.0 wrote (tests/data/releases/0.1.0:
-    schema version 10, fifteen blobs, no XML or SGML document), its paths moved under a temporary directory:
-    ``pdi init --backup`` backs it up at 10 and migrates it to this pdi's schema version, and a second run backs
-    up nothing; no element index is made anew; the fifteen blobs verify; the backup restores at 10 (its one blob
+    """The page's ``/var/lib/pdi/archive`` is the SQLite archive release 0.2.0 wrote (tests/data/releases/0.2.0:
+    schema version 13, fifteen blobs, no XML or SGML document), its paths moved under a temporary directory:
+    ``pdi init --backup`` backs it up at 13 and migrates it to this pdi's schema version, and a second run backs
+    up nothing; no element index is made anew; the fifteen blobs verify; the backup restores at 13 (its one blob
     file hard-linked: blobs of at most 64 KiB are rows of the catalog)."""
     from pdi.archive.store import SCHEMA_VERSION
 
     (tmp_path / "var/lib/pdi").mkdir(parents=True)
-    with tarfile.open(ROOT / "tests/data/releases/0.1.0/sqlite-archive.tar.gz") as tar:
+    with tarfile.open(ROOT / "tests/data/releases/0.2.0/sqlite-archive.tar.gz") as tar:
         tar.extractall(tmp_path / "var/lib/pdi", filter="data")
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("PDI_ARCHIVE", raising=False)
@@ -222,7 +222,7 @@ def test_the_upgrade_pages_lines_print_what_it_shows(tmp_path: Path, monkeypatch
     for lines, shown in pairs:
         typed = "\n".join(line for line in here(lines).splitlines() if line.startswith("pdi "))
         assert _type(runner, typed, monkeypatch) == here(shown)
-    assert f"(schema version {SCHEMA_VERSION})" in pairs[0][1] and "schema version 10 " in pairs[0][1]
+    assert f"(schema version {SCHEMA_VERSION})" in pairs[0][1] and "schema version 13 " in pairs[0][1]
 
 
 @contextlib.contextmanager
