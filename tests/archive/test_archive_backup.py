@@ -538,7 +538,13 @@ def test_postgres_schema_archive_is_restored_into_its_schema(pg_cluster: Tempora
         restore(tmp_path / "b", elsewhere)
     result = _pdi("restore", str(tmp_path / "b"), "--to", location)
     assert result.returncode == 0, result.stderr
-    assert _pdi("verify", "--archive", location).returncode == 0
+    # the command it says to run next is one a shell can be given as printed: the URL's & and ? quoted
+    printed = result.stdout.rpartition("; now run: ")[2].strip()
+    shell = subprocess.run(["sh", "-c", 'pdi() { printf "%s\\n" "$@"; }; ' + printed + "; wait"],
+                           capture_output=True, text=True, check=True, cwd=tmp_path)
+    told = ["pdi", *shell.stdout.splitlines()]
+    assert told == ["pdi", "verify", "--archive", location], result.stdout
+    assert _pdi(*told[1:]).returncode == 0
     with Archive.open(location) as archive, archive.open_octets(str(name)) as opened:
         assert b"".join(opened.reader.chunks()) == octets
     result = _pdi("restore", str(tmp_path / "b"), "--to", location)

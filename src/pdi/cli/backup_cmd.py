@@ -5,6 +5,8 @@ Thin: each parses its arguments, calls :mod:`pdi.archive.backup` or :mod:`pdi.ar
 
 from __future__ import annotations
 
+import shlex
+
 import click
 
 from pdi._wording import plural
@@ -99,9 +101,9 @@ def restore_cmd(source: str, to: str | None, copy: bool, blobs: str | None) -> N
     if schema is not None and schema < SCHEMA_VERSION:  # a rollback: this pdi would migrate it at its first use
         click.echo(f"{restored}; its catalog is at schema version {schema}, older than this pdi's {SCHEMA_VERSION}:"
                    " check it with the release that wrote it (pdi verify of this pdi, as any of its commands,"
-                   f" would migrate it first), or run pdi init --archive {where} to migrate it here")
-    else:
-        click.echo(f"{restored}; now run: pdi verify --archive {where}")
+                   f" would migrate it first), or run pdi init --archive {shlex.quote(where)} to migrate it here")
+    else:  # a command to copy into a shell: a postgresql:// URL's ? and & quoted
+        click.echo(f"{restored}; now run: pdi verify --archive {shlex.quote(where)}")
 
 
 def register(cli: click.Group) -> None:
