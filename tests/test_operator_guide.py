@@ -10,8 +10,8 @@ a temporary directory), then the backup drill of the guide's reference page
 (docs/reference/deploy.md); a ``systemctl start pdi-backup.service`` runs that
 unit's ``ExecStart``. What they print, both streams as a terminal shows them, is
 what the pages show (the keys and the token made here in place of the page's). The
-upgrade commands run on an archive the oldest release of ``tests/data/releases/``
-wrote. The guide's ``/readyz`` and ``/metrics`` answers are asked of ``pdi serve``
+upgrade commands run on an archive the release the upgrade page upgrades from (the newest of
+``tests/data/releases/``) wrote. The guide's ``/readyz`` and ``/metrics`` answers are asked of ``pdi serve``
 started with docs/deploy/pdi.service's command line. ``docs/deploy/pdi-admin`` is
 checked against ``systemd-run --help`` and, its properties as a unit, ``systemd-analyze verify``.
 """
@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tarfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -212,10 +213,11 @@ def _run_offline(page: Path, root: Path, archive: Path, sections: tuple[str, ...
     return ran
 
 
-def _release_archive(root: Path) -> Path:
-    """The SQLite archive the oldest release in tests/data/releases/ wrote, as the service's archive."""
-    release = min((p for p in (ROOT / "tests/data/releases").iterdir() if p.is_dir()),
-                  key=lambda p: tuple(int(n) for n in p.name.split(".")))
+def _release_archive(root: Path, pick: Callable[..., Path] = min) -> Path:
+    """The SQLite archive the oldest (``pick``: or newest) release in tests/data/releases/ wrote, as the service's
+    archive."""
+    release = pick((p for p in (ROOT / "tests/data/releases").iterdir() if p.is_dir()),
+                   key=lambda p: tuple(int(n) for n in p.name.split(".")))
     (root / "var/lib/pdi").mkdir(parents=True)
     with tarfile.open(release / "sqlite-archive.tar.gz") as tar:
         tar.extractall(root / "var/lib/pdi", filter="data")
@@ -274,13 +276,15 @@ def test_the_guides_archive_commands_run_as_written(tmp_path: Path, one_gmt_day:
 
 
 def test_the_upgrade_pages_commands_run_as_written(tmp_path: Path) -> None:
-    archive = _release_archive(tmp_path)
+    archive = _release_archive(tmp_path, max)  # the release the page upgrades from
+    release = max((p.name for p in (ROOT / "tests/data/releases").iterdir() if p.is_dir()),
+                  key=lambda name: tuple(int(n) for n in name.split(".")))
     before = _schema_version(archive)
     ran = _run_offline(UPGRADE, tmp_path, archive)
     assert [c.split()[1] for c in ran] == ["--version", "--version", "init", "init", "reindex", "verify", "restore"]
     assert _schema_version(tmp_path / "backup/pdi-before-upgrade") == before
     assert _schema_version(archive) == SCHEMA_VERSION
-    assert _schema_version(tmp_path / "var/lib/pdi/archive-0.1.0") == before  # going back: restored as it was
+    assert _schema_version(tmp_path / f"var/lib/pdi/archive-{release}") == before  # going back: restored as it was
 
 
 def test_pdi_admin_asks_systemd_run_for_what_it_has(tmp_path: Path) -> None:
