@@ -17,7 +17,8 @@ in its own virtual environment with the dependencies from a wheelhouse of
 ``.venv/share/wheelhouse`` with ``pip wheel --require-hashes``; pip reads no
 index here). The plain install has no PostgreSQL or S3 library, yet inits,
 adds, gets and serves a SQLite archive, and names the extra to install when
-asked for the others; ``pdi[postgres,s3]`` has them.
+asked for the others; ``pdi[postgres,s3]`` has them. ``pip install`` of the sdist and of the wheel into a new
+virtual environment on a machine without a C compiler (``CC=false``) gives a ``pdi`` that inits, adds and gets.
 """
 
 from __future__ import annotations
@@ -280,9 +281,21 @@ def test_without_a_compiler_pdi_writes_the_mhtml_the_compiled_encoder_writes(
 # --- pipx install ---------------------------------------------------------------------------------------------
 
 
+def checked_wheelhouse() -> Path:
+    """:data:`WHEELHOUSE`, made from today's ``requirements/run.lock`` (its ``.lock`` holds the lock's SHA-256, as
+    ``scripts/bootstrap --dev`` writes it): one made before a dependency was added would fail an install with
+    pip's "no matching distribution" for it, not say what to do."""
+    assert any(WHEELHOUSE.glob("*.whl")), f"no wheelhouse at {WHEELHOUSE}: scripts/bootstrap --dev makes it"
+    lock = hashlib.sha256((ROOT / "requirements" / "run.lock").read_bytes()).hexdigest()
+    made = (WHEELHOUSE / ".lock").read_text().strip() if (WHEELHOUSE / ".lock").is_file() else "(none)"
+    assert made == lock, (f"the wheelhouse at {WHEELHOUSE} was made from another requirements/run.lock ({made}, not"
+                          f" {lock}): scripts/bootstrap --dev makes it again")
+    return WHEELHOUSE
+
+
 def pipx_env(home: Path) -> dict[str, str]:
     """pipx in ``home``, its pip reading only the wheelhouse (and no configuration file of this machine)."""
-    assert any(WHEELHOUSE.glob("*.whl")), f"no wheelhouse at {WHEELHOUSE}: scripts/bootstrap --dev makes it"
+    checked_wheelhouse()
     return clean_env(PIPX_HOME=str(home / "pipx"), PIPX_BIN_DIR=str(home / "bin"), PIP_NO_INDEX="1",
                      PIP_FIND_LINKS=str(WHEELHOUSE), PIP_CONFIG_FILE=os.devnull)
 
@@ -387,3 +400,36 @@ def test_the_suite_imports_the_pdi_it_means() -> None:
         assert counting.COMPILED
     else:
         assert where == (ROOT / "src" / "pdi").resolve()
+
+
+# --- pip install, no compiler -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("which", ["sdist", "wheel"])
+def test_pip_installs_the_sdist_or_the_wheel_without_a_compiler_into_a_clean_venv(
+        dists: tuple[Path, Path], tmp_path: Path, which: str) -> None:
+    """What a new operator does on a machine with no C compiler (``CC=false``): ``pip install`` the sdist (built
+    there, setuptools fetched from the wheelhouse into an isolated build) or the wheel into a new virtual
+    environment; then ``pdi --help``, ``init``, ``add`` and ``get`` work, the text counted without the compiled
+    counter (absent for the sdist)."""
+    sdist, wheel = dists
+    venv = tmp_path / "venv"
+    run([sys.executable, "-m", "venv", venv])
+    env = clean_env(CC="false", PIP_NO_INDEX="1", PIP_FIND_LINKS=str(checked_wheelhouse()), PIP_CONFIG_FILE=os.devnull)
+    run([venv / "bin" / "pip", "install", sdist if which == "sdist" else wheel], env=env)
+    pdi_bin, env = venv / "bin" / "pdi", clean_env()
+    assert "Usage: pdi [OPTIONS] COMMAND [ARGS]..." in run([pdi_bin, "--help"], env=env).stdout
+    if which == "sdist":
+        assert importable(venv / "bin" / "python", ("pdi.fragments.text._count", "pdi.mhtml._encode")) == set()
+    archive, text = tmp_path / "archive", tmp_path / "a.txt"
+    text.write_bytes("first line\nsecond line é\nthird\n".encode())
+    run([pdi_bin, "init", archive], env=env)
+    run([pdi_bin, "series", "add", "example.org.us", "--archive", archive], env=env)
+    name = run([pdi_bin, "add", text, "--series", "example.org.us", "--archive", archive], env=env).stdout.strip()
+    assert re.fullmatch(r"urn:pdi://example\.org\.us/\d{4}/\d\d/\d\d/1\.text\.1", name)
+    got = subprocess.run([pdi_bin, "get", name, "--archive", archive], capture_output=True, env=env, timeout=120)
+    assert got.returncode == 0 and got.stdout == text.read_bytes()
+    line = subprocess.run([pdi_bin, "get", f"{name}#line=1,2", "--archive", archive], capture_output=True,
+                          env=env, timeout=120)
+    # a line of text is given in its canonical form, ending CR LF (RFC 2046 4.1.1), whatever the file's ending
+    assert line.returncode == 0 and line.stdout == "second line é\r\n".encode()
