@@ -92,7 +92,7 @@ STATUS = """(() => { const s = document.getElementById('cite-status'), panel = s
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("page", ["text", "image", "sound", "email"])
-def test_the_cite_panel_says_nothing_is_selected_yet_rather_than_end_in_a_blank_band(
+def test_the_cite_panel_says_what_its_name_is_rather_than_end_in_a_blank_band(
     served: Served, media: tuple[str, dict[str, str]], page: str, scheme: str
 ) -> None:
     with devtools() as pipe:
@@ -102,7 +102,8 @@ def test_the_cite_panel_says_nothing_is_selected_yet_rather_than_end_in_a_blank_
         text, colour, background, band = _js(pipe, session, STATUS)
         _js(pipe, session, "document.getElementById('cite-status').scrollIntoView({block: 'center'})")
         _shoot(pipe, session, f"polish-cite-status-{page}-{scheme}.png")
-    assert text == "Nothing selected yet.", text
+    # each page is opened at a passage: its name is in the PDI's box (test_server_viewer_opened_at.py), and said so
+    assert text == "Shown: the name this page was opened at. Select something else to name that instead.", text
     assert _contrast(colour, background) >= 4.5, (colour, background)  # WCAG 2.2 §1.4.3, muted yet legible
     assert band < 16, band  # under the line, the panel's padding and a line's leading, not an empty line
 

@@ -31,10 +31,12 @@ _WORDS = (_CANONICAL.find("world"), _CANONICAL.find("line") + len("line"))
 
 PAGES = {
     "home": ("/", "document.querySelector('input, form') !== null && document.body.innerText.includes('library.example.us')"),
-    # a short text: the passage marked and in view, the names' places (PDI, RFC 5147) ready before any selection
+    # a short text: the passage marked and in view, the names' places (PDI, RFC 5147) ready before any selection, the
+    # PDI's holding the name the page was opened at, its Copy button ready
     "text": ("/view?pdi={text}%23char=7,12", "document.querySelector('mark') && document.querySelector('mark').textContent === 'world'"
              " && document.querySelector('mark').getBoundingClientRect().bottom <= innerHeight"
-             " && document.getElementById('name') && document.getElementById('rfc5147') && document.getElementById('copy-name').disabled"),
+             " && document.getElementById('name').value.endsWith('.text.1#char=7,12') && document.getElementById('rfc5147')"
+             " && !document.getElementById('copy-name').disabled"),
     # a 40×30 image shown 12 times larger, (10,5),(30,25) outlined (a quarter of the width from the left) and in view
     # one name per selection: the other forms folded under "Other forms", with why their numbers differ (issue 26)
     "text-forms": ("/view?pdi={text}%23char=7,12", "!document.getElementById('other-forms').open"

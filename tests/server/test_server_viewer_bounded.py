@@ -125,6 +125,8 @@ def test_the_viewer_shows_big_documents_in_bounded_memory(big: dict[str, str | P
         for scheme in ("rect", "crop"):
             cited = _view(base, f"{tiff}#{scheme}=(4000,1600),(12000,4800)")
             assert 'style="left:25.0000%;top:10.0000%;width:50.0000%;height:20.0000%"' in cited
+            # the name opened at, for the Cite panel's PDI box (test_server_viewer_opened_at.py)
+            assert f'data-cited="{html.escape(tiff)}#{scheme}=(4000,1600),(12000,4800)"' in cited
         shrunk = httpx.get(f"{base}{preview}", timeout=120)
         assert shrunk.status_code == 200 and shrunk.headers["content-type"] == "image/jpeg"
 
@@ -136,6 +138,7 @@ def test_the_viewer_shows_big_documents_in_bounded_memory(big: dict[str, str | P
             assert peaks["frames"] == FRAMES and peaks["rate"] == RATE and peaks["duration"] == duration
             assert peaks["peaks"] == _peaks_of(Path(big["wav"]))
         assert f'style="left:{100 * 600 / duration:.4f}%;width:{100 * 300 / duration:.4f}%"' in page
+        assert f'data-cited="{html.escape(wav)}#sec=600,900"' in page
 
         other = str(big["other"])
         pages = [_view(base, name) for name in (other, f"{other}#byte=1000,2000")]

@@ -25,6 +25,7 @@ import collections
 import html
 import json
 import threading
+from collections.abc import Callable
 
 from pdi.archive import Archive, Generic, Resolved
 from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
@@ -42,8 +43,10 @@ HINT = (
 )
 
 
-def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None, cite_panel: str) -> str:
-    """The body of a PDF's page after its head: notes, the cite panel, the box-mode button and the pages' frame."""
+def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None, cite_panel: Callable[[bool], str]) -> str:
+    """The body of a PDF's page after its head: notes, the cite panel (``cite_panel(marked)``: ``marked``, whether
+    the page marks what the name's fragment names, a passage, a region or a page to open at), the box-mode button
+    and the pages' frame."""
     from pdi.server.protocol.rfc2169 import rfc2169_query
 
     layer = archive.text_layer_of(whole.record)
@@ -106,7 +109,7 @@ def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None, cit
              f' <span class="pdf-count">{pages or "its"} page{"" if pages == 1 else "s"}, drawn by pdf.js as they'
              " come into view</span></p>")
     return (
-        note + cite_panel.replace('<p id="cite-status"', tools + '<p id="cite-status"', 1) + coords
+        note + cite_panel("data-page" in attributes).replace('<p id="cite-status"', tools + '<p id="cite-status"', 1) + coords
         + '<noscript><p class="note">The pages are drawn by pdf.js, which needs JavaScript: without it, open'
         ' the bytes (above) in your browser, which shows the PDF itself.</p></noscript>'
         f'<div id="pdf" class="pdf needs-script"{data}><p class="pdf-loading" id="pdf-loading">Loading the pages…</p></div>'

@@ -21,7 +21,10 @@ on (the sound's code) and a box to drag on a paused frame (the image's code),
 a cited clip or region said in words and marked. Every name the page offers sits in a panel whose space is
 reserved from the start (nothing moves when a name appears), with a copy
 button, and is shown only once the script has resolved it and found that it
-names what was selected (the text, the region, the samples).
+names what was selected (the text, the region, the samples). A page opened at
+a name whose fragment it marks shows that name there at once, as the page
+resolved it (the panel's ``data-cited``: :func:`_cited`), its other forms
+checked as a selection's are, until the reader selects something else.
 
 One selection, one citable name: the PDI is shown; the other forms of the
 same selection sit under a closed "Other forms" with a sentence on why
@@ -230,13 +233,17 @@ FORM_LABELS = {
 
 
 def _cite_panel(hint: str, *, forms: tuple[str, ...] = (), why: str = "", cite_button: bool = False,
-                written: str = "<code>#char=a,b</code>", idle: str = "Nothing selected yet.") -> str:
+                written: str = "<code>#char=a,b</code>", idle: str = "Nothing selected yet.", cited: str = "") -> str:
     """The offered names: one citable name (the PDI), shown and copyable; the other forms of the same selection
     (``forms``, keys of :data:`FORM_LABELS`) under a closed "Other forms", with ``why`` they differ. Each sits in a
     read-only input with a copy button and a link, its space reserved before any is shown (nothing moves).
     Without scripts they are not drawn: a note says to write the fragment instead, of the forms ``written`` (this
     medium's: ``#char=a,b`` of a text, ``#sec=a,b`` of a sound …). The status line under them says ``idle`` until
-    something is said (empty: a PDF's, whose panel stays over the pages, keeps no empty line)."""
+    something is said (empty: a PDF's, whose panel stays over the pages, keeps no empty line).
+
+    ``cited``: the name the page was opened at, when its fragment resolved and the page marks what it names
+    (:func:`_cited`). The script shows it in the PDI's box at once, with its copy button and link, and its other
+    forms (each checked, as a selection's), until the reader selects something else; the status says so."""
 
     def offer(key: str, label: str, extra: str = "") -> str:
         return (
@@ -257,8 +264,11 @@ def _cite_panel(hint: str, *, forms: tuple[str, ...] = (), why: str = "", cite_b
         f'<p class="why" id="why">{why}</p>' + "".join(offer(key, FORM_LABELS[key]) for key in forms) + "</details>"
         if forms else ""
     )
+    if cited and idle:
+        idle = "Shown: the name this page was opened at. Select something else to name that instead."
+    data = f' data-cited="{html.escape(cited)}"' if cited else ""
     return (
-        f'<section class="cite" aria-label="Cite"><p class="hint">{hint}</p>{button}'
+        f'<section class="cite" aria-label="Cite"{data}><p class="hint">{hint}</p>{button}'
         # without scripts a selection cannot be named here; the reader can still write a fragment
         '<noscript><p class="note">Naming a selection needs JavaScript: without it, write the fragment'
         f" after the name in the Resolve box at the top of the page ({written}) and resolve it.</p></noscript>"
@@ -364,8 +374,11 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
     if pdf:
         from pdi.server.pages.pdf_view import HINT, render_pdf
 
-        panel = _cite_panel(HINT, forms=("annotation",), why=_WHY_PDF, idle="",
-                            written="<code>#char=a,b</code>, <code>#rect=(x1,y1),(x2,y2),f</code>")
+        def panel(marked: bool) -> str:
+            return _cite_panel(HINT, forms=("annotation",), why=_WHY_PDF, idle="",
+                               written="<code>#char=a,b</code>, <code>#rect=(x1,y1),(x2,y2),f</code>",
+                               cited=_cited(name, selected, marked))
+
         return _page(tab, head + render_pdf(archive, whole, selected, panel), SCRIPT, name=name)
     if windowed and record.media_type != "message/rfc822":
         return _window_page(archive, whole, selected, head, tab, name)
@@ -379,12 +392,21 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
     if family in ("text", "html", "xml"):
         return _text_page(archive, whole, selected, head, tab, name)
     if family == "image":
-        return _page(tab, head + _figure(archive, whole, selected), SCRIPT, name=name)
+        return _page(tab, head + _figure(archive, whole, selected, name), SCRIPT, name=name)
     if audio:
-        return _page(tab, head + _sound(archive, whole, selected), SCRIPT, name=name)
+        return _page(tab, head + _sound(archive, whole, selected, name), SCRIPT, name=name)
     if video:
-        return _page(tab, head + _video(archive, whole, selected), SCRIPT, name=name)
+        return _page(tab, head + _video(archive, whole, selected, name), SCRIPT, name=name)
     return _page(tab, head, name=name)
+
+
+def _cited(name: str, selected: Resolved | None, marked: bool) -> str:
+    """The name the page was opened at, for its Cite panel (:func:`_cite_panel`'s ``cited``): ``name`` when its
+    fragment resolved (``selected``) and the page marks what it names (``marked``: a passage, a part, a region, a
+    stretch, a clip, a page of a PDF); else empty: no fragment, or one wholly past the end (the page's note says
+    so), and the panel waits for a selection."""
+    chosen = selected.fragment if selected is not None else None
+    return name if chosen is not None and not chosen.past_end and marked else ""
 
 
 def _selected_unread(archive: Archive, located: Resolved, parsed: PDI) -> Resolved | None:
@@ -488,7 +510,8 @@ def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, hea
     shown = _shown(text, start, end)
     facts = rfc5147_facts(archive, whole)
     body = (
-        f"{head}{_to_passage(selected) if start is not None else ''}{_text_panel(whole, facts, convention)}"
+        f"{head}{_to_passage(selected) if start is not None else ''}"
+        f"{_text_panel(whole, facts, convention, _cited(name, selected, start is not None))}"
         f'<pre id="text" dir="auto" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}"{_rfc5147_data(facts)}>\n{shown}</pre>'
     )
     return _page(tab, body, SCRIPT, name=name)
@@ -516,7 +539,7 @@ def _message_page(whole: Resolved, selected: Resolved | None, head: str, tab: st
         f"{head}{section}{_to_passage(selected) if start is not None else ''}"
         # one name only: the body's text is no entity of its own, so neither an RFC 5147 URL nor a browser's
         # fragment names it, and annotations quote a text, a page or a PDF
-        f"{_cite_panel(hint, cite_button=True)}"
+        f"{_cite_panel(hint, cite_button=True, cited=_cited(name, selected, start is not None or part is not None))}"
         f'<pre id="text" dir="auto" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}">\n{_shown(text, start, end)}</pre>'
     )
     return page(tab, body, script=SCRIPT, style=_STYLE + MESSAGE_STYLE, name=name)
@@ -556,8 +579,9 @@ def _window_page(archive: Archive, whole: Resolved, selected: Resolved | None, h
         + ". Name a passage (select it, or give #char=a,b) to see another part.</p>"
     )
     facts = rfc5147_facts(archive, whole, first)
+    marked = chosen is not None and bool(chosen.ranges) and chosen.scheme in ("char", "line", "elt", "name")
     body = (
-        f"{head}{note}{_to_passage(selected)}{_text_panel(whole, facts, None)}"
+        f"{head}{note}{_to_passage(selected)}{_text_panel(whole, facts, None, _cited(name, selected, marked))}"
         f'<pre id="text" dir="auto" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}" data-offset="{first}"{_rfc5147_data(facts)}>'
         f"\n{shown}</pre>"
     )
@@ -625,12 +649,13 @@ def _why_text(convention: str | None, *, rfc5147: bool, markup: bool = False) ->
     )
 
 
-def _text_panel(whole: Resolved, facts: RFC5147Facts | None, convention: str | None) -> str:
-    """The cite panel of a text (or of a markup document's source): its PDI, and its other forms."""
+def _text_panel(whole: Resolved, facts: RFC5147Facts | None, convention: str | None, cited: str = "") -> str:
+    """The cite panel of a text (or of a markup document's source): its PDI, and its other forms; ``cited``: the
+    name the page was opened at, its passage marked (:func:`_cited`)."""
     family = formats.media_family(whole.record.media_type)
     forms = ("rfc5147", "textfrag", "annotation") if facts is not None else ("textfrag", "annotation")
     why = _why_text(convention, rfc5147=facts is not None, markup=family in ("html", "xml"))
-    return _cite_panel(_text_hint(whole, facts), forms=forms, why=why, cite_button=True)
+    return _cite_panel(_text_hint(whole, facts), forms=forms, why=why, cite_button=True, cited=cited)
 
 
 def _text_hint(whole: Resolved, facts: RFC5147Facts | None) -> str:
@@ -701,8 +726,9 @@ _WHY_TIME = (
 )
 
 
-def _figure(archive: Archive, whole: Resolved, selected: Resolved | None) -> str:
-    """The image (a chosen frame of a multi-frame one), the region a fragment names outlined, and a box to drag.
+def _figure(archive: Archive, whole: Resolved, selected: Resolved | None, opened_at: str) -> str:
+    """The image (a chosen frame of a multi-frame one), the region a fragment names outlined, and a box to drag;
+    ``opened_at``: the name the page was opened at, shown in the Cite panel when its region is outlined.
 
     ``whole`` read (its ``data``), or only located (an image larger than :data:`MAX_READ`): then its size and
     frames are read from its header by verified chunks (:func:`pdi.server.pages.cite.header_facts`)."""
@@ -778,6 +804,7 @@ def _figure(archive: Archive, whole: Resolved, selected: Resolved | None) -> str
             scripted_or("Drag a box on the image to name that region (or give its corners below)", "A region is named")
             + ": <code>#rect=(x1,y1),(x2,y2)</code>, in pixels of the image itself.",
             forms=("mediafrag", "annotation"), why=_WHY_REGION, written="<code>#rect=(x1,y1),(x2,y2)</code>",
+            cited=_cited(opened_at, selected, bool(cited)),
         )
         + unshown
         + f'<div class="figure" id="figure" data-pdi="{html.escape(name)}" data-width="{facts.width}"'
@@ -820,8 +847,9 @@ def _frames_without_script(name: str, width: int, height: int, frame: int, frame
     )
 
 
-def _sound(archive: Archive, whole: Resolved, selected: Resolved | None) -> str:
-    """A player, the recording's waveform to select a stretch on (or start and end in seconds), the cited stretch marked.
+def _sound(archive: Archive, whole: Resolved, selected: Resolved | None, opened_at: str) -> str:
+    """A player, the recording's waveform to select a stretch on (or start and end in seconds), the cited stretch
+    marked (and ``opened_at``, the name the page was opened at, shown in the Cite panel).
 
     ``whole`` read (its ``data``), or only located (a recording larger than :data:`MAX_READ`): then its waveform
     reads its header and each column's samples by verified chunks, never the whole."""
@@ -858,6 +886,7 @@ def _sound(archive: Archive, whole: Resolved, selected: Resolved | None) -> str:
                         " seconds)", "A stretch of the recording is named")
             + ": <code>#sec=a,b</code>, or <code>#msec=a,b</code> where a second is too coarse.",
             forms=("mediafrag", "annotation"), why=_WHY_TIME, written="<code>#sec=a,b</code>, <code>#msec=a,b</code>",
+            cited=_cited(opened_at, selected, bool(band)),
         )
         + player
         + f'<div class="wave" id="wave" data-pdi="{html.escape(name)}"{cited}>'
@@ -876,8 +905,9 @@ def _seconds(ms: int) -> str:
     return f"{ms / 1000:.3f} s"
 
 
-def _video(archive: Archive, whole: Resolved, selected: Resolved | None) -> str:
+def _video(archive: Archive, whole: Resolved, selected: Resolved | None, opened_at: str) -> str:
     """A player (pdi's own N2R, seekable by ``Range``), a timeline to mark in and out on, and a box to drag on a frame.
+    ``opened_at``: the name the page was opened at, shown in the Cite panel when its clip or region is marked.
 
     A cited clip (``sec``, ``msec``, or ``#t=`` translated) is said in words, marked on the timeline, and the
     player's source carries its Media Fragments ``#t=a,b``: the browser starts there and stops at its end even
@@ -936,6 +966,7 @@ def _video(archive: Archive, whole: Resolved, selected: Resolved | None) -> str:
             forms=("mediafrag", "annotation"),
             why=_WHY_TIME + " A region of a frame has no Media Fragments form (<code>#xywh=</code> is an image's).",
             written="<code>#msec=a,b</code>, <code>#sec=a,b</code>, <code>#rect=(x1,y1),(x2,y2),t</code>",
+            cited=_cited(opened_at, selected, bool(cited_band or cited_box)),
         )
         + f'<div class="figure video" id="figure" data-pdi="{html.escape(name)}" data-width="{info.width}"'
         f' data-height="{info.height}" data-video="1"{data_at}>'

@@ -156,6 +156,22 @@ SCRIPT = r"""
     });
   });
   function view(name) { return "/view?pdi=" + encodeURIComponent(name); }
+  // The name the page was opened at (the panel's data-cited: set by the server only when its fragment resolved and
+  // the page marks what it names), shown in the PDI's box at once, as a checked selection's name is, until the reader
+  // selects something else. Each medium's part below offers its other forms, checked against `primary`: the same
+  // passage (region, stretch) named as a selection of it is, e.g. #char= for a #line= (the forms resolve to that).
+  const cited = (document.querySelector(".cite") || {dataset: {}}).dataset.cited || "";
+  if (cited && document.getElementById("name")) {
+    const input = document.getElementById("name");
+    serial.name = (serial.name || 0) + 1;
+    input.value = cited;
+    input.title = cited;
+    input.dataset.state = "verified";
+    input.dataset.candidate = cited;
+    input.dataset.error = "";
+    document.getElementById("copy-name").disabled = false;
+    document.getElementById("open-name").href = view(cited);
+  }
   // The window scrolled to show `el` (block "center" or "start", its scroll-margin-top kept), as scrollIntoView
   // would but for one thing: Chromium takes what scrollIntoView shows as where Tab starts, so a passage scrolled to
   // sent the first Tab past the page's controls (they come before it) to the footer. WCAG 2.2 §2.4.3: the first Tab
@@ -234,6 +250,10 @@ SCRIPT = r"""
         const got = lf(new TextDecoder(charset).decode(await response.arrayBuffer()));
         if (got !== wanted) throw new Error("it names " + JSON.stringify(got.slice(0, 80)) + ", not the selection");
       });
+      textForms(name, ra, rb, sa, sb, wanted);
+    }
+    // the other forms of the passage [a, b) named `name` (RFC 5147 positions ra, rb; sa, sb in the text shown)
+    function textForms(name, ra, rb, sa, sb, wanted) {
       if (text.dataset.rfcUrl) {
         const fragment = "char=" + ra + "," + rb + text.dataset.rfcChecks;
         const url = location.origin + text.dataset.rfcUrl + "#" + fragment;
@@ -247,6 +267,10 @@ SCRIPT = r"""
       aliasForm("textfrag", base, directives(text.textContent, sa, sb), name,
                 "a text fragment quotes whole words: the selection starts or ends with white space");
       annotationForm(name);
+    }
+    if (cited && passage) {  // the passage the page was opened at, marked: its other forms, as if it were selected
+      const [a, ra, sa] = positions(passage, 0), [b, rb, sb] = positions(passage, passage.childNodes.length);
+      textForms(base + "#char=" + a + "," + b, ra, rb, sa, sb, passage.textContent);
     }
     // Named once the selection is made: at the end of a drag, or (keyboard, script) when it stops changing;
     // at once by Enter in the text or the button "Cite the selection" (said in the status, which is aria-live).
@@ -376,17 +400,25 @@ SCRIPT = r"""
         if (got.x1 !== x1 || got.y1 !== y1 || got.x2 !== x2 || got.y2 !== y2 || got.frame !== k)
           throw new Error("it names " + JSON.stringify(got));
       });
+      regionForms(name, x1, y1, x2, y2, k);
+    }
+    function regionForms(name, x1, y1, x2, y2, k) {
       aliasForm("mediafrag", base, video || k ? [] : ["xywh=" + x1 + "," + y1 + "," + (x2 - x1) + "," + (y2 - y1)], name,
                 video ? "a region of a video's frame has no Media Fragment (xywh= is an image's)"
                       : "a Media Fragment names a region of an image's first frame only");
       annotationForm(name);
     }
-    const cited = document.getElementById("cited");  // the region the name opened names: in view once the image is laid out
-    if (cited) {
+    const citedBox = document.getElementById("cited");  // the region the name opened names: in view once the image is laid out
+    if (citedBox) {
       // a video's region: the words saying it, the frame and the box below them, in view
-      if (video) reveal(document.getElementById("clip") || cited, "start");
-      else if (image.complete) reveal(cited, "center");
-      else image.addEventListener("load", function () { reveal(cited, "center"); }, {once: true});
+      if (video) reveal(document.getElementById("clip") || citedBox, "start");
+      else if (image.complete) reveal(citedBox, "center");
+      else image.addEventListener("load", function () { reveal(citedBox, "center"); }, {once: true});
+      if (cited) {  // its other forms, the region named as a box dragged on it is (its corners are in their boxes)
+        const [x1, y1, x2, y2] = inputs.map(function (input) { return Number(input.value); });
+        const k = frame ? Number(frame.value) : 0;
+        regionForms(base + "#rect=(" + x1 + "," + y1 + "),(" + x2 + "," + y2 + ")" + (k ? "," + k : ""), x1, y1, x2, y2, k);
+      }
     }
     function corners(a, b) { return [Math.min(a[0], b[0]), Math.min(a[1], b[1]), Math.max(a[0], b[0]), Math.max(a[1], b[1])]; }
     dragged(figure, pixel, function (start, p) { show.apply(null, corners(start, p)); }, function (start, p) {
@@ -414,6 +446,7 @@ SCRIPT = r"""
     const duration = data.duration, peaks = data.peaks;
     const canvas = document.getElementById("wave-canvas"), band = document.getElementById("wave-selection");
     const from = document.getElementById("start"), to = document.getElementById("end");
+    const markIn = document.getElementById("mark-in"), markOut = document.getElementById("mark-out");
     const player = document.getElementById("player"), play = document.getElementById("play");
     function draw() {
       if (!canvas) return;
@@ -454,16 +487,25 @@ SCRIPT = r"""
       // whole seconds when one pixel of the waveform spans a second or more; else milliseconds
       const coarse = fine !== true && duration / wave.getBoundingClientRect().width >= 1;
       const ma = coarse ? 1000 * Math.round(a) : Math.round(a * 1000), mb = coarse ? 1000 * Math.round(b) : Math.round(b * 1000);
-      const name = ma % 1000 === 0 && mb % 1000 === 0
-        ? base + "#sec=" + ma / 1000 + "," + mb / 1000 : base + "#msec=" + ma + "," + mb;
+      const name = stretch(ma, mb);
       play.disabled = false;
       offer("name", name, view(name), async function () {
         const got = (await json("/api/resolve?pdi=" + encodeURIComponent(name))).fragment.interval;
         const first = Math.min(got.length, Math.ceil(ma * got.rate / 1000)), end = Math.min(got.length, Math.ceil(mb * got.rate / 1000));
         if (got.start !== first || got.end !== end) throw new Error("it names samples " + got.start + " to " + got.end);
       });
+      timeForms(name, ma, mb);
+    }
+    function stretch(ma, mb) {  // milliseconds [ma, mb) named: #sec= when both are whole seconds
+      return ma % 1000 === 0 && mb % 1000 === 0 ? base + "#sec=" + ma / 1000 + "," + mb / 1000 : base + "#msec=" + ma + "," + mb;
+    }
+    function timeForms(name, ma, mb) {
       aliasForm("mediafrag", base, ["t=" + ma / 1000 + "," + mb / 1000], name, "");
       annotationForm(name);
+    }
+    if (cited && document.getElementById(markIn ? "cited-clip" : "cited")) {  // the stretch opened: its other forms
+      const ma = Math.round(Number(wave.dataset.start) * 1000), mb = Math.round(Number(wave.dataset.end) * 1000);
+      timeForms(stretch(ma, mb), ma, mb);
     }
     dragged(wave, at, function (start, t) { showBand(Math.min(start, t), Math.max(start, t)); }, function (start, t) {
       from.value = Math.min(start, t).toFixed(3);
@@ -482,7 +524,6 @@ SCRIPT = r"""
     player.addEventListener("timeupdate", function () {
       if (stopAt !== null && player.currentTime >= stopAt) { player.pause(); stopAt = null; }
     });
-    const markIn = document.getElementById("mark-in"), markOut = document.getElementById("mark-out");
     if (markIn) {  // a video: its start and end marked at the player's time, by button or by the keys I and O
       if (wave.dataset.start) stopAt = Number(wave.dataset.end);  // the clip opened stops at its end
       const head = document.getElementById("playhead");
@@ -589,6 +630,12 @@ SCRIPT = r"""
           throw new Error("it names " + JSON.stringify(got.slice(0, 80)) + ", not the selection");
       });
       annotationForm(name);
+    }
+    if (cited) {  // the passage or region the page was opened at: its W3C selector, as a selection's
+      if (passage) annotationForm(base + "#char=" + passage[0] + "," + passage[1]);
+      else if (region) annotationForm(base + "#rect=(" + region[0] + "," + region[1] + "),(" + region[2] + "," + region[3] + ")"
+                                      + (region[4] ? "," + region[4] : ""));
+      else annotationForm(cited);
     }
     pdfView.addEventListener("pointerdown", function () { if (!boxMode) dragging = true; });
     document.addEventListener("pointerup", function () {
