@@ -7,8 +7,11 @@ build goes on without it, says so in one warning, and
 ``pdi.fragments.text.counting`` counts with numpy instead (same counts,
 slower). ``pdi.mhtml._encode`` writes an MHTML part's base64 in lines in one
 pass; without it ``pdi.mhtml.write`` does it with ``binascii`` and a regular
-expression (the same octets, slower). ``CC=false python -m build`` makes a
-wheel without either on purpose.
+expression (the same octets, slower). ``pdi.server.process._fasthead``
+answers N2L's ``302`` and a ``304`` from a worker's facts straight from one
+read of a request head; without it ``pdi serve`` parses every request with
+``httptools`` (the same answers, slower). ``CC=false python -m build`` makes
+a wheel without any of them on purpose.
 """
 
 import sys
@@ -23,6 +26,8 @@ WITHOUT = {
                                   " slower)"),
     "pdi.mhtml._encode": ("the compiled MHTML encoder", "pdi writes MHTML's base64 with binascii instead (the same"
                           " octets, slower)"),
+    "pdi.server.process._fasthead": ("the compiled request-head answerer", "pdi serve parses every request with"
+                                     " httptools instead (the same answers, slower)"),
 }
 
 
@@ -63,6 +68,12 @@ setup(
         Extension(
             "pdi.mhtml._encode",
             sources=["src/pdi/mhtml/_encode.c"],
+            extra_compile_args=["-O3"],
+            optional=True,
+        ),
+        Extension(
+            "pdi.server.process._fasthead",
+            sources=["src/pdi/server/process/_fasthead.c"],
             extra_compile_args=["-O3"],
             optional=True,
         ),

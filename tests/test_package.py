@@ -59,6 +59,8 @@ BUILD_INPUTS = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "CHANG
 SERVER_LIBRARIES = ("psycopg", "psycopg_pool", "psycopg_binary", "boto3", "botocore", "s3transfer")
 NO_COMPILER_WARNING = "WARNING: pdi: the compiled text counter pdi.fragments.text._count was not built"
 NO_ENCODER_WARNING = "WARNING: pdi: the compiled MHTML encoder pdi.mhtml._encode was not built"
+NO_FASTHEAD_WARNING = ("WARNING: pdi: the compiled request-head answerer pdi.server.process._fasthead was not"
+                       " built")
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -134,6 +136,7 @@ def test_the_wheel_holds_every_file_of_src_pdi_and_the_compiled_counter(dists: t
         assert hashlib.sha256(inside[f"pdi/data/pdfjs/{name}"]).hexdigest() == entry["sha256"]
     assert [n for n in inside if re.fullmatch(r"pdi/fragments/text/_count\.cpython-3\d+-[\w-]+\.so", n)]
     assert [n for n in inside if re.fullmatch(r"pdi/mhtml/_encode\.cpython-3\d+-[\w-]+\.so", n)]
+    assert [n for n in inside if re.fullmatch(r"pdi/server/process/_fasthead\.cpython-3\d+-[\w-]+\.so", n)]
 
 
 def test_the_wheel_names_the_server_libraries_as_extras_only(dists: tuple[Path, Path]) -> None:
@@ -231,6 +234,7 @@ def test_without_a_compiler_the_wheel_is_built_without_the_counter_and_says_so(
     wheel, said = no_compiler_wheel
     assert NO_COMPILER_WARNING in said and "pdi counts text with numpy instead" in said
     assert NO_ENCODER_WARNING in said and "pdi writes MHTML's base64 with binascii instead" in said
+    assert NO_FASTHEAD_WARNING in said and "pdi serve parses every request with httptools instead" in said
     names = members(wheel)
     assert not [n for n in names if n.endswith(".so")]
     assert "pdi/data/pdfjs/MANIFEST.json" in names and "pdi/fragments/text/counting.py" in names
@@ -322,7 +326,7 @@ def test_pipx_installs_a_pdi_that_runs_a_sqlite_archive_without_server_libraries
     where = run([python, "-c", "import pdi; print(pdi.__file__)"], env=env).stdout.strip()
     assert Path(where).is_relative_to(tmp_path / "pipx" / "venvs" / "pdi")
     assert importable(python, SERVER_LIBRARIES) == set()
-    compiled = ("pdi.fragments.text._count", "pdi.mhtml._encode", "numpy")
+    compiled = ("pdi.fragments.text._count", "pdi.mhtml._encode", "pdi.server.process._fasthead", "numpy")
     assert importable(python, compiled) == set(compiled)
 
     archive = tmp_path / "archive"

@@ -296,6 +296,10 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 SHARED_VALIDATOR_FIELDS: tuple[tuple[bytes, bytes], ...] = (
     (b"vary", b"Accept"), (b"cache-control", IMMUTABLE.encode()), NOSNIFF)
 _VALIDATOR_LINES = b"\r\n" + b"".join(b"%s: %s\r\n" % pair for pair in SHARED_VALIDATOR_FIELDS) + b"\r\n"
+#: What :meth:`ResponseCache.known_wire`'s lines are made of, for :mod:`pdi.server.process._fasthead`, which makes
+#: the same octets: what follows a ``302``'s ``Location``, what follows a ``304``'s ``ETag`` and the N2R a
+#: ``Location`` not kept names.
+KNOWN_WIRE_PARTS = (_LINES_AFTER_LOCATION, _VALIDATOR_LINES, _N2R)
 
 
 def fact_of(kept: Kept) -> Fact | None:
@@ -582,6 +586,13 @@ class ResponseCache:
             return None
         self._facts.move_to_end(query)
         return Fact.unpack(found)
+
+    @property
+    def tables(self) -> tuple[OrderedDict[bytes, bytes], OrderedDict[bytes, tuple[Kept, int]]]:
+        """The facts by query string and the whole answers by key, for
+        :func:`pdi.server.process._fasthead.answer` (the same two objects for the cache's life: what the cache
+        forgets, it clears from them)."""
+        return self._facts, self._entries
 
     def knows(self, query: bytes) -> bool:
         """Whether a :class:`Fact` is kept for the name asked by ``query`` (not made, nor now the most recently

@@ -66,6 +66,7 @@ from pdi.server.http.middleware import RANGE_FIELDS, valid_host
 from pdi.server.http.problems import problem_body, status_phrase
 from pdi.server.http.readers import may_hold_cookie
 from pdi.server.process.cache import (
+    KNOWN_WIRE_PARTS,
     N2L_PATH,
     NOSNIFF,
     Headers,
@@ -98,6 +99,24 @@ from pdi.server.process.observe import (
     log_cached_answer,
 )
 from pdi.server.process.zerocopy import EXTENSION, ZeroCopy
+
+#: N2L's ``302`` and a ``304`` answered from a worker's facts straight from one read of a request head of a strict
+#: subset of HTTP/1.1 (:mod:`pdi.server.process._fasthead`, compiled; ``None`` where it was not built: every request
+#: is parsed by ``httptools``, as it is when the read is anything else).
+FastAnswer = Callable[[bytes, "collections.OrderedDict[bytes, bytes]", "collections.OrderedDict[bytes, Any]", bytes,
+                       bytes], "tuple[bytes, bytes, int] | None"]
+FAST_ANSWER: FastAnswer | None
+#: The compiled path's own bounds on a read's octets, a target's and the fields: a connection with tighter ones
+#: configured is read by ``httptools`` alone (its ``414`` and ``431`` said as before).
+_FAST_READ = _FAST_TARGET = _FAST_FIELDS = 0
+try:
+    from pdi.server.process import _fasthead
+except ImportError:  # built without a C compiler (setup.py)
+    FAST_ANSWER = None
+else:
+    _fasthead.configure(*KNOWN_WIRE_PARTS)
+    FAST_ANSWER = _fasthead.answer
+    _FAST_READ, _FAST_TARGET, _FAST_FIELDS = _fasthead.MAX_READ, _fasthead.MAX_TARGET, _fasthead.MAX_FIELDS
 
 #: What makes N2R's whole answer or N2L's ``302`` for anyone, in the event loop's thread, when it is the plain case
 #: (else ``None``): ``public(path, scheme, local address, Host, query string, revalidating)``: an N2R with
@@ -751,6 +770,9 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
     json_logs: bool = False
     #: The peers whose ``X-Forwarded-*`` fields say the scheme, host and client (:mod:`pdi.server.http.forwarded`).
     trusted: TrustedProxies = NO_PROXIES
+    #: The compiled answer of N2L's ``302`` and a ``304`` from the facts (:data:`FAST_ANSWER`; ``None``: every read
+    #: parsed by ``httptools``).
+    fast_answer: FastAnswer | None = FAST_ANSWER
     #: The connections each client address holds open in this worker (:meth:`connection_made`), made anew for
     #: each worker's protocol by :func:`answering_protocol`.
     clients: ClassVar[collections.Counter[str]] = collections.Counter()
@@ -779,6 +801,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         super().connection_made(transport)
         self._counted: str | None = None
         self._refused: str | None = None
+        self._fast_tables()
         address = self.client[0] if self.client else None
         if address is None or self.limit_concurrency is None or self.trusted.trusts(address):
             return
@@ -794,6 +817,51 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
             return
         self.clients[peer] += 1
         self._counted = peer
+
+    def _fast_tables(self) -> None:
+        """Whether this connection's reads may be answered by :data:`FAST_ANSWER` (:meth:`data_received`): only when
+        nothing configured asks for the Python path's work (an access log, JSON logs, trusted proxies, the replay
+        origin's port, bounds on a head tighter than the compiled path's own), with what it looks answers up in."""
+        cache = self.cache
+        fast = self.fast_answer
+        self._fast: FastAnswer | None = None
+        if (fast is None or cache is None or self.access is not None or self.json_logs or self.trusted
+                or (self.replay_port is not None and self.server is not None and self.server[1] == self.replay_port)
+                or self.target_octets < _FAST_TARGET or self.head_fields < _FAST_FIELDS
+                or self.head_octets < _FAST_READ or self._head_bound < _FAST_READ):
+            return
+        self._fast = fast
+        self._facts, self._entries = cache.tables
+        self._origin = (self.scheme or "http").encode("ascii") + b"://"
+
+    def data_received(self, data: bytes) -> None:
+        """A read that is exactly one request head the compiled path answers (N2L's ``302`` or a ``304`` from the
+        name's fact, :mod:`pdi.server.process._fasthead`), when nothing of a request is being read or answered on
+        the connection: written at once, as :meth:`_answer_from_cache` writes it; any other, read as before."""
+        fast = self._fast
+        if fast is not None and self._in_head and not self._head_seen and self.refusal is None:
+            cycle = self.cycle
+            limit = self.limit_concurrency
+            cache = self.cache
+            if ((cycle is None or cycle is _ANSWERED) and not self.pipeline and not self.flow.write_paused
+                    and (limit is None or max(len(self.connections), len(self.tasks)) < limit)
+                    and cache is not None and cache.fresh):
+                defaults = self.server_state.default_headers
+                if defaults is not _defaults[0]:  # uvicorn makes them anew each second (the Date)
+                    _defaults[:] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults)
+                sent = fast(data, self._facts, self._entries, self._origin, _defaults[1])
+                if sent is not None:
+                    self._idle_due = None
+                    wire, method, status = sent
+                    self.transport.write(wire)
+                    count_cached_answer(self.loop, method, status, 0, True)
+                    # what HttpProtocol does once a response is complete: count it, wait for the next request
+                    self.cycle = _ANSWERED
+                    self.server_state.total_requests += 1
+                    self.keep_alive()
+                    self._arm()
+                    return
+        super().data_received(data)
 
     def connection_lost(self, exc: Exception | None) -> None:
         for counts, peer in ((self.clients, self._counted), (self.refused, self._refused)):

@@ -1,0 +1,463 @@
+"""N2L's 302 and a 304 answered from a worker's facts by the compiled request-head answerer
+(pdi.server.process._fasthead), held to httptools' (llhttp's) reading and to the Python path's answers.
+
+Every head the compiled path answers must be one llhttp reads the same way
+(method, target, version, fields, kept alive, no error, what follows read as
+the next request), and its answer must be the octets the Python path
+(``CachedAnswerProtocol._answer_from_cache``) writes for the same read; a read
+it declines is read by httptools as before. Heads are made by the grammar the
+compiled path takes and then changed an octet at a time (near misses). Two
+``pdi serve``, one without the compiled module (as a wheel built without a C
+compiler is), answer the same requests octet for octet alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httptools
+import pytest
+import uvicorn
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from server_helpers import read_response, start_serve, stop, wait_answering
+from starlette.applications import Starlette
+
+from pdi.archive import Archive
+from pdi.server.http.middleware import valid_host
+from pdi.server.process import _fasthead, connection
+from pdi.server.process.cache import Entity, Fact, ResponseCache, negotiates
+from pdi.server.process.connection import (
+    _ANSWERED,
+    _Answered,
+    _not_plain_fields,
+    answering_protocol,
+)
+
+#: Names whose facts the cache holds (their N2L's Location known), each with its entity tag.
+TAG = '"' + "ab" * 32 + '"'
+OTHER_TAG = '"' + "cd" * 32 + '"'
+KNOWN = {
+    b"urn:pdi://wire.example.us/2026/11/29/1.text.1": TAG,
+    b"urn:pdi://wire.example.us/2026/11/29/2.text.1": OTHER_TAG,
+}
+#: A name whose fact has a Location of its own (not the N2R of its spelling).
+ELSEWHERE = b"urn:pdi://wire.example.us/2026/11/29/3.text.1"
+#: A name whose fact is kept without N2L's Location (told by a 304 alone).
+UNLOCATED = b"urn:pdi://wire.example.us/2026/11/29/4.text.1"
+#: A name whose whole N2R answer is kept under the key of Host 127.0.0.1 (its 304 is the entity's, not the fact's).
+WHOLE = b"urn:pdi://wire.example.us/2026/11/29/5.text.1"
+QUERIES = [*KNOWN, ELSEWHERE, UNLOCATED, WHOLE]
+#: Each name's entity tag.
+TAGS = {**KNOWN, ELSEWHERE: TAG, UNLOCATED: OTHER_TAG, WHOLE: TAG}
+
+
+def _cache() -> ResponseCache:
+    cache = ResponseCache()
+    for query, tag in KNOWN.items():
+        cache.learn_told(query, tag, True)
+    cache.learn(ELSEWHERE, Fact((ELSEWHERE.decode(), ELSEWHERE.decode().rsplit(".", 2)[0]), TAG,
+                                b"https://elsewhere.example/uri-res/N2R?x"))
+    cache.learn_told(UNLOCATED, OTHER_TAG, False)
+    cache.learn_told(WHOLE, TAG, True)
+    cache.put(b"http://127.0.0.1 " + WHOLE, Entity(b"whole", b"text/plain", TAG, (
+        (b"cache-control", b"public, max-age=31536000, immutable"), (b"vary", b"Accept"), (b"etag", TAG.encode())),
+        (WHOLE.decode(), WHOLE.decode().rsplit(".", 2)[0])))
+    return cache
+
+
+class Transport(asyncio.Transport):
+    """A transport keeping what it is given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written: list[bytes] = []
+        self.closed = False
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 40000)}.get(name, default)
+
+    def write(self, data: Any) -> None:
+        self.written.append(bytes(data))
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+    def abort(self) -> None:
+        self.closed = True
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        pass
+
+
+class _Done(_Answered):
+    """What stands for an app's request cycle, its answer complete (not the one the cache's answers leave)."""
+
+    scope = None
+
+
+class Pair:
+    """Two connections of ``pdi serve``'s protocol on the same cache, one with the compiled path and one without;
+    a request that would go to the ASGI app is only noted (no app runs here)."""
+
+    def __init__(self, cache: ResponseCache, loop: asyncio.AbstractEventLoop) -> None:
+        config = uvicorn.Config(Starlette(), log_level="warning", limit_concurrency=1000)
+        config.load()
+        state = uvicorn.server.ServerState()
+        self.protocols = []
+        for fast in (True, False):
+            cls = answering_protocol(10, cache)
+
+            class Noting(cls):  # type: ignore[valid-type,misc]
+                went_to_app = 0
+
+                def to_app(self) -> None:  # the app's request, answered at once (by no one)
+                    self.went_to_app += 1
+                    self.scope = {}
+                    self.cycle = _Done()
+
+            if not fast:
+                Noting.fast_answer = None
+            protocol = Noting(config=config, server_state=state, app_state={}, _loop=loop)
+            transport = Transport()
+            protocol.connection_made(transport)
+            self.protocols.append((protocol, transport))
+        assert self.protocols[0][0]._fast is not None and self.protocols[1][0]._fast is None
+
+    def feed(self, data: bytes) -> tuple[list[bytes], list[bytes]]:
+        for protocol, _ in self.protocols:
+            protocol.data_received(data)
+        (fast, fast_t), (slow, slow_t) = self.protocols
+        assert fast_t.written == slow_t.written
+        assert (fast.went_to_app, fast_t.closed, fast.refusal) == (slow.went_to_app, slow_t.closed, slow.refusal)
+        assert (fast.cycle is _ANSWERED) == (slow.cycle is _ANSWERED)
+        return fast_t.written, slow_t.written
+
+
+@pytest.fixture
+def loop() -> Iterator[asyncio.AbstractEventLoop]:
+    made = asyncio.new_event_loop()
+    yield made
+    made.close()
+
+
+# --- what llhttp reads ---------------------------------------------------------------------------------------
+
+
+class Reading:
+    """What httptools' parser reports of what it is fed."""
+
+    def __init__(self) -> None:
+        self.urls: list[bytes] = []
+        self.fields: list[list[tuple[bytes, bytes]]] = []
+        self.heads: list[tuple[bytes, str, bool, bool]] = []
+        self.complete = 0
+        self.parser = httptools.HttpRequestParser(self)
+        self.parser.set_dangerous_leniencies(lenient_version=True)  # as the protocol's
+
+    def on_message_begin(self) -> None:
+        self.urls.append(b"")
+        self.fields.append([])
+
+    def on_url(self, url: bytes) -> None:
+        self.urls[-1] += url
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.fields[-1].append((name.lower(), value))
+
+    def on_headers_complete(self) -> None:
+        parser = self.parser
+        self.heads.append((parser.get_method(), parser.get_http_version(), parser.should_keep_alive(),
+                           parser.should_upgrade()))
+
+    def on_message_complete(self) -> None:
+        self.complete += 1
+
+
+_REQUEST_LINE = re.compile(rb"(GET|HEAD) (/uri-res/(N2L|N2R|I2R)\?([^ ]+)) HTTP/1\.1\r\n")
+_FIELD = re.compile(rb"([^:\r\n]+): *([^\r\n]*)\r\n")
+NEXT = b"GET /next HTTP/1.1\r\nHost: a\r\n\r\n"
+
+
+def _as_llhttp_reads(head: bytes) -> None:
+    """``head``, which the compiled path answered, is read by llhttp as the compiled path reads it."""
+    line = _REQUEST_LINE.match(head)
+    assert line is not None
+    fields = [(name.lower(), value) for name, value in _FIELD.findall(head, line.end())]
+    reading = Reading()
+    reading.parser.feed_data(head + NEXT)  # no error
+    assert reading.complete == 2 and reading.urls == [line[2], b"/next"]
+    assert reading.heads[0] == (line[1], "1.1", True, False)
+    assert reading.fields[0] == fields
+    # and the Python path reads it as a plain request of the cache's
+    url = httptools.parse_url(line[2])
+    assert (url.path, url.query) == (b"/uri-res/" + line[3], line[4])
+    assert not _not_plain_fields(fields) and valid_host(dict(fields)[b"host"])
+    assert line[3] == b"N2L" or not negotiates(fields)
+
+
+# --- heads by the grammar, and near misses -------------------------------------------------------------------
+
+_VALUE = st.from_regex(r"[!-~]([ -~]{0,20}[!-~])?", fullmatch=True)
+_HOST = st.builds(lambda name, port: name + (f":{port}" if port is not None else ""),
+                  st.text("abcXYZ019.-", min_size=1, max_size=20), st.none() | st.integers(0, 99999))
+
+
+def _cased(draw: st.DrawFn, name: str) -> str:
+    return "".join(c.upper() if draw(st.booleans()) else c for c in name)
+
+
+@st.composite
+def heads(draw: st.DrawFn) -> bytes:
+    """A request head of the subset the compiled path answers (its fact known, a 304's tag held)."""
+    method = draw(st.sampled_from(["GET", "HEAD"]))
+    path = draw(st.sampled_from(["N2L", "N2R", "I2R"]))
+    query = draw(st.sampled_from(QUERIES))
+    fields: dict[str, str] = {"host": draw(_HOST)}
+    if path != "N2L" or draw(st.booleans()):
+        fields["if-none-match"] = TAGS[query] if draw(st.integers(0, 5)) else draw(_VALUE)
+    for name in ("accept", "accept-encoding", "accept-language", "user-agent"):
+        if draw(st.booleans()):
+            fields[name] = draw(st.sampled_from(["*/*", "text/html", "application/json", "image/png;q=0.5"]) | _VALUE)
+    if draw(st.booleans()):
+        fields["connection"] = _cased(draw, "keep-alive")
+    order = draw(st.permutations(list(fields)))
+    lines = [f"{method} /uri-res/{path}?{query.decode()} HTTP/1.1"]
+    lines += [f"{_cased(draw, name)}:{' ' * draw(st.integers(0, 3))}{fields[name]}" for name in order]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+@st.composite
+def near_misses(draw: st.DrawFn) -> bytes:
+    """A head of :func:`heads` with a few octets inserted, removed or changed (often ones HTTP gives a meaning)."""
+    head = bytearray(draw(heads()))
+    special = b"\r\n \t:;,\"\x00\x7f\x80\xff/?#%HTkK-"
+    for _ in range(draw(st.integers(1, 3))):
+        at = draw(st.integers(0, len(head)))
+        octet = draw(st.sampled_from(list(special)) | st.integers(0, 255))
+        change = draw(st.sampled_from(["insert", "remove", "replace"]))
+        if change == "insert":
+            head[at:at] = bytes([octet])
+        elif at < len(head):
+            head[at:at + 1] = b"" if change == "remove" else bytes([octet])
+    return bytes(head)
+
+
+_FRAMING = [b"Content-Length: 0", b"Transfer-Encoding: chunked", b"Expect: 100-continue", b"Upgrade: h2c",
+            b"Connection: close", b"Connection: keep-alive, Upgrade", b"Proxy-Connection: close",
+            b"Authorization: Bearer x", b"Cookie: a=b", b"Range: bytes=0-1", b"If-Modified-Since: x",
+            b"X-Request-Id: a", b"Host: b", b"Host: [::1]", b"Host: a b", b"If-Match: *", b"Keep-Alive: 5",
+            b" folded", b"\tfolded", b"Host : a", b"Accept:  ", b"User-Agent: a \t", b"Accept: \x80"]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(head=heads())
+def test_every_head_of_the_grammar_is_answered_as_the_python_path_answers_it(
+        head: bytes, loop: asyncio.AbstractEventLoop) -> None:
+    pair = Pair(_cache(), loop)
+    written, _ = pair.feed(head)
+    line = _REQUEST_LINE.match(head)
+    assert line is not None
+    fields = dict((name.lower(), value) for name, value in _FIELD.findall(head, line.end()))
+    facts, entries = _cache().tables
+    answered = _fasthead.answer(head, facts, entries, b"http://", b"")
+    if answered is not None:
+        _as_llhttp_reads(head)
+        assert written and written[-1].startswith(answered[0][:12])
+    # the compiled path declines only what it must: no Location known, a 304 not held, another answer negotiated
+    # (the heads' Host is never 127.0.0.1, under which WHOLE's whole answer is kept)
+    query = line[4]
+    must = query != UNLOCATED if line[3] == b"N2L" else (
+        fields.get(b"if-none-match") == TAGS[query].encode() and not negotiates(list(fields.items())))
+    assert (answered is not None) == must, (head, answered)
+    # what follows is read as before, by either path
+    again = b"GET /uri-res/N2L?%s HTTP/1.1\r\nHost: a\r\n\r\n" % next(iter(KNOWN))
+    pair.feed(again)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(head=near_misses(), framing=st.none() | st.sampled_from(_FRAMING), where=st.integers(0, 8))
+def test_a_near_miss_the_compiled_path_answers_is_read_alike_by_llhttp(
+        head: bytes, framing: bytes | None, where: int, loop: asyncio.AbstractEventLoop) -> None:
+    if framing is not None:  # a field that changes how the request is framed or read, somewhere in the head
+        lines = head.split(b"\r\n")
+        lines.insert(min(1 + where, max(1, len(lines) - 2)), framing)
+        head = b"\r\n".join(lines)
+    facts, entries = _cache().tables
+    answered = _fasthead.answer(head, facts, entries, b"http://", b"")
+    if answered is not None:
+        _as_llhttp_reads(head)
+    pair = Pair(_cache(), loop)
+    pair.feed(head)
+    pair.feed(b"GET /uri-res/N2L?%s HTTP/1.1\r\nHost: a\r\n\r\n" % next(iter(KNOWN)))
+
+
+@pytest.mark.parametrize("read", [
+    # a head cut across reads, two pipelined in one read, a head and more, leading empty lines: httptools reads them
+    b"GET /uri-res/N2L?%s HTTP/1.1\r\nHost: a\r\n",
+    b"GET /uri-res/N2L?%s HTTP/1.1\r\nHost: a\r\n\r\nGET /uri-res/N2L?%s HTTP/1.1\r\nHost: a\r\n\r\n",
+    b"\r\nGET /uri-res/N2L?%s HTTP/1.1\r\nHost: a\r\n\r\n",
+    b"GET /uri-res/N2L?%s HTTP/1.1\r\nHost: a\r\n\r\nG",
+    b"GET /uri-res/N2L?%s HTTP/1.0\r\nHost: a\r\n\r\n",
+    b"GET /uri-res/N2L?%s HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+    b"GET /uri-res/N2L?%s HTTP/1.1\r\nHost: a\r\nProxy-Connection: close\r\n\r\n",
+    b"GET /uri-res/N2L?%s HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n",
+    b"GET /uri-res/N2L?%s HTTP/1.1\r\nhost:a\r\n\r\n",
+])
+def test_reads_other_than_one_whole_plain_head_are_httptools(read: bytes, loop: asyncio.AbstractEventLoop) -> None:
+    name = next(iter(KNOWN))
+    read = read.replace(b"%s", name)
+    facts, entries = _cache().tables
+    answered = _fasthead.answer(read, facts, entries, b"http://", b"")
+    assert (answered is not None) == read.endswith(b"host:a\r\n\r\n")
+    pair = Pair(_cache(), loop)
+    if read.endswith(b"\r\nHost: a\r\n"):
+        pair.feed(read)
+        written, _ = pair.feed(b"\r\n")  # the rest of the head: now the Python path answers it
+        assert written[0].startswith(b"HTTP/1.1 302 Found\r\n")
+    else:
+        pair.feed(read)
+
+
+def test_the_answers_are_the_python_paths_octets_and_touch_the_fact(loop: asyncio.AbstractEventLoop) -> None:
+    cache = _cache()
+    pair = Pair(cache, loop)
+    first, elsewhere = next(iter(KNOWN)), ELSEWHERE
+    written, _ = pair.feed(b"GET /uri-res/N2L?%s HTTP/1.1\r\nHost: a\r\n\r\n" % first)
+    assert written[-1].startswith(b"HTTP/1.1 302 Found\r\n")
+    assert b"\r\nlocation: /uri-res/N2R?" + first + b"\r\n" in written[-1]
+    written, _ = pair.feed(b"HEAD /uri-res/N2L?%s HTTP/1.1\r\nHost: a\r\n\r\n" % elsewhere)
+    assert b"\r\nlocation: https://elsewhere.example/uri-res/N2R?x\r\n" in written[-1]
+    written, _ = pair.feed(b"GET /uri-res/I2R?%s HTTP/1.1\r\nHost: a\r\nIf-None-Match: %s\r\n\r\n"
+                           % (first, TAG.encode()))
+    assert written[-1].startswith(b"HTTP/1.1 304 Not Modified\r\n")
+    assert b"\r\netag: " + TAG.encode() + b"\r\n" in written[-1] and written[-1].endswith(b"\r\n\r\n")
+    assert list(cache.tables[0])[-1] == first  # the most recently used
+    # a whole answer kept under the request's key: its 304 (the Python path's), not the fact's
+    written, _ = pair.feed(b"GET /uri-res/N2R?%s HTTP/1.1\r\nHost: 127.0.0.1\r\nIf-None-Match: %s\r\n\r\n"
+                           % (WHOLE, TAG.encode()))
+    assert written[-1].startswith(b"HTTP/1.1 304 Not Modified\r\n")
+    facts, entries = cache.tables
+    assert _fasthead.answer(b"GET /uri-res/N2R?%s HTTP/1.1\r\nHost: 127.0.0.1\r\nIf-None-Match: %s\r\n\r\n"
+                            % (WHOLE, TAG.encode()), facts, entries, b"http://", b"") is None
+
+
+def test_what_is_configured_off_the_plain_path_is_never_answered_by_the_compiled_path(
+        loop: asyncio.AbstractEventLoop) -> None:
+    from pdi.server.http.forwarded import TrustedProxies
+    from pdi.server.process.observe import AccessLog
+
+    config = uvicorn.Config(Starlette(), log_level="warning")
+    config.load()
+    state = uvicorn.server.ServerState()
+    cache = _cache()
+    made = [
+        answering_protocol(10, cache, json_logs=True),
+        answering_protocol(10, cache, access=AccessLog(os.devnull)),
+        answering_protocol(10, cache, trusted=TrustedProxies.parse(["127.0.0.1"])),
+        answering_protocol(10, cache, replay_port=8000),
+        answering_protocol(10, None),
+    ]
+    tight = answering_protocol(10, cache)
+    tight.target_octets = 100
+    for cls in [*made, tight]:
+        protocol = cls(config=config, server_state=state, app_state={}, _loop=loop)
+        protocol.connection_made(Transport())
+        assert protocol._fast is None, cls
+    plain = answering_protocol(10, cache)(config=config, server_state=state, app_state={}, _loop=loop)
+    plain.connection_made(Transport())
+    assert plain._fast is connection.FAST_ANSWER is _fasthead.answer
+
+
+# --- two pdi serve, with and without the compiled module -------------------------------------------------------
+
+#: What a Python without the compiled module finds: pdi.server.process._fasthead cannot be imported (as in a
+#: wheel built without a C compiler).
+BLOCKER = '''
+import importlib.abc, sys
+class _Without(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "pdi.server.process._fasthead":
+            raise ImportError("built without a C compiler")
+        return None
+sys.meta_path.insert(0, _Without())
+'''
+
+
+def _answers(port: int, reads: list[bytes], count: int) -> bytes:
+    """The octets of ``count`` answers to ``reads``, each sent alone, on one connection; the Date removed."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        buffered = bytearray()
+        out = []
+        for read in reads:
+            conn.sendall(read)
+        for _ in range(count):
+            out.append(read_response(conn, buffered))
+    return re.sub(rb"\r\ndate: [^\r]*", b"", b"".join(out))
+
+
+def test_two_resolvers_with_and_without_the_compiled_path_answer_alike(tmp_path: Path) -> None:
+    with Archive.init(tmp_path / "archive") as archive:
+        archive.add_series("wire.example.us")
+        names = [str(archive.add("wire.example.us", b"text %d\n" % n, format="text")).encode() for n in range(3)]
+    site = tmp_path / "without"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(BLOCKER)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *sys.path])}
+    check = "import pdi.server.process.connection as c; print(c.FAST_ANSWER is None)"
+    assert subprocess.run([sys.executable, "-c", check], env=env, capture_output=True, text=True,
+                          check=True).stdout == "True\n"
+    servers = [start_serve(tmp_path / "archive", "--workers", "1", drain=True)]
+    try:
+        servers.append(start_serve(tmp_path / "archive", "--workers", "1", drain=True, env=env))
+        for process, port, _ in servers:
+            wait_answering(process, f"http://127.0.0.1:{port}/api/series")
+        tags = {}
+        for name in names:
+            with socket.create_connection(("127.0.0.1", servers[0][1]), timeout=30) as conn:
+                conn.sendall(b"HEAD /uri-res/N2R?%s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % name)
+                tags[name] = re.search(rb"\r\netag: ([^\r]*)", read_response(conn, bytearray(), head_only=True))[1]
+        plans: list[tuple[list[bytes], int]] = []
+        for name in names:
+            n2l = b"GET /uri-res/N2L?%s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % name
+            inm = b"GET /uri-res/N2R?%s HTTP/1.1\r\nHost: 127.0.0.1\r\nIf-None-Match: %s\r\n\r\n" % (name, tags[name])
+            plans += [
+                ([n2l, n2l, n2l.replace(b"GET", b"HEAD")], 3),  # the first asking, then from the fact
+                ([inm, inm, inm.replace(b"N2R", b"I2R")], 3),
+                ([inm.replace(b"\r\n\r\n", b"\r\nAccept: application/json\r\n\r\n")], 1),
+                ([inm.replace(tags[name], b'"other"')], 1),
+                ([n2l + n2l], 2),  # pipelined in one read
+                ([n2l[:20], n2l[20:]], 1),  # cut across two reads
+                ([n2l.replace(b"\r\n\r\n", b"\r\nUser-Agent: curl/8\r\nAccept: */*\r\n\r\n")], 1),
+                ([n2l.replace(b"Host: 127.0.0.1", b"HOST:127.0.0.1")], 1),
+                ([n2l.replace(b"\r\n\r\n", b"\r\nConnection: keep-alive\r\n\r\n")], 1),
+            ]
+        plans.append(([b"GET /uri-res/N2L?urn:pdi://wire.example.us/2026/01/01/9.text.1 HTTP/1.1\r\nHost: a\r\n\r\n"],
+                      1))
+        for reads, count in plans:
+            first, second = (_answers(port, reads, count) for _, port, _ in servers)
+            assert first == second, reads
+            assert first.count(b"HTTP/1.1 ") == count
+    finally:
+        for process, _, _ in servers:
+            stop(process)
