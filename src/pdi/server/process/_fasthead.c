@@ -1,16 +1,18 @@
 /*
  * pdi.server.process._fasthead: N2L's 302 and a 304 answered from a worker's
- * facts (pdi.server.process.cache.ResponseCache) straight from a read of one
- * request head, without httptools' callbacks or any Python between the read and
- * the answer's octets (issue 24: an N2L or a 304 from its fact was some 70,000
- * instructions of Python around httptools; see docs/benchmarks.md, "Resolver").
+ * facts (pdi.server.process.cache.ResponseCache), and an N2R's 200 from the
+ * whole answers it keeps, straight from a read of one request head, without
+ * httptools' callbacks or any Python between the read and the answer's octets
+ * (issue 24: an N2L or a 304 from its fact was some 70,000 instructions of
+ * Python around httptools; see docs/benchmarks.md, "Resolver").
  *
- * configure(after_location, validator_lines, n2r_prefix) -> None
+ * configure(after_location, validator_lines, n2r_prefix, entity) -> None
  *     The octets the answers are made of, as pdi.server.process.cache makes
- *     them (its _LINES_AFTER_LOCATION, _VALIDATOR_LINES and _N2R), given once
- *     at import so that they are defined in one place.
+ *     them (its _LINES_AFTER_LOCATION, _VALIDATOR_LINES and _N2R), and its
+ *     class of a whole answer (Entity), given once at import so that they are
+ *     defined in one place.
  *
- * answer(data, facts, entries, origin, defaults) -> (bytes, bytes, int) | None
+ * answer(data, facts, entries, origin, defaults) -> (bytes, bytes, int, int) | None
  *     data: one read of the connection, when the parser holds nothing of a
  *     request. It is answered here only when it is exactly one whole request
  *     head of this strict subset of RFC 9112, which llhttp reads the same way
@@ -20,29 +22,33 @@
  *       ("GET" / "HEAD") SP "/uri-res/" ("N2L" / "N2R" / "I2R") "?" query SP
  *       "HTTP/1.1" CRLF *( field-name ":" *SP value CRLF ) CRLF
  *
- *     the query 1*QCHAR (unreserved, sub-delims, ":", "@", "/", "?", "%"), at
- *     most MAX_TARGET octets; each field one of Host, Accept, Accept-Encoding,
- *     Accept-Language, User-Agent, If-None-Match and Connection (names in any
- *     case, each at most once), its value visible ASCII and spaces, beginning
- *     and ending with a visible character; Connection only "keep-alive"; Host
- *     present, a reg-name of letters, digits, "." and "-" with an optional
- *     port of 1 to 5 digits; the whole read at most MAX_READ octets, with
- *     nothing after the head's empty line. Anything else (a body, an upgrade, a
- *     token, a cookie, a range, a date, a request id, "Connection: close",
- *     HTTP/1.0, a field another server would read differently) is None, and
- *     the caller has httptools parse it as before.
+ *     the query 1*QCHAR (unreserved, sub-delims, ":", "@", "/", "?", "%"), the
+ *     target at most MAX_TARGET octets; each field one of Host, Accept,
+ *     Accept-Encoding, Accept-Language, User-Agent, If-None-Match and
+ *     Connection (names in any case, each at most once), its value visible
+ *     ASCII and spaces, beginning and ending with a visible character;
+ *     Connection only "keep-alive"; Host present, a reg-name of letters,
+ *     digits, "." and "-" with an optional port of 1 to 5 digits; the whole
+ *     read at most MAX_READ octets, with nothing after the head's empty line.
+ *     Anything else (a body, an upgrade, a token, a cookie, a range, a date, a
+ *     request id, "Connection: close", HTTP/1.0, a field another server might
+ *     read differently) is None, and the caller has httptools parse it as
+ *     before.
  *
  *     facts: the cache's facts (query -> packed fact, ResponseCache._facts);
- *     entries: its whole answers (key -> ...); origin: the connection's
- *     scheme and "://"; defaults: the lines of uvicorn's default fields
- *     (Date, Server). An N2L whose fact knows its Location is its 302 (the
- *     fact now the most recently used); an N2R or I2R with an If-None-Match
- *     of exactly the fact's entity tag, an Accept that negotiates nothing
- *     (pdi.server.process.cache.accept_negotiates) and no whole answer kept
- *     under its key is its 304; anything else None (the caller's path answers
- *     it, as before). The answer's octets are the status line, the defaults,
- *     and ResponseCache.known_wire's lines (no body: the same for GET and
- *     HEAD), with the method and the status for the caller's counts.
+ *     entries: its whole answers (key -> (answer, size)); origin: the
+ *     connection's scheme and "://"; defaults: the lines of uvicorn's default
+ *     fields (Date, Server). An N2L whose fact knows its Location is its 302
+ *     (the fact now the most recently used). An N2R or I2R whose Accept
+ *     negotiates nothing (pdi.server.process.cache.accept_negotiates): with
+ *     a whole answer kept under its key, that answer's 200 when it has no
+ *     If-None-Match and its header lines were made (the entry now the most
+ *     recently used); without one, the 304 of an If-None-Match that is
+ *     exactly its fact's entity tag. Anything else None (the caller's path
+ *     answers it, as before). The answer's octets are the status line, the
+ *     defaults, and ResponseCache.known_wire's lines or the whole answer's
+ *     (cache.py's wire(); no body to a HEAD), with the method, the status and
+ *     the body's octets for the caller's counts.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -52,14 +58,16 @@
 #define MAX_TARGET 2048
 #define MAX_FIELDS 7
 
-static PyObject *after_location, *validator_lines, *n2r_prefix;
-static PyObject *str_move_to_end, *method_get, *method_head, *status_302, *status_304;
+static PyObject *after_location, *validator_lines, *n2r_prefix, *entity_type;
+static PyObject *str_move_to_end, *str_lines, *str_body, *method_get, *method_head, *status_200, *status_302,
+    *status_304, *zero;
 
 /* tchar of RFC 9110 §5.6.2 */
 static unsigned char TCHAR[256];
 /* what a query may hold here: unreserved, sub-delims, ":", "@", "/", "?", "%" (RFC 3986 §3.4) */
 static unsigned char QCHAR[256];
 
+static const char STATUS_200[] = "HTTP/1.1 200 OK\r\n";
 static const char STATUS_302[] = "HTTP/1.1 302 Found\r\n";
 static const char STATUS_304[] = "HTTP/1.1 304 Not Modified\r\n";
 
@@ -166,6 +174,53 @@ joined(const char *status, Py_ssize_t status_len, PyObject *defaults, const char
     return out;
 }
 
+/* the 200 of a whole answer kept (an Entity whose header lines were made: cache.py's wire()), or None */
+static PyObject *
+whole(PyObject *entries, PyObject *key, PyObject *kept, PyObject *defaults, PyObject *method)
+{
+    PyObject *entity, *lines = NULL, *body = NULL, *wire = NULL, *octets = NULL, *moved, *result = NULL;
+    PyObject *head;
+    if (!PyTuple_CheckExact(kept) || PyTuple_GET_SIZE(kept) != 2)
+        Py_RETURN_NONE;
+    entity = PyTuple_GET_ITEM(kept, 0);
+    if ((PyObject *)Py_TYPE(entity) != entity_type)
+        Py_RETURN_NONE;
+    lines = PyObject_GetAttr(entity, str_lines);
+    if (lines == NULL)
+        return NULL;
+    body = PyObject_GetAttr(entity, str_body);
+    if (body == NULL)
+        goto done;
+    if (!PyList_CheckExact(lines) || PyList_GET_SIZE(lines) < 1 || !PyBytes_CheckExact(PyList_GET_ITEM(lines, 0))
+        || !PyBytes_CheckExact(body)) {
+        result = Py_NewRef(Py_None);  /* its lines not made yet: the caller's path makes them */
+        goto done;
+    }
+    head = PyList_GET_ITEM(lines, 0);
+    if (method == method_get) {
+        wire = joined(STATUS_200, sizeof STATUS_200 - 1, defaults, PyBytes_AS_STRING(head), PyBytes_GET_SIZE(head),
+                      "", 0, "", 0, body);
+        octets = PyLong_FromSsize_t(PyBytes_GET_SIZE(body));
+    }
+    else {
+        wire = joined(STATUS_200, sizeof STATUS_200 - 1, defaults, "", 0, "", 0, "", 0, head);
+        octets = Py_NewRef(zero);
+    }
+    if (wire == NULL || octets == NULL)
+        goto done;
+    moved = PyObject_CallMethodOneArg(entries, str_move_to_end, key);
+    if (moved == NULL)
+        goto done;
+    Py_DECREF(moved);
+    result = PyTuple_Pack(4, wire, method, status_200, octets);
+done:
+    Py_XDECREF(lines);
+    Py_XDECREF(body);
+    Py_XDECREF(wire);
+    Py_XDECREF(octets);
+    return result;
+}
+
 static PyObject *
 fasthead_answer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -255,8 +310,8 @@ fasthead_answer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_RETURN_NONE;
     if (values[F_CONNECTION] != NULL && !same_name(values[F_CONNECTION], lengths[F_CONNECTION], "keep-alive"))
         Py_RETURN_NONE;
-    if (kind == 1) {  /* a 304 only */
-        if (values[F_IF_NONE_MATCH] == NULL || lengths[F_IF_NONE_MATCH] != 66)
+    if (kind == 1) {  /* N2R or I2R: another answer negotiated, or a list of tags, is the caller's */
+        if (values[F_IF_NONE_MATCH] != NULL && lengths[F_IF_NONE_MATCH] != 66)
             Py_RETURN_NONE;
         if (values[F_ACCEPT] != NULL && negotiates(values[F_ACCEPT], lengths[F_ACCEPT]))
             Py_RETURN_NONE;
@@ -265,11 +320,10 @@ fasthead_answer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (query == NULL)
         return NULL;
     if (kind == 1) {
-        /* a whole answer kept under the request's key (cache.py's cache_key) answers it: the caller's path */
+        /* the whole answer kept under the request's key (cache.py's cache_key): its 200, or the caller's */
         Py_ssize_t origin_len = PyBytes_GET_SIZE(origin), host_len = lengths[F_HOST];
-        PyObject *key = PyBytes_FromStringAndSize(NULL, origin_len + host_len + 1 + query_len);
+        PyObject *key = PyBytes_FromStringAndSize(NULL, origin_len + host_len + 1 + query_len), *kept;
         char *k;
-        int held;
         if (key == NULL)
             goto done;
         k = PyBytes_AS_STRING(key);
@@ -277,11 +331,21 @@ fasthead_answer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         memcpy(k + origin_len, values[F_HOST], (size_t)host_len);
         k[origin_len + host_len] = ' ';
         memcpy(k + origin_len + host_len + 1, query_at, (size_t)query_len);
-        held = PyDict_Contains(entries, key);
-        Py_DECREF(key);
-        if (held < 0)
+        kept = PyDict_GetItemWithError(entries, key);  /* borrowed */
+        if (kept == NULL && PyErr_Occurred()) {
+            Py_DECREF(key);
             goto done;
-        if (held)
+        }
+        if (kept != NULL) {
+            if (values[F_IF_NONE_MATCH] == NULL)
+                result = whole(entries, key, kept, defaults, method);
+            else
+                result = Py_NewRef(Py_None);  /* the entity's 304 or 200: cache.answer() */
+            Py_DECREF(key);
+            goto done;
+        }
+        Py_DECREF(key);
+        if (values[F_IF_NONE_MATCH] == NULL)
             goto none;
     }
     packed = PyDict_GetItemWithError(facts, query);  /* borrowed */
@@ -338,7 +402,7 @@ fasthead_answer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         Py_DECREF(moved);
     }
-    result = PyTuple_Pack(3, wire, method, kind == 0 ? status_302 : status_304);
+    result = PyTuple_Pack(4, wire, method, kind == 0 ? status_302 : status_304, zero);
     Py_DECREF(wire);
 done:
     Py_XDECREF(query);
@@ -353,15 +417,21 @@ fasthead_configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     int i;
     (void)module;
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "configure() takes 3 arguments");
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "configure() takes 4 arguments");
         return NULL;
     }
     for (i = 0; i < 3; i++)
         if (!PyBytes_CheckExact(args[i])) {
-            PyErr_SetString(PyExc_TypeError, "configure(bytes, bytes, bytes)");
+            PyErr_SetString(PyExc_TypeError, "configure(bytes, bytes, bytes, type)");
             return NULL;
         }
+    if (!PyType_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "configure(bytes, bytes, bytes, type)");
+        return NULL;
+    }
+    Py_INCREF(args[3]);
+    Py_XSETREF(entity_type, args[3]);
     Py_INCREF(args[0]);
     Py_XSETREF(after_location, args[0]);
     Py_INCREF(args[1]);
@@ -373,9 +443,11 @@ fasthead_configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 static PyMethodDef methods[] = {
     {"answer", (PyCFunction)(void (*)(void))fasthead_answer, METH_FASTCALL,
-     "answer(data, facts, entries, origin, defaults): N2L's 302 or a 304 from the cache's facts, or None."},
+     "answer(data, facts, entries, origin, defaults): N2L's 302, a 304 from the cache's facts or a whole answer"
+     " kept, or None."},
     {"configure", (PyCFunction)(void (*)(void))fasthead_configure, METH_FASTCALL,
-     "configure(after_location, validator_lines, n2r_prefix): the octets the answers are made of."},
+     "configure(after_location, validator_lines, n2r_prefix, entity): the octets the answers are made of, and the"
+     " class of a whole answer kept."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -403,9 +475,14 @@ PyInit__fasthead(void)
     str_move_to_end = PyUnicode_InternFromString("move_to_end");
     method_get = PyBytes_FromString("GET");
     method_head = PyBytes_FromString("HEAD");
+    str_lines = PyUnicode_InternFromString("lines");
+    str_body = PyUnicode_InternFromString("body");
+    status_200 = PyLong_FromLong(200);
+    zero = PyLong_FromLong(0);
     status_302 = PyLong_FromLong(302);
     status_304 = PyLong_FromLong(304);
-    if (!str_move_to_end || !method_get || !method_head || !status_302 || !status_304)
+    if (!str_move_to_end || !str_lines || !str_body || !method_get || !method_head || !status_200 || !zero
+        || !status_302 || !status_304)
         return NULL;
     m = PyModule_Create(&module_def);
     if (m == NULL)

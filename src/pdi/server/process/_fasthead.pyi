@@ -1,4 +1,4 @@
-"""Stub of the compiled answer of N2L's 302 and a 304 from a worker's facts (``_fasthead.c``)."""
+"""Stub of the compiled answer of N2L's 302, a 304 from a worker's facts and a kept N2R's 200 (``_fasthead.c``)."""
 
 from collections import OrderedDict
 from typing import Any
@@ -7,7 +7,7 @@ MAX_READ: int
 MAX_TARGET: int
 MAX_FIELDS: int
 
-def configure(after_location: bytes, validator_lines: bytes, n2r_prefix: bytes, /) -> None: ...
+def configure(after_location: bytes, validator_lines: bytes, n2r_prefix: bytes, entity: type, /) -> None: ...
 def answer(
     data: bytes, facts: OrderedDict[bytes, bytes], entries: OrderedDict[bytes, Any], origin: bytes, defaults: bytes, /
-) -> tuple[bytes, bytes, int] | None: ...
+) -> tuple[bytes, bytes, int, int] | None: ...

@@ -69,6 +69,7 @@ from pdi.server.process.cache import (
     KNOWN_WIRE_PARTS,
     N2L_PATH,
     NOSNIFF,
+    Entity,
     Headers,
     Kept,
     ResponseCache,
@@ -100,11 +101,12 @@ from pdi.server.process.observe import (
 )
 from pdi.server.process.zerocopy import EXTENSION, ZeroCopy
 
-#: N2L's ``302`` and a ``304`` answered from a worker's facts straight from one read of a request head of a strict
-#: subset of HTTP/1.1 (:mod:`pdi.server.process._fasthead`, compiled; ``None`` where it was not built: every request
-#: is parsed by ``httptools``, as it is when the read is anything else).
+#: N2L's ``302`` and a ``304`` answered from a worker's facts, and an N2R's ``200`` from its whole answers, straight
+#: from one read of a request head of a strict subset of HTTP/1.1 (:mod:`pdi.server.process._fasthead`, compiled;
+#: ``None`` where it was not built: every request is parsed by ``httptools``, as it is when the read is anything
+#: else): the octets to write, the method, the status and the body's octets.
 FastAnswer = Callable[[bytes, "collections.OrderedDict[bytes, bytes]", "collections.OrderedDict[bytes, Any]", bytes,
-                       bytes], "tuple[bytes, bytes, int] | None"]
+                       bytes], "tuple[bytes, bytes, int, int] | None"]
 FAST_ANSWER: FastAnswer | None
 #: The compiled path's own bounds on a read's octets, a target's and the fields: a connection with tighter ones
 #: configured is read by ``httptools`` alone (its ``414`` and ``431`` said as before).
@@ -114,7 +116,7 @@ try:
 except ImportError:  # built without a C compiler (setup.py)
     FAST_ANSWER = None
 else:
-    _fasthead.configure(*KNOWN_WIRE_PARTS)
+    _fasthead.configure(*KNOWN_WIRE_PARTS, Entity)
     FAST_ANSWER = _fasthead.answer
     _FAST_READ, _FAST_TARGET, _FAST_FIELDS = _fasthead.MAX_READ, _fasthead.MAX_TARGET, _fasthead.MAX_FIELDS
 
@@ -770,8 +772,8 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
     json_logs: bool = False
     #: The peers whose ``X-Forwarded-*`` fields say the scheme, host and client (:mod:`pdi.server.http.forwarded`).
     trusted: TrustedProxies = NO_PROXIES
-    #: The compiled answer of N2L's ``302`` and a ``304`` from the facts (:data:`FAST_ANSWER`; ``None``: every read
-    #: parsed by ``httptools``).
+    #: The compiled answer of N2L's ``302``, a ``304`` from the facts and a kept N2R's ``200`` (:data:`FAST_ANSWER`;
+    #: ``None``: every read parsed by ``httptools``).
     fast_answer: FastAnswer | None = FAST_ANSWER
     #: The connections each client address holds open in this worker (:meth:`connection_made`), made anew for
     #: each worker's protocol by :func:`answering_protocol`.
@@ -836,8 +838,9 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
 
     def data_received(self, data: bytes) -> None:
         """A read that is exactly one request head the compiled path answers (N2L's ``302`` or a ``304`` from the
-        name's fact, :mod:`pdi.server.process._fasthead`), when nothing of a request is being read or answered on
-        the connection: written at once, as :meth:`_answer_from_cache` writes it; any other, read as before."""
+        name's fact, an N2R's ``200`` from its whole answer kept: :mod:`pdi.server.process._fasthead`), when
+        nothing of a request is being read or answered on the connection: written at once, as
+        :meth:`_answer_from_cache` writes it; any other, read as before."""
         fast = self._fast
         if fast is not None and self._in_head and not self._head_seen and self.refusal is None:
             cycle = self.cycle
@@ -852,9 +855,9 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
                 sent = fast(data, self._facts, self._entries, self._origin, _defaults[1])
                 if sent is not None:
                     self._idle_due = None
-                    wire, method, status = sent
+                    wire, method, status, octets = sent
                     self.transport.write(wire)
-                    count_cached_answer(self.loop, method, status, 0, True)
+                    count_cached_answer(self.loop, method, status, octets, True)
                     # what HttpProtocol does once a response is complete: count it, wait for the next request
                     self.cycle = _ANSWERED
                     self.server_state.total_requests += 1
