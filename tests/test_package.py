@@ -282,6 +282,21 @@ def test_without_a_compiler_pdi_writes_the_mhtml_the_compiled_encoder_writes(
     assert compiled[1] and fallback[2] == compiled[2]
 
 
+def test_without_a_compiler_pdi_serve_reads_every_request_with_httptools(
+        no_compiler_wheel: tuple[Path, str], tmp_path: Path) -> None:
+    # the same answers (tests/server/test_server_fasthead.py compares two servers, with and without the module)
+    wheel, _ = no_compiler_wheel
+    with zipfile.ZipFile(wheel) as zf:
+        zf.extractall(tmp_path)
+    probe = ("import json, pdi; from pdi.server.process import connection as c;"
+             " print(json.dumps([pdi.__file__, c.FAST_ANSWER is None]))")
+    fallback, compiled = (
+        json.loads(run([sys.executable, "-c", probe], env={**clean_env(), "PYTHONPATH": str(where)}).stdout)
+        for where in (tmp_path, Path(pdi.__file__).parents[1]))
+    assert Path(fallback[0]).is_relative_to(tmp_path) and fallback[1]
+    assert not compiled[1]
+
+
 # --- pipx install ---------------------------------------------------------------------------------------------
 
 

@@ -47,7 +47,10 @@ from it — the cache holds only answers anyone may read — but is sent
 serve``'s HTTP/1.1 connections: as soon as a request's head is parsed, an
 answer the cache holds is written to the connection at once, without an
 ASGI request cycle (a task, the middleware, Starlette), which is most of
-what a small answer costs — twice the requests a second, half the latency.
+what a small answer costs — twice the requests a second, half the latency;
+and a read that is one plain request head of a strict shape, answered by a
+fact or a whole answer kept here, is answered in C from :attr:`ResponseCache.tables`
+without the parser's callbacks (:mod:`pdi.server.process._fasthead`).
 It steps aside (the ASGI path answers, from the same cache) whenever the
 request is not the plain case: another request still being answered on the
 connection, the client not reading what was written (the connection's
