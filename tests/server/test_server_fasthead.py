@@ -389,6 +389,25 @@ def test_the_answers_are_the_python_paths_octets_and_touch_the_fact(loop: asynci
         pair.feed(read)
 
 
+def test_a_head_the_compiled_path_reads_waits_as_the_python_paths_does(loop: asyncio.AbstractEventLoop) -> None:
+    pair = Pair(_cache(), loop)
+    read = b"GET /uri-res/N2L?%s HTTP/1.1\r\nHost: a\r\n\r\n" % next(iter(KNOWN))
+    for protocol, _ in pair.protocols:  # the client takes none of what is written: the app's, which waits
+        protocol.flow.write_paused = True
+    pair.feed(read)
+    assert [protocol.went_to_app for protocol, _ in pair.protocols] == [1, 1]
+    for protocol, _ in pair.protocols:
+        protocol.flow.write_paused = False
+    written, _ = pair.feed(read)  # after the app's answer: httptools reads it, and the cache answers
+    assert written[-1].startswith(b"HTTP/1.1 302 Found\r\n")
+    written, _ = pair.feed(read)  # after the cache's: the compiled path
+    state = pair.protocols[0][0].server_state
+    state.default_headers = [(b"date", b"Sun, 29 Nov 2026 05:00:00 GMT"), (b"server", b"pdi")]  # a second later
+    written, _ = pair.feed(read)
+    assert written[-1].startswith(b"HTTP/1.1 302 Found\r\ndate: Sun, 29 Nov 2026 05:00:00 GMT\r\nserver: pdi\r\n")
+    assert state.total_requests == 2 * 3
+
+
 def test_what_is_configured_off_the_plain_path_is_never_answered_by_the_compiled_path(
         loop: asyncio.AbstractEventLoop) -> None:
     from pdi.server.http.forwarded import TrustedProxies

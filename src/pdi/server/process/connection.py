@@ -848,16 +848,19 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         :meth:`_answer_from_cache` writes it; any other, read as before."""
         fast = self._fast
         if fast is not None and self._in_head and not self._head_seen and self.refusal is None:
+            # asked first, the rest only of a read it answers (most reads it declines cost that look alone); what
+            # it touched of the cache is only which entry was used last
+            sent = fast(data, self._facts, self._entries, self._origin, _defaults[1])
             cycle = self.cycle
             limit = self.limit_concurrency
-            cache = self.cache
-            if ((cycle is None or cycle is _ANSWERED) and not self.pipeline and not self.flow.write_paused
+            if (sent is not None and (cycle is None or cycle is _ANSWERED) and not self.pipeline
+                    and not self.flow.write_paused
                     and (limit is None or max(len(self.connections), len(self.tasks)) < limit)
-                    and cache is not None and cache.fresh):
+                    and self.cache is not None and self.cache.fresh):
                 defaults = self.server_state.default_headers
-                if defaults is not _defaults[0]:  # uvicorn makes them anew each second (the Date)
+                if defaults is not _defaults[0]:  # uvicorn makes them anew each second (the Date): made again
                     _defaults[:] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults)
-                sent = fast(data, self._facts, self._entries, self._origin, _defaults[1])
+                    sent = fast(data, self._facts, self._entries, self._origin, _defaults[1])
                 if sent is not None:
                     self._idle_due = None
                     wire, method, status, octets = sent
@@ -869,7 +872,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
                     self.keep_alive()
                     self._arm()
                     return
-        super().data_received(data)
+        _read(self, data)
 
     def connection_lost(self, exc: Exception | None) -> None:
         for counts, peer in ((self.clients, self._counted), (self.refused, self._refused)):
@@ -1007,6 +1010,10 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
             return sent
         found = respond(made, *fields)
         return None if found is None else _lines(found)
+
+
+#: How a read the compiled path does not answer is read: as the guarded protocol reads it (one call, no ``super()``).
+_read = GuardedHttpToolsProtocol.data_received
 
 
 def _lines(found: tuple[int, Headers, bytes]) -> tuple[int, bytes, bytes]:
