@@ -99,6 +99,9 @@ class Transport(asyncio.Transport):
     def close(self) -> None:
         self.closed = True
 
+    def can_write_eof(self) -> bool:  # a refusal closes at once, not in stages (nothing here reads after it)
+        return False
+
     def abort(self) -> None:
         self.closed = True
 
