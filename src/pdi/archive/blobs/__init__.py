@@ -357,8 +357,11 @@ class ChunkedReader(Closing):
         for _ in self.chunks(start, end):
             pass
 
-    def verify(self) -> None:
-        """Check every chunk, and the whole SHA-256 from the same read."""
+    def verify(self, *, remembered: bool = False) -> None:
+        """Check every chunk, and the whole SHA-256 from the same read.
+
+        ``remembered``: nothing is read where the reader's fixity memo holds every chunk verified for the file
+        unchanged (:class:`FileReader`; a reader with no memo checks every chunk whatever it is asked)."""
         digest = hashlib.sha256()
         size = 0
         for piece in self.chunks():
@@ -408,7 +411,7 @@ class FileReader(ChunkedReader):
     (``fstat`` on this reader's descriptor, before each chunk), is not
     hashed again, and :meth:`verify_range` of chunks all remembered reads
     nothing; each chunk this reader verifies is remembered. :meth:`verify`
-    always hashes every chunk.
+    hashes every chunk, unless asked to trust a memo that holds them all.
     """
 
     def __init__(self, info: BlobInfo, path: str, *, name: str, memo: FixityMemo | None = None) -> None:
@@ -473,10 +476,10 @@ class FileReader(ChunkedReader):
 
     def _chunk(self, index: int) -> bytes:
         memo = self.memo
-        if memo is None or not self._trust:
+        if memo is None:
             return super()._chunk(index)
         before = self.identity()
-        if memo.holds(self.info.sha256, before, index, index):
+        if self._trust and memo.holds(self.info.sha256, before, index, index):
             size = self.info.chunk_size
             offset = index * size
             return self._raw(offset, min(size, self.info.size - offset))
@@ -488,8 +491,12 @@ class FileReader(ChunkedReader):
         memo.note(self.info.sha256, before, index, self.info.chunk_count())
         return piece
 
-    def verify(self) -> None:
-        """Check every chunk, hashing each whatever the memo holds, and the whole SHA-256 from the same read."""
+    def verify(self, *, remembered: bool = False) -> None:
+        """Check every chunk, hashing each whatever the memo holds (and remembering it), and the whole SHA-256 from
+        the same read; with ``remembered``, nothing is read when the memo holds every chunk verified for the file
+        as it is now (:meth:`trusted`), as :meth:`verify_range` does."""
+        if remembered and self.trusted(0, self.size) is not None:
+            return
         self._trust = False
         try:
             super().verify()
@@ -657,7 +664,8 @@ def mapped(reader: ChunkedReader) -> Iterator[bytes | mmap.mmap]:
     """The blob's octets as a buffer a fragment evaluator can index: a read-only memory map where possible.
 
     Octets read through a map are not verified as they are touched:
-    :func:`verify_selected` checks the chunks a selection came from. A map is a
+    :func:`verify_selected` checks the chunks a selection came from. A map of the blob's file is of the reader's
+    own descriptor (:class:`FileReader`), so a file put in its place meanwhile is not what is read. A map is a
     :class:`~pdi.fragments.results.MappedFile` (of the blob's file, or of a temporary copy of its chunks where the
     store keeps no file): a child process that reads the octets (libvips' crop) reads that file, not a copy.
     """
@@ -668,6 +676,10 @@ def mapped(reader: ChunkedReader) -> Iterator[bytes | mmap.mmap]:
         return
     if reader.path is None and reader.size <= IN_MEMORY:
         yield reader.read()
+        return
+    if isinstance(reader, FileReader):
+        with MappedFile.of(reader.fd) as mapped:
+            yield mapped
         return
     if reader.path is not None:
         with open(reader.path, "rb") as f, MappedFile.of(f.fileno()) as mapped:
@@ -689,7 +701,9 @@ def verify_selected(reader: ChunkedReader, result: FragmentResult | None) -> Non
     An image fragment is checked whole: ``rect`` answers the whole image; a
     crop by Pillow decodes the whole frame, reading the map where its decoder
     goes, which no one records; a crop by libvips is read by a child process
-    from the blob's file. A sound's (``sec``, ``msec``) is not evaluated on a
+    from the blob's file. Nothing is read again where the reader's fixity memo
+    holds every chunk verified for the file unchanged
+    (:meth:`FileReader.verify`'s ``remembered``), as for a PDF or an aggregate. A sound's (``sec``, ``msec``) is not evaluated on a
     map but on :class:`VerifiedOctets` (:mod:`pdi.archive.reading`): every
     chunk it reads is checked as it is read, and only those.
     """
@@ -699,4 +713,4 @@ def verify_selected(reader: ChunkedReader, result: FragmentResult | None) -> Non
         for r in result.ranges:
             reader.verify_range(r.byte_start, r.byte_end)
     elif result.region is not None or result.interval is not None:
-        reader.verify()
+        reader.verify(remembered=True)

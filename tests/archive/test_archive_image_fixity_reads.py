@@ -1,0 +1,177 @@
+"""What an image's ``rect``/``crop`` reads and hashes to check its blob, and that no less is checked.
+
+A crop is evaluated on the blob's octets and the blob is checked whole (every chunk against its digest). Where
+the store keeps a local file (the files store), a second crop of the same unchanged file trusts the chunks the
+fixity memo holds verified for it (``pdi.archive.blobs.memo``: the file's identity by ``fstat``, before the
+expiry), as a PDF's or an aggregate's fragment does: it hashed the whole blob again at each request. A file
+changed in place, or replaced, since is hashed again and refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import pdi.archive.blobs as blobs
+from pdi.archive import Archive, Resolved
+from pdi.archive.blobs import CHUNK_SIZE, FileReader, mapped
+from pdi.archive.blobs.memo import FixityMemo
+from pdi.errors import DamagedError
+from support.stored_blobs import blob_file, flip_octet
+
+S = "maps.library.example.us"
+WIDTH, HEIGHT = 1200, 1000
+
+
+def _noise_png() -> bytes:
+    """An RGB PNG of noise: it does not compress, so it is about ``WIDTH * HEIGHT * 3`` octets, several chunks."""
+    pixels = np.random.default_rng(11).integers(0, 256, (HEIGHT, WIDTH, 3), dtype=np.uint8)
+    out = io.BytesIO()
+    Image.fromarray(pixels).save(out, format="PNG", compress_level=1)
+    return out.getvalue()
+
+
+DATA = _noise_png()
+CHUNKS = -(-len(DATA) // CHUNK_SIZE)
+CROP = "#crop=(1,1),(20,20)"
+
+
+def _expected_crop() -> bytes:
+    """The crop's pixels, as Pillow reads them from the PNG we made (not through pdi)."""
+    return Image.open(io.BytesIO(DATA)).convert("RGB").crop((1, 1, 20, 20)).tobytes()
+
+
+def _pixels(answer: Resolved) -> bytes:
+    return Image.open(io.BytesIO(answer.data)).convert("RGB").tobytes()
+
+
+class _Counted:
+    """A SHA-256 that adds the octets it is given to its owner's count."""
+
+    def __init__(self, owner: CountingHashlib, data: Any = b"") -> None:
+        self._owner = owner
+        self._hash = hashlib.sha256()
+        self.update(data)
+
+    def update(self, data: Any) -> None:
+        self._owner.octets += memoryview(data).nbytes
+        self._hash.update(data)
+
+    def digest(self) -> bytes:
+        return self._hash.digest()
+
+    def hexdigest(self) -> str:
+        return self._hash.hexdigest()
+
+
+class CountingHashlib:
+    """Stands for ``hashlib`` in :mod:`pdi.archive.blobs`: how many octets the blob readers hash."""
+
+    def __init__(self) -> None:
+        self.octets = 0
+
+    def sha256(self, data: Any = b"") -> _Counted:
+        return _Counted(self, data)
+
+
+def _age(path: Path, seconds: float) -> None:
+    """Wait until the file's last change is ``seconds`` old (ctime cannot be set, only waited for)."""
+    while time.time_ns() - os.stat(path).st_ctime_ns < seconds * 1e9:
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def stored(tmp_path: Path) -> Iterator[tuple[Archive, str, Path]]:
+    """A files-store archive holding ``DATA`` as a blob file, with a fixity memo, the file past the racy window."""
+    archive = Archive.init(tmp_path / "archive")
+    archive.add_series(S)
+    name = str(archive.add(S, DATA, format="png"))
+    path = blob_file(archive.location, hashlib.sha256(DATA).hexdigest())
+    assert path.stat().st_size == len(DATA) and CHUNKS >= 3
+    archive.fixity_memo = FixityMemo(600, racy_seconds=0.1)
+    _age(path, 0.15)
+    try:
+        yield archive, name, path
+    finally:
+        archive.close()
+
+
+@pytest.mark.parametrize("scheme", ["crop", "rect"])
+def test_a_second_crop_of_an_unchanged_file_hashes_nothing_again(
+    stored: tuple[Archive, str, Path], monkeypatch: pytest.MonkeyPatch, scheme: str,
+) -> None:
+    archive, name, _ = stored
+    counter = CountingHashlib()
+    monkeypatch.setattr(blobs, "hashlib", counter)
+    first = archive.resolve(f"{name}#{scheme}=(1,1),(20,20)")
+    assert counter.octets >= len(DATA), "the first crop checks every octet"
+    counter.octets = 0
+    second = archive.resolve(f"{name}#{scheme}=(1,1),(20,20)")
+    assert counter.octets == 0, "every chunk was remembered verified, the file unchanged"
+    assert isinstance(first, Resolved) and isinstance(second, Resolved)
+    assert second.data == first.data
+    if scheme == "crop":
+        assert _pixels(second) == _expected_crop()
+    else:
+        assert second.data == DATA
+
+
+def test_without_a_memo_every_crop_checks_every_octet(
+    stored: tuple[Archive, str, Path], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    archive, name, _ = stored
+    archive.fixity_memo = None
+    counter = CountingHashlib()
+    monkeypatch.setattr(blobs, "hashlib", counter)
+    for _ in range(2):
+        counter.octets = 0
+        archive.resolve(name + CROP)
+        assert counter.octets >= len(DATA)
+
+
+def test_a_file_changed_in_place_after_a_crop_is_refused_at_the_next(stored: tuple[Archive, str, Path]) -> None:
+    archive, name, path = stored
+    assert _pixels(archive.resolve(name + CROP)) == _expected_crop()
+    inode = path.stat().st_ino
+    where = 2 * CHUNK_SIZE + 4321  # in the pixel data, far from the crop's rows: the decoder never needs it
+    flip_octet(archive.location, path.name, where)
+    assert path.stat().st_ino == inode, "written in place"
+    with pytest.raises(DamagedError, match=r"damaged: chunk 2 \(octets 2097152 to 3145727\)"):
+        archive.resolve(name + CROP)
+
+
+def test_a_file_replaced_after_a_crop_is_refused_at_the_next(stored: tuple[Archive, str, Path]) -> None:
+    archive, name, path = stored
+    assert _pixels(archive.resolve(name + CROP)) == _expected_crop()
+    where = CHUNK_SIZE + 99
+    damaged = DATA[:where] + bytes([DATA[where] ^ 0x10]) + DATA[where + 1:]
+    beside = path.with_name("replacement")
+    beside.write_bytes(damaged)
+    stat = path.stat()
+    os.utime(beside, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # the same size and mtime: only inode and ctime differ
+    os.replace(beside, path)
+    with pytest.raises(DamagedError, match=r"damaged: chunk 1 "):
+        archive.resolve(name + CROP)
+
+
+def test_the_map_is_of_the_file_the_reader_checks(stored: tuple[Archive, str, Path]) -> None:
+    """A blob file replaced between the reader's opening and the map's: the map holds the octets the reader's
+    chunks are checked from (its own descriptor), not the file now at the path."""
+    archive, name, path = stored
+    with archive.open_octets(name) as opened:
+        reader = opened.reader
+        assert isinstance(reader, FileReader)
+        beside = path.with_name("replacement")
+        beside.write_bytes(b"\0" * len(DATA))
+        os.replace(beside, path)
+        with mapped(reader) as octets:
+            assert octets[:len(DATA)] == DATA
