@@ -4,7 +4,9 @@ A crop is evaluated on the blob's octets and the blob is checked whole (every ch
 the store keeps a local file (the files store), a second crop of the same unchanged file trusts the chunks the
 fixity memo holds verified for it (``pdi.archive.blobs.memo``: the file's identity by ``fstat``, before the
 expiry), as a PDF's or an aggregate's fragment does: it hashed the whole blob again at each request. A file
-changed in place, or replaced, since is hashed again and refused.
+changed in place, or replaced, since is hashed again and refused. Where the store keeps none (PostgreSQL, S3),
+each chunk is checked as it is read into memory or copied to the temporary file the evaluator maps: the store is
+read once (it was read twice, the copy unchecked, then every chunk again to check it).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import hashlib
 import io
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +26,16 @@ from PIL import Image
 import pdi.archive.blobs as blobs
 from pdi.archive import Archive, Resolved
 from pdi.archive.blobs import CHUNK_SIZE, FileReader, mapped
+from pdi.archive.blobs.large_objects import LargeObjects
 from pdi.archive.blobs.memo import FixityMemo
+from pdi.archive.postgres import PostgresStore
 from pdi.errors import DamagedError
+from support.pgcluster import TemporaryCluster
 from support.stored_blobs import blob_file, flip_octet
 
 S = "maps.library.example.us"
 WIDTH, HEIGHT = 1200, 1000
+_schemas = iter(range(1, 1 << 20))
 
 
 def _noise_png() -> bytes:
@@ -175,3 +181,73 @@ def test_the_map_is_of_the_file_the_reader_checks(stored: tuple[Archive, str, Pa
         os.replace(beside, path)
         with mapped(reader) as octets:
             assert octets[:len(DATA)] == DATA
+
+
+# --- a store with no local file: PostgreSQL -------------------------------------------------------------------
+
+
+@pytest.fixture
+def pg(pg_cluster: TemporaryCluster) -> Iterator[tuple[Archive, str]]:
+    archive = Archive.init(pg_cluster.create_schema(f"pdi_image_reads_{next(_schemas)}"))
+    archive.add_series(S)
+    try:
+        yield archive, str(archive.add(S, DATA, format="png"))
+    finally:
+        archive.close()
+
+
+@pytest.fixture
+def store_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The octets each read of a blob's chunk rows brought back from PostgreSQL, in order."""
+    reads: list[int] = []
+    real = LargeObjects._part_reader
+
+    def counted(self: LargeObjects, upload: int, size: int, primary: bool) -> Callable[[int, int], bytes]:
+        read_raw = real(self, upload, size, primary)
+
+        def counting(offset: int, length: int) -> bytes:
+            piece = read_raw(offset, length)
+            reads.append(len(piece))
+            return piece
+
+        return counting
+
+    monkeypatch.setattr(LargeObjects, "_part_reader", counted)
+    return reads
+
+
+def _flip_part(archive: Archive, offset: int) -> None:
+    """Change one octet of the blob's chunk rows behind pdi's back, as bit rot would."""
+    store = archive.store
+    assert isinstance(store, PostgresStore)
+    (upload, n), = store._query(
+        "SELECT p.upload, p.n FROM blob_parts p JOIN blobs b ON b.upload = p.upload WHERE b.sha256 = ? AND p.n = ?",
+        (hashlib.sha256(DATA).hexdigest(), offset // CHUNK_SIZE),
+    )
+    store._query("UPDATE blob_parts SET data = set_byte(data, ?, get_byte(data, ?) # 1) WHERE upload = ? AND n = ?",
+                 (offset % CHUNK_SIZE, offset % CHUNK_SIZE, upload, n))
+
+
+@pytest.mark.parametrize("copied", [True, False], ids=["copied-to-a-file", "in-memory"])
+def test_a_crop_reads_a_blob_without_a_file_from_the_store_once(
+    pg: tuple[Archive, str], store_reads: list[int], monkeypatch: pytest.MonkeyPatch, copied: bool,
+) -> None:
+    archive, name = pg
+    if copied:  # a blob over the in-memory bound is copied to a temporary file and mapped
+        monkeypatch.setattr(blobs, "IN_MEMORY", CHUNK_SIZE)
+    answer = archive.resolve(name + CROP)
+    assert isinstance(answer, Resolved) and _pixels(answer) == _expected_crop()
+    assert sum(store_reads) == len(DATA), "each octet read from the store once"
+
+
+@pytest.mark.parametrize("copied", [True, False], ids=["copied-to-a-file", "in-memory"])
+def test_a_damaged_chunk_of_a_blob_without_a_file_is_found_as_it_is_read(
+    pg: tuple[Archive, str], store_reads: list[int], monkeypatch: pytest.MonkeyPatch, copied: bool,
+) -> None:
+    archive, name = pg
+    if copied:
+        monkeypatch.setattr(blobs, "IN_MEMORY", CHUNK_SIZE)
+    _flip_part(archive, 2 * CHUNK_SIZE + 17)
+    with pytest.raises(DamagedError, match=r"damaged: chunk 2 \(octets 2097152 to 3145727\)"):
+        archive.resolve(name + CROP)
+    assert sum(store_reads) <= 3 * CHUNK_SIZE, "refused at the damaged chunk, before any other was read"

@@ -25,6 +25,7 @@ from pdi.archive.blobs import (
     FileReader,
     RangedOctets,
     VerifiedOctets,
+    checked_as_given,
     file_reader,
     mapped,
     read_cached,
@@ -594,19 +595,22 @@ class Reading(ArchiveBase):
                 if len(octets) != record.size:  # a file cut short (or grown): before an index made for the size
                     raise DamagedError(f"the bytes of {record_name(record)} are cut short: {record.size} octets"
                                        f" recorded, {len(octets)} stored")
+                checked = checked_as_given(reader)  # no local file: each chunk was checked as it was read
                 try:
                     result = self._selected(record, octets, parsed.fragment, index)
                 except Exception as refusal:
-                    if scheme in ("rect", "crop") and formats.media_family(record.media_type) == "image":
+                    if not checked and scheme in ("rect", "crop") and formats.media_family(record.media_type) == "image":
                         _damage_behind(reader, refusal)
                     raise
-                if record.media_type.startswith(("multipart/", "message/")) or record.media_type == "application/pdf":
+                if checked:  # the store was read once, and nothing the evaluator was given is unchecked
+                    pass
+                elif record.media_type.startswith(("multipart/", "message/")) or record.media_type == "application/pdf":
                     # an aggregate's fragment is read from its parsed root part, a message's from its parsed
                     # body or part; a PDF's is answered whole (page=) or from its text layer, made from the
                     # whole and kept (its ranges are the layer's): every chunk checked (or remembered checked
                     # by this process, unchanged: the fixity memo)
                     reader.verify_range(0, reader.size)
-                else:
+                else:  # the chunks of the selected ranges; of an image's region all (none hashed again that the memo holds)
                     verify_selected(reader, result.fragment)
                 selected: object = result.data  # the map itself when a fragment selects it whole (rect)
                 if not isinstance(selected, bytes):

@@ -343,11 +343,6 @@ class ChunkedReader(Closing):
                 base = index * size
                 yield at, held[max(start - base, 0) : end - base]
 
-    def unverified(self) -> Iterator[bytes]:
-        """Every stored octet in order, not checked (to copy a blob whose reads are checked later by range)."""
-        for offset in range(0, self.info.size, READ_SIZE):
-            yield self._raw(offset, min(READ_SIZE, self.info.size - offset))
-
     def read(self, start: int = 0, end: int | None = None) -> bytes:
         """The octets ``[start, end)``, verified (hold only what you can hold)."""
         return b"".join(self.chunks(start, end))
@@ -663,11 +658,14 @@ class VerifiedOctets:
 def mapped(reader: ChunkedReader) -> Iterator[bytes | mmap.mmap]:
     """The blob's octets as a buffer a fragment evaluator can index: a read-only memory map where possible.
 
-    Octets read through a map are not verified as they are touched:
-    :func:`verify_selected` checks the chunks a selection came from. A map of the blob's file is of the reader's
-    own descriptor (:class:`FileReader`), so a file put in its place meanwhile is not what is read. A map is a
-    :class:`~pdi.fragments.results.MappedFile` (of the blob's file, or of a temporary copy of its chunks where the
-    store keeps no file): a child process that reads the octets (libvips' crop) reads that file, not a copy.
+    Where the store keeps the blob as a local file (:class:`FileReader`) its map is of the reader's own descriptor
+    (so a file put in its place meanwhile is not what is read), and octets read through it are not verified as they
+    are touched: :func:`verify_selected` checks the chunks a selection came from, after. Where the store keeps none
+    (PostgreSQL, S3: ``reader.path`` is ``None``), every chunk is checked as it is read from the store, into memory
+    or (past :data:`IN_MEMORY` octets) into a temporary file: the store is read once, no octet is given unchecked
+    and nothing is left to check after (:func:`checked_as_given`). A map is a
+    :class:`~pdi.fragments.results.MappedFile` (of the blob's file, or of the temporary copy of its chunks): a
+    child process that reads the octets (libvips' crop) reads that file, not a copy.
     """
     from pdi.fragments.results import MappedFile
 
@@ -688,11 +686,17 @@ def mapped(reader: ChunkedReader) -> Iterator[bytes | mmap.mmap]:
     import tempfile
 
     with tempfile.TemporaryFile(prefix="pdi-blob-") as spool:
-        for piece in reader.unverified():  # checked by range after the evaluation
+        for piece in reader.chunks():  # each chunk checked as it is copied (a damaged one: an IntegrityError here)
             spool.write(piece)
         spool.flush()
         with MappedFile.of(spool.fileno()) as mapped:
             yield mapped
+
+
+def checked_as_given(reader: ChunkedReader) -> bool:
+    """Whether every octet :func:`mapped` gives of ``reader``'s blob was checked as it was read (a store with no
+    local file: nothing to check after), rather than mapped from the blob's file unchecked."""
+    return reader.path is None
 
 
 def verify_selected(reader: ChunkedReader, result: FragmentResult | None) -> None:
