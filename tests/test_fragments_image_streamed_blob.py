@@ -12,20 +12,28 @@ process lowers to make the case cheap.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import io
+import mmap
+import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+import pytest
 from PIL import Image
 
-from pdi.archive import Archive
+from pdi.archive import Archive, reading
+from pdi.archive.blobs import ChunkedReader
 from pdi.fragments.image_streamed import crop_streamed
 from pdi.fragments.results import MappedFile
 from peak_memory import run_with_peak
 from support.big_image import write_grey_tiff
+from support.stored_blobs import blob_file
 
 S = "maps.library.example.us"
 SIDE = 27_000  # 729 million pixels, one octet each: a blob of 695 MiB
@@ -94,3 +102,39 @@ def test_a_map_of_an_unlinked_file_is_read_by_the_child_from_its_own_start(tmp_p
     assert cut == crop_streamed(data, (10, 5990, 20, 6000))
     with Image.open(io.BytesIO(cut)) as image:
         assert (np.asarray(image) == (np.arange(5990, 6000) % 251)[:, None]).all()
+
+
+def test_a_blob_file_replaced_after_it_is_opened_is_cropped_from_the_file_verified(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reader opens the blob's file; another file is then renamed to its path (a repair's copy, or anyone's)
+    before the octets are mapped. The crop (libvips, in its child) and the check of the chunks it came from read
+    the same file, the one opened first: the crop is of the octets deposited, not the replacement's, which the
+    check never read (rows 0 to 9 of the replacement are 0xEE where the deposit's row y is y mod 251)."""
+    tiff = tmp_path / "plan.tif"
+    width = 7000
+    write_grey_tiff(str(tiff), width, 6000)  # 42 million pixels: past a Pillow crop, cut by libvips
+    deposited = tiff.read_bytes()
+    location = tmp_path / "archive"
+    with Archive.init(str(location)) as archive, tiff.open("rb") as stream:
+        archive.add_series(S)
+        name = str(archive.add(S, stream, format="tiff"))
+    path = blob_file(location, hashlib.sha256(deposited).hexdigest())
+    replacement = tmp_path / "replacement.tif"
+    replacement.write_bytes(deposited[:8] + b"\xee" * (10 * width) + deposited[8 + 10 * width:])
+    real = reading.mapped
+    replaced = []
+
+    @contextlib.contextmanager
+    def replaced_then_mapped(reader: ChunkedReader) -> Iterator[bytes | mmap.mmap]:
+        os.replace(replacement, path)  # between the reader's open and the map
+        replaced.append(path)
+        with real(reader) as octets:
+            yield octets
+
+    monkeypatch.setattr(reading, "mapped", replaced_then_mapped)
+    with Archive.open(str(location)) as archive:
+        cut = archive.resolve(f"{name}#crop=(0,0),(10,10)").data
+    assert replaced == [path] and path.read_bytes()[8] == 0xEE
+    with Image.open(io.BytesIO(cut)) as image:
+        assert image.size == (10, 10)
+        assert (np.asarray(image) == np.arange(10)[:, None]).all()
