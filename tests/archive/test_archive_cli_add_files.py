@@ -88,18 +88,78 @@ def test_a_file_refused_in_the_middle_stops_there_the_ones_before_kept(location:
     assert run(location, "add", str(third), "-s", S).stdout.strip().endswith("/2.text.1")
 
 
-def test_a_missing_file_last_keeps_the_ones_before_and_exits_4(archive: str, tmp_path: Path) -> None:
+def test_a_missing_file_last_is_refused_before_any_is_deposited_exit_4(archive: str, tmp_path: Path) -> None:
+    """Every named file is looked at before the first deposit: a missing one last refuses the command, nothing of
+    the two before it deposited (they were, and printed, before it was found)."""
     files = []
     for n in range(2):
         files.append(tmp_path / f"{n}.txt")
         files[-1].write_bytes(f"file {n}\n".encode())
     missing = tmp_path / "gone.txt"
     refused = run(archive, "add", "-s", S, *map(str, files), str(missing), code=4)
-    names = refused.stdout.splitlines()
-    assert [n.rsplit("/", 1)[1] for n in names] == ["1.text.1", "2.text.1"]
-    assert refused.stderr == (f"pdi: not found: {missing}, file 3 of 3 (the 2 before it deposited, their names"
-                              f" printed): cannot read {missing}: no such file\n")
-    assert sorted(_stored(archive)) == sorted(zip(names, map(_sha256, files), strict=True))
+    assert refused.stdout == ""
+    assert refused.stderr == (f"pdi: not found: 1 of the 3 files cannot be read, so none was deposited:"
+                              f" {missing}: no such file\n")
+    assert _stored(archive) == []
+
+
+def test_every_file_that_cannot_be_read_is_named_before_any_is_deposited(archive: str, tmp_path: Path) -> None:
+    """A missing file, a socket (no file open(2) reads: ENXIO) and a name under a file (ENOTDIR) among good ones:
+    each is named, in the order given, with why; the exit status is the first one's (4: no such file); nothing is
+    deposited. The same command with the good files alone deposits them all."""
+    import socket
+
+    good = [tmp_path / "a.txt", tmp_path / "b.txt"]
+    for n, path in enumerate(good):
+        path.write_bytes(f"good {n}\n".encode())
+    missing = tmp_path / "gone.txt"
+    under = tmp_path / "a.txt" / "c.txt"
+    sock_path = tmp_path / "s.txt"
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(sock_path))
+        refused = run(archive, "add", "-s", S, str(good[0]), str(missing), str(good[1]), str(sock_path), str(under),
+                      code=4)
+        assert refused.stdout == ""
+        assert refused.stderr == (f"pdi: not found: 3 of the 5 files cannot be read, so none was deposited:"
+                                  f" {missing}: no such file; {sock_path}: a socket, not a file;"
+                                  f" {under}: no such file\n")
+        assert _stored(archive) == []
+        # a socket alone: a storage error as any file open(2) refuses (exit 8), said as one file's always was
+        refused = run(archive, "add", "-s", S, str(sock_path), code=8)
+        assert refused.stderr == f"pdi: storage error: cannot read {sock_path}: a socket, not a file\n"
+    added = run(archive, "add", "-s", S, *map(str, good))
+    assert [n.rsplit("/", 1)[1] for n in added.stdout.splitlines()] == ["1.text.1", "2.text.1"]
+
+
+def test_a_missing_file_alone_is_said_as_before(archive: str, tmp_path: Path) -> None:
+    missing = tmp_path / "gone.txt"
+    refused = run(archive, "add", "-s", S, str(missing), code=4)
+    assert refused.stderr == f"pdi: not found: cannot read {missing}: no such file\n"
+
+
+def test_a_named_pipe_is_taken_as_a_file_and_not_opened_before_its_turn(archive: str, tmp_path: Path) -> None:
+    """A FIFO (mkfifo, or a shell's process substitution) is not opened by the look before the first deposit: an
+    open and close there would let its writer's open return and its first write meet no reader (EPIPE)."""
+    import os
+    import threading
+
+    first = tmp_path / "first.txt"
+    first.write_bytes(b"first\n")
+    fifo = tmp_path / "piped.txt"
+    os.mkfifo(fifo)
+    written: list[int] = []
+
+    def writer() -> None:
+        with open(fifo, "wb") as out:  # blocks until the reader opens it, at its turn
+            written.append(out.write(b"through a pipe\n"))
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    added = run(archive, "add", "-s", S, str(first), str(fifo))
+    thread.join(10)
+    assert written == [15]
+    names = added.stdout.splitlines()
+    assert run(archive, "get", names[1]).stdout_bytes == b"through a pipe\n"
 
 
 def test_the_first_of_several_refused_deposits_nothing(archive: str, tmp_path: Path) -> None:
@@ -159,6 +219,10 @@ def test_standard_input_is_read_once_among_several(archive: str, tmp_path: Path)
     good.write_bytes(b"good\n")
     refused = run(archive, "add", "-s", S, "-f", "text", "-", str(good), "-", code=2)
     assert "Error: standard input ('-') can be read once only" in refused.stderr
+    # said before the format of '-' (which its name cannot tell): the usage error first
+    refused = run(archive, "add", "-s", S, "-", "-", code=2)
+    assert "Error: standard input ('-') can be read once only" in refused.stderr
+    assert "cannot tell the format" not in refused.stderr
     added = run(archive, "add", "-s", S, "-f", "text", str(good), "-", stdin=b"from a pipe\n")
     names = added.stdout.splitlines()
     assert run(archive, "get", names[1]).stdout_bytes == b"from a pipe\n"
@@ -178,6 +242,19 @@ def test_an_mbox_among_files_prints_a_line_a_message(archive: str, tmp_path: Pat
     added = run(archive, "add", "-s", S, str(tmp_path / "list.mbox"), str(note))
     assert [n.rsplit("/", 1)[1] for n in added.stdout.splitlines()] == [
         "mid:m0%40example%2Eorg.rfc822.1", "mid:m1%40example%2Eorg.rfc822.1", "1.text.1"], added.stdout
+
+    # refused after it: the count is of files deposited (1) and of names printed (3, the mbox's two and the note's)
+    bad = tmp_path / "bad.pdf"
+    bad.write_bytes(b"hello\n")
+    refused = run(archive, "add", "-s", S, "--serial", str(tmp_path / "list.mbox"), str(note), str(bad), code=3)
+    assert len(refused.stdout.splitlines()) == 3
+    said = refused.stderr.splitlines()[-1]  # (after the warnings of second names the mbox's messages got)
+    assert said.startswith(f"pdi: format check failed: {bad}, file 3 of 3 (the 2 before it deposited, their 3 names"
+                           " printed): the content is text/plain"), refused.stderr
+    refused = run(archive, "add", "-s", S, "--serial", str(tmp_path / "list.mbox"), str(bad), code=3)
+    assert refused.stderr.splitlines()[-1].startswith(
+        f"pdi: format check failed: {bad}, file 2 of 2 (the 1 before it deposited, its 2 names printed): the content"
+    ), refused.stderr
 
 
 def test_a_usage_error_of_a_file_in_the_middle_is_said_of_its_place(archive: str, tmp_path: Path) -> None:

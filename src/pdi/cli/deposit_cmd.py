@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import functools
 import io
 import itertools
@@ -178,8 +179,8 @@ def _source(path: str) -> str:
     return "standard input" if path == "-" else path
 
 
-def _print_deposit(deposit: Deposit, how_to_force: str) -> None:
-    """Print the names a deposit answers with; when it stored nothing, say so on stderr."""
+def _print_deposit(deposit: Deposit, how_to_force: str) -> int:
+    """Print the names a deposit answers with (how many); when it stored nothing, say so on stderr."""
     if deposit.unchanged:
         generic = dataclasses.replace(deposit[0], format=None, version=None).canonical()
         click.echo(
@@ -189,6 +190,7 @@ def _print_deposit(deposit: Deposit, how_to_force: str) -> None:
         )
     for name in deposit:
         click.echo(str(name))
+    return len(deposit)
 
 @click.command("add")
 @click.argument("files", metavar="FILE...", nargs=-1, required=True)
@@ -216,7 +218,8 @@ def add_cmd(
     Each FILE is a document of its own, deposited in turn (pdi add -s
     SERIES *.pdf): stdout has one line a file, in the order given: the
     name minted for it (an mbox: one line a message). Every file's format
-    is told from its name (or --format) before the first is deposited.
+    is told from its name (or --format), and every file that cannot be
+    read is named, before the first is deposited.
     Several files are not all or none (unlike an mbox): a file that is
     refused stops the command there; the files before it stay deposited,
     their names printed; the error names the file, its place and how many
@@ -251,25 +254,64 @@ def add_cmd(
     if len(files) > 1 and foreign_id is not None:
         raise click.UsageError(f"--id names one document, and {len(files)} files were given: give one FILE with"
                                " --id (several files are each named by the next daily serial)")
+    if files.count("-") > 1:  # a usage error before any file's (the format of '-' is never told by its name)
+        raise click.UsageError("standard input ('-') can be read once only")
     # every file's format, and a directory said, before the first is deposited
     tokens = [_guess_format(file) if format_ is None else _not_a_directory(file, format_) for file in files]
-    if files.count("-") > 1:
-        raise click.UsageError("standard input ('-') can be read once only")
+    _check_readable(files)  # and every file that cannot be read named
     with contextlib.ExitStack() as stack:
         opened = _opener(archive, stack)
         if len(files) > 1:
             opened()  # an archive that cannot be opened is said as itself, not as a file's refusal
+        printed = 0  # names printed so far (an mbox prints one a message)
         for number, (file, token) in enumerate(zip(files, tokens, strict=True), 1):
             try:
                 if token.lower() == "mbox":
-                    _add_mbox(file, series, foreign_id, serial, force, embargo, opened)
+                    printed += _add_mbox(file, series, foreign_id, serial, force, embargo, opened)
                 else:
-                    _add_file(file, token, format_ is not None, series, foreign_id, charset, force, progress,
-                              embargo, serial, opened)
+                    printed += _add_file(file, token, format_ is not None, series, foreign_id, charset, force,
+                                         progress, embargo, serial, opened)
             except (PDIError, click.ClickException) as exc:
                 if len(files) == 1:
                     raise
-                raise _said_of_place(exc, file, number, len(files)) from None
+                raise _said_of_place(exc, file, number, len(files), printed) from None
+
+
+def _unreadable(path: str) -> tuple[type[PDIError], str] | None:
+    """Why ``path`` (not ``-``, not a directory) cannot be read as a file to deposit, with the class of that
+    refusal (:class:`NotFoundError` for no such file, else :class:`StoreError`, as opening it at its turn says),
+    or ``None``. A regular file is opened and closed (what open(2) says, whoever runs pdi: root reads a file of
+    mode 000); a named pipe or a character device (``/dev/stdin``, a shell's ``<(…)``) is not opened before its
+    turn (an open and close would let a pipe's writer write to no reader), only its permission asked."""
+    try:
+        mode = os.stat(path).st_mode
+        if stat.S_ISSOCK(mode):
+            return StoreError, "a socket, not a file"
+        if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
+            if not os.access(path, os.R_OK):
+                return StoreError, os.strerror(errno.EACCES)
+            return None
+        os.close(os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK))
+    except (FileNotFoundError, NotADirectoryError):
+        return NotFoundError, "no such file"
+    except OSError as exc:
+        return StoreError, exc.strerror or str(exc)
+    return None
+
+
+def _check_readable(files: tuple[str, ...]) -> None:
+    """Refuse, before the first file is deposited, every one of ``files`` that cannot be read (one file: as opening
+    it says, ``cannot read a.pdf: no such file``; several: each named, in the order given, the refusal of the first
+    one's class: exit 4 where it is missing, else 8). A file removed or locked after this look is still refused at
+    its turn, by its opening."""
+    bad = [(file, *why) for file in files if file != "-" and (why := _unreadable(file)) is not None]
+    if not bad:
+        return
+    kind = bad[0][1]
+    if len(files) == 1:
+        raise kind(f"cannot read {files[0]}: {bad[0][2]}")
+    raise kind(f"{len(bad)} of the {len(files)} files cannot be read, so none was deposited: "
+               + "; ".join(f"{file}: {why}" for file, _, why in bad))
 
 
 def _opener(location: str, stack: contextlib.ExitStack) -> Callable[[], Archive]:
@@ -283,14 +325,17 @@ def _opener(location: str, stack: contextlib.ExitStack) -> Callable[[], Archive]
 
 
 def _said_of_place(
-    exc: PDIError | click.ClickException, file: str, number: int, of: int,
+    exc: PDIError | click.ClickException, file: str, number: int, of: int, printed: int,
 ) -> PDIError | click.ClickException:
     """The refusal of file ``number`` (from 1) of ``of`` given to one ``pdi add``, said of it: its name, its place,
     how many were deposited before it and how many after it were not tried (``a.pdf, file 2 of 3 (the 1 before it
-    deposited, its name printed; the 1 after it not tried): …``), in place of the file's name that begins it."""
+    deposited, its name printed; the 1 after it not tried): …``), in place of the file's name that begins it. The
+    names ``printed`` are counted where they are not one a file (an mbox before it: ``the 2 before it deposited,
+    their 3 names printed``)."""
     before, after = number - 1, of - number
-    told = [f"the {before} before it deposited, {'its name' if before == 1 else 'their names'} printed"
-            if before else "none before it"]
+    names = ("its name" if before == 1 else "their names") if printed == before else (
+        f"{'its' if before == 1 else 'their'} {printed} names")
+    told = [f"the {before} before it deposited, {names} printed" if before else "none before it"]
     if after:
         told.append(f"the {after} after it not tried")
     place = f"{_source(file)}, file {number} of {of} ({'; '.join(told)}): "
@@ -306,8 +351,9 @@ def _said_of_place(
 def _add_file(
     file: str, token: str, format_given: bool, series: str, foreign_id: str | None, charset: str | None,
     force: bool, progress: bool | None, embargo: str | None, serial: bool, opened: Callable[[], Archive],
-) -> None:
-    """`pdi add FILE` of one file that is not an mbox: deposited as ``token``, its name printed."""
+) -> int:
+    """`pdi add FILE` of one file that is not an mbox: deposited as ``token``, its name printed (how many names:
+    one)."""
     if serial and foreign_id is not None:
         raise click.UsageError("--serial and --id name the document two ways: give one")
     with contextlib.ExitStack() as stack:
@@ -338,9 +384,10 @@ def _add_file(
         except ImmutabilityError as exc:  # the octets of a withdrawn version under --id: a forced version holds them
             raise exc.forced_by("pdi version --force deposits them as a new version") from None
         earlier = archive.held_the_same_day(deposit)
-    _print_deposit(deposit, "pdi version --force deposits them as a new version")
+    printed = _print_deposit(deposit, "pdi version --force deposits them as a new version")
     if earlier is not None:
         click.echo(_second_name_warning(deposit[0], earlier, foreign_id is not None), err=True)
+    return printed
 
 
 def _guessed_xml(token: str) -> bool:
@@ -396,9 +443,9 @@ MBOX_UP_TO = 256 << 20
 def _add_mbox(
     file: str, series: str, foreign_id: str | None, serial: bool, force: bool, embargo: str | None,
     opened: Callable[[], Archive],
-) -> None:
+) -> int:
     """`pdi add FILE.mbox`: each message of the mbox a document of its own (format rfc822), all or none (``force``:
-    unchecked, all or none still).
+    unchecked, all or none still); how many names are printed.
 
     Each is named by its Message-ID (mid:ID) unless ``serial``; a message whose Message-ID an earlier one
     of the mbox had, or that has none, by the next serial.
@@ -444,11 +491,11 @@ def _add_mbox(
         # a message given a second permanent name is said so, as pdi add FILE says it of a file (one indexed
         # look-up a message minted now): an mbox added again with --serial mints every message again
         earlier = [archive.held_the_same_day(deposit) for deposit in deposits]
-    for deposit in deposits:
-        _print_deposit(deposit, "pdi version --force deposits them as a new version")
+    printed = sum(_print_deposit(deposit, "pdi version --force deposits them as a new version") for deposit in deposits)
     for place, deposit, held in zip(places, deposits, earlier, strict=True):
         if held is not None:
             click.echo(_second_name_warning(deposit[0], held, not serial, place), err=True)
+    return printed
 
 
 def _said_of_file(messages: Iterator[MboxMessage], source: str) -> Iterator[MboxMessage]:
