@@ -51,9 +51,12 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import fcntl
 import functools
 import http
 import re
+import sys
+import termios
 import time
 import uuid
 from collections.abc import Callable
@@ -209,6 +212,13 @@ LINGER_OCTETS: Final = 4 * 1024 * 1024
 #: lingering one is a place of the worker's connections: unbounded, a client that left them open took every place
 #: two seconds at a time (found in review, 2026-11-29).
 REFUSED_LINGERING: Final = 4
+#: How often a staged close looks whether its client has taken the answers before the refusal, before its linger
+#: begins (:meth:`GuardedHttpToolsProtocol._draining`): neither the transport nor the kernel says when the last
+#: octet is acknowledged.
+_DRAIN_POLL: Final = 0.1
+#: ``SIOCOUTQ`` (Linux: the same number as ``TIOCOUTQ``): the octets a TCP socket's send queue holds, not yet
+#: acknowledged by the peer (tcp(7)); ``None`` where the system has no such request.
+_OUTQ: Final = getattr(termios, "TIOCOUTQ", None) if sys.platform == "linux" else None
 
 #: How many of a request's first octets tell a malformed request line from an unknown method: the longest method
 #: llhttp knows (``VERSION-CONTROL``, 15 octets) and the octet after it, with room for the empty lines before it.
@@ -318,6 +328,10 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         #: not lingering).
         self._linger_timer: asyncio.TimerHandle | None = None
         self._lingered: int | None = None
+        #: While a staged close waits for the client to take the answers (:meth:`_draining`): the octets it had
+        #: not taken when it last took some, and when that was.
+        self._untaken = 0
+        self._untaken_since = 0.0
         #: A refusal waiting for the answers before it on the connection (:meth:`_refuse`).
         self._deferred: bytes | None = None
         #: The timer of the request-head deadline, and when the deadline is (``None``: disarmed). Arming it again
@@ -633,7 +647,10 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         :attr:`linger_octets` were dropped, or :attr:`linger_seconds` passed, whichever comes first: then closed
         (``abort``). A close with octets unread makes the kernel answer with a reset, which drops what the client
         had not yet read of the answer (found by probing, 2026-11-29: requests pipelined past the bound, and a
-        megabyte more, were answered with a reset and no ``503``)."""
+        megabyte more, were answered with a reset and no ``503``). The linger's time and octets count from when
+        the client has taken every octet written (:meth:`_draining`): counted from the refusal's write, a client
+        slow to read a large answer before it lost the answer's tail and the refusal (found in review,
+        2026-11-29)."""
         transport = self.transport
         if transport.is_closing() or self._lingered is not None:
             return
@@ -647,10 +664,53 @@ class GuardedHttpToolsProtocol(HttpProtocol):
             return
         self.flow.read_stopped = self.flow.read_paused = False
         transport.resume_reading()
-        self._linger_timer = self.loop.call_later(self.linger_seconds, self._lingered_enough)
+        self._untaken = self._unsent()
+        if self._untaken:  # the answers not yet all taken: the linger starts once they are (:meth:`_draining`)
+            self._untaken_since = self.loop.time()
+            self._linger_timer = self.loop.call_later(_DRAIN_POLL, self._draining)
+        else:
+            self._linger_timer = self.loop.call_later(self.linger_seconds, self._lingered_enough)
+
+    def _unsent(self) -> int:
+        """The octets written to the connection that its client has not yet taken: those its transport holds, and
+        those its kernel does (``SIOCOUTQ``: sent and not yet acknowledged, or not yet sent; where the system cannot
+        say, none)."""
+        held = self.transport.get_write_buffer_size()
+        sock = self.transport.get_extra_info("socket")
+        if sock is None or _OUTQ is None:
+            return held
+        try:
+            queued = fcntl.ioctl(sock.fileno(), _OUTQ, b"\0\0\0\0")
+        except (OSError, ValueError):  # closed meanwhile, or no TCP socket
+            return held
+        return held + int.from_bytes(queued, sys.byteorder, signed=True)
+
+    def _draining(self) -> None:
+        """A staged close waiting for the client to take the answers before it (:meth:`_linger`): once every octet
+        is taken, the linger begins (:attr:`linger_seconds`, what is read meanwhile counted afresh against
+        :attr:`linger_octets`); a client that took none for :attr:`send_seconds` is dropped, as a client taking none
+        of any answer is (:meth:`_send_stalled`), with what it left."""
+        self._linger_timer = None
+        if self.transport.is_closing():
+            return
+        now = self.loop.time()
+        untaken = self._unsent()
+        if untaken <= 0:
+            self._lingered = 0
+            self._linger_timer = self.loop.call_later(self.linger_seconds, self._lingered_enough)
+            return
+        if untaken < self._untaken:  # the client took some: as long again from now
+            self._untaken, self._untaken_since = untaken, now
+        elif now - self._untaken_since >= self.send_seconds:
+            _DROPPED.say_line(self.logger, "dropped the connection of %s: it took none of an answer's %d octets in %g s%s",
+                              self.client[0] if self.client else None, untaken, self.send_seconds)
+            self.transport.abort()
+            return
+        self._linger_timer = self.loop.call_later(_DRAIN_POLL, self._draining)
 
     def _lingered_enough(self) -> None:
-        """:attr:`linger_seconds` after a staged close began (:meth:`_linger`): closed, whatever the client does."""
+        """:attr:`linger_seconds` after the client took the last octet of the answers (:meth:`_linger`): closed,
+        whatever the client does."""
         self._linger_timer = None
         if not self.transport.is_closing():
             self.transport.abort()
