@@ -420,6 +420,31 @@ def test_a_malformed_request_line_is_400_and_an_unknown_method_501(echo: tuple[i
     assert calls == ["GET"]
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(empty=st.integers(0, 3000), cut=st.integers(0, 6000), line=st.sampled_from(
+    [(b"BREW /echo HTTP/1.1", 501), (b"GET\t/echo HTTP/1.1", 400)]), after=st.booleans())
+def test_empty_lines_before_a_request_line_do_not_change_its_refusal(
+        echo: tuple[int, list[str]], empty: int, cut: int, line: tuple[bytes, int], after: bool) -> None:
+    """RFC 9112 §2.2: a server SHOULD ignore empty lines before a request line; llhttp skips any number of them.
+    However many come (more than the first octets peeked at: 33 filled them, and ``BREW`` was "it starts with ''",
+    400), and however TCP cuts them, an unknown method is still ``501`` and a malformed line ``400``; the same after
+    an answered request in the same read."""
+    port, _ = echo
+    text, status = line
+    before = b"GET /echo HTTP/1.1\r\nHost: h\r\n\r\n" if after else b""
+    octets = before + b"\r\n" * empty + text + b"\r\nHost: h\r\n\r\n"
+    cut = min(cut, len(octets))
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
+        conn.sendall(octets[:cut])
+        time.sleep(0.01)
+        conn.sendall(octets[cut:])
+        answer = _read_all(conn)
+    if after:
+        assert answer.startswith(b"HTTP/1.1 200 "), answer[:200]
+        answer = answer[answer.index(b"HTTP/1.1 ", 1):]
+    assert ("RFC 9110 §9.1" if status == 501 else "RFC 9112 §3") in _problem(answer, status), (empty, cut)
+
+
 def test_http_1_0_keep_alive_is_answered_connection_close(ports: tuple[int, int, int]) -> None:
     """RFC 9112 §9.3: of an HTTP/1.0 request, ``Connection: keep-alive`` is honoured at the recipient's choice;
     pdi serve does not, and says so in the answer (``Connection: close``), then closes; nginx keeps it and says

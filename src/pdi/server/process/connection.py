@@ -221,10 +221,20 @@ _DRAIN_POLL: Final = 0.1
 _OUTQ: Final = getattr(termios, "TIOCOUTQ", None) if sys.platform == "linux" else None
 
 #: How many of a request's first octets tell a malformed request line from an unknown method: the longest method
-#: llhttp knows (``VERSION-CONTROL``, 15 octets) and the octet after it, with room for the empty lines before it.
+#: llhttp knows (``VERSION-CONTROL``, 15 octets) and the octet after it, with room to spare; counted after the
+#: empty lines before it (:data:`_EMPTY_LINES`).
 _LINE_PEEK: Final = 64
+#: The empty lines before a request line (RFC 9112 §2.2: a server SHOULD ignore them; llhttp skips any number of CR
+#: and LF there), which the peek leaves out: a request is refused by what follows them, however many they are.
+_EMPTY_LINES = re.compile(rb"[\r\n]*")
 #: RFC 9110 §5.6.2's ``token``: what a method is (RFC 9110 §9.1).
 _TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def _after_empty_lines(data: bytes) -> int:
+    """Where the empty lines ``data`` begins with end (:data:`_EMPTY_LINES`; 0 where there are none)."""
+    found = _EMPTY_LINES.match(data)
+    return 0 if found is None else found.end()
 
 
 def _method_refused(line: bytes) -> tuple[int, str]:
@@ -232,7 +242,7 @@ def _method_refused(line: bytes) -> tuple[int, str]:
     is a token followed by a space is one this server does not know (RFC 9110 §9.1: ``501``); anything else is not
     a request line (RFC 9112 §3: ``method SP request-target SP HTTP-version``, and "Recipients of an invalid
     request-line SHOULD respond with either a 400 (Bad Request) error or a 301 (Moved Permanently) redirect")."""
-    line = line[:_LINE_PEEK].lstrip(b"\r\n")  # the empty lines RFC 9112 §2.2 lets a request follow
+    line = line[_after_empty_lines(line):][:_LINE_PEEK]  # the empty lines RFC 9112 §2.2 lets a request follow
     method = _TOKEN.match(line)
     end = method.end() if method is not None else 0
     after = line[end:end + 1]
@@ -433,8 +443,12 @@ class GuardedHttpToolsProtocol(HttpProtocol):
             return
         while True:
             if self._in_head:
-                if not self._head_seen:  # a request's first octets (a slice: the read itself may be large)
-                    self._line = data[:_LINE_PEEK]
+                if not self._head_seen:
+                    self._line = b""
+                if not self._line:  # a request's first octets after the empty lines before it, however many (a
+                    # slice: the read itself may be large)
+                    start = _after_empty_lines(data)
+                    self._line = data[start:start + _LINE_PEEK]
                 elif len(self._line) < _LINE_PEEK:  # its line cut by TCP: the rest of its start, rarely
                     self._line += data[:_LINE_PEEK]
                 self._head_seen += len(data)
