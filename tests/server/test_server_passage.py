@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import html5lib
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -137,3 +139,36 @@ def marked_with(source: bytes, insertions: list[tuple[int, str]]) -> bytes:
         out += [source[last:at], markup.encode()]
         last = at
     return b"".join(out) + source[last:]
+
+
+_PIECE = re.compile(rb'<pdi-t data-at="(\d+)"(?: data-end="\d+")?>(.*?)</pdi-t>', re.S)
+
+
+@settings(max_examples=150, deadline=None)
+@example(["<p>", "a", "\r\n", "word", "</p>"], 20, 22)  # "a\r": it ends between the CR and the LF
+@given(st.lists(st.sampled_from([*_PIECES, "\r\n"]), max_size=25), st.integers(0, 400), st.integers(0, 400))
+def test_a_passage_marked_in_a_page_replayed_for_selection_leaves_its_pieces_counting(
+    pieces: list[str], a: int, b: int
+) -> None:
+    # A page opened at #char=a,b for selection: the passage's marks and the selection's pieces in one page. Each
+    # piece still holds the text of the CRLF-canonical source at its data-at (a selection's names count from it),
+    # no mark stands inside a piece, and the marks enclose the text they enclose in the page replayed without pieces.
+    from pdi.fragments.text.lines import to_crlf
+    from pdi.mhtml import Aggregate
+    from pdi.server.replay.origin import selection_marks
+
+    source = ("<!DOCTYPE html>\n" + "".join(pieces)).encode()
+    canonical = to_crlf(source.decode())
+    start, end = sorted((min(a, len(canonical)), min(b, len(canonical))))
+    result = evaluate("char", [start, end], source, media_type="text/html", charset="utf-8")
+    passage = passage_insertions(source, list(result.ranges), "char")
+    aggregate = Aggregate.parse(b"MIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n\r\n" + source)
+    page = marked_with(source, selection_marks(aggregate, passage)).split(b"<script>")[0]
+    for found in _PIECE.finditer(page):
+        text = to_crlf(found.group(2).decode())
+        assert b"pdi-mark" not in found.group(2)
+        assert canonical[int(found.group(1)):int(found.group(1)) + len(text)] == text
+    without_pieces = re.sub(rb'</?pdi-t[^>]*>| data-pdi-e="\d+"', b"", page)
+    assert re.sub(rb"</?pdi-mark[^>]*>|<style>pdi-mark[^<]*</style>", b"", without_pieces) == source
+    marks = re.compile(rb"<pdi-mark[^>]*>(.*?)</pdi-mark>", re.S)
+    assert [m.split() for m in marks.findall(without_pieces)] == [m.split() for m in marks.findall(marked(source, list(result.ranges), "char"))]

@@ -135,12 +135,12 @@ def test_the_resolver_origin_serves_no_replayed_page(served: Served) -> None:
 @pytest.mark.parametrize("query", ["", "%23char%3D0%2C10", "&select=1", "%23char%3D0%2C10&select=1"])
 def test_the_frame_src_of_a_replayed_page_is_its_own_frames_folder(served: Served, query: str) -> None:
     # the frame's src lies under frame-src (a CSP 3 source whose path ends in "/" matches as a prefix), and frame-src
-    # is that one name's folder on the replay origin: a page replayed for selection is named without its fragment
+    # is that one name's folder on the replay origin, its fragment kept: a page replayed for selection marks it too
     answer = httpx.get(f"{served.url}/view?pdi={_quoted(served.capture)}{query}", timeout=30)
     directives = dict(d.strip().split(" ", 1) for d in answer.headers["content-security-policy"].split(";"))
     frame = re.search(r'<iframe class="replay" src="([^"]+)"', answer.text)
     assert answer.status_code == 200 and frame is not None
-    name = served.capture + ("#char=0,10" if "char" in query and "select" not in query else "")
+    name = served.capture + ("#char=0,10" if "char" in query else "")
     assert directives["frame-src"] == f"{served.replay_url}/replay/{_quoted(name)}/"
     assert html.unescape(frame.group(1)).startswith(directives["frame-src"])
 

@@ -29,8 +29,13 @@ then runs one script of the replay origin's (allowed by its hash, the
 page's own still blocked) that reports what the reader selects, and this
 page names it ``#char=a,b`` and ``#elt=n,n`` once resolving each gave it back,
 each with a copy button and a link that opens it (the passage then marked in
-the replayed page). The space of the names is reserved from the start, so
-nothing above the frame moves while the reader drags.
+the replayed page). Opened at a fragment that it marks, this mode marks it too
+and shows that name in the PDI box at once (the panel's ``data-cited``), its
+other forms once the framed page tells the text and the element marked (the text
+fragment checked against ``data-cited-char``, the same characters as a
+``char`` name), until the reader selects something else; a fragment wholly
+past the end marks nothing, and a note under the banner says so. The space of
+the names is reserved from the start, so nothing above the frame moves while the reader drags.
 
 The rest of that policy: no script runs but the selection script (by its
 SHA-256, in ``&select=1`` alone), which asks the resolver alone; nothing
@@ -57,6 +62,7 @@ from pdi.archive import Archive, Generic
 from pdi.archive.access import current_reader
 from pdi.archive.store import RepresentationRecord
 from pdi.errors import PDIError
+from pdi.fragments import FragmentResult, past_end_message
 from pdi.identifier import PDI
 from pdi.server.pages.browse import document_title, record_generic, tab_title
 from pdi.server.pages.layout import (
@@ -71,7 +77,7 @@ from pdi.server.pages.layout import (
 from pdi.server.replay.origin import (
     AGGREGATE_TYPES,
     original_url,
-    passage_marks,
+    passage_result,
     read_page,
     replay_path,
     replayable,
@@ -81,7 +87,7 @@ from pdi.server.replay.origin import (
 STYLE = """
 html,body{height:100%} body{display:flex;flex-direction:column}
 main{max-width:none;margin:0;padding:0;flex:1;display:flex;flex-direction:column;min-height:0} main::before,main::after{display:none}
-main>p.version-banner{margin:0.5rem 1rem}
+main>p.version-banner{margin:0.5rem 1rem} main>p.note{margin:0.3rem 1rem}
 .replay-banner{display:flex;flex-wrap:wrap;gap:0.15rem 1.2rem;align-items:baseline;padding:0.3rem 1rem;
  background:#eef1f5;border-bottom:1px solid #c7ced8;font-size:0.9rem}
 .replay-banner h1{font-size:0.95rem;margin:0;overflow-wrap:anywhere}
@@ -121,6 +127,10 @@ class ReplaySite:
         host = request.url.hostname or "127.0.0.1"
         shown = f"[{host}]" if ":" in host else host
         return f"{request.url.scheme}://{shown}:{self.port}"
+
+
+#: What the status says while the Cite panel shows the name the page was opened at (as every viewer's says it).
+OPENED = "Shown: the name this page was opened at. Select something else to name that instead."
 
 
 #: The framing page's script: the frame is drawn with a focus ring while the focus is in the archived page (Chromium
@@ -166,9 +176,41 @@ SELECT_SCRIPT = """
   });
   function words(s) { return s.replace(/\\s+/g, " ").trim(); }
   function textOf(source) { return new DOMParser().parseFromString("<body>" + source, "text/html").body.textContent; }
+  // The name the page was opened at (data-cited: its passage resolved and marked), shown at once as a checked
+  // selection's name is, until the reader selects something else; its other forms once the frame tells the text
+  // and the element marked (pdiOpened), the text fragment checked against the same characters (data-cited-char).
+  const tools = document.querySelector(".select-tools");
+  const cited = tools.dataset.cited || "", citedChar = tools.dataset.citedChar || "";
+  if (cited) show(charName, cited);
   let asked = 0;
+  async function element(elt, mine) {  // the element's name, offered once it resolves
+    if (elt === null) return;
+    const name = base + "#elt=" + elt + "," + elt;
+    const ok = await fetch("/uri-res/N2R?" + query(name)).then((r) => r.ok, () => false);
+    if (mine === asked && ok) show(eltName, name);
+  }
+  // a browser's text fragment of the words `text`, offered once pdi reads it as the characters `chars` names
+  async function textForm(text, chars, mine) {
+    const said = words(text), enc = (t) => encodeURIComponent(t).replace(/-/g, "%2D");
+    const all = said.split(" "), tries = [];
+    if (said && said.length <= 120) tries.push(enc(said));
+    if (all.length > 8) tries.push(enc(all.slice(0, 4).join(" ")) + "," + enc(all.slice(-4).join(" ")));
+    for (const terms of chars ? tries : []) {
+      const alias = base + "#:~:text=" + terms;
+      const got = await fetch("/api/resolve?pdi=" + encodeURIComponent(alias)).then((r) => r.ok ? r.json() : null);
+      if (mine !== asked) return;
+      if (got && got.pdi === chars) { show(textName, alias); return; }
+    }
+    textName.placeholder = "none for this selection: its words stand first elsewhere, or it is not whole words";
+  }
   window.addEventListener("message", async function (event) {
-    if (event.source !== frame.contentWindow || !event.data || !event.data.pdiSelection) return;
+    if (event.source !== frame.contentWindow || !event.data) return;
+    if (event.data.pdiOpened && cited && asked === 0) {
+      const opened = event.data.pdiOpened;
+      await Promise.all([element(opened.elt, 0), textForm(String(opened.text), citedChar, 0)]);
+      return;
+    }
+    if (!event.data.pdiSelection) return;
     const chosen = event.data.pdiSelection, mine = ++asked;
     const names = [base + "#char=" + chosen.start + "," + chosen.end];
     if (chosen.elt !== null) names.push(base + "#elt=" + chosen.elt + "," + chosen.elt);
@@ -184,18 +226,7 @@ SELECT_SCRIPT = """
     show(eltName, names.length > 1 && answers[1] !== null ? names[1] : "");
     status.textContent = same ? "resolved: the name gives back the selected text" : "not offered: the name did not give back the selected text";
     if (!same) return;
-    // a browser's text fragment of the words selected, offered once pdi reads it as the same characters
-    const said = words(chosen.text), enc = (t) => encodeURIComponent(t).replace(/-/g, "%2D");
-    const all = said.split(" "), tries = [];
-    if (said && said.length <= 120) tries.push(enc(said));
-    if (all.length > 8) tries.push(enc(all.slice(0, 4).join(" ")) + "," + enc(all.slice(-4).join(" ")));
-    for (const terms of tries) {
-      const alias = base + "#:~:text=" + terms;
-      const got = await fetch("/api/resolve?pdi=" + encodeURIComponent(alias)).then((r) => r.ok ? r.json() : null);
-      if (mine !== asked) return;
-      if (got && got.pdi === names[0]) { show(textName, alias); return; }
-    }
-    textName.placeholder = "none for this selection: its words stand first elsewhere, or it is not whole words";
+    await textForm(chosen.text, names[0], mine);  // the words selected, as a browser's text fragment
   });
 })();
 """
@@ -220,8 +251,7 @@ def frame_page_policy(replay_origin: str, name: str, *, select: bool = False) ->
     (``connect-src 'self'``) in ``select`` mode and nothing without it. Only the resolver's own pages may frame it.
     """
     script, connect = (_SELECT_SOURCE, "'self'") if select else (_FOCUS_SOURCE, "'none'")
-    parsed = PDI.parse(name)
-    framed = replay_origin + replay_path(str(parsed.without_fragment() if select else parsed), "")
+    framed = replay_origin + replay_path(str(PDI.parse(name)), "")  # with its fragment: marked, in select mode too
     return (
         f"default-src 'self'; script-src {script}; connect-src {connect}; "
         f"frame-src {framed}; img-src 'self' data:; style-src 'self' 'unsafe-inline'; object-src 'none'; "
@@ -236,7 +266,8 @@ def render_replay_page(
 
     With ``select``, the page is replayed for selection (``/replay/<name>/select/…``):
     what the reader selects is named, ``#char=a,b`` of the CRLF-canonical source and the
-    ``#elt=n,n`` of the element that holds it, each resolved before it is shown.
+    ``#elt=n,n`` of the element that holds it, each resolved before it is shown; the passage
+    ``name``'s fragment selects is marked there too, and ``name`` is shown as the one it was opened at.
     """
     parsed = PDI.parse(name)
     located = archive.locate(parsed.without_fragment())
@@ -247,17 +278,24 @@ def render_replay_page(
     url = original_url(located)
     named_by_url = url is not None  # a capture's name holds its URL; a file deposited names it inside alone
     own_date = None
+    passage: FragmentResult | None = None  # what the fragment selects, when the page marks it
+    cited = cited_char = note = ""
     if url is None or parsed.fragment is not None:
         whole, aggregate = read_page(archive, str(parsed))
         own_date = aggregate.header("Date") if aggregate is not None else None
-        if parsed.fragment is not None:
-            passage_marks(aggregate, parsed, whole)  # a fragment that cannot be evaluated is said here, not in the frame
+        if parsed.fragment is not None:  # a fragment that cannot be evaluated is said here, not in the frame
+            found = passage_result(aggregate, parsed, whole)
+            passage = found[1] if found is not None else None
         url = original_url(whole, aggregate)
-    if select:
-        parsed = parsed.without_fragment()
-        frame = replay_origin + replay_path(str(parsed), "select/index.html")
-    else:
-        frame = replay_origin + replay_path(str(parsed)) + ("#pdi-passage" if parsed.fragment is not None else "")
+    if passage is not None and passage.past_end:  # nothing marked: the panel waits for a selection, and this says why
+        note = f'<p class="note" id="past-end">{esc(past_end_message(parsed, passage))}.</p>'
+        passage = None
+    elif passage is not None and select:  # the name opened at is shown in the panel, as its passage is marked
+        cited = str(parsed)
+        if len(passage.ranges) == 1:  # the same characters as a selection names them: a text fragment's check
+            cited_char = f"{parsed.without_fragment()}#char={passage.ranges[0].start},{passage.ranges[0].end}"
+    target = "#pdi-passage" if passage is not None else ""
+    frame = replay_origin + replay_path(str(parsed), "select/index.html" if select else "index.html") + target
     source = f"/view?pdi={quote(str(parsed), safe='')}&view=source"
     other = f"/view?pdi={quote(str(parsed), safe='')}" + ("" if select else "&select=1")
     captured = _captured(archive, parsed.without_fragment(), record)
@@ -293,9 +331,11 @@ def render_replay_page(
     # changes height when a name appears, so the page does not move under the reader's drag
     # (the status, the names' boxes and their copy buttons work by the script only: not drawn without one, which is
     # told how to name a passage instead)
+    data = (f' data-cited="{esc(cited)}"' + (f' data-cited-char="{esc(cited_char)}"' if cited_char else "")
+            if cited else "")
     tools = (
-        '<section class="select-tools" aria-label="Cite the selection"><p id="select-status" class="needs-script"'
-        ' role="status" aria-live="polite">Select text in the page to get its name.</p>'
+        f'<section class="select-tools" aria-label="Cite the selection"{data}><p id="select-status" class="needs-script"'
+        f' role="status" aria-live="polite">{OPENED if cited else "Select text in the page to get its name."}</p>'
         f'<noscript><p class="no-script">Naming a selection needs JavaScript: without it, open <a href="{esc(source)}">the source</a>,'
         " where the page's characters are counted as its PDI counts them, and write the passage's"
         " <code>#char=a,b</code> after the name in the Resolve box.</p></noscript>"
@@ -312,16 +352,17 @@ def render_replay_page(
     reader = current_reader.get()
     if reader is not None and reader.token is not None and not archive.readable_by_anyone(record):
         # the frame could only show the replay origin's refusal: it reads no sign-in (pdi.server.replay.origin)
-        note = (
+        private = (
             '<section class="not-replayed"><h2>Private captures are not replayed</h2><p>This capture is in a private'
             " series, or embargoed. The replay origin never reads your sign-in, so that an archived page can never be"
             f' shown or act as you. <a href="{esc(source)}">Show what is kept of it here</a> (its source, or its'
             " description and its bytes) instead.</p></section>"
         )
-        return page(tab, banner + note, style=STYLE, name=name)
+        return page(tab, banner + private, style=STYLE, name=name)
+    framed = parsed.without_fragment() if select else parsed  # a selection's names are of the page itself
     body = (
-        f'{banner}{tools}<iframe class="replay" src="{esc(frame)}" sandbox="{sandbox}" referrerpolicy="no-referrer"'
-        f' data-pdi="{esc(str(parsed))}" title="{esc(kind)} {esc(str(parsed))}"></iframe>'
+        f'{banner}{note}{tools}<iframe class="replay" src="{esc(frame)}" sandbox="{sandbox}" referrerpolicy="no-referrer"'
+        f' data-pdi="{esc(str(framed))}" title="{esc(kind)} {esc(str(parsed))}"></iframe>'
     )
     return page(tab, body, style=STYLE, name=name, script=FOCUS_SCRIPT + (SELECT_SCRIPT if select else ""))
 

@@ -151,7 +151,8 @@ PIECE = "pdi-t"
 
 
 def selection_insertions(
-    source: bytes, codec: str, skip: int, canonical_length: int, elements: Sequence[tuple[int, int]]
+    source: bytes, codec: str, skip: int, canonical_length: int, elements: Sequence[tuple[int, int]],
+    cuts: Iterable[int] = (),
 ) -> list[tuple[int, str]]:
     """Marks that carry source positions into a page, so a selection in it can be named (``char`` and ``elt``).
 
@@ -161,7 +162,9 @@ def selection_insertions(
     own, with ``data-end`` where it ends (a selection that cuts it takes it
     whole). The start tag of each of ``elements`` (``(start tag number,
     canonical position of its "<")``) gets ``data-pdi-e="number"`` after its
-    name. ``source`` is read with ``codec`` from byte ``skip`` (after a byte
+    name. A piece is cut in two at each of ``cuts`` (byte offsets) inside it:
+    where a passage's marks are written (:func:`with_passage`), so that no
+    mark ever stands inside a piece. ``source`` is read with ``codec`` from byte ``skip`` (after a byte
     order mark); ``canonical_length`` is the length of the CRLF-canonical
     text the fragment evaluators read: if the count made here does not come
     to it, the positions would be wrong, and an
@@ -183,6 +186,15 @@ def selection_insertions(
             at = ref.end()
         if at < b:
             pieces.append((at, b, False))
+    inside = sorted(set(cuts))
+    if inside:
+        split: list[tuple[int, int, bool]] = []
+        for a, b, reference in pieces:
+            for cut in ([] if reference else [c for c in inside if a < c < b]):
+                split.append((a, cut, False))
+                a = cut
+            split.append((a, b, reference))
+        pieces = split
     tags = [token.start() for token in _TOKEN.finditer(text) if _TAG_NAME.match(source, token.start())]
     points = sorted({skip, len(source), *tags, *(p for a, b, _ in pieces for p in (a, b))})
     canonical: dict[int, int] = {}
@@ -210,3 +222,13 @@ def selection_insertions(
         if name is not None:
             insertions.append((name.end(), f' data-pdi-e="{number}"'))
     return sorted(insertions, key=lambda item: (item[0], 0 if item[1] == f"</{PIECE}>" else 1))
+
+
+def with_passage(selection: Sequence[tuple[int, str]], passage: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The pieces of :func:`selection_insertions` (made with ``cuts`` at the places of ``passage``) and the marks of
+    :func:`passage_insertions` together, in order of place: at one place a piece ends, then the passage's marks are
+    written (in their order), then a piece starts; a mark is thus always between pieces, never inside one (a
+    selection's positions count each piece's text from its start), and a piece is inside a mark or outside it."""
+    ranked = [(place, 0 if markup == f"</{PIECE}>" else 2, i, markup) for i, (place, markup) in enumerate(selection)]
+    ranked += [(place, 1, i, markup) for i, (place, markup) in enumerate(passage)]
+    return [(place, markup) for place, _, _, markup in sorted(ranked)]

@@ -17,7 +17,9 @@ the root page, an aggregate's as an HTML document's) is marked in the root
 ``/replay/<name>/select/<file>`` serves the same page for selection: its text
 in pieces that carry their source positions, its start tags their numbers,
 and :data:`SELECT_SCRIPT`, the one script the CSP then allows (by its hash),
-which tells the framing page what the reader selects.
+which tells the framing page what the reader selects; a fragment of the name is
+marked there too (between the pieces), and the script tells the framing page its
+text and the element that holds it (the other forms of the name it was opened at).
 
 The replay app runs on its own origin (``pdi serve --replay-origin``, by
 default the next port of the same host): an archived page's script, if it
@@ -57,6 +59,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote, urlsplit
 
 import anyio.to_thread
@@ -88,6 +91,9 @@ from pdi.server.http.problems import HANDLERS, Options
 from pdi.server.http.readers import PRIVATE, Readers
 from pdi.server.process.limits import PacedAnswers, WorkLimits
 from pdi.server.protocol.entity_answers import shared_answer
+
+if TYPE_CHECKING:
+    from pdi.fragments import FragmentResult
 
 #: The media types replay shows as pages.
 AGGREGATE_TYPES = frozenset({"multipart/related"})
@@ -144,6 +150,18 @@ SELECT_SCRIPT = """
     told = key;
     parent.postMessage({pdiSelection: {start: start, end: end, text: selection.toString(), elt: elt}}, "*");
   });
+  // Opened at a passage (its marks written in): the framing page is told the text a reader selecting it would
+  // select and the element holding it (an element's fragment: that element), to offer its other forms.
+  const marked = [...document.querySelectorAll("pdi-mark")].filter((m) => m.textContent);
+  if (marked.length) {
+    const range = document.createRange();
+    range.setStartBefore(marked[0]);
+    range.setEndAfter(marked[marked.length - 1]);
+    let common = range.commonAncestorContainer;
+    if (common.nodeType !== 1) common = common.parentElement;
+    const element = document.querySelector("[data-pdi-passage][data-pdi-e]") || (common && common.closest("[data-pdi-e]"));
+    parent.postMessage({pdiOpened: {text: range.toString(), elt: element ? Number(element.dataset.pdiE) : null}}, "*");
+  }
 })();
 """
 
@@ -379,8 +397,8 @@ class ReplayApp:
         whole, aggregate = read_page(self.archive, name)
         parsed = PDI.parse(name)
         insertions: Sequence[tuple[int, str]] = ()
-        if select:
-            insertions = selection_marks(aggregate)
+        if select:  # opened at a fragment: its passage marked too, as the name the framing page shows
+            insertions = selection_marks(aggregate, passage_marks(aggregate, parsed, whole) if parsed.fragment is not None else ())
         elif parsed.fragment is not None:
             insertions = passage_marks(aggregate, parsed, whole)
         planned = plan(aggregate, nowhere=True, policy=False, insertions=insertions)
@@ -433,10 +451,11 @@ def original_url(whole: Resolved, aggregate: Aggregate | None = None) -> str | N
     return None
 
 
-def passage_marks(aggregate: Aggregate, parsed: PDI, whole: Resolved) -> list[tuple[int, str]]:
-    """The marks for the fragment of ``parsed`` in the root page of ``aggregate``; none for another scheme."""
+def passage_result(aggregate: Aggregate, parsed: PDI, whole: Resolved) -> tuple[str, FragmentResult] | None:
+    """The scheme of the fragment of ``parsed`` and what it selects in the root page of ``aggregate``; ``None``
+    for a scheme replay does not mark (:data:`MARKED_SCHEMES`) or a root that is not HTML. A fragment that cannot
+    be evaluated raises its error."""
     from pdi import fragments
-    from pdi.server.replay.marks import passage_insertions
 
     fragment = parsed.fragment
     assert fragment is not None
@@ -444,19 +463,31 @@ def passage_marks(aggregate: Aggregate, parsed: PDI, whole: Resolved) -> list[tu
     scheme = fragment.effective_scheme(token)
     root = aggregate.root
     if scheme not in MARKED_SCHEMES or not root.is_html:
+        return None
+    return scheme, fragments.evaluate(scheme, fragment.positions, root.data, media_type=root.content_type,
+                                      charset=root.encoding)
+
+
+def passage_marks(aggregate: Aggregate, parsed: PDI, whole: Resolved) -> list[tuple[int, str]]:
+    """The marks for the fragment of ``parsed`` in the root page of ``aggregate``; none for another scheme."""
+    from pdi.server.replay.marks import passage_insertions
+
+    found = passage_result(aggregate, parsed, whole)
+    if found is None:
         return []
-    result = fragments.evaluate(scheme, fragment.positions, root.data, media_type=root.content_type, charset=root.encoding)
-    return passage_insertions(root.data, result.ranges, scheme)
+    scheme, result = found
+    return passage_insertions(aggregate.root.data, result.ranges, scheme)
 
 
-def selection_marks(aggregate: Aggregate) -> list[tuple[int, str]]:
+def selection_marks(aggregate: Aggregate, passage: Sequence[tuple[int, str]] = ()) -> list[tuple[int, str]]:
     """The pieces and element numbers (:func:`pdi.server.replay.marks.selection_insertions`) of the root page,
-    and :data:`SELECT_SCRIPT` at its end."""
+    and :data:`SELECT_SCRIPT` at its end; with the marks of a ``passage`` (:func:`passage_marks`: the page was
+    opened at a fragment), written between the pieces (:func:`pdi.server.replay.marks.with_passage`)."""
     from pdi.charsets.sniff import codec_name
     from pdi.fragments.markup import document_charset, html_elements
     from pdi.fragments.text import TextIndex
     from pdi.fragments.text.lines import to_crlf
-    from pdi.server.replay.marks import selection_insertions
+    from pdi.server.replay.marks import selection_insertions, with_passage
 
     root = aggregate.root
     if not root.is_html or root.content_type != "text/html":
@@ -470,8 +501,10 @@ def selection_marks(aggregate: Aggregate) -> list[tuple[int, str]]:
     if codecs.lookup(codec).name.startswith("utf-16"):
         raise UnsupportedError("selection is named in pages of an ASCII-compatible encoding, not UTF-16")
     elements = [(e.number, e.start) for e in html_elements(text)]
-    marks = selection_insertions(root.data, codec, skip, len(text), elements)
-    return [*marks, (len(root.data), f"<script>{SELECT_SCRIPT}</script>")]
+    # a mark between the CR and the LF of a line end is written after it: a piece cut there would count them apart
+    passage = [(place + 1 if root.data[place - 1:place + 1] == b"\r\n" else place, markup) for place, markup in passage]
+    marks = selection_insertions(root.data, codec, skip, len(text), elements, cuts=(place for place, _ in passage))
+    return [*with_passage(marks, passage), (len(root.data), f"<script>{SELECT_SCRIPT}</script>")]
 
 
 #: The style of the replay origin's own small pages (a refusal, a capture not held): light, and dark for a system
