@@ -107,6 +107,26 @@ OPS = st.lists(
 @settings(max_examples=150, deadline=None)
 @given(ops=OPS)
 def test_each_record_is_what_warcio_writes_and_the_index_what_cdxj_indexer_reads(ops: list[tuple[object, ...]]) -> None:
+    _check_records(ops)
+
+
+@settings(max_examples=100, deadline=None)
+@given(ops=OPS, held=st.integers(0, 3))
+def test_revisits_refer_to_the_first_record_after_the_payloads_written_move_to_their_scratch_file(
+    ops: list[tuple[object, ...]], held: int,
+) -> None:
+    # a few (URL, payload digest) pairs held in memory, then all of them in the SQLite file: revisits either side
+    from pdi.interop import wacz
+
+    saved = wacz._WRITTEN_HELD
+    wacz._WRITTEN_HELD = held
+    try:
+        _check_records(ops)
+    finally:
+        wacz._WRITTEN_HELD = saved
+
+
+def _check_records(ops: list[tuple[object, ...]]) -> None:
     out, index = io.BytesIO(), io.StringIO()
     with tempfile.TemporaryDirectory() as work:
         writer = _Writer(out, index, work=Path(work))
@@ -171,3 +191,27 @@ def test_the_index_is_sorted_as_cdxj_indexers_sorting_writer_sorts_it_with_bound
         assert list(Path(work).iterdir()) == []  # every spill file merged and removed
     assert got.getvalue() == expected.getvalue()
     assert got.getvalue().splitlines(keepends=True) == sorted(set(lines))
+
+
+_PAIRS = st.lists(st.tuples(st.sampled_from(URLS[:3]), st.sampled_from(["sha1:A", "sha1:B", "sha1:C"]),
+                            st.sampled_from(DATES)), max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(pairs=_PAIRS, held=st.integers(0, 5))
+def test_the_payloads_written_are_kept_in_memory_up_to_a_bound_then_in_a_sqlite_file(
+    pairs: list[tuple[str, str, str]], held: int,
+) -> None:
+    # the first date of each (URL, digest), as a dict would keep it; the scratch file made only past ``held`` pairs
+    from pdi.interop import wacz
+
+    model: dict[tuple[str, str], str] = {}
+    with tempfile.TemporaryDirectory() as work:
+        written = wacz._Written(Path(work), held=held)
+        try:
+            for url, digest, date in pairs:
+                assert written.first(url, digest, date) == model.get((url, digest))
+                model.setdefault((url, digest), date)
+                assert (Path(work) / "written.sqlite").exists() == (len(model) > held)
+        finally:
+            written.close()

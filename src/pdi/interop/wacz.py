@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as _json
 from pathlib import Path
-from typing import BinaryIO, TextIO
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from warcio.recordbuilder import RecordBuilder
 from warcio.recordloader import ArcWarcRecord
@@ -74,6 +74,9 @@ from pdi.interop.warc.write import warc_date
 from pdi.mhtml.plain import PlainPart, read_plain
 from pdi.mhtml.resolve import comparable
 from pdi.wacz_signing import DIGEST_FILE, Identity, WaczKey, digest_file
+
+if TYPE_CHECKING:
+    import sqlite3
 
 __all__ = ["WACZ_VERSION", "Exported", "capture_time", "captured_at", "dated_capture", "export_wacz"]
 
@@ -384,6 +387,8 @@ _TIMESTAMPS_HELD = 4096
 _SORT_OCTETS = 1 << 20
 #: The most spill files merged at once: open files stay few, and each line is written again once a level.
 _MERGE_AT_ONCE = 64
+#: The most (URL, payload digest) pairs :class:`_Written` keeps in memory (then it moves them to a SQLite file).
+_WRITTEN_HELD = 4096
 #: Records of the catalog listed a page at a time, and names counted a page at a time, by an export.
 _LISTED_AT_ONCE = 1000
 
@@ -473,32 +478,52 @@ def _unique(lines: Iterable[str], out: TextIO) -> None:
 
 class _Written:
     """The ``WARC-Date`` each (URL, payload digest) was first written at, for the revisits of the same octets under
-    the same URL (WARC 1.1 §6.7.2), kept in a SQLite file in the export's folder: an export of millions of
-    captures does not hold one entry each in memory."""
+    the same URL (WARC 1.1 §6.7.2). The first ``held`` pairs (:data:`_WRITTEN_HELD`) are kept in a dict; past them
+    all are moved to a SQLite file in the export's folder and kept there: an export of millions of captures does
+    not hold one entry each in memory, and a small one makes no database (a statement a record cost an export of
+    750 records a sixteenth of its CPU: docs/benchmarks.md, "WARC and WACZ")."""
 
-    def __init__(self, work: Path) -> None:
-        import sqlite3
-
-        self.db = sqlite3.connect(work / "written.sqlite", isolation_level=None)
-        # a scratch file, thrown away with the folder: nothing to keep through a crash
-        self.db.execute("PRAGMA journal_mode = OFF")
-        self.db.execute("PRAGMA synchronous = OFF")
-        self.db.execute("PRAGMA cache_size = -1024")  # KiB of pages held: the rest is read from the file as needed
-        self.db.execute("CREATE TABLE written (digest TEXT, url TEXT, date TEXT, PRIMARY KEY (digest, url))"
-                        " WITHOUT ROWID")
-        self.db.execute("BEGIN")
+    def __init__(self, work: Path, *, held: int | None = None) -> None:
+        self.work = work
+        self.held = _WRITTEN_HELD if held is None else held
+        self.dates: dict[tuple[str, str], str] = {}  # (digest, url) -> date, until the file is made
+        self.db: sqlite3.Connection | None = None
 
     def first(self, url: str, digest: str, date: str) -> str | None:
         """When ``url``'s octets of ``digest`` were first written (``None``: not before; now they are, at ``date``)."""
+        if self.db is None:
+            found = self.dates.get((digest, url))
+            if found is not None:
+                return found
+            if len(self.dates) < self.held:
+                self.dates[(digest, url)] = date
+                return None
+            self.db = self._open()
         row = self.db.execute("INSERT INTO written VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING 1",
                               (digest, url, date)).fetchone()
         if row is not None:
             return None
-        found = self.db.execute("SELECT date FROM written WHERE digest = ? AND url = ?", (digest, url)).fetchone()
-        return str(found[0])
+        found_row = self.db.execute("SELECT date FROM written WHERE digest = ? AND url = ?", (digest, url)).fetchone()
+        return str(found_row[0])
+
+    def _open(self) -> sqlite3.Connection:
+        """The SQLite file, holding what the dict held (which is then emptied)."""
+        import sqlite3
+
+        db = sqlite3.connect(self.work / "written.sqlite", isolation_level=None)
+        # a scratch file, thrown away with the folder: nothing to keep through a crash
+        db.execute("PRAGMA journal_mode = OFF")
+        db.execute("PRAGMA synchronous = OFF")
+        db.execute("PRAGMA cache_size = -1024")  # KiB of pages held: the rest is read from the file as needed
+        db.execute("CREATE TABLE written (digest TEXT, url TEXT, date TEXT, PRIMARY KEY (digest, url)) WITHOUT ROWID")
+        db.execute("BEGIN")
+        db.executemany("INSERT INTO written VALUES (?, ?, ?)", ((d, u, when) for (d, u), when in self.dates.items()))
+        self.dates = {}
+        return db
 
     def close(self) -> None:
-        self.db.close()
+        if self.db is not None:
+            self.db.close()
 
 
 def _name_of(r: RepresentationRecord) -> PDI:
