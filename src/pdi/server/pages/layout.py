@@ -280,6 +280,12 @@ FOOTER = (
 )
 
 
+#: What the Cite panel's status says while it shows the name a page was opened at (a passage, a region …), until
+#: the reader selects something else: every viewer's (:mod:`pdi.server.pages.viewer`) and the replayed page's
+#: (:mod:`pdi.server.pages.replay_frame`) alike.
+OPENED = "Shown: the name this page was opened at. Select something else to name that instead."
+
+
 #: With scripts off, what only a page's script makes work is not drawn (a button that would do nothing, a box only
 #: the script fills): an element of class ``needs-script``. A ``noscript`` in the head may hold a style (HTML §4.12.2).
 NO_SCRIPT_STYLE = "<noscript><style>.needs-script{display:none!important}</style></noscript>"

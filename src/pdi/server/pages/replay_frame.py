@@ -66,6 +66,7 @@ from pdi.fragments import FragmentResult, past_end_message
 from pdi.identifier import PDI
 from pdi.server.pages.browse import document_title, record_generic, tab_title
 from pdi.server.pages.layout import (
+    OPENED,
     capture_title,
     esc,
     isolated,
@@ -127,10 +128,6 @@ class ReplaySite:
         host = request.url.hostname or "127.0.0.1"
         shown = f"[{host}]" if ":" in host else host
         return f"{request.url.scheme}://{shown}:{self.port}"
-
-
-#: What the status says while the Cite panel shows the name the page was opened at (as every viewer's says it).
-OPENED = "Shown: the name this page was opened at. Select something else to name that instead."
 
 
 #: The framing page's script: the frame is drawn with a focus ring while the focus is in the archived page (Chromium

@@ -79,6 +79,7 @@ from pdi.server.pages.cite import (
     waveform,
 )
 from pdi.server.pages.layout import (
+    OPENED,
     breakable,
     capture_title,
     captured_url,
@@ -265,7 +266,7 @@ def _cite_panel(hint: str, *, forms: tuple[str, ...] = (), why: str = "", cite_b
         if forms else ""
     )
     if cited and idle:
-        idle = "Shown: the name this page was opened at. Select something else to name that instead."
+        idle = OPENED
     data = f' data-cited="{html.escape(cited)}"' if cited else ""
     return (
         f'<section class="cite" aria-label="Cite"{data}><p class="hint">{hint}</p>{button}'
