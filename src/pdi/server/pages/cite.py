@@ -144,17 +144,18 @@ def rfc5147_facts(archive: Archive, whole: Resolved, window_start: int | None = 
 def _octets(archive: Archive, whole: Resolved) -> Iterator[Any]:
     """The octets of ``whole``: those read, or (a located one) a memory map of its blob file, else read now; each
     chunk checked against its digest first (a :class:`~pdi.errors.DamagedError` if one does not match), as every
-    read is (found in review, 2026-11-29: the file was mapped unchecked, and an altered image previewed)."""
+    read is (found in review, 2026-11-29: the file was mapped unchecked, and an altered image previewed). The map
+    is of the reader's own descriptor, the file it checked: the blob's path opened again read a file renamed over
+    it meanwhile, unchecked."""
     if whole.data or whole.record.size == 0:
         yield whole.data
         return
     with archive.open_octets(str(whole.pdi)) as opened:
         reader = opened.reader
-        if reader.path is not None:
-            if isinstance(reader, FileReader):
-                reader.check_size()  # a file cut short or grown is never mapped
+        if isinstance(reader, FileReader):
+            reader.check_size()  # a file cut short or grown is never mapped
             reader.verify_range(0, reader.size)  # a file's chunks this process verified since it last changed: none read
-            with open(reader.path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            with mmap.mmap(reader.fd, 0, access=mmap.ACCESS_READ) as mapped:
                 yield mapped
             return
         yield reader.read()
