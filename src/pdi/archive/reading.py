@@ -26,6 +26,7 @@ from pdi.archive.blobs import (
     RangedOctets,
     VerifiedOctets,
     checked_as_given,
+    checked_file,
     file_reader,
     mapped,
     read_cached,
@@ -621,24 +622,17 @@ class Reading(ArchiveBase):
     def _video_region(
         record: RepresentationRecord, reader: ChunkedReader, fragment: Fragment, scheme: str, index: bytes | None
     ) -> Resolved:
-        """A region of a video's frame (:func:`pdi.archive.video.frame_region`), read by ffmpeg from the verified
-        blob file, or from a copy of its verified chunks where the store keeps none."""
-        import tempfile
-
-        from pdi.archive.video import frame_region
+        """A region of a video's frame (:func:`pdi.archive.video.frame_region`), read by ffmpeg from the blob file
+        the reader opened, every chunk checked, or from a copy of its chunks, each checked as it is copied, where
+        the store keeps none (:func:`~pdi.archive.blobs.checked_file`)."""
+        from pdi.archive import video
         from pdi.fragments.video import CONTAINERS
 
         if record.media_type not in CONTAINERS:
             raise UnsupportedError(f"{scheme} on {record.media_type}: pdi reads regions of {', '.join(CONTAINERS)}")
-        reader.verify()
-        if reader.path is not None:
-            result = frame_region(reader.path, record.media_type, scheme, fragment.positions, index)
-        else:
-            with tempfile.NamedTemporaryFile(prefix="pdi-video-") as copy:
-                for chunk in reader.chunks():
-                    copy.write(chunk)
-                copy.flush()
-                result = frame_region(copy.name, record.media_type, scheme, fragment.positions, index)
+        with checked_file(reader) as (path, descriptors):
+            result = video.frame_region(path, record.media_type, scheme, fragment.positions, index,
+                                        pass_fds=descriptors)
         return Resolved(record_name(record, fragment=fragment), result.data, result.media_type, None, record, result)
 
     def fragment_index(self, record: RepresentationRecord) -> bytes | None:
@@ -662,25 +656,18 @@ class Reading(ArchiveBase):
         return index
 
     def _probe_video(self, record: RepresentationRecord) -> bytes | None:
-        """What ffprobe reads of a stored video now (:func:`pdi.archive.video.probe`), as its index, or None."""
-        import tempfile
-
-        from pdi.archive.video import probe
+        """What ffprobe reads of a stored video now (:func:`pdi.archive.video.probe`), as its index, or None: read
+        from the blob file the reader opened, every chunk checked, or from a copy of its chunks, each checked as it
+        is copied, where the store keeps none (:func:`~pdi.archive.blobs.checked_file`)."""
+        from pdi.archive import video
         from pdi.errors import LimitError, ParseError
         from pdi.fragments.video import CONTAINERS
 
         if record.media_type not in CONTAINERS:
             return None
         try:
-            with self._reader(record) as reader:
-                reader.verify()
-                if reader.path is not None:
-                    return probe(reader.path, record.media_type).to_bytes()
-                with tempfile.NamedTemporaryFile(prefix="pdi-video-") as copy:
-                    for chunk in reader.chunks():
-                        copy.write(chunk)
-                    copy.flush()
-                    return probe(copy.name, record.media_type).to_bytes()
+            with self._reader(record) as reader, checked_file(reader) as (path, descriptors):
+                return video.probe(path, record.media_type, pass_fds=descriptors).to_bytes()
         except (ParseError, LimitError, UnsupportedError):
             return None
 

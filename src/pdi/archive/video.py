@@ -77,8 +77,11 @@ def out_of_memory(said: list[str]) -> bool:
     return any(word in text for word in ("cannot allocate memory", "failed to map", "out of memory"))
 
 
-def probe(path: str, media_type: str, *, seconds: float = PROBE_SECONDS) -> VideoInfo:
+def probe(path: str, media_type: str, *, seconds: float = PROBE_SECONDS, pass_fds: Sequence[int] = ()) -> VideoInfo:
     """What ffprobe reads of the file at ``path`` as the container ``media_type`` names.
+
+    ``pass_fds``: descriptors ffprobe inherits, for a ``path`` of ``/proc/self/fd/N`` (a stored blob's file as a
+    reader opened and checked it: :meth:`pdi.archive.reading.Reading.fragment_index`).
 
     Raises :class:`ParseError` (the reason) when ffprobe cannot read it so,
     :class:`LimitError` past ``seconds`` or :data:`PROBE_OUTPUT`, and
@@ -98,7 +101,7 @@ def probe(path: str, media_type: str, *, seconds: float = PROBE_SECONDS) -> Vide
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                  timeout=seconds, check=False)
+                                  timeout=seconds, check=False, pass_fds=tuple(pass_fds))
         except subprocess.TimeoutExpired as exc:  # run() kills it
             raise LimitError(f"ffprobe took longer than {seconds:g} s to read the video") from exc
         if out.tell() > PROBE_OUTPUT:
@@ -116,7 +119,7 @@ def probe(path: str, media_type: str, *, seconds: float = PROBE_SECONDS) -> Vide
         return info_from_ffprobe(report, media_type)
     # no duration in the container (a browser's recording): the end of its last packet, found by reading them all
     left = seconds - (time.monotonic() - started)
-    return info_from_ffprobe(report, media_type, duration=_last_packet_end(program, demuxer, path, left))
+    return info_from_ffprobe(report, media_type, duration=_last_packet_end(program, demuxer, path, left, pass_fds))
 
 
 def _unplaced(line: str, path: str) -> str:
@@ -126,7 +129,8 @@ def _unplaced(line: str, path: str) -> str:
     return line.removeprefix(f"file:{path}: ").replace(f"file:{path}", "the video").replace(path, "the video")
 
 
-def _last_packet_end(program: str, demuxer: str, path: str, seconds: float) -> Decimal | None:
+def _last_packet_end(program: str, demuxer: str, path: str, seconds: float,
+                     pass_fds: Sequence[int] = ()) -> Decimal | None:
     """The latest ``pts + duration`` of any packet less the earliest ``pts`` (seconds); ``None`` if no packet has one.
 
     ffprobe's lines are read as it writes them and only two numbers kept, so
@@ -141,7 +145,7 @@ def _last_packet_end(program: str, demuxer: str, path: str, seconds: float) -> D
     killed = threading.Event()
 
     with subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.DEVNULL) as process:
+                          stderr=subprocess.DEVNULL, pass_fds=tuple(pass_fds)) as process:
 
         def stop() -> None:
             killed.set()
@@ -240,7 +244,7 @@ FRAME_SECONDS = 30.0
 
 
 def frame_region(path: str, media_type: str, scheme: str, positions: Sequence[object], index: bytes | None,
-                 *, seconds: float = FRAME_SECONDS) -> FragmentResult:
+                 *, seconds: float = FRAME_SECONDS, pass_fds: Sequence[int] = ()) -> FragmentResult:
     """``rect`` or ``crop`` on a video: the region of the frame at a time, cut out as PNG (PDI-GRAMMAR.md §3).
 
     ``#rect=(x1,y1),(x2,y2),t`` selects the pixels ``x1 ≤ x < x2``,
@@ -252,7 +256,8 @@ def frame_region(path: str, media_type: str, scheme: str, positions: Sequence[ob
     duration in milliseconds in ``frames``. ffmpeg decodes the frame (a
     subprocess, the demuxer of ``media_type`` forced, ``seconds`` at most,
     its output bounded by the frame size ffprobe read at deposit); a time at
-    or past the last frame is :class:`~pdi.errors.NotFoundError`.
+    or past the last frame is :class:`~pdi.errors.NotFoundError`. ``pass_fds``: descriptors ffmpeg inherits, for a
+    ``path`` of ``/proc/self/fd/N``, as :func:`probe`'s.
     """
     from pdi.fragments.image import MAX_CROP_PIXELS, evaluate_image, rectangle
     from pdi.fragments.results import Region
@@ -285,7 +290,7 @@ def frame_region(path: str, media_type: str, scheme: str, positions: Sequence[ob
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, timeout=seconds,
-                                  check=False)
+                                  check=False, pass_fds=tuple(pass_fds))
         except subprocess.TimeoutExpired as exc:
             raise LimitError(f"ffmpeg took longer than {seconds:g} s to decode the frame at {at} ms") from exc
         if out.tell() > most:

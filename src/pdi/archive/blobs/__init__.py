@@ -693,6 +693,30 @@ def mapped(reader: ChunkedReader) -> Iterator[bytes | mmap.mmap]:
             yield mapped
 
 
+@contextlib.contextmanager
+def checked_file(reader: ChunkedReader) -> Iterator[tuple[str, tuple[int, ...]]]:
+    """A path at which a child process (ffmpeg, ffprobe) reads the blob's octets, every chunk of them checked, and
+    the descriptors it must inherit (``pass_fds``) for that path to be there.
+
+    Where the store keeps the blob as a local file (:class:`FileReader`), every chunk is checked through the
+    reader's descriptor and the path is ``/proc/self/fd/N`` of that descriptor, inherited: the child opens the file
+    the reader opened and checked, not the blob's path again (a file renamed over it meanwhile, a repair's copy or
+    anyone's, was read unchecked). Where the store keeps none (PostgreSQL, S3), or the system has no ``/proc``, the
+    path is a temporary copy, each chunk checked as it is copied: the store is read once (it was read to check
+    every chunk, then again to copy them)."""
+    import tempfile
+
+    if isinstance(reader, FileReader) and os.path.isdir("/proc/self/fd"):
+        reader.verify()
+        yield f"/proc/self/fd/{reader.fd}", (reader.fd,)
+        return
+    with tempfile.NamedTemporaryFile(prefix="pdi-blob-") as copy:
+        for piece in reader.chunks():  # each chunk checked as it is copied (a damaged one: an IntegrityError here)
+            copy.write(piece)
+        copy.flush()
+        yield copy.name, ()
+
+
 def checked_as_given(reader: ChunkedReader) -> bool:
     """Whether every octet :func:`mapped` gives of ``reader``'s blob was checked as it was read (a store with no
     local file: nothing to check after), rather than mapped from the blob's file unchecked."""
