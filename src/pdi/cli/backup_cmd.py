@@ -70,18 +70,18 @@ def backup_cmd(dest: str, copy: bool, archive: str) -> None:
 def restore_cmd(source: str, to: str | None, copy: bool, blobs: str | None) -> None:
     """Restore the backup in SRC (made by pdi backup) to an empty place; then run pdi verify on it.
 
-    \b
     SQLite: the blob files (hard-linked when on the same file system, else
-    copied, each checked against its SHA-256), the keys and the registry
-    the backup holds, then the catalog (SQLite's backup API, renamed into
-    place last). PostgreSQL: pg_restore into the
-    empty database --to names (made beforehand: createdb). Blobs kept in S3
-    that the bucket has lost are uploaded again from SRC/blobs; with --blobs,
-    all of them into another bucket, which the restored archive then records
-    (a restore drill beside a live archive must use its own bucket: two
-    archives sharing one would each take the other's newer blobs for
-    unreferenced). A place that holds an archive already is refused (exit 5);
-    one a failed restore left is restored to.
+    copied, each checked against its SHA-256), the keys and the registry the
+    backup holds, then the catalog (SQLite's backup API, renamed into place
+    last). PostgreSQL: pg_restore into the empty database --to names (made
+    beforehand: createdb). Blobs kept in S3 that the bucket has lost are
+    uploaded again from SRC/blobs; with --blobs, all of them into another
+    bucket, which the restored archive then records (a restore drill beside
+    a live archive must use its own bucket: two archives sharing one would
+    each take the other's newer blobs for unreferenced). A place that holds
+    an archive already is refused (exit 5); one a failed restore left is
+    restored to. It ends by printing the pdi verify command to run, its
+    location quoted for the shell.
     """
     from pdi.archive.restore import restore
     from pdi.archive.store import SCHEMA_VERSION
