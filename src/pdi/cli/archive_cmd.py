@@ -362,7 +362,9 @@ def export_cmd(directory: str | None, series: str | None, wacz: str | None, sign
     each archived page (every version), dated by the capture's WARC-Date
     when it was imported from a WARC, else by its deposit; its CDXJ index;
     pages/pages.jsonl with each page's PDI; and datapackage.json. pywb,
-    ReplayWeb.page and `wacz validate` open it. Never overwrites.
+    ReplayWeb.page and `wacz validate` open it. Never overwrites. Its WARC
+    and index are written first in $TMPDIR (/tmp), which needs room for
+    them: about the WACZ's size.
 
     Either reads one snapshot of the catalog: what is deposited or
     withdrawn while it runs is not seen. A name purged meanwhile whose
