@@ -565,3 +565,30 @@ def test_a_bearer_token_a_client_put_in_the_query_is_not_written_to_the_access_l
         assert token not in line and f'"GET {kept} HTTP/1.1" 200 10' in line
     other = f"/api/ls?not_access_token={token}"  # another parameter is written as it came
     assert token in clf("127.0.0.1", "GET", other.encode(), "1.1", 200, 10, 0.0)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_the_serving_line_comes_once_both_ports_take_connections(tmp_path: Path, workers: str) -> None:
+    """``pdi: serving … at http://…`` is the signal a person (or a script) waits for before asking: both ports
+    already take connections then (listening, RFC 9293 §3.3.2's LISTEN state, so a connection waits in the backlog
+    for a worker), not refused while the workers are still being made (the evaluators were imported after the
+    line, for a second or more, and a connection then met ECONNREFUSED)."""
+    location = tmp_path / "archive"
+    archive = Archive.init(location)
+    archive.add_series(S)
+    name = str(archive.add(S, b"minutes of the board\n", format="text"))
+    archive.close()
+    process, port, line = start_serve(location, "--workers", workers, drain=True)
+    try:
+        replay = int(line.split("(replay at http://127.0.0.1:", 1)[1].split("/", 1)[0])
+        for each in (port, replay):  # at once, no retry: refused is the failure
+            socket.create_connection(("127.0.0.1", each), timeout=5).close()
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as asked:
+            asked.sendall(f"GET /uri-res/N2R?{name} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+                          .encode())
+            answer = b""
+            while chunk := asked.recv(65536):
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"\r\n\r\nminutes of the board\n")
+    finally:
+        stop(process)

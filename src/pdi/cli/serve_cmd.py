@@ -190,7 +190,7 @@ def serve_cmd(
     from pdi.server.process.limits import WorkLimits
     from pdi.server.process.observe import AccessLog, Observe, configure_logging
     from pdi.server.process.origins import ByPort
-    from pdi.server.process.run import default_workers, listening_socket, serve
+    from pdi.server.process.run import BACKLOG, default_workers, listening_socket, serve
     from pdi.server.replay.origin import create_replay_app
     from pdi.uri import URI
 
@@ -261,6 +261,8 @@ def serve_cmd(
     named = shown_location(str(archive))  # a PostgreSQL URL's password never goes to a log
     said = (f"pdi: serving {named} at http://{shown}:{bound}/ (replay at http://{shown}:{replay_bound}/) "
             f"with {count} worker{plural} (Ctrl-C stops)")
+    for each in (listener, replay_listener):  # before the line that says so: a connection asked for once it is
+        each.listen(BACKLOG)  # read waits in the backlog while the workers are made, rather than being refused
     if log_format == "json" and log_file is None:  # standard error is the JSON log: one object a line, this too
         import logging
 
