@@ -17,7 +17,6 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -30,6 +29,7 @@ from pdi.archive.blobs.large_objects import LargeObjects
 from pdi.archive.blobs.memo import FixityMemo
 from pdi.archive.postgres import PostgresStore
 from pdi.errors import DamagedError
+from support.hashed import CountingHashlib
 from support.pgcluster import TemporaryCluster
 from support.stored_blobs import blob_file, flip_octet
 
@@ -58,35 +58,6 @@ def _expected_crop() -> bytes:
 
 def _pixels(answer: Resolved) -> bytes:
     return Image.open(io.BytesIO(answer.data)).convert("RGB").tobytes()
-
-
-class _Counted:
-    """A SHA-256 that adds the octets it is given to its owner's count."""
-
-    def __init__(self, owner: CountingHashlib, data: Any = b"") -> None:
-        self._owner = owner
-        self._hash = hashlib.sha256()
-        self.update(data)
-
-    def update(self, data: Any) -> None:
-        self._owner.octets += memoryview(data).nbytes
-        self._hash.update(data)
-
-    def digest(self) -> bytes:
-        return self._hash.digest()
-
-    def hexdigest(self) -> str:
-        return self._hash.hexdigest()
-
-
-class CountingHashlib:
-    """Stands for ``hashlib`` in :mod:`pdi.archive.blobs`: how many octets the blob readers hash."""
-
-    def __init__(self) -> None:
-        self.octets = 0
-
-    def sha256(self, data: Any = b"") -> _Counted:
-        return _Counted(self, data)
 
 
 def _age(path: Path, seconds: float) -> None:

@@ -701,13 +701,15 @@ def checked_file(reader: ChunkedReader) -> Iterator[tuple[str, tuple[int, ...]]]
     Where the store keeps the blob as a local file (:class:`FileReader`), every chunk is checked through the
     reader's descriptor and the path is ``/proc/self/fd/N`` of that descriptor, inherited: the child opens the file
     the reader opened and checked, not the blob's path again (a file renamed over it meanwhile, a repair's copy or
-    anyone's, was read unchecked). Where the store keeps none (PostgreSQL, S3), or the system has no ``/proc``, the
+    anyone's, was read unchecked). Nothing is hashed where the reader's fixity memo holds every chunk verified for
+    the file unchanged (:meth:`FileReader.verify`'s ``remembered``: a second region or probe of the same video); a
+    file changed or replaced since is hashed again, and refused before the child reads it. Where the store keeps none (PostgreSQL, S3), or the system has no ``/proc``, the
     path is a temporary copy, each chunk checked as it is copied: the store is read once (it was read to check
     every chunk, then again to copy them)."""
     import tempfile
 
     if isinstance(reader, FileReader) and os.path.isdir("/proc/self/fd"):
-        reader.verify()
+        reader.verify(remembered=True)
         yield f"/proc/self/fd/{reader.fd}", (reader.fd,)
         return
     with tempfile.NamedTemporaryFile(prefix="pdi-blob-") as copy:
