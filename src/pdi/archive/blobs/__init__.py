@@ -241,9 +241,10 @@ class Audit:
 class ChunkedReader(Closing):
     """A stored blob, read by verified chunks, over a function that reads raw octets ``[offset, offset + length)``.
 
-    ``path`` is a local file holding exactly the blob's octets (so it can be
-    memory-mapped or sent with ``sendfile``) or ``None`` where the store has
-    none (PostgreSQL, S3). Every octet :meth:`chunks` yields belongs to a chunk
+    ``path`` is ``None``: the store keeps no local file (PostgreSQL, S3, a
+    catalog's row); a :class:`FileReader` sets it to the local file holding
+    exactly the blob's octets (so it can be memory-mapped or sent with
+    ``sendfile``). Every octet :meth:`chunks` yields belongs to a chunk
     whose digest matched; one that does not is an :class:`IntegrityError`.
     Subclasses (or the store) give ``read_raw``; verification and slicing are here.
     """
@@ -254,11 +255,10 @@ class ChunkedReader(Closing):
         read_raw: Callable[[int, int], bytes],
         *,
         name: str,
-        path: str | None = None,
         close: Callable[[], None] | None = None,
     ) -> None:
         self.info = info
-        self.path = path
+        self.path: str | None = None
         self._read_raw = read_raw
         self._name = name
         self._close = close
@@ -413,7 +413,8 @@ class FileReader(ChunkedReader):
         self.fd = os.open(path, os.O_RDONLY)
         #: The file's size when it was opened (``fstat``): :meth:`check_size` compares it with the recorded one.
         self.stored = os.fstat(self.fd).st_size
-        super().__init__(info, self._pread, name=name, path=path, close=self._close_fd)
+        super().__init__(info, self._pread, name=name, close=self._close_fd)
+        self.path = path
         self.memo = memo
         self._trust = True
         #: Read only what is in the page cache (``RWF_NOWAIT``): :class:`BlockingIOError` where the disk would be
@@ -661,9 +662,9 @@ def mapped(reader: ChunkedReader) -> Iterator[bytes | mmap.mmap]:
     Where the store keeps the blob as a local file (:class:`FileReader`) its map is of the reader's own descriptor
     (so a file put in its place meanwhile is not what is read), and octets read through it are not verified as they
     are touched: :func:`verify_selected` checks the chunks a selection came from, after. Where the store keeps none
-    (PostgreSQL, S3: ``reader.path`` is ``None``), every chunk is checked as it is read from the store, into memory
-    or (past :data:`IN_MEMORY` octets) into a temporary file: the store is read once, no octet is given unchecked
-    and nothing is left to check after (:func:`checked_as_given`). A map is a
+    (PostgreSQL, S3: any other reader, whose ``path`` is ``None``), every chunk is checked as it is read from the
+    store, into memory or (past :data:`IN_MEMORY` octets) into a temporary file: the store is read once, no octet
+    is given unchecked and nothing is left to check after (:func:`checked_as_given`). A map is a
     :class:`~pdi.fragments.results.MappedFile` (of the blob's file, or of the temporary copy of its chunks): a
     child process that reads the octets (libvips' crop) reads that file, not a copy.
     """
@@ -672,16 +673,12 @@ def mapped(reader: ChunkedReader) -> Iterator[bytes | mmap.mmap]:
     if reader.size == 0:
         yield b""
         return
-    if reader.path is None and reader.size <= IN_MEMORY:
-        yield reader.read()
-        return
     if isinstance(reader, FileReader):
         with MappedFile.of(reader.fd) as mapped:
             yield mapped
         return
-    if reader.path is not None:
-        with open(reader.path, "rb") as f, MappedFile.of(f.fileno()) as mapped:
-            yield mapped
+    if reader.size <= IN_MEMORY:
+        yield reader.read()
         return
     import tempfile
 
@@ -722,7 +719,7 @@ def checked_file(reader: ChunkedReader) -> Iterator[tuple[str, tuple[int, ...]]]
 def checked_as_given(reader: ChunkedReader) -> bool:
     """Whether every octet :func:`mapped` gives of ``reader``'s blob was checked as it was read (a store with no
     local file: nothing to check after), rather than mapped from the blob's file unchecked."""
-    return reader.path is None
+    return not isinstance(reader, FileReader)
 
 
 def verify_selected(reader: ChunkedReader, result: FragmentResult | None) -> None:
