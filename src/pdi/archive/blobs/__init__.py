@@ -274,15 +274,22 @@ class ChunkedReader(Closing):
 
     def _check_whole(self) -> None:
         """A blob without chunk digests: its whole SHA-256 (once per reader)."""
-        if self._whole_checked:
-            return
+        if not self._whole_checked:
+            self._whole_pass(0, 0, _dropped)
+
+    def _whole_pass(self, start: int, end: int, keep: Callable[[bytes], object]) -> None:
+        """A blob without chunk digests read once, every octet hashed and those of ``[start, end)`` given to
+        ``keep`` in order, then its whole SHA-256 compared: a :class:`DamagedError` after the last octet if it does
+        not match, and what ``keep`` was given must not be used (it is unchecked until this returns)."""
         digest = hashlib.sha256()
-        size = 0
-        for offset in range(0, self.info.size, READ_SIZE):
-            piece = self._raw(offset, min(READ_SIZE, self.info.size - offset))
+        size = self.info.size
+        for offset in range(0, size, READ_SIZE):
+            piece = self._raw(offset, min(READ_SIZE, size - offset))  # a short read: a DamagedError here
             digest.update(piece)
-            size += len(piece)
-        if size != self.info.size or digest.hexdigest() != self.info.sha256:
+            if offset < end and offset + len(piece) > start:
+                whole = start <= offset and offset + len(piece) <= end
+                keep(piece if whole else piece[max(start - offset, 0) : end - offset])
+        if digest.hexdigest() != self.info.sha256:
             raise DamagedError(
                 f"the bytes of {self._name} do not match their SHA-256 {self.info.sha256}"
             )
@@ -309,7 +316,11 @@ class ChunkedReader(Closing):
         return piece
 
     def chunks(self, start: int = 0, end: int | None = None) -> Iterator[bytes]:
-        """The octets ``[start, end)`` in pieces, each from a chunk verified just before."""
+        """The octets ``[start, end)`` in pieces, each from a chunk verified just before.
+
+        A blob with no chunk digests is read twice: whole, to check its SHA-256, before a piece is yielded (a piece
+        given before the last octet is hashed would be unchecked), then the range. Where the octets are wanted
+        all before any is used, :meth:`read` and :meth:`copy_to` read it once."""
         start, end = self._bounds(start, end)
         if start >= end:
             return
@@ -344,8 +355,28 @@ class ChunkedReader(Closing):
                 yield at, held[max(start - base, 0) : end - base]
 
     def read(self, start: int = 0, end: int | None = None) -> bytes:
-        """The octets ``[start, end)``, verified (hold only what you can hold)."""
+        """The octets ``[start, end)``, verified (hold only what you can hold).
+
+        A blob with no chunk digests not yet checked by this reader is read once, whole: the range kept as the
+        whole SHA-256 is computed, and given only if it matches."""
+        if not self.info.chunked and not self._whole_checked:
+            start, end = self._bounds(start, end)
+            parts: list[bytes] = []
+            if start < end:
+                self._whole_pass(start, end, parts.append)
+            return b"".join(parts)
         return b"".join(self.chunks(start, end))
+
+    def copy_to(self, write: Callable[[bytes], object]) -> None:
+        """Every octet, in order, to ``write`` (a temporary file's), checked: each chunk against its SHA-256 before
+        it is written (a damaged one: an :class:`IntegrityError`, the chunks after it not read). A blob with no
+        chunk digests is read once, each octet hashed as it is written, and its whole SHA-256 compared after the
+        last: a :class:`DamagedError` then, and nothing written may be used (the caller lets no one read it)."""
+        if not self.info.chunked and not self._whole_checked:
+            self._whole_pass(0, self.info.size, write)
+            return
+        for piece in self.chunks():
+            write(piece)
 
     def verify_range(self, start: int, end: int) -> None:
         """Check the chunks holding octets ``[start, end)`` (an :class:`IntegrityError` if one is damaged)."""
@@ -356,7 +387,11 @@ class ChunkedReader(Closing):
         """Check every chunk, and the whole SHA-256 from the same read.
 
         ``remembered``: nothing is read where the reader's fixity memo holds every chunk verified for the file
-        unchanged (:class:`FileReader`; a reader with no memo checks every chunk whatever it is asked)."""
+        unchanged (:class:`FileReader`; a reader with no memo checks every chunk whatever it is asked). A blob with
+        no chunk digests is read once, its whole SHA-256 checked (again, whatever this reader checked before)."""
+        if not self.info.chunked:
+            self._whole_pass(0, 0, _dropped)
+            return
         digest = hashlib.sha256()
         size = 0
         for piece in self.chunks():
@@ -396,6 +431,10 @@ class ChunkedReader(Closing):
             self._close()
             self._close = None
 
+
+
+def _dropped(_: bytes) -> None:
+    """Where a pass that only checks puts the octets it reads."""
 
 
 class FileReader(ChunkedReader):
@@ -663,8 +702,9 @@ def mapped(reader: ChunkedReader) -> Iterator[bytes | mmap.mmap]:
     (so a file put in its place meanwhile is not what is read), and octets read through it are not verified as they
     are touched: :func:`verify_selected` checks the chunks a selection came from, after. Where the store keeps none
     (PostgreSQL, S3: any other reader, whose ``path`` is ``None``), every chunk is checked as it is read from the
-    store, into memory or (past :data:`IN_MEMORY` octets) into a temporary file: the store is read once, no octet
-    is given unchecked and nothing is left to check after (:func:`checked_as_given`). A map is a
+    store, into memory or (past :data:`IN_MEMORY` octets) into a temporary file (a blob with no chunk digests: its
+    whole SHA-256, after the last octet is read and before any is given): the store is read once, no octet is given
+    unchecked and nothing is left to check after (:func:`checked_as_given`). A map is a
     :class:`~pdi.fragments.results.MappedFile` (of the blob's file, or of the temporary copy of its chunks): a
     child process that reads the octets (libvips' crop) reads that file, not a copy.
     """
@@ -683,8 +723,7 @@ def mapped(reader: ChunkedReader) -> Iterator[bytes | mmap.mmap]:
     import tempfile
 
     with tempfile.TemporaryFile(prefix="pdi-blob-") as spool:
-        for piece in reader.chunks():  # each chunk checked as it is copied (a damaged one: an IntegrityError here)
-            spool.write(piece)
+        reader.copy_to(spool.write)  # checked as it is copied: a damaged blob is refused here, before it is mapped
         spool.flush()
         with MappedFile.of(spool.fileno()) as mapped:
             yield mapped
@@ -700,9 +739,11 @@ def checked_file(reader: ChunkedReader) -> Iterator[tuple[str, tuple[int, ...]]]
     the reader opened and checked, not the blob's path again (a file renamed over it meanwhile, a repair's copy or
     anyone's, was read unchecked). Nothing is hashed where the reader's fixity memo holds every chunk verified for
     the file unchanged (:meth:`FileReader.verify`'s ``remembered``: a second region or probe of the same video); a
-    file changed or replaced since is hashed again, and refused before the child reads it. Where the store keeps none (PostgreSQL, S3), or the system has no ``/proc``, the
-    path is a temporary copy, each chunk checked as it is copied: the store is read once (it was read to check
-    every chunk, then again to copy them)."""
+    file changed or replaced since is hashed again, and refused before the child reads it. Where the store keeps
+    none (PostgreSQL, S3), or the system has no ``/proc``, the path is a temporary copy, checked as it is copied
+    (:meth:`ChunkedReader.copy_to`: each chunk; a blob with no chunk digests, its whole SHA-256 after the last
+    octet, before the path is given): the store is read once (it was read to check every chunk, then again to copy
+    them)."""
     import tempfile
 
     if isinstance(reader, FileReader) and os.path.isdir("/proc/self/fd"):
@@ -710,8 +751,7 @@ def checked_file(reader: ChunkedReader) -> Iterator[tuple[str, tuple[int, ...]]]
         yield f"/proc/self/fd/{reader.fd}", (reader.fd,)
         return
     with tempfile.NamedTemporaryFile(prefix="pdi-blob-") as copy:
-        for piece in reader.chunks():  # each chunk checked as it is copied (a damaged one: an IntegrityError here)
-            copy.write(piece)
+        reader.copy_to(copy.write)  # checked as it is copied: a damaged blob is refused here, before a child runs
         copy.flush()
         yield copy.name, ()
 
