@@ -34,6 +34,7 @@ from server_helpers import read_response, start_serve, stop, wait_answering
 from starlette.applications import Starlette
 
 from pdi.archive import Archive
+from pdi.archive.content import Content
 from pdi.server.http.middleware import valid_host
 from pdi.server.process import _fasthead, connection
 from pdi.server.process.cache import Entity, Fact, ResponseCache, negotiates
@@ -43,6 +44,7 @@ from pdi.server.process.connection import (
     _not_plain_fields,
     answering_protocol,
 )
+from support.stored_blobs import flip_octet
 
 #: Names whose facts the cache holds (their N2L's Location known), each with its entity tag.
 TAG = '"' + "ab" * 32 + '"'
@@ -472,7 +474,25 @@ def _answers(port: int, reads: list[bytes]) -> list[bytes]:
 def test_two_resolvers_with_and_without_the_compiled_path_answer_alike(tmp_path: Path) -> None:
     with Archive.init(tmp_path / "archive") as archive:
         archive.add_series("wire.example.us")
+        archive.add_series("closed.example.us")
         names = [str(archive.add("wire.example.us", b"text %d\n" % n, format="text")).encode() for n in range(3)]
+        # names first asked by N2R in the plans below, on both servers (the compiled path reads their heads and the
+        # public path answers them, or the parser and the ASGI path do): anyone's, a blob file, another format, two
+        # formats, damaged octets, an embargo, a withdrawal, a private series, none
+        cold = {key: str(archive.add("wire.example.us", data, format=form, **kw)).encode() for key, data, form, kw in [
+            ("text", b"a first asking\n", "text", {}), ("head", b"a first HEAD\n", "text", {}),
+            ("i2r", b"a first I2R\n", "text", {}), ("html", b"<p>a page</p>\n", "html", {}),
+            ("file", b"a line of a blob file\n" * 4000, "text", {}), ("damaged", b"to be damaged\n", "text", {}),
+            ("embargoed", b"not yet\n", "text", {"embargo_until": "2999-01-01"}),
+            ("withdrawn", b"withdrawn\n", "text", {})]}
+        two = archive.deposit("wire.example.us", [Content(b"two formats\n", "text"), Content(b"<p>two</p>\n", "html")])
+        cold["two"] = str(two.names[0]).encode()
+        cold["private"] = str(archive.add("closed.example.us", b"private\n", format="text")).encode()
+        archive.set_series_access("closed.example.us", "private")
+        archive.withdraw(cold["withdrawn"].decode(), "a test")
+        damaged = archive.get(cold["damaged"].decode()).sha256
+    flip_octet(tmp_path / "archive", damaged, 3)
+    cold["none"] = b"urn:pdi://wire.example.us/2026/01/01/9.text.1"
     site = tmp_path / "without"
     site.mkdir()
     (site / "sitecustomize.py").write_text(BLOCKER)
@@ -508,12 +528,141 @@ def test_two_resolvers_with_and_without_the_compiled_path_answer_alike(tmp_path:
                 [n2l.replace(b"\r\n\r\n", b"\r\nConnection: keep-alive\r\n\r\n")],
             ]
         plans.append([b"GET /uri-res/N2L?urn:pdi://wire.example.us/2026/01/01/9.text.1 HTTP/1.1\r\nHost: a\r\n\r\n"])
+        first_askings = []
+        for key, name in cold.items():
+            n2r = b"GET /uri-res/N2R?%s HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: curl/8\r\nAccept: */*\r\n\r\n" % name
+            if key == "head":
+                n2r = n2r.replace(b"GET", b"HEAD")
+            elif key == "i2r":
+                n2r = n2r.replace(b"N2R", b"I2R")
+            first_askings.append([n2r, n2r, n2r.replace(b"127.0.0.1", b"localhost"), n2r.replace(b"N2R", b"N2L")])
+        plans = first_askings + plans  # each of those names asked first there, on each server
         statuses = []
         for reads in plans:
             first, second = (_answers(port, reads) for _, port, _ in servers)
             assert first == second, reads
             statuses += [answer[9:12] for answer in first]
-        assert set(statuses) == {b"200", b"302", b"304", b"404"}
+        assert set(statuses) == {b"200", b"302", b"304", b"403", b"404", b"410", b"500"}
     finally:
         for process, _, _ in servers:
             stop(process)
+
+
+# --- a first asking of an N2R: the compiled path reads the head, the public path answers it -------------------
+
+
+class Public:
+    """A stand-in for the resolver's ``public_answer`` on one cache: the whole answer of a name of
+    :data:`ANSWERED` (learning its fact, as the resolver does), ``None`` for any other, and an error for
+    :data:`FAILING`; each call noted."""
+
+    def __init__(self, cache: ResponseCache) -> None:
+        self.cache = cache
+        self.asked: list[tuple[bytes, str, bytes, bytes, bool]] = []
+
+    def __call__(self, path: bytes, scheme: str, server: Any, host: bytes, query: bytes,
+                 revalidating: bool) -> Entity | None:
+        self.asked.append((path, scheme, host, query, revalidating))
+        if query == FAILING:
+            raise RuntimeError("a resolver's own failure")
+        if query not in ANSWERED:
+            return None
+        name = query.decode()
+        self.cache.learn_told(query, TAG, False)
+        return Entity(b"first " + query, b"text/plain; charset=utf-8", TAG, (
+            (b"link", b"<" + host + b">; rel=\"original\""), (b"vary", b"Accept"), (b"etag", TAG.encode())),
+            (name, name.rsplit(".", 2)[0]))
+
+
+#: Names the stand-in answers, and one it fails on.
+ANSWERED = {b"urn:pdi://wire.example.us/2026/11/29/%d.text.1" % n for n in range(10, 14)}
+FAILING = b"urn:pdi://wire.example.us/2026/11/29/19.text.1"
+
+
+class FirstPair:
+    """Two connections of ``pdi serve``'s protocol, one with the compiled path and one without, each on a cache and
+    a :class:`Public` of its own (the same to begin with)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        config = uvicorn.Config(Starlette(), log_level="warning", limit_concurrency=1000)
+        config.load()
+        self.sides = []
+        for fast in (True, False):
+            cache = _cache()
+            public = Public(cache)
+            cls = answering_protocol(10, cache, public=public)
+
+            class Noting(cls):  # type: ignore[valid-type,misc]
+                went_to_app = 0
+
+                def to_app(self) -> None:
+                    self.went_to_app += 1
+                    self.scope = {}
+                    self.cycle = _Done()
+
+            if not fast:
+                Noting.fast_answer = None
+            protocol = Noting(config=config, server_state=uvicorn.server.ServerState(), app_state={}, _loop=loop)
+            transport = Transport()
+            protocol.connection_made(transport)
+            self.sides.append((protocol, transport, cache, public))
+
+    def feed(self, data: bytes) -> list[bytes]:
+        for protocol, transport, _, _ in self.sides:
+            transport.written.clear()
+            protocol.data_received(data)
+            if protocol.cycle is not None and protocol.cycle is not _ANSWERED:
+                protocol.cycle = _ANSWERED  # the app's answer, done
+        (fast, fast_t, fast_c, fast_p), (slow, slow_t, slow_c, slow_p) = self.sides
+        assert fast_t.written == slow_t.written, data
+        assert (fast.went_to_app, fast_t.closed, fast.refusal) == (slow.went_to_app, slow_t.closed, slow.refusal)
+        assert [list(table.items()) for table in fast_c.tables] == [list(table.items()) for table in slow_c.tables]
+        assert (fast_c.bytes, fast_c.fact_bytes) == (slow_c.bytes, slow_c.fact_bytes)
+        assert fast_p.asked == slow_p.asked  # the catalog asked as often, the same
+        assert fast.server_state.total_requests == slow.server_state.total_requests
+        return fast_t.written
+
+
+def test_the_compiled_path_gives_a_first_asking_n2r_to_the_public_path() -> None:
+    facts, entries = _cache().tables
+    name = next(iter(ANSWERED))
+    head = b"GET /uri-res/N2R?%s HTTP/1.1\r\nHost: a.example:8000\r\nAccept: text/*\r\n\r\n" % name
+    assert _fasthead.answer(head, facts, entries, b"http://", b"") is None  # as before, without ``first``
+    assert _fasthead.answer(head, facts, entries, b"http://", b"", True) == (
+        None, b"GET", name, b"http://a.example:8000 " + name, b"a.example:8000")
+    assert _fasthead.answer(head.replace(b"GET", b"HEAD").replace(b"N2R", b"I2R"), facts, entries, b"https://", b"",
+                            True) == (None, b"HEAD", name, b"https://a.example:8000 " + name, b"a.example:8000")
+    # what is not a first asking of an N2R is as before: a whole answer kept, a 304 asked, another answer
+    # negotiated, N2L
+    whole = b"GET /uri-res/N2R?%s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % WHOLE
+    assert _fasthead.answer(whole, facts, entries, b"http://", b"", True) is None  # its lines not made yet
+    for read in (head.replace(b"\r\n\r\n", b"\r\nIf-None-Match: %s\r\n\r\n" % TAG.encode()),
+                 head.replace(b"text/*", b"application/json"), head.replace(b"N2R", b"N2L"),
+                 head.replace(b"HTTP/1.1", b"HTTP/1.0"), head + b"GET"):
+        assert _fasthead.answer(read, facts, entries, b"http://", b"", True) is None, read
+
+
+def test_a_first_asking_is_answered_kept_and_declined_as_the_python_path_does(
+        loop: asyncio.AbstractEventLoop) -> None:
+    pair = FirstPair(loop)
+    answered = sorted(ANSWERED)
+    for n, name in enumerate(answered):
+        n2r = b"GET /uri-res/N2R?%s HTTP/1.1\r\nHost: 127.0.0.%d\r\n\r\n" % (name, n + 1)
+        written = pair.feed(n2r)
+        assert written[0].startswith(b"HTTP/1.1 200 OK\r\n") and written[0].endswith(b"\r\n\r\nfirst " + name)
+        pair.feed(n2r)  # from the whole answer kept
+        pair.feed(n2r.replace(b"GET", b"HEAD"))
+        pair.feed(n2r.replace(b"N2R", b"N2L"))  # from the fact the first asking taught
+    head = b"HEAD /uri-res/I2R?%s HTTP/1.1\r\nHost: b.example\r\nUser-Agent: x\r\n\r\n" % answered[0]
+    assert pair.feed(head)[0].startswith(b"HTTP/1.1 200 OK\r\n")  # another Host: a first asking of its key
+    # a name the public path does not answer goes to the app, the catalog asked once
+    other = b"GET /uri-res/N2R?urn:pdi://wire.example.us/2026/11/29/77.text.1 HTTP/1.1\r\nHost: a\r\n\r\n"
+    pair.feed(other)
+    assert [(protocol.went_to_app, len(public.asked)) for protocol, _, _, public in pair.sides] == [(1, 10)] * 2
+    pair.feed(other)  # and again (nothing was kept of it)
+    assert pair.sides[0][3].asked[-1] == (b"/uri-res/N2R", "http", b"a", other[17:63], False)
+    pair.feed(b"GET /uri-res/N2R?%s HTTP/1.1\r\nHost: a\r\n\r\n" % answered[1])  # the next read: answered
+    assert [protocol.went_to_app for protocol, _, _, _ in pair.sides] == [2, 2]
+    # the resolver's own failure: a 500, the connection closed, on either path
+    written = pair.feed(b"GET /uri-res/N2R?%s HTTP/1.1\r\nHost: a\r\n\r\n" % FAILING)
+    assert written[0].startswith(b"HTTP/1.1 500 ")

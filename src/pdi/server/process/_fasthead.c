@@ -12,7 +12,7 @@
  *     class of a whole answer (Entity), given once at import so that they are
  *     defined in one place.
  *
- * answer(data, facts, entries, origin, defaults) -> (bytes, bytes, int, int) | None
+ * answer(data, facts, entries, origin, defaults[, first]) -> (bytes, bytes, int, int) | None
  *     data: one read of the connection, when the parser holds nothing of a
  *     request. It is answered here only when it is exactly one whole request
  *     head of this strict subset of RFC 9112, which llhttp reads the same way
@@ -49,6 +49,14 @@
  *     defaults, and ResponseCache.known_wire's lines or the whole answer's
  *     (cache.py's wire(); no body to a HEAD), with the method, the status and
  *     the body's octets for the caller's counts.
+ *
+ *     first (true): an N2R or I2R of such a head with neither a whole answer
+ *     kept under its key nor If-None-Match, and no Accept that negotiates (a
+ *     first asking of the name with this Host), is (None, method, query, key,
+ *     host) instead of None: the head read as httptools reads it, for the
+ *     caller's public path to answer without the parser (the connection's
+ *     data_received; a name it does not answer so goes to httptools as
+ *     before).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -231,12 +239,15 @@ fasthead_answer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t lengths[MAX_FIELDS];
     Py_ssize_t n, query_len;
     PyObject *method;
-    int kind, fields = 0, f;
+    int kind, fields = 0, f, first;
 
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "answer() takes 5 arguments");
+    if (nargs != 5 && nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "answer() takes 5 or 6 arguments");
         return NULL;
     }
+    first = nargs == 6 ? PyObject_IsTrue(args[5]) : 0;
+    if (first < 0)
+        return NULL;
     data = args[0], facts = args[1], entries = args[2], origin = args[3], defaults = args[4];
     if (!PyBytes_CheckExact(data) || !PyDict_Check(facts) || !PyDict_Check(entries) || !PyBytes_CheckExact(origin)
         || !PyBytes_CheckExact(defaults)) {
@@ -344,9 +355,19 @@ fasthead_answer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             Py_DECREF(key);
             goto done;
         }
-        Py_DECREF(key);
-        if (values[F_IF_NONE_MATCH] == NULL)
+        if (values[F_IF_NONE_MATCH] == NULL) {
+            if (first) {  /* a first asking: what the caller's public path needs to answer it without the parser */
+                PyObject *host = PyBytes_FromStringAndSize(values[F_HOST], lengths[F_HOST]);
+                if (host != NULL)
+                    result = PyTuple_Pack(5, Py_None, method, query, key, host);
+                Py_XDECREF(host);
+                Py_DECREF(key);
+                goto done;
+            }
+            Py_DECREF(key);
             goto none;
+        }
+        Py_DECREF(key);
     }
     packed = PyDict_GetItemWithError(facts, query);  /* borrowed */
     if (packed == NULL) {
@@ -443,8 +464,8 @@ fasthead_configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 static PyMethodDef methods[] = {
     {"answer", (PyCFunction)(void (*)(void))fasthead_answer, METH_FASTCALL,
-     "answer(data, facts, entries, origin, defaults): N2L's 302, a 304 from the cache's facts or a whole answer"
-     " kept, or None."},
+     "answer(data, facts, entries, origin, defaults[, first]): N2L's 302, a 304 from the cache's facts or a whole"
+     " answer kept; with first, a first-asking N2R's (None, method, query, key, host); or None."},
     {"configure", (PyCFunction)(void (*)(void))fasthead_configure, METH_FASTCALL,
      "configure(after_location, validator_lines, n2r_prefix, entity): the octets the answers are made of, and the"
      " class of a whole answer kept."},

@@ -112,9 +112,11 @@ from pdi.server.process.zerocopy import EXTENSION, ZeroCopy
 #: N2L's ``302`` and a ``304`` answered from a worker's facts, and an N2R's ``200`` from its whole answers, straight
 #: from one read of a request head of a strict subset of HTTP/1.1 (:mod:`pdi.server.process._fasthead`, compiled;
 #: ``None`` where it was not built: every request is parsed by ``httptools``, as it is when the read is anything
-#: else): the octets to write, the method, the status and the body's octets.
+#: else): the octets to write, the method, the status and the body's octets; asked with ``first`` (the last
+#: argument), a first asking of an N2R of such a head (no whole answer kept under its key, no ``If-None-Match``) is
+#: ``(None, method, query, key, Host)``, for :attr:`CachedAnswerProtocol.public` to answer without the parser.
 FastAnswer = Callable[[bytes, "collections.OrderedDict[bytes, bytes]", "collections.OrderedDict[bytes, Any]", bytes,
-                       bytes], "tuple[bytes, bytes, int, int] | None"]
+                       bytes, bool], "tuple[bytes, bytes, int, int] | tuple[None, bytes, bytes, bytes, bytes] | None"]
 FAST_ANSWER: FastAnswer | None
 #: The compiled path's own bounds on a read's octets, a target's and the fields: a connection with tighter ones
 #: configured is read by ``httptools`` alone (its ``414`` and ``431`` said as before).
@@ -838,6 +840,8 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
     """
 
     cache: ResponseCache | None = None
+    #: Whether the read being parsed is a first asking :attr:`public` declined already (:meth:`data_received`).
+    _asked: bool = False
     #: N2R's (or N2L's) answer to a name the cache does not hold, made at once when it is the plain case (None: never).
     public: PublicAnswers | None = None
     #: N2L's ``302`` and a ``304`` of a name no fact is kept for, asked before :attr:`public` (None: never).
@@ -919,23 +923,35 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         """A read that is exactly one request head the compiled path answers (N2L's ``302`` or a ``304`` from the
         name's fact, an N2R's ``200`` from its whole answer kept: :mod:`pdi.server.process._fasthead`), when
         nothing of a request is being read or answered on the connection: written at once, as
-        :meth:`_answer_from_cache` writes it; any other, read as before."""
+        :meth:`_answer_from_cache` writes it; a first asking of an N2R of such a head, answered by :attr:`public`
+        as :meth:`_answer_public` would answer it, without the parser (:meth:`_first_asking`); any other, read as
+        before."""
         fast = self._fast
         if fast is not None and self._in_head and not self._head_seen and self.refusal is None:
             # asked first, the rest only of a read it answers (most reads it declines cost that look alone); what
             # it touched of the cache is only which entry was used last
-            sent = fast(data, self._facts, self._entries, self._origin, _defaults[1])
+            sent = fast(data, self._facts, self._entries, self._origin, _defaults[1], True)
             cycle = self.cycle
             limit = self.limit_concurrency
             if (sent is not None and (cycle is None or cycle is _ANSWERED) and not self.pipeline
                     and not self.flow.write_paused
                     and (limit is None or max(len(self.connections), len(self.tasks)) < limit)
                     and self.cache is not None and self.cache.fresh):
+                if len(sent) == 5:  # a first asking of an N2R: the public path's, else the parser's (below)
+                    _, method, query, key, host = sent
+                    if self._first_asking(data[len(method) + 1:len(method) + 13], method, query, key, host):
+                        return
+                    self._asked = True  # not the plain case: the parser reads it, and the ASGI path answers it
+                    try:
+                        _read(self, data)
+                    finally:
+                        self._asked = False
+                    return
                 defaults = self.server_state.default_headers
                 if defaults is not _defaults[0]:  # uvicorn makes them anew each second (the Date): made again
                     _defaults[:] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults)
-                    sent = fast(data, self._facts, self._entries, self._origin, _defaults[1])
-                if sent is not None:
+                    sent = fast(data, self._facts, self._entries, self._origin, _defaults[1], False)
+                if sent is not None and len(sent) == 4:
                     self._idle_due = None
                     wire, method, status, octets = sent
                     self.transport.write(wire)
@@ -947,6 +963,48 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
                     self._arm()
                     return
         _read(self, data)
+
+    def _first_asking(self, path: bytes, method: bytes, query: bytes, key: bytes, host: bytes) -> bool:
+        """A first asking of an N2R or I2R (``path``; ``GET`` or ``HEAD``) of one plain head the compiled path read
+        (``query``, the answer's ``key``, its ``Host``), answered as :meth:`_answer_from_cache` answers it once the
+        parser has read it, without the parser's callbacks, the request's fields read again, or the cache's look-ups
+        that miss: the answer :attr:`public` makes, kept and written; whether it was (``False``: nothing was kept or
+        learnt, and the parser reads it, :attr:`public` not asked again)."""
+        public = self.public
+        if public is None:
+            return False
+        try:
+            made = public(path, self.scheme or "http", self.server, host, query, False)
+        except Exception as exc:  # this server's own code: a 500, as on_headers_complete says it
+            self.failed(exc)
+            self._refuse(*self.refusal)  # type: ignore[misc]
+            return True
+        if made is None:
+            return False
+        cache = self.cache
+        assert cache is not None  # data_received asks only with one
+        cache.keep(key, made, query)
+        sent = wire(made, _NO_FIELDS)
+        if sent is None:
+            found = respond(made, None, None, None)
+            if found is None:
+                return False
+            sent = _lines(found)
+        status, lines, body = sent
+        defaults = self.server_state.default_headers
+        if defaults is not _defaults[0]:  # uvicorn makes them anew each second (the Date)
+            _defaults[:] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults)
+        head = status_line(status) + _defaults[1] + lines
+        self._idle_due = None
+        self._disarm()
+        self.transport.write(head + body if method == b"GET" else head)
+        count_cached_answer(self.loop, method, status, len(body) if method == b"GET" else 0, False)
+        # what HttpProtocol does once a response is complete: count it, wait for the next request
+        self.cycle = _ANSWERED
+        self.server_state.total_requests += 1
+        self.keep_alive()
+        self._arm()
+        return True
 
     def connection_lost(self, exc: Exception | None) -> None:
         for counts, peer in ((self.clients, self._counted), (self.refused, self._refused)):
@@ -1058,7 +1116,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         request's :func:`~pdi.server.process.cache.conditional_fields`.
         """
         public = self.public
-        if public is None or not cache.fresh or not host:
+        if public is None or not cache.fresh or not host or self._asked:  # asked already (data_received): the app's
             return None
         told = self.told
         if told is not None and (n2l or fields[0] is not None):  # from the name's digest alone, no object made
@@ -1100,6 +1158,8 @@ def _lines(found: tuple[int, Headers, bytes]) -> tuple[int, bytes, bytes]:
 _defaults: list[Any] = [None, b""]
 
 _N2L = N2L_PATH.encode()
+#: No ``If-None-Match``, ``Range`` or ``If-Range`` (:func:`~pdi.server.process.cache.conditional_fields`).
+_NO_FIELDS: Final = (None, None, None)
 
 
 def answering_protocol(
