@@ -35,7 +35,10 @@ protocol, each for a measured reason that no ASGI hook serves:
   by the cache's facts (N2L's ``302``, a ``304``) or a whole answer it keeps
   (an N2R's ``200``), is answered in C without ``httptools``' callbacks
   (:data:`FAST_ANSWER`, :mod:`pdi.server.process._fasthead`): under a third
-  of the instructions; every other read is parsed by ``httptools``.
+  of the instructions; a first asking of an N2R of that shape, whose head it
+  has read, goes to the public path at once
+  (:meth:`CachedAnswerProtocol._first_asking`); every other read is parsed by
+  ``httptools``.
 * **A request asking to switch protocols** (``Upgrade``, which ``pdi serve``
   never does): the parser stops at its head (uvicorn drops the octets read
   after it, logging two warnings); here the ``Upgrade`` is ignored (RFC 9110
