@@ -115,6 +115,9 @@ class MailPart:
     location: str | None
     disposition: str | None
     entity: Message = field(repr=False, compare=False)
+    #: where it lies in the message's octets, for a message read by its structure (:func:`pdi.mail.large.read_large`):
+    #: the start of its header block, of its body, and the end of its body; ``None`` when read whole
+    span: tuple[int, int, int] | None = field(default=None, repr=False, compare=False)
 
     def octets(self) -> bytes:
         """The part's octets with its transfer encoding removed (an enclosed message: as Python writes it;
@@ -771,21 +774,27 @@ def read_message(data: bytes, limits: MailLimits | None = None) -> Mail:
     except RecursionError as exc:
         raise _too_deep_for_python(policy.deepest[0], limits, "pdi reads") from exc
     for number, (path, entity) in enumerate(leaves):
-        media_type = entity.get_content_type()
-        charset = entity.get_content_charset() if entity.get_content_maintype() == "text" else None
-        if not formats.is_media_type(media_type):  # Python's reading keeps any octets but a second "/"
-            # RFC 2045 §5.2: a syntactically invalid one is taken as the default, plain text, as Python takes those
-            # it reads as invalid (no charset: read as UTF-8, pdi's choice for a text that names none)
-            media_type, charset = "text/plain", None
-        disposition = entity.get_content_disposition()
-        location = entity.get("Content-Location")
-        parts.append(MailPart(
-            number, path, media_type, charset, _filename(entity), _content_id(entity),
-            None if location is None else "".join(_octets_read(str(location)).split()) or None, disposition, entity,
-        ))
+        parts.append(_mail_part(number, path, entity))
         defects.extend(f"part {number}: {type(d).__name__}" for d in entity.defects)
     defects[:0] = [f"message: {type(d).__name__}" for d in message.defects]
     return Mail(message, tuple(parts), tuple(defects), data)
+
+
+def _mail_part(number: int, path: tuple[int, ...], entity: Message,
+               span: tuple[int, int, int] | None = None) -> MailPart:
+    """The :class:`MailPart` numbered ``number`` of the leaf ``entity`` at ``path`` (``span``: where it lies)."""
+    media_type = entity.get_content_type()
+    charset = entity.get_content_charset() if entity.get_content_maintype() == "text" else None
+    if not formats.is_media_type(media_type):  # Python's reading keeps any octets but a second "/"
+        # RFC 2045 §5.2: a syntactically invalid one is taken as the default, plain text, as Python takes those
+        # it reads as invalid (no charset: read as UTF-8, pdi's choice for a text that names none)
+        media_type, charset = "text/plain", None
+    location = entity.get("Content-Location")
+    return MailPart(
+        number, path, media_type, charset, _filename(entity), _content_id(entity),
+        None if location is None else "".join(_octets_read(str(location)).split()) or None,
+        entity.get_content_disposition(), entity, span,
+    )
 
 
 #: A line that goes on a header (Python's ``feedparser.headerRE``): a field's name and colon, a folded line's

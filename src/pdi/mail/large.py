@@ -1,0 +1,444 @@
+"""A message too large to hold, read by its structure: each entity's header fields, each body's octets where they lie.
+
+:func:`pdi.mail.message.read_message` gives Python's parser the whole
+message, which keeps every body as a string (a 60 MB message cost some
+300 MB to read, its largest attachment decoded twice more). A message of
+more than :data:`STREAMED_FROM` octets (an e-mail with a scan or a recording
+attached: 32 to 200 MB) is read here instead, from any octets that
+:func:`len` and a plain ``[start:end]`` slice work on (the archive gives
+:class:`pdi.archive.blobs.VerifiedOctets`, every octet from a chunk checked
+as it is read, a few chunks held), in memory bounded by a few windows of
+:data:`WINDOW` octets, whatever the message's size:
+
+* **One pass** over the octets finds every line that begins ``--`` (after a
+  CR, an LF or CR LF: the parser's line ends), keeping where it is and its
+  first :data:`KEPT_OF_LINE` octets: the boundary delimiters are among them
+  (at most :attr:`~pdi.mail.message.MailLimits.max_delimiters`). A NUL octet
+  is refused as :func:`~pdi.mail.message.read_message` refuses it.
+* **Each entity**, from the top: its header block (up to the empty line,
+  or the first line that is no header field, as
+  :func:`pdi.mail.message._body_start` and Python's parser find it; at
+  most :data:`MAX_HEADER_BLOCK` octets) parsed by Python's :mod:`email`
+  with the same bounded policy, so its fields, media type, parameters and
+  file name read exactly as there; a ``multipart`` with a ``boundary`` whose
+  delimiter lines are found in its body is cut along them as
+  :func:`pdi.mail.message.entity_span` cuts (the line ending before a
+  delimiter is the delimiter's, RFC 2046 §5.1.1; no close delimiter: the
+  last part runs to the end; no delimiter: a leaf, as Python reads it),
+  each part read so in turn (a ``multipart/digest``'s parts ``message/rfc822``
+  by default); any other entity is a leaf, its body's octets left where they
+  are (an enclosed ``message/rfc822`` is one part, not entered).
+* **The leaves** are :class:`~pdi.mail.message.MailPart` values as
+  :func:`~pdi.mail.message.read_message` makes them, each with its
+  :attr:`~pdi.mail.message.MailPart.span` (where its header block starts,
+  where its body starts and ends). The tree of entities (header fields
+  only) answers ``get_body`` as the whole message's does, so the body's
+  text is read from the same part; that part's body alone is read (at most
+  :data:`MAX_BODY_OCTETS`) and decoded as Python decodes it.
+* **A part's octets** (:func:`part_pieces`) are decoded from its body a
+  window at a time: base64 of the alphabet alone, its padding at the end
+  (what RFC 2045 §6.8 writes, and every mailer), quoted-printable cut only
+  after a line end (or where no escape is cut), anything else as it is;
+  each piece the same octets as Python's ``get_payload(decode=True)`` of
+  the whole, which the tests compare on the same messages. Base64 holding
+  other characters (which Python reads past, by rules that look at the whole)
+  is refused naming where, as is uuencode.
+
+For a message that Python's parser reads past a defect (a delimiter inside
+a part's body that its own boundary does not match but an enclosing one's
+prefix does, a header block past its limit), the two readings may differ:
+every message of at most :data:`STREAMED_FROM` octets is read by Python's
+parser, whole, as before.
+
+Pure: no I/O (the octets are read through the object given).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from email.message import Message
+from typing import Final, Protocol
+
+from pdi.errors import LimitError, ParseError, UnsupportedError
+from pdi.mail.message import (
+    _FIELD_NAME,
+    Mail,
+    MailLimits,
+    MailPart,
+    _body_start,
+    _bounded_policy,
+    _FieldTooLong,
+    _first_line,
+    _mail_part,
+    _too_deep,
+)
+
+__all__ = [
+    "KEPT_OF_LINE", "MAX_BODY_OCTETS", "MAX_HEADER_BLOCK", "STREAMED_FROM", "WINDOW", "Octets", "decoded_size",
+    "part_pieces", "read_large",
+]
+
+#: Messages larger than this (octets) are read here, by their structure; smaller ones whole, by Python's parser.
+STREAMED_FROM: Final = 32 << 20
+#: The octets read at a time: a pass, a part's body decoded.
+WINDOW: Final = 1 << 20
+#: The octets kept of each line that begins ``--``: a boundary (RFC 2046 §5.1.1: at most 70 characters) and its
+#: ``--`` and line end fit; a longer delimiter line is read again from the octets.
+KEPT_OF_LINE: Final = 128
+#: The longest header block of one entity (octets): a message's header fields fill some kilobytes.
+MAX_HEADER_BLOCK: Final = 1 << 20
+#: The most octets of header blocks read in all.
+MAX_HEADER_OCTETS: Final = 8 << 20
+#: The longest body (octets, as written, its transfer encoding not removed) that the body's text is read from.
+MAX_BODY_OCTETS: Final = 16 << 20
+
+
+class Octets(Protocol):
+    """What the reading needs of the octets: their length and a plain slice (:class:`bytes` is one)."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, key: slice, /) -> bytes: ...
+
+
+#: The start of a line that begins ``--``: after a CR or an LF (a CR LF's LF).
+_DASHES: Final = re.compile(rb"[\r\n]--")
+_NUL: Final = b"\x00"
+
+
+@dataclass(frozen=True)
+class _Line:
+    """A line that begins ``--``: where, and its first :data:`KEPT_OF_LINE` octets."""
+
+    at: int
+    head: bytes
+
+
+def _dash_lines(octets: Octets, limits: MailLimits, window_size: int = WINDOW) -> list[_Line]:
+    """Every line of ``octets`` that begins ``--``, in one pass; a NUL refused where it is."""
+    size = len(octets)
+    found: list[_Line] = []
+    at, carry = 0, b""  # carry: the window before's last two octets, for a line end and a '-' there
+    while at < size:
+        window = octets[at : min(size, at + window_size)]
+        nul = window.find(_NUL)
+        if nul >= 0:
+            raise ParseError(f"the message holds a NUL octet at offset {at + nul}: no message holds one",
+                             offset=at + nul, rule="message")
+        joined, base = carry + window, at - len(carry)
+        starts = [m.start() + 1 for m in _DASHES.finditer(joined)]
+        if at == 0 and window.startswith(b"--"):
+            starts.insert(0, 0)
+        for start in starts:
+            offset = base + start
+            head = joined[start : start + KEPT_OF_LINE]
+            if len(head) < KEPT_OF_LINE and offset + len(head) < size:  # cut by the window's end: read it whole
+                head = octets[offset : offset + KEPT_OF_LINE]
+            found.append(_Line(offset, head))
+            if len(found) > limits.max_delimiters:
+                raise LimitError(
+                    f"the message has more than {limits.max_delimiters} lines that start '--' (boundary"
+                    f" delimiters, perhaps), the limit of {limits.max_delimiters}"
+                )
+        carry = window[-2:]
+        at += len(window)
+    return found
+
+
+class _Reading:
+    """One message's structure being read (:func:`read_large`)."""
+
+    def __init__(self, octets: Octets, limits: MailLimits, window: int = WINDOW) -> None:
+        self.octets, self.limits = octets, limits
+        self.policy = _bounded_policy(limits)
+        self.lines = _dash_lines(octets, limits, window)
+        self.starts = [line.at for line in self.lines]
+        self.entities = 0
+        self.header_octets = 0
+        self.leaves: list[tuple[tuple[int, ...], Message, tuple[int, int, int]]] = []
+
+    def entity(self, start: int, end: int, path: tuple[int, ...], default: str | None = None) -> Message:
+        """The entity at ``octets[start:end]`` (its header fields; a multipart's parts attached), its leaves kept."""
+        import email.parser
+
+        self.entities += 1
+        if self.entities > self.limits.max_parts:
+            raise LimitError(f"the message has more than {self.limits.max_parts} entities (parts and multiparts)")
+        if len(path) > self.limits.max_depth:
+            raise _too_deep(path, self.limits)
+        body = self._body_start(start, end, path)
+        self.header_octets += body - start
+        if self.header_octets > MAX_HEADER_OCTETS:
+            raise LimitError(f"the message's header blocks are more than {MAX_HEADER_OCTETS:,} octets in all")
+        # its header fields alone, read as the parser reads them (headersonly: a multipart's body is not looked for)
+        try:
+            entity: Message = email.parser.BytesHeaderParser(policy=self.policy).parsebytes(self.octets[start:body])
+        except _FieldTooLong as exc:
+            where = "the message's" if not path else f"part {'.'.join(map(str, path))}'s"
+            raise LimitError(
+                f"{where} {exc.name} field (its header block at offset {start}) is {exc.size:,} octets, more than"
+                f" the limit of {self.limits.max_content_field:,} for a field of the message's MIME structure"
+            ) from None
+        if default is not None:  # a digest's part (RFC 2046 §5.1.5), as Python's parser sets it
+            entity.set_default_type(default)
+        entity.set_payload(None)  # type: ignore[call-overload]  # its body is not read: its parts attached, or ""
+        entity.pdi_path = path  # type: ignore[attr-defined]  # as BoundedMessage.attach numbers it
+        boundary = entity.get_boundary() if entity.get_content_maintype() == "multipart" else None
+        spans = self._parts(boundary, body, end) if boundary is not None else end
+        if isinstance(spans, int):  # a leaf (its body to spans)
+            entity.set_payload("")
+            self.leaves.append((path, entity, (start, body, spans)))
+            return entity
+        inner = "message/rfc822" if entity.get_content_subtype() == "digest" else None
+        for number, (part_start, part_end) in enumerate(spans):
+            child = self.entity(part_start, part_end, (*path, number), inner)
+            entity.attach(child)
+        return entity
+
+    def _body_start(self, start: int, end: int, path: tuple[int, ...]) -> int:
+        """Where the body of the entity at ``start`` begins (:func:`pdi.mail.message._body_start`), its header block
+        read a growing window at a time up to :data:`MAX_HEADER_BLOCK`."""
+        want = min(end - start, 64 << 10)
+        while True:
+            head = self.octets[start : start + want]
+            found = _body_start(head, 0, len(head))
+            if found < len(head) or start + len(head) >= end:
+                return start + found
+            if want >= MAX_HEADER_BLOCK:
+                where = "the message's" if not path else f"part {'.'.join(map(str, path))}'s"
+                raise LimitError(f"{where} header block is more than {MAX_HEADER_BLOCK:,} octets (offset {start})")
+            want = min(end - start, want * 4, MAX_HEADER_BLOCK + 1)
+
+    def _parts(self, boundary: str, body: int, end: int) -> list[tuple[int, int]] | int:
+        """The spans of a multipart's parts between ``body`` and ``end``, cut as Python's parser cuts them (the
+        line end before a delimiter line is the delimiter's, RFC 2046 §5.1.1; delimiter lines right after one are
+        taken with it, no part between them; no close delimiter: the last part runs to the end, less the message's
+        last line end); or, where Python reads the multipart as a leaf (no delimiter line, or a close delimiter
+        first), where its body ends then."""
+        delimiter = b"--" + boundary.encode("utf-8", "surrogateescape")
+        spans: list[tuple[int, int]] = []
+        part_start: int | None = None  # None: in the preamble
+        for index in range(bisect.bisect_left(self.starts, body), bisect.bisect_left(self.starts, end)):
+            line = self.lines[index]
+            matched = self._delimiter_end(line, delimiter, end)
+            if matched is None:
+                continue
+            line_end, close = matched
+            if part_start is None:
+                if close:  # no part begun: Python reads the preamble as its body
+                    return line.at
+                part_start = line_end
+            elif line.at == part_start:  # right after a delimiter line: taken with it, whatever it is
+                part_start = line_end
+            else:
+                spans.append((part_start, max(part_start, _without_line_end(self.octets, part_start, line.at))))
+                if close:  # the close delimiter: the epilogue follows
+                    return spans
+                part_start = line_end
+        if part_start is None:
+            return end
+        last = _without_line_end(self.octets, part_start, end) if end == len(self.octets) else end
+        spans.append((part_start, max(part_start, last)))
+        return spans
+
+    def _delimiter_end(self, line: _Line, delimiter: bytes, end: int) -> tuple[int, bool] | None:
+        """Where the delimiter line at ``line`` ends and whether it closes, or ``None`` if it is no delimiter line:
+        the boundary, then ``--`` or not, then spaces or tabs, then a line end (CR LF, CR, LF) or the entity's end,
+        as Python's parser matches a line; read past the octets kept of the line when they do not tell."""
+        limit = end - line.at  # the entity's octets from the line on
+        text, want = line.head[:limit], KEPT_OF_LINE
+        while True:
+            if not text.startswith(delimiter[: len(text)]):
+                return None
+            whole = len(text) >= limit  # all of the entity's octets from here are held
+            if len(text) >= len(delimiter):
+                rest = text[len(delimiter) :]
+                tail = _TAIL.match(rest)
+                assert tail is not None
+                close, k = tail.group(1) is not None, tail.end()
+                ended = line.at + len(delimiter) + k
+                if k < len(rest):
+                    octet = rest[k : k + 1]
+                    if octet == b"\n":
+                        return ended + 1, close
+                    if octet == b"\r" and (k + 1 < len(rest) or whole):  # CR LF, or a CR alone
+                        return ended + (2 if rest[k + 1 : k + 2] == b"\n" else 1), close
+                    if octet != b"\r" and not (octet == b"-" and k + 1 == len(rest) and not close):
+                        return None  # something else on the line (a "-" last held may be half of "--": read on)
+                elif whole:  # the entity ends on this line: a delimiter at its end
+                    return end, close
+            if whole:
+                return None
+            want *= 4
+            text = self.octets[line.at : line.at + min(want, limit)]
+
+
+def _without_line_end(octets: Octets, start: int, at: int) -> int:
+    """``at`` moved back over the one line ending (CR LF, LF or CR) just before it, not before ``start``."""
+    before = octets[max(start, at - 2) : at]
+    if before.endswith(b"\r\n"):
+        return at - 2
+    if before.endswith((b"\n", b"\r")):
+        return at - 1
+    return at
+
+
+def read_large(
+    octets: Octets, limits: MailLimits | None = None, *, max_body: int = MAX_BODY_OCTETS, window: int = WINDOW
+) -> Mail:
+    """The message ``octets`` hold, read by its structure (see the module docstring): its entities' header fields,
+    its parts with their spans, and the body's part read (when its body is at most ``max_body`` octets as written);
+    ``window``: the octets read at a time in its pass.
+    :class:`ParseError` or :class:`LimitError` as :func:`~pdi.mail.message.read_message` refuses."""
+    limits = limits or MailLimits()
+    size = len(octets)
+    first = _first_line(octets[: min(size, 4096)])
+    if not first.strip() and not octets[: min(size, WINDOW)].strip():
+        raise ParseError("the message is empty: a message starts with its header fields", offset=0, rule="message")
+    if first.startswith(b"From "):
+        raise ParseError(
+            "line 1 is an mbox 'From ' line: this is an mbox file, not one message"
+            " (pdi add FILE.mbox deposits each of its messages)", offset=0, rule="message",
+        )
+    if not _FIELD_NAME.match(first):
+        shown = first[:40].decode("ascii", "backslashreplace")
+        raise ParseError(
+            f"line 1 is not a header field (a name, then ':'): {shown!r}; a message starts with its header fields",
+            offset=0, rule="message",
+        )
+    reading = _Reading(octets, limits, window)
+    message = reading.entity(0, size, ())
+    if not message.keys():
+        raise ParseError("the message has no header field", offset=0, rule="message")
+    parts = tuple(_mail_part(number, path, entity, span) for number, (path, entity, span)
+                  in enumerate(reading.leaves))
+    defects = [f"part {p.index}: {type(d).__name__}" for p in parts for d in p.entity.defects]
+    defects[:0] = [f"message: {type(d).__name__}" for d in message.defects]
+    mail = Mail(message, parts, tuple(defects))  # type: ignore[arg-type]
+    body = mail.body_part()
+    at = next((p for p in parts if p.entity is body), None)
+    if at is not None and at.span is not None and at.span[2] - at.span[1] <= max_body:
+        at.entity.set_payload(octets[at.span[1] : at.span[2]].decode("ascii", "surrogateescape"))
+    return mail
+
+
+def body_unread(mail: Mail) -> MailPart | None:
+    """The body's part of a message :func:`read_large` read when its body was too long to be read, else ``None``."""
+    body = mail.body_part()
+    part = next((p for p in mail.parts if p.entity is body), None)
+    if part is None or part.span is None or body is None or body.get_payload() != "":
+        return None
+    return part if part.span[2] > part.span[1] else None
+
+
+class _NotStreamed(Exception):
+    """A part's base64 that holds other characters than the alphabet, or padding before its end."""
+
+    def __init__(self, offset: int, what: str) -> None:
+        super().__init__(what)
+        self.offset, self.what = offset, what
+
+
+_BASE64: Final = re.compile(rb"[A-Za-z0-9+/]*")
+_LINE_ENDS: Final = re.compile(rb"[\r\n]")
+#: What follows the boundary on a delimiter line before its end: ``--`` (the close delimiter) or not, then blanks.
+_TAIL: Final = re.compile(rb"(--)?[ \t]*")
+
+
+def transfer_encoding(part: MailPart) -> str:
+    """The part's transfer encoding as Python's ``get_payload(decode=True)`` reads it (an enclosed message's as
+    :meth:`pdi.mail.message.Mail.part_octets` reads it)."""
+    if part.entity.get_content_maintype() == "message":
+        return str(part.entity.get("Content-Transfer-Encoding", "")).strip().lower()
+    return str(part.entity.get("content-transfer-encoding", "")).lower()
+
+
+def part_pieces(octets: Octets, part: MailPart, window: int = WINDOW) -> Iterator[bytes]:
+    """The octets of ``part`` (a leaf :func:`read_large` read from ``octets``), its transfer encoding removed, a
+    window at a time: together the octets :meth:`pdi.mail.message.Mail.part_octets` gives of the same part read
+    whole. :class:`UnsupportedError` for a part whose octets are decoded only from its whole (see the module
+    docstring), raised before the first piece that differs."""
+    assert part.span is not None
+    _, start, end = part.span
+    encoding = transfer_encoding(part)
+    try:
+        if encoding == "base64":
+            yield from _base64_pieces(octets, start, end, window)
+        elif encoding == "quoted-printable":
+            yield from _qp_pieces(octets, start, end, window)
+        elif encoding in ("x-uuencode", "uuencode", "uue", "x-uue") and part.entity.get_content_maintype() != "message":
+            raise _NotStreamed(start, "its transfer encoding is uuencode")
+        else:
+            for at in range(start, end, window):
+                yield octets[at : min(end, at + window)]
+    except _NotStreamed as exc:
+        raise UnsupportedError(
+            f"part {part.index} of the message: {exc.what} (offset {exc.offset}), which pdi decodes only from the"
+            f" whole of a message of at most {STREAMED_FROM:,} octets; its octets as written are byte="
+            f"{start},{end}"
+        ) from None
+
+
+def _base64_pieces(octets: Octets, start: int, end: int, window: int) -> Iterator[bytes]:
+    """Base64 decoded a window at a time: every window of the alphabet alone, cut at a multiple of four characters
+    (so each piece is what the whole decodes to there); what follows the last of them (its padding, at most a few
+    characters) decoded as Python decodes the whole's end (``email._encoded_words.decode_b``, missing padding
+    added), so that anything but the alphabet before the end, or an end Python reads past, is refused."""
+    import binascii
+    from email._encoded_words import decode_b  # type: ignore[import-not-found]  # get_payload(decode=True)'s
+
+    carry = b""
+    for at in range(start, end, window):
+        text = carry + _LINE_ENDS.sub(b"", octets[at : min(end, at + window)])
+        clean = _BASE64.match(text)
+        assert clean is not None
+        cut = clean.end() - clean.end() % 4
+        if cut:
+            yield binascii.a2b_base64(text[:cut])
+        carry = text[cut:]
+        if len(carry) > _MOST_CARRIED:  # what is not the alphabet, with more after it: not the padding at the end
+            raise _NotStreamed(at, f"its base64 holds {carry[clean.end() - cut:][:1]!r} before its end")
+    value, defects = decode_b(carry)
+    if any(type(d).__name__ != "InvalidBase64PaddingDefect" for d in defects):
+        raise _NotStreamed(end, "its base64 ends with other characters than its alphabet and padding")
+    yield value
+
+
+#: The most characters of base64 carried from one window to the next: three of a quad and its padding, and a few.
+_MOST_CARRIED: Final = 8
+
+
+def _qp_pieces(octets: Octets, start: int, end: int, window: int) -> Iterator[bytes]:
+    import quopri
+
+    carry = b""
+    for at in range(start, end, window):
+        text = carry + octets[at : min(end, at + window)]
+        if at + window >= end:
+            carry = b""
+        else:
+            cut = text.rfind(b"\n") + 1  # a line's escapes never reach past its end
+            if cut == 0:  # a line longer than a window: cut where no escape (=XX, or = and its line end) is cut
+                cut = len(text)
+                while cut > 0 and (b"=" in text[max(0, cut - 2) : cut] or text[cut - 1 : cut] == b"\r"):
+                    cut -= 1
+                if cut == 0 and len(text) > 4 * window + 64:  # a run of "=" longer than windows: not cut anywhere
+                    raise _NotStreamed(at, "its quoted-printable holds a run of '=' longer than a window")
+            text, carry = text[:cut], text[cut:]
+        if text:
+            yield quopri.decodestring(text)
+    if carry:
+        yield quopri.decodestring(carry)
+
+
+def decoded_size(octets: Octets, part: MailPart) -> int:
+    """How many octets :func:`part_pieces` gives of ``part`` (decoded once, nothing kept)."""
+    return sum(len(piece) for piece in part_pieces(octets, part))
+
+
+def part_octets(octets: Octets, part: MailPart) -> bytes:
+    """The octets of ``part`` whole (:func:`part_pieces` joined): for an evaluator that answers them in hand."""
+    return b"".join(part_pieces(octets, part))
