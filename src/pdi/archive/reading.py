@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pdi import formats
@@ -51,8 +51,9 @@ if TYPE_CHECKING:
     from pdi.fragments import Buffer
     from pdi.fragments.pdf import TextLayer
     from pdi.fragments.video import VideoInfo
+    from pdi.mail.message import Mail, MailPart
 
-__all__ = ["Reading"]
+__all__ = ["Reading", "StreamedPart"]
 
 class Reading(ArchiveBase):
     """Resolve, locate, get, cite and open the octets of a name; select a fragment of what was read."""
@@ -582,6 +583,9 @@ class Reading(ArchiveBase):
                 return self._selected(record, RangedOctets(reader), parsed.fragment)  # type: ignore[arg-type]
             index = self.fragment_index(record)
             scheme = parsed.fragment.effective_scheme(record.format)
+            if _large_message(record) and scheme in ("char", "line", "part"):
+                # read by its structure, by verified chunks (pdi.mail.large): never mapped, never held whole
+                return self._selected(record, VerifiedOctets(reader), parsed.fragment)  # type: ignore[arg-type]
             if scheme in ("rect", "crop") and record.media_type.startswith("video/"):
                 return self._video_region(record, reader, parsed.fragment, scheme, index)
             if scheme in ("sec", "msec") and record.media_type.startswith("audio/"):
@@ -726,14 +730,52 @@ class Reading(ArchiveBase):
         from pdi.fragments.email_text import message_facts
         from pdi.mail.message import MailLimits, read_message
 
-        if record.size > MailLimits().max_bytes:
-            return None
-        with self._reader(record) as reader:
-            data = reader.read()
         try:
+            if _large_message(record):  # read by its structure, by verified chunks, never held (pdi.mail.large)
+                from pdi.mail.large import read_large
+
+                with self._reader(record) as reader:
+                    return message_facts(read_large(VerifiedOctets(reader)))
+            if record.size > MailLimits().max_bytes:
+                return None
+            with self._reader(record) as reader:
+                data = reader.read()
             return message_facts(read_message(data))
         except (ParseError, LimitError):
             return None
+
+    def large_message(self, located: Resolved) -> Mail:
+        """The message ``located`` names read by its structure (:func:`pdi.mail.large.read_large`), by verified chunks,
+        never held: its header fields, parts and where each lies, its body's part read (for the reader's page of a
+        message of more than :data:`pdi.mail.large.STREAMED_FROM` octets)."""
+        from pdi.mail.large import read_large
+
+        with self._reader(located.record) as reader:
+            return read_large(VerifiedOctets(reader))
+
+    def locate_message_part(self, located: Resolved) -> StreamedPart | None:
+        """A part (``part=``) of a message of more than :data:`pdi.mail.large.STREAMED_FROM` octets as :meth:`locate`
+        found it: what it answers (its media type, charset and range; no octets in hand) and its octets to stream
+        (:meth:`StreamedPart.pieces`), never held as :meth:`read` holds what it answers. Its structure is read
+        and the part decoded once here, by verified chunks, so that its size is known and a part that cannot be
+        decoded a window at a time is refused before anything is sent. ``None`` for any other name."""
+        fragment = located.pdi.fragment
+        if fragment is None or not _large_message(located.record):
+            return None
+        if fragment.effective_scheme(located.record.format) != "part":
+            return None
+        from pdi.fragments.email import find_large_part, part_result
+        from pdi.mail.large import decoded_size
+
+        with self._reader(located.record) as reader:
+            octets = VerifiedOctets(reader)
+            part = find_large_part(octets, fragment.positions)
+            size = decoded_size(octets, part)
+        result = part_result(part, b"", size)
+        charset = located.record.charset if located.record.charset is not None else result.charset
+        resolved = dataclasses.replace(located, data=b"", media_type=result.media_type, charset=charset,
+                                       fragment=result)
+        return StreamedPart(resolved, size, part, lambda: self._reader(located.record))
 
     def video_of(self, record: RepresentationRecord) -> VideoInfo | None:
         """What ffprobe read of a video at deposit (duration, frame size, codecs), or None (not a video, or one
@@ -772,6 +814,33 @@ class Reading(ArchiveBase):
         # an aggregate has no charset of its own; its root part's text has (pdi.fragments.aggregate)
         charset = record.charset if record.charset is not None else result.charset
         return Resolved(record_name(record, fragment=fragment), result.data, result.media_type, charset, record, result)
+
+
+def _large_message(record: RepresentationRecord) -> bool:
+    """Whether ``record`` is a message read by its structure (:mod:`pdi.mail.large`), never whole."""
+    from pdi.mail.large import STREAMED_FROM
+
+    return record.media_type == "message/rfc822" and record.size > STREAMED_FROM
+
+
+@dataclasses.dataclass(frozen=True)
+class StreamedPart:
+    """A part of a large message (:meth:`Reading.locate_message_part`): what it answers, and its octets to stream."""
+
+    #: the name located, with the part's media type, charset and fragment (its range); ``data`` empty
+    resolved: Resolved
+    #: its octets' count
+    size: int
+    part: MailPart
+    opener: Callable[[], ChunkedReader]
+
+    def pieces(self) -> Iterator[bytes]:
+        """Its octets, a window at a time, each read from the message's verified chunks (the blob opened here, and
+        closed when the last piece is taken or the iterator is closed)."""
+        from pdi.mail.large import part_pieces
+
+        with self.opener() as reader:
+            yield from part_pieces(VerifiedOctets(reader), self.part)
 
 
 def _damage_behind(reader: ChunkedReader, refusal: Exception) -> None:

@@ -221,7 +221,9 @@ def run_get(pdi: str, *, output: str | None, latest: bool, info: bool, archive: 
                     write_out(whole.reader.chunks(), output)
             return 0
         clip = opened.locate_clip(located)  # a video's time fragment: the whole video, streamed, never held
-        result = clip if clip is not None else opened.resolve(pdi, latest=latest)
+        # a part of a large message: decoded from its verified chunks as it is written, never held
+        part = opened.locate_message_part(located) if clip is None else None
+        result = clip if clip is not None else part.resolved if part is not None else opened.resolve(pdi, latest=latest)
         assert not isinstance(result, Generic)
         facts: dict[str, Any] = {
             "pending": info and opened.index_pending_of(result.record),  # read while the archive is open
@@ -234,6 +236,10 @@ def run_get(pdi: str, *, output: str | None, latest: bool, info: bool, archive: 
             with opened.open_located(located) as whole:
                 return _answer(clip, facts, info=info, output=output,
                                write=lambda: write_out(whole.reader.chunks(), output))
+        if part is not None:
+            streamed = part
+            return _answer(streamed.resolved, facts, info=info, output=output,
+                           write=lambda: write_out(streamed.pieces(), output))
     return _answer(result, facts, info=info, output=output, write=lambda: write_out(result.data, output))
 
 

@@ -14,6 +14,14 @@ message, ``message/rfc822``, as the octets of the message hold it); the
 range's positions are the part's number (``N,N+1``) and its octets' size.
 ``byte`` stays the octets of the message as stored.
 
+A message of more than :data:`pdi.mail.large.STREAMED_FROM` octets is read by
+its structure (:func:`pdi.mail.large.read_large`), never held: ``data`` may
+then be any octets :func:`len` and a slice work on (the archive gives
+:class:`pdi.archive.blobs.VerifiedOctets`), its part decoded a window at a
+time, its body's text read from its body's part alone (one of more than
+:data:`pdi.mail.large.MAX_BODY_OCTETS` is refused, naming its part). The
+answers are those of the whole reading.
+
 Pure: no I/O.
 """
 
@@ -21,9 +29,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from pdi.errors import ParseError, UnsupportedError
+from pdi.errors import LimitError, ParseError, UnsupportedError
 from pdi.fragments.results import Buffer, FragmentResult, Range
+
+if TYPE_CHECKING:
+    from pdi.mail.large import Octets
+    from pdi.mail.message import MailPart
 
 #: The schemes evaluated on a message.
 SCHEMES = ("char", "line", "part")
@@ -35,24 +48,69 @@ def evaluate_email(
     """``scheme=positions`` on the message ``data`` (see the module docstring)."""
     if scheme not in SCHEMES:
         raise UnsupportedError(f"no fragment scheme {scheme!r} on a message: {', '.join(SCHEMES)} or byte")
+    from pdi.mail.large import STREAMED_FROM
+
+    if len(data) > STREAMED_FROM:
+        return _evaluate_large(scheme, positions, data)  # type: ignore[arg-type]  # (sliced: bytes out)
     if scheme == "part":
         from pdi.mail.message import read_message
 
         mail = read_message(bytes(data))
-        if len(positions) != 1:
-            raise ParseError(
-                f"part= takes one part number or name, not {len(positions)} positions", rule="part"
-            )
-        part = mail.find_part(positions[0])
-        octets = mail.part_octets(part)
-        return FragmentResult(
-            octets, part.media_type, False, (Range(part.index, part.index + 1, 0, len(octets)),),
-            charset=_answered_charset(part.charset), scheme="part",
-        )
+        part = mail.find_part(part_name(positions))
+        return part_result(part, mail.part_octets(part))
     from pdi.fragments.email_text import message_body_text
+
+    return _in_body_text(scheme, positions, message_body_text(data))  # made once a process (email_text)
+
+
+def part_name(positions: Sequence[object]) -> object:
+    """The one part number or name of ``part=``'s positions."""
+    if len(positions) != 1:
+        raise ParseError(f"part= takes one part number or name, not {len(positions)} positions", rule="part")
+    return positions[0]
+
+
+def part_result(part: MailPart, octets: bytes, size: int | None = None) -> FragmentResult:
+    """What ``part=`` answers of ``part``: its ``octets`` (or, ``size`` given, none in hand: they are streamed)."""
+    size = len(octets) if size is None else size
+    return FragmentResult(
+        octets, part.media_type, False, (Range(part.index, part.index + 1, 0, size),),
+        charset=_answered_charset(part.charset), scheme="part",
+    )
+
+
+def find_large_part(data: Octets, positions: Sequence[object]) -> MailPart:
+    """The part ``part=positions`` names of the large message ``data`` (:func:`pdi.mail.large.read_large`), its
+    :attr:`~pdi.mail.message.MailPart.span` saying where it lies, for its octets to be streamed."""
+    from pdi.mail.large import read_large
+
+    return read_large(data).find_part(part_name(positions))
+
+
+def _evaluate_large(scheme: str, positions: Sequence[object], data: Octets) -> FragmentResult:
+    """``scheme=positions`` on a message read by its structure (see the module docstring)."""
+    from pdi.fragments.email_text import body_text
+    from pdi.mail.large import MAX_BODY_OCTETS, body_unread, part_octets, read_large
+
+    mail = read_large(data)
+    if scheme == "part":
+        part = mail.find_part(part_name(positions))
+        return part_result(part, part_octets(data, part))
+    unread = body_unread(mail)
+    if unread is not None:
+        assert unread.span is not None
+        raise LimitError(
+            f"the message's body (part {unread.index}, {unread.media_type}) is {unread.span[2] - unread.span[1]:,}"
+            f" octets as written, more than the {MAX_BODY_OCTETS:,} whose text pdi reads in a message of"
+            f" {len(data):,} octets: its parts are fetched by part=, its octets by byte="
+        )
+    return _in_body_text(scheme, positions, body_text(mail))
+
+
+def _in_body_text(scheme: str, positions: Sequence[object], text: str) -> FragmentResult:
     from pdi.fragments.text import evaluate_pdi
 
-    utf8 = message_body_text(data).encode("utf-8", "surrogatepass")  # made once a process (email_text)
+    utf8 = text.encode("utf-8", "surrogatepass")
     result = evaluate_pdi(scheme, positions, utf8, charset="utf-8", media_type="text/plain")
     return dataclasses.replace(result, media_type="text/plain", charset="utf-8", scheme=scheme)
 

@@ -192,9 +192,14 @@ def body_text(mail: Mail) -> str:
 
 def message_facts(mail: Mail) -> dict[str, Any]:
     """What ``pdi get --info`` and the reader show of the message (:meth:`pdi.mail.message.Mail.facts`), its body
-    text's length in characters ``None`` when the text is past a limit (:data:`MAX_HTML_BODY`)."""
+    text's length in characters ``None`` when the text is past a limit (:data:`MAX_HTML_BODY`, or a large
+    message's :data:`pdi.mail.large.MAX_BODY_OCTETS`)."""
+    from pdi.mail.large import body_unread
+
     try:
         characters: int | None = len(message_body_text(mail.data, mail) if mail.data else body_text(mail))
     except LimitError:
+        characters = None
+    if not mail.data and body_unread(mail) is not None:  # a large message's body past what is read of it
         characters = None
     return mail.facts(characters)

@@ -287,11 +287,11 @@ def _without_line_end(octets: Octets, start: int, at: int) -> int:
 
 
 def read_large(
-    octets: Octets, limits: MailLimits | None = None, *, max_body: int = MAX_BODY_OCTETS, window: int = WINDOW
+    octets: Octets, limits: MailLimits | None = None, *, max_body: int | None = None, window: int = WINDOW
 ) -> Mail:
     """The message ``octets`` hold, read by its structure (see the module docstring): its entities' header fields,
-    its parts with their spans, and the body's part read (when its body is at most ``max_body`` octets as written);
-    ``window``: the octets read at a time in its pass.
+    its parts with their spans, and the body's part read (when its body is at most ``max_body`` octets as written,
+    :data:`MAX_BODY_OCTETS` unless given); ``window``: the octets read at a time in its pass.
     :class:`ParseError` or :class:`LimitError` as :func:`~pdi.mail.message.read_message` refuses."""
     limits = limits or MailLimits()
     size = len(octets)
@@ -320,7 +320,8 @@ def read_large(
     mail = Mail(message, parts, tuple(defects))  # type: ignore[arg-type]
     body = mail.body_part()
     at = next((p for p in parts if p.entity is body), None)
-    if at is not None and at.span is not None and at.span[2] - at.span[1] <= max_body:
+    most = MAX_BODY_OCTETS if max_body is None else max_body
+    if at is not None and at.span is not None and at.span[2] - at.span[1] <= most:
         at.entity.set_payload(octets[at.span[1] : at.span[2]].decode("ascii", "surrogateescape"))
     return mail
 

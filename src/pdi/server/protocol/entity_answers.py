@@ -22,6 +22,7 @@ from pdi._wording import shown_field
 from pdi.archive import Archive, Resolved
 from pdi.archive.access import current_reader
 from pdi.archive.blobs import FileReader
+from pdi.archive.reading import StreamedPart
 from pdi.mhtml.headers import SERVED_TYPE_OCTETS, served_content_type
 from pdi.server.http.conditional import (
     NOT_OF_416,
@@ -214,6 +215,19 @@ def streamed_response(
             opened.close()
 
     return StreamingResponse(body(), status_code=status, headers=fields, media_type=labelled)
+
+
+def streamed_part_response(part: StreamedPart, extra: Mapping[str, str] = NO_HEADERS, *, shared: bool = True) -> Response:
+    """N2R of a part (``part=``) of a large message (:meth:`~pdi.archive.Archive.locate_message_part`): its octets
+    decoded from the message's verified chunks a window at a time as the client takes them, never held; its size,
+    tag and fields as :func:`whole_entity` gives a part's in hand. ``Range`` is not honoured (RFC 9110 §14.2: the
+    whole is answered, ``Accept-Ranges: none``), since a range of decoded octets is found only by decoding up to
+    it. A chunk found damaged midway ends the answer early (the length promised is not reached)."""
+    resolved = part.resolved
+    tag = entity_tag(resolved.sha256, str(resolved.pdi))
+    fields = {**about_headers(resolved, extra), "ETag": tag, "Cache-Control": IMMUTABLE if shared else PRIVATE,
+              "Accept-Ranges": "none", "Content-Length": str(part.size)}
+    return StreamingResponse(part.pieces(), headers=fields, media_type=content_type_of(resolved))
 
 
 def entity_response(entity: Entity, headers: Mapping[str, str]) -> Response:

@@ -76,6 +76,7 @@ from pdi.server.protocol.entity_answers import (
     entity_response,
     names_of,
     shared_answer,
+    streamed_part_response,
     streamed_response,
     video_time,
     whole_entity,
@@ -388,6 +389,9 @@ class Resolver:
             # the answer is the whole video: its interval is read from the index, its octets streamed
             clip = self._video_clip(located)
             return Large(clip, with_clip(about, clip))
+        if located.pdi.fragment is not None and (part := self.archive.locate_message_part(located)) is not None:
+            # a part of a large message: decoded as it is sent, never held (its size known from a first decoding)
+            return streamed_part_response(part, about, shared=shared_answer(self.archive, located))
         resolved = self.archive.read(located)
         if resolved.fragment is not None and resolved.fragment.past_end:
             # as `pdi get` exits 9 with the same words: no 200 with an empty body, which reads as an empty passage
