@@ -27,13 +27,17 @@ from __future__ import annotations
 import html
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from pdi._wording import counted
+from pdi._wording import byte_size, counted
 from pdi.archive import Archive, Generic, Resolved
 from pdi.errors import NotFoundError, PDIError
 from pdi.identifier import PDI
 from pdi.server.pages.layout import isolated, page
+
+if TYPE_CHECKING:
+    from pdi.mail.message import Mail
 
 #: The most replies (replies to replies among them) a thread page lists.
 MAX_SCANNED = 500
@@ -62,14 +66,22 @@ def _n2r(name: str) -> str:
     return "/uri-res/N2R?" + rfc2169_query(name)
 
 
-def message_section(whole: Resolved, chosen: int | None = None) -> tuple[str, str]:
+def message_section(
+    whole: Resolved, chosen: int | None = None, mail: Mail | None = None, *, shown: int | None = None
+) -> tuple[str, str]:
     """The header fields, thread link and parts of the message ``whole`` (escaped HTML), and its body's text; the
-    part numbered ``chosen`` (the one a ``#part=`` name names) marked, and said so above the list."""
+    part numbered ``chosen`` (the one a ``#part=`` name names) marked, and said so above the list.
+
+    ``mail``: the message read by its structure (:func:`pdi.mail.large.read_large`; ``whole`` only located, its
+    octets never held): each part listed with its size as written, and its body's text at most ``shown``
+    characters (said so), or a note where its body is past what is read of it."""
     from pdi.errors import LimitError
     from pdi.fragments.email_text import message_body_text
     from pdi.mail.message import read_message
 
-    mail = read_message(whole.data)
+    large = mail is not None
+    if mail is None:
+        mail = read_message(whole.data)
     name = str(whole.pdi)
     rows = []
     for label, key in (("From", "From"), ("To", "To"), ("Cc", "Cc"), ("Date", "Date"), ("Subject", "Subject")):
@@ -90,10 +102,11 @@ def message_section(whole: Resolved, chosen: int | None = None) -> tuple[str, st
         role = " (the body's text)" if part.index == body_at else ""
         link = f"{name}#part={part.index}"
         marked = ' class="chosen" aria-current="true"' if part.index == chosen else ""
+        size = f", {byte_size(part.span[2] - part.span[1])} as written" if part.span is not None else ""
         items.append(
             f'<li{marked}><a href="{html.escape(_n2r(link))}">part {part.index}</a>: {html.escape(part.media_type)}'
             + (f" <code>{isolated(label)}</code>" if label else "")
-            + f"{role} <code class=\"name\">{html.escape(link)}</code></li>"
+            + f"{html.escape(size)}{role} <code class=\"name\">{html.escape(link)}</code></li>"
         )
     named = ""
     if chosen is not None and 0 <= chosen < len(mail.parts):
@@ -107,6 +120,8 @@ def message_section(whole: Resolved, chosen: int | None = None) -> tuple[str, st
         f'<p>{counted(len(mail.parts), "part")}, each fetched by its name:</p>'
         f'<ul class="parts">{"".join(items)}</ul>'
     )
+    if large:
+        return _large_body(section, mail, name, shown)
     try:
         text = message_body_text(whole.data, mail)  # made once a process (pdi.fragments.email_text)
     except LimitError as exc:  # its header fields and parts are shown all the same
@@ -114,6 +129,40 @@ def message_section(whole: Resolved, chosen: int | None = None) -> tuple[str, st
         return section, ""
     if not text:
         section += '<p class="note">This message has no body text (no text/plain or text/html part that is not an attachment).</p>'
+    return section, text
+
+
+def _large_body(section: str, mail: Mail, name: str, shown: int | None) -> tuple[str, str]:
+    """The body's text of a message read by its structure, at most ``shown`` characters, with the notes that say
+    what is not shown: a body past :data:`pdi.mail.large.MAX_BODY_OCTETS` is not read (its part's name fetches it)."""
+    from pdi.errors import LimitError
+    from pdi.fragments.email_text import body_text
+    from pdi.mail.large import MAX_BODY_OCTETS, body_unread
+
+    unread = body_unread(mail)
+    if unread is not None:
+        assert unread.span is not None
+        link = f"{name}#part={unread.index}"
+        section += (
+            f'<p class="note" id="body-unread">Its body text (part {unread.index}, {html.escape(unread.media_type)})'
+            f" is {html.escape(byte_size(unread.span[2] - unread.span[1]))} as written, more than the"
+            f" {html.escape(byte_size(MAX_BODY_OCTETS))} the reader reads of a message's body: it is"
+            f' <a href="{html.escape(_n2r(link))}">fetched by its part\'s name</a>.</p>'
+        )
+        return section, ""
+    try:
+        text = body_text(mail)
+    except LimitError as exc:  # its header fields and parts are shown all the same
+        section += f'<p class="note">Its body text is not shown: {html.escape(str(exc))}</p>'
+        return section, ""
+    if not text:
+        section += '<p class="note">This message has no body text (no text/plain or text/html part that is not an attachment).</p>'
+    elif shown is not None and len(text) > shown:
+        section += (
+            f'<p class="note" id="body-cut">Its body text is {len(text):,} characters: the first {shown:,} are shown'
+            " below. A passage past them is named and fetched as any other (<code>#char=a,b</code>).</p>"
+        )
+        text = text[:shown]
     return section, text
 
 

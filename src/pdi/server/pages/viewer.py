@@ -95,6 +95,7 @@ from pdi.server.pages.viewer_script import SCRIPT
 if TYPE_CHECKING:
     from pdi.fragments.results import Region
     from pdi.interop.aliases import Alias
+    from pdi.mail.message import Mail
 
 #: The longest text the viewer shows in one page (characters); longer ones are cut by fragment only.
 MAX_VIEW = 16 << 20
@@ -109,6 +110,10 @@ WINDOW_FROM = 1 << 20
 #: (an e-mail, an aggregate, a file of another kind) by its facts and a link to its octets. Each page a stranger asks
 #: for so holds at most this much of a document, whatever its size.
 MAX_READ = 32 << 20
+
+#: The most characters of a large message's body text its page shows (:func:`_message_page`): its passages are
+#: named from its start all the same; the rest is had by ``#char=`` or its part's name.
+MAX_MAIL_TEXT = 1 << 20
 
 #: Characters of context shown on each side of a passage in a window.
 CONTEXT = 20_000
@@ -310,6 +315,8 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
     windowed = family in ("text", "html", "xml") and record.size > WINDOW_FROM
     pdf = record.media_type == "application/pdf"
     video = record.media_type.startswith("video/")
+    large_mail = record.media_type == "message/rfc822" and record.size > _streamed_from()
+    mail: Mail | None = None
     if pdf:  # pdf.js fetches the PDF itself: only a fragment is evaluated here (from the layer kept at deposit)
         whole = located
         selected = archive.resolve(name) if parsed.fragment is not None else None
@@ -326,11 +333,13 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
             resolved = archive.resolve(name)
             assert not isinstance(resolved, Generic)
             selected = resolved
+    elif large_mail:  # read by its structure, by verified chunks, never whole (pdi.mail.large)
+        whole = located
+        mail = archive.large_message(located)
+        selected = _selected_in_large_message(archive, located, parsed, mail, name)
     elif windowed:
         whole = located  # never read whole: a window of it is cut by fragment
-        # (an e-mail past MAX_READ is shown by its facts alone: its fragment, cut from its parsed whole, is not)
-        unread = record.media_type == "message/rfc822" and record.size > MAX_READ
-        selected = archive.resolve(name) if parsed.fragment is not None and not unread else None
+        selected = archive.resolve(name) if parsed.fragment is not None else None
         assert not isinstance(selected, Generic)
     elif record.size <= MAX_READ:
         whole = archive.read(located)
@@ -384,12 +393,12 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
     if windowed and record.media_type != "message/rfc822":
         return _window_page(archive, whole, selected, head, tab, name)
     audio = family == "timed" and whole.media_type.startswith("audio/")
-    if not whole.data and record.size > MAX_READ and not (pdf or video or family == "image" or audio):
+    if not whole.data and record.size > MAX_READ and not (pdf or video or family == "image" or audio or large_mail):
         return _page(tab, head + _not_read(whole, parsed), name=name)
     if record.media_type == "message/rfc822":
-        if windowed:
+        if windowed and mail is None:
             whole = archive.read(located)
-        return _message_page(whole, selected, head, tab, name)
+        return _message_page(whole, selected, head, tab, name, mail)
     if family in ("text", "html", "xml"):
         return _text_page(archive, whole, selected, head, tab, name)
     if family == "image":
@@ -408,6 +417,33 @@ def _cited(name: str, selected: Resolved | None, marked: bool) -> str:
     so), and the panel waits for a selection."""
     chosen = selected.fragment if selected is not None else None
     return name if chosen is not None and not chosen.past_end and marked else ""
+
+
+def _streamed_from() -> int:
+    """The size past which a message is read by its structure (:data:`pdi.mail.large.STREAMED_FROM`)."""
+    from pdi.mail.large import STREAMED_FROM
+
+    return STREAMED_FROM
+
+
+def _selected_in_large_message(
+    archive: Archive, located: Resolved, parsed: PDI, mail: Mail, name: str
+) -> Resolved | None:
+    """What the fragment of ``parsed`` selects in a message read by its structure (``mail``): a part's number from
+    its structure (its octets not decoded: the page marks it in the list and links to it), a passage of its body's
+    text or a range of its octets as N2R answers them."""
+    if parsed.fragment is None:
+        return None
+    if parsed.fragment.effective_scheme(located.record.format) == "part":
+        from pdi.fragments.email import part_name, part_result
+
+        found = mail.find_part(part_name(parsed.fragment.positions))
+        # named as the fragment resolved is (the whole's canonical name, this fragment)
+        return dataclasses.replace(located, pdi=dataclasses.replace(located.pdi, fragment=parsed.fragment),
+                                   fragment=part_result(found, b"", 0))
+    resolved = archive.resolve(name)
+    assert not isinstance(resolved, Generic)
+    return resolved
 
 
 def _selected_unread(archive: Archive, located: Resolved, parsed: PDI) -> Resolved | None:
@@ -518,16 +554,22 @@ def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, hea
     return _page(tab, body, SCRIPT, name=name)
 
 
-def _message_page(whole: Resolved, selected: Resolved | None, head: str, tab: str, name: str) -> str:
-    """An e-mail: its header fields, thread and parts, and its body's text in the text viewer (docs/email.md)."""
+def _message_page(
+    whole: Resolved, selected: Resolved | None, head: str, tab: str, name: str, mail: Mail | None = None
+) -> str:
+    """An e-mail: its header fields, thread and parts, and its body's text in the text viewer (docs/email.md).
+
+    ``mail``: a message of more than :data:`pdi.mail.large.STREAMED_FROM` octets read by its structure
+    (``whole`` only located): its parts listed with their sizes as written, its body's text shown up to
+    :data:`MAX_MAIL_TEXT` characters."""
     from pdi.server.pages.mail_pages import MESSAGE_STYLE, message_section
 
-    if whole.record.size > 4 * MAX_VIEW:
+    if mail is None and whole.record.size > 4 * MAX_VIEW:
         raise LimitError(f"{whole.pdi} is {whole.record.size:,} octets: too long to show; fetch a fragment of it")
     chosen = selected.fragment if selected is not None else None
     # a part's name (#part=N, cid:, a file name) ranges over its number: that part is marked in the list
     part = chosen.ranges[0].start if chosen is not None and chosen.scheme == "part" and chosen.ranges else None
-    section, text = message_section(whole, part)
+    section, text = message_section(whole, part, mail, shown=MAX_MAIL_TEXT)
     start = end = None
     if chosen is not None and chosen.ranges and chosen.scheme in ("char", "line"):
         start, end = chosen.ranges[0].start, chosen.ranges[-1].end  # code points of the body's CRLF-canonical text
