@@ -118,6 +118,8 @@ def media(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[
             # a file of 33 MiB of no kind the viewer shows, more than it reads (pdi.server.pages.viewer.MAX_READ): its
             # facts and a note (the not-read page)
             "big_file": archive.add("library.example.us", bytes(33 << 20), format="octet-stream"),
+            # an e-mail of 34 MB, more than the viewer reads whole: read by its structure (the email-large page)
+            "big_email": archive.add("library.example.us", _big_email(), format="rfc822"),
             # Chinese and Japanese, written without spaces: a word found inside a sentence (the search-cjk page)
             "cjk": archive.add("library.example.us", "我爱北京天安门。天安门上太阳升。\n東京大学の図書館で本を読みました。\n"
                                .encode(), format="text"),
@@ -139,3 +141,18 @@ def media(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[
         names["private"] = archive.add("closed.example.us", b"closed minutes\n", format="text")
     with serving(root / "archive") as (_, port):
         yield f"http://127.0.0.1:{port}", {k: urllib.parse.quote(str(v), safe="") for k, v in names.items()}
+
+
+def _big_email() -> bytes:
+    """A message of 34 MB (more than pdi.mail.large.STREAMED_FROM): a short body and a scan of 25 MB in base64."""
+    import base64
+
+    coded = base64.b64encode(bytes(range(256)) * (25_000_000 // 256))
+    return (b"From: Ann <ann@example.org>\r\nTo: Bob <bob@example.org>\r\nSubject: The survey, scanned\r\n"
+            b"Date: Mon, 2 Mar 2026 10:00:00 +0000\r\nMIME-Version: 1.0\r\n"
+            b'Content-Type: multipart/mixed; boundary="OUT"\r\n\r\n--OUT\r\n'
+            b"Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n"
+            b"Dear Bob,\r\n\r\nthe survey is scanned and attached: caf=C3=A9 and all.\r\n\r\nAnn\r\n--OUT\r\n"
+            b'Content-Type: image/tiff\r\nContent-Disposition: attachment; filename="survey.tif"\r\n'
+            b"Content-Transfer-Encoding: base64\r\n\r\n"
+            + b"\r\n".join(coded[i:i + 76] for i in range(0, len(coded), 76)) + b"\r\n--OUT--\r\n")

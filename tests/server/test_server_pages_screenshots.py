@@ -190,6 +190,13 @@ PAGES = {
     # a file larger than the viewer reads, of no kind it shows: its facts, and a note with links to its octets
     "not-read": ("/view?pdi={big_file}%23byte=0,100", "document.getElementById('not-read').innerText.includes('only its"
                  " facts are shown') && document.querySelectorAll('#not-read a[href^=\"/uri-res/N2R?\"]').length === 2"),
+    # an e-mail of 34 MB, read by its structure: its header fields, its parts with their sizes (the one named marked),
+    # its body's text, no not-read note
+    "email-large": ("/view?pdi={big_email}%23part=1", "document.querySelectorAll('ul.parts li').length === 2"
+                    " && document.querySelector('ul.parts li.chosen').innerText.includes('survey.tif')"
+                    " && document.querySelector('ul.parts li.chosen').innerText.includes('MiB) as written')"
+                    " && document.getElementById('text').innerText.includes('scanned and attached: café')"
+                    " && document.getElementById('not-read') === null"),
     # a TIFF of more pages than the viewer counts: the limit said in pdi's words, its octets offered whole
     "tiff-limit": ("/view?pdi={pages}", "document.querySelector('.problem h1').textContent === 'Cannot show this: limit exceeded'"
                    " && document.querySelector('.problem').innerText.includes('a TIFF of 5,001 pages or more')"),
@@ -275,7 +282,8 @@ PAGES = {
 
 MEDIA_PAGES = ("pdf", "sgml-elt", "video", "video-region", "video-alias", "email", "email-thread", "email-parts",
                "email-reply", "email-thread-mid", "email-thread-missing",
-               "tombstone", "forbidden", "image-limit", "image-preview", "not-read", "tiff-limit", "search-cjk")
+               "tombstone", "forbidden", "image-limit", "image-preview", "not-read", "email-large", "tiff-limit",
+               "search-cjk")
 
 
 def page_url(served: Served, media: tuple[str, dict[str, str]], page: str) -> str:
