@@ -148,6 +148,9 @@ def test_sixty_megabyte_emails_are_read_cited_and_fetched_in_bounded_memory(
         passage = _get(base, "/uri-res/N2R", f"{first}#char=0,9")
         quoted = _get(base, "/uri-res/N2R", f"{reply}#char=13,27")  # after "Thanks Ann," and CR LF
         html_part = _get(base, "/uri-res/N2R", f"{reply}#part=1")
+        n2r = f"{base}/uri-res/N2R?{first}%23part=1"
+        unchanged = httpx.get(n2r, headers={"If-None-Match": headers["etag"]}, timeout=120)  # a cache revalidating
+        fields = httpx.head(n2r, timeout=120)
 
         grown = (peak_kib(process.pid) - before) * 1024
         assert grown < BOUND, f"the worker's peak grew by {grown / MIB:.0f} MiB for two 61 MB messages"
@@ -157,6 +160,9 @@ def test_sixty_megabyte_emails_are_read_cited_and_fetched_in_bounded_memory(
     assert sha == cid_sha == mails["big-first-sha"] and scan_sha == mails["big-reply-sha"]
     assert headers["content-length"] == str(48 * BLOCK) and headers["content-type"] == "application/octet-stream"
     assert headers["accept-ranges"] == "none" and scan_headers["content-type"] == "image/png"
+    assert headers["etag"].startswith('"') and headers["etag"].endswith('#part=1"')  # strong, the part's own
+    assert unchanged.status_code == 304 and unchanged.headers["etag"] == headers["etag"] and not unchanged.content
+    assert fields.status_code == 200 and fields.headers["content-length"] == str(48 * BLOCK) and not fields.content
     assert passage.content == b"Dear Bob," and passage.headers["content-type"] == "text/plain; charset=utf-8"
     assert quoted.text == "here is mine: " and html_part.text == "<p>Thanks Ann,<br>here is <b>mine</b>: résumé.</p>"
 

@@ -44,11 +44,11 @@ as it is read, a few chunks held), in memory bounded by a few windows of
   other characters (which Python reads past, by rules that look at the whole)
   is refused naming where, as is uuencode.
 
-For a message that Python's parser reads past a defect (a delimiter inside
-a part's body that its own boundary does not match but an enclosing one's
-prefix does, a header block past its limit), the two readings may differ:
-every message of at most :data:`STREAMED_FROM` octets is read by Python's
-parser, whole, as before.
+For a message that Python's parser reads past a defect the two cut apart
+(a nested multipart that reuses an enclosing boundary) the readings may
+differ, and the defects listed are those of the header fields alone (no
+body is parsed): every message of at most :data:`STREAMED_FROM` octets is
+read by Python's parser, whole, as before.
 
 Pure: no I/O (the octets are read through the object given).
 """

@@ -122,7 +122,7 @@ def aggregate_type(archive: Archive, located: Resolved) -> str | None:
     return served_content_type(start)
 
 
-def check_if_match(field: str, found: Entity | Large | Response) -> None:
+def check_if_match(field: str, found: Entity | Large | PartAnswer | Response) -> None:
     """``If-Match`` of an N2R (RFC 9110 §13.1.1): when it holds no tag of the answer's, the answer is not given but a
     ``412`` problem (an answer without a tag, a description, is held by ``*`` alone); only of a ``2xx`` answer
     (§13.2.1: a ``404``, a ``300`` list or a redirect ignores it)."""
@@ -131,6 +131,8 @@ def check_if_match(field: str, found: Entity | Large | Response) -> None:
         tag = found.etag
     elif isinstance(found, Large):
         tag = entity_tag(found.resolved.sha256, str(found.resolved.pdi))
+    elif isinstance(found, PartAnswer):
+        tag = found.etag
     elif 200 <= found.status_code < 300:  # a description (JSON): no tag, so only * holds
         tag = found.headers.get("etag")
     else:
@@ -217,17 +219,41 @@ def streamed_response(
     return StreamingResponse(body(), status_code=status, headers=fields, media_type=labelled)
 
 
-def streamed_part_response(part: StreamedPart, extra: Mapping[str, str] = NO_HEADERS, *, shared: bool = True) -> Response:
-    """N2R of a part (``part=``) of a large message (:meth:`~pdi.archive.Archive.locate_message_part`): its octets
-    decoded from the message's verified chunks a window at a time as the client takes them, never held; its size,
-    tag and fields as :func:`whole_entity` gives a part's in hand. ``Range`` is not honoured (RFC 9110 §14.2: the
-    whole is answered, ``Accept-Ranges: none``), since a range of decoded octets is found only by decoding up to
-    it. A chunk found damaged midway ends the answer early (the length promised is not reached)."""
-    resolved = part.resolved
-    tag = entity_tag(resolved.sha256, str(resolved.pdi))
-    fields = {**about_headers(resolved, extra), "ETag": tag, "Cache-Control": IMMUTABLE if shared else PRIVATE,
-              "Accept-Ranges": "none", "Content-Length": str(part.size)}
-    return StreamingResponse(part.pieces(), headers=fields, media_type=content_type_of(resolved))
+@dataclass(frozen=True)
+class PartAnswer:
+    """A part (``part=``) of a large message to stream (:meth:`~pdi.archive.Archive.locate_message_part`), with the
+    memento's headers and whether any reader may keep it."""
+
+    part: StreamedPart
+    headers: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    shared: bool = True
+
+    @property
+    def etag(self) -> str:
+        """Its entity tag: the stored octets' SHA-256 and the name with its fragment, as :func:`whole_entity`'s."""
+        return entity_tag(self.part.resolved.sha256, str(self.part.resolved.pdi))
+
+
+def streamed_part_response(found: PartAnswer, headers: Mapping[str, str], *, head: bool = False) -> Response:
+    """N2R of a part of a large message (:class:`PartAnswer`): its octets decoded from the message's verified chunks
+    a window at a time as the client takes them, never held; its size, tag and fields as :func:`whole_entity` gives
+    a part's in hand, ``If-None-Match`` and ``If-Modified-Since`` answered ``304`` as for one. ``Range`` is not
+    honoured (RFC 9110 §14.2: the whole is answered, ``Accept-Ranges: none``), since a range of decoded octets is
+    found only by decoding up to it. A chunk found damaged midway ends the answer early (the length promised is
+    not reached). ``head``: the fields alone, nothing decoded again."""
+    resolved, tag = found.part.resolved, found.etag
+    control = IMMUTABLE if found.shared else PRIVATE
+    fields = {**about_headers(resolved, found.headers), "ETag": tag, "Cache-Control": control,
+              "Accept-Ranges": "none", "Content-Length": str(found.part.size)}
+    dated = date_precondition(headers, fields["Last-Modified"])
+    if dated == 412:
+        raise unmodified_since(headers, fields["Last-Modified"])
+    held = headers.get("if-none-match")
+    if dated == 304 or (held is not None and tag_matches(held, tag)):  # RFC 9110 §13.1.2, §13.1.3: not modified
+        return Response(status_code=304, headers={"ETag": tag, "Cache-Control": control, "Vary": fields["Vary"]})
+    if head:
+        return Response(status_code=200, headers=fields, media_type=content_type_of(resolved))
+    return StreamingResponse(found.part.pieces(), headers=fields, media_type=content_type_of(resolved))
 
 
 def entity_response(entity: Entity, headers: Mapping[str, str]) -> Response:

@@ -70,6 +70,7 @@ from pdi.server.protocol.entity_answers import (
     ARCHIVED_CONTENT_POLICY,
     NO_HEADERS,
     Large,
+    PartAnswer,
     RawResponse,
     aggregate_type,
     check_if_match,
@@ -197,6 +198,8 @@ class Resolver:
                 return await anyio.to_thread.run_sync(functools.partial(
                     streamed_response, self.archive, found.resolved, headers, found.headers,
                     content_type=found.content_type))
+            if isinstance(found, PartAnswer):
+                return streamed_part_response(found, headers, head=request.method == "HEAD")
             if isinstance(found, Entity):
                 if found.shared and not negotiated and _key(request):  # never an answer only a token's holder may
                     # read, nor one Accept chose (the cache's key is the name alone), nor one without a Host
@@ -366,9 +369,11 @@ class Resolver:
             check_if_match(if_match, found)
         if isinstance(found, Large):
             return streamed_response(self.archive, found.resolved, headers, found.headers, content_type=found.content_type)
+        if isinstance(found, PartAnswer):
+            return streamed_part_response(found, headers)
         return entity_response(found, headers) if isinstance(found, Entity) else found
 
-    def representation(self, name: str, base: str, accept: str | None = None) -> Entity | Large | Response:
+    def representation(self, name: str, base: str, accept: str | None = None) -> Entity | Large | PartAnswer | Response:
         """What N2R answers for ``name`` and an ``Accept`` field, before any other request field is read.
 
         A whole :class:`Entity` (its bytes in hand), :class:`Large` for a whole
@@ -391,7 +396,7 @@ class Resolver:
             return Large(clip, with_clip(about, clip))
         if located.pdi.fragment is not None and (part := self.archive.locate_message_part(located)) is not None:
             # a part of a large message: decoded as it is sent, never held (its size known from a first decoding)
-            return streamed_part_response(part, about, shared=shared_answer(self.archive, located))
+            return PartAnswer(part, about, shared_answer(self.archive, located))
         resolved = self.archive.read(located)
         if resolved.fragment is not None and resolved.fragment.past_end:
             # as `pdi get` exits 9 with the same words: no 200 with an empty body, which reads as an empty passage
