@@ -195,3 +195,7 @@ def test_its_limits_are_the_whole_readings() -> None:
     long = b"Content-Type: text/plain; name=" + b"a" * 5000 + b"\r\n\r\nx"
     with pytest.raises(LimitError, match=r"Content-Type field .* is 5,031 octets"):
         read_large(long)
+    # the delimiter line starts after the 47 octets of the header field and the empty line
+    blanks = b'Content-Type: multipart/mixed; boundary="b"\r\n\r\n--b' + b" " * 300_000 + b"\r\n\r\nx\r\n--b--\r\n"
+    with pytest.raises(LimitError, match="the line at offset 47 is a boundary delimiter followed by more than 65,536"):
+        read_large(blanks)

@@ -88,6 +88,9 @@ WINDOW: Final = 1 << 20
 #: The octets kept of each line that begins ``--``: a boundary (RFC 2046 §5.1.1: at most 70 characters) and its
 #: ``--`` and line end fit; a longer delimiter line is read again from the octets.
 KEPT_OF_LINE: Final = 128
+#: The most octets of a delimiter line read to find its end (its boundary, ``--``, then blanks): RFC 5322 §2.1.1
+#: bounds a line at 998 octets.
+MAX_DELIMITER_LINE: Final = 64 << 10
 #: The longest header block of one entity (octets): a message's header fields fill some kilobytes.
 MAX_HEADER_BLOCK: Final = 1 << 20
 #: The most octets of header blocks read in all.
@@ -272,6 +275,11 @@ class _Reading:
                     return end, close
             if whole:
                 return None
+            if want > MAX_DELIMITER_LINE:  # blanks after a boundary for longer than any line: not read on
+                raise LimitError(
+                    f"the line at offset {line.at} is a boundary delimiter followed by more than"
+                    f" {MAX_DELIMITER_LINE:,} octets of blanks, more than pdi reads of one line"
+                )
             want *= 4
             text = self.octets[line.at : line.at + min(want, limit)]
 
