@@ -333,6 +333,10 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         self._in_head = True
         self._head_seen = 0
         self._field_octets = 0
+        #: Whether the parser holds a request it began reading and has not read whole (its first octets may have
+        #: come in the read after another request's: ``_head_seen`` does not say so then). The compiled path
+        #: answers no read while it does (:meth:`CachedAnswerProtocol.data_received`).
+        self._begun = False
         #: The most octets a head may arrive in: its target, its fields, and each field's ``: `` and CRLF.
         self._head_bound = self.target_octets + self.head_octets + 4 * self.head_fields + 1024
         self.refusal: tuple[int, str] | None = None
@@ -518,7 +522,7 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         self.url = b""
         self.expect_100_continue = False
         self.headers = []
-        self._in_head, self._field_octets = True, 0
+        self._in_head, self._field_octets, self._begun = True, 0, True
         self._in_content, self._chunks_before, self._content_octets, self._framing = False, self._chunks, 0, 0
         self._trailer_seen = 0  # the last request's trailer section is none of this one's
 
@@ -557,7 +561,7 @@ class GuardedHttpToolsProtocol(HttpProtocol):
             cycle.more_body = False
             cycle.message_event.set()
         self._in_head, self._head_seen = True, 0  # what comes next is the next request's head
-        self._in_trailer = self._in_content = False
+        self._in_trailer = self._in_content = self._begun = False
         self._messages += 1
 
     def on_chunk_header(self) -> None:
@@ -925,12 +929,13 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
     def data_received(self, data: bytes) -> None:
         """A read that is exactly one request head the compiled path answers (N2L's ``302`` or a ``304`` from the
         name's fact, an N2R's ``200`` from its whole answer kept: :mod:`pdi.server.process._fasthead`), when
-        nothing of a request is being read or answered on the connection: written at once, as
-        :meth:`_answer_from_cache` writes it; a first asking of an N2R of such a head, answered by :attr:`public`
-        as :meth:`_answer_public` would answer it, without the parser (:meth:`_first_asking`); any other, read as
-        before."""
+        nothing of a request is being read or answered on the connection (nor held by the parser, begun at the
+        end of the read before): written at once, as :meth:`_answer_from_cache` writes it; a first asking of an
+        N2R of such a head, answered by :attr:`public` as :meth:`_answer_public` would answer it, without the
+        parser (:meth:`_first_asking`); any other, read as before."""
         fast = self._fast
-        if fast is not None and self._in_head and not self._head_seen and self.refusal is None:
+        if (fast is not None and self._in_head and not self._head_seen and not self._begun
+                and self.refusal is None):
             # asked first, the rest only of a read it answers (most reads it declines cost that look alone); what
             # it touched of the cache is only which entry was used last
             sent = fast(data, self._facts, self._entries, self._origin, _defaults[1], True)
