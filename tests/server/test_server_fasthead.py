@@ -241,18 +241,34 @@ def _cased(draw: st.DrawFn, name: str) -> str:
 _QUERY = st.text(st.sampled_from("abcXYZ0129-._~!$&'()*+,;=:@/?%"), min_size=1, max_size=40).map(str.encode)
 
 
+#: Values of Host, If-None-Match and Accept that :func:`heads` draws with ``variants``: Host an IPv6 literal, with a
+#: trailing dot, a port, in capitals, empty or with spaces (which llhttp strips); a weak tag, a list, ``*``, another
+#: name's tag, a tag in capitals or cut short; each type that makes the Python path negotiate, in any case.
+_HOSTS = st.sampled_from(["[::1]", "[::1]:8000", "a.", "A.Example", "127.0.0.1", "127.0.0.1:8000", "", " ", "a:",
+                          "a:65536", "xn--bcher-kva.example", "a%41", "a_b"])
+_TAGS = st.sampled_from([TAG, f"W/{TAG}", f"{TAG}, {OTHER_TAG}", f"{OTHER_TAG},{TAG}", "*", OTHER_TAG, TAG.upper(),
+                         TAG[:-1], f'"{"ab" * 33}"', f"{TAG} ,"])
+_ACCEPTS = st.sampled_from(["application/json", "Application/JSON", "text/plain", "TEXT/PLAIN;q=0.1",
+                            "application/*", "image/png", "IMAGE/PNG", "application/pdf", "application/ld+json",
+                            "*/*", "text/html,*/*;q=0.8", "text/*", "image/*"])
+
+
 @st.composite
-def heads(draw: st.DrawFn, other: bytes | None = None) -> bytes:
-    """A request head of the subset the compiled path answers (its fact known, a 304's tag held)."""
+def heads(draw: st.DrawFn, other: bytes | None = None, variants: bool = False) -> bytes:
+    """A request head of the subset the compiled path answers (its fact known, a 304's tag held); with
+    ``variants``, its Host, If-None-Match and Accept also some the compiled path declines or the Python path reads
+    otherwise (:data:`_HOSTS`, :data:`_TAGS`, :data:`_ACCEPTS`)."""
     method = draw(st.sampled_from(["GET", "HEAD"]))
     path = draw(st.sampled_from(["N2L", "N2R", "I2R"]))
     query = draw(st.sampled_from([*QUERIES, *([other] if other else [])]))
-    fields: dict[str, str] = {"host": draw(_HOST)}
+    fields: dict[str, str] = {"host": draw(_HOST | _HOSTS) if variants else draw(_HOST)}
     if path != "N2L" or draw(st.booleans()):
-        fields["if-none-match"] = TAGS.get(query, TAG) if draw(st.integers(0, 5)) else draw(_VALUE)
+        fields["if-none-match"] = TAGS.get(query, TAG) if draw(st.integers(0, 5)) else draw(
+            _TAGS | _VALUE if variants else _VALUE)
     for name in ("accept", "accept-encoding", "accept-language", "user-agent"):
         if draw(st.booleans()):
-            fields[name] = draw(st.sampled_from(["*/*", "text/html", "application/json", "image/png;q=0.5"]) | _VALUE)
+            fields[name] = draw(st.sampled_from(["*/*", "text/html", "application/json", "image/png;q=0.5"]) | _VALUE
+                                | (_ACCEPTS if variants and name == "accept" else st.nothing()))
     if draw(st.booleans()):
         fields["connection"] = _cased(draw, "keep-alive")
     order = draw(st.permutations(list(fields)))
@@ -325,6 +341,76 @@ def test_a_near_miss_the_compiled_path_answers_is_read_alike_by_llhttp(
     pair = Pair(_cache(), loop)
     pair.feed(head)
     pair.feed(b"GET /uri-res/N2L?%s HTTP/1.1\r\nHost: a\r\n\r\n" % next(iter(KNOWN)))
+
+
+@st.composite
+def reads(draw: st.DrawFn) -> list[bytes]:
+    """Reads one after another on a connection: a head of :func:`heads` (its variants too), a near miss, a head cut
+    across two reads, two heads in one read, a head and the first octets of another (then the rest, or a head of
+    its own), a head and junk, a few octets alone."""
+    head = draw(heads(b"zz", variants=True))
+    kind = draw(st.sampled_from([0, 1, 2, 3, 4, 4, 4, 5, 6, 7]))  # a head begun after another's: often
+    if kind == 1:
+        return [draw(near_misses())]
+    if kind == 2:
+        at = draw(st.integers(0, len(head)))
+        return [head[:at], head[at:]]
+    if kind == 3:
+        return [head + draw(heads(variants=True))]
+    if kind in (4, 7):
+        after = draw(heads(variants=True))
+        at = draw(st.integers(1, len(after) - 1))
+        return [head + after[:at], after[at:] if kind == 7 else draw(heads())]
+    if kind == 5:
+        return [head + draw(st.binary(min_size=1, max_size=20))]
+    if kind == 6:
+        return [draw(st.sampled_from([b"\r\n", b"\r", b"G", b"GET /", b"\x00", b"GET /x HTTP/1.1\r\nHost: a\r\n\r\n"]))]
+    return [head]
+
+
+#: What happens to the cache between reads: a name forgotten (withdrawn), the cache stale (its revalidation due),
+#: the catalog's generation moved on (a withdrawal elsewhere: the next asking forgets everything), revalidated.
+_CACHE_STEPS = st.sampled_from(["forget", "stale", "moved", "revalidated"])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(reads() | _CACHE_STEPS, min_size=1, max_size=8))
+def test_reads_in_sequence_are_answered_alike_whatever_the_cache_went_through(
+        steps: list[list[bytes] | str], loop: asyncio.AbstractEventLoop) -> None:
+    """Reads one after another on a connection, the cache changing between them, are answered by the compiled path
+    as the Python path answers them; a name withdrawn (forgotten, or the generation moved on) is never answered
+    from the compiled path's tables after."""
+    cache = _cache(b"zz")
+    generation = [0]
+    cache.generation = lambda: generation[0]
+    cache._seen = 0  # the generation the cache's names were kept under
+    cache.revalidate(0)
+    facts, entries = cache.tables
+    name = next(iter(KNOWN))
+    withdrawn = [b"GET /uri-res/N2L?%s HTTP/1.1\r\nHost: a\r\n\r\n" % name,
+                 b"GET /uri-res/N2R?%s HTTP/1.1\r\nHost: a\r\nIf-None-Match: %s\r\n\r\n" % (name, KNOWN[name].encode())]
+    assert all(_fasthead.answer(read, facts, entries, b"http://", b"") for read in withdrawn)
+    pair = Pair(cache, loop)
+    gone = False
+    for step in steps:
+        if step == "forget":
+            cache.forget(name.decode())
+            gone = True
+        elif step == "stale":
+            cache._fresh_until = float("-inf")
+        elif step == "moved":
+            generation[0] += 1
+            cache.at_once = lambda: generation[0]
+            cache._fresh_until = float("-inf")
+            gone = True  # forgotten by whichever path asks next
+        elif step == "revalidated":
+            cache.revalidate(generation[0])
+        else:
+            assert isinstance(step, list)
+            for read in step:
+                pair.feed(read)
+        if gone and cache.fresh:
+            assert not any(_fasthead.answer(read, facts, entries, b"http://", b"") for read in withdrawn)
 
 
 @pytest.mark.parametrize("read", [
