@@ -518,6 +518,32 @@ def test_a_head_the_compiled_path_reads_waits_as_the_python_paths_does(loop: asy
     assert state.total_requests == 2 * 3
 
 
+def test_arguments_of_the_wrong_kind_are_named_in_the_error() -> None:
+    facts, entries = _cache().tables
+    read = b"GET /uri-res/N2L?%s HTTP/1.1\r\nHost: a\r\n\r\n" % next(iter(KNOWN))
+    good: list[Any] = [read, facts, entries, b"http://", b""]
+    for at, (name, wrong, kind) in enumerate([("data", bytearray(read), "bytes"), ("facts", list(facts), "dict"),
+                                              ("entries", None, "dict"), ("origin", "http://", "bytes"),
+                                              ("defaults", memoryview(b""), "bytes")]):
+        args = [*good[:at], wrong, *good[at + 1:]]
+        with pytest.raises(TypeError, match=rf"^answer\(\): {name} \(argument {at + 1}\) must be {kind}, not "
+                                            rf"{type(wrong).__name__}$"):
+            _fasthead.answer(*args)
+    with pytest.raises(TypeError, match=r"^answer\(\) takes 5 arguments \(4 given\)$"):
+        _fasthead.answer(*good[:4])
+    for at, (name, wrong, kind) in enumerate([("after_location", "x", "bytes"), ("validator_lines", None, "bytes"),
+                                              ("n2r_prefix", bytearray(), "bytes"), ("entity", Entity(
+                                                  b"", b"", TAG, (), ()), "a class")]):
+        args = [b"", b"", b"", Entity]
+        args[at] = wrong
+        with pytest.raises(TypeError, match=rf"^configure\(\): {name} \(argument {at + 1}\) must be {kind}, not "
+                                            rf"{type(wrong).__name__}$"):
+            _fasthead.configure(*args)
+    with pytest.raises(TypeError, match=r"^configure\(\) takes 4 arguments \(0 given\)$"):
+        _fasthead.configure()
+    assert _fasthead.answer(*good) is not None  # configured as it was: a refused configure() changed nothing
+
+
 def test_what_is_configured_off_the_plain_path_is_never_answered_by_the_compiled_path(
         loop: asyncio.AbstractEventLoop) -> None:
     from pdi.server.http.forwarded import TrustedProxies

@@ -229,6 +229,15 @@ done:
     return result;
 }
 
+/* the TypeError of an argument of the wrong kind, naming it, where it is and what it was */
+static PyObject *
+wrong_kind(const char *function, const char *name, int at, const char *kind, PyObject *given)
+{
+    PyErr_Format(PyExc_TypeError, "%s(): %s (argument %d) must be %s, not %.100s", function, name, at, kind,
+                 Py_TYPE(given)->tp_name);
+    return NULL;
+}
+
 static PyObject *
 fasthead_answer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -242,18 +251,23 @@ fasthead_answer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     int kind, fields = 0, f, first;
 
     if (nargs != 5 && nargs != 6) {
-        PyErr_SetString(PyExc_TypeError, "answer() takes 5 or 6 arguments");
+        PyErr_Format(PyExc_TypeError, "answer() takes 5 or 6 arguments (%zd given)", nargs);
         return NULL;
     }
     first = nargs == 6 ? PyObject_IsTrue(args[5]) : 0;
     if (first < 0)
         return NULL;
     data = args[0], facts = args[1], entries = args[2], origin = args[3], defaults = args[4];
-    if (!PyBytes_CheckExact(data) || !PyDict_Check(facts) || !PyDict_Check(entries) || !PyBytes_CheckExact(origin)
-        || !PyBytes_CheckExact(defaults)) {
-        PyErr_SetString(PyExc_TypeError, "answer(bytes, dict, dict, bytes, bytes)");
-        return NULL;
-    }
+    if (!PyBytes_CheckExact(data))
+        return wrong_kind("answer", "data", 1, "bytes", data);
+    if (!PyDict_Check(facts))
+        return wrong_kind("answer", "facts", 2, "dict", facts);
+    if (!PyDict_Check(entries))
+        return wrong_kind("answer", "entries", 3, "dict", entries);
+    if (!PyBytes_CheckExact(origin))
+        return wrong_kind("answer", "origin", 4, "bytes", origin);
+    if (!PyBytes_CheckExact(defaults))
+        return wrong_kind("answer", "defaults", 5, "bytes", defaults);
     if (after_location == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "pdi.server.process._fasthead.configure() was not called");
         return NULL;
@@ -436,21 +450,18 @@ none:
 static PyObject *
 fasthead_configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
+    static const char *const names[] = {"after_location", "validator_lines", "n2r_prefix"};
     int i;
     (void)module;
     if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "configure() takes 4 arguments");
+        PyErr_Format(PyExc_TypeError, "configure() takes 4 arguments (%zd given)", nargs);
         return NULL;
     }
     for (i = 0; i < 3; i++)
-        if (!PyBytes_CheckExact(args[i])) {
-            PyErr_SetString(PyExc_TypeError, "configure(bytes, bytes, bytes, type)");
-            return NULL;
-        }
-    if (!PyType_Check(args[3])) {
-        PyErr_SetString(PyExc_TypeError, "configure(bytes, bytes, bytes, type)");
-        return NULL;
-    }
+        if (!PyBytes_CheckExact(args[i]))
+            return wrong_kind("configure", names[i], i + 1, "bytes", args[i]);
+    if (!PyType_Check(args[3]))
+        return wrong_kind("configure", "entity", 4, "a class", args[3]);
     Py_INCREF(args[3]);
     Py_XSETREF(entity_type, args[3]);
     Py_INCREF(args[0]);
