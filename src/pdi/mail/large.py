@@ -64,7 +64,6 @@ from typing import Final, Protocol
 
 from pdi.errors import LimitError, ParseError, UnsupportedError
 from pdi.mail.message import (
-    _FIELD_NAME,
     Mail,
     MailLimits,
     MailPart,
@@ -74,6 +73,7 @@ from pdi.mail.message import (
     _first_line,
     _mail_part,
     _too_deep,
+    check_first_line,
 )
 
 __all__ = [
@@ -306,17 +306,7 @@ def read_large(
     first = _first_line(octets[: min(size, 4096)])
     if not first.strip() and not octets[: min(size, WINDOW)].strip():
         raise ParseError("the message is empty: a message starts with its header fields", offset=0, rule="message")
-    if first.startswith(b"From "):
-        raise ParseError(
-            "line 1 is an mbox 'From ' line: this is an mbox file, not one message"
-            " (pdi add FILE.mbox deposits each of its messages)", offset=0, rule="message",
-        )
-    if not _FIELD_NAME.match(first):
-        shown = first[:40].decode("ascii", "backslashreplace")
-        raise ParseError(
-            f"line 1 is not a header field (a name, then ':'): {shown!r}; a message starts with its header fields",
-            offset=0, rule="message",
-        )
+    check_first_line(first)
     reading = _Reading(octets, limits, window)
     message = reading.entity(0, size, ())
     if not message.keys():

@@ -428,13 +428,9 @@ def _first_line(data: bytes) -> bytes:
     return data if end < 0 else data[:end]
 
 
-def _check_shape(data: bytes, limits: MailLimits) -> None:
-    """Refuse what is no message, or would cost too much to parse, before the parser sees it."""
-    if len(data) > limits.max_bytes:
-        raise LimitError(f"the message is {len(data)} octets, more than the limit of {limits.max_bytes}")
-    if not data.strip():
-        raise ParseError("the message is empty: a message starts with its header fields", offset=0, rule="message")
-    first = _first_line(data)
+def check_first_line(first: bytes) -> None:
+    """Refuse a message whose first line (``first``) is an mbox's ``From`` line or no header field: a message
+    starts with its header fields (read whole here, by its structure in :mod:`pdi.mail.large`)."""
     if first.startswith(b"From "):
         raise ParseError(
             "line 1 is an mbox 'From ' line: this is an mbox file, not one message"
@@ -446,6 +442,15 @@ def _check_shape(data: bytes, limits: MailLimits) -> None:
             f"line 1 is not a header field (a name, then ':'): {shown!r}; a message starts with its header fields",
             offset=0, rule="message",
         )
+
+
+def _check_shape(data: bytes, limits: MailLimits) -> None:
+    """Refuse what is no message, or would cost too much to parse, before the parser sees it."""
+    if len(data) > limits.max_bytes:
+        raise LimitError(f"the message is {len(data)} octets, more than the limit of {limits.max_bytes}")
+    if not data.strip():
+        raise ParseError("the message is empty: a message starts with its header fields", offset=0, rule="message")
+    check_first_line(_first_line(data))
     at = data.find(_NUL)
     if at >= 0:
         line = data.count(b"\n", 0, at) + 1
