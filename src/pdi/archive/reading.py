@@ -629,7 +629,7 @@ class Reading(ArchiveBase):
         """A region of a video's frame (:func:`pdi.archive.video.frame_region`), read by ffmpeg from the blob file
         the reader opened, every chunk checked, or from a copy of its chunks, each checked as it is copied, where
         the store keeps none (:func:`~pdi.archive.blobs.checked_file`)."""
-        from pdi.archive import video
+        import pdi.archive.video as video
         from pdi.fragments.video import CONTAINERS
 
         if record.media_type not in CONTAINERS:
@@ -663,7 +663,7 @@ class Reading(ArchiveBase):
         """What ffprobe reads of a stored video now (:func:`pdi.archive.video.probe`), as its index, or None: read
         from the blob file the reader opened, every chunk checked, or from a copy of its chunks, each checked as it
         is copied, where the store keeps none (:func:`~pdi.archive.blobs.checked_file`)."""
-        from pdi.archive import video
+        import pdi.archive.video as video
         from pdi.errors import LimitError, ParseError
         from pdi.fragments.video import CONTAINERS
 
@@ -818,9 +818,11 @@ class Reading(ArchiveBase):
 
 def _large_message(record: RepresentationRecord) -> bool:
     """Whether ``record`` is a message read by its structure (:mod:`pdi.mail.large`), never whole."""
+    if record.media_type != "message/rfc822":
+        return False  # nothing of pdi.mail imported for another kind (a worker's preload has not)
     from pdi.mail.large import STREAMED_FROM
 
-    return record.media_type == "message/rfc822" and record.size > STREAMED_FROM
+    return record.size > STREAMED_FROM
 
 
 @dataclasses.dataclass(frozen=True)
