@@ -31,7 +31,8 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from pdi.archive import Archive
-from pdi.server.process.connection import LINGER_OCTETS, answering_protocol
+from pdi.server.process.connection import answering_protocol
+from pdi.server.process.guarded import LINGER_OCTETS
 from pdi.server.process.limits import MAX_PIPELINED
 from pdi.server.process.run import listening_socket
 from support.procnet import peak_kib
@@ -106,7 +107,7 @@ def test_after_the_refusal_nothing_more_is_read_while_the_answers_before_it_are_
     answered everything the client sent was read and dropped, unbounded (135 MB in the 0.85 s sixteen answers of
     50 ms took). Now reading stays paused from the refusal on: what the client sends after it stays in the kernel's
     buffers until the ``503`` is written; then the connection is closed in stages (RFC 9112 §9.6), what was sent
-    read and dropped, :data:`~pdi.server.process.connection.LINGER_OCTETS` at most."""
+    read and dropped, :data:`~pdi.server.process.guarded.LINGER_OCTETS` at most."""
     gate = threading.Event()
     asked: list[str] = []
 

@@ -273,9 +273,9 @@ def test_connections_refused_for_a_clients_quarter_take_no_one_elses_place(archi
     """Found in review (2026-11-29): since refusals close in stages, each connection refused for its client's quarter
     lingered two seconds, counted among the worker's --max-connections: a client holding its 16 and opening 60 more,
     left open, took all 64 places, and another reader was answered 503 (before, each refused one closed at once).
-    A refused client's staged closes are few (:data:`~pdi.server.process.connection.REFUSED_LINGERING`); past them
+    A refused client's staged closes are few (:data:`~pdi.server.process.guarded.REFUSED_LINGERING`); past them
     its refusals close at once, and the other reader is served."""
-    from pdi.server.process.connection import REFUSED_LINGERING
+    from pdi.server.process.guarded import REFUSED_LINGERING
 
     process, port, _ = start_serve(archive, "--workers", "1", "--max-connections", "64", "--replay-port", "0",
                                    drain=True)

@@ -8,7 +8,7 @@ import string
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pdi.server.process.connection import _after_heads, _method_refused
+from pdi.server.process.guarded import _after_heads, _method_refused
 
 #: RFC 9110 §5.6.2: ``tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" / "|" /
 #: "~" / DIGIT / ALPHA``.

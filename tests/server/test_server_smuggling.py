@@ -496,8 +496,8 @@ def _closed(conn: socket.socket) -> bool:
 
 def test_the_staged_close_is_bounded_in_time(echo: tuple[int, list[str]]) -> None:
     """A client that reads its ``503`` and then neither closes nor stops sending is closed on for good after the
-    linger's deadline (:data:`~pdi.server.process.connection.LINGER_SECONDS`), whatever it sends meanwhile."""
-    from pdi.server.process.connection import LINGER_SECONDS
+    linger's deadline (:data:`~pdi.server.process.guarded.LINGER_SECONDS`), whatever it sends meanwhile."""
+    from pdi.server.process.guarded import LINGER_SECONDS
 
     port, _ = echo
     with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
@@ -512,9 +512,9 @@ def test_the_staged_close_is_bounded_in_time(echo: tuple[int, list[str]]) -> Non
 
 
 def test_the_staged_close_is_bounded_in_octets(echo: tuple[int, list[str]]) -> None:
-    """A client that sends without end after its refusal has :data:`~pdi.server.process.connection.LINGER_OCTETS`
+    """A client that sends without end after its refusal has :data:`~pdi.server.process.guarded.LINGER_OCTETS`
     read and dropped at most, then the connection is closed (what the kernels' buffers hold aside)."""
-    from pdi.server.process.connection import LINGER_OCTETS, LINGER_SECONDS
+    from pdi.server.process.guarded import LINGER_OCTETS, LINGER_SECONDS
 
     port, _ = echo
     started = time.monotonic()

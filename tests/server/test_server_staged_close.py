@@ -1,7 +1,7 @@
 """The staged close after a refusal (RFC 9112 §9.6) begins its linger once the answers are taken, not when written.
 
 ``pdi serve`` half-closes a refused connection and then reads and drops what the client still sends, for
-:data:`~pdi.server.process.connection.LINGER_SECONDS` and :data:`~pdi.server.process.connection.LINGER_OCTETS` at
+:data:`~pdi.server.process.guarded.LINGER_SECONDS` and :data:`~pdi.server.process.guarded.LINGER_OCTETS` at
 most, then aborts it (a reset). Counted from the refusal's write, a client reading slowly a large answer before
 the refusal lost its tail and the refusal: the octets the server still held (its transport's buffer, its kernel's
 send queue) were dropped by the reset (found in review, 2026-11-29). The linger now starts once the client has
@@ -23,7 +23,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from pdi.server.process.connection import LINGER_SECONDS, answering_protocol
+from pdi.server.process.connection import answering_protocol
+from pdi.server.process.guarded import LINGER_SECONDS
 from pdi.server.process.run import listening_socket
 
 #: The large answer before the refusal: more than the server's kernel may hold for a slow client (tcp_wmem's most,

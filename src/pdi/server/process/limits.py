@@ -16,7 +16,7 @@ longer than ``queue_seconds`` is answered ``503 Service Unavailable`` with
 on Starlette's own thread pool.
 
 ``pdi serve``'s HTTP/1.1 protocol
-(:class:`pdi.server.process.connection.GuardedHttpToolsProtocol`) closes a
+(:class:`pdi.server.process.guarded.GuardedHttpToolsProtocol`) closes a
 connection whose request line and headers take longer than
 :data:`DEFAULT_HEADER_SECONDS` (slowloris), and refuses a head larger than
 :data:`MAX_TARGET_OCTETS`, :data:`MAX_HEAD_FIELDS` and :data:`MAX_HEAD_OCTETS`

@@ -7,7 +7,7 @@ through Python (``sendfile(2)``, as nginx's ``sendfile on``). uvicorn's
 protocols offer no ASGI extension for it (neither ``http.response.pathsend``
 nor ``http.response.zerocopysend``), and uvloop's loop has no ``sendfile``
 (it raises ``NotImplementedError``), so ``pdi serve``'s protocol
-(:class:`pdi.server.process.connection.GuardedHttpToolsProtocol`) puts a :class:`ZeroCopy`
+(:class:`pdi.server.process.guarded.GuardedHttpToolsProtocol`) puts a :class:`ZeroCopy`
 in each request's scope under ``extensions[EXTENSION]``.
 
 A response that uses it sends ``http.response.start`` (with its
@@ -18,7 +18,7 @@ a duplicate of the connection's socket (non-blocking, as the socket is),
 waiting for it to be writable whenever the client's window is full (for
 ``send_seconds`` at most: a client that takes nothing for that long is
 dropped, as the connection's buffer is, see
-:class:`~pdi.server.process.connection.GuardedHttpToolsProtocol`), and
+:class:`~pdi.server.process.guarded.GuardedHttpToolsProtocol`), and
 checks ``unchanged()`` (an ``fstat``) before each call: a file changed while
 it is sent is an :class:`~pdi.errors.IntegrityError` and the answer is cut
 short (the ``Content-Length`` promised is not reached, so the client sees
