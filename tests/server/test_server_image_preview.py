@@ -25,7 +25,7 @@ import pdi.fragments.image_streamed as streamed
 import pdi.server.pages.cite as cite
 from pdi.archive import Archive
 from pdi.server import create_app
-from pdi.server.pages.viewer import MAX_SHOWN_PIXELS
+from pdi.server.pages.media_view import MAX_SHOWN_PIXELS
 from support.big_image import pattern_png
 from support.stored_blobs import blob_file, rewrite_blob
 

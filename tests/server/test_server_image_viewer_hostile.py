@@ -97,7 +97,7 @@ def _gif_of(frames: int) -> bytes:
 
 
 def test_an_image_of_more_frames_than_the_chooser_lists_is_chosen_by_number(location: str) -> None:
-    from pdi.server.pages.viewer import MAX_FRAME_OPTIONS
+    from pdi.server.pages.media_view import MAX_FRAME_OPTIONS
 
     many = MAX_FRAME_OPTIONS + 1
     data = _gif_of(many)

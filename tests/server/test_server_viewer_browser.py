@@ -455,7 +455,7 @@ def test_a_frame_of_a_multi_frame_image_is_chosen_and_named(served: Served) -> N
 
 
 def test_a_frame_of_an_image_of_many_frames_is_chosen_by_number_and_named(served: Served) -> None:
-    from pdi.server.pages.viewer import MAX_FRAME_OPTIONS
+    from pdi.server.pages.media_view import MAX_FRAME_OPTIONS
 
     many = MAX_FRAME_OPTIONS + 1  # more than the chooser lists: a number is typed
     frames = [Image.new("RGB", (20, 10), (k % 256, k // 256, 9)) for k in range(many)]  # each its own colour

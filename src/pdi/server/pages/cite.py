@@ -202,7 +202,7 @@ def image_preview(archive: Archive, name: str, held: str | None = None) -> Image
     """``/api/image/preview``'s answer for the image ``name`` (one version, one format): the image shrunk by libvips
     to at most :data:`pdi.fragments.image_streamed.PREVIEW_SIDE` pixels a side (in a bounded child:
     :func:`pdi.fragments.image_streamed.preview`), of octets checked against their digests. What the viewer shows
-    of an image too large for a browser to decode (:data:`pdi.server.pages.viewer.MAX_SHOWN_PIXELS`). ``held``:
+    of an image too large for a browser to decode (:data:`pdi.server.pages.media_view.MAX_SHOWN_PIXELS`). ``held``:
     the request's ``If-None-Match``; when it holds the preview's tag nothing is made (the body is ``None``). A
     request for a preview another request of the same name is making waits for its answer or refusal
     (:class:`_Making`), at most the child's deadline, rather than starting a child of its own."""

@@ -314,3 +314,13 @@ def page(title: str, body: str, *, script: str = "", style: str = "", query: str
         + (f"<script>{script}</script>" if script else "")
         + "</body></html>\n"
     )
+
+
+def n2r_href(name: str) -> str:
+    """The resolver's ``N2R`` of ``name`` (RFC 2169's query: the name %-escaped as a query), a page's link to its
+    octets; escaped as an attribute's value by the caller."""
+    from pdi.server.protocol.rfc2169 import (
+        rfc2169_query,  # here: a page that links none never imports it
+    )
+
+    return "/uri-res/N2R?" + rfc2169_query(name)

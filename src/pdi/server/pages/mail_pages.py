@@ -34,7 +34,7 @@ from pdi._wording import byte_size, counted
 from pdi.archive import Archive, Generic, Resolved
 from pdi.errors import NotFoundError, PDIError
 from pdi.identifier import PDI
-from pdi.server.pages.layout import isolated, page
+from pdi.server.pages.layout import isolated, n2r_href, page
 
 if TYPE_CHECKING:
     from pdi.mail.message import Mail
@@ -59,11 +59,6 @@ ol.thread .missing{color:#f0c060}}
 def _view(name: str) -> str:
     return "/view?pdi=" + quote(name, safe="")
 
-
-def _n2r(name: str) -> str:
-    from pdi.server.protocol.rfc2169 import rfc2169_query
-
-    return "/uri-res/N2R?" + rfc2169_query(name)
 
 
 def message_section(
@@ -104,7 +99,7 @@ def message_section(
         marked = ' class="chosen" aria-current="true"' if part.index == chosen else ""
         size = f", {byte_size(part.span[2] - part.span[1])} as written" if part.span is not None else ""
         items.append(
-            f'<li{marked}><a href="{html.escape(_n2r(link))}">part {part.index}</a>: {html.escape(part.media_type)}'
+            f'<li{marked}><a href="{html.escape(n2r_href(link))}">part {part.index}</a>: {html.escape(part.media_type)}'
             + (f" <code>{isolated(label)}</code>" if label else "")
             + f"{html.escape(size)}{role} <code class=\"name\">{html.escape(link)}</code></li>"
         )
@@ -113,7 +108,7 @@ def message_section(
         part = mail.parts[chosen]
         link = f"{name}#part={chosen}"
         named = (f'<p class="note">The name asked for names part {chosen} of this message'
-                 f' ({html.escape(part.media_type)}), marked below: <a href="{html.escape(_n2r(link))}">fetch it</a>.'
+                 f' ({html.escape(part.media_type)}), marked below: <a href="{html.escape(n2r_href(link))}">fetch it</a>.'
                  "</p>")
     section = (
         f'<dl class="message">{"".join(rows)}</dl>{named}'
@@ -147,7 +142,7 @@ def _large_body(section: str, mail: Mail, name: str, shown: int | None) -> tuple
             f'<p class="note" id="body-unread">Its body text (part {unread.index}, {html.escape(unread.media_type)})'
             f" is {html.escape(byte_size(unread.span[2] - unread.span[1]))} as written, more than the"
             f" {html.escape(byte_size(MAX_BODY_OCTETS))} the reader reads of a message's body: it is"
-            f' <a href="{html.escape(_n2r(link))}">fetched by its part\'s name</a>.</p>'
+            f' <a href="{html.escape(n2r_href(link))}">fetched by its part\'s name</a>.</p>'
         )
         return section, ""
     try:

@@ -23,7 +23,7 @@ reserved from the start (nothing moves when a name appears), with a copy
 button, and is shown only once the script has resolved it and found that it
 names what was selected (the text, the region, the samples). A page opened at
 a name whose fragment it marks shows that name there at once, as the page
-resolved it (the panel's ``data-cited``: :func:`_cited`), its other forms
+resolved it (the panel's ``data-cited``: :func:`opened_name`), its other forms
 checked as a selection's are, until the reader selects something else.
 
 One selection, one citable name: the PDI is shown; the other forms of the
@@ -57,43 +57,39 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import json
 import re
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from pdi import formats
-from pdi._wording import byte_size, counted
+from pdi._wording import byte_size
 from pdi.archive import Archive, Generic, Resolved
 from pdi.archive.store import RepresentationRecord
-from pdi.errors import LimitError, UnsupportedError
+from pdi.errors import LimitError
 from pdi.fragments import past_end_message
 from pdi.identifier import PDI
 from pdi.server.pages.browse import document_title, record_generic, render_document, tab_title
 from pdi.server.pages.cite import (
     MAX_RFC5147,
     RFC5147Facts,
-    header_facts,
-    image_facts,
     rfc5147_facts,
-    waveform,
 )
+from pdi.server.pages.cite_panel import cite_panel, opened_name
 from pdi.server.pages.layout import (
-    OPENED,
     breakable,
     capture_title,
     captured_url,
     cited,
     isolated,
+    n2r_href,
     name_details,
     page,
     script_source,
-    scripted_or,
 )
+from pdi.server.pages.media_view import image_view, sound_view, video_view
 from pdi.server.pages.viewer_script import SCRIPT
 
 if TYPE_CHECKING:
-    from pdi.fragments.results import Region
     from pdi.interop.aliases import Alias
     from pdi.mail.message import Mail
 
@@ -206,83 +202,10 @@ def view_policy(origin: str) -> str:
         "form-action 'self'; frame-ancestors 'self'"
     )
 
-#: Images narrower than this (CSS pixels) are shown larger, by a whole factor, so a box can be dragged on them.
-MIN_IMAGE_WIDTH = 480
-#: The most frames an image's frame chooser lists one by one; more are chosen by number. Each listed frame is some
-#: 150 octets of the page: a 2.3 MB GIF of 100,000 one-pixel frames made a page of 13 MB (found by an attack).
-MAX_FRAME_OPTIONS = 500
-#: The most pixels of an image the viewer has the reader's browser decode (some 400 MB in RGBA). A larger one of one
-#: frame that libvips reads (a PNG, JPEG or TIFF map scan of 250 million pixels) is shown by the server's preview
-#: (``/api/image/preview``: :func:`pdi.server.pages.cite.image_preview`), the region outlined on it; any other (a
-#: file of a few dozen octets whose header claims 10^10, past :data:`~pdi.fragments.image_streamed.MAX_STREAMED_PIXELS`)
-#: is drawn as a blank stand-in of its shape, the region outlined on it, and its octets linked. So is an image of
-#: several frames each larger than a crop cuts (:data:`~pdi.fragments.image.MAX_CROP_PIXELS`), since each frame
-#: is shown by its crop.
-MAX_SHOWN_PIXELS = 100_000_000
-#: The longer side, in CSS pixels, of the stand-in drawn in place of an image larger than :data:`MAX_SHOWN_PIXELS`.
-STAND_IN_SIDE = 960
-
-
 def _page(title: str, body: str, script: str = "", *, name: str) -> str:
     """A viewer's page: the header's *Resolve* box holds ``name``, the name the page shows (its one box to resolve
     a name: the reader corrects it there, or adds a fragment to it)."""
     return page(title, body, script=script, style=_STYLE if script else "", name=name)
-
-
-#: The other forms a name may have, by key: the label of its row, and what its copy button says it copies.
-FORM_LABELS = {
-    "rfc5147": "RFC 5147",
-    "textfrag": "text fragment",
-    "mediafrag": "Media Fragment",
-    "annotation": "W3C selector",
-}
-
-
-def _cite_panel(hint: str, *, forms: tuple[str, ...] = (), why: str = "", cite_button: bool = False,
-                written: str = "<code>#char=a,b</code>", idle: str = "Nothing selected yet.", cited: str = "") -> str:
-    """The offered names: one citable name (the PDI), shown and copyable; the other forms of the same selection
-    (``forms``, keys of :data:`FORM_LABELS`) under a closed "Other forms", with ``why`` they differ. Each sits in a
-    read-only input with a copy button and a link, its space reserved before any is shown (nothing moves).
-    Without scripts they are not drawn: a note says to write the fragment instead, of the forms ``written`` (this
-    medium's: ``#char=a,b`` of a text, ``#sec=a,b`` of a sound …). The status line under them says ``idle`` until
-    something is said (empty: a PDF's, whose panel stays over the pages, keeps no empty line).
-
-    ``cited``: the name the page was opened at, when its fragment resolved and the page marks what it names
-    (:func:`_cited`). The script shows it in the PDI's box at once, with its copy button and link, and its other
-    forms (each checked, as a selection's), until the reader selects something else; the status says so."""
-
-    def offer(key: str, label: str, extra: str = "") -> str:
-        return (
-            f'<div class="offer{extra}"><label for="{key}">{label}</label>'
-            f'<input id="{key}" readonly placeholder="(not yet)">'
-            f'<button type="button" class="copy" id="copy-{key}" data-for="{key}" aria-label="Copy the {label} name" disabled>Copy</button>'
-            f'<a class="open" id="open-{key}">open it</a></div>'
-        )
-
-    button = (
-        '<p class="cite-keys needs-script"><button type="button" id="cite-selection" aria-keyshortcuts="Enter"'
-        ' aria-describedby="text-keys">Cite the selection</button> <span id="text-keys">Keyboard: Tab into the'
-        " text, move with the arrow keys, extend with Shift+arrows, press Enter to cite.</span></p>"
-        if cite_button else ""
-    )
-    others = (
-        '<details class="other-forms needs-script" id="other-forms"><summary>Other forms of this name</summary>'
-        f'<p class="why" id="why">{why}</p>' + "".join(offer(key, FORM_LABELS[key]) for key in forms) + "</details>"
-        if forms else ""
-    )
-    if cited and idle:
-        idle = OPENED
-    data = f' data-cited="{html.escape(cited)}"' if cited else ""
-    return (
-        f'<section class="cite" aria-label="Cite"{data}><p class="hint">{hint}</p>{button}'
-        # without scripts a selection cannot be named here; the reader can still write a fragment
-        '<noscript><p class="note">Naming a selection needs JavaScript: without it, write the fragment'
-        f" after the name in the Resolve box at the top of the page ({written}) and resolve it.</p></noscript>"
-        + offer("name", "PDI", " needs-script")
-        + others
-        # the status line's room is kept (nothing moves when it speaks); until it does, it says why it is there
-        + f'<p id="cite-status" class="needs-script idle" role="status" aria-live="polite">{idle}</p></section>'
-    )
 
 
 def render_view(archive: Archive, name: str, alias: Alias | None = None, *, replayed: bool = False) -> str:
@@ -374,7 +297,7 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
         f"{_heading(parsed, record)}{_version_banner(archive, record, above)}"
         f"{translated}{note}<dl>{facts}</dl>"
         # of a citation's name (A@position=B), A's: N2R and /api/resolve take none (/api/cite checks one)
-        f'<p><a href="/uri-res/N2R?{html.escape(_n2r(str(own)))}">the bytes</a> · '
+        f'<p><a href="{html.escape(n2r_href(str(own)))}">the bytes</a> · '
         f'<a href="/api/resolve?pdi={quote(str(own), safe="")}">JSON</a> · '
         f'<a href="/view?pdi={quote(str(record_generic(record)), safe="")}">the document</a>'
         + (f' · <a href="/view?pdi={quote(str(parsed), safe="")}">the page</a>'
@@ -385,9 +308,9 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
         from pdi.server.pages.pdf_view import HINT, render_pdf
 
         def panel(marked: bool) -> str:
-            return _cite_panel(HINT, forms=("annotation",), why=_WHY_PDF, idle="",
+            return cite_panel(HINT, forms=("annotation",), why=_WHY_PDF, idle="",
                                written="<code>#char=a,b</code>, <code>#rect=(x1,y1),(x2,y2),f</code>",
-                               cited=_cited(name, selected, marked))
+                               cited=opened_name(name, selected, marked))
 
         return _page(tab, head + render_pdf(archive, whole, selected, panel), SCRIPT, name=name)
     if windowed and record.media_type != "message/rfc822":
@@ -402,21 +325,12 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
     if family in ("text", "html", "xml"):
         return _text_page(archive, whole, selected, head, tab, name)
     if family == "image":
-        return _page(tab, head + _figure(archive, whole, selected, name), SCRIPT, name=name)
+        return _page(tab, head + image_view(archive, whole, selected, name), SCRIPT, name=name)
     if audio:
-        return _page(tab, head + _sound(archive, whole, selected, name), SCRIPT, name=name)
+        return _page(tab, head + sound_view(archive, whole, selected, name), SCRIPT, name=name)
     if video:
-        return _page(tab, head + _video(archive, whole, selected, name), SCRIPT, name=name)
+        return _page(tab, head + video_view(archive, whole, selected, name), SCRIPT, name=name)
     return _page(tab, head, name=name)
-
-
-def _cited(name: str, selected: Resolved | None, marked: bool) -> str:
-    """The name the page was opened at, for its Cite panel (:func:`_cite_panel`'s ``cited``): ``name`` when its
-    fragment resolved (``selected``) and the page marks what it names (``marked``: a passage, a part, a region, a
-    stretch, a clip, a page of a PDF); else empty: no fragment, or one wholly past the end (the page's note says
-    so), and the panel waits for a selection."""
-    chosen = selected.fragment if selected is not None else None
-    return name if chosen is not None and not chosen.past_end and marked else ""
 
 
 def _streamed_from() -> int:
@@ -474,13 +388,13 @@ def _not_read(whole: Resolved, parsed: PDI) -> str:
     and where its octets (and its fragment's) are had."""
     name = str(whole.pdi)
     fragment = (
-        f'; its fragment is not evaluated here: <a href="/uri-res/N2R?{html.escape(_n2r(str(parsed)))}">N2R'
+        f'; its fragment is not evaluated here: <a href="{html.escape(n2r_href(str(parsed)))}">N2R'
         " resolves it</a>" if parsed.fragment is not None else ""
     )
     return (
         f'<p class="note" id="not-read">This document is {html.escape(byte_size(whole.record.size))}: more than the'
         f" {byte_size(MAX_READ)} the viewer reads to show one of its kind, so only its facts are shown. Its octets"
-        f' are <a href="/uri-res/N2R?{html.escape(_n2r(name))}">the bytes</a>{fragment}.</p>'
+        f' are <a href="{html.escape(n2r_href(name))}">the bytes</a>{fragment}.</p>'
     )
 
 
@@ -518,11 +432,6 @@ def _version_banner(archive: Archive, record: RepresentationRecord, title: str |
     )
 
 
-def _n2r(name: str) -> str:
-    from pdi.server.protocol.rfc2169 import rfc2169_query
-
-    return rfc2169_query(name)
-
 
 def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, head: str, tab: str, name: str) -> str:
     from pdi.fragments.markup import document_charset
@@ -548,7 +457,7 @@ def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, hea
     facts = rfc5147_facts(archive, whole)
     body = (
         f"{head}{_to_passage(selected) if start is not None else ''}"
-        f"{_text_panel(whole, facts, convention, _cited(name, selected, start is not None))}"
+        f"{_text_panel(whole, facts, convention, opened_name(name, selected, start is not None))}"
         f'<pre id="text" dir="auto" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}"{_rfc5147_data(facts)}>\n{shown}</pre>'
     )
     return _page(tab, body, SCRIPT, name=name)
@@ -582,7 +491,7 @@ def _message_page(
         f"{head}{section}{_to_passage(selected) if start is not None else ''}"
         # one name only: the body's text is no entity of its own, so neither an RFC 5147 URL nor a browser's
         # fragment names it, and annotations quote a text, a page or a PDF
-        f"{_cite_panel(hint, cite_button=True, cited=_cited(name, selected, start is not None or part is not None))}"
+        f"{cite_panel(hint, cite_button=True, cited=opened_name(name, selected, start is not None or part is not None))}"
         f'<pre id="text" dir="auto" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}">\n{_shown(text, start, end)}</pre>'
     )
     return page(tab, body, script=SCRIPT, style=_STYLE + MESSAGE_STYLE, name=name)
@@ -624,7 +533,7 @@ def _window_page(archive: Archive, whole: Resolved, selected: Resolved | None, h
     facts = rfc5147_facts(archive, whole, first)
     marked = chosen is not None and bool(chosen.ranges) and chosen.scheme in ("char", "line", "elt", "name")
     body = (
-        f"{head}{note}{_to_passage(selected)}{_text_panel(whole, facts, None, _cited(name, selected, marked))}"
+        f"{head}{note}{_to_passage(selected)}{_text_panel(whole, facts, None, opened_name(name, selected, marked))}"
         f'<pre id="text" dir="auto" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}" data-offset="{first}"{_rfc5147_data(facts)}>'
         f"\n{shown}</pre>"
     )
@@ -694,11 +603,11 @@ def _why_text(convention: str | None, *, rfc5147: bool, markup: bool = False) ->
 
 def _text_panel(whole: Resolved, facts: RFC5147Facts | None, convention: str | None, cited: str = "") -> str:
     """The cite panel of a text (or of a markup document's source): its PDI, and its other forms; ``cited``: the
-    name the page was opened at, its passage marked (:func:`_cited`)."""
+    name the page was opened at, its passage marked (:func:`opened_name`)."""
     family = formats.media_family(whole.record.media_type)
     forms = ("rfc5147", "textfrag", "annotation") if facts is not None else ("textfrag", "annotation")
     why = _why_text(convention, rfc5147=facts is not None, markup=family in ("html", "xml"))
-    return _cite_panel(_text_hint(whole, facts), forms=forms, why=why, cite_button=True, cited=cited)
+    return cite_panel(_text_hint(whole, facts), forms=forms, why=why, cite_button=True, cited=cited)
 
 
 def _text_hint(whole: Resolved, facts: RFC5147Facts | None) -> str:
@@ -731,307 +640,3 @@ def _shown(text: str, start: int | None, end: int | None) -> str:
     start -= text[start - 1 : start + 1] == "\r\n"
     end -= text[end - 1 : end + 1] == "\r\n"
     return f'{lf(text[:start])}<mark id="passage">{lf(text[start:end])}</mark>{lf(text[end:])}'
-
-
-def _cited_box(region: Region | None) -> str:
-    """The box outlining a cited region over its image or frame, placed in percent of it (no script needed)."""
-    if region is None or not region.width or not region.height:
-        return ""
-    style = (
-        f"left:{100 * region.x1 / region.width:.4f}%;top:{100 * region.y1 / region.height:.4f}%;"
-        f"width:{100 * (region.x2 - region.x1) / region.width:.4f}%;"
-        f"height:{100 * (region.y2 - region.y1) / region.height:.4f}%"
-    )
-    return f'<div class="box" id="cited" style="{style}" title="{html.escape(json.dumps(vars(region)))}"></div>'
-
-
-def _corners(region: Region | None, width: int, height: int) -> str:
-    """The boxes to type a region's corners in (pixels), holding the cited region's."""
-    given = {"x1": region.x1, "y1": region.y1, "x2": region.x2, "y2": region.y2} if region is not None else {}
-    return "".join(
-        f'<label>{axis} <input type="number" id="{axis}" min="0" max="{limit}" step="1" inputmode="numeric"'
-        + (f' value="{given[axis]}"' if axis in given else "")
-        + "></label>"
-        for axis, limit in (("x1", width), ("y1", height), ("x2", width), ("y2", height))
-    )
-
-
-_WHY_REGION = (
-    "<code>#rect=(x1,y1),(x2,y2)</code> is the PDI draft's region: two corners, the second excluded."
-    " Media Fragments' <code>#xywh=x,y,w,h</code> (what browsers and W3C annotations write) gives the"
-    " left, top, width and height of the same pixels. <code>#crop=</code> names the same pixels too, and"
-    " resolves to them cut out as a PNG image."
-)
-_WHY_TIME = (
-    "<code>#sec=</code> and <code>#msec=</code> are the PDI's, in whole seconds or milliseconds;"
-    " Media Fragments' <code>#t=a,b</code> (what a browser's player and W3C annotations read) gives the same"
-    " stretch in seconds."
-)
-
-
-def _figure(archive: Archive, whole: Resolved, selected: Resolved | None, opened_at: str) -> str:
-    """The image (a chosen frame of a multi-frame one), the region a fragment names outlined, and a box to drag;
-    ``opened_at``: the name the page was opened at, shown in the Cite panel when its region is outlined.
-
-    ``whole`` read (its ``data``), or only located (an image larger than :data:`MAX_READ`): then its size and
-    frames are read from its header by verified chunks (:func:`pdi.server.pages.cite.header_facts`)."""
-    name = str(whole.pdi)
-    region = selected.fragment.region if selected is not None and selected.fragment is not None else None
-    try:
-        if whole.data or not whole.record.size:
-            facts, head = image_facts(whole.data, whole.media_type), bytes(whole.data[:16])
-        else:
-            from pdi.archive.blobs import VerifiedOctets
-
-            with archive.open_located(whole) as opened:
-                octets = VerifiedOctets(opened.reader)
-                facts, head = header_facts(octets, whole.media_type), octets[:16]
-    except UnsupportedError as exc:  # an image the browser may show but Pillow cannot read (SVG): no regions
-        return (
-            f'<p class="note">Regions of this image cannot be named here: {html.escape(str(exc))}.</p>'
-            f'<p><img src="/uri-res/N2R?{html.escape(_n2r(name))}" alt="{html.escape(name)}" style="max-width:100%"></p>'
-        )
-    from pdi.fragments.image import MAX_CROP_PIXELS
-    from pdi.fragments.image_streamed import MAX_STREAMED_PIXELS, PREVIEW_SIDE, streamed_format
-
-    frame = region.frame if region is not None else 0
-    pixels = facts.width * facts.height
-    too_large = pixels > MAX_SHOWN_PIXELS or (facts.frames > 1 and pixels > MAX_CROP_PIXELS)
-    # one frame of a PNG, JPEG or TIFF libvips reads: the server's preview of it, shrunk as it is read
-    previewed = (too_large and facts.frames == 1 and pixels <= MAX_STREAMED_PIXELS
-                 and streamed_format(head) is not None)
-    stand_in = too_large and not previewed
-
-    def source(k: int) -> str:
-        if previewed:
-            return f"/api/image/preview?pdi={quote(name, safe='')}"
-        if stand_in:
-            return _stand_in(facts.width, facts.height)
-        if facts.frames == 1:
-            return f"/uri-res/N2R?{_n2r(name)}"
-        # one frame, as a lossless PNG: the whole of frame k cut out
-        return f"/uri-res/N2R?{_n2r(f'{name}#crop=(0,0),({facts.width},{facts.height}),{k}')}"
-
-    cited = _cited_box(region)
-    scale = max(1, MIN_IMAGE_WIDTH // facts.width) if facts.width and not too_large else 1
-    size = f' style="width:{facts.width * scale}px" class="pixelated"' if scale > 1 else ""
-    unshown = (
-        f'<p class="note" id="not-drawn">This image is {facts.width:,}×{facts.height:,}, '
-        f'{counted(pixels, "pixel")}{" a frame" if facts.frames > 1 else ""}: more than a browser is asked to decode'
-        f" here ({MAX_SHOWN_PIXELS:,} pixels{f', or {MAX_CROP_PIXELS:,} a frame of several' if facts.frames > 1 else ''}),"
-        f' so a blank stand-in of its shape is drawn, regions outlined on it. Its octets are <a href="/uri-res/N2R?'
-        f'{html.escape(_n2r(name))}">the bytes</a>.</p>'
-    ) if stand_in else (
-        f'<p class="note" id="not-drawn">This image is {facts.width:,}×{facts.height:,}, {counted(pixels, "pixel")}:'
-        f" more than a browser is asked to decode here ({MAX_SHOWN_PIXELS:,} pixels), so the server's preview of it"
-        f" is shown, {PREVIEW_SIDE:,} pixels on its longer side, regions outlined on it in the image's own pixels."
-        f' Its octets are <a href="/uri-res/N2R?{html.escape(_n2r(name))}">the bytes</a>; a region of them at full'
-        " size is its <code>#crop=</code>.</p>"
-    ) if previewed else ""
-    chooser = ""
-    if 1 < facts.frames <= MAX_FRAME_OPTIONS:
-        options = "".join(
-            f'<option value="{k}" data-src="{html.escape(source(k))}"{" selected" if k == frame else ""}>{k}</option>'
-            for k in range(facts.frames)
-        )
-        chooser = f'<label>frame <select id="frame">{options}</select></label> of {facts.frames}'
-    elif facts.frames > 1:  # by number: its source is the first frame's with the number in place of 0
-        # (a stand-in's is the stand-in, the number after it a fragment of its address: the same blank image)
-        first = source(0) + "#0" if stand_in else source(0)
-        assert first.endswith("0")
-        chooser = (f'<label>frame <input type="number" id="frame" min="0" max="{facts.frames - 1}" step="1"'
-                   f' value="{frame}" data-src="{html.escape(first[:-1])}"></label> of {facts.frames}')
-    corners = _corners(region, facts.width, facts.height)
-    return (
-        _cite_panel(
-            scripted_or("Drag a box on the image to name that region (or give its corners below)", "A region is named")
-            + ": <code>#rect=(x1,y1),(x2,y2)</code>, in pixels of the image itself.",
-            forms=("mediafrag", "annotation"), why=_WHY_REGION, written="<code>#rect=(x1,y1),(x2,y2)</code>",
-            cited=_cited(opened_at, selected, bool(cited)),
-        )
-        + unshown
-        + f'<div class="figure" id="figure" data-pdi="{html.escape(name)}" data-width="{facts.width}"'
-        f' data-height="{facts.height}" data-frames="{facts.frames}">'
-        f'<img id="image" src="{html.escape(source(frame))}" alt="{html.escape(name)}" draggable="false"{size}>'
-        f'{cited}<div class="box selection" id="selection" hidden></div></div>'
-        # the corners and the frame chooser work by the script only: not drawn without one (needs-script)
-        f'<fieldset class="coords needs-script"><legend>Region in pixels ({facts.width}×{facts.height}; x2, y2 excluded)</legend>'
-        f"{corners}{chooser}</fieldset>" + _frames_without_script(name, facts.width, facts.height, frame, facts.frames)
-    )
-
-
-def _stand_in(width: int, height: int) -> str:
-    """A ``data:`` address of a blank SVG of the shape of a ``width`` × ``height`` image, its longer side
-    :data:`STAND_IN_SIDE` CSS pixels (at least one pixel each way): drawn at the size shown, whatever the image's."""
-    ratio = STAND_IN_SIDE / max(width, height)
-    shown_width, shown_height = max(1, round(width * ratio)), max(1, round(height * ratio))
-    svg = (f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {height}' width='{shown_width}'"
-           f" height='{shown_height}' preserveAspectRatio='none'><rect width='100%' height='100%' fill='#d8dbe0'/></svg>")
-    return "data:image/svg+xml," + quote(svg, safe="")
-
-
-def _frames_without_script(name: str, width: int, height: int, frame: int, frames: int) -> str:
-    """For a reader without scripts (whose frame chooser is not drawn): which frame is shown, how another is named
-    (its whole: ``#rect=(0,0),(width,height),k``, PDI-GRAMMAR's region of frame ``k``), and links to the frames
-    before and after it. Empty for an image of one frame."""
-    if frames <= 1:
-        return ""
-
-    def link(k: int, label: str) -> str:
-        whole = f"{name}#rect=(0,0),({width},{height}),{k}"
-        return f'<a href="/view?pdi={html.escape(quote(whole, safe=""))}" rel="{label[:4]}">the {label} frame</a>'
-
-    around = [link(frame - 1, "previous")] if frame > 0 else []
-    around += [link(frame + 1, "next")] if frame + 1 < frames else []
-    return (
-        f'<noscript><p class="note" id="frames-without-script">Frame {frame} of {frames} (from 0) is shown. Choosing'
-        f" another here needs JavaScript: without it, resolve the name of the whole frame <var>k</var>,"
-        f" <code>#rect=(0,0),({width},{height}),<var>k</var></code>, or go to " + " or ".join(around) + ".</p></noscript>"
-    )
-
-
-def _sound(archive: Archive, whole: Resolved, selected: Resolved | None, opened_at: str) -> str:
-    """A player, the recording's waveform to select a stretch on (or start and end in seconds), the cited stretch
-    marked (and ``opened_at``, the name the page was opened at, shown in the Cite panel).
-
-    ``whole`` read (its ``data``), or only located (a recording larger than :data:`MAX_READ`): then its waveform
-    reads its header and each column's samples by verified chunks, never the whole."""
-    name = str(whole.pdi)
-    player = f'<audio id="player" controls src="/uri-res/N2R?{html.escape(_n2r(name))}"></audio>'
-    try:
-        if whole.data or not whole.record.size:
-            wave = waveform(whole.data, whole.media_type)
-        else:
-            from pdi.archive.blobs import VerifiedOctets
-
-            with archive.open_located(whole) as opened:
-                wave = waveform(VerifiedOctets(opened.reader), whole.media_type)
-    except (UnsupportedError, LimitError) as exc:  # a recording the browser may play but pdi does not read
-        return f'<p class="note">Stretches of this recording cannot be named here: {html.escape(str(exc))}.</p>{player}'
-
-    interval = selected.fragment.interval if selected is not None and selected.fragment is not None else None
-    cited = band = ""
-    start = end = ""
-    if interval is not None and interval.rate:
-        a, b = interval.seconds
-        start, end = f' value="{a:.3f}"', f' value="{b:.3f}"'
-        cited = f' data-start="{a}" data-end="{b}"'
-        if wave.duration:
-            band = (
-                f'<div class="band cited" id="cited" style="left:{100 * a / wave.duration:.4f}%;'
-                f'width:{100 * (b - a) / wave.duration:.4f}%"></div>'
-            )
-    peaks = json.dumps(wave.to_json()).replace("<", "\\u003c")
-    step = f'min="0" max="{wave.duration:.3f}" step="0.001"'
-    return (
-        _cite_panel(
-            scripted_or("Drag on the waveform to name a stretch of the recording (or give its start and end in"
-                        " seconds)", "A stretch of the recording is named")
-            + ": <code>#sec=a,b</code>, or <code>#msec=a,b</code> where a second is too coarse.",
-            forms=("mediafrag", "annotation"), why=_WHY_TIME, written="<code>#sec=a,b</code>, <code>#msec=a,b</code>",
-            cited=_cited(opened_at, selected, bool(band)),
-        )
-        + player
-        + f'<div class="wave" id="wave" data-pdi="{html.escape(name)}"{cited}>'
-        f'<canvas id="wave-canvas" aria-label="waveform of {wave.duration:.3f} seconds"></canvas>{band}'
-        '<div class="band" id="wave-selection" hidden></div></div>'
-        f'<script type="application/json" id="peaks">{peaks}</script>'
-        # the start, the end and Play work by the script only: not drawn without one (needs-script); the player's are
-        f'<fieldset class="coords needs-script"><legend>Stretch in seconds (of {wave.duration:.3f})</legend>'
-        f'<label>start <input type="number" id="start" {step}{start}></label>'
-        f'<label>end <input type="number" id="end" {step}{end}></label>'
-        f'<button type="button" id="play"{"" if start else " disabled"}>Play the selection</button></fieldset>'
-    )
-
-
-def _seconds(ms: int) -> str:
-    return f"{ms / 1000:.3f} s"
-
-
-def _video(archive: Archive, whole: Resolved, selected: Resolved | None, opened_at: str) -> str:
-    """A player (pdi's own N2R, seekable by ``Range``), a timeline to mark in and out on, and a box to drag on a frame.
-    ``opened_at``: the name the page was opened at, shown in the Cite panel when its clip or region is marked.
-
-    A cited clip (``sec``, ``msec``, or ``#t=`` translated) is said in words, marked on the timeline, and the
-    player's source carries its Media Fragments ``#t=a,b``: the browser starts there and stops at its end even
-    without scripts. A cited region shows the frame the name names (its whole frame, decoded by ffmpeg as N2R
-    decodes it, as the player's poster) with the region outlined. The timeline, the marks, the time typed and
-    the box reuse the sound's and the image's code (:mod:`pdi.server.pages.viewer_script`): one way to name.
-    """
-    name = str(whole.pdi)
-    src = f"/uri-res/N2R?{_n2r(name)}"
-    info = archive.video_of(whole.record)
-    if info is None or not info.width:
-        why = "ffprobe did not read it at deposit" if info is None else "it has no picture, only sound"
-        return (f'<p class="note">Clips and regions of this video cannot be named here: {why}.</p>'
-                f'<video id="player" controls preload="metadata" src="{html.escape(src)}"></video>')
-    fragment = selected.fragment if selected is not None else None
-    interval = fragment.interval if fragment is not None else None
-    region = fragment.region if fragment is not None else None
-    scale = max(1, MIN_IMAGE_WIDTH // info.width)
-    width, height = info.width * scale, info.height * scale
-    if width > 1000:  # the page's width: shown smaller, its aspect kept
-        width, height = 1000, round(1000 * info.height / info.width)
-    attributes = ""
-    said = cited_band = cited_box = start = end = at = ""
-    if interval is not None:
-        a, b = interval.start, interval.end
-        said = (f'<p class="clip" id="clip">The clip cited: from {_seconds(a)} up to {_seconds(b)}'
-                f" ({_seconds(b - a)} of {_seconds(info.duration_ms)}).</p>")
-        src += f"#t={a / 1000:.3f},{b / 1000:.3f}"
-        start, end = f' value="{a / 1000:.3f}"', f' value="{b / 1000:.3f}"'
-        attributes = f' data-start="{a / 1000}" data-end="{b / 1000}"'
-        if info.duration_ms:
-            cited_band = (f'<div class="band cited" id="cited-clip" style="left:{100 * a / info.duration_ms:.4f}%;'
-                          f'width:{100 * (b - a) / info.duration_ms:.4f}%"></div>')
-    poster = preload = data_at = ""
-    if region is not None:
-        data_at = f' data-at="{region.frame}"'
-        said = (f'<p class="clip" id="clip">The region cited: pixels ({region.x1},{region.y1}) to'
-                f" ({region.x2},{region.y2}) of the first frame at or after {_seconds(region.frame)}.</p>")
-        src += f"#t={region.frame / 1000:.3f}"
-        frame = f"{name}#rect=(0,0),({info.width},{info.height}),{region.frame}"
-        poster, preload = f' poster="/uri-res/N2R?{html.escape(_n2r(frame))}"', "none"
-        at = f' value="{region.frame}"'
-        cited_box = _cited_box(region)
-    corners = _corners(region, info.width, info.height)
-    peaks = json.dumps({"duration": info.duration, "peaks": []})
-    step = f'min="0" max="{info.duration:.3f}" step="0.001"'
-    return (
-        said
-        + _cite_panel(
-            scripted_or("Mark in and out on the timeline (the buttons, or the keys I and O, at the player's time;"
-                        " or drag on the timeline) to name a clip", "A clip is named")
-            + ": <code>#msec=a,b</code> (<code>#sec=a,b</code> in whole seconds). "
-            + scripted_or("Pause on a frame and drag a box on it (after <em>Box on the frame</em>) to name a region",
-                          "A region of a frame is named")
-            + ": <code>#rect=(x1,y1),(x2,y2),t</code> in the video's own pixels, at <code>t</code> milliseconds.",
-            forms=("mediafrag", "annotation"),
-            why=_WHY_TIME + " A region of a frame has no Media Fragments form (<code>#xywh=</code> is an image's).",
-            written="<code>#msec=a,b</code>, <code>#sec=a,b</code>, <code>#rect=(x1,y1),(x2,y2),t</code>",
-            cited=_cited(opened_at, selected, bool(cited_band or cited_box)),
-        )
-        + f'<div class="figure video" id="figure" data-pdi="{html.escape(name)}" data-width="{info.width}"'
-        f' data-height="{info.height}" data-video="1"{data_at}>'
-        f'<video id="player" controls preload="{preload or "metadata"}" src="{html.escape(src)}"{poster}'
-        f' style="width:{width}px;aspect-ratio:{width}/{height}" aria-label="the video, {info.width}×{info.height},'
-        f' {_seconds(info.duration_ms)}"></video>'
-        f'{cited_box}<div class="box selection" id="selection" hidden></div></div>'
-        + f'<div class="wave timeline" id="wave" data-pdi="{html.escape(name)}"{attributes}'
-        f' data-hint="Mark in and out (I, O), or drag on the timeline, to name a clip.">'
-        f'<canvas id="wave-canvas" aria-label="timeline of {info.duration:.3f} seconds"></canvas>{cited_band}'
-        '<div class="band" id="wave-selection" hidden></div><div class="playhead" id="playhead"></div></div>'
-        f'<script type="application/json" id="peaks">{peaks}</script>'
-        # the marks, the times, Play, the box and its corners work by the script only: not drawn without one
-        # (needs-script); the clip or the region cited is said in words above, the player's controls play it
-        f'<fieldset class="coords needs-script"><legend>Clip in seconds (of {info.duration:.3f})</legend>'
-        '<button type="button" id="mark-in" aria-keyshortcuts="I">Mark in (I)</button>'
-        '<button type="button" id="mark-out" aria-keyshortcuts="O">Mark out (O)</button>'
-        f'<label>start <input type="number" id="start" {step}{start}></label>'
-        f'<label>end <input type="number" id="end" {step}{end}></label>'
-        f'<button type="button" id="play"{"" if start else " disabled"}>Play the selection</button></fieldset>'
-        f'<fieldset class="coords needs-script"><legend>Region of a frame in pixels ({info.width}×{info.height}; x2, y2 excluded)'
-        '</legend><button type="button" id="video-box-mode" aria-pressed="false">Box on the frame</button>'
-        f'{corners}<label>at ms <input type="number" id="frame" min="0" max="{info.duration_ms}" step="1"'
-        f' inputmode="numeric"{at}></label></fieldset>'
-    )
