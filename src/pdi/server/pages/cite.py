@@ -64,6 +64,7 @@ from pdi.archive.blobs import ChunkedReader, FileReader
 from pdi.errors import LimitError, ParseError, PDIError, UnsupportedError
 from pdi.fragments.results import BufferFile, Readable
 from pdi.server.http.params import optional
+from pdi.server.pages.layout import n2r_href
 from pdi.server.process.limits import ArchiveHandlers
 
 if TYPE_CHECKING:
@@ -116,7 +117,6 @@ def rfc5147_facts(archive: Archive, whole: Resolved, window_start: int | None = 
     from pdi.fragments.text import TextIndex
     from pdi.fragments.text.pdi_reading import pdi_to_rfc5147_char
     from pdi.fragments.text.rfc5147 import IntegrityCheck
-    from pdi.server.protocol.rfc2169 import rfc2169_query
 
     record = whole.record
     if formats.media_family(record.media_type) != "text" or not record.media_type.startswith("text/plain"):
@@ -137,7 +137,7 @@ def rfc5147_facts(archive: Archive, whole: Resolved, window_start: int | None = 
     label = iana_name(charset) or charset  # the registry's preferred name, as RFC 5147 §3's example writes UTF-8
     digest, length = cached
     checks = f";{IntegrityCheck('length', str(length), label)};{IntegrityCheck('md5', digest, label)}"
-    return RFC5147Facts(f"/uri-res/N2R?{rfc2169_query(str(whole.pdi))}", checks, offset)
+    return RFC5147Facts(n2r_href(str(whole.pdi)), checks, offset)
 
 
 @contextmanager

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pdi.archive import Archive, Generic, Resolved
 from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.identifier import PDI
-from pdi.server.pages.layout import scripted_or
+from pdi.server.pages.layout import n2r_href, scripted_or
 from pdi.server.pages.pdfjs import manifest
 
 HINT = (
@@ -47,14 +47,12 @@ def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None, cit
     """The body of a PDF's page after its head: notes, the cite panel (``cite_panel(marked)``: ``marked``, whether
     the page marks what the name's fragment names, a passage, a region or a page to open at), the box-mode button
     and the pages' frame."""
-    from pdi.server.protocol.rfc2169 import rfc2169_query
-
     layer = archive.text_layer_of(whole.record)
     name = str(whole.pdi)
     pdfjs = manifest()
     attributes = {
         "data-pdi": name,
-        "data-src": f"/uri-res/N2R?{rfc2169_query(name)}",
+        "data-src": n2r_href(name),
         "data-pdfjs": pdfjs.url("pdf.min.mjs"),
         "data-worker": pdfjs.url("pdf.worker.min.mjs"),
         "data-wasm": pdfjs.url(),
