@@ -22,6 +22,7 @@ from pdi.archive import Archive
 from pdi.archive.blobs import CHUNK_SIZE, FileReader
 from pdi.archive.blobs.memo import FixityMemo, Identity
 from pdi.errors import IntegrityError
+from support.hashed import wait_changed_ago
 from support.stored_blobs import flip_octet
 
 S = "memo.example.us"
@@ -96,12 +97,6 @@ def deposited(tmp_path: Path) -> tuple[Archive, str, Path]:
     return archive, name, Path(path)
 
 
-def _age(path: Path, seconds: float) -> None:
-    """Wait until the file's last change is ``seconds`` old (ctime cannot be set, only waited for)."""
-    while time.time_ns() - os.stat(path).st_ctime_ns < seconds * 1e9:
-        time.sleep(0.02)
-
-
 def _read_all(archive: Archive, name: str) -> bytes:
     with archive.open_octets(name) as opened:
         return b"".join(opened.reader.chunks())
@@ -118,7 +113,7 @@ def test_a_read_remembers_the_chunks_it_verified_and_a_later_read_trusts_them(
 ) -> None:
     archive, name, path = deposited
     archive.fixity_memo = FixityMemo(600, racy_seconds=0.1)
-    _age(path, 0.15)
+    wait_changed_ago(path, 0.15)
     assert not _trusted(archive, name)
     with archive.open_octets(name) as opened:
         assert b"".join(opened.reader.chunks(CHUNK_SIZE + 5, CHUNK_SIZE + 10)) == OCTETS[CHUNK_SIZE + 5 : CHUNK_SIZE + 10]
@@ -134,7 +129,7 @@ def test_a_byte_flipped_with_the_mtime_put_back_is_refused_at_the_next_read(
 ) -> None:
     archive, name, path = deposited
     archive.fixity_memo = FixityMemo(600, racy_seconds=0.1)
-    _age(path, 0.15)
+    wait_changed_ago(path, 0.15)
     assert _read_all(archive, name) == OCTETS
     assert _trusted(archive, name)
     before = os.stat(path)
@@ -169,7 +164,7 @@ def test_verify_hashes_every_chunk_whatever_the_memo_holds(deposited: tuple[Arch
     finally:
         os.close(fd)
     os.chmod(path, mode)
-    _age(path, 0.15)
+    wait_changed_ago(path, 0.15)
     # a memo that wrongly holds every chunk of the damaged file as it is now
     memo = FixityMemo(600, racy_seconds=0.1)
     archive.fixity_memo = memo
@@ -191,12 +186,12 @@ def test_verify_range_reads_nothing_the_memo_holds_and_checks_a_changed_file(
     """``verify_range`` (a PDF's and an aggregate's fragments check every chunk so) follows the memo's rules."""
     archive, name, path = deposited
     archive.fixity_memo = FixityMemo(600, racy_seconds=0.1)
-    _age(path, 0.15)
+    wait_changed_ago(path, 0.15)
     with archive.open_octets(name) as opened:
         opened.reader.verify_range(0, SIZE)  # hashes every chunk, and remembers them
     assert _trusted(archive, name)
     flip_octet(archive.location, path.name, 3)
-    _age(path, 0.15)
+    wait_changed_ago(path, 0.15)
     with archive.open_octets(name) as opened, pytest.raises(IntegrityError, match="chunk 0"):
         opened.reader.verify_range(0, SIZE)
 
@@ -209,7 +204,7 @@ def test_a_pdf_passage_after_its_pdf_is_damaged_is_refused(tmp_path: Path) -> No
     name = str(archive.add(S, pdf, format="pdf"))
     path = Path(archive.store.blobs.blob_path(archive.resolve(name).sha256))  # type: ignore[attr-defined]
     archive.fixity_memo = FixityMemo(600, racy_seconds=0.1)
-    _age(path, 0.15)
+    wait_changed_ago(path, 0.15)
     first = archive.resolve(f"{name}#char=0,40")
     assert archive.resolve(f"{name}#char=0,40").data == first.data  # the second from the memo
     flip_octet(archive.location, path.name, len(pdf) - 100)  # in the last chunk, far from the passage's text

@@ -14,8 +14,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -25,11 +24,10 @@ from PIL import Image
 import pdi.archive.blobs as blobs
 from pdi.archive import Archive, Resolved
 from pdi.archive.blobs import CHUNK_SIZE, FileReader, mapped
-from pdi.archive.blobs.large_objects import LargeObjects
 from pdi.archive.blobs.memo import FixityMemo
 from pdi.archive.postgres import PostgresStore
 from pdi.errors import DamagedError
-from support.hashed import CountingHashlib
+from support.hashed import CountingHashlib, count_store_reads, wait_changed_ago
 from support.pgcluster import TemporaryCluster
 from support.stored_blobs import blob_file, flip_octet
 
@@ -60,12 +58,6 @@ def _pixels(answer: Resolved) -> bytes:
     return Image.open(io.BytesIO(answer.data)).convert("RGB").tobytes()
 
 
-def _age(path: Path, seconds: float) -> None:
-    """Wait until the file's last change is ``seconds`` old (ctime cannot be set, only waited for)."""
-    while time.time_ns() - os.stat(path).st_ctime_ns < seconds * 1e9:
-        time.sleep(0.02)
-
-
 @pytest.fixture
 def stored(tmp_path: Path) -> Iterator[tuple[Archive, str, Path]]:
     """A files-store archive holding ``DATA`` as a blob file, with a fixity memo, the file past the racy window."""
@@ -75,7 +67,7 @@ def stored(tmp_path: Path) -> Iterator[tuple[Archive, str, Path]]:
     path = blob_file(archive.location, hashlib.sha256(DATA).hexdigest())
     assert path.stat().st_size == len(DATA) and CHUNKS >= 3
     archive.fixity_memo = FixityMemo(600, racy_seconds=0.1)
-    _age(path, 0.15)
+    wait_changed_ago(path, 0.15)
     try:
         yield archive, name, path
     finally:
@@ -170,21 +162,7 @@ def pg(pg_cluster: TemporaryCluster) -> Iterator[tuple[Archive, str]]:
 @pytest.fixture
 def store_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The octets each read of a blob's chunk rows brought back from PostgreSQL, in order."""
-    reads: list[int] = []
-    real = LargeObjects._part_reader
-
-    def counted(self: LargeObjects, upload: int, size: int, primary: bool) -> Callable[[int, int], bytes]:
-        read_raw = real(self, upload, size, primary)
-
-        def counting(offset: int, length: int) -> bytes:
-            piece = read_raw(offset, length)
-            reads.append(len(piece))
-            return piece
-
-        return counting
-
-    monkeypatch.setattr(LargeObjects, "_part_reader", counted)
-    return reads
+    return count_store_reads(monkeypatch)
 
 
 def _flip_part(archive: Archive, offset: int) -> None:

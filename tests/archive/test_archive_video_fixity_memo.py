@@ -15,23 +15,21 @@ its own form (not pdi's command).
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PIL import Image
 
 import pdi.archive.blobs as blobs
 from pdi.archive import Archive, Resolved
 from pdi.archive.blobs import CHUNK_SIZE
 from pdi.archive.blobs.memo import FixityMemo
 from pdi.errors import DamagedError
-from support.hashed import CountingHashlib
+from support.hashed import CountingHashlib, wait_changed_ago
 from support.stored_blobs import blob_file, flip_octet
+from support.video_frames import first_frame_region, region_pixels
 
 S = "oma.eop.gov.us"
 WIDTH, HEIGHT = 320, 240
@@ -53,28 +51,12 @@ def noise(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 @pytest.fixture(scope="module")
 def expected(noise: bytes, tmp_path_factory: pytest.TempPathFactory) -> bytes:
     """The RGB pixels of :data:`REGION` of the first frame, decoded by ffmpeg and cut by Pillow."""
-    path = tmp_path_factory.mktemp("frame") / "source.mp4"
-    path.write_bytes(noise)
-    png = subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-frames:v", "1", "-f", "image2pipe",
-                          "-c:v", "png", "-pix_fmt", "rgb24", "-"], check=True, capture_output=True, timeout=60).stdout
-    return Image.open(io.BytesIO(png)).convert("RGB").crop((0, 0, 16, 16)).tobytes()
-
-
-def _pixels(answer: Resolved) -> bytes:
-    image = Image.open(io.BytesIO(answer.data))
-    assert image.size == (16, 16)
-    return image.convert("RGB").tobytes()
-
-
-def _age(path: Path, seconds: float) -> None:
-    """Wait until the file's last change is ``seconds`` old (ctime cannot be set, only waited for)."""
-    while time.time_ns() - os.stat(path).st_ctime_ns < seconds * 1e9:
-        time.sleep(0.02)
+    return first_frame_region(tmp_path_factory.mktemp("frame"), noise)
 
 
 def _remembering(archive: Archive, path: Path) -> None:
     archive.fixity_memo = FixityMemo(600, racy_seconds=0.1)
-    _age(path, 0.15)
+    wait_changed_ago(path, 0.15)
 
 
 @pytest.fixture
@@ -128,7 +110,7 @@ def test_a_second_region_of_an_unchanged_file_hashes_nothing_again(
     second = archive.resolve(name + REGION)
     assert counter.octets == 0, "every chunk was remembered verified, the file unchanged"
     assert isinstance(first, Resolved) and isinstance(second, Resolved)
-    assert _pixels(first) == _pixels(second) == expected
+    assert region_pixels(first) == region_pixels(second) == expected
 
 
 def test_a_second_probe_of_an_unchanged_file_hashes_nothing_again(
@@ -161,7 +143,7 @@ def test_a_file_changed_in_place_after_a_region_is_refused_at_the_next(
     deposited: tuple[Archive, str, Path], expected: bytes, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     archive, name, path = deposited
-    assert _pixels(archive.resolve(name + REGION)) == expected
+    assert region_pixels(archive.resolve(name + REGION)) == expected
     inode = path.stat().st_ino
     flip_octet(archive.location, path.name, 2 * CHUNK_SIZE + 4321)
     assert path.stat().st_ino == inode, "written in place"
@@ -185,7 +167,7 @@ def test_a_file_replaced_with_the_same_size_and_mtime_is_refused_at_the_next(
     request: pytest.FixtureRequest, noise: bytes, expected: bytes, read: str,
 ) -> None:
     archive, name, path = request.getfixturevalue("deposited" if read == "region" else "imported")
-    again = (lambda: _pixels(archive.resolve(name + REGION))) if read == "region" else (lambda: _probe(archive, name))
+    again = (lambda: region_pixels(archive.resolve(name + REGION))) if read == "region" else (lambda: _probe(archive, name))
     assert again() == (expected if read == "region" else (WIDTH, HEIGHT, 3000))
     where = CHUNK_SIZE + 99
     beside = path.with_name("replacement")

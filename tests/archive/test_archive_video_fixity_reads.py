@@ -16,24 +16,23 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import os
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PIL import Image
 
 import pdi.archive.video as video
-from pdi.archive import Archive, Resolved
+from pdi.archive import Archive
 from pdi.archive.blobs import CHUNK_SIZE
-from pdi.archive.blobs.large_objects import LargeObjects
 from pdi.archive.postgres import PostgresStore
 from pdi.errors import DamagedError
+from support.hashed import count_store_reads
 from support.pgcluster import TemporaryCluster
 from support.stored_blobs import blob_file
+from support.video_frames import first_frame_region, region_pixels
 
 S = "oma.eop.gov.us"
 WIDTH, HEIGHT = 320, 240
@@ -60,21 +59,6 @@ def clips(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, bytes, bytes
     return noise, red, small
 
 
-def _first_frame_region(tmp_path: Path, data: bytes) -> bytes:
-    """The RGB pixels of :data:`REGION` of the first frame of ``data``, decoded by ffmpeg and cut by Pillow."""
-    path = tmp_path / "frame-source.mp4"
-    path.write_bytes(data)
-    png = subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-frames:v", "1", "-f", "image2pipe",
-                          "-c:v", "png", "-pix_fmt", "rgb24", "-"], check=True, capture_output=True, timeout=60).stdout
-    return Image.open(io.BytesIO(png)).convert("RGB").crop((0, 0, 16, 16)).tobytes()
-
-
-def _pixels(answer: Resolved) -> bytes:
-    image = Image.open(io.BytesIO(answer.data))
-    assert image.size == (16, 16)
-    return image.convert("RGB").tobytes()
-
-
 def _renamed_first(monkeypatch: pytest.MonkeyPatch, what: str, replacement: Path, path: Path) -> list[Path]:
     """``pdi.archive.video.WHAT`` (``frame_region`` or ``probe``) preceded by ``replacement`` renamed to ``path``:
     after the reader opened and checked the blob's file, before the child reads it."""
@@ -97,8 +81,8 @@ def test_a_region_of_a_video_whose_file_is_replaced_after_it_is_opened_is_of_the
     tmp_path: Path, clips: tuple[bytes, bytes, bytes], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     noise, red, _ = clips
-    expected = _first_frame_region(tmp_path, noise)
-    assert expected != _first_frame_region(tmp_path, red)  # the replacement's region would show
+    expected = first_frame_region(tmp_path, noise)
+    assert expected != first_frame_region(tmp_path, red)  # the replacement's region would show
     location = tmp_path / "archive"
     with Archive.init(str(location)) as archive:
         archive.add_series(S)
@@ -110,7 +94,7 @@ def test_a_region_of_a_video_whose_file_is_replaced_after_it_is_opened_is_of_the
     with Archive.open(str(location)) as archive:
         answer = archive.resolve(name + REGION)
     assert renamed == [path] and path.read_bytes() == red
-    assert _pixels(answer) == expected
+    assert region_pixels(answer) == expected
 
 
 def test_a_video_whose_file_is_replaced_after_it_is_opened_is_probed_as_deposited(
@@ -143,21 +127,7 @@ def test_a_video_whose_file_is_replaced_after_it_is_opened_is_probed_as_deposite
 @pytest.fixture
 def store_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The octets each read of a blob's chunk rows brought back from PostgreSQL, in order."""
-    reads: list[int] = []
-    real = LargeObjects._part_reader
-
-    def counted(self: LargeObjects, upload: int, size: int, primary: bool) -> Callable[[int, int], bytes]:
-        read_raw = real(self, upload, size, primary)
-
-        def counting(offset: int, length: int) -> bytes:
-            piece = read_raw(offset, length)
-            reads.append(len(piece))
-            return piece
-
-        return counting
-
-    monkeypatch.setattr(LargeObjects, "_part_reader", counted)
-    return reads
+    return count_store_reads(monkeypatch)
 
 
 @contextlib.contextmanager
@@ -190,7 +160,7 @@ def test_a_region_of_a_video_without_a_file_reads_the_store_once(
         name = str(archive.add(S, noise, format="video+mp4"))
         del store_reads[:]
         answer = archive.resolve(name + REGION)
-        assert _pixels(answer) == _first_frame_region(tmp_path, noise)
+        assert region_pixels(answer) == first_frame_region(tmp_path, noise)
         assert sum(store_reads) == len(noise), "each octet read from the store once"
         _flip_part(archive, noise, 2 * CHUNK_SIZE + 17)
         with pytest.raises(DamagedError, match=r"damaged: chunk 2 \(octets 2097152 to 3145727\)"):
