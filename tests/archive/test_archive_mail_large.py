@@ -95,3 +95,30 @@ def test_a_large_messages_refusals_name_what_is_wrong(archive: Archive, monkeypa
         archive.resolve(f"{name}#char=0,10")
     info = archive.message_of(cast(Any, archive.locate(name)).record)
     assert info is not None and info["body"]["characters"] is None
+
+
+def test_a_part_located_again_is_not_found_and_decoded_again(archive: Archive, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Locating a large message's part reads its structure and decodes the part to learn its size; the same part
+    asked again (a ``304``, a ``HEAD``, another reader) pays neither, and still streams the same octets, checked
+    as they are read."""
+    import pdi.archive.reading
+    import pdi.fragments.email
+    import pdi.mail.large
+
+    # a process's memo is by the message's SHA-256, whatever archive holds it: another test's deposit of the same
+    # octets must not have located the part already
+    monkeypatch.setattr(pdi.archive.reading, "_PARTS", pdi.archive.reading._LocatedParts())
+    data = _message()
+    name = str(archive.add(S, data, format="rfc822"))
+    monkeypatch.setattr("pdi.mail.large.STREAMED_FROM", 100)
+    calls: list[str] = []
+    find, size = pdi.fragments.email.find_large_part, pdi.mail.large.decoded_size
+    monkeypatch.setattr(pdi.fragments.email, "find_large_part", lambda *a: calls.append("find") or find(*a))
+    monkeypatch.setattr(pdi.mail.large, "decoded_size", lambda *a: calls.append("size") or size(*a))
+    located = archive.locate(f"{name}#part=2")
+    assert not isinstance(located, Generic)
+    first = archive.locate_message_part(located)
+    again = archive.locate_message_part(located)
+    assert first is not None and again is not None
+    assert calls == ["find", "size"]
+    assert b"".join(again.pieces()) == ATTACHMENT and again.size == len(ATTACHMENT) == first.size

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -767,10 +768,15 @@ class Reading(ArchiveBase):
         from pdi.fragments.email import find_large_part, part_result
         from pdi.mail.large import decoded_size
 
-        with self._reader(located.record) as reader:
-            octets = VerifiedOctets(reader)
-            part = find_large_part(octets, fragment.positions)
-            size = decoded_size(octets, part)
+        key = (located.record.sha256, str(fragment))
+        found = _PARTS.get(key)
+        if found is None:  # a message's octets never change: its structure read, and the part decoded, once
+            with self._reader(located.record) as reader:
+                octets = VerifiedOctets(reader)
+                part = find_large_part(octets, fragment.positions)
+                found = part, decoded_size(octets, part)
+            _PARTS.keep(key, found)
+        part, size = found
         result = part_result(part, b"", size)
         charset = located.record.charset if located.record.charset is not None else result.charset
         resolved = dataclasses.replace(located, data=b"", media_type=result.media_type, charset=charset,
@@ -823,6 +829,34 @@ def _large_message(record: RepresentationRecord) -> bool:
     from pdi.mail.large import STREAMED_FROM
 
     return record.size > STREAMED_FROM
+
+
+class _LocatedParts:
+    """The parts of large messages located lately, and their decoded sizes, by the message's SHA-256 and the
+    fragment as written (at most :attr:`most`, the oldest forgotten first): finding a part reads the message's
+    structure and decoding it to learn its size reads the part, 1-2 s for a part of 45 MB, which a ``304``, a
+    ``HEAD`` or the same part asked again need not pay. What is kept is where the part lies and how it is coded, from
+    octets checked as they were read; the octets streamed are checked again as they are read
+    (:meth:`StreamedPart.pieces`)."""
+
+    most = 256
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[str, str], tuple[MailPart, int]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str]) -> tuple[MailPart, int] | None:
+        with self._lock:
+            return self._kept.get(key)
+
+    def keep(self, key: tuple[str, str], found: tuple[MailPart, int]) -> None:
+        with self._lock:
+            self._kept[key] = found
+            while len(self._kept) > self.most:
+                del self._kept[next(iter(self._kept))]
+
+
+_PARTS = _LocatedParts()
 
 
 @dataclasses.dataclass(frozen=True)
