@@ -42,7 +42,10 @@ def test_a_loop_in_python_is_a_hang_with_its_traceback(box: Sandbox) -> None:
     outcome = box.run("selftest-spin", b"x")
     assert outcome.kind == "hang"
     assert "in spin" in outcome.detail
-    assert 0.8 * CPU_SECONDS <= outcome.cpu < CPU_SECONDS + 1  # the profiling timer's own rounding
+    # The profiling timer counts the CPU time the kernel charges at its ticks, process_time() the
+    # scheduler's exact figure; on a loaded machine they have parted by a quarter (0.76 s in a CI run).
+    # The lower bound still tells the CPU timer from a wall-clock one (a sixth of a core would give 0.17 s).
+    assert 0.5 * CPU_SECONDS <= outcome.cpu < CPU_SECONDS + 1
     box.check("selftest-crash", b"")  # the worker still answers
 
 
