@@ -100,3 +100,20 @@ def test_a_pairs_script_runs_each_checkout_from_its_bytecode_not_its_source(tmp_
     assert chosen == {"fresh": str(src)}
     cached = {path.name.split(".")[0] for path in src.rglob("__pycache__/*.pyc")}
     assert cached == {"__init__", "mod"}
+
+
+def test_warc_import_pairs_runs_each_checkout_and_times_each_step() -> None:
+    """bench/warc_import_pairs.py, tiny: each checkout once a round, then for each its process's CPU an import and
+    the thread CPU of each step of it (pass 1, pass 2, the deposits' two sides), each a median (range)."""
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "warc_import_pairs.py"), "--pages", "3",
+                           "--imports", "2", "--rounds", "2", f"old={ROOT / 'src'}", f"new={ROOT / 'src'}"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=True)
+    lines = done.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines if line.startswith("round")] == [
+        "round 1 old", "round 1 new", "round 2 old", "round 2 new"]
+    figure = r"\d+\.\d \(\d+\.\d-\d+\.\d\) ms"
+    for name in ("old", "new"):
+        assert re.search(rf"^{name}: process CPU an import {figure}$", done.stdout, re.M), done.stdout
+        for step in ("pass 1 (read, check, index)", "pass 2 (crawl each page)", "deposits: the importing thread",
+                     "deposits: staging threads (packing, checks, blobs)", "staging: packing MHTML"):
+            assert re.search(rf"^  {re.escape(step)} {figure}$", done.stdout, re.M), (step, done.stdout)
