@@ -10,7 +10,7 @@ unless ``force`` (``--force``, or a WARC's record kept as served). The video che
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from pdi.archive.blobs import BlobInfo
 from pdi.errors import FormatCheckError, LimitError, ParseError, PDIError, UnsupportedError
@@ -18,7 +18,7 @@ from pdi.errors import FormatCheckError, LimitError, ParseError, PDIError, Unsup
 if TYPE_CHECKING:
     from pdi.mail.message import ThreadIds
 
-__all__ = ["PDF_LAYER_UP_TO", "EmailCheck", "MhtmlCheck", "PdfCheck", "where"]
+__all__ = ["HELD_UP_TO", "PDF_LAYER_UP_TO", "EmailCheck", "MhtmlCheck", "PdfCheck", "Spool", "where"]
 
 
 def where(source: str | None) -> str:
@@ -88,28 +88,28 @@ class PdfCheck:
 
 
 class EmailCheck:
-    """The check an e-mail deposit gets: Python's :mod:`email` must read it as a message (``docs/email.md``).
+    """The check an e-mail deposit gets: pdi must read it as a message as it will read it later (``docs/email.md``).
 
-    The octets are kept as they stream past, up to
-    :attr:`pdi.mail.message.MailLimits.max_bytes`, and read at the end by
-    :func:`pdi.mail.message.read_message`, whose refusal (no header field on
-    line 1, an mbox's ``From `` line, a NUL, too many parts, too deep) is an
-    :class:`~pdi.errors.FormatCheckError` naming what is wrong and where,
-    unless ``force``. A larger message is refused as such. Forced or not,
-    its ids for the thread index (:attr:`thread`) are read from its first
-    :data:`pdi.mail.message.THREAD_HEAD` octets, as the migration that indexes messages
+    A message of at most :data:`pdi.mail.large.STREAMED_FROM` octets is read whole, by Python's parser
+    (:func:`pdi.mail.message.read_message`); a larger one by its structure, as every reading of it is
+    (:func:`pdi.mail.large.read_large`: its delimiter lines, each entity's header fields, the body's part), in
+    bounded memory whatever its size. Either way its octets are kept as they stream past, past
+    :data:`HELD_UP_TO` in a temporary file (so a large one is never held: it is read back a window at a time), and
+    let go of when the deposit ends, kept or refused. A refusal (no header field on line 1, an mbox's ``From ``
+    line, a NUL, too many parts, too deep) is an :class:`~pdi.errors.FormatCheckError` naming what is wrong and
+    where, unless ``force``, which keeps nothing. Forced or not, its ids for the thread index (:attr:`thread`) are
+    read from its first :data:`pdi.mail.message.THREAD_HEAD` octets, as the migration that indexes messages
     deposited before reads them.
     """
 
     def __init__(self, *, force: bool = False, source: str | None = None) -> None:
-        from pdi.mail.message import THREAD_HEAD, MailLimits
+        from pdi.mail.message import THREAD_HEAD
 
         self.force = force
         self.source = source
-        self.limit = MailLimits().max_bytes
-        self._kept: list[bytes] = []
-        self._size = 0
+        self._kept: Spool | None = None if force else Spool("pdi-message-")
         self._head: list[bytes] = []
+        self._size = 0
         self.head_size = THREAD_HEAD
         #: The message's ids for the thread index, once finished.
         self.thread: ThreadIds | None = None
@@ -118,30 +118,86 @@ class EmailCheck:
         if self._size < self.head_size:
             self._head.append(piece[: self.head_size - self._size])
         self._size += len(piece)
-        if self._size > self.limit:
-            self._kept = []
-            return
-        self._kept.append(piece)
+        if self._kept is not None:
+            self._kept.write(piece)
 
     def finish(self, info: BlobInfo) -> None:
+        from pdi.mail.large import STREAMED_FROM, read_large
         from pdi.mail.message import read_message, thread_ids
 
         head, self._head = b"".join(self._head), []
         self.thread = thread_ids(head)
-        if self.force:
+        if self._kept is None:  # forced
             return
-        if self._size > self.limit:
-            raise FormatCheckError(
-                f"{where(self.source)}the message is {self._size} octets, more than the {self.limit} pdi reads")
-        whole, self._kept = b"".join(self._kept), []
         try:
-            read_message(whole)
+            if len(self._kept) > STREAMED_FROM:
+                read_large(self._kept)
+            else:
+                read_message(self._kept[0 : len(self._kept)])
         except (ParseError, LimitError) as exc:
             raise _unreadable(self.source, "a message", exc) from exc
+        finally:
+            self.abandon()
 
     def abandon(self) -> None:
-        self._kept = []
         self._head = []
+        if self._kept is not None:
+            self._kept.close()
+            self._kept = None
+
+
+#: The octets a :class:`Spool` holds in memory before it writes them to a temporary file.
+HELD_UP_TO = 1 << 20
+
+
+class Spool:
+    """Octets kept as they stream past (in memory up to :data:`HELD_UP_TO`, then in a temporary file), then read
+    back by slices: what :class:`pdi.mail.large.Octets` asks (a length and ``[start:end]``), a slice at a time."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self._held: list[bytes] | None = []
+        self._file: IO[bytes] | None = None
+        self.size = 0
+
+    def write(self, piece: bytes) -> None:
+        self.size += len(piece)
+        if self._held is not None:
+            self._held.append(bytes(piece))
+            if self.size <= HELD_UP_TO:
+                return
+            import tempfile
+
+            self._file = tempfile.TemporaryFile(prefix=self.prefix)  # noqa: SIM115 - closed by close()
+            held, self._held = self._held, None
+            for each in held:
+                self._file.write(each)
+            return
+        assert self._file is not None
+        self._file.write(piece)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, key: slice, /) -> bytes:
+        start, stop, step = key.indices(self.size)
+        if step != 1:
+            raise ValueError("kept octets are read by plain slices")
+        if stop <= start:
+            return b""
+        if self._held is not None:
+            if len(self._held) > 1:
+                self._held = [b"".join(self._held)]
+            return self._held[0][start:stop] if self._held else b""
+        assert self._file is not None
+        self._file.seek(start)
+        return self._file.read(stop - start)
+
+    def close(self) -> None:
+        self._held = []
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
 
 class MhtmlCheck:

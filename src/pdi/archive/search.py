@@ -18,7 +18,9 @@ transaction writes into the index. What has text (:func:`search_kind`):
   the aggregate (:mod:`pdi.fragments.aggregate`); up to :data:`AGGREGATE_UP_TO`.
 * an e-mail message (``message/rfc822``): its body's text
   (:func:`pdi.fragments.email_text.body_text`, ``docs/email.md``), positions counted
-  as ``char`` counts them on the message; up to the message limit.
+  as ``char`` counts them on the message; read as ``char`` reads it: whole, or past
+  :data:`pdi.mail.large.STREAMED_FROM` by its structure (its body's part alone, the
+  message kept in a temporary file, never held); up to :data:`AGGREGATE_UP_TO`.
 * a PDF: the text of its text layer (docs/pdf-text-layer.md), as a text's,
   positions counted as ``char`` counts them on the PDF: the layer made at
   deposit and kept as its fragment index (given by the deposit's
@@ -71,6 +73,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Final, Protocol
 
 from pdi.archive.blobs import BlobInfo
+from pdi.archive.readable import Spool
 from pdi.archive.results import IndexRun
 from pdi.errors import IntegrityError, PDIError
 from pdi.passages.fulltext import MarkupScanner, Passage, PassageBuilder, markup_passages
@@ -198,8 +201,10 @@ class SearchIndexer:
         self._kept: list[bytes] | None = [] if self.kind in ("html", "xml") and charset is None else None
         self._spool = (
             tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY, prefix="pdi-aggregate-")  # noqa: SIM115 - closed in finish or abandon
-            if self.kind in ("aggregate", "email") else None
+            if self.kind == "aggregate" else None
         )
+        # a message is read back by slices: by its structure past pdi.mail.large.STREAMED_FROM, never held whole
+        self._message = Spool("pdi-message-") if self.kind == "email" else None
         self._streamed = self.kind == "text" or (self.kind in ("html", "xml") and charset is not None)
         self._builder = PassageBuilder()
         self._scanner = MarkupScanner(self.kind) if self._streamed and self.kind in ("html", "xml") else None
@@ -230,6 +235,13 @@ class SearchIndexer:
                 )
             else:
                 self._kept.append(piece)
+        elif self._message is not None:
+            if self._size > AGGREGATE_UP_TO:
+                self._message.close()
+                self._message = None
+                self.passages.note = f"the message is larger than {AGGREGATE_UP_TO} octets: its text is not indexed"
+            else:
+                self._message.write(piece)
         elif self._spool is not None:
             if self._size > AGGREGATE_UP_TO:
                 self._spool.close()
@@ -287,7 +299,7 @@ class SearchIndexer:
             elif self._kept is not None:
                 found = self._markup(b"".join(self._kept))
                 self._kept = None
-            elif self._spool is not None and self.kind == "email":
+            elif self._message is not None:
                 found = self._email()
             elif self._spool is not None:
                 found = self._aggregate()
@@ -345,15 +357,17 @@ class SearchIndexer:
         return markup_passages(text, kind)
 
     def _email(self) -> list[Passage]:
+        from pdi.fragments.email import large_body_text
         from pdi.fragments.email_text import message_body_text
+        from pdi.mail.large import STREAMED_FROM
 
-        assert self._spool is not None
-        self._spool.seek(0)
-        try:
-            text = message_body_text(self._spool.read())
+        assert self._message is not None
+        try:  # read as char= reads it: whole, or past STREAMED_FROM by its structure, its body's part alone
+            size = len(self._message)
+            text = large_body_text(self._message) if size > STREAMED_FROM else message_body_text(self._message[0:size])
         finally:
-            self._spool.close()
-            self._spool = None
+            self._message.close()
+            self._message = None
         builder = PassageBuilder()
         builder.add(text, 0, len(text))
         return builder.finish()
@@ -364,6 +378,9 @@ class SearchIndexer:
         if self._spool is not None:
             self._spool.close()
             self._spool = None
+        if self._message is not None:
+            self._message.close()
+            self._message = None
         self.passages.close()
 
 

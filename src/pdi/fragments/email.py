@@ -36,7 +36,7 @@ from pdi.fragments.results import Buffer, FragmentResult, Range
 
 if TYPE_CHECKING:
     from pdi.mail.large import Octets
-    from pdi.mail.message import MailPart
+    from pdi.mail.message import Mail, MailPart
 
 #: The schemes evaluated on a message.
 SCHEMES = ("char", "line", "part")
@@ -89,13 +89,23 @@ def find_large_part(data: Octets, positions: Sequence[object]) -> MailPart:
 
 def _evaluate_large(scheme: str, positions: Sequence[object], data: Octets) -> FragmentResult:
     """``scheme=positions`` on a message read by its structure (see the module docstring)."""
-    from pdi.fragments.email_text import body_text
-    from pdi.mail.large import MAX_BODY_OCTETS, body_unread, part_octets, read_large
+    from pdi.mail.large import part_octets, read_large
 
     mail = read_large(data)
     if scheme == "part":
         part = mail.find_part(part_name(positions))
         return part_result(part, part_octets(data, part))
+    return _in_body_text(scheme, positions, large_body_text(data, mail))
+
+
+def large_body_text(data: Octets, mail: Mail | None = None) -> str:
+    """The body text of the large message ``data`` (``mail``: as :func:`pdi.mail.large.read_large` read it, if it
+    has), read from its body's part alone: what ``char=`` and ``line=`` count on and the full-text index holds. A
+    body of more than :data:`pdi.mail.large.MAX_BODY_OCTETS` as written is a :class:`LimitError` naming its part."""
+    from pdi.fragments.email_text import body_text
+    from pdi.mail.large import MAX_BODY_OCTETS, body_unread, read_large
+
+    mail = read_large(data) if mail is None else mail
     unread = body_unread(mail)
     if unread is not None:
         assert unread.span is not None
@@ -104,7 +114,7 @@ def _evaluate_large(scheme: str, positions: Sequence[object], data: Octets) -> F
             f" octets as written, more than the {MAX_BODY_OCTETS:,} whose text pdi reads in a message of"
             f" {len(data):,} octets: its parts are fetched by part=, its octets by byte="
         )
-    return _in_body_text(scheme, positions, body_text(mail))
+    return body_text(mail)
 
 
 def _in_body_text(scheme: str, positions: Sequence[object], text: str) -> FragmentResult:
