@@ -98,7 +98,7 @@ def test_a_large_messages_refusals_name_what_is_wrong(archive: Archive, monkeypa
 
 
 def test_a_part_located_again_is_not_found_and_decoded_again(archive: Archive, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Locating a large message's part reads its structure and decodes the part to learn its size; the same part
+    """Locating a large message's part reads its structure and maps the part to learn its size; the same part
     asked again (a ``304``, a ``HEAD``, another reader) pays neither, and still streams the same octets, checked
     as they are read."""
     import pdi.archive.reading
@@ -112,9 +112,9 @@ def test_a_part_located_again_is_not_found_and_decoded_again(archive: Archive, m
     name = str(archive.add(S, data, format="rfc822"))
     monkeypatch.setattr("pdi.mail.large.STREAMED_FROM", 100)
     calls: list[str] = []
-    find, size = pdi.fragments.email.find_large_part, pdi.mail.large.decoded_size
+    find, mapped = pdi.fragments.email.find_large_part, pdi.mail.large.part_map
     monkeypatch.setattr(pdi.fragments.email, "find_large_part", lambda *a: calls.append("find") or find(*a))
-    monkeypatch.setattr(pdi.mail.large, "decoded_size", lambda *a: calls.append("size") or size(*a))
+    monkeypatch.setattr(pdi.mail.large, "part_map", lambda *a: calls.append("size") or mapped(*a))
     located = archive.locate(f"{name}#part=2")
     assert not isinstance(located, Generic)
     first = archive.locate_message_part(located)

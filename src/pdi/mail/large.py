@@ -42,7 +42,11 @@ as it is read, a few chunks held), in memory bounded by a few windows of
   each piece the same octets as Python's ``get_payload(decode=True)`` of
   the whole, which the tests compare on the same messages. Base64 holding
   other characters (which Python reads past, by rules that look at the whole)
-  is refused naming where, as is uuencode.
+  is refused naming where, as is uuencode. :func:`part_map` learns a part's
+  decoded size before anything is sent (base64 counted, not decoded; octets as
+  written not read) and keeps where its decoding can start again, a window
+  apart, so that :func:`part_range` decodes a range from the place nearest
+  before it, not from the part's start.
 
 For a message that Python's parser reads past a defect the two cut apart
 (a nested multipart that reuses an enclosing boundary) the readings may
@@ -60,7 +64,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from email.message import Message
-from typing import Final, Protocol
+from typing import Final, Protocol, TypeVar
 
 from pdi.errors import LimitError, ParseError, UnsupportedError
 from pdi.mail.message import (
@@ -77,8 +81,8 @@ from pdi.mail.message import (
 )
 
 __all__ = [
-    "KEPT_OF_LINE", "MAX_BODY_OCTETS", "MAX_HEADER_BLOCK", "STREAMED_FROM", "WINDOW", "Octets", "decoded_size",
-    "part_pieces", "read_large",
+    "KEPT_OF_LINE", "MAX_BODY_OCTETS", "MAX_HEADER_BLOCK", "STREAMED_FROM", "WINDOW", "Octets", "PartMap",
+    "decoded_size", "part_map", "part_pieces", "part_range", "read_large",
 ]
 
 #: Messages larger than this (octets) are read here, by their structure; smaller ones whole, by Python's parser.
@@ -342,7 +346,6 @@ class _NotStreamed(Exception):
 
 
 _BASE64: Final = re.compile(rb"[A-Za-z0-9+/]*")
-_LINE_ENDS: Final = re.compile(rb"[\r\n]")
 #: What follows the boundary on a delimiter line before its end: ``--`` (the close delimiter) or not, then blanks.
 _TAIL: Final = re.compile(rb"(--)?[ \t]*")
 
@@ -355,24 +358,110 @@ def transfer_encoding(part: MailPart) -> str:
     return str(part.entity.get("content-transfer-encoding", "")).lower()
 
 
+_T = TypeVar("_T")
+
+#: Where a part's decoding stands before a window: the octet of the message it goes on from, the characters carried
+#: ahead of it (at most a few of base64, a line of quoted-printable), the octets of the part decoded before it.
+_State = tuple[int, bytes]
+
+
+@dataclass(frozen=True)
+class PartMap:
+    """How many octets a part decodes to, and places its decoding can start again (:func:`part_map`): each the
+    octets decoded before it, the message's octet it goes on from, the characters carried ahead of that."""
+
+    size: int
+    resumes: tuple[tuple[int, int, bytes], ...]
+
+
 def part_pieces(octets: Octets, part: MailPart, window: int = WINDOW) -> Iterator[bytes]:
     """The octets of ``part`` (a leaf :func:`read_large` read from ``octets``), its transfer encoding removed, a
     window at a time: together the octets :meth:`pdi.mail.message.Mail.part_octets` gives of the same part read
     whole. :class:`UnsupportedError` for a part whose octets are decoded only from its whole (see the module
     docstring), raised before the first piece that differs."""
     assert part.span is not None
+    for _, piece in _refused_so(part, _decoding(octets, part, window, (part.span[1], b""))):
+        if piece:
+            yield piece
+
+
+def part_map(octets: Octets, part: MailPart, window: int = WINDOW) -> PartMap:
+    """How many octets :func:`part_pieces` gives of ``part``, and where its decoding can start again, a window
+    apart (for :func:`part_range`): base64 counted, not decoded (its characters checked as decoding checks them,
+    so that what :func:`part_pieces` refuses is refused here, before anything is sent), octets as written not
+    read at all, quoted-printable decoded (nothing kept)."""
+    assert part.span is not None
     _, start, end = part.span
+    encoding = _streamed_encoding(part)
+    if encoding not in ("base64", "quoted-printable"):
+        if encoding == "uuencode":
+            list(_refused_so(part, _decoding(octets, part, window, (start, b""))))  # refused as part_pieces is
+        return PartMap(end - start, ((0, start, b""),))
+    resumes: list[tuple[int, int, bytes]] = []
+    size = 0
+    states = _base64_counts(octets, start, end, window) if encoding == "base64" else (
+        (state, len(piece)) for state, piece in _qp_pieces(octets, start, end, window, (start, b"")))
+    for (at, carry), count in _refused_so(part, states):
+        resumes.append((size, at, carry))
+        size += count
+    return PartMap(size, tuple(resumes))
+
+
+def part_range(
+    octets: Octets, part: MailPart, mapped: PartMap, first: int, stop: int, window: int = WINDOW
+) -> Iterator[bytes]:
+    """The octets ``first`` to ``stop`` (not included) of what :func:`part_pieces` gives of ``part``, decoded from
+    the last place of ``mapped`` (:func:`part_map`) before ``first``, not from the part's start."""
+    if stop <= first:
+        return
+    assert part.span is not None
+    if _streamed_encoding(part) not in ("base64", "quoted-printable"):  # the octets as written
+        at, end = part.span[1] + first, part.span[1] + min(stop, mapped.size)
+        for offset in range(at, end, window):
+            yield octets[offset : min(end, offset + window)]
+        return
+    k = max(0, bisect.bisect_right([decoded for decoded, _, _ in mapped.resumes], first) - 1)
+    decoded, at, carry = mapped.resumes[k] if mapped.resumes else (0, part.span[1], b"")
+    for _, piece in _refused_so(part, _decoding(octets, part, window, (at, carry))):
+        if decoded + len(piece) > first:
+            yield piece[max(0, first - decoded) : stop - decoded]
+        decoded += len(piece)
+        if decoded >= stop:
+            return
+
+
+def _streamed_encoding(part: MailPart) -> str:
+    """``"base64"``, ``"quoted-printable"``, ``"uuencode"`` (refused) or ``""`` (octets as written) for a part."""
     encoding = transfer_encoding(part)
+    if encoding in ("base64", "quoted-printable"):
+        return encoding
+    if encoding in ("x-uuencode", "uuencode", "uue", "x-uue") and part.entity.get_content_maintype() != "message":
+        return "uuencode"
+    return ""
+
+
+def _decoding(octets: Octets, part: MailPart, window: int, state: _State) -> Iterator[tuple[_State, bytes]]:
+    """The pieces of ``part`` decoded from ``state`` on, each with the state before it."""
+    assert part.span is not None
+    _, start, end = part.span
+    encoding = _streamed_encoding(part)
+    if encoding == "base64":
+        yield from _base64_pieces(octets, end, window, state)
+    elif encoding == "quoted-printable":
+        yield from _qp_pieces(octets, start, end, window, state)
+    elif encoding == "uuencode":
+        raise _NotStreamed(start, "its transfer encoding is uuencode")
+    else:
+        for at in range(state[0], end, window):
+            yield (at, b""), octets[at : min(end, at + window)]
+
+
+def _refused_so(part: MailPart, items: Iterator[_T]) -> Iterator[_T]:
+    """``items``, a part that cannot be decoded a window at a time refused naming it (:class:`UnsupportedError`)."""
+    assert part.span is not None
+    _, start, end = part.span
     try:
-        if encoding == "base64":
-            yield from _base64_pieces(octets, start, end, window)
-        elif encoding == "quoted-printable":
-            yield from _qp_pieces(octets, start, end, window)
-        elif encoding in ("x-uuencode", "uuencode", "uue", "x-uue") and part.entity.get_content_maintype() != "message":
-            raise _NotStreamed(start, "its transfer encoding is uuencode")
-        else:
-            for at in range(start, end, window):
-                yield octets[at : min(end, at + window)]
+        yield from items
     except _NotStreamed as exc:
         raise UnsupportedError(
             f"part {part.index} of the message: {exc.what} (offset {exc.offset}), which pdi decodes only from the"
@@ -381,40 +470,73 @@ def part_pieces(octets: Octets, part: MailPart, window: int = WINDOW) -> Iterato
         ) from None
 
 
-def _base64_pieces(octets: Octets, start: int, end: int, window: int) -> Iterator[bytes]:
-    """Base64 decoded a window at a time: every window of the alphabet alone, cut at a multiple of four characters
-    (so each piece is what the whole decodes to there); what follows the last of them (its padding, at most a few
-    characters) decoded as Python decodes the whole's end (``email._encoded_words.decode_b``, missing padding
-    added), so that anything but the alphabet before the end, or an end Python reads past, is refused."""
-    import binascii
-    from email._encoded_words import decode_b  # type: ignore[import-not-found]  # get_payload(decode=True)'s
+#: The base64 alphabet: what a window's characters are once its line ends are taken out.
+_ALPHABET: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
-    carry = b""
-    for at in range(start, end, window):
-        text = carry + _LINE_ENDS.sub(b"", octets[at : min(end, at + window)])
+
+def _base64_window(octets: Octets, at: int, end: int, window: int, carry: bytes) -> tuple[bytes, int, bytes]:
+    """A window of base64 from ``at`` after ``carry``: its characters, how many of them are decoded now (a multiple
+    of four, of the alphabet alone), what is carried to the next; :class:`_NotStreamed` where what is not the
+    alphabet has more after it than its padding at the end may have."""
+    text = carry + octets[at : min(end, at + window)].translate(None, b"\r\n")
+    if text.translate(None, _ALPHABET):  # something but the alphabet: where it begins
         clean = _BASE64.match(text)
         assert clean is not None
-        cut = clean.end() - clean.end() % 4
-        if cut:
-            yield binascii.a2b_base64(text[:cut])
-        carry = text[cut:]
-        if len(carry) > _MOST_CARRIED:  # what is not the alphabet, with more after it: not the padding at the end
-            raise _NotStreamed(at, f"its base64 holds {carry[clean.end() - cut:][:1]!r} before its end")
+        alphabet = clean.end()
+    else:
+        alphabet = len(text)
+    cut = alphabet - alphabet % 4
+    if len(text) - cut > _MOST_CARRIED:  # what is not the alphabet, with more after it: not the padding at the end
+        raise _NotStreamed(at, f"its base64 holds {text[alphabet : alphabet + 1]!r} before its end")
+    return text, cut, text[cut:]
+
+
+def _base64_pieces(octets: Octets, end: int, window: int, state: _State) -> Iterator[tuple[_State, bytes]]:
+    """Base64 decoded a window at a time from ``state``: every window of the alphabet alone, cut at a multiple of
+    four characters (so each piece is what the whole decodes to there); what follows the last of them (its
+    padding, at most a few characters) decoded as Python decodes the whole's end
+    (``email._encoded_words.decode_b``, missing padding added), so that anything but the alphabet before the end,
+    or an end Python reads past, is refused."""
+    import binascii
+
+    carry = state[1]
+    for at in range(state[0], end, window):
+        before = carry
+        text, cut, carry = _base64_window(octets, at, end, window, carry)
+        yield (at, before), binascii.a2b_base64(text[:cut]) if cut else b""
+    yield (end, carry), _base64_end(end, carry)
+
+
+def _base64_counts(octets: Octets, start: int, end: int, window: int) -> Iterator[tuple[_State, int]]:
+    """What :func:`_base64_pieces` gives from the part's start, each piece's size in place of its octets: counted,
+    not decoded (three octets a four characters), its end decoded."""
+    carry = b""
+    for at in range(start, end, window):
+        before = carry
+        _, cut, carry = _base64_window(octets, at, end, window, carry)
+        yield (at, before), cut // 4 * 3
+    yield (end, carry), len(_base64_end(end, carry))
+
+
+def _base64_end(end: int, carry: bytes) -> bytes:
+    from email._encoded_words import decode_b  # type: ignore[import-not-found]  # get_payload(decode=True)'s
+
     value, defects = decode_b(carry)
     if any(type(d).__name__ != "InvalidBase64PaddingDefect" for d in defects):
         raise _NotStreamed(end, "its base64 ends with other characters than its alphabet and padding")
-    yield value
+    return bytes(value)
 
 
 #: The most characters of base64 carried from one window to the next: three of a quad and its padding, and a few.
 _MOST_CARRIED: Final = 8
 
 
-def _qp_pieces(octets: Octets, start: int, end: int, window: int) -> Iterator[bytes]:
+def _qp_pieces(octets: Octets, start: int, end: int, window: int, state: _State) -> Iterator[tuple[_State, bytes]]:
     import quopri
 
-    carry = b""
-    for at in range(start, end, window):
+    carry = state[1]
+    for at in range(state[0], end, window):
+        before = carry
         text = carry + octets[at : min(end, at + window)]
         if at + window >= end:
             carry = b""
@@ -427,15 +549,14 @@ def _qp_pieces(octets: Octets, start: int, end: int, window: int) -> Iterator[by
                 if cut == 0 and len(text) > 4 * window + 64:  # a run of "=" longer than windows: not cut anywhere
                     raise _NotStreamed(at, "its quoted-printable holds a run of '=' longer than a window")
             text, carry = text[:cut], text[cut:]
-        if text:
-            yield quopri.decodestring(text)
+        yield (at, before), quopri.decodestring(text) if text else b""
     if carry:
-        yield quopri.decodestring(carry)
+        yield (end, carry), quopri.decodestring(carry)
 
 
 def decoded_size(octets: Octets, part: MailPart) -> int:
-    """How many octets :func:`part_pieces` gives of ``part`` (decoded once, nothing kept)."""
-    return sum(len(piece) for piece in part_pieces(octets, part))
+    """How many octets :func:`part_pieces` gives of ``part`` (:attr:`PartMap.size` of :func:`part_map`)."""
+    return part_map(octets, part).size
 
 
 def part_octets(octets: Octets, part: MailPart) -> bytes:
