@@ -94,3 +94,18 @@ def test_a_part_that_cannot_be_decoded_a_window_at_a_time_is_refused_before_its_
     part = read_large(bad).parts[1]
     with pytest.raises(UnsupportedError, match=r"part 1 of the message: its base64 holds b'!' before its end"):
         part_map(bad, part, 64)
+
+
+def test_a_place_that_would_keep_a_long_line_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A part's map keeps a place to start again only where little is carried into it (a stranger's quoted-printable
+    of lines almost a window long would make each place a window): a range decodes from a place before it."""
+    monkeypatch.setattr("pdi.mail.large.MOST_CARRIED_KEPT", 8)
+    lines = b"".join(b"%05d " % k + b"x" * 50 + b"=E9\r\n" for k in range(200))
+    data = _message(b"\r\n", "7bit", b"", 76).replace(b"Content-Transfer-Encoding: 7bit\r\n\r\n",
+                                                           b"Content-Transfer-Encoding: quoted-printable\r\n\r\n" + lines)
+    expected = _python_part(data)
+    part = read_large(data).parts[1]
+    mapped = part_map(data, part, 64)
+    assert mapped.size == len(expected) and all(len(carry) <= 8 for _, _, carry in mapped.resumes)
+    assert len(mapped.resumes) >= 1
+    assert b"".join(part_range(data, part, mapped, 5000, 5100, 64)) == expected[5000:5100]

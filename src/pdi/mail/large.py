@@ -81,8 +81,8 @@ from pdi.mail.message import (
 )
 
 __all__ = [
-    "KEPT_OF_LINE", "MAX_BODY_OCTETS", "MAX_HEADER_BLOCK", "STREAMED_FROM", "WINDOW", "Octets", "PartMap",
-    "decoded_size", "part_map", "part_pieces", "part_range", "read_large",
+    "KEPT_OF_LINE", "MAX_BODY_OCTETS", "MAX_HEADER_BLOCK", "MOST_CARRIED_KEPT", "STREAMED_FROM", "WINDOW", "Octets",
+    "PartMap", "decoded_size", "part_map", "part_pieces", "part_range", "read_large",
 ]
 
 #: Messages larger than this (octets) are read here, by their structure; smaller ones whole, by Python's parser.
@@ -360,6 +360,10 @@ def transfer_encoding(part: MailPart) -> str:
 
 _T = TypeVar("_T")
 
+#: The longest carry (a line of quoted-printable cut by a window) a place of :class:`PartMap` keeps: a process keeps
+#: the maps of the parts it answered lately, and a stranger's lines of almost a window each would make them windows.
+MOST_CARRIED_KEPT: Final = 4096
+
 #: Where a part's decoding stands before a window: the octet of the message it goes on from, the characters carried
 #: ahead of it (at most a few of base64, a line of quoted-printable), the octets of the part decoded before it.
 _State = tuple[int, bytes]
@@ -402,7 +406,8 @@ def part_map(octets: Octets, part: MailPart, window: int = WINDOW) -> PartMap:
     states = _base64_counts(octets, start, end, window) if encoding == "base64" else (
         (state, len(piece)) for state, piece in _qp_pieces(octets, start, end, window, (start, b"")))
     for (at, carry), count in _refused_so(part, states):
-        resumes.append((size, at, carry))
+        if len(carry) <= MOST_CARRIED_KEPT or not resumes:  # (a range of a long line decodes from a place before it)
+            resumes.append((size, at, carry))
         size += count
     return PartMap(size, tuple(resumes))
 
