@@ -155,3 +155,27 @@ def test_a_large_messages_body_text_is_indexed_from_its_body_part_alone(
     monkeypatch.setattr("pdi.mail.large.MAX_BODY_OCTETS", 10)  # a body too long to read: a note, no passage
     archive.add(S, _message([b"x" * 500], "long body"), format="rfc822")
     assert archive.search("café").hits == hits
+
+
+def test_a_large_messages_text_for_quotes_and_directives_is_read_from_its_body_part(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a citation, a text directive and an RFC 5147 check count in (``Archive.char_text``) is read of a large
+    message as ``char=`` reads it: its body's part alone, by verified chunks, never the message whole."""
+    import pdi.archive.reading
+    from pdi.interop.aliases import native_names
+    from pdi.server.pages.cite import evaluate_rfc5147_on
+
+    data = _message([random.Random(4).randbytes(200_000)], "quoted")
+    name = str(archive.add(S, data, format="rfc822"))
+    python = email.message_from_bytes(data, policy=email.policy.default)
+    text = cast(Any, python.get_body(("plain",))).get_content().replace("\r\n", "\n").replace("\n", "\r\n")
+    monkeypatch.setattr("pdi.mail.large.STREAMED_FROM", 100)
+    read = pdi.archive.reading.Reading.read
+    monkeypatch.setattr(pdi.archive.reading.Reading, "read", lambda self, located: (
+        pytest.fail("a large message read whole") if located.media_type == "message/rfc822" else read(self, located)))
+    assert archive.char_text(cast(Any, archive.locate(name))) == text
+    answer = evaluate_rfc5147_on(archive, name, "char=0,4")
+    assert answer["text"] == text[:4] == "Dear"
+    at = text.index("café")
+    assert [str(n) for n in native_names(archive, f"{name}#:~:text=caf%C3%A9").natives] == [f"{name}#char={at},{at + 4}"]

@@ -415,11 +415,16 @@ class Reading(ArchiveBase):
         """The text ``#char=`` of a document counts on when it is not the document's own octets: an e-mail's body
         text (``docs/email.md`` §2: read from ``located``'s octets, which the caller has read) or a PDF's text layer
         kept at deposit (``docs/pdf-text-layer.md``); ``None`` for any other media type. A PDF without a text layer
-        is an :class:`UnsupportedError`. What citations, text fragments and quotes of either are counted in."""
+        is an :class:`UnsupportedError`. What citations, text fragments and quotes of either are counted in. A
+        message's octets not in hand are read here: one past :data:`pdi.mail.large.STREAMED_FROM` by its structure,
+        by verified chunks, its body's part alone (:func:`pdi.fragments.email.large_body_text`), never whole."""
         if located.media_type == "message/rfc822":
-            from pdi.fragments.email_text import message_body_text
+            from pdi.fragments.email_text import large_message_body_text, message_body_text
 
-            return message_body_text(located.data)
+            if _large_message(located.record):
+                return large_message_body_text(located.record.sha256, lambda: self._large_body_text(located.record))
+            whole = located if located.data or not located.record.size else self.read(located)
+            return message_body_text(whole.data)
         if located.media_type == "application/pdf":
             layer = self.text_layer_of(located.record)
             if layer is None:
@@ -745,6 +750,12 @@ class Reading(ArchiveBase):
             return message_facts(read_message(data))
         except (ParseError, LimitError):
             return None
+
+    def _large_body_text(self, record: RepresentationRecord) -> str:
+        from pdi.fragments.email import large_body_text
+
+        with self._reader(record) as reader:
+            return large_body_text(VerifiedOctets(reader))
 
     def large_message(self, located: Resolved) -> Mail:
         """The message ``located`` names read by its structure (:func:`pdi.mail.large.read_large`), by verified chunks,

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_HTML_BODY", "MAX_KEPT", "MAX_KEPT_CHARACTERS", "BodyTexts", "body_text", "forget_body_texts",
-    "message_body_text", "message_facts",
+    "large_message_body_text", "message_body_text", "message_facts",
 ]
 
 #: The most body texts kept (and refusals: each counts as one).
@@ -84,7 +84,11 @@ class BodyTexts:
     def text_of(self, data: Buffer, make: Callable[[bytes], str] | None = None) -> str:
         """The body text of the message ``data``: kept, or made (and kept) by ``make`` (else :attr:`make`), or its
         refusal said again."""
-        key = hashlib.sha256(data).hexdigest()
+        return self.keyed(hashlib.sha256(data).hexdigest(), lambda: (make or self.make)(bytes(data)))
+
+    def keyed(self, key: str, make: Callable[[], str]) -> str:
+        """The body text of the message whose octets' SHA-256 is ``key`` (hexadecimal): kept, or made (and kept) by
+        ``make``, or its refusal said again (a large message's, read by its structure, not in hand)."""
         while True:
             with self._lock:
                 if key in self._kept:
@@ -96,7 +100,7 @@ class BodyTexts:
                     break
             making.wait()  # another thread makes it: then kept, or (an error not the octets' own) made here
         try:
-            found: str | PDIError = (make or self.make)(bytes(data))
+            found: str | PDIError = make()
         except PDIError as exc:  # the octets' own: the same octets, the same refusal
             found = exc
         except BaseException:
@@ -149,6 +153,13 @@ def message_body_text(data: Buffer, mail: Mail | None = None) -> str:
     read from ``data`` already, its text made from it, not from a second reading held beside it (which cost
     twice the memory a message's reading costs)."""
     return _BODY_TEXTS.text_of(data, None if mail is None else lambda _octets: body_text(mail))
+
+
+def large_message_body_text(sha256: str, make: Callable[[], str]) -> str:
+    """The body text of the message whose octets' SHA-256 is ``sha256``, made by ``make`` (a large message's,
+    :func:`pdi.fragments.email.large_body_text` of its octets read by verified chunks) once a process, as
+    :func:`message_body_text` makes one in hand."""
+    return _BODY_TEXTS.keyed(sha256, make)
 
 
 def forget_body_texts() -> None:

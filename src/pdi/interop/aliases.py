@@ -93,7 +93,10 @@ def native_names(archive: Archive, name: str) -> Alias:
         raise ParseError(f"{name[:120]} has no browser fragment (#:~:text=, #t=, #xywh=)", rule="fragment-specifier")
     base_text, fragment = split
     if DELIMITER in fragment:
-        whole = archive.get(base_text)
+        found = archive.locate(base_text)
+        # a message's text is its body's, which char_text reads (a large one's from its body's part, never whole)
+        whole = found if not isinstance(found, Generic) and found.media_type == "message/rfc822" else archive.get(
+            base_text)
         return _text_directives(archive, name, whole.pdi.without_fragment(), fragment, whole)
     # a Media Fragment is named from the catalog, and from no more of the document than it needs (found by an
     # attack: #t=1,2 read a 279 MB video whole, and held it, to name #sec=1,2)

@@ -228,8 +228,8 @@ def page_text_of(archive: Archive, located: Resolved) -> PageText:
     here if not yet; an e-mail's body text, docs/email.md)."""
     from pdi.fragments.pagetext import document_page_text, plain_page_text
 
-    whole = located if located.data or not located.record.size or located.media_type == "application/pdf" \
-        else archive.read(located)
+    whole = located if located.data or not located.record.size or located.media_type in (
+        "application/pdf", "message/rfc822") else archive.read(located)  # their text: char_text reads it
     text = archive.char_text(whole)  # a PDF's text layer, an e-mail's body text
     if text is not None:
         return plain_page_text(text)

@@ -523,8 +523,8 @@ def evaluate_rfc5147_on(archive: Archive, name: str, fragment: str) -> dict[str,
     resolved = archive.locate(name)
     if isinstance(resolved, Generic) or resolved.fragment is not None or resolved.pdi.fragment is not None:
         raise ParseError(f"{name}: RFC 5147 fragments apply to one whole representation: name a format, no fragment")
-    if resolved.media_type != "application/pdf":  # a PDF's text is its layer, kept at deposit: its octets unread
-        resolved = archive.read(resolved)
+    if resolved.media_type not in ("application/pdf", "message/rfc822"):  # a PDF's text is its layer, kept at
+        resolved = archive.read(resolved)  # deposit; a message's its body's, read by char_text (a large one's part)
     text = archive.char_text(resolved)  # a PDF's text layer, an e-mail's body text: what their char= counts
     if text is not None:
         body = text.encode("utf-8", "surrogatepass")
