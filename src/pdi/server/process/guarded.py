@@ -162,6 +162,22 @@ def _after_heads(data: bytes, heads: int) -> bytes:
     return data[at:]
 
 
+#: :attr:`GuardedHttpToolsProtocol._length` not yet looked up.
+_UNKNOWN: Final = -1
+
+
+def _content_length(headers: list[tuple[bytes, bytes]]) -> int | None:
+    """The length of a request's content by its fields, as llhttp read them (one ``Content-Length`` of digits, never
+    beside ``Transfer-Encoding``: llhttp refuses either), or ``None`` where it is chunked (RFC 9112 §6.3)."""
+    length = 0
+    for name, value in headers:
+        if name == b"transfer-encoding":
+            return None
+        if name == b"content-length":
+            length = int(value)
+    return length
+
+
 class _Refused(Exception):
     """Raised in a parser's callback to stop reading a request head that is refused (:attr:`refusal` says why)."""
 
@@ -225,6 +241,11 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         #: come in the read after another request's: ``_head_seen`` does not say so then). The compiled path
         #: answers no read while it does (:meth:`CachedAnswerProtocol.data_received`).
         self._begun = False
+        #: The last octets (three at most) of a request head begun and not yet whole, where its empty line may
+        #: begin (:meth:`_request_end`), and the length its content declares (``None``: chunked; :data:`_UNKNOWN`:
+        #: not yet looked up).
+        self._held_end = b""
+        self._length: int | None = _UNKNOWN
         #: The most octets a head may arrive in: its target, its fields, and each field's ``: `` and CRLF.
         self._head_bound = self.target_octets + self.head_octets + 4 * self.head_fields + 1024
         self.refusal: tuple[int, str] | None = None
@@ -338,7 +359,15 @@ class GuardedHttpToolsProtocol(HttpProtocol):
                 if self._lingered > self.linger_octets:
                     self.transport.abort()
             return
+        rest = b""
         while True:
+            # one request's head, or its content by length, at a time: what follows it in the read is the next
+            # request's, counted against its own bounds from its first octet (found in review, 2026-11-29: a head
+            # begun in the read of the request before it went uncounted for that read, one read of slack past the
+            # bound, and its line was taken from the next read)
+            end = self._request_end(data)
+            if end < len(data):
+                data, rest = data[:end], data[end:]
             if self._in_head:
                 if not self._head_seen:
                     self._line = b""
@@ -356,13 +385,25 @@ class GuardedHttpToolsProtocol(HttpProtocol):
             try:
                 self.parser.feed_data(data)
             except httptools.HttpParserInvalidMethodError as exc:
-                if messages != self._messages:  # the refused request followed another in this read
+                if messages != self._messages:  # the refused request followed chunked content in this read
                     self._line = _after_heads(data, self._messages - messages)
                 self.parse_failed(exc)
             except httptools.HttpParserError as exc:
                 self.parse_failed(exc)
             except httptools.HttpParserUpgrade as exc:
                 self.upgrade_asked(exc)
+            if self._in_head and self._begun:
+                if messages != self._messages:  # a head begun after chunked content that ended in this read (the
+                    # content's end is not found before it is read): counted from the content's last empty line
+                    # (RFC 9112 §7.1), or, where it began in the read before, from the head's first octet: what is
+                    # left out is at most the empty lines before the head, which the parser does not hold
+                    at = data.rfind(b"\r\n\r\n")
+                    tail = data[at + 4:] if at >= 0 else data[_after_empty_lines(data):]
+                    self._head_seen = len(tail)
+                    start = _after_empty_lines(tail)
+                    self._line = tail[start:start + _LINE_PEEK]
+                    self._held_end = b""
+                self._held_end = (self._held_end + data)[-3:]  # where the head's empty line may begin
             # a head still incomplete after all this: one field without end, or many (each kept only when complete);
             # the bound holds every head within the target's and the fields' bounds, however TCP cut it
             if self._in_head and self._head_seen > self._head_bound and self.refusal is None:
@@ -386,14 +427,38 @@ class GuardedHttpToolsProtocol(HttpProtocol):
                     self._refuse(400, f"the request's chunked framing (its chunk extensions, RFC 9112 §7.1.1) is"
                                       f" more than {self._head_bound} octets")
             unread = self._unread
-            if unread is None:
-                return
-            # a request asking to switch protocols, ignored (:meth:`upgrade_asked`): the parser
-            # stopped at its head's end and dropped the rest of ``data``, which is the next request's
-            self._unread = None
-            data = data[unread:]
+            if unread is not None:
+                # a request asking to switch protocols, ignored (:meth:`upgrade_asked`): the parser
+                # stopped at its head's end and dropped the rest of ``data``, which is the next request's
+                self._unread = None
+                rest = data[unread:] + rest
+            data, rest = rest, b""
             if not data or self.refusal is not None or self.transport.is_closing():
                 return
+
+    def _request_end(self, data: bytes) -> int:
+        """Where in ``data`` the part of a request being read ends, if it does (else ``len(data)``): a head at its
+        empty line (RFC 9112 §2.1; llhttp takes no bare LF for a CRLF), content by length after its last octet.
+        Chunked content is read on to the read's end (its end is not found before it is read: :meth:`data_received`
+        counts a head begun after it from its last empty line)."""
+        if self._in_head:
+            if self._begun:  # the head's empty line may begin in the octets before this read
+                found = (self._held_end + data[:3]).find(b"\r\n\r\n")
+                if found >= 0:
+                    return found + 4 - len(self._held_end)
+                start = 0
+            else:  # the empty lines before a request line (RFC 9112 §2.2) are none of its head's
+                start = _after_empty_lines(data) if data[:1] in (b"\r", b"\n") else 0
+            found = data.find(b"\r\n\r\n", start)
+            return len(data) if found < 0 else found + 4
+        if self._in_content:
+            length = self._length
+            if length == _UNKNOWN:
+                self._length = length = _content_length(self.headers)
+            left = length - self._content_octets if length is not None else 0
+            if 0 < left < len(data):
+                return left
+        return len(data)
 
     def upgrade_asked(self, exc: httptools.HttpParserUpgrade) -> None:
         """A request asking to switch protocols (``Connection: Upgrade`` and ``Upgrade``): ``pdi serve`` switches to
@@ -411,6 +476,7 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         self.expect_100_continue = False
         self.headers = []
         self._in_head, self._field_octets, self._begun = True, 0, True
+        self._held_end, self._length = b"", _UNKNOWN
         self._in_content, self._chunks_before, self._content_octets, self._framing = False, self._chunks, 0, 0
         self._trailer_seen = 0  # the last request's trailer section is none of this one's
 
