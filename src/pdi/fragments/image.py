@@ -28,7 +28,9 @@ not have is :class:`~pdi.errors.NotFoundError`; a ``crop`` with no pixels
 (zero width or height) is :class:`~pdi.errors.UnsupportedError`, since there
 is no empty image to return. Images are read with Pillow (PNG, GIF, JPEG,
 TIFF, WebP, BMP …); a format it cannot read is
-:class:`~pdi.errors.UnsupportedError`. Pillow opens no image whose header
+:class:`~pdi.errors.UnsupportedError`. Damage Pillow reads past (an EXIF
+block that runs past its end, a tag it skips) is no error: a region is of the
+pixels it read, and its warnings stay here (:func:`pillow_reading`). Pillow opens no image whose header
 claims more than twice its ``MAX_IMAGE_PIXELS`` (about 179 million pixels,
 a map scan of 250 million), and has no public way to read its size without
 that check (the bound is a global, never changed in a threaded server):
@@ -53,12 +55,13 @@ Pure but for that child: no other I/O.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 import struct
 import warnings
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import IO, cast
 
 from pdi._wording import plural
@@ -128,6 +131,23 @@ def rectangle(scheme: str, positions: Sequence[object]) -> tuple[int, int, int, 
     return _rectangle(scheme, positions)
 
 
+@contextlib.contextmanager
+def pillow_reading() -> Iterator[None]:
+    """Pillow reading a stranger's image without a warning leaving it: its ``DecompressionBombWarning`` (the size is
+    bounded here, :data:`MAX_CROP_PIXELS`, and past twice Pillow's bound it refuses) and every ``UserWarning`` of its
+    own, each said where it reads past damage and goes on without it: an EXIF block whose directory runs past its
+    end ("Corrupt EXIF data", a tag skipped), an APNG whose frame chunks disagree (its default image read), an icon
+    of another size than its directory says. EXIF and such are metadata beside the pixels: a region is of the
+    pixels Pillow read, and damage that leaves none to read is Pillow's own error (:data:`DAMAGED`). Under ``-W
+    error`` such a warning escaped the evaluator (found in review, 2026-11-29: a JPEG with a damaged EXIF)."""
+    from PIL import Image
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        warnings.filterwarnings("ignore", category=UserWarning, module=r"PIL\.")
+        yield
+
+
 def evaluate_image(
     scheme: str, positions: Sequence[object], data: bytes, media_type: str, charset: str | None
 ) -> FragmentResult:
@@ -138,8 +158,7 @@ def evaluate_image(
         raise UnsupportedError(f"no image fragment scheme {scheme!r}: rect or crop")
     x1, y1, x2, y2, frame = _rectangle(scheme, positions)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        with pillow_reading():
             image = Image.open(cast(IO[bytes], BufferFile(data)))  # not a copy of a mapped file (io.BytesIO's), header first
             if image.format == "TIFF":  # before n_frames, which walks every page in time of their number squared
                 pages = tiff_pages(data)

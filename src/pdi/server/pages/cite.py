@@ -47,7 +47,6 @@ import hashlib
 import io
 import mmap
 import threading
-import warnings
 import wave
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -356,20 +355,18 @@ def image_facts(data: bytes, media_type: str) -> ImageFacts:
     """The size and frame count of an image (Pillow reads its header; a GIF's frames are counted)."""
     from PIL import Image, UnidentifiedImageError
 
-    from pdi.fragments.image import DAMAGED, damage, frame_count
+    from pdi.fragments.image import DAMAGED, damage, frame_count, pillow_reading
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # only the header is read here
-            with Image.open(io.BytesIO(data)) as image:
-                if image.format == "TIFF":  # before n_frames, which walks every page in time of their number squared
-                    from pdi.fragments.image import MAX_TIFF_PAGES, tiff_pages
+        with pillow_reading(), Image.open(io.BytesIO(data)) as image:  # only the header is read here
+            if image.format == "TIFF":  # before n_frames, which walks every page in time of their number squared
+                from pdi.fragments.image import MAX_TIFF_PAGES, tiff_pages
 
-                    pages = tiff_pages(data)
-                    if pages > MAX_TIFF_PAGES:
-                        raise LimitError(f"{media_type}: a TIFF of {pages:,} pages or more, more than the"
-                                         f" {MAX_TIFF_PAGES:,} shown here; its octets are served whole by N2R")
-                return ImageFacts(image.width, image.height, frame_count(image, data))
+                pages = tiff_pages(data)
+                if pages > MAX_TIFF_PAGES:
+                    raise LimitError(f"{media_type}: a TIFF of {pages:,} pages or more, more than the"
+                                     f" {MAX_TIFF_PAGES:,} shown here; its octets are served whole by N2R")
+            return ImageFacts(image.width, image.height, frame_count(image, data))
     except Image.DecompressionBombError as exc:  # a header claiming more than twice Pillow's bound
         from pdi.fragments.image import unopened
         from pdi.fragments.image_size import image_size
