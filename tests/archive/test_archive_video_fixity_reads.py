@@ -5,7 +5,8 @@ by a bag) is read by ffprobe when a fragment needs its facts: both read a file. 
 file, the child reads the file the reader opened and checked (``/proc/self/fd/N`` of the reader's descriptor), not
 the blob's path opened again: a file renamed over that path meanwhile (a repair's copy, or anyone's) was read
 unchecked. Where the store keeps none (PostgreSQL, S3), the child reads a temporary copy, each chunk checked as it
-is copied: the store was read twice (every chunk checked, then copied again).
+is copied: the store was read twice (every chunk checked, then copied again). A region of a video with no fragment
+index, which ffprobe reads first, opened the blob twice, and read a store with no local file twice, one for each.
 
 The videos are made here by ffmpeg, lossless (H.264 ``-qp 0``) so that their octets are many chunks: the one
 deposited is noise, the one put in its place a plain red, and the expected region is cut by Pillow from the
@@ -185,3 +186,55 @@ def test_a_video_without_a_file_or_an_index_is_probed_from_one_read_of_the_store
         _flip_part(archive, noise, 17)
         with pytest.raises(DamagedError, match=r"damaged: chunk 0 \(octets 0 to 1048575\)"):
             archive.video_of(record)
+
+
+# --- a video with no fragment index: its region opens and reads the blob once ------------------------------------
+
+
+def _imported(tmp_path: Path, noise: bytes, into: Archive) -> str:
+    """The video brought into ``into`` by a bag (no fragment index): its name."""
+    with Archive.init(str(tmp_path / "first")) as first:
+        first.add_series(S)
+        name = str(first.add(S, noise, format="video+mp4"))
+        first.export_bag(tmp_path / "bag")
+    into.import_bag(tmp_path / "bag")
+    return name
+
+
+def test_a_region_of_a_video_without_an_index_opens_its_file_once(
+    tmp_path: Path, clips: tuple[bytes, bytes, bytes], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ffprobe reads the facts the region needs, ffmpeg cuts it: both from the file the reader opened and checked
+    (it was opened, and checked, once for each)."""
+    noise, _, _ = clips
+    with Archive.init(str(tmp_path / "archive")) as archive:
+        name = _imported(tmp_path, noise, archive)
+        path = blob_file(archive.location, hashlib.sha256(noise).hexdigest())
+        real = os.open
+        opened: list[str] = []
+
+        def counting(file: Any, *args: Any, **kwargs: Any) -> int:
+            if os.fspath(file) == str(path):
+                opened.append(str(file))
+            return real(file, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", counting)
+        answer = archive.resolve(name + REGION)
+        monkeypatch.undo()
+        assert region_pixels(answer) == first_frame_region(tmp_path, noise)
+    assert opened == [str(path)]
+
+
+def test_a_region_of_a_video_without_a_file_or_an_index_reads_the_store_once(
+    tmp_path: Path, pg_cluster: TemporaryCluster, clips: tuple[bytes, bytes, bytes], store_reads: list[int],
+) -> None:
+    noise, _, _ = clips
+    with _on_postgresql(pg_cluster) as archive:
+        name = _imported(tmp_path, noise, archive)
+        del store_reads[:]
+        answer = archive.resolve(name + REGION)
+        assert sum(store_reads) == len(noise), "each octet read from the store once"
+        assert region_pixels(answer) == first_frame_region(tmp_path, noise)
+        _flip_part(archive, noise, CHUNK_SIZE + 17)
+        with pytest.raises(DamagedError, match=r"damaged: chunk 1 \(octets 1048576 to 2097151\)"):
+            archive.resolve(name + REGION)

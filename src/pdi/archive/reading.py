@@ -588,13 +588,13 @@ class Reading(ArchiveBase):
                 # a byte range of a blob with no local file: read the chunks it touches, not the whole
                 # RangedOctets is no Buffer: it is only sliced, as the byte evaluator (the one it goes to) does
                 return self._selected(record, RangedOctets(reader), parsed.fragment)  # type: ignore[arg-type]
-            index = self.fragment_index(record)
             scheme = parsed.fragment.effective_scheme(record.format)
+            if scheme in ("rect", "crop") and record.media_type.startswith("video/"):
+                return self._video_region(record, reader, parsed.fragment, scheme)
+            index = self.fragment_index(record)
             if _large_message(record) and scheme in ("char", "line", "part"):
                 # read by its structure, by verified chunks (pdi.mail.large): never mapped, never held whole
                 return self._selected(record, VerifiedOctets(reader), parsed.fragment)  # type: ignore[arg-type]
-            if scheme in ("rect", "crop") and record.media_type.startswith("video/"):
-                return self._video_region(record, reader, parsed.fragment, scheme, index)
             if scheme in ("sec", "msec") and record.media_type.startswith("audio/"):
                 # a stretch of a recording reads its header and the samples selected (or, compressed, what is
                 # decoded to reach them): read by verified chunks as they are touched, each checked by its own
@@ -629,19 +629,23 @@ class Reading(ArchiveBase):
                     result = dataclasses.replace(result, data=bytes(result.data))
                 return result
 
-    @staticmethod
     def _video_region(
-        record: RepresentationRecord, reader: ChunkedReader, fragment: Fragment, scheme: str, index: bytes | None
+        self, record: RepresentationRecord, reader: ChunkedReader, fragment: Fragment, scheme: str
     ) -> Resolved:
         """A region of a video's frame (:func:`pdi.archive.video.frame_region`), read by ffmpeg from the blob file
         the reader opened, every chunk checked, or from a copy of its chunks, each checked as it is copied, where
-        the store keeps none (:func:`~pdi.archive.blobs.checked_file`)."""
+        the store keeps none (:func:`~pdi.archive.blobs.checked_file`). A video with no fragment index is read by
+        ffprobe first (:meth:`fragment_index`) from that same file: the blob opened, checked or copied once (it
+        was opened and checked, or read from the store, once for each)."""
         import pdi.archive.video as video
         from pdi.fragments.video import CONTAINERS
 
         if record.media_type not in CONTAINERS:
             raise UnsupportedError(f"{scheme} on {record.media_type}: pdi reads regions of {', '.join(CONTAINERS)}")
+        index = self.store.fragment_index(record.sha256, record.media_type, record.charset)
         with checked_file(reader) as (path, descriptors):
+            if index is None:
+                index = _probed(path, record.media_type, descriptors)
             result = video.frame_region(path, record.media_type, scheme, fragment.positions, index,
                                         pass_fds=descriptors)
         return Resolved(record_name(record, fragment=fragment), result.data, result.media_type, None, record, result)
@@ -670,17 +674,12 @@ class Reading(ArchiveBase):
         """What ffprobe reads of a stored video now (:func:`pdi.archive.video.probe`), as its index, or None: read
         from the blob file the reader opened, every chunk checked, or from a copy of its chunks, each checked as it
         is copied, where the store keeps none (:func:`~pdi.archive.blobs.checked_file`)."""
-        import pdi.archive.video as video
-        from pdi.errors import LimitError, ParseError
         from pdi.fragments.video import CONTAINERS
 
         if record.media_type not in CONTAINERS:
             return None
-        try:
-            with self._reader(record) as reader, checked_file(reader) as (path, descriptors):
-                return video.probe(path, record.media_type, pass_fds=descriptors).to_bytes()
-        except (ParseError, LimitError, UnsupportedError):
-            return None
+        with self._reader(record) as reader, checked_file(reader) as (path, descriptors):
+            return _probed(path, record.media_type, descriptors)
 
     def text_layer_of(self, record: RepresentationRecord) -> TextLayer | None:
         """A PDF's text layer as made at deposit and kept (docs/pdf-text-layer.md), or None (not a PDF, or none
@@ -834,6 +833,18 @@ class Reading(ArchiveBase):
         # an aggregate has no charset of its own; its root part's text has (pdi.fragments.aggregate)
         charset = record.charset if record.charset is not None else result.charset
         return Resolved(record_name(record, fragment=fragment), result.data, result.media_type, charset, record, result)
+
+
+def _probed(path: str, media_type: str, descriptors: tuple[int, ...]) -> bytes | None:
+    """What ffprobe reads of the video at ``path`` (a checked blob file, :func:`~pdi.archive.blobs.checked_file`), as
+    its fragment index, or ``None`` where it cannot read it (:func:`pdi.archive.video.probe`)."""
+    import pdi.archive.video as video
+    from pdi.errors import LimitError, ParseError
+
+    try:
+        return video.probe(path, media_type, pass_fds=descriptors).to_bytes()
+    except (ParseError, LimitError, UnsupportedError):
+        return None
 
 
 def _large_message(record: RepresentationRecord) -> bool:
