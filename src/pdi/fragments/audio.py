@@ -38,6 +38,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import io
 import struct
 import wave
 from collections.abc import Sequence
@@ -271,6 +272,18 @@ def known_length(frames: int, media_type: str) -> int:
     return frames
 
 
+class _Seekable(BufferFile):
+    """The recording as libsndfile reads it, through ``soundfile``'s callbacks: a seek to before the start, from
+    the start too, is to the start (:class:`BufferFile`, as ``io.BytesIO``, refuses that one with a ``ValueError``).
+    An exception in a callback reaches no one: it is printed ("Exception ignored from cffi callback", a
+    ``PytestUnraisableExceptionWarning`` where warnings are errors) and the callback answers 0, the start, to
+    libsndfile, while the position stayed where it was. Found by fuzzing with warnings as errors (2026-11-29): an
+    AIFF with two stray octets between its chunks made libsndfile seek to -1; it is still refused, by name."""
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return super().seek(max(offset, 0) if whence == io.SEEK_SET else offset, whence)
+
+
 class _SoundFileReader:
     """Any format libsndfile reads, through ``soundfile``."""
 
@@ -279,7 +292,7 @@ class _SoundFileReader:
 
         self._data = data
         try:
-            with soundfile.SoundFile(BufferFile(data)) as recording:
+            with soundfile.SoundFile(_Seekable(data)) as recording:
                 self.rate = recording.samplerate
                 self.channels = recording.channels
                 self.length = recording.frames
@@ -299,7 +312,7 @@ class _SoundFileReader:
         dtype = f"float{self.width * 8}" if self._float else "int16" if self.width == 2 else "int32"
         doing = f"seek to sample frame {a:,} ({a / self.rate:.3f} s)"
         try:
-            with soundfile.SoundFile(BufferFile(self._data)) as recording:
+            with soundfile.SoundFile(_Seekable(self._data)) as recording:
                 recording.seek(a)
                 at = a
                 while at < b:
