@@ -30,6 +30,11 @@ killed test run:
   before the cap and the clock.
 * A worker that dies (a segmentation fault, an abort in a C library) is a
   failure too; a new worker takes over.
+* **Warnings are errors**, as under ``python -W error`` and in pytest
+  (``pyproject.toml``): a warning a library gives of a stranger's input is a
+  failure, unless the code under test answers it. So is an exception raised
+  where no caller can catch it (in a C library's callback, a finalizer:
+  printed as "Exception ignored", :func:`sys.unraisablehook`).
 
 Environment (all optional): ``PDI_FUZZ_EXAMPLES`` (inputs per target in the
 normal run), ``PDI_FUZZ_SECONDS`` (fuzz each target this long instead, in
@@ -183,9 +188,21 @@ def _self_test_targets() -> dict[str, Target]:
     def die(data: bytes) -> None:
         os.kill(os.getpid(), signal.SIGSEGV)
 
+    def warn(data: bytes) -> None:
+        warnings.warn(f"a warning of {len(data)} octets", UserWarning, stacklevel=1)
+        raise ParseError("after the warning")
+
+    def unraisable(data: bytes) -> None:
+        class Closing:
+            def __del__(self) -> None:
+                raise ValueError("in a finalizer, as in a C library's callback")
+
+        Closing()  # finalized at once: its exception reaches no caller
+        raise ParseError("after the finalizer")
+
     functions = {
         "crash": crash, "spin": spin, "spin_in_c": spin_in_c, "block": block,
-        "grab": grab, "grab_and_hide": grab_and_hide, "die": die,
+        "grab": grab, "grab_and_hide": grab_and_hide, "die": die, "warn": warn, "unraisable": unraisable,
     }
     return {f"selftest-{n}": Target(f"selftest-{n}", f) for n, f in functions.items()}
 
@@ -206,7 +223,7 @@ def _worker(conn: Connection, cpu_seconds: float, memory_mb: int, warm: bool) ->
     """The worker's loop: receive ``(target, data)``, run it under the limits, send back the outcome."""
     global _armed
     _limit_malloc_arenas()
-    warnings.simplefilter("ignore")
+    warnings.simplefilter("ignore")  # the warm-up's (imports); the inputs' are errors (below)
     from pdi.errors import PDIError
 
     registry = {**targets(), **_self_test_targets()}
@@ -221,6 +238,14 @@ def _worker(conn: Connection, cpu_seconds: float, memory_mb: int, warm: bool) ->
     cap = _address_space() + memory_mb * 2**20
     resource.setrlimit(resource.RLIMIT_AS, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
     conn.send(("ready", ""))
+    # a warning is an error, as under ``python -W error`` and in pytest (pyproject.toml): what a stranger's input
+    # makes a library warn of must be answered, not left on stderr; an exception raised where nothing catches it
+    # (a C library's callback, a finalizer: :func:`sys.unraisablehook`) is a crash of the input that raised it
+    warnings.simplefilter("error")
+    unraisable: list[str] = []
+    sys.unraisablehook = lambda raised: unraisable.append(
+        f"an exception no caller could catch ({raised.err_msg or 'Exception ignored in'} {raised.object!r}):\n"
+        + "".join(traceback.format_exception(raised.exc_value)))
     while True:
         try:
             name, data = conn.recv()
@@ -250,6 +275,9 @@ def _worker(conn: Connection, cpu_seconds: float, memory_mb: int, warm: bool) ->
         finally:
             _armed = False
             signal.setitimer(signal.ITIMER_PROF, 0)
+        if unraisable and kind == "ok":
+            kind, detail = "crash", unraisable[0]
+        unraisable.clear()
         conn.send((kind, detail, time.process_time() - start))
         if kind == "memory":
             return  # a fresh worker for the next input: this one's heap may be in pieces

@@ -87,6 +87,19 @@ def test_a_dying_worker_is_a_crash(box: Sandbox) -> None:
     box.check("selftest-crash", b"")
 
 
+def test_a_warning_is_a_crash_as_under_w_error(box: Sandbox) -> None:
+    outcome = box.run("selftest-warn", b"abc")
+    assert outcome.kind == "crash" and "UserWarning: a warning of 3 octets" in outcome.detail
+    box.check("selftest-crash", b"")
+
+
+def test_an_exception_no_caller_could_catch_is_a_crash(box: Sandbox) -> None:
+    # raised in a finalizer (or a C library's callback, soundfile's seek): printed as "Exception ignored", and lost
+    outcome = box.run("selftest-unraisable", b"x")
+    assert outcome.kind == "crash" and "ValueError: in a finalizer" in outcome.detail
+    box.check("selftest-crash", b"")
+
+
 def test_inputs_are_mutations_of_the_seeds() -> None:
     from hypothesis import given, settings
 
