@@ -763,13 +763,14 @@ def test_the_compiled_path_gives_a_first_asking_n2r_to_the_public_path() -> None
         None, b"GET", name, b"http://a.example:8000 " + name, b"a.example:8000")
     assert _fasthead.answer(head.replace(b"GET", b"HEAD").replace(b"N2R", b"I2R"), facts, entries, b"https://", b"",
                             True) == (None, b"HEAD", name, b"https://a.example:8000 " + name, b"a.example:8000")
-    # what is not a first asking of an N2R is as before: a whole answer kept, a 304 asked, another answer
-    # negotiated, N2L
+    # what is not a first asking of an N2R is as before: a whole answer kept, another answer negotiated; a 304
+    # asked and N2L are the told path's (test_server_fasthead_told.py)
     whole = b"GET /uri-res/N2R?%s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % WHOLE
     assert _fasthead.answer(whole, facts, entries, b"http://", b"", True) is None  # its lines not made yet
-    for read in (head.replace(b"\r\n\r\n", b"\r\nIf-None-Match: %s\r\n\r\n" % TAG.encode()),
-                 head.replace(b"text/*", b"application/json"), head.replace(b"N2R", b"N2L"),
-                 head.replace(b"HTTP/1.1", b"HTTP/1.0"), head + b"GET"):
+    assert _fasthead.answer(head.replace(b"\r\n\r\n", b"\r\nIf-None-Match: %s\r\n\r\n" % TAG.encode()), facts,
+                            entries, b"http://", b"", True) == (b"GET", name, TAG)
+    assert _fasthead.answer(head.replace(b"N2R", b"N2L"), facts, entries, b"http://", b"", True) == (b"GET", name, None)
+    for read in (head.replace(b"text/*", b"application/json"), head.replace(b"HTTP/1.1", b"HTTP/1.0"), head + b"GET"):
         assert _fasthead.answer(read, facts, entries, b"http://", b"", True) is None, read
 
 

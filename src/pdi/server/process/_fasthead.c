@@ -56,7 +56,11 @@
  *     host) instead of None: the head read as httptools reads it, for the
  *     caller's public path to answer without the parser (the connection's
  *     data_received; a name it does not answer so goes to httptools as
- *     before).
+ *     before). An N2L, or an N2R or I2R with the If-None-Match above, of a
+ *     name no fact is kept for (a first asking of its 302 or 304) is
+ *     (method, query, If-None-Match as str, or None for N2L) instead of None:
+ *     for the caller's told path (Resolver.public_told), which reads the
+ *     name's digest and answers what its fact then answers.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -387,6 +391,14 @@ fasthead_answer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (packed == NULL) {
         if (PyErr_Occurred())
             goto done;
+        if (first) {  /* a first asking of N2L, or of a 304: the caller's told path, without the parser */
+            PyObject *tag = kind == 0 || values[F_IF_NONE_MATCH] == NULL ? Py_NewRef(Py_None)
+                : PyUnicode_DecodeASCII(values[F_IF_NONE_MATCH], lengths[F_IF_NONE_MATCH], NULL);
+            if (tag != NULL)
+                result = PyTuple_Pack(3, method, query, tag);
+            Py_XDECREF(tag);
+            goto done;
+        }
         goto none;
     }
     if (!PyBytes_CheckExact(packed) || PyBytes_GET_SIZE(packed) < 32)
@@ -476,7 +488,8 @@ fasthead_configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 static PyMethodDef methods[] = {
     {"answer", (PyCFunction)(void (*)(void))fasthead_answer, METH_FASTCALL,
      "answer(data, facts, entries, origin, defaults[, first]): N2L's 302, a 304 from the cache's facts or a whole"
-     " answer kept; with first, a first-asking N2R's (None, method, query, key, host); or None."},
+     " answer kept; with first, a first-asking N2R's (None, method, query, key, host), or a first-asking N2L's or"
+     " 304's (method, query, If-None-Match or None); or None."},
     {"configure", (PyCFunction)(void (*)(void))fasthead_configure, METH_FASTCALL,
      "configure(after_location, validator_lines, n2r_prefix, entity): the octets the answers are made of, and the"
      " class of a whole answer kept."},

@@ -99,9 +99,12 @@ from pdi.server.process.observe import (
 #: ``None`` where it was not built: every request is parsed by ``httptools``, as it is when the read is anything
 #: else): the octets to write, the method, the status and the body's octets; asked with ``first`` (the last
 #: argument), a first asking of an N2R of such a head (no whole answer kept under its key, no ``If-None-Match``) is
-#: ``(None, method, query, key, Host)``, for :attr:`CachedAnswerProtocol.public` to answer without the parser.
+#: ``(None, method, query, key, Host)``, for :attr:`CachedAnswerProtocol.public` to answer without the parser, and
+#: one of N2L or of an N2R's ``304`` (no fact kept for the name) ``(method, query, If-None-Match)`` (``None`` for
+#: N2L), for :attr:`CachedAnswerProtocol.told`.
 FastAnswer = Callable[[bytes, "collections.OrderedDict[bytes, bytes]", "collections.OrderedDict[bytes, Any]", bytes,
-                       bytes, bool], "tuple[bytes, bytes, int, int] | tuple[None, bytes, bytes, bytes, bytes] | None"]
+                       bytes, bool], "tuple[bytes, bytes, int, int] | tuple[None, bytes, bytes, bytes, bytes]"
+                                     " | tuple[bytes, bytes, str | None] | None"]
 FAST_ANSWER: FastAnswer | None
 #: The compiled path's own bounds on a read's octets, a target's and the fields: a connection with tighter ones
 #: configured is read by ``httptools`` alone (its ``414`` and ``431`` said as before).
@@ -191,6 +194,8 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
     cache: ResponseCache | None = None
     #: Whether the read being parsed is a first asking :attr:`public` declined already (:meth:`data_received`).
     _asked: bool = False
+    #: Whether the read being parsed is a first asking :attr:`told` did not tell already (:meth:`data_received`).
+    _told: bool = False
     #: N2R's (or N2L's) answer to a name the cache does not hold, made at once when it is the plain case (None: never).
     public: PublicAnswers | None = None
     #: N2L's ``302`` and a ``304`` of a name no fact is kept for, asked before :attr:`public` (None: never).
@@ -297,6 +302,18 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
                     finally:
                         self._asked = False
                     return
+                if len(sent) == 3:  # a first asking of N2L or a 304: the told path's, else the parser's (below)
+                    said = self._first_told(*sent)
+                    if said is True:
+                        return
+                    # not told (False: no one may read it, the ASGI path's; None: public_answer's, told not asked
+                    # again), read by the parser
+                    self._asked, self._told = said is False, True
+                    try:
+                        _read(self, data)
+                    finally:
+                        self._asked = self._told = False
+                    return
                 defaults = self.server_state.default_headers
                 if defaults is not _defaults[0]:  # uvicorn makes them anew each second (the Date): made again
                     _defaults[:] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults)
@@ -340,7 +357,33 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
             if found is None:
                 return False
             sent = _lines(found)
-        status, lines, body = sent
+        self._write_first(method, *sent)
+        return True
+
+    def _first_told(self, method: bytes, query: bytes, if_none_match: str | None) -> bool | None:
+        """A first asking of N2L (``if_none_match`` ``None``) or an N2R's (or I2R's) ``304`` (an ``If-None-Match`` of
+        one tag) of one plain head the compiled path read, for a name no fact is kept for: answered by :attr:`told`
+        as :meth:`_answer_public` answers it once the parser has read it, without the parser's callbacks, the
+        request's fields read again or the cache's look-ups that miss. ``True``: written; ``False``: no one may read
+        it now (the ASGI path says what it is, :attr:`public` not asked); ``None``: not told (:attr:`public` asks,
+        :attr:`told` not asked again)."""
+        told = self.told
+        if told is None:
+            return None
+        try:
+            said = told(_N2L if if_none_match is None else _N2R, query, if_none_match)
+        except Exception as exc:  # this server's own code: a 500, as on_headers_complete says it
+            self.failed(exc)
+            self._refuse(*self.refusal)  # type: ignore[misc]
+            return True
+        if said is True or said is False:
+            return None if said else False
+        self._write_first(method, *said)
+        return True
+
+    def _write_first(self, method: bytes, status: int, lines: bytes, body: bytes) -> None:
+        """Write an answer made for a first asking whose head only the compiled path read (:meth:`_first_asking`,
+        :meth:`_first_told`), as :meth:`_answer_from_cache` writes one, and wait for the next request."""
         defaults = self.server_state.default_headers
         if defaults is not _defaults[0]:  # uvicorn makes them anew each second (the Date)
             _defaults[:] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults)
@@ -354,7 +397,6 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         self.server_state.total_requests += 1
         self.keep_alive()
         self._arm()
-        return True
 
     def connection_lost(self, exc: Exception | None) -> None:
         for counts, peer in ((self.clients, self._counted), (self.refused, self._refused)):
@@ -469,7 +511,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         if public is None or not cache.fresh or not host or self._asked:  # asked already (data_received): the app's
             return None
         told = self.told
-        if told is not None and (n2l or fields[0] is not None):  # from the name's digest alone, no object made
+        if told is not None and (n2l or fields[0] is not None) and not self._told:  # from the digest alone
             said = told(path, query, None if n2l else fields[0])
             if said is not True:
                 return None if said is False else said
@@ -508,6 +550,7 @@ def _lines(found: tuple[int, Headers, bytes]) -> tuple[int, bytes, bytes]:
 _defaults: list[Any] = [None, b""]
 
 _N2L = N2L_PATH.encode()
+_N2R = b"/uri-res/N2R"
 #: No ``If-None-Match``, ``Range`` or ``If-Range`` (:func:`~pdi.server.process.cache.conditional_fields`).
 _NO_FIELDS: Final = (None, None, None)
 
