@@ -37,8 +37,9 @@ protocol, each for a measured reason that no ASGI hook serves:
   (:data:`FAST_ANSWER`, :mod:`pdi.server.process._fasthead`): under a third
   of the instructions; a first asking of an N2R of that shape, whose head it
   has read, goes to the public path at once
-  (:meth:`CachedAnswerProtocol._first_asking`); every other read is parsed by
-  ``httptools``.
+  (:meth:`CachedAnswerProtocol._first_asking`), and one of N2L or of a ``304``
+  to the told path (:meth:`CachedAnswerProtocol._first_told`); every other
+  read is parsed by ``httptools``.
 * **A request asking to switch protocols** (``Upgrade``, which ``pdi serve``
   never does): the parser stops at its head (uvicorn drops the octets read
   after it, logging two warnings); here the ``Upgrade`` is ignored (RFC 9110
@@ -279,7 +280,8 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         nothing of a request is being read or answered on the connection (nor held by the parser, begun at the
         end of the read before): written at once, as :meth:`_answer_from_cache` writes it; a first asking of an
         N2R of such a head, answered by :attr:`public` as :meth:`_answer_public` would answer it, without the
-        parser (:meth:`_first_asking`); any other, read as before."""
+        parser (:meth:`_first_asking`), and of N2L or a ``304``, by :attr:`told` (:meth:`_first_told`); any
+        other, read as before."""
         fast = self._fast
         if (fast is not None and self._in_head and not self._head_seen and not self._begun
                 and self.refusal is None):
