@@ -82,7 +82,7 @@ def test_a_days_listing_reads_each_documents_representations_by_index_in_an_anal
         real_query, real_text = store._query, store._serial_text
 
         def query_(sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
-            if "FROM documents d" in sql and "LIMIT" in sql:
+            if "FROM documents d" in sql and "representations" in sql:  # a page's rows (not the look-up of a day)
                 sent.append((sql, list(params)))
             return real_query(sql, params)  # type: ignore[no-any-return]
 
