@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pdi.archive.naming import generic_text, record_name, record_name_as
+from pdi.archive.naming import generic_text, record_name, record_name_as, record_text
 from pdi.archive.store import RepresentationRecord
 from pdi.identifier import PDI
 
@@ -62,3 +62,34 @@ def test_generic_text_is_the_generic_name_built(series: str, day: datetime.date,
     parsed = PDI.parse(text)
     assert (parsed.series_name, parsed.date, parsed.unique_id, parsed.format) == (
         series, day, record.unique_id, None)
+
+
+@pytest.mark.parametrize(("record", "spelling"), [
+    (_record(12, "12"), "urn:pdi://oma.eop.gov.us/2026/11/05/12.text.1"),
+    (_record(7, "7", "HTML", 3), "urn:pdi://oma.eop.gov.us/2026/11/05/7.html.3"),  # the format token as minted
+    (_record(None, "a/b c", "text", 2), "urn:pdi://oma.eop.gov.us/2026/11/05/a%2Fb%20c.text.2"),  # %-escaped
+])
+def test_record_text_is_the_versioned_name_as_minted(record: RepresentationRecord, spelling: str) -> None:
+    """A manifest page names each entry by ``record_text`` (PDI draft §2: series, GMT day, unique id, format and
+    version; a foreign id %-escaped)."""
+    assert record_text(record) == spelling
+
+
+@given(
+    series=st.from_regex(r"[a-z0-9](?:[a-z0-9-]{0,8}[a-z0-9])?(?:\.[a-z]{2,6}){0,2}\.(?:us|fr|de|jp)", fullmatch=True),
+    day=st.dates(min_value=datetime.date(1, 1, 1), max_value=datetime.date(9999, 12, 31)),
+    serial=st.one_of(st.integers(min_value=1, max_value=10**18), st.none()),
+    foreign=st.from_regex(r"[A-Za-z][A-Za-z0-9_()/ %-]{0,20}", fullmatch=True),
+    fmt=st.sampled_from(["text", "html", "PDF", "octet-stream", "xml", "jpeg", "Text"]),
+    version=st.integers(min_value=1, max_value=10**9),
+)
+def test_record_text_is_the_versioned_name_built(series: str, day: datetime.date, serial: int | None, foreign: str,
+                                                 fmt: str, version: int) -> None:
+    """The versioned name made without building a PDI is what building it gives, and what parsing it back reads."""
+    record = dataclasses.replace(_record(serial, str(serial) if serial is not None else foreign, fmt, version),
+                                 series=series, day=day)
+    text = record_text(record)
+    assert text == str(record_name(record))
+    parsed = PDI.parse(text)
+    assert (parsed.series_name, parsed.date, parsed.unique_id, parsed.version) == (
+        series, day, record.unique_id, version)

@@ -28,7 +28,7 @@ from pdi import formats
 from pdi.archive.access import PUBLIC
 from pdi.archive.base import ArchiveBase
 from pdi.archive.listing import _list_key
-from pdi.archive.naming import canonical_series, key_of, parse_pdi, record_name
+from pdi.archive.naming import canonical_series, key_of, parse_pdi, record_text
 from pdi.archive.store import DocumentKey, ListQuery, RepresentationRecord, WithdrawalRecord
 from pdi.errors import IntegrityError, LimitError, PDIError, StoreError
 
@@ -89,8 +89,8 @@ class Manifests(ArchiveBase):
             for record in self.store.iter_representations(query, page=min(limit + 1, 1000)):
                 if record.series != canonical:
                     continue  # a subseries has manifests of its own
-                if not hidden.version_listed(DocumentKey(record.series, record.day, record.unique_id),
-                                             record.version):
+                if hidden and not hidden.version_listed(DocumentKey(record.series, record.day, record.unique_id),
+                                                        record.version):
                     continue
                 if len(records) == limit:
                     more = True
@@ -107,9 +107,9 @@ class Manifests(ArchiveBase):
         entries = []
         for record in records:
             key = DocumentKey(record.series, record.day, record.unique_id)
-            entry: dict[str, Any] = {"name": str(record_name(record)), "format": record.format,
+            entry: dict[str, Any] = {"name": record_text(record), "format": record.format,
                                      "version": record.version}
-            tombstone = gone.get((key, record.version)) or gone.get((key, None))
+            tombstone = (gone.get((key, record.version)) or gone.get((key, None))) if gone else None
             if tombstone is not None:
                 entry["withdrawn"] = tombstone.at
                 if record.purged is not None:
@@ -122,7 +122,7 @@ class Manifests(ArchiveBase):
                              created_at=record.created_at, stored=record.stored)
                 embargo = {which: until for which, until in (("document", embargoes.get((key, None))),
                                                              ("version", embargoes.get((key, record.version))))
-                           if until is not None}
+                           if until is not None} if embargoes else None  # most pages: no embargo to look up
                 if embargo:
                     entry["embargo"] = embargo
             entries.append(entry)

@@ -18,6 +18,7 @@ import os
 import re
 from collections.abc import Sequence
 
+from pdi import formats
 from pdi._wording import clipped
 from pdi.archive.results import Generic, GenericVersion
 from pdi.archive.store import DocumentKey, RepresentationRecord
@@ -168,6 +169,17 @@ def generic_text(record: RepresentationRecord) -> str:
         return str(record_name(record, generic=True))
     day = record.day
     return f"urn:pdi://{record.series}/{day.year:04d}/{day.month:02d}/{day.day:02d}/{record.serial}"
+
+
+def record_text(record: RepresentationRecord) -> str:
+    """``str(record_name(record))``, the versioned name as text; for a serial record made without building a
+    :class:`PDI` and reading it back (a manifest page names a thousand records: building each was half its
+    making). A foreign id is built, as it may need %-escapes."""
+    if record.serial is None:
+        return str(record_name(record))
+    day = record.day
+    return (f"urn:pdi://{record.series}/{day.year:04d}/{day.month:02d}/{day.day:02d}/{record.serial}"
+            f".{formats.canonical_token(record.format)}.{record.version}")
 
 
 def record_name_as(record: RepresentationRecord, parsed: PDI) -> PDI:
