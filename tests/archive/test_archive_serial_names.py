@@ -171,17 +171,17 @@ def _same_as_the_tables(archive: Archive, documents: list[Document], clock: Cloc
 
 def _named_as_fast(named: SmallPublic | PublicVersion | None, fast: PublicVersion | None, sha256: str) -> None:
     """What ``public_serial_named`` tells of a name is what ``public_serial`` tells: for a version of one format whose
-    octets the catalog's row holds, not embargoed, their media type, charset, SHA-256, deposit time, octets and the
-    32 octets of the SHA-256 (hashed here: the octets deposited); else the same :class:`PublicVersion`, or
-    ``None``."""
+    octets the catalog's row holds, not embargoed, their media type, charset, SHA-256 (hashed here: the octets
+    deposited), deposit time and octets, one chunk whose digest is that SHA-256; else the same
+    :class:`PublicVersion`, or ``None``."""
     if not isinstance(named, tuple):
         assert named == fast
         return
     assert fast is not None and fast.data is not None and len(fast.records) == 1
     record = fast.record
-    assert named == (record.media_type, record.charset, record.sha256, record.created_at, fast.data, fast.chunks)
+    assert named == (record.media_type, record.charset, record.sha256, record.created_at, fast.data)
     assert record.sha256 == sha256 == hashlib.sha256(named[4]).hexdigest()
-    assert named[5] == hashlib.sha256(named[4]).digest()
+    assert fast.chunks == hashlib.sha256(named[4]).digest()
 
 
 def _many_as_each(archive: Archive, documents: list[Document]) -> None:

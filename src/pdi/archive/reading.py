@@ -170,9 +170,9 @@ class Reading(ArchiveBase):
         """:meth:`public_serial` of the serial name ``name`` of ``series``, spelled as :meth:`PDI.build` spells it
         (the caller checked the spelling; the catalog is asked by it), read by that name alone: the common case (a
         version of one format, its octets a small blob kept in the catalog's row, no embargo) as a
-        :data:`~pdi.archive.store.SmallPublic` tuple (media type, charset, SHA-256, deposit time, octets, their
-        32-octet digest) with no record made, anything else as :meth:`public_serial` tells it. The octets are not
-        checked: hash them against the digest before any is served. For a resolver's first asking of a name
+        :data:`~pdi.archive.store.SmallPublic` tuple (media type, charset, SHA-256, deposit time, octets) with no
+        record made, anything else as :meth:`public_serial` tells it. The octets are not checked: hash them against
+        the SHA-256 before any is served. For a resolver's first asking of a name
         (:mod:`pdi.server.protocol.plain`)."""
         return self.store.public_serial_named(name, series, self._now_stamp)
 

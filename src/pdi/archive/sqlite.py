@@ -278,26 +278,25 @@ class SQLiteStore(SQLStore):
     def public_serial_named(
         self, name: str, series: str, now: Callable[[], str],
     ) -> SmallPublic | PublicVersion | None:
-        """As every catalog does (:meth:`SQLStore.public_serial_named`): the one statement of
-        :meth:`public_serial_version`, and for the common case (one format, a small blob's octets in the row, no
-        embargo) a tuple of its columns, without the records :meth:`_serial_found` makes."""
+        """As every catalog does (:meth:`SQLStore.public_serial_named`): for the common case (one format, a small
+        blob's octets in the row, no embargo) the five columns of :data:`_SERIAL_SMALL`, the row's own tuple cut
+        (the case told by the statement: no record, no column it does not need); anything else by the one
+        statement of :meth:`public_serial_version` after it, without the records :meth:`_serial_found` makes."""
         if not isinstance(self.blobs, FileBlobs):
             return None
         try:
             conn = self._own_connection()
-            row = conn.execute(_SERIAL_NAMED, (name,)).fetchone()
-            if row is None or series not in self._readable_series(conn, row[-2:]):
+            row = conn.execute(_SERIAL_SMALL, (name,)).fetchone()
+            if row is None or series not in self._readable_series(conn, row[5:]):
                 return None  # not there (or not a serial name spelled so), or of a series not public
+            if row[4] is not None:  # one format, not withdrawn nor embargoed, its octets the row's: all it needs
+                small: SmallPublic = row[:5]
+                return small
+            row = conn.execute(_SERIAL_NAMED, (name,)).fetchone()  # anything else, read as public_serial reads it
+            if row is None or series not in self._readable_series(conn, row[-2:]):
+                return None
         except sqlite3.Error:
             return None  # busy (a checkpoint), or anything else: the usual reads say
-        data = row[11]
-        if (row[10] == 1 and not row[9] and row[7] is None and row[8] is None and data
-                and len(data) == row[4] and len(data) <= CHUNK_SIZE):  # one format, not withdrawn nor embargoed
-            sha256 = str(row[3])
-            digest = _digest_of(sha256)  # one chunk: its digest is the name's SHA-256
-            if digest is None:
-                return None  # no digest as pdi writes one: the usual reads say
-            return (str(row[0]), None if row[1] is None else str(row[1]), sha256, str(row[5]), bytes(data), digest)
         fields = _serial_key(name)
         if fields is None:
             return None
@@ -657,6 +656,17 @@ _PUBLIC_NAME = _PUBLIC_VERSION.replace(", b.data,", ", NULL,").replace(" LEFT JO
 _SERIAL_NAMED = (
     "SELECT n.media_type, n.charset, n.line_ending, n.sha256, n.size, n.created_at, n.stored, n.document_embargo,"
     f" n.version_embargo, n.withdrawn, n.formats, b.data, {_SERIES_STATE}"
+    " FROM serial_names n LEFT JOIN blobs b ON b.sha256 = n.sha256 WHERE n.name = ?"
+)
+#: :meth:`SQLiteStore.public_serial_named`'s first statement: of a name whose version has one format, not withdrawn
+#: nor embargoed, its octets a small blob of one chunk kept in the catalog's row (their size the row's), the media
+#: type, charset, SHA-256, deposit time and octets; of any other, the same with ``NULL`` octets (then read by
+#: :data:`_SERIAL_NAMED`); and :data:`_SERIES_STATE`. Seven columns, not fourteen: each column read costs the
+#: statement's module its description, its value made and SQLite's mutex entered (issue 24's first-asking N2R).
+_SERIAL_SMALL = (
+    "SELECT n.media_type, n.charset, n.sha256, n.created_at,"
+    " CASE WHEN n.formats = 1 AND NOT n.withdrawn AND n.document_embargo IS NULL AND n.version_embargo IS NULL"
+    f" AND n.size > 0 AND n.size <= {CHUNK_SIZE} AND length(b.data) = n.size THEN b.data END, {_SERIES_STATE}"
     " FROM serial_names n LEFT JOIN blobs b ON b.sha256 = n.sha256 WHERE n.name = ?"
 )
 #: A blob's size, chunk size and chunk digests.

@@ -131,9 +131,10 @@ class PublicVersion:
 
 #: What :meth:`~pdi.archive.catalog.SQLStore.public_serial_named` tells of a serial name anyone may read now whose
 #: version has one format and whose octets are a small blob kept in the catalog's row: its media type, charset, SHA-256
-#: (hex), deposit time (as the catalog keeps it), octets (not yet checked) and the 32 octets of their digest. A tuple,
-#: not a record: a resolver's first asking of a name makes one, and nothing else of it.
-SmallPublic = tuple[str, "str | None", str, str, bytes, bytes]
+#: (hex, as the catalog keeps it: the octets' digest is that hex's only if it spells one as pdi writes it), deposit
+#: time (as the catalog keeps it) and octets (not yet checked: one chunk, whose digest is the SHA-256). A tuple, not
+#: a record: a resolver's first asking of a name makes one, and nothing else of it.
+SmallPublic = tuple[str, "str | None", str, str, bytes]
 
 
 @dataclass(frozen=True)

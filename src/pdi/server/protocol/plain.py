@@ -163,11 +163,11 @@ class PlainAnswers:
             return None
         document = name.rsplit(".", 2)[0]
         if isinstance(found, tuple):  # one format, a small blob's octets in the catalog's row: no record made
-            media_type, charset, sha256, created, data, chunk = found
+            media_type, charset, sha256, created, data = found
             if len(data) > most or media_type.startswith("multipart/"):
                 return None
-            if hashlib.sha256(data).digest() != chunk:  # one chunk: its digest is the name's SHA-256
-                return None  # damaged: the general path says what is wrong
+            if hashlib.sha256(data).hexdigest() != sha256:  # one chunk: its digest is the name's SHA-256 (as pdi
+                return None  # writes it: lower-case hex); damaged, or another spelling: the general path says
             first, stamp = name, deposit_stamp(created)
             modified = stamp
         else:
