@@ -27,6 +27,7 @@ from starlette.types import Receive, Scope, Send
 from pdi.archive import Archive
 from pdi.server import create_app
 from pdi.server.process.connection import answering_protocol
+from support.memory_transport import MemoryTransport
 
 S = "wire.example.us"
 
@@ -242,38 +243,6 @@ def test_the_scope_of_a_request_for_the_app_is_the_one_uvicorn_makes() -> None:
     assert ours[0]["headers"] == [(b"host", b"h.example"), (b"x-one", b"1"), (b"x-one", b"2")]
 
 
-class _Nowhere(asyncio.Transport):
-    """A transport that keeps what is written to it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.written = bytearray()
-
-    def get_extra_info(self, name: str, default: object = None) -> object:
-        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 40000)}.get(name, default)
-
-    def write(self, data: bytes | bytearray | memoryview) -> None:
-        self.written += data
-
-    def is_closing(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        pass
-
-    def pause_reading(self) -> None:
-        pass
-
-    def resume_reading(self) -> None:
-        pass
-
-    def get_write_buffer_size(self) -> int:
-        return 0
-
-    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
-        pass
-
-
 def test_an_answer_the_connection_writes_makes_no_asgi_scope(names: dict[str, str]) -> None:
     # a plain N2R of a name no cache holds is answered by the connection (the app's public answers): no ASGI scope is
     # made for it (uvicorn makes one for every request, at its head's first octet)
@@ -285,7 +254,7 @@ def test_an_answer_the_connection_writes_makes_no_asgi_scope(names: dict[str, st
         made = answering_protocol(10, app.state.cache, None, app.state.public)
         protocol = made(config=config, server_state=uvicorn.server.ServerState(), app_state={},
                         _loop=asyncio.get_running_loop())
-        transport = _Nowhere()
+        transport = MemoryTransport()
         protocol.connection_made(transport)
         try:
             protocol.data_received(_request(names["text"]) + _request(names["text"], "HEAD"))

@@ -23,6 +23,7 @@ import uvicorn
 from hypothesis import HealthCheck, given, settings
 
 from pdi.server.process.guarded import GuardedHttpToolsProtocol
+from support.memory_transport import MemoryTransport
 
 
 class _Small(GuardedHttpToolsProtocol):
@@ -45,41 +46,6 @@ async def _app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": b"ok"})
 
 
-class _Memory(asyncio.Transport):
-    def __init__(self) -> None:
-        super().__init__()
-        self.written = bytearray()
-        self.closed = False
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 40000)}.get(name, default)
-
-    def write(self, data: Any) -> None:
-        if not self.closed:
-            self.written += data
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-    def close(self) -> None:
-        self.closed = True
-
-    def abort(self) -> None:
-        self.closed = True
-
-    def can_write_eof(self) -> bool:
-        return False
-
-    def pause_reading(self) -> None:
-        pass
-
-    def resume_reading(self) -> None:
-        pass
-
-    def get_write_buffer_size(self) -> int:
-        return 0
-
-
 async def _settle() -> None:
     for _ in range(20):
         await asyncio.sleep(0)
@@ -91,7 +57,7 @@ async def _exchange(reads: list[bytes]) -> bytes:
     state = uvicorn.server.ServerState()
     state.default_headers = [(b"server", b"pdi")]
     protocol = _Small(config=config, server_state=state, app_state={}, _loop=asyncio.get_running_loop())
-    transport = _Memory()
+    transport = MemoryTransport()
     protocol.connection_made(transport)
     try:
         for read in reads:

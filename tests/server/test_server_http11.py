@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from pdi.server.process.http11 import HttpProtocol
+from support.memory_transport import MemoryTransport
 
 _SCOPE_KEYS = ("type", "asgi", "http_version", "server", "client", "scheme", "root_path", "method", "path",
                "raw_path", "query_string")
@@ -69,36 +70,6 @@ async def _app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": said})
 
 
-class _Memory(asyncio.Transport):
-    def __init__(self) -> None:
-        super().__init__()
-        self.written = bytearray()
-        self.closed = False
-        self.paused = False
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 40000)}.get(name, default)
-
-    def write(self, data: Any) -> None:
-        if not self.closed:
-            self.written += data
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-    def close(self) -> None:
-        self.closed = True
-
-    def pause_reading(self) -> None:
-        self.paused = True
-
-    def resume_reading(self) -> None:
-        self.paused = False
-
-    def get_write_buffer_size(self) -> int:
-        return 0
-
-
 async def _settle() -> None:
     for _ in range(40):
         await asyncio.sleep(0)
@@ -111,7 +82,7 @@ async def _exchange(protocol_class: type[asyncio.Protocol], pieces: list[bytes])
     state.default_headers = [(b"date", b"Sat, 28 Nov 2026 22:00:00 GMT"), (b"server", b"uvicorn")]
     protocol: Any = protocol_class(config=config, server_state=state, app_state={"kept": 1},  # type: ignore[call-arg]
                                    _loop=asyncio.get_running_loop())
-    transport = _Memory()
+    transport = MemoryTransport()
     protocol.connection_made(transport)
     try:
         queue = list(pieces)
@@ -215,7 +186,7 @@ def test_the_keep_alive_timeout_runs_from_the_last_answer_and_stops_while_a_requ
         config.load()
         state = uvicorn.server.ServerState()
         protocol = HttpProtocol(config=config, server_state=state, app_state={}, _loop=asyncio.get_running_loop())
-        transport = _Memory()
+        transport = MemoryTransport()
         protocol.connection_made(transport)
         closed = []
         for _ in range(3):
