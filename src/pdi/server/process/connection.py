@@ -364,7 +364,9 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
 
     def _first_told(self, method: bytes, query: bytes, if_none_match: str | None) -> bool | None:
         """A first asking of N2L (``if_none_match`` ``None``) or an N2R's (or I2R's) ``304`` (an ``If-None-Match`` of
-        one tag) of one plain head the compiled path read, for a name no fact is kept for: answered by :attr:`told`
+        one tag's 66 characters, which may be a list or weak tags that long: :attr:`told` compares them as
+        :func:`~pdi.server.http.conditional.tag_matches` does) of one plain head the compiled path read, for a name
+        no fact is kept for: answered by :attr:`told`
         as :meth:`_answer_public` answers it once the parser has read it, without the parser's callbacks, the
         request's fields read again or the cache's look-ups that miss. ``True``: written; ``False``: no one may read
         it now (the ASGI path says what it is, :attr:`public` not asked); ``None``: not told (:attr:`public` asks,
