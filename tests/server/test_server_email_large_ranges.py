@@ -11,6 +11,7 @@ message read whole by Python.
 
 from __future__ import annotations
 
+import base64
 import binascii
 import email
 import email.message
@@ -112,3 +113,31 @@ def test_the_first_answer_of_a_large_part_decodes_it_once(
     decoded.clear()
     part = client.get(f"{n2r}1", headers={"Range": "bytes=2500000-2500009"})
     assert part.content == SCAN[2_500_000:2_500_010] and sum(decoded) <= 1 << 20 + 16
+
+
+def test_a_large_messages_base64_with_stray_characters_is_served_as_python_decodes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Deposited, its part was refused when served (``415``), though Python's :mod:`email` (and pdi's reading of a
+    small message) decodes it past them: now the whole and every range are Python's octets."""
+    import pdi.archive.reading
+
+    data = _message()
+    at = data.index(base64.b64encode(SCAN[:300])[:76])
+    data = data[:at + 1_500_000] + b"!\t" + data[at + 1_500_000 : at + 2_000_000] + b"==" + data[at + 2_000_000:]
+    python = [cast(bytes, cast(Any, p).get_payload(decode=True)) for p in
+              email.message_from_bytes(data, policy=email.policy.default).walk() if not p.is_multipart()]
+    with Archive.init(tmp_path / "a") as archive:
+        archive.add_series(S)
+        small = archive.get(str(archive.add(S, data, format="rfc822")) + "#part=1")
+        assert small.data == python[1] != SCAN  # read whole: Python's reading (its "==" ends the decoding)
+        name = str(archive.add(S, data + b"\r\n", format="rfc822", foreign_id="large"))
+    monkeypatch.setattr("pdi.mail.large.STREAMED_FROM", 100)
+    monkeypatch.setattr(pdi.archive.reading, "_PARTS", pdi.archive.reading._LocatedParts())
+    client = TestClient(create_app(str(tmp_path / "a")))
+    whole = client.get(f"/uri-res/N2R?{name}%23part=1")
+    assert whole.status_code == 200 and whole.content == python[1]
+    size = len(python[1])
+    for first, last in ((0, 9), (1_100_000, 1_100_099), (size - 1, size - 1)):
+        answer = client.get(f"/uri-res/N2R?{name}%23part=1", headers={"Range": f"bytes={first}-{last}"})
+        assert answer.status_code == 206 and answer.content == python[1][first : last + 1]

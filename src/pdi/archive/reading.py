@@ -903,7 +903,7 @@ class StreamedPart:
         from pdi.mail.large import part_pieces
 
         with self.opener() as reader:
-            yield from part_pieces(VerifiedOctets(reader), self.part)
+            yield from part_pieces(VerifiedOctets(reader), self.part, mapped=self.mapped)
 
     def range_pieces(self, first: int, stop: int) -> Iterator[bytes]:
         """Its octets ``first`` to ``stop`` (not included), decoded from the place nearest before ``first``

@@ -36,13 +36,17 @@ as it is read, a few chunks held), in memory bounded by a few windows of
   text is read from the same part; that part's body alone is read (at most
   :data:`MAX_BODY_OCTETS`) and decoded as Python decodes it.
 * **A part's octets** (:func:`part_pieces`) are decoded from its body a
-  window at a time: base64 of the alphabet alone, its padding at the end
-  (what RFC 2045 §6.8 writes, and every mailer), quoted-printable cut only
-  after a line end (or where no escape is cut), anything else as it is;
-  each piece the same octets as Python's ``get_payload(decode=True)`` of
-  the whole, which the tests compare on the same messages. Base64 holding
-  other characters (which Python reads past, by rules that look at the whole)
-  is refused naming where, as is uuencode. :func:`part_map` learns a part's
+  window at a time: base64 cut at a multiple of four characters of its
+  alphabet, read as Python reads it (strictly if the whole is valid, else as
+  ``binascii``'s lenient mode reads it, which gives the same octets: what is
+  not the alphabet skipped, an ``=`` that ends a quad of two or three
+  characters ending the decoding, and a last quad of one character making
+  Python answer the part as written, its line ends taken out, which the part's
+  map learns first); quoted-printable cut only after a line end (or where no
+  escape is cut; ``=`` CR, a soft break up to the next LF, carried across the
+  windows it runs over); anything else as it is; each piece the same octets as
+  Python's ``get_payload(decode=True)`` of the whole, which the tests compare
+  on the same messages. Uuencode is refused naming the part. :func:`part_map` learns a part's
   decoded size before anything is sent (base64 counted, not decoded; octets as
   written not read) and keeps where its decoding can start again, a window
   apart, so that :func:`part_range` decodes a range from the place nearest
@@ -81,7 +85,7 @@ from pdi.mail.message import (
 )
 
 __all__ = [
-    "KEPT_OF_LINE", "MAX_BODY_OCTETS", "MAX_HEADER_BLOCK", "MOST_CARRIED_KEPT", "STREAMED_FROM", "WINDOW", "Octets",
+    "KEPT_OF_LINE", "MAX_BODY_OCTETS", "MAX_HEADER_BLOCK", "STREAMED_FROM", "WINDOW", "Octets",
     "PartMap", "decoded_size", "part_map", "part_pieces", "part_range", "read_large",
 ]
 
@@ -338,14 +342,14 @@ def body_unread(mail: Mail) -> MailPart | None:
 
 
 class _NotStreamed(Exception):
-    """A part's base64 that holds other characters than the alphabet, or padding before its end."""
+    """A part that cannot be decoded a window at a time (uuencode, a run of ``=`` in quoted-printable longer than
+    windows)."""
 
     def __init__(self, offset: int, what: str) -> None:
         super().__init__(what)
         self.offset, self.what = offset, what
 
 
-_BASE64: Final = re.compile(rb"[A-Za-z0-9+/]*")
 #: What follows the boundary on a delimiter line before its end: ``--`` (the close delimiter) or not, then blanks.
 _TAIL: Final = re.compile(rb"(--)?[ \t]*")
 
@@ -360,40 +364,43 @@ def transfer_encoding(part: MailPart) -> str:
 
 _T = TypeVar("_T")
 
-#: The longest carry (a line of quoted-printable cut by a window) a place of :class:`PartMap` keeps: a process keeps
-#: the maps of the parts it answered lately, and a stranger's lines of almost a window each would make them windows.
-MOST_CARRIED_KEPT: Final = 4096
-
 #: Where a part's decoding stands before a window: the octet of the message it goes on from, the characters carried
-#: ahead of it (at most a few of base64, a line of quoted-printable), the octets of the part decoded before it.
+#: ahead of it (at most a few of base64; of quoted-printable a line's start, or ``=`` CR: a soft break running on).
 _State = tuple[int, bytes]
 
 
 @dataclass(frozen=True)
 class PartMap:
     """How many octets a part decodes to, and places its decoding can start again (:func:`part_map`): each the
-    octets decoded before it, the message's octet it goes on from, the characters carried ahead of that."""
+    octets decoded before it, the message's octet it goes on from, the characters carried ahead of that. ``raw``:
+    a base64 part Python answers as it is written, its line ends taken out (its characters of the alphabet are
+    one more than a multiple of four, and no padding ends them: ``email._encoded_words.decode_b`` decodes none)."""
 
     size: int
     resumes: tuple[tuple[int, int, bytes], ...]
+    raw: bool = False
 
 
-def part_pieces(octets: Octets, part: MailPart, window: int = WINDOW) -> Iterator[bytes]:
+def part_pieces(octets: Octets, part: MailPart, window: int = WINDOW, mapped: PartMap | None = None) -> Iterator[bytes]:
     """The octets of ``part`` (a leaf :func:`read_large` read from ``octets``), its transfer encoding removed, a
     window at a time: together the octets :meth:`pdi.mail.message.Mail.part_octets` gives of the same part read
-    whole. :class:`UnsupportedError` for a part whose octets are decoded only from its whole (see the module
-    docstring), raised before the first piece that differs."""
+    whole. ``mapped``: its :func:`part_map`, made here for a base64 part if not given (whether Python answers it as
+    written is known only at its end). :class:`UnsupportedError` for a part whose octets are decoded only from its
+    whole (see the module docstring), raised before the first piece that differs."""
     assert part.span is not None
-    for _, piece in _refused_so(part, _decoding(octets, part, window, (part.span[1], b""))):
+    if mapped is None and _streamed_encoding(part) == "base64":
+        mapped = part_map(octets, part, window)
+    raw = mapped is not None and mapped.raw
+    for _, piece in _refused_so(part, _decoding(octets, part, window, (part.span[1], b""), raw)):
         if piece:
             yield piece
 
 
 def part_map(octets: Octets, part: MailPart, window: int = WINDOW) -> PartMap:
     """How many octets :func:`part_pieces` gives of ``part``, and where its decoding can start again, a window
-    apart (for :func:`part_range`): base64 counted, not decoded (its characters checked as decoding checks them,
-    so that what :func:`part_pieces` refuses is refused here, before anything is sent), octets as written not
-    read at all, quoted-printable decoded (nothing kept)."""
+    apart (for :func:`part_range`): base64 counted, not decoded (its characters sorted as decoding sorts them),
+    octets as written not read at all, quoted-printable decoded (nothing kept); what :func:`part_pieces` refuses
+    is refused here, before anything is sent."""
     assert part.span is not None
     _, start, end = part.span
     encoding = _streamed_encoding(part)
@@ -403,12 +410,22 @@ def part_map(octets: Octets, part: MailPart, window: int = WINDOW) -> PartMap:
         return PartMap(end - start, ((0, start, b""),))
     resumes: list[tuple[int, int, bytes]] = []
     size = 0
-    states = _base64_counts(octets, start, end, window) if encoding == "base64" else (
-        (state, len(piece)) for state, piece in _qp_pieces(octets, start, end, window, (start, b"")))
-    for (at, carry), count in _refused_so(part, states):
-        if len(carry) <= MOST_CARRIED_KEPT or not resumes:  # (a range of a long line decodes from a place before it)
-            resumes.append((size, at, carry))
-        size += count
+    if encoding == "quoted-printable":
+        for (at, carry), piece in _refused_so(part, _qp_pieces(octets, start, end, window, (start, b""))):
+            # a line's start carried is the octets just before the window: the place is where they begin, so that
+            # no place keeps a line (a stranger's lines almost a window long would make each map some windows)
+            resumes.append((size, at, carry) if len(carry) <= 2 else (size, at - len(carry), b""))
+            size += len(piece)
+        return PartMap(size, tuple(resumes))
+    as_written: list[tuple[int, int, bytes]] = []
+    written = 0
+    for (at, carry), text, octets_written in _base64_texts(octets, end, window, (start, b"")):
+        if text is None:  # Python answers it as written, its line ends taken out
+            return PartMap(written, tuple(as_written), raw=True)
+        resumes.append((size, at, carry))
+        size += len(text) // 4 * 3 - (len(text) - len(text.rstrip(b"=")))
+        as_written.append((written, at, b""))
+        written += octets_written
     return PartMap(size, tuple(resumes))
 
 
@@ -427,7 +444,7 @@ def part_range(
         return
     k = max(0, bisect.bisect_right([decoded for decoded, _, _ in mapped.resumes], first) - 1)
     decoded, at, carry = mapped.resumes[k] if mapped.resumes else (0, part.span[1], b"")
-    for _, piece in _refused_so(part, _decoding(octets, part, window, (at, carry))):
+    for _, piece in _refused_so(part, _decoding(octets, part, window, (at, carry), mapped.raw)):
         if decoded + len(piece) > first:
             yield piece[max(0, first - decoded) : stop - decoded]
         decoded += len(piece)
@@ -445,12 +462,18 @@ def _streamed_encoding(part: MailPart) -> str:
     return ""
 
 
-def _decoding(octets: Octets, part: MailPart, window: int, state: _State) -> Iterator[tuple[_State, bytes]]:
-    """The pieces of ``part`` decoded from ``state`` on, each with the state before it."""
+def _decoding(
+    octets: Octets, part: MailPart, window: int, state: _State, raw: bool = False
+) -> Iterator[tuple[_State, bytes]]:
+    """The pieces of ``part`` decoded from ``state`` on, each with the state before it (``raw``: a base64 part that
+    Python answers as written, :attr:`PartMap.raw`)."""
     assert part.span is not None
     _, start, end = part.span
     encoding = _streamed_encoding(part)
-    if encoding == "base64":
+    if encoding == "base64" and raw:
+        for at in range(state[0], end, window):
+            yield (at, b""), octets[at : min(end, at + window)].translate(None, b"\r\n")
+    elif encoding == "base64":
         yield from _base64_pieces(octets, end, window, state)
     elif encoding == "quoted-printable":
         yield from _qp_pieces(octets, start, end, window, state)
@@ -475,68 +498,77 @@ def _refused_so(part: MailPart, items: Iterator[_T]) -> Iterator[_T]:
         ) from None
 
 
-#: The base64 alphabet: what a window's characters are once its line ends are taken out.
+#: The base64 alphabet.
 _ALPHABET: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+#: The octets base64 decoding passes over (Python's falls back to ``binascii``'s lenient mode, which skips them):
+#: all but the alphabet and ``=``, line ends among them.
+_SKIPPED: Final = bytes(range(256)).translate(None, _ALPHABET + b"=")
+_PADDING: Final = re.compile(rb"=+")
 
 
-def _base64_window(octets: Octets, at: int, end: int, window: int, carry: bytes) -> tuple[bytes, int, bytes]:
-    """A window of base64 from ``at`` after ``carry``: its characters, how many of them are decoded now (a multiple
-    of four, of the alphabet alone), what is carried to the next; :class:`_NotStreamed` where what is not the
-    alphabet has more after it than its padding at the end may have."""
-    text = carry + octets[at : min(end, at + window)].translate(None, b"\r\n")
-    if text.translate(None, _ALPHABET):  # something but the alphabet: where it begins
-        clean = _BASE64.match(text)
-        assert clean is not None
-        alphabet = clean.end()
-    else:
-        alphabet = len(text)
-    cut = alphabet - alphabet % 4
-    if len(text) - cut > _MOST_CARRIED:  # what is not the alphabet, with more after it: not the padding at the end
-        raise _NotStreamed(at, f"its base64 holds {text[alphabet : alphabet + 1]!r} before its end")
-    return text, cut, text[cut:]
+def _base64_step(carry: bytes, written: bytes) -> tuple[bytes, bytes, bool]:
+    """A window of base64 ``written`` after ``carry``, read as ``get_payload(decode=True)`` reads the whole: the
+    characters decoded now (whole quads of the alphabet; the last padded if the decoding ends here), what is
+    carried to the next window (the quad begun, and an ``=`` after two of it), and whether the decoding ends here.
+
+    Python decodes the whole strictly if it can, else as ``binascii.a2b_base64`` does leniently: both give the
+    same octets, those of the lenient reading, which skips what is not the alphabet or ``=``, skips an ``=`` that
+    follows fewer than two characters of a quad, and reads no more after ``=`` ends a quad of two or three
+    (``==`` after two, ``=`` after three)."""
+    text = carry + written.translate(None, _SKIPPED)
+    if b"=" not in text:
+        cut = len(text) - len(text) % 4
+        return text[:cut], text[cut:], False
+    kept: list[bytes] = []
+    count, i = 0, 0
+    for run in _PADDING.finditer(text):
+        begin, after = run.span()
+        kept.append(text[i:begin])
+        count, i = count + begin - i, after
+        quad = count % 4
+        if quad >= 2 and after - begin >= 4 - quad:  # a quad ended by its padding: nothing after it is read
+            return b"".join(kept) + b"=" * (4 - quad), b"", True
+    kept.append(text[i:])
+    alphabet = b"".join(kept)
+    quad = len(alphabet) % 4
+    pending = b"=" if quad == 2 and text.endswith(b"=") else b""  # its second may begin the next window
+    return alphabet[: len(alphabet) - quad], alphabet[len(alphabet) - quad :] + pending, False
 
 
-def _base64_pieces(octets: Octets, end: int, window: int, state: _State) -> Iterator[tuple[_State, bytes]]:
-    """Base64 decoded a window at a time from ``state``: every window of the alphabet alone, cut at a multiple of
-    four characters (so each piece is what the whole decodes to there); what follows the last of them (its
-    padding, at most a few characters) decoded as Python decodes the whole's end
-    (``email._encoded_words.decode_b``, missing padding added), so that anything but the alphabet before the end,
-    or an end Python reads past, is refused."""
-    import binascii
-
+def _base64_texts(
+    octets: Octets, end: int, window: int, state: _State
+) -> Iterator[tuple[_State, bytes | None, int]]:
+    """Each window of base64 from ``state`` on, with the state before it: the characters decoded there
+    (:func:`_base64_step`; after the last window, the quad begun padded, or ``None`` if it is one character, for
+    which Python answers the whole as written) and the octets written there less its line ends."""
     carry = state[1]
     for at in range(state[0], end, window):
         before = carry
-        text, cut, carry = _base64_window(octets, at, end, window, carry)
-        yield (at, before), binascii.a2b_base64(text[:cut]) if cut else b""
-    yield (end, carry), _base64_end(end, carry)
+        written = octets[at : min(end, at + window)]
+        text, carry, ended = _base64_step(carry, written)
+        yield (at, before), text, len(written) - written.count(b"\r") - written.count(b"\n")
+        if ended:
+            return
+    quad = carry.rstrip(b"=")
+    yield (end, carry), None if len(quad) == 1 else quad + b"=" * (4 - len(quad)) if quad else b"", 0
 
 
-def _base64_counts(octets: Octets, start: int, end: int, window: int) -> Iterator[tuple[_State, int]]:
-    """What :func:`_base64_pieces` gives from the part's start, each piece's size in place of its octets: counted,
-    not decoded (three octets a four characters), its end decoded."""
-    carry = b""
-    for at in range(start, end, window):
-        before = carry
-        _, cut, carry = _base64_window(octets, at, end, window, carry)
-        yield (at, before), cut // 4 * 3
-    yield (end, carry), len(_base64_end(end, carry))
+def _base64_pieces(octets: Octets, end: int, window: int, state: _State) -> Iterator[tuple[_State, bytes]]:
+    """Base64 decoded a window at a time from ``state``: each piece what the whole decodes to there
+    (:func:`_base64_texts`)."""
+    import binascii
 
-
-def _base64_end(end: int, carry: bytes) -> bytes:
-    from email._encoded_words import decode_b  # type: ignore[import-not-found]  # get_payload(decode=True)'s
-
-    value, defects = decode_b(carry)
-    if any(type(d).__name__ != "InvalidBase64PaddingDefect" for d in defects):
-        raise _NotStreamed(end, "its base64 ends with other characters than its alphabet and padding")
-    return bytes(value)
-
-
-#: The most characters of base64 carried from one window to the next: three of a quad and its padding, and a few.
-_MOST_CARRIED: Final = 8
+    for before, text, _ in _base64_texts(octets, end, window, state):
+        if text is None:  # (a part's map says so first: :attr:`PartMap.raw`)
+            raise _NotStreamed(end, "its base64 ends with one character of a quad, which Python answers as written")
+        yield before, binascii.a2b_base64(text) if text else b""
 
 
 def _qp_pieces(octets: Octets, start: int, end: int, window: int, state: _State) -> Iterator[tuple[_State, bytes]]:
+    """Quoted-printable decoded a window at a time from ``state`` as ``quopri.decodestring`` (``binascii.a2b_qp``)
+    decodes the whole: each window cut after its last line end (no escape reaches past one), or in a line longer
+    than a window where no escape (``=XX``, ``==``, ``=`` and its line end) is cut; ``=`` CR, which Python reads
+    as a soft break running to the next LF, carried as such (``=`` CR) across the windows it runs over."""
     import quopri
 
     carry = state[1]
@@ -547,6 +579,11 @@ def _qp_pieces(octets: Octets, start: int, end: int, window: int, state: _State)
             carry = b""
         else:
             cut = text.rfind(b"\n") + 1  # a line's escapes never reach past its end
+            if cut == 0 and b"=\r" in text and quopri.decodestring(text + b"G") == quopri.decodestring(text):
+                # a soft break "=" CR runs on past the window (what follows it is not read, up to an LF)
+                yield (at, before), quopri.decodestring(text)
+                carry = b"=\r"
+                continue
             if cut == 0:  # a line longer than a window: cut where no escape (=XX, or = and its line end) is cut
                 cut = len(text)
                 while cut > 0 and (b"=" in text[max(0, cut - 2) : cut] or text[cut - 1 : cut] == b"\r"):
