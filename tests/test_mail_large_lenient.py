@@ -88,3 +88,19 @@ def test_stray_characters_far_into_a_large_base64_part() -> None:
         assert mapped.size == len(expected)
         assert b"".join(part_pieces(data, part, mapped=mapped)) == expected
         assert b"".join(part_range(data, part, mapped, 1_200_000, 1_200_100)) == expected[1_200_000:1_200_100]
+
+
+def test_an_enclosed_messages_broken_base64_reads_alike_in_a_small_and_a_large_message() -> None:
+    """An enclosed message in base64 (which RFC 2046 §5.2.1 forbids, but which is met) whose last quad is one
+    character: the small path raised ``binascii.Error`` (no error of pdi's: a 500), the large one answered it as
+    written; both now read it as Python reads a base64 part (``decode_b``): as written, its line ends taken out."""
+    body = b"U3ViamVjdDogeA0KDQpib2R5!\r\nQ"
+    data = _message(b"base64", body).replace(b"application/octet-stream", b"message/rfc822")
+    whole = read_message(data)
+    assert whole.parts[1].media_type == "message/rfc822"
+    assert whole.part_octets(whole.parts[1]) == b"U3ViamVjdDogeA0KDQpib2R5!Q"
+    part = read_large(data).parts[1]
+    assert b"".join(part_pieces(data, part)) == b"U3ViamVjdDogeA0KDQpib2R5!Q"
+    fine = _message(b"base64", b"U3ViamVjdDogeA0KDQpib2R5\r\n").replace(b"application/octet-stream",
+                                                                       b"message/rfc822")
+    assert read_message(fine).part_octets(read_message(fine).parts[1]) == b"Subject: x\r\n\r\nbody"

@@ -158,10 +158,10 @@ class Mail:
             return part.octets()
         body = self.data[_body_start(self.data, *span) : span[1]]
         encoding = str(part.entity.get("Content-Transfer-Encoding", "")).strip().lower()
-        if encoding == "base64":
-            import binascii
+        if encoding == "base64":  # as get_payload(decode=True) decodes a base64 part (it raises nothing)
+            from email._encoded_words import decode_b  # type: ignore[import-not-found]
 
-            return binascii.a2b_base64(body, strict_mode=False)
+            return bytes(decode_b(b"".join(body.splitlines()))[0])
         if encoding == "quoted-printable":
             import quopri
 
