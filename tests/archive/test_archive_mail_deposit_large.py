@@ -179,3 +179,26 @@ def test_a_large_messages_text_for_quotes_and_directives_is_read_from_its_body_p
     assert answer["text"] == text[:4] == "Dear"
     at = text.index("café")
     assert [str(n) for n in native_names(archive, f"{name}#:~:text=caf%C3%A9").natives] == [f"{name}#char={at},{at + 4}"]
+
+
+def test_a_citation_whose_citing_document_is_a_large_message_reads_its_body_part_alone(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Archive.cite`` counted a citing message's position in its body text after reading the message whole
+    (``resolve``); a large one's body text is read as ``char=`` reads it, its body's part alone."""
+    import pdi.archive.reading
+
+    data = _message([random.Random(6).randbytes(200_000)], "citing")
+    name = str(archive.add(S, data, format="rfc822"))
+    source = str(archive.add(S, "Quoted: caf\u00e9 and all, from the source.".encode(), format="utf-8"))
+    python = email.message_from_bytes(data, policy=email.policy.default)
+    text = cast(Any, python.get_body(("plain",))).get_content().replace("\r\n", "\n").replace("\n", "\r\n")
+    at = text.index("café and all")
+    monkeypatch.setattr("pdi.mail.large.STREAMED_FROM", 100)
+    read = pdi.archive.reading.Reading._read
+    monkeypatch.setattr(pdi.archive.reading.Reading, "_read", lambda self, parsed, record, *a: (
+        pytest.fail("a large message read whole") if record.media_type == "message/rfc822" else read(
+            self, parsed, record, *a)))
+    assert archive.cite(f"{name}@{at}={source}#char=8,20").check.status == "ok"
+    moved = archive.cite(f"{name}@{at + 1}={source}#char=8,20")
+    assert moved.check.status == "mismatch" and moved.check.found == text[at + 1 : at + 13]

@@ -370,11 +370,13 @@ class Reading(ArchiveBase):
             raise UnsupportedError(f"{parsed} is not a citation (NAME@position=PDI)")
         citing_name = dataclasses.replace(parsed, citation=None)
         try:
-            citing = self.resolve(citing_name)
+            citing = self.locate(citing_name)
         except NotFoundError as exc:  # what the archive holds near it, as pdi get says (a name copied with another day)
             raise self.not_found(exc, citing_name) from None  # type: ignore[attr-defined]  # the Archive's browsing part
         if not isinstance(citing, Resolved):
             raise UnsupportedError("the citing document needs a format and a version")
+        if citing.media_type != "message/rfc822" or citing.pdi.fragment is not None:
+            citing = self.read(citing)  # a message's text is its body's, which char_text reads (a large one's part)
         origin = parsed.citation.origin
         try:
             cited = self.resolve(parsed.citation.cited)
