@@ -18,6 +18,7 @@ import email.message
 import email.policy
 import hashlib
 import random
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -141,3 +142,28 @@ def test_a_large_messages_base64_with_stray_characters_is_served_as_python_decod
     for first, last in ((0, 9), (1_100_000, 1_100_099), (size - 1, size - 1)):
         answer = client.get(f"/uri-res/N2R?{name}%23part=1", headers={"Range": f"bytes={first}-{last}"})
         assert answer.status_code == 206 and answer.content == python[1][first : last + 1]
+
+
+def test_ranges_at_the_places_a_large_parts_decoding_starts_again(served: tuple[TestClient, str, list[bytes]]) -> None:
+    """A range that starts exactly where the part's map starts decoding again, one that ends just before, the
+    last octet alone; ``If-Range`` with the part's date (held: ``206``) and an older one (the whole)."""
+    from pdi.mail.large import part_map, read_large
+
+    client, n2r, python = served
+    first = client.get(f"{n2r}1")
+    data = _message()
+    places = [decoded for decoded, _, _ in part_map(data, read_large(data).parts[1]).resumes]
+    assert len(places) >= 3
+    for place in places[1:-1]:
+        for start, end in ((place, place + 9), (place - 10, place - 1), (place - 1, place)):
+            answer = client.get(f"{n2r}1", headers={"Range": f"bytes={start}-{end}"})
+            assert answer.status_code == 206 and answer.content == python[1][start : end + 1], (start, end)
+    last = len(python[1]) - 1
+    answer = client.get(f"{n2r}1", headers={"Range": f"bytes={last}-{last}"})
+    assert answer.status_code == 206 and answer.content == python[1][last:]
+    dated = first.headers["last-modified"]
+    time.sleep(1.1)  # a date is a strong validator once a second or more old (RFC 9110 §8.8.2.2)
+    held = client.get(f"{n2r}1", headers={"Range": "bytes=5-9", "If-Range": dated})
+    assert held.status_code == 206 and held.content == SCAN[5:10]
+    stale = client.get(f"{n2r}1", headers={"Range": "bytes=5-9", "If-Range": "Mon, 01 Jan 2001 00:00:00 GMT"})
+    assert stale.status_code == 200 and len(stale.content) == len(SCAN)
