@@ -202,3 +202,47 @@ def test_a_citation_whose_citing_document_is_a_large_message_reads_its_body_part
     assert archive.cite(f"{name}@{at}={source}#char=8,20").check.status == "ok"
     moved = archive.cite(f"{name}@{at + 1}={source}#char=8,20")
     assert moved.check.status == "mismatch" and moved.check.found == text[at + 1 : at + 13]
+
+
+def test_a_large_messages_temporary_files_are_in_tmpdir_and_gone_on_every_path(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The check's and the indexer's copies of the message are files of ``$TMPDIR`` (``tempfile.gettempdir()``),
+    unlinked from the start and closed when the deposit ends: kept, refused, or failed by an error of no one's
+    (the archive left as it was)."""
+    import tempfile
+
+    import pdi.mail.large
+
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spool))
+    monkeypatch.setattr("pdi.mail.large.STREAMED_FROM", 100)
+    monkeypatch.setattr("pdi.archive.readable.HELD_UP_TO", 64)
+    data = _message([random.Random(8).randbytes(5_000)], "spooled")
+    archive.add(S, b"Subject: warm\r\n\r\nthe deposit's modules loaded\r\n", format="rfc822")
+
+    def spooled() -> list[str]:
+        found = []
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                found.append(os.readlink(f"/proc/self/fd/{fd}"))
+            except FileNotFoundError:  # the listing's own descriptor, closed since
+                continue
+        return [path for path in found if path.startswith(str(spool))]
+
+    seen: list[list[str]] = []
+    large = pdi.mail.large.read_large
+    monkeypatch.setattr("pdi.mail.large.read_large", lambda *a, **k: seen.append(spooled()) or large(*a, **k))
+    archive.add(S, data, format="rfc822")
+    assert seen and all(seen) and all(path.endswith("(deleted)") for paths in seen for path in paths)
+    assert spooled() == [] and os.listdir(spool) == []
+
+    def broken(*a: object, **k: object) -> None:
+        raise RuntimeError("a bug of no one's")
+
+    monkeypatch.setattr("pdi.mail.large.read_large", broken)
+    before = snapshot(archive)
+    with pytest.raises(RuntimeError):
+        archive.add(S, data + b"\r\n", format="rfc822", foreign_id="broken")
+    assert spooled() == [] and os.listdir(spool) == [] and snapshot(archive) == before
