@@ -127,6 +127,26 @@ def test_a_document_withdrawn_whole_is_its_tombstone_by_its_generic_name_too(cli
     assert [_text(r.find("td/code")) for r in page.findall(".//table[@id='withdrawn']/tbody/tr")] == ["html", "text"]
 
 
+def test_a_generic_name_whose_versions_were_withdrawn_says_so_not_this_version(client: TestClient,
+                                                                              archive: Archive) -> None:
+    """A clerk withdraws the only version of a mistaken deposit (``…/2.html.1``) and follows the generic name
+    (``…/2``): it names the document, not a version, so its tombstone says the document's only version was
+    withdrawn (as ``pdi get`` says), never "This version"; with two versions, that every one was, the last when."""
+    name = str(archive.add(S, DRAFT, format="text"))
+    archive.withdraw(name, "deposited by mistake")
+    said = _text(_view(client, _generic(name), 410).find(".//main"))
+    assert "Its only version was withdrawn 2026-11-25 10:00:00 UTC" in said, said
+    assert "This version" not in said
+    assert "This version was withdrawn" in _text(_view(client, name, 410).find(".//main"))  # the versioned name's
+    two = str(archive.add(S, b"first\n", format="text"))
+    archive.add_version(_generic(two), [Content(b"second\n", "text")])
+    archive.withdraw(two, "wrong file")
+    archive.withdraw(_generic(two) + ".text.2", "wrong file too")
+    said = _text(_view(client, _generic(two), 410).find(".//main"))
+    assert "Every version was withdrawn, the last (version 2) 2026-11-25 10:00:00 UTC" in said, said
+    assert "This version" not in said
+
+
 def test_json_clients_keep_their_problems(client: TestClient, archive: Archive) -> None:
     name = str(archive.add(S, DRAFT, format="text"))
     archive.withdraw(_generic(name), "by mistake")

@@ -181,7 +181,7 @@ def render_tombstone(archive: Archive, gone: WithdrawnError, name: str, base: st
             f"<td>{_breakable_time(r.created_at)}</td></tr>"
             for r in records
         )
-    what = "Its whole document was withdrawn" if "its document was" in str(gone) else "This version was withdrawn"
+    what = _withdrawn_what(gone)
     purged = (" Its octets were deleted as well (a legal takedown): what they were is kept below, not they."
               if gone.purged else " The archive keeps its octets, but no longer gives them out.")
     table = (
@@ -212,6 +212,20 @@ def render_tombstone(archive: Archive, gone: WithdrawnError, name: str, base: st
         + _onward()
     )
     return _page(f"Withdrawn: {shown}", gone.http_status, "This name was withdrawn", body, name, named=False)
+
+
+def _withdrawn_what(gone: WithdrawnError) -> str:
+    """What was withdrawn, as the archive's error says it (:func:`pdi.archive.base.gone`): a generic name names a
+    document, not a version, so its tombstone never says "This version"."""
+    said = str(gone)
+    if "its document was" in said:
+        return "Its whole document was withdrawn"
+    if "its only version was" in said:
+        return "Its only version was withdrawn"
+    last = re.search(r"every version was withdrawn; version (\d+) was", said)
+    if last is not None:
+        return f"Every version was withdrawn, the last (version {last.group(1)})"
+    return "This version was withdrawn"
 
 
 # --- 403: sign in -------------------------------------------------------------------------------
