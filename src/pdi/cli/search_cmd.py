@@ -10,7 +10,8 @@ upgrade that added it, or to repair it), in one transaction; ``pdi reindex
 reading made, one at a time. ``pdi index``
 drains the indexer's queue: the text of large deposits, left to a background
 worker (:mod:`pdi.archive.search`); ``pdi search`` says on standard error how
-many names' text is still pending (``--json``: ``pending``).
+many names' text is still pending (``--json``: ``pending``), and that no passage holds the words when none
+does (standard output then empty, exit 0).
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ if TYPE_CHECKING:
 @click.option("--json", "as_json", is_flag=True, help="Print the page as JSON.")
 @archive_option
 def search_cmd(words: tuple[str, ...], series: str | None, limit: int, after: str | None, as_json: bool, archive: str) -> None:
-    """Find the passages holding every one of WORDS ("a phrase" in quotes; no operators)."""
+    """Find the passages holding every one of WORDS ("a phrase" in quotes; no operators).
+
+    No hit prints nothing on standard output (exit 0) and a note on standard error."""
     with open_archive(archive) as opened:
         results = opened.search(" ".join(words), series=series, limit=limit, after=after)
     if as_json:
@@ -55,6 +58,9 @@ def search_cmd(words: tuple[str, ...], series: str | None, limit: int, after: st
         shown.append(hit.snippet[at:])
         click.echo(str(hit.name))
         click.echo("    " + one_line("".join(shown)).rstrip())  # a passage's last line ending: no trailing space
+    if not results.hits and after is None:  # on standard error: a script reads no hit from an empty output
+        click.echo("note: no passage holds every one of these words: try fewer words, other spellings,"
+                   " or a phrase's words without its quotes", err=True)
     if results.next is not None:
         click.echo(f"next page: --after {results.next}")
     if results.pending:
