@@ -51,6 +51,7 @@ from pdi.server.pages.layout import (
     page,
     shown_url,
     size_cell,
+    statement_value,
 )
 from pdi.server.pages.problem_pages import problem_page
 
@@ -493,7 +494,7 @@ def _statements(statements: Sequence[AssertionRecord], generic: str) -> str:
         subject = "the document" if s.subject == generic else f'<a href="{esc(_view(s.subject))}"><code>{esc(shown)}</code></a>'
         rows += (
             f'<tr class="{"current" if current else "superseded"}"><td>{subject}</td><td><code>{esc(s.key)}</code></td>'
-            f'<td class="value">{isolated(s.value)}</td><td>{isolated(s.who)}</td><td>{_time(s.at)}</td>'
+            f'<td class="value">{statement_value(s.value)}</td><td>{isolated(s.who)}</td><td>{_time(s.at)}</td>'
             f"<td>{'current' if current else 'superseded'}</td></tr>"
         )
     return (

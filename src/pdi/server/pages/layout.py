@@ -57,6 +57,7 @@ from urllib.parse import quote
 
 from pdi._wording import binary_size
 from pdi.archive.access import current_reader
+from pdi.errors import ParseError
 from pdi.identifier import PDI
 from pdi.server.http.readers import by_cookie, request_target
 
@@ -160,6 +161,21 @@ def isolated(text: object) -> str:
     first strong character) and isolated, so that a bidirectional control in it cannot reorder what follows it
     (HTML's ``bdi`` element; UAX #9 ends every embedding and override at the isolate's end)."""
     return f"<bdi>{esc(text)}</bdi>"
+
+
+def statement_value(value: str) -> str:
+    """A statement's value on a page (a version's facts, a document's statements; a depositor's words, isolated):
+    one that is a PDI and nothing else
+    (``source=urn:pdi://…#part=1``, the message an attachment deposited alone came from) a link to that name's
+    page, written canonically, so a reader follows it; any other value, text."""
+    if value.strip() != value or not value.lower().startswith(("urn:pdi:", "pdi:")):
+        return isolated(value)
+    try:
+        name = PDI.parse(value)
+    except ParseError:
+        return isolated(value)
+    href = "/view?pdi=" + quote(str(name), safe="")
+    return f'<a href="{html.escape(href)}">{isolated(value)}</a>'
 
 
 #: Han (its radicals, ideographs of every extension and the compatibility ones, the iteration and number marks),

@@ -80,11 +80,11 @@ from pdi.server.pages.layout import (
     capture_title,
     captured_url,
     cited,
-    isolated,
     n2r_href,
     name_details,
     page,
     script_source,
+    statement_value,
 )
 from pdi.server.pages.media_view import image_view, sound_view, video_view
 from pdi.server.pages.viewer_script import SCRIPT
@@ -275,7 +275,7 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
     facts = "".join(
         f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>"
         for k, v in [("media type", record.media_type), ("size", byte_size(record.size)), ("SHA-256", record.sha256)]
-    ) + "".join(f"<dt>{html.escape(k)}</dt><dd>{isolated(v)}</dd>" for k, v in meta.items())  # a depositor's words
+    ) + "".join(f"<dt>{html.escape(k)}</dt><dd>{statement_value(v)}</dd>" for k, v in meta.items())  # a depositor's
     if archive.index_pending_of(record):  # resolvable at once; its passages are the indexer's still
         facts += (
             '<dt>full text</dt><dd class="pending"><span role="status">index pending: deposited and resolvable,'
