@@ -16,7 +16,10 @@ API, as an RFC 9457 problem.
 from __future__ import annotations
 
 import urllib.parse
+from collections.abc import Callable
+from typing import TypeVar
 
+import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
@@ -28,6 +31,8 @@ from pdi.server.http.problems import status_of
 from pdi.server.pages.browse import record_generic
 from pdi.server.pages.layout import capture_title, captured_url, cited, esc, name_details, page
 from pdi.server.process.limits import ArchiveHandlers
+
+T = TypeVar("T")
 
 #: Hits on a page unless ``limit`` says otherwise.
 PAGE_HITS = 20
@@ -110,18 +115,20 @@ def _next_steps(query: str, series: str) -> str:
 class SearchPages(ArchiveHandlers):
     """``/search`` and ``/api/search`` over one archive."""
 
-    async def _search(self, request: Request, titled: bool = False) -> tuple[SearchResults, dict[str, str]]:
-        """The hits, and with ``titled`` the title of each hit's version (its document's ``title`` statement, else
-        the version's, as the viewer titles it), read in the same work: two catalog queries a page."""
+    async def _search(self, request: Request, render: Callable[[SearchResults, dict[str, str]], T],
+                      titled: bool = False) -> T:
+        """``render`` of the hits, and with ``titled`` the title of each hit's version (its document's ``title``
+        statement, else the version's, as the viewer titles it), read in the same work (two catalog queries a
+        page), and rendered in it too: a page of hits is long, and is made in a thread, never on the event loop."""
         query = optional(request, "q", "") or ""
         series = optional(request, "series")
         after = optional(request, "after")
         limit = _limit(request)
 
-        def work() -> tuple[SearchResults, dict[str, str]]:
+        def work() -> T:
             results = self.archive.search(query, series=series, limit=limit, after=after)
             if not titled or not results.hits:
-                return results, {}
+                return render(results, {})
             versions = {str(h.name.without_fragment()): h.name.without_fragment() for h in results.hits}
             documents = {str(h.name.without_fragment()): record_generic(h.record) for h in results.hits}
             own = self.archive.latest_statements(list(versions.values()), "title")
@@ -131,7 +138,7 @@ class SearchPages(ArchiveHandlers):
                 title = whole.get(str(documents[v].canonical())) or own.get(str(name.canonical()))
                 if title:
                     titles[v] = title
-            return results, titles
+            return render(results, titles)
 
         return await self.work.run(work)
 
@@ -140,13 +147,16 @@ class SearchPages(ArchiveHandlers):
         and ``pending`` (names whose text the indexer has yet to read)."""
         if "q" not in single_values(request):
             raise ParseError("give the words to search for as q=", rule="q")
-        results, _ = await self._search(request)
-        return JSONResponse({
-            "query": str(results.query),
-            "hits": [{**hit.to_json(), "view": view_url(hit)} for hit in results.hits],
-            "next": _next_url("/api/search", request, results),
-            "pending": results.pending,
-        })
+
+        def render(results: SearchResults, _: dict[str, str]) -> Response:
+            return JSONResponse({
+                "query": str(results.query),
+                "hits": [{**hit.to_json(), "view": view_url(hit)} for hit in results.hits],
+                "next": _next_url("/api/search", request, results),
+                "pending": results.pending,
+            })
+
+        return await self._search(request, render)
 
     async def page(self, request: Request) -> Response:
         """The search page: the form, and the hits when there is a query."""
@@ -154,20 +164,25 @@ class SearchPages(ArchiveHandlers):
             query = optional(request, "q") or ""
             series = optional(request, "series") or ""
         except PDIError as exc:
-            body = f'<h1>Search</h1>{self._form("", "")}<p class="error" role="alert">{esc(exc)}</p>'
+            body = f'<h1>Search</h1>{await self._form_of("", "")}<p class="error" role="alert">{esc(exc)}</p>'
             return HTMLResponse(page("Search refused", body, style=STYLE), status_code=status_of(exc))
-        form = self._form(query, series)
         if not query.strip():
+            form = await self._form_of(query, series)
             body = f"<h1>Search</h1>{form}<p>Type words to find the passages of texts, pages and captures that hold them all;" \
                    " put a phrase in double quotes.</p>"
             return HTMLResponse(page("Search", body, style=STYLE, query=query))
         try:
-            results, titles = await self._search(request, titled=True)
+            return await self._search(request, lambda results, titles: self._hits_page(
+                request, query, series, self._form(query, series), results, titles), titled=True)
         except PDIError as exc:
-            body = f'<h1>Search</h1>{form}<p class="error" role="alert">{esc(exc)}</p>'
+            body = f'<h1>Search</h1>{await self._form_of(query, series)}<p class="error" role="alert">{esc(exc)}</p>'
             # the tab and the history name the words refused (clipped: a query may be long), as a search's name them
             return HTMLResponse(page(f"Search refused: {clipped(query, 80)}", body, style=STYLE, query=query),
                                 status_code=status_of(exc))
+
+    def _hits_page(self, request: Request, query: str, series: str, form: str, results: SearchResults,
+                   titles: dict[str, str]) -> Response:
+        """The search page of ``results`` (in the search's thread)."""
         items = "".join(
             f"<li>{_titled(titles.get(str(hit.name.without_fragment())))}{_hit_link(hit)}"
             f'<p class="snippet">{_marked_snippet(hit)}</p>'
@@ -195,6 +210,10 @@ class SearchPages(ArchiveHandlers):
             if results.pending else ""
         )
         return HTMLResponse(page(f"Search: {query}", heading + form + pending + found + pages, style=STYLE, query=query))
+
+    async def _form_of(self, query: str, series: str) -> str:
+        """:meth:`_form`, in a thread (it reads the catalog's series)."""
+        return await anyio.to_thread.run_sync(self._form, query, series)
 
     def _form(self, query: str, series: str) -> str:
         options = ['<option value="">all series</option>'] + [

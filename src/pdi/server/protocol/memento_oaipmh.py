@@ -65,7 +65,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from pdi.archive import Archive, DocumentChange, DocumentPage, Generic, GenericVersion, Resolved
@@ -458,22 +458,31 @@ class MementoRoutes:
         raw = request.headers.get("accept-datetime")
         wanted = None if raw is None else parse_http_datetime(raw)
         base = self._base(request)
-        subject = await self.work.run(self.mementos.subject, _target(request, "/timegate/"), base)
+        return Response(status_code=302, headers=await self.work.run(self._timegate, _target(request, "/timegate/"),
+                                                                     base, wanted))
+
+    def _timegate(self, target: str, base: str, wanted: datetime.datetime | None) -> dict[str, str]:
+        """:meth:`timegate`'s work, in a thread: the mementos found, the one chosen, the answer's fields."""
+        subject = self.mementos.subject(target, base)
         chosen = select(subject.mementos, wanted)
-        headers = {
+        return {
             "Location": subject.mementos[chosen].uri,
             "Vary": "accept-datetime",  # and by who reads (pdi.server.http.readers)
             "Link": timegate_links(subject.original, subject.timemap(base), subject.mementos, chosen),
             "Cache-Control": f"public, max-age={MEMENTO_MAX_AGE}",  # read with a token: private (readers)
         }
-        return Response(status_code=302, headers=headers)
 
     async def timemap(self, request: Request) -> Response:
         """RFC 7089 §5.1.1: the mementos of the URI-R, ``application/link-format``, a page at a time."""
         base = self._base(request)
         cursor = request.path_params.get("cursor")
         prefix = "/timemap/link/" if cursor is None else f"/timemap/link/page/{cursor}/"
-        page = await self.work.run(self.mementos.page, _target(request, prefix), base, cursor, self.page)
+        body, headers = await self.work.run(self._timemap, _target(request, prefix), base, cursor)
+        return Response(body, media_type=LINK_FORMAT, headers=headers)
+
+    def _timemap(self, target: str, base: str, cursor: str | None) -> tuple[bytes, dict[str, str]]:
+        """:meth:`timemap`'s work, in a thread: the page of mementos found and written (UTF-8), and its fields."""
+        page = self.mementos.page(target, base, cursor, self.page)
         subject = page.subject
         next_uri = None if page.next is None else subject.timemap(base, page.next)
         prev_uri = None if page.prev is None else subject.timemap(base, page.prev)
@@ -482,7 +491,7 @@ class MementoRoutes:
         headers = {"Cache-Control": f"public, max-age={MEMENTO_MAX_AGE}"}
         if next_uri is not None or prev_uri is not None:  # RFC 8288 §3.3: the pages, to a client that reads headers
             headers["Link"] = ", ".join(timemap_pages(next_uri, prev_uri))
-        return PlainTextResponse(body, media_type=LINK_FORMAT, headers=headers)
+        return body.encode("utf-8"), headers
 
     def routes(self) -> list[Route]:
         return [
@@ -590,12 +599,16 @@ class OAIRoutes:
             if unreadable is not None:
                 raise unreadable
             parsed = oaipmh.parse_request(pairs)
-            # a list may read many documents' stamps: it runs within the resolver's work limits
-            element = await self.work.run(self.answer, parsed, base)
-            xml = oaipmh.response(base, now, parsed, element)
+            # a list may read many documents' stamps, and its XML is long: both are made within the resolver's
+            # work limits, in a thread
+            xml = await self.work.run(self._response, parsed, base, now)
         except oaipmh.OAIError as error:
             xml = oaipmh.response(base, now, parsed, error)
         return Response(xml, media_type="text/xml; charset=utf-8")
+
+    def _response(self, request: oaipmh.Request, base: str, now: datetime.datetime) -> bytes:
+        """The whole XML response to a well-formed request (:meth:`answer`'s element, written)."""
+        return oaipmh.response(base, now, request, self.answer(request, base))
 
     def answer(self, request: oaipmh.Request, base: str) -> ET.Element:
         """The verb's element for a well-formed request (an :class:`~pdi.interop.oaipmh.OAIError` otherwise)."""

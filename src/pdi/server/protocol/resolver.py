@@ -554,9 +554,10 @@ class ReadAPI(ArchiveHandlers):
 
         name = required(request, "pdi")
         if alias_fragment(name) is not None:
-            return JSONResponse(await self.work.run(_alias_description, self.archive, name))
-        resolved = await self.work.run(_resolved, self.archive, name)
-        return JSONResponse(description(self.archive, resolved, statements=False))
+            return await self.work.run(lambda: JSONResponse(_alias_description(self.archive, name)))
+        # the description reads the catalog (a PDF's text layer, a video's facts, an e-mail's): in the thread too
+        return await self.work.run(lambda: JSONResponse(description(self.archive, _resolved(self.archive, name),
+                                                                    statements=False)))
 
     def ls(self, request: Request) -> Response:
         """A page of names: ``pattern``, ``series``, ``limit`` (100, at most :data:`MAX_LIST`), ``offset``, ``after``.
@@ -589,7 +590,7 @@ class ReadAPI(ArchiveHandlers):
 
     async def cite(self, request: Request) -> Response:
         citation = required(request, "citation")
-        return JSONResponse((await self.work.run(self.archive.cite, citation)).to_json())
+        return await self.work.run(lambda: JSONResponse(self.archive.cite(citation).to_json()))
 
     def series(self, request: Request) -> Response:
         return JSONResponse(

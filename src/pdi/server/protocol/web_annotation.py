@@ -35,9 +35,8 @@ class AnnotationAPI(ArchiveHandlers):
         from pdi.interop.annotation import export_annotation
 
         name = required(request, "pdi")
-        found = await self.work.run(export_annotation, self.archive, name)
-        body = json.dumps(found, ensure_ascii=False, indent=1).encode("utf-8")
-        return Response(body, media_type=ANNOTATION_TYPE)
+        return await self.work.run(lambda: Response(json.dumps(export_annotation(self.archive, name), ensure_ascii=False,
+                                                               indent=1).encode("utf-8"), media_type=ANNOTATION_TYPE))
 
     async def import_(self, request: Request) -> Response:
         """The names the posted annotations point at (``pdi=``: the document they were made on)."""
@@ -46,8 +45,12 @@ class AnnotationAPI(ArchiveHandlers):
         document = optional(request, "pdi")
         data = await read_json(request, MAX_BODY, f"an annotation body is at most {MAX_BODY} octets", rule="annotation",
                                unique_keys=True)
-        results = await self.work.run(lambda: import_annotations(self.archive, data, document=document))
-        return JSONResponse({
-            "results": [r.to_json() for r in results],
-            "missing": sum(1 for r in results if r.status == "missing"),
-        })
+
+        def answer() -> Response:  # in a thread: a body of many annotations has as many results
+            results = import_annotations(self.archive, data, document=document)
+            return JSONResponse({
+                "results": [r.to_json() for r in results],
+                "missing": sum(1 for r in results if r.status == "missing"),
+            })
+
+        return await self.work.run(answer)

@@ -229,14 +229,17 @@ class AnnotationServer:
         wanted, include = preferences(request.headers.getlist("prefer"))
         iris = iris_param == "1" if iris_param is not None else (wanted and PREFER_IRIS in include)
         minimal = wanted and PREFER_MINIMAL in include
-        total, records = await anyio.to_thread.run_sync(
-            lambda: self.archive.annotations(0, 1 if minimal else self.page_size))
-        body = self._description(request, iris, minimal, total, records)
-        headers = {"Link": CONTAINER_LINK, "Allow": CONTAINER_ALLOW, "Accept-Post": ANNOTATION_TYPE,
-                   "Content-Location": body["id"], "Vary": "Accept, Prefer"}
-        if wanted:
-            headers["Preference-Applied"] = "return=representation"
-        return _answer(request, body, media_type, headers)
+
+        def answer() -> Response:  # in a thread: the JSON of a page of annotations is long
+            total, records = self.archive.annotations(0, 1 if minimal else self.page_size)
+            body = self._description(request, iris, minimal, total, records)
+            headers = {"Link": CONTAINER_LINK, "Allow": CONTAINER_ALLOW, "Accept-Post": ANNOTATION_TYPE,
+                       "Content-Location": body["id"], "Vary": "Accept, Prefer"}
+            if wanted:
+                headers["Preference-Applied"] = "return=representation"
+            return _answer(request, body, media_type, headers)
+
+        return await anyio.to_thread.run_sync(answer)
 
     def _description(
         self, request: Request, iris: bool, minimal: bool, total: int, records: list[AnnotationRecord]
@@ -268,12 +271,15 @@ class AnnotationServer:
                 for iris in (False, True) for minimal in (False, True) for media_type in _OFFERED]
 
     async def _page(self, request: Request, media_type: str, iris: bool, page: int) -> Response:
-        total, records = await anyio.to_thread.run_sync(
-            lambda: self.archive.annotations(page * self.page_size, self.page_size))
-        if page > _last_page(total, self.page_size):
-            raise NotFoundError(f"the container has {_last_page(total, self.page_size) + 1} pages (from 0), not page {page}")
-        body = self._page_body(request, iris, page, total, records, embedded=False)
-        return _answer(request, body, media_type, {"Allow": PAGE_ALLOW, "Vary": "Accept"})
+        def answer() -> Response:  # in a thread: the JSON of a page of annotations is long
+            total, records = self.archive.annotations(page * self.page_size, self.page_size)
+            if page > _last_page(total, self.page_size):
+                raise NotFoundError(f"the container has {_last_page(total, self.page_size) + 1} pages (from 0),"
+                                    f" not page {page}")
+            body = self._page_body(request, iris, page, total, records, embedded=False)
+            return _answer(request, body, media_type, {"Allow": PAGE_ALLOW, "Vary": "Accept"})
+
+        return await anyio.to_thread.run_sync(answer)
 
     def _page_body(
         self, request: Request, iris: bool, page: int, total: int, records: list[AnnotationRecord], *, embedded: bool
@@ -326,11 +332,14 @@ class AnnotationServer:
             if not await anyio.to_thread.run_sync(holds):
                 raise PreconditionError(CONTAINER_CHANGED)
         data = await _annotation_body(request)
-        record = await anyio.to_thread.run_sync(
-            lambda: self.archive.create_annotation(data, slug=slug, writer=writer, holds=holds))
-        iri = self._annotation_iri(request, record.slug)
-        return _answer(request, representation(record, iri), media_type, _annotation_headers(record, media_type, Location=iri),
-                       status=201)
+
+        def create() -> Response:  # in a thread: the annotation kept, and its JSON written (up to MAX_ANNOTATION)
+            record = self.archive.create_annotation(data, slug=slug, writer=writer, holds=holds)
+            iri = self._annotation_iri(request, record.slug)
+            return _answer(request, representation(record, iri), media_type,
+                           _annotation_headers(record, media_type, Location=iri), status=201)
+
+        return await anyio.to_thread.run_sync(create)
 
     # --- one annotation ---------------------------------------------------------------------
     async def annotation(self, request: Request) -> Response:
@@ -352,9 +361,13 @@ class AnnotationServer:
         if request.method in ("PUT", "DELETE"):
             return await self._change(request, slug)
         media_type = negotiate(request.headers.get("accept"))
-        record = await anyio.to_thread.run_sync(self.archive.annotation, slug)
-        return _answer(request, representation(record, self._annotation_iri(request, slug)), media_type,
-                       _annotation_headers(record, media_type))
+
+        def answer() -> Response:  # in a thread: an annotation's JSON may be long (MAX_ANNOTATION)
+            record = self.archive.annotation(slug)
+            return _answer(request, representation(record, self._annotation_iri(request, slug)), media_type,
+                           _annotation_headers(record, media_type))
+
+        return await anyio.to_thread.run_sync(answer)
 
     async def _change(self, request: Request, slug: str) -> Response:
         writer = await bearer_writer(self.archive, request, reads_if_match=True)
@@ -385,9 +398,12 @@ class AnnotationServer:
         iri = self._annotation_iri(request, slug)
         if isinstance(data, dict) and "id" in data and data["id"] != iri:
             raise ImmutabilityError(f"the annotation's id is {iri}, not {str(data['id'])[:120]!r}: it may not change")
-        record = await anyio.to_thread.run_sync(
-            lambda: self.archive.replace_annotation(slug, data, holds=holds, writer=writer))
-        return _answer(request, representation(record, iri), media_type, _annotation_headers(record, media_type))
+
+        def replace() -> Response:  # in a thread: the annotation kept, and its JSON written
+            record = self.archive.replace_annotation(slug, data, holds=holds, writer=writer)
+            return _answer(request, representation(record, iri), media_type, _annotation_headers(record, media_type))
+
+        return await anyio.to_thread.run_sync(replace)
 
 
 def _annotation_headers(record: AnnotationRecord, media_type: str, **more: str) -> dict[str, str]:
