@@ -9,11 +9,13 @@ reading :mod:`pdi.cli.read_cmd`.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import click
 
@@ -340,7 +342,12 @@ def _check_wacz_signature(path: str) -> Problem | None:
 @click.argument("directory", required=False)
 @click.option("--series", "-s", metavar="S", help="Only this series (for a bag: and its subseries).")
 @click.option("--wacz", "wacz", metavar="OUT.wacz",
-              help="Write the web pages and other documents whose id is a URL as a WACZ instead of a bag.")
+              help="Write the web pages and other documents whose id is a URL as a WACZ instead of a bag"
+                   " (- for standard output).")
+@click.option("--work-dir", "work_dir", metavar="DIR",
+              type=click.Path(exists=True, file_okay=False, dir_okay=True, writable=True),
+              help="WACZ: make the work files (WARC, index) in DIR [default: beside OUT.wacz; $TMPDIR when"
+                   " OUT.wacz is -, /dev/stdout, a named pipe or a device].")
 @click.option("--sign/--no-sign", "sign", default=None,
               help="WACZ: sign it with the archive's WACZ key (pdi keys init --wacz) [default: sign when the"
                    " archive has one].")
@@ -353,9 +360,9 @@ def _check_wacz_signature(path: str) -> Problem | None:
 @click.option("--tsa-chain", "tsa_chain", metavar="CHAIN.pem",
               help="WACZ, with --domain-cert: the TSA's certificate, then its CA's (PEM).")
 @archive_option
-def export_cmd(directory: str | None, series: str | None, wacz: str | None, sign: bool | None,
-               key_file: str | None, domain_cert: str | None, tsa: str | None, tsa_chain: str | None,
-               archive: str) -> None:
+def export_cmd(directory: str | None, series: str | None, wacz: str | None, work_dir: str | None,
+               sign: bool | None, key_file: str | None, domain_cert: str | None, tsa: str | None,
+               tsa_chain: str | None, archive: str) -> None:
     """Write the archive (or a series) to DIRECTORY as a BagIt bag, or with --wacz as a WACZ file.
 
     The WACZ (1.1.1) holds one WARC with a response record for each part of
@@ -363,8 +370,12 @@ def export_cmd(directory: str | None, series: str | None, wacz: str | None, sign
     when it was imported from a WARC, else by its deposit; its CDXJ index;
     pages/pages.jsonl with each page's PDI; and datapackage.json. pywb,
     ReplayWeb.page and `wacz validate` open it. Never overwrites. Its WARC
-    and index are written first in $TMPDIR (/tmp), which needs room for
-    them: about the WACZ's size.
+    and index are written first in a work folder beside OUT.wacz (on the
+    disk the WACZ goes to, which then needs room for both: about twice the
+    WACZ's size), or in --work-dir DIR; in $TMPDIR when OUT.wacz is - (the
+    standard output), /dev/stdout, a named pipe or a device. The work folder
+    is removed however the export ends; a disk that fills fails it (exit 8)
+    naming the folder and about the room needed, and leaves no WACZ.
 
     Either reads one snapshot of the catalog: what is deposited or
     withdrawn while it runs is not seen. A name purged meanwhile whose
@@ -384,8 +395,9 @@ def export_cmd(directory: str | None, series: str | None, wacz: str | None, sign
     if (directory is None) == (wacz is None):
         raise click.UsageError("give DIRECTORY (a bag) or --wacz OUT.wacz, not both")
     signing = (sign, key_file, domain_cert, tsa, tsa_chain)
-    if wacz is None and any(given is not None for given in signing):
-        raise click.UsageError("--sign, --no-sign, --key-file, --domain-cert, --tsa and --tsa-chain go with --wacz")
+    if wacz is None and any(given is not None for given in (*signing, work_dir)):
+        raise click.UsageError("--sign, --no-sign, --key-file, --domain-cert, --tsa, --tsa-chain and --work-dir go"
+                               " with --wacz")
     if wacz is not None and (wacz.endswith(("/", os.sep)) or Path(wacz).is_dir()):
         raise click.UsageError(f"--wacz names the WACZ file to write, not a directory: {wacz}")
     if (domain_cert is None) != (tsa is None) or (domain_cert is None) != (tsa_chain is None):
@@ -396,11 +408,15 @@ def export_cmd(directory: str | None, series: str | None, wacz: str | None, sign
         from pdi.interop.wacz import export_wacz
 
         identity = _identity(domain_cert, tsa, tsa_chain)
-        with open_archive(archive) as opened, progress_bar("exporting") as progress:
+        with contextlib.ExitStack() as stack:
+            output = _wacz_output(wacz, stack)
+            opened = stack.enter_context(open_archive(archive))
+            progress = stack.enter_context(progress_bar("exporting"))
             key = _wacz_key(opened.location, True if identity is not None else sign, key_file)
-            done = export_wacz(opened, wacz, series=series, progress=progress, key=key, identity=identity)
+            done = export_wacz(opened, output, series=series, progress=progress, key=key, identity=identity,
+                               work_dir=work_dir)
         click.echo(f"exported {plural(done.pages, 'page')} and {plural(done.documents, 'other document')}"
-                   f" ({plural(done.records, 'WARC record')}) to {wacz}")
+                   f" ({plural(done.records, 'WARC record')}) to {wacz}", err=not isinstance(output, str))
         if key is not None:
             from pdi.wacz_signing import public_key_id
 
@@ -410,6 +426,22 @@ def export_cmd(directory: str | None, series: str | None, wacz: str | None, sign
     with open_archive(archive) as opened, progress_bar("exporting") as progress:
         count = opened.export_bag(directory, series=series, progress=progress)
     click.echo(f"exported {plural(count, 'representation')} to {directory}")
+
+def _wacz_output(wacz: str, stack: contextlib.ExitStack) -> str | BinaryIO:
+    """What ``--wacz`` names: a path, or the stream of ``-`` (standard output) or of a descriptor's path
+    (``/dev/stdout``, ``/dev/fd/N``: written through the descriptor where it stands, never reopened)."""
+    from pdi._files import descriptor_of
+
+    descriptor = None if wacz == "-" else descriptor_of(wacz)
+    if wacz != "-" and descriptor is None:
+        return wacz
+    if os.isatty(descriptor) if descriptor is not None else sys.stdout.isatty():
+        raise click.UsageError(f"--wacz {wacz}: standard output is a terminal; redirect it, or give a file")
+    sys.stdout.flush()
+    if descriptor is None:
+        return sys.stdout.buffer
+    return stack.enter_context(open(os.dup(descriptor), "wb"))
+
 
 def _identity(domain_cert: str | None, tsa: str | None, tsa_chain: str | None) -> Identity | None:
     """The domain-identity form's certificates and TSA (:class:`pdi.wacz_signing.Identity`), or ``None``."""

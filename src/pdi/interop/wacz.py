@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import errno
 import hashlib
 import heapq
 import io
@@ -42,6 +43,7 @@ import itertools
 import json
 import os
 import re
+import shutil
 import tempfile
 import zipfile
 import zlib
@@ -58,13 +60,14 @@ from warcio.timeutils import iso_date_to_timestamp
 from warcio.warcwriter import WARCWriter
 
 from pdi import __version__
-from pdi._files import written_whole
+from pdi._files import descriptor_of, written_in_place, written_whole
 from pdi.archive import Archive, canonical_series
 from pdi.archive.store import RepresentationRecord
 from pdi.errors import (
     ImmutabilityError,
     IntegrityError,
     NotFoundError,
+    PDIError,
     StoreError,
     WithdrawnError,
 )
@@ -656,13 +659,14 @@ def _parts_read(data: bytes) -> tuple[PlainPart, ...]:
 
 def export_wacz(
     archive: Archive,
-    output: str | Path,
+    output: str | Path | BinaryIO,
     *,
     series: str | None = None,
     title: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     key: WaczKey | None = None,
     identity: Identity | None = None,
+    work_dir: str | Path | None = None,
 ) -> Exported:
     """Write the archive's web documents (those whose id is an http(s) URL) as a WACZ at ``output``.
 
@@ -673,81 +677,241 @@ def export_wacz(
     while it runs whose octets are gone from the blob store (files, S3)
     fails it (a :class:`~pdi.errors.StoreError`, nothing written). The file is written
     beside ``output`` and renamed when complete; an existing ``output`` is
-    not overwritten. With ``key``, ``datapackage-digest.json`` is signed
+    not overwritten. A named pipe or a device is written in place; ``output``
+    may also be a binary stream (written from where it stands, not closed).
+    With ``key``, ``datapackage-digest.json`` is signed
     (:mod:`pdi.wacz_signing`: the WACZ signing specification's anonymous form;
     with ``identity`` too, its domain-identity form).
+
+    The work files (the WARC, the CDXJ index and its spill files, the pages,
+    the SQLite file of revisits' referents) are in a folder of their own made
+    in ``work_dir``; without it, beside ``output`` (``.NAME.pdi-work-…``: on
+    the file system the WACZ goes to), or in ``$TMPDIR`` when ``output`` is
+    a stream, a pipe or a device. The folder is removed however the export
+    ends. A disk that fills is a :class:`~pdi.errors.StoreError` naming the
+    folder and about how much room the export needs there.
     """
-    target = Path(output)
-    if target.exists():
-        raise ImmutabilityError(f"export never overwrites: {output} exists")
+    stream: BinaryIO | None = None
+    target: Path | None = None
+    if isinstance(output, (str, os.PathLike)):
+        target = Path(output)
+        _check_target(target, str(output))
+    else:
+        stream = output
+    shown = "the stream" if target is None else str(output)
+    work_parent, prefix = _work_parent(target, work_dir)
     if series is not None:
         series = canonical_series(series)
         if archive.find_series(series) is None:
             raise NotFoundError(f"series {series} is not registered")
-    with tempfile.TemporaryDirectory(prefix="pdi-wacz-") as folder:
+    state = _Progress(progress)
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=work_parent) as folder:
         work = Path(folder)
-        warc_path = work / _WARC_NAME
-        cdx_path = work / "index.cdx"
-        pages_path = work / "pages.jsonl"
-        # One snapshot of the catalog for the whole export: the listing, every batch of statements and every
-        # record's octets read as the catalog was at its first read, whatever is deposited, withdrawn or purged
-        # meanwhile (docs/reference/commands.md, "One view of the archive"). Each record is written as it is
-        # read: what is held is a batch of names, one record's octets and a few MiB of index lines to sort, however
-        # many captures the archive holds (the rest is in files in the export's folder).
-        reading: RepresentationRecord | None = None  # the record whose octets are being read
-        writer: _Writer | None = None
-        try:  # a MiB of buffer: a record's member is written with others, not in a system call of its own
-            with (warc_path.open("wb", buffering=1 << 20) as out, cdx_path.open("w", encoding="utf-8") as cdx,
-                  pages_path.open("w", encoding="utf-8") as pages_out, archive.snapshot()):
-                writer = _Writer(out, cdx, work=work)
-                pages_out.write(json.dumps({"format": "json-pages-1.0", "id": "pages", "title": "Pages"}) + "\n")
-                listed = _web_records(archive, series)
-                total = archive.count_records(series, ids=_WEB, page=_LISTED_AT_ONCE) if progress is not None else 0
-                done = pages = documents = 0
-                first_page: dict[str, str] | None = None
-                while batch := list(itertools.islice(listed, _STATED_AT_ONCE)):
-                    # the next names' statements a query a key, not a few a name
-                    names = [_name_of(r) for r in batch]
-                    stated = {key: archive.latest_statements(names, key) for key in _STATED}
-                    for r, name in zip(batch, names, strict=True):
-                        done += 1
-                        reading = r
-                        try:
-                            data = archive.get_record(r, name).data  # the record listed: not looked up again
-                        except WithdrawnError:
-                            reading = None
-                            continue
-                        reading = None
-                        page = _write_record(writer, r, name, data, stated)
-                        if page is None:
-                            documents += 1
-                        elif page:
-                            pages_out.write(json.dumps(page, ensure_ascii=False) + "\n")
-                            pages += 1
-                            first_page = first_page or page
-                        if progress is not None:
-                            progress(done, max(total, done))
-                assert writer.index is not None
-                writer.index.finish()
-        except (IntegrityError, StoreError) as exc:
-            # its octets missing: a purge committed since the snapshot began (asked now, the snapshot ended)?
-            purged = None if reading is None else archive.purged_meanwhile(reading, _name_of(reading))
-            if purged is None:
+        try:
+            writer, pages, documents, first_page = _write_work(archive, work, series, state)
+        except Exception as exc:  # a full disk is said by OSError or sqlite3's
+            if not _full(exc):
                 raise
-            raise purged from exc
-        finally:
-            if writer is not None:
-                writer.written.close()
-        assert writer is not None
+            raise _no_space(archive, series, work, target, shown, state, writing=False) from exc
         if writer.records == 0:
             raise NotFoundError(
                 "nothing to export as WACZ: no document" + (f" of series {series}" if series else "")
                 + " has a URL for its id"
             )
-        with written_whole(target, str(output)) as partial:
-            _write_zip(partial, (warc_path, writer.sha256.hexdigest()), cdx_path, pages_path, title or _title(series),
-                       first_page, key, identity)
+        args = ((work / _WARC_NAME, writer.sha256.hexdigest()), work / "index.cdx", work / "pages.jsonl",
+                title or _title(series), first_page, key, identity)
+        if stream is not None:
+            try:
+                _write_zip(stream, *args)
+                stream.flush()
+            except OSError as exc:
+                raise StoreError(f"cannot write the WACZ to {shown}: {exc.strerror or exc}") from exc
+        else:
+            assert target is not None
+            with written_whole(target, shown) as partial:
+                try:
+                    _write_zip(partial, *args)
+                except Exception as exc:  # a full disk is said by OSError or sqlite3's
+                    if not _full(exc):
+                        raise
+                    raise _no_space(archive, series, work, target, shown, state, writing=True) from exc
     return Exported(pages, documents, writer.records)
+
+
+def _check_target(target: Path, shown: str) -> None:
+    """Refused before any work: an ``output`` that exists (a file), names a descriptor, or has no folder."""
+    if descriptor_of(target) is not None:
+        raise StoreError(f"cannot write {shown}: it names an open descriptor of this process, not a file (give a"
+                         " file, or a stream)")
+    if written_in_place(target):
+        return  # a named pipe, a device: written in place
+    if target.exists():
+        raise ImmutabilityError(f"export never overwrites: {shown} exists")
+    folder = Path(os.path.realpath(target)).parent
+    if not folder.is_dir():
+        raise StoreError(f"cannot write {shown}: the folder {folder} does not exist")
+
+
+def _work_parent(target: Path | None, work_dir: str | Path | None) -> tuple[str | None, str]:
+    """Where an export's work folder is made (``None``: ``$TMPDIR``), and the start of its name."""
+    if work_dir is not None:
+        if not Path(work_dir).is_dir():
+            raise StoreError(f"the work folder {work_dir} does not exist (or is no folder)")
+        return os.fspath(work_dir), "pdi-wacz-"
+    if target is None or written_in_place(target):
+        return None, "pdi-wacz-"  # a stream, a pipe, a device: no file system of the WACZ's to work on
+    real = Path(os.path.realpath(target))  # a symbolic link's file is written beside itself: so is the work
+    return os.fspath(real.parent), f".{real.name}.pdi-work-"
+
+
+class _Progress:
+    """The export's progress callback, and what the export has done: a disk that fills is told how far it got."""
+
+    def __init__(self, callback: Callable[[int, int], None] | None) -> None:
+        self.callback = callback
+        self.done = 0
+        self.total = 0
+        self.writer: _Writer | None = None  # its WARC's octets counted as written (some in a buffer still)
+
+
+def _write_work(
+    archive: Archive, work: Path, series: str | None, state: _Progress,
+) -> tuple[_Writer, int, int, dict[str, str] | None]:
+    """The WARC, index and pages of an export in ``work``: the writer, the pages and other documents written, and the
+    first page (none: no page)."""
+    warc_path = work / _WARC_NAME
+    cdx_path = work / "index.cdx"
+    pages_path = work / "pages.jsonl"
+    progress = state.callback
+    # One snapshot of the catalog for the whole export: the listing, every batch of statements and every
+    # record's octets read as the catalog was at its first read, whatever is deposited, withdrawn or purged
+    # meanwhile (docs/reference/commands.md, "One view of the archive"). Each record is written as it is
+    # read: what is held is a batch of names, one record's octets and a few MiB of index lines to sort, however
+    # many captures the archive holds (the rest is in files in the export's folder).
+    reading: RepresentationRecord | None = None  # the record whose octets are being read
+    writer: _Writer | None = None
+    try:  # a MiB of buffer: a record's member is written with others, not in a system call of its own
+        with (warc_path.open("wb", buffering=1 << 20) as out, cdx_path.open("w", encoding="utf-8") as cdx,
+              pages_path.open("w", encoding="utf-8") as pages_out, archive.snapshot()):
+            writer = _Writer(out, cdx, work=work)
+            state.writer = writer
+            pages_out.write(json.dumps({"format": "json-pages-1.0", "id": "pages", "title": "Pages"}) + "\n")
+            listed = _web_records(archive, series)
+            total = archive.count_records(series, ids=_WEB, page=_LISTED_AT_ONCE) if progress is not None else 0
+            state.total = total
+            done = pages = documents = 0
+            first_page: dict[str, str] | None = None
+            while batch := list(itertools.islice(listed, _STATED_AT_ONCE)):
+                # the next names' statements a query a key, not a few a name
+                names = [_name_of(r) for r in batch]
+                stated = {key: archive.latest_statements(names, key) for key in _STATED}
+                for r, name in zip(batch, names, strict=True):
+                    done += 1
+                    state.done = done
+                    reading = r
+                    try:
+                        data = archive.get_record(r, name).data  # the record listed: not looked up again
+                    except WithdrawnError:
+                        reading = None
+                        continue
+                    reading = None
+                    page = _write_record(writer, r, name, data, stated)
+                    if page is None:
+                        documents += 1
+                    elif page:
+                        pages_out.write(json.dumps(page, ensure_ascii=False) + "\n")
+                        pages += 1
+                        first_page = first_page or page
+                    if progress is not None:
+                        progress(done, max(total, done))
+            assert writer.index is not None
+            writer.index.finish()
+    except (IntegrityError, StoreError) as exc:
+        # its octets missing: a purge committed since the snapshot began (asked now, the snapshot ended)?
+        purged = None if reading is None else archive.purged_meanwhile(reading, _name_of(reading))
+        if purged is None:
+            raise
+        raise purged from exc
+    finally:
+        if writer is not None:
+            writer.written.close()
+    assert writer is not None
+    return writer, pages, documents, first_page
+
+
+def _full(exc: BaseException) -> bool:
+    """Whether ``exc`` says a disk is full: ``ENOSPC`` or a quota (``EDQUOT``), or SQLite's ``SQLITE_FULL``."""
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    return type(exc).__module__ == "sqlite3" and getattr(exc, "sqlite_errorcode", None) == _SQLITE_FULL
+
+
+#: SQLite's result code for a full disk (``sqlite3.SQLITE_FULL``; sqlite3 is imported only when a revisit needs it).
+_SQLITE_FULL = 13
+
+
+def _no_space(
+    archive: Archive, series: str | None, work: Path, target: Path | None, shown: str, state: _Progress,
+    *, writing: bool,
+) -> StoreError:
+    """The error of a disk that filled: the folder, about the room the export needs there, and what is free.
+
+    ``writing``: it filled while the WACZ was written (its work files all written); else while the work files
+    were. Their size so far, for the records done of all, tells what they will need; the WACZ needs about as
+    much again (its WARC is stored as it is, its index and pages deflated).
+    """
+    made = sum(_size(f) for f in work.iterdir() if f.name != _WARC_NAME) + max(
+        _size(work / _WARC_NAME), 0 if state.writer is None else state.writer.offset)  # the WARC's buffer too
+    beside = target is not None and _same_disk(work, Path(os.path.realpath(target)).parent)
+    if writing:
+        assert target is not None
+        folder = Path(os.path.realpath(target)).parent
+        needed = made * 2 if beside else made
+        return StoreError(
+            f"no space left in {folder} to write {shown}: about {_mb(needed)} MB needed there (the WACZ about"
+            f" {_mb(made)} MB" + (f", beside its work files' {_mb(made)} MB" if beside else "")
+            + f"), {_mb(_free(folder))} MB free; free some, or "
+            + ("give --work-dir a folder on another disk" if beside else "write the WACZ to another disk")
+        )
+    total = state.total
+    if not total:
+        with contextlib.suppress(PDIError):  # how far it got is only for the estimate
+            total = archive.count_records(series, ids=_WEB, page=_LISTED_AT_ONCE)
+    work_needed = made * max(total, state.done) // state.done if state.done else made
+    needed = work_needed * 2 if beside else work_needed
+    folder = work.parent
+    return StoreError(
+        f"no space left in {folder} for the work files of {shown} (its WARC and index): about {_mb(needed)} MB"
+        f" needed there (the work files about {_mb(work_needed)} MB, {_mb(made)} MB written for"
+        f" {state.done} of {max(total, state.done)} records" + (", and the WACZ about as much again" if beside else "")
+        + f"), {_mb(_free(folder))} MB free; free some, or give --work-dir a folder on a disk with room"
+    )
+
+
+def _size(path: Path) -> int:
+    """The size of the file ``path`` (0: none, or no file)."""
+    try:
+        return path.stat().st_size if path.is_file() else 0
+    except OSError:
+        return 0
+
+
+def _same_disk(a: Path, b: Path) -> bool:
+    try:
+        return a.stat().st_dev == b.stat().st_dev
+    except OSError:
+        return False
+
+
+def _free(folder: Path) -> int:
+    try:
+        return shutil.disk_usage(folder).free
+    except OSError:
+        return 0
+
+
+def _mb(octets: int) -> str:
+    return f"{octets / 1e6:.1f}"
 
 
 #: The foreign ids of the documents an export writes: URLs (any case).
@@ -787,7 +951,7 @@ def _title(series: str | None) -> str:
 
 
 def _write_zip(
-    path: Path, warc: tuple[Path, str], cdx_path: Path, pages: Path, title: str, main_page: dict[str, str] | None,
+    path: Path | BinaryIO, warc: tuple[Path, str], cdx_path: Path, pages: Path, title: str, main_page: dict[str, str] | None,
     key: WaczKey | None, identity: Identity | None,
 ) -> None:
     """The WACZ at ``path``; ``warc`` is the WARC's path and the SHA-256 (hex) of the octets written to it,
@@ -820,24 +984,28 @@ def _write_zip(
             "hash": "sha256:" + (sha256 or digest.hexdigest()), "bytes": size,
         })
 
-    with zipfile.ZipFile(path, "w") as zf:
-        add(zf, f"archive/{_WARC_NAME}", warc[0], stored=True, sha256=warc[1])  # WACZ §: WARCs stored, so replay can seek
-        add(zf, "indexes/index.cdx", cdx_path, stored=False)
-        add(zf, "pages/pages.jsonl", pages, stored=False)
-        package: dict[str, object] = {
-            "profile": "data-package",
-            "resources": resources,
-            "title": title,
-            "created": created,
-            "wacz_version": WACZ_VERSION,
-            "software": f"pdi {__version__}",
-        }
-        if main_page:
-            package["mainPageURL"] = main_page["url"]
-            package["mainPageDate"] = main_page["ts"]
-        package_bytes = json.dumps(package, indent=2).encode("utf-8")
-        zf.writestr(zipfile.ZipInfo("datapackage.json", datetime.datetime.now(datetime.UTC).timetuple()[:6]),
-                    package_bytes, compress_type=zipfile.ZIP_DEFLATED)
-        zf.writestr(zipfile.ZipInfo(DIGEST_FILE, datetime.datetime.now(datetime.UTC).timetuple()[:6]),
-                    digest_file(package_bytes, created, f"pdi {__version__}", key, identity), compress_type=zipfile.ZIP_DEFLATED)
+    # Opened here for writing only: zipfile, given a name, opens it for reading and writing first, and a named pipe
+    # so opened (then closed, as it cannot seek) let a waiting reader in and told it the end of the file.
+    with contextlib.ExitStack() as opened:
+        out = opened.enter_context(open(path, "wb")) if isinstance(path, Path) else path
+        with zipfile.ZipFile(out, "w") as zf:
+            add(zf, f"archive/{_WARC_NAME}", warc[0], stored=True, sha256=warc[1])  # WACZ §: WARCs stored, so replay can seek
+            add(zf, "indexes/index.cdx", cdx_path, stored=False)
+            add(zf, "pages/pages.jsonl", pages, stored=False)
+            package: dict[str, object] = {
+                "profile": "data-package",
+                "resources": resources,
+                "title": title,
+                "created": created,
+                "wacz_version": WACZ_VERSION,
+                "software": f"pdi {__version__}",
+            }
+            if main_page:
+                package["mainPageURL"] = main_page["url"]
+                package["mainPageDate"] = main_page["ts"]
+            package_bytes = json.dumps(package, indent=2).encode("utf-8")
+            zf.writestr(zipfile.ZipInfo("datapackage.json", datetime.datetime.now(datetime.UTC).timetuple()[:6]),
+                        package_bytes, compress_type=zipfile.ZIP_DEFLATED)
+            zf.writestr(zipfile.ZipInfo(DIGEST_FILE, datetime.datetime.now(datetime.UTC).timetuple()[:6]),
+                        digest_file(package_bytes, created, f"pdi {__version__}", key, identity), compress_type=zipfile.ZIP_DEFLATED)
 
