@@ -403,3 +403,12 @@ def test_cli_dash_to_a_terminal_is_refused(archive: Archive, tmp_path: Path, tmp
         os.close(main)
     assert done.returncode == 2 and "standard output is a terminal" in done.stderr, done.stderr
     assert os.listdir(tmpdir_) == [] and not (tmp_path / "-").exists()
+
+
+def test_a_read_only_folder_of_out_is_a_clear_error(archive: Archive, small_disk: Path, tmpdir_: Path) -> None:
+    """The work folder cannot be made beside ``OUT``: the error names the folder (an ``OSError`` before)."""
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True, timeout=30)
+    with pytest.raises(StoreError, match=re.escape(f"cannot make the work folder of {small_disk / 'x.wacz'} in"
+                                                   f" {small_disk}: Read-only file system")):
+        export_wacz(archive, small_disk / "x.wacz")
+    assert os.listdir(tmpdir_) == []

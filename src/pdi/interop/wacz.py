@@ -705,7 +705,12 @@ def export_wacz(
         if archive.find_series(series) is None:
             raise NotFoundError(f"series {series} is not registered")
     state = _Progress(progress)
-    with tempfile.TemporaryDirectory(prefix=prefix, dir=work_parent) as folder:
+    try:
+        made = tempfile.TemporaryDirectory(prefix=prefix, dir=work_parent)
+    except OSError as exc:
+        raise StoreError(f"cannot make the work folder of {shown} in {work_parent or tempfile.gettempdir()}:"
+                         f" {exc.strerror or exc}") from exc
+    with made as folder:
         work = Path(folder)
         try:
             writer, pages, documents, first_page = _write_work(archive, work, series, state)
