@@ -88,11 +88,19 @@ def test_the_size_of_a_base64_part_is_learnt_without_decoding_it(monkeypatch: py
 
 
 def test_a_part_that_cannot_be_decoded_a_window_at_a_time_is_refused_before_its_size_is_said() -> None:
-    data = _message(b"\r\n", "7bit", b"", 76).replace(b"Content-Transfer-Encoding: 7bit",
-                                                       b"Content-Transfer-Encoding: x-uuencode")
+    """Uuencode whose ``begin`` line's mode (the octal number Python reads with ``int(mode, 8)``) is longer than
+    :data:`pdi.mail.large.MAX_BEGIN_LINE`: refused naming the part and its octets as written (no uuencoder writes
+    one; uuencode itself decodes, ``tests/test_mail_large_uuencode.py``)."""
+    from pdi.mail.large import MAX_BEGIN_LINE
+
+    body = b"begin " + b"6" * (MAX_BEGIN_LINE + 1) + b"\r\n#86)C\r\nend"
+    data = _message(b"\r\n", "7bit", body, 76).replace(b"Content-Transfer-Encoding: 7bit",
+                                                         b"Content-Transfer-Encoding: x-uuencode")
     part = read_large(data).parts[1]
-    with pytest.raises(UnsupportedError, match=r"part 1 of the message: its transfer encoding is uuencode"):
+    with pytest.raises(UnsupportedError, match=r"part 1 of the message: its uuencode has a begin line whose mode"
+                                               r" is more than 65,536 octets \(offset \d+\).*byte=\d+,\d+"):
         part_map(data, part, 64)
+    assert _python_part(data) == b"abc"  # what Python reads, whole
 
 
 def test_a_range_of_long_lines_decodes_from_a_window_before_it_not_from_the_start() -> None:

@@ -42,11 +42,19 @@ as it is read, a few chunks held), in memory bounded by a few windows of
   not the alphabet skipped, an ``=`` that ends a quad of two or three
   characters ending the decoding, and a last quad of one character making
   Python answer the part as written, its line ends taken out, which the part's
-  map learns first); quoted-printable cut only after a line end (or where no
-  escape is cut; ``=`` CR, a soft break up to the next LF, carried across the
-  windows it runs over); anything else as it is; each piece the same octets as
-  Python's ``get_payload(decode=True)`` of the whole, which the tests compare
-  on the same messages. Uuencode is refused naming the part. :func:`part_map` learns a part's
+  map learns first); quoted-printable cut only after a line end (or, in a line
+  longer than a window, among its last octets where no escape is cut, told by
+  the parity of its last run of ``=``; ``=`` CR, a soft break up to the next LF,
+  carried across the windows it runs over); uuencode as
+  ``email.message._decode_uu`` reads it (its ``begin`` line found by a regular
+  expression, each line after it decoded by ``binascii.a2b_uu`` from its first
+  octets, an ``end`` line ending it, a line longer than a window kept as its
+  first 128 octets; no ``begin`` line, an empty line or one that does not decode
+  making Python answer the part as written, which the part's map learns first; a
+  ``begin`` line's mode longer than :data:`MAX_BEGIN_LINE` refused naming the
+  part); anything else as it is; each piece the same octets as Python's
+  ``get_payload(decode=True)`` of the whole, which the tests compare on the same
+  messages. :func:`part_map` learns a part's
   decoded size before anything is sent (base64 counted, not decoded; octets as
   written not read) and keeps where its decoding can start again, a window
   apart, so that :func:`part_range` decodes a range from the place nearest
@@ -344,8 +352,8 @@ def body_unread(mail: Mail) -> MailPart | None:
 
 
 class _NotStreamed(Exception):
-    """A part that cannot be decoded a window at a time (uuencode, a run of ``=`` in quoted-printable longer than
-    windows)."""
+    """A part that cannot be decoded a window at a time (uuencode whose ``begin`` line's mode runs past
+    :data:`MAX_BEGIN_LINE`)."""
 
     def __init__(self, offset: int, what: str) -> None:
         super().__init__(what)
@@ -390,7 +398,7 @@ def part_pieces(octets: Octets, part: MailPart, window: int = WINDOW, mapped: Pa
     written is known only at its end). :class:`UnsupportedError` for a part whose octets are decoded only from its
     whole (see the module docstring), raised before the first piece that differs."""
     assert part.span is not None
-    if mapped is None and _streamed_encoding(part) == "base64":
+    if mapped is None and _streamed_encoding(part) in ("base64", "uuencode"):
         mapped = part_map(octets, part, window)
     raw = mapped is not None and mapped.raw
     for _, piece in _refused_so(part, _decoding(octets, part, window, (part.span[1], b""), raw)):
@@ -401,17 +409,25 @@ def part_pieces(octets: Octets, part: MailPart, window: int = WINDOW, mapped: Pa
 def part_map(octets: Octets, part: MailPart, window: int = WINDOW) -> PartMap:
     """How many octets :func:`part_pieces` gives of ``part``, and where its decoding can start again, a window
     apart (for :func:`part_range`): base64 counted, not decoded (its characters sorted as decoding sorts them),
-    octets as written not read at all, quoted-printable decoded (nothing kept); what :func:`part_pieces` refuses
-    is refused here, before anything is sent."""
+    octets as written not read at all, quoted-printable and uuencode decoded (nothing kept; whether Python answers
+    a uuencoded part as written is learnt so); what :func:`part_pieces` refuses is refused here, before anything
+    is sent."""
     assert part.span is not None
     _, start, end = part.span
     encoding = _streamed_encoding(part)
-    if encoding not in ("base64", "quoted-printable"):
-        if encoding == "uuencode":
-            list(_refused_so(part, _decoding(octets, part, window, (start, b""))))  # refused as part_pieces is
+    if encoding not in ("base64", "quoted-printable", "uuencode"):
         return PartMap(end - start, ((0, start, b""),))
     resumes: list[tuple[int, int, bytes]] = []
     size = 0
+    if encoding == "uuencode":
+        try:
+            for (at, carry), piece in _refused_so(part, _uu_pieces(octets, end, window, (start, b""))):
+                if not resumes or at != resumes[-1][1]:  # (a line many windows long: one place, where it starts)
+                    resumes.append((size, at, carry))
+                size += len(piece)
+        except _AsWritten:  # Python's reading raised ValueError: it answers the part as written
+            return PartMap(end - start, ((0, start, b""),), raw=True)
+        return PartMap(size, tuple(resumes))
     if encoding == "quoted-printable":
         for (at, carry), piece in _refused_so(part, _qp_pieces(octets, start, end, window, (start, b""))):
             # a line's start carried is the octets just before the window: the place is where they begin, so that
@@ -439,7 +455,8 @@ def part_range(
     if stop <= first:
         return
     assert part.span is not None
-    if _streamed_encoding(part) not in ("base64", "quoted-printable"):  # the octets as written
+    encoding = _streamed_encoding(part)
+    if not encoding or (encoding == "uuencode" and mapped.raw):  # the octets as written
         at, end = part.span[1] + first, part.span[1] + min(stop, mapped.size)
         for offset in range(at, end, window):
             yield octets[offset : min(end, offset + window)]
@@ -455,7 +472,7 @@ def part_range(
 
 
 def _streamed_encoding(part: MailPart) -> str:
-    """``"base64"``, ``"quoted-printable"``, ``"uuencode"`` (refused) or ``""`` (octets as written) for a part."""
+    """``"base64"``, ``"quoted-printable"``, ``"uuencode"`` or ``""`` (octets as written) for a part."""
     encoding = transfer_encoding(part)
     if encoding in ("base64", "quoted-printable"):
         return encoding
@@ -467,8 +484,8 @@ def _streamed_encoding(part: MailPart) -> str:
 def _decoding(
     octets: Octets, part: MailPart, window: int, state: _State, raw: bool = False
 ) -> Iterator[tuple[_State, bytes]]:
-    """The pieces of ``part`` decoded from ``state`` on, each with the state before it (``raw``: a base64 part that
-    Python answers as written, :attr:`PartMap.raw`)."""
+    """The pieces of ``part`` decoded from ``state`` on, each with the state before it (``raw``: a base64 or
+    uuencoded part that Python answers as written, :attr:`PartMap.raw`)."""
     assert part.span is not None
     _, start, end = part.span
     encoding = _streamed_encoding(part)
@@ -479,8 +496,8 @@ def _decoding(
         yield from _base64_pieces(octets, end, window, state)
     elif encoding == "quoted-printable":
         yield from _qp_pieces(octets, start, end, window, state)
-    elif encoding == "uuencode":
-        raise _NotStreamed(start, "its transfer encoding is uuencode")
+    elif encoding == "uuencode" and not raw:
+        yield from _uu_pieces(octets, end, window, state)
     else:
         for at in range(state[0], end, window):
             yield (at, b""), octets[at : min(end, at + window)]
@@ -498,6 +515,160 @@ def _refused_so(part: MailPart, items: Iterator[_T]) -> Iterator[_T]:
             f" whole of a message of at most {STREAMED_FROM:,} octets; its octets as written are byte="
             f"{start},{end}"
         ) from None
+
+
+#: The octets of a line of uuencode read to decode it: its length character and the characters of the most octets
+#: a line holds (63: 85 characters; ``email.message._decode_uu`` reads no more of a line whose rest is not blank).
+_UU_KEPT: Final = 128
+#: The longest mode (the octal number after ``begin``) of a uuencoded part's ``begin`` line read (octets): a longer
+#: one is refused (:class:`UnsupportedError`), as no uuencoder writes one.
+MAX_BEGIN_LINE: Final = 64 << 10
+#: A ``begin`` line (``email.message._decode_uu``: one that starts ``begin`` and a space) after a line end.
+_BEGIN: Final = re.compile(rb"(?<=[\r\n])begin ")
+#: A line end as ``bytes.splitlines`` finds one.
+_LINE_END: Final = re.compile(rb"\r\n?|\n")
+#: The blanks that ``_decode_uu`` strips from an ``end`` line (CR and LF end a line: never in one).
+_UU_BLANKS: Final = b" \t\f"
+
+
+class _AsWritten(Exception):
+    """Python's reading of a uuencoded part raised :class:`ValueError` (no ``begin`` line, an empty line before
+    ``end``, a line that does not decode): ``get_payload(decode=True)`` answers the part as written."""
+
+
+class _UuLine:
+    """A line of uuencode met a piece at a time (it runs over windows): its first :data:`_UU_KEPT` octets, its
+    length, and whether it is an ``end`` line (blanks, ``end``, blanks), in memory bounded whatever its length."""
+
+    __slots__ = ("head", "size", "state", "word")
+
+    def __init__(self) -> None:
+        self.head, self.size, self.word = b"", 0, b""
+        self.state = 0  # 0: blanks so far; 1: "end" begun; 2: "end" then blanks; 3: no end line
+
+    def feed(self, piece: bytes) -> None:
+        if len(self.head) < _UU_KEPT:
+            self.head += piece[: _UU_KEPT - len(self.head)]
+        self.size += len(piece)
+        state = self.state
+        if state == 0:
+            piece = piece.lstrip(_UU_BLANKS)
+            state = 1 if piece else 0
+        if state == 1:
+            need = 3 - len(self.word)
+            self.word, piece = self.word + piece[:need], piece[need:]
+            state = 3 if not b"end".startswith(self.word) else 2 if len(self.word) == 3 else 1
+        if state == 2 and piece.strip(_UU_BLANKS):
+            state = 3
+        self.state = state
+
+
+def _uu_line(head: bytes, size: int, end_line: bool) -> bytes | None:
+    """What ``email.message._decode_uu`` makes of a line after ``begin`` (``head``: its first :data:`_UU_KEPT`
+    octets; ``size``: its length): ``None`` for the ``end`` line; :class:`_AsWritten` where it raises.
+
+    It tries ``binascii.a2b_uu`` of the line, then of its first ``((length - 32) & 63) * 4 + 5) // 3`` octets: the
+    length character and the characters it decodes; ``a2b_uu`` reads no more of a line than those (it checks that
+    the rest is blank, and refuses it else), so the second gives what the first gives when the first decodes."""
+    import binascii
+
+    if size == 0:  # "Truncated input"
+        raise _AsWritten
+    if end_line:
+        return None
+    try:
+        return binascii.a2b_uu(head[: (((head[0] - 32) & 63) * 4 + 5) // 3])
+    except binascii.Error:
+        raise _AsWritten from None
+
+
+def _uu_begin(octets: Octets, start: int, end: int, window: int) -> int | None:
+    """Where the encoded lines of the uuencoded body ``octets[start:end]`` start: after its first line that starts
+    ``begin`` and a space and whose next word ``int(mode, 8)`` reads (``email.message._decode_uu``), found by a
+    regular expression a window at a time; ``None`` if there is none."""
+    previous, offset = b"\n", start  # the body's start is a line's start
+    while offset < end:
+        text = previous + octets[offset : min(end, offset + window)]
+        base = offset - len(previous)
+        for found in _BEGIN.finditer(text):
+            at = base + found.start()
+            ended = _LINE_END.search(text, found.end())  # the line in hand (a stranger's many begin lines)
+            if ended is not None:
+                mode = text[found.end() : ended.start()].partition(b" ")[0]
+            else:  # it runs past the window
+                line = octets[at + 6 : min(end, at + 7 + MAX_BEGIN_LINE)]
+                cut = _LINE_END.search(line)
+                mode = (line[: cut.start()] if cut is not None else line).partition(b" ")[0]
+            if len(mode) > MAX_BEGIN_LINE:  # (wherever a window cuts it)
+                raise _NotStreamed(at, f"its uuencode has a begin line whose mode is more than {MAX_BEGIN_LINE:,}"
+                                       " octets")
+            try:
+                int(mode, 8)
+            except ValueError:
+                continue
+            return _next_line(octets, at, end, window)
+        offset += len(text) - len(previous)
+        previous = text[-6:]
+    return None
+
+
+def _next_line(octets: Octets, at: int, end: int, window: int) -> int:
+    """Where the line after the one at ``at`` starts (``end`` if it is the last), read a window at a time."""
+    while at < end:
+        text = octets[at : min(end, at + window + 1)]  # one more: a CR's LF
+        ended = _LINE_END.search(text, 0, len(text) - 1 if at + len(text) < end else len(text))
+        if ended is not None:
+            return at + (ended.end() if text[ended.start() : ended.start() + 2] != b"\r\n" else ended.start() + 2)
+        at += len(text) - 1
+    return end
+
+
+def _uu_pieces(octets: Octets, end: int, window: int, state: _State) -> Iterator[tuple[_State, bytes]]:
+    """A uuencoded body decoded a window at a time from ``state`` as ``email.message._decode_uu`` decodes the whole
+    (``get_payload(decode=True)``): its ``begin`` line found (:func:`_uu_begin`; ``state``'s carry is ``B`` at a
+    line after it), then each line that ends in the window decoded (:func:`_uu_line`), a line longer than a window
+    kept as :class:`_UuLine`, a CR at a window's end held for an LF after it; the ``end`` line ends the decoding.
+    Each piece's state is where the first line it decodes starts. :class:`_AsWritten` where Python's reading
+    raises (the part's map learns it first)."""
+    at, carry = state
+    if carry != b"B":
+        begun = _uu_begin(octets, at, end, window)
+        if begun is None:  # "`begin` line not found"
+            raise _AsWritten
+        at = begun
+    line: _UuLine | None = None  # a line begun in a window before, not ended
+    line_at, held, offset = at, b"", at
+    while offset < end:
+        read = octets[offset : min(end, offset + window)]
+        text, base = held + read, offset - len(held)
+        offset += len(read)
+        held = b""
+        if offset < end and text.endswith(b"\r"):  # perhaps a CR LF's CR
+            text, held = text[:-1], b"\r"
+        before, position = line_at, 0
+        decoded: list[bytes] = []
+        for piece in text.splitlines(keepends=True):
+            position += len(piece)
+            content = piece.rstrip(b"\r\n")
+            if len(content) == len(piece) and offset < end:  # the window's last line goes on in the next
+                line = line or _UuLine()
+                line.feed(content)
+                break
+            if line is not None:
+                line.feed(content)
+                octets_of = _uu_line(line.head, line.size, line.state == 2)
+                line = None
+            else:
+                octets_of = _uu_line(content[:_UU_KEPT], len(content), content.strip(_UU_BLANKS) == b"end")
+            if octets_of is None:  # the end line
+                yield (before, b"B"), b"".join(decoded)
+                return
+            decoded.append(octets_of)
+            line_at = base + position
+        yield (before, b"B"), b"".join(decoded)
+    if line is not None:  # (a window that ended with a CR, held, and the part's end)
+        octets_of = _uu_line(line.head, line.size, line.state == 2)
+        yield (line_at, b"B"), octets_of or b""
 
 
 #: The base64 alphabet.
@@ -581,16 +752,12 @@ def _base64_pieces(octets: Octets, end: int, window: int, state: _State) -> Iter
         yield before, binascii.a2b_base64(text) if text else b""
 
 
-#: How far back from a window's end a cut of a long line of quoted-printable is looked for: an escape is three
-#: octets, and only a run of ``=`` (or of ``=X``) has no cut in it.
-_MOST_WALKED_BACK: Final = 4096
-
-
 def _qp_pieces(octets: Octets, start: int, end: int, window: int, state: _State) -> Iterator[tuple[_State, bytes]]:
     """Quoted-printable decoded a window at a time from ``state`` as ``quopri.decodestring`` (``binascii.a2b_qp``)
     decodes the whole: each window cut after its last line end (no escape reaches past one), or in a line longer
-    than a window where no escape (``=XX``, ``==``, ``=`` and its line end) is cut; ``=`` CR, which Python reads
-    as a soft break running to the next LF, carried as such (``=`` CR) across the windows it runs over."""
+    than a window where no escape (``=XX``, ``==``, ``=`` and its line end) is cut (:func:`_qp_cut`); ``=`` CR,
+    which Python reads as a soft break running to the next LF, carried as such (``=`` CR) across the windows it
+    runs over."""
     import quopri
 
     carry = state[1]
@@ -606,18 +773,41 @@ def _qp_pieces(octets: Octets, start: int, end: int, window: int, state: _State)
                 yield (at, before), quopri.decodestring(text)
                 carry = b"=\r"
                 continue
-            if cut == 0:  # a line longer than a window: cut where no escape (=XX, or = and its line end) is cut,
-                # looked for among its last octets only (a stranger's line of "=" made each window a walk back
-                # over all it carried, 27 s before its refusal); else it is carried whole
-                cut = next((c for c in range(len(text), max(0, len(text) - _MOST_WALKED_BACK), -1)
-                            if b"=" not in text[max(0, c - 2) : c] and text[c - 1 : c] != b"\r"), 0)
-                if cut == 0 and len(text) > 4 * window + 64:  # no cut for windows: "=" every octet or two
-                    raise _NotStreamed(at, "its quoted-printable holds a line longer than a window with an '=' every"
-                                           " octet or two, which no cut leaves whole")
+            if cut == 0:  # a line longer than a window (and no soft break running on in it)
+                cut = _qp_cut(text)
             text, carry = text[:cut], text[cut:]
         yield (at, before), quopri.decodestring(text) if text else b""
     if carry:
         yield (end, carry), quopri.decodestring(carry)
+
+
+#: The hexadecimal digits, as ``binascii.a2b_qp`` reads an escape's.
+_HEX: Final = frozenset(b"0123456789ABCDEFabcdef")
+
+
+def _qp_cut(text: bytes) -> int:
+    """Where ``text`` (quoted-printable read from an escape's start on, no LF in it, no soft break ``=`` CR running
+    on) can be cut, among its last few octets, so that each side decodes to what the whole decodes to there.
+
+    ``binascii.a2b_qp`` reads left to right: an ``=`` begins an escape (``=XX``, ``==``, ``=`` alone when neither
+    follows; ``=`` at the very end is dropped), anything else is itself. A cut at ``c`` is whole unless an escape
+    begins at ``c - 1``, or at ``c - 2`` with two hex digits after it; of three places in a row one is whole (an
+    escape is at most three octets). Whether an ``=`` begins an escape is the parity of the run of ``=`` it ends
+    (its first begins one: no escape ends with ``=`` but ``==``), so no more than that run is looked at: a line
+    of ``=`` every octet or two, many windows long, is cut as any other (it was refused before, past 4 MiB)."""
+    for cut in range(len(text) - 2, max(0, len(text) - 8), -1):
+        if not (_escape_at(text, cut - 1) or (
+                _escape_at(text, cut - 2) and text[cut - 1] in _HEX and text[cut] in _HEX)):
+            return cut
+    return 0  # (a text of a few octets: carried whole)
+
+
+def _escape_at(text: bytes, at: int) -> bool:
+    """Whether an escape begins at ``text[at]`` (:func:`_qp_cut`): an ``=`` that is not the second of ``==``."""
+    if at < 0 or text[at] != 0x3D:
+        return False
+    run = at + 1 - len(text[: at + 1].rstrip(b"="))  # the run of "=" that ends at it
+    return run % 2 == 1
 
 
 def decoded_size(octets: Octets, part: MailPart) -> int:
