@@ -246,3 +246,99 @@ def test_a_large_messages_temporary_files_are_in_tmpdir_and_gone_on_every_path(
     with pytest.raises(RuntimeError):
         archive.add(S, data + b"\r\n", format="rfc822", foreign_id="broken")
     assert spooled() == [] and os.listdir(spool) == [] and snapshot(archive) == before
+
+
+def _counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """How many temporary copies of a message the deposit makes, and how often it reads one (by its structure, or
+    whole by Python's parser)."""
+    import tempfile
+
+    import pdi.fragments.email_text
+    import pdi.mail.large
+    import pdi.mail.message
+
+    counts = {"copies": 0, "large": 0, "whole": 0}
+    made = tempfile.TemporaryFile
+
+    def copy(*args: Any, **kwargs: Any) -> Any:
+        counts["copies"] += kwargs.get("prefix") == "pdi-message-"
+        return made(*args, **kwargs)
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", copy)
+    large, whole = pdi.mail.large.read_large, pdi.mail.message.read_message
+
+    def read_large(*args: Any, **kwargs: Any) -> Any:
+        counts["large"] += 1
+        return large(*args, **kwargs)
+
+    def read_message(*args: Any, **kwargs: Any) -> Any:
+        counts["whole"] += 1
+        return whole(*args, **kwargs)
+
+    monkeypatch.setattr("pdi.mail.large.read_large", read_large)
+    monkeypatch.setattr("pdi.mail.message.read_message", read_message)
+    monkeypatch.setattr(pdi.fragments.email_text, "read_message", read_message)
+    return counts
+
+
+def test_a_large_message_is_copied_once_and_read_once_at_deposit(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The deposit's check and its full-text index share one temporary copy of the message and one reading of its
+    structure (before, each kept its own copy, and the index read the structure again); forced, the one copy is
+    read once, by the index. Its text is indexed as before: each hit resolves to the words found."""
+    monkeypatch.setattr("pdi.mail.large.STREAMED_FROM", 100)
+    monkeypatch.setattr("pdi.archive.readable.HELD_UP_TO", 64)
+    archive.add(S, b"Subject: warm\r\n\r\nthe deposit's modules loaded\r\n", format="rfc822")
+    counts = _counted(monkeypatch)
+    data = _message([random.Random(11).randbytes(5_000)], "once")
+    name = archive.add(S, data, format="rfc822")
+    assert counts == {"copies": 1, "large": 1, "whole": 0}
+    hits = archive.search("café").hits
+    assert [str(hit.name).split("#")[0] for hit in hits] == [str(name)]
+    python = email.message_from_bytes(data, policy=email.policy.default)
+    text = cast(Any, python.get_body(("plain",))).get_content().replace("\r\n", "\n").replace("\n", "\r\n")
+    assert archive.resolve(str(hits[0].name)).data == text[hits[0].start : hits[0].end].encode()
+
+    counts.update(copies=0, large=0)
+    archive.add(S, data + b"\r\n", format="rfc822", foreign_id="forced", force=True)
+    assert counts == {"copies": 1, "large": 1, "whole": 0}
+    assert len(archive.search("café").hits) == 2
+
+
+def test_a_small_message_is_read_whole_once_at_deposit(archive: Archive, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At or under the threshold the check's reading by Python's parser is the one the index reads the body from."""
+    archive.add(S, b"Subject: warm\r\n\r\nthe deposit's modules loaded\r\n", format="rfc822")
+    counts = _counted(monkeypatch)
+    archive.add(S, _message([random.Random(12).randbytes(3_000)], "whole once"), format="rfc822")
+    assert counts == {"copies": 0, "large": 0, "whole": 1}
+    assert len(archive.search("café").hits) == 1
+
+
+def test_a_queued_large_messages_text_is_indexed_from_the_store_without_a_copy(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A message past the queue's threshold is indexed by the indexer (``pdi index``) from the store's verified
+    chunks, read by its structure once, as ``char=`` reads it: no temporary copy of its own (before, a second copy
+    of the message, after the deposit's, and a second reading of its structure)."""
+    import pdi.archive.search as search
+
+    monkeypatch.setattr("pdi.mail.large.STREAMED_FROM", 100)
+    monkeypatch.setattr("pdi.archive.readable.HELD_UP_TO", 64)
+    monkeypatch.setattr(search, "QUEUE_PAST", 1000)
+    data = _message([random.Random(13).randbytes(5_000)], "queued")
+    name = archive.add(S, data, format="rfc822")
+    assert archive.search("café").pending == 1
+    counts = _counted(monkeypatch)
+    run = archive.index_queued()
+    assert (run.indexed, run.failed) == (1, ()) and counts == {"copies": 0, "large": 1, "whole": 0}
+    hits = archive.search("café").hits
+    assert [str(hit.name).split("#")[0] for hit in hits] == [str(name)]
+    assert b"caf\xc3\xa9" in archive.resolve(str(hits[0].name)).data
+
+    monkeypatch.setattr("pdi.mail.large.STREAMED_FROM", 1 << 20)  # read whole: from the store, no copy either
+    archive.add(S, data + b"\r\n", format="rfc822", foreign_id="whole")
+    counts.update(copies=0, large=0, whole=0)
+    run = archive.index_queued()
+    assert (run.indexed, run.failed) == (1, ()) and counts == {"copies": 0, "large": 0, "whole": 1}
+    assert len(archive.search("café").hits) == 2

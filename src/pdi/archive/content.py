@@ -759,7 +759,14 @@ def prepare(
     )
     if pdf is not None:
         observers.append(pdf)
-    mail = EmailCheck(force=force or content.keep_unreadable, source=content.source) if media_type == "message/rfc822" else None
+    import pdi.archive.search as search
+
+    searching = search.search_kind(media_type) is not None
+    indexed = searching and not content.index_later
+    # the check keeps the message and its reading for the index (one copy, one reading) when the index reads it
+    mail = EmailCheck(force=force or content.keep_unreadable, source=content.source,
+                      keep=min(search.QUEUE_PAST, search.AGGREGATE_UP_TO) if indexed else None,
+                      ) if media_type == "message/rfc822" else None
     if mail is not None:
         observers.append(mail)
     mhtml = MhtmlCheck(force=force or content.keep_unreadable, source=content.source) if media_type == "multipart/related" else None
@@ -771,13 +778,10 @@ def prepare(
 
         video = VideoCheck(media_type, force=force or content.keep_unreadable, source=content.source)
         observers.append(video)
-    import pdi.archive.search as search
-
-    searching = search.search_kind(media_type) is not None
     searcher = (
         search.SearchIndexer(media_type, charset, queue_past=search.QUEUE_PAST,
-                             layer=(lambda: pdf.index) if pdf is not None else None)
-        if searching and not content.index_later else None
+                             layer=(lambda: pdf.index) if pdf is not None else None, message=mail)
+        if indexed else None
     )
     if searcher is not None:
         observers.append(searcher)

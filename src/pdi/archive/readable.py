@@ -16,7 +16,7 @@ from pdi.archive.blobs import BlobInfo
 from pdi.errors import FormatCheckError, LimitError, ParseError, PDIError, UnsupportedError
 
 if TYPE_CHECKING:
-    from pdi.mail.message import ThreadIds
+    from pdi.mail.message import Mail, ThreadIds
 
 __all__ = ["HELD_UP_TO", "PDF_LAYER_UP_TO", "EmailCheck", "MhtmlCheck", "PdfCheck", "Spool", "where"]
 
@@ -100,25 +100,44 @@ class EmailCheck:
     where, unless ``force``, which keeps nothing. Forced or not, its ids for the thread index (:attr:`thread`) are
     read from its first :data:`pdi.mail.message.THREAD_HEAD` octets, as the migration that indexes messages
     deposited before reads them.
+
+    ``keep`` (the deposit indexes the text of a message of at most that many octets): its octets, and its reading
+    once checked (:attr:`mail`), are kept past :meth:`finish` (forced or not) until :meth:`abandon`, for the
+    full-text index (:class:`pdi.archive.search.SearchIndexer`), which reads its body from them: one temporary
+    copy and one reading of a message a deposit (before, the index kept a copy of its own and read the message
+    again). A forced message longer than ``keep`` is not kept, as it is not read.
     """
 
-    def __init__(self, *, force: bool = False, source: str | None = None) -> None:
+    def __init__(self, *, force: bool = False, source: str | None = None, keep: int | None = None) -> None:
         from pdi.mail.message import THREAD_HEAD
 
         self.force = force
         self.source = source
-        self._kept: Spool | None = None if force else Spool("pdi-message-")
+        self.keep = keep
+        self._kept: Spool | None = Spool("pdi-message-") if keep is not None or not force else None
         self._head: list[bytes] = []
         self._size = 0
         self.head_size = THREAD_HEAD
         #: The message's ids for the thread index, once finished.
         self.thread: ThreadIds | None = None
+        #: The message as the check read it (by its structure past :data:`pdi.mail.large.STREAMED_FROM`, else
+        #: whole), once finished and kept (``keep``); ``None`` if forced (not read).
+        self.mail: Mail | None = None
+
+    @property
+    def kept(self) -> Spool | None:
+        """The message's octets as they streamed past (``keep``: until :meth:`abandon`), or ``None``."""
+        return self._kept
 
     def update(self, piece: bytes) -> None:
         if self._size < self.head_size:
             self._head.append(piece[: self.head_size - self._size])
         self._size += len(piece)
         if self._kept is not None:
+            if self.force and self.keep is not None and self._size > self.keep:  # neither checked nor indexed
+                self._kept.close()
+                self._kept = None
+                return
             self._kept.write(piece)
 
     def finish(self, info: BlobInfo) -> None:
@@ -127,20 +146,27 @@ class EmailCheck:
 
         head, self._head = b"".join(self._head), []
         self.thread = thread_ids(head)
-        if self._kept is None:  # forced
+        if self._kept is None or self.force:  # forced: not read (kept for the index, if it is to be made)
             return
         try:
             if len(self._kept) > STREAMED_FROM:
-                read_large(self._kept)
+                mail = read_large(self._kept)
             else:
-                read_message(self._kept[0 : len(self._kept)])
+                mail = read_message(self._kept[0 : len(self._kept)])
         except (ParseError, LimitError) as exc:
+            self.abandon()
             raise _unreadable(self.source, "a message", exc) from exc
-        finally:
+        except BaseException:
+            self.abandon()
+            raise
+        if self.keep is not None and len(self._kept) <= self.keep:
+            self.mail = mail
+        else:
             self.abandon()
 
     def abandon(self) -> None:
         self._head = []
+        self.mail = None
         if self._kept is not None:
             self._kept.close()
             self._kept = None

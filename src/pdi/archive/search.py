@@ -20,7 +20,11 @@ transaction writes into the index. What has text (:func:`search_kind`):
   (:func:`pdi.fragments.email_text.body_text`, ``docs/email.md``), positions counted
   as ``char`` counts them on the message; read as ``char`` reads it: whole, or past
   :data:`pdi.mail.large.STREAMED_FROM` by its structure (its body's part alone, the
-  message kept in a temporary file, never held); up to :data:`AGGREGATE_UP_TO`.
+  message kept in a temporary file, never held); up to :data:`AGGREGATE_UP_TO`. At
+  deposit the index reads the copy the deposit's check kept and the reading it made
+  (:class:`pdi.archive.readable.EmailCheck`: one copy, one reading); read again
+  (:func:`index_blob`), a message is read from the store's verified chunks, not
+  copied first.
 * a PDF: the text of its text layer (docs/pdf-text-layer.md), as a text's,
   positions counted as ``char`` counts them on the PDF: the layer made at
   deposit and kept as its fragment index (given by the deposit's
@@ -80,6 +84,27 @@ from pdi.passages.fulltext import MarkupScanner, Passage, PassageBuilder, markup
 
 if TYPE_CHECKING:
     from pdi.archive.blobs import ChunkedReader
+    from pdi.mail.large import Octets
+    from pdi.mail.message import Mail
+
+
+class KeptMessage(Protocol):
+    """A message's octets kept, and its reading if one was made, that :class:`SearchIndexer` reads its body's text
+    from: the deposit's check (:class:`pdi.archive.readable.EmailCheck`), or a stored blob (:func:`index_blob`)."""
+
+    @property
+    def kept(self) -> Octets | None: ...
+
+    @property
+    def mail(self) -> Mail | None: ...
+
+
+class _Stored:
+    """A stored message's verified chunks (:class:`pdi.archive.blobs.VerifiedOctets`), not yet read."""
+
+    def __init__(self, octets: Octets) -> None:
+        self.kept: Octets | None = octets
+        self.mail: Mail | None = None
 
 
 class StoredBlobs(Protocol):
@@ -188,6 +213,7 @@ class SearchIndexer:
         *,
         queue_past: int | None = None,
         layer: Callable[[], bytes | None] | None = None,
+        message: KeptMessage | None = None,
     ) -> None:
         self.kind = search_kind(media_type)
         #: a PDF's kept text layer (its fragment index) once the deposit's PDFium pass has made it
@@ -203,8 +229,10 @@ class SearchIndexer:
             tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY, prefix="pdi-aggregate-")  # noqa: SIM115 - closed in finish or abandon
             if self.kind == "aggregate" else None
         )
-        # a message is read back by slices: by its structure past pdi.mail.large.STREAMED_FROM, never held whole
-        self._message = Spool("pdi-message-") if self.kind == "email" else None
+        # a message is read back by slices: by its structure past pdi.mail.large.STREAMED_FROM, never held whole;
+        # at deposit from the check's copy, as the check read it (``message``: one copy, one reading)
+        self._checked = message if self.kind == "email" else None
+        self._message = Spool("pdi-message-") if self.kind == "email" and message is None else None
         self._streamed = self.kind == "text" or (self.kind in ("html", "xml") and charset is not None)
         self._builder = PassageBuilder()
         self._scanner = MarkupScanner(self.kind) if self._streamed and self.kind in ("html", "xml") else None
@@ -235,12 +263,13 @@ class SearchIndexer:
                 )
             else:
                 self._kept.append(piece)
-        elif self._message is not None:
+        elif self._message is not None or self._checked is not None:
             if self._size > AGGREGATE_UP_TO:
-                self._message.close()
-                self._message = None
+                if self._message is not None:
+                    self._message.close()
+                self._message = self._checked = None
                 self.passages.note = f"the message is larger than {AGGREGATE_UP_TO} octets: its text is not indexed"
-            else:
+            elif self._message is not None:
                 self._message.write(piece)
         elif self._spool is not None:
             if self._size > AGGREGATE_UP_TO:
@@ -299,7 +328,7 @@ class SearchIndexer:
             elif self._kept is not None:
                 found = self._markup(b"".join(self._kept))
                 self._kept = None
-            elif self._message is not None:
+            elif self._message is not None or self._checked is not None:
                 found = self._email()
             elif self._spool is not None:
                 found = self._aggregate()
@@ -338,6 +367,20 @@ class SearchIndexer:
         builder.add(text, 0, len(text))
         return builder.finish()
 
+    def read_stored(self, octets: Octets) -> None:
+        """The passages of a stored message (:func:`index_blob`), read from ``octets`` (its verified chunks) as
+        ``char=`` reads it, by its structure past :data:`pdi.mail.large.STREAMED_FROM`: not copied first."""
+        assert self.kind == "email" and self.queue_past is None
+        if self._message is not None:
+            self._message.close()
+            self._message = None
+        self._size = len(octets)
+        if self._size > AGGREGATE_UP_TO:
+            self.passages.note = f"the message is larger than {AGGREGATE_UP_TO} octets: its text is not indexed"
+        else:
+            self._checked = _Stored(octets)
+        self.finish()
+
     def _aggregate(self) -> list[Passage]:
         from pdi.fragments.aggregate import root_text
 
@@ -361,13 +404,19 @@ class SearchIndexer:
         from pdi.fragments.email_text import message_body_text
         from pdi.mail.large import STREAMED_FROM
 
-        assert self._message is not None
+        checked, self._checked = self._checked, None
+        kept = checked.kept if checked is not None else self._message
+        mail = checked.mail if checked is not None else None
+        if kept is None:  # (the check let go of it: a forced message past what it keeps for the index)
+            self.passages.note = "the message was not kept for the index: its text is not indexed"
+            return []
         try:  # read as char= reads it: whole, or past STREAMED_FROM by its structure, its body's part alone
-            size = len(self._message)
-            text = large_body_text(self._message) if size > STREAMED_FROM else message_body_text(self._message[0:size])
+            size = len(kept)
+            text = large_body_text(kept, mail) if size > STREAMED_FROM else message_body_text(kept[0:size], mail)
         finally:
-            self._message.close()
-            self._message = None
+            if self._message is not None:
+                self._message.close()
+                self._message = None
         builder = PassageBuilder()
         builder.add(text, 0, len(text))
         return builder.finish()
@@ -381,12 +430,14 @@ class SearchIndexer:
         if self._message is not None:
             self._message.close()
             self._message = None
+        self._checked = None  # (the check's copy: the check lets go of it)
         self.passages.close()
 
 
 @contextlib.contextmanager
 def index_blob(store: StoredBlobs, sha256: str, media_type: str, charset: str | None) -> Iterator[Passages]:
-    """The passages of a stored blob, read again from ``store`` by verified chunks (``pdi reindex``, imports)."""
+    """The passages of a stored blob, read again from ``store`` by verified chunks (``pdi reindex``, imports; a
+    message read from them as ``char=`` reads it, not copied to a temporary file first)."""
     kept = store.fragment_index(sha256, media_type, charset) if search_kind(media_type) == "pdf" else None
     indexer = SearchIndexer(media_type, charset, layer=lambda: kept)  # a PDF's: its layer as kept at deposit
     try:
@@ -394,9 +445,15 @@ def index_blob(store: StoredBlobs, sha256: str, media_type: str, charset: str | 
         if reader is None:
             raise IntegrityError(f"blob {sha256} is missing from the store: it cannot be indexed")
         with reader:
-            for piece in reader.chunks(0, reader.size):
-                indexer.update(piece)
-        indexer.finish()
+            if indexer.kind == "email":  # read from the store as char= reads it: no copy of its own
+                from pdi.archive.blobs import VerifiedOctets
+
+                indexer.read_stored(VerifiedOctets(reader))
+            else:
+                for piece in reader.chunks(0, reader.size):
+                    indexer.update(piece)
+        if indexer.kind != "email":
+            indexer.finish()
         yield indexer.passages
     finally:
         indexer.abandon()
