@@ -122,3 +122,31 @@ def test_a_part_located_again_is_not_found_and_decoded_again(archive: Archive, m
     assert first is not None and again is not None
     assert calls == ["find", "size"]
     assert b"".join(again.pieces()) == ATTACHMENT and again.size == len(ATTACHMENT) == first.size
+
+
+def test_a_large_messages_uuencoded_part_is_answered_as_read_whole(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A part in ``x-uuencode`` (refused past the threshold before): ``part=`` and its stream give the octets Python
+    decodes, as a small message's reading does; one Python answers as written (an empty line inside) as written."""
+    import binascii
+
+    lines = [binascii.b2a_uu(ATTACHMENT[k : k + 45]).rstrip(b"\n") for k in range(0, len(ATTACHMENT), 45)]
+    bodies = {"ok": [b"begin 644 scan.bin", *lines, b"`", b"end"],
+              "as written": [b"begin 644 scan.bin", *lines[:100], b"", *lines[100:], b"end"]}
+    for tag, body in bodies.items():
+        data = _message().replace(b"Content-Transfer-Encoding: base64", b"Content-Transfer-Encoding: x-uuencode")
+        data = data[: data.index(b"x-uuencode") + 14] + b"\r\n".join(body) + b"\r\n--OUT--\r\n"
+        python = email.message_from_bytes(data, policy=email.policy.default)
+        expected = [p for p in python.walk() if not p.is_multipart()][2].get_payload(decode=True)
+        assert (expected == ATTACHMENT) == (tag == "ok")
+        name = str(archive.add(S, data, format="rfc822", foreign_id=tag))
+        monkeypatch.setattr("pdi.mail.large.STREAMED_FROM", 1 << 20)
+        assert archive.resolve(f"{name}#part=2").data == expected  # read whole
+        monkeypatch.setattr("pdi.mail.large.STREAMED_FROM", 100)
+        assert archive.resolve(f"{name}#part=2").data == expected
+        located = archive.locate(f"{name}#part=2")
+        assert not isinstance(located, Generic)
+        part = archive.locate_message_part(located)
+        assert part is not None and part.size == len(expected) and b"".join(part.pieces()) == expected
+        assert b"".join(part.range_pieces(5_000, 5_100)) == expected[5_000:5_100]
