@@ -1,0 +1,139 @@
+"""What a read costs ``pdi serve``'s request path grows with the read's octets, not with their square: many small
+requests pipelined in one read (each answered from the cache at once, so no bound on the requests waiting stops
+them), and a head fed one octet a read (slowloris).
+
+Found in review (2026-11-29): a read was given to the parser one request at a time by cutting what followed each
+off as a new ``bytes``, the rest of the read copied once a request: 100,000 pipelined ``GET`` in one read took 31 s
+of CPU against 0.6 s before (a read of 256 KiB, some 4,500 such requests, copied 600 MB).
+
+The protocol is driven in memory, its answers counted and dropped; CPU is ``time.process_time``, the least of a few
+runs, and a growth ten times the requests is held under 25 times the CPU (linear gives 10, quadratic 100).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+
+from pdi.server.process.cache import ResponseCache
+from pdi.server.process.connection import CachedAnswerProtocol, answering_protocol
+
+#: A name whose fact the cache holds: its N2L is a 302 written at once, while the parser reads on.
+QUERY = b"urn:pdi://wire.example.us/2026/11/29/1.text.1"
+TAG = '"' + "ab" * 32 + '"'
+N2L = b"GET /uri-res/N2L?" + QUERY + b" HTTP/1.1\r\nHost: a\r\n\r\n"
+
+
+class _Counting(asyncio.Transport):
+    """A transport counting the answers it is given (their status lines), keeping none."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.answers = 0
+        self.closed = False
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 40000)}.get(name, default)
+
+    def write(self, data: Any) -> None:
+        self.answers += bytes(data).count(b"HTTP/1.1 302 ")
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+    def abort(self) -> None:
+        self.closed = True
+
+    def can_write_eof(self) -> bool:
+        return False
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        pass
+
+
+def _connection(loop: asyncio.AbstractEventLoop) -> tuple[CachedAnswerProtocol, _Counting]:
+    cache = ResponseCache()
+    cache.learn_told(QUERY, TAG, True)
+    config = uvicorn.Config(Starlette(), log_level="warning", limit_concurrency=1000)
+    config.load()
+    state = uvicorn.server.ServerState()
+    protocol = answering_protocol(10, cache)(config=config, server_state=state, app_state={}, _loop=loop)
+    transport = _Counting()
+    protocol.connection_made(transport)
+    return protocol, transport
+
+
+def _cpu(reads: Callable[[], list[bytes]], answers: int) -> float:
+    """The least CPU of three connections each given ``reads``, each answering ``answers`` requests."""
+    least = float("inf")
+    for _ in range(3):
+        loop = asyncio.new_event_loop()
+        try:
+            protocol, transport = _connection(loop)
+            given = reads()
+            started = time.process_time()
+            for read in given:
+                protocol.data_received(read)
+            least = min(least, time.process_time() - started)
+            assert (transport.answers, protocol.refusal, transport.closed) == (answers, None, False)
+            protocol.connection_lost(None)
+        finally:
+            loop.close()
+    return least
+
+
+def test_many_requests_in_one_read_cost_linear_time() -> None:
+    small = _cpu(lambda: [N2L * 5_000], 5_000)
+    large = _cpu(lambda: [N2L * 50_000], 50_000)
+    assert large < 25 * max(small, 0.001), (small, large)
+
+
+def test_many_requests_in_one_read_are_read_in_bounded_memory() -> None:
+    """What the read holds beyond itself while it is read is a small part of it (no copy of its rest a request)."""
+    loop = asyncio.new_event_loop()
+    try:
+        protocol, transport = _connection(loop)
+        read = N2L * 20_000
+        tracemalloc.start()
+        try:
+            protocol.data_received(read)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert transport.answers == 20_000
+        assert peak < len(read) // 4, (peak, len(read))
+        protocol.connection_lost(None)
+    finally:
+        loop.close()
+
+
+def test_a_head_one_octet_a_read_costs_linear_time() -> None:
+    """Slowloris: a head within its bound fed one octet a read, then answered (the cost of a read is the same
+    however many octets of the head came before it)."""
+
+    def head(fields: int) -> list[bytes]:
+        whole = N2L[:-2] + b"".join(b"X-%d: %s\r\n" % (i, b"v" * 20) for i in range(fields)) + b"\r\n"
+        return [whole[i:i + 1] for i in range(len(whole))]
+
+    # 180 fields, 25 octets each (under 200 fields and 64 KiB), against 18: 4,500 reads against 450 more or less
+    small = _cpu(lambda: head(18), 1)
+    large = _cpu(lambda: head(180), 1)
+    assert large < 25 * max(small, 0.0005), (small, large)
