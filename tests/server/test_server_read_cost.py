@@ -75,7 +75,14 @@ def _connection(loop: asyncio.AbstractEventLoop) -> tuple[CachedAnswerProtocol, 
     config = uvicorn.Config(Starlette(), log_level="warning", limit_concurrency=1000)
     config.load()
     state = uvicorn.server.ServerState()
-    protocol = answering_protocol(10, cache)(config=config, server_state=state, app_state={}, _loop=loop)
+
+    class Unanswered(answering_protocol(10, cache)):  # type: ignore[misc]
+        """A request that goes to the app is taken (its content kept as it comes), and never answered."""
+
+        def _start_asgi_task(self, cycle: Any, app: Any) -> None:
+            pass
+
+    protocol = Unanswered(config=config, server_state=state, app_state={}, _loop=loop)
     transport = _Counting()
     protocol.connection_made(transport)
     return protocol, transport
@@ -137,3 +144,26 @@ def test_a_head_one_octet_a_read_costs_linear_time() -> None:
     small = _cpu(lambda: head(18), 1)
     large = _cpu(lambda: head(180), 1)
     assert large < 25 * max(small, 0.0005), (small, large)
+
+
+def _chunked(data: bytes) -> Callable[[], list[bytes]]:
+    """A chunked POST's head, then in one read its content: ``data`` as one chunk."""
+    head = b"POST /p HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+    return lambda: [head, b"%x\r\n%s\r\n0\r\n\r\n" % (len(data), data)]
+
+
+def test_chunked_content_that_looks_like_its_end_costs_linear_time() -> None:
+    """Chunked content is given to the parser in parts, each ending where the content may end (the last chunk's line
+    or a trailer field, then an empty line: ``x CRLF CRLF`` looks like one), so that what follows its end is the
+    next request's: many such in a chunk's octets cost a call of the parser each, linear, and within a few times
+    what as many one-octet chunks cost (each three of the parser's callbacks)."""
+    pattern = b"x\r\n\r\n"
+    small = _cpu(_chunked(pattern * 5_000), 0)
+    large = _cpu(_chunked(pattern * 50_000), 0)
+    assert large < 25 * max(small, 0.001), (small, large)
+    head = b"POST /p HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+    tiny = _cpu(lambda: [head, b"1\r\nx\r\n" * 50_000 + b"0\r\n\r\n"], 0)  # 300,000 octets, against 250,000
+    assert large < 4 * tiny, (large, tiny)
+    # and an empty line after an empty line is no end: a run of them costs one search
+    runs = _cpu(_chunked(b"\r\n" * 125_000), 0)
+    assert runs < tiny, (runs, tiny)

@@ -23,7 +23,7 @@ import hypothesis.strategies as st
 import uvicorn
 from hypothesis import HealthCheck, given, settings
 
-from pdi.server.process.guarded import GuardedHttpToolsProtocol
+from pdi.server.process.guarded import _CHUNKED_END, GuardedHttpToolsProtocol, _chunked_end
 
 
 class _Memory(asyncio.Transport):
@@ -188,3 +188,12 @@ def test_a_pipeline_is_read_alike_however_the_reads_cut_it(requests: list[tuple[
     assert whole == (_expected(requests), seen, False)
     assert _read(reads) == whole
 
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from([b"\r", b"\n", b"\r\n", b"\r\n\r\n", b"x", b"0", b" "]), max_size=30).map(b"".join),
+       st.integers(0, 40))
+def test_where_chunked_content_may_end_is_found_as_the_pattern_says(data: bytes, at: int) -> None:
+    # the search by memchr finds what the pattern does: an octet neither CR nor LF, then CRLF CRLF, from at on
+    at = min(at, len(data))
+    found = _CHUNKED_END.search(data, at)
+    assert _chunked_end(data, at) == (len(data) if found is None else found.end())

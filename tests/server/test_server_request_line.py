@@ -8,7 +8,7 @@ import string
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pdi.server.process.guarded import _after_heads, _method_refused
+from pdi.server.process.guarded import _method_refused
 
 #: RFC 9110 §5.6.2: ``tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" / "|" /
 #: "~" / DIGIT / ALPHA``.
@@ -39,16 +39,7 @@ def test_the_detail_says_what_came_where_the_space_goes() -> None:
     assert status == 400 and "it starts with ' '" in detail
 
 
-@given(st.lists(st.sampled_from([b"/", b"/a", b"/robots.txt"]), min_size=1, max_size=4), st.integers(0, 2),
-       st.binary(max_size=20))
-def test_the_request_after_pipelined_heads_is_found(paths: list[bytes], empty: int, rest: bytes) -> None:
-    """Requests without content, each after ``empty`` empty lines (RFC 9112 §2.2), then what follows them."""
-    heads = b"".join(b"\r\n" * empty + b"GET %s HTTP/1.1\r\nHost: h\r\n\r\n" % path for path in paths)
-    assert _after_heads(heads + rest, len(paths)) == rest
-
-
 @given(st.integers(0, 500), st.sampled_from([b"BREW / HTTP/1.1", b"GET\t/ HTTP/1.1", b"get /", b" GET /"]))
 def test_empty_lines_before_the_line_however_many_are_not_what_it_starts_with(empty: int, line: bytes) -> None:
-    """The octets after a pipelined head (:func:`_after_heads`) may hold more empty lines than the peek's length:
-    the status is the line's own."""
+    """A request may follow more empty lines than the peek's length (RFC 9112 §2.2): the status is the line's own."""
     assert _method_refused(b"\r\n" * empty + line)[0] == _grammar_status(line)

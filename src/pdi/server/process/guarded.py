@@ -147,20 +147,24 @@ def _method_refused(line: bytes) -> tuple[int, str]:
     return 400, f"the request line is not method SP request-target SP HTTP-version (RFC 9112 §3): {found}"
 
 
-def _after_heads(data: bytes, heads: int) -> bytes:
-    """The octets of ``data`` after the end of its ``heads``-th request head (``b"\\r\\n\\r\\n"``): where the
-    request after them begins, when they had no content (the requests pipelined in one read are, by RFC 9112
-    §9.3.2, idempotent ones: ``GET``, ``HEAD``). Of one with content, the guess is wrong, and only the status of
-    the refusal can be (``400`` or ``501``): the request is refused either way."""
-    at = 0
-    for _ in range(heads):
-        while data.startswith(b"\r\n", at):  # empty lines before a request line (RFC 9112 §2.2)
-            at += 2
-        found = data.find(b"\r\n\r\n", at)
+#: Where chunked content may end (RFC 9112 §7.1): its last line (the last chunk's, ``0`` and any extensions, or the
+#: trailer section's last field) and an empty line after it. Its own end is always one (llhttp takes no bare LF for
+#: a CRLF), and the parser reads the same whatever a part it is given ends at: an empty line inside a chunk's octets
+#: that looks like one costs a part more (a call of the parser), at most one every five octets.
+_CHUNKED_END: Final = re.compile(rb"[^\r\n]\r\n\r\n")
+
+
+def _chunked_end(data: bytes, at: int) -> int:
+    """Where in ``data``, after ``at``, chunked content may first end (:data:`_CHUNKED_END`: its octet before ``CRLF
+    CRLF`` at ``at`` or after), or ``len(data)``; as ``_CHUNKED_END.search`` finds it, a ``memchr`` at a time."""
+    start = at
+    while True:
+        found = data.find(b"\r\n\r\n", start)
         if found < 0:
-            return data
-        at = found + 4
-    return data[at:]
+            return len(data)
+        if found > at and data[found - 1] not in b"\r\n":
+            return found + 4
+        start = _after_empty_lines(data, found)  # past the run of CR and LF: none of it ends the content
 
 
 #: :attr:`GuardedHttpToolsProtocol._length` not yet looked up.
@@ -242,9 +246,9 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         #: come in the read after another request's: ``_head_seen`` does not say so then). The compiled path
         #: answers no read while it does (:meth:`CachedAnswerProtocol.data_received`).
         self._begun = False
-        #: The last octets (three at most) of a request head begun and not yet whole, where its empty line may
-        #: begin (:meth:`_request_end`), and the length its content declares (``None``: chunked; :data:`_UNKNOWN`:
-        #: not yet looked up).
+        #: The last octets (four at most) read of a request head begun and not yet whole, or of its content, where
+        #: an empty line ending it may begin (:meth:`_request_end`), and the length its content declares (``None``:
+        #: chunked; :data:`_UNKNOWN`: not yet looked up).
         self._held_end = b""
         self._length: int | None = _UNKNOWN
         #: The most octets a head may arrive in: its target, its fields, and each field's ``: `` and CRLF.
@@ -385,27 +389,22 @@ class GuardedHttpToolsProtocol(HttpProtocol):
             # HttpProtocol's data_received, inline (a call fewer for each read)
             self._idle_due = None
             try:
-                self.parser.feed_data(data)
-            except httptools.HttpParserInvalidMethodError as exc:
-                if messages != self._messages:  # the refused request followed chunked content in this read
-                    self._line = _after_heads(data, self._messages - messages)
-                self.parse_failed(exc)
+                if in_content and self._length is None:  # chunked content: fed up to where it ends, found as it is
+                    fed = self._feed_chunked(read, at)
+                    if fed < end:
+                        end, data = fed, read[at:fed]
+                else:
+                    self.parser.feed_data(data)
             except httptools.HttpParserError as exc:
                 self.parse_failed(exc)
             except httptools.HttpParserUpgrade as exc:
                 self.upgrade_asked(exc)
-            if self._in_head and self._begun:
-                if messages != self._messages:  # a head begun after chunked content that ended in this read (the
-                    # content's end is not found before it is read): counted from the content's last empty line
-                    # (RFC 9112 §7.1), or, where it began in the read before, from the head's first octet: what is
-                    # left out is at most the empty lines before the head, which the parser does not hold
-                    at = data.rfind(b"\r\n\r\n")
-                    tail = data[at + 4:] if at >= 0 else data[_after_empty_lines(data):]
-                    self._head_seen = len(tail)
-                    start = _after_empty_lines(tail)
-                    self._line = tail[start:start + _LINE_PEEK]
-                    self._held_end = b""
-                self._held_end = (self._held_end + data)[-3:]  # where the head's empty line may begin
+            if (self._in_head and self._begun) or (in_content and self._in_content and messages == self._messages):
+                # a head begun and not yet whole, or content read on: where an empty line may begin (its end ends
+                # a head, or may end chunked content: :meth:`_request_end`)
+                self._held_end = data[-4:] if len(data) >= 4 else (self._held_end + data)[-4:]
+            else:
+                self._held_end = b""
             # a head still incomplete after all this: one field without end, or many (each kept only when complete);
             # the bound holds every head within the target's and the fields' bounds, however TCP cut it
             if self._in_head and self._head_seen > self._head_bound and self.refusal is None:
@@ -441,27 +440,55 @@ class GuardedHttpToolsProtocol(HttpProtocol):
     def _request_end(self, data: bytes, at: int) -> int:
         """Where in ``data``, from ``at`` on, the part of a request being read ends, if it does (else ``len(data)``): a
         head at its empty line (RFC 9112 §2.1; llhttp takes no bare LF for a CRLF), content by length after its last
-        octet. Chunked content is read on to the read's end (its end is not found before it is read:
-        :meth:`data_received` counts a head begun after it from its last empty line)."""
+        octet, chunked content at the next place it may end (:data:`_CHUNKED_END`). What follows the end of a request
+        in a read is thus always the next request's, from its first octet."""
         if self._in_head:
             if self._begun:  # the head's empty line may begin in the octets before this read
-                held = self._held_end
+                held = self._held_end[-3:]
                 found = (held + data[at:at + 3]).find(b"\r\n\r\n")
                 if found >= 0:
                     return at + found + 4 - len(held)
-                start = at
-            else:  # the empty lines before a request line (RFC 9112 §2.2) are none of its head's
-                start = _after_empty_lines(data, at) if data[at:at + 1] in (b"\r", b"\n") else at
+                found = data.find(b"\r\n\r\n", at)
+                return len(data) if found < 0 else found + 4
+            # the empty lines before a request line (RFC 9112 §2.2) are none of its head's
+            start = _after_empty_lines(data, at) if data[at:at + 1] in (b"\r", b"\n") else at
             found = data.find(b"\r\n\r\n", start)
             return len(data) if found < 0 else found + 4
         if self._in_content:
             length = self._length
             if length == _UNKNOWN:
                 self._length = length = _content_length(self.headers)
-            left = length - self._content_octets if length is not None else 0
+            if length is None:  # found as it is read (:meth:`_feed_chunked`)
+                return len(data)
+            left = length - self._content_octets
             if 0 < left < len(data) - at:
                 return at + left
         return len(data)
+
+    def _feed_chunked(self, data: bytes, at: int) -> int:
+        """``data`` from ``at`` on, chunked content, given to the parser a part at a time, each ending where the content
+        may end (:data:`_CHUNKED_END`; the octets before ``at`` held in :attr:`_held_end`), until it does: where it
+        did, or ``len(data)``."""
+        parser, messages, size = self.parser, self._messages, len(data)
+        held = self._held_end
+        end = size
+        if held:
+            for found in _CHUNKED_END.finditer(held + data[at:at + 4]):
+                if found.end() > len(held):
+                    end = at + found.end() - len(held)
+                    break
+        if end == size:
+            end = _chunked_end(data, at)
+        if at == 0 and end == size:  # the read whole (most chunked reads: their end, if any, is the read's)
+            parser.feed_data(data)
+            return size
+        view = memoryview(data)
+        while True:
+            parser.feed_data(view[at:end])
+            if end == size or self._messages != messages:
+                return end
+            at = end
+            end = _chunked_end(data, at)
 
     def upgrade_asked(self, exc: httptools.HttpParserUpgrade) -> None:
         """A request asking to switch protocols (``Connection: Upgrade`` and ``Upgrade``): ``pdi serve`` switches to
