@@ -124,6 +124,11 @@ _EMPTY_LINES = re.compile(rb"[\r\n]*")
 _TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 
+#: A request's first octet where it is one of the empty lines before it (a tuple: ``in`` a ``bytes`` first tries its
+#: argument as an int, a ``TypeError`` raised and cleared).
+_CR_LF: Final = (b"\r", b"\n")
+
+
 def _after_empty_lines(data: bytes, at: int = 0) -> int:
     """Where the empty lines ``data`` begins with (from ``at``) end (:data:`_EMPTY_LINES`; ``at`` where there are
     none)."""
@@ -372,7 +377,11 @@ class GuardedHttpToolsProtocol(HttpProtocol):
             # bound, and its line was taken from the next read); each part a slice of the read, never the read's
             # rest (found in review, 2026-11-29: the rest copied once a request, 100,000 pipelined GET in one read
             # took 31 s of CPU, not 0.6)
-            end = self._request_end(read, at)
+            if self._in_head and not self._begun and read[at:at + 1] not in _CR_LF:  # most reads: a head from its
+                found = read.find(b"\r\n\r\n", at)  # first octet (:meth:`_request_end`, inline: a call fewer)
+                end = size if found < 0 else found + 4
+            else:
+                end = self._request_end(read, at)
             data = read if at == 0 and end == size else read[at:end]
             if self._in_head:
                 if not self._head_seen:
@@ -399,11 +408,10 @@ class GuardedHttpToolsProtocol(HttpProtocol):
                 self.parse_failed(exc)
             except httptools.HttpParserUpgrade as exc:
                 self.upgrade_asked(exc)
-            if (self._in_head and self._begun) or (in_content and self._in_content and messages == self._messages):
-                # a head begun and not yet whole, or content read on: where an empty line may begin (its end ends
-                # a head, or may end chunked content: :meth:`_request_end`)
+            if self._begun:  # a head begun and not yet whole, or its content read on: where an empty line may begin
+                # (its end ends a head, or may end chunked content: :meth:`_request_end`)
                 self._held_end = data[-4:] if len(data) >= 4 else (self._held_end + data)[-4:]
-            else:
+            elif self._held_end:
                 self._held_end = b""
             # a head still incomplete after all this: one field without end, or many (each kept only when complete);
             # the bound holds every head within the target's and the fields' bounds, however TCP cut it
@@ -433,9 +441,9 @@ class GuardedHttpToolsProtocol(HttpProtocol):
                 # stopped at its head's end and dropped the rest of ``data``, which is the next request's
                 self._unread = None
                 end = at + unread
-            at = end
-            if at >= size or self.refusal is not None or self.transport.is_closing():
+            if end >= size or self.refusal is not None or self.transport.is_closing():
                 return
+            at = end
 
     def _request_end(self, data: bytes, at: int) -> int:
         """Where in ``data``, from ``at`` on, the part of a request being read ends, if it does (else ``len(data)``): a
@@ -451,7 +459,7 @@ class GuardedHttpToolsProtocol(HttpProtocol):
                 found = data.find(b"\r\n\r\n", at)
                 return len(data) if found < 0 else found + 4
             # the empty lines before a request line (RFC 9112 §2.2) are none of its head's
-            start = _after_empty_lines(data, at) if data[at:at + 1] in (b"\r", b"\n") else at
+            start = _after_empty_lines(data, at) if data[at:at + 1] in _CR_LF else at
             found = data.find(b"\r\n\r\n", start)
             return len(data) if found < 0 else found + 4
         if self._in_content:
@@ -505,8 +513,7 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         self.url = b""
         self.expect_100_continue = False
         self.headers = []
-        self._in_head, self._field_octets, self._begun = True, 0, True
-        self._held_end, self._length = b"", _UNKNOWN
+        self._in_head, self._field_octets, self._begun, self._length = True, 0, True, -1  # _UNKNOWN (a constant)
         self._in_content, self._chunks_before, self._content_octets, self._framing = False, self._chunks, 0, 0
         self._trailer_seen = 0  # the last request's trailer section is none of this one's
 
