@@ -727,6 +727,33 @@ class Reading(ArchiveBase):
             codec = "utf-8"
         return (*parse, declared_dtd(head.decode(codec, "replace")))
 
+    def capture_of(self, record: RepresentationRecord) -> dict[str, Any] | None:
+        """A capture's parts (an MHTML aggregate, ``multipart/related``), as ``pdi get --info`` lists them: its
+        root (RFC 2557 §5's start part, the page) and each part in file order with its media type, charset as
+        written, Content-Location (resolved), Content-ID and size decoded; ``readable`` false, with ``why``, when
+        its parts cannot be listed (past what replay reads, :data:`pdi.mhtml.limits.MAX_REPLAY_OCTETS`, or not
+        readable within :func:`pdi.mhtml.parse`'s limits: deposited with ``--force``); None (not a capture). Read
+        from its verified octets. No guard is asked: give it a record a reader has resolved."""
+        if record.media_type != "multipart/related":
+            return None
+        from pdi._wording import byte_size
+        from pdi.errors import LimitError, ParseError
+        from pdi.mhtml import Aggregate
+        from pdi.mhtml.limits import MAX_REPLAY_OCTETS
+
+        if record.size > MAX_REPLAY_OCTETS:
+            return {"readable": False, "why": f"it is over {byte_size(MAX_REPLAY_OCTETS)}, past what replay reads"}
+        with self._reader(record) as reader:
+            data = reader.read()
+        try:
+            aggregate = Aggregate.parse(data)
+        except (ParseError, LimitError):
+            return {"readable": False,
+                    "why": "pdi's MHTML reader cannot read it within its limits (deposited with --force)"}
+        parts = [{"part": p.index, "media_type": p.content_type, "charset": p.charset, "location": p.location,
+                  "content_id": p.content_id, "bytes": len(p.data)} for p in aggregate.parts]
+        return {"readable": True, "root": aggregate.root.index, "parts": parts}
+
     def message_of(self, record: RepresentationRecord) -> dict[str, Any] | None:
         """An e-mail message's facts (:meth:`pdi.mail.message.Mail.facts`: From, To, Date, Subject, ids, its
         body and parts), read from its verified octets; None (not a message, or one Python's ``email`` cannot

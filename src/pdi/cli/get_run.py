@@ -46,7 +46,7 @@ def _print_generic(generic: Generic) -> None:
 def _print_info(
     result: Resolved, *, pending: bool = False, layer: TextLayer | None = None,
     sgml: tuple[bool, int, str | None] | None = None, video: VideoInfo | None = None,
-    message: dict[str, Any] | None = None,
+    message: dict[str, Any] | None = None, capture: dict[str, Any] | None = None,
 ) -> None:
     """``pdi get --info``: one ``key<TAB>value`` line per fact of :func:`pdi.archive.describe.describe`.
 
@@ -54,7 +54,9 @@ def _print_info(
     ``layer``: a PDF's text layer (a ``text-layer`` line); ``sgml``: an SGML document's parse at deposit
     (an ``sgml-parse`` line: DTD found or not, which its declaration names, and onsgmls's error count); ``video``: what
     ffprobe read of a video at deposit (a ``video`` line); ``message``: an e-mail's facts (``from``, ``to``,
-    ``date``, ``subject``, ``message-id``, ``in-reply-to``, ``references``, ``body`` and a ``part`` line a part).
+    ``date``, ``subject``, ``message-id``, ``in-reply-to``, ``references``, ``body`` and a ``part`` line a part);
+    ``capture``: a capture's parts (:meth:`pdi.archive.Archive.capture_of`: a ``root`` line and a ``part`` line a
+    part, as an e-mail's).
     """
     from pdi.archive.describe import describe
 
@@ -105,6 +107,8 @@ def _print_info(
         _print_message(m)
     elif about["stored"]["media_type"] == "message/rfc822":
         say("message\tPython's email cannot read it within pdi's limits (deposited with --force): no body text")
+    if capture is not None:
+        _print_capture(capture)
     if pending:  # resolvable now; `pdi search` finds its text once `pdi index` (or serve's indexer) has read it
         say("search-index\tpending")
     if selection is None:
@@ -168,6 +172,23 @@ def _print_message(m: dict[str, Any]) -> None:
         say(f"defect\t{one_line(defect)}")
 
 
+def _print_capture(c: dict[str, Any]) -> None:
+    """The lines of a capture's parts, in the form of an e-mail's (:func:`_print_message`): the root, the page
+    its passages are counted in, then a ``part`` line a part (every label the file's own: printed as one line)."""
+    if not c["readable"]:
+        say(f"parts\tnot listed: {c['why']}")
+        return
+    root = c["parts"][[p["part"] for p in c["parts"]].index(c["root"])]
+    charset = f"; charset={root['charset']}" if root["charset"] else ""
+    say("root\t" + one_line(f"part {root['part']} ({root['media_type']}{charset})")
+        + ": the page replay shows (char=, line=, elt= and name= select in it)")
+    for part in c["parts"]:
+        names = [f"location {part['location']}" if part["location"] else "",
+                 f"cid:{part['content_id']}" if part["content_id"] else ""]
+        named = ", ".join(n for n in names if n)
+        say("part\t" + one_line(f"{part['part']}: {part['media_type']}" + (f" ({named})" if named else "")))
+
+
 def _is_text_media(media_type: str) -> bool:
     """Whether content of ``media_type`` is text/*, which may be written to a terminal."""
     return media_type.split(";", 1)[0].strip().lower().startswith("text/")
@@ -213,7 +234,8 @@ def run_get(pdi: str, *, output: str | None, latest: bool, info: bool, archive: 
             if info:
                 _print_info(located, pending=opened.index_pending_of(located.record),
                             layer=opened.text_layer_of(located.record), sgml=opened.sgml_parse_of(located.record),
-                            video=opened.video_of(located.record), message=opened.message_of(located.record))
+                            video=opened.video_of(located.record), message=opened.message_of(located.record),
+                            capture=opened.capture_of(located.record))
             else:
                 if _binary_on_terminal(located, output):
                     return EXIT_USAGE
@@ -231,6 +253,7 @@ def run_get(pdi: str, *, output: str | None, latest: bool, info: bool, archive: 
             "sgml": opened.sgml_parse_of(result.record) if info else None,
             "video": opened.video_of(result.record) if info else None,
             "message": opened.message_of(result.record) if info else None,
+            "capture": opened.capture_of(result.record) if info else None,
         }
         if clip is not None:
             with opened.open_located(located) as whole:

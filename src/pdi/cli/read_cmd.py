@@ -28,7 +28,7 @@ from pdi.errors import CitationMismatchError, ParseError
 @click.option("--info", is_flag=True, help="Print the name, media type, size and SHA-256 instead (with a "
               "fragment: its size, and the size and SHA-256 of the stored representation; "
               "'search-index pending' while its text waits for `pdi index`; on SGML, whether its DTD "
-              "was found and how many errors onsgmls reported).")
+              "was found and how many errors onsgmls reported; of an e-mail or a capture, its parts).")
 @archive_option
 @click.pass_context
 def get_cmd(
