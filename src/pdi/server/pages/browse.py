@@ -28,6 +28,7 @@ from __future__ import annotations
 import calendar
 import dataclasses
 import datetime
+import re
 from collections.abc import Callable, Mapping, Sequence
 from urllib.parse import quote, urlencode
 
@@ -70,6 +71,9 @@ nav.crumbs li+li::before{content:"\\203A";padding:0 0.45rem;color:#767676}
 nav.crumbs [aria-current]{font-weight:600} nav.crumbs li{overflow-wrap:anywhere;min-width:0}
 table.catalogue{min-width:50%;margin:0.5rem 0 1.2rem}
 #documents,#formats,#statements,#years{width:100%}
+/* a key is a word or words: the column is as wide as its longest word, never "sourc|e" (a long value beside it wraps) */
+#statements td.key code,#formats code.media{overflow-wrap:normal;word-break:normal}
+#formats span.charset{white-space:nowrap}
 /* a series' name wraps only before a dot; a table of names too long for the window scrolls in its own box */
 code.series span.label{white-space:nowrap}
 table#series{display:block;max-width:100%;overflow-x:auto}
@@ -481,6 +485,13 @@ def _fixity(check: FixityCheck | None) -> str:
     return f'<span class="bad">{esc(check.problem or "failed")}</span> at the check of {_time(check.checked_at)}'
 
 
+def _key(key: str) -> str:
+    """A statement's key in its cell: escaped, breakable after each ``.``, ``:`` and ``_`` (``dc:title``,
+    ``x.court_ref``) as after a ``-``, and never inside a word (``STYLE``'s ``#statements td.key code``): a narrow
+    Key column beside a long value broke ``source`` into ``sourc`` and ``e``."""
+    return re.sub(r"([.:_])(?=.)", r"\1<wbr>", esc(key))
+
+
 def _statements(statements: Sequence[AssertionRecord], generic: str) -> str:
     """The statements, oldest first; each superseded by a later one of the same subject and key is marked so."""
     latest: dict[tuple[str, str], int] = {}
@@ -493,7 +504,7 @@ def _statements(statements: Sequence[AssertionRecord], generic: str) -> str:
         shown = s.subject[generic.rindex("/") + 1:] if s.subject.startswith(generic) else s.subject
         subject = "the document" if s.subject == generic else f'<a href="{esc(_view(s.subject))}"><code>{esc(shown)}</code></a>'
         rows += (
-            f'<tr class="{"current" if current else "superseded"}"><td>{subject}</td><td><code>{esc(s.key)}</code></td>'
+            f'<tr class="{"current" if current else "superseded"}"><td>{subject}</td><td class="key"><code>{_key(s.key)}</code></td>'
             f'<td class="value">{statement_value(s.value)}</td><td>{isolated(s.who)}</td><td>{_time(s.at)}</td>'
             f"<td>{'current' if current else 'superseded'}</td></tr>"
         )
@@ -622,7 +633,8 @@ def tab_title(title: str | None, name: object) -> str:
 
 def _format_row(record: RepresentationRecord, check: FixityCheck | None) -> str:
     name = _record_name(record)
-    media = f"<code>{esc(record.media_type)}</code>" + (f"<br><small>charset {esc(record.charset)}</small>" if record.charset else "")
+    media = (f'<code class="media">{esc(record.media_type).replace("/", "/<wbr>")}</code>'
+             + (f'<br><small>charset <span class="charset">{esc(record.charset)}</span></small>' if record.charset else ""))
     return (
         f'<tr><td class="number">{record.version}</td><td><a href="{esc(_view(name))}"><code>{esc(record.format)}</code></a></td>'
         f'<td>{media}</td>{size_cell(record.size)}'
