@@ -91,6 +91,8 @@ def test_a_viewer_has_one_box_to_resolve_a_name_the_headers_holding_the_name_sho
 #: status: a name of no series here, a withdrawn one (``media``'s), a private one (``media``'s), the served text's
 #: name cited with its sentence's full stop, and a path of no page (no name typed).
 ERRORS = {"not-found": 404, "tombstone": 410, "forbidden": 403, "bad-name": 400, "unknown-path": 404}
+#: What each status says to a reader, on the line under the heading (``test_server_clerk_edges.py``).
+WORDS = {404: "Not found", 410: "Withdrawn", 403: "Not open to you", 400: "This cannot be answered as asked"}
 
 
 def _error_url(served: Served, media: tuple[str, dict[str, str]], page: str) -> tuple[str, str]:
@@ -117,7 +119,8 @@ def test_an_error_page_has_one_box_to_resolve_a_name_holding_the_name_typed(
         _shoot(pipe, session, f"app-edges-one-box-error-{page}-{width}.png")
         dark(pipe, session, time.monotonic() + 30)
         _shoot(pipe, session, f"app-edges-one-box-error-{page}-{width}-dark.png")
-    assert status == f"HTTP {ERRORS[page]}", status  # the error's page, not another
+    # the error's page, not another: its status in a reader's words, the code after them for the technical reader
+    assert status == f"{WORDS[ERRORS[page]]} — HTTP {ERRORS[page]}", status
     assert boxes == 1, f"{page}: {boxes} boxes to resolve a name"
     assert held == typed, (held, typed)  # what the reader typed, to correct it there
     assert in_window and sideways <= 0, (in_window, sideways)

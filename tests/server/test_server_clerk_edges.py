@@ -13,19 +13,23 @@ Screenshots: ``clerk-edges-….png``.
 from __future__ import annotations
 
 import datetime
+import time
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+import html5lib
 import pytest
 from server_helpers import Clock, with_replay
-from test_server_keyboard import _js
+from test_server_keyboard import _contrast, _js
 from test_server_page_polish import _sized
+from test_server_pages_screenshots import dark
 from test_server_pdf_viewer import _shoot
 
 from pdi.archive import Archive
 from pdi.capture.browser import devtools
+from pdi.server.pages.problem_pages import render_refused, render_unavailable
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 S = "court.example.fr"
@@ -110,3 +114,58 @@ def test_a_statements_key_never_breaks_inside_a_word(clerks: Clerks, width: int)
     # the Formats table beside it broke "text/pla|in" and "utf-|8" alike
     assert media == [["text/plain", []], ["utf-8", []]], media  # no word of them cut (text/ | plain is no cut)
     assert sideways <= 0, sideways
+
+
+# --- an error page's status, in words -----------------------------------------------------------------------------------
+
+#: The line under an error page's heading, by status: a reader's words, then the code for the technical reader.
+SAID = {404: "Not found", 410: "Withdrawn", 403: "Not open to you", 400: "This cannot be answered as asked",
+        416: "Past the end of the document", 405: "Not a way this address is read", 500: "A fault of the archive's",
+        503: "Unavailable for now", 508: "Sent round in a loop"}
+
+
+def _status(page: str) -> tuple[str, str]:
+    """The words of an error page's status line and its code's."""
+    tree = html5lib.parse(page, namespaceHTMLElements=False)
+    line = tree.find(".//div[@class='problem']/p[@class='status']")
+    assert line is not None, page
+    code = line.find("span[@class='code']")
+    assert code is not None, page
+    return (line.text or "").strip(), "".join(code.itertext())
+
+
+@pytest.mark.parametrize("status", [503, 508])
+def test_a_federations_error_page_says_its_status_in_words(status: int) -> None:
+    said, code = _status(render_unavailable("every resolver of it is down", "urn:pdi://x.example.us/2026/11/29/1.text.1",
+                                            status))
+    assert (said, code) == (SAID[status], f"— HTTP {status}")
+
+
+@pytest.mark.parametrize("status", [416, 405, 500, 400])
+def test_a_refusals_page_says_its_status_in_words(status: int) -> None:
+    said, code = _status(render_refused(None, status, "refused", "it was refused", ""))
+    assert (said, code) == (SAID[status], f"— HTTP {status}")
+
+
+def test_a_status_without_words_of_its_own_says_https_phrase() -> None:
+    assert _status(render_refused(None, 418, "teapot", "a teapot", "")) == ("I'm a Teapot", "— HTTP 418")
+
+
+def test_the_status_code_is_quieter_than_its_words_light_and_dark(clerks: Clerks) -> None:
+    shown = """(() => { const line = document.querySelector('.problem .status'), code = line.querySelector('.code');
+      return [line.firstChild.textContent.trim(), code.textContent, getComputedStyle(line).color,
+              getComputedStyle(code).color, getComputedStyle(document.body).backgroundColor.replace('rgba(0, 0, 0, 0)',
+                'rgb(255, 255, 255)'),  // nothing painted: the light scheme's white canvas
+              parseFloat(getComputedStyle(line).fontSize), parseFloat(getComputedStyle(code).fontSize)]; })()"""
+    with devtools() as pipe:
+        session = _sized(pipe, f"{clerks.url}/view?pdi={urllib.parse.quote('urn:pdi://' + S + '/2026/11/29/99.text.1')}",
+                         1100, 600)
+        light = _js(pipe, session, shown)
+        _shoot(pipe, session, "clerk-edges-not-found.png")
+        dark(pipe, session, time.monotonic() + 30)
+        shaded = _js(pipe, session, shown)
+        _shoot(pipe, session, "clerk-edges-not-found-dark.png")
+    for said, code, colour, quiet, background, size, small in (light, shaded):
+        assert (said, code) == ("Not found", "— HTTP 404"), (said, code)
+        assert small < size, (small, size)  # quieter: smaller
+        assert 4.5 <= _contrast(quiet, background) < _contrast(colour, background), (quiet, colour, background)

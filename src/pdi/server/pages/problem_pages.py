@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import http
 import json
 import re
 from collections.abc import Awaitable, Callable
@@ -83,15 +84,57 @@ NEAREST = 12
 MACHINE_PATHS = ("/api/", "/uri-res/", "/oai", "/timegate/", "/timemap/", "/openapi.json", "/static/")
 
 STYLE = """
-.problem h1{margin-bottom:0.3rem} .problem .status{color:#555;font-size:0.95rem;margin-top:0}
+.problem h1{margin-bottom:0.3rem} .problem .status{color:#444;font-size:0.95rem;margin-top:0}
+.problem .status .code{color:#6b6b6b;font-size:0.8rem;white-space:nowrap}
 dl.tombstone{display:grid;grid-template-columns:max-content 1fr;gap:0.3rem 1rem} dl.tombstone dd{margin:0}
 blockquote.citation{border-left:4px solid #c8d3e0;margin:0.5rem 0;padding:0.4rem 0.8rem;background:#f6f8fa}
 code.sha{font-size:0.78rem;word-break:break-all}
 #withdrawn td time{white-space:normal} #withdrawn td time span{white-space:nowrap}
 @media (min-width:60rem){#withdrawn code.sha{word-break:normal;overflow-wrap:normal}}
 ul.nearest code{overflow-wrap:anywhere} .problem p.error{overflow-wrap:anywhere}
-@media (prefers-color-scheme:dark){.problem .status{color:#b0b0b0} blockquote.citation{border-left-color:#3e4a5a;background:#1c2026}}
+@media (prefers-color-scheme:dark){.problem .status{color:#c8c8c8} .problem .status .code{color:#9a9a9a} blockquote.citation{border-left-color:#3e4a5a;background:#1c2026}}
 """
+
+
+#: What a status means, in a reader's words, by the status (RFC 9110 §15 says it for a programmer: "Gone",
+#: "Unprocessable Content"): the line under each page's heading says this, the code after it, smaller, for those
+#: who ask a program's help (:func:`status_line`). Every status the app's pages answer (a class's of
+#: :mod:`pdi.errors`, a refusal's of RFC 2169's routes, a federation's 503 and 508) has its words here
+#: (``tests/server/test_server_clerk_edges.py``).
+STATUS_WORDS = {
+    400: "This cannot be answered as asked",
+    401: "Signing in is needed",
+    403: "Not open to you",
+    404: "Not found",
+    405: "Not a way this address is read",
+    406: "Not in a form that was asked for",
+    409: "In conflict with what is kept",
+    410: "Withdrawn",
+    412: "Changed since it was read",
+    413: "Too large",
+    414: "The address is too long",
+    415: "In a form not taken here",
+    416: "Past the end of the document",
+    422: "The check did not pass",
+    429: "Too many requests: wait a moment",
+    500: "A fault of the archive's",
+    501: "Not offered here",
+    502: "Another archive answered wrongly",
+    503: "Unavailable for now",
+    504: "Another archive took too long",
+    507: "The archive has no room",
+    508: "Sent round in a loop",
+}
+
+
+def status_line(status: int) -> str:
+    """The line under an error page's heading: what ``status`` means in a reader's words (:data:`STATUS_WORDS`;
+    a status without them, HTTP's own phrase), and the code itself, quieter, for the technical reader."""
+    try:
+        said = STATUS_WORDS.get(status) or http.HTTPStatus(status).phrase
+    except ValueError:
+        said = "Not answered"
+    return f'<p class="status">{esc(said)} <span class="code">— HTTP {status}</span></p>'
 
 
 def _breakable_time(stamp: str) -> str:
@@ -151,7 +194,7 @@ def _page(title: str, status: int, heading: str, body: str, name: str, *, named:
     resolve a name is the header's, holding ``name`` as the reader typed it, to correct it there (a second box in
     the page, holding the same, was one too many)."""
     title = f"{title}: {clipped(name)}" if named and name else title
-    return page(title, f'<div class="problem"><h1>{esc(heading)}</h1><p class="status">HTTP {status}</p>{body}</div>',
+    return page(title, f'<div class="problem"><h1>{esc(heading)}</h1>{status_line(status)}{body}</div>',
                 style=STYLE, name=name)
 
 
