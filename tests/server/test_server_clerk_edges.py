@@ -169,3 +169,57 @@ def test_the_status_code_is_quieter_than_its_words_light_and_dark(clerks: Clerks
         assert (said, code) == ("Not found", "— HTTP 404"), (said, code)
         assert small < size, (small, size)  # quieter: smaller
         assert 4.5 <= _contrast(quiet, background) < _contrast(colour, background), (quiet, colour, background)
+
+
+# --- a text part's words ------------------------------------------------------------------------------------------------
+
+#: The part's text shown (the ``<pre>``'s), its heading, the note past the bound and its link's address.
+PART = """(() => { const pre = document.getElementById('part-text'), cut = document.getElementById('part-cut');
+  return [pre && pre.textContent, pre && document.getElementById('part-text-h').textContent,
+          cut && cut.textContent, cut && cut.querySelector('a').getAttribute('href'),
+          document.documentElement.scrollWidth - document.documentElement.clientWidth]; })()"""
+
+
+@pytest.mark.parametrize(("part", "kind", "words"), [
+    (1, "text/csv", CSV), (2, "text/markdown", NOTES),
+])
+def test_the_page_of_a_text_part_shows_its_words(clerks: Clerks, part: int, kind: str, words: str) -> None:
+    with devtools() as pipe:
+        session = _sized(pipe, _view(clerks, f"{clerks.message}#part={part}"), 1100, 900)
+        _js(pipe, session, "document.getElementById('part-text').scrollIntoView()")
+        shown, heading, cut, _, sideways = _js(pipe, session, PART)
+        _shoot(pipe, session, f"clerk-edges-part-{part}.png")
+    assert shown == words.replace("\r\n", "\n"), shown  # as written: "<b>" is text (a CR LF is one line end in HTML)
+    assert heading == f"The text of part {part} ({kind})" and cut is None and sideways <= 0, (heading, cut)
+
+
+def test_the_page_of_the_exhibits_attachment_shows_its_words_at_375(clerks: Clerks) -> None:
+    schedule = (EXAMPLES / "exhibit-a.eml").read_bytes().split(b'filename="schedule.txt"')[1].split(b"\n\n", 1)[1]
+    with devtools() as pipe:
+        session = _sized(pipe, _view(clerks, f"{clerks.exhibit}#part=1"), 375, 900)
+        shown, _, cut, _, sideways = _js(pipe, session, PART)
+        _js(pipe, session, "document.getElementById('part-text').scrollIntoView()")
+        _shoot(pipe, session, "clerk-edges-part-exhibit-375.png")
+    assert shown is not None and schedule.decode().startswith(shown.replace("\r\n", "\n").rstrip("\n")), shown
+    assert "400 chairs" in shown and cut is None and sideways <= 0, (shown, cut, sideways)
+
+
+def test_a_long_text_part_shows_its_first_64_kib_and_links_to_it_whole(clerks: Clerks) -> None:
+    with devtools() as pipe:
+        session = _sized(pipe, _view(clerks, f"{clerks.message}#part=4"), 1100, 900)
+        shown, _, cut, href, _ = _js(pipe, session, PART)
+        whole = _js(pipe, session, f"fetch({href!r}).then((r) => r.text())")
+        _js(pipe, session, "document.getElementById('part-cut').scrollIntoView()")
+        _shoot(pipe, session, "clerk-edges-part-long.png")
+    assert len(LONG) == 70_000
+    assert shown == LONG[:65_536], len(shown)
+    assert cut == "The first 64 KiB of its 70,000 bytes (68.4 KiB) are shown: fetch it whole.", cut
+    assert whole == LONG, len(whole)  # the link fetches the part whole (RFC 2169 N2R of NAME#part=4)
+
+
+def test_the_page_of_a_part_that_is_no_text_shows_no_text(clerks: Clerks) -> None:
+    with devtools() as pipe:
+        session = _sized(pipe, _view(clerks, f"{clerks.message}#part=3"), 1100, 700)
+        shown, *_ = _js(pipe, session, PART)
+        marked = _js(pipe, session, "document.querySelector('ul.parts li.chosen').textContent")
+    assert shown is None and "image/png" in marked, (shown, marked)

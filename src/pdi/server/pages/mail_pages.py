@@ -46,12 +46,19 @@ MAX_SCANNED = 500
 #: and no browser lays it out flat on its own (Chromium's HTML parser nests no element deeper than 512).
 MAX_DEPTH = 16
 
+#: The most octets of a text part (an attachment's words: ``text/plain``, ``text/csv`` …) the page of its
+#: ``#part=N`` shows (:func:`part_text`); past them, a link fetches it whole.
+MAX_PART_TEXT = 64 << 10
+
 _STYLE = """
 dl.message{display:grid;grid-template-columns:8rem 1fr;gap:0.15rem 0.8rem} dl.message dd{margin:0;overflow-wrap:anywhere}
 ol.thread{list-style:none;padding-left:0} ol.thread ol{list-style:none;padding-left:1.4rem;border-left:2px solid #d5dbe3}
 ul.parts li.chosen{background:#fff3c4;outline:2px solid #c99a00;outline-offset:2px}
+section.part-text h2{font-size:1.1rem} section.part-text pre{max-height:32rem;overflow:auto;white-space:pre-wrap;
+overflow-wrap:anywhere;border:1px solid #c8d3e0;padding:0.5rem;background:#fafbfc}
 ol.thread li{margin:0.35rem 0} ol.thread .this-message{font-weight:bold} ol.thread .missing{color:#8a5a00}
 @media (prefers-color-scheme:dark){ol.thread ol{border-left-color:#3e4a5a} ul.parts li.chosen{background:#3a3010}
+section.part-text pre{border-color:#3e4a5a;background:#1c2026}
 ol.thread .missing{color:#f0c060}}
 """
 
@@ -125,6 +132,36 @@ def message_section(
     if not text:
         section += '<p class="note">This message has no body text (no text/plain or text/html part that is not an attachment).</p>'
     return section, text
+
+
+def is_text_part(media_type: str) -> bool:
+    """Whether a part of ``media_type`` is words a reader reads (``text/*``, JSON, XML), shown on its page."""
+    kind = media_type.split(";", 1)[0].strip().lower()
+    return kind.startswith("text/") or kind in ("application/json", "application/xml") or kind.endswith(("+json", "+xml"))
+
+
+def part_text(name: str, index: int, media_type: str, charset: str | None, head: bytes, size: int) -> str:
+    """The words of part ``index`` of the message ``name``, a text part the page's name names (``#part=N``): its
+    first :data:`MAX_PART_TEXT` octets ``head`` (of ``size``, its transfer encoding removed), decoded in its
+    ``charset`` (US-ASCII when it has none, RFC 2046 §4.1.2; one pdi does not know, as UTF-8, as the body's text
+    is read: docs/email.md §2), escaped in a ``<pre>``; past them, a note with a link that fetches it whole. A
+    character cut at the bound is left out, not shown as U+FFFD."""
+    import codecs
+
+    from pdi import charsets
+
+    try:
+        codec = charsets.codec_for(charset or "us-ascii")
+    except PDIError:  # a charset pdi does not know: read as UTF-8
+        codec = "utf-8"
+    cut = size > len(head) or len(head) > MAX_PART_TEXT
+    words = codecs.getincrementaldecoder(codec)("replace").decode(head[:MAX_PART_TEXT], final=not cut)
+    link = html.escape(n2r_href(f"{name}#part={index}"))
+    note = (f'<p class="note" id="part-cut">The first {MAX_PART_TEXT >> 10} KiB of its {byte_size(size)} are shown:'
+            f' <a href="{link}">fetch it whole</a>.</p>' if cut else "")
+    return (f'<section class="part-text" aria-labelledby="part-text-h"><h2 id="part-text-h">The text of part {index}'
+            f" ({html.escape(media_type)})</h2>{note}"
+            f'<pre id="part-text" dir="auto" tabindex="0">\n{html.escape(words)}</pre></section>')  # its own first line end kept
 
 
 def _large_body(section: str, mail: Mail, name: str, shown: int | None) -> tuple[str, str]:

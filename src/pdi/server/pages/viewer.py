@@ -321,7 +321,7 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
     if record.media_type == "message/rfc822":
         if windowed and mail is None:
             whole = archive.read(located)
-        return _message_page(whole, selected, head, tab, name, mail)
+        return _message_page(whole, selected, head, tab, name, mail, _part_words(archive, selected, mail))
     if family in ("text", "html", "xml"):
         return _text_page(archive, whole, selected, head, tab, name)
     if family == "image":
@@ -338,6 +338,24 @@ def _streamed_from() -> int:
     from pdi.mail.large import STREAMED_FROM
 
     return STREAMED_FROM
+
+
+def _part_words(archive: Archive, selected: Resolved | None, mail: Mail | None) -> tuple[bytes, int] | None:
+    """The first octets of the part a message's ``#part=N`` names, when it is text, and its size (transfer encoding
+    removed): from the octets resolved, or of a message read by its structure (``mail``) the first
+    :data:`~pdi.server.pages.mail_pages.MAX_PART_TEXT` and one decoded from its verified chunks, never the whole
+    part (:meth:`Archive.locate_message_part`); ``None`` for any other name or part."""
+    from pdi.server.pages.mail_pages import MAX_PART_TEXT, is_text_part
+
+    chosen = selected.fragment if selected is not None else None
+    if selected is None or chosen is None or chosen.scheme != "part" or not is_text_part(selected.media_type):
+        return None
+    if mail is None:
+        return bytes(selected.data[: MAX_PART_TEXT + 1]), len(selected.data)
+    streamed = archive.locate_message_part(selected)
+    if streamed is None:
+        return None
+    return b"".join(streamed.range_pieces(0, min(streamed.size, MAX_PART_TEXT + 1))), streamed.size
 
 
 def _selected_in_large_message(
@@ -464,14 +482,17 @@ def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, hea
 
 
 def _message_page(
-    whole: Resolved, selected: Resolved | None, head: str, tab: str, name: str, mail: Mail | None = None
+    whole: Resolved, selected: Resolved | None, head: str, tab: str, name: str, mail: Mail | None = None,
+    words: tuple[bytes, int] | None = None,
 ) -> str:
-    """An e-mail: its header fields, thread and parts, and its body's text in the text viewer (docs/email.md).
+    """An e-mail: its header fields, thread and parts, and its body's text in the text viewer (docs/email.md);
+    ``words``: the first octets of the text part a ``#part=N`` names and its size (:func:`_part_words`), shown
+    under the list of parts.
 
     ``mail``: a message of more than :data:`pdi.mail.large.STREAMED_FROM` octets read by its structure
     (``whole`` only located): its parts listed with their sizes as written, its body's text shown up to
     :data:`MAX_MAIL_TEXT` characters."""
-    from pdi.server.pages.mail_pages import MESSAGE_STYLE, message_section
+    from pdi.server.pages.mail_pages import MESSAGE_STYLE, message_section, part_text
 
     if mail is None and whole.record.size > 4 * MAX_VIEW:
         raise LimitError(f"{whole.pdi} is {whole.record.size:,} octets: too long to show; fetch a fragment of it")
@@ -479,6 +500,8 @@ def _message_page(
     # a part's name (#part=N, cid:, a file name) ranges over its number: that part is marked in the list
     part = chosen.ranges[0].start if chosen is not None and chosen.scheme == "part" and chosen.ranges else None
     section, text = message_section(whole, part, mail, shown=MAX_MAIL_TEXT)
+    if words is not None and part is not None and selected is not None:  # a text part's words, bounded
+        section += part_text(str(whole.pdi), part, selected.media_type, selected.charset, *words)
     start = end = None
     if chosen is not None and chosen.ranges and chosen.scheme in ("char", "line"):
         start, end = chosen.ranges[0].start, chosen.ranges[-1].end  # code points of the body's CRLF-canonical text
