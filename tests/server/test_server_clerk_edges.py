@@ -13,6 +13,7 @@ Screenshots: ``clerk-edges-….png``.
 from __future__ import annotations
 
 import datetime
+import re
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -223,3 +224,36 @@ def test_the_page_of_a_part_that_is_no_text_shows_no_text(clerks: Clerks) -> Non
         shown, *_ = _js(pipe, session, PART)
         marked = _js(pipe, session, "document.querySelector('ul.parts li.chosen').textContent")
     assert shown is None and "image/png" in marked, (shown, marked)
+
+
+# --- the Cite panels' words ---------------------------------------------------------------------------------------------
+
+#: The Cite panel's hint, as read, and where its "how" link leads.
+HINT = """(() => { const hint = document.querySelector('.cite .hint'), how = hint.querySelector('a[href^="/api#"]');
+  return [hint.innerText, how && how.getAttribute('href')]; })()"""
+
+
+@pytest.mark.parametrize("page", ["pdf", "email", "text"])
+def test_a_cite_panel_says_what_is_counted_in_plain_words_and_links_the_rule(clerks: Clerks, page: str) -> None:
+    name = {"pdf": clerks.judgement, "email": clerks.exhibit, "text": clerks.attachment}[page]
+    with devtools() as pipe:
+        session = _sized(pipe, _view(clerks, name), 1100, 800)
+        if page == "pdf":
+            from test_server_pdf_viewer import _until
+
+            assert _until(pipe, session, "document.querySelector('[data-ready]')"), "pdf.js did not start"
+        hint, how = _js(pipe, session, HINT)
+        _js(pipe, session, "document.querySelector('.cite').scrollIntoView()")
+        _shoot(pipe, session, f"clerk-edges-cite-{page}.png")
+        session = _sized(pipe, clerks.url + how, 1100, 800)
+        rule = _js(pipe, session, "document.getElementById('counting').innerText")
+        _shoot(pipe, session, "clerk-edges-counting.png")
+    assert not re.search(r"\b(CR|LF|FF|CRLF)\b", hint), hint  # no control characters' names in a reader's words
+    assert "line ends" in hint and "characters" in hint, hint
+    if page == "pdf":
+        assert "page turns" in hint and "from page 1" in hint, hint
+    if page == "email":
+        assert "body text" in hint, hint
+    assert how == "/api#counting", how
+    # the precise rule stays, one link away
+    assert "CR LF" in rule and "form feed" in rule and "half-open" in rule, rule

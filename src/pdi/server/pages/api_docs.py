@@ -197,6 +197,27 @@ def openapi(routes: list[BaseRoute]) -> dict[str, Any]:
     }
 
 
+#: How a passage's characters are counted, precisely: the reference the Cite panels' plain words link to
+#: (:data:`pdi.server.pages.layout.COUNTING_LINK`); the rules of PDI-GRAMMAR.md §3, docs/email.md §2 and
+#: docs/pdf-text-layer.md §1.
+COUNTING = (
+    '<section id="counting"><h2>How the characters of a passage are counted</h2>'
+    "<p><code>#char=a,b</code> names the characters after the first <var>a</var> up to and including the"
+    " <var>b</var>th (a half-open range [<var>a</var>, <var>b</var>) of positions from 0); <code>#char=a</code>"
+    " names the place after the first <var>a</var>. A character is a Unicode code point. The text counted is:</p><ul>"
+    "<li>a text (<code>text/*</code>, and the source of HTML and XML): its CRLF-canonical text, decoded in its"
+    " charset, every line end (CR LF, LF, CR, NEL) written CR LF, and CR and LF each counted as one character;"
+    " RFC 5147's other form of the name counts each line end as one;</li>"
+    "<li>an e-mail message: its body text (its first <code>text/plain</code> part that is no attachment, else"
+    " the text a reader sees of its first <code>text/html</code> one, a line a block), transfer encoding"
+    " removed, decoded and CRLF-canonical as a text's; its header fields and its attachments are not"
+    " counted;</li>"
+    "<li>a PDF: the text layer PDFium made of it at deposit, page after page from page 1, each line break in it"
+    " CR LF (two characters) and a form feed (FF, U+000C, one character) between one page and the next.</li>"
+    "</ul></section>"
+)
+
+
 def render_docs(document: dict[str, Any]) -> str:
     """The API described for people: each operation, its parameters, body, answers and the role it needs."""
     sections = []
@@ -247,7 +268,7 @@ def render_docs(document: dict[str, Any]) -> str:
         " grammar is beyond JSON Schema; the server checks it, and answers 400 (a syntax error, or a name of the"
         f" wrong kind), 404 or 415 (content it does not take) with a problem.</p><dl>{formats}</dl></section>"
     )
-    return page("pdi API", intro + "".join(sections) + formats_part + problems_part)
+    return page("pdi API", intro + COUNTING + "".join(sections) + formats_part + problems_part)
 
 
 class APIDocs:

@@ -163,6 +163,11 @@ def isolated(text: object) -> str:
     return f"<bdi>{esc(text)}</bdi>"
 
 
+#: The link from a Cite panel's plain words on how a passage's characters are counted to the precise rule, on the
+#: API reference's page (:func:`pdi.server.pages.api_docs.render_docs`, its section ``counting``).
+COUNTING_LINK = '<a href="/api#counting">how the characters are counted</a>'
+
+
 def statement_value(value: str) -> str:
     """A statement's value on a page (a version's facts, a document's statements; a depositor's words, isolated):
     one that is a PDI and nothing else

@@ -30,13 +30,13 @@ from collections.abc import Callable
 from pdi.archive import Archive, Generic, Resolved
 from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.identifier import PDI
-from pdi.server.pages.layout import n2r_href, scripted_or
+from pdi.server.pages.layout import COUNTING_LINK, n2r_href, scripted_or
 from pdi.server.pages.pdfjs import manifest
 
 HINT = (
     scripted_or("Select text on a page to name that passage", "A passage is named")
-    + ": <code>#char=a,b</code>, counted on the PDF's text layer as pdi counts it (its line breaks CR and LF, an FF"
-    " between pages). "
+    + ": <code>#char=a,b</code>, the characters after the first <var>a</var> of the PDF's text up to the"
+    f" <var>b</var>th, counted from page 1 on, line ends and page turns included ({COUNTING_LINK}). "
     + scripted_or("Or press <strong>Draw a box</strong> and drag on a page to name a region", "A region is named")
     + ": <code>#rect=(x1,y1),(x2,y2),f</code>, in points from the page's top-left corner, <var>f</var> the page"
     " less one (left out on page 1)."

@@ -76,6 +76,7 @@ from pdi.server.pages.cite import (
 )
 from pdi.server.pages.cite_panel import cite_panel, opened_name
 from pdi.server.pages.layout import (
+    COUNTING_LINK,
     breakable,
     capture_title,
     captured_url,
@@ -506,9 +507,10 @@ def _message_page(
     if chosen is not None and chosen.ranges and chosen.scheme in ("char", "line"):
         start, end = chosen.ranges[0].start, chosen.ranges[-1].end  # code points of the body's CRLF-canonical text
     hint = (
-        "Select a passage of the body to get its name: the PDI (<code>#char=a,b</code> of the body's text,"
-        " a line break counting CR and LF). A part is named <code>#part=N</code>, <code>#part=cid:ID</code>"
-        " or by its file name."
+        "Select a passage of the body to get its name: the PDI, <code>#char=a,b</code>, the characters after the"
+        " first <var>a</var> of the message's body text (shown below) up to the <var>b</var>th, line ends"
+        f" included ({COUNTING_LINK}). A part is named <code>#part=N</code>,"
+        " <code>#part=cid:ID</code> or by its file name."
     )
     body = (
         f"{head}{section}{_to_passage(selected) if start is not None else ''}"
@@ -575,7 +577,8 @@ def _to_passage(selected: Resolved | None) -> str:
     return _TO_PASSAGE if chosen is not None and not chosen.past_end else ""
 
 _TEXT_HINT = (
-    "Select a passage to get its name, the PDI (<code>#char=a,b</code>, a line break counting CR and LF);"
+    "Select a passage to get its name, the PDI (<code>#char=a,b</code>, the characters after the first"
+    f" <var>a</var> of the text up to the <var>b</var>th, line ends included: {COUNTING_LINK});"
     " its other forms (RFC 5147 for plain text, a text fragment, a W3C selector) are under"
     " <em>Other forms</em>."
 )
