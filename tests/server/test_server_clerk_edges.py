@@ -226,6 +226,36 @@ def test_the_page_of_a_part_that_is_no_text_shows_no_text(clerks: Clerks) -> Non
     assert shown is None and "image/png" in marked, (shown, marked)
 
 
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_text_parts_words_are_the_same_read_whole_or_by_the_messages_structure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, streamed: bool
+) -> None:
+    """A message past :data:`pdi.mail.large.STREAMED_FROM` is read by its structure: its text part's first 64 KiB
+    are decoded from its verified chunks (``Archive.locate_message_part``), and shown as a small message's are."""
+    from starlette.testclient import TestClient
+
+    from pdi.server import create_app
+
+    with Archive.init(tmp_path / "a", clock=lambda: datetime.datetime(2026, 11, 29, tzinfo=datetime.UTC)) as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, MESSAGE, format="rfc822"))
+        if streamed:
+            monkeypatch.setattr("pdi.mail.large.STREAMED_FROM", 100)
+        with TestClient(create_app(archive.location, archive=archive)) as client:
+            shown = {}
+            for part in (1, 2, 4):
+                answer = client.get("/view", params={"pdi": f"{name}#part={part}"}, headers={"Accept": "text/html"})
+                assert answer.status_code == 200, answer.text
+                tree = html5lib.parse(answer.text, namespaceHTMLElements=False)
+                pre, cut = tree.find(".//pre[@id='part-text']"), tree.find(".//p[@id='part-cut']")
+                assert pre is not None, answer.text
+                shown[part] = ("".join(pre.itertext()), cut is not None)
+            if streamed:  # the page was made from the message's structure (its parts' sizes as written listed)
+                assert "as written" in answer.text
+    # the parser drops a <pre>'s first line end, the page writes one for it; a CR LF is one line end in HTML
+    assert shown == {1: (CSV.replace("\r\n", "\n"), False), 2: (NOTES, False), 4: (LONG[:65_536], True)}, shown
+
+
 # --- the Cite panels' words ---------------------------------------------------------------------------------------------
 
 #: The Cite panel's hint, as read, and where its "how" link leads.

@@ -349,7 +349,7 @@ def _part_words(archive: Archive, selected: Resolved | None, mail: Mail | None) 
     from pdi.server.pages.mail_pages import MAX_PART_TEXT, is_text_part
 
     chosen = selected.fragment if selected is not None else None
-    if selected is None or chosen is None or chosen.scheme != "part" or not is_text_part(selected.media_type):
+    if selected is None or chosen is None or chosen.scheme != "part" or not is_text_part(chosen.media_type):
         return None
     if mail is None:
         return bytes(selected.data[: MAX_PART_TEXT + 1]), len(selected.data)
@@ -501,8 +501,8 @@ def _message_page(
     # a part's name (#part=N, cid:, a file name) ranges over its number: that part is marked in the list
     part = chosen.ranges[0].start if chosen is not None and chosen.scheme == "part" and chosen.ranges else None
     section, text = message_section(whole, part, mail, shown=MAX_MAIL_TEXT)
-    if words is not None and part is not None and selected is not None:  # a text part's words, bounded
-        section += part_text(str(whole.pdi), part, selected.media_type, selected.charset, *words)
+    if words is not None and part is not None and chosen is not None:  # a text part's words, bounded
+        section += part_text(str(whole.pdi), part, chosen.media_type, chosen.charset, *words)
     start = end = None
     if chosen is not None and chosen.ranges and chosen.scheme in ("char", "line"):
         start, end = chosen.ranges[0].start, chosen.ranges[-1].end  # code points of the body's CRLF-canonical text
