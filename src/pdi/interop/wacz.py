@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import errno
 import hashlib
 import heapq
 import io
@@ -43,7 +42,6 @@ import itertools
 import json
 import os
 import re
-import shutil
 import tempfile
 import zipfile
 import zlib
@@ -60,11 +58,10 @@ from warcio.timeutils import iso_date_to_timestamp
 from warcio.warcwriter import WARCWriter
 
 from pdi import __version__
-from pdi._files import descriptor_of, written_in_place, written_whole
+from pdi._files import written_whole
 from pdi.archive import Archive, canonical_series
 from pdi.archive.store import RepresentationRecord
 from pdi.errors import (
-    ImmutabilityError,
     IntegrityError,
     NotFoundError,
     PDIError,
@@ -73,6 +70,14 @@ from pdi.errors import (
 )
 from pdi.identifier import PDI
 from pdi.interop.surt_key import simple_key
+from pdi.interop.wacz_room import (
+    check_target,
+    disk_full,
+    file_size,
+    no_space_working,
+    no_space_writing,
+    work_parent,
+)
 from pdi.interop.warc.write import warc_date
 from pdi.mhtml.plain import PlainPart, read_plain
 from pdi.mhtml.resolve import comparable
@@ -695,27 +700,27 @@ def export_wacz(
     target: Path | None = None
     if isinstance(output, (str, os.PathLike)):
         target = Path(output)
-        _check_target(target, str(output))
+        check_target(target, str(output))
     else:
         stream = output
     shown = "the stream" if target is None else str(output)
-    work_parent, prefix = _work_parent(target, work_dir)
+    work_at, prefix = work_parent(target, work_dir)
     if series is not None:
         series = canonical_series(series)
         if archive.find_series(series) is None:
             raise NotFoundError(f"series {series} is not registered")
     state = _Progress(progress)
     try:
-        made = tempfile.TemporaryDirectory(prefix=prefix, dir=work_parent)
+        made = tempfile.TemporaryDirectory(prefix=prefix, dir=work_at)
     except OSError as exc:
-        raise StoreError(f"cannot make the work folder of {shown} in {work_parent or tempfile.gettempdir()}:"
+        raise StoreError(f"cannot make the work folder of {shown} in {work_at or tempfile.gettempdir()}:"
                          f" {exc.strerror or exc}") from exc
     with made as folder:
         work = Path(folder)
         try:
             writer, pages, documents, first_page = _write_work(archive, work, series, state)
         except Exception as exc:  # a full disk is said by OSError or sqlite3's
-            if not _full(exc):
+            if not disk_full(exc):
                 raise
             raise _no_space(archive, series, work, target, shown, state, writing=False) from exc
         if writer.records == 0:
@@ -737,36 +742,10 @@ def export_wacz(
                 try:
                     _write_zip(partial, *args)
                 except Exception as exc:  # a full disk is said by OSError or sqlite3's
-                    if not _full(exc):
+                    if not disk_full(exc):
                         raise
                     raise _no_space(archive, series, work, target, shown, state, writing=True) from exc
     return Exported(pages, documents, writer.records)
-
-
-def _check_target(target: Path, shown: str) -> None:
-    """Refused before any work: an ``output`` that exists (a file), names a descriptor, or has no folder."""
-    if descriptor_of(target) is not None:
-        raise StoreError(f"cannot write {shown}: it names an open descriptor of this process, not a file (give a"
-                         " file, or a stream)")
-    if written_in_place(target):
-        return  # a named pipe, a device: written in place
-    if target.exists():
-        raise ImmutabilityError(f"export never overwrites: {shown} exists")
-    folder = Path(os.path.realpath(target)).parent
-    if not folder.is_dir():
-        raise StoreError(f"cannot write {shown}: the folder {folder} does not exist")
-
-
-def _work_parent(target: Path | None, work_dir: str | Path | None) -> tuple[str | None, str]:
-    """Where an export's work folder is made (``None``: ``$TMPDIR``), and the start of its name."""
-    if work_dir is not None:
-        if not Path(work_dir).is_dir():
-            raise StoreError(f"the work folder {work_dir} does not exist (or is no folder)")
-        return os.fspath(work_dir), "pdi-wacz-"
-    if target is None or written_in_place(target):
-        return None, "pdi-wacz-"  # a stream, a pipe, a device: no file system of the WACZ's to work on
-    real = Path(os.path.realpath(target))  # a symbolic link's file is written beside itself: so is the work
-    return os.fspath(real.parent), f".{real.name}.pdi-work-"
 
 
 class _Progress:
@@ -844,79 +823,23 @@ def _write_work(
     return writer, pages, documents, first_page
 
 
-def _full(exc: BaseException) -> bool:
-    """Whether ``exc`` says a disk is full: ``ENOSPC`` or a quota (``EDQUOT``), or SQLite's ``SQLITE_FULL``."""
-    if isinstance(exc, OSError):
-        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
-    return type(exc).__module__ == "sqlite3" and getattr(exc, "sqlite_errorcode", None) == _SQLITE_FULL
-
-
-#: SQLite's result code for a full disk (``sqlite3.SQLITE_FULL``; sqlite3 is imported only when a revisit needs it).
-_SQLITE_FULL = 13
-
-
 def _no_space(
     archive: Archive, series: str | None, work: Path, target: Path | None, shown: str, state: _Progress,
     *, writing: bool,
 ) -> StoreError:
-    """The error of a disk that filled: the folder, about the room the export needs there, and what is free.
-
-    ``writing``: it filled while the WACZ was written (its work files all written); else while the work files
-    were. Their size so far, for the records done of all, tells what they will need; the WACZ needs about as
-    much again (its WARC is stored as it is, its index and pages deflated).
-    """
-    made = sum(_size(f) for f in work.iterdir() if f.name != _WARC_NAME) + max(
-        _size(work / _WARC_NAME), 0 if state.writer is None else state.writer.offset)  # the WARC's buffer too
-    beside = target is not None and _same_disk(work, Path(os.path.realpath(target)).parent)
+    """The error of a disk that filled (:mod:`pdi.interop.wacz_room`): ``writing``, while the WACZ was written (its
+    work files all written); else while the work files were, their size so far for the records done telling what
+    they will need."""
+    made = sum(file_size(f) for f in work.iterdir() if f.name != _WARC_NAME) + max(
+        file_size(work / _WARC_NAME), 0 if state.writer is None else state.writer.offset)  # the WARC's buffer too
     if writing:
         assert target is not None
-        folder = Path(os.path.realpath(target)).parent
-        needed = made * 2 if beside else made
-        return StoreError(
-            f"no space left in {folder} to write {shown}: about {_mb(needed)} MB needed there (the WACZ about"
-            f" {_mb(made)} MB" + (f", beside its work files' {_mb(made)} MB" if beside else "")
-            + f"), {_mb(_free(folder))} MB free; free some, or "
-            + ("give --work-dir a folder on another disk" if beside else "write the WACZ to another disk")
-        )
+        return no_space_writing(work, target, shown, made)
     total = state.total
     if not total:
         with contextlib.suppress(PDIError):  # how far it got is only for the estimate
             total = archive.count_records(series, ids=_WEB, page=_LISTED_AT_ONCE)
-    work_needed = made * max(total, state.done) // state.done if state.done else made
-    needed = work_needed * 2 if beside else work_needed
-    folder = work.parent
-    return StoreError(
-        f"no space left in {folder} for the work files of {shown} (its WARC and index): about {_mb(needed)} MB"
-        f" needed there (the work files about {_mb(work_needed)} MB, {_mb(made)} MB written for"
-        f" {state.done} of {max(total, state.done)} records" + (", and the WACZ about as much again" if beside else "")
-        + f"), {_mb(_free(folder))} MB free; free some, or give --work-dir a folder on a disk with room"
-    )
-
-
-def _size(path: Path) -> int:
-    """The size of the file ``path`` (0: none, or no file)."""
-    try:
-        return path.stat().st_size if path.is_file() else 0
-    except OSError:
-        return 0
-
-
-def _same_disk(a: Path, b: Path) -> bool:
-    try:
-        return a.stat().st_dev == b.stat().st_dev
-    except OSError:
-        return False
-
-
-def _free(folder: Path) -> int:
-    try:
-        return shutil.disk_usage(folder).free
-    except OSError:
-        return 0
-
-
-def _mb(octets: int) -> str:
-    return f"{octets / 1e6:.1f}"
+    return no_space_working(work, target, shown, made, state.done, total)
 
 
 #: The foreign ids of the documents an export writes: URLs (any case).
