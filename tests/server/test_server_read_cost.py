@@ -23,6 +23,7 @@ from starlette.applications import Starlette
 
 from pdi.server.process.cache import ResponseCache
 from pdi.server.process.connection import CachedAnswerProtocol, answering_protocol
+from support.memory_transport import MemoryTransport
 
 #: A name whose fact the cache holds: its N2L is a 302 written at once, while the parser reads on.
 QUERY = b"urn:pdi://wire.example.us/2026/11/29/1.text.1"
@@ -30,43 +31,15 @@ TAG = '"' + "ab" * 32 + '"'
 N2L = b"GET /uri-res/N2L?" + QUERY + b" HTTP/1.1\r\nHost: a\r\n\r\n"
 
 
-class _Counting(asyncio.Transport):
+class _Counting(MemoryTransport):
     """A transport counting the answers it is given (their status lines), keeping none."""
 
     def __init__(self) -> None:
         super().__init__()
         self.answers = 0
-        self.closed = False
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 40000)}.get(name, default)
 
     def write(self, data: Any) -> None:
         self.answers += bytes(data).count(b"HTTP/1.1 302 ")
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-    def close(self) -> None:
-        self.closed = True
-
-    def abort(self) -> None:
-        self.closed = True
-
-    def can_write_eof(self) -> bool:
-        return False
-
-    def pause_reading(self) -> None:
-        pass
-
-    def resume_reading(self) -> None:
-        pass
-
-    def get_write_buffer_size(self) -> int:
-        return 0
-
-    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
-        pass
 
 
 def _connection(loop: asyncio.AbstractEventLoop) -> tuple[CachedAnswerProtocol, _Counting]:

@@ -24,41 +24,7 @@ import uvicorn
 from hypothesis import HealthCheck, given, settings
 
 from pdi.server.process.guarded import _CHUNKED_END, GuardedHttpToolsProtocol, _chunked_end
-
-
-class _Memory(asyncio.Transport):
-    def __init__(self) -> None:
-        super().__init__()
-        self.written = bytearray()
-        self.closed = False
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 40000)}.get(name, default)
-
-    def write(self, data: Any) -> None:
-        if not self.closed:
-            self.written += data
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-    def close(self) -> None:
-        self.closed = True
-
-    def abort(self) -> None:
-        self.closed = True
-
-    def can_write_eof(self) -> bool:
-        return False
-
-    def pause_reading(self) -> None:
-        pass
-
-    def resume_reading(self) -> None:
-        pass
-
-    def get_write_buffer_size(self) -> int:
-        return 0
+from support.memory_transport import MemoryTransport
 
 
 def _said(method: str, target: bytes, content: bytes) -> bytes:
@@ -99,7 +65,7 @@ async def _exchange(reads: list[bytes]) -> tuple[bytes, list[tuple[str, bytes, b
     state.default_headers = [(b"server", b"pdi")]
     protocol = GuardedHttpToolsProtocol(config=config, server_state=state, app_state={},
                                         _loop=asyncio.get_running_loop())
-    transport = _Memory()
+    transport = MemoryTransport()
     protocol.connection_made(transport)
     try:
         for read in reads:
