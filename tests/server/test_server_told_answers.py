@@ -18,7 +18,6 @@ import pytest
 import uvicorn
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_server_cache_protocol import _Nowhere
 from test_server_plain_answers import (
     MOST,
     NOT_PLAIN,
@@ -34,6 +33,7 @@ from pdi.server import create_app
 from pdi.server.process.cache import ResponseCache, Validator, respond, validated_wire, wire
 from pdi.server.process.connection import answering_protocol
 from pdi.server.protocol.resolver import Resolver
+from support.memory_transport import MemoryTransport
 
 __all__ = ["archive_names"]  # the module-scoped archive of test_server_plain_answers, used here too
 
@@ -220,7 +220,7 @@ def test_the_connection_writes_the_same_octets_with_and_without_it(
         for request in requests:
             protocol = made(config=config, server_state=uvicorn.server.ServerState(), app_state={},
                             _loop=asyncio.get_running_loop())
-            transport = _Nowhere()
+            transport = MemoryTransport()
             protocol.connection_made(transport)
             protocol.data_received(request)
             written.append(b"\r\n".join(line for line in bytes(transport.written).split(b"\r\n")
