@@ -146,6 +146,6 @@ def test_uvicorn_is_used_only_through_its_top_level_names() -> None:
     (416, b"HTTP/1.1 416 Requested Range Not Satisfiable\r\n"),
 ])
 def test_the_status_lines_of_cached_answers_are_those_of_rfc_9110(status: int, line: bytes) -> None:
-    from pdi.server.process.guarded import status_line
+    from pdi.server.process.http11 import status_line
 
     assert status_line(status) == line

@@ -83,7 +83,8 @@ from pdi.server.process.cache import (
     validated_wire,
     wire,
 )
-from pdi.server.process.guarded import REFUSED_LINGERING, GuardedHttpToolsProtocol, status_line
+from pdi.server.process.guarded import REFUSED_LINGERING, GuardedHttpToolsProtocol
+from pdi.server.process.http11 import STATUS_LINE
 from pdi.server.process.limits import (
     DEFAULT_SEND_SECONDS,
     client_of,
@@ -391,7 +392,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         defaults = self.server_state.default_headers
         if defaults is not _defaults[0]:  # uvicorn makes them anew each second (the Date)
             _defaults[:] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults)
-        head = status_line(status) + _defaults[1] + lines
+        head = STATUS_LINE[status] + _defaults[1] + lines
         self._idle_due = None
         self._disarm()
         self.transport.write(head + body if method == b"GET" else head)
@@ -476,7 +477,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         if self.json_logs:  # lines end with the head's empty line: the id goes before it
             request_id = uuid.uuid4().hex
             lines = lines[:-2] + b"x-request-id: %s\r\n\r\n" % request_id.encode("ascii")
-        head = status_line(status) + _defaults[1] + lines
+        head = STATUS_LINE[status] + _defaults[1] + lines
         self._disarm()
         method = self.parser.get_method()
         self.transport.write(head + body if method == b"GET" else head)

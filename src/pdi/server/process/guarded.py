@@ -23,14 +23,10 @@ ASGI 3) with what a connection from a stranger needs and no ASGI hook serves:
 from __future__ import annotations
 
 import asyncio
-import collections
 import fcntl
-import functools
-import http
 import re
 import sys
 import termios
-from collections.abc import Callable
 from typing import Any, Final
 
 import httptools
@@ -54,29 +50,6 @@ from pdi.server.process.limits import (
     MAX_TARGET_OCTETS,
 )
 from pdi.server.process.zerocopy import EXTENSION, ZeroCopy
-
-#: N2L's ``302`` and a ``304`` answered from a worker's facts, and an N2R's ``200`` from its whole answers, straight
-#: from one read of a request head of a strict subset of HTTP/1.1 (:mod:`pdi.server.process._fasthead`, compiled;
-#: ``None`` where it was not built: every request is parsed by ``httptools``, as it is when the read is anything
-#: else): the octets to write, the method, the status and the body's octets; asked with ``first`` (the last
-#: argument), a first asking of an N2R of such a head (no whole answer kept under its key, no ``If-None-Match``) is
-#: ``(None, method, query, key, Host)``, for :attr:`CachedAnswerProtocol.public` to answer without the parser.
-FastAnswer = Callable[[bytes, "collections.OrderedDict[bytes, bytes]", "collections.OrderedDict[bytes, Any]", bytes,
-                       bytes, bool], "tuple[bytes, bytes, int, int] | tuple[None, bytes, bytes, bytes, bytes] | None"]
-FAST_ANSWER: FastAnswer | None
-#: The compiled path's own bounds on a read's octets, a target's and the fields: a connection with tighter ones
-#: configured is read by ``httptools`` alone (its ``414`` and ``431`` said as before).
-
-
-@functools.cache
-def status_line(status: int) -> bytes:
-    """An HTTP/1.1 status line, with the reason phrase of RFC 9110 §15 (as uvicorn writes it); made once a status."""
-    try:
-        phrase = http.HTTPStatus(status).phrase.encode()
-    except ValueError:
-        phrase = b""
-    return b"HTTP/1.1 %d %s\r\n" % (status, phrase)
-
 
 #: The worker's log of refused request heads (one a process: each worker says its own).
 _REFUSALS = RefusalLog()

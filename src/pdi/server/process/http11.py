@@ -120,7 +120,8 @@ _BAD_VALUE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")
 HIGH_WATER_LIMIT: Final = 65536
 
 
-def _status_line(status: int) -> bytes:
+def status_line(status: int) -> bytes:
+    """An HTTP/1.1 status line, with the reason phrase of RFC 9110 §15 (as uvicorn writes it)."""
     try:
         phrase = http.HTTPStatus(status).phrase.encode()
     except ValueError:
@@ -129,7 +130,7 @@ def _status_line(status: int) -> bytes:
 
 
 #: The status line of each status, with Python's ``http.HTTPStatus`` phrase (RFC 9110 §15), as uvicorn writes it.
-STATUS_LINE: Final = {status: _status_line(status) for status in range(100, 600)}
+STATUS_LINE: Final = {status: status_line(status) for status in range(100, 600)}
 
 
 def local_address(transport: asyncio.BaseTransport) -> tuple[str, int | None] | None:
