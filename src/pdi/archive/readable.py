@@ -10,7 +10,7 @@ unless ``force`` (``--force``, or a WARC's record kept as served). The video che
 
 from __future__ import annotations
 
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from pdi.archive.blobs import BlobInfo
 from pdi.errors import FormatCheckError, LimitError, ParseError, PDIError, UnsupportedError
@@ -177,30 +177,20 @@ HELD_UP_TO = 1 << 20
 
 
 class Spool:
-    """Octets kept as they stream past (in memory up to :data:`HELD_UP_TO`, then in a temporary file), then read
-    back by slices: what :class:`pdi.mail.large.Octets` asks (a length and ``[start:end]``), a slice at a time."""
+    """Octets kept as they stream past (:class:`tempfile.SpooledTemporaryFile`: in memory up to :data:`HELD_UP_TO`,
+    then a temporary file), then read back by slices: what :class:`pdi.mail.large.Octets` asks (a length and
+    ``[start:end]``), a slice at a time."""
 
     def __init__(self, prefix: str) -> None:
-        self.prefix = prefix
-        self._held: list[bytes] | None = []
-        self._file: IO[bytes] | None = None
+        import tempfile
+
+        self._file = tempfile.SpooledTemporaryFile(max_size=HELD_UP_TO, prefix=prefix)  # noqa: SIM115 - close()
         self.size = 0
 
     def write(self, piece: bytes) -> None:
-        self.size += len(piece)
-        if self._held is not None:
-            self._held.append(bytes(piece))
-            if self.size <= HELD_UP_TO:
-                return
-            import tempfile
-
-            self._file = tempfile.TemporaryFile(prefix=self.prefix)  # noqa: SIM115 - closed by close()
-            held, self._held = self._held, None
-            for each in held:
-                self._file.write(each)
-            return
-        assert self._file is not None
+        self._file.seek(0, 2)
         self._file.write(piece)
+        self.size += len(piece)
 
     def __len__(self) -> int:
         return self.size
@@ -211,19 +201,11 @@ class Spool:
             raise ValueError("kept octets are read by plain slices")
         if stop <= start:
             return b""
-        if self._held is not None:
-            if len(self._held) > 1:
-                self._held = [b"".join(self._held)]
-            return self._held[0][start:stop] if self._held else b""
-        assert self._file is not None
         self._file.seek(start)
         return self._file.read(stop - start)
 
     def close(self) -> None:
-        self._held = []
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        self._file.close()
 
 
 class MhtmlCheck:
