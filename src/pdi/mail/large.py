@@ -89,6 +89,7 @@ from pdi.mail.message import (
     _bounded_policy,
     _FieldTooLong,
     _first_line,
+    _header_block_end,
     _mail_part,
     _too_deep,
     check_first_line,
@@ -221,12 +222,18 @@ class _Reading:
 
     def _body_start(self, start: int, end: int, path: tuple[int, ...]) -> int:
         """Where the body of the entity at ``start`` begins (:func:`pdi.mail.message._body_start`), its header block
-        read a growing window at a time up to :data:`MAX_HEADER_BLOCK`."""
+        read a growing window at a time up to :data:`MAX_HEADER_BLOCK`, each window's lines whole: its last line, cut
+        by the window's end, is read in the next (cut before its colon, it read as no header field, and the rest of
+        the header block as the body)."""
         want = min(end - start, 64 << 10)
         while True:
             head = self.octets[start : start + want]
-            found = _body_start(head, 0, len(head))
-            if found < len(head) or start + len(head) >= end:
+            if start + len(head) >= end:
+                return start + _body_start(head, 0, len(head))
+            # up to its last line end (a CR last may be a CR LF's first half: the line it ends is read next)
+            whole = max(head.rfind(b"\n"), head.rfind(b"\r", 0, len(head) - 1)) + 1
+            found = _header_block_end(head, 0, whole)
+            if found is not None:
                 return start + found
             if want >= MAX_HEADER_BLOCK:
                 where = "the message's" if not path else f"part {'.'.join(map(str, path))}'s"

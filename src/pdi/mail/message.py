@@ -825,13 +825,19 @@ def _lines(data: bytes, start: int, end: int) -> Iterator[tuple[int, int]]:
 def _body_start(data: bytes, start: int, end: int) -> int:
     """Where the body of the entity ``data[start:end]`` begins: after the empty line that ends its header fields,
     or (no empty line: a missing separator) at the first line that is no header field."""
+    found = _header_block_end(data, start, end)
+    return end if found is None else found
+
+
+def _header_block_end(data: bytes, start: int, end: int) -> int | None:
+    """:func:`_body_start` of ``data[start:end]``, or ``None`` when every line of it goes on the header block."""
     for line_start, line_end in _lines(data, start, end):
         line = data[line_start:line_end]
         if line in (b"\r\n", b"\n", b"\r"):
             return line_end
         if not _HEADER_LINE.match(line):
             return line_start
-    return end
+    return None
 
 
 def entity_span(data: bytes, message: Message, path: tuple[int, ...]) -> tuple[int, int] | None:
