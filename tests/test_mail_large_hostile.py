@@ -44,3 +44,43 @@ def test_property_a_header_block_longer_than_a_window_is_read_whole_as_python_re
         "application/pdf", "scan.pdf")
     assert len(part.entity.keys()) == len(expected.keys()) == fields + 1
     assert b"".join(part_pieces(data, part)) == cast(Any, expected).get_payload(decode=True)
+
+
+# --- an mbox of long lines ------------------------------------------------------------------------------------
+
+_MBOX_LINES = st.lists(st.one_of(
+    st.sampled_from([b"From a@b Mon Jan  1 00:00:00 2024\n", b"\n", b"Subject: x\n", b"From: x@y\n", b"body\n"]),
+    st.tuples(st.sampled_from([b"", b"From ", b"x"]), st.integers(30, 130), st.sampled_from([b"From ", b"x", b""]),
+              st.sampled_from([b"\n", b""])).map(lambda t: t[0] + b"y" * t[1] + t[2] + t[3]),
+), max_size=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(lines=_MBOX_LINES)
+def test_property_an_mbox_of_lines_longer_than_a_read_is_cut_as_mailbox_cuts_it(lines: list[bytes]) -> None:
+    """Lines longer than a read of the file (``max_message_bytes``, lowered here to 64): a piece of one that starts
+    ``From `` starts no message (it made one of a line before the first From_ line), and a From_ line longer than
+    a read is the From_ line whole (its rest was read as the message's first line, or refused as too large)."""
+    import io
+    import mailbox
+    import tempfile
+    from pathlib import Path
+
+    from pdi.errors import LimitError
+    from pdi.mail.mbox import split_mbox
+
+    data = b"".join(lines)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "box.mbox"
+        path.write_bytes(data)
+        box = mailbox.mbox(str(path), create=False)
+        try:
+            expected = [box.get_bytes(k) for k in box.iterkeys()]
+        finally:
+            box.close()
+    try:
+        cut = [m.data for m in split_mbox(io.BytesIO(data), max_message_bytes=64)]
+    except LimitError:
+        assert any(len(m) + 1 > 64 for m in expected)
+        return
+    assert cut == expected

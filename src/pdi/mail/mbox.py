@@ -9,7 +9,9 @@ before the first From_ line belong to no message. Nothing is unquoted: a
 apart), so each message is octets of the file, never rewritten.
 
 Read from a stream a line at a time: memory is one message (at most
-``max_message_bytes``; :class:`~pdi.errors.LimitError` past it) and one line.
+``max_message_bytes``; :class:`~pdi.errors.LimitError` past it) and one line,
+a longer line read in pieces of that size: only a piece that starts a line may
+start a message, and a From_ line's pieces are all its own.
 Pure: reads only the stream handed in.
 """
 
@@ -49,10 +51,12 @@ def split_mbox(
     number = 0
     last_was_empty = False
     line_number = 0
+    at_start = True  # whether what is read next starts a line (a line longer than a read is read in pieces)
     while True:
         line = stream.readline(max_message_bytes + 2)
-        line_number += 1 if line else 0
-        if line.startswith(b"From ") or not line:
+        starts, at_start = at_start, line.endswith(_LINESEP)
+        line_number += 1 if line and starts else 0
+        if not line or (starts and line.startswith(b"From ")):  # a piece of a line that starts "From " starts none
             if current is not None:
                 if last_was_empty and current.endswith(_LINESEP):
                     del current[-1:]
@@ -64,8 +68,11 @@ def split_mbox(
                 raise LimitError(f"the mbox has more than {max_messages:,} messages: message {number + 1:,} begins"
                                  f" at line {line_number:,}")
             current, from_line, from_at, last_was_empty = bytearray(), line, line_number, False
+            while not at_start:  # a From_ line longer than a read: the rest of it is the From_ line's, not the message's
+                rest = stream.readline(max_message_bytes + 2)
+                at_start = not rest or rest.endswith(_LINESEP)
             continue
-        last_was_empty = line == _LINESEP
+        last_was_empty = starts and line == _LINESEP
         if current is None:
             continue  # before the first From_ line: no message's
         if len(current) + len(line) > max_message_bytes:
