@@ -80,8 +80,9 @@ class MailLimits:
     counted before the parser runs; ``max_delimiters`` 20,000 lines that
     start ``--`` (after an LF, a CR or CR LF: the parser's line ends),
     which may be boundary delimiters, ``max_fields`` 100,000 lines that
-    could be header fields, counted before the parser runs, so that it
-    never builds millions of objects; ``max_content_field`` 4 KiB of one
+    could be header fields, counted before the parser runs (of a message
+    read by its structure, :mod:`pdi.mail.large`, those of its header
+    blocks), so that it never builds millions of objects; ``max_content_field`` 4 KiB of one
     ``Content-…`` field, its continuation lines counted (the parser reads
     one again each time the message's structure is asked about, in time
     that grows faster than its length: 14 KB of parameters cost a second),
