@@ -203,3 +203,55 @@ def test_a_thread_naming_its_ancestors_again_and_again_reads_and_lists_each_once
         assert all(root_name.startswith(r) for r in reads[1:])
         more = f"Only the last {most} of the {len(named):,} messages its References and In-Reply-To name are listed"
         assert (more in answer.text) == (len(named) > most)
+
+
+def _spoofing() -> bytes:
+    """A message whose sender, subject and attachment's file name hold controls and bidirectional overrides, each
+    written in RFC 2047 or RFC 2231 words (no octet of the message is one), and a Hebrew subject's marks."""
+    import base64
+
+    subject = base64.b64encode("pay \u202etxt.exe\x00 \x07bell \u2067x\u2069".encode()).decode()
+    return (f"From: =?utf-8?q?Ann_=E2=80=AE_gro.elpmaxe=1B[31m?= <a@example.org>\r\n"
+            f"Subject: =?utf-8?b?{subject}?=\r\nMessage-ID: <spoof@example.org>\r\n"
+            'Content-Type: multipart/mixed; boundary="B"\r\n\r\n--B\r\nContent-Type: text/plain\r\n\r\nhello\r\n'
+            "--B\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment;"
+            " filename*=utf-8''..%2F..%2Fetc%2Fpasswd%00%E2%80%AEfdp.exe\r\n\r\nx\r\n"
+            "--B\r\nContent-Type: text/plain\r\nContent-Disposition: attachment;"
+            " filename*=utf-8''%D7%A9%D7%9C%D7%95%D7%9D%E2%80%8F.txt\r\n\r\ny\r\n"
+            "--B--\r\n").encode()
+
+
+def test_controls_and_bidi_overrides_of_a_strangers_fields_are_shown_as_escapes_on_its_page(tmp_path: Path) -> None:
+    """Found by an attack: a file name ``report\\u202efdp.exe`` was shown ``reportexe.pdf``, and a sender
+    ``\\u202egro.elpmaxe`` as ``example.org``: the ``<bdi>`` each is in keeps an override from reordering what
+    follows it, not the text itself; a NUL (dropped by the HTML parser) and an ESC or BEL went to the page as
+    they were. On the page of a message, a header field's value and a part's name show each C0 and C1 control and
+    each bidirectional embedding, override and isolate as its escape (``\\u202e``), marked; the marks right-to-left
+    text writes (RLM) are kept, as is every other character. The message's octets and the parts' names are not
+    changed: ``part=`` still finds the file name as written."""
+    import re
+    from urllib.parse import quote
+
+    data = _spoofing()
+    python = email.message_from_bytes(data, policy=email.policy.default)
+    files = [part.get_filename() for part in python.walk() if not part.is_multipart()]
+    assert files[1] == "../../etc/passwd\x00\u202efdp.exe" and files[2] == "\u05e9\u05dc\u05d5\u05dd\u200f.txt"
+    with Archive.init(tmp_path / "a") as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, data, format="rfc822"))
+    client = TestClient(create_app(str(tmp_path / "a")))
+    page = client.get("/view", params={"pdi": name}).text
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", page)
+    shown = re.compile(r'<span class="control">\\u202e</span>')
+    assert re.search(r"<bdi>\.\./\.\./etc/passwd<span class=\"control\">\\x00</span>"
+                     r'<span class="control">\\u202e</span>fdp\.exe</bdi>', page), page
+    assert len(shown.findall(page)) == 3  # the sender's, the subject's and the file name's
+    assert '<span class="control">\\x1b</span>[31m' in page and '<span class="control">\\x07</span>bell' in page
+    assert '<span class="control">\\u2067</span>x<span class="control">\\u2069</span>' in page
+    assert "<bdi>\u05e9\u05dc\u05d5\u05dd\u200f.txt</bdi>" in page  # a Hebrew name and its mark, as written
+    thread = client.get("/thread", params={"pdi": name}).text
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", thread)
+    assert len(shown.findall(thread)) == 3  # the subject in the title and in the line, and the sender
+    named = quote(files[1], safe="").replace(".", "%2E")  # (a "." of a name is %-escaped: PDI-GRAMMAR.md)
+    part = client.get(f"/uri-res/N2R?{name}%23part={quote(named, safe='')}")
+    assert (part.status_code, part.content) == (200, b"x"), part.text

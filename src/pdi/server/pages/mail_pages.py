@@ -19,12 +19,14 @@ that is listed. Messages are found through the archive's thread index
 by Message-ID and by the id a message replies to, in any series and on any
 day, whatever name it was deposited under. ``/thread?mid=mid:ID`` (an RFC 2392 URL; or ``<ID>``) is the
 thread of the message with that Message-ID, found so; a message's In-Reply-To ids link there. Everything is
-escaped; nothing is loaded from elsewhere.
+escaped; nothing is loaded from elsewhere. What the sender wrote (a header field's value, a part's name) is
+shown isolated, each control and bidirectional override in it as its escape (:func:`shown_field`).
 """
 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -34,7 +36,7 @@ from pdi._wording import byte_size, counted
 from pdi.archive import Archive, Generic, Resolved
 from pdi.errors import NotFoundError, PDIError
 from pdi.identifier import PDI
-from pdi.server.pages.layout import isolated, n2r_href, page
+from pdi.server.pages.layout import esc, n2r_href, page
 
 if TYPE_CHECKING:
     from pdi.mail.message import Mail
@@ -56,11 +58,33 @@ ol.thread{list-style:none;padding-left:0} ol.thread ol{list-style:none;padding-l
 ul.parts li.chosen{background:#fff3c4;outline:2px solid #c99a00;outline-offset:2px}
 section.part-text h2{font-size:1.1rem} section.part-text pre{max-height:32rem;overflow:auto;white-space:pre-wrap;
 overflow-wrap:anywhere;border:1px solid #c8d3e0;padding:0.5rem;background:#fafbfc}
+span.control{font-family:monospace;font-size:0.85em;border:1px solid currentColor;border-radius:2px;padding:0 1px}
 ol.thread li{margin:0.35rem 0} ol.thread .this-message{font-weight:bold} ol.thread .missing{color:#8a5a00}
 @media (prefers-color-scheme:dark){ol.thread ol{border-left-color:#3e4a5a} ul.parts li.chosen{background:#3a3010}
 section.part-text pre{border-color:#3e4a5a;background:#1c2026}
 ol.thread .missing{color:#f0c060}}
 """
+
+
+#: What :func:`shown_field` shows as its escape: the C0 and C1 controls (a NUL, which the HTML parser drops; an ESC,
+#: a BEL) and the bidirectional embeddings, overrides and isolates (UAX #9 §2: LRE, RLE, PDF, LRO, RLO, LRI, RLI,
+#: FSI, PDI), which reorder the characters after them: ``report\u202efdp.exe`` reads ``reportexe.pdf``. Not the
+#: marks (LRM, RLM, ALM), which right-to-left text writes and which reorder no letter.
+_SHOWN_ESCAPED = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def shown_field(text: object) -> str:
+    """What a message's sender wrote (a header field's value, a part's file name, a Message-ID) as its page shows
+    it: escaped in a ``<bdi>`` (:func:`pdi.server.pages.layout.isolated`: no override in it reorders what follows
+    it), and each character of :data:`_SHOWN_ESCAPED` in it shown as its escape (``\u202e``), marked, not as itself:
+    the ``<bdi>`` keeps an override from what follows it, not from the sender's own words (a file name
+    ``\u202efdp.exe`` shown ``exe.pdf``, a sender's ``\u202egro.elpmaxe`` shown ``example.org``)."""
+    value, pieces, at = str(text), [], 0
+    for found in _SHOWN_ESCAPED.finditer(value):
+        escape = found.group().encode("unicode_escape").decode("ascii")
+        pieces.append(f'{esc(value[at : found.start()])}<span class="control">{escape}</span>')
+        at = found.end()
+    return f"<bdi>{''.join(pieces)}{esc(value[at:])}</bdi>"
 
 
 def _view(name: str) -> str:
@@ -89,11 +113,11 @@ def message_section(
     for label, key in (("From", "From"), ("To", "To"), ("Cc", "Cc"), ("Date", "Date"), ("Subject", "Subject")):
         value = mail.header(key)
         if value is not None:
-            rows.append(f"<dt>{label}</dt><dd>{isolated(value)}</dd>")
+            rows.append(f"<dt>{label}</dt><dd>{shown_field(value)}</dd>")
     if mail.message_id:
-        rows.append(f"<dt>Message-ID</dt><dd><code>{isolated(mail.message_id)}</code></dd>")
+        rows.append(f"<dt>Message-ID</dt><dd><code>{shown_field(mail.message_id)}</code></dd>")
     if mail.in_reply_to:
-        replied = " ".join(f'<a href="/thread?mid={quote(i, safe="")}"><code>{isolated(i)}</code></a>'
+        replied = " ".join(f'<a href="/thread?mid={quote(i, safe="")}"><code>{shown_field(i)}</code></a>'
                            for i in mail.in_reply_to)
         rows.append(f"<dt>In-Reply-To</dt><dd>{replied}</dd>")
     rows.append(f'<dt>Thread</dt><dd><a href="/thread?pdi={quote(name, safe="")}">the thread of this message</a></dd>')
@@ -107,7 +131,7 @@ def message_section(
         size = f", {byte_size(part.span[2] - part.span[1])} as written" if part.span is not None else ""
         items.append(
             f'<li{marked}><a href="{html.escape(n2r_href(link))}">part {part.index}</a>: {html.escape(part.media_type)}'
-            + (f" <code>{isolated(label)}</code>" if label else "")
+            + (f" <code>{shown_field(label)}</code>" if label else "")
             + f"{html.escape(size)}{role} <code class=\"name\">{html.escape(link)}</code></li>"
         )
     named = ""
@@ -269,11 +293,11 @@ def render_thread(archive: Archive, name: str) -> str:
     ancestors: list[str] = []
     for message_id in listed:
         if message_id not in held:
-            ancestors.append(f'<li class="missing"><code>{isolated(message_id)}</code>: not in the archive</li>')
+            ancestors.append(f'<li class="missing"><code>{shown_field(message_id)}</code>: not in the archive</li>')
             continue
         got = _read_message(archive, held[message_id].pdi)
         if got is None:
-            ancestors.append(f'<li class="missing"><code>{isolated(message_id)}</code>: not readable</li>')
+            ancestors.append(f'<li class="missing"><code>{shown_field(message_id)}</code>: not readable</li>')
             continue
         ancestors.append(f"<li>{_line(got[1])}</li>")
     found, more = _replies(archive, own_name, this)
@@ -290,7 +314,7 @@ def render_thread(archive: Archive, name: str) -> str:
         note += (f'<p class="note">Only the last {MAX_SCANNED} of the {len(named):,} messages its References and'
                  " In-Reply-To name are listed.</p>")
     body = (
-        f"<h1>Thread: {isolated(this.subject)}</h1>"
+        f"<h1>Thread: {shown_field(this.subject)}</h1>"
         f'<p>of <a href="{html.escape(_view(own_name))}"><code class="name">{html.escape(own_name)}</code></a></p>{note}'
         '<ol class="thread" aria-label="The thread, oldest first">'
         + "".join(ancestors)
@@ -365,13 +389,13 @@ def _descend(archive: Archive, own_name: str, frontier: list[str], found: list[_
 
 
 def _line(message: _Message) -> str:
-    subject = isolated(message.subject)
+    subject = shown_field(message.subject)
     linked = f'<a href="{html.escape(_view(message.name))}">{subject}</a>' if message.name else subject
-    gap = (f' <span class="missing">(a reply to <code>{isolated(message.gap)}</code>, not in the archive)</span>'
+    gap = (f' <span class="missing">(a reply to <code>{shown_field(message.gap)}</code>, not in the archive)</span>'
            if message.gap else "")
     return (
-        f"{linked} — {isolated(message.sender)}, <time>{isolated(message.date)}</time>"
-        f' <code class="name">{isolated(message.message_id)}</code>{gap}'
+        f"{linked} — {shown_field(message.sender)}, <time>{shown_field(message.date)}</time>"
+        f' <code class="name">{shown_field(message.message_id)}</code>{gap}'
     )
 
 
