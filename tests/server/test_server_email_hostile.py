@@ -255,3 +255,42 @@ def test_controls_and_bidi_overrides_of_a_strangers_fields_are_shown_as_escapes_
     named = quote(files[1], safe="").replace(".", "%2E")  # (a "." of a name is %-escaped: PDI-GRAMMAR.md)
     part = client.get(f"/uri-res/N2R?{name}%23part={quote(named, safe='')}")
     assert (part.status_code, part.content) == (200, b"x"), part.text
+
+
+def test_many_overlapping_ranges_of_a_large_parts_octets_are_one_range_decoded_once(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Held under attack: 20,000 overlapping ranges of a large message's base64 part (RFC 9110 §14.2) are one
+    ``206`` of the octets they cover, decoded from the window before them, not once a range; 20,000 ranges apart
+    (more parts than a server sends) are the whole part, decoded once."""
+    import base64
+    import binascii
+    import random
+    import time
+
+    import pdi.archive.reading
+
+    scan = random.Random(5).randbytes(2_000_000)
+    data = (b'From: a@example.org\r\nMessage-ID: <ranges@example.org>\r\nContent-Type: multipart/mixed; boundary="B"'
+            b"\r\n\r\n--B\r\n\r\nthe scan\r\n--B\r\nContent-Type: image/tiff\r\nContent-Transfer-Encoding: base64\r\n"
+            b"\r\n" + base64.encodebytes(scan).replace(b"\n", b"\r\n") + b"--B--\r\n")
+    with Archive.init(tmp_path / "a") as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, data, format="rfc822"))
+    monkeypatch.setattr("pdi.mail.large.STREAMED_FROM", 100)
+    monkeypatch.setattr(pdi.archive.reading, "_PARTS", pdi.archive.reading._LocatedParts())
+    client = TestClient(create_app(str(tmp_path / "a")))
+    decoded: list[int] = []
+    real = binascii.a2b_base64
+    monkeypatch.setattr(binascii, "a2b_base64", lambda s, *a, **k: decoded.append(len(s)) or real(s, *a, **k))
+    overlapping = ",".join(f"{1_500_000 + k}-{1_500_000 + k + 5_000}" for k in range(20_000))
+    began = time.process_time()
+    answer = client.get(f"/uri-res/N2R?{name}%23part=1", headers={"Range": f"bytes={overlapping}"})
+    assert answer.status_code == 206 and answer.headers["content-range"] == f"bytes 1500000-1524999/{len(scan)}"
+    assert answer.content == scan[1_500_000:1_525_000]
+    assert sum(decoded) <= 2 * (1 << 20) and time.process_time() - began < 5
+    decoded.clear()
+    apart = ",".join(f"{k * 100}-{k * 100}" for k in range(20_000))
+    answer = client.get(f"/uri-res/N2R?{name}%23part=1", headers={"Range": f"bytes={apart}"})
+    assert answer.status_code == 200 and answer.content == scan
+    assert sum(decoded) <= len(scan) * 4 // 3 + 8
