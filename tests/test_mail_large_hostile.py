@@ -74,6 +74,31 @@ def test_the_header_fields_of_a_large_message_are_bounded_as_a_small_ones_are() 
     assert "more than 150 header fields" in said and f"part 2's header block (offset {third})" in said, said
 
 
+
+@settings(max_examples=30, deadline=None)
+@given(lines=st.lists(st.sampled_from([b"--B", b"-- ", b"text", b"--", b"-x-"]), min_size=1, max_size=30),
+       eol=st.sampled_from([b"\r\n", b"\n", b"\r"]), limit=st.integers(0, 6))
+def test_property_too_many_lines_that_start_dashes_are_refused_naming_where_the_first_past_the_limit_is(
+    lines: list[bytes], eol: bytes, limit: int
+) -> None:
+    """Read whole or by its structure, a message with more lines that start ``--`` than ``max_delimiters`` is
+    refused naming the offset of the first line past the limit (it named only how many there were)."""
+    from pdi.errors import LimitError
+    from pdi.mail.message import MailLimits, read_message
+
+    data = eol.join([b"From: a@example.org", b'Content-Type: multipart/mixed; boundary="B"', b"", *lines, b""])
+    starts = [m.start() + 1 for m in re.finditer(rb"[\r\n]--", data)]
+    limits = MailLimits(max_delimiters=limit)
+    for read in (read_message, read_large):
+        if len(starts) <= limit:
+            read(data, limits)
+            continue
+        with pytest.raises(LimitError) as refused:
+            read(data, limits)
+        said = str(refused.value)
+        assert f"the first past it at offset {starts[limit]}" in said and f"limit of {limit:,}" in said, said
+
+
 # --- an mbox of long lines ------------------------------------------------------------------------------------
 
 _MBOX_LINES = st.lists(st.one_of(

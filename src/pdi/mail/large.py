@@ -165,8 +165,9 @@ def _dash_lines(octets: Octets, limits: MailLimits, window_size: int = WINDOW) -
             found.append(_Line(offset, head))
             if len(found) > limits.max_delimiters:
                 raise LimitError(
-                    f"the message has more than {limits.max_delimiters} lines that start '--' (boundary"
-                    f" delimiters, perhaps), the limit of {limits.max_delimiters}"
+                    f"the message has more than {limits.max_delimiters:,} lines that start '--' (boundary"
+                    f" delimiters, perhaps), the limit of {limits.max_delimiters:,}: the first past it at offset"
+                    f" {offset}"
                 )
         carry = window[-2:]
         at += len(window)

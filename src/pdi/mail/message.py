@@ -36,6 +36,7 @@ Pure: no I/O.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -57,6 +58,8 @@ __all__ = [
 _FIELD_LIKE: Final = re.compile(rb"(?:^|(?<=[\r\n]))[!-9;-~]+[ \t]*:", re.MULTILINE)
 _FIELD_NAME: Final = re.compile(rb"[!-9;-~]+[ \t]*:")
 _NUL: Final = b"\x00"
+#: The start of a line that begins ``--`` but the first: after a CR or an LF (a CR LF's LF).
+_DASHES: Final = re.compile(rb"[\r\n]--")
 #: The first octets of a message its thread's ids are read from (:func:`thread_ids`): its header fields, as a rule.
 THREAD_HEAD: Final = 1 << 20
 #: The longest Message-ID a message is named by (octets, its angle brackets counted): RFC 5322 §2.1.1 bounds a
@@ -467,9 +470,11 @@ def _check_shape(data: bytes, limits: MailLimits) -> None:
     # a line the parser may read as a boundary delimiter starts "--" after any of its line ends (LF, CR, CR LF)
     delimiters = data.count(b"\n--") + data.count(b"\r--") + data.startswith(b"--")
     if delimiters > limits.max_delimiters:
+        starts = itertools.chain([0] if data.startswith(b"--") else [], (m.start() + 1 for m in _DASHES.finditer(data)))
+        at = next(itertools.islice(starts, limits.max_delimiters, None))
         raise LimitError(
-            f"the message has {delimiters} lines that start '--' (boundary delimiters, perhaps), more than the"
-            f" limit of {limits.max_delimiters}"
+            f"the message has {delimiters:,} lines that start '--' (boundary delimiters, perhaps), more than the"
+            f" limit of {limits.max_delimiters:,}: the first past it at offset {at}"
         )
     if data.count(b":") > limits.max_fields:  # only then can there be that many fields: count them
         fields = sum(1 for _ in _FIELD_LIKE.finditer(data))
