@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -452,3 +453,77 @@ def test_pip_installs_the_sdist_or_the_wheel_without_a_compiler_into_a_clean_ven
                           env=env, timeout=120)
     # a line of text is given in its canonical form, ending CR LF (RFC 2046 4.1.1), whatever the file's ending
     assert line.returncode == 0 and line.stdout == "second line é\r\n".encode()
+
+
+# --- upgrading an installed pdi to a rebuilt wheel ------------------------------------------------------------
+
+UPGRADE_PAGE = ROOT / "docs" / "how-to" / "upgrade.md"
+#: What the rebuilt wheel holds that the first one does not (pdi reads its data files through importlib.resources).
+REBUILT = "pdi/data/rebuilt-for-the-upgrade-test.txt"
+
+
+@pytest.fixture(scope="module")
+def rebuilt_wheel(tree: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel of a later build with the same version (a development build between releases, ``0.3.0.dev0``
+    again, or a release built again): one data file more."""
+    copy = tmp_path_factory.mktemp("rebuilt-tree") / "tree"
+    shutil.copytree(tree, copy)
+    (copy / "src" / REBUILT).write_text("the later build\n")
+    out = tmp_path_factory.mktemp("rebuilt")
+    build(copy, out, "--wheel")
+    (wheel,) = out.glob("pdi-*.whl")
+    return wheel
+
+
+def upgrade_commands(way: str) -> list[list[str]]:
+    """The commands docs/how-to/upgrade.md's table gives to upgrade a pdi installed ``way`` (its first column),
+    each as its words."""
+    text = UPGRADE_PAGE.read_text("utf-8")
+    [row] = [line for line in text.splitlines() if line.startswith(f"| {way} |")]
+    cell = row.split("|")[2]
+    [line] = re.findall(r"`([^`]+)`", cell)[:1]
+    return [shlex.split(part) for part in line.split("&&")]
+
+
+def the_wheel(words: list[str], wheel: Path, **replace: str) -> list[str]:
+    """The command's words with the page's wheel (``dist/pdi-0.3.0.dev0-….whl[extras]``) made ``wheel``."""
+    return [re.sub(r"^dist/pdi-[^\[]*\.whl", str(wheel), replace.get(w, w)) for w in words]
+
+
+def holds_the_later_build(python: Path) -> bool:
+    probe = "import importlib.resources as r, sys; sys.stdout.write(str(r.files('pdi').joinpath(sys.argv[1]).is_file()))"
+    return run([python, "-c", probe, REBUILT.removeprefix("pdi/")]).stdout == "True"
+
+
+def test_the_upgrade_page_installs_a_rebuilt_wheel_of_the_same_version_with_pipx(
+        dists: tuple[Path, Path], rebuilt_wheel: Path, tmp_path: Path) -> None:
+    """pip keeps an installed pdi whose version is the wheel's ("already installed with the same version as the
+    provided wheel", exit 0), and ``pipx install --force`` runs that pip in the existing environment: the page's
+    commands must put the later build in place all the same."""
+    _, wheel = dists
+    pdi_bin, python = pipx_install(str(wheel), tmp_path)
+    assert not holds_the_later_build(python)
+    pipx = shutil.which("pipx")
+    assert pipx is not None
+    for words in upgrade_commands("`pipx` from a wheel"):
+        assert words[0] == "pipx", words
+        run([pipx, *the_wheel(words[1:], rebuilt_wheel)], env=pipx_env(tmp_path))
+    assert holds_the_later_build(python)
+    assert importable(python, ("psycopg", "psycopg_pool")) == {"psycopg", "psycopg_pool"}  # the extra asked for
+    assert run([pdi_bin, "--version"], env=clean_env()).stdout == f"pdi, version {pdi.__version__}\n"
+
+
+def test_the_upgrade_page_installs_a_rebuilt_wheel_of_the_same_version_with_pip(
+        dists: tuple[Path, Path], rebuilt_wheel: Path, tmp_path: Path) -> None:
+    _, wheel = dists
+    venv = tmp_path / "venv"
+    run([sys.executable, "-m", "venv", venv])
+    env = clean_env(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(checked_wheelhouse()), PIP_CONFIG_FILE=os.devnull)
+    run([venv / "bin" / "pip", "install", wheel], env=env)
+    python = venv / "bin" / "python"
+    assert not holds_the_later_build(python)
+    for words in upgrade_commands("`pip` in a virtual environment"):
+        assert words[0] == "/opt/pdi/bin/pip", words
+        run(the_wheel(words, rebuilt_wheel, **{"/opt/pdi/bin/pip": str(venv / "bin" / "pip")}), env=env)
+    assert holds_the_later_build(python)
+    assert importable(python, ("psycopg", "psycopg_pool")) == {"psycopg", "psycopg_pool"}
