@@ -552,6 +552,28 @@ def test_a_log_file_that_cannot_be_opened_is_named_so(tmp_path: Path) -> None:
         configure_logging("json", str(tmp_path / "nodir" / "pdi.log"))
 
 
+def test_a_log_whose_folder_is_missing_says_to_make_it(tmp_path: Path) -> None:
+    """docs/how-to/operate.md: pdi serve makes no folder for its logs. An operator who names one not made yet is
+    told which folder is missing and to make it, by the command as run (exit 1, before it listens)."""
+    folder = tmp_path / "var" / "log" / "pdi"
+    archive = tmp_path / "archive"
+    assert subprocess.run([sys.executable, "-m", "pdi", "init", str(archive)], capture_output=True,
+                          timeout=120).returncode == 0
+    for option, what in (("--access-log", "access log"), ("--log-file", "log file")):
+        done = subprocess.run([sys.executable, "-m", "pdi", "serve", "--port", "0", "--replay-port", "0",
+                               "--archive", str(archive), option, str(folder / "pdi.log")],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 1, done.stderr
+        assert done.stderr == (f"pdi: cannot open the {what} {folder / 'pdi.log'}: No such file or directory"
+                               f" (there is no folder {folder}: make it first, pdi serve makes none)\n")
+    assert not folder.parent.exists()
+    # a folder that is there, the file not yet: made, as before
+    folder.mkdir(parents=True)
+    from pdi.server.process.observe import AccessLog
+    AccessLog(str(folder / "access.log"))
+    assert (folder / "access.log").is_file()
+
+
 @given(st.text(alphabet=st.characters(codec="ascii", categories=("L", "N"), include_characters="-._~"), min_size=8,
                max_size=40), st.sampled_from(["access_token", "ACCESS_TOKEN", "Access_Token", "access%5Ftoken",
                                               "access%5ftoken"]))

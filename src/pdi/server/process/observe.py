@@ -45,6 +45,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import datetime
+import errno
 import json
 import logging
 import os
@@ -94,7 +95,8 @@ class AccessLog:
     in each process at its first line (after the fork) and again after
     :func:`reopen_logs`. A path that cannot be opened is a :class:`PDIError`
     when the log is made (``what`` names the log in it: ``access log``, or
-    ``log file`` for ``--log-file``).
+    ``log file`` for ``--log-file``; a folder that is not there is named, to
+    be made: pdi serve makes none).
 
     A reopen that fails (its directory moved or not writable) keeps writing
     to the file opened before, if this process had one, else drops the lines;
@@ -117,7 +119,10 @@ class AccessLog:
         try:
             return os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
         except OSError as exc:
-            raise PDIError(f"cannot open the {self.what} {self.path}: {exc.strerror}") from exc
+            folder = os.path.dirname(os.path.abspath(self.path))
+            missing = (f" (there is no folder {folder}: make it first, pdi serve makes none)"
+                       if exc.errno == errno.ENOENT and not os.path.isdir(folder) else "")
+            raise PDIError(f"cannot open the {self.what} {self.path}: {exc.strerror}{missing}") from exc
 
     def write(self, line: str) -> None:
         """Append one line (without its newline)."""
