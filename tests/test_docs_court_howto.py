@@ -43,7 +43,8 @@ def test_the_court_record_pages_steps_print_what_it_shows(tmp_path: Path) -> Non
     """The judgement deposited and its paragraph 3 named and got back; the e-mail exhibit named by its Message-ID,
     its attachment part 1; the attachment deposited alone, stated its source, searched and its line got back; the
     link answers 200 and the paragraph; ``pdi verify`` finds no problem; the mistaken deposit withdrawn, and
-    getting it says gone (exit 11) with the reason; its tombstone (410) says so by both its names."""
+    getting it says gone (exit 11) with the reason, and ``pdi ls --long`` says it withdrawn, the others live; its
+    tombstone (410) says so by both its names."""
     import pypdfium2
 
     today = datetime.datetime.now(datetime.UTC).replace(hour=12, minute=0, second=0, microsecond=0)
@@ -66,7 +67,7 @@ def test_the_court_record_pages_steps_print_what_it_shows(tmp_path: Path) -> Non
     blocks = [(language, made_today(body)) for language, body in _blocks()]
     shells = [(i, body) for i, (language, body) in enumerate(blocks) if language == "sh"]
     assert [body.split()[0] for _, body in shells] == ["mkdir", "pdi", "pdi", "pdi", "pdi", "pdi", "pdi", "pdi",
-                                                       "pdi", "curl", "pdi", "pdi", "pdi"], shells
+                                                       "pdi", "curl", "pdi", "pdi", "pdi", "pdi"], shells
     asked: list[str] = []
     for i, body in shells:
         if body.startswith("pdi serve"):
@@ -102,6 +103,11 @@ def test_the_court_record_pages_steps_print_what_it_shows(tmp_path: Path) -> Non
         for gone in (f"urn:pdi://{SERIES}/{day}/3.html.1", f"urn:pdi://{SERIES}/{day}/3"):
             tomb = client.get("/view", params={"pdi": gone}, headers={"Accept": "text/html"})
             assert tomb.status_code == 410 and "deposited by mistake: the judgement is 1.pdf.1" in tomb.text
+    # pdi ls --long: every name the page minted, in listing order (serials, then the Message-ID), the one withdrawn so
+    listed = blocks[[i for i, _ in shells][13] + 1][1]
+    assert listed == "".join(f"urn:pdi://{SERIES}/{day}/{n}\t{state}\n" for n, state in (
+        ("1.pdf.1", "live"), ("2.text.1", "live"), ("3.html.1", "withdrawn"),
+        ("mid:exhibit-a%2E1%40smith%2Eexample.rfc822.1", "live"))), listed
     shown = blocks[[i for i, _ in shells][9] + 1][1]
     assert f"{view.status_code}\n{passage.text}\n".replace("\r\n", "\n") == shown
 

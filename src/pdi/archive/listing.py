@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
@@ -42,6 +43,8 @@ MAX_SEARCH_LIMIT = 200
 #: took 5 s, and two Chinese characters a minute, before the window was found in linear time: an attack,
 #: 2026-11-27). A page of 200 hits of the most common words is about 2 s on a loaded machine.
 SEARCH_SECONDS = 20.0
+#: How many listed names' tombstones :meth:`Listing.iter_ls_withdrawn` asks for at once (one indexed read of them).
+_TOMBSTONE_PAGE = 1000
 
 
 def _list_key(pdi: PDI) -> ListKey:
@@ -351,6 +354,44 @@ class Listing(ArchiveBase):
             pattern, series=series, year=year, month=month, day=day, limit=limit, offset=offset, after=after,
         )
         return self._names(query)
+
+    def iter_ls_withdrawn(
+        self, pattern: PDI | str | None = None, *, state: str | None = None, series: str | None = None,
+        limit: int | None = None, offset: int = 0, after: PDI | str | None = None,
+    ) -> Iterator[tuple[PDI, values.WithdrawalRecord | None]]:
+        """Each name :meth:`iter_ls` yields with the tombstone it resolves to (``None``: in service): the first
+        withdrawal over its version, its own or its whole document's, ``purged`` if any of them purged the octets,
+        as :meth:`~pdi.archive.store.Store.withdrawal` gives it. What ``pdi ls --long`` prints.
+
+        ``state`` ``"live"`` or ``"withdrawn"`` keeps names of that state
+        only, and then ``offset`` and ``limit`` count the names kept (the
+        walk reads past those left out); ``after`` is a cursor as ever. The
+        tombstones of a page of names are read at once, by index
+        (:meth:`withdrawals_of`), so a listing's cost grows with its names,
+        not with every withdrawal ever made.
+        """
+        if state not in (None, "live", "withdrawn"):
+            raise ValueError(f"state {state!r}: 'live', 'withdrawn' or None")
+        if state is None:
+            names = self.iter_ls(pattern, series=series, offset=offset, limit=limit, after=after)
+        else:  # checked now, before the first name is read
+            names = self.iter_ls(pattern, series=series, after=after)
+        marked = self._with_tombstones(names)
+        if state is None:
+            return marked
+        kept = ((name, tomb) for name, tomb in marked if (tomb is not None) is (state == "withdrawn"))
+        return itertools.islice(kept, offset, None if limit is None else offset + limit)
+
+    def _with_tombstones(self, names: Iterator[PDI]) -> Iterator[tuple[PDI, values.WithdrawalRecord | None]]:
+        """:meth:`iter_ls_withdrawn`'s names, each with its tombstone, a page of names' tombstones read at once."""
+        while page := list(itertools.islice(names, _TOMBSTONE_PAGE)):
+            over: dict[tuple[DocumentKey, int | None], list[values.WithdrawalRecord]] = {}
+            for tomb in sorted(self.store.withdrawals_of([key_of(name) for name in page]), key=lambda t: t.id):
+                over.setdefault((tomb.key, tomb.version), []).append(tomb)
+            for name in page:
+                key = key_of(name)
+                tombs = sorted(over.get((key, name.version), []) + over.get((key, None), []), key=lambda t: t.id)
+                yield name, (dataclasses.replace(tombs[0], purged=any(t.purged for t in tombs)) if tombs else None)
 
     def iter_names(self, pattern: PDI | str | None = None, **filters: Unpack[ListFilters]) -> Iterator[str]:
         """The names :meth:`iter_ls` yields, as their canonical text (``str`` of each), made from the catalog's rows.

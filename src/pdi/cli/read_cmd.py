@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,6 +19,10 @@ from pdi.cli.archive_io import open_archive
 from pdi.cli.commands import one_line
 from pdi.cli.get_run import run_get
 from pdi.errors import CitationMismatchError, ParseError
+
+if TYPE_CHECKING:
+    from pdi.archive.store import WithdrawalRecord
+    from pdi.identifier import PDI
 
 
 @click.command("get")
@@ -86,11 +91,16 @@ def get_cmd(
               help="Skip this many names (which costs reading them: page with --after).")
 @click.option("--after", metavar="PDI",
               help="Start after this versioned name: the last one a page printed (as cheap at any depth).")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON array of the names.")
+@click.option("--long", "-l", "long", is_flag=True,
+              help="Print each name's state after a tab: 'live', or 'withdrawn' (it resolves to its tombstone).")
+@click.option("--live", is_flag=True, help="Only names in service (not withdrawn).")
+@click.option("--withdrawn", is_flag=True, help="Only withdrawn names.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array of the names (with --long, of objects: "
+              "name, state, and withdrawn: null or its tombstone's at, reason, who and purged).")
 @archive_option
 def ls_cmd(
     pattern: str | None, series: str | None, limit: int | None, offset: int, after: str | None,
-    as_json: bool, archive: str,
+    long: bool, live: bool, withdrawn: bool, as_json: bool, archive: str,
 ) -> None:
     """List names in date, then serial order, as the catalog is read.
 
@@ -99,7 +109,15 @@ def ls_cmd(
     foreign id by id. Names print as they are read, a page of the catalog
     at a time, so a listing of millions starts at once and holds one page
     in memory; --json writes the array the same way.
+
+    A withdrawn name is listed as any other (it is never minted again):
+    --long says which are withdrawn, a tab after the name ('live' or
+    'withdrawn', so the first column is the plain listing); --live or
+    --withdrawn keeps one kind, --offset and --limit then counting the names
+    kept. pdi get NAME says why a name was withdrawn.
     """
+    if live and withdrawn:
+        raise click.UsageError("--live and --withdrawn together would list nothing: give one")
     if pattern is not None and ":" not in pattern:
         series, pattern = pattern, None
     if pattern is not None:
@@ -112,18 +130,46 @@ def ls_cmd(
         except ParseError as exc:  # the offset is into the option's value: say which
             raise exc.within("--after: ") from None
     with open_archive(archive) as opened:
+        if long or live or withdrawn:
+            state = "live" if live else "withdrawn" if withdrawn else None
+            marked = opened.iter_ls_withdrawn(pattern, state=state, series=series, limit=limit, offset=offset,
+                                              after=after)
+            _echo_pieces(_json_listing(_states(marked, long)) if as_json else _state_lines(marked, long))
+            return
         if not as_json:  # a page of names a write, each page one string the catalog made
             for text in opened.iter_name_text(pattern, series=series, limit=limit, offset=offset, after=after):
                 click.echo(text, nl=False)
             return
-        names = opened.iter_names(pattern, series=series, limit=limit, offset=offset, after=after)
-        pending: list[str] = []
-        for piece in _json_listing(names):
-            pending.append(piece)
-            if len(pending) == _LINES_AT_ONCE:
-                click.echo("".join(pending), nl=False)
-                pending = []
-        click.echo("".join(pending), nl=False)
+        _echo_pieces(_json_listing(opened.iter_names(pattern, series=series, limit=limit, offset=offset,
+                                                     after=after)))
+
+
+def _echo_pieces(pieces: Iterator[str]) -> None:
+    """Write ``pieces``, :data:`_LINES_AT_ONCE` of them a write (each write flushes the output)."""
+    pending: list[str] = []
+    for piece in pieces:
+        pending.append(piece)
+        if len(pending) == _LINES_AT_ONCE:
+            click.echo("".join(pending), nl=False)
+            pending = []
+    click.echo("".join(pending), nl=False)
+
+
+def _state_lines(marked: Iterator[tuple[PDI, WithdrawalRecord | None]], long: bool) -> Iterator[str]:
+    """`pdi ls --long`'s lines (a name, a tab, its state), or the plain listing's (a name) of a kept kind."""
+    for name, tomb in marked:
+        yield f"{name}\t{'live' if tomb is None else 'withdrawn'}\n" if long else f"{name}\n"
+
+
+def _states(marked: Iterator[tuple[PDI, WithdrawalRecord | None]], long: bool) -> Iterator[Any]:
+    """`pdi ls --json`'s items: with --long, each name's state and its tombstone as N2C describes one."""
+    for name, tomb in marked:
+        if not long:
+            yield str(name)
+        else:
+            yield {"name": str(name), "state": "live" if tomb is None else "withdrawn",
+                   "withdrawn": None if tomb is None else {"at": tomb.at, "reason": tomb.reason, "who": tomb.who,
+                                                           "purged": tomb.purged}}
 
 
 #: A name cut short after its series, year, month or day (no unique id): what it would list is a pattern of it.
@@ -141,8 +187,8 @@ def _whole_pattern(pattern: str) -> None:
                      f" part left out: pdi ls '{listed}'", text=pattern, rule="resource-identifier")
 
 
-def _json_listing(names: Iterator[str]) -> Iterator[str]:
-    """What `pdi ls --json` prints, piece by piece: a JSON array of the names, a name a line."""
+def _json_listing(names: Iterator[Any]) -> Iterator[str]:
+    """What `pdi ls --json` prints, piece by piece: a JSON array of the names (or of --long's objects), one a line."""
     import json
 
     first = True
