@@ -6,7 +6,8 @@
 - a size was printed as a run of digits (``4320000 bytes``), unlike the catalogue's grouped counts;
 - a replayed page's banner said "capture 1 of 1" of the only capture of its URL;
 - a day's table of documents left the Title cell of a document without a title blank;
-- a series' name in a table of series wrapped at 1100 px though the table had room for it on one line.
+- a series' name in a table of series wrapped at 1100 px though the table had room for it on one line;
+- a statement's subject in the column About (``3.text.1``) broke inside the name, ``3.te`` and ``xt.1``.
 
 Screenshots: ``app-edges-….png`` (and ``…-dark.png``).
 """
@@ -342,3 +343,63 @@ def test_a_long_series_name_wraps_only_between_its_labels(long_series: str, path
     assert {name for name, _, _ in names} >= {PARENT, CHILD}, names
     assert [cut for _, cut, _ in names if cut] == [], names
     assert sideways <= 0, sideways
+
+
+# --- a passage's name in the column About ----------------------------------------------------------------------------
+
+#: A document of a day whose statements are about its versions and passages, each beside a long value (a court's
+#: note, which takes the room a table has and leaves the column About narrow).
+ABOUT_SERIES = "court.example.us"
+NOTE = ("Read into the record at the hearing of 20 November 2026 by counsel for the claimant, who asked that the"
+        " passage be cited in the judgement as it stands in the transcript, word for word.")
+
+
+@pytest.fixture(scope="module")
+def stated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """A resolver over a document (serial 3) stated about by its version's name and a passage of it; its URL and
+    the document's generic name."""
+    root: Path = tmp_path_factory.mktemp("about")
+    clock = Clock(datetime.datetime(2026, 11, 20, 9, 0, tzinfo=datetime.UTC))
+    with Archive.init(root / "archive", clock=clock) as archive:
+        archive.add_series(ABOUT_SERIES)
+        for n in range(3):
+            name = archive.add(ABOUT_SERIES, f"The transcript, part {n + 1}.\n".encode(), format="text")
+        archive.annotate(name, "note", NOTE)
+        archive.annotate(f"{name}#char=4,14", "dcterms:description", NOTE)
+        archive.annotate(f"{name}#line=0,1", "x.court_ref", "2026/1234")
+    with with_replay(str(root / "archive")) as (url, _):
+        yield url, str(name).rsplit(".", 2)[0]
+
+
+#: Each name in the column About: its text, the parts (cut before each ``#``) a line break cuts in two, and how far
+#: the page scrolls sideways and how far the table's own box is scrolled past its width.
+ABOUT = """(() => { const names = [];
+  for (const code of document.querySelectorAll('#statements tbody td:first-child code')) {
+    const cut = [], text = code.textContent, walk = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+    let at = 0; const nodes = [];
+    for (let node = walk.nextNode(); node; node = walk.nextNode()) { nodes.push([node, at]); at += node.data.length; }
+    const place = (i) => { for (const [node, start] of nodes) if (i <= start + node.data.length) return [node, i - start]; };
+    for (const m of text.matchAll(/[^#]+|#[^#]+/g)) {
+      const r = document.createRange(), [n1, o1] = place(m.index), [n2, o2] = place(m.index + m[0].length);
+      r.setStart(n1, o1); r.setEnd(n2, o2);
+      if (new Set([...r.getClientRects()].filter((b) => b.width > 0).map((b) => Math.round(b.top))).size > 1) cut.push(m[0]);
+    }
+    names.push([text, cut]);
+  }
+  return [names, document.documentElement.scrollWidth - document.documentElement.clientWidth]; })()"""
+
+
+@pytest.mark.parametrize(("width", "height"), [(1100, 700), (800, 700), (390, 844)])
+def test_a_name_in_the_column_about_breaks_only_before_its_fragment(
+    stated: tuple[str, str], width: int, height: int
+) -> None:
+    url, generic = stated
+    with devtools() as pipe:
+        session = _sized(pipe, f"{url}/view?pdi={urllib.parse.quote(generic, safe='')}", width, height)
+        names, sideways = _js(pipe, session, ABOUT)
+        _js(pipe, session, "document.getElementById('statements').scrollIntoView()")
+        _shoot(pipe, session, f"app-edges-about-{width}.png")
+    assert [text for text, _ in names] == ["3.text.1", "3.text.1#char=4,14", "3.text.1#line=0,1"], names
+    assert [cut for _, cut in names if cut] == [], names  # 3.text.1 whole; #char=4,14 whole
+    assert sideways <= 0, sideways
+

@@ -73,6 +73,8 @@ table.catalogue{min-width:50%;margin:0.5rem 0 1.2rem}
 #documents,#formats,#statements,#years{width:100%}
 /* a key is a word or words: the column is as wide as its longest word, never "sourc|e" (a long value beside it wraps) */
 #statements td.key code,#formats code.media{overflow-wrap:normal;word-break:normal}
+/* a subject in About: a name, then its fragment, each whole (the column as wide as the longer), a break between */
+#statements td.about code{overflow-wrap:normal;word-break:normal}
 #formats span.charset{white-space:nowrap}
 /* a series' name wraps only before a dot; a table of names too long for the window scrolls in its own box */
 code.series span.label{white-space:nowrap}
@@ -492,6 +494,13 @@ def _key(key: str) -> str:
     return re.sub(r"([.:_])(?=.)", r"\1<wbr>", esc(key))
 
 
+def _about(shown: str) -> str:
+    """A statement's subject in the column About (``3.text.1``, ``3.text.1#char=4,14``): escaped, breakable only
+    before its fragment's ``#``, never inside the name nor inside the fragment (``STYLE``'s ``#statements td.about
+    code``): beside a long value the column was narrowed until ``3.text.1`` broke into ``3.te`` and ``xt.1``."""
+    return "<wbr>".join(esc(piece) for piece in re.split(r"(?=#)", shown, maxsplit=1))
+
+
 def _statements(statements: Sequence[AssertionRecord], generic: str) -> str:
     """The statements, oldest first; each superseded by a later one of the same subject and key is marked so."""
     latest: dict[tuple[str, str], int] = {}
@@ -502,9 +511,9 @@ def _statements(statements: Sequence[AssertionRecord], generic: str) -> str:
         current = latest[(s.subject, s.key)] == s.id
         # another name of the document is shown from its last segment: 1.text.1#char=0,3
         shown = s.subject[generic.rindex("/") + 1:] if s.subject.startswith(generic) else s.subject
-        subject = "the document" if s.subject == generic else f'<a href="{esc(_view(s.subject))}"><code>{esc(shown)}</code></a>'
+        subject = "the document" if s.subject == generic else f'<a href="{esc(_view(s.subject))}"><code>{_about(shown)}</code></a>'
         rows += (
-            f'<tr class="{"current" if current else "superseded"}"><td>{subject}</td><td class="key"><code>{_key(s.key)}</code></td>'
+            f'<tr class="{"current" if current else "superseded"}"><td class="about">{subject}</td><td class="key"><code>{_key(s.key)}</code></td>'
             f'<td class="value">{statement_value(s.value)}</td><td>{isolated(s.who)}</td><td>{_time(s.at)}</td>'
             f"<td>{'current' if current else 'superseded'}</td></tr>"
         )
