@@ -7,7 +7,9 @@
 - a replayed page's banner said "capture 1 of 1" of the only capture of its URL;
 - a day's table of documents left the Title cell of a document without a title blank;
 - a series' name in a table of series wrapped at 1100 px though the table had room for it on one line;
-- a statement's subject in the column About (``3.text.1``) broke inside the name, ``3.te`` and ``xt.1``.
+- a statement's subject in the column About (``3.text.1``) broke inside the name, ``3.te`` and ``xt.1``;
+- a name in a search hit, a version's list of formats or a heading broke inside its last part (``1.te`` above
+  ``xt.1``; ``…/22/versions`` above ``.text.1``).
 
 Screenshots: ``app-edges-….png`` (and ``…-dark.png``).
 """
@@ -401,5 +403,41 @@ def test_a_name_in_the_column_about_breaks_only_before_its_fragment(
         _shoot(pipe, session, f"app-edges-about-{width}.png")
     assert [text for text, _ in names] == ["3.text.1", "3.text.1#char=4,14", "3.text.1#line=0,1"], names
     assert [cut for _, cut in names if cut] == [], names  # 3.text.1 whole; #char=4,14 whole
+    assert sideways <= 0, sideways
+
+
+# --- a name's last part whole, wherever a name is shown ----------------------------------------------------------------
+
+#: Each name shown on the page (a ``code.name``: a search hit's, a version's format; a viewer's heading): its text,
+#: and which of its unique id with its format and version (``1.text.1``, after the last ``/``) and its fragment
+#: (``#char=7,12``) a line break cuts in two; and how far the page scrolls sideways.
+WHOLE = """(() => { const names = [];
+  for (const code of document.querySelectorAll('main code.name, main h1 code')) {
+    const text = code.textContent; if (!/^(urn:)?pdi:/i.test(text)) continue;
+    const nodes = [], walk = document.createTreeWalker(code, NodeFilter.SHOW_TEXT); let at = 0;
+    for (let node = walk.nextNode(); node; node = walk.nextNode()) { nodes.push([node, at]); at += node.data.length; }
+    const place = (i) => { for (const [node, start] of nodes) if (i <= start + node.data.length) return [node, i - start]; };
+    const hash = text.includes('#') ? text.indexOf('#') : text.length, last = text.lastIndexOf('/', hash) + 1, cut = [];
+    for (const [from, to] of [[last, hash], [hash, text.length]]) {
+      if (to <= from) continue;
+      const r = document.createRange(), [n1, o1] = place(from), [n2, o2] = place(to); r.setStart(n1, o1); r.setEnd(n2, o2);
+      if (new Set([...r.getClientRects()].filter((b) => b.width > 0).map((b) => Math.round(b.top))).size > 1) cut.push(text.slice(from, to));
+    }
+    names.push([text, cut]);
+  }
+  return [names, document.documentElement.scrollWidth - document.documentElement.clientWidth]; })()"""
+
+
+@pytest.mark.parametrize("width", [1100, 390, 320])
+@pytest.mark.parametrize("page", ["search", "document", "text", "old-version"])
+def test_a_names_id_format_and_version_and_its_fragment_stand_whole(
+    served: Served, media: tuple[str, dict[str, str]], page: str, width: int
+) -> None:
+    with devtools() as pipe:
+        session = _sized(pipe, page_url(served, media, page), width, 844)
+        names, sideways = _js(pipe, session, WHOLE)
+        _shoot(pipe, session, f"app-edges-whole-{page}-{width}.png")
+    assert names, f"{page}: no name shown"
+    assert [cut for _, cut in names if cut] == [], names  # never 1.te|xt.1, nor #char=7,|12
     assert sideways <= 0, sideways
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from hypothesis import example, given
+from hypothesis import strategies as st
+
 SRC = Path(__file__).resolve().parents[2] / "src"
 SERVER = SRC / "pdi" / "server"
 #: The rooms, lowest first: a room imports only itself and the rooms before it (and pdi.server, their
@@ -135,5 +138,28 @@ def test_a_name_in_a_heading_breaks_between_its_parts_and_reads_back_whole() -> 
     tree = html5lib.parse(f"<h1><code>{made}</code></h1>", namespaceHTMLElements=False)
     code = tree.find(".//code")
     assert code is not None and "".join(code.itertext()) == name  # every character as it was, entities whole
-    assert made.count("<wbr>") == name.count(".") + name.count("#") + name.count(";") + name.count("/") - 1  # "//" once
+    # a break after each / (the scheme's // once) and before each # and ;, and before each . but those of its last
+    # part, its unique id, format and version (o'brien&x<y>.text.1), which stands whole
+    assert made.count("<wbr>") == name.count(".") - 2 + name.count("#") + name.count(";") + name.count("/") - 1
+    assert "o&#x27;brien&amp;x&lt;y&gt;.text.1<wbr>#line=5,6<wbr>;length=9" in made
     assert made.startswith("urn:pdi://<wbr>s")  # the scheme's // kept together
+
+
+_PART = st.text(st.characters(codec="utf-8", exclude_characters="/#"), min_size=1, max_size=12)
+
+
+@given(st.lists(_PART, min_size=1, max_size=5), _PART, st.sampled_from(["", "#char=7,12", "#line=5,6;length=9"]))
+@example(["s.example.us", "2026"], "7;v.text.1", "#char=0,1")
+def test_a_names_last_part_has_no_break_and_the_name_reads_back_whole(
+    path: list[str], last: str, fragment: str
+) -> None:
+    import html
+
+    from pdi.server.pages.layout import breakable
+
+    name = "urn:pdi://" + "/".join(path) + "/" + last + fragment
+    made = breakable(name)
+    assert html.unescape(made.replace("<wbr>", "")) == name  # every character as it was
+    pieces = [html.unescape(p) for p in made.split("<wbr>")]
+    # the last part (after the last /, before the #) is never cut: one piece holds it whole
+    assert last in pieces, pieces

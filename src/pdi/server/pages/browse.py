@@ -551,7 +551,7 @@ def render_document(archive: Archive, generic: Generic, name: str) -> str:
         + "</td><td><ul>"
         + "".join(
             f'<li><a href="{esc(_view(n))}"><code>{esc(n.format or "")}</code></a>'
-            + (f" {name_details(n)}</li>" if url else f' <code class="name">{esc(n)}</code></li>')
+            + (f" {name_details(n)}</li>" if url else f' <code class="name">{breakable(n)}</code></li>')
             for n in v.formats
         )
         + "</ul></td></tr>"

@@ -93,7 +93,7 @@ td ul{margin:0;padding-left:1.1rem} td.number{text-align:right} td time{white-sp
 table.catalogue th{background:#eef1f5;font-weight:600} table.catalogue tbody tr:nth-child(even){background:#fafbfc}
 table.catalogue td.number,table.catalogue th.number{text-align:right;font-variant-numeric:tabular-nums}
 table.catalogue caption{text-align:left;font-weight:600;padding:0.3rem 0}
-code.name{font-size:0.8rem;color:#555;overflow-wrap:anywhere} td small.binary{display:block;color:#555;font-size:0.8rem}
+code.name{font-size:0.8rem;color:#555;overflow-wrap:break-word} td small.binary{display:block;color:#555;font-size:0.8rem}
 .figure{position:relative;display:inline-block} .figure img{display:block;max-width:100%}
 .box{position:absolute;outline:3px solid #e00;box-shadow:0 0 0 9999px rgba(0,0,0,.25)}
 p.version-banner{background:#fff4d6;border:1px solid #d9a400;border-radius:4px;padding:0.5rem 0.8rem}
@@ -234,12 +234,19 @@ def capture_title(url: str, stamp: str | None, *, clamped: bool = False) -> str:
 def breakable(name: PDI | str) -> str:
     """A long name escaped, with a line-break opportunity (``<wbr>``) after each ``/`` and before each ``.``, ``#``
     and ``;``, so that a heading wraps it between its parts (``…/7.text.1`` | ``#line=5,6``), not inside one;
-    a part longer than the line still breaks anywhere (``overflow-wrap:anywhere``)."""
+    a part longer than the line still breaks anywhere (``overflow-wrap:anywhere``). A PDI's last part, its unique id
+    with its format and version (``7.text.1``, after the last ``/`` and before any ``#``), stands whole: a ``.`` or
+    ``;`` there is no break (a heading read ``…/22/versions`` above ``.text.1``)."""
     text = str(name)
+    whole_from = whole_to = len(text)
+    if text[:8].lower() == "urn:pdi:" or text[:4].lower() == "pdi:":
+        whole_to = text.find("#") if "#" in text else len(text)
+        whole_from = text.rfind("/", 0, whole_to) + 1
     pieces: list[str] = []
     start = 0
     for i, ch in enumerate(text):  # break before . # ; and after / (but not inside urn:pdi://)
-        at = i if ch in ".#;" else i + 1 if ch == "/" and text[i + 1:i + 2] != "/" and i > 0 else None
+        at = (i if ch in ".#;" and not (ch != "#" and whole_from <= i < whole_to)
+              else i + 1 if ch == "/" and text[i + 1:i + 2] != "/" and i > 0 else None)
         if at is not None and at > start:
             pieces.append(text[start:at])
             start = at

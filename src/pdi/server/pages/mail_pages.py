@@ -36,7 +36,7 @@ from pdi._wording import byte_size, counted
 from pdi.archive import Archive, Generic, Resolved
 from pdi.errors import NotFoundError, PDIError
 from pdi.identifier import PDI
-from pdi.server.pages.layout import esc, n2r_href, page
+from pdi.server.pages.layout import breakable, esc, n2r_href, page
 
 if TYPE_CHECKING:
     from pdi.mail.message import Mail
@@ -132,7 +132,7 @@ def message_section(
         items.append(
             f'<li{marked}><a href="{html.escape(n2r_href(link))}">part {part.index}</a>: {html.escape(part.media_type)}'
             + (f" <code>{shown_field(label)}</code>" if label else "")
-            + f"{html.escape(size)}{role} <code class=\"name\">{html.escape(link)}</code></li>"
+            + f"{html.escape(size)}{role} <code class=\"name\">{breakable(link)}</code></li>"
         )
     named = ""
     if chosen is not None and 0 <= chosen < len(mail.parts):
@@ -315,7 +315,7 @@ def render_thread(archive: Archive, name: str) -> str:
                  " In-Reply-To name are listed.</p>")
     body = (
         f"<h1>Thread: {shown_field(this.subject)}</h1>"
-        f'<p>of <a href="{html.escape(_view(own_name))}"><code class="name">{html.escape(own_name)}</code></a></p>{note}'
+        f'<p>of <a href="{html.escape(_view(own_name))}"><code class="name">{breakable(own_name)}</code></a></p>{note}'
         '<ol class="thread" aria-label="The thread, oldest first">'
         + "".join(ancestors)
         + f'<li class="this"><span class="this-message">{_line(this)} (this message)</span>{replies}</li></ol>'

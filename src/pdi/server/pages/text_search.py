@@ -29,7 +29,15 @@ from pdi.errors import ParseError, PDIError
 from pdi.server.http.params import integer, optional, single_values
 from pdi.server.http.problems import status_of
 from pdi.server.pages.browse import record_generic
-from pdi.server.pages.layout import capture_title, captured_url, cited, esc, name_details, page
+from pdi.server.pages.layout import (
+    breakable,
+    capture_title,
+    captured_url,
+    cited,
+    esc,
+    name_details,
+    page,
+)
 from pdi.server.process.limits import ArchiveHandlers
 
 T = TypeVar("T")
@@ -78,7 +86,7 @@ def _hit_link(hit: SearchHit) -> str:
     was deposited, the name one click away."""
     url = captured_url(hit.name)
     if url is None:
-        return f'<a href="{esc(view_url(hit))}#passage"><code class="name">{esc(hit.name)}</code></a>'
+        return f'<a href="{esc(view_url(hit))}#passage"><code class="name">{breakable(hit.name)}</code></a>'
     return f'<a href="{esc(view_url(hit))}#passage">{capture_title(url, hit.record.created_at)}</a> {name_details(hit.name)}'
 
 
