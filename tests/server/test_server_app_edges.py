@@ -9,7 +9,9 @@
 - a series' name in a table of series wrapped at 1100 px though the table had room for it on one line;
 - a statement's subject in the column About (``3.text.1``) broke inside the name, ``3.te`` and ``xt.1``;
 - a name in a search hit, a version's list of formats or a heading broke inside its last part (``1.te`` above
-  ``xt.1``; ``…/22/versions`` above ``.text.1``).
+  ``xt.1``; ``…/22/versions`` above ``.text.1``);
+- a day's table broke a document's id that is a URL inside a label at 390 px (``https://www.example.or`` above
+  ``g/news``).
 
 Screenshots: ``app-edges-….png`` (and ``…-dark.png``).
 """
@@ -441,3 +443,32 @@ def test_a_names_id_format_and_version_and_its_fragment_stand_whole(
     assert [cut for _, cut in names if cut] == [], names  # never 1.te|xt.1, nor #char=7,|12
     assert sideways <= 0, sideways
 
+
+# --- a document's id in a day's table ----------------------------------------------------------------------------------
+
+#: The ids in a day's table (``#documents``, its first column): each id, and the pieces of it (between ``/`` and
+#: ``.``: ``www``, ``example``, ``org``, ``news``) a line break cuts in two; and how far the page scrolls sideways.
+IDS = """(() => { const ids = [];
+  for (const code of document.querySelectorAll('#documents tbody td:first-child code')) {
+    const cut = [], nodes = [], walk = document.createTreeWalker(code, NodeFilter.SHOW_TEXT); let at = 0;
+    for (let node = walk.nextNode(); node; node = walk.nextNode()) { nodes.push([node, at]); at += node.data.length; }
+    const place = (i) => { for (const [node, start] of nodes) if (i <= start + node.data.length) return [node, i - start]; };
+    for (const m of code.textContent.matchAll(/[^./:]+/g)) {
+      const r = document.createRange(), [n1, o1] = place(m.index), [n2, o2] = place(m.index + m[0].length);
+      r.setStart(n1, o1); r.setEnd(n2, o2);
+      if (new Set([...r.getClientRects()].filter((b) => b.width > 0).map((b) => Math.round(b.top))).size > 1) cut.push(m[0]);
+    }
+    ids.push([code.textContent, cut]);
+  }
+  return [ids, document.documentElement.scrollWidth - document.documentElement.clientWidth]; })()"""
+
+
+@pytest.mark.parametrize("width", [1100, 390, 320])
+def test_a_days_id_that_is_a_url_wraps_between_its_parts(served: Served, width: int) -> None:
+    with devtools() as pipe:
+        session = _sized(pipe, f"{served.url}/series/library.example.us/2026/11/22", width, 844)
+        ids, sideways = _js(pipe, session, IDS)
+        _shoot(pipe, session, f"app-edges-day-ids-{width}.png")
+    assert {text for text, _ in ids} == {"https://www.example.org/news", "versions"}, ids
+    assert [cut for _, cut in ids if cut] == [], ids  # never "example.or" above "g/news"
+    assert sideways <= 0, sideways

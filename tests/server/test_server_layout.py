@@ -7,6 +7,7 @@ functions too: an import made late to dodge a circle is still a circle.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from hypothesis import example, given
@@ -145,7 +146,7 @@ def test_a_name_in_a_heading_breaks_between_its_parts_and_reads_back_whole() -> 
     assert made.startswith("urn:pdi://<wbr>s")  # the scheme's // kept together
 
 
-_PART = st.text(st.characters(codec="utf-8", exclude_characters="/#"), min_size=1, max_size=12)
+_PART = st.text(st.characters(codec="utf-8", exclude_characters="/#"), min_size=1, max_size=60)
 
 
 @given(st.lists(_PART, min_size=1, max_size=5), _PART, st.sampled_from(["", "#char=7,12", "#line=5,6;length=9"]))
@@ -155,11 +156,16 @@ def test_a_names_last_part_has_no_break_and_the_name_reads_back_whole(
 ) -> None:
     import html
 
-    from pdi.server.pages.layout import breakable
+    from pdi.server.pages.layout import LONG_PIECE, breakable
 
     name = "urn:pdi://" + "/".join(path) + "/" + last + fragment
     made = breakable(name)
-    assert html.unescape(made.replace("<wbr>", "")) == name  # every character as it was
-    pieces = [html.unescape(p) for p in made.split("<wbr>")]
+    long = re.compile(r'<span class="anywhere">([^<]*)</span>')
+    assert all(len(html.unescape(p)) > LONG_PIECE for p in long.findall(made))
+    pieces = [html.unescape(long.sub(r"\1", p)) for p in made.split("<wbr>")]
+    assert "".join(pieces) == name  # every character as it was
+    # a piece short enough stays whole, a longer one breaks anywhere in its span
+    assert all((len(p) > LONG_PIECE) == ('<span class="anywhere">' in m) for p, m in
+               zip(pieces, made.split("<wbr>"), strict=True))
     # the last part (after the last /, before the #) is never cut: one piece holds it whole
     assert last in pieces, pieces

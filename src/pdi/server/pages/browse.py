@@ -73,6 +73,9 @@ table.catalogue{min-width:50%;margin:0.5rem 0 1.2rem}
 #documents,#formats,#statements,#years{width:100%}
 /* a key is a word or words: the column is as wide as its longest word, never "sourc|e" (a long value beside it wraps) */
 #statements td.key code,#formats code.media{overflow-wrap:normal;word-break:normal}
+/* a document's id: a URL wraps after a / or before a dot, never inside a label (example.or|g); a longer part still
+ breaks where it must */
+#documents td.id code{overflow-wrap:break-word}
 /* a subject in About: a name, then its fragment, each whole (the column as wide as the longer), a break between */
 #statements td.about code{overflow-wrap:normal;word-break:normal}
 #formats span.charset{white-space:nowrap}
@@ -472,7 +475,7 @@ def _document_row(doc: Generic, found: DocumentPage, gone: set[tuple[str, int | 
     elif (uid, latest.number) in gone:
         said += ' <span class="withdrawn">latest version withdrawn</span>'
     return (
-        f'<tr><td><a href="{esc(_view(doc.pdi))}" title="{esc(doc.pdi)}"><code>{esc(shown_url(uid))}</code></a></td>'
+        f'<tr><td class="id"><a href="{esc(_view(doc.pdi))}" title="{esc(doc.pdi)}"><code>{breakable(shown_url(uid))}</code></a></td>'
         f"<td>{said.strip()}</td><td>{_formats(latest.formats)}</td>"
         f'<td class="number">{len(doc.versions):,}</td><td>{_time(latest.created_at)}</td></tr>'
     )

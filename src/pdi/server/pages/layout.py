@@ -93,7 +93,7 @@ td ul{margin:0;padding-left:1.1rem} td.number{text-align:right} td time{white-sp
 table.catalogue th{background:#eef1f5;font-weight:600} table.catalogue tbody tr:nth-child(even){background:#fafbfc}
 table.catalogue td.number,table.catalogue th.number{text-align:right;font-variant-numeric:tabular-nums}
 table.catalogue caption{text-align:left;font-weight:600;padding:0.3rem 0}
-code.name{font-size:0.8rem;color:#555;overflow-wrap:break-word} td small.binary{display:block;color:#555;font-size:0.8rem}
+code.name{font-size:0.8rem;color:#555;overflow-wrap:break-word} .anywhere{overflow-wrap:anywhere} td small.binary{display:block;color:#555;font-size:0.8rem}
 .figure{position:relative;display:inline-block} .figure img{display:block;max-width:100%}
 .box{position:absolute;outline:3px solid #e00;box-shadow:0 0 0 9999px rgba(0,0,0,.25)}
 p.version-banner{background:#fff4d6;border:1px solid #d9a400;border-radius:4px;padding:0.5rem 0.8rem}
@@ -231,10 +231,16 @@ def capture_title(url: str, stamp: str | None, *, clamped: bool = False) -> str:
             f"{breakable(shown)}</span>{when}</span>")
 
 
+#: The most characters of a name's part that :func:`breakable` keeps whole (``www``, ``example``, ``7.text.1``): a
+#: DNS label has at most 63, and a URL's segment may have thousands.
+LONG_PIECE = 40
+
+
 def breakable(name: PDI | str) -> str:
     """A long name escaped, with a line-break opportunity (``<wbr>``) after each ``/`` and before each ``.``, ``#``
     and ``;``, so that a heading wraps it between its parts (``…/7.text.1`` | ``#line=5,6``), not inside one;
-    a part longer than the line still breaks anywhere (``overflow-wrap:anywhere``). A PDI's last part, its unique id
+    a part longer than :data:`LONG_PIECE` characters breaks anywhere (``overflow-wrap:anywhere``, its ``span``'s
+    class ``anywhere``), so that a table's column holding it is not made as wide as it. A PDI's last part, its unique id
     with its format and version (``7.text.1``, after the last ``/`` and before any ``#``), stands whole: a ``.`` or
     ``;`` there is no break (a heading read ``…/22/versions`` above ``.text.1``)."""
     text = str(name)
@@ -251,7 +257,10 @@ def breakable(name: PDI | str) -> str:
             pieces.append(text[start:at])
             start = at
     pieces.append(text[start:])
-    return "<wbr>".join(esc(piece) for piece in pieces)  # each piece escaped whole: no entity cut apart
+    # each piece escaped whole (no entity cut apart); one too long for a narrow column (a URL's 3,000 u's) breaks
+    # anywhere in its span, and counts for nothing of the column's least width, where a short one stays whole
+    return "<wbr>".join(f'<span class="anywhere">{esc(piece)}</span>' if len(piece) > LONG_PIECE else esc(piece)
+                        for piece in pieces)
 
 
 def size_cell(count: int) -> str:
