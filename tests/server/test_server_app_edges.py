@@ -11,7 +11,8 @@
 - a name in a search hit, a version's list of formats or a heading broke inside its last part (``1.te`` above
   ``xt.1``; ``…/22/versions`` above ``.text.1``);
 - a day's table broke a document's id that is a URL inside a label at 390 px (``https://www.example.or`` above
-  ``g/news``).
+  ``g/news``);
+- an error page's message broke the name it is about inside its last part on a phone (``…/22/1.t`` above ``ext.1``).
 
 Screenshots: ``app-edges-….png`` (and ``…-dark.png``).
 """
@@ -19,6 +20,7 @@ Screenshots: ``app-edges-….png`` (and ``…-dark.png``).
 from __future__ import annotations
 
 import datetime
+import json
 import re
 import time
 import urllib.parse
@@ -471,4 +473,34 @@ def test_a_days_id_that_is_a_url_wraps_between_its_parts(served: Served, width: 
         _shoot(pipe, session, f"app-edges-day-ids-{width}.png")
     assert {text for text, _ in ids} == {"https://www.example.org/news", "versions"}, ids
     assert [cut for _, cut in ids if cut] == [], ids  # never "example.or" above "g/news"
+    assert sideways <= 0, sideways
+
+
+# --- a name in an error page's message ---------------------------------------------------------------------------------
+
+#: The pieces of the name ``NAME`` in the error's message (``p.error``) between ``/`` and ``.`` (its series' labels,
+#: its day's numbers) and its last part, ``1.text.1``, that a line break cuts in two.
+ERROR_CUT = """((name) => { const p = document.querySelector('.problem p.error'), text = p.textContent, at = text.indexOf(name);
+  if (at < 0) return null;
+  const nodes = [], walk = document.createTreeWalker(p, NodeFilter.SHOW_TEXT); let seen = 0;
+  for (let node = walk.nextNode(); node; node = walk.nextNode()) { nodes.push([node, seen]); seen += node.data.length; }
+  const place = (i) => { for (const [node, start] of nodes) if (i <= start + node.data.length) return [node, i - start]; };
+  const last = name.lastIndexOf('/') + 1, spans = [...name.slice(0, last).matchAll(/[^./:]+/g)].map((m) => [m.index, m.index + m[0].length]);
+  spans.push([last, name.length]);
+  return spans.filter(([from, to]) => { const r = document.createRange(), [n1, o1] = place(at + from), [n2, o2] = place(at + to);
+    r.setStart(n1, o1); r.setEnd(n2, o2);
+    return new Set([...r.getClientRects()].filter((b) => b.width > 0).map((b) => Math.round(b.top))).size > 1; })
+    .map(([from, to]) => name.slice(from, to)); })"""
+
+
+@pytest.mark.parametrize("width", [1100, 390, 320])
+@pytest.mark.parametrize("name", ["urn:pdi://nowhere.example.us/2026/11/22/1.text.1",
+                                  "urn:pdi://library.example.us/2026/11/22/999.text.1"])
+def test_a_name_in_an_error_message_wraps_between_its_parts(served: Served, name: str, width: int) -> None:
+    with devtools() as pipe:
+        session = _sized(pipe, f"{served.url}/view?pdi={urllib.parse.quote(name, safe='')}", width, 844)
+        cut = _js(pipe, session, f"({ERROR_CUT})({json.dumps(name)})")
+        sideways = _js(pipe, session, "document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        _shoot(pipe, session, f"app-edges-error-name-{name.split('/')[2].split('.')[0]}-{width}.png")
+    assert cut == [], cut  # the message holds the name, never "…/1.t" above "ext.1"
     assert sideways <= 0, sideways

@@ -63,3 +63,25 @@ def test_a_sentence_of_the_messages_pdi_gives() -> None:
     assert sentence("image/tiff: a TIFF of 5,001 pages") == "image/tiff: a TIFF of 5,001 pages"
     assert sentence("expected 'urn:pdi:'") == "Expected 'urn:pdi:'"
     assert sentence("") == ""
+
+
+@given(st.text(st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="`&"), max_size=40),
+       st.sampled_from(["urn:pdi://s.example.us/2026/11/22/1.text.1", "pdi://s.example.us/2026/11/22/x%2Fy.html.2"]),
+       st.sampled_from(["", ".", ":", ","]))
+def test_an_errors_name_is_set_to_wrap_between_its_parts_and_its_words_stay_as_said(
+    before: str, name: str, after: str
+) -> None:
+    import html
+    import re
+
+    from pdi.errors import NotFoundError
+    from pdi.server.pages.layout import breakable
+    from pdi.server.pages.problem_pages import _said
+
+    message = f"{before} {name}{after} is not in this archive; try `pdi ls {name}`"
+    said = _said(NotFoundError(message))
+    # every character as it was (the page's own marks aside: tags, and the backticks that became <code>)
+    assert html.unescape(re.sub(r"<[^>]+>", "", said)) == sentence(message).replace("`", "")
+    assert f'<span class="name">{breakable(name)}</span>{html.escape(after)} is not' in said, said
+    # the command quoted holds the name as written, unbroken
+    assert f"<code>pdi ls {name}</code>" in said, said

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import html
 import http
 import json
 import re
@@ -72,7 +73,7 @@ from pdi.interop.accept import parse_accept, preference
 from pdi.server.http.problems import Problem, note_store_error, status_of
 from pdi.server.http.problems import on_http_error as problem_of_http_error
 from pdi.server.http.readers import request_target
-from pdi.server.pages.layout import cited, esc, isolated, page, shown_time, size_cell
+from pdi.server.pages.layout import breakable, cited, esc, isolated, page, shown_time, size_cell
 from pdi.server.protocol.resolver import split_inflection
 from pdi.server.protocol.rfc2169 import n2r_path, urn_from_query
 
@@ -92,6 +93,7 @@ code.sha{font-size:0.78rem;word-break:break-all}
 #withdrawn td time{white-space:normal} #withdrawn td time span{white-space:nowrap}
 @media (min-width:60rem){#withdrawn code.sha{word-break:normal;overflow-wrap:normal}}
 ul.nearest code{overflow-wrap:anywhere} .problem p.error{overflow-wrap:anywhere}
+.problem p.error span.name{overflow-wrap:break-word}
 @media (prefers-color-scheme:dark){.problem .status{color:#c8c8c8} .problem .status .code{color:#9a9a9a} blockquote.citation{border-left-color:#3e4a5a;background:#1c2026}}
 """
 
@@ -153,7 +155,20 @@ def _said(error: PDIError) -> str:
     storage error without the server's places), begun as a :func:`sentence`: escaped, each `pdi …` command it
     quotes in backticks in <code> (only a command: a name may hold backticks of its own, which are shown as they
     are)."""
-    return _QUOTED.sub(r"<code>\1</code>", esc(sentence(error.over_http())))
+    said = esc(sentence(error.over_http()))
+    pieces = _QUOTED.split(said)  # text, then a command and the text after it, and so on
+    return "".join(f"<code>{piece}</code>" if odd else _NAMED.sub(_name_run, piece)
+                   for odd, piece in ((i % 2 == 1, p) for i, p in enumerate(pieces)))
+
+
+#: A PDI in an error's escaped message (up to a space, a tag, or the punctuation ending its sentence or clause).
+_NAMED = re.compile(r"(?<![\w/])((?:urn:)?pdi:[^\s<`]+?)(?=[.,:;)]*(?:\s|$|<))", re.IGNORECASE)
+
+
+def _name_run(found: re.Match[str]) -> str:
+    """A name in an error's message, wrapping between its parts (:func:`breakable`) and never inside its id, format
+    and version (a phone's 404 read ``…/22/1.t`` above ``ext.1``)."""
+    return f'<span class="name">{breakable(html.unescape(found.group(1)))}</span>'
 
 
 def sentence(message: str) -> str:
