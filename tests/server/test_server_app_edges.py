@@ -12,7 +12,8 @@
   ``xt.1``; ``…/22/versions`` above ``.text.1``);
 - a day's table broke a document's id that is a URL inside a label at 390 px (``https://www.example.or`` above
   ``g/news``);
-- an error page's message broke the name it is about inside its last part on a phone (``…/22/1.t`` above ``ext.1``).
+- an error page's message broke the name it is about inside its last part on a phone (``…/22/1.t`` above ``ext.1``);
+- a citation's banner broke the name it quotes inside its day (``…/2026/1`` above ``1/29/1.text.1``).
 
 Screenshots: ``app-edges-….png`` (and ``…-dark.png``).
 """
@@ -480,7 +481,8 @@ def test_a_days_id_that_is_a_url_wraps_between_its_parts(served: Served, width: 
 
 #: The pieces of the name ``NAME`` in the error's message (``p.error``) between ``/`` and ``.`` (its series' labels,
 #: its day's numbers) and its last part, ``1.text.1``, that a line break cuts in two.
-ERROR_CUT = """((name) => { const p = document.querySelector('.problem p.error'), text = p.textContent, at = text.indexOf(name);
+ERROR_CUT = """((name, where = '.problem p.error') => { const p = document.querySelector(where), text = p.textContent,
+  at = text.indexOf(name);
   if (at < 0) return null;
   const nodes = [], walk = document.createTreeWalker(p, NodeFilter.SHOW_TEXT); let seen = 0;
   for (let node = walk.nextNode(); node; node = walk.nextNode()) { nodes.push([node, seen]); seen += node.data.length; }
@@ -503,4 +505,17 @@ def test_a_name_in_an_error_message_wraps_between_its_parts(served: Served, name
         sideways = _js(pipe, session, "document.documentElement.scrollWidth - document.documentElement.clientWidth")
         _shoot(pipe, session, f"app-edges-error-name-{name.split('/')[2].split('.')[0]}-{width}.png")
     assert cut == [], cut  # the message holds the name, never "…/1.t" above "ext.1"
+    assert sideways <= 0, sideways
+
+
+@pytest.mark.parametrize("width", [1100, 390, 320])
+def test_the_name_a_citation_quotes_wraps_between_its_parts(
+    served: Served, media: tuple[str, dict[str, str]], width: int
+) -> None:
+    with devtools() as pipe:
+        session = _sized(pipe, page_url(served, media, "citation"), width, 844)
+        cut = _js(pipe, session, f"({ERROR_CUT})({json.dumps(served.text)}, '#citation')")
+        sideways = _js(pipe, session, "document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        _shoot(pipe, session, f"app-edges-citation-name-{width}.png")
+    assert cut == [], cut  # never "…/2026/1" above "1/29/1.text.1"
     assert sideways <= 0, sideways

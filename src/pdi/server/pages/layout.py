@@ -97,7 +97,7 @@ code.name{font-size:0.8rem;color:#555;overflow-wrap:break-word} .anywhere{overfl
 .figure{position:relative;display:inline-block} .figure img{display:block;max-width:100%}
 .box{position:absolute;outline:3px solid #e00;box-shadow:0 0 0 9999px rgba(0,0,0,.25)}
 p.version-banner{background:#fff4d6;border:1px solid #d9a400;border-radius:4px;padding:0.5rem 0.8rem}
-p.version-banner a{color:#5a3b00;font-weight:600} p.doc-title{font-size:1.1rem;margin:0.2rem 0 0.6rem}
+p.version-banner a{color:#5a3b00;font-weight:600} p.version-banner code{overflow-wrap:break-word} p.doc-title{font-size:1.1rem;margin:0.2rem 0 0.6rem}
 footer.site{margin:0;padding:0.6rem 1rem;border-top:1px solid #ddd;background:#f6f8fa;font-size:0.9rem;color:#555}
 footer.site a{color:#24303f}
 details.pdi-name{display:inline-block;vertical-align:top;font-size:0.85rem} details.pdi-name summary{cursor:pointer;color:#24303f}

@@ -29,7 +29,7 @@ from pdi.errors import NotFoundError, ParseError, PDIError
 from pdi.identifier import PDI
 from pdi.server.http.params import optional
 from pdi.server.http.problems import Problem
-from pdi.server.pages.layout import MAIN
+from pdi.server.pages.layout import MAIN, breakable
 from pdi.server.pages.replay_frame import ReplaySite
 from pdi.server.process.limits import WorkLimits
 from pdi.server.protocol.elsewhere import Elsewhere, rescued_from
@@ -181,7 +181,7 @@ def citation_note(name: PDI, cited: CitationResolved | None, failed: str) -> str
     check = cited.check if cited is not None else None
     if check is not None and check.quote is not None and isinstance(origin, int):
         place = link(f"{citing}#char={origin},{origin + len(check.quote)}", place)
-    said = f"<strong>A citation:</strong> this document quotes {link(target, f'<code>{escape(target)}</code>')} at {place}. "
+    said = f"<strong>A citation:</strong> this document quotes {link(target, f'<code>{breakable(target)}</code>')} at {place}. "
     if check is None:
         said += f"<strong>Not checked:</strong> {escape(failed)}"
     elif check.status == "ok":
