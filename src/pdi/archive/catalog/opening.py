@@ -62,13 +62,13 @@ def open_store(
             checked = True
         catalog = open_sqlite(location, create=create, migrate=migrate, elsewhere=blobs is not None)
     try:
-        recorded = catalog.blob_store_url()
+        recorded, waiting = catalog.opening_reads()
         if blobs is not None:
             recorded = _choose_blob_store(catalog, recorded, blobs, checked=checked)
         if recorded is not None:
             catalog.hold(_blob_store(recorded))
         # the messages deposited before the thread index (schema 10) are read once it can read their blobs
-        if migrate:
+        if migrate and waiting:
             catalog.fill_message_heads()
     except BaseException:
         catalog.close()

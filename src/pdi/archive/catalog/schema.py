@@ -527,6 +527,13 @@ class SchemaPart(CatalogBase):
             rows = self._query("SELECT url FROM blob_store WHERE id = 1")
         return str(rows[0][0]) if rows else None
 
+    def opening_reads(self) -> tuple[str | None, bool]:
+        """What opening the catalog reads after its schema's version (:func:`pdi.archive.catalog.opening.open_store`):
+        the blob store it records (:meth:`blob_store_url`), and whether messages may wait for the thread index
+        (:meth:`pdi.archive.catalog.messages.MessagesPart.fill_message_heads` looks). Here read now; a PostgreSQL
+        catalog read them with its schema's version, in the opening's one statement, and hands them over once."""
+        return self.blob_store_url(), True
+
     def holds_documents(self) -> bool:
         """Whether any representation is deposited (its octets in the archive's blob store)."""
         with self._read():

@@ -1,0 +1,112 @@
+"""A relay to a :class:`~support.pgcluster.TemporaryCluster` that counts the round trips of its connections.
+
+It listens on a unix socket of its own and passes every octet both ways, reading the messages as PostgreSQL's
+protocol frames them ("Message Formats"): a client's first message (the startup packet) is its length and its
+body; every other message in either direction is a type byte, a length and a body. Each ``ReadyForQuery``
+(``Z``) the server sends ends one exchange: the startup's, a simple ``Query``'s (however many statements its text
+holds), or an extended query's ``Sync``. What the client sent as a simple ``Query`` (``Q``) is kept, in order, for
+the test to say what was asked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import struct
+import tempfile
+import threading
+from pathlib import Path
+
+
+class Counted:
+    """What the connections through a :class:`CountingRelay` have exchanged so far (every connection's, together)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        #: ReadyForQuery messages the server sent: one a round trip (the startup's included).
+        self.ready = 0
+        #: The texts of the client's simple queries, in the order they were sent.
+        self.queries: list[str] = []
+        #: Connections made.
+        self.connections = 0
+
+
+class CountingRelay:
+    """A unix-socket relay to ``cluster_socket_dir``'s server that counts what passes (:attr:`counted`)."""
+
+    def __init__(self, cluster_socket_dir: Path) -> None:
+        self.upstream = str(Path(cluster_socket_dir) / ".s.PGSQL.5432")
+        self.directory = Path(tempfile.mkdtemp(prefix="pdi-count-"))
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(str(self.directory / ".s.PGSQL.5432"))
+        self._listener.listen(64)
+        self.counted = Counted()
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True, name="pgcount-accept").start()
+
+    def url(self, cluster_url: str, cluster_dir: Path) -> str:
+        """``cluster_url`` (a URL of the cluster, ``host=`` its socket's folder) through this relay."""
+        return cluster_url.replace(f"host={cluster_dir}", f"host={self.directory}")
+
+    def reset(self) -> Counted:
+        """What was counted until now; counting starts again from nothing."""
+        with self.counted.lock:
+            was, self.counted = self.counted, Counted()
+        return was
+
+    def close(self) -> None:
+        self._listener.close()
+        with self._lock:
+            for sock in self._sockets:
+                with contextlib.suppress(OSError):
+                    sock.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            server.connect(self.upstream)
+            with self._lock:
+                self._sockets += [client, server]
+            with self.counted.lock:
+                self.counted.connections += 1
+            threading.Thread(target=self._relay, args=(client, server, True), daemon=True).start()
+            threading.Thread(target=self._relay, args=(server, client, False), daemon=True).start()
+
+    def _relay(self, source: socket.socket, sink: socket.socket, from_client: bool) -> None:
+        pending = b""
+        untyped = from_client  # the client's startup packet has no type byte
+        try:
+            while data := source.recv(1 << 16):
+                pending += data
+                while True:
+                    head = 4 if untyped else 5
+                    if len(pending) < head:
+                        break
+                    (length,) = struct.unpack("!I", pending[head - 4:head])
+                    end = head - 4 + length
+                    if len(pending) < end:
+                        break
+                    kind, body = (None, b"") if untyped else (pending[:1], pending[5:end])
+                    pending, untyped = pending[end:], False
+                    self._saw(kind, body, from_client)
+                sink.sendall(data)  # counted first: the test reads the counts once the client has its answer
+        except OSError:
+            pass
+        for sock in (source, sink):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            with contextlib.suppress(OSError):
+                sock.close()
+
+    def _saw(self, kind: bytes | None, body: bytes, from_client: bool) -> None:
+        counted = self.counted
+        with counted.lock:
+            if from_client and kind == b"Q":
+                counted.queries.append(body.rstrip(b"\x00").decode())
+            elif not from_client and kind == b"Z":
+                counted.ready += 1
