@@ -15,14 +15,17 @@ left as it is).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import NoReturn
+from typing import Any, NoReturn
 
+import psycopg
+import psycopg.conninfo
 import pytest
 from archive_helpers import Clock
 
 from pdi.archive import Archive, Content
 from pdi.archive.catalog import opening
 from pdi.archive.catalog.opening import open_store
+from pdi.archive.postgres import CONNECT_SECONDS, POOL_WAIT_SECONDS
 from pdi.archive.store import SCHEMA_VERSION
 from pdi.errors import NotFoundError, StoreError
 from support.pgcluster import TemporaryCluster
@@ -150,3 +153,42 @@ def test_the_blob_store_a_catalog_records_is_the_one_opened(
         with pytest.raises(StoreError, match="no object store here"):
             open_store(url, create=False, migrate=migrate)
     assert asked == [recorded, recorded]
+
+
+def _connect_timeouts(url: str) -> set[str]:
+    """The ``connect_timeout`` each connection an opened archive's pool holds was made with."""
+    with Archive.open(url, connections=2) as archive:
+        store = archive.store
+        with store._connection() as first, store._pool.connection() as second:  # type: ignore[attr-defined]
+            return {conn.info.get_parameters().get("connect_timeout", "") for conn in (first, second)}
+
+
+def test_a_url_without_connect_timeout_gets_pdis_and_one_with_it_keeps_its_own(pg_cluster: TemporaryCluster) -> None:
+    url = pg_cluster.create_database("pdi_test_opening_timeouts")
+    Archive.init(url).close()
+    # the first connection (which asks at once) is given the pool's wait; those the pool makes, CONNECT_SECONDS
+    assert _connect_timeouts(url) == {str(round(POOL_WAIT_SECONDS)), str(CONNECT_SECONDS)}
+    assert _connect_timeouts(f"{url}&connect_timeout=17") == {"17"}
+    assert _connect_timeouts(f"{url}&connect%5Ftimeout=18") == {"18"}  # the key %-escaped, as libpq reads it
+
+
+def test_opening_parses_its_url_no_more_often_than_psycopgs_connect_does(
+    pg_cluster: TemporaryCluster, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # each parse of a connection string by libpq (PQconninfoParse) is some 70 µs of a command's opening
+    url = pg_cluster.create_database("pdi_test_opening_parses")
+    Archive.init(url).close()
+    parsed: list[str] = []
+    real = psycopg.conninfo._parse_conninfo
+
+    def counting(conninfo: str) -> Any:
+        parsed.append(conninfo)
+        return real(conninfo)
+
+    monkeypatch.setattr(psycopg.conninfo, "_parse_conninfo", counting)
+    psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_SECONDS).close()
+    alone = len(parsed)
+    parsed.clear()
+    Archive.open(url).close()
+    assert alone >= 1
+    assert len(parsed) == alone, parsed

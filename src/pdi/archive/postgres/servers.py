@@ -31,16 +31,26 @@ PROBE_EVERY_SECONDS = 1.0
 CONNECT_SECONDS = 5
 
 
-def _connect_once(url: str, wait: float, **kwargs: Any) -> psycopg.Connection[Any]:
+def _sets_connect_timeout(url: str) -> bool:
+    """Whether ``url`` sets libpq's ``connect_timeout``. Parsed only when it may (the word, or a %-escape, in it):
+    each parse by libpq is some 70 µs of a command's opening, and psycopg's ``connect`` parses it twice anyway."""
+    if "connect_timeout" not in url and "%" not in url:
+        return False
+    return "connect_timeout" in psycopg.conninfo.conninfo_to_dict(url)
+
+
+def _connect_once(url: str, wait: float, *, own_timeout: bool, **kwargs: Any) -> psycopg.Connection[Any]:
     """One connection, made at once: a server that refuses, a database that does not exist or a refused
     password is said at once (psycopg.Error), not after the pool has tried again for ``wait`` seconds.
 
     A server that does not answer at all is given ``wait`` seconds (libpq's ``connect_timeout``, unless
-    the URL sets its own). ``kwargs``: the pool's own (:func:`_handing` gives the connection to the pool).
+    the URL sets its own: ``own_timeout``). ``kwargs``: the pool's own (:func:`_handing` gives the connection to
+    the pool).
     """
-    if "connect_timeout" not in psycopg.conninfo.conninfo_to_dict(url):
-        url = psycopg.conninfo.make_conninfo(url, connect_timeout=max(1, round(wait)))
-    return psycopg.connect(url, **{name: value for name, value in kwargs.items() if name != "connect_timeout"})
+    kwargs = {name: value for name, value in kwargs.items() if name != "connect_timeout"}
+    if not own_timeout:  # a keyword of psycopg's connect: libpq's parameter, over the URL's (which sets none)
+        kwargs["connect_timeout"] = max(1, round(wait))
+    return psycopg.connect(url, **kwargs)
 
 
 def _handing(first: psycopg.Connection[Any]) -> type[psycopg.Connection[Any]]:
@@ -95,6 +105,7 @@ class _Servers:
         self._lock = threading.Lock()
         self._down_since: float | None = None
         self._asked = 0.0
+        self._own_timeout = _sets_connect_timeout(url)
         self.pool = self._open(wait)
 
     def _open(self, wait: float) -> ConnectionPool[psycopg.Connection[Any]]:
@@ -103,10 +114,10 @@ class _Servers:
         # another server connection, where the statement does not exist. Nor any
         # session state: each transaction may run on another pooled connection.
         kwargs: dict[str, Any] = {"autocommit": True, "prepare_threshold": None}
-        if "connect_timeout" not in psycopg.conninfo.conninfo_to_dict(self.url):
+        if not self._own_timeout:
             kwargs["connect_timeout"] = CONNECT_SECONDS
         try:
-            first = _connect_once(self.url, wait, **kwargs)
+            first = _connect_once(self.url, wait, own_timeout=self._own_timeout, **kwargs)
         except psycopg.Error as exc:
             raise StoreError(f"cannot connect to {self.location}: {_oneline(exc)}") from exc
         pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
