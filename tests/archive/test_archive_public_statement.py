@@ -15,6 +15,7 @@ above it"), against the archive written by another ``Archive`` opened on the sam
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -51,6 +52,36 @@ def test_a_public_read_is_one_statement_on_the_connection(tmp_path: Path) -> Non
             assert len(ran) == 1, ran
         finally:
             conn.set_trace_callback(None)
+
+
+def test_a_first_asking_read_keeps_its_cursor_and_no_snapshot(tmp_path: Path) -> None:
+    """The thread's reads of one name (``public_serial_named``, ``public_digest``) run on one cursor kept with its
+    connection, not one made and freed a statement; each ends its read transaction (the statement stepped to its
+    end), so that a checkpoint is not held back and a name deposited after is read at once."""
+    root = tmp_path / "archive"
+    with Archive.init(root) as writer:
+        writer.add_series(TOP)
+        first = str(writer.add(TOP, b"first\n", format="text"))
+        with Archive.open(root) as reader:
+            assert reader.public_serial_named(first, TOP) is not None
+            own = reader.store._own  # type: ignore[attr-defined]
+            kept = own.cursor
+            for _ in range(2):
+                assert reader.public_serial_named(first, TOP) is not None
+                assert reader.public_digest(first, TOP) is not None
+                assert reader.public_serial_named(first + "0", TOP) is None  # no row
+                assert own.cursor is kept
+                assert not own.conn.in_transaction
+            other = sqlite3.connect(root / "catalog.sqlite")
+            try:  # the whole log copied back and cut: no reader holds a snapshot in it
+                assert other.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0
+            finally:
+                other.close()
+            second = str(writer.add(TOP, b"second\n", format="text"))
+            found = reader.public_serial_named(second, TOP)
+            assert isinstance(found, tuple) and found[4] == b"second\n"
+            assert reader.public_digest(second, TOP) == found[2]
+            assert own.cursor is kept
 
 
 # a step: (what, series) — what is "private", "public", "deposit" (a text in the series) or "register" (OTHER, if
@@ -98,3 +129,4 @@ def test_the_series_anyone_may_read_follow_each_change_at_once(tmp_path_factory,
                     fields = serial_fields(name.encode())
                     assert fields is not None
                     assert (reader.public_serial(*fields, name) is not None) == readable, (name, access)
+                    assert (reader.public_serial_named(name, of) is not None) == readable, (name, access)

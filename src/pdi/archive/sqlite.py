@@ -185,6 +185,10 @@ class SQLiteStore(SQLStore):
             self._own.holder = holder = _ThreadsOwn()
             weakref.finalize(holder, _close_owned, conn, self._owned, self._lock)
             self._own.conn = conn
+            # the one cursor of public_serial_named and public_digest: a cursor made and freed a statement cost a
+            # first-asking N2R some 1,300 instructions (each of their statements reads one row by its key and is
+            # stepped to its end, which ends its read transaction: the cursor holds no snapshot between them)
+            self._own.cursor = conn.cursor()
             self._own.seen = None  # the _SERIES_STATE its series were read at (None: not yet)
             self._own.readable = frozenset()
         return conn
@@ -286,13 +290,14 @@ class SQLiteStore(SQLStore):
             return None
         try:
             conn = self._own_connection()
-            row = conn.execute(_SERIAL_SMALL, (name,)).fetchone()
+            cursor = self._own.cursor
+            row = cursor.execute(_SERIAL_SMALL, (name,)).fetchone()
             if row is None or series not in self._readable_series(conn, row[5:]):
                 return None  # not there (or not a serial name spelled so), or of a series not public
             if row[4] is not None:  # one format, not withdrawn nor embargoed, its octets the row's: all it needs
                 small: SmallPublic = row[:5]
                 return small
-            row = conn.execute(_SERIAL_NAMED, (name,)).fetchone()  # anything else, read as public_serial reads it
+            row = cursor.execute(_SERIAL_NAMED, (name,)).fetchone()  # anything else, read as public_serial reads it
             if row is None or series not in self._readable_series(conn, row[-2:]):
                 return None
         except sqlite3.Error:
@@ -377,7 +382,7 @@ class SQLiteStore(SQLStore):
             return None
         try:
             conn = self._own_connection()
-            row = conn.execute(_SERIAL_DIGEST, (name,)).fetchone()
+            row = self._own.cursor.execute(_SERIAL_DIGEST, (name,)).fetchone()
             if row is None or row[3] or series not in self._readable_series(conn, row[-2:]):
                 return None  # not there, withdrawn or purged, or of a series not public
         except sqlite3.Error:
@@ -625,10 +630,12 @@ class SQLiteStore(SQLStore):
 #: last access change's id (every change of a series' access adds one in its transaction,
 #: :meth:`~pdi.archive.catalog.access.AccessPart.set_series_access`, as an import of series or embargoes does) and
 #: the last series' row id (a series registered, public or not, is a row with a larger one; none is ever deleted).
-#: Two B-tree seeks to a last row. SQLite's ``pragma_data_version``, which told it before (any commit since), had
+#: Two B-tree seeks to a last row, each read as a row's id, not as ``MAX`` (the same value: the largest id, ``0`` for
+#: none; an aggregate's context and steps cost a first-asking N2R's statement some 1,000 instructions more). SQLite's ``pragma_data_version``, which told it before (any commit since), had
 #: SQLite prepare ``PRAGMA data_version`` again inside every statement: some 3 µs of CPU a statement in a loop of
 #: its own, and 6-7 µs of a first-asking ``N2L`` in the event loop (issue 24).
-_SERIES_STATE: Final = "(SELECT COALESCE(MAX(id), 0) FROM access_changes), (SELECT COALESCE(MAX(rowid), 0) FROM series)"
+_SERIES_STATE: Final = ("COALESCE((SELECT id FROM access_changes ORDER BY id DESC LIMIT 1), 0),"
+                         " COALESCE((SELECT rowid FROM series ORDER BY rowid DESC LIMIT 1), 0)")
 
 #: :meth:`SQLiteStore.public_version`'s one statement, all by primary keys: the version's representations (their
 #: records, then whether withdrawn, the embargoes of the document and the version, and for the format named the
