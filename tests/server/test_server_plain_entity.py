@@ -7,6 +7,8 @@ fragment or an inflection in the query, still leaves every name with one to the 
 from __future__ import annotations
 
 import dataclasses
+import datetime
+from email.utils import format_datetime
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -89,3 +91,36 @@ def test_a_name_with_a_fragment_or_inflection_is_never_answered_in_the_event_loo
     resolver.cache = ResponseCache(32 << 20, 1 << 20)
     assert resolver.public_answer(path, "http", ("127.0.0.1", 8000), b"127.0.0.1:8000", name.encode(),
                                   revalidating) is not None
+
+
+def test_answers_of_one_deposit_second_share_their_fixed_fields(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The header pairs a plain N2R answer holds that are the same for every answer of a deposit second
+    (``Memento-Datetime``, ``Last-Modified``, ``Content-Security-Policy``, ``Cache-Control``) are one pair each, kept,
+    not a tuple made (and tracked by the collector, for as long as the answer is kept) for each answer; their values
+    are the deposit's HTTP-date (RFC 9110 §5.6.7, to the second) and the configured policy."""
+    location = tmp_path_factory.mktemp("shared") / "archive"
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        names = [str(archive.add(S, b"Text %d.\n" % i, format="text")) for i in range(3)]
+        created = [archive.resolve(name).record.created_at for name in names]
+    found = create_app(str(location)).state.public.__self__
+    assert isinstance(found, Resolver)
+    answers = []
+    for name in names:
+        found.cache = ResponseCache(32 << 20, 1 << 20)
+        answer = found.public_answer(b"/uri-res/N2R", "http", ("127.0.0.1", 8000), b"127.0.0.1:8000", name.encode())
+        assert isinstance(answer, Entity)
+        answers.append(answer)
+    fields = [dict(answer.headers) for answer in answers]
+    for field, at in zip(fields, created, strict=True):
+        when = datetime.datetime.fromisoformat(at.replace("Z", "+00:00"))
+        assert field[b"memento-datetime"] == field[b"last-modified"] == format_datetime(when, usegmt=True).encode()
+        assert field[b"cache-control"] == b"public, max-age=31536000, immutable"
+    same_second = [(a, b) for i, a in enumerate(answers) for b in answers[i + 1:]
+                   if dict(a.headers)[b"memento-datetime"] == dict(b.headers)[b"memento-datetime"]]
+    assert same_second  # three deposits in a row: two of them in one second
+    for one, other in same_second:
+        for at in range(len(one.headers)):
+            if one.headers[at][0] in (b"memento-datetime", b"last-modified", b"content-security-policy",
+                                      b"cache-control"):
+                assert one.headers[at] is other.headers[at], one.headers[at]

@@ -108,6 +108,7 @@ class PlainAnswers:
     def __init__(self, archive: Archive, content_policy: str, origin: Callable[[str], str | None]) -> None:
         self.archive = archive
         self._policy = content_policy.encode("latin-1")
+        self._policy_field = (b"content-security-policy", self._policy)
         self._origin = origin
         #: Whether a base URL (without its last ``/``) quotes to itself in a ``Link``.
         self._bases: dict[str, bool] = {}
@@ -210,19 +211,20 @@ class PlainAnswers:
                 f' <{at}/timemap/link/{document}>; rel="timemap"; type="{LINK_FORMAT}",'
                 f' <{at}/uri-res/N2R?{first}>; rel="memento"; datetime="{stamp}"')
         content_type = labelled_type(media_type, charset).encode("latin-1")
-        stamped, linked, tagged, digest, dated = (
-            stamp.encode("latin-1"), link.encode("latin-1"), etag.encode("latin-1"), sha256.encode("latin-1"),
-            modified.encode("latin-1"))
+        linked, tagged, digest = link.encode("latin-1"), etag.encode("latin-1"), sha256.encode("latin-1")
+        dated_field = stamp_fields(modified)
+        stamped_field = dated_field if modified == stamp else stamp_fields(stamp)
+        stamped, dated = stamped_field[0][1], dated_field[1][1]
         headers = (
-            (b"memento-datetime", stamped),
+            stamped_field[0],
             (b"link", linked),
             (b"vary", b"Accept"),
             (b"x-pdi-sha256", digest),
-            (b"content-security-policy", self._policy),
+            self._policy_field,
             (b"x-content-type-options", b"nosniff"),
-            (b"last-modified", dated),
+            dated_field[1],
             (b"etag", tagged),
-            (b"cache-control", _IMMUTABLE),
+            _CACHE_CONTROL,
             (b"accept-ranges", b"bytes"),
         )
         # its 200's header lines as pdi.server.process.cache.wire would make them from these, made at once
@@ -296,6 +298,25 @@ def labelled_type(media_type: str, charset: str | None) -> str:
 
 
 _IMMUTABLE: Final = IMMUTABLE.encode("latin-1")
+#: The ``Cache-Control`` field of every N2R answer made here (one pair for all of them).
+_CACHE_CONTROL: Final = (b"cache-control", _IMMUTABLE)
+#: The ``Memento-Datetime`` and ``Last-Modified`` fields of an HTTP-date, by the date (at most 4,096 kept).
+_STAMP_FIELDS: dict[str, tuple[tuple[bytes, bytes], tuple[bytes, bytes]]] = {}
+
+
+def stamp_fields(stamp: str) -> tuple[tuple[bytes, bytes], tuple[bytes, bytes]]:
+    """The ``Memento-Datetime`` and ``Last-Modified`` fields of an HTTP-date (:func:`deposit_stamp`), made once a
+    second of deposits: pairs kept, not made anew for each answer (each a tuple the collector would count)."""
+    fields = _STAMP_FIELDS.get(stamp)
+    if fields is None:
+        stamped = stamp.encode("latin-1")
+        fields = (b"memento-datetime", stamped), (b"last-modified", stamped)
+        if len(_STAMP_FIELDS) >= 4096:
+            _STAMP_FIELDS.clear()
+        _STAMP_FIELDS[stamp] = fields
+    return fields
+
+
 #: Octets of the names and fixed values of an N2R answer's header fields made above (its entity's size counts them).
 _FIELD_OCTETS: Final = sum(map(len, (
     b"memento-datetime", b"link", b"vary", b"Accept", b"x-pdi-sha256", b"content-security-policy",
