@@ -12,12 +12,20 @@ answers N2L's ``302`` and a ``304`` from a worker's facts straight from one
 read of a request head; without it ``pdi serve`` parses every request with
 ``httptools`` (the same answers, slower). ``CC=false python -m build`` makes
 a wheel without any of them on purpose.
+
+The wheel also carries the manual's text, ``pdi docs`` prints it: ``build_py``
+copies the files of ``docs/`` that :data:`MANUAL_FILES` selects into the
+package as ``pdi/data/docs/`` (the one source stays ``docs/``, which the sdist
+holds whole; a build without it fails, naming it).
 """
 
 import sys
+from fnmatch import fnmatchcase
+from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 from setuptools.errors import BaseError, CCompilerError, CompileError, ExecError, PlatformError
 
 #: Each optional extension: what it is, and what pdi does without it (the build's warning says both).
@@ -56,8 +64,38 @@ class OptionalBuildExt(build_ext):
               " A C compiler (Debian: gcc, libc6-dev, python3-dev) builds it.", file=sys.stderr)
 
 
+#: The manual's files the wheel carries, relative to docs/, each pattern matched part by part: the same tuple as
+#: pdi.cli.docs_cmd.MANUAL_FILES, which reads them (tests/test_package.py checks the wheel holds exactly those).
+MANUAL_FILES = ("*.md", "*/*.md", "deploy/*", "specs/*.txt")
+
+
+def manual_files(docs: Path) -> list[Path]:
+    """The files of ``docs`` that :data:`MANUAL_FILES` selects, sorted."""
+    def selected(parts: tuple[str, ...]) -> bool:
+        return any(len(pattern.split("/")) == len(parts)
+                   and all(fnmatchcase(part, want) for part, want in zip(parts, pattern.split("/")))
+                   for pattern in MANUAL_FILES)
+
+    return sorted(p for p in docs.rglob("*") if p.is_file() and selected(p.relative_to(docs).parts))
+
+
+class BuildPyWithManual(build_py):
+    """``build_py`` that also puts the manual's text (docs/) into the package as pdi/data/docs/."""
+
+    def run(self) -> None:
+        super().run()
+        docs = Path("docs")
+        if not (docs / "index.md").is_file():
+            raise BaseError("docs/ (the manual, which the wheel carries for pdi docs) is missing from the source"
+                            " tree: build from a checkout or from pdi's sdist, which holds it")
+        for source in manual_files(docs):
+            target = Path(self.build_lib, "pdi", "data", "docs", source.relative_to(docs))
+            self.mkpath(str(target.parent))
+            self.copy_file(str(source), str(target))
+
+
 setup(
-    cmdclass={"build_ext": OptionalBuildExt},
+    cmdclass={"build_ext": OptionalBuildExt, "build_py": BuildPyWithManual},
     ext_modules=[
         Extension(
             "pdi.fragments.text._count",

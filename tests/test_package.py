@@ -11,6 +11,11 @@ Built with ``CC=false`` (no C compiler), the build still succeeds, says why
 the counter is missing, and the wheel counts text with numpy: the same counts
 as the compiled counter and a plain count, on texts hypothesis makes.
 
+The sdist holds the manual (``docs/``, ``mkdocs.yml``) and the wheel its text
+(``pdi/data/docs/``: the pages, the deployment files, the specifications' texts),
+the same octets as ``docs/``, which the installed ``pdi docs`` prints; every
+page a ``--help`` text of the installed pdi names is there.
+
 ``pipx install`` (Debian's pipx, ``scripts/bootstrap --dev``) puts the wheel
 in its own virtual environment with the dependencies from a wheelhouse of
 ``requirements/run.lock`` (``scripts/bootstrap --dev`` fills
@@ -48,6 +53,7 @@ from pdi.fragments.text import counting
 from pdi.fragments.text.charset import encoding_for
 from pdi.fragments.text.counting import BlockCounter, count_blocks
 from support.checkout import INSTALLED, ROOT
+from test_cli_docs import DOCS, NAMED, PAGES
 from test_text_counting import _cuts, blocked_texts, ref_counts
 
 pytestmark = pytest.mark.slow
@@ -55,7 +61,7 @@ pytestmark = pytest.mark.slow
 #: Wheels of every package requirements/run.lock pins (scripts/bootstrap --dev).
 WHEELHOUSE = Path(os.environ.get("PDI_WHEELHOUSE") or Path(sys.prefix) / "share" / "wheelhouse")
 #: What builds the sdist, besides src/.
-BUILD_INPUTS = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "CHANGELOG.md", "LICENSE")
+BUILD_INPUTS = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "CHANGELOG.md", "LICENSE", "mkdocs.yml")
 #: The libraries of the extras: never in a plain install.
 SERVER_LIBRARIES = ("psycopg", "psycopg_pool", "psycopg_binary", "boto3", "botocore", "s3transfer")
 NO_COMPILER_WARNING = "WARNING: pdi: the compiled text counter pdi.fragments.text._count was not built"
@@ -94,6 +100,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shutil.copy2(ROOT / name, copy / name)
     shutil.copytree(ROOT / "src", copy / "src",
                     ignore=shutil.ignore_patterns("*.so", "__pycache__", "*.py[cod]", "*.egg-info"))
+    shutil.copytree(DOCS, copy / "docs", ignore=shutil.ignore_patterns("__pycache__", "*.py[cod]"))
     return copy
 
 
@@ -120,6 +127,10 @@ def test_the_sdist_holds_what_builds_the_wheel_and_no_compiled_file(dists: tuple
                if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".so", ".pyc")}
     assert shipped <= names
     assert set(BUILD_INPUTS) <= names
+    # the manual whole, its site's files too (mkdocs.yml builds it)
+    manual = {str(p.relative_to(ROOT)) for p in DOCS.rglob("*")
+              if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"}
+    assert {"docs/deploy/nginx.conf", "docs/how-to/operate.md", "docs/hooks.py"} <= manual <= names
     assert not [n for n in names if n.endswith((".so", ".pyc")) or n.startswith("tests/")]
 
 
@@ -138,6 +149,17 @@ def test_the_wheel_holds_every_file_of_src_pdi_and_the_compiled_counter(dists: t
     assert [n for n in inside if re.fullmatch(r"pdi/fragments/text/_count\.cpython-3\d+-[\w-]+\.so", n)]
     assert [n for n in inside if re.fullmatch(r"pdi/mhtml/_encode\.cpython-3\d+-[\w-]+\.so", n)]
     assert [n for n in inside if re.fullmatch(r"pdi/server/process/_fasthead\.cpython-3\d+-[\w-]+\.so", n)]
+
+
+def test_the_wheel_holds_the_manuals_text_as_docs_holds_it(dists: tuple[Path, Path]) -> None:
+    """pdi docs reads the manual from the package: every page, deployment file and specification text of docs/,
+    octet for octet."""
+    _, wheel = dists
+    inside = members(wheel)
+    carried = sorted(n.removeprefix("pdi/data/docs/") for n in inside if n.startswith("pdi/data/docs/"))
+    assert carried == PAGES
+    for page in PAGES:
+        assert inside[f"pdi/data/docs/{page}"] == (DOCS / page).read_bytes(), page
 
 
 def test_the_wheel_names_the_server_libraries_as_extras_only(dists: tuple[Path, Path]) -> None:
@@ -333,6 +355,26 @@ def importable(python: Path, modules: tuple[str, ...]) -> set[str]:
     return set(run([python, "-c", probe, *modules]).stdout.split())
 
 
+#: Runs in an installed pdi: every page its commands' --help texts name (``pdi docs PAGE``), each with the SHA-256 of
+#: the files pdi docs finds for it, and where its manual is read from.
+HELP_PAGES = f"""
+import click, hashlib, json, re
+from importlib.resources import files
+from pdi.cli import cli, load_all
+from pdi.cli import docs_cmd
+load_all()
+pages, manual = {{}}, docs_cmd.manual()
+def walk(command, ctx):
+    for page in re.findall({NAMED.pattern!r}, " ".join(command.get_help(ctx).split())):
+        pages[page] = [hashlib.sha256(manual[n].read_bytes()).hexdigest() for n in docs_cmd.find(manual, page)[1]]
+    for name in command.list_commands(ctx) if isinstance(command, click.Group) else ():
+        sub = command.get_command(ctx, name)
+        walk(sub, click.Context(sub, info_name=name, parent=ctx, max_content_width=10_000, terminal_width=10_000))
+walk(cli, click.Context(cli, info_name="pdi", max_content_width=10_000, terminal_width=10_000))
+print(json.dumps({{"manual": str(files("pdi").joinpath(docs_cmd.PACKAGED)), "pages": pages}}))
+"""
+
+
 def test_pipx_installs_a_pdi_that_runs_a_sqlite_archive_without_server_libraries(
         dists: tuple[Path, Path], tmp_path: Path) -> None:
     _, wheel = dists
@@ -344,6 +386,21 @@ def test_pipx_installs_a_pdi_that_runs_a_sqlite_archive_without_server_libraries
     assert importable(python, SERVER_LIBRARIES) == set()
     compiled = ("pdi.fragments.text._count", "pdi.mhtml._encode", "pdi.server.process._fasthead", "numpy")
     assert importable(python, compiled) == set(compiled)
+
+    # what its --help texts tell the operator to read, from the installed package (no checkout here)
+    got = subprocess.run([pdi_bin, "docs", "deploy/nginx.conf"], capture_output=True, env=env, timeout=120)
+    assert got.returncode == 0 and got.stdout == (DOCS / "deploy" / "nginx.conf").read_bytes()
+    written = run([pdi_bin, "docs", "deploy", "--to", tmp_path / "deploy"], env=env).stdout.splitlines()
+    assert [Path(w).name for w in written] == sorted(p.name for p in (DOCS / "deploy").iterdir())
+    assert all((tmp_path / "deploy" / p.name).read_bytes() == p.read_bytes() for p in (DOCS / "deploy").iterdir())
+    assert os.access(tmp_path / "deploy" / "pdi-admin", os.X_OK)
+    named = json.loads(run([python, "-c", HELP_PAGES], env=env, cwd=tmp_path).stdout)
+    assert Path(named["manual"]).is_relative_to(tmp_path / "pipx" / "venvs" / "pdi")
+    assert {"deploy/nginx.conf", "how-to/operate", "how-to/backup"} <= set(named["pages"])
+    for page, digests in named["pages"].items():
+        files = sorted(p for p in (DOCS / page).iterdir()) if (DOCS / page).is_dir() else [
+            DOCS / page if (DOCS / page).is_file() else DOCS / f"{page}.md"]
+        assert digests == [hashlib.sha256(f.read_bytes()).hexdigest() for f in files], page
 
     archive = tmp_path / "archive"
     text = tmp_path / "a.txt"

@@ -91,7 +91,7 @@ def init_cmd(location: str | None, blobs: str | None, backup_dest: str | None, a
     existing archive only migrates its schema forward (any command that
     opens it would): after installing a newer pdi, run it once, with
     --backup DEST to keep the archive as the older pdi left it
-    (docs/how-to/upgrade.md). A catalog newer than this pdi knows is refused
+    (pdi docs how-to/upgrade). A catalog newer than this pdi knows is refused
     (exit 8); --blobs naming another store than the archive was made with
     is refused (exit 5), naming both and what to do.
     """

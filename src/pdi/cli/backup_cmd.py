@@ -45,7 +45,7 @@ def backup_cmd(dest: str, copy: bool, archive: str) -> None:
     (signing-key.pem, wacz-key.pem, registry.json) are backed up with it
     (the keys mode 0600) and restored with it; a file $PDI_SIGNING_KEY,
     $PDI_WACZ_KEY or $PDI_REGISTRY names (a PostgreSQL archive's) is not.
-    See docs/how-to/backup.md.
+    See pdi docs how-to/backup.
     """
     from pdi.archive.backup import backup
 

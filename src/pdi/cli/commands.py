@@ -72,6 +72,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "registry": ("registry_cmd",),
     "mirror": ("mirror_cmd",),
     **dict.fromkeys(("backup", "restore"), ("backup_cmd",)),
+    "docs": ("docs_cmd",),
 }
 
 
@@ -88,6 +89,7 @@ COMMAND_HELP: dict[str, str] = {
     "backup": "Back up the archive to the directory DEST while deposits go on; again into DEST: only what is new.",
     "capture": "Capture the web page at URL with everything it needs, as RFC 2557 MHTML.",
     "cite": "Resolve both ends of CITATION (A@position=B#fragment) and check the quotation.",
+    "docs": "The manual's pages and the deployment files (nginx, systemd units), from the installed package.",
     "embargo": "Embargo NAME until a date: a generic name the whole document, a versioned name that version.",
     "export": "Write the archive (or a series) to DIRECTORY as a BagIt bag, or with --wacz as a WACZ file.",
     "get": "Write the bytes PDI[#fragment] names; a generic PDI lists its versions.",
@@ -99,7 +101,7 @@ COMMAND_HELP: dict[str, str] = {
     "manifest": "Write the signed manifest of a series (a day of it, or every day): a compact JWS (RFC 7515, EdDSA).",
     "meta": "Add statements (Dublin Core: title=, creator=, date= … or free keys) about PDI, or show them.",
     "mhtml": "Read, check, pack and unpack RFC 2557 MHTML files.",
-    "mirror": "Mirror series of other pdi resolvers: add, sync, audit (docs: how-to/mirrors).",
+    "mirror": "Mirror series of other pdi resolvers: add, sync, audit (pdi docs how-to/mirrors).",
     "parse": "Parse PDI (urn:pdi://… or pdi://…) and print its components, canonical form and warnings.",
     "registry": "The archive's registry: series and their resolvers, the authority first, then mirrors (add, remove, show).",
     "reindex": "Make the full-text index again from the stored octets (one transaction: a failure keeps the old index).",

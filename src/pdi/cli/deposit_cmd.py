@@ -251,7 +251,7 @@ def add_cmd(
     --serial: the next serial), so the reader's thread page finds it. An
     mbox (.mbox, or --format mbox) is cut into its messages as Python's
     mailbox module cuts it, and each is deposited as a document of its
-    own, format rfc822, named so, all or none (docs/email.md).
+    own, format rfc822, named so, all or none (pdi docs email).
     """
     if len(files) > 1 and foreign_id is not None:
         raise click.UsageError(f"--id names one document, and {len(files)} files were given: give one FILE with"

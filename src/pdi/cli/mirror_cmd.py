@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 @click.group("mirror")
 def mirror_group() -> None:
-    """Mirror series of other pdi resolvers: add, sync, audit (docs: how-to/mirrors)."""
+    """Mirror series of other pdi resolvers: add, sync, audit (pdi docs how-to/mirrors)."""
 
 
 @mirror_group.command("add")

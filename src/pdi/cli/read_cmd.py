@@ -67,7 +67,7 @@ def get_cmd(
     #nameddest=x the whole PDF; on an e-mail, #char=a,b and #line=a,b give
     its body's text and #part=N (cid:ID, a file name) a part's octets, that
     of a message of more than 32 MiB written as it is decoded, never held
-    (docs/email.md). --info says which range, region, samples
+    (pdi docs email). --info says which range, region, samples
     or page a fragment selects, and a PDF's text layer (or that it has
     none: cite a scan by page and region), and of SGML whether its DTD was
     found and how many errors the parser reported. A fragment a browser writes

@@ -96,7 +96,7 @@ DEFAULT_CACHE_MIB = 32
               help="A streaming replica of the PostgreSQL archive (a postgresql:// URL): resolution, listings, search"
                    " and every other read go there, deposits and every other write to --archive (the primary). A"
                    " process reads back at once what it wrote, and a name the replica does not have yet is asked of"
-                   " the primary (docs: how-to/postgresql).")
+                   " the primary (pdi docs how-to/postgresql).")
 @click.option("--tsa", metavar="URL",
               help="An RFC 3161 time-stamping authority: /api/manifest.tsr then answers a timestamp of the manifest"
                    " page /api/manifest answers to the same query (asked once a page, then kept).")
@@ -132,7 +132,7 @@ DEFAULT_CACHE_MIB = 32
               help="A reverse proxy (127.0.0.1, ::1, 10.0.0.0/8) whose X-Forwarded-Proto, -Host, -Port and -For "
               "fields say the scheme, host and client of the request it forwards: the URLs pdi makes name them, and "
               "a cookie set over https is Secure. Repeatable; default: none, and from anyone else these fields "
-              "are ignored (docs: reference/deploy).")
+              "are ignored (pdi docs reference/deploy).")
 @archive_option
 def serve_cmd(
     host: str, port: int, base_url: str | None, workers: int | None, cache_mib: int, evaluations: int,
@@ -174,9 +174,10 @@ def serve_cmd(
     reachable), Prometheus metrics of all workers at /metrics
     (--metrics-token), JSON logs (--log-format json), an access log
     (--access-log), the replay origin's requests counted and logged too;
-    SIGHUP reopens the access log and --log-file (docs: how-to/operate).
+    SIGHUP reopens the access log and --log-file (pdi docs how-to/operate).
     Behind a reverse proxy that ends TLS, name it with --trusted-proxy
-    (docs: reference/deploy, and docs/deploy/nginx.conf).
+    (pdi docs reference/deploy; the nginx site: pdi docs deploy/nginx.conf;
+    all the deployment files: pdi docs deploy --to DIR).
     """
     from collections.abc import Callable
 

@@ -1,0 +1,154 @@
+"""`pdi docs [PAGE] [--to DIR]`: the manual's pages and the deployment files, from the pdi that runs.
+
+A ``--help`` text that sends its reader to the manual names the page as ``pdi docs PAGE`` (``pdi docs
+how-to/operate``, ``pdi docs deploy/nginx.conf``): an operator who installed pdi's wheel with pipx has no
+checkout, so the page must come from pdi itself. The wheel carries the manual's text as ``pdi/data/docs/``:
+``setup.py`` copies it there from the checkout's ``docs/`` at build time (the one source stays ``docs/``, which
+the sdist holds whole), by the patterns of :data:`MANUAL_FILES`, which ``setup.py`` repeats. Run from a checkout
+(``src/`` on the path, or an editable install), pdi reads ``docs/`` itself by the same patterns;
+``tests/test_package.py`` checks that the wheel holds exactly those files, octet for octet.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from fnmatch import fnmatchcase
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+import click
+
+from pdi.errors import ImmutabilityError, NotFoundError, StoreError
+
+#: The manual's files pdi carries, relative to ``docs/``, each pattern matched part by part (``*`` never crosses a
+#: ``/``): the pages, the deployment examples and the texts of the specifications; not the site's own files
+#: (screenshots, stylesheet, build hooks). setup.py's ``MANUAL_FILES`` is the same tuple.
+MANUAL_FILES = ("*.md", "*/*.md", "deploy/*", "specs/*.txt")
+#: Where the wheel keeps them, inside the package.
+PACKAGED = "data/docs"
+#: What a file that starts so is written as (``--to``): a script, executable by all; anything else readable by all.
+SCRIPT_MAGIC = b"#!"
+
+
+def selected(relative: str) -> bool:
+    """Whether the manual's file at ``relative`` (``how-to/operate.md``) is one pdi carries (:data:`MANUAL_FILES`)."""
+    parts = relative.split("/")
+    return any(len(pattern.split("/")) == len(parts)
+               and all(fnmatchcase(part, want) for part, want in zip(parts, pattern.split("/"), strict=True))
+               for pattern in MANUAL_FILES)
+
+
+def _walk(root: Traversable, prefix: str = "") -> Iterator[tuple[str, Traversable]]:
+    for entry in root.iterdir():
+        if entry.is_dir():
+            yield from _walk(entry, f"{prefix}{entry.name}/")
+        elif entry.is_file():
+            yield f"{prefix}{entry.name}", entry
+
+
+def manual() -> dict[str, Traversable]:
+    """The manual's files, by their path under ``docs/`` (sorted): the wheel's copy, else a checkout's ``docs/``."""
+    from importlib.resources import files
+
+    root: Traversable = files("pdi").joinpath(PACKAGED)
+    if not root.is_dir():
+        checkout = Path(__file__).resolve().parents[3] / "docs"  # src/pdi/cli/docs_cmd.py -> the checkout's docs/
+        if not (checkout / "index.md").is_file():
+            raise NotFoundError("this pdi holds no manual (pdi/data/docs is missing from its package, and it runs"
+                                " from no checkout): install a wheel built by python -m build")
+        root = checkout
+    return dict(sorted((name, entry) for name, entry in _walk(root) if selected(name)))
+
+
+def title(octets: bytes) -> str:
+    """A file's title: a page's first heading, else its first comment line (past a script's ``#!`` line)."""
+    for line in octets.decode("utf-8", "replace").splitlines()[:3]:
+        if line.startswith("# "):
+            return line[2:].strip()
+    return ""
+
+
+def find(pages: dict[str, Traversable], asked: str) -> tuple[str, list[str], bool]:
+    """The folder ``asked`` names and the files in it, or the folder of the one file it names (``.md`` may be left
+    off) and that file, and whether it named a file; a leading ``docs/`` (as the manual names its files) is allowed. Only the manual's own paths
+    are looked up, so no ``..`` or absolute path can reach past it."""
+    wanted = asked.removeprefix("docs/").rstrip("/")
+    for name in (wanted, f"{wanted}.md"):
+        if name in pages:
+            return name.rpartition("/")[0], [name], True
+    inside = [name for name in pages if wanted and name.startswith(f"{wanted}/")]
+    if inside:
+        return wanted, inside, False
+    from pdi._wording import printable
+
+    raise NotFoundError(f"the manual has no page or folder {printable(asked)!r}: pdi docs lists them")
+
+
+def write_into(dest: Path, files: dict[str, bytes]) -> list[Path]:
+    """Write ``files`` (path under ``dest`` -> octets) into ``dest``, made if need be: every one or none, and never
+    over anything there (a file made there meanwhile too: each is linked into place, not renamed over it)."""
+    there = [name for name in files if os.path.lexists(dest / name)]
+    if there:
+        shown = ", ".join(str(dest / name) for name in there[:3]) + (" …" if len(there) > 3 else "")
+        raise ImmutabilityError(f"pdi docs --to never overwrites: {shown} exists (nothing was written)")
+    made: list[Path] = []
+    try:
+        for name, octets in files.items():
+            target = dest / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            partial = target.with_name(f".{target.name}.pdi-partial")
+            try:
+                partial.write_bytes(octets)
+                partial.chmod(0o755 if octets.startswith(SCRIPT_MAGIC) else 0o644)
+                os.link(partial, target)
+            finally:
+                partial.unlink(missing_ok=True)
+            made.append(target)
+    except OSError as exc:
+        for target in made:
+            target.unlink(missing_ok=True)
+        where = f" {exc.filename}" if exc.filename else ""
+        raise StoreError(f"cannot write into {dest}:{where} {exc.strerror or exc} (nothing was kept)") from exc
+    return made
+
+
+@click.command("docs")
+@click.argument("page", metavar="[PAGE]", required=False)
+@click.option("--to", "to", metavar="DIR", type=click.Path(file_okay=False, path_type=Path),
+              help="Write PAGE (a folder's files; with no PAGE, the whole manual) into DIR, made if need be,"
+                   " instead of printing it; never over a file there.")
+def docs_cmd(page: str | None, to: Path | None) -> None:
+    """The manual's pages and the deployment files (nginx, systemd units), from the installed package.
+
+    With no PAGE, lists every page and file, a line each: its path, a tab,
+    its title. PAGE, as a help text names it (pdi docs how-to/operate,
+    pdi docs deploy/nginx.conf; .md may be left off), is written to
+    standard output octet for octet; a folder (deploy) lists its files.
+    With --to DIR, PAGE is written into DIR instead (a folder's files
+    under their own names; a script, such as deploy/pdi-admin, executable),
+    and the path of each file written is printed. A file there already is
+    never overwritten: exit 5, and nothing is written. A page the manual
+    lacks: exit 4. The same pages are in the docs folder of pdi's source
+    and sdist, from which mkdocs builds the manual's site.
+    """
+    from pdi.cli.commands import one_line
+
+    pages = manual()
+    folder, names, one_file = ("", list(pages), False) if page is None else find(pages, page)
+    if to is not None:
+        cut = len(folder) + 1 if folder else 0
+        for path in write_into(to, {name[cut:]: pages[name].read_bytes() for name in names}):
+            click.echo(one_line(str(path)))
+    elif one_file:
+        sys.stdout.buffer.write(pages[names[0]].read_bytes())
+        sys.stdout.buffer.flush()
+    else:
+        for name in names:
+            click.echo(f"{name}\t{one_line(title(pages[name].read_bytes()))}")
+
+
+def register(cli: click.Group) -> None:
+    """Add ``docs`` to the top-level ``pdi`` group."""
+    cli.add_command(docs_cmd)
