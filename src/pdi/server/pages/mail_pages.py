@@ -87,6 +87,18 @@ def shown_field(text: object) -> str:
     return f"<bdi>{''.join(pieces)}{esc(value[at:])}</bdi>"
 
 
+#: An address's ``@`` and the domain after it, dot-separated labels (RFC 5322 §3.4.1's dot-atom form of a domain).
+_DOMAIN = re.compile(r"@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)")
+
+
+def shown_addresses(text: object) -> str:
+    """A From, To or Cc field as :func:`shown_field` shows it, with a line-break opportunity (``<wbr>``) after each
+    address's ``@`` and before each dot of its domain, so that a narrow column wraps ``<cravindogs@`` above
+    ``cravindogs.com>``, never inside a label (``cravindogs.c`` above ``om>``); the field's characters are
+    unchanged."""
+    return _DOMAIN.sub(lambda found: "@<wbr>" + found.group(1).replace(".", "<wbr>."), shown_field(text))
+
+
 def _view(name: str) -> str:
     return "/view?pdi=" + quote(name, safe="")
 
@@ -113,7 +125,8 @@ def message_section(
     for label, key in (("From", "From"), ("To", "To"), ("Cc", "Cc"), ("Date", "Date"), ("Subject", "Subject")):
         value = mail.header(key)
         if value is not None:
-            rows.append(f"<dt>{label}</dt><dd>{shown_field(value)}</dd>")
+            field = shown_addresses(value) if key in ("From", "To", "Cc") else shown_field(value)
+            rows.append(f"<dt>{label}</dt><dd>{field}</dd>")
     if mail.message_id:
         rows.append(f"<dt>Message-ID</dt><dd><code>{shown_field(mail.message_id)}</code></dd>")
     if mail.in_reply_to:
