@@ -1,7 +1,9 @@
 """More rough edges of the reader's web app seen in its screenshots, each measured in Chromium (the first ones:
 ``test_server_app_edges.py``).
 
-- an e-mail's To address broke inside a label on a phone (``<cravindogs@cravindogs.c`` above ``om>`` at 390 px).
+- an e-mail's To address broke inside a label on a phone (``<cravindogs@cravindogs.c`` above ``om>`` at 390 px);
+- a heading broke a name's fragment at a comma on a phone though a line held it whole (``#rect=(10,5),`` above
+  ``(30,25)`` at 390 px).
 
 Screenshots: ``app-edges-parts-….png``.
 """
@@ -78,3 +80,74 @@ def test_an_address_fields_breaks_leave_its_characters_as_shown(value: str) -> N
     for at in re.finditer("<wbr>", made):
         before, after = made[:at.start()], made[at.end():]
         assert before.endswith("@") or (after.startswith(".") and "@" in before), made
+
+
+# --- a fragment in a heading -------------------------------------------------------------------------------------
+
+#: The heading's name (``h1 code``): its text, what a selection of it copies, its fragment (from the ``#``), whether
+#: the fragment is cut by a line break though it would fit on a line of the heading, and its parts (cut after a
+#: ``,``, ``;`` or ``&`` outside parentheses: ``#rect=(8,6),`` ``(40,30),`` ``1500``) a line break cuts in two; and
+#: how far the page scrolls sideways.
+FRAGMENT = """(() => { const cut = CUT, code = document.querySelector('main h1 code'), text = code.textContent;
+  getSelection().selectAllChildren(code); const copied = getSelection().toString(); getSelection().removeAllRanges();
+  const hash = text.indexOf('#'), parts = []; let depth = 0, from = hash;
+  for (let i = hash; i < text.length; i++) {
+    const ch = text[i]; depth += ch === '(' ? 1 : ch === ')' ? -1 : 0;
+    if (depth === 0 && ',;&'.includes(ch)) { parts.push([from, i + 1]); from = i + 1; }
+  }
+  parts.push([from, text.length]);
+  const r = document.createRange(), nodes = [], walk = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+  r.selectNodeContents(code);
+  const boxes = [...r.getClientRects()].filter((b) => b.width > 0);
+  const line = code.closest('h1').clientWidth, whole = cut(code, [[hash, text.length]]).length > 0;
+  const range = document.createRange(); let seen = 0, wide = 0;
+  for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+    const at = Math.max(hash - seen, 0);
+    if (at < node.data.length) { range.setStart(node, at); range.setEnd(node, node.data.length);
+      wide += [...range.getClientRects()].reduce((sum, b) => sum + b.width, 0); }
+    seen += node.data.length;
+  }
+  return [text, copied, text.slice(hash), whole && wide <= line,
+          cut(code, parts).map(([f, t]) => text.slice(f, t)),
+          document.documentElement.scrollWidth - document.documentElement.clientWidth]; })()"""
+
+
+@pytest.mark.parametrize("width", [1100, 390, 375, 320])
+@pytest.mark.parametrize(("page", "fragment"), [
+    ("image", "#rect=(10,5),(30,25)"), ("video-region", "#rect=(8,6),(40,30),1500"), ("text", "#char=7,12"),
+    ("pdf", "#char=0,10"), ("sgml-elt", "#elt=3,3"),
+])
+def test_a_headings_fragment_breaks_only_between_its_parts(
+    served: Served, media: tuple[str, dict[str, str]], page: str, fragment: str, width: int
+) -> None:
+    with devtools() as pipe:
+        session = _sized(pipe, page_url(served, media, page), width, 844)
+        text, copied, shown, cut_though_it_fits, cut, sideways = _js(pipe, session, FRAGMENT.replace("CUT", CUT))
+        _js(pipe, session, "scrollTo(0, 0); new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+        _shoot(pipe, session, f"app-edges-parts-fragment-{page}-{width}.png")
+    assert shown == fragment, shown
+    assert copied == text, (copied, text)  # a selection of the heading copies the name, nothing added
+    assert not cut_though_it_fits, text  # never "#rect=(10,5)," above "(30,25)" where the line holds it whole
+    assert cut == [], cut  # where it does not fit: "#rect=(8,6)," above "(40,30),1500", never "(40," above "30)"
+    assert sideways <= 0, sideways
+
+
+@given(st.text(st.characters(codec="utf-8", exclude_categories=("Cc",), exclude_characters="#"), max_size=60))
+@example("rect=(10,5),(30,25)")
+@example("t=1,2&xywh=1,2,3,4;length=9<&amp;>")
+def test_a_names_fragment_reads_back_whole_in_its_own_span(fragment: str) -> None:
+    import html5lib
+
+    from pdi.server.pages.layout import LONG_PIECE, breakable
+
+    name = f"urn:pdi://s.example.us/2026/11/29/1.text.1#{fragment}"
+    made = breakable(name)
+    code = html5lib.parse(f"<h1><code>{made}</code></h1>", namespaceHTMLElements=False).find(".//code")
+    assert code is not None and "".join(code.itertext()) == name  # every character as it was, entities whole
+    spans = code.findall("span")
+    assert [s.get("class") for s in spans] == ["fragment anywhere" if len(fragment) + 1 > LONG_PIECE else "fragment"]
+    assert "".join(spans[0].itertext()) == "#" + fragment
+    # inside it, a break only before a ; and after a &
+    inner = made[made.index('<span class="fragment'):]
+    for at in re.finditer("<wbr>", inner):
+        assert inner[at.end():].startswith(";") or inner[:at.start()].endswith("&amp;"), inner

@@ -142,7 +142,8 @@ def test_a_name_in_a_heading_breaks_between_its_parts_and_reads_back_whole() -> 
     # a break after each / (the scheme's // once) and before each # and ;, and before each . but those of its last
     # part, its unique id, format and version (o'brien&x<y>.text.1), which stands whole
     assert made.count("<wbr>") == name.count(".") - 2 + name.count("#") + name.count(";") + name.count("/") - 1
-    assert "o&#x27;brien&amp;x&lt;y&gt;.text.1<wbr>#line=5,6<wbr>;length=9" in made
+    # the fragment in an inline block of its own: whole on a line that holds it, else cut only before its ;
+    assert made.endswith('o&#x27;brien&amp;x&lt;y&gt;.text.1<wbr><span class="fragment">#line=5,6<wbr>;length=9</span>')
     assert made.startswith("urn:pdi://<wbr>s")  # the scheme's // kept together
 
 
@@ -160,12 +161,18 @@ def test_a_names_last_part_has_no_break_and_the_name_reads_back_whole(
 
     name = "urn:pdi://" + "/".join(path) + "/" + last + fragment
     made = breakable(name)
+    # the fragment (from the #) alone in its span, an inline block; the name before it in pieces between <wbr>s
+    before, _, held = made.partition('<span class="fragment')
     long = re.compile(r'<span class="anywhere">([^<]*)</span>')
-    assert all(len(html.unescape(p)) > LONG_PIECE for p in long.findall(made))
-    pieces = [html.unescape(long.sub(r"\1", p)) for p in made.split("<wbr>")]
-    assert "".join(pieces) == name  # every character as it was
+    assert all(len(html.unescape(p)) > LONG_PIECE for p in long.findall(before))
+    pieces = [html.unescape(long.sub(r"\1", p)) for p in before.split("<wbr>") if p]
+    assert "".join(pieces) == name.removesuffix(fragment)  # every character as it was
     # a piece short enough stays whole, a longer one breaks anywhere in its span
     assert all((len(p) > LONG_PIECE) == ('<span class="anywhere">' in m) for p, m in
-               zip(pieces, made.split("<wbr>"), strict=True))
+               zip(pieces, [m for m in before.split("<wbr>") if m], strict=True))
     # the last part (after the last /, before the #) is never cut: one piece holds it whole
     assert last in pieces, pieces
+    if fragment:  # whole but for a break before its ;
+        assert held == f'">{fragment.replace(";", "<wbr>;")}</span>', held
+    else:
+        assert held == "", held

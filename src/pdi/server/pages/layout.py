@@ -93,7 +93,9 @@ td ul{margin:0;padding-left:1.1rem} td.number{text-align:right} td time{white-sp
 table.catalogue th{background:#eef1f5;font-weight:600} table.catalogue tbody tr:nth-child(even){background:#fafbfc}
 table.catalogue td.number,table.catalogue th.number{text-align:right;font-variant-numeric:tabular-nums}
 table.catalogue caption{text-align:left;font-weight:600;padding:0.3rem 0}
-code.name{font-size:0.8rem;color:#555;overflow-wrap:break-word} .anywhere{overflow-wrap:anywhere} td small.binary{display:block;color:#555;font-size:0.8rem}
+code.name{font-size:0.8rem;color:#555;overflow-wrap:break-word} .anywhere{overflow-wrap:anywhere}
+/* a name's fragment whole on a line where the line holds it, broken between its parts where not (breakable) */
+.fragment{display:inline-block;max-width:100%} a .fragment{text-decoration:underline} td small.binary{display:block;color:#555;font-size:0.8rem}
 .figure{position:relative;display:inline-block} .figure img{display:block;max-width:100%}
 .box{position:absolute;outline:3px solid #e00;box-shadow:0 0 0 9999px rgba(0,0,0,.25)}
 p.version-banner{background:#fff4d6;border:1px solid #d9a400;border-radius:4px;padding:0.5rem 0.8rem}
@@ -242,25 +244,35 @@ def breakable(name: PDI | str) -> str:
     a part longer than :data:`LONG_PIECE` characters breaks anywhere (``overflow-wrap:anywhere``, its ``span``'s
     class ``anywhere``), so that a table's column holding it is not made as wide as it. A PDI's last part, its unique id
     with its format and version (``7.text.1``, after the last ``/`` and before any ``#``), stands whole: a ``.`` or
-    ``;`` there is no break (a heading read ``…/22/versions`` above ``.text.1``)."""
+    ``;`` there is no break (a heading read ``…/22/versions`` above ``.text.1``). Its fragment stands whole on a line
+    of its own where the line holds it (a ``span`` of class ``fragment``, an inline block: never ``#rect=(10,5),``
+    above ``(30,25)``); one longer than the line breaks between its parts, before a ``;`` or after a ``&`` or the
+    ``,`` after a coordinate pair, never inside a pair (``(40,`` above ``30)``)."""
     text = str(name)
-    whole_from = whole_to = len(text)
+    whole_from = whole_to = fragment = len(text)
     if text[:8].lower() == "urn:pdi:" or text[:4].lower() == "pdi:":
-        whole_to = text.find("#") if "#" in text else len(text)
+        fragment = whole_to = text.find("#") if "#" in text else len(text)
         whole_from = text.rfind("/", 0, whole_to) + 1
     pieces: list[str] = []
     start = 0
-    for i, ch in enumerate(text):  # break before . # ; and after / (but not inside urn:pdi://)
+    for i, ch in enumerate(text[:fragment]):  # break before . # ; and after / (but not inside urn:pdi://)
         at = (i if ch in ".#;" and not (ch != "#" and whole_from <= i < whole_to)
               else i + 1 if ch == "/" and text[i + 1:i + 2] != "/" and i > 0 else None)
         if at is not None and at > start:
             pieces.append(text[start:at])
             start = at
-    pieces.append(text[start:])
+    pieces.append(text[start:fragment])
     # each piece escaped whole (no entity cut apart); one too long for a narrow column (a URL's 3,000 u's) breaks
     # anywhere in its span, and counts for nothing of the column's least width, where a short one stays whole
-    return "<wbr>".join(f'<span class="anywhere">{esc(piece)}</span>' if len(piece) > LONG_PIECE else esc(piece)
-                        for piece in pieces)
+    made = "<wbr>".join(f'<span class="anywhere">{esc(piece)}</span>' if len(piece) > LONG_PIECE else esc(piece)
+                        for piece in pieces if piece)
+    if fragment == len(text):
+        return made
+    # the fragment's own breaks: before a ; (RFC 5147's ;length=), after a & (Media Fragments' t=…&xywh=…); the
+    # browser's own after the , that ends a pair, "(10,5),|(30,25)", and none inside a pair
+    parts = "&amp;<wbr>".join("<wbr>;".join(esc(p) for p in part.split(";")) for part in text[fragment:].split("&"))
+    long = " anywhere" if len(text) - fragment > LONG_PIECE else ""
+    return f'{made}{"<wbr>" if made else ""}<span class="fragment{long}">{parts}</span>'
 
 
 def size_cell(count: int) -> str:
