@@ -3,7 +3,8 @@
 
 - an e-mail's To address broke inside a label on a phone (``<cravindogs@cravindogs.c`` above ``om>`` at 390 px);
 - a heading broke a name's fragment at a comma on a phone though a line held it whole (``#rect=(10,5),`` above
-  ``(30,25)`` at 390 px).
+  ``(30,25)`` at 390 px);
+- a citation's name ``A@0=B`` kept B's last part whole, not A's (``…/29/1`` above ``.text.1@0=urn:pdi://…``).
 
 Screenshots: ``app-edges-parts-….png``.
 """
@@ -151,3 +152,41 @@ def test_a_names_fragment_reads_back_whole_in_its_own_span(fragment: str) -> Non
     inner = made[made.index('<span class="fragment'):]
     for at in re.finditer("<wbr>", inner):
         assert inner[at.end():].startswith(";") or inner[:at.start()].endswith("&amp;"), inner
+
+
+# --- a citation's name: A@origin=B ---------------------------------------------------------------------------------
+
+#: The heading's name, a citation ``A@origin=B`` (specs/PDI-GRAMMAR.md, citation-specifier): its text, the last
+#: parts of A and of B (each's id, format and version: after its last ``/``, before the ``@`` or the ``#``) a line
+#: break cuts in two, and whether a line break falls just before the ``@`` or inside ``@0=``; and how far the page
+#: scrolls sideways.
+CITATION = """(() => { const cut = CUT, code = document.querySelector('main h1 code'), text = code.textContent;
+  const at = text.indexOf('@'), equals = text.indexOf('=', at), hash = text.indexOf('#', equals);
+  const end = hash < 0 ? text.length : hash;
+  const spans = [[text.lastIndexOf('/', at) + 1, at], [text.lastIndexOf('/', end) + 1, end]];
+  return [text, cut(code, spans).map(([f, t]) => text.slice(f, t)), cut(code, [[at, equals + 1]]).length > 0,
+          document.documentElement.scrollWidth - document.documentElement.clientWidth]; })()"""
+
+
+@pytest.mark.parametrize("width", [1100, 390, 375, 360, 320])
+def test_a_citations_name_keeps_the_last_part_of_both_its_names_whole(
+    served: Served, media: tuple[str, dict[str, str]], width: int
+) -> None:
+    with devtools() as pipe:
+        session = _sized(pipe, page_url(served, media, "citation"), width, 844)
+        text, cut, specifier_cut, sideways = _js(pipe, session, CITATION.replace("CUT", CUT))
+        _js(pipe, session, "scrollTo(0, 0); new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+        _shoot(pipe, session, f"app-edges-parts-citation-{width}.png")
+    assert text == f"{served.text}@0={served.text}#char=0,5", text
+    assert cut == [], cut  # never "…/29/1" above ".text.1@0=…"
+    assert not specifier_cut, text  # "@0=" whole
+    assert sideways <= 0, sideways
+
+
+def test_a_citations_name_breaks_before_its_at_and_keeps_both_last_parts_whole() -> None:
+    from pdi.server.pages.layout import breakable
+
+    made = breakable("urn:pdi://s.example.us/2026/11/29/1.text.1@0=pdi://t.example.us/2026/11/28/2.html.3#char=0,5")
+    assert made == ("urn:pdi://<wbr>s<wbr>.example<wbr>.us/<wbr>2026/<wbr>11/<wbr>29/<wbr>1.text.1"
+                    "<wbr>@0=pdi://<wbr>t<wbr>.example<wbr>.us/<wbr>2026/<wbr>11/<wbr>28/<wbr>2.html.3"
+                    '<wbr><span class="fragment">#char=0,5</span>')

@@ -238,25 +238,36 @@ def capture_title(url: str, stamp: str | None, *, clamped: bool = False) -> str:
 LONG_PIECE = 40
 
 
+#: A citation's ``@origin=`` before the name it quotes (PDI-GRAMMAR's citation-specifier; ``@`` is reserved, so a
+#: unique id holds it %-escaped, and the first ``@`` of a name is its citation's).
+_CITED = re.compile(r"@[^/@=#]*=(?:urn:)?pdi:", re.IGNORECASE)
+
+
 def breakable(name: PDI | str) -> str:
     """A long name escaped, with a line-break opportunity (``<wbr>``) after each ``/`` and before each ``.``, ``#``
     and ``;``, so that a heading wraps it between its parts (``…/7.text.1`` | ``#line=5,6``), not inside one;
     a part longer than :data:`LONG_PIECE` characters breaks anywhere (``overflow-wrap:anywhere``, its ``span``'s
     class ``anywhere``), so that a table's column holding it is not made as wide as it. A PDI's last part, its unique id
     with its format and version (``7.text.1``, after the last ``/`` and before any ``#``), stands whole: a ``.`` or
-    ``;`` there is no break (a heading read ``…/22/versions`` above ``.text.1``). Its fragment stands whole on a line
+    ``;`` there is no break (a heading read ``…/22/versions`` above ``.text.1``); so does each name's in a citation
+    ``A@0=B`` (PDI-GRAMMAR's citation-specifier), which breaks before its ``@``. Its fragment stands whole on a line
     of its own where the line holds it (a ``span`` of class ``fragment``, an inline block: never ``#rect=(10,5),``
     above ``(30,25)``); one longer than the line breaks between its parts, before a ``;`` or after a ``&`` or the
     ``,`` after a coordinate pair, never inside a pair (``(40,`` above ``30)``)."""
     text = str(name)
-    whole_from = whole_to = fragment = len(text)
+    fragment = cited = len(text)
+    whole: list[range] = []  # the last parts, kept whole: A's and B's in a citation A@origin=B, else the name's
     if text[:8].lower() == "urn:pdi:" or text[:4].lower() == "pdi:":
-        fragment = whole_to = text.find("#") if "#" in text else len(text)
-        whole_from = text.rfind("/", 0, whole_to) + 1
+        fragment = text.find("#") if "#" in text else len(text)
+        found = _CITED.search(text, 0, fragment)  # A@origin=B: the @ of a citation-specifier
+        if found is not None:
+            cited = found.start()
+            whole.append(range(text.rfind("/", 0, cited) + 1, cited))
+        whole.append(range(text.rfind("/", 0, fragment) + 1, fragment))
     pieces: list[str] = []
     start = 0
-    for i, ch in enumerate(text[:fragment]):  # break before . # ; and after / (but not inside urn:pdi://)
-        at = (i if ch in ".#;" and not (ch != "#" and whole_from <= i < whole_to)
+    for i, ch in enumerate(text[:fragment]):  # break before . # ; @ and after / (but not inside urn:pdi://)
+        at = (i if (ch in ".#;" and not any(i in part for part in whole)) or i == cited
               else i + 1 if ch == "/" and text[i + 1:i + 2] != "/" and i > 0 else None)
         if at is not None and at > start:
             pieces.append(text[start:at])
