@@ -30,8 +30,10 @@ S = "library.example.us"
 ELSEWHERE = "elsewhere.example.us"
 #: The private series of :func:`sealed_archive`.
 SEALED = "court.example.us"
-#: Stored CRLF-canonical: "Hello, world.\r\n" is characters 0-14, "Second 𝄞 line.\r\n" 15-30.
-TEXT = "Hello, world.\nSecond 𝄞 line.\n<script>alert(1)</script>\n".encode()
+#: Stored CRLF-canonical: "Hello, world.\r\n" is characters 0-14, "Second 𝕚 line.\r\n" 15-30. Its 𝕚 (U+1D55A, a
+#: letter outside the BMP: one code point, two UTF-16 units, four UTF-8 octets) is one DejaVu Sans Mono draws, the
+#: monospace font the screenshots show it in, not a box: a G clef (U+1D11E) was a box, no installed font having it.
+TEXT = "Hello, world.\nSecond 𝕚 line.\n<script>alert(1)</script>\n".encode()
 
 
 @dataclass(frozen=True)

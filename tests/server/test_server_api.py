@@ -19,8 +19,8 @@ def api(served: Served, path: str, **params: str) -> httpx.Response:
 
 def test_resolve_says_what_a_fragment_selects(served: Served) -> None:
     text = api(served, "resolve", pdi=f"{served.text}#line=1,2").json()
-    # "Second 𝄞 line.\r\n" counted CRLF-canonical: 16 characters (CR and LF one each), 19
-    # octets (the clef is four); the text is kept as deposited, with LF, so in the stored
+    # "Second 𝕚 line.\r\n" counted CRLF-canonical: 16 characters (CR and LF one each), 19
+    # octets (the 𝕚 is four); the text is kept as deposited, with LF, so in the stored
     # octets the line is bytes 14 to 32 ("Hello, world.\n" is 14, the line with its LF 18)
     assert text["fragment"]["ranges"] == [{"start": 15, "end": 31, "byte_start": 14, "byte_end": 32}]
     assert text["bytes"] == 19

@@ -4,7 +4,8 @@
 - an e-mail's To address broke inside a label on a phone (``<cravindogs@cravindogs.c`` above ``om>`` at 390 px);
 - a heading broke a name's fragment at a comma on a phone though a line held it whole (``#rect=(10,5),`` above
   ``(30,25)`` at 390 px);
-- a citation's name ``A@0=B`` kept B's last part whole, not A's (``…/29/1`` above ``.text.1@0=urn:pdi://…``).
+- a citation's name ``A@0=B`` kept B's last part whole, not A's (``…/29/1`` above ``.text.1@0=urn:pdi://…``);
+- the text fixture of the screenshots showed a box (``Second □ line``): a G clef no installed font has.
 
 Screenshots: ``app-edges-parts-….png``.
 """
@@ -190,3 +191,33 @@ def test_a_citations_name_breaks_before_its_at_and_keeps_both_last_parts_whole()
     assert made == ("urn:pdi://<wbr>s<wbr>.example<wbr>.us/<wbr>2026/<wbr>11/<wbr>29/<wbr>1.text.1"
                     "<wbr>@0=pdi://<wbr>t<wbr>.example<wbr>.us/<wbr>2026/<wbr>11/<wbr>28/<wbr>2.html.3"
                     '<wbr><span class="fragment">#char=0,5</span>')
+
+
+# --- every character of the text fixture drawn --------------------------------------------------------------------
+
+#: The characters past ASCII of the text the page shows (``#text``), and those of them Chromium draws as a missing
+#: glyph (tofu): drawn in the text's own font on a canvas, the same pixels as U+10FFFD, a private-use character no
+#: font has; and whether that missing glyph is drawn at all (unlike a space) and unlike a letter the font has.
+TOFU = """(() => { const text = document.getElementById('text'), style = getComputedStyle(text);
+  const canvas = document.createElement('canvas'); canvas.width = 96; canvas.height = 64;
+  const c = canvas.getContext('2d', {willReadFrequently: true});
+  const drawn = (ch) => { c.clearRect(0, 0, 96, 64); c.font = `${style.fontSize} ${style.fontFamily}`;
+    c.fillText(ch, 16, 44); return Array.from(c.getImageData(0, 0, 96, 64).data).join(); };
+  const missing = drawn('\\u{10FFFD}'), chars = [...new Set(text.textContent)].filter((ch) => ch.codePointAt(0) > 127);
+  return [chars, chars.filter((ch) => drawn(ch) === missing), missing !== drawn(' ') && missing !== drawn('A')]; })()"""
+
+
+@pytest.mark.parametrize("page", ["text", "citation"])
+def test_every_character_of_the_text_fixture_has_a_glyph(
+    served: Served, media: tuple[str, dict[str, str]], page: str
+) -> None:
+    """The served text (``server_helpers.TEXT``), which the screenshots show, holds a character outside the BMP
+    (one code point, two UTF-16 units, four UTF-8 octets): one an installed font draws, not a box."""
+    with devtools() as pipe:
+        session = _sized(pipe, page_url(served, media, page), 1100, 700)
+        chars, tofu, telling = _js(pipe, session, TOFU)
+        _js(pipe, session, "document.getElementById('text').scrollIntoView()")
+        _shoot(pipe, session, f"app-edges-parts-glyphs-{page}.png")
+    assert telling  # the missing glyph is drawn, and unlike a glyph the font has: a comparison that can tell
+    assert chars and all(ord(ch) > 0xFFFF for ch in chars), chars
+    assert tofu == [], [f"U+{ord(ch):04X}" for ch in tofu]

@@ -29,14 +29,14 @@ def _rfc5147(served: Served, name: str, fragment: str) -> httpx.Response:
 
 
 def test_rfc5147_fragment_is_evaluated_on_the_n2r_entity_with_its_checks(served: Served) -> None:
-    # "Hello, world.\nSecond 𝄞 line.\n": RFC 5147 §2.1 counts the LF as one character, so 7,20 is "world.\nSecond"
+    # "Hello, world.\nSecond 𝕚 line.\n": RFC 5147 §2.1 counts the LF as one character, so 7,20 is "world.\nSecond"
     answer = _rfc5147(served, served.text, "char=7,20" + CHECKS)
     assert answer.status_code == 200
     got = answer.json()
     assert (got["text"], got["start"], got["end"], got["integrity"]) == ("world.\nSecond", 7, 20, "ok")
     assert [c["status"] for c in got["checks"]] == ["ok", "ok"]
     # line=1,2 is the second line, its line ending included (§2.2)
-    assert _rfc5147(served, served.text, "line=1,2").json()["text"] == "Second 𝄞 line.\n"
+    assert _rfc5147(served, served.text, "line=1,2").json()["text"] == "Second 𝕚 line.\n"
 
 
 def test_rfc5147_a_failed_check_is_a_problem_not_a_selection(served: Served) -> None:

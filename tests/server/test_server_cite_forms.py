@@ -23,7 +23,7 @@ from chromium_helpers import open_page
 from pdi.capture.browser import Pipe, devtools
 
 #: A text deposited with CR LF line ends: nine lines, one of them with a character outside the BMP.
-CRLF_LINES = [f"Line {i}: the quick brown fox jumps over the lazy dog {'𝄞' if i == 3 else ''}number {i}." for i in range(9)]
+CRLF_LINES = [f"Line {i}: the quick brown fox jumps over the lazy dog {'𝕚' if i == 3 else ''}number {i}." for i in range(9)]
 CRLF_TEXT = "".join(line + "\r\n" for line in CRLF_LINES)
 
 #: The other forms once each is checked: id -> [state, value, what it says when there is none].
@@ -64,7 +64,7 @@ def _panel(pipe: Pipe, session: str) -> list[Any]:
 
 def test_a_crlf_text_offers_one_name_and_its_other_forms_each_naming_the_same_passage(served: Served) -> None:
     name = str(served.archive.add(S, CRLF_TEXT.encode(), format="text"))
-    wanted_lf = "jumps over the lazy dog 𝄞number 3.\nLine 4"  # as the page shows it (LF)
+    wanted_lf = "jumps over the lazy dog 𝕚number 3.\nLine 4"  # as the page shows it (LF)
     wanted = wanted_lf.replace("\n", "\r\n")  # as deposited
     start = CRLF_TEXT.index(wanted)  # code points: str indexes count them, and CR and LF are each one
     end = start + len(wanted)
@@ -108,7 +108,7 @@ def test_a_crlf_text_offers_one_name_and_its_other_forms_each_naming_the_same_pa
 
 
 def test_each_form_of_a_text_selection_opens_on_the_same_passage(served: Served) -> None:
-    # "Hello, world.\nSecond 𝄞 line.\n…" (LF): "world" is PDI characters 7 to 12; its forms, opened in the viewer
+    # "Hello, world.\nSecond 𝕚 line.\n…" (LF): "world" is PDI characters 7 to 12; its forms, opened in the viewer
     # (the text fragment read as the char name it equals), mark the same word
     with devtools() as pipe:
         session = open_page(pipe, f"{served.url}/view?pdi={urllib.parse.quote(served.text, safe='')}")
@@ -230,7 +230,7 @@ def test_a_clip_of_a_video_offers_its_media_fragment(media: tuple[str, dict[str,
 
 
 def test_a_passage_is_selected_and_cited_with_the_keyboard_alone(served: Served) -> None:
-    # "Hello, world.\nSecond 𝄞 line.\n…": Tab into the text, seven steps right (past "Hello, "), five more with
+    # "Hello, world.\nSecond 𝕚 line.\n…": Tab into the text, seven steps right (past "Hello, "), five more with
     # Shift ("world"), Enter: the name is #char=7,12 (PDI characters of the CRLF-canonical text), said in the status
     with devtools() as pipe:
         session = _keyboard_tab(pipe, f"{served.url}/view?pdi={urllib.parse.quote(served.text, safe='')}")
@@ -262,7 +262,7 @@ def test_a_passage_is_selected_and_cited_with_the_keyboard_alone(served: Served)
     got = httpx.get(f"{served.url}/uri-res/N2R?{name.replace('#', '%23')}").content
     assert got == selected.replace("\n", "\r\n").encode(), name
     start, end = map(int, name.split("#char=")[1].split(","))
-    assert (start, end - start) == (7, len(selected.replace("\n", "\r\n")))  # 𝄞 is one code point, two UTF-16 units
+    assert (start, end - start) == (7, len(selected.replace("\n", "\r\n")))  # 𝕚 is one code point, two UTF-16 units
 
 
 def test_enter_with_no_selection_says_how_to_make_one(served: Served) -> None:

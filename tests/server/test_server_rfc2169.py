@@ -99,7 +99,7 @@ def test_n2l_redirects_to_the_resource_and_n2ls_lists_it(served: Served) -> None
     found = get(served, f"/uri-res/N2L?{served.text}%23line=1,2")
     assert found.status_code == 302
     assert found.headers["location"] == f"/uri-res/N2R?{served.text}%23line=1,2"  # relative: no Host trusted
-    assert httpx.get(served.url + found.headers["location"]).content == "Second 𝄞 line.\r\n".encode()
+    assert httpx.get(served.url + found.headers["location"]).content == "Second 𝕚 line.\r\n".encode()
     listed = get(served, f"/uri-res/N2Ls?{served.text}")
     assert listed.text == f"# {served.text}\r\n{served.url}/uri-res/N2R?{served.text}\r\n"
 

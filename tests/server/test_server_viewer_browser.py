@@ -82,12 +82,12 @@ def _select(pipe: Pipe, session: str, wanted: str) -> Any:
 
 def test_selecting_a_passage_gives_its_citable_name(served: Served) -> None:
     view = f"{served.url}/view?pdi={urllib.parse.quote(served.text + '#char=7,12', safe='')}"
-    # "Hello, world.\r\nSecond 𝄞 line.\r\n": the clef is one character (two UTF-16 units)
+    # "Hello, world.\r\nSecond 𝕚 line.\r\n": the 𝕚 is one character (two UTF-16 units)
     expected = {
         "world": "#char=7,12",  # inside the marked passage
         "world.\nSecond": "#char=7,21",  # across a line break: CR and LF, two characters
-        "Second 𝄞 line": "#char=15,28",
-        "line.": "#char=24,29",  # after the clef
+        "Second 𝕚 line": "#char=15,28",
+        "line.": "#char=24,29",  # after the 𝕚
     }
     with devtools() as pipe:
         session = open_page(pipe, view)
@@ -244,7 +244,7 @@ CHARS = """
 
 
 def test_a_mouse_drag_on_a_fresh_text_page_names_the_passage_copies_it_and_opens_it_marked(served: Served) -> None:
-    # "Hello, world.\nSecond 𝄞 line.\n…", stored with LF. Selected: "world.\nSecond" (from "w" to "d").
+    # "Hello, world.\nSecond 𝕚 line.\n…", stored with LF. Selected: "world.\nSecond" (from "w" to "d").
     # PDI char (CRLF-canonical, a line break two characters): "Hello, " is 7, "world." 6, CR LF 2, "Second" 6 -> 7,21.
     # RFC 5147 (a line ending one character) -> 7,20; its checks are over the whole stored entity.
     wanted = "world.\nSecond"

@@ -64,7 +64,7 @@ def _shown_at_once(pipe: Pipe, session: str, origin: str, name: str, shot: str, 
 
 
 def test_a_text_opened_at_a_passage_shows_its_name_and_its_other_forms(served: Served) -> None:
-    # "Hello, world.\nSecond 𝄞 line.\n…" stored with LF: "world" is characters 7 to 12 in both counts (no line end
+    # "Hello, world.\nSecond 𝕚 line.\n…" stored with LF: "world" is characters 7 to 12 in both counts (no line end
     # before it); RFC 5147's checks are of the whole entity, 55 code points
     name = served.text + "#char=7,12"
     checks = f";length=55,UTF-8;md5={hashlib.md5(TEXT).hexdigest()},UTF-8"
@@ -85,12 +85,12 @@ def test_a_text_opened_at_a_passage_shows_its_name_and_its_other_forms(served: S
 
 
 def test_a_text_opened_at_lines_shows_the_lines_name_and_the_other_forms_of_those_characters(served: Served) -> None:
-    # line=1,2 (RFC 5147 line positions) is the second line, its line end included: "Second 𝄞 line.\n", 15 code
+    # line=1,2 (RFC 5147 line positions) is the second line, its line end included: "Second 𝕚 line.\n", 15 code
     # points after the first line's 14 (its LF one character in RFC 5147)
     name = served.text + "#line=1,2"
     with devtools() as pipe:
         session = _open(pipe, _view(served.url, name))
-        assert _js(pipe, session, "document.getElementById('passage').textContent") == "Second 𝄞 line.\n"
+        assert _js(pipe, session, "document.getElementById('passage').textContent") == "Second 𝕚 line.\n"
         _shown_at_once(pipe, session, served.url, name, "opened-text-lines.png")
         forms = _forms(pipe, session)
     assert forms["name"] == ["verified", name, ""]
