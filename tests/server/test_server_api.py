@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import time
 from pathlib import Path
@@ -122,13 +123,14 @@ def test_the_viewer_marks_the_passage_and_escapes_the_text(served: Served) -> No
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text and "<script>alert" not in page.text
     assert f'data-pdi="{served.text}"' in page.text and "<dd><bdi>A letter</bdi></dd>" in page.text
     generic = httpx.get(f"{served.url}/view", params={"pdi": served.text.rsplit(".", 2)[0]})
-    assert served.text in generic.text and "1 version of this document" in generic.text
+    # a name is written to wrap between its parts (<wbr>, its fragment's span: pdi.server.pages.layout.breakable)
+    assert served.text in re.sub("<wbr>", "", generic.text) and "1 version of this document" in generic.text
     versions = httpx.get(f"{served.url}/view", params={"pdi": served.versioned}).text
     for number, when, tails in [(1, VERSION_TIMES[0], ("html.1", "text.1")), (2, VERSION_TIMES[1], ("text.2",))]:
         row = versions.split(f'<td class="number">{number}</td>', 1)[1].split("</tr>", 1)[0]
         day, clock = when.split(".")[0].split("T")  # machine-readable, and written as every other table writes it
         assert f'<time datetime="{when}"><span>{day}</span> <span>{clock} UTC</span></time>' in row
-        assert [name.split("</code>", 1)[0] for name in row.split('<code class="name">')[1:]] == [
+        assert [re.sub("<[^>]*>", "", name.split("</code>", 1)[0]) for name in row.split('<code class="name">')[1:]] == [
             f"{served.versioned}.{tail}" for tail in tails
         ]
     past = httpx.get(f"{served.url}/view", params={"pdi": f"{served.text}#char=100,200"}).text
