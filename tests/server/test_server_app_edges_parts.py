@@ -5,7 +5,8 @@
 - a heading broke a name's fragment at a comma on a phone though a line held it whole (``#rect=(10,5),`` above
   ``(30,25)`` at 390 px);
 - a citation's name ``A@0=B`` kept B's last part whole, not A's (``…/29/1`` above ``.text.1@0=urn:pdi://…``);
-- the text fixture of the screenshots showed a box (``Second □ line``): a G clef no installed font has.
+- the text fixture of the screenshots showed a box (``Second □ line``): a G clef no installed font has;
+- a PDF's region form put its y2 box on a line by itself on a phone.
 
 Screenshots: ``app-edges-parts-….png``.
 """
@@ -19,6 +20,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from server_helpers import Served
 from test_server_app_edges import _js, _shoot, _sized, page_url
+from test_server_pdf_viewer import _until
 
 from pdi.capture.browser import devtools
 
@@ -221,3 +223,33 @@ def test_every_character_of_the_text_fixture_has_a_glyph(
     assert telling  # the missing glyph is drawn, and unlike a glyph the font has: a comparison that can tell
     assert chars and all(ord(ch) > 0xFFFF for ch in chars), chars
     assert tofu == [], [f"U+{ord(ch):04X}" for ch in tofu]
+
+
+# --- a region's corners, two rows ---------------------------------------------------------------------------------
+
+#: The boxes of a region's corners (their labels' boxes: x1, y1, x2, y2, by the inputs' ids ``PREFIX…``): each's
+#: [left, top, right, bottom], rounded; the window's width; and how far the page scrolls sideways.
+CORNERS = """((prefix) => [['x1', 'y1', 'x2', 'y2'].map((axis) => {
+    const r = document.getElementById(prefix + axis).closest('label').getBoundingClientRect();
+    return [r.left, r.top, r.right, r.bottom].map(Math.round); }), innerWidth,
+  document.documentElement.scrollWidth - document.documentElement.clientWidth])"""
+
+
+@pytest.mark.parametrize("width", [1100, 390, 375, 320])
+@pytest.mark.parametrize(("page", "prefix"), [("pdf", "pdf-"), ("image", ""), ("video-region", "")])
+def test_a_regions_corners_stand_in_two_rows_x1_y1_over_x2_y2(
+    served: Served, media: tuple[str, dict[str, str]], page: str, prefix: str, width: int
+) -> None:
+    with devtools() as pipe:
+        session = _sized(pipe, page_url(served, media, page), width, 844)
+        if page == "pdf":  # once pdf.js has scrolled to the passage cited, and not after the shot
+            assert _until(pipe, session, "document.getElementById('passage')"), "pdf.js marked no passage"
+        _js(pipe, session, f"document.getElementById('{prefix}x1').closest('fieldset').scrollIntoView({{block: 'center'}})")
+        _js(pipe, session, "new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+        (x1, y1, x2, y2), window, sideways = _js(pipe, session, f"({CORNERS})('{prefix}')")
+        _shoot(pipe, session, f"app-edges-parts-corners-{page}-{width}.png")
+    assert x1[1] == y1[1] and x2[1] == y2[1], (x1, y1, x2, y2)  # x1 beside y1, x2 beside y2
+    assert x2[1] >= x1[3], (x1, x2)  # the second corner's row under the first's, never y2 on a line by itself
+    assert x1[0] == x2[0] and y1[0] == y2[0], (x1, y1, x2, y2)  # x over x, y over y
+    assert all(box[0] >= 0 and box[2] <= window for box in (x1, y1, x2, y2)), (x1, y1, x2, y2, window)
+    assert sideways <= 0, sideways

@@ -50,14 +50,15 @@ def _cited_box(region: Region | None) -> str:
 
 
 def _corners(region: Region | None, width: int, height: int) -> str:
-    """The boxes to type a region's corners in (pixels), holding the cited region's."""
+    """The boxes to type a region's corners in (pixels), holding the cited region's: two rows, the first corner's x1
+    and y1 over the second's x2 and y2 (``span.corners``, a grid: never y2 on a line by itself on a phone)."""
     given = {"x1": region.x1, "y1": region.y1, "x2": region.x2, "y2": region.y2} if region is not None else {}
-    return "".join(
+    return '<span class="corners">' + "".join(
         f'<label>{axis} <input type="number" id="{axis}" min="0" max="{limit}" step="1" inputmode="numeric"'
         + (f' value="{given[axis]}"' if axis in given else "")
         + "></label>"
         for axis, limit in (("x1", width), ("y1", height), ("x2", width), ("y2", height))
-    )
+    ) + "</span>"
 
 
 _WHY_REGION = (

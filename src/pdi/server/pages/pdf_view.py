@@ -89,11 +89,11 @@ def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None, cit
     region = fragment.region if fragment is not None and not fragment.past_end else None
     given = {"x1": region.x1, "y1": region.y1, "x2": region.x2, "y2": region.y2} if region is not None else {}
     page_value = f' value="{region.frame + 1}"' if region is not None else ' value="1"'
-    fields = "".join(
+    fields = '<span class="corners">' + "".join(
         f'<label>{axis} <input type="number" id="pdf-{axis}" min="0" step="1" inputmode="numeric"'
         + (f' value="{given[axis]}"' if axis in given else "") + "></label>"
         for axis in ("x1", "y1", "x2", "y2")
-    )
+    ) + "</span>"  # two rows, x1 y1 over x2 y2, as an image's (media_view._corners)
     max_page = f' max="{pages}"' if pages else ""
     coords = (
         '<fieldset class="coords needs-script"><legend>Region in points from the page\'s top-left corner (x2, y2 excluded)</legend>'

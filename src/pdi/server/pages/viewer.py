@@ -142,6 +142,8 @@ _STYLE = """
 .figure .box.selection{outline:2px dashed #0050c8;box-shadow:none;background:rgba(0,80,200,.12)}
 fieldset.coords{display:flex;flex-wrap:wrap;gap:0.3rem 1rem;border:1px solid #d5dbe3;margin:0.6rem 0}
 fieldset.coords input{width:5.5rem}
+/* a region's corners in two rows, x1 y1 over x2 y2, the x's and the y's in columns (never y2 alone on a line) */
+fieldset.coords .corners{display:grid;grid-template-columns:auto auto;gap:0.3rem 1rem;justify-content:start}
 .wave{position:relative;height:140px;border:1px solid #ccc;background:#fcfcfa;touch-action:none;cursor:crosshair;user-select:none}
 .wave canvas{width:100%;height:100%;display:block;color:#3d5a80}
 .wave .band{position:absolute;top:0;bottom:0;background:rgba(255,200,0,.35);outline:2px solid #c98a00}
