@@ -95,7 +95,9 @@ def _evaluate_large(scheme: str, positions: Sequence[object], data: Octets) -> F
     if scheme == "part":
         part = mail.find_part(part_name(positions))
         return part_result(part, part_octets(data, part))
-    return _in_body_text(scheme, positions, large_body_text(data, mail))
+    text = large_body_text(data, mail)
+    del mail  # its body's octets let go before the text is counted in (docs/email.md §5: memory)
+    return _in_body_text(scheme, positions, text)
 
 
 def large_body_text(data: Octets, mail: Mail | None = None) -> str:
@@ -121,6 +123,7 @@ def _in_body_text(scheme: str, positions: Sequence[object], text: str) -> Fragme
     from pdi.fragments.text import evaluate_pdi
 
     utf8 = text.encode("utf-8", "surrogatepass")
+    del text  # its UTF-8 alone counted in (a large body's text is tens of MiB: not held twice)
     result = evaluate_pdi(scheme, positions, utf8, charset="utf-8", media_type="text/plain")
     return dataclasses.replace(result, media_type="text/plain", charset="utf-8", scheme=scheme)
 

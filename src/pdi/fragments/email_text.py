@@ -181,9 +181,14 @@ def body_text(mail: Mail) -> str:
         codec = charsets.codec_for(label)
     except Exception:  # a charset pdi does not know: read as UTF-8
         codec = "utf-8"
-    payload = part.get_payload(decode=True)
+    from pdi.mail.large import body_octets
+
+    # a large message's body: its octets decoded as it was read (pdi.mail.large), not decoded again from a copy
+    payload: object = body_octets(part)
+    if payload is None:
+        payload = part.get_payload(decode=True)
     # each copy let go once the next is made: the octets, their text, its lines CRLF (a message's size each)
-    decoded = payload.decode(codec, "replace") if isinstance(payload, bytes) else ""
+    decoded = payload.decode(codec, "replace") if isinstance(payload, (bytes, bytearray)) else ""
     del payload
     text = to_crlf(decoded)
     del decoded

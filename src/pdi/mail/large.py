@@ -36,7 +36,9 @@ as it is read, a few chunks held), in memory bounded by a few windows of
   where its body starts and ends). The tree of entities (header fields
   only) answers ``get_body`` as the whole message's does, so the body's
   text is read from the same part; that part's body alone is read (at most
-  :data:`MAX_BODY_OCTETS`) and decoded as Python decodes it.
+  :data:`MAX_BODY_OCTETS`) and decoded as Python decodes it, a window at a
+  time (:func:`part_pieces`) into one buffer kept on its entity
+  (:func:`body_octets`), its text's one source.
 * **A part's octets** (:func:`part_pieces`) are decoded from its body a
   window at a time: base64 cut at a multiple of four characters of its
   alphabet, read as Python reads it (strictly if the whole is valid, else as
@@ -99,8 +101,8 @@ from pdi.mail.message import (
 )
 
 __all__ = [
-    "KEPT_OF_LINE", "MAX_BODY_OCTETS", "MAX_HEADER_BLOCK", "STREAMED_FROM", "WINDOW", "Octets",
-    "PartMap", "decoded_size", "part_map", "part_pieces", "part_range", "read_large",
+    "BODY_OCTETS", "KEPT_OF_LINE", "MAX_BODY_OCTETS", "MAX_HEADER_BLOCK", "STREAMED_FROM", "WINDOW", "Octets",
+    "PartMap", "body_octets", "decoded_size", "part_map", "part_pieces", "part_range", "read_large",
 ]
 
 #: Messages larger than this (octets) are read here, by their structure; smaller ones whole, by Python's parser.
@@ -359,15 +361,44 @@ def read_large(
     at = next((p for p in parts if p.entity is body), None)
     most = MAX_BODY_OCTETS if max_body is None else max_body
     if at is not None and at.span is not None and at.span[2] - at.span[1] <= most:
-        at.entity.set_payload(octets[at.span[1] : at.span[2]].decode("ascii", "surrogateescape"))
+        _read_body(octets, at, window)
     return mail
+
+
+def _read_body(octets: Octets, part: MailPart, window: int) -> None:
+    """The body's part read: its octets decoded a window at a time (:func:`part_pieces`, the octets Python's
+    ``get_payload(decode=True)`` gives) into one growing buffer, kept as :data:`BODY_OCTETS` of its entity, the
+    only copy its text is made from. Its octets as written, as the entity's payload, made Python's decoding copy
+    them three times (a check for surrogates, their octets, those decoded; base64 split into a list of lines), and
+    a body of 8-bit octets was held as twice its size. A part decoded only from its whole (:class:`UnsupportedError`
+    of :func:`part_pieces`) is left to Python: its octets as written, as its payload."""
+    assert part.span is not None
+    decoded = bytearray()
+    try:
+        for piece in part_pieces(octets, part, window):
+            decoded += piece
+    except UnsupportedError:
+        part.entity.set_payload(octets[part.span[1] : part.span[2]].decode("ascii", "surrogateescape"))
+        return
+    setattr(part.entity, BODY_OCTETS, decoded)
+
+
+#: The attribute of a body's entity (:func:`read_large`) holding its octets decoded (a :class:`bytearray`).
+BODY_OCTETS: Final = "pdi_body_octets"
+
+
+def body_octets(entity: Message) -> bytes | bytearray | None:
+    """The octets of the body's ``entity`` with its transfer encoding removed, as :func:`read_large` read them, or
+    ``None`` where it did not (a message read whole, a body too long, one Python decodes)."""
+    found = getattr(entity, BODY_OCTETS, None)
+    return found if isinstance(found, (bytes, bytearray)) else None
 
 
 def body_unread(mail: Mail) -> MailPart | None:
     """The body's part of a message :func:`read_large` read when its body was too long to be read, else ``None``."""
     body = mail.body_part()
     part = next((p for p in mail.parts if p.entity is body), None)
-    if part is None or part.span is None or body is None or body.get_payload() != "":
+    if part is None or part.span is None or body is None or body.get_payload() != "" or body_octets(body) is not None:
         return None
     return part if part.span[2] > part.span[1] else None
 

@@ -261,8 +261,13 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
             selected = resolved
     elif large_mail:  # read by its structure, by verified chunks, never whole (pdi.mail.large)
         whole = located
-        mail = archive.large_message(located)
+        # a part's name is found in the message read for its page; a passage first, its body's text let go before
+        # the message is read for its page (the two not held at once)
+        passage = parsed.fragment is not None and parsed.fragment.effective_scheme(record.format) != "part"
+        mail = None if passage else archive.large_message(located)
         selected = _selected_in_large_message(archive, located, parsed, mail, name)
+        if mail is None:
+            mail = archive.large_message(located)
     elif windowed:
         whole = located  # never read whole: a window of it is cut by fragment
         selected = archive.resolve(name) if parsed.fragment is not None else None
@@ -362,9 +367,10 @@ def _part_words(archive: Archive, selected: Resolved | None, mail: Mail | None) 
 
 
 def _selected_in_large_message(
-    archive: Archive, located: Resolved, parsed: PDI, mail: Mail, name: str
+    archive: Archive, located: Resolved, parsed: PDI, mail: Mail | None, name: str
 ) -> Resolved | None:
-    """What the fragment of ``parsed`` selects in a message read by its structure (``mail``): a part's number from
+    """What the fragment of ``parsed`` selects in a message read by its structure (``mail``, read if not given): a
+    part's number from
     its structure (its octets not decoded: the page marks it in the list and links to it), a passage of its body's
     text or a range of its octets as N2R answers them."""
     if parsed.fragment is None:
@@ -372,6 +378,7 @@ def _selected_in_large_message(
     if parsed.fragment.effective_scheme(located.record.format) == "part":
         from pdi.fragments.email import part_name, part_result
 
+        mail = archive.large_message(located) if mail is None else mail
         found = mail.find_part(part_name(parsed.fragment.positions))
         # named as the fragment resolved is (the whole's canonical name, this fragment)
         return dataclasses.replace(located, pdi=dataclasses.replace(located.pdi, fragment=parsed.fragment),
