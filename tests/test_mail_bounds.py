@@ -233,13 +233,18 @@ def _nested(kinds: list[str], before: list[int]) -> tuple[bytes, list[tuple[int,
        st.integers(1, 10))
 def test_property_entities_nested_past_the_limit_are_refused_naming_it_and_the_first_part_past_it(
         levels: list[tuple[str, int]], most: int) -> None:
+    """An enclosed message (``message``) is one part, never entered (docs/email.md §1): what nests in it is kept as
+    written whatever its depth, as a message read by its structure keeps it; multiparts nested past the limit
+    before any are refused."""
     from pdi.errors import LimitError
     from pdi.mail.message import MailLimits
 
     kinds = [kind for kind, _ in levels]
     before = [0 if kind == "message" else n for kind, n in levels]
     data, paths = _nested(kinds, before)
-    if len(kinds) <= most:  # the innermost entity, paths[-1], is len(kinds) deep: within the limit
+    # the deepest entity the parser reads: the first enclosed message (kinds[k], k deep), else the innermost
+    deepest = kinds.index("message") if "message" in kinds else len(kinds)
+    if deepest <= most:
         leaves, prefix = [], ()  # depth first (RFC 2046 §5.1.1's order): a message/rfc822 is one part
         for kind, ahead in zip(kinds, before, strict=True):
             if kind == "message":
@@ -365,3 +370,30 @@ def test_an_mbox_past_its_bounds_is_refused_naming_the_file_and_the_bound(
     assert f"limit exceeded: {tmp_path / said}" in refused.output, refused.output
     with Archive.open(location) as archive:
         assert archive.ls("urn:pdi://mail.example.us/*/*/*/*") == []
+
+
+@pytest.mark.parametrize("deep", [33, 40, 30_000])
+def test_an_enclosed_message_nested_past_the_limit_is_kept_as_written_read_whole_or_by_its_structure(
+        tmp_path: Path, deep: int) -> None:
+    """A forwarded message holding a forwarded message, ``deep`` times (docs/email.md §1): under 32 MiB, read whole,
+    it was refused past 33 deep where read by its structure it was one part; both now keep it as one part, its
+    octets those the message holds after its entity's header fields (cut by hand here), and its page, its passage
+    and its part read without entering it (30,000 deep would pass any recursion limit)."""
+    from pdi.archive import Archive
+    from pdi.mail.large import part_octets, read_large
+    from pdi.server.pages.viewer import render_view
+
+    enclosed = b"From: b@example.org\r\nContent-Type: message/rfc822\r\n\r\n" * deep + b"From: c@example.org\r\n\r\nend\r\n"
+    data = (b"From: a@example.org\r\nMessage-ID: <deep%d@example.org>\r\nContent-Type: multipart/mixed; boundary=B\r\n"
+            b"\r\n--B\r\nContent-Type: text/plain\r\n\r\nthe body\r\n--B\r\nContent-Type: message/rfc822\r\n\r\n" % deep
+            + enclosed + b"\r\n--B--\r\n")
+    whole, large = read_message(data), read_large(data)
+    assert [(p.path, p.media_type) for p in whole.parts] == [(p.path, p.media_type) for p in large.parts] == [
+        ((0,), "text/plain"), ((1,), "message/rfc822")]
+    assert whole.part_octets(whole.parts[1]) == part_octets(data, large.parts[1]) == enclosed
+    with Archive.init(tmp_path / "a") as archive:
+        archive.add_series("mail.example.us")
+        name = str(archive.add("mail.example.us", data, format="rfc822"))
+        assert archive.resolve(f"{name}#part=1").data == enclosed
+        assert archive.resolve(f"{name}#char=0,8").data == b"the body"
+        assert "part 1</a>: message/rfc822" in render_view(archive, f"{name}#part=1")

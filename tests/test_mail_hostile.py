@@ -225,7 +225,7 @@ def test_a_forced_mbox_deposit_that_fails_deposits_nothing(tmp_path: Path) -> No
         assert archive.messages_by_id([f"<{n}@example.org>" for n in (1, 2, 3)]) == [
             ("<2@example.org>", archive.messages_by_id(["<2@example.org>"])[0][1])]  # the first deposit alone
     nested = b"From: a@example.org\nMessage-ID: <4@example.org>\nMIME-Version: 1.0\n" + (
-        b"Content-Type: message/rfc822\n\nFrom: b@example.org\n" * 40) + b"\nbody\n"
+        b"".join(b"Content-Type: multipart/mixed; boundary=b%d\n\n--b%d\n" % (k, k) for k in range(40))) + b"\nbody\n"
     with pytest.raises(Exception, match="nests more than 32"):
         read_message(nested)
     (tmp_path / "forced.mbox").write_bytes(_mbox(_one_message(1), nested, _one_message(3)))

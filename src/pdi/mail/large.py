@@ -29,7 +29,8 @@ as it is read, a few chunks held), in memory bounded by a few windows of
   last part runs to the end; no delimiter: a leaf, as Python reads it),
   each part read so in turn (a ``multipart/digest``'s parts ``message/rfc822``
   by default); any other entity is a leaf, its body's octets left where they
-  are (an enclosed ``message/rfc822`` is one part, not entered).
+  are (an enclosed ``message/rfc822`` is one part, not entered, whatever it holds, as
+  :func:`~pdi.mail.message.read_message` reads one: a page or a passage never recurses into it).
 * **The leaves** are :class:`~pdi.mail.message.MailPart` values as
   :func:`~pdi.mail.message.read_message` makes them, each with its
   :attr:`~pdi.mail.message.MailPart.span` (where its header block starts,

@@ -21,7 +21,11 @@ octets a deposit stores are the message's own.
 * **The parts** (:meth:`Mail.parts`): the leaves of the MIME tree in depth
   first order, numbered from 0: every entity that is not a multipart, a
   ``message/rfc822`` (or other ``message/*``) part counted as one leaf, not
-  entered; a message that is not multipart is its own part 0.
+  entered: the parser reads its body as written, as a leaf's
+  (:func:`_parse`), so that an enclosed message nested in another at any depth
+  is kept, as :mod:`pdi.mail.large` keeps it, and nothing recurses into it
+  (a ``message/delivery-status``'s blocks are read as Python reads them);
+  a message that is not multipart is its own part 0.
 * **A part's name** (:meth:`Mail.find_part`): its number; ``cid:ID``, the
   part whose ``Content-ID`` is ``ID`` (RFC 2392, compared as
   :mod:`pdi.mhtml` compares them); else the first part whose
@@ -76,7 +80,8 @@ class MailLimits:
     ``max_bytes`` 64 MiB of message (a transfer encoding never decodes to
     more than it is written in, so no part's decoded octets pass it);
     ``max_parts`` 1,000 entities; ``max_depth`` 32 nested entities (the
-    parser recurses once a level); ``max_lines`` 2,000,000 lines (LF, CR
+    parser recurses once a level; an enclosed message is not entered, so the
+    entities in it are neither counted nor nested); ``max_lines`` 2,000,000 lines (LF, CR
     or CR LF ended: the parser keeps each line it reads as a string of its
     own, some 90 octets beside the line, so that 28 MB of two-letter lines
     took 900 MB; a 64 MiB attachment in base64 is some 880,000 lines),
@@ -124,8 +129,9 @@ class MailPart:
     span: tuple[int, int, int] | None = field(default=None, repr=False, compare=False)
 
     def octets(self) -> bytes:
-        """The part's octets with its transfer encoding removed (an enclosed message: as Python writes it;
-        :meth:`Mail.part_octets` gives its octets as the message holds them)."""
+        """The part's octets with its transfer encoding removed (an enclosed message read whole, its body as
+        written, or one parsed by another reader, as Python writes it; :meth:`Mail.part_octets` gives its octets
+        as the message holds them)."""
         if self.entity.get_content_maintype() == "message":
             inner = self.entity.get_payload()
             if isinstance(inner, list) and inner and isinstance(inner[0], Message):
@@ -554,7 +560,7 @@ def _bounded_policy(limits: MailLimits) -> Any:
     lines counted, or more than ``max_content_fields`` of them in all, is a :class:`LimitError` (the parser
     reads such a field again each time the message's structure is asked about, in time that grows faster than
     its length). A body's line that only looks like such a field is never read as one, so never counted."""
-    return _policy_class()(tally=[0], bounds=limits, deepest=[()])
+    return _policy_class()(tally=[0], bounds=limits, deepest=[()], parsing=[False])
 
 
 @functools.cache
@@ -570,6 +576,18 @@ def _policy_class() -> Any:
 
         pdi_path: tuple[int, ...] = ()
 
+        def get_content_maintype(self) -> str:
+            """``message`` of a ``message/*`` entity, but while the parser reads it (:func:`_parse`), which enters an
+            entity of that maintype and reads its body as a message of its own, recursing once an enclosed message
+            (a message holding itself 400,000 times passed every interpreter's recursion limit, and 33 times was
+            refused past ``max_depth`` where one read by its structure was kept): it reads the body as a leaf's,
+            kept as written, not entered (``docs/email.md`` §1: an enclosed message is one part)."""
+            maintype = super().get_content_maintype()
+            parsing = getattr(self.policy, "parsing", None)
+            if maintype == "message" and parsing is not None and parsing[0]:
+                return "x-pdi-enclosed"  # (a message/delivery-status, told by get_content_type, is read as Python reads it)
+            return maintype
+
         def attach(self, payload: Any) -> None:  # every entity the parser nests in another comes here
             path = (*self.pdi_path, len(self.get_payload()) if self.is_multipart() else 0)
             payload.pdi_path = path  # an entity of another class (made by hand, not parsed): kept all the same
@@ -584,6 +602,7 @@ def _policy_class() -> Any:
         tally: list[int] | None = None  # octets of Content-… fields read so far (a list made for each parse)
         bounds: MailLimits | None = None
         deepest: list[tuple[int, ...]] | None = None  # the part numbers of the deepest entity nested so far
+        parsing: list[bool] | None = None  # [True] while the parser reads (BoundedMessage.get_content_maintype)
         message_factory = BoundedMessage
 
         def header_source_parse(self, sourcelines: list[str]) -> tuple[str, str]:
@@ -639,6 +658,9 @@ FEEDPARSER_INTERNALS: Final[dict[str, str]] = {
     "email.feedparser.BufferedSubFile.push": "replaced by _PiecedLines.push, which cuts the same lines",
     "email.feedparser.BufferedSubFile.close": "replaced by _PiecedLines.close, which ends with the same last line",
     "email.feedparser.BufferedSubFile.pushlines": "_PiecedLines gives it each whole line, as push does",
+    "email.feedparser.FeedParser._parsegen": "it enters an entity whose get_content_maintype() is 'message' and"
+                                             " reads any other non-multipart's body as its payload, whole: a"
+                                             " BoundedMessage answers otherwise for message/* while it parses",
 }
 
 
@@ -758,9 +780,16 @@ def _parse(data: bytes, policy: Any, feed: int = _FEED) -> Message:
             parser._input = pieced()  # type: ignore[attr-defined]  # a long line held in pieces (FEEDPARSER_INTERNALS)
         except AttributeError:  # not an attribute of its own here: the parser keeps Python's buffer
             pass
-    for at in range(0, len(data), feed):
-        parser.feed(data[at : at + feed])
-    return parser.close()
+    parsing = getattr(policy, "parsing", None)
+    if parsing is not None:
+        parsing[0] = True  # an enclosed message is read as a leaf, not entered (BoundedMessage.get_content_maintype)
+    try:
+        for at in range(0, len(data), feed):
+            parser.feed(data[at : at + feed])
+        return parser.close()
+    finally:
+        if parsing is not None:
+            parsing[0] = False
 
 
 def read_message(data: bytes, limits: MailLimits | None = None) -> Mail:
