@@ -268,10 +268,10 @@ def test_a_bomb_of_nesting_or_parts_or_fields_is_a_limit_error() -> None:
     read_message(_nested(20))
     with pytest.raises(LimitError, match="nests more than 32"):
         read_message(_nested(40))
-    with pytest.raises(LimitError, match="boundary delimiters"):
+    with pytest.raises(LimitError, match="nests more than 32"):  # (its 30,000 delimiter lines are never reached)
         read_message(_nested(30_000))
     many = b"From: a@b\r\nContent-Type: multipart/mixed; boundary=x\r\n\r\n" + b"--x\r\n\r\npart\r\n" * 1500 + b"--x--\r\n"
-    with pytest.raises(LimitError, match="more than 1000 entities"):
+    with pytest.raises(LimitError, match="more than 1,000 entities"):
         read_message(many)
     with pytest.raises(LimitError, match="header fields"):
         read_message(b"From: a@b\r\n" + b"X-A: b\r\n" * 100_001 + b"\r\nbody")

@@ -279,7 +279,7 @@ def test_a_message_nested_deeper_than_pythons_parser_follows_is_refused_naming_t
     with pytest.raises(LimitError, match=r"^the message nests its entities deeper than Python's parser follows"
                                          r" \(part 1\.1\..*\.1\.0 is [0-9,]+ deep\), though within the limit of 10,000"
                                          r" \(MailLimits\.max_depth\)"):
-        read_message(data, MailLimits(max_depth=10_000))
+        read_message(data, MailLimits(max_depth=10_000, max_parts=10_000))
 # --- a message read once a request -----------------------------------------------------------------------------
 
 

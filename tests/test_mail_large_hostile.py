@@ -75,28 +75,44 @@ def test_the_header_fields_of_a_large_message_are_bounded_as_a_small_ones_are() 
 
 
 
-@settings(max_examples=30, deadline=None)
-@given(lines=st.lists(st.sampled_from([b"--B", b"-- ", b"text", b"--", b"-x-"]), min_size=1, max_size=30),
+@settings(max_examples=200, deadline=None)
+@given(lines=st.lists(st.sampled_from([b"--B", b"--B--", b"--Bx", b"--B ", b"-- ", b"text", b"--", b"--- a/f.c",
+                                       b"--C", b"X: y", b""]), min_size=1, max_size=30),
        eol=st.sampled_from([b"\r\n", b"\n", b"\r"]), limit=st.integers(0, 6))
-def test_property_too_many_lines_that_start_dashes_are_refused_naming_where_the_first_past_the_limit_is(
+def test_property_too_many_boundary_delimiter_lines_are_refused_naming_where_the_first_past_the_limit_is(
     lines: list[bytes], eol: bytes, limit: int
 ) -> None:
-    """Read whole or by its structure, a message with more lines that start ``--`` than ``max_delimiters`` is
-    refused naming the offset of the first line past the limit (it named only how many there were)."""
+    """Read whole or by its structure, a multipart's lines that begin ``--`` and its boundary, up to its close
+    delimiter (RFC 2046 §5.1.1: ``--B--``, then blanks; not one right after a delimiter line, which Python's parser
+    takes with it), are counted against ``max_delimiters``; past it the message is refused naming the offset of the
+    first line past the limit. A line that begins ``--`` and no boundary
+    (``-- ``, ``--- a/f.c``, ``--C``) is not counted, nor one after the close delimiter (its epilogue)."""
     from pdi.errors import LimitError
     from pdi.mail.message import MailLimits, read_message
 
     data = eol.join([b"From: a@example.org", b'Content-Type: multipart/mixed; boundary="B"', b"", *lines, b""])
-    starts = [m.start() + 1 for m in re.finditer(rb"[\r\n]--", data)]
+    candidates, at = [], data.index(eol + eol) + 2 * len(eol)  # the body's first line
+    after_one = False  # whether the line before is a delimiter line
+    for line in lines:
+        if line.startswith(b"--B"):
+            candidates.append(at)
+        delimiter = re.fullmatch(rb"--B(--)?[ \t]*", line)
+        # a close delimiter ends the multipart (in the preamble, Python reads the multipart as a leaf), but one
+        # right after a delimiter line, which Python's parser takes with it
+        if delimiter and delimiter.group(1) and not after_one:
+            break
+        after_one = delimiter is not None
+        at += len(line) + len(eol)
     limits = MailLimits(max_delimiters=limit)
     for read in (read_message, read_large):
-        if len(starts) <= limit:
+        if len(candidates) <= limit:
             read(data, limits)
             continue
         with pytest.raises(LimitError) as refused:
             read(data, limits)
         said = str(refused.value)
-        assert f"the first past it at offset {starts[limit]}" in said and f"limit of {limit:,}" in said, said
+        assert said.endswith(f"the first past it at offset {candidates[limit]}, in the message's body"), said
+        assert f"more than {limit:,} boundary delimiter lines" in said, said
 
 
 # --- an mbox of long lines ------------------------------------------------------------------------------------

@@ -78,7 +78,8 @@ REFUSED: dict[str, tuple[Callable[[BinaryIO], None], list[str]]] = {
         f"part 0's header block is more than 1,048,576 octets (offset {PART_0})"]),
     "1600000-header-fields": (_fields, [
         "more than 100,000 header fields", f"part 0's header block (offset {PART_0})"]),
-    "3000000-tiny-parts": (_tiny_parts, ["more than 20,000 lines that start '--'"]),
+    "3000000-tiny-parts": (_tiny_parts, [  # the 20,001st delimiter line, after 20,000 parts of 10 octets
+        "more than 20,000 boundary delimiter lines", f"at offset {PART_0 - 5 + 20_000 * 10}, in the message's body"]),
 }
 
 

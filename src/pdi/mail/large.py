@@ -10,11 +10,8 @@ attached: 32 to 200 MB) is read here instead, from any octets that
 as it is read, a few chunks held), in memory bounded by a few windows of
 :data:`WINDOW` octets, whatever the message's size:
 
-* **One pass** over the octets finds every line that begins ``--`` (after a
-  CR, an LF or CR LF: the parser's line ends), keeping where it is and its
-  first :data:`KEPT_OF_LINE` octets: the boundary delimiters are among them
-  (at most :attr:`~pdi.mail.message.MailLimits.max_delimiters`). A NUL octet
-  is refused as :func:`~pdi.mail.message.read_message` refuses it.
+* **One pass** over the octets refuses a NUL octet as
+  :func:`~pdi.mail.message.read_message` refuses it.
 * **Each entity**, from the top: its header block (up to the empty line,
   or the first line that is no header field, as
   :func:`pdi.mail.message._body_start` and Python's parser find it; at
@@ -23,7 +20,9 @@ as it is read, a few chunks held), in memory bounded by a few windows of
   parsed by Python's :mod:`email`
   with the same bounded policy, so its fields, media type, parameters and
   file name read exactly as there; a ``multipart`` with a ``boundary`` whose
-  delimiter lines are found in its body is cut along them as
+  delimiter lines are found in its body (:class:`Delimiters`: the lines that
+  begin ``--`` and its boundary, found a window at a time, counted against
+  :attr:`~pdi.mail.message.MailLimits.max_delimiters`) is cut along them as
   :func:`pdi.mail.message.entity_span` cuts (the line ending before a
   delimiter is the delimiter's, RFC 2046 §5.1.1; no close delimiter: the
   last part runs to the end; no delimiter: a leaf, as Python reads it),
@@ -99,11 +98,13 @@ from pdi.mail.message import (
     _mail_part,
     _too_deep,
     check_first_line,
+    too_many_delimiters,
+    too_many_entities,
 )
 
 __all__ = [
-    "BODY_OCTETS", "KEPT_OF_LINE", "MAX_BODY_OCTETS", "MAX_HEADER_BLOCK", "STREAMED_FROM", "WINDOW", "Octets",
-    "PartMap", "body_octets", "decoded_size", "part_map", "part_pieces", "part_range", "read_large",
+    "BODY_OCTETS", "KEPT_OF_LINE", "MAX_BODY_OCTETS", "MAX_HEADER_BLOCK", "STREAMED_FROM", "WINDOW", "Delimiters",
+    "Octets", "PartMap", "body_octets", "decoded_size", "part_map", "part_pieces", "part_range", "read_large",
 ]
 
 #: Messages larger than this (octets) are read here, by their structure; smaller ones whole, by Python's parser.
@@ -113,6 +114,9 @@ WINDOW: Final = 1 << 20
 #: The octets kept of each line that begins ``--``: a boundary (RFC 2046 §5.1.1: at most 70 characters) and its
 #: ``--`` and line end fit; a longer delimiter line is read again from the octets.
 KEPT_OF_LINE: Final = 128
+#: The most readings of a message's octets that finding its multiparts' delimiter lines may take (:class:`Delimiters`):
+#: one, and another for each multipart nested in one whose lines that start ``--`` are too many to index.
+MAX_READINGS: Final = 4
 #: The most octets of a delimiter line read to find its end (its boundary, ``--``, then blanks): RFC 5322 §2.1.1
 #: bounds a line at 998 octets.
 MAX_DELIMITER_LINE: Final = 64 << 10
@@ -132,8 +136,6 @@ class Octets(Protocol):
     def __getitem__(self, key: slice, /) -> bytes: ...
 
 
-#: The start of a line that begins ``--``: after a CR or an LF (a CR LF's LF).
-_DASHES: Final = re.compile(rb"[\r\n]--")
 _NUL: Final = b"\x00"
 
 
@@ -145,129 +147,105 @@ class _Line:
     head: bytes
 
 
-def _dash_lines(octets: Octets, limits: MailLimits, window_size: int = WINDOW) -> list[_Line]:
-    """Every line of ``octets`` that begins ``--``, in one pass; a NUL refused where it is."""
+def _check_nul(octets: Octets, window_size: int = WINDOW) -> None:
+    """A NUL octet refused where it is, in one pass a window at a time (as :func:`~pdi.mail.message.read_message`
+    refuses it)."""
     size = len(octets)
-    found: list[_Line] = []
-    at, carry = 0, b""  # carry: the window before's last two octets, for a line end and a '-' there
-    while at < size:
-        window = octets[at : min(size, at + window_size)]
-        nul = window.find(_NUL)
+    for at in range(0, size, window_size):
+        nul = octets[at : min(size, at + window_size)].find(_NUL)
         if nul >= 0:
             raise ParseError(f"the message holds a NUL octet at offset {at + nul}: no message holds one",
                              offset=at + nul, rule="message")
-        joined, base = carry + window, at - len(carry)
-        starts = [m.start() + 1 for m in _DASHES.finditer(joined)]
-        if at == 0 and window.startswith(b"--"):
-            starts.insert(0, 0)
-        for start in starts:
-            offset = base + start
-            head = joined[start : start + KEPT_OF_LINE]
-            if len(head) < KEPT_OF_LINE and offset + len(head) < size:  # cut by the window's end: read it whole
-                head = octets[offset : offset + KEPT_OF_LINE]
-            found.append(_Line(offset, head))
-            if len(found) > limits.max_delimiters:
-                raise LimitError(
-                    f"the message has more than {limits.max_delimiters:,} lines that start '--' (boundary"
-                    f" delimiters, perhaps), the limit of {limits.max_delimiters:,}: the first past it at offset"
-                    f" {offset}"
-                )
-        carry = window[-2:]
-        at += len(window)
-    return found
 
 
-class _Reading:
-    """One message's structure being read (:func:`read_large`)."""
+class Delimiters:
+    """The boundary delimiter lines of a message's multiparts, found and counted as each multipart is cut
+    (:meth:`parts`), against :attr:`~pdi.mail.message.MailLimits.max_delimiters` in all: a line that begins ``--``
+    and the boundary of the multipart whose body holds it (up to its close delimiter), read a window at a time.
+
+    A line that begins ``--`` and no boundary of an open multipart (a patch's ``--- a/file``, a signature's ``-- ``,
+    a log's rules, in a text part) is never kept nor counted; of those that do, each is looked at (and a stranger's
+    millions of them, every one a part or none, refused past the limit, naming where). The same code cuts a message
+    read by its structure (:func:`read_large`) and counts those of a message read whole
+    (:func:`pdi.mail.message.read_message`, its octets in hand), so both refuse the same messages."""
 
     def __init__(self, octets: Octets, limits: MailLimits, window: int = WINDOW) -> None:
-        self.octets, self.limits = octets, limits
-        self.policy = _bounded_policy(limits)
-        self.lines = _dash_lines(octets, limits, window)
-        self.starts = [line.at for line in self.lines]
-        self.entities = 0
-        self.header_octets = 0
-        self.fields = 0  # header fields read so far, of every entity
-        self.leaves: list[tuple[tuple[int, ...], Message, tuple[int, int, int]]] = []
+        self.octets, self.limits, self.window = octets, limits, window
+        self.count = 0  # the delimiter lines met so far, of every multipart
+        # ranges whose lines that start "--" are all known (at most max_delimiters each): a multipart nested in one is
+        # cut from them, its body not read again
+        self.indexed: list[tuple[int, int, list[_Line], list[int]]] = []
+        self.read = 0  # octets read to find lines, but for the ranges indexed first
 
-    def entity(self, start: int, end: int, path: tuple[int, ...], default: str | None = None) -> Message:
-        """The entity at ``octets[start:end]`` (its header fields; a multipart's parts attached), its leaves kept."""
-        import email.parser
-
-        self.entities += 1
-        if self.entities > self.limits.max_parts:
-            raise LimitError(f"the message has more than {self.limits.max_parts} entities (parts and multiparts)")
-        if len(path) > self.limits.max_depth:
-            raise _too_deep(path, self.limits)
-        body = self._body_start(start, end, path)
-        self.header_octets += body - start
-        if self.header_octets > MAX_HEADER_OCTETS:
-            raise LimitError(f"the message's header blocks are more than {MAX_HEADER_OCTETS:,} octets in all")
-        # the lines that may be fields, counted before the parser makes an object of each, as read_message counts
-        # them (1,600,000 fields in 8 MiB of header blocks cost 4.5 s and 100 MiB at each reading)
-        self.fields += sum(1 for _ in _FIELD_LIKE.finditer(self.octets[start:body]))
-        if self.fields > self.limits.max_fields:
-            where = "the message's" if not path else f"part {'.'.join(map(str, path))}'s"
+    def _found(self, delimiter: bytes, body: int, end: int, path: tuple[int, ...]) -> Iterator[_Line]:
+        """Each line of ``octets[body:end]`` that begins ``delimiter``, in order: from a range indexed before that
+        holds it; else from this range's index, made now if it holds at most ``max_delimiters`` lines that start
+        ``--`` (as a message's do, unless a patch or a log is in it); else searched for, a regular expression a
+        window at a time, in at most :data:`MAX_READINGS` readings of the message in all (refused past them: only
+        multiparts nested in one another around more lines that start ``--`` than that read one range again)."""
+        for low, high, lines, starts in reversed(self.indexed):
+            if low <= body and end <= high:
+                for index in range(bisect.bisect_left(starts, body), bisect.bisect_left(starts, end)):
+                    if self._begins(lines[index], delimiter):
+                        yield lines[index]
+                return
+        dashes = self._lines(b"--", body, end)
+        lines = list(itertools.islice(dashes, self.limits.max_delimiters + 1))
+        if len(lines) <= self.limits.max_delimiters:
+            self.indexed.append((body, end, lines, [line.at for line in lines]))
+            yield from (line for line in lines if self._begins(line, delimiter))
+            return
+        self.read += lines[-1].at - body + (end - body)  # the index begun, then the search
+        if self.read > MAX_READINGS * len(self.octets) + self.window:
+            where = "the message's body" if not path else f"the body of part {'.'.join(map(str, path))}"
             raise LimitError(
-                f"the message's header blocks hold more than {self.limits.max_fields:,} header fields in all (the"
-                f" limit MailLimits.max_fields), past it in {where} header block (offset {start})"
+                f"the message's multiparts nest in one another around more than {self.limits.max_delimiters:,} lines"
+                f" that start '--', so that their boundary delimiter lines would be searched for in more than"
+                f" {MAX_READINGS} readings of its octets: refused at {where} (offset {body})"
             )
-        # its header fields alone, read as the parser reads them (headersonly: a multipart's body is not looked for)
-        try:
-            entity: Message = email.parser.BytesHeaderParser(policy=self.policy).parsebytes(self.octets[start:body])
-        except _FieldTooLong as exc:
-            where = "the message's" if not path else f"part {'.'.join(map(str, path))}'s"
-            raise LimitError(
-                f"{where} {exc.name} field (its header block at offset {start}) is {exc.size:,} octets, more than"
-                f" the limit of {self.limits.max_content_field:,} for a field of the message's MIME structure"
-            ) from None
-        if default is not None:  # a digest's part (RFC 2046 §5.1.5), as Python's parser sets it
-            entity.set_default_type(default)
-        entity.set_payload(None)  # type: ignore[call-overload]  # its body is not read: its parts attached, or ""
-        entity.pdi_path = path  # type: ignore[attr-defined]  # as BoundedMessage.attach numbers it
-        boundary = entity.get_boundary() if entity.get_content_maintype() == "multipart" else None
-        spans = self._parts(boundary, body, end) if boundary is not None else end
-        if isinstance(spans, int):  # a leaf (its body to spans)
-            entity.set_payload("")
-            self.leaves.append((path, entity, (start, body, spans)))
-            return entity
-        inner = "message/rfc822" if entity.get_content_subtype() == "digest" else None
-        for number, (part_start, part_end) in enumerate(spans):
-            child = self.entity(part_start, part_end, (*path, number), inner)
-            entity.attach(child)
-        return entity
+        del lines
+        yield from self._lines(delimiter, body, end)
 
-    def _body_start(self, start: int, end: int, path: tuple[int, ...]) -> int:
-        """Where the body of the entity at ``start`` begins (:func:`pdi.mail.message._body_start`), its header block
-        read a growing window at a time up to :data:`MAX_HEADER_BLOCK`, each window's lines whole: its last line, cut
-        by the window's end, is read in the next (cut before its colon, it read as no header field, and the rest of
-        the header block as the body)."""
-        want = min(end - start, 64 << 10)
-        while True:
-            head = self.octets[start : start + want]
-            if start + len(head) >= end:
-                return start + _body_start(head, 0, len(head))
-            # up to its last line end (a CR last may be a CR LF's first half: the line it ends is read next)
-            whole = max(head.rfind(b"\n"), head.rfind(b"\r", 0, len(head) - 1)) + 1
-            found = _header_block_end(head, 0, whole)
-            if found is not None:
-                return start + found
-            if want >= MAX_HEADER_BLOCK:
-                where = "the message's" if not path else f"part {'.'.join(map(str, path))}'s"
-                raise LimitError(f"{where} header block is more than {MAX_HEADER_BLOCK:,} octets (offset {start})")
-            want = min(end - start, want * 4, MAX_HEADER_BLOCK + 1)
+    def _begins(self, line: _Line, delimiter: bytes) -> bool:
+        """Whether the line ``line`` (one that starts ``--``) begins ``delimiter``."""
+        if len(delimiter) <= len(line.head) or len(line.head) < KEPT_OF_LINE:  # (a head short: the message's end)
+            return line.head.startswith(delimiter)
+        return self.octets[line.at : line.at + len(delimiter)] == delimiter
 
-    def _parts(self, boundary: str, body: int, end: int) -> list[tuple[int, int]] | int:
+    def _lines(self, delimiter: bytes, body: int, end: int) -> Iterator[_Line]:
+        """Each line of ``octets[body:end]`` (``body`` a line's start) that begins ``delimiter``, in order, with its
+        first :data:`KEPT_OF_LINE` octets, found a window at a time."""
+        pattern = re.compile(rb"[\r\n]" + re.escape(delimiter))
+        if body == 0 and self.octets[: len(delimiter)] == delimiter:
+            yield _Line(0, self.octets[:KEPT_OF_LINE])
+        at = body
+        while at < end:
+            stop = min(end, at + self.window)
+            low = max(0, at - 1)  # the line end before the window's first line
+            text = self.octets[low : min(end, stop + len(delimiter) + KEPT_OF_LINE)]
+            for found in pattern.finditer(text):
+                line = low + found.start() + 1
+                if line >= stop:  # (the next window's)
+                    break
+                head = text[found.start() + 1 : found.start() + 1 + KEPT_OF_LINE]
+                if len(head) < KEPT_OF_LINE and line + len(head) < len(self.octets):  # cut by the entity's end
+                    head = self.octets[line : line + KEPT_OF_LINE]
+                yield _Line(line, head)
+            at = stop
+
+    def parts(self, boundary: str, body: int, end: int, path: tuple[int, ...]) -> list[tuple[int, int]] | int:
         """The spans of a multipart's parts between ``body`` and ``end``, cut as Python's parser cuts them (the
         line end before a delimiter line is the delimiter's, RFC 2046 §5.1.1; delimiter lines right after one are
         taken with it, no part between them; no close delimiter: the last part runs to the end, less the message's
         last line end); or, where Python reads the multipart as a leaf (no delimiter line, or a close delimiter
-        first), where its body ends then."""
+        first), where its body ends then. ``path``: the multipart's part numbers, named in a refusal."""
         delimiter = b"--" + boundary.encode("utf-8", "surrogateescape")
         spans: list[tuple[int, int]] = []
         part_start: int | None = None  # None: in the preamble
-        for index in range(bisect.bisect_left(self.starts, body), bisect.bisect_left(self.starts, end)):
-            line = self.lines[index]
+        for line in self._found(delimiter, body, end, path):
+            self.count += 1
+            if self.count > self.limits.max_delimiters:
+                raise too_many_delimiters(self.limits, line.at, path)
             matched = self._delimiter_end(line, delimiter, end)
             if matched is None:
                 continue
@@ -325,6 +303,86 @@ class _Reading:
             want *= 4
             text = self.octets[line.at : line.at + min(want, limit)]
 
+
+class _Reading:
+    """One message's structure being read (:func:`read_large`)."""
+
+    def __init__(self, octets: Octets, limits: MailLimits, window: int = WINDOW) -> None:
+        self.octets, self.limits = octets, limits
+        self.policy = _bounded_policy(limits)
+        _check_nul(octets, window)
+        self.delimiters = Delimiters(octets, limits, window)
+        self.entities = 0
+        self.header_octets = 0
+        self.fields = 0  # header fields read so far, of every entity
+        self.leaves: list[tuple[tuple[int, ...], Message, tuple[int, int, int]]] = []
+
+    def entity(self, start: int, end: int, path: tuple[int, ...], default: str | None = None) -> Message:
+        """The entity at ``octets[start:end]`` (its header fields; a multipart's parts attached), its leaves kept."""
+        import email.parser
+
+        self.entities += 1
+        if self.entities > self.limits.max_parts:
+            raise too_many_entities(self.limits, path)
+        if len(path) > self.limits.max_depth:
+            raise _too_deep(path, self.limits)
+        body = self._body_start(start, end, path)
+        self.header_octets += body - start
+        if self.header_octets > MAX_HEADER_OCTETS:
+            raise LimitError(f"the message's header blocks are more than {MAX_HEADER_OCTETS:,} octets in all")
+        # the lines that may be fields, counted before the parser makes an object of each, as read_message counts
+        # them (1,600,000 fields in 8 MiB of header blocks cost 4.5 s and 100 MiB at each reading)
+        self.fields += sum(1 for _ in _FIELD_LIKE.finditer(self.octets[start:body]))
+        if self.fields > self.limits.max_fields:
+            where = "the message's" if not path else f"part {'.'.join(map(str, path))}'s"
+            raise LimitError(
+                f"the message's header blocks hold more than {self.limits.max_fields:,} header fields in all (the"
+                f" limit MailLimits.max_fields), past it in {where} header block (offset {start})"
+            )
+        # its header fields alone, read as the parser reads them (headersonly: a multipart's body is not looked for)
+        try:
+            entity: Message = email.parser.BytesHeaderParser(policy=self.policy).parsebytes(self.octets[start:body])
+        except _FieldTooLong as exc:
+            where = "the message's" if not path else f"part {'.'.join(map(str, path))}'s"
+            raise LimitError(
+                f"{where} {exc.name} field (its header block at offset {start}) is {exc.size:,} octets, more than"
+                f" the limit of {self.limits.max_content_field:,} for a field of the message's MIME structure"
+            ) from None
+        if default is not None:  # a digest's part (RFC 2046 §5.1.5), as Python's parser sets it
+            entity.set_default_type(default)
+        entity.set_payload(None)  # type: ignore[call-overload]  # its body is not read: its parts attached, or ""
+        entity.pdi_path = path  # type: ignore[attr-defined]  # as BoundedMessage.attach numbers it
+        boundary = entity.get_boundary() if entity.get_content_maintype() == "multipart" else None
+        spans = self.delimiters.parts(boundary, body, end, path) if boundary is not None else end
+        if isinstance(spans, int):  # a leaf (its body to spans)
+            entity.set_payload("")
+            self.leaves.append((path, entity, (start, body, spans)))
+            return entity
+        inner = "message/rfc822" if entity.get_content_subtype() == "digest" else None
+        for number, (part_start, part_end) in enumerate(spans):
+            child = self.entity(part_start, part_end, (*path, number), inner)
+            entity.attach(child)
+        return entity
+
+    def _body_start(self, start: int, end: int, path: tuple[int, ...]) -> int:
+        """Where the body of the entity at ``start`` begins (:func:`pdi.mail.message._body_start`), its header block
+        read a growing window at a time up to :data:`MAX_HEADER_BLOCK`, each window's lines whole: its last line, cut
+        by the window's end, is read in the next (cut before its colon, it read as no header field, and the rest of
+        the header block as the body)."""
+        want = min(end - start, 64 << 10)
+        while True:
+            head = self.octets[start : start + want]
+            if start + len(head) >= end:
+                return start + _body_start(head, 0, len(head))
+            # up to its last line end (a CR last may be a CR LF's first half: the line it ends is read next)
+            whole = max(head.rfind(b"\n"), head.rfind(b"\r", 0, len(head) - 1)) + 1
+            found = _header_block_end(head, 0, whole)
+            if found is not None:
+                return start + found
+            if want >= MAX_HEADER_BLOCK:
+                where = "the message's" if not path else f"part {'.'.join(map(str, path))}'s"
+                raise LimitError(f"{where} header block is more than {MAX_HEADER_BLOCK:,} octets (offset {start})")
+            want = min(end - start, want * 4, MAX_HEADER_BLOCK + 1)
 
 def _without_line_end(octets: Octets, start: int, at: int) -> int:
     """``at`` moved back over the one line ending (CR LF, LF or CR) just before it, not before ``start``."""

@@ -40,7 +40,6 @@ Pure: no I/O.
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -56,14 +55,13 @@ __all__ = [
     "MAX_MESSAGE_ID_OCTETS", "THREAD_HEAD", "Mail", "MailLimits", "MailPart", "ThreadIds",
     "entity_span", "head_message_id", "ids_written",
     "message_id_of_mid", "message_ids", "mid_name", "mid_url", "read_head", "read_message", "thread_ids",
+    "too_many_delimiters", "too_many_entities",
 ]
 
 #: A line that may be a header field: a field name (RFC 5322 §3.6.8: printable ASCII but ``:``) and a colon.
 _FIELD_LIKE: Final = re.compile(rb"(?:^|(?<=[\r\n]))[!-9;-~]+[ \t]*:", re.MULTILINE)
 _FIELD_NAME: Final = re.compile(rb"[!-9;-~]+[ \t]*:")
 _NUL: Final = b"\x00"
-#: The start of a line that begins ``--`` but the first: after a CR or an LF (a CR LF's LF).
-_DASHES: Final = re.compile(rb"[\r\n]--")
 #: The first octets of a message its thread's ids are read from (:func:`thread_ids`): its header fields, as a rule.
 THREAD_HEAD: Final = 1 << 20
 #: The longest Message-ID a message is named by (octets, its angle brackets counted): RFC 5322 §2.1.1 bounds a
@@ -85,9 +83,14 @@ class MailLimits:
     or CR LF ended: the parser keeps each line it reads as a string of its
     own, some 90 octets beside the line, so that 28 MB of two-letter lines
     took 900 MB; a 64 MiB attachment in base64 is some 880,000 lines),
-    counted before the parser runs; ``max_delimiters`` 20,000 lines that
-    start ``--`` (after an LF, a CR or CR LF: the parser's line ends),
-    which may be boundary delimiters, ``max_fields`` 100,000 lines that
+    counted before the parser runs; ``max_delimiters`` 20,000 boundary
+    delimiter lines (a line that starts ``--`` and the boundary of the
+    multipart whose body holds it, up to its close delimiter; a line that
+    starts ``--`` and none, a patch's or a log's, is not counted), counted
+    after the parser has read the message, the parts it makes counted
+    against ``max_parts`` as it makes them, by the code that counts those of
+    a message read by its structure (:class:`pdi.mail.large.Delimiters`), so
+    both refuse the same messages; ``max_fields`` 100,000 lines that
     could be header fields, counted before the parser runs (of a message
     read by its structure, :mod:`pdi.mail.large`, those of its header
     blocks), so that it never builds millions of objects; ``max_content_field`` 4 KiB of one
@@ -473,15 +476,6 @@ def _check_shape(data: bytes, limits: MailLimits) -> None:
             f"the message has {lines:,} lines, more than the limit of {limits.max_lines:,} (Python's parser keeps"
             " each line as an object of its own)"
         )
-    # a line the parser may read as a boundary delimiter starts "--" after any of its line ends (LF, CR, CR LF)
-    delimiters = data.count(b"\n--") + data.count(b"\r--") + data.startswith(b"--")
-    if delimiters > limits.max_delimiters:
-        starts = itertools.chain([0] if data.startswith(b"--") else [], (m.start() + 1 for m in _DASHES.finditer(data)))
-        at = next(itertools.islice(starts, limits.max_delimiters, None))
-        raise LimitError(
-            f"the message has {delimiters:,} lines that start '--' (boundary delimiters, perhaps), more than the"
-            f" limit of {limits.max_delimiters:,}: the first past it at offset {at}"
-        )
     if data.count(b":") > limits.max_fields:  # only then can there be that many fields: count them
         fields = sum(1 for _ in _FIELD_LIKE.finditer(data))
         if fields > limits.max_fields:
@@ -496,7 +490,7 @@ def _walk(entity: Message, path: tuple[int, ...], limits: MailLimits, count: lis
     """The leaves under ``entity``, depth first, within the limits (every entity counted, leaves or not)."""
     count[0] += 1
     if count[0] > limits.max_parts:
-        raise LimitError(f"the message has more than {limits.max_parts} entities (parts and multiparts)")
+        raise too_many_entities(limits, path)
     if len(path) > limits.max_depth:
         raise _too_deep(path, limits)
     if entity.get_content_maintype() == "multipart" and entity.is_multipart():
@@ -530,6 +524,23 @@ def _too_deep(path: tuple[int, ...], limits: MailLimits) -> LimitError:
                       f" MailLimits.max_depth): part {_dotted(path)} is {len(path)} deep")
 
 
+def too_many_entities(limits: MailLimits, path: tuple[int, ...]) -> LimitError:
+    """The refusal of the entity at ``path``, the first past ``limits.max_parts`` (depth first)."""
+    return LimitError(f"the message has more than {limits.max_parts:,} entities (parts and multiparts, the limit"
+                      f" MailLimits.max_parts): part {clipped(_dotted(path), 120)} is past it")
+
+
+def too_many_delimiters(limits: MailLimits, at: int, path: tuple[int, ...]) -> LimitError:
+    """The refusal of the boundary delimiter line at offset ``at``, in the multipart at ``path``, the first past
+    ``limits.max_delimiters`` (:class:`pdi.mail.large.Delimiters` counts them)."""
+    where = "the message's body" if not path else f"the body of part {clipped(_dotted(path), 120)}"
+    return LimitError(
+        f"the message has more than {limits.max_delimiters:,} boundary delimiter lines (lines that start '--' and"
+        f" the boundary of the multipart they lie in), the limit MailLimits.max_delimiters: the first past it at"
+        f" offset {at}, in {where}"
+    )
+
+
 def _too_deep_for_python(deepest: tuple[int, ...], limits: MailLimits, what: str) -> LimitError:
     """The refusal of a message nested deeper than Python recurses, though within a ``max_depth`` set that high."""
     return LimitError(f"the message nests its entities deeper than {what} (part {clipped(_dotted(deepest), 120)} is"
@@ -560,7 +571,7 @@ def _bounded_policy(limits: MailLimits) -> Any:
     lines counted, or more than ``max_content_fields`` of them in all, is a :class:`LimitError` (the parser
     reads such a field again each time the message's structure is asked about, in time that grows faster than
     its length). A body's line that only looks like such a field is never read as one, so never counted."""
-    return _policy_class()(tally=[0], bounds=limits, deepest=[()], parsing=[False])
+    return _policy_class()(tally=[0], bounds=limits, deepest=[()], parsing=[False], entities=[1])
 
 
 @functools.cache
@@ -596,6 +607,11 @@ def _policy_class() -> Any:
                 deepest[0] = path
             if bounds is not None and len(path) > bounds.max_depth:
                 raise _too_deep(path, bounds)
+            entities = getattr(self.policy, "entities", None)
+            if entities is not None and bounds is not None:  # the top's 1 and each nested, as the parser nests it
+                entities[0] += 1
+                if entities[0] > bounds.max_parts:  # (not millions of parts made first, then counted by _walk)
+                    raise too_many_entities(bounds, path)
             super().attach(payload)
 
     class BoundedPolicy(email.policy.EmailPolicy):
@@ -603,6 +619,7 @@ def _policy_class() -> Any:
         bounds: MailLimits | None = None
         deepest: list[tuple[int, ...]] | None = None  # the part numbers of the deepest entity nested so far
         parsing: list[bool] | None = None  # [True] while the parser reads (BoundedMessage.get_content_maintype)
+        entities: list[int] | None = None  # the entities the parser has made so far, the top's counted
         message_factory = BoundedMessage
 
         def header_source_parse(self, sourcelines: list[str]) -> tuple[str, str]:
@@ -807,6 +824,7 @@ def read_message(data: bytes, limits: MailLimits | None = None) -> Mail:
     assert isinstance(message, EmailMessage)
     if not message.keys():
         raise ParseError("the message has no header field", offset=0, rule="message")
+    _count_delimiters(data, message, limits)
     parts: list[MailPart] = []
     defects: list[str] = []
     try:
@@ -818,6 +836,31 @@ def read_message(data: bytes, limits: MailLimits | None = None) -> Mail:
         defects.extend(f"part {number}: {type(d).__name__}" for d in entity.defects)
     defects[:0] = [f"message: {type(d).__name__}" for d in message.defects]
     return Mail(message, tuple(parts), tuple(defects), data)
+
+
+def _count_delimiters(data: bytes, message: Message, limits: MailLimits) -> None:
+    """The boundary delimiter lines of the message's multiparts counted against ``limits.max_delimiters`` as a
+    message read by its structure counts them (:class:`pdi.mail.large.Delimiters`, the same code): each multipart's
+    body cut along the lines that begin ``--`` and its boundary, depth first, its parts read so in turn. A line
+    that begins ``--`` and no open multipart's boundary (a patch, a log in a text part) is not counted; Python's
+    parser costs nothing more for it than for any line, and the parts it makes are counted as it makes them."""
+    from pdi.mail.large import Delimiters
+
+    delimiters = Delimiters(data, limits)
+    pending: list[tuple[Message, int, int, tuple[int, ...]]] = [(message, 0, len(data), ())]
+    while pending:
+        entity, start, end, path = pending.pop()
+        boundary = entity.get_boundary() if entity.get_content_maintype() == "multipart" else None
+        if boundary is None:
+            continue
+        # counted even where Python read it as a leaf (no delimiter line in it, a close one first), as read_large does
+        spans = delimiters.parts(boundary, _body_start(data, start, end), end, path)
+        children = entity.get_payload()
+        if isinstance(spans, int) or not isinstance(children, list):
+            continue
+        found = [(child, *span, (*path, number)) for number, (child, span) in enumerate(zip(children, spans, strict=False))
+                 if isinstance(child, Message)]
+        pending.extend(reversed(found))  # depth first, in order: as read_large counts them
 
 
 def _mail_part(number: int, path: tuple[int, ...], entity: Message,
