@@ -5,7 +5,7 @@ protocol frames them ("Message Formats"): a client's first message (the startup 
 body; every other message in either direction is a type byte, a length and a body. Each ``ReadyForQuery``
 (``Z``) the server sends ends one exchange: the startup's, a simple ``Query``'s (however many statements its text
 holds), or an extended query's ``Sync``. What the client sent as a simple ``Query`` (``Q``) is kept, in order, for
-the test to say what was asked.
+the test to say what was asked, and so is the text of each extended query's ``Parse`` (``P``).
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ class Counted:
         self.ready = 0
         #: The texts of the client's simple queries, in the order they were sent.
         self.queries: list[str] = []
+        #: The texts of the client's extended queries (each ``Parse``), in the order they were sent.
+        self.parsed: list[str] = []
         #: Connections made.
         self.connections = 0
 
@@ -108,5 +110,7 @@ class CountingRelay:
         with counted.lock:
             if from_client and kind == b"Q":
                 counted.queries.append(body.rstrip(b"\x00").decode())
+            elif from_client and kind == b"P":  # a statement's name, then its text, each ended by a zero octet
+                counted.parsed.append(body.split(b"\x00", 2)[1].decode())
             elif not from_client and kind == b"Z":
                 counted.ready += 1

@@ -91,7 +91,8 @@ class PostgresStore(PostgresSearch, PostgresDeposits):
                     text, count = row if row is not None else (None, 0)
                     key = None
                     if count >= page:  # the key of the last row, in the same snapshot
-                        found = conn.execute(last[0].replace("?", "%s"), last[1]).fetchone()
+                        kept = [] if own else self._deferred()  # (a read's deadline, with each round trip)
+                        found = _batch(conn, [*kept, (last[0].replace("?", "%s"), tuple(last[1]))]).fetchone()
                         if found is None:  # pragma: no cover - the snapshot held between the two statements
                             raise StoreError(f"{self.location}: the listing's page of {page} names has no last row")
                         key = tuple(found)

@@ -26,10 +26,19 @@ replayed as far); not found there either, the snapshot's answer (nothing) stands
 
 A transaction's ``BEGIN`` is sent with its first statement waited for, and
 its ``COMMIT`` with the statements kept after the last one: one round trip
-for several (:func:`_batch`). A read transaction is READ COMMITTED (each
-statement sees the latest commit); a snapshot (``_snapshot``, ``reading``, a
+for several (:func:`_batch`). A snapshot (``_snapshot``, ``reading``, a
 store's ``snapshot``, an archive's) is REPEATABLE READ, READ ONLY: every
 statement of it sees the catalog as its first did, however long it lasts.
+A read transaction (``_read``) is READ COMMITTED, each statement seeing the
+latest commit, and sends neither ``BEGIN`` nor ``COMMIT``: each round trip of
+it is a transaction of its own (PostgreSQL's implicit one around a simple
+query's statements), which sees exactly what that statement would see inside
+a ``BEGIN`` … ``COMMIT`` and spares the ``COMMIT``'s round trip. Its deadline
+(:meth:`PostgresTransactions._within`) goes with each of its round trips; a
+write inside it, or what cannot go in one round trip with its statement (a
+binary read under a deadline, many rows), begins a transaction there, for the
+rest of it (:meth:`PostgresTransactions._begin_here`). Reads never write (a
+replica would refuse them).
 """
 
 from __future__ import annotations
@@ -230,7 +239,8 @@ class PostgresTransactions(SQLStore):
         local.held.close()  # the replica's connection back to its pool
         local.held = ExitStack()
         local.conn = local.held.enter_context(self._pool.connection())
-        local.deferred, local.begun, local.replica = [local.begin, *kept], False, False
+        local.deferred = kept if local.unbegun else [local.begin, *kept]
+        local.begun, local.replica = False, False
 
     def pool_waits(self) -> tuple[int, float]:
         # psycopg_pool's counters since they were last popped: requests queued for want of a free connection
@@ -271,11 +281,30 @@ class PostgresTransactions(SQLStore):
         """The statements :meth:`_execute` kept in this thread's transaction (its ``BEGIN`` first, until sent),
         taken (to be sent now)."""
         local = self._local
-        deferred: list[tuple[str, tuple[Any, ...]]] = getattr(local, "deferred", None) or []
-        if deferred:
-            local.deferred = []
-            local.begun = True
+        if getattr(local, "conn", None) is None:
+            return []
+        deferred: list[tuple[str, tuple[Any, ...]]] = local.deferred
+        local.deferred, local.begun = [], True
+        if local.unbegun and local.deadline is not None:  # a read's deadline, with each of its round trips
+            deferred = [self._timeout(local.deadline), *deferred]
         return deferred
+
+    def _timeout(self, deadline: float) -> tuple[str, tuple[Any, ...]]:
+        """The statement that has the server stop those after it in its transaction at ``deadline``."""
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the deadline has passed")
+        return "SELECT set_config('statement_timeout', %s, true)", (f"{max(1, math.ceil(left * 1000))}ms",)
+
+    def _begin_here(self) -> None:
+        """This thread's read transaction, sent so far a statement at a time (no ``BEGIN``), a transaction from here
+        on: its ``BEGIN`` (and the deadline it reads within, for the rest of it) sent with its next statement."""
+        local = self._local
+        if not local.unbegun:
+            return
+        timeout = [self._timeout(local.deadline)] if local.deadline is not None else []
+        local.deferred = [local.begin, *timeout, *local.deferred]
+        local.unbegun, local.begun = False, False
 
     def _flush(
         self, conn: psycopg.Connection[Any], *then: tuple[str, tuple[Any, ...]]
@@ -320,11 +349,13 @@ class PostgresTransactions(SQLStore):
                         raise StoreError(f"{self.location}: a write inside a snapshot of the catalog, which is read"
                                          " only (write before the snapshot's first read, or after it)")
                     local.begin = local.deferred[0] = _BEGIN  # nothing read yet: a plain write transaction
+                self._begin_here()  # a read sent a statement at a time: the write and what follows, one transaction
                 if local.replica:
                     self._move_to_primary()
                 local.write = True
             elif snapshot and not local.write and not local.begun and local.begin is _BEGIN:
-                local.begin = local.deferred[0] = BEGIN_SNAPSHOT  # a read not begun yet: the snapshot begins it
+                local.begin = BEGIN_SNAPSHOT  # a read that has sent nothing yet: the snapshot begins it
+                self._begin_here()
             local.depth += 1
             try:
                 yield
@@ -340,12 +371,17 @@ class PostgresTransactions(SQLStore):
             else:
                 local.conn = self._reader(local.held)
             local.begin = BEGIN_SNAPSHOT if snapshot and not write else _BEGIN
-            local.depth, local.deferred, local.begun, local.write = 1, [local.begin], False, write
+            # a read (READ COMMITTED) sends no BEGIN: each of its round trips a transaction of its own
+            local.unbegun, local.deadline = not write and not snapshot, None
+            local.depth, local.deferred, local.begun, local.write = 1, [] if local.unbegun else [local.begin], False, write
             committing = False
             try:
                 try:
                     yield
-                    if local.begun or local.deferred != [local.begin]:  # something was (or is to be) sent
+                    if local.unbegun:
+                        if local.deferred:  # kept and not sent yet: sent now, with nothing to commit
+                            self._flush(local.conn)
+                    elif local.begun or local.deferred != [local.begin]:  # something was (or is to be) sent
                         committing = True
                         self._commit(local.conn)
                 except BaseException as exc:
@@ -359,14 +395,15 @@ class PostgresTransactions(SQLStore):
         finally:
             local.conn, local.depth, local.deferred, local.begun, local.write = None, 0, [], False, True
             local.begin = _BEGIN
-            local.replica = False
+            local.replica = local.unbegun = False
+            local.deadline = None
             local.held.close()
 
     def _roll_back(self, conn: psycopg.Connection[Any]) -> None:
         """End this thread's transaction without its changes, if its BEGIN was sent (nothing kept is sent)."""
         local = self._local
         local.deferred = []
-        if not local.begun or conn.closed:
+        if not local.begun or local.unbegun or conn.closed:  # nothing sent, or nothing open (each sent on its own)
             return
         try:
             conn.execute("ROLLBACK")  # after a COMMIT that failed, none is open: PostgreSQL only warns
@@ -378,6 +415,9 @@ class PostgresTransactions(SQLStore):
         hex-encoded, twice the size. Outside a transaction it reads the replica, if any, unless ``primary``."""
         try:
             with self._read_connection(primary) as conn:
+                local = self._local
+                if getattr(local, "unbegun", False) and (local.deferred or local.deadline is not None):
+                    self._begin_here()  # what it keeps, or its deadline, cannot go with a binary read
                 self._flush(conn)
                 cursor = conn.cursor(binary=True)
                 cursor.execute(sql, params)
@@ -396,6 +436,8 @@ class PostgresTransactions(SQLStore):
         if len(rows) == 1:  # one statement, not a pipeline for one row (a small text's one passage)
             self._execute(sql, rows[0])
             return
+        if getattr(self._local, "unbegun", False):
+            self._begin_here()  # many rows, which need not go one round trip each, in one transaction
         try:
             with self._connection() as conn, conn.cursor() as cursor:
                 self._flush(conn)
@@ -410,17 +452,24 @@ class PostgresTransactions(SQLStore):
         if deadline is None:
             yield
             return
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError("the deadline has passed")
-        self._execute("SELECT set_config('statement_timeout', ?, true)", (f"{max(1, math.ceil(left * 1000))}ms",))
+        local = self._local
+        unbegun = getattr(local, "conn", None) is not None and local.unbegun
+        if unbegun:  # a read that sends no BEGIN: the deadline goes with each of its round trips (_deferred)
+            self._timeout(deadline)
+            outer, local.deadline = local.deadline, deadline
+        else:
+            self._execute(*self._timeout(deadline))
         try:
             yield
         except StoreError as exc:
             if isinstance(exc.__cause__, psycopg.errors.QueryCanceled):
                 raise TimeoutError("the catalog's statement was stopped at its deadline") from exc
             raise
-        self._execute("SET LOCAL statement_timeout TO DEFAULT")
+        finally:
+            if unbegun:
+                local.deadline = outer
+        if not (unbegun and local.unbegun):  # (a read begun within: its timeout was set for the rest of it)
+            self._execute("SET LOCAL statement_timeout TO DEFAULT")
 
     @property
     def replicated(self) -> bool:
