@@ -37,7 +37,14 @@ except ImportError as exc:  # pdi installed without its postgres extra
     missing_extra("postgres", exc)
 
 from pdi.archive.blobs import CHUNK_SIZE, BlobInfo, ChunkedReader, Digests, Octets, pieces
-from pdi.archive.blobs.inline import CatalogRows, inline_names, record_inline, stage_small
+from pdi.archive.blobs.inline import (
+    INLINE_LIMIT,
+    CatalogRows,
+    inline_names,
+    octets_reader,
+    record_inline,
+    stage_small,
+)
 from pdi.archive.blobs.seam import BlobCatalog, BlobObserver, BlobSource, StagedBlob, stage_each
 from pdi.errors import StoreError, UnsupportedError
 
@@ -191,16 +198,21 @@ class LargeObjects:
     # Reads go where the catalog reads (a replica, if it has one). A blob's rows are written once, before the
     # names that hold them: one not found on a replica is looked for on the primary, and its parts read there.
     def open(self, sha256: str, info: BlobInfo | None, *, name: str) -> ChunkedReader | None:
-        sql = "SELECT upload, data IS NOT NULL, octet_length(data) FROM blobs WHERE sha256 = %s"
-        rows = self.catalog.fetch(sql, (sha256,))
+        # a small blob's octets (a row's, at most INLINE_LIMIT) come with its row: one round trip, not two; they are
+        # checked against the blob's chunk digests as they are read, as any blob's
+        sql = ("SELECT upload, data IS NOT NULL, octet_length(data), CASE WHEN octet_length(data) <= %s THEN data END"
+               " FROM blobs WHERE sha256 = %s")
+        rows = self.catalog.fetch(sql, (INLINE_LIMIT, sha256))
         primary = not rows and self.catalog.replicated
         if primary:
-            rows = self.catalog.fetch(sql, (sha256,), primary=True)
+            rows = self.catalog.fetch(sql, (INLINE_LIMIT, sha256), primary=True)
         if not rows:
             return None
-        upload, legacy, legacy_size = rows[0]
+        upload, legacy, legacy_size, small = rows[0]
         if info is None:
             info = BlobInfo(sha256, int(legacy_size or 0))
+        if small is not None:
+            return octets_reader(info, bytes(small), name=name)
         if legacy:
             return ChunkedReader(info, self._legacy_reader(sha256, primary), name=name)
         return ChunkedReader(info, self._part_reader(int(upload), info.chunk_size, primary), name=name)
