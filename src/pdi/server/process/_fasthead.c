@@ -6,11 +6,10 @@
  * (issue 24: an N2L or a 304 from its fact was some 70,000 instructions of
  * Python around httptools; see docs/benchmarks.md, "Resolver").
  *
- * configure(after_location, validator_lines, n2r_prefix, entity) -> None
+ * configure(after_location, validator_lines, n2r_prefix) -> None
  *     The octets the answers are made of, as pdi.server.process.cache makes
- *     them (its _LINES_AFTER_LOCATION, _VALIDATOR_LINES and _N2R), and its
- *     class of a whole answer (Entity), given once at import so that they are
- *     defined in one place.
+ *     them (its _LINES_AFTER_LOCATION, _VALIDATOR_LINES and _N2R), given once
+ *     at import so that they are defined in one place.
  *
  * answer(data, facts, entries, origin, defaults[, first]) -> (bytes, bytes, int, int) | None
  *     data: one read of the connection, when the parser holds nothing of a
@@ -36,14 +35,15 @@
  *     before.
  *
  *     facts: the cache's facts (query -> packed fact, ResponseCache._facts);
- *     entries: its whole answers (key -> (answer, size)); origin: the
+ *     entries: its answers (key -> a whole answer as cache.py's Whole, a
+ *     tuple whose first two items are its 200's header lines and its body,
+ *     or (answer, size) for any other); origin: the
  *     connection's scheme and "://"; defaults: the lines of uvicorn's default
  *     fields (Date, Server). An N2L whose fact knows its Location is its 302
  *     (the fact now the most recently used). An N2R or I2R whose Accept
  *     negotiates nothing (pdi.server.process.cache.accept_negotiates): with
  *     a whole answer kept under its key, that answer's 200 when it has no
- *     If-None-Match and its header lines were made (the entry now the most
- *     recently used); without one, the 304 of an If-None-Match that is
+ *     If-None-Match (the entry now the most recently used); without one, the 304 of an If-None-Match that is
  *     exactly its fact's entity tag. Anything else None (the caller's path
  *     answers it, as before). The answer's octets are the status line, the
  *     defaults, and ResponseCache.known_wire's lines or the whole answer's
@@ -70,8 +70,8 @@
 #define MAX_TARGET 2048
 #define MAX_FIELDS 7
 
-static PyObject *after_location, *validator_lines, *n2r_prefix, *entity_type;
-static PyObject *str_move_to_end, *str_lines, *str_body, *method_get, *method_head, *status_200, *status_302,
+static PyObject *after_location, *validator_lines, *n2r_prefix;
+static PyObject *str_move_to_end, *method_get, *method_head, *status_200, *status_302,
     *status_304, *zero;
 
 /* tchar of RFC 9110 §5.6.2 */
@@ -186,29 +186,19 @@ joined(const char *status, Py_ssize_t status_len, PyObject *defaults, const char
     return out;
 }
 
-/* the 200 of a whole answer kept (an Entity whose header lines were made: cache.py's wire()), or None */
+/* the 200 of a whole answer kept (cache.py's Whole: its header lines as sent, its body, ...), or None (any other
+   answer kept: the caller's path) */
 static PyObject *
 whole(PyObject *entries, PyObject *key, PyObject *kept, PyObject *defaults, PyObject *method)
 {
-    PyObject *entity, *lines = NULL, *body = NULL, *wire = NULL, *octets = NULL, *moved, *result = NULL;
+    PyObject *body, *wire = NULL, *octets = NULL, *moved, *result = NULL;
     PyObject *head;
-    if (!PyTuple_CheckExact(kept) || PyTuple_GET_SIZE(kept) != 2)
+    if (!PyTuple_CheckExact(kept) || PyTuple_GET_SIZE(kept) != 6)
         Py_RETURN_NONE;
-    entity = PyTuple_GET_ITEM(kept, 0);
-    if ((PyObject *)Py_TYPE(entity) != entity_type)
+    head = PyTuple_GET_ITEM(kept, 0);
+    body = PyTuple_GET_ITEM(kept, 1);
+    if (!PyBytes_CheckExact(head) || !PyBytes_CheckExact(body))
         Py_RETURN_NONE;
-    lines = PyObject_GetAttr(entity, str_lines);
-    if (lines == NULL)
-        return NULL;
-    body = PyObject_GetAttr(entity, str_body);
-    if (body == NULL)
-        goto done;
-    if (!PyList_CheckExact(lines) || PyList_GET_SIZE(lines) < 1 || !PyBytes_CheckExact(PyList_GET_ITEM(lines, 0))
-        || !PyBytes_CheckExact(body)) {
-        result = Py_NewRef(Py_None);  /* its lines not made yet: the caller's path makes them */
-        goto done;
-    }
-    head = PyList_GET_ITEM(lines, 0);
     if (method == method_get) {
         wire = joined(STATUS_200, sizeof STATUS_200 - 1, defaults, PyBytes_AS_STRING(head), PyBytes_GET_SIZE(head),
                       "", 0, "", 0, body);
@@ -226,8 +216,6 @@ whole(PyObject *entries, PyObject *key, PyObject *kept, PyObject *defaults, PyOb
     Py_DECREF(moved);
     result = PyTuple_Pack(4, wire, method, status_200, octets);
 done:
-    Py_XDECREF(lines);
-    Py_XDECREF(body);
     Py_XDECREF(wire);
     Py_XDECREF(octets);
     return result;
@@ -465,17 +453,13 @@ fasthead_configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     static const char *const names[] = {"after_location", "validator_lines", "n2r_prefix"};
     int i;
     (void)module;
-    if (nargs != 4) {
-        PyErr_Format(PyExc_TypeError, "configure() takes 4 arguments (%zd given)", nargs);
+    if (nargs != 3) {
+        PyErr_Format(PyExc_TypeError, "configure() takes 3 arguments (%zd given)", nargs);
         return NULL;
     }
     for (i = 0; i < 3; i++)
         if (!PyBytes_CheckExact(args[i]))
             return wrong_kind("configure", names[i], i + 1, "bytes", args[i]);
-    if (!PyType_Check(args[3]))
-        return wrong_kind("configure", "entity", 4, "a class", args[3]);
-    Py_INCREF(args[3]);
-    Py_XSETREF(entity_type, args[3]);
     Py_INCREF(args[0]);
     Py_XSETREF(after_location, args[0]);
     Py_INCREF(args[1]);
@@ -491,8 +475,7 @@ static PyMethodDef methods[] = {
      " answer kept; with first, a first-asking N2R's (None, method, query, key, host), or a first-asking N2L's or"
      " 304's (method, query, If-None-Match or None); or None."},
     {"configure", (PyCFunction)(void (*)(void))fasthead_configure, METH_FASTCALL,
-     "configure(after_location, validator_lines, n2r_prefix, entity): the octets the answers are made of, and the"
-     " class of a whole answer kept."},
+     "configure(after_location, validator_lines, n2r_prefix): the octets the answers are made of."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -520,13 +503,11 @@ PyInit__fasthead(void)
     str_move_to_end = PyUnicode_InternFromString("move_to_end");
     method_get = PyBytes_FromString("GET");
     method_head = PyBytes_FromString("HEAD");
-    str_lines = PyUnicode_InternFromString("lines");
-    str_body = PyUnicode_InternFromString("body");
     status_200 = PyLong_FromLong(200);
     zero = PyLong_FromLong(0);
     status_302 = PyLong_FromLong(302);
     status_304 = PyLong_FromLong(304);
-    if (!str_move_to_end || !str_lines || !str_body || !method_get || !method_head || !status_200 || !zero
+    if (!str_move_to_end || !method_get || !method_head || !status_200 || !zero
         || !status_302 || !status_304)
         return NULL;
     m = PyModule_Create(&module_def);

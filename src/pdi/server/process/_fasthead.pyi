@@ -7,7 +7,7 @@ MAX_READ: int
 MAX_TARGET: int
 MAX_FIELDS: int
 
-def configure(after_location: bytes, validator_lines: bytes, n2r_prefix: bytes, entity: type, /) -> None: ...
+def configure(after_location: bytes, validator_lines: bytes, n2r_prefix: bytes, /) -> None: ...
 @overload
 def answer(
     data: bytes, facts: OrderedDict[bytes, bytes], entries: OrderedDict[bytes, Any], origin: bytes, defaults: bytes, /

@@ -6,7 +6,11 @@ fragment always selects the same part of it. Its answer — body, media type,
 entity tag and the other headers — is an :class:`Entity`, which
 :class:`ResponseCache` keeps, least recently used first out, within a bound
 on the bytes held (``max_bytes``; an answer larger than ``max_entry_bytes``
-is never kept). A generic name (no format) is never kept: its list of formats
+is never kept): as a :data:`Whole`, its ``200``'s header lines as sent, its
+body and the rest in a tuple of atoms, which the garbage collector stops
+tracking once it has seen it (an answer kept is not walked by every
+collection after), the :class:`Entity` made again only for an answer that
+needs its header pairs (a ``304``, a ``Range``, the ASGI path). A generic name (no format) is never kept: its list of formats
 grows with each version. Two smaller facts about such a name never change
 either, and are kept as well, so that asking again needs no catalog: N2L's
 ``302`` to the N2R of its canonical spelling, and the entity tag a ``304``
@@ -211,6 +215,19 @@ class Fixed:
 #: What a :class:`ResponseCache` keeps under a key.
 Kept = Entity | Validator | Fixed
 
+#: A whole answer anyone may be given (a shared :class:`Entity`) as :meth:`ResponseCache.put` keeps it: its ``200``'s
+#: header lines as sent (:func:`wire`'s: its ``headers``, then ``Content-Length`` and ``Content-Type``, then the empty
+#: line), its body, ``content_type``, ``etag``, ``names`` (one ``str``, a line each) and what it was counted as
+#: (:meth:`ResponseCache.put`'s cost). Atoms only (``bytes``, ``str``, ``int``), so the garbage collector stops
+#: tracking it at the first collection that sees it, where an :class:`Entity` (a slotted instance) and its list of
+#: lines would stay tracked, and be walked, for as long as the answer is kept (a tuple of names inside would keep it
+#: tracked until a collection saw that tuple untracked first); its header pairs are made again from its lines
+#: (:func:`unpacked`) only when something asks for the :class:`Entity` (a ``Range``, a ``304``, the ASGI path).
+Whole = tuple[bytes, bytes, bytes, str, str, int]
+#: What a :class:`ResponseCache` holds under a key: a shared :class:`Entity` as a :data:`Whole`, any other answer
+#: with what it was counted as. Either way its last item is that cost.
+Held = tuple[Kept, int] | Whole
+
 
 @dataclass(frozen=True, slots=True)
 class Fact:
@@ -319,6 +336,33 @@ def fact_of(kept: Kept) -> Fact | None:
     return Fact(kept.names, kept.etag)
 
 
+def packed(entity: Entity, cost: int) -> Whole:
+    """A shared :class:`Entity` as the cache keeps it (:data:`Whole`), counted as ``cost``; its header lines made
+    now when they were not yet (as :func:`wire` makes them). Its names are PDIs, canonical (no line feed)."""
+    lines = entity.lines
+    return (lines[0] if lines else _head(entity), entity.body, entity.content_type, entity.etag,
+            "\n".join(entity.names), cost)
+
+
+def unpacked(whole: Whole, key: bytes) -> Entity:
+    """The :class:`Entity` kept under ``key`` as ``whole`` (:func:`packed`): equal to the one kept, every field (its
+    header pairs read back from its lines: ``name: value`` each, its values sendable, so without a CR or LF), its
+    :attr:`~Entity.size` what it was counted as."""
+    head, body, content_type, etag, names, cost = whole
+    pairs = []
+    for line in head.split(b"\r\n")[:-4]:  # the last lines: Content-Length, Content-Type, then the empty line
+        name, _, value = line.partition(b": ")
+        pairs.append((name, value))
+    return Entity(body, content_type, etag, tuple(pairs), tuple(names.split("\n")), True, [head],
+                  sendable=True, held=cost - len(key))
+
+
+def _head(entity: Entity) -> bytes:
+    """The header lines of ``entity``'s ``200`` as sent (then the empty line)."""
+    whole = [*entity.headers, *_length(len(entity.body)), (b"content-type", entity.content_type)]
+    return b"".join(b"%s: %s\r\n" % pair for pair in whole) + b"\r\n"
+
+
 def _size(kept: Kept) -> int:
     """Bytes a kept answer holds in memory, roughly (:attr:`Entity.size`; a tag or a redirect's body, headers and names)."""
     if isinstance(kept, Entity):
@@ -342,8 +386,7 @@ def wire(kept: Kept, fields: tuple[str | None, str | None, str | None]) -> tuple
             return None
         lines = kept.lines
         if not lines:
-            whole = [*kept.headers, *_length(len(kept.body)), (b"content-type", kept.content_type)]
-            lines.append(b"".join(b"%s: %s\r\n" % pair for pair in whole) + b"\r\n")
+            lines.append(_head(kept))
         return 200, lines[0], kept.body
     if isinstance(kept, Fixed):
         lines = kept.lines
@@ -468,8 +511,9 @@ class ResponseCache:
         self.max_bytes = max_bytes
         self.max_entry_bytes = min(max_entry_bytes, max_bytes)
         self.bytes = 0
-        #: Each answer, with what it was counted as when kept (taken off as it was counted when it goes).
-        self._entries: OrderedDict[bytes, tuple[Kept, int]] = OrderedDict()
+        #: Each answer, with what it was counted as when kept (taken off as it was counted when it goes): a shared
+        #: :class:`Entity` as a :data:`Whole`, any other as ``(answer, cost)``.
+        self._entries: OrderedDict[bytes, Held] = OrderedDict()
         #: :class:`Fact` entries by query string, least recently used first, within ``max_fact_bytes``.
         self.max_fact_bytes = max_bytes if max_fact_bytes is None else max_fact_bytes
         self.fact_bytes = 0
@@ -516,11 +560,21 @@ class ResponseCache:
         """The answer kept under ``key`` (now the most recently used), or ``None`` (also while not :attr:`fresh`)."""
         if not self.fresh:
             return None
+        found = self.held(key)
+        if found is None:
+            return None
+        return found[0] if len(found) == 2 else unpacked(found, key)
+
+    def held(self, key: bytes) -> Held | None:
+        """What is kept under ``key`` as it is kept (:data:`Held`; now the most recently used), or ``None`` (also
+        while not :attr:`fresh`): :meth:`get` without a :data:`Whole` made an :class:`Entity` again."""
+        if not self.fresh:
+            return None
         found = self._entries.get(key)
         if found is None:
             return None
         self._entries.move_to_end(key)
-        return found[0]
+        return found
 
     def put(self, key: bytes, entity: Kept, *, epoch: int | None = None) -> bool:
         """Keep ``entity`` under ``key`` unless it is larger than one entry may be; whether it was kept.
@@ -542,14 +596,14 @@ class ResponseCache:
         entries = self._entries
         old = entries.get(key)
         if old is not None:
-            if isinstance(entity, Validator) and isinstance(old[0], Entity):
+            if isinstance(entity, Validator) and (len(old) != 2 or isinstance(old[0], Entity)):
                 return False
-            self.bytes -= old[1]
+            self.bytes -= old[-1]
             del entries[key]
-        entries[key] = (entity, cost)
+        entries[key] = packed(entity, cost) if isinstance(entity, Entity) and entity.shared else (entity, cost)
         self.bytes += cost
         while self.bytes > self.max_bytes:
-            self.bytes -= entries.popitem(last=False)[1][1]
+            self.bytes -= entries.popitem(last=False)[1][-1]
         return True
 
     def forget(self, name: str) -> int:
@@ -571,9 +625,10 @@ class ResponseCache:
             entries.clear()
             self.bytes = 0
         else:
-            keys = [key for key, (kept, _) in entries.items() if canonical in kept.names]
+            keys = [key for key, held in entries.items()
+                    if canonical in (held[0].names if len(held) == 2 else held[4].split("\n"))]
             for key in keys:
-                self.bytes -= entries.pop(key)[1]
+                self.bytes -= entries.pop(key)[-1]
             dropped = len(keys)
         self._forget_facts()
         self.epoch += 1
@@ -591,7 +646,7 @@ class ResponseCache:
         return Fact.unpack(found)
 
     @property
-    def tables(self) -> tuple[OrderedDict[bytes, bytes], OrderedDict[bytes, tuple[Kept, int]]]:
+    def tables(self) -> tuple[OrderedDict[bytes, bytes], OrderedDict[bytes, Held]]:
         """The facts by query string and the whole answers by key, for
         :func:`pdi.server.process._fasthead.answer` (the same two objects for the cache's life: what the cache
         forgets, it clears from them)."""
@@ -754,16 +809,22 @@ def asked_wire(
         return known
     if negotiated:
         return None
-    kept = cache.get(key)
-    if kept is None:
+    found = cache.held(key)
+    if found is None:
         return None if n2l else cache.known_wire(query, False, fields[0])
+    if len(found) == 2:
+        kept: Kept = found[0]
+    elif fields == _NO_FIELDS:  # a whole answer's 200: its lines as kept
+        return 200, found[0], found[1]
+    else:
+        kept = unpacked(found, key)
     made = wire(kept, fields)
     if made is not None:
         return made
-    found = respond(kept, *fields)
-    if found is None:
+    answered = respond(kept, *fields)
+    if answered is None:
         return None
-    status, lines, body = found
+    status, lines, body = answered
     return status, b"".join(b"%s: %s\r\n" % pair for pair in lines) + b"\r\n", body
 
 

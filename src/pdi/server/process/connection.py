@@ -69,7 +69,6 @@ from pdi.server.http.readers import may_hold_cookie
 from pdi.server.process.cache import (
     KNOWN_WIRE_PARTS,
     N2L_PATH,
-    Entity,
     Headers,
     Kept,
     ResponseCache,
@@ -116,7 +115,7 @@ try:
 except ImportError:  # built without a C compiler (setup.py)
     FAST_ANSWER = None
 else:
-    _fasthead.configure(*KNOWN_WIRE_PARTS, Entity)
+    _fasthead.configure(*KNOWN_WIRE_PARTS)
     FAST_ANSWER = _fasthead.answer
     _FAST_READ, _FAST_TARGET, _FAST_FIELDS = _fasthead.MAX_READ, _fasthead.MAX_TARGET, _fasthead.MAX_FIELDS
 
