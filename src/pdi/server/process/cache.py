@@ -10,8 +10,9 @@ is never kept): as a :data:`Whole`, its ``200``'s header lines as sent, its
 body and the rest in a tuple of atoms, which the garbage collector stops
 tracking once it has seen it (an answer kept is not walked by every
 collection after), the :class:`Entity` made again only for an answer that
-needs its header pairs (a ``304``, a ``Range``, the ASGI path). A generic name (no format) is never kept: its list of formats
-grows with each version. Two smaller facts about such a name never change
+needs its header pairs (a ``Range``, the ASGI path; its ``200`` and ``304``
+are made from its lines). A generic name (no format) is never kept: its
+list of formats grows with each version. Two smaller facts about such a name never change
 either, and are kept as well, so that asking again needs no catalog: N2L's
 ``302`` to the N2R of its canonical spelling, and the entity tag a ``304``
 needs. Both are one :class:`Fact` of the name, kept apart under the query
@@ -222,7 +223,7 @@ Kept = Entity | Validator | Fixed
 #: tracking it at the first collection that sees it, where an :class:`Entity` (a slotted instance) and its list of
 #: lines would stay tracked, and be walked, for as long as the answer is kept (a tuple of names inside would keep it
 #: tracked until a collection saw that tuple untracked first); its header pairs are made again from its lines
-#: (:func:`unpacked`) only when something asks for the :class:`Entity` (a ``Range``, a ``304``, the ASGI path).
+#: (:func:`unpacked`) only when something asks for the :class:`Entity` (a ``Range``, the ASGI path).
 Whole = tuple[bytes, bytes, bytes, str, str, int]
 #: What a :class:`ResponseCache` holds under a key: a shared :class:`Entity` as a :data:`Whole`, any other answer
 #: with what it was counted as. Either way its last item is that cost.
@@ -483,6 +484,11 @@ def modified_of(entity: Entity) -> str | None:
 
 def _length(n: int) -> Headers:
     return [(b"content-length", str(n).encode())]
+
+
+#: The header lines of a whole answer's lines a ``304`` repeats (:func:`_cache_control`), each but its last LF: each
+#: line follows an LF (the first, one put before the lines), holds no CR nor LF of its own (values are sendable).
+_REPEATED_BY_304 = re.compile(rb"\n((?:cache-control|vary): [^\r\n]*\r)(?=\n)")
 
 
 def _cache_control(entity: Entity) -> Headers:
@@ -816,6 +822,10 @@ def asked_wire(
         kept: Kept = found[0]
     elif fields == _NO_FIELDS:  # a whole answer's 200: its lines as kept
         return 200, found[0], found[1]
+    elif fields[0] is not None and tag_matches(fields[0], found[3]):  # its 304 (answer()'s), from its lines
+        repeated = _REPEATED_BY_304.findall(b"\n" + found[0])  # each line ends with its CR; the LF after it
+        return 304, b"etag: %s\r\n%s%s: %s\r\n\r\n" % (
+            found[3].encode("latin-1"), b"\n".join(repeated) + b"\n" if repeated else b"", *NOSNIFF), b""
     else:
         kept = unpacked(found, key)
     made = wire(kept, fields)
