@@ -176,3 +176,28 @@ def test_a_names_last_part_has_no_break_and_the_name_reads_back_whole(
         assert held == f'">{fragment.replace(";", "<wbr>;")}</span>', held
     else:
         assert held == "", held
+
+
+_NAMEISH = st.lists(st.sampled_from([*"/.#;&@=,()%:<>\"'` \t", "urn:pdi://", "pdi:", "%2F", "&amp;", "\u05d0", "\u202e",
+                                      "\u0627", "\U0001d11e", "a", "Z", "9"]), max_size=40).map("".join)
+
+
+@given(st.sampled_from(["urn:pdi://s.example.us/2026/", "pdi://s.example.us/", "https://x.example/", ""]), _NAMEISH)
+@example("urn:pdi://s.example.us/2026/", "1.text.1@0=urn:pdi://t.example.us/2026/2.html.1#t=1&xywh=1,2,3,4")
+@example("urn:pdi://s.example.us/2026/", "%D7%90.text.1#xpointer(//a[@b='<c>'&d])")
+def test_any_name_breakable_makes_reads_back_whole_in_a_wbr_or_a_span_alone(head: str, rest: str) -> None:
+    """Whatever a name holds (a %-escape, a foreign id's @ and =, a fragment's & and ;, right-to-left letters, a
+    markup character), the page's text of what :func:`breakable` makes is the name, every character in order, and
+    the only elements it makes are <wbr> and <span>: a selection's copy gives the name, and none of its parts is
+    read as markup."""
+    import html5lib
+
+    from pdi.server.pages.layout import breakable
+
+    name = head + rest
+    tree = html5lib.parse(f"<h1><code>{breakable(name)}</code></h1>", namespaceHTMLElements=False)
+    code = tree.find(".//code")
+    assert code is not None
+    assert "".join(code.itertext()) == name
+    assert {element.tag for element in code.iter()} <= {"code", "wbr", "span"}
+    assert all(set(element.attrib) <= {"class"} for element in code.iter())

@@ -85,3 +85,36 @@ def test_an_errors_name_is_set_to_wrap_between_its_parts_and_its_words_stay_as_s
     assert f'<span class="name">{breakable(name)}</span>{html.escape(after)} is not' in said, said
     # the command quoted holds the name as written, unbroken
     assert f"<code>pdi ls {name}</code>" in said, said
+
+
+@given(st.text(st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="`"), max_size=30),
+       st.sampled_from(["urn:pdi://s.example.us/2026/11/22/1.text.1", "pdi://s.example.us/2026/11/22/x%2Fy.html.2",
+                        "urn:pdi://s.example.us/2026/11/22/1.text.1#t=1&xywh=1,2,3,4"]),
+       st.sampled_from(["'", '"', "<", ">", "';", "'.", '")', "'),"]),
+       st.text(st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="`"), max_size=30))
+def test_an_errors_words_stay_as_said_whatever_stands_around_its_name(
+    before: str, name: str, close: str, after: str
+) -> None:
+    """A name an error's message quotes (``not 'urn:pdi://…'``, as ``{name!r}`` writes it) or that an escaped
+    character follows was read on through the escape's ``&#x27`` and left its ``;`` after it, the page saying
+    ``'urn:pdi://…/1.text.1';`` and its span holding the quote: the page's text is the message's, every character."""
+    import html
+    import re
+
+    from pdi.errors import NotFoundError
+    from pdi.server.pages.layout import breakable
+    from pdi.server.pages.problem_pages import _said
+
+    message = f"{before} not {close[:1]}{name}{close} {after}"
+    said = _said(NotFoundError(message))
+    assert html.unescape(re.sub(r"<[^>]+>", "", said)) == sentence(message), said
+    assert f'<span class="name">{breakable(name)}</span>' in said, said
+
+
+def test_a_name_quoted_as_python_writes_it_is_the_name_alone() -> None:
+    from pdi.errors import ParseError
+    from pdi.server.pages.problem_pages import _said
+
+    said = _said(ParseError("/api/image/preview needs the name of one image, not 'urn:pdi://x.us/2026/1/2/1.text.1'"))
+    assert said.endswith(
+        "not &#x27;<span class=\"name\">urn:pdi://<wbr>x<wbr>.us/<wbr>2026/<wbr>1/<wbr>2/<wbr>1.text.1</span>&#x27;"), said

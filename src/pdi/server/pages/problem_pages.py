@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import html
 import http
 import json
 import re
@@ -155,20 +154,26 @@ def _said(error: PDIError) -> str:
     storage error without the server's places), begun as a :func:`sentence`: escaped, each `pdi …` command it
     quotes in backticks in <code> (only a command: a name may hold backticks of its own, which are shown as they
     are)."""
-    said = esc(sentence(error.over_http()))
-    pieces = _QUOTED.split(said)  # text, then a command and the text after it, and so on
-    return "".join(f"<code>{piece}</code>" if odd else _NAMED.sub(_name_run, piece)
+    said = sentence(error.over_http())  # read as written, each piece escaped once found (not found in the escaped
+    pieces = _QUOTED.split(said)  # text, whose &#x27; a name was read on through): a command, then the text after it
+    return "".join(f"<code>{esc(piece)}</code>" if odd else _named(piece)
                    for odd, piece in ((i % 2 == 1, p) for i, p in enumerate(pieces)))
 
 
-#: A PDI in an error's escaped message (up to a space, a tag, or the punctuation ending its sentence or clause).
-_NAMED = re.compile(r"(?<![\w/])((?:urn:)?pdi:[^\s<`]+?)(?=[.,:;)]*(?:\s|$|<))", re.IGNORECASE)
+#: A PDI in an error's message (up to a space, a ``<`` or ``>``, or the punctuation ending its sentence or clause,
+#: or the quote closing it: ``not 'urn:pdi://…'``, as ``{name!r}`` writes it).
+_NAMED = re.compile(r"(?<![\w/])((?:urn:)?pdi:[^\s<>`]+?)(?=[.,:;)'\"]*(?:\s|$|[<>]))", re.IGNORECASE)
 
 
-def _name_run(found: re.Match[str]) -> str:
-    """A name in an error's message, wrapping between its parts (:func:`breakable`) and never inside its id, format
-    and version (a phone's 404 read ``…/22/1.t`` above ``ext.1``)."""
-    return f'<span class="name">{breakable(html.unescape(found.group(1)))}</span>'
+def _named(text: str) -> str:
+    """``text`` escaped, each name in it wrapping between its parts (:func:`breakable`) and never inside its id,
+    format and version (a phone's 404 read ``…/22/1.t`` above ``ext.1``), the text around it as it is."""
+    out, at = [], 0
+    for found in _NAMED.finditer(text):
+        out.append(f'{esc(text[at:found.start()])}<span class="name">{breakable(found.group(1))}</span>')
+        at = found.end()
+    out.append(esc(text[at:]))
+    return "".join(out)
 
 
 def sentence(message: str) -> str:
@@ -183,7 +188,7 @@ def sentence(message: str) -> str:
 
 
 #: A command quoted in backticks, as messages quote one.
-_QUOTED = re.compile(r"`(pdi [^`<>&]+)`")
+_QUOTED = re.compile(r"""`(pdi [^`<>&"']+)`""")  # (no character the page escapes: as when it was found escaped)
 
 
 def _parsed(name: str) -> PDI | None:
