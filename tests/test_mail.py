@@ -533,7 +533,9 @@ def test_each_place_review_found_the_parser_reading_fields_is_bounded() -> None:
     for shape, entity in enclosed.items():
         mail = read_message(b"Message-ID: <r@example.org>\r\n" + entity)
         part = mail.parts[-1]
-        assert part.media_type == "message/rfc822" and mail.part_octets(part).endswith(big), shape
+        assert part.media_type == "message/rfc822" and mail.part_octets(part).removesuffix(b"\r\n").endswith(_BIG), shape
+        # as Python's parser cut it: a multipart's last part, no close delimiter, less the message's last line end
+        assert mail.part_octets(part) == part.entity.get_payload().encode("ascii", "surrogateescape"), shape
 
 
 def test_8_bit_octets_in_header_fields_are_read_as_utf_8_and_never_leak_as_surrogates() -> None:

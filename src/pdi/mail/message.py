@@ -947,8 +947,9 @@ def entity_span(data: bytes, message: Message, path: tuple[int, ...]) -> tuple[i
             if found.group(1):  # the close delimiter: the epilogue follows
                 part_start = None
                 break
-        if part_start is not None:  # no close delimiter: the last part runs to the end
-            parts.append((part_start, end))
+        if part_start is not None:  # no close delimiter: the last part runs to the end, less the message's last
+            last = _without_line_end(data, part_start, end) if end == len(data) else end  # line end, as Python's
+            parts.append((part_start, max(part_start, last)))  # parser reads it (pdi.mail.large.Delimiters.parts)
         if number >= len(parts):
             return None
         start, end = parts[number]
