@@ -82,9 +82,15 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from email.message import Message
-from typing import Final, Protocol, TypeVar
+from typing import Final, TypeVar
 
 from pdi.errors import LimitError, ParseError, UnsupportedError
+from pdi.mail.delimiters import (
+    KEPT_OF_LINE,
+    WINDOW,
+    Delimiters,
+    Octets,
+)
 from pdi.mail.message import (
     _FIELD_LIKE,
     Mail,
@@ -98,7 +104,6 @@ from pdi.mail.message import (
     _mail_part,
     _too_deep,
     check_first_line,
-    too_many_delimiters,
     too_many_entities,
 )
 
@@ -109,17 +114,6 @@ __all__ = [
 
 #: Messages larger than this (octets) are read here, by their structure; smaller ones whole, by Python's parser.
 STREAMED_FROM: Final = 32 << 20
-#: The octets read at a time: a pass, a part's body decoded.
-WINDOW: Final = 1 << 20
-#: The octets kept of each line that begins ``--``: a boundary (RFC 2046 §5.1.1: at most 70 characters) and its
-#: ``--`` and line end fit; a longer delimiter line is read again from the octets.
-KEPT_OF_LINE: Final = 128
-#: The most readings of a message's octets that finding its multiparts' delimiter lines may take (:class:`Delimiters`):
-#: one, and another for each multipart nested in one whose lines that start ``--`` are too many to index.
-MAX_READINGS: Final = 4
-#: The most octets of a delimiter line read to find its end (its boundary, ``--``, then blanks): RFC 5322 §2.1.1
-#: bounds a line at 998 octets.
-MAX_DELIMITER_LINE: Final = 64 << 10
 #: The longest header block of one entity (octets): a message's header fields fill some kilobytes.
 MAX_HEADER_BLOCK: Final = 1 << 20
 #: The most octets of header blocks read in all.
@@ -128,23 +122,8 @@ MAX_HEADER_OCTETS: Final = 8 << 20
 MAX_BODY_OCTETS: Final = 16 << 20
 
 
-class Octets(Protocol):
-    """What the reading needs of the octets: their length and a plain slice (:class:`bytes` is one)."""
-
-    def __len__(self) -> int: ...
-
-    def __getitem__(self, key: slice, /) -> bytes: ...
-
 
 _NUL: Final = b"\x00"
-
-
-@dataclass(frozen=True)
-class _Line:
-    """A line that begins ``--``: where, and its first :data:`KEPT_OF_LINE` octets."""
-
-    at: int
-    head: bytes
 
 
 def _check_nul(octets: Octets, window_size: int = WINDOW) -> None:
@@ -156,152 +135,6 @@ def _check_nul(octets: Octets, window_size: int = WINDOW) -> None:
         if nul >= 0:
             raise ParseError(f"the message holds a NUL octet at offset {at + nul}: no message holds one",
                              offset=at + nul, rule="message")
-
-
-class Delimiters:
-    """The boundary delimiter lines of a message's multiparts, found and counted as each multipart is cut
-    (:meth:`parts`), against :attr:`~pdi.mail.message.MailLimits.max_delimiters` in all: a line that begins ``--``
-    and the boundary of the multipart whose body holds it (up to its close delimiter), read a window at a time.
-
-    A line that begins ``--`` and no boundary of an open multipart (a patch's ``--- a/file``, a signature's ``-- ``,
-    a log's rules, in a text part) is never kept nor counted; of those that do, each is looked at (and a stranger's
-    millions of them, every one a part or none, refused past the limit, naming where). The same code cuts a message
-    read by its structure (:func:`read_large`) and counts those of a message read whole
-    (:func:`pdi.mail.message.read_message`, its octets in hand), so both refuse the same messages."""
-
-    def __init__(self, octets: Octets, limits: MailLimits, window: int = WINDOW) -> None:
-        self.octets, self.limits, self.window = octets, limits, window
-        self.count = 0  # the delimiter lines met so far, of every multipart
-        # ranges whose lines that start "--" are all known (at most max_delimiters each): a multipart nested in one is
-        # cut from them, its body not read again
-        self.indexed: list[tuple[int, int, list[_Line], list[int]]] = []
-        self.read = 0  # octets read to find lines, but for the ranges indexed first
-
-    def _found(self, delimiter: bytes, body: int, end: int, path: tuple[int, ...]) -> Iterator[_Line]:
-        """Each line of ``octets[body:end]`` that begins ``delimiter``, in order: from a range indexed before that
-        holds it; else from this range's index, made now if it holds at most ``max_delimiters`` lines that start
-        ``--`` (as a message's do, unless a patch or a log is in it); else searched for, a regular expression a
-        window at a time, in at most :data:`MAX_READINGS` readings of the message in all (refused past them: only
-        multiparts nested in one another around more lines that start ``--`` than that read one range again)."""
-        for low, high, lines, starts in reversed(self.indexed):
-            if low <= body and end <= high:
-                for index in range(bisect.bisect_left(starts, body), bisect.bisect_left(starts, end)):
-                    if self._begins(lines[index], delimiter):
-                        yield lines[index]
-                return
-        dashes = self._lines(b"--", body, end)
-        lines = list(itertools.islice(dashes, self.limits.max_delimiters + 1))
-        if len(lines) <= self.limits.max_delimiters:
-            self.indexed.append((body, end, lines, [line.at for line in lines]))
-            yield from (line for line in lines if self._begins(line, delimiter))
-            return
-        self.read += lines[-1].at - body + (end - body)  # the index begun, then the search
-        if self.read > MAX_READINGS * len(self.octets) + self.window:
-            where = "the message's body" if not path else f"the body of part {'.'.join(map(str, path))}"
-            raise LimitError(
-                f"the message's multiparts nest in one another around more than {self.limits.max_delimiters:,} lines"
-                f" that start '--', so that their boundary delimiter lines would be searched for in more than"
-                f" {MAX_READINGS} readings of its octets: refused at {where} (offset {body})"
-            )
-        del lines
-        yield from self._lines(delimiter, body, end)
-
-    def _begins(self, line: _Line, delimiter: bytes) -> bool:
-        """Whether the line ``line`` (one that starts ``--``) begins ``delimiter``."""
-        if len(delimiter) <= len(line.head) or len(line.head) < KEPT_OF_LINE:  # (a head short: the message's end)
-            return line.head.startswith(delimiter)
-        return self.octets[line.at : line.at + len(delimiter)] == delimiter
-
-    def _lines(self, delimiter: bytes, body: int, end: int) -> Iterator[_Line]:
-        """Each line of ``octets[body:end]`` (``body`` a line's start) that begins ``delimiter``, in order, with its
-        first :data:`KEPT_OF_LINE` octets, found a window at a time."""
-        pattern = re.compile(rb"[\r\n]" + re.escape(delimiter))
-        if body == 0 and self.octets[: len(delimiter)] == delimiter:
-            yield _Line(0, self.octets[:KEPT_OF_LINE])
-        at = body
-        while at < end:
-            stop = min(end, at + self.window)
-            low = max(0, at - 1)  # the line end before the window's first line
-            text = self.octets[low : min(end, stop + len(delimiter) + KEPT_OF_LINE)]
-            for found in pattern.finditer(text):
-                line = low + found.start() + 1
-                if line >= stop:  # (the next window's)
-                    break
-                head = text[found.start() + 1 : found.start() + 1 + KEPT_OF_LINE]
-                if len(head) < KEPT_OF_LINE and line + len(head) < len(self.octets):  # cut by the entity's end
-                    head = self.octets[line : line + KEPT_OF_LINE]
-                yield _Line(line, head)
-            at = stop
-
-    def parts(self, boundary: str, body: int, end: int, path: tuple[int, ...]) -> list[tuple[int, int]] | int:
-        """The spans of a multipart's parts between ``body`` and ``end``, cut as Python's parser cuts them (the
-        line end before a delimiter line is the delimiter's, RFC 2046 §5.1.1; delimiter lines right after one are
-        taken with it, no part between them; no close delimiter: the last part runs to the end, less the message's
-        last line end); or, where Python reads the multipart as a leaf (no delimiter line, or a close delimiter
-        first), where its body ends then. ``path``: the multipart's part numbers, named in a refusal."""
-        delimiter = b"--" + boundary.encode("utf-8", "surrogateescape")
-        spans: list[tuple[int, int]] = []
-        part_start: int | None = None  # None: in the preamble
-        for line in self._found(delimiter, body, end, path):
-            self.count += 1
-            if self.count > self.limits.max_delimiters:
-                raise too_many_delimiters(self.limits, line.at, path)
-            matched = self._delimiter_end(line, delimiter, end)
-            if matched is None:
-                continue
-            line_end, close = matched
-            if part_start is None:
-                if close:  # no part begun: Python reads the preamble as its body
-                    return line.at
-                part_start = line_end
-            elif line.at == part_start:  # right after a delimiter line: taken with it, whatever it is
-                part_start = line_end
-            else:
-                spans.append((part_start, max(part_start, _without_line_end(self.octets, part_start, line.at))))
-                if close:  # the close delimiter: the epilogue follows
-                    return spans
-                part_start = line_end
-        if part_start is None:
-            return end
-        last = _without_line_end(self.octets, part_start, end) if end == len(self.octets) else end
-        spans.append((part_start, max(part_start, last)))
-        return spans
-
-    def _delimiter_end(self, line: _Line, delimiter: bytes, end: int) -> tuple[int, bool] | None:
-        """Where the delimiter line at ``line`` ends and whether it closes, or ``None`` if it is no delimiter line:
-        the boundary, then ``--`` or not, then spaces or tabs, then a line end (CR LF, CR, LF) or the entity's end,
-        as Python's parser matches a line; read past the octets kept of the line when they do not tell."""
-        limit = end - line.at  # the entity's octets from the line on
-        text, want = line.head[:limit], KEPT_OF_LINE
-        while True:
-            if not text.startswith(delimiter[: len(text)]):
-                return None
-            whole = len(text) >= limit  # all of the entity's octets from here are held
-            if len(text) >= len(delimiter):
-                rest = text[len(delimiter) :]
-                tail = _TAIL.match(rest)
-                assert tail is not None
-                close, k = tail.group(1) is not None, tail.end()
-                ended = line.at + len(delimiter) + k
-                if k < len(rest):
-                    octet = rest[k : k + 1]
-                    if octet == b"\n":
-                        return ended + 1, close
-                    if octet == b"\r" and (k + 1 < len(rest) or whole):  # CR LF, or a CR alone
-                        return ended + (2 if rest[k + 1 : k + 2] == b"\n" else 1), close
-                    if octet != b"\r" and not (octet == b"-" and k + 1 == len(rest) and not close):
-                        return None  # something else on the line (a "-" last held may be half of "--": read on)
-                elif whole:  # the entity ends on this line: a delimiter at its end
-                    return end, close
-            if whole:
-                return None
-            if want > MAX_DELIMITER_LINE:  # blanks after a boundary for longer than any line: not read on
-                raise LimitError(
-                    f"the line at offset {line.at} is a boundary delimiter followed by more than"
-                    f" {MAX_DELIMITER_LINE:,} octets of blanks, more than pdi reads of one line"
-                )
-            want *= 4
-            text = self.octets[line.at : line.at + min(want, limit)]
 
 
 class _Reading:
@@ -384,16 +217,6 @@ class _Reading:
                 raise LimitError(f"{where} header block is more than {MAX_HEADER_BLOCK:,} octets (offset {start})")
             want = min(end - start, want * 4, MAX_HEADER_BLOCK + 1)
 
-def _without_line_end(octets: Octets, start: int, at: int) -> int:
-    """``at`` moved back over the one line ending (CR LF, LF or CR) just before it, not before ``start``."""
-    before = octets[max(start, at - 2) : at]
-    if before.endswith(b"\r\n"):
-        return at - 2
-    if before.endswith((b"\n", b"\r")):
-        return at - 1
-    return at
-
-
 def read_large(
     octets: Octets, limits: MailLimits | None = None, *, max_body: int | None = None, window: int = WINDOW
 ) -> Mail:
@@ -471,8 +294,6 @@ class _NotStreamed(Exception):
         self.offset, self.what = offset, what
 
 
-#: What follows the boundary on a delimiter line before its end: ``--`` (the close delimiter) or not, then blanks.
-_TAIL: Final = re.compile(rb"(--)?[ \t]*")
 
 
 def transfer_encoding(part: MailPart) -> str:

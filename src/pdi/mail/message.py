@@ -55,7 +55,7 @@ __all__ = [
     "MAX_MESSAGE_ID_OCTETS", "THREAD_HEAD", "Mail", "MailLimits", "MailPart", "ThreadIds",
     "entity_span", "head_message_id", "ids_written",
     "message_id_of_mid", "message_ids", "mid_name", "mid_url", "read_head", "read_message", "thread_ids",
-    "too_many_delimiters", "too_many_entities",
+    "too_many_entities",
 ]
 
 #: A line that may be a header field: a field name (RFC 5322 §3.6.8: printable ASCII but ``:``) and a colon.
@@ -530,17 +530,6 @@ def too_many_entities(limits: MailLimits, path: tuple[int, ...]) -> LimitError:
                       f" MailLimits.max_parts): part {clipped(_dotted(path), 120)} is past it")
 
 
-def too_many_delimiters(limits: MailLimits, at: int, path: tuple[int, ...]) -> LimitError:
-    """The refusal of the boundary delimiter line at offset ``at``, in the multipart at ``path``, the first past
-    ``limits.max_delimiters`` (:class:`pdi.mail.large.Delimiters` counts them)."""
-    where = "the message's body" if not path else f"the body of part {clipped(_dotted(path), 120)}"
-    return LimitError(
-        f"the message has more than {limits.max_delimiters:,} boundary delimiter lines (lines that start '--' and"
-        f" the boundary of the multipart they lie in), the limit MailLimits.max_delimiters: the first past it at"
-        f" offset {at}, in {where}"
-    )
-
-
 def _too_deep_for_python(deepest: tuple[int, ...], limits: MailLimits, what: str) -> LimitError:
     """The refusal of a message nested deeper than Python recurses, though within a ``max_depth`` set that high."""
     return LimitError(f"the message nests its entities deeper than {what} (part {clipped(_dotted(deepest), 120)} is"
@@ -844,7 +833,7 @@ def _count_delimiters(data: bytes, message: Message, limits: MailLimits) -> None
     body cut along the lines that begin ``--`` and its boundary, depth first, its parts read so in turn. A line
     that begins ``--`` and no open multipart's boundary (a patch, a log in a text part) is not counted; Python's
     parser costs nothing more for it than for any line, and the parts it makes are counted as it makes them."""
-    from pdi.mail.large import Delimiters
+    from pdi.mail.delimiters import Delimiters
 
     delimiters = Delimiters(data, limits)
     pending: list[tuple[Message, int, int, tuple[int, ...]]] = [(message, 0, len(data), ())]
