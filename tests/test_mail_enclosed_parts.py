@@ -63,6 +63,8 @@ def _enclosed_last(eol: bytes, tail: bytes) -> bytes:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=_message(), window=st.integers(2, 64))
 @example(data=_enclosed_last(b"\r\n", b"\r\n"), window=5)
+@example(data=b'From: a@example.org\r\nContent-Type: multipart/mixed; boundary="x"\r\n\r\n--x\r\n\r\n--x\r\n--x\r\n'
+               b"Content-Type: message/rfc822\r\n\r\nFrom: x@example.org\r\n\r\n\r\n", window=2)  # a delimiter line right after one
 def test_enclosed_messages_and_digests_read_by_structure_and_whole_as_python_reads_them(data: bytes, window: int) -> None:
     _same_as_python(data, window)
 

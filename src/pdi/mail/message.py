@@ -930,6 +930,9 @@ def entity_span(data: bytes, message: Message, path: tuple[int, ...]) -> tuple[i
         parts: list[tuple[int, int]] = []
         part_start: int | None = None
         for found in delimiter.finditer(data, body, end):
+            if part_start is not None and found.start() == part_start:  # right after a delimiter line: taken with
+                part_start = found.end()  # it, whatever it is, as Python's parser and Delimiters.parts take it
+                continue
             if part_start is not None:
                 parts.append((part_start, max(part_start, _without_line_end(data, part_start, found.start()))))
             part_start = found.end()
