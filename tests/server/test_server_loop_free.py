@@ -7,8 +7,9 @@ client on another connection asks for ``/robots.txt`` again and again, a tiny an
 alone. Each of those answers comes within a bound well under the slow answer's own time: the loop was free to
 answer it. When the page was written and signed on the loop, the tiny request waited for all of it.
 
-The machine is shared: of five rounds, the one whose longest wait was the shortest, as a share of its slow
-answer's time, is what is checked (a code that blocks the loop blocks it in every round).
+The machine is shared: of five rounds (up to fifteen while none waited less than the bound), the one whose
+longest wait was the shortest, as a share of its slow answer's time, is what is checked (a code that blocks the
+loop blocks it in every round).
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ from pdi.signing import parse_jwks, verify_manifest
 S = "loopfree.example.us"
 #: Names in the series: one manifest page of the most names a page holds.
 NAMES = 10_000
+#: The share of the slow answer's time a tiny request may wait for, in the best round (see the test).
+SHARE = 0.1
+#: The most rounds: five, then more (to this many) while every one so far waited past SHARE, as rounds on a
+#: loaded machine may (the CI's four test processes on two cores); a loop that is blocked is so in every round.
+ROUNDS = 15
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +95,9 @@ def test_a_tiny_request_is_answered_while_a_large_manifest_page_is_signed(origin
         assert status == 200
         status, keys = _get(warm, "/api/keys")
         warm.close()
-        rounds = [_round(port, target) for _ in range(5)]
+        rounds: list[tuple[float, float, int, bytes]] = []
+        while len(rounds) < ROUNDS and (len(rounds) < 5 or min(w / s for s, w, *_ in rounds) >= SHARE):
+            rounds.append(_round(port, target))  # five rounds, and more while none was free of the load's waits
     # the answer is the page, whole and signed, the same octets each time
     manifest = verify_manifest(first.decode("ascii"), parse_jwks(keys, "the keys"))
     assert len(manifest.names) == NAMES and len(first) > 3 << 20
@@ -100,5 +108,5 @@ def test_a_tiny_request_is_answered_while_a_large_manifest_page_is_signed(origin
     assert best[3] >= 2, shares
     # (measured, 2026-11-29, load 8 to 11: with the page made on the loop the best round's share was 0.13 to 0.18,
     # every round's at least 0.13; beside it, 0.056 to 0.064)
-    assert best[0] < 0.1, (f"a tiny request waited {best[2] * 1000:.0f} ms while a manifest page took"
+    assert best[0] < SHARE, (f"a tiny request waited {best[2] * 1000:.0f} ms while a manifest page took"
                            f" {best[1] * 1000:.0f} ms (rounds: share, slow, longest wait, tiny answers: {shares})")
