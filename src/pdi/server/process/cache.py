@@ -83,6 +83,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
+from typing import Final
 
 import anyio.to_thread
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -486,14 +487,16 @@ def _length(n: int) -> Headers:
     return [(b"content-length", str(n).encode())]
 
 
-#: The header lines of a whole answer's lines a ``304`` repeats (:func:`_cache_control`), each but its last LF: each
-#: line follows an LF (the first, one put before the lines), holds no CR nor LF of its own (values are sendable).
-_REPEATED_BY_304 = re.compile(rb"\n((?:cache-control|vary): [^\r\n]*\r)(?=\n)")
+#: The fields of an answer a ``304`` repeats (RFC 9110 §15.4.5), with :data:`NOSNIFF` (:func:`_cache_control`).
+_REPEATED: Final = (b"cache-control", b"vary")
+#: The same fields' lines in a whole answer's header lines, each but its last LF: each line follows an LF (the
+#: first, one put before the lines), holds no CR nor LF of its own (values are sendable).
+_REPEATED_BY_304 = re.compile(rb"\n((?:%s): [^\r\n]*\r)(?=\n)" % b"|".join(map(re.escape, _REPEATED)))
 
 
 def _cache_control(entity: Entity) -> Headers:
-    """The fields a ``304`` repeats (RFC 9110 §15.4.5): ``Cache-Control`` and ``Vary``; and :data:`NOSNIFF`."""
-    return [*((k, v) for k, v in entity.headers if k in (b"cache-control", b"vary")), NOSNIFF]
+    """The fields a ``304`` repeats (:data:`_REPEATED`: ``Cache-Control`` and ``Vary``); and :data:`NOSNIFF`."""
+    return [*((k, v) for k, v in entity.headers if k in _REPEATED), NOSNIFF]
 
 
 class ResponseCache:
