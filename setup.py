@@ -14,14 +14,15 @@ read of a request head; without it ``pdi serve`` parses every request with
 a wheel without any of them on purpose.
 
 The wheel also carries the manual's text, ``pdi docs`` prints it: ``build_py``
-copies the files of ``docs/`` that :data:`MANUAL_FILES` selects into the
+copies the files of ``docs/`` that ``src/pdi/_manual.py`` selects into the
 package as ``pdi/data/docs/`` (the one source stays ``docs/``, which the sdist
 holds whole; a build without it fails, naming it).
 """
 
+import importlib.util
 import sys
-from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import Any
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -64,19 +65,20 @@ class OptionalBuildExt(build_ext):
               " A C compiler (Debian: gcc, libc6-dev, python3-dev) builds it.", file=sys.stderr)
 
 
-#: The manual's files the wheel carries, relative to docs/, each pattern matched part by part: the same tuple as
-#: pdi.cli.docs_cmd.MANUAL_FILES, which reads them (tests/test_package.py checks the wheel holds exactly those).
-MANUAL_FILES = ("*.md", "*/*.md", "deploy/*", "specs/*.txt")
+def _manual() -> Any:
+    """pdi's list of the manual's files (src/pdi/_manual.py, standard library only), loaded by its path: the
+    package itself is not importable while it is built."""
+    spec = importlib.util.spec_from_file_location("pdi_manual", Path("src", "pdi", "_manual.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def manual_files(docs: Path) -> list[Path]:
-    """The files of ``docs`` that :data:`MANUAL_FILES` selects, sorted."""
-    def selected(parts: tuple[str, ...]) -> bool:
-        return any(len(pattern.split("/")) == len(parts)
-                   and all(fnmatchcase(part, want) for part, want in zip(parts, pattern.split("/")))
-                   for pattern in MANUAL_FILES)
-
-    return sorted(p for p in docs.rglob("*") if p.is_file() and selected(p.relative_to(docs).parts))
+    """The files of ``docs`` that pdi's :data:`MANUAL_FILES` selects, sorted."""
+    selected = _manual().selected
+    return sorted(p for p in docs.rglob("*") if p.is_file() and selected(p.relative_to(docs).as_posix()))
 
 
 class BuildPyWithManual(build_py):

@@ -4,8 +4,8 @@ A ``--help`` text that sends its reader to the manual names the page as ``pdi do
 how-to/operate``, ``pdi docs deploy/nginx.conf``): an operator who installed pdi's wheel with pipx has no
 checkout, so the page must come from pdi itself. The wheel carries the manual's text as ``pdi/data/docs/``:
 ``setup.py`` copies it there from the checkout's ``docs/`` at build time (the one source stays ``docs/``, which
-the sdist holds whole), by the patterns of :data:`MANUAL_FILES`, which ``setup.py`` repeats. Run from a checkout
-(``src/`` on the path, or an editable install), pdi reads ``docs/`` itself by the same patterns;
+the sdist holds whole), by the patterns of :data:`pdi._manual.MANUAL_FILES`, which ``setup.py`` reads too. Run
+from a checkout (``src/`` on the path, or an editable install), pdi reads ``docs/`` itself by the same patterns;
 ``tests/test_package.py`` checks that the wheel holds exactly those files, octet for octet.
 """
 
@@ -14,30 +14,18 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from fnmatch import fnmatchcase
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import click
 
+from pdi._manual import selected
 from pdi.errors import ImmutabilityError, NotFoundError, StoreError
 
-#: The manual's files pdi carries, relative to ``docs/``, each pattern matched part by part (``*`` never crosses a
-#: ``/``): the pages, the deployment examples and the texts of the specifications; not the site's own files
-#: (screenshots, stylesheet, build hooks). setup.py's ``MANUAL_FILES`` is the same tuple.
-MANUAL_FILES = ("*.md", "*/*.md", "deploy/*", "specs/*.txt")
 #: Where the wheel keeps them, inside the package.
 PACKAGED = "data/docs"
 #: What a file that starts so is written as (``--to``): a script, executable by all; anything else readable by all.
 SCRIPT_MAGIC = b"#!"
-
-
-def selected(relative: str) -> bool:
-    """Whether the manual's file at ``relative`` (``how-to/operate.md``) is one pdi carries (:data:`MANUAL_FILES`)."""
-    parts = relative.split("/")
-    return any(len(pattern.split("/")) == len(parts)
-               and all(fnmatchcase(part, want) for part, want in zip(parts, pattern.split("/"), strict=True))
-               for pattern in MANUAL_FILES)
 
 
 def _walk(root: Traversable, prefix: str = "") -> Iterator[tuple[str, Traversable]]:
