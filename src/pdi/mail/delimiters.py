@@ -78,7 +78,6 @@ def too_many_delimiters(limits: _Limits, at: int, path: tuple[int, ...]) -> Limi
     )
 
 
-
 class Delimiters:
     """The boundary delimiter lines of a message's multiparts, found and counted as each multipart is cut
     (:meth:`parts`), against :attr:`~pdi.mail.message.MailLimits.max_delimiters` in all: a line that begins ``--``

@@ -50,6 +50,7 @@ from pdi import formats
 from pdi._wording import clipped, plural
 from pdi.charsets.rfc2047 import decode_header
 from pdi.errors import LimitError, NotFoundError, ParseError
+from pdi.mail.delimiters import Delimiters, _without_line_end
 
 __all__ = [
     "MAX_MESSAGE_ID_OCTETS", "THREAD_HEAD", "Mail", "MailLimits", "MailPart", "ThreadIds",
@@ -89,7 +90,7 @@ class MailLimits:
     starts ``--`` and none, a patch's or a log's, is not counted), counted
     after the parser has read the message, the parts it makes counted
     against ``max_parts`` as it makes them, by the code that counts those of
-    a message read by its structure (:class:`pdi.mail.large.Delimiters`), so
+    a message read by its structure (:class:`pdi.mail.delimiters.Delimiters`), so
     both refuse the same messages; ``max_fields`` 100,000 lines that
     could be header fields, counted before the parser runs (of a message
     read by its structure, :mod:`pdi.mail.large`, those of its header
@@ -829,12 +830,10 @@ def read_message(data: bytes, limits: MailLimits | None = None) -> Mail:
 
 def _count_delimiters(data: bytes, message: Message, limits: MailLimits) -> None:
     """The boundary delimiter lines of the message's multiparts counted against ``limits.max_delimiters`` as a
-    message read by its structure counts them (:class:`pdi.mail.large.Delimiters`, the same code): each multipart's
+    message read by its structure counts them (:class:`pdi.mail.delimiters.Delimiters`, the same code): each multipart's
     body cut along the lines that begin ``--`` and its boundary, depth first, its parts read so in turn. A line
     that begins ``--`` and no open multipart's boundary (a patch, a log in a text part) is not counted; Python's
     parser costs nothing more for it than for any line, and the parts it makes are counted as it makes them."""
-    from pdi.mail.delimiters import Delimiters
-
     delimiters = Delimiters(data, limits)
     pending: list[tuple[Message, int, int, tuple[int, ...]]] = [(message, 0, len(data), ())]
     while pending:
@@ -941,7 +940,7 @@ def entity_span(data: bytes, message: Message, path: tuple[int, ...]) -> tuple[i
                 break
         if part_start is not None:  # no close delimiter: the last part runs to the end, less the message's last
             last = _without_line_end(data, part_start, end) if end == len(data) else end  # line end, as Python's
-            parts.append((part_start, max(part_start, last)))  # parser reads it (pdi.mail.large.Delimiters.parts)
+            parts.append((part_start, max(part_start, last)))  # parser reads it (pdi.mail.delimiters.Delimiters.parts)
         if number >= len(parts):
             return None
         start, end = parts[number]
@@ -950,12 +949,3 @@ def entity_span(data: bytes, message: Message, path: tuple[int, ...]) -> tuple[i
             return None
         entity = child
     return start, end
-
-
-def _without_line_end(data: bytes, start: int, at: int) -> int:
-    """``at`` moved back over the one line ending (CR LF, LF or CR) just before it, not before ``start``."""
-    if at - 2 >= start and data[at - 2 : at] == b"\r\n":
-        return at - 2
-    if at - 1 >= start and data[at - 1 : at] in (b"\n", b"\r"):
-        return at - 1
-    return at
