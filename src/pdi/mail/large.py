@@ -122,7 +122,6 @@ MAX_HEADER_OCTETS: Final = 8 << 20
 MAX_BODY_OCTETS: Final = 16 << 20
 
 
-
 _NUL: Final = b"\x00"
 
 
@@ -292,8 +291,6 @@ class _NotStreamed(Exception):
     def __init__(self, offset: int, what: str) -> None:
         super().__init__(what)
         self.offset, self.what = offset, what
-
-
 
 
 def transfer_encoding(part: MailPart) -> str:

@@ -156,8 +156,7 @@ def _said(error: PDIError) -> str:
     are)."""
     said = sentence(error.over_http())  # read as written, each piece escaped once found (not found in the escaped
     pieces = _QUOTED.split(said)  # text, whose &#x27; a name was read on through): a command, then the text after it
-    return "".join(f"<code>{esc(piece)}</code>" if odd else _named(piece)
-                   for odd, piece in ((i % 2 == 1, p) for i, p in enumerate(pieces)))
+    return "".join(f"<code>{esc(piece)}</code>" if i % 2 else _named(piece) for i, piece in enumerate(pieces))
 
 
 #: A PDI in an error's message (up to a space, a ``<`` or ``>``, or the punctuation ending its sentence or clause,

@@ -370,9 +370,8 @@ def _selected_in_large_message(
     archive: Archive, located: Resolved, parsed: PDI, mail: Mail | None, name: str
 ) -> Resolved | None:
     """What the fragment of ``parsed`` selects in a message read by its structure (``mail``, read if not given): a
-    part's number from
-    its structure (its octets not decoded: the page marks it in the list and links to it), a passage of its body's
-    text or a range of its octets as N2R answers them."""
+    part's number from its structure (its octets not decoded: the page marks it in the list and links to it), a
+    passage of its body's text or a range of its octets as N2R answers them."""
     if parsed.fragment is None:
         return None
     if parsed.fragment.effective_scheme(located.record.format) == "part":
