@@ -13,9 +13,10 @@ from __future__ import annotations
 import contextlib
 import socket
 import struct
-import tempfile
 import threading
 from pathlib import Path
+
+from support.pgrelay import Relay
 
 
 class Counted:
@@ -33,23 +34,12 @@ class Counted:
         self.connections = 0
 
 
-class CountingRelay:
+class CountingRelay(Relay):
     """A unix-socket relay to ``cluster_socket_dir``'s server that counts what passes (:attr:`counted`)."""
 
     def __init__(self, cluster_socket_dir: Path) -> None:
-        self.upstream = str(Path(cluster_socket_dir) / ".s.PGSQL.5432")
-        self.directory = Path(tempfile.mkdtemp(prefix="pdi-count-"))
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._listener.bind(str(self.directory / ".s.PGSQL.5432"))
-        self._listener.listen(64)
         self.counted = Counted()
-        self._sockets: list[socket.socket] = []
-        self._lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True, name="pgcount-accept").start()
-
-    def url(self, cluster_url: str, cluster_dir: Path) -> str:
-        """``cluster_url`` (a URL of the cluster, ``host=`` its socket's folder) through this relay."""
-        return cluster_url.replace(f"host={cluster_dir}", f"host={self.directory}")
+        super().__init__(cluster_socket_dir, "pgcount")
 
     def reset(self) -> Counted:
         """What was counted until now; counting starts again from nothing."""
@@ -57,27 +47,11 @@ class CountingRelay:
             was, self.counted = self.counted, Counted()
         return was
 
-    def close(self) -> None:
-        self._listener.close()
-        with self._lock:
-            for sock in self._sockets:
-                with contextlib.suppress(OSError):
-                    sock.close()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            server.connect(self.upstream)
-            with self._lock:
-                self._sockets += [client, server]
-            with self.counted.lock:
-                self.counted.connections += 1
-            threading.Thread(target=self._relay, args=(client, server, True), daemon=True).start()
-            threading.Thread(target=self._relay, args=(server, client, False), daemon=True).start()
+    def relay(self, client: socket.socket, server: socket.socket) -> None:
+        with self.counted.lock:
+            self.counted.connections += 1
+        threading.Thread(target=self._relay, args=(client, server, True), daemon=True).start()
+        threading.Thread(target=self._relay, args=(server, client, False), daemon=True).start()
 
     def _relay(self, source: socket.socket, sink: socket.socket, from_client: bool) -> None:
         pending = b""

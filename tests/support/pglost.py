@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import socket
-import tempfile
 import threading
 from pathlib import Path
+
+from support.pgrelay import Relay
 
 #: A ``ReadyForQuery`` message whose transaction status is idle (PostgreSQL's protocol, "Message Formats").
 IDLE = b"Z\x00\x00\x00\x05I"
@@ -25,26 +26,15 @@ IDLE = b"Z\x00\x00\x00\x05I"
 MINTS = b"INSERT INTO versions"
 
 
-class LostAnswer:
+class LostAnswer(Relay):
     """A unix-socket relay to ``cluster_socket_dir``'s server; :meth:`arm` it to lose the next deposit's answer."""
 
     def __init__(self, cluster_socket_dir: Path) -> None:
-        self.upstream = str(Path(cluster_socket_dir) / ".s.PGSQL.5432")
-        self.directory = Path(tempfile.mkdtemp(prefix="pdi-lost-"))
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._listener.bind(str(self.directory / ".s.PGSQL.5432"))
-        self._listener.listen(64)
         self._armed = threading.Event()
         self._marker = MINTS
         #: Set once an answer was cut.
         self.cut = threading.Event()
-        self._sockets: list[socket.socket] = []
-        self._lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True, name="pglost-accept").start()
-
-    def url(self, cluster_url: str, cluster_dir: Path) -> str:
-        """``cluster_url`` (a URL of the cluster, ``host=`` its socket's folder) through this relay."""
-        return cluster_url.replace(f"host={cluster_dir}", f"host={self.directory}")
+        super().__init__(cluster_socket_dir, "pglost")
 
     def arm(self, marker: bytes = MINTS) -> None:
         """Lose the answer to the next commit of a connection that sends ``marker`` (by default a deposit's)."""
@@ -52,26 +42,10 @@ class LostAnswer:
         self.cut.clear()
         self._armed.set()
 
-    def close(self) -> None:
-        self._listener.close()
-        with self._lock:
-            for sock in self._sockets:
-                with contextlib.suppress(OSError):
-                    sock.close()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            server.connect(self.upstream)
-            with self._lock:
-                self._sockets += [client, server]
-            marked = threading.Event()
-            threading.Thread(target=self._to_server, args=(client, server, marked), daemon=True).start()
-            threading.Thread(target=self._to_client, args=(server, client, marked), daemon=True).start()
+    def relay(self, client: socket.socket, server: socket.socket) -> None:
+        marked = threading.Event()
+        threading.Thread(target=self._to_server, args=(client, server, marked), daemon=True).start()
+        threading.Thread(target=self._to_client, args=(server, client, marked), daemon=True).start()
 
     def _to_server(self, client: socket.socket, server: socket.socket, marked: threading.Event) -> None:
         try:
