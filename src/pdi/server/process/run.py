@@ -20,10 +20,14 @@ replaced at once and the death said in the log (``pdi.serve``, a warning: on sta
 twice as often as there are workers within :data:`DEATH_WINDOW_SECONDS`,
 something is wrong with every one of them, and the server stops with a
 :class:`~pdi.errors.PDIError` saying so (``pdi serve`` exits 1).
+
+For pdi's own tests only, ``$PDI_TEST_LOOP_WATCH`` (unset otherwise) makes each worker watch its event loop
+(:func:`watch_loop`) and write its long stretches of work to the file it names.
 """
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import logging
 import os
@@ -35,7 +39,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pdi.errors import PDIError
 from pdi.server.http.forwarded import NO_PROXIES, TrustedProxies
@@ -49,6 +53,12 @@ DEATH_WINDOW_SECONDS = 60.0
 #: Connections the kernel holds for the workers to accept (as nginx's default ``listen … backlog``).
 BACKLOG = 511
 _SUPERVISED = {signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP}
+#: For tests only, off unless set: the file a worker's event loop says its long turns in (:func:`watch_loop`).
+LOOP_WATCH_ENV = "PDI_TEST_LOOP_WATCH"
+#: How often the watch takes its turn on the loop, and the shortest stretch of the loop's own CPU between two of
+#: its turns that it writes down (seconds).
+LOOP_WATCH_PERIOD = 0.002
+LOOP_WATCH_LEAST = 0.001
 
 
 def default_workers() -> int:
@@ -153,8 +163,10 @@ def _uvicorn(
 
     state = getattr(app, "state", None)
     cache = getattr(state, "cache", None)
+    watch = os.environ.get(LOOP_WATCH_ENV)  # tests only
     config = uvicorn.Config(
-        app, log_level="warning", log_config=None if own_logging else uvicorn.config.LOGGING_CONFIG,
+        _watched(app, watch) if watch else app,
+        log_level="warning", log_config=None if own_logging else uvicorn.config.LOGGING_CONFIG,
         http=answering_protocol(header_timeout, cache, replay_port, None if cache is None else getattr(state, "public", None),
                                 getattr(state, "access", None), json_logs, trusted, send_timeout),
         # X-Forwarded-* are read only from --trusted-proxy, by the app and the connections (uvicorn's own
@@ -168,6 +180,36 @@ def _uvicorn(
     )
     # the socket itself: uvicorn would read an fd= as a Unix socket (no TCP_NODELAY again)
     uvicorn.Server(config).run(sockets=listeners)
+
+
+def _watched(app: ASGIApp, path: str) -> ASGIApp:
+    """``app``, starting :func:`watch_loop` on the event loop it is first called on (uvicorn's lifespan)."""
+    watching: list[asyncio.Task[None]] = []  # the task kept: the loop holds its tasks weakly
+
+    async def watched(scope: Scope, receive: Receive, send: Send) -> None:
+        if not watching:
+            watching.append(asyncio.get_running_loop().create_task(watch_loop(path)))
+        await app(scope, receive, send)
+
+    return watched
+
+
+async def watch_loop(path: str) -> None:
+    """Tests' watch of the event loop (``$PDI_TEST_LOOP_WATCH``): a turn every :data:`LOOP_WATCH_PERIOD`, which
+    appends to ``path`` a line ``MONOTONIC CPU WALL`` (seconds) when the loop's thread spent
+    :data:`LOOP_WATCH_LEAST` or more of its own CPU time since the turn before (:func:`time.thread_time`: its
+    callbacks' work, whatever else the machine runs and however long the thread waited for a core or the GIL);
+    ``WALL``, the clock's time between the two turns. One callback that works on the loop for long is one long
+    stretch; work moved to a thread is not on the loop's CPU at all."""
+    with open(path, "a", encoding="ascii") as out:
+        cpu, wall = time.thread_time(), time.monotonic()
+        while True:
+            await asyncio.sleep(LOOP_WATCH_PERIOD)
+            now_cpu, now_wall = time.thread_time(), time.monotonic()
+            if now_cpu - cpu >= LOOP_WATCH_LEAST:
+                out.write(f"{now_wall:.6f} {now_cpu - cpu:.6f} {now_wall - wall:.6f}\n")
+                out.flush()
+            cpu, wall = now_cpu, now_wall
 
 
 class Workers:
