@@ -123,8 +123,8 @@ def test_a_tiny_request_is_answered_while_a_large_manifest_page_is_signed(
     # answered meanwhile: the tiny requests were asked while the page was made, and answered
     assert all(count >= 2 for _, _, count, _ in rounds), seen
     # the loop free all along: no stretch of its own work long (measured, 2026-11-29, load 17 to 31 on two cores,
-    # two of them processes spinning beside: with the page made beside the loop, the longest 2.8 to 3.6 ms in
-    # five runs; made on it, 194 to 265 ms, one such stretch in every round, and 190 to 230 ms on a quieter machine)
+    # two of them processes spinning beside: with the page made beside the loop, the longest 2.8 to 4.0 ms in
+    # ten runs; made on it, 194 to 265 ms, one such stretch in every round, with the spinning processes or without)
     cpu, wall = max(stretches, default=(0.0, 0.0))
     assert cpu < LONGEST, (f"the worker's loop worked {cpu * 1000:.0f} ms on end ({wall * 1000:.0f} ms on the"
                            f" clock) while manifest pages were made (rounds: slow answer, longest tiny wait, tiny"
