@@ -163,6 +163,7 @@ def test_a_names_last_part_has_no_break_and_the_name_reads_back_whole(
     made = breakable(name)
     # the fragment (from the #) alone in its span, an inline block; the name before it in pieces between <wbr>s
     before, _, held = made.partition('<span class="fragment')
+    before = re.sub(r'<span dir="auto">([^<]*)</span>', r"\1", before)  # a right-to-left part's isolate (in_order)
     long = re.compile(r'<span class="anywhere">([^<]*)</span>')
     assert all(len(html.unescape(p)) > LONG_PIECE for p in long.findall(before))
     pieces = [html.unescape(long.sub(r"\1", p)) for p in before.split("<wbr>") if p]
@@ -200,4 +201,35 @@ def test_any_name_breakable_makes_reads_back_whole_in_a_wbr_or_a_span_alone(head
     assert code is not None
     assert "".join(code.itertext()) == name
     assert {element.tag for element in code.iter()} <= {"code", "wbr", "span"}
-    assert all(set(element.attrib) <= {"class"} for element in code.iter())
+    assert all(set(element.attrib) <= {"class"} or element.attrib == {"dir": "auto"} for element in code.iter())
+
+
+#: Unicode's right-to-left letters (bidirectional class R or AL) the test writes: Hebrew alef and shin, Arabic alef
+#: and its semicolon, a Syriac letter, N'Ko's digit one, which is a letter to the bidi algorithm.
+_RIGHT_TO_LEFT = "\u05d0\u05e9\u0627\u061b\u0710\u07c1"
+_DELIMITING = ":/?#[]@!$&'()*+,;=."
+
+
+@given(st.lists(st.sampled_from([*_DELIMITING, *_RIGHT_TO_LEFT, "a", "Z", "9", "-", "%D7", " ", "<", "&amp;", "\u202e"]),
+                max_size=40).map("".join))
+@example("https://he.example.org/\u05de\u05e1\u05de\u05da/2024")
+def test_in_order_isolates_each_right_to_left_part_between_delimiters(text: str) -> None:
+    """:func:`in_order` reads back as ``text``, each part between RFC 3986's delimiters that holds a right-to-left
+    letter alone in a ``span dir="auto"`` (its own direction, isolated), and no other character in one."""
+    import html
+    import unicodedata
+
+    import html5lib
+
+    from pdi.server.pages.layout import in_order
+
+    made = in_order(text)
+    tree = html5lib.parse(f"<code>{made}</code>", namespaceHTMLElements=False)
+    code = tree.find(".//code")
+    assert code is not None and "".join(code.itertext()) == text
+    isolates = [span.text or "" for span in code.iter("span")]
+    assert all(span.attrib == {"dir": "auto"} and len(span) == 0 for span in code.iter("span"))
+    parts = [part for part in re.split(f"[{re.escape(_DELIMITING)}]+", text) if part]
+    assert isolates == [part for part in parts if any(unicodedata.bidirectional(ch) in ("R", "AL") for ch in part)]
+    if not any(ch in _RIGHT_TO_LEFT + "\u05de\u05e1\u05da" for ch in text):
+        assert made == html.escape(text)

@@ -82,7 +82,7 @@ def test_an_errors_name_is_set_to_wrap_between_its_parts_and_its_words_stay_as_s
     said = _said(NotFoundError(message))
     # every character as it was (the page's own marks aside: tags, and the backticks that became <code>)
     assert html.unescape(re.sub(r"<[^>]+>", "", said)) == sentence(message).replace("`", "")
-    assert f'<span class="name">{breakable(name)}</span>{html.escape(after)} is not' in said, said
+    assert f'<span class="name" dir="ltr">{breakable(name)}</span>{html.escape(after)} is not' in said, said
     # the command quoted holds the name as written, unbroken
     assert f"<code>pdi ls {name}</code>" in said, said
 
@@ -108,7 +108,7 @@ def test_an_errors_words_stay_as_said_whatever_stands_around_its_name(
     message = f"{before} not {close[:1]}{name}{close} {after}"
     said = _said(NotFoundError(message))
     assert html.unescape(re.sub(r"<[^>]+>", "", said)) == sentence(message), said
-    assert f'<span class="name">{breakable(name)}</span>' in said, said
+    assert f'<span class="name" dir="ltr">{breakable(name)}</span>' in said, said
 
 
 def test_a_name_quoted_as_python_writes_it_is_the_name_alone() -> None:
@@ -117,4 +117,4 @@ def test_a_name_quoted_as_python_writes_it_is_the_name_alone() -> None:
 
     said = _said(ParseError("/api/image/preview needs the name of one image, not 'urn:pdi://x.us/2026/1/2/1.text.1'"))
     assert said.endswith(
-        "not &#x27;<span class=\"name\">urn:pdi://<wbr>x<wbr>.us/<wbr>2026/<wbr>1/<wbr>2/<wbr>1.text.1</span>&#x27;"), said
+        "not &#x27;<span class=\"name\" dir=\"ltr\">urn:pdi://<wbr>x<wbr>.us/<wbr>2026/<wbr>1/<wbr>2/<wbr>1.text.1</span>&#x27;"), said

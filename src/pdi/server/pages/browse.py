@@ -47,6 +47,7 @@ from pdi.server.pages.layout import (
     capture_title,
     captured_url,
     esc,
+    in_order,
     isolated,
     name_details,
     page,
@@ -115,10 +116,11 @@ def _page(title: str, body: str, *, name: str = "", resolve: bool = True) -> str
 
 
 def _crumbs(*steps: tuple[str, str | None]) -> str:
-    """Breadcrumbs: each step a label and its link (``None``: the page itself)."""
+    """Breadcrumbs: each step a label and its link (``None``: the page itself); a label that is an id or a URL
+    reads left to right as written, its Hebrew or Arabic parts each in its own direction (:func:`in_order`)."""
     items = "".join(
-        f'<li><a href="{esc(href)}">{esc(label)}</a></li>' if href is not None
-        else f'<li aria-current="page">{esc(label)}</li>'
+        f'<li><a href="{esc(href)}">{in_order(label)}</a></li>' if href is not None
+        else f'<li aria-current="page">{in_order(label)}</li>'
         for label, href in steps
     )
     return f'<nav class="crumbs" aria-label="Breadcrumb"><ol>{items}</ol></nav>'
@@ -194,10 +196,10 @@ def render_home(archive: Archive) -> str:
         " then says when and why.</p>"
         # the two forms in one grid on a wider screen: their boxes one under the other, whatever their labels
         '<div class="home-forms"><form class="wide" action="/view" method="get"><label for="home-pdi">Resolve a name</label>'
-        '<input id="home-pdi" name="pdi" placeholder="urn:pdi://series/YYYY/MM/DD/id.format.version">'
+        '<input id="home-pdi" name="pdi" dir="ltr" placeholder="urn:pdi://series/YYYY/MM/DD/id.format.version">'
         '<button type="submit">Resolve</button></form>'
         '<form class="wide" action="/captures" method="get"><label for="home-url">Captures of a URL</label>'
-        '<input id="home-url" name="url" type="url" placeholder="https://www.example.org/">'
+        '<input id="home-url" name="url" type="url" dir="ltr" placeholder="https://www.example.org/">'
         '<button type="submit">Show</button></form></div>'
         f"{table}"
         '<h2 id="cite">How to cite and resolve</h2>'
@@ -444,7 +446,7 @@ def render_day(
                 (f"{dom:02d}", None))
         + f"<h1><code>{esc(name)}</code>, {day.isoformat()}</h1>"
         + f"<p>{counted(total, 'document')} minted on this day (GMT)"
-        + (f"; this page shows {len(found.documents):,}, after <code>{esc(after)}</code>" if after else
+        + (f"; this page shows {len(found.documents):,}, after <code>{in_order(after)}</code>" if after else
            f"; this page shows the first {len(found.documents):,}" if found.after is not None else "")
         + ".</p>"
         + (
@@ -565,14 +567,14 @@ def render_document(archive: Archive, generic: Generic, name: str) -> str:
     unique = pdi.unique_id
     captures = (
         f'<p>This document\'s id is a URL: <a href="/captures?{esc(urlencode({"url": unique}))}">every capture of'
-        f" <code>{esc(shown_url(unique))}</code></a>.</p>"
+        f" <code>{in_order(shown_url(unique))}</code></a>.</p>"
         if pdi.serial is None and "://" in unique else ""
     )
     facts = (
         f"<dt>Name</dt><dd><code>{esc(pdi)}</code></dd>"
         f'<dt>Series</dt><dd><a href="{_series_path(series)}"><code>{esc(series)}</code></a></dd>'
         f'<dt>Day</dt><dd><a href="{_series_path(series, date.year, date.month, date.day)}">{_day(date)}</a> (GMT)</dd>'
-        f"<dt>{'Serial' if pdi.serial is not None else 'Id'}</dt><dd><code>{esc(shown_url(unique))}</code></dd>"
+        f"<dt>{'Serial' if pdi.serial is not None else 'Id'}</dt><dd><code>{in_order(shown_url(unique))}</code></dd>"
         f"<dt>Versions</dt><dd>{len(detail.generic.versions):,}</dd>"
         f"<dt>Fixity</dt><dd>{_fixity_summary(detail.records, checked)}</dd>"
     )
@@ -660,7 +662,7 @@ def render_captures(archive: Archive, url: str | None, *, after: str | None = No
     """``/captures?url=URL``: every capture of the URL (each version of each document whose id it is), by time."""
     form = (
         '<form class="wide" action="/captures" method="get"><label for="captures-url">URL</label>'
-        f'<input id="captures-url" name="url" value="{esc(url or "")}" placeholder="https://www.example.org/">'
+        f'<input id="captures-url" name="url" dir="ltr" value="{esc(url or "")}" placeholder="https://www.example.org/">'
         '<button type="submit">Show captures</button></form>'
     )
     crumbs = _crumbs(("Home", "/"), ("Captures", None))
@@ -695,7 +697,7 @@ def render_captures(archive: Archive, url: str | None, *, after: str | None = No
     )
     body = (
         crumbs
-        + f"<h1>Captures of <code>{esc(shown_url(url))}</code></h1>{form}"
+        + f"<h1>Captures of <code>{in_order(shown_url(url))}</code></h1>{form}"
         + (
             f"<p>{counted(len(items), 'capture')} in {counted(len(found.documents), 'document')}"
             + (" on this page" if after or found.after else "")

@@ -37,7 +37,7 @@ def cite_panel(hint: str, *, forms: tuple[str, ...] = (), why: str = "", cite_bu
     def offer(key: str, label: str, extra: str = "") -> str:
         return (
             f'<div class="offer{extra}"><label for="{key}">{label}</label>'
-            f'<input id="{key}" readonly placeholder="(not yet)">'
+            f'<input id="{key}" readonly dir="ltr" placeholder="(not yet)">'
             f'<button type="button" class="copy" id="copy-{key}" data-for="{key}" aria-label="Copy the {label} name" disabled>Copy</button>'
             f'<a class="open" id="open-{key}">open it</a></div>'
         )

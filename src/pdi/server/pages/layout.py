@@ -44,7 +44,10 @@ bidirectional controls (U+202E RIGHT-TO-LEFT OVERRIDE and the rest,
 percent-encoded, as a browser shows a URL (:func:`shown_url`); a title, a
 creator, a subject in a ``<bdi>``, its direction its own and what follows it
 untouched (:func:`isolated`); and the ``<title>``, which holds no markup,
-without them (:func:`page`).
+without them (:func:`page`). A name, an id, a URL or a fragment, in ``<code>``, is left to right and isolated
+(``STYLE``), and one holding Hebrew or Arabic (a foreign id, decoded; a captured URL) has each part that holds such a
+word isolated in its own direction (:func:`in_order`, which :func:`breakable` uses), so that its parts stand in the
+order written (``tests/server/test_server_rtl_names.py``).
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ import base64
 import hashlib
 import html
 import re
+import unicodedata
 from urllib.parse import quote
 
 from pdi._wording import binary_size
@@ -82,6 +86,9 @@ header.site button{font:inherit;font-size:0.85rem}
 header.site :focus-visible{outline-color:#f0a400}
 pre{white-space:pre-wrap;word-wrap:break-word;border:1px solid #ccc;padding:1rem;background:#fcfcfa}
 mark{background:#ffe58a} code,input{font-family:ui-monospace,monospace}
+/* a name, an id, a URL or a fragment reads left to right as written whatever the text around it (RFC 3987 §4.1: in
+ a left-to-right embedding), and its right-to-left letters reorder nothing outside it (in_order isolates each part) */
+code{direction:ltr;unicode-bidi:isolate}
 #name{width:100%;font-size:0.95rem;padding:0.3rem} .error{color:#a00} dt{font-weight:bold}
 h1 code{overflow-wrap:anywhere} .note{color:#8a5a00} dd.pending{color:#8a5a00}
 bdi,main code{overflow-wrap:anywhere} cite.upright{font-style:normal}
@@ -151,6 +158,31 @@ def shown_url(url: str) -> str:
     """``url`` as a person is shown it: its bidirectional controls percent-encoded as UTF-8 (``%E2%80%AE``), as a
     browser's address bar leaves them, so the URL reads in the order it was written. Not escaped for HTML."""
     return BIDI_CONTROLS.sub(lambda found: quote(found.group(), safe=""), url)
+
+
+#: Where :func:`in_order` cuts a name, an id or a URL into parts: a run of RFC 3986's reserved characters (§2.2:
+#: the delimiters of a URL's parts, and of a PDI's: ``/``, ``.``, ``#``, ``@``, ``=``, ``,`` …).
+_DELIMITERS = re.compile(r"([:/?#\[\]@!$&'()*+,;=.]+)")
+
+
+def _right_to_left(text: str) -> bool:
+    """Whether ``text`` holds a right-to-left letter (Unicode's bidirectional class R, Hebrew's, or AL, Arabic's)."""
+    return any(unicodedata.bidirectional(ch) in ("R", "AL") for ch in text)
+
+
+def in_order(text: object) -> str:
+    """A name, an id or a URL escaped so that it reads left to right in the order written, each part (between its
+    delimiters: ``/``, ``.``, ``#`` …) holding a right-to-left letter in a ``span`` of its own direction
+    (``dir="auto"``, an isolate). Unicode's bidi algorithm alone, even in a left-to-right embedding (RFC 3987
+    §4.1), draws the parts of a name about a Hebrew or Arabic word in the reverse order: ``…/מסמך/2024`` as
+    ``…/2024/מסמך``, a number after the word drawn before it; each such part isolated, the parts stand left to right
+    and each word reads in its own direction inside its part. A name of ASCII alone, every canonical PDI, is
+    only escaped."""
+    value = str(text)
+    if not _right_to_left(value):
+        return esc(value)
+    return "".join(f'<span dir="auto">{esc(part)}</span>' if i % 2 == 0 and _right_to_left(part) else esc(part)
+                   for i, part in enumerate(_DELIMITERS.split(value)))
 
 
 def script_source(script: str) -> str:
@@ -275,13 +307,13 @@ def breakable(name: PDI | str) -> str:
     pieces.append(text[start:fragment])
     # each piece escaped whole (no entity cut apart); one too long for a narrow column (a URL's 3,000 u's) breaks
     # anywhere in its span, and counts for nothing of the column's least width, where a short one stays whole
-    made = "<wbr>".join(f'<span class="anywhere">{esc(piece)}</span>' if len(piece) > LONG_PIECE else esc(piece)
-                        for piece in pieces if piece)
+    made = "<wbr>".join(f'<span class="anywhere">{in_order(piece)}</span>' if len(piece) > LONG_PIECE
+                        else in_order(piece) for piece in pieces if piece)
     if fragment == len(text):
         return made
     # the fragment's own breaks: before a ; (RFC 5147's ;length=), after a & (Media Fragments' t=…&xywh=…); the
     # browser's own after the , that ends a pair, "(10,5),|(30,25)", and none inside a pair
-    parts = "&amp;<wbr>".join("<wbr>;".join(esc(p) for p in part.split(";")) for part in text[fragment:].split("&"))
+    parts = "&amp;<wbr>".join("<wbr>;".join(in_order(p) for p in part.split(";")) for part in text[fragment:].split("&"))
     long = " anywhere" if len(text) - fragment > LONG_PIECE else ""
     return f'{made}{"<wbr>" if made else ""}<span class="fragment{long}">{parts}</span>'
 
@@ -295,7 +327,7 @@ def size_cell(count: int) -> str:
 
 def name_details(name: PDI | str, label: str = "name") -> str:
     """A name one click away: a ``<details>`` whose summary is ``label`` and which holds the name in ``<code>``."""
-    return f'<details class="pdi-name"><summary>{esc(label)}</summary><code>{esc(name)}</code></details>'
+    return f'<details class="pdi-name"><summary>{esc(label)}</summary><code>{in_order(name)}</code></details>'
 
 
 def header(*, query: str = "", name: str = "", resolve: bool = True) -> str:
@@ -305,10 +337,10 @@ def header(*, query: str = "", name: str = "", resolve: bool = True) -> str:
         '<header class="site"><a class="skip" href="#main">Skip to the content</a><a class="brand" href="/">pdi</a>'
         '<nav aria-label="Site"><a href="/series">Series</a></nav>'
         '<form action="/search" method="get" role="search" aria-label="Site search">'
-        f'<label for="site-q">Search</label><input id="site-q" name="q" type="search" size="24" value="{esc(query)}">'
+        f'<label for="site-q">Search</label><input id="site-q" name="q" type="search" size="24" dir="auto" value="{esc(query)}">'
         '<button type="submit">Search</button></form>'
         + ('<form action="/view" method="get">'
-           f'<label for="site-pdi">Resolve</label><input id="site-pdi" name="pdi" size="32" value="{esc(name)}"'
+           f'<label for="site-pdi">Resolve</label><input id="site-pdi" name="pdi" size="32" dir="ltr" value="{esc(name)}"'
            ' placeholder="urn:pdi://…"><button type="submit">Go</button></form>' if resolve else "")
         + f"{who()}</header>"
     )

@@ -72,7 +72,17 @@ from pdi.interop.accept import parse_accept, preference
 from pdi.server.http.problems import Problem, note_store_error, status_of
 from pdi.server.http.problems import on_http_error as problem_of_http_error
 from pdi.server.http.readers import request_target
-from pdi.server.pages.layout import breakable, cited, esc, isolated, page, shown_time, size_cell
+from pdi.server.pages.layout import (
+    breakable,
+    cited,
+    esc,
+    in_order,
+    isolated,
+    page,
+    shown_time,
+    shown_url,
+    size_cell,
+)
 from pdi.server.protocol.resolver import split_inflection
 from pdi.server.protocol.rfc2169 import n2r_path, urn_from_query
 
@@ -169,7 +179,7 @@ def _named(text: str) -> str:
     format and version (a phone's 404 read ``…/22/1.t`` above ``ext.1``), the text around it as it is."""
     out, at = [], 0
     for found in _NAMED.finditer(text):
-        out.append(f'{esc(text[at:found.start()])}<span class="name">{breakable(found.group(1))}</span>')
+        out.append(f'{esc(text[at:found.start()])}<span class="name" dir="ltr">{breakable(found.group(1))}</span>')
         at = found.end()
     out.append(esc(text[at:]))
     return "".join(out)
@@ -256,10 +266,10 @@ def render_tombstone(archive: Archive, gone: WithdrawnError, name: str, base: st
     cite_title = f"{isolated(title)}. " if title else ""
     when = gone.at.split("T")[0]
     body = (
-        f"<p><code>{esc(shown)}</code> named a document of this archive. {what} {shown_time(gone.at)}.{purged}</p>"
+        f"<p><code>{in_order(shown)}</code> named a document of this archive. {what} {shown_time(gone.at)}.{purged}</p>"
         '<dl class="tombstone">'
         + (f"<dt>Title</dt><dd>{cited(title)}</dd>" if title else "")
-        + f"<dt>Name</dt><dd><code>{esc(shown)}</code></dd>"
+        + f"<dt>Name</dt><dd><code>{in_order(shown)}</code></dd>"
         f"<dt>Withdrawn</dt><dd>{shown_time(gone.at)}</dd>"
         f"<dt>Why</dt><dd>{isolated(gone.reason)}</dd>"
         f"<dt>By</dt><dd>{isolated(gone.who)}</dd></dl>"
@@ -268,7 +278,7 @@ def render_tombstone(archive: Archive, gone: WithdrawnError, name: str, base: st
         "<p>The name stays: it is never given to anything else, and it resolves here, to this record of"
         " what it named and why it was withdrawn. Cite it as you would have cited the document, saying it"
         " was withdrawn:</p>"
-        f'<blockquote class="citation">{cite_title}<code>{esc(shown)}</code>. Withdrawn {esc(when)}:'
+        f'<blockquote class="citation">{cite_title}<code>{in_order(shown)}</code>. Withdrawn {esc(when)}:'
         f" {isolated(gone.reason)}. <span>{esc(link)}</span></blockquote>"
         f'<p>The same record as JSON: <a href="/uri-res/N2C?{esc(quote(shown, safe=":/"))}">N2C</a> (RFC 2169).</p>'
         + _onward()
@@ -437,31 +447,31 @@ def _hint(name: str) -> str:
                      " in what the address answers (in a plain text as RFC 5147 counts, each line end one"
                      " character), so it is left out here." if browsers else "")
             return (f'<p>This is a resolver\'s address of the PDI <a href="{esc(_view(name_part))}">'
-                    f"<code>{esc(name_part)}</code></a>: open the name itself.{aside}</p>")
+                    f"<code>{in_order(name_part)}</code></a>: open the name itself.{aside}</p>")
         return (f'<p>This is a web address, not a PDI: see <a href="/captures?url={quote(typed, safe="")}">the'
                 " archive's captures of it</a>.</p>")
     cited = _without_punctuation(typed)
     if cited is not None:
         return (f"<p>A PDI ends before the punctuation of the sentence it is cited in. Perhaps you meant"
-                f' <a href="{esc(_view(cited))}"><code>{esc(cited)}</code></a>.</p>')
+                f' <a href="{esc(_view(cited))}"><code>{in_order(cited)}</code></a>.</p>')
     unescaped = hash_unescaped(typed)
     if unescaped is not None:
         return (f"<p>A PDI's passage follows a <code>#</code>; a resolver's address (<code>/uri-res/N2R?…</code>,"
                 f" RFC 2169) has it written %23. Perhaps you meant <a href=\"{esc(_view(unescaped))}\">"
-                f"<code>{esc(unescaped)}</code></a>.</p>")
+                f"<code>{in_order(unescaped)}</code></a>.</p>")
     if " " in typed and typed.lower().startswith("urn:pdi:"):
         mended = typed.replace(" ", "+")
         if _parsed(mended) is not None:
             return (f'<p>A PDI holds no space; a <code>+</code> in a link becomes one when it is read as a form'
                     f' (write it <code>%2B</code>). Perhaps you meant <a href="{esc(_view(mended))}">'
-                    f"<code>{esc(mended)}</code></a>.</p>")
+                    f"<code>{in_order(mended)}</code></a>.</p>")
     escaped = _escapes_decoded(typed)
     if escaped is not None:
         return (f"<p>A PDI's id writes a web address's <code>/</code> and <code>.</code> as <code>%2F</code> and"
                 " <code>%2E</code>; an address that carries the name (<code>/view?pdi=…</code>) reads them back as"
                 " <code>/</code> and <code>.</code> unless each <code>%</code> is written <code>%25</code>. Paste a"
                 f' name into the Resolve box, which writes it so. Perhaps you meant <a href="{esc(_view(escaped))}">'
-                f"<code>{esc(escaped)}</code></a>.</p>")
+                f"<code>{in_order(escaped)}</code></a>.</p>")
     if typed and not typed.lower().startswith(("urn:", "pdi:")):
         return (f'<p>A PDI begins <code>urn:pdi:</code>. To find documents by their words, <a href="/search?q='
                 f'{quote(typed, safe="")}">search for them</a>.</p>')
@@ -539,7 +549,7 @@ async def on_http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code != 404 or not wants_page(request):
         return await problem_of_http_error(request, exc)
-    body = f'<p class="error" role="alert">There is no page at <code>{esc(request.url.path)}</code>.</p>{_onward()}'
+    body = f'<p class="error" role="alert">There is no page at <code>{in_order(shown_url(request.url.path))}</code>.</p>{_onward()}'
     return HTMLResponse(_page("No such page", 404, "No such page", body, ""), status_code=404)
 
 

@@ -29,7 +29,7 @@ from pdi.errors import NotFoundError, ParseError, PDIError
 from pdi.identifier import PDI
 from pdi.server.http.params import optional
 from pdi.server.http.problems import Problem
-from pdi.server.pages.layout import MAIN, breakable
+from pdi.server.pages.layout import MAIN, breakable, in_order, shown_url
 from pdi.server.pages.replay_frame import ReplaySite
 from pdi.server.process.limits import WorkLimits
 from pdi.server.protocol.elsewhere import Elsewhere, rescued_from
@@ -149,7 +149,7 @@ def _later_note(page: str, later: str | None, shown: str) -> str:
     said = ("a capture of the same day</strong>" if how == "same-day"
             else f"a{'n' if how == 'earlier' else ''} {how} capture</strong> ({found.date})")
     note = (f'<p class="version-banner later-capture" role="note" id="later-capture"><strong>This is {said} of'
-            f" <code>{html.escape(asked.unique_id)}</code>: the version <code>{html.escape(str(asked))}</code>"
+            f" <code>{in_order(shown_url(asked.unique_id))}</code>: the version <code>{html.escape(str(asked))}</code>"
             f" named ({asked.date}) was never kept.</p>")
     return page.replace(MAIN, MAIN + note, 1)
 

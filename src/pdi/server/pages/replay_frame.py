@@ -367,7 +367,7 @@ def render_replay_page(
 def _offer(key: str, label: str) -> str:
     """One offered name: a read-only input, its copy button and a link to open it (shown once a name is offered)."""
     return (
-        f'<div class="offer needs-script"><label for="{key}">{label}</label><input id="{key}" readonly placeholder="(not yet)">'
+        f'<div class="offer needs-script"><label for="{key}">{label}</label><input id="{key}" readonly dir="ltr" placeholder="(not yet)">'
         f'<button type="button" class="copy" id="copy-{key}" data-for="{key}" aria-label="Copy the {label} name" disabled>Copy</button>'
         f'<a class="open" id="open-{key}">open it</a></div>'
     )

@@ -193,7 +193,7 @@ class SearchPages(ArchiveHandlers):
         """The search page of ``results`` (in the search's thread)."""
         items = "".join(
             f"<li>{_titled(titles.get(str(hit.name.without_fragment())))}{_hit_link(hit)}"
-            f'<p class="snippet">{_marked_snippet(hit)}</p>'
+            f'<p class="snippet" dir="auto">{_marked_snippet(hit)}</p>'
             f'<p class="where">characters {hit.start} to {hit.end} · {esc(hit.record.media_type)}'
             f" · version {hit.record.version} · deposited {esc(hit.record.created_at[:10])}</p>"
             "</li>"
@@ -230,7 +230,7 @@ class SearchPages(ArchiveHandlers):
         ]
         return (
             '<form class="search" action="/search" method="get" role="search" aria-label="Search the archive">'
-            f'<label for="search-q">Words<input id="search-q" name="q" type="search" size="40" value="{esc(query)}"></label>'
+            f'<label for="search-q">Words<input id="search-q" name="q" type="search" size="40" dir="auto" value="{esc(query)}"></label>'
             f'<label for="search-series">Series<select id="search-series" name="series">{"".join(options)}</select></label>'
             '<button type="submit">Search</button></form>'
         )
