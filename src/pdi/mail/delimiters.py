@@ -157,8 +157,9 @@ class Delimiters:
         """The spans of a multipart's parts between ``body`` and ``end``, cut as Python's parser cuts them (the
         line end before a delimiter line is the delimiter's, RFC 2046 §5.1.1; delimiter lines right after one are
         taken with it, no part between them; no close delimiter: the last part runs to the end, less the message's
-        last line end); or, where Python reads the multipart as a leaf (no delimiter line, or a close delimiter
-        first), where its body ends then. ``path``: the multipart's part numbers, named in a refusal."""
+        last line end); or, where Python reads the multipart as a leaf, where its body ends then: at a close
+        delimiter that comes first, else (no delimiter line) at ``end`` (and Python reads on over the line end after
+        it: :func:`pdi.mail.large._line_end_at`). ``path``: the multipart's part numbers, named in a refusal."""
         delimiter = b"--" + boundary.encode("utf-8", "surrogateescape")
         spans: list[tuple[int, int]] = []
         part_start: int | None = None  # None: in the preamble

@@ -25,7 +25,8 @@ as it is read, a few chunks held), in memory bounded by a few windows of
   :attr:`~pdi.mail.message.MailLimits.max_delimiters`) is cut along them as
   :func:`pdi.mail.message.entity_span` cuts (the line ending before a
   delimiter is the delimiter's, RFC 2046 §5.1.1; no close delimiter: the
-  last part runs to the end; no delimiter: a leaf, as Python reads it),
+  last part runs to the end; no delimiter: a leaf, as Python reads it, its
+  body running on over the line end before the next delimiter line),
   each part read so in turn (a ``multipart/digest``'s parts ``message/rfc822``
   by default); any other entity is a leaf, its body's octets left where they
   are (an enclosed ``message/rfc822`` is one part, not entered, whatever it holds, as
@@ -187,6 +188,9 @@ class _Reading:
         boundary = entity.get_boundary() if entity.get_content_maintype() == "multipart" else None
         spans = self.delimiters.parts(boundary, body, end, path) if boundary is not None else end
         if isinstance(spans, int):  # a leaf (its body to spans)
+            if spans == end and entity.get_content_maintype() == "multipart":  # no delimiter line, or no boundary:
+                spans = end = end + _line_end_at(self.octets, end)  # Python reads on over the line end after it
+                body = self._body_start(start, end, path)  # (an empty line, or the end of its header block's last)
             entity.set_payload("")
             self.leaves.append((path, entity, (start, body, spans)))
             return entity
@@ -215,6 +219,19 @@ class _Reading:
                 where = "the message's" if not path else f"part {'.'.join(map(str, path))}'s"
                 raise LimitError(f"{where} header block is more than {MAX_HEADER_BLOCK:,} octets (offset {start})")
             want = min(end - start, want * 4, MAX_HEADER_BLOCK + 1)
+
+
+def _line_end_at(octets: Octets, at: int) -> int:
+    """How long the line end at offset ``at`` is (CR LF, LF or CR; 0: none): the one an entity that ends at ``at``
+    leaves to the delimiter line after it (RFC 2046 §5.1.1), or to the message's end, as the last part with no close
+    delimiter does. Python's parser reads it as the entity's own where the entity is a multipart that it reads as a
+    leaf for want of a delimiter line (or of a boundary): it takes the line end before a delimiter off a part's
+    payload, but off a multipart's epilogue, which that one has none of, so that the entity runs up to the next line
+    that is an enclosing multipart's delimiter, or to the message's end (its body's last line end, an empty line of
+    its body, or the end of its header block's last line)."""
+    after = octets[at : at + 2]
+    return 2 if after == b"\r\n" else 1 if after[:1] in (b"\r", b"\n") else 0
+
 
 def read_large(
     octets: Octets, limits: MailLimits | None = None, *, max_body: int | None = None, window: int = WINDOW
