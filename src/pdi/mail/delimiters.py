@@ -1,6 +1,7 @@
 """The boundary delimiter lines of a message's multiparts (RFC 2046 §5.1.1), found and counted as each multipart is
 cut: one code for a message read by its structure (:mod:`pdi.mail.large`) and for one read whole
-(:func:`pdi.mail.message.read_message`), so that both refuse the same messages. It stands below both modules, which
+(:func:`pdi.mail.message.read_message`, and :func:`pdi.mail.message.entity_span`, which cuts it again where an
+enclosed message lies), so that both refuse the same messages and cut them alike. It stands below both modules, which
 import it: it names no part of either (the limits it reads are a :class:`Protocol`)."""
 
 from __future__ import annotations
@@ -86,8 +87,9 @@ class Delimiters:
     A line that begins ``--`` and no boundary of an open multipart (a patch's ``--- a/file``, a signature's ``-- ``,
     a log's rules, in a text part) is never kept nor counted; of those that do, each is looked at (and a stranger's
     millions of them, every one a part or none, refused past the limit, naming where). The same code cuts a message
-    read by its structure (:func:`read_large`) and counts those of a message read whole
-    (:func:`pdi.mail.message.read_message`, its octets in hand), so both refuse the same messages."""
+    read by its structure (:func:`read_large`) and counts and cuts those of a message read whole
+    (:func:`pdi.mail.message.read_message`, its octets in hand; :func:`pdi.mail.message.entity_span`), so both
+    refuse the same messages and find their parts in the same octets."""
 
     def __init__(self, octets: Octets, limits: _Limits, window: int = WINDOW) -> None:
         self.octets, self.limits, self.window = octets, limits, window

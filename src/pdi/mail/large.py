@@ -22,8 +22,8 @@ as it is read, a few chunks held), in memory bounded by a few windows of
   file name read exactly as there; a ``multipart`` with a ``boundary`` whose
   delimiter lines are found in its body (:class:`Delimiters`: the lines that
   begin ``--`` and its boundary, found a window at a time, counted against
-  :attr:`~pdi.mail.message.MailLimits.max_delimiters`) is cut along them as
-  :func:`pdi.mail.message.entity_span` cuts (the line ending before a
+  :attr:`~pdi.mail.message.MailLimits.max_delimiters`) is cut along them, by
+  the code :func:`pdi.mail.message.entity_span` cuts a message read whole with (the line ending before a
   delimiter is the delimiter's, RFC 2046 §5.1.1; no close delimiter: the
   last part runs to the end; no delimiter: a leaf, as Python reads it, its
   body running on over the line end before the next delimiter line),
@@ -254,7 +254,7 @@ def read_large(
                   in enumerate(reading.leaves))
     defects = [f"part {p.index}: {type(d).__name__}" for p in parts for d in p.entity.defects]
     defects[:0] = [f"message: {type(d).__name__}" for d in message.defects]
-    mail = Mail(message, parts, tuple(defects))  # type: ignore[arg-type]
+    mail = Mail(message, parts, tuple(defects), limits=limits)  # type: ignore[arg-type]
     body = mail.body_part()
     at = next((p for p in parts if p.entity is body), None)
     most = MAX_BODY_OCTETS if max_body is None else max_body

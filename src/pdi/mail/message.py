@@ -50,7 +50,7 @@ from pdi import formats
 from pdi._wording import clipped, plural
 from pdi.charsets.rfc2047 import decode_header
 from pdi.errors import LimitError, NotFoundError, ParseError
-from pdi.mail.delimiters import Delimiters, _without_line_end
+from pdi.mail.delimiters import Delimiters
 
 __all__ = [
     "MAX_MESSAGE_ID_OCTETS", "THREAD_HEAD", "Mail", "MailLimits", "MailPart", "ThreadIds",
@@ -161,13 +161,15 @@ class Mail:
     defects: tuple[str, ...]
     #: the octets it was read from
     data: bytes = field(default=b"", repr=False, compare=False)
+    #: the limits it was read within (:func:`entity_span` cuts its multiparts again within them)
+    limits: MailLimits = field(default_factory=MailLimits, repr=False, compare=False)
 
     def part_octets(self, part: MailPart) -> bytes:
         """A part's octets: its body with its transfer encoding removed; an enclosed message (``message/*``)
         exactly as the message holds it (:func:`entity_span`), its transfer encoding removed if it has one."""
         if part.entity.get_content_maintype() != "message" or not self.data:
             return part.octets()
-        span = entity_span(self.data, self.message, part.path)
+        span = entity_span(self.data, self.message, part.path, self.limits)
         if span is None:  # the parser read past a defect the octets cannot be cut along: as Python writes it
             return part.octets()
         body = self.data[_body_start(self.data, *span) : span[1]]
@@ -825,7 +827,7 @@ def read_message(data: bytes, limits: MailLimits | None = None) -> Mail:
         parts.append(_mail_part(number, path, entity))
         defects.extend(f"part {number}: {type(d).__name__}" for d in entity.defects)
     defects[:0] = [f"message: {type(d).__name__}" for d in message.defects]
-    return Mail(message, tuple(parts), tuple(defects), data)
+    return Mail(message, tuple(parts), tuple(defects), data, limits)
 
 
 def _count_delimiters(data: bytes, message: Message, limits: MailLimits) -> None:
@@ -906,46 +908,35 @@ def _header_block_end(data: bytes, start: int, end: int) -> int | None:
     return None
 
 
-def entity_span(data: bytes, message: Message, path: tuple[int, ...]) -> tuple[int, int] | None:
-    """Where the entity at ``path`` (:attr:`MailPart.path`) of the message ``message`` read from ``data`` lies in
-    ``data``: from the first octet of its header fields to the end of its body, which is, in a multipart, the line
-    ending before the next boundary delimiter line (that line ending is the delimiter's, RFC 2046 §5.1.1).
+def entity_span(data: bytes, message: Message, path: tuple[int, ...], limits: MailLimits) -> tuple[int, int] | None:
+    """Where the entity at ``path`` (:attr:`MailPart.path`) of the message ``message`` read from ``data`` within
+    ``limits`` (:func:`read_message`) lies in ``data``: from the first octet of its header fields to the end of its
+    body, which is, in a multipart, the line ending before the next boundary delimiter line (that line ending is the
+    delimiter's, RFC 2046 §5.1.1).
 
-    Delimiter lines are found as Python's parser finds them: a line that begins ``--`` and the boundary, then
-    ``--`` or not, then spaces or tabs. ``None`` when the octets do not hold as many parts as the parser read.
+    Each multipart on the way is cut by :meth:`pdi.mail.delimiters.Delimiters.parts`, the code that cuts a message
+    read by its structure (:mod:`pdi.mail.large`) and that counted this one's delimiter lines as it was read, so
+    the two readings cut alike: delimiter lines found as Python's parser finds them (a line that begins ``--`` and
+    the boundary, then ``--`` or not, then spaces or tabs), one right after another taken with it. Its lines are
+    counted against ``limits`` again, which hold: the message was read within them, every one of its multiparts cut
+    so (:func:`_count_delimiters`), and those on the way to ``path`` are some of them, cut from the same octets.
+    ``None`` when the octets do not hold as many parts as the parser read.
     """
+    delimiters = Delimiters(data, limits)
     start, end = 0, len(data)
     entity = message
+    walked: tuple[int, ...] = ()
     for number in path:
         boundary = entity.get_boundary()
         children = entity.get_payload()
         if boundary is None or not isinstance(children, list) or number >= len(children):
             return None
-        # a delimiter line: at the start of a line (after CR or LF; never inside a CR LF, where no line starts
-        # with "--"), ended by its line ending or the end of the entity
-        delimiter = re.compile(rb"(?:(?<=[\r\n])|\A)--" + re.escape(boundary.encode("utf-8", "surrogateescape"))
-                               + rb"(--)?[ \t]*(?:\r\n|\r|\n|\Z)")
-        body = _body_start(data, start, end)
-        parts: list[tuple[int, int]] = []
-        part_start: int | None = None
-        for found in delimiter.finditer(data, body, end):
-            if part_start is not None and found.start() == part_start:  # right after a delimiter line: taken with
-                part_start = found.end()  # it, whatever it is, as Python's parser and Delimiters.parts take it
-                continue
-            if part_start is not None:
-                parts.append((part_start, max(part_start, _without_line_end(data, part_start, found.start()))))
-            part_start = found.end()
-            if found.group(1):  # the close delimiter: the epilogue follows
-                part_start = None
-                break
-        if part_start is not None:  # no close delimiter: the last part runs to the end, less the message's last
-            last = _without_line_end(data, part_start, end) if end == len(data) else end  # line end, as Python's
-            parts.append((part_start, max(part_start, last)))  # parser reads it (pdi.mail.delimiters.Delimiters.parts)
-        if number >= len(parts):
+        parts = delimiters.parts(boundary, _body_start(data, start, end), end, walked)
+        if isinstance(parts, int) or number >= len(parts):  # (an int: Python read it as a leaf)
             return None
         start, end = parts[number]
         child = children[number]
         if not isinstance(child, Message):
             return None
-        entity = child
+        entity, walked = child, (*walked, number)
     return start, end
