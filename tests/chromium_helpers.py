@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -71,3 +72,44 @@ def clipboard_text(pipe: Pipe, session: str, other_than: str = "", seconds: floa
         if text != other_than or time.monotonic() > deadline:
             return text
         time.sleep(0.05)
+
+
+#: The characters of an element but white space in the order the browser lays them out: its lines top to bottom
+#: (boxes that overlap in height stand on one line), each left to right; each character's box from a Range over it.
+LAID_OUT = """(function (element) {
+  const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT), boxes = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    let at = 0;
+    for (const ch of node.data) {  // by code point: a character beyond the BMP is one box
+      const range = document.createRange();
+      range.setStart(node, at);
+      range.setEnd(node, at + ch.length);
+      at += ch.length;
+      const box = range.getBoundingClientRect();
+      if (box.width > 0 && ch.trim()) boxes.push({left: box.left, top: box.top, bottom: box.bottom, ch: ch});
+    }
+  }
+  boxes.sort((a, b) => (a.top + a.bottom) - (b.top + b.bottom));
+  const lines = [];
+  for (const box of boxes) {
+    const line = lines[lines.length - 1];
+    if (line && box.top < line.bottom - 1) { line.boxes.push(box); line.bottom = Math.max(line.bottom, box.bottom); }
+    else lines.push({bottom: box.bottom, boxes: [box]});
+  }
+  return lines.map((line) => line.boxes.sort((a, b) => a.left - b.left).map((b) => b.ch).join("")).join("");
+})"""
+
+
+def evaluate(pipe: Pipe, session: str, expression: str, seconds: float = 30) -> Any:
+    """The value of the JavaScript ``expression`` in the page of ``session`` (returned by value); an exception it
+    throws fails the test."""
+    answer = pipe.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session,
+                       time.monotonic() + seconds)
+    assert "exceptionDetails" not in answer, answer
+    return answer["result"].get("value")
+
+
+def laid_out(pipe: Pipe, session: str, selector: str) -> str:
+    """The text but white space of the first element ``selector`` finds, as the browser lays it out
+    (:data:`LAID_OUT`)."""
+    return str(evaluate(pipe, session, f"{LAID_OUT}(document.querySelector({json.dumps(selector)}))"))

@@ -15,18 +15,16 @@ from __future__ import annotations
 import base64
 import datetime
 import email.header
-import json
 import time
 import urllib.parse
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
 from server_helpers import Clock, S, with_replay
 from test_server_pages_screenshots import SHOTS
 
-from chromium_helpers import open_page
+from chromium_helpers import evaluate, laid_out, open_page
 from pdi.archive import Archive, Content
 from pdi.capture.browser import Pipe, devtools
 
@@ -77,47 +75,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[s
         yield url, names
 
 
-#: The characters of an element but white space in the order the browser lays them out: its lines top to bottom
-#: (boxes that overlap in height stand on one line), each left to right; each character's box from a Range over it.
-_LAID_OUT = """(function (element) {
-  const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT), boxes = [];
-  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-    let at = 0;
-    for (const ch of node.data) {  // by code point: a character beyond the BMP is one box
-      const range = document.createRange();
-      range.setStart(node, at);
-      range.setEnd(node, at + ch.length);
-      at += ch.length;
-      const box = range.getBoundingClientRect();
-      if (box.width > 0 && ch.trim()) boxes.push({left: box.left, top: box.top, bottom: box.bottom, ch: ch});
-    }
-  }
-  boxes.sort((a, b) => (a.top + a.bottom) - (b.top + b.bottom));
-  const lines = [];
-  for (const box of boxes) {
-    const line = lines[lines.length - 1];
-    if (line && box.top < line.bottom - 1) { line.boxes.push(box); line.bottom = Math.max(line.bottom, box.bottom); }
-    else lines.push({bottom: box.bottom, boxes: [box]});
-  }
-  return lines.map((line) => line.boxes.sort((a, b) => a.left - b.left).map((b) => b.ch).join("")).join("");
-})"""
-
-
 def _bare(text: str) -> str:
-    """``text`` without its white space, as :func:`_laid_out` reads a page."""
+    """``text`` without its white space, as :func:`chromium_helpers.laid_out` reads a page."""
     return "".join(text.split())
-
-
-def _laid_out(pipe: Pipe, session: str, selector: str) -> str:
-    """The text but white space of the first element ``selector`` finds, as the browser lays it out."""
-    return str(_js(pipe, session, f"{_LAID_OUT}(document.querySelector({json.dumps(selector)}))"))
-
-
-def _js(pipe: Pipe, session: str, expression: str) -> Any:
-    answer = pipe.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session,
-                       time.monotonic() + 30)
-    assert "exceptionDetails" not in answer, answer
-    return answer["result"].get("value")
 
 
 def _opened(pipe: Pipe, url: str, shot: str) -> str:
@@ -136,25 +96,25 @@ def test_a_captures_url_reads_as_written_its_controls_percent_encoded(site: tupl
     with devtools() as pipe:
         # the replayed page's banner: the URL, then when it was captured, both in the order written
         session = _opened(pipe, f"{base}/view?pdi={_q(names['capture'])}", "bidi-capture-banner")
-        assert _laid_out(pipe, session, ".replay-banner h1 .url") == EVIL_SHOWN
-        assert _laid_out(pipe, session, ".replay-banner h1").startswith(_bare(f"{EVIL_SHOWN} captured 2026-11-20 09:00:00 UTC"))
+        assert laid_out(pipe, session, ".replay-banner h1 .url") == EVIL_SHOWN
+        assert laid_out(pipe, session, ".replay-banner h1").startswith(_bare(f"{EVIL_SHOWN} captured 2026-11-20 09:00:00 UTC"))
         # and the page itself in its frame, from the replay origin (labelled with its URL as a URI: no 500)
-        frame = _js(pipe, session, "document.querySelector('iframe').src")
+        frame = evaluate(pipe, session, "document.querySelector('iframe').src")
         replayed = httpx.get(frame, timeout=30)
         assert replayed.status_code == 200 and b"zebra crossing" in replayed.content, replayed.text[:300]
         # its source in the viewer, headed the same way
         session = _opened(pipe, f"{base}/view?pdi={_q(names['capture'])}&view=source", "bidi-capture-source")
-        assert _laid_out(pipe, session, "main h1").startswith(_bare(f"{EVIL_SHOWN} captured 2026-11-20 09:00:00 UTC"))
+        assert laid_out(pipe, session, "main h1").startswith(_bare(f"{EVIL_SHOWN} captured 2026-11-20 09:00:00 UTC"))
         # the document's page: its heading, its id, the link to every capture of it
         session = _opened(pipe, f"{base}/view?pdi={_q(names['capture-document'])}", "bidi-capture-document")
-        assert _laid_out(pipe, session, "main h1") == EVIL_SHOWN
-        assert _laid_out(pipe, session, "nav.crumbs li[aria-current=page]") == EVIL_SHOWN
-        assert _laid_out(pipe, session, "main p a[href^='/captures?'] code") == EVIL_SHOWN
+        assert laid_out(pipe, session, "main h1") == EVIL_SHOWN
+        assert laid_out(pipe, session, "nav.crumbs li[aria-current=page]") == EVIL_SHOWN
+        assert laid_out(pipe, session, "main p a[href^='/captures?'] code") == EVIL_SHOWN
         # the captures of the URL, and a search's hit in it
         session = _opened(pipe, f"{base}/captures?url={_q(EVIL)}", "bidi-captures")
-        assert _laid_out(pipe, session, "main h1") == _bare(f"Captures of {EVIL_SHOWN}")
+        assert laid_out(pipe, session, "main h1") == _bare(f"Captures of {EVIL_SHOWN}")
         session = _opened(pipe, f"{base}/search?q=zebra", "bidi-search")
-        assert _laid_out(pipe, session, "ol.hits a .capture-title").startswith(_bare(f"{EVIL_SHOWN} captured 2026-11-20"))
+        assert laid_out(pipe, session, "ol.hits a .capture-title").startswith(_bare(f"{EVIL_SHOWN} captured 2026-11-20"))
 
 
 def test_a_title_and_a_subject_cannot_reorder_what_follows(site: tuple[str, dict[str, str]]) -> None:
@@ -162,19 +122,19 @@ def test_a_title_and_a_subject_cannot_reorder_what_follows(site: tuple[str, dict
     with devtools() as pipe:
         # the series' day: the title of the draft, then that its latest version was withdrawn, in that order
         session = _opened(pipe, f"{base}/series/{S}/2026/11/20", "bidi-series-day")
-        cells = _js(pipe, session, "[...document.querySelectorAll('#documents tbody td:nth-child(2)')]"
+        cells = evaluate(pipe, session, "[...document.querySelectorAll('#documents tbody td:nth-child(2)')]"
                                    ".map((td, i) => td.querySelector('.withdrawn') ? i : -1).filter((i) => i >= 0)")
         assert len(cells) == 1
-        cell = _laid_out(pipe, session, f"#documents tbody tr:nth-child({cells[0] + 1}) td:nth-child(2)")
+        cell = laid_out(pipe, session, f"#documents tbody tr:nth-child({cells[0] + 1}) td:nth-child(2)")
         assert cell.startswith("Draft") and cell.endswith(_bare("latest version withdrawn")), cell
         # the mail's thread: its subject, then its sender, date and id, in that order
         session = _opened(pipe, f"{base}/thread?pdi={_q(names['mail'])}", "bidi-thread")
-        line = _laid_out(pipe, session, "ol.thread li.this .this-message")
+        line = laid_out(pipe, session, "ol.thread li.this .this-message")
         assert line.startswith("Re:") and "—Ann" in line, line
         assert line.endswith(_bare(", Fri, 20 Nov 2026 09:00:00 +0000 <m1@example.org> (this message)")), line
         # a title's page: the title as the depositor wrote it (isolated), then the banner of an old version
         session = _opened(pipe, f"{base}/view?pdi={_q(names['text'])}", "bidi-old-version")
-        assert _laid_out(pipe, session, "p.doc-title").startswith(_bare("Title: Minutes"))
+        assert laid_out(pipe, session, "p.doc-title").startswith(_bare("Title: Minutes"))
         _opened(pipe, f"{base}/view?pdi={_q(names['document'])}", "bidi-document")
         _opened(pipe, f"{base}/view?pdi={_q(names['mail'])}", "bidi-mail")
 
@@ -188,10 +148,10 @@ def test_a_pages_title_holds_no_bidi_control(site: tuple[str, dict[str, str]]) -
     }
     with devtools() as pipe:
         for path, title in titles.items():
-            assert _js(pipe, open_page(pipe, base + path), "document.title") == title
+            assert evaluate(pipe, open_page(pipe, base + path), "document.title") == title
         for path in (f"/view?pdi={_q(names['capture'])}", f"/thread?pdi={_q(names['mail'])}",
                      f"/view?pdi={_q(names['mail'])}"):
-            assert RLO not in _js(pipe, open_page(pipe, base + path), "document.title"), path
+            assert RLO not in evaluate(pipe, open_page(pipe, base + path), "document.title"), path
 
 
 def test_shown_url_encodes_each_bidi_control_and_nothing_else() -> None:

@@ -20,13 +20,12 @@ import json
 import time
 import urllib.parse
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from server_helpers import serving
 from test_server_pages_screenshots import SHOTS
 
-from chromium_helpers import open_page
+from chromium_helpers import evaluate, laid_out, open_page
 from pdi.archive import Archive
 from pdi.capture.browser import Pipe, devtools
 
@@ -69,31 +68,6 @@ def test_the_ids_are_named_as_the_grammar_escapes_them(site: tuple[str, dict[str
     assert names["arabic"] == f"urn:pdi://{S}/2026/11/25/%D8%AA%D9%82%D8%B1%D9%8A%D8%B1%2F7.text.1"
 
 
-#: The characters of an element but white space in the order the browser lays them out: its lines top to bottom
-#: (boxes that overlap in height stand on one line), each left to right; each character's box from a Range over it.
-_LAID_OUT = """(function (element) {
-  const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT), boxes = [];
-  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-    let at = 0;
-    for (const ch of node.data) {
-      const range = document.createRange();
-      range.setStart(node, at);
-      range.setEnd(node, at + ch.length);
-      at += ch.length;
-      const box = range.getBoundingClientRect();
-      if (box.width > 0 && ch.trim()) boxes.push({left: box.left, top: box.top, bottom: box.bottom, ch: ch});
-    }
-  }
-  boxes.sort((a, b) => (a.top + a.bottom) - (b.top + b.bottom));
-  const lines = [];
-  for (const box of boxes) {
-    const line = lines[lines.length - 1];
-    if (line && box.top < line.bottom - 1) { line.boxes.push(box); line.bottom = Math.max(line.bottom, box.bottom); }
-    else lines.push({bottom: box.bottom, boxes: [box]});
-  }
-  return lines.map((line) => line.boxes.sort((a, b) => a.left - b.left).map((b) => b.ch).join("")).join("");
-})"""
-
 #: The boxes of the first and the last character of an element's text: [left, top] of each.
 _ENDS = """(function (element) {
   const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT), nodes = [];
@@ -107,18 +81,6 @@ _ENDS = """(function (element) {
 })"""
 
 
-def _js(pipe: Pipe, session: str, expression: str) -> Any:
-    answer = pipe.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session,
-                       time.monotonic() + 30)
-    assert "exceptionDetails" not in answer, answer
-    return answer["result"].get("value")
-
-
-def _laid_out(pipe: Pipe, session: str, selector: str) -> str:
-    """The text but white space of the first element ``selector`` finds, as the browser lays it out."""
-    return str(_js(pipe, session, f"{_LAID_OUT}(document.querySelector({json.dumps(selector)}))"))
-
-
 def _opened(pipe: Pipe, url: str, width: int, shot: str) -> str:
     """``url`` opened ``width`` px wide and saved as the screenshot ``shot``; the page scrolls not sideways."""
     session = open_page(pipe, url)
@@ -127,9 +89,9 @@ def _opened(pipe: Pipe, url: str, width: int, shot: str) -> str:
     png = base64.b64decode(pipe.call("Page.captureScreenshot", {"format": "png"}, session, time.monotonic() + 30)["data"])
     SHOTS.mkdir(parents=True, exist_ok=True)
     (SHOTS / f"{shot}-{width}.png").write_bytes(png)
-    assert _js(pipe, session, "document.documentElement.scrollWidth <= innerWidth"), f"{shot} scrolls sideways"
+    assert evaluate(pipe, session, "document.documentElement.scrollWidth <= innerWidth"), f"{shot} scrolls sideways"
     # every code on the page (a name, an id, a URL, a fragment) is left to right and isolated, whatever holds it
-    assert _js(pipe, session, "[...document.querySelectorAll('code')].every((c) => getComputedStyle(c).direction"
+    assert evaluate(pipe, session, "[...document.querySelectorAll('code')].every((c) => getComputedStyle(c).direction"
                               " === 'ltr' && getComputedStyle(c).unicodeBidi === 'isolate')")
     return session
 
@@ -145,15 +107,15 @@ def test_a_hebrew_url_id_reads_left_to_right_on_its_documents_page(site: tuple[s
         session = _opened(pipe, f"{base}/view?pdi={_q(names['url'].rsplit('.', 2)[0])}", width, "rtl-names-document")
         for selector in ("main h1 .url", "nav.crumbs li[aria-current=page]", "dl.facts dd:nth-of-type(4) code",
                          "main p a[href^='/captures?'] code"):
-            assert _laid_out(pipe, session, selector) == URL_DRAWN, selector
+            assert laid_out(pipe, session, selector) == URL_DRAWN, selector
         # the first character of the heading's URL, its h, before its last, the 4 of 2024: left of it on its line,
         # or on a line above it
-        (first_left, first_top), (last_left, last_top) = _js(pipe, session,
+        (first_left, first_top), (last_left, last_top) = evaluate(pipe, session,
                                                              f"{_ENDS}(document.querySelector('main h1 .url'))")
         assert first_top < last_top - 1 or (abs(first_top - last_top) <= 1 and first_left < last_left)
         # the version's page heads it the same way (the replayed page's banner)
         session = _opened(pipe, f"{base}/view?pdi={_q(names['url'])}", width, "rtl-names-version")
-        assert _laid_out(pipe, session, ".replay-banner h1 .url") == URL_DRAWN
+        assert laid_out(pipe, session, ".replay-banner h1 .url") == URL_DRAWN
 
 
 @pytest.mark.parametrize("width", [1100, 390])
@@ -161,16 +123,16 @@ def test_hebrew_and_arabic_ids_read_left_to_right_in_the_days_table(site: tuple[
     base, names = site
     with devtools() as pipe:
         session = _opened(pipe, f"{base}/series/{S}/2026/11/25", width, "rtl-names-day")
-        cells = _js(pipe, session, "[...document.querySelectorAll('#documents td.id a')].map((a) => a.title)")
+        cells = evaluate(pipe, session, "[...document.querySelectorAll('#documents td.id a')].map((a) => a.title)")
         generic = {key: name.rsplit(".", 2)[0] for key, name in names.items()}  # each row links its document
         assert sorted(cells) == sorted(generic.values())
-        drawn = {name: _laid_out(pipe, session, f"#documents td.id a[title={json.dumps(name)}] code") for name in cells}
+        drawn = {name: laid_out(pipe, session, f"#documents td.id a[title={json.dumps(name)}] code") for name in cells}
         assert drawn[generic["url"]] == URL_DRAWN
         assert drawn[generic["arabic"]] == ARABIC_DRAWN
         # the Arabic id's page: its heading is its name (ASCII, %-escaped), its id fact the id decoded
         session = _opened(pipe, f"{base}/view?pdi={_q(names['arabic'].rsplit('.', 2)[0])}", width, "rtl-names-arabic")
-        assert _laid_out(pipe, session, "dl.facts dd:nth-of-type(4) code") == ARABIC_DRAWN
-        assert _laid_out(pipe, session, "nav.crumbs li[aria-current=page]") == ARABIC_DRAWN
+        assert laid_out(pipe, session, "dl.facts dd:nth-of-type(4) code") == ARABIC_DRAWN
+        assert laid_out(pipe, session, "nav.crumbs li[aria-current=page]") == ARABIC_DRAWN
 
 
 @pytest.mark.parametrize("width", [1100, 390])
@@ -180,20 +142,20 @@ def test_a_search_hit_shows_its_url_in_order_and_a_hebrew_snippet_right_to_left(
     base, names = site
     with devtools() as pipe:
         session = _opened(pipe, f"{base}/search?q={_q('זברה')}", width, "rtl-names-search-hebrew")
-        snippet = _js(pipe, session, """(() => {
+        snippet = evaluate(pipe, session, """(() => {
           const p = document.querySelector('ol.hits .snippet'), s = getComputedStyle(p), r = p.getBoundingClientRect();
           const range = document.createRange(); range.selectNodeContents(p);
           const lines = [...range.getClientRects()];
           return [s.direction, r.right - parseFloat(s.paddingRight), Math.max(...lines.map((l) => l.right)),
                   r.left + parseFloat(s.paddingLeft), Math.min(...lines.map((l) => l.left))]; })()""")
-        assert _js(pipe, session, "document.querySelector('ol.hits code.name').textContent").startswith(
+        assert evaluate(pipe, session, "document.querySelector('ol.hits code.name').textContent").startswith(
             names["hebrew"] + "#char=")  # the Hebrew text's passage, and no other
         direction, right, text_right, left, text_left = snippet
         assert direction == "rtl"
         assert abs(right - text_right) <= 1 and text_left > left + 1, snippet  # flush right, not left
         session = _opened(pipe, f"{base}/search?q=zebra", width, "rtl-names-search")
-        hits = _js(pipe, session, "[...document.querySelectorAll('ol.hits > li')].map((li) => [li.querySelector("
+        hits = evaluate(pipe, session, "[...document.querySelectorAll('ol.hits > li')].map((li) => [li.querySelector("
                                   "'.capture-title .url') !== null, getComputedStyle(li.querySelector('.snippet'))"
                                   ".direction])")
         assert sorted(hits) == [[False, "ltr"], [True, "ltr"]], hits  # the English text, the capture
-        assert _laid_out(pipe, session, "ol.hits .capture-title .url") == URL_DRAWN
+        assert laid_out(pipe, session, "ol.hits .capture-title .url") == URL_DRAWN
