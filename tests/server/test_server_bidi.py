@@ -117,6 +117,15 @@ def test_a_captures_url_reads_as_written_its_controls_percent_encoded(site: tupl
         assert laid_out(pipe, session, "ol.hits a .capture-title").startswith(_bare(f"{EVIL_SHOWN} captured 2026-11-20"))
 
 
+def test_a_days_page_after_a_capture_names_its_url_as_the_table_does(site: tuple[str, dict[str, str]]) -> None:
+    """The day's next page says which id the page before ended with (its ``after``, the unique id the table's
+    "Next page" link carries): the capture's URL, its control percent-encoded as the table's row shows it."""
+    base, _ = site
+    with devtools() as pipe:
+        session = _opened(pipe, f"{base}/series/{S}/2026/11/20?after={_q(EVIL)}&limit=1", "bidi-series-day-after")
+        assert laid_out(pipe, session, "main h1 + p code") == EVIL_SHOWN
+
+
 def test_a_title_and_a_subject_cannot_reorder_what_follows(site: tuple[str, dict[str, str]]) -> None:
     base, names = site
     with devtools() as pipe:

@@ -446,7 +446,7 @@ def render_day(
                 (f"{dom:02d}", None))
         + f"<h1><code>{esc(name)}</code>, {day.isoformat()}</h1>"
         + f"<p>{counted(total, 'document')} minted on this day (GMT)"
-        + (f"; this page shows {len(found.documents):,}, after <code>{in_order(after)}</code>" if after else
+        + (f"; this page shows {len(found.documents):,}, after <code>{in_order(shown_url(after))}</code>" if after else
            f"; this page shows the first {len(found.documents):,}" if found.after is not None else "")
         + ".</p>"
         + (
