@@ -167,6 +167,8 @@ _DELIMITERS = re.compile(r"([:/?#\[\]@!$&'()*+,;=.]+)")
 
 def _right_to_left(text: str) -> bool:
     """Whether ``text`` holds a right-to-left letter (Unicode's bidirectional class R, Hebrew's, or AL, Arabic's)."""
+    if text.isascii():  # every canonical name: no character to look up (a day's page shows a thousand)
+        return False
     return any(unicodedata.bidirectional(ch) in ("R", "AL") for ch in text)
 
 
