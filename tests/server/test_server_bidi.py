@@ -126,6 +126,16 @@ def test_a_days_page_after_a_capture_names_its_url_as_the_table_does(site: tuple
         assert laid_out(pipe, session, "main h1 + p code") == EVIL_SHOWN
 
 
+def test_a_browsers_fragment_after_a_resolvers_address_reads_as_typed(site: tuple[str, dict[str, str]]) -> None:
+    """A resolver's address pasted back with a browser's ``#…`` after it: the page names that fragment as left out,
+    its override percent-encoded as an address bar shows it, so it reads in the order typed."""
+    base, names = site
+    address = f"{base}/uri-res/N2R?{names['text']}#char={RLO}7,12"
+    with devtools() as pipe:
+        session = _opened(pipe, f"{base}/view?pdi={_q(address)}", "bidi-browsers-fragment")
+        assert laid_out(pipe, session, "main p.error + p > code") == "#char=%E2%80%AE7,12"
+
+
 def test_a_title_and_a_subject_cannot_reorder_what_follows(site: tuple[str, dict[str, str]]) -> None:
     base, names = site
     with devtools() as pipe:

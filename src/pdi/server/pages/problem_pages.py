@@ -443,8 +443,8 @@ def _hint(name: str) -> str:
         held = _named_by(typed)
         if held is not None:
             name_part, browsers = held
-            aside = (f" The <code>#{esc(browsers)}</code> after the address is no part of the name: a browser reads it"
-                     " in what the address answers (in a plain text as RFC 5147 counts, each line end one"
+            aside = (f" The <code>#{in_order(shown_url(browsers))}</code> after the address is no part of the name: a"
+                     " browser reads it in what the address answers (in a plain text as RFC 5147 counts, each line end one"
                      " character), so it is left out here." if browsers else "")
             return (f'<p>This is a resolver\'s address of the PDI <a href="{esc(_view(name_part))}">'
                     f"<code>{in_order(name_part)}</code></a>: open the name itself.{aside}</p>")
