@@ -9,10 +9,11 @@ import contextlib
 import socket
 import tempfile
 import threading
+from abc import ABC, abstractmethod
 from pathlib import Path
 
 
-class Relay:
+class Relay(ABC):
     """A unix-socket relay to ``cluster_socket_dir``'s server. A subclass sets what its :meth:`relay` reads, then
     calls this ``__init__``, which begins accepting."""
 
@@ -49,6 +50,6 @@ class Relay:
                 self._sockets += [client, server]
             self.relay(client, server)
 
+    @abstractmethod
     def relay(self, client: socket.socket, server: socket.socket) -> None:
         """Pass the octets of a new connection both ways (threads of its own): the subclass's."""
-        raise NotImplementedError
