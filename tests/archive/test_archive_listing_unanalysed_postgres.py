@@ -8,8 +8,8 @@ the first day with a document (``MIN(d.day)`` over a day's range) read all its
 documents to take the least of equal values; the day's documents with a foreign
 id (``serial IS NULL``) were found by reading every serial one and removing it
 by a filter. Here one day of serial names and two with a foreign id are loaded
-into a schema whose tables autovacuum may not analyse, the day is listed as
-``pdi ls`` lists it, and each statement that reads ``documents`` (but the page
+into a schema whose tables autovacuum may not analyse, the day and its month are listed as
+``pdi ls`` lists them, and each statement that reads ``documents`` (but the page
 of names, which reads the day's serial documents because it lists them) is run
 again under ``EXPLAIN ANALYZE``: its scans of ``documents`` may read a handful
 of rows, not the day. The listing is the same, byte for byte, as SQLite's of
@@ -91,9 +91,11 @@ def test_a_days_listing_finds_the_day_and_its_foreign_ids_without_walking_it(loa
 
         store._query = query_
         listed = "".join(archive.iter_name_text(pattern))
+        assert len(sent) == 2, sent  # the day's look-up and the foreign ids' run: no day after a day named whole
+        # the month's: the look-up of its first day, the foreign ids' run and the look-up of the next day (none)
+        assert "".join(archive.iter_name_text(series=S, year=DAY.year, month=DAY.month)) == listed
         store._query = real_query
-        # the day's first look-up, the foreign ids' run and the look-up of the next day (there is none)
-        assert len(sent) >= 3, sent
+        assert len(sent) >= 4, sent
         for sql, params in sent:
             ((plan,),) = store.query(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params)
             read = sum(int(node.get("Actual Rows", 0)) + int(node.get("Rows Removed by Filter", 0))

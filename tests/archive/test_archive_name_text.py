@@ -3,9 +3,9 @@
 The serial names of a page are joined by the catalog's own statement (SQLite:
 one ``group_concat`` a page; PostgreSQL: one ``string_agg``), so
 nothing is made in Python per row. Every listing here is compared, byte for
-byte, with the general path: each name :meth:`Archive.iter_names` gives (itself
-checked against ``str`` of every listed :class:`~pdi.identifier.PDI` and the
-order worked out from the deposited names in :mod:`test_archive_list_names`),
+byte, with the general path: ``str`` of each :class:`~pdi.identifier.PDI`
+:meth:`Archive.ls` builds from the catalog's rows (checked against the order
+worked out from the deposited names in :mod:`test_archive_list_names`),
 followed by a newline; on both stores, for every filter, after every cursor, in
 pages cut small enough that each run is paged by its key, for a reader who may
 not see everything, and on archives hypothesis makes (serial and foreign
@@ -55,7 +55,8 @@ def _store_text(archive: Archive, query: ListQuery, page: int) -> list[str]:
 
 
 def _general(archive: Archive, pattern: str | None = None, **filters: Any) -> str:
-    return "".join(f"{name}\n" for name in archive.iter_names(pattern, **filters))
+    # Archive.ls builds a PDI of each row (for the owner, iter_names cuts the catalog's text, the path under test)
+    return "".join(f"{name}\n" for name in archive.ls(pattern, **filters))
 
 
 @pytest.mark.parametrize(("pattern", "filters"), FILTERS)

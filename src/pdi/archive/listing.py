@@ -400,9 +400,15 @@ class Listing(ArchiveBase):
         is made per name (a serial name is its day's prefix, its serial, its
         format and its version put together). Same filters, same order, same
         keyset paging, and the arguments are checked before the first row is read.
+        For the owner, a whole listing's names are cut from the catalog's text of
+        them (:meth:`iter_name_text`), one split a page.
         """
         query = self._list_query(pattern, **filters)
-        return iter(()) if query is None else self._name_texts(query)
+        if query is None:
+            return iter(())
+        if query.offset or query.limit is not None or self._unlisted():
+            return self._name_texts(query)
+        return self._catalog_names(query)
 
     def iter_name_text(self, pattern: PDI | str | None = None, **filters: Unpack[ListFilters]) -> Iterator[str]:
         """The names :meth:`iter_names` yields, each followed by a newline, a page of them to a string: what ``pdi
@@ -490,6 +496,13 @@ class Listing(ArchiveBase):
         for day, serials, rows in self._listed_pages(query):
             if rows:
                 yield "\n".join(_page_names(day, serials, rows)) + "\n"
+
+    def _catalog_names(self, query: ListQuery) -> Iterator[str]:
+        for made in self.store.iter_name_text(query):
+            if isinstance(made, str):  # a page of serial names, each ended by a newline (no name holds one)
+                yield from made[:-1].split("\n")
+            else:
+                yield from _page_names(*made)
 
     def _catalog_texts(self, query: ListQuery) -> Iterator[str]:
         for made in self.store.iter_name_text(query):
