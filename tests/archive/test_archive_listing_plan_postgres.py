@@ -95,10 +95,16 @@ def test_a_days_listing_reads_each_documents_representations_by_index_in_an_anal
             return real_query(sql, params)  # type: ignore[no-any-return]
 
         def serial_text(names: tuple[str, list[Any]], last: tuple[str, list[Any]], page: int,
-                        ranged: tuple[str, list[Any]] | None = None) -> Any:
-            assert ranged is not None  # PostgreSQL tries a page by the range of its documents' ids first
-            sent.extend([names, last, ranged])
-            return real_text(names, last, page, ranged)
+                        ranged: Any = None) -> Any:
+            assert ranged is not None  # PostgreSQL reads a page's bounds first, and then maybe the page by them
+            bounds, within = ranged
+
+            def recorded(least: int, greatest: int) -> tuple[str, list[Any]]:
+                sent.append(within(least, greatest))
+                return sent[-1]
+
+            sent.extend([names, last])
+            return real_text(names, last, page, (bounds, recorded))
 
         store._query, store._serial_text = query_, serial_text
         query = ListQuery(series=SERIES, year=LISTED.year, month=LISTED.month, day=LISTED.day)
@@ -121,8 +127,7 @@ def test_a_days_listing_reads_each_documents_representations_by_index_in_an_anal
             # and only the day's: no more rows of it read than the day has representations (of 100,000 and more)
             assert _rows_read_of_representations(store, sql, params) <= PER_DAY + 2, sql
         # the control: the plain join (SQLite's statement) is planned, on this catalog, as a scan of every one
-        store._run_join = lambda documents, params, ranged: (  # SQLite's join
-            "", f"documents d {ListingPart.run_representations}", "", [], [])
+        store._run_join = lambda ranged: (f"documents d {ListingPart.run_representations}", "", [])  # SQLite's join
         joined, params = store._run_statement(LISTED.isoformat(), True, None, [("d.series", SERIES)], "d.serial")
         del store._run_join
         assert "JOIN representations r ON r.document = d.id" in joined

@@ -159,10 +159,17 @@ def test_a_run_whose_documents_lie_far_apart_or_outnumber_a_page_is_listed_whole
             real = store._serial_text  # type: ignore[attr-defined]
 
             def serial_text(names: Any, last: Any, page: int, ranged: Any = None) -> Any:
-                ((plan,),) = store.query(f"EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) {ranged[0]}", ranged[1])
-                ranged_reads.append(sum(int(n["Actual Rows"]) * int(n["Actual Loops"]) for n in _nodes(plan[0]["Plan"])
-                                        if n.get("Relation Name") == "representations"))
-                return real(names, last, page, ranged)
+                bounds, within = ranged
+                ranged_reads.append(0)
+
+                def recorded(least: int, greatest: int) -> tuple[str, list[Any]]:
+                    sql, params = within(least, greatest)
+                    ((plan,),) = store.query(f"EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) {sql}", params)
+                    ranged_reads[-1] = sum(int(n["Actual Rows"]) * int(n["Actual Loops"]) for n in _nodes(plan[0]["Plan"])
+                                           if n.get("Relation Name") == "representations")
+                    return sql, params
+
+                return real(names, last, page, (bounds, recorded))
 
             store._serial_text = serial_text  # type: ignore[attr-defined]
         assert "".join(archive.iter_name_text(f"urn:pdi://{a}/{prefix}/*")) == \
@@ -170,9 +177,9 @@ def test_a_run_whose_documents_lie_far_apart_or_outnumber_a_page_is_listed_whole
         wanted = "".join(f"urn:pdi://{b}/{prefix}/{n}.png.1\n" for n in range(1, 1201))
         assert _store_text(archive, ListQuery(series=b, year=2026, month=11, day=21), 500) == wanted
         if location.startswith("postgresql:"):
-            # a's two names (far apart), b's first two pages of 500 (more than a page left): nothing read by
-            # the range; b's last page (200 left, close together) by the range alone: the representations of
-            # its 200 documents and of the one its key names (the range starts there)
+            # a's two names (far apart), b's first two pages of 500 (more than a page left): not read by the
+            # range; b's last page (200 left, close together) by the range: the representations of its 200
+            # documents and of the one its key names (the range starts there)
             assert ranged_reads == [0, 0, 0, 201], ranged_reads
 
 

@@ -72,6 +72,19 @@ def _day_range(filters: dict[str, Any]) -> tuple[str, str] | None:
     return first.isoformat(), last.isoformat()
 
 
+#: How to read a page of serial names by the range of its documents' ids: a statement of the least and the
+#: greatest id of the run's documents and their number (at most a page and one), and what makes the page's
+#: statement of that range (``ListingPart._serial_page``).
+RangedPage = tuple[tuple[str, list[Any]], Callable[[int, int], tuple[str, list[Any]]]]
+
+
+def page_near(least: int, greatest: int, count: int, page: int) -> bool:
+    """Whether a page of a run is read by the range of its documents' ids (:data:`RangedPage`): the run's
+    documents (after the page's key) no more than a page, their ids within four times their number (and 1,000)
+    of each other, so that the range holds about the page's rows."""
+    return 0 < count <= page and greatest - least < 4 * count + 1000
+
+
 def _last_name_key(
     text: str,
 ) -> tuple[str, list[Any], Callable[[Any], tuple[Any, ...]]] | None:
@@ -231,12 +244,23 @@ class ListingPart(CatalogBase):
         else:  # every row's series is the one given: its name's head up to the serial is one value
             made, head = self.serial_name_after_sql, f"urn:pdi://{series}{path}"
         names, params = self._run_statement(day, True, key, filters, f"{made} AS n", [head])
-        ranged, ranged_params = self._run_statement(day, True, key, filters, f"{made} AS n", [head], ranged=page)
         keys, key_params = self._run_statement(day, True, key, filters, ", ".join(_SERIAL_RUN))
+        ranged: RangedPage | None = None
+        if self.ranges_pages:
+            documents, chosen = self._run_documents(day, True, key, filters)[:2]
+            bounds = (f"SELECT MIN(x.id), MAX(x.id), COUNT(*) FROM (SELECT d.id FROM documents d WHERE {documents}"
+                      " LIMIT ?) AS x", [*chosen, page + 1])
+
+            def within(least: int, greatest: int) -> tuple[str, list[Any]]:
+                sql, ranged_params = self._run_statement(day, True, key, filters, f"{made} AS n", [head],
+                                                         ranged=(least, greatest))
+                return f"{sql} LIMIT ?", [*ranged_params, page]
+
+            ranged = bounds, within
         # the key of the page's last row, if there are more: the row ``page`` of the same walk
         return self._serial_text(
             (f"{names} LIMIT ?", [*params, page]), (f"{keys} LIMIT 1 OFFSET ?", [*key_params, page - 1]), page,
-            ranged=None if ranged == names else (f"{ranged} LIMIT ?", [*ranged_params, page]))
+            ranged)
 
     #: A serial name made of a row of :data:`_SERIAL_RUN`'s tables, the day's ``/Y/M/D/`` its one parameter: as
     #: ``str`` of the name prints it (the catalog holds format tokens canonical; a serial and a version, decimal).
@@ -245,14 +269,17 @@ class ListingPart(CatalogBase):
     #: path): what a listing of one series makes (two values fewer put together a name).
     serial_name_after_sql = "printf('%s%d.%s.%d', ?, d.serial, r.format, r.version)"
 
+    #: Whether a page of serial names is read by the range of its documents' ids where they lie close
+    #: (:data:`RangedPage`): PostgreSQL's; SQLite looks each document's representations up, as cheaply.
+    ranges_pages = False
+
     def _serial_text(
         self, names: tuple[str, list[Any]], last: tuple[str, list[Any]], page: int,
-        ranged: tuple[str, list[Any]] | None = None,
+        ranged: RangedPage | None = None,
     ) -> tuple[str, tuple[Any, ...] | None]:
         """The names statement ``names`` gives (at most ``page``), a line each, and, when there are ``page`` of
-        them, the key of the last (statement ``last``), read in the same snapshot. ``ranged``: the same names
-        by a statement that may give none where ``names`` gives some (:meth:`_run_join`), tried first
-        (PostgreSQL's); SQLite has none.
+        them, the key of the last (statement ``last``), read in the same snapshot. ``ranged``: how to read them
+        by the range of their documents' ids instead (:data:`RangedPage`, where :attr:`ranges_pages`).
 
         SQLite joins them in one statement (``group_concat`` over the ordered,
         limited rows: SQLite reads a ``LIMIT`` subquery of an aggregate in its
@@ -372,14 +399,31 @@ class ListingPart(CatalogBase):
 
     def _run_statement(
         self, day: str, serials: bool, key: tuple[Any, ...] | None, filters: list[tuple[str, Any]], selected: str,
-        selected_params: Sequence[Any] = (), *, ranged: int | None = None,
+        selected_params: Sequence[Any] = (), *, ranged: tuple[int, int] | None = None,
     ) -> tuple[str, list[Any]]:
         """The statement of a page of one day's serial documents (or those with a foreign id) after ``key``, of
         ``selected`` a row (``selected_params``, its parameters), in the run's order, and its parameters: the
-        statement ends before its ``LIMIT``. ``ranged``: a page's size, for the run read as :meth:`_run_join`
-        reads it so."""
+        statement ends before its ``LIMIT``. ``ranged``: the least and greatest id of the page's documents, for
+        their representations read as :meth:`_run_join` reads them so."""
         columns = _SERIAL_RUN if serials else _FOREIGN_RUN
-        # what selects the run's documents (their own columns), then what selects among their representations
+        documents, chosen, rest, more = self._run_documents(day, serials, key, filters)
+        tables, condition, condition_params = self._run_join(ranged)
+        sql = f"SELECT {selected} FROM {tables} WHERE {condition}{documents}{rest}"
+        params = [*selected_params, *condition_params, *chosen, *more]
+        # d.id after d.series changes no order (a day's series and unique id name one document), but
+        # says so to the planner: the index documents_by_day then gives the order and nothing is sorted
+        # (SQLite: 2.5 times as fast a page, when the series is given). So does d.serial before the foreign
+        # run's unique id (every one NULL there): PostgreSQL, its tables not yet analysed, otherwise found a
+        # day's few foreign ids by reading every serial document of the day by the series' unique index.
+        order = ", ".join(columns[:-2]) if serials else f"d.serial, {', '.join(columns[:-2])}"
+        return f"{sql} ORDER BY {order}, d.id, {', '.join(columns[-2:])}", params
+
+    def _run_documents(
+        self, day: str, serials: bool, key: tuple[Any, ...] | None, filters: list[tuple[str, Any]],
+    ) -> tuple[str, list[Any], str, list[Any]]:
+        """What selects a run's documents after ``key`` (their own columns) and its parameters, then what selects
+        among their representations (`` AND …`` or nothing) and its parameters."""
+        columns = _SERIAL_RUN if serials else _FOREIGN_RUN
         documents = f"d.day = ? AND d.serial IS {'NOT NULL' if serials else 'NULL'}" + "".join(
             f" AND {column} = ?" for column, _ in filters if column.startswith("d."))
         chosen: list[Any] = [day, *(value for column, value in filters if column.startswith("d."))]
@@ -393,27 +437,17 @@ class ListingPart(CatalogBase):
             chosen += key[:lead]
             rest += f" AND ({', '.join(columns)}) > ({', '.join('?' * len(columns))})"
             more += key
-        head, tables, condition, head_params, condition_params = self._run_join(documents, chosen, ranged)
-        sql = f"{head}SELECT {selected} FROM {tables} WHERE {condition}{documents}{rest}"
-        params = [*head_params, *selected_params, *condition_params, *chosen, *more]
-        # d.id after d.series changes no order (a day's series and unique id name one document), but
-        # says so to the planner: the index documents_by_day then gives the order and nothing is sorted
-        # (SQLite: 2.5 times as fast a page, when the series is given). So does d.serial before the foreign
-        # run's unique id (every one NULL there): PostgreSQL, its tables not yet analysed, otherwise found a
-        # day's few foreign ids by reading every serial document of the day by the series' unique index.
-        order = ", ".join(columns[:-2]) if serials else f"d.serial, {', '.join(columns[:-2])}"
-        return f"{sql} ORDER BY {order}, d.id, {', '.join(columns[-2:])}", params
+        return documents, chosen, rest, more
 
-    def _run_join(
-        self, documents: str, params: list[Any], ranged: int | None,
-    ) -> tuple[str, str, str, list[Any], list[Any]]:
-        """How a run's statement reads the run's documents ``d`` (those ``documents`` selects, ``params`` its
-        parameters) and their representations ``r``: what goes before its ``SELECT``, its tables, a condition
-        that ends in ``AND`` or nothing, and the parameters of the first and the last. A join planned as a look-up
-        a document (:attr:`run_representations`). ``ranged``, a page's size: PostgreSQL then reads them another
-        way, which gives no row at all where the run's documents are more than a page or lie far apart
-        (:meth:`pdi.archive.postgres.store.PostgresStore._run_join`); SQLite the same way."""
-        return "", f"documents d {self.run_representations}", "", [], []
+    def _run_join(self, ranged: tuple[int, int] | None) -> tuple[str, str, list[Any]]:
+        """How a run's statement reads the run's documents ``d`` and their representations ``r``: its tables, a
+        condition that ends in ``AND`` (or nothing) and its parameters. A join planned as a look-up a document
+        (:attr:`run_representations`); ``ranged``, the least and greatest id of the page's documents: a join of
+        the representations in that range of ids (one range of ``representations_pkey``)."""
+        if ranged is None:
+            return f"documents d {self.run_representations}", "", []
+        return ("documents d JOIN representations r ON r.document = d.id", "r.document BETWEEN ? AND ? AND ",
+                list(ranged))
 
     def _run(
         self, day: str, serials: bool, key: tuple[Any, ...] | None,
