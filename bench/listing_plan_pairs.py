@@ -8,9 +8,10 @@ round, for each ``NAME=SRC`` given in turn (the order alternating from round
 to round), with ``PYTHONPATH=SRC``, a child process lists the middle day
 ``--listings`` times as ``pdi ls`` in process and prints the medians of its
 wall time and CPU (the child's thread), and the median "Execution Time" of
-``EXPLAIN (ANALYZE, TIMING OFF)`` of the statement of the day's serial names
-(the server's own time, which the load moves least), and the plan's node
-types. Run: ``python3 bench/listing_plan_pairs.py [--names N] [--days D]
+``EXPLAIN (ANALYZE, TIMING OFF)`` of the statement of the day's serial names as
+the listing read them (by the look-ups, or by the range of the page's document
+ids under the settings the listing sets for it: the server's own time, which
+the load moves least), and the plan's node types. Run: ``python3 bench/listing_plan_pairs.py [--names N] [--days D]
 [--listings L] [--rounds R] before=/path/to/old/src after=src``.
 """
 
@@ -59,10 +60,31 @@ def nodes(plan):
 with Archive.open(url) as archive:
     store, sent = archive.store, []
     real_text = store._serial_text
-    store._serial_text = lambda names, last, page: sent.append(names) or real_text(names, last, page)
+
+    def wrapped(names, last, page, ranged=None):
+        # the page's rows as the listing read them: by the look-ups (names), or (a checkout that reads a page by
+        # the range of its documents' ids) by that range, under the settings it sets for it
+        chosen = [names, ()]
+        if ranged is None:
+            sent.append(chosen)
+            return real_text(names, last, page)
+        bounds, within = ranged
+
+        def recorded(least, greatest):
+            chosen[:] = [within(least, greatest), ("SET enable_nestloop = off", "SET jit = off")]
+            return chosen[0]
+
+        sent.append(chosen)
+        return real_text(names, last, page, (bounds, recorded))
+
+    store._serial_text = wrapped
     "".join(t for t in archive.iter_name_text(pattern) if isinstance(t, str))
-    sql, params = sent[0]
-    plans = [store.query(f"EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) {sql}", params)[0][0][0]
+    (sql, params), settings = sent[0]
+import psycopg
+with psycopg.connect(url, autocommit=True) as conn:
+    for setting in settings:
+        conn.execute(setting)
+    plans = [conn.execute(f"EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) {sql}".replace("?", "%s"), params).fetchone()[0][0]
              for _ in range(listings)]
 print(json.dumps({"lines": lines, "list_wall": statistics.median(walls), "list_cpu": statistics.median(cpus),
                   "server_ms": statistics.median(p["Execution Time"] for p in plans),

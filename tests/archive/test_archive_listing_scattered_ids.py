@@ -147,8 +147,8 @@ def _record(series: str, unique_id: str, serial: int | None) -> RepresentationRe
 
 def test_a_run_whose_documents_lie_far_apart_or_outnumber_a_page_is_listed_whole(location: str) -> None:
     """Two names of one series with 1,200 of another stored between them, and a day of 1,200 listed in pages of
-    500: on PostgreSQL the range of ids is not read for them (the statement that would read it reads no
-    representation), and every name is listed, in order."""
+    500: on PostgreSQL a page is read by the range of its documents' ids only where they are close and no more
+    than a page (b's last page), and every name is listed, in order."""
     a, b = SERIES
     records = [_record(a, "1", 1), *(_record(b, str(n), n) for n in range(1, 1201)), _record(a, "2", 2)]
     prefix = f"{DAYS[0]:%Y/%m/%d}"

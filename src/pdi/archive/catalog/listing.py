@@ -80,8 +80,8 @@ RangedPage = tuple[tuple[str, list[Any]], Callable[[int, int], tuple[str, list[A
 
 def page_near(least: int, greatest: int, count: int, page: int) -> bool:
     """Whether a page of a run is read by the range of its documents' ids (:data:`RangedPage`): the run's
-    documents (after the page's key) no more than a page, their ids within four times their number (and 1,000)
-    of each other, so that the range holds about the page's rows."""
+    documents (after the page's key) no more than a page, and the greatest id less than the least plus four times
+    their number plus 1,000, so that the range holds about the page's rows."""
     return 0 < count <= page and greatest - least < 4 * count + 1000
 
 
@@ -257,7 +257,8 @@ class ListingPart(CatalogBase):
                 return f"{sql} LIMIT ?", [*ranged_params, page]
 
             ranged = bounds, within
-        # the key of the page's last row, if there are more: the row ``page`` of the same walk
+        # the key of the page's last row, if there are more: from its name (_last_name_key), else the row ``page`` of
+        # the same walk (``keys``)
         return self._serial_text(
             (f"{names} LIMIT ?", [*params, page]), (f"{keys} LIMIT 1 OFFSET ?", [*key_params, page - 1]), page,
             ranged)
@@ -278,7 +279,8 @@ class ListingPart(CatalogBase):
         ranged: RangedPage | None = None,
     ) -> tuple[str, tuple[Any, ...] | None]:
         """The names statement ``names`` gives (at most ``page``), a line each, and, when there are ``page`` of
-        them, the key of the last (statement ``last``), read in the same snapshot. ``ranged``: how to read them
+        them, the key of the last (:meth:`_page_end`: from its name, else statement ``last``), read in the same
+        snapshot. ``ranged``: how to read them
         by the range of their documents' ids instead (:data:`RangedPage`, where :attr:`ranges_pages`).
 
         SQLite joins them in one statement (``group_concat`` over the ordered,

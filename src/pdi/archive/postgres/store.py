@@ -81,7 +81,7 @@ class PostgresStore(PostgresSearch, PostgresDeposits):
     #: so their ids lie close), hashed and joined to them, rather than looked up one document at a time (a day of
     #: 10,000 names: 10,000 look-ups, 30,000 index pages, 18.6 ms of the statement's 18.9; the range and the
     #: join: about 10 ms). The bounds are read first, from at most a page and one of the run's documents, and
-    #: written into the page's statement as numbers: PostgreSQL then knows how many rows the range holds (with
+    #: given to the page's statement as values, not subqueries: PostgreSQL then plans it knowing how many rows the range holds (with
     #: the bounds as parameters it took them for 50 of 10,000 and looked each document up by its key, 19 ms).
     #: Only where the range holds about the page's rows (:func:`~pdi.archive.catalog.listing.page_near`); the
     #: look-ups otherwise. Measured without that guard: a day of 100,000 names, the rest of the day hashed for
@@ -99,10 +99,13 @@ class PostgresStore(PostgresSearch, PostgresDeposits):
         ranged: RangedPage | None = None,
     ) -> tuple[str, tuple[Any, ...] | None]:
         # One value for the page: string_agg of the names in the order the subquery sorted and limited them, so no
-        # row is made in Python. The aggregate reads its one input in order: PostgreSQL's manual (9.21, Aggregate
-        # Functions) gives a sorted subquery as a way to feed an aggregate its values in order, warning only of
-        # an outer query that does more than aggregate them (a join), which this one does not; an ORDER BY of the
-        # aggregate's own sorted the page a second time (2 ms of 11 for 10,000 names, on PostgreSQL 15). The
+        # row is made in Python. The aggregate is given no ORDER BY of its own, which sorted the page a second time
+        # (2 ms of 11 for 10,000 names, on PostgreSQL 15): PostgreSQL's manual (9.21, Aggregate Functions) says a
+        # sorted subquery "will usually work" to order an aggregate's input, and that it can fail where the outer
+        # query does more than aggregate (a join), which this one does not; its executor reads the limited,
+        # sorted subquery in order. The page's last line gives the next page's key (``_last_name_key``), so a
+        # page out of order would skip or repeat names: tests/archive/test_archive_listing_scattered_ids.py pages
+        # documents stored out of order on both stores (SQLite's group_concat relies on the same reading). The
         # page and the key of its last row are read in one snapshot: a REPEATABLE READ transaction of their own,
         # begun in the page's round trip (a version deposited between two statements would otherwise move the
         # page's last row, and a name would be listed twice). With ``ranged`` (:attr:`ranges_pages`), the page's
@@ -143,7 +146,8 @@ class PostgresStore(PostgresSearch, PostgresDeposits):
                             ids = _batch(conn, [*kept, (named[0].replace("?", "%s"), tuple(named[1]))]).fetchall()
                             if len(ids) == 1:
                                 key = named[2](ids[0][0])
-                            kept = [] if own else self._deferred()
+                            elif not own:
+                                kept = self._deferred()
                         if key is None:  # the page walked again to its row ``page``, by the look-ups
                             found = _batch(conn, [*kept, *looked_up, (last[0].replace("?", "%s"), tuple(last[1]))]).fetchone()
                             if found is None:  # pragma: no cover - the snapshot held between the two statements
