@@ -49,6 +49,25 @@ def test_a_postgresql_archive_loads_psycopg_and_not_boto3(pg_cluster: TemporaryC
     assert _loaded("init", "--archive", url) == {"psycopg", "psycopg_pool"}
 
 
+#: Runs `pdi ARGS…` in this interpreter, then prints which of pdi's full-text modules it imported.
+FULLTEXT_PROBE = PROBE.replace('("psycopg", "psycopg_pool", "boto3", "botocore")',
+                               '("pdi.passages.fulltext", "pdi.passages.scan", "pdi.archive.search")')
+
+
+def test_a_listing_on_postgresql_loads_no_full_text_module(pg_cluster: TemporaryCluster) -> None:
+    """`pdi ls` searches nothing: the catalog's search part reads pdi.passages.fulltext only when asked to search
+    (its import was 12 to 25 ms of a PostgreSQL command's start-up, as SQLite's catalog already left it)."""
+    url = pg_cluster.create_database("opening_imports_ls")
+    subprocess.run([sys.executable, "-m", "pdi", "init", url], capture_output=True, check=True)
+    for args in (("ls", "--archive", url), ("series", "add", "ls.example.us", "--archive", url),
+                 ("ls", "urn:pdi://ls.example.us/2026/11/22/*", "--archive", url)):
+        done = subprocess.run([sys.executable, "-c", FULLTEXT_PROBE, *args], capture_output=True, text=True, check=True)
+        assert done.stdout.split() == [], (args, done.stdout)
+    probe = subprocess.run([sys.executable, "-c", FULLTEXT_PROBE, "search", "walrus", "--archive", url],
+                           capture_output=True, text=True, check=False)
+    assert "pdi.passages.fulltext" in probe.stdout.split(), probe  # the probe sees the module where it is used
+
+
 #: Runs `pdi ARGS…` (the console script's entry) as if the libraries named in $PDI_TEST_BLOCK were not installed.
 BLOCKED = """
 import os, sys

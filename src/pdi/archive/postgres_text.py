@@ -8,11 +8,10 @@ made so is given the passage's own characters again by :func:`restored`.
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from typing import Final
-
-from pdi.passages.fulltext import MARK_END, MARK_START
 
 __all__ = ["APART_BODY", "INDEXED_BODY", "restored"]
 
@@ -39,9 +38,12 @@ def restored(headline: str, body: str) -> str:
     """``headline`` (what ``ts_headline`` made of :data:`INDEXED_BODY`: the marks around each match, and a space for
     each character between two :data:`~pdi.passages.fulltext.APART` and for each ASCII punctuation character) with
     the passage's own characters again, as ``body`` holds them: one for one outside the marks."""
+    # (not imported by a command that searches nothing)
+    from pdi.passages.fulltext import MARK_END, MARK_START
+
     out: list[str] = []
     at = 0
-    for piece in _MARKS.split(headline):
+    for piece in _marks().split(headline):
         if piece in (MARK_START, MARK_END):
             out.append(piece)
         else:
@@ -51,4 +53,8 @@ def restored(headline: str, body: str) -> str:
     return "".join(out)
 
 
-_MARKS: Final = re.compile(f"([{MARK_START}{MARK_END}])")
+@functools.cache
+def _marks() -> re.Pattern[str]:
+    from pdi.passages.fulltext import MARK_END, MARK_START
+
+    return re.compile(f"([{MARK_START}{MARK_END}])")

@@ -17,7 +17,6 @@ from pdi.archive.catalog.base import timestamp
 from pdi.archive.catalog.search_index import NEW_SOURCE
 from pdi.archive.postgres.transactions import PostgresTransactions
 from pdi.archive.postgres_text import APART_BODY, INDEXED_BODY, restored
-from pdi.passages.fulltext import MARK_END, MARK_START, spaced
 
 #: A source of at most this many passages is written with them in one statement (:meth:`PostgresSearch._index_source`).
 _PASSAGES_AT_ONCE = 256
@@ -83,6 +82,9 @@ class PostgresSearch(PostgresTransactions):
         PostgreSQL's parser compares a word's code points as they are written, where SQLite's tokenizer folds
         accents away: a phrase written with a composed character (``é``) or a decomposed one (``e`` and U+0301)
         is asked in both forms (Unicode's NFC and NFD), so that it finds a text written in either."""
+        # (not imported by a command that searches nothing: pdi ls)
+        from pdi.passages.fulltext import spaced
+
         query: list[str] = []
         params: list[Any] = []
         for phrase in phrases:
@@ -94,6 +96,8 @@ class PostgresSearch(PostgresTransactions):
 
     def unsearchable(self, phrases: Sequence[Sequence[str]]) -> list[int]:
         # a phrase of stop words alone is an empty tsquery, which the engine passes over (and which matches nothing)
+        from pdi.passages.fulltext import spaced
+
         with self._read():
             rows = self._query(
                 "SELECT numnode(phraseto_tsquery('english'::regconfig, u.t)) FROM unnest(?::text[])"
@@ -114,6 +118,8 @@ class PostgresSearch(PostgresTransactions):
         return self._query(*search_page(match, params, series, access, skip, limit))
 
     def _highlight(self, passage: int, phrases: Sequence[Sequence[str]]) -> str | None:
+        from pdi.passages.fulltext import MARK_END, MARK_START
+
         query, params = self._tsquery(phrases)
         rows = self._query(
             f"SELECT ts_headline('english'::regconfig, {INDEXED_BODY}, q.q, ?), p.body"
