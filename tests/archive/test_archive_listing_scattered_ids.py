@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import random
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,6 +28,7 @@ import pytest
 from pdi.archive import Archive
 from pdi.archive.store import ListQuery, RepresentationRecord, SeriesRecord
 from pdi.identifier import PDI
+from support.pgcluster import TemporaryBouncer, TemporaryCluster
 
 SERIES = ("a.example.us", "b.example.us")
 DAYS = (datetime.date(2026, 11, 21), datetime.date(2026, 11, 22))
@@ -195,3 +197,34 @@ def test_a_serial_held_by_two_documents_of_a_day_is_paged_past_whole(location: s
         assert whole.count("/7.png.1\n") == 2 and len(whole.splitlines()) == 11
         for page in range(1, 12):
             assert _store_text(archive, query, page) == whole, page
+
+
+def test_a_listing_through_pgbouncer_in_transaction_pooling_is_the_same(pg_cluster: TemporaryCluster) -> None:
+    """A page's bounds, its settings and its names by the range (one transaction of several round trips, the names
+    bound on the server) through pgbouncer in transaction pooling, two server connections for several clients:
+    the same listing as the records give, whole and in pages, while other clients list beside it."""
+    database = "pdi_test_listing_bouncer"
+    pg_cluster.create_database(database)
+    bouncer = TemporaryBouncer(pg_cluster, database, pool_size=2).start()
+    try:
+        records = [r for document in _documents(4) for r in document]
+        with _import(bouncer.url(), records) as archive:
+            wanted = "".join(f"{n}\n" for _, n in _expected(records))
+            results: list[str] = []
+
+            def listing() -> None:
+                for _ in range(3):
+                    results.append("".join(archive.iter_name_text()))
+
+            threads = [threading.Thread(target=listing) for _ in range(4)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=120)
+            assert len(results) == 12 and all(r == wanted for r in results)
+            for page in (3, 50):
+                assert _store_text(archive, ListQuery(), page) == wanted, page
+            ((setting,),) = archive.store.query("SHOW enable_nestloop")
+            assert setting == "on"  # nothing a listing set is left on a connection another client is given
+    finally:
+        bouncer.stop()
