@@ -85,7 +85,7 @@ def page_near(least: int, greatest: int, count: int, page: int) -> bool:
     return 0 < count <= page and greatest - least < 4 * count + 1000
 
 
-def _last_name_key(
+def last_name_key(
     text: str,
 ) -> tuple[str, list[Any], Callable[[Any], tuple[Any, ...]]] | None:
     """How to find the key of the last serial name of a page of them (``text``, a name a line, as
@@ -257,7 +257,7 @@ class ListingPart(CatalogBase):
                 return f"{sql} LIMIT ?", [*ranged_params, page]
 
             ranged = bounds, within
-        # the key of the page's last row, if there are more: from its name (_last_name_key), else the row ``page`` of
+        # the key of the page's last row, if there are more: from its name (last_name_key), else the row ``page`` of
         # the same walk (``keys``)
         return self._serial_text(
             (f"{names} LIMIT ?", [*params, page]), (f"{keys} LIMIT 1 OFFSET ?", [*key_params, page - 1]), page,
@@ -296,10 +296,10 @@ class ListingPart(CatalogBase):
 
     def _page_end(self, last: tuple[str, list[Any]], count: int, page: int, text: str) -> tuple[Any, ...] | None:
         """The key of a full page's last row, or ``None`` after a page that is not full: from the page's last name
-        (``text``'s last line) and its document's unique id (:func:`_last_name_key`), else by statement ``last``."""
+        (``text``'s last line) and its document's unique id (:func:`last_name_key`), else by statement ``last``."""
         if count < page:
             return None
-        found = _last_name_key(text)
+        found = last_name_key(text)
         if found is not None:
             statement, params, made = found
             rows = self._query(statement, params)

@@ -19,7 +19,7 @@ from pdi.archive.blobs.large_objects import LargeObjects
 from pdi.archive.blobs.large_objects import oneline as _oneline
 from pdi.archive.blobs.seam import BlobStore
 from pdi.archive.catalog.base import DEFAULT_CONNECTIONS
-from pdi.archive.catalog.listing import RangedPage, _last_name_key, page_near
+from pdi.archive.catalog.listing import RangedPage, last_name_key, page_near
 from pdi.archive.postgres.deposits import _REMOVAL_LOCK, PostgresDeposits
 from pdi.archive.postgres.search import PostgresSearch
 from pdi.archive.postgres.transactions import BEGIN_SNAPSHOT, POOL_WAIT_SECONDS, _batch
@@ -103,7 +103,7 @@ class PostgresStore(PostgresSearch, PostgresDeposits):
         # (2 ms of 11 for 10,000 names, on PostgreSQL 15): PostgreSQL's manual (9.21, Aggregate Functions) says a
         # sorted subquery "will usually work" to order an aggregate's input, and that it can fail where the outer
         # query does more than aggregate (a join), which this one does not; its executor reads the limited,
-        # sorted subquery in order. The page's last line gives the next page's key (``_last_name_key``), so a
+        # sorted subquery in order. The page's last line gives the next page's key (``last_name_key``), so a
         # page out of order would skip or repeat names: tests/archive/test_archive_listing_scattered_ids.py pages
         # documents stored out of order on both stores (SQLite's group_concat relies on the same reading). The
         # page and the key of its last row are read in one snapshot: a REPEATABLE READ transaction of their own,
@@ -141,7 +141,7 @@ class PostgresStore(PostgresSearch, PostgresDeposits):
                     key = None
                     if count >= page:  # the key of the last row, in the same snapshot
                         kept = [] if own else self._deferred()  # (a read's deadline, with each round trip)
-                        named = _last_name_key(str(text))
+                        named = last_name_key(str(text))
                         if named is not None:
                             ids = _batch(conn, [*kept, (named[0].replace("?", "%s"), tuple(named[1]))]).fetchall()
                             if len(ids) == 1:
