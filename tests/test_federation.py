@@ -418,9 +418,10 @@ def test_a_key_set_redirected_on_and_on_is_given_up_within_its_time() -> None:
     fetched following redirects, each a request of its own with its own timeouts: a server redirecting to itself,
     each hop a second late, held ``fetch_bounded`` (5 s in all) for 21 s, and each hop just inside 5 s, 100 s."""
     import http.server
+    import re
     import time
 
-    from pdi.errors import RemoteError
+    from pdi.errors import LimitError, RemoteError
     from pdi.federation.authorities import fetch_bounded
     from support.handler_server import handler_server
 
@@ -438,8 +439,10 @@ def test_a_key_set_redirected_on_and_on_is_given_up_within_its_time() -> None:
     with handler_server(OnAndOn) as base:
         url = f"{base}api/keys"
         started = time.monotonic()
-        with pytest.raises(RemoteError, match=f"cannot fetch the key set {url}: the head of the answer took more"
-                                              " than 2 s"):
+        # the 2 s run out while a hop's head is awaited (RemoteError) or between two hops (LimitError, the fetch's
+        # whole time): which one, the machine's load decides (a loaded CI run met the second)
+        with pytest.raises((RemoteError, LimitError),
+                           match=f"the key set {re.escape(url)}(: the head of the answer)? took more than 2 s"):
             fetch_bounded(url, 1000, "the key set", seconds=2.0, follow_redirects=True)
         assert time.monotonic() - started < 3.5
 
