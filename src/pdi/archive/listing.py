@@ -406,9 +406,7 @@ class Listing(ArchiveBase):
         query = self._list_query(pattern, **filters)
         if query is None:
             return iter(())
-        if query.offset or query.limit is not None or self._unlisted():
-            return self._name_texts(query)
-        return self._catalog_names(query)
+        return self._catalog_names(query) if self._whole(query) else self._name_texts(query)
 
     def iter_name_text(self, pattern: PDI | str | None = None, **filters: Unpack[ListFilters]) -> Iterator[str]:
         """The names :meth:`iter_names` yields, each followed by a newline, a page of them to a string: what ``pdi
@@ -425,9 +423,12 @@ class Listing(ArchiveBase):
         query = self._list_query(pattern, **filters)
         if query is None:
             return iter(())
-        if query.offset or query.limit is not None or self._unlisted():
-            return self._page_texts(query)
-        return self._catalog_texts(query)
+        return self._catalog_texts(query) if self._whole(query) else self._page_texts(query)
+
+    def _whole(self, query: ListQuery) -> bool:
+        """Whether the catalog's own text of the names serves ``query``: the owner's listing, neither cut by
+        ``offset`` nor ``limit`` nor missing what the current reader may not see."""
+        return not (query.offset or query.limit is not None or self._unlisted())
 
     def iter_records(self, series: str | None = None, *, page: int | None = None) -> Iterator[RepresentationRecord]:
         """The catalog record of every representation (of ``series`` only, if given), in :meth:`iter_ls`'s order.
