@@ -83,19 +83,23 @@ with Archive.open(url) as archive:
         store._page_text = lambda names, last, page: sent.append(names) or real_page(names, last, page)
     else:  # the names' statement, in the aggregate _serial_text wraps it in
         real_text = store._serial_text
-        def wrapped(names, last, page, ranged=None):
+        def wrapped(names, last, page, ranged=None, *name):
             if ranged is None:  # before 65a7977b: the aggregate sorted the page again
                 sent.append((f"SELECT string_agg(n, E'\n' ORDER BY k0, k1, k2, k3, k4, k5), count(*) FROM ({names[0]}) AS p",
                              names[1]))
                 return real_text(names, last, page)
             bounds, within = ranged
-            sent.append((f"SELECT string_agg(n, E'\n'), count(*) FROM ({names[0]}) AS p", names[1]))
+            # the name made of each row around the page (its expression and parameters), or (an older checkout)
+            # within it, as column n
+            made, made_params = name[0][:2] if name else ("n", [])
+            sent.append((f"SELECT string_agg({made}, E'\n'), count(*) FROM ({names[0]}) AS p",
+                         [*made_params, *names[1]]))
             def recorded(least, greatest):  # read by the range of the page's ids, with the settings set for it
-                made = within(least, greatest)
-                sent[-1] = (f"SELECT string_agg(n, E'\n'), count(*) FROM ({made[0]}) AS p", made[1],
+                rows = within(least, greatest)
+                sent[-1] = (f"SELECT string_agg({made}, E'\n'), count(*) FROM ({rows[0]}) AS p", [*made_params, *rows[1]],
                             ("SET enable_nestloop = off", "SET jit = off"))
-                return made
-            return real_text(names, last, page, (bounds, recorded))
+                return rows
+            return real_text(names, last, page, (bounds, recorded), *name)
         store._serial_text = wrapped
     "".join(archive.iter_name_text(f"urn:pdi://{S}/{listed:%Y/%m/%d}/*"))
     sql, params, *rest = sent[0]

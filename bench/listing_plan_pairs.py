@@ -61,7 +61,7 @@ with Archive.open(url) as archive:
     store, sent = archive.store, []
     real_text = store._serial_text
 
-    def wrapped(names, last, page, ranged=None):
+    def wrapped(names, last, page, ranged=None, *name):
         # the page's rows as the listing read them: by the look-ups (names), or (a checkout that reads a page by
         # the range of its documents' ids) by that range, under the settings it sets for it
         chosen = [names, ()]
@@ -75,7 +75,7 @@ with Archive.open(url) as archive:
             return chosen[0]
 
         sent.append(chosen)
-        return real_text(names, last, page, (bounds, recorded))
+        return real_text(names, last, page, (bounds, recorded), *name)
 
     store._serial_text = wrapped
     "".join(t for t in archive.iter_name_text(pattern) if isinstance(t, str))

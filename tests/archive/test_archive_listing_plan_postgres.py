@@ -95,7 +95,7 @@ def test_a_days_listing_reads_each_documents_representations_by_index_in_an_anal
             return real_query(sql, params)  # type: ignore[no-any-return]
 
         def serial_text(names: tuple[str, list[Any]], last: tuple[str, list[Any]], page: int,
-                        ranged: Any = None) -> Any:
+                        ranged: Any, made: Any) -> Any:
             assert ranged is not None  # PostgreSQL reads a page's bounds first, and then maybe the page by them
             bounds, within = ranged
 
@@ -104,7 +104,7 @@ def test_a_days_listing_reads_each_documents_representations_by_index_in_an_anal
                 return sent[-1]
 
             sent.extend([names, last])
-            return real_text(names, last, page, (bounds, recorded))
+            return real_text(names, last, page, (bounds, recorded), made)
 
         store._query, store._serial_text = query_, serial_text
         query = ListQuery(series=SERIES, year=LISTED.year, month=LISTED.month, day=LISTED.day)

@@ -160,7 +160,7 @@ def test_a_run_whose_documents_lie_far_apart_or_outnumber_a_page_is_listed_whole
         if location.startswith("postgresql:"):
             real = store._serial_text  # type: ignore[attr-defined]
 
-            def serial_text(names: Any, last: Any, page: int, ranged: Any = None) -> Any:
+            def serial_text(names: Any, last: Any, page: int, ranged: Any, made: Any) -> Any:
                 bounds, within = ranged
                 ranged_reads.append(0)
 
@@ -171,7 +171,7 @@ def test_a_run_whose_documents_lie_far_apart_or_outnumber_a_page_is_listed_whole
                                            if n.get("Relation Name") == "representations")
                     return sql, params
 
-                return real(names, last, page, (bounds, recorded))
+                return real(names, last, page, (bounds, recorded), made)
 
             store._serial_text = serial_text  # type: ignore[attr-defined]
         assert "".join(archive.iter_name_text(f"urn:pdi://{a}/{prefix}/*")) == \

@@ -7,7 +7,10 @@ and, for two of the listing's statements, chose the unique index
 the first day with a document (``MIN(d.day)`` over a day's range) read all its
 documents to take the least of equal values; the day's documents with a foreign
 id (``serial IS NULL``) were found by reading every serial one and removing it
-by a filter. Here one day of serial names and two with a foreign id are loaded
+by a filter; the page's bounds, which ask too whether the day holds a foreign id
+(so that a day named whole is not looked up first, nor its foreign ids' run read
+when it holds none), must find that by one entry of an index as well. Here one
+day of serial names and two with a foreign id are loaded
 into a schema whose tables autovacuum may not analyse, the day and its month are listed as
 ``pdi ls`` lists them, and each statement that reads ``documents`` (but the page
 of names, which reads the day's serial documents because it lists them) is run
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +31,7 @@ from typing import Any
 import pytest
 
 from pdi.archive import Archive
+from pdi.archive.postgres import store as postgres_store
 from pdi.archive.store import RepresentationRecord, SeriesRecord
 from support.pgcluster import TemporaryCluster
 
@@ -74,7 +79,9 @@ def _nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield from _nodes(child)
 
 
-def test_a_days_listing_finds_the_day_and_its_foreign_ids_without_walking_it(loaded: tuple[str, str]) -> None:
+def test_a_days_listing_finds_the_day_and_its_foreign_ids_without_walking_it(
+    loaded: tuple[str, str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
     url, sqlite = loaded
     pattern = f"urn:pdi://{S}/{DAY:%Y/%m/%d}/*"
     with Archive.open(url) as archive:
@@ -89,13 +96,31 @@ def test_a_days_listing_finds_the_day_and_its_foreign_ids_without_walking_it(loa
                 sent.append((sql, list(params)))
             return real_query(sql, params)  # type: ignore[no-any-return]
 
+        # the page's bounds, which ask too whether the day holds a document with a foreign id
+        bounds: list[tuple[str, list[Any]]] = []
+        real_batch = postgres_store._batch
+
+        def batch_(conn: Any, statements: Any) -> Any:
+            if "(SELECT TRUE FROM documents d WHERE" in statements[-1][0]:
+                bounds.append((statements[-1][0], list(statements[-1][1])))
+            return real_batch(conn, statements)
+
+        monkeypatch.setattr(postgres_store, "_batch", batch_)
         store._query = query_
         listed = "".join(archive.iter_name_text(pattern))
-        assert len(sent) == 2, sent  # the day's look-up and the foreign ids' run: no day after a day named whole
+        # the foreign ids' run alone: a day named whole is not looked up (its page's bounds say what it holds),
+        # and no day after it is
+        assert len(sent) == 1, sent
+        assert len(bounds) == 1, bounds
+        for sql, params in bounds:  # whether the day has a foreign id: a probe, not a walk of the day
+            probe = re.search(r"COALESCE\(\((SELECT TRUE FROM documents d WHERE .*? LIMIT 1)\), FALSE\)", sql)
+            assert probe is not None, sql
+            asked = probe.group(1).count("%s")
+            sent.append((probe.group(1).replace("%s", "?"), params[:asked]))
         # the month's: the look-up of its first day, the foreign ids' run and the look-up of the next day (none)
         assert "".join(archive.iter_name_text(series=S, year=DAY.year, month=DAY.month)) == listed
         store._query = real_query
-        assert len(sent) >= 4, sent
+        assert len(sent) >= 5, sent
         for sql, params in sent:
             ((plan,),) = store.query(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params)
             read = sum(int(node.get("Actual Rows", 0)) + int(node.get("Rows Removed by Filter", 0))

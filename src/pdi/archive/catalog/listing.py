@@ -38,6 +38,10 @@ _SERIAL_RUN = ("d.serial", "d.unique_id", "d.series", "r.version", "r.format")
 
 _FOREIGN_RUN = ("d.unique_id", "d.series", "r.version", "r.format")
 
+#: What a page of serial names may read of each row to make its name around the page (with ``d.series`` unless
+#: the series is given): :meth:`ListingPart._page_names`.
+NAME_PARTS = "d.serial, r.format, r.version"
+
 
 
 #: What a walk of the catalog makes of each run (:meth:`ListingPart._days`): pages of rows, or of text.
@@ -73,9 +77,20 @@ def _day_range(filters: dict[str, Any]) -> tuple[str, str] | None:
 
 
 #: How to read a page of serial names by the range of its documents' ids: a statement of the least and the
-#: greatest id of the run's documents and their number (at most a page and one), and what makes the page's
-#: statement of that range (``ListingPart._serial_page``).
+#: greatest id of the run's documents and their number (at most a page and one), and whether the day holds a
+#: document with a foreign id the filters of the run's documents select (its other run), and what makes the
+#: page's statement of that range (``ListingPart._serial_page``).
 RangedPage = tuple[tuple[str, list[Any]], Callable[[int, int], tuple[str, list[Any]]]]
+
+
+#: How a page's names are made of its rows ``p``: an expression of them (a name, or its tail from the serial on)
+#: and its parameters, and what is put before each line the aggregate gives (the names' head, or nothing).
+NameMade = tuple[str, list[Any], str]
+
+
+def headed(text: str, head: str) -> str:
+    """``text`` (lines joined by newlines) with ``head`` put before each line."""
+    return f"{head}{text.replace(chr(10), chr(10) + head)}" if head else text
 
 
 def page_near(least: int, greatest: int, count: int, page: int) -> bool:
@@ -215,14 +230,19 @@ class ListingPart(CatalogBase):
         if query.offset or query.limit is not None:
             raise ValueError("names as text are listed whole: cut a listing with iter_name_pages")
 
+        unmixed: set[str] = set()  # days whose serial run found no document with a foreign id on the day
+
         def run(day: str, serials: bool, key: tuple[Any, ...] | None,
                 filters: list[tuple[str, Any]]) -> Iterator[str | NamePage]:
             if not serials:
-                for rows in self._run(day, False, key, filters, page, None):
-                    yield day, False, rows
+                if day not in unmixed:
+                    for rows in self._run(day, False, key, filters, page, None):
+                        yield day, False, rows
                 return
             while True:
-                text, following = self._serial_page(day, key, filters, page)
+                text, following, foreign = self._serial_page(day, key, filters, page)
+                if foreign is False:
+                    unmixed.add(day)
                 if text:
                     yield text
                 if following is None:
@@ -231,28 +251,34 @@ class ListingPart(CatalogBase):
                     raise StoreError(f"{self.location}: listing the catalog does not advance past {key}")
                 key = following
 
-        return self._days(query, run)
+        # a day named whole is not looked up where a page's bounds say whether it holds names (ranges_pages)
+        return self._days(query, run, look_up_named_day=not self.ranges_pages)
 
     def _serial_page(
         self, day: str, key: tuple[Any, ...] | None, filters: list[tuple[str, Any]], page: int,
-    ) -> tuple[str, tuple[Any, ...] | None]:
-        """One page of a day's serial names after ``key``, as text, and its last row's key if the page is full."""
+    ) -> tuple[str, tuple[Any, ...] | None, bool | None]:
+        """One page of a day's serial names after ``key``, as text, its last row's key if the page is full, and
+        whether the day has documents with a foreign id the filters may select (``None``: not asked)."""
         path = f"/{day[:4]}/{day[5:7]}/{day[8:10]}/"
         series = dict(filters).get("d.series")
-        if series is None:
-            made, head = self.serial_name_sql, path
-        else:  # every row's series is the one given: its name's head up to the serial is one value
-            made, head = self.serial_name_after_sql, f"urn:pdi://{series}{path}"
-        names, params = self._run_statement(day, True, key, filters, f"{made} AS n", [head])
+        parts, parts_params, made = self._page_names(series, path)
+        names, params = self._run_statement(day, True, key, filters, parts, parts_params)
         keys, key_params = self._run_statement(day, True, key, filters, ", ".join(_SERIAL_RUN))
         ranged: RangedPage | None = None
         if self.ranges_pages:
             documents, chosen = self._run_documents(day, True, key, filters)[:2]
-            bounds = (f"SELECT MIN(x.id), MAX(x.id), COUNT(*) FROM (SELECT d.id FROM documents d WHERE {documents}"
-                      " LIMIT ?) AS x", [*chosen, page + 1])
+            # and whether the day's other run has a document to read: a day that has none is not asked again for
+            # them (:meth:`iter_name_text`). Its first row in the order of documents_by_day, so that one entry of
+            # the index is read (as EXISTS, whose ORDER BY PostgreSQL drops, a catalog never analysed had every
+            # serial document of the day read to find none)
+            foreign = self._run_documents(day, False, None, filters)[:2]
+            bounds = (f"SELECT MIN(x.id), MAX(x.id), COUNT(*), COALESCE((SELECT TRUE FROM documents d WHERE"
+                      f" {foreign[0]} ORDER BY d.serial, d.unique_id LIMIT 1), FALSE)"
+                      f" FROM (SELECT d.id FROM documents d WHERE {documents} LIMIT ?) AS x",
+                      [*foreign[1], *chosen, page + 1])
 
             def within(least: int, greatest: int) -> tuple[str, list[Any]]:
-                sql, ranged_params = self._run_statement(day, True, key, filters, f"{made} AS n", [head],
+                sql, ranged_params = self._run_statement(day, True, key, filters, parts, parts_params,
                                                          ranged=(least, greatest))
                 return f"{sql} LIMIT ?", [*ranged_params, page]
 
@@ -261,7 +287,7 @@ class ListingPart(CatalogBase):
         # the same walk (``keys``)
         return self._serial_text(
             (f"{names} LIMIT ?", [*params, page]), (f"{keys} LIMIT 1 OFFSET ?", [*key_params, page - 1]), page,
-            ranged)
+            ranged, made)
 
     #: A serial name made of a row of :data:`_SERIAL_RUN`'s tables, the day's ``/Y/M/D/`` its one parameter: as
     #: ``str`` of the name prints it (the catalog holds format tokens canonical; a serial and a version, decimal).
@@ -270,18 +296,30 @@ class ListingPart(CatalogBase):
     #: path): what a listing of one series makes (two values fewer put together a name).
     serial_name_after_sql = "printf('%s%d.%s.%d', ?, d.serial, r.format, r.version)"
 
+    def _page_names(self, series: str | None, path: str) -> tuple[str, list[Any], NameMade]:
+        """What a page of a day's serial names selects of each row (and its parameters), and how the page's
+        aggregate makes the names of those rows ``p`` (:data:`NameMade`), for a listing of ``series`` (``None``:
+        of any) on the day whose path is ``path`` (``/Y/M/D/``). Here each row's name is made in the row, as
+        ``n``, and the aggregate joins them (SQLite: making them around the page's rows, or only their tails
+        with the head put before each in Python, was not faster in process)."""
+        if series is None:
+            return f"{self.serial_name_sql} AS n", [path], ("p.n", [], "")
+        return f"{self.serial_name_after_sql} AS n", [f"urn:pdi://{series}{path}"], ("p.n", [], "")
+
     #: Whether a page of serial names is read by the range of its documents' ids where they lie close
     #: (:data:`RangedPage`): PostgreSQL's; SQLite looks each document's representations up, as cheaply.
     ranges_pages = False
 
     def _serial_text(
         self, names: tuple[str, list[Any]], last: tuple[str, list[Any]], page: int,
-        ranged: RangedPage | None = None,
-    ) -> tuple[str, tuple[Any, ...] | None]:
-        """The names statement ``names`` gives (at most ``page``), a line each, and, when there are ``page`` of
-        them, the key of the last (:meth:`_page_end`: from its name, else statement ``last``), read in the same
-        snapshot. ``ranged``: how to read them
-        by the range of their documents' ids instead (:data:`RangedPage`, where :attr:`ranges_pages`).
+        ranged: RangedPage | None, made: NameMade,
+    ) -> tuple[str, tuple[Any, ...] | None, bool | None]:
+        """The names of the rows statement ``names`` gives (at most ``page``; each name made of its row ``p`` as
+        ``made`` says: :data:`NameMade`), a line each, and, when there are ``page`` of them,
+        the key of the last (:meth:`_page_end`: from its name, else statement ``last``), read in the same
+        snapshot. ``ranged``: how to read the rows by the range of their documents' ids instead
+        (:data:`RangedPage`, where :attr:`ranges_pages`), which tells too whether the day has documents with a
+        foreign id (the third value returned; ``None`` without ``ranged``).
 
         SQLite joins them in one statement (``group_concat`` over the ordered,
         limited rows: SQLite reads a ``LIMIT`` subquery of an aggregate in its
@@ -290,9 +328,11 @@ class ListingPart(CatalogBase):
         """
         sql, params = names
         with self._read():
-            ((text, count),) = self._query(f"SELECT group_concat(n, char(10)), count(*) FROM ({sql})", params)
+            ((text, count),) = self._query(f"SELECT group_concat({made[0]}, char(10)), count(*) FROM ({sql}) AS p",
+                                           [*made[1], *params])
+            text = headed(text, made[2]) if count else text
             key = self._page_end(last, count, page, text)
-        return (f"{text}\n" if count else ""), key
+        return (f"{text}\n" if count else ""), key, None
 
     def _page_end(self, last: tuple[str, list[Any]], count: int, page: int, text: str) -> tuple[Any, ...] | None:
         """The key of a full page's last row, or ``None`` after a page that is not full: from the page's last name
@@ -333,9 +373,12 @@ class ListingPart(CatalogBase):
     def _days(
         self, query: ListQuery,
         run: Callable[[str, bool, tuple[Any, ...] | None, list[tuple[str, Any]]], Iterator[_Made]],
+        *, look_up_named_day: bool = True,
     ) -> Iterator[_Made]:
         """What ``run`` makes of each day's two runs in turn (the day, serial or not, the key to start after and the
-        filters of a run), from ``query.after`` or the first day on, for the days ``query`` selects."""
+        filters of a run), from ``query.after`` or the first day on, for the days ``query`` selects. A query of
+        one day (its year, month and day) has that day looked up first, unless ``look_up_named_day`` is false:
+        then its runs are asked at once, and find nothing on a day that has no document."""
         documents: list[tuple[str, Any]] = [
             (column, value)
             for column, value in (
@@ -353,11 +396,12 @@ class ListingPart(CatalogBase):
         filters = [(c, v) for c, v in documents + formats if c not in ("d.year", "d.month", "d.dom")]
         after = query.after
         # a year, a month and a day given: one day, and no day after it to look for (an empty day's listing is
-        # still the one statement that finds no document)
+        # still the one statement that finds no document, or, without the look-up, its runs finding none)
         bounds = _day_range(dict(documents))
         only = bounds[0] if bounds is not None and query.day is not None else None
         if after is None:
-            day, serials, key = self._next_day(None, documents), True, None
+            day = only if only is not None and not look_up_named_day else self._next_day(None, documents)
+            serials, key = True, None
         else:
             day, serials = after.day.isoformat(), after.serial is not None
             key = _run_key(after, serials)

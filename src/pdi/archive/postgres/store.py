@@ -19,7 +19,14 @@ from pdi.archive.blobs.large_objects import LargeObjects
 from pdi.archive.blobs.large_objects import oneline as _oneline
 from pdi.archive.blobs.seam import BlobStore
 from pdi.archive.catalog.base import DEFAULT_CONNECTIONS
-from pdi.archive.catalog.listing import RangedPage, last_name_key, page_near
+from pdi.archive.catalog.listing import (
+    NAME_PARTS,
+    NameMade,
+    RangedPage,
+    headed,
+    last_name_key,
+    page_near,
+)
 from pdi.archive.postgres.deposits import _REMOVAL_LOCK, PostgresDeposits
 from pdi.archive.postgres.search import PostgresSearch
 from pdi.archive.postgres.transactions import BEGIN_SNAPSHOT, POOL_WAIT_SECONDS, _batch
@@ -89,15 +96,29 @@ class PostgresStore(PostgresSearch, PostgresDeposits):
     #: stored between them, 28 ms, by the look-ups 1.3.
     ranges_pages = True
 
-    #: A serial name as ``str`` of it prints it: ``text || bigint`` writes the serial's and the version's decimals.
-    serial_name_sql = "'urn:pdi://' || d.series || ? || d.serial || '.' || r.format || '.' || r.version"
-    #: The same, its one parameter the name up to the serial (a listing of one series).
-    serial_name_after_sql = "? || d.serial || '.' || r.format || '.' || r.version"
+    #: A serial name made of a page's row ``p`` (:data:`~pdi.archive.catalog.listing.NAME_PARTS` and the
+    #: series), the day's ``/Y/M/D/`` its one parameter, as ``str`` of it prints it: ``text || bigint`` writes the
+    #: serial's and the version's decimals.
+    page_name_sql = "'urn:pdi://' || p.series || ? || p.serial || '.' || p.format || '.' || p.version"
+    #: A name's tail from its serial on, made of a page's row ``p``: a listing of one series.
+    page_tail_sql = "p.serial || '.' || p.format || '.' || p.version"
+
+    def _page_names(self, series: str | None, path: str) -> tuple[str, list[Any], NameMade]:
+        """A page's rows carry the parts of their names, and the aggregate around them puts each name together
+        once its row is sorted and kept, not carried through the sort (the page sorted the names, 73 octets a
+        row: a day of 10,000 names, 1 ms of the statement's 9.6). For a listing of one series the catalog makes
+        only each name's tail from its serial on, and the head (``urn:pdi://``, the series, the day's path), the
+        same for every name, is put before each line in Python (one ``str.replace``, 0.6 ms): the page is a
+        quarter of the octets (100 kB in place of 440 kB), about 2 ms less of the statement's 11 to send and
+        read."""
+        if series is None:
+            return f"{NAME_PARTS}, d.series", [], (self.page_name_sql, [path], "")
+        return NAME_PARTS, [], (self.page_tail_sql, [], f"urn:pdi://{series}{path}")
 
     def _serial_text(
         self, names: tuple[str, list[Any]], last: tuple[str, list[Any]], page: int,
-        ranged: RangedPage | None = None,
-    ) -> tuple[str, tuple[Any, ...] | None]:
+        ranged: RangedPage | None, made: NameMade,
+    ) -> tuple[str, tuple[Any, ...] | None, bool | None]:
         # One value for the page: string_agg of the names in the order the subquery sorted and limited them, so no
         # row is made in Python. The aggregate is given no ORDER BY of its own, which sorted the page a second time
         # (2 ms of 11 for 10,000 names, on PostgreSQL 15): PostgreSQL's manual (9.21, Aggregate Functions) says a
@@ -111,8 +132,8 @@ class PostgresStore(PostgresSearch, PostgresDeposits):
         # page's last row, and a name would be listed twice). With ``ranged`` (:attr:`ranges_pages`), the page's
         # bounds are read first in the same snapshot, and the page by their range where it is near.
         def text_of(statement: tuple[str, list[Any]]) -> tuple[str, tuple[Any, ...]]:
-            return (f"SELECT string_agg(n, E'\\n'), count(*) FROM ({statement[0]}) AS p".replace("?", "%s"),
-                    tuple(statement[1]))
+            return (f"SELECT string_agg({made[0]}, E'\\n'), count(*) FROM ({statement[0]}) AS p".replace("?", "%s"),
+                    (*made[1], *statement[1]))
 
         try:
             with self._read_connection() as conn:
@@ -121,23 +142,27 @@ class PostgresStore(PostgresSearch, PostgresDeposits):
                 try:
                     statement = names
                     looked_up: list[tuple[str, tuple[Any, ...]]] = []  # what the look-ups' statements follow
+                    foreign: bool | None = None
                     if ranged is not None:  # the bounds first, in the same snapshot
                         bounds, within = ranged
                         if own:  # the range's rows hashed (or merged), never looked up a row at a time
                             begin, looked_up = [*begin, *_HASHED], [_LOOKED_UP]
                         found = _batch(conn, [*begin, (bounds[0].replace("?", "%s"), tuple(bounds[1]))]).fetchone()
+                        least, greatest, documents, foreign = found if found is not None else (None, None, 0, None)
+                        if not documents:  # no document after the key: no page to read
+                            return "", None, foreign
                         begin = [] if own else self._deferred()
-                        least, greatest, documents = found if found is not None else (None, None, 0)
                         if least is not None and greatest is not None and page_near(least, greatest, documents, page):
                             statement = within(least, greatest)
                         else:  # the page by the look-ups: nested loops again
                             begin, looked_up = [*begin, *looked_up], []
                     if begin:
                         row = _batch(conn, [*begin, text_of(statement)]).fetchone()
-                    else:  # one statement: its text in binary, which psycopg reads as it is (0.4 ms less of 440 kB)
+                    else:  # one statement: its text in binary, which psycopg reads as it is (0.4 ms less of 440 kB of names)
                         with conn.execute(*text_of(statement), binary=True) as cursor:
                             row = cursor.fetchone()
                     text, count = row if row is not None else (None, 0)
+                    text = headed(str(text), made[2]) if count else text
                     key = None
                     if count >= page:  # the key of the last row, in the same snapshot
                         kept = [] if own else self._deferred()  # (a read's deadline, with each round trip)
@@ -159,7 +184,7 @@ class PostgresStore(PostgresSearch, PostgresDeposits):
                                      else "ROLLBACK")  # read only: nothing to keep or lose
         except psycopg.Error as exc:
             raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
-        return (f"{text}\n" if count else ""), key
+        return (f"{text}\n" if count else ""), key, foreign
 
     def _removal_lock(self, *, shared: bool, wait: bool = True) -> None:
         # writers are not serialized as SQLite's are: deposits (shared) and removers queue on an advisory lock
