@@ -106,6 +106,30 @@ def test_names_as_text_in_a_snapshot_see_the_catalog_of_its_first_read(
     assert "".join(parts) == "".join(f"{n}\n" for n in names)
 
 
+@pytest.mark.parametrize("named_day", [False, True])
+def test_names_as_text_outside_a_snapshot_list_a_foreign_id_deposited_among_the_days_pages(
+    two: tuple[Archive, Archive, list[PDI]], named_day: bool,
+) -> None:
+    """Outside a snapshot each page is read on its own, and a name deposited meanwhile is listed if it sorts after
+    the listing's position: a name with a foreign id on the day sorts after every serial name of it, so one
+    deposited while the day's serial names are read a page at a time is listed after them, on both stores (a day
+    found without a foreign id when its first page was read is asked again after its last)."""
+    reader, writer, names = two
+    store: Any = reader.store
+    query = ListQuery(series=S, year=DAY.year, month=DAY.month, day=DAY.day) if named_day else ListQuery(series=S)
+    parts: list[Any] = []
+    late: PDI | None = None
+    for part in store.iter_name_text(query, page=2):  # pages of two of the day's BEFORE serial names
+        parts.append(part)
+        if late is None:  # the first page read: a foreign id committed before the next
+            late = writer.add(S, GIF + b"late", format="gif", foreign_id="late")
+    assert late is not None and late.serial is None
+    serial_text = [p for p in parts if isinstance(p, str)]
+    foreign_rows = [row for p in parts if not isinstance(p, str) for row in p[2]]
+    assert "".join(serial_text) == "".join(f"{n}\n" for n in names)
+    assert foreign_rows == [(late.unique_id, S, late.version, late.format)]
+
+
 def test_an_archive_snapshot_reads_one_catalog(two: tuple[Archive, Archive, list[PDI]]) -> None:
     """:meth:`Archive.snapshot` (a resolver's answer, a manifest page, a WACZ's batch of names): reads through
     the store's ``reading``."""

@@ -230,7 +230,10 @@ class ListingPart(CatalogBase):
         if query.offset or query.limit is not None:
             raise ValueError("names as text are listed whole: cut a listing with iter_name_pages")
 
-        unmixed: set[str] = set()  # days whose serial run found no document with a foreign id on the day
+        # days whose serial run's last page found no document with a foreign id on the day. The last page's: each
+        # page is read on its own (outside a snapshot), and a foreign id deposited after an earlier page sorts
+        # after the listing's position, so it is listed (an earlier page's answer would leave it out)
+        unmixed: set[str] = set()
 
         def run(day: str, serials: bool, key: tuple[Any, ...] | None,
                 filters: list[tuple[str, Any]]) -> Iterator[str | NamePage]:
@@ -241,7 +244,7 @@ class ListingPart(CatalogBase):
                 return
             while True:
                 text, following, foreign = self._serial_page(day, key, filters, page)
-                if foreign is False:
+                if foreign is False and following is None:
                     unmixed.add(day)
                 if text:
                     yield text
