@@ -225,7 +225,13 @@ class ListingPart(CatalogBase):
         row (:meth:`_serial_text`: one aggregate of a page's names, SQLite's
         ``group_concat`` or PostgreSQL's ``string_agg``, one string a page).
         A run is paged by its key as :meth:`iter_name_pages` is: a full
-        page's last key is read in the same snapshot as its names.
+        page's last key is read in the same snapshot as its names. Where
+        :attr:`ranges_pages` (PostgreSQL), the last page of a day's serial
+        names reads in its snapshot whether the day has names with a foreign
+        id too; when it has none, that page reaches the day's end, as a larger
+        page would (a name with a foreign id deposited on the day after it is
+        read sorts before the listing's position, and is not listed: a name
+        deposited meanwhile is listed if it sorts after the position).
         """
         if query.offset or query.limit is not None:
             raise ValueError("names as text are listed whole: cut a listing with iter_name_pages")
