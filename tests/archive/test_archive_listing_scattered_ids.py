@@ -228,3 +228,32 @@ def test_a_listing_through_pgbouncer_in_transaction_pooling_is_the_same(pg_clust
             assert setting == "on"  # nothing a listing set is left on a connection another client is given
     finally:
         bouncer.stop()
+
+
+def test_a_key_of_a_day_the_query_does_not_select_lists_only_the_days_it_selects(location: str) -> None:
+    """``after=`` a name of another day than those the pattern or filters select: the listing holds the selected
+    days' names after it, never the rest of the key's own day (a keyset cursor names a position, not a day)."""
+    records = [r for document in _documents(1) for r in document]
+    with _import(location, records) as archive:
+        ordered = _expected(records)
+        first, second = DAYS
+        a = SERIES[0]
+        on = {day: [n for r, n in ordered if r.series == a and r.day == day] for day in DAYS}
+        assert on[first] and on[second]
+        middle = on[first][len(on[first]) // 2]  # a name of the first day, half of its day after it
+        cases: list[tuple[str | None, dict[str, Any], list[str]]] = [
+            (f"urn:pdi://{a}/{second:%Y/%m/%d}/*", {"after": middle}, on[second]),  # a key before the day: all of it
+            (f"urn:pdi://{a}/{first:%Y/%m/%d}/*", {"after": on[second][0]}, []),  # a key after the day: nothing
+            (f"urn:pdi://{a}/{first:%Y/%m/%d}/*", {"after": middle}, on[first][len(on[first]) // 2 + 1:]),  # its own
+            # a month (the key's day of October, a name no document holds) and a month after the key's
+            (None, {"series": a, "year": 2026, "month": 11, "after": f"urn:pdi://{a}/2026/10/05/3.png.1"},
+             on[first] + on[second]),
+            (None, {"series": a, "year": 2026, "month": 12, "after": middle}, []),
+            # a year and a day of the month alone (no one range of days): the key's day does not match the day
+            (None, {"series": a, "year": 2026, "day": second.day, "after": middle}, on[second]),
+        ]
+        for pattern, filters, wanted in cases:
+            assert list(archive.iter_names(pattern, **filters)) == wanted, (pattern, filters)
+            assert "".join(archive.iter_name_text(pattern, **filters)) == "".join(f"{n}\n" for n in wanted), \
+                (pattern, filters)
+            assert [str(p) for p in archive.ls(pattern, **filters)] == wanted, (pattern, filters)

@@ -93,6 +93,12 @@ def headed(text: str, head: str) -> str:
     return f"{head}{text.replace(chr(10), chr(10) + head)}" if head else text
 
 
+def _day_selected(day: datetime.date, filters: dict[str, Any]) -> bool:
+    """Whether ``day`` is one the year, month and day-of-month filters (``d.year``, ``d.month``, ``d.dom``) allow."""
+    return all(filters.get(column) in (None, value)
+               for column, value in (("d.year", day.year), ("d.month", day.month), ("d.dom", day.day)))
+
+
 def page_near(least: int, greatest: int, count: int, page: int) -> bool:
     """Whether a page of a run is read by the range of its documents' ids (:data:`RangedPage`): the run's
     documents (after the page's key) no more than a page, and the greatest id less than the least plus four times
@@ -414,6 +420,8 @@ class ListingPart(CatalogBase):
         else:
             day, serials = after.day.isoformat(), after.serial is not None
             key = _run_key(after, serials)
+            if not _day_selected(after.day, dict(documents)):  # the key's day is none the query selects: from the
+                day, serials, key = self._next_day(day, documents), True, None  # first day after it that it does
         while day is not None:
             if serials:
                 yield from run(day, True, key, filters)
