@@ -438,9 +438,16 @@ def test_the_replay_origin_is_counted_and_logged_and_does_not_answer_metrics(
         elsewhere = httpx.get(f"http://127.0.0.1:{replay}/metrics")  # an archived page's path here, not ours
         assert missing.status_code == 404 and elsewhere.status_code == 404
         assert "pdi_http_requests_total" not in elsewhere.text
-        counted = moved(before, scrape(port), "pdi_http_requests_total")
-        assert counted[requests_of("/replay/{rest:path}", "404")] == 1.0
-        assert counted[requests_of("/{rest:path}", "404")] == 1.0
+        # a request is counted once its answer is sent (its latency is to the end): the client may read the answer
+        # first, so the count is waited for, as the access log's line is below
+        wanted = {requests_of("/replay/{rest:path}", "404"): 1.0, requests_of("/{rest:path}", "404"): 1.0}
+        deadline = time.monotonic() + 10
+        while True:
+            counted = moved(before, scrape(port), "pdi_http_requests_total")
+            if all(label in counted for label in wanted) or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert {label: counted.get(label) for label in wanted} == wanted, counted
         deadline = time.monotonic() + 10
         while " /metrics HTTP/1.1" not in access.read_text():
             assert time.monotonic() < deadline
