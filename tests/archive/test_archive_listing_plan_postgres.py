@@ -20,6 +20,7 @@ of every representation here too.
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,6 +29,7 @@ from big_catalog import FIRST, SERIES, BigCatalog, expected_names, fill
 
 from pdi.archive import Archive
 from pdi.archive.catalog.listing import ListingPart
+from pdi.archive.postgres import store as postgres_store
 from pdi.archive.store import ListQuery
 from support.pgcluster import TemporaryCluster
 
@@ -197,3 +199,32 @@ def test_the_representations_of_messages_holders_are_read_by_index_in_an_analyse
         reads = _reads_of_representations(store, sql, params)
         assert reads and all(t in ("Index Scan", "Index Only Scan") and i == "representations_pkey"
                              for t, i in reads), (sql, reads)
+
+
+def test_a_pages_bounds_find_whether_the_day_has_foreign_ids_by_a_few_entries_of_an_index(
+    analysed: tuple[str, BigCatalog], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The page's bounds ask whether the day holds a document with a foreign id (so that its foreign ids' run is
+    not read when it holds none): in the analysed catalog too, a probe of ``documents_by_day`` that reads a
+    handful of the day's documents, not its 10,000 serial ones."""
+    url, _ = analysed
+    asked: list[tuple[str, list[Any]]] = []
+    real_batch = postgres_store._batch
+
+    def batch_(conn: Any, statements: Any) -> Any:
+        sql, params = statements[-1]
+        probe = re.search(r"COALESCE\(\((SELECT TRUE FROM documents d WHERE .*? LIMIT 1)\), FALSE\)", sql)
+        if probe is not None:
+            asked.append((probe.group(1).replace("%s", "?"), list(params)[:probe.group(1).count("%s")]))
+        return real_batch(conn, statements)
+
+    monkeypatch.setattr(postgres_store, "_batch", batch_)
+    with Archive.open(url) as archive:
+        listed = "".join(archive.iter_name_text(f"urn:pdi://{SERIES}/{LISTED:%Y/%m/%d}/*"))
+        assert listed.count("\n") == PER_DAY + 2  # the day's foreign ids listed: the probe found them
+        assert asked
+        for sql, params in asked:
+            ((plan,),) = archive.store.query(f"EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) {sql}", params)
+            read = sum(int(node.get("Actual Rows", 0)) + int(node.get("Rows Removed by Filter", 0))
+                       for node in _nodes(plan[0]["Plan"]) if node.get("Relation Name") == "documents")
+            assert read <= 10, (sql, params, read)
