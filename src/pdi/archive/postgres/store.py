@@ -158,7 +158,7 @@ class PostgresStore(PostgresSearch, PostgresDeposits):
                             begin, looked_up = [*begin, *looked_up], []
                     if begin:
                         row = _batch(conn, [*begin, text_of(statement)]).fetchone()
-                    else:  # one statement: its text in binary, which psycopg reads as it is (0.4 ms less of 440 kB of names)
+                    else:  # one statement: its text in binary, which psycopg reads as it is (a page of 440 kB: 0.4 ms less)
                         with conn.execute(*text_of(statement), binary=True) as cursor:
                             row = cursor.fetchone()
                     text, count = row if row is not None else (None, 0)
