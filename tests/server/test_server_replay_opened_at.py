@@ -72,12 +72,13 @@ def _archive(tmp_path: Path, captured: bool = False) -> tuple[str, str]:
 
 
 def _panel(pipe: Pipe, session: str, settled: bool = True) -> list[Any]:
-    """The panel; ``settled``: once the other forms are offered or said to be none (20 s at most)."""
+    """The panel; ``settled``: once the element's name is offered and the text fragment is offered or said to be
+    none (20 s at most: the page asks for both at once, and either answer may come first)."""
     deadline = time.monotonic() + 20
     while True:
         panel = list(json.loads(_top(pipe, session, PANEL)))
         placeholder = _top(pipe, session, "document.getElementById('textfrag-name').placeholder")
-        if not settled or panel[6] or placeholder.startswith("none") or time.monotonic() > deadline:
+        if not settled or (panel[5] and (panel[6] or placeholder.startswith("none"))) or time.monotonic() > deadline:
             return panel
         time.sleep(0.1)
 
