@@ -5,9 +5,9 @@ octets in one pass (cold text queries at memory speed). It is optional: where
 no C compiler is found (or it fails, or Python's headers are missing) the
 build goes on without it, says so in one warning, and
 ``pdi.fragments.text.counting`` counts with numpy instead (same counts,
-slower). ``pdi.mhtml._encode`` writes an MHTML part's base64 in lines in one
-pass; without it ``pdi.mhtml.write`` does it with ``binascii`` and a regular
-expression (the same octets, slower). ``pdi.server.process._fasthead``
+slower). ``pdi.mhtml._encode`` writes an MHTML part's base64 in lines, and a
+text part's quoted-printable, in one pass; without it ``pdi.mhtml.write`` does
+them with ``binascii`` (the same octets, slower). ``pdi.server.process._fasthead``
 answers N2L's ``302`` and a ``304`` from a worker's facts straight from one
 read of a request head; without it ``pdi serve`` parses every request with
 ``httptools`` (the same answers, slower). ``CC=false python -m build`` makes
@@ -33,8 +33,8 @@ from setuptools.errors import BaseError, CCompilerError, CompileError, ExecError
 WITHOUT = {
     "pdi.fragments.text._count": ("the compiled text counter", "pdi counts text with numpy instead (the same counts,"
                                   " slower)"),
-    "pdi.mhtml._encode": ("the compiled MHTML encoder", "pdi writes MHTML's base64 with binascii instead (the same"
-                          " octets, slower)"),
+    "pdi.mhtml._encode": ("the compiled MHTML encoder", "pdi writes MHTML's base64 and quoted-printable with binascii"
+                          " instead (the same octets, slower)"),
     "pdi.server.process._fasthead": ("the compiled request-head answerer", "pdi serve parses every request with"
                                      " httptools instead (the same answers, slower)"),
 }

@@ -2,13 +2,16 @@
 
 An import packs every page of a WARC as MHTML, and importing the same WARC again must find its pages
 unchanged: the base64 of a part is compared with the standard library's ``base64.encodebytes`` (RFC 2045's
-lines of 76 characters, their LFs made CRLF and the last line end left out), with the pure-Python fallback
-that a build without a C compiler uses, and whole files ``build`` writes with one and with the other.
+lines of 76 characters, their LFs made CRLF and the last line end left out), a text part's quoted-printable with
+the fallback's (each line by ``binascii.b2a_qp``) and read back by ``binascii.a2b_qp`` to the very octets, each
+with the pure-Python fallback that a build without a C compiler uses, and whole files ``build`` writes with one
+and with the other.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import email
 import email.policy
 import os
@@ -20,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pdi.mhtml import write
-from pdi.mhtml._encode import base64_lines
+from pdi.mhtml._encode import base64_lines, quoted_printable
 from pdi.mhtml.write import Resource, build
 
 
@@ -48,6 +51,7 @@ def octets(draw: st.DrawFn) -> bytes:
 
 def test_the_compiled_encoder_is_the_one_build_uses() -> None:
     assert write.COMPILED and write._encode_base64 is base64_lines
+    assert write.encode_quoted_printable is quoted_printable
 
 
 @settings(max_examples=400, deadline=None)
@@ -92,6 +96,74 @@ def test_large_bodies_encoded_on_threads_at_once_are_each_their_own() -> None:
     assert [got[k] for k in range(4)] == [rfc2045_lines(b) for b in bodies]
 
 
+#: What quoted-printable treats apart: "=", white space (a line's last octet or not), "." (alone, or before a CR or
+#: NUL, at a line's start), CR, LF, NUL, octets past ASCII, and runs that fill a line of 76 characters.
+qp_pieces = st.sampled_from([b"a", b"=", b" ", b"\t", b".", b"\r", b"\n", b"\x00", b"\x7f", b"\xe9", b"~", b"\r\n",
+                             b"\n.", b".\r", b"x" * 70, b"x" * 72, b"x" * 73, b"x" * 75, b"=" * 24, b"<a href=x>"])
+
+
+@st.composite
+def texts(draw: st.DrawFn) -> bytes:
+    if draw(st.booleans()):
+        return draw(st.binary(max_size=400))
+    return b"".join(draw(st.lists(qp_pieces, max_size=40)))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(texts())
+def test_quoted_printable_is_the_fallbacks_and_reads_back_whole(data: bytes) -> None:
+    encoded = quoted_printable(data)
+    assert encoded == write._encode_quoted_printable_py(data)
+    assert binascii.a2b_qp(encoded) == data
+    lines = encoded.split(b"\r\n")
+    # RFC 2045 §6.7: lines of at most 76 characters, every line break a soft one (the data's LFs are "=0A"),
+    # nothing but printable ASCII, no white space ending a line
+    assert all(len(line) <= 76 for line in lines), lines
+    assert all(line.endswith(b"=") for line in lines[:-1])
+    assert all(0x21 <= c <= 0x7E or c in b" \t" for line in lines for c in line)
+    assert not any(line.endswith((b" ", b"\t")) for line in lines)
+
+
+def test_quoted_printable_of_lines_at_their_edges() -> None:
+    # worked out by hand from RFC 2045 §6.7 and binascii.b2a_qp's line of 76: an LF is "=0A", after a soft break
+    # when "=0A" and its own soft break's "=" would not fit
+    assert quoted_printable(b"x" * 72 + b"\ny") == b"x" * 72 + b"=0A=\r\ny"
+    assert quoted_printable(b"x" * 73 + b"\n") == b"x" * 73 + b"=\r\n=0A"
+    assert quoted_printable(b"x" * 76 + b"\n") == b"x" * 75 + b"=\r\nx=0A"
+    assert quoted_printable(b"x" * 74 + b"=\n") == b"x" * 74 + b"=\r\n=3D=0A"  # "=3D" would make 77
+    assert quoted_printable(b".") == b"=2E" and quoted_printable(b".\r\n") == b"=2E=0D=0A"
+    assert quoted_printable(b"a.\n.b") == b"a.=0A=\r\n.b"
+    assert quoted_printable(b"") == b""
+
+
+@settings(max_examples=50, deadline=None)
+@given(texts())
+def test_quoted_printable_of_any_contiguous_buffer_is_of_its_bytes(data: bytes) -> None:
+    expected = write._encode_quoted_printable_py(data)
+    assert quoted_printable(bytearray(data)) == expected
+    assert quoted_printable(memoryview(b"<" + data + b">")[1:-1]) == expected
+    with pytest.raises(TypeError):
+        quoted_printable("text")  # type: ignore[arg-type]
+
+
+def test_large_texts_encoded_on_threads_at_once_are_each_their_own() -> None:
+    # past 16 KiB the encoder runs without the interpreter's lock
+    texts = [(b"<p class=a>caf\xc3\xa9 = tea. </p>\n" * 30_000)[: 1_000_000 + k] for k in range(4)]
+    got: dict[int, bytes] = {}
+
+    def encode(k: int) -> None:
+        for _ in range(3):
+            got[k] = quoted_printable(texts[k])
+
+    threads = [threading.Thread(target=encode, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [got[k] for k in range(4)] == [write._encode_quoted_printable_py(t) for t in texts]
+    assert [binascii.a2b_qp(got[k]) for k in range(4)] == texts
+
+
 resources = st.lists(
     st.tuples(st.sampled_from(["image/png", "font/woff2", "application/octet-stream", "text/css"]),
               st.binary(max_size=3000)),
@@ -106,12 +178,12 @@ def test_build_writes_the_same_file_with_either_encoder(
     root = Resource("http://example.org/p/", "text/html", b"<html>" + page, charset="utf-8")
     others = [Resource(f"http://example.org/p/r{k}", media, data) for k, (media, data) in enumerate(parts)]
     compiled = build(root, others)
-    before = write._encode_base64
+    before = write._encode_base64, write.encode_quoted_printable
     try:
-        write._encode_base64 = write._encode_base64_py
+        write._encode_base64, write.encode_quoted_printable = write._encode_base64_py, write._encode_quoted_printable_py
         fallback = build(root, others)
     finally:
-        write._encode_base64 = before
+        write._encode_base64, write.encode_quoted_printable = before
     assert compiled == fallback
     read = email.message_from_bytes(compiled, policy=email.policy.default)
     assert isinstance(read, EmailMessage)

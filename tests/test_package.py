@@ -256,7 +256,7 @@ def test_without_a_compiler_the_wheel_is_built_without_the_counter_and_says_so(
         no_compiler_wheel: tuple[Path, str]) -> None:
     wheel, said = no_compiler_wheel
     assert NO_COMPILER_WARNING in said and "pdi counts text with numpy instead" in said
-    assert NO_ENCODER_WARNING in said and "pdi writes MHTML's base64 with binascii instead" in said
+    assert NO_ENCODER_WARNING in said and "pdi writes MHTML's base64 and quoted-printable with binascii instead" in said
     assert NO_FASTHEAD_WARNING in said and "pdi serve parses every request with httptools instead" in said
     names = members(wheel)
     assert not [n for n in names if n.endswith(".so")]

@@ -139,7 +139,7 @@ def _plain_lines(data: bytes) -> bool:
     )
 
 
-def encode_quoted_printable(data: bytes) -> bytes:
+def _encode_quoted_printable_py(data: bytes) -> bytes:
     """Quoted-printable (RFC 2045 §6.7) that keeps every byte, CR and LF included.
 
     Each LF-terminated line of the input is encoded by :func:`binascii.b2a_qp`
@@ -197,8 +197,15 @@ try:
 except ImportError:  # pragma: no cover - a build without a C compiler (tests/test_package.py)
     _encode_base64 = _encode_base64_py
 
+encode_quoted_printable: Callable[[bytes], bytes]
+try:
+    # the same octets in one pass (issue 24: a page's HTML in long lines, as most are, was encoded line by line)
+    from pdi.mhtml._encode import quoted_printable as encode_quoted_printable
+except ImportError:  # pragma: no cover - a build without a C compiler (tests/test_package.py)
+    encode_quoted_printable = _encode_quoted_printable_py
+
 #: Whether the compiled encoder (``pdi.mhtml._encode``) is the one :func:`build` uses.
-COMPILED = _encode_base64 is not _encode_base64_py
+COMPILED = _encode_base64 is not _encode_base64_py and encode_quoted_printable is not _encode_quoted_printable_py
 
 
 def _q_word_chunks(value: str, charset: str, first_room: int, room: int = 75) -> list[str]:
