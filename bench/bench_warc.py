@@ -148,7 +148,8 @@ def main(argv: list[str] | None = None) -> None:
         return
     print(f"load average {os.getloadavg()[0]:.2f} (2 cores shared: compare ratios, not times)")
     with tempfile.TemporaryDirectory() as work:
-        print(f"written under {work}: {file_system(work)}")
+        where = file_system(work)
+        print(f"written under {work}: {where}")
         warc = Path(work) / "bench.warc.gz"
         size = _make_warc(warc)
         records = PAGES * 5
@@ -236,7 +237,7 @@ def main(argv: list[str] | None = None) -> None:
     readme.write(args.markdown, (
         f"A WARC made with warcio: {PAGES} pages, {records} records (each page an HTML file, a style sheet and three"
         f" images), {size / 1e6:.1f} MB, gzip per record. Import and export: medians of {args.rounds} interleaved"
-        " rounds, each import into a fresh SQLite archive; the ratio is of rates (records a second), so the goal"
+        f" rounds, each import into a fresh SQLite archive on {where}; the ratio is of rates (records a second), so the goal"
         " is at least 0.5; the checks and the packaging are the best of three and two (times, so lower is better).\n\n"
     ) + readme.table(
         ["what", "pdi", "peer", "ratio"],
