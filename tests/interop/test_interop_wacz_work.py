@@ -292,18 +292,6 @@ def test_a_refusal_leaves_no_work_file(tmp_path: Path, tmpdir_: Path) -> None:
     assert os.listdir(outdir) == [] and os.listdir(tmpdir_) == []
 
 
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 2 MiB tmpfs mounted for the test (the tests run as root), unmounted after."""
-    point = tmp_path / "small"
-    point.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(point)], check=True, timeout=30)
-    try:
-        yield point
-    finally:
-        subprocess.run(["umount", str(point)], check=True, timeout=30)
-
-
 def _used(point: Path) -> int:
     return sum(f.stat().st_size for f in point.rglob("*") if f.is_file())
 

@@ -43,7 +43,7 @@ from pdi.identifier import PDI
 from pdi.interop.warc.bounded import ReadLimits
 from pdi.interop.warc.entries import _where
 from pdi.interop.warc.records import PAGE_TYPES, Entry, WarcIndex, read_index
-from pdi.interop.warc.sources import Source, sources_for
+from pdi.interop.warc.sources import Source, sources_for, spool_error
 from pdi.uri import resolve
 
 __all__ = ["ImportPlan", "Imported", "Item", "import_warc", "plan_import"]
@@ -218,7 +218,12 @@ def plan_import(
         kept: Crawl | Path = result
         if held + _crawled(result) > PLAN_IN_MEMORY:
             kept = spool / f"{len(pages)}.mht"
-            kept.write_bytes(pack_crawl(result))
+            packed = pack_crawl(result)
+            try:
+                kept.write_bytes(packed)
+            except OSError as exc:
+                kept.unlink(missing_ok=True)
+                raise spool_error(spool, exc, f"page {len(pages) + 1}, {entry.uri}, packed") from exc
         else:
             held += _crawled(result)
         pages.append(
@@ -415,7 +420,11 @@ def import_warc(
     if name not in {record.name for record in archive.series()}:
         raise NotFoundError(f"series {name} is not registered (pdi series add {name})")
     bounds = bounds or ReadLimits()
-    with tempfile.TemporaryDirectory(prefix="pdi-warc-") as spool:
+    try:
+        work = tempfile.TemporaryDirectory(prefix="pdi-warc-")
+    except OSError as exc:
+        raise spool_error(Path(tempfile.gettempdir()) / "pdi-warc-", exc, "its folder") from exc
+    with work as spool:
         index = read_index(
             sources_for(path, max_expansion=bounds.max_expansion, spool=Path(spool)), limit=limits.max_resource_bytes,
             progress=progress, bounds=bounds, partial=partial,

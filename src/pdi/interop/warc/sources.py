@@ -11,10 +11,10 @@ This module sits below :mod:`~pdi.interop.warc.records` (pass 1) and
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import io
 import os
-import shutil
 import struct
 import zipfile
 import zlib
@@ -26,14 +26,21 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from pdi import untrusted_json
 from pdi._wording import plural
-from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, UnsupportedError
+from pdi.errors import (
+    IntegrityError,
+    LimitError,
+    NotFoundError,
+    ParseError,
+    StoreError,
+    UnsupportedError,
+)
 from pdi.interop.warc.bounded import EXPANSION_ALLOWANCE, ReadLimits
 
 if TYPE_CHECKING:  # the type only: a WARC's import needs no signatures checked (cryptography: issue 24's start-up)
     from pdi.wacz_signing import Checked
 
-__all__ = ["MAX_ZIP_DIRECTORY", "MAX_ZIP_FILES", "Source", "is_web_archive", "sources_for", "wacz_signature",
-           "wacz_sources", "zip_directory"]
+__all__ = ["MAX_ZIP_DIRECTORY", "MAX_ZIP_FILES", "Source", "is_web_archive", "sources_for", "spool_error",
+           "wacz_signature", "wacz_sources", "zip_directory"]
 
 #: The largest ``datapackage.json`` read to check a WACZ's signature (it lists a few files).
 _MAX_PACKAGE = 16 << 20
@@ -43,6 +50,25 @@ MAX_ZIP_FILES = 10_000
 #: The largest ZIP directory read: zipfile reads it whole, then makes an object of some 500 octets of each entry
 #: (a 54 MB directory of 1,000,000 entries took 535 MB); 10,000 entries of names and comments of 1.6 KiB each.
 MAX_ZIP_DIRECTORY = 16 << 20
+
+
+def spool_error(spool: Path, exc: OSError, what: str) -> StoreError:
+    """The error of an import's work file (``what``, in the work folder ``spool``) that could not be written: a
+    disk that filled (``ENOSPC``, a quota) said so, with the room left there, and where else to work."""
+    folder = spool.parent
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        try:
+            room = os.statvfs(folder)
+            free = f"{room.f_bavail * room.f_frsize / 1e6:.1f} MB free there"
+        except OSError:
+            free = "its free room unknown"
+        return StoreError(
+            f"no space left in {folder} for the import's work files ({what}; {free}): an import keeps there a"
+            " WACZ's compressed WARCs, and its pages packed once more than it holds in memory, until it ends;"
+            " nothing was deposited: free some, or set TMPDIR to a folder on a disk with room"
+        )
+    return StoreError(f"cannot write the import's work files in {folder} ({what}): {exc.strerror or exc};"
+                      " nothing was deposited: set TMPDIR to a folder pdi may write")
 
 
 @dataclass(frozen=True)
@@ -155,11 +181,24 @@ def wacz_sources(
         assert spool is not None
         # named by its number alone: the entry's name is a stranger's (a suffix of 300 octets is no file name)
         copy = spool / f"wacz-{number}{'.warc.gz' if member.lower().endswith('.gz') else '.warc'}"
-        with opener(member)() as source, copy.open("wb") as out:
+        what = f"{Path(path).name}!{member} decompressed"
+        with opener(member)() as source:
             try:
-                shutil.copyfileobj(source, out, 1 << 20)
-            except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:  # a CRC or a deflate stream wrong
-                raise ParseError(f"{path}: {member} cannot be read: {exc}", rule="WACZ") from None
+                out = copy.open("wb")
+            except OSError as exc:
+                raise spool_error(spool, exc, what) from exc
+            with out:
+                while True:
+                    try:
+                        piece = source.read(1 << 20)
+                    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:  # a CRC or a deflate stream
+                        raise ParseError(f"{path}: {member} cannot be read: {exc}", rule="WACZ") from None
+                    if not piece:
+                        break
+                    try:
+                        out.write(piece)
+                    except OSError as exc:  # the work folder's disk, not the WACZ: said so
+                        raise spool_error(spool, exc, what) from exc
 
         @contextlib.contextmanager
         def open_copy() -> Iterator[BinaryIO]:
