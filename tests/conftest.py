@@ -52,6 +52,7 @@ from __future__ import annotations
 import datetime
 import itertools
 import os
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -180,3 +181,15 @@ def one_gmt_day(monkeypatch: pytest.MonkeyPatch) -> datetime.datetime:
 
         monkeypatch.setattr(Archive, name, classmethod(opened))
     return start
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 2 MiB tmpfs mounted for the test (the tests run as root), unmounted after: a disk that fills on demand."""
+    point = tmp_path / "small"
+    point.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(point)], check=True, timeout=30)
+    try:
+        yield point
+    finally:
+        subprocess.run(["umount", str(point)], check=True, timeout=30)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,14 +22,3 @@ def archive(tmp_path: Path) -> Iterator[Archive]:
     finally:
         opened.close()
 
-
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 2 MiB tmpfs mounted for the test (the tests run as root), unmounted after: a disk that fills on demand."""
-    point = tmp_path / "small"
-    point.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(point)], check=True, timeout=30)
-    try:
-        yield point
-    finally:
-        subprocess.run(["umount", str(point)], check=True, timeout=30)

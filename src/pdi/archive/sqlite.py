@@ -75,6 +75,24 @@ def _close_owned(conn: sqlite3.Connection, owned: list[sqlite3.Connection], lock
     conn.close()
 
 
+def sqlite_temporary_folder() -> str:
+    """Where SQLite writes its temporary files on Unix (``unixTempFileDir``): ``SQLITE_TMPDIR``, ``TMPDIR``,
+    ``/var/tmp``, ``/usr/tmp``, ``/tmp``, the first that is a folder it may write, else the current folder."""
+    for folder in (os.environ.get("SQLITE_TMPDIR"), os.environ.get("TMPDIR"), "/var/tmp", "/usr/tmp", "/tmp"):
+        if folder and os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK):
+            return folder
+    return "."
+
+
+def free_room(folder: str | Path) -> str:
+    """The room left on the disk of ``folder``, in words (``12.5 MB free``)."""
+    try:
+        room = os.statvfs(folder)
+    except OSError:
+        return "the room unknown"
+    return f"{room.f_bavail * room.f_frsize / 1e6:.1f} MB free"
+
+
 class SQLiteStore(SQLStore):
     """A directory holding ``catalog.sqlite`` and ``blobs/`` (no ``blobs/`` when the blobs are in an object store)."""
 
@@ -471,11 +489,23 @@ class SQLiteStore(SQLStore):
     )
 
     # --- SQL ---------------------------------------------------------------------
+    def _catalog_error(self, exc: sqlite3.Error, what: str = "") -> StoreError:
+        """The :class:`StoreError` of a statement on the catalog that failed (``what``: of which step); a full disk
+        (``SQLITE_FULL``) said with the room where SQLite writes: the catalog's folder, and its temporary files'
+        (a large sort, an index made, a statement's journal), which ``SQLITE_TMPDIR`` or ``TMPDIR`` name."""
+        said = f"catalog {self.root / CATALOG}: {what}{exc}"
+        if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+            scratch = sqlite_temporary_folder()
+            said += (f" ({free_room(self.root)} where the catalog is, {free_room(scratch)} in {scratch}, where"
+                     " SQLite writes its temporary files: free some, or set TMPDIR (or SQLITE_TMPDIR) to a folder on"
+                     " a disk with room)")
+        return StoreError(said)
+
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         try:
             return list(self._conn.execute(sql, tuple(params)).fetchall())
         except sqlite3.Error as exc:
-            raise StoreError(f"catalog {self.root / CATALOG}: {exc}") from exc
+            raise self._catalog_error(exc) from exc
         except OverflowError:  # a number past SQLite's 64-bit integers: a stranger's version 9223372036854775808
             return self._beyond_integers(sql, params)
         except UnicodeDecodeError as exc:  # a text of a row, or SQLite's message quoting the schema, not UTF-8
@@ -491,7 +521,7 @@ class SQLiteStore(SQLStore):
         try:
             return list(self._conn.execute(sql, bound).fetchall())
         except sqlite3.Error as exc:
-            raise StoreError(f"catalog {self.root / CATALOG}: {exc}") from exc
+            raise self._catalog_error(exc) from exc
 
     def check_in_place(self) -> None:
         """A :class:`StoreError` when the file at the catalog's path is no longer the one this store opened: the
@@ -514,7 +544,7 @@ class SQLiteStore(SQLStore):
         try:
             self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
         except sqlite3.Error as exc:
-            raise StoreError(f"catalog {self.root / CATALOG}: {exc}") from exc
+            raise self._catalog_error(exc) from exc
         if write:  # asked with the lock held: no restore slips in between
             try:
                 self.check_in_place()
@@ -523,11 +553,12 @@ class SQLiteStore(SQLStore):
                 raise
         try:
             yield
-        except BaseException:
-            try:
-                self._conn.execute("ROLLBACK")
-            except sqlite3.Error as exc:
-                raise StoreError(f"catalog {self.root / CATALOG}: rollback failed: {exc}") from exc
+        except BaseException as failing:
+            if self._conn.in_transaction:  # SQLite ends it by itself after some errors (a full disk): not again
+                try:
+                    self._conn.execute("ROLLBACK")
+                except sqlite3.Error as exc:  # said with what failed first, which is what a reader needs
+                    raise self._catalog_error(exc, f"rollback failed after {failing}: ") from failing
             raise
         try:
             self._conn.execute("COMMIT")
@@ -536,14 +567,14 @@ class SQLiteStore(SQLStore):
                 self._conn.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
-            raise StoreError(f"catalog {self.root / CATALOG}: commit failed: {exc}") from exc
+            raise self._catalog_error(exc, "commit failed: ") from exc
 
     # --- the full-text index ---------------------------------------------------------
     def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         try:
             self._conn.executemany(sql, rows)
         except sqlite3.Error as exc:
-            raise StoreError(f"catalog {self.root / CATALOG}: {exc}") from exc
+            raise self._catalog_error(exc) from exc
 
     def _passages_inserted(self, sha256: str, media_type: str, charset: str, after: int | None = None) -> None:
         # one statement gives FTS5 the text of every passage of the source (or of the batch after the id)
