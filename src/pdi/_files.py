@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pdi.errors import StoreError
 
-__all__ = ["descriptor_of", "written_in_place", "written_whole"]
+__all__ = ["descriptor_of", "free_room", "written_in_place", "written_whole"]
 
 #: How a path names one of this process's open descriptors, once its links are followed.
 _DESCRIPTOR = re.compile(r"/(?:proc/(?:self|thread-self|\d+)|dev)/fd/(\d+)")
@@ -93,3 +93,12 @@ def _discard(partial: Path) -> None:
     """Remove a partial file, if there is one (its folder may not exist, or not be a folder: nothing to remove)."""
     with contextlib.suppress(OSError):
         partial.unlink(missing_ok=True)
+
+
+def free_room(folder: str | os.PathLike[str]) -> str:
+    """The room left on the disk of ``folder``, in words (``12.5 MB free``), for the error of a disk that filled."""
+    try:
+        room = os.statvfs(folder)
+    except OSError:
+        return "the room unknown"
+    return f"{room.f_bavail * room.f_frsize / 1e6:.1f} MB free"

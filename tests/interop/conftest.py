@@ -21,4 +21,3 @@ def archive(tmp_path: Path) -> Iterator[Archive]:
         yield opened
     finally:
         opened.close()
-

@@ -101,3 +101,20 @@ def test_pdi_import_says_it_in_one_line_with_the_storage_errors_status(
     assert "Traceback" not in result.output
     with Archive.open(location) as opened:
         assert list(opened.iter_names()) == []
+
+
+def test_a_disk_that_fills_as_the_spooled_warc_is_closed_is_said_the_same(
+    archive: Archive, tmp_path: Path, work_on: Path
+) -> None:
+    # the copy's last 6,000 octets wait in the file's buffer until it is closed: the 2 MiB disk is filled to leave
+    # 1 MiB and one page of 4 KiB free, so the first MiB is written and those octets, at the close, find no room
+    (work_on / "filler").write_bytes(b"\xff" * ((1 << 20) - 4096))
+    wacz = tmp_path / "site.wacz"
+    with zipfile.ZipFile(wacz, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("archive/data.warc", os.urandom((1 << 20) + 6000))
+    before = everything(archive)
+    with pytest.raises(StoreError) as refused:
+        import_warc(archive, wacz, S)
+    assert f"no space left in {work_on}" in str(refused.value), refused.value
+    assert everything(archive) == before
+    assert os.listdir(work_on) == ["filler"]

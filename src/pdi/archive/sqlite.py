@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pdi import formats
+from pdi._files import free_room
 from pdi._later import filled
 from pdi.archive.access import PUBLIC
 from pdi.archive.blobs import CHUNK_SIZE, SHA256_HEX
@@ -77,20 +78,13 @@ def _close_owned(conn: sqlite3.Connection, owned: list[sqlite3.Connection], lock
 
 def sqlite_temporary_folder() -> str:
     """Where SQLite writes its temporary files on Unix (``unixTempFileDir``): ``SQLITE_TMPDIR``, ``TMPDIR``,
-    ``/var/tmp``, ``/usr/tmp``, ``/tmp``, the first that is a folder it may write, else the current folder."""
+    ``/var/tmp``, ``/usr/tmp``, ``/tmp``, the first that is a folder it may write, else the current folder.
+    SQLite reads the two variables once a process, at its first temporary file: a process that changes them after
+    that is told the folder they name now."""
     for folder in (os.environ.get("SQLITE_TMPDIR"), os.environ.get("TMPDIR"), "/var/tmp", "/usr/tmp", "/tmp"):
         if folder and os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK):
             return folder
     return "."
-
-
-def free_room(folder: str | Path) -> str:
-    """The room left on the disk of ``folder``, in words (``12.5 MB free``)."""
-    try:
-        room = os.statvfs(folder)
-    except OSError:
-        return "the room unknown"
-    return f"{room.f_bavail * room.f_frsize / 1e6:.1f} MB free"
 
 
 class SQLiteStore(SQLStore):
@@ -558,7 +552,8 @@ class SQLiteStore(SQLStore):
                 try:
                     self._conn.execute("ROLLBACK")
                 except sqlite3.Error as exc:  # said with what failed first, which is what a reader needs
-                    raise self._catalog_error(exc, f"rollback failed after {failing}: ") from failing
+                    first = str(failing) or type(failing).__name__  # (an interrupt says nothing of itself)
+                    raise self._catalog_error(exc, f"rollback failed after {first}: ") from failing
             raise
         try:
             self._conn.execute("COMMIT")

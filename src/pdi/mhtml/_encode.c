@@ -176,13 +176,16 @@ quoted_printable(PyObject *module, PyObject *arg)
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
         return NULL;
     size_t n = (size_t)view.len;
-    /* at most: each octet "=XX" (3), a soft break (3) at most every 73 characters, and for each LF "=0A" with up
-     * to two soft breaks (9) */
     if (n > ((size_t)PY_SSIZE_T_MAX - 64) / 13) {
         PyBuffer_Release(&view);
         return PyErr_NoMemory();
     }
-    size_t bound = 3 * n + (3 * n / 73 + 1) * 3 + 9 * n + 16;
+    /* at most: each octet "=XX" (3), a soft break (3) at most every 73 characters of a line, and for each LF
+     * "=0A" (counted in the 3) with up to two soft breaks (6 more) */
+    size_t lfs = 0;
+    for (const uint8_t *at = view.buf, *stop = at + n; (at = memchr(at, '\n', (size_t)(stop - at))) != NULL; at++)
+        lfs++;
+    size_t bound = 3 * n + (3 * n / 73 + 1) * 3 + 6 * lfs + 16;
     char *buffer = PyMem_RawMalloc(bound);
     if (buffer == NULL) {
         PyBuffer_Release(&view);

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import hashlib
+import os
 import tempfile
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -222,7 +223,8 @@ def plan_import(
             try:
                 kept.write_bytes(packed)
             except OSError as exc:
-                kept.unlink(missing_ok=True)
+                with contextlib.suppress(OSError):  # (a folder made read-only refuses this too: the first error is said)
+                    kept.unlink(missing_ok=True)
                 raise spool_error(spool, exc, f"page {len(pages) + 1}, {entry.uri}, packed") from exc
         else:
             held += _crawled(result)
@@ -422,8 +424,9 @@ def import_warc(
     bounds = bounds or ReadLimits()
     try:
         work = tempfile.TemporaryDirectory(prefix="pdi-warc-")
-    except OSError as exc:
-        raise spool_error(Path(tempfile.gettempdir()) / "pdi-warc-", exc, "its folder") from exc
+    except OSError as exc:  # (gettempdir's own "no usable temporary directory" too: the folder named from TMPDIR)
+        tmp = tempfile.tempdir or os.environ.get("TMPDIR") or "/tmp"
+        raise spool_error(Path(tmp) / "pdi-warc-", exc, "its folder") from exc
     with work as spool:
         index = read_index(
             sources_for(path, max_expansion=bounds.max_expansion, spool=Path(spool)), limit=limits.max_resource_bytes,

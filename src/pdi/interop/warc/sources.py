@@ -11,7 +11,6 @@ This module sits below :mod:`~pdi.interop.warc.records` (pass 1) and
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import io
 import os
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from pdi import untrusted_json
+from pdi._files import free_room
 from pdi._wording import plural
 from pdi.errors import (
     IntegrityError,
@@ -34,6 +34,7 @@ from pdi.errors import (
     StoreError,
     UnsupportedError,
 )
+from pdi.interop.wacz_room import disk_full
 from pdi.interop.warc.bounded import EXPANSION_ALLOWANCE, ReadLimits
 
 if TYPE_CHECKING:  # the type only: a WARC's import needs no signatures checked (cryptography: issue 24's start-up)
@@ -56,14 +57,10 @@ def spool_error(spool: Path, exc: OSError, what: str) -> StoreError:
     """The error of an import's work file (``what``, in the work folder ``spool``) that could not be written: a
     disk that filled (``ENOSPC``, a quota) said so, with the room left there, and where else to work."""
     folder = spool.parent
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        try:
-            room = os.statvfs(folder)
-            free = f"{room.f_bavail * room.f_frsize / 1e6:.1f} MB free there"
-        except OSError:
-            free = "its free room unknown"
+    if disk_full(exc):
         return StoreError(
-            f"no space left in {folder} for the import's work files ({what}; {free}): an import keeps there a"
+            f"no space left in {folder} for the import's work files ({what}; {free_room(folder)} there): an import"
+            " keeps there a"
             " WACZ's compressed WARCs, and its pages packed once more than it holds in memory, until it ends;"
             " nothing was deposited: free some, or set TMPDIR to a folder on a disk with room"
         )
@@ -187,18 +184,18 @@ def wacz_sources(
                 out = copy.open("wb")
             except OSError as exc:
                 raise spool_error(spool, exc, what) from exc
-            with out:
-                while True:
-                    try:
-                        piece = source.read(1 << 20)
-                    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:  # a CRC or a deflate stream
-                        raise ParseError(f"{path}: {member} cannot be read: {exc}", rule="WACZ") from None
-                    if not piece:
-                        break
-                    try:
+            try:
+                with out:  # (its last octets written as it closes: a disk that fills then is the folder's too)
+                    while True:
+                        try:
+                            piece = source.read(1 << 20)
+                        except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:  # a CRC, a deflate stream
+                            raise ParseError(f"{path}: {member} cannot be read: {exc}", rule="WACZ") from None
+                        if not piece:
+                            break
                         out.write(piece)
-                    except OSError as exc:  # the work folder's disk, not the WACZ: said so
-                        raise spool_error(spool, exc, what) from exc
+            except OSError as exc:  # writing to the work folder's disk, not reading the WACZ (a ParseError): said so
+                raise spool_error(spool, exc, what) from exc
 
         @contextlib.contextmanager
         def open_copy() -> Iterator[BinaryIO]:
