@@ -195,10 +195,12 @@ def test_sigkill_between_a_batchs_writes_and_its_commit_loses_nothing_acknowledg
     root = tmp_path / "archive"
     warc = _warc(tmp_path / "a.warc.gz", 8)
     _archive(root).close()
-    child = subprocess.run(  # PYTHONPATH: the pdi under test (tests/conftest.py)
+    child = subprocess.run(  # PYTHONPATH: the pdi under test (tests/conftest.py); TMPDIR: see below
         [sys.executable, "-c", IMPORTER, str(root), str(warc), S, where],
-        capture_output=True, text=True, env=dict(os.environ), timeout=300,
+        capture_output=True, text=True, env=dict(os.environ, TMPDIR=str(tmp_path)), timeout=300,
     )
+    # the killed import's work folder (pdi-warc-…) is left where it was made, here, not in the machine's /tmp
+    assert [p.name[:9] for p in tmp_path.glob("pdi-warc-*")] == ["pdi-warc-"]
     assert child.returncode == -signal.SIGKILL, child.stderr
     lines = child.stdout.splitlines()
     assert lines[-1] == "killing" and "finished" not in lines

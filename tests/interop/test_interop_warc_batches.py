@@ -153,7 +153,8 @@ print("finished", flush=True)
 def test_sigkill_mid_import_leaves_whole_batches_and_every_acknowledged_name(tmp_path: Path) -> None:
     warc = _warc(tmp_path / "a.warc.gz", count=40)
     _archive(tmp_path / "archive").close()
-    env = dict(os.environ)  # PYTHONPATH: the pdi under test (tests/conftest.py)
+    # PYTHONPATH: the pdi under test (tests/conftest.py); TMPDIR: the work folder the killed import cannot remove
+    env = dict(os.environ, TMPDIR=str(tmp_path))
     child = subprocess.Popen(
         [sys.executable, "-c", IMPORTER, str(tmp_path / "archive"), str(warc), S],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
