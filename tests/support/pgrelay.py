@@ -32,11 +32,16 @@ class Relay(ABC):
         return cluster_url.replace(f"host={cluster_dir}", f"host={self.directory}")
 
     def close(self) -> None:
+        """Stop accepting, close every connection, and remove the socket and its folder (a relay of each test's
+        left two folders in /tmp a run)."""
         self._listener.close()
         with self._lock:
             for sock in self._sockets:
                 with contextlib.suppress(OSError):
                     sock.close()
+        with contextlib.suppress(OSError):
+            (self.directory / ".s.PGSQL.5432").unlink()
+            self.directory.rmdir()
 
     def _accept(self) -> None:
         while True:
