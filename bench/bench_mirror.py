@@ -104,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="pdi-bench-mirror-") as scratch:
         root = Path(scratch)
+        where = readme.file_system(scratch)
+        print(f"written under {scratch}: {where}", file=sys.stderr, flush=True)
         started = time.perf_counter()
         make_origin(root / "origin", args.names, total)
         print(f"origin of {args.names:,} names, {total / 1e6:.0f} MB made in {time.perf_counter() - started:.1f} s",
@@ -158,8 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     readme.write(args.markdown, (
         f"`pdi mirror sync` of a series of {args.names:,} names ({total / 1e6:.0f} MB of random octets) from a"
         " `pdi serve` on 127.0.0.1, every blob checked against the origin's signed manifest, beside `rsync -a`"
-        f" of the origin's directory from an rsync daemon on 127.0.0.1; median of {args.rounds} rounds taken in"
-        " turn.\n\n"
+        f" of the origin's directory from an rsync daemon on 127.0.0.1, every copy made on {where}; median of"
+        f" {args.rounds} rounds taken in turn.\n\n"
     ) + readme.table(
         ["copy", "time", "MB a second", "names a second"],
         [[kind, f"{median[kind]:.2f} s", f"{rate[kind]:.1f}", f"{args.names / median[kind]:,.0f}"] for kind in times]

@@ -76,19 +76,6 @@ _PHASES = {"read_index": "pass 1 (read, check, index)", "plan_import": "pass 2 (
                            " with their statements)"}
 
 
-def file_system(path: str) -> str:
-    """The type and device of the file system ``path`` is on (the longest mount point above it, /proc/mounts)."""
-    real, best = os.path.realpath(path), ("", "?", "?")
-    with contextlib.suppress(OSError), open("/proc/mounts") as mounts:
-        for line in mounts:
-            device, point, kind = line.split()[:3]
-            point = point.replace("\\040", " ")
-            inside = real == point or real.startswith(point.rstrip("/") + "/")
-            if inside and len(point) >= len(best[0]):
-                best = (point, kind, device)
-    return f"{best[1]} ({best[2]} on {best[0] or '?'})"
-
-
 def _phases() -> dict[str, list[float]]:
     """Time each phase of ``import_warc`` (its module's functions wrapped): the time of each call, appended."""
     took: dict[str, list[float]] = {name: [] for name in _PHASES}
@@ -148,7 +135,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     print(f"load average {os.getloadavg()[0]:.2f} (2 cores shared: compare ratios, not times)")
     with tempfile.TemporaryDirectory() as work:
-        where = file_system(work)
+        where = readme.file_system(work)
         print(f"written under {work}: {where}")
         warc = Path(work) / "bench.warc.gz"
         size = _make_warc(warc)

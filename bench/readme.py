@@ -16,6 +16,7 @@ through each of its code paths (``run_all.py --small``, which CI runs).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import os
 import subprocess
@@ -35,6 +36,19 @@ def arguments(parser: argparse.ArgumentParser, *, markdown: bool = False) -> arg
         parser.add_argument("--markdown", type=Path, metavar="FILE",
                             help="write the table of this run (docs/benchmarks.md's) to FILE")
     return parser
+
+
+def file_system(path: str) -> str:
+    """The type and device of the file system ``path`` is on (the longest mount point above it, /proc/mounts)."""
+    real, best = os.path.realpath(path), ("", "?", "?")
+    with contextlib.suppress(OSError), open("/proc/mounts") as mounts:
+        for line in mounts:
+            device, point, kind = line.split()[:3]
+            point = point.replace("\\040", " ")
+            inside = real == point or real.startswith(point.rstrip("/") + "/")
+            if inside and len(point) >= len(best[0]):
+                best = (point, kind, device)
+    return f"{best[1]} ({best[2]} on {best[0] or '?'})"
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
