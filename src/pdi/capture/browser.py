@@ -376,7 +376,10 @@ def devtools(
         wrapper: list[str] = []
         if as_user and setpriv:
             os.chown(profile, *as_user)
-            env = {**os.environ, "HOME": profile, "XDG_CONFIG_HOME": profile, "XDG_CACHE_HOME": profile}
+            # its temporary files in its own folder too: $TMPDIR may be a folder only root may write in, where the
+            # unprivileged Chromium died at start ("did it crash?")
+            env = {**os.environ, "HOME": profile, "XDG_CONFIG_HOME": profile, "XDG_CACHE_HOME": profile,
+                   "TMPDIR": profile}
             env.pop("XDG_RUNTIME_DIR", None)
             uid, gid = as_user
             wrapper = [setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--no-new-privs", "--"]
