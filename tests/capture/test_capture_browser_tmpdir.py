@@ -16,29 +16,14 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+from one_page import Handler  # noqa: F401 - the page the server fixture serves
 
 from pdi.archive import Archive
 
 S = "web.example.us"
-
-
-class Handler(BaseHTTPRequestHandler):
-    """``/page.html``: a small page (the ``server`` fixture serves it)."""
-
-    def log_message(self, format: str, *args: object) -> None:
-        return
-
-    def do_GET(self) -> None:
-        body = b"<!doctype html><title>tmpdir</title><p>a page to capture</p>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
 
 @pytest.fixture

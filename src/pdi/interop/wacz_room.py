@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 from pathlib import Path
 
-from pdi._files import descriptor_of, written_in_place
+from pdi._files import descriptor_of, free_room, written_in_place
 from pdi.errors import ImmutabilityError, StoreError
 
 __all__ = ["check_target", "disk_full", "file_size", "no_space_working", "no_space_writing", "work_parent"]
@@ -65,7 +64,7 @@ def no_space_writing(work: Path, target: Path, shown: str, made: int) -> StoreEr
     return StoreError(
         f"no space left in {folder} to write {shown}: about {_mb(needed)} MB needed there (the WACZ about"
         f" {_mb(made)} MB" + (f", beside its work files' {_mb(made)} MB" if beside else "")
-        + f"), {_mb(_free(folder))} MB free; free some, or "
+        + f"), {free_room(folder)}; free some, or "
         + ("give --work-dir a folder on another disk" if beside else "write the WACZ to another disk")
     )
 
@@ -81,7 +80,7 @@ def no_space_working(work: Path, target: Path | None, shown: str, made: int, don
         f"no space left in {folder} for the work files of {shown} (its WARC and index): about {_mb(needed)} MB"
         f" needed there (the work files about {_mb(work_needed)} MB, {_mb(made)} MB written for"
         f" {done} of {max(total, done)} records" + (", and the WACZ about as much again" if beside else "")
-        + f"), {_mb(_free(folder))} MB free; free some, or give --work-dir a folder on a disk with room"
+        + f"), {free_room(folder)}; free some, or give --work-dir a folder on a disk with room"
     )
 
 
@@ -98,13 +97,6 @@ def _same_disk(a: Path, b: Path) -> bool:
         return a.stat().st_dev == b.stat().st_dev
     except OSError:
         return False
-
-
-def _free(folder: Path) -> int:
-    try:
-        return shutil.disk_usage(folder).free
-    except OSError:
-        return 0
 
 
 def _mb(octets: int) -> str:
