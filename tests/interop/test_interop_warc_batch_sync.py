@@ -17,11 +17,14 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
 from warc_builder import WarcBuilder, parts_of
 
+from pdi._workdirs import GRACE, LOCK
 from pdi.archive import Archive
 from pdi.archive.blobs import files
 from pdi.archive.blobs.inline import INLINE_LIMIT
@@ -190,7 +193,7 @@ print("finished", flush=True)
 
 @pytest.mark.parametrize("where", ["before the sync", "after the sync"])
 def test_sigkill_between_a_batchs_writes_and_its_commit_loses_nothing_acknowledged(
-    tmp_path: Path, where: str
+    tmp_path: Path, where: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "archive"
     warc = _warc(tmp_path / "a.warc.gz", 8)
@@ -200,7 +203,8 @@ def test_sigkill_between_a_batchs_writes_and_its_commit_loses_nothing_acknowledg
         capture_output=True, text=True, env=dict(os.environ, TMPDIR=str(tmp_path)), timeout=300,
     )
     # the killed import's work folder (pdi-warc-…) is left where it was made, here, not in the machine's /tmp
-    assert [p.name[:9] for p in tmp_path.glob("pdi-warc-*")] == ["pdi-warc-"]
+    (work,) = tmp_path.glob("pdi-warc-*")
+    assert (work / LOCK).exists()  # and the next import in this TMPDIR, its lock free, removes it (below)
     assert child.returncode == -signal.SIGKILL, child.stderr
     lines = child.stdout.splitlines()
     assert lines[-1] == "killing" and "finished" not in lines
@@ -216,7 +220,11 @@ def test_sigkill_between_a_batchs_writes_and_its_commit_loses_nothing_acknowledg
             _holds_its_image(archive.get(name).data)
         report = archive.verify()
         assert report.ok and len(report.unreferenced) == 2  # the killed batch's files: no name holds them
+        then = time.time() - GRACE - 1  # a minute on: the lock file as old as that
+        os.utime(work / LOCK, (then, then))
+        monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the import's TMPDIR: the killed one's
         done, _ = import_warc(archive, warc, S)
+        assert not list(tmp_path.glob("pdi-warc-*"))  # the killed import's folder gone, and this import's
         assert len(done) == 8 and sum(not d.unchanged for d in done) == 4
         assert not any(_blob_files(root).values())  # the files found marked were synced before being named
         report = archive.verify()

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from pdi._workdirs import WorkFolder
 from pdi.errors import StoreError
 
 #: The ``pg_restore`` options of a restore and of its checks (what is compared is what runs): no owner set, no
@@ -280,7 +281,7 @@ def data_text(pg_restore: str, dump: IO[bytes], where: Path, only: list[int]) ->
 
 
 def _text(pg_restore: str, dump: IO[bytes], where: Path, part: list[str], only: list[int] | None) -> str:
-    with tempfile.TemporaryDirectory(prefix="pdi-restore-") as scratch:
+    with WorkFolder("pdi-restore-") as scratch:
         argv = [pg_restore, *part, *RESTORE_OPTIONS, "--file=-"]
         if only is not None:
             listing = Path(scratch) / "list"

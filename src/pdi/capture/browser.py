@@ -49,7 +49,6 @@ import pwd
 import select
 import shutil
 import subprocess
-import tempfile
 import time
 import urllib.parse
 from collections.abc import Callable, Collection, Iterator
@@ -58,6 +57,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pdi._wording import plural
+from pdi._workdirs import WorkFolder
 from pdi.capture.fetch import Fetched, Limits, check_url
 from pdi.capture.proxy import AddressPolicy, CaptureProxy, PageHosts
 from pdi.capture.rendered import (
@@ -371,7 +371,7 @@ def devtools(
     # The child ends must not already sit on 3 or 4, where they are about to be moved.
     to_browser_r = _above_four(to_browser_r)
     from_browser_w = _above_four(from_browser_w)
-    with tempfile.TemporaryDirectory(prefix="pdi-chromium-") as profile:
+    with WorkFolder("pdi-chromium-") as profile:  # a killed capture's profile: removed by the next
         env = None
         wrapper: list[str] = []
         if as_user and setpriv:

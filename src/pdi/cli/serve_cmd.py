@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from typing import TYPE_CHECKING
 
 import click
@@ -183,6 +181,7 @@ def serve_cmd(
 
     from starlette.types import ASGIApp
 
+    from pdi._workdirs import WorkFolder
     from pdi.archive import Archive
     from pdi.errors import ParseError, PDIError
     from pdi.server import ReplaySite, create_app
@@ -197,9 +196,10 @@ def serve_cmd(
 
     # every worker counts in its own files of this private directory and /metrics sums them; prometheus_client
     # reads the variable when it is first imported, which is after this (pdi.server.http.metrics.counters)
-    counts = tempfile.mkdtemp(prefix="pdi-serve-metrics-")
-    os.environ[MULTIPROC_ENV] = counts
-    click.get_current_context().call_on_close(lambda: shutil.rmtree(counts, ignore_errors=True))
+    # (a server killed outright leaves it: the next one started removes it, pdi._workdirs)
+    counts = WorkFolder("pdi-serve-metrics-")
+    os.environ[MULTIPROC_ENV] = counts.name
+    click.get_current_context().call_on_close(counts.cleanup)
     if oai_admin_email is not None:
         from pdi.server.protocol.memento_oaipmh import check_admin_email
 

@@ -59,6 +59,7 @@ from warcio.warcwriter import WARCWriter
 
 from pdi import __version__
 from pdi._files import written_whole
+from pdi._workdirs import WorkFolder
 from pdi.archive import Archive, canonical_series
 from pdi.archive.store import RepresentationRecord
 from pdi.errors import (
@@ -711,7 +712,7 @@ def export_wacz(
             raise NotFoundError(f"series {series} is not registered")
     state = _Progress(progress)
     try:
-        made = tempfile.TemporaryDirectory(prefix=prefix, dir=work_at)
+        made = WorkFolder(prefix, work_at)  # one a killed export left there: removed (pdi._workdirs)
     except OSError as exc:
         raise StoreError(f"cannot make the work folder of {shown} in {work_at or tempfile.gettempdir()}:"
                          f" {exc.strerror or exc}") from exc

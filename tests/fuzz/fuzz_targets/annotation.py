@@ -20,14 +20,13 @@ import atexit
 import datetime
 import io
 import json
-import shutil
-import tempfile
 import wave
 from pathlib import Path
 
 from fuzz_harness import REPO, Target
 from PIL import Image
 
+from pdi._workdirs import WorkFolder
 from pdi.archive import Archive
 from pdi.errors import PDIError, UnsupportedError
 from pdi.interop.annotation import export_annotation, import_annotations
@@ -64,8 +63,10 @@ def archive() -> Archive:
     """The worker's archive of the four documents, made on first use."""
     global _archive
     if _archive is None:
-        folder = tempfile.mkdtemp(prefix="pdi-fuzz-annotation-")
-        atexit.register(shutil.rmtree, folder, True)
+        # removed as the worker ends; one a worker killed outright left, by a later worker (pdi._workdirs)
+        work = WorkFolder("pdi-fuzz-annotation-")
+        atexit.register(work.cleanup)
+        folder = work.name
         opened = Archive.init(
             Path(folder) / "archive", clock=lambda: datetime.datetime(2026, 11, 23, 9, 0, tzinfo=datetime.UTC)
         )

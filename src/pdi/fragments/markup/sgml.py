@@ -81,10 +81,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from typing import Final
 
+from pdi._workdirs import WorkFolder
 from pdi.errors import LimitError, UnsupportedError
 from pdi.fragments.markup.bounds import MAX_START_TAGS, OTHERWISE
 from pdi.fragments.markup.element import Element
@@ -287,7 +287,7 @@ def read_sgml(text: str, *, seconds: float = MAX_SECONDS) -> SgmlReading:
                                f" comments and marked sections as the reference concrete syntax writes them, and"
                                f" cannot place this document's elements{OTHERWISE}")
     output_limit = MAX_OUTPUT + 16 * len(text)
-    with tempfile.TemporaryDirectory(prefix="pdi-sgml-") as directory:
+    with WorkFolder("pdi-sgml-") as directory:
         os.mkdir(os.path.join(directory, "in"))  # the document alone: what it may name by a relative path
         document = os.path.join(directory, "in", "document.sgml")
         with open(document, "w", encoding="utf-8", newline="") as out:

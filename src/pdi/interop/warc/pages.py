@@ -27,6 +27,7 @@ from pathlib import Path
 
 from pdi import formats
 from pdi._wording import plural
+from pdi._workdirs import WorkFolder
 from pdi.archive import Archive, Content, Deposit, canonical_series
 from pdi.capture.crawl import Crawl, crawl, pack_crawl, run_at_once
 from pdi.capture.values import Fetched, Limits, Redirect
@@ -423,7 +424,7 @@ def import_warc(
         raise NotFoundError(f"series {name} is not registered (pdi series add {name})")
     bounds = bounds or ReadLimits()
     try:
-        work = tempfile.TemporaryDirectory(prefix="pdi-warc-")
+        work = WorkFolder("pdi-warc-")  # one a killed import left there: removed (pdi._workdirs)
     except OSError as exc:  # (gettempdir's own "no usable temporary directory" too: the folder named from TMPDIR)
         tmp = tempfile.tempdir or os.environ.get("TMPDIR") or "/tmp"
         raise spool_error(Path(tmp) / "pdi-warc-", exc, "its folder") from exc
