@@ -291,6 +291,8 @@ class ArchiveBase:
             if None not in withdrawn:
                 versions = [v for v in versions if v not in withdrawn] or versions
             return versions[-1] if versions else stored[-1]  # none: the embargo guard refuses it
+        if not versions:  # an embargoed document named inexactly: what its generic name says (403), no more
+            raise refused(f"{pdi.without_fragment()}: every version of its document is embargoed")
         raise NotFoundError(
             f"{pdi.without_fragment()}: no version {version} (versions: {', '.join(map(str, versions))})"
         )

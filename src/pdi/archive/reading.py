@@ -292,11 +292,13 @@ class Reading(ArchiveBase):
         self._guard_series(parsed)
         try:
             version, records = self._records(parsed, latest)
+            # before a refusal of the format names the version's formats: of an embargoed version, a reader who
+            # may not read it learns what its exact name says (403), not which formats it has
+            self._guard_embargo(parsed, version)
             record = self._record(parsed, version, records)
         except NotFoundError:
             self._gone_at_origin(parsed)
             raise
-        self._guard_embargo(parsed, record.version)
         self._not_withdrawn(parsed, record)
         return parsed, record, records
 

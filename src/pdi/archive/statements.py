@@ -125,8 +125,10 @@ class Statements(Reading):
         """Every statement made about exactly this PDI, oldest first; it must be in the archive."""
         parsed = parse_pdi(pdi)
         self._guard_series(parsed)
-        subject = self._subject(parsed)
+        # first: of an embargoed version (or document), a reader who may not read it learns what its exact name
+        # says (403), not its formats, as the refusal of a format it lacks would name them
         self._guard_embargo(parsed, None if parsed.format is None else (parsed.version or 1))
+        subject = self._subject(parsed)
         return self.store.assertions(subject)
 
     def meta(self, pdi: PDI | str) -> dict[str, str]:
