@@ -12,10 +12,11 @@ import functools
 from collections.abc import Iterable
 
 import anyio.to_thread
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
 from pdi import untrusted_json
-from pdi.errors import LimitError
+from pdi._wording import plural
+from pdi.errors import LimitError, ParseError
 
 
 def sends_content(headers: Iterable[tuple[bytes, bytes]]) -> bool:
@@ -29,19 +30,32 @@ async def read_body(request: Request, limit: int, too_large: str) -> bytes:
     """The body of ``request``; a :class:`~pdi.errors.LimitError` saying ``too_large`` past ``limit`` octets.
 
     A ``Content-Length`` past the bound is refused before any octet is read, so a client that sent ``Expect:
-    100-continue`` is answered ``413`` in place of ``100 Continue`` (RFC 9110 §10.1.1) and sends nothing more.
+    100-continue`` is answered ``413`` in place of ``100 Continue`` (RFC 9110 §10.1.1) and sends nothing more. A
+    client that goes away before its body is whole is a :class:`~pdi.errors.ParseError` (``400``, logged as a
+    refusal: nothing was done with a body not read whole), not the server's error.
     """
     declared = request.headers.get("content-length", "")
     if declared.isascii() and declared.isdigit() and int(declared) > limit:
         raise LimitError(too_large)
     parts: list[bytes] = []
     seen = 0
-    async for piece in request.stream():
-        seen += len(piece)
-        if seen > limit:
-            raise LimitError(too_large)
-        parts.append(piece)
+    try:
+        async for piece in request.stream():
+            seen += len(piece)
+            if seen > limit:
+                raise LimitError(too_large)
+            parts.append(piece)
+    except ClientDisconnect:
+        raise cut_short(seen, declared) from None
     return b"".join(parts)
+
+
+def cut_short(seen: int, declared: str) -> ParseError:
+    """The refusal of a body whose client went away after ``seen`` octets (of a ``Content-Length`` ``declared``, if
+    it said one): the request is answered as one whose body was not sent whole."""
+    promised = f" of the {declared} its Content-Length promised" if declared.isascii() and declared.isdigit() else ""
+    return ParseError(f"the body ended after {plural(seen, 'octet')}{promised}: the client went away, and nothing was"
+                      " done with it", rule="body")
 
 
 async def read_json(request: Request, limit: int, too_large: str, *, rule: str, unique_keys: bool = False) -> object:

@@ -88,10 +88,9 @@ from pdi.errors import (
     LimitError,
     ParseError,
     ScopeError,
-    StoreError,
     UnsupportedError,
 )
-from pdi.server.http.bodies import read_body
+from pdi.server.http.bodies import cut_short, read_body
 from pdi.server.http.params import flag, integer, only, optional, required
 from pdi.server.http.preconditions import refuse_if_match
 from pdi.server.http.problems import Problem
@@ -409,9 +408,8 @@ class WriteAPI:
             while True:
                 try:
                     piece = anyio.from_thread.run(_next, chunks)
-                except ClientDisconnect:
-                    raise StoreError("the client went away before the whole body arrived; nothing was stored") \
-                        from None
+                except ClientDisconnect:  # a refusal (400), not the store's failure (503, counted as one)
+                    raise cut_short(seen, request.headers.get("content-length", "")) from None
                 if piece is None:
                     return
                 seen += len(piece)
