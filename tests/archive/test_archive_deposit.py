@@ -280,6 +280,19 @@ def test_add_format_to_existing_version(archive: Archive) -> None:
     assert archive.add_format(html, b"a", format="text") == text
 
 
+def test_a_format_is_added_to_a_version_named_never_to_one_left_unsaid(archive: Archive) -> None:
+    # found by a probe (2026-11-30): a generic name took the format into version 1, not the newest, unsaid
+    first = archive.add(S, b"first\n", format="text")
+    generic = str(first).rsplit(".", 2)[0]
+    archive.add_version(generic, [Content(b"second\n", "text")])
+    before = snapshot(archive)
+    with pytest.raises(ParseError) as refused:
+        archive.add_format(generic, b"<p>second</p>", format="html")
+    assert str(refused.value).startswith(f"{generic} names no version") and "has versions 1, 2" in str(refused.value)
+    assert snapshot(archive) == before
+    assert str(archive.add_format(generic + ".text.2", b"<p>second</p>", format="html")) == generic + ".html.2"
+
+
 def test_overwrite_refused_and_nothing_changes(archive: Archive) -> None:
     pdi = archive.add(S, b"original", format="text")
     before = snapshot(archive)

@@ -605,6 +605,19 @@ def test_a_format_added_again_with_the_same_bytes_is_200_unchanged_and_creates_n
     assert other.status_code == 409 and snapshot(writable.archive)[:3] == before
 
 
+def test_a_format_for_a_generic_name_is_refused_400_not_added_to_version_one(writable: Writable) -> None:
+    # docs/reference/write-api.md: POST /api/format?pdi=VERSIONED; a generic name took version 1, unsaid
+    client, token = writable.client, Writable.bearer(writable.deposit)
+    name = client.post(f"/api/deposit?series={S}&format=text", content=b"one\n", headers=token).json()["pdi"]
+    generic = name.rsplit(".", 2)[0]
+    made = client.post(f"/api/version?pdi={generic}&format=text", content=b"two\n", headers=token)
+    assert made.status_code == 201, made.text
+    before = snapshot(writable.archive)
+    refused = client.post(f"/api/format?pdi={generic}&format=html", content=b"<p>two", headers=token)
+    assert refused.status_code == 400 and "names no version" in refused.json()["detail"], refused.text
+    assert snapshot(writable.archive) == before
+
+
 def test_a_form_sent_as_one_document_is_refused_unless_its_format_is_said(writable: Writable) -> None:
     # curl -F file=@a.txt …/api/deposit sends a multipart/form-data envelope (RFC 7578): minted as it stood,
     # the document's name would hold the envelope, boundary and all, for good

@@ -771,6 +771,10 @@ class Deposits(ArchiveBase):
         versions = self.store.versions(key)
         if not versions:
             raise NotFoundError(f"no document {where} in the archive")
+        if parsed.version is None:  # not version 1 unsaid (nor the newest): the version is the writer's to name
+            raise ParseError(f"{parsed} names no version: a format is added to the version a versioned name"
+                             f" (ID.FORMAT.VERSION) names; {generic_name(key)} has versions"
+                             f" {', '.join(map(str, versions))}", rule="versioned-name")
         if version not in versions:
             raise NotFoundError(f"no version {version} of {where} in the archive")
         # before its octets are read: a withdrawn version (or document) takes no format (its catalog asks again, in

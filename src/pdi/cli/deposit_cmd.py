@@ -527,8 +527,8 @@ def _said_of_message(exc: PDIError, places: list[str]) -> PDIError:
               help="Format of each FILE, in order (default: from the file names).")
 @click.option("--charset", help="The charset of the text files among FILES.")
 @click.option("--add-format", is_flag=True,
-              help="Add FILES as new formats (same content) of the version PDI names,"
-              " instead of depositing a new version.")
+              help="Add FILES as new formats (same content) of the version PDI names (a versioned name,"
+              " ID.FORMAT.VERSION; a generic one is refused, exit 1), instead of depositing a new version.")
 @click.option("--force", is_flag=True, help=_FORCE_HELP)
 @click.option("--progress/--no-progress", default=None,
               help="Show a progress bar on standard error (default: for large input on a terminal).")
