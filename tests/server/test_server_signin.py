@@ -435,6 +435,20 @@ def test_an_anonymous_page_or_refusal_varies_by_cookie(tmp_path: Path) -> None:
         assert shared.headers["vary"] == "Accept" and "immutable" in shared.headers["cache-control"]
 
 
+def test_a_page_or_refusal_read_with_the_cookie_varies_by_it_too(tmp_path: Path) -> None:
+    # docs/reference/write-api.md, "Caches": pages and refusals vary by Authorization, Cookie (found by a probe,
+    # 2026-11-30: read with the cookie, they said private, no-store but no Vary, or Vary: Accept alone)
+    archive, public, sealed, reader = sealed_archive(str(tmp_path / "a"))
+    with archive:
+        client = TestClient(create_app(str(tmp_path / "a"), archive=archive))
+        for target in ("/", f"/view?pdi={_q(sealed)}", f"/uri-res/N2R?{sealed}", f"/uri-res/N2C?{sealed}", "/api/ls",
+                       f"/uri-res/N2R?{public.replace('.text.1', '.text.9')}", f"/uri-res/N2R?{public}"):
+            answer = client.get(target, headers=_cookie(reader))
+            varies = answer.headers.get_list("vary", split_commas=True)
+            assert {"Authorization", "Cookie"} <= set(varies), (target, answer.status_code, varies)
+            assert answer.headers["cache-control"] == "private, no-store", target
+
+
 # --- replay -------------------------------------------------------------------------------------------------------
 def _capture(archive: Archive) -> str:
     picture = Image.new("RGB", (4, 4), (250, 200, 0))

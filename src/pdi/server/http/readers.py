@@ -182,8 +182,8 @@ class Readers(HTTPMiddleware):
         marked = by_cookie.set(cookie is not None)
         target = request_target.set(_target(scope))
         try:
-            if cookie is not None:
-                await self.app(scope, receive, _private(send))
+            if cookie is not None:  # private, no-store, and varying by the reader as every answer here does
+                await self.app(scope, receive, _private(_varies(send, BY_READER)))
             else:
                 # the replay origin never reads the cookie: its answers vary by the token alone
                 varying = _varies(send, BY_READER if self.cookies else "Authorization")
