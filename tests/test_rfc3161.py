@@ -204,6 +204,58 @@ def test_pdi_manifest_tsa_and_verify_tsa_ca(tmp_path: Path, tsa: tuple[str, Path
     assert status == 3 and "not of these octets" in output
 
 
+@pytest.mark.parametrize("again", ["without --tsa", "with the TSA down"])
+def test_a_manifest_made_again_never_keeps_the_timestamp_of_the_one_it_replaced(
+        tmp_path: Path, tsa: tuple[str, Path, Path], again: str) -> None:
+    """Found by a tester (2026-11-30): ``pdi manifest -o FILE --tsa URL``, a deposit, then ``pdi manifest -o FILE``
+    again without ``--tsa`` (or with a TSA that is down: exit 16) left the old ``FILE.tsr`` beside the new FILE, and
+    ``pdi verify --signatures FILE`` failed (exit 3, "not of these octets"). The stale timestamp is removed, and said;
+    one of the very octets written again is kept (it is the older); a TSA that answers stamps the new file."""
+    url, ca, _ = tsa
+    location, runner, out = _keyed_archive(tmp_path)
+    stamp = tmp_path / "m.jws.tsr"
+
+    def manifest(*args: str) -> tuple[int, str]:
+        made = runner.invoke(cli, ["manifest", "--series", SERIES, "--all", "-o", str(out), *args,
+                                   "--archive", str(location)])
+        return made.exit_code, made.stderr
+
+    def remade() -> tuple[int, str]:
+        if again == "without --tsa":
+            return manifest()
+        with socket.socket() as held:  # a port bound and not listening: the TSA is down
+            held.bind(("127.0.0.1", 0))
+            return manifest("--tsa", f"http://127.0.0.1:{held.getsockname()[1]}/")
+
+    def verify() -> tuple[int, str]:
+        checked = runner.invoke(cli, ["verify", "--signatures", str(out), "--tsa-ca", str(ca), "--archive",
+                                      str(location)])
+        return checked.exit_code, checked.output
+
+    def deposit(text: bytes) -> None:
+        with Archive.open(str(location)) as archive:
+            archive.add(SERIES, text, format="text")
+
+    status, failure = (0, "") if again == "without --tsa" else (16, "cannot reach the time-stamping authority")
+    removed = f"removed {stamp}: it is not a timestamp of the new {out} (pdi manifest --tsa URL stamps it)\n"
+    assert manifest("--tsa", url)[0] == 0 and stamp.is_file()
+    first = stamp.read_bytes()
+    deposit(b"more minutes\n")
+    made, said = remade()
+    assert made == status and said.startswith(removed) and failure in said, said
+    assert not stamp.exists()
+    checked, said = verify()  # the new file, unstamped: clean
+    assert checked == 0 and "timestamped" not in said and "no RFC 3161 timestamp beside it" in said, said
+    assert manifest("--tsa", url)[0] == 0 and verify()[0] == 0  # a TSA that answers stamps the new file
+    second = stamp.read_bytes()
+    assert second != first
+    checked_by_openssl = _run("ts", "-verify", "-in", str(stamp), "-data", str(out), "-CAfile", str(ca))
+    assert "Verification: OK" in checked_by_openssl.stdout.decode()
+    made, said = remade()  # nothing deposited: the same octets, whose timestamp is kept
+    assert made == status and "removed" not in said and failure in said, said
+    assert stamp.read_bytes() == second and verify()[0] == 0
+
+
 @pytest.mark.parametrize("digest", ["sha384", "sha512"])
 def test_rfc3161_2_4_2_a_stamp_of_a_sha384_or_sha512_imprint_of_the_file_is_checked(
         tmp_path: Path, tsa: tuple[str, Path, Path], digest: str) -> None:

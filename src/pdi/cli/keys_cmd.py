@@ -137,6 +137,8 @@ def manifest_cmd(series: str, day: str | None, after: str | None, limit: int, ev
     the cursor of the following page (null on the last). The same JWS as
     GET /api/manifest?series=S&day=D; `pdi verify --signatures FILE` checks it.
     With --tsa, a trusted timestamp (RFC 3161) of the file is kept beside it.
+    A FILE.tsr of the file it replaces is removed (and said, unless --tsa
+    writes a new one): one of these very octets is kept.
     """
     from pdi.archive.signing_key import key_path, load_key
     from pdi.signing import manifest_payload, sign_manifest
@@ -159,10 +161,21 @@ def manifest_cmd(series: str, day: str | None, after: str | None, limit: int, ev
                     return
                 cursor = page.next
 
-        write_out(pages(), output)
-    if tsa is not None:
-        assert output is not None
-        _stamp(Path(output), tsa)
+        if output in (None, "-") or not _plain_or_new(output):  # standard output, a descriptor, a device
+            write_out(pages(), output)
+            removed = None
+        else:
+            removed = _write_manifest(Path(output), pages(), output)
+    stamped = False
+    try:
+        if tsa is not None:
+            assert output is not None
+            _stamp(Path(output), tsa)
+            stamped = True
+    finally:
+        if removed is not None and not stamped:  # no --tsa, or the TSA failed: the file is kept unstamped
+            click.echo(f"removed {removed}: it is not a timestamp of the new {output} (pdi manifest --tsa URL stamps"
+                       " it)", err=True)
 
 
 def _plain_or_new(output: str | None) -> bool:
@@ -170,6 +183,46 @@ def _plain_or_new(output: str | None) -> bool:
     from pdi._files import descriptor_of, written_in_place
 
     return output is not None and descriptor_of(output) is None and not written_in_place(output)
+
+
+def _write_manifest(path: Path, pages: Iterator[bytes], shown: str) -> Path | None:
+    """Write the manifest file ``path`` whole (:func:`pdi._files.written_whole`); the timestamp beside it
+    (``FILE.tsr``, of the file it replaces) is removed just before the new file takes its name, unless it is a
+    timestamp of the new file's very octets (a manifest made again with nothing changed), so that no reader finds
+    the file with a timestamp of another (found by a tester, 2026-11-30: made again without --tsa, the manifest failed its check).
+    The timestamp removed, if one was."""
+    from pdi._files import written_whole
+    from pdi.errors import StoreError
+    from pdi.timestamping import TSR_SUFFIX
+
+    stamp = path.with_name(path.name + TSR_SUFFIX)
+    with written_whole(path, shown) as partial:
+        with partial.open("wb") as f:
+            for piece in pages:
+                f.write(piece)
+        if not stamp.is_file() or _stamps(stamp, partial):
+            return None
+        try:
+            stamp.unlink()
+        except OSError as exc:
+            raise StoreError(f"cannot remove {stamp}, which is not a timestamp of the new {shown}:"
+                             f" {exc.strerror or exc}; {shown} was left as it was: make its folder writable (or"
+                             " remove the file), then run it again") from exc
+        return stamp
+
+
+def _stamps(stamp: Path, data: Path) -> bool:
+    """Whether the file ``stamp`` is an RFC 3161 timestamp of the octets of ``data`` (one that cannot be read is
+    not)."""
+    from pdi.errors import PDIError
+    from pdi.rfc3161 import MAX_RESPONSE, read_response
+
+    try:
+        with stamp.open("rb") as f:
+            read_response(f.read(MAX_RESPONSE + 1)).check(data.read_bytes())
+    except (OSError, PDIError):
+        return False
+    return True
 
 
 def _stamp(path: Path, tsa: str) -> None:
