@@ -85,6 +85,93 @@ def test_a_registry_removed_from_the_archive_is_removed_from_the_backup_at_the_n
     assert not (tmp_path / "backup" / "registry.json").exists()
 
 
+def test_a_key_the_archive_no_longer_has_is_kept_in_the_backup_and_said(tmp_path: Path) -> None:
+    """Found 2026-11-30: after ``rm signing-key.pem`` (by mistake), the next ``pdi backup`` into the same DEST
+    removed the backup's copy, saying nothing, though a lost key cannot be made again. It is kept, and a warning
+    names it and says what to do; a key the archive still has is backed up as before, quietly."""
+    archive, backup = tmp_path / "archive", tmp_path / "backup"
+    with Archive.init(str(archive)) as made:
+        made.add_series(S)
+    assert _pdi("keys", "init", "--archive", str(archive)).returncode == 0
+    key = (archive / "signing-key.pem").read_bytes()
+    for _ in range(2):  # a first backup, and one into the same DEST again
+        done = _pdi("backup", str(backup), "--archive", str(archive))
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        assert "with signing-key.pem from beside the catalog" in done.stdout, done.stdout
+        assert (backup / "signing-key.pem").read_bytes() == key
+
+    (archive / "signing-key.pem").unlink()  # the mistake
+    done = _pdi("backup", str(backup), "--archive", str(archive))
+    assert done.returncode == 0, done.stderr
+    assert "signing-key.pem" not in done.stdout, done.stdout  # not copied: the archive has none
+    assert done.stderr == (
+        f"pdi: warning: kept {backup / 'signing-key.pem'} in the backup, though the archive {archive} has no"
+        " signing-key.pem (nor does $PDI_SIGNING_KEY name one): a lost key cannot be made again, and this may be its"
+        f" last copy. If it was lost, put it back: copy it to {archive / 'signing-key.pem'} (mode 0600), or restore"
+        f" the backup (pdi restore); if the key was retired on purpose, remove {backup / 'signing-key.pem'} by"
+        " hand\n"), done.stderr
+    assert (backup / "signing-key.pem").read_bytes() == key
+    assert stat.S_IMODE((backup / "signing-key.pem").stat().st_mode) == 0o600
+
+    shutil.copy2(backup / "signing-key.pem", archive / "signing-key.pem")  # put back, as the warning says
+    done = _pdi("backup", str(backup), "--archive", str(archive))
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert "with signing-key.pem from beside the catalog" in done.stdout, done.stdout
+    assert _pdi("manifest", "--series", S, "--archive", str(archive)).returncode == 0  # it signs again
+
+
+@pytest.mark.parametrize(("name", "env"), [("signing-key.pem", "PDI_SIGNING_KEY"), ("wacz-key.pem", "PDI_WACZ_KEY")])
+def test_a_key_kept_in_the_backup_is_said_unless_the_archive_keeps_the_same_one_where_its_variable_names(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, env: str) -> None:
+    """The archive's key may be kept elsewhere, in the file ``$PDI_SIGNING_KEY`` (``$PDI_WACZ_KEY``) names, which a
+    backup does not copy: the backup's copy of that same key is kept quietly; of another, or when the variable names
+    no file, it is kept and said. A registry the archive no longer has is removed, as before."""
+    from pdi.archive.backup import backup
+
+    archive, dest = tmp_path / "archive", tmp_path / "backup"
+    with Archive.init(str(archive)) as made:
+        made.add_series(S)
+    monkeypatch.delenv(env, raising=False)
+    (archive / name).write_text("the archive's key\n")
+    (archive / "registry.json").write_text(json.dumps({"series": {}}))
+    assert backup(str(archive), str(dest)).beside == (name, "registry.json")
+    (archive / name).rename(tmp_path / "moved.pem")
+    (archive / "registry.json").unlink()
+    monkeypatch.setenv(env, str(tmp_path / "moved.pem"))
+    done = backup(str(archive), str(dest))
+    assert (done.beside, done.warnings) == ((), ())  # the same key, kept where the variable names it
+    assert (dest / name).read_text() == "the archive's key\n" and not (dest / "registry.json").exists()
+    (tmp_path / "moved.pem").write_text("another key\n")
+    done = backup(str(archive), str(dest))
+    assert len(done.warnings) == 1 and done.warnings[0].startswith(
+        f"kept {dest / name} in the backup, though the archive {archive} has no {name} and ${env} names"
+        f" {tmp_path / 'moved.pem'}, another key (which a backup does not copy): a lost key"), done.warnings
+    monkeypatch.setenv(env, str(tmp_path / "nothing.pem"))
+    done = backup(str(archive), str(dest))
+    assert len(done.warnings) == 1 and f"${env} names {tmp_path / 'nothing.pem'}, which holds none:" in \
+        done.warnings[0], done.warnings
+    assert (dest / name).read_text() == "the archive's key\n"
+
+
+def test_a_new_key_of_the_archive_replaces_the_backups_and_says_so(tmp_path: Path) -> None:
+    """A new key (``pdi keys init`` once the old one was moved away: it never writes over one) replaces the
+    backup's, as a backup is the archive as it is now; not silently."""
+    from pdi.archive.backup import backup
+
+    archive, dest = tmp_path / "archive", tmp_path / "backup"
+    with Archive.init(str(archive)) as made:
+        made.add_series(S)
+    (archive / "signing-key.pem").write_text("the old key\n")
+    assert backup(str(archive), str(dest)).warnings == ()
+    assert backup(str(archive), str(dest)).warnings == ()  # the same key again: nothing to say
+    (archive / "signing-key.pem").write_text("a new key\n")
+    done = backup(str(archive), str(dest))
+    assert done.beside == ("signing-key.pem",) and (dest / "signing-key.pem").read_text() == "a new key\n"
+    assert done.warnings == (f"replaced {dest / 'signing-key.pem'} in the backup with {archive / 'signing-key.pem'},"
+                             " another key (made once the old one was moved away: a backup is the archive as it is"
+                             " now): the old key is in this backup no more; keep the copy that was moved away",)
+
+
 @pytest.mark.parametrize("kind", ["link", "folder", "large"])
 def test_a_file_beside_the_catalog_that_is_no_plain_file_or_too_large_is_refused_and_nothing_is_replaced(
         tmp_path: Path, kind: str) -> None:
@@ -113,11 +200,12 @@ def test_a_file_beside_the_catalog_that_is_no_plain_file_or_too_large_is_refused
 
 
 def test_the_files_a_backup_holds_are_those_the_keys_and_the_registry_are_kept_in() -> None:
-    from pdi.archive.backup_files import BESIDE
-    from pdi.archive.signing_key import KEY_FILE, WACZ_KEY_FILE
+    from pdi.archive.backup_files import BESIDE, KEYS
+    from pdi.archive.signing_key import KEY_ENV, KEY_FILE, WACZ_KEY_ENV, WACZ_KEY_FILE
     from pdi.federation.registry import REGISTRY_FILE
 
     assert set(BESIDE) == {KEY_FILE, WACZ_KEY_FILE, REGISTRY_FILE}
+    assert KEYS == {KEY_FILE: KEY_ENV, WACZ_KEY_FILE: WACZ_KEY_ENV}
 
 
 def test_a_folder_holding_only_a_key_is_no_unfinished_backup_and_its_key_is_left_alone(tmp_path: Path) -> None:

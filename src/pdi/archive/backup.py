@@ -276,13 +276,14 @@ def _backup_sqlite(catalog: SQLStore, root: Path, dest: Path, started_at: str, c
     needed = 0 if copier.link else sum(size for name, size in names if not copier.has(name, size))
     check_space(dest, needed)
     copy_blobs(copier, catalog, names, files, progress)
-    beside = copy_beside(root, dest, "the archive")
+    warnings: list[str] = []
+    beside = copy_beside(root, dest, "the archive", warnings)
     os.replace(snapshot, dest / CATALOG)
     _clear_scratch(dest)
     fsync_dir(dest)
     _write_marker(dest, "sqlite", _source(str(root), "sqlite"), started_at, len(names), schema_version)
     return BackupDone("sqlite", copier.copied, copier.linked, copier.present, copier.octets, started_at,
-                      beside=beside)
+                      beside=beside, warnings=tuple(warnings))
 
 
 def _dump_estimate(url: str, in_database: bool) -> int:

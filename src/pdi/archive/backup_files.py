@@ -48,6 +48,10 @@ FORMAT = "pdi-backup/1"
 #: the registry (:data:`pdi.federation.registry.REGISTRY_FILE`). A backup holds each one the archive has, and a
 #: restore puts it back (:func:`copy_beside`).
 BESIDE = ("signing-key.pem", "wacz-key.pem", "registry.json")
+#: The keys of :data:`BESIDE`, each with the variable that may name the archive's key's file elsewhere
+#: (:data:`pdi.archive.signing_key.KEY_ENV`, ``WACZ_KEY_ENV``): a backup never removes one it holds
+#: (:func:`copy_beside`).
+KEYS = {"signing-key.pem": "PDI_SIGNING_KEY", "wacz-key.pem": "PDI_WACZ_KEY"}
 #: The largest file beside a catalog a backup copies: more than any key or registry pdi writes (a registry is at
 #: most 4 MiB, :data:`pdi.federation.registry.MAX_REGISTRY`).
 MAX_BESIDE = 8 << 20
@@ -71,8 +75,11 @@ class BackupDone:
     #: one the backup's archive recorded (which that archive, if it still runs, uses too).
     blob_store: str | None = None
     shares_blob_store: bool = False
-    #: The files beside a directory archive's catalog (:data:`BESIDE`) the backup holds, or the restore put back.
+    #: The files beside a directory archive's catalog (:data:`BESIDE`) the backup copied, or the restore put back.
     beside: tuple[str, ...] = ()
+    #: A backup's warnings, for standard error: a key it kept that the archive no longer has, or replaced with
+    #: another (:func:`copy_beside`).
+    warnings: tuple[str, ...] = ()
 
 
 # --- the destination ----------------------------------------------------------------
@@ -277,10 +284,17 @@ def regular_file(path: Path, what: str) -> None:
         raise StoreError(f"{what} {path} is not a file (a pipe, a device or a folder): not a pdi backup")
 
 
-def copy_beside(source: Path, dest: Path, what: str) -> tuple[str, ...]:
+def copy_beside(source: Path, dest: Path, what: str, warnings: list[str] | None = None) -> tuple[str, ...]:
     """Copy the files of :data:`BESIDE` that ``source`` holds into ``dest`` (the keys mode 0600, as ``pdi keys init``
     makes them), each written beside and renamed into place, fsynced; a name ``source`` does not hold is removed from
     ``dest`` (a backup into the same DEST again is the archive as it is now). The names copied.
+
+    ``warnings`` is given by a backup (``dest`` a backup of the archive ``source``): a key of :data:`KEYS` it
+    holds that the archive no longer has is kept, never removed (a lost key cannot be made again, and the backup's
+    may be its last copy: found 2026-11-30, the backup after an ``rm signing-key.pem`` removed it, saying nothing),
+    and unless the file ``$PDI_SIGNING_KEY`` (``$PDI_WACZ_KEY``) names holds the same key, a warning says so and
+    what to do. A key the archive has that is another than the backup's (a new one, made once the old one was
+    moved away) replaces it, as a backup is the archive as it is now, and a warning says so too.
 
     ``what`` says whose the files are in an error. A file that is not a plain one (a link, a pipe) or larger than
     :data:`MAX_BESIDE` is refused before anything of it is written."""
@@ -289,8 +303,12 @@ def copy_beside(source: Path, dest: Path, what: str) -> tuple[str, ...]:
         path = source / name
         regular_file(path, f"{what}'s {name}")
         target = dest / name
+        guarded = warnings is not None and name in KEYS and _plain(target)
         if not path.exists():
-            if target.exists():
+            if guarded:
+                assert warnings is not None
+                warnings.extend(_kept_key(source, target, KEYS[name]))
+            elif target.exists():
                 target.unlink()
             continue
         partial = dest / (name + ".partial")
@@ -300,6 +318,11 @@ def copy_beside(source: Path, dest: Path, what: str) -> tuple[str, ...]:
             if len(data) > MAX_BESIDE:
                 raise StoreError(f"{what}'s {path} is larger than any key or registry pdi writes ({MAX_BESIDE:,}"
                                  " octets): not copied")
+            if guarded and _read_beside(target) != data:
+                assert warnings is not None
+                warnings.append(f"replaced {target} in the backup with {path}, another key (made once the old one"
+                                " was moved away: a backup is the archive as it is now): the old key is in this"
+                                " backup no more; keep the copy that was moved away")
             mode = 0o600 if name.endswith(".pem") else 0o644
             partial.unlink(missing_ok=True)
             fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
@@ -317,6 +340,45 @@ def copy_beside(source: Path, dest: Path, what: str) -> tuple[str, ...]:
             raise StoreError(f"cannot copy {path} to {target}: {exc}") from exc
         copied.append(name)
     return tuple(copied)
+
+
+def _kept_key(source: Path, held: Path, env: str) -> list[str]:
+    """What to say of the key ``held`` a backup keeps though the archive ``source`` has it no more: nothing when
+    the file ``$env`` names holds the same key (the archive keeps it there now, and the backup its copy)."""
+    elsewhere = os.environ.get(env)
+    where = f"{source} has no {held.name}"
+    if not elsewhere:
+        where += f" (nor does ${env} name one)"
+    elif not os.path.isfile(elsewhere):  # a regular file, its links followed (a secret mounted as a file)
+        where += f" and ${env} names {elsewhere}, which holds none"
+    else:
+        try:
+            same = _read_beside(Path(elsewhere)) == _read_beside(held)
+        except StoreError:
+            same = False  # not to be read by this backup: said as another key
+        if same:
+            return []
+        where += f" and ${env} names {elsewhere}, another key (which a backup does not copy)"
+    return [f"kept {held} in the backup, though the archive {where}: a lost key cannot be made again, and this may"
+            f" be its last copy. If it was lost, put it back: copy it to {source / held.name} (mode 0600), or"
+            f" restore the backup (pdi restore); if the key was retired on purpose, remove {held} by hand"]
+
+
+def _plain(path: Path) -> bool:
+    """Whether ``path`` is there and a regular file (not a link)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _read_beside(path: Path) -> bytes:
+    """The octets of a file of :data:`BESIDE` (at most :data:`MAX_BESIDE` and one), to compare two copies."""
+    try:
+        with path.open("rb") as f:
+            return f.read(MAX_BESIDE + 1)
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
 def copy_catalog(source: sqlite3.Connection, partial: Path) -> None:

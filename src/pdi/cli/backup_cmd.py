@@ -45,6 +45,9 @@ def backup_cmd(dest: str, copy: bool, archive: str) -> None:
     (signing-key.pem, wacz-key.pem, registry.json) are backed up with it
     (the keys mode 0600) and restored with it; a file $PDI_SIGNING_KEY,
     $PDI_WACZ_KEY or $PDI_REGISTRY names (a PostgreSQL archive's) is not.
+    A key the backup holds that the archive no longer has is kept, with a
+    warning on standard error, never removed: a lost key cannot be made
+    again (put it back, or remove it from DEST by hand if it was retired).
     See pdi docs how-to/backup.
     """
     from pdi.archive.backup import backup
@@ -56,6 +59,8 @@ def backup_cmd(dest: str, copy: bool, archive: str) -> None:
     click.echo(f"backed up the {done.kind} archive to {dest}: catalog as of {done.started_at},"
                f" {plural(done.blobs_copied, 'blob')} copied ({done.octets_copied} octets),"
                f" {done.blobs_linked} hard-linked{kept}{beside}")
+    for warning in done.warnings:  # a key kept that the archive no longer has, or replaced by another
+        click.echo(f"pdi: warning: {warning}", err=True)
 
 
 @click.command("restore")
