@@ -182,6 +182,10 @@ def serve_cmd(
     from starlette.types import ASGIApp
 
     from pdi._workdirs import WorkFolder
+    # NumPy's OpenBLAS without a thread pool of its own, before NumPy is imported (preload): a thread that does not
+    # block signals would take the ones pdi serve holds until it acts on them (run.hold_signals); pdi asks NumPy
+    # for no linear algebra a pool would speed up
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from pdi.archive import Archive
     from pdi.errors import ParseError, PDIError
     from pdi.server import ReplaySite, create_app
@@ -190,7 +194,13 @@ def serve_cmd(
     from pdi.server.process.limits import WorkLimits
     from pdi.server.process.observe import AccessLog, Observe, configure_logging
     from pdi.server.process.origins import ByPort
-    from pdi.server.process.run import BACKLOG, default_workers, listening_socket, serve
+    from pdi.server.process.run import (
+        BACKLOG,
+        default_workers,
+        hold_signals,
+        listening_socket,
+        serve,
+    )
     from pdi.server.replay.origin import create_replay_app
     from pdi.uri import URI
 
@@ -264,6 +274,12 @@ def serve_cmd(
             f"with {count} worker{plural} (Ctrl-C stops)")
     for each in (listener, replay_listener):  # before the line that says so: a connection asked for once it is
         each.listen(BACKLOG)  # read waits in the backlog while the workers are made, rather than being refused
+    from pdi.server.process.warm import preload
+
+    preload()  # before the fork: every worker's first answers find their evaluators imported
+    drainer = _start_indexer(archive, log_format, log_file) if indexer else None
+    # held from before the line that says it serves (after the indexer starts, which would inherit them held)
+    hold_signals()
     if log_format == "json" and log_file is None:  # standard error is the JSON log: one object a line, this too
         import logging
 
@@ -272,10 +288,6 @@ def serve_cmd(
             "replay": f"http://{shown}:{replay_bound}/", "workers": count}})
     else:
         click.echo(said, err=True)
-    from pdi.server.process.warm import preload
-
-    preload()  # before the fork: every worker's first answers find their evaluators imported
-    drainer = _start_indexer(archive, log_format, log_file) if indexer else None
     try:
         serve(make, listener, workers=count, header_timeout=header_timeout, send_timeout=send_timeout,
               max_connections=max_connections,

@@ -54,6 +54,31 @@ DEATH_WINDOW_SECONDS = 60.0
 #: Connections the kernel holds for the workers to accept (as nginx's default ``listen … backlog``).
 BACKLOG = 511
 _SUPERVISED = {signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP}
+#: What ``pdi serve`` holds (blocked) from the line that says it serves until it acts on them (:func:`hold_signals`).
+HELD = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+
+
+def hold_signals() -> None:
+    """Hold :data:`HELD` until :func:`serve` acts on them: the supervisor of several workers waits for them
+    (:class:`Workers`), one worker in this process lets them go once uvicorn's own handlers are in place (its app's
+    lifespan starts inside them: :func:`_released`). So a ``SIGTERM`` sent as soon as ``pdi serve`` says it serves,
+    while it still imports what its workers answer with, stops it as one sent later does (exit 0), not by the
+    signal's default action (exit 143), nor is it lost to a handler set for after uvicorn has stopped (found by a
+    probe, 2026-11-30). Called in the main thread, when no other thread runs: a thread that does not block them
+    would take them (``pdi serve`` starts NumPy's OpenBLAS without a thread pool, ``OPENBLAS_NUM_THREADS=1``)."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, HELD)
+
+
+def _released(app: ASGIApp) -> ASGIApp:
+    """``app``, letting :data:`HELD` go when uvicorn starts it (its lifespan, which uvicorn's ``Server.serve`` runs
+    with its own signal handlers in place): a signal held since :func:`hold_signals` is then uvicorn's to act on."""
+
+    async def releasing(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD)
+        await app(scope, receive, send)
+
+    return releasing
 #: For tests only, off unless set: the file a worker's event loop says its long turns in (:func:`watch_loop`).
 LOOP_WATCH_ENV = "PDI_TEST_LOOP_WATCH"
 #: How often the watch takes its turn on the loop, and the shortest stretch of the loop's own CPU between two of
@@ -133,7 +158,7 @@ def serve(
         previous = {signal.SIGHUP: signal.signal(signal.SIGHUP, hangup),
                     signal.SIGTERM: signal.signal(signal.SIGTERM, _stopped)}
         try:
-            _uvicorn(make_app(), listeners, **options)
+            _uvicorn(_released(make_app()), listeners, **options)
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
