@@ -248,6 +248,137 @@ def test_a_backup_of_every_schema_version_is_restored(pg_cluster: TemporaryClust
             assert conn.execute("SELECT max(version) FROM schema_migrations").fetchone() == (version,)
 
 
+def _leftovers(cluster: TemporaryCluster, database: str) -> list[tuple[object, ...]]:
+    return cluster.sql("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'pdi_restore_check_%'", database)
+
+
+def _interrupt_at(monkeypatch: pytest.MonkeyPatch, where: str) -> list[str]:
+    """A Ctrl-C (a real ``SIGINT``, to this process) once the check has read the catalog it made: as the drop of its
+    throw-away schema connects, as the ``DROP`` is sent, or just before the drop holds Ctrl-C. What was done: the
+    list it gives."""
+    import signal
+
+    from psycopg import sql
+
+    from pdi.archive import postgres_dumps
+
+    done: list[str] = []
+    read = postgres_dumps.schema_text
+
+    def reading(*args: object, **kwargs: object) -> str:
+        done.append("read")
+        return read(*args, **kwargs)  # type: ignore[arg-type]
+
+    def interrupt(at: str) -> None:
+        if done == ["read"] and at == where:
+            done.append("interrupted")
+            signal.raise_signal(signal.SIGINT)
+
+    connect, execute = psycopg.connect, psycopg.Connection.execute
+
+    def connecting(*args: object, **kwargs: object) -> psycopg.Connection[tuple[object, ...]]:
+        interrupt("connect")
+        return connect(*args, **kwargs)  # type: ignore[arg-type]
+
+    def executing(self: psycopg.Connection[tuple[object, ...]], query: object, *args: object,
+                  **kwargs: object) -> object:
+        if isinstance(query, sql.Composable) and query.as_string(self).startswith("DROP SCHEMA"):
+            interrupt("DROP")
+        return execute(self, query, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(postgres_dumps, "schema_text", reading)
+    monkeypatch.setattr(psycopg, "connect", connecting)
+    monkeypatch.setattr(psycopg.Connection, "execute", executing)
+    if where == "before it is held":
+        held = postgres_dumps.sigint_held
+
+        def holding() -> object:
+            interrupt(where)
+            return held()
+
+        monkeypatch.setattr(postgres_dumps, "sigint_held", holding)
+    return done
+
+
+@pytest.mark.parametrize("where", ["connect", "DROP", "before it is held"])
+def test_a_ctrl_c_as_the_check_drops_its_schema_leaves_none(pg_cluster: TemporaryCluster, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    """Found by a tester (``timeout -s INT 1.98 pdi restore …``): a Ctrl-C that landed on the drop of the check's
+    throw-away schema (its ``connect``) left ``pdi_restore_check_…`` in the database restored into, and every
+    later backup of it was refused by the restore. The drop runs to its end, Ctrl-C held, and is raised then."""
+    import signal
+
+    made = _archive_backup(pg_cluster, tmp_path)
+    target = _name()
+    location = pg_cluster.create_database(target)
+    done = _interrupt_at(monkeypatch, where)
+    with pytest.raises(KeyboardInterrupt):
+        restore(made, location)
+    monkeypatch.undo()
+    assert done == ["read", "interrupted"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    _untouched(pg_cluster, target)
+
+
+def test_pdi_restore_stopped_as_the_check_drops_its_schema_exits_130_and_leaves_none(
+        pg_cluster: TemporaryCluster, tmp_path: Path) -> None:
+    """The same through the command (Ctrl-C as the drop connects): exit 130, as docs/reference/exit-codes.md says,
+    nothing written and no schema left."""
+    made = _archive_backup(pg_cluster, tmp_path)
+    target = _name()
+    location = pg_cluster.create_database(target)
+    script = tmp_path / "interrupted.py"
+    script.write_text(
+        "import signal, sys\n"
+        "import psycopg\n"
+        "from pdi.archive import postgres_dumps\n"
+        "from pdi.cli import main\n"
+        "read, connect, done = postgres_dumps.schema_text, psycopg.connect, []\n"
+        "def reading(*args, **kwargs):\n"
+        "    done.append('read')\n"
+        "    return read(*args, **kwargs)\n"
+        "def connecting(*args, **kwargs):\n"
+        "    if done == ['read']:\n"
+        "        done.append('interrupted')\n"
+        "        signal.raise_signal(signal.SIGINT)\n"
+        "    return connect(*args, **kwargs)\n"
+        "postgres_dumps.schema_text, psycopg.connect = reading, connecting\n"
+        "sys.argv = ['pdi', 'restore', sys.argv[1], '--to', sys.argv[2]]\n"
+        "main()\n")
+    result = subprocess.run([sys.executable, str(script), str(made), location], capture_output=True, text=True,
+                            timeout=600, check=False)
+    assert result.returncode == 130, result.stdout + result.stderr
+    _untouched(pg_cluster, target)
+
+
+def test_a_schema_a_stopped_check_left_is_not_backed_up(pg_cluster: TemporaryCluster, tmp_path: Path) -> None:
+    """A database that holds a ``pdi_restore_check_…`` schema (a whole catalog, as an older pdi's check stopped by
+    Ctrl-C left it): ``pdi backup`` leaves it out, and the backup is restored (it was dumped, and every restore of
+    that backup refused it: "holds a statement … in its entry 'Name: pdi_restore_check_…; Type: SCHEMA'")."""
+    location = pg_cluster.create_database(_name())
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        archive.deposit(S, [Content(os.urandom(100_000), "octet-stream")])
+    left = "pdi_restore_check_335d0123456789ab"
+    pg_cluster.sql(f"CREATE SCHEMA {left}", location.split("@/")[1].split("?")[0])
+    catalog = PostgresStore(f"{location}&options=-csearch_path%3D{left}", connections=1)
+    try:
+        catalog.migrate(SCHEMA_VERSION)
+    finally:
+        catalog.close()
+    made = tmp_path / "b"
+    result = _pdi("backup", str(made), "--archive", location)
+    assert result.returncode == 0, result.stdout + result.stderr
+    listed = subprocess.run(["pg_restore", "--list", str(made / "catalog.dump")], capture_output=True, text=True,
+                            check=True).stdout
+    assert "pdi_restore_check" not in listed and " TABLE public series " in listed
+    target = _name()
+    result = _pdi("restore", str(made), "--to", pg_cluster.create_database(target))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert _leftovers(pg_cluster, target) == []
+    assert _pdi("verify", "--archive", pg_cluster.url(target)).returncode == 0
+
+
 _HEAD = b"PGDMP\x01\x0e\x00\x04\x08\x01"  # format 1.14.0, integers of 4 octets, offsets of 8, custom
 
 

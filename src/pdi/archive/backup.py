@@ -8,9 +8,10 @@ A backup is a directory marked by ``pdi-backup.json``:
   copy is the catalog as one commit left it, whatever deposits go on. Blobs of
   at most 64 KiB are rows of the catalog, so they are in the copy.
 - **PostgreSQL** is dumped by its own ``pg_dump -Fc`` (one snapshot of the
-  whole database, large objects and ``blob_parts`` included) to
-  ``catalog.dump``, restored by ``pg_restore`` into an empty database. The
-  ``pg_dump`` must be at least the server's major version.
+  whole database, large objects and ``blob_parts`` included; an archive in a
+  schema, that schema; never a ``pdi_restore_check_…`` schema a stopped
+  restore's check left) to ``catalog.dump``, restored by ``pg_restore`` into an
+  empty database. The ``pg_dump`` must be at least the server's major version.
 - **Blob files** (beside a SQLite catalog) and **S3 objects** are copied to
   ``blobs/ab/<sha256>`` *after* the catalog's snapshot, each one the snapshot
   names (a later deposit's are not needed): a file is hard-linked when the
@@ -315,6 +316,11 @@ def _backup_postgres(catalog: SQLStore, url: str, dest: Path, started_at: str,
     argv = [pg_dump, "--format=custom", "--no-owner", "--blobs", f"--file={partial}"]
     if schema is not None:
         argv.append(f"--schema={schema}")
+    else:  # a schema a restore's check left in this database (an older pdi's, stopped by Ctrl-C): not the archive's,
+        # and its restore would refuse it as a statement pdi does not make
+        from pdi.archive.postgres_dumps import REFERENCE_PREFIX
+
+        argv.append(f"--exclude-schema={REFERENCE_PREFIX}*")
     try:
         run_tool([*argv, f"--dbname={url}"], "pg_dump")
         with partial.open("rb") as f:

@@ -19,7 +19,8 @@ what pdi itself makes, before anything is written:
    be the marker's, when it says one).
 3. A catalog of that schema version is made in a throw-away schema of the
    database restored into (pdi's own migrations), ``pg_dump``-ed, and the
-   schema dropped again.
+   schema dropped again, however the check ends (Ctrl-C included:
+   :func:`reference_dump`).
 4. ``pg_restore --schema-only -f -`` of both (with the options of the restore
    itself, :data:`RESTORE_OPTIONS`) must be the same text, but for the
    throw-away schema's name, the versions of the server and ``pg_dump`` that
@@ -39,6 +40,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import signal
 import subprocess
 import tempfile
 import threading
@@ -409,20 +411,29 @@ def with_search_path(url: str, schema: str) -> str:
 @contextmanager
 def reference_dump(url: str, version: int, pg_dump: str) -> Iterator[tuple[IO[bytes], str]]:
     """A ``pg_dump -Fc`` of a catalog pdi makes at schema ``version`` in a throw-away schema of the database ``url``
-    names (dropped again before this returns), and that schema's name."""
+    names, and that schema's name; the schema is dropped again however this ends.
+
+    Once its ``CREATE SCHEMA`` is sent (it may have run even when Ctrl-C stops the wait for its answer), the drop
+    runs in a ``finally``, with Ctrl-C held until it is done (:func:`drop_reference`): a Ctrl-C that landed on the
+    drop itself (its ``connect``) left the schema behind, and every later backup of that database dumped it and
+    was refused by the restore. It cannot be made in a transaction rolled back instead: ``pg_dump`` reads it from
+    a session of its own, which sees only what was committed.
+    """
     import psycopg
     from psycopg import sql
 
     from pdi.archive.postgres import PostgresStore
 
     made_in = REFERENCE_PREFIX + secrets.token_hex(8)
+    asked = False
     try:
-        with psycopg.connect(url, connect_timeout=30, autocommit=True) as conn:
-            conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(made_in)))
-    except psycopg.Error as exc:
-        raise StoreError(f"cannot make the schema {made_in} the backup's dump is compared in (the role of --to"
-                         f" needs CREATE on its database): {exc}") from exc
-    try:
+        try:
+            with psycopg.connect(url, connect_timeout=30, autocommit=True) as conn:
+                asked = True
+                conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(made_in)))
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot make the schema {made_in} the backup's dump is compared in (the role of --to"
+                             f" needs CREATE on its database): {exc}") from exc
         catalog = PostgresStore(with_search_path(url, made_in), connections=1)
         try:
             catalog.migrate(version)
@@ -439,12 +450,56 @@ def reference_dump(url: str, version: int, pg_dump: str) -> Iterator[tuple[IO[by
             dump.seek(0)
             yield dump, made_in
     finally:
-        try:
-            with psycopg.connect(url, connect_timeout=30, autocommit=True) as conn:
-                conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(made_in)))
-        except psycopg.Error as exc:
-            raise StoreError(f"cannot drop the schema {made_in} the backup's dump was compared in: {exc}"
-                             " (drop it by hand)") from exc
+        if asked:
+            drop_reference(url, made_in)
+
+
+def drop_reference(url: str, made_in: str) -> None:
+    """Drop the throw-away schema ``made_in`` (if it is there) of the database ``url`` names, with Ctrl-C held
+    until it is done (:func:`sigint_held`) and raised then; one that came just before it was held is raised too,
+    once the schema is dropped. Ctrl-C waits at most about a minute: 30 s to connect, 30 s for the ``DROP``
+    (the locks of a ``pg_dump`` or a migration that was stopped)."""
+    dropped = False
+    try:
+        with sigint_held():
+            _drop_schema(url, made_in)
+            dropped = True
+    except KeyboardInterrupt:
+        if not dropped:  # it came before it was held: the drop was not reached
+            with sigint_held():
+                _drop_schema(url, made_in)
+        raise
+
+
+def _drop_schema(url: str, made_in: str) -> None:
+    import psycopg
+    from psycopg import sql
+
+    try:
+        with psycopg.connect(url, connect_timeout=30, autocommit=True) as conn:
+            conn.execute("SET statement_timeout = '30s'")
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(made_in)))
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot drop the schema {made_in} the backup's dump was compared in: {exc}"
+                         " (drop it by hand: DROP SCHEMA … CASCADE)") from exc
+
+
+@contextmanager
+def sigint_held() -> Iterator[None]:
+    """Ctrl-C (``SIGINT``) held while the block runs: once it is done, one that came meanwhile is given to the
+    handler there was (Python's raises :class:`KeyboardInterrupt`); when the block raises, that error is raised
+    instead. Only the main thread runs a signal's handler: in another this holds nothing, nor needs to."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
+        yield  # (None: a handler not set from Python, which cannot be set back)
+        return
+    came: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: came.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if came:
+        signal.raise_signal(signal.SIGINT)
 
 
 def check_dump(dump: IO[bytes], where: Path, url: str, schema: str | None, said_version: Any,
