@@ -481,7 +481,7 @@ def _drop_schema(url: str, made_in: str) -> None:
             conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(made_in)))
     except psycopg.Error as exc:
         raise StoreError(f"cannot drop the schema {made_in} the backup's dump was compared in: {exc}"
-                         " (drop it by hand: DROP SCHEMA … CASCADE)") from exc
+                         f" (drop it by hand: DROP SCHEMA {made_in} CASCADE)") from exc
 
 
 @contextmanager
