@@ -158,7 +158,7 @@ def serve(
         previous = {signal.SIGHUP: signal.signal(signal.SIGHUP, hangup),
                     signal.SIGTERM: signal.signal(signal.SIGTERM, _stopped)}
         try:
-            _uvicorn(_released(make_app()), listeners, **options)
+            _uvicorn(make_app(), listeners, **options, release=True)
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
@@ -174,9 +174,10 @@ def serve(
 def _uvicorn(
     app: ASGIApp, listeners: list[socket.socket], *, header_timeout: float, max_connections: int,
     replay_port: int | None = None, json_logs: bool = False, own_logging: bool = False,
-    trusted: TrustedProxies = NO_PROXIES, send_timeout: float = DEFAULT_SEND_SECONDS,
+    trusted: TrustedProxies = NO_PROXIES, send_timeout: float = DEFAULT_SEND_SECONDS, release: bool = False,
 ) -> None:
-    """uvicorn on ``listeners`` until a signal stops it.
+    """uvicorn on ``listeners`` until a signal stops it; ``release``: the signals held since :func:`hold_signals`
+    let go once uvicorn's handlers are in place (:func:`_released`).
 
     HTTP/1.1 with the request-head deadline, answering what the app's cache
     of whole answers holds (``app.state.cache``, as :func:`pdi.server.create_app`
@@ -190,8 +191,9 @@ def _uvicorn(
     state = getattr(app, "state", None)
     cache = getattr(state, "cache", None)
     watch = os.environ.get(LOOP_WATCH_ENV)  # tests only
+    served = _watched(app, watch) if watch else app  # (the app's own state read above: a wrapper has none)
     config = uvicorn.Config(
-        _watched(app, watch) if watch else app,
+        _released(served) if release else served,
         log_level="warning", log_config=None if own_logging else uvicorn.config.LOGGING_CONFIG,
         http=answering_protocol(header_timeout, cache, replay_port, None if cache is None else getattr(state, "public", None),
                                 getattr(state, "access", None), json_logs, trusted, send_timeout),
