@@ -28,7 +28,7 @@ from pdi.archive.backup import backup
 from pdi.archive.postgres import PostgresStore
 from pdi.archive.restore import restore
 from pdi.archive.store import SCHEMA_VERSION
-from pdi.errors import StoreError
+from pdi.errors import StoreError, UnsupportedError
 from support.pgcluster import TemporaryCluster
 
 S = "dump.example.us"
@@ -171,6 +171,31 @@ def test_a_restore_into_a_database_not_made_yet_says_to_make_it(pg_cluster: Temp
     assert f"make it first (createdb {target})" in said and "nothing was restored" in said, said
     assert pg_cluster.sql(f"SELECT count(*) FROM pg_database WHERE datname = '{target}'") == [(0,)]
 
+
+
+def test_a_backup_restored_to_a_place_of_another_kind_is_refused_as_unsupported(pg_cluster: TemporaryCluster,
+                                                                                 tmp_path: Path) -> None:
+    """The user's mistake, not the storage failing (docs/reference/exit-codes.md: 8 is "not a user mistake"; found by
+    a tester, 2026-11-30): a PostgreSQL backup to a directory, a SQLite one to a database, a whole database's to a
+    URL with a search_path are each exit 6, saying what to give, nothing written."""
+    made = _archive_backup(pg_cluster, tmp_path)
+    to_folder = _pdi("restore", str(made), "--to", str(tmp_path / "folder"))
+    assert to_folder.returncode == UnsupportedError.exit_code, to_folder.stderr
+    assert "restore it --to a postgresql:// URL" in to_folder.stderr and not (tmp_path / "folder").exists()
+    sqlite_made = tmp_path / "sqlite"
+    with Archive.init(sqlite_made) as archive:
+        archive.add_series(S)
+    backup(str(sqlite_made), tmp_path / "sb")
+    database = _name()
+    target = pg_cluster.create_database(database)
+    to_database = _pdi("restore", str(tmp_path / "sb"), "--to", target)
+    assert to_database.returncode == UnsupportedError.exit_code, to_database.stderr
+    assert "restore it to a directory" in to_database.stderr
+    _untouched(pg_cluster, database)
+    with_path = _pdi("restore", str(made), "--to", target + "&options=-csearch_path%3Delsewhere")
+    assert with_path.returncode == UnsupportedError.exit_code, with_path.stderr
+    assert "restore --to a database URL without a search_path" in with_path.stderr
+    _untouched(pg_cluster, database)
 
 
 def test_a_restore_to_a_url_psycopg_cannot_read_says_so_without_a_traceback(

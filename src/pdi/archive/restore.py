@@ -55,7 +55,13 @@ from pdi.archive.backup_files import (
 from pdi.archive.blobs import SHA256_HEX
 from pdi.archive.blobs.files import fsync_dir
 from pdi.archive.catalog.opening import is_postgres_url
-from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, StoreError
+from pdi.errors import (
+    ImmutabilityError,
+    IntegrityError,
+    NotFoundError,
+    StoreError,
+    UnsupportedError,
+)
 
 
 def _blob_names(rows: Iterable[tuple[object, object]], where: object) -> list[tuple[str, int]]:
@@ -203,12 +209,13 @@ def restore(source: str | os.PathLike[str], to: str | None = None, *, copy: bool
         raise ImmutabilityError(f"{location} is inside the backup {src}: restore it to a place outside the backup")
     if marker["store"] == "sqlite":
         if is_postgres_url(location):
-            raise StoreError(f"{src} is a backup of a SQLite archive: restore it to a directory"
-                             " (pdi export and pdi import move an archive to PostgreSQL)")
+            raise UnsupportedError(f"{src} is a backup of a SQLite archive: restore it to a directory"
+                                   " (pdi export and pdi import move an archive to PostgreSQL); nothing was written")
         done = _restore_sqlite(src, Path(location), started_at, copy, progress, blobs)
     else:
         if not is_postgres_url(location):
-            raise StoreError(f"{src} is a backup of a PostgreSQL archive: restore it --to a postgresql:// URL")
+            raise UnsupportedError(f"{src} is a backup of a PostgreSQL archive: restore it --to a postgresql:// URL;"
+                                   " nothing was written")
         schema = marker.get("schema")
         done = _restore_postgres(src, location, schema if isinstance(schema, str) else None, started_at, progress,
                                  marker.get("schema_version"), blobs)
@@ -363,10 +370,11 @@ def _restore_postgres(src: Path, url: str, schema: str | None, started_at: str,
         raise ImmutabilityError("the database --to names holds an archive already: restore into an empty one")
     pg_restore = postgres_tool("pg_restore", major)
     if named != schema:
-        raise StoreError(f"the backup holds the schema {schema or 'public'!r}: name a database whose"
-                         f" search_path is it (…?options=-csearch_path%3D{schema}), not {named or 'public'!r}"
-                         if schema is not None else f"the backup holds a whole database's archive (schema public):"
-                         f" restore --to a database URL without a search_path (not {named!r})")
+        # the place given is not of the backup's kind: the user's to mend, not a failure of the storage (exit 6)
+        raise UnsupportedError(f"the backup holds the schema {schema or 'public'!r}: name a database whose"
+                               f" search_path is it (…?options=-csearch_path%3D{schema}), not {named or 'public'!r}"
+                               if schema is not None else f"the backup holds a whole database's archive (schema"
+                               f" public): restore --to a database URL without a search_path (not {named!r})")
     from pdi.archive.postgres_dumps import RESTORE_OPTIONS, check_dump
 
     try:  # one file checked and restored (pdi.archive.postgres_dumps); neither a link nor a pipe waited on
