@@ -20,7 +20,7 @@ from click.testing import CliRunner, Result
 from pdf_helpers import pdf_of
 from pdi.archive import Archive, Content
 from pdi.cli import cli
-from pdi.errors import IntegrityError, ParseError
+from pdi.errors import IntegrityError, UnsupportedError
 
 S = "oma.eop.gov.us"
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "pdf"
@@ -70,8 +70,14 @@ def test_a_pdf_pdfium_cannot_open_is_refused_and_leaves_nothing(archive: Archive
         " --force deposits it as declared (with no text layer)"
     )
     assert snapshot(archive) == before
-    forced = archive.get(archive.add(S, data, format="pdf", force=True))
+    name = archive.add(S, data, format="pdf", force=True)
+    forced = archive.get(name)
     assert forced.data == data and forced.record.format == "pdf"
+    # its passages: a valid name, of a PDF with nothing PDFium reads in it (not a syntax error of the name)
+    for fragment in ("#page=1", "#char=0,5", "#rect=(0,0),(100,100)", "#search=%22hello%22"):
+        with pytest.raises(UnsupportedError, match=r"not a PDF PDFium can open .*: kept as it came \(deposited with"
+                                                   r" --force\), it has no page, text or region pdi can cite"):
+            archive.get(str(name) + fragment)
 
 
 def _looping_pages_pdf() -> bytes:
@@ -107,7 +113,7 @@ def test_a_page_pdfium_cannot_load_is_named_and_the_deposit_leaves_nothing(archi
     assert snapshot(archive) == before
     forced = archive.add(S, data, format="pdf", force=True)
     for fragment in ("#page=1", "#char=0,2", "#rect=(0,0),(10,10)"):  # the layer made now, in the child: refused so
-        with pytest.raises(ParseError, match="page 1 of its 1 is not one PDFium can load"):
+        with pytest.raises(UnsupportedError, match="page 1 of its 1 is not one PDFium can load"):
             archive.get(str(forced) + fragment)
 
 
@@ -465,7 +471,6 @@ def test_a_pdf_with_no_layer_is_given_to_pdfium_once_for_many_passages(
     PDFium's children; each answer is still PDFium's)."""
     import pdi._bounded
     from pdi.archive import readable
-    from pdi.errors import ParseError
 
     children: list[list[str]] = []
     real = pdi._bounded.run_child
@@ -484,7 +489,7 @@ def test_a_pdf_with_no_layer_is_given_to_pdfium_once_for_many_passages(
     broken = archive.add(S, b"%PDF-1.4\n%%EOF\n", format="pdf", force=True)
     children.clear()  # the deposit's own reading
     for passage in ("char=0,4", "line=0,1", "char=2,3"):
-        with pytest.raises(ParseError) as refused:
+        with pytest.raises(UnsupportedError) as refused:
             archive.resolve(f"{broken}#{passage}")
     assert "not a PDF PDFium can open" in str(refused.value)  # each time PDFium's own refusal
     assert [argv[0] for argv in children] == ["layer"]

@@ -756,7 +756,23 @@ def evaluate_pdf(
     too, with the destination's position in the layer (kept at deposit) as
     an empty range, and its page; a name the PDF lacks is a
     :class:`~pdi.errors.NotFoundError`.
+
+    A PDF PDFium cannot open (kept as it came, deposited with ``--force``) has no page, text or region to cite:
+    each is an :class:`~pdi.errors.UnsupportedError` saying so, not a syntax error of the name (found by a probe,
+    2026-11-30: ``#page=1`` of such a PDF was "syntax error … (rule pdf)", exit 1).
     """
+    try:
+        return _evaluate_pdf(scheme, positions, data, media_type, index)
+    except ParseError as exc:
+        if exc.rule != "pdf":
+            raise
+        raise UnsupportedError(f"{exc.reason}: kept as it came (deposited with --force), it has no page, text or"
+                               " region pdi can cite; cite the whole PDF") from exc
+
+
+def _evaluate_pdf(scheme: str, positions: Sequence[object], data: Buffer, media_type: str,
+                  index: bytes | None) -> FragmentResult:
+    """:func:`evaluate_pdf`'s work."""
     if scheme == "rect":
         return _evaluate_rect(positions, data, index)
     if scheme == "viewrect":
