@@ -812,6 +812,33 @@ def test_a_warc_date_outside_the_years_a_date_holds_is_a_parse_error(tmp_path: P
             read_index(sources_for(b.save(tmp_path / "a.warc.gz")), limit=1 << 20)
 
 
+@given(st.datetimes(min_value=datetime.datetime(1, 1, 1, 12), max_value=datetime.datetime(9999, 12, 31, 11),
+                    timezones=st.just(datetime.UTC)))
+def test_a_warc_date_written_is_w3c_iso8601_whatever_the_year(when: datetime.datetime) -> None:
+    # WARC 1.1 §5.4 (W3C-ISO8601: YYYY-MM-DDThh:mm:ss[.s]Z, four digits of year): glibc's strftime("%Y") writes
+    # the year 1 as "1", and an import of the WACZ pdi wrote of a year-0001 capture refused its WARC-Date
+    from pdi.interop.warc.write import warc_date
+
+    written = warc_date(when)
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{6})?Z", written), written
+    assert datetime.datetime.fromisoformat(written.replace("Z", "+00:00")) == when
+
+
+def test_a_capture_of_the_year_1_goes_out_in_a_wacz_and_comes_back(archive: Archive, tmp_path: Path) -> None:
+    from pdi.interop.wacz import export_wacz
+
+    b = WarcBuilder()
+    b.response("http://example.org/", PAGE, "text/html", "0001-01-01T00:00:00Z")
+    (first,) = [d.name for d in import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)[0]]
+    assert str(first).startswith(f"urn:pdi://{S}/0001/01/01/")
+    export_wacz(archive, tmp_path / "out.wacz")
+    again = Archive.init(tmp_path / "again")
+    again.add_series(S)
+    with again:
+        (back,) = [d.name for d in import_warc(again, tmp_path / "out.wacz", S)[0]]
+        assert back == first and again.get(back).data == archive.get(first).data
+
+
 @pytest.mark.parametrize("spelled", [b"abc", b"-5", b"5_0", "\uff15".encode(), b"0x10", b""])
 def test_a_content_length_that_is_no_number_of_octets_is_refused_saying_so(
         archive: Archive, tmp_path: Path, spelled: bytes) -> None:

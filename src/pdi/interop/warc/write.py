@@ -22,11 +22,11 @@ _REQUEST_VERSION = "HTTP/1.1"  # what pdi.capture.fetch's client sends (h11; RFC
 
 
 def warc_date(when: datetime.datetime) -> str:
-    """A WARC-Date (§5.4): UTC, to the microsecond when there is one (WARC 1.1)."""
-    when = when.astimezone(datetime.UTC)
-    if when.microsecond:
-        return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+    """A WARC-Date (§5.4): UTC, to the microsecond when there is one (WARC 1.1); the year in four digits, as W3C-ISO8601
+    writes it (``strftime("%Y")`` writes the year 1 as ``1`` on glibc: a WACZ of an import's year-0001 capture was
+    refused by the import of it, found by a probe, 2026-11-30)."""
+    plain = when.astimezone(datetime.UTC).replace(tzinfo=None)
+    return plain.isoformat(timespec="microseconds" if plain.microsecond else "seconds") + "Z"
 
 
 def write_exchanges(out: BinaryIO, exchanges: Sequence[Exchange], *, software: str = "pdi") -> None:

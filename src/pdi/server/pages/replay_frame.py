@@ -410,7 +410,7 @@ def _captures_around(archive: Archive, url: str, current: str) -> tuple[str, boo
 
 def _stamp(when: datetime.datetime) -> str:
     """A time as the catalog writes one (ISO 8601, UTC, to the microsecond: ``2026-11-22T14:30:00.000000Z``)."""
-    return when.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return when.astimezone(datetime.UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"  # year: 4 digits
 
 
 def _captured(archive: Archive, name: PDI, record: RepresentationRecord) -> str:
