@@ -514,9 +514,16 @@ def test_a_parts_length_that_is_no_number_of_octets_is_refused_by_name_not_a_tra
         assert refused.exit_code == 3, refused.output
         shown = repr(length.decode("latin-1")[:20])
         assert (f"unfetched\t{entry(1)['name']}\tfrom {origin.url}: POST {origin.url}/api/octets: the part for"
-                f" {entry(1)['name']} is not its (Content-Location {str(entry(1)['name'])!r}, Content-Length {shown})"
+                f" {entry(1)['name']} has no Content-Length that is a number of octets ({shown})"
                 " (rule octets) (not kept)") in refused.stdout, refused.output
         assert run(location, "get", str(entry(1)["name"])).exit_code == 4  # nothing of it kept
+    # found by a probe (2026-11-30): a part of the name without any Content-Length was said not to be the name's
+    origin.bulk = lambda names: (part(names[0]).replace(b"Content-Length: %d\r\n" % len(TEXT), b"")
+                                 + part(names[1]) + b"--B--\r\n")
+    refused = run(location, "mirror", "sync")
+    assert refused.exit_code == 3, refused.output
+    assert (f"the part for {entry(1)['name']} has no Content-Length that is a number of octets (none)"
+            in refused.stdout), refused.output
     origin.bulk = lambda names: b"".join(part(name) for name in names) + b"--B--\r\n"
     assert run(location, "mirror", "sync").exit_code == 0  # the same names, their parts as they should be
     assert run(location, "get", str(entry(2)["name"])).stdout_bytes == TEXT

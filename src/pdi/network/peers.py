@@ -672,10 +672,12 @@ class _Parts:
             field_name, _, value = line.decode("latin-1").partition(":")
             head[field_name.strip(" \t").lower()] = value.strip(" \t")
         length = head.get("content-length", "")
-        if head.get("content-location") != name or _CONTENT_LENGTH.fullmatch(length) is None:
+        if head.get("content-location") != name:
             raise ParseError(f"POST {self.url}: the part for {name} is not its (Content-Location"
-                             f" {head.get('content-location', '')[:200]!r}, Content-Length {length[:20]!r})",
-                             rule="octets")
+                             f" {head.get('content-location', '')[:200]!r})", rule="octets")
+        if _CONTENT_LENGTH.fullmatch(length) is None:  # said apart: the part is the name's, its length is not given
+            raise ParseError(f"POST {self.url}: the part for {name} has no Content-Length that is a number of octets"
+                             f" ({'none' if 'content-length' not in head else repr(length[:20])})", rule="octets")
         count = int(length)
         if head.get("content-type", "").startswith("application/problem+json"):
             if count > MAX_PART_PROBLEM:
