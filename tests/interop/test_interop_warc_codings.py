@@ -21,7 +21,7 @@ import brotli  # type: ignore[import-untyped,import-not-found,unused-ignore]  # 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from warc_builder import WarcBuilder
+from warc_builder import WarcBuilder, everything
 from warcio.bufferedreaders import BufferedReader, ChunkedDataReader
 from warcio.statusandheaders import StatusAndHeaders
 
@@ -170,6 +170,136 @@ def test_a_chunked_payload_that_lies_is_refused_naming_the_record(tmp_path: Path
                 " decoded: its chunked transfer coding is broken: chunk 1, of 3 octets, is not followed by CRLF")):
             import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
         assert list(archive.iter_records(S)) == []  # nothing deposited, not even the good record before it
+
+
+# --- a damaged payload: refused as a damaged record, never a part of the page or its framing ---------------
+
+
+def _gzip_wrong_crc(data: bytes) -> bytes:
+    coded = bytearray(gzip.compress(data))
+    coded[-8] ^= 0xFF  # the CRC-32 of the member's trailer (RFC 1952 §2.3.1)
+    return bytes(coded)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.binary(min_size=1, max_size=3000), coding=st.sampled_from(CODINGS), chunked=st.booleans(),
+       sizes=st.lists(st.integers(1, 700), min_size=1, max_size=5), trailer=st.booleans(), drawn=st.data())
+def test_a_payload_cut_anywhere_is_refused_never_a_part_of_it(
+    data: bytes, coding: str | None, chunked: bool, sizes: list[int], trailer: bool, drawn: st.DataObject,
+) -> None:
+    """A payload cut past its first line is a decoding error, or (cut inside the framing after the last chunk, or
+    after the coded stream's end) the whole of it: never a prefix, nor framing given as payload. A cut inside the
+    first line is left out: a payload of one line without its CRLF is read as it is (a mislabel)."""
+    chunked = chunked or coding is None
+    body = _coded(data, coding)
+    if chunked:
+        body = _chunked(body, sizes, trailer=b"X-A: b\r\n" if trailer else b"")
+    said = "deflate" if coding == "deflate-raw" else coding
+    first = body.index(b"\r\n") + 2 if chunked else 1
+    cut = drawn.draw(st.integers(first, len(body) - 1), label="cut")
+    try:
+        got = _read(decoded(io.BytesIO(body[:cut]), _http(said, chunked)))
+    except DecodingError:
+        return
+    assert got == data, f"a cut at {cut} of {len(body)} gave {len(got)} octets that are not the payload"
+
+
+@pytest.mark.parametrize(("body", "words"), [
+    (b"20\r\nhello", "chunk 1, of 32 octets, is cut short: the payload ends after 5 of them, at its octet 9"),
+    (b"5\r\nhello\r\n20\r\nonly a few", "chunk 2, of 32 octets, is cut short: the payload ends after 10 of them"),
+    (b"5\r\nhello", r"chunk 1, of 5 octets, is not followed by CRLF at octet 8 of the payload \(the payload ends"),
+    (b"5\r\nhello\r\n5\r\nworld\r\n", "the payload ends at octet 20, after chunk 2, without its last chunk"),
+    (b"ZZ\r\nhello\r\n0\r\n\r\n", r"chunk 1, at octet 0 of the payload, does not begin with a chunk size line \(it"
+                                  r" begins b'ZZ\\r\\n'\)"),
+    (b"-5\r\nhello\r\n0\r\n\r\n", "chunk 1, at octet 0 of the payload, does not begin with a chunk size line"),
+    (b"0x5\r\nhello\r\n0\r\n\r\n", "chunk 1, at octet 0 of the payload, does not begin with a chunk size line"),
+    (b"ffffffffffffffff\r\nhello", "chunk 1, at octet 0 of the payload, says it holds 18446744073709551615 octets,"
+                                   " more than the 2 GiB a chunk may hold here"),
+])
+def test_a_chunked_payload_cut_short_or_with_a_size_line_that_is_none_is_a_decoding_error(
+    body: bytes, words: str,
+) -> None:
+    """RFC 9112 §7.1 (``chunk-size = 1*HEXDIG``): warcio gives ``hello``, ``hellohello only a few``, the framing
+    as payload, or (``0x5``) ``hello``; each is damaged."""
+    with pytest.raises(DecodingError, match=f"its chunked transfer coding is broken: {words}"):
+        _read(decoded(io.BytesIO(body), _http(None, True)))
+
+
+@pytest.mark.parametrize("body", [b"OK", b"1f", b"<!DOCTYPE html>\r\n<html></html>", b'{"url": 1}\r\n', b""])
+def test_a_payload_whose_first_line_is_not_meant_as_a_chunk_size_is_read_as_it_is(body: bytes) -> None:
+    """pywb records a chunked response with its chunks undone and its ``Transfer-Encoding: chunked`` kept
+    (webrecorder/pywb#584): a first line that is not one word before a CRLF, or has no CRLF, is not chunked."""
+    assert _read(decoded(io.BytesIO(body), _http(None, True))) == body
+
+
+@pytest.mark.parametrize(("coding", "body", "words"), [
+    ("gzip", gzip.compress(DATE.encode() * 400)[:50], "its Content-Encoding gzip stream is cut short: the payload"
+                                                       " ends at octet 50, before the stream's end"),
+    ("gzip", gzip.compress(b"x")[:1], "its Content-Encoding gzip stream is cut short"),  # inside its magic
+    ("gzip", _gzip_wrong_crc(DATE.encode() * 400), "its Content-Encoding gzip cannot be undone past octet [0-9]+ of the"
+                                                    " payload: .*incorrect data check"),
+    ("deflate", zlib.compress(DATE.encode() * 400)[:-3], "its Content-Encoding deflate stream is cut short"),
+    ("deflate", _coded(DATE.encode() * 400, "deflate-raw")[:30], "its Content-Encoding deflate stream is cut short"),
+    ("br", brotli.compress(DATE.encode() * 400)[:-2], "its Content-Encoding br stream is cut short"),
+])
+def test_a_coded_stream_cut_short_or_corrupt_at_its_start_is_a_decoding_error(
+    coding: str, body: bytes, words: str,
+) -> None:
+    """warcio gives what it decoded of a stream cut short, and a gzip member whose CRC-32 is wrong as its coded
+    octets (its mislabel guess): a payload that begins as a gzip member or a zlib stream is one."""
+    for chunked in (False, True):
+        with pytest.raises(DecodingError, match=words):
+            _read(decoded(io.BytesIO(_chunked(body, [7]) if chunked else body), _http(coding, chunked)))
+
+
+def _pdi(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pdi", *argv], capture_output=True, text=True, timeout=300, check=False)
+
+
+DAMAGED = {
+    "a chunk cut short": (b"5\r\nhello\r\n20\r\nonly a few", ("Transfer-Encoding", "chunked"),
+                          "its chunked transfer coding is broken: chunk 2, of 32 octets, is cut short"),
+    "a first size line that is none": (b"ZZ\r\nhello\r\n0\r\n\r\n", ("Transfer-Encoding", "chunked"),
+                                       "its chunked transfer coding is broken: chunk 1, at octet 0 of the payload,"
+                                       " does not begin with a chunk size line"),
+    "a size past the payload": (b"ffffffffffffffff\r\nhello", ("Transfer-Encoding", "chunked"),
+                                "its chunked transfer coding is broken: chunk 1, at octet 0 of the payload, says it"
+                                " holds 18446744073709551615 octets"),
+    "a gzip stream cut short": (gzip.compress(DATE.encode() * 400)[:50], ("Content-Encoding", "gzip"),
+                                "its Content-Encoding gzip stream is cut short"),
+    "a gzip member's CRC-32 wrong": (_gzip_wrong_crc(DATE.encode() * 400), ("Content-Encoding", "gzip"),
+                                     "its Content-Encoding gzip cannot be undone past octet 0"),
+    "a br stream cut short": (brotli.compress(DATE.encode() * 400)[:-2], ("Content-Encoding", "br"),
+                              "its Content-Encoding br stream is cut short"),
+}
+
+
+@pytest.mark.parametrize("case", DAMAGED)
+def test_a_damaged_payload_is_refused_as_a_damaged_record_and_dropped_with_partial(tmp_path: Path, case: str) -> None:
+    """Refused as a payload without its last chunk is: exit 1 naming the record's offset and URI, nothing
+    deposited; with --partial, the whole records before it imported, it and the rest of its file dropped, exit 14."""
+    body, field, words = DAMAGED[case]
+    b = WarcBuilder()
+    b.response("http://example.org/a.txt", b"fine", "text/plain", DATE)
+    bad = b.response("http://example.org/b.txt", body, "text/plain", DATE, headers=(field,))
+    b.response("http://example.org/c.txt", b"after", "text/plain", DATE)
+    warc = b.save(tmp_path / "a.warc.gz")
+    archive = tmp_path / "archive"
+    with Archive.init(archive) as opened:
+        opened.add_series(S)
+        before = everything(opened)
+    where = f"a.warc.gz: the record at offset {bad} (http://example.org/b.txt): its payload cannot be decoded: {words}"
+    refused = _pdi("import", str(warc), "--series", S, "--archive", str(archive))
+    assert refused.returncode == 1, refused.stderr
+    assert f"pdi: syntax error: {where}" in refused.stderr
+    assert refused.stdout == ""
+    with Archive.open(archive) as opened:
+        assert everything(opened) == before
+    kept = _pdi("import", str(warc), "--series", S, "--partial", "--archive", str(archive))
+    assert kept.returncode == 14, kept.stderr
+    assert f"dropped: {where}" in kept.stderr and "(the rest of a.warc.gz is left out)" in kept.stderr
+    with Archive.open(archive) as opened:
+        assert sorted(r.unique_id for r in opened.store.iter_representations()) == ["http://example.org/a.txt"]
 
 
 # --- bombs, in a child `pdi import` ------------------------------------------------------------------------

@@ -11,21 +11,48 @@ stream holds a piece at a time and can stop at its limit
 (:func:`~pdi.interop.warc.entries._drain`).
 
 What the stream gives is what warcio's gives for a payload in good order,
-and its guesses for one that is not are warcio's (a reader of a stranger's
-WARC expects those): a ``Transfer-Encoding`` of exactly ``chunked``; a
-payload whose first line is not a chunk's size line is read as it is (a
-server that said ``chunked`` and did not chunk); a ``Content-Encoding`` of
-``gzip``, ``deflate`` (the zlib format, else raw deflate) or ``br`` (when a
-``brotli`` module with a bounded decoder is installed), any other left as
-it is, as is a payload its coding cannot undo from its start (a server's
-mislabel); a payload that ends inside its chunk or its coded stream gives
-what it holds; what follows the end of the coded stream is left out. Where
-warcio would give a payload's octets mixed with its chunks' framing (a
-chunk that does not end in CRLF, a size line past the first that is not
-one) or cut it short without a word (a coded stream broken past its start),
-this is a :class:`DecodingError` saying where. A last chunk's trailer fields
-(RFC 9112 §7.1.2), which warcio gives as if they were payload, are read and
-left out.
+and its guesses for a server's mislabel are warcio's (a reader of a
+stranger's WARC expects those): a ``Transfer-Encoding`` of exactly
+``chunked``; a payload whose first line is not a chunk's size line and is
+not meant as one (it is not one word and a CRLF: ``<!DOCTYPE html>``,
+``{"url": …``, a payload with no CRLF) is read as it is (a server that
+said ``chunked`` and did not chunk, or a recorder that undid the chunks and
+kept the header, as pywb does); a ``Content-Encoding`` of ``gzip``,
+``deflate`` (the zlib format, else raw deflate) or ``br`` (when a ``brotli``
+module with a bounded decoder is installed), any other left as it is, as is
+a payload its coding cannot undo from its start and that does not begin as
+that coding does (a gzip member's magic octets, a zlib header); what follows
+the end of the coded stream is left out.
+
+A payload that is damaged is a :class:`DecodingError` saying where, where
+warcio gives a part of it, or its chunks' framing as if it were the page:
+
+- a chunk cut short by the payload's end (warcio gives what it holds, as
+  if it were whole), or not followed by its CRLF (warcio gives the chunk
+  with its size line, and what follows, as payload);
+- a first line meant as a chunk size that is not one (RFC 9112 §7.1:
+  ``1*HEXDIG [ chunk-ext ] CRLF``): ``ZZ`` (warcio gives the payload as it
+  is, framing and all), ``-5`` (the same, less two octets), ``0x5`` (read
+  as 5, as Python's ``int(…, 16)`` reads it); a size line past the first
+  that is not one (warcio gives the rest with its framing);
+- a size past :data:`_MAX_CHUNK` (warcio's bound: it gives the payload as
+  it is, framing and all);
+- a payload that ends before its last chunk (warcio gives what it read);
+- a coded stream that ends before its end (warcio gives what it decoded),
+  or that its coding cannot undo past its start, or at its start when the
+  payload begins as that coding does (a gzip member whose CRC-32 is wrong:
+  warcio gives the coded octets as they are; past its start it writes the
+  error to stderr and gives what it decoded before it). A payload coded
+  ``br`` or raw deflate has no such mark, and one those cannot undo within
+  its first piece is read as it is, as warcio reads it.
+
+pdi is stricter than warcio there because a name it mints must bring back
+the page's own octets, the same every time: a prefix of a page, or a page
+with its chunks' framing in it, is not that page, and a later copy of the
+whole page would be a second version of it. A record so damaged is refused
+as any other damaged record is (``--partial`` drops it and the rest of its
+file). A last chunk's trailer fields (RFC 9112 §7.1.2), which warcio gives
+as if they were payload, are read and left out.
 
 ``br`` is undone through libbrotli's C API (``BrotliDecoderCreateInstance``,
 ``BrotliDecoderDecompressStream`` with its output bound, ``BrotliDecoderGetErrorCode``,
@@ -38,6 +65,7 @@ without it ``br`` is left as it is, as warcio leaves it.
 from __future__ import annotations
 
 import io
+import re
 import zlib
 from collections.abc import Iterator
 from typing import Any, BinaryIO
@@ -52,11 +80,15 @@ _TRAILER_LINE = 8 << 10
 _TRAILER_LINES = 100
 #: A chunk's largest size (warcio's bound).
 _MAX_CHUNK = 1 << 31
-_HEX = frozenset(b"0123456789abcdefABCDEF")
+#: A chunk size line (RFC 9112 §7.1: ``1*HEXDIG [ chunk-ext ] CRLF``; spaces around the size allowed).
+_SIZE = re.compile(rb"[ \t]*([0-9A-Fa-f]+)[ \t]*(?:;[^\r\n]*)?\r\n")
+#: A first line meant as a chunk size line that may not be one: one word before its CRLF (``ZZ``, ``-5``,
+#: ``0x5``); a first line that is not this is a payload that was not chunked (``<!DOCTYPE html>``).
+_SIZE_MEANT = re.compile(rb"[ \t]*[-+]?[0-9A-Za-z_.]+[ \t]*(?:;[^\r\n]*)?\r\n")
 
 
 class DecodingError(ValueError):
-    """A payload whose chunks or coded stream are broken past their start (the message says where)."""
+    """A payload whose chunks or coded stream are damaged: cut short, or broken (the message says where)."""
 
 
 def _brotli_lib() -> Any | None:
@@ -85,22 +117,31 @@ def _raw_pieces(raw: BinaryIO) -> Iterator[bytes]:
 
 def _dechunked(raw: BinaryIO) -> Iterator[bytes]:
     """The data of a ``chunked`` payload (RFC 9112 §7.1), a piece at a time; the payload as it is when its first
-    line is not a chunk size line."""
+    line is not a chunk size line and not meant as one (see the module's docstring), and a :class:`DecodingError`
+    when its chunks are damaged: cut short, a size line that is not one, or no last chunk."""
     number = 0
     at = 0  # octets of the payload read
     while True:
         line = raw.readline(_SIZE_LINE)
         size = _chunk_size(line)
         if size is None:
-            if number == 0:  # not chunked at all, whatever the header said: read as it is (as warcio does)
+            if number == 0 and not _SIZE_MEANT.fullmatch(line):
+                # not chunked at all, whatever the header said: read as it is (as warcio does)
                 if line:
                     yield line
                 yield from _raw_pieces(raw)
                 return
+            if not line:
+                raise DecodingError(f"its chunked transfer coding is broken: the payload ends at octet {at}, after"
+                                    f" chunk {number}, without its last chunk (a chunk of size 0)")
             raise DecodingError(f"its chunked transfer coding is broken: chunk {number + 1}, at octet {at} of"
                                 f" the payload, does not begin with a chunk size line (it begins {line[:20]!r})")
-        at += len(line)
         number += 1
+        if size > _MAX_CHUNK:
+            raise DecodingError(f"its chunked transfer coding is broken: chunk {number}, at octet {at} of the"
+                                f" payload, says it holds {size} octets, more than the 2 GiB a chunk may hold"
+                                " here")
+        at += len(line)
         if size == 0:
             _trailer(raw, at)
             return
@@ -108,29 +149,24 @@ def _dechunked(raw: BinaryIO) -> Iterator[bytes]:
         while left:
             piece = raw.read(min(left, PIECE))
             if not piece:
-                return  # the payload ends inside the chunk: what it holds (as warcio gives it)
+                raise DecodingError(f"its chunked transfer coding is broken: chunk {number}, of {size} octets, is"
+                                    f" cut short: the payload ends after {size - left} of them, at its octet {at}")
             left -= len(piece)
             at += len(piece)
             yield piece
         end = raw.read(2)
         if end != b"\r\n":
-            if not end:
-                return
             raise DecodingError(f"its chunked transfer coding is broken: chunk {number}, of {size} octets, is not"
-                                f" followed by CRLF at octet {at} of the payload (but by {end!r})")
+                                f" followed by CRLF at octet {at} of the payload"
+                                f" ({f'but by {end!r}' if end else 'the payload ends there'})")
         at += 2
 
 
 def _chunk_size(line: bytes) -> int | None:
     """The size a chunk size line gives (``1*HEXDIG [ chunk-ext ] CRLF``, spaces around the size allowed), or
     ``None``."""
-    if not line.endswith(b"\r\n"):
-        return None
-    digits = line[:-2].split(b";", 1)[0].strip(b" \t")
-    if not digits or not set(digits) <= _HEX or len(digits) > 16:
-        return None
-    size = int(digits, 16)
-    return size if size <= _MAX_CHUNK else None
+    matched = _SIZE.fullmatch(line)
+    return None if matched is None else int(matched[1], 16)
 
 
 def _trailer(raw: BinaryIO, at: int) -> None:
@@ -198,9 +234,21 @@ class _Brotli:
                 return
 
 
+def _begins_as(coding: str, start: bytes) -> bool:
+    """Whether a payload beginning ``start`` begins as the coding ``coding``'s stream does: a gzip member's magic
+    octets (RFC 1952 §2.3.1), a zlib header whose check bits are right (RFC 1950 §2.2); raw deflate and ``br``
+    have no such mark."""
+    if coding == "gzip":
+        return start[:2] == b"\x1f\x8b"
+    if coding == "deflate":
+        return len(start) >= 2 and start[0] & 0x0F == 8 and start[0] >> 4 <= 7 and (start[0] << 8 | start[1]) % 31 == 0
+    return False
+
+
 def _decompressed(pieces: Iterator[bytes], coding: str, raw_deflate: bool = False) -> Iterator[bytes]:
     """``pieces`` with the content coding ``coding`` undone; as they are when it cannot be undone from its start
-    (``deflate``: the zlib format, then raw deflate, as warcio tries them)."""
+    and they do not begin as it does (``deflate``: the zlib format, then raw deflate, as warcio tries them); a
+    :class:`DecodingError` when the stream is broken past its start, or ends before its end."""
     wbits = -zlib.MAX_WBITS if raw_deflate else zlib.MAX_WBITS | 16 if coding == "gzip" else zlib.MAX_WBITS
     decoder: _Zlib | _Brotli = _Brotli() if coding == "br" else _Zlib(wbits)
     fed: list[bytes] | None = []  # the input fed while there is no output yet (up to a piece), else None
@@ -211,7 +259,7 @@ def _decompressed(pieces: Iterator[bytes], coding: str, raw_deflate: bool = Fals
                 fed = None
                 yield out
         except zlib.error as exc:
-            if fed is None:
+            if fed is None or _begins_as(coding, b"".join([*fed, piece])[:2]):
                 raise DecodingError(f"its Content-Encoding {coding} cannot be undone past octet {at} of the"
                                     f" payload: {exc}") from None
             # a mislabel (nothing decoded yet): read as it is, as warcio does
@@ -225,6 +273,9 @@ def _decompressed(pieces: Iterator[bytes], coding: str, raw_deflate: bool = Fals
                 fed = None  # past the first piece: no longer a mislabel
         if decoder.eof:
             return  # what follows the coded stream is left out (as warcio does)
+    if at:  # (an empty payload has no coded stream: a HEAD's, a 304's)
+        raise DecodingError(f"its Content-Encoding {coding} stream is cut short: the payload ends at octet {at},"
+                            " before the stream's end")
 
 
 def _chain(first: list[bytes], rest: Iterator[bytes]) -> Iterator[bytes]:
