@@ -123,6 +123,7 @@ def wacz_sources(
     try:
         with _open_zip(path) as zf:
             infos = zf.infolist()
+            directory = zf.start_dir
     except FileNotFoundError:
         raise NotFoundError(f"no file {path}") from None
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
@@ -130,6 +131,7 @@ def wacz_sources(
     except NotImplementedError as exc:  # a ZIP feature zipfile lacks ("zip file version 12.7")
         raise UnsupportedError(f"{path} cannot be read: {exc}") from None
     _check_names(path, infos)
+    _check_layout(path, infos, directory)
     members = {
         i.filename: i for i in infos
         if i.filename.startswith("archive/") and i.filename.lower().endswith((".warc", ".warc.gz"))
@@ -238,11 +240,12 @@ def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None,
         raise ParseError(f"{path} is not a WACZ (not a ZIP file: {exc})", rule="WACZ") from None
     except NotImplementedError as exc:
         raise UnsupportedError(f"{path} cannot be read: {exc}") from None
-    try:
-        with zf:
-            if infos is None:
-                infos = zf.infolist()
-                _check_names(path, infos)
+    with zf:
+        if infos is None:  # (before the try below: the ZIP's own lies are not its datapackage files' damage)
+            infos = zf.infolist()
+            _check_names(path, infos)
+            _check_layout(path, infos, zf.start_dir)
+        try:
             listed = {i.filename: i for i in infos}
             if "datapackage.json" not in listed:
                 return None  # nothing to check the files against: the WARCs are read as they are
@@ -260,11 +263,11 @@ def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None,
                 signed = checked is not None and checked.signed
                 _check_resources(path, zf, listed, package, max_expansion,
                                  "the signed datapackage.json" if signed else "datapackage.json", signed)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
-        raise ParseError(f"{path}: its datapackage files cannot be read: {exc}", rule="WACZ") from None
-    except (NotImplementedError, RuntimeError) as exc:  # a compression method or encryption zipfile lacks
-        raise UnsupportedError(f"{path}: its datapackage files cannot be read: {exc}") from None
-    return checked
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
+            raise ParseError(f"{path}: its datapackage files cannot be read: {exc}", rule="WACZ") from None
+        except (NotImplementedError, RuntimeError) as exc:  # a compression method or encryption zipfile lacks
+            raise UnsupportedError(f"{path}: its datapackage files cannot be read: {exc}") from None
+        return checked
 
 
 def _open_zip(path: str | Path) -> zipfile.ZipFile:
@@ -351,6 +354,65 @@ def _check_names(path: str | Path, infos: list[zipfile.ZipInfo]) -> None:
             raise ParseError(f"{path}: two ZIP entries are named {name[:200]!r} (at offsets {seen[name]} and"
                              f" {info.header_offset}): which one the package holds is not said", rule="WACZ")
         seen[name] = info.header_offset
+
+
+def _check_layout(path: str | Path, infos: list[zipfile.ZipInfo], directory: int) -> None:
+    """A :class:`~pdi.errors.ParseError` for ZIP entries that lie about where their octets are: two whose octets
+    overlap (from the local header to the end of the data and its data descriptor; two at one offset included),
+    one running into the ZIP directory at offset ``directory``, or one whose local header (APPNOTE.TXT §4.3.7)
+    gives another name than its directory entry. Entries made to share their octets are the zip bomb of
+    overlapping files (D. Fifield, "A better zip bomb", 2019: one stored WARC listed 2,000 times was read 2,000
+    times; zipfile refuses one as it opens it only from Python 3.12 and 3.11.8 on, CPython gh-109858, and a
+    stored WARC is read in place, not through zipfile), and a name told two ways says nothing sure of what the
+    package holds (zipfile checks it only as it opens a member, never for a WARC read in place).
+
+    Checked from the local headers alone (30 octets and the name each), in order of offset: an entry whose local
+    header is damaged or past the end is left to its reading, which names it. A data descriptor (flag bit 3) is
+    counted as the least it can be, 12 octets, or 16 with its signature: its ZIP64 form's 8 more hold no data."""
+    spans = []
+    with open(path, "rb") as fh:
+        end_of_file = fh.seek(0, os.SEEK_END)
+        for info in sorted(infos, key=lambda i: i.header_offset):
+            header = b""
+            if 0 <= info.header_offset <= end_of_file - 30:
+                fh.seek(info.header_offset)
+                header = fh.read(30)
+            if len(header) < 30 or header[:4] != b"PK\x03\x04":
+                continue  # damaged: opening the entry says so
+            name_length, extra_length = struct.unpack_from("<HH", header, 26)
+            raw_name = fh.read(name_length)
+            end = info.header_offset + 30 + name_length + extra_length + info.compress_size
+            if info.flag_bits & 0x8:
+                fh.seek(end)
+                end += 16 if fh.read(4) == b"PK\x07\x08" else 12
+            spans.append((info, end, raw_name))
+    furthest: tuple[zipfile.ZipInfo, int] | None = None
+    for info, end, raw_name in spans:
+        if furthest is not None and info.header_offset < furthest[1]:
+            held, held_end = furthest
+            raise ParseError(
+                f"{path}: the ZIP entries {held.filename[:200]!r} (at offset {held.header_offset}, its octets to"
+                f" offset {held_end}) and {info.filename[:200]!r} (at offset {info.header_offset}) overlap: each"
+                " entry's octets are its own, and entries made to share them are a zip bomb (one entry's octets"
+                " read as many files); the package is refused", rule="WACZ")
+        try:
+            local_name = raw_name.decode("utf-8" if info.flag_bits & 0x800 else "cp437")  # as zipfile decodes it
+        except UnicodeDecodeError:
+            local_name = raw_name.decode("utf-8", "backslashreplace")
+        if local_name != info.orig_filename:
+            raise ParseError(
+                f"{path}: the ZIP entry {info.filename[:200]!r} at offset {info.header_offset} is named"
+                f" {local_name[:200]!r} in its local header: which file the package holds there is not said"
+                " (readers differ: zipfile goes by the directory, a streaming unzip by the local header)",
+                rule="WACZ")
+        if furthest is None or end > furthest[1]:
+            furthest = (info, end)
+    if furthest is not None and furthest[1] > directory:
+        held, held_end = furthest
+        raise ParseError(
+            f"{path}: the ZIP entry {held.filename[:200]!r} at offset {held.header_offset} runs to offset"
+            f" {held_end}, into the ZIP directory at offset {directory}: an entry's octets end where the"
+            " directory begins; the package is refused", rule="WACZ")
 
 
 def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zipfile.ZipInfo], package: bytes,
