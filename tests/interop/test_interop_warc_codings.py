@@ -302,6 +302,26 @@ def test_a_damaged_payload_is_refused_as_a_damaged_record_and_dropped_with_parti
         assert sorted(r.unique_id for r in opened.store.iter_representations()) == ["http://example.org/a.txt"]
 
 
+@pytest.mark.parametrize("case", ["a chunk cut short", "a gzip stream cut short", "a br stream cut short"])
+@pytest.mark.parametrize("plain", [True, False], ids=["plain", "gzip-per-record"])
+def test_a_payload_its_crawler_cut_short_is_read_as_it_is_not_refused(tmp_path: Path, case: str, plain: bool) -> None:
+    """A record that says its crawler cut its payload short (``WARC-Truncated: length``, WARC 1.1 §5.13: Heritrix
+    and wget write it for a response past their size limits) is no damaged record: its digests vouch for the octets
+    it has, and its file imports whole, the payload given as far as it goes (as before damage was refused); the
+    same payload without the field refuses the file (above). Both of pdi's readers (its own, a plain WARC's;
+    warcio's, a gzip-per-record one) are asked."""
+    body, field, _ = DAMAGED[case]
+    b = WarcBuilder(gzip=not plain)
+    b.response("http://example.org/a.txt", b"fine", "text/plain", DATE)
+    b.response("http://example.org/b.txt", body, "text/plain", DATE, headers=(field,),
+               warc_headers={"WARC-Truncated": "length"})
+    warc = b.save(tmp_path / ("a.warc" if plain else "a.warc.gz"))
+    with Archive.init(tmp_path / "archive") as opened:
+        opened.add_series(S)
+        done, _ = import_warc(opened, warc, S)
+        assert sorted(d.name.unique_id for d in done) == ["http://example.org/a.txt", "http://example.org/b.txt"]
+
+
 # --- bombs, in a child `pdi import` ------------------------------------------------------------------------
 
 

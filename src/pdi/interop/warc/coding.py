@@ -115,7 +115,7 @@ def _raw_pieces(raw: BinaryIO) -> Iterator[bytes]:
         yield piece
 
 
-def _dechunked(raw: BinaryIO) -> Iterator[bytes]:
+def _dechunked(raw: BinaryIO, cut: bool = False) -> Iterator[bytes]:
     """The data of a ``chunked`` payload (RFC 9112 §7.1), a piece at a time; the payload as it is when its first
     line is not a chunk size line and not meant as one (see the module's docstring), and a :class:`DecodingError`
     when its chunks are damaged: cut short, a size line that is not one, or no last chunk."""
@@ -130,6 +130,8 @@ def _dechunked(raw: BinaryIO) -> Iterator[bytes]:
                 if line:
                     yield line
                 yield from _raw_pieces(raw)
+                return
+            if not line and cut:  # its crawler cut it (WARC-Truncated): what it holds
                 return
             if not line:
                 raise DecodingError(f"its chunked transfer coding is broken: the payload ends at octet {at}, after"
@@ -148,6 +150,8 @@ def _dechunked(raw: BinaryIO) -> Iterator[bytes]:
         left = size
         while left:
             piece = raw.read(min(left, PIECE))
+            if not piece and cut:
+                return
             if not piece:
                 raise DecodingError(f"its chunked transfer coding is broken: chunk {number}, of {size} octets, is"
                                     f" cut short: the payload ends after {size - left} of them, at its octet {at}")
@@ -155,6 +159,8 @@ def _dechunked(raw: BinaryIO) -> Iterator[bytes]:
             at += len(piece)
             yield piece
         end = raw.read(2)
+        if not end and cut:
+            return
         if end != b"\r\n":
             raise DecodingError(f"its chunked transfer coding is broken: chunk {number}, of {size} octets, is not"
                                 f" followed by CRLF at octet {at} of the payload"
@@ -245,7 +251,8 @@ def _begins_as(coding: str, start: bytes) -> bool:
     return False
 
 
-def _decompressed(pieces: Iterator[bytes], coding: str, raw_deflate: bool = False) -> Iterator[bytes]:
+def _decompressed(pieces: Iterator[bytes], coding: str, raw_deflate: bool = False, cut: bool = False,
+                  ) -> Iterator[bytes]:
     """``pieces`` with the content coding ``coding`` undone; as they are when it cannot be undone from its start
     and they do not begin as it does (``deflate``: the zlib format, then raw deflate, as warcio tries them); a
     :class:`DecodingError` when the stream is broken past its start, or ends before its end."""
@@ -264,7 +271,7 @@ def _decompressed(pieces: Iterator[bytes], coding: str, raw_deflate: bool = Fals
                                     f" payload: {exc}") from None
             # a mislabel (nothing decoded yet): read as it is, as warcio does
             again = _chain([*fed, piece], pieces)
-            yield from _decompressed(again, coding, True) if coding == "deflate" and not raw_deflate else again
+            yield from _decompressed(again, coding, True, cut) if coding == "deflate" and not raw_deflate else again
             return
         at += len(piece)
         if fed is not None:
@@ -273,7 +280,7 @@ def _decompressed(pieces: Iterator[bytes], coding: str, raw_deflate: bool = Fals
                 fed = None  # past the first piece: no longer a mislabel
         if decoder.eof:
             return  # what follows the coded stream is left out (as warcio does)
-    if at:  # (an empty payload has no coded stream: a HEAD's, a 304's)
+    if at and not cut:  # (an empty payload has no coded stream: a HEAD's, a 304's; a cut one: what it held)
         raise DecodingError(f"its Content-Encoding {coding} stream is cut short: the payload ends at octet {at},"
                             " before the stream's end")
 
@@ -307,10 +314,12 @@ class _Pieces(io.RawIOBase):
         return size
 
 
-def decoded(raw: BinaryIO, http: Any | None) -> BinaryIO:
+def decoded(raw: BinaryIO, http: Any | None, *, cut: bool = False) -> BinaryIO:
     """The payload ``raw`` (read from its start) with the codings the HTTP header fields ``http`` name undone
     (``http``: warcio's ``StatusAndHeaders`` or one answering ``get_header`` alike; ``None``: a record with no
-    HTTP header block, read as it is)."""
+    HTTP header block, read as it is). ``cut``: the record says its crawler cut its payload short
+    (``WARC-Truncated``, WARC 1.1 §5.13): one that ends inside a chunk or its coded stream gives what it holds, as
+    before damage was refused (its record's digests vouch for the octets it has), not a :class:`DecodingError`."""
     if not http:  # (warcio's test: a record whose HTTP header block is empty has none)
         return raw
     coding = http.get_header("content-encoding")
@@ -320,7 +329,7 @@ def decoded(raw: BinaryIO, http: Any | None) -> BinaryIO:
     chunked = http.get_header("transfer-encoding") == "chunked"
     if not chunked and coding is None:
         return raw
-    pieces = _dechunked(raw) if chunked else _raw_pieces(raw)
+    pieces = _dechunked(raw, cut) if chunked else _raw_pieces(raw)
     if coding is not None:
-        pieces = _decompressed(pieces, coding)
+        pieces = _decompressed(pieces, coding, cut=cut)
     return _Pieces(pieces)  # type: ignore[return-value]  # a RawIOBase is a binary stream, not typed as BinaryIO

@@ -163,10 +163,10 @@ def _digest_right(declared: str, data: bytes | memoryview) -> None:
         raise _NotPlain
 
 
-def _payload_stream(payload: bytes, http: _Fields | None) -> Callable[[], BinaryIO]:
+def _payload_stream(payload: bytes, http: _Fields | None, cut: bool) -> Callable[[], BinaryIO]:
     """The payload's stream with its codings undone, as :func:`~pdi.interop.warc.coding.decoded` undoes a record's
-    that warcio reads."""
-    return lambda: decoded(io.BytesIO(payload), http)
+    that warcio reads (``cut``: its record says ``WARC-Truncated``)."""
+    return lambda: decoded(io.BytesIO(payload), http, cut=cut)
 
 
 class _Short(_NotPlain):
@@ -239,7 +239,7 @@ def _record(
     if payload_digest and not revisit and "warc-segment-number" not in warc:
         _digest_right(payload_digest, payload)
     try:
-        entry, kept = _index_fields(kind, _Fields(warc), http, length, _payload_stream(bytes(payload), http),
+        entry, kept = _index_fields(kind, _Fields(warc), http, length, _payload_stream(bytes(payload), http, "warc-truncated" in warc),
                                     source, number, offset, limit, keep, bounds.max_expansion)
     except (PDIError, ValueError):  # (a status of digits int() does not take)
         raise _NotPlain from None  # warcio reads it again, and the same error names it

@@ -174,7 +174,8 @@ class WarcIndex:
                 record = next(iter(it))
             except Exception as exc:  # any exception from warcio: see _damaged
                 raise ParseError(f"{_where(source, entry.offset, entry.uri)} cannot be read again: {exc}") from None
-            data = _drain(decoded(record.raw_stream, record.http_headers), limit, _where(source, entry.offset, entry.uri), keep=True)
+            data = _drain(decoded(record.raw_stream, record.http_headers, cut=_cut(record)), limit,
+                          _where(source, entry.offset, entry.uri), keep=True)
             it.close()
         assert isinstance(data, bytes)
         return data
@@ -193,7 +194,7 @@ class WarcIndex:
             it = ArchiveIterator(fh)
             try:
                 record = next(iter(it))
-                stream = decoded(record.raw_stream, record.http_headers)
+                stream = decoded(record.raw_stream, record.http_headers, cut=_cut(record))
                 while chunk := stream.read(_CHUNK):
                     yield chunk
             except PDIError:
@@ -393,7 +394,8 @@ def _index_one(
     :func:`~pdi.interop.warc.entries._index_fields`.
     """
     return _index_fields(record.rec_type, record.rec_headers, record.http_headers, record.length,
-                         lambda: decoded(record.raw_stream, record.http_headers), source, number, offset, limit,
+                         lambda: decoded(record.raw_stream, record.http_headers, cut=_cut(record)), source, number,
+                         offset, limit,
                          keep, expansion)
 
 
@@ -417,3 +419,8 @@ def _check_version_line(fh: BinaryIO, source: Source) -> None:
         shown = line[:60].decode("latin-1")
         raise ParseError(f"{source.name} is not a WARC file: its first line is {shown!r}, not a version line"
                          " (WARC/1.0 or WARC/1.1)", rule="WARC version")
+
+
+def _cut(record: ArcWarcRecord) -> bool:
+    """Whether a record warcio read says its crawler cut its payload short (``WARC-Truncated``, WARC 1.1 §5.13)."""
+    return record.rec_headers.get_header("WARC-Truncated") is not None
