@@ -31,7 +31,7 @@ from pdi.archive import Archive, Content
 from pdi.archive.backup import backup
 from pdi.archive.backup_files import MARKER
 from pdi.archive.restore import restore
-from pdi.errors import ImmutabilityError, NotFoundError, StoreError
+from pdi.errors import ImmutabilityError, NotFoundError, StoreError, UnsupportedError
 from peak_memory import run_with_peak
 from support.pgcluster import TemporaryCluster
 from support.stored_blobs import catalog_number
@@ -528,13 +528,13 @@ def test_postgres_schema_archive_is_restored_into_its_schema(pg_cluster: Tempora
     backup(str(tmp_path / "sqlite"), tmp_path / "sqlite-backup")
     with pytest.raises(ImmutabilityError, match="holds a backup of a sqlite archive, not of this postgres one"):
         backup(location, tmp_path / "sqlite-backup")
-    with pytest.raises(StoreError, match="backup of a SQLite archive: restore it to a directory"):
+    with pytest.raises(UnsupportedError, match="backup of a SQLite archive: restore it to a directory"):
         restore(tmp_path / "sqlite-backup", location)
     with psycopg.connect(pg_cluster.url(), autocommit=True) as conn:
         conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
         conn.execute(f'CREATE SCHEMA "{schema}"')  # empty, as an operator might make it first
     elsewhere = pg_cluster.create_schema(f"{schema}_other")
-    with pytest.raises(StoreError, match=f"holds the schema '{schema}'"):
+    with pytest.raises(UnsupportedError, match=f"holds the schema '{schema}'"):
         restore(tmp_path / "b", elsewhere)
     result = _pdi("restore", str(tmp_path / "b"), "--to", location)
     assert result.returncode == 0, result.stderr
