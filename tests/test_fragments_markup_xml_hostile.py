@@ -105,3 +105,26 @@ def test_external_entities_are_neither_read_nor_fetched(tmp_path: Path) -> None:
     assert result.data == b"<a>&file;</a><b>&web;</b>"
     assert b"SECRET-MARKER" not in result.data
     assert accepted == []  # nobody connected
+
+
+_UNDECODABLE = [
+    (b'<?xml version="1.0" encoding="UTF-8"?>\n<r>caf\xe9</r>\n', "application/xml"),  # Latin-1 in a UTF-8 one
+    (b"<r>\xff\xfe</r>", "application/xml"),
+    (b"plain caf\xe9\n", "text/plain; charset=utf-8"),  # a text kept with --force
+]
+
+
+@pytest.mark.parametrize(("data", "media_type", "scheme", "positions"), [
+    (data, kind, scheme, positions) for data, kind in _UNDECODABLE
+    for scheme, positions in (("char", (0, 1000)), ("elt", (0, 0)), ("line", (0, 10)))
+    if not (scheme == "elt" and kind.startswith("text/plain"))  # elt is no scheme of plain text
+])
+def test_octets_that_are_not_their_encoding_make_no_passage_a_syntax_error(
+        data: bytes, media_type: str, scheme: str, positions: tuple[int, int]) -> None:
+    # found by a probe (2026-11-30): the name is well formed; the document's octets do not decode, so what it
+    # selects (past the octet that does not decode) cannot be counted in characters: unsupported (exit 6), not
+    # "syntax error (rule charset)" (exit 1)
+    with pytest.raises(UnsupportedError, match=r"is not valid utf-8 at octet \d+: its characters cannot be counted"):
+        fragments.evaluate(scheme, positions, data, media_type=media_type)
+    # the octets themselves are cited as they are
+    assert fragments.evaluate("byte", (0, 4), data, media_type=media_type).data == data[:4]

@@ -70,7 +70,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 from pdi._wording import clipped
-from pdi.errors import UnsupportedError
+from pdi.errors import ParseError, UnsupportedError
 from pdi.fragments.results import (
     Buffer,
     FragmentResult,
@@ -298,9 +298,17 @@ def evaluate(
     if charset is None:
         charset = parameters.get("charset")
     indexed = _INDEXED.get(key)
-    if indexed is not None:
-        return indexed(scheme.lower(), positions, data, media_type, charset, index=index)
-    return evaluator(scheme.lower(), positions, data, media_type, charset)
+    try:
+        if indexed is not None:
+            return indexed(scheme.lower(), positions, data, media_type, charset, index=index)
+        return evaluator(scheme.lower(), positions, data, media_type, charset)
+    except ParseError as exc:
+        if exc.rule != "charset":
+            raise
+        # the entity's octets do not decode, not the name's grammar: what it selects cannot be counted in
+        # characters (an XML whose bytes are not its encoding's, which a deposit takes; a text kept with --force)
+        raise UnsupportedError(f"{exc.reason}: its characters cannot be counted, so no {scheme.lower()} passage of it"
+                               " can be cited; cite it whole, or by byte=") from exc
 
 
 def build_index(
