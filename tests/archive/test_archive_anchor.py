@@ -159,6 +159,10 @@ def test_what_cannot_be_anchored_is_refused_clearly(tmp_path: Path) -> None:
     # a page's passage of markup only: nothing to look for
     got = runner.invoke(cli, ["anchor", "--archive", location, f"{page}#char=0,12", "--to", "2"])
     assert got.exit_code == 12 and "holds no text of the page" in got.output
+    # a passage wholly past its document's end selects nothing: no passage to find (found by a probe, 2026-11-30:
+    # an empty one at the end of the next version was "found by exact", exit 0)
+    got = runner.invoke(cli, ["anchor", "--archive", location, f"{page}#char=99999,999999", "--to", "2"])
+    assert got.exit_code == 6 and "lies wholly past the end of its document" in got.output, got.output
 
 
 _PNG2 = bytes.fromhex(

@@ -296,6 +296,9 @@ def anchor(archive: Archive, name: PDI | str, to: str | int) -> AnchorAnswer:
     index = archive.fragment_index(cited.record) if cited.media_type == "application/pdf" else None
     selected = Archive.select(cited, parsed.fragment, index=index)
     assert selected.fragment is not None
+    if selected.fragment.past_end:  # it selects nothing: no passage to find (found by a probe, 2026-11-30: an
+        # empty one at the end was "found by exact"), as an annotation of it is refused (pdi.interop.annotation)
+        raise UnsupportedError(f"{parsed} lies wholly past the end of its document: it selects no passage to find")
     ranges = selected.fragment.ranges
     if len(ranges) != 1:
         raise UnsupportedError(f"{parsed}: a passage is one range; this fragment selects {len(ranges)}")
