@@ -553,12 +553,15 @@ def test_an_unsigned_wacz_whose_warc_is_not_the_one_its_package_lists_is_refused
     (gzip.compress(b"just one line of text\n", mtime=0), "just one line of text"),  # a gzip member, not a WARC record
     (b"hello world foo bar 0\n\n", "hello world foo bar 0"),  # what warcio would take for an ARC record
 ], ids=["text", "gzip", "arc-like"])
-def test_a_file_that_is_not_a_warc_says_so(archive: Archive, tmp_path: Path, data: bytes, first: str) -> None:
+@pytest.mark.parametrize("partial", [False, True])
+def test_a_file_that_is_not_a_warc_says_so(archive: Archive, tmp_path: Path, data: bytes, first: str,
+                                          partial: bool) -> None:
+    # with --partial too: no damaged WARC whose whole records are kept (exit 14), but no WARC (exit 1)
     path = tmp_path / "text.warc"
     path.write_bytes(data)
     with pytest.raises(ParseError, match=re.escape(f"text.warc is not a WARC file: its first line is {first!r}, not a"
                                                    " version line (WARC/1.0 or WARC/1.1)")):
-        import_warc(archive, path, S)
+        import_warc(archive, path, S, partial=partial)
     assert archive.ls(series=S) == []
 
 

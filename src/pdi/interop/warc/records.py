@@ -247,7 +247,9 @@ def read_index(
         try:
             _read_source(index, source, number, limit, bounds, deadline, before, total, progress)
         except PDIError as exc:
-            if not partial:
+            # a file that is no WARC at all is no damaged WARC whose whole records --partial keeps: refused as
+            # without it (exit 1), as docs/how-to/web-archives.md says (found by a probe, 2026-11-30: exit 14)
+            if not partial or (isinstance(exc, ParseError) and exc.rule == "WARC version"):
                 raise
             index.dropped.append(f"{exc} (the rest of {source.name} is left out)")
         else:
