@@ -58,6 +58,7 @@ from pdi._wording import clipped
 from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.fragments.pdf_pages import pages_from_bytes
 from pdi.fragments.pdf_region import Centres, region_characters
+from pdi.fragments.pdf_search import LINE_BREAK, MAX_SEARCH_WORDS, fold, fold_with_map, search_words
 from pdi.fragments.results import Buffer, FragmentResult, Page, Range, Region
 from pdi.fragments.sealed import DIGEST_SIZE, Reader, pack_text, seal, unseal
 
@@ -66,7 +67,6 @@ if TYPE_CHECKING:
 
 #: What separates two pages' texts.
 PAGE_BREAK = "\f"
-LINE_BREAK = "\r\n"
 #: FPDFText_GetText's stand-in for a hyphen that ends a line inside a word.
 _PDFIUM_HYPHEN = "\ufffe"
 _NO_BOX = (math.nan, math.nan, math.nan, math.nan)
@@ -702,7 +702,7 @@ class _KeptLayer:
         """The layer's text as ``search=`` compares it, and where each character comes from (made once)."""
         made = self._folded
         if made is None:
-            made = _fold_with_map(self.layer.text)
+            made = fold_with_map(self.layer.text)
             object.__setattr__(self, "_folded", made)
         return made
 
@@ -840,65 +840,6 @@ def _viewrect_as_rect(positions: Sequence[object]) -> tuple[tuple[int, int], tup
     return ((math.floor(left), math.floor(top)), (math.ceil(left + width), math.ceil(top + height)), page - 1)
 
 
-#: The most different words (folded) one ``search=`` looks for: each is a pass over the whole text layer, and a
-#: 64 KB request could name 12,000 of them (18 s on a layer of two million characters).
-MAX_SEARCH_WORDS = 32
-
-
-def search_words(positions: Sequence[object]) -> list[str]:
-    """The words of RFC 8118's ``search="w1 w2"`` (its quotes optional; one position, or one per word)."""
-    if any(isinstance(p, tuple) for p in positions):  # (a,b) is a parenthesised position, no words: str() of it
-        # was searched for as "('a', 'b')"
-        raise ParseError("search= takes a quoted list of words (RFC 8118 §3), not a parenthesised position",
-                         rule="search")
-    joined = " ".join(str(p) for p in positions)
-    if len(joined) >= 2 and joined[0] == joined[-1] == '"':
-        joined = joined[1:-1]
-    words = [word.strip('"') for word in joined.split()]
-    words = [word for word in words if fold(word)]
-    if not words:
-        raise ParseError("search= takes a quoted list of words (RFC 8118 §3): it has none", rule="search")
-    return words
-
-
-def fold(text: str) -> str:
-    """``text`` as a search compares it (docs/pdf-text-layer.md §5): case-folded, NFKD (compatibility forms
-    spelt out, marks apart from their letters), combining marks removed, each run of white space one space."""
-    return _fold_with_map(text)[0].strip()
-
-
-def _fold_with_map(text: str) -> tuple[str, array[int]]:
-    """``text`` folded as :func:`fold` (without the strip), and for each folded character the offset in ``text``
-    of the character it comes from; a hyphen, CR LF between two letters (rule 1's hyphen at a line end) folds
-    to nothing."""
-    import unicodedata
-
-    out: list[str] = []
-    origin: array[int] = array("q")
-    i, n = 0, len(text)
-    space = False
-    while i < n:
-        char = text[i]
-        if char == "-" and text.startswith(LINE_BREAK, i + 1) and i > 0 and i + 3 < n \
-                and text[i - 1].isalpha() and text[i + 3].isalpha():
-            i += 3
-            continue
-        if char.isspace():
-            if not space:
-                out.append(" ")
-                origin.append(i)
-            space = True
-            i += 1
-            continue
-        space = False
-        for piece in unicodedata.normalize("NFKD", char.casefold()):  # compatibility forms, marks apart
-            if not unicodedata.combining(piece):
-                out.append(piece)
-                origin.append(i)
-        i += 1
-    return "".join(out), origin
-
-
 def _evaluate_search(positions: Sequence[object], data: Buffer, index: bytes | None) -> FragmentResult:
     """RFC 8118's ``search="w1 w2"``: the first occurrence in *D* of any of the words, as a passage (its text, as
     ``char`` gives it); among words found at the same place, the longest. A word found nowhere is not found."""
@@ -916,7 +857,7 @@ def _evaluate_search(positions: Sequence[object], data: Buffer, index: bytes | N
     else:
         kept = None
         layer = layer_of(data, None)
-        folded, origin = _fold_with_map(layer.text)
+        folded, origin = fold_with_map(layer.text)
     best: tuple[int, int] | None = None
     for needle in needles:
         at = folded.find(needle)
