@@ -234,7 +234,9 @@ class _Writer:
 
     def response(
         self, url: str, date: str, media_type: str, charset: str | None, data: bytes, extra: dict[str, str] | None = None
-    ) -> None:
+    ) -> str:
+        """A ``response`` record of ``data`` at ``url`` (a ``revisit`` when those bytes were written at ``url``
+        before), with the WARC fields ``extra`` too; its WARC-Record-ID."""
         content_type = _content_type(media_type, charset)
         digest = _sha1_digest(data)
         first_date = self.written.first(url, digest, date)
@@ -244,18 +246,19 @@ class _Writer:
         if _plain(url, content_type, *warc_headers.values(), *(first or ())):
             http_fields = [("Content-Type", content_type), ("Content-Length", str(len(data)))]
             fields = [*warc_headers.items()]
+            record_id = self.record_id()
             if first is not None:
-                fields += [("WARC-Type", "revisit"), ("WARC-Record-ID", self.record_id()), ("WARC-Target-URI", url),
+                fields += [("WARC-Type", "revisit"), ("WARC-Record-ID", record_id), ("WARC-Target-URI", url),
                            ("WARC-Profile", RecordBuilder.REVISIT_PROFILE_1_1), ("WARC-Refers-To-Target-URI", first[0]),
                            ("WARC-Refers-To-Date", first[1]), ("WARC-Payload-Digest", digest)]
                 self._direct(url, date, "revisit", fields, "200 OK", http_fields, data, digest, "warc/revisit", level)
             else:
                 fields += [("WARC-Payload-Digest", digest), ("WARC-Type", "response"),
-                           ("WARC-Record-ID", self.record_id()), ("WARC-Target-URI", url)]
+                           ("WARC-Record-ID", record_id), ("WARC-Target-URI", url)]
                 self._direct(url, date, "response", fields, "200 OK", http_fields, data, digest,
                              _cdxj_mime(content_type), level)
             self.records += 1
-            return
+            return record_id
         headers = StatusAndHeaders(
             "200 OK",
             [("Content-Type", content_type), ("Content-Length", str(len(data)))],
@@ -273,6 +276,7 @@ class _Writer:
             )
         self._write(record, level)
         self.records += 1
+        return str(record.rec_headers.get_header("WARC-Record-ID"))
 
     def redirect(self, url: str, target: str, date: str) -> None:
         if _plain(url, target, date):
@@ -635,7 +639,8 @@ def _write_page(
     if not root_url.lower().startswith(("http://", "https://")):
         return None
     seen: set[str] = set()
-    for n, part in enumerate(parts):
+    written: list[tuple[str, str, PlainPart]] = []
+    for part in parts:
         location = (part.location or part.content_location or "").split("#", 1)[0]
         if not location.lower().startswith(("http://", "https://")):
             continue  # cid: parts (Chromium's inline sheets) are found through the page, not by URL
@@ -643,9 +648,17 @@ def _write_page(
         if key in seen:
             continue
         seen.add(key)
-        extra = {"PDI": str(name)} if n == 0 else None
-        when = date if n == 0 else part_dates.get(key, date)
-        writer.response(location, when, part.content_type, part.charset, part.data, extra)
+        written.append((location, key, part))
+    # the root says how many records hold its parts, each part names the root: an import takes this page's parts
+    # from those records alone (pdi.interop.warc.records.WarcIndex.own_parts)
+    root_id = ""
+    for n, (location, key, part) in enumerate(written):
+        if n == 0:
+            extra = {"PDI": str(name), "PDI-Parts": str(len(written) - 1)}
+            root_id = writer.response(location, date, part.content_type, part.charset, part.data, extra)
+        else:
+            writer.response(location, part_dates.get(key, date), part.content_type, part.charset, part.data,
+                            {"WARC-Concurrent-To": root_id})
     if keys[url] != keys[root_url]:  # the page answered at another URL: the redirect
         writer.redirect(url, root_url, date)
     return root_url

@@ -49,6 +49,13 @@ class Entry:
     #: the ``PDI`` field pdi's own WACZ export writes on a version's record (a page's root): the name it was
     #: exported from, which an import of that export answers by when this archive holds it with these bytes
     pdi: str | None = None
+    #: the ``PDI-Parts`` field pdi's WACZ export (from 2026-11-30) writes on a page's root: how many records hold
+    #: the page's parts, each naming the root in its ``WARC-Concurrent-To``; an import takes that page's parts from
+    #: them alone, so a page comes back with the parts it was deposited with, no more
+    parts: int | None = None
+    #: ``WARC-Concurrent-To`` (§5.7): the WARC-Record-ID of the record this one was made with (for a part of a
+    #: page pdi exported, the page's root)
+    concurrent_to: str | None = None
     size: int = 0
     #: its payload decodes to more than the limit: listed, not imported (its digests were still checked)
     oversize: bool = False
@@ -133,6 +140,13 @@ def _drain(stream: BinaryIO, limit: int, where: str, keep: bool) -> bytes | int:
     return b"".join(pieces) if keep else total
 
 
+def _count(value: str | None) -> int | None:
+    """A ``PDI-Parts`` value: a count of records, or ``None`` (absent, or not a count: the page's parts are then
+    found as any other WARC's are, nearest in time)."""
+    value = (value or "").strip()
+    return int(value) if value.isascii() and value.isdigit() and len(value) <= 9 else None
+
+
 def _http_target(uri: str | None) -> bool:
     return uri is not None and uri.lower().startswith(("http://", "https://"))
 
@@ -212,6 +226,8 @@ def _index_fields(
         refers_to_date=(headers.get_header("WARC-Refers-To-Date") or "").strip() or None,
         refers_to=(headers.get_header("WARC-Refers-To") or "").strip() or None,
         pdi=(headers.get_header("PDI") or "").strip() or None,
+        parts=_count(headers.get_header("PDI-Parts")),
+        concurrent_to=(headers.get_header("WARC-Concurrent-To") or "").strip() or None,
         size=size,
         oversize=oversize,
         expansion=expansion,

@@ -44,8 +44,9 @@ from pdi.errors import (
 from pdi.identifier import PDI
 from pdi.interop.warc.bounded import ReadLimits
 from pdi.interop.warc.entries import _where
-from pdi.interop.warc.records import PAGE_TYPES, Entry, WarcIndex, read_index
+from pdi.interop.warc.records import PAGE_TYPES, Entry, WarcIndex, nearest_of, read_index
 from pdi.interop.warc.sources import Source, sources_for, spool_error
+from pdi.mhtml.resolve import comparable
 from pdi.uri import resolve
 
 __all__ = ["ImportPlan", "Imported", "Item", "import_warc", "plan_import"]
@@ -110,15 +111,23 @@ class ImportPlan:
 
 
 def _fetcher(
-    index: WarcIndex, when: datetime.datetime, limits: Limits, used: list[tuple[Entry, Entry]]
+    index: WarcIndex, when: datetime.datetime, limits: Limits, used: list[tuple[Entry, Entry]],
+    own: dict[str, list[Entry]] | None = None,
 ) -> Callable[[str], Awaitable[Fetched]]:
+    """The crawl's fetch of one page: any record of a URL, the nearest in time to ``when``; or, with ``own`` (the
+    page's records, :meth:`WarcIndex.own_parts`), one of those alone."""
     async def fetch(url: str) -> Fetched:
         current = url
         hops: list[Redirect] = []
         while True:
-            entry = index.nearest(current, when)
-            if entry is None:
-                raise NotFoundError(f"{current} is not in the WARC")
+            if own is None:
+                entry = index.nearest(current, when)
+                if entry is None:
+                    raise NotFoundError(f"{current} is not in the WARC")
+            else:
+                entry = nearest_of(own.get(comparable(current)), when)
+                if entry is None:
+                    raise NotFoundError(f"{current} is not among the parts the page was exported with")
             headers, payload = index.effective(entry)
             if 300 <= headers.status < 400 and headers.location:
                 target = resolve(current, headers.location.strip(), strict=False)
@@ -205,7 +214,7 @@ def plan_import(
             continue
         source = index.sources[entry.source]
         parts: list[tuple[Entry, Entry]] = []
-        fetch = _fetcher(index, entry.date, limits, parts)
+        fetch = _fetcher(index, entry.date, limits, parts, index.own_parts(entry))
         try:
             name = _name(series, entry, related, source)
             # the fetch answers from the index, never waiting: the crawl runs at once, its parts one after another

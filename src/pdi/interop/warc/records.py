@@ -46,7 +46,7 @@ from pdi.interop.warc.entries import (
 from pdi.interop.warc.sources import Source
 from pdi.mhtml.resolve import comparable
 
-__all__ = ["KEEP_RECORD", "KEEP_TOTAL", "PAGE_TYPES", "Entry", "WarcIndex", "read_index"]
+__all__ = ["KEEP_RECORD", "KEEP_TOTAL", "PAGE_TYPES", "Entry", "WarcIndex", "nearest_of", "read_index"]
 
 #: media types that make a record a page (an aggregate), not a lone resource
 PAGE_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -75,6 +75,8 @@ class WarcIndex:
         default_factory=dict, repr=False)
     #: the records that are not revisits by their WARC-Record-ID, made at the first revisit that names one so
     _by_id: dict[str, Entry] | None = field(default=None, repr=False)
+    #: the records that name another in their ``WARC-Concurrent-To``, by the WARC-Record-ID they name
+    concurrent: dict[str, list[Entry]] = field(default_factory=dict)
 
     def add(self, entry: Entry) -> None:
         self.entries.append(entry)
@@ -84,6 +86,8 @@ class WarcIndex:
             self.by_digest.setdefault(_digest_key(entry.payload_digest), []).append(entry)
         if self._by_id is not None and entry.kind != "revisit" and entry.record_id:
             self._by_id.setdefault(entry.record_id, entry)
+        if entry.concurrent_to:
+            self.concurrent.setdefault(entry.concurrent_to, []).append(entry)
 
     def count(self, number: int, offset: int, entry: Entry | None, payload: bytes | None) -> None:
         """One record read, at ``offset`` of file ``number``: its entry if it is usable, and its payload if kept."""
@@ -96,10 +100,22 @@ class WarcIndex:
 
     def nearest(self, url: str, when: datetime.datetime) -> Entry | None:
         """The record of ``url`` captured nearest in time to ``when`` (the earlier on a tie)."""
-        same = self.by_key.get(comparable(url))
-        if not same:
+        return nearest_of(self.by_key.get(comparable(url)), when)
+
+    def own_parts(self, page: Entry) -> dict[str, list[Entry]] | None:
+        """The records a page that pdi's export wrote was deposited with (its root first), by URL as URIs are
+        compared; ``None`` for any other page (its parts are any record of their URL, the nearest in time).
+
+        Such a page's root carries ``PDI`` and ``PDI-Parts`` (how many records hold its parts), and each of its
+        parts a ``WARC-Concurrent-To`` naming the root: a part the page was deposited without is not taken from
+        another capture of its URL, and two captures of one URL in one second keep their own parts.
+        """
+        if page.pdi is None or page.parts is None or not page.record_id:
             return None
-        return min(same, key=lambda e: (abs((e.date - when).total_seconds()), e.date > when))
+        own: dict[str, list[Entry]] = {comparable(page.uri): [page]}
+        for entry in self.concurrent.get(page.record_id, ()):
+            bisect.insort(own.setdefault(comparable(entry.uri), []), entry, key=lambda e: e.date)
+        return own
 
     def original(self, revisit: Entry) -> Entry:
         """The record whose payload a revisit repeats (§6.7): the one its WARC-Refers-To names by its WARC-Record-ID,
@@ -203,6 +219,13 @@ class WarcIndex:
                 raise ParseError(f"{where} cannot be read again: {exc}", rule="WARC record") from None
             finally:
                 it.close()
+
+
+def nearest_of(same: list[Entry] | None, when: datetime.datetime) -> Entry | None:
+    """The entry of ``same`` (records of one URL) captured nearest in time to ``when`` (the earlier on a tie)."""
+    if not same:
+        return None
+    return min(same, key=lambda e: (abs((e.date - when).total_seconds()), e.date > when))
 
 
 def _digest_key(value: str) -> str:

@@ -1,0 +1,168 @@
+"""A WACZ export imported into an empty archive gives every page back with the parts it was deposited with.
+
+The cases a probe found (2026-11-30): captures of one URL whose parts differ, deposited by separate imports (so
+each page holds only what its own crawl found), came back from the archive's WACZ with parts of the other capture
+(the import took each part from the record of its URL nearest in time), and two captures in one second came back
+as one page. The export now marks each page's part records (``WARC-Concurrent-To`` its root, the root's
+``PDI-Parts`` their count); warcio reads the fields, and every MHTML is compared part by part with ``email``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import zipfile
+from pathlib import Path
+
+import pytest
+from warc_builder import WarcBuilder, parts_of
+from warcio.archiveiterator import ArchiveIterator
+
+from pdi.archive import Archive
+from pdi.identifier import PDI
+from pdi.interop.wacz import export_wacz
+from pdi.interop.warc import import_warc
+
+S = "web.example.us"
+URL = "http://example.org/"
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(40))
+PAGE = b'<html><head><link rel=stylesheet href="s.css"></head><body><img src="i.png">%s</body></html>'
+
+
+def _name(version: int) -> str:
+    return str(PDI.build(series=S, date=datetime.date(2024, 5, 6), foreign_id=URL, format="related", version=version))
+
+
+def _archive(path: Path) -> Archive:
+    opened = Archive.init(path)
+    opened.add_series(S)
+    return opened
+
+
+def _held(archive: Archive) -> dict[str, bytes]:
+    held: dict[str, bytes] = {}
+    for r in archive.store.iter_representations():
+        name = PDI.build(series=r.series, date=r.day, foreign_id=r.unique_id, format=r.format, version=r.version)
+        held[str(name)] = archive.get(name).data
+    return held
+
+
+def _import(archive: Archive, path: Path, *records: tuple[str, bytes, str, str]) -> None:
+    b = WarcBuilder()
+    for url, body, media, date in records:
+        b.response(url, body, media, date)
+    import_warc(archive, b.save(path), S)
+
+
+def _round_trip(first: Archive, tmp_path: Path) -> Archive:
+    out = tmp_path / "out.wacz"
+    export_wacz(first, out, series=S)
+    again = _archive(tmp_path / "again")
+    import_warc(again, out, S)
+    return again
+
+
+def _pages(archive: Archive) -> list[dict[str, tuple[str, bytes]]]:
+    """Each page's parts (by Content-Location), in the order of the names."""
+    held = _held(archive)
+    return [parts_of(held[name]) for name in sorted(held) if ".related." in name]
+
+
+def test_a_page_deposited_without_a_part_another_capture_has_comes_back_without_it(tmp_path: Path) -> None:
+    first = _archive(tmp_path / "first")
+    # the later crawl missed the image (its WARC has none); the earlier one, imported after it, has it
+    _import(first, tmp_path / "later.warc.gz",
+            (URL, PAGE % b"v2", "text/html", "2024-05-07T10:00:00Z"),
+            (URL + "s.css", b"body{color:blue}", "text/css", "2024-05-07T10:00:01Z"))
+    _import(first, tmp_path / "earlier.warc.gz",
+            (URL, PAGE % b"v1", "text/html", "2024-05-06T10:00:00Z"),
+            (URL + "s.css", b"body{color:red}", "text/css", "2024-05-06T10:00:01Z"),
+            (URL + "i.png", PNG, "image/png", "2024-05-06T10:00:02Z"))
+    before = _pages(first)
+    assert [sorted(p) for p in before] == [[URL, URL + "i.png", URL + "s.css"], [URL, URL + "s.css"]]
+    again = _round_trip(first, tmp_path)
+    assert _pages(again) == before
+    assert _held(again) == _held(first)
+    first.close()
+    again.close()
+
+
+def test_two_captures_of_one_url_in_one_second_keep_their_own_parts(tmp_path: Path) -> None:
+    first = _archive(tmp_path / "first")
+    _import(first, tmp_path / "a.warc.gz",
+            (URL, PAGE % b"a", "text/html", "2024-05-06T10:00:00Z"),
+            (URL + "s.css", b"body{color:red}", "text/css", "2024-05-06T10:00:00Z"),
+            (URL + "i.png", PNG, "image/png", "2024-05-06T10:00:00Z"))
+    _import(first, tmp_path / "b.warc.gz",
+            (URL, PAGE % b"b", "text/html", "2024-05-06T10:00:00Z"),
+            (URL + "s.css", b"body{color:green}", "text/css", "2024-05-06T10:00:00Z"),
+            (URL + "i.png", PNG + b"b", "image/png", "2024-05-06T10:00:00Z"))
+    held = _held(first)
+    assert sorted(held) == [_name(v) for v in (1, 2)]
+    again = _round_trip(first, tmp_path)
+    assert _held(again) == held  # two pages, not one page and its other capture's parts as names of their own
+    pages = _pages(again)
+    assert pages[0][URL + "s.css"][1] == b"body{color:red}" and pages[1][URL + "s.css"][1] == b"body{color:green}"
+    first.close()
+    again.close()
+
+
+def test_the_export_marks_each_pages_part_records(tmp_path: Path) -> None:
+    """As warcio reads the exported WARC: the root's PDI-Parts counts the records whose WARC-Concurrent-To names it."""
+    first = _archive(tmp_path / "first")
+    _import(first, tmp_path / "a.warc.gz",
+            (URL, PAGE % b"a", "text/html", "2024-05-06T10:00:00Z"),
+            (URL + "s.css", b"body{color:red}", "text/css", "2024-05-06T10:00:01Z"),
+            (URL + "i.png", PNG, "image/png", "2024-05-06T10:00:02Z"),
+            ("http://example.org/lone.png", PNG + b"!", "image/png", "2024-05-06T10:00:03Z"))
+    out = tmp_path / "out.wacz"
+    export_wacz(first, out, series=S)
+    with zipfile.ZipFile(out) as zf, zf.open("archive/data.warc.gz") as fh:
+        records = [r.rec_headers for r in ArchiveIterator(fh) if r.rec_type != "warcinfo"]
+    roots = [h for h in records if h.get_header("PDI-Parts") is not None]
+    assert len(roots) == 1 and roots[0].get_header("WARC-Target-URI") == URL
+    root_id = roots[0].get_header("WARC-Record-ID")
+    concurrent = sorted(h.get_header("WARC-Target-URI") for h in records if h.get_header("WARC-Concurrent-To") == root_id)
+    assert concurrent == [URL + "i.png", URL + "s.css"]
+    assert roots[0].get_header("PDI-Parts") == "2"
+    lone = next(h for h in records if h.get_header("WARC-Target-URI").endswith("lone.png"))
+    assert lone.get_header("PDI") is not None and lone.get_header("PDI-Parts") is None
+    first.close()
+
+
+NAME = _name(1)
+
+
+@pytest.mark.parametrize("marks", [{}, {"PDI": NAME}, {"PDI-Parts": "0"}, {"PDI": NAME, "PDI-Parts": "none"}],
+                         ids=["a crawler's", "pdi's before the marks", "a count alone", "not a count"])
+def test_a_page_of_another_warc_takes_its_parts_nearest_in_time(tmp_path: Path, marks: dict[str, str]) -> None:
+    """Without both marks a page's parts are any records of their URLs, as before: here the image of a capture
+    three days later, which no record names as the page's."""
+    b = WarcBuilder()
+    b.response(URL, PAGE % b"a", "text/html", "2024-05-06T10:00:00Z", warc_headers=marks)
+    b.response(URL + "s.css", b"body{color:red}", "text/css", "2024-05-06T10:00:01Z")
+    b.response(URL + "i.png", PNG, "image/png", "2024-05-09T10:00:00Z")
+    archive = _archive(tmp_path / "a")
+    import_warc(archive, b.save(tmp_path / "x.warc.gz"), S)
+    (page,) = _pages(archive)
+    assert sorted(page) == [URL, URL + "i.png", URL + "s.css"]
+    archive.close()
+
+
+def test_a_marked_page_takes_no_part_its_records_do_not_name(tmp_path: Path) -> None:
+    """With both marks and PDI-Parts 1, the style sheet named as the page's is taken and the image beside it is not."""
+    b = WarcBuilder()
+    b.response(URL, PAGE % b"a", "text/html", "2024-05-06T10:00:00Z", warc_headers={"PDI": NAME, "PDI-Parts": "1"})
+    b.response(URL + "i.png", PNG, "image/png", "2024-05-06T10:00:00Z")
+    path = b.save(tmp_path / "x.warc.gz")
+    with path.open("rb") as fh:
+        root_id = next(r.rec_headers.get_header("WARC-Record-ID") for r in ArchiveIterator(fh)
+                       if r.rec_headers.get_header("PDI"))
+    b.response(URL + "s.css", b"body{color:red}", "text/css", "2024-05-06T10:00:00Z",
+               warc_headers={"WARC-Concurrent-To": root_id})
+    archive = _archive(tmp_path / "a")
+    imported, _ = import_warc(archive, b.save(tmp_path / "y.warc.gz"), S)
+    (page,) = _pages(archive)
+    assert sorted(page) == [URL, URL + "s.css"]
+    # the image no page took is deposited as itself
+    assert sorted(i.url for i in imported) == [URL, URL + "i.png"]
+    archive.close()
