@@ -30,6 +30,7 @@ one frame: ffmpeg decodes that frame, under the same bounds.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import subprocess
@@ -37,7 +38,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 from typing import IO
 
 from pdi.archive.blobs import BlobInfo
@@ -93,7 +94,7 @@ def probe(path: str, media_type: str, *, seconds: float = PROBE_SECONDS, pass_fd
     demuxer, _ = CONTAINERS[media_type]
     command = limited([
         program, "-v", "error", "-hide_banner", "-protocol_whitelist", "file", "-f", demuxer,
-        "-show_entries", "format=format_name,duration:stream=codec_type,codec_name,width,height"
+        "-show_entries", "format=format_name,duration,start_time:stream=codec_type,codec_name,width,height"
         ":stream_disposition=attached_pic",
         "-of", "json", "file:" + path,
     ], CHILD_MEMORY)
@@ -116,7 +117,10 @@ def probe(path: str, media_type: str, *, seconds: float = PROBE_SECONDS, pass_fd
         out.seek(0)
         report = out.read()
     if states_duration(report):
-        return info_from_ffprobe(report, media_type)
+        info = info_from_ffprobe(report, media_type)
+        left = seconds - (time.monotonic() - started)
+        end = _cut_short_at(program, demuxer, path, report, info.duration_ms, left, pass_fds)
+        return info if end is None else dataclasses.replace(info, end_ms=end)
     # no duration in the container (a browser's recording): the end of its last packet, found by reading them all
     left = seconds - (time.monotonic() - started)
     return info_from_ffprobe(report, media_type, duration=_last_packet_end(program, demuxer, path, left, pass_fds))
@@ -127,6 +131,61 @@ def _unplaced(line: str, path: str) -> str:
     copy (or the archive's blob file), which is nothing to the reader the message is for, and not theirs to know
     where the server keeps its files. ``file:PATH: reason`` is ``reason``; a path elsewhere is ``the video``."""
     return line.removeprefix(f"file:{path}: ").replace(f"file:{path}", "the video").replace(path, "the video")
+
+
+#: How far before its stated end :func:`_cut_short_at` starts reading a video's packets (seconds).
+TAIL_SECONDS = 10
+
+
+def _cut_short_at(program: str, demuxer: str, path: str, report: bytes, duration_ms: int, seconds: float,
+                  pass_fds: Sequence[int] = ()) -> int | None:
+    """Where a video whose container states ``duration_ms`` really ends, if it is cut short; else ``None``.
+
+    ffprobe reads the packets of the last :data:`TAIL_SECONDS` of the stated duration (``-read_intervals``: a
+    seek, then what follows); the file is cut short when it says the file is damaged there (``File ended
+    prematurely``, ``partial file``) and its packets end before the stated duration. A whole file's packets reach
+    it (a last frame shown for long is no damage: ffprobe says nothing of it). Then the end of its last packet,
+    from the container's start, in milliseconds rounded down. Best effort: past ``seconds``, or when ffprobe
+    cannot seek and read, ``None`` (the file is read as its container states, as before).
+    """
+    try:
+        start = Decimal(str(json.loads(report)["format"].get("start_time", "0")))
+    except (ValueError, KeyError, TypeError, ArithmeticError):
+        start = Decimal(0)
+    if not start.is_finite():
+        start = Decimal(0)
+    begin = max(Decimal(duration_ms) / 1000 - TAIL_SECONDS, Decimal(0)) + start
+    command = limited([program, "-v", "error", "-hide_banner", "-protocol_whitelist", "file", "-f", demuxer,
+                       "-read_intervals", f"{begin:.6f}%", "-show_entries", "packet=pts_time,duration_time",
+                       "-of", "csv=p=0", "file:" + path], CHILD_MEMORY)
+    last: Decimal | None = None
+    killed = threading.Event()
+    with tempfile.TemporaryFile() as err, subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, pass_fds=tuple(pass_fds)) as process:
+        def stop() -> None:
+            killed.set()
+            process.kill()
+
+        timer = threading.Timer(max(seconds, 0.1), stop)
+        timer.start()
+        try:
+            assert process.stdout is not None
+            for line in process.stdout:  # one a packet, read as they come: only the latest end is kept
+                packet = _packet(line)
+                if packet is not None:
+                    end = packet[0] + packet[1]
+                    last = end if last is None or end > last else last
+            process.wait()
+        except BaseException:
+            process.kill()
+            raise
+        finally:
+            timer.cancel()
+        damaged = err.tell() > 0
+    if killed.is_set() or not damaged:
+        return None
+    reached = int(((last - start) * 1000).to_integral_value(rounding=ROUND_FLOOR)) if last is not None else 0
+    return max(reached, 0) if reached < duration_ms else None
 
 
 def _last_packet_end(program: str, demuxer: str, path: str, seconds: float,
@@ -156,11 +215,11 @@ def _last_packet_end(program: str, demuxer: str, path: str, seconds: float,
         try:
             assert process.stdout is not None
             for line in process.stdout:
-                pts, _, length = line[:200].decode("ascii", "replace").strip().partition(",")
-                if not _number(pts):
+                packet = _packet(line)
+                if packet is None:
                     continue  # N/A
-                at = Decimal(pts)
-                end = at + (Decimal(length) if _number(length) else 0)
+                at = packet[0]
+                end = at + packet[1]
                 first = at if first is None or at < first else first
                 last = end if last is None or end > last else last
             process.wait()  # it has closed its output: its exit status says whether it read every packet
@@ -177,6 +236,17 @@ def _last_packet_end(program: str, demuxer: str, path: str, seconds: float,
     if first is None or last is None:
         return None
     return last - first
+
+
+def _packet(line: bytes) -> tuple[Decimal, Decimal] | None:
+    """A packet's ``pts_time`` and ``duration_time`` (0 when it has none) from ffprobe's CSV line, or ``None`` when it
+    has no time. The line may go on past the two (``2.994000,0.020000,``: a packet with side data), which is not
+    part of the duration (found in review, 2026-11-30: each such packet's duration was read as none)."""
+    pts, _, rest = line[:200].decode("ascii", "replace").strip().partition(",")
+    if not _number(pts):
+        return None
+    length = rest.split(",", 1)[0]
+    return Decimal(pts), Decimal(length) if _number(length) else Decimal(0)
 
 
 def _number(text: str) -> bool:
@@ -273,6 +343,8 @@ def frame_region(path: str, media_type: str, scheme: str, positions: Sequence[ob
                          f" {MAX_CROP_PIXELS:,} pixels is not decoded")
     if at >= info.duration_ms:
         raise NotFoundError(f"no frame at {at} ms: the video lasts {info.duration_ms} ms")
+    if info.end_ms is not None and at >= info.end_ms:
+        raise info.cut_short(at, f"{scheme} at {at} ms")
     program = shutil.which("ffmpeg")
     if program is None:
         raise UnsupportedError("frames of a video are read with ffmpeg, which is not installed (Debian's ffmpeg)")
@@ -305,8 +377,9 @@ def frame_region(path: str, media_type: str, scheme: str, positions: Sequence[ob
                                    f"{_unplaced(said[-1], path) if said else f'exit status {done.returncode}'}")
         out.seek(0)
         png = out.read()
-    if not png:
-        raise NotFoundError(f"no frame at or after {at} ms: the video lasts {info.duration_ms} ms")
+    if not png:  # its last frame is before `at` (one shown for long; or a file cut short, read before end_ms)
+        raise NotFoundError(f"no frame at or after {at} ms: the video's last frame begins before it, though its"
+                            f" container states a duration of {info.duration_ms} ms")
     cut = evaluate_image("crop", ((x1, y1), (x2, y2)), png, "image/png", None)
     assert cut.region is not None
     r = cut.region

@@ -100,7 +100,9 @@ def _print_info(
     if (v := about.get("video")) is not None:
         picture = f"{v['width']}x{v['height']} {v['video_codec']}" if v["video_codec"] else "no picture"
         sound = ", ".join(v["audio_codecs"]) or "no sound"
-        say(f"video\t{v['duration_ms'] / 1000:.3f} s, {picture}, {sound} ({v['container']})")
+        cut = v.get("cut_short_at_ms")
+        damage = "" if cut is None else f"; cut short: its packets end at {cut / 1000:.3f} s"
+        say(f"video\t{v['duration_ms'] / 1000:.3f} s, {picture}, {sound} ({v['container']}{damage})")
     elif about["stored"]["media_type"].startswith("video/"):
         say("video\tffprobe cannot read it (not WebM, MP4 or Ogg, or not what it says): no time fragments")
     if (m := about.get("message")) is not None:

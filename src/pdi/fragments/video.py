@@ -13,7 +13,10 @@ fragment is answered from that index, with no decoder in this process.
 * **Past the end.** As for sound (:mod:`pdi.fragments.audio`): a time past
   the end of the video (its duration in milliseconds, rounded up) is the
   end and the result says ``clamped``; a fragment that starts at or past the
-  end and reaches past it says ``past_end`` too.
+  end and reaches past it says ``past_end`` too. A file cut short (its
+  packets end before the duration its container states, and ffprobe found
+  it damaged there: :attr:`VideoInfo.end_ms`) cannot be cited past where they
+  end: :class:`UnsupportedError`, as a recording cut short is.
 * **What comes back.** The whole video, exactly the deposited octets, with
   the interval stated beside it (``interval``: milliseconds at rate 1000):
   the resolver's ``N2R`` sends it with a ``Link`` to the same resource with
@@ -43,13 +46,15 @@ from typing import Final
 
 from pdi.errors import ParseError, UnsupportedError
 from pdi.fragments.results import Buffer, FragmentResult, Interval, check_order
-from pdi.fragments.sealed import Reader, pack_text, seal, unseal
+from pdi.fragments.sealed import Reader, pack_text, seal, sealed_version, unseal
 
 __all__ = ["CONTAINERS", "VideoInfo", "evaluate_video", "info_from_ffprobe", "states_duration"]
 
 _MAGIC: Final = b"PDIV"
-_VERSION: Final = 1
+#: Layout 2 adds :attr:`VideoInfo.end_ms` after layout 1's fields; a whole file's index is still written as layout 1.
+_VERSION: Final = 2
 _HEAD: Final = struct.Struct("<QII")
+_END: Final = struct.Struct("<Q")
 
 #: The video media types pdi checks and evaluates, with the ffmpeg demuxer each is read with (``-f``)
 #: and the name ffprobe gives that container in ``format_name``.
@@ -76,6 +81,10 @@ class VideoInfo:
     video_codec: str
     audio_codecs: tuple[str, ...]
     container: str
+    #: where the file's packets end (milliseconds from its start, rounded down) when that is before the duration its
+    #: container states and ffprobe found the file damaged there (cut short): no time from it on can be cited;
+    #: ``None`` for a whole file (and for one read before 2026-11-30)
+    end_ms: int | None = None
 
     @property
     def duration(self) -> float:
@@ -91,6 +100,7 @@ class VideoInfo:
             "video_codec": self.video_codec,
             "audio_codecs": list(self.audio_codecs),
             "container": self.container,
+            **({} if self.end_ms is None else {"cut_short_at_ms": self.end_ms}),
         }
 
     def to_bytes(self) -> bytes:
@@ -98,11 +108,13 @@ class VideoInfo:
         payload = _HEAD.pack(self.duration_ms, self.width, self.height)
         payload += pack_text(self.video_codec) + pack_text(self.container)
         payload += struct.pack("<I", len(self.audio_codecs)) + b"".join(pack_text(c) for c in self.audio_codecs)
-        return seal(_MAGIC, _VERSION, payload)
+        if self.end_ms is None:  # a whole file's index is what it was before end_ms (layout 1)
+            return seal(_MAGIC, 1, payload)
+        return seal(_MAGIC, _VERSION, payload + _END.pack(self.end_ms))
 
     @classmethod
     def from_bytes(cls, data: bytes) -> VideoInfo:
-        reader = Reader(unseal(data, _MAGIC, _VERSION, "video index"), "video index")
+        reader = Reader(unseal(data, _MAGIC, _VERSION, "video index", also=(1,)), "video index")
         duration_ms, width, height = reader.unpack(_HEAD)
         video_codec = reader.text() or ""
         container = reader.text() or ""
@@ -110,8 +122,21 @@ class VideoInfo:
         if count > 1024:
             raise reader.damaged(f"{count} audio streams")
         audio = tuple(reader.text() or "" for _ in range(count))
+        end_ms: int | None = None
+        if sealed_version(data) == _VERSION:
+            (end_ms,) = reader.unpack(_END)
+            if end_ms >= duration_ms:
+                raise reader.damaged(f"an end at {end_ms} ms, not before the duration of {duration_ms} ms")
         reader.end()
-        return cls(duration_ms, width, height, video_codec, audio, container)
+        return cls(duration_ms, width, height, video_codec, audio, container, end_ms)
+
+    def cut_short(self, at_ms: int, what: str) -> UnsupportedError:
+        """The refusal of ``what`` (a passage, a frame) reaching time ``at_ms``, at or past :attr:`end_ms`."""
+        assert self.end_ms is not None
+        return UnsupportedError(
+            f"{what} reaches {at_ms / 1000:.3f} s, but this video's packets end at {self.end_ms / 1000:.3f} s of the"
+            f" {self.duration_ms / 1000:.3f} s its container states: it is cut short or damaged there; a passage"
+            f" before {self.end_ms / 1000:.3f} s can be cited")
 
 
 #: The longest duration a video may have, in milliseconds: a century (found by an attack, 2026-11-27: a 5 KB WebM
@@ -212,6 +237,8 @@ def evaluate_video(
     length = info.duration_ms
     clamped = b_ms > length
     a, b = min(a_ms, length), min(b_ms, length)
+    if info.end_ms is not None and b > info.end_ms and a < length:  # (wholly past the stated end: past_end, as ever)
+        raise info.cut_short(b, f"{scheme}={start},{end}")
     return FragmentResult(
         data=data if isinstance(data, bytes) else bytes(data),
         media_type=media_type.split(";")[0].strip().lower(),
