@@ -166,3 +166,30 @@ def test_a_marked_page_takes_no_part_its_records_do_not_name(tmp_path: Path) -> 
     # the image no page took is deposited as itself
     assert sorted(i.url for i in imported) == [URL, URL + "i.png"]
     archive.close()
+
+
+def test_a_captured_pages_frame_and_unreached_parts_come_back_as_parts_not_names(tmp_path: Path) -> None:
+    """A capture's iframe (an HTML part) and a part the import's crawl does not find (an image a script loaded,
+    as a --browser capture holds) were no names of their own in the archive exported: its WACZ imported, into an
+    empty archive or into that archive, mints none for them."""
+    from pdi.capture.deposit import deposit_capture
+    from pdi.mhtml.write import Resource, build
+
+    first = _archive(tmp_path / "first")
+    data = build(Resource(URL, "text/html", b'<html><iframe src="f.html"></iframe><img src="i.png"></html>',
+                          charset="utf-8"),
+                 [Resource(URL + "f.html", "text/html", b'<html><img src="i.png">frame</html>', charset="utf-8"),
+                  Resource(URL + "i.png", "image/png", PNG), Resource(URL + "js.png", "image/png", PNG + b"js")])
+    deposit_capture(first, S, URL, data)
+    held = _held(first)
+    assert len(held) == 1
+    out = tmp_path / "out.wacz"
+    export_wacz(first, out, series=S)
+    again = _archive(tmp_path / "again")
+    imported, _ = import_warc(again, out, S)
+    assert [i.url for i in imported] == [URL] and list(_held(again)) == list(held)
+    imported, _ = import_warc(first, out, S)
+    assert [i.url for i in imported] == [URL]
+    assert {PDI.parse(n).unique_id for n in _held(first)} == {URL}
+    first.close()
+    again.close()

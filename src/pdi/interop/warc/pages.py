@@ -207,14 +207,19 @@ def plan_import(
             continue
         candidates.append((entry, headers, payload))
     used: set[tuple[int, int]] = set()
+    #: the records pdi's export wrote as a planned page's parts (WARC-Concurrent-To its root), the crawl reaching
+    #: them or not: neither pages nor documents of their own (an iframe's HTML, an image a --browser capture's
+    #: script loaded), as they were not in the archive exported
+    owned: set[tuple[int, int]] = set()
     total = len(candidates)
     held = 0  # octets of crawled pages kept in memory
     for done, (entry, headers, payload) in enumerate(candidates, 1):
-        if headers.media_type not in PAGE_TYPES:
+        if headers.media_type not in PAGE_TYPES or (entry.source, entry.offset) in owned:
             continue
         source = index.sources[entry.source]
         parts: list[tuple[Entry, Entry]] = []
-        fetch = _fetcher(index, entry.date, limits, parts, index.own_parts(entry))
+        records = index.own_parts(entry)
+        fetch = _fetcher(index, entry.date, limits, parts, records)
         try:
             name = _name(series, entry, related, source)
             # the fetch answers from the index, never waiting: the crawl runs at once, its parts one after another
@@ -226,6 +231,8 @@ def plan_import(
         rest = tuple(p for p in parts if (p[0].source, p[0].offset) != own)
         for e, p in rest:
             used.update({(e.source, e.offset), (p.source, p.offset)})
+        if records is not None:
+            owned.update((e.source, e.offset) for same in records.values() for e in same if e is not entry)
         kept: Crawl | Path = result
         if held + _crawled(result) > PLAN_IN_MEMORY:
             kept = spool / f"{len(pages)}.mht"
@@ -245,7 +252,7 @@ def plan_import(
             progress(done, total)
     items: list[Item] = list(pages)
     for entry, headers, payload in candidates:
-        if headers.media_type in PAGE_TYPES or (entry.source, entry.offset) in used:
+        if headers.media_type in PAGE_TYPES or (entry.source, entry.offset) in used or (entry.source, entry.offset) in owned:
             continue
         source = index.sources[entry.source]
         try:
