@@ -193,3 +193,29 @@ def test_a_captured_pages_frame_and_unreached_parts_come_back_as_parts_not_names
     assert {PDI.parse(n).unique_id for n in _held(first)} == {URL}
     first.close()
     again.close()
+
+
+def test_a_damaged_copy_says_a_lost_part_record_is_lost_not_that_the_page_lacked_it(tmp_path: Path) -> None:
+    """The export cut short inside its last part's record, read with --partial: the page's failure says its
+    PDI-Parts counted a record the file lacks, not that the page was exported without that part."""
+    first = _archive(tmp_path / "first")
+    _import(first, tmp_path / "a.warc.gz",
+            (URL, PAGE % b"a", "text/html", "2024-05-06T10:00:00Z"),
+            (URL + "s.css", b"body{color:red}", "text/css", "2024-05-06T10:00:01Z"),
+            (URL + "i.png", PNG * 100, "image/png", "2024-05-06T10:00:02Z"))
+    out = tmp_path / "out.wacz"
+    export_wacz(first, out, series=S)
+    with zipfile.ZipFile(out) as zf:
+        warc = zf.read("archive/data.warc.gz")
+    with zipfile.ZipFile(out) as zf, zf.open("archive/data.warc.gz") as fh:
+        it = ArchiveIterator(fh)
+        last = [it.get_record_offset() for _ in it][-1]
+    cut = tmp_path / "cut.warc.gz"
+    cut.write_bytes(warc[: last + 40])
+    again = _archive(tmp_path / "again")
+    imported, plan = import_warc(again, cut, S, partial=True)
+    (page,) = imported
+    assert len(page.failures) == 1 and "lacks 1 record of the page's parts" in page.failures[0], page.failures
+    assert plan.dropped
+    first.close()
+    again.close()

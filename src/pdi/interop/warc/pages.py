@@ -112,10 +112,11 @@ class ImportPlan:
 
 def _fetcher(
     index: WarcIndex, when: datetime.datetime, limits: Limits, used: list[tuple[Entry, Entry]],
-    own: dict[str, list[Entry]] | None = None,
+    own: dict[str, list[Entry]] | None = None, lost: int = 0,
 ) -> Callable[[str], Awaitable[Fetched]]:
     """The crawl's fetch of one page: any record of a URL, the nearest in time to ``when``; or, with ``own`` (the
-    page's records, :meth:`WarcIndex.own_parts`), one of those alone."""
+    page's records, :meth:`WarcIndex.own_parts`), one of those alone (``lost``: how many of them its ``PDI-Parts``
+    counts that the file does not hold, a damaged copy read with ``--partial``)."""
     async def fetch(url: str) -> Fetched:
         current = url
         hops: list[Redirect] = []
@@ -126,6 +127,9 @@ def _fetcher(
                     raise NotFoundError(f"{current} is not in the WARC")
             else:
                 entry = nearest_of(own.get(comparable(current)), when)
+                if entry is None and lost:
+                    raise NotFoundError(f"{current} is not in the WARC, which lacks {plural(lost, 'record')} of the"
+                                        " page's parts that its export wrote (a damaged copy)")
                 if entry is None:
                     raise NotFoundError(f"{current} is not among the parts the page was exported with")
             headers, payload = index.effective(entry)
@@ -219,7 +223,8 @@ def plan_import(
         source = index.sources[entry.source]
         parts: list[tuple[Entry, Entry]] = []
         records = index.own_parts(entry)
-        fetch = _fetcher(index, entry.date, limits, parts, records)
+        lost = 0 if records is None else max(0, (entry.parts or 0) + 1 - sum(map(len, records.values())))
+        fetch = _fetcher(index, entry.date, limits, parts, records, lost)
         try:
             name = _name(series, entry, related, source)
             # the fetch answers from the index, never waiting: the crawl runs at once, its parts one after another
