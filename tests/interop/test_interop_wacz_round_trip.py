@@ -219,3 +219,34 @@ def test_a_damaged_copy_says_a_lost_part_record_is_lost_not_that_the_page_lacked
     assert plan.dropped
     first.close()
     again.close()
+
+
+def test_a_page_and_a_document_named_by_an_iri_come_back_under_their_own_names(tmp_path: Path) -> None:
+    """An IRI as a name's id (RFC 3987: ``http://exämple.org/ä.html``, as warcio writes it in WARC-Target-URI) is
+    exported at its URI's spelling (``http://ex%C3%A4mple.org/%C3%A4.html``: the page's MHTML labels its root so);
+    the import names it by the ``PDI`` field's id, the same URL spelt as the name spells it (found in review,
+    2026-11-30: it came back as ``…ex%25C3%25A4mple…``, another name)."""
+    first = _archive(tmp_path / "first")
+    iri = "http://exämple.org/"
+    _import(first, tmp_path / "iri.warc.gz",
+            (iri + "ä.html", '<html><img src="bild-ü.png"><link rel=stylesheet href="s.css"></html>'.encode(),
+             "text/html; charset=utf-8", "2024-05-06T10:00:00Z"),
+            (iri + "bild-ü.png", PNG, "image/png", "2024-05-06T10:00:01Z"),
+            (iri + "s.css", b"a{}", "text/css", "2024-05-06T10:00:01Z"),
+            (iri + "allein-ö.png", PNG + b"!", "image/png", "2024-05-06T10:00:02Z"))
+    held = _held(first)
+    assert len(held) == 2 and all("ex%C3%A4mple" in name for name in held)
+    out = tmp_path / "out.wacz"
+    export_wacz(first, out, series=S)
+    with zipfile.ZipFile(out) as zf, zf.open("archive/data.warc.gz") as fh:
+        roots = [r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(fh)
+                 if r.rec_headers.get_header("PDI-Parts") is not None]
+    assert roots == ["http://ex%C3%A4mple.org/%C3%A4.html"]  # (what the test is about: the URI's spelling)
+    again = _archive(tmp_path / "again")
+    import_warc(again, out, S)
+    assert _held(again) == held
+    before = _held(first)
+    import_warc(first, out, S)  # into the archive it came from: nothing new
+    assert _held(first) == before
+    first.close()
+    again.close()

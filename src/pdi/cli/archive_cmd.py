@@ -526,7 +526,8 @@ def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: fl
     every record is first read whole and its digests checked (a damaged
     record is an error naming its offset, and nothing is deposited); then
     each captured HTML page, with the records it uses (found by their URLs
-    nearest its WARC-Date; redirects and revisits followed), becomes an
+    nearest its WARC-Date; in pdi's own WACZ, the records its export marked
+    as the page's; redirects and revisits followed), becomes an
     MHTML aggregate deposited as urn:pdi://S/YYYY/MM/DD/<page URL>.related
     on the GMT day of its WARC-Date, and each other record no page uses (a
     PDF, an image) is deposited as itself. Each PDI is printed as it is

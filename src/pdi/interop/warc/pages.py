@@ -74,6 +74,13 @@ class Item:
     mhtml: Crawl | Path | None = None  # the page: its crawl (packed when deposited), or its MHTML spooled to a file
     failures: tuple[str, ...] = ()
 
+    def foreign_id(self) -> str:
+        """The id its name holds: its record's URL (:func:`_name`: or the same URL as the export it came from
+        spelt it)."""
+        uri = self.name.read_back().unique_id
+        assert uri is not None
+        return uri
+
     def aggregate(self) -> bytes:
         """A page's aggregate (MHTML), from memory or its spool file."""
         assert self.mhtml is not None, "a lone resource has no aggregate"
@@ -158,13 +165,32 @@ def _fetcher(
 
 
 def _name(series: str, entry: Entry, token: str, source: Source) -> PDI:
-    try:
-        built = PDI.build(series=series, date=entry.date.date(), foreign_id=entry.uri, format=token, version=1)
-        if built.read_back().unique_id == entry.uri:
-            return built
-    except PDIError:
-        pass
+    for uri in (_exported_id(entry), entry.uri):
+        if uri is None:
+            continue
+        try:
+            built = PDI.build(series=series, date=entry.date.date(), foreign_id=uri, format=token, version=1)
+            if built.read_back().unique_id == uri:
+                return built
+        except PDIError:
+            pass
     raise ParseError(f"{_where(source, entry.offset, entry.uri)}: this URL cannot be the id of a PDI", rule="encapsulated-unique-id")
+
+
+def _exported_id(entry: Entry) -> str | None:
+    """The id of the name a record of pdi's export was written from (its ``PDI`` field) when it is the record's URL
+    spelt otherwise (an IRI, ``http://exämple.org/ä.html``, whose record is at ``http://ex%C3%A4mple.org/…``), so
+    that the name comes back as it was; else ``None``. A stranger's ``PDI`` field can choose only among spellings
+    of the record's own URL."""
+    if entry.pdi is None:
+        return None
+    try:
+        uri = PDI.parse(entry.pdi).read_back().unique_id
+    except (PDIError, ValueError):
+        return None
+    if uri is None or uri == entry.uri or comparable(uri) != comparable(entry.uri):
+        return None
+    return uri
 
 
 def _lone_token(media: str | None) -> str:
@@ -294,7 +320,7 @@ def _deposit_lone(archive: Archive, series: str, item: Item, data: Iterator[byte
     # a PDF PDFium cannot open is kept as the server sent it (no text layer), not refused
     content = Content(data, token, charset, source=item.entry.uri, keep_unreadable=True, index_later=True)
     if not archive.versions(item.name):
-        return archive.deposit(series, [content], foreign_id=item.entry.uri, day=item.entry.date.date())
+        return archive.deposit(series, [content], foreign_id=item.foreign_id(), day=item.entry.date.date())
     # unchanged when the newest holds these bytes; refused (WithdrawnError) when the document was withdrawn whole
     return archive.add_version(item.name, [content])
 
@@ -582,7 +608,7 @@ def _deposit_all(
                 octets = item.payload.size
             if pending and (len(pending) >= BATCH_ITEMS or size + octets > BATCH_BYTES):
                 flush()
-            pending.append((number, item, BatchItem([content], item.entry.uri, item.entry.date.date(),
+            pending.append((number, item, BatchItem([content], item.foreign_id(), item.entry.date.date(),
                                                     _statements(item))))
             keys.add(key)
             size += octets
@@ -601,7 +627,7 @@ def _deposit_all(
         warned: list[str] = []
         try:
             if data is not None:
-                result = deposit_capture(archive, name, item.entry.uri, data, day=item.entry.date.date(),
+                result = deposit_capture(archive, name, item.foreign_id(), data, day=item.entry.date.date(),
                                          index_later=True, warn=warned.append)
             else:
                 result = _deposit_lone(archive, name, item, index.payload_pieces(item.payload))
