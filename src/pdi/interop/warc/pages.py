@@ -340,7 +340,44 @@ def _held_already(archive: Archive, index: WarcIndex, item: Item, aggregate: byt
     images and styles, and the page is a new version.
     """
     digests = _digests(index, item, aggregate)
-    return _dated_in(archive, item.name, digests, item.entry.warc_date) or _same_record(archive, item)
+    return (_dated_in(archive, item.name, digests, item.entry.warc_date) or _same_record(archive, item)
+            or _exported_whole(archive, item, aggregate))
+
+
+def _exported_whole(archive: Archive, item: Item, aggregate: bytes | None) -> PDI | None:
+    """The version of ``item``'s page that pdi's export of this archive wrote it from, when that version holds every
+    part this reading found, byte for byte; else ``None``.
+
+    A page of pdi's export (its root's ``PDI`` and ``PDI-Parts``) names the version it was written from. Imported
+    back into the archive it came from, a reading that finds less than that version holds (a damaged copy read
+    with ``--partial``; a ``--browser`` capture, whose ``cid:`` style sheets and script-loaded images its crawl
+    cannot reach) is that version, not a poorer next one (found in review, 2026-11-30). A reading with any part
+    the version lacks, or other bytes, is deposited as before; a name this archive does not hold, or that its
+    export dates otherwise, is none of this.
+    """
+    entry = item.entry
+    if aggregate is None or entry.pdi is None or entry.parts is None:
+        return None
+    from pdi.interop.wacz import _parts_read, exported_as
+    from pdi.mhtml.plain import read_plain
+
+    try:
+        named = PDI.parse(entry.pdi)
+        if (named.version is None or _lower(named.series) != _lower(item.name.series) or named.format != item.name.format
+                or (named.date, named.unique_id) != (item.name.date, item.name.unique_id)):
+            return None
+        held = archive.get(named)
+        if exported_as(archive, held.record)[1] != entry.warc_date:
+            return None
+        found, kept = read_plain(aggregate), read_plain(held.data)
+        found = found if found is not None else _parts_read(aggregate)
+        kept = kept if kept is not None else _parts_read(held.data)
+    except PDIError:  # not held here (another archive's export, a withdrawn name), or not read as MHTML
+        return None
+    parts = {(p.location or p.content_location, p.content_type, p.data) for p in kept}
+    if all((p.location or p.content_location, p.content_type, p.data) in parts for p in found):
+        return named
+    return None
 
 
 def _digests(index: WarcIndex, item: Item, aggregate: bytes | None) -> list[str]:
