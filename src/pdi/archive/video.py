@@ -158,53 +158,27 @@ def _cut_short_at(program: str, demuxer: str, path: str, report: bytes, duration
     command = limited([program, "-v", "error", "-hide_banner", "-protocol_whitelist", "file", "-f", demuxer,
                        "-read_intervals", f"{begin:.6f}%", "-show_entries", "packet=pts_time,duration_time",
                        "-of", "csv=p=0", "file:" + path], CHILD_MEMORY)
-    last: Decimal | None = None
-    killed = threading.Event()
-    with tempfile.TemporaryFile() as err, subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, pass_fds=tuple(pass_fds)) as process:
-        def stop() -> None:
-            killed.set()
-            process.kill()
-
-        timer = threading.Timer(max(seconds, 0.1), stop)
-        timer.start()
-        try:
-            assert process.stdout is not None
-            for line in process.stdout:  # one a packet, read as they come: only the latest end is kept
-                packet = _packet(line)
-                if packet is not None:
-                    end = packet[0] + packet[1]
-                    last = end if last is None or end > last else last
-            process.wait()
-        except BaseException:
-            process.kill()
-            raise
-        finally:
-            timer.cancel()
+    with tempfile.TemporaryFile() as err:
+        read = _read_packets(command, seconds, pass_fds, err)
         damaged = err.tell() > 0
-    if killed.is_set() or not damaged:
+    if read is None or not damaged:
         return None
+    last = read[1]
     reached = int(((last - start) * 1000).to_integral_value(rounding=ROUND_FLOOR)) if last is not None else 0
     return max(reached, 0) if reached < duration_ms else None
 
 
-def _last_packet_end(program: str, demuxer: str, path: str, seconds: float,
-                     pass_fds: Sequence[int] = ()) -> Decimal | None:
-    """The latest ``pts + duration`` of any packet less the earliest ``pts`` (seconds); ``None`` if no packet has one.
-
-    ffprobe's lines are read as it writes them and only two numbers kept, so
-    memory stays bounded however many packets there are; past ``seconds`` it is
-    killed (a :class:`LimitError`).
-    """
-    command = limited([program, "-v", "error", "-hide_banner", "-protocol_whitelist", "file", "-f", demuxer,
-                       "-show_entries", "packet=pts_time,duration_time", "-of", "csv=p=0", "file:" + path],
-                      CHILD_MEMORY)
+def _read_packets(command: list[str], seconds: float, pass_fds: Sequence[int],
+                  stderr: IO[bytes] | int = subprocess.DEVNULL) -> tuple[Decimal | None, Decimal | None, int] | None:
+    """ffprobe's packet lines (``pts_time,duration_time``) of ``command``, read as it writes them: the earliest
+    ``pts``, the latest ``pts + duration`` (``None`` when no packet has one) and its exit status; ``None`` when it
+    ran past ``seconds`` (killed). Only two numbers are kept, so memory stays bounded however many packets there
+    are."""
     first: Decimal | None = None
     last: Decimal | None = None
     killed = threading.Event()
-
-    with subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.DEVNULL, pass_fds=tuple(pass_fds)) as process:
+    with subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
+                          pass_fds=tuple(pass_fds)) as process:
 
         def stop() -> None:
             killed.set()
@@ -218,8 +192,7 @@ def _last_packet_end(program: str, demuxer: str, path: str, seconds: float,
                 packet = _packet(line)
                 if packet is None:
                     continue  # N/A
-                at = packet[0]
-                end = at + packet[1]
+                at, end = packet[0], packet[0] + packet[1]
                 first = at if first is None or at < first else first
                 last = end if last is None or end > last else last
             process.wait()  # it has closed its output: its exit status says whether it read every packet
@@ -228,11 +201,26 @@ def _last_packet_end(program: str, demuxer: str, path: str, seconds: float,
             raise
         finally:
             timer.cancel()
-    if killed.is_set():
+    return None if killed.is_set() else (first, last, process.returncode)
+
+
+def _last_packet_end(program: str, demuxer: str, path: str, seconds: float,
+                     pass_fds: Sequence[int] = ()) -> Decimal | None:
+    """The latest ``pts + duration`` of any packet less the earliest ``pts`` (seconds); ``None`` if no packet has one.
+
+    ffprobe's lines are read as it writes them and only two numbers kept, so
+    memory stays bounded however many packets there are; past ``seconds`` it is
+    killed (a :class:`LimitError`).
+    """
+    command = limited([program, "-v", "error", "-hide_banner", "-protocol_whitelist", "file", "-f", demuxer,
+                       "-show_entries", "packet=pts_time,duration_time", "-of", "csv=p=0", "file:" + path],
+                      CHILD_MEMORY)
+    read = _read_packets(command, seconds, pass_fds)
+    if read is None:
         raise LimitError(f"ffprobe took longer than {seconds:g} s to read the video's packets")
-    if process.returncode != 0:  # the packets read so far would make the duration too short (found in review)
-        raise ParseError(f"ffprobe could not read every packet of the video (exit status {process.returncode})",
-                         rule="video")
+    first, last, status = read
+    if status != 0:  # the packets read so far would make the duration too short (found in review)
+        raise ParseError(f"ffprobe could not read every packet of the video (exit status {status})", rule="video")
     if first is None or last is None:
         return None
     return last - first
