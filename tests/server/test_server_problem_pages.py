@@ -104,6 +104,24 @@ def test_a_withdrawn_document_is_its_tombstone(client: TestClient, archive: Arch
     assert DRAFT.decode().split("\r\n")[1] not in _text(page.find(".//main"))
 
 
+@pytest.mark.parametrize(("title", "reason", "cited"), [
+    ("Minutes of the board.", "Deposited in error.", "Minutes of the board. {name}. Withdrawn 2026-11-25: Deposited in error. "),
+    ("Who signed it?", 'The clerk said "withdraw it."', 'Who signed it? {name}. Withdrawn 2026-11-25: The clerk said "withdraw it." '),
+    ("Minutes", "a draft", "Minutes. {name}. Withdrawn 2026-11-25: a draft. "),
+])
+def test_a_tombstones_citation_has_one_full_stop_after_a_title_or_reason_that_ends_a_sentence(
+    client: TestClient, archive: Archive, title: str, reason: str, cited: str
+) -> None:
+    """A reason or a title ending with its own stop (``Deposited in error.``) is not followed by a second one: the
+    citation read ``…own copy.. http://…``."""
+    name = str(archive.add(S, DRAFT, format="text"))
+    archive.annotate(_generic(name), "title", title)
+    archive.withdraw(_generic(name), reason)
+    citation = _text(_view(client, name, 410).find(".//blockquote[@class='citation']"))
+    assert citation.startswith(cited.format(name=name) + "http"), citation
+    assert ".." not in citation.split(" http")[0], citation
+
+
 def test_a_withdrawn_version_and_a_purged_one_say_so(client: TestClient, archive: Archive) -> None:
     name = str(archive.add(S, b"first\n", format="text"))
     archive.add_version(_generic(name), [Content(b"second\n", "text")])

@@ -263,7 +263,7 @@ def render_tombstone(archive: Archive, gone: WithdrawnError, name: str, base: st
         f"<tbody>{rows}</tbody></table>" if rows else ""
     )
     link = f"{base}{_view(shown)}"
-    cite_title = f"{isolated(title)}. " if title else ""
+    cite_title = f"{isolated(title)}{_stop(title)} " if title else ""
     when = gone.at.split("T")[0]
     body = (
         f"<p><code>{in_order(shown)}</code> named a document of this archive. {what} {shown_time(gone.at)}.{purged}</p>"
@@ -279,11 +279,18 @@ def render_tombstone(archive: Archive, gone: WithdrawnError, name: str, base: st
         " what it named and why it was withdrawn. Cite it as you would have cited the document, saying it"
         " was withdrawn:</p>"
         f'<blockquote class="citation">{cite_title}<code>{in_order(shown)}</code>. Withdrawn {esc(when)}:'
-        f" {isolated(gone.reason)}. <span>{esc(link)}</span></blockquote>"
+        f" {isolated(gone.reason)}{_stop(gone.reason)} <span>{esc(link)}</span></blockquote>"
         f'<p>The same record as JSON: <a href="/uri-res/N2C?{esc(quote(shown, safe=":/"))}">N2C</a> (RFC 2169).</p>'
         + _onward()
     )
     return _page(f"Withdrawn: {shown}", gone.http_status, "This name was withdrawn", body, name, named=False)
+
+
+def _stop(text: str) -> str:
+    """The full stop a citation's part (a title, a withdrawal's reason) is closed with, unless it ends a sentence
+    already: ``Deposited in error.`` is not followed by a second ``.``, nor ``Who wrote it?`` by one (a closing
+    quotation mark after its stop counts as the end too: ``"Withdrawn."``)."""
+    return "" if text.rstrip().rstrip("\"'\u201d\u2019\u00bb").endswith((".", "!", "?", "\u2026")) else "."
 
 
 def _withdrawn_what(gone: WithdrawnError) -> str:
