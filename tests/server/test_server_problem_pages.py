@@ -191,6 +191,39 @@ def test_an_embargoed_name_says_until_when_in_words_and_the_problem_says_it_too(
     assert _text(_view(client, name, 403).find(".//h1")) == "Under embargo until 4 March 2099, 05:06 UTC"
 
 
+def test_a_reader_with_a_token_is_told_an_embargoed_or_private_name_is_not_open_to_everyone(
+    client: TestClient, archive: Archive,
+) -> None:
+    """A token reads an embargoed version and a private series' document as any other: its pages said nothing of
+    it, so its reader shared a link that everyone else is refused. The page says so; a public one says nothing."""
+    sealed = str(archive.add(S, b"the sealed minutes\n", format="text"))
+    archive.embargo(sealed, "2099-01-01")
+    closed = str(archive.add(CLOSED, b"closed minutes\n", format="text"))
+    both = str(archive.add(CLOSED, b"sealed and closed\n", format="text"))
+    archive.embargo(_generic(both), "2099-03-04T05:06:00Z")
+    open_ = str(archive.add(S, b"open minutes\n", format="text"))
+    _, token = archive.add_token("reader", role="read")
+    bearer = {**HTML, "Authorization": f"Bearer {token}"}
+
+    def note(name: str) -> str:
+        answer = client.get("/view", params={"pdi": name}, headers=bearer)
+        assert answer.status_code == 200, answer.text[:300]
+        found = html5lib.parse(answer.text, namespaceHTMLElements=False).find(".//p[@id='access']")
+        return "" if found is None else _text(found)
+
+    assert note(sealed).startswith("Not open to everyone: this version is under embargo until 1 January 2099. You"
+                                   " read it with your token; a reader without one is refused it")
+    assert note(closed).startswith(f"Not open to everyone: its series, {CLOSED}, is private.")
+    assert note(_generic(closed)).startswith(f"Not open to everyone: its series, {CLOSED}, is private.")
+    assert note(_generic(both)).startswith("Not open to everyone: this document is under embargo until 4 March 2099,"
+                                           f" 05:06 UTC, and its series, {CLOSED}, is private.")
+    assert note(open_) == "" and note(_generic(open_)) == ""
+    # the document of a version under its own embargo: the version's row says so
+    answer = client.get("/view", params={"pdi": _generic(sealed)}, headers=bearer)
+    rows = html5lib.parse(answer.text, namespaceHTMLElements=False).findall(".//table[@id='versions']/tbody/tr")
+    assert "under embargo until 1 January 2099" in _text(rows[0]), _text(rows[0])
+
+
 def test_a_private_name_says_how_to_sign_in_and_comes_back_to_it(client: TestClient, archive: Archive) -> None:
     name = str(archive.add(CLOSED, b"closed minutes\n", format="text"))
     page = _view(client, name, 403)

@@ -38,6 +38,7 @@ from starlette.routing import Route
 
 from pdi._wording import counted
 from pdi.archive import Archive, DocumentDetail, DocumentPage, Generic, canonical_series
+from pdi.archive.access import HIDDEN, PUBLIC, current_reader
 from pdi.archive.store import AssertionRecord, DocumentKey, FixityCheck, RepresentationRecord
 from pdi.errors import ParseError, PDIError, WithdrawnError
 from pdi.identifier import PDI
@@ -46,6 +47,7 @@ from pdi.server.pages.layout import (
     breakable,
     capture_title,
     captured_url,
+    day_in_words,
     esc,
     in_order,
     isolated,
@@ -92,7 +94,7 @@ dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:0.25rem 1rem} dl
 code.sha{font-size:0.78rem;word-break:break-all} td.sha{min-width:12rem}
 table.catalogue td time{white-space:normal} time span{white-space:nowrap}
 tr.superseded td{color:#666} tr.superseded td.value{text-decoration:line-through}
-.ok{color:#176117;font-weight:600} .bad{color:#a00;font-weight:600} .never{color:#8a5a00}
+.ok{color:#176117;font-weight:600} .bad{color:#a00;font-weight:600} .never,.sealed{color:#8a5a00}
 .withdrawn{font-size:0.85em;padding:0 0.3em;border:1px solid #8a1c1c;border-radius:3px;color:#8a1c1c;white-space:nowrap}
 ol.timeline{list-style:none;padding-left:0;border-left:3px solid #c8d3e0;margin-left:0.5rem}
 ol.timeline li{padding:0.3rem 0 0.3rem 1rem;position:relative}
@@ -105,7 +107,7 @@ p.pager{display:flex;gap:1.5rem}
 @media (prefers-color-scheme:dark){
 nav.crumbs li+li::before{color:#9a9a9a} td.empty,.untitled{color:#8f959c}
 table.month td small{color:#b0b0b0} table.month td.has{background:#1d3350} tr.superseded td{color:#9a9a9a}
-.ok{color:#6fd36f} .bad{color:#ff8080} .never{color:#f0c060} .withdrawn{border-color:#ff9090;color:#ff9090}
+.ok{color:#6fd36f} .bad{color:#ff8080} .never,.sealed{color:#f0c060} .withdrawn{border-color:#ff9090;color:#ff9090}
 ol.timeline{border-left-color:#3e4a5a} ol.timeline li::before{background:#8ab4f8}
 }
 """
@@ -529,6 +531,32 @@ def _statements(statements: Sequence[AssertionRecord], generic: str) -> str:
     )
 
 
+def access_note(archive: Archive, name: PDI) -> str:
+    """What a reader with a token is told on the page of a name not everyone may read: under an embargo not yet over
+    (until when, in words), or of a private or hidden series; that others are refused it, so a link to it opens only
+    for those who may read it. Empty for a name anyone reads (the only ones a reader without a token is shown)."""
+    series = name.series_name.lower()
+    access = archive.series_access().get(series, PUBLIC)
+    try:
+        until = archive.embargo_in_force(name.without_fragment())
+    except PDIError:
+        until = None
+    if until is None and access == PUBLIC:
+        return ""
+    why = [f"this {'document' if name.format is None else 'version'} is under embargo until"
+           f" {esc(day_in_words(until))}"] if until is not None else []
+    if access != PUBLIC:
+        why.append(f"its series, <code>{esc(series)}</code>, is {access}")
+    told = ("is answered that it is not in this archive" if access == HIDDEN
+            else "is refused it (<q>Not open to you</q>)")
+    return (
+        f'<p class="version-banner access" role="note" id="access"><strong>Not open to everyone:</strong>'
+        f" {', and '.join(why)}. You read it with your token; a reader without one {told}"
+        f"{' until then' if until is not None and access == PUBLIC else ''}, so a link to it opens only for those"
+        " who may read it.</p>"
+    )
+
+
 def render_document(archive: Archive, generic: Generic, name: str) -> str:
     """The document page (``/view?pdi=`` of a generic name): versions, formats with fixity, statements with history."""
     detail: DocumentDetail = archive.document(generic.pdi)
@@ -548,11 +576,19 @@ def render_document(archive: Archive, generic: Generic, name: str) -> str:
     titles = [s for s in detail.statements if s.key == "title"]
     own = [s for s in titles if s.subject == generic_text]
     title = (own or titles)[-1].value if titles else None
+    reader = current_reader.get()
+    # a version under an embargo of its own: listed only to a reader with a token (or the owner), who is told so
+    sealed = {} if (reader is not None and reader.token is None) or archive.embargo_in_force(pdi) is not None else {
+        v.number: until for v in detail.generic.versions if v.formats
+        and (until := archive.embargo_in_force(v.formats[0])) is not None
+    }
     versions = "".join(
         f'<tr><td class="number">{v.number}</td>'
         f"<td>{_time(v.created_at)}"
         + (f'<br><span class="bad">withdrawn {_time(gone[v.number].at)}: {esc(gone[v.number].reason)}</span>'
            if v.number in gone else "")
+        + (f'<br><span class="sealed">under embargo until {esc(day_in_words(sealed[v.number]))}: not open to'
+           " a reader without a token until then</span>" if v.number in sealed else "")
         + "</td><td><ul>"
         + "".join(
             f'<li><a href="{esc(_view(n))}"><code>{esc(n.format or "")}</code></a>'
@@ -584,7 +620,7 @@ def render_document(archive: Archive, generic: Generic, name: str) -> str:
                 (calendar.month_name[date.month], _series_path(series, date.year, date.month)),
                 (f"{date.day:02d}", _series_path(series, date.year, date.month, date.day)), (shown_url(unique), None))
         + f"<h1>{isolated(title) if title else capture_title(url, None) if url else f'<code>{breakable(pdi)}</code>'}</h1>"
-        + f'<dl class="facts">{facts}</dl>{captures}'
+        + f'{access_note(archive, pdi)}<dl class="facts">{facts}</dl>{captures}'
         + f"<h2>Versions</h2><p>{counted(len(detail.generic.versions), 'version')} of this document,"
         + " oldest first (deposit times in UTC):</p>"
         + '<table class="catalogue" id="versions"><thead><tr><th scope="col" class="number">Version</th>'

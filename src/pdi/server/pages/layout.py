@@ -53,6 +53,7 @@ order written (``tests/server/test_server_rtl_names.py``).
 from __future__ import annotations
 
 import base64
+import datetime
 import hashlib
 import html
 import re
@@ -253,6 +254,17 @@ def shown_time(stamp: str) -> str:
     """A catalog time (ISO 8601, UTC) as ``<time>``: ``2026-11-22 14:30:00 UTC``."""
     shown = stamp.replace("T", " ").split(".")[0].rstrip("Z")
     return f'<time datetime="{esc(stamp)}">{esc(shown)} UTC</time>'
+
+
+def day_in_words(stamp: str) -> str:
+    """A catalog time's day as a person writes it: ``2030-01-01T00:00:00.000000Z`` is 1 January 2030 (the time
+    too, in UTC, when it is not midnight)."""
+    try:
+        when = datetime.datetime.fromisoformat(stamp.rstrip("Z"))
+    except ValueError:
+        return stamp
+    day = f"{when.day} {when:%B %Y}"
+    return day if (when.hour, when.minute, when.second) == (0, 0, 0) else f"{day}, {when:%H:%M} UTC"
 
 
 def capture_title(url: str, stamp: str | None, *, clamped: bool = False) -> str:

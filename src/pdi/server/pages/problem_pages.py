@@ -42,7 +42,6 @@ fields (to a ``HEAD``, those header fields alone); to every other client
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import http
 import json
 import re
@@ -75,6 +74,7 @@ from pdi.server.http.readers import request_target
 from pdi.server.pages.layout import (
     breakable,
     cited,
+    day_in_words,
     esc,
     in_order,
     isolated,
@@ -323,24 +323,13 @@ def render_forbidden(error: AccessError, name: str) -> str:
     )
     until = error.details.get("embargoed_until")
     if isinstance(until, str):  # an embargo: when it ends first, in words (the catalog's time in the detail)
-        day = _day_in_words(until)
+        day = day_in_words(until)
         ends = (f'<p class="lead">This document is under embargo until {shown_time(until)}: from then on anyone may'
                 " read it. Until then, only those with a token that may read it can.</p>")
         body = f'{ends}<p class="error" role="alert">{_said(error)}.</p>{signed}{_onward()}'
         return _page(f"Under embargo until {day}", error.http_status, f"Under embargo until {day}", body, name)
     body = f'<p class="error" role="alert">{_said(error)}.</p>{signed}{_onward()}'
     return _page("Sign in to read this", error.http_status, "A token is needed to read this", body, name)
-
-
-def _day_in_words(stamp: str) -> str:
-    """A catalog time's day as a person writes it: ``2030-01-01T00:00:00.000000Z`` is 1 January 2030 (the time
-    too, in UTC, when it is not midnight)."""
-    try:
-        when = datetime.datetime.fromisoformat(stamp.rstrip("Z"))
-    except ValueError:
-        return stamp
-    day = f"{when.day} {when:%B %Y}"
-    return day if (when.hour, when.minute, when.second) == (0, 0, 0) else f"{day}, {when:%H:%M} UTC"
 
 
 # --- 404: the nearest names ---------------------------------------------------------------------

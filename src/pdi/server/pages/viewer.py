@@ -68,7 +68,13 @@ from pdi.archive.store import RepresentationRecord
 from pdi.errors import LimitError
 from pdi.fragments import past_end_message
 from pdi.identifier import PDI
-from pdi.server.pages.browse import document_title, record_generic, render_document, tab_title
+from pdi.server.pages.browse import (
+    access_note,
+    document_title,
+    record_generic,
+    render_document,
+    tab_title,
+)
 from pdi.server.pages.cite import (
     MAX_RFC5147,
     RFC5147Facts,
@@ -302,7 +308,7 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
     own = dataclasses.replace(parsed, citation=None)
     above = None if meta.get("title") == titled else titled  # the title once: the facts list this version's own
     head = (
-        f"{_heading(parsed, record)}{_version_banner(archive, record, above)}"
+        f"{_heading(parsed, record)}{_version_banner(archive, record, above)}{access_note(archive, whole.pdi)}"
         f"{translated}{note}<dl>{facts}</dl>"
         # of a citation's name (A@position=B), A's: N2R and /api/resolve take none (/api/cite checks one)
         f'<p><a href="{html.escape(n2r_href(str(own)))}">the bytes</a> · '
