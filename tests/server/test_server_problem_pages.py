@@ -185,6 +185,9 @@ def test_an_embargoed_name_says_until_when_in_words_and_the_problem_says_it_too(
     assert _text(page.find(".//h1")) == "Under embargo until 1 January 2099"  # the catalog's 2099-01-01T00:00:00Z
     assert "from then on anyone may read it" in _text(page.find(".//main"))
     assert "the sealed minutes" not in _text(page.find(".//main"))
+    # its message's time written as the page writes times, not as the catalog keeps it (…T00:00:00.000000Z)
+    said = _text(page.find(".//p[@class='error']"))
+    assert said == f"{name} is embargoed until 2099-01-01 00:00:00 UTC; a token that may read it is needed.", said
     problem = client.get(f"/uri-res/N2R?{name}").json()
     assert problem["status"] == 403 and problem["embargoed_until"].startswith("2099-01-01T00:00:00")
     archive.embargo(name, "2099-03-04T05:06:00Z")  # a time of day: said too, in UTC

@@ -326,7 +326,9 @@ def render_forbidden(error: AccessError, name: str) -> str:
         day = day_in_words(until)
         ends = (f'<p class="lead">This document is under embargo until {shown_time(until)}: from then on anyone may'
                 " read it. Until then, only those with a token that may read it can.</p>")
-        body = f'{ends}<p class="error" role="alert">{_said(error)}.</p>{signed}{_onward()}'
+        # the message's catalog time (2030-01-01T00:00:00.000000Z) as the page writes a time; the JSON keeps it
+        said = _said(error).replace(esc(until), shown_time(until))
+        body = f'{ends}<p class="error" role="alert">{said}.</p>{signed}{_onward()}'
         return _page(f"Under embargo until {day}", error.http_status, f"Under embargo until {day}", body, name)
     body = f'<p class="error" role="alert">{_said(error)}.</p>{signed}{_onward()}'
     return _page("Sign in to read this", error.http_status, "A token is needed to read this", body, name)
