@@ -97,7 +97,7 @@ bdi,main code{overflow-wrap:anywhere} cite.upright{font-style:normal}
  where it is read from: the bdi's own direction (:dir, of its first strong character) says which */
 :is(td,dd,h1):has(> bdi:only-child:dir(rtl)){text-align:right}
 table{border-collapse:collapse} th,td{border:1px solid #ccc;padding:0.3rem 0.6rem;vertical-align:top;text-align:left}
-td ul{margin:0;padding-left:1.1rem} td.number{text-align:right} td time{white-space:nowrap}
+td ul{margin:0;padding-left:1.1rem} td.number{text-align:right} time{white-space:nowrap}
 table.catalogue th{background:#eef1f5;font-weight:600} table.catalogue tbody tr:nth-child(even){background:#fafbfc}
 table.catalogue td.number,table.catalogue th.number{text-align:right;font-variant-numeric:tabular-nums}
 table.catalogue caption{text-align:left;font-weight:600;padding:0.3rem 0}
