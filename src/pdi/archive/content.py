@@ -36,6 +36,11 @@ the depositor says about the bytes must be caught here, before it is stored:
   never written back.
 - **MHTML.** A ``related`` deposit of up to 64 MiB must parse as replay
   parses it (:class:`pdi.archive.readable.MhtmlCheck`).
+- **XML.** XML that is not text (``application/xml``, any ``+xml``) must be
+  in the encoding XML 1.0 reads it in (byte-order mark, ``<?xml``'s octets,
+  encoding declaration, else UTF-8: :class:`pdi.archive.readable.XmlCheck`),
+  as a text must be in its charset: a :class:`~pdi.errors.ParseError` naming
+  the octet where it is not, unless ``force``.
 - **Video.** A WebM, MP4 or Ogg video (``webm``, ``video+mp4``,
   ``video+ogg``) must be one ``ffprobe`` reads as that container, with a
   duration (and a frame size, if it has a video stream)
@@ -59,7 +64,7 @@ from typing import TYPE_CHECKING
 
 from pdi import charsets, formats
 from pdi.archive.blobs import BlobInfo, Octets, pieces
-from pdi.archive.readable import EmailCheck, MhtmlCheck, PdfCheck, where
+from pdi.archive.readable import EmailCheck, MhtmlCheck, PdfCheck, XmlCheck, where
 from pdi.archive.store import BlobObserver, NewRepresentation
 from pdi.errors import (
     CharsetCheckError,
@@ -750,6 +755,8 @@ def prepare(
         )
     elif content.charset:
         raise UnsupportedError(f"format {token} ({media_type}) is not text: it has no charset")
+    elif _is_xml(media_type):  # read in the encoding its octets say: each must be in it (a WARC's record too)
+        observers.append(XmlCheck(force=force, source=content.source))
     indexer = IndexBuilder(media_type, charset) if charset is not None or _is_xml(media_type) else None
     if indexer is not None:
         observers.append(indexer)

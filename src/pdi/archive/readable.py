@@ -1,15 +1,17 @@
-"""Deposit checks that a reader of the format can read the octets: PDF, e-mail, MHTML (an edge of :mod:`pdi.archive.content`).
+"""Deposit checks that a reader of the format can read the octets: PDF, e-mail, MHTML, XML (an edge of :mod:`pdi.archive.content`).
 
 Each is an observer of a deposit's single pass (``update`` each piece, ``finish`` once the blob is staged,
 ``abandon`` if the deposit fails): it keeps the octets as they stream past, up to a bound, and at the end
 hands them to the reader that will read them later (PDFium, Python's :mod:`email`, :func:`pdi.mhtml.parse`).
 What that reader refuses is a :class:`~pdi.errors.FormatCheckError` (exit 3) naming the file and the reason,
 unless ``force`` (``--force``, or a WARC's record kept as served). The video check is
-:class:`pdi.archive.video.VideoCheck`.
+:class:`pdi.archive.video.VideoCheck`. XML's (:class:`XmlCheck`) refuses octets not in its encoding as a text's
+charset check does (a :class:`~pdi.errors.ParseError`, exit 1), and only ``--force`` keeps them.
 """
 
 from __future__ import annotations
 
+import codecs
 from typing import TYPE_CHECKING
 
 from pdi.archive.blobs import BlobInfo
@@ -18,7 +20,8 @@ from pdi.errors import FormatCheckError, LimitError, ParseError, PDIError, Unsup
 if TYPE_CHECKING:
     from pdi.mail.message import Mail, ThreadIds
 
-__all__ = ["HELD_UP_TO", "PDF_LAYER_UP_TO", "EmailCheck", "MhtmlCheck", "PdfCheck", "Spool", "where"]
+__all__ = ["HELD_UP_TO", "PDF_LAYER_UP_TO", "XML_HEAD", "EmailCheck", "MhtmlCheck", "PdfCheck", "Spool", "XmlCheck",
+           "where"]
 
 
 def where(source: str | None) -> str:
@@ -266,6 +269,121 @@ class MhtmlCheck:
 
     def abandon(self) -> None:
         self._kept = []
+
+
+#: How to deposit XML refused for an octet not in its encoding, by how the encoding was found (else: declare it).
+_XML_ADVICE = {
+    "declaration": "correct its encoding declaration",
+    "bom": "remove its byte-order mark and declare its encoding",
+}
+
+#: The first octets of an XML document its encoding is found from (:func:`pdi.fragments.markup.reading.xml_encoding`).
+XML_HEAD = 1024
+
+
+class XmlCheck:
+    """The check an XML deposit that is not text (``application/xml``, any ``+xml``: SVG, Atom, XHTML) gets: every
+    octet must be in the encoding the XML reader reads it in.
+
+    Such a deposit has no charset of its own: every reading of it (``char``, ``line``, ``elt``, the viewer) finds
+    its encoding from its first :data:`XML_HEAD` octets as XML 1.0 says (:func:`pdi.fragments.markup.reading.xml_encoding`:
+    a byte-order mark, the octets of ``<?xml`` in UTF-16 or UTF-32, the encoding declaration, else UTF-8) and decodes
+    it strictly, so octets past one that is not in that encoding could never be read. They are refused as a text's are
+    (:class:`pdi.archive.content.TextCheck`): a :class:`~pdi.errors.ParseError` (exit 1, HTTP 400) naming the octet
+    offset, the encoding and how it was found. So is an encoding declaration that names an encoding its own octets are
+    not in (``encoding="UTF-16"`` in ASCII octets: XML 1.0 §4.3.3 makes it a fatal error), and one naming an encoding
+    pdi has no decoder for is an :class:`~pdi.errors.UnsupportedError` (exit 6), as a text's unknown ``--charset``
+    is. ``force`` (``--force``) keeps the octets as they are, unchecked; a WARC's record kept as served
+    (:attr:`pdi.archive.content.Content.keep_unreadable`) is not: it is refused, and listed, as a text's is.
+    Memory: the first :data:`XML_HEAD` octets (or the first piece), then the decoder's few pending octets.
+    """
+
+    def __init__(self, *, force: bool = False, source: str | None = None) -> None:
+        self.force = force
+        self.source = source
+        self._head: list[bytes] | None = []
+        self._held = 0
+        self._decoder: codecs.IncrementalDecoder | None = None
+        self._encoding = ""
+        self._how = ""
+        self._declared = False
+        self._fed = 0  # octets given to the decoder, the byte-order mark's included
+
+    def update(self, piece: bytes) -> None:
+        if self.force:
+            return
+        if self._head is not None:
+            self._head.append(bytes(piece))
+            self._held += len(piece)
+            if self._held >= XML_HEAD:
+                self._begin()
+            return
+        self._decode(piece, final=False)
+
+    def finish(self, info: BlobInfo) -> None:
+        if self.force:
+            return
+        if self._head is not None:
+            self._begin()
+        self._decode(b"", final=True)
+
+    def abandon(self) -> None:
+        self._head = None
+        self._decoder = None
+
+    def _begin(self) -> None:
+        """The encoding found from the head, its declaration checked, and the head decoded."""
+        from pdi.fragments.markup.reading import xml_encoding
+        from pdi.fragments.text.charset import encoding_for
+
+        head, self._head = b"".join(self._head or ()), None
+        self._encoding, how, at = xml_encoding(head[:XML_HEAD])
+        self._how = how
+        self._declared = at is not None
+        try:
+            encoding = encoding_for(self._encoding, head)
+        except UnsupportedError as exc:
+            raise UnsupportedError(
+                f"{where(self.source)}the XML's encoding declaration names {self._encoding} (at octet {at}), which"
+                f" pdi cannot read: {_lowered(str(exc))}; pdi add --force deposits it as it is") from exc
+        if at is not None:
+            self._check_declaration(head, at, encoding.body)
+        self._decoder = codecs.getincrementaldecoder(encoding.body)()
+        self._fed = len(encoding.bom)
+        self._decode(head[len(encoding.bom):], final=False)
+
+    def _check_declaration(self, head: bytes, at: int, body: str) -> None:
+        """Refuse a declaration that names an encoding its own octets (ASCII's, as it was found) do not read in."""
+        declaration = head[: at + len(self._encoding)]
+        if not declaration.isascii():
+            return  # not an XML declaration in any encoding (its names and literals are ASCII's): not well-formed
+        try:
+            same = codecs.decode(declaration, body) == declaration.decode("ascii")
+        except UnicodeDecodeError:
+            same = False
+        if not same:
+            raise ParseError(
+                f"{where(self.source)}the XML's encoding declaration names {self._encoding} (at octet {at}), but the"
+                f" octets it is written in are not {self._encoding} (XML 1.0 §4.3.3, Appendix F); correct the"
+                " declaration or re-encode the document (pdi add --force deposits it as it is)",
+                offset=at, rule="charset")
+
+    def _decode(self, piece: bytes, *, final: bool) -> None:
+        from pdi.fragments.markup.reading import XML_FOUND_BY
+
+        assert self._decoder is not None
+        pending = len(self._decoder.getstate()[0])
+        try:
+            self._decoder.decode(piece, final)
+        except UnicodeDecodeError as exc:
+            offset = self._fed - pending + exc.start
+            named = self._encoding if self._declared else self._encoding.upper()
+            advice = _XML_ADVICE.get(self._how, 'declare its encoding (<?xml version="1.0" encoding="…"?>)')
+            raise ParseError(
+                f"{where(self.source)}the XML is not valid {named} at octet {offset}: {exc.reason} ({named} is"
+                f" {XML_FOUND_BY[self._how]}); {advice}, or re-encode it (pdi add --force deposits it as it is)",
+                offset=offset, rule="charset") from None
+        self._fed += len(piece)
 
 
 def _unreadable(source: str | None, what: str, exc: PDIError, kept: str = "") -> FormatCheckError:

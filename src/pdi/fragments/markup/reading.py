@@ -94,17 +94,40 @@ def _html_charset(data: bytes) -> str:
 
 def _xml_charset(data: bytes) -> str:
     """XML 1.0 Appendix F: a byte-order mark, else the first octets of ``<?xml``, else the declaration, else UTF-8."""
+    return xml_encoding(data)[0]
+
+
+#: How :func:`xml_encoding` found an XML document's encoding.
+XML_FOUND_BY: Final = {
+    "bom": "named by its byte-order mark",
+    "octets": "what the octets of its <?xml are in, by XML 1.0 Appendix F",
+    "declaration": "named by its encoding declaration",
+    "default": "XML's default, as it has neither a byte-order mark nor an encoding declaration: XML 1.0 §4.3.3",
+}
+
+
+def xml_encoding(data: bytes) -> tuple[str, str, int | None]:
+    """The encoding an XML document is read in from its first octets (up to 1,024), how it was found, and where
+    the encoding declaration's value starts (octet offset, or ``None``).
+
+    XML 1.0 §4.3.3 and Appendix F: a byte-order mark (UTF-32's before UTF-16's, which it begins with); else the
+    octets of ``<?xml`` in UTF-16 or UTF-32 without one; else the encoding declaration; else UTF-8. How is a key
+    of :data:`XML_FOUND_BY`. What every reading of the document (:func:`document_charset`) and the deposit's
+    check (:class:`pdi.archive.readable.XmlCheck`) read it in.
+    """
     marks = (
-        (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),  # before UTF-16: FF FE 00 00
-        (codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
-        (b"\x00\x00\x00<", "utf-32-be"), (b"<\x00\x00\x00", "utf-32-le"),
-        (b"\x00<\x00?", "utf-16-be"), (b"<\x00?\x00", "utf-16-le"),
+        (codecs.BOM_UTF32_LE, "utf-32", "bom"), (codecs.BOM_UTF32_BE, "utf-32", "bom"),  # before UTF-16: FF FE 00 00
+        (codecs.BOM_UTF8, "utf-8", "bom"), (codecs.BOM_UTF16_LE, "utf-16", "bom"), (codecs.BOM_UTF16_BE, "utf-16", "bom"),
+        (b"\x00\x00\x00<", "utf-32-be", "octets"), (b"<\x00\x00\x00", "utf-32-le", "octets"),
+        (b"\x00<\x00?", "utf-16-be", "octets"), (b"<\x00?\x00", "utf-16-le", "octets"),
     )
-    for mark, name in marks:
+    for mark, name, how in marks:
         if data.startswith(mark):
-            return name
+            return name, how, None
     declared = _XML_DECLARATION.match(data[:1024])
-    return declared.group(1).decode("ascii") if declared else "utf-8"
+    if declared is None:
+        return "utf-8", "default", None
+    return declared.group(1).decode("ascii"), "declaration", declared.start(1)
 
 
 # --- XML ----------------------------------------------------------------------------------------
