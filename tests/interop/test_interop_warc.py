@@ -859,3 +859,25 @@ def test_a_content_length_that_is_no_number_of_octets_is_refused_saying_so(
     with pytest.raises(ParseError, match=rf"offset {bad}\b.*its Content-Length is .*not a number of octets"):
         import_warc(archive, warc, S)
     assert everything(archive) == before
+
+
+def test_an_xml_resource_whose_octets_are_not_in_its_encoding_is_listed_not_deposited(
+        archive: Archive, tmp_path: Path) -> None:
+    # as a text record not in its charset is: XML 1.0 §4.3.3, E9 under a UTF-8 declaration is no UTF-8 (38 + 9)
+    import io
+
+    b = WarcBuilder()
+    good = b'<?xml version="1.0" encoding="ISO-8859-1"?><feed>caf\xe9</feed>'
+    bad = b'<?xml version="1.0" encoding="UTF-8"?><feed>caf\xe9</feed>'
+    offsets = []
+    for url, body in (("http://example.org/good.xml", good), ("http://example.org/bad.xml", bad)):
+        record = b.writer.create_warc_record(url, "resource", payload=io.BytesIO(body), length=len(body),
+                                             warc_content_type="application/xml",
+                                             warc_headers_dict={"WARC-Date": "2024-05-06T10:00:00Z"})
+        offsets.append(b.out.tell())
+        b.writer.write_record(record)
+    done, plan = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    assert [archive.get(d.name).data for d in done] == [good]
+    assert len(plan.skipped) == 1
+    assert plan.skipped[0].startswith(f"a.warc.gz: the record at offset {offsets[1]} (http://example.org/bad.xml): ")
+    assert "the XML is not valid UTF-8 at octet 47" in plan.skipped[0], plan.skipped

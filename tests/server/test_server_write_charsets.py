@@ -84,3 +84,24 @@ def test_a_batch_part_whose_content_type_names_no_charset_is_refused_naming_the_
     detail = answer.json()["detail"]
     assert detail.startswith("item 1") and charset in detail and "b.txt" in detail, detail
     assert depositing.snapshot(files=True) == before
+
+
+@pytest.mark.parametrize("kind", ["application/xml", "image/svg+xml"])
+def test_xml_whose_octets_are_not_in_its_encoding_is_400_naming_the_octet_as_a_texts_is(depositing: Depositing,
+                                                                                       kind: str) -> None:
+    # XML 1.0 §4.3.3: no byte-order mark and no declaration is UTF-8, and E9 before "<" is no UTF-8 (RFC 3629 §4)
+    before = depositing.snapshot(files=True)
+    bearer = {"Authorization": f"Bearer {depositing.token}"}
+    xml = depositing.client.post(f"/api/deposit?series={S}", content=b"<a>Caf\xe9</a>",
+                                 headers={**bearer, "Content-Type": kind})
+    text = depositing.client.post(f"/api/deposit?series={S}", content=LATIN_1,
+                                  headers={**bearer, "Content-Type": "text/plain; charset=utf-8"})
+    assert xml.status_code == text.status_code == 400, xml.text
+    assert xml.json()["title"] == text.json()["title"] == "syntax error"
+    assert xml.json()["detail"].startswith("the request body: the XML is not valid UTF-8 at octet 6: "), xml.text
+    assert depositing.snapshot(files=True) == before
+    declared = b'<?xml version="1.0" encoding="ISO-8859-1"?><a>Caf\xe9</a>'
+    kept = depositing.client.post(f"/api/deposit?series={S}", content=declared,
+                                  headers={**bearer, "Content-Type": kind})
+    assert kept.status_code == 201, kept.text
+    assert depositing.client.get(f"/uri-res/N2R?{kept.json()['pdi']}").content == declared
