@@ -442,9 +442,11 @@ class TextCheck:
         utf8_refusal: str | None = None,
         token: str | None = None,
         source: str | None = None,
+        found_by: str | None = None,
     ) -> None:
         self.charset = charset
         self.detected = detected
+        self.found_by = found_by
         self.source = source
         self.token = token
         self._codec: str | None = None
@@ -477,8 +479,9 @@ class TextCheck:
                     offset=offset,
                     rule="charset",
                 ) from exc
+            by = f" (as {self.found_by} says)" if self.found_by else ""
             self._invalid = ParseError(
-                f"{where(self.source)}the bytes are not valid {self.charset}: {exc.reason}",
+                f"{where(self.source)}the bytes are not valid {self.charset}{by}: {exc.reason}",
                 offset=offset,
                 rule="charset",
             )
@@ -741,8 +744,12 @@ def prepare(
             )
         detected = not (declared or implied)
         charset = declared or implied or charset_from_head(sample)
+        found_by = _xml_found(sample) if detected and _is_xml(media_type) else None
+        if found_by is not None:  # text/xml with no charset given: XML's own rules (RFC 7303 §3.2, XML 1.0 §4.3.3)
+            charset, detected = found_by
+            codec(charset)
         refuse_utf8 = (
-            not force and not detected and one_octet_per_character(charset)
+            not force and not detected and found_by is None and one_octet_per_character(charset)
         )
         observers.append(
             TextCheck(
@@ -751,6 +758,7 @@ def prepare(
                 utf8_refusal=charset if refuse_utf8 else None,
                 token=None if declared else token,
                 source=content.source,
+                found_by="its encoding declaration" if found_by is not None and not found_by[1] else None,
             )
         )
     elif content.charset:
@@ -821,6 +829,20 @@ def _queued(passages: Passages) -> Passages:
     """None yet: the deposit queues its octets for the indexer (:attr:`Content.index_later`)."""
     passages.queued = True
     return passages
+
+
+def _xml_found(head: bytes) -> tuple[str, bool] | None:
+    """The charset a ``text/xml`` deposit given none is read in when its first octets say one other than a text's
+    rule finds (a byte-order mark, else UTF-8): the encoding declaration (``encoding="ISO-8859-1"``, under its
+    IANA name), or the octets of ``<?xml`` in UTF-16 or UTF-32 without a mark (XML 1.0 Appendix F); and whether it
+    was so found by the octets alone. RFC 7303 §3.2: text/xml without a charset parameter is read as
+    application/xml is, by XML's rules, not as a text in UTF-8. ``None``: the text's rule gives the same."""
+    from pdi.fragments.markup.reading import xml_encoding
+
+    found, how, _ = xml_encoding(head)
+    if how not in ("declaration", "octets"):
+        return None
+    return formats.registered_charset(found) or found, how == "octets"
 
 
 def charset_from_head(head: bytes) -> str:
