@@ -83,6 +83,9 @@ def test_pdi_docs_lists_every_page_with_its_title() -> None:
             assert lines[page] == first.removeprefix("# "), page
     assert lines["deploy/nginx.conf"].startswith("pdi behind nginx: TLS ended here")
     assert lines["deploy/pdi-admin"].startswith("pdi-admin: ")  # its first comment, past the #! line
+    # a first sentence that runs on over the next comment lines is listed whole, not cut at the line's end
+    assert lines["deploy/pdi-admin"].endswith("run as the service's own user (pdi docs how-to/operator-guide).")
+    assert lines["deploy/pdi-backup.service"].endswith("started by pdi-backup.timer (pdi docs how-to/operator-guide).")
 
 
 def test_pdi_docs_of_a_folder_lists_its_files() -> None:

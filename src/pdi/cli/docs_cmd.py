@@ -12,6 +12,7 @@ from a checkout (``src/`` on the path, or an editable install), pdi reads ``docs
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Iterator
 from importlib.resources.abc import Traversable
@@ -26,6 +27,8 @@ from pdi.errors import ImmutabilityError, NotFoundError, StoreError
 PACKAGED = "data/docs"
 #: What a file that starts so is written as (``--to``): a script, executable by all; anything else readable by all.
 SCRIPT_MAGIC = b"#!"
+#: Where a comment's first sentence ends: a full stop before a space or the end.
+SENTENCE_END = re.compile(r"\.(?=\s|$)")
 
 
 def _walk(root: Traversable, prefix: str = "") -> Iterator[tuple[str, Traversable]]:
@@ -51,10 +54,22 @@ def manual() -> dict[str, Traversable]:
 
 
 def title(octets: bytes) -> str:
-    """A file's title: a page's first heading, else its first comment line (past a script's ``#!`` line)."""
-    for line in octets.decode("utf-8", "replace").splitlines()[:3]:
+    """A file's title: a page's first heading, else its first comment line (past a script's ``#!`` line); a comment
+    whose first sentence runs on over the next comment lines (``deploy/pdi-admin``'s) gives that whole sentence."""
+    lines = octets.decode("utf-8", "replace").splitlines()
+    for at, line in enumerate(lines[:3]):
         if line.startswith("# "):
-            return line[2:].strip()
+            words = line[2:].strip()
+            if words.endswith("."):
+                return words
+            for more in lines[at + 1:]:
+                if not more.startswith("# "):
+                    return words
+                words += " " + more[2:].strip()
+                end = SENTENCE_END.search(words)
+                if end:
+                    return words[: end.start() + 1]
+            return words
     return ""
 
 
