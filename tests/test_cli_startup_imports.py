@@ -22,6 +22,7 @@ from click.testing import CliRunner
 
 from pdi import __version__
 from pdi.cli import COMMAND_HELP, COMMAND_MODULES, FAST_GET_DEFERRED, cli, load_all, top_help
+from pdi.cli.group import PDIContext
 
 #: Third-party packages no start-up of ``pdi --help`` or ``pdi get`` of a text needs.
 HEAVY = (
@@ -161,7 +162,7 @@ def _clicks_own_help(width: int) -> str:
         cli.name, commands=dict(cli.commands), params=list(cli.params), help=cli.help,
         context_settings=cli.context_settings,
     )
-    with click.Context(plain, info_name="pdi", terminal_width=width, **cli.context_settings) as ctx:
+    with PDIContext(plain, info_name="pdi", terminal_width=width, **cli.context_settings) as ctx:
         return plain.get_help(ctx) + "\n"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from typing import Any
 
 import click
@@ -17,6 +18,45 @@ from pdi.cli.commands import (
     error_line,
 )
 from pdi.errors import PDIError
+
+#: What a hyphen inside the help is written as while click wraps it: a character click's wrapper never breaks after.
+_UNBROKEN_HYPHEN = "\u2011"
+
+
+class PDIHelpFormatter(click.HelpFormatter):
+    """click's, but a help line never ends at a hyphen inside a word: ``pdi docs how-to/backup``, ``--replay-port``
+    and ``[default: pdi-archive]`` stay whole on one line, so what a reader copies from it is what pdi takes.
+
+    click wraps with a :class:`textwrap.TextWrapper` that breaks after hyphens; each text is given to it with its
+    hyphens as U+2011 (a non-breaking hyphen, which it does not break after, of the same width) and they are
+    written back as ``-`` when the help is read."""
+
+    def write_usage(self, prog: str, args: str = "", prefix: str | None = None) -> None:
+        super().write_usage(prog.replace("-", _UNBROKEN_HYPHEN), args.replace("-", _UNBROKEN_HYPHEN), prefix)
+
+    def write_text(self, text: str) -> None:
+        super().write_text(text.replace("-", _UNBROKEN_HYPHEN))
+
+    def write_dl(self, rows: Iterable[tuple[str, str]], col_max: int = 30, col_spacing: int = 2) -> None:
+        super().write_dl([(term.replace("-", _UNBROKEN_HYPHEN), text.replace("-", _UNBROKEN_HYPHEN))
+                          for term, text in rows], col_max, col_spacing)
+
+    def getvalue(self) -> str:
+        return super().getvalue().replace(_UNBROKEN_HYPHEN, "-")
+
+
+class PDIContext(click.Context):
+    """The context of ``pdi`` and of each of its commands: help laid out by :class:`PDIHelpFormatter`."""
+
+    formatter_class = PDIHelpFormatter
+
+
+def use_pdi_context(command: click.Command) -> None:
+    """Have ``command`` (and, a group, every command in it) lay its help out with :class:`PDIContext`."""
+    command.context_class = PDIContext
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            use_pdi_context(sub)
 
 
 class PDIGroup(click.Group):
@@ -48,10 +88,20 @@ class PDIGroup(click.Group):
             self._loaded.add(module)
             importlib.import_module(f"pdi.cli.{module}").register(self)
 
+    context_class = PDIContext
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        """click's, and the command lays its help out as ``pdi``'s does (:func:`use_pdi_context`)."""
+        use_pdi_context(cmd)
+        super().add_command(cmd, name)
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         for module in self._lazy.get(cmd_name, ()):
             self.load(module)
-        return super().get_command(ctx, cmd_name)
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:  # a group's commands may have been added to it after it was added here
+            use_pdi_context(command)
+        return command
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]

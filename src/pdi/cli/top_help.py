@@ -4,8 +4,9 @@ Importing click takes more than three times as long as Python starting with
 nothing to do, so :func:`pdi.cli.main` answers these two by themselves here.
 :func:`page` lays out :data:`pdi.cli.GROUP_HELP` and :data:`pdi.cli.COMMAND_HELP`
 as click's ``HelpFormatter`` does (``write_usage``, ``write_text``,
-``write_dl``; the width from the terminal's columns, at most 80, less 2, at
-least 50; each command's first sentence shortened as click's
+``write_dl``, never breaking a line after a hyphen, as pdi's
+:class:`~pdi.cli.group.PDIHelpFormatter`; the width from the terminal's
+columns, at most 80, less 2, at least 50; each command's first sentence shortened as click's
 ``get_short_help_str``): ``tests/test_cli_startup_imports.py`` checks that the
 page equals click's own at every width it can have. Where click would do
 something else (its shell completion asked for, an output that cannot encode
@@ -53,9 +54,10 @@ def short_help(text: str, limit: int) -> str:
 
 
 def _wrap(text: str, width: int, indent: str = "") -> str:
-    """``text``'s paragraphs (split at blank lines) each refilled to ``width`` after ``indent`` (click's ``wrap_text``)."""
+    """``text``'s paragraphs (split at blank lines) each refilled to ``width`` after ``indent`` (click's ``wrap_text``,
+    as :class:`pdi.cli.group.PDIHelpFormatter` calls it: never breaking a line after a hyphen inside a word)."""
     wrapper = textwrap.TextWrapper(width, initial_indent=indent, subsequent_indent=indent,
-                                   replace_whitespace=False)
+                                   replace_whitespace=False, break_on_hyphens=False)
     paragraphs = [" ".join(line.strip() for line in block.splitlines())
                   for block in text.expandtabs().split("\n\n") if block.strip()]
     return "\n\n".join(wrapper.fill(paragraph) for paragraph in paragraphs)
