@@ -86,6 +86,11 @@ def test_pdi_docs_lists_every_page_with_its_title() -> None:
     # a first sentence that runs on over the next comment lines is listed whole, not cut at the line's end
     assert lines["deploy/pdi-admin"].endswith("run as the service's own user (pdi docs how-to/operator-guide).")
     assert lines["deploy/pdi-backup.service"].endswith("started by pdi-backup.timer (pdi docs how-to/operator-guide).")
+    # the specifications' sources have no heading of their own: their folder's README names the document
+    assert lines["specs/000_5a440b81ff564daf.txt"] == (
+        "RFC 5147, URI Fragment Identifiers for the text/plain Media Type (XML source)")
+    assert lines["specs/draft-mallery-urn-pdi-00.reflowed.txt"].startswith("draft-mallery-urn-pdi-00, Persistent")
+    assert [page for page, said in lines.items() if not said] == []  # every file listed has a title
 
 
 def test_pdi_docs_of_a_folder_lists_its_files() -> None:

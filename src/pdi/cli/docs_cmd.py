@@ -148,8 +148,31 @@ def docs_cmd(page: str | None, to: Path | None) -> None:
         sys.stdout.buffer.write(pages[names[0]].read_bytes())
         sys.stdout.buffer.flush()
     else:
+        listed = _listed_titles(pages)
         for name in names:
-            click.echo(f"{name}\t{one_line(title(pages[name].read_bytes()))}")
+            click.echo(f"{name}\t{one_line(title(pages[name].read_bytes()) or listed.get(name, ''))}")
+
+
+#: A row of a folder's README table: its first cell, which names the files in backquotes, and its second.
+_ROW = re.compile(r"^\|([^|]*)\|([^|]*)\|")
+
+
+def _listed_titles(pages: dict[str, Traversable]) -> dict[str, str]:
+    """The titles of files that have none of their own (the specifications' sources: ``specs/000_….txt``), as the
+    table of their folder's ``README.md`` gives them: the document its row names them with (``RFC 5147, URI
+    Fragment Identifiers for the text/plain Media Type (XML source)``)."""
+    titles: dict[str, str] = {}
+    for readme in (name for name in pages if name.endswith("README.md")):
+        folder = readme[: -len("README.md")]
+        for line in pages[readme].read_bytes().decode("utf-8", "replace").splitlines():
+            row = _ROW.match(line)
+            if row is None:
+                continue
+            document = row.group(2).replace("*", "").strip()
+            for file in re.findall(r"`([^`/]+)`", row.group(1)):
+                if folder + file in pages:
+                    titles.setdefault(folder + file, document)
+    return titles
 
 
 def register(cli: click.Group) -> None:
