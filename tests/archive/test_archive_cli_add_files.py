@@ -275,4 +275,5 @@ def test_help_says_what_a_line_holds_that_it_is_not_all_or_none_and_how_to_go_on
     assert "Usage: pdi add [OPTIONS] FILE..." in shown
     assert "one line a file, in the order given: the name minted for it" in shown
     assert "not all or none (unlike an mbox)" in shown
-    assert "add the files from it on (it mended) or those after it (it left out), never those before it" in shown
+    assert ("mend the refused file and add it and the files after it, or add only the files after it; never add"
+            " again those before it: a file added again gets a second name") in shown

@@ -224,8 +224,9 @@ def add_cmd(
     refused stops the command there; the files before it stay deposited,
     their names printed; the error names the file, its place and how many
     were deposited before it, and the exit status is its refusal's. To go
-    on, add the files from it on (it mended) or those after it (it left
-    out), never those before it: a file added again gets a second name.
+    on, mend the refused file and add it and the files after it, or add
+    only the files after it; never add again those before it: a file added
+    again gets a second name.
 
     The bytes are checked against the format (its file signature, by
     libmagic) and the charset (bytes that are UTF-8 but declared latin-1 or
