@@ -230,7 +230,10 @@ def add_cmd(
 
     The bytes are checked against the format (its file signature, by
     libmagic) and the charset (bytes that are UTF-8 but declared latin-1 or
-    another one-byte charset); a PDF must open in PDFium, which makes
+    another one-byte charset); a text's and an XML file's octets must all be
+    in its charset or encoding (XML's: its byte-order mark, else its
+    encoding declaration, else UTF-8), else it is a syntax error naming the
+    first that is not (exit 1); a PDF must open in PDFium, which makes
     its text layer (char=, line= and search count on it); a WebM, MP4 or
     Ogg video must be one ffprobe (Debian's ffmpeg) reads as that
     container, and its duration, frame size and codecs are kept (sec=,
