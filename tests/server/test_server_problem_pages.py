@@ -184,6 +184,12 @@ def test_an_embargoed_name_says_until_when_in_words_and_the_problem_says_it_too(
     page = _view(client, name, 403)
     assert _text(page.find(".//h1")) == "Under embargo until 1 January 2099"  # the catalog's 2099-01-01T00:00:00Z
     assert "from then on anyone may read it" in _text(page.find(".//main"))
+    # a version was asked for: "This version", not "This document" (found in a walk of the app, 2026-11-30)
+    assert _text(page.find(".//p[@class='lead']")).startswith("This version is under embargo until 2099-01-01")
+    generic = _generic(name)
+    archive.embargo(generic, "2099-01-01")
+    lead = _text(_view(client, generic, 403).find(".//p[@class='lead']"))
+    assert lead.startswith("This document is under embargo until 2099-01-01"), lead
     assert "the sealed minutes" not in _text(page.find(".//main"))
     # its message's time written as the page writes times, not as the catalog keeps it (…T00:00:00.000000Z)
     said = _text(page.find(".//p[@class='error']"))

@@ -324,7 +324,9 @@ def render_forbidden(error: AccessError, name: str) -> str:
     until = error.details.get("embargoed_until")
     if isinstance(until, str):  # an embargo: when it ends first, in words (the catalog's time in the detail)
         day = day_in_words(until)
-        ends = (f'<p class="lead">This document is under embargo until {shown_time(until)}: from then on anyone may'
+        asked = _parsed(name)  # a version asked for is under embargo whether the embargo is the version's or its
+        what = "version" if asked is not None and asked.version is not None else "document"  # document's
+        ends = (f'<p class="lead">This {what} is under embargo until {shown_time(until)}: from then on anyone may'
                 " read it. Until then, only those with a token that may read it can.</p>")
         # the message's catalog time (2030-01-01T00:00:00.000000Z) as the page writes a time; the JSON keeps it
         said = _said(error).replace(esc(until), shown_time(until))
