@@ -10,6 +10,8 @@ from __future__ import annotations
 import base64
 import datetime
 import json
+import time
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,7 @@ from sickle import Sickle, oaiexceptions
 from sickle.iterator import OAIResponseIterator
 
 from pdi.archive import Archive, Content
+from pdi.interop import oaipmh
 from pdi.server.protocol.rfc2169 import rfc2169_query
 
 A = "oai-a.example.us"
@@ -524,3 +527,32 @@ def test_oaipmh_4_5_a_repository_without_sets_answers_a_set_with_no_set_hierarch
             with pytest.raises(oaiexceptions.NoSetHierarchy):  # the independent harvester reads the same
                 OAIResponseIterator(Sickle(f"{site.base}/oai"),
                                     {"verb": verb, "metadataPrefix": "oai_dc", "set": "any.example.us"})
+
+
+def test_section_2_7_2_a_record_an_embargo_hid_is_harvested_from_the_end_of_the_embargo(tmp_path: Path) -> None:
+    """When an embargo ends, an anonymous harvester sees what it hid: a document it could not see at all, and a
+    version of a document it could. OAI-PMH §2.7.2: a harvest ``from`` the ``responseDate`` of the last one gets
+    every record created, changed or deleted since (as the harvester sees it), so the record's datestamp is the end
+    of the embargo, not its deposit before the last harvest, and the incremental harvest finds it."""
+    location = tmp_path / "archive"
+    ends = (datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=4)).replace(microsecond=0)
+    until = ends.strftime("%Y-%m-%dT%H:%M:%SZ")
+    with Archive.init(location) as archive:
+        archive.add_series(OPEN)
+        public = str(archive.add(OPEN, b"open\n", format="text")).rsplit(".", 2)[0]
+        archive.add_version(public, [Content(b"open, revised\n", "text")], embargo_until=until)
+        sealed = str(archive.deposit(OPEN, [Content(b"sealed\n", "text")], embargo_until=until)[0]).rsplit(".", 2)[0]
+    with serving(location) as (_, port):
+        base = f"http://127.0.0.1:{port}/oai"
+        first = httpx.get(base, params={"verb": "ListIdentifiers", "metadataPrefix": "oai_dc"})
+        assert sealed not in first.text and public in first.text
+        last_harvest = ET.fromstring(first.content).findtext(f"{{{oaipmh.OAI}}}responseDate")
+        assert last_harvest is not None and last_harvest < until
+        while datetime.datetime.now(datetime.UTC) < ends + datetime.timedelta(seconds=1):
+            time.sleep(0.2)
+        harvester = Sickle(base)
+        since = list(harvester.ListIdentifiers(metadataPrefix="oai_dc", **{"from": last_harvest}))
+        assert sorted(h.identifier for h in since) == sorted([public, sealed])
+        assert all(h.datestamp >= until for h in since)
+        record = harvester.GetRecord(identifier=public, metadataPrefix="oai_dc")
+        assert record.header.datestamp == until

@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING
 
 from pdi.archive.access import Unlisted
 from pdi.archive.base import ArchiveBase, refused
-from pdi.archive.naming import canonical_series, documents_of, generic_of, key_of, parse_pdi
+from pdi.archive.naming import (
+    canonical_series,
+    documents_of,
+    generic_of,
+    key_of,
+    parse_pdi,
+    timestamp,
+)
 from pdi.archive.results import DocumentChange, DocumentDetail, DocumentPage, Generic
 from pdi.archive.store import (
     DayCount,
@@ -284,10 +291,11 @@ class Browsing(ArchiveBase):
         if limit < 1:
             raise LimitError("a page holds at least one document")
         wanted = None if series is None else series.lower()
+        now = timestamp(self.now())  # before the reader's embargoes in force: an embargo over by then is over there
         hidden = self._unlisted()
         found: list[DocumentChange] = []
         while len(found) < limit:
-            stamps = self.store.document_stamps(after, wanted, max(limit, _STAMP_BATCH))
+            stamps = self.store.document_stamps(after, wanted, max(limit, _STAMP_BATCH), now)
             for stamp in stamps:
                 # a document with versions the reader may not learn of is dated by the rest (its change
                 # may be earlier than its stamp): it is read before it is matched against until
@@ -331,7 +339,8 @@ class Browsing(ArchiveBase):
         parsed = parse_pdi(pdi)
         if parsed.is_pattern or parsed.citation is not None:
             raise UnsupportedError(f"{parsed} names no one document")
-        stamp = self.store.document_stamp(key_of(parsed))
+        now = timestamp(self.now())  # before the reader's embargoes in force, as in changes()
+        stamp = self.store.document_stamp(key_of(parsed), now)
         change = None if stamp is None else self._change(stamp, self._unlisted())
         if change is None:  # a document the reader may not learn of all of is not in the list: not found
             raise NotFoundError(f"{parsed.without_fragment()} is not in this archive")
@@ -360,6 +369,8 @@ class Browsing(ArchiveBase):
         changed_at = stamp.changed_at
         if partly:  # dated by what the reader may learn of: its versions, statements and withdrawals
             moments = [r.created_at for r in shown] + [s.at for s in statements]
+            if stamp.embargo_ended_at is not None:  # the end of an embargo over: what it hid is shown since
+                moments.append(stamp.embargo_ended_at)
             moments += [w.at for w in self.store.withdrawals_of([stamp.key])
                         if w.version is None or hidden.version_listed(stamp.key, w.version)]
             changed_at = max(moments)

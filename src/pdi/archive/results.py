@@ -224,7 +224,7 @@ class DocumentChange:
 
     ``generic`` lists the versions not withdrawn; ``statements`` are every
     statement filed under the document, oldest first; ``changed_at`` is the
-    latest of its deposits, statements and withdrawals (ISO 8601 UTC);
+    latest of its deposits, statements, withdrawals and ends of embargoes over (ISO 8601 UTC);
     ``withdrawn_at`` when the whole document was withdrawn, if it was;
     ``cursor`` where the next page starts after it.
     """

@@ -407,15 +407,17 @@ class DocumentStamp:
     """A document in catalog order and when it last changed (what an OAI-PMH harvester pages through).
 
     ``cursor`` is its place in the catalog (a keyset cursor, increasing with
-    each new document); ``changed_at`` the latest of its deposits, statements
-    and withdrawals (ISO 8601 UTC); ``withdrawn_at`` when the whole document
-    was withdrawn, if it was.
+    each new document); ``changed_at`` the latest of its deposits, statements,
+    withdrawals and ends of embargoes over (ISO 8601 UTC); ``withdrawn_at``
+    when the whole document was withdrawn, if it was; ``embargo_ended_at``
+    when the latest embargo over of it or a version of it ended, if one did.
     """
 
     cursor: int
     key: DocumentKey
     changed_at: str
     withdrawn_at: str | None
+    embargo_ended_at: str | None = None
 
 
 @dataclass(frozen=True)

@@ -41,21 +41,27 @@ from pdi.identifier import spells_serial
 _CHECK_ROWS = 500
 
 
-#: A document and the times it changed: its deposits, statements and withdrawals (each read from an index).
+#: A document and the times it changed: its deposits, statements and withdrawals (each read from an index), and
+#: the end of its own and its versions' embargoes that are over by the time given twice first (``now``): an
+#: embargo over shows a reader what it hid, a change an incremental harvest must see (OAI-PMH §2.7.2).
 _STAMPS = (
     "SELECT d.id, d.series, d.day, d.unique_id,"
     " (SELECT MAX(r.created_at) FROM representations r WHERE r.document = d.id),"
     " (SELECT MAX(a.at) FROM assertions a WHERE a.document = d.id),"
     " (SELECT MAX(w.at) FROM withdrawals w WHERE w.document = d.id),"
-    " (SELECT MIN(w.at) FROM withdrawals w WHERE w.document = d.id AND w.version IS NULL)"
+    " (SELECT MIN(w.at) FROM withdrawals w WHERE w.document = d.id AND w.version IS NULL),"
+    " CASE WHEN d.embargo_until <= ? THEN d.embargo_until END,"
+    " (SELECT MAX(v.embargo_until) FROM versions v WHERE v.document = d.id AND v.embargo_until <= ?)"
     " FROM documents d"
 )
 
 
 def _stamp(row: Sequence[Any]) -> DocumentStamp:
+    ended = [str(t) for t in row[8:10] if t is not None]
     return DocumentStamp(
         int(row[0]), DocumentKey(str(row[1]), datetime.date.fromisoformat(str(row[2])), str(row[3])),
-        max(str(t) for t in row[4:7] if t is not None), None if row[7] is None else str(row[7]),
+        max([str(t) for t in row[4:7] if t is not None] + ended), None if row[7] is None else str(row[7]),
+        max(ended) if ended else None,
     )
 
 
@@ -188,15 +194,17 @@ class BrowsePart(CatalogBase):
             )
         return [assertion_record(r) for r in rows]
 
-    def document_stamps(self, after: int, series: str | None, limit: int) -> list[DocumentStamp]:
+    def document_stamps(self, after: int, series: str | None, limit: int, now: str) -> list[DocumentStamp]:
         """The next ``limit`` documents after the cursor ``after`` (of ``series`` only, if given), in catalog order.
 
         Each with when it last changed, read from the primary key of
         ``representations`` and the indexes ``assertions_by_document`` and
-        ``withdrawals_by_document``: a page costs its own documents.
+        ``withdrawals_by_document``: a page costs its own documents. An
+        embargo over by ``now`` (the catalog's ISO 8601 UTC time) changed it
+        when it ended.
         """
         sql = _STAMPS + " WHERE d.id > ?"
-        params: list[Any] = [after]
+        params: list[Any] = [now, now, after]
         if series is not None:
             sql += " AND d.series = ?"
             params.append(series)
@@ -204,11 +212,11 @@ class BrowsePart(CatalogBase):
             rows = self._query(sql + " ORDER BY d.id LIMIT ?", [*params, limit])
         return [_stamp(r) for r in rows]
 
-    def document_stamp(self, key: DocumentKey) -> DocumentStamp | None:
+    def document_stamp(self, key: DocumentKey, now: str) -> DocumentStamp | None:
         """The stamp of one document (:meth:`document_stamps`), ``None`` if the catalog has no such document."""
         with self._read():
             rows = self._query(_STAMPS + " WHERE d.series = ? AND d.day = ? AND d.unique_id = ?",
-                               (key.series, key.day.isoformat(), key.unique_id))
+                               (now, now, key.series, key.day.isoformat(), key.unique_id))
         return _stamp(rows[0]) if rows else None
 
     def statements_about(self, subjects: Sequence[str], key: str) -> list[AssertionRecord]:

@@ -548,8 +548,9 @@ class OAIRoutes:
     the one record of an item is ``oai_dc``, made from the statements filed
     under the document (a key naming a Dublin Core element: ``title``,
     ``creator``, ``dc:subject`` …), its names and N2R URL, its day of minting
-    and its formats. Its datestamp is the latest of its deposits, statements
-    and withdrawals, so an incremental harvest (``from``) sees every change.
+    and its formats. Its datestamp is the latest of its deposits, statements,
+    withdrawals and ends of embargoes over, so an incremental harvest
+    (``from``) sees every change, and what an embargo hid once it ends.
     A withdrawn document is a deleted record. Lists come in pages of
     ``page`` records, in catalog order, with stateless resumption tokens.
     Answers are made within the resolver's ``work`` limits (a list may read
