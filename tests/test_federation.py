@@ -72,7 +72,7 @@ def test_regexp_runs_in_linear_time_whoever_wrote_it() -> None:
 
 # --- base URLs and the registry --------------------------------------------------------------
 @pytest.mark.parametrize("bad", ["ftp://127.0.0.1/", "javascript:alert(1)//", "http://user@host/", "http:///x",
-                                 "http://h/?q", "http://h/#f", "https://h:port/", "http://h/\r\nX: y", "//h/",
+                                 "http://h/?q", "http://h/#f", "http://h/?", "http://h/#", "https://h:port/", "http://h/\r\nX: y", "//h/",
                                  # found by an attack (2026-11-27), from a NAPTR record: a 500 or a dropped
                                  # connection when put in a Location field
                                  "http://[::1/", "http://h/\u2603/", "http://h/\x00/", "http://h/\x1b[2J/",

@@ -83,7 +83,9 @@ def base_url(url: str, where: str = "a resolver's base URL") -> str:
     if parts.scheme.lower() not in ("http", "https"):
         raise ParseError(f"{where} must be an http or https URL, not {parts.scheme or 'schemeless'}: {shown}",
                          text=text, rule="base-url")
-    if not parts.hostname or parts.query or parts.fragment or "@" in parts.netloc:
+    # "?" and "#" themselves, not only what follows them: urlsplit makes "http://h/?" and "http://h/#" a URL with an
+    # empty query or fragment, and the resolver's "/" after them would put uri-res/ into it (a Location to h's "/")
+    if not parts.hostname or "?" in url or "#" in url or "@" in parts.netloc:
         raise ParseError(f"{where} must be http(s)://host[:port]/path/ with no user, query or fragment: {shown}",
                          text=text, rule="base-url")
     try:
