@@ -98,6 +98,9 @@ LOOKUPS_AT_ONCE = 8
 LOOKUP_QUEUE_SECONDS = 10.0
 #: The services answered from elsewhere; what each is answered with there.
 _ONWARD = {"N2R": "N2R", "I2R": "N2R", "N2L": "N2L", "N2C": "N2C", "N2Ls": "N2Ls"}
+#: The service a resolver the DNS names must offer (its record's services, RFC 3404 §4.4) for each service asked: N2Ls is
+#: answered here, with the name's N2R URL at each resolver, so a resolver is listed when it offers N2R.
+_OFFERED = {**_ONWARD, "N2Ls": "N2R"}
 #: The services whose 404 says what this archive holds near the name (N2Ls answers a list, which that is not).
 _HINTED = frozenset({"N2R", "I2R", "N2L", "N2C"})
 
@@ -221,7 +224,7 @@ class Elsewhere:
         series = pdi.series_name.lower()
         if self.holds(series):
             return None
-        return self.authorities.candidates(series, _urn(pdi), _ONWARD[service], selves) or None
+        return self.authorities.candidates(series, _urn(pdi), _OFFERED[service], selves) or None
 
     def _onward_or_failed(self, pdi: PDI, service: str, selves: tuple[str, ...],
                           ) -> tuple[list[Candidate] | None, RemoteError | None]:

@@ -1,0 +1,47 @@
+"""``N2Ls`` lists a resolver the DNS names when its record offers ``N2R``: the URLs it lists are N2R URLs.
+
+RFC 3404 §4.4: a terminal NAPTR record's service field names the resolution
+services its resolver offers (``THTTP+N2R``: N2R only). pdi answers ``N2Ls``
+itself, with the name's N2R URL at each resolver known (RFC 2169 §4.2), so
+what matters of a record is whether it offers N2R. It asked whether the
+record offered N2Ls: a series whose zone says ``THTTP+N2R`` was sent on by
+``N2R`` (``302``) and yet ``N2Ls`` answered ``404`` ("not in this archive"),
+and one whose zone says ``THTTP+N2Ls`` was listed with an N2R URL its zone
+says it does not answer. Real processes: a dnsmasq on 127.0.0.1, and two
+``pdi serve`` (A, which the records name, and C, which reads them).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+from server_helpers import serving
+
+from pdi.archive import Archive
+from support.dnsnode import dnsmasq
+
+
+def test_n2ls_lists_the_resolvers_whose_records_offer_n2r(tmp_path: Path) -> None:
+    a_dir, c_dir = tmp_path / "a", tmp_path / "c"
+    Archive.init(str(a_dir)).close()
+    Archive.init(str(c_dir)).close()
+    with serving(a_dir) as (_, a_port):
+        a_url = f"http://127.0.0.1:{a_port}/"
+        with dnsmasq([f"--naptr-record=n2r.example.us,100,10,U,THTTP+N2R,!^.*$!{a_url}!",
+                      f"--naptr-record=n2ls.example.us,100,10,U,THTTP+N2Ls,!^.*$!{a_url}!"]) as node, \
+                serving(c_dir, "--dns", node.server, "--dns-private") as (_, c_port):
+            c_url = f"http://127.0.0.1:{c_port}/"
+            name = "urn:pdi://n2r.example.us/2026/11/25/1.text.1"
+            sent = httpx.get(f"{c_url}uri-res/N2R?{name}", timeout=30)
+            assert sent.status_code == 302 and sent.headers["location"] == f"{a_url}uri-res/N2R?{name}"
+            listed = httpx.get(f"{c_url}uri-res/N2Ls?{name}", timeout=30)
+            assert listed.status_code == 200, listed.text
+            assert listed.headers["content-type"].startswith("text/uri-list")
+            assert [line for line in listed.text.splitlines() if not line.startswith("#")] == [
+                f"{a_url}uri-res/N2R?{name}"]
+            # a record offering N2Ls only names no N2R URL: neither sent to by N2R nor listed by N2Ls
+            other = "urn:pdi://n2ls.example.us/2026/11/25/1.text.1"
+            assert httpx.get(f"{c_url}uri-res/N2R?{other}", timeout=30).status_code == 404
+            unlisted = httpx.get(f"{c_url}uri-res/N2Ls?{other}", timeout=30)
+            assert unlisted.status_code == 404 and a_url not in unlisted.text, unlisted.text
