@@ -7,7 +7,8 @@ what matters of a record is whether it offers N2R. It asked whether the
 record offered N2Ls: a series whose zone says ``THTTP+N2R`` was sent on by
 ``N2R`` (``302``) and yet ``N2Ls`` answered ``404`` ("not in this archive"),
 and one whose zone says ``THTTP+N2Ls`` was listed with an N2R URL its zone
-says it does not answer. Real processes: a dnsmasq on 127.0.0.1, and two
+says it does not answer. And one resolver is listed once, however a registry
+and the DNS spell its base URL. Real processes: a dnsmasq on 127.0.0.1, and two
 ``pdi serve`` (A, which the records name, and C, which reads them).
 """
 
@@ -45,3 +46,28 @@ def test_n2ls_lists_the_resolvers_whose_records_offer_n2r(tmp_path: Path) -> Non
             assert httpx.get(f"{c_url}uri-res/N2R?{other}", timeout=30).status_code == 404
             unlisted = httpx.get(f"{c_url}uri-res/N2Ls?{other}", timeout=30)
             assert unlisted.status_code == 404 and a_url not in unlisted.text, unlisted.text
+
+
+def test_one_resolver_named_by_a_registry_and_the_dns_in_two_spellings_is_listed_once(tmp_path: Path) -> None:
+    """RFC 3986 §6.2.2.1, §6.2.3: ``HTTP://127.0.0.1:P/`` and ``http://127.0.0.1:P`` are one resolver; the archive's
+    own registry names it one way, the DNS the other. ``N2Ls`` listed it twice, and a reader's client tried it
+    twice."""
+    import subprocess
+    import sys
+
+    a_dir, c_dir = tmp_path / "a", tmp_path / "c"
+    Archive.init(str(a_dir)).close()
+    Archive.init(str(c_dir)).close()
+    with serving(a_dir) as (_, a_port):
+        added = subprocess.run([sys.executable, "-m", "pdi", "registry", "add", "twice.example.us",
+                                f"HTTP://127.0.0.1:{a_port}/", "--archive", str(c_dir)],
+                               capture_output=True, text=True, timeout=60)
+        assert added.returncode == 0, added.stderr
+        with dnsmasq([f"--naptr-record=twice.example.us,100,10,U,THTTP+N2R,!^.*$!http://127.0.0.1:{a_port}!"]) \
+                as node, serving(c_dir, "--dns", node.server, "--dns-private") as (_, c_port):
+            name = "urn:pdi://twice.example.us/2026/11/25/1.text.1"
+            listed = httpx.get(f"http://127.0.0.1:{c_port}/uri-res/N2Ls?{name}", timeout=30)
+            assert listed.status_code == 200, listed.text
+            # the registry's spelling, the first the resolver learnt
+            assert [line for line in listed.text.splitlines() if not line.startswith("#")] == [
+                f"HTTP://127.0.0.1:{a_port}/uri-res/N2R?{name}"], listed.text

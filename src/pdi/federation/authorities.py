@@ -341,10 +341,11 @@ class Authorities:
         one of ``selves`` (the base URLs this resolver is reached at: sent there, a name it does not hold would
         come back to it, again and again). The DNS failing when no registry names one is the DNS's
         :class:`~pdi.errors.RemoteError`, never "none known"."""
-        seen: dict[str, Candidate] = {}
+        # one resolver however its base is spelt (HTTP://H/, http://h:80/, http://h/): listed once, the first spelling
+        seen: dict[tuple[str, str, int, str], Candidate] = {}
         for registry in self.registries():
             for base in registry.resolvers(series):
-                seen.setdefault(base, Candidate(base, "registry"))
+                seen.setdefault(_resolver_key(base), Candidate(base, "registry"))
         if self.dns is not None:
             try:
                 named = self.dns.services(series, urn)
@@ -355,7 +356,7 @@ class Authorities:
                 named = []
             for found in named:
                 if found.offers(service):
-                    seen.setdefault(found.base, Candidate(found.base, "dns"))
+                    seen.setdefault(_resolver_key(found.base), Candidate(found.base, "dns"))
         return [c for c in seen.values() if not any(same_resolver(c.base, own) for own in selves)]
 
     def every_resolver(self) -> list[tuple[str, bool]]:
