@@ -14,6 +14,8 @@ a ``?`` part of a query. Found from ``pdi registry add`` (which then wrote
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -54,9 +56,15 @@ def test_a_signed_registry_naming_a_base_with_an_empty_fragment_is_refused_at_st
     keys.write_text(jwk_set_text([key.public]))
     archive = tmp_path / "c"
     Archive.init(str(archive)).close()
-    refused = subprocess.run([sys.executable, "-m", "pdi", "serve", "--port", "0", "--archive", str(archive),
+    serve = subprocess.Popen([sys.executable, "-m", "pdi", "serve", "--port", "0", "--archive", str(archive),
                               "--registry", str(jws), "--registry-key", str(keys)],
-                             capture_output=True, text=True, timeout=60)
-    assert refused.returncode == 1, refused.stderr
-    assert "'http://127.0.0.1:8310/#'" in refused.stderr and "no user, query or fragment" in refused.stderr
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, said = serve.communicate(timeout=60)
+    except subprocess.TimeoutExpired:  # it served (its workers too: the whole session is stopped)
+        os.killpg(serve.pid, signal.SIGTERM)
+        serve.communicate(timeout=30)
+        raise AssertionError("pdi serve started with a registry naming http://127.0.0.1:8310/#") from None
+    assert serve.returncode == 1, said
+    assert "'http://127.0.0.1:8310/#'" in said and "no user, query or fragment" in said
 
