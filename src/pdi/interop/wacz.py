@@ -80,7 +80,7 @@ from pdi.interop.wacz_room import (
     work_parent,
 )
 from pdi.interop.warc.write import warc_date
-from pdi.mhtml.plain import PlainPart, read_plain
+from pdi.mhtml.plain import PlainPart, page_parts
 from pdi.mhtml.resolve import comparable
 from pdi.wacz_signing import DIGEST_FILE, Identity, WaczKey, digest_file
 
@@ -629,11 +629,7 @@ def _write_page(
     writer: _Writer, url: str, date: str, data: bytes, name: PDI, part_dates: dict[str, str], keys: _Keys
 ) -> str | None:
     """Each part of an aggregate as a record; the page's URL (its root's), or ``None`` when it has no http(s) root."""
-    # A file build wrote (every page a WARC import packed) read by read_plain, any other by read_message: the same
-    # parts either way (read_plain answers None for a file it would read otherwise: tests/test_mhtml_plain.py)
-    parts = read_plain(data)
-    if parts is None:
-        parts = _parts_read(data)
+    parts = page_parts(data)
     root = parts[0]
     root_url = (root.location or root.content_location or "").split("#", 1)[0]
     if not root_url.lower().startswith(("http://", "https://")):
@@ -662,18 +658,6 @@ def _write_page(
     if keys[url] != keys[root_url]:  # the page answered at another URL: the redirect
         writer.redirect(url, root_url, date)
     return root_url
-
-
-def _parts_read(data: bytes) -> tuple[PlainPart, ...]:
-    """The parts of an MHTML file as :func:`pdi.mhtml.parse.read_message` reads them, its root first."""
-    from pdi.mhtml.parse import read_message
-
-    aggregate = read_message(data)  # what pdi.mhtml.parse reads, without the lookups an export does not use
-    root = aggregate.root
-    return tuple(
-        PlainPart(p.location, p.content_location, p.content_type, p.charset, p.data)
-        for p in (root, *(p for p in aggregate.parts if p is not root))
-    )
 
 
 def export_wacz(

@@ -45,7 +45,7 @@ from pdi.mhtml.parse import (
     _content_type,
 )
 
-__all__ = ["PlainPart", "read_plain", "reads_plain"]
+__all__ = ["PlainPart", "page_parts", "read_plain", "reads_plain"]
 
 
 class PlainPart(NamedTuple):
@@ -75,6 +75,23 @@ def read_plain(data: bytes) -> tuple[PlainPart, ...] | None:
     """The parts of ``data``, the root first, as :func:`~pdi.mhtml.parse.read_message` reads them, if ``data``
     is of the shape of the module's docstring; else ``None``."""
     return _walk(data, decode=True)
+
+
+def page_parts(data: bytes) -> tuple[PlainPart, ...]:
+    """The parts of the MHTML file ``data``, the root first: by :func:`read_plain` (every file pdi's own writer
+    made), else as :func:`~pdi.mhtml.parse.read_message` reads them (the same parts either way: read_plain answers
+    ``None`` for a file it would read otherwise, tests/test_mhtml_plain.py)."""
+    plain = read_plain(data)
+    if plain is not None:
+        return plain
+    from pdi.mhtml.parse import read_message
+
+    aggregate = read_message(data)  # what pdi.mhtml.parse reads, without the lookups a reader of parts does not use
+    root = aggregate.root
+    return tuple(
+        PlainPart(p.location, p.content_location, p.content_type, p.charset, p.data)
+        for p in (root, *(p for p in aggregate.parts if p is not root))
+    )
 
 
 def reads_plain(data: bytes) -> bool:

@@ -358,8 +358,8 @@ def _exported_whole(archive: Archive, item: Item, aggregate: bytes | None) -> PD
     entry = item.entry
     if aggregate is None or entry.pdi is None or entry.parts is None:
         return None
-    from pdi.interop.wacz import _parts_read, exported_as
-    from pdi.mhtml.plain import read_plain
+    from pdi.interop.wacz import exported_as
+    from pdi.mhtml.plain import page_parts
 
     try:
         named = PDI.parse(entry.pdi)
@@ -369,9 +369,7 @@ def _exported_whole(archive: Archive, item: Item, aggregate: bytes | None) -> PD
         held = archive.get(named)
         if exported_as(archive, held.record)[1] != entry.warc_date:
             return None
-        found, kept = read_plain(aggregate), read_plain(held.data)
-        found = found if found is not None else _parts_read(aggregate)
-        kept = kept if kept is not None else _parts_read(held.data)
+        found, kept = page_parts(aggregate), page_parts(held.data)
     except PDIError:  # not held here (another archive's export, a withdrawn name), or not read as MHTML
         return None
     parts = {(p.location or p.content_location, p.content_type, p.data) for p in kept}
