@@ -129,6 +129,9 @@ def test_registry_document_errors_name_what_is_wrong(text: str, says: str) -> No
      " time YYYY-MM-DDTHH:MM:SSZ, not 'not a date'"),
     ('{"series": {}, "issued": "2026-11-25T99:00:00Z"}', "not '2026-11-25T99:00:00Z'"),
     ('{"series": {}, "issued": 1764064800}', "not 1764064800"),
+    # one series (domain names compare without case, RFC 4343) listed twice: which list holds is no one's guess
+    ('{"series": {"X.Example.US": ["http://a/"], "x.example.us": ["http://b/"]}}',
+     "reg.json: the series x.example.us is listed twice (as 'x.example.us' too)"),
 ])
 def test_registry_errors_name_the_file_and_the_value(text: str, says: str) -> None:
     with pytest.raises(ParseError) as caught:

@@ -176,6 +176,9 @@ class Registry:
         series: dict[str, tuple[str, ...]] = {}
         for name, urls in listed.items():
             key = _series_name(str(name), f"{where}: ")
+            if key in series:  # "X.Example.US" and "x.example.us": one series, two lists, and which one holds?
+                raise ParseError(f"{where}: the series {key} is listed twice (as {name!r} too): a series is named"
+                                 " once, in any case", rule="registry")
             if not isinstance(urls, list) or not urls or len(urls) > MAX_RESOLVERS:
                 raise ParseError(f"{where}: the resolvers of {key} are not a list of 1 to {MAX_RESOLVERS} URLs",
                                  rule="registry")
