@@ -15,6 +15,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from test_interop_wacz import _held
 from warc_builder import WarcBuilder, parts_of
 from warcio.archiveiterator import ArchiveIterator
 
@@ -37,14 +38,6 @@ def _archive(path: Path) -> Archive:
     opened = Archive.init(path)
     opened.add_series(S)
     return opened
-
-
-def _held(archive: Archive) -> dict[str, bytes]:
-    held: dict[str, bytes] = {}
-    for r in archive.store.iter_representations():
-        name = PDI.build(series=r.series, date=r.day, foreign_id=r.unique_id, format=r.format, version=r.version)
-        held[str(name)] = archive.get(name).data
-    return held
 
 
 def _import(archive: Archive, path: Path, *records: tuple[str, bytes, str, str]) -> None:
