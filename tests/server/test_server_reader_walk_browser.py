@@ -42,9 +42,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str,
             "withdrawn": str(archive.add(S, b"a duplicate\n", format="text")),
             "sealed": str(archive.add(S, b"Sealed until the trial ends.\n", format="text")),
             "closed": str(archive.add(CLOSED, b"A sealed court minute.\n", format="text")),
+            "whole": str(archive.add(S, b"A sealed file, every version of it.\n", format="text")),
         }
         archive.withdraw(names["withdrawn"], "Deposited in error: a duplicate of the court's own copy.")
         archive.embargo(names["sealed"], "2099-01-01")
+        archive.embargo(names["whole"].rsplit(".", 2)[0], "2099-01-01")  # the document, by its generic name
         _, token = archive.add_token("reader", role="read")
     with serving(root / "archive") as (_, port):
         yield port, token, names
@@ -115,3 +117,28 @@ def test_an_embargoed_names_refusal_writes_its_end_as_pages_write_times(
         lines = json.loads(_shown(pipe, _view(port, names["sealed"]), width, f"walk-embargoed-403-{width}.png",
                                   check=TIME_LINES))
     assert lines and all(n == 1 for n in lines), lines
+
+
+@pytest.mark.parametrize("width", [1100, 390])
+def test_a_document_page_marks_its_version_under_embargo_to_a_signed_in_reader(
+    served: tuple[int, str, dict[str, str]], width: int
+) -> None:
+    port, token, names = served
+    with devtools() as pipe:
+        text = _shown(pipe, _view(port, names["sealed"].rsplit(".", 2)[0]), width,
+                      f"walk-document-sealed-version-{width}.png", token)
+    assert ("under embargo until 1 January 2099: not open to a reader without a token until then") in text, text
+
+
+@pytest.mark.parametrize(("which", "lead"), [
+    ("sealed", "This version is under embargo until"),  # the version asked for is under its own embargo
+    ("whole", "This document is under embargo until"),  # the document asked for by its generic name
+])
+def test_an_embargo_refusal_says_what_is_under_embargo(
+    served: tuple[int, str, dict[str, str]], which: str, lead: str
+) -> None:
+    port, _, names = served
+    name = names[which] if which == "sealed" else names[which].rsplit(".", 2)[0]
+    with devtools() as pipe:
+        text = _shown(pipe, _view(port, name), 1100, f"walk-embargoed-403-{which}-1100.png")
+    assert lead in text, text
