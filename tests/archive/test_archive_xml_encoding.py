@@ -217,6 +217,17 @@ def test_text_xml_given_no_charset_is_read_by_xmls_rules_as_application_xml_is(a
     assert _expat_text(data) in data.decode(kept.charset).lstrip("\ufeff")
 
 
+def test_text_xml_declaring_an_encoding_its_own_octets_are_not_in_is_refused(archive: Archive) -> None:
+    """As application/xml's (XML 1.0 §4.3.3): ASCII octets saying UTF-16 are no UTF-16 document (expat refuses it),
+    and are not kept as a text in UTF-16, which would read them as other characters."""
+    data = b'<?xml version="1.0" encoding="UTF-16"?><a>xy</a>'
+    assert not _expat_reads(data)
+    before = snapshot(archive)
+    with pytest.raises(ParseError, match=r"names UTF-16 \(at octet 30\), but the octets it is written in are not"):
+        archive.deposit(S, [Content(data, "xml", source="d.xml")])
+    assert snapshot(archive) == before
+
+
 def test_text_xml_in_utf16_with_no_mark_is_read_in_utf16(archive: Archive) -> None:
     data = '<?xml version="1.0"?><a>café</a>'.encode("utf-16-be")  # Appendix F: 00 3C 00 3F, UTF-16BE
     assert _expat_text(data) == "café"

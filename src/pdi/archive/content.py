@@ -442,11 +442,9 @@ class TextCheck:
         utf8_refusal: str | None = None,
         token: str | None = None,
         source: str | None = None,
-        found_by: str | None = None,
     ) -> None:
         self.charset = charset
         self.detected = detected
-        self.found_by = found_by
         self.source = source
         self.token = token
         self._codec: str | None = None
@@ -479,9 +477,8 @@ class TextCheck:
                     offset=offset,
                     rule="charset",
                 ) from exc
-            by = f" (as {self.found_by} says)" if self.found_by else ""
             self._invalid = ParseError(
-                f"{where(self.source)}the bytes are not valid {self.charset}{by}: {exc.reason}",
+                f"{where(self.source)}the bytes are not valid {self.charset}: {exc.reason}",
                 offset=offset,
                 rule="charset",
             )
@@ -744,23 +741,24 @@ def prepare(
             )
         detected = not (declared or implied)
         charset = declared or implied or charset_from_head(sample)
-        found_by = _xml_found(sample) if detected and _is_xml(media_type) else None
-        if found_by is not None:  # text/xml with no charset given: XML's own rules (RFC 7303 §3.2, XML 1.0 §4.3.3)
-            charset, detected = found_by
+        found = _xml_found(sample) if detected and _is_xml(media_type) else None
+        if found is not None:
+            # text/xml with no charset given is read by XML's own rules (RFC 7303 §3.2), as application/xml is: in
+            # the encoding its declaration or its <?xml octets name, kept as its charset, and checked as XML is
+            charset = found
             codec(charset)
-        refuse_utf8 = (
-            not force and not detected and found_by is None and one_octet_per_character(charset)
-        )
-        observers.append(
-            TextCheck(
-                charset,
-                detected=detected,
-                utf8_refusal=charset if refuse_utf8 else None,
-                token=None if declared else token,
-                source=content.source,
-                found_by="its encoding declaration" if found_by is not None and not found_by[1] else None,
+            observers.append(XmlCheck(force=force, source=content.source))
+        else:
+            refuse_utf8 = not force and not detected and one_octet_per_character(charset)
+            observers.append(
+                TextCheck(
+                    charset,
+                    detected=detected,
+                    utf8_refusal=charset if refuse_utf8 else None,
+                    token=None if declared else token,
+                    source=content.source,
+                )
             )
-        )
     elif content.charset:
         raise UnsupportedError(f"format {token} ({media_type}) is not text: it has no charset")
     elif _is_xml(media_type):  # read in the encoding its octets say: each must be in it (a WARC's record too)
@@ -831,18 +829,18 @@ def _queued(passages: Passages) -> Passages:
     return passages
 
 
-def _xml_found(head: bytes) -> tuple[str, bool] | None:
+def _xml_found(head: bytes) -> str | None:
     """The charset a ``text/xml`` deposit given none is read in when its first octets say one other than a text's
-    rule finds (a byte-order mark, else UTF-8): the encoding declaration (``encoding="ISO-8859-1"``, under its
-    IANA name), or the octets of ``<?xml`` in UTF-16 or UTF-32 without a mark (XML 1.0 Appendix F); and whether it
-    was so found by the octets alone. RFC 7303 §3.2: text/xml without a charset parameter is read as
-    application/xml is, by XML's rules, not as a text in UTF-8. ``None``: the text's rule gives the same."""
+    rule finds (a byte-order mark, else UTF-8): the encoding declaration's (``encoding="ISO-8859-1"``, under its
+    IANA name), or that of the octets of ``<?xml`` in UTF-16 or UTF-32 without a mark (XML 1.0 Appendix F).
+    RFC 7303 §3.2: text/xml without a charset parameter is read as application/xml is, by XML's rules, not as a
+    text in UTF-8. ``None``: the text's rule gives the same."""
     from pdi.fragments.markup.reading import xml_encoding
 
     found, how, _ = xml_encoding(head)
     if how not in ("declaration", "octets"):
         return None
-    return formats.registered_charset(found) or found, how == "octets"
+    return formats.registered_charset(found) or found
 
 
 def charset_from_head(head: bytes) -> str:
