@@ -534,7 +534,11 @@ def _statements(statements: Sequence[AssertionRecord], generic: str) -> str:
 def access_note(archive: Archive, name: PDI) -> str:
     """What a reader with a token is told on the page of a name not everyone may read: under an embargo not yet over
     (until when, in words), or of a private or hidden series; that others are refused it, so a link to it opens only
-    for those who may read it. Empty for a name anyone reads (the only ones a reader without a token is shown)."""
+    for those who may read it. Empty for a name anyone reads (the only ones a reader without a token is shown: for
+    one, nothing is read of the catalog to say so)."""
+    reader = current_reader.get()
+    if reader is not None and reader.token is None:
+        return ""
     series = name.series_name.lower()
     access = archive.series_access().get(series, PUBLIC)
     try:
