@@ -11,7 +11,6 @@ is (``tests/test_fragments_audio.py``), a passage reaching past it is unsupporte
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from decimal import ROUND_FLOOR, Decimal
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from pdi.errors import UnsupportedError
 from pdi.fragments.sealed import sealed_version
 from pdi.fragments.video import VideoInfo
 
-S = "oma.eop.gov.us"
+S = "oma.eop.gov.us"  # the series of tests/archive/conftest.py's archive (SQLite and PostgreSQL)
 #: token, file suffix, ffmpeg's options beyond KINDS' (an MP4's index first, so that its half still opens)
 CUT = {"webm": ("webm", ()), "video+mp4": ("mp4", ("-movflags", "+faststart"))}
 
@@ -43,16 +42,6 @@ def _packets_end_ms(path: Path) -> tuple[int, int]:
     # times are counted (PDI-GRAMMAR.md §3)
     end = max(p + d for p, d in packets) - Decimal(start)
     return int(Decimal(stated) * 1000), int((end * 1000).to_integral_value(rounding=ROUND_FLOOR))
-
-
-@pytest.fixture
-def archive(tmp_path: Path) -> Iterator[Archive]:
-    opened = Archive.init(str(tmp_path / "archive"))
-    opened.add_series(S)
-    try:
-        yield opened
-    finally:
-        opened.close()
 
 
 def _index(archive: Archive, name: str) -> bytes:
