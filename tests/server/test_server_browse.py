@@ -224,9 +224,10 @@ def test_a_days_documents_a_page_at_a_time(client: TestClient, archive: Archive,
     assert [r[-1] for r in seen] == [f"/view?pdi={urllib.parse.quote(g, safe='')}" for g in generic]
     assert seen[0][0] == "1"
     assert seen[0][3:5] == ["2", "2026-11-23 08:00:00 UTC"]
-    assert seen[1][1] == "The second" and seen[1][2] == "text"
-    assert seen[5][2] == "html, text" and seen[5][4] == "2026-11-22 09:00:00 UTC"
-    assert seen[0][2] == "text"  # the formats of the latest version
+    # each format the media type its token names (PDI-GRAMMAR.md §2.6: text is text/plain, html text/html)
+    assert seen[1][1] == "The second" and seen[1][2] == "text/plain"
+    assert seen[5][2] == "text/html, text/plain" and seen[5][4] == "2026-11-22 09:00:00 UTC"
+    assert seen[0][2] == "text/plain"  # the formats of the latest version
     whole = _get(client, f"/series/{S}/2026/11/22")
     assert len(whole.findall(".//table[@id='documents']/tbody/tr")) == 6 and whole.find(".//a[@rel='next']") is None
     assert "6 documents minted on this day" in _text(whole.find(".//main"))
@@ -325,21 +326,21 @@ def test_captures_of_a_url_as_a_timeline(client: TestClient, archive: Archive, c
 
 @given(st.dates(min_value=datetime.date(1, 1, 1), max_value=datetime.date(9999, 12, 31)))
 def test_a_dates_path_parts_read_back_as_that_date(day: datetime.date) -> None:
-    assert browse._parse_date_parts(f"{day.year:04d}", f"{day.month:02d}", f"{day.day:02d}") == (day.year, day.month, day.day)
-    assert browse._parse_date_parts(f"{day.year:04d}", f"{day.month:02d}") == (day.year, day.month)
+    assert browse._parse_date_parts(S, f"{day.year:04d}", f"{day.month:02d}", f"{day.day:02d}") == (day.year, day.month, day.day)
+    assert browse._parse_date_parts(S, f"{day.year:04d}", f"{day.month:02d}") == (day.year, day.month)
 
 
 @given(st.text(max_size=6))
 def test_a_path_part_that_is_not_a_date_is_a_parse_error(text: str) -> None:
     written = len(text) == 4 and text.isascii() and text.isdigit() and text != "0000"
     if written:
-        assert browse._parse_date_parts(text) == (int(text),)
+        assert browse._parse_date_parts(S, text) == (int(text),)
     else:
         with pytest.raises(ParseError):
-            browse._parse_date_parts(text)
+            browse._parse_date_parts(S, text)
     month = len(text) == 2 and text.isascii() and text.isdigit() and 1 <= int(text) <= 12
     if month:
-        assert browse._parse_date_parts("2026", text) == (2026, int(text))
+        assert browse._parse_date_parts(S, "2026", text) == (2026, int(text))
     else:
         with pytest.raises(ParseError):
-            browse._parse_date_parts("2026", text)
+            browse._parse_date_parts(S, "2026", text)

@@ -245,7 +245,7 @@ def test_controls_and_bidi_overrides_of_a_strangers_fields_are_shown_as_escapes_
     shown = re.compile(r'<span class="control">\\u202e</span>')
     assert re.search(r"<bdi>\.\./\.\./etc/passwd<span class=\"control\">\\x00</span>"
                      r'<span class="control">\\u202e</span>fdp\.exe</bdi>', page), page
-    assert len(shown.findall(page)) == 3  # the sender's, the subject's and the file name's
+    assert len(shown.findall(page)) == 4  # the sender's, the subject's (the heading, and its field) and the file name's
     assert '<span class="control">\\x1b</span>[31m' in page and '<span class="control">\\x07</span>bell' in page
     assert '<span class="control">\\u2067</span>x<span class="control">\\u2069</span>' in page
     assert "<bdi>\u05e9\u05dc\u05d5\u05dd\u200f.txt</bdi>" in page  # a Hebrew name and its mark, as written

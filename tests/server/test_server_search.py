@@ -41,7 +41,7 @@ def test_api_search_pages_and_errors(served: Served) -> None:
     for route in ("/api/search", "/search"):
         long = get(served, route, q="a" * 5000)
         assert long.status_code == 400, (route, long.text)
-        assert "a search query may have at most 2000 characters, not 5000" in long.text
+        assert "search query may have at most 2000 characters, not 5000" in long.text  # a page's line: "A search …"
     assert get(served, "/api/search", q="a" * 5000).json()["title"] == "limit exceeded"
 
 

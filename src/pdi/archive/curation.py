@@ -196,6 +196,14 @@ class Curation(ArchiveBase):
         """
         return self.store.withdrawals_of(list(documents))
 
+    def embargoes_in_force(self, documents: Sequence[DocumentKey]) -> dict[tuple[DocumentKey, int | None], str]:
+        """The embargoes of these documents (generic names' keys) not over now, read by index as
+        :meth:`withdrawals_of` is: each document's (version ``None``) and each version's, until when (a catalog
+        moment). What a page listing them marks for a reader who may read them (:meth:`embargo_in_force` says it of
+        one name)."""
+        now = timestamp(self.now())
+        return {held: until for held, until in self.store.embargoes_of(list(documents)).items() if until > now}
+
     def withdrawn_holder(self, held: PDI | str) -> ImmutabilityError | None:
         """The refusal of octets that ``held`` (a format of a version) holds when that version, or its document, was
         withdrawn; ``None`` when it is in service.

@@ -313,7 +313,8 @@ def parse_query(text: str) -> Query:
             close = text.find('"', i + 1)
             if close < 0:
                 raise ParseError(
-                    f'the quotation mark at character {i} of the query is not closed: a phrase is written "like this"',
+                    f'the quotation mark at character {i + 1} of the query (counted from 1) is not closed: a phrase is'
+                    ' written "like this"',
                     text=text, offset=i, rule="query",
                 )
             found = _words_at(text, i + 1, close)

@@ -36,7 +36,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from pdi._wording import counted
+from pdi._wording import clipped, counted
 from pdi.archive import Archive, DocumentDetail, DocumentPage, Generic, canonical_series
 from pdi.archive.access import HIDDEN, PUBLIC, current_reader
 from pdi.archive.store import AssertionRecord, DocumentKey, FixityCheck, RepresentationRecord
@@ -53,6 +53,7 @@ from pdi.server.pages.layout import (
     isolated,
     name_details,
     page,
+    shown_format,
     shown_url,
     size_cell,
     statement_value,
@@ -96,6 +97,7 @@ table.catalogue td time{white-space:normal} time span{white-space:nowrap}
 tr.superseded td{color:#666} tr.superseded td.value{text-decoration:line-through}
 .ok{color:#176117;font-weight:600} .bad{color:#a00;font-weight:600} .never,.sealed{color:#8a5a00}
 .withdrawn{font-size:0.85em;padding:0 0.3em;border:1px solid #8a1c1c;border-radius:3px;color:#8a1c1c;white-space:nowrap}
+.embargoed{font-size:0.85em;padding:0 0.3em;border:1px solid #8a5a00;border-radius:3px;color:#8a5a00}
 ol.timeline{list-style:none;padding-left:0;border-left:3px solid #c8d3e0;margin-left:0.5rem}
 ol.timeline li{padding:0.3rem 0 0.3rem 1rem;position:relative}
 ol.timeline li::before{content:"";position:absolute;left:-0.45rem;top:0.75rem;width:0.6rem;height:0.6rem;border-radius:50%;background:#24303f}
@@ -108,6 +110,7 @@ p.pager{display:flex;gap:1.5rem}
 nav.crumbs li+li::before{color:#9a9a9a} td.empty,.untitled{color:#8f959c}
 table.month td small{color:#b0b0b0} table.month td.has{background:#1d3350} tr.superseded td{color:#9a9a9a}
 .ok{color:#6fd36f} .bad{color:#ff8080} .never,.sealed{color:#f0c060} .withdrawn{border-color:#ff9090;color:#ff9090}
+.embargoed{border-color:#f0c060;color:#f0c060}
 ol.timeline{border-left-color:#3e4a5a} ol.timeline li::before{background:#8ab4f8}
 }
 """
@@ -257,20 +260,34 @@ def render_series_list(archive: Archive) -> str:
     return _page("Series", body)
 
 
-def _parse_date_parts(year: str | None, month: str | None = None, day: str | None = None) -> tuple[int, ...]:
-    """The numbers of a path's ``YYYY``, ``MM`` and ``DD`` (as a PDI writes them), checked to make a date."""
-    parts: list[int] = []
-    for text, width, what in ((year, 4, "year"), (month, 2, "month"), (day, 2, "day")):
-        if text is None:
-            break
+def _parse_date_parts(series: str, year: str, month: str | None = None, day: str | None = None) -> tuple[int, ...]:
+    """The numbers of a path's ``YYYY``, ``MM`` and ``DD`` (as a PDI writes them), checked to make a date: a part
+    that is not one is a :class:`ParseError` in a reader's words, of its rule (``year``, ``month``, ``day``) and at
+    its place in the page's address (``/series/NAME/YYYY/MM/DD``), which its page marks."""
+    given = [(text, width, what) for text, width, what in ((year, 4, "year"), (month, 2, "month"), (day, 2, "day"))
+             if text is not None]
+    path = f"/series/{series}"
+    places = []
+    for text, _, _ in given:
+        places.append(len(path) + 1)
+        path += "/" + text
+    numbers: list[int] = []
+    for (text, width, what), at in zip(given, places, strict=True):
         if len(text) != width or not text.isascii() or not text.isdigit():
-            raise ParseError(f"the {what} in the path is {text!r}: write it as {width} digits", rule="date")
-        parts.append(int(text))
-    try:
-        datetime.date(parts[0], parts[1] if len(parts) > 1 else 1, parts[2] if len(parts) > 2 else 1)
-    except ValueError as exc:
-        raise ParseError(f"no such date: {'/'.join(t for t in (year, month, day) if t)}: {exc}", rule="date") from exc
-    return tuple(parts)
+            raise ParseError(f"the {what} in the address is '{clipped(text, 40)}': write it as {width} digits",
+                             text=path, offset=at, rule=what)
+        numbers.append(int(text))
+    if numbers[0] < 1:
+        raise ParseError("there is no year 0000: the years are 0001 to 9999", text=path, offset=places[0], rule="year")
+    if len(numbers) > 1 and not 1 <= numbers[1] <= 12:
+        raise ParseError(f"there is no month {numbers[1]:02d}: the months are 01 to 12", text=path, offset=places[1],
+                         rule="month")
+    if len(numbers) > 2:
+        days = calendar.monthrange(numbers[0], numbers[1])[1]
+        if not 1 <= numbers[2] <= days:
+            raise ParseError(f"there is no day {numbers[2]:02d} in {calendar.month_name[numbers[1]]} {numbers[0]},"
+                             f" whose days are 01 to {days}", text=path, offset=places[2], rule="day")
+    return tuple(numbers)
 
 
 def render_series(archive: Archive, series: str) -> str:
@@ -353,7 +370,7 @@ def _month_calendar(name: str, year: int, month: int, days: dict[int, int], *, h
 
 def render_year(archive: Archive, series: str, year_text: str) -> str:
     """``/series/NAME/YYYY``: the year's months with documents, as calendars."""
-    (year,) = _parse_date_parts(year_text)
+    (year,) = _parse_date_parts(series, year_text)
     name = canonical_series(series)
     counts = archive.day_counts(name, year=year)
     months: dict[int, dict[int, int]] = {}
@@ -374,7 +391,7 @@ def render_year(archive: Archive, series: str, year_text: str) -> str:
 
 def render_month(archive: Archive, series: str, year_text: str, month_text: str) -> str:
     """``/series/NAME/YYYY/MM``: the month as a calendar, and its days with documents in a table."""
-    year, month = _parse_date_parts(year_text, month_text)
+    year, month = _parse_date_parts(series, year_text, month_text)
     name = canonical_series(series)
     every = archive.day_counts(name)  # one read of the series' days: this month's, and the months beside it
     counts = [c for c in every if (c.day.year, c.day.month) == (year, month)]
@@ -418,7 +435,10 @@ def _limit(text: str | None, default: int) -> int:
 
 
 def _formats(version_names: Sequence[PDI]) -> str:
-    return ", ".join(f'<a href="{esc(_view(n))}"><code>{esc(n.format or "")}</code></a>' for n in version_names)
+    """A version's formats in a day's table: each the media type it is (:func:`shown_format`), linked to its page;
+    its token as its name spells it (``svg%2Bxml``) in the link's tooltip."""
+    return ", ".join(f'<a href="{esc(_view(n))}" title="{esc(f"format {n.format}: {n}")}">{shown_format(n.format or "")}</a>'
+                     for n in version_names)
 
 
 def render_day(
@@ -426,15 +446,21 @@ def render_day(
     *, after: str | None = None, limit: str | None = None,
 ) -> str:
     """``/series/NAME/YYYY/MM/DD``: a page of the day's documents (``after`` the unique id the page before ended with)."""
-    year, month, dom = _parse_date_parts(year_text, month_text, day_text)
+    year, month, dom = _parse_date_parts(series, year_text, month_text, day_text)
     name = canonical_series(series)
     day = datetime.date(year, month, dom)
     size = _limit(limit, DAY_PAGE)
     found = archive.day_documents(name, day, after=after or None, limit=size)
     total = next((c.documents for c in archive.day_counts(name, year=year, month=month) if c.day == day), 0)
-    gone = {(t.key.unique_id, t.version) for t in archive.withdrawals_of(
-        [DocumentKey(name, day, doc.pdi.unique_id) for doc in found.documents])}  # by index: this page's alone
-    rows = "".join(_document_row(doc, found, gone) for doc in found.documents)
+    keys = [DocumentKey(name, day, doc.pdi.unique_id) for doc in found.documents]
+    gone = {(t.key.unique_id, t.version) for t in archive.withdrawals_of(keys)}  # by index: this page's alone
+    # the embargoes in force of the page's documents, which only a reader with a token (or the owner) is shown:
+    # for a reader without one nothing is read (none of them is listed to such a reader)
+    reader = current_reader.get()
+    sealed = {} if reader is not None and reader.token is None else {
+        (key.unique_id, version): until for (key, version), until in archive.embargoes_in_force(keys).items()}
+    rows = "".join(_document_row(doc, found, gone, sealed) for doc in found.documents)
+    marked = sum(1 for doc in found.documents if _sealed_until(doc, sealed) is not None)
     here = _series_path(name, year, month, dom)
     pager = []
     if after:
@@ -451,6 +477,11 @@ def render_day(
         + (f"; this page shows {len(found.documents):,}, after <code>{in_order(shown_url(after))}</code>" if after else
            f"; this page shows the first {len(found.documents):,}" if found.after is not None else "")
         + ".</p>"
+        + (f'<p class="version-banner access" role="note" id="access"><strong>Not open to everyone:</strong>'
+           f" {counted(marked, 'document')} of this page {'is' if marked == 1 else 'are'} under embargo (marked"
+           f" below). You read {(them := 'it' if marked == 1 else 'them')} with your token; a reader without one is"
+           f" not shown {them} here, and is refused {them} (<q>Not open to you</q>) until"
+           f" {'its' if marked == 1 else 'their'} embargo ends.</p>" if marked else "")
         + (
             '<table class="catalogue" id="documents"><thead><tr><th scope="col">Id</th><th scope="col">Title</th>'
             '<th scope="col">Formats (latest version)</th><th scope="col" class="number">Versions</th>'
@@ -467,9 +498,23 @@ def render_day(
     return _page(f"{name} {day.isoformat()}", body)
 
 
-def _document_row(doc: Generic, found: DocumentPage, gone: set[tuple[str, int | None]]) -> str:
+def _sealed_until(doc: Generic, sealed: Mapping[tuple[str, int | None], str]) -> tuple[str, str] | None:
+    """What of a day's document is under an embargo in force (``sealed``: the page's, by unique id and version,
+    ``None`` for a whole document) and until when: the document, else its latest version; else ``None``."""
+    uid = doc.pdi.unique_id
+    if (uid, None) in sealed:
+        return "under embargo", sealed[uid, None]
+    latest = doc.versions[-1].number
+    return ("latest version under embargo", sealed[uid, latest]) if (uid, latest) in sealed else None
+
+
+def _document_row(doc: Generic, found: DocumentPage, gone: set[tuple[str, int | None]],
+                  sealed: Mapping[tuple[str, int | None], str]) -> str:
     """A day's document: its id, title, latest formats, versions and deposit; ``gone`` the (unique id, version) of
-    the page's withdrawals (version ``None``: the whole document), said beside its title."""
+    the page's withdrawals (version ``None``: the whole document), said beside its title, as is an embargo in force
+    of the document or of its latest version (``sealed``, :func:`_sealed_until`), until when: a signed-in reader's
+    page lists what a reader without a token is not shown, so that a link taken from it is not taken for one anyone
+    opens."""
     latest = doc.versions[-1]
     title = found.titles.get(str(doc.pdi))
     uid = doc.pdi.unique_id
@@ -478,6 +523,11 @@ def _document_row(doc: Generic, found: DocumentPage, gone: set[tuple[str, int | 
         said += ' <span class="withdrawn">withdrawn</span>'
     elif (uid, latest.number) in gone:
         said += ' <span class="withdrawn">latest version withdrawn</span>'
+    embargo = _sealed_until(doc, sealed)
+    if embargo is not None:
+        what, until = embargo
+        said += (f' <span class="embargoed" title="not open to a reader without a token until then">{what} until'
+                 f" {esc(day_in_words(until))}</span>")
     return (
         f'<tr><td class="id"><a href="{esc(_view(doc.pdi))}" title="{esc(doc.pdi)}"><code>{breakable(shown_url(uid))}</code></a></td>'
         f"<td>{said.strip()}</td><td>{_formats(latest.formats)}</td>"
@@ -713,9 +763,9 @@ def render_captures(archive: Archive, url: str | None, *, after: str | None = No
     for doc in found.documents:
         for v in doc.versions:
             first = v.formats[0]
-            others = "".join(f' · <a href="{esc(_view(n))}">{esc(n.format or "")}</a>' for n in v.formats[1:])
+            others = "".join(f' · <a href="{esc(_view(n))}">{shown_format(n.format or "")}</a>' for n in v.formats[1:])
             items.append((v.created_at, (
-                f'<li>{_time(v.created_at)} — <a href="{esc(_view(first))}">{esc(first.format or "")},'
+                f'<li>{_time(v.created_at)} — <a href="{esc(_view(first))}">{shown_format(first.format or "")},'
                 f" version {v.number}</a>{others} in <code>{esc(doc.pdi.series_name.lower())}</code>"
                 f' (<a href="{esc(_view(doc.pdi))}">the document</a>)</li>'
             )))

@@ -60,9 +60,10 @@ import re
 import unicodedata
 from urllib.parse import quote
 
+from pdi import formats
 from pdi._wording import binary_size
 from pdi.archive.access import current_reader
-from pdi.errors import ParseError
+from pdi.errors import ParseError, UnsupportedError
 from pdi.identifier import PDI
 from pdi.server.http.readers import by_cookie, request_target
 
@@ -102,6 +103,8 @@ table.catalogue th{background:#eef1f5;font-weight:600} table.catalogue tbody tr:
 table.catalogue td.number,table.catalogue th.number{text-align:right;font-variant-numeric:tabular-nums}
 table.catalogue caption{text-align:left;font-weight:600;padding:0.3rem 0}
 code.name{font-size:0.8rem;color:#555;overflow-wrap:break-word} .anywhere{overflow-wrap:anywhere}
+/* a syntax error's page: what was given, the wrong part marked; the grammar's words, quieter */
+p.given code{overflow-wrap:anywhere} p.given mark{outline:2px solid #c98a00} p.grammar{color:#555}
 /* a name's fragment whole on a line where the line holds it, broken between its parts where not (breakable) */
 .fragment{display:inline-block;max-width:100%} a .fragment{text-decoration:underline} td small.binary{display:block;color:#555;font-size:0.8rem}
 .figure{position:relative;display:inline-block} .figure img{display:block;max-width:100%}
@@ -120,7 +123,7 @@ body{background:#16191d;color:#e6e6e6} a{color:#8ab4f8} a:visited{color:#c58af9}
 header.site,header.site a.skip{background:#1f2a36} header.site a,header.site a:visited{color:#fff} header.site input{border-color:#8796a8}
 :is(a,button,input,select,textarea,summary,video,audio,[tabindex]):focus-visible{outline-color:#7fb0ff} header.site :focus-visible{outline-color:#f0a400}
 pre{border-color:#4a4f57;background:#1c2026} mark{background:#ffe58a;color:#16191d}
-.error{color:#ff8080} .note,dd.pending{color:#f0c060} th,td{border-color:#4a4f57} code.name{color:#b0b0b0}
+.error{color:#ff8080} .note,dd.pending{color:#f0c060} th,td{border-color:#4a4f57} code.name,p.grammar{color:#b0b0b0}
 table.catalogue th{background:#252b33} table.catalogue tbody tr:nth-child(even){background:#1c2026}
 .box{outline-color:#ff5050;box-shadow:0 0 0 9999px rgba(0,0,0,.45)}
 p.version-banner{background:#3a2f10;border-color:#8a6d00} p.version-banner a,p.version-banner a:visited{color:#ffd27a}
@@ -337,6 +340,34 @@ def size_cell(count: int) -> str:
     KiB on its binary size under it, muted (:func:`pdi._wording.binary_size`: ``4,480,000`` over ``4.3 MiB``)."""
     approximately = binary_size(count)
     return f'<td class="number">{count:,}' + (f'<small class="binary">{approximately}</small>' if approximately else "") + "</td>"
+
+
+def shown_format(token: str) -> str:
+    """A format token as a page shows a document's format to a reader (escaped HTML): the media type it stands for,
+    as the document's page, the viewer's facts and a search's hits write it (``svg%2Bxml`` is ``image/svg+xml``,
+    ``rfc822`` ``message/rfc822``; PDI-GRAMMAR.md §2.6), breakable after its ``/`` and before each ``.``; a
+    multi-byte charset's token (text in it) ``text/plain`` and the charset, as the Formats table says it. A
+    token the registry does not resolve is shown as it reads, its %-escapes decoded (``x-thing``)."""
+    try:
+        media_type, charset = formats.media_type_for(token), formats.charset_for(token)
+    except UnsupportedError:
+        return f'<code class="media">{esc(_decoded(token))}</code>'
+    shown = esc(media_type).replace("/", "/<wbr>").replace(".", "<wbr>.")
+    return f'<code class="media">{shown}</code>' + (f' <small class="charset">{esc(charset)}</small>' if charset else "")
+
+
+def _decoded(token: str) -> str:
+    """``token`` with its %-escapes decoded as UTF-8; as it is written where they are no UTF-8 or decode to what
+    does not print (a control, a bidirectional override: :data:`BIDI_CONTROLS`)."""
+    from urllib.parse import unquote
+
+    if "%" not in token:
+        return token
+    try:
+        decoded = unquote(token, errors="strict")
+    except UnicodeDecodeError:
+        return token
+    return decoded if decoded.isprintable() and BIDI_CONTROLS.search(decoded) is None else token
 
 
 def name_details(name: PDI | str, label: str = "name") -> str:

@@ -60,6 +60,7 @@ section.part-text h2{font-size:1.1rem} section.part-text pre{max-height:32rem;ov
 overflow-wrap:anywhere;border:1px solid #c8d3e0;padding:0.5rem;background:#fafbfc}
 span.control{font-family:monospace;font-size:0.85em;border:1px solid currentColor;border-radius:2px;padding:0 1px}
 ol.thread li{margin:0.35rem 0} ol.thread .this-message{font-weight:bold} ol.thread .missing{color:#8a5a00}
+h1.subject{margin-bottom:0.2rem} p.name-line{margin-top:0}
 @media (prefers-color-scheme:dark){ol.thread ol{border-left-color:#3e4a5a} ul.parts li.chosen{background:#3a3010}
 section.part-text pre{border-color:#3e4a5a;background:#1c2026}
 ol.thread .missing{color:#f0c060}}
@@ -106,8 +107,9 @@ def _view(name: str) -> str:
 
 def message_section(
     whole: Resolved, chosen: int | None = None, mail: Mail | None = None, *, shown: int | None = None
-) -> tuple[str, str]:
-    """The header fields, thread link and parts of the message ``whole`` (escaped HTML), and its body's text; the
+) -> tuple[str, str, str | None]:
+    """The header fields, thread link and parts of the message ``whole`` (escaped HTML), its body's text, and its
+    Subject (:func:`subject_of`, what its page is headed with); the
     part numbered ``chosen`` (the one a ``#part=`` name names) marked, and said so above the list.
 
     ``mail``: the message read by its structure (:func:`pdi.mail.large.read_large`; ``whole`` only located, its
@@ -159,16 +161,25 @@ def message_section(
         f'<p>{counted(len(mail.parts), "part")}, each fetched by its name:</p>'
         f'<ul class="parts">{"".join(items)}</ul>'
     )
+    subject = subject_of(mail)
     if large:
-        return _large_body(section, mail, name, shown)
+        return (*_large_body(section, mail, name, shown), subject)
     try:
         text = message_body_text(whole.data, mail)  # made once a process (pdi.fragments.email_text)
     except LimitError as exc:  # its header fields and parts are shown all the same
         section += f'<p class="note">Its body text is not shown: {html.escape(str(exc))}</p>'
-        return section, ""
+        return section, "", subject
     if not text:
         section += '<p class="note">This message has no body text (no text/plain or text/html part that is not an attachment).</p>'
-    return section, text
+    return section, text, subject
+
+
+def subject_of(mail: Mail) -> str | None:
+    """A message's Subject as its page's heading says it: decoded as its field is shown (RFC 2047), its folding and
+    runs of white space one space; ``None`` when it has none, or one of white space alone."""
+    subject = mail.header("Subject")
+    said = " ".join(subject.split()) if subject is not None else ""
+    return said or None
 
 
 def is_text_part(media_type: str) -> bool:

@@ -163,8 +163,10 @@ def _said(error: PDIError) -> str:
     """An error's message in a page, as an answer over HTTP says it (:meth:`~pdi.errors.PDIError.over_http`: a
     storage error without the server's places), begun as a :func:`sentence`: escaped, each `pdi …` command it
     quotes in backticks in <code> (only a command: a name may hold backticks of its own, which are shown as they
-    are)."""
-    said = sentence(error.over_http())  # read as written, each piece escaped once found (not found in the escaped
+    are). A syntax error's without its grammar's ``(rule R, offset N)``, which its page says apart, in words
+    (:func:`_where`), and smaller, as written (:func:`_in_the_grammar`)."""
+    message = error.reason if isinstance(error, ParseError) else error.over_http()
+    said = sentence(message)  # read as written, each piece escaped once found (not found in the escaped
     pieces = _QUOTED.split(said)  # text, whose &#x27; a name was read on through): a command, then the text after it
     return "".join(f"<code>{esc(piece)}</code>" if i % 2 else _named(piece) for i, piece in enumerate(pieces))
 
@@ -429,8 +431,82 @@ def render_problem(archive: Archive, error: PDIError, name: str = "", base: str 
     if isinstance(error, NotFoundError):
         return render_not_found(archive, error, name)
     hint = _hint(name) if isinstance(error, ParseError) else ""
-    body = f'<p class="error" role="alert">{_said(error)}.</p>{hint}{_whole(error, name)}{_onward()}'
-    return _page(error.title.capitalize(), status_of(error), f"Cannot show this: {error.title}", body, name)
+    body = f"{explained(error, name)}{hint}{_whole(error, name)}{_onward()}"
+    # a syntax error said in a reader's words: "syntax error" is the grammar's (and the problem's title)
+    title = "not written right" if isinstance(error, ParseError) else error.title
+    return _page(title.capitalize(), status_of(error), f"Cannot show this: {title}", body, name)
+
+
+def explained(error: PDIError, name: str = "", given: str = "") -> str:
+    """What is wrong, as an error page says it: its message (:func:`_said`) and, of a syntax error, where it is in
+    words with what was given marked (:func:`_where`; ``name``: the name the page is about, ``given``: what else
+    to call what was given, "the words searched for"), and its place in the grammar's words, smaller."""
+    said = f'<p class="error" role="alert">{_said(error)}.</p>'
+    if not isinstance(error, ParseError):
+        return said
+    return said + _where(error, name, given) + _in_the_grammar(error)
+
+
+#: The parts of what a reader gives that a syntax error's ``rule`` names, in a reader's words: the rules of
+#: PDI-GRAMMAR.md §1 (a name's), and those of the catalogue's addresses and parameters.
+RULE_WORDS = {
+    "pdi-urn": "the name's beginning, urn:pdi://", "resource-identifier": "the name's series, date and id",
+    "document-series": "the series", "component": "a part of the series' name",
+    "iso-country": "the series' country code", "iso-date": "the date", "date": "the date", "year": "the year",
+    "month": "the month", "day": "the day", "specifier": "the id, format and version",
+    "unique-id": "the id", "daily-serial-number": "the day's number", "encapsulated-unique-id": "the id",
+    "format": "the format", "version": "the version", "fragment-specifier": "the fragment, after the #",
+    "fragment-scheme": "the fragment's scheme", "ext-fragment-scheme": "the fragment's scheme",
+    "position": "a position of the fragment", "position-specifier": "a position of the fragment",
+    "element-name": "an element's name in the fragment", "2-dim-coordinate": "a point of the fragment",
+    "x-coordinate": "a point's x of the fragment", "y-coordinate": "a point's y of the fragment",
+    "citation": "the citation", "citation-specifier": "the citation, after the @",
+    "origin-position": "the citation's position", "limit": "the limit= of the address",
+    "query": "the words searched for", "q": "the words searched for",
+}
+
+#: The most characters either side of where a syntax error is that its page shows of what was given.
+WHERE_AROUND = 60
+
+#: What ends the part of a name a syntax error is in (PDI-GRAMMAR.md §1's reserved characters, and the parentheses
+#: of a point): the part marked runs from where the error is to the first of them.
+_PART_END = re.compile(r"[/.#,@=?+%*();&]")
+
+
+def _where(error: ParseError, name: str = "", given: str = "") -> str:
+    """Where a syntax error is, in words: in which part of what was given (:data:`RULE_WORDS`) and at which of its
+    characters (counted from 1), and what was given (the name, ``name``; an address) with that part marked (at most
+    :data:`WHERE_AROUND` characters either side of it, the rest said as ``…``); nothing when the error says neither."""
+    part = RULE_WORDS.get(error.rule or "")
+    text, at = error.text, error.offset
+    if text is None or at is None or not 0 <= at <= len(text):
+        return f'<p class="where">Where: in {esc(part)}.</p>' if part else ""
+    given = ("the name" if name and text.strip() == name.strip() else given or
+             ("the address" if text[:1] == "/" else "what was given"))
+    said = (f"in {esc(part)}, " if part and part != given else "") + (
+        f"at character {at + 1:,} of {given}" if at < len(text) else f"at the end of {given}")
+    if at == len(text) or _PART_END.match(text, at):  # the end, or a delimiter: itself
+        end = min(len(text), at + 1)
+    else:  # the part from there on, to its end
+        found = _PART_END.search(text, at)
+        end = min(len(text) if found is None else found.start(), at + WHERE_AROUND)
+    first, last = max(0, at - WHERE_AROUND), min(len(text), end + WHERE_AROUND)
+    marked = (f'<mark>{esc(shown_url(text[at:end]))}</mark>' if end > at
+              else '<mark class="end" title="the end">‸</mark>')  # a caret: nothing is there
+    shown = ("…" if first else "") + esc(shown_url(text[first:at])) + marked + esc(shown_url(text[end:last])) \
+        + ("…" if last < len(text) else "")
+    return f'<p class="where">Where: {said}:</p><p class="given"><code>{shown}</code></p>'
+
+
+def _in_the_grammar(error: ParseError) -> str:
+    """A syntax error's place as the grammar says it (its ``rule`` and ``offset``, counted from 0, as the problem's
+    ``detail`` and ``pdi`` on the command line write them), smaller: for whoever reads the grammar or asks a
+    program's help; nothing when the error names neither."""
+    if not error.rule and error.offset is None:
+        return ""
+    rule = f"rule <code>{esc(error.rule)}</code>" if error.rule else ""
+    offset = f"offset {error.offset} (counted from 0)" if error.offset is not None else ""
+    return f'<p class="grammar"><small>In the grammar\'s words: {", ".join(p for p in (rule, offset) if p)}.</small></p>'
 
 
 def _hint(name: str) -> str:

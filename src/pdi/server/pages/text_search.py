@@ -38,6 +38,7 @@ from pdi.server.pages.layout import (
     name_details,
     page,
 )
+from pdi.server.pages.problem_pages import explained
 from pdi.server.process.limits import ArchiveHandlers
 
 T = TypeVar("T")
@@ -172,7 +173,7 @@ class SearchPages(ArchiveHandlers):
             query = optional(request, "q") or ""
             series = optional(request, "series") or ""
         except PDIError as exc:
-            body = f'<h1>Search</h1>{await self._form_of("", "")}<p class="error" role="alert">{esc(exc)}</p>'
+            body = f'<h1>Search</h1>{await self._form_of("", "")}{explained(exc)}'
             return HTMLResponse(page("Search refused", body, style=STYLE), status_code=status_of(exc))
         if not query.strip():
             form = await self._form_of(query, series)
@@ -183,7 +184,7 @@ class SearchPages(ArchiveHandlers):
             return await self._search(request, lambda results, titles: self._hits_page(
                 request, query, series, self._form(query, series), results, titles), titled=True)
         except PDIError as exc:
-            body = f'<h1>Search</h1>{await self._form_of(query, series)}<p class="error" role="alert">{esc(exc)}</p>'
+            body = f'<h1>Search</h1>{await self._form_of(query, series)}{explained(exc, given="the words searched for")}'
             # the tab and the history name the words refused (clipped: a query may be long), as a search's name them
             return HTMLResponse(page(f"Search refused: {clipped(query, 80)}", body, style=STYLE, query=query),
                                 status_code=status_of(exc))

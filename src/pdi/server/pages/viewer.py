@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from pdi import formats
-from pdi._wording import byte_size
+from pdi._wording import byte_size, clipped
 from pdi.archive import Archive, Generic, Resolved
 from pdi.archive.store import RepresentationRecord
 from pdi.errors import LimitError
@@ -307,8 +307,8 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
     tab = tab_title(titled, parsed)
     own = dataclasses.replace(parsed, citation=None)
     above = None if meta.get("title") == titled else titled  # the title once: the facts list this version's own
-    head = (
-        f"{_heading(parsed, record)}{_version_banner(archive, record, above)}{access_note(archive, whole.pdi)}"
+    below = (  # what follows the heading (a message's page heads it with its Subject: _message_page)
+        f"{_version_banner(archive, record, above)}{access_note(archive, whole.pdi)}"
         f"{translated}{note}<dl>{facts}</dl>"
         # of a citation's name (A@position=B), A's: N2R and /api/resolve take none (/api/cite checks one)
         f'<p><a href="{html.escape(n2r_href(str(own)))}">the bytes</a> · '
@@ -318,6 +318,7 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
            if replayed and (family == "html" or record.media_type.startswith("multipart/")) else "")
         + "</p>"
     )
+    head = _heading(parsed, record) + below
     if pdf:
         from pdi.server.pages.pdf_view import HINT, render_pdf
 
@@ -335,7 +336,8 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
     if record.media_type == "message/rfc822":
         if windowed and mail is None:
             whole = archive.read(located)
-        return _message_page(whole, selected, head, tab, name, mail, _part_words(archive, selected, mail))
+        return _message_page(whole, selected, below, tab, name, mail, _part_words(archive, selected, mail),
+                             parsed=parsed, titled=titled)
     if family in ("text", "html", "xml"):
         return _text_page(archive, whole, selected, head, tab, name)
     if family == "image":
@@ -497,24 +499,35 @@ def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, hea
 
 
 def _message_page(
-    whole: Resolved, selected: Resolved | None, head: str, tab: str, name: str, mail: Mail | None = None,
-    words: tuple[bytes, int] | None = None,
+    whole: Resolved, selected: Resolved | None, below: str, tab: str, name: str, mail: Mail | None = None,
+    words: tuple[bytes, int] | None = None, *, parsed: PDI, titled: str | None = None,
 ) -> str:
     """An e-mail: its header fields, thread and parts, and its body's text in the text viewer (docs/email.md);
     ``words``: the first octets of the text part a ``#part=N`` names and its size (:func:`_part_words`), shown
     under the list of parts.
 
+    Its heading is its Subject, as a reader knows a message (and as its thread's page heads it), the name
+    ``parsed`` under it as a page of any other document shows it, and ``below`` (the version's title, notes and
+    facts) after them; the tab says the Subject first too, unless the document has a title (``titled``). A
+    message without a Subject (or a capture's, headed by its URL) is headed by its name, as other documents are.
+
     ``mail``: a message of more than :data:`pdi.mail.large.STREAMED_FROM` octets read by its structure
     (``whole`` only located): its parts listed with their sizes as written, its body's text shown up to
     :data:`MAX_MAIL_TEXT` characters."""
-    from pdi.server.pages.mail_pages import MESSAGE_STYLE, message_section, part_text
+    from pdi.server.pages.mail_pages import MESSAGE_STYLE, message_section, part_text, shown_field
 
     if mail is None and whole.record.size > 4 * MAX_VIEW:
         raise LimitError(f"{whole.pdi} is {whole.record.size:,} octets: too long to show; fetch a fragment of it")
     chosen = selected.fragment if selected is not None else None
     # a part's name (#part=N, cid:, a file name) ranges over its number: that part is marked in the list
     part = chosen.ranges[0].start if chosen is not None and chosen.scheme == "part" and chosen.ranges else None
-    section, text = message_section(whole, part, mail, shown=MAX_MAIL_TEXT)
+    section, text, subject = message_section(whole, part, mail, shown=MAX_MAIL_TEXT)
+    if subject and captured_url(parsed) is None:
+        head = (f'<h1 class="subject">{shown_field(subject)}</h1>'
+                f'<p class="name-line"><code>{breakable(parsed)}</code></p>{below}')
+        tab = tab_title(titled or clipped(subject), parsed)  # a tab's line: a stranger's controls escaped, cut
+    else:
+        head = _heading(parsed, whole.record) + below
     if words is not None and part is not None and chosen is not None:  # a text part's words, bounded
         section += part_text(str(whole.pdi), part, chosen.media_type, chosen.charset, *words)
     start = end = None
