@@ -2,8 +2,8 @@
 
 :mod:`pdi.fragments.markup.sgml` (module docstring): an element the parser
 reads from an entity's replacement text counts, and spans nothing of the
-text, a zero-length place where the reference stands or where the next
-markup begins; an element whose start tag is written spans its tags. The
+text, a zero-length place where the reference stands; an element whose start
+tag is written spans its tags. The
 names and their order come from ``onsgmls`` run here (the oracle
 PDI-GRAMMAR.md §3 names); where each tag is written is recorded while the
 test writes the document.
@@ -24,10 +24,12 @@ from pdi.fragments.markup.sgml import read_sgml
 
 PROLOG = (
     '<!DOCTYPE a [<!ELEMENT a - - (#PCDATA|b)*><!ELEMENT b - - (#PCDATA)><!ATTLIST b t CDATA #IMPLIED>'
-    '<!ENTITY e "<b>x</b>"><!ENTITY f "<b>y</b>&e;">]>\r\n'
+    '<!ENTITY e "<b>x</b>"><!ENTITY f "<b>y</b>&e;"><!ENTITY g "<b>z</b><!-- &f; -->">]>\r\n'
 )
+HELD = {"&e;": 1, "&f;": 2, "&g;": 1}  # the elements each reference's entity holds (g's comment holds none)
 WRITTEN = ("<b>w</b>", '<b t="&e;">w</b>')  # (in an attribute value, the entity's text is data)
-PIECES = st.lists(st.sampled_from([*WRITTEN, "&e;", "&f;", "\r\n", "t"]), max_size=8)
+COMMENT = "<!-- &e; &f; -->"  # (a reference in a comment is no reference)
+PIECES = st.lists(st.sampled_from([*WRITTEN, *HELD, "\r\n", "t", COMMENT]), max_size=8)
 
 
 def onsgmls_names(text: str, directory: Path) -> list[str]:
@@ -48,7 +50,7 @@ def test_an_entity_element_never_takes_a_written_tag_of_its_name(pieces: list[st
         if piece in WRITTEN:
             written.append((len(text), len(text) + len(piece)))
         elif piece.startswith("&"):
-            references.append((len(text), 1 if piece == "&e;" else 2))
+            references.append((len(text), HELD[piece]))
         text += piece
     text += "</a>"
     with tempfile.TemporaryDirectory() as directory:
@@ -56,19 +58,16 @@ def test_an_entity_element_never_takes_a_written_tag_of_its_name(pieces: list[st
     elements = read_sgml(text).elements
     assert [e.name for e in elements] == names == ["A"] + ["B"] * (len(written) + sum(n for _, n in references))
     assert (elements[0].start, elements[0].end) == (len(PROLOG), len(text))
-    markup = sorted([start for start, _ in written] + [len(text) - 4])  # where written tags begin
     rest = iter(elements[1:])
     places = sorted([(start, "written", end) for start, end in written] + [(at, "entity", n) for at, n in references])
     for at, what, extent in places:
         if what == "written":
             element = next(rest)
             assert (element.start, element.end) == (at, extent), text
-        else:
-            next_markup = min(m for m in markup if m > at)
+        else:  # each of the entity's elements (f's own and those of the e it refers to) where the reference is
             for _ in range(extent):
                 element = next(rest)
-                assert element.start == element.end, text
-                assert at <= element.start <= next_markup, text
+                assert (element.start, element.end) == (at, at), text
 
 
 SHORT_REFERENCES = (
@@ -98,3 +97,40 @@ def test_a_short_reference_to_data_is_read_as_written() -> None:
     assert [(e.name, text[e.start : e.end]) for e in elements] == [
         ("A", "<a>x*y#<b>w</b></a>"), ("B", "<b>w</b>")
     ]
+
+
+MEMO = (
+    "<!DOCTYPE memo [\r\n<!ELEMENT memo - - (p+)>\r\n<!ELEMENT p - O (#PCDATA|em)*>\r\n<!ELEMENT em - - (#PCDATA)>\r\n"
+    '<!ENTITY sig "<p>Signed, <em>the Clerk</em>">\r\n<!ENTITY close "here</em>">\r\n]>\r\n'
+    "<memo>\r\n<p>Second paragraph has <em>emphasis</em> here.\r\n&sig;\r\n<p>An <em>open &close; at last.\r\n</memo>\r\n"
+)
+
+
+def onsgmls_events(text: str, directory: Path) -> list[str]:
+    """onsgmls's ESIS of ``text``, with each internal entity's name where the content refers to it (``-oentity``)."""
+    path = directory / "document.sgml"
+    path.write_bytes(text.encode())
+    run = subprocess.run(["onsgmls", "-E0", "-oentity", str(path)], capture_output=True, text=True, timeout=60,
+                         check=False)
+    assert run.returncode == 0, run.stderr
+    events = [line for line in run.stdout.splitlines() if line[:1] in "()" or line.startswith(("Isig ", "Iclose "))]
+    return events[2:]  # (-oentity first writes every entity's definition once)
+
+
+def test_an_element_closed_by_an_entitys_tag_ends_at_the_reference() -> None:
+    """Found by trying a memo with a signature entity, 2026-11-30: the <p> before ``&sig;`` (its end tag omitted) was
+    cut to end where the document's next markup begins, after the reference, so it held the reference that opens
+    the next paragraph; and the elements of ``&sig;`` stood there too. onsgmls closes that <p> where it reads the
+    entity's <p>, the reference; an <em> whose end tag the entity ``&close;`` holds ends after that reference."""
+    with tempfile.TemporaryDirectory() as directory:
+        events = onsgmls_events(MEMO, Path(directory))
+    assert events == ["(MEMO", "(P", "(EM", ")EM", "Isig TEXT <p>Signed, <em>the Clerk</em>", ")P", "(P", "(EM", ")EM",
+                      ")P", "(P", "(EM", "Iclose TEXT here</em>", ")EM", ")P", ")MEMO"]
+    sig = MEMO.index("&sig;")
+    elements = read_sgml(MEMO).elements
+    assert [e.name for e in elements] == [e[1:] for e in events if e.startswith("(")]
+    assert [MEMO[e.start : e.end] for e in elements[1:3]] == [
+        "<p>Second paragraph has <em>emphasis</em> here.\r\n", "<em>emphasis</em>"]
+    assert [(e.start, e.end) for e in elements[3:5]] == [(sig, sig), (sig, sig)]  # the entity's <p> and <em>
+    assert MEMO[elements[5].start : elements[5].end] == "<p>An <em>open &close; at last.\r\n"
+    assert MEMO[elements[6].start : elements[6].end] == "<em>open &close;"

@@ -29,13 +29,18 @@ Where an element starts and ends, in code points of the CRLF-canonical text
   markup or data that made the parser imply it begins.
 * An element the parser reads from another entity (the replacement text of
   an entity, or an external text entity) counts, and spans nothing of this
-  text: a zero-length place where the reference stands when the entity's
-  data shows it (the first character other than white space after the
-  markup before it), else where the document's next markup begins. That the
+  text: a zero-length place where the reference (``&name;``) stands. That the
   next start and end tags are an internal entity's, not ones of the same name
   written after the reference, ``onsgmls -oentity`` says: it gives the
-  entity's definition where the content refers to it, and as many of the
-  tags that follow as its replacement text holds are the entity's.
+  entity's definition where the content refers to it (and again for each
+  reference in its replacement text, which stands at the outer one), and as
+  many of the tags that follow as its replacement text holds are the
+  entity's. What an entity's tag closes or implies ends or starts at the
+  reference; an element whose end tag the entity holds ends after it. A
+  reference not found from the markup before it to the line of the next
+  event is placed where the entity's data shows it (the first character
+  other than white space after that markup), else where the document's next
+  markup begins.
 
 These places are found by the reference concrete syntax's delimiters and
 reserved names: a document whose own SGML declaration changes the delimiters
@@ -377,6 +382,7 @@ def _esis_events(path: str) -> list[str]:
     kept: list[str] = []
     started = False  # (-oentity gives every entity's definition first, before the document's events)
     references = 0
+    nested = 0  # references still to come that stand in the replacement text of entities referred to, not in the text
     in_attributes: dict[bytes, list[int]] = {}  # since the last event: each entity referred to (its text's first
     # 4 KiB), and where its I event is kept, until an attribute's value shows it was referred to there
     with open(path, "rb") as esis:
@@ -384,14 +390,19 @@ def _esis_events(path: str) -> list[str]:
             command = line[:1]
             if command == b"I":  # an internal entity's definition, written again where the content refers to it
                 definition = _rest(esis, line)
+                if not started:
+                    continue
+                inner = nested > 0  # (onsgmls writes an I for a reference in an entity's text too, where it is read)
+                nested += _entity_references(definition) - inner
                 starts, ends = _entity_tags(definition)
-                if not started or not (starts or ends):
+                if not (starts or ends):
                     continue
                 references += 1
                 if references > 2 * MAX_START_TAGS:
                     raise LimitError(f"this SGML refers to entities that hold tags more than {2 * MAX_START_TAGS:,}"
                                      f" times, more than element fragments (elt) are evaluated on{OTHERWISE}")
-                event = f"I{starts} {ends}"
+                name = "-" if inner else definition.partition(b" ")[0].decode("utf-8", "replace")
+                event = f"I{starts} {ends} {name}"  # (a name to look for in the text; "-": the reference is not in it)
                 if kept and kept[-1] == "o":  # an o is for the very next start or end
                     kept.insert(len(kept) - 1, event)
                 else:
@@ -470,6 +481,25 @@ def _entity_tags(definition: bytes) -> tuple[int, int]:
     return starts, ends
 
 
+def _entity_references(definition: bytes) -> int:
+    """How many entity references (ISO 8879 §9.4.4: ``&`` and a name; ``&#`` is a character reference) the
+    replacement text of an internal text entity holds outside comment declarations and unparsed marked sections,
+    given its ESIS definition: ``onsgmls`` writes an ``I`` for each where it reads it, after the entity's own."""
+    kind, _, replacement = definition.partition(b" ")[2].partition(b" ")
+    if kind != b"TEXT" or b"&" not in replacement:
+        return 0
+    text = replacement.decode("utf-8", "replace")
+    unparsed = unparsed_spans(text)
+    count = span = 0
+    for match in _REFERENCE_OR_COMMENT.finditer(text):
+        if not match.group(0).startswith("&"):
+            continue
+        while span < len(unparsed) and unparsed[span][1] <= match.start():
+            span += 1
+        count += not (span < len(unparsed) and unparsed[span][0] <= match.start())
+    return count
+
+
 def _rest(esis: io.BufferedReader, line: bytes) -> bytes:
     """Reads to the end of the ESIS line that ``line`` began; what is after its command, up to 64 KiB."""
     while not line.endswith(b"\n") and (more := esis.readline(1 << 16)):
@@ -483,6 +513,7 @@ def _rest(esis: io.BufferedReader, line: bytes) -> bytes:
 #: dashes into comments, 2**n of them (``<!`` and 64 dashes in an element of declared CDATA content took ``elt=``
 #: 40 s, 80 dashes hours).
 _COMMENT_DECLARATION: Final = r"<!(?:--(?:[^-]|-(?!-))*+--\s*)*+>"
+_REFERENCE_OR_COMMENT: Final = re.compile(_COMMENT_DECLARATION + r"|&[A-Za-z]")
 _BLANK: Final = re.compile(r"(?:\s+|" + _COMMENT_DECLARATION + r")*+")
 #: A marked section's start (ISO 8879 §10.4): ``<![``, its status keywords (or parameter entity references), ``[``.
 _MARKED: Final = re.compile(r"<!\[([^\[\]<>]*)\[")  # (no nested repetition: linear on any text)
@@ -562,6 +593,10 @@ class _Locator:
         self.slash = (0, -1)  # the last search for a NET: from where, and the first "/" there (or the end)
         self.entity_starts = 0  # start tags, and end tags, still to come from internal entities' replacement text
         self.entity_ends = 0
+        self.reference: tuple[int, int] | None = None  # where the reference to the entity whose tags come is written
+        self.outer_reference: tuple[int, int] | None = None  # the last reference written in the text
+        self.reference_patterns: dict[str, re.Pattern[str]] = {}
+        self.reference_memo: dict[str, tuple[int, int, tuple[int, int] | None]] = {}
 
     def run(self, lines: list[str]) -> list[Element]:
         """Place the elements of the ESIS ``lines`` (:func:`_esis_events`)."""
@@ -589,8 +624,10 @@ class _Locator:
                 omitted = True
                 continue
             if command == "I":  # an internal entity referred to here: its tags come next, and are not in the text
-                starts, _, ends = rest.partition(" ")
-                if self.in_document:
+                starts, ends, name = [*rest.split(" ", 2), "-"][:3]
+                if self.in_document:  # (a reference in an entity's text ("-") is read within the last one's)
+                    self.reference = self.outer_reference = (self._find_reference(name) if name != "-"
+                                                             else self.outer_reference)
                     self.entity_starts += int(starts)
                     self.entity_ends += int(ends)
                 continue
@@ -643,6 +680,13 @@ class _Locator:
         if not omitted and not elsewhere and self.entity_starts:
             self.entity_starts -= 1
             elsewhere = True  # its start tag is an entity's, though a tag of that name may follow in the text
+            if self.reference is not None:  # it stands where the reference does, as does what it closed or implied
+                self._resolve(self.reference[0])
+                self.starts[number] = self.reference[0]
+                self.nowhere.add(number)
+                self.data_since = False
+                self._entity_tag_read()
+                return
         if omitted or elsewhere:
             self.pending.append(("start", number))
             if elsewhere:
@@ -667,6 +711,12 @@ class _Locator:
         if not omitted and self.entity_ends:
             self.entity_ends -= 1
             omitted = True  # its end tag is an entity's: it ends where that entity's reference is
+            if self.reference is not None:  # after the reference, which holds its end tag
+                self._resolve(self.reference[0])
+                self.ends[number] = self.reference[1]
+                self.data_since = False
+                self._entity_tag_read()
+                return
         if omitted:
             if self.last_event == "(" and self.starts[number] is not None and self.names and number == len(self.names) - 1:
                 self.ends[number] = self.cursor  # EMPTY (or nothing in it): the start tag is the element
@@ -682,6 +732,37 @@ class _Locator:
         self.ends[number] = end
         self.cursor = end
         self.data_since = False
+
+    def _entity_tag_read(self) -> None:
+        """After a tag of an entity's replacement text: once the last is read, what follows is after the reference."""
+        if self.reference is not None and not (self.entity_starts or self.entity_ends):
+            self.cursor = max(self.cursor, self.reference[1])
+            self.reference = None
+
+    def _find_reference(self, name: str) -> tuple[int, int] | None:
+        """Where the reference to entity ``name`` (``&name``, and its ``;`` if it has one) is written, on or after
+        the markup found before it and before the line of the next event; ``None`` if it is not there (then the
+        entity's elements are placed where the next markup begins)."""
+        pattern = self.reference_patterns.get(name)
+        if pattern is None:  # (entity names are case-sensitive unless NAMECASE ENTITY YES: either is found)
+            pattern = re.compile(_COMMENT_DECLARATION + r"|&" + re.escape(name) + r"(?![\w.-])(;?)", re.I)
+            self.reference_patterns[name] = pattern
+        at, before = self._line()
+        before = min(before, len(self.text))
+        memo = self.reference_memo.get(name)  # (the last search's window and answer: a stranger's text may make
+        if memo is not None:  # many searches for one name from one place, each of which would walk the same text)
+            searched_from, searched_to, answer = memo
+            if answer is None and searched_from <= at and before <= searched_to:
+                return None
+            if answer is not None and searched_from <= at <= answer[0] and answer[1] <= before:
+                return answer
+        answer = None
+        for found in pattern.finditer(self.text, at, before):
+            if found.group(0).startswith("&") and self._unparsed_end(found.start()) is None:
+                answer = found.start(), found.end()
+                break
+        self.reference_memo[name] = (at, before, answer)
+        return answer
 
     def _data(self, data: str) -> None:
         """Character data: what it closes or implies begins at its first character other than white space."""
