@@ -4,6 +4,8 @@
 on some SGML and XML documents (an element of an internal entity spans nothing of the source; an XML document
 holding U+0000 is refused). An archive deposited before keeps version-1 indexes: one of an XML or SGML document
 is not used (the document is parsed now, as this pdi reads it); one of HTML, whose reading did not change, is.
+Version 3 marks the reading of SGML of 2026-11-30 (what an internal entity's tag closes ends at the reference): a
+version-2 index of SGML is read anew, one of XML or HTML believed.
 """
 
 from __future__ import annotations
@@ -23,11 +25,11 @@ PROLOG = ('<!DOCTYPE a [<!ELEMENT a - - (#PCDATA|b)*><!ELEMENT b - - (#PCDATA)>'
           '<!ENTITY e "<b>x</b>">]>\r\n')
 
 
-def _as_version_1(index: bytes) -> bytes:
-    """The same index sealed as version 1 (the layout did not change between the two)."""
-    for version in (2, 1):
+def _as_version_1(index: bytes, *, version: int = 1) -> bytes:
+    """The same index sealed as ``version`` (1 unless told; the layout did not change between them)."""
+    for made in (3, 2, 1):
         try:
-            return seal(MAGIC, 1, bytes(unseal(index, MAGIC, version, "element index")))
+            return seal(MAGIC, version, bytes(unseal(index, MAGIC, made, "element index")))
         except Exception:
             continue
     raise AssertionError("not an element index")
@@ -137,7 +139,7 @@ def test_reindex_elements_makes_an_earlier_readings_indexes_anew_and_touches_not
     with Archive.open(location) as archive:
         for name in (doc, xml):
             index = archive.fragment_index(archive.resolve(str(name)).record)
-            assert index is not None and index[:4] == MAGIC and int.from_bytes(index[4:6], "little") == 2
+            assert index is not None and index[:4] == MAGIC and int.from_bytes(index[4:6], "little") == 3
         # believed now, and answering for the document's own octets, not the other's whose index was kept
         written = sgml.index("<b>w</b>")
         assert archive.resolve(f"{doc}#elt=2,2").data == sgml[written:written + len("<b>w</b>")].encode()
@@ -160,3 +162,26 @@ def test_reindex_elements_of_an_unknown_series_is_refused(tmp_path: Path) -> Non
         archive.add_series(S)
     refused = CliRunner().invoke(cli, ["reindex", "--elements", "--series", "nosuch.example.us", "--archive", location])
     assert refused.exit_code == 4 and "nosuch.example.us" in refused.output
+
+
+def test_a_version_2_index_is_read_anew_for_sgml_alone(tmp_path: Path) -> None:
+    # <p> (end tag omitted) before &sig;, whose <p> closes it: the reading of 2026-11-30 ends it at the reference
+    prolog = ('<!DOCTYPE a [<!ELEMENT a - - (p+)><!ELEMENT p - O (#PCDATA)><!ENTITY sig "<p>x">]>\r\n')
+    sgml, other = prolog + "<a><p>one &sig;<p>b</a>", prolog + "<a><p>onex<p>bbbbbb</a>"
+    assert len(sgml) == len(other)
+    location = tmp_path / "a"
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        (doc,) = archive.deposit(S, [Content(sgml.encode(), "sgml")])
+        (elsewhere,) = archive.deposit(S, [Content(other.encode(), "sgml")])
+        (xml,) = archive.deposit(S, [Content(XML.encode(), "xml")])
+        (other_xml,) = archive.deposit(S, [Content(OTHER_XML.encode(), "xml")])
+        shas = {name: archive.resolve(str(name)).record.sha256 for name in (doc, elsewhere, xml, other_xml)}
+    catalog = location / "catalog.sqlite"
+    _put_index(catalog, shas[doc], _as_version_1(_index_of(catalog, shas[elsewhere]), version=2))
+    stale_xml = _as_version_1(_index_of(catalog, shas[other_xml]), version=2)
+    _put_index(catalog, shas[xml], stale_xml)
+    with Archive.open(location) as archive:
+        assert archive.fragment_index(archive.resolve(str(doc)).record) is None  # read anew
+        assert archive.resolve(f"{doc}#elt=1,1").data == b"<p>one "
+        assert archive.fragment_index(archive.resolve(str(xml)).record) == stale_xml  # XML's reading did not change

@@ -85,8 +85,11 @@ MAGIC: Final = b"PDIM"
 #: tags refused, HTML 4.01's doctype read). An index of version 1 of an XML or SGML document was made by the
 #: reading before and may hold other answers: :func:`made_by_an_earlier_reading` tells, and the archive reads
 #: such a document anew (:meth:`pdi.archive.reading.Reading.fragment_index`). One of HTML is as good as new.
-VERSION: Final = 2
-_EARLIER: Final = (1,)
+#: Version 3, the same layout, is made by the reading of SGML of 2026-11-30 (what an internal entity's tag
+#: closes ends at the reference, where the entity's elements stand): one of version 2 is as good as new but
+#: for SGML.
+VERSION: Final = 3
+_EARLIER: Final = (1, 2)
 _WHAT: Final = "element index"
 _KINDS: Final = ("html", "xml", "xhtml", "sgml")
 _FAILURES: Final = (None, UnsupportedError, ParseError, LimitError)
@@ -430,8 +433,11 @@ def made_by_an_earlier_reading(data: bytes) -> bool:
     one's (:data:`VERSION`): its answers may not be this pdi's, so the document is read anew instead."""
     from pdi.fragments.sealed import payload_start, sealed_version
 
-    if sealed_version(data) == VERSION:
+    version = sealed_version(data)
+    if version == VERSION:
         return False
     head = payload_start()  # the payload begins with the kind (its _HEAD)
     kind_code = data[head] if len(data) > head else 0
-    return not 1 <= kind_code <= len(_KINDS) or _KINDS[kind_code - 1] != "html"
+    if not 1 <= kind_code <= len(_KINDS):
+        return True
+    return _KINDS[kind_code - 1] == "sgml" if version == 2 else _KINDS[kind_code - 1] != "html"
