@@ -472,3 +472,18 @@ def test_the_engines_own_statement_is_stopped_at_the_searchs_deadline(archive: A
     # none): how long it took is the machine's load's to say as much as the engine's, so it is not asserted
     assert ("interrupted" in said) if archive.store.dialect == "sqlite" else ("statement timeout" in said), said
     assert len(archive.search("zebra", limit=200).hits) == 200
+
+
+def test_sgml_is_indexed_as_the_text_it_is_markup_and_dtd_included(tmp_path: Path) -> None:
+    """docs/reference/search.md: an SGML document is indexed as a text (its markup, DTD and entity declarations
+    included), not as a page's text; an entity's replacement text is found where it is declared."""
+    text = ('<!DOCTYPE memo [<!ELEMENT memo - - (#PCDATA)><!ENTITY court "the Supreme Tribunal">]>\r\n'
+            "<memo>Cites &court; today.</memo>\r\n")
+    with Archive.init(tmp_path / "a") as archive:
+        archive.add_series("sgml.example.us")
+        (name,) = archive.deposit("sgml.example.us", [Content(text.encode(), "sgml")])
+        for word, found in (("ELEMENT", "ELEMENT"), ("memo", "memo"), ("Tribunal", "Tribunal"), ("court", "court")):
+            hits = archive.search(word).hits
+            assert hits and all(str(h.name.without_fragment()) == str(name) for h in hits), word
+            start, end = (int(n) for n in str(hits[0].name).rpartition("#char=")[2].split(","))
+            assert text[start:end] == found, word  # (the text is CRLF-canonical already)
