@@ -259,6 +259,29 @@ def test_info_says_the_text_layer_and_a_scan_has_none(tmp_path: Path) -> None:
     assert "frame" not in region.replace("rect= counts", "")
 
 
+def test_a_passage_of_a_scan_says_it_has_no_text_and_a_text_pdf_says_nothing(tmp_path: Path) -> None:
+    """A scan's ``#rect=`` printed nothing and exited 0, its ``#char=`` only said it lay past the end of 0 characters:
+    neither told the archivist that the PDF has no text to select (pdftotext reads none of it)."""
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    scan = tmp_path / "scan.pdf"
+    scan.write_bytes((CORPUS / "ccitt_EndOfBlock_false.pdf").read_bytes())
+    assert pdftotext(scan, 1).strip() == ""
+    scanned = run(location, "add", str(scan), "-s", S).stdout.strip()
+    region = run(location, "get", f"{scanned}#rect=(0,0),(200,200)")
+    assert region.stdout == ""
+    assert f"note: {scanned} has no text (its text layer is empty" in region.stderr
+    assert "#rect= selects no characters" in region.stderr
+    passage = run(location, "get", f"{scanned}#char=0,5", code=9)
+    assert "#char= selects no characters" in passage.stderr and "lies wholly past the end" in passage.stderr
+    hand = tmp_path / "hand.pdf"
+    hand.write_bytes((CORPUS / "hand-overprint-hyphens.pdf").read_bytes())
+    name = run(location, "add", str(hand), "-s", S).stdout.strip()
+    corner = run(location, "get", f"{name}#rect=(0,0),(1,1)")  # a region of no character, on a PDF with text
+    assert corner.stdout == "" and "no text" not in corner.stderr
+
+
 def test_a_pdf_over_the_layer_limit_is_kept_unchecked_with_no_layer(
     archive: Archive, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -257,6 +257,7 @@ def run_get(pdi: str, *, output: str | None, latest: bool, info: bool, archive: 
             "message": opened.message_of(result.record) if info else None,
             "capture": opened.capture_of(result.record) if info else None,
         }
+        no_text = not info and _scan_text(opened, result)
         if clip is not None:
             with opened.open_located(located) as whole:
                 return _answer(clip, facts, info=info, output=output,
@@ -265,7 +266,28 @@ def run_get(pdi: str, *, output: str | None, latest: bool, info: bool, archive: 
             streamed = part
             return _answer(streamed.resolved, facts, info=info, output=output,
                            write=lambda: write_out(streamed.pieces(), output))
+    if no_text and result.fragment is not None:
+        say(f"note: {clipped(str(result.pdi.without_fragment()), NAME_MOST)} has no text (its text layer is empty:"
+            f" a scan without OCR, or pages of images only), so #{result.fragment.scheme}= selects no characters;"
+            " cite the scan by #page= and #rect=, whose region the resolver renders as PNG (Accept: image/png)",
+            err=True)
     return _answer(result, facts, info=info, output=output, write=lambda: write_out(result.data, output))
+
+
+#: The fragments of a PDF that select characters of its text layer.
+_TEXT_SCHEMES = frozenset({"char", "line", "rect", "viewrect"})
+
+
+def _scan_text(opened: Any, result: Resolved) -> bool:
+    """Whether ``result`` is characters selected from a PDF whose text layer is empty (a scan without OCR): then
+    nothing it selects is text, which ``pdi get`` says besides printing nothing."""
+    selection = result.fragment
+    if result.record.media_type != "application/pdf" or selection is None or selection.data:
+        return False
+    if selection.scheme not in _TEXT_SCHEMES:
+        return False
+    layer = opened.text_layer_of(result.record)
+    return layer is not None and not layer.text
 
 
 def _answer(result: Resolved, facts: dict[str, Any], *, info: bool, output: str | None,
