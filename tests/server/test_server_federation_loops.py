@@ -169,7 +169,7 @@ def test_a_route_probe_is_answered_where_a_reader_would_go_never_stored(three: T
 
 
 class _Counting(http.server.BaseHTTPRequestHandler):
-    """A resolver that holds every series (404 for the names it is asked) and counts the route probes."""
+    """A resolver that holds every series (404 for the names it is asked) and counts the probes (PDI-Route-Probe)."""
 
     probes: ClassVar[list[str]] = []
 
@@ -202,4 +202,6 @@ def test_what_a_resolver_answers_for_a_series_is_probed_once_and_kept(tmp_path: 
         server.shutdown()
         server.server_close()
         thread.join()
-    assert _Counting.probes == ["/uri-res/N2L?urn:pdi://e.example.us/1900/01/01/pdi-route-probe.text.1"]
+    # whether it is up (HEAD of its base URL, with the header too: the answer says whether it is this resolver
+    # itself, pdi.federation.authorities), then what it answers for the series: each once, then kept
+    assert _Counting.probes == ["/", "/uri-res/N2L?urn:pdi://e.example.us/1900/01/01/pdi-route-probe.text.1"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import sys
 from typing import TYPE_CHECKING
@@ -241,6 +242,8 @@ def serve_cmd(
         if parsed.scheme and parsed.host:
             resolver_origin = f"{parsed.scheme}://{parsed.host}" + (f":{parsed.port}" if parsed.port else "")
     site = ReplaySite(replay_origin, replay_bound, replay_scripts)
+    # one for all the workers: by it the resolver knows itself under any name (pdi.server.protocol.elsewhere)
+    token = secrets.token_hex(16)
     log = AccessLog(access_log) if access_log is not None else None
     own_logging = configure_logging(log_format, log_file)
 
@@ -251,7 +254,8 @@ def serve_cmd(
                               connections=db_connections, read_url=read_url, body_seconds=body_timeout,
                               timemap_page=timemap_page, registries=sources, dns=finder, tsa=tsa,
                               access_log=log, json_logs=log_format == "json", metrics_token=metrics_token,
-                              max_upload=None if max_upload_mib is None else max_upload_mib << 20)
+                              max_upload=None if max_upload_mib is None else max_upload_mib << 20,
+                              resolver_token=token)
         replay = create_replay_app(archive, archive=resolver.state.archive, resolver_origin=resolver_origin,
                                    resolver_port=bound, scripts=replay_scripts, limits=work)
         observed = Observe(replay, access=log, json_logs=log_format == "json", metrics=False)

@@ -31,6 +31,16 @@ request looks again at a resolver whose result has run out, the others go
 on with what was found (so a resolver that stays down, or hangs for the
 probe's 1.5 s, is asked once every :data:`DOWN_SECONDS` by a process, not by
 every request).
+
+A resolver is never sent a name of its own: the base URLs it is reached at
+(its ``--base-url``, the address a connection came to: never what a
+request's ``Host`` says, a stranger's word) are left out by whoever asks
+(``selves``), and so is any other spelling or alias of it (a host name of
+this machine, a proxy's public name), known by its answer to the probe: the
+probe carries :data:`PROBE_HEADER`, and a pdi resolver answers a request
+that does with its :data:`RESOLVER_HEADER`, a token made when ``pdi serve``
+starts (:meth:`Authorities.note_answer`). A stranger who echoes the token only
+has his own resolver left out, which he could do by answering ``404``.
 """
 
 from __future__ import annotations
@@ -70,10 +80,16 @@ from pdi.federation.registry import (
 )
 from pdi.signing import MAX_JWKS, PublicKey, parse_jwks
 
-__all__ = ["Authorities", "Candidate", "RegistrySource", "fetch_bounded", "load_keys", "same_resolver"]
+__all__ = ["PROBE_HEADER", "RESOLVER_HEADER", "Authorities", "Candidate", "RegistrySource", "fetch_bounded", "load_keys",
+           "same_resolver"]
 
 log = logging.getLogger("pdi.federation")
 
+#: The request header of the probes of other resolvers (any value): a pdi resolver answers it with
+#: :data:`RESOLVER_HEADER`, and a route probe without probing onward (:mod:`pdi.federation.routes`).
+PROBE_HEADER = "PDI-Route-Probe"
+#: The answer header by which a resolver asked with :data:`PROBE_HEADER` says which it is: its token.
+RESOLVER_HEADER = "PDI-Resolver"
 #: Seconds a resolver's answer to the probe (its lookup, connection and status line) may take before it is held
 #: to be down.
 PROBE_SECONDS = 1.5
@@ -300,7 +316,7 @@ class Authorities:
 
     def __init__(self, own: Path | None, sources: list[RegistrySource], dns: NaptrFinder | None,
                  peers: Callable[[], Iterable[str]] | None = None,
-                 strangers: Callable[[], Iterable[str]] | None = None) -> None:
+                 strangers: Callable[[], Iterable[str]] | None = None, token: str | None = None) -> None:
         self.own = own
         self.sources = sources
         self.dns = dns
@@ -311,8 +327,13 @@ class Authorities:
         #: operator: connected to at public addresses only (:mod:`pdi._public_connect`), whatever their names
         #: resolve to by then.
         self.strangers = strangers
+        #: This resolver's :data:`RESOLVER_HEADER` (the same in all its workers: ``pdi serve`` makes it); ``None``:
+        #: it knows itself by ``selves`` alone.
+        self.token = token
         self._own: tuple[tuple[int, int] | None, Registry] = (None, Registry({}))
         self._up: dict[tuple[str, int, bool], tuple[float, bool]] = {}
+        #: The base URLs found to be this resolver (their answer to a probe said its token), each until when.
+        self._itself: dict[tuple[str, str, int, str], float] = {}
         self._probing: set[tuple[str, int, bool]] = set()  # resolvers a request is looking at again now
         self._lock = threading.Lock()
 
@@ -350,14 +371,40 @@ class Authorities:
             try:
                 named = self.dns.services(series, urn)
             except RemoteError as exc:  # the DNS could not say: the registries' resolvers, or that failure
-                if not [c for c in seen.values() if not any(same_resolver(c.base, own) for own in selves)]:
+                if not [c for c in seen.values() if not self.is_self(c.base, selves)]:
                     raise
                 log.warning("pdi: %s", clipped(str(exc), MESSAGE_MOST))
                 named = []
             for found in named:
                 if found.offers(service):
                     seen.setdefault(_resolver_key(found.base), Candidate(found.base, "dns"))
-        return [c for c in seen.values() if not any(same_resolver(c.base, own) for own in selves)]
+        return [c for c in seen.values() if not self.is_self(c.base, selves)]
+
+    def is_self(self, base: str, selves: Sequence[str] = ()) -> bool:
+        """Whether ``base`` is this resolver: one of ``selves`` (however spelt), or found so by a probe
+        (:meth:`note_answer`) not long ago."""
+        if any(same_resolver(base, own) for own in selves):
+            return True
+        if not self._itself:
+            return False
+        key = _resolver_key(base)
+        with self._lock:
+            until = self._itself.get(key)
+        return until is not None and until > time.monotonic()
+
+    def note_answer(self, base: str, headers: Any) -> bool:
+        """Learn from the header fields ``headers`` of ``base``'s answer to a probe whether it is this resolver
+        (its :data:`RESOLVER_HEADER` is :attr:`token`), kept :data:`UP_SECONDS`; whether it is."""
+        itself = self.token is not None and headers.get(RESOLVER_HEADER) == self.token
+        key = _resolver_key(base)
+        with self._lock:
+            if itself:
+                if len(self._itself) > 4096:
+                    self._itself.clear()
+                self._itself[key] = time.monotonic() + UP_SECONDS
+            else:
+                self._itself.pop(key, None)
+        return itself
 
     def every_resolver(self) -> list[tuple[str, bool]]:
         """Every resolver any registry names, for any series, then every archive the mirrors name (the network a
@@ -405,9 +452,9 @@ class Authorities:
             self._up[key] = (time.monotonic() + (UP_SECONDS if up else DOWN_SECONDS), up)
         return up
 
-    @staticmethod
-    def _probe(base: str, public_only: bool) -> bool:
-        """Whether ``base`` answers ``HEAD`` with a status other than ``5xx`` within :data:`PROBE_SECONDS`."""
+    def _probe(self, base: str, public_only: bool) -> bool:
+        """Whether ``base`` answers ``HEAD`` with a status other than ``5xx`` within :data:`PROBE_SECONDS` (and, from
+        its answer, whether it is this resolver: :meth:`note_answer`)."""
         from pdi import _answer_head as answer_head  # here: httpx is slow to import
 
         # the host name's lookup, the connection and the status line within the probe's time: a zone that never
@@ -416,7 +463,8 @@ class Authorities:
         try:
             with answer_head.client(PROBE_SECONDS, by=deadline, timeout=PROBE_SECONDS, follow_redirects=False,
                                     public_only=public_only) as client, \
-                    client.stream("HEAD", base, headers=IDENTITY) as answer:
+                    client.stream("HEAD", base, headers={PROBE_HEADER: "1", **IDENTITY}) as answer:
+                self.note_answer(base, answer.headers)
                 return answer.status_code < 500  # only the head is read
         except unreached():
             return False
@@ -436,6 +484,8 @@ class Authorities:
                     continue
                 probes += 1
                 known = self.is_up(candidate.base, public_only=public_only)
+            if self.is_self(candidate.base):  # its answer to the probe was this resolver's own
+                continue
             if known and (accept is None or accept(candidate, public_only)):
                 return candidate
         return None

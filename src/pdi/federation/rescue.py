@@ -30,7 +30,7 @@ from urllib.parse import urljoin
 
 from pdi._refusals import IDENTITY, unreached
 from pdi._wording import clipped
-from pdi.federation.authorities import FETCH_SECONDS, PROBE_SECONDS, Authorities, same_resolver
+from pdi.federation.authorities import FETCH_SECONDS, PROBE_SECONDS, Authorities
 from pdi.federation.routes import PROBE_HEADER
 from pdi.interop.memento import http_datetime
 
@@ -70,8 +70,9 @@ class RemoteCaptures:
         self._lock = threading.Lock()
 
     def nearest(self, url: str, day: datetime.date | None, selves: Sequence[str] = ()) -> RemoteCapture | None:
-        """The capture of ``url`` nearest ``day`` that a resolver holds, never asked of one of ``selves`` (the base
-        URLs this resolver is reached at: what it holds was looked for already)."""
+        """The capture of ``url`` nearest ``day`` that a resolver holds, never asked of this resolver (one of
+        ``selves``, the base URLs it is reached at, or one its probe found to be it: what it holds was looked for
+        already)."""
         from pdi import _answer_head as answer_head  # here: httpx is slow to import
 
         now = time.monotonic()
@@ -88,8 +89,9 @@ class RemoteCaptures:
         for base, public_only in self.authorities.every_resolver():
             if asked >= MAX_ASKED or time.monotonic() > deadline:
                 break
-            if any(same_resolver(base, own) for own in selves) or not self.authorities.is_up(
-                    base, public_only=public_only):
+            # never this resolver: one of its own base URLs, or one whose answer to the probe was its own
+            if self.authorities.is_self(base, selves) or not self.authorities.is_up(
+                    base, public_only=public_only) or self.authorities.is_self(base):
                 continue
             asked += 1
             try:

@@ -21,7 +21,13 @@ up/down probe). What it answers (a *hop*):
 * anything else (``404``: it holds or mirrors the series and not that name;
   ``200``, or ``3xx`` to its own blobs or to no resolver): it answers itself.
 
-A chain that comes back to this resolver (one of its own base URLs), or to a
+Whatever the status, an answer that carries this resolver's own
+:data:`~pdi.federation.authorities.RESOLVER_HEADER` is this resolver's (an
+alias of it: :meth:`~pdi.federation.authorities.Authorities.note_answer`):
+the candidate is this resolver, left out as one of its own base URLs is, and a
+chain that reaches it comes back.
+
+A chain that comes back to this resolver (one of its own base URLs, or an alias found so), or to a
 resolver already on it, is a **loop**: the candidate is skipped (and
 logged). A chain that reaches a resolver answering itself within
 :data:`MAX_CHAIN` resolvers, the candidate included, is followed as it
@@ -56,6 +62,7 @@ from pdi._wording import clipped
 from pdi.errors import PDIError
 from pdi.federation.authorities import (
     DOWN_SECONDS,
+    PROBE_HEADER,
     PROBE_SECONDS,
     Authorities,
     Candidate,
@@ -68,8 +75,6 @@ __all__ = ["MAX_CHAIN", "PROBE_HEADER", "ROUTE_SECONDS", "Chain", "Hop", "Routes
 
 log = logging.getLogger("pdi.federation")
 
-#: The request header of a route probe (any value): answered without probing onward.
-PROBE_HEADER = "PDI-Route-Probe"
 #: How long what a resolver answers for a series is kept.
 ROUTE_SECONDS = 30.0
 #: Resolvers a chain may pass through, the candidate included, before one must answer itself.
@@ -82,7 +87,7 @@ MAX_KEPT = 4096
 #: The unique id of the name a probe asks for: no deposit is named so (PDI-GRAMMAR: a serial is a number).
 _PROBE_ID = "pdi-route-probe"
 
-Kind = Literal["answers", "onward", "down", "loops"]
+Kind = Literal["answers", "onward", "down", "loops", "itself"]
 
 
 def probe_name(series: str) -> str:
@@ -92,8 +97,8 @@ def probe_name(series: str) -> str:
 
 @dataclass(frozen=True)
 class Hop:
-    """What one resolver answers for a series: ``onward`` to the resolver ``to``, ``answers`` itself, ``down``
-    or ``loops`` (it said ``508``)."""
+    """What one resolver answers for a series: ``onward`` to the resolver ``to``, ``answers`` itself, ``down``,
+    ``loops`` (it said ``508``), or ``itself``: it is this resolver (its answer said so)."""
 
     kind: Kind
     to: str = ""
@@ -102,11 +107,13 @@ class Hop:
 @dataclass(frozen=True)
 class Chain:
     """Where a reader sent to ``resolvers[0]`` for a series goes: each resolver in turn. ``loops``: it comes back (the
-    last is where), or leads on past :data:`MAX_CHAIN`; ``down``: the first is down for the series."""
+    last is where), or leads on past :data:`MAX_CHAIN`; ``down``: the first is down for the series; ``itself``: the
+    first is this resolver (another spelling or alias of it)."""
 
     resolvers: tuple[str, ...]
     loops: bool = False
     down: bool = False
+    itself: bool = False
 
     def __str__(self) -> str:
         return " → ".join(self.resolvers)
@@ -133,20 +140,23 @@ class Routes:
             if route.loops:
                 log.warning("pdi: not sent to %s for %s: it comes back (%s)", candidate.base, series, route)
                 loops.append(route)
-            return not (route.loops or route.down)
+            return not (route.loops or route.down or route.itself)
 
         return self.authorities.first_up(candidates, goes_somewhere), loops
 
     def looping(self, candidates: list[Candidate], series: str, selves: Sequence[str]) -> list[Chain]:
         """The routes of ``candidates`` that come back (to this resolver, or round among others none of which
-        answers), each candidate asked as :meth:`first_onward` asks it: ``N2Ls`` lists none of them (a resolver
-        that would only send the reader back is no location of the name). One not known once
-        :data:`MAX_ROUTE_PROBES` were asked is taken as it is, as :meth:`first_onward` takes it."""
+        answers), or that are this resolver (``itself``: another spelling or alias of it), each candidate asked as
+        :meth:`first_onward` asks it: ``N2Ls`` lists none of them (a resolver that would only send the reader back
+        is no location of the name). One not known once :data:`MAX_ROUTE_PROBES` were asked is taken as it is, as
+        :meth:`first_onward` takes it."""
         budget = [MAX_ROUTE_PROBES]
         loops: list[Chain] = []
         for candidate in candidates:
             route = self.route(candidate.base, series, selves, self.authorities.public_only(candidate), budget)
-            if route.loops:
+            if route.itself:
+                loops.append(route)
+            elif route.loops:
                 log.warning("pdi: not listed for %s: %s comes back (%s)", series, candidate.base, route)
                 loops.append(route)
         return loops
@@ -157,6 +167,8 @@ class Routes:
         ``budget[0]`` of them not known (spent as they are asked)."""
         budget = budget if budget is not None else [MAX_ROUTE_PROBES]
         chain = [base]
+        if self.authorities.is_self(base, selves):
+            return Chain(tuple(chain), itself=True)
         at = base
         onward_public: bool | None = None  # found out when the chain leads on
         for _ in range(MAX_CHAIN):
@@ -166,13 +178,15 @@ class Routes:
                     return Chain(tuple(chain))
                 budget[0] -= 1
                 hop = self._ask(at, series, public_only)
+            if hop.kind == "itself":  # the candidate is this resolver; a resolver on the chain: it comes back
+                return Chain(tuple(chain), itself=True) if len(chain) == 1 else Chain(tuple(chain), loops=True)
             if hop.kind == "loops":
                 return Chain(tuple(chain), loops=True)
             if hop.kind == "down":
                 return Chain(tuple(chain), down=len(chain) == 1)
             if hop.kind == "answers":
                 return Chain(tuple(chain))
-            back = any(same_resolver(hop.to, own) for own in selves) or any(same_resolver(hop.to, c) for c in chain)
+            back = self.authorities.is_self(hop.to, selves) or any(same_resolver(hop.to, c) for c in chain)
             chain.append(hop.to)
             if back:
                 return Chain(tuple(chain), loops=True)
@@ -206,7 +220,8 @@ class Routes:
             with answer_head.client(PROBE_SECONDS, by=deadline, timeout=PROBE_SECONDS, follow_redirects=False,
                                     public_only=public_only) as client, \
                     client.stream("HEAD", url, headers={PROBE_HEADER: "1", **IDENTITY}) as answer:
-                hop = _hop(base, url, answer.status_code, answer.headers.get("location"))
+                itself = self.authorities.note_answer(base, answer.headers)
+                hop = Hop("itself") if itself else _hop(base, url, answer.status_code, answer.headers.get("location"))
         except unreached():
             hop = Hop("down")
         finally:

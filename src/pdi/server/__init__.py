@@ -105,6 +105,7 @@ puts them together in one app.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -144,7 +145,7 @@ from pdi.server.process.limits import (
     WorkLimits,
 )
 from pdi.server.process.observe import METRICS_PATH, AccessLog, Observe, metrics
-from pdi.server.protocol.elsewhere import Elsewhere
+from pdi.server.protocol.elsewhere import Elsewhere, ResolverToken
 from pdi.server.protocol.manifests import ManifestAPI
 from pdi.server.protocol.memento_oaipmh import MementoRoutes, OAIRoutes
 from pdi.server.protocol.octets import OctetsAPI
@@ -183,6 +184,7 @@ def create_app(
     access_log: AccessLog | None = None,
     json_logs: bool = False,
     metrics_token: str | None = None,
+    resolver_token: str | None = None,
 ) -> Starlette:
     """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open).
 
@@ -225,6 +227,9 @@ def create_app(
     ``access_log``, ``json_logs`` and ``metrics_token`` are what the outermost middleware
     (:class:`~pdi.server.process.observe.Observe`) writes each request to and who may read ``/metrics``;
     ``/healthz`` and ``/readyz`` are :mod:`pdi.server.process.health`.
+    ``resolver_token`` is what the resolver answers a probe of other resolvers with, to know itself under any of its
+    names (:class:`~pdi.server.protocol.elsewhere.ResolverToken`): the same in every worker of one ``pdi serve``
+    (default: one made now).
     """
     opened = archive if archive is not None else Archive.open(location, connections=connections, read_url=read_url)
     if fixity_memo_seconds > 0:
@@ -234,8 +239,10 @@ def create_app(
     resolver = Resolver(opened, work, base_url, cache)
     pages = ReaderApp(opened, work, replay)
     key = signing_key or _signing_key(opened)
+    token = resolver_token if resolver_token is not None else secrets.token_hex(16)
     authorities = Authorities(_registry_file(opened), list(registries), dns,
-                              peers=lambda: [m.base_url for m in opened.mirrors()], strangers=opened.announced_peers)
+                              peers=lambda: [m.base_url for m in opened.mirrors()], strangers=opened.announced_peers,
+                              token=token)
     elsewhere = Elsewhere(opened, resolver, authorities, base_url, key)
     resolver.elsewhere = pages.elsewhere = elsewhere
     catalogue = BrowsePages(opened)
@@ -276,6 +283,8 @@ def create_app(
     # of an RFC 2169 path (a citation's N2R followed); the rest RFC 9457 problems
     handlers = {kind: pages_for_citations(handler) for kind, handler in {**HANDLERS, HTTPException: page_or_problem}.items()}
     app = Starlette(routes=routes, exception_handlers=handlers, middleware=[
+        # a probe's answer says which resolver this is (every answer to one: a problem's too)
+        Middleware(ResolverToken, token=token),
         # a large answer in memory goes a piece at a time as the client takes it, within the worker's budget
         Middleware(PacedAnswers),
         # every HTML answer says who may frame it: the resolver's own pages alone, unless it says so itself

@@ -19,9 +19,13 @@ Called only where the resolver (``/uri-res/N2R``, ``I2R``, ``N2L``,
   held or answered from the cache).
   A redirect goes only to a base URL a registry or the DNS named
   (``http``/``https``), followed by the service and the name as asked, and
-  never to this resolver itself (its ``--base-url``, or the origin the
-  request came to: the name would come back here again and again); listed
-  alone, it leaves no resolver known (``404``). Nor is a name sent to a
+  never to this resolver itself (the name would come back here again and
+  again): its ``--base-url``, the address the connection came to (never
+  the request's ``Host``: a stranger's word, which would make the resolver
+  skip the authority, or send a name to itself), or a base URL whose answer
+  to the probe carried this resolver's own token (an alias of it:
+  :class:`ResolverToken`, :mod:`pdi.federation.authorities`); listed alone,
+  it leaves no resolver known (``404``). Nor is a name sent to a
   resolver that would send it back here, or round among others none of
   which holds it (:mod:`pdi.federation.routes`: each candidate is asked
   first what it answers for the series): skipped for the next; every one
@@ -63,11 +67,12 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pdi._wording import MESSAGE_MOST, clipped
 from pdi.archive import Archive
 from pdi.errors import NotFoundError, ParseError, PDIError, RemoteError
-from pdi.federation.authorities import Authorities, Candidate
+from pdi.federation.authorities import RESOLVER_HEADER, Authorities, Candidate
 from pdi.federation.registry import read_registry_file, sign_registry
 from pdi.federation.rescue import RemoteCaptures, relation
 from pdi.federation.routes import PROBE_HEADER, Chain, Routes
@@ -80,7 +85,7 @@ from pdi.server.protocol.resolver import Resolver, split_inflection
 from pdi.server.protocol.rfc2169 import n2r_url, rfc2169_query, urn_from_query
 from pdi.signing import SigningKey
 
-__all__ = ["REGISTRY_PATH", "Elsewhere", "rescued_from"]
+__all__ = ["REGISTRY_PATH", "Elsewhere", "ResolverToken", "rescued_from"]
 
 log = logging.getLogger("pdi.federation")
 
@@ -171,10 +176,15 @@ class Elsewhere:
         return await self.lookups.run(self._view, name, self._selves(request))
 
     def _selves(self, request: Request) -> tuple[str, ...]:
-        """The base URLs this resolver is reached at: ``--base-url`` and the origin the request came to. A registry
-        or the DNS naming one of them for a series this archive does not hold is not followed there: the name
-        would come back here, again and again."""
-        return (str(request.base_url),) if self.base_url is None else (self.base_url, str(request.base_url))
+        """The base URLs this resolver is known to be reached at: ``--base-url`` and the address the connection
+        came to (``scope["server"]``, the socket's own). A registry or the DNS naming one of them for a series this
+        archive does not hold is not followed there: the name would come back here, again and again. Never the
+        request's ``Host``: a stranger's word, which named the authority (left out: ``404``, or the mirror) or
+        anything else (the resolver's own address taken for another's: a ``302`` to itself); any other name of
+        this resolver is known by its answer to the probe (:meth:`Authorities.note_answer`)."""
+        server = request.scope.get("server")
+        here = () if not server or server[1] is None else (_origin(server[0], server[1]),)
+        return here if self.base_url is None else (self.base_url, *here)
 
     # --- in a worker thread ---------------------------------------------------------------
     def _service(self, service: str, name: str, query: str, base: str, selves: tuple[str, ...],
@@ -189,10 +199,13 @@ class Elsewhere:
             if probe:  # another resolver's route probe (pdi.federation.routes): where a reader would go, unprobed
                 chosen = self.authorities.first_up(onward)
                 if chosen is None:
-                    raise _nowhere(pdi, onward, [])
+                    self._raise_nowhere(pdi, onward, [])
+                    return None
                 return _redirect(f"{chosen.base}uri-res/{_ONWARD[service]}?{query}", cache="no-store")
-            chosen = self._first_onward(pdi, onward, selves)
-            return _redirect(f"{chosen.base}uri-res/{_ONWARD[service]}?{query}")
+            found = self._first_onward(pdi, onward, selves)
+            if found is None:  # each was this resolver (an alias of it): known nowhere else
+                return None
+            return _redirect(f"{found.base}uri-res/{_ONWARD[service]}?{query}")
         if service == "N2Ls" or not _legacy(pdi):
             if failed is not None:
                 raise failed
@@ -202,16 +215,23 @@ class Elsewhere:
             raise failed
         return rescued
 
-    def _locations(self, pdi: PDI, onward: list[Candidate], selves: tuple[str, ...], probe: bool) -> Response:
+    def _locations(self, pdi: PDI, onward: list[Candidate], selves: tuple[str, ...], probe: bool) -> Response | None:
         """``N2Ls``: the N2R URL of ``pdi`` at each resolver of ``onward`` (RFC 2169 §4.2, ``text/uri-list``), but
         those whose route comes back here or round a loop (:meth:`Routes.looping`; not asked for another resolver's
         probe): each said in a comment line instead (RFC 2483 §5), not listed, as no reader would get the name
         there. A resolver that is down stays listed: it may come back, and a client tries the next. Every one
-        coming back: ``508``, as ``N2R`` answers."""
-        loops = [] if probe else self.route_probe.looping(onward, pdi.series_name.lower(), selves)
+        coming back: ``508``, as ``N2R`` answers. Every one this resolver (aliases of it): ``None``, known
+        nowhere else."""
+        routes = [] if probe else self.route_probe.looping(onward, pdi.series_name.lower(), selves)
+        loops = [route for route in routes if not route.itself]
+        # those found to be this resolver (an alias of it) are no other location: left out, as its base URLs are
+        onward = [c for c in onward if not self.authorities.is_self(c.base)
+                  and c.base not in {route.resolvers[0] for route in routes if route.itself}]
         looping = {route.resolvers[0] for route in loops}
         listed = [c for c in onward if c.base not in looping]
         if not listed:
+            if not onward:
+                return None
             raise _nowhere(pdi, onward, loops)
         body = "".join(f"{n2r_url(c.base, pdi)}\r\n" for c in listed)
         said = "".join(f"# not listed: {route} (sends the name back, and none holds it)\r\n" for route in loops)
@@ -245,6 +265,8 @@ class Elsewhere:
         onward, failed = self._onward_or_failed(pdi, "N2R", selves)
         if onward is not None:
             chosen = self._first_onward(pdi, onward, selves)  # none: the viewer's page says why, not "not found"
+            if chosen is None:  # each was this resolver (an alias of it): known nowhere else
+                return None
             return _redirect(f"{chosen.base}view?pdi={quote(name, safe='')}")
         if not _legacy(pdi):
             return None
@@ -259,13 +281,20 @@ class Elsewhere:
             return None
         return _redirect(f"{remote.base}view?pdi={quote(found, safe='')}&later={quote(str(pdi), safe='')}")
 
-    def _first_onward(self, pdi: PDI, onward: list[Candidate], selves: tuple[str, ...]) -> Candidate:
+    def _first_onward(self, pdi: PDI, onward: list[Candidate], selves: tuple[str, ...]) -> Candidate | None:
         """The first resolver of ``onward`` that is up and does not send the name back (:mod:`pdi.federation.routes`),
-        or the :class:`Problem` saying why there is none."""
+        or the :class:`Problem` saying why there is none; ``None`` when each was found to be this resolver."""
         chosen, loops = self.route_probe.first_onward(onward, pdi.series_name.lower(), selves)
         if chosen is None:
-            raise _nowhere(pdi, onward, loops)
+            self._raise_nowhere(pdi, onward, loops)
         return chosen
+
+    def _raise_nowhere(self, pdi: PDI, onward: list[Candidate], loops: list[Chain]) -> None:
+        """Raise :func:`_nowhere` of the resolvers of ``onward`` that are not this resolver; none: return (the name
+        is known nowhere else)."""
+        others = [c for c in onward if not self.authorities.is_self(c.base)]
+        if others:
+            raise _nowhere(pdi, others, loops)
 
     def _local_capture(self, pdi: PDI, base: str) -> str | None:
         """The name of the capture of ``pdi``'s URL this archive holds nearest its day, if it holds one."""
@@ -310,6 +339,38 @@ class Elsewhere:
         jws = sign_registry(key, registry)
         return Response(jws + "\n", media_type="application/jose",
                         headers={"Cache-Control": f"public, max-age={REGISTRY_MAX_AGE}"})
+
+
+class ResolverToken:
+    """ASGI middleware: the answer to a request with :data:`~pdi.federation.authorities.PROBE_HEADER` (another
+    resolver's probe, or this one's of a base URL that may be its own) carries
+    :data:`~pdi.federation.authorities.RESOLVER_HEADER` with ``token``, by which the resolver knows itself under
+    any name (:meth:`Authorities.note_answer`). A reader's answers never carry it."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.field = (RESOLVER_HEADER.lower().encode(), token.encode("ascii"))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not any(key == _PROBE_FIELD for key, _ in scope["headers"]):
+            await self.app(scope, receive, send)
+            return
+
+        async def said(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", ()), self.field]}
+            await send(message)
+
+        await self.app(scope, receive, said)
+
+
+#: :data:`PROBE_HEADER` as ASGI gives it.
+_PROBE_FIELD = PROBE_HEADER.lower().encode()
+
+
+def _origin(host: str, port: int) -> str:
+    """The ``http`` base URL of a socket address (an IPv6 address in brackets, RFC 3986 §3.2.2)."""
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
 @dataclass(frozen=True)
