@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import logging
 import os
 import re
@@ -79,6 +80,7 @@ from pdi.federation.registry import (
     verify_registry,
 )
 from pdi.signing import MAX_JWKS, PublicKey, parse_jwks
+from pdi.uri import normalize
 
 __all__ = ["PROBE_HEADER", "RESOLVER_HEADER", "Authorities", "Candidate", "RegistrySource", "fetch_bounded", "load_keys",
            "same_resolver"]
@@ -408,12 +410,16 @@ class Authorities:
 
     def every_resolver(self) -> list[tuple[str, bool]]:
         """Every resolver any registry names, for any series, then every archive the mirrors name (the network a
-        capture may be asked of), each with whether it is a stranger's: a peer that announced itself
-        (:attr:`strangers`) and that neither a registry nor the operator named."""
-        seen: dict[str, bool] = {}
+        capture may be asked of), each once however its base URL is spelt (:func:`same_resolver`; as first
+        spelt), with whether it is a stranger's: a peer that announced itself (:attr:`strangers`) and that neither a
+        registry nor the operator named (in any spelling)."""
+        # one resolver however its base is spelt (HTTP://H/, http://h:80/, http://h/): asked once, by the first
+        # spelling, and a stranger's only when every spelling of it is
+        seen: dict[tuple[str, str, int, str], tuple[str, bool]] = {}
         for registry in self.registries():
             for bases in registry.series.values():
-                seen.update(dict.fromkeys(bases, False))
+                for base in bases:
+                    seen.setdefault(_resolver_key(base), (base, False))
         if self.peers is not None:
             strangers = set()
             for url in self.strangers() if self.strangers is not None else ():
@@ -425,8 +431,10 @@ class Authorities:
                 except PDIError as exc:  # recorded by an older pdi, or by hand: skipped, said
                     log.warning("pdi: a mirror's base URL is not asked for captures: %s", exc)
                     continue
-                seen.setdefault(base, base in strangers)
-        return list(seen.items())
+                key = _resolver_key(base)
+                first, stranger = seen.get(key, (base, True))
+                seen[key] = (first, stranger and base in strangers)
+        return list(seen.values())
 
     def is_up(self, base: str, *, public_only: bool = False) -> bool:
         """Whether ``base`` answers ``HEAD`` with a status other than ``5xx`` within :data:`PROBE_SECONDS` (kept a
@@ -505,16 +513,20 @@ class Authorities:
 
 def same_resolver(one: str, other: str) -> bool:
     """Whether two base URLs name the same resolver: the same scheme, host, port (a default one said or not) and
-    path, whatever the case of the scheme and host and a last ``/``."""
+    path, whatever the case of the scheme and host, the escapes of the path (``%70di`` is ``pdi``), its dot
+    segments and a last ``/`` (RFC 3986 §6.2.2, §6.2.3: :func:`pdi.uri.normalize`)."""
     return _resolver_key(one) == _resolver_key(other)
 
 
+@functools.lru_cache(maxsize=4096)
 def _resolver_key(base: str) -> tuple[str, str, int, str]:
+    """What names one resolver of ``base``: its scheme, host, port and path, normalized (:func:`same_resolver`)."""
     try:
-        host, port = _address(base)  # urlsplit lower-cases the scheme and the host
-    except ValueError:  # not a port: no resolver's, and so no other's
+        normal = normalize(base)
+        host, port = _address(normal)  # urlsplit lower-cases the scheme and the host
+    except (PDIError, ValueError):  # no URL, not a port: no resolver's, and so no other's
         return (base, "", -1, "")
-    parts = urlsplit(base)
+    parts = urlsplit(normal)
     return parts.scheme, host, port, parts.path.rstrip("/")
 
 
