@@ -233,3 +233,45 @@ def test_text_xml_in_utf16_with_no_mark_is_read_in_utf16(archive: Archive) -> No
     assert _expat_text(data) == "café"
     kept = archive.get(archive.add(S, data, format="xml"))
     assert kept.charset is not None and data.decode(kept.charset) == '<?xml version="1.0"?><a>café</a>'
+
+
+def _xmllint_string(tmp_path: Path, data: bytes, xpath: str) -> str:
+    """What libxml2 reads at ``xpath`` of the document ``data`` (``xmllint --xpath string(…)``, output UTF-8)."""
+    (tmp_path / "e.xml").write_bytes(data)
+    done = subprocess.run(["xmllint", "--xpath", f"string({xpath})", str(tmp_path / "e.xml")], capture_output=True,
+                          check=True)
+    return done.stdout.decode("utf-8").removesuffix("\n")  # xmllint ends what it prints with a line break
+
+
+@pytest.mark.parametrize(("declared", "codec"), [("IBM037", "cp037"), ("IBM500", "cp500"), ("ebcdic-cp-us", "cp037")])
+def test_an_ebcdic_document_is_read_in_the_code_page_its_declaration_names(
+        archive: Archive, tmp_path: Path, declared: str, codec: str) -> None:
+    """XML 1.0 Appendix F: 4C 6F A7 94 is ``<?xm`` in EBCDIC, and "the full encoding declaration must be read to
+    tell which code page is in use". Such a document was refused as "not valid UTF-8 at octet 2 (… neither a
+    byte-order mark nor an encoding declaration)", though it has one; libxml2 reads it (found 2026-11-30)."""
+    data = f'<?xml version="1.0" encoding="{declared}"?>\n<doc><p>[café] ¬|</p></doc>'.encode(codec)
+    assert data.startswith(b"\x4c\x6f\xa7\x94")
+    expected = _xmllint_string(tmp_path, data, "/doc/p")
+    assert expected == "[café] ¬|"  # worked out by hand: the code page's own characters, as libxml2 reads them
+    name = archive.add(S, data, format="application+xml")
+    assert archive.get(name).data == data
+    element = archive.resolve(f"{name}#elt=1,1")
+    assert element.data.decode(codec) == f"<p>{expected}</p>"
+
+
+def test_an_ebcdic_document_declaring_an_encoding_its_octets_are_not_in_or_none_is_refused(
+        archive: Archive, tmp_path: Path) -> None:
+    """EBCDIC octets declaring UTF-8 are a fatal error (XML 1.0 §4.3.3; xmllint: "input conversion failed"); with no
+    declaration at all an entity neither UTF-8 nor UTF-16 is one too, and the refusal says the octets look EBCDIC."""
+    before = snapshot(archive)
+    lying = '<?xml version="1.0" encoding="UTF-8"?><a>café</a>'.encode("cp037")
+    (tmp_path / "l.xml").write_bytes(lying)
+    assert subprocess.run(["xmllint", "--noout", str(tmp_path / "l.xml")], capture_output=True).returncode != 0
+    with pytest.raises(ParseError, match=r"names UTF-8 \(at octet 30\), but the octets it is written in are not"
+                                         r" UTF-8") as refused:
+        archive.add(S, lying, format="application+xml")
+    assert refused.value.offset == 30
+    with pytest.raises(ParseError, match=r"not valid UTF-8 at octet 2: .*no encoding declaration names the EBCDIC"
+                                         r" code page its first octets are in"):
+        archive.add(S, '<?xml version="1.0"?><a>cafe</a>'.encode("cp037"), format="application+xml")
+    assert snapshot(archive) == before

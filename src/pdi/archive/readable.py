@@ -353,12 +353,16 @@ class XmlCheck:
         self._decode(head[len(encoding.bom):], final=False)
 
     def _check_declaration(self, head: bytes, at: int, body: str) -> None:
-        """Refuse a declaration that names an encoding its own octets (ASCII's, as it was found) do not read in."""
+        """Refuse a declaration that names an encoding its own octets (ASCII's, or EBCDIC's, as it was found) do not
+        read in."""
+        from pdi.fragments.markup.reading import EBCDIC_XML
+
         declaration = head[: at + len(self._encoding)]
-        if not declaration.isascii():
+        found = "cp037" if head.startswith(EBCDIC_XML) else "ascii"
+        if found == "ascii" and not declaration.isascii():
             return  # not an XML declaration in any encoding (its names and literals are ASCII's): not well-formed
         try:
-            same = codecs.decode(declaration, body) == declaration.decode("ascii")
+            same = codecs.decode(declaration, body) == declaration.decode(found)
         except UnicodeDecodeError:
             same = False
         if not same:

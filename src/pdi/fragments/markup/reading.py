@@ -98,11 +98,16 @@ def _xml_charset(data: bytes) -> str:
 
 
 #: How :func:`xml_encoding` found an XML document's encoding.
+#: ``<?xm`` in EBCDIC (XML 1.0 Appendix F: 4C 6F A7 94), in every EBCDIC code page.
+EBCDIC_XML: Final = b"\x4c\x6f\xa7\x94"
+
 XML_FOUND_BY: Final = {
     "bom": "named by its byte-order mark",
     "octets": "what the octets of its <?xml are in, by XML 1.0 Appendix F",
     "declaration": "named by its encoding declaration",
     "default": "XML's default, as it has neither a byte-order mark nor an encoding declaration: XML 1.0 §4.3.3",
+    "ebcdic": "XML's default, as no encoding declaration names the EBCDIC code page its first octets are in"
+              " (<?xm, XML 1.0 Appendix F)",
 }
 
 
@@ -111,7 +116,9 @@ def xml_encoding(data: bytes) -> tuple[str, str, int | None]:
     the encoding declaration's value starts (octet offset, or ``None``).
 
     XML 1.0 §4.3.3 and Appendix F: a byte-order mark (UTF-32's before UTF-16's, which it begins with); else the
-    octets of ``<?xml`` in UTF-16 or UTF-32 without one; else the encoding declaration; else UTF-8. How is a key
+    octets of ``<?xml`` in UTF-16 or UTF-32 without one; else the encoding declaration, read in EBCDIC when the
+    document begins with ``<?xm`` in EBCDIC (:data:`EBCDIC_XML`, which names no code page: the declaration does);
+    else UTF-8. How is a key
     of :data:`XML_FOUND_BY`. What every reading of the document (:func:`document_charset`) and the deposit's
     check (:class:`pdi.archive.readable.XmlCheck`) read it in.
     """
@@ -124,9 +131,12 @@ def xml_encoding(data: bytes) -> tuple[str, str, int | None]:
     for mark, name, how in marks:
         if data.startswith(mark):
             return name, how, None
-    declared = _XML_DECLARATION.match(data[:1024])
+    head = data[:1024]
+    if head.startswith(EBCDIC_XML):  # "<?xm" in EBCDIC: the declaration (which must be there) says which code page
+        head = head.decode("cp037").encode("latin-1")  # its names and literals are EBCDIC's invariant characters
+    declared = _XML_DECLARATION.match(head)
     if declared is None:
-        return "utf-8", "default", None
+        return "utf-8", "ebcdic" if data.startswith(EBCDIC_XML) else "default", None
     return declared.group(1).decode("ascii"), "declaration", declared.start(1)
 
 
