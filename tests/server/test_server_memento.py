@@ -233,6 +233,21 @@ def test_rfc7089_unknown_and_withdrawn_resources(site: Site) -> None:
     assert httpx.get(f"{site.base}/timegate/").status_code in (400, 404)
 
 
+def test_rfc9457_every_memento_withdrawn_is_a_problem_of_a_documented_type(site: Site) -> None:
+    # RFC 9457 §4.2.1: about:blank says no more than the status; a 410 that says every memento of a resource was
+    # withdrawn is pdi's own problem, of a type described on the /api page, as every other problem of pdi's is
+    api_page = httpx.get(f"{site.base}/api").text
+    for route in ("timegate", "timemap/link"):
+        gone = httpx.get(f"{site.base}/{route}/{GONE_URL}")
+        assert gone.status_code == 410 and gone.headers["content-type"] == "application/problem+json"
+        problem = gone.json()
+        assert problem["type"] == "/api#problem-mementos-withdrawn" and problem["status"] == 410, problem
+        assert problem["withdrawn"] == 1 and GONE_URL in problem["detail"], problem  # the one capture of GONE_URL
+        fragment = problem["type"].partition("#")[2]
+        assert f'<section id="{fragment}">' in api_page
+        assert f"“{problem['title']}”, 410" in api_page  # the page gives the title the answer has
+
+
 def test_rfc7089_a_documents_versions_are_its_mementos(site: Site) -> None:
     original = n2r(site, site.document)
     gate = httpx.get(f"{site.base}/timegate/{site.document}", headers={"Accept-Datetime": "Mon, 01 Jan 2024 00:00:00 GMT"})

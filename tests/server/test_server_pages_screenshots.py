@@ -113,6 +113,12 @@ PAGES = {
                      "document.getElementById('problem-passage-orphaned').getBoundingClientRect().top >= -1"
                      " && document.getElementById('problem-passage-ambiguous').getBoundingClientRect().bottom <= innerHeight"
                      " && document.body.innerText.includes('exit status 13')"),
+    # the type of a Memento 410 whose every memento was withdrawn, where its type leads: in view, with its member
+    "api-problem-mementos": ("/api#problem-mementos-withdrawn",
+                             "document.getElementById('problem-mementos-withdrawn').getBoundingClientRect().top >= -1"
+                             " && document.getElementById('problem-mementos-withdrawn').getBoundingClientRect().bottom"
+                             " <= innerHeight && document.getElementById('problem-mementos-withdrawn').innerText"
+                             ".includes('Extension member: withdrawn')"),
     # the custom formats /openapi.json names (x-pdi-formats), where its description sends a reader: in view
     # (its top may be a fraction of a pixel above the window: the browser scrolls by whole pixels)
     "api-formats": ("/api#formats", "document.getElementById('formats').getBoundingClientRect().top > -1"

@@ -69,9 +69,15 @@ class Problem(Exception):
     #: the ``WWW-Authenticate`` challenge of a ``401`` (RFC 9110 §11.6.1), if any
     challenge: str | None = None
 
-    def __init__(self, status: int, title: str, detail: str) -> None:
+    def __init__(self, status: int, title: str, detail: str, *, type: str = "about:blank",
+                 extensions: dict[str, object] | None = None) -> None:
         super().__init__(detail)
         self.status, self.title, self.detail = status, title, detail
+        #: the problem's type (RFC 9457 §3.1.1): ``about:blank``, or one of pdi's own described on the ``/api`` page
+        #: (:data:`pdi.server.pages.api_docs.OTHER_PROBLEM_TYPES`), whose title it keeps
+        self.type = type
+        #: its extension members (§3.2)
+        self.extensions = dict(extensions or {})
         #: more header fields of the answer (the ``Allow`` of a ``405``, RFC 9110 §15.5.6)
         self.headers: dict[str, str] = {}
 
@@ -118,7 +124,7 @@ def problem_body(status: int, detail: str) -> bytes:
 
 async def on_problem(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, Problem)
-    answer = problem(exc.status, exc.title, exc.detail)
+    answer = problem(exc.status, exc.title, exc.detail, type=exc.type, extensions=exc.extensions)
     answer.headers.update(exc.headers)
     if exc.challenge is not None:
         answer.headers["WWW-Authenticate"] = exc.challenge

@@ -59,6 +59,10 @@ PROBLEM_TYPES: dict[str, str] = {
 OTHER_PROBLEM_TYPES: dict[str, tuple[str, int, str]] = {
     "problem-not-ready": ("not ready", 503, "GET /readyz: the catalog or the blob store did not answer within 2 s."
                           " Extension member: failed, the parts that failed (catalog, blobs)."),
+    "problem-mementos-withdrawn": ("every memento withdrawn", 410, "GET /timegate/…, /timemap/link/…: the archive"
+                                   " held mementos of this original resource (captures of the URL, versions of the"
+                                   " document) and every one of them was withdrawn; their tombstones are at their"
+                                   " own names. Extension member: withdrawn, how many mementos were."),
 }
 
 

@@ -99,6 +99,9 @@ MAX_MEMENTOS = 100_000
 _CAPTURES_PAGE = 500
 #: How long a shared cache may keep a TimeGate's or a TimeMap's answer: a new capture changes it.
 MEMENTO_MAX_AGE = 60
+#: The problem type of a ``410`` for a resource every memento of which was withdrawn (described on the ``/api`` page:
+#: :data:`pdi.server.pages.api_docs.OTHER_PROBLEM_TYPES`).
+MEMENTOS_WITHDRAWN = "/api#problem-mementos-withdrawn"
 #: An absolute URI with an authority (``http://…``): a unique id that is a captured URL.
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _PDI_PREFIX = re.compile(r"(?:urn:)?pdi:", re.IGNORECASE)
@@ -280,7 +283,8 @@ class Mementos:
     @staticmethod
     def _checked(subject: Subject, withdrawn: int) -> Subject:
         if not subject.mementos:
-            raise Problem(410, "gone", f"every memento of {subject.target} was withdrawn ({withdrawn})")
+            raise Problem(410, "every memento withdrawn", f"every memento of {subject.target} was withdrawn"
+                          f" ({withdrawn})", type=MEMENTOS_WITHDRAWN, extensions={"withdrawn": withdrawn})
         return subject
 
     def page(self, target: str, base: str, cursor: str | None, size: int = TIMEMAP_PAGE) -> TimeMapPage:
