@@ -384,3 +384,34 @@ def test_an_upgrade_whose_step_fails_says_so_and_leaves_the_release_as_it_was(
             f" schema version {old}): ") in failed.stderr, failed.stderr
     assert "mirrors" in failed.stderr and "already exists" in failed.stderr, failed.stderr  # what failed
     assert _schema_rows(location) == before
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_migrated_release_archive_dates_changes_of_access(kind: str, tmp_path: Path,
+                                                            request: pytest.FixtureRequest) -> None:
+    """Schema step 21 on the newest release's archive: a series made private after the upgrade withholds what
+    harvesters were shown, dated then (an OAI-PMH deleted record), and made public again shows it, dated then."""
+    from pdi.archive.access import Reader, reading_as
+
+    release = RELEASE_DIRS[-1]
+    series = _expected(release)["archives"][kind]["series"][0]
+    location = _restore(release, kind, tmp_path, request)
+    with Archive.open(location) as archive:
+        assert archive.store.schema_version() == SCHEMA_VERSION
+        with reading_as(Reader()):
+            before = {str(c.generic.pdi): c for c in archive.changes(series=series, limit=1000)}
+        assert before and all(c.changed_at < "2099" for c in before.values())
+        archive.set_series_access(series, "private")
+        with reading_as(Reader()):
+            withheld = {str(c.generic.pdi): c for c in archive.changes(series=series, limit=1000)}
+        archive.set_series_access(series, "public")
+        with reading_as(Reader()):
+            shown = {str(c.generic.pdi): c for c in archive.changes(series=series, limit=1000)}
+    assert set(withheld) == set(shown) == set(before)
+    moments = {c.changed_at for c in withheld.values()}
+    assert len(moments) == 1 and moments == {c.withdrawn_at for c in withheld.values()}
+    (hid,) = moments
+    assert hid > max(c.changed_at for c in before.values())
+    assert all(c.changed_at > hid for c in shown.values())
+    assert [name for name, c in shown.items() if c.withdrawn_at] == [
+        name for name, c in before.items() if c.withdrawn_at]  # as before: the withdrawn ones only

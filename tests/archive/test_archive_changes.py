@@ -86,3 +86,87 @@ def test_changes_between_two_times_skip_the_others_without_reading_them(archive:
     assert [str(c.generic.pdi) for c in rest] == names[4:5]
     assert [str(c.generic.pdi) for c in archive.changes(since="2026-03-20T00:00:00.000000Z")] == names[:1]
     assert archive.changes(until="2026-02-28T23:59:59.999999Z") == []
+
+
+# --- who may read what, changed by the archive's owner (OAI-PMH §2.5.1, §2.7.1) ---------------------------------
+P = "sealed.oma.eop.gov.us"  # made private and public again
+H = "hidden.oma.eop.gov.us"  # made hidden
+
+
+def _anonymous(archive: Archive, **kwargs: object) -> dict[str, tuple[str, str | None]]:
+    """What a reader without a token is shown of the changes: each document's (changed_at, withdrawn_at)."""
+    from pdi.archive.access import Reader, reading_as
+
+    with reading_as(Reader()):
+        return {str(c.generic.pdi): (c.changed_at, c.withdrawn_at) for c in archive.changes(limit=100, **kwargs)}
+
+
+def test_a_document_shown_by_a_change_of_access_is_dated_by_it(archive: Archive, clock: Clock) -> None:
+    # §2.7.1: a record's datestamp is when it was created, changed or deleted, as the harvester sees it: a record an
+    # embargo lifted early, an embargo moved into the past or a series made public shows it one from that moment,
+    # which a harvest from= the last one must find (the archive's clock is the only one here: nothing ends by itself)
+    archive.add_series(P)
+    _at(clock, 1)
+    archive.set_series_access(P, "private")
+    lifted = str(archive.deposit(S, [Content(b"lifted\n", "text")], embargo_until="2099-01-01")[0]).rsplit(".", 2)[0]
+    moved = str(archive.deposit(S, [Content(b"moved\n", "text")], embargo_until="2099-01-01")[0]).rsplit(".", 2)[0]
+    revised = str(archive.deposit(S, [Content(b"one\n", "text")])[0]).rsplit(".", 2)[0]
+    archive.add_version(revised, [Content(b"two\n", "text")], embargo_until="2099-01-01")
+    private = str(archive.deposit(P, [Content(b"private\n", "text")])[0]).rsplit(".", 2)[0]
+    deposited = clock.now.strftime("%Y-%m-%dT%H:%M:%S.000000Z")
+    assert _anonymous(archive) == {revised: (deposited, None)}
+    lift = _at(clock, 5)
+    archive.embargo(lifted + ".text.1", None)  # pdi embargo --lift of the version deposited under embargo
+    move = _at(clock, 6)
+    archive.embargo(moved + ".text.1", "2026-03-02")  # an end already past: over since now, not since 2 March
+    shown = _at(clock, 7)
+    archive.embargo(revised + ".text.2", None)  # a version shown: its record changed
+    public = _at(clock, 8)
+    archive.set_series_access(P, "public")
+    assert _anonymous(archive) == {lifted: (lift, None), moved: (move, None), revised: (shown, None),
+                                   private: (public, None)}
+    # an incremental harvest from a moment after the deposits and before the changes finds every one of them
+    assert set(_anonymous(archive, since=_at(clock, 4).replace("09:00", "00:00"))) == {lifted, moved, revised, private}
+    # the owner sees the same moments: the records did change then (a token's holder harvests them again, harmlessly)
+    assert {str(c.generic.pdi): c.changed_at for c in archive.changes()} == {
+        lifted: lift, moved: move, revised: shown, private: public}
+
+
+def test_a_document_withheld_after_it_was_shown_is_a_deleted_record_from_then_on(archive: Archive,
+                                                                                 clock: Clock) -> None:
+    # §2.5.1 with deletedRecord persistent: a record a harvester was shown and may no longer be is reported deleted,
+    # dated when it was withheld, so the harvester deletes its copy; one it was never shown is not reported at all
+    archive.add_series(P)
+    archive.add_series(H)
+    _at(clock, 1)
+    sealed = str(archive.deposit(S, [Content(b"sealed later\n", "text")])[0]).rsplit(".", 2)[0]
+    archive.annotate(sealed, "title", "Sealed later")
+    in_p = str(archive.deposit(P, [Content(b"made private later\n", "text")])[0]).rsplit(".", 2)[0]
+    in_h = str(archive.deposit(H, [Content(b"made hidden later\n", "text")])[0]).rsplit(".", 2)[0]
+    never = str(archive.deposit(S, [Content(b"never shown\n", "text")], embargo_until="2099-01-01")[0]).rsplit(".", 2)[0]
+    seal = _at(clock, 3)
+    archive.embargo(sealed, "2099-01-01")
+    close = _at(clock, 4)
+    archive.set_series_access(P, "private")
+    archive.set_series_access(H, "hidden")
+    _at(clock, 5)
+    after = str(archive.deposit(H, [Content(b"deposited hidden\n", "text")])[0]).rsplit(".", 2)[0]
+    archive.embargo(never, "2099-06-01")  # an embargo moved while in force: nothing a harvester was shown changed
+    assert _anonymous(archive) == {sealed: (seal, seal), in_p: (close, close), in_h: (close, close)}
+    from pdi.archive.access import Reader, reading_as
+
+    with reading_as(Reader()):
+        deleted = archive.document_change(sealed)  # GetRecord of it: its deleted record, nothing of what it held
+        assert (deleted.withdrawn_at, deleted.statements) == (seal, ())
+        for name in (never, after):
+            with pytest.raises(NotFoundError):
+                archive.document_change(name)
+        assert _anonymous(archive, series=H) == {in_h: (close, close)}  # a selective harvest of its set too
+        assert archive.changes(since=_at(clock, 4).replace("09:00", "09:00:01")) == []
+    # the owner (and a token for the series) sees them as they are: none deleted
+    assert {str(c.generic.pdi): c.withdrawn_at for c in archive.changes()} == dict.fromkeys(
+        (sealed, in_p, in_h, never, after))
+    # shown again (the embargo lifted): no longer deleted, dated by the lift
+    shown = _at(clock, 6)
+    archive.embargo(sealed, None)
+    assert _anonymous(archive)[sealed] == (shown, None)

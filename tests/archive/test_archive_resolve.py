@@ -315,7 +315,7 @@ def test_schema_is_migrated_forward(location: str, clock: Clock) -> None:
     assert old.schema_version() == 1
     old.close()
     with Archive.open(location, clock=clock) as archive:
-        assert archive.store.schema_version() == SCHEMA_VERSION == 20
+        assert archive.store.schema_version() == SCHEMA_VERSION == 21
         archive.add_series(S)
         pdi = archive.add(S, PNG + b"after migration", format="png")
         assert archive.get(pdi).data == PNG + b"after migration"

@@ -412,6 +412,10 @@ def test_an_anonymous_harvest_learns_nothing_of_private_hidden_or_embargoed_docu
     with Archive.init(location, clock=clock) as archive:
         for series in (OPEN, CLOSED, SECRET):
             archive.add_series(series)
+        # private and hidden before anything is deposited: nothing of them was ever shown (what was shown and is
+        # withheld later is a deleted record: test_section_2_5_1_…)
+        archive.set_series_access(CLOSED, "private")
+        archive.set_series_access(SECRET, "hidden")
         public = str(archive.add(OPEN, b"open\n", format="text")).rsplit(".", 2)[0]
         embargoed = str(archive.deposit(OPEN, [Content(b"<p>sealed ruling</p>", "html")],
                                         foreign_id="http://127.0.0.1:9/sealed", embargo_until="2099-01-01")[0])
@@ -425,8 +429,6 @@ def test_an_anonymous_harvest_learns_nothing_of_private_hidden_or_embargoed_docu
         clock.now = RESTATED  # a second version of the public document, embargoed, and a title of it
         archive.add_version(public, [Content(b"open, revised\n", "text")], embargo_until="2099-01-01")
         archive.annotate(public + ".text.2", "title", "Sealed revision")
-        archive.set_series_access(CLOSED, "private")
-        archive.set_series_access(SECRET, "hidden")
         _, everything = archive.add_token("harvester", role="read", series=[OPEN, CLOSED, SECRET])
     secrets = (embargoed, private, hidden, gone)
     with serving(location) as (_, port):
@@ -479,11 +481,11 @@ def test_section_3_5_a_token_names_its_last_record_and_only_one_the_reader_may_s
     with Archive.init(location, clock=clock) as archive:
         archive.add_series(OPEN)
         archive.add_series(SECRET)
+        archive.set_series_access(SECRET, "hidden")  # before its document: never shown, so never a deleted record
         names = [str(archive.add(OPEN, b"one\n", format="text"))]
         names.append(str(archive.deposit(OPEN, [Content(b"<p>long</p>", "html")], foreign_id=long_url)[0]))
         hidden = str(archive.add(SECRET, b"secret\n", format="text")).rsplit(".", 2)[0]
         names.append(str(archive.add(OPEN, b"three\n", format="text")))
-        archive.set_series_access(SECRET, "hidden")
         app = create_app(location, archive=archive)
         for route in app.routes:
             if isinstance(route, Route) and route.path == "/oai":
@@ -556,3 +558,65 @@ def test_section_2_7_2_a_record_an_embargo_hid_is_harvested_from_the_end_of_the_
         assert all(h.datestamp >= until for h in since)
         record = harvester.GetRecord(identifier=public, metadataPrefix="oai_dc")
         assert record.header.datestamp == until
+
+
+def test_section_2_5_1_a_record_withheld_after_a_harvest_is_a_deleted_record_and_one_shown_is_harvested(
+        tmp_path: Path, schema: xmlschema.XMLSchema) -> None:
+    """The repository says ``deletedRecord`` ``persistent`` (§4.2): it keeps track of deletions with no time limit.
+    A record a harvester was shown and may no longer be (an embargo set on it, its series made private) is a deleted
+    record from then on (§2.5.1), dated when it was withheld, so that the incremental harvest (``from`` the last
+    one's ``responseDate``, §2.7.2) tells the harvester to let its copy go; one shown by a change of access (an
+    embargo lifted early, a series made public) is dated by it, so that the same harvest finds it (§2.7.1). Nothing
+    here ends by the clock: every change is the owner's."""
+    location = tmp_path / "archive"
+    with Archive.init(location) as archive:
+        for series in (OPEN, CLOSED, SECRET):
+            archive.add_series(series)
+        archive.set_series_access(SECRET, "hidden")
+
+        def deposit(series: str, body: bytes, **kwargs: Any) -> str:
+            return str(archive.deposit(series, [Content(body, "text")], **kwargs)[0]).rsplit(".", 2)[0]
+
+        sealed, kept, waiting = deposit(OPEN, b"sealed later\n"), deposit(OPEN, b"kept\n"), deposit(
+            OPEN, b"under embargo\n", embargo_until="2099-01-01")
+        closed, secret = deposit(CLOSED, b"closed later\n"), deposit(SECRET, b"made public later\n")
+        archive.annotate(sealed, "title", "Sealed later")
+        _, everything = archive.add_token("harvester", role="read", series=[OPEN, CLOSED, SECRET])
+    with serving(location) as (_, port):
+        base = f"http://127.0.0.1:{port}/oai"
+        first = httpx.get(base, params={"verb": "ListRecords", "metadataPrefix": "oai_dc"})
+        valid(schema, first)
+        last_harvest = ET.fromstring(first.content).findtext(f"{{{oaipmh.OAI}}}responseDate")
+        assert last_harvest is not None
+        assert [h.identifier for h in Sickle(base).ListIdentifiers(metadataPrefix="oai_dc")] == [sealed, kept, closed]
+        while datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") <= last_harvest:
+            time.sleep(0.1)  # datestamps are to the second: every change below is dated after the harvest's
+        with Archive.open(location) as archive:
+            archive.embargo(sealed, "2099-01-01")
+            archive.set_series_access(CLOSED, "private")
+            archive.embargo(waiting + ".text.1", None)  # pdi embargo --lift
+            archive.set_series_access(SECRET, "public")
+        harvester = Sickle(base)
+        assert harvester.Identify().deletedRecord == "persistent"
+        since = {r.header.identifier: r for r in harvester.ListRecords(metadataPrefix="oai_dc",
+                                                                       **{"from": last_harvest})}
+        assert set(since) == {sealed, closed, waiting, secret}  # kept did not change
+        assert {name for name, r in since.items() if r.deleted} == {sealed, closed}
+        assert all(r.header.datestamp > last_harvest for r in since.values())
+        # the same harvest as XML the OAI's schema accepts: a header status="deleted", no metadata, nothing of it said
+        answer = httpx.get(base, params={"verb": "ListRecords", "metadataPrefix": "oai_dc", "from": last_harvest})
+        records = {r["header"]["identifier"]: r for r in valid(schema, answer)["ListRecords"]["record"]}
+        assert {name for name, r in records.items() if r["header"].get("@status") == "deleted"} == {sealed, closed}
+        assert "metadata" not in records[sealed] and "Sealed later" not in answer.text
+        # a harvest up to the last one's moment does not show them deleted: they were not, then
+        before = [h for h in harvester.ListIdentifiers(metadataPrefix="oai_dc", until=last_harvest)]
+        assert [h.identifier for h in before] == [kept]
+        # GetRecord and a harvest of its set say the same: the set is no set of ListSets to this reader any more
+        gone = harvester.GetRecord(identifier=sealed, metadataPrefix="oai_dc")
+        assert gone.deleted and gone.header.datestamp == since[sealed].header.datestamp
+        assert [(h.identifier, h.deleted, h.setSpecs) for h in harvester.ListIdentifiers(
+            metadataPrefix="oai_dc", set=CLOSED)] == [(closed, True, [CLOSED])]
+        assert CLOSED not in {s.setSpec for s in harvester.ListSets()}
+        # a reader whose token covers them is shown them as they are, none deleted
+        reader = Sickle(base, headers={"Authorization": f"Bearer {everything}"})
+        assert not [h.identifier for h in reader.ListIdentifiers(metadataPrefix="oai_dc") if h.deleted]

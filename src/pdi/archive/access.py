@@ -29,7 +29,12 @@ it exactly (``403``) and nothing else; of a hidden series' it learns
 *nothing* (``404``, the answer to a name never minted). Whatever a reader may
 not learn all of is left out of every list, count, harvest (OAI-PMH,
 deleted records included), TimeMap and search it is shown, before a page is
-cut, as if it had never been deposited (:class:`Unlisted`).
+cut, as if it had never been deposited (:class:`Unlisted`). One exception:
+a document a reader was shown and a change of access withheld later (an
+embargo set, its series made private or hidden) is a deleted record of its
+OAI-PMH harvests from then on, its name and that moment only
+(:meth:`pdi.archive.browsing.Browsing.changes`): what a harvester was shown
+it is told to let go of (OAI-PMH 2.0 §2.5.1, ``deletedRecord`` persistent).
 """
 
 from __future__ import annotations

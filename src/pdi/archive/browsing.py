@@ -286,7 +286,9 @@ class Browsing(ArchiveBase):
         that last changed between them, found from the catalog's stamps
         before any document is read. A whole withdrawn document is still
         listed, with its ``withdrawn_at``; withdrawn versions are left out of
-        its versions.
+        its versions. So is a document the reader was shown and is no longer
+        (an embargo set, its series made private or hidden: :meth:`_change`),
+        withdrawn from its sight when that was done.
         """
         if limit < 1:
             raise LimitError("a page holds at least one document")
@@ -297,9 +299,10 @@ class Browsing(ArchiveBase):
         while len(found) < limit:
             stamps = self.store.document_stamps(after, wanted, max(limit, _STAMP_BATCH), now)
             for stamp in stamps:
-                # a document with versions the reader may not learn of is dated by the rest (its change
-                # may be earlier than its stamp): it is read before it is matched against until
-                partly = stamp.key in hidden.embargoed
+                # a document with versions the reader may not learn of is dated by the rest, and one withheld from
+                # the reader by when it was withheld (its change may be earlier than its stamp): it is read before
+                # it is matched against until
+                partly = stamp.key in hidden.embargoed or not hidden.series_listed(stamp.key.series)
                 if (since is None or stamp.changed_at >= since) and (until is None or stamp.changed_at <= until
                                                                       or partly):
                     change = self._change(stamp, hidden)
@@ -347,12 +350,22 @@ class Browsing(ArchiveBase):
         return change
 
     def _change(self, stamp: DocumentStamp, hidden: Unlisted) -> DocumentChange | None:
-        """The document as a list shows it to the reader (``None``: not the reader's to learn of)."""
+        """The document as a list shows it to the reader (``None``: not the reader's to learn of).
+
+        One the reader may not learn all of now (an embargo in force, a
+        private or hidden series) but was shown before a change of access
+        withheld it (:attr:`~pdi.archive.store.DocumentStamp.access_changed_at`:
+        a change of access that left it unlisted withheld it) is shown as
+        withdrawn then, with nothing of what it holds: OAI-PMH's deleted
+        record (§2.5.1), which tells a harvester that kept it to let it go.
+        One never shown to the reader is not its to learn of.
+        """
         if not hidden.document_listed(stamp.key):
-            return None
-        shown = [r for r in self.store.representations(stamp.key) if hidden.version_listed(stamp.key, r.version)]
+            return self._withheld(stamp)
+        records = self.store.representations(stamp.key)
+        shown = [r for r in records if hidden.version_listed(stamp.key, r.version)]
         if not shown:
-            return None
+            return self._withheld(stamp, records)
         records = [
             r for r in shown
             if stamp.withdrawn_at is not None or self.store.withdrawal(stamp.key, r.version) is None
@@ -371,12 +384,29 @@ class Browsing(ArchiveBase):
             moments = [r.created_at for r in shown] + [s.at for s in statements]
             if stamp.embargo_ended_at is not None:  # the end of an embargo over: what it hid is shown since
                 moments.append(stamp.embargo_ended_at)
+            if stamp.access_changed_at is not None:  # a version shown or withheld by a change of access
+                moments.append(stamp.access_changed_at)
             moments += [w.at for w in self.store.withdrawals_of([stamp.key])
                         if w.version is None or hidden.version_listed(stamp.key, w.version)]
             changed_at = max(moments)
             if withdrawn_at is not None and stamp.withdrawn_at is None:
                 withdrawn_at = changed_at
         return DocumentChange(stamp.cursor, generic_of(records), statements, changed_at, withdrawn_at)
+
+    def _withheld(self, stamp: DocumentStamp, records: Sequence[RepresentationRecord] | None = None
+                  ) -> DocumentChange | None:
+        """A document the reader may not learn all of, as a list shows it: withdrawn from the reader's sight when a
+        change of access withheld it after it was shown (its name, and the versions it had then); ``None`` if it
+        was never shown to readers without access."""
+        withheld = stamp.access_changed_at
+        if withheld is None:
+            return None
+        if records is None:
+            records = self.store.representations(stamp.key)
+        then = [r for r in records if r.created_at <= withheld] or list(records[:1])
+        if not then:
+            return None
+        return DocumentChange(stamp.cursor, generic_of(then), (), withheld, withheld)
 
     def document(self, pdi: PDI | str) -> DocumentDetail:
         """What the catalog knows of the document a name belongs to: versions, formats, statements, fixity checks."""

@@ -224,8 +224,9 @@ class DocumentChange:
 
     ``generic`` lists the versions not withdrawn; ``statements`` are every
     statement filed under the document, oldest first; ``changed_at`` is the
-    latest of its deposits, statements, withdrawals and ends of embargoes over (ISO 8601 UTC);
-    ``withdrawn_at`` when the whole document was withdrawn, if it was;
+    latest of its deposits, statements, withdrawals, ends of embargoes over and changes of access (ISO 8601 UTC);
+    ``withdrawn_at`` when the whole document was withdrawn, if it was, or withheld from the reader by a change of
+    access after it was shown to it (then nothing else is said of it);
     ``cursor`` where the next page starts after it.
     """
 

@@ -650,6 +650,9 @@ class SQLiteStore(SQLStore):
             self._query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
         )
 
+    def _has_column(self, table: str, column: str) -> bool:
+        return bool(self._query("SELECT 1 FROM pragma_table_info(?) WHERE name = ?", (table, column)))
+
 
 #: What tells, in the snapshot of the statement it ends, whether the series anyone may read must be read again
 #: (:meth:`SQLiteStore._readable_series`, kept by each connection: a series and those above it change rarely): the

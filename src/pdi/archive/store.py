@@ -41,7 +41,7 @@ else:
     from pdi._later import dataclass
 
 #: The schema version this code writes. Older catalogs are migrated forward on open.
-SCHEMA_VERSION = 20
+SCHEMA_VERSION = 21
 
 #: How a representation's octets are kept: ``exact`` (as deposited, the
 #: default since schema 4) or ``canonical`` (a text deposited before then,
@@ -408,9 +408,13 @@ class DocumentStamp:
 
     ``cursor`` is its place in the catalog (a keyset cursor, increasing with
     each new document); ``changed_at`` the latest of its deposits, statements,
-    withdrawals and ends of embargoes over (ISO 8601 UTC); ``withdrawn_at``
+    withdrawals, ends of embargoes over and changes of access (ISO 8601 UTC); ``withdrawn_at``
     when the whole document was withdrawn, if it was; ``embargo_ended_at``
-    when the latest embargo over of it or a version of it ended, if one did.
+    when the latest embargo over of it or a version of it ended, if one did;
+    ``access_changed_at`` when a change of who may read (an embargo set or
+    lifted, a series made public or not: never the clock) last changed what a
+    reader without access to its series is shown of it (schema 21): it or a
+    version of it shown, or withheld.
     """
 
     cursor: int
@@ -418,6 +422,7 @@ class DocumentStamp:
     changed_at: str
     withdrawn_at: str | None
     embargo_ended_at: str | None = None
+    access_changed_at: str | None = None
 
 
 @dataclass(frozen=True)

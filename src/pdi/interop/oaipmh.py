@@ -19,7 +19,8 @@ specification, 2002-06-14, revised 2015-01-08), with no I/O:
   an empty ``resumptionToken``;
 * §3.2 the XML response (:func:`response`) and §4 each verb's element;
 * §2.5 deleted records (``status="deleted"``, ``deletedRecord``
-  ``persistent``: a withdrawn document's name is never reused), §2.7.1
+  ``persistent``: a withdrawn document's name is never reused, and what a
+  harvester was shown is reported deleted once withheld from it), §2.7.1
   sets (one per series) and §2.7.2 selective harvesting by datestamp;
 * the ``oai_dc`` format of §6 (Dublin Core, :func:`dublin_core`).
 

@@ -16,11 +16,17 @@ from pdi.archive.catalog.base import (
 from pdi.archive.store import (
     AuditRecord,
     DocumentKey,
+    SeriesRecord,
     TokenRecord,
     WithdrawalRecord,
 )
 from pdi.errors import ImmutabilityError, NotFoundError
 
+#: Whether a document (``documents``' row) is shown at a moment (the parameter, twice) to a reader without access to
+#: its series, were the series public: not embargoed whole, and a version of it not embargoed
+#: (:class:`pdi.archive.access.Unlisted`; a withdrawn one is shown as withdrawn).
+SHOWN_AT = ("(documents.embargo_until IS NULL OR documents.embargo_until <= ?) AND EXISTS (SELECT 1 FROM versions v"
+            " WHERE v.document = documents.id AND (v.embargo_until IS NULL OR v.embargo_until <= ?))")
 #: Documents one query of :meth:`SQLStore.withdrawals_of` looks up (3 parameters each, within SQLite's limit).
 _KEYS_A_QUERY = MAX_PARAMETERS // 3
 
@@ -29,20 +35,56 @@ class AccessPart(CatalogBase):
     """Who may read what, which names are out of service, and who may write."""
 
     def set_series_access(self, name: str, access: str, who: str, at: str, *, address: str | None = None) -> None:
-        """Make a series public, private or hidden; audited, and counted as an access change."""
+        """Make a series public, private or hidden; audited, and counted as an access change.
+
+        Each document a reader without access is shown, or was shown, of a series made public or not by it (the
+        series and those under it whose effective access goes from public to private or hidden, or back) is
+        dated by it (its ``access_changed_at``): shown from now, or withheld from now. One statement a page of
+        such series, in this transaction.
+        """
         with self._write():
+            before = self._public_series()
             if not self._query("UPDATE series SET access = ? WHERE name = ? RETURNING name", (access, name)):
                 raise NotFoundError(f"series {name} is not registered")
+            after = self._public_series()
+            flipped = sorted(series for series, public in after.items() if before.get(series) != public)
+            for page in pages(flipped, MAX_PARAMETERS - 3):
+                marks = ", ".join("?" * len(page))
+                self._query(f"UPDATE documents SET access_changed_at = ? WHERE series IN ({marks}) AND {SHOWN_AT}",
+                            [at, *page, at, at])
             self._query("INSERT INTO access_changes (at) VALUES (?)", (at,))
             self._insert_audit(AuditRecord(at, who, "series-access", name, access, address))
+
+    def _public_series(self) -> dict[str, bool]:
+        """Whether each registered series is public, as :func:`pdi.archive.access.effective_access` reads it (its
+        own setting and those of the series above it), in the transaction begun."""
+        from pdi.archive.access import PUBLIC, effective_access
+
+        rows = self._query("SELECT name, parent, authority, created_at, access FROM series")
+        records = {str(r[0]): SeriesRecord(str(r[0]), None if r[1] is None else str(r[1]), str(r[2]), str(r[3]),
+                                           str(r[4])) for r in rows}
+        return {name: effective_access(records, name) == PUBLIC for name in records}
+
+    def _shown_versions(self, doc: int, at: str) -> frozenset[int]:
+        """The versions of the document ``doc`` a reader without access is shown at ``at`` as far as embargoes go
+        (its series apart): none while the document is embargoed whole (:class:`pdi.archive.access.Unlisted`)."""
+        rows = self._query("SELECT d.embargo_until, v.version, v.embargo_until FROM documents d"
+                           " JOIN versions v ON v.document = d.id WHERE d.id = ?", (doc,))
+        if not rows or (rows[0][0] is not None and str(rows[0][0]) > at):
+            return frozenset()
+        return frozenset(int(r[1]) for r in rows if r[2] is None or str(r[2]) <= at)
 
     def set_embargo(
         self, key: DocumentKey, version: int | None, until: str | None, who: str, at: str,
         *, subject: str, address: str | None = None,
     ) -> None:
-        """Embargo a document (``version`` None) or a version until ``until`` (None: lift it); audited."""
+        """Embargo a document (``version`` None) or a version until ``until`` (None: lift it); audited.
+
+        When that changes what a reader without access to its public series is shown of the document at ``at``
+        (it or the version shown, or withheld), the document is dated by it (its ``access_changed_at``)."""
         with self._write():
             doc = self._check_document(key, lock=True)
+            shown = self._shown_versions(doc, at)
             if version is None:
                 self._query("UPDATE documents SET embargo_until = ? WHERE id = ?", (until, doc))
             elif not self._query(
@@ -50,6 +92,11 @@ class AccessPart(CatalogBase):
                 (until, doc, version),
             ):
                 raise NotFoundError(f"no version {version} of {describe_key(key)} in the archive")
+            # what a reader without access is shown of it changed now (it, or a version, shown or withheld), not
+            # when the embargo says: dated, for harvesters (OAI-PMH §2.7.1, §2.5.1); an embargo moved while in
+            # force, or set on what such a reader never sees (its series is not public), changed nothing they see
+            if self._shown_versions(doc, at) != shown and self._public_series().get(key.series, False):
+                self._query("UPDATE documents SET access_changed_at = ? WHERE id = ?", (at, doc))
             self._query("INSERT INTO access_changes (at) VALUES (?)", (at,))
             what = "the document" if version is None else f"version {version}"
             self._insert_audit(AuditRecord(

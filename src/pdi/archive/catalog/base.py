@@ -180,6 +180,10 @@ class CatalogBase(ABC):
         """Whether a table of that name exists."""
 
     @abstractmethod
+    def _has_column(self, table: str, column: str) -> bool:
+        """Whether the table ``table`` has a column of that name."""
+
+    @abstractmethod
     def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """One statement (``?`` placeholders) run for each of ``rows``."""
 

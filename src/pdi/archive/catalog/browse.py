@@ -41,9 +41,11 @@ from pdi.identifier import spells_serial
 _CHECK_ROWS = 500
 
 
-#: A document and the times it changed: its deposits, statements and withdrawals (each read from an index), and
+#: A document and the times it changed: its deposits, statements and withdrawals (each read from an index),
 #: the end of its own and its versions' embargoes that are over by the time given twice first (``now``): an
-#: embargo over shows a reader what it hid, a change an incremental harvest must see (OAI-PMH §2.7.2).
+#: embargo over shows a reader what it hid, a change an incremental harvest must see (OAI-PMH §2.7.2); and the
+#: last change of access that changed what a reader without access is shown of it (schema 21: an embargo lifted
+#: early, a series made public, or either the other way).
 _STAMPS = (
     "SELECT d.id, d.series, d.day, d.unique_id,"
     " (SELECT MAX(r.created_at) FROM representations r WHERE r.document = d.id),"
@@ -51,17 +53,19 @@ _STAMPS = (
     " (SELECT MAX(w.at) FROM withdrawals w WHERE w.document = d.id),"
     " (SELECT MIN(w.at) FROM withdrawals w WHERE w.document = d.id AND w.version IS NULL),"
     " CASE WHEN d.embargo_until <= ? THEN d.embargo_until END,"
-    " (SELECT MAX(v.embargo_until) FROM versions v WHERE v.document = d.id AND v.embargo_until <= ?)"
+    " (SELECT MAX(v.embargo_until) FROM versions v WHERE v.document = d.id AND v.embargo_until <= ?),"
+    " d.access_changed_at"
     " FROM documents d"
 )
 
 
 def _stamp(row: Sequence[Any]) -> DocumentStamp:
     ended = [str(t) for t in row[8:10] if t is not None]
+    access = None if row[10] is None else str(row[10])
     return DocumentStamp(
         int(row[0]), DocumentKey(str(row[1]), datetime.date.fromisoformat(str(row[2])), str(row[3])),
-        max([str(t) for t in row[4:7] if t is not None] + ended), None if row[7] is None else str(row[7]),
-        max(ended) if ended else None,
+        max([str(t) for t in row[4:7] if t is not None] + ended + ([] if access is None else [access])),
+        None if row[7] is None else str(row[7]), max(ended) if ended else None, access,
     )
 
 
@@ -201,7 +205,7 @@ class BrowsePart(CatalogBase):
         ``representations`` and the indexes ``assertions_by_document`` and
         ``withdrawals_by_document``: a page costs its own documents. An
         embargo over by ``now`` (the catalog's ISO 8601 UTC time) changed it
-        when it ended.
+        when it ended; a change of access, when it was made.
         """
         sql = _STAMPS + " WHERE d.id > ?"
         params: list[Any] = [now, now, after]

@@ -41,7 +41,7 @@ def migrations(
     steps = [*_tables(*args), *_formats_and_blobs(*args), *_search_and_access(*args), *_purges_and_annotations(*args),
              _index_queue(), _small_blobs(*args), _message_threads(), _mirrors(), _mirror_withdrawals(),
              _mirror_tokens(), _deposit_function(deposit), _serial_names(names), _keyed_tables(), _spaced_passages(),
-             _southeast_asian_passages(), _optional_marks_passages(apart), list(ascii_apart)]
+             _southeast_asian_passages(), _optional_marks_passages(apart), list(ascii_apart), _access_changes_dated()]
     return {version: statements for version, statements in enumerate(steps, start=1)}
 
 
@@ -515,6 +515,21 @@ def _optional_marks_passages(apart: Sequence[str]) -> list[str]:
 ASCII_APART_STEP = 20
 
 
+#: The step that dates changes of access in the catalog (:func:`_access_changes_dated`).
+ACCESS_DATED_STEP = 21
+
+
+def _access_changes_dated() -> list[str]:
+    """Step 21: when a change of who may read last changed what a reader without access to a document's series is
+    shown of it (:meth:`pdi.archive.catalog.access.AccessPart.set_embargo`, :meth:`~pdi.archive.catalog.access.
+    AccessPart.set_series_access`): the document shown (an embargo lifted early or moved into the past, its series
+    made public), withheld (an embargo set on it, its series made private or hidden) or a version of it shown or
+    withheld. An OAI-PMH record's datestamp counts it (OAI-PMH 2.0 §2.7.1), and a record withheld after it was
+    shown is a deleted record dated by it (§2.5.1). ``NULL``: none since the upgrade to this step (no earlier
+    change was dated)."""
+    return ["ALTER TABLE documents ADD COLUMN access_changed_at TEXT"]
+
+
 class SchemaPart(CatalogBase):
     """The schema's version and migrations, and which blob store the catalog records."""
 
@@ -635,7 +650,8 @@ class SchemaPart(CatalogBase):
         """Inside the migration's transaction to ``target``, as step ``version`` is to run: its statements (those
         :func:`migrations` made; SQLite makes step 16's from the catalog as it is then); steps 17 and 18 rewrite
         the passages they are about here (:meth:`_respace_all`). Step 19 on its way to 20 or later leaves
-        PostgreSQL's index dropped: step 20 makes it, once."""
+        PostgreSQL's index dropped: step 20 makes it, once. Step 21 adds its column unless it is there, as the
+        steps before it may run again without harm."""
         if version == SPACED_STEP:
             self._respace_all()
         elif version == RESPACED_STEP:
@@ -649,6 +665,8 @@ class SchemaPart(CatalogBase):
             if target >= ASCII_APART_STEP:
                 return []  # step 20, in this transaction, makes the index again: made here too, it was made twice
             return [statement for statement in statements if statement not in dropped]
+        elif version == ACCESS_DATED_STEP and self._has_column("documents", "access_changed_at"):
+            return []  # a catalog whose record of its steps was cut back to before this one (as the tests do)
         return statements
 
     def _respace_all(self, page: int = 500, *, spaced_before: bool = False) -> int:

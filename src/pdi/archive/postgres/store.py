@@ -205,6 +205,10 @@ class PostgresStore(PostgresSearch, PostgresDeposits):
         rows = self._query("SELECT to_regclass(?)", (name,))
         return rows[0][0] is not None
 
+    def _has_column(self, table: str, column: str) -> bool:
+        return bool(self._query("SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(?) AND attname = ?"
+                                " AND NOT attisdropped", (table, column)))
+
     def _rows(self, types: Sequence[str], rows: Sequence[Sequence[Any]]) -> tuple[str, list[Any]]:
         # An array a column, whatever the number of rows: a statement of a few parameters
         # for psycopg to bind, not thousands to find in its text; bound in binary (%b),

@@ -553,16 +553,19 @@ class OAIRoutes:
     under the document (a key naming a Dublin Core element: ``title``,
     ``creator``, ``dc:subject`` …), its names and N2R URL, its day of minting
     and its formats. Its datestamp is the latest of its deposits, statements,
-    withdrawals and ends of embargoes over, so an incremental harvest
-    (``from``) sees every change, and what an embargo hid once it ends.
-    A withdrawn document is a deleted record. Lists come in pages of
+    withdrawals, ends of embargoes over and changes of access that showed it
+    or withheld it, so an incremental harvest (``from``) sees every change,
+    and what an embargo hid once it ends or is lifted, or a series once it is
+    made public. A withdrawn document is a deleted record (``deletedRecord``
+    ``persistent``), and so is one the reader was shown and a change of
+    access withheld later, dated then (§2.5.1). Lists come in pages of
     ``page`` records, in catalog order, with stateless resumption tokens.
     Answers are made within the resolver's ``work`` limits (a list may read
     the stamps of many documents to find those changed in a range of dates).
     A harvest shows only what its reader may read, as the archive answers
     that reader (:func:`pdi.archive.access.disclosure`): no record, header,
     deleted record or set of a private or hidden series or of an embargoed
-    document to a reader without a token for it (``idDoesNotExist`` to
+    document it was never shown to a reader without a token for it (``idDoesNotExist`` to
     ``GetRecord`` of one), and a token names its last record, never a row
     number of the catalog.
     """
@@ -646,14 +649,22 @@ class OAIRoutes:
         chosen = resumed.selection
         start, until = chosen.bounds()
         series = chosen.set
+        unknown_set = False
         if series is not None:
             names = {s.name for s in self.archive.series()}
-            if was_resumed and series.lower() not in names:  # a list of it was never begun here, or not for this reader
+            # a series the reader may not read is no set of ListSets, but the deleted records of what it was shown
+            # of it are still harvested by their set (§2.5.1: deletedRecord persistent); if there are none, there
+            # is no such set for the reader, as for a series never registered (which is not read at all)
+            unknown_set = series.lower() not in names
+            registered = not unknown_set or self.archive.find_series(series.lower()) is not None
+            # a token is issued after a record (one of the set the reader was shown, deleted or not: checked
+            # below): one naming none, of a set the reader may not read, or of no series, was never issued here
+            if was_resumed and (not registered or (unknown_set and resumed.after is None)):
                 raise oaipmh.OAIError("badResumptionToken", f"the resumption token lists the set {series[:80]!r}, which"
                                       " is not a set here: harvest again from the start (see ListSets)")
             if not names:  # as ListSets says: no series, no set hierarchy (§4.3, §4.5 noSetHierarchy)
                 raise oaipmh.OAIError("noSetHierarchy", "the archive has no series yet, so no sets")
-            if series.lower() not in names:
+            if not registered:
                 raise oaipmh.OAIError("noRecordsMatch",
                                       f"there is no set {series[:80]!r} (each set is a series: see ListSets)")
         # ISO 8601 UTC texts of four-digit years compare as the times do; a datestamp is to the second, so until
@@ -667,6 +678,9 @@ class OAIRoutes:
         if not matched:
             if was_resumed:  # the list ended where the page before did: say so with a record-less page
                 raise oaipmh.OAIError("noRecordsMatch", "no more records match: the list is complete")
+            if unknown_set:
+                raise oaipmh.OAIError("noRecordsMatch",
+                                      f"there is no set {str(series)[:80]!r} (each set is a series: see ListSets)")
             raise oaipmh.OAIError("noRecordsMatch", "no record matches the set and the datestamps given")
         page = matched[: self.page]
         token = None
