@@ -620,3 +620,29 @@ def test_section_2_5_1_a_record_withheld_after_a_harvest_is_a_deleted_record_and
         # a reader whose token covers them is shown them as they are, none deleted
         reader = Sickle(base, headers={"Authorization": f"Bearer {everything}"})
         assert not [h.identifier for h in reader.ListIdentifiers(metadataPrefix="oai_dc") if h.deleted]
+
+
+def test_section_4_2_the_earliest_datestamp_is_below_a_deleted_record_of_a_series_no_longer_seen(
+        tmp_path: Path, schema: xmlschema.XMLSchema) -> None:
+    """§4.2: ``earliestDatestamp`` is "the guaranteed lower limit of all datestamps recording changes, modifications,
+    or deletions in the repository". A record withheld when its series was made private is a deleted record dated
+    then (§2.5.1); when that was before the first day of every series the reader still sees, the first day of those
+    was no lower limit of the harvest (found in review, 2026-11-30)."""
+    location = tmp_path / "archive"
+    clock = Clock(datetime.datetime(2020, 3, 2, 9, 0, tzinfo=datetime.UTC))
+    with Archive.init(location, clock=clock) as archive:
+        archive.add_series(OPEN)
+        archive.add_series(CLOSED)
+        archive.deposit(CLOSED, [Content(b"public in 2020\n", "text")])
+        clock.now = datetime.datetime(2021, 6, 1, 12, 30, 15, 250000, tzinfo=datetime.UTC)
+        archive.set_series_access(CLOSED, "private")
+        clock.now = datetime.datetime(2026, 11, 2, 8, 0, tzinfo=datetime.UTC)
+        archive.deposit(OPEN, [Content(b"public now\n", "text")])
+    with serving(location) as (_, port):
+        base = f"http://127.0.0.1:{port}/oai"
+        identify = valid(schema, httpx.get(base, params={"verb": "Identify"}))
+        earliest = identify["Identify"]["earliestDatestamp"]
+        stamps = {(h.identifier.split("/")[2], h.deleted): h.datestamp
+                  for h in Sickle(base).ListIdentifiers(metadataPrefix="oai_dc")}
+        assert stamps == {(OPEN, False): "2026-11-02T08:00:00Z", (CLOSED, True): "2021-06-01T12:30:15Z"}
+        assert earliest == "2021-06-01T12:30:15Z"  # the lowest of them: below it, nothing

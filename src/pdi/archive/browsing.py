@@ -62,6 +62,12 @@ def _version_of_subject(subject: str) -> int | None:
 class Browsing(ArchiveBase):
     """Series counts, days, a day's documents, captures of a URL, changes, one document's detail."""
 
+    def first_access_change(self) -> datetime.datetime | None:
+        """When the first change of access was made that dates a document (an embargo lifted or set, a series' access
+        changed: :meth:`changes`), UTC; ``None`` if none was. Below it no record withheld by one is dated."""
+        at = self.store.first_access_change()
+        return None if at is None else datetime.datetime.fromisoformat(at).astimezone(datetime.UTC)
+
     def series_counts(self) -> list[SeriesCount]:
         """Every registered series with how many documents it holds and its first and last day of minting.
 

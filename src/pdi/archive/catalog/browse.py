@@ -89,6 +89,13 @@ class BrowsePart(CatalogBase):
             for r in rows
         ]
 
+    def first_access_change(self) -> str | None:
+        """The earliest change of access recorded on any document (``documents.access_changed_at``, schema 21), or
+        ``None``: the earliest datestamp a record withheld by one can have."""
+        with self._read():
+            rows = self._query("SELECT MIN(access_changed_at) FROM documents")
+        return None if not rows or rows[0][0] is None else str(rows[0][0])
+
     def day_last_deposits(self, series: str) -> dict[datetime.date, str]:
         """When the latest deposit into a document of each day of ``series`` was made (days with one)."""
         with self._read():

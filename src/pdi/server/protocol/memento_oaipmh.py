@@ -752,11 +752,17 @@ class OAIRoutes:
         return oaipmh.Record(header, dc)
 
     def _earliest(self) -> datetime.datetime:
-        """A lower bound of every datestamp: the first day any series has a document (§4.2 earliestDatestamp)."""
-        days = [c.first_day for c in self.archive.series_counts() if c.first_day is not None]
-        if not days:
+        """A lower bound of every datestamp (§4.2 earliestDatestamp): the first day any series the reader sees has a
+        document, or the first change of access if earlier (a deleted record of a series the reader no longer sees is
+        dated when it was withheld, which may be before the first day of every series the reader sees)."""
+        moments = [datetime.datetime.combine(c.first_day, datetime.time(), tzinfo=datetime.UTC)
+                   for c in self.archive.series_counts() if c.first_day is not None]
+        changed = self.archive.first_access_change()
+        if changed is not None:
+            moments.append(changed)
+        if not moments:
             return self.archive.now().astimezone(datetime.UTC).replace(microsecond=0)
-        return datetime.datetime.combine(min(days), datetime.time(), tzinfo=datetime.UTC)
+        return min(moments).replace(microsecond=0)
 
     def routes(self) -> list[Route]:
         return [Route("/oai", self.endpoint, methods=["GET", "POST"])]
