@@ -180,6 +180,32 @@ def test_the_settings_travel_in_a_bag(archive: Archive, tmp_path: Path, clock: C
             copy.get(embargoed)
 
 
+def test_a_change_of_access_travels_in_a_bag_and_dates_the_document_in_the_copy(
+        archive: Archive, tmp_path: Path, clock: Clock) -> None:
+    """An embargo set on a document readers were shown makes it a deleted record from then on in a harvest (OAI-PMH
+    §2.5.1), and a lift early dates it then (§2.7.1). An export that left those moments behind made a copy whose
+    harvesters never saw the one let go and never re-harvested the other (found in review, 2026-11-30)."""
+    shown = archive.add(S, b"shown, then sealed\n", format="text")
+    waiting = archive.add(S, b"sealed, then shown\n", format="text", embargo_until="2099-01-01")
+    clock.now += datetime.timedelta(days=2, seconds=5)
+    archive.embargo(shown, "2099-01-01")
+    changed = clock.now
+    clock.now += datetime.timedelta(hours=1)
+    archive.embargo(waiting, None)
+    lifted = clock.now
+    archive.export_bag(tmp_path / "bag")
+    catalog = json.loads((tmp_path / "bag" / "data" / "catalog.json").read_text(encoding="utf-8"))
+    stamp = "%Y-%m-%dT%H:%M:%S.%fZ"
+    assert sorted((c["unique_id"], c["at"]) for c in catalog["access_changes"]) == sorted([
+        (shown.unique_id, changed.strftime(stamp)), (waiting.unique_id, lifted.strftime(stamp))])
+    with Archive.init(tmp_path / "copy", clock=clock) as copy:
+        copy.import_bag(tmp_path / "bag")
+        with reading_as(Reader()):
+            seen = {c.generic.pdi.unique_id: (c.changed_at, c.withdrawn_at) for c in copy.changes()}
+        assert seen == {shown.unique_id: (changed.strftime(stamp), changed.strftime(stamp)),
+                        waiting.unique_id: (lifted.strftime(stamp), None)}
+
+
 def test_what_is_refused(archive: Archive) -> None:
     with pytest.raises(ParseError, match="public, private, hidden"):
         archive.set_series_access(S, "secret")

@@ -375,6 +375,16 @@ def _record(r: dict[str, Any], now: datetime.datetime, *, check: bool = True) ->
     return record
 
 
+def _access_change(entry: dict[str, Any]) -> tuple[DocumentKey, str]:
+    """A document a change of access dated, and when (a catalog timestamp)."""
+    key, at = _document_key(entry), _field(entry, "at", str)
+    problem = timestamp_problem(at)
+    if problem is not None:
+        raise ParseError(f"catalog.json: the change of access of {key.series}/{key.day}/{key.unique_id}: {problem}",
+                         rule="catalog")
+    return key, at
+
+
 def _document_key(entry: dict[str, Any]) -> DocumentKey:
     try:
         return DocumentKey(
@@ -482,6 +492,8 @@ class Export:
     source: object
     #: How many representations catalog.json lists.
     listed: int = 0
+    #: The documents a change of access dated, with when (bags made before schema 21 have none).
+    access_changes: tuple[tuple[DocumentKey, str], ...] = ()
 
 
 def _export_sections(bag: Path, info: BagInfo) -> tuple[_Header, dict[str, _Section]]:
@@ -582,6 +594,7 @@ def read_export(
             (_document_key(e), _optional(e, "version", int), parse_until(_field(e, "until", str)))
             for e in sections.get("embargoes") or ()
         ]
+        access_changes = tuple(_access_change(c) for c in sections.get("access_changes") or ())  # few
     except PDIError:
         raise
     except (KeyError, TypeError, ValueError) as exc:
@@ -593,4 +606,4 @@ def read_export(
     finally:
         minted.close()
     return Export(series_records, reps, statements, withdrawals, embargoes, header.values.get("source"),
-                  header.lists["representations"])
+                  header.lists["representations"], access_changes)

@@ -237,6 +237,11 @@ def _write_catalog(
              "version": version, "until": until}
             for key, version, until in archive.store.iter_embargoes() if scope is None or key.series in scope
         ))
+        out.write('\n],\n"access_changes": [')
+        _write_items(out, (
+            {"series": key.series, "day": key.day.isoformat(), "unique_id": key.unique_id, "at": at}
+            for key, at in archive.store.iter_access_changes() if scope is None or key.series in scope
+        ))
         out.write("\n]}\n")
     return out.digest.hexdigest(), out.octets, count
 

@@ -111,7 +111,7 @@ def import_bag(
 
     new = archive.store.import_all(
         export.series, export.representations, export.statements, (), export.withdrawals, export.embargoes,
-        new_document=new_document, force=force,
+        new_document=new_document, force=force, access_changes=export.access_changes,
     )
     return BagImported(len(new), listed=export.listed)
 

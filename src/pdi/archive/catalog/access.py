@@ -154,6 +154,15 @@ class AccessPart(CatalogBase):
             key = DocumentKey(str(series), datetime.date.fromisoformat(str(day)), str(unique_id))
             yield key, None if version is None else int(version), str(until)
 
+    def iter_access_changes(self) -> Iterator[tuple[DocumentKey, str]]:
+        """Every document a change of access dated (``documents.access_changed_at``, schema 21), with when: what an
+        export carries so that the archive it is imported into dates and withholds them as this one does."""
+        with self._read():
+            rows = self._query("SELECT series, day, unique_id, access_changed_at FROM documents"
+                               " WHERE access_changed_at IS NOT NULL ORDER BY series, day, unique_id")
+        for series, day, unique_id, at in rows:
+            yield DocumentKey(str(series), datetime.date.fromisoformat(str(day)), str(unique_id)), str(at)
+
     def embargoes_of(self, keys: Sequence[DocumentKey]) -> dict[tuple[DocumentKey, int | None], str]:
         """The embargoes set (lifted or not) on these documents, found by their keys' index: each document's
         (version ``None``) and each version's, until when. What a manifest page says of its names, and what a

@@ -67,6 +67,7 @@ class ImportsPart(CatalogBase):
         new_document: Callable[[RepresentationRecord], AuditRecord] | None = None,
         gapless: bool = True,
         force: bool = False,
+        access_changes: Sequence[tuple[DocumentKey, str]] = (),
     ) -> list[RepresentationRecord]:
         """Bring records from another archive in, exactly as named; one transaction.
 
@@ -101,6 +102,10 @@ class ImportsPart(CatalogBase):
         forceable). A mirror's sync (:mod:`pdi.archive.mirroring`) leaves such names out first
         (:meth:`withdrawn_over`): its operator's withdrawal (a court's order where the mirror is) holds against
         what its origin serves.
+
+        ``access_changes`` date documents by the last change of access that changed what a reader without access
+        is shown of them (schema 21, :attr:`~pdi.archive.store.DocumentStamp.access_changed_at`), as the archive
+        exported from dated them; a later one held here is kept.
         """
         with self._read():  # refuse bad imports before staging any blob
             known = {str(r[0]) for r in self._query("SELECT name FROM series")}
@@ -115,7 +120,7 @@ class ImportsPart(CatalogBase):
         )
         try:
             added = self._import_staged(series, representations, assertions, audit, staged, withdrawals,
-                                        embargoes, new_document, gapless, force)
+                                        embargoes, new_document, gapless, force, access_changes)
         except BaseException:
             with cleaning_up_after_failure():
                 discard_all(staged)
@@ -135,6 +140,7 @@ class ImportsPart(CatalogBase):
         new_document: Callable[[RepresentationRecord], AuditRecord] | None = None,
         gapless: bool = True,
         force: bool = False,
+        access_changes: Sequence[tuple[DocumentKey, str]] = (),
     ) -> list[RepresentationRecord]:
         added: list[RepresentationRecord] = []
         written = _ImportWritten({blob.info.sha256: blob for blob in staged})
@@ -164,6 +170,12 @@ class ImportsPart(CatalogBase):
                 else:
                     self._query("UPDATE versions SET embargo_until = ? WHERE document = ? AND version = ?",
                                 (until, target, version))
+            for key, at in access_changes:
+                target = self._document_id(key)
+                if target is None:
+                    raise NotFoundError(f"change of access of {describe_key(key)}: no such document")
+                self._query("UPDATE documents SET access_changed_at = ? WHERE id = ?"
+                            " AND (access_changed_at IS NULL OR access_changed_at < ?)", (at, target, at))
             if embargoes or any(s.access != "public" for s in series):
                 self._query("INSERT INTO access_changes (at) VALUES (?)", (timestamp(),))
         return added
