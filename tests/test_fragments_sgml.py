@@ -172,7 +172,9 @@ def test_cli_deposit_elt_and_info(tmp_path: pathlib.Path) -> None:
     memo.write_bytes(b'<!DOCTYPE memo SYSTEM "memo.dtd">\n<memo><to>A</to></memo>\n')
     other = runner.invoke(cli, ["add", str(memo), "-s", "oma.eop.gov.us", "--archive", archive]).stdout.strip()
     info = runner.invoke(cli, ["get", other, "--info", "--archive", archive])
-    assert "sgml-parse\tno DTD found for memo.dtd (not in this machine's SGML catalogs): parsed without one" in info.stdout
+    assert ("sgml-parse\tno DTD found at deposit for memo.dtd (neither the archive's SGML folder nor this machine's"
+            " SGML catalogs had it; pdi sgml add makes it found for documents deposited after): parsed without one"
+            in info.stdout)
     bare = tmp_path / "bare.sgml"
     bare.write_bytes(b"<memo><to>A</to></memo>\n")
     other = runner.invoke(cli, ["add", str(bare), "-f", "sgml", "-s", "oma.eop.gov.us", "--archive", archive]).stdout.strip()
@@ -371,8 +373,8 @@ def test_tei_p3_deposit_says_its_dtd_was_missing(tmp_path: pathlib.Path) -> None
     info = runner.invoke(cli, ["get", name, "--info", "--archive", archive])
     assert info.exit_code == 0, info.output
     line = next(x for x in info.stdout.splitlines() if x.startswith("sgml-parse\t"))
-    assert line.startswith("sgml-parse\tno DTD found for -//TEI P3//DTD Main Document Type//EN"
-                           " (not in this machine's SGML catalogs): parsed without one")
+    assert line.startswith("sgml-parse\tno DTD found at deposit for -//TEI P3//DTD Main Document Type//EN"
+                           " (neither the archive's SGML folder nor this machine's SGML catalogs had it;")
     assert "every element undefined" in line and "content ANY" in line
     assert "omitted only where an ancestor's end tag closes it" in line
     assert f"{errors:,} parser errors" in line or f"{errors} parser errors" in line

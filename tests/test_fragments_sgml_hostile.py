@@ -166,9 +166,9 @@ def test_a_deposit_gives_onsgmls_the_deposits_time_whatever_the_size(tmp_path: p
     given: list[float] = []
     real = sgml.read_sgml
 
-    def spy(text: str, *, seconds: float = sgml.MAX_SECONDS) -> sgml.SgmlReading:
+    def spy(text: str, *, seconds: float = sgml.MAX_SECONDS, catalog: sgml.SgmlCatalog | None = None) -> sgml.SgmlReading:
         given.append(seconds)
-        return real(text, seconds=seconds)
+        return real(text, seconds=seconds, catalog=catalog)
 
     monkeypatch.setattr(sgml, "read_sgml", spy)
     text = "<!DOCTYPE r [<!ELEMENT r - - ANY>]>\r\n<r>" + "x" * size + "</r>\r\n"

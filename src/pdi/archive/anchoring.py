@@ -294,7 +294,7 @@ def anchor(archive: Archive, name: PDI | str, to: str | int) -> AnchorAnswer:
     cited = _whole(archive, whole_name)
     # a PDF's passage is counted on its kept text layer (without it, PDFium would read the whole PDF again)
     index = archive.fragment_index(cited.record) if cited.media_type == "application/pdf" else None
-    selected = Archive.select(cited, parsed.fragment, index=index)
+    selected = archive.select(cited, parsed.fragment, index=index)
     assert selected.fragment is not None
     if selected.fragment.past_end:  # it selects nothing: no passage to find (found by a probe, 2026-11-30: an
         # empty one at the end was "found by exact"), as an annotation of it is refused (pdi.interop.annotation)

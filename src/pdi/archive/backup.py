@@ -54,6 +54,7 @@ from pdi.archive.backup_files import (
     copy_beside,
     copy_blobs,
     copy_catalog,
+    copy_sgml_folder,
     named_blobs,
     now,
     postgres_tool,
@@ -278,7 +279,7 @@ def _backup_sqlite(catalog: SQLStore, root: Path, dest: Path, started_at: str, c
     check_space(dest, needed)
     copy_blobs(copier, catalog, names, files, progress)
     warnings: list[str] = []
-    beside = copy_beside(root, dest, "the archive", warnings)
+    beside = copy_beside(root, dest, "the archive", warnings) + copy_sgml_folder(root, dest, "the archive", warnings)
     os.replace(snapshot, dest / CATALOG)
     _clear_scratch(dest)
     fsync_dir(dest)

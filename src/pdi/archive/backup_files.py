@@ -52,6 +52,11 @@ BESIDE = ("signing-key.pem", "wacz-key.pem", "registry.json")
 #: (:data:`pdi.archive.signing_key.KEY_ENV`, ``WACZ_KEY_ENV``): a backup never removes one it holds
 #: (:func:`copy_beside`).
 KEYS = {"signing-key.pem": "PDI_SIGNING_KEY", "wacz-key.pem": "PDI_WACZ_KEY"}
+#: The folder of a directory archive's own SGML DTDs and their catalog (:data:`pdi.archive.sgml_dtds.SGML_FOLDER`):
+#: a backup holds its files, and never removes one (:func:`copy_sgml_folder`).
+SGML_FOLDER = "sgml"
+#: The largest file of the SGML folder a backup copies (:data:`pdi.archive.sgml_dtds.MAX_DTD`).
+MAX_SGML_FILE = 16 << 20
 #: The largest file beside a catalog a backup copies: more than any key or registry pdi writes (a registry is at
 #: most 4 MiB, :data:`pdi.federation.registry.MAX_REGISTRY`).
 MAX_BESIDE = 8 << 20
@@ -124,7 +129,7 @@ def unfinished_backup(names: set[str]) -> bool:
     """Whether a destination holding the files ``names`` (and no marker) is a first backup that did not finish: what
     a backup makes before its marker, the files beside the catalog (:data:`BESIDE`) only with the catalog's copy they
     are made after (a folder holding a key and nothing else is someone's, not a backup's)."""
-    beside = {name for name in names if name.removesuffix(".partial") in BESIDE}
+    beside = {name for name in names if name.removesuffix(".partial") in BESIDE or name == SGML_FOLDER}
     return names - beside <= UNFINISHED and (not beside or CATALOG + ".partial" in names)
 
 
@@ -339,6 +344,70 @@ def copy_beside(source: Path, dest: Path, what: str, warnings: list[str] | None 
             partial.unlink(missing_ok=True)
             raise StoreError(f"cannot copy {path} to {target}: {exc}") from exc
         copied.append(name)
+    return tuple(copied)
+
+
+def copy_sgml_folder(source: Path, dest: Path, what: str, warnings: list[str] | None = None) -> tuple[str, ...]:
+    """Copy the files of ``source``'s SGML folder (:data:`SGML_FOLDER`: the archive's own DTDs and their catalog)
+    into ``dest``'s, each written beside and renamed into place, fsynced (a DTD read-only, as ``pdi sgml add``
+    writes it); those ``dest`` holds already, the same, are left. The names copied (``sgml/filing.dtd``).
+
+    A document's passages are read with the DTD it was deposited with, so a DTD is never removed: ``warnings``
+    (a backup's) is told of one the backup holds that the archive no longer has, or has other octets of (the
+    archive's copy replaces it: a backup is the archive as it is now), kept or replaced. ``what`` says whose the
+    files are in an error. A file that is not a plain one (a link, a folder) or larger than :data:`MAX_SGML_FILE`
+    is refused before anything of it is written."""
+    folder, target = source / SGML_FOLDER, dest / SGML_FOLDER
+    try:
+        mode = os.lstat(folder).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise StoreError(f"cannot read {what}'s {folder}: {exc.strerror or exc}") from exc
+    if mode is not None and not stat.S_ISDIR(mode):
+        raise StoreError(f"{what}'s {folder} is not a folder (a link, or a file): pdi keeps its SGML DTDs in a folder")
+    names = sorted(e.name for e in os.scandir(folder) if not e.name.startswith(".")) if mode is not None else []
+    held = sorted(e.name for e in os.scandir(target) if not e.name.startswith(".")) if target.is_dir() else []
+    if warnings is not None:
+        for gone in sorted(set(held) - set(names)):
+            warnings.append(f"kept {target / gone} in the backup, though the archive has no {folder / gone}: a"
+                            " document deposited with a DTD is read with it; put it back if it was lost")
+    copied = []
+    for name in names:
+        path = folder / name
+        regular_file(path, f"{what}'s {SGML_FOLDER}/{name}")
+        with path.open("rb") as f:
+            data = f.read(MAX_SGML_FILE + 1)
+        if len(data) > MAX_SGML_FILE:
+            raise StoreError(f"{what}'s {path} is larger than any DTD pdi keeps ({MAX_SGML_FILE:,} octets): not copied")
+        there = target / name
+        if _plain(there):
+            old = _read_beside(there) if os.path.getsize(there) <= MAX_SGML_FILE else b""
+            if old == data:
+                continue
+            if warnings is not None and name != "catalog":
+                warnings.append(f"replaced {there} in the backup with {path}, other octets (pdi sgml add never"
+                                " replaces a DTD: it was changed by hand)")
+        target.mkdir(mode=0o755, exist_ok=True)
+        partial = target / f".{name}.partial"
+        try:
+            partial.unlink(missing_ok=True)
+            mode_of = 0o644 if name == "catalog" else 0o444
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode_of)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(partial, there)
+        except OSError as exc:
+            partial.unlink(missing_ok=True)
+            raise StoreError(f"cannot copy {path} to {there}: {exc}") from exc
+        copied.append(f"{SGML_FOLDER}/{name}")
+    if copied:
+        fsync_dir(target)
     return tuple(copied)
 
 

@@ -81,6 +81,7 @@ if TYPE_CHECKING:
 
     from pdi.archive.catalog import SQLStore
     from pdi.archive.search import Passages
+    from pdi.fragments.markup.sgml import SgmlCatalog
 else:
     from pdi._later import dataclass
 
@@ -567,11 +568,12 @@ class IndexBuilder:
     gets no index.
     """
 
-    def __init__(self, media_type: str, charset: str | None) -> None:
+    def __init__(self, media_type: str, charset: str | None, sgml_catalog: SgmlCatalog | None = None) -> None:
         from pdi.fragments.markup import markup_kind
 
         self.media_type = media_type
         self.charset = charset
+        self.sgml_catalog = sgml_catalog  # the archive's own SGML catalog, which SGML's parse reads first
         self.index: bytes | None = None
         kind = markup_kind(media_type)
         self._markup = kind in ("html", "xml", "xhtml")
@@ -604,7 +606,7 @@ class IndexBuilder:
 
         try:
             self.index = build_index(self._pieces(), media_type=self.media_type, charset=self.charset,
-                                     seconds=ELEMENT_INDEX_SECONDS)  # (SGML past 1 MiB is parsed here)
+                                     seconds=ELEMENT_INDEX_SECONDS, sgml_catalog=self.sgml_catalog)  # (SGML past 1 MiB is parsed here)
         except BaseException as exc:  # reported by finish, on the depositing thread
             self._error = exc
             for _ in self._pieces():  # keep draining, so the deposit never blocks (unless all of it was taken)
@@ -637,7 +639,7 @@ class IndexBuilder:
                 return  # its block table would be one block, the whole text: a query reads no less with it
             try:  # (SGML's elements are parsed here too, within the deposit's time for them)
                 self.index = build_index(iter(small), media_type=self.media_type, charset=self.charset,
-                                         seconds=ELEMENT_INDEX_SECONDS)
+                                         seconds=ELEMENT_INDEX_SECONDS, sgml_catalog=self.sgml_catalog)
             except UnsupportedError:
                 self.index = None  # a charset the counter cannot read: queries decode it whole
         elif self._queue is not None and self._thread is not None:
@@ -652,7 +654,7 @@ class IndexBuilder:
             try:
                 self.index = build_index(
                     b"".join(self._kept), media_type=self.media_type, charset=self.charset,
-                    seconds=ELEMENT_INDEX_SECONDS,
+                    seconds=ELEMENT_INDEX_SECONDS, sgml_catalog=self.sgml_catalog,
                 )
             except LimitError:
                 self.index = None
@@ -763,7 +765,15 @@ def prepare(
         raise UnsupportedError(f"format {token} ({media_type}) is not text: it has no charset")
     elif _is_xml(media_type):  # read in the encoding its octets say: each must be in it (a WARC's record too)
         observers.append(XmlCheck(force=force, source=content.source))
-    indexer = IndexBuilder(media_type, charset) if charset is not None or _is_xml(media_type) else None
+    sgml_catalog = None
+    from pdi.fragments.markup import markup_kind
+
+    if markup_kind(media_type) == "sgml":  # its DTD may be the archive's own (pdi sgml add)
+        from pdi.archive.sgml_dtds import sgml_catalog_of
+
+        sgml_catalog = sgml_catalog_of(store.location)
+    indexer = (IndexBuilder(media_type, charset, sgml_catalog) if charset is not None or _is_xml(media_type)
+               else None)
     if indexer is not None:
         observers.append(indexer)
     pdf = (

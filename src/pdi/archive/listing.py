@@ -279,10 +279,12 @@ class Listing(ArchiveBase):
         what it made and the next goes on with the rest; a run with nothing
         left to make writes nothing. One that cannot be made now (its octets
         missing or damaged, past a parser's bounds, or SGML where ``onsgmls``
-        is missing) is left as it was and reported. ``progress`` is told how
+        is missing) is left as it was and reported. SGML's DTDs are read from
+        the archive's own SGML folder first (:mod:`pdi.archive.sgml_dtds`), as at deposit. ``progress`` is told how
         many were looked at so far.
         """
         from pdi.archive.content import ELEMENT_INDEX_SECONDS
+        from pdi.archive.sgml_dtds import sgml_catalog_of
         from pdi.errors import IntegrityError
         from pdi.fragments import build_index
         from pdi.fragments.markup.index import MAGIC, VERSION
@@ -294,6 +296,7 @@ class Listing(ArchiveBase):
             self._require_series(name)
         rewritten = 0
         left: list[tuple[str, str, str]] = []
+        sgml_catalog = sgml_catalog_of(self.store.location)  # SGML's DTDs: the archive's own first, as at deposit
         for seen, (sha256, media_type, charset) in enumerate(self.store.earlier_element_indexes(name), 1):
             why: str | None = None
             index: bytes | None = None
@@ -304,7 +307,7 @@ class Listing(ArchiveBase):
                 else:
                     with reader:
                         index = build_index(reader.chunks(), media_type=media_type, charset=charset or None,
-                                            seconds=ELEMENT_INDEX_SECONDS)
+                                            seconds=ELEMENT_INDEX_SECONDS, sgml_catalog=sgml_catalog)
             except (IntegrityError, LimitError, ParseError, UnsupportedError) as exc:  # a store that fails: raised
                 why = str(exc)
             if why is None and (index is None or index[:4] != MAGIC or sealed_version(index) != VERSION):

@@ -35,7 +35,14 @@ from pdi.archive.blobs import (
 )
 from pdi.archive.blobs.inline import octets_reader
 from pdi.archive.naming import generic_of, key_of, parse_pdi, record_name, record_name_as, timestamp
-from pdi.archive.results import CitationResolved, Generic, GenericVersion, Opened, Resolved
+from pdi.archive.results import (
+    CitationResolved,
+    Generic,
+    GenericVersion,
+    Opened,
+    Resolved,
+    SgmlParse,
+)
 from pdi.archive.store import DocumentKey, PublicVersion, RepresentationRecord, SmallPublic
 from pdi.errors import (
     DamagedError,
@@ -50,6 +57,7 @@ from pdi.identifier import PDI, Fragment, missing_citation_mark
 
 if TYPE_CHECKING:
     from pdi.fragments import Buffer
+    from pdi.fragments.markup.sgml import SgmlCatalog
     from pdi.fragments.pdf import TextLayer
     from pdi.fragments.video import VideoInfo
     from pdi.mail.large import PartMap
@@ -613,7 +621,7 @@ class Reading(ArchiveBase):
                                        f" recorded, {len(octets)} stored")
                 checked = checked_as_given(reader)  # no local file: each chunk was checked as it was read
                 try:
-                    result = self._selected(record, octets, parsed.fragment, index)
+                    result = self._selected(record, octets, parsed.fragment, index, sgml_catalog=self.sgml_catalog())
                 except Exception as refusal:
                     if not checked and scheme in ("rect", "crop") and formats.media_family(record.media_type) == "image":
                         _damage_behind(reader, refusal)
@@ -698,36 +706,57 @@ class Reading(ArchiveBase):
 
         return TextLayer.from_bytes(index, record.size)
 
-    def sgml_parse_of(self, record: RepresentationRecord) -> tuple[bool, int, str | None] | None:
-        """An SGML document's parse as made at deposit: whether its DTD was found, how many errors
-        OpenSP's ``onsgmls`` reported, and the DTD its document type declaration names
-        (:func:`pdi.fragments.markup.sgml.declared_dtd`, read from its first octets, checked as they are read);
-        None (not SGML, or not parsed at deposit: ``onsgmls`` was missing).
+    def sgml_parse_of(self, record: RepresentationRecord) -> SgmlParse | None:
+        """An SGML document's parse as made at deposit (:class:`~pdi.archive.results.SgmlParse`): whether its DTD
+        was found, how many errors OpenSP's ``onsgmls`` reported, the DTD its document type declaration names
+        (:func:`pdi.fragments.markup.sgml.declared_dtd`, read from its first octets, checked as they are read) and
+        the file of the archive's SGML folder its catalog sends that public identifier to; or why there is no
+        parse: refused (the reason its ``elt`` is refused with), or none made at deposit. ``None``: not SGML.
         No guard is asked: give it a record a reader has resolved."""
-        if record.media_type.split(";")[0].strip().lower() not in ("text/sgml", "application/sgml"):
+        from pdi.fragments.markup import markup_kind
+
+        if markup_kind(record.media_type) != "sgml":
             return None
-        index = self.fragment_index(record)
-        if index is None:
-            return None
+        from pdi.fragments.markup.bounds import MAX_SGML_OCTETS
         from pdi.fragments.sealed import index_kind
 
-        if index_kind(index) != "markup":
-            return None
-        from pdi.fragments.markup.index import ElementIndex
+        index = self.store.fragment_index(record.sha256, record.media_type, record.charset)
+        declared = self._declared_dtd(record)
+        if index is None or index_kind(bytes(index)) != "markup":
+            why = (f"it is larger than {MAX_SGML_OCTETS >> 20} MiB, past what pdi parses" if record.size > MAX_SGML_OCTETS
+                   else "OpenSP's onsgmls was not installed where it was deposited (or imported); #elt= parses it"
+                        " at each request")
+            return SgmlParse(None, 0, declared, f"not parsed at deposit: {why}")
+        from pdi.fragments.markup.index import ElementIndex, made_by_an_earlier_reading
+
+        if made_by_an_earlier_reading(index):
+            return SgmlParse(None, 0, declared, "its parse was made by an earlier pdi: #elt= parses it anew at each"
+                                                " request (pdi reindex --elements makes its index anew)")
+        element_index = ElementIndex.from_bytes(index)
+        if element_index.failure is not None:  # refused: said as its elt is
+            return SgmlParse(None, 0, declared, f"refused at deposit: {element_index.failure.message}")
+        parse = element_index.sgml
+        if parse is None:
+            return SgmlParse(None, 0, declared, "not parsed at deposit")
+        kept = None
+        if parse[0] and declared is not None:
+            from pdi.archive.sgml_dtds import kept_for
+
+            kept = kept_for(self.store.location, declared)
+        return SgmlParse(parse[0], parse[1], declared, None, kept)
+
+    def _declared_dtd(self, record: RepresentationRecord) -> str | None:
+        """The DTD an SGML document's document type declaration names, read from its first octets."""
+        from pdi import charsets
         from pdi.fragments.markup.sgml import DOCTYPE_WITHIN, declared_dtd
 
-        parse = ElementIndex.from_bytes(index).sgml
-        if parse is None:
-            return None
         with self._reader(record) as reader:
             head = reader.read(0, min(record.size, DOCTYPE_WITHIN * 4))  # 4 octets a character at most
-        from pdi import charsets
-
         try:
             codec = charsets.codec_for(record.charset or "utf-8")
         except UnsupportedError:  # a charset no codec reads: what can be read of it as UTF-8
             codec = "utf-8"
-        return (*parse, declared_dtd(head.decode(codec, "replace")))
+        return declared_dtd(head.decode(codec, "replace"))
 
     def capture_of(self, record: RepresentationRecord) -> dict[str, Any] | None:
         """A capture's parts (an MHTML aggregate, ``multipart/related``), as ``pdi get --info`` lists them: its
@@ -839,17 +868,25 @@ class Reading(ArchiveBase):
 
         return VideoInfo.from_bytes(index)
 
-    @staticmethod
-    def select(whole: Resolved, fragment: Fragment, *, index: bytes | None = None) -> Resolved:
+    def select(self, whole: Resolved, fragment: Fragment, *, index: bytes | None = None) -> Resolved:
         """What ``fragment`` selects in a whole representation already resolved (its bytes read and checked).
 
         ``index`` is the one made at deposit (:meth:`Store.fragment_index`), if any: the
-        result is the same, read from less.
+        result is the same, read from less (SGML with none is parsed with the archive's own DTDs first, as at
+        deposit: :meth:`sgml_catalog`).
         """
-        return Reading._selected(whole.record, whole.data, fragment, index)
+        return Reading._selected(whole.record, whole.data, fragment, index, sgml_catalog=self.sgml_catalog())
+
+    def sgml_catalog(self) -> SgmlCatalog | None:
+        """The archive's own SGML catalog (:func:`pdi.archive.sgml_dtds.sgml_catalog_of`): the DTDs an SGML
+        document's parse reads before the system's, at deposit and after."""
+        from pdi.archive.sgml_dtds import sgml_catalog_of
+
+        return sgml_catalog_of(self.store.location)
 
     @staticmethod
-    def _selected(record: RepresentationRecord, data: Buffer, fragment: Fragment, index: bytes | None = None) -> Resolved:
+    def _selected(record: RepresentationRecord, data: Buffer, fragment: Fragment, index: bytes | None = None,
+                  *, sgml_catalog: SgmlCatalog | None = None) -> Resolved:
         """:meth:`select` on the octets ``data`` of ``record`` (bytes, or a memory map of its blob)."""
         from pdi import fragments
 
@@ -860,6 +897,7 @@ class Reading(ArchiveBase):
             media_type=record.media_type,
             charset=record.charset,
             index=index,
+            sgml_catalog=sgml_catalog,
         )
         # an aggregate has no charset of its own; its root part's text has (pdi.fragments.aggregate)
         charset = record.charset if record.charset is not None else result.charset

@@ -30,6 +30,7 @@ from pdi.archive.backup_files import (
     DUMP,
     MARKER,
     READ_SIZE,
+    SGML_FOLDER,
     UNFINISHED,
     BackupDone,
     BlobCopier,
@@ -39,6 +40,7 @@ from pdi.archive.backup_files import (
     copy_beside,
     copy_blobs,
     copy_catalog,
+    copy_sgml_folder,
     gone,
     has_table,
     named_blobs,
@@ -294,6 +296,7 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
             _check_blobs_there(src, root, names)
         made = not root.exists()  # then a failed restore takes it away again; leftovers it only adds to
         partial = root / (CATALOG + ".partial")
+        sgml_made = not (root / SGML_FOLDER).exists()
         try:
             try:
                 root.mkdir(parents=True, exist_ok=True)
@@ -310,6 +313,7 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
             if blobs is not None:
                 _record_blob_store(partial, blobs)
             beside = copy_beside(src, root, "the backup")  # the keys and the registry, before the catalog is
+            beside += copy_sgml_folder(src, root, "the backup")  # and the archive's own SGML DTDs
             os.replace(partial, root / CATALOG)
             fsync_dir(root)
         except BaseException:
@@ -318,6 +322,8 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
             else:  # the place held none of them (or it was refused as not empty): what this restore wrote
                 for name in (CATALOG + ".partial", *BESIDE, *(n + ".partial" for n in BESIDE)):
                     (root / name).unlink(missing_ok=True)
+                if sgml_made:
+                    shutil.rmtree(root / SGML_FOLDER, ignore_errors=True)
             raise
     except sqlite3.Error as exc:
         raise StoreError(f"cannot restore the catalog {src / CATALOG}: {exc}") from exc

@@ -309,3 +309,20 @@ class IndexRun:
     indexed: int
     passages: int
     failed: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class SgmlParse:
+    """What ``pdi get --info`` says of an SGML document's parse at deposit (:meth:`pdi.archive.Archive.sgml_parse_of`).
+
+    ``dtd_found`` and ``errors``: whether OpenSP's ``onsgmls`` found its DTD and how many errors it reported
+    (``None`` and 0 when there is no parse, and ``not_parsed`` says why: refused, as its ``elt`` is, or none made);
+    ``declared``: the DTD its document type declaration names; ``kept``: the file of the archive's SGML folder the
+    archive's catalog sends that public identifier to (``None``: the system's catalogs had it, or none did).
+    """
+
+    dtd_found: bool | None
+    errors: int
+    declared: str | None
+    not_parsed: str | None = None
+    kept: str | None = None

@@ -19,6 +19,7 @@ from pdi.cli.commands import EXIT_PAST_END, EXIT_USAGE, one_line
 from pdi.errors import NotFoundError
 
 if TYPE_CHECKING:
+    from pdi.archive.results import SgmlParse
     from pdi.fragments.pdf import TextLayer
     from pdi.fragments.video import VideoInfo
 
@@ -43,16 +44,36 @@ def _print_generic(generic: Generic) -> None:
             say(str(name))
 
 
+def _sgml_parse_line(sgml: SgmlParse) -> str:
+    """What ``pdi get --info``'s ``sgml-parse`` line says of an SGML document's parse at deposit: each part true
+    then and later (the parse is kept; a DTD the archive keeps is never replaced)."""
+    declared = one_line(sgml.declared) if sgml.declared else sgml.declared  # the document's own words
+    if sgml.not_parsed is not None:
+        named = f" ({declared})" if declared else ""
+        return f"no parse{named}: {one_line(sgml.not_parsed)}"
+    if sgml.dtd_found:
+        kept = f"; the archive's SGML folder keeps it: {one_line(sgml.kept)}" if sgml.kept else ""
+        how = f"DTD found ({declared}{kept})" if declared else "DTD found"
+    else:
+        how = ((f"no DTD found at deposit for {declared} (neither the archive's SGML folder nor this machine's SGML"
+                " catalogs had it; pdi sgml add makes it found for documents deposited after)") if declared
+               else "no DTD found (no document type declaration)")
+        how += (": parsed without one, by SGML's rules for an undeclared element (every element undefined,"
+                " content ANY, an end tag omitted only where an ancestor's end tag closes it)")
+    return f"{how}; {plural(sgml.errors, 'parser error')} (OpenSP onsgmls)"
+
+
 def _print_info(
     result: Resolved, *, pending: bool = False, layer: TextLayer | None = None,
-    sgml: tuple[bool, int, str | None] | None = None, video: VideoInfo | None = None,
+    sgml: SgmlParse | None = None, video: VideoInfo | None = None,
     message: dict[str, Any] | None = None, capture: dict[str, Any] | None = None,
 ) -> None:
     """``pdi get --info``: one ``key<TAB>value`` line per fact of :func:`pdi.archive.describe.describe`.
 
     ``pending``: the stored text waits in the indexer's queue (a ``search-index<TAB>pending`` line);
     ``layer``: a PDF's text layer (a ``text-layer`` line); ``sgml``: an SGML document's parse at deposit
-    (an ``sgml-parse`` line: DTD found or not, which its declaration names, and onsgmls's error count); ``video``: what
+    (an ``sgml-parse`` line: DTD found or not, which its declaration names, and onsgmls's error count; or why it
+    has none: refused at deposit, or not parsed then); ``video``: what
     ffprobe read of a video at deposit (a ``video`` line); ``message``: an e-mail's facts (``from``, ``to``,
     ``date``, ``subject``, ``message-id``, ``in-reply-to``, ``references``, ``body`` and a ``part`` line a part);
     ``capture``: a capture's parts (:meth:`pdi.archive.Archive.capture_of`: a ``root`` line and a ``part`` line a
@@ -88,15 +109,7 @@ def _print_info(
         say("text-layer\tnone made at deposit (PDFium could not read it: damaged, needing a password, or past"
             f" pdi's limits; or it was over {PDF_LAYER_UP_TO >> 20} MiB): cite by page and region")
     if sgml is not None:
-        dtd_found, errors, declared = sgml
-        declared = one_line(declared) if declared else declared  # the document's own words: its public identifier
-        named = f" ({declared})" if declared else ""
-        how = f"DTD found{named}" if dtd_found else (
-            (f"no DTD found for {declared} (not in this machine's SGML catalogs)" if declared
-             else "no DTD found (no document type declaration)")
-            + ": parsed without one, by SGML's rules for an undeclared element (every element undefined,"
-            " content ANY, an end tag omitted only where an ancestor's end tag closes it)")
-        say(f"sgml-parse\t{how}; {plural(errors, 'parser error')} (OpenSP onsgmls)")
+        say(f"sgml-parse\t{_sgml_parse_line(sgml)}")
     if (v := about.get("video")) is not None:
         picture = f"{v['width']}x{v['height']} {v['video_codec']}" if v["video_codec"] else "no picture"
         sound = ", ".join(v["audio_codecs"]) or "no sound"

@@ -67,7 +67,7 @@ import importlib
 import itertools
 import mmap
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pdi._wording import clipped
 from pdi.errors import ParseError, UnsupportedError
@@ -80,6 +80,9 @@ from pdi.fragments.results import (
     check_order,
     past_end_message,
 )
+
+if TYPE_CHECKING:
+    from pdi.fragments.markup.sgml import SgmlCatalog
 
 __all__ = [
     "Buffer",
@@ -272,6 +275,7 @@ def evaluate(
     media_type: str,
     charset: str | None = None,
     index: bytes | None = None,
+    sgml_catalog: SgmlCatalog | None = None,
 ) -> FragmentResult:
     """Evaluate the PDI fragment ``scheme=positions`` on the entity ``data`` of ``media_type``.
 
@@ -285,6 +289,8 @@ def evaluate(
     media family, :class:`~pdi.errors.IntegrityError` for an index that is
     damaged or was made for other octets, and the evaluator's errors
     (:class:`~pdi.errors.ParseError` for bad positions) otherwise.
+    ``sgml_catalog`` is the archive's own SGML catalog, which ``elt`` on SGML
+    with no element index reads before the system's (as :func:`build_index` did).
     """
     family, parameters = _media_family(media_type)
     key = (scheme.lower(), family)
@@ -299,6 +305,9 @@ def evaluate(
         charset = parameters.get("charset")
     indexed = _INDEXED.get(key)
     try:
+        if indexed is _markup_evaluator and sgml_catalog is not None:
+            return _evaluate_with_catalog(scheme.lower(), positions, data, media_type, charset, index=index,
+                                         sgml_catalog=sgml_catalog)
         if indexed is not None:
             return indexed(scheme.lower(), positions, data, media_type, charset, index=index)
         return evaluator(scheme.lower(), positions, data, media_type, charset)
@@ -311,12 +320,20 @@ def evaluate(
                                " can be cited; cite it whole, or by byte=") from exc
 
 
+def _evaluate_with_catalog(*arguments: Any, index: bytes | None, sgml_catalog: SgmlCatalog) -> FragmentResult:
+    """:func:`pdi.fragments.markup.evaluate_markup` given the archive's SGML catalog (imported when first used)."""
+    from pdi.fragments.markup import evaluate_markup
+
+    return evaluate_markup(*arguments, index=index, sgml_catalog=sgml_catalog)
+
+
 def build_index(
     source: Buffer | Iterable[bytes],
     *,
     media_type: str,
     charset: str | None = None,
     seconds: float | None = None,
+    sgml_catalog: SgmlCatalog | None = None,
 ) -> bytes | None:
     """The index to keep beside an entity, made once, so that its fragment queries read little; ``None`` if it has none.
 
@@ -344,7 +361,8 @@ def build_index(
     * PDF: its text layer (:func:`pdi.fragments.pdf.build_layer_index`),
       read whole by PDFium; its errors if PDFium cannot open it.
     * SGML: an :class:`~pdi.fragments.markup.index.ElementIndex` of the
-      elements OpenSP's ``onsgmls`` reports (and whether the DTD was found,
+      elements OpenSP's ``onsgmls`` reports, ``sgml_catalog`` (the archive's
+      own SGML catalog) read before the system's (and whether the DTD was found,
       and the parser's error count, for ``pdi get --info``), or of its
       :class:`~pdi.errors.LimitError` when the parse goes past ``onsgmls``'s
       time, output or memory bounds (its ``elt`` queries refuse it at once); where
@@ -387,7 +405,7 @@ def build_index(
         from pdi.fragments.markup.index import ElementIndex
 
         limit = MAX_PARSE_SECONDS if seconds is None else seconds
-        return ElementIndex.build(whole, media_type, charset, seconds=limit).to_bytes()
+        return ElementIndex.build(whole, media_type, charset, seconds=limit, sgml_catalog=sgml_catalog).to_bytes()
     chunks = _windows(source, WINDOW) if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)) else source
     table = TextTable.from_chunks(chunks, charset)
     return None if table is None else table.to_bytes()

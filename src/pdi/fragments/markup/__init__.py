@@ -101,6 +101,7 @@ from pdi.fragments.markup.reading import (
 from pdi.fragments.results import FragmentResult
 
 if TYPE_CHECKING:
+    from pdi.fragments.markup.sgml import SgmlCatalog
     from pdi.fragments.text.index import Buffer
 
 __all__ = [
@@ -122,8 +123,12 @@ def evaluate_markup(
     charset: str | None,
     *,
     index: bytes | None = None,
+    sgml_catalog: SgmlCatalog | None = None,
 ) -> FragmentResult:
     """Evaluate ``elt`` or ``name`` on an HTML or XML entity (see the module docstring).
+
+    ``sgml_catalog``: the archive's own SGML catalog, read before the system's when SGML is parsed here (it has
+    no element index).
 
     ``index`` is an index made beforehand from these octets: an
     :class:`~pdi.fragments.markup.index.ElementIndex` (``to_bytes()``), and
@@ -156,7 +161,7 @@ def evaluate_markup(
     else:
         check_markup_size(kind, len(data))
         text_index = TextIndex(data, document_charset(data, media_type, charset), table=index)
-        elements = _table(kind, to_crlf(text_index.whole_text()))
+        elements = _table(kind, to_crlf(text_index.whole_text()), sgml_catalog)
     if scheme == "elt":
         a, b = _numbered(elements, first), _numbered(elements, last)
     else:
@@ -171,16 +176,16 @@ def evaluate_markup(
     return dataclasses.replace(result, scheme=scheme)
 
 
-def _table(kind: str, text: str) -> tuple[Element, ...]:
+def _table(kind: str, text: str, sgml_catalog: SgmlCatalog | None = None) -> tuple[Element, ...]:
     """The element table of a document (:func:`_elements`), or the LimitError its parse gave, said again."""
-    found = _elements(kind, text)
+    found = _elements(kind, text, sgml_catalog if kind == "sgml" else None)
     if isinstance(found, str):
         raise LimitError(found)
     return found
 
 
 @functools.lru_cache(maxsize=4)
-def _elements(kind: str, text: str) -> tuple[Element, ...] | str:
+def _elements(kind: str, text: str, sgml_catalog: SgmlCatalog | None) -> tuple[Element, ...] | str:
     """The element table of a document, kept for the last few documents (a resolver cites one page often).
 
     A parse past its bounds is kept too, as its :class:`~pdi.errors.LimitError`'s
@@ -190,7 +195,7 @@ def _elements(kind: str, text: str) -> tuple[Element, ...] | str:
         if kind == "sgml":
             from pdi.fragments.markup.sgml import sgml_elements
 
-            return tuple(sgml_elements(text))
+            return tuple(sgml_elements(text, sgml_catalog))
         return tuple(html_elements(text) if kind == "html" else xml_elements(text))
     except LimitError as exc:
         return exc.message

@@ -62,7 +62,7 @@ import mmap
 import struct
 from bisect import bisect_left
 from collections.abc import Sequence
-from typing import Any, Final, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
 
 import numpy as np
 
@@ -77,6 +77,9 @@ from pdi.fragments.markup.reading import (
     xml_elements,
 )
 from pdi.fragments.sealed import Reader, pack_text, seal, unseal
+
+if TYPE_CHECKING:
+    from pdi.fragments.markup.sgml import SgmlCatalog
 
 MAGIC: Final = b"PDIM"
 #: The layout's version, which also says what reading made it: version 2 has version 1's layout, made by the
@@ -177,7 +180,8 @@ class ElementIndex(_Table[Element]):
     # ------------------------------------------------------------ building
     @classmethod
     def build(
-        cls, data: Buffer, media_type: str, charset: str | None = None, *, seconds: float = MAX_PARSE_SECONDS
+        cls, data: Buffer, media_type: str, charset: str | None = None, *, seconds: float = MAX_PARSE_SECONDS,
+        sgml_catalog: SgmlCatalog | None = None,
     ) -> ElementIndex:
         """Parse the HTML or XML ``data`` once and keep what ``elt`` and ``name`` need.
 
@@ -194,7 +198,8 @@ class ElementIndex(_Table[Element]):
         index (:func:`~pdi.fragments.markup.evaluate_markup` refuses its
         ``elt`` and ``name`` by its size alone). A media type that
         is not HTML, XML or SGML is :class:`~pdi.errors.UnsupportedError`.
-        SGML is parsed by ``onsgmls`` (:mod:`pdi.fragments.markup.sgml`),
+        SGML is parsed by ``onsgmls`` (:mod:`pdi.fragments.markup.sgml`,
+        with ``sgml_catalog``, the archive's own catalog, before the system's),
         which must be installed; a parse past its time, output or memory
         limits (an entity that expands a billion times) gets an index that
         holds that :class:`~pdi.errors.LimitError`, as HTML's time does, so
@@ -222,7 +227,7 @@ class ElementIndex(_Table[Element]):
             if kind == "sgml":
                 from pdi.fragments.markup.sgml import read_sgml
 
-                parsed = read_sgml(text, seconds=seconds)
+                parsed = read_sgml(text, seconds=seconds, catalog=sgml_catalog)
                 elements, sgml = list(parsed.elements), (parsed.dtd_found, parsed.errors)
             else:
                 elements = html_elements(text, seconds=seconds) if kind == "html" else xml_elements(text)

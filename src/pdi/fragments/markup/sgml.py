@@ -3,8 +3,11 @@
 What counts as an element is what an SGML parser reports given the
 document's DTD (issue 25; PDI-GRAMMAR.md §3): the parser is OpenSP's
 ``onsgmls`` (Debian's ``opensp``), run as a subprocess on the CRLF-canonical
-text written as UTF-8, with the system's SGML catalogs (``/etc/sgml/catalog``)
-to find the DTD a document type declaration names. Every element the parser
+text written as UTF-8, with an archive's own SGML catalog first
+(:class:`SgmlCatalog`: a folder holding a ``catalog`` file and the DTDs and
+entities it names, ``sgml/`` in an archive's directory) and then the
+system's (``$SGML_CATALOG_FILES``, by default ``/etc/sgml/catalog``) to find
+the DTD a document type declaration names. Every element the parser
 reports counts, in the order of its start events, whether its start tag is
 in the source or was implied (an omitted ``<HTML>``, ``<HEAD>``, ``<BODY>``).
 
@@ -59,7 +62,11 @@ errors the parser reported.
 
 A stranger's document must not hang or exhaust the process, nor read what
 it should not: ``onsgmls`` runs with ``-R`` (no local file but the
-catalogs' DTDs and entities), bounded in time (:data:`MAX_SECONDS`), in
+catalogs' DTDs and entities: none outside :data:`SGML_DIRECTORIES`, the
+archive's catalog folder and the document's own, whatever its document type
+declaration's system identifier says; the archive's folder is refused if it
+holds a symbolic link or anything but plain files, which could lead out of
+it), bounded in time (:data:`MAX_SECONDS`), in
 output (:data:`MAX_OUTPUT`) and memory, and without the network: OpenSP fetches
 an entity whose system identifier is an ``http`` URL (OpenSP's ``sysid.htm``),
 and ``-R`` restricts files only, so ``onsgmls`` runs under a seccomp filter
@@ -90,7 +97,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pdi._workdirs import WorkFolder
-from pdi.errors import LimitError, UnsupportedError
+from pdi.errors import LimitError, StoreError, UnsupportedError
 from pdi.fragments.markup.bounds import MAX_START_TAGS, OTHERWISE
 from pdi.fragments.markup.element import Element
 from pdi.fragments.markup.reading import tag_end
@@ -101,8 +108,54 @@ MAX_SECONDS: Final = 30.0
 MAX_OUTPUT: Final = 64 * 1024 * 1024
 #: The address space ``onsgmls`` may take (octets).
 MAX_MEMORY: Final = 1024 * 1024 * 1024
-#: Where the parser may read DTDs and entities (beside the document itself).
+#: Where the parser may read DTDs and entities (beside the document itself and an archive's :class:`SgmlCatalog`).
 SGML_DIRECTORIES: Final = ("/etc/sgml", "/usr/share/sgml", "/usr/share/xml", "/var/lib/sgml-base")
+#: The catalog file of an archive's :class:`SgmlCatalog` folder (an OASIS TR9401 catalog, as Debian's are).
+CATALOG_FILE: Final = "catalog"
+
+
+@dataclass(frozen=True)
+class SgmlCatalog:
+    """An archive's own SGML catalog: the folder ``directory``, holding the catalog file :data:`CATALOG_FILE`
+    (``PUBLIC "-//ACME//DTD Filing//EN" "filing.dtd"``) and the DTDs and entities it names, as plain files.
+
+    ``onsgmls`` reads its catalog before the system's, and may read any file in the folder (``-D``), so the
+    folder is for DTDs and entities alone: :meth:`checked` refuses one that holds a symbolic link or anything but
+    plain files, which could lead a document's system identifier out of it.
+    """
+
+    directory: str
+
+    @property
+    def catalog(self) -> str:
+        """The catalog file's path."""
+        return os.path.join(self.directory, CATALOG_FILE)
+
+    def checked(self) -> bool:
+        """Whether the folder and its catalog file are there to be read (``False``: only the system's catalogs
+        are read). A :class:`~pdi.errors.StoreError` naming what is wrong when the folder holds a symbolic link, a
+        folder or anything else that is not a plain file, or is itself a link or no folder: the archive is not as
+        pdi keeps it, and a document parsed now would be read otherwise than it will be once that is mended."""
+        name = f"the archive's SGML catalog folder {self.directory}"
+        if os.path.islink(self.directory.rstrip("/") or "/"):
+            raise StoreError(f"{name} is a symbolic link: onsgmls would read what it leads to; make it a folder")
+        try:
+            entries = list(os.scandir(self.directory))
+        except FileNotFoundError:
+            return False
+        except NotADirectoryError:
+            raise StoreError(f"{name} is not a folder") from None
+        except OSError as exc:
+            raise StoreError(f"cannot read {name}: {exc.strerror or exc}") from None
+        for entry in entries:
+            if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
+                what = "a symbolic link" if entry.is_symlink() else "not a plain file"
+                raise StoreError(
+                    f"{name} holds {entry.name!r}, {what}: a document's system identifier could lead the parser"
+                    " through it out of the folder, so no SGML is parsed until it is taken out (pdi sgml add copies"
+                    " DTDs in as plain files)")
+        return any(entry.name == CATALOG_FILE for entry in entries)
+
 
 #: What ``onsgmls`` says when an entity names a URL: where it could not open a socket (:data:`_WITHOUT_NETWORK`),
 #: resolve a host, or read the URL at all (OpenSP's ``URLStorageMessages``).
@@ -263,15 +316,17 @@ def onsgmls_path() -> str | None:
     return shutil.which("onsgmls")
 
 
-def sgml_elements(text: str) -> list[Element]:
+def sgml_elements(text: str, catalog: SgmlCatalog | None = None) -> list[Element]:
     """Every element ``onsgmls`` reports in the CRLF-canonical SGML ``text``, with its extent (see the module docstring)."""
-    return list(read_sgml(text).elements)
+    return list(read_sgml(text, catalog=catalog).elements)
 
 
-def read_sgml(text: str, *, seconds: float = MAX_SECONDS) -> SgmlReading:
+def read_sgml(text: str, *, seconds: float = MAX_SECONDS, catalog: SgmlCatalog | None = None) -> SgmlReading:
     """Parse ``text`` with ``onsgmls`` and map its element events to code points of ``text``.
 
-    Raises :class:`~pdi.errors.UnsupportedError` when ``onsgmls`` is not
+    ``catalog``: an archive's own SGML catalog, read before the system's
+    (its folder checked first: :meth:`SgmlCatalog.checked`, whose
+    :class:`~pdi.errors.StoreError` is raised). Raises :class:`~pdi.errors.UnsupportedError` when ``onsgmls`` is not
     installed or the document names an entity by URL, and
     :class:`~pdi.errors.LimitError` when the parse takes longer than
     ``seconds``, more output than its bound, or more memory.
@@ -300,6 +355,9 @@ def read_sgml(text: str, *, seconds: float = MAX_SECONDS) -> SgmlReading:
         esis_path = os.path.join(directory, "esis")
         errors_path = os.path.join(directory, "errors")
         command = [program, "-R", "-E0", "-oline", "-otagomit", "-oentity", "-D", os.path.dirname(document)]
+        if catalog is not None and catalog.checked():  # (its catalog first: the archive's DTD is the one kept)
+            folder = os.path.abspath(catalog.directory)
+            command += ["-D", folder, "-c", os.path.join(folder, CATALOG_FILE)]
         for allowed in SGML_DIRECTORIES:
             command += ["-D", allowed]
         command.append(document)
