@@ -262,8 +262,9 @@ def test_the_document_page_versions_formats_fixity_and_statement_history(
     assert _text(page.find(".//h1")) == "Second title"
     assert _crumbs(page) == ["Home", "Series", S, "2026", "November", "22", "1"]
     assert _rows(page, "versions") == [
-        ["1", "2026-11-22 10:00:00 UTC", f"html {generic}.html.1text {generic}.text.1"],  # as the other tables
-        ["2", "2026-11-23 12:30:00 UTC", f"text {generic}.text.2"],
+        # each format the media type its token names (PDI-GRAMMAR.md, decision 6), the name beside it as it is
+        ["1", "2026-11-22 10:00:00 UTC", f"text/html {generic}.html.1text/plain {generic}.text.1"],
+        ["2", "2026-11-23 12:30:00 UTC", f"text/plain {generic}.text.2"],
     ]
     formats = _rows(page, "formats")
     assert [r[:5] for r in formats] == [

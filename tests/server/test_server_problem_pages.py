@@ -93,7 +93,9 @@ def test_a_withdrawn_document_is_its_tombstone(client: TestClient, archive: Arch
     rows = page.findall(".//table[@id='withdrawn']/tbody/tr")
     assert len(rows) == 1
     cells = [_text(td) for td in rows[0].findall("td")]
-    assert cells[0] == "1" and _text(rows[0].find("td/code")) == "text" and _text(rows[0].find("td/small")) == "text/plain"
+    # the format as the media type its token names (PDI-GRAMMAR.md, decision 6: text is text/plain), the token in
+    # the cell's tooltip
+    assert cells[0] == "1" and cells[1] == "text/plain" and rows[0].findall("td")[1].get("title") == "format text"
     assert cells[2] == str(len(DRAFT)) and cells[3] == hashlib.sha256(DRAFT).hexdigest()
     # how to cite the tombstone: its title, its name, when and why it was withdrawn, where it resolves
     citation = _text(page.find(".//blockquote[@class='citation']"))
@@ -142,7 +144,8 @@ def test_a_document_withdrawn_whole_is_its_tombstone_by_its_generic_name_too(cli
     archive.withdraw(_generic(name), "never to be shown")
     page = _view(client, _generic(name), 410)
     assert "never to be shown" in _text(page.find(".//dl[@class='tombstone']"))
-    assert [_text(r.find("td/code")) for r in page.findall(".//table[@id='withdrawn']/tbody/tr")] == ["html", "text"]
+    assert [_text(r.find("td/code")) for r in page.findall(".//table[@id='withdrawn']/tbody/tr")] == [
+        "text/html", "text/plain"]  # the tokens html and text, as media types (PDI-GRAMMAR.md, decision 6)
 
 
 def test_a_generic_name_whose_versions_were_withdrawn_says_so_not_this_version(client: TestClient,

@@ -138,9 +138,11 @@ def test_a_generic_name_shows_every_version_with_its_formats_and_date(served: Se
     view = f"{served.url}/view?pdi={urllib.parse.quote(generic, safe='')}"
 
     def link(tail: str) -> list[str]:
-        """The format token (a link to the viewer of that name), then the whole versioned name."""
+        """The media type the format token names (a link to the viewer of that name; PDI-GRAMMAR.md, decision 6),
+        then the whole versioned name."""
         name = f"{generic}.{tail}"
-        return [tail.split(".")[0], f"/view?pdi={urllib.parse.quote(name, safe='')}", name]
+        media = {"html": "text/html", "text": "text/plain"}[tail.split(".")[0]]
+        return [media, f"/view?pdi={urllib.parse.quote(name, safe='')}", name]
 
     with devtools() as pipe:
         session = open_page(pipe, view)

@@ -434,11 +434,16 @@ def _limit(text: str | None, default: int) -> int:
     return int(text)
 
 
+def _format_link(name: PDI) -> str:
+    """A format of a version, as a day's table and a document's Versions list show it: the media type it is
+    (:func:`shown_format`), linked to its page; its token as its name spells it (``svg%2Bxml``) in the link's
+    tooltip, with the name."""
+    return f'<a href="{esc(_view(name))}" title="{esc(f"format {name.format}: {name}")}">{shown_format(name.format or "")}</a>'
+
+
 def _formats(version_names: Sequence[PDI]) -> str:
-    """A version's formats in a day's table: each the media type it is (:func:`shown_format`), linked to its page;
-    its token as its name spells it (``svg%2Bxml``) in the link's tooltip."""
-    return ", ".join(f'<a href="{esc(_view(n))}" title="{esc(f"format {n.format}: {n}")}">{shown_format(n.format or "")}</a>'
-                     for n in version_names)
+    """A version's formats in a day's table (:func:`_format_link`), one after another."""
+    return ", ".join(_format_link(n) for n in version_names)
 
 
 def render_day(
@@ -645,7 +650,7 @@ def render_document(archive: Archive, generic: Generic, name: str) -> str:
            " a reader without a token until then</span>" if v.number in sealed else "")
         + "</td><td><ul>"
         + "".join(
-            f'<li><a href="{esc(_view(n))}"><code>{esc(n.format or "")}</code></a>'
+            f"<li>{_format_link(n)}"
             + (f" {name_details(n)}</li>" if url else f' <code class="name">{breakable(n)}</code></li>')
             for n in v.formats
         )

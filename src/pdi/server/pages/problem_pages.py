@@ -5,7 +5,7 @@ pages) answers one of these, in the app's layout, with the status of the
 error's class (:mod:`pdi.errors`), never the home page with a line in red:
 
 * ``410`` — the tombstone: what was here (the name, and each format of the
-  version withdrawn with its size and SHA-256 as the catalog recorded them,
+  version withdrawn, as the media type its token names, with its size and SHA-256 as the catalog recorded them,
   and the document's title), when, by whom and why it was withdrawn, and how
   to cite the tombstone itself (the name stays, resolving here, as a DOI's
   tombstone page at DataCite or a Perma.cc record does);
@@ -79,6 +79,7 @@ from pdi.server.pages.layout import (
     in_order,
     isolated,
     page,
+    shown_format,
     shown_time,
     shown_url,
     size_cell,
@@ -250,7 +251,9 @@ def render_tombstone(archive: Archive, gone: WithdrawnError, name: str, base: st
         ]
         rows = "".join(
             f'<tr{" class=named" if token is not None and r.format == token else ""}>'
-            f"<td>{r.version}</td><td><code>{esc(r.format)}</code><br><small>{esc(r.media_type)}</small></td>"
+            # the format as the media type it is, as a day's table shows it; its token as a name spells it in the
+            # tooltip (a reader who cites it again writes the name shown above, as it is)
+            f'<td>{r.version}</td><td title="{esc(f"format {r.format}")}">{shown_format(r.format)}</td>'
             f'{size_cell(r.size)}<td><code class="sha">{esc(r.sha256)}</code></td>'
             f"<td>{_breakable_time(r.created_at)}</td></tr>"
             for r in records
