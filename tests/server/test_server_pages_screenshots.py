@@ -204,7 +204,7 @@ PAGES = {
                     " && document.getElementById('text').innerText.includes('scanned and attached: café')"
                     " && document.getElementById('not-read') === null"),
     # a TIFF of more pages than the viewer counts: the limit said in pdi's words, its octets offered whole
-    "tiff-limit": ("/view?pdi={pages}", "document.querySelector('.problem h1').textContent === 'Cannot show this: limit exceeded'"
+    "tiff-limit": ("/view?pdi={pages}", "document.querySelector('.problem h1').textContent === 'Cannot show this: too large to show here'"
                    " && document.querySelector('.problem').innerText.includes('a TIFF of 5,001 pages or more')"),
     # a citation's name (A@position=B#fragment): the citing text, with what it cites and that the quotation stands
     "citation": ("/view?pdi={text}%400%3D{text}%23char%3D0%2C5", "document.getElementById('citation').innerText"

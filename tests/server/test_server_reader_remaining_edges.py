@@ -3,6 +3,8 @@
 * A document's Versions list and a tombstone show each format as the media type its token names
   (``image/svg+xml``), not as a name spells the token (``svg%2Bxml``), as a day's table does; the name itself is
   shown exactly as it is.
+* A refusal (4xx) other than a syntax error is headed in plain words too (*Cannot show this: too large to show
+  here*), not by its problem's title (*limit exceeded*), which the problem+json answers keep for programs.
 
 Expected values are worked out here: the media types from PDI-GRAMMAR.md's decision 6 (``text`` is text/plain,
 ``svg%2Bxml`` the media type image/svg+xml, ``utf-16`` text/plain in UTF-16), the names as deposited.
@@ -16,12 +18,16 @@ import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
+import html5lib
+import httpx
 import pytest
 from server_helpers import serving
 from test_server_reader_walk_browser import _shown
 
+from pdi import errors
 from pdi.archive import Archive, Content
 from pdi.capture.browser import devtools
+from pdi.server.pages import problem_pages
 from support.tiff import tiff_chain
 
 S = "records.example.us"
@@ -99,3 +105,84 @@ def test_a_tombstone_shows_its_format_as_a_media_type(served: tuple[int, str, di
         seen = json.loads(_shown(pipe, _view(port, names["gone"]), width, f"remaining-tombstone-{width}.png",
                                  check=TOMBSTONE))
     assert seen == {"rows": [["image/svg+xml", "format svg%2Bxml"]], "named": names["gone"]}, seen
+
+
+# --- 2. a refusal's heading in plain words -----------------------------------------------------------------------
+
+#: A problem page's heading, the line under it, and the tab's title.
+PROBLEM = ("{h1: document.querySelector('.problem h1').innerText,"
+           " status: document.querySelector('.problem p.status').innerText, tab: document.title}")
+
+
+@pytest.mark.parametrize("width", [1100, 390])
+def test_a_limits_page_is_headed_in_plain_words_its_problem_keeping_its_title(
+    served: tuple[int, str, dict[str, str]], width: int
+) -> None:
+    port, _, names = served
+    with devtools() as pipe:
+        seen = json.loads(_shown(pipe, _view(port, names["pages"]), width, f"remaining-limit-{width}.png",
+                                 check=PROBLEM))
+    assert seen == {"h1": "Cannot show this: too large to show here",
+                    "status": "This cannot be answered as asked — HTTP 400",
+                    "tab": f"Too large to show here: {names['pages']}"}, seen
+
+
+@pytest.mark.parametrize("width", [1100, 390])
+def test_an_unsupported_fragments_page_is_headed_in_plain_words(
+    served: tuple[int, str, dict[str, str]], width: int
+) -> None:
+    port, _, names = served
+    asked = names["text"] + "#frobnicate=1"  # a scheme no evaluator of text/plain reads
+    with devtools() as pipe:
+        seen = json.loads(_shown(pipe, _view(port, asked), width, f"remaining-unsupported-{width}.png", check=PROBLEM))
+    assert seen["h1"] == "Cannot show this: not something this archive can do", seen
+    assert seen["tab"] == f"Not something this archive can do: {asked}", seen
+    # a program's problem keeps its title, and its type
+    answer = httpx.get(f"http://127.0.0.1:{port}/api/resolve", params={"pdi": asked})
+    assert answer.status_code == 400 and answer.headers["content-type"] == "application/problem+json", answer.text
+    assert (answer.json()["title"], answer.json()["type"]) == ("unsupported", "/api#problem-unsupported")
+
+
+@pytest.mark.parametrize("width", [1100, 390])
+def test_a_passage_past_the_end_by_n2r_is_headed_in_plain_words(
+    served: tuple[int, str, dict[str, str]], width: int
+) -> None:
+    port, _, names = served
+    # "Plain words.\n" is 13 octets, 14 characters stored CRLF: characters 100 to 200 are wholly past its end
+    n2r = f"http://127.0.0.1:{port}/uri-res/N2R?{names['text']}%23char=100,200"
+    with devtools() as pipe:
+        seen = json.loads(_shown(pipe, n2r, width, f"remaining-past-end-{width}.png", check=PROBLEM))
+    assert seen == {"h1": "Cannot show this: the passage is past the document's end",
+                    "status": "Past the end of the document — HTTP 416",
+                    "tab": f"The passage is past the document's end: {names['text']}#char=100,200"}, seen
+    answer = httpx.get(n2r)  # curl's */*: the problem, titled with HTTP's phrase (RFC 9457 §4.2.1, about:blank)
+    assert answer.status_code == 416 and answer.json()["title"] == "Range Not Satisfiable", answer.text
+
+
+def _error_classes() -> list[type[errors.PDIError]]:
+    found, todo = [], [errors.PDIError]
+    while todo:
+        kind = todo.pop()
+        found.append(kind)
+        todo += kind.__subclasses__()
+    return [kind for kind in found if kind.__module__ == "pdi.errors"]
+
+
+@pytest.mark.parametrize("kind", _error_classes(), ids=lambda kind: kind.__name__)
+def test_every_refusals_heading_is_in_plain_words_not_its_problems_title(kind: type[errors.PDIError]) -> None:
+    error = kind.__new__(kind)
+    errors.PDIError.__init__(error, "what went wrong")
+    words = problem_pages.heading_words(error)
+    if error.http_status >= 500:  # the archive's fault, not the request's: as before
+        assert words == kind.title
+        return
+    assert words and words != kind.title and words == words.strip(), (kind, words)
+    assert words[0].islower() and not words.endswith("."), words  # after "Cannot show this: ", as one sentence
+
+
+def test_the_generic_error_page_is_headed_by_its_words_and_the_problem_by_its_title() -> None:
+    page = html5lib.parse(problem_pages.render_problem(None, errors.LimitError("past a limit")),  # type: ignore[arg-type]
+                          namespaceHTMLElements=False)
+    heading = page.find(".//h1")
+    assert heading is not None and heading.text == "Cannot show this: too large to show here"
+    assert errors.LimitError.title == "limit exceeded"  # what the problem+json answers say, as before

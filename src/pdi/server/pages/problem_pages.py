@@ -18,7 +18,9 @@ error's class (:mod:`pdi.errors`), never the home page with a line in red:
   (one catalog page of at most :data:`NEAREST`); what a reader may not see
   is never suggested, so a hidden name's page and a name never minted's are
   the same (``tests/server/test_server_what_readers_learn.py``);
-* anything else (a name that does not parse, ``400`` …): what was wrong, and
+* anything else (a name that does not parse, ``400`` …): headed in a reader's
+  words (*Cannot show this: not written right*, :data:`HEADING_WORDS`; the
+  problem's title, *syntax error*, is a program's), what was wrong, and
   what the reader may have meant (the name a resolver's address holds, the
   name without its sentence's full stop, a web address's captures, a search);
   past a limit of the viewer's (an image's pixels, a TIFF's pages), a link to
@@ -59,11 +61,22 @@ from pdi.archive import Archive
 from pdi.archive.access import current_reader
 from pdi.errors import (
     AccessError,
+    AmbiguousError,
+    CharsetCheckError,
+    CitationMismatchError,
+    ContentRefusal,
+    DeletedError,
+    FormatCheckError,
+    ImmutabilityError,
+    IntegrityError,
     LimitError,
     NotFoundError,
+    OrphanedError,
     ParseError,
     PDIError,
+    PreconditionError,
     StoreError,
+    UnsupportedError,
     WithdrawnError,
 )
 from pdi.identifier import PDI, hash_unescaped
@@ -137,6 +150,59 @@ STATUS_WORDS = {
     507: "The archive has no room",
     508: "Sent round in a loop",
 }
+
+
+#: What the page of a refusal (4xx) says in its heading after *Cannot show this:*, in a reader's words, by the
+#: error's class (the nearest of its classes that has words here): its problem's ``title`` ("limit exceeded",
+#: "unsupported") is a program's, which the problem+json answers keep as they are (clients tell the errors apart by
+#: them). Every class of :mod:`pdi.errors` answered with a 4xx has words here
+#: (``tests/server/test_server_reader_remaining_edges.py``); a 5xx page (the archive's fault) says its title.
+HEADING_WORDS: dict[type[PDIError], str] = {
+    PDIError: "something in the request is wrong",
+    ParseError: "not written right",
+    IntegrityError: "it fails its check",
+    CitationMismatchError: "the quotation is not where it is cited",
+    ContentRefusal: "not what was declared",
+    FormatCheckError: "not the format declared",
+    CharsetCheckError: "not in the charset declared",
+    NotFoundError: "not in this archive",
+    ImmutabilityError: "what is kept may not change",
+    UnsupportedError: "not something this archive can do",
+    LimitError: "too large to show here",
+    AccessError: "not open to you",
+    WithdrawnError: "withdrawn",
+    OrphanedError: "the passage is not in that version",
+    AmbiguousError: "the passage stands in more than one place",
+    PreconditionError: "changed since it was read",
+    DeletedError: "deleted",
+}
+
+#: The same for a refusal that is no error of pdi's (an RFC 2169 address's, :func:`render_refused`), by its status:
+#: its problem's title is HTTP's phrase ("Range Not Satisfiable"); a 4xx without words here says
+#: :data:`STATUS_WORDS`'s, a 5xx its title.
+REFUSAL_WORDS = {
+    400: "not asked in a way it can be answered",
+    404: "nothing is at this address",
+    406: "not in a form your browser takes",
+    410: "no longer here",
+    412: "changed since it was read",
+    416: "the passage is past the document's end",
+    428: "the request needs a condition",
+    429: "too many requests for now",
+}
+
+
+def heading_words(error: PDIError) -> str:
+    """What the heading of ``error``'s page says after *Cannot show this:* (:data:`HEADING_WORDS`)."""
+    if status_of(error) >= 500:
+        return error.title
+    return next(HEADING_WORDS[kind] for kind in type(error).__mro__ if kind in HEADING_WORDS)
+
+
+def refusal_words(status: int, title: str) -> str:
+    """What the heading of a refusal's page says after *Cannot show this:* (:data:`REFUSAL_WORDS`)."""
+    said = REFUSAL_WORDS.get(status) or (STATUS_WORDS.get(status) if status < 500 else None)
+    return title.lower() if said is None else said[0].lower() + said[1:]
 
 
 def status_line(status: int) -> str:
@@ -435,9 +501,9 @@ def render_problem(archive: Archive, error: PDIError, name: str = "", base: str 
         return render_not_found(archive, error, name)
     hint = _hint(name) if isinstance(error, ParseError) else ""
     body = f"{explained(error, name)}{hint}{_whole(error, name)}{_onward()}"
-    # a syntax error said in a reader's words: "syntax error" is the grammar's (and the problem's title)
-    title = "not written right" if isinstance(error, ParseError) else error.title
-    return _page(title.capitalize(), status_of(error), f"Cannot show this: {title}", body, name)
+    # said in a reader's words: "syntax error", "limit exceeded" are the problem's titles, a program's
+    words = heading_words(error)
+    return _page(words[0].upper() + words[1:], status_of(error), f"Cannot show this: {words}", body, name)
 
 
 def explained(error: PDIError, name: str = "", given: str = "") -> str:
@@ -719,4 +785,6 @@ def render_refused(archive: Archive | None, status: int, title: str, detail: str
         held = f'<p>The document is here: <a href="{esc(_view(parsed))}"><code>{esc(parsed)}</code></a>.</p>'
     stop = "" if detail.endswith((".", "!", "?")) else "."
     body = f'<p class="error" role="alert">{esc(sentence(detail))}{stop}</p>{held}{_onward()}'
-    return _page(title, status, f"Cannot show this: {title.lower()}", body, name)
+    words = refusal_words(status, title)  # a 4xx's not HTTP's phrase, the problem's title
+    return _page(words[0].upper() + words[1:] if status < 500 else title, status, f"Cannot show this: {words}", body,
+                 name)
