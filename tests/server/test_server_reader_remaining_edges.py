@@ -5,6 +5,9 @@
   shown exactly as it is.
 * A refusal (4xx) other than a syntax error is headed in plain words too (*Cannot show this: too large to show
   here*), not by its problem's title (*limit exceeded*), which the problem+json answers keep for programs.
+* A private (or hidden) series' pages — the series, a year, a month, a day — say *Not open to everyone* to a
+  signed-in reader who may read them, as a document's page does; a reader without a token is refused them as
+  before (403; a hidden series' answered as a series never registered, 404) and learns nothing of their documents.
 
 Expected values are worked out here: the media types from PDI-GRAMMAR.md's decision 6 (``text`` is text/plain,
 ``svg%2Bxml`` the media type image/svg+xml, ``utf-16`` text/plain in UTF-16), the names as deposited.
@@ -186,3 +189,86 @@ def test_the_generic_error_page_is_headed_by_its_words_and_the_problem_by_its_ti
     heading = page.find(".//h1")
     assert heading is not None and heading.text == "Cannot show this: too large to show here"
     assert errors.LimitError.title == "limit exceeded"  # what the problem+json answers say, as before
+
+
+# --- 3. a private series' pages, to a signed-in reader ---------------------------------------------------------------
+
+NOTE = "document.querySelector('#access')?.innerText ?? null"
+
+#: The note on a private series' pages (innerText leaves out the quotation marks <q> draws); its day's, which
+#: marks a document under embargo as well.
+PRIVATE = (f"Not open to everyone: this series, {CLOSED}, is private. You read its pages and documents with your"
+           " token; a reader without one is refused them (Not open to you), so a link to one opens only for those"
+           " who may read it.")
+PRIVATE_DAY = PRIVATE.replace("is private.", "is private, and 1 document of this page is under embargo as well"
+                              " (marked below).")
+
+
+@pytest.mark.parametrize("width", [1100, 390])
+@pytest.mark.parametrize(("page", "said"), [
+    (f"/series/{CLOSED}/2026/11/30", PRIVATE_DAY),
+    (f"/series/{CLOSED}", PRIVATE),
+    (f"/series/{CLOSED}/2026", PRIVATE),
+    (f"/series/{CLOSED}/2026/11", PRIVATE),
+], ids=["day", "series", "year", "month"])
+def test_a_private_series_pages_say_not_open_to_everyone_to_a_signed_in_reader(
+    served: tuple[int, str, dict[str, str]], page: str, said: str, width: int
+) -> None:
+    port, token, _ = served
+    which = page.count("/") - 2
+    with devtools() as pipe:
+        note = json.loads(_shown(pipe, f"http://127.0.0.1:{port}{page}", width,
+                                 f"remaining-private-{['series', 'year', 'month', 'day'][which]}-{width}.png", token,
+                                 check=NOTE))
+    assert note == said, note
+
+
+@pytest.mark.parametrize("width", [1100, 390])
+def test_a_hidden_series_day_says_what_a_reader_without_a_token_is_answered(
+    served: tuple[int, str, dict[str, str]], width: int
+) -> None:
+    port, token, _ = served
+    with devtools() as pipe:
+        note = json.loads(_shown(pipe, f"http://127.0.0.1:{port}/series/{SECRET}/2026/11/30", width,
+                                 f"remaining-hidden-day-{width}.png", token, check=NOTE))
+    assert note == (f"Not open to everyone: this series, {SECRET}, is hidden. You read its pages and documents with"
+                    " your token; a reader without one is answered that they are not in this archive, so a link to"
+                    " one opens only for those who may read it."), note
+
+
+def test_a_public_series_pages_say_nothing_of_access(served: tuple[int, str, dict[str, str]]) -> None:
+    port, token, _ = served
+    for page in (f"/series/{S}", f"/series/{S}/2026", f"/series/{S}/2026/11", f"/series/{S}/2026/11/30"):
+        answer = httpx.get(f"http://127.0.0.1:{port}{page}", cookies={"pdi-token": token})
+        assert answer.status_code == 200 and 'id="access"' not in answer.text, page
+
+
+@pytest.mark.parametrize("width", [1100, 390])
+def test_a_reader_without_a_token_learns_nothing_of_a_private_series_documents(
+    served: tuple[int, str, dict[str, str]], width: int
+) -> None:
+    port, _, names = served
+    serials = [names[k].rsplit("/", 1)[1].split(".")[0] for k in ("closed", "closed-sealed")]
+    for page in (f"/series/{CLOSED}", f"/series/{CLOSED}/2026", f"/series/{CLOSED}/2026/11",
+                 f"/series/{CLOSED}/2026/11/30"):
+        answer = httpx.get(f"http://127.0.0.1:{port}{page}", headers={"accept": "text/html"})
+        main = answer.text.split("<main", 1)[1]
+        assert answer.status_code == 403, (page, answer.status_code)
+        assert 'id="access"' not in main and "/view?pdi=" not in main and "embargo" not in main, page
+        assert not any(f"/{serial}." in main for serial in serials), page
+    with devtools() as pipe:  # what the reader sees: how to sign in
+        text = _shown(pipe, f"http://127.0.0.1:{port}/series/{CLOSED}/2026/11/30", width,
+                      f"remaining-private-anonymous-{width}.png")
+    assert text.startswith("A token is needed to read this"), text
+
+
+def test_a_reader_without_a_token_is_answered_of_a_hidden_series_as_of_one_never_registered(
+    served: tuple[int, str, dict[str, str]],
+) -> None:
+    port, _, _ = served
+    never = "never.example.us"
+    for tail in ("", "/2026", "/2026/11", "/2026/11/30"):
+        hidden = httpx.get(f"http://127.0.0.1:{port}/series/{SECRET}{tail}", headers={"accept": "text/html"})
+        unknown = httpx.get(f"http://127.0.0.1:{port}/series/{never}{tail}", headers={"accept": "text/html"})
+        assert hidden.status_code == unknown.status_code == 404, tail
+        assert hidden.text.replace(SECRET, never) == unknown.text, tail

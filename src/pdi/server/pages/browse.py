@@ -320,7 +320,7 @@ def render_series(archive: Archive, series: str) -> str:
         + f"<p>{counted(total, 'document')}"
         + ((f", minted on {_day(counts[0].day)} (a GMT day)." if counts[0].day == counts[-1].day else
             f", minted from {_day(counts[0].day)} to {_day(counts[-1].day)} (GMT days).") if counts else ".")
-        + "</p>"
+        + "</p>" + series_note(archive, name)
         + (
             '<table class="catalogue" id="years"><caption>Documents by year and month</caption>'
             f'<thead><tr><th scope="col">Year</th>{head}<th scope="col" class="number">Total</th></tr></thead>'
@@ -381,7 +381,7 @@ def render_year(archive: Archive, series: str, year_text: str) -> str:
         _crumbs(("Home", "/"), ("Series", "/series"), (name, _series_path(name)), (str(year), None))
         + f"<h1><code>{esc(name)}</code> in {year}</h1><p>{counted(total, 'document')} minted in {year}"
         + (f" on {counted(len(counts), 'day')}." if counts else ".")
-        + "</p>"
+        + "</p>" + series_note(archive, name)
         + '<div class="months">'
         + "".join(_month_calendar(name, year, m, months[m]) for m in sorted(months))
         + "</div>"
@@ -413,7 +413,7 @@ def render_month(archive: Archive, series: str, year_text: str, month_text: str)
         _crumbs(("Home", "/"), ("Series", "/series"), (name, _series_path(name)),
                 (str(year), _series_path(name, year)), (calendar.month_name[month], None))
         + f"<h1><code>{esc(name)}</code>, {calendar.month_name[month]} {year}</h1>"
-        + f"<p>{counted(sum(days.values()), 'document')} minted this month.</p>"
+        + f"<p>{counted(sum(days.values()), 'document')} minted this month.</p>{series_note(archive, name)}"
         + (f'<p class="pager">{near}</p>' if near else "")
         + _month_calendar(name, year, month, days, one=True)
         + (
@@ -482,11 +482,7 @@ def render_day(
         + (f"; this page shows {len(found.documents):,}, after <code>{in_order(shown_url(after))}</code>" if after else
            f"; this page shows the first {len(found.documents):,}" if found.after is not None else "")
         + ".</p>"
-        + (f'<p class="version-banner access" role="note" id="access"><strong>Not open to everyone:</strong>'
-           f" {counted(marked, 'document')} of this page {'is' if marked == 1 else 'are'} under embargo (marked"
-           f" below). You read {(them := 'it' if marked == 1 else 'them')} with your token; a reader without one is"
-           f" not shown {them} here, and is refused {them} (<q>Not open to you</q>) until"
-           f" {'its' if marked == 1 else 'their'} embargo ends.</p>" if marked else "")
+        + series_note(archive, name, marked)
         + (
             '<table class="catalogue" id="documents"><thead><tr><th scope="col">Id</th><th scope="col">Title</th>'
             '<th scope="col">Formats (latest version)</th><th scope="col" class="number">Versions</th>'
@@ -614,6 +610,34 @@ def access_note(archive: Archive, name: PDI) -> str:
         f"{' until then' if until is not None and access == PUBLIC else ''}, so a link to it opens only for those"
         " who may read it.</p>"
     )
+
+
+def series_note(archive: Archive, series: str, marked: int = 0) -> str:
+    """What a reader with a token is told above a page of the catalogue of ``series`` (canonical) that not everyone
+    may read, as :func:`access_note` tells it on a document's page: that the series is private or hidden, and so a
+    reader without a token is refused its pages and documents (a hidden one's answered as not in this archive);
+    ``marked``: how many documents of a day's page are marked under embargo (:func:`_sealed_until`), which such a
+    reader is not shown there. Empty when neither, and for a reader without a token, for whom nothing is read (it
+    is refused a series it may not read before any page of it is made)."""
+    reader = current_reader.get()
+    if reader is not None and reader.token is None:
+        return ""
+    access = archive.series_access().get(series, PUBLIC)
+    if access == PUBLIC and not marked:
+        return ""
+    sealed = (f"{counted(marked, 'document')} of this page {'is' if marked == 1 else 'are'} under embargo"
+              f"{' as well' if access != PUBLIC else ''} (marked below)") if marked else ""
+    if access == PUBLIC:
+        them = "it" if marked == 1 else "them"
+        said = (f"{sealed}. You read {them} with your token; a reader without one is not shown {them} here, and is"
+                f" refused {them} (<q>Not open to you</q>) until {'its' if marked == 1 else 'their'} embargo ends.")
+    else:
+        told = ("is answered that they are not in this archive" if access == HIDDEN
+                else "is refused them (<q>Not open to you</q>)")
+        said = (f"this series, <code>{esc(series)}</code>, is {access}{', and ' + sealed if sealed else ''}. You read"
+                f" its pages and documents with your token; a reader without one {told}, so a link to one opens only"
+                " for those who may read it.")
+    return f'<p class="version-banner access" role="note" id="access"><strong>Not open to everyone:</strong> {said}</p>'
 
 
 def render_document(archive: Archive, generic: Generic, name: str) -> str:
