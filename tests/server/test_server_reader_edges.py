@@ -144,7 +144,8 @@ def test_an_error_pages_title_names_the_name_it_is_about(served: Served, case: s
              "bad-fragment": served.text + "#char=9,2",  # its end before its start (PDI-GRAMMAR: start <= end)
              "not-a-name": "urn:pdi://x",
              "long": "urn:pdi://nowhere.example.us/2026/11/22/" + "a" * 5000 + ".text.1"}[case]
-    kind = {"not-found": "Not found", "bad-fragment": "Syntax error", "not-a-name": "Syntax error",
+    # a syntax error's tab in a reader's words, as its heading (the problem's title, "syntax error", a program's)
+    kind = {"not-found": "Not found", "bad-fragment": "Not written right", "not-a-name": "Not written right",
             "long": "Not found"}[case]
     with devtools() as pipe:
         session = _keyboard_tab(pipe, f"{served.url}/view?pdi={urllib.parse.quote(typed, safe='')}")
