@@ -133,7 +133,7 @@ def test_a_browsers_fragment_after_a_resolvers_address_reads_as_typed(site: tupl
     address = f"{base}/uri-res/N2R?{names['text']}#char={RLO}7,12"
     with devtools() as pipe:
         session = _opened(pipe, f"{base}/view?pdi={_q(address)}", "bidi-browsers-fragment")
-        assert laid_out(pipe, session, "main p.error + p > code") == "#char=%E2%80%AE7,12"
+        assert laid_out(pipe, session, "main p.grammar + p > code") == "#char=%E2%80%AE7,12"  # the hint
 
 
 def test_a_title_and_a_subject_cannot_reorder_what_follows(site: tuple[str, dict[str, str]]) -> None:
