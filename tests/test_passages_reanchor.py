@@ -265,13 +265,15 @@ for other in (new, new.replace(old[start:start + 80], '')):
     assert peak_kib < 400 * 1024, peak_kib
 
 
-@given(st.text(alphabet="12. )\n#ab", max_size=120))
+@given(st.text(alphabet="12. )\n\t#ab", max_size=120))
 def test_list_numbers_set_aside_map_each_position_both_ways(text: str) -> None:
     """Masking list numbers: the masked text is the text with each number one '#', and positions map through it."""
     from pdi.passages.reanchor import _LIST_NUMBER, _Masked
 
     masked = _Masked(text)
-    assert masked.text == _LIST_NUMBER.sub("#", text)  # the same masking, by re's own substitution
+    # the same masking, by re's own substitution: the number (group 1) becomes '#', the indentation before it stays
+    # (the whole match holds it: " 1. " is " #. ", found by hypothesis in a run of 2026-11-30)
+    assert masked.text == _LIST_NUMBER.sub(lambda m: m[0][: m.start(1) - m.start()] + "#", text)
     for pos in range(len(text) + 1):
         if not any(i < pos < j for i, j in masked.spans):  # not inside a number: there and back again
             at = masked.masked(pos, end=False)
