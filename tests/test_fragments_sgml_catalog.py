@@ -287,3 +287,18 @@ def test_info_says_why_a_document_refused_at_deposit_has_no_parse(tmp_path: Path
         " 's', whose tags elt cannot tell from tags written in the text (onsgmls does not say where a short"
         " reference stands); char and line fragments (#char=, #line=) select its text without parsing it")
     _run(runner, "get", f"{name}#elt=0,0", "--archive", archive, status=6)
+
+
+@needs_onsgmls
+def test_a_parse_with_the_archive_catalog_is_not_kept_in_memory_past_a_dtd_added(tmp_path: Path) -> None:
+    # one process: parsed while the folder has no DTD, then again once it has one (pdi sgml add): read anew
+    folder = tmp_path / "sgml"
+    folder.mkdir()
+    catalog = SgmlCatalog(str(folder))
+    data = FILING.encode()
+    before = evaluate("elt", (3, 3), data, media_type="text/sgml", charset="us-ascii", sgml_catalog=catalog)
+    assert before.data == b"<cite>one</cite>"  # onsgmls without the DTD: CITE is element 3 (the first test)
+    (folder / "filing.dtd").write_text(FILING_DTD, encoding="ascii")
+    (folder / "catalog").write_text(f'PUBLIC "{PUBLIC}" "filing.dtd"\n', encoding="ascii")
+    after = evaluate("elt", (3, 3), data, media_type="text/sgml", charset="us-ascii", sgml_catalog=catalog)
+    assert after.data == b"<para>First <cite>one</cite> para\r\n"  # with it: PARA, BODY implied before it

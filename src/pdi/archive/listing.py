@@ -272,15 +272,20 @@ class Listing(ArchiveBase):
         self, *, series: str | None = None, progress: Callable[[int], None] | None = None
     ) -> ElementReindexReport:
         """Make anew, as this pdi reads them, the element indexes of XML and SGML octets that an earlier reading
-        made (:func:`pdi.fragments.markup.index.made_by_an_earlier_reading`): of the names in ``series``, if given.
+        made (:func:`pdi.fragments.markup.index.made_by_an_earlier_reading`), and keep a first parse of each SGML
+        document that has none (OpenSP's ``onsgmls`` was missing where it was deposited, or it was imported): of
+        the names in ``series``, if given.
 
         Only those index rows change: each is read from its verified octets
         and written in its own transaction, so a run stopped midway keeps
         what it made and the next goes on with the rest; a run with nothing
         left to make writes nothing. One that cannot be made now (its octets
         missing or damaged, past a parser's bounds, or SGML where ``onsgmls``
-        is missing) is left as it was and reported. SGML's DTDs are read from
-        the archive's own SGML folder first (:mod:`pdi.archive.sgml_dtds`), as at deposit. ``progress`` is told how
+        is missing) is left as it was and reported. An SGML document's DTD is
+        looked for as its kept parse was made: an earlier reading's, made before
+        archives had an SGML folder, with the machine's catalogs alone; a first
+        parse with the archive's own SGML folder first (:mod:`pdi.archive.sgml_dtds`),
+        as a deposit now reads it, and kept from then on. ``progress`` is told how
         many were looked at so far.
         """
         from pdi.archive.content import ELEMENT_INDEX_SECONDS
@@ -296,8 +301,10 @@ class Listing(ArchiveBase):
             self._require_series(name)
         rewritten = 0
         left: list[tuple[str, str, str]] = []
-        sgml_catalog = sgml_catalog_of(self.store.location)  # SGML's DTDs: the archive's own first, as at deposit
-        for seen, (sha256, media_type, charset) in enumerate(self.store.earlier_element_indexes(name), 1):
+        sgml_catalog = sgml_catalog_of(self.store.location)  # a first SGML parse: the archive's DTDs first
+        earlier = ((source, False) for source in self.store.earlier_element_indexes(name))
+        first = ((source, True) for source in self.store.unparsed_sgml(name))
+        for seen, ((sha256, media_type, charset), unparsed) in enumerate(itertools.chain(earlier, first), 1):
             why: str | None = None
             index: bytes | None = None
             try:
@@ -306,15 +313,19 @@ class Listing(ArchiveBase):
                     why = "its octets are missing from the blob store"
                 else:
                     with reader:
+                        # an earlier reading's SGML was parsed before archives had an SGML folder: not with it now
                         index = build_index(reader.chunks(), media_type=media_type, charset=charset or None,
-                                            seconds=ELEMENT_INDEX_SECONDS, sgml_catalog=sgml_catalog)
+                                            seconds=ELEMENT_INDEX_SECONDS,
+                                            sgml_catalog=sgml_catalog if unparsed else None)
             except (IntegrityError, LimitError, ParseError, UnsupportedError) as exc:  # a store that fails: raised
                 why = str(exc)
             if why is None and (index is None or index[:4] != MAGIC or sealed_version(index) != VERSION):
                 why = "no element index is made of it now (is OpenSP's onsgmls installed?)"
             if why is not None or index is None:
                 left.append((sha256, media_type, why or ""))
-            elif self.store.replace_earlier_element_index(sha256, media_type, charset, index):
+            elif unparsed and self.store.keep_first_element_index(sha256, media_type, charset, index):
+                rewritten += 1
+            elif not unparsed and self.store.replace_earlier_element_index(sha256, media_type, charset, index):
                 rewritten += 1
             if progress is not None:
                 progress(seen)

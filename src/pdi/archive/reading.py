@@ -57,13 +57,15 @@ from pdi.identifier import PDI, Fragment, missing_citation_mark
 
 if TYPE_CHECKING:
     from pdi.fragments import Buffer
-    from pdi.fragments.markup.sgml import SgmlCatalog
     from pdi.fragments.pdf import TextLayer
     from pdi.fragments.video import VideoInfo
     from pdi.mail.large import PartMap
     from pdi.mail.message import Mail, MailPart
 
 __all__ = ["Reading", "StreamedPart"]
+
+#: Why an SGML document may have no kept parse (:meth:`Reading._refuse_unkept_sgml`).
+_UNKEPT_SGML = "OpenSP's onsgmls was not installed where it was deposited, or it was imported"
 
 class Reading(ArchiveBase):
     """Resolve, locate, get, cite and open the octets of a name; select a fragment of what was read."""
@@ -620,8 +622,9 @@ class Reading(ArchiveBase):
                     raise DamagedError(f"the bytes of {record_name(record)} are cut short: {record.size} octets"
                                        f" recorded, {len(octets)} stored")
                 checked = checked_as_given(reader)  # no local file: each chunk was checked as it was read
+                self._refuse_unkept_sgml(record, scheme)
                 try:
-                    result = self._selected(record, octets, parsed.fragment, index, sgml_catalog=self.sgml_catalog())
+                    result = self._selected(record, octets, parsed.fragment, index)
                 except Exception as refusal:
                     if not checked and scheme in ("rect", "crop") and formats.media_family(record.media_type) == "image":
                         _damage_behind(reader, refusal)
@@ -724,14 +727,15 @@ class Reading(ArchiveBase):
         declared = self._declared_dtd(record)
         if index is None or index_kind(bytes(index)) != "markup":
             why = (f"it is larger than {MAX_SGML_OCTETS >> 20} MiB, past what pdi parses" if record.size > MAX_SGML_OCTETS
-                   else "OpenSP's onsgmls was not installed where it was deposited (or imported); #elt= parses it"
-                        " at each request")
+                   else f"{_UNKEPT_SGML}; #elt= is refused until pdi reindex --elements keeps a parse of it")
             return SgmlParse(None, 0, declared, f"not parsed at deposit: {why}")
         from pdi.fragments.markup.index import ElementIndex, made_by_an_earlier_reading
 
         if made_by_an_earlier_reading(index):
-            return SgmlParse(None, 0, declared, "its parse was made by an earlier pdi: #elt= parses it anew at each"
-                                                " request (pdi reindex --elements makes its index anew)")
+            return SgmlParse(None, 0, declared, "its parse was made by an earlier pdi, before archives had an SGML"
+                                                " folder: #elt= parses it anew at each request with the machine's SGML"
+                                                " catalogs alone, as it was made (pdi reindex --elements keeps that"
+                                                " parse)")
         element_index = ElementIndex.from_bytes(index)
         if element_index.failure is not None:  # refused: said as its elt is
             return SgmlParse(None, 0, declared, f"refused at deposit: {element_index.failure.message}")
@@ -872,21 +876,40 @@ class Reading(ArchiveBase):
         """What ``fragment`` selects in a whole representation already resolved (its bytes read and checked).
 
         ``index`` is the one made at deposit (:meth:`Store.fragment_index`), if any: the
-        result is the same, read from less (SGML with none is parsed with the archive's own DTDs first, as at
-        deposit: :meth:`sgml_catalog`).
+        result is the same, read from less (an SGML document's ``elt`` is read from the parse kept for it alone:
+        :meth:`_refuse_unkept_sgml`).
         """
-        return Reading._selected(whole.record, whole.data, fragment, index, sgml_catalog=self.sgml_catalog())
+        scheme = fragment.effective_scheme(whole.record.format)
+        self._refuse_unkept_sgml(whole.record, scheme)
+        if index is None and scheme == "elt" and _is_sgml(whole.record):
+            index = self.fragment_index(whole.record)  # its elements are the kept parse's, never parsed anew here
+        return Reading._selected(whole.record, whole.data, fragment, index)
 
-    def sgml_catalog(self) -> SgmlCatalog | None:
-        """The archive's own SGML catalog (:func:`pdi.archive.sgml_dtds.sgml_catalog_of`): the DTDs an SGML
-        document's parse reads before the system's, at deposit and after."""
-        from pdi.archive.sgml_dtds import sgml_catalog_of
+    def _refuse_unkept_sgml(self, record: RepresentationRecord, scheme: str) -> None:
+        """Refuse ``elt`` on an SGML document of which no parse is kept (:class:`~pdi.errors.UnsupportedError`).
 
-        return sgml_catalog_of(self.store.location)
+        An SGML document's elements depend on the DTD the parser finds, and the archive's SGML folder gains DTDs
+        (``pdi sgml add``): a parse made at each request could answer a name otherwise than the one before it, or
+        than another process. So ``elt`` is answered only from the parse kept at deposit (its element index), or
+        from one an earlier pdi kept, read anew as it was made, before archives had an SGML folder (with the
+        machine's catalogs alone). A document with none (``onsgmls`` was missing where it was deposited, or it was
+        imported) is refused until ``pdi reindex --elements`` makes and keeps its parse."""
+        if scheme not in ("elt", "name") or not _is_sgml(record):
+            return
+        index = self.store.fragment_index(record.sha256, record.media_type, record.charset)
+        if index is not None and bytes(index[:4]) == b"PDIM":
+            return
+        from pdi.fragments.markup.bounds import MAX_SGML_OCTETS
+
+        if record.size > MAX_SGML_OCTETS:
+            return  # refused by its size, as ever
+        raise UnsupportedError(
+            f"{record_name(record)} has no kept SGML parse ({_UNKEPT_SGML}): its elt is read only from a parse"
+            " kept once, so that a DTD added later cannot change what a name selects; an operator keeps one with"
+            " pdi reindex --elements")
 
     @staticmethod
-    def _selected(record: RepresentationRecord, data: Buffer, fragment: Fragment, index: bytes | None = None,
-                  *, sgml_catalog: SgmlCatalog | None = None) -> Resolved:
+    def _selected(record: RepresentationRecord, data: Buffer, fragment: Fragment, index: bytes | None = None) -> Resolved:
         """:meth:`select` on the octets ``data`` of ``record`` (bytes, or a memory map of its blob)."""
         from pdi import fragments
 
@@ -897,7 +920,6 @@ class Reading(ArchiveBase):
             media_type=record.media_type,
             charset=record.charset,
             index=index,
-            sgml_catalog=sgml_catalog,
         )
         # an aggregate has no charset of its own; its root part's text has (pdi.fragments.aggregate)
         charset = record.charset if record.charset is not None else result.charset
@@ -914,6 +936,13 @@ def _probed(path: str, media_type: str, descriptors: tuple[int, ...]) -> bytes |
         return video.probe(path, media_type, pass_fds=descriptors).to_bytes()
     except (ParseError, LimitError, UnsupportedError):
         return None
+
+
+def _is_sgml(record: RepresentationRecord) -> bool:
+    """Whether ``record`` is an SGML document (:func:`pdi.fragments.markup.markup_kind`)."""
+    from pdi.fragments.markup import markup_kind
+
+    return markup_kind(record.media_type) == "sgml"
 
 
 def _large_message(record: RepresentationRecord) -> bool:

@@ -7,7 +7,7 @@ snippet with the matches between ``[`` and ``]`` (``--json``: the hits as
 page). ``pdi reindex`` makes the index again from the stored octets (after an
 upgrade that added it, or to repair it), in one transaction; ``pdi reindex
 --elements`` makes anew the element indexes of XML and SGML an earlier
-reading made, one at a time. ``pdi index``
+reading made, and keeps a first parse of SGML that has none, one at a time. ``pdi index``
 drains the indexer's queue: the text of large deposits, left to a background
 worker (:mod:`pdi.archive.search`); ``pdi search`` says on standard error how
 many names' text is still pending (``--json``: ``pending``), and that no passage holds the words when none
@@ -71,7 +71,8 @@ def search_cmd(words: tuple[str, ...], series: str | None, limit: int, after: st
 @click.command("reindex")
 @click.option("--series", "-s", help="Only the documents of this series.")
 @click.option("--elements", is_flag=True,
-              help="Instead: make anew the element indexes of XML and SGML made by an earlier release of pdi (each in its own"
+              help="Instead: make anew the element indexes of XML and SGML made by an earlier release of pdi, and keep a"
+                   " first parse of each SGML document that has none (its #elt= is refused until then) (each in its own"
                    " transaction: safe to stop and run again; documents and names are not touched).")
 @archive_option
 def reindex_cmd(series: str | None, elements: bool, archive: str) -> None:

@@ -281,6 +281,64 @@ class BlobRules(CatalogBase):
             )
         return True
 
+    def unparsed_sgml(self, series: str | None = None, *, page: int = 500) -> Iterator[tuple[str, str, str]]:
+        """Each (sha256, media type, charset) of an SGML document kept whole (not purged) whose octets have no
+        element index as read in that media type and charset (OpenSP's ``onsgmls`` was missing at its deposit, or
+        it was imported: none, or a text's block table): of names in ``series`` only, if given; in order, a page at
+        a time, each index's first octets read, not its whole."""
+        from pdi.fragments.markup import markup_kind
+        from pdi.fragments.markup.bounds import MAX_SGML_OCTETS
+        from pdi.fragments.markup.index import MAGIC
+
+        scope, params = "", []
+        if series is not None:
+            scope = " AND d.series = ?"
+            params.append(series)
+        after: tuple[str, str, str] | None = None
+        while True:
+            bound = "" if after is None else " AND (r.sha256, r.media_type, COALESCE(r.charset, '')) > (?, ?, ?)"
+            with self._read():
+                rows = self._query(
+                    "SELECT DISTINCT r.sha256, r.media_type, COALESCE(r.charset, ''),"
+                    f" substr(f.data, 1, {_index_head()}) FROM representations r"
+                    " JOIN documents d ON d.id = r.document"
+                    " LEFT JOIN fragment_indexes f ON f.sha256 = r.sha256 AND f.media_type = r.media_type"
+                    " AND f.charset = COALESCE(r.charset, '')"
+                    f" WHERE r.purged IS NULL AND r.size <= ? AND lower(r.media_type) LIKE ?{scope}{bound}"
+                    " ORDER BY 1, 2, 3 LIMIT ?",
+                    [MAX_SGML_OCTETS, "%/sgml%", *params, *(after or ()), page],
+                )
+            for row in rows:
+                head = None if row[3] is None else bytes(row[3])
+                if markup_kind(str(row[1])) == "sgml" and (head is None or head[:4] != MAGIC):
+                    yield (str(row[0]), str(row[1]), str(row[2]))
+            if len(rows) < page:
+                return
+            after = (str(rows[-1][0]), str(rows[-1][1]), str(rows[-1][2]))
+
+    def keep_first_element_index(self, sha256: str, media_type: str, charset: str, data: bytes) -> bool:
+        """Keep the element index ``data`` of these octets read as ``media_type`` in ``charset`` (``""``: none)
+        where they have none: in place of a text's block table, or where no index is kept (one write transaction,
+        its row alone). Whether it was kept: False when an element index was kept meanwhile (by another run),
+        which is never replaced."""
+        from pdi.fragments.markup.index import MAGIC
+
+        key = (sha256, media_type, charset)
+        with self._write():
+            rows = self._query(
+                f"SELECT substr(data, 1, {_index_head()}) FROM fragment_indexes"
+                " WHERE sha256 = ? AND media_type = ? AND charset = ?", key,
+            )
+            if rows and bytes(rows[0][0])[:4] == MAGIC:
+                return False
+            if rows:
+                self._execute("UPDATE fragment_indexes SET data = ? WHERE sha256 = ? AND media_type = ? AND charset = ?",
+                              (data, *key))
+            else:
+                self._execute("INSERT INTO fragment_indexes (sha256, media_type, charset, data) VALUES (?, ?, ?, ?)",
+                              (*key, data))
+        return True
+
     def open_blob(self, sha256: str, *, name: str) -> ChunkedReader | None:
         """A reader of the stored blob by verified chunks, or ``None`` if it is missing."""
         return self.blobs.open(sha256, self.blob_info(sha256), name=name)

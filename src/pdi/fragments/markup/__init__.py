@@ -177,8 +177,14 @@ def evaluate_markup(
 
 
 def _table(kind: str, text: str, sgml_catalog: SgmlCatalog | None = None) -> tuple[Element, ...]:
-    """The element table of a document (:func:`_elements`), or the LimitError its parse gave, said again."""
-    found = _elements(kind, text, sgml_catalog if kind == "sgml" else None)
+    """The element table of a document (:func:`_elements`), or the LimitError its parse gave, said again.
+
+    SGML parsed with an archive's own catalog is parsed each time, never kept: the folder gains DTDs (``pdi sgml
+    add``), and a table kept from before would answer otherwise than a process started after."""
+    if kind == "sgml" and sgml_catalog is not None:
+        found = _elements.__wrapped__(kind, text, sgml_catalog)
+    else:
+        found = _elements(kind, text, None)
     if isinstance(found, str):
         raise LimitError(found)
     return found

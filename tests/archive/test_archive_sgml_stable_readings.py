@@ -1,0 +1,168 @@
+"""An SGML document's #elt= passages never change after deposit, whatever DTD the archive's SGML folder gains later.
+
+The archive answers an SGML document's ``elt`` from the parse kept for it alone: the one made at deposit; one an
+earlier pdi kept (index version 2, made before archives had an SGML folder), read anew with the machine's catalogs
+alone, as it was made; or, for a document that has none (OpenSP's onsgmls missing where it was deposited, or
+imported), refused until ``pdi reindex --elements`` keeps a first parse. The values are onsgmls's, run by hand.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pdi.archive import Archive, Content
+from pdi.cli import cli
+from pdi.errors import UnsupportedError
+from pdi.fragments.markup import sgml
+from pdi.fragments.markup.index import MAGIC
+from pdi.fragments.sealed import seal, unseal
+from pdi.identifier import PDI
+
+pytestmark = pytest.mark.skipif(sgml.onsgmls_path() is None, reason="OpenSP's onsgmls is not installed")
+
+S = "acme.court.us"
+PUBLIC = "-//ACME//DTD Filing//EN"
+# CAPTION and PARA end tags omissible, BODY's start and end tags both (ISO 8879 §11.2.2)
+FILING_DTD = """<!ELEMENT filing  - - (caption, body)>
+<!ELEMENT caption - O (#PCDATA)>
+<!ELEMENT body    O O (para+)>
+<!ELEMENT para    - O (#PCDATA | cite)*>
+<!ELEMENT cite    - - (#PCDATA)>
+"""
+FILING = f"""<!DOCTYPE filing PUBLIC "{PUBLIC}">
+<filing>
+<caption>Acme v. Roadrunner
+<para>First <cite>one</cite> para
+<para>Second
+</filing>
+"""
+# element 3 by onsgmls: CITE without the DTD (no tag is inferred), PARA with it (BODY is implied before it);
+# the passages, by docs/reference/fragments.md's rules: explicit tags are where the source has them; an omitted
+# end tag ends where what made the parser close it begins
+WITHOUT_DTD = b"<cite>one</cite>"
+WITH_DTD = b"<para>First <cite>one</cite> para\r\n"
+
+
+def _names_by_hand(document: Path, catalog: Path | None) -> list[str]:
+    """The elements onsgmls reports in ``document``, in order, run by hand (with ``catalog``, else the machine's)."""
+    command = ["onsgmls", "-E0"] + (["-c", str(catalog)] if catalog else []) + [str(document)]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False,
+                         env={"PATH": os.environ["PATH"], "SGML_CATALOG_FILES": "/etc/sgml/catalog"})
+    return [line[1:] for line in run.stdout.splitlines() if line.startswith("(")]
+
+
+@pytest.fixture
+def oracle(tmp_path: Path) -> None:
+    """Check, by onsgmls run by hand, what element 3 of FILING is without its DTD and with it."""
+    hand, dtds = tmp_path / "by-hand", tmp_path / "by-hand-dtds"  # (onsgmls reads a catalog beside the document)
+    hand.mkdir()
+    dtds.mkdir()
+    (hand / "filing.sgml").write_text(FILING, encoding="ascii")
+    (dtds / "filing.dtd").write_text(FILING_DTD, encoding="ascii")
+    (dtds / "catalog").write_text(f'PUBLIC "{PUBLIC}" "filing.dtd"\n', encoding="ascii")
+    assert _names_by_hand(hand / "filing.sgml", None)[3] == "CITE"
+    assert _names_by_hand(hand / "filing.sgml", dtds / "catalog")[3] == "PARA"
+
+
+def _add_dtd(tmp_path: Path, location: str) -> None:
+    dtd = tmp_path / "filing.dtd"
+    dtd.write_text(FILING_DTD, encoding="ascii")
+    added = CliRunner().invoke(cli, ["sgml", "add", str(dtd), "--public-id", PUBLIC, "--archive", location])
+    assert added.exit_code == 0, added.output
+
+
+def _as_version_2(index: bytes) -> bytes:
+    """The same index sealed as version 2, as a pdi before archives had an SGML folder kept it (the same layout)."""
+    return seal(MAGIC, 2, bytes(unseal(index, MAGIC, 3, "element index")))
+
+
+def _deposit(location: str, *, onsgmls: bool, monkeypatch: pytest.MonkeyPatch) -> PDI:
+    with monkeypatch.context() as patch:
+        if not onsgmls:
+            patch.setattr(sgml, "onsgmls_path", lambda: None)
+        with Archive.open(location) as archive:
+            (name,) = archive.deposit(S, [Content(FILING.encode(), "sgml")])
+    return name
+
+
+@pytest.fixture
+def archive_at(location: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("PDI_SGML_CATALOG", str(tmp_path / "sgml"))  # (a PostgreSQL archive has no directory)
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+    return location
+
+
+@pytest.mark.usefixtures("oracle")
+def test_a_kept_parse_is_read_everywhere_after_the_dtd_is_added(
+    archive_at: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = _deposit(archive_at, onsgmls=True, monkeypatch=monkeypatch)  # no DTD in the archive yet
+    _add_dtd(tmp_path, archive_at)
+    with Archive.open(archive_at) as archive:
+        assert archive.resolve(f"{name}#elt=3,3").data == WITHOUT_DTD
+        # the reader's page and anchoring select in the octets read whole, with no index given: the kept parse too
+        whole = archive.resolve(str(name))
+        selected = archive.select(whole, PDI.parse(f"{name}#elt=3,3").fragment)  # type: ignore[arg-type]
+        assert selected.data == WITHOUT_DTD
+    info = CliRunner().invoke(cli, ["get", str(name), "--info", "--archive", archive_at])
+    assert f"no DTD found at deposit for {PUBLIC}" in info.stdout
+
+
+@pytest.mark.usefixtures("oracle")
+def test_an_earlier_pdis_parse_is_read_anew_as_it_was_made_in_every_process(
+    archive_at: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = _deposit(archive_at, onsgmls=True, monkeypatch=monkeypatch)
+    with Archive.open(archive_at) as archive:
+        record = archive.resolve(str(name)).record
+        store = archive.store
+        kept = store.fragment_index(record.sha256, record.media_type, record.charset)
+        assert kept is not None
+        with store._write():
+            store._query("UPDATE fragment_indexes SET data = ? WHERE sha256 = ?", (_as_version_2(kept), record.sha256))
+        serving = Archive.open(archive_at)  # a resolver that has answered once (its parse in memory)
+    try:
+        assert serving.resolve(f"{name}#elt=3,3").data == WITHOUT_DTD
+        _add_dtd(tmp_path, archive_at)
+        assert serving.resolve(f"{name}#elt=3,3").data == WITHOUT_DTD  # the one that answered before
+        with Archive.open(archive_at) as started_after:  # and one started after the DTD was added
+            assert started_after.resolve(f"{name}#elt=3,3").data == WITHOUT_DTD
+    finally:
+        serving.close()
+    # made anew as it was made: with the machine's catalogs alone, not the DTD the archive has since
+    made = CliRunner().invoke(cli, ["reindex", "--elements", "--archive", archive_at])
+    assert made.exit_code == 0, made.output
+    with Archive.open(archive_at) as archive:
+        assert archive.resolve(f"{name}#elt=3,3").data == WITHOUT_DTD
+    info = CliRunner().invoke(cli, ["get", str(name), "--info", "--archive", archive_at])
+    assert f"no DTD found at deposit for {PUBLIC}" in info.stdout
+
+
+@pytest.mark.usefixtures("oracle")
+def test_a_document_with_no_kept_parse_is_refused_until_reindex_keeps_one(
+    archive_at: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = _deposit(archive_at, onsgmls=False, monkeypatch=monkeypatch)  # onsgmls missing where it was deposited
+    with Archive.open(archive_at) as archive:
+        with pytest.raises(UnsupportedError, match=r"no kept SGML parse .*pdi reindex --elements"):
+            archive.resolve(f"{name}#elt=3,3")
+        whole = archive.resolve(str(name))
+        with pytest.raises(UnsupportedError, match="no kept SGML parse"):
+            archive.select(whole, PDI.parse(f"{name}#elt=3,3").fragment)  # type: ignore[arg-type]
+        assert archive.resolve(f"{name}#char=0,9").data == b"<!DOCTYPE"  # its text is read as ever
+    info = CliRunner().invoke(cli, ["get", str(name), "--info", "--archive", archive_at])
+    assert "#elt= is refused until pdi reindex --elements keeps a parse of it" in info.stdout
+    _add_dtd(tmp_path, archive_at)
+    made = CliRunner().invoke(cli, ["reindex", "--elements", "--archive", archive_at])
+    assert made.exit_code == 0, made.output
+    with Archive.open(archive_at) as archive:  # the first parse, with the archive's DTD, kept from now on
+        assert archive.resolve(f"{name}#elt=3,3").data == WITH_DTD
+        assert archive.resolve(f"{name}#char=0,9").data == b"<!DOCTYPE"
+    again = CliRunner().invoke(cli, ["reindex", "--elements", "--archive", archive_at])
+    assert again.exit_code == 0 and "made 0" in again.output, again.output
