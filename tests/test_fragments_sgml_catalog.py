@@ -302,3 +302,58 @@ def test_a_parse_with_the_archive_catalog_is_not_kept_in_memory_past_a_dtd_added
     (folder / "catalog").write_text(f'PUBLIC "{PUBLIC}" "filing.dtd"\n', encoding="ascii")
     after = evaluate("elt", (3, 3), data, media_type="text/sgml", charset="us-ascii", sgml_catalog=catalog)
     assert after.data == b"<para>First <cite>one</cite> para\r\n"  # with it: PARA, BODY implied before it
+
+
+def _dtd_errors_by_hand(dtd: Path) -> list[str]:
+    """onsgmls run by hand on a document whose DTD is ``dtd``: each error's line:column: message, in ``dtd``."""
+    document = dtd.parent / "by-hand.sgml"
+    document.write_text(f'<!DOCTYPE filing SYSTEM "{dtd.name}">\n', encoding="ascii")
+    run = subprocess.run(["onsgmls", "-p", "-s", str(document)], capture_output=True, text=True, timeout=60,
+                         check=False, env={"PATH": os.environ["PATH"]})
+    document.unlink()
+    return [line.split(f"{dtd}:", 1)[1].replace(":E:", ":", 1) for line in run.stderr.splitlines()
+            if f"{dtd}:" in line and ":E:" in line]
+
+
+@needs_onsgmls
+def test_sgml_add_refuses_a_dtd_onsgmls_reports_errors_in_naming_file_and_line(tmp_path: Path) -> None:
+    archive = str(tmp_path / "archive")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", archive]).exit_code == 0
+    broken = tmp_path / "given" / "broken.dtd"
+    broken.parent.mkdir()
+    broken.write_text(FILING_DTD.replace("(#PCDATA)>\n<!ELEMENT body", "(#PCDATA)\n<!ELEMENT body"), encoding="ascii")
+    expected = _dtd_errors_by_hand(broken)
+    assert expected and expected[0].startswith("4:0: character \"<\" invalid")  # the declaration line 3 left open
+    refused = runner.invoke(cli, ["sgml", "add", str(broken), "--public-id", PUBLIC, "--archive", archive])
+    assert refused.exit_code != 0
+    assert f"{broken}:{expected[0]}" in refused.output.replace("\n", " ") or f"{broken}:{expected[0]}" in refused.stderr
+    assert not (Path(archive) / "sgml" / "broken.dtd").exists()
+    assert not (Path(archive) / "sgml" / "catalog").exists()  # nor its identifier
+    # a DTD naming a module the folder does not hold yet is refused, saying so; added after it, it is taken
+    main = tmp_path / "given" / "main.dtd"
+    main.write_text('<!ENTITY % parts SYSTEM "parts.mod">\n%parts;\n', encoding="ascii")
+    (tmp_path / "given" / "parts.mod").write_text(FILING_DTD, encoding="ascii")
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "main.dtd").write_text(main.read_text(encoding="ascii"), encoding="ascii")
+    missing = _dtd_errors_by_hand(alone / "main.dtd")
+    assert missing and 'cannot find "parts.mod"' in missing[0]
+    first = runner.invoke(cli, ["sgml", "add", str(main), "--public-id", PUBLIC, "--archive", archive])
+    assert first.exit_code != 0 and f"{main}:{missing[0].split(';')[0]}" in first.stderr.replace("\n", " ")
+    assert runner.invoke(cli, ["sgml", "add", str(tmp_path / "given" / "parts.mod"), "--archive", archive]).exit_code == 0
+    taken = runner.invoke(cli, ["sgml", "add", str(main), "--public-id", PUBLIC, "--archive", archive])
+    assert taken.exit_code == 0, taken.output
+
+
+@needs_onsgmls
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sampled_from(["<!ELEMENT a - - (#PCDATA)>", "<!ELEMENT b - O (a|", "<!ATTLIST a x CDATA #IMPLIED>",
+                                 "<!ENTITY % e 'x'>", "%e;", "<!--", "-->", ">", '"', "\n", "<!ENTITY c SYSTEM 'c.ent'>"]),
+                max_size=10))
+def test_dtd_errors_takes_any_declarations_and_names_where(pieces: list[str]) -> None:
+    from pdi.fragments.markup.sgml import dtd_errors
+
+    for error in dtd_errors("\n".join(pieces).encode(), "given.dtd", shown="/where/given.dtd"):
+        file, line, column, said = error.split(":", 3)
+        assert file == "/where/given.dtd" and line.isdigit() and column.isdigit() and said.strip()

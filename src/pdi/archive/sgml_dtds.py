@@ -37,7 +37,7 @@ from pdi.errors import (
     StoreError,
     UnsupportedError,
 )
-from pdi.fragments.markup.sgml import CATALOG_FILE, SgmlCatalog
+from pdi.fragments.markup.sgml import CATALOG_FILE, SgmlCatalog, dtd_errors
 
 __all__ = ["MAX_DTD", "SGML_ENV", "SGML_FOLDER", "DtdFile", "add_dtd", "catalog_entries", "dtd_files",
            "kept_for", "public_identifier", "sgml_catalog_of", "sgml_folder"]
@@ -191,7 +191,10 @@ def add_dtd(folder: Path, source: Path, *, public: str | None = None, name: str 
     is none. What is there already is never changed: the same octets under the same name, or the same
     identifier for the same file, is no change; another file of that name, or the identifier sent to another
     file, is an :class:`~pdi.errors.ImmutabilityError` (a document deposited with the first must read the same
-    later). ``source`` larger than :data:`MAX_DTD`, or not a plain file, is refused before anything is written."""
+    later). ``source`` larger than :data:`MAX_DTD`, or not a plain file, is refused before anything is written, and
+    so is one ``onsgmls`` reports errors in, read as a DTD with the folder's catalog and files
+    (:func:`~pdi.fragments.markup.sgml.dtd_errors`): a :class:`~pdi.errors.ParseError` giving its first (``FILE:LINE:
+    COLUMN: message``)."""
     name = name or source.name
     if not _FILE_NAME.match(name) or name == CATALOG_FILE:
         raise ParseError(f"{name!r} cannot name a file of the SGML folder: letters, digits, '.', '_' and '-', not"
@@ -217,6 +220,12 @@ def add_dtd(folder: Path, source: Path, *, public: str | None = None, name: str 
                 raise ImmutabilityError(f"the archive's SGML catalog already sends {identifier!r} to {file!r}: a"
                                         " document deposited with it must read the same later, so it is never"
                                         " sent to another file")
+    if not os.path.lexists(target):  # a new file: read by onsgmls first, as a document's parse will read it
+        errors = dtd_errors(data, name, SgmlCatalog(str(folder)) if folder.is_dir() else None, shown=str(source))
+        if errors:
+            more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+            raise ParseError(f"{source} is not a DTD onsgmls reads, so it was not added: {errors[0]}{more}; a module"
+                             " or entity file it names is added first", rule="dtd")
     folder.mkdir(mode=0o755, parents=True, exist_ok=True)
     SgmlCatalog(str(folder)).checked()
     _write_new(target, data)

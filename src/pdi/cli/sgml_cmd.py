@@ -64,6 +64,10 @@ def sgml_add(file: Path, public: str | None, name: str | None, sgml_folder: str 
     another file of the same name, or the public identifier sent to another
     file, is refused (exit 5), since a document deposited with the first must
     read the same later. Documents deposited before are not read anew.
+    A new FILE is read by onsgmls first, as a DTD with the folder's catalog
+    and files: one it reports an error in is refused with that error
+    (FILE:LINE:COLUMN), and nothing is written; add the modules a DTD names
+    before it.
     """
     from pdi.archive.sgml_dtds import add_dtd
 

@@ -364,14 +364,7 @@ def read_sgml(text: str, *, seconds: float = MAX_SECONDS, catalog: SgmlCatalog |
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SP_CHARSET_FIXED": "1", "SP_ENCODING": "utf-8",
                "SGML_CATALOG_FILES": os.environ.get("SGML_CATALOG_FILES", "/etc/sgml/catalog")}
 
-        # the limits are set by the shell that then becomes onsgmls (not by a preexec_fn, unsafe in a
-        # threaded server): output in 512-octet blocks, address space in KiB, processor time in seconds
-        limited = [
-            "/bin/sh", "-c",
-            f"ulimit -f {output_limit // 512 + 1} && ulimit -v {MAX_MEMORY // 1024} && ulimit -t {int(seconds) + 1}"
-            ' && exec "$0" "$@"',
-            sys.executable, "-I", "-S", "-c", _WITHOUT_NETWORK, *command,
-        ]
+        limited = _limited(command, output_limit, seconds)
         with open(esis_path, "wb") as esis, open(errors_path, "wb") as err:
             try:
                 process = subprocess.run(limited, stdin=subprocess.DEVNULL, stdout=esis, stderr=err, env=env,
@@ -406,6 +399,76 @@ def read_sgml(text: str, *, seconds: float = MAX_SECONDS, catalog: SgmlCatalog |
     dtd_found = not any(any(sign in m for sign in _NO_DTD) for m in messages if ":E:" in m or ":W:" in m)
     first = error_lines[0].split(":E:", 1)[-1].strip() if error_lines else None
     return SgmlReading(tuple(elements), dtd_found, len(error_lines), first)
+
+
+def _limited(command: list[str], output_limit: int, seconds: float) -> list[str]:
+    """``command`` (``onsgmls`` and its arguments) run within its bounds and off the network: the limits are set by
+    the shell that then becomes onsgmls (not by a preexec_fn, unsafe in a threaded server): output in 512-octet
+    blocks, address space in KiB, processor time in seconds."""
+    return [
+        "/bin/sh", "-c",
+        f"ulimit -f {output_limit // 512 + 1} && ulimit -v {MAX_MEMORY // 1024} && ulimit -t {int(seconds) + 1}"
+        ' && exec "$0" "$@"',
+        sys.executable, "-I", "-S", "-c", _WITHOUT_NETWORK, *command,
+    ]
+
+
+#: The document type name of the document :func:`dtd_errors` reads a DTD with (none declares it: its error is not
+#: the DTD's).
+_CHECK_DOCTYPE: Final = "pdi-dtd-check"
+
+
+def dtd_errors(data: bytes, name: str, catalog: SgmlCatalog | None = None, *, shown: str | None = None,
+               seconds: float = MAX_SECONDS) -> list[str]:
+    """The errors ``onsgmls`` reports in the DTD (or DTD module, entity set) ``data``, read as the external subset
+    of a document that names it as ``SYSTEM "name"``, with the archive's SGML ``catalog`` and folder (for the files
+    it names) and the machine's catalogs, as a document's parse reads them: each ``file:line:column: message``,
+    ``file`` being ``shown`` (default ``name``) for ``data`` itself. None: it parses. An error of the document that names it (its
+    document type name, which no DTD declares) is not the DTD's and is left out. Raises
+    :class:`~pdi.errors.UnsupportedError` where ``onsgmls`` is not installed, :class:`~pdi.errors.LimitError`
+    past its bounds."""
+    program = onsgmls_path()
+    if program is None:
+        raise UnsupportedError("checking a DTD needs OpenSP's onsgmls (Debian: apt-get install opensp)")
+    with WorkFolder("pdi-dtd-") as directory:
+        os.mkdir(os.path.join(directory, "in"))
+        folder = os.path.join(directory, "in")
+        with open(os.path.join(folder, name), "wb") as out:
+            out.write(data)
+        with open(os.path.join(folder, "check.sgml"), "w", encoding="ascii") as out:
+            out.write(f'<!DOCTYPE {_CHECK_DOCTYPE} SYSTEM "{name}">\n')
+        command = [program, "-R", "-p", "-s", "-D", folder]
+        if catalog is not None:  # (its files, the modules a DTD names, whether or not its catalog is written yet)
+            archive = os.path.abspath(catalog.directory)
+            command += ["-c", os.path.join(archive, CATALOG_FILE)] if catalog.checked() else []
+            command += ["-D", archive] if os.path.isdir(archive) else []
+        for allowed in SGML_DIRECTORIES:
+            command += ["-D", allowed]
+        command.append("check.sgml")
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SP_CHARSET_FIXED": "1", "SP_ENCODING": "utf-8",
+               "SGML_CATALOG_FILES": os.environ.get("SGML_CATALOG_FILES", "/etc/sgml/catalog")}
+        errors_path = os.path.join(directory, "errors")
+        with open(errors_path, "wb") as err:
+            try:
+                process = subprocess.run(_limited(command, MAX_OUTPUT, seconds), stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=folder,
+                                         timeout=seconds, check=False)
+            except subprocess.TimeoutExpired:
+                raise LimitError(f"onsgmls took longer than {seconds:g} s on the DTD {name}") from None
+        if process.returncode not in (0, 1):
+            raise LimitError(f"onsgmls was stopped or could not run on the DTD {name} (status {process.returncode})")
+        with open(errors_path, encoding="utf-8", errors="replace") as err_file:
+            messages = err_file.read().splitlines()
+    found = []
+    for message in messages:
+        where, kind, said = message.partition(":E:")
+        if not kind:
+            continue
+        file, line, column = [*where.removeprefix(f"{program}:").rsplit(":", 2), "", ""][:3]
+        if file == os.path.join(folder, "check.sgml"):
+            continue
+        found.append(f"{shown or name if file == os.path.join(folder, name) else file}:{line}:{column}: {said.strip()}")
+    return found
 
 
 def _start_events(path: str) -> int:
