@@ -63,6 +63,7 @@ from pdi.archive.backup_files import (
     same_device,
     schema_version_of,
     server_major,
+    sgml_folder_left_out,
     unfinished_backup,
     within_folder,
 )
@@ -280,6 +281,7 @@ def _backup_sqlite(catalog: SQLStore, root: Path, dest: Path, started_at: str, c
     copy_blobs(copier, catalog, names, files, progress)
     warnings: list[str] = []
     beside = copy_beside(root, dest, "the archive", warnings) + copy_sgml_folder(root, dest, "the archive", warnings)
+    warnings += sgml_folder_left_out(str(root))
     os.replace(snapshot, dest / CATALOG)
     _clear_scratch(dest)
     fsync_dir(dest)
@@ -340,4 +342,5 @@ def _backup_postgres(catalog: SQLStore, url: str, dest: Path, started_at: str,
     fsync_dir(dest)
     _write_marker(dest, "postgres", _source(url, "postgres"), started_at, copier.copied + copier.present,
                   catalog.schema_version(), schema)
-    return BackupDone("postgres", copier.copied, copier.linked, copier.present, copier.octets, started_at)
+    return BackupDone("postgres", copier.copied, copier.linked, copier.present, copier.octets, started_at,
+                      warnings=tuple(sgml_folder_left_out(url)))

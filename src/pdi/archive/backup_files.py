@@ -411,6 +411,31 @@ def copy_sgml_folder(source: Path, dest: Path, what: str, warnings: list[str] | 
     return tuple(copied)
 
 
+def sgml_folder_left_out(location: str) -> list[str]:
+    """What a backup of the archive at ``location`` says of an SGML folder it does not copy: the folder
+    ``$PDI_SGML_CATALOG`` names (:data:`pdi.archive.sgml_dtds.SGML_ENV`), a PostgreSQL archive's (having no
+    directory) or a directory archive's kept outside it, when it holds files. Like the key files ``$PDI_*`` name, it
+    is the operator's to keep; unlike them it is no secret, and every pdi that deposits or reindexes SGML reads its
+    DTDs from it, so the backup says where it is."""
+    from pdi.archive.sgml_dtds import SGML_ENV, sgml_folder
+
+    named = os.environ.get(SGML_ENV)
+    if not named:
+        return []
+    folder = sgml_folder(location)
+    if folder is None or ("://" not in location and os.path.abspath(folder) == os.path.abspath(Path(location) / SGML_FOLDER)):
+        return []
+    try:
+        files = [e.name for e in os.scandir(folder) if not e.name.startswith(".")]
+    except OSError:
+        return []
+    if not files:
+        return []
+    return [f"did not copy the archive's SGML folder {folder} (${SGML_ENV}; {len(files)} files): a backup holds"
+            f" the archive's own {SGML_FOLDER}/ alone; keep that folder's DTDs with the archive's key files (every"
+            " pdi that deposits SGML or runs pdi reindex --elements reads them; the passages kept do not need them)"]
+
+
 def _kept_key(source: Path, held: Path, env: str) -> list[str]:
     """What to say of the key ``held`` a backup keeps though the archive ``source`` has it no more: nothing when
     the file ``$env`` names holds the same key (the archive keeps it there now, and the backup its copy)."""
