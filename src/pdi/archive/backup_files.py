@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pdi._extras import missing_extra
-from pdi.archive.blobs.files import fsync_dir
+from pdi.archive.blobs.files import fsync_dir, write_new
 from pdi.archive.catalog.blobs import NAMED_OUTSIDE_ROWS
 from pdi.archive.sqlite import BACKUP_MARKER
 from pdi.errors import IntegrityError, NotFoundError, StoreError
@@ -330,15 +330,7 @@ def copy_beside(source: Path, dest: Path, what: str, warnings: list[str] | None 
                                 " backup no more; keep the copy that was moved away")
             mode = 0o600 if name.endswith(".pem") else 0o644
             partial.unlink(missing_ok=True)
-            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-            try:
-                os.fchmod(fd, mode)  # whatever the umask
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            write_new(partial, data, mode)
             os.replace(partial, target)
         except OSError as exc:
             partial.unlink(missing_ok=True)
@@ -392,15 +384,7 @@ def copy_sgml_folder(source: Path, dest: Path, what: str, warnings: list[str] | 
         partial = target / f".{name}.partial"
         try:
             partial.unlink(missing_ok=True)
-            mode_of = 0o644 if name == "catalog" else 0o444
-            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode_of)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            write_new(partial, data, 0o644 if name == "catalog" else 0o444)
             os.replace(partial, there)
         except OSError as exc:
             partial.unlink(missing_ok=True)

@@ -29,6 +29,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from pdi.archive.blobs.files import fsync_dir, write_new
 from pdi.errors import (
     ImmutabilityError,
     LimitError,
@@ -254,14 +255,7 @@ def _write_new(target: Path, data: bytes) -> None:
     partial = target.with_name(f".{target.name}.partial")
     try:
         partial.unlink(missing_ok=True)
-        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        write_new(partial, data, 0o444)
         os.link(partial, target)  # (never over a file another process put there meanwhile)
     except FileExistsError:
         raise ImmutabilityError(f"{target} was made meanwhile by another process: add it again to compare") from None
@@ -269,7 +263,7 @@ def _write_new(target: Path, data: bytes) -> None:
         raise StoreError(f"cannot write {target}: {exc.strerror or exc}") from exc
     finally:
         partial.unlink(missing_ok=True)
-    _sync_folder(target.parent)
+    fsync_dir(target.parent)
 
 
 def _append_entry(folder: Path, identifier: str, name: str) -> None:
@@ -291,12 +285,5 @@ def _append_entry(folder: Path, identifier: str, name: str) -> None:
     except OSError as exc:
         partial.unlink(missing_ok=True)
         raise StoreError(f"cannot write {folder / CATALOG_FILE}: {exc.strerror or exc}") from exc
-    _sync_folder(folder)
+    fsync_dir(folder)
 
-
-def _sync_folder(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

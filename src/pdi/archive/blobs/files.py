@@ -887,6 +887,18 @@ def _unlink_if_free(path: Path, cutoff: float) -> bool:
         os.close(fd)
 
 
+def write_new(path: Path, data: bytes, mode: int) -> None:
+    """Write ``data`` to a file made at ``path`` (none may be there), of permissions ``mode`` whatever the umask,
+    and make its octets durable (``fsync``); the caller renames or links it into place and syncs the folder."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        os.fchmod(fd, mode)
+        _write_all(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def fsync_dir(path: Path) -> None:
     """Make the names in the directory ``path`` durable (a file placed, renamed or removed there)."""
     fd = os.open(path, os.O_RDONLY)
