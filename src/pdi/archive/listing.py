@@ -331,6 +331,94 @@ class Listing(ArchiveBase):
                 progress(seen)
         return ElementReindexReport(rewritten, tuple(left))
 
+    def keep_brought_parse(self, record: RepresentationRecord, *, carried: bytes | None = None,
+                           origin_sha256: str | None = None) -> str | None:
+        """Keep the parse of an SGML document an import or a mirror's sync brought (its element index), as a
+        deposit keeps one, so that its ``#elt=`` is answered at once; ``None`` when one is kept (now, or before),
+        or the document needs none (not SGML, purged, past :data:`~pdi.fragments.markup.bounds.MAX_SGML_OCTETS`),
+        else why none is kept (its ``elt`` refused, as before, until ``pdi reindex --elements`` keeps one).
+
+        ``carried``: the parse the archive it came from kept (a pdi export's element index), checked to be one of
+        its octets (:meth:`~pdi.fragments.markup.index.ElementIndex.check_made_for`; an
+        :class:`~pdi.errors.IntegrityError` if not) and kept as it is, never made here. Else the document is
+        parsed here, with the archive's own SGML folder first, as a deposit parses it; with ``origin_sha256``
+        (the SHA-256 of its origin's kept element index, which the origin signed: a mirror), that parse is kept
+        only if it is byte for byte the origin's, so that a mirror never answers a name otherwise than its
+        origin. Written in a transaction of its own, its index row alone; one kept meanwhile is never replaced.
+        """
+        import hashlib
+
+        from pdi.fragments.markup import markup_kind
+        from pdi.fragments.markup.bounds import MAX_SGML_OCTETS
+        from pdi.fragments.markup.index import MAGIC
+
+        if markup_kind(record.media_type) != "sgml" or record.purged is not None or record.size > MAX_SGML_OCTETS:
+            return None
+        kept = self.store.fragment_index(record.sha256, record.media_type, record.charset)
+        if kept is not None and kept[:4] == MAGIC:
+            return None
+        charset = record.charset or ""
+        if carried is not None:
+            self._check_carried_parse(record, carried)
+            self.store.keep_first_element_index(record.sha256, record.media_type, charset, carried)
+            return None
+        index, why = self._first_sgml_parse(record.sha256, record.media_type, charset)
+        if index is None:
+            return why
+        if origin_sha256 is not None and hashlib.sha256(index).hexdigest() != origin_sha256:
+            return ("its parse here is not its origin's (the origin found another DTD, or none: add the one it"
+                    " parsed it with, pdi sgml add, and sync again)")
+        self.store.keep_first_element_index(record.sha256, record.media_type, charset, index)
+        return None
+
+    def _check_carried_parse(self, record: RepresentationRecord, carried: bytes) -> None:
+        """An :class:`~pdi.errors.IntegrityError` unless ``carried`` is an element index of this pdi's reading of
+        SGML made of ``record``'s octets (read by verified chunks)."""
+        from pdi.errors import IntegrityError
+        from pdi.fragments.markup.index import VERSION, ElementIndex
+        from pdi.fragments.sealed import sealed_version
+
+        name = record_name(record)
+        try:
+            index = ElementIndex.from_bytes(carried)
+            if sealed_version(carried) != VERSION:
+                raise IntegrityError(f"it was made by an earlier reading (version {sealed_version(carried)},"
+                                     f" not {VERSION})")
+            if index.kind != "sgml":
+                raise IntegrityError(f"it is of {index.kind}, not SGML")
+            reader = self.store.open_blob(record.sha256, name=str(name))
+            if reader is None:
+                raise IntegrityError("its octets are missing from the blob store")
+            with reader:
+                octets = b"".join(reader.chunks())
+            index.check_made_for(octets, record.media_type, record.charset)
+        except IntegrityError as exc:
+            raise IntegrityError(f"the element index brought with {name} is not one of its octets: {exc}") from exc
+
+    def _first_sgml_parse(self, sha256: str, media_type: str, charset: str) -> tuple[bytes | None, str]:
+        """A first parse of the SGML octets ``sha256`` (their element index, made as a deposit makes it: the
+        archive's own SGML folder first), or ``None`` and why none is made."""
+        from pdi.archive.content import ELEMENT_INDEX_SECONDS
+        from pdi.archive.sgml_dtds import sgml_catalog_of
+        from pdi.errors import IntegrityError
+        from pdi.fragments import build_index
+        from pdi.fragments.markup.index import MAGIC, VERSION
+        from pdi.fragments.sealed import sealed_version
+
+        index: bytes | None = None
+        try:
+            reader = self.store.open_blob(sha256, name=sha256)
+            if reader is None:
+                return None, "its octets are missing from the blob store"
+            with reader:
+                index = build_index(reader.chunks(), media_type=media_type, charset=charset or None,
+                                    seconds=ELEMENT_INDEX_SECONDS, sgml_catalog=sgml_catalog_of(self.store.location))
+        except (IntegrityError, LimitError, ParseError, UnsupportedError) as exc:  # a store that fails: raised
+            return None, str(exc)
+        if index is None or index[:4] != MAGIC or sealed_version(index) != VERSION:
+            return None, "no element index is made of it now (is OpenSP's onsgmls installed?)"
+        return index, ""
+
     def ls(self, pattern: PDI | str | None = None, **filters: Unpack[ListFilters]) -> list[PDI]:
         """Versioned PDIs in date, then serial order: by pattern, series and/or date; paginated.
 

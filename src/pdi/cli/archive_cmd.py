@@ -516,7 +516,12 @@ def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: fl
     format new here to a version withdrawn here, nor a version to a document
     withdrawn whole here (refused whole, exit status 11), nor, unless
     --force, a version whose octets a version of its document withdrawn
-    here holds (exit status 5), as pdi version refuses them. A bag
+    here holds (exit status 5), as pdi version refuses them. Each SGML
+    document it brings keeps the parse the bag carries of it (its element
+    index, checked against its octets), else one made here as a deposit
+    makes it, so that its #elt= is answered at once; one not kept is
+    printed ("unparsed") and its #elt= refused until pdi reindex
+    --elements keeps one. A bag
     another tool made needs --series S: its payload files become new
     documents of S minted today (all or nothing), each named by its path
     under data/ (a serial when the path cannot be an id), in the format its
@@ -578,6 +583,9 @@ def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: fl
         held = count.unchanged if isinstance(count, BagImported) else 0
         click.echo(f"imported {plural(count, what)} into {opened.location}"
                    + (f" ({held} unchanged: held already, byte for byte)" if held else ""), err=series is not None)
+        for name, why in count.unparsed if isinstance(count, BagImported) else ():
+            click.echo(f"unparsed\t{name}\t{why}; its #elt= is refused until pdi reindex --elements keeps a parse",
+                       err=True)
         return
     if not Path(source).exists():  # said before --series is asked for, as of a bag: the path is what to mend first
         raise NotFoundError(f"no file {source}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -44,6 +44,11 @@ from pdi.identifier import spells_serial
 
 EXPORT_FORMAT = "pdi-archive-export"
 EXPORT_VERSION = 1
+#: Where a bag keeps the parses of its SGML documents (their element indexes), each named by its SHA-256: what a
+#: representation's optional ``element_index`` names (bags made before have none; an older pdi ignores them).
+PARSES = "data/element-indexes"
+#: The largest element index a bag may carry (one of 100,000 elements, the most SGML's parse keeps, is a few MiB).
+MAX_PARSE_OCTETS = 64 << 20
 
 
 class _CatalogBytes:
@@ -479,6 +484,74 @@ class _Minted:
         self._db.close()
 
 
+class _Parses:
+    """Each SGML representation of catalog.json, distinct octets once, with the SHA-256 of the parse the bag carries
+    of it (its ``element_index``; ``None``: none), streamed afresh at each iteration."""
+
+    def __init__(self, section: _Section, now: datetime.datetime) -> None:
+        self.section = section
+        self.now = now
+
+    def __iter__(self) -> Iterator[tuple[RepresentationRecord, str | None]]:
+        from pdi.fragments.markup import markup_kind
+
+        seen: set[tuple[str, str, str]] = set()
+        for entry in self.section:
+            record = _record(entry, self.now, check=False)
+            carried = _optional(entry, "element_index", str)
+            if carried is not None and markup_kind(record.media_type) != "sgml":
+                raise ParseError(f"catalog.json: {entry.get('pdi')} is not SGML, yet names an element index",
+                                 rule="catalog")
+            source = (record.sha256, record.media_type, record.charset or "")
+            if record.purged is None and markup_kind(record.media_type) == "sgml" and source not in seen:
+                seen.add(source)
+                yield record, carried
+
+
+def carried_parse(bag: Path, sha256: str) -> bytes:
+    """The element index the bag carries under ``sha256`` (:data:`PARSES`), read and hashed again: one changed
+    since the bag was validated is an :class:`~pdi.errors.IntegrityError`."""
+    path = bag / PARSES / sha256
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_PARSE_OCTETS + 1)
+    except OSError as exc:
+        raise IntegrityError(f"cannot read bag file {path}: {exc}") from exc
+    if len(data) > MAX_PARSE_OCTETS:
+        raise IntegrityError(f"bag file {path} is larger than {MAX_PARSE_OCTETS >> 20} MiB, more than any element"
+                             " index")
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise IntegrityError(f"bag file {path} changed during the import: its SHA-256 is no longer its name")
+    return data
+
+
+def _check_parses(parses: _Parses, bag: Path, manifest: dict[str, str]) -> None:
+    """Each parse the bag carries is in its manifest and is an element index of SGML made of its representation's
+    octets (:meth:`~pdi.fragments.markup.index.ElementIndex.check_made_for`), checked before anything is imported:
+    an :class:`~pdi.errors.IntegrityError` naming the representation."""
+    from pdi.fragments.markup.index import VERSION, ElementIndex
+    from pdi.fragments.sealed import sealed_version
+
+    for record, carried in parses:
+        if carried is None:
+            continue
+        name = str(record_name(record))
+        if not SHA256_HEX.fullmatch(carried) or manifest.get(f"{PARSES}/{carried}") != carried:
+            raise IntegrityError(f"the element index of {name} ({carried[:80]!r}) is not in the bag's manifest")
+        data = carried_parse(bag, carried)
+        try:
+            index = ElementIndex.from_bytes(data)
+            if sealed_version(data) != VERSION:
+                raise IntegrityError(f"an earlier reading made it (version {sealed_version(data)}, not {VERSION})")
+            if index.kind != "sgml":
+                raise IntegrityError(f"it is of {index.kind}, not SGML")
+            index.check_made_for((bag / "data" / "objects" / record.sha256).read_bytes(), record.media_type,
+                                 record.charset)
+        except IntegrityError as exc:
+            raise IntegrityError(f"{PARSES}/{carried}, the element index of {name}, is not one of its octets:"
+                                 f" {exc}") from exc
+
+
 @dataclass(frozen=True)
 class Export:
     """A bag pdi exported, checked whole: what the store imports (each section streamed again as it reads it)."""
@@ -494,6 +567,8 @@ class Export:
     listed: int = 0
     #: The documents a change of access dated, with when (bags made before schema 21 have none).
     access_changes: tuple[tuple[DocumentKey, str], ...] = ()
+    #: Its SGML representations and the parse it carries of each (:data:`PARSES`), kept after the import.
+    parses: Iterable[tuple[RepresentationRecord, str | None]] = ()
 
 
 def _export_sections(bag: Path, info: BagInfo) -> tuple[_Header, dict[str, _Section]]:
@@ -595,6 +670,8 @@ def read_export(
             for e in sections.get("embargoes") or ()
         ]
         access_changes = tuple(_access_change(c) for c in sections.get("access_changes") or ())  # few
+        parses = _Parses(sections["representations"], now)
+        _check_parses(parses, bag, info.payload)
     except PDIError:
         raise
     except (KeyError, TypeError, ValueError) as exc:
@@ -606,4 +683,4 @@ def read_export(
     finally:
         minted.close()
     return Export(series_records, reps, statements, withdrawals, embargoes, header.values.get("source"),
-                  header.lists["representations"], access_changes)
+                  header.lists["representations"], access_changes, parses)

@@ -3,7 +3,11 @@
 The catalog is read in one snapshot, a page at a time; ``data/catalog.json``
 (:mod:`pdi.archive.bagit.catalog` reads it back) is written a line a
 representation as the names are read, then each object once, named by its
-SHA-256, with a line of ``manifest-sha256.txt`` as it is written.
+SHA-256, with a line of ``manifest-sha256.txt`` as it is written. The parse
+kept of each SGML document (its element index) is written beside them,
+``data/element-indexes/<sha256>``, named in its representation's
+``element_index``, so that the archive the bag is imported into answers its
+``#elt=`` as this one does (:func:`pdi.archive.bagit.imports.keep_parses`).
 """
 
 from __future__ import annotations
@@ -19,10 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from pdi._wording import plural
-from pdi.archive.bagit.catalog import EXPORT_FORMAT, EXPORT_VERSION
+from pdi.archive.bagit.catalog import EXPORT_FORMAT, EXPORT_VERSION, PARSES
 from pdi.archive.base import purged_meanwhile
 from pdi.archive.naming import Namer, canonical_series, key_of, parse_pdi
-from pdi.archive.store import ListQuery, SeriesRecord
+from pdi.archive.store import ListQuery, RepresentationRecord, SeriesRecord
 from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, StoreError
 
 if TYPE_CHECKING:
@@ -92,12 +96,17 @@ def export_bag(
                     chosen.add(parent)
                     parent = all_series[parent].parent
             with (staging / "manifest-sha256.txt").open("w", encoding="utf-8") as manifest:
+                parses: dict[str, int] = {}
                 catalog_sha, catalog_octets, count = _write_catalog(
                     archive, staging / "data" / "catalog.json",
                     [all_series[n] for n in sorted(chosen)], None if series is None else selected,
+                    _ParseWriter(archive, staging, parses),
                 )
                 manifest.write(f"{catalog_sha}  data/catalog.json\n")
                 octets, files = catalog_octets, 1
+                for sha256, size in sorted(parses.items()):
+                    manifest.write(f"{sha256}  {PARSES}/{sha256}\n")
+                    octets, files = octets + size, files + 1
                 scope = None if series is None else selected
                 total = archive.store.count_blobs_used(scope)
                 for done, use in enumerate(archive.store.iter_blob_uses(scope), start=1):
@@ -184,14 +193,51 @@ class _HashingWriter:
         self.octets += len(data)
 
 
+class _ParseWriter:
+    """Writes the kept parse of each SGML representation (its element index, this pdi's reading) to
+    ``data/element-indexes/``, named by its SHA-256, once: what a representation's ``element_index`` names, so
+    that the archive it is imported into answers its ``#elt=`` as this one does (:mod:`pdi.archive.bagit`)."""
+
+    def __init__(self, archive: Exporting, staging: Path, written: dict[str, int]) -> None:
+        self.archive = archive
+        self.folder = staging / PARSES
+        self.written = written  # each index's SHA-256 and size
+        self.of: dict[tuple[str, str, str], str | None] = {}  # each SGML source's, looked up once
+
+    def __call__(self, record: RepresentationRecord) -> str | None:
+        """The SHA-256 of the kept parse of ``record``'s octets, written, or ``None``: not SGML, or none kept
+        (none made, or one an earlier reading made, which an import does not take)."""
+        from pdi.fragments.markup import markup_kind
+        from pdi.fragments.markup.index import MAGIC, VERSION
+        from pdi.fragments.sealed import sealed_version
+
+        if record.purged is not None or markup_kind(record.media_type) != "sgml":
+            return None
+        source = (record.sha256, record.media_type, record.charset or "")
+        if source in self.of:
+            return self.of[source]
+        index = self.archive.store.fragment_index(record.sha256, record.media_type, record.charset)
+        sha256 = None
+        if index is not None and index[:4] == MAGIC and sealed_version(index) == VERSION:
+            sha256 = hashlib.sha256(index).hexdigest()
+            if sha256 not in self.written:
+                self.folder.mkdir(exist_ok=True)
+                (self.folder / sha256).write_bytes(index)
+                self.written[sha256] = len(index)
+        self.of[source] = sha256
+        return sha256
+
+
 def _write_catalog(
-    archive: Exporting, path: Path, series: list[SeriesRecord], selected: list[str] | None
+    archive: Exporting, path: Path, series: list[SeriesRecord], selected: list[str] | None,
+    parse_of: Callable[[RepresentationRecord], str | None] = lambda _: None,
 ) -> tuple[str, int, int]:
     """Write ``catalog.json`` as the catalog is read; its SHA-256, its size and how many representations it lists.
 
     One JSON object, as :func:`json.load` reads it: the series, then each
-    representation on a line of its own (in listing order), then each
-    statement about a document of the selection (oldest first).
+    representation on a line of its own (in listing order; an SGML one with
+    the SHA-256 of its kept parse, ``element_index``, that ``parse_of``
+    wrote), then each statement about a document of the selection (oldest first).
     """
 
     def line(value: object) -> str:
@@ -215,7 +261,8 @@ def _write_catalog(
              "unique_id": r.unique_id, "serial": r.serial, "version": r.version,
              "format": r.format, "media_type": r.media_type, "charset": r.charset,
              "line_ending": r.line_ending, "sha256": r.sha256, "size": r.size,
-             "created_at": r.created_at, "stored": r.stored, "purged": r.purged}
+             "created_at": r.created_at, "stored": r.stored, "purged": r.purged,
+             **({} if (parse := parse_of(r)) is None else {"element_index": parse})}
             for r in archive.store.iter_representations(query) if scope is None or r.series in scope
         ))
         out.write('\n],\n"assertions": [')

@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from pdi._wording import plural
-from pdi.archive.bagit.catalog import EXPORT_FORMAT, read_export
+from pdi.archive.bagit.catalog import EXPORT_FORMAT, Export, carried_parse, read_export
 from pdi.archive.bagit.manifests import BagInfo, validate_bag
 from pdi.archive.naming import (
     MAX_ASSERTION_VALUE,
     canonical_series,
     checked_foreign_id,
     generic_text,
+    record_name,
     timestamp,
 )
 from pdi.archive.store import AuditRecord, RepresentationRecord
@@ -62,6 +63,9 @@ class Importing(Protocol):
     def deposit_batch(self, series: str, items: Sequence[tuple[Sequence[Content], str | None]]) -> list[Deposit]: ...
 
     def annotate(self, pdi: PDI | str, key: str, value: str) -> AssertionRecord: ...
+
+    def keep_brought_parse(self, record: RepresentationRecord, *, carried: bytes | None = None,
+                           origin_sha256: str | None = None) -> str | None: ...
 
 
 def import_bag(
@@ -113,7 +117,21 @@ def import_bag(
         export.series, export.representations, export.statements, (), export.withdrawals, export.embargoes,
         new_document=new_document, force=force, access_changes=export.access_changes,
     )
-    return BagImported(len(new), listed=export.listed)
+    return BagImported(len(new), listed=export.listed, unparsed=keep_parses(archive, bag, export))
+
+
+def keep_parses(archive: Importing, bag: Path, export: Export) -> tuple[tuple[str, str], ...]:
+    """Right after the import commits: keep the parse of each SGML document of the bag that has none here, so that
+    its ``#elt=`` is answered at once (:meth:`~pdi.archive.Archive.keep_brought_parse`): the one the bag carries
+    (checked before the import), else one made here, as a deposit makes it. Each in a transaction of its own:
+    one not kept (the import stopped between two, ``onsgmls`` missing here) leaves that document's ``elt``
+    refused, as before, until ``pdi reindex --elements`` keeps one. Those not kept, each with why."""
+    left: list[tuple[str, str]] = []
+    for record, carried in export.parses:
+        why = archive.keep_brought_parse(record, carried=None if carried is None else carried_parse(bag, carried))
+        if why is not None:
+            left.append((str(record_name(record)), why))
+    return tuple(left)
 
 
 class BagImported(int):
@@ -124,10 +142,14 @@ class BagImported(int):
     """
 
     listed: int
+    #: The SGML documents whose parse was not kept (each name, and why): their ``elt`` is refused until
+    #: ``pdi reindex --elements`` keeps one.
+    unparsed: tuple[tuple[str, str], ...]
 
-    def __new__(cls, new: int, *, listed: int) -> BagImported:
+    def __new__(cls, new: int, *, listed: int, unparsed: tuple[tuple[str, str], ...] = ()) -> BagImported:
         made = super().__new__(cls, new)
         made.listed = listed
+        made.unparsed = unparsed
         return made
 
     @property

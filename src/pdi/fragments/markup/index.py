@@ -384,6 +384,32 @@ class ElementIndex(_Table[Element]):
             raise IntegrityError(f"the element index was made reading the document as {self.charset}, not {read_in}")
         return read_in
 
+    def check_made_for(self, data: Buffer, media_type: str, charset: str | None) -> None:
+        """Check that this index, brought from elsewhere (another archive's export), can be one made of ``data``
+        read as ``media_type`` in ``charset``: of that kind, size and charset (:meth:`reading`), with the block
+        table of its text as this pdi counts it, and no element past that text's end; an
+        :class:`~pdi.errors.IntegrityError` saying which is not so. What it says of the elements (where each
+        begins and ends) is the parse it was made by, which only that parse can tell again."""
+        from pdi.fragments.text import TextIndex
+        from pdi.fragments.text.lines import to_crlf
+        from pdi.fragments.text.table import BLOCK_SIZE
+
+        if self.declared != charset:
+            raise IntegrityError(f"the element index was made for the charset {self.declared}, not {charset}")
+        read_in = self.reading(data, media_type, charset)
+        try:
+            text_index = TextIndex(data if isinstance(data, bytes) else bytes(data), read_in, block_size=BLOCK_SIZE)
+            table = text_index.table()
+            length = len(to_crlf(text_index.whole_text()))
+        except (UnsupportedError, ParseError) as exc:
+            if self.failure is None or len(self):
+                raise IntegrityError(f"the element index holds elements of octets that are not text: {exc}") from exc
+            return  # a refusal kept (octets that are not text in the charset): nothing more to check
+        if (None if table is None else table.to_bytes()) != self.text_table:
+            raise IntegrityError("the element index's block table is not that of these octets")
+        if len(self) and int(np.asarray(self._ends).max()) > length:
+            raise IntegrityError(f"the element index has an element past the end of the text ({length} characters)")
+
     def raise_failure(self) -> None:
         """Raise the error the document gave when the index was made, if it did."""
         if self.failure is not None:
