@@ -6,7 +6,9 @@ may not learn all of — a private or hidden series, an embargoed document or
 version — is left out before the page is cut, so no digest of it is shown;
 a series the reader may not read is refused as ``ls --series`` refuses it.
 A withdrawn name is listed, marked ``withdrawn`` (when) with no digest, as
-its tombstone is described; a purged one says so too.
+its tombstone is described; a purged one says so too. An SGML document's
+entry also gives the SHA-256 of the parse kept of it (``element_index``),
+if one is, so that a mirror keeps only the same parse.
 
 A page also says the access rules the origin applies, signed with the rest,
 so that a mirror applies the same (:mod:`pdi.network.mirrors`) and no one
@@ -120,6 +122,9 @@ class Manifests(ArchiveBase):
                 # what a mirror needs to keep the name as it is here (pdi.network.mirrors), signed with the rest
                 entry.update(media_type=record.media_type, charset=record.charset, line_ending=record.line_ending,
                              created_at=record.created_at, stored=record.stored)
+                parse = self._kept_parse_digest(record)
+                if parse is not None:
+                    entry["element_index"] = parse
                 embargo = {which: until for which, until in (("document", embargoes.get((key, None))),
                                                              ("version", embargoes.get((key, record.version))))
                            if until is not None} if embargoes else None  # most pages: no embargo to look up
@@ -128,6 +133,22 @@ class Manifests(ArchiveBase):
             entries.append(entry)
         following = entries[-1]["name"] if more and entries else None
         return ManifestPage(canonical, day.isoformat() if day else None, after, following, tuple(entries), access)
+
+    def _kept_parse_digest(self, record: RepresentationRecord) -> str | None:
+        """The SHA-256 of the parse kept of an SGML ``record`` (its element index, this pdi's reading), or ``None``
+        (not SGML, or none kept): signed in its manifest entry (``element_index``), so that a mirror keeps the
+        parse it makes of the same octets only when it is byte for byte this one (:mod:`pdi.network.mirrors`)."""
+        from pdi.fragments.markup import markup_kind
+
+        if markup_kind(record.media_type) != "sgml" or record.purged is not None:
+            return None
+        from pdi.fragments.markup.index import MAGIC, VERSION
+        from pdi.fragments.sealed import sealed_version
+
+        index = self.store.fragment_index(record.sha256, record.media_type, record.charset)
+        if index is None or index[:4] != MAGIC or sealed_version(index) != VERSION:
+            return None
+        return hashlib.sha256(index).hexdigest()
 
     def check_manifest(
         self, entries: Iterable[Mapping[str, Any]], progress: Callable[[int], None] | None = None,

@@ -163,6 +163,9 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
     token (pdi mirror add --token-file), what an origin keeps private or
     under embargo is not listed to this archive, nor copied; with one, it is,
     and kept under the same access rules (the series' access, each embargo).
+    An SGML document's parse is kept only if it is byte for byte the one
+    its origin signs (else "unparsed": its #elt= is refused here until a
+    later sync finds it so, once the origin's DTD is added: pdi sgml add).
     With --announce URL, each origin is first told that URL holds a copy
     (its N2Ls then lists it), with this archive's public key.
     """

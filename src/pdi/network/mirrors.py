@@ -33,6 +33,15 @@ purged there: a legal takedown reaches the copies); one never held is
 recorded gone (:meth:`pdi.archive.Archive.withdrawn_at_origin`), so that this
 resolver answers it ``410`` as the origin does, not ``404``.
 
+**An SGML document's passages** (``#elt=``) are answered at once, as its
+origin answers them: the origin's entry signs the SHA-256 of the parse it
+keeps (``element_index``), and the mirror keeps the parse it makes of the
+same octets (its own SGML folder first, as a deposit) only if it is byte for
+byte that one (:meth:`pdi.archive.Archive.keep_brought_parse`); else it
+says so (``unparsed``, not a problem) and tries again at each sync, once
+the DTD the origin read is added here (``pdi sgml add``). An origin that
+signs none (it keeps no parse, or an earlier pdi) gets none made here.
+
 **Private and embargoed names** are copied only by a mirror that reads with
 a token of the origin (``pdi mirror add … --token-file``), and kept under
 the origin's access rules, which its signed manifest says
@@ -130,6 +139,13 @@ class SyncReport:
     withheld: Problems = field(default_factory=lambda: Problems())
     #: The first few of them, for the sync's line in the audit log.
     withheld_names: list[str] = field(default_factory=list, repr=False)
+    #: The SHA-256 of the parse the origin keeps of each new SGML name (its signed ``element_index``), until the
+    #: name is kept and its parse made here (:func:`_keep_parse`).
+    parses: dict[str, str] = field(default_factory=dict, repr=False)
+    #: SGML names whose parse made here is not the origin's, or could not be made (kind ``unparsed``): kept all
+    #: the same, their ``#elt=`` refused here until the parse is the origin's; told as the problems are, but not
+    #: problems (the sync ends whole).
+    unparsed: Problems = field(default_factory=lambda: Problems())
 
 
 class Problems:
@@ -196,7 +212,7 @@ def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport]
     """Copy what ``record``'s origin lists of its series and this archive does not hold yet (module docstring);
     past ``max_seconds`` (``None``: no bound) a :class:`LimitError` once what was fetched is kept. Each problem
     is told to ``tell`` as it is found (and only counted in the report), else kept in the report."""
-    report = SyncReport(problems=Problems(tell), withheld=Problems(tell))
+    report = SyncReport(problems=Problems(tell), withheld=Problems(tell), unparsed=Problems(tell))
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     written = _Written(archive)
     batch: list[tuple[RepresentationRecord, Spooled]] = []
@@ -392,10 +408,17 @@ def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: Sync
     wanted: list[Mapping[str, Any]] = []
     for one, parsed, sha256 in zip(listed, parsed_listed, held, strict=True):
         parsed_names[str(one["name"])] = parsed  # also for the access rules of those held (follow_rules)
+        parse = one.get("element_index")
         if sha256 is None:
             wanted.append(one)
+            if parse is not None:
+                report.parses[str(one["name"])] = parse
         elif sha256 == one["sha256"]:
             report.held += 1
+            if parse is not None:  # held with no parse kept yet (the DTD added since, or a sync stopped): again
+                rec = archive.held(str(one["name"]))
+                if rec is not None:
+                    _keep_parse(archive, record, rec, parse, report)
         else:
             report.problems.append(Problem(
                 "conflict", sha256, (str(one["name"]),),
@@ -544,6 +567,20 @@ def _record(name: str, parsed: PDI, sha256: str, size: int, description: Mapping
         created_at=created_at, stored=kept)
 
 
+def _keep_parse(archive: Archive, record: MirrorRecord, rec: RepresentationRecord, parse: object,
+                report: SyncReport) -> None:
+    """Keep the parse of the SGML name ``rec`` made here if its SHA-256 is ``parse``, the one ``record``'s origin
+    signed of its own (:meth:`pdi.archive.Archive.keep_brought_parse`); else say why not (``unparsed``)."""
+    name = str(record_name(rec))
+    why: str | None = "its element_index is not 64 hex digits"
+    if isinstance(parse, str) and _SHA256.fullmatch(parse) is not None:
+        why = archive.keep_brought_parse(rec, origin_sha256=parse)
+    if why is not None:
+        report.unparsed.append(Problem(
+            "unparsed", rec.sha256, (name,),
+            f"kept, but its #elt= is refused here: {why} (from {shown_url(record.base_url)})"))
+
+
 def _keep(archive: Archive, record: MirrorRecord, batch: list[tuple[RepresentationRecord, Spooled]],
           report: SyncReport, written: _Written) -> None:
     """One transaction: the batch's names and their octets, as written ahead (then emptied, and ``written``
@@ -569,6 +606,10 @@ def _keep(archive: Archive, record: MirrorRecord, batch: list[tuple[Representati
         embargoes = ([one for rec, _ in batch for one in report.embargoes.pop(str(record_name(rec)), ())]
                      if report.embargoes else [])
         kept = archive.import_mirrored(record, batch, embargoes)
+        for rec, _ in batch:  # each SGML name's parse made here, kept if it is its origin's (one transaction each)
+            parse = report.parses.pop(str(record_name(rec)), None)
+            if parse is not None:
+                _keep_parse(archive, record, rec, parse, report)
         # only what this sync kept counts as new: a name kept meanwhile (by another sync of the series, or listed
         # twice) is held already, its octets not counted
         report.copied += len(kept)
