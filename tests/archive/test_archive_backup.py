@@ -33,6 +33,7 @@ from pdi.archive.backup_files import MARKER
 from pdi.archive.restore import restore
 from pdi.errors import ImmutabilityError, NotFoundError, StoreError, UnsupportedError
 from peak_memory import run_with_peak
+from support.backups import reseal
 from support.pgcluster import TemporaryCluster
 from support.stored_blobs import catalog_number
 
@@ -623,6 +624,8 @@ def test_a_backup_newer_than_this_pdi_is_refused_before_anything_is_restored(tmp
     with sqlite3.connect(tmp_path / "b" / "catalog.sqlite") as conn:
         conn.execute("INSERT INTO schema_migrations VALUES (?, '2030-01-01T00:00:00Z')", (SCHEMA_VERSION + 1,))
     conn.close()
+    reseal(tmp_path / "b")  # the newer release records its catalog's SHA-256
+    marker = json.loads((tmp_path / "b" / MARKER).read_bytes())
     for older_marker in (False, True):
         if older_marker:
             del marker["schema_version"]  # an older marker: the catalog's own version is read
@@ -634,6 +637,7 @@ def test_a_backup_newer_than_this_pdi_is_refused_before_anything_is_restored(tmp
     with sqlite3.connect(tmp_path / "b" / "catalog.sqlite") as conn:
         conn.execute("DELETE FROM schema_migrations WHERE version = ?", (SCHEMA_VERSION + 1,))
     conn.close()
+    reseal(tmp_path / "b")
     assert _pdi("restore", str(tmp_path / "b"), "--to", str(tmp_path / "r")).returncode == 0
 
 
@@ -666,6 +670,7 @@ def _hostile_backup(tmp_path: Path, change: Callable[[sqlite3.Connection], objec
         conn.commit()
     finally:
         conn.close()
+    reseal(tmp_path / "b")  # as the stranger can: the restore's checks of the catalog itself are what meet it
     return tmp_path / "b"
 
 

@@ -29,6 +29,7 @@ from pdi.archive.postgres import PostgresStore
 from pdi.archive.restore import restore
 from pdi.archive.store import SCHEMA_VERSION
 from pdi.errors import StoreError, UnsupportedError
+from support.backups import reseal
 from support.pgcluster import TemporaryCluster
 
 S = "dump.example.us"
@@ -70,6 +71,7 @@ def _rewrite(dump: Path, old: bytes, new: bytes) -> None:
     data = dump.read_bytes()
     assert data.count(old) == 1 and len(new) <= len(old)
     dump.write_bytes(data.replace(old, new.ljust(len(old))))
+    reseal(dump.parent)  # as the stranger can: the checks of the dump's entries are what meet it
 
 
 @pytest.mark.parametrize(("old", "entry"), [

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 from pdi.archive.backup_files import (
     CATALOG,
     DUMP,
+    FILES,
     FORMAT,
     MARKER,
     BackupDone,
@@ -55,6 +56,7 @@ from pdi.archive.backup_files import (
     copy_blobs,
     copy_catalog,
     copy_sgml_folder,
+    file_digests,
     named_blobs,
     now,
     postgres_tool,
@@ -198,9 +200,12 @@ def _write_atomically(path: Path, data: bytes) -> None:
 def _write_marker(dest: Path, store: str, source: str, started_at: str, blobs: int, schema_version: int,
                   schema: str | None = None) -> None:
     """The backup's marker: of what and when, its blobs, the catalog's schema version (what release can open it),
-    and ``schema``, the PostgreSQL schema the archive is in (``null``: SQLite, or a database's ``public``)."""
+    ``schema``, the PostgreSQL schema the archive is in (``null``: SQLite, or a database's ``public``), and the
+    SHA-256 of each of its files but its blobs (:data:`~pdi.archive.backup_files.FILES`), which a restore checks."""
+    files = file_digests(dest, store)
     marker = {"format": FORMAT, "store": store, "source": source, "started_at": started_at,
-              "finished_at": now(), "blobs": blobs, "schema_version": schema_version, "schema": schema}
+              "finished_at": now(), "blobs": blobs, "schema_version": schema_version, "schema": schema,
+              FILES: files}
     _write_atomically(dest / MARKER, json.dumps(marker, indent=1).encode() + b"\n")
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pdi._extras import missing_extra
+from pdi.archive.blobs import SHA256_HEX
 from pdi.archive.blobs.files import fsync_dir, write_new
 from pdi.archive.catalog.blobs import NAMED_OUTSIDE_ROWS
 from pdi.archive.sqlite import BACKUP_MARKER
@@ -43,6 +44,15 @@ READ_SIZE = 1 << 20
 SPARE = 64 << 20
 #: The format of the marker.
 FORMAT = "pdi-backup/1"
+#: The marker's record of the SHA-256 of each file the backup holds but its blobs (whose names are their SHA-256):
+#: its catalog (or dump), each file of :data:`BESIDE` and of :data:`SGML_FOLDER` (:func:`file_digests`), checked
+#: before a restore writes anything (:func:`check_files`). A marker an earlier pdi wrote has none.
+FILES = "files"
+#: Every key a marker this pdi or an earlier one writes holds (:func:`read_marker`): one of another name in a
+#: marker without :data:`FILES` is a damaged marker (a flipped ``files`` would otherwise read as an earlier pdi's
+#: marker, whose files are not checked); a later pdi's marker, which records its files, may hold more.
+MARKER_KEYS = frozenset({"format", "store", "source", "started_at", "finished_at", "blobs", "schema_version",
+                         "schema", FILES})
 #: Files a directory archive may keep beside its catalog that are no rows of it: the signing key and the WACZ
 #: key (:data:`pdi.archive.signing_key.KEY_FILE`, ``WACZ_KEY_FILE``: private keys, which cannot be made again) and
 #: the registry (:data:`pdi.federation.registry.REGISTRY_FILE`). A backup holds each one the archive has, and a
@@ -112,7 +122,81 @@ def read_marker(directory: Path) -> dict[str, Any]:
         raise StoreError(f"cannot read {path}: {exc}") from exc
     if not isinstance(marker, dict) or marker.get("format") != FORMAT or marker.get("store") not in ("sqlite", "postgres"):
         raise StoreError(f"{path} is not a {FORMAT} marker")
+    if FILES not in marker and set(marker) - MARKER_KEYS:
+        raise StoreError(f"{path} holds {', '.join(repr(str(k)[:40]) for k in sorted(set(marker) - MARKER_KEYS))},"
+                         f" which no {FORMAT} marker holds: it is damaged")
     return marker
+
+
+def held_files(directory: Path, store: str) -> list[str]:
+    """The files of the backup (or the backup being taken) in ``directory`` whose SHA-256 its marker records: its
+    catalog (:data:`CATALOG`, a PostgreSQL archive's :data:`DUMP`), each file of :data:`BESIDE` it holds and each
+    file of its :data:`SGML_FOLDER` (``sgml/filing.dtd``), as names relative to it."""
+    names = [CATALOG if store == "sqlite" else DUMP]
+    names += [name for name in BESIDE if os.path.lexists(directory / name)]
+    folder = directory / SGML_FOLDER
+    if _folder(folder):
+        names += sorted(f"{SGML_FOLDER}/{e.name}" for e in os.scandir(folder) if not e.name.startswith("."))
+    return names
+
+
+def _folder(path: Path) -> bool:
+    """Whether ``path`` is a folder, not a link to one (a backup's SGML folder that is a link is refused as it is
+    copied, :func:`copy_sgml_folder`)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def file_digests(directory: Path, store: str) -> dict[str, str]:
+    """The SHA-256 of each of the backup's :func:`held_files`, for its marker (:data:`FILES`)."""
+    digests = {}
+    for name in held_files(directory, store):
+        path = directory / name
+        regular_file(path, "the backup's file")
+        try:
+            with path.open("rb") as f:
+                digests[name] = stream_digest(f)
+        except OSError as exc:
+            raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    return digests
+
+
+def check_files(directory: Path, marker: dict[str, Any]) -> None:
+    """Before a restore writes anything: each file of the backup in ``directory`` whose SHA-256 its marker records
+    (:data:`FILES`) is there and has it, and the backup holds no such file the marker does not name. A
+    :class:`IntegrityError` names the first that does not (a flipped octet in a catalog's row, a key or a DTD
+    passes every other check, and was restored as it was: found 2026-11-30). A marker an earlier pdi wrote
+    records none: its files are checked only as they are read."""
+    said = marker.get(FILES)
+    if said is None:
+        return
+    where = directory / MARKER
+    damaged = "this backup is damaged, restore another one; nothing was restored"
+    held = held_files(directory, str(marker["store"]))
+    if not isinstance(said, dict) or not all(isinstance(d, str) and SHA256_HEX.fullmatch(d) for d in said.values()):
+        raise StoreError(f"{where}: its {FILES!r} are not names with SHA-256 digests: it is damaged")
+    for name in said:
+        if name not in held:
+            if name in BESIDE or re.fullmatch(rf"{SGML_FOLDER}/[^/.][^/]*", name):
+                raise IntegrityError(f"{directory / name} is missing from the backup, whose {MARKER} records it:"
+                                     f" {damaged}")
+            raise StoreError(f"{where} records a file {str(name)[:80]!r} no pdi backup holds: it is damaged")
+    for name in held:
+        path = directory / name
+        if name not in said:
+            raise IntegrityError(f"{path} is not one of the files {MARKER} records (put there since the backup was"
+                                 f" taken, or the marker damaged): {damaged}")
+        regular_file(path, "the backup's file")
+        try:
+            with path.open("rb") as f:
+                found = stream_digest(f)
+        except OSError as exc:
+            raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        if found != said[name]:
+            raise IntegrityError(f"{path} does not match the SHA-256 {MARKER} records for it (it is {found}, not"
+                                 f" {said[name]}): {damaged}")
 
 
 def within_folder(path: Path, folder: Path) -> bool:

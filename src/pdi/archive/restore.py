@@ -36,6 +36,7 @@ from pdi.archive.backup_files import (
     BlobCopier,
     Progress,
     blob_file,
+    check_files,
     check_space,
     copy_beside,
     copy_blobs,
@@ -202,6 +203,7 @@ def restore(source: str | os.PathLike[str], to: str | None = None, *, copy: bool
     if not held_file.exists():
         raise NotFoundError(f"{src} is not a whole pdi backup: it has no {held_file.name}; nothing was restored")
     regular_file(held_file, "the backup's catalog")
+    check_files(src, marker)  # every octet of the catalog, the keys and the DTDs as the backup wrote them
     held = backup_schema_version(src, marker)
     if held is not None and held > SCHEMA_VERSION:  # restored, it could not be opened here: say so first
         raise StoreError(f"{src} holds an archive at schema version {held}, newer than this pdi understands"
