@@ -86,6 +86,18 @@ def _schema_rows(location: str) -> list[tuple[int, str]]:
             "SELECT version, applied_at FROM schema_migrations ORDER BY version")]
 
 
+def _audit_rows(location: str) -> list[tuple[str, ...]]:
+    """The catalog's audit log (when, who, what, of which, in what detail), read past pdi."""
+    sql = "SELECT at, who, action, subject, detail FROM audit_log ORDER BY id"
+    if location.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(location) as conn:
+            return [tuple(str(v) for v in row) for row in conn.execute(sql)]
+    with sqlite3.connect(Path(location) / "catalog.sqlite") as conn:
+        return [tuple(str(v) for v in row) for row in conn.execute(sql)]
+
+
 def test_there_are_release_archives() -> None:
     """Each release directory has what the script writes, and all of them stay small."""
     assert RELEASE_DIRS, "tests/data/releases/ holds no release: run scripts/release-archives TAG"
@@ -180,6 +192,36 @@ def test_migrating_twice_changes_nothing_the_second_time(kind: str, tmp_path: Pa
     with Archive.open(location) as archive:
         assert archive.ls() == names
     assert pdi(location, "verify").exit_code == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("release", RELEASE_DIRS, ids=[p.name for p in RELEASE_DIRS])
+def test_the_audit_log_says_who_migrated_the_archive_from_what_to_what(
+    release: Path, kind: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The upgrade is one entry of the archive's audit log, appended in the migration's own commit: an operator
+    reading an archive's years finds when it was upgraded, from which schema version to which, by whom and with
+    which pdi (found 2026-11-30: a migration left no trace there). Opened again, nothing more is said; a new
+    archive's making is no upgrade."""
+    from pdi import __version__
+
+    location = _restore(release, kind, tmp_path, request)
+    before = _audit_rows(location)
+    monkeypatch.setenv("PDI_USER", "night-operator")
+    assert pdi(location, "init").exit_code == 0
+    with Archive.open(location) as archive:
+        after = archive.audit()
+    assert [(e.at, e.who, e.action, e.subject, e.detail) for e in after[:-1]] == before
+    entry = after[-1]
+    assert (entry.who, entry.action, entry.subject, entry.detail) == (
+        "night-operator", "migrate", "catalog",
+        f"schema version {_expected(release)['schema_version']} to {SCHEMA_VERSION}, by pdi {__version__}")
+    assert entry.at >= max(applied for _, applied in _schema_rows(location))  # made as the migration ran, last
+    assert pdi(location, "init").exit_code == 0 and pdi(location, "verify").exit_code == 0
+    with Archive.open(location) as archive:
+        assert archive.audit() == after
+    with Archive.init(str(tmp_path / "new")) as made:
+        assert made.audit() == []
 
 
 @pytest.mark.parametrize("kind", KINDS)

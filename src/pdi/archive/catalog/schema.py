@@ -16,6 +16,7 @@ from pdi.archive.catalog.base import (
 )
 from pdi.archive.store import (
     SCHEMA_VERSION,
+    AuditRecord,
 )
 from pdi.errors import CommitUnknownError, ImmutabilityError, StoreError
 
@@ -530,6 +531,17 @@ def _access_changes_dated() -> list[str]:
     return ["ALTER TABLE documents ADD COLUMN access_changed_at TEXT"]
 
 
+def migration_record(before: int, now: int) -> AuditRecord:
+    """The audit log's entry of a migration from schema version ``before`` to ``now``: who ran it (as the command
+    line writes, :func:`~pdi.archive.naming.default_who`), the steps, and the pdi that ran them (an operator
+    looking back at an archive's years finds each upgrade among its writes)."""
+    from pdi import __version__
+    from pdi.archive.naming import default_who
+
+    return AuditRecord(timestamp(), default_who(), "migrate", "catalog",
+                       f"schema version {before} to {now}, by pdi {__version__}")
+
+
 class SchemaPart(CatalogBase):
     """The schema's version and migrations, and which blob store the catalog records."""
 
@@ -624,6 +636,8 @@ class SchemaPart(CatalogBase):
                         (version, timestamp()),
                     )
                     current = version
+                if 0 < first < current:  # an upgrade (not a new catalog's making): said in the audit log, in its commit
+                    self._insert_audit(migration_record(first, current))
                 self._migrated(first, current)
         except CommitUnknownError as exc:
             if first is None or first >= target:
