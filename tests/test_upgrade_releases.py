@@ -224,6 +224,54 @@ def test_the_audit_log_says_who_migrated_the_archive_from_what_to_what(
         assert made.audit() == []
 
 
+def test_a_second_opening_while_another_migrates_waits_for_it_and_finds_it_migrated(
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second pdi opening a SQLite archive that another is migrating waits for that migration however long it
+    takes, then finds the catalog migrated, each step applied once (found 2026-11-30: a migration of 800,000
+    passages took minutes, and a ``pdi ls`` started meanwhile failed after SQLite's two minutes of waiting for the
+    write lock, "database is locked"). Here SQLite waits 0.3 s, and the first migration takes 2 s longer."""
+    import threading
+    import time
+
+    import pdi.archive.sqlite
+    from pdi.archive.catalog.schema import SchemaPart
+
+    location = _restore(RELEASE_DIRS[-1], "sqlite", tmp_path, request)
+    monkeypatch.setattr(pdi.archive.sqlite, "BUSY_TIMEOUT_MS", 300)
+    migrating = threading.Event()
+    respace = SchemaPart._respace_all
+
+    def slowly(self: SchemaPart, page: int = 500, *, spaced_before: bool = False) -> int:
+        migrating.set()
+        time.sleep(2)
+        return respace(self, page, spaced_before=spaced_before)
+
+    monkeypatch.setattr(SchemaPart, "_respace_all", slowly)
+    failed: list[BaseException] = []
+
+    def first() -> None:
+        try:
+            Archive.open(location).close()
+        except BaseException as exc:  # said below, in the test's own thread
+            failed.append(exc)
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    try:
+        assert migrating.wait(60)
+        with Archive.open(location) as second:
+            assert second.schema_version() == SCHEMA_VERSION
+            names = second.ls()
+    finally:
+        thread.join(120)
+    assert not failed, failed
+    assert [v for v, _ in _schema_rows(location)] == list(range(1, SCHEMA_VERSION + 1))
+    with Archive.open(location) as archive:
+        assert [e.action for e in archive.audit()].count("migrate") == 1
+    assert set(_expected(RELEASE_DIRS[-1])["archives"]["sqlite"]["names"]) <= {str(n) for n in names}
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_catalog_newer_than_this_pdi_is_refused_saying_so(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     release = RELEASE_DIRS[0]

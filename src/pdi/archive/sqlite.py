@@ -9,6 +9,7 @@ lock between deposits and the remover as well: no other lock is needed.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import sqlite3
@@ -439,12 +440,37 @@ class SQLiteStore(SQLStore):
         with self._lock:
             if self._conn.in_transaction:
                 raise StoreError(f"catalog {self.root / CATALOG}: a migration runs in no other transaction")
-            self._conn.execute("PRAGMA foreign_keys = OFF")
-            self._keys_broken: dict[str, int] = {}
+            with self._one_migration(target):
+                self._conn.execute("PRAGMA foreign_keys = OFF")
+                self._keys_broken: dict[str, int] = {}
+                try:
+                    return super().migrate(target)
+                finally:
+                    self._conn.execute("PRAGMA foreign_keys = ON")
+
+    @contextmanager
+    def _one_migration(self, target: int) -> Iterator[None]:
+        """While this process migrates the catalog to ``target``: an exclusive ``flock`` on the archive's
+        directory, waited for as long as another process's migration runs (as PostgreSQL's advisory lock is,
+        :meth:`pdi.archive.postgres.store.PostgresStore._migrating`), which then finds the catalog migrated. A
+        second ``pdi`` opening an archive another was migrating waited for SQLite's write lock only
+        :data:`BUSY_TIMEOUT_MS` and failed ("database is locked", found 2026-11-30: a migration of 800,000
+        passages takes minutes). A catalog at ``target`` already takes no lock (it is only read)."""
+        if self.schema_version() >= target:
+            yield
+            return
+        try:
+            fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError as exc:
+            raise StoreError(f"cannot open the archive directory {self.root}: {exc.strerror or exc}") from exc
+        try:
             try:
-                return super().migrate(target)
-            finally:
-                self._conn.execute("PRAGMA foreign_keys = ON")
+                fcntl.flock(fd, fcntl.LOCK_EX)  # let go when this process ends, however it ends
+            except OSError as exc:
+                raise StoreError(f"cannot lock the archive directory {self.root} to migrate it: {exc}") from exc
+            yield
+        finally:
+            os.close(fd)
 
     def _step(self, version: int, statements: list[str], target: int) -> Sequence[str]:
         if version != KEYED_STEP:
