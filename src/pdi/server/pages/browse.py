@@ -484,7 +484,7 @@ def render_day(
         + ".</p>"
         + series_note(archive, name, marked)
         + (
-            '<table class="catalogue" id="documents"><thead><tr><th scope="col">Id</th><th scope="col">Title</th>'
+            '<table class="catalogue cards" id="documents"><thead><tr><th scope="col">Id</th><th scope="col">Title</th>'
             '<th scope="col">Formats (latest version)</th><th scope="col" class="number">Versions</th>'
             '<th scope="col">Latest version deposited</th></tr></thead>'
             f"<tbody>{rows}</tbody></table>"
@@ -530,9 +530,11 @@ def _document_row(doc: Generic, found: DocumentPage, gone: set[tuple[str, int | 
         said += (f' <span class="embargoed" title="not open to a reader without a token until then">{what} until'
                  f" {esc(day_in_words(until))}</span>")
     return (
-        f'<tr><td class="id"><a href="{esc(_view(doc.pdi))}" title="{esc(doc.pdi)}"><code>{breakable(shown_url(uid))}</code></a></td>'
-        f"<td>{said.strip()}</td><td>{_formats(latest.formats)}</td>"
-        f'<td class="number">{len(doc.versions):,}</td><td>{_time(latest.created_at)}</td></tr>'
+        f'<tr><td class="id" data-label="Id"><a href="{esc(_view(doc.pdi))}" title="{esc(doc.pdi)}">'
+        f"<code>{breakable(shown_url(uid))}</code></a></td>"
+        f'<td data-label="Title">{said.strip()}</td><td data-label="Latest formats">{_formats(latest.formats)}</td>'
+        f'<td class="number" data-label="Versions">{len(doc.versions):,}</td>'
+        f'<td data-label="Latest deposit">{_time(latest.created_at)}</td></tr>'
     )
 
 
@@ -666,13 +668,13 @@ def render_document(archive: Archive, generic: Generic, name: str) -> str:
         and (until := archive.embargo_in_force(v.formats[0])) is not None
     }
     versions = "".join(
-        f'<tr><td class="number">{v.number}</td>'
-        f"<td>{_time(v.created_at)}"
+        f'<tr><td class="number" data-label="Version">{v.number}</td>'
+        f'<td data-label="Deposited">{_time(v.created_at)}'
         + (f'<br><span class="bad">withdrawn {_time(gone[v.number].at)}: {esc(gone[v.number].reason)}</span>'
            if v.number in gone else "")
         + (f'<br><span class="sealed">under embargo until {esc(day_in_words(sealed[v.number]))}: not open to'
            " a reader without a token until then</span>" if v.number in sealed else "")
-        + "</td><td><ul>"
+        + '</td><td data-label="Formats"><ul>'
         + "".join(
             f"<li>{_format_link(n)}"
             + (f" {name_details(n)}</li>" if url else f' <code class="name">{breakable(n)}</code></li>')
@@ -706,7 +708,7 @@ def render_document(archive: Archive, generic: Generic, name: str) -> str:
         + f'{access_note(archive, pdi)}<dl class="facts">{facts}</dl>{captures}'
         + f"<h2>Versions</h2><p>{counted(len(detail.generic.versions), 'version')} of this document,"
         + " oldest first (deposit times in UTC):</p>"
-        + '<table class="catalogue" id="versions"><thead><tr><th scope="col" class="number">Version</th>'
+        + '<table class="catalogue cards" id="versions"><thead><tr><th scope="col" class="number">Version</th>'
         + f'<th scope="col">Deposited</th><th scope="col">Formats</th></tr></thead><tbody>{versions}</tbody></table>'
         + "<h2>Formats</h2>"
         + '<table class="catalogue" id="formats"><thead><tr><th scope="col" class="number">Version</th><th scope="col">Format</th>'

@@ -13,7 +13,10 @@ the style and any script are inline, so a page is whole as served.
 On a screen narrower than 40rem (a phone) the header's two boxes take a line
 each, long names and URLs break anywhere, and a catalogue table too wide for
 the screen scrolls in its own box (a table still, to a screen reader), its edge faded where there is more
-to scroll to (a mask its own scroll drives: no script; ``tests/server/test_server_reflow.py``): no page
+to scroll to (a mask its own scroll drives: no script; ``tests/server/test_server_reflow.py``), but for a table
+of class ``cards`` (a document's versions, a day's documents, a tombstone's), whose rows are cards, each cell a
+line after its ``data-label`` (its column's heading), so that a name in it is never past the screen's edge
+(``tests/server/test_server_reader_phone_tables.py``): no page
 scrolls sideways at 390 px (``tests/server/test_server_pages_axe.py``, which
 also runs axe-core on every page), nor does the header at 320 px (a form, a flex
 item, may shrink below its widest content: ``min-width:0``;
@@ -130,6 +133,8 @@ p.version-banner{background:#3a2f10;border-color:#8a6d00} p.version-banner a,p.v
 footer.site{border-top-color:#3a3f47;background:#1c2026;color:#b8b8b8} footer.site a,footer.site a:visited{color:#c8d3e0}
 details.pdi-name summary{color:#c8d3e0} details.pdi-name code,.capture-title small,td small.binary{color:#b0b0b0}
 }
+/* a short media type whole in a table's cell beside a SHA-256 (WHOLE_MEDIA_TYPE); on a phone it wraps as it must */
+@media (min-width:40rem){code.media.whole{white-space:nowrap}}
 @property --more-left{syntax:"<length>";inherits:false;initial-value:0px}
 @property --more-right{syntax:"<length>";inherits:false;initial-value:0px}
 @keyframes more-either-side{0%{--more-left:0px;--more-right:3rem} 8%{--more-left:3rem} 92%{--more-right:3rem}
@@ -143,7 +148,18 @@ table.catalogue{display:block;max-width:100%;overflow-x:auto} main table.catalog
 table.catalogue{mask-image:linear-gradient(to right,#0000,#000 var(--more-left),#000 calc(100% - var(--more-right)),#0000);
 animation:more-either-side linear both;animation-timeline:scroll(self x)}
 table.catalogue caption{text-align:left;position:sticky;left:0;max-width:calc(100vw - 4.5rem)} table.catalogue td:not(.number,.empty){min-width:7rem} table.catalogue td:has(code.name,code.sha){min-width:12rem} main th,main td:not(:last-child){overflow-wrap:normal}
+/* a table of cards (a document's versions, a day's documents, a tombstone's): each row a card the screen's width,
+ each cell a line of it after its column's heading (data-label; the headings themselves kept for a screen reader),
+ so that what a reader came for (a name to cite) is never past the screen's edge in a box to scroll */
+table.cards{overflow:visible;mask-image:none;animation:none} table.cards caption{display:block;position:static;max-width:none}
+table.cards thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+table.cards tbody{display:block} table.cards tr{display:block;border:1px solid #ccc;border-radius:4px;margin:0 0 0.6rem;padding:0.2rem 0.6rem}
+main table.catalogue.cards td{display:flow-root;border:0;padding:0.25rem 0 0.25rem 6.5rem;min-width:0;overflow-wrap:break-word}
+main table.catalogue.cards td.number{text-align:left}
+table.cards td::before{content:attr(data-label) / "";float:left;width:6rem;margin-left:-6.5rem;font-weight:600;overflow-wrap:normal;text-align:left}
+table.cards tbody tr:nth-child(even){background:none}
 }
+@media (max-width:40rem) and (prefers-color-scheme:dark){table.cards tr{border-color:#4a4f57}}
 """
 
 
@@ -335,25 +351,38 @@ def breakable(name: PDI | str) -> str:
     return f'{made}{"<wbr>" if made else ""}<span class="fragment{long}">{parts}</span>'
 
 
-def size_cell(count: int) -> str:
+def size_cell(count: int, *, label: str = "") -> str:
     """A table's cell of a size in bytes (under a heading "Bytes"): the exact count grouped by thousands, and from a
-    KiB on its binary size under it, muted (:func:`pdi._wording.binary_size`: ``4,480,000`` over ``4.3 MiB``)."""
+    KiB on its binary size under it, muted (:func:`pdi._wording.binary_size`: ``4,480,000`` over ``4.3 MiB``);
+    ``label``: its column's heading, which a table of cards shows beside it on a phone (``data-label``)."""
     approximately = binary_size(count)
-    return f'<td class="number">{count:,}' + (f'<small class="binary">{approximately}</small>' if approximately else "") + "</td>"
+    labelled = f' data-label="{esc(label)}"' if label else ""
+    return f'<td class="number"{labelled}>{count:,}' + (f'<small class="binary">{approximately}</small>' if approximately else "") + "</td>"
+
+
+#: The longest media type a table's cell keeps on one line on a screen wider than a phone's (``STYLE``'s
+#: ``code.media.whole``): ``application/octet-stream``, about 14 rem; a longer one
+#: (``application/vnd.oasis.opendocument.text``) wraps after its ``/`` and before each ``.``.
+WHOLE_MEDIA_TYPE = 24
 
 
 def shown_format(token: str) -> str:
     """A format token as a page shows a document's format to a reader (escaped HTML): the media type it stands for,
     as the document's page, the viewer's facts and a search's hits write it (``svg%2Bxml`` is ``image/svg+xml``,
-    ``rfc822`` ``message/rfc822``; PDI-GRAMMAR.md §2.6), breakable after its ``/`` and before each ``.``; a
+    ``rfc822`` ``message/rfc822``; PDI-GRAMMAR.md §2.6): one of at most :data:`WHOLE_MEDIA_TYPE` characters on one
+    line wider than a phone's (a table's column is not cut ``image/`` above ``svg+xml`` to make room for a SHA-256
+    beside it), wrapping on a phone as it must; a longer one breakable after its ``/`` and before each ``.``; a
     multi-byte charset's token (text in it) ``text/plain`` and the charset, as the Formats table says it. A
     token the registry does not resolve is shown as it reads, its %-escapes decoded (``x-thing``)."""
     try:
         media_type, charset = formats.media_type_for(token), formats.charset_for(token)
     except UnsupportedError:
         return f'<code class="media">{esc(_decoded(token))}</code>'
-    shown = esc(media_type).replace("/", "/<wbr>").replace(".", "<wbr>.")
-    return f'<code class="media">{shown}</code>' + (f' <small class="charset">{esc(charset)}</small>' if charset else "")
+    if len(media_type) <= WHOLE_MEDIA_TYPE:  # no <wbr>: Chromium breaks a line at one even where it may not wrap
+        shown = f'<code class="media whole">{esc(media_type)}</code>'
+    else:
+        shown = '<code class="media">' + esc(media_type).replace("/", "/<wbr>").replace(".", "<wbr>.") + "</code>"
+    return shown + (f' <small class="charset">{esc(charset)}</small>' if charset else "")
 
 
 def _decoded(token: str) -> str:

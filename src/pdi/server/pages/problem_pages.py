@@ -110,7 +110,8 @@ MACHINE_PATHS = ("/api/", "/uri-res/", "/oai", "/timegate/", "/timemap/", "/open
 STYLE = """
 .problem h1{margin-bottom:0.3rem} .problem .status{color:#444;font-size:0.95rem;margin-top:0}
 .problem .status .code{color:#6b6b6b;font-size:0.8rem;white-space:nowrap}
-dl.tombstone{display:grid;grid-template-columns:max-content 1fr;gap:0.3rem 1rem} dl.tombstone dd{margin:0}
+dl.tombstone{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:0.3rem 1rem} dl.tombstone dd{margin:0}
+dl.tombstone dd time{white-space:normal} dl.tombstone dd time span{white-space:nowrap}
 blockquote.citation{border-left:4px solid #c8d3e0;margin:0.5rem 0;padding:0.4rem 0.8rem;background:#f6f8fa}
 code.sha{font-size:0.78rem;word-break:break-all}
 #withdrawn td time{white-space:normal} #withdrawn td time span{white-space:nowrap}
@@ -319,16 +320,17 @@ def render_tombstone(archive: Archive, gone: WithdrawnError, name: str, base: st
             f'<tr{" class=named" if token is not None and r.format == token else ""}>'
             # the format as the media type it is, as a day's table shows it; its token as a name spells it in the
             # tooltip (a reader who cites it again writes the name shown above, as it is)
-            f'<td>{r.version}</td><td title="{esc(f"format {r.format}")}">{shown_format(r.format)}</td>'
-            f'{size_cell(r.size)}<td><code class="sha">{esc(r.sha256)}</code></td>'
-            f"<td>{_breakable_time(r.created_at)}</td></tr>"
+            f'<td data-label="Version">{r.version}</td>'
+            f'<td data-label="Format" title="{esc(f"format {r.format}")}">{shown_format(r.format)}</td>'
+            f'{size_cell(r.size, label="Bytes")}<td data-label="SHA-256"><code class="sha">{esc(r.sha256)}</code></td>'
+            f'<td data-label="Deposited">{_breakable_time(r.created_at)}</td></tr>'
             for r in records
         )
     what = _withdrawn_what(gone)
     purged = (" Its octets were deleted as well (a legal takedown): what they were is kept below, not they."
               if gone.purged else " The archive keeps its octets, but no longer gives them out.")
     table = (
-        '<table class="catalogue" id="withdrawn" tabindex="0"><caption>What was here, as the catalog recorded it</caption>'
+        '<table class="catalogue cards" id="withdrawn" tabindex="0"><caption>What was here, as the catalog recorded it</caption>'
         '<thead><tr><th scope="col">Version</th><th scope="col">Format</th><th scope="col" class="number">Bytes</th>'
         '<th scope="col">SHA-256</th><th scope="col">Deposited</th></tr></thead>'
         f"<tbody>{rows}</tbody></table>" if rows else ""
@@ -337,11 +339,11 @@ def render_tombstone(archive: Archive, gone: WithdrawnError, name: str, base: st
     cite_title = f"{isolated(title)}{_stop(title)} " if title else ""
     when = gone.at.split("T")[0]
     body = (
-        f"<p><code>{in_order(shown)}</code> named a document of this archive. {what} {shown_time(gone.at)}.{purged}</p>"
+        f"<p><code>{breakable(shown)}</code> named a document of this archive. {what} {shown_time(gone.at)}.{purged}</p>"
         '<dl class="tombstone">'
         + (f"<dt>Title</dt><dd>{cited(title)}</dd>" if title else "")
-        + f"<dt>Name</dt><dd><code>{in_order(shown)}</code></dd>"
-        f"<dt>Withdrawn</dt><dd>{shown_time(gone.at)}</dd>"
+        + f"<dt>Name</dt><dd><code>{breakable(shown)}</code></dd>"
+        f"<dt>Withdrawn</dt><dd>{_breakable_time(gone.at)}</dd>"
         f"<dt>Why</dt><dd>{isolated(gone.reason)}</dd>"
         f"<dt>By</dt><dd>{isolated(gone.who)}</dd></dl>"
         f"{table}"
@@ -349,7 +351,7 @@ def render_tombstone(archive: Archive, gone: WithdrawnError, name: str, base: st
         "<p>The name stays: it is never given to anything else, and it resolves here, to this record of"
         " what it named and why it was withdrawn. Cite it as you would have cited the document, saying it"
         " was withdrawn:</p>"
-        f'<blockquote class="citation">{cite_title}<code>{in_order(shown)}</code>. Withdrawn {esc(when)}:'
+        f'<blockquote class="citation">{cite_title}<code>{breakable(shown)}</code>. Withdrawn {esc(when)}:'
         f" {isolated(gone.reason)}{_stop(gone.reason)} <span>{esc(link)}</span></blockquote>"
         f'<p>The same record as JSON: <a href="/uri-res/N2C?{esc(quote(shown, safe=":/"))}">N2C</a> (RFC 2169).</p>'
         + _onward()
