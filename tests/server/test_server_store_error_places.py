@@ -107,18 +107,22 @@ def test_a_reader_page_of_a_storage_error_says_it_as_the_answer_does(cluster: Te
         # what a reader sees: the page in Chromium, its alert, at a desk's width and a phone's, light and dark
         seen, boxes = [], []
         with devtools() as pipe:
-            for width, height in ((1100, 700), (375, 740)):
+            for width, height in ((1100, 700), (390, 844), (375, 740)):
                 session = _sized(pipe, f"{base}/view?pdi={urllib.parse.quote(name, safe='')}", width, height)
                 seen.append(_js(pipe, session, "[document.title, document.querySelector('[role=alert]').textContent,"
-                                               " document.documentElement.scrollWidth <= innerWidth]"))
+                                               " document.documentElement.scrollWidth <= innerWidth,"
+                                               " document.querySelector('.problem h1').textContent]"))
                 boxes.append(_js(pipe, session, BOXES))
                 _shoot(pipe, session, f"storage-error-page-{width}.png")
                 dark(pipe, session, time.monotonic() + 30)
                 _shoot(pipe, session, f"storage-error-page-{width}-dark.png")
     finally:
         stop(process)
-    for title, alert, fits in seen:
-        assert title.startswith("Storage error") and "could not do this just now: ask again shortly" in alert
+    for title, alert, fits, heading in seen:
+        # in a reader's words, not the problem's title ("storage error", which the JSON answers keep)
+        assert heading == "Cannot show this: the archive cannot read it just now", heading
+        assert title == f"The archive cannot read it just now: {name}", title
+        assert "could not do this just now: ask again shortly" in alert
         assert fits  # nothing wider than the window
     for count, held, in_window, sideways in boxes:  # one box to resolve a name, the header's, holding the name
         assert (count, held, in_window, sideways <= 0) == (1, name, True, True), (count, held, in_window, sideways)

@@ -18,9 +18,10 @@ error's class (:mod:`pdi.errors`), never the home page with a line in red:
   (one catalog page of at most :data:`NEAREST`); what a reader may not see
   is never suggested, so a hidden name's page and a name never minted's are
   the same (``tests/server/test_server_what_readers_learn.py``);
-* anything else (a name that does not parse, ``400`` …): headed in a reader's
-  words (*Cannot show this: not written right*, :data:`HEADING_WORDS`; the
-  problem's title, *syntax error*, is a program's), what was wrong, and
+* anything else (a name that does not parse, ``400`` …; the archive's own
+  fault, ``5xx``): headed in a reader's words (*Cannot show this: not written
+  right*, *the archive cannot read it just now*, :data:`HEADING_WORDS`; the
+  problem's title, *syntax error*, *storage error*, is a program's), what was wrong, and
   what the reader may have meant (the name a resolver's address holds, the
   name without its sentence's full stop, a web address's captures, a search);
   past a limit of the viewer's (an image's pixels, a TIFF's pages), a link to
@@ -65,6 +66,7 @@ from pdi.errors import (
     CharsetCheckError,
     CitationMismatchError,
     ContentRefusal,
+    DamagedError,
     DeletedError,
     FormatCheckError,
     ImmutabilityError,
@@ -75,6 +77,7 @@ from pdi.errors import (
     ParseError,
     PDIError,
     PreconditionError,
+    RemoteError,
     StoreError,
     UnsupportedError,
     WithdrawnError,
@@ -153,11 +156,11 @@ STATUS_WORDS = {
 }
 
 
-#: What the page of a refusal (4xx) says in its heading after *Cannot show this:*, in a reader's words, by the
-#: error's class (the nearest of its classes that has words here): its problem's ``title`` ("limit exceeded",
-#: "unsupported") is a program's, which the problem+json answers keep as they are (clients tell the errors apart by
-#: them). Every class of :mod:`pdi.errors` answered with a 4xx has words here
-#: (``tests/server/test_server_reader_remaining_edges.py``); a 5xx page (the archive's fault) says its title.
+#: What the page of an error says in its heading after *Cannot show this:*, in a reader's words, by the error's
+#: class (the nearest of its classes that has words here): its problem's ``title`` ("limit exceeded",
+#: "unsupported", "storage error") is a program's, which the problem+json answers keep as they are (clients tell the
+#: errors apart by them). Every class of :mod:`pdi.errors` has words here, a refusal's (4xx) and the archive's own
+#: fault's (5xx) alike (``tests/server/test_server_reader_remaining_edges.py``, ``test_server_fault_pages.py``).
 HEADING_WORDS: dict[type[PDIError], str] = {
     PDIError: "something in the request is wrong",
     ParseError: "not written right",
@@ -176,11 +179,15 @@ HEADING_WORDS: dict[type[PDIError], str] = {
     AmbiguousError: "the passage stands in more than one place",
     PreconditionError: "changed since it was read",
     DeletedError: "deleted",
+    # the archive's fault, not the request's (5xx): what the reader can do is said under it (ask again, tell …)
+    DamagedError: "the archive's copy of it is damaged",
+    StoreError: "the archive cannot read it just now",
+    RemoteError: "another server did not answer as it should",
 }
 
 #: The same for a refusal that is no error of pdi's (an RFC 2169 address's, :func:`render_refused`), by its status:
-#: its problem's title is HTTP's phrase ("Range Not Satisfiable"); a 4xx without words here says
-#: :data:`STATUS_WORDS`'s, a 5xx its title.
+#: its problem's title is HTTP's phrase ("Range Not Satisfiable", "Not Implemented"); a status without words here
+#: says :data:`STATUS_WORDS`'s ("another archive took too long"), one without those its title.
 REFUSAL_WORDS = {
     400: "not asked in a way it can be answered",
     404: "nothing is at this address",
@@ -190,19 +197,20 @@ REFUSAL_WORDS = {
     416: "the passage is past the document's end",
     428: "the request needs a condition",
     429: "too many requests for now",
+    500: "something went wrong in the archive",
+    501: "not a service this archive offers",
+    503: "not available just now",
 }
 
 
 def heading_words(error: PDIError) -> str:
     """What the heading of ``error``'s page says after *Cannot show this:* (:data:`HEADING_WORDS`)."""
-    if status_of(error) >= 500:
-        return error.title
     return next(HEADING_WORDS[kind] for kind in type(error).__mro__ if kind in HEADING_WORDS)
 
 
 def refusal_words(status: int, title: str) -> str:
     """What the heading of a refusal's page says after *Cannot show this:* (:data:`REFUSAL_WORDS`)."""
-    said = REFUSAL_WORDS.get(status) or (STATUS_WORDS.get(status) if status < 500 else None)
+    said = REFUSAL_WORDS.get(status) or STATUS_WORDS.get(status)
     return title.lower() if said is None else said[0].lower() + said[1:]
 
 
@@ -787,6 +795,5 @@ def render_refused(archive: Archive | None, status: int, title: str, detail: str
         held = f'<p>The document is here: <a href="{esc(_view(parsed))}"><code>{esc(parsed)}</code></a>.</p>'
     stop = "" if detail.endswith((".", "!", "?")) else "."
     body = f'<p class="error" role="alert">{esc(sentence(detail))}{stop}</p>{held}{_onward()}'
-    words = refusal_words(status, title)  # a 4xx's not HTTP's phrase, the problem's title
-    return _page(words[0].upper() + words[1:] if status < 500 else title, status, f"Cannot show this: {words}", body,
-                 name)
+    words = refusal_words(status, title)  # not HTTP's phrase, the problem's title
+    return _page(words[0].upper() + words[1:], status, f"Cannot show this: {words}", body, name)
