@@ -9,18 +9,20 @@ A browser asking for a page (``Accept: text/html``) is answered with a page; a p
 from __future__ import annotations
 
 import base64
+import json
 import time
 import urllib.parse
 
 import httpx
 import pytest
 from server_helpers import Served
+from starlette.responses import Response
 from test_server_pages_screenshots import SHOTS, luminance
 
 from chromium_helpers import navigate_and_wait_for_load, new_tab
 from pdi.capture.browser import Pipe, devtools
-from pdi.errors import AccessError
-from pdi.server.replay.origin import not_replayed
+from pdi.errors import AccessError, WithdrawnError
+from pdi.server.replay.origin import not_held, not_replayed
 
 #: [the body's background, the body's text, the hint's text (.why)] as the page draws them.
 COLOURS = "[getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color," \
@@ -129,3 +131,53 @@ def test_a_refusal_chosen_by_accept_says_it_varies_by_accept(served: Served, whi
         assert "accept" in _varies_by(answer), (answer.headers["content-type"], answer.headers.get("vary"))
         # the replay origin's own (its answers differ by fetch metadata) kept beside it
         assert {"sec-fetch-dest", "sec-fetch-site"} <= _varies_by(answer)
+
+
+#: A small page's tab and heading, as Chromium shows them.
+TAB_AND_HEADING = ("JSON.stringify([document.title, document.querySelector('h1').textContent,"
+                   " document.documentElement.clientWidth])")
+
+
+def _tab_and_heading(pipe: Pipe, url: str, width: int, shot: str) -> list[str]:
+    deadline = time.monotonic() + 60
+    session = new_tab(pipe, "Page", deadline=deadline)
+    pipe.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": 500, "deviceScaleFactor": 1,
+                                                     "mobile": width < 600}, session, deadline)
+    navigate_and_wait_for_load(pipe, session, url, deadline)
+    seen = pipe.call("Runtime.evaluate", {"expression": TAB_AND_HEADING, "returnByValue": True}, session, deadline)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / shot).write_bytes(base64.b64decode(pipe.call("Page.captureScreenshot", {"format": "png"}, session,
+                                                          deadline)["data"]))
+    *said, laid_out = json.loads(seen["result"]["value"])
+    assert laid_out == width, f"{shot}: laid out {laid_out} px wide in a window of {width}"  # not a desktop's, small
+    return said
+
+
+def _as_served(answer: Response) -> str:
+    return "data:text/html;base64," + base64.b64encode(bytes(answer.body)).decode()
+
+
+@pytest.mark.parametrize("width", [1100, 390])
+def test_the_replay_origins_tabs_say_in_words_why_nothing_is_replayed(served: Served, width: int) -> None:
+    # the tabs read "Not replayed: gone", "Not replayed: not found", "Not replayed: syntax error" (a problem's title):
+    # each says it in the words the resolver's pages use after "Cannot show this:"; opened on a phone, a page is
+    # laid out at its width (it was laid out 980 px wide and drawn at 40 %)
+    name = "urn:pdi://closed.example.us/2026/11/22/1.related.1"
+    pages = {
+        "not-held": (_not_held_url(served), ["Not replayed: not in this archive", "No page is held under this name"]),
+        "withdrawn": (_as_served(not_held(WithdrawnError(f"{name}: withdrawn 2026-11-23T10:00:00Z: a duplicate",
+                                                         reason="a duplicate", at="2026-11-23T10:00:00Z", who="root"))),
+                      ["Not replayed: withdrawn", "This page was withdrawn: it is not replayed"]),
+        "private": (_as_served(not_replayed(AccessError(f"{name} is private"))),
+                    ["Not replayed: this capture is private", "This capture is private: it is not replayed"]),
+        "not-a-name": (_replay(served, "urn:pdi://archives.gov.us/2026/13/40/x.related.1", "index.html"),
+                       ["Not replayed: not written right"] * 2),
+        "no-such-part": (_replay(served, served.capture, "no-such-part.html"),
+                         ["Not replayed: nothing is at this address"] * 2),
+    }
+    with devtools() as pipe:
+        seen = {page: _tab_and_heading(pipe, url, width, f"replay-tab-{page}-{width}.png")
+                for page, (url, _) in pages.items()}
+    assert seen == {page: said for page, (_, said) in pages.items()}, seen
+    # a program's problem keeps its title
+    assert httpx.get(_not_held_url(served), timeout=30).json()["title"] == "not found"

@@ -77,6 +77,7 @@ from pdi.errors import (
     DeletedError,
     LimitError,
     NotFoundError,
+    PDIError,
     UnsupportedError,
     WithdrawnError,
 )
@@ -533,23 +534,44 @@ NOT_HELD = """<h1>%s</h1>
 
 
 def small_page(title: str, body: str, status: int) -> Response:
-    """A page of the replay origin's own (``body``: already-escaped HTML), in its light and dark style, not kept."""
-    text = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+    """A page of the replay origin's own (``body``: already-escaped HTML), in its light and dark style, not kept;
+    laid out at a phone's own width (``viewport``), not a desktop's 980 px drawn small, when opened there alone."""
+    text = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{html.escape(title)}</title>"
             f"<style>\n{SMALL_PAGE_STYLE}</style></head><body>{body}</body></html>\n")
     return Response(text, status_code=status, media_type="text/html", headers={"cache-control": "no-store"})
 
 
 def not_replayed(refused: AccessError) -> Response:
     """``403``, as a page: the capture is private, and why private captures are not replayed."""
-    return small_page("Not replayed: private", NOT_REPLAYED % html.escape(str(refused)), 403)
+    return small_page("Not replayed: this capture is private", NOT_REPLAYED % html.escape(str(refused)), 403)
 
 
 def not_held(missing: NotFoundError | WithdrawnError | DeletedError) -> Response:
-    """``404`` or ``410``, as a page: no page is replayed under this name, and why."""
+    """``404`` or ``410``, as a page: no page is replayed under this name, and why; its tab in a reader's words
+    (*Not replayed: withdrawn*, *not in this archive*), as the resolver's pages say them, not the problem's title
+    (*gone*, *not found*: :func:`refused_words`)."""
     heading = "This page was withdrawn: it is not replayed" if missing.http_status == 410 \
         else "No page is held under this name"
-    return small_page(f"Not replayed: {missing.title}", NOT_HELD % (heading, html.escape(missing.over_http())),
-                      missing.http_status)
+    return small_page(f"Not replayed: {refused_words(missing, missing.http_status, missing.title, named=True)}",
+                      NOT_HELD % (heading, html.escape(missing.over_http())), missing.http_status)
+
+
+def refused_words(exc: Exception, status: int, title: str, *, named: bool = False) -> str:
+    """What a refusal of the replay origin's says after *Not replayed:* (its tab, and a refusal's heading), in the
+    words the resolver's pages say after *Cannot show this:* (:func:`pdi.server.pages.problem_pages.heading_words`:
+    *not written right*, *withdrawn*), not its problem's title (*syntax error*, *gone*, HTTP's *Bad Request*). A
+    file or a path that is not there (a ``404`` of :func:`pages_for_browsers`; ``named``: a name's, :func:`not_held`)
+    says so by its status (*nothing is at this address*), as does a refusal that is no error of pdi's (a busy ``503``)."""
+    from pdi.server.pages.problem_pages import (  # here: the pages import this module
+        heading_words,
+        refusal_words,
+    )
+
+    if isinstance(exc, PDIError) and (named or not isinstance(exc, NotFoundError)):
+        return heading_words(exc)
+    return refusal_words(status, title)
 
 
 #: The replay origin's page for any other refusal (a name that is not one, a part the page does not have).
@@ -584,8 +606,8 @@ def pages_for_browsers(handler: _Handler) -> _Handler:
             return problem
         said = json.loads(bytes(problem.body))
         title, detail = str(said.get("title", "")), str(said.get("detail", ""))
-        page = small_page(f"Not replayed: {title}", REFUSED % (html.escape(f"Not replayed: {title}"),
-                                                               html.escape(detail)), problem.status_code)
+        heading = f"Not replayed: {refused_words(exc, problem.status_code, title)}"
+        page = small_page(heading, REFUSED % (html.escape(heading), html.escape(detail)), problem.status_code)
         for field, value in problem.headers.items():
             if field not in ("content-type", "content-length"):
                 page.headers[field] = value
