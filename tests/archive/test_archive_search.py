@@ -283,8 +283,9 @@ def test_a_lone_mark_is_no_word_to_search_for() -> None:
 
 
 def test_an_open_quote_names_where_it_opened() -> None:
-    with pytest.raises(ParseError, match="character 7"):
+    with pytest.raises(ParseError, match=r"quotation mark at character 8 of the query \(counted from 1\)") as open_:
         parse_query('walrus "and the')
+    assert open_.value.offset == 'walrus "and the'.index('"')  # offsets count from 0
     with pytest.raises(ParseError, match="no words"):
         parse_query("*^:()")
 

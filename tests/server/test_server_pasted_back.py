@@ -25,8 +25,10 @@ from chromium_helpers import navigate_and_wait_for_load
 from pdi.capture.browser import Pipe, devtools
 from pdi.errors import UnsupportedError
 
-#: The link the page offers in a paragraph after its error, which a reader follows.
-OFFERED = "document.querySelector('main p.error + p a[href^=\"/view?pdi=\"]')"
+#: The paragraph the page offers after its error (and the lines saying where in what was given the error is, and in
+#: the grammar's words), and the link in it, which a reader follows.
+HINT = "main p.error ~ p:not(.where):not(.given):not(.grammar)"
+OFFERED = f"document.querySelector('{HINT} a[href^=\"/view?pdi=\"]')"
 
 
 def _typed_and_sent(pipe: Pipe, session: str, text: str) -> None:
@@ -96,7 +98,7 @@ def test_an_n2r_address_with_a_browsers_fragment_names_its_document_and_says_the
         session = _keyboard_tab(pipe, served.url + "/")
         _typed_and_sent(pipe, session, address)
         _shoot(pipe, session, "pasted-back-rfc5147.png")
-        said = _js(pipe, session, "document.querySelector('main p.error + p').innerText")
+        said = _js(pipe, session, f"document.querySelector('{HINT}').innerText")
         href = _js(pipe, session, f"{OFFERED}.getAttribute('href')")
     assert href == "/view?pdi=" + urllib.parse.quote(served.text, safe="")
     assert "#char=7,12 after the address is no part of the name" in said
