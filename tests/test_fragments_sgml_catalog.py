@@ -20,7 +20,7 @@ from pdi.fragments import build_index, evaluate
 from pdi.fragments.markup.sgml import SgmlCatalog, onsgmls_path, read_sgml
 from pdi.fragments.text.lines import to_crlf
 
-needs_onsgmls = pytest.mark.skipif(onsgmls_path() is None, reason="OpenSP's onsgmls is not installed")
+assert onsgmls_path() is not None, "OpenSP's onsgmls is not installed: run scripts/bootstrap --dev"
 
 PUBLIC = "-//ACME//DTD Filing//EN"
 # A court's DTD: CAPTION and PARA end tags may be omitted (- O), BODY's start and end tags both (O O): ISO 8879 §11.2.2
@@ -71,7 +71,6 @@ def _depths(elements: list[tuple[str, int, int]]) -> list[tuple[str, int]]:
             for i, (name, start, end) in enumerate(elements)]
 
 
-@needs_onsgmls
 def test_a_custom_dtd_with_omitted_tags_reads_as_onsgmls_reads_it_with_the_same_catalog(tmp_path: Path) -> None:
     folder = _folder(tmp_path)
     document = tmp_path / "filing.sgml"
@@ -105,7 +104,6 @@ def test_a_custom_dtd_with_omitted_tags_reads_as_onsgmls_reads_it_with_the_same_
     assert [name for name, _ in bare] == ["FILING", "CAPTION", "PARA", "CITE", "PARA"]
 
 
-@needs_onsgmls
 def test_elt_with_no_index_reads_the_archive_catalog_as_the_deposit_did(tmp_path: Path) -> None:
     catalog = SgmlCatalog(str(_folder(tmp_path)))
     data = FILING.encode()
@@ -117,7 +115,6 @@ def test_elt_with_no_index_reads_the_archive_catalog_as_the_deposit_did(tmp_path
     assert without.data != with_index.data  # (the system's catalogs alone: PARA is the third element, not BODY)
 
 
-@needs_onsgmls
 @pytest.mark.parametrize("system", [
     "{root}/secret.dtd", "{root}/sgml/../secret.dtd", "{root}/sgml//../secret.dtd", "<osfile>{root}/secret.dtd",
     "<osfile>{root}/sgml/../secret.dtd", "../../secret.dtd", "../secret.dtd", "sgml/../secret.dtd",
@@ -137,7 +134,6 @@ def test_a_doctype_system_identifier_cannot_read_outside_the_allowed_folders(tmp
     assert allowed.dtd_found and allowed.errors == 0
 
 
-@needs_onsgmls
 def test_a_folder_holding_a_link_or_a_folder_is_refused_naming_it(tmp_path: Path) -> None:
     folder = _folder(tmp_path)
     (folder / "passwd").symlink_to("/etc/passwd")
@@ -217,7 +213,6 @@ def _info_line(runner: CliRunner, archive: str, name: str) -> str:
     return next(line for line in info.splitlines() if line.startswith("sgml-parse\t"))
 
 
-@needs_onsgmls
 def test_cli_sgml_add_deposit_backup_and_restore(tmp_path: Path) -> None:
     runner = CliRunner()
     archive = str(tmp_path / "arc")
@@ -269,7 +264,6 @@ def test_cli_sgml_add_names_a_folder_a_postgresql_archive_needs(tmp_path: Path) 
     assert "--sgml-folder or $PDI_SGML_CATALOG" in result.stderr
 
 
-@needs_onsgmls
 def test_info_says_why_a_document_refused_at_deposit_has_no_parse(tmp_path: Path) -> None:
     # docs/reference/fragments.md: pdi get --info has an sgml-parse line; one refused for a short reference to tags
     # (ISO 8879 §11.5) had none
@@ -289,7 +283,6 @@ def test_info_says_why_a_document_refused_at_deposit_has_no_parse(tmp_path: Path
     _run(runner, "get", f"{name}#elt=0,0", "--archive", archive, status=6)
 
 
-@needs_onsgmls
 def test_a_parse_with_the_archive_catalog_is_not_kept_in_memory_past_a_dtd_added(tmp_path: Path) -> None:
     # one process: parsed while the folder has no DTD, then again once it has one (pdi sgml add): read anew
     folder = tmp_path / "sgml"
@@ -315,7 +308,6 @@ def _dtd_errors_by_hand(dtd: Path) -> list[str]:
             if f"{dtd}:" in line and ":E:" in line]
 
 
-@needs_onsgmls
 def test_sgml_add_refuses_a_dtd_onsgmls_reports_errors_in_naming_file_and_line(tmp_path: Path) -> None:
     archive = str(tmp_path / "archive")
     runner = CliRunner()
@@ -346,7 +338,6 @@ def test_sgml_add_refuses_a_dtd_onsgmls_reports_errors_in_naming_file_and_line(t
     assert taken.exit_code == 0, taken.output
 
 
-@needs_onsgmls
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.sampled_from(["<!ELEMENT a - - (#PCDATA)>", "<!ELEMENT b - O (a|", "<!ATTLIST a x CDATA #IMPLIED>",
                                  "<!ENTITY % e 'x'>", "%e;", "<!--", "-->", ">", '"', "\n", "<!ENTITY c SYSTEM 'c.ent'>"]),

@@ -13,7 +13,7 @@ from pdi.archive import Archive
 from pdi.cli import cli
 from pdi.fragments.markup.sgml import onsgmls_path
 
-pytestmark = pytest.mark.skipif(onsgmls_path() is None, reason="OpenSP's onsgmls is not installed")
+assert onsgmls_path() is not None, "OpenSP's onsgmls is not installed: run scripts/bootstrap --dev"
 
 DTD = "<!ELEMENT memo - - (#PCDATA)>\n"
 

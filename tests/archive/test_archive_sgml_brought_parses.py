@@ -28,7 +28,7 @@ from pdi.fragments.markup.index import ElementIndex
 from pdi.identifier import PDI
 from support.sgml_filing import FILING, FILING_DTD, PUBLIC, WITH_DTD, check_by_hand
 
-pytestmark = pytest.mark.skipif(sgml.onsgmls_path() is None, reason="OpenSP's onsgmls is not installed")
+assert sgml.onsgmls_path() is not None, "OpenSP's onsgmls is not installed: run scripts/bootstrap --dev"
 
 S = "acme.court.us"
 

@@ -8,8 +8,6 @@ imported), refused until ``pdi reindex --elements`` keeps a first parse. The val
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,51 +20,17 @@ from pdi.fragments.markup import sgml
 from pdi.fragments.markup.index import MAGIC
 from pdi.fragments.sealed import seal, unseal
 from pdi.identifier import PDI
+from support.sgml_filing import FILING, FILING_DTD, PUBLIC, WITH_DTD, WITHOUT_DTD, check_by_hand
 
-pytestmark = pytest.mark.skipif(sgml.onsgmls_path() is None, reason="OpenSP's onsgmls is not installed")
+assert sgml.onsgmls_path() is not None, "OpenSP's onsgmls is not installed: run scripts/bootstrap --dev"
 
 S = "acme.court.us"
-PUBLIC = "-//ACME//DTD Filing//EN"
-# CAPTION and PARA end tags omissible, BODY's start and end tags both (ISO 8879 §11.2.2)
-FILING_DTD = """<!ELEMENT filing  - - (caption, body)>
-<!ELEMENT caption - O (#PCDATA)>
-<!ELEMENT body    O O (para+)>
-<!ELEMENT para    - O (#PCDATA | cite)*>
-<!ELEMENT cite    - - (#PCDATA)>
-"""
-FILING = f"""<!DOCTYPE filing PUBLIC "{PUBLIC}">
-<filing>
-<caption>Acme v. Roadrunner
-<para>First <cite>one</cite> para
-<para>Second
-</filing>
-"""
-# element 3 by onsgmls: CITE without the DTD (no tag is inferred), PARA with it (BODY is implied before it);
-# the passages, by docs/reference/fragments.md's rules: explicit tags are where the source has them; an omitted
-# end tag ends where what made the parser close it begins
-WITHOUT_DTD = b"<cite>one</cite>"
-WITH_DTD = b"<para>First <cite>one</cite> para\r\n"
-
-
-def _names_by_hand(document: Path, catalog: Path | None) -> list[str]:
-    """The elements onsgmls reports in ``document``, in order, run by hand (with ``catalog``, else the machine's)."""
-    command = ["onsgmls", "-E0"] + (["-c", str(catalog)] if catalog else []) + [str(document)]
-    run = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False,
-                         env={"PATH": os.environ["PATH"], "SGML_CATALOG_FILES": "/etc/sgml/catalog"})
-    return [line[1:] for line in run.stdout.splitlines() if line.startswith("(")]
 
 
 @pytest.fixture
 def oracle(tmp_path: Path) -> None:
     """Check, by onsgmls run by hand, what element 3 of FILING is without its DTD and with it."""
-    hand, dtds = tmp_path / "by-hand", tmp_path / "by-hand-dtds"  # (onsgmls reads a catalog beside the document)
-    hand.mkdir()
-    dtds.mkdir()
-    (hand / "filing.sgml").write_text(FILING, encoding="ascii")
-    (dtds / "filing.dtd").write_text(FILING_DTD, encoding="ascii")
-    (dtds / "catalog").write_text(f'PUBLIC "{PUBLIC}" "filing.dtd"\n', encoding="ascii")
-    assert _names_by_hand(hand / "filing.sgml", None)[3] == "CITE"
-    assert _names_by_hand(hand / "filing.sgml", dtds / "catalog")[3] == "PARA"
+    check_by_hand(tmp_path)
 
 
 def _add_dtd(tmp_path: Path, location: str) -> None:

@@ -13,14 +13,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
-import pytest
 from test_server_mirrors import mirror, pdi, serving
 
 from pdi.archive import Archive, Content
 from pdi.fragments.markup import sgml
 from support.sgml_filing import FILING, FILING_DTD, PUBLIC, WITH_DTD, check_by_hand
 
-pytestmark = pytest.mark.skipif(sgml.onsgmls_path() is None, reason="OpenSP's onsgmls is not installed")
+assert sgml.onsgmls_path() is not None, "OpenSP's onsgmls is not installed: run scripts/bootstrap --dev"
 
 S = "filings.example.us"
 
