@@ -89,6 +89,7 @@ from pdi.mhtml.unpack import PlannedFile, plan
 from pdi.server.http.middleware import HostField, HTTPMiddleware
 from pdi.server.http.preconditions import Preconditions
 from pdi.server.http.problems import HANDLERS, Options
+from pdi.server.http.reader_words import heading_words, refusal_words
 from pdi.server.http.readers import PRIVATE, Readers
 from pdi.server.process.limits import PacedAnswers, WorkLimits
 from pdi.server.protocol.entity_answers import shared_answer
@@ -560,15 +561,10 @@ def not_held(missing: NotFoundError | WithdrawnError | DeletedError) -> Response
 
 def refused_words(exc: Exception, status: int, title: str, *, named: bool = False) -> str:
     """What a refusal of the replay origin's says after *Not replayed:* (its tab, and a refusal's heading), in the
-    words the resolver's pages say after *Cannot show this:* (:func:`pdi.server.pages.problem_pages.heading_words`:
+    words the resolver's pages say after *Cannot show this:* (:func:`pdi.server.http.reader_words.heading_words`:
     *not written right*, *withdrawn*), not its problem's title (*syntax error*, *gone*, HTTP's *Bad Request*). A
     file or a path that is not there (a ``404`` of :func:`pages_for_browsers`; ``named``: a name's, :func:`not_held`)
     says so by its status (*nothing is at this address*), as does a refusal that is no error of pdi's (a busy ``503``)."""
-    from pdi.server.pages.problem_pages import (  # here: the pages import this module
-        heading_words,
-        refusal_words,
-    )
-
     if isinstance(exc, PDIError) and (named or not isinstance(exc, NotFoundError)):
         return heading_words(exc)
     return refusal_words(status, title)
