@@ -127,7 +127,8 @@ def test_the_viewer_marks_the_passage_and_escapes_the_text(served: Served) -> No
     assert served.text in re.sub("<wbr>", "", generic.text) and "1 version of this document" in generic.text
     versions = httpx.get(f"{served.url}/view", params={"pdi": served.versioned}).text
     for number, when, tails in [(1, VERSION_TIMES[0], ("html.1", "text.1")), (2, VERSION_TIMES[1], ("text.2",))]:
-        row = versions.split(f'<td class="number">{number}</td>', 1)[1].split("</tr>", 1)[0]
+        # (each cell labelled with its column's heading, which a phone shows beside it: a table of cards)
+        row = versions.split(f'<td class="number" data-label="Version">{number}</td>', 1)[1].split("</tr>", 1)[0]
         day, clock = when.split(".")[0].split("T")  # machine-readable, and written as every other table writes it
         assert f'<time datetime="{when}"><span>{day}</span> <span>{clock} UTC</span></time>' in row
         assert [re.sub("<[^>]*>", "", name.split("</code>", 1)[0]) for name in row.split('<code class="name">')[1:]] == [
