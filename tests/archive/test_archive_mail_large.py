@@ -101,13 +101,13 @@ def test_a_part_located_again_is_not_found_and_decoded_again(archive: Archive, m
     """Locating a large message's part reads its structure and maps the part to learn its size; the same part
     asked again (a ``304``, a ``HEAD``, another reader) pays neither, and still streams the same octets, checked
     as they are read."""
-    import pdi.archive.reading
+    import pdi.archive.record_facts
     import pdi.fragments.email
     import pdi.mail.large
 
     # a process's memo is by the message's SHA-256, whatever archive holds it: another test's deposit of the same
     # octets must not have located the part already
-    monkeypatch.setattr(pdi.archive.reading, "_PARTS", pdi.archive.reading._LocatedParts())
+    monkeypatch.setattr(pdi.archive.record_facts, "_PARTS", pdi.archive.record_facts._LocatedParts())
     data = _message()
     name = str(archive.add(S, data, format="rfc822"))
     monkeypatch.setattr("pdi.mail.large.STREAMED_FROM", 100)

@@ -82,7 +82,7 @@ def probe(path: str, media_type: str, *, seconds: float = PROBE_SECONDS, pass_fd
     """What ffprobe reads of the file at ``path`` as the container ``media_type`` names.
 
     ``pass_fds``: descriptors ffprobe inherits, for a ``path`` of ``/proc/self/fd/N`` (a stored blob's file as a
-    reader opened and checked it: :meth:`pdi.archive.reading.Reading.fragment_index`).
+    reader opened and checked it: :meth:`pdi.archive.record_facts.RecordFacts.fragment_index`).
 
     Raises :class:`ParseError` (the reason) when ffprobe cannot read it so,
     :class:`LimitError` past ``seconds`` or :data:`PROBE_OUTPUT`, and

@@ -87,7 +87,7 @@ MAGIC: Final = b"PDIM"
 #: entity spans nothing of the source, a document that changes SGML's delimiters or maps a short reference to
 #: tags refused, HTML 4.01's doctype read). An index of version 1 of an XML or SGML document was made by the
 #: reading before and may hold other answers: :func:`made_by_an_earlier_reading` tells, and the archive reads
-#: such a document anew (:meth:`pdi.archive.reading.Reading.fragment_index`). One of HTML is as good as new.
+#: such a document anew (:meth:`pdi.archive.record_facts.RecordFacts.fragment_index`). One of HTML is as good as new.
 #: Version 3, the same layout, is made by the reading of SGML of 2026-11-30 (what an internal entity's tag
 #: closes ends at the reference, where the entity's elements stand): one of version 2 is as good as new but
 #: for SGML.

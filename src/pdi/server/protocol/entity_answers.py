@@ -22,7 +22,7 @@ from pdi._wording import shown_field
 from pdi.archive import Archive, Resolved
 from pdi.archive.access import current_reader
 from pdi.archive.blobs import FileReader
-from pdi.archive.reading import StreamedPart
+from pdi.archive.record_facts import StreamedPart
 from pdi.mhtml.headers import SERVED_TYPE_OCTETS, served_content_type
 from pdi.server.http.conditional import (
     NOT_OF_416,
