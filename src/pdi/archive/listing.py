@@ -32,6 +32,7 @@ from pdi.errors import LimitError, ParseError, UnsupportedError
 from pdi.identifier import PDI, Fragment
 
 if TYPE_CHECKING:
+    from pdi.fragments.markup.sgml import SgmlCatalog
     from pdi.passages.fulltext import Query
 
 __all__ = ["MAX_SEARCH_LIMIT", "Listing"]
@@ -288,12 +289,7 @@ class Listing(ArchiveBase):
         as a deposit now reads it, and kept from then on. ``progress`` is told how
         many were looked at so far.
         """
-        from pdi.archive.content import ELEMENT_INDEX_SECONDS
         from pdi.archive.sgml_dtds import sgml_catalog_of
-        from pdi.errors import IntegrityError
-        from pdi.fragments import build_index
-        from pdi.fragments.markup.index import MAGIC, VERSION
-        from pdi.fragments.sealed import sealed_version
 
         name = None
         if series is not None:
@@ -305,24 +301,10 @@ class Listing(ArchiveBase):
         earlier = ((source, False) for source in self.store.earlier_element_indexes(name))
         first = ((source, True) for source in self.store.unparsed_sgml(name))
         for seen, ((sha256, media_type, charset), unparsed) in enumerate(itertools.chain(earlier, first), 1):
-            why: str | None = None
-            index: bytes | None = None
-            try:
-                reader = self.store.open_blob(sha256, name=sha256)
-                if reader is None:
-                    why = "its octets are missing from the blob store"
-                else:
-                    with reader:
-                        # an earlier reading's SGML was parsed before archives had an SGML folder: not with it now
-                        index = build_index(reader.chunks(), media_type=media_type, charset=charset or None,
-                                            seconds=ELEMENT_INDEX_SECONDS,
-                                            sgml_catalog=sgml_catalog if unparsed else None)
-            except (IntegrityError, LimitError, ParseError, UnsupportedError) as exc:  # a store that fails: raised
-                why = str(exc)
-            if why is None and (index is None or index[:4] != MAGIC or sealed_version(index) != VERSION):
-                why = "no element index is made of it now (is OpenSP's onsgmls installed?)"
-            if why is not None or index is None:
-                left.append((sha256, media_type, why or ""))
+            # an earlier reading's SGML was parsed before archives had an SGML folder: not with it now
+            index, why = self._made_index(sha256, media_type, charset, sgml_catalog if unparsed else None)
+            if index is None:
+                left.append((sha256, media_type, why))
             elif unparsed and self.store.keep_first_element_index(sha256, media_type, charset, index):
                 rewritten += 1
             elif not unparsed and self.store.replace_earlier_element_index(sha256, media_type, charset, index):
@@ -362,7 +344,9 @@ class Listing(ArchiveBase):
             self._check_carried_parse(record, carried)
             self.store.keep_first_element_index(record.sha256, record.media_type, charset, carried)
             return None
-        index, why = self._first_sgml_parse(record.sha256, record.media_type, charset)
+        from pdi.archive.sgml_dtds import sgml_catalog_of
+
+        index, why = self._made_index(record.sha256, record.media_type, charset, sgml_catalog_of(self.store.location))
         if index is None:
             return why
         if origin_sha256 is not None and hashlib.sha256(index).hexdigest() != origin_sha256:
@@ -395,11 +379,11 @@ class Listing(ArchiveBase):
         except IntegrityError as exc:
             raise IntegrityError(f"the element index brought with {name} is not one of its octets: {exc}") from exc
 
-    def _first_sgml_parse(self, sha256: str, media_type: str, charset: str) -> tuple[bytes | None, str]:
-        """A first parse of the SGML octets ``sha256`` (their element index, made as a deposit makes it: the
-        archive's own SGML folder first), or ``None`` and why none is made."""
+    def _made_index(self, sha256: str, media_type: str, charset: str, sgml_catalog: SgmlCatalog | None,
+                    ) -> tuple[bytes | None, str]:
+        """The element index this pdi makes of the octets ``sha256`` (read by verified chunks, as a deposit reads
+        them; SGML's DTDs looked for in ``sgml_catalog`` first, if given), or ``None`` and why none is made."""
         from pdi.archive.content import ELEMENT_INDEX_SECONDS
-        from pdi.archive.sgml_dtds import sgml_catalog_of
         from pdi.errors import IntegrityError
         from pdi.fragments import build_index
         from pdi.fragments.markup.index import MAGIC, VERSION
@@ -412,7 +396,7 @@ class Listing(ArchiveBase):
                 return None, "its octets are missing from the blob store"
             with reader:
                 index = build_index(reader.chunks(), media_type=media_type, charset=charset or None,
-                                    seconds=ELEMENT_INDEX_SECONDS, sgml_catalog=sgml_catalog_of(self.store.location))
+                                    seconds=ELEMENT_INDEX_SECONDS, sgml_catalog=sgml_catalog)
         except (IntegrityError, LimitError, ParseError, UnsupportedError) as exc:  # a store that fails: raised
             return None, str(exc)
         if index is None or index[:4] != MAGIC or sealed_version(index) != VERSION:
