@@ -26,7 +26,7 @@ from pdi.fragments import build_index
 from pdi.fragments.markup import sgml
 from pdi.fragments.markup.index import ElementIndex
 from pdi.identifier import PDI
-from support.sgml_filing import FILING, FILING_DTD, PUBLIC, WITH_DTD, check_by_hand
+from support.sgml_filing import FILING, PUBLIC, WITH_DTD, add_dtd, check_by_hand
 
 assert sgml.onsgmls_path() is not None, "OpenSP's onsgmls is not installed: run scripts/bootstrap --dev"
 
@@ -38,13 +38,6 @@ def oracle(tmp_path: Path) -> None:
     check_by_hand(tmp_path)
 
 
-def _add_dtd(tmp_path: Path, location: str) -> None:
-    dtd = tmp_path / "filing.dtd"
-    dtd.write_text(FILING_DTD, encoding="ascii")
-    added = CliRunner().invoke(cli, ["sgml", "add", str(dtd), "--public-id", PUBLIC, "--archive", location])
-    assert added.exit_code == 0, added.output
-
-
 def _origin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, dtd: bool, onsgmls: bool = True) -> tuple[Path, PDI]:
     """A SQLite archive (its SGML folder its own) holding FILING, deposited after its DTD was added (``dtd``) or
     not, and where onsgmls is missing (``onsgmls`` False): its export's bag and the name."""
@@ -52,7 +45,7 @@ def _origin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, dtd: bool, onsgm
     with Archive.init(where) as archive:
         archive.add_series(S)
     if dtd:
-        _add_dtd(tmp_path, str(where))
+        add_dtd(tmp_path, str(where))
     with monkeypatch.context() as patch:
         if not onsgmls:
             patch.setattr(sgml, "onsgmls_path", lambda: None)
@@ -104,7 +97,7 @@ def test_a_bag_that_carries_no_parse_has_its_sgml_parsed_on_import_as_a_deposit_
 ) -> None:
     bag, name = _origin(tmp_path, monkeypatch, dtd=False, onsgmls=False)  # no parse kept where it came from
     assert not (bag / "data" / "element-indexes").exists()
-    _add_dtd(tmp_path, target)
+    add_dtd(tmp_path, target)
     output = _import(bag, target)
     assert "unparsed" not in output
     with Archive.open(target) as archive:  # parsed on import with the target's own DTD, as a deposit there is

@@ -20,7 +20,14 @@ from pdi.fragments.markup import sgml
 from pdi.fragments.markup.index import MAGIC
 from pdi.fragments.sealed import seal, unseal
 from pdi.identifier import PDI
-from support.sgml_filing import FILING, FILING_DTD, PUBLIC, WITH_DTD, WITHOUT_DTD, check_by_hand
+from support.sgml_filing import (
+    FILING,
+    PUBLIC,
+    WITH_DTD,
+    WITHOUT_DTD,
+    add_dtd,
+    check_by_hand,
+)
 
 assert sgml.onsgmls_path() is not None, "OpenSP's onsgmls is not installed: run scripts/bootstrap --dev"
 
@@ -31,13 +38,6 @@ S = "acme.court.us"
 def oracle(tmp_path: Path) -> None:
     """Check, by onsgmls run by hand, what element 3 of FILING is without its DTD and with it."""
     check_by_hand(tmp_path)
-
-
-def _add_dtd(tmp_path: Path, location: str) -> None:
-    dtd = tmp_path / "filing.dtd"
-    dtd.write_text(FILING_DTD, encoding="ascii")
-    added = CliRunner().invoke(cli, ["sgml", "add", str(dtd), "--public-id", PUBLIC, "--archive", location])
-    assert added.exit_code == 0, added.output
 
 
 def _as_version_2(index: bytes) -> bytes:
@@ -67,7 +67,7 @@ def test_a_kept_parse_is_read_everywhere_after_the_dtd_is_added(
     archive_at: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     name = _deposit(archive_at, onsgmls=True, monkeypatch=monkeypatch)  # no DTD in the archive yet
-    _add_dtd(tmp_path, archive_at)
+    add_dtd(tmp_path, archive_at)
     with Archive.open(archive_at) as archive:
         assert archive.resolve(f"{name}#elt=3,3").data == WITHOUT_DTD
         # the reader's page and anchoring select in the octets read whole, with no index given: the kept parse too
@@ -93,7 +93,7 @@ def test_an_earlier_pdis_parse_is_read_anew_as_it_was_made_in_every_process(
         serving = Archive.open(archive_at)  # a resolver that has answered once (its parse in memory)
     try:
         assert serving.resolve(f"{name}#elt=3,3").data == WITHOUT_DTD
-        _add_dtd(tmp_path, archive_at)
+        add_dtd(tmp_path, archive_at)
         assert serving.resolve(f"{name}#elt=3,3").data == WITHOUT_DTD  # the one that answered before
         with Archive.open(archive_at) as started_after:  # and one started after the DTD was added
             assert started_after.resolve(f"{name}#elt=3,3").data == WITHOUT_DTD
@@ -122,7 +122,7 @@ def test_a_document_with_no_kept_parse_is_refused_until_reindex_keeps_one(
         assert archive.resolve(f"{name}#char=0,9").data == b"<!DOCTYPE"  # its text is read as ever
     info = CliRunner().invoke(cli, ["get", str(name), "--info", "--archive", archive_at])
     assert "#elt= is refused until pdi reindex --elements keeps a parse of it" in info.stdout
-    _add_dtd(tmp_path, archive_at)
+    add_dtd(tmp_path, archive_at)
     made = CliRunner().invoke(cli, ["reindex", "--elements", "--archive", archive_at])
     assert made.exit_code == 0, made.output
     with Archive.open(archive_at) as archive:  # the first parse, with the archive's DTD, kept from now on

@@ -49,3 +49,15 @@ def check_by_hand(folder: Path) -> None:
     (dtds / "catalog").write_text(f'PUBLIC "{PUBLIC}" "filing.dtd"\n', encoding="ascii")
     assert names_by_hand(hand / "filing.sgml", None)[3] == "CITE"
     assert names_by_hand(hand / "filing.sgml", dtds / "catalog")[3] == "PARA"
+
+
+def add_dtd(folder: Path, location: str) -> None:
+    """``pdi sgml add`` of FILING's DTD (written in ``folder``) to the archive at ``location``."""
+    from click.testing import CliRunner
+
+    from pdi.cli import cli
+
+    dtd = folder / "filing.dtd"
+    dtd.write_text(FILING_DTD, encoding="ascii")
+    added = CliRunner().invoke(cli, ["sgml", "add", str(dtd), "--public-id", PUBLIC, "--archive", location])
+    assert added.exit_code == 0, added.output
