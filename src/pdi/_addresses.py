@@ -32,6 +32,11 @@ The ``ipaddress`` module reads the embedded addresses (``ipv4_mapped``,
 tables changed between patch releases of one Python version (CVE-2024-4032),
 and Python 3.11.7's call ``64:ff9b::7f00:1``, ``2002:7f00:1::`` and ``fec0::1``
 global.
+
+:func:`browser_ipv4` reads a URL's host as a browser does (the WHATWG URL
+Standard's host parser, §3.5: a host whose last label is a number is an IPv4
+address, in the legacy forms ``inet_aton`` takes too: ``127.1``,
+``0x7f.0.0.1``, ``2130706433``), so that one address in two spellings is one.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ import ipaddress
 
 from pdi.errors import ParseError
 
-__all__ = ["embedded_ipv4", "not_public"]
+__all__ = ["browser_ipv4", "embedded_ipv4", "not_public"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -169,3 +174,79 @@ def not_public(address: str) -> str | None:
     if isinstance(ip, ipaddress.IPv4Address):
         return _ipv4_reason(ip)
     return _ipv6_reason(ip)
+
+
+#: The digits of each radix the WHATWG IPv4 number parser reads (ASCII only: ``str.isdigit`` is true of ``²``).
+_RADIX_DIGITS = {10: frozenset("0123456789"), 8: frozenset("01234567"), 16: frozenset("0123456789abcdefABCDEF")}
+#: A number of more significant digits than this in any radix is at least 2**32: no part of an address (octal's
+#: 2**32 - 1 has 11 digits, and no wider numeral is ever turned into an int: a stranger's 100,000 digits cost nothing).
+_MOST_DIGITS = 11
+
+
+def _ipv4_number(part: str) -> int | None:
+    """WHATWG URL §3.5 "IPv4 number parser" (its validation errors aside): ``0x``/``0X`` then hex, ``0`` then
+    octal, else decimal; an empty number after its prefix is 0 (``0x`` is 0). ``None``: failure. A number of
+    more digits than any address part is returned as ``2**32`` (too large, whatever it is)."""
+    if part == "":
+        return None
+    radix = 10
+    if len(part) >= 2 and part[:2] in ("0x", "0X"):
+        part, radix = part[2:], 16
+    elif len(part) >= 2 and part[0] == "0":
+        part, radix = part[1:], 8
+    if part == "":
+        return 0
+    if not _RADIX_DIGITS[radix].issuperset(part):
+        return None
+    significant = part.lstrip("0")
+    return 1 << 32 if len(significant) > _MOST_DIGITS else int(significant or "0", radix)
+
+
+def _ends_in_a_number(host: str) -> bool:
+    """WHATWG URL §3.5 "ends in a number checker": whether the last label (a last empty one aside) is decimal
+    digits, or an IPv4 number (``0x``, ``0x1f``)."""
+    parts = host.split(".")
+    if parts[-1] == "":
+        if len(parts) == 1:
+            return False
+        parts.pop()
+    last = parts[-1]
+    return (bool(last) and _RADIX_DIGITS[10].issuperset(last)) or _ipv4_number(last) is not None
+
+
+def browser_ipv4(host: str) -> ipaddress.IPv4Address | None:
+    """The IPv4 address a URL's ``host`` (ASCII, lower-cased: as a browser's domain to ASCII leaves it) is, as a
+    browser reads it: the WHATWG URL Standard's IPv4 parser (§3.5), which Chromium, Firefox and Safari follow.
+    A host whose last label is a number is an address of one to four parts, each decimal, octal (``0`` first) or
+    hex (``0x`` first), the last filling the bytes left: ``127.1``, ``0x7f.0.0.1``, ``017700000001`` and
+    ``2130706433`` are ``127.0.0.1``; one last ``.`` is dropped (``127.0.0.1.``), and an empty hex number is 0
+    (``0x``), where ``inet_aton`` refuses both. ``None``: the host is a domain (its last label is no number).
+    :class:`~pdi.errors.ParseError` naming the host and what is wrong: it ends in a number and is no address
+    (``1.2.3.256``, ``1.2.3.4.5``, ``08``): a browser refuses the URL."""
+    if not _ends_in_a_number(host):
+        return None
+    parts = host.split(".")
+    if parts[-1] == "" and len(parts) > 1:
+        parts.pop()
+    shown = host[:200]
+
+    def refused(why: str) -> ParseError:
+        return ParseError(f"the host {shown!r} ends in a number but is no IPv4 address: {why} (WHATWG URL §3.5)",
+                          text=shown, offset=0, rule="IPv4")
+
+    if len(parts) > 4:
+        raise refused(f"{len(parts)} parts, at most 4")
+    numbers = []
+    for part in parts:
+        number = _ipv4_number(part)
+        if number is None:
+            raise refused(f"{part[:40]!r} is no decimal, octal (0…) or hex (0x…) number")
+        numbers.append(number)
+    if any(number > 255 for number in numbers[:-1]):
+        raise refused("a part before the last is more than 255")
+    if numbers[-1] >= 256 ** (5 - len(numbers)):
+        raise refused(f"its last part is more than {256 ** (5 - len(numbers)) - 1}, the most its {5 - len(numbers)} octet(s) hold")
+    address = numbers[-1]
+    for counter, number in enumerate(numbers[:-1]):
+        address += number * 256 ** (3 - counter)
+    return ipaddress.IPv4Address(address)

@@ -74,6 +74,11 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
             "itself.example.us": (c_url,),
             "alias.example.us": (alias, a_url),
             "aliasonly.example.us": (alias,),
+            # C's own address as a browser and inet_aton read it (WHATWG URL §3.5), then A by a name no other test
+            # probes (so A is not known up when its turn comes); alone, with one a connection never reaches
+            "spelt.example.us": (f"http://127.1:{c_port}/", f"http://0x7f.0.0.1:{c_port}/",
+                                 f"http://2130706433:{c_port}/", f"http://localhost:{a_port}/"),
+            "speltonly.example.us": (f"http://127.0.0.1.:{c_port}/", f"http://0x7F000001:{c_port}/"),
         }))
         yield Pair(a_url, c_url, c_port, a_name)
 
@@ -145,6 +150,25 @@ def test_an_alias_of_itself_costs_no_redirect(pair: Pair) -> None:
     shown = get(f"{pair.c_url}view?pdi={quote(name, safe='')}")
     assert shown.status_code == 302 and shown.headers["location"].startswith(f"{pair.a_url}view?pdi=")
     alone = _name("aliasonly.example.us")
+    for service in ("N2R", "N2L", "N2Ls"):
+        refused = get(f"{pair.c_url}uri-res/{service}?{alone}")
+        assert refused.status_code == 404 and "location" not in refused.headers, (service, refused.text)
+
+
+def test_its_own_address_in_the_spellings_a_browser_reads_is_itself(pair: Pair) -> None:
+    """Found by a review: C's registry names C as 127.1, 0x7f.0.0.1 and 2130706433 (C is reached at 127.0.0.1: each
+    is that address, to a browser and to a connection), then A. C took each for another resolver and probed it (its
+    token said it was C), and the three spent the three probes one answer may make: A, not known, was taken to be
+    down and the reader answered 503. Now they are C's own address: C sends the name to A at once. Alone (with
+    127.0.0.1., C's address to a browser, which a connection does not read), the name is known nowhere else: 404,
+    not 503."""
+    name = _name("spelt.example.us")
+    a_by_name = f"http://localhost:{pair.a_url.rsplit(':', 1)[1]}"
+    answer = get(f"{pair.c_url}uri-res/N2R?{name}")
+    assert answer.status_code == 302, answer.text
+    assert answer.headers["location"] == f"{a_by_name}uri-res/N2R?{name}"
+    assert _listed(get(f"{pair.c_url}uri-res/N2Ls?{name}")) == [f"{a_by_name}uri-res/N2R?{name}"]
+    alone = _name("speltonly.example.us")
     for service in ("N2R", "N2L", "N2Ls"):
         refused = get(f"{pair.c_url}uri-res/{service}?{alone}")
         assert refused.status_code == 404 and "location" not in refused.headers, (service, refused.text)

@@ -48,6 +48,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import functools
+import ipaddress
 import logging
 import os
 import re
@@ -59,6 +60,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from pdi._addresses import browser_ipv4
 from pdi._refusals import IDENTITY, coded, refusal, said, unreached
 from pdi._wording import MESSAGE_MOST, clipped, shown_url
 from pdi.errors import (
@@ -441,8 +443,7 @@ class Authorities:
         while); with ``public_only`` (a stranger's host name), connected to at a public address it resolves to
         only: a name that leads elsewhere is taken to be down (and logged). While another request looks at it
         again, what was found before."""
-        host, port = _address(base)
-        key = host, port, public_only
+        key = (*_probed(base), public_only)
         now = time.monotonic()
         with self._lock:
             kept = self._up.get(key)
@@ -505,7 +506,7 @@ class Authorities:
 
     def _known(self, base: str, public_only: bool) -> bool | None:
         """What was last found of ``base``, while it is kept; ``None``: not known."""
-        key = (*_address(base), public_only)
+        key = (*_probed(base), public_only)
         with self._lock:
             kept = self._up.get(key)
         return kept[1] if kept is not None and kept[0] > time.monotonic() else None
@@ -514,7 +515,11 @@ class Authorities:
 def same_resolver(one: str, other: str) -> bool:
     """Whether two base URLs name the same resolver: the same scheme, host, port (a default one said or not) and
     path, whatever the case of the scheme and host, the escapes of the path (``%70di`` is ``pdi``), its dot
-    segments and a last ``/`` (RFC 3986 §6.2.2, §6.2.3: :func:`pdi.uri.normalize`)."""
+    segments and a last ``/`` (RFC 3986 §6.2.2, §6.2.3: :func:`pdi.uri.normalize`), and however the host is spelt:
+    an IPv4 address as a browser reads it (``127.1``, ``0x7f.0.0.1``, ``2130706433`` and ``127.0.0.1.`` are
+    ``127.0.0.1``: the WHATWG URL Standard's IPv4 parser, :func:`pdi._addresses.browser_ipv4`), an IPv6 one in
+    its shortest form, a domain with or without its last ``.`` (``example.org.`` is ``example.org``: one DNS name,
+    RFC 1034 §3.1)."""
     return _resolver_key(one) == _resolver_key(other)
 
 
@@ -527,7 +532,36 @@ def _resolver_key(base: str) -> tuple[str, str, int, str]:
     except (PDIError, ValueError):  # no URL, not a port: no resolver's, and so no other's
         return (base, "", -1, "")
     parts = urlsplit(normal)
-    return parts.scheme, host, port, parts.path.rstrip("/")
+    return parts.scheme, _host_key(host), port, parts.path.rstrip("/")
+
+
+def _host_key(host: str) -> str:
+    """One spelling of the host ``host`` (lower-cased, escapes of unreserved characters decoded: RFC 3986 §6.2.2)
+    names: an IPv4 address as a browser reads it, dotted decimal (the WHATWG URL Standard's IPv4 parser, which the
+    reader's browser follows when sent there, and which reads every form ``inet_aton``, and so this machine's
+    connection, reads alike); an IPv6 address in its shortest form (RFC 5952, as the WHATWG serializer writes it);
+    a domain without one last ``.`` (an absolute name, RFC 1034 §3.1: the same DNS name, so the same resolver,
+    although a browser keeps ``example.org.`` a site of its own). A host that ends in a number and is no address
+    (``1.2.3.256``: a browser refuses the URL, and no connection reaches it) is left as it is."""
+    if ":" in host:  # an IPv6 literal: urlsplit's hostname is without its brackets
+        try:
+            return ipaddress.IPv6Address(host).compressed
+        except ValueError:
+            return host
+    try:
+        ipv4 = browser_ipv4(host)
+    except ParseError:
+        return host
+    if ipv4 is not None:
+        return str(ipv4)
+    return host[:-1] if host.endswith(".") else host
+
+
+def _probed(base: str) -> tuple[str, int]:
+    """The host and port of ``base`` whose probe's result is kept: one host however spelt (:func:`_host_key`), probed
+    once."""
+    host, port = _address(base)
+    return _host_key(host), port
 
 
 def _address(base: str) -> tuple[str, int]:

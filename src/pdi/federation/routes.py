@@ -67,6 +67,7 @@ from pdi.federation.authorities import (
     Authorities,
     Candidate,
     _is_public,
+    _resolver_key,
     same_resolver,
 )
 from pdi.federation.registry import base_url
@@ -124,8 +125,10 @@ class Routes:
 
     def __init__(self, authorities: Authorities) -> None:
         self.authorities = authorities
-        self._kept: dict[tuple[str, str, bool], tuple[float, Hop]] = {}
-        self._asking: set[tuple[str, str, bool]] = set()  # hops a request is asking again now
+        #: What each resolver (:func:`~pdi.federation.authorities.same_resolver`: however spelt, asked once) answered
+        #: for a series, by whether it was connected to at public addresses only.
+        self._kept: dict[tuple[tuple[str, str, int, str], str, bool], tuple[float, Hop]] = {}
+        self._asking: set[tuple[tuple[str, str, int, str], str, bool]] = set()  # hops a request is asking again now
         self._lock = threading.Lock()
 
     def first_onward(self, candidates: list[Candidate], series: str, selves: Sequence[str],
@@ -200,7 +203,7 @@ class Routes:
     def _known(self, base: str, series: str, public_only: bool) -> Hop | None:
         """What ``base`` answered for ``series`` while it is kept, or while another request asks it again;
         ``None``: not known."""
-        key = base, series, public_only
+        key = _resolver_key(base), series, public_only
         with self._lock:
             kept = self._kept.get(key)
             fresh = kept is not None and (kept[0] > time.monotonic() or key in self._asking)
@@ -211,7 +214,7 @@ class Routes:
         :data:`~pdi.federation.authorities.DOWN_SECONDS`, as a resolver found down is)."""
         from pdi import _answer_head as answer_head  # here: httpx is slow to import
 
-        key = base, series, public_only
+        key = _resolver_key(base), series, public_only
         url = f"{base}uri-res/N2L?{probe_name(series)}"
         deadline = time.monotonic() + PROBE_SECONDS
         with self._lock:
