@@ -23,7 +23,7 @@ from pdi.archive import Archive, Content
 from pdi.archive.sgml_dtds import SGML_ENV
 from pdi.fragments.markup import sgml
 from support.pgcluster import TemporaryCluster
-from support.sgml_filing import FILING, FILING_DTD, PUBLIC, WITH_DTD, check_by_hand
+from support.sgml_filing import FILING, FILING_DTD, PUBLIC, WITH_DTD, WITHOUT_DTD, check_by_hand
 
 assert sgml.onsgmls_path() is not None, "OpenSP's onsgmls is not installed: run scripts/bootstrap --dev"
 
@@ -133,3 +133,64 @@ def test_a_mirror_on_either_catalog_answers_the_origins_passages_of_sgml_or_refu
             assert _elt(b_url, str(name)).content == WITH_DTD == _elt(a_url, str(name)).content
         code, out = pdi("mirror", "sync", "--archive", b)
         assert code == 0 and "unparsed" not in out, out
+
+
+def _kept_parse(location: Path) -> bytes:
+    """The parse a plain archive without the DTD keeps of the filing at its deposit (element 3 is CITE): another
+    reading than the origin's, as ``pdi reindex --elements`` made on a mirror before it was refused there, or an
+    earlier pdi's."""
+    with Archive.init(location) as other:
+        other.add_series(S)
+        (name,) = other.deposit(S, [Content(FILING.encode(), "sgml")])
+        rec = other.held(str(name))
+        assert rec is not None
+        kept = other.store.fragment_index(rec.sha256, rec.media_type, rec.charset)
+    assert kept is not None
+    return kept
+
+
+def test_a_mirror_never_keeps_a_parse_that_is_not_its_origins(tmp_path: Path) -> None:
+    """``pdi reindex --elements`` on a mirror leaves a mirrored series' SGML to the sync (it would keep a parse
+    with whatever DTDs the mirror has, and answer ``#elt=`` otherwise than the origin); and a sync that finds a
+    kept parse that is not the origin's (by its SHA-256, which the origin signs) takes it away, or puts the
+    origin's in its place once the mirror can make it."""
+    check_by_hand(tmp_path)
+    a = tmp_path / "a"
+    with Archive.init(a) as archive:
+        archive.add_series(S)
+    _add_dtd(tmp_path, a)
+    with Archive.open(a) as archive:
+        (name,) = archive.deposit(S, [Content(FILING.encode(), "sgml")])
+    assert pdi("keys", "init", "--archive", str(a))[0] == 0
+    b = mirror(tmp_path, "b")
+    other = _kept_parse(tmp_path / "other")
+
+    def keep_other() -> None:
+        with Archive.open(b) as archive:
+            rec = archive.held(str(name))
+            assert rec is not None
+            assert archive.store.keep_first_element_index(rec.sha256, rec.media_type, rec.charset or "", other)
+
+    with serving(a) as a_url:
+        assert pdi("mirror", "add", a_url, "--series", S, "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and "unparsed" in out, out
+        code, out = pdi("reindex", "--elements", "--archive", str(b))
+        assert code == 0 and "made 0 element indexes anew" in out and "of a mirrored series" in out, out
+        keep_other()
+        with serving(b) as b_url:  # what the sync is there to mend: B answers otherwise than A
+            assert WITHOUT_DTD in _elt(b_url, str(name)).content
+            assert WITH_DTD not in _elt(b_url, str(name)).content
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0, out
+        assert f"unparsed\t{name}\tkept, but its #elt= is refused here: the parse kept here was not its origin's," \
+            " and is taken away" in out, out
+        with serving(b) as b_url:
+            refused = _elt(b_url, str(name))
+            assert refused.status_code != 200 and "no kept SGML parse" in refused.text, refused.text
+        keep_other()
+        _add_dtd(tmp_path, b)  # B can now make A's parse: the sync puts it in place of the other
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and "unparsed" not in out, out
+        with serving(b) as b_url:
+            assert _elt(b_url, str(name)).content == WITH_DTD == _elt(a_url, str(name)).content

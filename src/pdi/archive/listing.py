@@ -299,7 +299,18 @@ class Listing(ArchiveBase):
         left: list[tuple[str, str, str]] = []
         sgml_catalog = sgml_catalog_of(self.store.location)  # a first SGML parse: the archive's DTDs first
         earlier = ((source, False) for source in self.store.earlier_element_indexes(name))
-        first = ((source, True) for source in self.store.unparsed_sgml(name))
+        # a mirrored series' parses are its origin's or none: kept by pdi mirror sync, checked against the origin's
+        mirrored = sorted({one.series for one in self.store.list_mirrors(None) if one.role == "origin"})
+
+        def first_parses() -> Iterator[tuple[tuple[str, str, str], bool]]:
+            for sha256, media_type, charset, of_mirror in self.store.unparsed_sgml(name, mirrored=mirrored):
+                if of_mirror:
+                    left.append((sha256, media_type, "of a mirrored series: its parse is kept by pdi mirror sync,"
+                                 " only if it is its origin's"))
+                else:
+                    yield (sha256, media_type, charset), True
+
+        first = first_parses()
         for seen, ((sha256, media_type, charset), unparsed) in enumerate(itertools.chain(earlier, first), 1):
             # an earlier reading's SGML was parsed before archives had an SGML folder: not with it now
             index, why = self._made_index(sha256, media_type, charset, sgml_catalog if unparsed else None)
@@ -337,9 +348,11 @@ class Listing(ArchiveBase):
         if markup_kind(record.media_type) != "sgml" or record.purged is not None or record.size > MAX_SGML_OCTETS:
             return None
         kept = self.store.fragment_index(record.sha256, record.media_type, record.charset)
-        if kept is not None and kept[:4] == MAGIC:
-            return None
         charset = record.charset or ""
+        if kept is not None and kept[:4] == MAGIC:
+            if origin_sha256 is None or hashlib.sha256(kept).hexdigest() == origin_sha256:
+                return None
+            return self._not_the_origins(record, charset, hashlib.sha256(kept).hexdigest(), origin_sha256)
         if carried is not None:
             self._check_carried_parse(record, carried)
             self.store.keep_first_element_index(record.sha256, record.media_type, charset, carried)
@@ -354,6 +367,26 @@ class Listing(ArchiveBase):
                     " parsed it with, pdi sgml add, and sync again)")
         self.store.keep_first_element_index(record.sha256, record.media_type, charset, index)
         return None
+
+    def _not_the_origins(self, record: RepresentationRecord, charset: str, kept_sha256: str,
+                         origin_sha256: str) -> str | None:
+        """A mirror's kept parse of ``record`` that is not its origin's (SHA-256 ``kept_sha256``, the origin's
+        ``origin_sha256``: made here by ``pdi reindex --elements`` with other DTDs, or by an earlier pdi, or
+        changed): parsed again here, and put in its place if that parse is the origin's; else taken away, so that
+        this archive refuses the name's ``#elt=`` rather than answer it otherwise than its origin (``None``: the
+        origin's is kept now; else why not)."""
+        import hashlib
+
+        from pdi.archive.sgml_dtds import sgml_catalog_of
+
+        index, why = self._made_index(record.sha256, record.media_type, charset, sgml_catalog_of(self.store.location))
+        if index is not None and hashlib.sha256(index).hexdigest() == origin_sha256:
+            self.store.replace_element_index(record.sha256, record.media_type, charset, kept_sha256, index)
+            return None
+        self.store.replace_element_index(record.sha256, record.media_type, charset, kept_sha256, None)
+        made = ("its parse here is not its origin's either (add the DTD the origin parsed it with, pdi sgml add,"
+                " and sync again)" if index is not None else why)
+        return f"the parse kept here was not its origin's, and is taken away: {made}"
 
     def _check_carried_parse(self, record: RepresentationRecord, carried: bytes) -> None:
         """An :class:`~pdi.errors.IntegrityError` unless ``carried`` is an element index of this pdi's reading of

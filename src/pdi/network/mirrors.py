@@ -39,8 +39,10 @@ keeps (``element_index``), and the mirror keeps the parse it makes of the
 same octets (its own SGML folder first, as a deposit) only if it is byte for
 byte that one (:meth:`pdi.archive.Archive.keep_brought_parse`); else it
 says so (``unparsed``, not a problem) and tries again at each sync, once
-the DTD the origin read is added here (``pdi sgml add``). An origin that
-signs none (it keeps no parse, or an earlier pdi) gets none made here.
+the DTD the origin read is added here (``pdi sgml add``). A parse held here
+already that is not the origin's is replaced by this one's, if that is, else
+taken away. An origin that signs none (it keeps no parse, or an earlier pdi)
+gets none made here.
 
 **Private and embargoed names** are copied only by a mirror that reads with
 a token of the origin (``pdi mirror add … --token-file``), and kept under

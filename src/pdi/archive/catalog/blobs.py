@@ -281,11 +281,14 @@ class BlobRules(CatalogBase):
             )
         return True
 
-    def unparsed_sgml(self, series: str | None = None, *, page: int = 500) -> Iterator[tuple[str, str, str]]:
-        """Each (sha256, media type, charset) of an SGML document kept whole (not purged) whose octets have no
-        element index as read in that media type and charset (OpenSP's ``onsgmls`` was missing at its deposit, or
-        it was imported: none, or a text's block table): of names in ``series`` only, if given; in order, a page at
-        a time, each index's first octets read, not its whole."""
+    def unparsed_sgml(self, series: str | None = None, *, page: int = 500, mirrored: Sequence[str] = (),
+                      ) -> Iterator[tuple[str, str, str, bool]]:
+        """Each (sha256, media type, charset, of a mirrored series) of an SGML document kept whole (not purged)
+        whose octets have no element index as read in that media type and charset (OpenSP's ``onsgmls`` was
+        missing at its deposit, or it was imported: none, or a text's block table): of names in ``series`` only,
+        if given; in order, a page at a time, each index's first octets read, not its whole. The last is true
+        when every name of these octets is of one of the ``mirrored`` series (whose parse a mirror's sync keeps,
+        only if it is its origin's)."""
         from pdi.fragments.markup import markup_kind
         from pdi.fragments.markup.bounds import MAX_SGML_OCTETS
         from pdi.fragments.markup.index import MAGIC
@@ -294,27 +297,53 @@ class BlobRules(CatalogBase):
         if series is not None:
             scope = " AND d.series = ?"
             params.append(series)
+        of_mirror = "0"
+        if mirrored:  # no name of these octets in a series not mirrored
+            of_mirror = ("CASE WHEN EXISTS (SELECT 1 FROM representations o JOIN documents od ON od.id = o.document"
+                         f" WHERE o.sha256 = r.sha256 AND od.series NOT IN ({', '.join('?' * len(mirrored))}))"
+                         " THEN 0 ELSE 1 END")
         after: tuple[str, str, str] | None = None
         while True:
             bound = "" if after is None else " AND (r.sha256, r.media_type, COALESCE(r.charset, '')) > (?, ?, ?)"
             with self._read():
                 rows = self._query(
-                    "SELECT DISTINCT r.sha256, r.media_type, COALESCE(r.charset, ''),"
+                    f"SELECT DISTINCT r.sha256, r.media_type, COALESCE(r.charset, ''), {of_mirror},"
                     f" substr(f.data, 1, {_index_head()}) FROM representations r"
                     " JOIN documents d ON d.id = r.document"
                     " LEFT JOIN fragment_indexes f ON f.sha256 = r.sha256 AND f.media_type = r.media_type"
                     " AND f.charset = COALESCE(r.charset, '')"
                     f" WHERE r.purged IS NULL AND r.size <= ? AND lower(r.media_type) LIKE ?{scope}{bound}"
                     " ORDER BY 1, 2, 3 LIMIT ?",
-                    [MAX_SGML_OCTETS, "%/sgml%", *params, *(after or ()), page],
+                    [*mirrored, MAX_SGML_OCTETS, "%/sgml%", *params, *(after or ()), page],
                 )
             for row in rows:
-                head = None if row[3] is None else bytes(row[3])
+                head = None if row[4] is None else bytes(row[4])
                 if markup_kind(str(row[1])) == "sgml" and (head is None or head[:4] != MAGIC):
-                    yield (str(row[0]), str(row[1]), str(row[2]))
+                    yield (str(row[0]), str(row[1]), str(row[2]), bool(row[3]))
             if len(rows) < page:
                 return
             after = (str(rows[-1][0]), str(rows[-1][1]), str(rows[-1][2]))
+
+    def replace_element_index(self, sha256: str, media_type: str, charset: str, kept_sha256: str,
+                              data: bytes | None) -> bool:
+        """Put ``data`` in place of the element index of these octets read as ``media_type`` in ``charset``
+        (``""``: none), or remove it (``data`` ``None``), if the one kept is still the one whose SHA-256 is
+        ``kept_sha256`` (one write transaction, its row alone): a mirror's parse found not to be its origin's
+        (:meth:`pdi.archive.Archive.keep_brought_parse`). Whether it did: False when it changed meanwhile."""
+        import hashlib
+
+        key = (sha256, media_type, charset)
+        with self._write():
+            rows = self._query(
+                "SELECT data FROM fragment_indexes WHERE sha256 = ? AND media_type = ? AND charset = ?", key)
+            if not rows or hashlib.sha256(bytes(rows[0][0])).hexdigest() != kept_sha256:
+                return False
+            if data is None:
+                self._execute("DELETE FROM fragment_indexes WHERE sha256 = ? AND media_type = ? AND charset = ?", key)
+            else:
+                self._execute("UPDATE fragment_indexes SET data = ? WHERE sha256 = ? AND media_type = ? AND charset = ?",
+                              (data, *key))
+        return True
 
     def keep_first_element_index(self, sha256: str, media_type: str, charset: str, data: bytes) -> bool:
         """Keep the element index ``data`` of these octets read as ``media_type`` in ``charset`` (``""``: none)
