@@ -43,6 +43,42 @@ def test_registry_add_refuses_an_empty_query_or_fragment_and_the_registry_stays_
     assert (shown.returncode, shown.stdout) == (0, "a.example.us\thttp://127.0.0.1:8310/\n"), shown
 
 
+@pytest.mark.parametrize(("host", "why"), [("1.2.3.256", "its last part is more than 255"),
+                                             ("1.2.3.4.5", "5 parts, at most 4"), ("08", "'08' is no decimal")])
+def test_registry_add_refuses_a_host_that_ends_in_a_number_and_is_no_address(
+        tmp_path: Path, host: str, why: str) -> None:
+    """A browser refuses such a URL (WHATWG URL Standard §3.5: a host whose last label is a number is parsed as
+    IPv4, and fails), and no connection reaches it: refused, and the registry is as it was."""
+    archive = tmp_path / "a"
+    assert pdi("init", archive=archive).returncode == 0
+    assert pdi("registry", "add", "a.example.us", "http://127.0.0.1:8310/", archive=archive).returncode == 0
+    refused = pdi("registry", "add", "a.example.us", f"http://{host}:8310/", archive=archive)
+    assert refused.returncode == 1, refused
+    assert f"the host '{host}' ends in a number but is no IPv4 address: {why}" in refused.stderr, refused.stderr
+    shown = pdi("registry", "show", archive=archive)
+    assert (shown.returncode, shown.stdout) == (0, "a.example.us\thttp://127.0.0.1:8310/\n"), shown
+
+
+def test_registry_add_and_remove_know_one_resolver_however_its_host_is_spelt(tmp_path: Path) -> None:
+    """``127.1`` and ``0x7f.0.0.1`` are 127.0.0.1 (as ``inet_aton`` and a browser read them), ``EXAMPLE.org.`` is
+    example.org (RFC 1034 §3.1, case aside): added again, one takes the other's place, never listed twice; removed
+    by any spelling."""
+    import socket
+
+    assert socket.inet_aton("127.1") == socket.inet_aton("0x7f.0.0.1") == socket.inet_aton("127.0.0.1")
+    archive = tmp_path / "a"
+    assert pdi("init", archive=archive).returncode == 0
+    for url in ("http://127.0.0.1:8310/", "http://127.1:8310/", "http://0x7f.0.0.1:8310/"):
+        assert pdi("registry", "add", "a.example.us", url, archive=archive).returncode == 0
+    assert pdi("registry", "add", "a.example.us", "http://example.org/", "--mirror", archive=archive).returncode == 0
+    assert pdi("registry", "add", "a.example.us", "http://EXAMPLE.org./", "--mirror", archive=archive).returncode == 0
+    shown = pdi("registry", "show", archive=archive)
+    assert shown.stdout == "a.example.us\thttp://0x7f.0.0.1:8310/\thttp://EXAMPLE.org./\n", shown
+    assert pdi("registry", "remove", "a.example.us", "http://127.0.0.1:8310/", archive=archive).returncode == 0
+    shown = pdi("registry", "show", archive=archive)
+    assert shown.stdout == "a.example.us\thttp://EXAMPLE.org./\n", shown
+
+
 def test_a_signed_registry_naming_a_base_with_an_empty_fragment_is_refused_at_start(tmp_path: Path) -> None:
     from pdi.signing import SigningKey, jwk_set_text, sign_compact
 

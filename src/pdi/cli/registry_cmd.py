@@ -43,11 +43,19 @@ def registry_group() -> None:
 @registry_file_option
 @archive_option
 def registry_add(series: str, base_url: str, mirror: bool, registry_file: str | None, archive: str) -> None:
-    """Name BASE_URL (http or https, a pdi resolver) as the authority of SERIES, or with --mirror a mirror of it."""
+    """Name BASE_URL (http or https, a pdi resolver) as the authority of SERIES, or with --mirror a mirror of it
+    (in place of the same resolver spelt otherwise: 127.1 is 127.0.0.1, example.org. is example.org)."""
+    from urllib.parse import urlsplit
+
+    from pdi._addresses import browser_ipv4
+    from pdi.federation.authorities import same_resolver
+    from pdi.federation.registry import base_url as checked
     from pdi.federation.registry import read_registry_file, write_registry_file
 
+    # a host that ends in a number is an IPv4 address, or a URL no browser follows (1.2.3.256): refused here
+    browser_ipv4(urlsplit(checked(base_url)).hostname or "")
     path = _path(archive, registry_file)
-    registry = read_registry_file(path).with_resolver(series, base_url, mirror=mirror)
+    registry = read_registry_file(path).with_resolver(series, base_url, mirror=mirror, same=same_resolver)
     write_registry_file(path, registry)
     click.echo(f"{series.lower()}\t" + "\t".join(registry.resolvers(series)))
 
@@ -62,7 +70,9 @@ def registry_remove(series: str, base_url: str | None, registry_file: str | None
     from pdi.federation.registry import read_registry_file, write_registry_file
 
     path = _path(archive, registry_file)
-    registry = read_registry_file(path).without(series, base_url)
+    from pdi.federation.authorities import same_resolver
+
+    registry = read_registry_file(path).without(series, base_url, same=same_resolver)
     write_registry_file(path, registry)
     left = registry.resolvers(series)
     if left:  # the series' line as it is now, as add prints it

@@ -28,6 +28,7 @@ import datetime
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -131,21 +132,29 @@ class Registry:
     def resolvers(self, series: str) -> tuple[str, ...]:
         return self.series.get(series.lower(), ())
 
-    def with_resolver(self, series: str, url: str, *, mirror: bool) -> Registry:
-        """This registry with ``url`` the authority of ``series`` (first) or, ``mirror``, one of its mirrors."""
+    def with_resolver(self, series: str, url: str, *, mirror: bool,
+                      same: Callable[[str, str], bool] | None = None) -> Registry:
+        """This registry with ``url`` the authority of ``series`` (first) or, ``mirror``, one of its mirrors: in
+        place of the one it lists so spelt, or that ``same`` says is the same resolver spelt otherwise."""
         key, url = _series_name(series), base_url(url)
-        listed = [u for u in self.series.get(key, ()) if u != url]
+        listed = [u for u in self.series.get(key, ()) if u != url and not (same is not None and same(u, url))]
         listed = [*listed, url] if mirror else [url, *listed]
         if len(listed) > MAX_RESOLVERS:
             raise UnsupportedError(f"{key} lists {MAX_RESOLVERS} resolvers already, the most a registry keeps")
         return Registry({**self.series, key: tuple(listed)}, self.issued)
 
-    def without(self, series: str, url: str | None = None) -> Registry:
-        """This registry without ``url`` for ``series`` (``None``: without the series)."""
+    def without(self, series: str, url: str | None = None, same: Callable[[str, str], bool] | None = None,
+                ) -> Registry:
+        """This registry without ``url`` for ``series`` (``None``: without the series), or each resolver it lists
+        that ``same`` says is ``url`` spelt otherwise."""
         key = _series_name(series)
-        if key not in self.series or (url is not None and base_url(url) not in self.series[key]):
+        gone: Callable[[str], bool] = lambda u: False  # noqa: E731
+        if url is not None:
+            url = base_url(url)
+            gone = lambda u: u == url or (same is not None and same(u, url))  # noqa: E731
+        if key not in self.series or (url is not None and not any(gone(u) for u in self.series[key])):
             raise NotFoundError(f"the registry lists no {url or 'resolver'} for {key}")
-        kept = () if url is None else tuple(u for u in self.series[key] if u != base_url(url))
+        kept = () if url is None else tuple(u for u in self.series[key] if not gone(u))
         series_map = {k: v for k, v in self.series.items() if k != key}
         if kept:
             series_map[key] = kept
