@@ -49,14 +49,17 @@ from pdi.archive.backup_files import (
     FORMAT,
     MARKER,
     BackupDone,
+    BackupModes,
     BlobCopier,
     Progress,
+    backup_modes,
     check_space,
     copy_beside,
     copy_blobs,
     copy_catalog,
     copy_sgml_folder,
     file_digests,
+    make_private,
     named_blobs,
     now,
     postgres_tool,
@@ -69,7 +72,7 @@ from pdi.archive.backup_files import (
     unfinished_backup,
     within_folder,
 )
-from pdi.archive.blobs.files import fsync_dir
+from pdi.archive.blobs.files import fsync_dir, write_new
 from pdi.archive.catalog.opening import is_postgres_url, shown_location
 from pdi.errors import ImmutabilityError, NotFoundError, StoreError
 
@@ -77,24 +80,31 @@ if TYPE_CHECKING:
     from pdi.archive.catalog import SQLStore
 
 
-def _make_destination(dest: Path) -> None:
-    """Make the directory ``dest`` if it is not there (and nothing in it: that is for the backup holding its lock,
-    :func:`_only_backup_into`, so that one refused since another runs into it leaves it as it was)."""
+def _make_destination(dest: Path, modes: BackupModes) -> None:
+    """Make the directory ``dest`` if it is not there, of ``modes.folder`` whatever the umask (and nothing in it:
+    that is for the backup holding its lock, :func:`_only_backup_into`, so that one refused since another runs
+    into it leaves it as it was). A ``dest`` there already keeps its permissions: whoever made it chose them, and
+    what the backup writes in it is private anyway."""
     if dest.exists() and not dest.is_dir():
         raise ImmutabilityError(f"backup destination {dest} is a file, not a directory")
     try:
-        dest.mkdir(parents=True, exist_ok=True)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            dest.mkdir(mode=modes.folder)
+        except FileExistsError:
+            return
+        os.chmod(dest, modes.folder)  # the umask may have taken the group's bits of a shared archive's backup
     except OSError as exc:
         raise StoreError(f"cannot make the backup directory {dest}: {exc}") from exc
 
 
-def _prepare_destination(dest: Path, store: str, source: str) -> None:
+def _prepare_destination(dest: Path, store: str, source: str, modes: BackupModes) -> None:
     """Check that the directory ``dest`` is empty or a backup of the same archive (``source``, as its marker
     names it: a SQLite archive's folder resolved, a PostgreSQL URL without its password), and make its folders."""
     if any(dest.iterdir()):
         if not (dest / MARKER).exists():
             if unfinished_backup({p.name for p in dest.iterdir()}):
-                return _make_folders(dest)  # a first backup that did not finish: taken up again
+                return _make_folders(dest, modes)  # a first backup that did not finish: taken up again
             raise ImmutabilityError(f"backup destination {dest} is not empty and is not a pdi backup (no {MARKER})")
         marker = read_marker(dest)
         if marker["store"] != store:
@@ -103,7 +113,7 @@ def _prepare_destination(dest: Path, store: str, source: str) -> None:
             raise ImmutabilityError(
                 f"{dest} holds the backup of another archive ({marker.get('source')}), not of {source}: back this"
                 " one up into an empty or new directory (if the archive was moved, its old backup stays as it is)")
-    _make_folders(dest)
+    _make_folders(dest, modes)
 
 
 def _same_archive(recorded: str, source: str, store: str) -> bool:
@@ -133,10 +143,13 @@ def _source(location: str, store: str) -> str:
     return str(Path(location).resolve()) if store == "sqlite" else shown_location(location)
 
 
-def _make_folders(dest: Path) -> None:
+def _make_folders(dest: Path, modes: BackupModes) -> None:
+    """``blobs/`` and ``tmp/`` of ``modes.folder``, whatever the umask, and so when an earlier pdi made them 0755:
+    a blob file is read-only to everyone (0444, and a hard link is the archive's own file), its folder keeps it."""
     try:
-        (dest / "blobs").mkdir(parents=True, exist_ok=True)
-        (dest / "tmp").mkdir(exist_ok=True)
+        for folder in (dest / "blobs", dest / "tmp"):
+            folder.mkdir(mode=modes.folder, exist_ok=True)
+            os.chmod(folder, modes.folder)
     except OSError as exc:
         raise StoreError(f"cannot make the backup directory {dest}: {exc}") from exc
 
@@ -187,18 +200,16 @@ def _clear_scratch(dest: Path) -> None:
         raise StoreError(f"cannot take away the backup's scratch in {dest}: {exc}") from exc
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
+def _write_atomically(path: Path, data: bytes, mode: int) -> None:
     partial = path.with_name(path.name + ".partial")
-    with partial.open("wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+    partial.unlink(missing_ok=True)
+    write_new(partial, data, mode)
     os.replace(partial, path)
     fsync_dir(path.parent)
 
 
 def _write_marker(dest: Path, store: str, source: str, started_at: str, blobs: int, schema_version: int,
-                  schema: str | None = None) -> None:
+                  modes: BackupModes, schema: str | None = None) -> None:
     """The backup's marker: of what and when, its blobs, the catalog's schema version (what release can open it),
     ``schema``, the PostgreSQL schema the archive is in (``null``: SQLite, or a database's ``public``), and the
     SHA-256 of each of its files but its blobs (:data:`~pdi.archive.backup_files.FILES`), which a restore checks."""
@@ -206,7 +217,7 @@ def _write_marker(dest: Path, store: str, source: str, started_at: str, blobs: i
     marker = {"format": FORMAT, "store": store, "source": source, "started_at": started_at,
               "finished_at": now(), "blobs": blobs, "schema_version": schema_version, "schema": schema,
               FILES: files}
-    _write_atomically(dest / MARKER, json.dumps(marker, indent=1).encode() + b"\n")
+    _write_atomically(dest / MARKER, json.dumps(marker, indent=1).encode() + b"\n", modes.file)
 
 
 # --- backup -----------------------------------------------------------------------------
@@ -231,12 +242,13 @@ def backup(location: str, dest: str | os.PathLike[str], *, copy: bool = False,
             raise ImmutabilityError(
                 f"backup destination {target} is inside the archive it would back up ({location}): it would go"
                 " with the archive (rm -rf) and be taken for the archive's own files; give a place outside it")
-        _make_destination(target)
+        modes = backup_modes(Path(location) if store == "sqlite" else None)
+        _make_destination(target, modes)
         with _only_backup_into(target):  # before DEST is read or anything made in it: another backup may run
-            _prepare_destination(target, store, _source(location, store))
+            _prepare_destination(target, store, _source(location, store), modes)
             if store == "sqlite":
-                return _backup_sqlite(catalog, Path(location), target, started_at, copy, progress)
-            return _backup_postgres(catalog, location, target, started_at, progress)
+                return _backup_sqlite(catalog, Path(location), target, started_at, copy, progress, modes)
+            return _backup_postgres(catalog, location, target, started_at, progress, modes)
     finally:
         catalog.close()
 
@@ -256,7 +268,7 @@ def schema_version_at(location: str) -> int | None:
 
 
 def _backup_sqlite(catalog: SQLStore, root: Path, dest: Path, started_at: str, copy: bool,
-                   progress: Progress | None) -> BackupDone:
+                   progress: Progress | None, modes: BackupModes) -> BackupDone:
     files = None if catalog.blob_store_url() is not None else root
     snapshot = dest / (CATALOG + ".partial")
     for leftover in (snapshot, snapshot.with_name(snapshot.name + "-journal")):
@@ -268,7 +280,7 @@ def _backup_sqlite(catalog: SQLStore, root: Path, dest: Path, started_at: str, c
         # one read transaction: every step copies the same commit, whatever writers do meanwhile
         source.execute("BEGIN")
         source.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        copy_catalog(source, snapshot)
+        copy_catalog(source, snapshot, modes.file)
         source.execute("COMMIT")
         copied = sqlite3.connect(f"file:{snapshot}?mode=ro", uri=True)
         try:
@@ -280,17 +292,19 @@ def _backup_sqlite(catalog: SQLStore, root: Path, dest: Path, started_at: str, c
         raise StoreError(f"cannot copy the catalog {root / CATALOG} to {snapshot}: {exc}") from exc
     finally:
         source.close()
-    copier = BlobCopier(dest, link=not copy and files is not None and same_device(root / "blobs", dest / "blobs"))
+    copier = BlobCopier(dest, link=not copy and files is not None and same_device(root / "blobs", dest / "blobs"),
+                        folder_mode=modes.folder)
     needed = 0 if copier.link else sum(size for name, size in names if not copier.has(name, size))
     check_space(dest, needed)
     copy_blobs(copier, catalog, names, files, progress)
     warnings: list[str] = []
-    beside = copy_beside(root, dest, "the archive", warnings) + copy_sgml_folder(root, dest, "the archive", warnings)
+    beside = (copy_beside(root, dest, "the archive", warnings, modes.file)
+              + copy_sgml_folder(root, dest, "the archive", warnings, modes))
     warnings += sgml_folder_left_out(str(root))
     os.replace(snapshot, dest / CATALOG)
     _clear_scratch(dest)
     fsync_dir(dest)
-    _write_marker(dest, "sqlite", _source(str(root), "sqlite"), started_at, len(names), schema_version)
+    _write_marker(dest, "sqlite", _source(str(root), "sqlite"), started_at, len(names), schema_version, modes)
     return BackupDone("sqlite", copier.copied, copier.linked, copier.present, copier.octets, started_at,
                       beside=beside, warnings=tuple(warnings))
 
@@ -314,7 +328,7 @@ def _dump_estimate(url: str, in_database: bool) -> int:
 
 
 def _backup_postgres(catalog: SQLStore, url: str, dest: Path, started_at: str,
-                     progress: Progress | None) -> BackupDone:
+                     progress: Progress | None, modes: BackupModes) -> BackupDone:
     major, schema, _ = server_major(url)
     pg_dump = postgres_tool("pg_dump", major)
     # the dump is compressed: its tables' size is about the most it takes (the last dump is kept till it is done)
@@ -330,13 +344,14 @@ def _backup_postgres(catalog: SQLStore, url: str, dest: Path, started_at: str,
 
         argv.append(f"--exclude-schema={REFERENCE_PREFIX}*")
     try:
+        make_private(partial, modes.file)  # pg_dump writes into it as it is, not a file of the umask's
         run_tool([*argv, f"--dbname={url}"], "pg_dump")
         with partial.open("rb") as f:
             os.fsync(f.fileno())
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
-    copier = BlobCopier(dest, link=False)
+    copier = BlobCopier(dest, link=False, folder_mode=modes.folder)
     if catalog.blob_store_url() is not None:
         # every blob the dump names is named now too (a name is only ever added, but by a purge)
         names = list(catalog.named_blobs())
@@ -346,6 +361,6 @@ def _backup_postgres(catalog: SQLStore, url: str, dest: Path, started_at: str,
     _clear_scratch(dest)
     fsync_dir(dest)
     _write_marker(dest, "postgres", _source(url, "postgres"), started_at, copier.copied + copier.present,
-                  catalog.schema_version(), schema)
+                  catalog.schema_version(), modes, schema)
     return BackupDone("postgres", copier.copied, copier.linked, copier.present, copier.octets, started_at,
                       warnings=tuple(sgml_folder_left_out(url)))

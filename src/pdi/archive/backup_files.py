@@ -75,6 +75,32 @@ Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
+class BackupModes:
+    """The permissions of what a backup writes, whatever the umask: a backup holds every private and embargoed
+    document's octets and metadata, and the archive's keys (docs/reference/backup.md, "Who can read a backup")."""
+
+    folder: int = 0o700  #: DEST when the backup makes it, and its ``blobs/``, ``tmp/`` and ``sgml/``
+    file: int = 0o600  #: the catalog (or dump), the marker, the registry, the SGML catalog (a key is 0600 always)
+
+
+def backup_modes(archive: Path | None) -> BackupModes:
+    """What a backup of the directory archive ``archive`` (``None``: a PostgreSQL one, which has none) may be read
+    by: its owner alone, unless the archive is deliberately shared with its group, its folder giving its group read
+    access and others none (0750 or 0770: a umask of 027 or 007, systemd's ``StateDirectoryMode=0750``, a
+    ``chmod``); then its group may read the backup too (folders 0750, files 0640), never write it. The common
+    umask 022 gives every local user an archive folder of 0755, which says no one chose to share it."""
+    if archive is None:
+        return BackupModes()
+    try:
+        mode = stat.S_IMODE(os.stat(archive).st_mode)
+    except OSError:
+        return BackupModes()
+    if mode & stat.S_IRGRP and not mode & stat.S_IRWXO:
+        return BackupModes(folder=0o750, file=0o640)
+    return BackupModes()
+
+
+@dataclass(frozen=True)
 class BackupDone:
     """What a backup (or a restore) did."""
 
@@ -236,9 +262,12 @@ def blob_file(root: Path, sha256: str) -> Path:
 class BlobCopier:
     """Copies blobs into ``root/blobs`` (by a hard link where it can), each checked against its name."""
 
-    def __init__(self, root: Path, *, link: bool = True, restoring: bool = False) -> None:
+    def __init__(self, root: Path, *, link: bool = True, restoring: bool = False,
+                 folder_mode: int | None = None) -> None:
         self.root = root
         self.link = link
+        #: A backup's (:attr:`BackupModes.folder`): each ``blobs/ab/`` it makes of it, whatever the umask.
+        self.folder_mode = folder_mode
         #: Copying from a backup (a blob missing there is the backup's damage), not into one.
         self.restoring = restoring
         self.copied = self.linked = self.present = self.octets = 0
@@ -263,7 +292,7 @@ class BlobCopier:
         """Place the file ``source`` (hard-linked, or copied) and check its SHA-256 is ``sha256``."""
         regular_file(source, "the blob file")
         target = blob_file(self.root, sha256)
-        target.parent.mkdir(exist_ok=True)
+        self._make_folder(target.parent)
         temporary = self.root / "tmp" / f"{sha256}.{os.getpid()}"
         temporary.unlink(missing_ok=True)
         if self.link:
@@ -295,7 +324,7 @@ class BlobCopier:
     def from_stream(self, sha256: str, chunks: Iterator[bytes], where: str) -> None:
         """Write ``chunks`` to the blob's file, hashing them as they stream; refused unless they are ``sha256``."""
         target = blob_file(self.root, sha256)
-        target.parent.mkdir(exist_ok=True)
+        self._make_folder(target.parent)
         temporary = self.root / "tmp" / f"{sha256}.{os.getpid()}"
         digest = hashlib.sha256()
         try:
@@ -313,6 +342,16 @@ class BlobCopier:
         os.chmod(temporary, 0o444)
         self._place(temporary, target)
         self.copied += 1
+
+    def _make_folder(self, folder: Path) -> None:
+        if self.folder_mode is None:
+            folder.mkdir(exist_ok=True)  # as the archive's blob store makes its own
+            return
+        try:
+            folder.mkdir(mode=self.folder_mode)
+        except FileExistsError:
+            return
+        os.chmod(folder, self.folder_mode)
 
     def _check(self, sha256: str, found: str, where: object) -> None:
         if found != sha256:
@@ -373,9 +412,10 @@ def regular_file(path: Path, what: str) -> None:
         raise StoreError(f"{what} {path} is not a file (a pipe, a device or a folder): not a pdi backup")
 
 
-def copy_beside(source: Path, dest: Path, what: str, warnings: list[str] | None = None) -> tuple[str, ...]:
+def copy_beside(source: Path, dest: Path, what: str, warnings: list[str] | None = None,
+                mode: int = 0o644) -> tuple[str, ...]:
     """Copy the files of :data:`BESIDE` that ``source`` holds into ``dest`` (the keys mode 0600, as ``pdi keys init``
-    makes them), each written beside and renamed into place, fsynced; a name ``source`` does not hold is removed from
+    makes them, whatever the umask; the registry ``mode``), each written beside and renamed into place, fsynced; a name ``source`` does not hold is removed from
     ``dest`` (a backup into the same DEST again is the archive as it is now). The names copied.
 
     ``warnings`` is given by a backup (``dest`` a backup of the archive ``source``): a key of :data:`KEYS` it
@@ -412,9 +452,8 @@ def copy_beside(source: Path, dest: Path, what: str, warnings: list[str] | None 
                 warnings.append(f"replaced {target} in the backup with {path}, another key (made once the old one"
                                 " was moved away: a backup is the archive as it is now): the old key is in this"
                                 " backup no more; keep the copy that was moved away")
-            mode = 0o600 if name.endswith(".pem") else 0o644
             partial.unlink(missing_ok=True)
-            write_new(partial, data, mode)
+            write_new(partial, data, 0o600 if name in KEYS else mode)
             os.replace(partial, target)
         except OSError as exc:
             partial.unlink(missing_ok=True)
@@ -423,10 +462,12 @@ def copy_beside(source: Path, dest: Path, what: str, warnings: list[str] | None 
     return tuple(copied)
 
 
-def copy_sgml_folder(source: Path, dest: Path, what: str, warnings: list[str] | None = None) -> tuple[str, ...]:
+def copy_sgml_folder(source: Path, dest: Path, what: str, warnings: list[str] | None = None,
+                     modes: BackupModes | None = None) -> tuple[str, ...]:
     """Copy the files of ``source``'s SGML folder (:data:`SGML_FOLDER`: the archive's own DTDs and their catalog)
     into ``dest``'s, each written beside and renamed into place, fsynced (a DTD read-only, as ``pdi sgml add``
     writes it); those ``dest`` holds already, the same, are left. The names copied (``sgml/filing.dtd``).
+    ``modes`` (a backup's): the folder and its files of those permissions, not the archive's 0755 and 0644.
 
     A document's passages are read with the DTD it was deposited with, so a DTD is never removed: ``warnings``
     (a backup's) is told of one the backup holds that the archive no longer has, or has other octets of (the
@@ -464,11 +505,12 @@ def copy_sgml_folder(source: Path, dest: Path, what: str, warnings: list[str] | 
             if warnings is not None and name != "catalog":
                 warnings.append(f"replaced {there} in the backup with {path}, other octets (pdi sgml add never"
                                 " replaces a DTD: it was changed by hand)")
-        target.mkdir(mode=0o755, exist_ok=True)
+        _make_sgml_folder(target, modes)
         partial = target / f".{name}.partial"
+        file_mode = 0o644 if modes is None else modes.file
         try:
             partial.unlink(missing_ok=True)
-            write_new(partial, data, 0o644 if name == "catalog" else 0o444)
+            write_new(partial, data, file_mode if name == "catalog" else file_mode & ~0o222)
             os.replace(partial, there)
         except OSError as exc:
             partial.unlink(missing_ok=True)
@@ -476,7 +518,17 @@ def copy_sgml_folder(source: Path, dest: Path, what: str, warnings: list[str] | 
         copied.append(f"{SGML_FOLDER}/{name}")
     if copied:
         fsync_dir(target)
+    elif modes is not None and _folder(target):
+        _make_sgml_folder(target, modes)  # an earlier pdi's backup's folder (0755): this one's permissions
     return tuple(copied)
+
+
+def _make_sgml_folder(target: Path, modes: BackupModes | None) -> None:
+    """The SGML folder ``target`` made if it is not there: 0755 in an archive; a backup's of ``modes``, whatever
+    the umask, and one there already too (an earlier pdi made it 0755)."""
+    target.mkdir(mode=0o755 if modes is None else modes.folder, exist_ok=True)
+    if modes is not None:
+        os.chmod(target, modes.folder)
 
 
 def sgml_folder_left_out(location: str) -> list[str]:
@@ -543,9 +595,13 @@ def _read_beside(path: Path) -> bytes:
         raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
-def copy_catalog(source: sqlite3.Connection, partial: Path) -> None:
+def copy_catalog(source: sqlite3.Connection, partial: Path, mode: int | None = None) -> None:
     """Copy the SQLite database ``source`` to the new file ``partial`` by SQLite's backup API, a step at a time,
-    as one file (no ``-wal`` beside it, so that it can be renamed), fsynced."""
+    as one file (no ``-wal`` beside it, so that it can be renamed), fsynced. ``mode`` (a backup's): the file is
+    made of those permissions, whatever the umask, before a page is copied into it (SQLite makes its journal of
+    the same)."""
+    if mode is not None:
+        make_private(partial, mode)
     copied = sqlite3.connect(partial, isolation_level=None)
     try:
         source.backup(copied, pages=PAGES_A_STEP)
@@ -554,6 +610,16 @@ def copy_catalog(source: sqlite3.Connection, partial: Path) -> None:
         copied.close()
     with partial.open("rb") as f:
         os.fsync(f.fileno())
+
+
+def make_private(path: Path, mode: int) -> None:
+    """Make the empty file ``path`` (none may be there) of permissions ``mode`` whatever the umask, for a tool
+    (SQLite, ``pg_dump``) to write into: what it writes is never readable by more than ``mode`` allows."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode))
+        os.chmod(path, mode)
+    except OSError as exc:
+        raise StoreError(f"cannot make {path}: {exc.strerror or exc}") from exc
 
 
 def same_device(a: Path, b: Path) -> bool:
