@@ -220,8 +220,54 @@ def test_generated_mboxes_are_cut_as_mailbox_cuts_them(lines: list[bytes]) -> No
 
 
 def _cut(path: Path) -> list[bytes]:
-    with path.open("rb") as stream:
-        return [m.data for m in split_mbox(stream)]
+    with path.open("rb") as stream:  # as mailbox cuts it: what is before the first From_ line dropped
+        return [m.data for m in split_mbox(stream, strict=False)]
+
+
+_BOX_LINES = [b"From a@b Mon Jan  1 00:00:00 2024\n", b"\n", b" \t\r\n", b"Subject: x\n", b">From here\n",
+              b"body From the middle\n", b"From: x@y\n", b"last", b"  "]
+
+
+@settings(max_examples=150, deadline=None)
+@given(lines=st.lists(st.sampled_from(_BOX_LINES), max_size=20))
+def test_rfc4155_an_mbox_begins_with_a_from_line_or_is_refused_at_the_first_line_before_it(lines: list[bytes]) -> None:
+    """RFC 4155 (Appendix A: each message is immediately preceded by a From_ line): a line before the first From_
+    line that is not blank would be in no message (``mailbox`` drops it). Strict (the default, what ``pdi add``
+    cuts by) refuses the first such line, naming its number and offset as counted here by hand; otherwise, blank
+    lines alone before it, it cuts as ``mailbox`` does."""
+    import io
+
+    data = b"".join(lines)
+    offset = 0
+    bad = None
+    for number, line in enumerate(io.BytesIO(data), 1):  # the file's lines, each with its line end
+        if line.startswith(b"From "):
+            break
+        if line.strip(b" \t\r\n"):
+            bad = (number, offset)
+            break
+        offset += len(line)
+    if bad is None:
+        assert [m.data for m in split_mbox(io.BytesIO(data))] == [m.data for m in split_mbox(io.BytesIO(data),
+                                                                                              strict=False)]
+        return
+    with pytest.raises(ParseError) as refused:
+        list(split_mbox(io.BytesIO(data)))
+    assert (refused.value.rule, refused.value.offset) == ("mbox", bad[1])
+    assert refused.value.reason.startswith(f"line {bad[0]} is not an mbox From_ line (one that begins 'From '): ")
+    assert "an mbox begins with one (RFC 4155)" in refused.value.reason
+
+
+def test_rfc4155_one_message_without_a_from_line_is_no_mbox() -> None:
+    """A single RFC 5322 message (line 1 ``From:``, a header field, no From_ line): refused at line 1, saying what
+    it holds, not cut into no message at all."""
+    import io
+
+    one = b"From: a@example.org\r\nSubject: one\r\n\r\nbody\r\n"
+    with pytest.raises(ParseError, match=r"^line 1 is not an mbox From_ line \(one that begins 'From '\):"
+                                         r" 'From: a@example.org'; an mbox begins with one \(RFC 4155\)"):
+        list(split_mbox(io.BytesIO(one)))
+    assert list(split_mbox(io.BytesIO(one), strict=False)) == []  # as mailbox: no message, the octets dropped
 
 
 def _mailbox_cut(path: Path) -> list[bytes]:

@@ -148,7 +148,7 @@ def test_property_an_mbox_of_lines_longer_than_a_read_is_cut_as_mailbox_cuts_it(
         finally:
             box.close()
     try:
-        cut = [m.data for m in split_mbox(io.BytesIO(data), max_message_bytes=64)]
+        cut = [m.data for m in split_mbox(io.BytesIO(data), max_message_bytes=64, strict=False)]
     except LimitError:
         assert any(len(m) + 1 > 64 for m in expected)
         return

@@ -258,11 +258,12 @@ def test_an_mbox_among_files_prints_a_line_a_message(archive: str, tmp_path: Pat
 
 
 def test_a_usage_error_of_a_file_in_the_middle_is_said_of_its_place(archive: str, tmp_path: Path) -> None:
-    """An mbox that holds no message, second of three: the usage error (exit 2) names its place, the first kept."""
+    """An mbox that holds no message (an empty file), second of three: the usage error (exit 2) names its place,
+    the first kept."""
     good = tmp_path / "good.txt"
     good.write_bytes(b"good\n")
     empty = tmp_path / "empty.mbox"
-    empty.write_bytes(b"no From_ line\n")
+    empty.write_bytes(b"")
     refused = run(archive, "add", "-s", S, str(good), str(empty), str(good), code=2)
     assert refused.stdout.strip().endswith("/1.text.1")
     assert (f"Error: {empty}, file 2 of 3 (the 1 before it deposited, its name printed; the 1 after it not tried):"

@@ -177,7 +177,8 @@ def test_base64_of_one_line_of_40_mib_and_a_message_holding_itself_are_kept_as_t
 def test_an_mbox_of_one_huge_line_is_refused_naming_its_message_and_from_line(tmp_path: Path, small_peak: int) -> None:
     """A line of 70 MiB after a From_ line, no line end: refused as a message past 64 MiB, in memory of a read of
     the file (64 MiB, twice while it is read), the archive as it was. The same line before any From_ line, one piece of it starting
-    ``From `` where a read of 64 MiB and two octets ends: no message (a piece took it for a From_ line before)."""
+    ``From `` where a read of 64 MiB and two octets ends: no message (a piece took it for a From_ line before); its
+    first piece, before any From_ line, is refused as it is read (RFC 4155: an mbox begins with a From_ line)."""
     location = tmp_path / "a"
     before = _archive(location)
     box, preamble = tmp_path / "huge.mbox", tmp_path / "preamble.mbox"
@@ -191,7 +192,8 @@ def test_an_mbox_of_one_huge_line_is_refused_naming_its_message_and_from_line(tm
     assert status != 0 and "message 1 of the mbox (its From_ line is line 1) is larger than 67,108,864" in said, said
     assert peak - small_peak < 2 * 64 * MIB + BOUND // 2  # a read of the file, and the buffer's copy of it
     status, _, said = _add(location, preamble)
-    assert status != 0 and "holds no message: no line starts with 'From '" in said, said
+    assert status == 1 and f"{preamble}: line 1 is not an mbox From_ line (one that begins 'From '): 'yyy" in said, said
+    assert said.rstrip().endswith("(rule mbox, offset 0)"), said
     assert _held(location) == before
 
 

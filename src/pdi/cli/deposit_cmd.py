@@ -255,7 +255,10 @@ def add_cmd(
     --serial: the next serial), so the reader's thread page finds it. An
     mbox (.mbox, or --format mbox) is cut into its messages as Python's
     mailbox module cuts it, and each is deposited as a document of its
-    own, format rfc822, named so, all or none (pdi docs email).
+    own, format rfc822, named so, all or none (pdi docs email). It must
+    begin with a From_ line (RFC 4155; blank lines before it are passed
+    over): a line before it would be in no message, and is a syntax error
+    naming it (a single message is deposited with --format rfc822).
     """
     if len(files) > 1 and foreign_id is not None:
         raise click.UsageError(f"--id names one document, and {len(files)} files were given: give one FILE with"
@@ -468,7 +471,7 @@ def _add_mbox(
         places: list[str] = []  # each message's, as its refusals name it
         seen: set[str | None] = set()
         total = 0
-        for message in _said_of_file(split_mbox(stream), _source(file)):
+        for message in _said_of_file(split_mbox(stream), file):
             total += len(message.data)
             if total > MBOX_UP_TO:
                 raise LimitError(f"{_source(file)}: its messages pass {MBOX_UP_TO:,} octets (the most one pdi add"
@@ -504,14 +507,22 @@ def _add_mbox(
     return printed
 
 
-def _said_of_file(messages: Iterator[MboxMessage], source: str) -> Iterator[MboxMessage]:
-    """The mbox's messages, a refusal of the cutting (too many, one too large) said of the file ``source``."""
-    from pdi.errors import LimitError
+def _said_of_file(messages: Iterator[MboxMessage], file: str) -> Iterator[MboxMessage]:
+    """The mbox's messages, a refusal of the cutting (too many, one too large; what comes before its first From_
+    line) said of ``file``."""
+    import shlex
 
+    from pdi.errors import LimitError, ParseError
+
+    source = _source(file)
     try:
         yield from messages
     except LimitError as exc:
         raise LimitError(f"{source}: {exc}") from None
+    except ParseError as exc:  # no From_ line first: one message named .mbox, or an mbox that lost its first one
+        raise ParseError(f"{source}: {exc.reason}; nothing was deposited (if it is one message, not an mbox,"
+                         f" pdi add {shlex.quote(file)} --format rfc822 deposits it)", offset=exc.offset,
+                         rule=exc.rule) from None
 
 
 def _said_of_message(exc: PDIError, places: list[str]) -> PDIError:

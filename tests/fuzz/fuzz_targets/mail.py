@@ -16,15 +16,20 @@ import json
 from fuzz_harness import Target
 
 from pdi import fragments
-from pdi.errors import PDIError
+from pdi.errors import ParseError, PDIError
 from pdi.fragments.email_text import body_text, message_facts
 from pdi.mail.mbox import split_mbox
 from pdi.mail.message import read_message
 
 
 def run(data: bytes) -> None:
-    for message in split_mbox(io.BytesIO(data), max_message_bytes=1 << 20, max_messages=1000):
+    cut = list(split_mbox(io.BytesIO(data), max_message_bytes=1 << 20, max_messages=1000, strict=False))
+    for message in cut:
         assert message.data in data
+    try:  # strict: the same messages, or a refusal of a line before the first From_ line
+        assert list(split_mbox(io.BytesIO(data), max_message_bytes=1 << 20, max_messages=1000)) == cut
+    except ParseError as exc:
+        assert exc.rule == "mbox" and exc.offset is not None and data[exc.offset:].strip()
     try:
         mail = read_message(data)
     except PDIError:
