@@ -538,9 +538,18 @@ def test_an_unsigned_wacz_whose_warc_is_not_the_one_its_package_lists_is_refused
     """py-wacz's site.wacz with another WARC (Wget's) in its WARC's place and no signature: datapackage.json's
     SHA-256 of the member says it is not the one listed (as ``wacz validate`` says), so nothing is imported. (A
     WACZ with no datapackage.json at all is read as its WARCs alone: there is nothing to check them against.)"""
+    import json
+    import zipfile
+
     other = (DATA / "wget.warc.gz").read_bytes()
+    with zipfile.ZipFile(DATA / "site.wacz") as zf:
+        package = json.loads(zf.read("datapackage.json"))
+    for resource in package["resources"]:  # the size said made the other's: its hash alone tells them apart
+        if resource["path"] == "archive/site.warc.gz":
+            resource["bytes"] = len(other)
     swapped = _rezipped(DATA / "site.wacz", tmp_path / "swapped.wacz",
-                        {"archive/site.warc.gz": other, "datapackage-digest.json": None})
+                        {"archive/site.warc.gz": other, "datapackage-digest.json": None,
+                         "datapackage.json": json.dumps(package).encode()})
     with pytest.raises(IntegrityError, match=r"archive/site.warc.gz was changed: its SHA-256 is sha256:"
                                              + hashlib.sha256(other).hexdigest() + r", datapackage.json says sha256:"):
         import_warc(archive, swapped, S)

@@ -417,19 +417,34 @@ def _check_layout(path: str | Path, infos: list[zipfile.ZipInfo], directory: int
 
 def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zipfile.ZipInfo], package: bytes,
                      max_expansion: float, which: str, signed: bool) -> None:
-    """Every file ``datapackage.json`` (``which``, as the messages name it) lists hashes to what it says, and every
-    WARC is listed. Unless ``signed``, a file that cannot be read whole (damaged, or expanding past
-    ``max_expansion``) is left to the WARC reader, which names the record it fails at."""
+    """Every file ``datapackage.json`` (``which``, as the messages name it) lists has the size it gives it
+    (``bytes``, when given) and hashes to what it says, and every WARC is listed. Unless ``signed``, a file that
+    cannot be read whole (damaged, or expanding past ``max_expansion``) is left to the WARC reader, which names
+    the record it fails at (its size is checked still: the ZIP's directory says it).
+
+    WACZ 1.1.1 §"datapackage.json": ``resources`` lists "file names, paths, sizes and fixity for all files
+    contained in the WACZ"; a Frictionless Data Resource's ``bytes`` is its size in bytes. A file of another size
+    than its package says is damaged (cut short, or another file in its place), as one of another hash is: the
+    package is refused, naming the file, the size said and the size it has. A resource that gives no ``bytes``
+    (the Frictionless specification makes it optional) is held to its hash alone."""
     value = untrusted_json.loads(package, f"{path}: datapackage.json", rule="WACZ")
     resources = value.get("resources") if isinstance(value, dict) else None
     if not isinstance(resources, list):
         raise ParseError(f"{path}: datapackage.json lists no resources", rule="WACZ")
     stated: dict[str, str] = {}
+    sizes: dict[str, int] = {}
     for r in resources:
         member, hash_ = (r.get("path"), r.get("hash")) if isinstance(r, dict) else (None, None)
         if not isinstance(member, str) or not isinstance(hash_, str) or not hash_.startswith("sha256:"):
             raise ParseError(f"{path}: datapackage.json lists {member!r} without a sha256: hash", rule="WACZ")
         stated[member] = hash_
+        size = r.get("bytes")
+        if size is not None:
+            if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+                shown = repr(size) if len(repr(size)) <= 40 else repr(size)[:40] + "…"
+                raise ParseError(f"{path}: datapackage.json gives {member[:200]!r} the size (bytes) {shown}, not a"
+                                 " count of bytes", rule="WACZ")
+            sizes[member] = size
     for member in listed:
         if member.startswith("archive/") and member not in stated:
             raise IntegrityError(f"{path}: {member} is not listed in {which}")
@@ -437,6 +452,8 @@ def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zi
         if member not in listed:
             raise IntegrityError(f"{path}: {member}, listed in {which}, is missing")
         info = listed[member]
+        if member in sizes and sizes[member] != info.file_size:  # before a byte of it is read
+            raise _other_size(path, member, info.file_size, sizes[member], which)
         if info.file_size > EXPANSION_ALLOWANCE and info.file_size > max_expansion * info.compress_size:
             if not signed:
                 continue
@@ -444,17 +461,28 @@ def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zi
                              f" it decompresses to {plural(info.file_size, 'byte')} from"
                              f" {plural(info.compress_size, 'byte')}, more than {max_expansion:g} times")
         digest = hashlib.sha256()
+        read = 0
         try:
             with zf.open(member) as fh:
                 while chunk := fh.read(1 << 20):
                     digest.update(chunk)
+                    read += len(chunk)
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError):
             if signed:
                 raise
             continue  # damaged: the WARC reader names where
+        if member in sizes and sizes[member] != read:  # (zipfile gives what the directory says, or fails)
+            raise _other_size(path, member, read, sizes[member], which)
         if "sha256:" + digest.hexdigest() != hash_.lower():
             raise IntegrityError(f"{path}: {member} was changed: its SHA-256 is sha256:{digest.hexdigest()},"
                                  f" {which} says {hash_}")
+
+
+def _other_size(path: str | Path, member: str, found: int, said: int, which: str) -> IntegrityError:
+    """The refusal of a WACZ whose ``member`` holds ``found`` bytes where ``which`` says ``said``."""
+    return IntegrityError(f"{path}: {member} holds {found:,} byte{'' if found == 1 else 's'}, {which} says {said:,}"
+                          " (its \"bytes\"):"
+                          " the package is damaged (a file cut short, or another in its place), and is refused")
 
 
 def _data_start(raw: BinaryIO, info: zipfile.ZipInfo, path: str | Path) -> int:

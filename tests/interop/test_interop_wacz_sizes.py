@@ -1,0 +1,147 @@
+"""A WACZ whose ``datapackage.json`` says another size (``bytes``) of a file than the file has (docs/reference/
+web-archives.md, "What an import checks").
+
+WACZ 1.1.1 (§ datapackage.json): ``resources`` lists "file names, paths, sizes and fixity for all files contained
+in the WACZ"; a Frictionless Data Resource's ``bytes`` is the file's size in bytes. Only the ``hash`` was checked:
+a package stating another size was imported. It is damaged (a file cut short, or another in its place), so
+``pdi import`` refuses it (exit 3), naming the file, the size said and the size it holds, and the archive is left
+as it was. py-wacz's ``site.wacz`` (tests/data/warc) is copied with its ``datapackage.json`` edited, every other
+member as it was, and its unsigned ``datapackage-digest.json`` made again for the edited package (as a tool that
+edits a WACZ would), or left out. The sizes expected are read from the ZIP by :mod:`zipfile`, not from pdi."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from warc_builder import DATA
+
+from pdi.archive import Archive
+from pdi.cli import cli
+from pdi.errors import IntegrityError, ParseError
+from pdi.interop.warc import import_warc
+
+S = "web.example.us"
+SITE = DATA / "site.wacz"
+MEMBERS = ("archive/site.warc.gz", "indexes/index.cdx.gz", "indexes/index.idx")
+
+
+def snapshot(archive: Archive) -> object:
+    """Everything observable in an archive: series, representations, statements, blobs (as archive_helpers')."""
+    store = archive.store
+    return (store.list_series(), list(store.iter_representations()), store.assertions(),
+            {name: store.read_blob(name) for name in sorted(store.blob_names())}, store.schema_version())
+
+
+def _actual_size(member: str) -> int:
+    with zipfile.ZipFile(SITE) as zf:
+        return len(zf.read(member))
+
+
+def _edited(target: Path, edit: Any, *, digest: bool = True) -> Path:
+    """``site.wacz`` with its package's resources passed through ``edit`` (each a dict, edited in place), each other
+    member copied as it was (its compression kept); its datapackage-digest.json made again for the new package
+    (``digest``), or left out."""
+    with zipfile.ZipFile(SITE) as zin, zipfile.ZipFile(target, "w") as zout:
+        package = json.loads(zin.read("datapackage.json"))
+        for resource in package["resources"]:
+            edit(resource)
+        written = json.dumps(package, indent=2).encode()
+        for info in zin.infolist():
+            if info.filename == "datapackage.json":
+                data = written
+            elif info.filename == "datapackage-digest.json":
+                if not digest:
+                    continue
+                data = json.dumps({"path": "datapackage.json",
+                                   "hash": "sha256:" + hashlib.sha256(written).hexdigest()}).encode()
+            else:
+                data = zin.read(info.filename)
+            zout.writestr(info, data, compress_type=info.compress_type)
+    return target
+
+
+def _resized(member: str, by: int) -> Any:
+    def edit(resource: dict[str, Any]) -> None:
+        if resource["path"] == member:
+            resource["bytes"] += by
+    return edit
+
+
+@pytest.fixture
+def archive(tmp_path: Path) -> Archive:
+    opened = Archive.init(tmp_path / "archive")
+    opened.add_series(S)
+    return opened
+
+
+def test_the_untouched_wacz_and_one_made_again_as_it_was_import(archive: Archive, tmp_path: Path) -> None:
+    with zipfile.ZipFile(SITE) as zf:  # it states every size, and each is the file's
+        stated = {r["path"]: r["bytes"] for r in json.loads(zf.read("datapackage.json"))["resources"]}
+    assert stated == {member: _actual_size(member) for member in MEMBERS}
+    done, _ = import_warc(archive, _edited(tmp_path / "same.wacz", lambda resource: None), S)
+    assert any(d.page for d in done)
+    again = Archive.init(tmp_path / "other")
+    again.add_series(S)
+    done, _ = import_warc(again, SITE, S)
+    assert any(d.page for d in done)
+
+
+@pytest.mark.parametrize("member", MEMBERS)
+@pytest.mark.parametrize("by", [1, -1, 1 << 40])
+@pytest.mark.parametrize("digest", [True, False], ids=["digest-made-again", "no-digest"])
+def test_a_resource_of_another_size_than_its_bytes_is_refused_and_nothing_imported(
+        archive: Archive, tmp_path: Path, member: str, by: int, digest: bool) -> None:
+    wacz = _edited(tmp_path / "lies.wacz", _resized(member, by), digest=digest)
+    before = snapshot(archive)
+    actual = _actual_size(member)
+    with pytest.raises(IntegrityError) as refused:
+        import_warc(archive, wacz, S)
+    assert str(refused.value) == (
+        f"{wacz}: {member} holds {actual:,} bytes, datapackage.json says {actual + by:,} (its \"bytes\"): the"
+        " package is damaged (a file cut short, or another in its place), and is refused")
+    assert snapshot(archive) == before
+
+
+def test_pdi_import_says_so_and_exits_3(tmp_path: Path) -> None:
+    location = str(tmp_path / "archive")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", location]).exit_code == 0
+    assert runner.invoke(cli, ["series", "add", S, "--archive", location]).exit_code == 0
+    wacz = _edited(tmp_path / "lies.wacz", _resized("archive/site.warc.gz", 100))
+    said = runner.invoke(cli, ["import", str(wacz), "--series", S, "--archive", location])
+    assert said.exit_code == 3, said.output
+    actual = _actual_size("archive/site.warc.gz")
+    assert said.stderr == (f"pdi: integrity check failed: {wacz}: archive/site.warc.gz holds {actual:,} bytes,"
+                           f" datapackage.json says {actual + 100:,} (its \"bytes\"): the package is damaged (a"
+                           " file cut short, or another in its place), and is refused\n")
+    assert said.stdout == ""
+    assert runner.invoke(cli, ["ls", S, "--archive", location]).stdout == ""
+
+
+@pytest.mark.parametrize("size", ["4706", -1, True, 4706.0, None, [1]])
+def test_a_size_that_is_no_count_of_bytes_is_refused_and_one_not_given_is_held_to_the_hash(
+        archive: Archive, tmp_path: Path, size: Any) -> None:
+    def edit(resource: dict[str, Any]) -> None:
+        if resource["path"] == "archive/site.warc.gz":
+            if size is None:
+                del resource["bytes"]  # optional in a Frictionless resource
+            else:
+                resource["bytes"] = size
+
+    wacz = _edited(tmp_path / "odd.wacz", edit)
+    if size is None:
+        done, _ = import_warc(archive, wacz, S)
+        assert any(d.page for d in done)
+        return
+    before = snapshot(archive)
+    with pytest.raises(ParseError, match=r"datapackage.json gives 'archive/site.warc.gz' the size \(bytes\) "
+                                         + f"{size!r}".replace("[", r"\[").replace("]", r"\]")
+                                         + ", not a count of bytes"):
+        import_warc(archive, wacz, S)
+    assert snapshot(archive) == before
