@@ -13,9 +13,9 @@ a longer line read in pieces of that size: only a piece that starts a line may
 start a message, and a From_ line's pieces are all its own.
 Pure: reads only the stream handed in.
 
-**What comes before the first From_ line.** RFC 4155 (§2; Appendix A: each
-message of the database is immediately preceded by a separator line that
-begins ``From ``): an mbox begins with a From_ line. :mod:`mailbox` drops whatever is before it;
+**What comes before the first From_ line.** RFC 4155 (Appendix A: each
+message of the database begins with a separator line, ``From `` and the
+envelope's sender and date): an mbox begins with a From_ line. :mod:`mailbox` drops whatever is before it;
 here, octets before it other than blank lines (spaces, tabs, line ends) are
 refused (a :class:`~pdi.errors.ParseError` naming the line and its offset), as
 they would be in no message: a file that is one RFC 5322 message, named
