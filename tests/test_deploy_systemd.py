@@ -114,7 +114,7 @@ def test_pdi_runs_the_units_command_and_drains_on_its_kill_signal(tmp_path: Path
     command = [sys.executable, "-c", "from pdi.cli import main; main()", *argv[1:], "--workers", "1"]
     env = {**os.environ, "PDI_ARCHIVE": str(archive)}
     pre = shlex.split(settings["ExecStartPre"][0])
-    assert pre == ["/opt/pdi/bin/pdi", "init"]
+    assert pre == ["/opt/pdi/bin/pdi", "init", "--no-migrate"]  # makes it where there is none, migrates none
     for _ in range(2):  # the first start makes the archive, a restart finds it
         subprocess.run([*command[:3], *pre[1:]], env=env, check=True, capture_output=True, timeout=60)
     server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

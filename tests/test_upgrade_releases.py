@@ -7,12 +7,13 @@ made by ``scripts/release-archives TAG`` running that release's own code, and
 (computed by the script from its input, not read back from the archive), the
 withdrawn name, passages with the text the script cut from its input, and
 what else the release was given (statements, a deposit token, a word to
-search). Here each is opened by the pdi under test: migrated by ``pdi init``
-or on first use, to :data:`SCHEMA_VERSION`; ``pdi verify`` is clean; each
+search). Here each is opened by the pdi under test: refused by every other command (``pdi ls``, ``pdi get``,
+``pdi serve`` …: exit 8, the catalog left octet for octet) and migrated by ``pdi init``
+alone, to :data:`SCHEMA_VERSION`; ``pdi verify`` is clean; each
 name gives its octets back, each passage its text; the withdrawn name is gone
 (exit 11, HTTP 410); the old token deposits. A catalog newer than this pdi
 is refused, saying so; a migration run twice changes nothing the second time; one killed (SIGKILL)
-midway leaves the release's catalog as it was, and the next open migrates it whole.
+midway leaves the release's catalog as it was, and the next ``pdi init`` migrates it whole.
 """
 
 from __future__ import annotations
@@ -21,12 +22,15 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import resource
+import shlex
 import signal
 import sqlite3
 import subprocess
 import sys
 import tarfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +41,7 @@ from starlette.testclient import TestClient
 from pdi.archive import Archive
 from pdi.archive.store import SCHEMA_VERSION
 from pdi.cli import cli
+from pdi.errors import OlderSchemaError
 from pdi.server import create_app
 from support.pgcluster import TemporaryCluster
 
@@ -112,25 +117,19 @@ def test_there_are_release_archives() -> None:
     assert total < 2 << 20
 
 
-@pytest.mark.parametrize("first", ["init", "use"])
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("release", RELEASE_DIRS, ids=[p.name for p in RELEASE_DIRS])
 def test_a_release_archive_migrates_and_answers_as_it_did(
-    release: Path, kind: str, first: str, tmp_path: Path, request: pytest.FixtureRequest
+    release: Path, kind: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     expected = _expected(release)
     kept = expected["archives"][kind]
     location = _restore(release, kind, tmp_path, request)
     assert [v for v, _ in _schema_rows(location)] == list(range(1, expected["schema_version"] + 1))
 
-    if first == "init":  # pdi init migrates (what docs/how-to/upgrade.md says to run)
-        done = pdi(location, "init")
-        assert done.exit_code == 0, done.output
-        assert done.stdout.endswith(f"(schema version {SCHEMA_VERSION})\n")
-    else:  # or the first command that opens it
-        name = next(iter(kept["names"]))
-        done = pdi(location, "get", "--info", name)
-        assert done.exit_code == 0, done.output
+    done = pdi(location, "init")  # pdi init migrates (what docs/how-to/upgrade.md says to run), and nothing else
+    assert done.exit_code == 0, done.output
+    assert done.stdout.endswith(f"(schema version {SCHEMA_VERSION})\n")
     assert [v for v, _ in _schema_rows(location)] == list(range(1, SCHEMA_VERSION + 1))
 
     checked = pdi(location, "verify")
@@ -176,6 +175,121 @@ def test_a_release_archive_migrates_and_answers_as_it_did(
         assert client.get(made.headers["location"]).content == b"deposited after the upgrade\n"
     again = pdi(location, "verify")
     assert again.exit_code == 0 and again.stdout.rstrip().endswith(" 0 problems"), again.output
+
+
+def _catalog_state(location: str) -> object:
+    """What a refused opening must leave as it was: the SQLite catalog's octets (their SHA-256), or PostgreSQL's
+    record of its migrations and its audit log (a migration adds to both), read past pdi."""
+    if location.startswith("postgresql://"):
+        return _schema_rows(location), _audit_rows(location)
+    return hashlib.sha256((Path(location) / "catalog.sqlite").read_bytes()).hexdigest()
+
+
+#: The command the systemd unit runs before pdi serve at each start (docs/deploy/pdi.service), without its path.
+UNIT_PRE = shlex.split(next(line.split("=", 1)[1] for line in (
+    Path(__file__).resolve().parents[1] / "docs" / "deploy" / "pdi.service").read_text("utf-8").splitlines()
+    if line.startswith("ExecStartPre=")))[1:]
+
+
+def _serve(location: str, workers: int) -> subprocess.Popen[str]:
+    """``pdi serve`` of ``location`` on free ports, as a process of its own (its standard error to read)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "pdi", "serve", "--archive", location, "--port", "0", "--replay-port", "0",
+         "--workers", str(workers)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(SRC)})
+
+
+def _refusal(location: str, old: int) -> str:
+    """The words every command but pdi init says of the release's archive (its location as pdi shows it: a
+    PostgreSQL URL's password left out; these have none)."""
+    return (f"pdi: storage error: the archive at {location} has schema version {old}, older than this pdi's"
+            f" ({SCHEMA_VERSION}), and only pdi init migrates an archive: back it up and migrate it with pdi init"
+            " --archive ")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("release", RELEASE_DIRS, ids=[p.name for p in RELEASE_DIRS])
+def test_a_release_archive_is_refused_by_every_command_but_init_and_left_as_it_was(
+    release: Path, kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Before ``pdi init`` migrates it, the release's archive is refused (exit 8) by ``pdi ls``, ``pdi get``,
+    ``pdi verify``, ``pdi serve`` (one worker or several), the systemd unit's ``ExecStartPre=`` and
+    ``Archive.open``, each saying its schema version, this pdi's and the ``pdi init`` to run, and the catalog is
+    left octet for octet (found 2026-11-30: any of them migrated it, without a backup: a ``pdi ls`` of a newer pdi
+    on one machine migrated a PostgreSQL catalog under the older resolvers still serving it). ``pdi init --backup``
+    then backs it up and migrates it, and the same commands answer."""
+    import httpx
+
+    expected = _expected(release)
+    kept = expected["archives"][kind]
+    old = expected["schema_version"]
+    location = _restore(release, kind, tmp_path, request)
+    before = _catalog_state(location)
+    name, known = next(iter(kept["names"].items()))
+    refusal = _refusal(location, old)
+
+    def refused(said: str, what: object) -> None:
+        line, = said.splitlines()  # one line
+        assert line.startswith(refusal), (what, line)
+        command = line[len(refusal) - len("pdi init --archive "):]
+        typed = shlex.split(command.split(" (pdi docs how-to/upgrade)", 1)[0])  # as a shell reads it
+        assert typed == ["pdi", "init", "--archive", location, "--backup", "DEST"], (what, line)
+        assert _catalog_state(location) == before, what  # nothing changed
+
+    for args in (("ls",), ("get", "--info", name), ("get", name, "-o", "-"), ("verify",), UNIT_PRE):
+        done = pdi(location, *args)
+        assert done.exit_code == 8, (args, done.output)
+        assert done.stdout == "", args
+        refused(done.stderr, args)
+    assert UNIT_PRE == ["init", "--no-migrate"]  # the unit's: it makes an archive where there is none, only
+    for workers in (1, 2):
+        server = _serve(location, workers)
+        try:
+            _, said = server.communicate(timeout=120)  # refused before it listens: it never serves
+        finally:
+            server.kill()
+            server.communicate()
+        assert server.returncode == 8, said
+        refused(said, f"pdi serve --workers {workers}")
+    with pytest.raises(OlderSchemaError) as caught:
+        Archive.open(location)
+    refused(f"pdi: storage error: {caught.value}", "Archive.open")
+
+    dest = tmp_path / "before-upgrade"
+    done = pdi(location, "init", "--backup", str(dest))
+    assert done.exit_code == 0, done.output
+    assert done.stdout.startswith(f"backed up the archive at schema version {old} to {dest} before migrating it\n")
+    assert [v for v, _ in _schema_rows(location)] == list(range(1, SCHEMA_VERSION + 1))
+    if kind == "sqlite":  # the backup is the release's archive as it was
+        assert [v for v, _ in _schema_rows(str(dest))] == list(range(1, old + 1))
+
+    assert pdi(location, *UNIT_PRE).stdout.endswith(f"(schema version {SCHEMA_VERSION})\n")
+    listed = pdi(location, "ls")
+    assert listed.exit_code == 0 and name in listed.stdout.splitlines(), listed.output
+    assert pdi(location, "get", "--info", name).exit_code == 0
+    got = pdi(location, "get", name, "-o", "-")
+    assert got.exit_code == 0 and hashlib.sha256(got.stdout_bytes).hexdigest() == known["sha256"], got.output
+    checked = pdi(location, "verify")
+    assert checked.exit_code == 0 and checked.stdout.rstrip().endswith(" 0 problems"), checked.output
+    server = _serve(location, 1)
+    try:
+        assert server.stderr is not None
+        line = server.stderr.readline()
+        port = re.search(r" at http://[^:]+:(\d+)/", line)
+        assert port is not None, line
+        url = f"http://127.0.0.1:{port[1]}/uri-res/N2R?{name}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                answer = httpx.get(url, timeout=10)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline and server.poll() is None, url
+                time.sleep(0.1)
+        assert answer.status_code == 200 and hashlib.sha256(answer.content).hexdigest() == known["sha256"]
+    finally:
+        server.terminate()
+        server.communicate(timeout=60)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -224,13 +338,14 @@ def test_the_audit_log_says_who_migrated_the_archive_from_what_to_what(
         assert made.audit() == []
 
 
-def test_a_second_opening_while_another_migrates_waits_for_it_and_finds_it_migrated(
+def test_a_second_init_while_another_migrates_waits_for_it_and_finds_it_migrated(
     tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A second pdi opening a SQLite archive that another is migrating waits for that migration however long it
+    """A second ``pdi init`` of a SQLite archive that another is migrating waits for that migration however long it
     takes, then finds the catalog migrated, each step applied once (found 2026-11-30: a migration of 800,000
-    passages took minutes, and a ``pdi ls`` started meanwhile failed after SQLite's two minutes of waiting for the
-    write lock, "database is locked"). Here SQLite waits 0.3 s, and the first migration takes 2 s longer."""
+    passages took minutes, and a second opening started meanwhile failed after SQLite's two minutes of waiting for
+    the write lock, "database is locked"); any other opening meanwhile is refused at once, the catalog still at
+    the release's version. Here SQLite waits 0.3 s, and the first migration takes 2 s longer."""
     import threading
     import time
 
@@ -252,7 +367,7 @@ def test_a_second_opening_while_another_migrates_waits_for_it_and_finds_it_migra
 
     def first() -> None:
         try:
-            Archive.open(location).close()
+            Archive.init(location).close()
         except BaseException as exc:  # said below, in the test's own thread
             failed.append(exc)
 
@@ -260,7 +375,10 @@ def test_a_second_opening_while_another_migrates_waits_for_it_and_finds_it_migra
     thread.start()
     try:
         assert migrating.wait(60)
-        with Archive.open(location) as second:
+        with pytest.raises(OlderSchemaError, match=f"has schema version {_expected(RELEASE_DIRS[-1])['schema_version']},"
+                                                   " older than this pdi's"):
+            Archive.open(location)
+        with Archive.init(location) as second:
             assert second.schema_version() == SCHEMA_VERSION
             names = second.ls()
     finally:
@@ -355,7 +473,17 @@ def test_init_backup_backs_up_before_migrating_and_only_then(kind: str, tmp_path
     assert not (tmp_path / "unneeded").exists()
 
 
-#: A process that opens an archive (which migrates it) and stops inside the migration's transaction as step
+def test_init_backup_and_no_migrate_together_are_refused_before_anything_is_done(tmp_path: Path,
+                                                                                 request: pytest.FixtureRequest) -> None:
+    location = _restore(RELEASE_DIRS[0], "sqlite", tmp_path, request)
+    before = _catalog_state(location)
+    refused = pdi(location, "init", "--no-migrate", "--backup", str(tmp_path / "dest"))
+    assert refused.exit_code == 2, refused.output
+    assert "--backup backs an archive up before migrating it, and --no-migrate migrates none" in refused.stderr
+    assert _catalog_state(location) == before and not (tmp_path / "dest").exists()
+
+
+#: A process that migrates an archive (as pdi init does) and stops inside the migration's transaction as step
 #: argv[2] is to run, the steps before it applied there, saying so on standard output: to be killed there.
 _STOPS_MID_MIGRATION = """
 import sys, time
@@ -372,7 +500,7 @@ def stopping(self, version, statements, target):
     return step(self, version, statements, target)
 
 SchemaPart._step = stopping
-Archive.open(sys.argv[1])
+Archive.init(sys.argv[1])
 """
 
 
@@ -399,7 +527,7 @@ def test_an_upgrade_killed_midway_leaves_the_release_and_the_next_open_finishes_
         child.communicate()
     assert child.returncode == -signal.SIGKILL
     assert [v for v, _ in _schema_rows(location)] == old  # the steps it applied died with it
-    Archive.open(location).close()  # the next open migrates it all
+    Archive.init(location).close()  # the next pdi init migrates it all
     assert [v for v, _ in _schema_rows(location)] == list(range(1, SCHEMA_VERSION + 1))
     checked = pdi(location, "verify")
     assert checked.exit_code == 0 and checked.stdout.rstrip().endswith(" 0 problems"), checked.output
@@ -486,7 +614,7 @@ def test_a_migrated_release_archive_dates_changes_of_access(kind: str, tmp_path:
     release = RELEASE_DIRS[-1]
     series = _expected(release)["archives"][kind]["series"][0]
     location = _restore(release, kind, tmp_path, request)
-    with Archive.open(location) as archive:
+    with Archive.init(location) as archive:  # pdi init migrates it
         assert archive.store.schema_version() == SCHEMA_VERSION
         with reading_as(Reader()):
             before = {str(c.generic.pdi): c for c in archive.changes(series=series, limit=1000)}

@@ -332,6 +332,13 @@ class ReplicaBehindError(StoreError):
     error: to be asked again."""
 
 
+class OlderSchemaError(StoreError):
+    """An archive whose catalog's schema is older than this pdi's, opened by anything but ``pdi init``
+    (:meth:`pdi.archive.Archive.init`), which alone migrates it: refused before anything of it is changed, so that
+    a newer pdi installed on one machine leaves a catalog the older resolvers still serve as it is until an
+    operator backs it up and migrates it (``pdi init --archive X --backup DEST``). Exit 8, as any storage error."""
+
+
 class RemoteError(PDIError, exit_code=16, http_status=502, title="remote error"):
     """Another server pdi asked (a mirror's origin or peer, a registry's or a key set's URL, the server of a page
     ``pdi capture`` was asked for) could not be reached

@@ -555,8 +555,8 @@ def test_postgres_schema_archive_is_restored_into_its_schema(pg_cluster: Tempora
 
 def test_a_rollbacks_backup_is_neither_migrated_nor_opened_as_an_archive(tmp_path: Path) -> None:
     """The backup ``pdi init --backup`` made before an upgrade is the way back: restoring it says its schema is an
-    older release's instead of inviting a pdi verify that would migrate it, and the backup's own directory given as
-    an archive is refused, not migrated."""
+    older release's instead of inviting a pdi verify, which refuses it (as every command but pdi init does), and the
+    backup's own directory given as an archive is refused, not migrated."""
     from pdi.archive.store import SCHEMA_VERSION
 
     with tarfile.open(Path(__file__).resolve().parents[1] / "data" / "releases" / "0.1.0" / "sqlite-archive.tar.gz") as tar:
@@ -578,6 +578,12 @@ def test_a_rollbacks_backup_is_neither_migrated_nor_opened_as_an_archive(tmp_pat
     assert restored.returncode == 0, restored.stderr
     assert f"schema version {release}, older than this pdi's {SCHEMA_VERSION}" in restored.stdout
     assert "now run: pdi verify" not in restored.stdout
+    assert "every command of this pdi but pdi init refuses it, exit 8" in restored.stdout
+    assert schema(tmp_path / "rollback") == release
+    # as it says: a look at the rollback with this pdi is refused, and leaves it as the release wrote it
+    looked = _pdi("verify", "--archive", str(tmp_path / "rollback"))
+    assert looked.returncode == StoreError.exit_code, looked.stderr
+    assert f"has schema version {release}, older than this pdi's ({SCHEMA_VERSION})" in looked.stderr
     assert schema(tmp_path / "rollback") == release
 
 

@@ -277,7 +277,7 @@ def test_a_catalog_of_schema_4_gets_its_counts_from_its_documents(location: str,
                               "DROP INDEX assertions_by_document", "DELETE FROM schema_migrations WHERE version = 5"):
                 store._query(statement)  # type: ignore[attr-defined]
         assert store.schema_version() == 4
-    with Archive.open(location, clock=clock) as archive:
+    with Archive.init(location, clock=clock) as archive:  # pdi init migrates it
         assert archive.store.schema_version() == SCHEMA_VERSION
         assert archive.day_counts(S) == [DayCount(_d("2026-11-21"), 2), DayCount(_d("2026-11-22"), 1)]
         assert archive.series_counts() == [SeriesCount(S, 3, _d("2026-11-21"), _d("2026-11-22"), "2026-11-22T12:00:00.000000Z")]

@@ -103,7 +103,7 @@ def test_an_older_catalog_keeps_every_row_and_trigger(tmp_path: Path) -> None:
     location = _newest_release(tmp_path / "old")
     with _sqlite(location) as db:
         assert _step(db) < KEYED_STEP - 1 and not _without_rowid(db) & set(KEYED_TABLES)
-    store = open_sqlite(location, create=False, migrate=False)
+    store = open_sqlite(location, create=False, older="keep")
     try:
         store.migrate(KEYED_STEP - 1)  # the steps before 16, as the release's catalog takes them
     finally:
@@ -113,7 +113,7 @@ def test_an_older_catalog_keeps_every_row_and_trigger(tmp_path: Path) -> None:
         before = _contents(db)
         forms = _forms(db)
         assert before["representations"] and before["serial_names"]
-    with Archive.open(str(location)) as archive:
+    with Archive.init(str(location)) as archive:  # pdi init migrates it
         assert archive.store.schema_version() == SCHEMA_VERSION
     with Archive.init(str(tmp_path / "new")):
         pass
@@ -144,7 +144,7 @@ def test_an_older_catalog_whose_keys_did_not_hold_is_migrated_and_verify_reports
         db.execute("INSERT INTO representations (document, version, format, media_type, sha256, size, created_at)"
                    " VALUES (9999, 1, 'text', 'text/plain', ?, 1, '2026-01-01T00:00:00.000000Z')", ("0" * 64,))
         db.commit()
-    with Archive.open(str(location)) as archive:
+    with Archive.init(str(location)) as archive:  # pdi init migrates it
         assert archive.store.schema_version() == SCHEMA_VERSION
         report = archive.verify()
     assert not report.ok
@@ -171,7 +171,7 @@ def test_a_step_that_would_break_keys_is_refused_and_changes_nothing(
     with _sqlite(location) as db:
         step = _step(db)
         contents = {t: sorted(db.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in KEYED_TABLES}
-    store = open_sqlite(location, create=False, migrate=False)
+    store = open_sqlite(location, create=False, older="keep")
     try:
         with pytest.raises(StoreError, match=r"schema step 16 would leave 1 row\(s\) of representations referring to"
                                              r" no row of versions, more than before it; nothing was changed"):

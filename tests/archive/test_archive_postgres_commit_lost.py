@@ -131,7 +131,7 @@ def test_pdi_add_whose_commit_loses_the_connection_exits_8_saying_the_outcome_is
 
 
 def _half_migrated(url: str) -> None:
-    store = open_postgres(url, create=True, migrate=False)
+    store = open_postgres(url, create=True, older="keep")
     try:
         store.migrate(SCHEMA_VERSION - 1)
     finally:
@@ -141,7 +141,7 @@ def _half_migrated(url: str) -> None:
 def test_a_migration_whose_commit_loses_the_connection_says_its_outcome_is_unknown(url: str) -> None:
     _half_migrated(url)
     _at_commit(url, "schema_migrations", LOSE)
-    store = open_postgres(url, create=False, migrate=False)
+    store = open_postgres(url, create=False, older="keep")
     try:
         with pytest.raises(CommitUnknownError) as caught:
             store.migrate()
@@ -155,9 +155,10 @@ def test_a_migration_whose_commit_loses_the_connection_says_its_outcome_is_unkno
     assert "nothing" not in said, said
     assert "terminating connection due to administrator command" in said, said
     _no_longer(url, "schema_migrations")
-    # as the message says: opened again, it is migrated if it was not (here the server had not committed)
+    # as the message says: pdi init again migrates it if it was not (here the server had not committed)
+    assert "run pdi init --archive again, which says its version and migrates it" in said, said
     assert _count(url, "SELECT MAX(version) FROM schema_migrations") == SCHEMA_VERSION - 1
-    reopened = Archive.open(url)
+    reopened = Archive.init(url)
     try:
         assert reopened.store.schema_version() == SCHEMA_VERSION
     finally:
@@ -167,7 +168,7 @@ def test_a_migration_whose_commit_loses_the_connection_says_its_outcome_is_unkno
 def test_a_migration_refused_at_its_commit_says_nothing_of_it_was_applied(url: str) -> None:
     _half_migrated(url)
     _at_commit(url, "schema_migrations", REFUSE)
-    store = open_postgres(url, create=False, migrate=False)
+    store = open_postgres(url, create=False, older="keep")
     try:
         with pytest.raises(StoreError) as caught:
             store.migrate()

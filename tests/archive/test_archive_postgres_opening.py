@@ -27,7 +27,7 @@ from pdi.archive.catalog import opening
 from pdi.archive.catalog.opening import open_store
 from pdi.archive.postgres import CONNECT_SECONDS, POOL_WAIT_SECONDS
 from pdi.archive.store import SCHEMA_VERSION
-from pdi.errors import NotFoundError, StoreError
+from pdi.errors import NotFoundError, OlderSchemaError, StoreError
 from support.pgcluster import TemporaryCluster
 from support.pgcount import CountingRelay
 
@@ -96,23 +96,32 @@ def test_a_newer_catalog_is_refused_at_opening_and_left_as_it_is(pg_cluster: Tem
     Archive.init(url).close()
     pg_cluster.sql(f"INSERT INTO schema_migrations (version, applied_at) VALUES ({SCHEMA_VERSION + 1}, 'later')",
                    "pdi_test_opening_newer")
-    for migrate in (True, False):
+    for older in ("migrate", "refuse", "keep"):
         with pytest.raises(StoreError, match=f"has schema version {SCHEMA_VERSION + 1}, newer than this pdi"):
-            open_store(url, create=False, migrate=migrate)
+            open_store(url, create=False, older=older)
     assert pg_cluster.sql("SELECT max(version) FROM schema_migrations", "pdi_test_opening_newer") == [
         (SCHEMA_VERSION + 1,)]
 
 
-def test_an_older_catalog_is_migrated_at_opening_or_left_when_not_migrating(pg_cluster: TemporaryCluster) -> None:
+def test_an_older_catalog_is_refused_at_opening_kept_for_a_backup_and_migrated_by_init(
+        pg_cluster: TemporaryCluster) -> None:
     url = pg_cluster.create_database("pdi_test_opening_older")
     Archive.init(url).close()
     # as step 20 found it: its index read punctuation as letters (step 20 makes it again)
     pg_cluster.sql(f"DELETE FROM schema_migrations WHERE version = {SCHEMA_VERSION}", "pdi_test_opening_older")
-    kept = open_store(url, create=False, migrate=False)
+    kept = open_store(url, create=False, older="keep")
     try:
         assert kept.schema_version() == SCHEMA_VERSION - 1
     finally:
         kept.close()
+    for opened in (lambda: Archive.open(url), lambda: Archive.init(url, migrate=False)):
+        with pytest.raises(OlderSchemaError, match=f"has schema version {SCHEMA_VERSION - 1}, older than this pdi's"
+                                                   rf" \({SCHEMA_VERSION}\), and only pdi init migrates"):
+            opened()
+    assert pg_cluster.sql("SELECT max(version) FROM schema_migrations", "pdi_test_opening_older") == [
+        (SCHEMA_VERSION - 1,)]
+    with Archive.init(url) as archive:
+        assert archive.schema_version() == SCHEMA_VERSION
     with Archive.open(url) as archive:
         assert archive.schema_version() == SCHEMA_VERSION
 
@@ -149,10 +158,10 @@ def test_the_blob_store_a_catalog_records_is_the_one_opened(
         raise StoreError(f"no object store here: {at}")
 
     monkeypatch.setattr(opening, "_blob_store", blob_store)
-    for migrate in (True, False):
+    for older in ("migrate", "refuse", "keep"):
         with pytest.raises(StoreError, match="no object store here"):
-            open_store(url, create=False, migrate=migrate)
-    assert asked == [recorded, recorded]
+            open_store(url, create=False, older=older)
+    assert asked == [recorded, recorded, recorded]
 
 
 def _connect_timeouts(url: str) -> set[str]:

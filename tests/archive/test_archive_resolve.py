@@ -21,6 +21,7 @@ from pdi.errors import (
     IntegrityError,
     LimitError,
     NotFoundError,
+    OlderSchemaError,
     StoreError,
     UnsupportedError,
 )
@@ -309,12 +310,19 @@ def _store(location: str, create: bool) -> SQLiteStore | PostgresStore:
     return SQLiteStore(location, create=create)
 
 
-def test_schema_is_migrated_forward(location: str, clock: Clock) -> None:
+def test_schema_is_migrated_forward_by_init_alone(location: str, clock: Clock) -> None:
     old = _store(location, True)
     assert old.migrate(1) == 1
     assert old.schema_version() == 1
     old.close()
-    with Archive.open(location, clock=clock) as archive:
+    # opening refuses it, before anything is written: only pdi init (Archive.init) migrates
+    for opened in (lambda: Archive.open(location, clock=clock), lambda: Archive.init(location, migrate=False)):
+        with pytest.raises(OlderSchemaError, match=rf"has schema version 1, older than this pdi's \({SCHEMA_VERSION}\)"):
+            opened()
+    again = _store(location, False)
+    assert again.schema_version() == 1
+    again.close()
+    with Archive.init(location, clock=clock) as archive:
         assert archive.store.schema_version() == SCHEMA_VERSION == 21
         archive.add_series(S)
         pdi = archive.add(S, PNG + b"after migration", format="png")

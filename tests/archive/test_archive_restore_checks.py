@@ -233,7 +233,7 @@ def test_the_triggers_of_a_catalog_migrated_from_its_first_version_are_pdis_own(
         assert old.migrate(1) == 1
     finally:
         old.close()
-    with Archive.open(str(tmp_path / "archive")) as archive:
+    with Archive.init(str(tmp_path / "archive")) as archive:  # pdi init migrates it
         archive.add_series(S)
         archive.deposit(S, [Content(os.urandom(100_000), "octet-stream")])
     backup(str(tmp_path / "archive"), tmp_path / "b")

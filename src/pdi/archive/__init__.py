@@ -64,7 +64,7 @@ from pdi.archive.results import (
     SearchResults,
 )
 from pdi.archive.statements import Statements
-from pdi.archive.store import AssertionRecord, AuditRecord, SeriesRecord
+from pdi.archive.store import AssertionRecord, AuditRecord, OlderSchema, SeriesRecord
 from pdi.identifier import PDI
 
 if TYPE_CHECKING:
@@ -119,12 +119,14 @@ def resolve_location(location: str | os.PathLike[str] | None) -> str:
 
 
 def _open_store(
-    location: str, *, create: bool, blobs: str | None = None, connections: int = 0, read_url: str | None = None,
+    location: str, *, create: bool, older: OlderSchema, blobs: str | None = None, connections: int = 0,
+    read_url: str | None = None,
 ) -> SQLStore:
-    """The catalog at ``location`` holding the blob store it records (``blobs``: the one to record at init)."""
+    """The catalog at ``location`` holding the blob store it records (``blobs``: the one to record at init), an
+    older schema migrated or refused as ``older`` says."""
     from pdi.archive.catalog.opening import open_store
 
-    return open_store(location, create=create, blobs=blobs, connections=connections, read_url=read_url)
+    return open_store(location, create=create, blobs=blobs, connections=connections, older=older, read_url=read_url)
 
 
 class Archive(Deposits, Statements, Listing, Manifests, Mirroring, Browsing, Curation, Checks, Closing):
@@ -143,8 +145,12 @@ class Archive(Deposits, Statements, Listing, Manifests, Mirroring, Browsing, Cur
         *,
         clock: Callable[[], datetime.datetime] = utc_now,
         blobs: str | None = None,
+        migrate: bool = True,
     ) -> Archive:
-        """Create an archive (or open and migrate an existing one) at ``location``.
+        """Create an archive (or open and migrate an existing one) at ``location``: what ``pdi init`` does, and
+        the only opening that migrates an archive whose schema is older than this pdi's (all steps or none, in one
+        transaction; back it up first, :func:`pdi.archive.backup.backup`). ``migrate=False`` makes one where there
+        is none but refuses an older one, as :meth:`open` does (``pdi init --no-migrate``).
 
         ``blobs`` (``s3://bucket/prefix``) keeps the blobs in an S3-compatible
         store instead of beside the catalog; it is recorded in the catalog, so
@@ -152,7 +158,8 @@ class Archive(Deposits, Statements, Listing, Manifests, Mirroring, Browsing, Cur
         environment (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``,
         ``AWS_SECRET_ACCESS_KEY``), never from the catalog.
         """
-        return cls(_open_store(resolve_location(location), create=True, blobs=blobs), clock=clock)
+        older: OlderSchema = "migrate" if migrate else "refuse"
+        return cls(_open_store(resolve_location(location), create=True, older=older, blobs=blobs), clock=clock)
 
     @classmethod
     def open(
@@ -165,13 +172,22 @@ class Archive(Deposits, Statements, Listing, Manifests, Mirroring, Browsing, Cur
     ) -> Archive:
         """Open an existing archive; :class:`NotFoundError` when there is none.
 
+        An archive whose schema is older than this pdi's is refused, before
+        anything of it is changed (:class:`~pdi.errors.OlderSchemaError`, a
+        :class:`~pdi.errors.StoreError`): opening never migrates, as every
+        ``pdi`` command but ``pdi init`` never does, so that a program, a
+        resolver restarted after an upgrade or a look at a restored rollback
+        leaves the catalog as the older pdi wrote it. :meth:`init` migrates it.
+        One newer than this pdi is refused too.
+
         ``connections`` is how many catalog connections a PostgreSQL archive
         keeps at most, in a pool (0: :data:`pdi.archive.catalog.base.DEFAULT_CONNECTIONS`);
         each thread's transaction takes one, and waits while all are taken.
         ``read_url`` names a streaming replica of a PostgreSQL archive: reads go
         there, writes to ``location`` (:mod:`pdi.archive.postgres`).
         """
-        store = _open_store(resolve_location(location), create=False, connections=connections, read_url=read_url)
+        store = _open_store(resolve_location(location), create=False, older="refuse", connections=connections,
+                            read_url=read_url)
         return cls(store, clock=clock)
 
     @property
@@ -180,7 +196,7 @@ class Archive(Deposits, Statements, Listing, Manifests, Mirroring, Browsing, Cur
         return self.store.location
 
     def schema_version(self) -> int:
-        """The version of the catalog's schema (what ``pdi init`` migrated it to)."""
+        """The version of the catalog's schema (what ``pdi init`` made or migrated it to)."""
         return self.store.schema_version()
 
     def close(self) -> None:

@@ -236,7 +236,7 @@ def backup(location: str, dest: str | os.PathLike[str], *, copy: bool = False,
     started_at = now()
     store = "postgres" if is_postgres_url(location) else "sqlite"
     # as it is: a backup taken by a newer pdi before it migrates the archive is what the older one can open
-    catalog = open_store(location, create=False, migrate=False)  # NotFoundError when there is no archive
+    catalog = open_store(location, create=False, older="keep")  # NotFoundError when there is no archive
     try:
         if store == "sqlite" and within_folder(target, Path(location)):
             raise ImmutabilityError(
@@ -258,7 +258,7 @@ def schema_version_at(location: str) -> int | None:
     from pdi.archive.catalog.opening import open_store
 
     try:
-        catalog = open_store(location, create=False, migrate=False)
+        catalog = open_store(location, create=False, older="keep")
     except NotFoundError:
         return None
     try:

@@ -406,7 +406,7 @@ def _restore_postgres(src: Path, url: str, schema: str | None, started_at: str,
     copier = BlobCopier(src, link=False)
     from pdi.archive.catalog.opening import open_store
 
-    catalog = open_store(url, create=False, migrate=False)  # the backup's schema, as the SQLite restore keeps it
+    catalog = open_store(url, create=False, older="keep")  # the backup's schema, as the SQLite restore keeps it
     try:
         if blobs is not None:
             catalog.move_blob_store(blobs)

@@ -43,6 +43,7 @@ from pdi.archive.store import (
     SCHEMA_VERSION,
     CatalogProblem,
     DocumentKey,
+    OlderSchema,
     PublicVersion,
     RepresentationRecord,
     SmallPublic,
@@ -781,14 +782,13 @@ def _embargoed(document: object, version: object, now: Callable[[], str]) -> boo
 
 
 def open_sqlite(
-    directory: str | os.PathLike[str], *, create: bool, blobs: BlobStore | None = None, migrate: bool = True,
-    elsewhere: bool = False,
+    directory: str | os.PathLike[str], *, create: bool, blobs: BlobStore | None = None,
+    older: OlderSchema = "refuse", elsewhere: bool = False,
 ) -> SQLiteStore:
-    """Open (or with ``create`` make) an archive directory and migrate its schema forward.
-
-    ``migrate=False``: leave an older schema as it is (a backup copies the archive as it was), but still
-    refuse one newer than this pdi knows. A backup's directory (:data:`BACKUP_MARKER`) is no archive: opened as
-    one it would be migrated or written to, and a rollback's backup would no longer be one.
+    """Open (or with ``create`` make) an archive directory, its schema as ``older`` says
+    (:data:`~pdi.archive.store.OlderSchema`: an older one refused unless it says to migrate or keep it; a newer
+    one refused). A backup's directory (:data:`BACKUP_MARKER`) is no archive: opened as one it would be migrated
+    or written to, and a rollback's backup would no longer be one.
     """
     if os.path.exists(os.path.join(directory, BACKUP_MARKER)):
         raise NotFoundError(
@@ -797,10 +797,7 @@ def open_sqlite(
             " backup would be migrated or changed)")
     store = SQLiteStore(directory, create=create, blobs=blobs, elsewhere=elsewhere)
     try:
-        if migrate:
-            store.migrate()
-        else:
-            store.refuse_newer_schema()
+        store.open_schema(older, create=create)
     except PDIError:
         store.close()
         raise

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 # The blob seam's own types, named here too for the catalog's callers (re-exported).
 from pdi.archive.blobs.seam import BlobObserver as BlobObserver
@@ -40,8 +40,17 @@ if TYPE_CHECKING:
 else:
     from pdi._later import dataclass
 
-#: The schema version this code writes. Older catalogs are migrated forward on open.
+#: The schema version this code writes. An older catalog is migrated forward by ``pdi init`` alone
+#: (:data:`OlderSchema`); a newer one is refused.
 SCHEMA_VERSION = 21
+
+#: What opening a catalog whose schema is older than :data:`SCHEMA_VERSION` does with it: ``"migrate"`` it
+#: forward (``pdi init``, :meth:`pdi.archive.Archive.init`), ``"refuse"`` it before anything is changed
+#: (:class:`~pdi.errors.OlderSchemaError`: every other command, the resolver,
+#: :meth:`pdi.archive.Archive.open`), or ``"keep"`` it as it is (a backup and a restore copy it, fit only for
+#: reading what every released schema has). A new catalog (no schema yet) is made whatever this says, where
+#: making one is asked for; a newer one is refused whatever this says.
+OlderSchema = Literal["migrate", "refuse", "keep"]
 
 #: How a representation's octets are kept: ``exact`` (as deposited, the
 #: default since schema 4) or ``canonical`` (a text deposited before then,

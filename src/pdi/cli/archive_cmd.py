@@ -81,20 +81,28 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
               help="Before migrating an existing archive, back it up into DEST as pdi backup DEST does (an empty"
                    " or new directory, or a backup of this archive); a failed backup migrates nothing. An archive"
                    " already at this pdi's schema version is not backed up.")
+@click.option("--no-migrate", "no_migrate", is_flag=True,
+              help="Make the archive if there is none, but migrate no existing one: an older one is refused"
+                   " (exit 8), as every other command refuses it (what the systemd unit runs before pdi serve).")
 @archive_option
-def init_cmd(location: str | None, blobs: str | None, backup_dest: str | None, archive: str) -> None:
+def init_cmd(location: str | None, blobs: str | None, backup_dest: str | None, no_migrate: bool,
+             archive: str) -> None:
     """Create an archive at DIR or in a postgresql:// database (default: --archive).
 
     Its blobs live beside the catalog (files, or rows of the database) unless
     --blobs names an S3-compatible store; the choice is recorded in the
     catalog and later commands find it there. Running it again on an
-    existing archive only migrates its schema forward (any command that
-    opens it would): after installing a newer pdi, run it once, with
-    --backup DEST to keep the archive as the older pdi left it
-    (pdi docs how-to/upgrade). A catalog newer than this pdi knows is refused
-    (exit 8); --blobs naming another store than the archive was made with
-    is refused (exit 5), naming both and what to do.
+    existing archive only migrates its schema forward, and no other command
+    does: each of them refuses an archive older than this pdi (exit 8). After
+    installing a newer pdi, stop every older pdi that uses the archive and
+    run this once, with --backup DEST to keep the archive as the older pdi
+    left it (pdi docs how-to/upgrade). A catalog newer than this pdi knows is
+    refused (exit 8); --blobs naming another store than the archive was made
+    with is refused (exit 5), naming both and what to do.
     """
+    if no_migrate and backup_dest is not None:
+        raise click.UsageError("--backup backs an archive up before migrating it, and --no-migrate migrates none:"
+                               " give one of them")
     where = location or resolve_location(archive)
     if backup_dest is not None:
         from pdi.archive.backup import backup, schema_version_at
@@ -107,7 +115,7 @@ def init_cmd(location: str | None, blobs: str | None, backup_dest: str | None, a
         else:  # nothing to migrate (or no archive yet): said, so that DEST is not looked for in vain
             why = "there is no archive yet" if found is None else f"it is at schema version {found} already"
             click.echo(f"not backed up to {backup_dest}: {why}, nothing to migrate (pdi backup makes one)", err=True)
-    with Archive.init(where, blobs=blobs) as opened:
+    with Archive.init(where, blobs=blobs, migrate=not no_migrate) as opened:
         click.echo(
             f"archive at {opened.location} (schema version {opened.schema_version()})"
         )

@@ -103,10 +103,10 @@ def restore_cmd(source: str, to: str | None, copy: bool, blobs: str | None) -> N
                      " (each would delete what the other deposited since), or restore with --blobs into a"
                      " bucket of its own")
     schema = done.schema_version  # restored as the backup held it
-    if schema is not None and schema < SCHEMA_VERSION:  # a rollback: this pdi would migrate it at its first use
+    if schema is not None and schema < SCHEMA_VERSION:  # a rollback: this pdi's commands refuse it, but pdi init
         click.echo(f"{restored}; its catalog is at schema version {schema}, older than this pdi's {SCHEMA_VERSION}:"
-                   " check it with the release that wrote it (pdi verify of this pdi, as any of its commands,"
-                   f" would migrate it first), or run pdi init --archive {shlex.quote(where)} to migrate it here")
+                   " check it with the release that wrote it (every command of this pdi but pdi init refuses it,"
+                   f" exit 8), or run pdi init --archive {shlex.quote(where)} to migrate it here")
     else:  # a command to copy into a shell: a postgresql:// URL's ? and & quoted
         click.echo(f"{restored}; now run: pdi verify --archive {shlex.quote(where)}")
 

@@ -130,7 +130,8 @@ port already in use), 2 bad command-line usage (also: pdi get refusing
 to write binary content to a terminal), 3 integrity check failed
 (also named as: stored octets damaged, citation does not match, format
 check failed, charset check failed), 4 not found, 5 immutability conflict, 6 unsupported, 7 limit exceeded,
-8 storage error, 9 a fragment lies wholly past the end of its document
+8 storage error (also: an archive whose schema is older than this pdi's,
+which every command but pdi init refuses; pdi init migrates it), 9 a fragment lies wholly past the end of its document
 (pdi get: a warning; nothing is selected), 10 forbidden (a token's
 role or series does not cover it), 11 gone (a withdrawn name resolves to
 its tombstone; an annotation deleted), 12 passage orphaned in the version

@@ -20,6 +20,7 @@ from pdi.errors import ImmutabilityError, UnsupportedError
 if TYPE_CHECKING:
     from pdi.archive.blobs.seam import BlobStore
     from pdi.archive.catalog import SQLStore
+    from pdi.archive.store import OlderSchema
 
 
 
@@ -29,14 +30,16 @@ def is_postgres_url(location: str) -> bool:
 
 
 def open_store(
-    location: str, *, create: bool, blobs: str | None = None, connections: int = 0, migrate: bool = True,
+    location: str, *, create: bool, blobs: str | None = None, connections: int = 0, older: OlderSchema = "refuse",
     read_url: str | None = None,
 ) -> SQLStore:
     """The catalog at ``location`` holding the blob store it records (``blobs``: the one to record at init).
 
-    ``connections`` sizes a PostgreSQL catalog's pool (0: the default). ``migrate=False`` leaves an older
-    schema as it is (what a backup and a restore do: they copy an archive, they do not upgrade it); such a
-    catalog is fit only for reading what every released schema has (its blobs and where they are).
+    ``connections`` sizes a PostgreSQL catalog's pool (0: the default). ``older`` says what is done with a
+    catalog older than this pdi's schema (:data:`~pdi.archive.store.OlderSchema`): refused (the default, before
+    anything is written), migrated (``pdi init`` alone), or kept as it is (what a backup and a restore do: they
+    copy an archive, they do not upgrade it; such a catalog is fit only for reading what every released schema
+    has, its blobs and where they are).
     ``read_url`` names a streaming replica of a PostgreSQL catalog that its reads go to (:mod:`pdi.archive.postgres`).
     """
     if read_url is not None and not (is_postgres_url(location) and is_postgres_url(read_url)):
@@ -50,7 +53,7 @@ def open_store(
     if is_postgres_url(location):
         from pdi.archive.postgres import open_postgres
 
-        catalog: SQLStore = open_postgres(location, create=create, connections=connections, migrate=migrate,
+        catalog: SQLStore = open_postgres(location, create=create, connections=connections, older=older,
                                           read_url=read_url)
     else:
         from pdi.archive.sqlite import CATALOG, open_sqlite
@@ -60,15 +63,16 @@ def open_store(
             # that does not answer leaves no catalog recording none (which would be a file archive without blobs/)
             _check_blob_store(blobs)
             checked = True
-        catalog = open_sqlite(location, create=create, migrate=migrate, elsewhere=blobs is not None)
+        catalog = open_sqlite(location, create=create, older=older, elsewhere=blobs is not None)
     try:
         recorded, waiting = catalog.opening_reads()
         if blobs is not None:
             recorded = _choose_blob_store(catalog, recorded, blobs, checked=checked)
         if recorded is not None:
             catalog.hold(_blob_store(recorded))
-        # the messages deposited before the thread index (schema 10) are read once it can read their blobs
-        if migrate and waiting:
+        # the messages deposited before the thread index (schema 10) are read once it can read their blobs (by
+        # the opening that migrated it, or the next if that one stopped first: the catalog is at this schema)
+        if older != "keep" and waiting:
             catalog.fill_message_heads()
     except BaseException:
         catalog.close()

@@ -1,12 +1,14 @@
 """Schema and migrations: the tables every catalog has, and the blob store it records.
 
 Version *n* of :func:`migrations` takes a catalog from *n-1* to *n*; a
-catalog is migrated forward when it is opened, never back.
+catalog is migrated forward when ``pdi init`` opens it, never back, and
+refused by any other opening (:meth:`SchemaPart.open_schema`).
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -17,8 +19,15 @@ from pdi.archive.catalog.base import (
 from pdi.archive.store import (
     SCHEMA_VERSION,
     AuditRecord,
+    OlderSchema,
 )
-from pdi.errors import CommitUnknownError, ImmutabilityError, StoreError
+from pdi.errors import (
+    CommitUnknownError,
+    ImmutabilityError,
+    NotFoundError,
+    OlderSchemaError,
+    StoreError,
+)
 
 if TYPE_CHECKING:
     from pdi.passages.fulltext import Passage
@@ -602,6 +611,32 @@ class SchemaPart(CatalogBase):
             raise self._too_new(current)
         return current
 
+    def open_schema(self, older: OlderSchema, *, create: bool) -> int:
+        """The schema version as an opening leaves it, ``older`` saying what it does with an older catalog
+        (:data:`~pdi.archive.store.OlderSchema`): migrated, refused (:class:`OlderSchemaError`, before anything is
+        written) or kept. A catalog with no schema yet is made with ``create``; without it, ``"refuse"`` refuses
+        it as no archive (:class:`NotFoundError`). A newer one is refused whatever ``older`` says."""
+        if older == "migrate":
+            return self.migrate()
+        current = self.refuse_newer_schema()
+        if older == "keep" or current == SCHEMA_VERSION:
+            return current
+        if current == 0:
+            if create:
+                return self.migrate()
+            raise NotFoundError(f"no archive at {self.location} (its catalog has no pdi tables): name the archive"
+                                " (--archive, or PDI_ARCHIVE), or make one there with pdi init")
+        raise self._too_old(current)
+
+    def _too_old(self, current: int) -> OlderSchemaError:
+        where = shlex.quote(self.location)
+        return OlderSchemaError(
+            f"the archive at {self.location} has schema version {current}, older than this pdi's"
+            f" ({SCHEMA_VERSION}), and only pdi init migrates an archive: back it up and migrate it with"
+            f" pdi init --archive {where} --backup DEST (pdi docs how-to/upgrade), once every older pdi that"
+            " uses it is stopped; until then, use it with the pdi release that wrote it"
+        )
+
     def migrate(self, target: int = SCHEMA_VERSION) -> int:
         """Apply missing migrations up to ``target``; returns the schema version now.
 
@@ -647,8 +682,8 @@ class SchemaPart(CatalogBase):
                 f"migrating the archive at {self.location} from schema version {first} to {target}: the connection"
                 f" to the database server was lost as its transaction was committed, so whether it was applied is"
                 f" unknown (the archive is at schema version {first} or {target}: every step or none)",
-                look=f"open it again (pdi init --archive, pdi verify), which says its version and migrates it if it"
-                     f" is still at {first} ({' '.join(str(exc.__cause__ or exc).split())})",
+                look=f"run pdi init --archive again, which says its version and migrates it if it is still at"
+                     f" {first} ({' '.join(str(exc.__cause__ or exc).split())})",
             ) from exc
         except StoreError as exc:
             if first is None or first >= target:

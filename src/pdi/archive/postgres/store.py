@@ -30,7 +30,7 @@ from pdi.archive.catalog.listing import (
 from pdi.archive.postgres.deposits import _REMOVAL_LOCK, PostgresDeposits
 from pdi.archive.postgres.search import PostgresSearch
 from pdi.archive.postgres.transactions import BEGIN_SNAPSHOT, POOL_WAIT_SECONDS, _batch
-from pdi.archive.store import SCHEMA_VERSION
+from pdi.archive.store import SCHEMA_VERSION, OlderSchema
 from pdi.errors import NotFoundError, PDIError, StoreError
 
 #: Opening a catalog at this pdi's schema, in one statement: its version, the blob store it records, and whether
@@ -259,13 +259,14 @@ class PostgresStore(PostgresSearch, PostgresDeposits):
 
 
 def open_postgres(
-    url: str, *, create: bool, connections: int = 0, blobs: BlobStore | None = None, migrate: bool = True,
+    url: str, *, create: bool, connections: int = 0, blobs: BlobStore | None = None, older: OlderSchema = "refuse",
     read_url: str | None = None,
 ) -> PostgresStore:
-    """Connect to an archive database (with ``create``, make its tables) and migrate forward.
+    """Connect to an archive database (with ``create``, make its tables), its schema as ``older`` says
+    (:data:`~pdi.archive.store.OlderSchema`: an older one refused unless it says to migrate or keep it; a newer
+    one refused).
 
     ``connections`` sizes the pool of catalog connections (0: :data:`DEFAULT_CONNECTIONS`).
-    ``migrate=False``: leave an older schema as it is, but still refuse one newer than this pdi knows.
     ``read_url`` names a streaming replica of it that reads go to (see the module's docstring).
     """
     store = PostgresStore(url, connections=connections or DEFAULT_CONNECTIONS, blobs=blobs, read_url=read_url)
@@ -277,10 +278,7 @@ def open_postgres(
                 f"no archive in {store.location} (no pdi tables): name the archive (--archive, or PDI_ARCHIVE), or make"
                 " one there with pdi init"
             )
-        if migrate:
-            store.migrate()
-        else:
-            store.refuse_newer_schema()
+        store.open_schema(older, create=create)
     except PDIError:
         store.close()
         raise
