@@ -217,6 +217,16 @@ def test_the_upgrade_pages_lines_print_what_it_shows(tmp_path: Path, monkeypatch
         return text.replace("/var/lib/", f"{tmp_path}/var/lib/").replace("/backup/", f"{tmp_path}/backup/")
 
     runner = CliRunner()
+    # before pdi init, what the page and its reference show any other command saying: refused, the catalog unchanged
+    catalog = tmp_path / "var/lib/pdi/archive/catalog.sqlite"
+    octets = catalog.read_bytes()
+    refused = runner.invoke(cli, ["ls", "--archive", here("/var/lib/pdi/archive")])
+    assert refused.exit_code == 8 and refused.stdout == "", refused.output
+    for page in (HOWTO / "upgrade.md", HOWTO.parent / "reference" / "upgrade.md"):
+        shown = [block for block in re.findall(r"^```text\n(.*?)^```", page.read_text("utf-8"), re.MULTILINE | re.DOTALL)
+                 if block.startswith("pdi: storage error: ") and "older than this pdi's" in block]
+        assert [here(block) for block in shown] == [refused.stderr], page
+    assert catalog.read_bytes() == octets
     pairs = _pairs("upgrade.md")
     assert len(pairs) == 4, pairs
     for lines, shown in pairs:
