@@ -94,7 +94,7 @@ def init_cmd(location: str | None, blobs: str | None, backup_dest: str | None, n
     catalog and later commands find it there. Running it again on an
     existing archive only migrates its schema forward, and no other command
     does: each of them refuses an archive older than this pdi (exit 8). After
-    installing a newer pdi, stop every older pdi that uses the archive and
+    installing a newer pdi, stop every older release that uses the archive and
     run this once, with --backup DEST to keep the archive as the older pdi
     left it (pdi docs how-to/upgrade). A catalog newer than this pdi knows is
     refused (exit 8); --blobs naming another store than the archive was made
