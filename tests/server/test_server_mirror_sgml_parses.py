@@ -22,6 +22,7 @@ from test_server_mirrors import mirror, pdi, serving
 from pdi.archive import Archive, Content
 from pdi.archive.sgml_dtds import SGML_ENV
 from pdi.fragments.markup import sgml
+from pdi.identifier import PDI
 from support.pgcluster import TemporaryCluster
 from support.sgml_filing import FILING, FILING_DTD, PUBLIC, WITH_DTD, WITHOUT_DTD, check_by_hand
 
@@ -41,7 +42,9 @@ def _elt(base: str, name: str) -> httpx.Response:
     return httpx.get(f"{base}/uri-res/N2R?{name}%23elt=3,3", timeout=30)
 
 
-def test_a_mirror_answers_the_origins_passages_of_sgml_or_refuses_them_never_others(tmp_path: Path) -> None:
+def _origin(tmp_path: Path) -> tuple[Path, PDI]:
+    """A, the origin (a SQLite archive with a signing key): the filing deposited with its DTD in A's SGML folder
+    (onsgmls's reading of it checked by hand first)."""
     check_by_hand(tmp_path)
     a = tmp_path / "a"
     with Archive.init(a) as archive:
@@ -50,6 +53,11 @@ def test_a_mirror_answers_the_origins_passages_of_sgml_or_refuses_them_never_oth
     with Archive.open(a) as archive:
         (name,) = archive.deposit(S, [Content(FILING.encode(), "sgml")])
     assert pdi("keys", "init", "--archive", str(a))[0] == 0
+    return a, name
+
+
+def test_a_mirror_answers_the_origins_passages_of_sgml_or_refuses_them_never_others(tmp_path: Path) -> None:
+    a, name = _origin(tmp_path)
     b = mirror(tmp_path, "b")  # its SGML folder empty
     with serving(a) as a_url:
         assert _elt(a_url, str(name)).content == WITH_DTD
@@ -154,14 +162,7 @@ def test_a_mirror_never_keeps_a_parse_that_is_not_its_origins(tmp_path: Path) ->
     with whatever DTDs the mirror has, and answer ``#elt=`` otherwise than the origin); and a sync that finds a
     kept parse that is not the origin's (by its SHA-256, which the origin signs) takes it away, or puts the
     origin's in its place once the mirror can make it."""
-    check_by_hand(tmp_path)
-    a = tmp_path / "a"
-    with Archive.init(a) as archive:
-        archive.add_series(S)
-    _add_dtd(tmp_path, a)
-    with Archive.open(a) as archive:
-        (name,) = archive.deposit(S, [Content(FILING.encode(), "sgml")])
-    assert pdi("keys", "init", "--archive", str(a))[0] == 0
+    a, name = _origin(tmp_path)
     b = mirror(tmp_path, "b")
     other = _kept_parse(tmp_path / "other")
 
