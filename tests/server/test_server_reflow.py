@@ -112,18 +112,26 @@ def test_a_catalogue_table_on_a_phone_breaks_no_short_word(served: Served, page:
     assert widths == [390, 390], widths
 
 
-#: The widths of the month columns of a series' table of years, in CSS px, and of the root's font size (1 rem).
-MONTHS = """[[...document.querySelectorAll('#years thead th')].slice(1, 13).map((th) => th.getBoundingClientRect().width),
-  parseFloat(getComputedStyle(document.documentElement).fontSize)]"""
+#: A series' table of years, its first year's card scrolled into view: each month's cell's [left, right, top], the
+#: top of its total's, and the window's width.
+MONTHS = """(() => { const year = document.querySelector('#years tbody tr'); year.scrollIntoView({block: 'start'});
+  const box = (e) => e.getBoundingClientRect(), cells = [...year.querySelectorAll('td')];
+  return [cells.slice(0, 12).map((td) => [box(td).left, box(td).right, Math.round(box(td).top)]),
+          Math.round(box(cells[12]).top), innerWidth]; })()"""
 
 
-def test_a_series_months_are_narrow_columns_on_a_phone(served: Served) -> None:
-    # 375 px: a month's cell holds a count of a few digits or a dot for none, as narrow as its heading ("Sep"); the
-    # 7 rem kept for a catalogue's text cells (a key, a title) made each empty month 112 px wide, the year's twelve
-    # months a scroll of four screens to reach its total
-    months, rem = _evaluated(served.url + "/series/library.example.us", 375, MONTHS, "reflow-series-375.png")
-    assert len(months) == 12
-    assert max(months) <= 4 * rem, months
+@pytest.mark.parametrize(("width", "lines"), [(375, 3), (320, 4)])
+def test_a_series_months_stand_side_by_side_in_a_years_card_on_a_phone(served: Served, width: int, lines: int) -> None:
+    # a year's card on a phone: its twelve months, each a count or a dot under its name, four to a line (three at
+    # 320 px), then its total; not a line each (a screen and a half a year), nor the table of fourteen columns
+    # that scrolled four screens in its box to reach its total when each empty month was 112 px wide
+    months, total, window = _evaluated(served.url + "/series/library.example.us", width, MONTHS,
+                                       f"reflow-series-{width}.png")
+    assert window == width
+    tops = sorted({top for _, _, top in months})
+    assert len(tops) == lines, months
+    assert all(left >= 0 and right <= width for left, right, _ in months), months
+    assert total > tops[-1], (total, months)  # the total under the months
 
 
 #: The runs of letters and digits of a capture's URL in the page's heading that a line break cuts in two.
@@ -208,15 +216,18 @@ def _edges(pipe: Pipe, session: str, box: dict[str, Any]) -> tuple[bool, bool]:
 
 
 def test_a_catalogue_table_wider_than_a_phone_shows_there_is_more_to_either_side(served: Served) -> None:
-    # 390 px: a document's table of formats (seven columns, SHA-256s among them) scrolls in its own box (a phone
-    # shows no scroll bar until it is touched); its edge fades where there is more to scroll to (right at first,
-    # both in the middle, left at the end), without scripts, and a table that fits (1100 px) is drawn whole,
-    # unfaded. (A day's table, which this was shown on, is cards on a phone: test_server_reader_phone_tables.)
+    # 390 px: a catalogue table not drawn as cards (every one the reader's pages show is cards on a phone:
+    # test_server_reader_phone_every_table; here a document's table of formats, seven columns with SHA-256s among
+    # them, its class "cards" taken off) scrolls in its own box (a phone shows no scroll bar until it is touched)
+    # rather than widen the page; its edge fades where there is more to scroll to (right at first, both in the
+    # middle, left at the end), without scripts, and a table that fits (1100 px) is drawn whole, unfaded
     seen: dict[tuple[int, str], tuple[bool, bool, bool]] = {}
     with devtools() as pipe:
         session = open_page(pipe, served.url + "/view?pdi=" + urllib.parse.quote(served.versioned, safe=""))
         deadline = time.monotonic() + 30
         pipe.call("Emulation.setScriptExecutionDisabled", {"value": True}, session, deadline)
+        pipe.call("Runtime.evaluate", {"expression": "document.getElementById('formats').classList.remove('cards')"},
+                  session, deadline)
         for width in (390, 1100):
             pipe.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": 844, "deviceScaleFactor": 1,
                                                               "mobile": width < 600}, session, deadline)
@@ -270,11 +281,10 @@ CAPTION = """((table) => { const c = document.querySelector(table + ' caption').
 def test_a_long_caption_of_a_table_wider_than_a_phone_stays_in_sight(
     served: Served, media: tuple[str, dict[str, str]], page: str
 ) -> None:
-    # 390 px: a series' table of years scrolls in its box, its last 3 rem faded to say there is more; its caption
-    # ("Documents by year and month") is not as wide as the table, its end out of sight and faded (as the
-    # tombstone's, "What was here, as the catalog recorded it", was when its table scrolled: it is cards now, its
-    # caption within the page's margin)
-    table, margin = {"series": ("#years", 3), "tombstone": ("#withdrawn", 0.75)}[page]
+    # 390 px: a table's caption ("Documents by year and month", "What was here, as the catalog recorded it") was as
+    # wide as its table, which scrolled in its box, the caption's end out of sight and faded; the table is cards
+    # now, its caption within the page's margin (0.75 rem)
+    table, margin = {"series": ("#years", 0.75), "tombstone": ("#withdrawn", 0.75)}[page]
     right, window, rem = _evaluated(page_url(served, media, page), 390, f"{CAPTION}('{table}')",
                                     f"reflow-{page}-caption.png")
     assert right <= window - margin * rem, (right, window, rem)

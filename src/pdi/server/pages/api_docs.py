@@ -228,12 +228,13 @@ def render_docs(document: dict[str, Any]) -> str:
     for path, methods in document["paths"].items():
         for method, op in methods.items():
             params = "".join(
-                f"<tr><td><code>{esc(p['name'])}</code></td><td>{esc(p['in'])}</td>"
-                f"<td>{'yes' if p['required'] else ''}</td><td>{esc(p['description'])}</td></tr>"
+                f"""<tr><td data-label="parameter"><code>{esc(p['name'])}</code></td><td data-label="in">{esc(p['in'])}</td>"""
+                f"""<td data-label="required">{'yes' if p['required'] else 'no'}</td>"""
+                f"""<td data-label="what">{esc(p['description'])}</td></tr>"""
                 for p in op["parameters"]
             )
-            table = (
-                '<table><thead><tr><th scope="col">parameter</th><th scope="col">in</th>'
+            table = (  # cards on a phone, as the catalogue's tables are (layout.STYLE)
+                '<table class="cards"><thead><tr><th scope="col">parameter</th><th scope="col">in</th>'
                 f'<th scope="col">required</th><th scope="col">what</th></tr></thead><tbody>{params}</tbody></table>'
                 if params else ""
             )

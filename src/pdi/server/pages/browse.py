@@ -83,9 +83,18 @@ table.catalogue{min-width:50%;margin:0.5rem 0 1.2rem}
 /* a subject in About: a name, then its fragment, each whole (the column as wide as the longer), a break between */
 #statements td.about code{overflow-wrap:normal;word-break:normal}
 #formats span.charset{white-space:nowrap}
-/* a series' name wraps only before a dot; a table of names too long for the window scrolls in its own box */
+/* a series' name wraps only before a dot; a table of names too long for the window scrolls in its own box, but on
+ a phone, where the table is cards (no box to scroll), a label longer than its line (national-archives-and-records)
+ wraps in itself: an inline block, which a link's underline does not reach into unless drawn there */
 code.series span.label{white-space:nowrap}
-table#series{display:block;max-width:100%;overflow-x:auto}
+@media (min-width:40rem){table#series{display:block;max-width:100%;overflow-x:auto}}
+@media (max-width:40rem){table.cards code.series span.label{display:inline-block;max-width:100%;white-space:normal}
+ table.cards a code.series span.label{text-decoration:underline}
+ /* a year's card: its months side by side, three or four to a line (a quarter, a season), its total under them */
+ #years.cards tr{display:grid;grid-template-columns:repeat(auto-fill,minmax(max(4.5rem,22%),1fr));column-gap:0.5rem}
+ #years.cards :is(th,td:last-child){grid-column:1/-1}
+ /* a name in About longer than a card's line (a capture's, its id a URL) breaks where it must */
+ #statements.cards td.about code{overflow-wrap:break-word}}
 td.empty{color:#6b6b6b;text-align:center} .untitled{color:#6b6b6b;font-style:italic}
 .months{display:grid;grid-template-columns:repeat(auto-fill,minmax(15.5rem,1fr));gap:1rem}
 table.month{width:100%;font-size:0.9rem} section.one{max-width:30rem} table.month td,table.month th{text-align:center;padding:0.2rem}
@@ -167,7 +176,8 @@ def _series_name(name: str) -> str:
     """A series' name in a table of series: on one line when it is short (at most :data:`SERIES_ON_ONE_LINE`
     characters); else wrapping only before a dot, each label (``national-archives``) whole, not cut at a hyphen
     or anywhere else (a label longer than :data:`LABEL_WHOLE` excepted). A table of names too long for the
-    window scrolls in its own box (``table#series``), as every catalogue table does on a phone."""
+    window scrolls in its own box (``table#series``); on a phone, where the table is cards, a label longer than a
+    card's line wraps in itself (``STYLE``)."""
     if len(name) <= SERIES_ON_ONE_LINE:
         return f'<code class="series"><span class="label">{esc(name)}</span></code>'
     labels = [("." if i else "") + esc(label) if len(label) > LABEL_WHOLE  # its dot kept with it: no break after one
@@ -181,13 +191,14 @@ def render_home(archive: Archive) -> str:
     counts = archive.series_counts()
     total = sum(c.documents for c in counts)
     rows = "".join(
-        f'<tr><td><a href="{_series_path(c.series)}">{_series_name(c.series)}</a></td>'
-        f'<td class="number">{_count(c.documents)}</td><td>{_day(c.last_day)}</td>'
-        f"<td>{'—' if c.last_deposit is None else _time(c.last_deposit)}</td></tr>"
+        f'<tr><td class="stacked" data-label="Series"><a href="{_series_path(c.series)}">{_series_name(c.series)}</a></td>'
+        f'<td class="number" data-label="Documents">{_count(c.documents)}</td>'
+        f'<td data-label="Latest day">{_day(c.last_day)}</td>'
+        f"""<td data-label="Latest deposit">{'—' if c.last_deposit is None else _time(c.last_deposit)}</td></tr>"""
         for c in counts
     )
     table = (
-        '<table class="catalogue" id="series" tabindex="0"><caption>Series</caption><thead><tr><th scope="col">Series</th>'
+        '<table class="catalogue cards" id="series" tabindex="0"><caption>Series</caption><thead><tr><th scope="col">Series</th>'
         '<th scope="col" class="number">Documents</th><th scope="col">Latest day</th>'
         '<th scope="col">Latest deposit</th></tr></thead>'
         f"<tbody>{rows}</tbody></table>"
@@ -237,11 +248,12 @@ def render_series_list(archive: Archive) -> str:
     """``/series``: every registered series, with its parent, counts and days."""
     records = {s.name: s for s in archive.series()}
     rows = "".join(
-        f'<tr><td><a href="{_series_path(c.series)}">{_series_name(c.series)}</a></td>'
-        f"<td>{'' if (parent := records[c.series].parent) is None else _series_name(parent)}</td>"
-        f'<td class="number">{_count(c.documents)}</td><td>{_day(c.first_day)}</td><td>{_day(c.last_day)}</td>'
-        f"<td>{'—' if c.last_deposit is None else _time(c.last_deposit)}</td>"
-        f"<td>{_time(records[c.series].created_at)}</td></tr>"
+        f'<tr><td class="stacked" data-label="Series"><a href="{_series_path(c.series)}">{_series_name(c.series)}</a></td>'
+        f'<td class="stacked" data-label="Under">{"—" if (up := records[c.series].parent) is None else _series_name(up)}</td>'
+        f'<td class="number" data-label="Documents">{_count(c.documents)}</td>'
+        f'<td data-label="First day">{_day(c.first_day)}</td><td data-label="Latest day">{_day(c.last_day)}</td>'
+        f"""<td data-label="Latest deposit">{'—' if c.last_deposit is None else _time(c.last_deposit)}</td>"""
+        f'<td data-label="Registered">{_time(records[c.series].created_at)}</td></tr>'
         for c in archive.series_counts()
         if c.series in records
     )
@@ -249,7 +261,7 @@ def render_series_list(archive: Archive) -> str:
         _crumbs(("Home", "/"), ("Series", None))
         + "<h1>Series</h1>"
         + (
-            '<table class="catalogue" id="series" tabindex="0" aria-label="Series"><thead><tr><th scope="col">Series</th>'
+            '<table class="catalogue cards" id="series" tabindex="0" aria-label="Series"><thead><tr><th scope="col">Series</th>'
             '<th scope="col">Under</th>'
             '<th scope="col" class="number">Documents</th><th scope="col">First day</th>'
             '<th scope="col">Latest day</th><th scope="col">Latest deposit</th><th scope="col">Registered</th></tr></thead>'
@@ -303,15 +315,16 @@ def render_series(archive: Archive, series: str) -> str:
     rows = ""
     for y in years:
         cells = "".join(
-            f'<td class="number"><a href="{_series_path(name, y, m)}" aria-label="{calendar.month_name[m]} {y}: '
-            f'{counted(by_month[(y, m)], "document")}">{_count(by_month[(y, m)])}</a></td>'
-            if (y, m) in by_month else '<td class="empty">·</td>'
+            f'<td class="number stacked" data-label="{calendar.month_abbr[m]}"><a href="{_series_path(name, y, m)}"'
+            f' aria-label="{calendar.month_name[m]} {y}: {counted(by_month[(y, m)], "document")}">'
+            f"{_count(by_month[(y, m)])}</a></td>"
+            if (y, m) in by_month else f'<td class="empty stacked" data-label="{calendar.month_abbr[m]}">·</td>'
             for m in range(1, 13)
         )
         total = sum(n for (yy, _), n in by_month.items() if yy == y)
         rows += (
             f'<tr><th scope="row"><a href="{_series_path(name, y)}">{y}</a></th>{cells}'
-            f'<td class="number">{_count(total)}</td></tr>'
+            f'<td class="number" data-label="Total">{_count(total)}</td></tr>'
         )
     total = sum(by_month.values())
     body = (
@@ -322,7 +335,7 @@ def render_series(archive: Archive, series: str) -> str:
             f", minted from {_day(counts[0].day)} to {_day(counts[-1].day)} (GMT days).") if counts else ".")
         + "</p>" + series_note(archive, name)
         + (
-            '<table class="catalogue" id="years"><caption>Documents by year and month</caption>'
+            '<table class="catalogue cards" id="years"><caption>Documents by year and month</caption>'
             f'<thead><tr><th scope="col">Year</th>{head}<th scope="col" class="number">Total</th></tr></thead>'
             f"<tbody>{rows}</tbody></table>"
             if rows else _NOTHING_IN_SERIES.format(name=esc(name))
@@ -397,8 +410,9 @@ def render_month(archive: Archive, series: str, year_text: str, month_text: str)
     counts = [c for c in every if (c.day.year, c.day.month) == (year, month)]
     days = {c.day.day: c.documents for c in counts}
     rows = "".join(
-        f'<tr><td><a href="{_series_path(name, year, month, c.day.day)}">{_day(c.day)}</a></td>'
-        f"<td>{calendar.day_name[c.day.weekday()]}</td><td class=\"number\">{_count(c.documents)}</td></tr>"
+        f'<tr><td data-label="Day"><a href="{_series_path(name, year, month, c.day.day)}">{_day(c.day)}</a></td>'
+        f'<td data-label="Weekday">{calendar.day_name[c.day.weekday()]}</td>'
+        f'<td class="number" data-label="Documents">{_count(c.documents)}</td></tr>'
         for c in counts
     )
     # the nearest months before and after with documents, whatever year
@@ -417,7 +431,7 @@ def render_month(archive: Archive, series: str, year_text: str, month_text: str)
         + (f'<p class="pager">{near}</p>' if near else "")
         + _month_calendar(name, year, month, days, one=True)
         + (
-            '<table class="catalogue" id="days"><caption>Days with documents</caption><thead><tr><th scope="col">Day</th>'
+            '<table class="catalogue cards" id="days"><caption>Days with documents</caption><thead><tr><th scope="col">Day</th>'
             '<th scope="col">Weekday</th><th scope="col" class="number">Documents</th></tr></thead>'
             f"<tbody>{rows}</tbody></table>"
             if rows else ""
@@ -573,12 +587,14 @@ def _statements(statements: Sequence[AssertionRecord], generic: str) -> str:
         shown = s.subject[generic.rindex("/") + 1:] if s.subject.startswith(generic) else s.subject
         subject = "the document" if s.subject == generic else f'<a href="{esc(_view(s.subject))}"><code>{_about(shown)}</code></a>'
         rows += (
-            f'<tr class="{"current" if current else "superseded"}"><td class="about">{subject}</td><td class="key"><code>{_key(s.key)}</code></td>'
-            f'<td class="value">{statement_value(s.value)}</td><td>{isolated(s.who)}</td><td>{_time(s.at)}</td>'
-            f"<td>{'current' if current else 'superseded'}</td></tr>"
+            f'<tr class="{"current" if current else "superseded"}"><td class="about" data-label="About">{subject}</td>'
+            f'<td class="key" data-label="Key"><code>{_key(s.key)}</code></td>'
+            f'<td class="value" data-label="Value">{statement_value(s.value)}</td>'
+            f'<td data-label="Stated by">{isolated(s.who)}</td><td data-label="When">{_time(s.at)}</td>'
+            f"""<td data-label="Status">{'current' if current else 'superseded'}</td></tr>"""
         )
     return (
-        '<table class="catalogue" id="statements" tabindex="0" aria-label="Statements"><thead><tr><th scope="col">About</th><th scope="col">Key</th>'
+        '<table class="catalogue cards" id="statements" tabindex="0" aria-label="Statements"><thead><tr><th scope="col">About</th><th scope="col">Key</th>'
         '<th scope="col">Value</th><th scope="col">Stated by</th><th scope="col">When</th><th scope="col">Status</th>'
         f"</tr></thead><tbody>{rows}</tbody></table>"
     )
@@ -711,7 +727,7 @@ def render_document(archive: Archive, generic: Generic, name: str) -> str:
         + '<table class="catalogue cards" id="versions"><thead><tr><th scope="col" class="number">Version</th>'
         + f'<th scope="col">Deposited</th><th scope="col">Formats</th></tr></thead><tbody>{versions}</tbody></table>'
         + "<h2>Formats</h2>"
-        + '<table class="catalogue" id="formats"><thead><tr><th scope="col" class="number">Version</th><th scope="col">Format</th>'
+        + '<table class="catalogue cards" id="formats"><thead><tr><th scope="col" class="number">Version</th><th scope="col">Format</th>'
         + '<th scope="col">Media type</th><th scope="col" class="number">Bytes</th><th scope="col">SHA-256</th>'
         + f'<th scope="col">Deposited</th><th scope="col">Fixity</th></tr></thead><tbody>{formats}</tbody></table>'
         + "<h2>Statements</h2>"
@@ -768,13 +784,16 @@ def tab_title(title: str | None, name: object) -> str:
 
 def _format_row(record: RepresentationRecord, check: FixityCheck | None) -> str:
     name = _record_name(record)
-    media = (f'<code class="media">{esc(record.media_type).replace("/", "/<wbr>")}</code>'
+    # breakable after its / and before each . (as shown_format writes a long one): a word processor's
+    # officedocument.wordprocessingml.document was one word wider than a phone
+    media = (f'<code class="media">{esc(record.media_type).replace("/", "/<wbr>").replace(".", "<wbr>.")}</code>'
              + (f'<br><small>charset <span class="charset">{esc(record.charset)}</span></small>' if record.charset else ""))
     return (
-        f'<tr><td class="number">{record.version}</td><td><a href="{esc(_view(name))}"><code>{esc(record.format)}</code></a></td>'
-        f'<td>{media}</td>{size_cell(record.size)}'
-        f'<td class="sha"><code class="sha">{esc(record.sha256)}</code></td><td>{_time(record.created_at)}</td>'
-        f"<td>{_fixity(check)}</td></tr>"
+        f'<tr><td class="number" data-label="Version">{record.version}</td>'
+        f'<td data-label="Format"><a href="{esc(_view(name))}"><code>{esc(record.format)}</code></a></td>'
+        f'<td data-label="Media type">{media}</td>{size_cell(record.size, label="Bytes")}'
+        f'<td class="sha" data-label="SHA-256"><code class="sha">{esc(record.sha256)}</code></td>'
+        f'<td data-label="Deposited">{_time(record.created_at)}</td><td data-label="Fixity">{_fixity(check)}</td></tr>'
     )
 
 

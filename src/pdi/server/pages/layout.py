@@ -11,12 +11,14 @@ a link past it to ``<main>`` ("Skip to the content", WCAG 2.2 §2.4.1), out of s
 (``tests/server/test_server_skip_link.py``). Nothing is loaded from elsewhere:
 the style and any script are inline, so a page is whole as served.
 On a screen narrower than 40rem (a phone) the header's two boxes take a line
-each, long names and URLs break anywhere, and a catalogue table too wide for
-the screen scrolls in its own box (a table still, to a screen reader), its edge faded where there is more
-to scroll to (a mask its own scroll drives: no script; ``tests/server/test_server_reflow.py``), but for a table
-of class ``cards`` (a document's versions, a day's documents, a tombstone's), whose rows are cards, each cell a
-line after its ``data-label`` (its column's heading), so that a name in it is never past the screen's edge
-(``tests/server/test_server_reader_phone_tables.py``): no page
+each, long names and URLs break anywhere, and every table of the reader's pages but a month's calendar (which
+fits) is of class ``cards`` (a document's versions, formats and statements, a day's documents, a tombstone's, the
+tables of series, a series' years, a month's days, the API's parameters): its rows are cards, each cell a line after its ``data-label`` (its
+column's heading; of class ``stacked``, under it), a row's own heading heading its card, so that a name in it is
+never past the screen's edge (a table still, to a screen reader;
+``tests/server/test_server_reader_phone_tables.py``, ``tests/server/test_server_reader_phone_every_table.py``).
+A catalogue table not of that class, too wide for the screen, would scroll in its own box, its edge faded where
+there is more to scroll to (a mask its own scroll drives: no script; ``tests/server/test_server_reflow.py``): no page
 scrolls sideways at 390 px (``tests/server/test_server_pages_axe.py``, which
 also runs axe-core on every page), nor does the header at 320 px (a form, a flex
 item, may shrink below its widest content: ``min-width:0``;
@@ -148,15 +150,20 @@ table.catalogue{display:block;max-width:100%;overflow-x:auto} main table.catalog
 table.catalogue{mask-image:linear-gradient(to right,#0000,#000 var(--more-left),#000 calc(100% - var(--more-right)),#0000);
 animation:more-either-side linear both;animation-timeline:scroll(self x)}
 table.catalogue caption{text-align:left;position:sticky;left:0;max-width:calc(100vw - 4.5rem)} table.catalogue td:not(.number,.empty){min-width:7rem} table.catalogue td:has(code.name,code.sha){min-width:12rem} main th,main td:not(:last-child){overflow-wrap:normal}
-/* a table of cards (a document's versions, a day's documents, a tombstone's): each row a card the screen's width,
- each cell a line of it after its column's heading (data-label; the headings themselves kept for a screen reader),
- so that what a reader came for (a name to cite) is never past the screen's edge in a box to scroll */
-table.cards{overflow:visible;mask-image:none;animation:none} table.cards caption{display:block;position:static;max-width:none}
+/* a table of cards (every table of the reader's wider than a phone): each row a card the screen's width, each
+ cell a line of it after its column's heading (data-label; the headings themselves kept for a screen reader), so
+ that what a reader came for (a name to cite) is never past the screen's edge in a box to scroll; a row's own
+ heading (a year) heads its card; a cell of class stacked (a series' name, a month's count) has its column's
+ heading above it, not beside it. (main table.catalogue.cards: over the catalogue's widths of its cells.) */
+table.cards{display:block;overflow:visible;mask-image:none;animation:none} table.cards caption{display:block;position:static;max-width:none}
 table.cards thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 table.cards tbody{display:block} table.cards tr{display:block;border:1px solid #ccc;border-radius:4px;margin:0 0 0.6rem;padding:0.2rem 0.6rem}
-main table.catalogue.cards td{display:flow-root;border:0;padding:0.25rem 0 0.25rem 6.5rem;min-width:0;overflow-wrap:break-word}
-main table.catalogue.cards td.number{text-align:left}
-table.cards td::before{content:attr(data-label) / "";float:left;width:6rem;margin-left:-6.5rem;font-weight:600;overflow-wrap:normal;text-align:left}
+main table.catalogue.cards td,main table.cards td{display:flow-root;border:0;padding:0.25rem 0 0.25rem 7rem;min-width:0;overflow-wrap:break-word}
+main table.catalogue.cards td:is(.number,.empty),main table.cards td.number{text-align:left}
+main table.catalogue.cards tbody th,main table.cards tbody th{display:block;border:0;padding:0.25rem 0;background:none}
+table.cards td::before{content:attr(data-label) / "";float:left;width:6.5rem;margin-left:-7rem;font-weight:600;overflow-wrap:normal;text-align:left}
+main table.catalogue.cards td.stacked,main table.cards td.stacked{padding-left:0}
+table.cards td.stacked::before{float:none;display:block;width:auto;margin-left:0}
 table.cards tbody tr:nth-child(even){background:none}
 }
 @media (max-width:40rem) and (prefers-color-scheme:dark){table.cards tr{border-color:#4a4f57}}
