@@ -537,14 +537,17 @@ def test_section_2_7_2_a_record_an_embargo_hid_is_harvested_from_the_end_of_the_
     every record created, changed or deleted since (as the harvester sees it), so the record's datestamp is the end
     of the embargo, not its deposit before the last harvest, and the incremental harvest finds it."""
     location = tmp_path / "archive"
-    ends = (datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=4)).replace(microsecond=0)
-    until = ends.strftime("%Y-%m-%dT%H:%M:%SZ")
     with Archive.init(location) as archive:
         archive.add_series(OPEN)
         public = str(archive.add(OPEN, b"open\n", format="text")).rsplit(".", 2)[0]
-        archive.add_version(public, [Content(b"open, revised\n", "text")], embargo_until=until)
-        sealed = str(archive.deposit(OPEN, [Content(b"sealed\n", "text")], embargo_until=until)[0]).rsplit(".", 2)[0]
     with serving(location) as (_, port):
+        # the embargoes made once the resolver answers, so that however long it took to start (a loaded machine),
+        # the first harvest comes before they end
+        ends = (datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=6)).replace(microsecond=0)
+        until = ends.strftime("%Y-%m-%dT%H:%M:%SZ")
+        with Archive.open(location) as archive:
+            archive.add_version(public, [Content(b"open, revised\n", "text")], embargo_until=until)
+            sealed = str(archive.deposit(OPEN, [Content(b"sealed\n", "text")], embargo_until=until)[0]).rsplit(".", 2)[0]
         base = f"http://127.0.0.1:{port}/oai"
         first = httpx.get(base, params={"verb": "ListIdentifiers", "metadataPrefix": "oai_dc"})
         assert sealed not in first.text and public in first.text
