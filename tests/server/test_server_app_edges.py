@@ -411,6 +411,38 @@ def test_a_name_in_the_column_about_breaks_only_before_its_fragment(
     assert sideways <= 0, sideways
 
 
+#: PDI-GRAMMAR.md §1: the reserved characters, %-escaped in a unique id.
+_RESERVED = "%.,/#*@=?+"
+
+
+@given(st.text(st.characters(codec="ascii", categories=["L", "N", "P", "S"]), min_size=1, max_size=120),
+       st.sampled_from(["", "#char=3,10", "#line=5,6;length=9", "#" + "n" * 50]))
+@example("https://www.courts.example.us/rulings/2026/appeal-4211.html", "#char=3,10")
+def test_a_url_as_a_names_id_in_about_breaks_only_between_its_pieces(url: str, fragment: str) -> None:
+    # a capture's name in About (its id a URL, each reserved character %-escaped): its markup reads back as the
+    # name, every character as it was; it breaks only after an escaped / (not between two), before an escaped .
+    # or before the fragment's #; a piece longer than LONG_PIECE breaks anywhere in its span, a shorter one not
+    import html
+
+    from pdi.server.pages.browse import _about
+    from pdi.server.pages.layout import LONG_PIECE
+
+    shown = "".join(f"%{ord(c):02X}" if c in _RESERVED else c for c in url) + ".html.1" + fragment
+    made = _about(shown)
+    parts = made.split("<wbr>")
+    tag = re.compile(r'^<span class="(piece|anywhere)">([^<]*)</span>$')
+    pieces = [html.unescape(tag.sub(r"\2", part)) for part in parts]
+    assert "".join(pieces) == shown
+    assert all((len(piece) > LONG_PIECE) == part.startswith('<span class="anywhere">')
+               for piece, part in zip(pieces, parts, strict=True)), parts
+    at = 0
+    for piece in pieces[:-1]:
+        at += len(piece)
+        before, after = shown[:at], shown[at:]
+        assert (before.endswith("%2F") and not after.startswith("%2F")) or after.startswith(("%2E", "#")), (at, parts)
+    assert ".html.1" in pieces[-2 if fragment else -1], parts  # the format and version whole, with the id's end
+
+
 # --- a name's last part whole, wherever a name is shown ----------------------------------------------------------------
 
 #: Each name shown on the page (a ``code.name``: a search hit's, a version's format; a viewer's heading): its text,

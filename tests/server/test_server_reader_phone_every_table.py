@@ -191,3 +191,56 @@ def test_a_series_name_in_a_card_copies_as_it_is(served: tuple[int, dict[str, st
                                    check=COPIED))
     registered = [CHILD, S] + ([S] if page == "series-list" else [])  # the child's parent, S, in its row's Under
     assert sorted(copied) == sorted([name, name] for name in registered), copied
+
+
+#: PDI-GRAMMAR.md §1: the reserved characters, %-escaped in a unique id (``:`` and ``-`` are not reserved).
+RESERVED = "%.,/#*@=?+"
+
+
+def _escaped(unique_id: str) -> str:
+    """``unique_id`` as a name holds it: each reserved character %-escaped, in upper-case hex (§2.2)."""
+    return "".join(f"%{ord(c):02X}" if c in RESERVED else c for c in unique_id)
+
+
+#: The capture's statement's About name: its text as a selection of it reads (what a copy takes) and as it is,
+#: where each of its lines ends (the text before each line's end), the page's [scrollWidth, clientWidth,
+#: innerWidth] and the Statements table's [scrollWidth, clientWidth].
+ABOUT = """(() => { const code = document.querySelector('#statements td.about code');
+  const range = document.createRange(); range.selectNodeContents(code);
+  const picked = getSelection(); picked.removeAllRanges(); picked.addRange(range); const copied = picked.toString();
+  picked.removeAllRanges();
+  const walk = document.createTreeWalker(code, NodeFilter.SHOW_TEXT), tops = [];
+  for (let node = walk.nextNode(); node; node = walk.nextNode())
+    for (let i = 0; i < node.data.length; i++) {
+      const one = document.createRange(); one.setStart(node, i); one.setEnd(node, i + 1);
+      const box = [...one.getClientRects()].find((r) => r.width > 0); tops.push(box ? Math.round(box.top) : null); }
+  const text = code.textContent, ends = [];
+  for (let i = 1; i < tops.length; i++) if (tops[i] !== tops[i - 1]) ends.push(text.slice(0, i));
+  const table = document.querySelector('#statements'), page = document.scrollingElement;
+  table.scrollIntoView({block: 'start'});
+  return {copied, text, ends, page: [page.scrollWidth, page.clientWidth, innerWidth],
+          table: [table.scrollWidth, table.clientWidth]}; })()"""
+
+
+@pytest.mark.parametrize("width", [1100, 390, 320])
+def test_a_captures_name_in_about_fits_the_page_and_copies_whole(
+    served: tuple[int, dict[str, str]], width: int
+) -> None:
+    # 1100 px: the capture's name in About, its id the URL escaped (84 characters, no place to break), made the
+    # Statements table 5 px wider than the page, which scrolled sideways; it wraps after the URL's escaped slashes
+    # (<wbr>), so that a copy of it is still the name as written, nothing of the page or the table past its edge
+    port, names = served
+    name = _escaped(URL) + ".html.1#char=3,10"  # its last part, as About shows another name of the document
+    with devtools() as pipe:
+        seen = json.loads(_shown(pipe, _url(port, names, "captured"), width, f"phone-every-about-{width}.png",
+                                 check=ABOUT))
+    assert seen["text"] == name, seen
+    assert seen["copied"] == name, seen  # a copy of it: the name, no space nor line end put into it
+    page_scroll, page_client, window = seen["page"]
+    assert page_scroll <= page_client <= window == width, seen  # the page does not scroll sideways
+    assert seen["table"][0] <= seen["table"][1], seen  # nor does the table in its box
+    # each line ends after an escaped slash (not between the two of https:%2F%2F), before an escaped dot or before
+    # the fragment's #: never inside a piece (example%2|Eus, appeal-|4211)
+    assert seen["ends"], seen  # it does wrap
+    assert all((end.endswith("%2F") and not name[len(end):].startswith("%2F"))
+               or name[len(end):].startswith(("%2E", "#")) for end in seen["ends"]), seen
