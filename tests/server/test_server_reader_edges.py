@@ -43,6 +43,31 @@ def empty(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
 
 
+#: The series of :func:`shelf`'s archive, and one under it whose first label (44 characters, kept whole) makes the
+#: table of series wider than a desktop's window, so that it scrolls in its own box.
+SHELF = "records.example.us"
+WIDE = "court-of-appeal-and-administrative-tribunals." + SHELF
+
+
+@pytest.fixture(scope="module")
+def shelf(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
+    """``pdi serve`` of an archive with a series too long for a table of series, a document with a statement about
+    a passage of it and a withdrawn one: its URL, and the pages' paths (``series-list``, ``document``, ``tombstone``)."""
+    root = tmp_path_factory.mktemp("shelf")
+    with Archive.init(root / "archive") as archive:
+        archive.add_series(SHELF)
+        archive.add_series(WIDE, parent=SHELF)
+        ruling = archive.add(WIDE, b"The appeal is dismissed.\n", format="text")
+        archive.annotate(f"{ruling}#char=4,10", "note", "Read into the record at the hearing.")
+        gone = archive.add(SHELF, b"a duplicate\n", format="text")
+        archive.withdraw(gone, "Deposited in error.")
+    with serving(root / "archive") as (_, port):
+        yield f"http://127.0.0.1:{port}", {
+            "home": "/", "series-list": "/series",
+            "document": "/view?pdi=" + urllib.parse.quote(str(ruling).rsplit(".", 2)[0], safe=""),
+            "tombstone": "/view?pdi=" + urllib.parse.quote(str(gone), safe="")}
+
+
 #: What a page's main says, its links' [text, href], and its [scrollWidth, innerWidth].
 SAYS = """({text: document.querySelector('main').innerText,
   links: [...document.querySelectorAll('main a')].map((a) => [a.textContent, a.getAttribute('href')]),
@@ -71,21 +96,25 @@ FOCUS_RING = """JSON.stringify((() => { const e = document.activeElement, s = ge
           s.outlineStyle, parseFloat(s.outlineWidth), s.outlineColor, bg]; })())"""
 
 
+#: The focused element's box: [scrollWidth, clientWidth], the same after Tab's arrow key (ArrowRight) scrolled it.
+SCROLLS = "[document.activeElement.scrollWidth, document.activeElement.clientWidth, document.activeElement.scrollLeft]"
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize(("page", "selector"), [
     ("search", "#search-series"),  # a list to choose from (the search's series)
     ("api", "summary"),  # a summary that opens its details (an operation's answers)
-    ("document", "#statements"),  # a table that scrolls in its own box (tabindex=0), so the keyboard can scroll it
+    ("series-list", "#series"),  # a table that scrolls in its own box (tabindex=0), so the keyboard can scroll it
 ])
-def test_every_kind_of_stop_tab_makes_draws_the_apps_focus_ring(served: Served, page: str, selector: str,
-                                                                  scheme: str) -> None:
+def test_every_kind_of_stop_tab_makes_draws_the_apps_focus_ring(served: Served, shelf: tuple[str, dict[str, str]],
+                                                                  page: str, selector: str, scheme: str) -> None:
     # WCAG 2.2 §2.4.7 and §2.4.13: the focus indicator at least 2 CSS px thick, in a colour of 3:1 against what
     # it is drawn on; links, buttons and boxes had the app's ring (3 px), a select, a summary and a scrolling
     # table the browser's thin one (outline-style auto, 1 px), which the dark scheme did not recolour
-    path = {"search": "/search?q=world", "api": "/api",
-            "document": "/view?pdi=" + urllib.parse.quote(served.versioned, safe="")}[page]
+    url = {"search": served.url + "/search?q=world", "api": served.url + "/api",
+           "series-list": shelf[0] + shelf[1]["series-list"]}[page]
     with devtools() as pipe:
-        session = _keyboard_tab(pipe, served.url + path)
+        session = _keyboard_tab(pipe, url)
         if scheme == "dark":
             dark(pipe, session, time.monotonic() + 30)
         ring = None
@@ -95,11 +124,61 @@ def test_every_kind_of_stop_tab_makes_draws_the_apps_focus_ring(served: Served, 
             if now[1]:
                 ring = now
                 break
+        scrolled = None
+        if ring is not None and page == "series-list":
+            _key(pipe, session, "ArrowRight", 39)
+            _js(pipe, session, "new Promise((done) => setTimeout(done, 300))")  # a smooth scroll's end
+            scrolled = _js(pipe, session, SCROLLS)
         _shoot(pipe, session, f"reader-edges-ring-{page}-{scheme}.png")
-    assert ring is not None, f"Tab never reached {selector} on {path}"
+    assert ring is not None, f"Tab never reached {selector} on {url}"
     _, _, style, width, colour, background = ring
     assert style == "solid" and width >= 2, ring
     assert _contrast(colour, background) >= 3, ring
+    if scrolled is not None:  # the box Tab stopped at has something to scroll, and the keyboard scrolls it
+        wide, shown, left = scrolled
+        assert wide > shown and left > 0, scrolled
+
+
+#: Every element of the page that Tab stops at though no control (a tabindex on a table, a pre): its tag and id,
+#: its computed overflow-x and whether it has more to scroll to than it shows; and the tabIndex of each table
+#: of the reader's (a table is no stop unless given one: -1).
+STOPS = """({stops: [...document.querySelectorAll('[tabindex]')]
+    .filter((e) => e.tabIndex >= 0 && !e.matches('a[href],button,input,select,textarea,summary,video,audio,iframe'))
+    .map((e) => [e.tagName.toLowerCase() + (e.id ? '#' + e.id : ''), getComputedStyle(e).overflowX,
+                 e.scrollWidth > e.clientWidth]),
+  tables: Object.fromEntries([...document.querySelectorAll('main table[id]')].map((t) => [t.id, t.tabIndex]))})"""
+
+
+@pytest.mark.parametrize("page", ["home", "series-list", "document", "tombstone"])
+def test_tab_stops_only_at_a_box_that_scrolls(shelf: tuple[str, dict[str, str]], page: str) -> None:
+    # WCAG 2.2 §2.4.3: tabindex=0 made tables focusable so that the keyboard could scroll them in their box; the
+    # Statements table and a tombstone's no longer scroll at any width (a table as wide as the page on a desktop,
+    # cards on a phone), so Tab stopped on each with nothing to do there. A stop that is no control is a box that
+    # scrolls at some width (overflow-x auto: a table of series wider than 40 rem); the other tables are no stops
+    base, paths = shelf
+    seen: dict[str, list[tuple[str, bool]]] = {}
+    tables: dict[int, dict[str, int]] = {}
+    with devtools() as pipe:
+        for width in (1100, 700, 390, 320):
+            session = _keyboard_tab(pipe, base + paths[page])
+            pipe.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": 740, "deviceScaleFactor": 1,
+                                                              "mobile": width < 600}, session, time.monotonic() + 30)
+            found = _js(pipe, session, STOPS)
+            for stop, overflow, more in found["stops"]:
+                seen.setdefault(stop, []).append((overflow, more))
+            tables[width] = found["tables"]
+            _shoot(pipe, session, f"reader-edges-stops-{page}-{width}.png")
+    for stop, states in seen.items():
+        assert any(overflow in ("auto", "scroll") for overflow, _ in states), (stop, states)
+    table = {"home": "series", "series-list": "series", "document": "statements", "tombstone": "withdrawn"}[page]
+    assert all(table in found for found in tables.values()), tables  # the page holds the table asked about
+    if table == "series":  # a box that scrolls, on a desktop (its names wider than the window on /series)
+        assert all(found["series"] == 0 for found in tables.values()), tables
+        assert f"table#{table}" in seen, seen
+        if page == "series-list":
+            assert any(more for _, more in seen["table#series"]), seen
+    else:
+        assert all(found[table] == -1 for found in tables.values()), tables
 
 
 @pytest.mark.parametrize("width", [360, 1100])

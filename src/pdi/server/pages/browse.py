@@ -86,9 +86,10 @@ table.catalogue{min-width:50%;margin:0.5rem 0 1.2rem}
 /* a piece of a long one (_about: www%2Ecourts, appeal-4211) whole where the line holds it, as a fragment is */
 #statements td.about .piece{display:inline-block;max-width:100%} #statements td.about a .piece{text-decoration:underline}
 #formats span.charset{white-space:nowrap}
-/* a series' name wraps only before a dot; a table of names too long for the window scrolls in its own box, but on
- a phone, where the table is cards (no box to scroll), a label longer than its line (national-archives-and-records)
- wraps in itself: an inline block, which a link's underline does not reach into unless drawn there */
+/* a series' name wraps only before a dot; a table of names too long for the window scrolls in its own box (the one
+ table of the reader's that scrolls: a Tab stop, tabindex=0, so the keyboard scrolls it), but on a phone, where the
+ table is cards (no box to scroll), a label longer than its line (national-archives-and-records) wraps in itself:
+ an inline block, which a link's underline does not reach into unless drawn there */
 code.series span.label{white-space:nowrap}
 @media (min-width:40rem){table#series{display:block;max-width:100%;overflow-x:auto}}
 @media (max-width:40rem){table.cards code.series span.label{display:inline-block;max-width:100%;white-space:normal}
@@ -616,7 +617,7 @@ def _statements(statements: Sequence[AssertionRecord], generic: str) -> str:
             f"""<td data-label="Status">{'current' if current else 'superseded'}</td></tr>"""
         )
     return (
-        '<table class="catalogue cards" id="statements" tabindex="0" aria-label="Statements"><thead><tr><th scope="col">About</th><th scope="col">Key</th>'
+        '<table class="catalogue cards" id="statements" aria-label="Statements"><thead><tr><th scope="col">About</th><th scope="col">Key</th>'
         '<th scope="col">Value</th><th scope="col">Stated by</th><th scope="col">When</th><th scope="col">Status</th>'
         f"</tr></thead><tbody>{rows}</tbody></table>"
     )

@@ -33,7 +33,9 @@ its cell, fact or heading is aligned to that box's right edge, where its lines b
 A control's keyboard focus is drawn in a colour of at least 3:1 against what it is drawn on (WCAG 2.2
 §1.4.11): dark blue on the page, orange in the dark header (``tests/server/test_server_keyboard.py``), 3 px
 thick on whatever Tab stops at (a list to choose from, a summary that opens, a table that scrolls in its own
-box, a player), not the browser's thin ring on some (``tests/server/test_server_reader_edges.py``).
+box, a player), not the browser's thin ring on some (``tests/server/test_server_reader_edges.py``). Tab
+stops at a table only where it scrolls in its own box at some width (a table of series, on a desktop), not at one
+that has nothing to scroll (WCAG 2.2 §2.4.3; the same test file).
 
 A reader whose system prefers a dark colour scheme gets one (``prefers-color-scheme: dark``; ``color-scheme``
 lets the browser draw its own controls and scroll bars to match): light text on a near-black page, its links,

@@ -241,7 +241,7 @@ def render_tombstone(archive: Archive, gone: WithdrawnError, name: str, base: st
     purged = (" Its octets were deleted as well (a legal takedown): what they were is kept below, not they."
               if gone.purged else " The archive keeps its octets, but no longer gives them out.")
     table = (
-        '<table class="catalogue cards" id="withdrawn" tabindex="0"><caption>What was here, as the catalog recorded it</caption>'
+        '<table class="catalogue cards" id="withdrawn"><caption>What was here, as the catalog recorded it</caption>'
         '<thead><tr><th scope="col">Version</th><th scope="col">Format</th><th scope="col" class="number">Bytes</th>'
         '<th scope="col">SHA-256</th><th scope="col">Deposited</th></tr></thead>'
         f"<tbody>{rows}</tbody></table>" if rows else ""
