@@ -21,6 +21,7 @@ import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from server_helpers import serving
 from test_server_reader_phone_tables import LABELS
@@ -244,3 +245,47 @@ def test_a_captures_name_in_about_fits_the_page_and_copies_whole(
     assert seen["ends"], seen  # it does wrap
     assert all((end.endswith("%2F") and not name[len(end):].startswith("%2F"))
                or name[len(end):].startswith(("%2E", "#")) for end in seen["ends"]), seen
+
+
+#: Each operation's heading on /api: its text as a selection of it reads (what a copy takes) and as it is, and its
+#: lines (the text of each, by where its characters are drawn); how far the page scrolls sideways. The heading of
+#: ``/uri-res/`` scrolled into view (for the screenshot).
+HEADINGS_SHOWN = """[[...document.querySelectorAll('main section > h2 code')].map((code) => {
+  const range = document.createRange(); range.selectNodeContents(code);
+  const picked = getSelection(); picked.removeAllRanges(); picked.addRange(range); const copied = picked.toString();
+  picked.removeAllRanges();
+  const walk = document.createTreeWalker(code, NodeFilter.SHOW_TEXT), lines = [];
+  let top = null;
+  for (let node = walk.nextNode(); node; node = walk.nextNode())
+    for (let i = 0; i < node.data.length; i++) {
+      const one = document.createRange(); one.setStart(node, i); one.setEnd(node, i + 1);
+      const box = [...one.getClientRects()].find((r) => r.width > 0), at = box ? Math.round(box.top) : top;
+      if (at !== top || !lines.length) { lines.push(''); top = at; }
+      lines[lines.length - 1] += node.data[i]; }
+  if (code.textContent.includes('/uri-res/')) code.scrollIntoView({block: 'start'});  // for the screenshot
+  return [copied, code.textContent, lines]; }),
+  document.scrollingElement.scrollWidth - document.scrollingElement.clientWidth]"""
+
+
+@pytest.mark.parametrize("width", [320, 390])
+def test_an_operations_path_in_its_heading_breaks_only_after_a_slash(
+    served: tuple[int, dict[str, str]], width: int
+) -> None:
+    # 320 px: "GET /uri-res/{service}" broke at its own hyphen, /uri- above res/, which reads as a word hyphenated
+    # (or copies as two); a path breaks only after a /, its pieces whole, and copies as written
+    port, names = served
+    described = httpx.get(f"http://127.0.0.1:{port}/openapi.json").json()["paths"]
+    expected = {f"{method.upper()} {path}" for path, methods in described.items() for method in methods}
+    with devtools() as pipe:
+        shown, sideways = json.loads(_shown(pipe, _url(port, names, "api"), width, f"phone-every-api-headings-{width}.png",
+                                            check=HEADINGS_SHOWN))
+    assert {text for _, text, _ in shown} == expected, shown
+    assert "GET /uri-res/{service}" in expected
+    for copied, text, lines in shown:
+        assert copied == text, (copied, text)  # nothing put into it
+        assert "".join(lines) == text, lines
+        # a line ends after a / or at the space after the method, never at a hyphen (nor anywhere else)
+        assert all(line.endswith(("/", " ")) for line in lines[:-1]), lines
+    if width == 320:  # it does wrap there, after a slash
+        assert [lines for _, text, lines in shown if text == "GET /uri-res/{service}"] == [["GET /uri-res/", "{service}"]]
+    assert sideways <= 0, sideways

@@ -222,6 +222,22 @@ COUNTING = (
 )
 
 
+#: The /api page's own style: an operation's path in its heading breaks only after a ``/`` (:func:`operation_heading`).
+_STYLE = "code.path span{white-space:nowrap}"
+
+
+def operation_heading(method: str, path: str) -> str:
+    """An operation as its heading writes it (``GET /uri-res/{service}``): its method, then its path breakable only
+    after a ``/`` (a ``<wbr>`` between its pieces, each whole: ``/uri-res/`` | ``{service}``), never at a hyphen of
+    its own (at 320 px it read ``/uri-`` above ``res/``, which a reader could take for a hyphenation or copy as
+    two words). Nothing is put into the text: a copy of it is the method and the path as written."""
+    pieces = re.split(r"(?<=/)(?=.)", path)
+    if len(pieces) > 1 and pieces[0] == "/":  # the leading / kept with the first segment: never "GET /" alone
+        pieces[:2] = [pieces[0] + pieces[1]]
+    spans = "<wbr>".join(f"<span>{esc(piece)}</span>" for piece in pieces)
+    return f'<code class="path"><span>{esc(method.upper())}</span> {spans}</code>'
+
+
 def render_docs(document: dict[str, Any]) -> str:
     """The API described for people: each operation, its parameters, body, answers and the role it needs."""
     sections = []
@@ -245,7 +261,7 @@ def render_docs(document: dict[str, Any]) -> str:
                 if "x-pdi-role" in op else ""
             body = f"<p>Body: {esc(op['requestBody']['description'])}</p>" if "requestBody" in op else ""
             sections.append(
-                f'<section id="{esc(op["operationId"])}"><h2><code>{esc(method.upper())} {esc(path)}</code></h2>'
+                f'<section id="{esc(op["operationId"])}"><h2>{operation_heading(method, path)}</h2>'
                 f"<p>{esc(op['summary'])}</p>{role}{table}{body}<details><summary>Answers</summary>"
                 f"<ul>{answers}</ul></details></section>"
             )
@@ -273,7 +289,7 @@ def render_docs(document: dict[str, Any]) -> str:
         " grammar is beyond JSON Schema; the server checks it, and answers 400 (a syntax error, or a name of the"
         f" wrong kind), 404 or 415 (content it does not take) with a problem.</p><dl>{formats}</dl></section>"
     )
-    return page("pdi API", intro + COUNTING + "".join(sections) + formats_part + problems_part)
+    return page("pdi API", intro + COUNTING + "".join(sections) + formats_part + problems_part, style=_STYLE)
 
 
 class APIDocs:
