@@ -187,6 +187,8 @@ def test_add_keeps_what_is_there_for_good(tmp_path: Path) -> None:
     dtd.write_text(FILING_DTD, encoding="ascii")
     other.write_text("<!ELEMENT x - - ANY>\n", encoding="ascii")
     folder = tmp_path / "archive" / "sgml"
+    folder.parent.mkdir()
+    folder.parent.chmod(0o755)  # an archive's folder no one chose to share: what pdi makes in it is its owner's
     added = add_dtd(folder, dtd, public=PUBLIC)
     assert (added.name, added.public) == ("filing.dtd", (PUBLIC,))
     assert add_dtd(folder, dtd, public=PUBLIC) == added  # the same again: no change
@@ -198,7 +200,9 @@ def test_add_keeps_what_is_there_for_good(tmp_path: Path) -> None:
     with pytest.raises(ParseError, match="cannot name a file"):
         add_dtd(folder, other, name="catalog")
     assert (folder / "filing.dtd").read_text() == FILING_DTD
-    assert oct((folder / "filing.dtd").stat().st_mode & 0o777) == oct(0o444)
+    assert oct((folder / "filing.dtd").stat().st_mode & 0o777) == oct(0o400)  # read-only (pdi.archive.modes)
+    assert oct(folder.stat().st_mode & 0o777) == oct(0o700)
+    assert oct((folder / "catalog").stat().st_mode & 0o777) == oct(0o600)
     assert [f.name for f in dtd_files(folder)] == ["filing.dtd"]
 
 

@@ -152,6 +152,10 @@ class Archive(Deposits, Statements, Listing, Manifests, Mirroring, Browsing, Cur
         transaction; back it up first, :func:`pdi.archive.backup.backup`). ``migrate=False`` makes one where there
         is none but refuses an older one, as :meth:`open` does (``pdi init --no-migrate``).
 
+        A directory it makes is its owner's alone whatever the umask (0700, the catalog 0600); one there already
+        keeps its mode, and what is made in it is readable by its group only if it is shared with it
+        (:mod:`pdi.archive.modes`). An existing archive's modes are left as they are.
+
         ``blobs`` (``s3://bucket/prefix``) keeps the blobs in an S3-compatible
         store instead of beside the catalog; it is recorded in the catalog, so
         :meth:`open` finds it again. The endpoint and keys come from the

@@ -49,17 +49,14 @@ from pdi.archive.backup_files import (
     FORMAT,
     MARKER,
     BackupDone,
-    BackupModes,
     BlobCopier,
     Progress,
-    backup_modes,
     check_space,
     copy_beside,
     copy_blobs,
     copy_catalog,
     copy_sgml_folder,
     file_digests,
-    make_private,
     named_blobs,
     now,
     postgres_tool,
@@ -74,13 +71,14 @@ from pdi.archive.backup_files import (
 )
 from pdi.archive.blobs.files import fsync_dir, write_new
 from pdi.archive.catalog.opening import is_postgres_url, shown_location
+from pdi.archive.modes import Modes, make_folder, make_private, modes_in
 from pdi.errors import ImmutabilityError, NotFoundError, StoreError
 
 if TYPE_CHECKING:
     from pdi.archive.catalog import SQLStore
 
 
-def _make_destination(dest: Path, modes: BackupModes) -> None:
+def _make_destination(dest: Path, modes: Modes) -> None:
     """Make the directory ``dest`` if it is not there, of ``modes.folder`` whatever the umask (and nothing in it:
     that is for the backup holding its lock, :func:`_only_backup_into`, so that one refused since another runs
     into it leaves it as it was). A ``dest`` there already keeps its permissions: whoever made it chose them, and
@@ -88,17 +86,12 @@ def _make_destination(dest: Path, modes: BackupModes) -> None:
     if dest.exists() and not dest.is_dir():
         raise ImmutabilityError(f"backup destination {dest} is a file, not a directory")
     try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            dest.mkdir(mode=modes.folder)
-        except FileExistsError:
-            return
-        os.chmod(dest, modes.folder)  # the umask may have taken the group's bits of a shared archive's backup
+        make_folder(dest, modes.folder, parents=True)
     except OSError as exc:
         raise StoreError(f"cannot make the backup directory {dest}: {exc}") from exc
 
 
-def _prepare_destination(dest: Path, store: str, source: str, modes: BackupModes) -> None:
+def _prepare_destination(dest: Path, store: str, source: str, modes: Modes) -> None:
     """Check that the directory ``dest`` is empty or a backup of the same archive (``source``, as its marker
     names it: a SQLite archive's folder resolved, a PostgreSQL URL without its password), and make its folders."""
     if any(dest.iterdir()):
@@ -143,7 +136,7 @@ def _source(location: str, store: str) -> str:
     return str(Path(location).resolve()) if store == "sqlite" else shown_location(location)
 
 
-def _make_folders(dest: Path, modes: BackupModes) -> None:
+def _make_folders(dest: Path, modes: Modes) -> None:
     """``blobs/`` and ``tmp/`` of ``modes.folder``, whatever the umask, and so when an earlier pdi made them 0755:
     a blob file is read-only to everyone (0444, and a hard link is the archive's own file), its folder keeps it."""
     try:
@@ -209,7 +202,7 @@ def _write_atomically(path: Path, data: bytes, mode: int) -> None:
 
 
 def _write_marker(dest: Path, store: str, source: str, started_at: str, blobs: int, schema_version: int,
-                  modes: BackupModes, schema: str | None = None) -> None:
+                  modes: Modes, schema: str | None = None) -> None:
     """The backup's marker: of what and when, its blobs, the catalog's schema version (what release can open it),
     ``schema``, the PostgreSQL schema the archive is in (``null``: SQLite, or a database's ``public``), and the
     SHA-256 of each of its files but its blobs (:data:`~pdi.archive.backup_files.FILES`), which a restore checks."""
@@ -242,7 +235,7 @@ def backup(location: str, dest: str | os.PathLike[str], *, copy: bool = False,
             raise ImmutabilityError(
                 f"backup destination {target} is inside the archive it would back up ({location}): it would go"
                 " with the archive (rm -rf) and be taken for the archive's own files; give a place outside it")
-        modes = backup_modes(Path(location) if store == "sqlite" else None)
+        modes = modes_in(Path(location) if store == "sqlite" else None)
         _make_destination(target, modes)
         with _only_backup_into(target):  # before DEST is read or anything made in it: another backup may run
             _prepare_destination(target, store, _source(location, store), modes)
@@ -268,7 +261,7 @@ def schema_version_at(location: str) -> int | None:
 
 
 def _backup_sqlite(catalog: SQLStore, root: Path, dest: Path, started_at: str, copy: bool,
-                   progress: Progress | None, modes: BackupModes) -> BackupDone:
+                   progress: Progress | None, modes: Modes) -> BackupDone:
     files = None if catalog.blob_store_url() is not None else root
     snapshot = dest / (CATALOG + ".partial")
     for leftover in (snapshot, snapshot.with_name(snapshot.name + "-journal")):
@@ -298,8 +291,8 @@ def _backup_sqlite(catalog: SQLStore, root: Path, dest: Path, started_at: str, c
     check_space(dest, needed)
     copy_blobs(copier, catalog, names, files, progress)
     warnings: list[str] = []
-    beside = (copy_beside(root, dest, "the archive", warnings, modes.file)
-              + copy_sgml_folder(root, dest, "the archive", warnings, modes))
+    beside = (copy_beside(root, dest, "the archive", modes.file, warnings)
+              + copy_sgml_folder(root, dest, "the archive", modes, warnings))
     warnings += sgml_folder_left_out(str(root))
     os.replace(snapshot, dest / CATALOG)
     _clear_scratch(dest)
@@ -328,7 +321,7 @@ def _dump_estimate(url: str, in_database: bool) -> int:
 
 
 def _backup_postgres(catalog: SQLStore, url: str, dest: Path, started_at: str,
-                     progress: Progress | None, modes: BackupModes) -> BackupDone:
+                     progress: Progress | None, modes: Modes) -> BackupDone:
     major, schema, _ = server_major(url)
     pg_dump = postgres_tool("pg_dump", major)
     # the dump is compressed: its tables' size is about the most it takes (the last dump is kept till it is done)

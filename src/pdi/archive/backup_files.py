@@ -24,6 +24,7 @@ from pdi._extras import missing_extra
 from pdi.archive.blobs import SHA256_HEX
 from pdi.archive.blobs.files import fsync_dir, write_new
 from pdi.archive.catalog.blobs import NAMED_OUTSIDE_ROWS
+from pdi.archive.modes import Modes, make_folder, make_private
 from pdi.archive.sqlite import BACKUP_MARKER
 from pdi.errors import IntegrityError, NotFoundError, StoreError
 
@@ -72,32 +73,6 @@ MAX_SGML_FILE = 16 << 20
 MAX_BESIDE = 8 << 20
 
 Progress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True)
-class BackupModes:
-    """The permissions of what a backup writes, whatever the umask: a backup holds every private and embargoed
-    document's octets and metadata, and the archive's keys (docs/reference/backup.md, "Who can read a backup")."""
-
-    folder: int = 0o700  #: DEST when the backup makes it, and its ``blobs/``, ``tmp/`` and ``sgml/``
-    file: int = 0o600  #: the catalog (or dump), the marker, the registry, the SGML catalog (a key is 0600 always)
-
-
-def backup_modes(archive: Path | None) -> BackupModes:
-    """What a backup of the directory archive ``archive`` (``None``: a PostgreSQL one, which has none) may be read
-    by: its owner alone, unless the archive is deliberately shared with its group, its folder giving its group read
-    access and others none (0750 or 0770: a umask of 027 or 007, systemd's ``StateDirectoryMode=0750``, a
-    ``chmod``); then its group may read the backup too (folders 0750, files 0640), never write it. The common
-    umask 022 gives every local user an archive folder of 0755, which says no one chose to share it."""
-    if archive is None:
-        return BackupModes()
-    try:
-        mode = stat.S_IMODE(os.stat(archive).st_mode)
-    except OSError:
-        return BackupModes()
-    if mode & stat.S_IRGRP and not mode & stat.S_IRWXO:
-        return BackupModes(folder=0o750, file=0o640)
-    return BackupModes()
 
 
 @dataclass(frozen=True)
@@ -266,7 +241,7 @@ class BlobCopier:
                  folder_mode: int | None = None) -> None:
         self.root = root
         self.link = link
-        #: A backup's (:attr:`BackupModes.folder`): each ``blobs/ab/`` it makes of it, whatever the umask.
+        #: A backup's (:attr:`Modes.folder`): each ``blobs/ab/`` it makes of it, whatever the umask.
         self.folder_mode = folder_mode
         #: Copying from a backup (a blob missing there is the backup's damage), not into one.
         self.restoring = restoring
@@ -345,13 +320,9 @@ class BlobCopier:
 
     def _make_folder(self, folder: Path) -> None:
         if self.folder_mode is None:
-            folder.mkdir(exist_ok=True)  # as the archive's blob store makes its own
+            folder.mkdir(exist_ok=True)  # read from, not written to (a PostgreSQL restore's)
             return
-        try:
-            folder.mkdir(mode=self.folder_mode)
-        except FileExistsError:
-            return
-        os.chmod(folder, self.folder_mode)
+        make_folder(folder, self.folder_mode)
 
     def _check(self, sha256: str, found: str, where: object) -> None:
         if found != sha256:
@@ -412,11 +383,12 @@ def regular_file(path: Path, what: str) -> None:
         raise StoreError(f"{what} {path} is not a file (a pipe, a device or a folder): not a pdi backup")
 
 
-def copy_beside(source: Path, dest: Path, what: str, warnings: list[str] | None = None,
-                mode: int = 0o644) -> tuple[str, ...]:
-    """Copy the files of :data:`BESIDE` that ``source`` holds into ``dest`` (the keys mode 0600, as ``pdi keys init``
-    makes them, whatever the umask; the registry ``mode``), each written beside and renamed into place, fsynced; a name ``source`` does not hold is removed from
-    ``dest`` (a backup into the same DEST again is the archive as it is now). The names copied.
+def copy_beside(source: Path, dest: Path, what: str, mode: int,
+                warnings: list[str] | None = None) -> tuple[str, ...]:
+    """Copy the files of :data:`BESIDE` that ``source`` holds into ``dest`` (the keys mode 0600, as ``pdi keys
+    init`` makes them, and the registry ``mode``, whatever the umask: :mod:`pdi.archive.modes`), each written
+    beside and renamed into place, fsynced; a name ``source`` does not hold is removed from ``dest`` (a backup into
+    the same DEST again is the archive as it is now). The names copied.
 
     ``warnings`` is given by a backup (``dest`` a backup of the archive ``source``): a key of :data:`KEYS` it
     holds that the archive no longer has is kept, never removed (a lost key cannot be made again, and the backup's
@@ -462,12 +434,13 @@ def copy_beside(source: Path, dest: Path, what: str, warnings: list[str] | None 
     return tuple(copied)
 
 
-def copy_sgml_folder(source: Path, dest: Path, what: str, warnings: list[str] | None = None,
-                     modes: BackupModes | None = None) -> tuple[str, ...]:
+def copy_sgml_folder(source: Path, dest: Path, what: str, modes: Modes,
+                     warnings: list[str] | None = None) -> tuple[str, ...]:
     """Copy the files of ``source``'s SGML folder (:data:`SGML_FOLDER`: the archive's own DTDs and their catalog)
     into ``dest``'s, each written beside and renamed into place, fsynced (a DTD read-only, as ``pdi sgml add``
     writes it); those ``dest`` holds already, the same, are left. The names copied (``sgml/filing.dtd``).
-    ``modes`` (a backup's): the folder and its files of those permissions, not the archive's 0755 and 0644.
+    ``modes`` (:mod:`pdi.archive.modes`): the folder (one there already too) and its files of those permissions,
+    whatever the umask (a DTD read-only).
 
     A document's passages are read with the DTD it was deposited with, so a DTD is never removed: ``warnings``
     (a backup's) is told of one the backup holds that the archive no longer has, or has other octets of (the
@@ -507,10 +480,9 @@ def copy_sgml_folder(source: Path, dest: Path, what: str, warnings: list[str] | 
                                 " replaces a DTD: it was changed by hand)")
         _make_sgml_folder(target, modes)
         partial = target / f".{name}.partial"
-        file_mode = 0o644 if modes is None else modes.file
         try:
             partial.unlink(missing_ok=True)
-            write_new(partial, data, file_mode if name == "catalog" else file_mode & ~0o222)
+            write_new(partial, data, modes.file if name == "catalog" else modes.file & ~0o222)
             os.replace(partial, there)
         except OSError as exc:
             partial.unlink(missing_ok=True)
@@ -518,16 +490,15 @@ def copy_sgml_folder(source: Path, dest: Path, what: str, warnings: list[str] | 
         copied.append(f"{SGML_FOLDER}/{name}")
     if copied:
         fsync_dir(target)
-    elif modes is not None and _folder(target):
+    elif _folder(target):
         _make_sgml_folder(target, modes)  # an earlier pdi's backup's folder (0755): this one's permissions
     return tuple(copied)
 
 
-def _make_sgml_folder(target: Path, modes: BackupModes | None) -> None:
-    """The SGML folder ``target`` made if it is not there: 0755 in an archive; a backup's of ``modes``, whatever
-    the umask, and one there already too (an earlier pdi made it 0755)."""
-    target.mkdir(mode=0o755 if modes is None else modes.folder, exist_ok=True)
-    if modes is not None:
+def _make_sgml_folder(target: Path, modes: Modes) -> None:
+    """The SGML folder ``target`` of ``modes``, whatever the umask, made if it is not there, and one there already
+    too (an earlier pdi's backup's was 0755; a restore's is new)."""
+    if not make_folder(target, modes.folder):
         os.chmod(target, modes.folder)
 
 
@@ -595,13 +566,11 @@ def _read_beside(path: Path) -> bytes:
         raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
-def copy_catalog(source: sqlite3.Connection, partial: Path, mode: int | None = None) -> None:
+def copy_catalog(source: sqlite3.Connection, partial: Path, mode: int) -> None:
     """Copy the SQLite database ``source`` to the new file ``partial`` by SQLite's backup API, a step at a time,
-    as one file (no ``-wal`` beside it, so that it can be renamed), fsynced. ``mode`` (a backup's): the file is
-    made of those permissions, whatever the umask, before a page is copied into it (SQLite makes its journal of
-    the same)."""
-    if mode is not None:
-        make_private(partial, mode)
+    as one file (no ``-wal`` beside it, so that it can be renamed), fsynced. The file is made of ``mode``,
+    whatever the umask, before a page is copied into it (SQLite makes its journal of the same)."""
+    make_private(partial, mode)
     copied = sqlite3.connect(partial, isolation_level=None)
     try:
         source.backup(copied, pages=PAGES_A_STEP)
@@ -610,16 +579,6 @@ def copy_catalog(source: sqlite3.Connection, partial: Path, mode: int | None = N
         copied.close()
     with partial.open("rb") as f:
         os.fsync(f.fileno())
-
-
-def make_private(path: Path, mode: int) -> None:
-    """Make the empty file ``path`` (none may be there) of permissions ``mode`` whatever the umask, for a tool
-    (SQLite, ``pg_dump``) to write into: what it writes is never readable by more than ``mode`` allows."""
-    try:
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode))
-        os.chmod(path, mode)
-    except OSError as exc:
-        raise StoreError(f"cannot make {path}: {exc.strerror or exc}") from exc
 
 
 def same_device(a: Path, b: Path) -> bool:

@@ -58,6 +58,7 @@ from pdi.archive.backup_files import (
 from pdi.archive.blobs import SHA256_HEX
 from pdi.archive.blobs.files import fsync_dir
 from pdi.archive.catalog.opening import is_postgres_url
+from pdi.archive.modes import NEW_ARCHIVE, make_folder, modes_in
 from pdi.errors import (
     ImmutabilityError,
     IntegrityError,
@@ -300,22 +301,24 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
         partial = root / (CATALOG + ".partial")
         sgml_made = not (root / SGML_FOLDER).exists()
         try:
-            try:
-                root.mkdir(parents=True, exist_ok=True)
+            try:  # as pdi init makes an archive, whatever the umask (pdi.archive.modes): not as the backup is
+                make_folder(root, NEW_ARCHIVE, parents=True)
+                modes = modes_in(root)
                 for sub in () if blobs_s3 else ("blobs", "tmp"):  # blobs in an object store: no folder for them
-                    (root / sub).mkdir(exist_ok=True)
+                    make_folder(root / sub, modes.folder)
             except OSError as exc:
                 raise StoreError(f"cannot make the archive directory {root}: {exc}") from exc
-            copier = BlobCopier(root, link=not copy and same_device(src / "blobs", root / "blobs"), restoring=True)
+            copier = BlobCopier(root, link=not copy and same_device(src / "blobs", root / "blobs"), restoring=True,
+                                folder_mode=modes.folder)
             if not blobs_s3:
                 check_space(root, 0 if copier.link else sum(size for _, size in names))
                 copy_blobs(copier, None, names, src, progress)
             partial.unlink(missing_ok=True)
-            copy_catalog(backup_catalog, partial)
+            copy_catalog(backup_catalog, partial, modes.file)
             if blobs is not None:
                 _record_blob_store(partial, blobs)
-            beside = copy_beside(src, root, "the backup")  # the keys and the registry, before the catalog is
-            beside += copy_sgml_folder(src, root, "the backup")  # and the archive's own SGML DTDs
+            beside = copy_beside(src, root, "the backup", modes.file)  # the keys and the registry, before the
+            beside += copy_sgml_folder(src, root, "the backup", modes)  # catalog is; and the archive's SGML DTDs
             os.replace(partial, root / CATALOG)
             fsync_dir(root)
         except BaseException:

@@ -16,12 +16,14 @@ Fifty years: a document's element index is made at deposit with the DTD then
 in the folder, and a later reading (``pdi reindex --elements``, a document
 with no index) must read it the same, so the folder only grows
 (:func:`add_dtd`): a file is never replaced by other octets, a public
-identifier never sent to another file, and each file is written read-only;
+identifier never sent to another file, and each file is written read-only (of the archive's
+rule, :mod:`pdi.archive.modes`: 0400, or 0440 in a folder shared with its group);
 ``pdi backup`` copies the folder and ``pdi restore`` puts it back.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pdi.archive.blobs.files import fsync_dir, write_new
+from pdi.archive.modes import make_folder, modes_in
 from pdi.errors import (
     ImmutabilityError,
     LimitError,
@@ -227,17 +230,22 @@ def add_dtd(folder: Path, source: Path, *, public: str | None = None, name: str 
             more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
             raise ParseError(f"{source} is not a DTD onsgmls reads, so it was not added: {errors[0]}{more}; a module"
                              " or entity file it names is added first", rule="dtd")
-    folder.mkdir(mode=0o755, parents=True, exist_ok=True)
+    try:  # of the rule of the folder it is made in (an archive's: pdi.archive.modes), whatever the umask
+        make_folder(folder, modes_in(folder.parent).folder, parents=True)
+    except OSError as exc:
+        raise StoreError(f"cannot make the SGML folder {folder}: {exc.strerror or exc}") from exc
     SgmlCatalog(str(folder)).checked()
-    _write_new(target, data)
+    modes = modes_in(folder)
+    _write_new(target, data, modes.file & ~0o222)
     if identifier is not None and (identifier, name) not in catalog:
-        _append_entry(folder, identifier, name)
+        _append_entry(folder, identifier, name, modes.file)
     listed = [f for f in dtd_files(folder) if f.name == name]
     return listed[0]
 
 
-def _write_new(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target``, read-only, never over another file: the same octets there already are kept."""
+def _write_new(target: Path, data: bytes, mode: int) -> None:
+    """Write ``data`` to ``target``, read-only (``mode``), never over another file: the same octets there already
+    are kept."""
     try:
         with target.open("rb") as f:
             there = f.read(MAX_DTD + 1)
@@ -255,7 +263,7 @@ def _write_new(target: Path, data: bytes) -> None:
     partial = target.with_name(f".{target.name}.partial")
     try:
         partial.unlink(missing_ok=True)
-        write_new(partial, data, 0o444)
+        write_new(partial, data, mode)
         os.link(partial, target)  # (never over a file another process put there meanwhile)
     except FileExistsError:
         raise ImmutabilityError(f"{target} was made meanwhile by another process: add it again to compare") from None
@@ -266,8 +274,9 @@ def _write_new(target: Path, data: bytes) -> None:
     fsync_dir(target.parent)
 
 
-def _append_entry(folder: Path, identifier: str, name: str) -> None:
-    """Add ``PUBLIC "identifier" "name"`` to the folder's catalog (written beside and renamed into place)."""
+def _append_entry(folder: Path, identifier: str, name: str, mode: int) -> None:
+    """Add ``PUBLIC "identifier" "name"`` to the folder's catalog (written beside and renamed into place): a new
+    catalog of ``mode``, one there already of its own mode (an operator's ``chmod`` kept), whatever the umask."""
     text = _catalog_text(folder)
     if text and not text.endswith("\n"):
         text += "\n"
@@ -276,11 +285,10 @@ def _append_entry(folder: Path, identifier: str, name: str) -> None:
     text += f'PUBLIC "{identifier}" "{name}"\n'
     partial = folder / f".{CATALOG_FILE}.partial"
     try:
-        with partial.open("w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(partial, 0o644)
+        with contextlib.suppress(FileNotFoundError):
+            mode = stat.S_IMODE(os.stat(folder / CATALOG_FILE).st_mode)
+        partial.unlink(missing_ok=True)
+        write_new(partial, text.encode("utf-8"), mode)
         os.replace(partial, folder / CATALOG_FILE)
     except OSError as exc:
         partial.unlink(missing_ok=True)

@@ -38,6 +38,7 @@ from pdi.archive.catalog.serial_names import (
     SERIAL_NAMES_AGAIN,
     SERIAL_NAMES_DIFFERING,
 )
+from pdi.archive.modes import NEW_ARCHIVE, make_folder, make_private, modes_in
 from pdi.archive.naming import key_of, parse_pdi
 from pdi.archive.store import (
     SCHEMA_VERSION,
@@ -113,11 +114,17 @@ class SQLiteStore(SQLStore):
                     " in the current directory when neither is given), or make one there with pdi init"
                 )
             try:
-                self.root.mkdir(parents=True, exist_ok=True)
+                # its owner's alone whatever the umask, as initdb makes a data directory; a folder there already
+                # (a systemd StateDirectory=) keeps its mode, and what is made in it follows (pdi.archive.modes)
+                make_folder(self.root, NEW_ARCHIVE, parents=True)
+                modes = modes_in(self.root)
                 if blobs is None and not elsewhere:  # before the catalog: an init stopped between them leaves none
-                    (self.root / "blobs").mkdir(exist_ok=True)  # without it
+                    make_folder(self.root / "blobs", modes.folder)  # without it
             except OSError as exc:
                 raise StoreError(f"cannot create archive directory {self.root}: {exc}") from exc
+            # the catalog made of its mode before SQLite writes a page into it; SQLite makes its -wal and -shm of
+            # the catalog's mode whatever the umask (os_unix.c: findCreateFileMode, unixOpenSharedMemory; tested)
+            make_private(catalog, modes.file, exist_ok=True)
         try:
             self._conn = sqlite3.connect(
                 str(catalog), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False

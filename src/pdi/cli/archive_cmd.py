@@ -99,6 +99,11 @@ def init_cmd(location: str | None, blobs: str | None, backup_dest: str | None, n
     left it (pdi docs how-to/upgrade). A catalog newer than this pdi knows is
     refused (exit 8); --blobs naming another store than the archive was made
     with is refused (exit 5), naming both and what to do.
+
+    A new DIR is its owner's alone whatever the umask (0700, its files
+    0600); a DIR there already keeps its mode, and its group may read what
+    pdi makes in it if it is shared with that group (0750). The modes of an
+    existing archive are left as they are (pdi docs reference/backup).
     """
     if no_migrate and backup_dest is not None:
         raise click.UsageError("--backup backs an archive up before migrating it, and --no-migrate migrates none:"

@@ -28,6 +28,7 @@ import datetime
 import json
 import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -245,13 +246,21 @@ def read_registry_file(path: Path) -> Registry:
 
 
 def write_registry_file(path: Path, registry: Registry) -> None:
-    """Write ``registry`` to ``path`` whole or not at all (a temporary file renamed over it)."""
+    """Write ``registry`` to ``path`` whole or not at all (a temporary file renamed over it): of the mode of the
+    file it replaces, or a new one of the rule of the folder it is in (an archive's: its owner's alone, or
+    readable by its group, :func:`pdi.archive.modes.modes_in`), whatever the umask."""
+    from pdi.archive.blobs.files import write_new
+    from pdi.archive.modes import modes_in
+
     temporary = path.with_name(path.name + ".new")
     try:
-        with temporary.open("wb") as f:
-            f.write(json.dumps(json.loads(registry.payload()), indent=2).encode() + b"\n")
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except FileNotFoundError:
+            mode = modes_in(path.parent).file
+        temporary.unlink(missing_ok=True)
+        write_new(temporary, json.dumps(json.loads(registry.payload()), indent=2).encode() + b"\n", mode)
         os.replace(temporary, path)
     except OSError as exc:
+        temporary.unlink(missing_ok=True)
         raise StoreError(f"cannot write the registry {path}: {exc.strerror}") from exc

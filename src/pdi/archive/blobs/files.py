@@ -6,6 +6,10 @@ Layout of an archive directory::
     blobs/ab/abcdef…      the bytes of each representation, named by their SHA-256
     tmp/                  blobs being written
 
+Each folder of its owner's alone (0700) whatever the umask, or readable by its group
+where the archive's folder is shared with it (:mod:`pdi.archive.modes`); each blob file
+read-only to everyone (:data:`BLOB_MODE`), its folder keeping it.
+
 A blob of at most 64 KiB (:data:`~.inline.INLINE_LIMIT`) a deposit brings is
 not a file: it is a row of the catalog's ``blobs`` table, written by the
 deposit's own transaction and made durable by its commit alone (:mod:`.inline`,
@@ -105,8 +109,12 @@ from pdi.archive.blobs.seam import (
     check_imported_blob,
     discard_all,
 )
+from pdi.archive.modes import Modes, make_folder, modes_in
 from pdi.errors import IntegrityError, StoreError
 
+#: A blob file's mode, whatever the umask: read-only to everyone, as it is never changed; its folder keeps it
+#: (``blobs/`` and each folder in it of the archive's rule, :mod:`pdi.archive.modes`).
+BLOB_MODE = 0o444
 #: A file's device and inode: the file itself, whatever name it has.
 _Identity = tuple[int, int]
 
@@ -136,15 +144,19 @@ class FileBlobs(Attached):
         #: sync comes first, so a sync of blobs written before one told to another is refused too (:meth:`_syncfs`).
         self._sync_failures = 0
         self._syncfs_lock = threading.Lock()
+        #: The mode of each folder made here (``blobs/``, ``tmp/``, ``blobs/ab/``), whatever the umask: the
+        #: archive's rule (:func:`pdi.archive.modes.modes_in`, read of its folder when opened).
+        self._folder_mode = Modes().folder
         if not folders:
             return
+        self._folder_mode = modes_in(self.root).folder
         if not create and not (self.root / "blobs").is_dir():
             raise StoreError(
                 f"the blob folder {self.root / 'blobs'} of the archive at {self.root} is missing: put it back (or"
                 " restore the archive from a backup); pdi makes it only for a new archive")
         try:
-            (self.root / "blobs").mkdir(exist_ok=True)
-            (self.root / "tmp").mkdir(exist_ok=True)
+            make_folder(self.root / "blobs", self._folder_mode)
+            make_folder(self.root / "tmp", self._folder_mode)
         except OSError as exc:
             raise StoreError(f"cannot open the blob files of {self.root}: {exc}") from exc
 
@@ -305,8 +317,10 @@ class FileBlobs(Attached):
         tmp = self.root / "tmp" / name
         try:
             while True:
-                fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o444)
+                fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, BLOB_MODE)
                 fcntl.flock(fd, fcntl.LOCK_EX)
+                with contextlib.suppress(OSError):  # whatever the umask (a file system may keep no modes: _mark)
+                    os.fchmod(fd, BLOB_MODE)
                 made = os.fstat(fd)
                 if made.st_nlink:
                     if unsynced:
@@ -366,8 +380,7 @@ class FileBlobs(Attached):
             except FileNotFoundError:
                 if not os.path.exists(tmp):
                     raise _TemporaryGone(tmp) from None
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(sub)
+                make_folder(sub, self._folder_mode)
                 if folders is None:
                     fsync_dir(Path(self._folder))  # the new subdirectory's entry is durable too
                 else:
@@ -751,8 +764,10 @@ class _FilePin:
             if _digest(self.fd) != self.sha256:
                 raise StoreError(f"the staged blob {path} changed before its deposit committed")
             tmp = self.store.root / "tmp" / f"{self.sha256}.{os.getpid()}.{threading.get_ident()}.again"
-            out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o444)
+            out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, BLOB_MODE)
             try:
+                with contextlib.suppress(OSError):
+                    os.fchmod(out, BLOB_MODE)
                 os.lseek(self.fd, 0, os.SEEK_SET)
                 while chunk := os.read(self.fd, 1 << 20):
                     _write_all(out, chunk)

@@ -1,0 +1,94 @@
+"""Who may read an archive and its backups: the permissions of the folders and files pdi makes, whatever the umask.
+
+An archive holds every private and embargoed document: the octets of each in a blob file, or in a row of the
+catalog (a blob of at most 64 KiB, :mod:`pdi.archive.blobs.inline`), and the catalog's metadata of each, with the
+hashes of its tokens. Under the common umask 022 a folder made without saying a mode is 0755 and a file 0644: open
+to every local user. So pdi says the mode of each one it makes (docs/reference/backup.md, "Who can read an
+archive"), as PostgreSQL's ``initdb`` makes its data directory 0700 (0750 only with ``--allow-group-access``):
+
+- the archive's folder, when ``pdi init`` or ``pdi restore`` makes it, 0700; one there already (a systemd
+  ``StateDirectory=``, a mount point, an operator's ``mkdir``) keeps its mode;
+- what pdi makes in it (the catalog and SQLite's ``-wal`` and ``-shm`` beside it, ``blobs/`` and each folder in
+  it, ``tmp/``, ``sgml/``, the registry) is its owner's alone, folders 0700 and files 0600, unless the archive's
+  folder is deliberately shared with its group (:func:`modes_in`): then its group may read it too, 0750 and 0640,
+  never write it. A key file is 0600 always; a blob file is read-only to everyone (0444), its folder keeps it.
+
+A backup follows the same rule (:mod:`pdi.archive.backup`), read of the archive it copies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from pdi.errors import StoreError
+
+__all__ = ["NEW_ARCHIVE", "Modes", "make_folder", "make_private", "modes_in"]
+
+#: The mode of an archive's folder that ``pdi init`` or ``pdi restore`` makes: its owner's alone (``initdb``'s).
+NEW_ARCHIVE = 0o700
+
+
+@dataclass(frozen=True)
+class Modes:
+    """The permissions of what pdi makes in an archive's folder or a backup's, whatever the umask."""
+
+    folder: int = 0o700  #: each folder made in it (``blobs/``, ``blobs/ab/``, ``tmp/``, ``sgml/``)
+    file: int = 0o600  #: each file made in it (the catalog, a dump, a marker, the registry; a key is 0600 always)
+
+
+def modes_in(folder: Path | None) -> Modes:
+    """What pdi makes in ``folder`` (an archive's; ``None``: a PostgreSQL archive, which has none) is of: its
+    owner's alone, unless ``folder`` is deliberately shared with its group, readable by its group and closed to
+    others (0750 or 0770: a umask of 027 or 007, systemd's ``StateDirectoryMode=0750``, a ``chmod``); then its
+    group may read it too (folders 0750, files 0640), never write it. The common umask 022 gives a folder 0755,
+    open to every local user, which says no one chose to share it."""
+    if folder is None:
+        return Modes()
+    try:
+        mode = stat.S_IMODE(os.stat(folder).st_mode)
+    except OSError:
+        return Modes()
+    if mode & stat.S_IRGRP and not mode & stat.S_IRWXO:
+        return Modes(folder=0o750, file=0o640)
+    return Modes()
+
+
+def make_folder(path: Path | str, mode: int, *, parents: bool = False) -> bool:
+    """Make the folder ``path`` of permissions ``mode`` whatever the umask (a folder above it that ``parents``
+    makes is the umask's, as ``mkdir -p`` makes it); one there already keeps its own. Whether it was made."""
+    if parents:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.mkdir(path, mode)
+    except FileExistsError:
+        if not os.path.isdir(path):
+            raise
+        return False
+    # the umask may have taken the group's bits of a shared archive's folder; a file system that keeps no modes
+    # of its own (FAT, SMB without its Unix extensions) refuses or ignores it: its mount options say who reads it
+    with contextlib.suppress(OSError):
+        os.chmod(path, mode)
+    return True
+
+
+def make_private(path: Path, mode: int, *, exist_ok: bool = False) -> None:
+    """Make the empty file ``path`` (none may be there, unless ``exist_ok``: then one there is left as it is) of
+    permissions ``mode`` whatever the umask, for a tool (SQLite, ``pg_dump``) to write into: what it writes is
+    never readable by more than ``mode`` allows."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except FileExistsError:
+        if exist_ok:
+            return
+        raise StoreError(f"cannot make {path}: it is there already") from None
+    except OSError as exc:
+        raise StoreError(f"cannot make {path}: {exc.strerror or exc}") from exc
+    try:
+        with contextlib.suppress(OSError):  # as make_folder's
+            os.fchmod(fd, mode)
+    finally:
+        os.close(fd)

@@ -1,0 +1,265 @@
+"""Who can read an archive (docs/reference/backup.md, "Who can read an archive"): it holds every private and
+embargoed document (a blob of at most 64 KiB inline in the catalog), the catalog's metadata of each and its tokens'
+hashes, so ``pdi init DIR``, ``Archive.init`` and ``pdi restore --to DIR`` make it its owner's alone whatever the
+umask, as PostgreSQL's initdb makes its data directory 0700:
+
+- DIR, when pdi makes it, 0700; a DIR there already keeps its mode;
+- what pdi makes in it: folders 0700 and files 0600 (SQLite's ``-wal`` and ``-shm`` too), a DTD read-only (0400);
+  0750, 0640 and 0440 when DIR is deliberately shared with its group (group-readable, closed to others);
+- a key 0600 always; a blob file read-only to everyone (0444), its folder keeps it.
+
+Under the common umask 022 an archive was 0755 with a catalog of 0644: readable by every local user. Each ``pdi``
+runs in a child whose umask the test sets (``subprocess.run(umask=…)``); the modes expected are worked out from the
+rule above, never read from what pdi prints. A second local user is tried directly when the tests run as root
+(``cat`` and ``ls`` run as ``nobody``); otherwise that test is skipped and the modes alone say it."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from pdi.fragments.markup.sgml import onsgmls_path
+
+assert onsgmls_path() is not None, "OpenSP's onsgmls is not installed: run scripts/bootstrap --dev"
+
+S = "modes.example.us"
+KEYS = ("signing-key.pem", "wacz-key.pem")
+DTD = "<!ELEMENT memo - - (#PCDATA)>\n"
+#: The environment of each pdi: no key, registry or SGML folder named elsewhere than in the archive.
+ENV = {**os.environ, "PDI_SIGNING_KEY": "", "PDI_WACZ_KEY": "", "PDI_SGML_CATALOG": "", "PDI_REGISTRY": "",
+       "PDI_ARCHIVE": ""}
+
+
+def _pdi(umask: int, *args: str, input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    done = subprocess.run([sys.executable, "-m", "pdi", *args], capture_output=True, timeout=300, check=False,
+                          umask=umask, env=ENV, input=input)
+    assert done.returncode == 0, (done.stdout + done.stderr).decode(errors="replace")
+    return done
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def _fill(root: Path, umask: int, tmp_path: Path) -> str:
+    """Use the archive at ``root`` as an operator does, each command under ``umask``: a series, a small text (a
+    row of the catalog), a blob file, both keys, a registry and an SGML DTD. The big blob's SHA-256."""
+    octets = os.urandom(120_000)  # more than 64 KiB: a blob file, not a row of the catalog
+    big = tmp_path / "big.bin"
+    big.write_bytes(octets)
+    where = ("--archive", str(root))
+    _pdi(umask, "series", "add", S, *where)
+    _pdi(umask, "add", "--series", S, "--format", "text", "-", *where, input=b"an embargoed memo\n")
+    _pdi(umask, "add", "--series", S, "--format", "octet-stream", str(big), *where)
+    _pdi(umask, "keys", "init", *where)
+    _pdi(umask, "keys", "init", "--wacz", *where)
+    _pdi(umask, "registry", "add", S, "https://resolver.example.org/", *where)
+    dtd = tmp_path / "memo.dtd"
+    dtd.write_text(DTD, encoding="ascii")
+    _pdi(umask, "sgml", "add", str(dtd), "--public-id", "-//ACME//DTD Memo//EN", *where)
+    return hashlib.sha256(octets).hexdigest()
+
+
+@contextmanager
+def _held_open(root: Path, umask: int) -> Iterator[None]:
+    """The archive held open by a child of ``umask`` that has just deposited: SQLite's ``-wal`` and ``-shm`` are
+    there (the last connection to close takes them away) and were made by that child."""
+    script = ("import sys; from pdi.archive import Archive, Content\n"
+              f"a = Archive.open({str(root)!r})\n"
+              f"a.deposit({S!r}, [Content(b'another memo', 'text')])\n"
+              "print('ready', flush=True); sys.stdin.read(); a.close()\n")
+    child = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             umask=umask, env=ENV)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == b"ready\n"
+        yield
+    finally:
+        child.communicate(timeout=60)
+    assert child.returncode == 0
+
+
+def _expected(root: Path, folder: int, file: int) -> dict[str, int]:
+    """What the rule gives each path under ``root``: a folder ``folder``; a key 0600; a blob file read-only to
+    everyone, 0444 (its folder keeps it); a DTD ``file`` read-only; every other file ``file``."""
+    wanted = {}
+    for path in root.rglob("*"):
+        name = str(path.relative_to(root))
+        if path.is_dir():
+            wanted[name] = folder
+        elif path.name in KEYS:
+            wanted[name] = 0o600
+        elif name.startswith("blobs/"):
+            wanted[name] = 0o444
+        elif name.endswith(".dtd"):
+            wanted[name] = file & ~0o222
+        else:
+            wanted[name] = file
+    return wanted
+
+
+def _found(root: Path) -> dict[str, int]:
+    return {str(path.relative_to(root)): _mode(path) for path in root.rglob("*")}
+
+
+def _check(root: Path, digest: str, folder: int, file: int) -> None:
+    found = _found(root)
+    for name in ("catalog.sqlite", "catalog.sqlite-wal", "catalog.sqlite-shm", "blobs", "tmp",
+                 f"blobs/{digest[:2]}/{digest}", "registry.json", "sgml/catalog", "sgml/memo.dtd", *KEYS):
+        assert name in found, name
+    assert found == _expected(root, folder, file)
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o027, 0o077], ids=["022", "002", "027", "077"])
+def test_a_new_archive_is_its_owners_alone_whatever_the_umask(tmp_path: Path, umask: int) -> None:
+    root = tmp_path / "above" / "archive"
+    _pdi(umask, "init", str(root))
+    assert _mode(root) == 0o700
+    assert _mode(root.parent) == 0o777 & ~umask  # a folder above DIR is not the archive's: as mkdir -p makes it
+    digest = _fill(root, umask, tmp_path)
+    with _held_open(root, umask):
+        _check(root, digest, 0o700, 0o600)
+
+
+def test_archive_init_in_python_makes_the_archive_its_owners_alone(tmp_path: Path) -> None:
+    root = tmp_path / "archive"
+    subprocess.run([sys.executable, "-c", "from pdi.archive import Archive;"
+                    f" Archive.init({str(root)!r}).close()"], check=True, timeout=300, umask=0o022, env=ENV)
+    assert _found(root) == {"catalog.sqlite": 0o600, "blobs": 0o700, "tmp": 0o700}
+    assert _mode(root) == 0o700
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077], ids=["022", "077"])
+@pytest.mark.parametrize("shared", [0o750, 0o770], ids=["0750", "0770"])
+def test_an_archive_folder_shared_with_its_group_gives_that_group_read_access(tmp_path: Path, umask: int,
+                                                                              shared: int) -> None:
+    """DIR there already, group-readable and closed to others (systemd's StateDirectoryMode=0750, or 0770): it
+    keeps its mode, and its group may read what pdi makes in it, never write it; a key stays its owner's. Under
+    umask 077 each folder and file is given back the group's read bit the umask took."""
+    root = tmp_path / "archive"
+    root.mkdir()
+    root.chmod(shared)
+    _pdi(umask, "init", str(root))
+    digest = _fill(root, umask, tmp_path)
+    with _held_open(root, umask):
+        _check(root, digest, 0o750, 0o640)
+    assert _mode(root) == shared
+
+
+def test_a_folder_there_already_open_to_every_user_keeps_its_mode_and_what_is_made_in_it_is_private(
+        tmp_path: Path) -> None:
+    """An operator's ``mkdir`` under umask 022 (0755): no one chose to share it, so what pdi makes in it is its
+    owner's alone; the folder itself keeps its mode."""
+    root = tmp_path / "archive"
+    root.mkdir()
+    root.chmod(0o755)
+    _pdi(0o022, "init", str(root))
+    digest = _fill(root, 0o022, tmp_path)
+    with _held_open(root, 0o022):
+        _check(root, digest, 0o700, 0o600)
+    assert _mode(root) == 0o755
+
+
+def _as_an_earlier_pdi_left_it(root: Path) -> None:
+    """What a pdi before this one made under umask 022: folders 0755, files 0644, a DTD 0444 (keys were 0600)."""
+    for path in [root, *root.rglob("*")]:
+        if path.is_dir():
+            path.chmod(0o755)
+        elif path.name.endswith(".dtd"):
+            path.chmod(0o444)
+        elif path.name not in KEYS and path.parent.parent.name != "blobs":
+            path.chmod(0o644)
+
+
+@pytest.mark.parametrize("copy", [False, True], ids=["linked", "copied"])
+def test_a_restored_archive_is_made_as_pdi_init_makes_one(tmp_path: Path, copy: bool) -> None:
+    root, dest, again = tmp_path / "archive", tmp_path / "backup", tmp_path / "new" / "restored"
+    _pdi(0o022, "init", str(root))
+    digest = _fill(root, 0o022, tmp_path)
+    _pdi(0o022, "backup", str(dest), "--archive", str(root))
+    _pdi(0o022, "restore", str(dest), "--to", str(again), *(["--copy"] if copy else []))
+    assert _mode(again) == 0o700
+    with _held_open(again, 0o022):
+        _check(again, digest, 0o700, 0o600)
+    _pdi(0o022, "verify", "--archive", str(again))
+
+
+def test_a_restore_into_a_folder_shared_with_its_group_gives_that_group_read_access(tmp_path: Path) -> None:
+    root, dest, again = tmp_path / "archive", tmp_path / "backup", tmp_path / "restored"
+    _pdi(0o022, "init", str(root))
+    digest = _fill(root, 0o022, tmp_path)
+    _pdi(0o022, "backup", str(dest), "--archive", str(root))
+    again.mkdir()
+    again.chmod(0o750)  # a StateDirectory= made for it
+    _pdi(0o077, "restore", str(dest), "--to", str(again))
+    assert _mode(again) == 0o750
+    with _held_open(again, 0o077):
+        _check(again, digest, 0o750, 0o640)
+
+
+# --- another local user, tried --------------------------------------------------------------------------------
+
+NOBODY = 65534
+
+
+def _as_nobody(argv: list[str], groups: list[int]) -> subprocess.CompletedProcess[str]:
+    """``argv`` run as the user ``nobody``, in the supplementary ``groups``."""
+    return subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=60, check=False,
+                          user=NOBODY, group=NOBODY, extra_groups=groups)
+
+
+@pytest.fixture
+def open_place() -> Iterator[Path]:
+    """A folder every local user may enter (pytest's own are 0700, which would hide any archive in them)."""
+    if os.geteuid() != 0:
+        pytest.skip("only root may run a command as another user: the modes the other tests check say it")
+    place = Path(tempfile.mkdtemp(prefix="pdi-modes-", dir="/tmp"))
+    place.chmod(0o755)
+    try:
+        yield place
+    finally:
+        shutil.rmtree(place)
+
+
+def test_another_local_user_cannot_read_a_new_archive(open_place: Path, tmp_path: Path) -> None:
+    """Run as ``nobody``, even in the archive owner's group, ``cat`` and ``ls`` are refused each file and folder
+    of an archive made under umask 022 (before, the catalog was 0644 in a 0755 folder: ``cat`` read it)."""
+    root = open_place / "archive"
+    _pdi(0o022, "init", str(root))
+    digest = _fill(root, 0o022, tmp_path)
+    group = os.stat(root).st_gid
+    for argv in (["cat", str(root / "catalog.sqlite")], ["ls", str(root / "blobs")],
+                 ["cat", str(root / "blobs" / digest[:2] / digest)], ["cat", str(root / "registry.json")],
+                 ["ls", str(root)]):
+        for groups in ([], [group]):
+            refused = _as_nobody(argv, groups)
+            assert refused.returncode != 0 and "Permission denied" in refused.stderr, (argv, groups, refused)
+    _as_an_earlier_pdi_left_it(root)  # the test can tell: so an earlier pdi's archive was read by anyone
+    assert _as_nobody(["cat", str(root / "catalog.sqlite")], []).returncode == 0
+
+
+def test_a_member_of_a_shared_archives_group_may_read_it_and_not_write_it(open_place: Path, tmp_path: Path) -> None:
+    root = open_place / "archive"
+    root.mkdir()
+    root.chmod(0o750)
+    _pdi(0o022, "init", str(root))
+    digest = _fill(root, 0o022, tmp_path)
+    group = os.stat(root).st_gid
+    catalog = root / "catalog.sqlite"
+    for argv in (["cat", str(catalog)], ["cat", str(root / "blobs" / digest[:2] / digest)], ["ls", str(root)]):
+        assert _as_nobody(argv, [group]).returncode == 0, argv
+        refused = _as_nobody(argv, [])
+        assert refused.returncode != 0 and "Permission denied" in refused.stderr, argv
+    for argv in (["sh", "-c", f"echo >> {catalog}"], ["touch", str(root / "blobs" / "new")],
+                 ["cat", str(root / "signing-key.pem")]):
+        refused = _as_nobody(argv, [group])
+        assert refused.returncode != 0 and "Permission denied" in refused.stderr, argv
