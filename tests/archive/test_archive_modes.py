@@ -158,11 +158,12 @@ def test_an_archive_folder_shared_with_its_group_gives_that_group_read_access(tm
 def test_a_folder_there_already_open_to_every_user_keeps_its_mode_and_what_is_made_in_it_is_private(
         tmp_path: Path) -> None:
     """An operator's ``mkdir`` under umask 022 (0755): no one chose to share it, so what pdi makes in it is its
-    owner's alone; the folder itself keeps its mode."""
+    owner's alone; the folder itself keeps its mode, and pdi init has nothing to warn of."""
     root = tmp_path / "archive"
     root.mkdir()
     root.chmod(0o755)
-    _pdi(0o022, "init", str(root))
+    done = _pdi(0o022, "init", str(root))
+    assert done.stderr == b""
     digest = _fill(root, 0o022, tmp_path)
     with _held_open(root, 0o022):
         _check(root, digest, 0o700, 0o600)
@@ -178,6 +179,49 @@ def _as_an_earlier_pdi_left_it(root: Path) -> None:
             path.chmod(0o444)
         elif path.name not in KEYS and path.parent.parent.name != "blobs":
             path.chmod(0o644)
+
+
+def test_pdi_init_changes_no_mode_of_an_archive_there_already_and_says_who_can_read_it(tmp_path: Path) -> None:
+    root = tmp_path / "archive"
+    _pdi(0o022, "init", str(root))
+    _fill(root, 0o022, tmp_path)
+    _as_an_earlier_pdi_left_it(root)
+    before = _found(root)
+    done = _pdi(0o022, "init", str(root))
+    assert _found(root) == before and _mode(root) == 0o755  # nothing tightened (nor loosened) behind its back
+    said = done.stderr.decode()
+    assert said.startswith(f"pdi: warning: every local user can read the archive at {root}: catalog.sqlite (0644),")
+    for shown in ("blobs (0755)", "registry.json (0644)", "sgml (0755)", "tmp (0755)"):
+        assert shown in said, said
+    assert "signing-key.pem" not in said  # 0600 already
+    assert f"chmod -R go-rwx {root} makes it so" in said
+    # a folder made in it from now on is of the rule (DIR 0755: no one chose to share it), not of the umask
+    octets = os.urandom(100_000)
+    while (root / "blobs" / hashlib.sha256(octets).hexdigest()[:2]).exists():
+        octets = os.urandom(100_000)
+    (tmp_path / "new.bin").write_bytes(octets)
+    _pdi(0o022, "add", "--series", S, "--format", "octet-stream", str(tmp_path / "new.bin"), "--archive", str(root))
+    assert _mode(root / "blobs" / hashlib.sha256(octets).hexdigest()[:2]) == 0o700
+    # a file written again keeps its mode, as the operator (or an earlier pdi) left it
+    _pdi(0o022, "registry", "add", "other.example.us", "https://other.example.org/", "--archive", str(root))
+    dtd = tmp_path / "other.dtd"
+    dtd.write_text(DTD, encoding="ascii")
+    _pdi(0o022, "sgml", "add", str(dtd), "--public-id", "-//ACME//DTD Other//EN", "--archive", str(root))
+    assert "other.example.us" in (root / "registry.json").read_text()
+    assert _mode(root / "registry.json") == _mode(root / "sgml" / "catalog") == 0o644
+    assert _mode(root / "sgml" / "other.dtd") == 0o400  # a new file: of the rule (sgml/ is 0755: not shared)
+    # the advice taken, there is nothing to say, and the archive reads as before
+    subprocess.run(["chmod", "-R", "go-rwx", str(root)], check=True)
+    assert _pdi(0o022, "init", str(root)).stderr == b""
+    _pdi(0o022, "verify", "--archive", str(root))
+
+
+def test_pdi_init_of_an_archive_closed_to_others_says_nothing_of_the_modes_inside(tmp_path: Path) -> None:
+    """A catalog of 0644 in a folder of 0700: no one else can reach it, so there is nothing to say."""
+    root = tmp_path / "archive"
+    _pdi(0o022, "init", str(root))
+    (root / "catalog.sqlite").chmod(0o644)
+    assert _pdi(0o022, "init", str(root)).stderr == b""
 
 
 @pytest.mark.parametrize("copy", [False, True], ids=["linked", "copied"])

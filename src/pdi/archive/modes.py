@@ -26,7 +26,7 @@ from pathlib import Path
 
 from pdi.errors import StoreError
 
-__all__ = ["NEW_ARCHIVE", "Modes", "make_folder", "make_private", "modes_in"]
+__all__ = ["NEW_ARCHIVE", "Modes", "make_folder", "make_private", "modes_in", "readable_by_others"]
 
 #: The mode of an archive's folder that ``pdi init`` or ``pdi restore`` makes: its owner's alone (``initdb``'s).
 NEW_ARCHIVE = 0o700
@@ -92,3 +92,28 @@ def make_private(path: Path, mode: int, *, exist_ok: bool = False) -> None:
             os.fchmod(fd, mode)
     finally:
         os.close(fd)
+
+
+#: What of a directory archive ``pdi init`` tells every local user can read (:func:`readable_by_others`).
+_WATCHED = ("catalog.sqlite", "catalog.sqlite-wal", "catalog.sqlite-shm", "blobs", "tmp", "sgml", "registry.json",
+            "signing-key.pem", "wacz-key.pem")
+
+
+def readable_by_others(archive: Path) -> list[tuple[str, int]]:
+    """What of the directory archive ``archive`` every local user can read (its catalog and SQLite's files beside
+    it, its blob, temporary and SGML folders, its registry and keys: each one that others may read, in a folder
+    they may enter), with its mode: ``[("catalog.sqlite", 0o644), ("blobs", 0o755)]``; nothing when they cannot
+    enter the archive's folder. What an earlier pdi made under the umask 022 (``pdi init`` says it, and changes
+    no mode of an archive there already)."""
+    try:
+        if not os.stat(archive).st_mode & stat.S_IXOTH:
+            return []
+    except OSError:
+        return []
+    found = []
+    for name in _WATCHED:
+        with contextlib.suppress(OSError):
+            mode = stat.S_IMODE(os.lstat(archive / name).st_mode)
+            if mode & stat.S_IROTH:
+                found.append((name, mode))
+    return found

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -103,7 +104,8 @@ def init_cmd(location: str | None, blobs: str | None, backup_dest: str | None, n
     A new DIR is its owner's alone whatever the umask (0700, its files
     0600); a DIR there already keeps its mode, and its group may read what
     pdi makes in it if it is shared with that group (0750). The modes of an
-    existing archive are left as they are (pdi docs reference/backup).
+    existing archive are left as they are: what of it every local user can
+    read is said on stderr (pdi docs reference/backup).
     """
     if no_migrate and backup_dest is not None:
         raise click.UsageError("--backup backs an archive up before migrating it, and --no-migrate migrates none:"
@@ -124,6 +126,25 @@ def init_cmd(location: str | None, blobs: str | None, backup_dest: str | None, n
         click.echo(
             f"archive at {opened.location} (schema version {opened.schema_version()})"
         )
+        _tell_open_to_others(opened.location)
+
+
+def _tell_open_to_others(location: str) -> None:
+    """Say on stderr what of the directory archive at ``location`` every local user can read (what an earlier pdi
+    made under the umask 022): ``pdi init`` makes a new archive its owner's alone, but changes no mode of one there
+    already (an operator may have chosen them), so it says how to close it."""
+    from pdi.archive.catalog.opening import is_postgres_url
+    from pdi.archive.modes import readable_by_others
+
+    if is_postgres_url(location):
+        return
+    found = readable_by_others(Path(location))
+    if found:
+        shown = ", ".join(f"{name} ({mode:04o})" for name, mode in found)
+        click.echo(f"pdi: warning: every local user can read the archive at {location}: {shown}. pdi init makes a"
+                   " new archive its owner's alone but changes no mode of one there already: chmod -R go-rwx"
+                   f" {shlex.quote(location)} makes it so (to share it with its group: chmod -R g-w,o-rwx); pdi docs"
+                   " reference/backup, 'Who can read an archive'", err=True)
 
 @click.group("series")
 def series_group() -> None:
