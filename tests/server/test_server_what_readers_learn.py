@@ -180,6 +180,7 @@ def resolver_requests(names: dict[str, str]) -> dict[tuple[str, frozenset[str]],
             _gets(*(f"/api/manifest.tsr?series={s}" for s in (OPEN, CLOSED, SECRET)),
                   f"/api/manifest.tsr?series={OPEN}&day={NOW.date().isoformat()}"),
         ("/api/keys", frozenset({"GET", "HEAD"})): _gets("/api/keys"),
+        ("/api/element-index", frozenset({"GET", "HEAD"})): _gets(*(f"/api/element-index?pdi={_q(n)}" for n in asked)),
         ("/api/octets", frozenset({"POST"})): [
             *(("POST", "/api/octets", {"json": {"names": [n]}}) for n in asked),
             ("POST", "/api/octets", {"json": {"names": asked}}),

@@ -24,7 +24,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pdi import formats
 from pdi.archive.access import PUBLIC
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 else:
     from pdi._later import dataclass
 
-__all__ = ["MANIFEST_PAGE", "MAX_MANIFEST_PAGE", "ManifestPage", "Manifests"]
+__all__ = ["MANIFEST_PAGE", "MAX_MANIFEST_PAGE", "ManifestPage", "Manifests", "kept_sgml_parse"]
 
 #: Names one manifest page lists unless asked for fewer or more.
 MANIFEST_PAGE = 1000
@@ -135,20 +135,11 @@ class Manifests(ArchiveBase):
         return ManifestPage(canonical, day.isoformat() if day else None, after, following, tuple(entries), access)
 
     def _kept_parse_digest(self, record: RepresentationRecord) -> str | None:
-        """The SHA-256 of the parse kept of an SGML ``record`` (its element index, this pdi's reading), or ``None``
-        (not SGML, or none kept): signed in its manifest entry (``element_index``), so that a mirror keeps the
-        parse it makes of the same octets only when it is byte for byte this one (:mod:`pdi.network.mirrors`)."""
-        from pdi.fragments.markup import markup_kind
-
-        if markup_kind(record.media_type) != "sgml" or record.purged is not None:
-            return None
-        from pdi.fragments.markup.index import MAGIC, VERSION
-        from pdi.fragments.sealed import sealed_version
-
-        index = self.store.fragment_index(record.sha256, record.media_type, record.charset)
-        if index is None or index[:4] != MAGIC or sealed_version(index) != VERSION:
-            return None
-        return hashlib.sha256(index).hexdigest()
+        """The SHA-256 of the parse kept of an SGML ``record`` (:func:`kept_sgml_parse`), or ``None``: signed in its
+        manifest entry (``element_index``), so that a mirror keeps a parse of the same octets only when it is byte
+        for byte this one (:mod:`pdi.network.mirrors`), its own or this one (``GET /api/element-index``)."""
+        index = kept_sgml_parse(self.store, record)
+        return None if index is None else hashlib.sha256(index).hexdigest()
 
     def check_manifest(
         self, entries: Iterable[Mapping[str, Any]], progress: Callable[[int], None] | None = None,
@@ -223,3 +214,24 @@ class Manifests(ArchiveBase):
         if digest.hexdigest() != record.sha256:
             return Problem("altered", record.sha256, (name,), f"its stored octets hash to {digest.hexdigest()}")
         return None
+
+
+class _Indexes(Protocol):
+    def fragment_index(self, sha256: str, media_type: str, charset: str | None) -> bytes | None: ...
+
+
+def kept_sgml_parse(store: _Indexes, record: RepresentationRecord) -> bytes | None:
+    """The parse kept of an SGML ``record``: its element index, made by this pdi's reading (its
+    :data:`~pdi.fragments.markup.index.VERSION`); ``None`` when it is not SGML, is purged, or has none such (not
+    parsed, past the SGML bound, or parsed by an earlier reading)."""
+    from pdi.fragments.markup import markup_kind
+
+    if markup_kind(record.media_type) != "sgml" or record.purged is not None:
+        return None
+    from pdi.fragments.markup.index import MAGIC, VERSION
+    from pdi.fragments.sealed import sealed_version
+
+    index = store.fragment_index(record.sha256, record.media_type, record.charset)
+    if index is None or index[:4] != MAGIC or sealed_version(index) != VERSION:
+        return None
+    return index

@@ -549,6 +549,33 @@ class Reading(RecordFacts):
             )
         return Opened(record_name(found, fragment=parsed.fragment), found, self._reader(found))
 
+    def kept_parse(self, pdi: PDI | str) -> bytes:
+        """The parse kept of the SGML document a versioned name (without a fragment) names: its element index, the
+        octets whose SHA-256 the series' signed manifest gives (``element_index``), for a mirror that cannot make
+        the same parse itself (:mod:`pdi.network.mirrors`, ``GET /api/element-index``). Looked up as
+        :meth:`open_octets` looks it up, under the same access rules (a private or embargoed name's to a reader
+        who may read it alone); a :class:`NotFoundError` when none is kept (not SGML, or not parsed here, or by
+        an earlier reading)."""
+        from pdi.archive.manifests import kept_sgml_parse
+
+        parsed, found = self._look_up(pdi, False)
+        if isinstance(found, Generic):
+            raise UnsupportedError(f"{found.pdi} is generic (no format): an element index is kept of a versioned name")
+        name = record_name(found)
+        if parsed.fragment is not None:
+            raise ParseError(f"{parsed} names a fragment: ask for the whole document's name ({name})",
+                             rule="element-index")
+        index = kept_sgml_parse(self.store, found)
+        if index is None:
+            from pdi.fragments.markup import markup_kind
+
+            what = (f"it is {found.media_type}, not SGML" if markup_kind(found.media_type) != "sgml"
+                    else "its octets were purged" if found.purged is not None
+                    else "it was not parsed here (its DTD not found, onsgmls missing, or past the bounds), or only by"
+                         " an earlier reading")
+            raise NotFoundError(f"no parse of {name} is kept here: {what}")
+        return index
+
     def locate_clip(self, located: Resolved) -> Resolved | None:
         """A video's time fragment (``sec``, ``msec``) as :meth:`locate` found it, with the interval it selects read
         from the video's index alone: its answer is the whole video (:mod:`pdi.fragments.video`), for

@@ -40,6 +40,7 @@ from pdi.archive.store import (
     WithdrawalRecord,
 )
 from pdi.errors import IntegrityError, ParseError, PDIError
+from pdi.fragments.markup.bounds import MAX_SGML_INDEX_OCTETS
 from pdi.identifier import spells_serial
 
 EXPORT_FORMAT = "pdi-archive-export"
@@ -48,7 +49,7 @@ EXPORT_VERSION = 1
 #: representation's optional ``element_index`` names (bags made before have none; an older pdi ignores them).
 PARSES = "data/element-indexes"
 #: The largest element index a bag may carry (one of 100,000 elements, the most SGML's parse keeps, is a few MiB).
-MAX_PARSE_OCTETS = 64 << 20
+MAX_PARSE_OCTETS = MAX_SGML_INDEX_OCTETS
 
 
 class _CatalogBytes:

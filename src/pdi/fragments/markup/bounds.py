@@ -31,6 +31,11 @@ MAX_MARKUP_OCTETS: Final = 8 << 20
 #: deposit (a larger one gets its text's block table, as plain text does): ``onsgmls`` reads some 12 MB a second
 #: here, and the text is held whole, decoded, while it runs.
 MAX_SGML_OCTETS: Final = 32 << 20
+#: The largest element index of SGML this pdi keeps, and what is read at most of one brought from elsewhere (a
+#: bag's, a mirror's origin's): at most :data:`MAX_START_TAGS` elements (two offsets and a tag number each, 20
+#: octets at most: 2 MB), the block table of at most :data:`MAX_SGML_OCTETS` of text (16 octets a 64 KiB block:
+#: 8 KiB), and the tag names and a refusal's words that onsgmls read in the document and its DTD: some MiB at most.
+MAX_SGML_INDEX_OCTETS: Final = 64 << 20
 #: The most start tags of an HTML or XML document element fragments are evaluated on, counted before
 #: parsing: in HTML a ``<`` followed by an ASCII letter (so a few in a script or comment count too), in
 #: XML a ``<`` not followed by ``/``, ``!`` or ``?`` (start and empty-element tags, and a few in a

@@ -522,6 +522,19 @@ _MANIFEST_TSR = Operation(
     error_text={404: "No such series, no signing key, or the resolver names no TSA (pdi serve --tsa)",
                 400: ERRORS[400] + "; here, after= that is not a versioned name"},
 )
+_ELEMENT_INDEX = Operation(
+    "The parse kept of an SGML document: its element index, whose SHA-256 the series' signed manifest gives"
+    " (element_index), for a mirror that cannot make the same parse (docs/reference/mirrors.md)",
+    (Param("pdi", "An SGML document's name, versioned, without a fragment", required=True,
+           schema=_name("pdi-versioned"), examples=("urn:pdi://oma.eop.gov.us/1999/09/16/15.sgml.1",)),),
+    answers={200: Answer(
+        "The element index (pdi's own sealed layout, magic PDIM; at most 64 MiB), under the name's access rules as"
+        " N2R reads it; never cached (no-store)", "application/octet-stream", {"type": "string", "format": "binary"},
+        headers={"X-PDI-SHA256": ("The index's SHA-256 (what the manifest entry's element_index signs)", True)})},
+    errors=_READ,
+    error_text={404: "No such name or series, or no parse of it is kept (not SGML, not parsed here, or by an"
+                     " earlier reading)"},
+)
 _MANY_OCTETS = Operation(
     "The stored octets of up to 1000 versioned names in one answer, for a mirror's sync (pdi mirror sync): one"
     " multipart/mixed part a name, in the order asked, each its octets or the problem N2R would answer",
@@ -767,6 +780,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/manifest"): _MANIFEST,
     ("GET", "/api/manifest.tsr"): _MANIFEST_TSR,
     ("POST", "/api/octets"): _MANY_OCTETS,
+    ("GET", "/api/element-index"): _ELEMENT_INDEX,
     ("GET", "/api/keys"): _KEYS,
     ("GET", "/api/search"): _SEARCH,
     ("GET", "/api/rfc5147"): _RFC5147,

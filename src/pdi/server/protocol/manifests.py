@@ -1,5 +1,6 @@
-"""``GET /api/manifest`` (a series' names and SHA-256 digests, a day or every day, signed) and ``GET /api/keys``
-(the archive's public key, a JWK set; also at ``/.well-known/pdi-keys``).
+"""``GET /api/manifest`` (a series' names and SHA-256 digests, a day or every day, signed), ``GET /api/keys``
+(the archive's public key, a JWK set; also at ``/.well-known/pdi-keys``) and ``GET /api/element-index`` (the
+parse a manifest signs the digest of).
 
 A manifest page is a compact JWS (RFC 7515 §7.1, ``application/jose``,
 §9.2.1) signed with EdDSA (RFC 8037 §3.1) by the archive's key
@@ -13,6 +14,13 @@ A page is read, written and signed in one thread of the resolver's
 expensive pool (:meth:`WorkLimits.run`), never on its event loop, whose
 other clients would wait meanwhile (some 5 ms of CPU a page of 1,000 names,
 50 ms of 10,000).
+
+``GET /api/element-index?pdi=NAME`` answers the parse kept of an SGML
+document (its element index, ``application/octet-stream``), whose SHA-256
+its manifest entry signs (``element_index``): what a mirror that cannot
+make the same parse keeps (:mod:`pdi.network.mirrors`). It is read under
+the name's access rules, as ``N2R`` is (a private or embargoed name's to a
+token that may read it alone); ``404`` when none is kept; never cached.
 
 ``GET /api/manifest.tsr`` (with ``pdi serve --tsa URL``) answers, for the
 same query, an RFC 3161 timestamp (a DER ``TimeStampResp``,
@@ -49,6 +57,8 @@ JOSE = "application/jose"
 JWK_SET = "application/jwk-set+json"
 #: A manifest's answer changes as names are deposited and withdrawn: a cache asks again each time.
 REVALIDATE = "no-cache"
+#: Media type of an element index (:mod:`pdi.fragments.markup.index`): octets of pdi's own layout.
+OCTETS = "application/octet-stream"
 #: Media type of an RFC 3161 response (RFC 3161 §4).
 TIMESTAMP_REPLY = "application/timestamp-reply"
 #: Timestamps kept, of as many distinct manifest pages (each a few KiB).
@@ -66,10 +76,12 @@ class ManifestAPI(ArchiveHandlers):
         self._stamping = anyio.Lock()
 
     def routes(self) -> list[Route]:
-        """``/api/manifest``, ``/api/keys`` and ``/.well-known/pdi-keys``."""
+        """``/api/manifest``, ``/api/manifest.tsr``, ``/api/element-index``, ``/api/keys`` and
+        ``/.well-known/pdi-keys``."""
         return [
             Route("/api/manifest", self.manifest, methods=["GET", "HEAD"]),
             Route("/api/manifest.tsr", self.timestamp, methods=["GET", "HEAD"]),
+            Route("/api/element-index", self.element_index, methods=["GET", "HEAD"]),
             Route("/api/keys", self.keys, methods=["GET", "HEAD"]),
             Route("/.well-known/pdi-keys", self.keys, methods=["GET", "HEAD"]),
         ]
@@ -93,6 +105,14 @@ class ManifestAPI(ArchiveHandlers):
             url = request.url.include_query_params(after=following)
             headers["Link"] = f'<{url.path}?{url.query}>; rel="next"'
         return Response(jws, media_type=JOSE, headers=headers)
+
+    async def element_index(self, request: Request) -> Response:
+        """The parse kept of an SGML document (``pdi``, a versioned name): the element index whose SHA-256 its
+        manifest entry signs (``element_index``), as its octets may be read by this reader; ``404`` if none."""
+        name = required(request, "pdi")
+        index = await self.work.run(self.archive.kept_parse, name)
+        return Response(index, media_type=OCTETS, headers={
+            "Cache-Control": "no-store", "X-PDI-SHA256": hashlib.sha256(index).hexdigest()})
 
     async def timestamp(self, request: Request) -> Response:
         """The RFC 3161 timestamp of the JWS ``/api/manifest`` answers to the same query (``pdi serve --tsa``)."""
