@@ -3,26 +3,43 @@
 Two real resolvers on loopback (``pdi serve``): A, the origin, parsed the filing with its DTD (A's SGML folder
 has it); B, a mirror, copies it with ``pdi mirror sync``. A's signed manifest gives the SHA-256 of the parse A
 keeps; B keeps the parse it makes of the same octets only when it is that one, byte for byte. Without the DTD,
-B's parse is another (element 3 is CITE, not PARA): B says so and refuses ``#elt=`` rather than answer otherwise
-than A; once the DTD is added to B, the next sync keeps it, and both resolvers answer alike. The passages are
-onsgmls's, run by hand (:mod:`support.sgml_filing`). The same again with the origin or the mirror on
-PostgreSQL (its SGML folder the one ``$PDI_SGML_CATALOG`` names: it has no directory).
+B's parse is another (element 3 is CITE, not PARA): B keeps A's own instead (``GET /api/element-index``), only
+when its SHA-256 is the one A signed and it is an element index of these octets; else B says so and refuses
+``#elt=`` rather than answer otherwise than A. The passages are onsgmls's, run by hand
+(:mod:`support.sgml_filing`). The same again with the origin or the mirror on PostgreSQL (its SGML folder the
+one ``$PDI_SGML_CATALOG`` names: it has no directory). What A serves is changed by a proxy between A and B (as
+the other mirror tests change manifests and octets): a pdi origin never serves a parse whose digest it did not
+sign.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
-from test_server_mirrors import mirror, pdi, serving
+from server_helpers import in_thread
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+from test_server_mirror_access import made_token
+from test_server_mirrors import Tamper, a_key, mirror, pdi, serving
 
 from pdi.archive import Archive, Content
 from pdi.archive.sgml_dtds import SGML_ENV
+from pdi.errors import LimitError
 from pdi.fragments.markup import sgml
+from pdi.fragments.markup.bounds import MAX_SGML_INDEX_OCTETS
 from pdi.identifier import PDI
+from pdi.network import peers
+from pdi.signing import b64url_decode
 from support.pgcluster import TemporaryCluster
 from support.sgml_filing import FILING, FILING_DTD, PUBLIC, WITH_DTD, WITHOUT_DTD, check_by_hand
 
@@ -56,36 +73,55 @@ def _origin(tmp_path: Path) -> tuple[Path, PDI]:
     return a, name
 
 
-def test_a_mirror_answers_the_origins_passages_of_sgml_or_refuses_them_never_others(tmp_path: Path) -> None:
+def _signed_parse(base: str, name: PDI, token: str | None = None) -> str:
+    """The ``element_index`` of ``name``'s entry in the manifest of S at ``base`` (the payload read as JSON: A's
+    own answer, whose signature the mirror checks)."""
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+    jws = httpx.get(f"{base}/api/manifest", params={"series": S}, headers=headers, timeout=30).text
+    payload = json.loads(b64url_decode(jws.split(".")[1], "payload"))
+    (entry,) = [e for e in payload["names"] if e["name"] == str(name)]
+    return str(entry["element_index"])
+
+
+def _kept_index(location: Path | str, name: PDI) -> bytes | None:
+    with Archive.open(location) as archive:
+        rec = archive.held(str(name))
+        assert rec is not None
+        return archive.store.fragment_index(rec.sha256, rec.media_type, rec.charset)
+
+
+def test_a_mirror_without_the_dtd_keeps_the_origins_parse_and_answers_its_passages_as_the_origin(
+        tmp_path: Path) -> None:
     a, name = _origin(tmp_path)
-    b = mirror(tmp_path, "b")  # its SGML folder empty
+    b = mirror(tmp_path, "b")  # its SGML folder empty: its own parse would be another
     with serving(a) as a_url:
         assert _elt(a_url, str(name)).content == WITH_DTD
         code, out = pdi("mirror", "add", a_url, "--series", S, "--archive", str(b))
         assert code == 0, out
         code, out = pdi("mirror", "sync", "--archive", str(b))
-        assert code == 0, out  # the name is kept; its passages are not answered otherwise than A answers them
-        assert "1 new" in out and f"unparsed\t{name}\tkept, but its #elt= is refused here: its parse here is not" \
-            " its origin's" in out, out
-        with serving(b) as b_url:
-            refused = _elt(b_url, str(name))
-            assert refused.status_code != 200 and "no kept SGML parse" in refused.text, refused.text
-            assert httpx.get(f"{b_url}/uri-res/N2R?{name}", timeout=30).content == FILING.encode()
-        _add_dtd(tmp_path, b)  # the DTD A read: the next sync makes the same parse, and keeps it
-        code, out = pdi("mirror", "sync", "--archive", str(b))
-        assert code == 0 and "unparsed" not in out and "1 held already" in out, out
+        assert code == 0 and "1 new" in out and "unparsed" not in out, out
+        # B keeps A's parse byte for byte: the one whose SHA-256 A signed (hashlib of what A keeps)
+        kept = _kept_index(b, name)
+        assert kept is not None and kept == _kept_index(a, name)
+        assert hashlib.sha256(kept).hexdigest() == _signed_parse(a_url, name)
         with serving(b) as b_url:
             assert _elt(b_url, str(name)).content == WITH_DTD == _elt(a_url, str(name)).content
+            assert httpx.get(f"{b_url}/uri-res/N2R?{name}", timeout=30).content == FILING.encode()
         code, out = pdi("mirror", "sync", "--archive", str(b))  # kept: nothing more to do
+        assert code == 0 and "unparsed" not in out and "1 held already" in out, out
+        _add_dtd(tmp_path, b)  # the DTD A read, added since: B's own parse is the same, nothing changes
+        code, out = pdi("mirror", "sync", "--archive", str(b))
         assert code == 0 and "unparsed" not in out, out
+        assert _kept_index(b, name) == kept
 
 
 @pytest.mark.parametrize(("origin_kind", "mirror_kind"), [("sqlite", "postgres"), ("postgres", "sqlite")])
-def test_a_mirror_on_either_catalog_answers_the_origins_passages_of_sgml_or_refuses_them(
+def test_a_mirror_on_either_catalog_answers_the_origins_passages_of_sgml_as_the_origin(
         tmp_path: Path, pg_cluster: TemporaryCluster, monkeypatch: pytest.MonkeyPatch, origin_kind: str,
         mirror_kind: str) -> None:
     """As above, across catalogs: the origin's parse kept in PostgreSQL's bytea and the mirror's in SQLite's BLOB, or
-    the other way round, are the same octets, or the mirror says it is not and refuses ``#elt=``."""
+    the other way round, are the same octets: the origin's, brought by the mirror that has no DTD (its own parse is
+    another), and the one it makes once it has the DTD."""
     check_by_hand(tmp_path)
     monkeypatch.delenv(SGML_ENV, raising=False)
 
@@ -127,20 +163,20 @@ def test_a_mirror_on_either_catalog_answers_the_origins_passages_of_sgml_or_refu
         code, out = pdi("mirror", "add", a_url, "--series", S, "--archive", b)
         assert code == 0, out
         code, out = pdi("mirror", "sync", "--archive", b)
-        assert code == 0, out
-        assert "1 new" in out and f"unparsed\t{name}\tkept, but its #elt= is refused here: its parse here is not" \
-            " its origin's" in out, out
+        assert code == 0 and "1 new" in out and "unparsed" not in out, out
         with serving(b, b_env) as b_url:
-            refused = _elt(b_url, str(name))
-            assert refused.status_code != 200 and "no kept SGML parse" in refused.text, refused.text
+            assert _elt(b_url, str(name)).content == WITH_DTD == _elt(a_url, str(name)).content
             assert httpx.get(f"{b_url}/uri-res/N2R?{name}", timeout=30).content == FILING.encode()
+        kept = _kept_index(b, name)
+        assert kept is not None and hashlib.sha256(kept).hexdigest() == _signed_parse(a_url, name)
+        as_a()
+        assert _kept_index(a, name) == kept
+        as_b()
         _add_dtd(tmp_path, b)
         code, out = pdi("mirror", "sync", "--archive", b)
         assert code == 0 and "unparsed" not in out and "1 held already" in out, out
         with serving(b, b_env) as b_url:
             assert _elt(b_url, str(name)).content == WITH_DTD == _elt(a_url, str(name)).content
-        code, out = pdi("mirror", "sync", "--archive", b)
-        assert code == 0 and "unparsed" not in out, out
 
 
 def _kept_parse(location: Path) -> bytes:
@@ -157,11 +193,54 @@ def _kept_parse(location: Path) -> bytes:
     return kept
 
 
+class ParseTamper(Tamper):
+    """The proxy of the other mirror tests, which also changes A's answer to ``GET /api/element-index``: ``missing``
+    (404, as an earlier pdi answers), ``served`` (these octets in its place), ``flipped`` (its last octet changed);
+    ``asked`` counts those requests."""
+
+    def __init__(self, target: str) -> None:
+        super().__init__(target)
+        self.parse: str | None = None
+        self.served = b""
+        self.asked = 0
+
+    def _forward(self, method: str, path: str, query: str, asked: bytes) -> Response:
+        answer = super()._forward(method, path, query, asked)
+        if path != "/api/element-index":
+            return answer
+        with self.lock:
+            self.asked += 1
+        if self.parse == "missing":
+            return Response(b'{"title": "not found"}', status_code=404, media_type="application/problem+json")
+        body = bytes(answer.body)
+        if self.parse == "served":
+            body = self.served
+        elif self.parse == "flipped":
+            body = body[:-1] + bytes([body[-1] ^ 1])
+        return Response(body, status_code=answer.status_code, media_type="application/octet-stream")
+
+
+@contextmanager
+def through_proxy(a: Path, b: Path, a_url: str) -> Iterator[ParseTamper]:
+    """A :class:`ParseTamper` in front of A, recorded by B as the origin (A's own key pinned)."""
+    tamper = ParseTamper(a_url)
+    with in_thread(tamper.app, host="127.0.0.1", port=0, log_level="warning") as server:
+        proxy = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+        assert pdi("mirror", "add", proxy, "--series", S, "--key", a_key(a), "--archive", str(b))[0] == 0
+        yield tamper
+
+
+def _refused(base: str, name: PDI) -> None:
+    refused = _elt(base, str(name))
+    assert refused.status_code != 200 and "no kept SGML parse" in refused.text, refused.text
+
+
 def test_a_mirror_never_keeps_a_parse_that_is_not_its_origins(tmp_path: Path) -> None:
     """``pdi reindex --elements`` on a mirror leaves a mirrored series' SGML to the sync (it would keep a parse
     with whatever DTDs the mirror has, and answer ``#elt=`` otherwise than the origin); and a sync that finds a
-    kept parse that is not the origin's (by its SHA-256, which the origin signs) takes it away, or puts the
-    origin's in its place once the mirror can make it."""
+    kept parse that is not the origin's (by its SHA-256, which the origin signs) takes it away, and puts the
+    origin's in its place: brought from the origin, or made here once the mirror can make it. The origin first
+    serves no parse, as an earlier pdi does (404), so the mirror holds none."""
     a, name = _origin(tmp_path)
     b = mirror(tmp_path, "b")
     other = _kept_parse(tmp_path / "other")
@@ -172,10 +251,12 @@ def test_a_mirror_never_keeps_a_parse_that_is_not_its_origins(tmp_path: Path) ->
             assert rec is not None
             assert archive.store.keep_first_element_index(rec.sha256, rec.media_type, rec.charset or "", other)
 
-    with serving(a) as a_url:
-        assert pdi("mirror", "add", a_url, "--series", S, "--archive", str(b))[0] == 0
+    with serving(a) as a_url, through_proxy(a, b, a_url) as tamper:
+        tamper.parse = "missing"
         code, out = pdi("mirror", "sync", "--archive", str(b))
-        assert code == 0 and "unparsed" in out, out
+        assert code == 0, out
+        assert f"unparsed\t{name}\tkept, but its #elt= is refused here: its parse here is not its origin's" in out
+        assert "nor is the origin's parse kept" in out and "HTTP 404" in out, out
         code, out = pdi("reindex", "--elements", "--archive", str(b))
         assert code == 0 and "made 0 element indexes anew" in out and "of a mirrored series" in out, out
         keep_other()
@@ -187,11 +268,152 @@ def test_a_mirror_never_keeps_a_parse_that_is_not_its_origins(tmp_path: Path) ->
         assert f"unparsed\t{name}\tkept, but its #elt= is refused here: the parse kept here was not its origin's," \
             " and is taken away" in out, out
         with serving(b) as b_url:
-            refused = _elt(b_url, str(name))
-            assert refused.status_code != 200 and "no kept SGML parse" in refused.text, refused.text
+            _refused(b_url, name)
         keep_other()
-        _add_dtd(tmp_path, b)  # B can now make A's parse: the sync puts it in place of the other
+        tamper.parse = None  # A serves its parse: the sync puts it in place of the other
         code, out = pdi("mirror", "sync", "--archive", str(b))
         assert code == 0 and "unparsed" not in out, out
         with serving(b) as b_url:
             assert _elt(b_url, str(name)).content == WITH_DTD == _elt(a_url, str(name)).content
+        with Archive.open(b) as archive:  # as it was before the sync brought it
+            rec = archive.held(str(name))
+            assert rec is not None
+            assert archive.store.replace_element_index(rec.sha256, rec.media_type, rec.charset or "",
+                                                       hashlib.sha256(_kept_index(a, name) or b"").hexdigest(), other)
+        _add_dtd(tmp_path, b)  # B can now make A's parse: the sync puts it in place of the other, asking A nothing
+        asked = tamper.asked
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and "unparsed" not in out, out
+        assert tamper.asked == asked
+        with serving(b) as b_url:
+            assert _elt(b_url, str(name)).content == WITH_DTD == _elt(a_url, str(name)).content
+
+
+@pytest.mark.parametrize("how", ["flipped", "another"])
+def test_a_parse_served_that_is_not_the_one_signed_is_refused_and_nothing_is_kept(tmp_path: Path, how: str) -> None:
+    """The parse A serves changed on its way (its last octet), or another parse of the same octets (the one made
+    without the DTD: an element index of these octets, but not A's): its SHA-256 is not the one A signed, so B
+    keeps nothing and refuses ``#elt=``; once it comes as A sent it, the next sync keeps it."""
+    a, name = _origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    other = _kept_parse(tmp_path / "other")
+    with serving(a) as a_url, through_proxy(a, b, a_url) as tamper:
+        signed = _signed_parse(a_url, name)
+        tamper.parse, tamper.served = ("flipped", b"") if how == "flipped" else ("served", other)
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and "1 new" in out, out
+        shown = hashlib.sha256(other).hexdigest() if how == "another" else ""
+        assert f"unparsed\t{name}\tkept, but its #elt= is refused here: its parse here is not its origin's" in out
+        assert f"its signed manifest says {signed}: refused" in out and shown in out, out
+        assert tamper.asked == 1
+        assert _kept_index(b, name) is None
+        with serving(b) as b_url:
+            _refused(b_url, name)
+            assert httpx.get(f"{b_url}/uri-res/N2R?{name}", timeout=30).content == FILING.encode()
+        tamper.parse = None
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and "unparsed" not in out, out
+        with serving(b) as b_url:
+            assert _elt(b_url, str(name)).content == WITH_DTD
+
+
+def test_a_parse_signed_that_is_not_of_the_octets_is_refused_and_nothing_is_kept(tmp_path: Path) -> None:
+    """A's kept parse replaced in its catalog by that of another document (A then signs its SHA-256 and serves it,
+    as a damaged or forged catalog would): the digest is the one signed, but it is not an element index of these
+    octets (not of their size), so B keeps nothing."""
+    a, name = _origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    with Archive.init(tmp_path / "longer") as elsewhere:
+        elsewhere.add_series(S)
+        (longer,) = elsewhere.deposit(S, [Content((FILING + "\n").encode(), "sgml")])
+    foreign = _kept_index(tmp_path / "longer", longer)
+    assert foreign is not None
+    with Archive.open(a) as archive:
+        rec = archive.held(str(name))
+        assert rec is not None
+        kept = archive.store.fragment_index(rec.sha256, rec.media_type, rec.charset)
+        assert kept is not None
+        assert archive.store.replace_element_index(rec.sha256, rec.media_type, rec.charset or "",
+                                                   hashlib.sha256(kept).hexdigest(), foreign)
+    with serving(a) as a_url:
+        assert _signed_parse(a_url, name) == hashlib.sha256(foreign).hexdigest()
+        assert pdi("mirror", "add", a_url, "--series", S, "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and "1 new" in out, out
+        assert f"the element index brought with {name} is not one of its octets: the element index was made for" \
+            f" {len(FILING) + 1} octets, not for these {len(FILING)}" in out, out
+        assert _kept_index(b, name) is None
+        with serving(b) as b_url:
+            _refused(b_url, name)
+
+
+def test_the_origin_serves_a_private_names_parse_to_a_token_that_may_read_it_alone(tmp_path: Path) -> None:
+    """``GET /api/element-index`` under the name's access rules: of a private series, 403 without a token or with
+    one of another series, the parse with one of its series (the SHA-256 signed for that reader, and B, mirroring
+    with that token, answers ``#elt=`` as A); 404 for a name whose parse is not kept (a text), or not held."""
+    a, name = _origin(tmp_path)
+    with Archive.open(a) as archive:
+        archive.set_series_access(S, "private")
+        archive.add_series("other.example.us")
+        (text,) = archive.deposit(S, [Content(b"plain words\n", "text")])
+    token = made_token(a, "reader", S)
+    elsewhere = made_token(a, "reader-elsewhere", "other.example.us")
+    token_file = tmp_path / "a-token"
+    token_file.write_text(token + "\n")
+    token_file.chmod(0o600)
+    b = mirror(tmp_path, "b")
+    with serving(a) as a_url:
+        url = f"{a_url}/api/element-index"
+        anyone = httpx.get(url, params={"pdi": str(name)}, timeout=30)
+        assert anyone.status_code == 403 and f"the series {S} is private" in anyone.text, anyone.text
+        assert b"PDIM" not in anyone.content
+        refused = httpx.get(url, params={"pdi": str(name)}, headers={"Authorization": f"Bearer {elsewhere}"},
+                            timeout=30)
+        assert refused.status_code == 403 and b"PDIM" not in refused.content, refused.text
+        reader = {"Authorization": f"Bearer {token}"}
+        given = httpx.get(url, params={"pdi": str(name)}, headers=reader, timeout=30)
+        assert given.status_code == 200, given.text
+        assert given.headers["content-type"] == "application/octet-stream"
+        assert "no-store" in given.headers["cache-control"]
+        assert given.content == _kept_index(a, name)
+        assert hashlib.sha256(given.content).hexdigest() == given.headers["x-pdi-sha256"] \
+            == _signed_parse(a_url, name, token)
+        none = httpx.get(url, params={"pdi": str(text)}, headers=reader, timeout=30)
+        assert none.status_code == 404 and "no parse of" in none.text and "not SGML" in none.text, none.text
+        unknown = str(name).replace(".sgml.", ".html.")
+        assert httpx.get(url, params={"pdi": unknown}, headers=reader, timeout=30).status_code == 404
+        code, out = pdi("mirror", "add", a_url, "--series", S, "--token-file", str(token_file), "--archive", str(b))
+        assert code == 0, out
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and "2 new" in out and "unparsed" not in out, out
+        assert _kept_index(b, name) == given.content
+        b_token = made_token(b, "reader-b", S)
+        with serving(b) as b_url:
+            answer = httpx.get(f"{b_url}/uri-res/N2R?{name}%23elt=3,3", headers={"Authorization": f"Bearer {b_token}"},
+                               timeout=30)
+            assert answer.content == WITH_DTD
+
+
+def test_a_parse_longer_than_any_pdi_makes_is_given_up_past_the_bound() -> None:
+    """An origin that sends a parse without end: the mirror reads no more than the largest element index pdi makes
+    (:data:`~pdi.fragments.markup.bounds.MAX_SGML_INDEX_OCTETS`, and what the sockets hold between), then gives up
+    with a :class:`LimitError` that says so."""
+    sent = [0]
+
+    async def endless(request: Request) -> StreamingResponse:
+        async def body() -> AsyncIterator[bytes]:
+            chunk = bytes(1 << 20)
+            while not await request.is_disconnected():  # (the answer ends once the mirror has gone)
+                sent[0] += len(chunk)
+                yield chunk
+
+        return StreamingResponse(body(), media_type="application/octet-stream")
+
+    app = Starlette(routes=[Route("/api/element-index", endless)])
+    with in_thread(app, host="127.0.0.1", port=0, log_level="warning") as server, peers._client() as client:
+        base = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+        peer = peers.Peer(base, [], client, direct=False)
+        with pytest.raises(LimitError, match=f"is more than {MAX_SGML_INDEX_OCTETS >> 20} MiB, more than any element"
+                                             " index: given up"):
+            peer.element_index(f"urn:pdi://{S}/2026/11/30/1.sgml.1", "0" * 64)
+    assert MAX_SGML_INDEX_OCTETS < sent[0] < MAX_SGML_INDEX_OCTETS + (16 << 20)

@@ -331,13 +331,16 @@ class Listing(ArchiveBase):
         or the document needs none (not SGML, purged, past :data:`~pdi.fragments.markup.bounds.MAX_SGML_OCTETS`),
         else why none is kept (its ``elt`` refused, as before, until ``pdi reindex --elements`` keeps one).
 
-        ``carried``: the parse the archive it came from kept (a pdi export's element index), checked to be one of
-        its octets (:meth:`~pdi.fragments.markup.index.ElementIndex.check_made_for`; an
-        :class:`~pdi.errors.IntegrityError` if not) and kept as it is, never made here. Else the document is
-        parsed here, with the archive's own SGML folder first, as a deposit parses it; with ``origin_sha256``
-        (the SHA-256 of its origin's kept element index, which the origin signed: a mirror), that parse is kept
-        only if it is byte for byte the origin's, so that a mirror never answers a name otherwise than its
-        origin. Written in a transaction of its own, its index row alone; one kept meanwhile is never replaced.
+        ``carried``: the parse the archive it came from kept (a pdi export's element index, or the one a mirror's
+        origin serves), checked to be one of its octets
+        (:meth:`~pdi.fragments.markup.index.ElementIndex.check_made_for`; an :class:`~pdi.errors.IntegrityError`
+        if not) and kept as it is, never made here. Else the document is parsed here, with the archive's own SGML
+        folder first, as a deposit parses it. With ``origin_sha256`` (the SHA-256 of its origin's kept element
+        index, which the origin signed: a mirror), a parse is kept only if it is byte for byte the origin's, so
+        that a mirror never answers a name otherwise than its origin: one made here that is not is not kept, and
+        ``carried`` whose SHA-256 is not that one is an :class:`~pdi.errors.IntegrityError` (nothing kept). Written
+        in a transaction of its own, its index row alone; one kept meanwhile is never replaced, but for a kept one
+        that is not the origin's, which the origin's (made here, or ``carried``) replaces.
         """
         import hashlib
 
@@ -349,13 +352,25 @@ class Listing(ArchiveBase):
             return None
         kept = self.store.fragment_index(record.sha256, record.media_type, record.charset)
         charset = record.charset or ""
+        not_the_origins: str | None = None  # the SHA-256 of a kept parse that is not the origin's
         if kept is not None and kept[:4] == MAGIC:
-            if origin_sha256 is None or hashlib.sha256(kept).hexdigest() == origin_sha256:
+            kept_sha256 = hashlib.sha256(kept).hexdigest()
+            if origin_sha256 is None or kept_sha256 == origin_sha256:
                 return None
-            return self._not_the_origins(record, charset, hashlib.sha256(kept).hexdigest(), origin_sha256)
+            if carried is None:
+                return self._not_the_origins(record, charset, kept_sha256, origin_sha256)
+            not_the_origins = kept_sha256
         if carried is not None:
+            if origin_sha256 is not None and (brought := hashlib.sha256(carried).hexdigest()) != origin_sha256:
+                from pdi.errors import IntegrityError
+
+                raise IntegrityError(f"the element index brought with {record_name(record)} hashes to {brought}, not"
+                                     f" to {origin_sha256}, the SHA-256 its origin signed: not kept")
             self._check_carried_parse(record, carried)
-            self.store.keep_first_element_index(record.sha256, record.media_type, charset, carried)
+            if not_the_origins is not None:
+                self.store.replace_element_index(record.sha256, record.media_type, charset, not_the_origins, carried)
+            else:
+                self.store.keep_first_element_index(record.sha256, record.media_type, charset, carried)
             return None
         from pdi.archive.sgml_dtds import sgml_catalog_of
 

@@ -37,12 +37,16 @@ resolver answers it ``410`` as the origin does, not ``404``.
 origin answers them: the origin's entry signs the SHA-256 of the parse it
 keeps (``element_index``), and the mirror keeps the parse it makes of the
 same octets (its own SGML folder first, as a deposit) only if it is byte for
-byte that one (:meth:`pdi.archive.Archive.keep_brought_parse`); else it
-says so (``unparsed``, not a problem) and tries again at each sync, once
-the DTD the origin read is added here (``pdi sgml add``). A parse held here
-already that is not the origin's is replaced by this one's, if that is, else
-taken away. An origin that signs none (it keeps no parse, or an earlier pdi)
-gets none made here.
+byte that one (:meth:`pdi.archive.Archive.keep_brought_parse`). Else (the
+DTD the origin read is not here, or ``onsgmls`` is missing) it keeps the
+origin's own (``GET /api/element-index``, :meth:`Peer.element_index`: read
+within the bounds of any answer of a peer, and never past the largest
+element index pdi makes), only if its SHA-256 is the one signed and it is an
+element index of these octets as this pdi reads them; else it says why
+(``unparsed``, not a problem) and tries again at each sync. A parse held
+here already that is not the origin's is replaced by this one's or the
+origin's, if either is, else taken away. An origin that signs none (it keeps
+no parse, or an earlier pdi) gets none kept here.
 
 **Private and embargoed names** are copied only by a mirror that reads with
 a token of the origin (``pdi mirror add … --token-file``), and kept under
@@ -144,9 +148,9 @@ class SyncReport:
     #: The SHA-256 of the parse the origin keeps of each new SGML name (its signed ``element_index``), until the
     #: name is kept and its parse made here (:func:`_keep_parse`).
     parses: dict[str, str] = field(default_factory=dict, repr=False)
-    #: SGML names whose parse made here is not the origin's, or could not be made (kind ``unparsed``): kept all
-    #: the same, their ``#elt=`` refused here until the parse is the origin's; told as the problems are, but not
-    #: problems (the sync ends whole).
+    #: SGML names whose parse made here is not the origin's, or could not be made, and whose origin's parse could
+    #: not be kept either (kind ``unparsed``): kept all the same, their ``#elt=`` refused here until a parse
+    #: kept is the origin's; told as the problems are, but not problems (the sync ends whole).
     unparsed: Problems = field(default_factory=lambda: Problems())
 
 
@@ -230,7 +234,7 @@ def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport]
             batch.append(one)
             octets += one[0].size
             if len(batch) >= BATCH_NAMES or octets >= BATCH_OCTETS:
-                _keep(archive, record, batch, report, written)
+                _keep(archive, record, origin, batch, report, written)
                 octets = 0
                 if progress is not None:
                     progress(report)
@@ -247,7 +251,7 @@ def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport]
                 try:
                     too_long = (f"the sync of {record.series} from {shown_url(record.base_url)} took more than {max_seconds or 0:g}"
                                 " s (--max-seconds): what it fetched is kept, and the next sync goes on from there")
-                    for group in _groups(archive, record, within(pages, deadline, too_long), report):
+                    for group in _groups(archive, record, origin, within(pages, deadline, too_long), report):
                         running.append(pool.submit(_fetch_group, written, origin, record, group, bulk))
                         while len(running) > AHEAD:
                             take(running.popleft().result())
@@ -255,7 +259,7 @@ def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport]
                     stopped = exc
                 while running:
                     take(running.popleft().result())
-                _keep(archive, record, batch, report, written)
+                _keep(archive, record, origin, batch, report, written)
             finally:
                 for future in running:  # a failure while keeping: what the requests in flight wrote is removed
                     for one in future.result():
@@ -294,7 +298,7 @@ Wanted = tuple[Mapping[str, Any], PDI]
 Fetched = tuple[RepresentationRecord, Spooled] | Problem
 
 
-def _groups(archive: Archive, record: MirrorRecord, pages: Iterable[Manifest], report: SyncReport,
+def _groups(archive: Archive, record: MirrorRecord, origin: Peer, pages: Iterable[Manifest], report: SyncReport,
             ) -> Iterator[list[Wanted]]:
     """The entries to fetch with their names parsed, page after page, in groups of :data:`GROUP_NAMES` names or
     :data:`GROUP_OCTETS`."""
@@ -303,7 +307,7 @@ def _groups(archive: Archive, record: MirrorRecord, pages: Iterable[Manifest], r
         octets = 0
         parsed: dict[str, PDI] = {}
         wanted, embargoes, changed = follow_rules(archive, record, page,
-                                                  _wanted(archive, record, page, report, parsed), report.problems.append,
+                                                  _wanted(archive, record, origin, page, report, parsed), report.problems.append,
                                                   parsed)
         report.access_changes += changed
         for name, version, until in embargoes:
@@ -373,7 +377,7 @@ def _problem(record: MirrorRecord, name: str, sha256: str, exc: PDIError) -> Pro
     return Problem(kind, sha256, (name,), f"from {shown_url(record.base_url)}: {exc} (not kept)")
 
 
-def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: SyncReport,
+def _wanted(archive: Archive, record: MirrorRecord, origin: Peer, page: Manifest, report: SyncReport,
             parsed_names: dict[str, PDI]) -> list[Mapping[str, Any]]:
     """The entries of a verified page this archive does not hold yet (those held with another digest: problems);
     the name of each versioned entry that is not withdrawn (held or not) parsed, in ``parsed_names``."""
@@ -420,7 +424,7 @@ def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: Sync
             if parse is not None:  # held with no parse kept yet (the DTD added since, or a sync stopped): again
                 rec = archive.held(str(one["name"]))
                 if rec is not None:
-                    _keep_parse(archive, record, rec, parse, report)
+                    _keep_parse(archive, record, origin, rec, parse, report)
         else:
             report.problems.append(Problem(
                 "conflict", sha256, (str(one["name"]),),
@@ -569,21 +573,27 @@ def _record(name: str, parsed: PDI, sha256: str, size: int, description: Mapping
         created_at=created_at, stored=kept)
 
 
-def _keep_parse(archive: Archive, record: MirrorRecord, rec: RepresentationRecord, parse: object,
+def _keep_parse(archive: Archive, record: MirrorRecord, origin: Peer, rec: RepresentationRecord, parse: object,
                 report: SyncReport) -> None:
-    """Keep the parse of the SGML name ``rec`` made here if its SHA-256 is ``parse``, the one ``record``'s origin
-    signed of its own (:meth:`pdi.archive.Archive.keep_brought_parse`); else say why not (``unparsed``)."""
+    """Keep a parse of the SGML name ``rec`` whose SHA-256 is ``parse``, the one ``record``'s origin signed of its
+    own: the one made here if it is that one, else the origin's (:meth:`Peer.element_index`) if it is and is one of
+    these octets (:meth:`pdi.archive.Archive.keep_brought_parse`); else say why not (``unparsed``)."""
     name = str(record_name(rec))
     why: str | None = "its element_index is not 64 hex digits"
     if isinstance(parse, str) and _SHA256.fullmatch(parse) is not None:
         why = archive.keep_brought_parse(rec, origin_sha256=parse)
+        if why is not None:  # not made here as the origin made it: the origin's own, checked
+            try:
+                why = archive.keep_brought_parse(rec, carried=origin.element_index(name, parse), origin_sha256=parse)
+            except PDIError as exc:
+                why = f"{why}; nor is the origin's parse kept: {exc}"
     if why is not None:
         report.unparsed.append(Problem(
             "unparsed", rec.sha256, (name,),
             f"kept, but its #elt= is refused here: {why} (from {shown_url(record.base_url)})"))
 
 
-def _keep(archive: Archive, record: MirrorRecord, batch: list[tuple[RepresentationRecord, Spooled]],
+def _keep(archive: Archive, record: MirrorRecord, origin: Peer, batch: list[tuple[RepresentationRecord, Spooled]],
           report: SyncReport, written: _Written) -> None:
     """One transaction: the batch's names and their octets, as written ahead (then emptied, and ``written``
     told)."""
@@ -611,7 +621,7 @@ def _keep(archive: Archive, record: MirrorRecord, batch: list[tuple[Representati
         for rec, _ in batch:  # each SGML name's parse made here, kept if it is its origin's (one transaction each)
             parse = report.parses.pop(str(record_name(rec)), None)
             if parse is not None:
-                _keep_parse(archive, record, rec, parse, report)
+                _keep_parse(archive, record, origin, rec, parse, report)
         # only what this sync kept counts as new: a name kept meanwhile (by another sync of the series, or listed
         # twice) is held already, its octets not counted
         report.copied += len(kept)

@@ -306,6 +306,36 @@ class Peer:
         except unreached() as exc:
             raise RemoteError(f"cannot fetch {url}: {exc}") from exc
 
+    def element_index(self, name: str, sha256: str) -> bytes:
+        """The parse the peer keeps of the SGML document ``name`` (``GET /api/element-index``), refused
+        (:class:`IntegrityError`) unless it hashes to ``sha256``, the digest its signed manifest gives; never more
+        than :data:`~pdi.fragments.markup.bounds.MAX_SGML_INDEX_OCTETS` octets read (more: :class:`LimitError`),
+        and at :class:`Pace`."""
+        from pdi.fragments.markup.bounds import MAX_SGML_INDEX_OCTETS
+
+        url = str(httpx.URL(self.base + "/api/element-index", params={"pdi": name}))
+        body = bytearray()
+        try:
+            with self.client.stream("GET", url, headers=self.headers) as answer:
+                if answer.status_code != 200:
+                    raise _refusal(answer.status_code, f"the parse of {name} at {self.base}", self.headers,
+                                   said(answer, time.monotonic() + HTTP_TIMEOUT))
+                uncoded(answer, url)
+                pace = Pace(url)
+                for piece in answer.iter_raw():
+                    body += piece
+                    pace.took(len(piece))
+                    if len(body) > MAX_SGML_INDEX_OCTETS:
+                        raise LimitError(f"the parse of {name} at {self.base} is more than"
+                                         f" {MAX_SGML_INDEX_OCTETS >> 20} MiB, more than any element index: given up")
+        except unreached() as exc:
+            raise RemoteError(f"cannot fetch {url}: {exc}") from exc
+        got = hashlib.sha256(body).hexdigest()
+        if got != sha256:
+            raise IntegrityError(f"the parse of {name} at {self.base} hashes to {got}, its signed manifest says"
+                                 f" {sha256}: refused")
+        return bytes(body)
+
     def octets_of(self, entries: Sequence[Mapping[str, Any]], write: Callable[[Iterator[memoryview]], Spooled],
                   ) -> list[Spooled | PDIError] | None:
         """The octets of the manifest's ``entries`` in one ``POST /api/octets``, each written by ``write`` as it
