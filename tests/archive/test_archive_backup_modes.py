@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -20,10 +19,11 @@ from pathlib import Path
 import pytest
 
 from pdi.archive import Archive, Content
+from support.modes import KEYS, expected, mode
+from support.modes import found as modes_found
 from support.pgcluster import TemporaryCluster
 
 S = "backup.example.us"
-KEYS = ("signing-key.pem", "wacz-key.pem")
 
 
 def _pdi(*args: str) -> subprocess.CompletedProcess[str]:
@@ -34,9 +34,6 @@ def _pdi(*args: str) -> subprocess.CompletedProcess[str]:
     assert done.returncode == 0, done.stdout + done.stderr
     return done
 
-
-def _mode(path: Path) -> int:
-    return stat.S_IMODE(os.lstat(path).st_mode)
 
 
 def _archive(root: Path) -> str:
@@ -58,28 +55,6 @@ def _archive(root: Path) -> str:
     return hashlib.sha256(octets).hexdigest()
 
 
-def _expected(dest: Path, folder: int, file: int) -> dict[str, int]:
-    """What the rule gives each path under ``dest``: a folder ``folder``; a key 0600; a blob file read-only to
-    everyone (0444, the archive's own file when hard-linked: its folder keeps it); a DTD ``file`` read-only;
-    every other file ``file``."""
-    wanted = {}
-    for path in dest.rglob("*"):
-        name = str(path.relative_to(dest))
-        if path.is_dir():
-            wanted[name] = folder
-        elif path.name in KEYS:
-            wanted[name] = 0o600
-        elif name.startswith("blobs/"):
-            wanted[name] = 0o444
-        elif name.endswith(".dtd"):
-            wanted[name] = file & ~0o222
-        else:
-            wanted[name] = file
-    return wanted
-
-
-def _found(dest: Path) -> dict[str, int]:
-    return {str(path.relative_to(dest)): _mode(path) for path in dest.rglob("*")}
 
 
 @pytest.mark.parametrize("copy", [False, True], ids=["linked", "copied"])
@@ -88,11 +63,11 @@ def test_a_backup_under_umask_022_is_its_owners_alone(tmp_path: Path, copy: bool
     digest = _archive(root)
     root.chmod(0o755)  # as a pdi before 0.3 made it under umask 022: open to all, which says no one chose to share it
     _pdi("backup", str(dest), "--archive", str(root), *(["--copy"] if copy else []))
-    assert _mode(dest) == 0o700
-    found = _found(dest)
+    assert mode(dest) == 0o700
+    found = modes_found(dest)
     assert f"blobs/{digest[:2]}/{digest}" in found and "catalog.sqlite" in found and "sgml/filing.dtd" in found
-    assert found == _expected(dest, 0o700, 0o600)
-    assert _mode(tmp_path / "new") == 0o755  # a folder above DEST is no backup's: the umask's, as mkdir -p makes it
+    assert found == expected(dest, 0o700, 0o600)
+    assert mode(tmp_path / "new") == 0o755  # a folder above DEST is no backup's: the umask's, as mkdir -p makes it
 
 
 def test_a_backup_of_an_archive_shared_with_its_group_is_readable_by_that_group(tmp_path: Path) -> None:
@@ -100,9 +75,9 @@ def test_a_backup_of_an_archive_shared_with_its_group_is_readable_by_that_group(
     _archive(root)
     root.chmod(0o750)  # deliberately shared with its group, closed to others (StateDirectoryMode=0750)
     _pdi("backup", str(dest), "--archive", str(root))
-    assert _mode(dest) == 0o750  # not the umask's 0755, and not 0700 either
-    assert _found(dest) == _expected(dest, 0o750, 0o640)
-    assert _mode(dest / "signing-key.pem") == 0o600  # a key is its owner's alone, shared or not
+    assert mode(dest) == 0o750  # not the umask's 0755, and not 0700 either
+    assert modes_found(dest) == expected(dest, 0o750, 0o640)
+    assert mode(dest / "signing-key.pem") == 0o600  # a key is its owner's alone, shared or not
 
 
 def test_a_backup_into_an_earlier_backup_closes_its_folders_and_keeps_dests_own_mode(tmp_path: Path) -> None:
@@ -123,10 +98,10 @@ def test_a_backup_into_an_earlier_backup_closes_its_folders_and_keeps_dests_own_
     with Archive.open(str(root)) as archive:
         archive.deposit(S, [Content(new, "octet-stream")])
     _pdi("backup", str(dest), "--archive", str(root))
-    assert _mode(dest) == 0o755
+    assert mode(dest) == 0o755
     for name in ("blobs", "sgml", "catalog.sqlite", "pdi-backup.json", "registry.json"):
-        assert _mode(dest / name) == (0o700 if (dest / name).is_dir() else 0o600), name
-    assert _mode(dest / "blobs" / hashlib.sha256(new).hexdigest()[:2]) == 0o700
+        assert mode(dest / name) == (0o700 if (dest / name).is_dir() else 0o600), name
+    assert mode(dest / "blobs" / hashlib.sha256(new).hexdigest()[:2]) == 0o700
 
 
 def test_a_restore_under_umask_022_makes_the_keys_0600(tmp_path: Path) -> None:
@@ -136,7 +111,7 @@ def test_a_restore_under_umask_022_makes_the_keys_0600(tmp_path: Path) -> None:
     _pdi("restore", str(dest), "--to", str(again))
     for name in KEYS:
         assert (again / name).read_bytes() == (root / name).read_bytes()
-        assert _mode(again / name) == 0o600
+        assert mode(again / name) == 0o600
     _pdi("verify", "--archive", str(again))
 
 
@@ -148,5 +123,5 @@ def test_a_postgresql_backup_under_umask_022_is_its_owners_alone(pg_cluster: Tem
         archive.deposit(S, [Content(b"a private document\n", "octet-stream")])
     dest = tmp_path / "backup"
     _pdi("backup", str(dest), "--archive", location)
-    assert _found(dest) == {"catalog.dump": 0o600, "pdi-backup.json": 0o600}
-    assert _mode(dest) == 0o700
+    assert modes_found(dest) == {"catalog.dump": 0o600, "pdi-backup.json": 0o600}
+    assert mode(dest) == 0o700

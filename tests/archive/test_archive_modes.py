@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -29,11 +28,12 @@ from pathlib import Path
 import pytest
 
 from pdi.fragments.markup.sgml import onsgmls_path
+from support.modes import KEYS, expected, mode
+from support.modes import found as modes_found
 
 assert onsgmls_path() is not None, "OpenSP's onsgmls is not installed: run scripts/bootstrap --dev"
 
 S = "modes.example.us"
-KEYS = ("signing-key.pem", "wacz-key.pem")
 DTD = "<!ELEMENT memo - - (#PCDATA)>\n"
 #: The environment of each pdi: no key, registry or SGML folder named elsewhere than in the archive.
 ENV = {**os.environ, "PDI_SIGNING_KEY": "", "PDI_WACZ_KEY": "", "PDI_SGML_CATALOG": "", "PDI_REGISTRY": "",
@@ -46,9 +46,6 @@ def _pdi(umask: int, *args: str, input: bytes | None = None) -> subprocess.Compl
     assert done.returncode == 0, (done.stdout + done.stderr).decode(errors="replace")
     return done
 
-
-def _mode(path: Path) -> int:
-    return stat.S_IMODE(os.lstat(path).st_mode)
 
 
 def _fill(root: Path, umask: int, tmp_path: Path) -> str:
@@ -88,43 +85,22 @@ def _held_open(root: Path, umask: int) -> Iterator[None]:
     assert child.returncode == 0
 
 
-def _expected(root: Path, folder: int, file: int) -> dict[str, int]:
-    """What the rule gives each path under ``root``: a folder ``folder``; a key 0600; a blob file read-only to
-    everyone, 0444 (its folder keeps it); a DTD ``file`` read-only; every other file ``file``."""
-    wanted = {}
-    for path in root.rglob("*"):
-        name = str(path.relative_to(root))
-        if path.is_dir():
-            wanted[name] = folder
-        elif path.name in KEYS:
-            wanted[name] = 0o600
-        elif name.startswith("blobs/"):
-            wanted[name] = 0o444
-        elif name.endswith(".dtd"):
-            wanted[name] = file & ~0o222
-        else:
-            wanted[name] = file
-    return wanted
-
-
-def _found(root: Path) -> dict[str, int]:
-    return {str(path.relative_to(root)): _mode(path) for path in root.rglob("*")}
 
 
 def _check(root: Path, digest: str, folder: int, file: int) -> None:
-    found = _found(root)
+    found = modes_found(root)
     for name in ("catalog.sqlite", "catalog.sqlite-wal", "catalog.sqlite-shm", "blobs", "tmp",
                  f"blobs/{digest[:2]}/{digest}", "registry.json", "sgml/catalog", "sgml/memo.dtd", *KEYS):
         assert name in found, name
-    assert found == _expected(root, folder, file)
+    assert found == expected(root, folder, file)
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o002, 0o027, 0o077], ids=["022", "002", "027", "077"])
 def test_a_new_archive_is_its_owners_alone_whatever_the_umask(tmp_path: Path, umask: int) -> None:
     root = tmp_path / "above" / "archive"
     _pdi(umask, "init", str(root))
-    assert _mode(root) == 0o700
-    assert _mode(root.parent) == 0o777 & ~umask  # a folder above DIR is not the archive's: as mkdir -p makes it
+    assert mode(root) == 0o700
+    assert mode(root.parent) == 0o777 & ~umask  # a folder above DIR is not the archive's: as mkdir -p makes it
     digest = _fill(root, umask, tmp_path)
     with _held_open(root, umask):
         _check(root, digest, 0o700, 0o600)
@@ -134,8 +110,8 @@ def test_archive_init_in_python_makes_the_archive_its_owners_alone(tmp_path: Pat
     root = tmp_path / "archive"
     subprocess.run([sys.executable, "-c", "from pdi.archive import Archive;"
                     f" Archive.init({str(root)!r}).close()"], check=True, timeout=300, umask=0o022, env=ENV)
-    assert _found(root) == {"catalog.sqlite": 0o600, "blobs": 0o700, "tmp": 0o700}
-    assert _mode(root) == 0o700
+    assert modes_found(root) == {"catalog.sqlite": 0o600, "blobs": 0o700, "tmp": 0o700}
+    assert mode(root) == 0o700
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o077], ids=["022", "077"])
@@ -152,7 +128,7 @@ def test_an_archive_folder_shared_with_its_group_gives_that_group_read_access(tm
     digest = _fill(root, umask, tmp_path)
     with _held_open(root, umask):
         _check(root, digest, 0o750, 0o640)
-    assert _mode(root) == shared
+    assert mode(root) == shared
 
 
 def test_a_folder_there_already_open_to_every_user_keeps_its_mode_and_what_is_made_in_it_is_private(
@@ -167,7 +143,7 @@ def test_a_folder_there_already_open_to_every_user_keeps_its_mode_and_what_is_ma
     digest = _fill(root, 0o022, tmp_path)
     with _held_open(root, 0o022):
         _check(root, digest, 0o700, 0o600)
-    assert _mode(root) == 0o755
+    assert mode(root) == 0o755
 
 
 def _as_an_earlier_pdi_left_it(root: Path) -> None:
@@ -186,9 +162,9 @@ def test_pdi_init_changes_no_mode_of_an_archive_there_already_and_says_who_can_r
     _pdi(0o022, "init", str(root))
     _fill(root, 0o022, tmp_path)
     _as_an_earlier_pdi_left_it(root)
-    before = _found(root)
+    before = modes_found(root)
     done = _pdi(0o022, "init", str(root))
-    assert _found(root) == before and _mode(root) == 0o755  # nothing tightened (nor loosened) behind its back
+    assert modes_found(root) == before and mode(root) == 0o755  # nothing tightened (nor loosened) behind its back
     said = done.stderr.decode()
     assert said.startswith(f"pdi: warning: every local user can read the archive at {root}: catalog.sqlite (0644),")
     for shown in ("blobs (0755)", "registry.json (0644)", "sgml (0755)", "tmp (0755)"):
@@ -201,15 +177,15 @@ def test_pdi_init_changes_no_mode_of_an_archive_there_already_and_says_who_can_r
         octets = os.urandom(100_000)
     (tmp_path / "new.bin").write_bytes(octets)
     _pdi(0o022, "add", "--series", S, "--format", "octet-stream", str(tmp_path / "new.bin"), "--archive", str(root))
-    assert _mode(root / "blobs" / hashlib.sha256(octets).hexdigest()[:2]) == 0o700
+    assert mode(root / "blobs" / hashlib.sha256(octets).hexdigest()[:2]) == 0o700
     # a file written again keeps its mode, as the operator (or an earlier pdi) left it
     _pdi(0o022, "registry", "add", "other.example.us", "https://other.example.org/", "--archive", str(root))
     dtd = tmp_path / "other.dtd"
     dtd.write_text(DTD, encoding="ascii")
     _pdi(0o022, "sgml", "add", str(dtd), "--public-id", "-//ACME//DTD Other//EN", "--archive", str(root))
     assert "other.example.us" in (root / "registry.json").read_text()
-    assert _mode(root / "registry.json") == _mode(root / "sgml" / "catalog") == 0o644
-    assert _mode(root / "sgml" / "other.dtd") == 0o400  # a new file: of the rule (sgml/ is 0755: not shared)
+    assert mode(root / "registry.json") == mode(root / "sgml" / "catalog") == 0o644
+    assert mode(root / "sgml" / "other.dtd") == 0o400  # a new file: of the rule (sgml/ is 0755: not shared)
     # the advice taken, there is nothing to say, and the archive reads as before
     subprocess.run(["chmod", "-R", "go-rwx", str(root)], check=True)
     assert _pdi(0o022, "init", str(root)).stderr == b""
@@ -231,7 +207,7 @@ def test_a_restored_archive_is_made_as_pdi_init_makes_one(tmp_path: Path, copy: 
     digest = _fill(root, 0o022, tmp_path)
     _pdi(0o022, "backup", str(dest), "--archive", str(root))
     _pdi(0o022, "restore", str(dest), "--to", str(again), *(["--copy"] if copy else []))
-    assert _mode(again) == 0o700
+    assert mode(again) == 0o700
     with _held_open(again, 0o022):
         _check(again, digest, 0o700, 0o600)
     _pdi(0o022, "verify", "--archive", str(again))
@@ -245,7 +221,7 @@ def test_a_restore_into_a_folder_shared_with_its_group_gives_that_group_read_acc
     again.mkdir()
     again.chmod(0o750)  # a StateDirectory= made for it
     _pdi(0o077, "restore", str(dest), "--to", str(again))
-    assert _mode(again) == 0o750
+    assert mode(again) == 0o750
     with _held_open(again, 0o077):
         _check(again, digest, 0o750, 0o640)
 

@@ -22,7 +22,7 @@ import socket
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 import httpx
@@ -287,21 +287,26 @@ class Peer:
 
     def n2r_pieces(self, name: str, size: int) -> Iterator[bytes]:
         """The N2R octets of ``name`` as they arrive; :class:`IntegrityError` past ``size`` octets (never read)."""
-        url = self.url("N2R", name)
         count = 0
+        # closed as soon as this ends, however it ends: the answer's connection with it
+        with contextlib.closing(self._pieces(self.url("N2R", name), f"the octets of {name} at {self.base}")) as pieces:
+            for piece in pieces:
+                count += len(piece)
+                if count > size:
+                    raise IntegrityError(f"{name} at {self.base}: more than the {size} octets its signed manifest says")
+                yield piece
+
+    def _pieces(self, url: str, what: str) -> Generator[bytes, None, None]:
+        """The octets of ``GET url`` (``what`` they are, for a refusal) as they arrive, at :class:`Pace`; not
+        content-coded; :class:`RemoteError` if it cannot be reached or read."""
         try:
             with self.client.stream("GET", url, headers=self.headers) as answer:
                 if answer.status_code != 200:
-                    raise _refusal(answer.status_code, f"the octets of {name} at {self.base}", self.headers,
-                                   said(answer, time.monotonic() + HTTP_TIMEOUT))
+                    raise _refusal(answer.status_code, what, self.headers, said(answer, time.monotonic() + HTTP_TIMEOUT))
                 uncoded(answer, url)
                 pace = Pace(url)
                 for piece in answer.iter_raw():
-                    count += len(piece)
                     pace.took(len(piece))
-                    if count > size:
-                        raise IntegrityError(
-                            f"{name} at {self.base}: more than the {size} octets its signed manifest says")
                     yield piece
         except unreached() as exc:
             raise RemoteError(f"cannot fetch {url}: {exc}") from exc
@@ -315,21 +320,12 @@ class Peer:
 
         url = str(httpx.URL(self.base + "/api/element-index", params={"pdi": name}))
         body = bytearray()
-        try:
-            with self.client.stream("GET", url, headers=self.headers) as answer:
-                if answer.status_code != 200:
-                    raise _refusal(answer.status_code, f"the parse of {name} at {self.base}", self.headers,
-                                   said(answer, time.monotonic() + HTTP_TIMEOUT))
-                uncoded(answer, url)
-                pace = Pace(url)
-                for piece in answer.iter_raw():
-                    body += piece
-                    pace.took(len(piece))
-                    if len(body) > MAX_SGML_INDEX_OCTETS:
-                        raise LimitError(f"the parse of {name} at {self.base} is more than"
-                                         f" {MAX_SGML_INDEX_OCTETS >> 20} MiB, more than any element index: given up")
-        except unreached() as exc:
-            raise RemoteError(f"cannot fetch {url}: {exc}") from exc
+        with contextlib.closing(self._pieces(url, f"the parse of {name} at {self.base}")) as pieces:
+            for piece in pieces:
+                body += piece
+                if len(body) > MAX_SGML_INDEX_OCTETS:
+                    raise LimitError(f"the parse of {name} at {self.base} is more than {MAX_SGML_INDEX_OCTETS >> 20}"
+                                     " MiB, more than any element index: given up")
         got = hashlib.sha256(body).hexdigest()
         if got != sha256:
             raise IntegrityError(f"the parse of {name} at {self.base} hashes to {got}, its signed manifest says"
