@@ -55,6 +55,7 @@ from pdi.server.pages.layout import (
     name_details,
     page,
     shown_format,
+    shown_media_type,
     shown_url,
     size_cell,
     statement_value,
@@ -807,9 +808,9 @@ def tab_title(title: str | None, name: object) -> str:
 
 def _format_row(record: RepresentationRecord, check: FixityCheck | None) -> str:
     name = _record_name(record)
-    # breakable after its / and before each . (as shown_format writes a long one): a word processor's
-    # officedocument.wordprocessingml.document was one word wider than a phone
-    media = (f'<code class="media">{esc(record.media_type).replace("/", "/<wbr>").replace(".", "<wbr>.")}</code>'
+    # as shown_format writes it: a short one whole (text/html was cut text/ above html at 1100 px), a long one
+    # breakable after its / and before each . (officedocument.wordprocessingml.document was wider than a phone)
+    media = (shown_media_type(record.media_type)
              + (f'<br><small>charset <span class="charset">{esc(record.charset)}</span></small>' if record.charset else ""))
     return (
         f'<tr><td class="number" data-label="Version">{record.version}</td>'

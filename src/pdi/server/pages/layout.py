@@ -387,11 +387,16 @@ def shown_format(token: str) -> str:
         media_type, charset = formats.media_type_for(token), formats.charset_for(token)
     except UnsupportedError:
         return f'<code class="media">{esc(_decoded(token))}</code>'
+    return shown_media_type(media_type) + (f' <small class="charset">{esc(charset)}</small>' if charset else "")
+
+
+def shown_media_type(media_type: str) -> str:
+    """A media type in a ``<code class="media">`` (escaped HTML): one of at most :data:`WHOLE_MEDIA_TYPE`
+    characters whole on one line wider than a phone's (of class ``whole``: ``text/html``, not ``text/`` above
+    ``html``), a longer one breakable after its ``/`` and before each ``.``."""
     if len(media_type) <= WHOLE_MEDIA_TYPE:  # no <wbr>: Chromium breaks a line at one even where it may not wrap
-        shown = f'<code class="media whole">{esc(media_type)}</code>'
-    else:
-        shown = '<code class="media">' + esc(media_type).replace("/", "/<wbr>").replace(".", "<wbr>.") + "</code>"
-    return shown + (f' <small class="charset">{esc(charset)}</small>' if charset else "")
+        return f'<code class="media whole">{esc(media_type)}</code>'
+    return '<code class="media">' + esc(media_type).replace("/", "/<wbr>").replace(".", "<wbr>.") + "</code>"
 
 
 def _decoded(token: str) -> str:
