@@ -2,9 +2,12 @@
 
 * At 1100 px the Formats table cut ``text/html`` into ``text/`` over ``html``: a media type short enough to stand
   whole (24 characters, ``application/octet-stream``) does, as the viewer's facts and a search's hits write it.
+* At 320 px a problem type's heading on ``/api`` broke at its own hyphens (``/api#problem-passage-`` over
+  ``orphaned``, a word hyphenated to a reader, who copies the type to match it); it breaks only before a hyphen,
+  so that no line ends in one, and copies as written.
 
 Expected values are worked out here, not read from the pages: the media types the formats stand for (RFC 6838's
-registry, as ``formats`` maps them).
+registry, as ``formats`` maps them), the problem types the API's answers are typed with.
 """
 
 
@@ -22,6 +25,7 @@ from support.stored_blobs import flip_octet
 from test_server_reader_walk_browser import _shown
 
 from pdi import formats
+from pdi.server.pages.api_docs import problem_types
 
 S = "records.example.us"
 #: A series whose first label (44 characters) is longer than a card's line on a phone.
@@ -96,4 +100,46 @@ def test_a_short_media_type_in_formats_stands_whole(served: tuple[int, dict[str,
     for text, kind, lines in media:
         if len(text) <= 24:
             assert (kind, lines) == ("media whole", 1), media
+    assert sideways <= 0, sideways
+
+
+#: Each problem type's heading on /api: its text as a selection of it reads (what a copy takes) and as it is, and
+#: its lines (the text of each, by where its characters are drawn); how far the page scrolls sideways. The heading
+#: of ``problem-passage-orphaned`` scrolled into view (for the screenshot).
+PROBLEM_HEADINGS = """[[...document.querySelectorAll('main section > h3 code')].map((code) => {
+  const range = document.createRange(); range.selectNodeContents(code);
+  const picked = getSelection(); picked.removeAllRanges(); picked.addRange(range); const copied = picked.toString();
+  picked.removeAllRanges();
+  const walk = document.createTreeWalker(code, NodeFilter.SHOW_TEXT), lines = [];
+  let top = null;
+  for (let node = walk.nextNode(); node; node = walk.nextNode())
+    for (let i = 0; i < node.data.length; i++) {
+      const one = document.createRange(); one.setStart(node, i); one.setEnd(node, i + 1);
+      const box = [...one.getClientRects()].find((r) => r.width > 0), at = box ? Math.round(box.top) : top;
+      if (at !== top || !lines.length) { lines.push(''); top = at; }
+      lines[lines.length - 1] += node.data[i]; }
+  if (code.textContent.endsWith('-passage-orphaned')) code.scrollIntoView({block: 'center'});  // for the screenshot
+  return [copied, code.textContent, lines]; }),
+  document.scrollingElement.scrollWidth - document.documentElement.clientWidth]"""
+
+
+@pytest.mark.parametrize("width", [320, 390])
+def test_a_problem_types_heading_breaks_only_before_a_hyphen(served: tuple[int, dict[str, str]], width: int) -> None:
+    # 320 px: /api#problem-passage-orphaned broke after its second hyphen, "/api#problem-passage-" above "orphaned",
+    # which reads as a word hyphenated; it breaks only before a hyphen, each piece whole, and copies as written
+    port, _ = served
+    with devtools() as pipe:
+        shown, sideways = json.loads(_shown(pipe, f"http://127.0.0.1:{port}/api", width,
+                                            f"tablet-api-problems-{width}.png", check=PROBLEM_HEADINGS))
+    expected = {f"/api#{key}" for key in problem_types()}
+    assert "/api#problem-passage-orphaned" in expected
+    assert {text for _, text, _ in shown} == expected, shown
+    for copied, text, lines in shown:
+        assert copied == text, (copied, text)  # nothing put into it
+        assert "".join(lines) == text, lines
+        assert not any(line.endswith("-") for line in lines), lines  # no line ends in a hyphen
+        assert all(line.startswith("-") for line in lines[1:]), lines  # a line breaks before one, nowhere else
+    if width == 320:  # it does wrap there, before a hyphen
+        assert ["/api#problem-passage", "-orphaned"] in [lines for _, text, lines in shown
+                                                         if text == "/api#problem-passage-orphaned"], shown
     assert sideways <= 0, sideways

@@ -222,7 +222,8 @@ COUNTING = (
 )
 
 
-#: The /api page's own style: an operation's path in its heading breaks only after a ``/`` (:func:`operation_heading`).
+#: The /api page's own style: an operation's path in its heading breaks only after a ``/`` (:func:`operation_heading`),
+#: a problem type's only before a ``-`` (:func:`problem_heading`): each piece whole.
 _STYLE = "code.path span{white-space:nowrap}"
 
 
@@ -236,6 +237,15 @@ def operation_heading(method: str, path: str) -> str:
         pieces[:2] = [pieces[0] + pieces[1]]
     spans = "<wbr>".join(f"<span>{esc(piece)}</span>" for piece in pieces)
     return f'<code class="path"><span>{esc(method.upper())}</span> {spans}</code>'
+
+
+def problem_heading(key: str) -> str:
+    """A problem type as its heading writes it (``/api#problem-passage-orphaned``): breakable only before a ``-`` (a
+    ``<wbr>`` between its pieces, each whole: ``/api#problem-passage`` | ``-orphaned``), so that no line ends in a
+    hyphen (at 320 px it read ``/api#problem-passage-`` above ``orphaned``, a word hyphenated to a reader, who
+    copies the type to match it). Nothing is put into the text: a copy of it is the type as written."""
+    pieces = re.split(r"(?=-)", f"/api#{key}")
+    return '<code class="path">' + "<wbr>".join(f"<span>{esc(piece)}</span>" for piece in pieces if piece) + "</code>"
 
 
 def render_docs(document: dict[str, Any]) -> str:
@@ -272,7 +282,7 @@ def render_docs(document: dict[str, Any]) -> str:
         " details (<code>application/problem+json</code>).</p>"
     )
     problems = "".join(
-        f'<section id="{esc(key)}"><h3><code>/api#{esc(key)}</code></h3><p>“{esc(title)}”, {status}: {esc(text)}</p>'
+        f'<section id="{esc(key)}"><h3>{problem_heading(key)}</h3><p>“{esc(title)}”, {status}: {esc(text)}</p>'
         "</section>"
         for key, (title, status, text) in problem_types().items()
     )
