@@ -1,4 +1,13 @@
-"""Reader pages at the widths between a phone's and a desktop's, opened in Chromium.
+"""Every page of the reader's app at every width from a phone's to a desktop's, opened in Chromium: none scrolls sideways.
+
+Between 640 and about 1000 px (a tablet, a narrow window) a document's page scrolled sideways (805 px wide at a
+700 px window for a capture's, 914 px for a plain document's): its tables were cards up to 40 rem only, and its
+Formats table, seven columns, is wider than the page until about 63 rem (a media type of 24 characters whole in
+it); a series' table of years (fourteen columns) until about 50 rem. Every table of the reader's is cards up to
+64 rem (1,024 px) now. A tombstone's citation ended in its link, a URL with no place to break (702 px at 700);
+it wraps after a ``/`` and before a ``.`` as a name does. Each page is opened at a sweep of widths and measured: the window as wide as asked, the page not scrolling
+sideways, no table wider than its box but a table of series on a desktop, a box meant to scroll (overflow-x auto)
+that the keyboard reaches (tabindex 0). A screenshot of each page at 768 px is saved (``tablet-PAGE-768.png``).
 
 * At 1100 px the Formats table cut ``text/html`` into ``text/`` over ``html``: a media type short enough to stand
   whole (24 characters, ``application/octet-stream``) does, as the viewer's facts and a search's hits write it.
@@ -7,25 +16,32 @@
   so that no line ends in one, and copies as written.
 
 Expected values are worked out here, not read from the pages: the media types the formats stand for (RFC 6838's
-registry, as ``formats`` maps them), the problem types the API's answers are typed with.
+registry, as ``formats`` maps them), the problem types the API's answers are typed with, the tombstone's link as a
+browser would write it (``/view?pdi=`` and the name percent-encoded).
 """
 
+from __future__ import annotations
 
+import base64
 import datetime
 import json
+import time
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
-from pdi.archive import Archive, Content
-from pdi.capture.browser import devtools
 from server_helpers import serving
-from support.stored_blobs import flip_octet
+from test_server_pages_screenshots import SHOTS
 from test_server_reader_walk_browser import _shown
 
+from chromium_helpers import navigate_and_wait_for_load, new_tab
 from pdi import formats
+from pdi.archive import Archive, Content
+from pdi.capture.browser import devtools
 from pdi.server.pages.api_docs import problem_types
+from support.stored_blobs import flip_octet
 
 S = "records.example.us"
 #: A series whose first label (44 characters) is longer than a card's line on a phone.
@@ -78,6 +94,60 @@ def _view(name: str) -> str:
     return "/view?pdi=" + urllib.parse.quote(name, safe="")
 
 
+#: Each page of the reader's: its path (given the names deposited) and the status it answers with.
+PAGES = {
+    "home": (lambda n: "/", 200), "series-list": (lambda n: "/series", 200),
+    "series": (lambda n: f"/series/{S}", 200), "year": (lambda n: f"/series/{S}/2026", 200),
+    "month": (lambda n: f"/series/{S}/2026/11", 200), "day": (lambda n: f"/series/{S}/2026/11/30", 200),
+    "document": (lambda n: _view(n["ruling"]), 200), "captured": (lambda n: _view(n["captured"]), 200),
+    "tombstone": (lambda n: _view(n["gone"]), 410), "search": (lambda n: "/search?q=appeal", 200),
+    "captures": (lambda n: "/captures?url=" + urllib.parse.quote(URL, safe=""), 200), "api": (lambda n: "/api", 200),
+    "400": (lambda n: "/view?pdi=urn:pdi://records", 400),
+    "404": (lambda n: _view(f"urn:pdi://{S}/2026/11/30/999.text.1"), 404),
+    "500": (lambda n: _view(n["damaged"]), 500), "501": (lambda n: "/uri-res/N2Rs?urn:pdi://x", 501),
+}
+#: From a phone's to a desktop's, and either side of each breakpoint (40 rem: 640 px; 64 rem: 1024 px).
+WIDTHS = [320, 390, 480, 640, 660, 700, 768, 800, 900, 960, 1000, 1024, 1040, 1100, 1280]
+
+#: The window's width; the page's [scrollWidth, clientWidth]; each table: its id (or class), [scrollWidth,
+#: clientWidth], its overflow-x and its tabIndex.
+MEASURED = """(() => { const page = document.scrollingElement;
+  return {width: innerWidth, page: [page.scrollWidth, document.documentElement.clientWidth],
+          tables: [...document.querySelectorAll('table')].map((t) => [t.id || t.className, t.scrollWidth,
+            t.clientWidth, getComputedStyle(t).overflowX, t.tabIndex])}; })()"""
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_no_page_scrolls_sideways_at_any_width(served: tuple[int, dict[str, str]], page: str) -> None:
+    port, names = served
+    path, status = PAGES[page]
+    url = f"http://127.0.0.1:{port}{path(names)}"
+    assert httpx.get(url, headers={"Accept": "text/html"}).status_code == status  # the page it is said to be
+    wide: list[int] = []
+    with devtools() as pipe:
+        deadline = time.monotonic() + 240
+        session = new_tab(pipe, "Page", "Network", deadline=deadline)
+        for width in WIDTHS:
+            pipe.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": 900, "deviceScaleFactor": 1,
+                                                              "mobile": width < 600}, session, deadline)
+            navigate_and_wait_for_load(pipe, session, url, deadline)
+            seen = json.loads(pipe.call("Runtime.evaluate", {"expression": f"JSON.stringify({MEASURED})",
+                                                             "returnByValue": True}, session, deadline)["result"]["value"])
+            if width == 768:
+                SHOTS.mkdir(parents=True, exist_ok=True)
+                shot = pipe.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True},
+                                 session, deadline)["data"]
+                (SHOTS / f"tablet-{page}-{width}.png").write_bytes(base64.b64decode(shot))
+            assert seen["width"] == width, (width, seen)  # laid out at the window's width, not widened
+            assert seen["page"][0] <= seen["page"][1], (width, seen)  # the page does not scroll sideways
+            for name, scroll, client, overflow, tab in seen["tables"]:
+                if scroll > client:  # wider than its box: only a table of series on a desktop, a box to scroll
+                    assert (name, overflow, tab) == ("series", "auto", 0) and width > 1024, (width, name, seen)
+                    wide.append(width)
+    if page == "series-list":  # its child's name is wider than the window: it does scroll in its box there
+        assert wide and min(wide) > 1024, wide
+
+
 #: The Formats table's Media type cells: each one's text, class and how many lines it takes; how far the page
 #: scrolls sideways.
 MEDIA = """[[...document.querySelectorAll('#formats code.media')].map((code) => { const range = document.createRange();
@@ -86,7 +156,7 @@ MEDIA = """[[...document.querySelectorAll('#formats code.media')].map((code) => 
   }), document.scrollingElement.scrollWidth - document.documentElement.clientWidth]"""
 
 
-@pytest.mark.parametrize("width", [1100, 1280])
+@pytest.mark.parametrize("width", [1100, 1280, 1040, 700])
 @pytest.mark.parametrize("page", ["document", "captured"])
 def test_a_short_media_type_in_formats_stands_whole(served: tuple[int, dict[str, str]], page: str, width: int) -> None:
     # 1100 px: text/html, in the Formats table beside a SHA-256, was cut text/ above html; one of at most 24
@@ -142,4 +212,26 @@ def test_a_problem_types_heading_breaks_only_before_a_hyphen(served: tuple[int, 
     if width == 320:  # it does wrap there, before a hyphen
         assert ["/api#problem-passage", "-orphaned"] in [lines for _, text, lines in shown
                                                          if text == "/api#problem-passage-orphaned"], shown
+    assert sideways <= 0, sideways
+
+
+#: The tombstone's citation's link: as a selection of it reads and as it is; how far the page scrolls sideways.
+LINK = """(() => { const link = document.querySelector('blockquote.citation > span:last-child');
+  const range = document.createRange(); range.selectNodeContents(link);
+  const picked = getSelection(); picked.removeAllRanges(); picked.addRange(range); const copied = picked.toString();
+  picked.removeAllRanges(); link.scrollIntoView({block: 'center'});
+  return [copied, link.textContent, link.getClientRects().length,
+          document.scrollingElement.scrollWidth - document.documentElement.clientWidth]; })()"""
+
+
+@pytest.mark.parametrize("width", [660, 700])
+def test_a_tombstones_link_wraps_and_copies_whole(served: tuple[int, dict[str, str]], width: int) -> None:
+    # 700 px: the link that ends a tombstone's citation, a URL with no place to break, made the page 702 px wide;
+    # it wraps after a / or before a . (nothing put into it), and a copy of it is the link as written
+    port, names = served
+    with devtools() as pipe:
+        copied, text, _, sideways = json.loads(_shown(pipe, f"http://127.0.0.1:{port}{_view(names['gone'])}", width,
+                                                      f"tablet-tombstone-link-{width}.png", check=LINK))
+    link = f"http://127.0.0.1:{port}/view?pdi=" + urllib.parse.quote(names["gone"], safe="")
+    assert text == link and copied == link, (copied, text)
     assert sideways <= 0, sideways

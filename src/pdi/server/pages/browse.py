@@ -88,12 +88,13 @@ table.catalogue{min-width:50%;margin:0.5rem 0 1.2rem}
 #statements td.about .piece{display:inline-block;max-width:100%} #statements td.about a .piece{text-decoration:underline}
 #formats span.charset{white-space:nowrap}
 /* a series' name wraps only before a dot; a table of names too long for the window scrolls in its own box (the one
- table of the reader's that scrolls: a Tab stop, tabindex=0, so the keyboard scrolls it), but on a phone, where the
- table is cards (no box to scroll), a label longer than its line (national-archives-and-records) wraps in itself:
- an inline block, which a link's underline does not reach into unless drawn there */
+ table of the reader's that scrolls: a Tab stop, tabindex=0, so the keyboard scrolls it), but on a phone or a
+ tablet, where the table is cards (no box to scroll; layout.STYLE's 64rem), a label longer than its line
+ (national-archives-and-records) wraps in itself: an inline block, which a link's underline does not reach into
+ unless drawn there */
 code.series span.label{white-space:nowrap}
-@media (min-width:40rem){table#series{display:block;max-width:100%;overflow-x:auto}}
-@media (max-width:40rem){table.cards code.series span.label{display:inline-block;max-width:100%;white-space:normal}
+@media (width > 64rem){table#series{display:block;max-width:100%;overflow-x:auto}}
+@media (max-width:64rem){table.cards code.series span.label{display:inline-block;max-width:100%;white-space:normal}
  table.cards a code.series span.label{text-decoration:underline}
  /* a year's card: its months side by side, three or four to a line (a quarter, a season), its total under them */
  #years.cards tr{display:grid;grid-template-columns:repeat(auto-fill,minmax(max(4.5rem,22%),1fr));column-gap:0.5rem}

@@ -11,12 +11,14 @@ a link past it to ``<main>`` ("Skip to the content", WCAG 2.2 §2.4.1), out of s
 (``tests/server/test_server_skip_link.py``). Nothing is loaded from elsewhere:
 the style and any script are inline, so a page is whole as served.
 On a screen narrower than 40rem (a phone) the header's two boxes take a line
-each, long names and URLs break anywhere, and every table of the reader's pages but a month's calendar (which
+each and long names and URLs break anywhere. Every table of the reader's pages but a month's calendar (which
 fits) is of class ``cards`` (a document's versions, formats and statements, a day's documents, a tombstone's, the
-tables of series, a series' years, a month's days, the API's parameters): its rows are cards, each cell a line after its ``data-label`` (its
-column's heading; of class ``stacked``, under it), a row's own heading heading its card, so that a name in it is
-never past the screen's edge (a table still, to a screen reader;
-``tests/server/test_server_reader_phone_tables.py``, ``tests/server/test_server_reader_phone_every_table.py``).
+tables of series, a series' years, a month's days, the API's parameters): up to 64rem (a phone, a tablet: a
+document's Formats, seven columns, is wider than the page until about 63rem) its rows are cards, each cell a line
+after its ``data-label`` (its column's heading; of class ``stacked``, under it), a row's own heading heading its
+card, so that a name in it is never past the screen's edge (a table still, to a screen reader;
+``tests/server/test_server_reader_phone_tables.py``, ``tests/server/test_server_reader_phone_every_table.py``;
+no page scrolls sideways from 320 to 1280 px: ``tests/server/test_server_reader_tablet_widths.py``).
 A catalogue table not of that class, too wide for the screen, would scroll in its own box, its edge faded where
 there is more to scroll to (a mask its own scroll drives: no script; ``tests/server/test_server_reflow.py``): no page
 scrolls sideways at 390 px (``tests/server/test_server_pages_axe.py``, which
@@ -152,7 +154,11 @@ table.catalogue{display:block;max-width:100%;overflow-x:auto} main table.catalog
 table.catalogue{mask-image:linear-gradient(to right,#0000,#000 var(--more-left),#000 calc(100% - var(--more-right)),#0000);
 animation:more-either-side linear both;animation-timeline:scroll(self x)}
 table.catalogue caption{text-align:left;position:sticky;left:0;max-width:calc(100vw - 4.5rem)} table.catalogue td:not(.number,.empty){min-width:7rem} table.catalogue td:has(code.name,code.sha){min-width:12rem} main th,main td:not(:last-child){overflow-wrap:normal}
-/* a table of cards (every table of the reader's wider than a phone): each row a card the screen's width, each
+}
+/* cards up to 64 rem (browse.STYLE's breakpoint for them too): the widest table, a document's Formats (seven
+ columns, a SHA-256 and a media type whole among them), is wider than the page until about 63 rem */
+@media (max-width:64rem){
+/* a table of cards (every table of the reader's wider than a phone or a tablet): each row a card the screen's width, each
  cell a line of it after its column's heading (data-label; the headings themselves kept for a screen reader), so
  that what a reader came for (a name to cite) is never past the screen's edge in a box to scroll; a row's own
  heading (a year) heads its card; a cell of class stacked (a series' name, a month's count) has its column's
@@ -168,7 +174,7 @@ main table.catalogue.cards td.stacked,main table.cards td.stacked{padding-left:0
 table.cards td.stacked::before{float:none;display:block;width:auto;margin-left:0}
 table.cards tbody tr:nth-child(even){background:none}
 }
-@media (max-width:40rem) and (prefers-color-scheme:dark){table.cards tr{border-color:#4a4f57}}
+@media (max-width:64rem) and (prefers-color-scheme:dark){table.cards tr{border-color:#4a4f57}}
 """
 
 

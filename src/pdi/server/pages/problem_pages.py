@@ -263,7 +263,7 @@ def render_tombstone(archive: Archive, gone: WithdrawnError, name: str, base: st
         " what it named and why it was withdrawn. Cite it as you would have cited the document, saying it"
         " was withdrawn:</p>"
         f'<blockquote class="citation">{cite_title}<code>{breakable(shown)}</code>. Withdrawn {esc(when)}:'
-        f" {isolated(gone.reason)}{_stop(gone.reason)} <span>{esc(link)}</span></blockquote>"
+        f' {isolated(gone.reason)}{_stop(gone.reason)} <span>{breakable(link)}</span></blockquote>'
         f'<p>The same record as JSON: <a href="/uri-res/N2C?{esc(quote(shown, safe=":/"))}">N2C</a> (RFC 2169).</p>'
         + _onward()
     )
