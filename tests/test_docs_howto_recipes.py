@@ -19,6 +19,8 @@ import hashlib
 import itertools
 import re
 import shlex
+import stat
+import subprocess
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -227,6 +229,11 @@ def test_the_upgrade_pages_lines_print_what_it_shows(tmp_path: Path, monkeypatch
                  if block.startswith("pdi: storage error: ") and "older than this pdi's" in block]
         assert [here(block) for block in shown] == [refused.stderr], page
     assert catalog.read_bytes() == octets
+    # the page's chmod first, as it says (the release's archive is 0644 and 0755, as 0.2.0 made it under umask 022)
+    (closing,) = [line for line in (HOWTO / "upgrade.md").read_text("utf-8").splitlines() if line.startswith("chmod ")]
+    assert stat.S_IMODE(catalog.stat().st_mode) & 0o044
+    subprocess.run(here(closing), shell=True, check=True)
+    assert stat.S_IMODE(catalog.stat().st_mode) & 0o077 == 0
     pairs = _pairs("upgrade.md")
     assert len(pairs) == 4, pairs
     for lines, shown in pairs:
