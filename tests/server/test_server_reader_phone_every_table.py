@@ -30,6 +30,7 @@ from test_server_reader_walk_browser import _shown
 from pdi import formats
 from pdi.archive import Archive, Content
 from pdi.capture.browser import devtools
+from support.drawn_lines import drawn_lines
 
 S = "records.example.us"
 #: A series under ``S`` whose first label (44 characters) is longer than a card's line on a phone.
@@ -247,24 +248,8 @@ def test_a_captures_name_in_about_fits_the_page_and_copies_whole(
                or name[len(end):].startswith(("%2E", "#")) for end in seen["ends"]), seen
 
 
-#: Each operation's heading on /api: its text as a selection of it reads (what a copy takes) and as it is, and its
-#: lines (the text of each, by where its characters are drawn); how far the page scrolls sideways. The heading of
-#: ``/uri-res/`` scrolled into view (for the screenshot).
-HEADINGS_SHOWN = """[[...document.querySelectorAll('main section > h2 code')].map((code) => {
-  const range = document.createRange(); range.selectNodeContents(code);
-  const picked = getSelection(); picked.removeAllRanges(); picked.addRange(range); const copied = picked.toString();
-  picked.removeAllRanges();
-  const walk = document.createTreeWalker(code, NodeFilter.SHOW_TEXT), lines = [];
-  let top = null;
-  for (let node = walk.nextNode(); node; node = walk.nextNode())
-    for (let i = 0; i < node.data.length; i++) {
-      const one = document.createRange(); one.setStart(node, i); one.setEnd(node, i + 1);
-      const box = [...one.getClientRects()].find((r) => r.width > 0), at = box ? Math.round(box.top) : top;
-      if (at !== top || !lines.length) { lines.push(''); top = at; }
-      lines[lines.length - 1] += node.data[i]; }
-  if (code.textContent.includes('/uri-res/')) code.scrollIntoView({block: 'start'});  // for the screenshot
-  return [copied, code.textContent, lines]; }),
-  document.scrollingElement.scrollWidth - document.scrollingElement.clientWidth]"""
+#: Each operation's heading on /api, its copy and its drawn lines; the heading of ``/uri-res/{service}`` shown.
+HEADINGS_SHOWN = drawn_lines("main section > h2 code", "/uri-res/{service}", "start")
 
 
 @pytest.mark.parametrize("width", [320, 390])

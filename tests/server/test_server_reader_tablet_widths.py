@@ -41,6 +41,7 @@ from pdi import formats
 from pdi.archive import Archive, Content
 from pdi.capture.browser import devtools
 from pdi.server.pages.api_docs import problem_types
+from support.drawn_lines import drawn_lines
 from support.stored_blobs import flip_octet
 
 S = "records.example.us"
@@ -173,24 +174,9 @@ def test_a_short_media_type_in_formats_stands_whole(served: tuple[int, dict[str,
     assert sideways <= 0, sideways
 
 
-#: Each problem type's heading on /api: its text as a selection of it reads (what a copy takes) and as it is, and
-#: its lines (the text of each, by where its characters are drawn); how far the page scrolls sideways. The heading
-#: of ``problem-passage-orphaned`` scrolled into view (for the screenshot).
-PROBLEM_HEADINGS = """[[...document.querySelectorAll('main section > h3 code')].map((code) => {
-  const range = document.createRange(); range.selectNodeContents(code);
-  const picked = getSelection(); picked.removeAllRanges(); picked.addRange(range); const copied = picked.toString();
-  picked.removeAllRanges();
-  const walk = document.createTreeWalker(code, NodeFilter.SHOW_TEXT), lines = [];
-  let top = null;
-  for (let node = walk.nextNode(); node; node = walk.nextNode())
-    for (let i = 0; i < node.data.length; i++) {
-      const one = document.createRange(); one.setStart(node, i); one.setEnd(node, i + 1);
-      const box = [...one.getClientRects()].find((r) => r.width > 0), at = box ? Math.round(box.top) : top;
-      if (at !== top || !lines.length) { lines.push(''); top = at; }
-      lines[lines.length - 1] += node.data[i]; }
-  if (code.textContent.endsWith('-passage-orphaned')) code.scrollIntoView({block: 'center'});  // for the screenshot
-  return [copied, code.textContent, lines]; }),
-  document.scrollingElement.scrollWidth - document.documentElement.clientWidth]"""
+#: Each problem type's heading on /api, its copy and its drawn lines; the heading of ``problem-passage-orphaned``
+#: shown.
+PROBLEM_HEADINGS = drawn_lines("main section > h3 code", "-passage-orphaned", "center")
 
 
 @pytest.mark.parametrize("width", [320, 390])
