@@ -424,11 +424,10 @@ def test_a_url_as_a_names_id_in_about_breaks_only_between_its_pieces(url: str, f
     # or before the fragment's #; a piece longer than LONG_PIECE breaks anywhere in its span, a shorter one not
     import html
 
-    from pdi.server.pages.browse import _about
-    from pdi.server.pages.layout import LONG_PIECE
+    from pdi.server.pages.layout import LONG_PIECE, name_in_pieces
 
     shown = "".join(f"%{ord(c):02X}" if c in _RESERVED else c for c in url) + ".html.1" + fragment
-    made = _about(shown)
+    made = name_in_pieces(shown)
     parts = made.split("<wbr>")
     tag = re.compile(r'^<span class="(piece|anywhere)">([^<]*)</span>$')
     pieces = [html.unescape(tag.sub(r"\2", part)) for part in parts]

@@ -14,6 +14,8 @@ that the keyboard reaches (tabindex 0). A screenshot of each page at 768 px is s
 * At 320 px a problem type's heading on ``/api`` broke at its own hyphens (``/api#problem-passage-`` over
   ``orphaned``, a word hyphenated to a reader, who copies the type to match it); it breaks only before a hyphen,
   so that no line ends in one, and copies as written.
+* A statement's value naming a capture (``relation``, ``…/https:%2F%2Fwww%2Ecourts…``) broke anywhere, ``…%2`` above
+  ``Eexample``; it breaks only where a name may (after a ``/`` or ``%2F``, before a ``.`` or ``%2E``), copying whole.
 
 Expected values are worked out here, not read from the pages: the media types the formats stand for (RFC 6838's
 registry, as ``formats`` maps them), the problem types the API's answers are typed with, the tombstone's link as a
@@ -88,7 +90,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, dict
     flip_octet(root / "archive", sha, 4)  # one bit flipped as bit rot flips it: its SHA-256 no longer the one kept
     with serving(root / "archive") as (_, port):
         yield port, {"ruling": generic, "captured": str(captured).rsplit(".", 2)[0], "gone": str(gone),
-                     "damaged": str(damaged)}
+                     "damaged": str(damaged), "relation": str(captured)}
 
 
 def _view(name: str) -> str:
@@ -220,4 +222,38 @@ def test_a_tombstones_link_wraps_and_copies_whole(served: tuple[int, dict[str, s
                                                       f"tablet-tombstone-link-{width}.png", check=LINK))
     link = f"http://127.0.0.1:{port}/view?pdi=" + urllib.parse.quote(names["gone"], safe="")
     assert text == link and copied == link, (copied, text)
+    assert sideways <= 0, sideways
+
+
+#: Each statement's value that is a name (a link): its copy, its text and its drawn lines; the capture's shown.
+VALUES = drawn_lines("#statements td.value a bdi", ".html.1", "center")
+
+
+def _allowed_breaks(name: str) -> set[int]:
+    """Where a name may be broken between two lines, worked out from PDI-GRAMMAR §2.4 and RFC 3986 §2.1 apart from
+    the page's code: after a ``/`` or an escaped ``/`` (``%2F``), before a ``.``, an escaped ``.`` (``%2E``) or the
+    fragment's ``#`` — never inside a ``%XX`` escape."""
+    upper = name.upper()
+    return {k for k in range(1, len(name)) if name[k - 1] == "/" or upper[k - 3:k] == "%2F" or name[k] in ".#"
+            or upper[k:k + 3] == "%2E"} - {k for k in range(1, len(name)) if "%" in name[max(0, k - 2):k]}
+
+
+@pytest.mark.parametrize("width", [320, 390, 768, 1100])
+def test_a_statements_value_naming_a_capture_never_wraps_inside_an_escape(served: tuple[int, dict[str, str]],
+                                                                         width: int) -> None:
+    # a relation naming a capture (…/https:%2F%2Fwww%2Ecourts…) broke anywhere, …%2 above Eexample; it breaks where a
+    # name in About does, after a %2F or before a %2E (or after a / or before a . of its series), and copies whole
+    port, names = served
+    with devtools() as pipe:
+        shown, sideways = json.loads(_shown(pipe, f"http://127.0.0.1:{port}{_view(names['ruling'])}", width,
+                                            f"tablet-statement-value-{width}.png", check=VALUES))
+    value = names["relation"]
+    assert "%2F%2Fwww%2Ecourts%2Eexample%2Eus%2F" in value  # the capture's URL, escaped as PDI-GRAMMAR §2.4 says
+    lines = next(lines for copied, text, lines in shown if text == value)
+    assert [(copied, text) for copied, text, _ in shown if text == value] == [(value, value)]  # copies as written
+    assert "".join(lines) == value, lines
+    ends = {sum(len(line) for line in lines[:i]) for i in range(1, len(lines))}
+    assert ends <= _allowed_breaks(value), (sorted(ends - _allowed_breaks(value)), lines)
+    if width <= 390:  # a phone: it does wrap, and not inside an escape
+        assert len(lines) > 1, lines
     assert sideways <= 0, sideways

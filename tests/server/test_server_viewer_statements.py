@@ -69,3 +69,30 @@ def test_any_value_that_is_not_a_name_is_escaped_text(value: str) -> None:
     assert "<a " not in shown or value.strip().lower().startswith(("urn:pdi:", "pdi:"))
     parsed = html5lib.parse(f"<dd>{shown}</dd>", namespaceHTMLElements=False)
     assert "".join(parsed.find(".//body").itertext()) == value
+
+
+#: A capture's id escaped as PDI-GRAMMAR §2.4 escapes a URL in a unique id: ``%`` itself, then ``/`` and ``.``.
+_URL_ID = st.text(st.sampled_from("ab/.-:%9"), min_size=1, max_size=60).map(
+    lambda url: url.replace("%", "%25").replace("/", "%2F").replace(".", "%2E"))
+
+
+def _text(shown: str) -> str:
+    """What a reader reads (and copies) of ``shown``, an HTML fragment."""
+    return "".join(html5lib.parse(f"<div>{shown}</div>", namespaceHTMLElements=False).find(".//div").itertext())
+
+
+@settings(max_examples=200, deadline=None)
+@given(_URL_ID, st.sampled_from(["", "#char=4,10", "#" + "x" * 50]), st.booleans())
+def test_a_name_in_pieces_copies_whole_and_never_breaks_inside_an_escape(uid: str, fragment: str, whole: bool) -> None:
+    from pdi.server.pages.layout import name_in_pieces
+
+    last = f"{uid}.html.1{fragment}"
+    name = f"urn:pdi://court.example.fr/2026/11/29/{last}" if whole else last
+    shown = name_in_pieces(name)
+    assert _text(shown) == name  # nothing put into it, nothing left out
+    at, breaks = 0, []
+    for piece in shown.split("<wbr>"):  # each <wbr> a place the line may break
+        at += len(_text(piece))
+        breaks.append(at)
+    for k in breaks[:-1]:
+        assert "%" not in name[max(0, k - 2):k], (name, k)  # never after a % nor after its first digit

@@ -44,7 +44,6 @@ from pdi.errors import ParseError, PDIError, WithdrawnError
 from pdi.identifier import PDI
 from pdi.server.http.params import single_values
 from pdi.server.pages.layout import (
-    LONG_PIECE,
     breakable,
     capture_title,
     captured_url,
@@ -53,6 +52,7 @@ from pdi.server.pages.layout import (
     in_order,
     isolated,
     name_details,
+    name_in_pieces,
     page,
     shown_format,
     shown_media_type,
@@ -84,8 +84,6 @@ table.catalogue{min-width:50%;margin:0.5rem 0 1.2rem}
 #documents td.id code{overflow-wrap:break-word}
 /* a subject in About: a name, then its fragment, each whole (the column as wide as the longer), a break between */
 #statements td.about code{overflow-wrap:normal;word-break:normal}
-/* a piece of a long one (_about: www%2Ecourts, appeal-4211) whole where the line holds it, as a fragment is */
-#statements td.about .piece{display:inline-block;max-width:100%} #statements td.about a .piece{text-decoration:underline}
 #formats span.charset{white-space:nowrap}
 /* a series' name wraps only before a dot; a table of names too long for the window scrolls in its own box (the one
  table of the reader's that scrolls: a Tab stop, tabindex=0, so the keyboard scrolls it), but on a phone or a
@@ -574,32 +572,6 @@ def _key(key: str) -> str:
     return re.sub(r"([.:_])(?=.)", r"\1<wbr>", esc(key))
 
 
-#: Where a name in the column About may break inside itself: after an escaped ``/`` (``%2F``) of a URL that is its
-#: id (not between two: ``https:%2F%2F``) and before an escaped ``.`` (``%2E``), as :func:`breakable` breaks a URL
-#: after a ``/`` and before a ``.``; never at its format's and version's own dots (``.html.1``).
-_ABOUT_BREAK = re.compile(r"(?<=%2F)(?!%2F)(?=.)|(?<=.)(?=%2E)", re.IGNORECASE)
-
-
-def _about(shown: str) -> str:
-    """A statement's subject in the column About (``3.text.1``, ``3.text.1#char=4,14``): escaped, breakable before
-    its fragment's ``#``, never inside the fragment nor inside a name such as ``3.text.1`` (``STYLE``'s
-    ``#statements td.about code``): beside a long value the column was narrowed until ``3.text.1`` broke into
-    ``3.te`` and ``xt.1``. A name whose id is a URL (a capture's, 80 characters and more), which whole made the
-    table wider than a desktop's page, breaks after each of its escaped slashes and before each escaped dot too
-    (:data:`_ABOUT_BREAK`), each piece whole where the line holds it (an inline block, as a name's fragment is:
-    never ``appeal-`` above ``4211``); a piece or a fragment longer than :data:`LONG_PIECE` breaks anywhere, as
-    :func:`breakable` breaks a name's long part. Each break a ``<wbr>`` or a line's end, nothing put into the text:
-    a copy of it is the name as written."""
-    name, hash_, fragment = shown.partition("#")
-    pieces = [piece for piece in _ABOUT_BREAK.split(name) if piece]
-    made = [f'<span class="anywhere">{esc(piece)}</span>' if len(piece) > LONG_PIECE
-            else f'<span class="piece">{esc(piece)}</span>' if len(pieces) > 1 else esc(piece) for piece in pieces]
-    if hash_:
-        made.append(f'<span class="anywhere">{esc(hash_ + fragment)}</span>' if len(hash_ + fragment) > LONG_PIECE
-                    else esc(hash_ + fragment))
-    return "<wbr>".join(made)
-
-
 def _statements(statements: Sequence[AssertionRecord], generic: str) -> str:
     """The statements, oldest first; each superseded by a later one of the same subject and key is marked so."""
     latest: dict[tuple[str, str], int] = {}
@@ -610,7 +582,7 @@ def _statements(statements: Sequence[AssertionRecord], generic: str) -> str:
         current = latest[(s.subject, s.key)] == s.id
         # another name of the document is shown from its last segment: 1.text.1#char=0,3
         shown = s.subject[generic.rindex("/") + 1:] if s.subject.startswith(generic) else s.subject
-        subject = "the document" if s.subject == generic else f'<a href="{esc(_view(s.subject))}"><code>{_about(shown)}</code></a>'
+        subject = "the document" if s.subject == generic else f'<a href="{esc(_view(s.subject))}"><code>{name_in_pieces(shown)}</code></a>'
         rows += (
             f'<tr class="{"current" if current else "superseded"}"><td class="about" data-label="About">{subject}</td>'
             f'<td class="key" data-label="Key"><code>{_key(s.key)}</code></td>'

@@ -115,7 +115,10 @@ code.name{font-size:0.8rem;color:#555;overflow-wrap:break-word} .anywhere{overfl
 /* a syntax error's page: what was given, the wrong part marked; the grammar's words, quieter */
 p.given code{overflow-wrap:anywhere} p.given mark{outline:2px solid #c98a00} p.grammar{color:#555}
 /* a name's fragment whole on a line where the line holds it, broken between its parts where not (breakable) */
-.fragment{display:inline-block;max-width:100%} a .fragment{text-decoration:underline} td small.binary{display:block;color:#555;font-size:0.8rem}
+.fragment{display:inline-block;max-width:100%} a .fragment{text-decoration:underline}
+/* a piece of a capture's name (name_in_pieces: www%2Ecourts, appeal-4211) whole where the line holds it, as a
+ fragment is; a name so cut (a statement's value) breaks inside a piece only where the piece is longer than its line */
+.piece{display:inline-block;max-width:100%} a .piece{text-decoration:underline} bdi.name{overflow-wrap:break-word} td small.binary{display:block;color:#555;font-size:0.8rem}
 .figure{position:relative;display:inline-block} .figure img{display:block;max-width:100%}
 .box{position:absolute;outline:3px solid #e00;box-shadow:0 0 0 9999px rgba(0,0,0,.25)}
 p.version-banner{background:#fff4d6;border:1px solid #d9a400;border-radius:4px;padding:0.5rem 0.8rem}
@@ -243,7 +246,9 @@ def statement_value(value: str) -> str:
     """A statement's value on a page (a version's facts, a document's statements; a depositor's words, isolated):
     one that is a PDI and nothing else
     (``source=urn:pdi://…#part=1``, the message an attachment deposited alone came from) a link to that name's
-    page, written canonically, so a reader follows it; any other value, text."""
+    page, written canonically, so a reader follows it, the name shown as written and breaking where a name in
+    About does (:func:`name_in_pieces`: a capture's never inside an escape, ``…%2`` above ``Eexample``); any other
+    value, text."""
     if value.strip() != value or not value.lower().startswith(("urn:pdi:", "pdi:")):
         return isolated(value)
     try:
@@ -251,7 +256,7 @@ def statement_value(value: str) -> str:
     except ParseError:
         return isolated(value)
     href = "/view?pdi=" + quote(str(name), safe="")
-    return f'<a href="{html.escape(href)}">{isolated(value)}</a>'
+    return f'<a href="{html.escape(href)}"><bdi class="name">{name_in_pieces(value)}</bdi></a>'
 
 
 #: Han (its radicals, ideographs of every extension and the compatibility ones, the iteration and number marks),
@@ -364,6 +369,36 @@ def breakable(name: PDI | str) -> str:
     parts = "&amp;<wbr>".join("<wbr>;".join(in_order(p) for p in part.split(";")) for part in text[fragment:].split("&"))
     long = " anywhere" if len(text) - fragment > LONG_PIECE else ""
     return f'{made}{"<wbr>" if made else ""}<span class="fragment{long}">{parts}</span>'
+
+
+#: Where a name's last part may break inside itself: after an escaped ``/`` (``%2F``) of a URL that is its id (not
+#: between two: ``https:%2F%2F``) and before an escaped ``.`` (``%2E``), as :func:`breakable` breaks a URL after a
+#: ``/`` and before a ``.``; never at its format's and version's own dots (``.html.1``) nor inside an escape.
+_ESCAPED_BREAK = re.compile(r"(?<=%2F)(?!%2F)(?=.)|(?<=.)(?=%2E)", re.IGNORECASE)
+
+
+def name_in_pieces(shown: str) -> str:
+    """A name (``urn:pdi://…/3.text.1``) or its last part (``3.text.1#char=4,14``) escaped, breakable where a
+    name's parts meet and nowhere inside a part: before its fragment's ``#``; up to its last ``/`` as
+    :func:`breakable` breaks it (after a ``/``, before a ``.``); in its last part, never at the dots of ``3.text.1``
+    (a narrow column broke it into ``3.te`` and ``xt.1``), but when the part is a URL (a capture's id, 80
+    characters and more) after each of its escaped slashes and before each escaped dot (:data:`_ESCAPED_BREAK`;
+    never inside an escape: ``%2`` above ``Eexample``). Each such piece is whole where the line holds it (an
+    inline block of class ``piece``, as a name's fragment is: never ``appeal-`` above ``4211``); a piece or a
+    fragment longer than :data:`LONG_PIECE` breaks anywhere, as :func:`breakable` breaks a name's long part. Each
+    break a ``<wbr>`` or a line's end, nothing put into the text: a copy of it is the name as written. Its box
+    should not break anywhere itself (``overflow-wrap:normal`` or ``break-word``, not ``anywhere``), or a column
+    holding it would be narrowed until a piece broke."""
+    name, hash_, fragment = shown.partition("#")
+    head, slash, last = name.rpartition("/")
+    made = [breakable(head + slash)] if slash else []
+    pieces = [piece for piece in _ESCAPED_BREAK.split(last) if piece]
+    made += [f'<span class="anywhere">{esc(piece)}</span>' if len(piece) > LONG_PIECE
+             else f'<span class="piece">{esc(piece)}</span>' if len(pieces) > 1 else esc(piece) for piece in pieces]
+    if hash_:
+        made.append(f'<span class="anywhere">{esc(hash_ + fragment)}</span>' if len(hash_ + fragment) > LONG_PIECE
+                    else esc(hash_ + fragment))
+    return "<wbr>".join(made)
 
 
 def size_cell(count: int, *, label: str = "") -> str:
