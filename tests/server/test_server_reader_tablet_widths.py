@@ -16,6 +16,8 @@ that the keyboard reaches (tabindex 0). A screenshot of each page at 768 px is s
   so that no line ends in one, and copies as written.
 * A statement's value naming a capture (``relation``, ``…/https:%2F%2Fwww%2Ecourts…``) broke anywhere, ``…%2`` above
   ``Eexample``; it breaks only where a name may (after a ``/`` or ``%2F``, before a ``.`` or ``%2E``), copying whole.
+* From 1025 to about 1070 px a document's Formats, a table there, was wider than its box beside a gigabyte's count
+  (``1,073,741,824``); the count wraps after a thousands separator where it must, copying whole.
 
 Expected values are worked out here, not read from the pages: the media types the formats stand for (RFC 6838's
 registry, as ``formats`` maps them), the problem types the API's answers are typed with, the tombstone's link as a
@@ -27,6 +29,7 @@ from __future__ import annotations
 import base64
 import datetime
 import json
+import sqlite3
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -57,6 +60,8 @@ OCTETS = "application/octet-stream"
 NOTE = ("Read into the record at the hearing of 30 November 2026 by counsel for the appellant, who asked that it"
         " be cited as it stands.")
 REASON = "Deposited in error: a duplicate of the court's own copy."
+#: A gigabyte (1 GiB) in bytes: 2 ** 30, written by hand as a reader sees it, grouped by thousands.
+GIB = 1_073_741_824
 
 
 @pytest.fixture(scope="module")
@@ -86,11 +91,18 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, dict
         archive.withdraw(str(gone), REASON)
         damaged = archive.add(S, b"A ruling the disk damaged.\n", format="text")
         sha = archive.get(str(damaged)).record.sha256
+        big = archive.add(S, b"\x00\x01 the recording of the hearing", format=formats.token_for(OCTETS))
+        big_sha = archive.get(str(big)).record.sha256
         archive.verify()
     flip_octet(root / "archive", sha, 4)  # one bit flipped as bit rot flips it: its SHA-256 no longer the one kept
+    # a gigabyte's size, as the catalog keeps it for a file of 1 GiB (the page shows the catalog's count and reads
+    # no octet of it): depositing a real one would hash and write a gigabyte on a shared test machine
+    with sqlite3.connect(root / "archive" / "catalog.sqlite") as catalog:
+        assert catalog.execute("UPDATE representations SET size = ? WHERE sha256 = ?", (GIB, big_sha)).rowcount == 1
+    catalog.close()
     with serving(root / "archive") as (_, port):
         yield port, {"ruling": generic, "captured": str(captured).rsplit(".", 2)[0], "gone": str(gone),
-                     "damaged": str(damaged), "relation": str(captured)}
+                     "damaged": str(damaged), "big": str(big).rsplit(".", 2)[0], "relation": str(captured)}
 
 
 def _view(name: str) -> str:
@@ -102,7 +114,7 @@ PAGES = {
     "home": (lambda n: "/", 200), "series-list": (lambda n: "/series", 200),
     "series": (lambda n: f"/series/{S}", 200), "year": (lambda n: f"/series/{S}/2026", 200),
     "month": (lambda n: f"/series/{S}/2026/11", 200), "day": (lambda n: f"/series/{S}/2026/11/30", 200),
-    "document": (lambda n: _view(n["ruling"]), 200), "captured": (lambda n: _view(n["captured"]), 200),
+    "document": (lambda n: _view(n["ruling"]), 200), "big": (lambda n: _view(n["big"]), 200), "captured": (lambda n: _view(n["captured"]), 200),
     "tombstone": (lambda n: _view(n["gone"]), 410), "search": (lambda n: "/search?q=appeal", 200),
     "captures": (lambda n: "/captures?url=" + urllib.parse.quote(URL, safe=""), 200), "api": (lambda n: "/api", 200),
     "400": (lambda n: "/view?pdi=urn:pdi://records", 400),
@@ -110,7 +122,9 @@ PAGES = {
     "500": (lambda n: _view(n["damaged"]), 500), "501": (lambda n: "/uri-res/N2Rs?urn:pdi://x", 501),
 }
 #: From a phone's to a desktop's, and either side of each breakpoint (40 rem: 640 px; 64 rem: 1024 px).
-WIDTHS = [320, 390, 480, 640, 660, 700, 768, 800, 900, 960, 1000, 1024, 1040, 1100, 1280]
+#: 1030 to 1070 px: a document's Formats just wider than 64 rem, a table there, was wider than its box beside a
+#: gigabyte's count (``1,073,741,824``) until about 1070 px.
+WIDTHS = [320, 390, 480, 640, 660, 700, 768, 800, 900, 960, 1000, 1024, 1030, 1040, 1050, 1070, 1100, 1280]
 
 #: The window's width; the page's [scrollWidth, clientWidth]; each table: its id (or class), [scrollWidth,
 #: clientWidth], its overflow-x and its tabIndex.
@@ -222,6 +236,32 @@ def test_a_tombstones_link_wraps_and_copies_whole(served: tuple[int, dict[str, s
                                                       f"tablet-tombstone-link-{width}.png", check=LINK))
     link = f"http://127.0.0.1:{port}/view?pdi=" + urllib.parse.quote(names["gone"], safe="")
     assert text == link and copied == link, (copied, text)
+    assert sideways <= 0, sideways
+
+
+#: The Formats table of a document of a gigabyte: its Bytes cell's count as a selection of it reads and as it is,
+#: its lines; the table's [scrollWidth, clientWidth]; how far the page scrolls sideways.
+BYTES = """(() => { const cell = document.querySelector('#formats td[data-label="Bytes"]'), table = cell.closest('table');
+  const small = cell.querySelector('small'), range = document.createRange(); range.setStart(cell, 0);
+  range.setEnd(cell, small ? [...cell.childNodes].indexOf(small) : cell.childNodes.length);
+  const picked = getSelection(); picked.removeAllRanges(); picked.addRange(range); const copied = picked.toString();
+  picked.removeAllRanges(); table.scrollIntoView({block: 'center'});
+  return [copied, [table.scrollWidth, table.clientWidth], [...range.getClientRects()].length,
+          document.scrollingElement.scrollWidth - document.documentElement.clientWidth]; })()"""
+
+
+@pytest.mark.parametrize("width", [1030, 1050, 1070])
+def test_a_gigabytes_formats_is_no_wider_than_its_page(served: tuple[int, dict[str, str]], width: int) -> None:
+    # 1030 to 1070 px: just above 64 rem Formats is a table, not cards, and a whole application/octet-stream beside
+    # 1,073,741,824 bytes made it wider than its box (about 1070 px needed); the count wraps after a thousands
+    # separator where it must, and copies as written
+    port, names = served
+    with devtools() as pipe:
+        copied, (scroll, client), _, sideways = json.loads(_shown(pipe, f"http://127.0.0.1:{port}{_view(names['big'])}",
+                                                                  width, f"tablet-formats-gigabyte-{width}.png",
+                                                                  check=BYTES))
+    assert copied == "1,073,741,824", copied  # nothing put into it, nothing left out
+    assert scroll <= client, (scroll, client)
     assert sideways <= 0, sideways
 
 

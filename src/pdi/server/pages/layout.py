@@ -404,10 +404,13 @@ def name_in_pieces(shown: str) -> str:
 def size_cell(count: int, *, label: str = "") -> str:
     """A table's cell of a size in bytes (under a heading "Bytes"): the exact count grouped by thousands, and from a
     KiB on its binary size under it, muted (:func:`pdi._wording.binary_size`: ``4,480,000`` over ``4.3 MiB``);
-    ``label``: its column's heading, which a table of cards shows beside it on a phone (``data-label``)."""
+    ``label``: its column's heading, which a table of cards shows beside it on a phone (``data-label``). The count
+    may break after each thousands separator (a ``<wbr>``, nothing put into it: it copies as written), so that a
+    gigabyte's ``1,073,741,824`` beside ``application/octet-stream`` does not make a document's Formats wider than
+    its page just above 64 rem, where it is a table, not cards."""
     approximately = binary_size(count)
     labelled = f' data-label="{esc(label)}"' if label else ""
-    return f'<td class="number"{labelled}>{count:,}' + (f'<small class="binary">{approximately}</small>' if approximately else "") + "</td>"
+    return f'<td class="number"{labelled}>{f"{count:,}".replace(",", ",<wbr>")}' + (f'<small class="binary">{approximately}</small>' if approximately else "") + "</td>"
 
 
 #: The longest media type a table's cell keeps on one line on a screen wider than a phone's (``STYLE``'s
