@@ -339,6 +339,17 @@ class OlderSchemaError(StoreError):
     operator backs it up and migrates it (``pdi init --archive X --backup DEST``). Exit 8, as any storage error."""
 
 
+class ReadOnlyArchiveError(StoreError):
+    """A write asked of an archive this process may read and not write: a member of the group of an archive shared
+    with it reads it and never writes it (:mod:`pdi.archive.modes`), as a catalog on a read-only file system is
+    read. Its message names the archive, its catalog's mode and owner, and who may write it. Over HTTP a ``503``,
+    as any storage error, saying that this resolver reads the archive and that writes go to one its owner runs:
+    asking this one again will not do."""
+
+    OVER_HTTP = ("this resolver may read the archive, not write it (it runs as a user of the archive's group, which"
+                 " reads the archive and never writes it): send writes to a resolver its owner runs")
+
+
 class RemoteError(PDIError, exit_code=16, http_status=502, title="remote error"):
     """Another server pdi asked (a mirror's origin or peer, a registry's or a key set's URL, the server of a page
     ``pdi capture`` was asked for) could not be reached

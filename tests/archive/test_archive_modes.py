@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
 import pytest
 
 from pdi.fragments.markup.sgml import onsgmls_path
@@ -286,3 +287,141 @@ def test_a_member_of_a_shared_archives_group_may_read_it_and_not_write_it(open_p
                  ["cat", str(root / "signing-key.pem")]):
         refused = _as_nobody(argv, [group])
         assert refused.returncode != 0 and "Permission denied" in refused.stderr, argv
+
+
+# --- a member of a shared archive's group, running pdi ---------------------------------------------------------
+
+#: nobody's own group (Debian's nogroup): the group an archive is shared with in the tests below, nobody a member.
+NOGROUP = 65534
+
+
+def _as_member(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
+    """``pdi ARGS`` run as the user ``nobody``, whose only group is :data:`NOGROUP` (``setpriv``, as root runs
+    Chromium as another user), with no write access to the archive: a read-only resolver or a backup operator."""
+    return subprocess.run(_member_argv(*args), capture_output=True, timeout=timeout, check=False, env=_member_env())
+
+
+def _member_argv(*args: str) -> list[str]:
+    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOGROUP}", "--clear-groups", "--", sys.executable, "-m",
+            "pdi", *args]
+
+
+def _member_env() -> dict[str, str]:
+    return {**ENV, "HOME": "/nonexistent"}
+
+
+def _shared_with_nogroup(place: Path) -> Path:
+    """An archive's folder as an operator shares it with a group before ``pdi init`` (``install -d -m 2750 -g
+    nogroup DIR``): its owner root, whose own group is not that one; set-group-ID, so that what is made in it is
+    the group's."""
+    root = place / "archive"
+    root.mkdir()
+    os.chown(root, 0, NOGROUP)
+    root.chmod(0o2750)
+    return root
+
+
+def _add(root: Path, octets: bytes, fmt: str) -> str:
+    return _pdi(0o022, "add", "--series", S, "--format", fmt, "-", "--archive", str(root),
+                input=octets).stdout.decode().strip()
+
+
+def test_a_member_of_a_shared_archives_group_reads_it_with_pdi_and_may_not_write_it(open_place: Path) -> None:
+    """``pdi get``, ``ls`` and ``verify`` as a member of the group, with no pdi of the owner's running: SQLite
+    reads a WAL catalog it may not write only where its ``-wal`` and ``-shm`` are (https://sqlite.org/wal.html,
+    "Read-Only Databases"), which the owner's pdi leaves, empty and group-readable. Before, each one failed (exit 8,
+    "attempt to write a readonly database"). ``pdi add`` is refused, naming the archive and who may write it, and
+    nothing the member ran changed the catalog."""
+    root = _shared_with_nogroup(open_place)
+    _pdi(0o077, "init", str(root))
+    _pdi(0o077, "series", "add", S, "--archive", str(root))
+    small, big = b"an embargoed memo\n", os.urandom(120_000)  # a row of the catalog; a blob file in blobs/ab/
+    small_name, big_name = _add(root, small, "text"), _add(root, big, "octet-stream")
+    digest = hashlib.sha256(big).hexdigest()
+    for name in ("catalog.sqlite-wal", "catalog.sqlite-shm"):  # left by the owner's last command, for the group
+        assert (root / name).stat().st_size == 0 and mode(root / name) == 0o640, name
+    for name in ("catalog.sqlite", "catalog.sqlite-wal", "blobs", f"blobs/{digest[:2]}", f"blobs/{digest[:2]}/{digest}"):
+        assert os.stat(root / name).st_gid == NOGROUP, name  # the group's, by the folder's set-group-ID bit
+    assert mode(root / "blobs" / digest[:2]) == 0o2750
+    before = hashlib.sha256((root / "catalog.sqlite").read_bytes()).hexdigest()
+
+    got = _as_member("get", small_name, "--archive", str(root))
+    assert (got.returncode, got.stdout) == (0, small), got.stderr
+    got = _as_member("get", big_name, "--archive", str(root))
+    assert (got.returncode, got.stdout == big) == (0, True), got.stderr
+    listed = _as_member("ls", "--archive", str(root))
+    assert listed.returncode == 0 and listed.stdout.decode().split() == [small_name, big_name], listed.stderr
+    checked = _as_member("verify", "--archive", str(root))
+    assert checked.returncode == 0 and b"0 problems" in checked.stdout, checked.stdout + checked.stderr
+
+    for args, octets in ((("--format", "text", "-"), b"another memo\n"), (("--format", "octet-stream", "-"), big[::-1])):
+        refused = subprocess.run(_member_argv("add", "--series", S, *args, "--archive", str(root)), input=octets,
+                                 capture_output=True, timeout=120, check=False, env=_member_env())
+        said = refused.stderr.decode()
+        assert refused.returncode == 8, said  # a storage error
+        assert said.startswith(f"pdi: storage error: cannot write the archive at {root}: this user (nobody) may read"
+                               " it, not write it (its catalog"), said
+        assert "of mode 0640, root's to write" in said and "write to it as root" in said, said
+    assert hashlib.sha256((root / "catalog.sqlite").read_bytes()).hexdigest() == before
+    assert (root / "catalog.sqlite-wal").stat().st_size == 0
+    assert sorted(p.name for p in (root / "tmp").iterdir()) == []
+
+
+def test_a_member_is_told_what_to_do_when_the_catalogs_log_is_not_there(open_place: Path) -> None:
+    """An archive an earlier pdi left at rest has no ``-wal`` nor ``-shm`` (the last connection to close takes
+    them away), and a member of its group may not make them: the member is told so and what the owner does; once
+    the owner has run a pdi command on it, the member reads it."""
+    root = _shared_with_nogroup(open_place)
+    _pdi(0o022, "init", str(root))
+    _pdi(0o022, "series", "add", S, "--archive", str(root))
+    name = _add(root, b"a memo\n", "text")
+    for end in ("-wal", "-shm"):
+        (root / f"catalog.sqlite{end}").unlink()
+    refused = _as_member("ls", "--archive", str(root))
+    said = refused.stderr.decode()
+    assert refused.returncode == 8, said
+    assert said.startswith(f"pdi: storage error: cannot read the archive at {root}: {root}/catalog.sqlite-wal and"
+                           f" {root}/catalog.sqlite-shm (SQLite's write-ahead log beside the catalog) are not there,"
+                           " and this user (nobody) may read the archive, not make files in it. Run any pdi command"
+                           f" on it once as its owner (root): pdi ls --archive {root}."), said
+    _pdi(0o022, "ls", "--archive", str(root))
+    listed = _as_member("ls", "--archive", str(root))
+    assert listed.returncode == 0 and listed.stdout.decode().split() == [name], listed.stderr
+
+
+def test_pdi_serve_as_a_member_of_the_group_serves_reads_and_refuses_writes(open_place: Path) -> None:
+    """A read-only resolver run as a member of the archive's group: it says at its start that it may only read
+    the archive, answers each read (a name deposited by the owner while it runs too) and refuses a write with a
+    ``503`` problem saying why and where writes go, without the ``Retry-After`` of a storage error that passes."""
+    root = _shared_with_nogroup(open_place)
+    _pdi(0o022, "init", str(root))
+    _pdi(0o022, "series", "add", S, "--archive", str(root))
+    first = _add(root, b"a memo\n", "text")
+    token = _pdi(0o022, "token", "add", "clerk", "--role", "deposit", "--series", S,
+                 "--archive", str(root)).stdout.decode().split()[-1]
+    server = subprocess.Popen(_member_argv("serve", "--port", "0", "--replay-port", "0", "--workers", "1",
+                                           "--archive", str(root)),
+                              stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env=_member_env())
+    try:
+        assert server.stderr is not None
+        line = server.stderr.readline().decode()
+        assert line.startswith(f"pdi: serving {root} at http://127.0.0.1:"), line
+        assert line.endswith(f"; read-only: this user may read {root}, not write it (a member of its group), so"
+                             " each write is refused (503)\n"), line
+        port = int(line.split("http://127.0.0.1:", 1)[1].split("/", 1)[0])
+        base = f"http://127.0.0.1:{port}"
+        answer = httpx.get(f"{base}/uri-res/N2R?{first}", timeout=30)
+        assert (answer.status_code, answer.content) == (200, b"a memo\n")
+        second = _add(root, b"another memo\n", "text")  # the owner deposits meanwhile: the resolver reads it
+        answer = httpx.get(f"{base}/uri-res/N2R?{second}", timeout=30)
+        assert (answer.status_code, answer.content) == (200, b"another memo\n")
+        refused = httpx.post(f"{base}/api/deposit", params={"series": S, "format": "text"}, content=b"a third",
+                             headers={"Authorization": f"Bearer {token}", "Content-Type": "text/plain"}, timeout=30)
+        assert refused.status_code == 503 and "retry-after" not in refused.headers
+        assert refused.headers["content-type"] == "application/problem+json"
+        assert refused.json()["detail"].startswith("this resolver may read the archive, not write it"), refused.json()
+    finally:
+        server.terminate()
+        server.communicate(timeout=60)
+    listed = _pdi(0o022, "ls", "--archive", str(root)).stdout.decode().split()
+    assert listed == [first, second]  # the refused deposit stored nothing

@@ -199,6 +199,13 @@ class Archive(Deposits, Statements, Listing, Manifests, Mirroring, Browsing, Cur
         """Where the archive lives (a directory or a URL without its password)."""
         return self.store.location
 
+    @property
+    def read_only(self) -> bool:
+        """Whether this process may only read the archive (a member of the group of a directory archive shared with
+        it, docs/reference/backup.md "Who can read an archive"): each write is refused with a
+        :class:`~pdi.errors.ReadOnlyArchiveError` naming the archive and who may write it."""
+        return self.store.read_only
+
     def schema_version(self) -> int:
         """The version of the catalog's schema (what ``pdi init`` made or migrated it to)."""
         return self.store.schema_version()

@@ -85,7 +85,8 @@ class Checks(ArchiveBase):
         does not grow with the number of names; only a problem's names are
         gathered. Each blob's check (when, and whether its bytes were whole) is
         recorded in the catalog, :data:`FIXITY_CHECKS_PAGE` to a transaction,
-        for the reader's document page (:meth:`document`).
+        for the reader's document page (:meth:`document`); by the owner alone: a
+        member of the group of an archive shared with it checks each blob, records none.
         """
         from pdi.archive.fixity import (  # here: only an audit reports
             Problem,
@@ -127,7 +128,7 @@ class Checks(ArchiveBase):
                 use.sha256, timestamp(self.now()), problem is None, None if problem is None else problem[0]
             ))
             if len(checks) >= FIXITY_CHECKS_PAGE:
-                self.store.record_fixity_checks(checks)
+                self._record_fixity_checks(checks)
                 checks.clear()
             if problem is None:
                 problem = described_problem(use, described)
@@ -138,13 +139,19 @@ class Checks(ArchiveBase):
             report.checked_representations += use.representations
             if progress is not None:
                 progress(done, max(total, done))
-        self.store.record_fixity_checks(checks)
+        self._record_fixity_checks(checks)
         while waiting is not None:
             report.unreferenced.append(waiting)
             waiting = next(stored, None)
         for found in self.store.catalog_problems():
             report.problems.append(Problem(f"catalog-{found.kind}", "", (found.subject,), found.detail))
         return report
+
+    def _record_fixity_checks(self, checks: list[FixityCheck]) -> None:
+        """Each check recorded in the catalog, unless this process may only read it (a member of the group of an
+        archive shared with it): its checks are reported, and left to the owner's to record."""
+        if not self.store.read_only:
+            self.store.record_fixity_checks(checks)
 
     def _check_blob(self, sha: str, sizes: tuple[int, int]) -> tuple[str, str] | None:
         """Read one blob whole, streamed: ``(kind, detail)`` if it is missing, altered or of another size.

@@ -59,7 +59,8 @@ def modes_in(folder: Path | None) -> Modes:
 
 def make_folder(path: Path | str, mode: int, *, parents: bool = False) -> bool:
     """Make the folder ``path`` of permissions ``mode`` whatever the umask (a folder above it that ``parents``
-    makes is the umask's, as ``mkdir -p`` makes it); one there already keeps its own. Whether it was made."""
+    makes is the umask's, as ``mkdir -p`` makes it), and set-group-ID if its parent is; one there already keeps
+    its own. Whether it was made."""
     if parents:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -69,9 +70,11 @@ def make_folder(path: Path | str, mode: int, *, parents: bool = False) -> bool:
             raise
         return False
     # the umask may have taken the group's bits of a shared archive's folder; a file system that keeps no modes
-    # of its own (FAT, SMB without its Unix extensions) refuses or ignores it: its mount options say who reads it
+    # of its own (FAT, SMB without its Unix extensions) refuses or ignores it: its mount options say who reads it.
+    # The set-group-ID bit a folder takes from its parent's (install -d -m 2750 -g GROUP DIR) is kept: by it what
+    # is made in the folder is GROUP's too, not its maker's own group's (which that group could not read)
     with contextlib.suppress(OSError):
-        os.chmod(path, mode)
+        os.chmod(path, mode | (os.stat(path).st_mode & stat.S_ISGID))
     return True
 
 

@@ -9,10 +9,13 @@ lock between deposits and the remover as well: no other lock is needed.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
+import pwd
 import sqlite3
+import stat
 import threading
 import time
 import weakref
@@ -20,6 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import quote
 
 from pdi import formats
 from pdi._files import free_room
@@ -38,7 +42,7 @@ from pdi.archive.catalog.serial_names import (
     SERIAL_NAMES_AGAIN,
     SERIAL_NAMES_DIFFERING,
 )
-from pdi.archive.modes import NEW_ARCHIVE, make_folder, make_private, modes_in
+from pdi.archive.modes import NEW_ARCHIVE, Modes, make_folder, make_private, modes_in
 from pdi.archive.naming import key_of, parse_pdi
 from pdi.archive.store import (
     SCHEMA_VERSION,
@@ -49,7 +53,7 @@ from pdi.archive.store import (
     RepresentationRecord,
     SmallPublic,
 )
-from pdi.errors import LimitError, NotFoundError, PDIError, StoreError
+from pdi.errors import LimitError, NotFoundError, PDIError, ReadOnlyArchiveError, StoreError
 
 if TYPE_CHECKING:
     from pdi.passages.fulltext import Passage
@@ -90,6 +94,117 @@ def sqlite_temporary_folder() -> str:
     return "."
 
 
+#: How long an opening that may only read the catalog waits for its ``-wal`` and ``-shm`` to be there again: the
+#: owner's last connection takes them away as it closes and makes them again at once (:func:`_leave_log_for_group`).
+LOG_WAIT = 1.0
+
+
+def _read_only_uri(catalog: str | os.PathLike[str]) -> str:
+    """The URI that opens ``catalog`` read-only (https://sqlite.org/uri.html: its path percent-encoded, so that a
+    ``?``, ``#`` or ``%`` in a folder's name is a part of the path)."""
+    return f"file:{quote(os.path.abspath(catalog))}?mode=ro"
+
+
+def _refused_as_read_only(exc: sqlite3.Error) -> bool:
+    """Whether SQLite refused a statement because its connection may only read (``SQLITE_READONLY`` and its
+    extended codes, https://sqlite.org/rescode.html#readonly)."""
+    return (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF == sqlite3.SQLITE_READONLY
+
+
+def _user(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def read_only_said(location: str, catalog: str) -> str:
+    """Why the archive at ``location`` may not be written by this process, whose catalog ``catalog`` it may read
+    and not write: a member of the group of an archive shared with it (:mod:`pdi.archive.modes`), or a read-only
+    file system."""
+    me = _user(os.geteuid())
+    try:
+        found = os.stat(catalog)
+    except OSError:
+        return f"cannot write the archive at {location}: this user ({me}) may read its catalog {catalog}, not write it"
+    owner = _user(found.st_uid)
+    if found.st_uid == os.geteuid():
+        return (f"cannot write the archive at {location}: its catalog {catalog} (mode {stat.S_IMODE(found.st_mode):04o})"
+                " may not be written here (a read-only file system, or its mode)")
+    return (f"cannot write the archive at {location}: this user ({me}) may read it, not write it (its catalog"
+            f" {catalog} is of mode {stat.S_IMODE(found.st_mode):04o}, {owner}'s to write; an archive shared with"
+            f" its group is read by that group, never written): write to it as {owner}, or through a resolver"
+            f" {owner} runs")
+
+
+def _read_only_catalog(catalog: Path) -> sqlite3.Connection:
+    """A connection that only reads the catalog ``catalog`` of an archive this process may read and not write
+    (https://sqlite.org/wal.html#readonly: SQLite reads a WAL database it may not write when its ``-wal`` and
+    ``-shm`` are there to read, which the owner's pdi leaves in an archive shared with its group). When they are
+    not (an archive an earlier pdi left at rest), a :class:`StoreError` says so and what its owner does."""
+    conn = sqlite3.connect(_read_only_uri(catalog), uri=True, isolation_level=None,
+                           timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        waited = time.monotonic() + LOG_WAIT
+        while True:
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                return conn
+            except sqlite3.Error as exc:
+                missing = [f"{catalog}{end}" for end in ("-wal", "-shm") if not os.path.exists(f"{catalog}{end}")]
+                if not missing or not (_refused_as_read_only(exc)
+                                       or getattr(exc, "sqlite_errorcode", 0) == sqlite3.SQLITE_CANTOPEN):
+                    raise
+                if time.monotonic() < waited:
+                    time.sleep(0.05)
+                    continue
+                location = str(catalog.parent)
+                raise StoreError(
+                    f"cannot read the archive at {location}: {' and '.join(missing)} (SQLite's write-ahead log"
+                    f" beside the catalog) {'is' if len(missing) == 1 else 'are'} not there, and this user"
+                    f" ({_user(os.geteuid())}) may read the archive, not make files in it. Run any pdi command on it"
+                    f" once as its owner ({_user(os.stat(catalog).st_uid)}): pdi ls --archive {location}. pdi"
+                    " leaves them for the group of an archive shared with it (pdi docs reference/backup, 'Who can"
+                    " read an archive')"
+                ) from exc
+    except BaseException:
+        conn.close()
+        raise
+
+
+def _leave_log_for_group(root: Path) -> None:
+    """In an archive shared with its group (:func:`~pdi.archive.modes.modes_in`), the catalog's ``-wal`` and
+    ``-shm`` made again, empty, if the connection that closed last took them away, as SQLite's persistent WAL mode
+    keeps them (``SQLITE_FCNTL_PERSIST_WAL``, "useful when other processes that do not have write permission on
+    the directory containing the database file want to read the database file": Python's sqlite3 cannot set it).
+    Without them a member of the group, who may not make them, cannot read the catalog at all
+    (https://sqlite.org/wal.html#readonly). An empty ``-wal`` holds no frame, and an empty ``-shm`` is made anew
+    by the next connection that may write; one made meanwhile by another process is left as it is. Made of the
+    catalog's mode and owner, as SQLite makes them (``os_unix.c``: ``findCreateFileMode``, ``robustFchown``)."""
+    if modes_in(root) == Modes():
+        return
+    catalog = root / CATALOG
+    try:
+        found = os.stat(catalog)
+    except OSError:
+        return
+    for end in ("-wal", "-shm"):
+        try:
+            fd = os.open(f"{catalog}{end}", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                         stat.S_IMODE(found.st_mode))
+        except OSError:  # there already (another process has the catalog open); or refused: the reader says so
+            continue
+        try:
+            with contextlib.suppress(OSError):
+                os.fchmod(fd, stat.S_IMODE(found.st_mode))  # whatever the umask
+                if os.geteuid() == 0:
+                    os.fchown(fd, found.st_uid, found.st_gid)
+        finally:
+            os.close(fd)
+
+
 class SQLiteStore(SQLStore):
     """A directory holding ``catalog.sqlite`` and ``blobs/`` (no ``blobs/`` when the blobs are in an object store)."""
 
@@ -125,17 +240,24 @@ class SQLiteStore(SQLStore):
             # the catalog made of its mode before SQLite writes a page into it; SQLite makes its -wal and -shm of
             # the catalog's mode whatever the umask (os_unix.c: findCreateFileMode, unixOpenSharedMemory; tested)
             make_private(catalog, modes.file, exist_ok=True)
+        #: Whether this process may only read the catalog: a member of the group of an archive shared with it
+        #: (its catalog 0640, pdi.archive.modes), or a catalog on a read-only mount. Any write is refused with a
+        #: :class:`ReadOnlyArchiveError` naming the archive and the permission.
+        self.read_only = not fresh and not os.access(catalog, os.W_OK, effective_ids=os.access in os.supports_effective_ids)
         try:
-            self._conn = sqlite3.connect(
-                str(catalog), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False
-            )
-            self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            self._conn.execute("PRAGMA synchronous = FULL")
-            self._conn.execute("PRAGMA foreign_keys = ON")
-            # what a purge deletes (a small blob's row, its passages) is overwritten with zeros in the catalog's
-            # file, not only unlinked from its tree (see delete_purged_blobs below for the write-ahead log)
-            self._conn.execute("PRAGMA secure_delete = ON")
+            if self.read_only:
+                self._conn = _read_only_catalog(catalog)
+            else:
+                self._conn = sqlite3.connect(
+                    str(catalog), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False
+                )
+                self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                self._conn.execute("PRAGMA journal_mode = WAL")
+                self._conn.execute("PRAGMA synchronous = FULL")
+                self._conn.execute("PRAGMA foreign_keys = ON")
+                # what a purge deletes (a small blob's row, its passages) is overwritten with zeros in the
+                # catalog's file, not only unlinked from its tree (see delete_purged_blobs for the write-ahead log)
+                self._conn.execute("PRAGMA secure_delete = ON")
         except (OSError, sqlite3.Error, UnicodeDecodeError) as exc:  # the last: SQLite's message quotes a damaged schema
             if hasattr(self, "_conn"):
                 self._conn.close()
@@ -160,6 +282,9 @@ class SQLiteStore(SQLStore):
         except BaseException:
             self._conn.close()
             raise
+
+    def read_only_said(self) -> str:
+        return read_only_said(self.location, self._catalog_path)
 
     def _records_blob_store(self) -> bool:
         """Whether the catalog records an external blob store (its ``blob_store`` row), read before the
@@ -197,7 +322,7 @@ class SQLiteStore(SQLStore):
         ends, or with the store): a worker thread that comes and goes leaves none behind."""
         conn: sqlite3.Connection | None = getattr(self._own, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(f"file:{self.root / CATALOG}?mode=ro", uri=True, isolation_level=None,
+            conn = sqlite3.connect(_read_only_uri(self._catalog_path), uri=True, isolation_level=None,
                                    timeout=0, check_same_thread=False)
             conn.execute("PRAGMA mmap_size = 268435456")  # pages read where they are, not copied in: a fifth faster
             with self._lock:
@@ -435,6 +560,8 @@ class SQLiteStore(SQLStore):
                 conn.close()
             self._owned.clear()
         super().close()
+        if not self.read_only:
+            _leave_log_for_group(self.root)
 
     names_schema = SERIAL_NAMES
     #: FTS5's ``highlight`` marks a phrase's instance whole: its marks are the matches as they are.
@@ -521,6 +648,8 @@ class SQLiteStore(SQLStore):
         """The :class:`StoreError` of a statement on the catalog that failed (``what``: of which step); a full disk
         (``SQLITE_FULL``) said with the room where SQLite writes: the catalog's folder, and its temporary files'
         (a large sort, an index made, a statement's journal), which ``SQLITE_TMPDIR`` or ``TMPDIR`` name."""
+        if self.read_only and _refused_as_read_only(exc):
+            return ReadOnlyArchiveError(self.read_only_said())
         said = f"catalog {self.root / CATALOG}: {what}{exc}"
         if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
             scratch = sqlite_temporary_folder()
@@ -569,6 +698,8 @@ class SQLiteStore(SQLStore):
     @contextmanager
     def _outermost(self, write: bool) -> Iterator[None]:
         # A writer takes the write lock up front, so deposits queue across processes; none into a catalog moved away.
+        if write:  # said before SQLite's "attempt to write a readonly database" at its first write
+            self.refuse_if_read_only()
         try:
             self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
         except sqlite3.Error as exc:

@@ -247,6 +247,8 @@ def serve_cmd(
     log = AccessLog(access_log) if access_log is not None else None
     own_logging = configure_logging(log_format, log_file)
 
+    read_only: list[bool] = []  # whether this user may only read the archive (a member of its group)
+
     def make_app() -> ASGIApp:
         work = WorkLimits(evaluations, queue_seconds, answer_mib << 20)
         resolver = create_app(archive, base_url=base_url, limits=work, cache_bytes=cache_mib << 20, replay=site,
@@ -256,6 +258,7 @@ def serve_cmd(
                               access_log=log, json_logs=log_format == "json", metrics_token=metrics_token,
                               max_upload=None if max_upload_mib is None else max_upload_mib << 20,
                               resolver_token=token)
+        read_only.append(resolver.state.archive.read_only)
         replay = create_replay_app(archive, archive=resolver.state.archive, resolver_origin=resolver_origin,
                                    resolver_port=bound, scripts=replay_scripts, limits=work)
         observed = Observe(replay, access=log, json_logs=log_format == "json", metrics=False)
@@ -267,7 +270,9 @@ def serve_cmd(
         app = make_app()
         make = lambda: app  # noqa: E731
     else:  # each worker opens the archive itself; a missing or broken one is one error here, not one a worker
-        Archive.open(archive, read_url=read_url).close()
+        opened = Archive.open(archive, read_url=read_url)
+        read_only.append(opened.read_only)
+        opened.close()
         make = make_app
     shown = f"[{host}]" if ":" in host else host
     plural = "s" if count > 1 else ""
@@ -276,6 +281,9 @@ def serve_cmd(
     named = shown_location(str(archive))  # a PostgreSQL URL's password never goes to a log
     said = (f"pdi: serving {named} at http://{shown}:{bound}/ (replay at http://{shown}:{replay_bound}/) "
             f"with {count} worker{plural} (Ctrl-C stops)")
+    if read_only[0]:
+        said += (f"; read-only: this user may read {named}, not write it (a member of its group), so each write is"
+                 " refused (503)")
     for each in (listener, replay_listener):  # before the line that says so: a connection asked for once it is
         each.listen(BACKLOG)  # read waits in the backlog while the workers are made, rather than being refused
     from pdi.server.process.warm import preload
@@ -289,7 +297,7 @@ def serve_cmd(
 
         logging.getLogger("pdi.serve").info(said, extra={"fields": {
             "event": "serving", "archive": named, "url": f"http://{shown}:{bound}/",
-            "replay": f"http://{shown}:{replay_bound}/", "workers": count}})
+            "replay": f"http://{shown}:{replay_bound}/", "workers": count, "read_only": read_only[0]}})
     else:
         click.echo(said, err=True)
     try:

@@ -33,7 +33,7 @@ from pdi.archive.store import (
     SeriesRecord,
     SmallPublic,
 )
-from pdi.errors import ImmutabilityError, NotFoundError, WithdrawnError
+from pdi.errors import ImmutabilityError, NotFoundError, ReadOnlyArchiveError, WithdrawnError
 
 
 def mirrored_series(series: str, origin: str) -> ImmutabilityError:
@@ -150,6 +150,9 @@ class CatalogBase(ABC):
     ascii_apart_schema: tuple[str, ...] = ()
     #: ``sqlite`` or ``postgresql``: the database the catalog is in.
     dialect: str = "sqlite"
+    #: Whether this process may only read the catalog (a member of the group of a SQLite archive shared with it):
+    #: each write is refused with a :class:`~pdi.errors.ReadOnlyArchiveError`, and nothing is written on a read.
+    read_only: bool = False
     #: The blob store the catalog holds (:mod:`pdi.archive.catalog.blobs`).
     blobs: BlobStore
     #: How a statement joins each of its documents ``d`` (a day's run of a listing, a page of the reader's) to its
@@ -273,6 +276,16 @@ class CatalogBase(ABC):
         """Requests that waited for a pooled catalog connection since this was last asked, and the seconds they
         waited: none here (one connection, no pool); PostgreSQL's pool counts them."""
         return 0, 0.0
+
+    def refuse_if_read_only(self) -> None:
+        """A :class:`~pdi.errors.ReadOnlyArchiveError` when this process may only read the catalog
+        (:attr:`read_only`): said before a write begins (a blob staged, a transaction), not at its first refusal."""
+        if self.read_only:
+            raise ReadOnlyArchiveError(self.read_only_said())
+
+    def read_only_said(self) -> str:
+        """Why this process may not write the archive (:attr:`read_only`); a catalog says whose it is to write."""
+        return f"cannot write the archive at {self.location}: this process may only read it"
 
     def close(self) -> None:
         """Release the connection, and the blob store's."""

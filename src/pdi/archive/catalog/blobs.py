@@ -156,6 +156,7 @@ class BlobRules(CatalogBase):
         batch's others before the batch's catalog transaction (blob files:
         :meth:`~pdi.archive.blobs.files.FileBlobs.stage_deferred`); its pin's ``secure`` syncs it else.
         """
+        self.refuse_if_read_only()
         deferred = None if durable or replace else getattr(self.blobs, "stage_deferred", None)
         if deferred is not None:
             return cast(StagedBlob, deferred(source, observe))
@@ -172,11 +173,13 @@ class BlobRules(CatalogBase):
         """``source`` written ahead of the import that will take it, hashed (its :attr:`~Spooled.info` to be checked
         first): where the blob store takes it as it is (blob files: :meth:`~pdi.archive.blobs.files.FileBlobs.write_ahead`),
         else to a local temporary file (:func:`~pdi.archive.blobs.seam.spool_ahead`). ``discard`` it after the import."""
+        self.refuse_if_read_only()
         ahead = getattr(self.blobs, "write_ahead", None)
         return spool_ahead(source) if ahead is None else cast(Spooled, ahead(source))
 
     def _stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
         """Stage the blobs of an import, each checked against the SHA-256 its record names."""
+        self.refuse_if_read_only()
         return self.blobs.stage_import(blobs)
 
     @contextmanager

@@ -72,7 +72,7 @@ def open_store(
             catalog.hold(_blob_store(recorded))
         # the messages deposited before the thread index (schema 10) are read once it can read their blobs (by
         # the opening that migrated it, or the next if that one stopped first: the catalog is at this schema)
-        if older != "keep" and waiting:
+        if older != "keep" and waiting and not catalog.read_only:  # a reader leaves them to the owner's next
             catalog.fill_message_heads()
     except BaseException:
         catalog.close()

@@ -3,7 +3,9 @@
 :class:`Problem` is an HTTP error raised by the resolver's own checks; the
 :mod:`pdi.errors` family answers with the status its class names; a request
 that found no place in time (:class:`Busy`, raised by :class:`pdi.server.process.limits.WorkLimits`) is ``503``
-with ``Retry-After``, as is a storage error (:class:`~pdi.errors.StoreError`); anything else is a bug, ``500``, without a traceback.
+with ``Retry-After``, as is a storage error (:class:`~pdi.errors.StoreError`; a write asked of a resolver that may
+only read its archive, :class:`~pdi.errors.ReadOnlyArchiveError`, without it); anything else is a bug, ``500``,
+without a traceback.
 
 The methods a path takes are read from the app's route table, never written
 twice (:func:`allowed_methods`): several routes may serve one path, one a
@@ -31,6 +33,7 @@ from pdi.errors import (
     DamagedError,
     ParseError,
     PDIError,
+    ReadOnlyArchiveError,
     ScopeError,
     StoreError,
 )
@@ -172,7 +175,9 @@ async def on_pdi_error(request: Request, exc: Exception) -> Response:
         exc = saying_name_meant(exc)
     detail = exc.over_http() if advice is None else f"{CommitUnknownError.LOST_OVER_HTTP}: {advice}"
     answer = problem(status_of(exc, request), exc.title, detail, type=exc.problem_type, extensions=exc.details)
-    if isinstance(exc, StoreError):  # a database or blob store not answering (a failover under way): ask again soon
+    if isinstance(exc, StoreError) and not isinstance(exc, ReadOnlyArchiveError):
+        # a database or blob store not answering (a failover under way): ask again soon; a resolver that may only
+        # read the archive answers a write so however often it is asked
         answer.headers["Retry-After"] = str(STORE_RETRY_SECONDS)
     elif isinstance(exc, ScopeError) and request.headers.get("authorization", "")[:7].lower() == "bearer ":
         # a live token whose role or series does not cover this: RFC 6750 §3.1's insufficient_scope
