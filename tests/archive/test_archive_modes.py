@@ -11,7 +11,9 @@ umask, as PostgreSQL's initdb makes its data directory 0700:
 Under the common umask 022 an archive was 0755 with a catalog of 0644: readable by every local user. Each ``pdi``
 runs in a child whose umask the test sets (``subprocess.run(umask=…)``); the modes expected are worked out from the
 rule above, never read from what pdi prints. A second local user is tried directly when the tests run as root
-(``cat`` and ``ls`` run as ``nobody``); otherwise that test is skipped and the modes alone say it."""
+(``cat`` and ``ls`` run as ``nobody``, and ``pdi`` itself as ``nobody`` in the group of an archive shared with
+``nogroup``: it reads the archive, may not write it, and ``pdi serve`` refuses writes); otherwise those tests are
+skipped (never in CI) and the modes alone say it."""
 
 from __future__ import annotations
 

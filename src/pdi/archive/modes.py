@@ -12,6 +12,9 @@ archive"), as PostgreSQL's ``initdb`` makes its data directory 0700 (0750 only w
   it, ``tmp/``, ``sgml/``, the registry) is its owner's alone, folders 0700 and files 0600, unless the archive's
   folder is deliberately shared with its group (:func:`modes_in`): then its group may read it too, 0750 and 0640,
   never write it. A key file is 0600 always; a blob file is read-only to everyone (0444), its folder keeps it.
+  A folder made in a set-group-ID one keeps the bit, so that what is made in it stays of the shared group.
+- in a shared archive, the catalog's ``-wal`` and ``-shm`` stay when its owner's last connection closes (empty),
+  so that a member of the group, who may not make them, reads the catalog (:mod:`pdi.archive.sqlite`).
 
 A backup follows the same rule (:mod:`pdi.archive.backup`), read of the archive it copies.
 """
