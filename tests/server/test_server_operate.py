@@ -239,6 +239,7 @@ def test_json_logs_and_the_access_log_carry_each_request_and_its_id(archive: tup
     serving_record = json.loads(first)  # standard error is the JSON log from its first line on
     assert serving_record["event"] == "serving" and serving_record["url"] == f"http://127.0.0.1:{port}/"
     assert serving_record["workers"] == 2 and serving_record["message"].startswith("pdi: serving ")
+    assert serving_record["read_only"] is False  # its owner serves it: writes are its to make
     try:
         base = f"http://127.0.0.1:{port}"
         wait_answering(process, f"{base}/healthz")
