@@ -408,8 +408,8 @@ def test_pdi_serve_as_a_member_of_the_group_serves_reads_and_refuses_writes(open
         assert server.stderr is not None
         line = server.stderr.readline().decode()
         assert line.startswith(f"pdi: serving {root} at http://127.0.0.1:"), line
-        assert line.endswith(f"; read-only: this user may read {root}, not write it (a member of its group), so"
-                             " each write is refused (503)\n"), line
+        assert line.endswith(f"; read-only: this user may read {root}, not write it (a member of its group, or a"
+                             " read-only file system), so each write is refused (503)\n"), line
         port = int(line.split("http://127.0.0.1:", 1)[1].split("/", 1)[0])
         base = f"http://127.0.0.1:{port}"
         answer = httpx.get(f"{base}/uri-res/N2R?{first}", timeout=30)

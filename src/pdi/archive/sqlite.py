@@ -99,10 +99,35 @@ def sqlite_temporary_folder() -> str:
 LOG_WAIT = 1.0
 
 
-def _read_only_uri(catalog: str | os.PathLike[str]) -> str:
+def _read_only_uri(catalog: str | os.PathLike[str], immutable: bool = False) -> str:
     """The URI that opens ``catalog`` read-only (https://sqlite.org/uri.html: its path percent-encoded, so that a
-    ``?``, ``#`` or ``%`` in a folder's name is a part of the path)."""
-    return f"file:{quote(os.path.abspath(catalog))}?mode=ro"
+    ``?``, ``#`` or ``%`` in a folder's name is a part of the path); ``immutable``: on read-only media, where
+    nothing can change it (:func:`_at_rest_on_read_only_media`), with no lock and no ``-shm`` looked for."""
+    return f"file:{quote(os.path.abspath(catalog))}?mode=ro{'&immutable=1' if immutable else ''}"
+
+
+def _on_read_only_media(catalog: Path) -> bool:
+    """Whether ``catalog`` is on a file system mounted read-only (a snapshot, a read-only bind mount, a disc)."""
+    try:
+        return bool(os.statvfs(catalog.parent).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def _at_rest_on_read_only_media(catalog: Path) -> bool:
+    """Whether ``catalog`` is on read-only media with nothing in a write-ahead log beside it, so that SQLite may
+    read it as ``immutable`` (https://sqlite.org/uri.html#uriimmutable: "held on read-only media and cannot be
+    modified"), which needs no ``-shm``: pdi's last connection takes ``-wal`` and ``-shm`` away as it closes, so a
+    copy or snapshot of an archive at rest has none, and without them SQLite cannot open a WAL database it may not
+    write otherwise. A ``-wal`` that holds frames is never passed over so (``immutable`` would not read them)."""
+    if not _on_read_only_media(catalog):
+        return False
+    try:
+        return os.path.getsize(f"{catalog}-wal") == 0
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
 
 
 def _refused_as_read_only(exc: sqlite3.Error) -> bool:
@@ -128,6 +153,8 @@ def read_only_said(location: str, catalog: str) -> str:
     except OSError:
         return f"cannot write the archive at {location}: this user ({me}) may read its catalog {catalog}, not write it"
     owner = _user(found.st_uid)
+    if _on_read_only_media(Path(catalog)):
+        return f"cannot write the archive at {location}: it is on a read-only file system"
     if found.st_uid == os.geteuid():
         return (f"cannot write the archive at {location}: its catalog {catalog} (mode {stat.S_IMODE(found.st_mode):04o})"
                 " may not be written here (a read-only file system, or its mode)")
@@ -137,12 +164,13 @@ def read_only_said(location: str, catalog: str) -> str:
             f" {owner} runs")
 
 
-def _read_only_catalog(catalog: Path) -> sqlite3.Connection:
+def _read_only_catalog(catalog: Path, immutable: bool) -> sqlite3.Connection:
     """A connection that only reads the catalog ``catalog`` of an archive this process may read and not write
     (https://sqlite.org/wal.html#readonly: SQLite reads a WAL database it may not write when its ``-wal`` and
-    ``-shm`` are there to read, which the owner's pdi leaves in an archive shared with its group). When they are
-    not (an archive an earlier pdi left at rest), a :class:`StoreError` says so and what its owner does."""
-    conn = sqlite3.connect(_read_only_uri(catalog), uri=True, isolation_level=None,
+    ``-shm`` are there to read, which the owner's pdi leaves in an archive shared with its group; ``immutable``:
+    at rest on read-only media, :func:`_at_rest_on_read_only_media`). When they are not (an archive an earlier pdi
+    left at rest), a :class:`StoreError` says so and what its owner does."""
+    conn = sqlite3.connect(_read_only_uri(catalog, immutable), uri=True, isolation_level=None,
                            timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -157,10 +185,17 @@ def _read_only_catalog(catalog: Path) -> sqlite3.Connection:
                 if not missing or not (_refused_as_read_only(exc)
                                        or getattr(exc, "sqlite_errorcode", 0) == sqlite3.SQLITE_CANTOPEN):
                     raise
+                location = str(catalog.parent)
+                if _on_read_only_media(catalog):  # nothing will make them: no wait (a -wal with frames, no -shm)
+                    raise StoreError(
+                        f"cannot read the archive at {location}: it is on a read-only file system, and its catalog's"
+                        f" write-ahead log {catalog}-wal holds changes not yet in the catalog, which SQLite cannot"
+                        f" read without {catalog}-shm beside it. Copy the archive to a place that may be written, or"
+                        " snapshot it at rest (with no pdi running on it)"
+                    ) from exc
                 if time.monotonic() < waited:
                     time.sleep(0.05)
                     continue
-                location = str(catalog.parent)
                 raise StoreError(
                     f"cannot read the archive at {location}: {' and '.join(missing)} (SQLite's write-ahead log"
                     f" beside the catalog) {'is' if len(missing) == 1 else 'are'} not there, and this user"
@@ -245,8 +280,10 @@ class SQLiteStore(SQLStore):
         #: :class:`ReadOnlyArchiveError` naming the archive and the permission.
         self.read_only = not fresh and not os.access(catalog, os.W_OK, effective_ids=os.access in os.supports_effective_ids)
         try:
+            #: Whether the catalog is read as ``immutable``: at rest on read-only media (no lock, no ``-shm``).
+            self._immutable = self.read_only and _at_rest_on_read_only_media(catalog)
             if self.read_only:
-                self._conn = _read_only_catalog(catalog)
+                self._conn = _read_only_catalog(catalog, self._immutable)
             else:
                 self._conn = sqlite3.connect(
                     str(catalog), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False
@@ -322,7 +359,8 @@ class SQLiteStore(SQLStore):
         ends, or with the store): a worker thread that comes and goes leaves none behind."""
         conn: sqlite3.Connection | None = getattr(self._own, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(_read_only_uri(self._catalog_path), uri=True, isolation_level=None,
+            conn = sqlite3.connect(_read_only_uri(self._catalog_path, self._immutable), uri=True,
+                                   isolation_level=None,
                                    timeout=0, check_same_thread=False)
             conn.execute("PRAGMA mmap_size = 268435456")  # pages read where they are, not copied in: a fifth faster
             with self._lock:

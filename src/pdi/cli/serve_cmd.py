@@ -247,7 +247,7 @@ def serve_cmd(
     log = AccessLog(access_log) if access_log is not None else None
     own_logging = configure_logging(log_format, log_file)
 
-    read_only: list[bool] = []  # whether this user may only read the archive (a member of its group)
+    read_only: list[bool] = []  # whether this user may only read the archive (its group's, read-only media)
 
     def make_app() -> ASGIApp:
         work = WorkLimits(evaluations, queue_seconds, answer_mib << 20)
@@ -282,8 +282,8 @@ def serve_cmd(
     said = (f"pdi: serving {named} at http://{shown}:{bound}/ (replay at http://{shown}:{replay_bound}/) "
             f"with {count} worker{plural} (Ctrl-C stops)")
     if read_only[0]:
-        said += (f"; read-only: this user may read {named}, not write it (a member of its group), so each write is"
-                 " refused (503)")
+        said += (f"; read-only: this user may read {named}, not write it (a member of its group, or a read-only"
+                 " file system), so each write is refused (503)")
     for each in (listener, replay_listener):  # before the line that says so: a connection asked for once it is
         each.listen(BACKLOG)  # read waits in the backlog while the workers are made, rather than being refused
     from pdi.server.process.warm import preload
