@@ -407,11 +407,15 @@ class Listing(ArchiveBase):
         """An :class:`~pdi.errors.IntegrityError` unless ``carried`` is an element index of this pdi's reading of
         SGML made of ``record``'s octets (read by verified chunks)."""
         from pdi.errors import IntegrityError
+        from pdi.fragments.markup.bounds import max_sgml_index_octets
         from pdi.fragments.markup.index import VERSION, ElementIndex
         from pdi.fragments.sealed import sealed_version
 
         name = record_name(record)
         try:
+            if len(carried) > (most := max_sgml_index_octets(record.size)):  # what pdi makes of it is never larger
+                raise IntegrityError(f"it is {len(carried):,} octets, more than the {most:,} of any element index of"
+                                     f" a document of {record.size:,} octets")
             index = ElementIndex.from_bytes(carried)
             if sealed_version(carried) != VERSION:
                 raise IntegrityError(f"it was made by an earlier reading (version {sealed_version(carried)},"

@@ -584,7 +584,8 @@ def _keep_parse(archive: Archive, record: MirrorRecord, origin: Peer, rec: Repre
         why = archive.keep_brought_parse(rec, origin_sha256=parse)
         if why is not None:  # not made here as the origin made it: the origin's own, checked
             try:
-                why = archive.keep_brought_parse(rec, carried=origin.element_index(name, parse), origin_sha256=parse)
+                carried = origin.element_index(name, parse, rec.size)
+                why = archive.keep_brought_parse(rec, carried=carried, origin_sha256=parse)
             except PDIError as exc:
                 why = f"{why}; nor is the origin's parse kept: {exc}"
     if why is not None:

@@ -311,21 +311,23 @@ class Peer:
         except unreached() as exc:
             raise RemoteError(f"cannot fetch {url}: {exc}") from exc
 
-    def element_index(self, name: str, sha256: str) -> bytes:
-        """The parse the peer keeps of the SGML document ``name`` (``GET /api/element-index``), refused
-        (:class:`IntegrityError`) unless it hashes to ``sha256``, the digest its signed manifest gives; never more
-        than :data:`~pdi.fragments.markup.bounds.MAX_SGML_INDEX_OCTETS` octets read (more: :class:`LimitError`),
-        and at :class:`Pace`."""
-        from pdi.fragments.markup.bounds import MAX_SGML_INDEX_OCTETS
+    def element_index(self, name: str, sha256: str, document_octets: int) -> bytes:
+        """The parse the peer keeps of the SGML document ``name`` of ``document_octets`` octets (``GET
+        /api/element-index``), refused (:class:`IntegrityError`) unless it hashes to ``sha256``, the digest its
+        signed manifest gives; never more than the largest element index pdi makes of a document of that size
+        (:func:`~pdi.fragments.markup.bounds.max_sgml_index_octets`) octets read (more: :class:`LimitError`), and
+        at :class:`Pace`."""
+        from pdi.fragments.markup.bounds import MAX_SGML_OCTETS, max_sgml_index_octets
 
+        most = max_sgml_index_octets(min(document_octets, MAX_SGML_OCTETS))  # (a larger one gets no parse)
         url = str(httpx.URL(self.base + "/api/element-index", params={"pdi": name}))
         body = bytearray()
         with contextlib.closing(self._pieces(url, f"the parse of {name} at {self.base}")) as pieces:
             for piece in pieces:
                 body += piece
-                if len(body) > MAX_SGML_INDEX_OCTETS:
-                    raise LimitError(f"the parse of {name} at {self.base} is more than {MAX_SGML_INDEX_OCTETS >> 20}"
-                                     " MiB, more than any element index: given up")
+                if len(body) > most:
+                    raise LimitError(f"the parse of {name} at {self.base} is more than {most:,} octets, more than"
+                                     f" any element index of a document of {document_octets:,} octets: given up")
         got = hashlib.sha256(body).hexdigest()
         if got != sha256:
             raise IntegrityError(f"the parse of {name} at {self.base} hashes to {got}, its signed manifest says"

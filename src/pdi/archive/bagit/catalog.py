@@ -48,7 +48,7 @@ EXPORT_VERSION = 1
 #: Where a bag keeps the parses of its SGML documents (their element indexes), each named by its SHA-256: what a
 #: representation's optional ``element_index`` names (bags made before have none; an older pdi ignores them).
 PARSES = "data/element-indexes"
-#: The largest element index a bag may carry (one of 100,000 elements, the most SGML's parse keeps, is a few MiB).
+#: The largest element index a bag may carry, of any document (each is checked against its own document's bound too).
 MAX_PARSE_OCTETS = MAX_SGML_INDEX_OCTETS
 
 

@@ -31,11 +31,29 @@ MAX_MARKUP_OCTETS: Final = 8 << 20
 #: deposit (a larger one gets its text's block table, as plain text does): ``onsgmls`` reads some 12 MB a second
 #: here, and the text is held whole, decoded, while it runs.
 MAX_SGML_OCTETS: Final = 32 << 20
-#: The largest element index of SGML this pdi keeps, and what is read at most of one brought from elsewhere (a
-#: bag's, a mirror's origin's): at most :data:`MAX_START_TAGS` elements (two offsets and a tag number each, 20
-#: octets at most: 2 MB), the block table of at most :data:`MAX_SGML_OCTETS` of text (16 octets a 64 KiB block:
-#: 8 KiB), and the tag names and a refusal's words that onsgmls read in the document and its DTD: some MiB at most.
-MAX_SGML_INDEX_OCTETS: Final = 64 << 20
+#: What an element index of SGML may hold besides the element names its document writes: at most
+#: :data:`MAX_START_TAGS` elements (two offsets and a tag number each, 20 octets at most: 2 MB), the block table of
+#: at most :data:`MAX_SGML_OCTETS` of text (16 octets a 64 KiB block: 8 KiB), the charsets and a refusal's words,
+#: and the names of elements a DTD implies (a document's own names are bounded by its size, below).
+SGML_INDEX_BASE: Final = 8 << 20
+#: The longest element name (UTF-8 octets) an element index keeps (its layout's u16, all ones meaning none): the
+#: reference concrete syntax's NAMELEN is 8, but an SGML declaration may raise it (``NAMELEN 99999999``).
+MAX_ELEMENT_NAME_OCTETS: Final = 0xFFFE
+
+
+def max_sgml_index_octets(document_octets: int) -> int:
+    """The largest element index of an SGML document of ``document_octets`` octets: :data:`SGML_INDEX_BASE` and
+    one octet per octet of the document (the element names it writes: an SGML declaration may raise NAMELEN, and
+    a name is written once at least). Held by construction: a parse that would make a larger index keeps, in its
+    place, the :class:`~pdi.errors.LimitError` :func:`index_too_large` says (:meth:`pdi.fragments.markup.index.
+    ElementIndex.build`), so that what an archive keeps another can always read; an index brought from elsewhere
+    (a bag's, a mirror's origin's) is read no further than this bound of its document."""
+    return SGML_INDEX_BASE + document_octets
+
+
+#: The largest element index of SGML this pdi keeps, of any document (:func:`max_sgml_index_octets` of
+#: :data:`MAX_SGML_OCTETS`: 40 MiB), and what is read at most of one brought from elsewhere before its document is known.
+MAX_SGML_INDEX_OCTETS: Final = SGML_INDEX_BASE + MAX_SGML_OCTETS
 #: The most start tags of an HTML or XML document element fragments are evaluated on, counted before
 #: parsing: in HTML a ``<`` followed by an ASCII letter (so a few in a script or comment count too), in
 #: XML a ``<`` not followed by ``/``, ``!`` or ``?`` (start and empty-element tags, and a few in a
@@ -94,3 +112,20 @@ def too_many_elements(language: str, at: int) -> LimitError:
     of its entities' replacement text counted, the last at character ``at``."""
     return LimitError(f"this {language} has more than {MAX_START_TAGS:,} elements, its entities' replacement text"
                       f" counted (at character {at}), more than element fragments (elt, name) are evaluated on{OTHERWISE}")
+
+
+def index_too_large(octets: int, document_octets: int) -> LimitError:
+    """The refusal of an SGML document of ``document_octets`` octets whose parse would make an element index of
+    ``octets`` octets, more than :func:`max_sgml_index_octets` allows."""
+    return LimitError(f"this SGML's parse would make an element index of {octets:,} octets, more than the"
+                      f" {max_sgml_index_octets(document_octets):,} pdi keeps of a document of {document_octets:,}"
+                      f" octets ({SGML_INDEX_BASE >> 20} MiB and one octet per octet of the document): its element"
+                      f" names are too long (an SGML declaration raising NAMELEN, or a DTD's){OTHERWISE}")
+
+
+def name_too_long(language: str, octets: int) -> LimitError:
+    """The refusal of a ``language`` document with an element name of ``octets`` UTF-8 octets, more than
+    :data:`MAX_ELEMENT_NAME_OCTETS`."""
+    return LimitError(f"this {language} has an element name of {octets:,} octets, more than the"
+                      f" {MAX_ELEMENT_NAME_OCTETS:,} an element index keeps"
+                      f"{' (its SGML declaration raises NAMELEN)' if language == 'SGML' else ''}{OTHERWISE}")

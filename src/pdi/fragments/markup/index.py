@@ -67,7 +67,13 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
 import numpy as np
 
 from pdi.errors import IntegrityError, LimitError, ParseError, UnsupportedError
-from pdi.fragments.markup.bounds import check_markup_size
+from pdi.fragments.markup.bounds import (
+    MAX_ELEMENT_NAME_OCTETS,
+    check_markup_size,
+    index_too_large,
+    max_sgml_index_octets,
+    name_too_long,
+)
 from pdi.fragments.markup.element import Element
 from pdi.fragments.markup.reading import (
     MAX_PARSE_SECONDS,
@@ -203,7 +209,10 @@ class ElementIndex(_Table[Element]):
         which must be installed; a parse past its time, output or memory
         limits (an entity that expands a billion times) gets an index that
         holds that :class:`~pdi.errors.LimitError`, as HTML's time does, so
-        that no query runs ``onsgmls`` on it again.
+        that no query runs ``onsgmls`` on it again. So does a parse whose index would be larger than
+        :func:`~pdi.fragments.markup.bounds.max_sgml_index_octets` of the document's size, or that has an
+        element name longer than :data:`~pdi.fragments.markup.bounds.MAX_ELEMENT_NAME_OCTETS` (an SGML
+        declaration may raise NAMELEN): what an archive keeps, another can always read.
         """
         from pdi.fragments.text import TextIndex
         from pdi.fragments.text.lines import to_crlf
@@ -236,6 +245,11 @@ class ElementIndex(_Table[Element]):
         except LimitError as exc:  # the parser's bounds (onsgmls's time, output or memory too): said by each query
             failure = PDIFailure.of(exc)
             sgml = None
+        tag_names = sorted({e.name for e in elements})
+        longest = max((len(name.encode("utf-8", "surrogatepass")) for name in tag_names), default=0)
+        if longest > MAX_ELEMENT_NAME_OCTETS:  # (more than the layout's u16 holds)
+            language = {"html": "HTML", "sgml": "SGML"}.get(kind, "XML")
+            failure, elements, tag_names, sgml = PDIFailure.of(name_too_long(language, longest)), [], [], None
         firsts: dict[str, int] = {}
         for element in elements:
             for key in ("name", "id"):
@@ -243,16 +257,24 @@ class ElementIndex(_Table[Element]):
                 if value is not None and value not in firsts:
                     firsts[value] = element.number
         names = sorted(firsts)  # code point order, which is also the order of their UTF-8
-        tag_names = sorted({e.name for e in elements})
         tag_of = {name: i for i, name in enumerate(tag_names)}
         encoded = [v.encode("utf-8", "surrogatepass") for v in names]
-        return cls(
+        index = cls(
             kind=kind, size=len(octets), declared=charset, charset=read_in, failure=failure, text_table=table,
             starts=np.array([e.start for e in elements], dtype=np.int64),
             ends=np.array([e.end for e in elements], dtype=np.int64),
             tag_names=tag_names, tags=np.array([tag_of[e.name] for e in elements], dtype=np.int64),
             values=encoded, firsts=np.array([firsts[v] for v in names], dtype=np.int64), sgml=sgml,
         )
+        if kind == "sgml" and len(made := index.to_bytes()) > max_sgml_index_octets(len(octets)):
+            # (so that what is kept can be copied: a mirror reads no more of its origin's, a bag's import no more)
+            return cls(
+                kind=kind, size=len(octets), declared=charset, charset=read_in,
+                failure=PDIFailure.of(index_too_large(len(made), len(octets))), text_table=table,
+                starts=np.array([], dtype=np.int64), ends=np.array([], dtype=np.int64), tag_names=[],
+                tags=np.array([], dtype=np.int64), values=[], firsts=np.array([], dtype=np.int64), sgml=None,
+            )
+        return index
 
     # ------------------------------------------------------------ octets
     def to_bytes(self) -> bytes:
