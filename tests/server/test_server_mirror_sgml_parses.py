@@ -36,7 +36,6 @@ from pdi.archive import Archive, Content
 from pdi.archive.sgml_dtds import SGML_ENV
 from pdi.errors import LimitError
 from pdi.fragments.markup import sgml
-from pdi.fragments.markup.bounds import MAX_SGML_INDEX_OCTETS
 from pdi.identifier import PDI
 from pdi.network import peers
 from pdi.signing import b64url_decode
@@ -374,7 +373,13 @@ def test_the_origin_serves_a_private_names_parse_to_a_token_that_may_read_it_alo
         given = httpx.get(url, params={"pdi": str(name)}, headers=reader, timeout=30)
         assert given.status_code == 200, given.text
         assert given.headers["content-type"] == "application/octet-stream"
-        assert "no-store" in given.headers["cache-control"]
+        assert given.headers["cache-control"] == "private, no-store"  # a reader's own: no cache keeps it
+        tag = f'"{hashlib.sha256(given.content).hexdigest()}"'
+        assert given.headers["etag"] == tag
+        again = httpx.get(url, params={"pdi": str(name)}, headers={**reader, "If-None-Match": tag}, timeout=30)
+        assert (again.status_code, again.content) == (304, b"")
+        assert again.headers["cache-control"] == "private, no-store"
+        assert httpx.get(url, params={"pdi": str(name)}, headers={"If-None-Match": tag}, timeout=30).status_code == 403
         assert given.content == _kept_index(a, name)
         assert hashlib.sha256(given.content).hexdigest() == given.headers["x-pdi-sha256"] \
             == _signed_parse(a_url, name, token)
@@ -395,8 +400,9 @@ def test_the_origin_serves_a_private_names_parse_to_a_token_that_may_read_it_alo
 
 
 def test_a_parse_longer_than_any_pdi_makes_is_given_up_past_the_bound() -> None:
-    """An origin that sends a parse without end: the mirror reads no more than the largest element index pdi makes
-    (:data:`~pdi.fragments.markup.bounds.MAX_SGML_INDEX_OCTETS`, and what the sockets hold between), then gives up
+    """An origin that sends a parse without end of a document of 1,000 octets: the mirror reads no more than the
+    largest element index pdi makes of one of that size (8 MiB and one octet per octet of the document,
+    :func:`~pdi.fragments.markup.bounds.max_sgml_index_octets`, and what the sockets hold between), then gives up
     with a :class:`LimitError` that says so."""
     sent = [0]
 
@@ -413,7 +419,76 @@ def test_a_parse_longer_than_any_pdi_makes_is_given_up_past_the_bound() -> None:
     with in_thread(app, host="127.0.0.1", port=0, log_level="warning") as server, peers._client() as client:
         base = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
         peer = peers.Peer(base, [], client, direct=False)
-        with pytest.raises(LimitError, match=f"is more than {MAX_SGML_INDEX_OCTETS >> 20} MiB, more than any element"
-                                             " index: given up"):
-            peer.element_index(f"urn:pdi://{S}/2026/11/30/1.sgml.1", "0" * 64)
-    assert MAX_SGML_INDEX_OCTETS < sent[0] < MAX_SGML_INDEX_OCTETS + (16 << 20)
+        most = (8 << 20) + 1000
+        with pytest.raises(LimitError, match=f"is more than {most:,} octets, more than any element index of a"
+                                             " document of 1,000 octets: given up"):
+            peer.element_index(f"urn:pdi://{S}/2026/11/30/1.sgml.1", "0" * 64, 1000)
+    assert most < sent[0] < most + (16 << 20)
+
+
+def test_a_parse_of_names_namelen_raised_is_copied_or_refused_where_it_is_made(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two documents whose SGML declaration raises NAMELEN (:mod:`test_fragments_sgml_index_bounds`): A keeps the
+    parse of the one whose name of 60,000 characters an element index holds, and the refusal of the one whose
+    name is 70,000 (said by A's ``#elt=``, as each query says it); B, where onsgmls is missing, copies both from
+    A, so that it answers each as A does: no parse A keeps is one a mirror cannot read."""
+    from test_fragments_sgml_declaration import onsgmls as by_hand
+    from test_fragments_sgml_index_bounds import long_named
+
+    texts = [long_named(60_000), long_named(70_000)]
+    assert [[len(n) for n in by_hand(text)[0]] for text in texts] == [[1, 60_000], [1, 70_000]]
+    a = tmp_path / "a"
+    with Archive.init(a) as archive:
+        archive.add_series(S)
+        names = [archive.deposit(S, [Content(text.encode(), "sgml", charset="utf-8")])[0] for text in texts]
+    assert pdi("keys", "init", "--archive", str(a))[0] == 0
+    b = mirror(tmp_path, "b")
+    kept = texts[0][texts[0].index("<EXXX") : texts[0].rindex("</a>")].encode()
+    with serving(a) as a_url:
+        assert httpx.get(f"{a_url}/uri-res/N2R?{names[0]}%23elt=1,1", timeout=30).content == kept
+        refused = httpx.get(f"{a_url}/uri-res/N2R?{names[1]}%23elt=1,1", timeout=30)
+        assert refused.status_code != 200 and "an element name of 70,000 octets" in refused.text, refused.text
+        assert pdi("mirror", "add", a_url, "--series", S, "--archive", str(b))[0] == 0
+        monkeypatch.setattr(sgml, "onsgmls_path", lambda: None)  # B parses nothing: it copies A's parses
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and "2 new" in out and "unparsed" not in out, out
+        for name in names:
+            assert _kept_index(b, name) == _kept_index(a, name) is not None
+        with serving(b) as b_url:
+            assert httpx.get(f"{b_url}/uri-res/N2R?{names[0]}%23elt=1,1", timeout=30).content == kept
+            again = httpx.get(f"{b_url}/uri-res/N2R?{names[1]}%23elt=1,1", timeout=30)
+            assert (again.status_code, again.text) == (refused.status_code, refused.text)
+
+
+def test_a_public_names_parse_is_revalidated_by_its_digest(tmp_path: Path) -> None:
+    """A public name's parse: ``ETag`` its SHA-256 (a strong tag, RFC 9110 §8.8.3), ``Cache-Control: no-cache``
+    (a cache asks again before it reuses it, RFC 9111 §5.2.2.4): ``If-None-Match`` holding that tag, or that tag
+    weak (weak comparison, §13.1.2), or ``*``, is ``304`` with no body; another tag gets the parse. Once the
+    parse kept changes (as ``pdi reindex --elements`` with other DTDs would make another), the tag held is
+    another's: the new parse, under its own tag. Read with httpx against ``pdi serve``."""
+    a, name = _origin(tmp_path)
+    url_of = "{}/api/element-index"
+    with serving(a) as a_url:
+        url = url_of.format(a_url)
+        given = httpx.get(url, params={"pdi": str(name)}, timeout=30)
+        assert given.status_code == 200 and given.content == _kept_index(a, name)
+        tag = f'"{hashlib.sha256(given.content).hexdigest()}"'
+        assert given.headers["etag"] == tag and given.headers["cache-control"] == "no-cache"
+        assert given.headers["x-pdi-sha256"] == _signed_parse(a_url, name)
+        for held in (tag, f"W/{tag}", f'"{"0" * 64}", {tag}', "*"):
+            again = httpx.get(url, params={"pdi": str(name)}, headers={"If-None-Match": held}, timeout=30)
+            assert (again.status_code, again.content, again.headers["etag"]) == (304, b"", tag), held
+            assert again.headers["cache-control"] == "no-cache"
+        other = httpx.get(url, params={"pdi": str(name)}, headers={"If-None-Match": f'"{"0" * 64}"'}, timeout=30)
+        assert other.status_code == 200 and other.content == given.content
+        head = httpx.head(url, params={"pdi": str(name)}, headers={"If-None-Match": tag}, timeout=30)
+        assert head.status_code == 304
+        another = _kept_parse(tmp_path / "other")  # the filing's parse without the DTD: another parse of it
+        with Archive.open(a) as archive:
+            rec = archive.held(str(name))
+            assert rec is not None
+            assert archive.store.replace_element_index(rec.sha256, rec.media_type, rec.charset or "",
+                                                       hashlib.sha256(given.content).hexdigest(), another)
+        changed = httpx.get(url, params={"pdi": str(name)}, headers={"If-None-Match": tag}, timeout=30)
+        assert changed.status_code == 200 and changed.content == another
+        assert changed.headers["etag"] == f'"{hashlib.sha256(another).hexdigest()}"' != tag

@@ -556,6 +556,11 @@ class Reading(RecordFacts):
         :meth:`open_octets` looks it up, under the same access rules (a private or embargoed name's to a reader
         who may read it alone); a :class:`NotFoundError` when none is kept (not SGML, or not parsed here, or by
         an earlier reading)."""
+        return self.kept_parse_read(pdi)[0]
+
+    def kept_parse_read(self, pdi: PDI | str) -> tuple[bytes, bool]:
+        """:meth:`kept_parse`, and whether anyone may read it now, without a token (its series public, the name
+        not embargoed): whether a shared cache may keep it (``GET /api/element-index``)."""
         from pdi.archive.manifests import kept_sgml_parse
 
         parsed, found = self._look_up(pdi, False)
@@ -574,7 +579,7 @@ class Reading(RecordFacts):
                     else "it was not parsed here (its DTD not found, onsgmls missing, or past the bounds), or only by"
                          " an earlier reading")
             raise NotFoundError(f"no parse of {name} is kept here: {what}")
-        return index
+        return index, self.readable_by_anyone(found)
 
     def locate_clip(self, located: Resolved) -> Resolved | None:
         """A video's time fragment (``sec``, ``msec``) as :meth:`locate` found it, with the interval it selects read

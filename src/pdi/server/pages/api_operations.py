@@ -526,11 +526,16 @@ _ELEMENT_INDEX = Operation(
     "The parse kept of an SGML document: its element index, whose SHA-256 the series' signed manifest gives"
     " (element_index), for a mirror that cannot make the same parse (docs/reference/mirrors.md)",
     (Param("pdi", "An SGML document's name, versioned, without a fragment", required=True,
-           schema=_name("pdi-versioned"), examples=("urn:pdi://oma.eop.gov.us/1999/09/16/15.sgml.1",)),),
+           schema=_name("pdi-versioned"), examples=("urn:pdi://oma.eop.gov.us/1999/09/16/15.sgml.1",)),
+     _IF_NONE_MATCH),
     answers={200: Answer(
-        "The element index (pdi's own sealed layout, magic PDIM; at most 64 MiB), under the name's access rules as"
-        " N2R reads it; never cached (no-store)", "application/octet-stream", {"type": "string", "format": "binary"},
-        headers={"X-PDI-SHA256": ("The index's SHA-256 (what the manifest entry's element_index signs)", True)})},
+        "The element index (pdi's own sealed layout, magic PDIM; at most 8 MiB and one octet per octet of the"
+        " document), under the name's access rules as N2R reads it. It may change (pdi reindex --elements with"
+        " other DTDs): a public name's is no-cache, revalidated by its ETag; a private or embargoed name's"
+        " private, no-store", "application/octet-stream", {"type": "string", "format": "binary"},
+        headers={"X-PDI-SHA256": ("The index's SHA-256 (what the manifest entry's element_index signs)", True),
+                 "ETag": ("A strong entity tag: the index's SHA-256, quoted", True)}),
+             304: Answer("Not modified: If-None-Match names the index's ETag")},
     errors=_READ,
     error_text={404: "No such name or series, or no parse of it is kept (not SGML, not parsed here, or by an"
                      " earlier reading)"},

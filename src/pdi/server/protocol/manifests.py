@@ -20,7 +20,12 @@ document (its element index, ``application/octet-stream``), whose SHA-256
 its manifest entry signs (``element_index``): what a mirror that cannot
 make the same parse keeps (:mod:`pdi.network.mirrors`). It is read under
 the name's access rules, as ``N2R`` is (a private or embargoed name's to a
-token that may read it alone); ``404`` when none is kept; never cached.
+token that may read it alone); ``404`` when none is kept. A parse may
+change (``pdi reindex --elements`` with other DTDs), so it is not
+immutable, but its SHA-256 is its strong entity tag (``ETag``): a public
+name's is ``Cache-Control: no-cache`` (a cache asks again, and
+``If-None-Match`` is answered ``304``), a private or embargoed name's
+``private, no-store``.
 
 ``GET /api/manifest.tsr`` (with ``pdi serve --tsa URL``) answers, for the
 same query, an RFC 3161 timestamp (a DER ``TimeStampResp``,
@@ -45,8 +50,10 @@ from starlette.routing import Route
 from pdi.archive import Archive
 from pdi.archive.manifests import MANIFEST_PAGE, MAX_MANIFEST_PAGE
 from pdi.errors import NotFoundError, ParseError
+from pdi.server.http.conditional import tag_matches
 from pdi.server.http.params import integer, optional, required
 from pdi.server.http.problems import Busy
+from pdi.server.http.readers import PRIVATE, by_cookie
 from pdi.server.process.limits import ArchiveHandlers, WorkLimits
 from pdi.signing import SigningKey, jwk_set, manifest_payload, sign_manifest
 
@@ -110,9 +117,15 @@ class ManifestAPI(ArchiveHandlers):
         """The parse kept of an SGML document (``pdi``, a versioned name): the element index whose SHA-256 its
         manifest entry signs (``element_index``), as its octets may be read by this reader; ``404`` if none."""
         name = required(request, "pdi")
-        index = await self.work.run(self.archive.kept_parse, name)
-        return Response(index, media_type=OCTETS, headers={
-            "Cache-Control": "no-store", "X-PDI-SHA256": hashlib.sha256(index).hexdigest()})
+        index, anyone = await self.work.run(self.archive.kept_parse_read, name)
+        sha256 = hashlib.sha256(index).hexdigest()
+        tag = f'"{sha256}"'  # strong: these octets (a parse made again with other DTDs is another tag)
+        shared = anyone and not by_cookie.get()  # (as N2R's answers: one read with a sign-in is the reader's own)
+        headers = {"ETag": tag, "Cache-Control": REVALIDATE if shared else PRIVATE, "X-PDI-SHA256": sha256}
+        asked = request.headers.get("if-none-match")
+        if asked is not None and tag_matches(asked, tag):  # RFC 9110 §13.1.2, §15.4.5: the validator's fields alone
+            return Response(status_code=304, headers={"ETag": tag, "Cache-Control": headers["Cache-Control"]})
+        return Response(index, media_type=OCTETS, headers=headers)
 
     async def timestamp(self, request: Request) -> Response:
         """The RFC 3161 timestamp of the JWS ``/api/manifest`` answers to the same query (``pdi serve --tsa``)."""
