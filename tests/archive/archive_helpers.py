@@ -53,7 +53,7 @@ def reseal(bag: Path) -> None:
 
 
 def before_serial_names(archive: Archive) -> list[str]:
-    """The statements that take a catalog back from schema step 21 to 14 (step 21's column of ``documents``;
+    """The statements that take a catalog back from schema step 22 to 14 (step 22's table, step 21's column of ``documents``;
     SQLite's ``serial_names`` and its triggers; PostgreSQL's steps 15 and 16 add nothing), to run in a write
     transaction of ``archive``'s store.
     Step 16's tables stay ``WITHOUT ROWID``: the step makes them again alike when it runs again; the passages of
@@ -66,5 +66,5 @@ def before_serial_names(archive: Archive) -> list[str]:
             "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN"
             " ('representations', 'versions', 'documents', 'withdrawals')")
         names = [f"DROP TRIGGER {name}" for name, in triggers] + ["DROP TABLE serial_names"]
-    return ["ALTER TABLE documents DROP COLUMN access_changed_at", *names,
-            "DELETE FROM schema_migrations WHERE version IN (15, 16, 17, 18, 19, 20, 21)"]
+    return ["DROP TABLE parse_refusals", "ALTER TABLE documents DROP COLUMN access_changed_at", *names,
+            "DELETE FROM schema_migrations WHERE version IN (15, 16, 17, 18, 19, 20, 21, 22)"]

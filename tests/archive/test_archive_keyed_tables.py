@@ -22,6 +22,7 @@ from pdi.archive.catalog.schema import (
     ACCESS_DATED_STEP,
     ASCII_APART_STEP,
     OPTIONAL_STEP,
+    PARSE_REFUSALS_STEP,
     RESPACED_STEP,
     SPACED_STEP,
     migrations,
@@ -77,12 +78,16 @@ def test_step_16_is_followed_only_by_steps_that_write_passages_again() -> None:
     # step 17 writes the full-text passages of Chinese and Japanese text again (test_archive_search_cjk.py), step 18
     # those of Thai, Lao, Myanmar and Khmer (test_archive_search_scripts.py), step 19 those holding Arabic's
     # harakat or Hebrew's points without them (test_archive_search_optional_marks.py), step 20 PostgreSQL's index of
-    # them read again (test_archive_search_ascii_punctuation.py), step 21 a column of documents, no table step 16
+    # them read again (test_archive_search_ascii_punctuation.py), step 21 a column of documents, step 22 a table of
+    # its own (test_server_mirror_sgml_parses.py), no table step 16
     # keeps by its key (test_archive_changes.py): no table step 16 made changes after it
     assert KEYED_STEP == 16 and SPACED_STEP == 17 and RESPACED_STEP == 18 and OPTIONAL_STEP == 19
-    assert ASCII_APART_STEP == 20 and SCHEMA_VERSION == ACCESS_DATED_STEP == 21
+    assert ASCII_APART_STEP == 20 and ACCESS_DATED_STEP == 21 and SCHEMA_VERSION == PARSE_REFUSALS_STEP == 22
     added = migrations("INTEGER PRIMARY KEY", "BLOB", True)[ACCESS_DATED_STEP]
     assert added == ["ALTER TABLE documents ADD COLUMN access_changed_at TEXT"] and "documents" not in KEYED_TABLES
+    refusals = migrations("INTEGER PRIMARY KEY", "BLOB", True)[PARSE_REFUSALS_STEP]  # step 22: a new table of its own
+    assert len(refusals) == 1 and refusals[0].startswith("CREATE TABLE parse_refusals")
+    assert "parse_refusals" not in KEYED_TABLES
 
 
 def test_a_new_catalog_keeps_the_deposit_tables_by_their_keys(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ sign.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import os
@@ -309,8 +310,10 @@ def test_a_parse_served_that_is_not_the_one_signed_is_refused_and_nothing_is_kep
         with serving(b) as b_url:
             _refused(b_url, name)
             assert httpx.get(f"{b_url}/uri-res/N2R?{name}", timeout=30).content == FILING.encode()
-        tamper.parse = None
+        tamper.parse = None  # A's parse comes as A sent it: the next sync an hour on would keep it; told to, now
         code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and "not tried again until" in out and tamper.asked == 1, out
+        code, out = pdi("mirror", "sync", "--retry-parses", "--archive", str(b))
         assert code == 0 and "unparsed" not in out, out
         with serving(b) as b_url:
             assert _elt(b_url, str(name)).content == WITH_DTD
@@ -492,3 +495,65 @@ def test_a_public_names_parse_is_revalidated_by_its_digest(tmp_path: Path) -> No
         changed = httpx.get(url, params={"pdi": str(name)}, headers={"If-None-Match": tag}, timeout=30)
         assert changed.status_code == 200 and changed.content == another
         assert changed.headers["etag"] == f'"{hashlib.sha256(another).hexdigest()}"' != tag
+
+
+def _refusal(location: Path, name: PDI) -> tuple[str, int, datetime.timedelta] | None:
+    """What B remembers of the parse of ``name`` it could not keep: the digest the origin signed, how many syncs
+    in a row, and how long after the last the next tries again."""
+    with Archive.open(location) as archive:
+        rec = archive.held(str(name))
+        assert rec is not None
+        last = archive.parse_refusal(rec)
+    if last is None:
+        return None
+    at, until = (datetime.datetime.fromisoformat(t.removesuffix("Z")) for t in (last.refused_at, last.retry_at))
+    return last.origin_parse, last.refusals, until - at
+
+
+def test_a_parse_refused_is_tried_again_later_or_once_the_origin_or_the_dtds_change(tmp_path: Path) -> None:
+    """A parse changed on its way (its last octet flipped by the proxy) is refused, and B remembers it: the next
+    sync neither parses nor asks A again for an hour (two after a second refusal in a row), and says so, unless
+    it is told to (``--retry-parses``), A signs another parse, or B's DTDs change; a parse kept forgets it."""
+    a, name = _origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    other = _kept_parse(tmp_path / "other")
+    first = _kept_index(a, name)
+    assert first is not None
+    hour = datetime.timedelta(hours=1)
+    with serving(a) as a_url, through_proxy(a, b, a_url) as tamper:
+        signed = _signed_parse(a_url, name)
+        tamper.parse = "flipped"
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and "tried again from" in out and tamper.asked == 1, out
+        assert _refusal(b, name) == (signed, 1, hour)
+        code, out = pdi("mirror", "sync", "--retry-parses", "--archive", str(b))
+        assert code == 0 and tamper.asked == 2, out
+        assert _refusal(b, name) == (signed, 2, 2 * hour)
+        code, out = pdi("mirror", "sync", "--archive", str(b))  # put off: nothing parsed, nothing asked
+        assert code == 0 and tamper.asked == 2, out
+        assert f"unparsed\t{name}\tkept, but its #elt= is refused here: its parse here is not its origin's" in out
+        assert "not tried again until" in out and "2 syncs in a row could not keep it" in out, out
+        assert f"{S}\t1 SGML parse refused lately not tried again yet (pdi mirror sync --retry-parses" in out, out
+        assert _kept_index(b, name) is None
+        with Archive.open(a) as archive:  # A keeps (and signs) another parse: the one without the DTD, B's own
+            rec = archive.held(str(name))
+            assert rec is not None
+            assert archive.store.replace_element_index(rec.sha256, rec.media_type, rec.charset or "", signed, other)
+        assert _signed_parse(a_url, name) == hashlib.sha256(other).hexdigest() != signed
+        code, out = pdi("mirror", "sync", "--archive", str(b))  # tried at once: made here as A made it, A not asked
+        assert code == 0 and "unparsed" not in out and tamper.asked == 2, out
+        assert _kept_index(b, name) == other and _refusal(b, name) is None  # kept: the refusal forgotten
+        with Archive.open(a) as archive:  # A's first parse again: B's is not it, and A's comes flipped
+            rec = archive.held(str(name))
+            assert rec is not None
+            assert archive.store.replace_element_index(rec.sha256, rec.media_type, rec.charset or "",
+                                                       hashlib.sha256(other).hexdigest(), first)
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and tamper.asked == 3 and "the parse kept here was not its origin's" in out, out
+        assert _refusal(b, name) == (signed, 1, hour) and _kept_index(b, name) is None
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and tamper.asked == 3 and "not tried again until" in out, out
+        _add_dtd(tmp_path, b)  # what B parses with changed: tried at once, and B's parse is now A's
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and "unparsed" not in out and tamper.asked == 3, out
+        assert hashlib.sha256(_kept_index(b, name) or b"").hexdigest() == signed and _refusal(b, name) is None

@@ -20,7 +20,7 @@ from pdi.archive.access import check_access
 from pdi.archive.base import ArchiveBase
 from pdi.archive.blobs import Octets
 from pdi.archive.blobs.seam import BlobSource, Spooled
-from pdi.archive.catalog.mirrors import MIRROR_ROLES, MirrorRecord, MirrorWithdrawal
+from pdi.archive.catalog.mirrors import MIRROR_ROLES, MirrorRecord, MirrorWithdrawal, ParseRefusal
 from pdi.archive.naming import canonical_series, generic_text, key_of, parse_pdi, timestamp
 from pdi.archive.store import (
     AuditRecord,
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from pdi.archive.tokens import Writer
     from pdi.identifier import PDI
 
-__all__ = ["MirrorRecord", "Mirroring", "base_url", "recorded_url"]
+__all__ = ["MirrorRecord", "Mirroring", "ParseRefusal", "base_url", "recorded_url"]
 
 
 def base_url(text: str) -> str:
@@ -149,6 +149,27 @@ class Mirroring(ArchiveBase):
     def mark_synced(self, record: MirrorRecord, detail: str) -> None:
         self.store.mark_synced(record.series, record.base_url, AuditRecord(
             timestamp(self.now()), self.who, "mirror-sync", record.series, f"from {shown_url(record.base_url)}: {detail}"))
+
+    def parse_refusal(self, record: RepresentationRecord) -> ParseRefusal | None:
+        """What the last syncs that could not keep a parse of ``record``'s octets remember, or ``None``."""
+        return self.store.parse_refusal(record.sha256, record.media_type, record.charset or "")
+
+    def remember_parse_refusal(self, record: RepresentationRecord, refusal: ParseRefusal | None) -> None:
+        """Remember that a sync could not keep a parse of ``record``'s octets (``None``: forget it, one is kept)."""
+        self.store.remember_parse_refusal(record.sha256, record.media_type, record.charset or "", refusal)
+
+    def keeps_parse(self, record: RepresentationRecord) -> bool:
+        """Whether a parse (an element index) of ``record``'s octets is kept, whoever made it."""
+        from pdi.fragments.markup.index import MAGIC
+
+        kept = self.store.fragment_index(record.sha256, record.media_type, record.charset)
+        return kept is not None and kept[:4] == MAGIC
+
+    def parse_state(self) -> str:
+        """What an SGML parse here is made with (:func:`pdi.archive.sgml_dtds.parse_state`)."""
+        from pdi.archive.sgml_dtds import parse_state
+
+        return parse_state(self.store.location)
 
     def withheld_from_mirror(self, record: MirrorRecord, count: int, names: Sequence[str]) -> None:
         """Say in the audit log (``mirror-withheld``) that a sync of ``record``'s series left ``count`` new names

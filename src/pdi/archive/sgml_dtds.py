@@ -44,7 +44,7 @@ from pdi.errors import (
 from pdi.fragments.markup.sgml import CATALOG_FILE, SgmlCatalog, dtd_errors
 
 __all__ = ["MAX_DTD", "SGML_ENV", "SGML_FOLDER", "DtdFile", "add_dtd", "catalog_entries", "dtd_files",
-           "kept_for", "public_identifier", "sgml_catalog_of", "sgml_folder"]
+           "kept_for", "parse_state", "public_identifier", "sgml_catalog_of", "sgml_folder"]
 
 #: The environment variable naming the archive's SGML folder (for any archive; a PostgreSQL archive needs it).
 SGML_ENV = "PDI_SGML_CATALOG"
@@ -93,6 +93,26 @@ def sgml_catalog_of(location: str) -> SgmlCatalog | None:
     """What the parser is given of the archive at ``location`` (:func:`sgml_folder`), or ``None``."""
     folder = sgml_folder(location)
     return None if folder is None else SgmlCatalog(os.path.abspath(folder))
+
+
+def parse_state(location: str) -> str:
+    """What an SGML parse of the archive at ``location`` is made with, as a SHA-256 that changes when that may:
+    whether ``onsgmls`` is found, the files of its SGML folder (names and sizes: the folder only grows) and of
+    the system's catalogs (``$SGML_CATALOG_FILES``: Debian's ``update-catalog`` rewrites them as a DTD package
+    is installed). A mirror's sync tries a parse it could not keep again at once when this changes
+    (:mod:`pdi.network.mirrors`)."""
+    from pdi.fragments.markup.sgml import onsgmls_path
+
+    said = [f"onsgmls {onsgmls_path()}"]
+    folder = sgml_folder(location)
+    with contextlib.suppress(OSError):
+        if folder is not None:
+            said += sorted(f"{e.name} {e.stat(follow_symlinks=False).st_size}" for e in os.scandir(folder))
+    for catalog in os.environ.get("SGML_CATALOG_FILES", "/etc/sgml/catalog").split(":"):
+        with contextlib.suppress(OSError):
+            info = os.stat(catalog)
+            said.append(f"{catalog} {info.st_size} {info.st_mtime_ns}")
+    return hashlib.sha256("\n".join(said).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def kept_for(location: str, public: str) -> str | None:

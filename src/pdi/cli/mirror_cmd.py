@@ -152,9 +152,12 @@ def mirror_remove(base_url: str, series: str, archive: str) -> None:
               help="With --announce: this archive's signing key (default as for pdi keys show).")
 @click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=86_400.0, show_default=True,
               help="Stop a series' sync after this long (exit 7): what it fetched is kept, the next sync goes on.")
+@click.option("--retry-parses", is_flag=True,
+              help="Try again now the SGML parses that syncs could not keep lately (else not before an hour after"
+                   " the last refusal, doubled at each one, unless the origin's parse or this archive's DTDs change).")
 @archive_option
 def mirror_sync(series: str | None, announce_as: str | None, token_file: str | None, key_file: str | None,
-                max_seconds: float, archive: str) -> None:
+                max_seconds: float, retry_parses: bool, archive: str) -> None:
     """Copy what each origin lists and this archive does not hold yet, every blob checked against the
     origin's signed manifest; exit 3 if a manifest or a blob is refused (what was checked is kept).
 
@@ -165,7 +168,8 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
     and kept under the same access rules (the series' access, each embargo).
     An SGML document's parse is kept only if it is byte for byte the one
     its origin signs (else "unparsed": its #elt= is refused here until a
-    later sync finds it so, once the origin's DTD is added: pdi sgml add).
+    later sync finds it so, once the origin's DTD is added: pdi sgml add;
+    one refused is not tried again for an hour, doubled at each refusal).
     With --announce URL, each origin is first told that URL holds a copy
     (its N2Ls then lists it), with this archive's public key.
     """
@@ -198,7 +202,7 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
         for record in origins:
             # each problem told as it is found, never all held: an origin may list ten million names
             with _few_collections():
-                report = sync(opened, record, max_seconds=max_seconds, tell=_tell_problem)
+                report = sync(opened, record, max_seconds=max_seconds, tell=_tell_problem, retry_parses=retry_parses)
             problems += len(report.problems)
             click.echo(f"{record.series}\tfrom {shown_url(record.base_url)}: {plural(report.listed, 'name')} listed,"
                        f" {report.copied} new ({plural(report.octets, 'octet')}), {report.held} held already,"
@@ -206,6 +210,9 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
                        f" {len(report.withheld)} not copied (withdrawn here),"
                        f" {plural(report.access_changes, 'access rule')} changed,"
                        f" {plural(len(report.problems), 'problem')}")
+            if report.put_off:
+                click.echo(f"{record.series}\t{plural(report.put_off, 'SGML parse')} refused lately not tried again"
+                           " yet (pdi mirror sync --retry-parses tries now)")
             if record.token_source is None:
                 click.echo(f"{record.series}\tread from {shown_url(record.base_url)} as anyone: names private or under embargo"
                            " there are not listed to this archive (pdi mirror add BASE_URL --series S --token-file"

@@ -43,7 +43,10 @@ origin's own (``GET /api/element-index``, :meth:`Peer.element_index`: read
 within the bounds of any answer of a peer, and never past the largest
 element index pdi makes), only if its SHA-256 is the one signed and it is an
 element index of these octets as this pdi reads them; else it says why
-(``unparsed``, not a problem) and tries again at each sync. A parse held
+(``unparsed``, not a problem) and remembers it (schema step 22): the
+syncs that follow neither parse nor ask again before an hour has passed,
+doubled at each refusal in a row (a week at most), unless the origin signs
+another parse or a DTD is added here (:func:`_keep_parse`). A parse held
 here already that is not the origin's is replaced by this one's or the
 origin's, if either is, else taken away. An origin that signs none (it keeps
 no parse, or an earlier pdi) gets none kept here.
@@ -78,10 +81,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pdi import formats
-from pdi._wording import shown_url
+from pdi._wording import plural, shown_url
 from pdi.archive.blobs import Octets
 from pdi.archive.blobs.seam import Spooled
 from pdi.archive.fixity import LINE_ENDINGS, Problem
+from pdi.archive.mirroring import ParseRefusal
 from pdi.archive.naming import key_of, parse_pdi, record_name, timestamp, timestamp_problem, utc_now
 from pdi.archive.store import (
     STORED_CANONICAL,
@@ -152,6 +156,10 @@ class SyncReport:
     #: not be kept either (kind ``unparsed``): kept all the same, their ``#elt=`` refused here until a parse
     #: kept is the origin's; told as the problems are, but not problems (the sync ends whole).
     unparsed: Problems = field(default_factory=lambda: Problems())
+    #: Try again now the parses of SGML names syncs could not keep lately (``pdi mirror sync --retry-parses``).
+    retry_parses: bool = False
+    #: Of those, the ones not tried again by this sync (:func:`_keep_parse`): told among the ``unparsed``.
+    put_off: int = 0
 
 
 class Problems:
@@ -214,11 +222,14 @@ SYNC_SECONDS = 86_400.0
 
 
 def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport], None] | None = None,
-         max_seconds: float | None = SYNC_SECONDS, tell: Callable[[Problem], None] | None = None) -> SyncReport:
+         max_seconds: float | None = SYNC_SECONDS, tell: Callable[[Problem], None] | None = None, *,
+         retry_parses: bool = False) -> SyncReport:
     """Copy what ``record``'s origin lists of its series and this archive does not hold yet (module docstring);
     past ``max_seconds`` (``None``: no bound) a :class:`LimitError` once what was fetched is kept. Each problem
-    is told to ``tell`` as it is found (and only counted in the report), else kept in the report."""
-    report = SyncReport(problems=Problems(tell), withheld=Problems(tell), unparsed=Problems(tell))
+    is told to ``tell`` as it is found (and only counted in the report), else kept in the report.
+    ``retry_parses``: try again now the parses of SGML names that syncs could not keep lately."""
+    report = SyncReport(problems=Problems(tell), withheld=Problems(tell), unparsed=Problems(tell),
+                        retry_parses=retry_parses)
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     written = _Written(archive)
     batch: list[tuple[RepresentationRecord, Spooled]] = []
@@ -573,25 +584,65 @@ def _record(name: str, parsed: PDI, sha256: str, size: int, description: Mapping
         created_at=created_at, stored=kept)
 
 
+#: How long after a sync could not keep an SGML name's parse the next one tries again (unless the origin signs
+#: another parse, or what this archive parses with changes): an hour, doubled at each refusal in a row, a week at
+#: most. Each try may run onsgmls for up to 30 s and fetch the origin's parse.
+RETRY_FIRST = datetime.timedelta(hours=1)
+RETRY_MOST = datetime.timedelta(days=7)
+
+
+def retry_after(refusals: int) -> datetime.timedelta:
+    """How long after the last of ``refusals`` refusals in a row of a parse a sync tries it again."""
+    return min(RETRY_FIRST * (1 << min(refusals - 1, 20)), RETRY_MOST)
+
+
 def _keep_parse(archive: Archive, record: MirrorRecord, origin: Peer, rec: RepresentationRecord, parse: object,
                 report: SyncReport) -> None:
     """Keep a parse of the SGML name ``rec`` whose SHA-256 is ``parse``, the one ``record``'s origin signed of its
     own: the one made here if it is that one, else the origin's (:meth:`Peer.element_index`) if it is and is one of
-    these octets (:meth:`pdi.archive.Archive.keep_brought_parse`); else say why not (``unparsed``)."""
+    these octets (:meth:`pdi.archive.Archive.keep_brought_parse`); else say why not (``unparsed``), and remember it
+    (:meth:`pdi.archive.Archive.remember_parse_refusal`): the syncs that follow neither parse nor ask the origin
+    again before :func:`retry_after` (they say so), unless the origin signs another parse, what this archive
+    parses with changes (:meth:`pdi.archive.Archive.parse_state`: a DTD added, onsgmls installed), a parse is kept
+    here meanwhile, or the sync is told to (``retry_parses``)."""
     name = str(record_name(rec))
-    why: str | None = "its element_index is not 64 hex digits"
-    if isinstance(parse, str) and _SHA256.fullmatch(parse) is not None:
-        why = archive.keep_brought_parse(rec, origin_sha256=parse)
-        if why is not None:  # not made here as the origin made it: the origin's own, checked
-            try:
-                carried = origin.element_index(name, parse, rec.size)
-                why = archive.keep_brought_parse(rec, carried=carried, origin_sha256=parse)
-            except PDIError as exc:
-                why = f"{why}; nor is the origin's parse kept: {exc}"
-    if why is not None:
+    origin_url = shown_url(record.base_url)
+    if not (isinstance(parse, str) and _SHA256.fullmatch(parse) is not None):
+        report.unparsed.append(Problem("unparsed", rec.sha256, (name,), "kept, but its #elt= is refused here: its"
+                                       f" element_index is not 64 hex digits (from {origin_url})"))
+        return
+    now = utc_now()
+    here = archive.parse_state()
+    last = archive.parse_refusal(rec)
+    same = last is not None and last.origin_parse == parse and last.here == here
+    if (last is not None and same and not report.retry_parses and timestamp(now) < last.retry_at
+            and not archive.keeps_parse(rec)):
+        report.put_off += 1
         report.unparsed.append(Problem(
             "unparsed", rec.sha256, (name,),
-            f"kept, but its #elt= is refused here: {why} (from {shown_url(record.base_url)})"))
+            f"kept, but its #elt= is refused here: {last.why} (from {origin_url}); not tried again until"
+            f" {last.retry_at[:19]}Z ({plural(last.refusals, 'sync')} in a row could not keep it, the last at"
+            f" {last.refused_at[:19]}Z), unless the origin signs another parse or a DTD is added here"
+            " (pdi mirror sync --retry-parses tries now)"))
+        return
+    why = archive.keep_brought_parse(rec, origin_sha256=parse)
+    if why is not None:  # not made here as the origin made it: the origin's own, checked
+        try:
+            carried = origin.element_index(name, parse, rec.size)
+            why = archive.keep_brought_parse(rec, carried=carried, origin_sha256=parse)
+        except PDIError as exc:
+            why = f"{why}; nor is the origin's parse kept: {exc}"
+    if why is None:
+        if last is not None:
+            archive.remember_parse_refusal(rec, None)
+        return
+    refusals = last.refusals + 1 if last is not None and same else 1
+    retry_at = timestamp(now + retry_after(refusals))
+    archive.remember_parse_refusal(rec, ParseRefusal(parse, here, refusals, timestamp(now), retry_at, why[:4000]))
+    report.unparsed.append(Problem(
+        "unparsed", rec.sha256, (name,),
+        f"kept, but its #elt= is refused here: {why} (from {origin_url}); tried again from {retry_at[:19]}Z, or"
+        " once the origin signs another parse or a DTD is added here"))
 
 
 def _keep(archive: Archive, record: MirrorRecord, origin: Peer, batch: list[tuple[RepresentationRecord, Spooled]],

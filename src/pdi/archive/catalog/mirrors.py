@@ -60,6 +60,20 @@ class MirrorWithdrawal:
     origin: str
 
 
+@dataclass(frozen=True)
+class ParseRefusal:
+    """The parse of an SGML document a mirror's syncs could not keep (schema step 22): the SHA-256 its origin
+    signed (``origin_parse``) and what the mirror parsed with (``here``) when the last of ``refusals`` syncs in a
+    row could not, at ``refused_at``, and ``why``; none tries again before ``retry_at`` unless either changed."""
+
+    origin_parse: str
+    here: str
+    refusals: int
+    refused_at: str
+    retry_at: str
+    why: str
+
+
 class MirrorsPart(CatalogBase):
     """The ``mirrors`` table, and a blob's octets written again."""
 
@@ -196,6 +210,27 @@ class MirrorsPart(CatalogBase):
                                " WHERE series = ? AND day = ? AND unique_id = ? ORDER BY version, format",
                                (key.series, key.day.isoformat(), key.unique_id))
         return [MirrorWithdrawal(key, int(v), str(f), str(at), bool(p), str(o)) for v, f, at, p, o in rows]
+
+    def parse_refusal(self, sha256: str, media_type: str, charset: str) -> ParseRefusal | None:
+        """What the last syncs that could not keep a parse of these octets remember (schema step 22), or ``None``."""
+        with self._read():
+            rows = self._query("SELECT origin_parse, here, refusals, refused_at, retry_at, why FROM parse_refusals"
+                               " WHERE sha256 = ? AND media_type = ? AND charset = ?", (sha256, media_type, charset))
+        if not rows:
+            return None
+        origin_parse, here, refusals, refused_at, retry_at, why = rows[0]
+        return ParseRefusal(str(origin_parse), str(here), int(refusals), str(refused_at), str(retry_at), str(why))
+
+    def remember_parse_refusal(self, sha256: str, media_type: str, charset: str, refusal: ParseRefusal | None) -> None:
+        """Remember ``refusal`` of these octets in place of what was (``None``: forget it: a parse is kept)."""
+        key = (sha256, media_type, charset)
+        with self._write():
+            self._query("DELETE FROM parse_refusals WHERE sha256 = ? AND media_type = ? AND charset = ?", key)
+            if refusal is not None:
+                self._query("INSERT INTO parse_refusals (sha256, media_type, charset, origin_parse, here, refusals,"
+                            " refused_at, retry_at, why) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            (*key, refusal.origin_parse, refusal.here, refusal.refusals, refusal.refused_at,
+                             refusal.retry_at, refusal.why))
 
     def replace_blob(self, blob: StagedBlob, audit: AuditRecord) -> None:
         """Inside one write transaction: the staged octets of a blob become its stored copy, and ``audit`` is

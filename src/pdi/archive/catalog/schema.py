@@ -51,7 +51,8 @@ def migrations(
     steps = [*_tables(*args), *_formats_and_blobs(*args), *_search_and_access(*args), *_purges_and_annotations(*args),
              _index_queue(), _small_blobs(*args), _message_threads(), _mirrors(), _mirror_withdrawals(),
              _mirror_tokens(), _deposit_function(deposit), _serial_names(names), _keyed_tables(), _spaced_passages(),
-             _southeast_asian_passages(), _optional_marks_passages(apart), list(ascii_apart), _access_changes_dated()]
+             _southeast_asian_passages(), _optional_marks_passages(apart), list(ascii_apart), _access_changes_dated(),
+             _parse_refusals()]
     return {version: statements for version, statements in enumerate(steps, start=1)}
 
 
@@ -540,6 +541,33 @@ def _access_changes_dated() -> list[str]:
     return ["ALTER TABLE documents ADD COLUMN access_changed_at TEXT"]
 
 
+#: The step that remembers the parses a mirror's sync could not keep (:func:`_parse_refusals`).
+PARSE_REFUSALS_STEP = 22
+
+
+def _parse_refusals() -> list[str]:
+    """Step 22: the SGML documents of a mirrored series whose parse a sync could not keep (neither made here as its
+    origin made it, nor brought from the origin: :mod:`pdi.network.mirrors`), by their octets read as one media
+    type and charset (as ``fragment_indexes`` keys them): the SHA-256 of the parse the origin signed then
+    (``origin_parse``), what this archive parses with then (``here``: its SGML folder's files and whether
+    ``onsgmls`` is there), how many syncs in a row could not (``refusals``), when the last did, why, and from when
+    the next tries again (``retry_at``). A sync before then asks nothing and parses nothing, unless the origin
+    signs another parse or ``here`` changed; a parse kept takes the row away."""
+    return [
+        """CREATE TABLE parse_refusals (
+            sha256 TEXT NOT NULL,
+            media_type TEXT NOT NULL,
+            charset TEXT NOT NULL,
+            origin_parse TEXT NOT NULL,
+            here TEXT NOT NULL,
+            refusals INTEGER NOT NULL,
+            refused_at TEXT NOT NULL,
+            retry_at TEXT NOT NULL,
+            why TEXT NOT NULL,
+            PRIMARY KEY (sha256, media_type, charset))""",
+    ]
+
+
 def migration_record(before: int, now: int) -> AuditRecord:
     """The audit log's entry of a migration from schema version ``before`` to ``now``: who ran it (as the command
     line writes, :func:`~pdi.archive.naming.default_who`), the steps, and the pdi that ran them (an operator
@@ -699,7 +727,7 @@ class SchemaPart(CatalogBase):
         """Inside the migration's transaction to ``target``, as step ``version`` is to run: its statements (those
         :func:`migrations` made; SQLite makes step 16's from the catalog as it is then); steps 17 and 18 rewrite
         the passages they are about here (:meth:`_respace_all`). Step 19 on its way to 20 or later leaves
-        PostgreSQL's index dropped: step 20 makes it, once. Step 21 adds its column unless it is there, as the
+        PostgreSQL's index dropped: step 20 makes it, once. Step 21 adds its column unless it is there, step 22 its table, as the
         steps before it may run again without harm."""
         if version == SPACED_STEP:
             self._respace_all()
@@ -716,6 +744,8 @@ class SchemaPart(CatalogBase):
             return [statement for statement in statements if statement not in dropped]
         elif version == ACCESS_DATED_STEP and self._has_column("documents", "access_changed_at"):
             return []  # a catalog whose record of its steps was cut back to before this one (as the tests do)
+        elif version == PARSE_REFUSALS_STEP and self._has_table("parse_refusals"):
+            return []  # (likewise)
         return statements
 
     def _respace_all(self, page: int = 500, *, spaced_before: bool = False) -> int:
