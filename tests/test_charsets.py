@@ -351,3 +351,23 @@ def test_an_mhtml_subject_of_many_encoded_words_is_read_whole() -> None:
     assert text == "caf\u00e9" * many + " and \u00e9t\u00e9" and warnings == []
     text, warnings = decode_words("=?utf-8?q?caf=C3=A9?= " * (many + 3) + "and")
     assert text == "caf\u00e9" * (many + 1) + " =?utf-8?q?caf=C3=A9?=" * 2 + " and" and warnings == []
+
+
+def test_an_unknown_long_label_is_named_cut_in_the_warning() -> None:
+    """A declared label a stranger wrote (an MHTML part's ``charset=``) is named cut in its middle, never whole."""
+    from pdi.charsets.sniff import sniff
+
+    label = "x" * 70_000
+    _, _, warning = sniff(b"plain text", declared=label, media_type="text/plain")
+    assert warning is not None and warning.startswith("unknown charset label '" + "x" * 100 + "…[69,800 characters left"
+                                                      " out]…"), warning[:300]
+    assert len(warning) < 400
+
+
+def test_an_unknown_long_charset_of_an_encoded_word_is_named_cut() -> None:
+    from pdi.mhtml.headers import decode_words
+
+    value, warnings = decode_words("=?" + "y" * 70_000 + "?q?a=E9?=")
+    assert value == "aé"  # read as Latin-1 (RFC 2047 §6.2 leaves it to the reader; pdi's reading is Latin-1)
+    assert warnings == ["unknown charset '" + "y" * 100 + "…[69,800 characters left out]…" + "y" * 100
+                        + "' in an encoded word: read as Latin-1"]

@@ -112,3 +112,11 @@ def test_a_long_fragment_scheme_and_position_are_quoted_by_their_start_and_end(
     # "(" and the 120,000: 100 shown of each end, 119,801 left out
     shown = "(a" + "x" * 98 + "…[119,801 characters left out]…" + "x" * 99 + "z"
     assert r.stderr.startswith(f"pdi: syntax error: unbalanced parentheses in position '{shown}' (rule ext-position")
+
+
+def test_a_long_charset_is_quoted_by_its_start_and_end(archive: tuple[Path, Path, str]) -> None:
+    """``--charset`` is looked up in the IANA registry; a label that is not there is named cut, as any other."""
+    location, text, _ = archive
+    r = pdi(location, "add", str(text), "--series", S, "--charset", LONG)
+    assert r.exit_code == 6  # unsupported (docs/reference/exit-codes.md)
+    assert r.stderr == (f"pdi: unsupported: unknown charset '{SHOWN}': neither in the IANA registry nor a codec\n")

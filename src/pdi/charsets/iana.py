@@ -39,6 +39,7 @@ import functools
 import threading
 from typing import TYPE_CHECKING, Final
 
+from pdi._wording import clipped
 from pdi.errors import UnsupportedError
 
 if TYPE_CHECKING:
@@ -282,7 +283,7 @@ def codec_for(label: str) -> str:
         try:
             codecs.lookup(key)
         except LookupError:
-            raise UnsupportedError(f"unknown charset {label!r}: neither in the IANA registry nor a codec") from None
+            raise UnsupportedError(f"unknown charset '{clipped(label)}': neither in the IANA registry nor a codec") from None
         raise UnsupportedError(
             f"{label!r} is not a charset: Python's codec of that name does not encode text in a character set"
         )

@@ -40,6 +40,7 @@ import codecs
 import functools
 import re
 
+from pdi._wording import clipped
 from pdi.errors import UnsupportedError
 
 # WHATWG encoding name -> Python codec.
@@ -321,7 +322,7 @@ def sniff(data: bytes, *, declared: str | None, media_type: str) -> tuple[str, s
             return name, "charset", None
         if name == "x-user-defined":
             return name, "charset", None
-        warning = f"unknown charset label {declared!r} ignored"
+        warning = f"unknown charset label '{clipped(declared)}' ignored"
     if media_type in ("text/html", "application/xhtml+xml"):
         name = meta_charset(data)
         if name:

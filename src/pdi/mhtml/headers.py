@@ -11,6 +11,7 @@ from email.message import Message
 from email.policy import compat32
 
 from pdi import charsets, formats
+from pdi._wording import clipped
 from pdi.charsets.rfc2047 import decode_header
 from pdi.errors import UnsupportedError
 
@@ -47,7 +48,7 @@ def decode_words(value: str) -> tuple[str, list[str]]:
             try:
                 codec = charsets.codec_for(cs)  # a charset, never a codec such as idna or zlib
             except UnsupportedError:
-                warnings.append(f"unknown charset {cs!r} in an encoded word: read as Latin-1")
+                warnings.append(f"unknown charset '{clipped(cs)}' in an encoded word: read as Latin-1")
                 out.append(chunk.decode("latin-1"))
             else:
                 out.append(chunk.decode(codec, "replace"))
