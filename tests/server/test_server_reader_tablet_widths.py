@@ -297,3 +297,38 @@ def test_a_statements_value_naming_a_capture_never_wraps_inside_an_escape(served
     if width <= 390:  # a phone: it does wrap, and not inside an escape
         assert len(lines) > 1, lines
     assert sideways <= 0, sideways
+
+
+def _token_breaks(token: str) -> set[int]:
+    """Where a format token may be broken between two lines, worked out from PDI-GRAMMAR §2.6 and RFC 3986 §2.1 apart
+    from the page's code, as a name's last part is (:func:`_allowed_breaks`): after an escaped ``/`` (``%2F``),
+    before an escaped ``.`` (``%2E``), and after a hyphen (a word's own break) — never inside a ``%XX`` escape."""
+    upper = token.upper()
+    return {k for k in range(1, len(token)) if upper[k - 3:k] == "%2F" or upper[k:k + 3] == "%2E"
+            or token[k - 1] == "-"} - {k for k in range(1, len(token)) if "%" in token[max(0, k - 2):k]}
+
+
+#: Each Format link's token in a document's Formats: its copy, its text and its drawn lines; the word processor's shown.
+TOKENS = drawn_lines('#formats td[data-label="Format"] a code', "%2Edocument", "center")
+
+
+@pytest.mark.parametrize("width", [1100, 1040, 768, 390])
+def test_a_formats_escaped_token_never_wraps_inside_an_escape(served: tuple[int, dict[str, str]], width: int) -> None:
+    # about 1100 px: the word processor's token in the Format column (vnd%2Eopenxmlformats-officedocument…) broke
+    # anywhere, inside an escape (…%2 above Eword…); it breaks where a name's last part does (after a %2F, before a
+    # %2E, at a hyphen), never inside a %XX, and copies as written
+    port, names = served
+    with devtools() as pipe:
+        shown, sideways = json.loads(_shown(pipe, f"http://127.0.0.1:{port}{_view(names['ruling'])}", width,
+                                            f"tablet-format-token-{width}.png", check=TOKENS))
+    token = "vnd%2Eopenxmlformats-officedocument%2Ewordprocessingml%2Edocument"  # RFC 3986 §2.1: "." is %2E
+    assert token == formats.token_for(DOCX)  # PDI-GRAMMAR §2.6: a media type's minor type, its dots escaped
+    assert sorted(text for _, text, _ in shown) == sorted(["text", "text", token, "octet-stream"]), shown
+    for copied, text, lines in shown:
+        assert copied == text, (copied, text)  # nothing put into it
+        assert "".join(lines) == text, lines
+        ends = {sum(len(line) for line in lines[:i]) for i in range(1, len(lines))}
+        assert ends <= _token_breaks(text), (sorted(ends - _token_breaks(text)), lines)
+    if width <= 390:  # a phone's card: it does wrap there
+        assert len(next(lines for _, text, lines in shown if text == token)) > 1, shown
+    assert sideways <= 0, sideways

@@ -49,6 +49,7 @@ from pdi.server.pages.layout import (
     captured_url,
     day_in_words,
     esc,
+    format_token,
     in_order,
     isolated,
     name_details,
@@ -85,6 +86,12 @@ table.catalogue{min-width:50%;margin:0.5rem 0 1.2rem}
 /* a subject in About: a name, then its fragment, each whole (the column as wide as the longer), a break between */
 #statements td.about code{overflow-wrap:normal;word-break:normal}
 #formats span.charset{white-space:nowrap}
+/* a document's Formats just wider than 64 rem, a table there: its Format column's token whole between its escapes
+ (vnd, %2Eopenxmlformats-, … %2Ewordprocessingml: layout.format_token) at a name's size in a table (0.8 rem, as
+ code.name), its cells padded 0.4 rem a side and its SHA-256 three lines of 22 digits, so that the seven columns
+ fit from 1,025 px (they needed 1,084 px, the page scrolling sideways) */
+@media (width > 64rem){#formats code.token{font-size:0.8rem} #formats :is(th,td){padding-left:0.4rem;padding-right:0.4rem}
+ #formats td.sha{min-width:10.5rem}}
 /* a series' name wraps only before a dot; a table of names too long for the window scrolls in its own box (the one
  table of the reader's that scrolls: a Tab stop, tabindex=0, so the keyboard scrolls it), but on a phone or a
  tablet, where the table is cards (no box to scroll; layout.STYLE's 64rem), a label longer than its line
@@ -787,7 +794,7 @@ def _format_row(record: RepresentationRecord, check: FixityCheck | None) -> str:
              + (f'<br><small>charset <span class="charset">{esc(record.charset)}</span></small>' if record.charset else ""))
     return (
         f'<tr><td class="number" data-label="Version">{record.version}</td>'
-        f'<td data-label="Format"><a href="{esc(_view(name))}"><code>{esc(record.format)}</code></a></td>'
+        f'<td data-label="Format"><a href="{esc(_view(name))}">{format_token(record.format)}</a></td>'
         f'<td data-label="Media type">{media}</td>{size_cell(record.size, label="Bytes")}'
         f'<td class="sha" data-label="SHA-256"><code class="sha">{esc(record.sha256)}</code></td>'
         f'<td data-label="Deposited">{_time(record.created_at)}</td><td data-label="Fixity">{_fixity(check)}</td></tr>'

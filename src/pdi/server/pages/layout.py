@@ -118,7 +118,7 @@ p.given code{overflow-wrap:anywhere} p.given mark{outline:2px solid #c98a00} p.g
 .fragment{display:inline-block;max-width:100%} a .fragment{text-decoration:underline}
 /* a piece of a capture's name (name_in_pieces: www%2Ecourts, appeal-4211) whole where the line holds it, as a
  fragment is; a name so cut (a statement's value) breaks inside a piece only where the piece is longer than its line */
-.piece{display:inline-block;max-width:100%} a .piece{text-decoration:underline} bdi.name{overflow-wrap:break-word} td small.binary{display:block;color:#555;font-size:0.8rem}
+.piece{display:inline-block;max-width:100%} a .piece{text-decoration:underline} bdi.name,main code.token{overflow-wrap:break-word} td small.binary{display:block;color:#555;font-size:0.8rem}
 .figure{position:relative;display:inline-block} .figure img{display:block;max-width:100%}
 .box{position:absolute;outline:3px solid #e00;box-shadow:0 0 0 9999px rgba(0,0,0,.25)}
 p.version-banner{background:#fff4d6;border:1px solid #d9a400;border-radius:4px;padding:0.5rem 0.8rem}
@@ -399,6 +399,15 @@ def name_in_pieces(shown: str) -> str:
         made.append(f'<span class="anywhere">{esc(hash_ + fragment)}</span>' if len(hash_ + fragment) > LONG_PIECE
                     else esc(hash_ + fragment))
     return "<wbr>".join(made)
+
+
+def format_token(token: str) -> str:
+    """A format token as a name spells it (``vnd%2Eopenxmlformats-officedocument%2Ewordprocessingml%2Edocument``,
+    PDI-GRAMMAR.md §2.6) in a ``<code class="token">`` (escaped HTML): breakable where a name's last part is
+    (:func:`name_in_pieces`: before each escaped ``.``, after each escaped ``/``), never inside a ``%XX`` escape
+    (``…%2`` above ``Eword…`` in a document's Formats at 1,040 px); its box breaks a piece only where the piece is
+    longer than its line (``overflow-wrap:break-word``), and a copy of it is the token as written."""
+    return f'<code class="token">{name_in_pieces(token)}</code>'
 
 
 def size_cell(count: int, *, label: str = "") -> str:
