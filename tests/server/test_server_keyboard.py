@@ -182,7 +182,7 @@ def test_a_focus_ring_stands_out_from_what_it_is_drawn_on(
 
 #: Where the focus is, for a walk through a table: [the index of its row in #documents' body (-1: outside the
 #: table), its tag, its href, whether its focus is drawn, whether it is in view (its box within the window and,
-#: on a phone, within the table's own scroll box)].
+#: on a phone, within the table's box, its cards)].
 IN_TABLE = """JSON.stringify((() => { const e = document.activeElement, rows = [...document.querySelectorAll('#documents tbody tr')];
   const r = e.getBoundingClientRect(), box = document.getElementById('documents').getBoundingClientRect();
   const shown = r.top >= 0 && r.bottom <= innerHeight && r.left >= box.left - 1 && r.right <= box.right + 1;
@@ -193,7 +193,7 @@ IN_TABLE = """JSON.stringify((() => { const e = document.activeElement, rows = [
 @pytest.mark.parametrize("width", [1100, 375])
 def test_each_row_of_a_days_table_is_reached_by_tab_and_enter_opens_its_document(served: Served, width: int) -> None:
     # WAI-ARIA APG (tables): a table whose rows lead somewhere is read by Tab from link to link, in reading order,
-    # each link's focus drawn (on a phone too, where the table scrolls in its own box and a link is scrolled to)
+    # each link's focus drawn (on a phone too, where the table is cards and a link is scrolled to)
     with devtools() as pipe:
         session = _keyboard_tab(pipe, page_url(served, ("", {}), "series-day"))
         size = {"width": width, "height": 700, "deviceScaleFactor": 1, "mobile": width < 600}

@@ -20,7 +20,7 @@ from test_server_pages_screenshots import page_url
 from test_server_pdf_viewer import _shoot
 
 from chromium_helpers import open_page
-from pdi.capture.browser import Pipe, devtools
+from pdi.capture.browser import devtools
 
 #: What sticks out of the window: the tags, ids and right edges of the header's controls past its right edge.
 OUTSIDE = """[...document.querySelectorAll('header.site a, header.site input, header.site button, header.site label')]
@@ -94,7 +94,7 @@ CUT_WORDS = """(() => { const cut = [];
 
 @pytest.mark.parametrize("page", ["document", "series-day"])
 def test_a_catalogue_table_on_a_phone_breaks_no_short_word(served: Served, page: str) -> None:
-    # 390 px: a catalogue's table too wide for the screen scrolls in its own box; its cells do not squeeze a key
+    # 390 px: a catalogue's table (cards there, each cell a line of its card) does not squeeze a key
     # ("title"), a title's words ("versions, retitled") or a person's name to a few letters a line
     path = {"document": "/view?pdi=" + urllib.parse.quote(served.versioned, safe=""),
             "series-day": "/series/library.example.us/2026/11/22"}[page]
@@ -184,66 +184,6 @@ def test_a_note_above_a_replayed_page_keeps_a_margin_from_the_screens_edges(serv
     assert box[0] >= 8 and box[1] <= 390 - 8, box
 
 
-#: The formats' table of a document (scrolled into view): its box's edges and scroll, a line of its header row in
-#: the cells' padding above their text (where no letter's edge can pass for the header's colour), the header's colour.
-TABLE_BOX = """(() => { const t = document.getElementById('formats'); t.scrollIntoView({block: 'center'});
-  const r = t.getBoundingClientRect(),
-  head = t.querySelector('thead tr').getBoundingClientRect(), th = getComputedStyle(t.querySelector('thead th'));
-  return {left: r.left, right: r.right, y: Math.round(head.top + 2.5), width: innerWidth,
-          max: t.scrollWidth - t.clientWidth, bg: th.backgroundColor.match(/\\d+/g).slice(0, 3).map(Number)}; })()"""
-
-
-def _edges(pipe: Pipe, session: str, box: dict[str, Any]) -> tuple[bool, bool]:
-    """Whether the header row of the table is drawn other than in its own colour near the box's left and right
-    edges (3 to 7 px inside each, where no cell border falls once the box is scrolled to that end): a cue there."""
-    import base64
-    import io
-
-    from PIL import Image
-
-    # the window as drawn (a clip of the page scrolled down was drawn anew, without the fade the table's own scroll
-    # draws), its line through the header row
-    shot = pipe.call("Page.captureScreenshot", {"format": "png"}, session, time.monotonic() + 30)
-    window = Image.open(io.BytesIO(base64.b64decode(shot["data"]))).convert("RGB")
-    row = window.crop((0, box["y"], window.width, box["y"] + 1))
-    bg = box["bg"]
-
-    def cued(xs: range) -> bool:  # no pixel of the strip is the header's own colour (a border is one pixel of five)
-        return not any(all(abs(a - b) <= 4 for a, b in zip(row.getpixel((x, 0)), bg, strict=True)) for x in xs)  # type: ignore[arg-type]
-
-    left, right = round(box["left"]), round(box["right"])
-    return cued(range(left + 3, left + 8)), cued(range(right - 8, right - 3))
-
-
-def test_a_catalogue_table_wider_than_a_phone_shows_there_is_more_to_either_side(served: Served) -> None:
-    # 390 px: a catalogue table not drawn as cards (every one the reader's pages show is cards on a phone:
-    # test_server_reader_phone_every_table; here a document's table of formats, seven columns with SHA-256s among
-    # them, its class "cards" taken off) scrolls in its own box (a phone shows no scroll bar until it is touched)
-    # rather than widen the page; its edge fades where there is more to scroll to (right at first, both in the
-    # middle, left at the end), without scripts, and a table that fits (1100 px) is drawn whole, unfaded
-    seen: dict[tuple[int, str], tuple[bool, bool, bool]] = {}
-    with devtools() as pipe:
-        session = open_page(pipe, served.url + "/view?pdi=" + urllib.parse.quote(served.versioned, safe=""))
-        deadline = time.monotonic() + 30
-        pipe.call("Emulation.setScriptExecutionDisabled", {"value": True}, session, deadline)
-        pipe.call("Runtime.evaluate", {"expression": "document.getElementById('formats').classList.remove('cards')"},
-                  session, deadline)
-        for width in (390, 1100):
-            pipe.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": 844, "deviceScaleFactor": 1,
-                                                              "mobile": width < 600}, session, deadline)
-            for at in ("0", "max / 2", "max") if width == 390 else ("0",):
-                box = pipe.call("Runtime.evaluate", {"expression": TABLE_BOX, "returnByValue": True},
-                                session, deadline)["result"]["value"]
-                pipe.call("Runtime.evaluate", {"expression": f"(() => {{ const max = {box['max']};"
-                                               f" document.getElementById('formats').scrollLeft = {at}; }})()"},
-                          session, deadline)
-                time.sleep(0.3)  # a frame drawn at the new scroll
-                seen[width, at] = (box["max"] > 0, *_edges(pipe, session, box))
-                _shoot(pipe, session, f"reflow-series-day-scroll-{width}-{at.replace(' / ', '-')}.png")
-    assert seen == {(390, "0"): (True, False, True), (390, "max / 2"): (True, True, True),
-                    (390, "max"): (True, True, False), (1100, "0"): (False, False, False)}, seen
-
-
 #: The lines the SHA-256 of a tombstone's table is drawn on (their characters), and the page's [scrollWidth, clientWidth].
 SHA_LINES = """(() => { const code = document.querySelector('#withdrawn code.sha'), text = code.firstChild, lines = new Map();
   for (let i = 0; i < text.data.length; i++) {
@@ -257,7 +197,7 @@ def test_a_tombstones_sha256_is_whole_on_a_desktop_and_within_the_window_on_a_ph
     served: Served, media: tuple[str, dict[str, str]], width: int
 ) -> None:
     # 1100 px: the 64 digits of a withdrawn version's SHA-256 stand on one line (they were cut 62 and 2, the
-    # deposit time beside them kept on one line); on a phone they wrap within the table, which scrolls in its box
+    # deposit time beside them kept on one line); on a phone they wrap within the table's card, the page no wider than the window
     with devtools() as pipe:
         session = open_page(pipe, page_url(served, media, "tombstone"))
         deadline = time.monotonic() + 30

@@ -19,9 +19,7 @@ after its ``data-label`` (its column's heading; of class ``stacked``, under it),
 card, so that a name in it is never past the screen's edge (a table still, to a screen reader;
 ``tests/server/test_server_reader_phone_tables.py``, ``tests/server/test_server_reader_phone_every_table.py``;
 no page scrolls sideways from 320 to 1280 px: ``tests/server/test_server_reader_tablet_widths.py``).
-A catalogue table not of that class, too wide for the screen, would scroll in its own box, its edge faded where
-there is more to scroll to (a mask its own scroll drives: no script; ``tests/server/test_server_reflow.py``): no page
-scrolls sideways at 390 px (``tests/server/test_server_pages_axe.py``, which
+No page scrolls sideways at 390 px (``tests/server/test_server_pages_axe.py``, which
 also runs axe-core on every page), nor does the header at 320 px (a form, a flex
 item, may shrink below its widest content: ``min-width:0``;
 ``tests/server/test_server_reflow.py``). At every width a depositor's text (in a
@@ -144,19 +142,12 @@ details.pdi-name summary{color:#c8d3e0} details.pdi-name code,.capture-title sma
 }
 /* a short media type whole in a table's cell beside a SHA-256 (WHOLE_MEDIA_TYPE); on a phone it wraps as it must */
 @media (min-width:40rem){code.media.whole{white-space:nowrap}}
-@property --more-left{syntax:"<length>";inherits:false;initial-value:0px}
-@property --more-right{syntax:"<length>";inherits:false;initial-value:0px}
-@keyframes more-either-side{0%{--more-left:0px;--more-right:3rem} 8%{--more-left:3rem} 92%{--more-right:3rem}
-100%{--more-left:3rem;--more-right:0px}}
 @media (max-width:40rem){
 main{padding:0 0.75rem} main::before{margin-top:1rem} header.site{padding:0.45rem 0.75rem}
 header.site form[role=search],header.site form[action="/view"]{flex:1 1 100%;min-width:0} header.site form input{flex:1 1 0;min-width:0}
 header.site button{white-space:nowrap} main h1{font-size:1.6rem}
 main{overflow-wrap:anywhere} main input{max-width:100%;box-sizing:border-box} th,td{padding:0.25rem 0.4rem}
-table.catalogue{display:block;max-width:100%;overflow-x:auto} main table.catalogue{overflow-wrap:normal}
-table.catalogue{mask-image:linear-gradient(to right,#0000,#000 var(--more-left),#000 calc(100% - var(--more-right)),#0000);
-animation:more-either-side linear both;animation-timeline:scroll(self x)}
-table.catalogue caption{text-align:left;position:sticky;left:0;max-width:calc(100vw - 4.5rem)} table.catalogue td:not(.number,.empty){min-width:7rem} table.catalogue td:has(code.name,code.sha){min-width:12rem} main th,main td:not(:last-child){overflow-wrap:normal}
+main th,main td:not(:last-child){overflow-wrap:normal}
 }
 /* cards up to 64 rem (browse.STYLE's breakpoint for them too): the widest table, a document's Formats (seven
  columns, a SHA-256 and a media type whole among them), is wider than the page until about 63 rem */
@@ -165,15 +156,15 @@ table.catalogue caption{text-align:left;position:sticky;left:0;max-width:calc(10
  cell a line of it after its column's heading (data-label; the headings themselves kept for a screen reader), so
  that what a reader came for (a name to cite) is never past the screen's edge in a box to scroll; a row's own
  heading (a year) heads its card; a cell of class stacked (a series' name, a month's count) has its column's
- heading above it, not beside it. (main table.catalogue.cards: over the catalogue's widths of its cells.) */
-table.cards{display:block;overflow:visible;mask-image:none;animation:none} table.cards caption{display:block;position:static;max-width:none}
+ heading above it, not beside it. */
+table.cards{display:block} table.cards caption{display:block}
 table.cards thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 table.cards tbody{display:block} table.cards tr{display:block;border:1px solid #ccc;border-radius:4px;margin:0 0 0.6rem;padding:0.2rem 0.6rem}
-main table.catalogue.cards td,main table.cards td{display:flow-root;border:0;padding:0.25rem 0 0.25rem 7rem;min-width:0;overflow-wrap:break-word}
-main table.catalogue.cards td:is(.number,.empty),main table.cards td.number{text-align:left}
-main table.catalogue.cards tbody th,main table.cards tbody th{display:block;border:0;padding:0.25rem 0;background:none}
+main table.cards td{display:flow-root;border:0;padding:0.25rem 0 0.25rem 7rem;min-width:0;overflow-wrap:break-word}
+main table.cards td:is(.number,.empty){text-align:left}
+main table.cards tbody th{display:block;border:0;padding:0.25rem 0;background:none}
 table.cards td::before{content:attr(data-label) / "";float:left;width:6.5rem;margin-left:-7rem;font-weight:600;overflow-wrap:normal;text-align:left}
-main table.catalogue.cards td.stacked,main table.cards td.stacked{padding-left:0}
+main table.cards td.stacked{padding-left:0}
 table.cards td.stacked::before{float:none;display:block;width:auto;margin-left:0}
 table.cards tbody tr:nth-child(even){background:none}
 }
