@@ -328,17 +328,27 @@ NAMES = """(() => { const names = [];
 _PAGE = {"/": "home", "/series": "series"}
 
 
-# wide: above 64 rem (1,024 px), where a table of series is a table; at 1,024 px and below it is cards, each name
-# under its label (tests/server/test_server_reader_tablet_widths.py)
-@pytest.mark.parametrize("width", [1100, 1040])
-@pytest.mark.parametrize("path", ["/", "/series"])
+#: How the page's table of series is drawn: its first row's display (``table-row`` in a table, ``block`` as a card)
+#: and its [scrollWidth, clientWidth].
+SERIES_TABLE = """(() => { const table = document.getElementById('series');
+  return [getComputedStyle(table.querySelector('tbody tr')).display, [table.scrollWidth, table.clientWidth]]; })()"""
+
+
+# wide: above 52 rem (832 px) for the home page's table of series (four columns), above 60 rem (960 px) for /series's
+# (seven), where each is a table and fits (it was cards up to 1,024 px, where every table of the reader's was); at
+# those widths and below it is cards, each name under its label (tests/server/test_server_reader_tablet_widths.py)
+@pytest.mark.parametrize(("path", "width"), [(path, width) for width in (1100, 1040, 1024, 970, 840)
+                                             for path in ("/", "/series") if width > (52 if path == "/" else 60) * 16])
 def test_a_short_series_name_stands_on_one_line_on_a_wide_screen(served: Served, path: str, width: int) -> None:
     with devtools() as pipe:
         session = _sized(pipe, served.url + path, width, 700)
         names, sideways = _js(pipe, session, NAMES)
+        drawn, (scroll, client) = _js(pipe, session, SERIES_TABLE)
         _shoot(pipe, session, f"app-edges-series-names-{_PAGE[path]}-{width}.png")
     assert {name for name, _, _ in names} == {"library.example.us", "elsewhere.example.us"}, names
     assert all(lines == 1 for _, _, lines in names), names
+    assert drawn == "table-row", drawn  # a table, not cards
+    assert scroll <= client, (scroll, client)  # that fits in its box: nothing to scroll to
     assert sideways <= 0, sideways
 
 

@@ -62,6 +62,13 @@ NOTE = ("Read into the record at the hearing of 30 November 2026 by counsel for 
 REASON = "Deposited in error: a duplicate of the court's own copy."
 #: A gigabyte (1 GiB) in bytes: 2 ** 30, written by hand as a reader sees it, grouped by thousands.
 GIB = 1_073_741_824
+#: Documents a month of a busy year of ``S`` (2023) holds: five digits a month, 148,140 in the year.
+BUSY = 12_345
+#: The widest window (px) in which a page's table of series or of years is cards, by page: 52 rem of 16 px for the
+#: home page's table of series (four columns) and a series' years (fourteen), which fit as tables from about 740
+#: and 800 px; 60 rem for /series's table of series (seven columns), which fits from about 940 px. A table of series
+#: whose names are wider than its window (CHILD's first label, 44 characters) scrolls in its own box above it.
+TABLET_CARDS = {"home": 52 * 16, "series": 52 * 16, "series-list": 60 * 16}
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +106,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, dict
     # no octet of it): depositing a real one would hash and write a gigabyte on a shared test machine
     with sqlite3.connect(root / "archive" / "catalog.sqlite") as catalog:
         assert catalog.execute("UPDATE representations SET size = ? WHERE sha256 = ?", (GIB, big_sha)).rowcount == 1
+        # a busy year, as the catalog counts a series' documents by day (its document_days): BUSY documents on the
+        # first of each month of 2023, a year whose row in the series' table of years is the widest
+        catalog.executemany("INSERT INTO document_days (series, day, documents, last_deposit) VALUES (?, ?, ?, ?)",
+                            [(S, f"2023-{m:02d}-01", BUSY, f"2023-{m:02d}-01T09:00:00.000000Z") for m in range(1, 13)])
     catalog.close()
     with serving(root / "archive") as (_, port):
         yield port, {"ruling": generic, "captured": str(captured).rsplit(".", 2)[0], "gone": str(gone),
@@ -121,10 +132,12 @@ PAGES = {
     "404": (lambda n: _view(f"urn:pdi://{S}/2026/11/30/999.text.1"), 404),
     "500": (lambda n: _view(n["damaged"]), 500), "501": (lambda n: "/uri-res/N2Rs?urn:pdi://x", 501),
 }
-#: From a phone's to a desktop's, and either side of each breakpoint (40 rem: 640 px; 64 rem: 1024 px).
+#: From a phone's to a desktop's, and either side of each breakpoint (40 rem: 640 px; 52 rem: 832 px; 60 rem:
+#: 960 px; 64 rem: 1024 px).
 #: 1030 to 1070 px: a document's Formats just wider than 64 rem, a table there, was wider than its box beside a
 #: gigabyte's count (``1,073,741,824``) until about 1070 px.
-WIDTHS = [320, 390, 480, 640, 660, 700, 768, 800, 900, 960, 1000, 1024, 1030, 1040, 1050, 1070, 1100, 1280]
+WIDTHS = [320, 390, 480, 640, 660, 700, 768, 800, 832, 840, 900, 960, 970, 1000, 1024, 1030, 1040, 1050, 1070,
+          1100, 1280]
 
 #: The window's width; the page's [scrollWidth, clientWidth]; each table: its id (or class), [scrollWidth,
 #: clientWidth], its overflow-x and its tabIndex.
@@ -158,11 +171,11 @@ def test_no_page_scrolls_sideways_at_any_width(served: tuple[int, dict[str, str]
             assert seen["width"] == width, (width, seen)  # laid out at the window's width, not widened
             assert seen["page"][0] <= seen["page"][1], (width, seen)  # the page does not scroll sideways
             for name, scroll, client, overflow, tab in seen["tables"]:
-                if scroll > client:  # wider than its box: only a table of series on a desktop, a box to scroll
-                    assert (name, overflow, tab) == ("series", "auto", 0) and width > 1024, (width, name, seen)
+                if scroll > client:  # wider than its box: only a table of series, a table there, a box to scroll
+                    assert (name, overflow, tab) == ("series", "auto", 0) and width > TABLET_CARDS[page], (width, seen)
                     wide.append(width)
     if page == "series-list":  # its child's name is wider than the window: it does scroll in its box there
-        assert wide and min(wide) > 1024, wide
+        assert wide and min(wide) > TABLET_CARDS[page], wide
 
 
 #: The Formats table's Media type cells: each one's text, class and how many lines it takes; how far the page
@@ -331,4 +344,39 @@ def test_a_formats_escaped_token_never_wraps_inside_an_escape(served: tuple[int,
         assert ends <= _token_breaks(text), (sorted(ends - _token_breaks(text)), lines)
     if width <= 390:  # a phone's card: it does wrap there
         assert len(next(lines for _, text, lines in shown if text == token)) > 1, shown
+    assert sideways <= 0, sideways
+
+
+#: The page's one table (a table of series, a series' years): whether it is drawn as a table (its rows table rows,
+#: not cards), its [scrollWidth, clientWidth], each number cell's copy and text (a series' years: its months' and
+#: totals' counts); how far the page scrolls sideways.
+TABLE = """(() => { const table = document.querySelector('main table'), row = table.querySelector('tbody tr');
+  const counts = [...table.querySelectorAll('tbody td.number')].map((cell) => { const range = document.createRange();
+    range.selectNodeContents(cell); const picked = getSelection(); picked.removeAllRanges(); picked.addRange(range);
+    const copied = picked.toString(); picked.removeAllRanges(); return [copied, cell.textContent]; });
+  table.scrollIntoView({block: 'start'});
+  return [getComputedStyle(row).display, [table.scrollWidth, table.clientWidth], counts,
+          document.scrollingElement.scrollWidth - document.documentElement.clientWidth]; })()"""
+
+
+@pytest.mark.parametrize("width", [800, 832, 840, 900, 960, 970, 1024])
+@pytest.mark.parametrize("page", ["home", "series-list", "series"])
+def test_a_table_of_series_and_a_series_years_are_tables_from_a_tablets_width(
+    served: tuple[int, dict[str, str]], page: str, width: int
+) -> None:
+    # one breakpoint (64 rem) made every table cards up to 1,024 px, though a table of series and a series' years
+    # fit as tables from about 740 to 940 px (a document's Formats does not): each is a table above its own
+    # breakpoint (52 or 60 rem), a busy year's five-digit counts breaking after a thousands separator where they
+    # must, copying whole
+    port, names = served
+    with devtools() as pipe:
+        drawn, (scroll, client), counts, sideways = json.loads(_shown(
+            pipe, f"http://127.0.0.1:{port}{PAGES[page][0](names)}", width, f"tablet-table-{page}-{width}.png",
+            check=TABLE))
+    assert (drawn == "table-row") == (width > TABLET_CARDS[page]), drawn  # a table, or cards (a block; a year's a grid)
+    assert all(copied == text for copied, text in counts), counts  # nothing put into a count
+    if page == "series":  # 2023: twelve months of 12,345 and their total, grouped as a reader writes them
+        assert [text for _, text in counts[-13:]] == ["12,345"] * 12 + ["148,140"], counts  # its last row
+    if page != "series-list":  # (its child's first label, 44 characters, is wider than its box: it scrolls there)
+        assert scroll <= client, (scroll, client)
     assert sideways <= 0, sideways

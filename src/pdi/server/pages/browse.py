@@ -94,18 +94,21 @@ table.catalogue{min-width:50%;margin:0.5rem 0 1.2rem}
  #formats td.sha{min-width:10.5rem}}
 /* a series' name wraps only before a dot; a table of names too long for the window scrolls in its own box (the one
  table of the reader's that scrolls: a Tab stop, tabindex=0, so the keyboard scrolls it), but on a phone or a
- tablet, where the table is cards (no box to scroll; layout.STYLE's 64rem), a label longer than its line
- (national-archives-and-records) wraps in itself: an inline block, which a link's underline does not reach into
- unless drawn there */
+ tablet, where the table is cards (no box to scroll; layout.NARROWER_CARDS: the home page's up to 52 rem, /series's
+ up to 60 rem), a label longer than its line (national-archives-and-records) wraps in itself: an inline block, which
+ a link's underline does not reach into unless drawn there */
 code.series span.label{white-space:nowrap}
-@media (width > 64rem){table#series{display:block;max-width:100%;overflow-x:auto}}
-@media (max-width:64rem){table.cards code.series span.label{display:inline-block;max-width:100%;white-space:normal}
- table.cards a code.series span.label{text-decoration:underline}
+@media (width > 52rem){table#series.cards-52{display:block;max-width:100%;overflow-x:auto}}
+@media (width > 60rem){table#series.cards-60{display:block;max-width:100%;overflow-x:auto}}
+@media (max-width:52rem){table.cards-52 code.series span.label{display:inline-block;max-width:100%;white-space:normal}
+ table.cards-52 a code.series span.label{text-decoration:underline}
  /* a year's card: its months side by side, three or four to a line (a quarter, a season), its total under them */
  #years.cards tr{display:grid;grid-template-columns:repeat(auto-fill,minmax(max(4.5rem,22%),1fr));column-gap:0.5rem}
- #years.cards :is(th,td:last-child){grid-column:1/-1}
- /* a name in About longer than a card's line (a capture's, its id a URL) breaks where it must */
- #statements.cards td.about code{overflow-wrap:break-word}}
+ #years.cards :is(th,td:last-child){grid-column:1/-1}}
+@media (max-width:60rem){table.cards-60 code.series span.label{display:inline-block;max-width:100%;white-space:normal}
+ table.cards-60 a code.series span.label{text-decoration:underline}}
+/* a name in About longer than a card's line (a capture's, its id a URL) breaks where it must */
+@media (max-width:64rem){#statements.cards td.about code{overflow-wrap:break-word}}
 td.empty{color:#6b6b6b;text-align:center} .untitled{color:#6b6b6b;font-style:italic}
 .months{display:grid;grid-template-columns:repeat(auto-fill,minmax(15.5rem,1fr));gap:1rem}
 table.month{width:100%;font-size:0.9rem} section.one{max-width:30rem} table.month td,table.month th{text-align:center;padding:0.2rem}
@@ -175,6 +178,13 @@ def _count(n: int) -> str:
     return f"{n:,}"
 
 
+def _breakable_count(n: int) -> str:
+    """A count in a series' table of years (a month's, a year's total): grouped by thousands, breakable after each
+    separator (a ``<wbr>``, nothing put into it: it copies as written), so that a year of five-digit months
+    (``12,345``) fits as a table from 833 px (layout.NARROWER_CARDS) as a year of small ones does."""
+    return _count(n).replace(",", ",<wbr>")
+
+
 #: A series' name of at most this many characters stands on one line in a table of series
 #: (``elsewhere.example.us``: 20); a longer one wraps before a dot.
 SERIES_ON_ONE_LINE = 24
@@ -187,8 +197,8 @@ def _series_name(name: str) -> str:
     """A series' name in a table of series: on one line when it is short (at most :data:`SERIES_ON_ONE_LINE`
     characters); else wrapping only before a dot, each label (``national-archives``) whole, not cut at a hyphen
     or anywhere else (a label longer than :data:`LABEL_WHOLE` excepted). A table of names too long for the
-    window scrolls in its own box (``table#series``); on a phone, where the table is cards, a label longer than a
-    card's line wraps in itself (``STYLE``)."""
+    window scrolls in its own box (``table#series``); on a phone or a small tablet, where the table is cards, a label
+    longer than a card's line wraps in itself (``STYLE``)."""
     if len(name) <= SERIES_ON_ONE_LINE:
         return f'<code class="series"><span class="label">{esc(name)}</span></code>'
     labels = [("." if i else "") + esc(label) if len(label) > LABEL_WHOLE  # its dot kept with it: no break after one
@@ -209,7 +219,7 @@ def render_home(archive: Archive) -> str:
         for c in counts
     )
     table = (
-        '<table class="catalogue cards" id="series" tabindex="0"><caption>Series</caption><thead><tr><th scope="col">Series</th>'
+        '<table class="catalogue cards cards-52" id="series" tabindex="0"><caption>Series</caption><thead><tr><th scope="col">Series</th>'
         '<th scope="col" class="number">Documents</th><th scope="col">Latest day</th>'
         '<th scope="col">Latest deposit</th></tr></thead>'
         f"<tbody>{rows}</tbody></table>"
@@ -272,7 +282,7 @@ def render_series_list(archive: Archive) -> str:
         _crumbs(("Home", "/"), ("Series", None))
         + "<h1>Series</h1>"
         + (
-            '<table class="catalogue cards" id="series" tabindex="0" aria-label="Series"><thead><tr><th scope="col">Series</th>'
+            '<table class="catalogue cards cards-60" id="series" tabindex="0" aria-label="Series"><thead><tr><th scope="col">Series</th>'
             '<th scope="col">Under</th>'
             '<th scope="col" class="number">Documents</th><th scope="col">First day</th>'
             '<th scope="col">Latest day</th><th scope="col">Latest deposit</th><th scope="col">Registered</th></tr></thead>'
@@ -328,14 +338,14 @@ def render_series(archive: Archive, series: str) -> str:
         cells = "".join(
             f'<td class="number stacked" data-label="{calendar.month_abbr[m]}"><a href="{_series_path(name, y, m)}"'
             f' aria-label="{calendar.month_name[m]} {y}: {counted(by_month[(y, m)], "document")}">'
-            f"{_count(by_month[(y, m)])}</a></td>"
+            f"{_breakable_count(by_month[(y, m)])}</a></td>"
             if (y, m) in by_month else f'<td class="empty stacked" data-label="{calendar.month_abbr[m]}">·</td>'
             for m in range(1, 13)
         )
         total = sum(n for (yy, _), n in by_month.items() if yy == y)
         rows += (
             f'<tr><th scope="row"><a href="{_series_path(name, y)}">{y}</a></th>{cells}'
-            f'<td class="number" data-label="Total">{_count(total)}</td></tr>'
+            f'<td class="number" data-label="Total">{_breakable_count(total)}</td></tr>'
         )
     total = sum(by_month.values())
     body = (
@@ -346,7 +356,7 @@ def render_series(archive: Archive, series: str) -> str:
             f", minted from {_day(counts[0].day)} to {_day(counts[-1].day)} (GMT days).") if counts else ".")
         + "</p>" + series_note(archive, name)
         + (
-            '<table class="catalogue cards" id="years"><caption>Documents by year and month</caption>'
+            '<table class="catalogue cards cards-52" id="years"><caption>Documents by year and month</caption>'
             f'<thead><tr><th scope="col">Year</th>{head}<th scope="col" class="number">Total</th></tr></thead>'
             f"<tbody>{rows}</tbody></table>"
             if rows else _NOTHING_IN_SERIES.format(name=esc(name))

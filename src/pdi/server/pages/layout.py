@@ -14,8 +14,9 @@ On a screen narrower than 40rem (a phone) the header's two boxes take a line
 each and long names and URLs break anywhere. Every table of the reader's pages but a month's calendar (which
 fits) is of class ``cards`` (a document's versions, formats and statements, a day's documents, a tombstone's, the
 tables of series, a series' years, a month's days, the API's parameters): up to 64rem (a phone, a tablet: a
-document's Formats, seven columns, is wider than the page until about 63rem) its rows are cards, each cell a line
-after its ``data-label`` (its column's heading; of class ``stacked``, under it), a row's own heading heading its
+document's Formats, seven columns, is wider than the page until about 63rem; :data:`CARDS_UP_TO`), or a narrower
+width for a table that fits sooner (a table of series, a series' years: :data:`NARROWER_CARDS`), its rows are
+cards, each cell a line after its ``data-label`` (its column's heading; of class ``stacked``, under it), a row's own heading heading its
 card, so that a name in it is never past the screen's edge (a table still, to a screen reader;
 ``tests/server/test_server_reader_phone_tables.py``, ``tests/server/test_server_reader_phone_every_table.py``;
 no page scrolls sideways from 320 to 1280 px: ``tests/server/test_server_reader_tablet_widths.py``).
@@ -149,27 +150,46 @@ header.site button{white-space:nowrap} main h1{font-size:1.6rem}
 main{overflow-wrap:anywhere} main input{max-width:100%;box-sizing:border-box} th,td{padding:0.25rem 0.4rem}
 main th,main td:not(:last-child){overflow-wrap:normal}
 }
-/* cards up to 64 rem (browse.STYLE's breakpoint for them too): the widest table, a document's Formats (seven
- columns, a SHA-256 and a media type whole among them), is wider than the page until about 63 rem */
-@media (max-width:64rem){
-/* a table of cards (every table of the reader's wider than a phone or a tablet): each row a card the screen's width, each
- cell a line of it after its column's heading (data-label; the headings themselves kept for a screen reader), so
- that what a reader came for (a name to cite) is never past the screen's edge in a box to scroll; a row's own
- heading (a year) heads its card; a cell of class stacked (a series' name, a month's count) has its column's
- heading above it, not beside it. */
-table.cards{display:block} table.cards caption{display:block}
-table.cards thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
-table.cards tbody{display:block} table.cards tr{display:block;border:1px solid #ccc;border-radius:4px;margin:0 0 0.6rem;padding:0.2rem 0.6rem}
-main table.cards td{display:flow-root;border:0;padding:0.25rem 0 0.25rem 7rem;min-width:0;overflow-wrap:break-word}
-main table.cards td:is(.number,.empty){text-align:left}
-main table.cards tbody th{display:block;border:0;padding:0.25rem 0;background:none}
-table.cards td::before{content:attr(data-label) / "";float:left;width:6.5rem;margin-left:-7rem;font-weight:600;overflow-wrap:normal;text-align:left}
-main table.cards td.stacked{padding-left:0}
-table.cards td.stacked::before{float:none;display:block;width:auto;margin-left:0}
-table.cards tbody tr:nth-child(even){background:none}
-}
-@media (max-width:64rem) and (prefers-color-scheme:dark){table.cards tr{border-color:#4a4f57}}
 """
+
+#: The widest window, in rem, in which a table of class ``cards`` is drawn as cards (:data:`CARDS`): the widest
+#: table, a document's Formats (seven columns, a SHA-256 and a media type whole among them), is wider than the
+#: page until about 63 rem.
+CARDS_UP_TO = 64
+#: A table of class ``cards`` that fits as a table in a narrower window, by the class that says so (beside
+#: ``cards``), and the widest window, in rem, in which it is cards; each where it fits, measured in Chromium
+#: (``tests/server/test_server_reader_tablet_widths.py``): a series' years (fourteen columns, five-digit months
+#: breaking after a thousands separator) from about 50 rem, the home page's table of series (four columns) from
+#: about 46 rem with a name of 41 characters (a longer label widens it): ``cards-52``, a table from 833 px;
+#: ``/series``'s table of series (seven columns) from about 59 rem: ``cards-60``, a table from 961 px. A table of
+#: series whose names are wider than the window still scrolls in its own box there (``browse.STYLE``).
+NARROWER_CARDS = {"cards-52": 52, "cards-60": 60}
+
+#: A table of cards, ``TABLE`` standing for the tables it draws so (every table of the reader's but a month's
+#: calendar, in a window narrower than its breakpoint): each row a card the screen's width, each cell a line of it
+#: after its column's heading (data-label; the headings themselves kept for a screen reader), so that what a reader
+#: came for (a name to cite) is never past the screen's edge in a box to scroll; a row's own heading (a year) heads
+#: its card; a cell of class stacked (a series' name, a month's count) has its column's heading above it, not
+#: beside it.
+CARDS = """
+TABLE{display:block} TABLE caption{display:block}
+TABLE thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+TABLE tbody{display:block} TABLE tr{display:block;border:1px solid #ccc;border-radius:4px;margin:0 0 0.6rem;padding:0.2rem 0.6rem}
+main TABLE td{display:flow-root;border:0;padding:0.25rem 0 0.25rem 7rem;min-width:0;overflow-wrap:break-word}
+main TABLE td:is(.number,.empty){text-align:left}
+main TABLE tbody th{display:block;border:0;padding:0.25rem 0;background:none}
+TABLE td::before{content:attr(data-label) / "";float:left;width:6.5rem;margin-left:-7rem;font-weight:600;overflow-wrap:normal;text-align:left}
+main TABLE td.stacked{padding-left:0}
+TABLE td.stacked::before{float:none;display:block;width:auto;margin-left:0}
+TABLE tbody tr:nth-child(even){background:none}
+"""
+
+STYLE += "".join(
+    f"@media (max-width:{up_to}rem){{{CARDS.replace('TABLE', table)}}}\n"
+    f"@media (max-width:{up_to}rem) and (prefers-color-scheme:dark){{{table} tr{{border-color:#4a4f57}}}}\n"
+    for table, up_to in [("table.cards" + "".join(f":not(.{narrower})" for narrower in NARROWER_CARDS), CARDS_UP_TO),
+                         *((f"table.cards.{narrower}", up_to) for narrower, up_to in NARROWER_CARDS.items())]
+)
 
 
 def esc(value: object) -> str:
