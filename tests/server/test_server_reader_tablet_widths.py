@@ -328,7 +328,7 @@ TOKENS = drawn_lines('#formats td[data-label="Format"] a code', "%2Edocument", "
 @pytest.mark.parametrize("width", [1100, 1040, 768, 390])
 def test_a_formats_escaped_token_never_wraps_inside_an_escape(served: tuple[int, dict[str, str]], width: int) -> None:
     # about 1100 px: the word processor's token in the Format column (vnd%2Eopenxmlformats-officedocument…) broke
-    # anywhere, inside an escape (…%2 above Eword…); it breaks where a name's last part does (after a %2F, before a
+    # anywhere, inside an escape (…%2 above Edocument); it breaks where a name's last part does (after a %2F, before a
     # %2E, at a hyphen), never inside a %XX, and copies as written
     port, names = served
     with devtools() as pipe:

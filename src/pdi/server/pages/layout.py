@@ -416,7 +416,7 @@ def format_token(token: str) -> str:
     """A format token as a name spells it (``vnd%2Eopenxmlformats-officedocument%2Ewordprocessingml%2Edocument``,
     PDI-GRAMMAR.md §2.6) in a ``<code class="token">`` (escaped HTML): breakable where a name's last part is
     (:func:`name_in_pieces`: before each escaped ``.``, after each escaped ``/``), never inside a ``%XX`` escape
-    (``…%2`` above ``Eword…`` in a document's Formats at 1,040 px); its box breaks a piece only where the piece is
+    (``…%2`` above ``Edocument`` in a document's Formats at 1,040 px); its box breaks a piece only where the piece is
     longer than its line (``overflow-wrap:break-word``), and a copy of it is the token as written."""
     return f'<code class="token">{name_in_pieces(token)}</code>'
 
