@@ -105,6 +105,7 @@ __all__ = [
     "detect_charset",
     "is_text_format",
     "parse_pdi",
+    "refuse_writing_in",
     "resolve_location",
 ]
 
@@ -116,6 +117,16 @@ def resolve_location(location: str | os.PathLike[str] | None) -> str:
     if location is not None and str(location) != "":
         return str(location)
     return os.environ.get("PDI_ARCHIVE") or DEFAULT_LOCATION
+
+
+def refuse_writing_in(location: str, path: str | os.PathLike[str]) -> None:
+    """A :class:`~pdi.errors.ReadOnlyArchiveError` naming the archive and who may write it, before anything is
+    written, when ``path`` (a key, the registry, the SGML folder, an export) is in the folder of the archive at
+    ``location`` and this process may read that archive, not write it; nothing when it may, or ``path`` is
+    elsewhere (:func:`pdi.archive.sqlite.refuse_writing_in`)."""
+    from pdi.archive.sqlite import refuse_writing_in as refuse
+
+    refuse(resolve_location(location), path)
 
 
 def _open_store(
@@ -205,6 +216,12 @@ class Archive(Deposits, Statements, Listing, Manifests, Mirroring, Browsing, Cur
         it, docs/reference/backup.md "Who can read an archive"): each write is refused with a
         :class:`~pdi.errors.ReadOnlyArchiveError` naming the archive and who may write it."""
         return self.store.read_only
+
+    def refuse_if_read_only(self) -> None:
+        """A :class:`~pdi.errors.ReadOnlyArchiveError` naming the archive and who may write it when this process may
+        only read it (:attr:`read_only`): said by a command that writes before it reads or fetches anything (``pdi
+        verify --repair``, ``pdi mirror sync``), rather than at its first write."""
+        self.store.refuse_if_read_only()
 
     def schema_version(self) -> int:
         """The version of the catalog's schema (what ``pdi init`` made or migrated it to)."""

@@ -164,6 +164,29 @@ def read_only_said(location: str, catalog: str) -> str:
             f" {owner} runs")
 
 
+def _may_write(catalog: Path | str) -> bool:
+    """Whether this process may write the catalog ``catalog`` (its effective user and groups, as the kernel asks
+    when it is opened): not a member of the group of an archive shared with it, nor on a read-only mount."""
+    return os.access(catalog, os.W_OK, effective_ids=os.access in os.supports_effective_ids)
+
+
+def refuse_writing_in(location: str, path: str | os.PathLike[str]) -> None:
+    """A :class:`ReadOnlyArchiveError`, before anything is written, when ``path`` (a key, the registry, the SGML
+    folder, an export named inside the archive) lies in the folder of the directory archive at ``location`` and
+    this process may read that archive, not write it: the message a write to its catalog gets
+    (:func:`read_only_said`), not the file system's "Permission denied" or "Read-only file system" of one file.
+    Nothing is said of a path elsewhere (``--key-file``, ``--registry-file``, ``$PDI_SGML_CATALOG``), of a
+    PostgreSQL archive, or of a folder that holds no archive (the write says what it finds)."""
+    if "://" in location:
+        return
+    catalog = os.path.abspath(os.path.join(location, CATALOG))
+    if not os.path.isfile(catalog) or _may_write(catalog):
+        return
+    root, inside = os.path.realpath(location), os.path.realpath(path)
+    if inside == root or inside.startswith(root.rstrip(os.sep) + os.sep):
+        raise ReadOnlyArchiveError(read_only_said(location, catalog))
+
+
 def _read_only_catalog(catalog: Path, immutable: bool) -> sqlite3.Connection:
     """A connection that only reads the catalog ``catalog`` of an archive this process may read and not write
     (https://sqlite.org/wal.html#readonly: SQLite reads a WAL database it may not write when its ``-wal`` and
@@ -278,7 +301,7 @@ class SQLiteStore(SQLStore):
         #: Whether this process may only read the catalog: a member of the group of an archive shared with it
         #: (its catalog 0640, pdi.archive.modes), or a catalog on a read-only mount. Any write is refused with a
         #: :class:`ReadOnlyArchiveError` naming the archive and the permission.
-        self.read_only = not fresh and not os.access(catalog, os.W_OK, effective_ids=os.access in os.supports_effective_ids)
+        self.read_only = not fresh and not _may_write(catalog)
         try:
             #: Whether the catalog is read as ``immutable``: at rest on read-only media (no lock, no ``-shm``).
             self._immutable = self.read_only and _at_rest_on_read_only_media(catalog)

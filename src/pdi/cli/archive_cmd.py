@@ -112,11 +112,13 @@ def init_cmd(location: str | None, blobs: str | None, backup_dest: str | None, n
                                " give one of them")
     where = location or resolve_location(archive)
     if backup_dest is not None:
+        from pdi.archive import refuse_writing_in
         from pdi.archive.backup import backup, schema_version_at
         from pdi.archive.store import SCHEMA_VERSION
 
         found = schema_version_at(where)
         if found is not None and found < SCHEMA_VERSION:
+            refuse_writing_in(where, where)  # a migration this user may not make: said before the backup
             backup(where, backup_dest)
             click.echo(f"backed up the archive at schema version {found} to {backup_dest} before migrating it")
         else:  # nothing to migrate (or no archive yet): said, so that DEST is not looked for in vain
@@ -264,6 +266,8 @@ def verify_cmd(manifests: tuple[str, ...], signatures: bool, key: str | None, ke
     if manifests or key or key_file or tsa_ca:
         raise click.UsageError("MANIFEST, --key, --key-file and --tsa-ca go with --signatures")
     with open_archive(archive) as opened, progress_bar("verifying") as progress:
+        if repair or remove:  # they write: refused before the check (a member of its group, read-only media)
+            opened.refuse_if_read_only()
         report = opened.verify(progress)
         if remove:
             removed = opened.remove_unreferenced(older_than)
@@ -438,6 +442,11 @@ def export_cmd(directory: str | None, series: str | None, wacz: str | None, work
         raise click.UsageError("--domain-cert, --tsa and --tsa-chain go together (the domain-identity form)")
     if domain_cert is not None and sign is False:
         raise click.UsageError("--domain-cert signs: it does not go with --no-sign")
+    from pdi.archive import refuse_writing_in
+
+    for written in (directory, wacz, work_dir):  # one named inside an archive this user may only read: said first
+        if written is not None and written != "-":
+            refuse_writing_in(archive, written)
     if wacz is not None:
         from pdi.interop.wacz import export_wacz
 

@@ -65,18 +65,21 @@ def keys_init(wacz: bool, key_file: str | None, archive: str) -> None:
     Its public key (base64 SubjectPublicKeyInfo, as a signed WACZ carries it)
     is printed.
     """
+    from pdi.archive import refuse_writing_in
     from pdi.archive.signing_key import create_key, create_wacz_key, key_path, wacz_key_path
     from pdi.wacz_signing import public_key_id
 
     if wacz:
         with open_archive(archive) as opened:
             path = wacz_key_path(opened.location, key_file)
+        refuse_writing_in(archive, path)  # a member of the archive's group, or read-only media: said first
         made = create_wacz_key(path)
         click.echo(made.public)
         click.echo(f"WACZ key {public_key_id(made.public)} written to {path} (mode 0600); keep a copy safe", err=True)
         return
     with open_archive(archive) as opened:
         path = key_path(opened.location, key_file)
+    refuse_writing_in(archive, path)
     key = create_key(path)
     click.echo(json.dumps(key.public.jwk()))
     click.echo(f"signing key {key.public.thumbprint} written to {path} (mode 0600); keep a copy safe", err=True)
@@ -147,6 +150,10 @@ def manifest_cmd(series: str, day: str | None, after: str | None, limit: int, ev
     if tsa is not None and (output in (None, "-") or not _plain_or_new(output)):
         raise click.UsageError("--tsa stamps a file: give --output FILE, a file (the timestamp goes to FILE.tsr;"
                                " a pipe or a device cannot be read back to be stamped)")
+    if output not in (None, "-"):  # a FILE inside an archive this user may only read: said before the key is read
+        from pdi.archive import refuse_writing_in
+
+        refuse_writing_in(archive, output)
     with open_archive(archive) as opened:
         key = load_key(key_path(opened.location, key_file))
 

@@ -70,6 +70,7 @@ def mirror_add(base_url: str, series: str, key: str | None, peer: bool, token_fi
     source = token_source(token_file, token_env)
     canonical = canonical_series(series)
     with open_archive(archive) as opened:
+        opened.refuse_if_read_only()  # a member of the archive's group, or read-only media: before asking BASE_URL
         try:
             keys = fetch_keys(base) if key is None else public_keys(key, opened, None)
         except RemoteError as exc:
@@ -132,6 +133,7 @@ def mirror_remove(base_url: str, series: str, archive: str) -> None:
 
     url = recorded_url(base_url)
     with open_archive(archive) as opened:
+        opened.refuse_if_read_only()
         was_origin = any(m.base_url == url and m.role == "origin" for m in opened.mirrors(series))
         opened.remove_mirror(series, url)
     click.echo(f"removed\t{series}\t{shown_url(base_url)}")
@@ -181,6 +183,7 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
 
     problems = 0
     with open_archive(archive) as opened:
+        opened.refuse_if_read_only()  # before any origin is asked
         origins = [m for m in opened.mirrors(series) if m.role == "origin"]
         if not origins:
             raise NotFoundError("this archive mirrors no series" + (f" {series}" if series else "") + " (pdi mirror add)")

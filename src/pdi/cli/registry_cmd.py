@@ -30,6 +30,16 @@ def _path(archive: str, given: str | None) -> Path:
     return registry_path(archive, given)
 
 
+def _writable_path(archive: str, given: str | None) -> Path:
+    """The registry's file, to be written: refused first (exit 8) when it is the archive's and this user may read
+    the archive, not write it (a member of its group, read-only media)."""
+    from pdi.archive import refuse_writing_in
+
+    path = _path(archive, given)
+    refuse_writing_in(archive, path)
+    return path
+
+
 @click.group("registry")
 def registry_group() -> None:
     """The archive's registry: series and their resolvers, the authority first, then mirrors (add, remove, show)."""
@@ -54,7 +64,7 @@ def registry_add(series: str, base_url: str, mirror: bool, registry_file: str | 
 
     # a host that ends in a number is an IPv4 address, or a URL no browser follows (1.2.3.256): refused here
     browser_ipv4(urlsplit(checked(base_url)).hostname or "")
-    path = _path(archive, registry_file)
+    path = _writable_path(archive, registry_file)
     registry = read_registry_file(path).with_resolver(series, base_url, mirror=mirror, same=same_resolver)
     write_registry_file(path, registry)
     click.echo(f"{series.lower()}\t" + "\t".join(registry.resolvers(series)))
@@ -69,7 +79,7 @@ def registry_remove(series: str, base_url: str | None, registry_file: str | None
     """Take BASE_URL (without it: every resolver) of SERIES off the registry; prints SERIES's resolvers left."""
     from pdi.federation.registry import read_registry_file, write_registry_file
 
-    path = _path(archive, registry_file)
+    path = _writable_path(archive, registry_file)
     from pdi.federation.authorities import same_resolver
 
     registry = read_registry_file(path).without(series, base_url, same=same_resolver)

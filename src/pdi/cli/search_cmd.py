@@ -79,12 +79,14 @@ def reindex_cmd(series: str | None, elements: bool, archive: str) -> None:
     """Make the full-text index again from the stored octets (one transaction: a failure keeps the old index)."""
     if elements:
         with open_archive(archive) as opened, progress_bar("element indexes") as progress:
+            opened.refuse_if_read_only()  # a member of the archive's group, or read-only media: before any parse
             made = opened.reindex_elements(series=series, progress=lambda done: progress(done, done))
         click.echo(f"made {plural(made.rewritten, 'element index', 'element indexes')} anew")
         for sha256, media_type, why in made.left:
             click.echo(f"not made anew: {sha256} ({media_type}): {one_line(why)}")
         return
     with open_archive(archive) as opened, progress_bar("indexing") as progress:
+        opened.refuse_if_read_only()
         report = opened.reindex(series=series, progress=progress)
     click.echo(f"indexed {plural(report.passages, 'passage')} of {plural(report.sources, 'stored octet stream')}")
     for sha256, note in report.unreadable:
@@ -164,6 +166,7 @@ def _index(watch: bool, interval: float, limit: int | None, show_pending: bool, 
             if not queued:
                 click.echo("nothing is queued: every text deposited is searched", err=True)
             return
+        opened.refuse_if_read_only()  # before it says it watches: a reader never drains the queue
         if watch:  # it runs until stopped: say at once that it works, and on what (as pdi serve does)
             from pdi.archive.catalog.opening import shown_location
 

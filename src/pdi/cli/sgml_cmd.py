@@ -69,9 +69,12 @@ def sgml_add(file: Path, public: str | None, name: str | None, sgml_folder: str 
     (FILE:LINE:COLUMN), and nothing is written; add the modules a DTD names
     before it.
     """
+    from pdi.archive import refuse_writing_in
     from pdi.archive.sgml_dtds import add_dtd
 
-    added = add_dtd(_folder(archive, sgml_folder), file, public=public, name=name)
+    folder = _folder(archive, sgml_folder)
+    refuse_writing_in(archive, folder)  # a member of the archive's group, or read-only media: before onsgmls runs
+    added = add_dtd(folder, file, public=public, name=name)
     click.echo("\t".join([added.name, f"sha256:{added.sha256}", *added.public]))
 
 
