@@ -350,6 +350,15 @@ class ReadOnlyArchiveError(StoreError):
                  " reads the archive and never writes it): send writes to a resolver its owner runs")
 
 
+class UnreadableKeyError(ReadOnlyArchiveError):
+    """What is signed with the archive's signing key (a manifest, its key set, its registry), asked of a resolver
+    that may read the archive and not its key: a member of the archive's group, to whom the key (0600, its owner's
+    alone) is closed. Over HTTP a ``503`` without ``Retry-After``, as a write asked of such a resolver."""
+
+    OVER_HTTP = ("this resolver may read the archive, not its signing key (which is its owner's alone): ask a"
+                 " resolver its owner runs for what is signed")
+
+
 class RemoteError(PDIError, exit_code=16, http_status=502, title="remote error"):
     """Another server pdi asked (a mirror's origin or peer, a registry's or a key set's URL, the server of a page
     ``pdi capture`` was asked for) could not be reached

@@ -427,3 +427,35 @@ def test_pdi_serve_as_a_member_of_the_group_serves_reads_and_refuses_writes(open
         server.communicate(timeout=60)
     listed = _pdi(0o022, "ls", "--archive", str(root)).stdout.decode().split()
     assert listed == [first, second]  # the refused deposit stored nothing
+
+
+def test_pdi_serve_as_a_member_of_an_archive_with_a_signing_key_serves_reads_and_says_what_is_signed_is_not_here(
+        open_place: Path) -> None:
+    """The key is its owner's alone (0600, whatever the group may read): a member's resolver cannot read it. Before,
+    it did not start ("cannot read the signing key …: Permission denied"); now it serves every read, and what needs
+    the key (the key set, a manifest) is answered ``503`` without ``Retry-After``, saying to ask the owner's."""
+    root = _shared_with_nogroup(open_place)
+    _pdi(0o022, "init", str(root))
+    _pdi(0o022, "series", "add", S, "--archive", str(root))
+    _pdi(0o022, "keys", "init", "--archive", str(root))
+    assert mode(root / "signing-key.pem") == 0o600
+    first = _add(root, b"a signed memo\n", "text")
+    server = subprocess.Popen(_member_argv("serve", "--port", "0", "--replay-port", "0", "--workers", "1",
+                                           "--archive", str(root)),
+                              stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env=_member_env())
+    try:
+        assert server.stderr is not None
+        line = server.stderr.readline().decode()
+        assert line.startswith(f"pdi: serving {root} at http://127.0.0.1:"), line + server.stderr.read(2000).decode()
+        base = "http://127.0.0.1:" + line.split("http://127.0.0.1:", 1)[1].split("/", 1)[0]
+        answer = httpx.get(f"{base}/uri-res/N2R?{first}", timeout=30)
+        assert (answer.status_code, answer.content) == (200, b"a signed memo\n")
+        for path in ("/api/keys", f"/api/manifest?series={S}"):
+            refused = httpx.get(base + path, timeout=30)
+            assert refused.status_code == 503 and "retry-after" not in refused.headers, (path, refused.text)
+            assert refused.json()["detail"] == (
+                "this resolver may read the archive, not its signing key (which is its owner's alone): ask a"
+                " resolver its owner runs for what is signed"), refused.json()
+    finally:
+        server.terminate()
+        server.communicate(timeout=60)

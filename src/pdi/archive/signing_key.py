@@ -17,7 +17,14 @@ import contextlib
 import os
 from pathlib import Path
 
-from pdi.errors import ImmutabilityError, NotFoundError, StoreError, UnsupportedError
+from pdi.errors import (
+    ImmutabilityError,
+    NotFoundError,
+    PDIError,
+    StoreError,
+    UnreadableKeyError,
+    UnsupportedError,
+)
 from pdi.signing import SigningKey
 from pdi.wacz_signing import WaczKey
 
@@ -113,3 +120,19 @@ def _read(path: Path, makes: str) -> bytes:
     if len(data) > _MAX_KEY_FILE:
         raise UnsupportedError(f"{path} is larger than a signing key's PEM may be ({_MAX_KEY_FILE} octets)")
     return data
+
+
+def no_key(location: str, read_only: bool, none_said: str) -> PDIError:
+    """Why a resolver of the archive at ``location`` has no signing key to sign with: a :class:`NotFoundError`
+    saying ``none_said`` when the archive has none; an :class:`UnreadableKeyError` when it has one that this user,
+    who may only read the archive (``read_only``: a member of its group), may not read (the key is 0600, its
+    owner's alone: :mod:`pdi.archive.modes`)."""
+    if read_only:
+        try:
+            path: Path | None = key_path(location)
+        except PDIError:
+            path = None
+        if path is not None and path.exists():
+            return UnreadableKeyError(f"cannot read the signing key {path}: this user may read the archive at"
+                                      f" {location}, not its key (its owner's alone)")
+    return NotFoundError(none_said)

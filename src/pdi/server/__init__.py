@@ -310,14 +310,19 @@ def create_app(
 
 
 def _signing_key(archive: Archive) -> SigningKey | None:
-    """The archive's signing key where it has one (``$PDI_SIGNING_KEY``, or its directory's), else ``None``."""
+    """The archive's signing key where it has one (``$PDI_SIGNING_KEY``, or its directory's) and this user may read
+    it, else ``None``: a member of the group of an archive shared with it reads the archive, not its key."""
     from pdi.archive.signing_key import key_path, load_key
-    from pdi.errors import NotFoundError, UnsupportedError
+    from pdi.errors import NotFoundError, StoreError, UnsupportedError
 
     try:
         return load_key(key_path(archive.location))
     except (NotFoundError, UnsupportedError):
         return None
+    except StoreError:
+        if archive.read_only:  # a member of its group: the key is its owner's alone (0600), and what needs it
+            return None  # says so (signed_by_key_here)
+        raise
 
 
 def _registry_file(archive: Archive) -> Path | None:

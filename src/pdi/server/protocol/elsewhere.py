@@ -327,8 +327,10 @@ class Elsewhere:
         if own is None or not own.exists():
             raise NotFoundError("this archive keeps no registry: `pdi registry add SERIES BASE_URL` makes one")
         if self.signing_key is None:
-            raise NotFoundError("this archive has no signing key to sign its registry: `pdi keys init` makes one"
-                                " (then restart pdi serve)")
+            from pdi.archive.signing_key import no_key
+
+            raise no_key(self.archive.location, self.archive.read_only, "this archive has no signing key to sign its"
+                         " registry: `pdi keys init` makes one (then restart pdi serve)")
         key = self.signing_key
         try:
             registry = await anyio.to_thread.run_sync(read_registry_file, own)

@@ -95,7 +95,10 @@ class ManifestAPI(ArchiveHandlers):
 
     def _key(self) -> SigningKey:
         if self.key is None:
-            raise NotFoundError("this archive has no signing key: `pdi keys init` makes one (then restart pdi serve)")
+            from pdi.archive.signing_key import no_key
+
+            raise no_key(self.archive.location, self.archive.read_only,
+                         "this archive has no signing key: `pdi keys init` makes one (then restart pdi serve)")
         return self.key
 
     def keys(self, request: Request) -> Response:
