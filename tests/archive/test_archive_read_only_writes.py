@@ -102,6 +102,7 @@ WRITES = {
     "mirror-sync": ["mirror", "sync"],  # a "mirrors no series" (exit 4) before
     "export-bag": ["export", "{root}/bag"],
     "export-wacz": ["export", "--wacz", "{root}/out.wacz"],
+    "capture-series": ["capture", "http://127.0.0.1:9/", "--allow-private", "--series", S],  # fetched first, before
     "manifest-output": ["manifest", "--series", S, "--key-file", "{top}/outside-key.pem", "-o", "{root}/m.jws"],
 }
 

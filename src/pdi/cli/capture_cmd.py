@@ -253,6 +253,11 @@ def capture_command(
         raise click.UsageError("give --series S (deposit in the archive), -o FILE and/or --warc OUT.warc.gz")
     if warc is not None and browser:
         raise click.UsageError("--warc records the exchanges of pdi's own fetcher; it is not available with --browser")
+    if series is not None:  # an archive this user may only read (its group's, read-only media): said before fetching
+        from pdi.archive import Archive
+
+        with Archive.open(archive) as opened:
+            opened.refuse_if_read_only()
     data, _final = _capture(
         url,
         browser=browser,
