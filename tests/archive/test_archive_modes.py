@@ -33,6 +33,7 @@ import pytest
 from pdi.fragments.markup.sgml import onsgmls_path
 from support.modes import KEYS, expected, mode
 from support.modes import found as modes_found
+from support.read_only_resolver import read_only_resolver
 
 assert onsgmls_path() is not None, "OpenSP's onsgmls is not installed: run scripts/bootstrap --dev"
 
@@ -401,17 +402,8 @@ def test_pdi_serve_as_a_member_of_the_group_serves_reads_and_refuses_writes(open
     first = _add(root, b"a memo\n", "text")
     token = _pdi(0o022, "token", "add", "clerk", "--role", "deposit", "--series", S,
                  "--archive", str(root)).stdout.decode().split()[-1]
-    server = subprocess.Popen(_member_argv("serve", "--port", "0", "--replay-port", "0", "--workers", "1",
-                                           "--archive", str(root)),
-                              stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env=_member_env())
-    try:
-        assert server.stderr is not None
-        line = server.stderr.readline().decode()
-        assert line.startswith(f"pdi: serving {root} at http://127.0.0.1:"), line
-        assert line.endswith(f"; read-only: this user may read {root}, not write it (a member of its group, or a"
-                             " read-only file system), so each write is refused (503)\n"), line
-        port = int(line.split("http://127.0.0.1:", 1)[1].split("/", 1)[0])
-        base = f"http://127.0.0.1:{port}"
+    with read_only_resolver(_member_argv("serve", "--port", "0", "--replay-port", "0", "--workers", "1",
+                                         "--archive", str(root)), _member_env(), root) as base:
         answer = httpx.get(f"{base}/uri-res/N2R?{first}", timeout=30)
         assert (answer.status_code, answer.content) == (200, b"a memo\n")
         second = _add(root, b"another memo\n", "text")  # the owner deposits meanwhile: the resolver reads it
@@ -422,9 +414,6 @@ def test_pdi_serve_as_a_member_of_the_group_serves_reads_and_refuses_writes(open
         assert refused.status_code == 503 and "retry-after" not in refused.headers
         assert refused.headers["content-type"] == "application/problem+json"
         assert refused.json()["detail"].startswith("this resolver may read the archive, not write it"), refused.json()
-    finally:
-        server.terminate()
-        server.communicate(timeout=60)
     listed = _pdi(0o022, "ls", "--archive", str(root)).stdout.decode().split()
     assert listed == [first, second]  # the refused deposit stored nothing
 
@@ -440,14 +429,8 @@ def test_pdi_serve_as_a_member_of_an_archive_with_a_signing_key_serves_reads_and
     _pdi(0o022, "keys", "init", "--archive", str(root))
     assert mode(root / "signing-key.pem") == 0o600
     first = _add(root, b"a signed memo\n", "text")
-    server = subprocess.Popen(_member_argv("serve", "--port", "0", "--replay-port", "0", "--workers", "1",
-                                           "--archive", str(root)),
-                              stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env=_member_env())
-    try:
-        assert server.stderr is not None
-        line = server.stderr.readline().decode()
-        assert line.startswith(f"pdi: serving {root} at http://127.0.0.1:"), line + server.stderr.read(2000).decode()
-        base = "http://127.0.0.1:" + line.split("http://127.0.0.1:", 1)[1].split("/", 1)[0]
+    with read_only_resolver(_member_argv("serve", "--port", "0", "--replay-port", "0", "--workers", "1",
+                                         "--archive", str(root)), _member_env(), root) as base:
         answer = httpx.get(f"{base}/uri-res/N2R?{first}", timeout=30)
         assert (answer.status_code, answer.content) == (200, b"a signed memo\n")
         for path in ("/api/keys", f"/api/manifest?series={S}"):
@@ -456,6 +439,3 @@ def test_pdi_serve_as_a_member_of_an_archive_with_a_signing_key_serves_reads_and
             assert refused.json()["detail"] == (
                 "this resolver may read the archive, not its signing key (which is its owner's alone): ask a"
                 " resolver its owner runs for what is signed"), refused.json()
-    finally:
-        server.terminate()
-        server.communicate(timeout=60)

@@ -22,6 +22,7 @@ import httpx
 import pytest
 
 from pdi.archive import Archive, Content
+from support.read_only_resolver import read_only_resolver
 
 S = "media.example.us"
 ENV = {**os.environ, "PDI_SIGNING_KEY": "", "PDI_WACZ_KEY": "", "PDI_SGML_CATALOG": "", "PDI_REGISTRY": "",
@@ -129,24 +130,14 @@ def test_pdi_serve_of_read_only_media_serves_reads_and_refuses_writes(tmp_path: 
         (root / "catalog.sqlite-wal").write_bytes(b"")
     before = _files(place)
     script = 'mount --bind -o ro "$1" "$1" && shift && exec "$@"'
-    server = subprocess.Popen(
-        ["unshare", "--mount", *([] if os.geteuid() == 0 else ["--map-root-user"]), "sh", "-c", script, "sh",
-         str(place), sys.executable, "-m", "pdi", "serve", "--port", "0", "--replay-port", "0", "--workers", "1",
-         "--archive", str(root)], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env=ENV)
-    try:
-        assert server.stderr is not None
-        line = server.stderr.readline().decode()
-        assert line.startswith(f"pdi: serving {root} at http://127.0.0.1:"), line
-        assert line.endswith(f"; read-only: this user may read {root}, not write it (a member of its group, or a"
-                             " read-only file system), so each write is refused (503)\n"), line
-        base = "http://127.0.0.1:" + line.split("http://127.0.0.1:", 1)[1].split("/", 1)[0]
+    with read_only_resolver(
+            ["unshare", "--mount", *([] if os.geteuid() == 0 else ["--map-root-user"]), "sh", "-c", script, "sh",
+             str(place), sys.executable, "-m", "pdi", "serve", "--port", "0", "--replay-port", "0", "--workers", "1",
+             "--archive", str(root)], ENV, root) as base:
         answer = httpx.get(f"{base}/uri-res/N2R?{name}", timeout=30)
         assert (answer.status_code, answer.content) == (200, text)
         refused = httpx.post(f"{base}/api/deposit", params={"series": S, "format": "text"}, content=b"a third",
                              headers={"Authorization": f"Bearer {token}", "Content-Type": "text/plain"}, timeout=30)
         assert refused.status_code == 503 and "retry-after" not in refused.headers, refused.text
         assert refused.json()["detail"].startswith("this resolver may read the archive, not write it"), refused.json()
-    finally:
-        server.terminate()
-        server.communicate(timeout=60)
     assert _files(place) == before
