@@ -633,3 +633,181 @@ def test_a_migrated_release_archive_dates_changes_of_access(kind: str, tmp_path:
     assert all(c.changed_at > hid for c in shown.values())
     assert [name for name, c in shown.items() if c.withdrawn_at] == [
         name for name, c in before.items() if c.withdrawn_at]  # as before: the withdrawn ones only
+
+
+#: When a harvester that read the release's archive whole harvested it last: after its deposits (the newest release's
+#: were made on 2026-11-25 from 13:21 to 13:22, GMT), before the changes of access below; ``from=`` of its next harvest.
+HARVESTED = "2026-11-25T14:00:00Z"
+#: The changes of access made with the release, after that harvest and before the upgrade.
+CHANGED, LIFTED = "2026-11-26T10:00:00Z", "2026-11-26T11:00:00Z"
+FOREVER, OVER = "2099-01-01T00:00:00Z", "2026-11-27T00:00:00Z"
+
+
+def _release_writes(location: str, statements: list[tuple[str, tuple[object, ...]]]) -> None:
+    """Write into the release's catalog, past this pdi, what the release wrote for a change of access."""
+    if location.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(location) as conn:
+            for sql, params in statements:
+                conn.execute(sql.replace("?", "%s"), params)
+        return
+    with sqlite3.connect(Path(location) / "catalog.sqlite") as conn:
+        for sql, params in statements:
+            conn.execute(sql, params)
+
+
+def _doc(name: str) -> str:
+    """The catalog's ``documents.id`` of the newest release's document ``1``, ``2`` … of 2026-11-25, as SQL."""
+    return f"(SELECT id FROM documents WHERE day = '2026-11-25' AND unique_id = '{name}')"
+
+
+def _audited(at: str, action: str, subject: str, detail: str) -> list[tuple[str, tuple[object, ...]]]:
+    return [("INSERT INTO access_changes (at) VALUES (?)", (at,)),
+            ("INSERT INTO audit_log (at, who, action, subject, detail, address) VALUES (?, 'uid 0', ?, ?, ?, NULL)",
+             (at, action, subject, detail))]
+
+
+def _release_embargo(series: str, name: str, version: int | None, until: str | None, at: str
+                     ) -> list[tuple[str, tuple[object, ...]]]:
+    """What ``pdi embargo`` of pdi 0.1.0 and 0.2.0 wrote (``SQLStore.set_embargo``, commit 346c376f:
+    src/pdi/archive/catalog/access.py): the embargo, a row of ``access_changes``, the audit entry naming the name
+    given (a versioned name for a version)."""
+    subject = f"urn:pdi://{series}/2026/11/25/{name}" + ("" if version is None else f".text.{version}")
+    what = "the document" if version is None else f"version {version}"
+    if version is None:
+        change = ("UPDATE documents SET embargo_until = ? WHERE id = " + _doc(name), (until,))
+    else:
+        change = (f"UPDATE versions SET embargo_until = ? WHERE document = {_doc(name)} AND version = ?",
+                  (until, version))
+    return [change, *_audited(at, "embargo", subject, f"{what} until {until}" if until else f"{what}: lifted")]
+
+
+def _release_series_access(series: str, access: str, at: str) -> list[tuple[str, tuple[object, ...]]]:
+    """What ``pdi series access`` of pdi 0.1.0 and 0.2.0 wrote (``SQLStore.set_series_access``, the same file)."""
+    return [("UPDATE series SET access = ? WHERE name = ?", (access, series)),
+            *_audited(at, "series-access", series, access)]
+
+
+def _deposited_embargoed(name: str) -> list[tuple[str, tuple[object, ...]]]:
+    """A document deposited under an embargo (``pdi deposit --embargo-until``: its version's row holds it, and
+    nothing else says so): the release's document ``name`` as if it had been."""
+    return [(f"UPDATE versions SET embargo_until = ? WHERE document = {_doc(name)}", (FOREVER,))]
+
+
+def _mirrored_embargoed(series: str, name: str) -> list[tuple[str, tuple[object, ...]]]:
+    """A document a mirror took from its origin under the origin's embargo (``Mirroring`` of pdi 0.2.0, the same
+    commit: src/pdi/archive/mirroring.py, the embargo set with the document and audited from the origin's address):
+    the release's document ``name`` as if it had been, its audit entry after its deposit."""
+    at = "2026-11-25T13:30:00Z"
+    return [(f"UPDATE documents SET embargo_until = ? WHERE id = {_doc(name)}", (FOREVER,)),
+            ("INSERT INTO access_changes (at) VALUES (?)", (at,)),
+            ("INSERT INTO audit_log (at, who, action, subject, detail, address) VALUES"
+             " (?, 'uid 0', 'embargo', ?, ?, 'https://origin.example/')",
+             (at, f"urn:pdi://{series}/2026/11/25/{name}",
+              f"the document until {FOREVER} (from its origin's signed manifest)"))]
+
+
+def _harvest_after_upgrade(location: str, **arguments: str) -> tuple[str, str, dict[str, tuple[str, bool]]]:
+    """``pdi init`` of the release's archive, then an anonymous incremental harvest (sickle's ListIdentifiers) of
+    ``pdi serve``: GMT to the second before and after the migration, and each header's name (:func:`_short`) with
+    its datestamp and whether it is a deleted record."""
+    import datetime
+
+    import httpx
+    from sickle import Sickle, oaiexceptions
+
+    def now() -> str:
+        return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    before = now()
+    assert pdi(location, "init").exit_code == 0
+    after = now()
+    server = _serve(location, 1)
+    try:
+        assert server.stderr is not None
+        line = server.stderr.readline()
+        port = re.search(r" at http://[^:]+:(\d+)/", line)
+        assert port is not None, line
+        base = f"http://127.0.0.1:{port[1]}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"{base}/oai?verb=Identify", timeout=10)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline and server.poll() is None, base
+                time.sleep(0.1)
+        try:
+            headers = list(Sickle(f"{base}/oai").ListIdentifiers(metadataPrefix="oai_dc", **arguments))
+        except oaiexceptions.NoRecordsMatch:
+            headers = []
+    finally:
+        server.terminate()
+        server.communicate(timeout=60)
+    return before, after, {_short(h.identifier): (h.datestamp, h.deleted) for h in headers}
+
+
+def _short(name: str) -> str:
+    """A name's last segment, without its format and version: ``1`` for …/2026/11/25/1.text.2 (a unique id's own
+    dots are escaped, %2E)."""
+    return name.rpartition("/")[2].partition(".")[0]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("release", RELEASE_DIRS, ids=[p.name for p in RELEASE_DIRS])
+def test_embargoes_set_and_lifted_by_a_release_are_harvested_after_the_upgrade(
+        release: Path, kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Embargoes a release set or lifted after a harvester's last harvest: its next incremental harvest (OAI-PMH
+    2.0 §2.7.1, ``from=`` then) after ``pdi init`` migrated the archive shows, dated at the migration, a deleted
+    record for the document it may no longer read (§2.5.1) and the record of each document whose versions it is
+    shown changed; a document deposited under an embargo it never saw (or mirrored under its origin's) is named
+    nowhere, and one nothing happened to is not harvested again."""
+    series = _expected(release)["archives"][kind]["series"][0]
+    location = _restore(release, kind, tmp_path, request)
+    _release_writes(location, [
+        *_release_embargo(series, "3", None, FOREVER, CHANGED),  # withheld since
+        *_release_embargo(series, "4", None, FOREVER, CHANGED),  # withheld, then shown again
+        *_release_embargo(series, "4", None, None, LIFTED),
+        *_release_embargo(series, "1", 2, FOREVER, CHANGED),  # its second version withheld: the first shown
+        *_release_embargo(series, "6", None, OVER, CHANGED),  # withheld until an embargo since over
+        *_deposited_embargoed("5"),
+        *_mirrored_embargoed(series, "7"),
+    ])
+    before, after, harvested = _harvest_after_upgrade(location, **{"from": HARVESTED})
+    assert sorted(harvested) == ["1", "3", "4", "6"], harvested
+    assert {name: deleted for name, (_, deleted) in harvested.items()} == {
+        "1": False, "3": True, "4": False, "6": False}
+    for name in ("1", "3", "4"):
+        assert before <= harvested[name][0] <= after, (name, harvested[name], before, after)
+    assert harvested["6"][0] >= OVER
+    _, _, whole = _harvest_after_upgrade(location)  # a first harvest: the never-shown document is nowhere
+    assert "5" not in whole and "7" not in whole and "3" in whole and whole["3"][1]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("release", RELEASE_DIRS, ids=[p.name for p in RELEASE_DIRS])
+@pytest.mark.parametrize("accesses", [("private",), ("hidden",), ("private", "public")], ids="-".join)
+def test_a_series_made_private_or_public_by_a_release_is_harvested_after_the_upgrade(
+        accesses: tuple[str, ...], release: Path, kind: str, tmp_path: Path, request: pytest.FixtureRequest,
+) -> None:
+    """A series a release made private or hidden after a harvester's last harvest: its next incremental harvest
+    after ``pdi init`` migrated the archive shows every document it was shown as a deleted record dated at the
+    migration; made private and public again, every one as a record dated then (it may have missed any of them).
+    A document deposited under an embargo is named in neither."""
+    expected = _expected(release)
+    series = expected["archives"][kind]["series"][0]
+    location = _restore(release, kind, tmp_path, request)
+    moments = (CHANGED, LIFTED)
+    _release_writes(location, [*_deposited_embargoed("5"), *(
+        statement for access, at in zip(accesses, moments, strict=False)
+        for statement in _release_series_access(series, access, at))])
+    before, after, harvested = _harvest_after_upgrade(location, **{"from": HARVESTED})
+    held = expected["archives"][kind]
+    documents = {_short(name) for part in ("names", "served_by_release", "withdrawn") for name in held[part]} - {"5"}
+    assert len(documents) == 14 - 1 and "10" in documents  # the release's 14 documents (10 withdrawn), but 5
+    assert set(harvested) == documents, (sorted(harvested), sorted(documents))
+    shown_again = accesses[-1] == "public"
+    for name, (datestamp, deleted) in harvested.items():
+        assert before <= datestamp <= after, (name, datestamp, before, after)
+        assert deleted is (not shown_again or name == "10"), (name, deleted)

@@ -7,19 +7,24 @@ refused by any other opening (:meth:`SchemaPart.open_schema`).
 
 from __future__ import annotations
 
+import datetime
 import re
 import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pdi.archive.catalog.base import (
+    MAX_PARAMETERS,
     CatalogBase,
+    pages,
     timestamp,
 )
 from pdi.archive.store import (
     SCHEMA_VERSION,
     AuditRecord,
+    DocumentKey,
     OlderSchema,
+    SeriesRecord,
 )
 from pdi.errors import (
     CommitUnknownError,
@@ -536,8 +541,9 @@ def _access_changes_dated() -> list[str]:
     AccessPart.set_series_access`): the document shown (an embargo lifted early or moved into the past, its series
     made public), withheld (an embargo set on it, its series made private or hidden) or a version of it shown or
     withheld. An OAI-PMH record's datestamp counts it (OAI-PMH 2.0 §2.7.1), and a record withheld after it was
-    shown is a deleted record dated by it (§2.5.1). ``NULL``: none since the upgrade to this step (no earlier
-    change was dated)."""
+    shown is a deleted record dated by it (§2.5.1). ``NULL``: none. A catalog before it has the changes of
+    access its audit log records dated at the migration, on the documents they showed or withheld
+    (:meth:`SchemaPart._date_earlier_access_changes`)."""
     return ["ALTER TABLE documents ADD COLUMN access_changed_at TEXT"]
 
 
@@ -727,8 +733,9 @@ class SchemaPart(CatalogBase):
         """Inside the migration's transaction to ``target``, as step ``version`` is to run: its statements (those
         :func:`migrations` made; SQLite makes step 16's from the catalog as it is then); steps 17 and 18 rewrite
         the passages they are about here (:meth:`_respace_all`). Step 19 on its way to 20 or later leaves
-        PostgreSQL's index dropped: step 20 makes it, once. Step 21 adds its column unless it is there, step 22 its table, as the
-        steps before it may run again without harm."""
+        PostgreSQL's index dropped: step 20 makes it, once. Step 21 adds its column unless it is there, and dates
+        the documents a change of access made before it showed or withheld (:meth:`_date_earlier_access_changes`);
+        step 22 adds its table unless it is there, as the steps before it may run again without harm."""
         if version == SPACED_STEP:
             self._respace_all()
         elif version == RESPACED_STEP:
@@ -742,11 +749,79 @@ class SchemaPart(CatalogBase):
             if target >= ASCII_APART_STEP:
                 return []  # step 20, in this transaction, makes the index again: made here too, it was made twice
             return [statement for statement in statements if statement not in dropped]
-        elif version == ACCESS_DATED_STEP and self._has_column("documents", "access_changed_at"):
-            return []  # a catalog whose record of its steps was cut back to before this one (as the tests do)
+        elif version == ACCESS_DATED_STEP:
+            if self._has_column("documents", "access_changed_at"):
+                return []  # a catalog whose record of its steps was cut back to before this one (as the tests do)
+            for statement in statements:
+                self._query(statement)
+            self._date_earlier_access_changes(timestamp())
+            return []
         elif version == PARSE_REFUSALS_STEP and self._has_table("parse_refusals"):
             return []  # (likewise)
         return statements
+
+    def _date_earlier_access_changes(self, now: str, page: int = 500) -> int:
+        """Step 21, in the migration's transaction at ``now``: each document that a change of access made before
+        it showed, or withheld, as the audit log tells (:mod:`pdi.archive.catalog.access_history`), dated ``now``
+        (its ``access_changed_at``): an OAI-PMH harvester's next incremental harvest reads it again, or a deleted
+        record of it (OAI-PMH 2.0 §2.7.1, §2.5.1). Reads only the documents of a series whose access the log
+        changed, those an ``embargo`` entry names and those embargoed, a page at a time; how many are dated."""
+        from pdi.archive.catalog.access_history import (
+            DocumentHistory,
+            SeriesHistory,
+            Setting,
+            embargo_settings,
+        )
+        from pdi.archive.naming import key_of, parse_pdi
+        from pdi.errors import PDIError
+
+        records = {str(r[0]): SeriesRecord(str(r[0]), None if r[1] is None else str(r[1]), str(r[2]), str(r[3]),
+                                           str(r[4]))
+                   for r in self._query("SELECT name, parent, authority, created_at, access FROM series")}
+        series_settings: dict[str, list[Setting]] = {}
+        named: dict[DocumentKey, list[tuple[str, str]]] = {}
+        for at, action, subject, detail, address in self._query(
+                "SELECT at, action, subject, detail, address FROM audit_log"
+                " WHERE action IN ('series-access', 'embargo') ORDER BY at, id"):
+            if action == "series-access":  # from an address: a mirror following its origin (no token may)
+                series_settings.setdefault(str(subject), []).append(Setting(str(at), str(detail), address is not None))
+                continue
+            try:
+                key = key_of(parse_pdi(str(subject)))
+            except PDIError:
+                continue  # names no document: it embargoed none
+            named.setdefault(key, []).append((str(at), str(detail)))
+        history = SeriesHistory(records, series_settings)
+        changed = history.changed()
+        dated: list[int] = []
+        last: object = None
+        while True:
+            rows = self._query(
+                "SELECT d.id, d.series, d.day, d.unique_id, d.embargo_until, EXISTS (SELECT 1 FROM versions v"
+                " WHERE v.document = d.id AND v.embargo_until IS NOT NULL) FROM documents d"
+                + ("" if last is None else " WHERE d.id > ?") + " ORDER BY d.id LIMIT ?",
+                ([] if last is None else [last]) + [page],
+            )
+            for doc, series, day, unique_id, embargo, versions_embargoed in rows:
+                key = DocumentKey(str(series), datetime.date.fromisoformat(str(day)), str(unique_id))
+                if str(series) not in changed and embargo is None and not versions_embargoed and key not in named:
+                    continue  # as it was since its deposit
+                settings = embargo_settings(named.get(key, ()))
+                versions = {int(v): (str(at), None if until is None else str(until)) for v, at, until in self._query(
+                    "SELECT version, created_at, embargo_until FROM versions WHERE document = ?", (doc,))}
+                document = DocumentHistory(
+                    str(series), None if embargo is None else str(embargo), versions, settings.pop(None, ()),
+                    {v: s for v, s in settings.items() if v is not None},
+                )
+                if versions and document.dated_by_migration(history, now):
+                    dated.append(doc)
+            if len(rows) < page:
+                break
+            last = rows[-1][0]
+        for each in pages(dated, MAX_PARAMETERS - 1):
+            self._query(f"UPDATE documents SET access_changed_at = ? WHERE id IN ({', '.join('?' * len(each))})",
+                        [now, *each])
+        return len(dated)
 
     def _respace_all(self, page: int = 500, *, spaced_before: bool = False) -> int:
         """Every passage with a character of :data:`~pdi.passages.fulltext.UNSPACED` written as the index now holds
