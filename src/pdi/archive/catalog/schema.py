@@ -793,6 +793,10 @@ class SchemaPart(CatalogBase):
             named.setdefault(key, []).append((str(at), str(detail)))
         history = SeriesHistory(records, series_settings)
         changed = history.changed()
+        if not changed and not named and not self._query(
+                "SELECT 1 FROM documents WHERE embargo_until IS NOT NULL"
+                " UNION ALL SELECT 1 FROM versions WHERE embargo_until IS NOT NULL LIMIT 1"):
+            return 0  # no change of access to read back: every document as deposited
         dated: list[int] = []
         last: object = None
         while True:
