@@ -29,6 +29,7 @@ entry.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -71,18 +72,31 @@ class SeriesHistory:
 
     now: dict[str, SeriesRecord]
     settings: Mapping[str, Sequence[Setting]]
+    _public: dict[tuple[str, str], bool] = field(default_factory=dict, repr=False, compare=False)
+    _moments: list[str] = field(default_factory=list, repr=False, compare=False)
 
     def moments(self) -> set[str]:
         return {s.at for each in self.settings.values() for s in each}
 
     def public_at(self, name: str, moment: str) -> bool:
-        """Whether series ``name`` was public (its own access and those above it) at ``moment``."""
-        then = {
-            series: SeriesRecord(record.name, record.parent, record.authority, record.created_at,
-                                 value_at(self.settings.get(series, ()), moment, PUBLIC, record.access) or PUBLIC)
-            for series, record in self.now.items()
-        }
-        return effective_access(then, name) == PUBLIC
+        """Whether series ``name`` was public (its own access and those above it) at ``moment``: as at the last
+        entry by then (``""``: before any), worked out once for each."""
+        ordered = self._ordered()
+        last = ordered[bisect.bisect_right(ordered, moment) - 1] if ordered and ordered[0] <= moment else ""
+        known = self._public.get((name, last))
+        if known is None:
+            then = {
+                series: SeriesRecord(record.name, record.parent, record.authority, record.created_at,
+                                     value_at(self.settings.get(series, ()), last, PUBLIC, record.access) or PUBLIC)
+                for series, record in self.now.items()
+            }
+            known = self._public[name, last] = effective_access(then, name) == PUBLIC
+        return known
+
+    def _ordered(self) -> list[str]:
+        if not self._moments:
+            self._moments.extend(sorted(self.moments()))
+        return self._moments
 
     def public_now(self, name: str) -> bool:
         return effective_access(self.now, name) == PUBLIC

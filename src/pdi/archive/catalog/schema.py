@@ -766,6 +766,7 @@ class SchemaPart(CatalogBase):
         (its ``access_changed_at``): an OAI-PMH harvester's next incremental harvest reads it again, or a deleted
         record of it (OAI-PMH 2.0 §2.7.1, §2.5.1). Reads only the documents of a series whose access the log
         changed, those an ``embargo`` entry names and those embargoed, a page at a time; how many are dated."""
+        from pdi.archive.access import ACCESS
         from pdi.archive.catalog.access_history import (
             DocumentHistory,
             SeriesHistory,
@@ -784,6 +785,8 @@ class SchemaPart(CatalogBase):
                 "SELECT at, action, subject, detail, address FROM audit_log"
                 " WHERE action IN ('series-access', 'embargo') ORDER BY at, id"):
             if action == "series-access":  # from an address: a mirror following its origin (no token may)
+                if str(detail) not in ACCESS:
+                    continue  # not an access pdi wrote: it set none
                 series_settings.setdefault(str(subject), []).append(Setting(str(at), str(detail), address is not None))
                 continue
             try:
