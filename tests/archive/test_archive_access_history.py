@@ -73,3 +73,18 @@ def test_only_the_details_pdi_wrote_are_read() -> None:
         (LATER, f"the document until {FOREVER} (from its origin's signed manifest)"),
         (NOW, "version two until tomorrow, said someone"),
     ]) == {2: [Setting(CHANGED, FOREVER)], None: [Setting(LATER, None), Setting(LATER, FOREVER, from_origin=True)]}
+
+
+def test_a_document_withheld_is_withheld_since_the_change_that_withheld_it() -> None:
+    """Its deleted record lists the versions it had when dated: a version deposited while withheld (here in a
+    private series) must not be among them, so the migration dates such a document when it was withheld."""
+    series = _series("private", Setting(CHANGED, "private"))
+    document = _document(versions={1: (DEPOSITED, None), 2: (LATER, None)})
+    assert document.shown_at(DEPOSITED, series) == {1} and document.shown_at(LATER, series) == frozenset()
+    assert document.dated_by_migration(series, NOW)
+    assert document.withheld_since(series, NOW) == CHANGED  # version 2, deposited LATER, was never shown
+    embargoed = _document(entries=((CHANGED, f"the document until {FOREVER}"),), embargo=FOREVER)
+    assert embargoed.withheld_since(_series("public"), NOW) == CHANGED
+    assert _document().withheld_since(_series("public"), NOW) is None  # shown now
+    never = _series("private")  # never shown: nothing withheld from a reader who saw it
+    assert _document().withheld_since(never, NOW) is None

@@ -159,6 +159,18 @@ class DocumentHistory:
                    for moment in self.moments(series, now))
 
 
+    def withheld_since(self, series: SeriesHistory, now: str) -> str | None:
+        """The moment from which the log says it has shown a reader without access nothing, after it showed that
+        reader some version; ``None`` if it shows some version now (as the catalog holds it) or never showed any.
+        A deleted record of it lists the versions it had then, so a version deposited since is not named in it."""
+        if self.shown_at(now, series, current=True):
+            return None
+        moments = self.moments(series, now)
+        shown = [i for i, moment in enumerate(moments) if self.shown_at(moment, series)]
+        if not shown:
+            return None
+        return moments[shown[-1] + 1] if shown[-1] + 1 < len(moments) else now
+
 def embargo_settings(entries: Iterable[tuple[str, str]]) -> dict[int | None, list[Setting]]:
     """The embargoes ``entries`` (each an ``embargo`` entry's time and detail, oldest first) set, by version
     (``None``: the document's); a detail that is not one pdi wrote is left out."""

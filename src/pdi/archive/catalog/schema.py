@@ -801,6 +801,7 @@ class SchemaPart(CatalogBase):
                 " UNION ALL SELECT 1 FROM versions WHERE embargo_until IS NOT NULL LIMIT 1"):
             return 0  # no change of access to read back: every document as deposited
         dated: list[int] = []
+        dated_then: dict[str, list[int]] = {}
         last: object = None
         while True:
             rows = self._query(
@@ -821,14 +822,21 @@ class SchemaPart(CatalogBase):
                     {v: s for v, s in settings.items() if v is not None},
                 )
                 if versions and document.dated_by_migration(history, now):
-                    dated.append(doc)
+                    since = document.withheld_since(history, now)
+                    if since is not None and any(at >= since for at, _ in versions.values()):
+                        # a version deposited while it was withheld: its deleted record, which lists the versions
+                        # it had when dated, is dated when it was withheld, never naming a version not shown
+                        dated_then.setdefault(since, []).append(doc)
+                    else:
+                        dated.append(doc)
             if len(rows) < page:
                 break
             last = rows[-1][0]
-        for each in pages(dated, MAX_PARAMETERS - 1):
-            self._query(f"UPDATE documents SET access_changed_at = ? WHERE id IN ({', '.join('?' * len(each))})",
-                        [now, *each])
-        return len(dated)
+        for at, documents in [(now, dated), *dated_then.items()]:
+            for each in pages(documents, MAX_PARAMETERS - 1):
+                self._query(f"UPDATE documents SET access_changed_at = ? WHERE id IN ({', '.join('?' * len(each))})",
+                            [at, *each])
+        return len(dated) + sum(len(documents) for documents in dated_then.values())
 
     def _respace_all(self, page: int = 500, *, spaced_before: bool = False) -> int:
         """Every passage with a character of :data:`~pdi.passages.fulltext.UNSPACED` written as the index now holds
