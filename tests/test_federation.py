@@ -242,6 +242,24 @@ def test_registry_cli_add_show_remove(tmp_path: Path) -> None:
     assert unsigned.returncode == 4 and "pdi keys init" in unsigned.stderr
 
 
+@pytest.mark.parametrize("words", [("show",), ("show", "--jws"), ("add", "a.example.us", "https://a.example/"),
+                                   ("remove", "a.example.us", "https://a.example/")])
+def test_registry_cli_refuses_a_directory_that_is_no_archive(tmp_path: Path, words: tuple[str, ...]) -> None:
+    """Found by a tester following docs/how-to/federation.md (2026-11-30): ``pdi registry show --archive DIR`` with
+    DIR mistyped (no archive there) answered "the registry lists no series", exit 0, and ``add`` wrote a
+    registry.json into a directory that holds no archive. Every other command refuses it (exit 4, naming it);
+    so does registry, and writes nothing. With --registry-file the archive is not read (the test above)."""
+    typo = tmp_path / "not-an-archive"
+    typo.mkdir()
+    refused = subprocess.run([sys.executable, "-m", "pdi", "registry", *words, "--archive", str(typo)],
+                             capture_output=True, text=True, timeout=60,
+                             env={k: v for k, v in os.environ.items() if k != "PDI_REGISTRY"})
+    assert refused.returncode == 4, refused
+    assert refused.stderr.startswith(f"pdi: not found: no archive at {typo} (no catalog.sqlite)"), refused.stderr
+    assert "pdi init" in refused.stderr and refused.stdout == ""
+    assert list(typo.iterdir()) == []
+
+
 # --- NAPTR against a real DNS server ----------------------------------------------------------
 def test_naptr_answers_are_kept_for_their_ttl() -> None:
     records = ["--naptr-record=a.example.us,100,10,U,THTTP+N2R+N2L,!^.*$!http://127.0.0.1:8000/uri-res/N2R?\\0!",

@@ -7,6 +7,7 @@ the archive's key and serves it at ``/.well-known/pdi-registry``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,9 +26,16 @@ registry_file_option: Callable[[F], F] = click.option(
 
 
 def _path(archive: str, given: str | None) -> Path:
-    from pdi.federation.registry import registry_path
+    """The registry's file; one kept in the archive's directory only if there is an archive there (a mistyped
+    --archive would otherwise read as an empty registry, and add would write one beside no archive)."""
+    from pdi.cli.archive_io import open_archive
+    from pdi.federation.registry import REGISTRY_ENV, registry_path
 
-    return registry_path(archive, given)
+    path = registry_path(archive, given)
+    if not (given or os.environ.get(REGISTRY_ENV)):
+        with open_archive(archive):  # no archive there: refused, naming it and what to do (exit 4)
+            pass
+    return path
 
 
 def _writable_path(archive: str, given: str | None) -> Path:
