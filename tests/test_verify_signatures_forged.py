@@ -119,3 +119,28 @@ def test_a_forged_manifest_is_refused(tmp_path: Path, forge: Callable[[str, jwk.
     assert code == 3, output
     assert f"signature\t{forged}:1\t" in output and said in output, output
     assert "listing 0 names" in output  # nothing a forgery lists is trusted
+
+
+def test_checking_another_archives_manifest_without_its_key_says_to_give_it(tmp_path: Path) -> None:
+    """Found by a tester following docs/how-to/signatures.md (2026-11-30): ``pdi verify --signatures FILE`` on an
+    archive with no key of its own (the manifest another archive signed) said only "no signing key at …:
+    `pdi keys init` makes one", a key that cannot check another archive's signature. It names --key too, and
+    with it (the origin's key set, as ``pdi keys show --jwks`` prints it) the check goes on."""
+    origin, other = str(tmp_path / "a"), str(tmp_path / "b")
+    for argv in (("init", origin), ("keys", "init", "--archive", origin), ("series", "add", SERIES, "--archive", origin),
+                 ("init", other)):
+        assert _pdi(*argv)[0] == 0, argv
+    text = tmp_path / "minutes.txt"
+    text.write_bytes(b"the minutes\r\n")
+    assert _pdi("add", str(text), "--series", SERIES, "--archive", origin)[0] == 0
+    written = tmp_path / "series.jws"
+    assert _pdi("manifest", "--series", SERIES, "--all", "-o", str(written), "--archive", origin)[0] == 0
+    code, said = _pdi("verify", "--signatures", str(written), "--archive", other)
+    assert code == 4, said
+    assert said.startswith(f"pdi: not found: no signing key at {tmp_path / 'b' / 'signing-key.pem'} to check with:")
+    assert "(--key JWK|FILE|URL, such as its BASE_URL/api/keys)" in said and "`pdi keys init`" in said, said
+    keys = tmp_path / "a-keys.json"
+    keys.write_text(_pdi("keys", "show", "--jwks", "--archive", origin)[1])
+    code, said = _pdi("verify", "--signatures", str(written), "--key", str(keys), "--archive", other)
+    assert code == 3 and "manifest-missing\t" in said and "no such name" in said, said  # signature good; b holds none
+    assert "signature\t" not in said, said

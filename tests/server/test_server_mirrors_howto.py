@@ -138,3 +138,11 @@ def test_the_mirrors_page_shows_what_its_commands_print(
         listed = runner.invoke(cli, ["mirror", "ls", "--archive", str(b)]).stdout
         assert f"token from the file {etc}/a-token" in listed, listed
         assert runner.invoke(cli, ["verify", "--archive", str(b)]).stdout.endswith(": 0 problems\n")
+        # docs/how-to/signatures.md: another resolver's manifest, with its key, checked on its mirror (B), which holds
+        # the copies, ends as the file's check does
+        signatures = (ROOT / "docs" / "how-to" / "signatures.md").read_text("utf-8")
+        [typed] = re.findall(r"^pdi verify --signatures --key .*?\n.*?$", signatures, flags=re.MULTILINE)
+        words = shlex.split(typed.replace("\\\n", " ").replace("https://resolver.example.org", a_url), comments=True)
+        code, stdout, output = _run(runner, words, b)
+        assert (code, stdout) == (0, "checked 1 manifest listing 2 names: 0 problems\n"), output
+        assert "third ends as the file's check does: `checked 1\nmanifest listing 2 names: 0 problems`" in signatures

@@ -63,7 +63,14 @@ def public_keys(key: str | None, archive: Archive, key_file: str | None) -> list
     if key is None:
         from pdi.archive.signing_key import key_path, load_key
 
-        return [load_key(key_path(archive.location, key_file)).public]
+        path = key_path(archive.location, key_file)
+        try:
+            return [load_key(path).public]
+        except NotFoundError as exc:  # whoever checks another archive's manifest needs that archive's key, not one here
+            raise NotFoundError(
+                f"no signing key at {path} to check with: give the key of the archive that signed the manifests"
+                " (--key JWK|FILE|URL, such as its BASE_URL/api/keys), or make this archive's own with `pdi keys init`"
+            ) from exc
     from pdi.federation.authorities import load_keys
 
     return load_keys(key, "--key", seconds=HTTP_DEADLINE, timeout=HTTP_TIMEOUT)
