@@ -10,6 +10,7 @@ another key, ``alg`` ``none`` and a stray ``kid`` are refused.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -292,3 +293,28 @@ def test_every_key_of_a_private_key_is_taken(seed: bytes) -> None:
 
     key = SigningKey(Ed25519PrivateKey.from_private_bytes(seed))
     assert parse_jwks(json.dumps(key.public.jwk()), "k") == [key.public]
+
+
+def test_pdi_keys_show_prints_what_its_help_says_of_rfc8037s_key(tmp_path: Path) -> None:
+    """``pdi keys show`` of RFC 8037 A.1's key (its PEM written by jwcrypto): the public JWK, then ``x`` and ``kid``
+    as RFC 8037 A.2 and A.3 give them, which its help names in that order (found by a tester, 2026-11-30: the
+    help said "the raw key in base64url" only, and ``pdi keys --help`` named the Ed25519 key alone, not the WACZ
+    key ``--wacz`` makes and shows)."""
+    from click.testing import CliRunner
+
+    from pdi.cli import cli
+
+    pem = tmp_path / "rfc8037.pem"
+    pem.write_bytes(jwk.JWK(**RFC8037_PRIVATE).export_to_pem(private_key=True, password=None))
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", str(tmp_path / "a")]).exit_code == 0
+    shown = runner.invoke(cli, ["keys", "show", "--key-file", str(pem), "--archive", str(tmp_path / "a")])
+    assert shown.exit_code == 0, shown.output
+    first, x, kid = shown.stdout.splitlines()
+    assert json.loads(first) == {"kty": "OKP", "crv": "Ed25519", "x": RFC8037_X, "kid": RFC8037_THUMBPRINT,
+                                 "use": "sig", "alg": "EdDSA"}
+    assert (x, kid) == (f"x\t{RFC8037_X}", f"kid\t{RFC8037_THUMBPRINT}")
+    said = " ".join(runner.invoke(cli, ["keys", "show", "--help"]).stdout.split())
+    assert "its JWK (RFC 8037), then x (the raw key, base64url) and kid (RFC 7638 thumbprint)" in said
+    said = " ".join(runner.invoke(cli, ["keys", "--help"]).stdout.split())
+    assert "Ed25519 for manifests and ECDSA P-384 for WACZ exports" in said

@@ -43,7 +43,7 @@ wacz_option: Callable[[F], F] = click.option(
 
 @click.group("keys")
 def keys_group() -> None:
-    """The archive's Ed25519 signing key: made once (init), its public half shown (show)."""
+    """The archive's signing keys, Ed25519 for manifests and ECDSA P-384 for WACZ exports: made once, shown."""
 
 
 @keys_group.command("init")
@@ -91,7 +91,7 @@ def keys_init(wacz: bool, key_file: str | None, archive: str) -> None:
 @key_file_option
 @archive_option
 def keys_show(jwks: bool, wacz: bool, key_file: str | None, archive: str) -> None:
-    """Print the public key: its JWK (RFC 8037, kid = RFC 7638 thumbprint) and, after it, the raw key in base64url.
+    """Print the public key: its JWK (RFC 8037), then x (the raw key, base64url) and kid (RFC 7638 thumbprint).
 
     With --wacz: the WACZ key's public key, base64 of its SubjectPublicKeyInfo
     (the "publicKey" of a signed WACZ's datapackage-digest.json), and its id.
