@@ -68,11 +68,15 @@ def test_the_mirrors_page_shows_what_its_commands_print(
     a, b = tmp_path / "a", tmp_path / "b"
     (tmp_path / "report.txt").write_bytes(REPORT)
     (tmp_path / "scan.bin").write_bytes(SCAN)
-    for words in (["init", str(a)], ["series", "add", S, "--archive", str(a)],
-                  ["add", "report.txt", "-s", S, "--archive", str(a)], ["add", "scan.bin", "-s", S, "--archive", str(a)],
-                  ["keys", "init", "--archive", str(a)], ["init", str(b)], ["keys", "init", "--archive", str(b)]):
-        result = runner.invoke(cli, words)
-        assert result.exit_code == 0, (words, result.output)
+    # the page's first paragraphs say how A and B are made: A's lines before its `pdi serve`, then B's `pdi init`;
+    # each its own `pdi keys init`
+    intro = PAGE.read_text("utf-8").split("\n", 1)[1].split("## ", 1)[0]  # after the title
+    typed = [" ".join(line.split()) for line in re.findall(r"`(pdi [^`]+)`", intro)]
+    assert typed[:6] == ["pdi init", f"pdi series add {S}", f"pdi add -s {S} report.txt scan.bin", "pdi serve",
+                         "pdi init", "pdi keys init"], typed
+    for line, side in [*((line, a) for line in typed[:3]), (typed[4], b), (typed[5], a), (typed[5], b)]:
+        result = runner.invoke(cli, [*shlex.split(line)[1:], "--archive", str(side)])
+        assert result.exit_code == 0, (line, result.output)
     keys = {}
     for side in (a, b):
         shown = runner.invoke(cli, ["keys", "show", "--archive", str(side)]).stdout.splitlines()
