@@ -304,22 +304,6 @@ def test_naptr_leaves_out_a_resolver_at_an_address_that_is_not_public() -> None:
     assert len(every) == len(hosts)
 
 
-def test_naptr_naming_only_resolvers_that_are_not_public_says_so() -> None:
-    """Found by a tester following docs/how-to/federation.md on one machine (2026-11-30): a zone whose one record
-    names a resolver at 127.0.0.1 had ``pdi serve --dns`` answer ``404`` "not in this archive", as if the DNS had
-    named none, and log nothing. The DNS did name one, left out: a remote error (``502``) says so, names it and
-    the option that asks it (docs/reference/federation.md, DNS: NAPTR records)."""
-    records = ["--naptr-record=a.example.us,100,10,U,THTTP+N2R,!^.*$!http://127.0.0.1:8310/!"]
-    with dnsmasq(records) as node:
-        with pytest.raises(RemoteError) as caught:
-            NaptrFinder(node.server).services("a.example.us", URN)
-        said = str(caught.value)
-        assert f"the DNS server {node.server} names for a.example.us only resolvers at addresses that are not public"\
-               " (http://127.0.0.1:8310/), which are left out (pdi serve --dns-private asks them too)" == said
-        assert [s.base for s in NaptrFinder(node.server, private=True).services("a.example.us", URN)] == [
-            "http://127.0.0.1:8310/"]
-
-
 def test_naptr_of_an_unknown_domain_is_none() -> None:
     with dnsmasq([]) as node:
         assert NaptrFinder(node.server).services("nobody.example.us", URN) == []

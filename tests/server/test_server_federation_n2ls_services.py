@@ -71,3 +71,29 @@ def test_one_resolver_named_by_a_registry_and_the_dns_in_two_spellings_is_listed
             # the registry's spelling, the first the resolver learnt
             assert [line for line in listed.text.splitlines() if not line.startswith("#")] == [
                 f"HTTP://127.0.0.1:{a_port}/uri-res/N2R?{name}"], listed.text
+
+
+def test_the_dns_is_asked_for_a_series_a_registry_lists_too_its_resolvers_after_the_registrys(tmp_path: Path) -> None:
+    """docs/reference/federation.md, What the resolver answers: the registries, then the DNS. Found by a tester
+    (2026-11-30): ``pdi serve --help`` and the federation how-to said ``--dns`` was asked only for a series no
+    registry names; ``N2Ls`` lists the resolvers of both, the registry's first, and the help says so now."""
+    import subprocess
+    import sys
+
+    c_dir = tmp_path / "c"
+    Archive.init(str(c_dir)).close()
+    series, listed_base, dns_base = "both.example.us", "http://127.0.0.1:9/", "http://127.0.0.1:7/"
+    added = subprocess.run([sys.executable, "-m", "pdi", "registry", "add", series, listed_base,
+                            "--archive", str(c_dir)], capture_output=True, text=True, timeout=60)
+    assert added.returncode == 0, added.stderr
+    with dnsmasq([f"--naptr-record={series},100,10,U,THTTP+N2R,!^.*$!{dns_base}!"]) as node, \
+            serving(c_dir, "--dns", node.server, "--dns-private") as (_, c_port):
+        name = f"urn:pdi://{series}/2026/11/25/1.text.1"
+        listed = httpx.get(f"http://127.0.0.1:{c_port}/uri-res/N2Ls?{name}", timeout=30)
+        assert listed.status_code == 200, listed.text
+        assert [line for line in listed.text.splitlines() if not line.startswith("#")] == [
+            f"{listed_base}uri-res/N2R?{name}", f"{dns_base}uri-res/N2R?{name}"], listed.text
+    said = subprocess.run([sys.executable, "-m", "pdi", "serve", "--help"], capture_output=True, text=True,
+                          timeout=60).stdout
+    assert "hold: the resolvers they name come after the registries' (the only ones when no registry names the" \
+           " series)" in " ".join(said.split())

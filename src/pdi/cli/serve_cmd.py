@@ -111,7 +111,8 @@ DEFAULT_CACHE_MIB = 32
               "must be signed with; a registry it does not verify is refused. Only with --registry.")
 @click.option("--dns", metavar="HOST:PORT",
               help="A DNS server to ask for the NAPTR records (RFC 3404) of a series this archive does not "
-              "hold and no registry names.")
+              "hold: the resolvers they name come after the registries' (the only ones when no registry names the "
+              "series).")
 @click.option("--dns-private", is_flag=True,
               help="Ask a resolver the DNS names at a loopback, private or link-local address too (a private "
               "network's, or tests'); without it such a resolver is left out: a stranger's DNS zone could make "

@@ -252,16 +252,7 @@ class NaptrFinder:
 
         from pdi._addresses import host_not_public
 
-        public = [service for service in found if host_not_public(urlsplit(service.base).hostname or "") is None]
-        if found and not public:  # said, not answered "not found": the DNS did name resolvers, here left out
-            named = ", ".join(clipped(service.base, 200) for service in found[:3])
-            raise RemoteError(f"the DNS server {self.server} names for {start} only resolvers at addresses that are"
-                              f" not public ({named}{', …' if len(found) > 3 else ''}), which are left out"
-                              " (pdi serve --dns-private asks them too)")
-        if len(public) < len(found):
-            log.info("pdi: %d resolvers the DNS names for %s are left out: their addresses are not public",
-                     len(found) - len(public), clipped(start, 200))
-        return public
+        return [service for service in found if host_not_public(urlsplit(service.base).hostname or "") is None]
 
     def _follow(self, domain: str, urn: str, hops: int, found: list[Service], budget: list[float],
                 failures: list[str]) -> None:
