@@ -144,3 +144,28 @@ def test_checking_another_archives_manifest_without_its_key_says_to_give_it(tmp_
     code, said = _pdi("verify", "--signatures", str(written), "--key", str(keys), "--archive", other)
     assert code == 3 and "manifest-missing\t" in said and "no such name" in said, said  # signature good; b holds none
     assert "signature\t" not in said, said
+
+
+def test_a_manifest_of_a_day_with_no_names_is_signed_and_said(tmp_path: Path) -> None:
+    """Found by a tester typing docs/how-to/signatures.md's lines as shown (2026-11-30): ``pdi manifest --day
+    2026-11-25`` of a series minted in on another day wrote and signed a manifest of no names, saying nothing, and
+    its check said "listing 0 names: 0 problems". It is still written (that a day holds no names is a fact worth
+    signing), and standard error says so, with where to look."""
+    archive = str(tmp_path / "a")
+    for argv in (("init", archive), ("keys", "init", "--archive", archive), ("series", "add", SERIES, "--archive", archive)):
+        assert _pdi(*argv)[0] == 0, argv
+    text = tmp_path / "minutes.txt"
+    text.write_bytes(b"the minutes\r\n")
+    assert _pdi("add", str(text), "--series", SERIES, "--archive", archive)[0] == 0
+    written = tmp_path / "day.jws"
+    made = CliRunner().invoke(cli, ["manifest", "--series", SERIES, "--day", "1999-09-16", "-o", str(written),
+                                    "--archive", archive])
+    assert made.exit_code == 0, made.output
+    assert made.stderr == (f"pdi: the manifest lists no names: {SERIES} holds none minted on 1999-09-16 (pdi ls"
+                           f" --series {SERIES} lists those it holds)\n")
+    payload = json.loads(_unb64(written.read_text().strip().split(".")[1]))
+    assert (payload["day"], payload["names"]) == ("1999-09-16", [])
+    code, said = _pdi("verify", "--signatures", str(written), "--archive", archive)
+    assert code == 0 and said == "checked 1 manifest listing 0 names: 0 problems\n", said
+    every = CliRunner().invoke(cli, ["manifest", "--series", SERIES, "--all", "-o", str(written), "--archive", archive])
+    assert every.exit_code == 0 and every.stderr == "", every.output  # a manifest that lists names says nothing

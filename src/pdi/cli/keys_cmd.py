@@ -141,7 +141,9 @@ def manifest_cmd(series: str, day: str | None, after: str | None, limit: int, ev
     GET /api/manifest?series=S&day=D; `pdi verify --signatures FILE` checks it.
     With --tsa, a trusted timestamp (RFC 3161) of the file is kept beside it.
     A FILE.tsr of the file it replaces is removed (and said, unless --tsa
-    writes a new one): one of these very octets is kept.
+    writes a new one): one of these very octets is kept. A manifest that
+    lists no names (a day none was minted on) is signed all the same, and
+    said on standard error.
     """
     from pdi.archive.signing_key import key_path, load_key
     from pdi.signing import manifest_payload, sign_manifest
@@ -157,10 +159,13 @@ def manifest_cmd(series: str, day: str | None, after: str | None, limit: int, ev
     with open_archive(archive) as opened:
         key = load_key(key_path(opened.location, key_file))
 
+        listed = [0]
+
         def pages() -> Iterator[bytes]:
             cursor = after
             while True:
                 page = opened.manifest_page(series, day=when, after=cursor, limit=limit)
+                listed[0] += len(page.entries)
                 payload = manifest_payload(page.series, page.day, list(page.entries), after=page.after,
                                            next_after=page.next, access=page.access)
                 yield (sign_manifest(key, payload) + "\n").encode("ascii")
@@ -173,6 +178,10 @@ def manifest_cmd(series: str, day: str | None, after: str | None, limit: int, ev
             removed = None
         else:
             removed = _write_manifest(Path(output), pages(), output)
+    if not listed[0] and after is None:  # signed all the same (a day with no names is a fact); said, as a typo may be
+        minted = f" minted on {day}" if day else ""
+        click.echo(f"pdi: the manifest lists no names: {series} holds none{minted} (pdi ls --series {series} lists"
+                   " those it holds)", err=True)
     stamped = False
     try:
         if tsa is not None:
