@@ -87,6 +87,14 @@ def test_an_id_not_on_the_nearest_day_names_that_days_documents(archive: Archive
     assert said.endswith(f"has nothing minted on 2026-11-29; nearest, 2026-11-28 (1 day before): urn:pdi://{S}/2026/11/28/1")
 
 
+def test_a_count_of_days_has_thousands_separators(archive: Archive, clock: Clock) -> None:
+    """Counts are printed with separators elsewhere ("1,073,741,824"): 1994-12-01 to 2026-11-20 is 11,677 days
+    (GNU ``date -u +%s`` of each, apart by 86,400)."""
+    _fill(archive, clock)
+    said = _said(archive, f"urn:pdi://{S}/1994/12/01/1.text.1")
+    assert said.endswith(f"nearest, 2026-11-20 (11,677 days after): urn:pdi://{S}/2026/11/20/1.text.1")
+
+
 def test_a_number_not_minted_that_day_names_the_days_documents(archive: Archive, clock: Clock) -> None:
     _fill(archive, clock)
     said = _said(archive, f"urn:pdi://{S}/2026/11/20/7.text.1")

@@ -132,7 +132,7 @@ def nearest(archive: Holding, parsed: PDI, limit: int) -> Nearest:
 
 def _apart(side: datetime.date, day: datetime.date) -> str:
     days = (side - day).days
-    return f"{side.isoformat()} ({abs(days)} day{'s' if abs(days) != 1 else ''} {'after' if days > 0 else 'before'})"
+    return f"{side.isoformat()} ({abs(days):,} day{'s' if abs(days) != 1 else ''} {'after' if days > 0 else 'before'})"
 
 
 def _located(archive: Holding, generic: PDI) -> Generic | None:
