@@ -336,3 +336,30 @@ def test_one_token_of_role_mirror_reads_and_announces(tmp_path: Path) -> None:
                            headers={"Authorization": f"Bearer {token.read_text()}"}).text
     assert f"https://b.example.org/uri-res/N2R?{names['closed']}" in listed
     assert held(b, PRIVATE) == {names["closed"]: hashlib.sha256(BYTES["closed"]).hexdigest()}
+
+
+def test_an_announcement_with_the_read_token_says_how_to_get_one_of_role_mirror(tmp_path: Path) -> None:
+    """--announce falls back to the read token pdi mirror add recorded; A refuses it (403, "this needs mirror"),
+    and the message says which token was sent and how to get one of role mirror: the pdi token add line to run
+    on A, and --token-file to give it. Done as it says, the announcement is recorded."""
+    a, _, read = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    with serving(a) as a_url:
+        assert pdi("mirror", "add", a_url, "--series", PRIVATE, "--token-file", str(read), "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "sync", "--announce", "https://b.example.org", "--archive", str(b))
+        assert code == 10, out
+        assert out == (
+            f"pdi: forbidden: {a_url}/api/mirrors refused this mirror's announcement (HTTP 403): token 'mirror-b' has the role"
+            f" read; this needs mirror. The token sent was the one pdi mirror add recorded to read {PRIVATE} with"
+            f" (from the file {read}); an announcement needs a token of role mirror for {PRIVATE}, which the"
+            f" operator of {a_url} makes there (pdi token add NAME --role mirror --series {PRIVATE}) and gives to"
+            " you, to put in a file of mode 0600 and give with pdi mirror sync --announce https://b.example.org"
+            " --token-file FILE\n"), out
+        code, made = pdi("token", "add", "announce-b", "--role", "mirror", "--series", PRIVATE, "--archive", str(a))
+        assert code == 0, made
+        given = tmp_path / "b-token"
+        given.write_text(made.splitlines()[0] + "\n")
+        given.chmod(0o600)
+        code, out = pdi("mirror", "sync", "--announce", "https://b.example.org", "--token-file", str(given),
+                        "--archive", str(b))
+        assert code == 0 and f"announced\t{PRIVATE}\tto {a_url}\tnew" in out, out

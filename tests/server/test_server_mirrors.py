@@ -933,3 +933,21 @@ def test_a_sync_parses_each_name_listed_once(tmp_path: Path, monkeypatch: pytest
     assert (report.listed, report.copied, list(report.problems)) == (len(names), len(names), [])
     assert sorted(n for n in parsed if n in names.values()) == sorted(names.values())
     assert held(b) == {name: held(a)[name] for name in names.values()}
+
+
+def test_a_series_the_origin_does_not_hold_says_where_its_series_are_listed(tmp_path: Path) -> None:
+    """pdi mirror add of a series the origin does not hold passed on the origin's own hint ("`pdi series ls` lists
+    those that are"), a command only its operator can run there. It says instead that the origin holds no such
+    series, and where its series are listed over HTTP (/api/series), which lists S; nothing is recorded."""
+    a, _ = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    with serving(a) as a_url:
+        code, out = pdi("mirror", "add", a_url, "--series", "nosuch.example.us", "--key", a_key(a), "--archive", str(b))
+        assert code == 4, out
+        assert out == (
+            f"pdi: not found: the origin at {a_url} holds no series nosuch.example.us that it lets this archive read"
+            f" (the manifest of nosuch.example.us at {a_url}/api/manifest?series=nosuch.example.us&limit=1000:"
+            f" HTTP 404: series nosuch.example.us is not registered): the series it shows are listed at"
+            f" {a_url}/api/series; pdi mirror add {a_url} --series S with one of those\n"), out
+        assert [s["name"] for s in httpx.get(f"{a_url}/api/series").json()["series"]] == [S]
+        assert pdi("mirror", "ls", "--archive", str(b)) == (0, "")

@@ -189,7 +189,7 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
             raise NotFoundError("this archive mirrors no series" + (f" {series}" if series else "") + " (pdi mirror add)")
         if announce_as is not None:
             from pdi.archive.signing_key import key_path, load_key
-            from pdi.network.mirror_access import read_token
+            from pdi.network.mirror_access import describe_source, read_token
 
             given = (Path(token_file).read_text(encoding="utf-8") if token_file
                      else os.environ.get("PDI_ORIGIN_TOKEN", "")).strip()
@@ -200,7 +200,10 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
             for record in origins:
                 # the token given, else the one this origin is read with (a token of role mirror reads too)
                 token = given or read_token(str(record.token_source))
-                new = announce(record, announce_as, [public], token)
+                sent = (f"the one in {token_file}" if token_file else "$PDI_ORIGIN_TOKEN" if given else
+                        f"the one pdi mirror add recorded to read {record.series} with (from"
+                        f" {describe_source(str(record.token_source))})")
+                new = announce(record, announce_as, [public], token, sent)
                 click.echo(f"announced\t{record.series}\tto {shown_url(record.base_url)}\t{'new' if new else 'known already'}")
         for record in origins:
             # each problem told as it is found, never all held: an origin may list ten million names

@@ -174,8 +174,26 @@ def check_origin(base: str, series: str, keys: Sequence[PublicKey], source: str 
         peer = Peer(base, keys, client, token)
         try:
             next(peer.manifest(series), None)
+        except NotFoundError as exc:
+            raise _not_held(base, series, exc) from None
         finally:
             peer.close()
+
+
+#: What a pdi origin adds to its 404 for a series it lacks: a command for its own operator, not for this one.
+_ORIGINS_OWN_HINT = " (`pdi series ls` lists those that are)"
+
+
+def _not_held(base: str, series: str, exc: NotFoundError) -> NotFoundError:
+    """The 404 ``exc`` of ``base``'s manifest of ``series`` as this archive's user can act on it: when it is a pdi
+    origin's "series S is not registered", where that origin's series can be read (``/api/series``), not the
+    origin's own hint (``pdi series ls``, which only its operator can run); any other 404 as it is."""
+    if f": HTTP 404: series {series} is not registered" not in exc.message:
+        return exc  # no pdi resolver's word for a series it lacks (a web server that is no pdi, say): as said
+    shown = shown_url(base_url(base))
+    return NotFoundError(f"the origin at {shown} holds no series {series} that it lets this archive read"
+                         f" ({exc.message.removesuffix(_ORIGINS_OWN_HINT)}): the series it shows are listed at"
+                         f" {shown}/api/series; pdi mirror add {shown} --series S with one of those")
 
 
 def pinned_keys(record: MirrorRecord) -> list[PublicKey]:
@@ -740,10 +758,12 @@ def _checked(spooled: Spooled, name: str, sha256: str, size: int, base: str) -> 
     return spooled
 
 
-def announce(record: MirrorRecord, url: str, keys: Sequence[PublicKey], token: str) -> bool:
+def announce(record: MirrorRecord, url: str, keys: Sequence[PublicKey], token: str, whose: str = "the token given") -> bool:
     """Tell ``record``'s origin that the archive at ``url`` (with ``keys``) holds a copy of its series
-    (``POST /api/mirrors``, :mod:`pdi.server.write.mirrors`), with ``token`` (role ``mirror``); whether the origin
-    recorded it now (``False``: it had already). Its refusal is raised with the problem's words.
+    (``POST /api/mirrors``, :mod:`pdi.server.write.mirrors`), with ``token`` (role ``mirror``; ``whose`` says where
+    it was read from); whether the origin recorded it now (``False``: it had already). Its refusal is raised with
+    the problem's words; a token it does not know (``401``) or whose role or series does not cover this (``403``
+    with RFC 6750 §3.1's ``insufficient_scope``) also with how to get one that does.
 
     An announcement is recorded once however often it is sent (the same again is answered ``200`` and writes
     nothing), so one answered ``503`` (the origin's storage could not answer, or lost its commit's answer, so
@@ -771,7 +791,15 @@ def announce(record: MirrorRecord, url: str, keys: Sequence[PublicKey], token: s
                           f" ({again})")
     error = {401: AccessError, 403: AccessError, 404: NotFoundError, 409: ImmutabilityError}.get(
         answer.status_code, RemoteError)
-    raise error(f"{target} refused this mirror's announcement (HTTP {answer.status_code}): {detail}")
+    message = f"{target} refused this mirror's announcement (HTTP {answer.status_code}): {detail}"
+    if answer.status_code == 401 or (answer.status_code == 403 and "insufficient_scope" in
+                                      answer.headers.get("www-authenticate", "")):
+        origin = shown_url(record.base_url)
+        message += (f". The token sent was {whose}; an announcement needs a token of role mirror for"
+                    f" {record.series}, which the operator of {origin} makes there (pdi token add NAME --role mirror"
+                    f" --series {record.series}) and gives to you, to put in a file of mode 0600 and give with"
+                    f" pdi mirror sync --announce {url} --token-file FILE")
+    raise error(message)
 
 
 def _retry_after(field: str | None) -> float:
