@@ -5,8 +5,8 @@ the mirror), and what each block prints is the ``text`` block after it.
 A holds the page's two deposits: ``report.txt`` (``Quarterly report.`` and a line ending, 18 octets) and
 ``scan.bin`` (100,000 octets: a blob file), so a sync brings 100,018 octets. The page's addresses
 (``https://a.example.org``, ``https://b.example.org``) are the two servers', its day today's and its keys the
-ones ``pdi keys init`` made here; the text's first octet flipped (``Q``, 0x51, to ``P``, 0x50) is the damage
-``pdi verify --repair`` finds and mends from A.
+ones ``pdi keys init`` made here; the text's first octet made ``P`` (it was ``Q``) by the page's own ``printf |
+dd`` line, run by ``sh`` in B's archive, is the damage ``pdi verify --repair`` finds and mends from A.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import hashlib
 import os
 import re
 import shlex
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,7 +27,6 @@ from click.testing import CliRunner
 from server_helpers import start_serve, stop, wait_answering
 
 from pdi.cli import cli
-from support.stored_blobs import flip_octet
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "how-to" / "mirrors.md"
@@ -102,10 +102,20 @@ def test_the_mirrors_page_shows_what_its_commands_print(
             if language != "sh":
                 continue
             out = ""
-            for line in body.replace("\\\n", " ").splitlines():
+            shell: list[str] = []  # the block's other lines (the repair's damage), run by sh before the next pdi line
+            for line in [*body.replace("\\\n", " ").splitlines(), ""]:
                 said = re.search(r"#.*\((A|B)\)", line)
                 if said:
                     side = a if said.group(1) == "A" else b
+                first = (shlex.split(line, comments=True) or [""])[0]
+                if first not in ("", "pdi", "curl", "install"):
+                    shell.append(line)
+                    continue
+                if shell:  # the page's own commands, in B's archive: $PDI_ARCHIVE names it
+                    done = subprocess.run(["sh", "-ec", "\n".join(shell)], cwd=tmp_path, capture_output=True,
+                                          env={**os.environ, "PDI_ARCHIVE": str(side)}, check=False, timeout=30)
+                    assert done.returncode == 0, (shell, done.stderr)
+                    shell = []
                 if line.startswith("curl "):
                     [url] = re.findall(r"'([^']+)'", line)
                     out += httpx.get(url).text.replace("\r\n", "\n")  # text/uri-list lines end CRLF (RFC 2483)
@@ -122,8 +132,6 @@ def test_the_mirrors_page_shows_what_its_commands_print(
                 if ">" in words:
                     redirected = words[words.index(">") + 1]
                     words = words[: words.index(">")]
-                if words[1:3] == ["verify", "--repair"]:
-                    flip_octet(b, hashlib.sha256(REPORT).hexdigest(), 0)
                 code, stdout, output = _run(runner, words, side)
                 assert code == 0, (line, output)
                 if redirected:
