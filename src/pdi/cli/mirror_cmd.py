@@ -200,7 +200,7 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
             for record in origins:
                 # the token given, else the one this origin is read with (a token of role mirror reads too)
                 token = given or read_token(str(record.token_source))
-                sent = (f"the one in {token_file}" if token_file else "$PDI_ORIGIN_TOKEN" if given else
+                sent = (f"the one in {token_file}" if token_file else "the one in $PDI_ORIGIN_TOKEN" if given else
                         f"the one pdi mirror add recorded to read {record.series} with (from"
                         f" {describe_source(str(record.token_source))})")
                 new = announce(record, announce_as, [public], token, sent)
