@@ -418,6 +418,29 @@ def test_pdi_serve_as_a_member_of_the_group_serves_reads_and_refuses_writes(open
     assert listed == [first, second]  # the refused deposit stored nothing
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_pdi_serve_indexer_as_a_member_of_the_group_is_refused_before_it_serves(open_place: Path, workers: str) -> None:
+    """The indexer drains the catalog's queue, writing the full text it makes there: a member may not write the
+    catalog, so ``pdi serve --indexer`` is refused before it serves, exit 8 with the member's refusal of a write
+    and what to do (serve without it; the owner drains the queue), not a resolver whose indexer stops as it starts
+    or is never started. Before, the resolver started and its indexer could never drain the queue."""
+    root = _shared_with_nogroup(open_place)
+    _pdi(0o022, "init", str(root))
+    _pdi(0o022, "series", "add", S, "--archive", str(root))
+    _add(root, b"a memo\n", "text")
+    refused = _as_member("serve", "--port", "0", "--replay-port", "0", "--workers", workers, "--indexer",
+                         "--archive", str(root), timeout=60)
+    said = refused.stderr.decode()
+    assert refused.returncode == 8, said
+    assert said.startswith(f"pdi: storage error: cannot write the archive at {root}: this user (nobody) may read"
+                           " it, not write it (its catalog"), said
+    assert said.rstrip("\n").endswith(
+        "; --indexer writes the full text of the texts queued in its catalog, so this user cannot run it: serve"
+        " without --indexer (each read is served, each write refused), and let the archive's owner drain the queue"
+        " (pdi index --watch, or pdi serve --indexer)"), said
+    assert "pdi: serving" not in said and "Traceback" not in said and said.count("\n") == 1, said
+
+
 def test_pdi_serve_as_a_member_of_an_archive_with_a_signing_key_serves_reads_and_says_what_is_signed_is_not_here(
         open_place: Path) -> None:
     """The key is its owner's alone (0600, whatever the group may read): a member's resolver cannot read it. Before,

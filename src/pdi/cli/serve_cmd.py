@@ -26,6 +26,7 @@ from pdi.server.process.limits import (
 )
 
 if TYPE_CHECKING:
+    from pdi.archive import Archive
     from pdi.federation.authorities import RegistrySource
     from pdi.federation.naptr import NaptrFinder
 
@@ -101,7 +102,9 @@ DEFAULT_CACHE_MIB = 32
                    " page /api/manifest answers to the same query (asked once a page, then kept).")
 @click.option("--indexer", is_flag=True,
               help="Also run `pdi index --watch` in a process of its own, making the full-text passages "
-              "large deposits left to the catalog's queue (any number of resolvers and indexers may share it).")
+              "large deposits left to the catalog's queue (any number of resolvers and indexers may share it). Refused "
+              "(exit 8) when this user may only read the archive (a member of its group, read-only media): its "
+              "owner drains the queue.")
 @click.option("--registry", "registries", multiple=True, metavar="FILE|URL",
               help="A signed registry of series and their resolvers (the JWS /.well-known/pdi-registry serves), "
               "checked against --registry-key: a name of a series this archive does not hold is sent on to its "
@@ -260,6 +263,8 @@ def serve_cmd(
                               max_upload=None if max_upload_mib is None else max_upload_mib << 20,
                               resolver_token=token)
         read_only.append(resolver.state.archive.read_only)
+        if indexer:
+            _refuse_indexer(resolver.state.archive)
         replay = create_replay_app(archive, archive=resolver.state.archive, resolver_origin=resolver_origin,
                                    resolver_port=bound, scripts=replay_scripts, limits=work)
         observed = Observe(replay, access=log, json_logs=log_format == "json", metrics=False)
@@ -273,7 +278,11 @@ def serve_cmd(
     else:  # each worker opens the archive itself; a missing or broken one is one error here, not one a worker
         opened = Archive.open(archive, read_url=read_url)
         read_only.append(opened.read_only)
-        opened.close()
+        try:
+            if indexer:
+                _refuse_indexer(opened)
+        finally:
+            opened.close()
         make = make_app
     shown = f"[{host}]" if ":" in host else host
     plural = "s" if count > 1 else ""
@@ -340,6 +349,21 @@ def _federation(registries: tuple[str, ...], registry_key: str | None, dns: str 
         raise click.BadParameter("it lets the resolvers --dns names at private addresses be asked, and no --dns is"
                                  " given: give --dns HOST:PORT too, or leave it out", param_hint="--dns-private")
     return sources, (NaptrFinder(dns, private=dns_private) if dns is not None else None)
+
+
+def _refuse_indexer(opened: Archive) -> None:
+    """A :class:`~pdi.errors.ReadOnlyArchiveError` saying to leave ``--indexer`` out when this user may only read
+    ``opened`` (a member of its group, read-only media): its indexer writes what it makes of the catalog's queue, and
+    would be refused each write; said before the resolver starts, not by an indexer that stops as it starts."""
+    from pdi.errors import ReadOnlyArchiveError
+
+    try:
+        opened.refuse_if_read_only()
+    except ReadOnlyArchiveError as exc:
+        raise ReadOnlyArchiveError(
+            f"{exc}; --indexer writes the full text of the texts queued in its catalog, so this user cannot run it:"
+            " serve without --indexer (each read is served, each write refused), and let the archive's owner drain"
+            " the queue (pdi index --watch, or pdi serve --indexer)") from None
 
 
 def _start_indexer(archive: str, log_format: str = "text", log_file: str | None = None) -> subprocess.Popen[bytes]:
