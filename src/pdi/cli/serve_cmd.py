@@ -103,7 +103,7 @@ DEFAULT_CACHE_MIB = 32
 @click.option("--indexer", is_flag=True,
               help="Also run `pdi index --watch` in a process of its own, making the full-text passages "
               "large deposits left to the catalog's queue (any number of resolvers and indexers may share it). Refused "
-              "(exit 8) when this user may only read the archive (a member of its group, read-only media): its "
+              "(exit 8) when this user may only read the archive (a member of its group, or on media it may not write): its "
               "owner drains the queue.")
 @click.option("--registry", "registries", multiple=True, metavar="FILE|URL",
               help="A signed registry of series and their resolvers (the JWS /.well-known/pdi-registry serves), "
