@@ -18,12 +18,14 @@ import datetime
 import hashlib
 import json
 import os
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
 from server_helpers import in_thread
 from starlette.applications import Starlette
@@ -34,6 +36,7 @@ from test_server_mirror_access import made_token
 from test_server_mirrors import Tamper, a_key, mirror, pdi, serving
 
 from pdi.archive import Archive, Content
+from pdi.archive.mirroring import ParseRefusal
 from pdi.archive.sgml_dtds import SGML_ENV
 from pdi.errors import LimitError
 from pdi.fragments.markup import sgml
@@ -221,7 +224,7 @@ class ParseTamper(Tamper):
 
 
 @contextmanager
-def through_proxy(a: Path, b: Path, a_url: str) -> Iterator[ParseTamper]:
+def through_proxy(a: Path, b: Path | str, a_url: str) -> Iterator[ParseTamper]:
     """A :class:`ParseTamper` in front of A, recorded by B as the origin (A's own key pinned)."""
     tamper = ParseTamper(a_url)
     with in_thread(tamper.app, host="127.0.0.1", port=0, log_level="warning") as server:
@@ -497,7 +500,7 @@ def test_a_public_names_parse_is_revalidated_by_its_digest(tmp_path: Path) -> No
         assert changed.headers["etag"] == f'"{hashlib.sha256(another).hexdigest()}"' != tag
 
 
-def _refusal(location: Path, name: PDI) -> tuple[str, int, datetime.timedelta] | None:
+def _refusal(location: Path | str, name: PDI) -> tuple[str, int, datetime.timedelta] | None:
     """What B remembers of the parse of ``name`` it could not keep: the digest the origin signed, how many syncs
     in a row, and how long after the last the next tries again."""
     with Archive.open(location) as archive:
@@ -557,3 +560,72 @@ def test_a_parse_refused_is_tried_again_later_or_once_the_origin_or_the_dtds_cha
         code, out = pdi("mirror", "sync", "--archive", str(b))
         assert code == 0 and "unparsed" not in out and tamper.asked == 3, out
         assert hashlib.sha256(_kept_index(b, name) or b"").hexdigest() == signed and _refusal(b, name) is None
+
+
+def test_a_parse_refused_on_a_postgresql_mirror_is_remembered_and_put_off_as_on_sqlite(
+        tmp_path: Path, pg_cluster: TemporaryCluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As above, the mirror's catalog on PostgreSQL (its SGML folder the one ``$PDI_SGML_CATALOG`` names, empty):
+    a parse flipped on its way is refused and remembered in ``parse_refusals``, read back as written (the digest A
+    signed, one refusal, an hour); the next sync asks A nothing, ``--retry-parses`` asks again (two in a row, two
+    hours), and once A's parse comes as A sent it the sync keeps it and forgets the refusal."""
+    a, name = _origin(tmp_path)
+    b = pg_cluster.create_database(f"pdi_refusals_{os.getpid()}_{time.monotonic_ns()}")
+    Archive.init(b).close()
+    monkeypatch.setenv(SGML_ENV, str(tmp_path / "b-sgml"))
+    hour = datetime.timedelta(hours=1)
+    with serving(a) as a_url, through_proxy(a, b, a_url) as tamper:
+        signed = _signed_parse(a_url, name)
+        tamper.parse = "flipped"
+        code, out = pdi("mirror", "sync", "--archive", b)
+        assert code == 0 and "1 new" in out and "tried again from" in out and tamper.asked == 1, out
+        assert _refusal(b, name) == (signed, 1, hour)
+        code, out = pdi("mirror", "sync", "--archive", b)  # put off: nothing parsed, nothing asked
+        assert code == 0 and tamper.asked == 1 and "not tried again until" in out, out
+        assert f"{S}\t1 SGML parse refused lately not tried again yet (pdi mirror sync --retry-parses" in out, out
+        code, out = pdi("mirror", "sync", "--retry-parses", "--archive", b)
+        assert code == 0 and tamper.asked == 2, out
+        assert _refusal(b, name) == (signed, 2, 2 * hour)
+        assert _kept_index(b, name) is None
+        tamper.parse = None
+        code, out = pdi("mirror", "sync", "--retry-parses", "--archive", b)
+        assert code == 0 and "unparsed" not in out and tamper.asked == 3, out
+        assert hashlib.sha256(_kept_index(b, name) or b"").hexdigest() == signed
+        assert _refusal(b, name) is None
+
+
+def test_two_syncs_refusing_one_parse_at_once_on_postgresql_both_remember_it(
+        pg_cluster: TemporaryCluster, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """PostgreSQL does not serialize writers as SQLite does: a sync remembering a refusal while another sync's
+    refusal of the same parse is written and not yet committed waits for it, then writes its own over it (the
+    later sync's is remembered). Before, it had deleted nothing (the other's row not yet committed) and its insert
+    failed on the table's key once the other committed (a storage error ending the sync)."""
+    monkeypatch.setenv(SGML_ENV, str(tmp_path / "sgml"))
+    url = pg_cluster.create_database(f"pdi_refusals_race_{os.getpid()}_{time.monotonic_ns()}")
+    first = ParseRefusal("a" * 64, "here", 1, "2026-11-30T10:00:00.000000Z", "2026-11-30T11:00:00.000000Z", "first")
+    later = ParseRefusal("a" * 64, "here", 2, "2026-11-30T10:00:01.000000Z", "2026-11-30T12:00:01.000000Z", "later")
+    with Archive.init(url) as archive:
+        archive.add_series(S)
+        (name,) = archive.deposit(S, [Content(FILING.encode(), "sgml")])
+        rec = archive.held(str(name))
+        assert rec is not None
+        failed: list[BaseException] = []
+
+        def remember() -> None:
+            try:
+                archive.remember_parse_refusal(rec, later)
+            except BaseException as exc:  # said by the test's assertion, in its thread
+                failed.append(exc)
+
+        with psycopg.connect(url) as other:  # the other sync: its refusal written, not committed yet
+            other.execute("INSERT INTO parse_refusals (sha256, media_type, charset, origin_parse, here, refusals,"
+                          " refused_at, retry_at, why) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                          (rec.sha256, rec.media_type, rec.charset or "", first.origin_parse, first.here,
+                           first.refusals, first.refused_at, first.retry_at, first.why))
+            writer = threading.Thread(target=remember)
+            writer.start()
+            writer.join(2)
+            assert writer.is_alive()  # waiting for the other's row
+            other.commit()
+        writer.join(60)
+        assert not writer.is_alive() and failed == []
+        assert archive.parse_refusal(rec) == later

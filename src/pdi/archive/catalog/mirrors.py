@@ -225,12 +225,18 @@ class MirrorsPart(CatalogBase):
         """Remember ``refusal`` of these octets in place of what was (``None``: forget it: a parse is kept)."""
         key = (sha256, media_type, charset)
         with self._write():
-            self._query("DELETE FROM parse_refusals WHERE sha256 = ? AND media_type = ? AND charset = ?", key)
-            if refusal is not None:
-                self._query("INSERT INTO parse_refusals (sha256, media_type, charset, origin_parse, here, refusals,"
-                            " refused_at, retry_at, why) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                            (*key, refusal.origin_parse, refusal.here, refusal.refusals, refusal.refused_at,
-                             refusal.retry_at, refusal.why))
+            if refusal is None:
+                self._query("DELETE FROM parse_refusals WHERE sha256 = ? AND media_type = ? AND charset = ?", key)
+                return
+            # one statement, not a delete and an insert: on PostgreSQL, whose writers are not serialized as
+            # SQLite's are, two syncs refusing the same parse at once both inserted, and the second failed on the key
+            self._query("INSERT INTO parse_refusals (sha256, media_type, charset, origin_parse, here, refusals,"
+                        " refused_at, retry_at, why) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                        " ON CONFLICT (sha256, media_type, charset) DO UPDATE SET origin_parse = excluded.origin_parse,"
+                        " here = excluded.here, refusals = excluded.refusals, refused_at = excluded.refused_at,"
+                        " retry_at = excluded.retry_at, why = excluded.why",
+                        (*key, refusal.origin_parse, refusal.here, refusal.refusals, refusal.refused_at,
+                         refusal.retry_at, refusal.why))
 
     def replace_blob(self, blob: StagedBlob, audit: AuditRecord) -> None:
         """Inside one write transaction: the staged octets of a blob become its stored copy, and ``audit`` is
