@@ -92,6 +92,24 @@ def test_an_archive_at_rest_on_read_only_media_is_read_and_never_written(tmp_pat
     assert _files(place) == before
 
 
+def test_pdi_serve_indexer_on_read_only_media_is_refused_before_it_serves(tmp_path: Path) -> None:
+    """Its indexer would write the full text of the catalog's queue: refused at once, exit 8, saying so and to
+    serve without it (docs/reference/backup.md); before, the resolver served, its indexer never draining it."""
+    place = tmp_path / "media"
+    root = place / "archive"
+    _made(root, [b"a memo\r\n"])
+    before = _files(place)
+    refused = _on_read_only_mount(place, "serve", "--port", "0", "--replay-port", "0", "--workers", "1",
+                                  "--indexer", "--archive", str(root))
+    assert refused.returncode == 8, refused
+    assert refused.stderr.decode() == (
+        f"pdi: storage error: cannot write the archive at {root}: it is on a read-only file system; --indexer writes"
+        " the full text of the texts queued in its catalog, so this user cannot run it: serve without --indexer"
+        " (each read is served, each write refused), and let the archive's owner drain the queue (pdi index"
+        " --watch, or pdi serve --indexer)\n")
+    assert _files(place) == before
+
+
 def test_a_snapshot_of_a_live_archive_reads_what_its_log_holds(tmp_path: Path) -> None:
     """Copied while a pdi holds the archive open after a deposit: the deposit is in the ``-wal`` alone."""
     live, place = tmp_path / "live", tmp_path / "media"
