@@ -31,6 +31,8 @@ import subprocess
 import sys
 import tarfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -199,6 +201,32 @@ def _serve(location: str, workers: int) -> subprocess.Popen[str]:
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(SRC)})
 
 
+@contextmanager
+def _answering(location: str, path: str) -> Iterator[str]:
+    """The base URL of a ``pdi serve`` of ``location`` (one worker) once it answers ``GET path``; stopped after."""
+    import httpx
+
+    server = _serve(location, 1)
+    try:
+        assert server.stderr is not None
+        line = server.stderr.readline()
+        port = re.search(r" at http://[^:]+:(\d+)/", line)
+        assert port is not None, line
+        base = f"http://127.0.0.1:{port[1]}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(base + path, timeout=10)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline and server.poll() is None, base + path
+                time.sleep(0.1)
+        yield base
+    finally:
+        server.terminate()
+        server.communicate(timeout=60)
+
+
 def _refusal(location: str, old: int) -> str:
     """The words every command but pdi init says of the release's archive (its location as pdi shows it: a
     PostgreSQL URL's password left out; these have none)."""
@@ -271,25 +299,9 @@ def test_a_release_archive_is_refused_by_every_command_but_init_and_left_as_it_w
     assert got.exit_code == 0 and hashlib.sha256(got.stdout_bytes).hexdigest() == known["sha256"], got.output
     checked = pdi(location, "verify")
     assert checked.exit_code == 0 and checked.stdout.rstrip().endswith(" 0 problems"), checked.output
-    server = _serve(location, 1)
-    try:
-        assert server.stderr is not None
-        line = server.stderr.readline()
-        port = re.search(r" at http://[^:]+:(\d+)/", line)
-        assert port is not None, line
-        url = f"http://127.0.0.1:{port[1]}/uri-res/N2R?{name}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                answer = httpx.get(url, timeout=10)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline and server.poll() is None, url
-                time.sleep(0.1)
+    with _answering(location, "/healthz") as base:
+        answer = httpx.get(f"{base}/uri-res/N2R?{name}", timeout=10)
         assert answer.status_code == 200 and hashlib.sha256(answer.content).hexdigest() == known["sha256"]
-    finally:
-        server.terminate()
-        server.communicate(timeout=60)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -714,7 +726,6 @@ def _harvest_after_upgrade(location: str, **arguments: str) -> tuple[str, str, d
     its datestamp and whether it is a deleted record."""
     import datetime
 
-    import httpx
     from sickle import Sickle, oaiexceptions
 
     def now() -> str:
@@ -723,28 +734,11 @@ def _harvest_after_upgrade(location: str, **arguments: str) -> tuple[str, str, d
     before = now()
     assert pdi(location, "init").exit_code == 0
     after = now()
-    server = _serve(location, 1)
-    try:
-        assert server.stderr is not None
-        line = server.stderr.readline()
-        port = re.search(r" at http://[^:]+:(\d+)/", line)
-        assert port is not None, line
-        base = f"http://127.0.0.1:{port[1]}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{base}/oai?verb=Identify", timeout=10)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline and server.poll() is None, base
-                time.sleep(0.1)
+    with _answering(location, "/oai?verb=Identify") as base:
         try:
             headers = list(Sickle(f"{base}/oai").ListIdentifiers(metadataPrefix="oai_dc", **arguments))
         except oaiexceptions.NoRecordsMatch:
             headers = []
-    finally:
-        server.terminate()
-        server.communicate(timeout=60)
     return before, after, {_short(h.identifier): (h.datestamp, h.deleted) for h in headers}
 
 
