@@ -1,11 +1,11 @@
 """Schema step 21 reads back from the audit log what a change of access made before it showed or withheld
-(:mod:`pdi.archive.catalog.access_history`): each rule of its docstring, on histories written here by hand.
+(:mod:`pdi.archive.access_history`): each rule of its docstring, on histories written here by hand.
 
 The release archives' own harvest after an upgrade is tests/test_upgrade_releases.py (sickle, ``pdi serve``)."""
 
 from __future__ import annotations
 
-from pdi.archive.catalog.access_history import (
+from pdi.archive.access_history import (
     DocumentHistory,
     SeriesHistory,
     Setting,

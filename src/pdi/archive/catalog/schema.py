@@ -762,12 +762,12 @@ class SchemaPart(CatalogBase):
 
     def _date_earlier_access_changes(self, now: str, page: int = 500) -> int:
         """Step 21, in the migration's transaction at ``now``: each document that a change of access made before
-        it showed, or withheld, as the audit log tells (:mod:`pdi.archive.catalog.access_history`), dated ``now``
+        it showed, or withheld, as the audit log tells (:mod:`pdi.archive.access_history`), dated ``now``
         (its ``access_changed_at``): an OAI-PMH harvester's next incremental harvest reads it again, or a deleted
         record of it (OAI-PMH 2.0 §2.7.1, §2.5.1). Reads only the documents of a series whose access the log
         changed, those an ``embargo`` entry names and those embargoed, a page at a time; how many are dated."""
         from pdi.archive.access import ACCESS
-        from pdi.archive.catalog.access_history import (
+        from pdi.archive.access_history import (
             DocumentHistory,
             SeriesHistory,
             Setting,
