@@ -123,8 +123,8 @@ def refuse_writing_in(location: str, path: str | os.PathLike[str]) -> None:
     """A :class:`~pdi.errors.ReadOnlyArchiveError` naming the archive and who may write it, before anything is
     written, when ``path`` (a key, the registry, the SGML folder, an export) is in the folder of the archive at
     ``location`` and this process may read that archive, not write it; nothing when it may, or ``path`` is
-    elsewhere (:func:`pdi.archive.sqlite.refuse_writing_in`)."""
-    from pdi.archive.sqlite import refuse_writing_in as refuse
+    elsewhere (:func:`pdi.archive.sqlite_opening.refuse_writing_in`)."""
+    from pdi.archive.sqlite_opening import refuse_writing_in as refuse
 
     refuse(resolve_location(location), path)
 

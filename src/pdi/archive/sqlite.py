@@ -9,13 +9,10 @@ lock between deposits and the remover as well: no other lock is needed.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import os
-import pwd
 import sqlite3
-import stat
 import threading
 import time
 import weakref
@@ -23,7 +20,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
-from urllib.parse import quote
 
 from pdi import formats
 from pdi._files import free_room
@@ -42,8 +38,21 @@ from pdi.archive.catalog.serial_names import (
     SERIAL_NAMES_AGAIN,
     SERIAL_NAMES_DIFFERING,
 )
-from pdi.archive.modes import NEW_ARCHIVE, Modes, make_folder, make_private, modes_in
+from pdi.archive.modes import NEW_ARCHIVE, make_folder, make_private, modes_in
 from pdi.archive.naming import key_of, parse_pdi
+from pdi.archive.sqlite_opening import (
+    BUSY_TIMEOUT_MS,
+    at_rest_on_read_only_media,
+    leave_log_for_group,
+    may_write,
+    read_only_catalog,
+    read_only_said,
+    read_only_uri,
+    refused_as_read_only,
+)
+from pdi.archive.sqlite_opening import (
+    CATALOG as CATALOG,
+)
 from pdi.archive.store import (
     SCHEMA_VERSION,
     CatalogProblem,
@@ -58,12 +67,8 @@ from pdi.errors import LimitError, NotFoundError, PDIError, ReadOnlyArchiveError
 if TYPE_CHECKING:
     from pdi.passages.fulltext import Passage
 
-CATALOG = "catalog.sqlite"
 #: What marks a directory as a backup ``pdi backup`` made (:mod:`pdi.archive.backup`), which is not an archive.
 BACKUP_MARKER = "pdi-backup.json"
-#: How long a statement waits for another connection's lock (SQLite's busy handler): two minutes, a writer
-#: queued behind another's deposit.
-BUSY_TIMEOUT_MS = 120_000
 #: How long a purge's checkpoint of the write-ahead log waits for readers to move on before it leaves the rest
 #: to the next one (:meth:`SQLiteStore.delete_purged_blobs`): seconds.
 PURGE_CHECKPOINT_WAIT = 2.0
@@ -92,175 +97,6 @@ def sqlite_temporary_folder() -> str:
         if folder and os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK):
             return folder
     return "."
-
-
-#: How long an opening that may only read the catalog waits for its ``-wal`` and ``-shm`` to be there again: the
-#: owner's last connection takes them away as it closes and makes them again at once (:func:`_leave_log_for_group`).
-LOG_WAIT = 1.0
-
-
-def _read_only_uri(catalog: str | os.PathLike[str], immutable: bool = False) -> str:
-    """The URI that opens ``catalog`` read-only (https://sqlite.org/uri.html: its path percent-encoded, so that a
-    ``?``, ``#`` or ``%`` in a folder's name is a part of the path); ``immutable``: on read-only media, where
-    nothing can change it (:func:`_at_rest_on_read_only_media`), with no lock and no ``-shm`` looked for."""
-    return f"file:{quote(os.path.abspath(catalog))}?mode=ro{'&immutable=1' if immutable else ''}"
-
-
-def _on_read_only_media(catalog: Path) -> bool:
-    """Whether ``catalog`` is on a file system mounted read-only (a snapshot, a read-only bind mount, a disc)."""
-    try:
-        return bool(os.statvfs(catalog.parent).f_flag & os.ST_RDONLY)
-    except OSError:
-        return False
-
-
-def _at_rest_on_read_only_media(catalog: Path) -> bool:
-    """Whether ``catalog`` is on read-only media with nothing in a write-ahead log beside it, so that SQLite may
-    read it as ``immutable`` (https://sqlite.org/uri.html#uriimmutable: "held on read-only media and cannot be
-    modified"), which needs no ``-shm``: pdi's last connection takes ``-wal`` and ``-shm`` away as it closes, so a
-    copy or snapshot of an archive at rest has none, and without them SQLite cannot open a WAL database it may not
-    write otherwise. A ``-wal`` that holds frames is never passed over so (``immutable`` would not read them)."""
-    if not _on_read_only_media(catalog):
-        return False
-    try:
-        return os.path.getsize(f"{catalog}-wal") == 0
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-
-
-def _refused_as_read_only(exc: sqlite3.Error) -> bool:
-    """Whether SQLite refused a statement because its connection may only read (``SQLITE_READONLY`` and its
-    extended codes, https://sqlite.org/rescode.html#readonly)."""
-    return (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF == sqlite3.SQLITE_READONLY
-
-
-def _user(uid: int) -> str:
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
-
-
-def read_only_said(location: str, catalog: str) -> str:
-    """Why the archive at ``location`` may not be written by this process, whose catalog ``catalog`` it may read
-    and not write: a member of the group of an archive shared with it (:mod:`pdi.archive.modes`), or a read-only
-    file system."""
-    me = _user(os.geteuid())
-    try:
-        found = os.stat(catalog)
-    except OSError:
-        return f"cannot write the archive at {location}: this user ({me}) may read its catalog {catalog}, not write it"
-    owner = _user(found.st_uid)
-    if _on_read_only_media(Path(catalog)):
-        return f"cannot write the archive at {location}: it is on a read-only file system"
-    if found.st_uid == os.geteuid():
-        return (f"cannot write the archive at {location}: its catalog {catalog} (mode {stat.S_IMODE(found.st_mode):04o})"
-                " may not be written here (a read-only file system, or its mode)")
-    return (f"cannot write the archive at {location}: this user ({me}) may read it, not write it (its catalog"
-            f" {catalog} is of mode {stat.S_IMODE(found.st_mode):04o}, {owner}'s to write; an archive shared with"
-            f" its group is read by that group, never written): write to it as {owner}, or through a resolver"
-            f" {owner} runs")
-
-
-def _may_write(catalog: Path | str) -> bool:
-    """Whether this process may write the catalog ``catalog`` (its effective user and groups, as the kernel asks
-    when it is opened): not a member of the group of an archive shared with it, nor on a read-only mount."""
-    return os.access(catalog, os.W_OK, effective_ids=os.access in os.supports_effective_ids)
-
-
-def refuse_writing_in(location: str, path: str | os.PathLike[str]) -> None:
-    """A :class:`ReadOnlyArchiveError`, before anything is written, when ``path`` (a key, the registry, the SGML
-    folder, an export named inside the archive) lies in the folder of the directory archive at ``location`` and
-    this process may read that archive, not write it: the message a write to its catalog gets
-    (:func:`read_only_said`), not the file system's "Permission denied" or "Read-only file system" of one file.
-    Nothing is said of a path elsewhere (``--key-file``, ``--registry-file``, ``$PDI_SGML_CATALOG``), of a
-    PostgreSQL archive, or of a folder that holds no archive (the write says what it finds)."""
-    if "://" in location:
-        return
-    catalog = os.path.abspath(os.path.join(location, CATALOG))
-    if not os.path.isfile(catalog) or _may_write(catalog):
-        return
-    root, inside = os.path.realpath(location), os.path.realpath(path)
-    if inside == root or inside.startswith(root.rstrip(os.sep) + os.sep):
-        raise ReadOnlyArchiveError(read_only_said(location, catalog))
-
-
-def _read_only_catalog(catalog: Path, immutable: bool) -> sqlite3.Connection:
-    """A connection that only reads the catalog ``catalog`` of an archive this process may read and not write
-    (https://sqlite.org/wal.html#readonly: SQLite reads a WAL database it may not write when its ``-wal`` and
-    ``-shm`` are there to read, which the owner's pdi leaves in an archive shared with its group; ``immutable``:
-    at rest on read-only media, :func:`_at_rest_on_read_only_media`). When they are not (an archive an earlier pdi
-    left at rest), a :class:`StoreError` says so and what its owner does."""
-    conn = sqlite3.connect(_read_only_uri(catalog, immutable), uri=True, isolation_level=None,
-                           timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
-    try:
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA foreign_keys = ON")
-        waited = time.monotonic() + LOG_WAIT
-        while True:
-            try:
-                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-                return conn
-            except sqlite3.Error as exc:
-                missing = [f"{catalog}{end}" for end in ("-wal", "-shm") if not os.path.exists(f"{catalog}{end}")]
-                if not missing or not (_refused_as_read_only(exc)
-                                       or getattr(exc, "sqlite_errorcode", 0) == sqlite3.SQLITE_CANTOPEN):
-                    raise
-                location = str(catalog.parent)
-                if _on_read_only_media(catalog):  # nothing will make them: no wait (a -wal with frames, no -shm)
-                    raise StoreError(
-                        f"cannot read the archive at {location}: it is on a read-only file system, and its catalog's"
-                        f" write-ahead log {catalog}-wal holds changes not yet in the catalog, which SQLite cannot"
-                        f" read without {catalog}-shm beside it. Copy the archive to a place that may be written, or"
-                        " snapshot it at rest (with no pdi running on it)"
-                    ) from exc
-                if time.monotonic() < waited:
-                    time.sleep(0.05)
-                    continue
-                raise StoreError(
-                    f"cannot read the archive at {location}: {' and '.join(missing)} (SQLite's write-ahead log"
-                    f" beside the catalog) {'is' if len(missing) == 1 else 'are'} not there, and this user"
-                    f" ({_user(os.geteuid())}) may read the archive, not make files in it. Run any pdi command on it"
-                    f" once as its owner ({_user(os.stat(catalog).st_uid)}): pdi ls --archive {location}. pdi"
-                    " leaves them for the group of an archive shared with it (pdi docs reference/backup, 'Who can"
-                    " read an archive')"
-                ) from exc
-    except BaseException:
-        conn.close()
-        raise
-
-
-def _leave_log_for_group(root: Path) -> None:
-    """In an archive shared with its group (:func:`~pdi.archive.modes.modes_in`), the catalog's ``-wal`` and
-    ``-shm`` made again, empty, if the connection that closed last took them away, as SQLite's persistent WAL mode
-    keeps them (``SQLITE_FCNTL_PERSIST_WAL``, "useful when other processes that do not have write permission on
-    the directory containing the database file want to read the database file": Python's sqlite3 cannot set it).
-    Without them a member of the group, who may not make them, cannot read the catalog at all
-    (https://sqlite.org/wal.html#readonly). An empty ``-wal`` holds no frame, and an empty ``-shm`` is made anew
-    by the next connection that may write; one made meanwhile by another process is left as it is. Made of the
-    catalog's mode and owner, as SQLite makes them (``os_unix.c``: ``findCreateFileMode``, ``robustFchown``)."""
-    if modes_in(root) == Modes():
-        return
-    catalog = root / CATALOG
-    try:
-        found = os.stat(catalog)
-    except OSError:
-        return
-    for end in ("-wal", "-shm"):
-        try:
-            fd = os.open(f"{catalog}{end}", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                         stat.S_IMODE(found.st_mode))
-        except OSError:  # there already (another process has the catalog open); or refused: the reader says so
-            continue
-        try:
-            with contextlib.suppress(OSError):
-                os.fchmod(fd, stat.S_IMODE(found.st_mode))  # whatever the umask
-                if os.geteuid() == 0:
-                    os.fchown(fd, found.st_uid, found.st_gid)
-        finally:
-            os.close(fd)
 
 
 class SQLiteStore(SQLStore):
@@ -301,12 +137,12 @@ class SQLiteStore(SQLStore):
         #: Whether this process may only read the catalog: a member of the group of an archive shared with it
         #: (its catalog 0640, pdi.archive.modes), or a catalog on a read-only mount. Any write is refused with a
         #: :class:`ReadOnlyArchiveError` naming the archive and the permission.
-        self.read_only = not fresh and not _may_write(catalog)
+        self.read_only = not fresh and not may_write(catalog)
         try:
             #: Whether the catalog is read as ``immutable``: at rest on read-only media (no lock, no ``-shm``).
-            self._immutable = self.read_only and _at_rest_on_read_only_media(catalog)
+            self._immutable = self.read_only and at_rest_on_read_only_media(catalog)
             if self.read_only:
-                self._conn = _read_only_catalog(catalog, self._immutable)
+                self._conn = read_only_catalog(catalog, self._immutable)
             else:
                 self._conn = sqlite3.connect(
                     str(catalog), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False
@@ -382,7 +218,7 @@ class SQLiteStore(SQLStore):
         ends, or with the store): a worker thread that comes and goes leaves none behind."""
         conn: sqlite3.Connection | None = getattr(self._own, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(_read_only_uri(self._catalog_path, self._immutable), uri=True,
+            conn = sqlite3.connect(read_only_uri(self._catalog_path, self._immutable), uri=True,
                                    isolation_level=None,
                                    timeout=0, check_same_thread=False)
             conn.execute("PRAGMA mmap_size = 268435456")  # pages read where they are, not copied in: a fifth faster
@@ -622,7 +458,7 @@ class SQLiteStore(SQLStore):
             self._owned.clear()
         super().close()
         if not self.read_only:
-            _leave_log_for_group(self.root)
+            leave_log_for_group(self.root)
 
     names_schema = SERIAL_NAMES
     #: FTS5's ``highlight`` marks a phrase's instance whole: its marks are the matches as they are.
@@ -709,7 +545,7 @@ class SQLiteStore(SQLStore):
         """The :class:`StoreError` of a statement on the catalog that failed (``what``: of which step); a full disk
         (``SQLITE_FULL``) said with the room where SQLite writes: the catalog's folder, and its temporary files'
         (a large sort, an index made, a statement's journal), which ``SQLITE_TMPDIR`` or ``TMPDIR`` name."""
-        if self.read_only and _refused_as_read_only(exc):
+        if self.read_only and refused_as_read_only(exc):
             return ReadOnlyArchiveError(self.read_only_said())
         said = f"catalog {self.root / CATALOG}: {what}{exc}"
         if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
