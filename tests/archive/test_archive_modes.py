@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,7 +29,7 @@ import httpx
 import pytest
 
 from pdi.fragments.markup.sgml import onsgmls_path
-from support.modes import KEYS, expected, mode
+from support.modes import KEYS, expected, mode, open_place
 from support.modes import found as modes_found
 from support.read_only_resolver import read_only_resolver
 
@@ -241,20 +239,11 @@ def _as_nobody(argv: list[str], groups: list[int]) -> subprocess.CompletedProces
                           user=NOBODY, group=NOBODY, extra_groups=groups)
 
 
-@pytest.fixture
-def open_place() -> Iterator[Path]:
-    """A folder every local user may enter (pytest's own are 0700, which would hide any archive in them)."""
-    if os.geteuid() != 0:
-        # CI runs as root (.ci/run): there these always run; a developer's own account cannot become nobody
-        assert not os.environ.get("CI") and not os.environ.get("PDI_TEST_INSTALLED"), \
-            "CI must run as root: these tests read the archive as the user nobody"
-        pytest.skip("only root may run a command as another user: the modes the other tests check say it")
-    place = Path(tempfile.mkdtemp(prefix="pdi-modes-", dir="/tmp"))
-    place.chmod(0o755)
-    try:
+@pytest.fixture(name="open_place")
+def open_place_fixture() -> Iterator[Path]:
+    """A folder every local user may enter (:func:`support.modes.open_place`)."""
+    with open_place("pdi-modes-") as place:
         yield place
-    finally:
-        shutil.rmtree(place)
 
 
 def test_another_local_user_cannot_read_a_new_archive(open_place: Path, tmp_path: Path) -> None:

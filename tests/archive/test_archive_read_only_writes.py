@@ -15,14 +15,14 @@ is byte for byte, mode for mode and time for time as before."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from support.modes import open_place
 
 S = "readonly.example.us"
 NOBODY = NOGROUP = 65534
@@ -41,13 +41,7 @@ def _pdi(*args: str, input: bytes | None = None) -> str:
 def place() -> Iterator[Path]:
     """A folder every local user may enter, holding ``archive`` (shared with nogroup: 2750) and files a member
     may read: a DTD to add, a signing key kept outside the archive (``--key-file``)."""
-    if os.geteuid() != 0:
-        assert not os.environ.get("CI") and not os.environ.get("PDI_TEST_INSTALLED"), \
-            "CI must run as root: these tests run pdi as the user nobody and make a read-only mount"
-        pytest.skip("only root may run a command as another user: tests/archive/test_archive_modes.py says the modes")
-    top = Path(tempfile.mkdtemp(prefix="pdi-read-only-", dir="/tmp"))
-    top.chmod(0o755)
-    try:
+    with open_place("pdi-read-only-") as top:
         root = top / "archive"
         root.mkdir()
         os.chown(root, 0, NOGROUP)
@@ -65,8 +59,6 @@ def place() -> Iterator[Path]:
         for name in ("memo.dtd", "other.dtd", "outside-key.pem"):
             (top / name).chmod(0o644)
         yield top
-    finally:
-        shutil.rmtree(top)
 
 
 def _files(top: Path) -> dict[str, tuple[int, int, int, bytes]]:

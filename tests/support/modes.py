@@ -4,8 +4,14 @@ read an archive" and "Who can read a backup"), and the modes found: shared by th
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
 
 #: The key files: 0600 whatever else the rule says.
 KEYS = ("signing-key.pem", "wacz-key.pem")
@@ -37,3 +43,21 @@ def expected(root: Path, folder: int, file: int) -> dict[str, int]:
 
 def found(root: Path) -> dict[str, int]:
     return {str(path.relative_to(root)): mode(path) for path in root.rglob("*")}
+
+
+@contextmanager
+def open_place(prefix: str) -> Iterator[Path]:
+    """A folder under /tmp every local user may enter (pytest's own are 0700, which would hide any archive in
+    them), removed at the end; for tests that run pdi or a tool as the user ``nobody``, which only root may do. CI
+    runs as root (.ci/run), so there these always run; a developer's own account skips them, and the modes the
+    other tests check by ``os.stat`` say the same rule."""
+    if os.geteuid() != 0:
+        assert not os.environ.get("CI") and not os.environ.get("PDI_TEST_INSTALLED"), \
+            "CI must run as root: these tests run commands as the user nobody"
+        pytest.skip("only root may run a command as another user: the modes the other tests check say it")
+    place = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    place.chmod(0o755)
+    try:
+        yield place
+    finally:
+        shutil.rmtree(place)
