@@ -160,6 +160,9 @@ class SyncReport:
     retry_parses: bool = False
     #: Of those, the ones not tried again by this sync (:func:`_keep_parse`): told among the ``unparsed``.
     put_off: int = 0
+    #: What an SGML parse here is made with (:meth:`pdi.archive.Archive.parse_state`), read at the first SGML name
+    #: of the sync that needs it: once a sync, not once a name (it lists the SGML folder).
+    parse_state: str | None = None
 
 
 class Problems:
@@ -612,7 +615,9 @@ def _keep_parse(archive: Archive, record: MirrorRecord, origin: Peer, rec: Repre
                                        f" element_index is not 64 hex digits (from {origin_url})"))
         return
     now = utc_now()
-    here = archive.parse_state()
+    if report.parse_state is None:
+        report.parse_state = archive.parse_state()
+    here = report.parse_state
     last = archive.parse_refusal(rec)
     same = last is not None and last.origin_parse == parse and last.here == here
     if (last is not None and same and not report.retry_parses and timestamp(now) < last.retry_at
