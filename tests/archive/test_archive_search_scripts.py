@@ -72,10 +72,48 @@ def test_a_mark_stays_with_its_letter_and_each_letter_is_a_word_to_sqlite() -> N
     assert [row[0] for row in db.execute("SELECT term FROM v ORDER BY offset")] == ["ก", "น", "ข", "า", "ว", "ok"]
 
 
-_THAI = st.sampled_from(["ก", "กิ", "น", "ข้", "า", "ว", "แ", "ล้", "ห", "รื", "อ", "ยั", "ง"])
+@pytest.mark.parametrize(("text", "query", "at"), [
+    ("กกิ ", "กิ", (1, 3)),  # found by hypothesis, 2026-11-30: SQLite answered the bare ก at 0,1
+    ("กิก ", "ก", (2, 3)),  # the ก of กิ is not the letter ก alone
+    ("กน กิน", "กิน", (3, 6)),
+    ("กก ", "กิ", None),  # FTS5 reads กิ as ก, which this text holds twice: no hit all the same
+])
+def test_a_thai_letter_is_matched_with_its_marks(archive: Archive, text: str, query: str, at: tuple[int, int] | None):
+    archive.add(S, text.encode("utf-8"), format="text")
+    hit = first_hit(archive, query)
+    assert (hit[:2] if hit else None) == at
+    assert hit is None or hit[2] == query.encode("utf-8")
+
+
+def test_a_page_is_filled_past_passages_that_hold_no_match(archive: Archive) -> None:
+    """Passages the engine matched without a match of the query (กิ to FTS5 is ก) are no hits, and the page is
+    filled from the passages after them: every page but the last full, the next cursor only where hits follow."""
+    real = {str(archive.add(S, f"ขกิ {i}".encode(), format="text")) for i in range(5)}
+    for i in range(60):
+        archive.add(S, f"กก {i}".encode(), format="text")
+    found: list[str] = []
+    after = None
+    pages = 0
+    while True:
+        page = archive.search("กิ", series=S, limit=2, after=after)
+        pages += 1
+        found += [str(hit.name).partition("#")[0] for hit in page.hits]
+        assert all(hit.end - hit.start == 2 for hit in page.hits)
+        if page.next is None:
+            break
+        assert len(page.hits) == 2
+        after = page.next
+    assert sorted(found) == sorted(real)
+    assert pages == 3
+
+
+_THAI_CLUSTERS = ["ก", "กิ", "น", "ข้", "า", "ว", "แ", "ล้", "ห", "รื", "อ", "ยั", "ง"]
+_THAI = st.sampled_from(_THAI_CLUSTERS)
 _CJK = st.sampled_from(list("大门天安广场"))
 _OTHER = st.sampled_from([" ", "。", "\n", "a", "1"])
 _series = itertools.count(1)
+#: The combining marks of the letters drawn (Unicode's general category M).
+_MARKS = "".join(sorted({c for c in "".join(_THAI_CLUSTERS) if unicodedata.category(c).startswith("M")}))
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -101,7 +139,10 @@ def test_property_any_run_of_clusters_is_found_at_its_first_place(
     # each letter is a word of its own to the index: the query's letters with only a separator between them (a
     # space, 。, a line's end) match too, "ก น" as "กน" does (found in review, 2026-11-27: str.find alone failed)
     letters = [c for c in spaced(query).split(SPACER) if c]
-    found = re.search("(?:[ 。\r\n])*".join(map(re.escape, letters)), canonical)
+    # a letter is matched with the marks it has, whole: the query ก is not the ก of กิ, nor กิ a ก with a mark
+    # (found by hypothesis, 2026-11-30: SQLite's FTS5 answered the bare ก of "กกิ " for กิ)
+    whole = f"(?![{_MARKS}])"
+    found = re.search("(?:[ 。\r\n])*".join(re.escape(c) + whole for c in letters), canonical)
     assert found is not None
     at, end = found.span()
     assert first_hit(archive, query, series) == (at, end, canonical[at:end].encode("utf-8")), (text, query)

@@ -44,6 +44,9 @@ MAX_SEARCH_LIMIT = 200
 #: took 5 s, and two Chinese characters a minute, before the window was found in linear time: an attack,
 #: 2026-11-27). A page of 200 hits of the most common words is about 2 s on a loaded machine.
 SEARCH_SECONDS = 20.0
+#: The most passages one read of the engine asks for while it fills a page whose passages held no match (a Thai
+#: query's letters without their marks): batches grow fourfold from the page's size to this.
+SEARCH_BATCH = 1000
 #: How many listed names' tombstones :meth:`Listing.iter_ls_withdrawn` asks for at once (one indexed read of them).
 _TOMBSTONE_PAGE = 1000
 
@@ -150,42 +153,56 @@ class Listing(ArchiveBase):
         deadline = time.monotonic() + SEARCH_SECONDS
         too_long = (f"the search {query[:80]!r} took more than {SEARCH_SECONDS:g} s to show its hits:"
                     " ask fewer hits a page (limit), or rarer words")
-        try:
-            rows = self.store.search(parsed.phrases, series=name, limit=limit + 1, skip=skip,
-                                     access=self._search_access(), deadline=deadline)
-        except TimeoutError as exc:
-            raise LimitError(too_long) from exc
         hits: list[SearchHit] = []
         # a phrase's words (a Chinese word's characters), marked one by one: one match
         words = [phrase_words(phrase) for phrase in parsed.phrases]
         spelled = [index_words(phrase) for phrase in parsed.phrases]
         joins = max(words) > 1
-        for place, row in enumerate(rows[:limit], start=skip + 1):
-            if time.monotonic() > deadline:
-                raise LimitError(too_long)
-            # SQLite marks each match whole, PostgreSQL word by word: only its marks are joined into matches
-            joining = joins and not row.whole
-            text, marks = marked(row.marked, phrases=joining, most=max(words), spelled=spelled)
-            groups = ([marks] if len(row.each) == 1 else
-                      [marked(each, phrases=joining, most=n, spelled=[one])[1]
-                       for each, n, one in zip(row.each, words, spelled, strict=True)])
-            # one phrase: its first match; several: the shortest stretch with a match of each
-            window = (marks[0] if len(groups) == 1 and marks else smallest_window(groups)) or (0, len(text))
-            passage = Passage(row.passage.start, text, row.passage.runs)
-            start, end = passage.document_range(*window) if window[1] > window[0] else (passage.start,) * 2
-            shown, shown_marks = snippet(text, marks, window)
-            hits.append(SearchHit(
-                name=record_name(row.record, fragment=Fragment("char", (start, end))),
-                record=row.record,
-                start=start,
-                end=end,
-                snippet=shown,
-                marks=shown_marks,
-                matches=tuple(passage.document_range(a, b) for a, b in marks),
-                score=row.score,
-                cursor=str(place),
-            ))
-        following = hits[-1].cursor if len(rows) > limit and hits else None
+        # A passage the engine matched may hold no match of a phrase (FTS5 finds the Thai "กิ" in a bare "ก": see
+        # marked): it is no hit, and the page is filled from the passages after it, in batches growing to
+        # SEARCH_BATCH, until it holds one hit more than ``limit`` (there is a next page) or the passages end.
+        batch = limit + 1
+        while len(hits) <= limit:
+            try:
+                rows = self.store.search(parsed.phrases, series=name, limit=batch, skip=skip,
+                                         access=self._search_access(), deadline=deadline)
+            except TimeoutError as exc:
+                raise LimitError(too_long) from exc
+            for place, row in enumerate(rows, start=skip + 1):
+                if time.monotonic() > deadline:
+                    raise LimitError(too_long)
+                # SQLite marks each match whole, PostgreSQL word by word: only its marks are joined into matches
+                joining = joins and not row.whole
+                text, marks = marked(row.marked, phrases=joining, most=max(words), spelled=spelled)
+                groups = ([marks] if len(row.each) == 1 else
+                          [marked(each, phrases=joining, most=n, spelled=[one])[1]
+                           for each, n, one in zip(row.each, words, spelled, strict=True)])
+                if row.whole and any(not group for group in groups):
+                    continue  # a phrase the engine matched in words that do not spell it
+                # one phrase: its first match; several: the shortest stretch with a match of each
+                window = (marks[0] if len(groups) == 1 and marks else smallest_window(groups)) or (0, len(text))
+                passage = Passage(row.passage.start, text, row.passage.runs)
+                start, end = passage.document_range(*window) if window[1] > window[0] else (passage.start,) * 2
+                shown, shown_marks = snippet(text, marks, window)
+                hits.append(SearchHit(
+                    name=record_name(row.record, fragment=Fragment("char", (start, end))),
+                    record=row.record,
+                    start=start,
+                    end=end,
+                    snippet=shown,
+                    marks=shown_marks,
+                    matches=tuple(passage.document_range(a, b) for a, b in marks),
+                    score=row.score,
+                    cursor=str(place),
+                ))
+                if len(hits) > limit:
+                    break
+            if len(rows) < batch:
+                break
+            skip += len(rows)
+            batch = min(batch * 4, max(SEARCH_BATCH, limit + 1))
+        following = hits[limit - 1].cursor if len(hits) > limit else None
+        hits = hits[:limit]
         pending = self.store.pending_index(name, self._search_access())
         return SearchResults(parsed, tuple(hits), following, pending)
 

@@ -796,11 +796,8 @@ def marked(
         found = _spellings(text, marks, spelled)
         if found:
             return text, tuple(found)
-    elif spelled:  # marks of whole matches (FTS5's), overlapping ones made one: "我我" in "我我我" is one mark
-        longest = max(len(p) for p in spelled)
-        marks = [m for a, b in marks for m in (
-            (_spellings(text, [(a, b)], spelled) or [(a, b)]) if len(_word_spans(text, a, b)) > longest else [(a, b)])]
-        return text, tuple(marks)
+    elif spelled:  # marks of whole matches (FTS5's)
+        return text, tuple(_whole_matches(text, marks, spelled))
     joined: list[tuple[int, int]] = []
     count = 0  # the words in the last stretch
     for a, b in marks:  # words of one phrase, which the engines mark one by one, as one stretch
@@ -812,6 +809,29 @@ def marked(
             joined.append((a, b))
             count = words
     return text, tuple(joined)
+
+
+def _whole_matches(
+    text: str, marks: Sequence[tuple[int, int]], spelled: Sequence[Sequence[str]]
+) -> list[tuple[int, int]]:
+    """The matches in FTS5's marks of whole matches (see :func:`marked`).
+
+    Overlapping matches FTS5 made one mark (``我我`` in ``我我我``) are cut into the matches that spell a phrase,
+    left to right. A mark whose letters of a script written without spaces spell no phrase is no match: FTS5 reads
+    a Thai vowel or tone mark as a separator, so the query ``กิ`` is the word ``ก`` to it, which it finds in the
+    bare ``ก`` as well (PostgreSQL, whose parser keeps the mark with its letter, does not). Other marks are kept as
+    the engine found them (it folds case and diacritics and stems: ``cafe`` matches ``café``).
+    """
+    longest = max(len(p) for p in spelled)
+    kept: list[tuple[int, int]] = []
+    for a, b in marks:
+        spans = _word_spans(text, a, b)
+        spellings = _spellings(text, [(a, b)], spelled)
+        if len(spans) > longest and spellings:
+            kept += spellings
+        elif spellings or not any(_unspaced(text[s]) for s, _ in spans):
+            kept.append((a, b))
+    return kept
 
 
 def index_words(phrase: Sequence[str]) -> list[str]:
