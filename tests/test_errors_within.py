@@ -33,9 +33,11 @@ from pdi.errors import (
     PreconditionError,
     ReadOnlyArchiveError,
     RemoteError,
+    RemoteNotFoundError,
     ReplicaBehindError,
     ScopeError,
     StoreError,
+    UnknownSeriesError,
     UnreadableKeyError,
     UnsupportedError,
     WholeCaptureLimit,
@@ -77,6 +79,8 @@ MAKERS: dict[type[PDIError], Callable[[str], PDIError]] = {
     FormatCheckError: lambda m: FormatCheckError(m, declare=("format", None)),
     CharsetCheckError: lambda m: CharsetCheckError(m, declare=("charset", "utf-8", " (detected)")),
     NotFoundError: NotFoundError,
+    UnknownSeriesError: UnknownSeriesError,  # its words are its own, made of the series
+    RemoteNotFoundError: lambda m: RemoteNotFoundError(m, told_type="/api#problem-unknown-series"),
     ImmutabilityError: ImmutabilityError,
     UnsupportedError: UnsupportedError,
     LimitError: LimitError,
@@ -136,12 +140,13 @@ def test_an_error_said_of_a_place_keeps_its_details_and_notes(kind: type[PDIErro
         assert getattr(said, "__notes__", []) == notes  # what else went wrong, as the error was told it
         assert said.exit_code == error.exit_code and said.http_status == error.http_status
         # and what each kind keeps besides
-        kept = ("text", "offset", "rule", "declare", "note", "look", "at", "who", "purged", "forceable")
+        kept = ("text", "offset", "rule", "declare", "note", "look", "at", "who", "purged", "forceable", "told_type")
         for name in (*kept, *(("reason",) if isinstance(error, WithdrawnError) else ())):  # a ParseError's is said
             assert getattr(said, name, None) == getattr(error, name, None), name
     said = error.within(where)
-    # its words are those it would have been made with had the place been said first (_TemporaryGone's: its own)
-    made = where + error.message if kind is _TemporaryGone else MAKERS[kind](where + message).message
+    # its words are those it would have been made with had the place been said first (_TemporaryGone's and
+    # UnknownSeriesError's: their own, made of a path or a series)
+    made = where + error.message if kind in (_TemporaryGone, UnknownSeriesError) else MAKERS[kind](where + message).message
     assert said.message == str(said) == made
     said.details["more"] = 1
     assert "more" not in error.details  # its own copy: a change to one is no change to the other

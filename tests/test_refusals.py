@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from typing import cast
 
 import httpx
 import pytest
@@ -13,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pdi._refusals import MAX_PROBLEM, refusal, said
-from pdi.errors import NotFoundError, ParseError, RemoteError, StoreError
+from pdi.errors import NotFoundError, ParseError, RemoteError, RemoteNotFoundError, StoreError
 
 
 def _answer(body: bytes | Iterator[bytes], content_type: str = "application/problem+json") -> httpx.Response:
@@ -34,6 +35,10 @@ def test_the_detail_of_a_problem_is_quoted() -> None:
                        "detail": "series nosuch.example.us is not registered"}).encode()
     assert said(_answer(body)) == "series nosuch.example.us is not registered"
     assert said(_answer(json.dumps({"title": "not found"}).encode())) == "not found"  # RFC 9457 §3.1.3
+    # its type (RFC 9457 §3.1.1) is kept beside it: a pdi resolver's kinds of not-found told apart by it
+    assert said(_answer(body)).problem_type == "about:blank"
+    assert said(_answer(json.dumps({"title": "not found"}).encode())).problem_type is None
+    assert said(_answer(json.dumps({"title": "x", "type": ["no"]}).encode())).problem_type is None
 
 
 @pytest.mark.parametrize("body", [b"<html>Not Found</html>", b"{", b"[1, 2]", json.dumps({"detail": 7}).encode(),
@@ -73,6 +78,9 @@ def test_a_refusal_is_the_error_its_status_says() -> None:
     assert isinstance(refusal(400, "the manifest u", "day is a GMT day"), ParseError)
     found = refusal(404, "the manifest u", "series s is not registered")
     assert isinstance(found, NotFoundError) and str(found).startswith("the manifest u: HTTP 404: series s is not")
+    assert isinstance(found, RemoteNotFoundError) and found.told_type is None
+    kind = said(_answer(json.dumps({"type": "/api#problem-unknown-series", "detail": "series s"}).encode()))
+    assert cast(RemoteNotFoundError, refusal(404, "the manifest u", kind)).told_type == "/api#problem-unknown-series"
     # the other server failed: a remote error, not this archive's storage (exit 8)
     assert isinstance(refusal(503, "the manifest u"), RemoteError) and str(refusal(503, "x")) == "x: HTTP 503"
     assert not isinstance(refusal(500, "x"), StoreError) and refusal(500, "x").exit_code == 16

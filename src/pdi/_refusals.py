@@ -14,7 +14,7 @@ import time
 from typing import TYPE_CHECKING
 
 from pdi._wording import clipped
-from pdi.errors import NotFoundError, ParseError, PDIError, RemoteError
+from pdi.errors import ParseError, PDIError, RemoteError, RemoteNotFoundError
 
 if TYPE_CHECKING:
     import httpx
@@ -45,7 +45,7 @@ def coded(coding: str | None, what: str) -> RemoteError | None:
                        " not read")
 
 
-def said(answer: httpx.Response, deadline: float | None = None) -> str | None:
+def said(answer: httpx.Response, deadline: float | None = None) -> Told | None:
     """The ``detail`` (else the ``title``) of ``answer``'s problem (a JSON body, RFC 9457 §3.1), on one line of at
     most 1,000 printable characters, read from its first :data:`MAX_PROBLEM` octets before ``deadline`` (a
     :func:`time.monotonic` time; ``None``: the client's own timeouts only); ``None`` for any other body, or one
@@ -66,9 +66,17 @@ def said(answer: httpx.Response, deadline: float | None = None) -> str | None:
     return told(bytes(body))
 
 
-def told(body: bytes | str) -> str | None:
+class Told(str):
+    """What a problem said (:func:`told`), and its RFC 9457 ``type`` (:attr:`problem_type`; ``None`` if it gave none
+    or one that is no short string)."""
+
+    problem_type: str | None = None
+
+
+def told(body: bytes | str) -> Told | None:
     """The ``detail`` (else the ``title``) of a problem's JSON ``body`` (RFC 9457 §3.1), on one line of at most
-    1,000 printable characters; ``None`` if it is no such JSON (nested too deep for Python's reader too)."""
+    1,000 printable characters, with its ``type``; ``None`` if it is no such JSON (nested too deep for Python's
+    reader too)."""
     try:
         problem = json.loads(body)
     except (ValueError, RecursionError):
@@ -76,18 +84,26 @@ def told(body: bytes | str) -> str | None:
     text = (problem.get("detail") or problem.get("title")) if isinstance(problem, dict) else None
     if not isinstance(text, str):
         return None
+    kind = problem.get("type")
     # another server's words on our terminal and in our logs: no control characters (an escape sequence, a bell),
     # and a long one cut in its middle, its start and its end kept (pdi._wording.clipped)
     line = clipped(" ".join("".join(c if c.isprintable() else " " for c in text[:MAX_PROBLEM]).split()), 1000)
-    return line or None
+    if not line:
+        return None
+    said = Told(line)
+    if isinstance(kind, str) and len(kind) <= 200 and kind.isprintable():
+        said.problem_type = kind
+    return said
 
 
-def refusal(status: int, what: str, told: str | None = None) -> PDIError:
+def refusal(status: int, what: str, told: Told | str | None = None) -> PDIError:
     """The error of an answer ``status`` other than ``200`` to a request for ``what``, quoting what the server
     ``told`` (:func:`said`): a ``400`` is a :class:`ParseError` (what was asked is not as it should be), a
-    ``404`` a :class:`NotFoundError`, anything else a :class:`RemoteError` (the other server failed or refused:
+    ``404`` a :class:`~pdi.errors.RemoteNotFoundError` (with the problem's ``type``), anything else a :class:`RemoteError` (the other server failed or refused:
     not this archive's storage)."""
     text = f"{what}: HTTP {status}" + (f": {told}" if told else "")
     if status == 400:
         return ParseError(text, rule="request")
-    return (NotFoundError if status == 404 else RemoteError)(text)
+    if status == 404:
+        return RemoteNotFoundError(text, told_type=getattr(told, "problem_type", None))
+    return RemoteError(text)

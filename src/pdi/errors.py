@@ -218,6 +218,35 @@ class NotFoundError(PDIError, LookupError, exit_code=4, http_status=404, title="
     """A name, part, series or file that was asked for does not exist."""
 
 
+class UnknownSeriesError(NotFoundError, problem_type="/api#problem-unknown-series"):
+    """A series that is not registered here, or one the reader may not know of (a hidden series is said alike).
+
+    Its message ends with the command that lists the series (:data:`HINT`); an answer over HTTP names the
+    request that does (:data:`HINT_OVER_HTTP`), which a client can make where the command is the operator's alone
+    (a mirror's user asking an origin)."""
+
+    #: What the message ends with: the command that lists the registered series.
+    HINT = " (`pdi series ls` lists those that are)"
+    #: What an answer over HTTP ends with in its place.
+    HINT_OVER_HTTP = " (GET /api/series lists those that are)"
+
+    def __init__(self, series: str, *, details: dict[str, object] | None = None) -> None:
+        super().__init__(f"series {series} is not registered{self.HINT}", details=details)
+
+    def over_http(self) -> str:
+        return self.message.removesuffix(self.HINT) + self.HINT_OVER_HTTP
+
+
+class RemoteNotFoundError(NotFoundError):
+    """Another server's ``404`` (a mirror's origin, a registry): what it said, and the RFC 9457 ``type`` of its
+    problem (:attr:`told_type`, ``None`` if it said none), by which a pdi resolver's kinds of not-found are told
+    apart without reading its words (:class:`UnknownSeriesError`'s ``/api#problem-unknown-series``)."""
+
+    def __init__(self, message: str, *, told_type: str | None = None, details: dict[str, object] | None = None) -> None:
+        super().__init__(message, details=details)
+        self.told_type = told_type
+
+
 class ImmutabilityError(PDIError, exit_code=5, http_status=409, title="immutability conflict"):
     """An attempt to change what must never change (a minted name, deposited bytes)."""
 

@@ -947,7 +947,34 @@ def test_a_series_the_origin_does_not_hold_says_where_its_series_are_listed(tmp_
         assert out == (
             f"pdi: not found: the origin at {a_url} holds no series nosuch.example.us that it lets this archive read"
             f" (the manifest of nosuch.example.us at {a_url}/api/manifest?series=nosuch.example.us&limit=1000:"
-            f" HTTP 404: series nosuch.example.us is not registered): the series it shows are listed at"
+            f" HTTP 404: series nosuch.example.us is not registered (GET /api/series lists those that are)): the series"
+            f" it shows are listed at"
             f" {a_url}/api/series; pdi mirror add {a_url} --series S with one of those\n"), out
         assert [s["name"] for s in httpx.get(f"{a_url}/api/series").json()["series"]] == [S]
         assert pdi("mirror", "ls", "--archive", str(b)) == (0, "")
+        # the origin's own answer: RFC 9457's type tells the kind of not-found, and its detail names the request
+        answer = httpx.get(f"{a_url}/api/manifest", params={"series": "nosuch.example.us"})
+        problem = answer.json()
+        assert (answer.status_code, problem["type"], problem["detail"]) == (
+            404, "/api#problem-unknown-series",
+            "series nosuch.example.us is not registered (GET /api/series lists those that are)")
+
+
+def test_a_404_of_an_origin_that_says_no_kind_is_passed_on_as_it_is(tmp_path: Path) -> None:
+    """An origin whose 404 has no problem type of a series it lacks (an older pdi, a web server that is no pdi):
+    what it said is quoted as it is, nothing read into its words."""
+    a, _ = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    said = {"type": "about:blank", "title": "not found", "status": 404,
+            "detail": "series nosuch.example.us is not registered (`pdi series ls` lists those that are)"}
+
+    async def refuse(request: Request) -> Response:
+        return Response(json.dumps(said), 404, media_type="application/problem+json")
+
+    app = Starlette(routes=[Route("/{path:path}", refuse)])
+    with in_thread(app, host="127.0.0.1", port=0, log_level="warning") as server:
+        url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+        code, out = pdi("mirror", "add", url, "--series", "nosuch.example.us", "--key", a_key(a), "--archive", str(b))
+    assert code == 4, out
+    assert out == (f"pdi: not found: the manifest of nosuch.example.us at {url}/api/manifest?series=nosuch.example.us"
+                   f"&limit=1000: HTTP 404: {said['detail']}\n"), out

@@ -377,11 +377,19 @@ def test_a_fragment_wholly_past_the_end_says_how_long_the_text_is_and_offers_no_
     assert _view(client, f"{name}#char=5", 200).find(".//p[@class='to-passage']") is not None  # a place, marked
 
 
-def test_a_command_an_error_quotes_is_code_on_its_page(client: TestClient) -> None:
+def test_a_command_an_error_quotes_is_code_on_its_page() -> None:
+    said = html5lib.parseFragment(pages._said(NotFoundError(
+        "this archive keeps no registry: `pdi registry add SERIES BASE_URL` makes one")), namespaceHTMLElements=False)
+    assert "`" not in _text(said) and [_text(c) for c in said.iter("code")] == ["pdi registry add SERIES BASE_URL"]
+
+
+def test_a_series_not_registered_says_where_a_reader_finds_those_that_are(client: TestClient) -> None:
+    """Not the operator's command (`pdi series ls`, which a reader cannot run), as it said before: the request."""
     answer = client.get("/series/nosuch.example.de", headers=HTML)
     assert answer.status_code == 404
     said = html5lib.parse(answer.text, namespaceHTMLElements=False).find(".//p[@class='error']")
-    assert said is not None and "`" not in _text(said) and "pdi series ls" in [_text(c) for c in said.iter("code")]
+    assert said is not None
+    assert _text(said) == "Series nosuch.example.de is not registered (GET /api/series lists those that are)."
 
 
 def test_an_unknown_path_is_a_page_for_a_browser_and_a_problem_for_a_program(client: TestClient) -> None:

@@ -39,6 +39,7 @@ from pdi.errors import (
     ReplicaBehindError,
     ScopeError,
     StoreError,
+    UnknownSeriesError,
     WithdrawnError,
 )
 from pdi.identifier import PDI
@@ -256,7 +257,7 @@ class ArchiveBase:
         """
         access = self._unreadable().get(series)
         if access == HIDDEN or self.store.get_series(series) is None:
-            raise NotFoundError(f"series {series} is not registered (`pdi series ls` lists those that are)")
+            raise UnknownSeriesError(series)
         if access is not None:
             raise refused(f"the series {series} is private")
 

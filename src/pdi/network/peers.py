@@ -42,6 +42,8 @@ from pdi.errors import (
     ParseError,
     PDIError,
     RemoteError,
+    RemoteNotFoundError,
+    UnknownSeriesError,
 )
 from pdi.network.mirror_access import read_token
 from pdi.signing import (
@@ -180,20 +182,17 @@ def check_origin(base: str, series: str, keys: Sequence[PublicKey], source: str 
             peer.close()
 
 
-#: What a pdi origin adds to its 404 for a series it lacks: a command for its own operator, not for this one.
-_ORIGINS_OWN_HINT = " (`pdi series ls` lists those that are)"
-
-
 def _not_held(base: str, series: str, exc: NotFoundError) -> NotFoundError:
-    """The 404 ``exc`` of ``base``'s manifest of ``series`` as this archive's user can act on it: when it is a pdi
-    origin's "series S is not registered", where that origin's series can be read (``/api/series``), not the
-    origin's own hint (``pdi series ls``, which only its operator can run); any other 404 as it is."""
-    if f": HTTP 404: series {series} is not registered" not in exc.message:
-        return exc  # no pdi resolver's word for a series it lacks (a web server that is no pdi, say): as said
+    """The 404 ``exc`` of ``base``'s manifest of ``series`` as this archive's user can act on it: when the origin
+    says it holds no such series (a pdi resolver's problem type ``/api#problem-unknown-series``), where that
+    origin's series can be read and what to run with one of them; any other 404 (an older pdi's, a web server
+    that is no pdi) as it is."""
+    if not (isinstance(exc, RemoteNotFoundError) and exc.told_type == UnknownSeriesError.problem_type):
+        return exc
     shown = shown_url(base_url(base))
     return NotFoundError(f"the origin at {shown} holds no series {series} that it lets this archive read"
-                         f" ({exc.message.removesuffix(_ORIGINS_OWN_HINT)}): the series it shows are listed at"
-                         f" {shown}/api/series; pdi mirror add {shown} --series S with one of those")
+                         f" ({exc.message}): the series it shows are listed at {shown}/api/series;"
+                         f" pdi mirror add {shown} --series S with one of those")
 
 
 def pinned_keys(record: MirrorRecord) -> list[PublicKey]:
