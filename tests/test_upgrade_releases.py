@@ -647,6 +647,34 @@ def test_a_migrated_release_archive_dates_changes_of_access(kind: str, tmp_path:
         name for name, c in before.items() if c.withdrawn_at]  # as before: the withdrawn ones only
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_step_21_reads_the_versions_of_a_page_of_documents_in_one_statement(
+        kind: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Step 21 reads the versions of the documents whose access it dates a page of them at a time, not one
+    statement a document (a round trip each on PostgreSQL): a series a release made private makes every document
+    of it such a one."""
+    from pdi.archive.postgres.transactions import PostgresTransactions
+    from pdi.archive.sqlite import SQLiteStore
+
+    release = RELEASE_DIRS[-1]
+    series = _expected(release)["archives"][kind]["series"][0]
+    location = _restore(release, kind, tmp_path, request)
+    _release_writes(location, _release_series_access(series, "private", CHANGED))
+    asked: list[str] = []
+    cls = SQLiteStore if kind == "sqlite" else PostgresTransactions
+    asked_by = cls._query
+
+    def counted(self: Any, sql: str, params: Any = ()) -> Any:
+        asked.append(sql)
+        return asked_by(self, sql, params)
+
+    monkeypatch.setattr(cls, "_query", counted)
+    with Archive.init(location) as archive:
+        documents = len(archive.store._query("SELECT id FROM documents"))
+    of_versions = [sql for sql in asked if "FROM versions WHERE document" in sql]
+    assert documents > 1 and len(of_versions) == 1, (documents, of_versions)
+
+
 #: When a harvester that read the release's archive whole harvested it last: after its deposits (the newest release's
 #: were made on 2026-11-25 from 13:21 to 13:22, GMT), before the changes of access below; ``from=`` of its next harvest.
 HARVESTED = "2026-11-25T14:00:00Z"

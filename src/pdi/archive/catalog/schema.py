@@ -810,13 +810,23 @@ class SchemaPart(CatalogBase):
                 + ("" if last is None else " WHERE d.id > ?") + " ORDER BY d.id LIMIT ?",
                 ([] if last is None else [last]) + [page],
             )
+            candidates = []
             for doc, series, day, unique_id, embargo, versions_embargoed in rows:
                 key = DocumentKey(str(series), datetime.date.fromisoformat(str(day)), str(unique_id))
                 if str(series) not in changed and embargo is None and not versions_embargoed and key not in named:
                     continue  # as it was since its deposit
+                candidates.append((doc, series, key, embargo))
+            # the candidates' versions, read a page of documents at a time (not one statement a document: a round
+            # trip each on PostgreSQL)
+            held: dict[int, dict[int, tuple[str, str | None]]] = {}
+            for each in pages([int(c[0]) for c in candidates], MAX_PARAMETERS):
+                for d, v, at, until in self._query(
+                        "SELECT document, version, created_at, embargo_until FROM versions"
+                        f" WHERE document IN ({', '.join('?' * len(each))})", each):
+                    held.setdefault(int(d), {})[int(v)] = (str(at), None if until is None else str(until))
+            for doc, series, key, embargo in candidates:
                 settings = embargo_settings(named.get(key, ()))
-                versions = {int(v): (str(at), None if until is None else str(until)) for v, at, until in self._query(
-                    "SELECT version, created_at, embargo_until FROM versions WHERE document = ?", (doc,))}
+                versions = held.get(int(doc), {})
                 document = DocumentHistory(
                     str(series), None if embargo is None else str(embargo), versions, settings.pop(None, ()),
                     {v: s for v, s in settings.items() if v is not None},
