@@ -947,8 +947,7 @@ def test_a_series_the_origin_does_not_hold_says_where_its_series_are_listed(tmp_
         assert out == (
             f"pdi: not found: the origin at {a_url} holds no series nosuch.example.us that it lets this archive read"
             f" (the manifest of nosuch.example.us at {a_url}/api/manifest?series=nosuch.example.us&limit=1000:"
-            f" HTTP 404: series nosuch.example.us is not registered (GET /api/series lists those that are)): the series"
-            f" it shows are listed at"
+            f" HTTP 404: series nosuch.example.us is not registered): the series it shows are listed at"
             f" {a_url}/api/series; pdi mirror add {a_url} --series S with one of those\n"), out
         assert [s["name"] for s in httpx.get(f"{a_url}/api/series").json()["series"]] == [S]
         assert pdi("mirror", "ls", "--archive", str(b)) == (0, "")
@@ -960,13 +959,17 @@ def test_a_series_the_origin_does_not_hold_says_where_its_series_are_listed(tmp_
             "series nosuch.example.us is not registered (GET /api/series lists those that are)")
 
 
-def test_a_404_of_an_origin_that_says_no_kind_is_passed_on_as_it_is(tmp_path: Path) -> None:
-    """An origin whose 404 has no problem type of a series it lacks (an older pdi, a web server that is no pdi):
-    what it said is quoted as it is, nothing read into its words."""
+@pytest.mark.parametrize(("detail", "held"), [
+    # pdi 0.1.0 and 0.2.0 (src/pdi/archive/base.py of either tag): no problem type of its own, its words
+    ("series nosuch.example.us is not registered (`pdi series ls` lists those that are)", False),
+    ("no such page: /api/manifest", True),  # a web server that is no pdi, or a pdi without manifests
+])
+def test_a_404_of_an_origin_without_the_series_problem_type(tmp_path: Path, detail: str, held: bool) -> None:
+    """An origin whose 404 has no problem type of a series it lacks: an earlier pdi's words are read as before
+    (its operator's command left out, where the series are listed said); anything else is quoted as it is."""
     a, _ = origin(tmp_path)
     b = mirror(tmp_path, "b")
-    said = {"type": "about:blank", "title": "not found", "status": 404,
-            "detail": "series nosuch.example.us is not registered (`pdi series ls` lists those that are)"}
+    said = {"type": "/api#problem-not-found", "title": "not found", "status": 404, "detail": detail}
 
     async def refuse(request: Request) -> Response:
         return Response(json.dumps(said), 404, media_type="application/problem+json")
@@ -976,5 +979,12 @@ def test_a_404_of_an_origin_that_says_no_kind_is_passed_on_as_it_is(tmp_path: Pa
         url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
         code, out = pdi("mirror", "add", url, "--series", "nosuch.example.us", "--key", a_key(a), "--archive", str(b))
     assert code == 4, out
-    assert out == (f"pdi: not found: the manifest of nosuch.example.us at {url}/api/manifest?series=nosuch.example.us"
-                   f"&limit=1000: HTTP 404: {said['detail']}\n"), out
+    quoted = (f"the manifest of nosuch.example.us at {url}/api/manifest?series=nosuch.example.us&limit=1000:"
+              f" HTTP 404: {detail}")
+    if held:
+        assert out == f"pdi: not found: {quoted}\n", out
+    else:
+        assert out == (f"pdi: not found: the origin at {url} holds no series nosuch.example.us that it lets this"
+                       f" archive read ({quoted.removesuffix(' (`pdi series ls` lists those that are)')}): the series"
+                       f" it shows are listed at {url}/api/series; pdi mirror add {url} --series S with one of those\n"
+                       ), out

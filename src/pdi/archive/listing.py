@@ -44,9 +44,10 @@ MAX_SEARCH_LIMIT = 200
 #: took 5 s, and two Chinese characters a minute, before the window was found in linear time: an attack,
 #: 2026-11-27). A page of 200 hits of the most common words is about 2 s on a loaded machine.
 SEARCH_SECONDS = 20.0
-#: The most passages one read of the engine asks for while it fills a page whose passages held no match (a Thai
-#: query's letters without their marks): batches grow fourfold from the page's size to this.
-SEARCH_BATCH = 1000
+#: The most passages a page of search results reads from the engine while it fills itself past passages that
+#: held no match (a Thai query's letter without its marks, which FTS5 finds): past them the page is short, and its
+#: next cursor goes on from the last passage read. A passage read costs up to some 10 ms (its matches marked).
+SEARCH_SCAN = 200
 #: How many listed names' tombstones :meth:`Listing.iter_ls_withdrawn` asks for at once (one indexed read of them).
 _TOMBSTONE_PAGE = 1000
 
@@ -125,9 +126,12 @@ class Listing(ArchiveBase):
         shortest stretch of the passage holding a match of every phrase;
         ``matches`` each matched word's own range. A page is ``limit`` hits
         after the cursor ``after`` (the ``next`` of the page before: how many
-        hits came before it, so a deposit between two pages may shift a hit
-        by a page; never a catalog number or a score, which would count what
-        the reader may not see).
+        passages the engine matched came before it, hits and those that held
+        no match of a phrase after all (see ``SEARCH_SCAN``), so a deposit
+        between two pages may shift a hit by a page; never a catalog number
+        or a score, which would count what the reader may not see). A page
+        that read ``SEARCH_SCAN`` passages without filling itself is short,
+        and has a next page.
         """
         import time
 
@@ -140,6 +144,7 @@ class Listing(ArchiveBase):
             phrase_words,
             smallest_window,
             snippet,
+            spelled_nowhere,
         )
 
         parsed = self._searchable(parse_query(query))
@@ -159,9 +164,14 @@ class Listing(ArchiveBase):
         spelled = [index_words(phrase) for phrase in parsed.phrases]
         joins = max(words) > 1
         # A passage the engine matched may hold no match of a phrase (FTS5 finds the Thai "กิ" in a bare "ก": see
-        # marked): it is no hit, and the page is filled from the passages after it, in batches growing to
-        # SEARCH_BATCH, until it holds one hit more than ``limit`` (there is a next page) or the passages end.
+        # marked): it is no hit, and the page is filled from the passages after it, in batches growing fourfold,
+        # until it holds one hit more than ``limit`` (there is a next page), the passages end, or SEARCH_SCAN
+        # passages were read: then the page is short, and its next cursor the place of the last passage read.
+        checks_spelling = any(spelled_nowhere("", [one]) for one in spelled)  # a word that may be found misspelled
         batch = limit + 1
+        read = 0
+        last_read = skip
+        unread = False
         while len(hits) <= limit:
             try:
                 rows = self.store.search(parsed.phrases, series=name, limit=batch, skip=skip,
@@ -171,8 +181,12 @@ class Listing(ArchiveBase):
             for place, row in enumerate(rows, start=skip + 1):
                 if time.monotonic() > deadline:
                     raise LimitError(too_long)
+                last_read = place
                 # SQLite marks each match whole, PostgreSQL word by word: only its marks are joined into matches
                 joining = joins and not row.whole
+                if row.whole and checks_spelling and any(spelled_nowhere(each, [one])
+                                                         for each, one in zip(row.each, spelled, strict=True)):
+                    continue  # (a quicker look than marked's: see spelled_nowhere)
                 text, marks = marked(row.marked, phrases=joining, most=max(words), spelled=spelled)
                 groups = ([marks] if len(row.each) == 1 else
                           [marked(each, phrases=joining, most=n, spelled=[one])[1]
@@ -197,12 +211,19 @@ class Listing(ArchiveBase):
                 ))
                 if len(hits) > limit:
                     break
+            read += len(rows)
             if len(rows) < batch:
                 break
+            if read >= SEARCH_SCAN:  # passages left unread: a short page, the next one read from the last read
+                unread = True
+                break
             skip += len(rows)
-            batch = min(batch * 4, max(SEARCH_BATCH, limit + 1))
-        following = hits[limit - 1].cursor if len(hits) > limit else None
-        hits = hits[:limit]
+            batch = min(batch * 4, SEARCH_SCAN - read)
+        if len(hits) > limit:
+            following: str | None = hits[limit - 1].cursor
+            hits = hits[:limit]
+        else:
+            following = str(last_read) if unread else None
         pending = self.store.pending_index(name, self._search_access())
         return SearchResults(parsed, tuple(hits), following, pending)
 

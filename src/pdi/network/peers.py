@@ -182,16 +182,26 @@ def check_origin(base: str, series: str, keys: Sequence[PublicKey], source: str 
             peer.close()
 
 
+#: What a pdi origin before 0.3 added to its 404 for a series it lacks, with no problem type of its own to tell it
+#: by (:class:`~pdi.errors.UnknownSeriesError`): a command for its own operator, not for this one.
+_EARLIER_ORIGINS_HINT = UnknownSeriesError.HINT
+
+
 def _not_held(base: str, series: str, exc: NotFoundError) -> NotFoundError:
     """The 404 ``exc`` of ``base``'s manifest of ``series`` as this archive's user can act on it: when the origin
-    says it holds no such series (a pdi resolver's problem type ``/api#problem-unknown-series``), where that
-    origin's series can be read and what to run with one of them; any other 404 (an older pdi's, a web server
-    that is no pdi) as it is."""
-    if not (isinstance(exc, RemoteNotFoundError) and exc.told_type == UnknownSeriesError.problem_type):
+    says it holds no such series, where that origin's series can be read and what to run with one of them; any
+    other 404 (a web server that is no pdi) as it is. A pdi resolver says so by its problem's type
+    (``/api#problem-unknown-series``); one before 0.3.0, by its words, which end with its operator's command."""
+    said = exc.message
+    if isinstance(exc, RemoteNotFoundError) and exc.told_type == UnknownSeriesError.problem_type:
+        said = said.removesuffix(UnknownSeriesError.HINT_OVER_HTTP)  # said below, with the origin's address
+    elif f": HTTP 404: series {series} is not registered{_EARLIER_ORIGINS_HINT}" in said:
+        said = said.removesuffix(_EARLIER_ORIGINS_HINT)
+    else:
         return exc
     shown = shown_url(base_url(base))
     return NotFoundError(f"the origin at {shown} holds no series {series} that it lets this archive read"
-                         f" ({exc.message}): the series it shows are listed at {shown}/api/series;"
+                         f" ({said}): the series it shows are listed at {shown}/api/series;"
                          f" pdi mirror add {shown} --series S with one of those")
 
 
