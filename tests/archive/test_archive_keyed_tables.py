@@ -21,6 +21,7 @@ from pdi.archive.catalog.keyed_tables import KEYED_STEP, KEYED_TABLES
 from pdi.archive.catalog.schema import (
     ACCESS_DATED_STEP,
     ASCII_APART_STEP,
+    MARKS_IN_WORDS_STEP,
     OPTIONAL_STEP,
     PARSE_REFUSALS_STEP,
     RESPACED_STEP,
@@ -82,7 +83,8 @@ def test_step_16_is_followed_only_by_steps_that_write_passages_again() -> None:
     # its own (test_server_mirror_sgml_parses.py), no table step 16
     # keeps by its key (test_archive_changes.py): no table step 16 made changes after it
     assert KEYED_STEP == 16 and SPACED_STEP == 17 and RESPACED_STEP == 18 and OPTIONAL_STEP == 19
-    assert ASCII_APART_STEP == 20 and ACCESS_DATED_STEP == 21 and SCHEMA_VERSION == PARSE_REFUSALS_STEP == 22
+    assert ASCII_APART_STEP == 20 and ACCESS_DATED_STEP == 21 and PARSE_REFUSALS_STEP == 22
+    assert SCHEMA_VERSION == MARKS_IN_WORDS_STEP == 23
     added = migrations("INTEGER PRIMARY KEY", "BLOB", True)[ACCESS_DATED_STEP]
     assert added == ["ALTER TABLE documents ADD COLUMN access_changed_at TEXT"] and "documents" not in KEYED_TABLES
     refusals = migrations("INTEGER PRIMARY KEY", "BLOB", True)[PARSE_REFUSALS_STEP]  # step 22: a new table of its own

@@ -18,7 +18,10 @@ import sqlite3
 import sys
 from pathlib import Path
 
-TOKENIZER = "unicode61 remove_diacritics 2"
+from pdi.archive.sqlite import FTS5_TOKENIZER
+
+#: The catalog's tokenizer without Porter's stemmer, which reads ``a{c}a`` as it does every such word.
+TOKENIZER = FTS5_TOKENIZER.removeprefix("porter ")
 MODULE = Path(__file__).resolve().parents[2] / "src" / "pdi" / "passages" / "_fts5_chars.py"
 
 
@@ -29,8 +32,9 @@ def _code_points() -> list[int]:
 def asked_of_sqlite() -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """The ranges (first, last) of code points FTS5 joins into a word, and of those it joins but not alone."""
     db = sqlite3.connect(":memory:")
+    quoted = TOKENIZER.replace("'", "''")
     for table, vocab in (("joined", "joined_v"), ("alone", "alone_v")):
-        db.execute(f"CREATE VIRTUAL TABLE {table} USING fts5(body, tokenize='{TOKENIZER}')")
+        db.execute(f"CREATE VIRTUAL TABLE {table} USING fts5(body, tokenize='{quoted}')")
         db.execute(f"CREATE VIRTUAL TABLE {vocab} USING fts5vocab({table}, 'instance')")
     points = _code_points()
     db.executemany("INSERT INTO joined (rowid, body) VALUES (?, ?)", ((cp, f"a{chr(cp)}a") for cp in points))
@@ -60,7 +64,8 @@ def module_text() -> str:
 
     return (
         '"""The characters SQLite\'s FTS5 ``unicode61`` tokenizer reads as words (generated: do not edit).\n\n'
-        f"Asked of SQLite {sqlite3.sqlite_version} (tokenizer ``{TOKENIZER}``) by\n"
+        f"Asked of SQLite {sqlite3.sqlite_version} (the catalog's tokenizer, ``pdi.archive.sqlite.FTS5_TOKENIZER``,"
+        " without its stemmer) by\n"
         "``tests/support/fts5_chars.py``, which rewrites this file;\n"
         "``tests/test_passages_fts5_chars.py`` asks SQLite again and compares.\n"
         '"""\n\n'

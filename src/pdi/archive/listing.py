@@ -44,10 +44,6 @@ MAX_SEARCH_LIMIT = 200
 #: took 5 s, and two Chinese characters a minute, before the window was found in linear time: an attack,
 #: 2026-11-27). A page of 200 hits of the most common words is about 2 s on a loaded machine.
 SEARCH_SECONDS = 20.0
-#: The most passages a page of search results reads from the engine while it fills itself past passages that
-#: held no match (a Thai query's letter without its marks, which FTS5 finds): past them the page is short, and its
-#: next cursor goes on from the last passage read. A passage read costs up to some 10 ms (its matches marked).
-SEARCH_SCAN = 200
 #: How many listed names' tombstones :meth:`Listing.iter_ls_withdrawn` asks for at once (one indexed read of them).
 _TOMBSTONE_PAGE = 1000
 
@@ -126,12 +122,9 @@ class Listing(ArchiveBase):
         shortest stretch of the passage holding a match of every phrase;
         ``matches`` each matched word's own range. A page is ``limit`` hits
         after the cursor ``after`` (the ``next`` of the page before: how many
-        passages the engine matched came before it, hits and those that held
-        no match of a phrase after all (see ``SEARCH_SCAN``), so a deposit
-        between two pages may shift a hit by a page; never a catalog number
-        or a score, which would count what the reader may not see). A page
-        that read ``SEARCH_SCAN`` passages without filling itself is short,
-        and has a next page.
+        hits came before it, so a deposit between two pages may shift a hit
+        by a page; never a catalog number or a score, which would count what
+        the reader may not see).
         """
         import time
 
@@ -144,7 +137,6 @@ class Listing(ArchiveBase):
             phrase_words,
             smallest_window,
             snippet,
-            spelled_nowhere,
         )
 
         parsed = self._searchable(parse_query(query))
@@ -158,72 +150,42 @@ class Listing(ArchiveBase):
         deadline = time.monotonic() + SEARCH_SECONDS
         too_long = (f"the search {query[:80]!r} took more than {SEARCH_SECONDS:g} s to show its hits:"
                     " ask fewer hits a page (limit), or rarer words")
+        try:
+            rows = self.store.search(parsed.phrases, series=name, limit=limit + 1, skip=skip,
+                                     access=self._search_access(), deadline=deadline)
+        except TimeoutError as exc:
+            raise LimitError(too_long) from exc
         hits: list[SearchHit] = []
         # a phrase's words (a Chinese word's characters), marked one by one: one match
         words = [phrase_words(phrase) for phrase in parsed.phrases]
         spelled = [index_words(phrase) for phrase in parsed.phrases]
         joins = max(words) > 1
-        # A passage the engine matched may hold no match of a phrase (FTS5 finds the Thai "กิ" in a bare "ก": see
-        # marked): it is no hit, and the page is filled from the passages after it, in batches growing fourfold,
-        # until it holds one hit more than ``limit`` (there is a next page), the passages end, or SEARCH_SCAN
-        # passages were read: then the page is short, and its next cursor the place of the last passage read.
-        checks_spelling = any(spelled_nowhere("", [one]) for one in spelled)  # a word that may be found misspelled
-        batch = limit + 1
-        read = 0
-        last_read = skip
-        unread = False
-        while len(hits) <= limit:
-            try:
-                rows = self.store.search(parsed.phrases, series=name, limit=batch, skip=skip,
-                                         access=self._search_access(), deadline=deadline)
-            except TimeoutError as exc:
-                raise LimitError(too_long) from exc
-            for place, row in enumerate(rows, start=skip + 1):
-                if time.monotonic() > deadline:
-                    raise LimitError(too_long)
-                last_read = place
-                # SQLite marks each match whole, PostgreSQL word by word: only its marks are joined into matches
-                joining = joins and not row.whole
-                if row.whole and checks_spelling and any(spelled_nowhere(each, [one])
-                                                         for each, one in zip(row.each, spelled, strict=True)):
-                    continue  # (a quicker look than marked's: see spelled_nowhere)
-                text, marks = marked(row.marked, phrases=joining, most=max(words), spelled=spelled)
-                groups = ([marks] if len(row.each) == 1 else
-                          [marked(each, phrases=joining, most=n, spelled=[one])[1]
-                           for each, n, one in zip(row.each, words, spelled, strict=True)])
-                if row.whole and any(not group for group in groups):
-                    continue  # a phrase the engine matched in words that do not spell it
-                # one phrase: its first match; several: the shortest stretch with a match of each
-                window = (marks[0] if len(groups) == 1 and marks else smallest_window(groups)) or (0, len(text))
-                passage = Passage(row.passage.start, text, row.passage.runs)
-                start, end = passage.document_range(*window) if window[1] > window[0] else (passage.start,) * 2
-                shown, shown_marks = snippet(text, marks, window)
-                hits.append(SearchHit(
-                    name=record_name(row.record, fragment=Fragment("char", (start, end))),
-                    record=row.record,
-                    start=start,
-                    end=end,
-                    snippet=shown,
-                    marks=shown_marks,
-                    matches=tuple(passage.document_range(a, b) for a, b in marks),
-                    score=row.score,
-                    cursor=str(place),
-                ))
-                if len(hits) > limit:
-                    break
-            read += len(rows)
-            if len(rows) < batch:
-                break
-            if read >= SEARCH_SCAN:  # passages left unread: a short page, the next one read from the last read
-                unread = True
-                break
-            skip += len(rows)
-            batch = min(batch * 4, SEARCH_SCAN - read)
-        if len(hits) > limit:
-            following: str | None = hits[limit - 1].cursor
-            hits = hits[:limit]
-        else:
-            following = str(last_read) if unread else None
+        for place, row in enumerate(rows[:limit], start=skip + 1):
+            if time.monotonic() > deadline:
+                raise LimitError(too_long)
+            # SQLite marks each match whole, PostgreSQL word by word: only its marks are joined into matches
+            joining = joins and not row.whole
+            text, marks = marked(row.marked, phrases=joining, most=max(words), spelled=spelled)
+            groups = ([marks] if len(row.each) == 1 else
+                      [marked(each, phrases=joining, most=n, spelled=[one])[1]
+                       for each, n, one in zip(row.each, words, spelled, strict=True)])
+            # one phrase: its first match; several: the shortest stretch with a match of each
+            window = (marks[0] if len(groups) == 1 and marks else smallest_window(groups)) or (0, len(text))
+            passage = Passage(row.passage.start, text, row.passage.runs)
+            start, end = passage.document_range(*window) if window[1] > window[0] else (passage.start,) * 2
+            shown, shown_marks = snippet(text, marks, window)
+            hits.append(SearchHit(
+                name=record_name(row.record, fragment=Fragment("char", (start, end))),
+                record=row.record,
+                start=start,
+                end=end,
+                snippet=shown,
+                marks=shown_marks,
+                matches=tuple(passage.document_range(a, b) for a, b in marks),
+                score=row.score,
+                cursor=str(place),
+            ))
+        following = hits[-1].cursor if len(rows) > limit and hits else None
         pending = self.store.pending_index(name, self._search_access())
         return SearchResults(parsed, tuple(hits), following, pending)
 

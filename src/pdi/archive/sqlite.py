@@ -74,6 +74,14 @@ BACKUP_MARKER = "pdi-backup.json"
 PURGE_CHECKPOINT_WAIT = 2.0
 #: 2**63: SQLite's integers are those from -2**63 to 2**63 - 1 (:meth:`SQLiteStore._beyond_integers`).
 _INTEGERS = 2**63
+#: The full-text index's tokenizer: FTS5's ``unicode61`` (Unicode 6.1's tables), folding case and diacritics
+#: (``remove_diacritics 2``), after Porter's stemmer; its word characters are letters, numbers, private-use
+#: characters and combining marks (``categories``: a Devanagari vowel sign, a Thai tone mark are letters of their
+#: word, as PostgreSQL's parser reads them, not separators, which had ``काल`` found in ``कील``), but the variation
+#: selectors, which pick a glyph of the same character (``葛󠄀``) and are separators still.
+FTS5_TOKENIZER: Final = ("porter unicode61 remove_diacritics 2 categories 'L* N* Co M*' separators '"
+                         + "".join(map(chr, [*range(0x180B, 0x180E), 0x180F, *range(0xFE00, 0xFE10),
+                                             *range(0xE0100, 0xE01F0)])) + "'")
 
 
 class _ThreadsOwn:
@@ -532,12 +540,18 @@ class SQLiteStore(SQLStore):
         if now is not None:
             self._query("INSERT INTO search_fts (rowid, body) VALUES (?, ?)", (passage, now.indexed))
 
-    # The full-text index (schema step 5): FTS5 over the passages' text, which
-    # stays in search_passages (an external-content table); words are folded
-    # to lower case without diacritics and reduced by the Porter stemmer.
+    # The full-text index (schema step 5, made again by step 23): FTS5 over the passages' text, which stays in
+    # search_passages (an external-content table); words are folded to lower case without diacritics and reduced
+    # by the Porter stemmer, each combining mark read in its word (FTS5_TOKENIZER).
     search_schema = (
         "CREATE VIRTUAL TABLE search_fts USING fts5(body, content='search_passages', content_rowid='id',"
-        " tokenize='porter unicode61 remove_diacritics 2')",
+        f" tokenize='{FTS5_TOKENIZER.replace(chr(39), chr(39) * 2)}')",
+    )
+    #: Schema step 23: the index made again with :data:`FTS5_TOKENIZER` (from the passages, which stay as they are).
+    marks_schema = (
+        "DROP TABLE search_fts",
+        *search_schema,
+        "INSERT INTO search_fts (search_fts) VALUES ('rebuild')",
     )
 
     # --- SQL ---------------------------------------------------------------------

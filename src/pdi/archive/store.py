@@ -42,7 +42,7 @@ else:
 
 #: The schema version this code writes. An older catalog is migrated forward by ``pdi init`` alone
 #: (:data:`OlderSchema`); a newer one is refused.
-SCHEMA_VERSION = 22
+SCHEMA_VERSION = 23
 
 #: What opening a catalog whose schema is older than :data:`SCHEMA_VERSION` does with it: ``"migrate"`` it
 #: forward (``pdi init``, :meth:`pdi.archive.Archive.init`), ``"refuse"`` it before anything is changed
@@ -477,16 +477,15 @@ MAX_SEARCH_SKIP = 10**12 - 1
 
 
 def search_skip(text: str) -> int:
-    """The passages a search cursor (the ``next`` of a page of results, :meth:`pdi.archive.Archive.search`) skips:
-    a count of the passages the engine matched before it (the hits shown, and those that held no match after
-    all), in decimal, nothing else. A count, not a place in the catalog, so that it
+    """The hits a search cursor (the ``next`` of a page of results, :meth:`pdi.archive.Archive.search`) skips:
+    a count of the hits shown before, in decimal, nothing else. A count, not a place in the catalog, so that it
     tells a reader nothing of the documents they may not read (their row numbers, or the scores the index gives);
     :class:`~pdi.errors.ParseError` for anything else."""
     from pdi.errors import ParseError
 
     if not isinstance(text, str) or not text.isascii() or not text.isdigit() or len(text) > 12 or text[0] == "0":
         raise ParseError(
-            f"{str(text)[:80]!r} is not a search cursor (the 'next' of a page of results: how many matched passages came before)",
+            f"{str(text)[:80]!r} is not a search cursor (the 'next' of a page of results: how many hits came before)",
             rule="after",
         )
     return int(text)

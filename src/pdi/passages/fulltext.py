@@ -796,8 +796,11 @@ def marked(
         found = _spellings(text, marks, spelled)
         if found:
             return text, tuple(found)
-    elif spelled:  # marks of whole matches (FTS5's)
-        return text, tuple(_whole_matches(text, marks, spelled))
+    elif spelled:  # marks of whole matches (FTS5's), overlapping ones made one: "我我" in "我我我" is one mark
+        longest = max(len(p) for p in spelled)
+        marks = [m for a, b in marks for m in (
+            (_spellings(text, [(a, b)], spelled) or [(a, b)]) if len(_word_spans(text, a, b)) > longest else [(a, b)])]
+        return text, tuple(marks)
     joined: list[tuple[int, int]] = []
     count = 0  # the words in the last stretch
     for a, b in marks:  # words of one phrase, which the engines mark one by one, as one stretch
@@ -809,65 +812,6 @@ def marked(
             joined.append((a, b))
             count = words
     return text, tuple(joined)
-
-
-def _whole_matches(
-    text: str, marks: Sequence[tuple[int, int]], spelled: Sequence[Sequence[str]]
-) -> list[tuple[int, int]]:
-    """The matches in FTS5's marks of whole matches (see :func:`marked`).
-
-    Overlapping matches FTS5 made one mark (``我我`` in ``我我我``) are cut into the matches that spell a phrase,
-    left to right. A mark whose letters of a script written without spaces spell no phrase is no match: FTS5 reads
-    a Thai vowel or tone mark as a separator, so the query ``กิ`` is the word ``ก`` to it, which it finds in the
-    bare ``ก`` as well (PostgreSQL, whose parser keeps the mark with its letter, does not). Other marks are kept as
-    the engine found them (it folds case and diacritics and stems: ``cafe`` matches ``café``).
-    """
-    longest = max(len(p) for p in spelled)
-    # a mark can spell no phrase only where a mark (a vowel sign) is in it or in the query: FTS5 reads each letter
-    # of these scripts as a word, and finds it exactly; a one-word mark is compared with the one-word phrases
-    queried_marks = any(_MARK[ord(c)] for phrase in spelled for word in phrase for c in _compared(word))
-    single = {_compared(word) for phrase in spelled if len(phrase) == 1 for word in phrase}
-    kept: list[tuple[int, int]] = []
-    for a, b in marks:
-        spans = _word_spans(text, a, b)
-        if len(spans) > longest:
-            kept += _spellings(text, [(a, b)], spelled) or (
-                [] if _misspelled(text, a, b, queried_marks) else [(a, b)])
-        elif not _misspelled(text, a, b, queried_marks) or (
-                _compared(text[a:b]) in single if len(spans) == 1 else _spellings(text, [(a, b)], spelled)):
-            kept.append((a, b))
-    return kept
-
-
-def spelled_nowhere(highlighted: str, spelled: Sequence[Sequence[str]]) -> bool:
-    """Whether a passage FTS5 matched (its text as :func:`marked` reads it) holds no match of a phrase for certain:
-    a word of the phrase written with a combining mark, in a script written without spaces (``กิ``), stands nowhere
-    in it (FTS5 found it as the bare ``ก``). A quick look before :func:`marked`, which would find no match of it
-    either, at the price of reading each of its marks."""
-    checked = [_compared(word) for phrase in spelled for word in phrase
-               if any(_unspaced(c) for c in word) and any(_MARK[ord(c)] for c in _compared(word))]
-    if not checked:
-        return False
-    text = _compared(highlighted.replace(MARK_START, "").replace(MARK_END, "").replace(SPACER, "").replace(APART, ""))
-    return any(word not in text for word in checked)
-
-
-def _misspelled(text: str, a: int, b: int, queried_marks: bool) -> bool:
-    """Whether FTS5's mark ``text[a:b]`` may be no match of the phrase it found: it holds a letter of a script
-    written without spaces, and a combining mark stands in it or in the query (:func:`_whole_matches`)."""
-    stretch = _VARIATION_SELECTORS.sub("", text[a:b])
-    return any(_unspaced(c) for c in stretch) and (queried_marks or any(_MARK[ord(c)] for c in stretch))
-
-
-#: Variation selectors (Unicode's standardized and ideographic variation sequences, Mongolian's free ones): a
-#: glyph's variant of the same character (``葛󠄀``, a kanji as an official register writes it), so a match
-#: with or without one is the character's match.
-_VARIATION_SELECTORS: Final = re.compile("[\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef]")
-
-
-def _compared(word: str) -> str:
-    """A word as a match is compared with a query's: case folded, without variation selectors."""
-    return _VARIATION_SELECTORS.sub("", word).casefold()
 
 
 def index_words(phrase: Sequence[str]) -> list[str]:
@@ -921,7 +865,7 @@ def _spellings(text: str, marks: Sequence[tuple[int, int]], spelled: Sequence[Se
         return [
             (words[i][0], words[i + n - 1][1]) for i in range(len(words) - n + 1)
             if words[i][2] == words[i + n - 1][2] and all(
-                _compared(text[s:e]) == _compared(want) or (not exact and not any(_unspaced(c) for c in want))
+                text[s:e].casefold() == want.casefold() or (not exact and not any(_unspaced(c) for c in want))
                 for (s, e, _), want in zip(words[i : i + n], phrase, strict=True)
             )
         ]

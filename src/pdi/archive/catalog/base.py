@@ -148,6 +148,9 @@ class CatalogBase(ABC):
     apart_schema: tuple[str, ...] = ()
     #: The statements of schema step 20 (PostgreSQL's index read again with ASCII punctuation as spaces; none on SQLite).
     ascii_apart_schema: tuple[str, ...] = ()
+    #: The statements of schema step 23 (SQLite's index made again keeping combining marks in words; none on
+    #: PostgreSQL, whose parser reads them so).
+    marks_schema: tuple[str, ...] = ()
     #: ``sqlite`` or ``postgresql``: the database the catalog is in.
     dialect: str = "sqlite"
     #: Whether this process may only read the catalog (a member of the group of a SQLite archive shared with it):

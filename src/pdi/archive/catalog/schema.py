@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 def migrations(
     id_pk: str, blob_type: str, with_blob_table: bool, search: Sequence[str] = (), deposit: Sequence[str] = (),
-    names: Sequence[str] = (), apart: Sequence[str] = (), ascii_apart: Sequence[str] = (),
+    names: Sequence[str] = (), apart: Sequence[str] = (), ascii_apart: Sequence[str] = (), marks: Sequence[str] = (),
 ) -> dict[int, list[str]]:
     """Schema migrations by version; version *n* takes a catalog from *n-1* to *n*.
 
@@ -49,7 +49,8 @@ def migrations(
     ``deposit`` those of step 14 (PostgreSQL's deposit function; none on SQLite);
     ``names`` those of step 15 (SQLite's table of serial names; none on PostgreSQL); ``apart`` those of step 19
     (PostgreSQL's index of each passage read again; none on SQLite), ``ascii_apart`` those of step 20 (the same,
-    ASCII punctuation read as spaces; none on SQLite). Step 16's are made when it runs, from the
+    ASCII punctuation read as spaces; none on SQLite), ``marks`` those of step 23 (SQLite's index made again, each
+    combining mark read in its word; none on PostgreSQL). Step 16's are made when it runs, from the
     catalog's own definitions (:meth:`SchemaPart._step`; none on PostgreSQL).
     """
     args = (id_pk, blob_type, with_blob_table, search)
@@ -57,7 +58,7 @@ def migrations(
              _index_queue(), _small_blobs(*args), _message_threads(), _mirrors(), _mirror_withdrawals(),
              _mirror_tokens(), _deposit_function(deposit), _serial_names(names), _keyed_tables(), _spaced_passages(),
              _southeast_asian_passages(), _optional_marks_passages(apart), list(ascii_apart), _access_changes_dated(),
-             _parse_refusals()]
+             _parse_refusals(), list(marks)]
     return {version: statements for version, statements in enumerate(steps, start=1)}
 
 
@@ -574,6 +575,12 @@ def _parse_refusals() -> list[str]:
     ]
 
 
+#: The step that makes SQLite's full-text index again reading each combining mark (a vowel sign, a tone mark) as
+#: part of its word, as PostgreSQL's parser does (:data:`pdi.archive.sqlite.FTS5_TOKENIZER`): FTS5 read it as a
+#: separator, so ``काल`` was found in ``कील`` and ``กิ`` in a bare ``ก``; the passages stay as they are.
+MARKS_IN_WORDS_STEP = 23
+
+
 def migration_record(before: int, now: int) -> AuditRecord:
     """The audit log's entry of a migration from schema version ``before`` to ``now``: who ran it (as the command
     line writes, :func:`~pdi.archive.naming.default_who`), the steps, and the pdi that ran them (an operator
@@ -683,7 +690,7 @@ class SchemaPart(CatalogBase):
         if current >= target:
             return current
         steps = migrations(self.id_pk, self.blob_type, self.blob_table, self.search_schema, self.deposit_schema,
-                           self.names_schema, self.apart_schema, self.ascii_apart_schema)
+                           self.names_schema, self.apart_schema, self.ascii_apart_schema, self.marks_schema)
         first: int | None = None
         try:
             with self._write():

@@ -605,7 +605,7 @@ _SEARCH = Operation(
      Param("series", "Only this series", schema=_optional(_SERIES)),
      Param("limit", f"Hits a page (1 to {MAX_SEARCH_LIMIT})",
            schema=_optional({"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT})),
-     Param("after", "The next of the page before: how many matched passages came before this page",
+     Param("after", "The next of the page before: how many hits came before this page",
            schema=_optional({"type": "string", "minLength": 1, "format": "search-cursor"}))),
     answers={200: Answer("The hits (name with #char=a,b, snippet, marks), the next page's URL, and how many names' text is not indexed yet (pending)", _JSON, _OBJECT)},
     errors=(*_ALWAYS, 403, 404),
