@@ -492,6 +492,43 @@ def test_a_range_directive_runs_from_the_first_start_to_the_first_end_after_it(
     assert found == expected
 
 
+@pytest.mark.parametrize(("text", "fragment", "expected"), [
+    # UAX #29: a symbol (™, №, ㎏: General_Category So, Word_Break Other) ends a word, though its folding at the
+    # primary level is letters (found by hypothesis, 2026-11-30: the boundary was read in the folding "appletm")
+    ("Apple™ phones", "text=Apple", "Apple"),
+    ("Call №5 now", "text=5", "5"),
+    ("It weighs 5㎏ net", "text=5", "5"),
+    ("Apple™ phones", "text=Appletm", "Apple™"),  # ™ and tm are one at the primary level
+    # a match never starts or ends inside one character's folding, as ICU's usearch rejects a match inside a
+    # collation element expansion: ℃ is °C and ½ is 1⁄2, but neither is "C" or "2"
+    ("It is 25℃ today", "text=C", None),
+    ("½ cup", "text=2", None),
+    ("½ cup", "text=1", None),
+    ("Straße", "text=Stras", None),
+])
+def test_a_word_ends_where_the_pages_characters_say_not_their_folding(
+    text: str, fragment: str, expected: str | None
+) -> None:
+    assert find(fragment, text) == expected
+
+
+_SYMBOL_WORDS = st.lists(st.sampled_from(["ab", "abc", "b", "ca", "Ab", "bca"]), min_size=1, max_size=20)
+
+
+@given(_SYMBOL_WORDS, st.lists(st.sampled_from([" ", "™", "№", "㎏", "℡", " ™ ", "™­"]), min_size=20, max_size=20),
+       st.data())
+@settings(max_examples=300, deadline=None)
+def test_a_word_beside_a_symbol_is_found_where_it_stands(
+    words: list[str], separators: list[str], data: st.DataObject
+) -> None:
+    text = "".join(word + separator for word, separator in zip(words, separators, strict=False))
+    query = data.draw(st.sampled_from(words))
+    # the independent reading: a symbol is no word character to Python's \w either (™ and the others are So)
+    expected = re.search(r"(?<!\w)" + re.escape(query) + r"(?!\w)", text, re.IGNORECASE)
+    assert expected is not None
+    assert find_text_directive(TextDirective(query), plain_page_text(text)) == expected.span()
+
+
 def test_a_pathological_directive_is_a_limit_not_a_hang(monkeypatch: pytest.MonkeyPatch) -> None:
     import pdi.fragments.textdirective as td
 

@@ -154,6 +154,19 @@ INLINE_FRAGMENTS = [
     "text=tmpl", "text=leftright", "text=left", "text=isolate",
 ]
 
+#: Characters whose folding at the primary level is several (™ is tm, ℃ is °C, ½ is 1⁄2, ß is ss): a word ends
+#: where the page's characters say (™ is a symbol), and nothing matches inside one character's folding.
+FOLDED = (
+    "<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>Folded</title>" + STYLE + "</head><body>\n"
+    "<p>Apple\u2122 phones</p>\n<p>Call \u21166 now</p>\n<p>It weighs 7\u338f net</p>\n"
+    "<p>It is 25\u2103 today</p>\n<p>\u00bd cup</p>\n<p>Gro\u00dfe Stra\u00dfe</p>\n"
+    "</body></html>\n"
+)
+FOLDED_FRAGMENTS = [
+    "text=Apple", "text=Appletm", "text=6", "text=No6", "text=7", "text=C", "text=25C", "text=2", "text=1",
+    "text=Stras", "text=Strasse", "text=tm%20phones",
+]
+
 CASES: list[tuple[str, list[str]]] = [
     (MIXED, [
         "text=quick",
@@ -196,6 +209,7 @@ CASES: list[tuple[str, list[str]]] = [
     (WHITE_SPACE, WHITE_SPACE_FRAGMENTS),
     (MATH, MATH_FRAGMENTS),
     (INLINE, INLINE_FRAGMENTS),
+    (FOLDED, FOLDED_FRAGMENTS),
 ]
 
 

@@ -34,7 +34,10 @@ sections numbered as it numbers them, 1 Infrastructure, 2 Introduction, 3 Descri
   between letters are boundaries (``www.example.com``, ``foo:bar``), and so is
   where a ZERO WIDTH SPACE stands, though the comparison ignores it. Han, Hiragana and Katakana characters are words
   of one character each (UAX #29 leaves them to a dictionary, which this
-  does not have).
+  does not have). Boundaries are of the page's characters, not of their folding: one never falls inside a
+  character whose folding is several (``½`` is ``1⁄2``, yet holds no ``2``, as ICU's search rejects a match inside
+  an expansion), and such a character is read as itself (``™`` is a symbol: ``Apple™`` ends a word after
+  ``Apple``, though it folds to ``appletm``).
 
 Where the spec returns null for a directive that does not parse, this module
 raises :class:`~pdi.errors.ParseError` naming the term and what is wrong with
@@ -386,6 +389,16 @@ class _Runs:
     def text(self) -> str:
         return "".join(self.parts)
 
+    def whole(self, i: int) -> tuple[int, int, int] | None:
+        """Where folded character ``i`` comes from when its character folds to several characters (``™`` → ``tm``):
+        ``(folded start, folded end, source position)`` of that character; ``None`` for one folded to one."""
+        k = bisect.bisect_right(self.f, i) - 1
+        f1 = self.f[k + 1] if k + 1 < len(self.f) else self.length
+        p1 = self.p[k + 1] if k + 1 < len(self.p) else self.source_end
+        if f1 - self.f[k] == p1 - self.p[k]:
+            return None
+        return self.f[k], f1, self.p[k]
+
     def source_of(self, i: int) -> int:
         """The source position of folded character ``i``."""
         k = bisect.bisect_right(self.f, i) - 1
@@ -475,12 +488,12 @@ def find_text_directive(
     """
     deadline = deadline if deadline is not None else WorkDeadline(MAX_SECONDS)
     buf = folded if isinstance(folded, _Folded) else _Folded(page, deadline)
-    found = _find_range(directive, buf.text, deadline, buf.runs.breaks)
+    found = _find_range(directive, buf.text, deadline, _Bounds(buf))
     return None if found is None else buf.page_range(*found)
 
 
 def _find_range(
-    d: TextDirective, buf: str, deadline: WorkDeadline, breaks: Sequence[int] | None = None
+    d: TextDirective, buf: str, deadline: WorkDeadline, bounds: _Bounds | None = None
 ) -> tuple[int, int] | None:
     start_q, end_q = fold(d.start), (fold(d.end) if d.end is not None else None)
     prefix_q, suffix_q = (fold(d.prefix) if d.prefix is not None else None), (
@@ -492,7 +505,7 @@ def _find_range(
     search = 0
     while search < n:
         if prefix_q is not None:
-            prefix = _find(prefix_q, buf, search, True, False, False, deadline, breaks)
+            prefix = _find(prefix_q, buf, search, True, False, False, deadline, bounds)
             if prefix is None:
                 return None
             search = prefix[0] + 1
@@ -500,12 +513,12 @@ def _find_range(
             if at >= n:
                 return None
             must_end = end_q is not None or suffix_q is None
-            match = _find(start_q, buf, at, False, must_end, True, deadline, breaks)
+            match = _find(start_q, buf, at, False, must_end, True, deadline, bounds)
             if match is None:
                 continue
         else:
             must_end = end_q is not None or suffix_q is None
-            match = _find(start_q, buf, search, True, must_end, False, deadline, breaks)
+            match = _find(start_q, buf, search, True, must_end, False, deadline, bounds)
             if match is None:
                 return None
             search = match[0] + 1
@@ -514,13 +527,13 @@ def _find_range(
         # the document's end lies after the last character's: an end search at n finds nothing
         while end_search <= n:
             if end_q is not None:
-                end_match = _find(end_q, buf, end_search, True, suffix_q is None, False, deadline, breaks)
+                end_match = _find(end_q, buf, end_search, True, suffix_q is None, False, deadline, bounds)
                 if end_match is None:
                     return None
                 last = end_match[1]
             if suffix_q is None:
                 return first, last
-            suffix = _find(suffix_q, buf, _skip_space(buf, last), False, True, True, deadline, breaks)
+            suffix = _find(suffix_q, buf, _skip_space(buf, last), False, True, True, deadline, bounds)
             if suffix is not None:
                 return first, last
             if end_q is None:
@@ -547,7 +560,7 @@ _WHITE_SPACE: Final = frozenset(" \t\n\v\f\r\x85\u2028\u2029")
 
 def _find(
     query: str, buf: str, start: int, word_start: bool, word_end: bool, at_beginning: bool, deadline: WorkDeadline,
-    breaks: Sequence[int] | None = None,
+    bounds: _Bounds | None = None,
 ) -> tuple[int, int] | None:
     """§3.6.1 "find a string in range": the first ``query`` at or after ``start`` within one block, bounded as asked."""
     if not query or _SEPARATOR in query:
@@ -563,7 +576,7 @@ def _find(
         if index < 0:
             return None
         stop = index + len(query)
-        if (not word_start or _bounded(buf, index, breaks)) and (not word_end or _bounded(buf, stop, breaks)) \
+        if (not word_start or _bounded(buf, index, bounds)) and (not word_end or _bounded(buf, stop, bounds)) \
                 and not (stop < len(buf) and buf[stop] in _KEPT_MARKS):  # か is not the start of が
             return index, stop
         if at_beginning:
@@ -571,14 +584,44 @@ def _find(
         at = index + 1
 
 
-def _bounded(buf: str, position: int, breaks: Sequence[int] | None) -> bool:
-    """Whether ``position`` of the folded ``buf`` is a word boundary: by UAX #29, or where a ZERO WIDTH SPACE stood."""
-    if is_word_boundary(buf, position):
-        return True
-    if not breaks:
-        return False
-    k = bisect.bisect_left(breaks, position)
-    return k < len(breaks) and breaks[k] == position
+class _Bounds:
+    """What word boundaries in the folded text are read from besides it: the page text and the map back to it."""
+
+    def __init__(self, folded: _Folded) -> None:
+        self.runs = folded.runs
+        self.source = folded.page.text
+
+    def char(self, buf: str, i: int) -> str:
+        """The character folded ``i`` stands for to the boundary rules: itself, or the page's character it is part
+        of when that folds to several (``™``, not the ``t`` or ``m`` of its folding)."""
+        if i < 0 or i >= len(buf):
+            return ""
+        whole = self.runs.whole(i)
+        return buf[i] if whole is None else self.source[whole[2]]
+
+
+def _bounded(buf: str, position: int, bounds: _Bounds | None) -> bool:
+    """Whether ``position`` of the folded ``buf`` is a word boundary: by UAX #29, or where a ZERO WIDTH SPACE stood.
+
+    A boundary lies between two characters of the page, never inside one's folding (``ß`` → ``ss``, ``½`` →
+    ``1⁄2``), and a character whose folding is several characters is read as itself: ``™`` is a symbol, so
+    ``Apple™`` ends a word after ``Apple``, where its folding ``appletm`` does not."""
+    breaks = bounds.runs.breaks if bounds is not None else None
+    if breaks:
+        k = bisect.bisect_left(breaks, position)
+        if k < len(breaks) and breaks[k] == position:
+            return True
+    if bounds is None or not bounds.runs.irregular or position <= 0 or position >= len(buf):
+        return is_word_boundary(buf, position)
+    before, after = bounds.runs.whole(position - 1), bounds.runs.whole(position)
+    if before is None and after is None:
+        return is_word_boundary(buf, position)
+    if before is not None and before[1] > position:
+        return False  # inside one character's folding
+    left = bounds.char(buf, (position - 1 if before is None else before[0]) - 1)
+    right = bounds.char(buf, position + 1 if after is None else after[1])
+    window = left + bounds.char(buf, position - 1) + bounds.char(buf, position) + right
+    return is_word_boundary(window, len(left) + 1)
 
 
 def find_all(directives: Sequence[TextDirective], page: PageText) -> list[tuple[int, int] | None]:
