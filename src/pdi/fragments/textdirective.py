@@ -37,7 +37,7 @@ sections numbered as it numbers them, 1 Infrastructure, 2 Introduction, 3 Descri
   does not have). Boundaries are of the page's characters, not of their folding: one never falls inside a
   character whose folding is several (``½`` is ``1⁄2``, yet holds no ``2``, as ICU's search rejects a match inside
   an expansion), and such a character is read as itself (``™`` is a symbol: ``Apple™`` ends a word after
-  ``Apple``, though it folds to ``appletm``).
+  ``Apple``, though it folds to ``appletm``; ``²`` is no digit to UAX #29, though it folds to ``2``).
 
 Where the spec returns null for a directive that does not parse, this module
 raises :class:`~pdi.errors.ParseError` naming the term and what is wrong with
@@ -278,14 +278,19 @@ class _FoldTable(dict[int, str]):
 
 
 class _MarkTable(dict[int, str]):
-    """``str.translate``'s table marking each character that does not fold to exactly one character (``\x01``;
-    else ``\x00``), made as characters are met (bounded as :class:`_FoldTable`)."""
+    """``str.translate``'s table marking each character that does not fold to exactly one character, or is a number
+    but a digit that folds to a word character (``²`` to ``2``: :func:`_is_word`) (``\x01``; else ``\x00``), made
+    as characters are met (bounded as :class:`_FoldTable`)."""
 
     def __missing__(self, code: int) -> str:
         if len(self) > 1 << 16:
             self.clear()
             _with_ascii()
-        mark = self[code] = "\x00" if len(_fold_char(chr(code))) == 1 else "\x01"
+        ch = chr(code)
+        folded = _fold_char(ch)
+        # a number but a digit (²) folds to a digit; a symbol that folds to a letter (Ⓐ) is Alphabetic, as the letter
+        regular = len(folded) == 1 and (unicodedata.category(ch) != "No" or not _is_word(folded))
+        mark = self[code] = "\x00" if regular else "\x01"
         return mark
 
 
@@ -329,6 +334,8 @@ class _Runs:
         self.parts: list[str] = []
         self.f = array.array("q")
         self.p = array.array("q")
+        #: Whether run ``k`` is one character folded as a whole (not one for one).
+        self.own = array.array("b")
         self.length = 0
 
     def _run(self, folded: str, source_start: int, linear: bool) -> None:
@@ -337,6 +344,7 @@ class _Runs:
         else:
             self.f.append(self.length)
             self.p.append(source_start)
+            self.own.append(not linear)
         self._last_linear = linear
         self.parts.append(folded)
         self.length += len(folded)
@@ -390,14 +398,13 @@ class _Runs:
         return "".join(self.parts)
 
     def whole(self, i: int) -> tuple[int, int, int] | None:
-        """Where folded character ``i`` comes from when its character folds to several characters (``™`` → ``tm``):
-        ``(folded start, folded end, source position)`` of that character; ``None`` for one folded to one."""
+        """Where folded character ``i`` comes from when its character is folded as a whole (``™`` → ``tm``, ``²`` →
+        ``2``): ``(folded start, folded end, source position)`` of that character; ``None`` for one folded one for
+        one."""
         k = bisect.bisect_right(self.f, i) - 1
-        f1 = self.f[k + 1] if k + 1 < len(self.f) else self.length
-        p1 = self.p[k + 1] if k + 1 < len(self.p) else self.source_end
-        if f1 - self.f[k] == p1 - self.p[k]:
+        if not self.own[k]:
             return None
-        return self.f[k], f1, self.p[k]
+        return self.f[k], self.f[k + 1] if k + 1 < len(self.f) else self.length, self.p[k]
 
     def source_of(self, i: int) -> int:
         """The source position of folded character ``i``."""
@@ -418,7 +425,10 @@ _MID_NUM: Final = frozenset(",;.'\u066c\ufe50\ufe54\uff0c\uff1b\u2019")
 
 
 def _is_word(ch: str) -> bool:
-    return ch.isalnum() or ch == "_" or unicodedata.category(ch)[0] == "M"
+    """A letter, a digit (not another number: ``²``, ``½``, ``①`` are Word_Break Other to UAX #29), ``_`` or a
+    mark."""
+    category = unicodedata.category(ch)
+    return category[0] == "M" or ch == "_" or (ch.isalnum() and category != "No")
 
 
 def _ideographic(ch: str) -> bool:
@@ -604,8 +614,8 @@ def _bounded(buf: str, position: int, bounds: _Bounds | None) -> bool:
     """Whether ``position`` of the folded ``buf`` is a word boundary: by UAX #29, or where a ZERO WIDTH SPACE stood.
 
     A boundary lies between two characters of the page, never inside one's folding (``ß`` → ``ss``, ``½`` →
-    ``1⁄2``), and a character whose folding is several characters is read as itself: ``™`` is a symbol, so
-    ``Apple™`` ends a word after ``Apple``, where its folding ``appletm`` does not."""
+    ``1⁄2``), and a character folded as a whole is read as itself: ``™`` is a symbol, so ``Apple™`` ends a word
+    after ``Apple``, where its folding ``appletm`` does not; ``²`` is no digit, so ``x²`` does too."""
     breaks = bounds.runs.breaks if bounds is not None else None
     if breaks:
         k = bisect.bisect_left(breaks, position)
