@@ -515,6 +515,8 @@ def test_a_range_directive_runs_from_the_first_start_to_the_first_end_after_it(
     # a numeral letter (Ⅻ, Nl) and a circled letter (Ⓐ, Alphabetic) are word characters
     ("Roman Ⅻteen", "text=teen", None),
     ("Circ Ⓐbc", "text=bc", None),
+    # ’ joins two letters (UAX #29's WB6 and WB7), not the symbol ™ to a letter, whatever ™ folds to
+    ("Sign™’ok here", "text=ok", "ok"),
 ])
 def test_a_word_ends_where_the_pages_characters_say_not_their_folding(
     text: str, fragment: str, expected: str | None

@@ -623,9 +623,8 @@ def _bounded(buf: str, position: int, bounds: _Bounds | None) -> bool:
             return True
     if bounds is None or not bounds.runs.irregular or position <= 0 or position >= len(buf):
         return is_word_boundary(buf, position)
+    # the characters either side, and the next ones out (a MidLetter's letters): the page's, as the rules read them
     before, after = bounds.runs.whole(position - 1), bounds.runs.whole(position)
-    if before is None and after is None:
-        return is_word_boundary(buf, position)
     if before is not None and before[1] > position:
         return False  # inside one character's folding
     left = bounds.char(buf, (position - 1 if before is None else before[0]) - 1)
