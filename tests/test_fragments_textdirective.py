@@ -517,6 +517,11 @@ def test_a_range_directive_runs_from_the_first_start_to_the_first_end_after_it(
     ("Circ Ⓐbc", "text=bc", None),
     # ’ joins two letters (UAX #29's WB6 and WB7), not the symbol ™ to a letter, whatever ™ folds to
     ("Sign™’ok here", "text=ok", "ok"),
+    # nor a ZERO WIDTH SPACE after it (Word_Break Other, though the comparison ignores it): no letter follows ’
+    ("Stop can’\u200bt go", "text=can", "can"),
+    ("Stop can’\u200bt go", "text=t%20go", "t go"),
+    ("and 4,\u200b500 more", "text=4", "4"),
+    ("Stop can’t go", "text=can", None),
 ])
 def test_a_word_ends_where_the_pages_characters_say_not_their_folding(
     text: str, fragment: str, expected: str | None

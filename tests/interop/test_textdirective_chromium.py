@@ -162,6 +162,7 @@ FOLDED = (
     "<p>It is 25\u2103 today</p>\n<p>\u00bd cup</p>\n<p>Gro\u00dfe Stra\u00dfe</p>\n"
     "<p>Area x\u00b2 here</p>\n<p>Water H\u2082O</p>\n<p>Item \u2460one</p>\n<p>Roman \u216bteen</p>\n"
     "<p>Circ \u24b6bc</p>\n<p>Mix k\u00bc</p>\n<p>Sign\u2122\u2019ok here</p>\n"
+    "<p>Stop can\u2019\u200bt go and 4,\u200b500 more</p>\n"
     "</body></html>\n"
 )
 #: A number but a digit (², ₂, ①, ¼: General_Category No) is no word character to UAX #29 (Word_Break Other),
@@ -170,6 +171,7 @@ FOLDED_FRAGMENTS = [
     "text=Apple", "text=Appletm", "text=6", "text=No6", "text=7", "text=C", "text=25C", "text=2", "text=1",
     "text=Stras", "text=Strasse", "text=tm%20phones",
     "text=x", "text=x2", "text=H", "text=O", "text=H2O", "text=one", "text=teen", "text=bc", "text=k", "text=ok",
+    "text=can", "text=4", "text=500",
 ]
 
 CASES: list[tuple[str, list[str]]] = [

@@ -609,6 +609,14 @@ class _Bounds:
         whole = self.runs.whole(i)
         return buf[i] if whole is None else self.source[whole[2]]
 
+    def broken(self, i: int) -> bool:
+        """Whether a ZERO WIDTH SPACE stood just before folded ``i`` (it folds to nothing)."""
+        breaks = self.runs.breaks
+        if not breaks:
+            return False
+        k = bisect.bisect_left(breaks, i)
+        return k < len(breaks) and breaks[k] == i
+
 
 def _bounded(buf: str, position: int, bounds: _Bounds | None) -> bool:
     """Whether ``position`` of the folded ``buf`` is a word boundary: by UAX #29, or where a ZERO WIDTH SPACE stood.
@@ -616,19 +624,19 @@ def _bounded(buf: str, position: int, bounds: _Bounds | None) -> bool:
     A boundary lies between two characters of the page, never inside one's folding (``ß`` → ``ss``, ``½`` →
     ``1⁄2``), and a character folded as a whole is read as itself: ``™`` is a symbol, so ``Apple™`` ends a word
     after ``Apple``, where its folding ``appletm`` does not; ``²`` is no digit, so ``x²`` does too."""
-    breaks = bounds.runs.breaks if bounds is not None else None
-    if breaks:
-        k = bisect.bisect_left(breaks, position)
-        if k < len(breaks) and breaks[k] == position:
-            return True
+    if bounds is not None and bounds.broken(position):
+        return True
     if bounds is None or not bounds.runs.irregular or position <= 0 or position >= len(buf):
         return is_word_boundary(buf, position)
     # the characters either side, and the next ones out (a MidLetter's letters): the page's, as the rules read them
     before, after = bounds.runs.whole(position - 1), bounds.runs.whole(position)
     if before is not None and before[1] > position:
         return False  # inside one character's folding
-    left = bounds.char(buf, (position - 1 if before is None else before[0]) - 1)
-    right = bounds.char(buf, position + 1 if after is None else after[1])
+    # a ZERO WIDTH SPACE there is a character to the rules (Word_Break Other), though the folding has none
+    first = position - 1 if before is None else before[0]
+    left = _BREAK if bounds.broken(first) else bounds.char(buf, first - 1)
+    last = position + 1 if after is None else after[1]
+    right = _BREAK if bounds.broken(last) else bounds.char(buf, last)
     window = left + bounds.char(buf, position - 1) + bounds.char(buf, position) + right
     return is_word_boundary(window, len(left) + 1)
 
