@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import unicodedata
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -124,6 +125,40 @@ def test_text_pieces_become_passages_that_tile_the_text(text: str, size: int, pi
         last = end
         covered.update(range(start, end))
     assert all(i in covered for i, ch in enumerate(text) if words_of(ch))  # only passages without a word are dropped
+
+
+def _cuts_a_word(before: str, after: str) -> bool:
+    """Whether a passage cut between ``before`` and ``after`` (two characters) cuts a word, by Unicode's categories
+    alone: a combining mark (M) is its letter's; letters, numbers and marks of one word stand together, but a Thai
+    letter or a Chinese character is a word of its own."""
+    def word(ch: str) -> bool:
+        return unicodedata.category(ch)[0] in "LNM"
+
+    def alone(ch: str) -> bool:
+        return unicodedata.name(ch, "").startswith(("THAI", "CJK UNIFIED"))
+
+    if unicodedata.category(after)[0] == "M":
+        return True
+    return word(before) and word(after) and not (alone(before) and alone(after))
+
+
+_NO_SPACE_WORDS = st.lists(st.sampled_from(["ab", "é", "हि", "न्दी", "大", "门", "กิ", "ข้", "า"]), min_size=1, max_size=4)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(_NO_SPACE_WORDS, st.sampled_from(["\u00a0", "。", "\u3000", "、", ""])), max_size=400),
+       st.integers(20, 300))
+def test_a_text_without_white_space_is_cut_between_its_words(words: list[tuple[list[str], str]], size: int) -> None:
+    """Found by hypothesis, 2026-11-30: a text whose words no ASCII white space parts (no-break spaces, Chinese and
+    Thai) was cut at the passage's longest, inside a word, and the word was found in neither passage."""
+    text = "".join("".join(word) + separator for word, separator in words)
+    builder = PassageBuilder(size)
+    builder.add(text, 0, len(text))
+    passages = builder.finish()
+    ends = [p.document_range(0, len(p.text)) for p in passages]
+    for (_, end), (start, _) in itertools.pairwise(ends):
+        assert start == end  # nothing between two passages but where one is cut
+        assert not _cuts_a_word(text[end - 1], text[end]), (text[end - 8 : end], text[end : end + 8])
 
 
 @given(st.lists(st.lists(st.tuples(st.integers(0, 60), st.integers(1, 5)), max_size=5), min_size=1, max_size=4))

@@ -52,6 +52,19 @@ def test_a_word_of_a_long_text_is_found_where_it_stands(archive: Archive) -> Non
     assert archive.get(found).data == b"zebra\r\ncrossed"  # CRLF-canonical, as char counts
 
 
+@pytest.mark.parametrize("separator", ["\u00a0", "\u3000", "。"])
+def test_every_word_of_a_long_text_without_white_space_is_found(archive: Archive, separator: str) -> None:
+    # found by hypothesis, 2026-11-30: words apart by no-break spaces only were cut at a passage's 4,000th
+    # character, and the word cut there was found in neither passage
+    words = [f"w{i}x" for i in range(1500)]  # 9,390 characters: three passages
+    text = separator.join(words)
+    archive.add(S, text.encode("utf-8"), format="text")
+    for word in words[1290:1310]:  # the second cut falls in here (at the 8,000th character, in w1302x)
+        found, start, end = only_hit(archive, word)
+        assert (start, end) == (text.find(word + separator), text.find(word + separator) + len(word))
+        assert archive.get(found).data.decode("utf-8") == word
+
+
 def test_a_word_after_a_byte_order_mark_and_accents(archive: Archive) -> None:
     text = "\ufeffL'été fut chaud.\nDéjà vu, naïve café."
     archive.add(S, text.encode("utf-8"), format="text")

@@ -443,6 +443,28 @@ _UNINDEXED: Final = re.compile(f"[\x00{SPACER}{APART}{MARK_START}{MARK_END}]")
 _SPACE: Final = " \t\n\r\f"
 
 
+#: How far back from a passage's longest a place to cut it between words is looked for where it holds no white space
+#: (characters): a word is seldom longer; a run without a place, cut at its longest.
+_WORD_CUT_LOOK: Final = 256
+
+
+def _word_cut(text: str, low: int, at: int) -> int:
+    """The last place in ``(low, at]`` of ``text`` a passage may be cut without cutting a word, for a text without
+    white space there (a Chinese or Thai one, words apart by no-break spaces): after a character the index reads as
+    no word's (a no-break space, ``。``, ``、``), else between two characters of the scripts written without spaces
+    (:data:`UNSPACED`, each a word of its own); never before a combining mark. ``at`` where there is none."""
+    between = 0
+    for k in range(at, low, -1):
+        if k < len(text) and _MARK[ord(text[k])]:
+            continue
+        before = text[k - 1]
+        if not _word_char(before) and not _MARK[ord(before)]:
+            return k
+        if not between and k < len(text) and _UNSPACED_CHAR.match(before) and _UNSPACED_CHAR.match(text[k]):
+            between = k
+    return between or at
+
+
 def _clean(text: str) -> str:
     """``text`` with the two mark characters, the :data:`SPACER`, the :data:`APART` and NUL (which no database text
     holds) written as spaces: the same length."""
@@ -462,7 +484,8 @@ class PassageBuilder:
     length: one for one; else the piece stands for that range as a whole);
     :meth:`gap` says that a word ends there (markup that separates words).
     A passage is cut at the last white space before it grows past
-    :data:`PASSAGE_CHARS` (or there, when a word is longer). Passages without a
+    :data:`PASSAGE_CHARS`; in a text without white space there, between two words
+    (:func:`_word_cut`); or there, when a word is longer. Passages without a
     word are dropped. Time is linear in the text: the pieces waiting are
     joined once each time a passage can be cut.
     """
@@ -560,6 +583,8 @@ class PassageBuilder:
                 space = max(whole.rfind(blank, pos + self.size // 2, at) for blank in _SPACE)
                 if space > 0:
                     at = space + 1
+                else:
+                    at = _word_cut(whole, max(pos + self.size // 2, at - _WORD_CUT_LOOK), at)
                 at = self._splittable(runs, r, pos, at, n)
             passage_runs: list[tuple[int, int, int]] = []
             while r < len(runs) and runs[r][0] < at:
