@@ -40,7 +40,8 @@ def asked_of_sqlite() -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     db.executemany("INSERT INTO joined (rowid, body) VALUES (?, ?)", ((cp, f"a{chr(cp)}a") for cp in points))
     db.executemany("INSERT INTO alone (rowid, body) VALUES (?, ?)", ((cp, chr(cp)) for cp in points))
     joined = [d for (d,) in db.execute("SELECT doc FROM joined_v GROUP BY doc HAVING count(*) = 1 ORDER BY doc")]
-    alone = {d for (d,) in db.execute("SELECT DISTINCT doc FROM alone_v")}
+    # a lone diacritic is an empty token, folded away (with categories M*): no word of its own
+    alone = {d for (d,) in db.execute("SELECT DISTINCT doc FROM alone_v WHERE COALESCE(term, '') <> ''")}
     return _ranges(joined), _ranges([cp for cp in joined if cp not in alone])
 
 
