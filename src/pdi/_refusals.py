@@ -99,8 +99,8 @@ def told(body: bytes | str) -> Told | None:
 def refusal(status: int, what: str, told: Told | str | None = None) -> PDIError:
     """The error of an answer ``status`` other than ``200`` to a request for ``what``, quoting what the server
     ``told`` (:func:`said`): a ``400`` is a :class:`ParseError` (what was asked is not as it should be), a
-    ``404`` a :class:`~pdi.errors.RemoteNotFoundError` (with the problem's ``type``), anything else a :class:`RemoteError` (the other server failed or refused:
-    not this archive's storage)."""
+    ``404`` a :class:`~pdi.errors.RemoteNotFoundError` (with the problem's ``type``), anything else a
+    :class:`RemoteError` (the other server failed or refused: not this archive's storage)."""
     text = f"{what}: HTTP {status}" + (f": {told}" if told else "")
     if status == 400:
         return ParseError(text, rule="request")
