@@ -284,3 +284,23 @@ def test_text_a_style_sheet_writes_is_legible(served: Served, media: tuple[str, 
              for scheme, found in (("light", light), ("dark", darkened)) for what, colour, behind, least in found
              if _contrast(colour, behind) < least]
     assert not faint, f"{page}: text written by the style sheet below WCAG AA contrast: {faint}"
+
+
+def test_a_day_of_the_calendar_is_named_with_the_number_it_shows(axe: str) -> None:
+    # the series pages above are of documents minted today, so they check one day of the month only; a day before
+    # the 10th once failed axe's label-content-name-mismatch on the 1st of December (its label said "2026-12-01",
+    # which does not hold the word "1" the link shows): every day from 1 to 31, checked by axe itself
+    from pdi.server.pages.browse import _month_calendar
+    calendar = _month_calendar("library.example.us", 2026, 12, {d: 40 + d for d in range(1, 32)}, one=True)  # no count holds its day
+    page = f'<!doctype html><html lang="en"><head><title>December 2026</title></head><body><main>{calendar}</main></body></html>'
+    with devtools() as pipe:
+        deadline = time.monotonic() + 60
+        session = new_tab(pipe, "Page", deadline=deadline)
+        navigate_and_wait_for_load(pipe, session, "data:text/html;charset=utf-8," + urllib.parse.quote(page), deadline)
+        _js(pipe, session, axe + ";true")
+        options = {"runOnly": {"type": "rule", "values": ["label-content-name-mismatch"]}}
+        results = _js(pipe, session, f"axe.run(document, {json.dumps(options)})", seconds=120)
+        labels = _js(pipe, session, "[...document.querySelectorAll('td.has a')].map(a => [a.textContent, a.getAttribute('aria-label')])")
+    assert results["violations"] == [], _said("a month's calendar", results["violations"])
+    assert len(labels) == 31 and labels[0] == ["1", "1 December 2026: 41 documents"], labels
+    assert len(results["passes"][0]["nodes"]) == 31, results["passes"]

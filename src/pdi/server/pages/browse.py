@@ -385,7 +385,7 @@ def _month_calendar(name: str, year: int, month: int, days: dict[int, int], *, h
                 cells += "<td></td>"
             elif d in days:
                 cells += (
-                    f'<td class="has"><a href="{_series_path(name, year, month, d)}" aria-label="{year}-{month:02d}-{d:02d}:'
+                    f'<td class="has"><a href="{_series_path(name, year, month, d)}" aria-label="{d} {calendar.month_name[month]} {year}:'
                     f' {counted(days[d], "document")}">{d}</a><small>{_count(days[d])}</small></td>'
                 )
             else:
