@@ -522,6 +522,17 @@ def test_a_range_directive_runs_from_the_first_start_to_the_first_end_after_it(
     ("Stop can’\u200bt go", "text=t%20go", "t go"),
     ("and 4,\u200b500 more", "text=4", "4"),
     ("Stop can’t go", "text=can", None),
+    # connector punctuation and NARROW NO-BREAK SPACE join the words either side (UAX #29's ExtendNumLet, WB13a and
+    # WB13b; checked in Chromium 150, tests/interop/test_textdirective_chromium.py's page [7])
+    ("Tie alpha‿beta here", "text=alpha", None),
+    ("Char india⁀juliet here", "text=juliet", None),
+    ("Wide gamma＿delta here", "text=gamma", None),
+    ("Narrow golf\u202fhotel here", "text=golf", None),
+    ("Narrow golf\u202fhotel here", "text=golf%20hotel", "golf\u202fhotel"),
+    ("Count 10\u202f000 here", "text=000", None),
+    ("Salut kilo\u202f! here", "text=kilo", None),
+    ("Salut kilo\u202f! here", "text=kilo%20!", "kilo\u202f!"),
+    ("Salut kilo\u00a0! here", "text=kilo", "kilo"),  # a NO-BREAK SPACE is no ExtendNumLet
 ])
 def test_a_word_ends_where_the_pages_characters_say_not_their_folding(
     text: str, fragment: str, expected: str | None

@@ -28,7 +28,7 @@ sections numbered as it numbers them, 1 Infrastructure, 2 Introduction, 3 Descri
   SPACE too) is one space, and TAB, LF, CR and FF are themselves, not a space;
 * §3.6.2 word boundaries, after UAX #29's default rules: a position is a
   boundary unless it lies between two word characters (letters, digits,
-  marks, connector punctuation), or between two letters with one of
+  marks, connector punctuation, NARROW NO-BREAK SPACE), or between two letters with one of
   ``' ’ ·`` (MidLetter, MidNumLet) between them, or two digits with one
   of ``, ; . '`` (MidNum). As in Chromium's ICU, a colon and a full stop
   between letters are boundaries (``www.example.com``, ``foo:bar``), and so is
@@ -278,9 +278,9 @@ class _FoldTable(dict[int, str]):
 
 
 class _MarkTable(dict[int, str]):
-    """``str.translate``'s table marking each character that does not fold to exactly one character, or is a number
-    but a digit that folds to a word character (``²`` to ``2``: :func:`_is_word`) (``\x01``; else ``\x00``), made
-    as characters are met (bounded as :class:`_FoldTable`)."""
+    """``str.translate``'s table marking each character that does not fold to exactly one character, or folds to
+    one that :func:`_is_word` reads otherwise (``²`` to ``2``, NARROW NO-BREAK SPACE to a space) (``\x01``; else
+    ``\x00``), made as characters are met (bounded as :class:`_FoldTable`)."""
 
     def __missing__(self, code: int) -> str:
         if len(self) > 1 << 16:
@@ -288,8 +288,10 @@ class _MarkTable(dict[int, str]):
             _with_ascii()
         ch = chr(code)
         folded = _fold_char(ch)
-        # a number but a digit (²) folds to a digit; a symbol that folds to a letter (Ⓐ) is Alphabetic, as the letter
-        regular = len(folded) == 1 and (unicodedata.category(ch) != "No" or not _is_word(folded))
+        # read as itself where its folding is of another kind to the word rules: a number but a digit (²) folds to a
+        # digit, NARROW NO-BREAK SPACE (ExtendNumLet) to a space; a symbol that folds to a letter (Ⓐ) is Alphabetic,
+        # as the letter
+        regular = len(folded) == 1 and ch != "\u202f" and (unicodedata.category(ch) != "No" or not _is_word(folded))
         mark = self[code] = "\x00" if regular else "\x01"
         return mark
 
@@ -425,10 +427,12 @@ _MID_NUM: Final = frozenset(",;.'\u066c\ufe50\ufe54\uff0c\uff1b\u2019")
 
 
 def _is_word(ch: str) -> bool:
-    """A letter, a digit (not another number: ``²``, ``½``, ``①`` are Word_Break Other to UAX #29), ``_`` or a
-    mark."""
+    """A letter, a digit (not another number: ``²``, ``½``, ``①`` are Word_Break Other to UAX #29), a mark, or
+    what UAX #29 calls ExtendNumLet, which joins the word characters on either side (WB13a, WB13b): connector
+    punctuation (``_``, ``‿``, ``⁀``, ``＿``) and NARROW NO-BREAK SPACE (``10 000``; ``Salut !`` holds no word
+    ``Salut`` either, as Chromium reads it)."""
     category = unicodedata.category(ch)
-    return category[0] == "M" or ch == "_" or (ch.isalnum() and category != "No")
+    return category[0] == "M" or category == "Pc" or ch == "\u202f" or (ch.isalnum() and category != "No")
 
 
 def _ideographic(ch: str) -> bool:
