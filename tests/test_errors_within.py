@@ -36,6 +36,7 @@ from pdi.errors import (
     RemoteNotFoundError,
     ReplicaBehindError,
     ScopeError,
+    SeriesNotRegisteredError,
     StoreError,
     UnknownSeriesError,
     UnreadableKeyError,
@@ -80,6 +81,7 @@ MAKERS: dict[type[PDIError], Callable[[str], PDIError]] = {
     CharsetCheckError: lambda m: CharsetCheckError(m, declare=("charset", "utf-8", " (detected)")),
     NotFoundError: NotFoundError,
     UnknownSeriesError: UnknownSeriesError,  # its words are its own, made of the series
+    SeriesNotRegisteredError: SeriesNotRegisteredError,  # so are these, and the command they end in
     RemoteNotFoundError: lambda m: RemoteNotFoundError(m, told_type="/api#problem-unknown-series"),
     ImmutabilityError: ImmutabilityError,
     UnsupportedError: UnsupportedError,
@@ -145,8 +147,9 @@ def test_an_error_said_of_a_place_keeps_its_details_and_notes(kind: type[PDIErro
             assert getattr(said, name, None) == getattr(error, name, None), name
     said = error.within(where)
     # its words are those it would have been made with had the place been said first (_TemporaryGone's and
-    # UnknownSeriesError's: their own, made of a path or a series)
-    made = where + error.message if kind in (_TemporaryGone, UnknownSeriesError) else MAKERS[kind](where + message).message
+    # UnknownSeriesError's and SeriesNotRegisteredError's: their own, made of a path or a series)
+    own = (_TemporaryGone, UnknownSeriesError, SeriesNotRegisteredError)
+    made = where + error.message if kind in own else MAKERS[kind](where + message).message
     assert said.message == str(said) == made
     said.details["more"] = 1
     assert "more" not in error.details  # its own copy: a change to one is no change to the other
@@ -163,3 +166,19 @@ def test_an_error_made_without_details_has_its_own(kind: type[PDIError], message
     said.details["more"] = 1
     assert other.details == {}  # an error said of a place has its own too
     assert MAKERS[kind](message).details == {}
+
+
+
+@given(series=_WORDS, where=_WORDS)
+def test_an_unregistered_series_refused_names_the_keepers_command_once_wherever_it_is_said(series: str,
+                                                                                           where: str) -> None:
+    refused = SeriesNotRegisteredError(series)
+    command = f" (pdi series add {series})"
+    assert refused.message == f"series {series} is not registered{command}"
+    for said, before in ((refused.within(where), where), (refused.of_item(2), "item 2: "),
+                         (refused.of_item(2).item_said(where), where)):
+        # on the command line: the place first, then the refusal, the keeper's command once at its end
+        assert said.message == f"{before}series {series} is not registered{command}"
+        # over HTTP: the same place and refusal, then what a client can do in place of the command
+        assert said.over_http().startswith(f"{before}series {series} is not registered: ")
+        assert said.over_http().endswith("(GET /api/series lists them), or ask the keeper to register this one")

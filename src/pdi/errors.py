@@ -237,6 +237,38 @@ class UnknownSeriesError(NotFoundError, problem_type="/api#problem-unknown-serie
         return self.message.removesuffix(self.HINT) + self.HINT_OVER_HTTP
 
 
+class SeriesNotRegisteredError(NotFoundError, problem_type="/api#problem-series-not-registered"):
+    """A deposit (an import, a batch) into a series that is not registered here: only the archive's keeper
+    registers a series, on the archive's own machine, and ``GET /api/series`` lists those that are.
+
+    Its message ends with that keeper's command (``pdi series add S``, :meth:`hint`); an answer over HTTP
+    (:meth:`over_http`) says instead what a client of the write API can do (:data:`HINT_OVER_HTTP`), which runs
+    no command on the archive's machine."""
+
+    #: What an answer over HTTP ends with in place of the command.
+    HINT_OVER_HTTP = (": only the archive's keeper can register a series; deposit in one that is registered"
+                      " (GET /api/series lists them), or ask the keeper to register this one")
+
+    def __init__(self, series: str) -> None:
+        self.series = series
+        self.said = f"series {series} is not registered"
+        super().__init__(self.said + self.hint())
+
+    def hint(self) -> str:
+        """What the message ends with: the command that registers the series."""
+        return f" (pdi series add {self.series})"
+
+    def _worded(self) -> str:
+        return self.said  # the command it ends in is said once, after any place it is said of
+
+    def _reword(self, text: str) -> None:
+        self.said = text
+        super()._reword(text + self.hint())
+
+    def over_http(self) -> str:
+        return self.said + self.HINT_OVER_HTTP
+
+
 class RemoteNotFoundError(NotFoundError):
     """Another server's ``404`` (a mirror's origin, a registry): what it said, and the RFC 9457 ``type`` of its
     problem (:attr:`told_type`, ``None`` if it said none), by which a pdi resolver's kinds of not-found are told

@@ -56,6 +56,7 @@ from pdi.errors import (
     NotFoundError,
     ParseError,
     PDIError,
+    SeriesNotRegisteredError,
     UnsupportedError,
 )
 from pdi.identifier import PDI
@@ -502,7 +503,7 @@ class Deposits(ArchiveBase):
         return name, embargo
 
     def _registered(self, series: str) -> None:
-        """:class:`NotFoundError` unless ``series`` (canonical) is registered.
+        """:class:`~pdi.errors.SeriesNotRegisteredError` unless ``series`` (canonical) is registered.
 
         A series once registered stays so (no statement removes one), so the
         answer is kept: the next deposit in it asks the catalog nothing here
@@ -511,7 +512,7 @@ class Deposits(ArchiveBase):
         if series in self._series_registered:
             return
         if self.store.get_series(series) is None:
-            raise NotFoundError(f"series {series} is not registered (pdi series add {series})")
+            raise SeriesNotRegisteredError(series)
         self._not_mirrored(series)
         self._series_registered.add(series)
 

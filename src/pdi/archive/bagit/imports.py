@@ -31,8 +31,8 @@ from pdi.archive.store import AuditRecord, RepresentationRecord
 from pdi.errors import (
     IntegrityError,
     LimitError,
-    NotFoundError,
     PDIError,
+    SeriesNotRegisteredError,
     UnsupportedError,
 )
 from pdi.identifier import PDI
@@ -272,7 +272,7 @@ def import_payload(
 
     series = canonical_series(series)
     if archive.store.get_series(series) is None:
-        raise NotFoundError(f"series {series} is not registered (pdi series add {series})")
+        raise SeriesNotRegisteredError(series)
     statements: dict[str, list[str]] = {}
     for label, value in info.labels:
         statements.setdefault(_statement_key(label), []).append(value)

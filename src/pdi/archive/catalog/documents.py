@@ -36,7 +36,14 @@ from pdi.archive.store import (
     SeriesRecord,
     WriteNote,
 )
-from pdi.errors import AccessError, ImmutabilityError, IntegrityError, NotFoundError, StoreError
+from pdi.errors import (
+    AccessError,
+    ImmutabilityError,
+    IntegrityError,
+    NotFoundError,
+    SeriesNotRegisteredError,
+    StoreError,
+)
 
 _C = TypeVar("_C")  # what a deposit's check hands on to the write that follows it
 
@@ -228,7 +235,7 @@ class DocumentsPart(CatalogBase):
         else:
             (found,) = self._query(f"SELECT (SELECT 1 FROM series WHERE name = ?), {origin}", (series, series))
             if found[0] is None:
-                raise NotFoundError(f"series {series} is not registered (pdi series add {series})")
+                raise SeriesNotRegisteredError(series)
         if found[1] is not None:
             raise mirrored_series(series, str(found[1]))
         doc = None if key is None else self._document_id(key)

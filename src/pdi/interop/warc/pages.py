@@ -38,6 +38,7 @@ from pdi.errors import (
     NotFoundError,
     ParseError,
     PDIError,
+    SeriesNotRegisteredError,
     UnsupportedError,
     WithdrawnError,
 )
@@ -503,7 +504,7 @@ def import_warc(
     limits = limits or Limits()
     name = canonical_series(series)
     if name not in {record.name for record in archive.series()}:
-        raise NotFoundError(f"series {name} is not registered (pdi series add {name})")
+        raise SeriesNotRegisteredError(name)
     bounds = bounds or ReadLimits()
     try:
         work = WorkFolder("pdi-warc-")  # one a killed import left there: removed (pdi._workdirs)

@@ -652,6 +652,9 @@ _ANCHOR = Operation(
                          " context, start, end, quote, found", _JSON, _OBJECT)},
     errors=_READ, error_text={422: "The problem types passage-orphaned, passage-ambiguous"},
 )
+#: A deposit's 404 (pdi.errors.SeriesNotRegisteredError).
+_UNREGISTERED = ("The series is not registered here (problem type series-not-registered): only the archive's keeper"
+                 " registers one; GET /api/series lists those that are. Nothing is deposited")
 _DEPOSIT = Operation(
     "Mint a name for today (GMT) and deposit the body as its first version",
     (Param("series", "The series to mint in", required=True, schema=_SERIES),
@@ -661,7 +664,7 @@ _DEPOSIT = Operation(
      Param("charset", "The body's charset (default: Content-Type's charset parameter)", schema=_CHARSET),
      _EMBARGO, _IDEMPOTENCY),
     body=Body("The document's octets, streamed; Content-Type its media type", _ANY_BODY),
-    answers=_WRITTEN, errors=(*_WRITE, 412), role="deposit", tag="write",
+    answers=_WRITTEN, errors=(*_WRITE, 412), role="deposit", tag="write", error_text={404: _UNREGISTERED},
 )
 _BATCH = Operation(
     "Many deposits in one request, all or nothing: each file part of a multipart/form-data body one document",
@@ -682,6 +685,7 @@ _BATCH = Operation(
                      " for one manifest (part N), or the body malformed,"
                      " cut short before its closing boundary (--BOUNDARY--) or ending before its Content-Length:"
                      " the problem says which and where, and nothing is deposited",
+                404: _UNREGISTERED,
                 413: f"The body is more than the upload limit (pdi serve --max-upload-mib), or holds more than {MAX_BATCH}"
                      " file parts: nothing is deposited"},
 )
