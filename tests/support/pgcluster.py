@@ -2,7 +2,10 @@
 
 Creates a cluster in a fresh temporary directory, listening only on a unix
 socket inside that directory (so it never clashes with another server or
-port), and deletes everything on :meth:`TemporaryCluster.stop`. ``initdb``
+port), and deletes everything on :meth:`TemporaryCluster.stop`; if the
+process that made it ends without that (killed, or a CI deadline), its guard
+stops the server and deletes the directory (``tests/support/pgguard.py``).
+``initdb``
 refuses to run as root, so when we are root the server programs run as the
 ``postgres`` system user, which owns the directory. Needs the PostgreSQL
 server binaries (Debian package ``postgresql``, installed by
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from pdi.errors import StoreError
+from support import pgguard
 
 #: An amount of memory as PostgreSQL's settings spell it (a number alone is in 8 kB pages).
 _MEMORY = re.compile(r"[1-9][0-9]*(kB|MB|GB|TB)?")
@@ -68,9 +72,7 @@ class TemporaryCluster:
         self.bindir = find_bindir()
         # /tmp: short enough for a unix socket path (107 bytes) and open to the
         # postgres user, which a private $TMPDIR of root's may not be.
-        base = "/tmp" if os.access("/tmp", os.W_OK | os.X_OK) else None
-        self.directory = Path(tempfile.mkdtemp(prefix="pdi-pg-", dir=base))
-        self.data = self.directory / "data"
+        base = Path("/tmp" if os.access("/tmp", os.W_OK | os.X_OK) else tempfile.gettempdir())
         self._user: dict[str, Any] = {}
         if os.geteuid() == 0:
             try:
@@ -80,8 +82,17 @@ class TemporaryCluster:
                     "running as root, but there is no postgres user to run the server as:"
                     " run scripts/bootstrap"
                 ) from exc
-            os.chown(self.directory, account.pw_uid, account.pw_gid)
             self._user = {"user": account.pw_uid, "group": account.pw_gid, "extra_groups": []}
+        # the clusters a killed process left whose guard was killed too (or made before there were guards)
+        pgguard.sweep(base, self.bindir, self._user)
+        self.directory = Path(tempfile.mkdtemp(prefix="pdi-pg-", dir=base))
+        self.data = self.directory / "data"
+        pgguard.write_owner(self.directory)
+        if self._user:
+            os.chown(self.directory, self._user["user"], self._user["group"])
+        #: Stops the server and deletes the directory when this process ends without :meth:`stop`.
+        self._guard, pipe = pgguard.start_guard(self.directory, self.bindir, self._user)
+        self._guard_pipe: int | None = pipe
         self.started = False
 
     def _run(self, *args: str, timeout: float = 120) -> None:
@@ -166,13 +177,16 @@ class TemporaryCluster:
         return f"{self.url(database)}&options=-csearch_path%3D{name}"
 
     def stop(self) -> None:
-        """Stop the server and delete the directory."""
+        """Stop the server and delete the directory (then its guard leaves, with nothing left to do)."""
         try:
             if self.started:
                 self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
                 self.started = False
         finally:
             shutil.rmtree(self.directory, ignore_errors=True)
+            if self._guard_pipe is not None:
+                pgguard.dismiss(self._guard, self._guard_pipe)
+                self._guard_pipe = None
 
     def __enter__(self) -> TemporaryCluster:
         return self.start()
