@@ -235,6 +235,8 @@ class TemporaryBouncer:
             f"default_pool_size = {self.pool_size}\n"
             "max_client_conn = 200\n"
             f"logfile = {self.directory / 'pgbouncer.log'}\n"
+            # read by the cluster's guard, which ends it with the cluster (tests/support/pgguard.py)
+            f"pidfile = {self.directory / pgguard.BOUNCER_PID}\n"
         )
         if self.cluster._user:
             for path in self.directory.iterdir():

@@ -11,9 +11,10 @@ more. Two things end such a cluster now:
   write end only the starting process holds (not inherited by what it runs:
   Python's descriptors are close-on-exec). When that process ends, in any
   way, the kernel closes the write end and the guard's read returns end of
-  file: it stops the server (``pg_ctl stop -m immediate``) and deletes the
-  directory. The cluster's :meth:`~support.pgcluster.TemporaryCluster.stop`
-  writes one octet first, and the guard leaves without doing anything. Each
+  file: it stops the server (``pg_ctl stop -m immediate``) and any pgbouncer
+  in front of it (by its pid file there), and deletes the directory. The
+  cluster's :meth:`~support.pgcluster.TemporaryCluster.stop` writes one octet
+  first, and the guard leaves without doing anything. Each
   process (each pytest-xdist worker) has its own guard for each of its
   clusters: nothing waits on another process.
 - an owner record: each cluster's directory holds ``owner``, the process that
@@ -40,11 +41,14 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 #: The owner record in a cluster's directory.
 OWNER = "owner"
+#: The pid file of each pgbouncer in front of the cluster (``bouncer-DATABASE/``, :class:`~support.pgcluster.TemporaryBouncer`).
+BOUNCER_PID = "pgbouncer.pid"
 #: What :meth:`~support.pgcluster.TemporaryCluster.stop` writes to the guard: done, leave everything as it is.
 DISMISS = b"x"
 
@@ -125,9 +129,30 @@ def _server_pid(data: Path) -> int | None:
     return pid if os.path.realpath(here) == os.path.realpath(data) else None
 
 
+def _end_bouncers(directory: Path) -> None:
+    """Kill each pgbouncer whose pid file is in the cluster's directory, if that pid is still that pgbouncer (its
+    command line names its configuration file, beside the pid file), and wait for it to end."""
+    ended = []
+    for pidfile in directory.glob(f"bouncer-*/{BOUNCER_PID}"):
+        try:
+            pid = int(pidfile.read_text().strip())
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        if os.fsencode(pidfile.parent / "pgbouncer.ini") in command:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+                ended.append(pid)
+    deadline = time.monotonic() + 30
+    while any(_running(pid) for pid in ended) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def dispose(directory: Path, bindir: Path, user: dict[str, Any] | None = None) -> None:
     """Stop the server of the cluster in ``directory`` at once (``pg_ctl stop -m immediate``, as ``user``:
-    ``{"user": uid, "group": gid}``, when root runs it), if it still runs, and delete the directory."""
+    ``{"user": uid, "group": gid}``, when root runs it), if it still runs, and any pgbouncer in front of it, and
+    delete the directory."""
+    _end_bouncers(directory)
     data = directory / "data"
     if _server_pid(data) is not None:
         with contextlib.suppress(OSError, subprocess.SubprocessError):

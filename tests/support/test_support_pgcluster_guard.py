@@ -32,13 +32,18 @@ from support.pgcluster import TemporaryCluster, find_bindir
 TESTS = Path(__file__).resolve().parents[1]
 
 #: A child that makes and starts a cluster, says where, waits for its stdin to close, then stops it as a fixture does.
+#: With the argument ``bouncer``, pgbouncer in front of it too.
 CHILD = """
 import json, sys
-from support.pgcluster import TemporaryCluster
+from support.pgcluster import TemporaryBouncer, TemporaryCluster
 cluster = TemporaryCluster().start()
+bouncer = TemporaryBouncer(cluster, "postgres").start() if sys.argv[1:] == ["bouncer"] else None
 guard = getattr(cluster, "_guard", None)
-print(json.dumps({"directory": str(cluster.directory), "guard": guard.pid if guard else None}), flush=True)
+print(json.dumps({"directory": str(cluster.directory), "guard": guard.pid if guard else None,
+                  "bouncer": bouncer._process.pid if bouncer and bouncer._process else None}), flush=True)
 sys.stdin.read()
+if bouncer:
+    bouncer.stop()
 cluster.stop()
 print(json.dumps({"guard_exit": guard.returncode if guard else None}), flush=True)
 """
@@ -53,6 +58,7 @@ class Child:
     directory: Path
     guard: int | None
     postmaster: int
+    bouncer: int | None
 
     @property
     def url(self) -> str:
@@ -86,15 +92,15 @@ def readline(process: subprocess.Popen[str], seconds: float = 240) -> str:
     return line
 
 
-def start_child() -> Child:
+def start_child(*arguments: str) -> Child:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(TESTS), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))])
-    process = subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-c", CHILD, *arguments], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=env)
     said = json.loads(readline(process))
     directory = Path(said["directory"])
     postmaster = int((directory / "data" / "postmaster.pid").read_text().split("\n", 1)[0])
-    return Child(process, directory, said["guard"], postmaster)
+    return Child(process, directory, said["guard"], postmaster, said["bouncer"])
 
 
 def wait_until(condition: object, seconds: float = BOUND) -> bool:
@@ -117,6 +123,8 @@ def clean_up(child: Child) -> None:
             stream.close()
     if child.guard is not None and running(child.guard):
         os.kill(child.guard, signal.SIGKILL)
+    if child.bouncer is not None and running(child.bouncer):
+        os.kill(child.bouncer, signal.SIGKILL)
     if running(child.postmaster):
         owner = child.directory.stat()
         user: dict[str, Any] = {"user": owner.st_uid, "group": owner.st_gid, "extra_groups": []} if os.geteuid() == 0 else {}
@@ -159,6 +167,21 @@ def test_a_killed_process_s_cluster_stops_and_goes_and_another_process_s_cluster
     assert other.process.wait(timeout=BOUND) == 0
     assert not running(other.postmaster) and refused(other.url) and not other.directory.exists()
     assert other.guard is not None and not running(other.guard)
+
+
+def test_a_killed_process_s_pgbouncer_ends_with_its_cluster(children: list[Child]) -> None:
+    killed = start_child("bouncer")
+    children.append(killed)
+    assert killed.bouncer is not None and running(killed.bouncer)
+    through = f"postgresql://postgres@/postgres?host={killed.directory / 'bouncer-postgres'}&port=6432"
+    assert not refused(through)
+
+    killed.process.send_signal(signal.SIGKILL)
+    killed.process.wait()
+
+    assert wait_until(lambda: not running(killed.bouncer or 0)), f"pgbouncer {killed.bouncer} still runs"
+    assert wait_until(lambda: not running(killed.postmaster)) and refused(killed.url)
+    assert wait_until(lambda: not killed.directory.exists())
 
 
 def test_a_cluster_whose_guard_was_killed_too_is_swept_by_the_next_cluster_once_its_owner_is_gone(
