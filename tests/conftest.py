@@ -11,7 +11,8 @@ random and keep exploring.
 PostgreSQL: ``location`` gives every test that asks for it an empty archive
 of each kind, a directory and a fresh schema in a throw-away cluster this
 session creates in a temporary directory (``tests/support/pgcluster.py``) and
-deletes at the end. When the server binaries are missing the fixture fails
+deletes at the end; if the session is killed first, the cluster's guard
+stops and deletes it (``tests/support/pgguard.py``). When the server binaries are missing the fixture fails
 with a message saying to run ``scripts/bootstrap``: these tests are never
 skipped.
 

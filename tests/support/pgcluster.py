@@ -189,7 +189,11 @@ class TemporaryCluster:
                 self._guard_pipe = None
 
     def __enter__(self) -> TemporaryCluster:
-        return self.start()
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()  # no __exit__ follows a failed __enter__
+            raise
 
     def __exit__(self, *exc: object) -> None:
         self.stop()

@@ -26,6 +26,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from pdi.errors import StoreError
 from support import pgguard
 from support.pgcluster import TemporaryCluster, find_bindir
 
@@ -247,3 +248,11 @@ def test_an_owner_is_gone_only_when_known_to_be(tmp_path: Path) -> None:
     assert not pgguard.owner_gone(no_record)
     (no_record / pgguard.OWNER).write_text('{"pid": ')  # half written
     assert not pgguard.owner_gone(no_record)
+
+
+def test_a_cluster_whose_server_does_not_start_is_deleted_at_once() -> None:
+    cluster = TemporaryCluster(settings={"no_such_setting": "1"})  # the server refuses a name it does not know
+    with pytest.raises(StoreError, match="pg_ctl failed"), cluster:
+        pass
+    assert not cluster.directory.exists()
+    assert cluster._guard.returncode == 0  # dismissed: it had nothing left to do
