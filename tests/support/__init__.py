@@ -2,7 +2,8 @@
 
 - :mod:`support.pgcluster`: a PostgreSQL cluster in a temporary directory
   (``TemporaryCluster``) and pgbouncer in front of one of its databases
-  (``TemporaryBouncer``);
+  (``TemporaryBouncer``); :mod:`support.pgguard` ends each cluster (and its
+  pgbouncer) when the process that started it dies without stopping it;
 - :mod:`support.swiftnode`: a one-node OpenStack Swift speaking S3
   (``TemporarySwift``).
 
