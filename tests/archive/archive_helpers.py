@@ -53,12 +53,12 @@ def reseal(bag: Path) -> None:
 
 
 def before_serial_names(archive: Archive) -> list[str]:
-    """The statements that take a catalog back from schema step 23 to 14 (step 23 makes the index again, nothing to
+    """The statements that take a catalog back from schema step 24 to 14 (step 23 makes the index again, nothing to
     take back; step 22's table, step 21's column of ``documents``; SQLite's ``serial_names`` and its triggers; PostgreSQL's steps 15 and 16 add nothing), to run in a write
     transaction of ``archive``'s store.
     Step 16's tables stay ``WITHOUT ROWID``: the step makes them again alike when it runs again; the passages of
-    steps 17 to 19 stay as they wrote them, which they leave alone when they run again (and PostgreSQL's index of
-    steps 19 and 20, which they make again)."""
+    steps 17 to 19 and 24 stay as they wrote them, which they leave alone when they run again (and PostgreSQL's
+    index of steps 19 and 20, which they make again)."""
     store = archive.store
     names: list[str] = []
     if store.dialect == "sqlite":
@@ -67,4 +67,4 @@ def before_serial_names(archive: Archive) -> list[str]:
             " ('representations', 'versions', 'documents', 'withdrawals')")
         names = [f"DROP TRIGGER {name}" for name, in triggers] + ["DROP TABLE serial_names"]
     return ["DROP TABLE parse_refusals", "ALTER TABLE documents DROP COLUMN access_changed_at", *names,
-            "DELETE FROM schema_migrations WHERE version IN (15, 16, 17, 18, 19, 20, 21, 22, 23)"]
+            "DELETE FROM schema_migrations WHERE version IN (15, 16, 17, 18, 19, 20, 21, 22, 23, 24)"]

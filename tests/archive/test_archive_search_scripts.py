@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pdi.archive import Archive
-from pdi.archive.catalog.schema import RESPACED_STEP
+from pdi.archive.catalog.schema import RESPACED_STEP, SELECTORS_STEP
 from pdi.archive.sqlite import FTS5_TOKENIZER
 from pdi.archive.store import SCHEMA_VERSION
 from pdi.passages.fulltext import SPACER, UNSPACED, spaced
@@ -89,20 +89,47 @@ def test_a_thai_letter_is_matched_with_its_marks(archive: Archive, text: str, qu
     assert hit is None or hit[2] == text.replace("\n", "\r\n")[at[0]:at[1]].encode("utf-8")
 
 
+#: Mongolian ᠮᠣᠩᠭᠣᠯ ("Mongol") with the free variation selector FVS1 (U+180B) after its third letter, as a writer
+#: picks that letter's other form.
+MONGOL = "\u182e\u1823\u1829\u180b\u182d\u1823\u182f"
+
+
 @pytest.mark.parametrize(("text", "query", "at"), [
-    ("葛\U000E0100城市", "葛", (0, 2)),
-    ("葛城", "葛\U000E0100", (0, 1)),
-    ("漢\uFE00字", "漢字", (0, 3)),
+    ("葛\U000E0100城市", "葛", (0, 2)),  # 葛 at 0, its selector at 1: the hit covers both
+    ("葛城", "葛\U000E0100", (0, 1)),  # the query's selector read away: the bare 葛 is found
+    ("葛\U000E0100城", "葛\U000E0100", (0, 2)),
+    ("東京都葛\U000E0100飾区", "葛飾", (3, 6)),  # 東 京 都 at 0 to 2, 葛 3, the selector 4, 飾 5
+    ("漢\uFE00字", "漢字", (0, 3)),  # U+FE00 (VS1) after 漢
+    ("辻\uFE01", "辻", (0, 2)),
+    (f"ᠤᠯᠤᠰ {MONGOL} ᠤᠯᠤᠰ", "\u182e\u1823\u1829\u182d\u1823\u182f", (5, 12)),  # ᠤᠯᠤᠰ and a space: 0 to 4
 ])
-def test_a_variation_selector_is_found_with_its_character_on_sqlite(
-        tmp_path: Path, text: str, query: str, at: tuple[int, int]) -> None:
-    """A variation selector (U+E0100, U+FE00, as official Japanese registers write kanji) picks a glyph of the
-    same character: found with or without it, as SQLite's FTS5 (which reads the selector as a separator) finds it,
-    the selector with its character. (PostgreSQL's parser reads it as a letter of the word, and finds neither.)"""
-    with Archive.init(str(tmp_path / "a")) as archive:
-        archive.add_series(S)
-        archive.add(S, text.encode("utf-8"), format="text")
-        assert first_hit(archive, query) == (*at, text[at[0]:at[1]].encode("utf-8"))
+def test_a_variation_selector_is_found_with_its_character(
+        archive: Archive, text: str, query: str, at: tuple[int, int]) -> None:
+    """A variation selector (U+E0100, U+FE00, as official Japanese registers write kanji; Mongolian's free variation
+    selectors) picks a glyph of the same character: a word is found with or without it, on both stores, and the hit
+    covers the selector with its character (schema step 24: PostgreSQL's parser read it as a letter of the word, so
+    ``葛`` did not find ``葛󠄀``, and FTS5 read it as a separator, so a Mongolian word was cut in two there)."""
+    archive.add(S, text.encode("utf-8"), format="text")
+    assert first_hit(archive, query) == (*at, text[at[0]:at[1]].encode("utf-8"))
+
+
+#: Any variation selector, its code points written out from Unicode's StandardizedVariants and IVD ranges.
+_SELECTOR = st.one_of(st.integers(0x180B, 0x180D), st.just(0x180F), st.integers(0xFE00, 0xFE0F),
+                      st.integers(0xE0100, 0xE01EF)).map(chr)
+_selector_series = itertools.count()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_property_a_character_with_any_selector_is_found_with_any_or_none(archive: Archive, data: st.DataObject) -> None:
+    kanji = data.draw(st.integers(0x4E00, 0x9FFF).map(chr))
+    written = kanji + data.draw(_SELECTOR)
+    typed = kanji + data.draw(st.one_of(st.just(""), _SELECTOR))
+    text = f"walrus {written} carpenter"  # the character at 7, its selector at 8
+    series = f"v{next(_selector_series)}.example.us"
+    archive.add_series(series)
+    archive.add(series, text.encode("utf-8"), format="text")
+    assert first_hit(archive, typed, series) == (7, 9, written.encode("utf-8"))
 
 
 def test_pages_of_a_marked_thai_letter_hold_its_hits_alone(archive: Archive) -> None:
@@ -241,12 +268,62 @@ def test_a_catalog_of_step_22_makes_its_index_again_when_migrated(tmp_path: Path
             store._query("DELETE FROM schema_migrations WHERE version >= 23")
         assert first_hit(archive, "काल")[:2] == (0, 3)  # the step before: कील, the same letters
     with Archive.init(location) as archive:  # pdi init migrates it
-        assert archive.store.schema_version() == SCHEMA_VERSION == 23
+        assert archive.store.schema_version() == SCHEMA_VERSION
         assert [str(h.name) for h in archive.search("काल").hits] == [f"{name}#char=4,7"]
     db = sqlite3.connect(Path(location) / "catalog.sqlite")
     db.execute("INSERT INTO search_fts (search_fts) VALUES ('integrity-check')")
     assert "categories" in db.execute("SELECT sql FROM sqlite_master WHERE name = 'search_fts'").fetchone()[0]
     db.close()
+
+
+def _as_step_23_wrote(archive: Archive, text: str) -> None:
+    """Put the catalog back as schema 23 left it: the passage of a one-passage text its whole text, variation
+    selectors and all, standing for the document one for one (a selector was no mark a passage left out)."""
+    import struct
+
+    store = archive.store
+    with store._write():
+        for pid, body in store._query("SELECT id, body FROM search_passages"):
+            old = spaced(text)
+            runs = struct.pack("<iii", 0, 0, len(text))
+            if hasattr(store, "_conn"):
+                store._query("INSERT INTO search_fts (search_fts, rowid, body) VALUES ('delete', ?, ?)", (pid, body))
+            store._query("UPDATE search_passages SET start = 0, body = ?, runs = ? WHERE id = ?", (old, runs, pid))
+            if hasattr(store, "_conn"):
+                store._query("INSERT INTO search_fts (rowid, body) VALUES (?, ?)", (pid, old))
+        store._query("DELETE FROM schema_migrations WHERE version >= ?", (SELECTORS_STEP,))
+
+
+def test_a_catalog_of_step_23_is_written_again_without_its_selectors(location: str) -> None:
+    """Step 24 on both stores: a passage holding variation selectors is written again without them, each character
+    before one standing for itself and it, so that the bare character finds it and the hit covers both."""
+    # 葛 0, its selector 1, 城 2, an ideographic comma 3 (a separator beyond ASCII, which the index holds between two
+    # APART characters), ᠤᠯᠤᠰ 4 to 7, a space 8
+    text = f"葛\U000E0100城、ᠤᠯᠤᠰ {MONGOL}\r\n"
+    bare_mongol = MONGOL.replace("\u180b", "")
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        name = archive.add(S, text.replace("\r\n", "\n").encode("utf-8"), format="text")
+        _as_step_23_wrote(archive, text)
+        assert archive.store.schema_version() == SELECTORS_STEP - 1
+        assert first_hit(archive, bare_mongol) is None  # a word to PostgreSQL with its selector, two words to FTS5
+        if "://" in location:
+            assert first_hit(archive, "葛") is None  # PostgreSQL's word was 葛 and its selector
+    with Archive.init(location) as archive:  # pdi init migrates it
+        assert archive.store.schema_version() == SCHEMA_VERSION
+        assert [str(h.name) for h in archive.search("葛").hits] == [f"{name}#char=0,2"]
+        assert [str(h.name) for h in archive.search("葛\U000E0100城").hits] == [f"{name}#char=0,3"]
+        assert [str(h.name) for h in archive.search(bare_mongol).hits] == [f"{name}#char=9,16"]
+        assert archive.get(f"{name}#char=9,16").data == MONGOL.encode("utf-8")
+        assert archive.get(f"{name}#char=0,2").data == "葛\U000E0100".encode()
+        with archive.store._read():
+            bodies = [str(b) for (b,) in archive.store._query("SELECT body FROM search_passages")]
+        assert bodies and not any(c in body for body in bodies for c in "\U000E0100\u180b")
+        assert not archive.verify().problems
+    if "://" not in location:  # SQLite's own check that the FTS5 index holds what the passages say
+        db = sqlite3.connect(Path(location) / "catalog.sqlite")
+        db.execute("INSERT INTO search_fts (search_fts) VALUES ('integrity-check')")
+        db.close()
 
 
 def test_the_marks_are_unicodes() -> None:

@@ -78,7 +78,8 @@ _INTEGERS = 2**63
 #: (``remove_diacritics 2``), after Porter's stemmer; its word characters are letters, numbers, private-use
 #: characters and combining marks (``categories``: a Devanagari vowel sign, a Thai tone mark are letters of their
 #: word, as PostgreSQL's parser reads them, not separators, which had ``काल`` found in ``कील``), but the variation
-#: selectors, which pick a glyph of the same character (``葛󠄀``) and are separators still.
+#: selectors, which pick a glyph of the same character (``葛󠄀``) and are separators still (since schema step 24 no
+#: passage nor query holds one: :data:`pdi.passages.fulltext.SELECTOR_RANGES`).
 FTS5_TOKENIZER: Final = ("porter unicode61 remove_diacritics 2 categories 'L* N* Co M*' separators '"
                          + "".join(map(chr, [*range(0x180B, 0x180E), 0x180F, *range(0xFE00, 0xFE10),
                                              *range(0xE0100, 0xE01F0)])) + "'")

@@ -151,18 +151,28 @@ _BESIDE_UNSPACED: Final = re.compile(f"(?<=[{UNSPACED}])|(?=[{UNSPACED}])")
 _SPACER_BEFORE_MARK: Final = re.compile(f"{SPACER}+(?=[{_MARKS}])")
 
 
+#: The variation selectors, first and last of each range: Mongolian's free variation selectors (U+180B to U+180D,
+#: U+180F), U+FE00 to U+FE0F (VS1 to VS16: a CJK compatibility variant, text or emoji presentation) and U+E0100 to
+#: U+E01EF (VS17 to VS256, the Ideographic Variation Sequences of official Japanese registers: ``葛󠄀``). Each
+#: picks a glyph of the character before it, the same character: a reader searching ``葛`` means ``葛󠄀`` too.
+SELECTOR_RANGES: Final = ((0x180B, 0x180D), (0x180F, 0x180F), (0xFE00, 0xFE0F), (0xE0100, 0xE01EF))
+#: The same as a character class's inside (``[…]`` in Python's, PostgreSQL's and SQLite's ``GLOB``).
+SELECTORS: Final = "".join(f"{chr(first)}-{chr(last)}" for first, last in SELECTOR_RANGES)
+
 #: Marks a writer may set down or leave out, which a search does not tell apart (a word is found written with them
 #: or without, as Arabic and Hebrew readers search): Arabic's honorifics and small high letters, harakat, tanwin,
 #: shadda, sukun, superscript alef and Quranic annotation marks, and its tatweel (a letter's stroke drawn out to
-#: fill a line); Hebrew's points and cantillation marks; Syriac's vowels and marks. A passage's text is indexed
-#: without them (:class:`PassageBuilder`: the letter before them stands for itself and them, so a match still
-#: covers them in the document), and so is a query. Not the vowel signs of the scripts of India or of Thai,
-#: which are letters of their words, nor Arabic's madda and hamza above and below (U+0653 to U+0655), which
-#: Unicode composes with a letter (``ا`` and U+0654 are ``أ``).
+#: fill a line); Hebrew's points and cantillation marks; Syriac's vowels and marks; and the variation selectors
+#: (:data:`SELECTOR_RANGES`, since schema step 24: PostgreSQL's parser read ``葛󠄀`` as a word of its own, which
+#: ``葛`` did not find, and SQLite's FTS5 read a selector as a separator, cutting a Mongolian word in two). A
+#: passage's text is indexed without them (:class:`PassageBuilder`: the letter before them stands for itself and
+#: them, so a match still covers them in the document), and so is a query: ``葛`` and ``葛󠄀`` find both writings.
+#: Not the vowel signs of the scripts of India or of Thai, which are letters of their words, nor Arabic's madda
+#: and hamza above and below (U+0653 to U+0655), which Unicode composes with a letter (``ا`` and U+0654 are ``أ``).
 OPTIONAL_RANGES: Final = (
     (0x0591, 0x05BD), (0x05BF, 0x05BF), (0x05C1, 0x05C2), (0x05C4, 0x05C5), (0x05C7, 0x05C7),
     (0x0610, 0x061A), (0x0640, 0x0640), (0x064B, 0x0652), (0x0656, 0x065F), (0x0670, 0x0670), (0x06D6, 0x06DC), (0x06DF, 0x06E4),
-    (0x06E7, 0x06E8), (0x06EA, 0x06ED), (0x0730, 0x074A),
+    (0x06E7, 0x06E8), (0x06EA, 0x06ED), (0x0730, 0x074A), *SELECTOR_RANGES,
 )
 #: The same as a character class's inside (``[…]`` in Python's, PostgreSQL's and SQLite's ``GLOB``).
 OPTIONAL: Final = "".join(f"{chr(first)}-{chr(last)}" for first, last in OPTIONAL_RANGES)
@@ -407,7 +417,8 @@ class Passage:
 
     def without_optional_marks(self) -> Passage | None:
         """This passage as :class:`PassageBuilder` makes it now, the marks of :data:`OPTIONAL_RANGES` left out
-        (a passage made before they were: schema step 19); ``None`` when no word is left."""
+        (a passage made before they were: schema step 19; before the variation selectors were: step 24); ``None``
+        when no word is left."""
         builder = PassageBuilder(size=len(self.text) + 1)
         ends = [t for t, _, _ in self.runs[1:]] + [len(self.text)]
         for (t, s, e), t1 in zip(self.runs, ends, strict=True):

@@ -51,14 +51,15 @@ def migrations(
     (PostgreSQL's index of each passage read again; none on SQLite), ``ascii_apart`` those of step 20 (the same,
     ASCII punctuation read as spaces; none on SQLite), ``marks`` those of step 23 (SQLite's index made again, each
     combining mark read in its word; none on PostgreSQL). Step 16's are made when it runs, from the
-    catalog's own definitions (:meth:`SchemaPart._step`; none on PostgreSQL).
+    catalog's own definitions (:meth:`SchemaPart._step`; none on PostgreSQL); step 24 has none (it writes
+    passages again when it runs).
     """
     args = (id_pk, blob_type, with_blob_table, search)
     steps = [*_tables(*args), *_formats_and_blobs(*args), *_search_and_access(*args), *_purges_and_annotations(*args),
              _index_queue(), _small_blobs(*args), _message_threads(), _mirrors(), _mirror_withdrawals(),
              _mirror_tokens(), _deposit_function(deposit), _serial_names(names), _keyed_tables(), _spaced_passages(),
              _southeast_asian_passages(), _optional_marks_passages(apart), list(ascii_apart), _access_changes_dated(),
-             _parse_refusals(), list(marks)]
+             _parse_refusals(), list(marks), _selectors_passages()]
     return {version: statements for version, statements in enumerate(steps, start=1)}
 
 
@@ -580,6 +581,20 @@ def _parse_refusals() -> list[str]:
 #: separator, so ``काल`` was found in ``कील`` and ``กิ`` in a bare ``ก``; the passages stay as they are.
 MARKS_IN_WORDS_STEP = 23
 
+#: The step that writes again the passages holding variation selectors without them (:func:`_selectors_passages`).
+SELECTORS_STEP = 24
+
+
+def _selectors_passages() -> list[str]:
+    """Step 24: the passages holding variation selectors (:data:`pdi.passages.fulltext.SELECTOR_RANGES`: ``葛󠄀``,
+    U+845B and U+E0100; U+FE00 to U+FE0F; Mongolian's) are written again without them, each character before
+    them standing for itself and them in the document, as a passage made now is (the selectors are marks of
+    :data:`~pdi.passages.fulltext.OPTIONAL_RANGES` now): PostgreSQL's parser read ``葛󠄀`` as a word ``葛`` did not
+    find, and SQLite's FTS5 read a selector as a separator, cutting a Mongolian word in two. As step 19, done when it
+    runs (:meth:`SchemaPart._unmark_all`), reading only the passages that hold a selector; each engine keeps its
+    index up as a passage is written, so no statement here."""
+    return []
+
 
 def migration_record(before: int, now: int) -> AuditRecord:
     """The audit log's entry of a migration from schema version ``before`` to ``now``: who ran it (as the command
@@ -742,7 +757,8 @@ class SchemaPart(CatalogBase):
         the passages they are about here (:meth:`_respace_all`). Step 19 on its way to 20 or later leaves
         PostgreSQL's index dropped: step 20 makes it, once. Step 21 adds its column unless it is there, and dates
         the documents a change of access made before it showed or withheld (:meth:`_date_earlier_access_changes`);
-        step 22 adds its table unless it is there, as the steps before it may run again without harm."""
+        step 22 adds its table unless it is there, as the steps before it may run again without harm; step 24 writes
+        the passages holding a variation selector again (:meth:`_unmark_all`)."""
         if version == SPACED_STEP:
             self._respace_all()
         elif version == RESPACED_STEP:
@@ -765,6 +781,10 @@ class SchemaPart(CatalogBase):
             return []
         elif version == PARSE_REFUSALS_STEP and self._has_table("parse_refusals"):
             return []  # (likewise)
+        elif version == SELECTORS_STEP:
+            from pdi.passages.fulltext import SELECTORS
+
+            self._unmark_all(holding=SELECTORS, spaced_apart=True)
         return statements
 
     def _date_earlier_access_changes(self, now: str, page: int = 500) -> int:
@@ -885,12 +905,15 @@ class SchemaPart(CatalogBase):
         """Write passage ``passage``'s text ``before`` as ``now`` (and whatever the index keeps of it)."""
         self._query("UPDATE search_passages SET body = ? WHERE id = ?", (now, passage))
 
-    def _unmark_all(self, page: int = 500) -> int:
-        """Every passage holding a character beyond ASCII written again as a passage made now is, where that differs
+    def _unmark_all(self, page: int = 500, *, holding: str = "\u0080-\U0010ffff", spaced_apart: bool = False) -> int:
+        """Every passage holding a character of ``holding`` (a character class's inside; by default any beyond
+        ASCII) written again as a passage made now is, where that differs
         (:meth:`pdi.passages.fulltext.Passage.without_optional_marks`, :func:`pdi.passages.fulltext.spaced`), a page
         of them at a time in the migration's transaction; how many. One left with no word is taken out of the
-        index."""
-        from pdi.passages.fulltext import OPTIONAL, SPACER, Passage
+        index. From step 19 on (``spaced_apart``) an :data:`~pdi.passages.fulltext.APART` in a passage is one
+        :func:`~pdi.passages.fulltext.spaced` put there, taken out as a :data:`~pdi.passages.fulltext.SPACER` is;
+        before it, it stood for itself."""
+        from pdi.passages.fulltext import APART, OPTIONAL, SPACER, Passage
 
         optional = re.compile(f"[{OPTIONAL}]")
         done = 0
@@ -899,10 +922,11 @@ class SchemaPart(CatalogBase):
             rows = self._query(
                 f"SELECT id, start, body, runs FROM search_passages WHERE id > ? AND {self.unspaced_filter}"
                 " ORDER BY id LIMIT ?",
-                (last, "\u0080-\U0010ffff", page),
+                (last, holding, page),
             )
             for pid, start, body, runs in rows:
-                was = Passage.decode(int(start), str(body).replace(SPACER, ""), bytes(runs))
+                text = str(body).replace(SPACER, "")
+                was = Passage.decode(int(start), text.replace(APART, "") if spaced_apart else text, bytes(runs))
                 now = was.without_optional_marks() if optional.search(was.text) else was
                 if now is None or (now.start, now.indexed, now.runs) != (was.start, str(body), was.runs):
                     self._rewrite(int(pid), str(body), now)
