@@ -463,17 +463,20 @@ def _word_cut(text: str, low: int, at: int) -> int:
     """The last place in ``(low, at]`` of ``text`` a passage may be cut without cutting a word, for a text without
     white space there (a Chinese or Thai one, words apart by no-break spaces): after a character the index reads as
     no word's (a no-break space, ``。``, ``、``), else between two characters of the scripts written without spaces
-    (:data:`UNSPACED`, each a word of its own); never before a combining mark. ``at`` where there is none."""
-    between = 0
+    (:data:`UNSPACED`, each a word of its own); never before a combining mark. Where there is none (a word longer
+    than the range), the last place before no mark (inside the word, but with every letter's marks kept with it);
+    ``at`` where even that is not there."""
+    between = grapheme = 0
     for k in range(at, low, -1):
         if k < len(text) and _MARK[ord(text[k])]:
             continue
+        grapheme = grapheme or k
         before = text[k - 1]
         if not _word_char(before) and not _MARK[ord(before)]:
             return k
         if not between and k < len(text) and _UNSPACED_CHAR.match(before) and _UNSPACED_CHAR.match(text[k]):
             between = k
-    return between or at
+    return between or grapheme or at
 
 
 def _clean(text: str) -> str:
