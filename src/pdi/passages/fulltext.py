@@ -487,6 +487,11 @@ def _clean(text: str) -> str:
     return text
 
 
+def _in_word(ch: str) -> bool:
+    """Whether ``ch`` is a word's character, or a combining mark (which stays with its word)."""
+    return _word_char(ch) or _MARK[ord(ch)] == 1
+
+
 def _has_word(text: str) -> bool:
     return any(_word_char(ch) for ch in text)
 
@@ -510,6 +515,8 @@ class PassageBuilder:
         self._length = 0
         self._runs: list[tuple[int, int, int]] = []  # (t, s, e), t from the first waiting character
         self._ready: list[Passage] = []
+        #: Where marks left out at a word's start began in the document: the character after them stands for them too
+        self._lead: int | None = None
 
     def add(self, text: str, start: int, end: int) -> None:
         if not text:
@@ -524,34 +531,43 @@ class PassageBuilder:
         run of them stands with the character before it (that character a piece standing for the range of both,
         as a reference does), so a match of the word covers its marks in the document; a run at the piece's
         start stands with the character before the piece, where that is the document's character before it (a mark
-        after a character reference or an inline tag, or after the end of a piece the text streamed in). A piece standing
-        for its range as a whole stays so, without its marks."""
+        after a character reference or an inline tag, or after the end of a piece the text streamed in). A run at a
+        word's start (after white space or punctuation, or at the text's start: ``ـكتاب``, a tatweel drawing out the
+        first stroke) stands with the character after it instead, when that is a word's: both engines read the run
+        as the start of the word (FTS5's tokenizer and PostgreSQL's parser, ``ـa`` one word), so a match covers it.
+        A piece standing for its range as a whole stays so, without its marks."""
         if len(text) != end - start:
             bare = without_optional_marks(text)
             if bare:
                 self._add(bare, start, end)
-            else:
-                self._extend_last(start, end)
+            elif not self._extend_last(start, end):
+                self._lead = start if self._lead is None else self._lead
             return
         at = 0
         for run in _OPTIONAL_RUN.finditer(text):
             a, b = run.span()
-            if a > at:
+            if a > at and _in_word(text[a - 1]):
                 if a - 1 > at:
                     self._add(text[at : a - 1], start + at, start + a - 1)
                 self._add(text[a - 1], start + a - 1, start + b)
-            elif a == 0:
-                self._extend_last(start, start + b)
+            elif a > at:  # after white space or punctuation: with the word after it, if one comes next
+                self._add(text[at:a], start + at, start + a)
+                self._lead = start + a
+            elif not self._extend_last(start, start + b) and self._lead is None:  # a == 0
+                self._lead = start
             at = b
         if at < len(text):
             self._add(text[at:], start + at, end)
 
-    def _extend_last(self, start: int, end: int) -> None:
+    def _extend_last(self, start: int, end: int) -> bool:
         """Marks left out at ``[start, end)`` of the document: the waiting character before them, when nothing
-        but markup inside a word (an inline tag, a comment) stands between it and ``start`` and it is no white
-        space (nor a tag that separates words), stands for itself and them (and that markup)."""
-        if not self._runs or not self._parts or self._runs[-1][2] > start or self._parts[-1][-1:].isspace():
-            return
+        but markup inside a word (an inline tag, a comment) stands between it and ``start`` and it is a word's
+        character (not white space, punctuation, nor a tag that separates words), stands for itself and them (and
+        that markup); whether it does."""
+        if self._lead is not None or not self._runs or not self._parts or self._runs[-1][2] > start:
+            return False
+        if not _in_word(self._parts[-1][-1:] or " "):
+            return False
         t, s, e = self._runs[-1]
         last = self._length - 1
         if self._length - t == e - s and last > t:  # one for one: its last character made a run of its own
@@ -559,8 +575,18 @@ class PassageBuilder:
             self._runs.append((last, e - 1, end))
         else:
             self._runs[-1] = (t, s, end)
+        return True
 
     def _add(self, text: str, start: int, end: int) -> None:
+        if self._lead is not None:  # marks at a word's start: its first character stands for them too
+            lead, self._lead = self._lead, None
+            if lead <= start and _word_char(text[0]):
+                if len(text) == end - start and len(text) > 1:
+                    self._add(text[0], lead, start + 1)
+                    self._add(text[1:], start + 1, end)
+                else:
+                    self._add(text, lead, end)
+                return
         text = _clean(text)
         linear = len(text) == end - start
         if self._runs and linear:
@@ -574,6 +600,7 @@ class PassageBuilder:
 
     def gap(self, start: int, end: int) -> None:
         """Markup at ``[start, end)`` that separates words: a space in the passage's text."""
+        self._lead = None
         if self._length and not self._parts[-1][-1:].isspace():
             self._runs.append((self._length, start, end))
             self._append(" ")
