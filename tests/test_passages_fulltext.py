@@ -336,3 +336,67 @@ def test_each_bound_of_a_query_names_the_word_that_passes_it() -> None:
         parse_query("北京大学生 " * 32)
     with pytest.raises(LimitError, match=f"from character {MAX_QUERY_CHARS} on"):
         parse_query("a" * (MAX_QUERY_CHARS + 1))
+
+
+def _fts5_tokens(text: str) -> list[str]:
+    """The tokens SQLite's FTS5 reads in ``text`` (the catalog's tokenizer, without the stemmer), in order."""
+    import sqlite3
+
+    from support.fts5_chars import TOKENIZER
+
+    db = sqlite3.connect(":memory:")
+    db.execute(f"CREATE VIRTUAL TABLE t USING fts5(body, tokenize='{TOKENIZER.replace(chr(39), chr(39) * 2)}')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+    db.execute("INSERT INTO t (body) VALUES (?)", (text,))
+    return [term for (term,) in db.execute('SELECT term FROM v ORDER BY "offset"')]
+
+
+_TAIL_TEXT = st.lists(st.sampled_from(
+    ["ab", "cde", "é", "e\u0301", "\u0915\u093f\u094d\u0937", "\u0639\u064e\u0631", "\u0e01\u0e34\u0e19", "天", "安门",
+     "\u304b\u3099", " ", " ", "\u00a0", "、", ", ", "\r\n"]), max_size=400).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_TAIL_TEXT, st.integers(20, 300))
+def test_each_passage_holds_the_first_words_of_the_next_as_its_tail(text: str, size: int) -> None:
+    """A phrase the cut between two passages runs through is found in the first: its tail is the text the next
+    passage starts with (and maps to where that stands), whole words as SQLite's FTS5 reads them (a part of one
+    would be another word), as many as a query's phrase can have after the cut: all of the next passage's, or 127 as
+    the index reads them (a Chinese or Thai character each), or 32 as a query reads them."""
+    from pdi.passages.fulltext import MAX_QUERY_INDEXED, MAX_QUERY_WORDS, Passage, spaced
+
+    builder = PassageBuilder(size)
+    builder.add(text, 0, len(text))
+    passages = builder.finish()
+    assert passages[-1:] == [] or passages[-1].tail == ""  # the last has none
+    for p, q in itertools.pairwise(passages):
+        assert q.text.startswith(p.tail)
+        whole = Passage(p.start, p.text + p.tail, p.runs)  # as a search reads it: its own text, then its tail
+        assert whole.document_range(0, len(p.text)) == p.document_range(0, len(p.text))
+        if p.tail:
+            a, b = whole.document_range(len(p.text), len(p.text) + len(p.tail))
+            assert (a, without_optional_marks(text[a:b])) == (q.start, p.tail)  # (a fatha is left out: ``عَر``)
+        tokens, following = _fts5_tokens(spaced(p.tail)), _fts5_tokens(spaced(q.text))
+        assert tokens == following[: len(tokens)]  # whole words
+        assert len(tokens) <= MAX_QUERY_INDEXED - 1 and len(words_of(p.tail)) <= MAX_QUERY_WORDS
+        assert (tokens == following or len(tokens) == MAX_QUERY_INDEXED - 1
+                or len(words_of(p.tail)) == MAX_QUERY_WORDS), (p.tail, q.text)
+
+
+@given(st.lists(st.lists(st.tuples(st.integers(0, 60), st.integers(0, 8)), max_size=6), min_size=1, max_size=4),
+       st.integers(0, 70))
+def test_smallest_window_before_a_place_is_as_short_as_any_choice_starting_before_it(
+    raw: list[list[tuple[int, int]]], before: int
+) -> None:
+    # a passage's own text ends at ``before``: a window starting after it is the next passage's
+    groups = [[(a, a + n) for a, n in g] for g in raw]
+    found = smallest_window(groups, before)
+    windows = sorted(
+        (max(b for _, b in choice) - min(a for a, _ in choice), min(a for a, _ in choice))
+        for choice in itertools.product(*groups) if min(a for a, _ in choice) < before
+    ) if all(groups) else []
+    if not windows:
+        assert found is None
+        return
+    length, start = windows[0]  # the shortest, the leftmost such
+    assert found == (start, start + length)

@@ -32,6 +32,7 @@ from pdi.errors import LimitError, ParseError, UnsupportedError
 from pdi.identifier import PDI, Fragment
 
 if TYPE_CHECKING:
+    from pdi.archive.store import SearchRow
     from pdi.fragments.markup.sgml import SgmlCatalog
     from pdi.passages.fulltext import Query
 
@@ -122,22 +123,16 @@ class Listing(ArchiveBase):
         shortest stretch of the passage holding a match of every phrase;
         ``matches`` each matched word's own range. A page is ``limit`` hits
         after the cursor ``after`` (the ``next`` of the page before: how many
-        hits came before it, so a deposit between two pages may shift a hit
+        matched passages came before it, so a deposit between two pages may shift a hit
         by a page; never a catalog number or a score, which would count what
-        the reader may not see).
+        the reader may not see). A passage matched only in its tail (the
+        next passage's first words, :attr:`pdi.passages.fulltext.Passage.tail`) is
+        no hit: the next passage is, and the page reads on past it.
         """
         import time
 
         from pdi.archive.store import search_skip
-        from pdi.passages.fulltext import (
-            Passage,
-            index_words,
-            marked,
-            parse_query,
-            phrase_words,
-            smallest_window,
-            snippet,
-        )
+        from pdi.passages.fulltext import index_words, parse_query, phrase_words
 
         parsed = self._searchable(parse_query(query))
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
@@ -150,44 +145,76 @@ class Listing(ArchiveBase):
         deadline = time.monotonic() + SEARCH_SECONDS
         too_long = (f"the search {query[:80]!r} took more than {SEARCH_SECONDS:g} s to show its hits:"
                     " ask fewer hits a page (limit), or rarer words")
-        try:
-            rows = self.store.search(parsed.phrases, series=name, limit=limit + 1, skip=skip,
-                                     access=self._search_access(), deadline=deadline)
-        except TimeoutError as exc:
-            raise LimitError(too_long) from exc
         hits: list[SearchHit] = []
         # a phrase's words (a Chinese word's characters), marked one by one: one match
         words = [phrase_words(phrase) for phrase in parsed.phrases]
         spelled = [index_words(phrase) for phrase in parsed.phrases]
         joins = max(words) > 1
-        for place, row in enumerate(rows[:limit], start=skip + 1):
-            if time.monotonic() > deadline:
-                raise LimitError(too_long)
-            # SQLite marks each match whole, PostgreSQL word by word: only its marks are joined into matches
-            joining = joins and not row.whole
-            text, marks = marked(row.marked, phrases=joining, most=max(words), spelled=spelled)
-            groups = ([marks] if len(row.each) == 1 else
-                      [marked(each, phrases=joining, most=n, spelled=[one])[1]
-                       for each, n, one in zip(row.each, words, spelled, strict=True)])
-            # one phrase: its first match; several: the shortest stretch with a match of each
-            window = (marks[0] if len(groups) == 1 and marks else smallest_window(groups)) or (0, len(text))
-            passage = Passage(row.passage.start, text, row.passage.runs)
-            start, end = passage.document_range(*window) if window[1] > window[0] else (passage.start,) * 2
-            shown, shown_marks = snippet(text, marks, window)
-            hits.append(SearchHit(
-                name=record_name(row.record, fragment=Fragment("char", (start, end))),
-                record=row.record,
-                start=start,
-                end=end,
-                snippet=shown,
-                marks=shown_marks,
-                matches=tuple(passage.document_range(a, b) for a, b in marks),
-                score=row.score,
-                cursor=str(place),
-            ))
-        following = hits[-1].cursor if len(rows) > limit and hits else None
+        place = skip  # the passages (rows) read so far: a passage whose every match is in its tail is no hit
+        following: str | None = None
+        while True:
+            want = limit - len(hits) + 1  # one more than the page: whether there is a next one
+            try:
+                rows = self.store.search(parsed.phrases, series=name, limit=want, skip=place,
+                                         access=self._search_access(), deadline=deadline)
+            except TimeoutError as exc:
+                raise LimitError(too_long) from exc
+            for row in rows:
+                if time.monotonic() > deadline:
+                    raise LimitError(too_long)
+                place += 1
+                hit = self._hit(row, words, spelled, joins, place)
+                if hit is None:
+                    continue
+                if len(hits) == limit:  # a hit after the page: the next page starts after the page's last
+                    following = hits[-1].cursor
+                    break
+                hits.append(hit)
+            if following is not None or len(rows) < want:
+                break
         pending = self.store.pending_index(name, self._search_access())
         return SearchResults(parsed, tuple(hits), following, pending)
+
+    @staticmethod
+    def _hit(
+        row: SearchRow, words: list[int], spelled: list[list[str]], joins: bool, place: int
+    ) -> SearchHit | None:
+        """The hit a passage the engine matched makes: the shortest stretch holding a match of every phrase (one
+        phrase: its first match) that starts in the passage's own text; ``None`` where none does (every match is in
+        its tail, the next passage's first words, which that passage's own hit names)."""
+        from pdi.passages.fulltext import Passage, joint, marked, smallest_window, snippet
+
+        # SQLite marks each match whole, PostgreSQL word by word: only its marks are joined into matches
+        joining = joins and not row.whole
+        text, marks = marked(row.marked, phrases=joining, most=max(words), spelled=spelled)
+        own = joint(row.marked)
+        groups = ([marks] if len(row.each) == 1 else
+                  [marked(each, phrases=joining, most=n, spelled=[one])[1]
+                   for each, n, one in zip(row.each, words, spelled, strict=True)])
+        # one phrase: its first match; several: the shortest stretch with a match of each
+        if len(groups) == 1 and marks:
+            first = marks[0] if own is None or marks[0][0] < own else None
+        else:
+            first = smallest_window(groups, own)
+        if first is None and own is not None:
+            return None  # its matches are the next passage's
+        window = first or (0, len(text))
+        if own is not None:  # the matches in its tail but those of its window are the next passage's
+            marks = tuple(m for m in marks if m[0] < own or (window[0] <= m[0] and m[1] <= window[1]))
+        passage = Passage(row.passage.start, text, row.passage.runs)
+        start, end = passage.document_range(*window) if window[1] > window[0] else (passage.start,) * 2
+        shown, shown_marks = snippet(text, marks, window)
+        return SearchHit(
+            name=record_name(row.record, fragment=Fragment("char", (start, end))),
+            record=row.record,
+            start=start,
+            end=end,
+            snippet=shown,
+            marks=shown_marks,
+            matches=tuple(passage.document_range(a, b) for a, b in marks),
+            score=row.score,
+            cursor=str(place),
+        )
 
     def _searchable(self, parsed: Query) -> Query:
         """``parsed`` without the phrases the store's index reads no word of (PostgreSQL's English stop words), which

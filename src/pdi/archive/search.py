@@ -80,7 +80,7 @@ from pdi.archive.blobs import BlobInfo
 from pdi.archive.readable import Spool
 from pdi.archive.results import IndexRun
 from pdi.errors import IntegrityError, PDIError
-from pdi.passages.fulltext import MarkupScanner, Passage, PassageBuilder, markup_passages
+from pdi.passages.fulltext import JOINT, MarkupScanner, Passage, PassageBuilder, markup_passages
 
 if TYPE_CHECKING:
     from pdi.archive.blobs import ChunkedReader
@@ -183,7 +183,8 @@ class Passages:
 
     def _write(self, passage: Passage) -> None:
         assert self._file is not None
-        text = passage.text.encode("utf-8", "surrogatepass")
+        joined = passage.text + JOINT + passage.tail if passage.tail else passage.text  # (JOINT stands in no text)
+        text = joined.encode("utf-8", "surrogatepass")
         runs = passage.encoded_runs()
         self._file.write(_HEAD.pack(passage.start, len(text), len(runs)) + text + runs)
 
@@ -194,8 +195,9 @@ class Passages:
         self._file.seek(0)
         for _ in range(self.count):
             start, text_size, runs_size = _HEAD.unpack(self._file.read(_HEAD.size))
-            text = self._file.read(text_size).decode("utf-8", "surrogatepass")
-            yield Passage.decode(start, text, self._file.read(runs_size))
+            text, _, tail = self._file.read(text_size).decode("utf-8", "surrogatepass").partition(JOINT)
+            passage = Passage.decode(start, text, self._file.read(runs_size))
+            yield Passage(passage.start, text, passage.runs, tail) if tail else passage
 
     def close(self) -> None:
         self._held = []

@@ -38,7 +38,7 @@ with the combining marks that follow them (a Devanagari vowel sign, a Thai tone
 mark: FTS5 reads them as separators, PostgreSQL's parser as letters, so a word is
 kept whole and each engine reads it as it reads the index),
 so a query holds a word exactly when an indexed passage could; every word must
-occur in one passage; ``"two words"`` in double quotes is a phrase, and a
+occur in one passage (or the first words of the next after it: :attr:`Passage.tail`); ``"two words"`` in double quotes is a phrase, and a
 word written with punctuation inside (``e-mail``, ``o'clock``) is the phrase
 of its parts. Everything else (``AND``, ``NEAR``, ``*``, ``^``,
 ``column:``) is read as words or passed over, so nothing the reader types
@@ -125,6 +125,19 @@ SPACER: Final = "\x1f"
 #: ASCII as a letter in a database of ``LC_CTYPE`` ``C``, so ``“walrus”`` was one word to it, and a phrase with
 #: such a character between its words was no phrase).
 APART: Final = "\x1e"
+#: What the index holds between a passage's own text and its :attr:`Passage.tail`, the first words of the passage
+#: after it: U+001D, a control character both engines read as a separator (the words on either side of it are one
+#: after the other to a phrase), which never stands in a passage (:func:`_clean`) and is taken out of what the
+#: engines mark (:func:`marked`), where it says what of a passage is its own (:func:`joint`).
+JOINT: Final = "\x1d"
+#: How much of the next passage a passage's :attr:`~Passage.tail` holds: the first words of it, so that a phrase
+#: the cut between the two passages runs through is found in the first. Its words after the cut are at most a
+#: query's most (:data:`MAX_QUERY_WORDS`: the first may be the rest of one the cut parts, ``天安|门``) and fewer than
+#: :data:`MAX_QUERY_INDEXED` as the index reads them; up to :data:`TAIL_CHARS` characters, past which a longer
+#: phrase's words (long words, or much between them) are not looked for.
+TAIL_WORDS: Final = MAX_QUERY_WORDS
+TAIL_INDEXED: Final = MAX_QUERY_INDEXED - 1
+TAIL_CHARS: Final = 1000
 #: The characters kept apart by :data:`SPACER`, first and last of each range (CJK radicals, ideographs of every extension and the
 #: compatibility ones, the ideographic iteration and number marks, hiragana, katakana and its halfwidth forms,
 #: Bopomofo; Thai, Lao, Myanmar and its extensions, Khmer and its symbols, Tai Le, New Tai Lue, Tai Tham and Tai
@@ -402,14 +415,34 @@ class Passage:
     start: int
     text: str
     runs: tuple[tuple[int, int, int], ...]
+    #: The first words of the passage after it (:data:`TAIL_WORDS`), indexed after its text so that a phrase the cut
+    #: between the two runs through is found; :attr:`runs` go on over them (from ``len(text)``). A match that starts
+    #: in them is the next passage's (:func:`joint`).
+    tail: str = ""
 
     def encoded_runs(self) -> bytes:
         return b"".join(_RUN.pack(*r) for r in self.runs)
 
     @property
     def indexed(self) -> str:
-        """Its text as the catalog's index holds it (:func:`spaced`)."""
-        return spaced(self.text)
+        """Its text as the catalog's index holds it (:func:`spaced`), then its :attr:`tail` after a :data:`JOINT`."""
+        return spaced(self.text) + JOINT + spaced(self.tail) if self.tail else spaced(self.text)
+
+    def with_tail(self, after: Passage) -> Passage:
+        """This passage with the first words of ``after`` (the passage after it) as its :attr:`tail`."""
+        k = _tail_end(after.text)
+        if k == 0:
+            return self
+        n, shift = len(self.text), after.start - self.start
+        runs = list(self.runs)
+        for i, (t, s, e) in enumerate(after.runs):
+            if t >= k:
+                break
+            t1 = after.runs[i + 1][0] if i + 1 < len(after.runs) else len(after.text)
+            if t1 > k and t1 - t == e - s:  # one for one: as far as the tail goes
+                e = s + (k - t)
+            runs.append((n + t, s + shift, e + shift))
+        return Passage(self.start, self.text, tuple(runs), after.text[:k])
 
     @classmethod
     def decode(cls, start: int, text: str, runs: bytes) -> Passage:
@@ -448,7 +481,7 @@ class Passage:
         return self.start + first, self.start + last
 
 
-_UNINDEXED: Final = re.compile(f"[\x00{SPACER}{APART}{MARK_START}{MARK_END}]")
+_UNINDEXED: Final = re.compile(f"[\x00{SPACER}{APART}{JOINT}{MARK_START}{MARK_END}]")
 
 #: White space, where a passage may be cut (HTML's ASCII white space).
 _SPACE: Final = " \t\n\r\f"
@@ -479,10 +512,56 @@ def _word_cut(text: str, low: int, at: int) -> int:
     return between or grapheme or at
 
 
+_ASCII_WORD: Final = re.compile("[0-9A-Za-z]+")
+
+
+def _tail_end(text: str) -> int:
+    """Where the :attr:`Passage.tail` taken from the start of ``text`` (the next passage's) ends: after its first
+    words, at most :data:`TAIL_WORDS` of them as a query reads them (:func:`words_of`) and :data:`TAIL_INDEXED` as the
+    index reads them (:func:`_word_spans`: each character of :data:`UNSPACED` one), within :data:`TAIL_CHARS`
+    characters; always between two words as the index reads them, never inside one (a part of a word would be
+    another word to the engines); 0 for none."""
+    limit = min(len(text), TAIL_CHARS)
+    if text[:limit].isascii():  # a word is a run of letters and digits, to a query and to the index: a fifth of the time
+        end = 0
+        for count, run in enumerate(_ASCII_WORD.finditer(text, 0, limit), 1):
+            if count > min(TAIL_WORDS, TAIL_INDEXED) or (run.end() == limit < len(text)):
+                break
+            end = run.end()
+        return end
+    end = indexed = queried = 0
+    begun = -1
+    running = False  # inside a word as a query reads it
+    for i in range(limit):
+        ch = text[i]
+        mark = _MARK[ord(ch)] == 1
+        word = _word_char(ch)
+        inside = word or (running and mark)
+        begins = inside and not running  # a query's word begins at i
+        queried += begins
+        running = inside
+        if begun >= 0 and (mark or (word and not _unspaced(ch) and not _unspaced(text[i - 1]))):
+            continue  # the index's word goes on
+        if begun >= 0:  # an index word ended at i
+            begun = -1
+            indexed += 1
+            if indexed > TAIL_INDEXED or queried - begins > TAIL_WORDS:
+                return end
+            end = i
+        if word:
+            begun = i
+    if begun >= 0 and limit == len(text):
+        indexed += 1
+        if indexed <= TAIL_INDEXED and queried <= TAIL_WORDS:
+            end = limit
+    return end
+
+
 def _clean(text: str) -> str:
-    """``text`` with the two mark characters, the :data:`SPACER`, the :data:`APART` and NUL (which no database text
-    holds) written as spaces: the same length."""
-    if "\x00" in text or SPACER in text or APART in text or MARK_START in text or MARK_END in text:
+    """``text`` with the two mark characters, the :data:`SPACER`, the :data:`APART`, the :data:`JOINT` and NUL
+    (which no database text holds) written as spaces: the same length."""
+    if ("\x00" in text or SPACER in text or APART in text or JOINT in text or MARK_START in text
+            or MARK_END in text):
         return _UNINDEXED.sub(" ", text)
     return text
 
@@ -517,6 +596,8 @@ class PassageBuilder:
         self._ready: list[Passage] = []
         #: Where marks left out at a word's start began in the document: the character after them stands for them too
         self._lead: int | None = None
+        #: The last passage cut, held until the next is (its tail is the next one's first words)
+        self._held: Passage | None = None
 
     def add(self, text: str, start: int, end: int) -> None:
         if not text:
@@ -642,9 +723,7 @@ class PassageBuilder:
             head = whole[pos:at]
             if passage_runs and _has_word(head):
                 base = passage_runs[0][1]
-                self._ready.append(
-                    Passage(base, head, tuple((t - pos, s - base, e - base) for t, s, e in passage_runs))
-                )
+                self._release(Passage(base, head, tuple((t - pos, s - base, e - base) for t, s, e in passage_runs)))
             pos = at
         rest: list[tuple[int, int, int]] = []
         for t, s, e in runs[r:]:
@@ -667,8 +746,14 @@ class PassageBuilder:
                 return t if t > pos else t1
         return at
 
+    def _release(self, passage: Passage) -> None:
+        """A passage cut: the one held before it is ready, with the first words of this one as its tail."""
+        if self._held is not None:
+            self._ready.append(self._held.with_tail(passage))
+        self._held = passage
+
     def take(self) -> list[Passage]:
-        """The passages cut so far (each given once)."""
+        """The passages cut so far but the last, held for its tail (each given once)."""
         ready, self._ready = self._ready, []
         return ready
 
@@ -676,6 +761,9 @@ class PassageBuilder:
         """Cut what is left; every passage not yet taken."""
         if self._length:
             self._cut(final=True)
+        if self._held is not None:
+            self._ready.append(self._held)
+            self._held = None
         return self.take()
 
 
@@ -851,7 +939,8 @@ def marked(
                 marks.append((opened, length))
             opened = None
         else:
-            piece = piece.replace(SPACER, "").replace(APART, "")  # what the index holds beside characters (spaced)
+            # what the index holds beside characters (spaced), and between a passage and its tail
+            piece = piece.replace(SPACER, "").replace(APART, "").replace(JOINT, "")
             plain.append(piece)
             length += len(piece)
     text = "".join(plain)
@@ -878,6 +967,15 @@ def marked(
             joined.append((a, b))
             count = words
     return text, tuple(joined)
+
+
+def joint(highlighted: str) -> int | None:
+    """Where a passage's own text ends in the text :func:`marked` makes of ``highlighted`` (what the engine marked),
+    its :attr:`~Passage.tail` after it; ``None`` if it has none (all of it is its own)."""
+    at = highlighted.find(JOINT)
+    if at < 0:
+        return None
+    return len(re.sub(f"[{MARK_START}{MARK_END}{SPACER}{APART}]", "", highlighted[:at]))
 
 
 def index_words(phrase: Sequence[str]) -> list[str]:
@@ -953,8 +1051,13 @@ def _after_marks(text: str, end: int) -> int:
     return end
 
 
-def smallest_window(groups: Sequence[Sequence[tuple[int, int]]]) -> tuple[int, int] | None:
+def smallest_window(
+    groups: Sequence[Sequence[tuple[int, int]]], before: int | None = None
+) -> tuple[int, int] | None:
     """The shortest stretch holding one stretch of every group (the leftmost such); ``None`` if a group is empty.
+
+    With ``before``, the shortest of those starting before it (``None`` if none does): a passage's own text ends
+    there, and a stretch starting after it, in its :attr:`~Passage.tail`, is the next passage's (:func:`_own_window`).
 
     For each place a stretch starts, each group's stretch starting there or
     after that ends first (the earliest end, then the earliest start): the
@@ -967,6 +1070,8 @@ def smallest_window(groups: Sequence[Sequence[tuple[int, int]]]) -> tuple[int, i
     """
     if not groups or any(not g for g in groups):
         return None
+    if before is not None:
+        return _own_window(groups, before)
     tables = []
     for group in groups:
         ordered = sorted(group)  # by start
@@ -992,6 +1097,42 @@ def smallest_window(groups: Sequence[Sequence[tuple[int, int]]]) -> tuple[int, i
             assert lo is not None and hi is not None
             if best is None or hi - lo < best[1] - best[0]:
                 best = (lo, hi)
+    return best
+
+
+def _own_window(groups: Sequence[Sequence[tuple[int, int]]], before: int) -> tuple[int, int] | None:
+    """:func:`smallest_window` of the windows starting before ``before``: for each place ``a`` before it where a
+    stretch starts, and each group with a stretch starting there, that group's shortest stretch starting at ``a`` and
+    every other group's first-ending stretch starting at ``a`` or after; the shortest of those windows, the leftmost
+    such. (The window of each place alone, as :func:`smallest_window` takes it, may start later than the place: a
+    window starting after ``before`` where one starting before it holds a long stretch, a phrase's match run
+    through the cut.)"""
+    tables = []
+    for group in groups:
+        ordered = sorted(group, key=lambda g: (g[0], g[1]))
+        starts = [a for a, _ in ordered]
+        first_ending: list[int] = [0] * len(ordered)  # from each index on: the least end
+        least = ordered[-1][1]
+        for i in range(len(ordered) - 1, -1, -1):
+            least = min(least, ordered[i][1])
+            first_ending[i] = least
+        tables.append((starts, first_ending, ordered))
+    best: tuple[int, int] | None = None
+    for left in sorted({a for g in groups for a, _ in g if a < before}):
+        others = []
+        for starts, first_ending, _ in tables:
+            index = bisect.bisect_left(starts, left)
+            others.append(first_ending[index] if index < len(starts) else None)
+        for forced, (starts, _, ordered) in enumerate(tables):
+            index = bisect.bisect_left(starts, left)
+            if index == len(starts) or starts[index] != left:
+                continue
+            ends = [ordered[index][1]] + [e for k, e in enumerate(others) if k != forced]
+            if None in ends:
+                continue
+            hi = max(e for e in ends if e is not None)
+            if best is None or hi - left < best[1] - best[0]:
+                best = (left, hi)
     return best
 
 
