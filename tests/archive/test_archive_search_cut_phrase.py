@@ -95,3 +95,12 @@ def test_a_long_text_spooled_and_queued_keeps_its_tails(archive: Archive, monkey
     assert found(archive, '"quick brown"') == [f"{name}#char={a},{b}"]
     a, b = 80000 + BROWN_FOX[0], 80000 + BROWN_FOX[1]
     assert found(archive, '"brown fox"') == [f"{name}#char={a},{b}"]
+
+
+def test_a_phrase_across_a_cut_of_a_page_is_named_in_its_source(archive: Archive) -> None:
+    # the page's text is SPACED with "brown" bold: "<p>" is 3 characters, so "quick" stands at 3 + 3,990 = 3,993 of
+    # the source, "<b>" at 3,999, "brown" at 4,002 to 4,007; the cut, at the text's 3,996th, between the two words
+    page = "<p>" + SPACED.replace("quick brown", "quick <b>brown</b>", 1) + "</p>"
+    assert page[3993:4007] == "quick <b>brown"
+    name = archive.add(S, page.encode("utf-8"), format="html")
+    assert found(archive, '"quick brown"') == [f"{name}#char=3993,4007"]
