@@ -913,7 +913,9 @@ class SchemaPart(CatalogBase):
         of them at a time in the migration's transaction; how many. One left with no word is taken out of the
         index. From step 19 on (``spaced_apart``) an :data:`~pdi.passages.fulltext.APART` in a passage is one
         :func:`~pdi.passages.fulltext.spaced` put there, taken out as a :data:`~pdi.passages.fulltext.SPACER` is;
-        before it, it stood for itself."""
+        before it, it stood for itself. The passages it reads were made by a pdi of schema 23 or before, none with
+        a tail (the next passage's first words after a :data:`~pdi.passages.fulltext.JOINT`, made since): a later
+        step that writes passages again must split a tail off first (:meth:`_respace_all` likewise)."""
         from pdi.passages.fulltext import APART, OPTIONAL, SPACER, Passage
 
         optional = re.compile(f"[{OPTIONAL}]")
