@@ -74,7 +74,7 @@ def test_a_calendars_labels_say_the_count_grouped(client: TestClient) -> None:
     labels = [a.get("aria-label") for path in (f"/series/{S}", f"/series/{S}/2026", f"/series/{S}/2026/11")
               for a in _page(client, path).iter("a") if a.get("aria-label")]
     assert "November 2026: 1,234 documents" in labels, labels  # the series' table of months
-    assert "2026-11-22: 1,234 documents" in labels, labels  # the month's calendar
+    assert "22 November 2026: 1,234 documents" in labels, labels  # the month's calendar
 
 
 def test_counted_of_known_counts() -> None:
