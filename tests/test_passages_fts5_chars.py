@@ -3,15 +3,13 @@ reads in a query's words the tokens it reads in the text."""
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pdi.passages import _fts5_chars
 from pdi.passages.fulltext import parse_query, spaced, words_of
-from support.fts5_chars import TOKENIZER, asked_of_sqlite
+from support.fts5_chars import asked_of_sqlite, fts5_tokens
 
 
 @pytest.mark.slow
@@ -21,12 +19,6 @@ def test_the_table_is_what_sqlite_says_today() -> None:
     assert tuple(not_alone) == _fts5_chars.NOT_ALONE
 
 
-def _tokens(text: str) -> list[str]:
-    db = sqlite3.connect(":memory:")
-    db.execute(f"CREATE VIRTUAL TABLE t USING fts5(body, tokenize='{TOKENIZER.replace(chr(39), chr(39) * 2)}')")
-    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
-    db.execute("INSERT INTO t (body) VALUES (?)", (text,))
-    return [term for (term,) in db.execute("SELECT term FROM v ORDER BY \"offset\"")]
 
 
 @pytest.mark.parametrize(
@@ -42,8 +34,8 @@ def test_words_are_fts5s_tokens(text: str) -> None:
     # a query's word is handed to FTS5 whole (an FTS5 string): what FTS5 reads in the words, one after another, is
     # what it reads in the text (a word keeps its combining marks, which FTS5 and PostgreSQL read as letters:
     # tests/archive/test_archive_search_scripts.py)
-    assert [t for w in words_of(text) for t in _tokens(w)] == _tokens(text)
-    assert [t for p in parse_query(text).phrases for w in p for t in _tokens(w)] == _tokens(text)
+    assert [t for w in words_of(text) for t in fts5_tokens(w)] == fts5_tokens(text)
+    assert [t for p in parse_query(text).phrases for w in p for t in fts5_tokens(w)] == fts5_tokens(text)
 
 
 _SCRIPTS = st.text(alphabet=st.sampled_from(
@@ -57,5 +49,5 @@ def test_property_fts5_reads_in_the_words_what_it_reads_in_the_text(text: str) -
     """Any text of Latin, Devanagari, Arabic, Thai, Han, kana and Khmer letters, their combining marks, spaces and
     punctuation: FTS5 reads in its words, one after another, the tokens it reads in the text, and in the text as
     the index holds it (spaced) those of the words spaced."""
-    assert [t for w in words_of(text) for t in _tokens(w)] == _tokens(text)
-    assert [t for w in words_of(spaced(text)) for t in _tokens(spaced(w))] == _tokens(spaced(text))
+    assert [t for w in words_of(text) for t in fts5_tokens(w)] == fts5_tokens(text)
+    assert [t for w in words_of(spaced(text)) for t in fts5_tokens(spaced(w))] == fts5_tokens(spaced(text))

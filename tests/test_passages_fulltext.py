@@ -27,6 +27,7 @@ from pdi.passages.fulltext import (
     without_optional_marks,
     words_of,
 )
+from support.fts5_chars import fts5_tokens
 
 _text_words = st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]), min_size=1, max_size=4)
 _tags = st.sampled_from(["p", "div", "b", "span", "h1", "li", "td"])
@@ -338,17 +339,6 @@ def test_each_bound_of_a_query_names_the_word_that_passes_it() -> None:
         parse_query("a" * (MAX_QUERY_CHARS + 1))
 
 
-def _fts5_tokens(text: str) -> list[str]:
-    """The tokens SQLite's FTS5 reads in ``text`` (the catalog's tokenizer, without the stemmer), in order."""
-    import sqlite3
-
-    from support.fts5_chars import TOKENIZER
-
-    db = sqlite3.connect(":memory:")
-    db.execute(f"CREATE VIRTUAL TABLE t USING fts5(body, tokenize='{TOKENIZER.replace(chr(39), chr(39) * 2)}')")
-    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
-    db.execute("INSERT INTO t (body) VALUES (?)", (text,))
-    return [term for (term,) in db.execute('SELECT term FROM v ORDER BY "offset"')]
 
 
 _TAIL_TEXT = st.lists(st.sampled_from(
@@ -376,7 +366,7 @@ def test_each_passage_holds_the_first_words_of_the_next_as_its_tail(text: str, s
         if p.tail:
             a, b = whole.document_range(len(p.text), len(p.text) + len(p.tail))
             assert (a, without_optional_marks(text[a:b])) == (q.start, p.tail)  # (a fatha is left out: ``عَر``)
-        tokens, following = _fts5_tokens(spaced(p.tail)), _fts5_tokens(spaced(q.text))
+        tokens, following = fts5_tokens(spaced(p.tail)), fts5_tokens(spaced(q.text))
         assert tokens == following[: len(tokens)]  # whole words
         assert len(tokens) <= MAX_QUERY_INDEXED - 1 and len(words_of(p.tail)) <= MAX_QUERY_WORDS
         assert (tokens == following or len(tokens) == MAX_QUERY_INDEXED - 1

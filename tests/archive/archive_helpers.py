@@ -62,9 +62,30 @@ def before_serial_names(archive: Archive) -> list[str]:
     store = archive.store
     names: list[str] = []
     if store.dialect == "sqlite":
-        triggers = store._query(  # type: ignore[attr-defined]
+        triggers = store._query(
             "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN"
             " ('representations', 'versions', 'documents', 'withdrawals')")
         names = [f"DROP TRIGGER {name}" for name, in triggers] + ["DROP TABLE serial_names"]
     return ["DROP TABLE parse_refusals", "ALTER TABLE documents DROP COLUMN access_changed_at", *names,
             "DELETE FROM schema_migrations WHERE version IN (15, 16, 17, 18, 19, 20, 21, 22, 23, 24)"]
+
+
+def as_an_earlier_step_wrote(archive: Archive, body: str, length: int, step: int) -> None:
+    """Put the catalog back as a schema step before ``step`` left it: every passage (of a one-passage text) holding
+    ``body``, standing for the document's first ``length`` characters one for one, the index (SQLite's FTS5 table)
+    kept in step, and the steps from ``step`` on not yet run (so that ``pdi init`` runs them again)."""
+    import struct
+
+    store = archive.store
+    sqlite = hasattr(store, "_conn")
+    runs = struct.pack("<iii", 0, 0, length)
+    with store._write():
+        for pid, was in store._query("SELECT id, body FROM search_passages"):
+            if sqlite:
+                store._query("INSERT INTO search_fts (search_fts, rowid, body) VALUES ('delete', ?, ?)",
+                             (pid, was))
+            store._query("UPDATE search_passages SET start = 0, body = ?, runs = ? WHERE id = ?",
+                         (body, runs, pid))
+            if sqlite:
+                store._query("INSERT INTO search_fts (rowid, body) VALUES (?, ?)", (pid, body))
+        store._query("DELETE FROM schema_migrations WHERE version >= ?", (step,))

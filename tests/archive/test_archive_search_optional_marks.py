@@ -19,6 +19,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from archive_helpers import as_an_earlier_step_wrote
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -128,19 +129,9 @@ def test_property_a_word_vowelled_anyhow_is_found_by_its_letters(archive: Archiv
 def _as_step_18_wrote(archive: Archive) -> None:
     """Put the catalog back as schema 18 left it: each passage of a one-passage text its whole text, marks and all,
     standing for the document one for one."""
-    import struct
+    old = CANONICAL.replace(SPACER, "")
+    as_an_earlier_step_wrote(archive, old, len(old), OPTIONAL_STEP)
 
-    store = archive.store
-    with store._write():
-        for pid, body in store._query("SELECT id, body FROM search_passages"):
-            old = CANONICAL.replace(SPACER, "")
-            runs = struct.pack("<iii", 0, 0, len(old))
-            if hasattr(store, "_conn"):
-                store._query("INSERT INTO search_fts (search_fts, rowid, body) VALUES ('delete', ?, ?)", (pid, body))
-            store._query("UPDATE search_passages SET start = 0, body = ?, runs = ? WHERE id = ?", (old, runs, pid))
-            if hasattr(store, "_conn"):
-                store._query("INSERT INTO search_fts (rowid, body) VALUES (?, ?)", (pid, old))
-        store._query("DELETE FROM schema_migrations WHERE version >= ?", (OPTIONAL_STEP,))
 
 
 def test_a_catalog_of_step_18_is_written_again_when_migrated(location: str) -> None:

@@ -22,6 +22,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+from archive_helpers import as_an_earlier_step_wrote
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -279,19 +280,8 @@ def test_a_catalog_of_step_22_makes_its_index_again_when_migrated(tmp_path: Path
 def _as_step_23_wrote(archive: Archive, text: str) -> None:
     """Put the catalog back as schema 23 left it: the passage of a one-passage text its whole text, variation
     selectors and all, standing for the document one for one (a selector was no mark a passage left out)."""
-    import struct
+    as_an_earlier_step_wrote(archive, spaced(text), len(text), SELECTORS_STEP)
 
-    store = archive.store
-    with store._write():
-        for pid, body in store._query("SELECT id, body FROM search_passages"):
-            old = spaced(text)
-            runs = struct.pack("<iii", 0, 0, len(text))
-            if hasattr(store, "_conn"):
-                store._query("INSERT INTO search_fts (search_fts, rowid, body) VALUES ('delete', ?, ?)", (pid, body))
-            store._query("UPDATE search_passages SET start = 0, body = ?, runs = ? WHERE id = ?", (old, runs, pid))
-            if hasattr(store, "_conn"):
-                store._query("INSERT INTO search_fts (rowid, body) VALUES (?, ?)", (pid, old))
-        store._query("DELETE FROM schema_migrations WHERE version >= ?", (SELECTORS_STEP,))
 
 
 def test_a_catalog_of_step_23_is_written_again_without_its_selectors(location: str) -> None:

@@ -25,6 +25,15 @@ TOKENIZER = FTS5_TOKENIZER.removeprefix("porter ")
 MODULE = Path(__file__).resolve().parents[2] / "src" / "pdi" / "passages" / "_fts5_chars.py"
 
 
+def fts5_tokens(text: str) -> list[str]:
+    """The tokens SQLite's FTS5 reads in ``text`` (the catalog's tokenizer, without the stemmer), in order."""
+    db = sqlite3.connect(":memory:")
+    db.execute(f"CREATE VIRTUAL TABLE t USING fts5(body, tokenize='{TOKENIZER.replace(chr(39), chr(39) * 2)}')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+    db.execute("INSERT INTO t (body) VALUES (?)", (text,))
+    return [term for (term,) in db.execute('SELECT term FROM v ORDER BY "offset"')]
+
+
 def _code_points() -> list[int]:
     return [cp for cp in range(0x110000) if not 0xD800 <= cp < 0xE000 and cp != 0]
 
