@@ -151,10 +151,11 @@ _MONTH = r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 _MONTHS = {name: number for number, name in enumerate(_MONTH[1:-1].split("|"), start=1)}
 _CLOCK = r"(\d\d):(\d\d):(\d\d)"
 #: RFC 9110 §5.6.7: IMF-fixdate, and the two obsolete forms a recipient must accept (rfc850-date, asctime-date).
-_IMF_FIXDATE = re.compile(rf"{_DAY}, (\d\d) {_MONTH} (\d{{4}}) {_CLOCK} GMT")
+#: ``re.ASCII``: a DIGIT is 0 to 9 (RFC 5234), not any script's digit that ``\d`` and ``int`` read.
+_IMF_FIXDATE = re.compile(rf"{_DAY}, (\d\d) {_MONTH} (\d{{4}}) {_CLOCK} GMT", re.ASCII)
 _RFC850_DATE = re.compile(rf"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\d\d)-{_MONTH}-(\d\d)"
-                          rf" {_CLOCK} GMT")
-_ASCTIME_DATE = re.compile(rf"{_DAY} {_MONTH} ([ \d]\d) {_CLOCK} (\d{{4}})")
+                          rf" {_CLOCK} GMT", re.ASCII)
+_ASCTIME_DATE = re.compile(rf"{_DAY} {_MONTH} ([ \d]\d) {_CLOCK} (\d{{4}})", re.ASCII)
 
 
 def http_date(field: str) -> int | None:
