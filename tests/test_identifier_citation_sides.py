@@ -5,7 +5,7 @@ whole citation either way."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pdi.errors import ParseError
@@ -68,3 +68,22 @@ def test_a_citation_without_its_marks_is_told_which_it_lacks(position: str) -> N
     assert missing_citation_mark(A) is None and missing_citation_mark(f"  {A}#line=1,2 ") is None
     lacks_urn = missing_citation_mark(f"{A}@{position}urn:{B}")  # the cited name in its urn: spelling
     assert lacks_urn is not None and lacks_urn.offset == len(A) + 1 + len(position)
+
+
+#: Anything a citing name may hold that is no mark and starts no name: letters of any script among them.
+_CITING_TAIL = st.text(max_size=20).filter(lambda t: not any(c in t for c in "@=:"))
+
+
+@given(_CITING_TAIL, POSITIONS)
+@example("\u0130", "388")  # LATIN CAPITAL LETTER I WITH DOT ABOVE: str.lower() makes it two characters
+@example("\u0130\u0130\u0130", "5")
+def test_the_marks_a_citation_lacks_are_found_whatever_letters_its_citing_name_holds(tail: str, position: str) -> None:
+    """The marks are looked for in the text as written: a citing name that holds letters of another script (no PDI,
+    so its own error counts) is not said to lack an ``=`` it has, and the ``=`` left out is named where it is."""
+    from pdi.identifier import missing_citation_mark
+
+    citing = A + tail.rstrip()
+    assert missing_citation_mark(f"{citing}@{position}={B}") is None
+    lacks_eq = missing_citation_mark(f"{citing}@{position}{B}")
+    assert lacks_eq is not None and "no '=' between the position and the cited PDI" in str(lacks_eq)
+    assert lacks_eq.offset == len(citing) + 1 + len(position)
