@@ -6,7 +6,7 @@ import bisect
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pdi.errors import LimitError, ParseError
@@ -155,3 +155,51 @@ def test_a_quote_found_only_read_so_in_a_long_text_is_found_in_bounded_memory() 
     assert said[0] == "30000000 30000011 both True"
     grown = int(said[1])
     assert grown < 96 * 1024, f"{grown} KiB more to find it"  # the text read so (30 MB) and a block's map
+
+
+def _one_space(text: str) -> str:
+    """Each run of white space (``str.isspace``) as one space: a rendered page's reading of the text."""
+    out: list[str] = []
+    for c in text:
+        if not c.isspace():
+            out.append(c)
+        elif not out or not out[-1].isspace():
+            out.append(" ")
+    return "".join(out)
+
+
+_WORDS = st.text(alphabet="ab \n\t\u00a0\x1c\u2028", max_size=40)
+
+
+@given(_WORDS, _WORDS.filter(lambda t: t.strip() != ""), _WORDS, _WORDS)
+@example("q cd  ef\nab cd  ef", "cd ef", "ab ", "")  # the prefix of the second place, its space kept
+@example("cd  ef x\ncd  ef y", "cd ef", "", " y")
+@example("q cd  ef\nab cd  ef", " cd ef", "ab", "")  # the space between them is the quote's own
+def test_a_quote_is_found_where_its_context_agrees_read_as_written_or_one_space_a_run(
+    text: str, exact: str, prefix: str, suffix: str,
+) -> None:
+    """W3C Web Annotation §4.2.4 read as find_quote's docstring says: of the places the quote stands, one with both
+    its prefix right before it and its suffix right after it, else one of them, else neither, the first of equals;
+    when the quote stands nowhere as written, the same with text, quote, prefix and suffix each read with a white
+    space run as one space, and the quote's own white space at its ends read as the prefix's end and the suffix's
+    start (a prefix taken from a page ends in the space before the quote's first word)."""
+    if exact in text:
+        t, q, p, s = text, exact, prefix, suffix
+    else:
+        t, squeezed = _one_space(text), _one_space(exact)
+        q = squeezed.strip()
+        p = _one_space(prefix + squeezed[: len(squeezed) - len(squeezed.lstrip())])
+        s = _one_space(squeezed[len(squeezed.rstrip()):] + suffix)
+    places = [at for at in range(len(t)) if t.startswith(q, at)]
+    found = find_quote(text, exact, prefix, suffix)
+    if not places:
+        assert found is None
+        return
+    agree = {at: (t.endswith(p, 0, at), t.startswith(s, at + len(q))) for at in places}
+    best = min(places, key=lambda at: (-sum(agree[at]), at))
+    assert found is not None and found.collapsed == (exact not in text)
+    at = found.start if exact in text else len(_one_space(text[: found.start]))
+    assert at == best, (at, best)
+    assert _one_space(text[found.start:found.end]) == (q if found.collapsed else _one_space(exact))
+    names = {(True, True): "both", (True, False): "prefix", (False, True): "suffix", (False, False): "none"}
+    assert found.context == names[agree[best]]

@@ -173,15 +173,17 @@ def find_quote(
     found = _best(text, exact, prefix, suffix, near)
     if found is not None:
         return found
-    q = _RUN.sub(" ", exact).strip()
+    squeezed = _RUN.sub(" ", exact)
+    q = squeezed.strip()
     if not q or not _squeezed_holds(text, q):
         return None  # nowhere even read so: told without the map of every character
     read = _Squeezed(text)
-    p = _RUN.sub(" ", prefix or "")
-    s = _RUN.sub(" ", suffix or "")
+    # the quote's own white space at its ends (stripped from q) is read as the prefix's end and the suffix's start:
+    # in the text read so, the space before q's first word is the one a prefix taken from a page ends in
+    p = _RUN.sub(" ", prefix + (" " if squeezed.startswith(" ") else ""))
+    s = _RUN.sub(" ", (" " if squeezed.endswith(" ") else "") + suffix)
     hint = None if near is None else read.squeezed_at(near)  # the first character at or after near
-    found = _best(read.squeezed, q, p.rstrip() if p.endswith(" ") else p, s.lstrip() if s.startswith(" ") else s,
-                  hint)
+    found = _best(read.squeezed, q, p, s, hint)
     if found is None:
         return None
     return QuoteMatch(read.original(found.start), read.original(found.end - 1) + 1, found.context, True)
