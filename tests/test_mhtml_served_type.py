@@ -11,7 +11,7 @@ import email.policy
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pdi.mhtml.headers import SERVED_TYPE_OCTETS, served_content_type
@@ -99,3 +99,30 @@ def test_a_file_whose_type_is_no_media_type_is_served_no_type_of_its_own(subtype
         assert served is not None and served.startswith(f'multipart/{token.lower()}; boundary="b"')
     else:
         assert served is None or (served.isprintable() and served.isascii()), served
+
+
+#: What a field's value may hold that str.splitlines() takes for a line end and a mail parser does not: NEL (a
+#: Windows-1252 ellipsis read as Latin-1), VT, FF and the information separators.
+_NOT_LINE_ENDS = ["\x85", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e"]
+_VALUES = st.lists(st.sampled_from([*_NOT_LINE_ENDS, "a", " ", ":", "Content-Type: text/plain", "X: y",
+                                    "\xe9"]), max_size=6).map("".join)
+
+
+@given(st.lists(_VALUES, max_size=3), st.lists(_VALUES, max_size=2), boundaries)
+@example(["Wait\x85Content-Type: text/plain"], [], "b")
+@example([], ["a\x0cContent-Type: image/png"], "b")
+def test_fields_are_cut_into_lines_as_the_mail_parser_cuts_them(top: list[str], part: list[str],
+                                                                 boundary: str) -> None:
+    """A field's value holding an octet that str.splitlines() reads as a line end (0x85 is one, and a Windows-1252
+    ellipsis) is one field still: the file's type and its root's are those Python's mail parser reads."""
+    head = "".join(f"X-Note-{n}: {value}\r\n" for n, value in enumerate(top))
+    part_head = "".join(f"X-Part-{n}: {value}\r\n" for n, value in enumerate(part))
+    data = (f'{head}Content-Type: multipart/related; boundary="{boundary}"\r\n\r\n--{boundary}\r\n{part_head}'
+            f"Content-Type: text/html\r\n\r\n<p>root</p>\r\n--{boundary}--\r\n").encode("latin-1")
+    whole = email.message_from_bytes(data, policy=email.policy.compat32)
+    assert whole.get_content_type() == "multipart/related"
+    served = served_content_type(data)
+    assert served is not None
+    got = _served(served, data)
+    assert got.get_boundary() == boundary
+    assert got.get_param("type") == "text/html"

@@ -66,6 +66,7 @@ SERVED_TYPE_OCTETS = 2 * 256 * 1024 + 4096
 #: The parameters a served ``multipart/related`` keeps: RFC 2046 §5.1.1's and RFC 2387 §3.1–3.3's.
 _SERVED_PARAMS = ("boundary", "type", "start", "start-info")
 _BLANK_LINE = re.compile(rb"\r?\n\r?\n")
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 def served_content_type(start: bytes) -> str | None:
@@ -114,9 +115,11 @@ def served_content_type(start: bytes) -> str | None:
 
 
 def _fields(block: bytes) -> list[tuple[str, str]]:
-    """The header fields of a block, continuation lines unfolded (RFC 5322 §2.2.3); bytes read as Latin-1."""
+    """The header fields of a block, continuation lines unfolded (RFC 5322 §2.2.3); bytes read as Latin-1, lines cut
+    where Python's mail parser cuts them (CR LF, CR, LF), not at every line boundary of ``str.splitlines`` (``\x85``,
+    a Windows-1252 ellipsis, ``\x0c``, ``\x1c``), which a field's value may hold."""
     fields: list[tuple[str, str]] = []
-    for line in block.decode("latin-1").splitlines():
+    for line in _LINE_END.split(block.decode("latin-1")):
         if line[:1] in (" ", "\t") and fields:
             fields[-1] = (fields[-1][0], fields[-1][1] + " " + line.strip())
             continue
