@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pdi.interop.accept import choose, parse_accept, preference
@@ -59,3 +59,68 @@ def test_choose_picks_an_acceptable_type_no_other_beats(field: list[tuple[str, s
 def test_parse_accept_never_fails(text: str) -> None:
     for each in parse_accept(text):
         assert 0 <= each.q <= 1 and each.type == each.type.lower()
+
+
+# RFC 9110 §12.5.1, §5.6.2 (token), §5.6.4 (quoted-string, quoted-pair), §5.6.6 (parameters), restated.
+_TCHAR = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_token = st.text(_TCHAR, min_size=1, max_size=8)
+#: qdtext and quoted-pair: a list's comma and a parameter's semicolon among them
+_quoted_text = st.lists(st.sampled_from([*"ab ,;=/:\t", "\u00e9", '\\"', "\\\\", "\\a"]), max_size=10).map("".join)
+
+
+def _unquoted(text: str) -> str:
+    """A quoted-string's content read: each quoted-pair is the character after its backslash."""
+    out, at = [], 0
+    while at < len(text):
+        if text[at] == "\\":
+            at += 1
+        out.append(text[at])
+        at += 1
+    return "".join(out)
+
+
+@st.composite
+def _media_ranges(draw: st.DrawFn) -> tuple[str, tuple[str, str, float, str | None]]:
+    """One media-range written by the grammar, and what it says: type and subtype lower-cased, its weight, and its
+    first ``profile`` parameter before the weight (the media type's own parameters; after it, accept-ext)."""
+    major = draw(_token.filter(lambda t: t != "*"))
+    minor = draw(_token)
+    written = f"{major}/{minor}"
+    profile = None
+    for _ in range(draw(st.integers(0, 3))):
+        name = draw(st.sampled_from(["profile", "Profile", "charset", "level"]) | _token.filter(
+            lambda t: t.lower() != "q"))
+        if draw(st.booleans()):
+            raw = draw(_quoted_text)
+            value, read = f'"{raw}"', _unquoted(raw)
+        else:
+            value = read = draw(_token)
+        written += draw(st.sampled_from([";", "; ", " ;", ";\t"])) + f"{name}={value}"
+        if name.lower() == "profile" and profile is None:
+            profile = read
+    q = 1.0
+    if draw(st.booleans()):
+        weight = draw(st.sampled_from(["0", "0.5", "0.25", "1", "1.000", "0.001"]))
+        q = float(weight)
+        written += f";q={weight}"
+        if draw(st.booleans()):
+            written += f'; profile="{draw(_quoted_text)}"'  # accept-ext: not the media type's profile
+    return written, (major.lower(), minor.lower(), q, profile)
+
+
+@given(st.lists(_media_ranges(), min_size=1, max_size=5), st.sampled_from([",", ", ", " , ", ",\t"]))
+@example([('text/html;q=0.1', ("text", "html", 0.1, None)),
+          ('application/ld+json;profile="https://a.example/x,y"', ("application", "ld+json", 1.0,
+                                                                    "https://a.example/x,y"))], ", ")
+def test_every_range_written_by_the_grammar_is_read_as_it_says(ranges: list[tuple[str, tuple[str, str, float,
+                                                                                              str | None]]],
+                                                                comma: str) -> None:
+    """A quoted parameter may hold a comma (a profile's IRI may, ``https://a.example/x,y``) or an escaped quote: it
+    cuts no range in two, and the range is read, not left out as malformed."""
+    field = comma.join(written for written, _ in ranges)
+    read = parse_accept(field)
+    assert [(r.type, r.subtype, r.q, r.profile) for r in read] == [said for _, said in ranges], field
+
+
+def test_a_quote_never_closed_leaves_the_other_ranges_read() -> None:
+    assert [(r.type, r.subtype) for r in parse_accept('text/html;x=", application/json')] == [("application", "json")]

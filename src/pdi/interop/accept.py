@@ -19,8 +19,12 @@ from dataclasses import dataclass
 _TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 #: OWS of RFC 9110 §5.6.3: spaces and tabs, and nothing else (not a NO-BREAK SPACE, which Latin-1 reads of 0xA0)
 _OWS = r"[ \t]*"
-_RANGE = re.compile(rf"{_OWS}({_TOKEN})/({_TOKEN}){_OWS}((?:;{_OWS}{_TOKEN}{_OWS}={_OWS}(?:{_TOKEN}|\"[^\"]*\"){_OWS})*)")
-_PARAM = re.compile(rf";{_OWS}({_TOKEN}){_OWS}={_OWS}(?:\"([^\"]*)\"|({_TOKEN}))")
+#: quoted-string of RFC 9110 §5.6.4: a backslash quotes the character after it (quoted-pair)
+_QUOTED = r'"(?:[^"\\]|\\.)*"'
+_RANGE = re.compile(rf"{_OWS}({_TOKEN})/({_TOKEN}){_OWS}((?:;{_OWS}{_TOKEN}{_OWS}={_OWS}(?:{_TOKEN}|{_QUOTED}){_OWS})*)",
+                    re.DOTALL)
+_PARAM = re.compile(rf";{_OWS}({_TOKEN}){_OWS}={_OWS}(?:({_QUOTED})|({_TOKEN}))", re.DOTALL)
+_QUOTED_PAIR = re.compile(r"\\(.)", re.DOTALL)
 _WEIGHT = re.compile(rf"q{_OWS}={_OWS}(0(?:\.[0-9]{{0,3}})?|1(?:\.0{{0,3}})?){_OWS}$", re.IGNORECASE)
 #: More media ranges than any client sends: the rest are not read.
 MAX_RANGES = 64
@@ -54,7 +58,7 @@ def parse_accept(value: str | None) -> list[MediaRange]:
     if not value:
         return []
     ranges: list[MediaRange] = []
-    for piece in value.split(",")[:MAX_RANGES]:
+    for piece in _elements(value):
         found = _RANGE.fullmatch(piece)
         if found is None:
             continue
@@ -68,13 +72,43 @@ def parse_accept(value: str | None) -> list[MediaRange]:
                     break  # a weight that is not one (a quoted one neither): the range is not read
                 q, weighted = float(weight[1]), True
             elif name.lower() == "profile" and not weighted and profile is None:
-                profile = quoted or bare  # the media type's own parameters come before its weight (RFC 9110 §12.5.1)
+                # the media type's own parameters come before its weight (RFC 9110 §12.5.1)
+                profile = _QUOTED_PAIR.sub(r"\1", quoted[1:-1]) if quoted else bare
         else:
             major, minor = found[1].lower(), found[2].lower()
             if major == "*" and minor != "*":
                 continue  # "*/plain" is no media range
             ranges.append(MediaRange(major, minor, q, profile))
     return ranges
+
+
+def _elements(value: str) -> list[str]:
+    """The first :data:`MAX_RANGES` elements of a list field (RFC 9110 §5.6.1): cut at each comma outside a quoted
+    string (a profile's IRIs may hold one: ``profile="https://a.example/x,y"``), where a backslash quotes the
+    character after it. A quote never closed quotes nothing: the commas after it still cut (a typo in one range
+    leaves the others read)."""
+    if '"' not in value:
+        return value.split(",", MAX_RANGES)[:MAX_RANGES]
+    pieces: list[str] = []
+    start, opened, at = 0, -1, 0  # opened: where the quoted string being read began, -1 outside one
+    while len(pieces) < MAX_RANGES:
+        if at >= len(value):
+            if opened < 0:
+                break
+            at, opened = opened + 1, -1  # never closed: read on after its quote as if it were none
+            continue
+        c = value[at]
+        if opened >= 0 and c == "\\":
+            at += 1
+        elif c == '"':
+            opened = at if opened < 0 else -1
+        elif c == "," and opened < 0:
+            pieces.append(value[start:at])
+            start = at + 1
+        at += 1
+    if len(pieces) < MAX_RANGES:
+        pieces.append(value[start:])
+    return pieces
 
 
 def preference(ranges: Sequence[MediaRange], media_type: str) -> tuple[float, int]:
