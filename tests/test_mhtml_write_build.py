@@ -16,7 +16,7 @@ import urllib.parse
 from email.message import EmailMessage
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pdi.errors import ParseError, PDIError
@@ -283,3 +283,38 @@ def test_quoted_printable_round_trips_in_short_lines_whichever_way_it_is_encoded
         # the text keeps its shape: one encoded line a line, its LF written "=0A" before a soft break
         shape = [line.removesuffix(b"=").removesuffix(b"=0A") for line in encoded.split(b"\r\n")]
         assert shape == (lines[:-1] if data.endswith(b"\n") else lines)
+
+
+# RFC 2045 §5.1: type "/" subtype, each a token (no space, control or tspecial); RFC 2392: a Content-ID's addr-spec.
+_TSPECIALS = '()<>@,;:\\"/[]?='
+_FIELD_TEXT = st.lists(st.sampled_from(["text", "html", "/", "x-a", "+xml", "\n", "\r\n", " ", "\t", "@", "utf-8",
+                                        "é", "<", ">", ";", "a.b"]), min_size=1, max_size=5).map("".join)
+
+
+def _token(text: str) -> bool:
+    return text != "" and all("!" <= c <= "~" and c not in _TSPECIALS for c in text)
+
+
+@given(_FIELD_TEXT, st.none() | _FIELD_TEXT, st.none() | _FIELD_TEXT)
+@example("text/html\n", None, None)
+@example("text/html", "utf-8\n", None)
+@example("text/html", None, "a@b\n")
+@settings(deadline=None)
+def test_a_part_is_written_exactly_when_its_fields_are_well_formed(media: str, charset: str | None,
+                                                                   content_id: str | None) -> None:
+    """Each of a part's fields is checked whole: one ending in a line feed is refused, not written as a line that
+    ends the part's header block early (its Content-Transfer-Encoding then read as body)."""
+    major, slash, minor = media.partition("/")
+    well_formed = (bool(slash) and _token(major) and _token(minor) and major.lower() != "multipart"
+                   and (charset is None or _token(charset))
+                   and (content_id is None or (content_id.isascii() and all("!" <= c <= "~" and c not in "<>"
+                                                                             for c in content_id))))
+    try:
+        out = build(Resource("http://a.example/", media, b"x", charset=charset, content_id=content_id))
+    except ParseError:
+        assert not well_formed
+        return
+    assert well_formed
+    (part,) = parts(out)
+    assert part.get_content_type() == media.lower() and part.get_param("charset") == charset
+    assert part["Content-Transfer-Encoding"] is not None and part.get_payload(decode=True) == b"x"

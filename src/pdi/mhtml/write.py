@@ -65,12 +65,12 @@ __all__ = [
 
 # A media type as RFC 2045 §5.1 writes it: token "/" token.
 _TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
-_MEDIA_TYPE = re.compile(rf"^{_TOKEN}/{_TOKEN}$")
-_CHARSET = re.compile(rf"^{_TOKEN}$")
+_MEDIA_TYPE = re.compile(rf"{_TOKEN}/{_TOKEN}")  # each used with fullmatch: "$" would let a final LF through
+_CHARSET = re.compile(rf"{_TOKEN}")
 # Content-ID: the addr-spec inside <> (RFC 2045 §7, RFC 2392), printable ASCII, no <> or space.
-_CONTENT_ID = re.compile(r"^[!-;=?-~]+$")
+_CONTENT_ID = re.compile(r"[!-;=?-~]+")
 # What may stand in a header line unencoded: printable ASCII without space.
-_PLAIN_HEADER_URI = re.compile(r"^[!-~]*$")
+_PLAIN_HEADER_URI = re.compile(r"[!-~]*")
 # Control characters (CR and LF above all) and lone surrogates (not characters at all).
 _CONTROL = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 
@@ -97,7 +97,7 @@ def part_media_type(media_type: str) -> bool:
     """Whether :func:`build` writes a part of this media type: ``type/subtype``, each an RFC 2045 §5.1
     token, and no ``multipart/*`` (a multipart's body is its parts between its boundaries, RFC 2046
     §5.1.1: one written as a body would have none, and no reader could split it)."""
-    return bool(_MEDIA_TYPE.match(media_type)) and not media_type.lower().startswith("multipart/")
+    return bool(_MEDIA_TYPE.fullmatch(media_type)) and not media_type.lower().startswith("multipart/")
 
 
 def is_textual(media_type: str) -> bool:
@@ -269,7 +269,7 @@ def _check_label(value: str, what: str) -> None:
 
 
 def _part_headers(res: Resource) -> list[str]:
-    if not _MEDIA_TYPE.match(res.media_type):
+    if not _MEDIA_TYPE.fullmatch(res.media_type):
         raise ParseError(
             f"not a media type: {res.media_type!r}", text=res.media_type, offset=0, rule="RFC 2045 §5.1 type/subtype"
         )
@@ -280,12 +280,12 @@ def _part_headers(res: Resource) -> list[str]:
         )
     ctype = res.media_type.lower()
     if res.charset is not None:
-        if not _CHARSET.match(res.charset):
+        if not _CHARSET.fullmatch(res.charset):
             raise ParseError(f"not a charset name: {res.charset!r}", text=res.charset, offset=0, rule="RFC 2045 §5.1 token")
         ctype += f"; charset={res.charset}"
     lines = [f"Content-Type: {ctype}"]
     if res.content_id is not None:
-        if not _CONTENT_ID.match(res.content_id):
+        if not _CONTENT_ID.fullmatch(res.content_id):
             raise ParseError(
                 f"Content-ID must be printable ASCII without <, > or space: {res.content_id!r}",
                 text=res.content_id,
@@ -408,7 +408,7 @@ def _encode_subject(subject: str) -> str:
         subject.isascii()
         and len(subject) + 9 <= 78
         and "=?" not in subject
-        and _PLAIN_HEADER_URI.match(subject.replace(" ", "!"))
+        and _PLAIN_HEADER_URI.fullmatch(subject.replace(" ", "!"))
     ):
         return f"Subject: {subject}"
     charset = "us-ascii" if subject.isascii() else "utf-8"
