@@ -303,6 +303,14 @@ def test_base_must_be_absolute() -> None:
     assert exc.value.rule == "absolute-URI"
 
 
+@pytest.mark.parametrize("base", ["http://x.example/\n", "http://x.example/\r\n", "http://x.example/ "])
+def test_a_base_ending_in_white_space_is_no_absolute_uri(base: str) -> None:
+    # RFC 3986 §4.3: absolute-URI holds no white space, a final line feed no more than a space
+    with pytest.raises(ParseError) as exc:
+        parse(mhtml(PAGE), base=base)
+    assert exc.value.rule == "absolute-URI"
+
+
 def test_single_part_message_is_an_aggregate_of_one() -> None:
     agg = parse(b"Content-Type: text/html\r\n\r\n<p>hi</p>\r\n")
     assert agg.tree is None and agg.root.data == b"<p>hi</p>\r\n"

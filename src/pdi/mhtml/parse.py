@@ -662,7 +662,7 @@ def _root_of(node: Part | Multipart) -> Part | None:
     return node if isinstance(node, Part) else node.root
 
 
-_ABSOLUTE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:[^\s]*$")
+_ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s]*")  # fullmatch: "$" matches before a final line feed
 _COMMENT_END = re.compile(r"\s*\((?:[^()\\]|\\.)*\)\s*$")
 _COMMENT_START = re.compile(r"^\s*\((?:[^()\\]|\\.)*\)\s*")
 
@@ -819,7 +819,7 @@ def check_reads(data: Input, *, limits: Limits | None = None) -> None:
 
 
 def _read(data: Input, base: str | None, lim: Limits, *, bodies: bool) -> ParsedFile:
-    if base is not None and not _ABSOLUTE.match(base):
+    if base is not None and not _ABSOLUTE.fullmatch(base):
         raise ParseError(f"base {base!r} is not an absolute URI", text=base, offset=0, rule="absolute-URI")
     src = _Source(data, lim.chunk_size)
     if not src.buf and not src.more():
