@@ -14,7 +14,7 @@ import gzip
 import time
 import zlib
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pdi.capture.proxy import AddressPolicy, CaptureProxy
@@ -144,3 +144,40 @@ def test_the_proxy_records_plain_http_answers_to_get() -> None:
     listener.close()
     assert sent == _chunked(body, [7])
     assert recorded_body(head, sent, 10_000) == b"body { color: red }"
+
+
+def _read_chunks(body: bytes) -> bytes | None:
+    """RFC 9112 §7.1 restated: ``chunk-size [ chunk-ext ] CRLF chunk-data CRLF`` until a size of 0, chunk-size
+    ``1*HEXDIG`` (spaces and tabs around it tolerated, as pdi's WARC reader does); ``None`` for anything else."""
+    out, pos = b"", 0
+    while True:
+        end = body.find(b"\r\n", pos)
+        if end < 0:
+            return None
+        line = body[pos:end].split(b";", 1)[0].strip(b" \t")
+        if not line or any(c not in b"0123456789abcdefABCDEF" for c in line):
+            return None
+        size, pos = int(line, 16), end + 2
+        if size == 0:
+            return out
+        if body[pos + size : pos + size + 2] != b"\r\n":
+            return None
+        out, pos = out + body[pos : pos + size], pos + size + 2
+
+
+_SIZE_LINES = st.sampled_from(["{:x}", "{:X}", " {:x} ", "{:x};a=b", "\t{:x}", "0{:x}", "0x{:x}", "+{:x}", "{:x}_",
+                               "-{:x}", "\x0c{:x}", "{:x}\x0b", "{:,}"])
+
+
+@given(st.lists(st.tuples(_SIZE_LINES, st.binary(min_size=1, max_size=40), st.sampled_from([b"\r\n", b"\r\n",
+                                                                                             b"\n", b"xx"])),
+                max_size=5))
+@example([("0x{:x}", b"abc", b"\r\n")])  # int(b"0x3", 16) is 3
+@example([("{:x}", b"abc", b"xx")])  # the chunk's data not ended by CRLF
+def test_property_a_chunked_body_is_read_as_rfc_9112_says_or_not_used(chunks: list[tuple[str, bytes, bytes]]) -> None:
+    """Only a chunk size of hex digits is one (``int(…, 16)`` also reads ``0x3``, ``+3``, ``3_0`` and ``-1``, no
+    size a server may send), and a chunk's data ends in CRLF: a body that is not so is not used (Chromium's copy
+    is), rather than read back as octets the browser did not take for the body."""
+    body = b"".join(form.format(len(data)).encode() + b"\r\n" + data + end for form, data, end in chunks)
+    body += b"0\r\n\r\n"
+    assert _unchunk(body) == _read_chunks(body)

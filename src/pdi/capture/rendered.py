@@ -236,23 +236,31 @@ def recorded_body(head: bytes, body: bytes, limit: int) -> bytes | None:
     return None
 
 
+#: A chunk size line without its CRLF (RFC 9112 §7.1: ``1*HEXDIG [ chunk-ext ]``), spaces and tabs around the size
+#: allowed, as :mod:`pdi.interop.warc.coding` reads one: no sign, ``0x`` or ``_``, which ``int(…, 16)`` would take.
+_CHUNK_SIZE = re.compile(rb"[ \t]*([0-9A-Fa-f]+)[ \t]*(?:;.*)?", re.DOTALL)
+
+
 def _unchunk(body: bytes) -> bytes | None:
-    """The data of a chunked body (RFC 9112 §7.1), ``None`` if it is malformed or cut short."""
+    """The data of a chunked body (RFC 9112 §7.1), ``None`` if it is malformed (a size line that is not one, a
+    chunk's data not followed by CRLF) or cut short."""
     out = bytearray()
     pos = 0
     while True:
         end = body.find(b"\r\n", pos)
         if end < 0:
             return None
-        size_text = body[pos:end].split(b";", 1)[0].strip()
-        try:
-            size = int(size_text, 16)
-        except ValueError:
+        found = _CHUNK_SIZE.fullmatch(body, pos, end)
+        if found is None:
             return None
+        digits = found[1].lstrip(b"0")
+        if len(digits) > 16:  # more octets than any body
+            return None
+        size = int(digits or b"0", 16)
         pos = end + 2
         if size == 0:
             return bytes(out)
-        if pos + size + 2 > len(body):
+        if pos + size + 2 > len(body) or body[pos + size : pos + size + 2] != b"\r\n":
             return None
         out += body[pos : pos + size]
         pos += size + 2
