@@ -520,7 +520,8 @@ def _withdraw(archive: Archive, record: MirrorRecord, name: str, entry: Mapping[
 
 
 #: When a name was withdrawn, as a manifest says it: a UTC time, to the second or finer.
-_WITHDRAWN_AT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z")
+#: ASCII digits alone: "\d" is any script's digit, and the fraction is not read by fromisoformat below
+_WITHDRAWN_AT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?Z")
 
 
 def _withdrawn_at(value: object) -> str:
