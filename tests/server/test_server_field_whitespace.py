@@ -17,7 +17,7 @@ import urllib.parse
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from server_helpers import on_own_protocol, until_closed
 
@@ -138,3 +138,12 @@ def test_answers_a_client_reads_with_other_whitespace_are_not_read(space: str) -
     assert authorities._max_age("no-cache, \tmax-age=600 ") == 600.0
     assert authorities._max_age(f"max-age=600{space}") == authorities.DEFAULT_RELOAD
     assert authorities._max_age(f"{space}max-age=600") == authorities.DEFAULT_RELOAD
+
+
+@given(st.integers(0, 10**8), st.integers(0, 30))
+@example(5, 6)  # "0000005": read as its first six digits, 0, the announcement was sent again at once
+@example(30, 5)  # "0000030": 3 seconds, not the 10 the bound allows
+def test_a_retry_after_with_leading_zeros_is_its_number(seconds: int, zeros: int) -> None:
+    """RFC 9110 §10.2.3: delay-seconds is 1*DIGIT, so ``0000030`` is 30 seconds (waited at most
+    MAX_ANNOUNCE_WAIT), whatever number of zeros lead it."""
+    assert peers._retry_after("0" * zeros + str(seconds)) == min(float(seconds), peers.MAX_ANNOUNCE_WAIT)

@@ -816,7 +816,8 @@ def _retry_after(field: str | None) -> float:
     :data:`MAX_ANNOUNCE_WAIT`; :data:`ANNOUNCE_WAIT` for none, or an HTTP-date (a clock not this one's)."""
     text = (field or "").strip(" \t")
     if text.isascii() and text.isdigit():
-        return min(float(text[:6]), MAX_ANNOUNCE_WAIT)
+        digits = text.lstrip("0") or "0"  # 1*DIGIT: leading zeros are the number still (not its first six digits)
+        return min(float(digits) if len(digits) <= 6 else MAX_ANNOUNCE_WAIT, MAX_ANNOUNCE_WAIT)
     return ANNOUNCE_WAIT
 
 
