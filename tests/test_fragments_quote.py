@@ -175,6 +175,7 @@ _WORDS = st.text(alphabet="ab \n\t\u00a0\x1c\u2028", max_size=40)
 @example("q cd  ef\nab cd  ef", "cd ef", "ab ", "")  # the prefix of the second place, its space kept
 @example("cd  ef x\ncd  ef y", "cd ef", "", " y")
 @example("q cd  ef\nab cd  ef", " cd ef", "ab", "")  # the space between them is the quote's own
+@example("cd  ef", " cd ef", "", "")  # no prefix given: none disagrees, at the text's start too
 def test_a_quote_is_found_where_its_context_agrees_read_as_written_or_one_space_a_run(
     text: str, exact: str, prefix: str, suffix: str,
 ) -> None:
@@ -182,14 +183,15 @@ def test_a_quote_is_found_where_its_context_agrees_read_as_written_or_one_space_
     its prefix right before it and its suffix right after it, else one of them, else neither, the first of equals;
     when the quote stands nowhere as written, the same with text, quote, prefix and suffix each read with a white
     space run as one space, and the quote's own white space at its ends read as the prefix's end and the suffix's
-    start (a prefix taken from a page ends in the space before the quote's first word)."""
+    start (a prefix taken from a page ends in the space before the quote's first word); a prefix or suffix not
+    given agrees wherever the quote stands."""
     if exact in text:
         t, q, p, s = text, exact, prefix, suffix
     else:
         t, squeezed = _one_space(text), _one_space(exact)
         q = squeezed.strip()
-        p = _one_space(prefix + squeezed[: len(squeezed) - len(squeezed.lstrip())])
-        s = _one_space(squeezed[len(squeezed.rstrip()):] + suffix)
+        p = _one_space(prefix + squeezed[: len(squeezed) - len(squeezed.lstrip())]) if prefix else ""
+        s = _one_space(squeezed[len(squeezed.rstrip()):] + suffix) if suffix else ""
     places = [at for at in range(len(t)) if t.startswith(q, at)]
     found = find_quote(text, exact, prefix, suffix)
     if not places:

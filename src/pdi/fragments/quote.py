@@ -180,8 +180,9 @@ def find_quote(
     read = _Squeezed(text)
     # the quote's own white space at its ends (stripped from q) is read as the prefix's end and the suffix's start:
     # in the text read so, the space before q's first word is the one a prefix taken from a page ends in
-    p = _RUN.sub(" ", prefix + (" " if squeezed.startswith(" ") else ""))
-    s = _RUN.sub(" ", (" " if squeezed.endswith(" ") else "") + suffix)
+    # (a prefix or suffix not given stays none, which agrees wherever the quote stands)
+    p = _RUN.sub(" ", prefix + (" " if squeezed.startswith(" ") else "")) if prefix else ""
+    s = _RUN.sub(" ", (" " if squeezed.endswith(" ") else "") + suffix) if suffix else ""
     hint = None if near is None else read.squeezed_at(near)  # the first character at or after near
     found = _best(read.squeezed, q, p, s, hint)
     if found is None:
