@@ -22,7 +22,7 @@ S = "oma.eop.gov.us"
 
 def filler(n: int, first: int = 0) -> str:
     """``n`` words of four letters (``aaaa``, ``aaab`` …) each with a space after it, no two alike: five characters
-    a word. (PostgreSQL keeps 256 places of a word in a passage: ``word word …`` would lose the 257th on.)"""
+    a word. (PostgreSQL keeps the first 255 places of a word in a passage: ``word word …`` would lose the 256th on.)"""
     def word(i: int) -> str:
         return "".join(chr(ord("a") + i // 26**k % 26) for k in (3, 2, 1, 0))
     return "".join(word(i) + " " for i in range(first, first + n))
