@@ -7,6 +7,7 @@ file itself.
 
 from __future__ import annotations
 
+import base64
 import codecs
 import hashlib
 import json
@@ -16,6 +17,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from pdi import charsets, formats
 from pdi.cli import cli
@@ -351,6 +354,25 @@ def test_an_mhtml_subject_of_many_encoded_words_is_read_whole() -> None:
     assert text == "caf\u00e9" * many + " and \u00e9t\u00e9" and warnings == []
     text, warnings = decode_words("=?utf-8?q?caf=C3=A9?= " * (many + 3) + "and")
     assert text == "caf\u00e9" * (many + 1) + " =?utf-8?q?caf=C3=A9?=" * 2 + " and" and warnings == []
+
+
+_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # where str.splitlines cuts a line (and so decode_header)
+
+
+@settings(max_examples=300, deadline=None)
+@example(word="caf\u00e9", text="C:\\u0041\\x41")
+@example(word="a", text="\\u0100 and \u0100")
+@given(word=st.text(max_size=20), text=st.text(alphabet=st.characters(exclude_characters=_BREAKS), max_size=30)
+       .filter(lambda t: "=?" not in t))
+def test_the_text_after_an_encoded_word_is_shown_as_written(word: str, text: str) -> None:
+    """RFC 2047 §6.2: text outside encoded words is shown as written, whatever it holds. Found by a hunt: the text
+    went through Python's ``raw-unicode-escape`` bytes and back, so ``C:\\u0041`` written in an MHTML file's
+    Subject was shown as ``C:A`` (and ``\\U0001f600`` as an emoji)."""
+    from pdi.mhtml.headers import decode_words
+
+    encoded = base64.b64encode(word.encode("utf-8")).decode("ascii")
+    shown, warnings = decode_words(f"=?utf-8?b?{encoded}?= {text}")
+    assert (shown, warnings) == (f"{word} {text}", [])
 
 
 def test_an_unknown_long_label_is_named_cut_in_the_warning() -> None:

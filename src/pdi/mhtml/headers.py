@@ -34,15 +34,16 @@ def decode_words(value: str) -> tuple[str, list[str]]:
         return value, []
     warnings: list[str] = []
     try:
-        chunks = decode_header(value)  # email.header's reading, in time linear in the words (a field may hold 100,000)
+        # email.header's reading, in time linear in the words (a field may hold 100,000); the text between encoded
+        # words as written (text=True: its raw-unicode-escape bytes read "\\u0041", written so, as "A")
+        chunks = decode_header(value, text=True)
     except email.errors.HeaderParseError as exc:
         return value, [f"bad RFC 2047 encoded word kept as written: {exc}"]
     out: list[str] = []
     for chunk, cs in chunks:
         if isinstance(chunk, str):
             out.append(chunk)
-        elif cs is None:
-            # decode_header hands text between encoded words back as raw-unicode-escape bytes
+        elif cs is None:  # (text=True gives it as str, but for Python's own answer when no line holds a word)
             out.append(chunk.decode("raw-unicode-escape"))
         else:
             try:
