@@ -19,7 +19,7 @@ from email.message import EmailMessage, Message
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, example, given, note, settings
 from hypothesis import strategies as st
 
 from pdi import fragments
@@ -661,6 +661,44 @@ def test_property_encoded_words_are_decoded_as_pythons_decode_header_decodes_the
             decode_header(value)
     else:
         assert decode_header(value) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(_WORDS)
+def test_property_an_ascii_field_is_shown_as_pythons_make_header_shows_it(pieces: list[str]) -> None:
+    """The oracle is Python's ``str(make_header(decode_header(…)))``, right wherever the text outside encoded words
+    is ASCII (each field as ``raw_header`` gives it, its white space runs made one space)."""
+    import email.errors
+    import email.header
+
+    value = " ".join("".join(pieces).replace("\u00e9", "e").replace("\u2028", " ").split())
+    mail = read_message(b"From: a@b\r\nSubject: x" + value.encode("ascii") + b"\r\n\r\nbody\r\n")
+    try:
+        expected = str(email.header.make_header(email.header.decode_header("x" + value)))
+    except (LookupError, ValueError, UnicodeError, email.errors.HeaderParseError):
+        expected = "x" + value
+    assert mail.header("Subject") == expected
+
+
+_VISIBLE = st.characters(categories=("L", "N", "P", "S"))
+
+
+@settings(max_examples=300, deadline=None)
+@example(word="caf\u00e9", words=["\u00fcber"])
+@example(word="a", words=["\u2603", "snow", "C:\\u0041"])
+@given(word=st.text(max_size=12), words=st.lists(st.text(_VISIBLE, min_size=1, max_size=8)
+                                                 .filter(lambda t: "=?" not in t), min_size=1, max_size=4))
+def test_the_utf8_text_beside_an_encoded_word_is_shown_as_written(word: str, words: list[str]) -> None:
+    """RFC 6532 lets a field hold UTF-8, and RFC 2047 §6.2 keeps the text beside an encoded word as written. Found by
+    a hunt: Python's ``make_header`` reads that text as ``raw-unicode-escape`` bytes in US-ASCII, so
+    ``=?utf-8?q?a?= \u2603`` was shown ``a \\u2603``, and ``=?utf-8?q?caf=C3=A9?= \u00fcber`` as written, its
+    encoded word not decoded."""
+    import base64
+
+    text = " ".join(words)
+    encoded = base64.b64encode(word.encode("utf-8")).decode("ascii")
+    mail = read_message(f"From: a@b\r\nSubject: =?utf-8?b?{encoded}?= {text}\r\n\r\nbody\r\n".encode())
+    assert mail.header("Subject") == f"{word} {text}"
 
 
 def test_a_field_of_many_encoded_words_is_shown_whole() -> None:

@@ -188,13 +188,12 @@ class Mail:
         """A header field's value as written (the first of several), unfolded, its RFC 2047 encoded words
         decoded (comments and all: ``jgb at example.com (Jesus M. Gonzalez-Barahona)``), or ``None``."""
         import email.errors
-        import email.header
 
         raw = self.raw_header(name)
         if raw is None:
             return None
         try:
-            return str(email.header.make_header(decode_header(raw)))
+            return _header_text(decode_header(raw, text=True))
         except (LookupError, ValueError, UnicodeError, email.errors.HeaderParseError):
             return raw  # an encoded word that does not decode (its charset, its base64): as written
 
@@ -509,6 +508,54 @@ def _walk(entity: Message, path: tuple[int, ...], limits: MailLimits, count: lis
             for _ in _walk(child, (*path, 0), limits, count):
                 pass
     yield path, entity
+
+
+def _header_text(chunks: list[tuple[bytes | str, str | None]]) -> str:
+    """``str(email.header.make_header(chunks))``, the text outside encoded words (``str`` chunks of no charset)
+    kept as written.
+
+    Python's ``make_header`` reads that text as the ``raw-unicode-escape`` bytes ``decode_header`` gives, as
+    US-ASCII: a UTF-8 field (RFC 6532) was shown ``a \\u2603`` for ``=?utf-8?q?a?= ☃``, or, holding a Latin-1
+    letter, with its encoded words not decoded at all. Each encoded run is decoded as ``make_header`` decodes it
+    (``Header.append``, the same errors), and the runs are joined as ``Header.__str__`` joins them: runs of one
+    charset by a space, and a space between an encoded run and plain text unless that text has one there.
+    """
+    import email.charset
+    import email.header
+
+    runs: list[tuple[str, str]] = []  # (text, charset as Header names it; us-ascii for text of no charset)
+    for chunk, charset in chunks:
+        if charset is None:
+            text = chunk if isinstance(chunk, str) else chunk.decode("us-ascii")
+            name = "us-ascii"
+        else:
+            text = str(email.header.Header(chunk, charset))
+            name = str(email.charset.Charset(charset)).lower()
+        if runs and runs[-1][1] == name:  # Header._normalize
+            runs[-1] = (runs[-1][0] + " " + text, name)
+        else:
+            runs.append((text, name))
+    out: list[str] = []
+    last: str | None = None
+    space_before = False
+    for text, name in runs:  # Header.__str__
+        shown: str | None = name
+        if out:
+            if last not in (None, "us-ascii"):
+                if name == "us-ascii" and not (text and _nonctext(text[0])):
+                    out.append(" ")
+                    shown = None
+            elif name != "us-ascii" and not space_before:
+                out.append(" ")
+        space_before = bool(text) and _nonctext(text[-1])
+        last = shown
+        out.append(text)
+    return "".join(out)
+
+
+def _nonctext(char: str) -> bool:
+    """As ``email.header.Header._nonctext``: white space, a parenthesis or a backslash."""
+    return char.isspace() or char in ("(", ")", "\\")
 
 
 def _octets_read(text: str) -> str:
