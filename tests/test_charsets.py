@@ -393,3 +393,41 @@ def test_an_unknown_long_charset_of_an_encoded_word_is_named_cut() -> None:
     assert value == "aé"  # read as Latin-1 (RFC 2047 §6.2 leaves it to the reader; pdi's reading is Latin-1)
     assert warnings == ["unknown charset '" + "y" * 100 + "…[69,800 characters left out]…" + "y" * 100
                         + "' in an encoded word: read as Latin-1"]
+
+
+# --------------------------------------------------------------------------- WHATWG labels (pdi.charsets.sniff)
+
+
+def _webencodings_labels() -> list[str]:
+    from webencodings.labels import LABELS as WEBENCODINGS
+
+    from pdi.charsets.sniff import LABELS
+
+    return sorted(set(WEBENCODINGS) & set(LABELS))  # webencodings' table is older: the labels both know
+
+
+@settings(max_examples=300, deadline=None)
+@example(label="\u212aoi8-r")  # U+212A KELVIN SIGN, which str.lower makes a "k"
+@example(label="\u212aOI8-U")
+@example(label="l\u0130n1")
+@given(label=st.one_of(
+    st.sampled_from(_webencodings_labels()).flatmap(lambda known: st.tuples(
+        st.text(" \t\n\f\r\x0b\xa0", max_size=2), st.lists(st.booleans(), min_size=len(known), max_size=len(known)),
+        st.text(" \t\n\f\r\x0b\xa0", max_size=2), st.sampled_from(["", "\u212a", "\u0131", "\u017f", "x"]),
+    ).map(lambda t: t[0] + "".join(c.upper() if up else c for c, up in zip(known, t[1], strict=True)) + t[2] + t[3])),
+    st.text(max_size=12),
+))
+def test_a_label_means_what_webencodings_says_it_means(label: str) -> None:
+    """The oracle is ``webencodings`` (html5lib's: the WHATWG Encoding Standard's label table, §4.2): a label is
+    matched with its ASCII white space stripped, in ASCII lower case; ``replacement`` is no encoding to decode
+    with. Found by a hunt: ``\\u212aoi8-r`` (U+212A KELVIN SIGN) was read as KOI8-R, as ``str.lower`` makes it a
+    ``k``; a browser knows no such label."""
+    import webencodings
+
+    from pdi.charsets.sniff import LABELS, lookup
+
+    known = webencodings.lookup(label)
+    if known is not None and label.strip(" \t\n\f\r").lower() not in LABELS:
+        return  # a label of webencodings' older table that the standard has since dropped or moved
+    expected = None if known is None or known.name == "replacement" else known.name
+    assert (lookup(label) or "").lower() == (expected or "")

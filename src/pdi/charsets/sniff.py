@@ -143,8 +143,12 @@ _X_USER_DEFINED_TABLE = "".join(chr(b) if b < 0x80 else chr(0xF780 + b - 0x80) f
 
 
 def lookup(label: str) -> str | None:
-    """The WHATWG encoding name a label means (``None`` for an unknown label or ``replacement``)."""
-    return LABELS.get(label.strip(_WS).lower())
+    """The WHATWG encoding name a label means (``None`` for an unknown label or ``replacement``).
+
+    The label is matched in ASCII lower case (Encoding §4.2): ``str.lower`` also makes U+212A KELVIN SIGN a ``k``,
+    and ``\u212aoi8-r`` was read as KOI8-R, a label no browser knows."""
+    key = label.strip(_WS)
+    return LABELS.get(key.lower()) if key.isascii() else None  # every label is ASCII
 
 
 SINGLE_BYTE = frozenset(
