@@ -161,6 +161,8 @@ FINGERPRINTS = {
     "warcio.bufferedreaders.BufferedReader._fillbuff": "3ea7f02c61fa2b61ff0d6c134ea9a1f0dc0f5f6bf6ff726349e1d54d5e9d9ff6",
     "warcio.bufferedreaders.BufferedReader.empty": "8663c519d79a54250ee6ab5b08b5fe215ddd81d26342dc202c2bdb1d69dbf90c",
     "warcio.bufferedreaders.BufferedReader.read": "f65678adfca0ea8d266fbc6a6ace644591eb4c923eb5c7c22a469c219a66ddb8",
+    "warcio.recordloader.ArcWarcRecordLoader.load_http_headers":
+        "6b12cd2c764ba11e9c607be7d4f0a9aaf62663ad261341443c126ba8889ffcd4",
 }
 
 

@@ -37,7 +37,9 @@ from ``self.fh`` and reads nothing), ``ArchiveIterator._next_record``, ``Archive
 ``BufferedReader._init_decomp``, ``BufferedReader._process_read``,
 ``BufferedReader._decompress`` (its first-block fallback to an uncompressed
 stream), ``BufferedReader._fillbuff``, ``BufferedReader.empty``,
-``BufferedReader.read`` (whose contract ``readline`` here keeps) and the
+``BufferedReader.read`` (whose contract ``readline`` here keeps),
+``ArcWarcRecordLoader.load_http_headers`` (which reads its loader's ``HTTP_SCHEMES``, set on the iterator's
+``loader`` by :func:`any_case_schemes`) and the
 attributes ``buff``, ``buff_size``, ``decompressor``, ``num_block_read`` and ``num_read``.
 """
 
@@ -57,6 +59,7 @@ from pdi.errors import LimitError, ParseError, PDIError
 
 __all__ = [
     "EXPANSION_ALLOWANCE",
+    "HTTP_SCHEMES_ANY_CASE",
     "WARCIO_INTERNALS",
     "BoundedIterator",
     "ReadLimits",
@@ -74,7 +77,24 @@ WARCIO_INTERNALS = (
     "warcio.bufferedreaders.BufferedReader._fillbuff",
     "warcio.bufferedreaders.BufferedReader.empty",
     "warcio.bufferedreaders.BufferedReader.read",
+    "warcio.recordloader.ArcWarcRecordLoader.load_http_headers",
 )
+
+#: ``http:`` and ``https:`` in every case (RFC 3986 §3.1: a scheme is case-insensitive). warcio's loader takes a
+#: record's HTTP header block only under a target URI starting with its ``HTTP_SCHEMES``, in lower case, where its
+#: writer writes one under any: a response to ``HTTP://example.org/`` that warcio wrote was refused as damaged, its
+#: HTTP header block read as payload, which its payload digest does not match.
+HTTP_SCHEMES_ANY_CASE = tuple(
+    "".join(c.upper() if n >> i & 1 else c for i, c in enumerate(scheme)) + ":"
+    for scheme in ("http", "https") for n in range(1 << len(scheme))
+)
+
+
+def any_case_schemes(iterator: ArchiveIterator) -> ArchiveIterator:
+    """``iterator`` (warcio's), reading the HTTP header block of a record whose target URI's scheme is ``http`` or
+    ``https`` in any case (:data:`HTTP_SCHEMES_ANY_CASE`); answered for chaining."""
+    iterator.loader.HTTP_SCHEMES = HTTP_SCHEMES_ANY_CASE
+    return iterator
 
 #: bytes a gzip member or ZIP entry may decompress to before its ratio counts (small files compress oddly)
 EXPANSION_ALLOWANCE = 1 << 20
@@ -236,6 +256,7 @@ class BoundedIterator(ArchiveIterator):  # type: ignore[misc]  # warcio has no t
     def __init__(self, fh: BinaryIO, *, limits: ReadLimits | None = None, deadline: float | None = None) -> None:
         super().__init__(fh, check_digests=True)
         self.reader = _BoundedReader(self.fh, limits=limits or ReadLimits(), deadline=deadline)
+        any_case_schemes(self)
 
     def _consume_blanklines(self) -> tuple[bytes | None, int]:
         self.reader.between = True

@@ -221,7 +221,7 @@ def _record(
     if length and kind in _HTTP_RECORDS:
         if uri is None:
             raise _NotPlain
-        if uri.startswith(("http:", "https:")):
+        if uri[:6].lower().startswith(("http:", "https:")):  # as warcio's reader here (HTTP_SCHEMES_ANY_CASE)
             http_end = data.find(b"\r\n\r\n", start, min(stop, start + head_cap))
             if http_end < 0:
                 raise _NotPlain

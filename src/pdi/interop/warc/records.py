@@ -31,7 +31,7 @@ from pdi.errors import (
     PDIError,
     UnsupportedError,
 )
-from pdi.interop.warc.bounded import BoundedIterator, ReadLimits, Refused
+from pdi.interop.warc.bounded import BoundedIterator, ReadLimits, Refused, any_case_schemes
 from pdi.interop.warc.coding import decoded
 from pdi.interop.warc.direct import Handover, Read, read_plain
 from pdi.interop.warc.entries import (
@@ -185,7 +185,7 @@ class WarcIndex:
             return kept
         with source.open() as fh:
             fh.seek(entry.offset)
-            it = ArchiveIterator(fh)
+            it = any_case_schemes(ArchiveIterator(fh))
             try:
                 record = next(iter(it))
             except Exception as exc:  # any exception from warcio: see _damaged
@@ -207,7 +207,7 @@ class WarcIndex:
         where = _where(source, entry.offset, entry.uri)
         with source.open() as fh:
             fh.seek(entry.offset)
-            it = ArchiveIterator(fh)
+            it = any_case_schemes(ArchiveIterator(fh))
             try:
                 record = next(iter(it))
                 stream = decoded(record.raw_stream, record.http_headers, cut=_cut(record))
