@@ -88,3 +88,17 @@ def test_a_declaration_that_renames_a_marked_section_status_is_refused_naming_it
     assert names == ["A", "B"] and ":E:" not in messages  # the first <b> is in a section the parser ignores
     with pytest.raises(UnsupportedError, match="SGML declaration changes the reserved names IGNORE"):
         read_sgml(text)
+
+
+def test_a_declaration_keyword_spelled_with_a_long_s_is_no_sgml_declaration() -> None:
+    """ISO 8879 §9.3: ``SGML`` is a reserved name, ASCII letters in any case. ``<!ſGML`` (U+017F LATIN SMALL LETTER
+    LONG S) is none, and onsgmls reads the document under the reference concrete syntax (its ``SKIP`` no reserved
+    name: both ``B`` are elements). Found by a hunt: Python's ``str.upper`` makes ``ſ`` an ``S``, and the document
+    was refused for a declaration that renames IGNORE."""
+    text = declared(names="IGNORE SKIP").replace("<!SGML", "<!\u017fGML", 1) + DOCTYPE + (
+        "<a>x<![ SKIP [<b>n</b>]]><b>z</b></a>")
+    names, _messages = onsgmls(text)
+    assert names == ["A", "B", "B"]
+    reading = read_sgml(text)
+    assert [(e.name, text[e.start : e.end]) for e in reading.elements] == [
+        ("A", "<a>x<![ SKIP [<b>n</b>]]><b>z</b></a>"), ("B", "<b>n</b>"), ("B", "<b>z</b>")]

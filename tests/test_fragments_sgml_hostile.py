@@ -113,6 +113,22 @@ def test_a_processing_instruction_inside_an_ignored_section_hides_nothing_of_it(
     ]
 
 
+@pytest.mark.parametrize("keyword", ["\u0131GNORE", "\u0131gnore"])  # U+0131 LATIN SMALL LETTER DOTLESS I
+def test_a_status_keyword_spelled_with_a_dotless_i_is_no_ignore(keyword: str) -> None:
+    """ISO 8879 §9.3, §10.4.2: a status keyword is a reserved name, ASCII letters in any case; a word holding an
+    ``ı`` is none, and onsgmls parses the section's content (it reports the ``P`` in it). Found by a hunt: Python's
+    ``str.upper`` makes ``ı`` an ``I``, the section was taken for an ignored one, and its ``P`` was located as an
+    empty span."""
+    text = ("<!DOCTYPE r [<!ELEMENT r - - (p|q)*><!ELEMENT p - - (#PCDATA)><!ELEMENT q - - (#PCDATA)>]>\r\n"
+            f"<r><![ {keyword} [<p>one</p>]]><q>two</q></r>\r\n")
+    reading = read_sgml(text)
+    assert [(e.name, text[e.start : e.end]) for e in reading.elements] == [
+        ("R", f"<r><![ {keyword} [<p>one</p>]]><q>two</q></r>"),
+        ("P", "<p>one</p>"),
+        ("Q", "<q>two</q>"),
+    ]
+
+
 _PEAK = (
     "import sys\n"
     "from pdi.fragments.markup.sgml import read_sgml\n"

@@ -246,7 +246,7 @@ def changed_syntax(text: str) -> str | None:
     and the reserved names of marked sections and entity declarations (``NAMES SGMLREF IGNORE SKIP``, §13.4.7),
     said for people (``the delimiters STAGO, TAGC``); ``None`` when it changes none of them, or there is none."""
     at = _BLANK.match(text, 0).end()  # type: ignore[union-attr]
-    if text[at : at + 6].upper() != "<!SGML":
+    if _keyword(text[at : at + 6]) != "<!SGML":
         return None
     tokens: list[str] = []
     at += 6
@@ -265,7 +265,7 @@ def changed_syntax(text: str) -> str | None:
             break
         else:
             word = _DECLARATION_WORD.match(text, at)
-            tokens.append(word.group(0).upper())  # type: ignore[union-attr]
+            tokens.append(_keyword(word.group(0)))  # type: ignore[union-attr]
             at = word.end()  # type: ignore[union-attr]
 
     def assignments(opening: list[str], closing: str) -> list[str]:
@@ -654,7 +654,7 @@ def unparsed_spans(text: str) -> list[tuple[int, int, bool]]:
     as ``INCLUDE``."""
     parameters: dict[str, str] = {}
     for declared in _PARAMETER_ENTITY.finditer(text):
-        parameters.setdefault(declared.group(1).upper(), (declared.group(2) or declared.group(3) or "").upper())
+        parameters.setdefault(declared.group(1).upper(), _keyword(declared.group(2) or declared.group(3) or ""))
     spans: list[tuple[int, int, bool]] = []
     at = text.find("<?")
     while at >= 0:  # each "<?" runs to the next ">": found once, so linear on any text
@@ -665,7 +665,7 @@ def unparsed_spans(text: str) -> list[tuple[int, int, bool]]:
         at = text.find("<?", end + 1)
     at = 0
     while (marked := _MARKED.search(text, at)) is not None:
-        words = [parameters.get(w[1:].rstrip(";").upper(), "INCLUDE") if w.startswith("%") else w.upper()
+        words = [parameters.get(w[1:].rstrip(";").upper(), "INCLUDE") if w.startswith("%") else _keyword(w)
                  for w in marked.group(1).split()]
         status = next((s for s in _STATUSES if s in " ".join(words).split()), "INCLUDE")
         if status in ("INCLUDE", "TEMP"):
@@ -685,6 +685,14 @@ def unparsed_spans(text: str) -> list[tuple[int, int, bool]]:
         at = end
     spans.sort()
     return spans
+
+
+def _keyword(word: str) -> str:
+    """``word`` in upper case if it is ASCII, as SGML's reserved names are (ISO 8879 §9.3: the reference concrete
+    syntax folds names' lower-case letters a to z); any other word names no keyword. ``str.upper`` makes ``ı``
+    (U+0131) an ``I``: ``<![ ıGNORE [`` was taken for an ignored section, which onsgmls parses, and its elements
+    were located nowhere."""
+    return word.upper() if word.isascii() else word
 
 
 class _Locator:
