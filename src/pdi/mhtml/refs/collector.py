@@ -31,6 +31,7 @@ from pdi.mhtml.refs.markup import (
     Attr,
     Next,
     RawTextEnd,
+    ascii_lower,
     run_end,
     scan_attrs,
     too_many_attributes,
@@ -305,7 +306,7 @@ class Collector(HTMLParser):
             return -1
         plain = ENDTAGFIND.match(rawdata, i)  # "</name>": its ">" is the first
         if plain is not None:
-            self.handle_endtag(plain.group(1).lower())
+            self.handle_endtag(ascii_lower(plain.group(1)))
             return gt + 1
         name = TAGFIND.match(rawdata, i + 2)
         if name is None:
@@ -315,7 +316,7 @@ class Collector(HTMLParser):
         end = self._attributes_end(i, name.end())
         if end == len(rawdata):
             return end
-        self.handle_endtag(name.group(1).lower())
+        self.handle_endtag(ascii_lower(name.group(1)))
         return gt + 1 if end < 0 else end
 
     def parse_comment(self, i: int, report: int = 1) -> int:

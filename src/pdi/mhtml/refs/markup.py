@@ -49,6 +49,17 @@ def too_many_attributes(budget: Budget | None, at: int) -> LimitError:
     )
 
 
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def ascii_lower(name: str) -> str:
+    """``name`` in ASCII lower case, as HTML's tokenizer makes a tag's or an attribute's name (§13.2.5.8: only
+    A to Z). ``str.lower`` also makes U+212A KELVIN SIGN a ``k``: ``<linK rel=stylesheet>`` (a Kelvin sign) was
+    read as a ``<link>``, which no browser does; and ``re.I`` matches ``ſ`` (U+017F) for ``s``, so the patterns
+    here that end raw text take ``re.A`` too (``</ſcript>`` ended no script in a browser, but did here)."""
+    return name.translate(_ASCII_LOWER)
+
+
 def scan_attrs(text: str, start: int, end: int, budget: Budget | None = None) -> tuple[str, list[Attr]]:
     """The name and attributes of the start tag ``text[start:end]``, read in place (no
     copy of the tag); ``budget`` is charged once an attribute. More than
@@ -56,7 +67,7 @@ def scan_attrs(text: str, start: int, end: int, budget: Budget | None = None) ->
     m = _TAGNAME.match(text, start, end)
     if not m:
         return "", []
-    name = m.group(1).lower()
+    name = ascii_lower(m.group(1))
     attrs: list[Attr] = []
     k = m.end()
     while k < end:
@@ -67,7 +78,7 @@ def scan_attrs(text: str, start: int, end: int, budget: Budget | None = None) ->
             raise too_many_attributes(budget, start)
         if budget is not None:
             budget.tick()
-        attr_name = a.group(1).lower()
+        attr_name = ascii_lower(a.group(1))
         if a.group(2) is None:
             attrs.append(Attr(attr_name, False, a.end(1), a.end(1)))
         else:
@@ -105,8 +116,8 @@ BREAKOUT = frozenset(
 SVG_HTML_POINTS = frozenset({"foreignobject", "desc", "title"})
 MATH_TEXT_POINTS = frozenset({"mi", "mo", "mn", "ms", "mtext"})
 _END_FOLLOW = r"(?=[\t\n\f\r />])"
-_SCRIPT_DATA = re.compile(r"<!--|</script" + _END_FOLLOW, re.I)
-_SCRIPT_ESCAPED = re.compile(r"-->|</script" + _END_FOLLOW + r"|<script" + _END_FOLLOW, re.I)
+_SCRIPT_DATA = re.compile(r"<!--|</script" + _END_FOLLOW, re.I | re.A)
+_SCRIPT_ESCAPED = re.compile(r"-->|</script" + _END_FOLLOW + r"|<script" + _END_FOLLOW, re.I | re.A)
 DASHES_GT = re.compile(r"-{0,2}>")
 COMMENT_END = re.compile(r"--!?>")
 GT = re.compile(">")
@@ -184,7 +195,7 @@ class RawTextEnd:
     def __init__(self, element: str, budget: Budget) -> None:
         self.element = element
         self.budget = budget
-        self._end = re.compile("</" + re.escape(element) + _END_FOLLOW, re.I)
+        self._end = re.compile("</" + re.escape(element) + _END_FOLLOW, re.I | re.A)
 
     def search(self, text: str, pos: int = 0) -> _At | None:
         if self.element == "plaintext":
