@@ -337,6 +337,15 @@ def test_an_import_and_a_url_written_with_escapes_are_references() -> None:
         ("a.css", "import"), ("b.css", "import"), ("c.png", "style-url")]
 
 
+def test_names_are_compared_in_ascii_only() -> None:
+    """CSS Syntax 3 §2.1: names are compared ASCII case-insensitively, so ``@IMPORT`` is ``@import``, and
+    ``@ımport`` (U+0131 dotless i) and ``image-ſet(`` (U+017F long s) are other names, which load nothing. Found by
+    a hunt: Python's ``re.I`` matched them, and their URLs were taken for the style sheet's references."""
+    css = ('@\u0131mport "a.css"; @IMPORT "b.css"; p{background:image-\u017fet("c.png" 1x)}'
+           ' q{background:IMAGE-SET("d.png" 1x)}')
+    assert [(r.url, r.kind) for r in css_references(css)] == [("b.css", "import"), ("d.png", "style-url")]
+
+
 def test_long_runs_of_letters_and_escapes_are_read_once() -> None:
     # the escaped names are looked for a bounded length at each place: a megabyte of letters, or of escapes,
     # is read in one pass (unbounded, each place's look ran to the run's end: a million times a million steps)
