@@ -129,3 +129,16 @@ def test_more_display_rules_than_are_read_is_a_limit_error() -> None:
     with pytest.raises(LimitError, match=f"more than {MAX_RULES}"):
         PageStyle.of_html(f"<style>{rules}</style>")
     assert not PageStyle.of_html(f"<style>{rules[: rules.index(f'.c{MAX_RULES - 1}{{')]}</style>").empty
+
+
+def test_raw_text_names_are_ascii_letters_only() -> None:
+    """HTML §13.2.5.6, §13.2.5.8: a tag opens at ``<`` and an ASCII letter, and ends a raw text element at ``</`` and
+    its name in ASCII letters of any case. ``<ſtyle>`` (U+017F LONG S) is text, no style sheet, and ``</ſcript>``
+    ends no script. Found by a hunt: ``re.I`` matches ``ſ`` for ``s``, so ``<ſcript>`` was read as a script whose
+    text ran to the end, and the style sheet after it was never read."""
+    from pdi.passages.scan import close_tag
+
+    assert not PageStyle.of_html("<\u017fcript><style>p{display:none}</style><p>hidden</p>").empty
+    assert PageStyle.of_html("<\u017ftyle>p{display:none}</\u017ftyle><p>shown</p>").empty
+    text = "<script>x='</\u017fcript>'</SCRIPT>"
+    assert close_tag(text, "script", 8) == text.index("</SCRIPT>")

@@ -82,7 +82,8 @@ _IMPORTANT: Final = re.compile(r"!\s*important\s*\Z", re.IGNORECASE)
 _SPACES: Final = re.compile(r"[ \t\n\r\f]+")
 #: The raw-text elements whose content is not markup, and ``style`` among them (WHATWG HTML §13.1.2).
 _RAW_OPEN: Final = re.compile(
-    r"<!--|<(script|style|textarea|title|xmp|iframe|noembed|noframes|noscript)(?=[\t\n\f\r />])", re.IGNORECASE)
+    r"<!--|<(script|style|textarea|title|xmp|iframe|noembed|noframes|noscript)(?=[\t\n\f\r />])",
+    re.IGNORECASE | re.ASCII)  # (names in ASCII, as HTML's tokenizer reads them: re.I alone takes ſ for s, ı for i)
 _ATTRIBUTE: Final = re.compile(
     r"""([^\t\n\f\r />"'=][^\t\n\f\r />"'=]*)(?:[\t\n\f\r ]*=[\t\n\f\r ]*(?:"([^"]*)"|'([^']*)'|([^\t\n\f\r >]+)))?""")
 
@@ -158,7 +159,8 @@ class PageStyle:
             tag_end = source.find(">", m.end())
             if tag_end < 0:
                 break
-            close = re.compile(r"</" + name + r"(?=[\t\n\f\r />])", re.IGNORECASE).search(source, tag_end + 1)
+            close = re.compile(r"</" + name + r"(?=[\t\n\f\r />])", re.IGNORECASE | re.ASCII).search(source,
+                                                                                                 tag_end + 1)
             stop = n if close is None else close.start()
             if name == "style" and _for_screen(attributes(source[m.end() : tag_end])):
                 rules.extend(_rules(source[tag_end + 1 : stop], len(rules), deadline))

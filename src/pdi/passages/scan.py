@@ -105,8 +105,11 @@ def tag_end(text: str, i: int) -> int:
 
 
 def close_tag(text: str, name: str, at: int) -> int:
-    """Where ``</name`` (any case, then white space, ``/`` or ``>``) next starts at or after ``at``, or -1."""
-    pattern = re.compile(r"</" + re.escape(name) + r"(?=[\t\n\f\r />])", re.IGNORECASE)
+    """Where ``</name`` (any case, then white space, ``/`` or ``>``) next starts at or after ``at``, or -1.
+
+    Any case in ASCII (HTML §13.2.5: an end tag's name is ASCII letters): ``re.I`` alone matched ``</ſcript>``, a
+    long s, which ends no script in a browser."""
+    pattern = re.compile(r"</" + re.escape(name) + r"(?=[\t\n\f\r />])", re.IGNORECASE | re.ASCII)
     m = pattern.search(text, at)
     return -1 if m is None else m.start()
 
