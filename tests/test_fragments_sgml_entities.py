@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pdi.errors import UnsupportedError
@@ -41,6 +41,7 @@ def onsgmls_names(text: str, directory: Path) -> list[str]:
 
 
 @settings(max_examples=60, deadline=None)
+@example(["\r\n", "\r\n", "&e;", "&e;"])  # (found by a hunt: onsgmls reports the held-back record end late)
 @given(PIECES)
 def test_an_entity_element_never_takes_a_written_tag_of_its_name(pieces: list[str]) -> None:
     text = PROLOG + "<a>"

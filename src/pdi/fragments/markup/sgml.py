@@ -695,6 +695,15 @@ def _keyword(word: str) -> str:
     return word.upper() if word.isascii() else word
 
 
+def _late_record_end(after: list[str]) -> bool:
+    """Whether the ESIS event ``after`` an ``L`` command is data of record ends only. SGML holds a record end back
+    until what follows it shows it is data (ISO 8879 §7.6.1), so onsgmls reports it, and its line, after the
+    events of the markup that follows it, lines later: the line of such an ``L`` bounds none of the events before
+    it. (Found by a hunt: in ``<a>`` CR LF CR LF ``&e;&e;``, the first reference was looked for before the line
+    it is on, and the elements of both entities were placed at the first.)"""
+    return bool(after) and after[0].startswith("-") and not after[0][1:].replace("\\n", "").strip()
+
+
 class _Locator:
     """Walks ``onsgmls``'s ESIS output and finds each event's markup in the text (see the module docstring)."""
 
@@ -735,7 +744,8 @@ class _Locator:
         bounds = [0] * len(lines)
         for i in range(len(lines) - 1, -1, -1):
             bounds[i] = next_line
-            if lines[i].startswith("L") and lines[i][1:].partition(" ")[0].isdigit():
+            if lines[i].startswith("L") and lines[i][1:].partition(" ")[0].isdigit() and not _late_record_end(
+                    lines[i + 1 : i + 2]):
                 next_line = int(lines[i][1:].partition(" ")[0])
         for i, line in enumerate(lines):
             if not line:
