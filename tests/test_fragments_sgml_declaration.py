@@ -102,3 +102,16 @@ def test_a_declaration_keyword_spelled_with_a_long_s_is_no_sgml_declaration() ->
     reading = read_sgml(text)
     assert [(e.name, text[e.start : e.end]) for e in reading.elements] == [
         ("A", "<a>x<![ SKIP [<b>n</b>]]><b>z</b></a>"), ("B", "<b>n</b>"), ("B", "<b>z</b>")]
+
+
+def test_a_doctype_keyword_spelled_with_a_dotless_i_names_no_public_identifier() -> None:
+    """ISO 8879 §11.1: ``PUBLIC`` is a reserved name, ASCII letters in any case; ``PUBLıC`` (U+0131 LATIN SMALL
+    LETTER DOTLESS I, which Python's Unicode case folding matches with ``I``) is none, and onsgmls says so. So the
+    document names no public identifier pdi should look a DTD up by, and ``pdi`` names it by its type's name."""
+    from pdi.fragments.markup.sgml import declared_dtd
+
+    text = '<!DOCTYPE memo PUBL\u0131C "-//ACME//DTD Memo//EN"><memo>x</memo>'
+    _names, messages = onsgmls(text)
+    assert ":E:" in messages, messages
+    assert declared_dtd(text) == "DOCTYPE memo"
+    assert declared_dtd(text.replace("PUBL\u0131C", "public")) == "-//ACME//DTD Memo//EN"

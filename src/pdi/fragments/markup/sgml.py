@@ -192,9 +192,11 @@ if lib.seccomp_load(context) != 0:
     refuse("the kernel refused the seccomp filter")
 os.execv(sys.argv[1], sys.argv[1:])
 """
+#: Keywords here and below are matched in ASCII (``re.A``), as onsgmls reads them: ``ſYſTEM`` (a long s) or ``PUBLıC``
+#: (a dotless i) is no keyword, though Python's Unicode case folding makes them one.
 #: An entity named by URL alone. (A public identifier with a URL beside it is left to the parse: the catalogs may know
 #: it, as they know HTML 4.01's, which its own doctype names with a URL; if they do not, onsgmls tries the URL and says so.)
-_URL_ENTITY: Final = re.compile(r"""(?i)<url>|SYSTEM\s*["']\s*[a-z][a-z0-9+.-]*://""")
+_URL_ENTITY: Final = re.compile(r"""(?ai)<url>|SYSTEM\s*["']\s*[a-z][a-z0-9+.-]*://""")
 _NO_DTD: Final = (
     "DTD did not contain element declaration for document type name",
     "no document type declaration",
@@ -218,7 +220,7 @@ class SgmlReading:
 DOCTYPE_WITHIN: Final = 64 * 1024
 _DOCTYPE: Final = re.compile(
     r"""<!DOCTYPE\s+([^\s>\[]+)(?:\s+(?:PUBLIC\s*("[^"]*"|'[^']*')(?:\s*("[^"]*"|'[^']*'))?|SYSTEM\s*("[^"]*"|'[^']*')))?""",
-    re.I,
+    re.I | re.A,
 )
 
 
@@ -283,10 +285,10 @@ def changed_syntax(text: str) -> str | None:
 
 
 _SHORT_REFERENCE_MAP: Final = re.compile(
-    r"""<!SHORTREF\s++[^\s>]++((?:\s++(?:"[^"]*+"|'[^']*+'|[^\s"'>]++))*+)\s*+>""", re.I)
+    r"""<!SHORTREF\s++[^\s>]++((?:\s++(?:"[^"]*+"|'[^']*+'|[^\s"'>]++))*+)\s*+>""", re.I | re.A)
 _MAPPED: Final = re.compile(r"""(?:"[^"]*+"|'[^']*+')\s++([^\s"'>]++)""")
 _GENERAL_ENTITY: Final = re.compile(
-    r"""<!ENTITY\s++([^\s%"'>]++)\s++(?:(CDATA|SDATA|PI|STARTTAG|ENDTAG|MS|MD)\s++)?("[^"]*+"|'[^']*+')?""", re.I)
+    r"""<!ENTITY\s++([^\s%"'>]++)\s++(?:(CDATA|SDATA|PI|STARTTAG|ENDTAG|MS|MD)\s++)?("[^"]*+"|'[^']*+')?""", re.I | re.A)
 
 
 def tagged_short_reference(text: str) -> str | None:
