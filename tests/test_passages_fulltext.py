@@ -20,13 +20,12 @@ from pdi.passages.fulltext import (
     PASSAGE_CHARS,
     MarkupScanner,
     PassageBuilder,
-    marked,
     markup_passages,
     parse_query,
-    smallest_window,
     without_optional_marks,
     words_of,
 )
+from pdi.passages.hits import marked, smallest_window
 from support.fts5_chars import fts5_tokens
 
 _text_words = st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]), min_size=1, max_size=4)

@@ -27,7 +27,8 @@ from hypothesis import strategies as st
 from pdi.archive import Archive
 from pdi.archive.catalog.schema import SPACED_STEP
 from pdi.archive.store import SCHEMA_VERSION
-from pdi.passages.fulltext import SPACER, UNSPACED, marked, spaced
+from pdi.passages.fulltext import SPACER, UNSPACED, spaced
+from pdi.passages.hits import marked
 
 S = "oma.eop.gov.us"
 TEXT = (

@@ -131,7 +131,7 @@ PAGES = {
                " && document.querySelector('label[for=search-q]') !== null"
                # the text over 1 MiB waits for the indexer (pdi index): the page says so
                " && document.querySelector('p.pending[role=status]').innerText.startsWith('Index pending')"),
-    # two words: the hit is named by the shortest stretch holding both (pdi.passages.fulltext.smallest_window),
+    # two words: the hit is named by the shortest stretch holding both (pdi.passages.hits.smallest_window),
     # counted in the text as it is stored (CRLF-canonical, code points: PDI-GRAMMAR.md), both words marked
     "search-words": ("/search?q=world+line", "document.querySelectorAll('ol.hits mark').length === 2"
                      f" && document.querySelector('ol.hits a').getAttribute('href').includes('%23char={_WORDS[0]},{_WORDS[1]}')"),

@@ -132,7 +132,8 @@ class Listing(ArchiveBase):
         import time
 
         from pdi.archive.store import search_skip
-        from pdi.passages.fulltext import index_words, parse_query, phrase_words
+        from pdi.passages.fulltext import parse_query, phrase_words
+        from pdi.passages.hits import index_words
 
         parsed = self._searchable(parse_query(query))
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
@@ -182,7 +183,8 @@ class Listing(ArchiveBase):
         """The hit a passage the engine matched makes: the shortest stretch holding a match of every phrase (one
         phrase: its first match) that starts in the passage's own text; ``None`` where none does (every match is in
         its tail, the next passage's first words, which that passage's own hit names)."""
-        from pdi.passages.fulltext import Passage, joint, marked, smallest_window, snippet
+        from pdi.passages.fulltext import Passage
+        from pdi.passages.hits import joint, marked, smallest_window, snippet
 
         # SQLite marks each match whole, PostgreSQL word by word: only its marks are joined into matches
         joining = joins and not row.whole
