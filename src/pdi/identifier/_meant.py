@@ -7,6 +7,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+from pdi._ascii import ascii_lower
 from pdi._wording import NAME_MOST, clipped
 from pdi.errors import ParseError, PDIError
 from pdi.identifier._pdi import PDI
@@ -57,7 +58,6 @@ def saying_name_meant(error: ParseError) -> ParseError:
                       offset=error.offset, rule=error.rule)
 
 
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _CITATION_SHAPE = "a citation is NAME@position=PDI, such as …/2.html.1@388=…/1.text.1#line=5,6"
 
 
@@ -67,7 +67,7 @@ def missing_citation_mark(text: str) -> ParseError | None:
     is wrong then). Without it, the names run together are read as one, and the grammar's error is of a ``/`` in
     the specifier or an element name, true of that reading and no help in mending the citation."""
     text = text.strip()
-    lowered = text.translate(_ASCII_LOWER)  # one character for one: str.lower() makes 'İ' two, and offsets slip
+    lowered = ascii_lower(text)  # one character for one: str.lower() makes 'İ' two, and offsets slip
     starts = [i for i in range(1, len(lowered))  # where a second name begins (not the "pdi:" of a "urn:pdi:")
               if lowered.startswith("urn:pdi:", i) or (lowered.startswith("pdi:", i) and lowered[i - 4:i] != "urn:")]
     if not starts:  # no second name: not a citation written with a mark left out

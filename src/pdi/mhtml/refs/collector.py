@@ -9,6 +9,7 @@ import html
 import re
 from html.parser import HTMLParser
 
+from pdi._ascii import ascii_lower
 from pdi.errors import LimitError
 from pdi.mhtml.limits import MAX_ATTRIBUTES, Budget
 from pdi.mhtml.refs.css import css_urls
@@ -31,7 +32,6 @@ from pdi.mhtml.refs.markup import (
     Attr,
     Next,
     RawTextEnd,
-    ascii_lower,
     run_end,
     scan_attrs,
     too_many_attributes,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from pdi._ascii import ascii_lower
 from pdi.errors import LimitError
 from pdi.mhtml.limits import MAX_ATTRIBUTES, Budget
 
@@ -47,17 +48,6 @@ def too_many_attributes(budget: Budget | None, at: int) -> LimitError:
         f"reading {what}: the start tag at character {at:,} has more than {MAX_ATTRIBUTES:,} attributes"
         " (the limit for one tag)"
     )
-
-
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-
-def ascii_lower(name: str) -> str:
-    """``name`` in ASCII lower case, as HTML's tokenizer makes a tag's or an attribute's name (§13.2.5.8: only
-    A to Z). ``str.lower`` also makes U+212A KELVIN SIGN a ``k``: ``<linK rel=stylesheet>`` (a Kelvin sign) was
-    read as a ``<link>``, which no browser does; and ``re.I`` matches ``ſ`` (U+017F) for ``s``, so the patterns
-    here that end raw text take ``re.A`` too (``</ſcript>`` ended no script in a browser, but did here)."""
-    return name.translate(_ASCII_LOWER)
 
 
 def scan_attrs(text: str, start: int, end: int, budget: Budget | None = None) -> tuple[str, list[Attr]]:

@@ -49,6 +49,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
+from pdi._ascii import ascii_lower
 from pdi._wording import shown_field
 from pdi.archive import Archive
 from pdi.archive.access import current_reader
@@ -112,14 +113,13 @@ def local_path(value: str | None) -> str:
 
 #: Upper-case ASCII letters to lower case, and nothing else: a header's octets beyond ASCII, read as Latin-1, stay
 #: the octets they were (``Ã`` lower-cased would be ``ã``, another octet), so an answer quotes them as sent.
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def _origin(scheme: str, host: str) -> str:
     """``scheme://host[:port]`` lower-cased (ASCII: RFC 6454 §4 takes a host as IDNA makes it, all ASCII), its
     default port left out (RFC 6454 §6.1's serialisation)."""
-    scheme = scheme.translate(_ASCII_LOWER)
-    host = host.translate(_ASCII_LOWER)
+    scheme = ascii_lower(scheme)
+    host = ascii_lower(host)
     default = {"http": ":80", "https": ":443"}.get(scheme)
     if default and host.endswith(default):
         host = host[: -len(default)]
