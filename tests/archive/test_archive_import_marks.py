@@ -1,10 +1,12 @@
 """An import's blob files (a bag's, a mirror sync's) are marked not yet durable until their folders are synced (issue 24).
 
 :meth:`pdi.archive.blobs.files.FileBlobs.stage_import` writes every new blob
-to ``tmp/``, syncs the files, renames them to their names and then syncs
-their folders. Between the renames and that sync a file is at its name but
-its directory entry is not durable: another deposit (``pdi add``, the write
-API, another import) may find it there meanwhile and commit a name for it.
+to ``tmp/``, renames them to their names and then makes the files and their
+folders durable with one sync (``syncfs(2)``, else an ``fsync`` of each file
+and folder). Between the renames and that sync a file is at its name but
+neither its octets nor its directory entry are durable: another deposit
+(``pdi add``, the write API, another import) may find it there meanwhile and
+commit a name for it.
 What must hold (the rule of :mod:`pdi.archive.blobs.files`): such a file
 carries the mark of a file not yet durable (its owner's write bit), so that a
 deposit finding it syncs it (file, then its folders) before relying on it; and
@@ -64,11 +66,11 @@ def _bag(tmp_path: Path, count: int) -> tuple[Path, dict[str, bytes]]:
 
 
 def _at_folder_sync(monkeypatch: pytest.MonkeyPatch, hook: Callable[[], None]) -> None:
-    """Run ``hook`` when an import has renamed its files and is about to sync their folders."""
+    """Run ``hook`` when an import has renamed its files and is about to sync them and their folders."""
     real = files.FileBlobs._sync_all
 
     def sync_all(self: files.FileBlobs, paths: Sequence[str | Path], since: int) -> None:
-        if paths and os.path.isdir(paths[0]):  # the folders: the files were synced before their renames
+        if paths and os.path.isdir(paths[0]):  # the folders (then the files): after the renames
             hook()
         real(self, paths, since)
 
@@ -108,6 +110,63 @@ def test_a_deposit_that_finds_an_imported_file_before_its_folder_is_synced_syncs
         for name, data in made.items():
             assert copy.get(name).data == data
         assert copy.verify().ok
+
+
+def test_an_import_is_made_durable_by_one_syncfs_after_its_renames_and_before_its_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One flush of the disk for an import's files and their folders' entries, not one for each: the files are at
+    their names (marked) when the file system is synced, and the catalog names them only after."""
+    bag, made = _bag(tmp_path, 3)
+    root = tmp_path / "copy"
+    Archive.init(root).close()
+    real = files._syncfs()
+    assert real is not None  # Linux 5.8 or later: the kernel reports write-back errors through syncfs
+    synced: list[dict[str, bool]] = []  # the blob files at their names at each syncfs, marked or not
+
+    def syncfs(fd: int) -> None:
+        real(fd)
+        synced.append(_marked(root))
+
+    monkeypatch.setattr(files, "_SYNCFS", [syncfs])
+    with Archive.open(root) as copy:
+        real_import = copy.store._import_staged
+        names_at_commit: list[int] = []
+
+        def import_staged(*args: object, **kwargs: object) -> object:
+            names_at_commit.append(len(synced))
+            return real_import(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(copy.store, "_import_staged", import_staged)
+        assert copy.import_bag(bag) == 3
+    assert len(synced) == 1 and names_at_commit == [1]  # one sync, before the catalog's transaction
+    assert synced[0] == {_sha(d): True for d in made.values()}  # every file at its name then, still marked
+    assert not any(_marked(root).values())
+
+
+def test_without_syncfs_an_imports_files_and_folders_are_each_fsynced_before_its_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bag, made = _bag(tmp_path, 3)
+    root = tmp_path / "copy"
+    Archive.init(root).close()
+    monkeypatch.setattr(files, "_SYNCFS", [None])  # an older kernel: an fsync each
+    with Archive.open(root) as copy:
+        inodes = fsynced(monkeypatch)
+        real_import = copy.store._import_staged
+        at_commit: list[set[int]] = []
+
+        def import_staged(*args: object, **kwargs: object) -> object:
+            at_commit.append(set(inodes))
+            return real_import(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(copy.store, "_import_staged", import_staged)
+        assert copy.import_bag(bag) == 3
+    paths = [root / "blobs" / _sha(d)[:2] / _sha(d) for d in made.values()]
+    wanted = {p.stat().st_ino for p in paths} | {p.parent.stat().st_ino for p in paths}
+    wanted.add((root / "blobs").stat().st_ino)  # the folders made for the import's first blobs
+    assert len(at_commit) == 1 and wanted <= at_commit[0]
+    assert not any(_marked(root).values())
 
 
 def test_an_imported_file_is_left_unmarked_once_its_folder_is_synced(tmp_path: Path) -> None:
@@ -166,7 +225,7 @@ from pdi.archive.blobs import files
 where = sys.argv[3]
 real = files.FileBlobs._sync_all
 def sync_all(self, paths, since):
-    if paths and os.path.isdir(paths[0]):  # the folders of the renamed files
+    if paths and os.path.isdir(paths[0]):  # the folders and files of the renames
         if where == "after the folder sync":
             real(self, paths, since)
         print("killing", flush=True)

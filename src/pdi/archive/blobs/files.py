@@ -20,15 +20,15 @@ blob an import brings, is a file.
 A blob file is written to a temporary file in ``tmp/``, fsynced, renamed to its
 name and the directory fsynced, all *before* the catalog transaction that
 refers to it commits. An import's blobs (a bag's, a mirror's batch) are made
-durable together: every file written first, then all synced at once (one
-``syncfs(2)`` of the archive's file system where the kernel reports
-write-back errors through it, Linux 5.8 and later; else an ``fsync`` each),
-then all renamed, then their directories synced (once each, or one
-``syncfs``): one flush of the disk's cache a step, not one a blob. Each is
-marked as not yet durable (below) from its creation in ``tmp/`` until its
-directory is synced, so that a deposit finding it at its name meanwhile syncs
-it first; then the import clears the mark of each file still its own at the
-name. A process killed at any point therefore leaves either a
+durable together: every file written first, then all renamed to their names,
+then the files and their directories synced at once (one ``syncfs(2)`` of
+the archive's file system where the kernel reports write-back errors through
+it, Linux 5.8 and later; else an ``fsync`` of each file and folder): one flush
+of the disk's cache an import, not one a blob. Each is marked as not yet
+durable (below) from its creation in ``tmp/`` until that sync, so that a
+deposit finding it at its name meanwhile syncs it first (and one that finds
+its octets not the blob's, after a crash, writes it again); then the import
+clears the mark of each file still its own at the name. A process killed at any point therefore leaves either a
 committed deposit whose blobs are all durable, or no deposit (at worst an
 unreferenced blob, which verification reports but does not count as damage).
 
@@ -498,9 +498,9 @@ class FileBlobs(Attached):
 
         A bag object that cannot be read (or no longer has its hash) stops
         the import before any blob file is put in place: the temporary files
-        are removed and the archive is as it was. The files are made durable
-        together (:meth:`_sync_all`, module docstring), then renamed into place and
-        their directories synced together, and only then unmarked (marked as
+        are removed and the archive is as it was. The files are renamed into
+        place, then made durable with their directories' entries in one sync
+        (:meth:`_sync_all`, module docstring), and only then unmarked (marked as
         not yet durable from their creation: a deposit finding one at its name
         before syncs it first). A blob written ahead by
         :meth:`write_ahead` is taken as it is. Unlike a deposit's, an
@@ -538,12 +538,15 @@ class FileBlobs(Attached):
                     identity = self._identify(tmp, fd)
                 pending.append((tmp, info, identity))
                 check_imported_blob(sha256, info.sha256)
-            self._sync_all([tmp for tmp, _, _ in pending], since)
             folders: set[str] = set()
+            placed: list[str] = []  # each file put at its name, marked: its octets synced with its folder's entry
             while pending:
                 tmp, info, identity = pending.pop()
-                staged.append(self._place_imported(tmp, info, folders, identity))
-            self._sync_all(sorted(folders), since)
+                imported = self._place_imported(tmp, info, folders, identity)
+                staged.append(imported)
+                if imported.created:
+                    placed.append(self.blob_file(info.sha256))
+            self._sync_all([*sorted(folders), *placed], since)
         except BaseException:
             for tmp, _, _ in pending:
                 tmp.unlink(missing_ok=True)
