@@ -19,6 +19,7 @@ timing, the real sync still runs).
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import signal
@@ -190,6 +191,88 @@ def test_a_blob_written_ahead_is_left_unmarked_once_its_import_synced_its_folder
             blob.close()
     assert _marked(root) == {_sha(_octets(n)): False for n in range(3)}
     assert list((root / "tmp").iterdir()) == []
+
+
+def test_a_blob_placed_ahead_is_at_its_name_marked_until_its_import_makes_it_durable(tmp_path: Path) -> None:
+    """A mirror sync's fetching threads put each checked blob at its name (:meth:`~pdi.archive.blobs.seam.Spooled.place`),
+    marked, before the batch's import: the import renames nothing more, syncs once and clears the marks."""
+    root = tmp_path / "archive"
+    with Archive.init(root) as archive:
+        blobs = archive.store.blobs
+        assert isinstance(blobs, files.FileBlobs)
+        ahead = [blobs.write_ahead(iter([_octets(n)])) for n in range(3)]
+        for one in ahead:
+            one.place()
+        assert _marked(root) == {_sha(_octets(n)): True for n in range(3)}  # at their names, not yet durable
+        assert list((root / "tmp").iterdir()) == []
+        inodes = {_sha(_octets(n)): (root / "blobs" / _sha(_octets(n))[:2] / _sha(_octets(n))).stat().st_ino
+                  for n in range(3)}
+        staged = blobs.stage_import([(_sha(_octets(n)), a) for n, a in enumerate(ahead)])
+        assert len(staged) == 3
+        for blob in staged:
+            blob.close()
+        for one in ahead:
+            one.discard()  # taken by the import: nothing to remove
+    assert _marked(root) == {_sha(_octets(n)): False for n in range(3)}
+    assert {name: (root / "blobs" / name[:2] / name).stat().st_ino for name in inodes} == inodes  # the files placed
+
+
+def test_a_blob_placed_ahead_and_not_imported_is_removed_from_its_name(tmp_path: Path) -> None:
+    """A sync that does not keep a blob it placed (refused, stopped) leaves nothing behind: not at its name, not in
+    ``tmp/``."""
+    root = tmp_path / "archive"
+    with Archive.init(root) as archive:
+        blobs = archive.store.blobs
+        assert isinstance(blobs, files.FileBlobs)
+        one = blobs.write_ahead(iter([_octets(0)]))
+        one.place()
+        assert _marked(root) == {_sha(_octets(0)): True}
+        one.discard()
+        one.discard()  # once is enough: a second does nothing
+        assert _marked(root) == {}
+        assert list((root / "tmp").iterdir()) == []
+        report = archive.verify()
+        assert report.ok and not report.unreferenced
+
+
+def test_a_blob_placed_ahead_that_a_deposit_holds_is_left_at_its_name(tmp_path: Path) -> None:
+    """A deposit that found the placed file and holds it (its shared lock until its transaction ends) keeps it:
+    the sync's discard leaves it to that deposit."""
+    root = tmp_path / "archive"
+    with Archive.init(root) as archive:
+        blobs = archive.store.blobs
+        assert isinstance(blobs, files.FileBlobs)
+        one = blobs.write_ahead(iter([_octets(0)]))
+        one.place()
+        path = root / "blobs" / _sha(_octets(0))[:2] / _sha(_octets(0))
+        held = os.open(path, os.O_RDONLY)
+        try:
+            fcntl.flock(held, fcntl.LOCK_SH)  # as a deposit's pin holds it
+            one.discard()
+            assert path.read_bytes() == _octets(0)
+        finally:
+            os.close(held)
+
+
+def test_placing_ahead_over_a_sound_blob_keeps_the_one_there(tmp_path: Path) -> None:
+    """The same octets already at their name (another name's, or a stopped sync's): the written file goes, the
+    file there stays, and the import names it without creating one."""
+    root = tmp_path / "archive"
+    with Archive.init(root) as archive:
+        archive.add_series(T)
+        name = archive.add(T, _octets(0), format="octet-stream")
+        path = root / "blobs" / _sha(_octets(0))[:2] / _sha(_octets(0))
+        before = path.stat().st_ino
+        blobs = archive.store.blobs
+        assert isinstance(blobs, files.FileBlobs)
+        one = blobs.write_ahead(iter([_octets(0)]))
+        one.place()
+        assert list((root / "tmp").iterdir()) == [] and path.stat().st_ino == before
+        staged = blobs.stage_import([(_sha(_octets(0)), one)])
+        for blob in staged:
+            blob.discard()  # an import that failed after: the file it did not make stays
+        one.discard()
+        assert path.stat().st_ino == before and archive.get(str(name)).data == _octets(0)
 
 
 def test_a_mark_on_another_file_put_at_the_name_meanwhile_is_left_alone(

@@ -18,7 +18,9 @@ manifest page is fetched and checked. Each blob is written as it
 arrives straight to where its import takes it
 (:meth:`pdi.archive.Archive.write_ahead`), hashed on the way once (its
 SHA-256 and chunk digests), and refused unless SHA-256 and size are the
-manifest's. The
+manifest's; one that is, the fetching thread puts at its name, marked as not
+yet durable (:meth:`~pdi.archive.blobs.seam.Spooled.place`), so that the
+batch's import renames nothing. The
 manifest's entry also says (signed) what the record needs besides: media
 type, charset, line endings, when it was deposited, how it is stored; from
 an origin whose manifests do not, they are read from the name's ``N2C``
@@ -372,8 +374,11 @@ def _fetch_group(write: Callable[[Octets], Spooled], origin: Peer, record: Mirro
             fetched.append(rec)
             continue
         one = next(answers)
-        fetched.append(_problem(record, str(entry["name"]), rec.sha256, one) if isinstance(one, PDIError)
-                       else (rec, one))
+        if isinstance(one, PDIError):
+            fetched.append(_problem(record, str(entry["name"]), rec.sha256, one))
+            continue
+        one.place()  # checked against its signed digest: at its name now, here, not on the thread that keeps it
+        fetched.append((rec, one))
     return fetched
 
 
@@ -676,8 +681,8 @@ def _keep(archive: Archive, record: MirrorRecord, origin: Peer, batch: list[tupl
         embargoes = ([one for rec, _ in batch for one in report.embargoes.pop(str(record_name(rec)), ())]
                      if report.embargoes else [])
         kept = archive.import_mirrored(record, batch, embargoes)
-        for rec, _ in batch:  # each SGML name's parse made here, kept if it is its origin's (one transaction each)
-            parse = report.parses.pop(str(record_name(rec)), None)
+        for rec, _ in (batch if report.parses else ()):  # each SGML name's parse made here, kept if it is its origin's
+            parse = report.parses.pop(str(record_name(rec)), None)  # (one transaction each)
             if parse is not None:
                 _keep_parse(archive, record, origin, rec, parse, report)
         # only what this sync kept counts as new: a name kept meanwhile (by another sync of the series, or listed

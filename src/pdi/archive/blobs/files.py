@@ -28,7 +28,10 @@ of the disk's cache an import, not one a blob. Each is marked as not yet
 durable (below) from its creation in ``tmp/`` until that sync, so that a
 deposit finding it at its name meanwhile syncs it first (and one that finds
 its octets not the blob's, after a crash, writes it again); then the import
-clears the mark of each file still its own at the name. A process killed at any point therefore leaves either a
+clears the mark of each file still its own at the name. A mirror sync's blobs are written ahead
+(:meth:`FileBlobs.write_ahead`) and, once checked against their signed digests, put at their names marked by
+the threads that fetched them (:meth:`FileBlobs.place_ahead`), so that their batch's import only syncs and names
+them. A process killed at any point therefore leaves either a
 committed deposit whose blobs are all durable, or no deposit (at worst an
 unreferenced blob, which verification reports but does not count as damage).
 
@@ -493,6 +496,27 @@ class FileBlobs(Attached):
         identity = self._identify(tmp, fd)  # what its import knows it by at its name
         return _Ahead(self, tmp, info, since, identity)
 
+    def place_ahead(self, ahead: _Ahead) -> None:
+        """A blob written ahead, its octets checked, put at its name before its import (on the thread that fetched
+        it, not the import's): renamed there still marked as not yet durable (module docstring), unless a sound
+        file is there already (the written one removed). Its import then makes it durable with the batch's one
+        sync, or its discard removes it from its name, unless a deposit holds it or a name refers to it."""
+        if ahead.placed or ahead.taken:
+            return
+        pin = self._pin_existing(ahead.info.sha256)
+        if pin is not None:
+            pin.close()
+            ahead.path.unlink(missing_ok=True)
+            ahead.found = True
+        else:
+            try:
+                self._place(ahead.path, ahead.info.sha256, ahead.folders)
+            except _TemporaryGone:
+                raise StoreError(f"the staged file {ahead.path} of blob {ahead.info.sha256} was removed before it"
+                                 " was put at its name (by pdi verify --remove-unreferenced?)") from None
+            ahead.path = Path(self.blob_file(ahead.info.sha256))
+        ahead.placed = True
+
     def stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
         """Write every new blob of an import to a temporary file first; place them only when all are read.
 
@@ -513,6 +537,8 @@ class FileBlobs(Attached):
         staged: list[StagedBlob] = []
         pending: list[tuple[Path, BlobInfo, _Identity]] = []  # each file marked, from its creation on
         taken: list[_Ahead] = []  # written ahead, their files renamed (or removed) here: nothing left to discard
+        folders: set[str] = set()  # each folder a file was renamed into (or made for it)
+        placed: list[str] = []  # each file put at its name, marked: its octets synced with its folder's entry
         self._syncer()
         since = self._sync_failures  # lowered to a blob's written ahead (:meth:`_syncfs`)
         try:
@@ -521,6 +547,17 @@ class FileBlobs(Attached):
                     continue
                 seen.add(sha256)
                 ahead = isinstance(content, _Ahead) and content.store is self
+                if isinstance(content, _Ahead) and ahead and content.placed:  # at its name (place_ahead), or found
+                    check_imported_blob(sha256, content.info.sha256)
+                    since = min(since, content.since)
+                    taken.append(content)
+                    if content.found:
+                        staged.append(_ImportedFile(self, content.info, created=False))
+                    else:
+                        staged.append(_ImportedFile(self, content.info, created=True, identity=content.identity))
+                        placed.append(str(content.path))
+                        folders |= content.folders
+                    continue
                 # a blob written ahead is already on disk: whether one is at its name is asked once, before its rename
                 pin = None if ahead else self._pin_existing(sha256)
                 if pin is not None:
@@ -538,8 +575,6 @@ class FileBlobs(Attached):
                     identity = self._identify(tmp, fd)
                 pending.append((tmp, info, identity))
                 check_imported_blob(sha256, info.sha256)
-            folders: set[str] = set()
-            placed: list[str] = []  # each file put at its name, marked: its octets synced with its folder's entry
             while pending:
                 tmp, info, identity = pending.pop()
                 imported = self._place_imported(tmp, info, folders, identity)
@@ -682,12 +717,27 @@ class _Ahead(Spooled):
         self.identity = identity
         #: Its file was renamed into place, or removed, by :meth:`FileBlobs.stage_import` (none to remove).
         self.taken = False
+        #: Put at its name by :meth:`FileBlobs.place_ahead` (:attr:`path` is its name then), or a sound file found
+        #: there (:attr:`found`, the written one removed).
+        self.placed = False
+        self.found = False
+        #: The folders its rename went into (or made), for the import's sync where ``syncfs`` is not used.
+        self.folders: set[str] = set()
+
+    def place(self) -> None:
+        self.store.place_ahead(self)
 
     def discard(self) -> None:
         """Remove the file, unless an import took it (no ``unlink`` of a name no longer there: it would wait for
-        the lock of ``tmp/``, which the blobs being written ahead meanwhile hold in turn)."""
-        if not self.taken:
-            super().discard()
+        the lock of ``tmp/``, which the blobs being written ahead meanwhile hold in turn); one put at its name
+        ahead of its import is removed from there unless a deposit holds it or a name refers to it."""
+        if self.taken or self.found:
+            return
+        if self.placed:
+            self.taken = True  # once
+            _ImportedFile(self.store, self.info, created=True, identity=self.identity).discard()
+            return
+        super().discard()
 
 
 _SYNCFS: list[Callable[[int], None] | None] = []

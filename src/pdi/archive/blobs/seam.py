@@ -234,6 +234,11 @@ class Spooled:
         with self.path.open("rb") as f:
             yield from pieces(f)
 
+    def place(self) -> None:
+        """Once its octets are known to be the blob's (checked against the digest it was fetched for): put it where
+        its import takes it from, ahead of that import, where the store can (blob files: at its name, marked as not
+        yet durable, :meth:`pdi.archive.blobs.files.FileBlobs.place_ahead`); here, nothing to do."""
+
     def discard(self) -> None:
         """Remove the file (after its import, or when it is refused)."""
         with contextlib.suppress(OSError):
