@@ -66,6 +66,18 @@ def test_4_2_1_smpte_and_clock_are_unsupported() -> None:
         parse_time("clock:2011-10-01T23:00:45Z")
 
 
+def test_4_1_an_invalid_smpte_or_clock_time_is_passed_over() -> None:
+    # §4.1: only the last valid occurrence counts; a t= value that is not §4.2.1's smpte or clock grammar is not one
+    assert parse_media_fragment("t=3,7&t=smpte:junk") == MediaTime(Decimal(3), Decimal(7))
+    assert parse_media_fragment("t=3&t=smpte:00:00:02,00:00:01") == MediaTime(Decimal(3), None)  # end before begin
+    assert parse_media_fragment("t=smpte-25:xx&xywh=1,2,3,4") == MediaRegion(1, 2, 3, 4)
+    for bad in ("clock:", "clock:2011-13-01T00:00:00Z", "smpte:1:02", "smpte-30:0:00:60", "smpte:0:00:01,"):
+        with pytest.raises(ParseError):
+            parse_time(bad)
+    with pytest.raises(UnsupportedError):
+        parse_media_fragment("t=3&t=smpte-30-drop:0:02:00:29.99")
+
+
 def test_4_2_2_xywh_examples() -> None:
     assert parse_region("160,120,320,240") == MediaRegion(160, 120, 320, 240, "pixel")
     assert parse_region("pixel:160,120,320,240") == MediaRegion(160, 120, 320, 240, "pixel")
@@ -236,3 +248,109 @@ def test_a_time_of_40_digits_is_its_milliseconds() -> None:
     assert native_time(time) == ("msec", (500, 99999999999999999999999999999999999500), False)
     hours = parse_time("99999999999999999999999999999:00:00.5,99999999999999999999999999999:00:00.75")
     assert hours.begin == Decimal("359999999999999999999999999996400.5")  # not rounded to 28 digits
+
+
+# §4.2.1's grammar, written out here: the three time formats, and of each a begin, ``begin,end`` or ``,end``
+_REF_NPT = r"(?:[0-9]+(?:\.[0-9]*)?|[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?|[0-9]+:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?)"
+_REF_SMPTE = r"(?:[0-9]+:[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{2})?)?)"
+_REF_CLOCK = r"(?:[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2}))"
+
+
+def _ref_range(time: str) -> str:
+    return f"(?:{time}(?:,{time})?|,{time})"
+
+
+def _ref_times(value: str) -> tuple[str, list[str]] | None:
+    """The format and the times of a ``t=`` value §4.2.1's grammar accepts, else None."""
+    import re
+
+    for prefix, time in (("(?:npt:)?", _REF_NPT), ("(?:smpte|smpte-25|smpte-30|smpte-30-drop):", _REF_SMPTE),
+                         ("clock:", _REF_CLOCK)):
+        m = re.fullmatch(f"({prefix}){_ref_range(time)}", value)
+        if m:
+            fmt = m.group(1).rstrip(":") or "npt"
+            return ("smpte" if fmt.startswith("smpte") else fmt), value[m.end(1):].split(",")
+    return None
+
+
+def _ref_key(fmt: str, time: str) -> object | None:
+    """A time's place (None: out of range): npt seconds; smpte (h, m, s, frames, subframes); clock a datetime."""
+    from datetime import datetime
+
+    if fmt == "clock":
+        try:
+            return datetime.fromisoformat(time.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    parts = time.split(":")
+    if fmt == "npt":
+        if len(parts) > 1 and (int(parts[-2]) > 59 or Fraction(Decimal(parts[-1].rstrip("."))) >= 60):
+            return None
+        return _npt_value(time)
+    fields = [int(p) for p in time.replace(".", ":").split(":")]
+    return None if fields[1] > 59 or fields[2] > 59 else (*fields, 0, 0)[:5]
+
+
+def _ref_valid(value: str) -> tuple[str, Fraction | None, Fraction | None] | None:
+    """A valid ``t=`` value's format and (for npt) its begin and end seconds; None if it is not valid."""
+    found = _ref_times(value)
+    if found is None:
+        return None
+    fmt, times = found
+    keys = [None if not t else _ref_key(fmt, t) for t in times]
+    if any(t and k is None for t, k in zip(times, keys, strict=True)):
+        return None
+    if len(times) == 2 and times[0] and not keys[0] < keys[1]:  # type: ignore[operator]
+        return None
+    if fmt != "npt":
+        return fmt, None, None
+    begin = keys[0] if times[0] else Fraction(0)
+    end = keys[1] if len(times) == 2 else None
+    if (begin is not None and not isinstance(begin, Fraction)) or (end is not None and not isinstance(end, Fraction)):
+        return None
+    if end is not None and begin >= end:  # ",0": no time before 0
+        return None
+    return fmt, begin, end
+
+
+_time_piece = st.one_of(
+    st.sampled_from(["npt:", "smpte:", "smpte-25:", "smpte-30:", "smpte-30-drop:", "clock:", "", ",", ":", ".", "T",
+                     "Z", "+01:00", "-", "2011-10-01T23:00:45Z", "2011-10-01T23:00:46", "2011-02-30T00:00:00Z",
+                     "0:00:01:12.05", "1:02:03", "01:02", "00:59", "00:60", "99", "3", "7", ".5"]),
+    st.text(alphabet="0123456789:.,", max_size=6),
+)
+
+
+@given(st.lists(_time_piece, max_size=5).map("".join), st.sampled_from(["", "t=3,7&", "xywh=1,2,3,4&"]))
+@settings(max_examples=300)
+def test_a_t_value_is_read_as_the_grammar_says(value: str, before: str) -> None:
+    """An npt value the grammar accepts is its times; a valid smpte or clock value is an UnsupportedError; any
+    other value is passed over for an earlier valid one (§4.1), and alone is a ParseError. Found by this test:
+    ``t=3,7&t=smpte:junk`` was an UnsupportedError, where the invalid last ``t`` is passed over for ``t=3,7``."""
+    want = _ref_valid(value)
+    fragment = before + "t=" + value.replace("%", "%25").replace("&", "%26")
+    if want is not None and want[0] != "npt":
+        with pytest.raises(UnsupportedError):
+            parse_media_fragment(fragment)
+        return
+    if want is None:
+        if before.startswith("t="):
+            assert parse_media_fragment(fragment) == MediaTime(Decimal(3), Decimal(7))
+        elif before.startswith("xywh="):
+            assert parse_media_fragment(fragment) == MediaRegion(1, 2, 3, 4)
+        else:
+            with pytest.raises(ParseError):
+                parse_media_fragment(fragment)
+        return
+    _, begin, end = want
+    if before.startswith("xywh="):
+        with pytest.raises(ParseError, match="not both"):
+            parse_media_fragment(fragment)
+        return
+    try:
+        got = parse_media_fragment(fragment)
+    except ParseError as error:  # a time of more than 45 characters is refused as too long
+        assert "too long" in str(error)
+        return
+    assert isinstance(got, MediaTime)
+    assert (Fraction(got.begin), None if got.end is None else Fraction(got.end)) == (begin, end)

@@ -11,8 +11,9 @@ Implements, from the W3C Recommendation of 25 September 2012
 * §4.2.1 temporal: ``t=`` with the ``npt`` format only (``npt:`` optional):
   ``npt-sec`` (``10``, ``10.5``), ``npt-mmss`` (``01:02.5``) and
   ``npt-hhmmss`` (``1:01:02``), minutes and seconds ``00``–``59``; a begin,
-  ``begin,end`` or ``,end`` (begin 0); the begin before the end. ``smpte``
-  and ``clock`` times are :class:`~pdi.errors.UnsupportedError`;
+  ``begin,end`` or ``,end`` (begin 0); the begin before the end. Valid ``smpte``
+  and ``clock`` times are :class:`~pdi.errors.UnsupportedError` (invalid ones
+  are passed over, as any invalid value is);
 * §4.2.2 spatial: ``xywh=[pixel:|percent:]x,y,w,h``, integers, width and
   height above zero.
 
@@ -32,8 +33,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 from urllib.parse import unquote_to_bytes
 
 from pdi.errors import ParseError, UnsupportedError
@@ -51,6 +53,13 @@ _NPT: Final = re.compile(
     r"(?:(?P<h>[0-9]+):(?P<hm>[0-9]{2}):(?P<hs>[0-9]{2}(?:\.[0-9]*)?)"
     r"|(?P<m>[0-9]{2}):(?P<ms>[0-9]{2}(?:\.[0-9]*)?)"
     r"|(?P<s>[0-9]+(?:\.[0-9]*)?))"
+)
+#: §4.2.1 ``frametime`` (``smpte``, ``smpte-25``, ``smpte-30``, ``smpte-30-drop``): hours, minutes, seconds, then
+#: optionally frames and subframes; and ``clock``'s RFC 3339 ``date-time``. Read only to tell a valid time from an
+#: invalid one.
+_SMPTE: Final = re.compile(r"([0-9]{1,45}):([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]{2}))?)?")
+_CLOCK: Final = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?(?:[Zz]|[+-][0-9]{2}:[0-9]{2})"
 )
 _XYWH: Final = re.compile(r"(?:(?P<unit>pixel|percent):)?([0-9]+),([0-9]+),([0-9]+),([0-9]+)")
 #: The largest number read in a media fragment (digits): enough for any real time or image.
@@ -162,6 +171,7 @@ def parse_time(value: str) -> MediaTime:
     if ":" in value.split(",", 1)[0]:
         head, _, rest = value.partition(":")
         if head in ("smpte", "smpte-25", "smpte-30", "smpte-30-drop", "clock"):
+            _check_unread(head, rest, value)  # an invalid one is passed over (§4.1), as an invalid npt time is
             raise UnsupportedError(f"t={head}: times are not read; write npt times (t=10,20 or t=npt:10,20)")
         if head == "npt":
             body = rest
@@ -175,6 +185,35 @@ def parse_time(value: str) -> MediaTime:
     if end is not None and begin >= end:
         raise ParseError(f"t= begins at {begin} s, not before its end {end} s", text=value, rule="npttimedef")
     return MediaTime(begin, end)
+
+
+def _check_unread(head: str, rest: str, value: str) -> None:
+    """A :class:`ParseError` unless ``rest`` is a valid ``smpte`` or ``clock`` time range of §4.2.1 (``a``, ``a,b`` or
+    ``,b``, the begin before the end): only a valid one is the :class:`UnsupportedError` of a time pdi does not read.
+    Found by a property test: ``t=3,7&t=smpte:junk`` was that error, where §4.1 passes over an invalid last ``t``
+    and selects ``t=3,7``."""
+    begin_text, comma, end_text = rest.partition(",")
+    times = [t for t in (begin_text, end_text) if t]
+    if not times or (comma and not end_text):
+        raise ParseError(f"t={head}: needs a begin, an end, or both", text=value, rule="timeparam")
+    keys: list[Any] = []  # datetimes (clock) or (hours, minutes, seconds, frames, subframes) (smpte)
+    for text in times:
+        if head == "clock":
+            m = _CLOCK.fullmatch(text)
+            try:
+                keys.append(datetime.fromisoformat(text.upper().replace("Z", "+00:00")) if m else None)
+            except ValueError:
+                m = None
+        else:
+            m = _SMPTE.fullmatch(text)
+            if m and (int(m.group(2)) > 59 or int(m.group(3)) > 59):
+                m = None
+            keys.append(tuple(int(g or 0) for g in m.groups()) if m else None)
+        if m is None:
+            raise ParseError(f"{text[:40]!r} is not a {head} time", text=value, rule="timeparam")
+    if begin_text and end_text and not keys[0] < keys[1]:
+        raise ParseError(f"t={head}: begins at {begin_text}, not before its end {end_text}", text=value,
+                         rule="timeparam")
 
 
 def parse_region(value: str) -> MediaRegion:
