@@ -320,3 +320,54 @@ def test_a_stranger_long_value_of_another_pdf_scheme_is_named_clipped(scheme: st
     said = str(refused.value)
     assert said.startswith(said_first) and "characters left out" in said, said[:300]
     assert len(said) < 600
+
+
+def _digits_pdf() -> bytes:
+    """One page reading ``x7 y007 z12``, with the named destinations ``12`` and ``007`` (old-style ``/Dests``)."""
+    import zlib
+
+    from pdf_helpers import pdf_of
+
+    content = zlib.compress(b"BT /F1 12 Tf 10 700 Td (x7 y007 z12) Tj ET\n")
+    return pdf_of([
+        b"<< /Type /Catalog /Pages 2 0 R /Dests << /12 [6 0 R /XYZ 0 720 0] /007 [6 0 R /XYZ 0 720 0] >> >>",
+        b"<< /Type /Pages /Kids [6 0 R] /Count 1 >>",
+        b"<< /Font << /F1 5 0 R >> >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources 3 0 R /Contents 4 0 R >>",
+    ])
+
+
+def test_a_destination_name_or_a_search_word_of_digits_is_that_name_or_word() -> None:
+    """RFC 8118: ``nameddest=`` names a destination by any string, and ``search=`` looks for words, digits too.
+    Found by a property test: a position of digits was read as a number, so ``#nameddest=12`` was refused ("takes
+    one destination name") and ``#search=007`` found the ``7`` of ``x7``, not ``007``."""
+    from pdi.fragments import evaluate
+    from pdi.identifier import Fragment
+
+    data = _digits_pdf()
+    found = {}
+    for text in ("search=007", "search=%22z12%20007%22", "nameddest=12", "nameddest=007"):
+        fragment = Fragment.parse(text, format="pdf")
+        assert fragment.scheme is not None
+        found[text] = evaluate(fragment.scheme, fragment.positions, data, media_type="application/pdf")
+    assert found["search=007"].data == b"007"
+    assert found["search=%22z12%20007%22"].data == b"007"  # the first of the words found
+    for name in ("nameddest=12", "nameddest=007"):
+        assert found[name].data == data and found[name].page is not None and found[name].page.number == 1
+    with pytest.raises(NotFoundError):
+        evaluate("nameddest", ["7"], data, media_type="application/pdf")
+
+
+@given(st.sampled_from(["nameddest", "search"]), st.lists(st.text("0123456789", min_size=1, max_size=20), min_size=1,
+                                                          max_size=3))
+@settings(max_examples=200)
+def test_rfc_8118_words_of_digits_stay_as_written(scheme: str, words: list[str]) -> None:
+    """What a ``nameddest=`` or ``search=`` position of digits names is those characters (RFC 8118: a string, a
+    word), leading zeros and all, and printing the fragment gives them back."""
+    from pdi.identifier import Fragment
+
+    fragment = Fragment.parse(f"{scheme}={','.join(words)}", format="pdf")
+    assert fragment.positions == tuple(words)
+    assert Fragment.parse(str(fragment), format="pdf") == fragment

@@ -53,7 +53,7 @@ def _position_text(pos: Position, scheme: str | None) -> str:
     if isinstance(pos, int):
         return str(pos)
     if isinstance(pos, str):
-        return _escape_name(pos, digits_ok=scheme == "name")
+        return _escape_name(pos, digits_ok=scheme in _WORDS)
     return "(" + ",".join(str(item) for item in pos) + ")"
 
 
@@ -187,6 +187,10 @@ def _split_top(body: str) -> list[tuple[str, int]]:
 #: The schemes whose positions are numbers written in digits (a count of characters, lines, octets, start tags or
 #: time units).
 _COUNTED = frozenset({"char", "line", "byte", "elt", "sec", "msec"})
+#: The schemes whose positions are names or words, digits too: HTML's ``name``, RFC 8118's ``nameddest`` and
+#: ``search`` (found by a property test: ``#nameddest=12`` was the number 12, refused as no destination name, and
+#: ``#search=007`` looked for ``7``).
+_WORDS = frozenset({"name", "nameddest", "search"})
 
 
 def _parse_position(raw: str, scheme: str | None, text: str, offset: int) -> Position:
@@ -227,7 +231,7 @@ def _parse_position(raw: str, scheme: str | None, text: str, offset: int) -> Pos
             eq,
             "fragment-specifier",
         )
-    if scheme != "name" and raw.isdigit() and raw.isascii():
+    if scheme not in _WORDS and raw.isdigit() and raw.isascii():
         return _number(raw, text=text, offset=offset, rule="position")
     if scheme in _COUNTED:  # "#char=7,12." is no element name gone wrong: its positions are numbers
         bad = next(i for i, c in enumerate(raw) if not "0" <= c <= "9")
