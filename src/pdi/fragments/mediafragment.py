@@ -59,7 +59,7 @@ _NPT: Final = re.compile(
 #: invalid one.
 _SMPTE: Final = re.compile(r"([0-9]{1,45}):([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]{2}))?)?")
 _CLOCK: Final = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?(?:[Zz]|[+-][0-9]{2}:[0-9]{2})"
+    r"([0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2})(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})"
 )
 _XYWH: Final = re.compile(r"(?:(?P<unit>pixel|percent):)?([0-9]+),([0-9]+),([0-9]+),([0-9]+)")
 #: The largest number read in a media fragment (digits): enough for any real time or image.
@@ -200,8 +200,9 @@ def _check_unread(head: str, rest: str, value: str) -> None:
     for text in times:
         if head == "clock":
             m = _CLOCK.fullmatch(text)
-            try:
-                keys.append(datetime.fromisoformat(text.upper().replace("Z", "+00:00")) if m else None)
+            try:  # to the second, then its fraction exactly (a datetime keeps microseconds)
+                keys.append((datetime.fromisoformat(m[1].upper() + m[3].upper().replace("Z", "+00:00")),
+                             Decimal("0" + (m[2] or ""))) if m else None)
             except ValueError:
                 m = None
         else:
