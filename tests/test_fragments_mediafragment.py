@@ -87,7 +87,7 @@ def test_4_2_2_xywh_examples() -> None:
     assert parse_region("160,120,320,240") == MediaRegion(160, 120, 320, 240, "pixel")
     assert parse_region("pixel:160,120,320,240") == MediaRegion(160, 120, 320, 240, "pixel")
     assert parse_region("percent:25,25,50,50") == MediaRegion(25, 25, 50, 50, "percent")
-    for bad in ("160,120,320", "em:1,2,3,4", "1,2,0,4", "percent:60,0,50,10", "1.5,2,3,4"):
+    for bad in ("160,120,320", "em:1,2,3,4", "1,2,0,4", "percent:100,0,1,10", "percent:0,100,1,1", "1.5,2,3,4"):
         with pytest.raises(ParseError):
             parse_region(bad)
 
@@ -363,3 +363,28 @@ def test_a_t_value_is_read_as_the_grammar_says(value: str, before: str) -> None:
         return
     assert isinstance(got, MediaTime)
     assert (Fraction(got.begin), None if got.end is None else Fraction(got.end)) == (begin, end)
+
+
+@given(st.integers(0, 120), st.integers(0, 120), st.integers(0, 120), st.integers(0, 120), st.integers(1, 60),
+       st.integers(1, 60))
+@settings(max_examples=300)
+def test_xywh_percent_selects_the_pixels_it_covers_clipped_to_the_image(
+    x: int, y: int, w: int, h: int, width: int, height: int
+) -> None:
+    """Media Fragments' semantics of ``xywh``: a region whose top-left corner is outside the media (``x`` or ``y``
+    at 100 % or more) is an error; one that begins inside and reaches past the edge is clipped to it. In percent,
+    the pixels are those the region touches (pdi's reading: left and top edges down, right and bottom up). Found by
+    this test: ``xywh=percent:60,0,50,10`` was refused as "reaches past 100 %"."""
+    value = f"percent:{x},{y},{w},{h}"
+    if w == 0 or h == 0 or x >= 100 or y >= 100:
+        with pytest.raises(ParseError):
+            parse_region(value)
+        return
+    (x1, y1), (x2, y2) = native_region(parse_region(value), width=width, height=height)
+    # the pixel columns [i, i+1) that meet the region [x %, min(x+w, 100) %) of the width, exactly
+    columns = [i for i in range(width) if Fraction(i) < Fraction(min(x + w, 100) * width, 100)
+               and Fraction(i + 1) > Fraction(x * width, 100)]
+    rows = [j for j in range(height) if Fraction(j) < Fraction(min(y + h, 100) * height, 100)
+            and Fraction(j + 1) > Fraction(y * height, 100)]
+    assert (x1, x2) == ((columns[0], columns[-1] + 1) if columns else (x1, x1))
+    assert (y1, y2) == ((rows[0], rows[-1] + 1) if rows else (y1, y1))

@@ -15,7 +15,8 @@ Implements, from the W3C Recommendation of 25 September 2012
   and ``clock`` times are :class:`~pdi.errors.UnsupportedError` (invalid ones
   are passed over, as any invalid value is);
 * §4.2.2 spatial: ``xywh=[pixel:|percent:]x,y,w,h``, integers, width and
-  height above zero.
+  height above zero; in percent, ``x`` and ``y`` below 100 (a region
+  reaching past 100 % is clipped to the media, as the semantics of xywh say).
 
 :func:`native_time` and :func:`native_region` name the same selection in
 PDI terms (PDI-GRAMMAR.md §3, decisions recorded there): a time in whole
@@ -230,8 +231,10 @@ def parse_region(value: str) -> MediaRegion:
     if w == 0 or h == 0:
         raise ParseError("xywh= needs a width and a height above zero", text=value, rule="xywhparam")
     unit = m.group("unit") or "pixel"
-    if unit == "percent" and (x + w > 100 or y + h > 100):
-        raise ParseError("xywh=percent: reaches past 100 %", text=value, rule="xywhparam")
+    if unit == "percent" and (x >= 100 or y >= 100):  # a corner outside the media: an error (a region that
+        # begins inside and reaches past 100 % is clipped to the media, by native_region: found by a property test,
+        # xywh=percent:60,0,50,10 was refused, where the semantics of Media Fragments select 60 % to 100 % of the width)
+        raise ParseError("xywh=percent: begins at or past 100 %, outside the media", text=value, rule="xywhparam")
     return MediaRegion(x, y, w, h, unit)
 
 
@@ -263,13 +266,14 @@ def native_time(time: MediaTime, *, duration_ms: int | None = None) -> tuple[str
 def native_region(region: MediaRegion, *, width: int | None = None, height: int | None = None) -> tuple[
     tuple[int, int], tuple[int, int]
 ]:
-    """The corners ``(x1, y1), (x2, y2)`` of the PDI ``rect`` equal to ``region`` (percent needs the image's size)."""
+    """The corners ``(x1, y1), (x2, y2)`` of the PDI ``rect`` equal to ``region`` (percent needs the image's size,
+    and is clipped to it where it reaches past 100 %)."""
     if region.unit == "pixel":
         return (region.x, region.y), (region.x + region.w, region.y + region.h)
     if width is None or height is None:
         raise UnsupportedError("xywh=percent: needs the size of the image")
     x1 = region.x * width // 100
     y1 = region.y * height // 100
-    x2 = -(-(region.x + region.w) * width // 100)  # rounded up
-    y2 = -(-(region.y + region.h) * height // 100)
+    x2 = min(width, -(-(region.x + region.w) * width // 100))  # rounded up, at most the edge
+    y2 = min(height, -(-(region.y + region.h) * height // 100))
     return (x1, y1), (x2, y2)
