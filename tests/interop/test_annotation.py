@@ -138,6 +138,16 @@ def test_image_audio_and_octets_use_media_fragments_and_data_positions(archive: 
         expand(annotation)  # valid JSON-LD under the official context
 
 
+def test_an_empty_interval_has_no_media_fragment_to_annotate_it_by(archive: Archive) -> None:
+    """``t=a,b`` needs ``a`` before ``b`` (Media Fragments URI 1.0 §4.2.1; W3C test case TC0002, ``t=3,3``, is
+    invalid): a moment of a sound is refused with the reason, not exported as a selector no reader accepts."""
+    audio = archive.add(S, sound(16000), format="wav")
+    for fragment in ("#sec=1,1", "#msec=500,500"):
+        with pytest.raises(UnsupportedError, match="empty interval"):
+            export_annotation(archive, f"{audio}{fragment}")
+    assert export_annotation(archive, f"{audio}#msec=500,501")["target"]["selector"]["value"] == "t=npt:0.5,0.501"
+
+
 def test_a_citation_links_the_quoting_position_to_the_quoted_passage(archive: Archive) -> None:
     quoted = archive.add(S, TEXT.encode(), format="text")
     citing = archive.add(S, b"As the text says: quick brown fox.\n", format="text")

@@ -49,6 +49,12 @@ def test_n2r_of_a_clip_is_the_whole_video_with_the_interval_in_a_link(archive: A
     assert part.status_code == 206 and part.content == data[:100]
     past = client.get(f"/uri-res/N2R?{name}%23sec=7,8")
     assert past.status_code == 416 and "wholly past the end" in past.text
+    # an empty interval, an instant: Media Fragments cannot say it (t=a,b needs a before b: W3C test case TC0002
+    # "t=3,3" is invalid), so no clip is linked, and the answer is the whole video still
+    moment = client.get(f"/uri-res/N2R?{name}%23msec=1500,1500")
+    assert moment.status_code == 200 and moment.content == data
+    assert moment.headers["content-location"] == location
+    assert "#t=" not in moment.headers.get("link", "")
 
 
 def test_n2c_describes_the_video_and_the_interval(archive: Archive, tmp_path: Path) -> None:

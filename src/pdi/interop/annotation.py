@@ -189,6 +189,9 @@ def _specific_resource(archive: Archive, parsed: PDI) -> dict[str, Any]:
             "value": f"xywh=pixel:{r.x1},{r.y1},{r.x2 - r.x1},{r.y2 - r.y1}",
         })
     elif result.interval is not None:
+        if result.interval.end <= result.interval.start:  # Media Fragments has no empty interval (t=a,a is invalid)
+            raise UnsupportedError(f"{parsed} is an empty interval, an instant: a Media Fragment (t=a,b, a before b)"
+                                   " names a stretch, never an instant, so there is no selector to annotate it by")
         positions = parsed.fragment.positions
         unit = Decimal(1000) if scheme == "msec" else Decimal(1)
         t0, t1 = (Decimal(p) / unit if isinstance(p, int) else Decimal(0) for p in positions[:2])

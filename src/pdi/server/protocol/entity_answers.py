@@ -353,7 +353,7 @@ def video_time(resolved: Resolved) -> bool:
 def with_clip(about: Mapping[str, str], resolved: Resolved) -> dict[str, str]:
     """``about`` with a clip's headers (:func:`clip_headers`), its ``Link`` joined to any already there."""
     clip = clip_headers(resolved)
-    if "Link" in about:
+    if "Link" in about and "Link" in clip:
         clip["Link"] += ", " + about["Link"]
     return {**about, **clip}
 
@@ -365,12 +365,15 @@ def clip_headers(resolved: Resolved) -> dict[str, str]:
     its octets); a ``Link`` with ``rel="alternate"`` to the same with the
     Media Fragments URI 1.0 temporal fragment of the interval
     (``#t=npt:1.000,2.500``, seconds to the millisecond), which a browser's
-    player seeks to and stops at.
+    player seeks to and stops at; none for an empty interval (``#sec=3,3``), which Media Fragments cannot
+    say (its ``t=a,b`` needs ``a`` before ``b``).
     """
     fragment = resolved.fragment
     assert fragment is not None and fragment.interval is not None
     interval = fragment.interval
     whole = n2r_path(resolved.pdi.without_fragment())
+    if interval.end <= interval.start:
+        return {"Content-Location": whole}
     clip = f"{whole}#t=npt:{interval.start / 1000:.3f},{interval.end / 1000:.3f}"
     link = f'<{clip}>; rel="alternate"; type="{resolved.media_type}"'
     return {"Content-Location": whole, "Link": link}
