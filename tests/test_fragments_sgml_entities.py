@@ -135,3 +135,16 @@ def test_an_element_closed_by_an_entitys_tag_ends_at_the_reference() -> None:
     assert [(e.start, e.end) for e in elements[3:5]] == [(sig, sig), (sig, sig)]  # the entity's <p> and <em>
     assert MEMO[elements[5].start : elements[5].end] == "<p>An <em>open &close; at last.\r\n"
     assert MEMO[elements[6].start : elements[6].end] == "<em>open &close;"
+
+
+def test_an_entitys_elements_stand_at_its_reference_not_at_a_name_that_folds_to_it() -> None:
+    """``&ſig;`` (U+017F LONG S, which Python's Unicode case rules match with ``s``) is no reference to ``sig``:
+    ``ſ`` starts no SGML name, so the ``&`` is data and onsgmls reads the one element of ``sig`` at ``&sig;``."""
+    prolog = ('<!DOCTYPE a [<!ELEMENT a - - (#PCDATA|b)*><!ELEMENT b - - (#PCDATA)>'
+              '<!ENTITY sig "<b>x</b>">]>\r\n')
+    text = prolog + "<a>t &\u017fig; u &sig; v</a>"
+    with tempfile.TemporaryDirectory() as directory:
+        assert onsgmls_names(text, Path(directory)) == ["A", "B"]
+    elements = read_sgml(text).elements
+    at = text.index("&sig;")
+    assert [(e.name, e.start, e.end) for e in elements] == [("A", len(prolog), len(text)), ("B", at, at)]

@@ -23,8 +23,9 @@ _BLANK: Final = re.compile(r"(?:\s+|" + _COMMENT_DECLARATION + r")*+")
 _MARKED: Final = re.compile(r"<!\[([^\[\]<>]*)\[")  # (no nested repetition: linear on any text)
 #: What ends a marked section, and what begins one nested in an ignored one.
 _MARKED_EDGE: Final = re.compile(r"<!\[|\]\]>")
-#: A parameter entity's declaration whose literal may be a status keyword (bounded: linear on any text).
-_PARAMETER_ENTITY: Final = re.compile(r"""<!ENTITY\s+%\s+([\w.-]+)\s+(?:"([^"]{0,64})"|'([^']{0,64})')""", re.I)
+#: A parameter entity's declaration whose literal may be a status keyword (bounded: linear on any text). ``ENTITY``
+#: is a reserved name, ASCII letters in any case (``(?a:…)``: Python's Unicode case rules would take ``ENTıTY``).
+_PARAMETER_ENTITY: Final = re.compile(r"""(?a:<!ENTITY)\s+%\s+([\w.-]+)\s+(?:"([^"]{0,64})"|'([^']{0,64})')""", re.I)
 #: Marked sections' statuses, strongest first (ISO 8879 §10.4.2).
 _STATUSES: Final = ("IGNORE", "CDATA", "RCDATA", "INCLUDE", "TEMP")
 
@@ -267,7 +268,8 @@ class _Locator:
         entity's elements are placed where the next markup begins)."""
         pattern = self.reference_patterns.get(name)
         if pattern is None:  # (entity names are case-sensitive unless NAMECASE ENTITY YES: either is found)
-            pattern = re.compile(_COMMENT_DECLARATION + r"|&" + re.escape(name) + r"(?![\w.-])(;?)", re.I)
+            # (its letters' case folded as ASCII's: ``&ſection`` is no reference to ``section``)
+            pattern = re.compile(_COMMENT_DECLARATION + r"|(?a:&" + re.escape(name) + r")(?![\w.-])(;?)", re.I)
             self.reference_patterns[name] = pattern
         at, before = self._line()
         before = min(before, len(self.text))
