@@ -11,7 +11,12 @@ from collections.abc import Generator, Iterator
 from pdi.mhtml.limits import Budget
 from pdi.mhtml.refs.reference import Reference
 
-_CSS_ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{1,6})[ \t\n\r\f]?|(\r\n|[\n\r\f])|(.))", re.S)
+#: An escape as a string's or a name's value reads it (CSS Syntax 3 §4.3.7): up to six hex digits and one white
+#: space after them (CR LF one: §3.3 makes it an LF before anything is read), a newline (in a string: nothing, the
+#: string goes on), or any other character.
+_CSS_ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{1,6})(?:\r\n|[ \t\n\r\f])?|(\r\n|[\n\r\f])|(.))", re.S)
+#: Where an escape ends, from its backslash (as :data:`_CSS_ESCAPE` reads it).
+_ESCAPE_END = re.compile(r"\\(?:[0-9a-fA-F]{1,6}(?:\r\n|[ \t\n\r\f])?|\r\n|.)?", re.S)
 
 
 def _css_unescape(raw: str) -> str:
@@ -32,15 +37,19 @@ _CSS_WS = " \t\n\r\f"
 
 
 def _string_end(css: str, pos: int, n: int) -> int:
-    """Index of the closing quote of the string whose opening quote is at ``pos`` (or ``n``)."""
+    """Index of the closing quote of the string whose opening quote is at ``pos``, or of the newline that ends it
+    unclosed (CSS Syntax 3 §4.3.5: LF, CR or FF, §3.3), or ``n``. An escape is passed over whole (§4.3.7): its hex
+    digits and the one white space after them, a CR LF after a backslash as one newline."""
     quote = css[pos]
     i = pos + 1
     while i < n:
         c = css[i]
         if c == "\\":
-            i += 2
+            escape = _ESCAPE_END.match(css, i, n)
+            assert escape is not None  # (the backslash at least)
+            i = max(escape.end(), i + 1)
             continue
-        if c == quote or c == "\n":
+        if c == quote or c in "\n\r\f":
             return i
         i += 1
     return n
@@ -55,7 +64,7 @@ def _continues_name(ch: str) -> bool:
 
 #: A CSS escape (CSS Syntax 3 §4.3.7): up to six hex digits and one white space after them, or any other
 #: character but a line end.
-_ESC = r"\\(?:[0-9a-fA-F]{1,6}[ \t\n\r\f]?|[^\n\r\f0-9a-fA-F])"
+_ESC = r"\\(?:[0-9a-fA-F]{1,6}(?:\r\n|[ \t\n\r\f])?|[^\n\r\f0-9a-fA-F])"
 #: A name holding an escape, as far as ``url``, ``image-set``, ``-webkit-image-set`` or ``import`` could be
 #: written with escapes: a browser reads ``u\72l(`` as ``url(`` (§4.3.4 compares the name's value, escapes
 #: undone). Bounded on both sides of its first escape, so that a long run of letters or escapes costs a look
