@@ -76,6 +76,7 @@ from email.message import Message
 from email.policy import compat32
 from typing import BinaryIO, TypedDict
 
+from pdi._mime_params import header_params
 from pdi._wording import plural
 from pdi._work_deadline import WorkDeadline
 from pdi.errors import LimitError, ParseError, PDIError
@@ -690,12 +691,14 @@ def _heading(info: _HeaderInfo, location: str | None, outer_base: str, scope: tu
 
 @functools.lru_cache(maxsize=256)
 def _content_type(ct: str | None) -> tuple[str, tuple[tuple[str, str], ...]]:
-    """A Content-Type field's media type and parameters, as :mod:`email` reads them (the same few fields recur
+    """A Content-Type field's media type and parameters, as :mod:`email` reads them but for where a quoted value ends
+    (:mod:`pdi._mime_params`; the same few fields recur
     in every file: read once, not once a part; the email package's reading was a tenth of a WACZ export)."""
     msg = Message(policy=compat32)
     if ct is not None:
         msg["Content-Type"] = ct
-    params = tuple((k.lower(), email.utils.collapse_rfc2231_value(v)) for k, v in (msg.get_params() or [])[1:])
+    found = [] if ct is None else header_params(str(msg["Content-Type"]))  # cut as RFC 2045 cuts it
+    params = tuple((k.lower(), email.utils.collapse_rfc2231_value(v)) for k, v in found[1:])
     return msg.get_content_type(), params
 
 
