@@ -79,13 +79,13 @@ def test_a_remover_taking_an_imports_blobs_fails_the_import_and_changes_nothing(
         store = archive.store
         real = store._import_staged  # type: ignore[attr-defined]
 
-        def remover_first(*args: object) -> int:
+        def remover_first(*args: object, **kwargs: object) -> int:
             # The fault a real race produces only by chance: between placing the
             # import's blobs and taking the catalog's write lock, a remover with
             # no grace period runs and takes every blob no name holds yet.
             with Archive.open(target) as remover:
                 assert len(remover.remove_unreferenced(older_than=0)) == 5
-            return int(real(*args))
+            return int(real(*args, **kwargs))
 
         monkeypatch.setattr(store, "_import_staged", remover_first)
         with pytest.raises(StoreError, match=r"of the import was removed while the import ran .*; nothing was imported"):

@@ -19,6 +19,7 @@ timing, the real sync still runs).
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import os
@@ -26,6 +27,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -34,6 +36,7 @@ import pytest
 from pdi.archive import Archive
 from pdi.archive.blobs import files
 from pdi.archive.blobs.inline import INLINE_LIMIT
+from pdi.errors import StoreError
 from support.fsyncs import fsynced
 
 S = "oma.eop.gov.us"
@@ -88,17 +91,37 @@ def test_a_deposit_that_finds_an_imported_file_before_its_folder_is_synced_syncs
     path = root / "blobs" / _sha(shared)[:2] / _sha(shared)
     seen: dict[str, object] = {}
 
-    def another_deposit() -> None:  # pdi add of the same octets, by another handle on the archive
+    other = Archive.open(root)
+    other.add_series(T)
+    inodes = fsynced(monkeypatch)
+    staged = threading.Event()  # the other deposit has found the file and synced it (it then waits for the lock
+    real_pin = files.FileBlobs._pin_existing  # the import holds until its sync is done and it commits)
+
+    def pin_existing(self: files.FileBlobs, sha256: str, deferred: bool = False) -> object:
+        try:
+            return real_pin(self, sha256, deferred=deferred)
+        finally:
+            if threading.current_thread() is deposit:
+                staged.set()
+
+    monkeypatch.setattr(files.FileBlobs, "_pin_existing", pin_existing)
+
+    def add() -> None:  # pdi add of the same octets, by another handle on the archive
+        seen["name"] = str(other.add(T, shared, format="octet-stream"))
+        seen["fsynced"] = set(inodes)  # what it synced, all before it committed
+
+    deposit = threading.Thread(target=add)
+
+    def another_deposit() -> None:  # the deposit, begun once the import's files are at their names
         seen["marked"] = _marked(root)
-        inodes = fsynced(monkeypatch)
-        with Archive.open(root) as other:
-            other.add_series(T)
-            seen["name"] = str(other.add(T, shared, format="octet-stream"))
-            seen["fsynced"] = set(inodes)  # what it synced, all before it committed
+        deposit.start()
+        assert staged.wait(60)
 
     _at_folder_sync(monkeypatch, another_deposit)
     with Archive.open(root) as copy:
         assert copy.import_bag(bag) == 3
+    deposit.join(60)
+    other.close()
     marked = seen["marked"]
     assert isinstance(marked, dict) and set(marked) == {_sha(d) for d in made.values()}
     assert all(marked.values())  # at their names, their entries not yet durable: marked
@@ -134,13 +157,16 @@ def test_an_import_is_made_durable_by_one_syncfs_after_its_renames_and_before_it
         real_import = copy.store._import_staged
         names_at_commit: list[int] = []
 
-        def import_staged(*args: object, **kwargs: object) -> object:
-            names_at_commit.append(len(synced))
-            return real_import(*args, **kwargs)  # type: ignore[arg-type]
+        def import_staged(*args: object, before_commit: Callable[[], None], **kwargs: object) -> object:
+            def committing() -> None:  # the transaction's last step before its commit
+                before_commit()
+                names_at_commit.append(len(synced))
+
+            return real_import(*args, before_commit=committing, **kwargs)  # type: ignore[arg-type]
 
         monkeypatch.setattr(copy.store, "_import_staged", import_staged)
         assert copy.import_bag(bag) == 3
-    assert len(synced) == 1 and names_at_commit == [1]  # one sync, before the catalog's transaction
+    assert len(synced) == 1 and names_at_commit == [1]  # one sync, done before the catalog's transaction commits
     assert synced[0] == {_sha(d): True for d in made.values()}  # every file at its name then, still marked
     assert not any(_marked(root).values())
 
@@ -157,9 +183,12 @@ def test_without_syncfs_an_imports_files_and_folders_are_each_fsynced_before_its
         real_import = copy.store._import_staged
         at_commit: list[set[int]] = []
 
-        def import_staged(*args: object, **kwargs: object) -> object:
-            at_commit.append(set(inodes))
-            return real_import(*args, **kwargs)  # type: ignore[arg-type]
+        def import_staged(*args: object, before_commit: Callable[[], None], **kwargs: object) -> object:
+            def committing() -> None:  # the transaction's last step before its commit
+                before_commit()
+                at_commit.append(set(inodes))
+
+            return real_import(*args, before_commit=committing, **kwargs)  # type: ignore[arg-type]
 
         monkeypatch.setattr(copy.store, "_import_staged", import_staged)
         assert copy.import_bag(bag) == 3
@@ -355,3 +384,23 @@ def test_sigkill_between_an_imports_renames_and_its_commit_leaves_no_name_and_no
         report = copy.verify()
         assert report.ok and not report.unreferenced
     assert not any(_marked(root).values())
+
+
+def test_an_import_whose_sync_fails_commits_nothing_and_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sync runs beside the import's statements (its own thread); when the disk reports a write-back error
+    (``EIO`` from ``syncfs``), the transaction does not commit and the files the import placed are removed."""
+    bag, _made = _bag(tmp_path, 3)
+    root = tmp_path / "copy"
+    Archive.init(root).close()
+
+    def syncfs(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(files, "_SYNCFS", [syncfs])
+    with Archive.open(root) as copy:
+        with pytest.raises(StoreError, match="durable"):
+            copy.import_bag(bag)
+        assert list(copy.ls()) == []
+    assert _marked(root) == {} and list((root / "tmp").iterdir()) == []

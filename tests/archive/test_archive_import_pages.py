@@ -235,11 +235,11 @@ def test_a_remover_taking_the_imports_uploads_fails_a_postgresql_import_and_chan
         store = target.store
         real = store._import_staged  # type: ignore[attr-defined]
 
-        def remover_first(*args: object) -> int:
+        def remover_first(*args: object, **kwargs: object) -> int:
             # between the uploads and the catalog transaction, a remover with no grace period
             with Archive.open(location) as remover:
                 assert len(remover.remove_unreferenced(older_than=0)) == 3
-            return int(real(*args))
+            return int(real(*args, **kwargs))
 
         monkeypatch.setattr(store, "_import_staged", remover_first)
         with pytest.raises(StoreError, match=r"the upload of blob [0-9a-f]{64} was removed before its deposit"):

@@ -24,7 +24,9 @@ durable together: every file written first, then all renamed to their names,
 then the files and their directories synced at once (one ``syncfs(2)`` of
 the archive's file system where the kernel reports write-back errors through
 it, Linux 5.8 and later; else an ``fsync`` of each file and folder): one flush
-of the disk's cache an import, not one a blob. Each is marked as not yet
+of the disk's cache an import, not one a blob, run on a thread of its own while
+the import's catalog statements run (:class:`ImportSync`), the commit waiting
+for it. Each is marked as not yet
 durable (below) from its creation in ``tmp/`` until that sync, so that a
 deposit finding it at its name meanwhile syncs it first (and one that finds
 its octets not the blob's, after a crash, writes it again); then the import
@@ -518,13 +520,25 @@ class FileBlobs(Attached):
         ahead.placed = True
 
     def stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
+        """:meth:`stage_import_begun`, its sync waited for: the blobs durable and unmarked when it returns."""
+        staged, sync = self.stage_import_begun(blobs)
+        try:
+            sync.wait()
+        except BaseException:
+            discard_all(staged)
+            raise
+        return staged
+
+    def stage_import_begun(self, blobs: Iterable[tuple[str, BlobSource]]) -> tuple[list[StagedBlob], ImportSync]:
         """Write every new blob of an import to a temporary file first; place them only when all are read.
 
         A bag object that cannot be read (or no longer has its hash) stops
         the import before any blob file is put in place: the temporary files
         are removed and the archive is as it was. The files are renamed into
         place, then made durable with their directories' entries in one sync
-        (:meth:`_sync_all`, module docstring), and only then unmarked (marked as
+        (:meth:`_sync_all`, module docstring), begun here on a thread of its own
+        (:class:`ImportSync`: the import's catalog statements run meanwhile, and
+        wait for it before they commit), and only then unmarked (marked as
         not yet durable from their creation: a deposit finding one at its name
         before syncs it first). A blob written ahead by
         :meth:`write_ahead` is taken as it is. Unlike a deposit's, an
@@ -581,7 +595,6 @@ class FileBlobs(Attached):
                 staged.append(imported)
                 if imported.created:
                     placed.append(self.blob_file(info.sha256))
-            self._sync_all([*sorted(folders), *placed], since)
         except BaseException:
             for tmp, _, _ in pending:
                 tmp.unlink(missing_ok=True)
@@ -590,10 +603,7 @@ class FileBlobs(Attached):
         finally:
             for spooled in taken:
                 spooled.taken = True
-        for blob in staged:  # durable now, names and octets: the marks go (module docstring)
-            if isinstance(blob, _ImportedFile):
-                blob.unmark()
-        return staged
+        return staged, ImportSync(self, [*sorted(folders), *placed], since, staged)
 
     def _identify(self, tmp: Path, fd: int) -> _Identity:
         """The device and inode of a written temporary file (by which its import knows it at its name, to clear its
@@ -703,6 +713,41 @@ class FileBlobs(Attached):
                 except OSError as exc:
                     raise StoreError(f"cannot list blobs in {blobs / sub}: {exc}") from exc
                 yield from names
+
+
+class ImportSync:
+    """The one sync of an import's placed files and their folders (:meth:`FileBlobs.stage_import_begun`), on a
+    thread of its own from its making, so that the import's catalog statements run while the disk is flushed;
+    :meth:`wait` (inside the catalog's transaction, before its commit) joins it and raises what it raised. Once
+    the files are durable it clears their marks (module docstring)."""
+
+    def __init__(self, store: FileBlobs, paths: Sequence[str], since: int, staged: Sequence[StagedBlob]) -> None:
+        self._failure: BaseException | None = None
+        self._waited = False
+        self._thread: threading.Thread | None = None
+        if not paths:
+            return
+        self._store, self._paths, self._since, self._staged = store, paths, since, staged
+        self._thread = threading.Thread(target=self._run, name="pdi-import-sync", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._store._sync_all(self._paths, self._since)
+        except BaseException as exc:  # (raised by wait, in the import's thread)
+            self._failure = exc
+            return
+        for blob in self._staged:  # durable now, names and octets: the marks go (module docstring)
+            if isinstance(blob, _ImportedFile):
+                blob.unmark()
+
+    def wait(self) -> None:
+        """Once the files and folders are durable (and unmarked); what the sync raised, raised here (once)."""
+        if self._thread is not None:
+            self._thread.join()
+        if self._failure is not None and not self._waited:
+            self._waited = True
+            raise self._failure
 
 
 class _Ahead(Spooled):

@@ -57,6 +57,20 @@ class BlobPin(Protocol):
         ...
 
 
+class ImportDurability(Protocol):
+    """What makes an import's staged blobs durable, begun when they were staged (blob files: one sync on a thread of
+    its own, :class:`pdi.archive.blobs.files.ImportSync`): ``wait`` before the catalog's commit."""
+
+    def wait(self) -> None: ...
+
+
+class Durable:
+    """An import's blobs durable when staged (a store that stages each durably): nothing to wait for."""
+
+    def wait(self) -> None:
+        return None
+
+
 class StagedBlob(BlobPin, Protocol):
     """A blob written from a stream before its catalog transaction: what it is, and its pin.
 

@@ -23,7 +23,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pdi.archive.blobs import ChunkedReader
-from pdi.archive.blobs.seam import BlobPin, BlobSource, BlobStore, StagedBlob
+from pdi.archive.blobs.seam import BlobPin, BlobSource, BlobStore, ImportDurability, StagedBlob
 from pdi.archive.store import (
     AssertionRecord,
     AuditRecord,
@@ -419,8 +419,8 @@ class CatalogBase(ABC):
         """Inside the catalog transaction: record staged blobs (:mod:`.blobs`)."""
 
     @abstractmethod
-    def _stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
-        """Stage the blobs of an import (:mod:`.blobs`)."""
+    def _stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> tuple[list[StagedBlob], ImportDurability]:
+        """Stage the blobs of an import, and what makes them durable, begun (:mod:`.blobs`)."""
 
     @abstractmethod
     def open_blob(self, sha256: str, *, name: str) -> ChunkedReader | None:

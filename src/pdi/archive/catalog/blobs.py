@@ -23,6 +23,8 @@ from pdi.archive.blobs.seam import (
     BlobPin,
     BlobSource,
     BlobStore,
+    Durable,
+    ImportDurability,
     Spooled,
     StagedBlob,
     spool_ahead,
@@ -177,10 +179,14 @@ class BlobRules(CatalogBase):
         ahead = getattr(self.blobs, "write_ahead", None)
         return spool_ahead(source) if ahead is None else cast(Spooled, ahead(source))
 
-    def _stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
-        """Stage the blobs of an import, each checked against the SHA-256 its record names."""
+    def _stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> tuple[list[StagedBlob], ImportDurability]:
+        """Stage the blobs of an import, each checked against the SHA-256 its record names; and what makes them
+        durable, begun (blob files: their one sync, on a thread of its own): wait for it before the commit."""
         self.refuse_if_read_only()
-        return self.blobs.stage_import(blobs)
+        begun = getattr(self.blobs, "stage_import_begun", None)
+        if begun is not None:
+            return cast(tuple[list[StagedBlob], ImportDurability], begun(blobs))
+        return self.blobs.stage_import(blobs), Durable()
 
     @contextmanager
     def _staged(self, blobs: Sequence[StagedBlob]) -> Iterator[Sequence[StagedBlob]]:

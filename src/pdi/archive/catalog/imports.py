@@ -115,15 +115,21 @@ class ImportsPart(CatalogBase):
                     raise NotFoundError(f"parent series {s.parent} of {s.name} is not in the import")
             for page in pages(rec for rec, _ in representations):
                 self._check_import(page, known, force)
-        staged = self._stage_import(
+        staged, durability = self._stage_import(
             (rec.sha256, content) for rec, content in representations if rec.purged is None
         )
         try:
+            # the statements run while the blobs are made durable (one sync, begun by the staging): the commit
+            # waits for it, so that no name is committed before its blob's octets and folder entry are durable
             added = self._import_staged(series, representations, assertions, audit, staged, withdrawals,
-                                        embargoes, new_document, gapless, force, access_changes)
+                                        embargoes, new_document, gapless, force, access_changes,
+                                        before_commit=durability.wait)
         except BaseException:
             with cleaning_up_after_failure():
-                discard_all(staged)
+                try:
+                    durability.wait()  # (joined before its files are removed; what it raised is raised already)
+                finally:
+                    discard_all(staged)
             raise
         release_all(staged)
         return added
@@ -141,6 +147,8 @@ class ImportsPart(CatalogBase):
         gapless: bool = True,
         force: bool = False,
         access_changes: Sequence[tuple[DocumentKey, str]] = (),
+        *,
+        before_commit: Callable[[], None] = lambda: None,
     ) -> list[RepresentationRecord]:
         added: list[RepresentationRecord] = []
         written = _ImportWritten({blob.info.sha256: blob for blob in staged})
@@ -178,6 +186,7 @@ class ImportsPart(CatalogBase):
                             " AND (access_changed_at IS NULL OR access_changed_at < ?)", (at, target, at))
             if embargoes or any(s.access != "public" for s in series):
                 self._query("INSERT INTO access_changes (at) VALUES (?)", (timestamp(),))
+            before_commit()  # the blobs durable (their sync, begun as they were staged, waited for)
         return added
 
     def digests_held(self, names: Sequence[tuple[DocumentKey, int, str]]) -> dict[tuple[DocumentKey, int, str], str]:
