@@ -81,6 +81,9 @@ def _element(data: bytes, offset: int, end: int, what: str) -> _Element:
     if offset + 2 > end:
         raise ParseError(f"the timestamp response ends inside {what}", offset=offset, rule="der")
     tag, first = data[offset], data[offset + 1]
+    if tag & 0x1F == 0x1F:  # X.690 §8.1.2.4: a tag number past 30, in more octets; no field read here has one
+        raise ParseError(f"{what} has a tag number in several octets, which no field of RFC 3161 has",
+                         offset=offset, rule="der")
     start = offset + 2
     if first < 0x80:
         length = first
@@ -89,6 +92,9 @@ def _element(data: bytes, offset: int, end: int, what: str) -> _Element:
         if count == 0 or count > 4 or start + count > end:
             raise ParseError(f"{what} has a length DER does not allow", offset=offset + 1, rule="der")
         length = int.from_bytes(data[start:start + count], "big")
+        # X.690 §10.1: the length in the fewest octets (the short form below 128, no leading zero octet)
+        if length < 0x80 or data[start] == 0:
+            raise ParseError(f"{what} has a length in more octets than DER allows", offset=offset + 1, rule="der")
         start += count
     if start + length > end:
         raise ParseError(f"{what} is longer than what holds it", offset=offset, rule="der")
@@ -117,7 +123,12 @@ def _int(data: bytes, element: _Element, what: str, most: int) -> int:
     if element.end - element.start > most:
         raise ParseError(f"{what} is an INTEGER of {element.end - element.start} octets, more than {most}",
                          offset=element.start, rule="rfc3161")
-    return int.from_bytes(data[element.start:element.end], "big", signed=True)
+    content = data[element.start:element.end]
+    # X.690 §8.3.2: one octet at least, and not nine leading bits all zeros or all ones (DER's fewest octets)
+    if not content or (len(content) > 1 and (content[0], content[1] >> 7) in ((0, 0), (0xFF, 1))):
+        raise ParseError(f"{what} is an INTEGER DER does not write ({len(content)} octets: {content[:8].hex() or 'none'})",
+                         offset=element.start, rule="der")
+    return int.from_bytes(content, "big", signed=True)
 
 
 #: A ``GeneralizedTime`` as RFC 3161 §2.4.2 has genTime written: ``YYYYMMDDhhmmss[.s...]Z``, the fraction without
@@ -172,6 +183,9 @@ def read_response(data: bytes) -> TimeStamp:
     if len(data) > MAX_RESPONSE:
         raise ParseError(f"a timestamp response of {len(data)} octets is larger than {MAX_RESPONSE}", rule="rfc3161")
     whole = _expect(_element(data, 0, len(data), "TimeStampResp"), _SEQUENCE, "TimeStampResp")
+    if whole.end != len(data):
+        raise ParseError(f"the TimeStampResp is followed by {len(data) - whole.end} octets more", offset=whole.end,
+                         rule="der")
     parts = _children(data, whole, "TimeStampResp")
     if not parts:
         raise ParseError("the TimeStampResp is empty", rule="rfc3161")
@@ -195,8 +209,11 @@ def read_response(data: bytes) -> TimeStamp:
     if not octets:
         raise ParseError("the TSTInfo is empty", rule="rfc3161")
     _expect(octets[0], _OCTETS, "eContent")
-    tst = _children(data, _expect(_element(data, octets[0].start, octets[0].end, "TSTInfo"), _SEQUENCE, "TSTInfo"),
-                    "TSTInfo")
+    tst_info = _expect(_element(data, octets[0].start, octets[0].end, "TSTInfo"), _SEQUENCE, "TSTInfo")
+    if tst_info.end != octets[0].end:  # the OCTET STRING is the TSTInfo's DER, nothing after it
+        raise ParseError(f"the TSTInfo is followed by {octets[0].end - tst_info.end} octets more in its eContent",
+                         offset=tst_info.end, rule="der")
+    tst = _children(data, tst_info, "TSTInfo")
     if len(tst) < 5:
         raise ParseError("the TSTInfo lacks fields RFC 3161 §2.4.2 requires", rule="rfc3161")
     imprint = _children(data, _expect(tst[2], _SEQUENCE, "MessageImprint"), "MessageImprint")
