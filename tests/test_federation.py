@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -63,6 +64,32 @@ def test_any_expression_parses_or_is_a_parse_error(regexp: str, subject: str) ->
     except ParseError:
         return
     assert out is None or isinstance(out, str)
+
+
+#: RFC 3402 §3.2's ``subst_expr = delim-char ere delim-char repl delim-char *flags`` for one delimiter ``{d}``, every
+#: occurrence of it in ``ere`` and ``repl`` escaped ("there must be exactly three non-escaped occurrences"), a
+#: backslash escaping the character after it, and the one flag ``i`` (once: RFC 3404's rules are ``i`` or none).
+_SUBST_EXPR = r"{d}(?:\\.|[^\\{d}])*{d}(?:\\.|[^\\{d}])*{d}i?"
+
+
+@given(st.sampled_from("!/#|@%,;:~+=^ -_$"), st.text(st.sampled_from("ab!/\\i()1x.*"), max_size=20))
+def test_rfc3402_3_2_an_expression_is_read_as_its_grammar_has_it(delim: str, rest: str) -> None:
+    """Found by a property (2026-12-01): a backslash that ended the expression (``!a!b!\\``, ``!a!b!i\\``) was
+    dropped and the rule read, though after the third delimiter only the flag ``i`` may come."""
+    expression = delim + rest
+    written = re.fullmatch(_SUBST_EXPR.format(d=re.escape(delim)), expression, re.DOTALL) is not None
+    try:
+        apply_regexp(expression, "xab")
+    except ParseError as exc:
+        assert ("delim ere delim repl delim" in str(exc)) != written, expression
+    else:
+        assert written, expression
+
+
+@pytest.mark.parametrize("bad", ["!a!b!\\", "!a!b!i\\", "!^.*$!http://r.example/!\\"])
+def test_rfc3402_3_2_a_backslash_at_the_end_escapes_nothing(bad: str) -> None:
+    with pytest.raises(ParseError, match="delim ere delim repl delim"):
+        apply_regexp(bad, URN)
 
 
 def test_regexp_runs_in_linear_time_whoever_wrote_it() -> None:

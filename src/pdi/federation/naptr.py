@@ -132,7 +132,8 @@ def apply_regexp(regexp: str, subject: str) -> str | None:
         else:
             current.append(char)
     flags = "".join(current)
-    if len(fields) != 2 or flags not in ("", "i"):
+    # a backslash that ends the expression escapes nothing: it is no flag, and no part of one (nor of ``repl``)
+    if len(fields) != 2 or flags not in ("", "i") or escaped:
         raise ParseError("a NAPTR regexp is delim ere delim repl delim [i]", text=regexp[:200], rule="naptr-regexp")
     ere, repl = fields
     pattern = _compiled(ere, flags != "i")
