@@ -217,6 +217,27 @@ def test_any_json_is_a_registry_or_a_pdi_error(value: object) -> None:
         pass
 
 
+#: A series as the registry names it: a domain name of LDH labels (RFC 1123 §2.1), two or more, in ASCII.
+_LDH_DOMAIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+")
+
+
+@given(st.text(st.sampled_from("aKkZz09-.\u212a\u0130\u0131\u017f\uff21"), min_size=1, max_size=12))
+def test_a_registry_names_a_series_in_ascii_and_reads_it_in_ascii_case(name: str) -> None:
+    """Found by a property (2026-12-01): a series spelt with U+212A KELVIN SIGN (``\u212a.example.us``) was read as
+    ``k.example.us``, as ``str.lower`` makes it a "k": no domain name has that character. Case is ASCII's (the
+    oracle: :meth:`bytes.lower`, which knows A to Z only)."""
+    text = json.dumps({"series": {name: ["https://r.example/"]}})
+    if len(name) <= 253 and _LDH_DOMAIN.fullmatch(name):
+        key = name.encode("ascii").lower().decode("ascii")
+        registry = Registry.from_json(text, "registry.json")
+        assert registry.series == {key: ("https://r.example/",)}
+        assert registry.resolvers(name) == registry.resolvers(key) == ("https://r.example/",)
+    else:
+        with pytest.raises(ParseError, match="a series is a domain name"):
+            Registry.from_json(text, "registry.json")
+        assert Registry({"k.example.us": ("https://r.example/",)}).resolvers("\u212a.example.us") == ()
+
+
 def test_signed_registry_verifies_with_its_key_only() -> None:
     key, other = SigningKey.generate(), SigningKey.generate()
     registry = Registry({"a.example.us": ("http://a/", "http://b/")})

@@ -36,6 +36,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pdi import untrusted_json
+from pdi._ascii import ascii_lower
 from pdi._wording import shown_url
 from pdi.errors import NotFoundError, ParseError, PDIError, StoreError, UnsupportedError
 from pdi.signing import PublicKey, SigningKey, canonical_json, sign_compact, verify_compact
@@ -100,7 +101,7 @@ def base_url(url: str, where: str = "a resolver's base URL") -> str:
 def _series_name(name: str, where: str = "") -> str:
     """``name`` as a series (lower-cased); :class:`ParseError` naming ``where`` (``"reg.json: "``) and ``name``
     otherwise."""
-    lowered = name.lower()
+    lowered = ascii_lower(name)  # not str.lower, which makes U+212A KELVIN SIGN a "k": no domain name has one
     if len(lowered) > 253 or not _SERIES.fullmatch(lowered):
         raise ParseError(f"{where}a series is a domain name (oma.eop.gov.us), not {name[:200]!r}", text=name[:200],
                          rule="series")
@@ -131,7 +132,7 @@ class Registry:
     issued: str | None = None
 
     def resolvers(self, series: str) -> tuple[str, ...]:
-        return self.series.get(series.lower(), ())
+        return self.series.get(ascii_lower(series), ())
 
     def with_resolver(self, series: str, url: str, *, mirror: bool,
                       same: Callable[[str, str], bool] | None = None) -> Registry:
