@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jwcrypto import jwk, jws
 
-from pdi.errors import IntegrityError, ParseError, UnsupportedError
+from pdi.errors import IntegrityError, ParseError, PDIError, UnsupportedError
 from pdi.signing import (
     PublicKey,
     SigningKey,
@@ -165,6 +165,54 @@ def test_alg_none_and_other_algs_are_refused() -> None:
     crit = b64url(b'{"alg":"EdDSA","crit":["exp"],"exp":1}') + "." + b64url(b"{}") + ".AA"
     with pytest.raises(UnsupportedError, match="critical"):
         verify_compact(crit, [key.public])
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                     max_leaves=6)
+
+
+#: The key the header property signs with (one for all its examples: a key made each time is slow).
+SIGNER = SigningKey.generate()
+
+
+def _signed_with_header(key: SigningKey, header: dict[str, object], payload: bytes) -> str:
+    """A compact JWS (RFC 7515 §7.1) of ``header`` as it is, signed with ``key`` (as a stranger's writer may)."""
+    head = b64url(json.dumps(header).encode())
+    body = b64url(payload)
+    return f"{head}.{body}." + b64url(key.sign(f"{head}.{body}".encode()))
+
+
+@pytest.mark.parametrize("alg", [[], {}, ["EdDSA"], {"EdDSA": 1}])
+def test_an_alg_that_is_a_list_or_an_object_is_refused_not_a_traceback(alg: object) -> None:
+    """Found by a property (2026-12-01): the header's ``alg`` was looked up in a set, which Python cannot do with a
+    list or an object (``TypeError``, before any signature was checked): a registry or manifest page of
+    ``{"alg":[]}`` made the reader fail with a traceback (a 500 from a resolver loading it)."""
+    key = SigningKey.generate()
+    with pytest.raises(IntegrityError, match="EdDSA only"):
+        verify_compact(_signed_with_header(key, {"alg": alg}, b"{}"), [key.public])
+
+
+@given(st.dictionaries(st.sampled_from(["alg", "kid", "typ", "crit", "cty", "jku"]),
+                       _JSON | st.sampled_from(["EdDSA", "Ed25519"]), max_size=4),
+       st.binary(max_size=20), st.booleans())
+def test_any_protected_header_is_read_or_refused_as_a_pdi_error_and_what_is_read_jwcrypto_reads(
+        header: dict[str, object], payload: bytes, eddsa: bool) -> None:
+    key = SIGNER
+    if eddsa:
+        header["alg"] = "EdDSA"
+    token = _signed_with_header(key, header, payload)
+    try:
+        verified = verify_compact(token, [key.public])
+    except PDIError:
+        return
+    assert header["alg"] in ("EdDSA", "Ed25519") and "crit" not in header  # RFC 8725 §3.1, RFC 7515 §4.1.11
+    assert verified.payload == payload
+    if header["alg"] == "EdDSA":  # jwcrypto, the independent reader, of the name RFC 8037 gives
+        oracle = jws.JWS()
+        oracle.deserialize(token)
+        oracle.verify(jwk.JWK(**key.public.jwk()))
+        assert oracle.payload == payload
 
 
 @pytest.mark.parametrize("bad", ["", "a.b", "a.b.c.d", "e30.e30.!!!!", "e30=.e30.AA"])

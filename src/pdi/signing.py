@@ -302,8 +302,9 @@ def verify_compact(jws: str, keys: Iterable[PublicKey]) -> Verified:
                                   unique_keys=True)
     if not isinstance(header, dict):
         raise ParseError("the JWS header is not a JSON object", rule="jws")
-    if header.get("alg") not in VERIFIED_ALGS:
-        raise IntegrityError(f"the JWS is signed with alg {header.get('alg')!r}; pdi accepts EdDSA only (or its"
+    alg = header.get("alg")
+    if not isinstance(alg, str) or alg not in VERIFIED_ALGS:  # a stranger's [] or {} is no name (nor hashable)
+        raise IntegrityError(f"the JWS is signed with alg {alg!r}; pdi accepts EdDSA only (or its"
                              " fully-specified name, Ed25519: RFC 9864)")
     if "crit" in header:
         raise UnsupportedError(f"the JWS header names critical extensions pdi does not know: {header['crit']!r}")
