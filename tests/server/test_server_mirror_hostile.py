@@ -727,3 +727,23 @@ def test_an_audit_gives_up_a_peer_that_lists_more_than_it_keeps(
     origin.manifest = lambda q: (200, {}, signed([entry(n) for n in range(1, 20)]), 0.0)
     audited = run(location, "mirror", "audit", "--series", SERIES)
     assert "\nunreachable\t" not in audited.output and "19 disagreements" in audited.output, audited.output
+
+
+@pytest.mark.parametrize("fields", [{"line_ending": []}, {"line_ending": {"lf": 1}}, {"created_at": ["x"] * 3},
+                                    {"media_type": {}}, {"stored": []}, {"charset": []}])
+def test_a_signed_entry_whose_field_is_a_list_or_an_object_is_refused_by_name_not_a_traceback(
+    origin: Origin, mirror: tuple[Path, str], fields: dict[str, object]
+) -> None:
+    """Found by a hunt (2026-12-01): a signed entry's ``line_ending`` of ``[]`` or ``{}`` (JSON a stranger's origin
+    may sign) was looked up in a set, which Python cannot do with a list (``TypeError``): the sync of every name
+    ended in a traceback. A field that is no text is that entry's problem; the names with it are kept."""
+    location, _ = mirror
+    origin.manifest = lambda q: (200, {}, signed([entry(1, **fields), entry(2)]), 0.0)
+    origin.bulk = lambda names: b"".join(part(name) for name in names) + b"--B--\r\n"
+    origin.octets = TEXT
+    synced = run(location, "mirror", "sync")
+    assert synced.exit_code == 3, synced.output
+    assert synced.exception is None or isinstance(synced.exception, SystemExit), synced.exception
+    assert f"{entry(1)['name']}\tfrom {origin.url}: " in synced.stdout, synced.output
+    assert run(location, "get", str(entry(1)["name"])).exit_code == 4
+    assert run(location, "get", str(entry(2)["name"])).stdout_bytes == TEXT

@@ -83,7 +83,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pdi import formats
-from pdi._wording import plural, shown_url
+from pdi._wording import clipped, plural, shown_url
 from pdi.archive.blobs import Octets
 from pdi.archive.blobs.seam import Spooled
 from pdi.archive.fixity import LINE_ENDINGS, Problem
@@ -574,8 +574,10 @@ def _record(name: str, parsed: PDI, sha256: str, size: int, description: Mapping
             raise ParseError(f"{name}: {exc}", rule="n2c") from exc
         if stored_as != charset:
             raise ParseError(f"{name}: charset {charset!r} is not written as pdi stores it ({stored_as})", rule="n2c")
-    if line_ending is not None and line_ending not in LINE_ENDINGS:
-        raise ParseError(f"{name}: line endings {line_ending!r} are not a convention pdi records", rule="n2c")
+    # text first: a stranger's [] or {} is in no set (a TypeError, not a refusal)
+    if line_ending is not None and (not isinstance(line_ending, str) or line_ending not in LINE_ENDINGS):
+        raise ParseError(f"{name}: line endings {clipped(repr(line_ending), 80)} are not a convention pdi records",
+                         rule="n2c")
     if not isinstance(created_at, str):
         raise ParseError(f"{name}: created_at {created_at!r} is not a catalog timestamp", rule="n2c")
     wrong = timestamp_problem(created_at)  # a real time, neither before its name's day nor after today
