@@ -648,16 +648,35 @@ def _unheaded(url: str, exc: BaseException, cut: threading.Event) -> RemoteError
 #: A part's ``Content-Length``: ASCII digits (RFC 9110 §8.6), as many as a size may have (``str.isdigit`` is true of
 #: ``²`` too, and ``int`` reads no more than 4,300 digits).
 _CONTENT_LENGTH = re.compile(r"[0-9]{1,20}")
-_BOUNDARY = re.compile(r"boundary=\"?([0-9A-Za-z'()+_,./:=?-]{1,70})\"?")
+#: A media type's parameter (RFC 9110 §5.6.6): ``OWS ";" OWS token "=" ( token / quoted-string )``, its name in any
+#: case; the quoted-string's ``\\`` escapes (§5.6.4) undone where it is read.
+_TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+_PARAMETER = re.compile(rf'[ \t]*;[ \t]*({_TOKEN})=(?:({_TOKEN})|"((?:[^"\\\x00-\x08\x0a-\x1f\x7f]|\\[^\x00-\x08\x0a-\x1f\x7f])*)")')
+#: A multipart boundary (RFC 2046 §5.1.1): 1 to 70 ``bchars``, the last not a space.
+_BOUNDARY = re.compile(r"[0-9A-Za-z'()+_,./:=? -]{0,69}[0-9A-Za-z'()+_,./:=?-]")
 
 
 def _boundary(content_type: str, url: str) -> bytes:
-    """The boundary of a ``multipart/mixed`` answer's ``Content-Type`` (RFC 2046 §5.1.1)."""
-    found = _BOUNDARY.search(content_type)
-    if not content_type.lower().startswith("multipart/mixed") or found is None:
+    """The boundary of a ``multipart/mixed`` answer's ``Content-Type`` (RFC 2046 §5.1.1; its parameters as RFC 9110
+    §5.6.6 writes them: named in any case, a value a token or a quoted-string)."""
+    found: str | None = None
+    twice = False
+    at = len("multipart/mixed")
+    head = content_type[:at].lower() == "multipart/mixed"
+    while head and at < len(content_type.rstrip(" \t")):
+        parameter = _PARAMETER.match(content_type, at)
+        if parameter is None:
+            head = False
+            break
+        at = parameter.end()
+        if parameter[1].lower() == "boundary":
+            twice = found is not None
+            value = parameter[2] if parameter[2] is not None else re.sub(r"\\(.)", r"\1", parameter[3])
+            found = value if found is None else found
+    if not head or found is None or twice or _BOUNDARY.fullmatch(found) is None:
         raise ParseError(f"POST {url} answered {content_type[:100]!r}, not multipart/mixed with a boundary",
                          rule="octets")
-    return found[1].encode("ascii")
+    return found.encode("ascii")
 
 
 class _Parts:
