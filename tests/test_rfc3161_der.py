@@ -117,3 +117,15 @@ def test_any_octets_spliced_into_a_response_fail_only_as_pdi_errors(noise: bytes
         pass
     except PDIError as exc:  # pragma: no cover - the assertion says which
         raise AssertionError(f"{type(exc).__name__}: {exc}") from exc
+
+
+@pytest.mark.parametrize("oid", ["608648016503040201", "2a864886f70d010702", "2a864886f70d0109100104"])
+def test_an_oid_is_read_only_as_an_object_identifier(oid: str) -> None:
+    """Found by a hunt (2026-12-01): the content type of the token and of its content, and the imprint's
+    algorithm, were compared as octets whatever the element's tag, so an OCTET STRING (``04``) holding the octets
+    of id-sha256 or id-signedData was read as that OBJECT IDENTIFIER (``06``)."""
+    data = _response({})
+    where = data.index(bytes([0x06, len(bytes.fromhex(oid))]) + bytes.fromhex(oid))
+    retagged = data[:where] + b"\x04" + data[where + 1:]
+    with pytest.raises((ParseError, IntegrityError)):
+        read_response(retagged)

@@ -131,6 +131,12 @@ def _int(data: bytes, element: _Element, what: str, most: int) -> int:
     return int.from_bytes(content, "big", signed=True)
 
 
+def _oid(data: bytes, element: _Element) -> bytes | None:
+    """The content of the OBJECT IDENTIFIER ``element``; ``None`` when it is another type (an OCTET STRING of the
+    same octets names no algorithm nor content type)."""
+    return data[element.start:element.end] if element.tag == _OID else None
+
+
 #: A ``GeneralizedTime`` as RFC 3161 §2.4.2 has genTime written: ``YYYYMMDDhhmmss[.s...]Z``, the fraction without
 #: trailing zeros.
 _GENERALIZED_TIME = re.compile(rb"[0-9]{14}(?:\.[0-9]{0,8}[1-9])?Z")
@@ -196,14 +202,14 @@ def read_response(data: bytes) -> TimeStamp:
     if status not in (0, 1) or len(parts) < 2:
         raise IntegrityError(f"the time-stamping authority answered {_STATUS.get(status, status)}: no timestamp")
     content_info = _children(data, _expect(parts[1], _SEQUENCE, "the TimeStampToken"), "the TimeStampToken")
-    if len(content_info) < 2 or data[content_info[0].start:content_info[0].end] != SIGNED_DATA_OID:
+    if len(content_info) < 2 or _oid(data, content_info[0]) != SIGNED_DATA_OID:
         raise ParseError("the TimeStampToken is not a CMS SignedData", rule="rfc3161")
     signed = _children(data, _expect(content_info[1], _EXPLICIT_0, "the SignedData's [0]"), "SignedData")
     signed_data = _children(data, _expect(signed[0], _SEQUENCE, "SignedData"), "SignedData") if signed else []
     if len(signed_data) < 3:
         raise ParseError("the SignedData has no encapsulated content", rule="rfc3161")
     encapsulated = _children(data, _expect(signed_data[2], _SEQUENCE, "EncapsulatedContentInfo"), "the content")
-    if len(encapsulated) < 2 or data[encapsulated[0].start:encapsulated[0].end] != TST_INFO_OID:
+    if len(encapsulated) < 2 or _oid(data, encapsulated[0]) != TST_INFO_OID:
         raise ParseError("the SignedData does not hold a TSTInfo", rule="rfc3161")
     octets = _children(data, _expect(encapsulated[1], _EXPLICIT_0, "eContent"), "eContent")
     if not octets:
@@ -220,7 +226,7 @@ def read_response(data: bytes) -> TimeStamp:
     if len(imprint) != 2:
         raise ParseError("the MessageImprint is not an algorithm and a digest", rule="rfc3161")
     algorithm = _children(data, _expect(imprint[0], _SEQUENCE, "AlgorithmIdentifier"), "AlgorithmIdentifier")
-    known = IMPRINTS.get(data[algorithm[0].start:algorithm[0].end]) if algorithm else None
+    known = IMPRINTS.get(_oid(data, algorithm[0]) or b"") if algorithm else None
     if known is None:
         raise IntegrityError("the timestamp is not of a SHA-256, SHA-384 or SHA-512 digest")
     name, size = known
