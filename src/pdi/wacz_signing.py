@@ -251,7 +251,11 @@ def check_digest(where: str, package: bytes, digest_text: bytes) -> Checked:
                          + (f" (and properties {', '.join(extra)} of neither form)" if extra else ""),
                          rule="WACZ signing")
     cert = _first_cert(signed["domainCert"], f"{where}: signedData's domainCert")
-    _verify(where, cert.public_key(), signature, stated, "its domainCert's key")
+    try:
+        certified = cert.public_key()
+    except (ValueError, UnsupportedAlgorithm) as exc:  # a key type cryptography does not know, or a broken key
+        raise UnsupportedError(f"{where}: signedData's domainCert holds a key pdi cannot read: {exc}") from None
+    _verify(where, certified, signature, stated, "its domainCert's key")
     domain = signed.get("domain")
     names = _domains_of(cert)
     if not isinstance(domain, str) or not _named(domain, names):

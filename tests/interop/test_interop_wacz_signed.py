@@ -242,6 +242,35 @@ def test_any_digest_file_fails_only_as_a_named_error(changed: dict[str, object],
             pass
 
 
+def _certificate_of_unknown_key_type() -> str:
+    """A self-signed certificate (PEM) whose SubjectPublicKeyInfo names the algorithm 1.2.840.10045.2.9, which is no
+    key type (id-ecPublicKey is 1.2.840.10045.2.1, RFC 5480 §2.1.1): as a stranger's WACZ may carry."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "a.example")])
+    now = datetime.datetime.now(datetime.UTC)
+    made = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+            .sign(key, hashes.SHA256())).public_bytes(serialization.Encoding.DER)
+    assert made.count(bytes.fromhex("06072a8648ce3d0201")) == 1  # the SPKI's algorithm (the signature's is ecdsa-with-SHA256)
+    der = made.replace(bytes.fromhex("06072a8648ce3d0201"), bytes.fromhex("06072a8648ce3d0209"))
+    return "-----BEGIN CERTIFICATE-----\n" + base64.encodebytes(der).decode("ascii") + "-----END CERTIFICATE-----\n"
+
+
+def test_a_domain_certificate_of_a_key_type_no_reader_knows_is_refused_by_name() -> None:
+    """Found by a hunt (2026-12-01): the domain form's ``domainCert`` of a key type cryptography does not know
+    ended ``check_digest`` in its ``UnsupportedAlgorithm`` (a traceback from ``pdi import`` of a stranger's WACZ)."""
+    pem = _certificate_of_unknown_key_type()
+    signed = {key: value for key, value in _SIGNED["signedData"].items() if key != "publicKey"}
+    signed.update({"domain": "a.example", "domainCert": pem, "timeSignature": "AA==", "timestampCert": pem})
+    with pytest.raises(UnsupportedError, match="domainCert holds a key pdi cannot read"):
+        check_digest("x.wacz", _PACKAGE, json.dumps({**_SIGNED, "signedData": signed}).encode())
+
+
 def test_no_key_is_printed() -> None:
     key = WaczKey.generate()
     assert repr(key).startswith("WaczKey('sha256:") and "PRIVATE" not in repr(key)
