@@ -33,7 +33,7 @@ def _length(n: int, extra: int) -> bytes:
 
 
 def _response(padded: dict[int, int], *, status: bytes = b"\x00", nonce: bytes = b"\x05",
-              after_tst: bytes = b"") -> bytes:
+              after_tst: bytes = b"", more: str = "") -> bytes:
     """A granted TimeStampResp (RFC 3161 §2.4.2, its SignedData unsigned); ``padded``: the index of an element (in
     the order written, 0 to ``ELEMENTS - 1``) to the octets its length is written in more than DER's fewest."""
     counter = iter(range(ELEMENTS))
@@ -46,10 +46,17 @@ def _response(padded: dict[int, int], *, status: bytes = b"\x00", nonce: bytes =
     fields = (tlv(0x02, b"\x01") + tlv(0x06, b"\x2a\x03") + imprint + tlv(0x02, b"\x05")
               + tlv(0x18, b"20261127050000Z") + tlv(0x02, nonce))
     tst = tlv(0x30, fields) + after_tst
-    content = tlv(0x30, tlv(0x06, bytes.fromhex("2a864886f70d0109100104")) + tlv(0xA0, tlv(0x04, tst)))
+    null = {level: b"\x05\x00" if level == more else b"" for level in MORE}  # an element more where ``more`` says
+    content = tlv(0x30, tlv(0x06, bytes.fromhex("2a864886f70d0109100104"))
+                  + tlv(0xA0, tlv(0x04, tst) + null["eContent"]) + null["EncapsulatedContentInfo"])
     signed = tlv(0x30, tlv(0x02, b"\x03") + tlv(0x31, b"") + content + tlv(0x31, b""))
-    token = tlv(0x30, tlv(0x06, bytes.fromhex("2a864886f70d010702")) + tlv(0xA0, signed))
-    return tlv(0x30, tlv(0x30, tlv(0x02, status)) + token)
+    token = tlv(0x30, tlv(0x06, bytes.fromhex("2a864886f70d010702")) + tlv(0xA0, signed + null["[0]"])
+                + null["ContentInfo"])
+    return tlv(0x30, tlv(0x30, tlv(0x02, status)) + token + null["TimeStampResp"])
+
+
+#: The SEQUENCEs (and explicit tags) of a response :func:`_response` can write an element more in.
+MORE = ("TimeStampResp", "ContentInfo", "[0]", "EncapsulatedContentInfo", "eContent")
 
 
 def test_the_response_written_here_in_der_is_read() -> None:
@@ -129,3 +136,12 @@ def test_an_oid_is_read_only_as_an_object_identifier(oid: str) -> None:
     retagged = data[:where] + b"\x04" + data[where + 1:]
     with pytest.raises((ParseError, IntegrityError)):
         read_response(retagged)
+
+
+@pytest.mark.parametrize("more", MORE)
+def test_an_element_more_than_its_asn1_type_holds_is_refused(more: str) -> None:
+    """Found by a hunt (2026-12-01): a TimeStampResp, its token's ContentInfo, the SignedData's explicit [0], the
+    EncapsulatedContentInfo and the eContent's [0] were read for their first elements and any after those ignored;
+    their ASN.1 types (RFC 3161 §2.4.2, RFC 5652 §3 and §5.2) hold no more, so that is not their DER."""
+    with pytest.raises(ParseError, match="holds an element more"):
+        read_response(_response({}, more=more))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from typing import NoReturn
 
 from pdi.errors import IntegrityError, ParseError
 
@@ -131,6 +132,11 @@ def _int(data: bytes, element: _Element, what: str, most: int) -> int:
     return int.from_bytes(content, "big", signed=True)
 
 
+def _more(what: str, element: _Element) -> NoReturn:
+    """Refuse the element found after the last that ``what`` holds."""
+    raise ParseError(f"{what} holds an element more (DER tag 0x{element.tag:02x})", offset=element.start, rule="der")
+
+
 def _oid(data: bytes, element: _Element) -> bytes | None:
     """The content of the OBJECT IDENTIFIER ``element``; ``None`` when it is another type (an OCTET STRING of the
     same octets names no algorithm nor content type)."""
@@ -195,6 +201,10 @@ def read_response(data: bytes) -> TimeStamp:
     parts = _children(data, whole, "TimeStampResp")
     if not parts:
         raise ParseError("the TimeStampResp is empty", rule="rfc3161")
+    # each SEQUENCE read holds what its ASN.1 type does and no more (RFC 3161 §2.4.2, RFC 5652 §3 and §5.2): an
+    # element more is not the DER of that type, and would be read by another reader as something pdi never saw
+    if len(parts) > 2:
+        _more("the TimeStampResp (status, timeStampToken)", parts[2])
     status_info = _children(data, _expect(parts[0], _SEQUENCE, "PKIStatusInfo"), "PKIStatusInfo")
     if not status_info:
         raise ParseError("the PKIStatusInfo is empty", rule="rfc3161")
@@ -204,16 +214,24 @@ def read_response(data: bytes) -> TimeStamp:
     content_info = _children(data, _expect(parts[1], _SEQUENCE, "the TimeStampToken"), "the TimeStampToken")
     if len(content_info) < 2 or _oid(data, content_info[0]) != SIGNED_DATA_OID:
         raise ParseError("the TimeStampToken is not a CMS SignedData", rule="rfc3161")
+    if len(content_info) > 2:
+        _more("the TimeStampToken's ContentInfo (contentType, content)", content_info[2])
     signed = _children(data, _expect(content_info[1], _EXPLICIT_0, "the SignedData's [0]"), "SignedData")
+    if len(signed) > 1:
+        _more("the SignedData's [0] (one SignedData)", signed[1])
     signed_data = _children(data, _expect(signed[0], _SEQUENCE, "SignedData"), "SignedData") if signed else []
     if len(signed_data) < 3:
         raise ParseError("the SignedData has no encapsulated content", rule="rfc3161")
     encapsulated = _children(data, _expect(signed_data[2], _SEQUENCE, "EncapsulatedContentInfo"), "the content")
     if len(encapsulated) < 2 or _oid(data, encapsulated[0]) != TST_INFO_OID:
         raise ParseError("the SignedData does not hold a TSTInfo", rule="rfc3161")
+    if len(encapsulated) > 2:
+        _more("the EncapsulatedContentInfo (eContentType, eContent)", encapsulated[2])
     octets = _children(data, _expect(encapsulated[1], _EXPLICIT_0, "eContent"), "eContent")
     if not octets:
         raise ParseError("the TSTInfo is empty", rule="rfc3161")
+    if len(octets) > 1:
+        _more("the eContent's [0] (one OCTET STRING)", octets[1])
     _expect(octets[0], _OCTETS, "eContent")
     tst_info = _expect(_element(data, octets[0].start, octets[0].end, "TSTInfo"), _SEQUENCE, "TSTInfo")
     if tst_info.end != octets[0].end:  # the OCTET STRING is the TSTInfo's DER, nothing after it
