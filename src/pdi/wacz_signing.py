@@ -275,7 +275,10 @@ def check_digest(where: str, package: bytes, digest_text: bytes) -> Checked:
 
 def _domains_of(cert: x509.Certificate) -> set[str]:
     """The DNS names a TLS certificate is for: its subject's CN and its subjectAltName's dNSNames, lower-cased."""
-    names = {str(a.value).lower() for a in cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)}
+    try:
+        names = {str(a.value).lower() for a in cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)}
+    except Exception as exc:  # read when first asked for: a stranger's name of a wrong type is a KeyError or TypeError
+        raise ParseError(f"the domainCert's subject cannot be read: {exc!r}", rule="WACZ signing") from None
     try:
         alternative = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     except x509.ExtensionNotFound:

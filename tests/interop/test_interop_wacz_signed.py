@@ -271,6 +271,37 @@ def test_a_domain_certificate_of_a_key_type_no_reader_knows_is_refused_by_name()
         check_digest("x.wacz", _PACKAGE, json.dumps({**_SIGNED, "signedData": signed}).encode())
 
 
+@pytest.mark.parametrize("tag", [0x02, 0x05, 0x30, 0x03])
+def test_a_domain_certificate_whose_subject_no_reader_reads_is_refused_by_name(tag: int) -> None:
+    """Found by a hunt (2026-12-01): cryptography reads a certificate's subject when first asked for, so a
+    ``domainCert`` whose common name is an INTEGER, a NULL, a SEQUENCE or a BIT STRING (RFC 5280 §4.1.2.6: a
+    DirectoryString) loaded, its key verified the signature (the stranger's own), and reading its names then
+    ended ``check_digest`` in a ``KeyError`` or ``TypeError``."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "a.example")])
+    now = datetime.datetime.now(datetime.UTC)
+    made = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+            .sign(key, hashes.SHA256())).public_bytes(serialization.Encoding.DER)
+    common_name = bytes.fromhex("0603550403") + b"\x0c\x09a.example"  # id-at-commonName, a UTF8String
+    der = made.replace(common_name, bytes.fromhex("0603550403") + bytes([tag]) + b"\x09a.example")
+    assert der != made
+    pem = "-----BEGIN CERTIFICATE-----\n" + base64.encodebytes(der).decode("ascii") + "-----END CERTIFICATE-----\n"
+    hash_ = "sha256:" + hashlib.sha256(_PACKAGE).hexdigest()
+    signature = base64.b64encode(key.sign(hash_.encode("ascii"), ec.ECDSA(hashes.SHA256()))).decode("ascii")
+    signed = {"hash": hash_, "created": "2026-11-25T10:15:54Z", "software": "x", "version": "0.1.0",
+              "signature": signature, "domain": "a.example", "domainCert": pem, "timeSignature": "AA==",
+              "timestampCert": pem}
+    with pytest.raises(ParseError, match="the domainCert's subject cannot be read"):
+        check_digest("x.wacz", _PACKAGE, json.dumps({"path": "datapackage.json", "hash": hash_,
+                                                     "signedData": signed}).encode())
+
+
 def test_no_key_is_printed() -> None:
     key = WaczKey.generate()
     assert repr(key).startswith("WaczKey('sha256:") and "PRIVATE" not in repr(key)
