@@ -68,8 +68,8 @@ def test_any_expression_parses_or_is_a_parse_error(regexp: str, subject: str) ->
 
 #: RFC 3402 §3.2's ``subst_expr = delim-char ere delim-char repl delim-char *flags`` for one delimiter ``{d}``, every
 #: occurrence of it in ``ere`` and ``repl`` escaped ("there must be exactly three non-escaped occurrences"), a
-#: backslash escaping the character after it, and the one flag ``i`` (once: RFC 3404's rules are ``i`` or none).
-_SUBST_EXPR = r"{d}(?:\\.|[^\\{d}])*{d}(?:\\.|[^\\{d}])*{d}i?"
+#: backslash escaping the character after it, and ``*flags``, the one flag being ``i``.
+_SUBST_EXPR = r"{d}(?:\\.|[^\\{d}])*{d}(?:\\.|[^\\{d}])*{d}i*"
 
 
 @given(st.sampled_from("!/#|@%,;:~+=^ -_$"), st.text(st.sampled_from("ab!/\\i()1x.*"), max_size=20))
@@ -90,6 +90,15 @@ def test_rfc3402_3_2_an_expression_is_read_as_its_grammar_has_it(delim: str, res
 def test_rfc3402_3_2_a_backslash_at_the_end_escapes_nothing(bad: str) -> None:
     with pytest.raises(ParseError, match="delim ere delim repl delim"):
         apply_regexp(bad, URN)
+
+
+def test_rfc3402_3_2_flags_are_any_number_of_i() -> None:
+    """Found by a property (2026-12-01): ``subst_expr = … delim-char *flags``, ``flags = "i"``: ``ii`` is the flag
+    twice (BIND's check of a zone, ``txt_valid_regex``, reads it so), not a malformed rule, which it was taken for."""
+    assert apply_regexp("!^URN:PDI://([^/]+)/.*$!\\1!ii", URN) == "a.example.us"
+    assert apply_regexp("!^URN:PDI://([^/]+)/.*$!\\1!", URN) is None
+    with pytest.raises(ParseError, match="delim ere delim repl delim"):
+        apply_regexp("!a!b!iI", URN)
 
 
 def test_regexp_runs_in_linear_time_whoever_wrote_it() -> None:

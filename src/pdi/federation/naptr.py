@@ -133,10 +133,11 @@ def apply_regexp(regexp: str, subject: str) -> str | None:
             current.append(char)
     flags = "".join(current)
     # a backslash that ends the expression escapes nothing: it is no flag, and no part of one (nor of ``repl``)
-    if len(fields) != 2 or flags not in ("", "i") or escaped:
+    # ``*flags``, each ``"i"`` (RFC 3402 §3.2): ``ii`` is the flag said twice, as BIND's check of a zone reads it
+    if len(fields) != 2 or flags.strip("i") or escaped:
         raise ParseError("a NAPTR regexp is delim ere delim repl delim [i]", text=regexp[:200], rule="naptr-regexp")
     ere, repl = fields
-    pattern = _compiled(ere, flags != "i")
+    pattern = _compiled(ere, not flags)
     found = pattern.search(subject)
     if found is None:
         return None
