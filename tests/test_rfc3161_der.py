@@ -33,7 +33,7 @@ def _length(n: int, extra: int) -> bytes:
 
 
 def _response(padded: dict[int, int], *, status: bytes = b"\x00", nonce: bytes = b"\x05",
-              after_tst: bytes = b"", more: str = "") -> bytes:
+              after_tst: bytes = b"", more: str = "", written: dict[str, bytes] | None = None) -> bytes:
     """A granted TimeStampResp (RFC 3161 §2.4.2, its SignedData unsigned); ``padded``: the index of an element (in
     the order written, 0 to ``ELEMENTS - 1``) to the octets its length is written in more than DER's fewest."""
     counter = iter(range(ELEMENTS))
@@ -43,8 +43,9 @@ def _response(padded: dict[int, int], *, status: bytes = b"\x00", nonce: bytes =
 
     algorithm = tlv(0x30, tlv(0x06, bytes.fromhex("608648016503040201")) + tlv(0x05, b""))
     imprint = tlv(0x30, algorithm + tlv(0x04, DIGEST))
-    fields = (tlv(0x02, b"\x01") + tlv(0x06, b"\x2a\x03") + imprint + tlv(0x02, b"\x05")
-              + tlv(0x18, b"20261127050000Z") + tlv(0x02, nonce))
+    given = written or {}  # a TSTInfo field written as it is given (its whole DER element)
+    fields = (given.get("version", tlv(0x02, b"\x01")) + given.get("policy", tlv(0x06, b"\x2a\x03")) + imprint
+              + given.get("serialNumber", tlv(0x02, b"\x05")) + tlv(0x18, b"20261127050000Z") + tlv(0x02, nonce))
     tst = tlv(0x30, fields) + after_tst
     null = {level: b"\x05\x00" if level == more else b"" for level in MORE}  # an element more where ``more`` says
     content = tlv(0x30, tlv(0x06, bytes.fromhex("2a864886f70d0109100104"))
@@ -145,3 +146,21 @@ def test_an_element_more_than_its_asn1_type_holds_is_refused(more: str) -> None:
     their ASN.1 types (RFC 3161 §2.4.2, RFC 5652 §3 and §5.2) hold no more, so that is not their DER."""
     with pytest.raises(ParseError, match="holds an element more"):
         read_response(_response({}, more=more))
+
+
+
+@pytest.mark.parametrize(("field", "element", "says"), [
+    ("version", b"\x02\x01\x02", "not version 1"),
+    ("version", b"\x04\x01\x01", "version has DER tag 0x04"),
+    ("policy", b"\x04\x02\x2a\x03", "policy has DER tag 0x04"),
+    ("serialNumber", b"\x04\x01\x05", "serialNumber has DER tag 0x04"),
+    ("serialNumber", b"\x02\x16\x01" + bytes(21), "serialNumber is an INTEGER of 22 octets"),
+])
+def test_rfc3161_2_4_2_the_tst_info_is_version_1_with_a_policy_and_a_serial_number(field: str, element: bytes,
+                                                                                  says: str) -> None:
+    """Found by a hunt (2026-12-01): the TSTInfo's version, policy and serialNumber were not read at all, so a
+    TSTInfo of version 2 (no structure RFC 3161 defines) or of fields of other types was read as version 1's. A
+    serialNumber of 160 bits (RFC 3161 §2.4.2: what users must accommodate) is read."""
+    with pytest.raises(ParseError, match=says):
+        read_response(_response({}, written={field: element}))
+    assert read_response(_response({}, written={"serialNumber": b"\x02\x15\x00" + b"\xff" * 20})).imprint == DIGEST

@@ -240,6 +240,13 @@ def read_response(data: bytes) -> TimeStamp:
     tst = _children(data, tst_info, "TSTInfo")
     if len(tst) < 5:
         raise ParseError("the TSTInfo lacks fields RFC 3161 §2.4.2 requires", rule="rfc3161")
+    # version v1(1), the only one RFC 3161 §2.4.2 defines (another is another structure, not read as this one),
+    # the policy an OBJECT IDENTIFIER, the serialNumber an INTEGER (up to 160 bits, §2.4.2: 21 octets in DER)
+    if _int(data, _expect(tst[0], _INTEGER, "the TSTInfo's version"), "the TSTInfo's version", 4) != 1:
+        raise ParseError("the TSTInfo is not version 1, the one RFC 3161 §2.4.2 defines", offset=tst[0].start,
+                         rule="rfc3161")
+    _expect(tst[1], _OID, "the TSTInfo's policy")
+    _int(data, _expect(tst[3], _INTEGER, "the TSTInfo's serialNumber"), "the TSTInfo's serialNumber", 21)
     imprint = _children(data, _expect(tst[2], _SEQUENCE, "MessageImprint"), "MessageImprint")
     if len(imprint) != 2:
         raise ParseError("the MessageImprint is not an algorithm and a digest", rule="rfc3161")
