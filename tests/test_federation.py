@@ -18,7 +18,7 @@ from jwcrypto import jwk
 from pdi.errors import IntegrityError, ParseError, PDIError, RemoteError, UnsupportedError
 from pdi.federation.naptr import NaptrFinder, apply_regexp
 from pdi.federation.registry import Registry, base_url, sign_registry, verify_registry
-from pdi.signing import SigningKey, canonical_json, sign_compact
+from pdi.signing import PublicKey, SigningKey, canonical_json, sign_compact
 from support.dnsnode import dnsmasq
 
 URN = "urn:pdi://a.example.us/2026/11/20/1.text.1"
@@ -268,6 +268,29 @@ def test_signed_registry_verifies_with_jwcrypto() -> None:
     token.verify(jwk.JWK(**key.public.jwk()))
     assert json.loads(token.payload)["series"] == {"a.example.us": ["http://a/"]}
     assert token.jose_header["typ"] == "pdi-registry+jws"
+
+
+@pytest.mark.parametrize(("typ", "read"), [
+    ("pdi-registry+jws", True), ("application/pdi-registry+jws", True), ("PDI-Registry+JWS", True),
+    ("Application/PDI-REGISTRY+JWS", True), ("application/jwt", False), ("text/pdi-registry+jws", False),
+    ("application/application/pdi-registry+jws", False), ("pdi-registry+jws/x", False), (5, False),
+])
+def test_rfc7515_4_1_9_a_registry_s_typ_is_its_media_type_in_any_spelling(typ: object, read: bool) -> None:
+    """Found by a hunt (2026-12-01): a registry signed by another writer with ``typ``
+    ``application/pdi-registry+jws`` (RFC 7515 §4.1.9: "application/" is understood where no "/" is written, so
+    the same type) or in another case (RFC 6838 §4.2: a media type's names are case-insensitive) was refused as
+    of another type. jwcrypto is that other writer here."""
+    signer = jwk.JWK.generate(kty="OKP", crv="Ed25519")
+    payload = canonical_json({"type": "pdi-registry+jws", "issued": "2026-11-25T10:00:00Z",
+                              "series": {"a.example.us": ["http://a/"]}})
+    token = jwcrypto.jws.JWS(payload)
+    token.add_signature(signer, alg="EdDSA", protected=json.dumps({"alg": "EdDSA", "typ": typ}))
+    public = PublicKey.from_jwk(json.loads(signer.export_public()))
+    if read:
+        assert verify_registry(token.serialize(compact=True), [public], "r").resolvers("a.example.us") == ("http://a/",)
+    else:
+        with pytest.raises(ParseError, match="is a JWS of type"):
+            verify_registry(token.serialize(compact=True), [public], "r")
 
 
 def test_registry_cli_add_show_remove(tmp_path: Path) -> None:

@@ -216,7 +216,10 @@ def verify_registry(jws: str, keys: list[PublicKey], where: str) -> Registry:
         verified = verify_compact(jws, keys)
     except PDIError as exc:
         raise exc.within(f"the registry {where}: ") from None
-    if verified.header.get("typ") not in (None, REGISTRY_TYPE):
+    typ = verified.header.get("typ")
+    # RFC 7515 §4.1.9: a media type, "application/" understood where no "/" is written; RFC 6838 §4.2: in any case
+    if typ is not None and not (isinstance(typ, str)
+                                and ascii_lower(typ).removeprefix("application/") == REGISTRY_TYPE):
         raise ParseError(f"{where} is a JWS of type {verified.header.get('typ')!r}, not {REGISTRY_TYPE}",
                          rule="registry")
     return Registry.from_json(verified.payload, where, signed=True)
