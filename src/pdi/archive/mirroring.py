@@ -45,10 +45,11 @@ def base_url(text: str) -> str:
     shown = shown_url(text)[:200]  # a refusal names it without its userinfo: a password never reaches a log
     try:
         url = httpx.URL(text)
-    except httpx.InvalidURL as exc:
+        host = url.host  # an A-label is decoded here, not above: "xn--" is an IDNAError (a UnicodeError)
+    except (httpx.InvalidURL, UnicodeError) as exc:
         raise ParseError(f"a resolver's base URL is http(s)://host[:port][/path], not {shown!r}: {exc}",
                          text=shown, rule="base-url") from exc
-    if url.scheme not in ("http", "https") or not url.host or url.query or url.fragment:
+    if url.scheme not in ("http", "https") or not host or url.query or url.fragment:
         raise ParseError(f"a resolver's base URL is http(s)://host[:port][/path], not {shown!r}",
                          text=shown, rule="base-url")
     if url.userinfo:  # it would be sent as Basic credentials to every archive that reads the URL
