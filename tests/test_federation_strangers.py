@@ -4,6 +4,7 @@ registries replayed, authorities that take a connection and never answer. Each a
 
 from __future__ import annotations
 
+import http.server
 import socket
 
 import pytest
@@ -174,3 +175,41 @@ def test_a_registry_held_from_a_clock_far_ahead_does_not_hold_back_the_next(
     source = RegistrySource(str(where), [key.public])
     where.write_text(now + "\n")
     assert source.current().resolvers("a.example.us") == ("https://now.example/",)
+
+
+class _RedirectToNoHost(http.server.BaseHTTPRequestHandler):
+    """A stranger's server answering every request with a redirect to ``http://xn--/``: an A-label of no Punycode."""
+
+    def _redirect(self) -> None:
+        self.send_response(302)
+        self.send_header("Location", "http://xn--/uri-res/N2R?x")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_HEAD = _redirect
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_redirect_to_a_host_no_a_label_decodes_is_the_stranger_s_failure_not_a_traceback() -> None:
+    """Found by a hunt (2026-12-01): httpx reads a redirect's ``Location`` whether it follows it or not, and a host
+    ``xn--`` (an A-label of no Punycode) is idna's ``IDNAError`` there, not httpx's ``InvalidURL``: a registry, key
+    set, manifest or resolver answering so ended the fetch in a traceback (a 500 from a resolver probing it, a
+    sync's end). It is the server's failure: a RemoteError naming it, a resolver that is down."""
+    import httpx
+
+    from pdi.federation.authorities import Authorities, fetch_bounded
+    from pdi.network.peers import Peer
+    from pdi.signing import SigningKey
+    from support.handler_server import handler_server
+
+    with handler_server(_RedirectToNoHost) as url:
+        for follow in (False, True):
+            with pytest.raises(RemoteError, match="cannot fetch the registry"):
+                fetch_bounded(url + "registry", 1000, "the registry", follow_redirects=follow)
+        assert Authorities(None, [], None).is_up(url) is False
+        with httpx.Client() as client:
+            peer = Peer(url, [SigningKey.generate().public], client)
+            with pytest.raises(RemoteError, match="cannot fetch the manifest"):
+                next(peer.manifest("a.example.us"))

@@ -29,10 +29,13 @@ IDENTITY = {"Accept-Encoding": "identity"}
 def unreached() -> tuple[type[Exception], ...]:
     """What httpx raises when another server cannot be asked or its answer cannot be had: its ``HTTPError``, and
     ``InvalidURL``, no ``HTTPError``, which it raises on a redirect's ``Location`` it cannot read
-    (``javascript:alert(1)``) even when redirects are not followed. For ``except unreached() as exc:``."""
+    (``javascript:alert(1)``) even when redirects are not followed; and idna's ``IDNAError`` (a ``UnicodeError``),
+    which it raises, not as ``InvalidURL``, on a ``Location`` whose host is an A-label that decodes to nothing
+    (``http://xn--/``): httpx decodes it when it reads the redirect's host. For ``except unreached() as exc:``."""
     import httpx
+    import idna  # httpx's own (its URLs' hosts)
 
-    return (httpx.HTTPError, httpx.InvalidURL)
+    return (httpx.HTTPError, httpx.InvalidURL, idna.IDNAError)
 
 
 def coded(coding: str | None, what: str) -> RemoteError | None:
