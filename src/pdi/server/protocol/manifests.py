@@ -40,6 +40,7 @@ from __future__ import annotations
 import datetime
 import functools
 import hashlib
+import re
 from collections import OrderedDict
 
 import anyio
@@ -175,11 +176,18 @@ class ManifestAPI(ArchiveHandlers):
         return jws.encode("ascii"), page.next
 
 
+#: A day as ``day=`` gives it: YYYY-MM-DD, ASCII digits (``date.fromisoformat`` also reads ISO week dates such as
+#: ``2024-W01-1``, also ten characters, as another day than the one written).
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
 def _day(text: str | None) -> datetime.date | None:
     if text is None:
         return None
+    if not _DAY.fullmatch(text):
+        return _bad_day(text)
     try:
-        return datetime.date.fromisoformat(text) if len(text) == 10 else _bad_day(text)
+        return datetime.date.fromisoformat(text)
     except ValueError:
         return _bad_day(text)
 
