@@ -9,13 +9,34 @@ from __future__ import annotations
 import calendar
 import datetime
 import re
+from collections.abc import Iterator
+from urllib.parse import quote_from_bytes
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from starlette.testclient import TestClient
 
+from pdi.archive import Archive
 from pdi.errors import ParseError
+from pdi.interop import oaipmh
+from pdi.server import create_app
 from pdi.server.protocol.manifests import _day
+
+S = "grammars.example.us"
+
+
+@pytest.fixture(scope="module")
+def resolver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, str]]:
+    """A resolver of one archive holding one document; and that document's generic name."""
+    location = tmp_path_factory.mktemp("grammars") / "archive"
+    archive = Archive.init(location)
+    archive.add_series(S)
+    name = str(archive.add(S, b"one line\n", format="text"))
+    try:
+        yield TestClient(create_app(str(location), archive=archive)), name.rsplit(".", 2)[0]
+    finally:
+        archive.close()
 
 #: ``day=`` of /api/manifest: a GMT day, YYYY-MM-DD (RFC 3339's full-date), ASCII digits.
 FULL_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})\Z")
@@ -53,3 +74,63 @@ def test_an_iso_week_date_is_no_manifest_day() -> None:
     # ten characters, as YYYY-MM-DD is, and read by date.fromisoformat as 2024-01-01
     with pytest.raises(ParseError, match="YYYY-MM-DD"):
         _day("2024-W01-1")
+
+
+# --- OAI-PMH arguments: URL-encoded UTF-8 (OAI-PMH 2.0 §3.1.1.2) -----------------------------------------------
+#: RFC 3629 §4: UTF8-octets, byte by byte.
+_TAIL = rb"[\x80-\xbf]"
+UTF8_OCTETS = re.compile(
+    rb"(?:[\x00-\x7f]|[\xc2-\xdf]" + _TAIL + rb"|\xe0[\xa0-\xbf]" + _TAIL + rb"|[\xe1-\xec\xee\xef]" + _TAIL
+    + rb"{2}|\xed[\x80-\x9f]" + _TAIL + rb"|\xf0[\x90-\xbf]" + _TAIL + rb"{2}|[\xf1-\xf3]" + _TAIL
+    + rb"{3}|\xf4[\x80-\x8f]" + _TAIL + rb"{2})*\Z")
+
+_OCTETS = re.compile(
+    b"(?:[\x00-\x7f]|[\xc2-\xdf]" + _TAIL + b"|\xe0[\xa0-\xbf]" + _TAIL + b"|[\xe1-\xec\xee\xef]" + _TAIL
+    + b"{2}|\xed[\x80-\x9f]" + _TAIL + b"|\xf0[\x90-\xbf]" + _TAIL + b"{2}|[\xf1-\xf3]" + _TAIL
+    + b"{3}|\xf4[\x80-\x8f]" + _TAIL + b"{2})*\\Z")
+
+_OCTETS = st.one_of(
+    st.text(max_size=8).map(lambda t: t.encode("utf-8")),
+    st.binary(max_size=6),
+    st.sampled_from([b"\xff", b"\xc0\x80", b"\xed\xa0\x80", b"\xe2\x82", b"caf\xe9", b"\xf4\x90\x80\x80"]),
+)
+
+
+@given(st.lists(st.tuples(st.sampled_from([b"verb", b"identifier", b"set", b"x\xff"]), _OCTETS), max_size=4),
+       st.booleans())
+def test_oai_arguments_are_utf_8_once_their_escapes_are_read(pairs: list[tuple[bytes, bytes]], escaped: bool) -> None:
+    # written as a harvester writes them: every octet %-escaped (RFC 3986 §2.1), or sent as it is but & = % +
+    def written(octets: bytes) -> bytes:
+        if escaped:
+            return quote_from_bytes(octets, safe="").encode("ascii")
+        return b"".join(b"%%%02X" % o if o in b"&=%+" else bytes([o]) for o in octets)
+
+    raw = b"&".join(written(k) + b"=" + written(v) for k, v in pairs)
+    if all(UTF8_OCTETS.match(k) and UTF8_OCTETS.match(v) for k, v in pairs):
+        assert oaipmh.form_pairs(raw) == [(k.decode("utf-8"), v.decode("utf-8")) for k, v in pairs]
+    else:
+        with pytest.raises(oaipmh.OAIError, match="not UTF-8") as refused:
+            oaipmh.form_pairs(raw)
+        assert refused.value.code == "badArgument"
+
+
+def test_a_plus_is_a_space_and_an_argument_without_value_is_empty() -> None:
+    # application/x-www-form-urlencoded (the HTML standard's parser, which §3.1.1.2 names)
+    assert oaipmh.form_pairs(b"verb=List+Sets&set&&x=%2B") == [("verb", "List Sets"), ("set", ""), ("x", "+")]
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_an_oai_identifier_escaping_octets_that_are_not_utf_8_is_a_bad_argument(
+        resolver: tuple[TestClient, str], method: str) -> None:
+    client, generic = resolver
+    query = f"verb=GetRecord&metadataPrefix=oai_dc&identifier={generic}%FF"
+    if method == "GET":
+        answer = client.get(f"/oai?{query}")
+    else:
+        answer = client.post("/oai", content=query.encode(), headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert answer.status_code == 200, answer.text
+    # not the identifier with U+FFFD in the octet's place, answered idDoesNotExist: an identifier never sent
+    assert '<error code="badArgument">' in answer.text and "identifier" in answer.text, answer.text
+    assert "\ufffd" not in answer.text
+    found = client.get(f"/oai?verb=GetRecord&metadataPrefix=oai_dc&identifier={quote_from_bytes(generic.encode())}")
+    assert "<error" not in found.text and generic in found.text

@@ -39,6 +39,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from urllib.parse import unquote_plus
 
 OAI = "http://www.openarchives.org/OAI/2.0/"
 OAI_DC = "http://www.openarchives.org/OAI/2.0/oai_dc/"
@@ -89,6 +90,30 @@ class Request:
 
     verb: str
     arguments: Mapping[str, str]
+
+
+def form_pairs(raw: bytes, where: str = "the form") -> list[tuple[str, str]]:
+    """The ``key=value`` pairs of a query string or a form body as sent (§3.1.1.2: URL-encoded UTF-8): ``+`` a
+    space, each key and value UTF-8 once its %-escapes are read, strictly. Octets that are not UTF-8, sent as they
+    are or %-escaped (``%FF``), are ``badArgument`` saying where, not read as U+FFFD (an identifier the harvester
+    never sent, answered ``idDoesNotExist``)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as wrong:
+        raise OAIError("badArgument", f"{where} is not UTF-8 (§3.1.1.2: URL-encoded UTF-8): octet {wrong.start}"
+                       " is not") from None
+    pairs: list[tuple[str, str]] = []
+    for part in text.split("&"):
+        if not part:
+            continue
+        key, _, value = part.partition("=")
+        try:
+            pairs.append((unquote_plus(key, errors="strict"), unquote_plus(value, errors="strict")))
+        except UnicodeDecodeError:
+            name = unquote_plus(key, errors="replace")[:80]
+            raise OAIError("badArgument", f"the argument {name!r} is not UTF-8 once its %-escapes are read"
+                           f" (§3.1.1.2: URL-encoded UTF-8): {part[:80]!r}") from None
+    return pairs
 
 
 def parse_request(pairs: Iterable[tuple[str, str]]) -> Request:

@@ -582,8 +582,6 @@ class OAIRoutes:
 
     async def endpoint(self, request: Request) -> Response:
         """OAI-PMH 2.0: ``verb`` and its arguments in the query (GET) or a form body (POST); the answer is XML."""
-        from urllib.parse import parse_qsl
-
         base = (self.base_url if self.base_url is not None else str(request.base_url)).rstrip("/") + "/oai"
         now = self.archive.now().astimezone(datetime.UTC).replace(microsecond=0)  # the archive's clock
         pairs: list[tuple[str, str]]
@@ -595,13 +593,13 @@ class OAIRoutes:
             if body and kind != "application/x-www-form-urlencoded":
                 raise Problem(415, "unsupported media type",
                               "an OAI-PMH POST carries its arguments as application/x-www-form-urlencoded")
-            try:
-                pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
-            except UnicodeDecodeError as wrong:  # its arguments cannot be read: a badArgument saying where
-                pairs, unreadable = [], oaipmh.OAIError(
-                    "badArgument", f"the form is not UTF-8 (§3.1.1.2: URL-encoded UTF-8): octet {wrong.start} is not")
+            raw, where = body, "the form"
         else:
-            pairs = list(request.query_params.multi_items())
+            raw, where = bytes(request.scope.get("query_string", b"")), "the query"
+        try:
+            pairs = oaipmh.form_pairs(raw, where)
+        except oaipmh.OAIError as wrong:  # its arguments cannot be read: a badArgument saying where
+            pairs, unreadable = [], wrong
         parsed: oaipmh.Request | None = None
         try:
             if unreadable is not None:
