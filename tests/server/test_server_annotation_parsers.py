@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -103,3 +104,69 @@ def test_if_match_holds_by_strong_comparison(others: list[str], tag: str) -> Non
     assert if_match_holds(", ".join([*others, tag]), tag)
     assert if_match_holds("*", tag)
     assert not if_match_holds(", ".join([*(o for o in others if o != tag), "W/" + tag]), tag)
+
+
+# RFC 7240 §2, written out: a Prefer field is a list of preferences,
+#   preference = token [ BWS "=" BWS word ] *( OWS ";" [ OWS parameter ] )
+#   parameter  = token [ BWS "=" BWS word ]
+# names compared without regard to case, values as written; only the first instance of a preference counts.
+_IRI_LISTS = st.lists(iris, min_size=1, max_size=2, unique=True).map(" ".join)
+_WORDS = st.sampled_from(["representation", "minimal", "Representation", "", "5", "lenient"])
+_blank = st.sampled_from(["", " ", "\t", " \t "])
+
+
+@st.composite
+def _preference(draw: st.DrawFn) -> tuple[str, str, list[tuple[str, str]], str]:
+    """A preference as (name, value, parameters) and as a client may write it."""
+    def word(value: str) -> str:
+        if value and value.isalpha() and not draw(st.booleans()):
+            return value
+        return '"' + "".join("\\" + c if c in '"\\' or draw(st.booleans()) else c for c in value) + '"'
+
+    name = draw(st.sampled_from(["return", "RETURN", "Return", "wait", "handling", "respond-async", "include"]))
+    value = draw(_WORDS)
+    written = name + (draw(_blank) + "=" + draw(_blank) + word(value) if value or draw(st.booleans()) else "")
+    parameters = []
+    for _ in range(draw(st.integers(0, 2))):
+        key = draw(st.sampled_from(["include", "INCLUDE", "x", "return"]))
+        said = draw(_IRI_LISTS) if key.lower() == "include" else draw(_WORDS)
+        parameters.append((key, said))
+        written += draw(_blank) + ";" + draw(_blank) + key + draw(_blank) + "=" + draw(_blank) + word(said)
+    return name, value, parameters, written
+
+
+@given(st.lists(_preference(), max_size=4), st.integers(1, 3), st.booleans())
+def test_prefer_is_read_by_rfc_7240s_grammar_the_first_return_counting(
+        listed: list[tuple[str, str, list[tuple[str, str]], str]], cut: int, empties: bool) -> None:
+    elements = [written for *_, written in listed] + ([" ", ""] if empties else [])
+    fields = [", ".join(elements[i::cut]) for i in range(cut)] if cut > 1 else [", ".join(elements)]
+    if cut > 1:  # the fields in order are the list in order: the elements dealt out and put back in order
+        elements = [e for i in range(cut) for e in elements[i::cut]]
+    first = next((p for p in (next(p for p in listed if p[3] == e) for e in elements if e.strip(" \t"))
+                  if p[0].lower() == "return"), None)
+    wanted = first is not None and first[1] == "representation"
+    include: set[str] = set()
+    if wanted and first is not None:
+        include = set(next((v for k, v in first[2] if k.lower() == "include"), "").split())
+    if wanted and {PREFER_IRIS, PREFER_DESCRIPTIONS} <= include:
+        with pytest.raises(ParseError, match="PreferContainedIRIs"):
+            preferences(fields)
+        return
+    assert preferences(fields) == (wanted, include)
+
+
+def test_prefer_examples_of_rfc_7240_section_2() -> None:
+    minimal = f'return=representation; include="{PREFER_MINIMAL}"'
+    assert preferences([minimal]) == (True, {PREFER_MINIMAL})
+    # only the first return counts: a later one is ignored, in the same field or the next
+    assert preferences([f"return=minimal, {minimal}"]) == (False, set())
+    assert preferences(["return=minimal", minimal]) == (False, set())
+    assert preferences([f"{minimal}, return=minimal"]) == (True, {PREFER_MINIMAL})
+    # include is a parameter of the return preference, not of another
+    assert preferences([f'return=representation, wait=5; include="{PREFER_IRIS}"']) == (True, set())
+    # a quoted string is a value, never a preference
+    assert preferences(['handling="a, return=representation"']) == (False, set())
+    assert preferences(['handling="x return=representation"']) == (False, set())
+    # names without regard to case, values as written
+    assert preferences(["RETURN = representation"]) == (True, set())
+    assert preferences(["return=Representation"]) == (False, set())

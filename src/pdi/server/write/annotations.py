@@ -122,8 +122,20 @@ _OFFERED: Final = (ANNOTATION_TYPE, "application/json")
 #: A POST's If-Match or If-None-Match that does not hold of the container (412).
 CONTAINER_CHANGED: Final = ("the container is no longer in the state its If-Match names, or is in one its If-None-Match"
                             " names (If-None-Match: * never holds: the container always exists): read it again (ETag)")
-_INCLUDE = re.compile(r'include[ \t]*=[ \t]*"([^"]*)"', re.IGNORECASE)  # BWS, OWS: spaces and tabs (RFC 9110 §5.6.3)
-_RETURN = re.compile(r'(?:^|[,; \t])return[ \t]*=[ \t]*"?representation"?(?=$|[,; \t])', re.IGNORECASE)
+#: RFC 9110 §5.6: OWS and BWS (spaces and tabs), token, quoted-string (a backslash quotes the character after it).
+_OWS = r"[ \t]*"
+_TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+_WORD = rf'(?:{_TOKEN}|"(?:[^"\\]|\\.)*")'
+#: One element of the list a Prefer field is (RFC 9110 §5.6.1): up to a comma outside a quoted string (a quote
+#: never closed quotes nothing).
+_ELEMENT = re.compile(r'(?:"(?:[^"\\]|\\.)*"|[^,])*', re.DOTALL)
+#: RFC 7240 §2: preference = token [ BWS "=" BWS word ] *( OWS ";" [ OWS parameter ] );
+#: parameter = token [ BWS "=" BWS word ].
+_PREFERENCE = re.compile(
+    rf"{_OWS}({_TOKEN})(?:{_OWS}={_OWS}({_WORD}))?((?:{_OWS};(?:{_OWS}{_TOKEN}(?:{_OWS}={_OWS}{_WORD})?)?)*){_OWS}",
+    re.DOTALL)
+_PARAMETER = re.compile(rf";{_OWS}({_TOKEN})(?:{_OWS}={_OWS}({_WORD}))?", re.DOTALL)
+_QUOTED_PAIR = re.compile(r"\\(.)", re.DOTALL)
 
 
 def negotiate(accept: str | None) -> str:
@@ -152,18 +164,50 @@ class NotAcceptable(UnsupportedError):
 
 def preferences(fields: list[str]) -> tuple[bool, set[str]]:
     """What ``Prefer`` fields ask of a container (RFC 7240 §4.2; LDP §7.2): whether ``return=representation``,
-    and the IRIs its ``include`` names."""
-    wanted = False
-    include: set[str] = set()
-    for field in fields:
-        if _RETURN.search(field):
-            wanted = True
-            for listed in _INCLUDE.findall(field):
-                include.update(iri for iri in re.split(r"[ \t]+", listed) if iri)
-    if wanted and {PREFER_IRIS, PREFER_DESCRIPTIONS} <= include:
-        raise ParseError("Prefer may not include both PreferContainedIRIs and PreferContainedDescriptions"
-                         " (Web Annotation Protocol §4.2.1)", rule="Prefer")
-    return wanted, include
+    and the IRIs its ``include`` names.
+
+    The fields are one list of preferences, in order (RFC 9110 §5.3), each read by RFC 7240 §2's grammar; one
+    that does not fit it is not understood, and ignored. Only the first ``return`` counts ("If any preference is
+    specified more than once, only the first instance is to be considered"): ``return=minimal,
+    return=representation`` prefers a minimal answer. A preference's name is compared without regard to case, its
+    value as written; ``include`` is a parameter of that ``return`` (``return=representation;
+    include="…"``), never another preference's, and text in a quoted string is never read as a preference."""
+    for name, value, parameters in _preference_list(", ".join(fields)):
+        if name.lower() != "return":
+            continue
+        if value != "representation":
+            return False, set()
+        listed = next((v for k, v in parameters if k.lower() == "include"), "")
+        include = {iri for iri in re.split(r"[ \t]+", listed) if iri}
+        if {PREFER_IRIS, PREFER_DESCRIPTIONS} <= include:
+            raise ParseError("Prefer may not include both PreferContainedIRIs and PreferContainedDescriptions"
+                             " (Web Annotation Protocol §4.2.1)", rule="Prefer")
+        return True, include
+    return False, set()
+
+
+def _preference_list(value: str) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """The preferences of a ``Prefer`` list that fit RFC 7240 §2's grammar, in order: each its name, its value and
+    its parameters (a quoted value unquoted; no value: ``""``, as §2 says an empty one is)."""
+    found: list[tuple[str, str, list[tuple[str, str]]]] = []
+    at = 0
+    while at <= len(value):
+        element = _ELEMENT.match(value, at)
+        assert element is not None  # it matches the empty string
+        at = element.end() + 1  # past the comma
+        read = _PREFERENCE.fullmatch(element.group())
+        if read is None:  # an empty list element (RFC 9110 §5.6.1), or one not understood
+            continue
+        parameters = [(m.group(1), _unquoted(m.group(2))) for m in _PARAMETER.finditer(read.group(3))]
+        found.append((read.group(1), _unquoted(read.group(2)), parameters))
+    return found
+
+
+def _unquoted(word: str | None) -> str:
+    """A token as it is, a quoted-string's content with its quoted-pairs read; none: ``""``."""
+    if word is None:
+        return ""
+    return _QUOTED_PAIR.sub(r"\1", word[1:-1]) if word.startswith('"') else word
 
 
 class AnnotationServer:
