@@ -113,7 +113,7 @@ def test_a_token_or_a_coding_with_other_whitespace_is_not_the_one_without_it(
         served: tuple[int, str, str], stray: bytes) -> None:
     token = served[2].encode()
     assert _deposit(served, b"Authorization: Bearer " + token, b"Content-Encoding: identity \t") == 201
-    assert _deposit(served, b"Authorization: Bearer " + token + stray) == 401  # no token is known so
+    assert _deposit(served, b"Authorization: Bearer " + token + stray) == 400  # no b64token (RFC 6750 §2.1)
     assert _deposit(served, b"Authorization: Bearer " + token, b"Content-Encoding: identity" + stray) == 415
 
 

@@ -21,20 +21,22 @@ from pdi.archive import Archive
 from pdi.errors import ParseError
 from pdi.interop import oaipmh
 from pdi.server import create_app
+from pdi.server.http.readers import refused_authorization
 from pdi.server.protocol.manifests import _day
 
 S = "grammars.example.us"
 
 
 @pytest.fixture(scope="module")
-def resolver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, str]]:
-    """A resolver of one archive holding one document; and that document's generic name."""
+def resolver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, str, str]]:
+    """A resolver of one archive holding one document; that document's generic name; a token of its series."""
     location = tmp_path_factory.mktemp("grammars") / "archive"
     archive = Archive.init(location)
     archive.add_series(S)
     name = str(archive.add(S, b"one line\n", format="text"))
+    _, secret = archive.add_token("reader", role="read", series=[S])
     try:
-        yield TestClient(create_app(str(location), archive=archive)), name.rsplit(".", 2)[0]
+        yield TestClient(create_app(str(location), archive=archive)), name.rsplit(".", 2)[0], secret
     finally:
         archive.close()
 
@@ -121,8 +123,8 @@ def test_a_plus_is_a_space_and_an_argument_without_value_is_empty() -> None:
 
 @pytest.mark.parametrize("method", ["GET", "POST"])
 def test_an_oai_identifier_escaping_octets_that_are_not_utf_8_is_a_bad_argument(
-        resolver: tuple[TestClient, str], method: str) -> None:
-    client, generic = resolver
+        resolver: tuple[TestClient, str, str], method: str) -> None:
+    client, generic, _ = resolver
     query = f"verb=GetRecord&metadataPrefix=oai_dc&identifier={generic}%FF"
     if method == "GET":
         answer = client.get(f"/oai?{query}")
@@ -134,3 +136,36 @@ def test_an_oai_identifier_escaping_octets_that_are_not_utf_8_is_a_bad_argument(
     assert "\ufffd" not in answer.text
     found = client.get(f"/oai?verb=GetRecord&metadataPrefix=oai_dc&identifier={quote_from_bytes(generic.encode())}")
     assert "<error" not in found.text and generic in found.text
+
+
+# --- Authorization: Bearer (RFC 6750 §2.1) ---------------------------------------------------------------------
+_B64_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/")
+
+
+def _is_b64token(text: str) -> bool:
+    """b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=" """
+    body = text.rstrip("=")
+    return bool(body) and all(c in _B64_CHARACTERS for c in body)
+
+
+@given(st.text(st.sampled_from("aZ09-._~+/= \t,;\"\xa0é\x85"), max_size=12))
+def test_a_bearer_credential_is_a_b64token_or_malformed(secret: str) -> None:
+    # credentials = "Bearer" 1*SP b64token: the spaces after the scheme's one are the 1*SP, any after the token are
+    # the field's own trailing OWS (RFC 9110 §5.5)
+    status, detail, error = refused_authorization("Bearer", secret)
+    if _is_b64token(secret.strip(" \t")):
+        assert (status, error) == (0, None)
+    else:
+        assert (status, error) == (400, "invalid_request") and "Bearer" in detail
+
+
+@pytest.mark.parametrize("field", ["Bearer a b", "Bearer pdi_x,y", "Bearer pdi_é", "Bearer pdi_a=b", "Bearer \"pdi_a\""])
+def test_what_is_no_bearer_token_is_400_invalid_request(resolver: tuple[TestClient, str, str], field: str) -> None:
+    client, _, secret = resolver
+    # a token pdi never makes is malformed (RFC 6750 §3.1 invalid_request), not one unknown or revoked (401)
+    answer = client.get("/api/series", headers={"Authorization": field.encode("utf-8")})
+    assert answer.status_code == 400, answer.text
+    assert answer.headers["www-authenticate"] == 'Bearer realm="pdi", error="invalid_request"'
+    assert "no bearer token" in answer.json()["detail"] and "pdi_" not in answer.json()["detail"]
+    assert client.get("/api/series", headers={"Authorization": f"Bearer {secret}"}).status_code == 200
+    assert client.get("/api/series", headers={"Authorization": "Bearer pdi_unknown"}).status_code == 401

@@ -8,8 +8,8 @@ context variable that the worker threads reading for it inherit), so every
 read path — N2R and the other RFC 2169 services, ``/api/*``, the viewer,
 replay, search and the browse pages — answers as the archive answers that
 reader. A token that is unknown or revoked is ``401`` (RFC 6750 §3.1), and
-``Bearer`` with no token after it ``400`` (``invalid_request``), rather than
-read as anonymous, so a reader is never silently shown less than they are
+``Bearer`` with no token after it, or with what is no ``b64token`` after it
+(§2.1), ``400`` (``invalid_request``), rather than read as anonymous, so a reader is never silently shown less than they are
 allowed to see; another scheme (``Basic``) is ``401`` with no error code, as
 if no token were given (§3; :func:`refused_authorization`).
 
@@ -40,6 +40,7 @@ can never be shown, or act, with a person's sign-in.
 from __future__ import annotations
 
 import contextvars
+import re
 from collections.abc import Callable, Iterable
 from typing import Final
 
@@ -85,7 +86,8 @@ ANONYMOUS = Reader()
 def refused_authorization(scheme: str, secret: str) -> tuple[int, str, str | None]:
     """Why an ``Authorization`` field of this scheme and secret is refused before its token is looked up, as RFC 6750
     §3 says: another scheme (``Basic``) is as if none were given, ``401`` and no error code; ``Bearer`` without a
-    token is malformed, ``400`` and ``invalid_request`` (§3.1). ``(0, "", None)``: a bearer token, to look up."""
+    token, or with what is no ``b64token`` (§2.1: a space, a comma, a letter beyond ASCII), is malformed, ``400``
+    and ``invalid_request`` (§3.1). ``(0, "", None)``: a bearer token, to look up."""
     if scheme[:6].lower() == "bearer" and scheme[6:7].isspace():  # Bearer<TAB>token: the scheme said, wrongly parted
         return 400, ("Authorization: Bearer is parted from its token by a space (RFC 9110 §11.4), not a tab or another"
                      " blank: send Authorization: Bearer <token>"), "invalid_request"
@@ -93,9 +95,17 @@ def refused_authorization(scheme: str, secret: str) -> tuple[int, str, str | Non
         # a scheme's name is a short word (Basic, Digest); anything else may be a token sent bare: never echoed
         said = scheme if scheme.isascii() and scheme.isalpha() and len(scheme) <= 20 else "another scheme"
         return 401, f"this resolver takes Authorization: Bearer <token> (pdi token add), not {said}", None
-    if not secret.strip(" \t"):
+    token = secret.strip(" \t")
+    if not token:
         return 400, "Authorization: Bearer names no token", "invalid_request"
+    if not _B64TOKEN.fullmatch(token):  # never a token pdi made: malformed (§3.1), not one unknown or revoked
+        return 400, ("Authorization: Bearer is followed by something that is no bearer token (RFC 6750 §2.1:"
+                     " letters, digits and -._~+/, then any =): send Authorization: Bearer <token>"), "invalid_request"
     return 0, "", None
+
+
+#: RFC 6750 §2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=" (ASCII only).
+_B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
 
 
 def authorization_given_more_than_once(count: int) -> str:

@@ -188,7 +188,8 @@ _TEXT_BODY = {"text/plain": {"schema": {"type": "string"}}}
 ERRORS: dict[int, str] = {
     400: "A syntax error in a parameter, a header or the body, naming what and where: a parameter given more"
          " than once, a number out of its range (naming the range), a body malformed or cut short; on a route"
-         " that writes, a parameter it does not take; Authorization: Bearer with no token (invalid_request); titled"
+         " that writes, a parameter it does not take; Authorization: Bearer with no token, or with"
+         " what is no b64token (invalid_request); titled"
          " unsupported, a name, fragment or parameter pdi cannot act on in a request that sends no content (a"
          " fragment scheme the media type has no reading for, a pattern where one name is needed)",
     401: "No live bearer token (WWW-Authenticate says why; another scheme than Bearer: no error code)",
