@@ -35,8 +35,11 @@ async def read_body(request: Request, limit: int, too_large: str) -> bytes:
     refusal: nothing was done with a body not read whole), not the server's error.
     """
     declared = request.headers.get("content-length", "")
-    if declared.isascii() and declared.isdigit() and int(declared) > limit:
-        raise LimitError(too_large)
+    if declared.isascii() and declared.isdigit():
+        digits = declared.lstrip("0") or "0"
+        # past 19 digits, past any bound: never int() of it (which refuses more than 4,300 digits, a ValueError)
+        if len(digits) > 19 or int(digits) > limit:
+            raise LimitError(too_large)
     parts: list[bytes] = []
     seen = 0
     try:
