@@ -168,7 +168,10 @@ class HostField(HTTPMiddleware):
       name, is not known);
     * a request line naming a version of HTTP other than 1.x (``HTTP/2.0`` in a request line is not how HTTP/2 is
       spoken): ``505`` (RFC 9110 §15.6.6); a later minor version of HTTP/1 (``HTTP/1.2``) is read, and answered,
-      as HTTP/1.1 (RFC 9110 §2.5, :func:`read_as`).
+      as HTTP/1.1 (RFC 9110 §2.5, :func:`read_as`);
+    * a query with an octet beyond ASCII, which no URI holds (RFC 3986 §2: such octets are %-escaped): ``400``, as
+      ``pdi serve``'s HTTP parser answers it before the app; an ASGI server that passes it on (HTTP/2's ``:path``
+      is octets) had the app fail on it, a ``500`` (Starlette reads ``request.url``'s query as UTF-8, strictly).
 
     Answered as any answer is, in the connection's order of requests (a request before it on the connection is
     answered first), with its ``Date``, logged and counted."""
@@ -198,6 +201,9 @@ class HostField(HTTPMiddleware):
         elif hosts and not valid_host(hosts[0]):
             answer = problem(400, "Bad Request", f"the Host field is {shown_field(hosts[0], 80)}, not a host and port"
                              " (RFC 9112 §3.2, RFC 3986 §3.2.2)")
+        elif not bytes(scope.get("query_string", b"")).isascii():
+            answer = problem(400, "Bad Request", "the request target is not a URL this server reads (RFC 9112 §3.2):"
+                             " its query holds an octet beyond ASCII, which a URL sends %-escaped (RFC 3986 §2.1)")
         else:
             if listed > 1:
                 scope = {**scope, "headers": joined(scope["headers"])}
