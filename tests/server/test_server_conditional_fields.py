@@ -14,7 +14,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pdi.server.http.conditional import tag_matches
+from pdi.server.http.conditional import if_match_holds, tag_matches
 from pdi.server.process.cache import _NEGOTIATED, accept_negotiates
 
 _ETAGC = [chr(0x21), *map(chr, range(0x23, 0x7F)), *map(chr, range(0x80, 0x100))]
@@ -22,7 +22,8 @@ _ETAGC = [chr(0x21), *map(chr, range(0x23, 0x7F)), *map(chr, range(0x80, 0x100))
 
 def _opaque_tags(field: str) -> list[str] | None:
     """The opaque tags of an ``If-None-Match`` list (RFC 9110 §5.6.1: elements separated by commas and optional
-    white space, empty elements allowed), each with its quotes; ``None`` when the field is not such a list."""
+    white space, empty elements allowed: ``"a" "b"`` is none), each with its quotes; ``None`` when the field is not
+    such a list."""
     tags: list[str] = []
     at = 0
     while at < len(field):
@@ -42,7 +43,9 @@ def _opaque_tags(field: str) -> list[str] | None:
             return None
         tags.append(field[at : end + 1])
         at = end + 1
-        if at < len(field) and field[at] not in " \t,":
+        while at < len(field) and field[at] in " \t":
+            at += 1
+        if at < len(field) and field[at] != ",":  # OWS "," OWS between elements: a comma, not a blank alone
             return None
     return tags
 
@@ -69,6 +72,51 @@ def test_each_tag_listed_matches_itself_and_a_star_matches_all(field: str) -> No
         assert tag_matches(opaque, opaque)  # the field a cache sends back: the one tag it kept
         assert tag_matches("W/" + opaque, opaque)  # weak comparison
         assert tag_matches(" * ", opaque)
+
+
+def _entity_tags(field: str) -> list[tuple[bool, str]] | None:
+    """Each entity tag of an ``If-Match`` or ``If-None-Match`` list as (weak, its opaque tag), by the steps of
+    :func:`_opaque_tags`; ``None`` when the field is no such list."""
+    tags: list[tuple[bool, str]] = []
+    at = 0
+    while at < len(field):
+        if field[at] in " \t,":
+            at += 1
+            continue
+        weak = field.startswith("W/", at)
+        at += 2 if weak else 0
+        end = at + 1
+        while end < len(field) and field[end] != '"':
+            end += 1
+        tags.append((weak, field[at : end + 1]))
+        at = end + 1
+    return tags if _opaque_tags(field) is not None else None
+
+
+#: Any field of the characters that make a list, and some that make none (a small w/, a bare word, a quote).
+_ANY_FIELD = st.lists(st.sampled_from(['"a"', '"b"', '"a,b"', "W/", "w/", ",", " ", "\t", '"', "x", "*"]),
+                      max_size=8).map("".join)
+
+
+@given(_ANY_FIELD, st.sampled_from(['"a"', '"b"', '"a,b"', '""']))
+def test_a_field_that_is_no_list_of_entity_tags_holds_none(field: str, tag: str) -> None:
+    # §13.1.2: "*" / #entity-tag; what is neither names no tag, however like one a piece of it looks: w/"a" is no
+    # weak tag (weak = %s"W/", case-sensitive: §8.8.3) and no strong "a", so If-Match holds no tag of it (no write
+    # is made on it) and If-None-Match matches none
+    listed = _entity_tags(field)
+    if field.strip(" \t") == "*":
+        assert tag_matches(field, tag) and if_match_holds(field, tag)
+    elif listed is None:
+        assert not tag_matches(field, tag) and not if_match_holds(field, tag), field
+    else:
+        assert tag_matches(field, tag) == any(opaque == tag for _, opaque in listed), field
+        assert if_match_holds(field, tag) == any(opaque == tag and not weak for weak, opaque in listed), field
+
+
+def test_a_small_w_is_no_weak_tag_and_no_strong_one() -> None:
+    assert not if_match_holds('w/"a"', '"a"') and not tag_matches('w/"a"', '"a"')
+    assert not if_match_holds('x"a"', '"a"') and not if_match_holds('"b" "a"', '"a"')
+    assert if_match_holds('"b", "a"', '"a"') and not if_match_holds('"b", W/"a"', '"a"')
 
 
 @given(st.binary(max_size=80) | st.lists(st.sampled_from(

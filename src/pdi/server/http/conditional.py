@@ -27,6 +27,11 @@ from pdi.server.http.problems import problem_body
 UNSATISFIABLE = (-1, -1)
 
 _ENTITY_TAG = re.compile(r'(?:W/)?"([\x21\x23-\x7e\x80-\xff]*)"')
+#: RFC 9110 §13.1.1, §13.1.2: ``#entity-tag``, a list (§5.6.1: elements parted by commas and optional white space,
+#: empty elements allowed) of ``[ W/ ] DQUOTE *etagc DQUOTE`` (§8.8.3, ``W/`` in that case alone). Possessive: a
+#: field of thousands of commas and blanks is read in one pass.
+_TAG_LIST = re.compile(r'[ \t,]*+(?:(?:W/)?+"[\x21\x23-\x7e\x80-\xff]*+"'
+                       r'(?:[ \t]*+,[ \t,]*+(?:W/)?+"[\x21\x23-\x7e\x80-\xff]*+")*+)?+[ \t,]*+')
 
 
 def unsatisfiable(range_field: str, length: int) -> tuple[list[tuple[bytes, bytes]], bytes]:
@@ -66,20 +71,25 @@ def entity_tag(sha256: str, name: str) -> str:
 
 
 def tag_matches(field: str, tag: str) -> bool:
-    """``If-None-Match``: ``*`` or a list holding ``tag`` (weak comparison, RFC 9110 §13.1.2)."""
+    """``If-None-Match``: ``*`` or a list holding ``tag`` (weak comparison, RFC 9110 §13.1.2); a field that is no list
+    of entity tags (§8.8.3: ``w/"x"``, ``x"y"``, ``"a" "b"``) holds none."""
     if field == tag:  # the usual field: the one tag a cache kept
         return True
     if field.strip(" \t") == "*":
         return True
+    if not _TAG_LIST.fullmatch(field):  # no list of entity tags (w/"x", x"y", "a" "b"): no tag of it matches
+        return False
     # entity tags are quoted and may hold commas (a fragment's), so the list is read tag by tag
     return tag in (f'"{quoted}"' for quoted in _ENTITY_TAG.findall(field))
 
 
 def if_match_holds(field: str, tag: str) -> bool:
     """``If-Match`` (RFC 9110 §13.1.1): ``*``, or a list holding ``tag`` by strong comparison (a weak tag never
-    matches: §8.8.3.2)."""
+    matches: §8.8.3.2); a field that is no list of entity tags holds none (``w/"x"`` is no strong ``"x"``)."""
     if field.strip(" \t") == "*":
         return True
+    if not _TAG_LIST.fullmatch(field):
+        return False
     return any(not found[0].startswith("W/") and f'"{found[1]}"' == tag for found in _ENTITY_TAG.finditer(field))
 
 
