@@ -21,6 +21,7 @@ from pdi.archive import Archive
 from pdi.errors import ParseError
 from pdi.interop import oaipmh
 from pdi.server import create_app
+from pdi.server.http.bodies import sends_content
 from pdi.server.http.readers import refused_authorization
 from pdi.server.protocol.manifests import _day
 
@@ -205,3 +206,17 @@ def test_a_query_of_any_octets_is_answered_never_a_failure(
     assert status < 500, body
     if not query.isascii():  # no URL holds it: refused as pdi serve's parser refuses it, saying why
         assert status == 400 and b"beyond ASCII" in body, body
+
+
+# --- Content-Length = 1*DIGIT (RFC 9110 §8.6) ------------------------------------------------------------------
+@given(st.sampled_from([0, 1, 10]) | st.integers(0, 10**6), st.integers(0, 3))
+def test_a_content_length_of_zero_however_written_sends_no_content(length: int, zeros: int) -> None:
+    written = ("0" * zeros + str(length)).encode()
+    assert sends_content([(b"content-length", written)]) == (length > 0)
+
+
+def test_a_get_with_content_length_00_and_a_coding_is_answered(resolver: tuple[TestClient, str, str]) -> None:
+    # no content (00 octets), so no content in a coding to refuse: answered as the GET it is, not 415
+    client, generic, _ = resolver
+    answer = client.get(f"/uri-res/N2C?{generic}", headers={"Content-Length": "00", "Content-Encoding": "gzip"})
+    assert answer.status_code == 200, answer.text

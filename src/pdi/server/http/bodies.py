@@ -20,9 +20,9 @@ from pdi.errors import LimitError, ParseError
 
 
 def sends_content(headers: Iterable[tuple[bytes, bytes]]) -> bool:
-    """Whether a request's raw header fields say it sends content: a ``Content-Length`` above 0, or a
-    ``Transfer-Encoding`` (RFC 9112 §6.3)."""
-    return any(key == b"transfer-encoding" or (key == b"content-length" and value.strip(b" \t") not in (b"0", b""))
+    """Whether a request's raw header fields say it sends content: a ``Content-Length`` above 0 (``1*DIGIT``, RFC
+    9110 §8.6: ``00`` is 0 too), or a ``Transfer-Encoding`` (RFC 9112 §6.3)."""
+    return any(key == b"transfer-encoding" or (key == b"content-length" and value.strip(b" \t").lstrip(b"0") != b"")
                for key, value in headers)
 
 
