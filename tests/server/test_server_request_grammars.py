@@ -220,3 +220,36 @@ def test_a_get_with_content_length_00_and_a_coding_is_answered(resolver: tuple[T
     client, generic, _ = resolver
     answer = client.get(f"/uri-res/N2C?{generic}", headers={"Content-Length": "00", "Content-Encoding": "gzip"})
     assert answer.status_code == 200, answer.text
+
+
+# --- a URI-R after /timegate/ and /timemap/link/, as sent or as one encoded segment (RFC 3986, RFC 3987 §3.1) ----
+def _route_target(path: str) -> str:
+    """The URI-R the Memento routes read after ``/timegate/`` in ``path``, the path's octets as a client sent them."""
+    from starlette.requests import Request
+
+    from pdi.server.protocol.memento_oaipmh import _target
+
+    scope = {"type": "http", "method": "GET", "path": path, "raw_path": path.encode("ascii"), "query_string": b"",
+             "headers": [], "path_params": {}}
+    return _target(Request(scope), "/timegate/")
+
+
+#: RFC 3986's characters of a path (pchar and "/"), and two beyond ASCII: an IRI's (RFC 3987 §2.2 ucschar).
+_IRI_PATHS = st.text(st.sampled_from("az09-._~!$&'()*+,;=:@/é€"), max_size=12)
+
+
+@given(_IRI_PATHS)
+def test_an_iri_sent_as_one_encoded_segment_is_the_uri_sent_as_it_is(path: str) -> None:
+    # a client sends an IRI's path as a URI: its characters beyond ASCII %-escaped as UTF-8 (RFC 3987 §3.1), as
+    # urllib.parse.quote writes them; encodeURIComponent (quote with safe="") escapes every reserved character too
+    iri = f"https://example.org/{path}"
+    as_sent = quote_from_bytes(iri.encode("utf-8"), safe=":/?#[]@!$&'()*+,;=-._~")
+    encoded = quote_from_bytes(iri.encode("utf-8"), safe="")
+    assert _route_target("/timegate/" + as_sent) == as_sent
+    assert _route_target("/timegate/" + encoded) == as_sent, encoded
+
+
+def test_cafe_sent_encoded_is_not_read_as_latin_1() -> None:
+    assert _route_target("/timegate/https%3A%2F%2Fexample.com%2Fcaf%C3%A9") == "https://example.com/caf%C3%A9"
+    # a URI holding escapes of its own keeps them: its % sent as %25
+    assert _route_target("/timegate/https%3A%2F%2Fexample.com%2Fcaf%25C3%25A9") == "https://example.com/caf%C3%A9"

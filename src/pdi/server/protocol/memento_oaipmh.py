@@ -62,7 +62,6 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from urllib.parse import unquote
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -105,6 +104,8 @@ MEMENTOS_WITHDRAWN = "/api#problem-mementos-withdrawn"
 #: An absolute URI with an authority (``http://…``): a unique id that is a captured URL.
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _PDI_PREFIX = re.compile(r"(?:urn:)?pdi:", re.IGNORECASE)
+#: A %-escape of an ASCII octet (what one encoded segment's URI-R is decoded of: :func:`_target`).
+_ASCII_ESCAPE = re.compile("%([0-7][0-9A-Fa-f])")
 #: An absolute URI whose scheme's colon is %-encoded (RFC 3986 §3.1: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )).
 _ENCODED_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*%3A", re.IGNORECASE)
 
@@ -434,12 +435,14 @@ def _target(request: Request, prefix: str) -> str:
     A URI-R sent as one %-encoded path segment (``https%3A%2F%2F…``, ``urn%3Apdi%3A…``, as
     ``encodeURIComponent`` writes it, and as an OpenAPI client sends a path parameter) is decoded once:
     with no literal ``:`` or ``/`` it can be no absolute URI as it stands, so the reading is unambiguous.
+    Only escapes of ASCII are read: an escape of an octet beyond it (an IRI's ``é`` is ``%C3%A9``) stays one,
+    as the URI the client would have sent unencoded holds it (RFC 3987 §3.1), never Latin-1's ``Ã©``.
     """
     raw: bytes = request.scope.get("raw_path") or request.scope["path"].encode("utf-8")
     path = raw.decode("latin-1")
     target = path[len(prefix):] if path.startswith(prefix) else str(request.path_params.get("target", ""))
     if ":" not in target and "/" not in target and _ENCODED_SCHEME.match(target):
-        target = unquote(target, encoding="latin-1")
+        target = _ASCII_ESCAPE.sub(lambda escape: chr(int(escape[1], 16)), target)
     query = bytes(request.scope.get("query_string", b"")).decode("latin-1")
     return target + ("?" + query if query else "")
 
