@@ -824,6 +824,34 @@ def test_a_warc_date_outside_the_years_a_date_holds_is_a_parse_error(tmp_path: P
             read_index(sources_for(b.save(tmp_path / "a.warc.gz")), limit=1 << 20)
 
 
+def test_a_warc_date_in_another_iso_8601_form_is_a_parse_error_as_warcio_finds(tmp_path: Path) -> None:
+    """WARC 1.1 §5.4: WARC-Date is W3C-ISO8601 (YYYY-MM-DDThh:mm:ssZ and its more and less precise forms). Python's
+    ``fromisoformat`` also reads an ISO week date (2024-W01-1 is 1 January) and the basic form (20240101T000000Z):
+    an import took each as a capture time no WARC writer writes, where warcio's own reading of the date
+    (``iso_date_to_datetime``) finds none. A space for the T, which warcio reads too, is still read."""
+    from warcio.timeutils import iso_date_to_datetime
+
+    from pdi.errors import ParseError
+    from pdi.interop.warc import read_index, sources_for
+
+    for date in ("2024-W01-1", "2024-W01-1T00:00:00Z", "20240101T000000Z", "20240101"):
+        with pytest.raises((ValueError, TypeError)):  # (too few numbers for a datetime, or none)
+            iso_date_to_datetime(date)
+        b = WarcBuilder()
+        offset = b.response("http://example.org/", b"x", "text/plain", date)
+        with pytest.raises(ParseError, match=f"offset {offset}.*is not a W3C-ISO8601 date"):
+            read_index(sources_for(b.save(tmp_path / "a.warc.gz")), limit=1 << 20)
+    for date, meant in (("2024-01-01T10:00:00Z", datetime.datetime(2024, 1, 1, 10, tzinfo=datetime.UTC)),
+                        ("2024-01-01T10:00:00.5+01:00", datetime.datetime(2024, 1, 1, 9, 0, 0, 500000, datetime.UTC)),
+                        ("2024-01-01T10:00Z", datetime.datetime(2024, 1, 1, 10, tzinfo=datetime.UTC)),
+                        ("2024-01-01 10:00:00Z", datetime.datetime(2024, 1, 1, 10, tzinfo=datetime.UTC)),
+                        ("2024-01-01", datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC))):
+        b = WarcBuilder()
+        b.response("http://example.org/", b"x", "text/plain", date)
+        (entry,) = read_index(sources_for(b.save(tmp_path / "b.warc.gz")), limit=1 << 20).entries
+        assert entry.date == meant, date
+
+
 @given(st.datetimes(min_value=datetime.datetime(1, 1, 1, 12), max_value=datetime.datetime(9999, 12, 31, 11),
                     timezones=st.just(datetime.UTC)))
 def test_a_warc_date_written_is_w3c_iso8601_whatever_the_year(when: datetime.datetime) -> None:

@@ -188,6 +188,16 @@ def test_pdi_manifest_writes_the_same_jws_as_the_resolver(archive_dir: tuple[Pat
                                                             headers=bearer).text
 
 
+def test_pdi_manifest_day_is_yyyy_mm_dd_only(archive_dir: tuple[Path, dict, str], tmp_path: Path) -> None:
+    """``date.fromisoformat`` reads an ISO week date (``2024-W01-1``, 1 January) and the basic form (``20240101``)
+    too: ``--day`` asks for YYYY-MM-DD (exit 2, click's usage error), as ``/api/manifest``'s ``day=`` does."""
+    location, _, _ = archive_dir
+    for day in ("2024-W01-1", "20240101", "2024-001"):
+        result = CliRunner().invoke(main, ["manifest", "--series", OPEN, "--day", day, "-o", str(tmp_path / "m.jws"),
+                                           "--archive", str(location)])
+        assert result.exit_code == 2 and "YYYY-MM-DD" in result.output, (day, result.output)
+
+
 def _verify(location: Path, *args: str) -> tuple[int, str]:
     result = CliRunner().invoke(main, ["verify", "--signatures", *args, "--archive", str(location)])
     return result.exit_code, result.output

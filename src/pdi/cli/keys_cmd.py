@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -257,6 +258,8 @@ def _day(text: str | None) -> datetime.date | None:
     if text is None:
         return None
     try:
+        if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", text):  # (fromisoformat reads 2024-W01-1, 20240101 too)
+            raise ValueError(text)
         return datetime.date.fromisoformat(text)
     except ValueError as exc:
         raise click.BadParameter(f"{text!r} is not a day (YYYY-MM-DD)", param_hint="--day") from exc

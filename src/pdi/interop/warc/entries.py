@@ -8,6 +8,7 @@ types an import uses) and §6.8 (segments).
 from __future__ import annotations
 
 import datetime
+import re
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -80,10 +81,20 @@ def _where(source: Source, offset: int, uri: str | None = None) -> str:
     return f"{source.name}: the record at offset {offset}{about}"
 
 
+#: WARC 1.1 §5.4's W3C-ISO8601 (W3C-DTF) as far as it names a day: YYYY-MM-DD, then a time (hh:mm, hh:mm:ss, a
+#: fraction of a second; after a ``T``, or a space as warcio reads it too) and its zone (Z or ±hh:mm; none read as
+#: UTC), ASCII digits. ``datetime.fromisoformat`` reads more of ISO 8601 (the week date ``2024-W01-1``, the basic
+#: form ``20240101T000000Z``), which no WARC writer writes and warcio does not read.
+_W3C_DTF = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?"
+                      r"(?:Z|[+-][0-9]{2}:[0-9]{2})?)?")
+
+
 def _parse_date(value: str | None, source: Source, offset: int) -> datetime.datetime:
     if not value:
         raise ParseError(f"{_where(source, offset)} has no WARC-Date", rule="WARC-Date")
     try:
+        if not _W3C_DTF.fullmatch(value.strip()):
+            raise ValueError(value)
         parsed = datetime.datetime.fromisoformat(value.strip())
     except ValueError:
         raise ParseError(
