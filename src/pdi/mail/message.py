@@ -638,6 +638,17 @@ def _policy_class() -> Any:
                 return "x-pdi-enclosed"  # (a message/delivery-status, told by get_content_type, is read as Python reads it)
             return maintype
 
+        def _find_body(self, part: Any, preferencelist: Any) -> Iterator[tuple[int, Any]]:
+            """The search of :meth:`~email.message.EmailMessage.get_body` (Python's, which recurses through this
+            method), but a multipart the parser read as a leaf (no delimiter line in its body, or a close one first:
+            its payload is its body's text) holds no body, as a reading by its structure finds: Python's took the
+            first character of such a ``multipart/related`` nested in another multipart as its start part, and
+            raised ``AttributeError: 'str' object has no attribute 'is_attachment'`` (a ``start`` parameter:
+            ``TypeError``). Of any other such multipart it found nothing already."""
+            if isinstance(part, Message) and part.get_content_maintype() == "multipart" and not part.is_multipart():
+                return
+            yield from super()._find_body(part, preferencelist)  # type: ignore[misc]  # (not in typeshed)
+
         def attach(self, payload: Any) -> None:  # every entity the parser nests in another comes here
             path = (*self.pdi_path, len(self.get_payload()) if self.is_multipart() else 0)
             payload.pdi_path = path  # an entity of another class (made by hand, not parsed): kept all the same
