@@ -178,8 +178,7 @@ class _Reading:
         except _FieldTooLong as exc:
             where = "the message's" if not path else f"part {'.'.join(map(str, path))}'s"
             raise LimitError(
-                f"{where} {exc.name} field (its header block at offset {start}) is {exc.size:,} octets, more than"
-                f" the limit of {self.limits.max_content_field:,} for a field of the message's MIME structure"
+                f"{where} {exc.name} field (its header block at offset {start}) {exc.what(self.limits)}"
             ) from None
         if default is not None:  # a digest's part (RFC 2046 §5.1.5), as Python's parser sets it
             entity.set_default_type(default)

@@ -53,7 +53,7 @@ from pdi.errors import LimitError, NotFoundError, ParseError
 from pdi.mail.delimiters import Delimiters
 
 __all__ = [
-    "MAX_MESSAGE_ID_OCTETS", "THREAD_HEAD", "Mail", "MailLimits", "MailPart", "ThreadIds",
+    "MAX_COMMENT_DEPTH", "MAX_MESSAGE_ID_OCTETS", "THREAD_HEAD", "Mail", "MailLimits", "MailPart", "ThreadIds",
     "entity_span", "head_message_id", "ids_written",
     "message_id_of_mid", "message_ids", "mid_name", "mid_url", "read_head", "read_message", "thread_ids",
     "too_many_entities",
@@ -616,6 +616,7 @@ def _bounded_policy(limits: MailLimits) -> Any:
 @functools.cache
 def _policy_class() -> Any:
     """The class of :func:`_bounded_policy`'s policies (made once: :mod:`email.policy` is imported when first read)."""
+    import email.headerregistry
     import email.policy
 
     class BoundedMessage(EmailMessage):
@@ -680,6 +681,9 @@ def _policy_class() -> Any:
                 self.tally[0] += size
                 if size > self.bounds.max_content_field:
                     raise _FieldTooLong(name, size, "".join(sourcelines))
+                nesting = 0 if self._unstructured(name) else _comment_depth("".join(sourcelines))
+                if nesting > MAX_COMMENT_DEPTH:
+                    raise _FieldTooLong(name, size, "".join(sourcelines), nesting)
                 if self.tally[0] > self.bounds.max_content_fields:
                     raise LimitError(
                         f"the message's Content-… fields are more than {self.bounds.max_content_fields:,} octets in"
@@ -687,15 +691,31 @@ def _policy_class() -> Any:
                     )
             return super().header_source_parse(sourcelines)
 
+        def _unstructured(self, name: str) -> bool:
+            """Whether the field ``name`` is read as unstructured text (``Content-ID``, ``Content-Description``:
+            no comment is read in it), not parsed (``Content-Type``, ``Content-Disposition``, …)."""
+            factory = self.header_factory
+            return isinstance(factory, email.headerregistry.HeaderRegistry) and issubclass(
+                factory[name], email.headerregistry.UnstructuredHeader)
+
     return BoundedPolicy
 
 
 class _FieldTooLong(Exception):
-    """A ``Content-…`` field past :attr:`MailLimits.max_content_field`, as the parser read it."""
+    """A ``Content-…`` field past :attr:`MailLimits.max_content_field`, or whose comments nest more than
+    :data:`MAX_COMMENT_DEPTH` deep (``nesting``), as the parser read it."""
 
-    def __init__(self, name: str, size: int, text: str) -> None:
+    def __init__(self, name: str, size: int, text: str, nesting: int | None = None) -> None:
         super().__init__(name)
-        self.name, self.size, self.text = name, size, text
+        self.name, self.size, self.text, self.nesting = name, size, text, nesting
+
+    def what(self, limits: MailLimits) -> str:
+        """What is wrong with the field, after its name (``is 5,031 octets, more than …``)."""
+        if self.nesting is not None:
+            return (f"has comments nested {self.nesting:,} deep, more than the {MAX_COMMENT_DEPTH} pdi reads in a"
+                    " field of the message's MIME structure")
+        return (f"is {self.size:,} octets, more than the limit of {limits.max_content_field:,} for a field of the"
+                " message's MIME structure")
 
     def refusal(self, data: bytes, limits: MailLimits) -> LimitError:
         at = data.find(self.text.encode("ascii", "surrogateescape"))  # its line: as the parser counts them
@@ -703,10 +723,35 @@ class _FieldTooLong(Exception):
         if at >= 0:
             line = data.count(b"\n", 0, at) + data.count(b"\r", 0, at) - data.count(b"\r\n", 0, at) + 1
             where = f"line {line}: "
-        return LimitError(
-            f"{where}the {self.name} field is {self.size:,} octets, more than the limit of"
-            f" {limits.max_content_field:,} for a field of the message's MIME structure"
-        )
+        return LimitError(f"{where}the {self.name} field {self.what(limits)}")
+
+
+#: The deepest comments (RFC 5322 §3.2.2: ``(`` … ``)``, nested in one another) of a ``Content-…`` field read
+#: (one Python parses: ``Content-Type``, ``Content-Disposition``, ``Content-Transfer-Encoding``, not one it reads
+#: as unstructured text), a :class:`LimitError` past it: Python's parser of those fields recurses once a level, so
+#: that 1,000 ``(`` (of the 4,096 octets a field may hold) raised ``RecursionError`` wherever the field was read
+#: (the parser, ``get_content_type``, ``get_body``), and fewer in a deeper stack; no message nests them more than
+#: a level or two.
+MAX_COMMENT_DEPTH: Final = 32
+#: What :func:`_comment_depth` reads: a backslash and the character it quotes, or a parenthesis.
+_COMMENT_MARK: Final = re.compile(r"\\[\s\S]|[()]")
+
+
+def _comment_depth(text: str) -> int:
+    """How deep the comments of a field nest, as Python's parser of its value would nest them, or deeper: in a
+    comment a backslash quotes the character after it (a quoted pair); outside one every ``(`` is counted, even in
+    a quoted string (where Python opens no comment), so that no lexing of the value nests deeper than this says."""
+    depth = deepest = 0
+    for found in _COMMENT_MARK.finditer(text):
+        mark = found.group()
+        if depth > 0 and len(mark) == 2:  # a quoted pair in a comment: nothing opened or closed
+            continue
+        if mark[-1] == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif mark[-1] == ")" and depth > 0:
+            depth -= 1
+    return deepest
 
 
 #: How many octets of a message the parser is given at a time (:func:`_parse`).
