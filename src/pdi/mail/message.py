@@ -691,6 +691,23 @@ def _policy_class() -> Any:
                     )
             return super().header_source_parse(sourcelines)
 
+        def header_fetch_parse(self, name: str, value: Any) -> Any:
+            """The field as :class:`email.policy.EmailPolicy` parses it, but a ``Content-Type`` or
+            ``Content-Disposition`` whose value ends with a parameter's ``*`` (``text/plain; a*``: RFC 2231's mark
+            of a value in a charset, and no ``=`` nor value after it) is read as Python reads a parameter whose ``*``
+            is followed by anything but ``=`` (``a* ``): an invalid one, left out (an ``InvalidHeaderDefect``).
+            Python's parser of parameters read past the value's end there (``IndexError``, from the parser,
+            ``get_content_type``, ``get_body``)."""
+            if isinstance(value, str) and self._parameterized(name) and _LINE_ENDS.sub("", value).endswith("*"):
+                value += " "  # after it, no "=": the invalid parameter Python's parser reads up to the next ";"
+            return super().header_fetch_parse(name, value)
+
+        def _parameterized(self, name: str) -> bool:
+            """Whether the field ``name`` is parsed as a MIME value and its parameters (``Content-Type``)."""
+            factory = self.header_factory
+            return isinstance(factory, email.headerregistry.HeaderRegistry) and issubclass(
+                factory[name], email.headerregistry.ParameterizedMIMEHeader)
+
         def _unstructured(self, name: str) -> bool:
             """Whether the field ``name`` is read as unstructured text (``Content-ID``, ``Content-Description``:
             no comment is read in it), not parsed (``Content-Type``, ``Content-Disposition``, …)."""
@@ -733,6 +750,8 @@ class _FieldTooLong(Exception):
 #: (the parser, ``get_content_type``, ``get_body``), and fewer in a deeper stack; no message nests them more than
 #: a level or two.
 MAX_COMMENT_DEPTH: Final = 32
+#: The line ends Python's policy takes out of a field's value before it parses it (``email.policy.linesep_splitter``).
+_LINE_ENDS: Final = re.compile(r"[\r\n]")
 #: What :func:`_comment_depth` reads: a backslash and the character it quotes, or a parenthesis.
 _COMMENT_MARK: Final = re.compile(r"\\[\s\S]|[()]")
 
