@@ -424,10 +424,16 @@ def read_head(head: bytes, limits: MailLimits | None = None) -> Mail:
 
 
 def _head_end(head: bytes) -> int:
-    """Where the header fields of the message whose first octets are ``head`` end (its first empty line)."""
-    end = head.find(b"\n\n")
-    end2 = head.find(b"\r\n\r\n")
-    return min((e for e in (end, end2) if e >= 0), default=len(head))
+    """Where the header fields of the message whose first octets are ``head`` end, as Python's parser ends them:
+    at its first empty line (of any line end: CR LF, LF or CR, as the parser cuts lines) or its first line that is
+    no header field. Only ``\\n\\n`` and ``\\r\\n\\r\\n`` were looked for: a message of CR line ends (or an LF line
+    then a CR LF one) was read whole, its body and all, and refused for what its body holds (a multipart's many
+    delimiter lines) where its header fields alone were asked for."""
+    for line_start, line_end in _lines(head, 0, len(head)):
+        line = head[line_start:line_end]
+        if line in (b"\r\n", b"\n", b"\r") or not _HEADER_LINE.match(line):
+            return line_start
+    return len(head)
 
 
 def _header_fields(head: bytes) -> Message:
