@@ -747,3 +747,17 @@ def test_a_signed_entry_whose_field_is_a_list_or_an_object_is_refused_by_name_no
     assert f"{entry(1)['name']}\tfrom {origin.url}: " in synced.stdout, synced.output
     assert run(location, "get", str(entry(1)["name"])).exit_code == 4
     assert run(location, "get", str(entry(2)["name"])).stdout_bytes == TEXT
+
+
+def test_an_audit_passes_over_a_name_of_a_series_that_only_unicode_case_rules_call_its_own() -> None:
+    """An audit reads only the names of the series audited from a peer's manifest (an origin speaks for its own);
+    ``urn:pdi://\u212aey.example.us/…`` (U+212A KELVIN SIGN, a ``k`` to ``str.lower``) is another series' name, passed
+    over like any other, not a refusal of the whole manifest (it is no name of ``key.example.us`` pdi can read)."""
+    from types import SimpleNamespace
+
+    from pdi.network import polls
+
+    good = {"name": "urn:pdi://key.example.us/2026/11/28/1.text.1", "sha256": "a" * 64, "size": 3}
+    kelvin = {**good, "name": "urn:pdi://\u212aey.example.us/2026/11/28/2.text.1"}
+    peer = SimpleNamespace(manifest=lambda series: iter([SimpleNamespace(names=[kelvin, good])]))
+    assert list(polls._listed(peer, "key.example.us", "https://peer.example.org")) == [(good["name"], "a" * 64)]  # type: ignore[arg-type]

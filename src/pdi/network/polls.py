@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pdi._ascii import ascii_lower
 from pdi._wording import shown_url
 from pdi.archive.fixity import Problem
 from pdi.archive.naming import parse_pdi
@@ -102,7 +103,7 @@ def _listed(peer: Peer, series: str, base_url: str) -> Iterator[tuple[str, str]]
     for page in within(peer.manifest(series), time.monotonic() + AUDIT_SECONDS, too_long):
         for entry in page.names:
             name = entry.get("name")
-            if isinstance(name, str) and not name.lower().startswith(own):
+            if isinstance(name, str) and not ascii_lower(name).startswith(own):  # (str.lower makes K a k)
                 continue
             checked, digest = _checked_entry(entry, series)
             kept += len(checked) + len(digest)
