@@ -11,14 +11,15 @@ through the email package's public functions as ``get_params`` sends it (``email
 
 from __future__ import annotations
 
-import email.utils
-
 #: What ``get_params`` gives for one parameter: its value, or RFC 2231's (charset, language, value).
 ParamValue = str | tuple[str | None, str | None, str]
 
 
-def _pieces(field: str) -> list[str]:
-    """``field`` cut at each ``;`` outside a quoted-string (RFC 2045 §5.1, RFC 822 §3.3)."""
+def split_parameters(field: str) -> list[str]:
+    """``field`` cut at each ``;`` outside a quoted string, where a backslash quotes the character after it (RFC 2045
+    §5.1 and RFC 822 §3.3; RFC 9110 §5.6.4, §5.6.6 for a media type): the media type, then each parameter."""
+    if '"' not in field:
+        return field.split(";")
     pieces: list[str] = []
     start = 0
     quoted = False
@@ -42,8 +43,10 @@ def _pieces(field: str) -> list[str]:
 def header_params(field: str) -> list[tuple[str, ParamValue]]:
     """``email.message.Message.get_params()`` of a field whose value is ``field``: the media type (value ``""``)
     first, then each parameter, its name lower-cased and its value unquoted; the field cut as RFC 2045 cuts it."""
+    import email.utils  # (not at import: pdi.formats cuts media types with split_parameters at every command's start)
+
     params: list[tuple[str, str]] = []
-    for piece in _pieces(str(field)):
+    for piece in split_parameters(str(field)):
         piece = piece.strip()
         name, equals, value = piece.partition("=")
         if equals:

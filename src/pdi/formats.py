@@ -41,6 +41,7 @@ import re
 
 from pdi import charsets
 from pdi._grammar import TOKEN_PATTERN, TOKEN_SAFE, escape, upper_hex
+from pdi._mime_params import split_parameters
 from pdi.errors import ParseError, UnsupportedError
 
 __all__ = [
@@ -258,7 +259,7 @@ def split_media_type(media_type: str) -> tuple[str, str | None]:
     """``major/minor`` lower-cased, and the charset parameter if one is given."""
     if not isinstance(media_type, str):
         raise UnsupportedError(f"not a media type: {media_type!r}")
-    head, *params = _split_parameters(media_type)
+    head, *params = split_parameters(media_type)
     mt = head.strip().lower()
     major, slash, minor = mt.partition("/")
     if not slash or not major or not minor or any(c.isspace() for c in mt):
@@ -272,25 +273,6 @@ def split_media_type(media_type: str) -> tuple[str, str | None]:
                                        " (RFC 6838 §4.3)")
             charset = _parameter_value(value.strip(), media_type)
     return mt, charset
-
-
-def _split_parameters(media_type: str) -> list[str]:
-    """``media_type`` cut at each ``;`` outside a quoted string (where a backslash quotes the character after it)."""
-    if '"' not in media_type:
-        return media_type.split(";")
-    pieces, start, quoted, at = [], 0, False, 0
-    while at < len(media_type):
-        c = media_type[at]
-        if quoted and c == "\\":
-            at += 1
-        elif c == '"':
-            quoted = not quoted
-        elif c == ";" and not quoted:
-            pieces.append(media_type[start:at])
-            start = at + 1
-        at += 1
-    pieces.append(media_type[start:])
-    return pieces
 
 
 def _parameter_value(value: str, media_type: str) -> str:

@@ -81,6 +81,20 @@ def _at_folder_sync(monkeypatch: pytest.MonkeyPatch, hook: Callable[[], None]) -
     monkeypatch.setattr(files.FileBlobs, "_sync_all", sync_all)
 
 
+def _at_commit(monkeypatch: pytest.MonkeyPatch, archive: Archive, hook: Callable[[], None]) -> None:
+    """Run ``hook`` at an import's last step before its catalog commits, once it has waited for its blobs' sync."""
+    real_import = archive.store._import_staged  # type: ignore[attr-defined]
+
+    def import_staged(*args: object, before_commit: Callable[[], None], **kwargs: object) -> object:
+        def committing() -> None:
+            before_commit()
+            hook()
+
+        return real_import(*args, before_commit=committing, **kwargs)
+
+    monkeypatch.setattr(archive.store, "_import_staged", import_staged)
+
+
 def test_a_deposit_that_finds_an_imported_file_before_its_folder_is_synced_syncs_it_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -154,17 +168,8 @@ def test_an_import_is_made_durable_by_one_syncfs_after_its_renames_and_before_it
 
     monkeypatch.setattr(files, "_SYNCFS", [syncfs])
     with Archive.open(root) as copy:
-        real_import = copy.store._import_staged
         names_at_commit: list[int] = []
-
-        def import_staged(*args: object, before_commit: Callable[[], None], **kwargs: object) -> object:
-            def committing() -> None:  # the transaction's last step before its commit
-                before_commit()
-                names_at_commit.append(len(synced))
-
-            return real_import(*args, before_commit=committing, **kwargs)  # type: ignore[arg-type]
-
-        monkeypatch.setattr(copy.store, "_import_staged", import_staged)
+        _at_commit(monkeypatch, copy, lambda: names_at_commit.append(len(synced)))
         assert copy.import_bag(bag) == 3
     assert len(synced) == 1 and names_at_commit == [1]  # one sync, done before the catalog's transaction commits
     assert synced[0] == {_sha(d): True for d in made.values()}  # every file at its name then, still marked
@@ -180,17 +185,8 @@ def test_without_syncfs_an_imports_files_and_folders_are_each_fsynced_before_its
     monkeypatch.setattr(files, "_SYNCFS", [None])  # an older kernel: an fsync each
     with Archive.open(root) as copy:
         inodes = fsynced(monkeypatch)
-        real_import = copy.store._import_staged
         at_commit: list[set[int]] = []
-
-        def import_staged(*args: object, before_commit: Callable[[], None], **kwargs: object) -> object:
-            def committing() -> None:  # the transaction's last step before its commit
-                before_commit()
-                at_commit.append(set(inodes))
-
-            return real_import(*args, before_commit=committing, **kwargs)  # type: ignore[arg-type]
-
-        monkeypatch.setattr(copy.store, "_import_staged", import_staged)
+        _at_commit(monkeypatch, copy, lambda: at_commit.append(set(inodes)))
         assert copy.import_bag(bag) == 3
     paths = [root / "blobs" / _sha(d)[:2] / _sha(d) for d in made.values()]
     wanted = {p.stat().st_ino for p in paths} | {p.parent.stat().st_ino for p in paths}

@@ -17,6 +17,7 @@ import sys
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -242,9 +243,9 @@ def test_any_digest_file_fails_only_as_a_named_error(changed: dict[str, object],
             pass
 
 
-def _certificate_of_unknown_key_type() -> str:
-    """A self-signed certificate (PEM) whose SubjectPublicKeyInfo names the algorithm 1.2.840.10045.2.9, which is no
-    key type (id-ecPublicKey is 1.2.840.10045.2.1, RFC 5480 §2.1.1): as a stranger's WACZ may carry."""
+def _self_signed_der() -> tuple[Any, bytes]:
+    """A new P-256 key and a self-signed certificate (DER) of it, its subject's common name ``a.example`` (a
+    UTF8String)."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -253,9 +254,15 @@ def _certificate_of_unknown_key_type() -> str:
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "a.example")])
     now = datetime.datetime.now(datetime.UTC)
-    made = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
-            .sign(key, hashes.SHA256())).public_bytes(serialization.Encoding.DER)
+    return key, (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+                 .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+                 .sign(key, hashes.SHA256())).public_bytes(serialization.Encoding.DER)
+
+
+def _certificate_of_unknown_key_type() -> str:
+    """A self-signed certificate (PEM) whose SubjectPublicKeyInfo names the algorithm 1.2.840.10045.2.9, which is no
+    key type (id-ecPublicKey is 1.2.840.10045.2.1, RFC 5480 §2.1.1): as a stranger's WACZ may carry."""
+    _key, made = _self_signed_der()
     assert made.count(bytes.fromhex("06072a8648ce3d0201")) == 1  # the SPKI's algorithm (the signature's is ecdsa-with-SHA256)
     der = made.replace(bytes.fromhex("06072a8648ce3d0201"), bytes.fromhex("06072a8648ce3d0209"))
     return "-----BEGIN CERTIFICATE-----\n" + base64.encodebytes(der).decode("ascii") + "-----END CERTIFICATE-----\n"
@@ -277,17 +284,10 @@ def test_a_domain_certificate_whose_subject_no_reader_reads_is_refused_by_name(t
     ``domainCert`` whose common name is an INTEGER, a NULL, a SEQUENCE or a BIT STRING (RFC 5280 §4.1.2.6: a
     DirectoryString) loaded, its key verified the signature (the stranger's own), and reading its names then
     ended ``check_digest`` in a ``KeyError`` or ``TypeError``."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
 
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "a.example")])
-    now = datetime.datetime.now(datetime.UTC)
-    made = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
-            .sign(key, hashes.SHA256())).public_bytes(serialization.Encoding.DER)
+    key, made = _self_signed_der()
     common_name = bytes.fromhex("0603550403") + b"\x0c\x09a.example"  # id-at-commonName, a UTF8String
     der = made.replace(common_name, bytes.fromhex("0603550403") + bytes([tag]) + b"\x09a.example")
     assert der != made

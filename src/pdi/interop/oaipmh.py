@@ -39,7 +39,8 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from urllib.parse import unquote_plus
+
+from pdi._query import NotUTF8, query_pairs
 
 OAI = "http://www.openarchives.org/OAI/2.0/"
 OAI_DC = "http://www.openarchives.org/OAI/2.0/oai_dc/"
@@ -102,18 +103,11 @@ def form_pairs(raw: bytes, where: str = "the form") -> list[tuple[str, str]]:
     except UnicodeDecodeError as wrong:
         raise OAIError("badArgument", f"{where} is not UTF-8 (§3.1.1.2: URL-encoded UTF-8): octet {wrong.start}"
                        " is not") from None
-    pairs: list[tuple[str, str]] = []
-    for part in text.split("&"):
-        if not part:
-            continue
-        key, _, value = part.partition("=")
-        try:
-            pairs.append((unquote_plus(key, errors="strict"), unquote_plus(value, errors="strict")))
-        except UnicodeDecodeError:
-            name = unquote_plus(key, errors="replace")[:80]
-            raise OAIError("badArgument", f"the argument {name!r} is not UTF-8 once its %-escapes are read"
-                           f" (§3.1.1.2: URL-encoded UTF-8): {part[:80]!r}") from None
-    return pairs
+    try:
+        return query_pairs(text)
+    except NotUTF8 as bad:
+        raise OAIError("badArgument", f"the argument {bad.name[:80]!r} is not UTF-8 once its %-escapes are read"
+                       f" (§3.1.1.2: URL-encoded UTF-8): {bad.part[:80]!r}") from None
 
 
 def parse_request(pairs: Iterable[tuple[str, str]]) -> Request:

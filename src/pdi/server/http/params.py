@@ -20,10 +20,10 @@ the Memento routes (the query belongs to the URL in the path).
 from __future__ import annotations
 
 from collections import Counter
-from urllib.parse import unquote_plus
 
 from starlette.requests import Request
 
+from pdi._query import NotUTF8, query_pairs
 from pdi.errors import ParseError
 
 __all__ = ["flag", "integer", "only", "optional", "required", "single_values"]
@@ -52,18 +52,12 @@ def _pairs(query: bytes) -> list[tuple[str, str]]:
     """The ``key=value`` pairs of a query string as Starlette reads them (``+`` a space, ``%XX`` an octet), each
     key and value UTF-8: a %-escape of octets that are not (``%ED%A0%80``, ``%FF``) is a :class:`ParseError`
     naming the parameter, where Starlette would put U+FFFD in their place (an ``id=`` the client never sent)."""
-    pairs: list[tuple[str, str]] = []
-    for part in query.decode("latin-1").split("&"):
-        if not part:
-            continue
-        key, _, value = part.partition("=")
-        try:
-            pairs.append((unquote_plus(key, errors="strict"), unquote_plus(value, errors="strict")))
-        except UnicodeDecodeError:
-            name = unquote_plus(key, errors="replace")
-            raise ParseError(f"the query parameter {name[:40]}= is not UTF-8 once its %-escapes are read"
-                             f" ({part[:80]}): nothing was done", text=part[:80], rule=name[:40] or "query") from None
-    return pairs
+    try:
+        return query_pairs(query.decode("latin-1"))
+    except NotUTF8 as bad:
+        raise ParseError(f"the query parameter {bad.name[:40]}= is not UTF-8 once its %-escapes are read"
+                         f" ({bad.part[:80]}): nothing was done", text=bad.part[:80], rule=bad.name[:40] or "query"
+                         ) from None
 
 
 def only(request: Request, keys: frozenset[str]) -> None:
