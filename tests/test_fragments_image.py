@@ -268,3 +268,35 @@ def test_a_small_image_in_a_large_mapped_file_is_cut_without_copying_the_file(tm
         del rect  # its data is the map itself (the whole image is its answer), released before the map closes
     assert opened(crop.data).convert("RGB").tobytes() == expected
     assert peak < 1 << 20, f"a 4×5 crop of a 10×10 image took {peak:,} octets"
+
+
+def _unimplemented_kinds() -> list[tuple[str, bytes]]:
+    """A DDS whose pixel format flags (DDS_PIXELFORMAT.dwFlags, octets 80 to 83) are none Pillow's plugin
+    implements, and a BLP2 whose compression (octets 4 to 7) is none of 1 to 3: Pillow raises
+    NotImplementedError on each, from Image.open for the DDS and from load for the BLP."""
+    dds = bytearray(encoded(Image.new("RGBA", (4, 4)), "DDS"))
+    assert dds[:4] == b"DDS " and dds[80:84] == b"A\0\0\0"  # DDPF_RGB | DDPF_ALPHAPIXELS, as Pillow wrote it
+    dds[80:84] = bytes(4)
+    blp = bytearray(encoded(Image.new("P", (4, 4)), "BLP"))
+    assert blp[:8] == b"BLP2\x01\0\0\0"
+    blp[4:8] = (7).to_bytes(4, "little")
+    return [("image/vnd-ms.dds", bytes(dds)), ("image/x-blp", bytes(blp))]
+
+
+@pytest.mark.parametrize(("media_type", "data"), _unimplemented_kinds())
+@pytest.mark.parametrize("scheme", ["rect", "crop"])
+def test_a_kind_pillow_does_not_implement_is_unsupported_not_a_crash(media_type: str, data: bytes, scheme: str) -> None:
+    # NotImplementedError left the evaluator (and the cite page's image facts): a 500 for a stranger's file. The
+    # BLP's header is read (a rect needs no pixel); its pixels are not.
+    from pdi.server.pages.cite import image_facts
+
+    header_read = media_type == "image/x-blp"
+    if header_read and scheme == "rect":
+        assert evaluate_image(scheme, ((0, 0), (2, 2)), data, media_type, None).region == Region(0, 0, 2, 2, 0, 4, 4, 1)
+        assert image_facts(data, media_type).width == 4
+        return
+    with pytest.raises(UnsupportedError, match=f"{scheme} on {media_type}: cannot read this image"):
+        evaluate_image(scheme, ((0, 0), (2, 2)), data, media_type, None)
+    if not header_read:
+        with pytest.raises(UnsupportedError, match=f"{media_type}: cannot read this image"):
+            image_facts(data, media_type)

@@ -89,8 +89,10 @@ MAX_JPEG_SCANS = 200
 
 #: What Pillow raises on a damaged file: its own OSError and SyntaxError, and whatever its decoders and frame
 #: counting stumble on (a GIF cut inside a frame: IndexError, struct.error; TypeError; a TIFF page whose
-#: Compression no table holds: KeyError, found by an attack).
-DAMAGED = (OSError, ValueError, SyntaxError, TypeError, EOFError, IndexError, KeyError, struct.error, zlib.error)
+#: Compression no table holds: KeyError, found by an attack; a DDS of a pixel format or a BLP of a compression
+#: its plugin does not implement: NotImplementedError, raised from Image.open itself, found by fuzzing).
+DAMAGED = (OSError, ValueError, SyntaxError, TypeError, EOFError, IndexError, KeyError, NotImplementedError,
+           struct.error, zlib.error)
 
 #: Image modes a PNG file holds as they are (Pillow's PNG writer).
 _PNG_MODES = frozenset({"1", "L", "LA", "I;16", "I;16B", "P", "RGB", "RGBA"})
