@@ -122,3 +122,39 @@ def test_rendering_a_small_region_of_a_huge_page_takes_the_memory_of_the_region(
     image = _rgb(done.data)
     assert image.size == (200, 100) and image.getpixel((100, 50)) == (0, 255, 0)  # the page's green, not white
     assert 0 < done.peak_kib * 1024 < 200 << 20
+
+
+def _wide_page(width: bytes, left: bytes = b"0") -> bytes:
+    """One page from ``left`` to ``width`` points across and 20 high, a blue square over 0 to 5 points each way."""
+    from pdf_helpers import pdf_of
+
+    content = b"0 0 1 rg 0 0 5 5 re f\n"
+    return pdf_of([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [" + left + b" 0 " + width + b" 20] /Contents 3 0 R >>",
+    ])
+
+
+@pytest.mark.parametrize("width", [b"100", b"100000000", b"1000000000"])
+def test_a_region_of_a_very_wide_page_is_its_pixels(width: bytes) -> None:
+    # the region's bottom-left 5 points square (10 pixels) is the blue square, whatever the page's width
+    image = _rgb(pdf.render_png_now(_wide_page(width), 1, (0, 10, 10, 20)))
+    assert image.size == (20, 20)
+    assert image.getpixel((1, 18)) == image.getpixel((8, 11)) == (0, 0, 255)
+    assert image.getpixel((12, 18)) == image.getpixel((1, 8)) == (255, 255, 255)
+
+
+@pytest.mark.parametrize(("left", "width"), [(b"0", b"1100000000"), (b"0", b"1" + b"0" * 30 + b".0"),
+                                           (b"-3" + b"0" * 38 + b".0", b"3" + b"0" * 38 + b".0")])
+def test_a_region_of_a_page_wider_than_pdfium_renders_is_a_limit(left: bytes, width: bytes) -> None:
+    # PDFium's bitmap sides are C ints: a page of more than 2**31 - 1 pixels a side at 144 dpi rendered its region
+    # white (the side wrapped round), or its child stopped on "Crop exceeds page dimensions" or an OverflowError
+    # (a page whose width in floats is infinite)
+    data = _wide_page(width, left)
+    for region in ((0, 10, 10, 20), None):
+        with pytest.raises(LimitError, match="PDFium renders no region of a page more than 2,147,483,647 pixels a side"):
+            pdf.render_png_now(data, 1, region)
+    with pytest.raises(LimitError, match="2,147,483,647 pixels a side"):
+        pdf.render_png(data, 1, (0, 10, 10, 20), name="wide.pdf")

@@ -893,12 +893,17 @@ RENDER_DPI = 144
 MAX_RENDER_PIXELS = 40_000_000
 
 
+#: The most pixels a side of the page PDFium renders a region of (its bitmaps' sides are C ints).
+_PDFIUM_SIDE: Final = 2**31 - 1
+
+
 def render_png(data: Buffer, number: int, region: tuple[float, float, float, float] | None = None, *,
                name: str = "the PDF") -> bytes:
     """Page ``number`` (from 1) of the PDF ``data`` rendered by PDFium at :data:`RENDER_DPI`, as PNG; with
     ``region`` (x1, y1, x2, y2 in points from the CropBox's top-left, y downwards, before ``/Rotate``) only that.
     PDFium renders it in a child process, under :data:`LIMITS` (:attr:`~PdfiumLimits.page_seconds`); a rendering
-    of more than :data:`MAX_RENDER_PIXELS` is a :class:`~pdi.errors.LimitError` naming its size."""
+    of more than :data:`MAX_RENDER_PIXELS` is a :class:`~pdi.errors.LimitError` naming its size, as is any region
+    of a page more than 2**31 - 1 pixels a side at that resolution (PDFium's bitmaps are of C ints)."""
     args = [str(number), *(repr(float(v)) for v in region or ())]
     return _in_child("png", data, args, LIMITS.page_seconds, "page_seconds", f"{name} (page {number})")
 
@@ -917,6 +922,13 @@ def render_png_now(data: Buffer, number: int, region: tuple[float, float, float,
             left, bottom, right, top = visible_box(page)
             crop = (0.0, 0.0, 0.0, 0.0)
             what = f"page {number} ({right - left:g}×{top - bottom:g} points)"
+            # PDFium places any region in a bitmap of the whole page's pixels, each side a C int: past it the
+            # sides wrapped round (a 10-point region of a page 1.1 billion points wide rendered white) or were
+            # not finite (a child's OverflowError)
+            sides = (page.get_width() * scale, page.get_height() * scale)
+            if not all(math.isfinite(side) and math.ceil(side) <= _PDFIUM_SIDE for side in sides):
+                raise LimitError(f"{what} at {RENDER_DPI} dpi is {sides[0]:,.0f}×{sides[1]:,.0f} pixels: PDFium"
+                                 f" renders no region of a page more than {_PDFIUM_SIDE:,} pixels a side")
             if region is not None:
                 page.set_rotation(0)  # a region is named before /Rotate (in this copy of the document only)
                 x1, y1, x2, y2 = (max(0.0, v) for v in region)
