@@ -17,6 +17,7 @@ from its top).
 from __future__ import annotations
 
 import io
+import math
 import re
 import subprocess
 import zlib
@@ -173,3 +174,31 @@ def test_a_cropbox_sharing_no_area_with_the_mediabox_shows_the_mediabox_as_the_v
     assert _differing(ours, theirs) <= 600 * 400 // 100
     assert ours.getpixel((60, 60)) == (255, 0, 0)  # the red square, 30 points from the MediaBox's top-left
     assert _ours(data, (0, 0, 60, 60)).size == (120, 120)
+
+
+def _wider_than_a_float(rotate: int) -> bytes:
+    """One page whose MediaBox runs from -3e38 to 3e38 points across (each edge a float; the width, 6e38, not)."""
+    edge = b"3" + b"0" * 38 + b".0"
+    return pdf_of([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [-" + edge + b" 0 " + edge + b" 20] /Rotate %d >>" % rotate,
+    ])
+
+
+@pytest.mark.parametrize("rotate", [0, 90])
+def test_a_page_wider_than_a_float_holds_has_a_finite_size(rotate: int) -> None:
+    """PDFium's page width is a float, infinite here: the layer kept it so, and N2C's JSON of the page's size was a
+    500 (tests/server/test_server_pdf.py). pdfminer.six reads the MediaBox in doubles: the size is its sides, after
+    /Rotate, up to PDFium keeping each edge as a float."""
+    from pdfminer.pdfdocument import PDFDocument
+    from pdfminer.pdfpage import PDFPage
+    from pdfminer.pdfparser import PDFParser
+
+    data = _wider_than_a_float(rotate)
+    (page,) = PDFPage.create_pages(PDFDocument(PDFParser(io.BytesIO(data))))
+    left, bottom, right, top = page.mediabox
+    expected = (right - left, top - bottom) if rotate == 0 else (top - bottom, right - left)
+    (size,) = pdf.text_layer(data).page_sizes
+    assert all(map(math.isfinite, size))
+    assert size == pytest.approx(expected, rel=1e-6)

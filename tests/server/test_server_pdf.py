@@ -301,3 +301,18 @@ def test_a_small_region_of_a_huge_page_renders_and_too_large_a_one_is_refused_as
     assert (large.status_code, large.json()["type"], large.json()["title"]) == (
         deadline.status_code, deadline.json()["type"], deadline.json()["title"]) == (
         400, "/api#problem-limit-exceeded", "limit exceeded")  # a GET sends no content: 400 (problems.status_of)
+
+
+def test_n2c_of_a_page_wider_than_a_float_holds_is_json(archive: Archive) -> None:
+    # PDFium's page width, a float, is infinite for a MediaBox from -3e38 to 3e38: N2C's JSON of it was a 500
+    from pdf_helpers import pdf_of
+
+    edge = b"3" + b"0" * 38 + b".0"
+    data = pdf_of([b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+                   b"<< /Type /Page /Parent 2 0 R /MediaBox [-" + edge + b" 0 " + edge + b" 20] >>"])
+    name = str(archive.add(S, data, format="pdf"))
+    client = TestClient(create_app(archive.location, archive=archive), raise_server_exceptions=False)
+    about = client.get(f"/uri-res/N2C?{name}%23page=1")
+    assert about.status_code == 200, about.text
+    assert about.json()["fragment"]["page"]["width"] == pytest.approx(6e38, rel=1e-6)
+    assert about.json()["fragment"]["page"]["height"] == 20

@@ -259,7 +259,7 @@ def text_layer(octets: bytes) -> TextLayer:
             starts.append(length)
             page = load_page(document, number)
             try:
-                sizes.append(page.get_size())
+                sizes.append(_page_size(page))
                 text, page_boxes = _page_text(page)
             finally:
                 page.close()
@@ -273,6 +273,18 @@ def text_layer(octets: bytes) -> TextLayer:
     finally:
         document.close()
     return layer
+
+
+def _page_size(page: Any) -> tuple[float, float]:
+    """A PDFium page's width and height in points after ``/Rotate``: PDFium's own (``FPDF_GetPageWidthF``), a
+    float; where that is not finite (a MediaBox from -3e38 to 3e38 is 6e38 points wide, past a float's range:
+    N2C's JSON of such a page's size was a 500), its visible box's sides (:func:`visible_box`) in doubles."""
+    width, height = page.get_size()
+    if math.isfinite(width) and math.isfinite(height):
+        return width, height
+    left, bottom, right, top = visible_box(page)
+    width, height = right - left, top - bottom
+    return (height, width) if page.get_rotation() in (90, 270) else (width, height)
 
 
 def _page_text(page: Any) -> tuple[str, array[float]]:
