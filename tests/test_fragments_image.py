@@ -300,3 +300,49 @@ def test_a_kind_pillow_does_not_implement_is_unsupported_not_a_crash(media_type:
     if not header_read:
         with pytest.raises(UnsupportedError, match=f"{media_type}: cannot read this image"):
             image_facts(data, media_type)
+
+
+EPS_SPY = """
+import sys
+from pdi.errors import PDIError
+from pdi.fragments.image import evaluate_image
+from pdi.server.pages.cite import image_facts
+data = open(sys.argv[1], "rb").read()
+for scheme in ("crop", "rect"):
+    try:
+        evaluate_image(scheme, ((0, 0), (4, 4)), data, "image/png", None)
+        print(scheme, "evaluated")
+    except PDIError as exc:
+        print(scheme, "refused:", exc)
+try:
+    image_facts(data, "image/png")
+    print("facts read")
+except PDIError as exc:
+    print("facts refused:", exc)
+"""
+
+
+def test_an_eps_is_never_handed_to_ghostscript_whatever_it_was_deposited_as(tmp_path: Path) -> None:
+    """Found by a hunt (2026-12-01): Pillow knows a file by its first octets, and reads an EPS's pixels by running
+    Ghostscript (``gs``) on it, so a crop of a stranger's PostScript deposited as an image ran an interpreter of it
+    wherever ``gs`` is installed. Here a ``gs`` first on ``PATH`` notes each run: none, and the image is refused as
+    one Pillow cannot read (the cite page's facts too)."""
+    import os
+    import subprocess
+    import sys
+
+    spy = tmp_path / "bin"
+    spy.mkdir()
+    ran = tmp_path / "gs-ran"
+    (spy / "gs").write_text(f"#!/bin/sh\necho \"$@\" >> {ran}\nexit 1\n")
+    (spy / "gs").chmod(0o755)
+    eps = tmp_path / "picture.eps"
+    eps.write_bytes(b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 8 8\n%%EndComments\n"
+                    b"0 0 1 setrgbcolor 0 0 8 8 rectfill\nshowpage\n%%EOF\n")
+    env = {**os.environ, "PATH": f"{spy}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run([sys.executable, "-c", EPS_SPY, str(eps)], capture_output=True, text=True, env=env,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert not ran.exists(), ran.read_text()
+    lines = done.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["crop refused", "rect refused", "facts refused"], lines

@@ -62,7 +62,7 @@ import struct
 import warnings
 import zlib
 from collections.abc import Iterator, Sequence
-from typing import IO, cast
+from typing import IO, Any, cast
 
 from pdi._wording import plural
 from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
@@ -133,6 +133,17 @@ def rectangle(scheme: str, positions: Sequence[object]) -> tuple[int, int, int, 
     return _rectangle(scheme, positions)
 
 
+def open_image(data: IO[bytes]) -> Any:
+    """Pillow's ``Image.open`` of a stranger's image, by every format plugin it has but EPS: Pillow reads an EPS's
+    pixels by running Ghostscript on the file (``gs``, where it is installed), whatever media type the image was
+    deposited as (Pillow knows a file by its first octets), and pdi runs no interpreter of a stranger's PostScript.
+    An EPS is then an image Pillow cannot identify, refused as any unreadable image is."""
+    from PIL import Image
+
+    Image.init()  # (every plugin registered: the formats named below)
+    return Image.open(data, formats=[name for name in Image.OPEN if name != "EPS"])
+
+
 @contextlib.contextmanager
 def pillow_reading() -> Iterator[None]:
     """Pillow reading a stranger's image without a warning leaving it: its ``DecompressionBombWarning`` (the size is
@@ -161,7 +172,7 @@ def evaluate_image(
     x1, y1, x2, y2, frame = _rectangle(scheme, positions)
     try:
         with pillow_reading():
-            image = Image.open(cast(IO[bytes], BufferFile(data)))  # not a copy of a mapped file (io.BytesIO's), header first
+            image = open_image(cast(IO[bytes], BufferFile(data)))  # not a copy of a mapped file (io.BytesIO's), header first
             if image.format == "TIFF":  # before n_frames, which walks every page in time of their number squared
                 pages = tiff_pages(data)
                 if pages > MAX_TIFF_PAGES:

@@ -355,10 +355,10 @@ def image_facts(data: bytes, media_type: str) -> ImageFacts:
     """The size and frame count of an image (Pillow reads its header; a GIF's frames are counted)."""
     from PIL import Image, UnidentifiedImageError
 
-    from pdi.fragments.image import DAMAGED, damage, frame_count, pillow_reading
+    from pdi.fragments.image import DAMAGED, damage, frame_count, open_image, pillow_reading
 
     try:
-        with pillow_reading(), Image.open(io.BytesIO(data)) as image:  # only the header is read here
+        with pillow_reading(), open_image(io.BytesIO(data)) as image:  # only the header is read here
             if image.format == "TIFF":  # before n_frames, which walks every page in time of their number squared
                 from pdi.fragments.image import MAX_TIFF_PAGES, tiff_pages
 
