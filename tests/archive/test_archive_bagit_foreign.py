@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from pdi.archive import Archive
 from pdi.archive.bagit import MAX_TAG_LINE_BYTES
-from pdi.archive.bagit.manifests import _tag_lines
+from pdi.archive.bagit.manifests import _tag_lines, validate_bag
 from pdi.errors import (
     ImmutabilityError,
     IntegrityError,
@@ -332,3 +332,36 @@ def test_a_manifest_listing_more_files_than_the_bag_holds_is_refused_as_it_is_re
     assert status == 0
     assert f"lists more than {len(FILES) + 1} files (line {len(FILES) + 2})" in out.decode(), out
     assert peak < 100 * 1024, f"peak {peak // 1024} MiB"
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.dictionaries(st.lists(_NAME, min_size=1, max_size=2).map("/".join), st.binary(max_size=16), min_size=1, max_size=3),
+       st.lists(st.text(" \t", min_size=1, max_size=3), min_size=3, max_size=3))
+def test_a_manifest_line_separated_by_any_spaces_and_tabs_reads_as_bagit_python_reads_it(
+        files: dict[str, bytes], separators: list[str]) -> None:
+    """RFC 8493 §2.1.3: ``checksum 1*WSP filepath``, WSP a space or a tab. A tab after the checksum and a space in
+    the path had the line split at the path's space and refused, where bagit-python validates the bag."""
+    paths = set(files)
+    if any(other.startswith(path + "/") for path in paths for other in paths):
+        return  # a name cannot be a file and a folder at once
+    with tempfile.TemporaryDirectory() as folder:
+        bag = _bag(Path(folder) / "bag", ["sha256"], files)
+        for tag_manifest in bag.glob("tagmanifest-*.txt"):  # it names the manifest rewritten below
+            tag_manifest.unlink()
+        manifest = bag / "manifest-sha256.txt"
+        lines = manifest.read_text(encoding="utf-8").splitlines()
+        manifest.write_text("".join(f"{line.split('  ', 1)[0]}{separators[n]}{line.split('  ', 1)[1]}\n"
+                                    for n, line in enumerate(lines)), encoding="utf-8")
+        bagit.Bag(str(bag)).validate()  # the oracle: still a valid bag
+        assert validate_bag(bag).payload == {f"data/{name}": hashlib.sha256(data).hexdigest()
+                                             for name, data in files.items()}
+
+
+def test_a_tab_then_a_path_with_a_space_is_one_manifest_entry(tmp_path: Path) -> None:
+    bag = _bag(tmp_path / "bag", ["sha256"], {"a b.txt": b"hi\n"})
+    for tag_manifest in bag.glob("tagmanifest-*.txt"):
+        tag_manifest.unlink()
+    checksum = hashlib.sha256(b"hi\n").hexdigest()
+    (bag / "manifest-sha256.txt").write_text(f"{checksum}\tdata/a b.txt\n")
+    bagit.Bag(str(bag)).validate()
+    assert validate_bag(bag).payload == {"data/a b.txt": checksum}

@@ -29,6 +29,8 @@ MAX_TAG_LINE_BYTES = 64 * 1024
 MAX_BAG_INFO_BYTES = 1 << 20
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 _MANIFEST = re.compile(r"(tag)?manifest-([a-z0-9]+)\.txt")
+#: A manifest line (RFC 8493 §2.1.3): ``checksum 1*WSP filepath``, WSP a space or a tab.
+_ENTRY = re.compile(r"([0-9A-Fa-f]+)[ \t]+([^ \t].*)", re.DOTALL)
 #: What a tag file's encoding must decode as ASCII does: its labels, line ends, checksums and escapes.
 _ASCII_SAMPLE = b"BagIt-Version: 1.0\r\n\tdata/%0D%0A%25 0123456789abcdefABCDEF-_.*#~"
 
@@ -137,13 +139,13 @@ def _read_manifest(bag: Path, name: str, algorithm: str, *, percent: bool, encod
         if len(entries) >= most:
             raise IntegrityError(f"{bag / name} lists more than {plural(most, 'file')} (line {number}), more than the"
                                  " bag holds there")
-        checksum, sep, rest = line.partition(" ")
-        if not sep:
-            checksum, sep, rest = line.partition("\t")
-        path = rest.lstrip(" \t")
-        if not sep or len(checksum) != width or not all(c in "0123456789abcdefABCDEF" for c in checksum) or not path:
+        # the checksum ends at the first space or tab, whichever comes first: a tab between it and a path with
+        # a space in it was refused (the path was split at its space)
+        entry = _ENTRY.fullmatch(line)
+        if entry is None or len(entry.group(1)) != width:
             raise ParseError(f"{name} line {number} is not '<{algorithm}> <path>'", text=line, rule="manifest")
-        path = _manifest_path(path, bag, name, number, percent=percent)
+        checksum = entry.group(1)
+        path = _manifest_path(entry.group(2), bag, name, number, percent=percent)
         if path in entries:
             raise ParseError(f"{name} line {number} lists {path} a second time", text=line, rule="manifest")
         entries[path] = checksum.lower()
