@@ -190,3 +190,19 @@ def test_a_bag_of_folders_nested_past_pythons_recursion_limit_is_read(archive: A
             (top / "d").rmdir()
             (top / "up").rename(top / "d")
         (top / "d").rmdir()
+
+
+@pytest.mark.parametrize("value", ["a\x00b", "\x00"])
+def test_a_bag_info_value_no_statement_keeps_is_refused_before_anything_is_deposited(
+        archive: Archive, tmp_path: Path, value: str) -> None:
+    """A NUL in a bag-info.txt value (bagit-python validates the bag) cannot be a statement: the payload was
+    deposited, then the statement refused, and the archive kept half an import. Now refused before, naming it."""
+    bag = _bag(tmp_path / "bag")
+    with (bag / "bag-info.txt").open("a", encoding="utf-8") as info:
+        info.write(f"External-Description: {value}\n")
+    _tags_again(bag)
+    assert _bagit_python_says_valid(bag)
+    before = _snapshot(archive)
+    with pytest.raises(ParseError, match=r"bag-info\.txt: External-Description holds U\+0000"):
+        archive.import_bag(bag, series=S)
+    assert _snapshot(archive) == before

@@ -21,6 +21,7 @@ from pdi.archive.bagit.catalog import EXPORT_FORMAT, Export, carried_parse, read
 from pdi.archive.bagit.manifests import BagInfo, validate_bag
 from pdi.archive.naming import (
     MAX_ASSERTION_VALUE,
+    UNKEPT_IN_VALUE,
     canonical_series,
     checked_foreign_id,
     generic_text,
@@ -31,6 +32,7 @@ from pdi.archive.store import AuditRecord, RepresentationRecord
 from pdi.errors import (
     IntegrityError,
     LimitError,
+    ParseError,
     PDIError,
     SeriesNotRegisteredError,
     UnsupportedError,
@@ -282,6 +284,13 @@ def import_payload(
             raise LimitError(
                 f"{bag / 'bag-info.txt'}: {key.removeprefix('bag-info:')} is longer than"
                 f" {plural(MAX_ASSERTION_VALUE, 'character')}, the longest statement"
+            )
+        # checked before the deposit, as the length is: a NUL made the statement fail after the payload was in
+        if (bad := UNKEPT_IN_VALUE.search(value)) is not None:
+            raise ParseError(
+                f"{bag / 'bag-info.txt'}: {key.removeprefix('bag-info:')} holds U+{ord(bad[0]):04X}, which no"
+                " statement keeps (the catalog's text ends there); nothing was imported",
+                text=value[:80], offset=min(bad.start(), 80), rule="bag-info.txt",
             )
     paths = sorted(info.payload)
     if not paths:
