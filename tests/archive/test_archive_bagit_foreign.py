@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from pdi.archive import Archive
 from pdi.archive.bagit import MAX_TAG_LINE_BYTES
-from pdi.archive.bagit.manifests import _tag_lines, validate_bag
+from pdi.archive.bagit.manifests import MAX_BLANK_TAG_LINES, _tag_lines, validate_bag
 from pdi.errors import (
     ImmutabilityError,
     IntegrityError,
@@ -365,3 +365,32 @@ def test_a_tab_then_a_path_with_a_space_is_one_manifest_entry(tmp_path: Path) ->
     (bag / "manifest-sha256.txt").write_text(f"{checksum}\tdata/a b.txt\n")
     bagit.Bag(str(bag)).validate()
     assert validate_bag(bag).payload == {"data/a b.txt": checksum}
+
+
+@pytest.mark.parametrize("blank", [b"\n", b" \r\n", b"\t\r"])
+def test_a_manifest_padded_with_blank_lines_is_refused_fast(archive: Archive, tmp_path: Path, blank: bytes) -> None:
+    """Blank lines are no entries, so the bound on a manifest's entries never stopped them: 64 MiB of line ends
+    (no file is listed twice, none missing) were read a line at a time for two minutes. Past MAX_BLANK_TAG_LINES
+    of them the manifest is refused, naming the line, and nothing is deposited."""
+    bag = _bag(tmp_path / "bag", ["sha256"])
+    for tag_manifest in bag.glob("tagmanifest-*.txt"):
+        tag_manifest.unlink()
+    with (bag / "manifest-sha256.txt").open("ab") as manifest:
+        for _ in range(64):
+            manifest.write(blank * ((1 << 20) // len(blank)))
+    before = _snapshot(archive)
+    started = time.monotonic()
+    with pytest.raises(LimitError, match=rf"manifest-sha256.txt: line {len(FILES) + MAX_BLANK_TAG_LINES + 1} "):
+        archive.import_bag(bag, series=S)
+    assert time.monotonic() - started < 20
+    assert _snapshot(archive) == before
+
+
+def test_a_few_blank_lines_in_a_manifest_are_read_past(tmp_path: Path) -> None:
+    bag = _bag(tmp_path / "bag", ["sha256"])
+    for tag_manifest in bag.glob("tagmanifest-*.txt"):
+        tag_manifest.unlink()
+    manifest = bag / "manifest-sha256.txt"
+    manifest.write_bytes(b"\n \n" + manifest.read_bytes().replace(b"\n", b"\n\r\n") + b"\t\n")
+    bagit.Bag(str(bag)).validate()
+    assert len(validate_bag(bag).payload) == len(FILES)
