@@ -18,6 +18,7 @@ from warcio.exceptions import ArchiveLoadFailed
 
 from pdi import formats
 from pdi._wording import clipped, plural
+from pdi.archive.naming import UNKEPT_IN_VALUE
 from pdi.errors import LimitError, ParseError, PDIError
 from pdi.interop.warc.bounded import Refused
 from pdi.interop.warc.sources import Source
@@ -74,6 +75,11 @@ class Entry:
             return (f"its payload, its codings undone, is larger than the limit of {plural(limit, 'byte')} or than"
                     f" {self.expansion:g} times the record (a MiB at least; pdi import --max-expansion)")
         return None
+
+
+#: The WARC fields an import keeps as statements as they are (``warc:record-id``; a payload digest is checked
+#: against the payload, a date parsed).
+_STATED_FIELDS = ("WARC-Record-ID",)
 
 
 def _where(source: Source, offset: int, uri: str | None = None) -> str:
@@ -184,6 +190,13 @@ def _index_fields(
     warc_date = headers.get_header("WARC-Date") or ""
     date = _parse_date(warc_date, source, offset)
     where = _where(source, offset, uri)
+    for field in _STATED_FIELDS:
+        value = headers.get_header(field)
+        if value and (bad := UNKEPT_IN_VALUE.search(value)) is not None:
+            # found in pass 1, so that nothing is deposited: in pass 2 the pages before it were, then the
+            # statement was refused, naming neither the file nor the record
+            raise ParseError(f"{where} is damaged: its {field} holds U+{ord(bad[0]):04X}, which no statement keeps",
+                             text=value[:80], offset=min(bad.start(), 80), rule=field)
     if kind == "resource":
         status = 200
         media, charset = _content_type(headers.get_header("Content-Type"))
