@@ -52,3 +52,18 @@ def test_a_query_of_stop_words_alone_is_found_by_sqlite_and_refused_by_postgresq
         assert "stop word" in str(raised.value)
     else:
         assert [str(h.name).split("#")[0] for h in archive.search(query).hits] == [str(name)]
+
+
+@pytest.mark.parametrize(("text", "query", "found"), [
+    ("the walrus and the carpenter", '"walrus and the carpenter"', "walrus and the carpenter"),
+    ("one two one two and", '"one two and"', "one two and"),
+    ("one two three one and three", '"one and three"', "one and three"),
+    ("and one two", '"and one two"', "and one two"),
+])
+def test_a_phrase_holding_a_stop_word_names_the_whole_phrase(archive: Archive, text: str, query: str, found: str) -> None:
+    """Found by hypothesis, 2026-12-01: PostgreSQL marks no stop word, and a phrase holding one was named by a stray
+    run of its other words (``"one two and"`` in ``one two one two and`` was ``one two one``, ``"walrus and the
+    carpenter"`` was ``walrus``); on both stores it is the phrase as it stands in the text."""
+    archive.add(S, text.encode(), format="text")
+    (hit,) = archive.search(query).hits
+    assert (hit.start, hit.end) == (text.find(found), text.find(found) + len(found))

@@ -70,7 +70,7 @@ def marked(
     # which PostgreSQL marks with their word
     marks = [(a, _after_marks(text, b)) for a, b in marks]
     if spelled and phrases:
-        found = _spellings(text, marks, spelled)
+        found = _spellings(text, marks, spelled, every=True)
         if found:
             return text, tuple(found)
     elif spelled:  # marks of whole matches (FTS5's), overlapping ones made one: "我我" in "我我我" is one mark
@@ -125,31 +125,46 @@ def _word_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return spans
 
 
-def _spellings(text: str, marks: Sequence[tuple[int, int]], spelled: Sequence[Sequence[str]]) -> list[tuple[int, int]]:
+def _spellings(
+    text: str, marks: Sequence[tuple[int, int]], spelled: Sequence[Sequence[str]], *, every: bool = False,
+) -> list[tuple[int, int]]:
     """The stretches of ``marks`` whose words, one after another with nothing but white space and punctuation
     between them, spell a phrase of ``spelled``, left to right, none overlapping another (the longer phrase first
     where two begin together); none if no run does.
 
     A run spells a phrase when each of its words is the phrase's word, case aside. Where none does, the engine
     found the phrase in words written otherwise (PostgreSQL stems ``walruses`` to ``walrus``): then a run spells it
-    when its words of scripts written without spaces are the phrase's, whatever its other words."""
+    when its words of scripts written without spaces are the phrase's, whatever its other words.
+
+    With ``every``, the runs are of all the words of ``text``, a marked one among them: a word the engine left
+    unmarked spells the phrase's word only as written (PostgreSQL marks no stop word, so that ``"walrus and the
+    carpenter"`` is a run with two words unmarked in it)."""
     words: list[tuple[int, int, int]] = []  # start, end, and which run of marks without a word between
-    run = 0
-    last: int | None = None
-    for a, b in marks:
-        if last is not None and _has_word(text[last:a]):
-            run += 1
-        words += [(s, e, run) for s, e in _word_spans(text, a, b)]
-        last = b
+    marked: set[int] = set()  # with every: where each marked word starts
+    if every:
+        marked = {s for a, b in marks for s, _ in _word_spans(text, a, b)}
+        words = [(s, e, 0) for s, e in _word_spans(text, 0, len(text))]
+    else:
+        run = 0
+        last: int | None = None
+        for a, b in marks:
+            if last is not None and _has_word(text[last:a]):
+                run += 1
+            words += [(s, e, run) for s, e in _word_spans(text, a, b)]
+            last = b
+
+    def spells(s: int, e: int, want: str, exact: bool) -> bool:
+        if text[s:e].casefold() == want.casefold():
+            return True
+        return not exact and (not every or s in marked) and not any(_unspaced(c) for c in want)
 
     def windows(phrase: Sequence[str], exact: bool) -> list[tuple[int, int]]:
         n = len(phrase)
         return [
             (words[i][0], words[i + n - 1][1]) for i in range(len(words) - n + 1)
-            if words[i][2] == words[i + n - 1][2] and all(
-                text[s:e].casefold() == want.casefold() or (not exact and not any(_unspaced(c) for c in want))
-                for (s, e, _), want in zip(words[i : i + n], phrase, strict=True)
-            )
+            if words[i][2] == words[i + n - 1][2] and spells(words[i][0], words[i][1], phrase[0], exact) and all(
+                spells(s, e, want, exact) for (s, e, _), want in zip(words[i : i + n], phrase, strict=True)
+            ) and (not every or any(s in marked for s, _, _ in words[i : i + n]))
         ]
 
     found: list[tuple[int, int]] = []
