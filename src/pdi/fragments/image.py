@@ -138,10 +138,18 @@ def open_image(data: IO[bytes]) -> Any:
     pixels by running Ghostscript on the file (``gs``, where it is installed), whatever media type the image was
     deposited as (Pillow knows a file by its first octets), and pdi runs no interpreter of a stranger's PostScript.
     An EPS is then an image Pillow cannot identify, refused as any unreadable image is."""
-    from PIL import Image
+    from PIL import Image, UnidentifiedImageError
 
-    Image.init()  # (every plugin registered: the formats named below)
-    return Image.open(data, formats=[name for name in Image.OPEN if name != "EPS"])
+    Image.preinit()  # the formats Pillow tries first (BMP, GIF, JPEG, PNG, PPM), as Image.open does: no more imported
+    known = [name for name in Image.OPEN if name != "EPS"]
+    try:
+        return Image.open(data, formats=known)
+    except UnidentifiedImageError:
+        Image.init()  # then every plugin, as Image.open does when those first ones do not know the file
+        every = [name for name in Image.OPEN if name != "EPS"]
+        if len(every) == len(known):
+            raise
+        return Image.open(data, formats=every)
 
 
 @contextlib.contextmanager
