@@ -93,6 +93,7 @@ from pdi.archive.blobs import (
     pieces,
     views,
 )
+from pdi.archive.blobs.import_sync import ImportSync
 from pdi.archive.blobs.inline import (
     INLINE_LIMIT,
     CatalogRows,
@@ -603,7 +604,14 @@ class FileBlobs(Attached):
         finally:
             for spooled in taken:
                 spooled.taken = True
-        return staged, ImportSync(self, [*sorted(folders), *placed], since, staged)
+        paths = [*sorted(folders), *placed]
+
+        def unmark() -> None:  # durable now, names and octets: the marks go (module docstring)
+            for blob in staged:
+                if isinstance(blob, _ImportedFile):
+                    blob.unmark()
+
+        return staged, ImportSync(lambda: self._sync_all(paths, since) if paths else None, unmark)
 
     def _identify(self, tmp: Path, fd: int) -> _Identity:
         """The device and inode of a written temporary file (by which its import knows it at its name, to clear its
@@ -713,41 +721,6 @@ class FileBlobs(Attached):
                 except OSError as exc:
                     raise StoreError(f"cannot list blobs in {blobs / sub}: {exc}") from exc
                 yield from names
-
-
-class ImportSync:
-    """The one sync of an import's placed files and their folders (:meth:`FileBlobs.stage_import_begun`), on a
-    thread of its own from its making, so that the import's catalog statements run while the disk is flushed;
-    :meth:`wait` (inside the catalog's transaction, before its commit) joins it and raises what it raised. Once
-    the files are durable it clears their marks (module docstring)."""
-
-    def __init__(self, store: FileBlobs, paths: Sequence[str], since: int, staged: Sequence[StagedBlob]) -> None:
-        self._failure: BaseException | None = None
-        self._waited = False
-        self._thread: threading.Thread | None = None
-        if not paths:
-            return
-        self._store, self._paths, self._since, self._staged = store, paths, since, staged
-        self._thread = threading.Thread(target=self._run, name="pdi-import-sync", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self._store._sync_all(self._paths, self._since)
-        except BaseException as exc:  # (raised by wait, in the import's thread)
-            self._failure = exc
-            return
-        for blob in self._staged:  # durable now, names and octets: the marks go (module docstring)
-            if isinstance(blob, _ImportedFile):
-                blob.unmark()
-
-    def wait(self) -> None:
-        """Once the files and folders are durable (and unmarked); what the sync raised, raised here (once)."""
-        if self._thread is not None:
-            self._thread.join()
-        if self._failure is not None and not self._waited:
-            self._waited = True
-            raise self._failure
 
 
 class _Ahead(Spooled):

@@ -59,7 +59,7 @@ class BlobPin(Protocol):
 
 class ImportDurability(Protocol):
     """What makes an import's staged blobs durable, begun when they were staged (blob files: one sync on a thread of
-    its own, :class:`pdi.archive.blobs.files.ImportSync`): ``wait`` before the catalog's commit."""
+    its own, :class:`pdi.archive.blobs.import_sync.ImportSync`): ``wait`` before the catalog's commit."""
 
     def wait(self) -> None: ...
 
