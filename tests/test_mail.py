@@ -601,7 +601,7 @@ def test_a_content_field_of_many_parameters_or_comments_is_refused_naming_its_li
     name in 50 pieces (as a mailer folds one of 4 KiB) is read."""
     from pdi.errors import LimitError
     from pdi.mail.large import read_large
-    from pdi.mail.message import MAX_FIELD_MARKS
+    from pdi.mail.parser import MAX_FIELD_MARKS
 
     for tail in (";" * 4000, "(a)" * 1300, "a\"b;" * 1000, "; a=1" * (MAX_FIELD_MARKS + 1)):
         field = ("Content-Type: text/plain;" + tail)[:4090]

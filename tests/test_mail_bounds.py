@@ -173,7 +173,8 @@ def test_property_a_message_fed_in_pieces_is_read_as_python_reads_it_whole(
 ) -> None:
     """The parser given a message a few octets at a time (a CR LF cut in two, a boundary line in pieces) reads
     what :func:`email.message_from_bytes` reads of it whole: the same entities, header fields, payloads, defects."""
-    from pdi.mail.message import MailLimits, _bounded_policy, _parse
+    from pdi.mail.message import MailLimits
+    from pdi.mail.parser import bounded_policy, parse
 
     data = b"From: a@example.org\r\n" + b"".join(text + end for text, end in lines)
 
@@ -182,7 +183,7 @@ def test_property_a_message_fed_in_pieces_is_read_as_python_reads_it_whole(
                  part.preamble, part.epilogue, [type(d).__name__ for d in part.defects]) for part in message.walk()]
 
     whole = email.message_from_bytes(data, policy=email.policy.default)
-    assert shape(_parse(data, _bounded_policy(MailLimits()), feed)) == shape(whole)
+    assert shape(parse(data, bounded_policy(MailLimits()), feed)) == shape(whole)
 
 
 @settings(max_examples=300, deadline=None)

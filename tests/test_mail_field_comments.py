@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from pdi.errors import LimitError
 from pdi.fragments.email_text import body_text
 from pdi.mail.large import read_large
-from pdi.mail.message import MAX_COMMENT_DEPTH, MAX_FIELD_MARKS, read_message
+from pdi.mail.message import read_message
+from pdi.mail.parser import MAX_COMMENT_DEPTH, MAX_FIELD_MARKS
 
 _FIELDS = ["Content-Type", "Content-Disposition", "Content-Transfer-Encoding"]
 _VALUES = {"Content-Type": "text/plain; charset=utf-8 ", "Content-Disposition": "attachment; filename=a.txt ",

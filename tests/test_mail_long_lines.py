@@ -1,7 +1,7 @@
 """A message of one very long line (RFC 5322 §2.1.1 bounds a line at 998 octets; real mail breaks that, so a body
 of such lines is read, never refused): what ``pdi add`` of it costs in memory, and the parser's buffer of lines
-(:func:`pdi.mail.message._parse`) that holds such a line in its pieces, against Python's own buffer and the private
-parts of :mod:`email.feedparser` it relies on (:data:`pdi.mail.message.FEEDPARSER_INTERNALS`)."""
+(:func:`pdi.mail.parser.parse`) that holds such a line in its pieces, against Python's own buffer and the private
+parts of :mod:`email.feedparser` it relies on (:data:`pdi.mail.parser.FEEDPARSER_INTERNALS`)."""
 
 from __future__ import annotations
 
@@ -15,13 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pdi.archive import Archive
-from pdi.mail.message import (
-    FEEDPARSER_INTERNALS,
-    MailLimits,
-    _bounded_policy,
-    _parse,
-    _pieced_lines,
-)
+from pdi.mail.limits import MailLimits
+from pdi.mail.parser import FEEDPARSER_INTERNALS, _pieced_lines, bounded_policy, parse
 from support.pinned import resolve_dotted
 
 S = "mail.example.us"
@@ -107,7 +102,7 @@ def test_property_the_pieced_buffer_cuts_the_lines_pythons_buffer_cuts(text: str
 def test_a_line_fed_in_many_pieces_is_held_as_them_and_read_whole() -> None:
     line = "\udce9" * (1 << 20) + "\r\n"
     data = ("From: a@example.org\r\n\r\n" + line).encode("ascii", "surrogateescape")
-    message = _parse(data, _bounded_policy(MailLimits()))
+    message = parse(data, bounded_policy(MailLimits()))
     assert message.get_payload(decode=True) == line.encode("ascii", "surrogateescape")
 
 
@@ -127,6 +122,6 @@ def test_each_private_part_of_the_feedparser_relied_on_is_there_and_the_parser_r
     pushed: list[str] = []
     real = pieced.push
     monkeypatch.setattr(pieced, "push", lambda self, data: pushed.append(data) or real(self, data))
-    message = _parse(b"From: a@example.org\r\n\r\nbody\r\n", _bounded_policy(MailLimits()), feed=8)
+    message = parse(b"From: a@example.org\r\n\r\nbody\r\n", bounded_policy(MailLimits()), feed=8)
     assert message["From"] == "a@example.org" and message.get_payload() == "body\r\n"
     assert "".join(pushed) == "From: a@example.org\r\n\r\nbody\r\n"

@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pdi.mail.message import MailLimits, _bounded_policy, _parse, _pieced_lines, read_message
+from pdi.mail.message import MailLimits, read_message
+from pdi.mail.parser import _pieced_lines, bounded_policy, parse
 
 _EOL = st.sampled_from(["\r\n", "\n", "\r"])
 _WORD = st.text(alphabet=st.sampled_from(["a", "b", " ", "-", "\xe9", ":", "="]), max_size=8)
@@ -57,7 +58,7 @@ def _shape(message: Any) -> list[Any]:
 
 def _fed(data: bytes, cuts: list[int], policy: Any) -> Any:
     parser = email.parser.BytesFeedParser(policy=policy)
-    parser._input = _pieced_lines()()  # as _parse gives it
+    parser._input = _pieced_lines()()  # as parse gives it
     at = sorted(min(c, len(data)) for c in cuts)  # repeated cuts: empty pieces
     for a, b in zip([0, *at], [*at, len(data)], strict=True):
         parser.feed(data[a:b])
@@ -78,7 +79,7 @@ def test_property_a_message_fed_in_any_pieces_is_the_message_python_reads_whole(
 def test_property_parse_in_small_feeds_is_the_message_python_reads_whole(text: str, feed: int) -> None:
     data = text.encode("utf-8")
     expected = _shape(email.message_from_bytes(data, policy=email.policy.default))
-    assert _shape(_parse(data, _bounded_policy(MailLimits()), feed=feed)) == expected
+    assert _shape(parse(data, bounded_policy(MailLimits()), feed=feed)) == expected
 
 
 
@@ -170,7 +171,7 @@ def test_a_python_whose_feedparser_buffer_differs_reads_the_message_with_its_own
     _pieced_lines.cache_clear()
     try:
         assert _shape(email.message_from_bytes(_MESSAGE, policy=email.policy.default)) == expected  # Python's own
-        assert _shape(_parse(_MESSAGE, _bounded_policy(MailLimits()), feed=5)) == expected
+        assert _shape(parse(_MESSAGE, bounded_policy(MailLimits()), feed=5)) == expected
         mail = read_message(_MESSAGE)
         assert [part.entity.get_payload() for part in mail.parts] == ["one", "two"]
     finally:

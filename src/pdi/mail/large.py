@@ -95,21 +95,18 @@ from pdi.mail.delimiters import (
     Delimiters,
     Octets,
 )
+from pdi.mail.limits import MailLimits, too_deep, too_many_entities
 from pdi.mail.message import (
     _FIELD_LIKE,
     Mail,
-    MailLimits,
     MailPart,
     _body_start,
-    _bounded_policy,
-    _FieldTooLong,
     _first_line,
     _header_block_end,
     _mail_part,
-    _too_deep,
     check_first_line,
-    too_many_entities,
 )
+from pdi.mail.parser import FieldTooLong, bounded_policy
 
 __all__ = [
     "BODY_OCTETS", "KEPT_OF_LINE", "MAX_BODY_OCTETS", "MAX_HEADER_BLOCK", "STREAMED_FROM", "WINDOW", "Delimiters",
@@ -145,7 +142,7 @@ class _Reading:
 
     def __init__(self, octets: Octets, limits: MailLimits, window: int = WINDOW) -> None:
         self.octets, self.limits = octets, limits
-        self.policy = _bounded_policy(limits)
+        self.policy = bounded_policy(limits)
         _check_nul(octets, window)
         self.delimiters = Delimiters(octets, limits, window)
         self.entities = 0
@@ -161,7 +158,7 @@ class _Reading:
         if self.entities > self.limits.max_parts:
             raise too_many_entities(self.limits, path)
         if len(path) > self.limits.max_depth:
-            raise _too_deep(path, self.limits)
+            raise too_deep(path, self.limits)
         body = self._body_start(start, end, path)
         self.header_octets += body - start
         if self.header_octets > MAX_HEADER_OCTETS:
@@ -178,7 +175,7 @@ class _Reading:
         # its header fields alone, read as the parser reads them (headersonly: a multipart's body is not looked for)
         try:
             entity: Message = email.parser.BytesHeaderParser(policy=self.policy).parsebytes(self.octets[start:body])
-        except _FieldTooLong as exc:
+        except FieldTooLong as exc:
             where = "the message's" if not path else f"part {'.'.join(map(str, path))}'s"
             raise LimitError(
                 f"{where} {exc.name} field (its header block at offset {start}) {exc.what(self.limits)}"

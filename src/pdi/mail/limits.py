@@ -1,0 +1,78 @@
+"""What reading one e-mail message may cost (:class:`MailLimits`), and the refusals of one past them.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pdi._wording import clipped
+from pdi.errors import LimitError
+
+__all__ = ["MailLimits", "dotted", "too_deep", "too_deep_for_python", "too_many_entities"]
+
+
+@dataclass(frozen=True)
+class MailLimits:
+    """What reading one message may cost, each past it a clear :class:`~pdi.errors.LimitError`.
+
+    ``max_bytes`` 64 MiB of message (a transfer encoding never decodes to
+    more than it is written in, so no part's decoded octets pass it);
+    ``max_parts`` 1,000 entities; ``max_depth`` 32 nested entities (the
+    parser recurses once a level; an enclosed message is not entered, so the
+    entities in it are neither counted nor nested); ``max_lines`` 2,000,000 lines (LF, CR
+    or CR LF ended: the parser keeps each line it reads as a string of its
+    own, some 90 octets beside the line, so that 28 MB of two-letter lines
+    took 900 MB; a 64 MiB attachment in base64 is some 880,000 lines),
+    counted before the parser runs; ``max_delimiters`` 20,000 boundary
+    delimiter lines (a line that starts ``--`` and the boundary of the
+    multipart whose body holds it, up to its close delimiter; a line that
+    starts ``--`` and none, a patch's or a log's, is not counted), counted
+    after the parser has read the message, the parts it makes counted
+    against ``max_parts`` as it makes them, by the code that counts those of
+    a message read by its structure (:class:`pdi.mail.delimiters.Delimiters`), so
+    both refuse the same messages; ``max_fields`` 100,000 lines that
+    could be header fields, counted before the parser runs (of a message
+    read by its structure, :mod:`pdi.mail.large`, those of its header
+    blocks), so that it never builds millions of objects; ``max_content_field`` 4 KiB of one
+    ``Content-…`` field, its continuation lines counted (the parser reads
+    one again each time the message's structure is asked about, in time
+    that grows faster than its length: 14 KB of parameters cost a second),
+    and ``max_content_fields`` 128 KiB of them in all (999 parts of 4,000
+    octets each cost 115 s), both counted as the parser reads each header
+    field of each entity (:func:`pdi.mail.parser.bounded_policy`), so a body's line that
+    only looks like one is not.
+    """
+
+    max_bytes: int = 64 << 20
+    max_parts: int = 1000
+    max_depth: int = 32
+    max_lines: int = 2_000_000
+    max_delimiters: int = 20_000
+    max_fields: int = 100_000
+    max_content_field: int = 4096
+    max_content_fields: int = 128 << 10
+
+
+def dotted(path: tuple[int, ...]) -> str:
+    return ".".join(map(str, path)) or "0"
+
+
+def too_deep(path: tuple[int, ...], limits: MailLimits) -> LimitError:
+    """The refusal of the entity at ``path``, the first found past ``limits.max_depth`` (that many part numbers)."""
+    return LimitError(f"the message nests more than {limits.max_depth} entities deep (the limit"
+                      f" MailLimits.max_depth): part {dotted(path)} is {len(path)} deep")
+
+
+def too_many_entities(limits: MailLimits, path: tuple[int, ...]) -> LimitError:
+    """The refusal of the entity at ``path``, the first past ``limits.max_parts`` (depth first)."""
+    return LimitError(f"the message has more than {limits.max_parts:,} entities (parts and multiparts, the limit"
+                      f" MailLimits.max_parts): part {clipped(dotted(path), 120)} is past it")
+
+
+def too_deep_for_python(deepest: tuple[int, ...], limits: MailLimits, what: str) -> LimitError:
+    """The refusal of a message nested deeper than Python recurses, though within a ``max_depth`` set that high."""
+    return LimitError(f"the message nests its entities deeper than {what} (part {clipped(dotted(deepest), 120)} is"
+                      f" {len(deepest):,} deep), though within the limit of {limits.max_depth:,}"
+                      " (MailLimits.max_depth): a lower limit refuses it naming the first part past it")
