@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unicodedata
 from pathlib import Path
 
 import bagit
@@ -394,3 +395,74 @@ def test_a_few_blank_lines_in_a_manifest_are_read_past(tmp_path: Path) -> None:
     manifest.write_bytes(b"\n \n" + manifest.read_bytes().replace(b"\n", b"\n\r\n") + b"\t\n")
     bagit.Bag(str(bag)).validate()
     assert len(validate_bag(bag).payload) == len(FILES)
+
+
+def _respelled(bag: Path, old: str, new: str) -> None:
+    """The payload file ``old`` renamed ``new`` on the disk, the manifests unchanged (a copy to another file system)."""
+    (bag / "data" / old).rename(bag / "data" / new)
+
+
+@pytest.mark.parametrize("manifest_form, disk_form", [("NFC", "NFD"), ("NFD", "NFC")])
+def test_a_name_the_disk_spells_in_another_unicode_form_is_the_manifests_file(
+        archive: Archive, tmp_path: Path, manifest_form: str, disk_form: str) -> None:
+    """A bag made where names are composed (NFC) and copied to macOS's HFS+ (which decomposes them, NFD), or the
+    other way: bagit-python compares the manifest's names and the disk's in NFC, so the bag is valid; pdi imports
+    it, each file under the name its manifest gives it, so that where the bag was copied changes no name. A
+    manifest written NFD beside names the disk spells NFC is the same bag by that rule."""
+    name = unicodedata.normalize(manifest_form, "caf\u00e9-r\u00e9sum\u00e9.txt")
+    bag = _bag(tmp_path / "bag", ["sha256", "md5"], {name: b"au lait\n", "plain.txt": b"plain\n"})
+    _respelled(bag, name, unicodedata.normalize(disk_form, name))
+    assert not (bag / "data" / name).exists() or unicodedata.normalize(disk_form, name) == name
+    if manifest_form == "NFC":  # the independent verdict: valid (bagit-python looks a manifest's name up among
+        bagit.Bag(str(bag)).validate()  # the disk's by its NFC as written, so one written NFD it does not find)
+    told: list[tuple[PDI, str]] = []
+    assert archive.import_bag(bag, series=S, deposited=lambda pdi, path: told.append((pdi, path))) == 2
+    assert sorted(path for _, path in told) == sorted([f"data/{name}", "data/plain.txt"])
+    by_path = {path: pdi for pdi, path in told}
+    assert archive.get(by_path[f"data/{name}"]).data == b"au lait\n"
+    assert archive.meta(by_path[f"data/{name}"])["bagit:path"] == f"data/{name}"
+
+
+def test_two_files_of_one_name_in_nfc_are_refused_naming_both(archive: Archive, tmp_path: Path) -> None:
+    """Two payload files whose names differ only in their Unicode form are one name to a bag's tools: bagit-python
+    refuses such a bag; so does pdi, naming both, and deposits nothing."""
+    composed, decomposed = "\u00e9.txt", "e\u0301.txt"
+    bag = _bag(tmp_path / "bag", ["sha256"], {composed: b"one\n"})
+    (bag / "data" / decomposed).write_bytes(b"two\n")
+    with (bag / "manifest-sha256.txt").open("a", encoding="utf-8") as manifest:
+        manifest.write(f"{hashlib.sha256(b'two' + bytes([10])).hexdigest()}  data/{decomposed}\n")
+    for tag in bag.glob("tagmanifest-*.txt"):
+        tag.unlink()
+    with pytest.raises(bagit.BagError):
+        bagit.Bag(str(bag)).validate()
+    before = _snapshot(archive)
+    with pytest.raises(IntegrityError, match=r"holds both 'data/e\\u0301\.txt' and 'data/\\xe9\.txt', one name"):
+        archive.import_bag(bag, series=S)
+    assert _snapshot(archive) == before
+
+
+def _oxum_said(bag: Path, value: str) -> None:
+    text = (bag / "bag-info.txt").read_text(encoding="utf-8")
+    kept = [line for line in text.splitlines(keepends=True) if not line.startswith("Payload-Oxum:")]
+    (bag / "bag-info.txt").write_text("".join(kept) + f"Payload-Oxum: {value}\n", encoding="utf-8")
+    for tag in bag.glob("tagmanifest-*.txt"):
+        tag.unlink()
+
+
+def test_a_payload_oxum_is_two_numbers_compared_as_numbers(archive: Archive, tmp_path: Path) -> None:
+    """RFC 8493 §2.2.2: the Payload-Oxum is the payload's octet count, a period and its file count: numbers, so
+    ``0012.02`` is 12 octets in 2 files (bagit-python reads it so); one that is not two numbers is refused."""
+    files = {"a.txt": b"abcde\n", "b.txt": b"fghijk"}  # 12 octets, 2 files
+    bag = _bag(tmp_path / "bag", ["sha256"], files)
+    _oxum_said(bag, "0012.02")
+    bagit.Bag(str(bag)).validate()
+    assert archive.import_bag(bag, series=S) == 2
+    for said in ("12.2.0", "twelve.2", "12"):
+        other = _bag(tmp_path / f"bag-{len(said)}-{said[0]}", ["sha256"], files)
+        _oxum_said(other, said)
+        with pytest.raises((bagit.BagError, ValueError)):
+            bagit.Bag(str(other)).validate()
+        before = _snapshot(archive)
+        with pytest.raises(IntegrityError, match=f"Payload-Oxum says {said}, the payload is 12.2"):
+            archive.import_bag(other, series=S)
+        assert _snapshot(archive) == before

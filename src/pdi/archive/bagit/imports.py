@@ -298,14 +298,14 @@ def import_payload(
     day = archive.now().date()
     items: list[tuple[list[Content], str | None]] = []
     for done, path in enumerate(paths, start=1):
-        token = _payload_format(bag / path)
+        token = _payload_format(info.file(bag, path))
         foreign_id: str | None = path.removeprefix("data/")
         try:
             assert foreign_id is not None
             checked_foreign_id(series, foreign_id, token, day)
         except PDIError:
             foreign_id = None
-        items.append(([Content(_payload_reader(bag / path, info.payload[path], path), token, source=path)], foreign_id))
+        items.append(([Content(_payload_reader(info.file(bag, path), info.payload[path], path), token, source=path)], foreign_id))
         if progress is not None:
             progress(done, 2 * len(paths))
     try:

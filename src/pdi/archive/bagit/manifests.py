@@ -13,9 +13,11 @@ import codecs
 import hashlib
 import os
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 from pdi._wording import plural
 from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, UnsupportedError
@@ -188,6 +190,34 @@ def _payload_files(bag: Path) -> set[str]:
     return found
 
 
+def _by_normal_form(paths: Iterable[str], where: str) -> dict[str, str]:
+    """Each of ``paths`` by its NFC form (Unicode's composed form), as bagit-python compares a manifest's names
+    with the disk's: a bag made where names are composed (NFC) and copied to a file system that decomposes them
+    (macOS's HFS+, NFD) lists names its disk spells otherwise. Two paths of one form are refused, naming both
+    (``where``: the manifest or folder that holds them), as bagit-python refuses them."""
+    found: dict[str, str] = {}
+    for path in paths:
+        key = unicodedata.normalize("NFC", path)
+        other = found.setdefault(key, path)
+        if other != path:
+            first, second = sorted((other, path))
+            raise IntegrityError(f"{where} holds both {first!a} and {second!a}, one name in Unicode's NFC"
+                                 " (a bag's files are told apart by their names' normal form, as bagit-python"
+                                 " tells them apart)")
+    return found
+
+
+#: Payload-Oxum's value (RFC 8493 §2.2.2): the payload's octets, a period, its number of files.
+_OXUM: Final = re.compile(r"([0-9]+)\.([0-9]+)")
+
+
+def _oxum(value: str) -> tuple[int, int] | None:
+    """Payload-Oxum's two numbers, compared as numbers (``0100.02`` is 100 octets in 2 files, as bagit-python
+    reads it); None if it is not two numbers and a period (no payload's Oxum)."""
+    found = _OXUM.fullmatch(value.strip())
+    return None if found is None else (int(found.group(1)), int(found.group(2)))
+
+
 def _spelled(algorithm: str) -> str:
     """An algorithm as its standard spells it: ``MD5``, ``SHA-1``, ``SHA-256``."""
     return "MD5" if algorithm == "md5" else algorithm.upper().replace("SHA", "SHA-")
@@ -205,11 +235,19 @@ def _hash_all(path: Path, algorithms: set[str]) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class BagInfo:
-    """What :func:`validate_bag` found: each payload file's SHA-256 (computed), and bag-info.txt's labels in order."""
+    """What :func:`validate_bag` found: each payload file's SHA-256 (computed) by the name its manifests give it,
+    and bag-info.txt's labels in order."""
 
     payload: dict[str, str]
     labels: list[tuple[str, str]]
     version: str
+    #: A payload file's name on the disk, by its name in the manifests, where the two differ in their Unicode form
+    #: alone (a bag copied to a file system that decomposes names): ``payload``'s names are the manifests'.
+    files: dict[str, str] = field(default_factory=dict)
+
+    def file(self, bag: Path, path: str) -> Path:
+        """The file of the payload's ``path`` (a name the manifests list) in ``bag``."""
+        return bag / self.files.get(path, path)
 
 
 def _declaration(bag: Path) -> tuple[str, str]:
@@ -308,30 +346,40 @@ def validate_bag(bag: Path) -> BagInfo:
                     f"{bag / 'fetch.txt'} line {number} lists a file to fetch ({line.strip()[:200]}): pdi imports"
                     " only complete bags (RFC 8493 §2.2.3); fetch its files and remove fetch.txt"
                 )
-    listed: set[str] = set()
+    disk = _by_normal_form(on_disk, f"{bag}'s payload folder")  # each file's name in NFC → its name on the disk
+    named: dict[str, dict[str, str]] = {}  # each manifest's checksums by the NFC of the names it lists
+    listed: dict[str, str] = {}  # every name the manifests list, by its NFC, as the first one spells it
     for algorithm, entries in payload_manifests.items():
         outside = sorted(p for p in entries if not p.startswith("data/"))
         if outside:
             raise ParseError(f"manifest-{algorithm}.txt lists {outside[0]}, which is not under data/", rule="manifest")
-        unlisted = on_disk - set(entries)
+        spelled = _by_normal_form(entries, f"manifest-{algorithm}.txt")
+        named[algorithm] = {key: entries[path] for key, path in spelled.items()}
+        unlisted = set(disk) - set(spelled)
         if unlisted:
             raise IntegrityError(
-                f"payload files not in manifest-{algorithm}.txt: {', '.join(sorted(unlisted)[:20])}"
+                f"payload files not in manifest-{algorithm}.txt: {', '.join(sorted(disk[k] for k in unlisted)[:20])}"
             )
-        listed |= set(entries)
+        for key, path in spelled.items():
+            listed.setdefault(key, path)
+    for key, path in sorted(listed.items(), key=lambda item: item[1]):
+        if key not in disk:
+            raise IntegrityError(f"{bag} is incomplete: {path} is missing")
     payload: dict[str, str] = {}
     octets = 0
-    for path in sorted(listed):
-        file = bag / path
-        if path not in on_disk:
-            raise IntegrityError(f"{bag} is incomplete: {path} is missing")
-        wanted = {algorithm for algorithm, entries in payload_manifests.items() if path in entries}
+    files: dict[str, str] = {}
+    for key in sorted(listed, key=lambda k: listed[k]):
+        path = listed[key]  # as the manifest spells it: the name the bag gives it, wherever it was copied
+        file = bag / disk[key]
+        if disk[key] != path:
+            files[path] = disk[key]
+        wanted = {algorithm for algorithm, checksums in named.items() if key in checksums}
         if len(wanted) != len(payload_manifests):
             missing = sorted(set(payload_manifests) - wanted)
             raise IntegrityError(f"{path} in {bag} is not in manifest-{missing[0]}.txt")
         found = _hash_all(file, wanted)
         for algorithm in sorted(wanted):
-            if found[algorithm] != payload_manifests[algorithm][path]:
+            if found[algorithm] != named[algorithm][key]:
                 raise IntegrityError(f"{path} in {bag} does not match its {_spelled(algorithm)} in the manifest")
         payload[path] = found["sha256"]
         octets += file.stat().st_size
@@ -350,6 +398,6 @@ def validate_bag(bag: Path) -> BagInfo:
     if (bag / "bag-info.txt").is_file():
         labels = _labels(bag, "bag-info.txt", encoding)
         for label, value in labels:
-            if label == "Payload-Oxum" and value != f"{octets}.{len(payload)}":
+            if label == "Payload-Oxum" and _oxum(value) != (octets, len(payload)):
                 raise IntegrityError(f"Payload-Oxum says {value}, the payload is {octets}.{len(payload)}")
-    return BagInfo(payload, labels, version)
+    return BagInfo(payload, labels, version, files)
