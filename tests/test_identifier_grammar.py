@@ -336,6 +336,15 @@ def test_a_counted_schemes_position_is_faulted_at_its_first_non_digit(suffix: st
     assert err(written).offset == written.rindex(bad)
 
 
+@pytest.mark.parametrize(("suffix", "bad"), [("1.text.1\n", "\n"), ("1.text.1 ", " "), ("1.text.12a", "a"),
+                                             ("1.text.*x", "x"), ("1.text.2\u0661", "\u0661")])
+def test_a_version_is_faulted_at_its_first_character_that_is_not_a_digit(suffix: str, bad: str) -> None:
+    # a name pasted with a newline or a space after it: the error points at that, not at the version's first digit
+    written = BASE + suffix
+    e = err(written)
+    assert e.rule == "version" and e.offset == written.rindex(bad), str(e)
+
+
 @given(st.sampled_from(["1{}.text.1", "1.te{}xt.1", "1.html.1#name=a{},c"]),
        st.text(alphabet="0123456789abcdefABCDEFghxz-_", max_size=2).filter(
            lambda t: len(t) < 2 or not all(c in "0123456789abcdefABCDEF" for c in t)))

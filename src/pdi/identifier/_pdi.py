@@ -798,8 +798,10 @@ def _check_format(fmt: str, text: str, fmt_at: int) -> None:
 def _slow_version(v_raw: str, text: str, v_at: int, warnings: list[_Warning]) -> int:
     """The version (line 162), a positive integer; leading zeros are a warning."""
     if not (v_raw.isdigit() and v_raw.isascii()):
+        # at the first character that is neither a digit nor a leading wildcard ('1\n' at the newline, '*x' at 'x')
+        bad = next((i for i, c in enumerate(v_raw) if not ("0" <= c <= "9" or (c == "*" and i == 0))), len(v_raw))
         raise _fail(
-            f"the version is a positive integer or '*', not '{clipped(v_raw)}'", text, v_at, "version"
+            f"the version is a positive integer or '*', not '{clipped(v_raw)}'", text, v_at + bad, "version"
         )
     version = _number(v_raw, text=text, offset=v_at, rule="version")
     if version == 0:
