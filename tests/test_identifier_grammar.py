@@ -345,6 +345,29 @@ def test_a_version_is_faulted_at_its_first_character_that_is_not_a_digit(suffix:
     assert e.rule == "version" and e.offset == written.rindex(bad), str(e)
 
 
+@pytest.mark.parametrize(
+    ("suffix", "bad"),
+    [
+        ("1.text.1#ch ar=1,2", " "),  # in a fragment scheme
+        ("1.text.1#=1", "="),  # an empty scheme: at its '='
+        ("1.pdf.1#x=(ab,1 )", " "),  # in an item of a parenthesised position
+        ("1.pdf.1#x=(a,\u0661)", "\u0661"),
+        ("1.gif.1#rect=(0,0),(84,1)\n", "\n"),  # after a position's ')'
+        ("1.pdf.1#x=(1,(2)", "("),  # a second '('
+        ("1.pdf.1#x=(1,2))", ")"),  # a second ')'
+    ],
+)
+def test_a_fragment_is_faulted_at_its_first_character_out_of_place(suffix: str, bad: str) -> None:
+    written = BASE + suffix
+    e = err(written)
+    assert e.offset == written.rindex(bad), str(e)
+
+
+def test_a_parenthesised_position_without_its_close_is_faulted_at_its_end() -> None:
+    written = BASE + "1.pdf.1#x=(1,2"
+    assert err(written).offset == len(written)
+
+
 @given(st.sampled_from(["1{}.text.1", "1.te{}xt.1", "1.html.1#name=a{},c"]),
        st.text(alphabet="0123456789abcdefABCDEFghxz-_", max_size=2).filter(
            lambda t: len(t) < 2 or not all(c in "0123456789abcdefABCDEF" for c in t)))

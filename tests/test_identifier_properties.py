@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from pdi import formats
-from pdi.errors import LimitError, PDIError, UnsupportedError
+from pdi.errors import LimitError, ParseError, PDIError, UnsupportedError
 from pdi.identifier import ISO_3166_ALPHA2, PDI, Fragment, equivalent
 from pdi.identifier._pdi import _parse_pdi
 
@@ -378,6 +378,24 @@ def test_validity_agrees_with_the_reference(text: str) -> None:
     except PDIError:
         ok = False
     assert ok == reference_valid(text), text
+
+
+@SETTINGS
+@given(built(), st.data(), st.sampled_from([" ", "\n", "\x00", "\u00e9", "\u202e", "\uff11", "<", '"']))
+def test_a_character_no_pdi_holds_is_faulted_at_its_own_offset(
+    case: tuple[PDI, dict[str, object]], data: st.DataObject, stray: str
+) -> None:
+    # anywhere after the date (the unique id, the format, the version, the fragment), never inside a %-escape:
+    # the error's offset is the stray character's, whichever rule it breaks
+    text = str(case[0])
+    head = re.match(r"urn:pdi://[^/]*/[^/]*/[^/]*/[^/]*/", text)
+    assert head is not None
+    at = data.draw(st.integers(head.end(), len(text)))
+    assume(re.search(r"%[0-9A-Fa-f]?$", text[:at]) is None)
+    written = text[:at] + stray + text[at:]
+    with pytest.raises(ParseError) as info:
+        PDI.parse(written)
+    assert info.value.offset == at, str(info.value)
 
 
 # -- robustness: only pdi.errors escape ------------------------------------------

@@ -199,15 +199,21 @@ def _parse_position(raw: str, scheme: str | None, text: str, offset: int) -> Pos
     first = raw[0]
     if first == "(":
         if not raw.endswith(")") or raw.count("(") != 1 or raw.count(")") != 1:
-            raise _fail(f"unbalanced parentheses in position '{clipped(str(raw))}'", text, offset, "ext-position")
+            # at the second '(', else just after the first ')', else at the end, where a ')' is missing
+            close = raw.find(")")
+            bad = raw.find("(", 1)
+            if bad < 0 or 0 <= close < bad:
+                bad = close + 1 if close >= 0 else len(raw)
+            raise _fail(f"unbalanced parentheses in position '{clipped(str(raw))}'", text, offset + bad, "ext-position")
         items = raw[1:-1].split(",")
         item_offset = offset + 1
         for item in items:
             if not _SPEC_ITEM_RE.fullmatch(item):
+                bad = next((i for i, c in enumerate(item) if not (c.isascii() and c.isalnum())), 0)
                 raise _fail(
                     f"invalid item '{clipped(str(item))}' in a parenthesised position: expected letters or digits",
                     text,
-                    item_offset,
+                    item_offset + bad,
                     "position-specifier",
                 )
             item_offset += len(item) + 1
@@ -260,10 +266,12 @@ def _parse_fragment(body: str, text: str, offset: int) -> tuple[Fragment, tuple[
         pos_start = m.end()
     elif "=" in body:
         cut = body.index("=")
+        # at its first character that is not a letter or '-' ('=' itself when the scheme is empty)
+        bad = next((i for i, c in enumerate(body[:cut]) if not (c == "-" or (c.isascii() and c.isalpha()))), 0)
         raise _fail(
             f"invalid fragment scheme '{clipped(str(body[:cut]))}': expected letters and '-' (PDI draft, line 179)",
             text,
-            offset,
+            offset + bad,
             "fragment-scheme",
         )
     rest = body[pos_start:]
