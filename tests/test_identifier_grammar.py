@@ -230,6 +230,28 @@ def test_grammar_2_9_pattern_matching() -> None:
     assert not fp.matches(BASE + "1.text.1#char=1,3")
 
 
+def test_grammar_2_9_a_wildcard_in_a_cited_name_is_a_wildcard() -> None:
+    # §2.9: a '*' in the cited name makes the citation a pattern (is_pattern), and it names every citation from
+    # the same origin of a cited name its cited pattern names
+    citing = BASE + "5.html.1@120="
+    pat = PDI.parse(citing + "pdi://a.us/2000/*/*/*.text.1#char=37,51")
+    assert pat.is_pattern
+    assert pat.matches(citing + "pdi://a.us/2000/01/02/7.text.1#char=37,51")
+    assert pat.matches(citing + "urn:pdi://A.US/2000/12/31/x%2e.TEXT#37,51")
+    assert not pat.matches(citing + "pdi://a.us/2000/01/02/7.text.1#char=37,52")  # another fragment
+    assert not pat.matches(citing + "pdi://a.us/2000/01/02/7.text.2#char=37,51")  # another version
+    assert not pat.matches(citing + "pdi://a.us/2001/01/02/7.text.1#char=37,51")  # another year
+    assert not pat.matches(BASE + "5.html.1@121=pdi://a.us/2000/01/02/7.text.1#char=37,51")  # another origin
+    assert not pat.matches(BASE + "5.html.1")
+    whole = PDI.parse(citing + "pdi://a.us/2000/*/*/7.text.1")  # a cited pattern without a fragment: no fragment
+    assert whole.matches(citing + "pdi://a.us/2000/01/02/7.text.1")
+    assert not whole.matches(citing + "pdi://a.us/2000/01/02/7.text.1#char=37,51")
+    # a concrete citation names itself only, however spelt
+    concrete = PDI.parse(citing + "pdi://a.us/2000/01/02/7.text.1#char=37,51")
+    assert concrete.matches(citing.upper().replace("URN:PDI://", "pdi://") + "pdi://a.us/2000/1/2/7.text#37,51")
+    assert not concrete.matches(citing + "pdi://a.us/2000/01/02/8.text.1#char=37,51")
+
+
 def test_grammar_2_9_listing_query() -> None:
     q = PDI.parse("pdi://OMA.eop.gov.us/1996/02/*/*.text.*").to_query()
     assert q.series == "oma.eop.gov.us"

@@ -653,6 +653,14 @@ def test_patterns_made_from_an_identifier_match_it(
         assert query.version == concrete.version
     other_series = PDI.parse(str(concrete).replace("urn:pdi://", "urn:pdi://zz-", 1))
     assert not pattern.matches(other_series)
+    # cited: a citation of the pattern names the citation of the name from the same origin (§2.9)
+    citing = "urn:pdi://a.us/2000/01/02/1.text.1@5="
+    cited = PDI.parse(citing + text)
+    assert cited.is_pattern == pattern.is_pattern
+    # (a cited name that is no pattern, a generic name included, names itself only)
+    assert cited.matches(citing + str(concrete)) == (pattern.is_pattern or str(pattern) == str(concrete))
+    assert not cited.matches(citing + str(other_series))
+    assert not cited.matches(citing.replace("@5=", "@6=") + str(concrete))
 
 
 @SETTINGS

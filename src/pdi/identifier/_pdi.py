@@ -287,7 +287,15 @@ class PDI:
                     return False
                 if (self.version or 1) != (other.version or 1):
                     return False
-        if self.fragment is not None or self.citation is not None:
+        if self.citation is not None:
+            # the same origin, and a cited name this pattern's cited name names (its wildcards are wildcards too)
+            their_citation = other.citation
+            return (
+                their_citation is not None
+                and _position_text(self.citation.origin, None) == _position_text(their_citation.origin, None)
+                and _cites(self.citation.cited, their_citation.cited)
+            )
+        if self.fragment is not None:
             tail_self = str(self)[len("urn:pdi:") :]
             tail_other = str(other)[len("urn:pdi:") :]
             return _tail(tail_self) == _tail(tail_other)
@@ -431,6 +439,16 @@ def _minted_fragment(fragment: Fragment, format: str | None, version: int | None
     if version is None:
         raise ParseError("a fragment needs a version (PDI draft, line 457)", rule="fragment-specifier")
     return str(fragment.canonical(format))
+
+
+def _cites(mine: PDI, theirs: PDI) -> bool:
+    """Whether the cited name of a citation pattern names ``theirs``: the same name, or for a pattern one it
+    :meth:`~PDI.matches`, and then the whole of it (a cited pattern without a fragment names no fragment)."""
+    if not mine.is_pattern:
+        return str(mine) == str(theirs)
+    if mine.fragment is None and mine.citation is None and (theirs.fragment is not None or theirs.citation is not None):
+        return False
+    return mine.matches(theirs)
 
 
 def _tail(nss_tail: str) -> str:
