@@ -390,6 +390,29 @@ def test_a_parenthesised_position_without_its_close_is_faulted_at_its_end() -> N
     assert err(written).offset == len(written)
 
 
+@pytest.mark.parametrize(
+    ("suffix", "bad"),
+    [
+        ("caf%C3%A9-%FF.text.1", "%FF"),  # a lone octet 0xFF after a whole "é"
+        ("ab%C3%28.text.1", "%C3"),  # a lead octet followed by no continuation
+        ("a%C0%AF.text.1", "%C0"),  # an overlong "/"
+        ("a%ED%A0%80.text.1", "%ED"),  # a surrogate, U+D800
+        ("1.html.1#name=x%C3%A9%80,b", "%80"),  # a continuation octet alone, in an element name
+    ],
+)
+def test_escapes_that_are_not_utf_8_are_faulted_at_the_first_octet_that_is_not(suffix: str, bad: str) -> None:
+    written = BASE + suffix
+    e = err(written)
+    assert e.offset == written.index(bad) and "not UTF-8" in str(e), str(e)
+
+
+def test_a_long_id_whose_escapes_are_not_utf_8_is_quoted_by_its_start_and_end() -> None:
+    written = BASE + "%41" * 100_000 + "%FF.text.1"
+    e = err(written)
+    assert e.offset == written.index("%FF")
+    assert len(str(e)) < 500 and "characters left out" in str(e)
+
+
 @given(st.sampled_from(["1{}.text.1", "1.te{}xt.1", "1.html.1#name=a{},c"]),
        st.text(alphabet="0123456789abcdefABCDEFghxz-_", max_size=2).filter(
            lambda t: len(t) < 2 or not all(c in "0123456789abcdefABCDEF" for c in t)))

@@ -7,6 +7,7 @@ from typing import Union
 from urllib.parse import unquote_to_bytes
 
 from pdi._grammar import ESCAPE_RE, UNIQUE_SAFE, escape
+from pdi._wording import clipped
 from pdi.errors import LimitError, ParseError
 
 #: A fragment position: ``int`` (digits), ``str`` (a %-decoded element name),
@@ -66,8 +67,16 @@ def _percent_decode(raw: str, *, text: str, offset: int, rule: str) -> str:
     try:
         return unquote_to_bytes(raw).decode("utf-8")
     except UnicodeDecodeError as exc:
+        # at the escape of the first octet that is not UTF-8: each escape one octet, each other character one
+        at = octets = 0
+        while octets < exc.start:
+            at += 3 if raw[at] == "%" else 1
+            octets += 1
         raise ParseError(
-            f"the %-escapes of {raw!r} are not UTF-8", text=text, offset=offset, rule=rule
+            f"the %-escapes of '{clipped(raw)}' are not UTF-8 (from {raw[at:at + 3]!r} on)",
+            text=text,
+            offset=offset + at,
+            rule=rule,
         ) from exc
 
 
