@@ -103,6 +103,16 @@ def test_rfc3986_3_2_2_ipv6_invalid(host: str, rule: str) -> None:
     assert 8 <= info.value.offset <= 8 + len(host)
 
 
+@pytest.mark.parametrize(("host", "rule"), [("1" * 65_536, "h16"), ("g" * 65_536, "h16"),
+                                           ("::" + "9" * 65_536 + ".1.1.1", "IPv4address")])
+def test_a_long_piece_of_an_ipv6_address_is_quoted_by_its_start_and_end(host: str, rule: str) -> None:
+    # what a stranger wrote is named, not copied whole into the message (64 KiB of it here)
+    with pytest.raises(ParseError) as info:
+        parse(f"http://[{host}]/")
+    assert info.value.rule == rule
+    assert len(str(info.value)) < 500 and "characters left out" in str(info.value)
+
+
 @pytest.mark.parametrize(
     ("host", "kind"),
     [

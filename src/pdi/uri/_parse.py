@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from pdi._wording import clipped
 from pdi.errors import ParseError
 from pdi.uri._resolve import not_text, split5
 
@@ -210,12 +211,12 @@ def _check_ipv6(text: str, start: int, end: int) -> None:
         last = index == len(pieces) - 1
         if last and ipv4_allowed and "." in piece:
             if not _IPV4.fullmatch(piece):
-                raise _fail(text, pos, "IPv4address", f"{piece!r} is not a dotted-decimal IPv4 address")
+                raise _fail(text, pos, "IPv4address", f"'{clipped(piece)}' is not a dotted-decimal IPv4 address")
             units += 2
         elif _H16.fullmatch(piece):
             units += 1
         else:
-            raise _fail(text, pos, "h16", f"{piece!r} is not 1 to 4 hexadecimal digits")
+            raise _fail(text, pos, "h16", f"'{clipped(piece)}' is not 1 to 4 hexadecimal digits")
         if units > 8:
             raise _fail(text, pos, "IPv6address", "an IPv6 address has at most 128 bits")
     if double >= 0 and units > 7:
