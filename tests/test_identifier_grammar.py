@@ -578,6 +578,18 @@ def test_build_serial() -> None:
     )
 
 
+@pytest.mark.parametrize("foreign", ["ab\ud800", "\udfff", "x" * 100_000 + "\udc00z"])
+def test_a_foreign_id_with_a_lone_surrogate_is_refused_at_the_surrogate(foreign: str) -> None:
+    # a lone surrogate has no UTF-8, so no %-escape: the error names where it is and quotes a long id by its ends
+    at = next(i for i, ch in enumerate(foreign) if 0xD800 <= ord(ch) <= 0xDFFF)
+    for call in (lambda: escape_unique_id(foreign),
+                 lambda: PDI.build(series="a.us", date=datetime.date(2000, 1, 2), foreign_id=foreign, format="text")):
+        with pytest.raises(ParseError) as info:
+            call()
+        assert info.value.offset == at and f"U+{ord(foreign[at]):04X}" in str(info.value)
+        assert len(str(info.value)) < 500
+
+
 def test_build_foreign_ids_round_trip() -> None:
     day = datetime.date(1994, 10, 20)
     cases = {

@@ -3,7 +3,7 @@
 Unique ids and element names (:mod:`pdi.identifier`) are written with the
 draft's ``alpha / digit / other``; format tokens (:mod:`pdi.formats`) with the
 characters media-type and charset names hold. This module, which imports
-nothing of pdi's but its errors, is where those sets and their escaping live once.
+nothing of pdi's but its errors and its wording, is where those sets and their escaping live once.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import functools
 import re
 from typing import Final
 
+from pdi._wording import clipped
 from pdi.errors import ParseError
 
 #: alpha / digit / other (line 154, 215): what a unique id or a token carries unescaped.
@@ -42,7 +43,13 @@ def escape(value: str, safe: frozenset[str]) -> str:
     try:
         return value.translate(_escapes(safe))
     except UnicodeEncodeError as exc:
-        raise ParseError(f"{value!r} is not valid Unicode text", rule="unique-id") from exc
+        at = next(i for i, ch in enumerate(value) if "\ud800" <= ch <= "\udfff")  # what UTF-8 cannot encode
+        raise ParseError(
+            f"'{clipped(value)}' is not valid Unicode text: a lone surrogate U+{ord(value[at]):04X} has no UTF-8 encoding",
+            text=value,
+            offset=at,
+            rule="unique-id",
+        ) from exc
 
 
 class _Escapes(dict[int, str]):
