@@ -87,3 +87,24 @@ def test_the_marks_a_citation_lacks_are_found_whatever_letters_its_citing_name_h
     lacks_eq = missing_citation_mark(f"{citing}@{position}{B}")
     assert lacks_eq is not None and "no '=' between the position and the cited PDI" in str(lacks_eq)
     assert lacks_eq.offset == len(citing) + 1 + len(position)
+
+
+@given(st.sampled_from(["urn:pdi://other.ac.gb/2026/11/20/4.text.1", "pdi://x.us/2000/01/02/7", "ocpdi:7", "urn:pdi:"]),
+       POSITIONS)
+def test_a_citing_name_whose_id_holds_pdi_colon_starts_no_second_name(foreign: str, position: str) -> None:
+    """A foreign id that is itself a PDI (a mirror's name for another archive's document) is minted with its ``:``
+    kept and its ``/`` escaped (``…/urn:pdi:%2F%2Fother…``): no second name begins there, so a citation with both
+    marks is not said to lack its ``@``, nor one that lacks its ``=`` said to lack the ``@`` instead."""
+    import datetime
+
+    from pdi.identifier import missing_citation_mark
+
+    citing = str(PDI.build(series="example.ac.gb", date=datetime.date(2026, 11, 27), foreign_id=foreign,
+                           format="text", version=1))
+    assert missing_citation_mark(f"{citing}#char=5,1") is None  # one name: its own error counts
+    assert missing_citation_mark(f"{citing}@{position}={B}#char=5,1") is None
+    lacks_at = missing_citation_mark(f"{citing}={B}")
+    assert lacks_at is not None and "no '@' before a position" in str(lacks_at)
+    lacks_eq = missing_citation_mark(f"{citing}@{position}{B}")
+    assert lacks_eq is not None and "no '=' between the position and the cited PDI" in str(lacks_eq)
+    assert lacks_eq.offset == len(citing) + 1 + len(position)

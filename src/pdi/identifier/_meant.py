@@ -68,8 +68,10 @@ def missing_citation_mark(text: str) -> ParseError | None:
     the specifier or an element name, true of that reading and no help in mending the citation."""
     text = text.strip()
     lowered = ascii_lower(text)  # one character for one: str.lower() makes 'İ' two, and offsets slip
-    starts = [i for i in range(1, len(lowered))  # where a second name begins (not the "pdi:" of a "urn:pdi:")
-              if lowered.startswith("urn:pdi:", i) or (lowered.startswith("pdi:", i) and lowered[i - 4:i] != "urn:")]
+    # where a second name begins (not the "pdi:" of a "urn:pdi:"): at its "//" too, which no part of a name holds
+    # unescaped, where a unique id may hold "pdi:" (a foreign id that is a PDI: "urn:pdi:%2F%2F…")
+    starts = [i for i in range(1, len(lowered)) if lowered.startswith("urn:pdi://", i)
+              or (lowered.startswith("pdi://", i) and lowered[i - 4:i] != "urn:")]
     if not starts:  # no second name: not a citation written with a mark left out
         return None
     at = text.find("@")
