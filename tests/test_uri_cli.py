@@ -119,6 +119,19 @@ def test_uri_iri_option() -> None:
     assert "offset 9" in err
 
 
+def test_uri_iri_option_says_where_in_the_iri_as_typed() -> None:
+    # with --iri the URI parsed is the IRI mapped, "é" three characters of it (%C3%A9) and "😀" twelve: the error's
+    # offset is still that of the character typed, never one past the end of what was typed
+    for typed, bad in [("http://\u00e9.example/\u00f1 a", " "), ("http://\u00e9.example/\U0001f600%zz", "%"),
+                       ("http://[\u00e9]/", "\u00e9")]:
+        for command in ("parse", "normalize"):
+            code, _, err = run("uri", command, "--iri", typed)
+            assert code == 1
+            assert f"offset {typed.index(bad)})" in err, (command, typed, err)
+    code, _, err = run("uri", "parse", "--iri", "http://a/ b")  # all ASCII: nothing mapped
+    assert "offset 9)" in err
+
+
 def test_uri_parse_table_shows_what_json_quotes_leave_escaped() -> None:
     """--lenient splits what RFC 3986 refuses, a URL pasted from a stranger's page: in the table's JSON quotes a
     right-to-left override, an 8-bit CSI (U+009B) and a line separator would be themselves; they are escaped."""

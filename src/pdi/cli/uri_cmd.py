@@ -8,12 +8,31 @@ import click
 
 from pdi import uri as uri_core
 from pdi.cli.commands import one_line
+from pdi.errors import ParseError
 
 _IRI_OPTION = click.option(
     "--iri",
     is_flag=True,
     help="Map an IRI to a URI first: non-ASCII characters become %-encoded UTF-8 (RFC 3987 §3.1).",
 )
+
+
+def _as_uri(text: str, iri: bool) -> str:
+    """``text``, mapped from an IRI first with ``iri`` (RFC 3987 §3.1)."""
+    return uri_core.iri_to_uri(text) if iri else text
+
+
+def _said_of_iri(error: ParseError, iri: str) -> ParseError:
+    """``error``, raised on the URI ``iri`` was mapped to, said of ``iri`` as typed: its offset that of the character
+    whose %-escapes hold the offset (each non-ASCII character of an IRI is its UTF-8 octets' escapes, 3 a piece)."""
+    if error.offset is None or iri.isascii() or error.text != uri_core.iri_to_uri(iri):
+        return error
+    mapped = 0
+    for at, ch in enumerate(iri):
+        mapped += 1 if ch.isascii() else 3 * len(ch.encode("utf-8"))
+        if mapped > error.offset:
+            return ParseError(error.reason, text=iri, offset=at, rule=error.rule)
+    return ParseError(error.reason, text=iri, offset=len(iri), rule=error.rule)
 
 
 @click.group("uri")
@@ -37,9 +56,11 @@ def parse_command(text: str, as_json: bool, lenient: bool, iri: bool) -> None:
     but empty ones as "". Exit status 1 (syntax error) names the rule and the
     offset that broke it.
     """
-    if iri:
-        text = uri_core.iri_to_uri(text)
-    parsed = uri_core.split(text) if lenient else uri_core.parse(text)
+    uri = _as_uri(text, iri)
+    try:
+        parsed = uri_core.split(uri) if lenient else uri_core.parse(uri)
+    except ParseError as exc:
+        raise _said_of_iri(exc, text) if iri else exc from None
     fields: dict[str, str | None] = {
         "scheme": parsed.scheme,
         "authority": parsed.authority,
@@ -84,7 +105,11 @@ def resolve_command(base: str, reference: str, rfc: str, non_strict: bool) -> No
 @_IRI_OPTION
 def normalize_command(text: str, iri: bool) -> None:
     """Print the RFC 3986 §6.2.2/§6.2.3 normal form of URI (used to compare URIs)."""
-    click.echo(uri_core.normalize(uri_core.iri_to_uri(text) if iri else text))
+    try:
+        normal = uri_core.normalize(_as_uri(text, iri))
+    except ParseError as exc:
+        raise _said_of_iri(exc, text) if iri else exc from None
+    click.echo(normal)
 
 
 def register(cli: click.Group) -> None:
