@@ -348,6 +348,20 @@ def test_normalize_is_idempotent(text: str) -> None:
 
 
 @settings(max_examples=120, deadline=None)
+@given(_scheme, st.one_of(st.none(), _chars(":")), _host, _path_abempty, _suffix)
+def test_an_empty_port_is_dropped_with_its_colon_whatever_the_scheme(
+        scheme: str, userinfo: str | None, host: str, path: str, suffix: str) -> None:
+    """RFC 3986 §3.2.3: "URI producers and normalizers should omit the port component and its ':' delimiter if
+    port is empty" — for every scheme, not only those whose default port pdi knows (found in review, 2026-12-01:
+    ``s://a:/`` stayed itself, so it was not equivalent to ``s://a/``)."""
+    user = "" if userinfo is None else userinfo + "@"
+    with_colon, without = f"{scheme}://{user}{host}:{path}{suffix}", f"{scheme}://{user}{host}{path}{suffix}"
+    assert normalize(with_colon) == normalize(without)
+    assert equivalent(with_colon, without)
+    assert parse(normalize(with_colon)).port is None
+
+
+@settings(max_examples=120, deadline=None)
 @given(valid_references)
 def test_normalize_decodes_only_unreserved(text: str) -> None:
     once = normalize(text)

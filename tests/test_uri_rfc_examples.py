@@ -339,7 +339,7 @@ def test_rfc3986_6_2_3_scheme_based_normalization() -> None:
         ("http://a:08080/", "http://a:8080/"),
         ("http://a:443/", "http://a:443/"),
         ("other://a:80", "other://a:80"),  # no scheme-based rule for unknown schemes
-        ("other://a:", "other://a:"),
+        ("other://a:", "other://a"),  # §3.2.3: an empty port is omitted with its ":" (the WHATWG URL parser too)
         ("http://[2001:DB8::7]/", "http://[2001:db8::7]/"),
         ("http://%7Euser@A%2dB.example/", "http://~user@a-b.example/"),
         ("http://a/b?%7e=%7E#%7e", "http://a/b?~=~#~"),

@@ -45,6 +45,8 @@ def normalize_uri(uri: URI) -> URI:
     if scheme is not None or host is not None or path.startswith("/"):
         # A relative path keeps its dot segments: they depend on a base.
         path = remove_dot_segments(path)
+    if port == "":
+        port = None  # §3.2.3: "normalizers should omit the port component and its ':' delimiter if port is empty"
     host, port, path = _scheme_based(scheme, host, port, path, uri.userinfo)
     if host is None and path.startswith("//"):
         path = "/." + path  # keep the path from re-parsing as an authority
@@ -91,9 +93,10 @@ def normalize(text: str) -> str:
     reference), then: scheme and host in lower case, percent-encoding
     triples in upper case and unreserved characters decoded (§6.2.2.1-2);
     dot segments removed (§6.2.2.3) unless the reference is a relative
-    path; for ``http``, ``https``, ``ws``, ``wss`` and ``ftp`` an empty or
-    default port dropped, leading zeros dropped from a port, and an empty
-    path with an authority made ``/`` (§6.2.3); for ``file``, ``localhost``
+    path; an empty port dropped with its ``:`` (§3.2.3), whatever the
+    scheme; for ``http``, ``https``, ``ws``, ``wss`` and ``ftp`` a default
+    port dropped, leading zeros dropped from a port, and an empty path with
+    an authority made ``/`` (§6.2.3); for ``file``, ``localhost``
     and a missing authority both become the empty authority (RFC 8089 §2);
     for ``mailto``, the domain of each address is lower-cased (§6.2.3's
     example, RFC 6068).
