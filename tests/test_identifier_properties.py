@@ -712,3 +712,18 @@ def test_a_pasted_name_of_many_escaped_hashes_is_read_a_few_times_only(monkeypat
     monkeypatch.setattr(_meant, "_parses", counted)
     assert hash_unescaped("urn:pdi://example.org/2026/11/27/1.text.1" + "%23" * 100_000) is None
     assert len(parsed) <= 10
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.datetimes(min_value=datetime.datetime(1970, 1, 2), max_value=datetime.datetime(9998, 12, 30)),
+       st.integers(min_value=-23 * 60 - 59, max_value=23 * 60 + 59))
+def test_a_zoned_datetime_names_its_gmt_day(local: datetime.datetime, minutes: int) -> None:
+    """§2.4: the date of a name is the GMT day of minting. A ``datetime`` said in another zone (23:30 in New York
+    is 04:30 the next day in GMT) names the GMT day (``time.gmtime`` of its instant, the oracle), not its local one
+    (found in review, 2026-12-01)."""
+    import time
+
+    moment = local.replace(tzinfo=datetime.timezone(datetime.timedelta(minutes=minutes)))
+    gmt = time.gmtime(moment.timestamp())
+    name = PDI.build(series="archive.example.us", date=moment, serial=1)
+    assert (name.date.year, name.date.month, name.date.day) == (gmt.tm_year, gmt.tm_mon, gmt.tm_mday)

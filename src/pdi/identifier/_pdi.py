@@ -351,7 +351,8 @@ class PDI:
         ``foreign_id`` (any text; reserved characters are %-escaped, so a URL,
         a DOI or an ISBN round-trips exactly as ``unique_id``). The country must
         be an ISO 3166-1 alpha-2 code (§2.3); ``date`` is the GMT day of minting
-        (§2.4), written with two-digit month and day. A foreign id, a version or
+        (§2.4), written with two-digit month and day (a ``datetime`` with a zone
+        is taken at its GMT day; one without, as a GMT time). A foreign id, a version or
         a fragment needs a format; with a format and no version, version 1 is
         written (§2.2); a fragment needs an explicit version. The series is
         written in lower case. Every result is re-parsed strictly.
@@ -359,6 +360,8 @@ class PDI:
         comps = series_for_minting(series)
         if not isinstance(date, datetime.date):
             raise ParseError(f"date must be a datetime.date, not {date!r}", rule="iso-date")
+        if isinstance(date, datetime.datetime) and date.utcoffset() is not None:
+            date = date.astimezone(datetime.UTC)  # its GMT day (§2.4), not the day where it was said
         uid = _minted_unique_id(serial, foreign_id, format)
         text = f"urn:pdi://{'.'.join(comps)}/{date.year:04d}/{date.month:02d}/{date.day:02d}/{uid}"
         if format is not None:
