@@ -217,12 +217,14 @@ class HostField(HTTPMiddleware):
 
 
 #: Request fields the app reads as one value, whose several lines are that value only joined (RFC 9110 §5.3): the
-#: lists ``If-Match`` and ``If-None-Match`` (§13.1.1, §13.1.2: ``#entity-tag``), and ``Range``, ``If-Range`` and
+#: lists ``If-Match`` and ``If-None-Match`` (§13.1.1, §13.1.2: ``#entity-tag``) and ``Accept`` (§12.5.1: read as its
+#: first line alone, ``Accept: text/html`` then ``Accept: application/json`` was answered a text's octets, where the
+#: one line ``text/html, application/json`` is its description: found by probing, 2026-12-01), and ``Range``, ``If-Range`` and
 #: ``Accept-Datetime``, no lists (§14.1.1: one range-set; §13.1.5: one validator; RFC 7089 §2.1.1: one date), sent
 #: on several lines an invalid value as a sender that joins them reads it (``Range`` ignored, ``If-Range`` false, a
 #: ``400``), never the first line alone (found by probing, 2026-11-28: ``Range: bytes=0-1`` then
 #: ``Range: bytes=3-4`` was a ``206`` of the first two octets, where a proxy reading the last saw other octets).
-_JOINED = frozenset({b"if-match", b"if-none-match", b"range", b"if-range", b"accept-datetime"})
+_JOINED = frozenset({b"accept", b"if-match", b"if-none-match", b"range", b"if-range", b"accept-datetime"})
 
 
 def closing_unread(receive: Receive, send: Send) -> tuple[Receive, Send]:

@@ -882,8 +882,8 @@ def negotiates(headers: Iterable[tuple[bytes, bytes]]) -> bool:
     request goes to the resolver, which decides. Every other request takes
     the bytes, which the cache holds.
     """
-    accept = request_field(headers, b"accept").lower()
-    return accept_negotiates(accept)
+    # every line: several are one list (RFC 9110 §5.3), as HostField joins them for the resolver
+    return any(key == b"accept" and accept_negotiates(value.lower()) for key, value in headers)
 
 
 #: What in an ``Accept`` field may choose another answer than the default: JSON (N2C's description) and the
