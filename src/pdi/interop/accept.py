@@ -86,29 +86,36 @@ def _elements(value: str) -> list[str]:
     """The first :data:`MAX_RANGES` elements of a list field (RFC 9110 §5.6.1): cut at each comma outside a quoted
     string (a profile's IRIs may hold one: ``profile="https://a.example/x,y"``), where a backslash quotes the
     character after it. A quote never closed quotes nothing: the commas after it still cut (a typo in one range
-    leaves the others read)."""
+    leaves the others read). Read in one pass (:func:`_closing_quotes`): reading on after each quote never closed
+    as if it were none was quadratic, a minute of a worker's CPU for an ``Accept`` of 30,000 octets of ``"\\``."""
     if '"' not in value:
         return value.split(",", MAX_RANGES)[:MAX_RANGES]
+    closing = _closing_quotes(value)
     pieces: list[str] = []
-    start, opened, at = 0, -1, 0  # opened: where the quoted string being read began, -1 outside one
-    while len(pieces) < MAX_RANGES:
-        if at >= len(value):
-            if opened < 0:
-                break
-            at, opened = opened + 1, -1  # never closed: read on after its quote as if it were none
-            continue
+    start = at = 0
+    while at < len(value) and len(pieces) < MAX_RANGES:
         c = value[at]
-        if opened >= 0 and c == "\\":
-            at += 1
-        elif c == '"':
-            opened = at if opened < 0 else -1
-        elif c == "," and opened < 0:
+        if c == '"' and closing[at + 1] >= 0:
+            at = closing[at + 1] + 1  # a quoted string: its commas cut nothing
+            continue
+        if c == ",":
             pieces.append(value[start:at])
             start = at + 1
         at += 1
     if len(pieces) < MAX_RANGES:
         pieces.append(value[start:])
     return pieces
+
+
+def _closing_quotes(value: str) -> list[int]:
+    """For each position of ``value`` (and the two past its end), where a quoted string read from there on (its
+    opening quote before it) closes: the position of its closing quote, a backslash quoting the character after
+    it; ``-1`` when it never closes. Worked out from the end, each position from those after it."""
+    closing = [-1] * (len(value) + 2)
+    for at in range(len(value) - 1, -1, -1):
+        c = value[at]
+        closing[at] = at if c == '"' else closing[at + 2] if c == "\\" else closing[at + 1]
+    return closing
 
 
 def preference(ranges: Sequence[MediaRange], media_type: str) -> tuple[float, int]:
