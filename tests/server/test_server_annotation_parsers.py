@@ -170,3 +170,10 @@ def test_prefer_examples_of_rfc_7240_section_2() -> None:
     # names without regard to case, values as written
     assert preferences(["RETURN = representation"]) == (True, set())
     assert preferences(["return=Representation"]) == (False, set())
+
+
+def test_prefer_of_quotes_never_closed_is_read_in_one_pass() -> None:
+    # RFC 9110 §5.6.4: '"\' opens a quoted string whose backslash quotes the next quote, so none closes; each was
+    # read to the end again, quadratic: 30 s of a worker's event loop for a Prefer of 64 KB, hours for this one
+    assert preferences(['"\\' * 500_000]) == (False, set())
+    assert preferences(['"\\' * 500_000 + ", return=representation"]) == (True, set())

@@ -83,17 +83,22 @@ def parse_accept(value: str | None) -> list[MediaRange]:
 
 
 def _elements(value: str) -> list[str]:
-    """The first :data:`MAX_RANGES` elements of a list field (RFC 9110 §5.6.1): cut at each comma outside a quoted
+    """The first :data:`MAX_RANGES` elements of a list field (:func:`list_elements`)."""
+    return list_elements(value, MAX_RANGES)
+
+
+def list_elements(value: str, most: int | None = None) -> list[str]:
+    """The elements of a list field (RFC 9110 §5.6.1), the first ``most`` of them: cut at each comma outside a quoted
     string (a profile's IRIs may hold one: ``profile="https://a.example/x,y"``), where a backslash quotes the
-    character after it. A quote never closed quotes nothing: the commas after it still cut (a typo in one range
+    character after it. A quote never closed quotes nothing: the commas after it still cut (a typo in one element
     leaves the others read). Read in one pass (:func:`_closing_quotes`): reading on after each quote never closed
     as if it were none was quadratic, a minute of a worker's CPU for an ``Accept`` of 30,000 octets of ``"\\``."""
     if '"' not in value:
-        return value.split(",", MAX_RANGES)[:MAX_RANGES]
+        return value.split(",") if most is None else value.split(",", most)[:most]
     closing = _closing_quotes(value)
     pieces: list[str] = []
     start = at = 0
-    while at < len(value) and len(pieces) < MAX_RANGES:
+    while at < len(value) and (most is None or len(pieces) < most):
         c = value[at]
         if c == '"' and closing[at + 1] >= 0:
             at = closing[at + 1] + 1  # a quoted string: its commas cut nothing
@@ -102,7 +107,7 @@ def _elements(value: str) -> list[str]:
             pieces.append(value[start:at])
             start = at + 1
         at += 1
-    if len(pieces) < MAX_RANGES:
+    if most is None or len(pieces) < most:
         pieces.append(value[start:])
     return pieces
 

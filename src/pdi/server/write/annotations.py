@@ -84,7 +84,7 @@ from pdi.errors import (
     PreconditionError,
     UnsupportedError,
 )
-from pdi.interop.accept import MediaRange, choose, parse_accept
+from pdi.interop.accept import MediaRange, choose, list_elements, parse_accept
 from pdi.server.http import params
 from pdi.server.http.bodies import read_json
 from pdi.server.http.conditional import if_match_holds, tag_matches
@@ -126,9 +126,6 @@ CONTAINER_CHANGED: Final = ("the container is no longer in the state its If-Matc
 _OWS = r"[ \t]*"
 _TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 _WORD = rf'(?:{_TOKEN}|"(?:[^"\\]|\\.)*")'
-#: One element of the list a Prefer field is (RFC 9110 §5.6.1): up to a comma outside a quoted string (a quote
-#: never closed quotes nothing).
-_ELEMENT = re.compile(r'(?:"(?:[^"\\]|\\.)*"|[^,])*', re.DOTALL)
 #: RFC 7240 §2: preference = token [ BWS "=" BWS word ] *( OWS ";" [ OWS parameter ] );
 #: parameter = token [ BWS "=" BWS word ].
 _PREFERENCE = re.compile(
@@ -190,12 +187,10 @@ def _preference_list(value: str) -> list[tuple[str, str, list[tuple[str, str]]]]
     """The preferences of a ``Prefer`` list that fit RFC 7240 §2's grammar, in order: each its name, its value and
     its parameters (a quoted value unquoted; no value: ``""``, as §2 says an empty one is)."""
     found: list[tuple[str, str, list[tuple[str, str]]]] = []
-    at = 0
-    while at <= len(value):
-        element = _ELEMENT.match(value, at)
-        assert element is not None  # it matches the empty string
-        at = element.end() + 1  # past the comma
-        read = _PREFERENCE.fullmatch(element.group())
+    # each up to a comma outside a quoted string (a quote never closed quotes nothing), in one pass: a regular
+    # expression read each quote never closed to the end again, 30 s of the event loop for 64 KB of "\ (2026-12-01)
+    for element in list_elements(value):
+        read = _PREFERENCE.fullmatch(element)
         if read is None:  # an empty list element (RFC 9110 §5.6.1), or one not understood
             continue
         parameters = [(m.group(1), _unquoted(m.group(2))) for m in _PARAMETER.finditer(read.group(3))]
