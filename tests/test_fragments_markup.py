@@ -304,3 +304,43 @@ def test_any_tag_soup_gives_each_start_tag_a_sound_extent(text: str) -> None:
         assert text[element.start :].lower().startswith("<" + element.name)
         result = fragments.evaluate("elt", (element.number, element.number), data, media_type="text/html", charset="utf-8")
         assert result.data == text[element.start : element.end].encode()
+
+
+def test_html_an_element_closed_by_text_ends_where_the_text_begins() -> None:
+    # found by a probe (2026-12-01): an element the parser closes on a character token ran to the end of the
+    # document. WHATWG "in head", anything else (text that is not whitespace): "pop the current node (which will
+    # be the head element)"; "in column group", anything else: pop the colgroup; "in head noscript" (scripting
+    # off), anything else: pop the noscript, then the head.
+    assert spans("<head><title>t</title> hello<p>x</p>")[:2] == [
+        ("head", "<head><title>t</title> "),  # the whitespace goes in the head (in head: insert the character)
+        ("title", "<title>t</title>"),
+    ]
+    assert spans("<table><colgroup><col>x<tr><td>1</table>")[1:3] == [("colgroup", "<colgroup><col>"), ("col", "<col>")]
+    assert spans("<head><noscript>hi</noscript>") == [("head", "<head><noscript>"), ("noscript", "<noscript>")]
+    assert spans("<head><meta charset=utf-8>&amp;<p>y")[0] == ("head", "<head><meta charset=utf-8>")
+    assert spans("<head><!--c-->z")[0] == ("head", "<head><!--c-->")
+
+
+HEAD_ITEMS = st.lists(
+    st.sampled_from(["<title>t</title>", "<meta charset=utf-8>", "<link rel=x>", " ", "\r\n", "<!-- c -->",
+                     "<style>s</style>", "<noscript>n</noscript>", "<script>s</script>", "<base href=x>"]),
+    max_size=5,
+).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(HEAD_ITEMS, HEAD_ITEMS, st.sampled_from(["hello", "&amp;", "<p>", "<div>", "\u00e9", "\x00"]))
+def test_html_the_head_holds_what_html5lib_puts_in_it(first: str, second: str, closer: str) -> None:
+    # the oracle: html5lib's own tree of the same text; the head's extent holds the start tags of the head's
+    # elements in that tree, and no start tag of the body's (no </head> closes it here: a <title> after </head>
+    # goes into the head, which keeps the extent it ended with, as the module says)
+    from html5lib import parse
+
+    text = f"<html><head>{first}{closer}{second}<p>after</p></html>"
+    tree = parse(text, namespaceHTMLElements=False)
+    in_head = sum(isinstance(e.tag, str) for e in tree.find("head").iter()) - 1  # not comments, not the head
+    table = html_elements(text)
+    head = next(e for e in table if e.name == "head")
+    inside = [e for e in table if head.start < e.start < head.end]
+    assert len(inside) == in_head, (text, text[head.start:head.end])
+    assert all(e.end <= head.end for e in inside)

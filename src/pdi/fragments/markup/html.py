@@ -132,6 +132,7 @@ HTML5LIB_INTERNALS: Final[dict[str, str]] = {
 
 _START_TAG: Final = tokenTypes["StartTag"]
 _END_TAG: Final = tokenTypes["EndTag"]
+_PARSE_ERROR: Final = tokenTypes["ParseError"]
 
 
 def elements(text: str, seconds: float) -> list[Element]:
@@ -318,7 +319,9 @@ class _Tokenizer(_tokenizer.HTMLTokenizer):  # type: ignore[misc]  # html5lib ha
         """Each token, as WHATWG Tree construction (#tree-construction) takes it "as each token is emitted from the tokenizer".
 
         The token is :attr:`_Extents.token` while the tree builder processes
-        it, so that what it takes off the stack is closed by that token.
+        it, so that what it takes off the stack is closed by that token. A
+        token of text, a comment or a doctype begins where the token before it
+        ended ("in head", text that is not whitespace pops the head there).
         After it: in body, "An end tag whose tag name is 'body'" (#parsing-main-inbody)
         and in "after body", "An end tag whose tag name is 'html'"
         (#parsing-main-afterbody) only switch the insertion mode; body, html
@@ -331,11 +334,18 @@ class _Tokenizer(_tokenizer.HTMLTokenizer):  # type: ignore[misc]  # html5lib ha
         extents, parser = self.extents, self.parser
         deadline = WorkDeadline(extents.seconds)
         after_body = (parser.phases["afterBody"], parser.phases["afterAfterBody"])
+        read = 0  # where the last token but a parse error ended: where the next one's source begins
         for count, token in enumerate(super().__iter__()):
             if count % 512 == 0 and deadline.passed():
                 raise LimitError(
                     f"parsing this HTML took {deadline.words()}: too large or too deeply nested{OTHERWISE}"
                 )
+            kind = token["type"]
+            if kind in (_START_TAG, _END_TAG):
+                read = token["_end"]
+            elif kind != _PARSE_ERROR:  # text, a comment, a doctype: its source runs from there to here
+                token["_start"] = read
+                read = extents.offset(self.stream.position())
             extents.token = token
             yield token
             if token["type"] == _END_TAG and token["name"] in ("body", "html") and parser.phase in after_body:
