@@ -5,7 +5,9 @@ on some SGML and XML documents (an element of an internal entity spans nothing o
 holding U+0000 is refused). An archive deposited before keeps version-1 indexes: one of an XML or SGML document
 is not used (the document is parsed now, as this pdi reads it); one of HTML, whose reading did not change, is.
 Version 3 marks the reading of SGML of 2026-11-30 (what an internal entity's tag closes ends at the reference): a
-version-2 index of SGML is read anew, one of XML or HTML believed.
+version-2 index of SGML is read anew, one of XML believed. Version 4 marks the reading of HTML of 2026-12-01 (an
+element the parser closes when text comes ends where the text begins): an HTML index of any earlier version is
+read anew, a version-3 one of XML or SGML believed.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ PROLOG = ('<!DOCTYPE a [<!ELEMENT a - - (#PCDATA|b)*><!ELEMENT b - - (#PCDATA)>'
 
 def _as_version_1(index: bytes, *, version: int = 1) -> bytes:
     """The same index sealed as ``version`` (1 unless told; the layout did not change between them)."""
-    for made in (3, 2, 1):
+    for made in (4, 3, 2, 1):
         try:
             return seal(MAGIC, version, bytes(unseal(index, MAGIC, made, "element index")))
         except Exception:
@@ -45,7 +47,7 @@ def _put_index(catalog: Path, sha256: str, data: bytes) -> None:
         conn.execute("UPDATE fragment_indexes SET data = ? WHERE sha256 = ?", (data, sha256))
 
 
-def test_an_earlier_readings_index_is_read_anew_for_sgml_and_believed_for_html(tmp_path: Path) -> None:
+def test_an_earlier_readings_index_is_read_anew_for_sgml_and_html(tmp_path: Path) -> None:
     # the SGML document: element 0 is <a>, 1 the entity's <b> (no text of its own), 2 the written <b>w</b>
     sgml = PROLOG + "<a>&e;<b>w</b></a>"
     written = sgml.index("<b>w</b>")
@@ -71,9 +73,9 @@ def test_an_earlier_readings_index_is_read_anew_for_sgml_and_believed_for_html(t
         assert archive.fragment_index(record) is None  # not believed: read anew
         assert archive.resolve(f"{doc}#elt=2,2").data == sgml[written:written + len("<b>w</b>")].encode()
         assert archive.resolve(f"{doc}#elt=1,1").data == b""  # the entity's element spans nothing of the text
-        # HTML's reading did not change: its version-1 index is believed (here, another page's, as stored)
-        assert archive.fragment_index(archive.resolve(str(page)).record) == stale_page_index
-        assert archive.resolve(f"{page}#elt=0,0").data == b"<p>one</p><p>two</p>"  # the other page's element 0
+        # HTML's reading changed since too (version 4): its version-1 index is not believed either
+        assert archive.fragment_index(archive.resolve(str(page)).record) is None
+        assert archive.resolve(f"{page}#elt=0,0").data == b"<p>one</p>"  # its own first start tag, read anew
 
 
 XML = '<?xml version="1.0"?>\r\n<r><i>one</i><i>two</i></r>'
@@ -133,27 +135,27 @@ def test_reindex_elements_makes_an_earlier_readings_indexes_anew_and_touches_not
     runner = CliRunner()
     made = runner.invoke(cli, ["reindex", "--elements", "--archive", location])
     assert made.exit_code == 0, made.output
-    assert made.output == "made 1 element index anew\n"  # of the two, the one the stopped run left
+    assert made.output == "made 2 element indexes anew\n"  # of the three, the two the stopped run left
     again = runner.invoke(cli, ["reindex", "--elements", "--archive", location])
     assert again.exit_code == 0 and again.output == "made 0 element indexes anew\n"
     with Archive.open(location) as archive:
-        for name in (doc, xml):
+        for name in (doc, xml, page):
             index = archive.fragment_index(archive.resolve(str(name)).record)
-            assert index is not None and index[:4] == MAGIC and int.from_bytes(index[4:6], "little") == 3
+            assert index is not None and index[:4] == MAGIC and int.from_bytes(index[4:6], "little") == 4
         # believed now, and answering for the document's own octets, not the other's whose index was kept
         written = sgml.index("<b>w</b>")
         assert archive.resolve(f"{doc}#elt=2,2").data == sgml[written:written + len("<b>w</b>")].encode()
         assert archive.resolve(f"{doc}#elt=1,1").data == b""
         assert archive.resolve(f"{xml}#elt=2,2").data == b"<i>two</i>"
-        # HTML's reading did not change: its version-1 index is left as it was
-        assert archive.fragment_index(archive.resolve(str(page)).record) == stale_page
-        # nothing but those two index rows changed: no document, name, representation or blob
+        assert archive.resolve(f"{page}#elt=1,1").data == b"<p>two</p>"
+        assert archive.fragment_index(archive.resolve(str(page)).record) != stale_page
+        # nothing but those three index rows changed: no document, name, representation or blob
         assert {t: _rows(archive, t) for t in tables} == before
         assert archive.store.blob_names() == blobs
         after = {row[:3]: row for row in _rows(archive, "fragment_indexes")}
         changed = {key[0] for key in kept if kept[key] != after[key]}
         assert after.keys() == kept.keys()
-        assert changed == {archive.resolve(str(n)).record.sha256 for n in (doc, xml)}
+        assert changed == {archive.resolve(str(n)).record.sha256 for n in (doc, xml, page)}
 
 
 def test_reindex_elements_of_an_unknown_series_is_refused(tmp_path: Path) -> None:
@@ -185,3 +187,28 @@ def test_a_version_2_index_is_read_anew_for_sgml_alone(tmp_path: Path) -> None:
         assert archive.fragment_index(archive.resolve(str(doc)).record) is None  # read anew
         assert archive.resolve(f"{doc}#elt=1,1").data == b"<p>one "
         assert archive.fragment_index(archive.resolve(str(xml)).record) == stale_xml  # XML's reading did not change
+
+
+def test_a_version_3_index_is_read_anew_for_html_alone(tmp_path: Path) -> None:
+    # the reading of 2026-12-01: a head closed by text ends where the text begins (it ran to the end before)
+    page, other_page = b"<head><title>t</title>Hello<p>x</p>", b"<div><div>aaaaaaaaaaaaa</div></div>"
+    assert len(page) == len(other_page)
+    sgml, other = PROLOG + "<a>&e;<b>w</b></a>", PROLOG + "<a><b>y</b>zzz</a>"
+    location = tmp_path / "a"
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        names = [next(iter(archive.deposit(S, [Content(data, kind)]))) for data, kind in (
+            (page, "html"), (other_page, "html"), (XML.encode(), "xml"), (OTHER_XML.encode(), "xml"),
+            (sgml.encode(), "sgml"), (other.encode(), "sgml"))]
+        html, html_elsewhere, xml, xml_elsewhere, doc, elsewhere = names
+        shas = {name: archive.resolve(str(name)).record.sha256 for name in names}
+    catalog = location / "catalog.sqlite"
+    stale = {}
+    for name, made_of in ((html, html_elsewhere), (xml, xml_elsewhere), (doc, elsewhere)):
+        stale[name] = _as_version_1(_index_of(catalog, shas[made_of]), version=3)
+        _put_index(catalog, shas[name], stale[name])
+    with Archive.open(location) as archive:
+        assert archive.fragment_index(archive.resolve(str(html)).record) is None  # read anew
+        assert archive.resolve(f"{html}#elt=0,0").data == b"<head><title>t</title>"
+        for name in (xml, doc):  # their readings did not change since version 3
+            assert archive.fragment_index(archive.resolve(str(name)).record) == stale[name]

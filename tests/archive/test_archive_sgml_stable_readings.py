@@ -42,7 +42,7 @@ def oracle(tmp_path: Path) -> None:
 
 def _as_version_2(index: bytes) -> bytes:
     """The same index sealed as version 2, as a pdi before archives had an SGML folder kept it (the same layout)."""
-    return seal(MAGIC, 2, bytes(unseal(index, MAGIC, 3, "element index")))
+    return seal(MAGIC, 2, bytes(unseal(index, MAGIC, 4, "element index")))
 
 
 def _deposit(location: str, *, onsgmls: bool, monkeypatch: pytest.MonkeyPatch) -> PDI:

@@ -208,8 +208,7 @@ class _ParseWriter:
         """The SHA-256 of the kept parse of ``record``'s octets, written, or ``None``: not SGML, or none kept
         (none made, or one an earlier reading made, which an import does not take)."""
         from pdi.fragments.markup import markup_kind
-        from pdi.fragments.markup.index import MAGIC, VERSION
-        from pdi.fragments.sealed import sealed_version
+        from pdi.fragments.markup.index import MAGIC, made_by_an_earlier_reading
 
         if record.purged is not None or markup_kind(record.media_type) != "sgml":
             return None
@@ -218,7 +217,7 @@ class _ParseWriter:
             return self.of[source]
         index = self.archive.store.fragment_index(record.sha256, record.media_type, record.charset)
         sha256 = None
-        if index is not None and index[:4] == MAGIC and sealed_version(index) == VERSION:
+        if index is not None and index[:4] == MAGIC and not made_by_an_earlier_reading(index):
             sha256 = hashlib.sha256(index).hexdigest()
             if sha256 not in self.written:
                 self.folder.mkdir(exist_ok=True)

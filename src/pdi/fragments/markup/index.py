@@ -96,9 +96,11 @@ MAGIC: Final = b"PDIM"
 #: such a document anew (:meth:`pdi.archive.record_facts.RecordFacts.fragment_index`). One of HTML is as good as new.
 #: Version 3, the same layout, is made by the reading of SGML of 2026-11-30 (what an internal entity's tag
 #: closes ends at the reference, where the entity's elements stand): one of version 2 is as good as new but
-#: for SGML.
-VERSION: Final = 3
-_EARLIER: Final = (1, 2)
+#: for SGML. Version 4, the same layout, is made by the reading of HTML of 2026-12-01 (an element the parser closes
+#: when text comes, a head before text, ends where the text begins): one of version 3 is as good as new but for
+#: HTML.
+VERSION: Final = 4
+_EARLIER: Final = (1, 2, 3)
 _WHAT: Final = "element index"
 _KINDS: Final = ("html", "xml", "xhtml", "sgml")
 _FAILURES: Final = (None, UnsupportedError, ParseError, LimitError)
@@ -491,6 +493,8 @@ def made_by_an_earlier_reading(data: bytes) -> bool:
         return False
     head = payload_start()  # the payload begins with the kind (its _HEAD)
     kind_code = data[head] if len(data) > head else 0
-    if not 1 <= kind_code <= len(_KINDS):
+    if not 1 <= kind_code <= len(_KINDS) or version not in _EARLIER:
         return True
-    return _KINDS[kind_code - 1] == "sgml" if version == 2 else _KINDS[kind_code - 1] != "html"
+    # what each reading since changed: XML and SGML at 2, SGML at 3, HTML at 4
+    changed_since = {1: ("html", "xml", "xhtml", "sgml"), 2: ("html", "sgml"), 3: ("html",)}
+    return _KINDS[kind_code - 1] in changed_since[version]
