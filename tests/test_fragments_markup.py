@@ -74,6 +74,15 @@ def test_html_what_html5lib_1_1_predates() -> None:
         html_elements("<p><template><p>a</template>b")
 
 
+def test_html_isindex_is_an_element_like_any_unknown_one() -> None:
+    # found by a probe (2026-12-01): html5lib 1.1 still turned <isindex> into a form (which closes an open <p>), a
+    # rule, a label and an input, so that the <p> ended at <isindex> and <isindex> spanned itself alone. WHATWG
+    # "in body" has had no isindex rule since 2016: "any other start tag" inserts it, "any other end tag" closes it
+    # (Chromium 150 makes the same tree: the isindex inside the p)
+    assert spans("<p>a<isindex>b</isindex>c</p>") == [("p", "<p>a<isindex>b</isindex>c</p>"), ("isindex", "<isindex>b</isindex>")]
+    assert spans("<isindex prompt=q><b>x</b>")[0] == ("isindex", "<isindex prompt=q><b>x</b>")  # left open: the end
+
+
 def test_html_an_ignored_end_tag_closes_nothing() -> None:
     # </body> inside a table cell is a parse error and is ignored: the table runs to its own end tag
     page = "<body><table><tr><td>x</body>y</td></tr></table><p>after</p>"

@@ -91,6 +91,7 @@ FINGERPRINTS: dict[str, tuple[str | None, str]] = {
     f"{PHASES}.InBodyPhase": (None, "1e66046e31b52f10352d004f836ef0a94fed08b9db1760e6c85142cd8536e2e3"),
     f"{PHASES}.InBodyPhase.startTagCloseP": ("(self, token)", "9838e50b1bc8f9be8cc346332c97cdcc0703aadfc2d3a9c42777c50d095785d4"),
     f"{PHASES}.InBodyPhase.endTagBlock": ("(self, token)", "88988d653b88dfbd13089a217cb64ab145d873541cc7c9511821699223841c04"),
+    f"{PHASES}.InBodyPhase.startTagOther": ("(self, token)", "5fabbad8307efba5ea1cdd454baaefa50175fd729259f0f231a1d4e4b1ca8df3"),
     f"{PHASES}.InBodyPhase.endTagBody": ("(self, token)", "a106adb7aac0b09f98d0e85f3b299f0d9ca67411653bf994e865631fe66e9363"),
     f"{PHASES}.AfterBodyPhase.endTagHtml": ("(self, name)", "a57a266cc36d2b1cb5097976404dbb03aed86fd9bf0c6b5afa3057dc2971770f"),
     f"{DISPATCHER}.__init__": ("(self, items=())", "17476bd1c08e98f7b56142aeef4a532cb1f63723130f9f0391267c9759804098"),

@@ -120,6 +120,8 @@ HTML5LIB_INTERNALS: Final[dict[str, str]] = {
         "_InBody: 'close a p element' if one is in button scope, then insert an HTML element",
     "html5lib.html5parser.getPhases.<locals>.InBodyPhase.endTagBlock":
         "_InBody: generate implied end tags, then pop up to the element of the end tag's name",
+    "html5lib.html5parser.getPhases.<locals>.InBodyPhase.startTagOther":
+        "_InBody: reconstruct the active formatting elements, then insert an HTML element (isindex)",
     "html5lib.html5parser.getPhases.<locals>.InBodyPhase.endTagBody":
         "_Tokenizer.__iter__: an accepted </body> switches to phases['afterBody'] and pops nothing",
     "html5lib.html5parser.getPhases.<locals>.AfterBodyPhase.endTagHtml":
@@ -477,11 +479,19 @@ class _InBody(_InBodyPhase):  # type: ignore[misc]  # html5lib has no types: its
     same tag name as the token has been popped" (html5lib's ``endTagBlock``).
     html5lib 1.1 has neither ``dialog`` nor ``search`` in the first list, nor
     ``search`` in the second; the tables here add them.
+
+    ``<isindex>``, which html5lib 1.1 still turns into a form, a rule, a label
+    and an input (closing an open ``<p>`` as a ``<form>`` does), left the
+    standard in 2016: today it is "any other start tag" ("Reconstruct the
+    active formatting elements, if any. Insert an HTML element for the
+    token", html5lib's ``startTagOther``), an element like any unknown one, as
+    Chromium makes it.
     """
 
     __slots__ = ()
     startTagHandler = _extended(
-        vars(_InBodyPhase)["startTagHandler"], ("dialog", "search"), vars(_InBodyPhase)["startTagCloseP"]
+        _extended(vars(_InBodyPhase)["startTagHandler"], ("dialog", "search"), vars(_InBodyPhase)["startTagCloseP"]),
+        ("isindex",), vars(_InBodyPhase)["startTagOther"],
     )
     endTagHandler = _extended(vars(_InBodyPhase)["endTagHandler"], ("search",), vars(_InBodyPhase)["endTagBlock"])
 
