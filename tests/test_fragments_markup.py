@@ -83,6 +83,21 @@ def test_html_isindex_is_an_element_like_any_unknown_one() -> None:
     assert spans("<isindex prompt=q><b>x</b>")[0] == ("isindex", "<isindex prompt=q><b>x</b>")  # left open: the end
 
 
+def test_html_ruby_base_and_text_containers_close_as_today() -> None:
+    # found by a probe (2026-12-01): html5lib 1.1 predates rb and rtc in the parser. WHATWG "in body": "A start tag
+    # whose tag name is one of: rb, rtc": if a ruby is in scope, "generate implied end tags"; "rp, rt": the same
+    # "except for rtc elements"; and "generate implied end tags" pops rb and rtc too. An <rt> ended an open <rb>
+    # nowhere (it nested inside), an <rb> after an <rb> likewise. (Chromium 150 makes the same trees.)
+    assert spans("<ruby>a<rb>b<rt>c</ruby>") == [("ruby", "<ruby>a<rb>b<rt>c</ruby>"), ("rb", "<rb>b"), ("rt", "<rt>c")]
+    assert spans("<ruby><rb>a<rb>b<rtc>c</ruby>")[1:] == [("rb", "<rb>a"), ("rb", "<rb>b"), ("rtc", "<rtc>c")]
+    # an rt or rp inside an rtc stays inside it; a div does not close an rb
+    assert spans("<ruby>a<rtc>b<rt>c<rp>d</ruby>")[1:] == [("rtc", "<rtc>b<rt>c<rp>d"), ("rt", "<rt>c"), ("rp", "<rp>d")]
+    assert spans("<ruby><rb>a<div>b</div>c</ruby>")[1] == ("rb", "<rb>a<div>b</div>c")
+    # outside a ruby nothing is implied; </form> generates implied end tags, rb among them
+    assert spans("<div><rb>a<rt>b</div>")[1] == ("rb", "<rb>a<rt>b")
+    assert spans("<form><ruby><rb>x</form>y</ruby>")[2] == ("rb", "<rb>x")
+
+
 def test_html_an_ignored_end_tag_closes_nothing() -> None:
     # </body> inside a table cell is a parse error and is ignored: the table runs to its own end tag
     page = "<body><table><tr><td>x</body>y</td></tr></table><p>after</p>"

@@ -76,6 +76,8 @@ FINGERPRINTS: dict[str, tuple[str | None, str]] = {
     f"{BUILDER}.insertElementNormal": ("(self, token)", "f53cfbb7ce51fac087427770d59a21c3d0e0c65705908d1568b2ce72ff2cdb0c"),
     f"{BUILDER}.insertElementTable": ("(self, token)", "efaf12b06bc748aab80a3372b90938f79241a5dde86a6d4eabab8ea20f1cb589"),
     f"{BUILDER}._setInsertFromTable": ("(self, value)", "d458a0d7fba468f667dce783d217ddf14e2875d18da7eda74d3e7e672d77862a"),
+    f"{BUILDER}.generateImpliedEndTags": ("(self, exclude=None)", "274df76968e06298c0d77ea110b6a4ab58e6507d2c20f65120b8b7b292ff2045"),
+    f"{BUILDER}.elementInScope": ("(self, target, variant=None)", "519ec7cad12c28b397e17ee24abecde71c5ee57fc1d8c5802f64645a9a69cf1d"),
     f"{PARSER}.__init__": (
         "(self, tree=None, strict=False, namespaceHTMLElements=True, debug=False)",
         "cd063f2bf6e2aa6458b4f74e46317125a7eaa7c006e41db989d42aa281fb90c0",
@@ -178,7 +180,7 @@ def test_every_html5lib_method_overridden_is_listed() -> None:
         f"{TOKENIZER}.__init__", f"{TOKENIZER}.__iter__", f"{TOKENIZER}.tagOpenState",
         f"{TOKENIZER}.closeTagOpenState", f"{TOKENIZER}.emitCurrentToken", f"{TOKENIZER}.attributeNameState",
         f"{BUILDER}.__init__", f"{BUILDER}.reset", f"{BUILDER}.insertRoot",
-        f"{BUILDER}.insertElementNormal", f"{BUILDER}.insertElementTable",
+        f"{BUILDER}.insertElementNormal", f"{BUILDER}.insertElementTable", f"{BUILDER}.generateImpliedEndTags",
         f"{PHASES}.InBodyPhase", f"{PARSER}.__init__", f"{PARSER}._parse",
     }
     assert overridden <= set(HTML5LIB_INTERNALS)

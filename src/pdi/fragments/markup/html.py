@@ -102,6 +102,10 @@ HTML5LIB_INTERNALS: Final[dict[str, str]] = {
         "_TreeBuilder.insertElementTable: returns the element it makes (or insertElementNormal's) and pushes",
     "html5lib.treebuilders.base.TreeBuilder._setInsertFromTable":
         "_TreeBuilder: insertElement is bound to self.insertElementNormal or self.insertElementTable",
+    "html5lib.treebuilders.base.TreeBuilder.generateImpliedEndTags":
+        "_TreeBuilder.generateImpliedEndTags replaces it: (exclude=None), pops the current node while in its list",
+    "html5lib.treebuilders.base.TreeBuilder.elementInScope":
+        "_InBody.startTagRuby: elementInScope('ruby') is 'has a ruby element in scope'",
     "html5lib.html5parser.HTMLParser.__init__":
         "_Parser.__init__: tree(namespaceHTMLElements) makes the builder; phases maps mode names to instances",
     "html5lib.html5parser.HTMLParser._parse":
@@ -440,6 +444,19 @@ class _TreeBuilder(_ETreeBuilder):  # type: ignore[misc]  # html5lib has no type
         self.extents.made(token, element)
         return element
 
+    def generateImpliedEndTags(self, exclude: str | None = None) -> None:
+        """WHATWG "Generate implied end tags" (#generate-implied-end-tags), as today's HTML lists them.
+
+        "While the current node is a dd element, a dt element, an li element,
+        an optgroup element, an option element, a p element, an rb element,
+        an rp element, an rt element, or an rtc element, the UA must pop the
+        current node off the stack of open elements", except ``exclude``.
+        html5lib 1.1's list lacks ``rb`` and ``rtc`` (added to the standard in
+        2016): an open ``<rb>`` was left open by an ``<rt>`` or a ``</form>``.
+        """
+        while self.openElements and self.openElements[-1].name in _IMPLIED_END_TAGS - {exclude}:
+            self.openElements.pop()
+
     def insertRoot(self, token: dict[str, Any]) -> None:
         """WHATWG "The 'before html' insertion mode" (#the-before-html-insertion-mode), "A start tag whose tag name is 'html'".
 
@@ -465,6 +482,23 @@ def _extended(table: Any, names: tuple[str, ...], handler: Any) -> Any:
 
 
 _InBodyPhase: Any = html5parser.getPhases(False)["inBody"]  # debug=False: what HTMLParser() uses
+#: The elements "generate implied end tags" pops (#generate-implied-end-tags).
+_IMPLIED_END_TAGS: Final = frozenset(("dd", "dt", "li", "optgroup", "option", "p", "rb", "rp", "rt", "rtc"))
+
+
+def _start_tag_ruby(phase: Any, token: dict[str, Any]) -> None:
+    """WHATWG "in body", "A start tag whose tag name is one of: 'rb', 'rtc'" and "... 'rp', 'rt'".
+
+    "If the stack of open elements has a ruby element in scope, then
+    generate implied end tags" (for ``rp`` and ``rt``: "except for rtc
+    elements"), then "Insert an HTML element for the token". html5lib 1.1
+    has the rule for ``rp`` and ``rt`` without the exception, and none for
+    ``rb`` and ``rtc``, which it inserts as any other element.
+    """
+    tree = phase.tree
+    if tree.elementInScope("ruby"):
+        tree.generateImpliedEndTags("rtc" if token["name"] in ("rp", "rt") else None)
+    tree.insertElement(token)
 
 
 class _InBody(_InBodyPhase):  # type: ignore[misc]  # html5lib has no types: its class is Any
@@ -480,6 +514,8 @@ class _InBody(_InBodyPhase):  # type: ignore[misc]  # html5lib has no types: its
     html5lib 1.1 has neither ``dialog`` nor ``search`` in the first list, nor
     ``search`` in the second; the tables here add them.
 
+    ``<rb>``, ``<rtc>``, ``<rp>`` and ``<rt>``: :func:`_start_tag_ruby`.
+
     ``<isindex>``, which html5lib 1.1 still turns into a form, a rule, a label
     and an input (closing an open ``<p>`` as a ``<form>`` does), left the
     standard in 2016: today it is "any other start tag" ("Reconstruct the
@@ -493,6 +529,7 @@ class _InBody(_InBodyPhase):  # type: ignore[misc]  # html5lib has no types: its
         _extended(vars(_InBodyPhase)["startTagHandler"], ("dialog", "search"), vars(_InBodyPhase)["startTagCloseP"]),
         ("isindex",), vars(_InBodyPhase)["startTagOther"],
     )
+    startTagHandler = _extended(startTagHandler, ("rb", "rtc", "rp", "rt"), _start_tag_ruby)
     endTagHandler = _extended(vars(_InBodyPhase)["endTagHandler"], ("search",), vars(_InBodyPhase)["endTagBlock"])
 
 
