@@ -98,6 +98,20 @@ def test_html_ruby_base_and_text_containers_close_as_today() -> None:
     assert spans("<form><ruby><rb>x</form>y</ruby>")[2] == ("rb", "<rb>x")
 
 
+def test_html_the_special_elements_are_todays() -> None:
+    # found by a probe (2026-12-01): html5lib 1.1's "special" category lacks main, summary, figcaption, hgroup
+    # (and has isindex). WHATWG "in body", any other end tag: "if node is in the special category, then this is
+    # a parse error; ignore the token", so </span> does not close a span a main is open in; <li>, <dd> and <dt>
+    # stop closing at a special element that is not address, div or p. (Chromium 150 makes the same trees.)
+    assert spans("<span><main></span>x") == [("span", "<span><main></span>x"), ("main", "<main></span>x")]
+    assert spans("<li>a<summary>b<li>c")[:2] == [("li", "<li>a<summary>b<li>c"), ("summary", "<summary>b<li>c")]
+    assert spans("<dl><dt>a<hgroup>b<dd>c</dl>")[1] == ("dt", "<dt>a<hgroup>b<dd>c")
+    # isindex is special no more: </span> closes the span and the isindex in it
+    assert spans("<span><isindex></span>z") == [("span", "<span><isindex></span>"), ("isindex", "<isindex>")]
+    # the adoption agency algorithm's furthest block: a main in a misnested <b> stays open after </b>
+    assert spans("<b><main>x</b>y</main>") == [("b", "<b><main>x</b>"), ("main", "<main>x</b>y</main>")]
+
+
 def test_html_an_ignored_end_tag_closes_nothing() -> None:
     # </body> inside a table cell is a parse error and is ignored: the table runs to its own end tag
     page = "<body><table><tr><td>x</body>y</td></tr></table><p>after</p>"

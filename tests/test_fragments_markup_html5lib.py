@@ -94,6 +94,9 @@ FINGERPRINTS: dict[str, tuple[str | None, str]] = {
     f"{PHASES}.InBodyPhase.startTagCloseP": ("(self, token)", "9838e50b1bc8f9be8cc346332c97cdcc0703aadfc2d3a9c42777c50d095785d4"),
     f"{PHASES}.InBodyPhase.endTagBlock": ("(self, token)", "88988d653b88dfbd13089a217cb64ab145d873541cc7c9511821699223841c04"),
     f"{PHASES}.InBodyPhase.startTagOther": ("(self, token)", "5fabbad8307efba5ea1cdd454baaefa50175fd729259f0f231a1d4e4b1ca8df3"),
+    f"{PHASES}.InBodyPhase.startTagListItem": ("(self, token)", "8c24b32cdc9eb6aba3e6a0ddc1a16848da44d678102df0ad33dd65b85a0114d1"),
+    f"{PHASES}.InBodyPhase.endTagFormatting": ("(self, token)", "37947991f3bbdcaba567c8e4d879557116104dc7a14d414696ef01375b7c11f0"),
+    f"{PHASES}.InBodyPhase.endTagOther": ("(self, token)", "30f6bd9fae2331eac4f914ad42ca4019b75b92bfa8171c216e97f9c9b4a1a694"),
     f"{PHASES}.InBodyPhase.endTagBody": ("(self, token)", "a106adb7aac0b09f98d0e85f3b299f0d9ca67411653bf994e865631fe66e9363"),
     f"{PHASES}.AfterBodyPhase.endTagHtml": ("(self, name)", "a57a266cc36d2b1cb5097976404dbb03aed86fd9bf0c6b5afa3057dc2971770f"),
     f"{DISPATCHER}.__init__": ("(self, items=())", "17476bd1c08e98f7b56142aeef4a532cb1f63723130f9f0391267c9759804098"),
@@ -182,6 +185,8 @@ def test_every_html5lib_method_overridden_is_listed() -> None:
         f"{BUILDER}.__init__", f"{BUILDER}.reset", f"{BUILDER}.insertRoot",
         f"{BUILDER}.insertElementNormal", f"{BUILDER}.insertElementTable", f"{BUILDER}.generateImpliedEndTags",
         f"{PHASES}.InBodyPhase", f"{PARSER}.__init__", f"{PARSER}._parse",
+        f"{PHASES}.InBodyPhase.startTagListItem", f"{PHASES}.InBodyPhase.endTagFormatting",
+        f"{PHASES}.InBodyPhase.endTagOther",
     }
     assert overridden <= set(HTML5LIB_INTERNALS)
 

@@ -38,7 +38,8 @@ How the source is read:
   second ``<body>``) spans just itself. html5lib 1.1 (2020) predates parts
   of today's HTML: ``<dialog>`` and ``<search>`` are taught to close an open
   ``<p>`` here, ``<isindex>`` to be an element like any unknown one, and ruby's
-  ``<rb>`` and ``<rtc>`` to close as they do today; a document with ``<template>`` is refused
+  ``<rb>`` and ``<rtc>`` to close as they do today, and the "special" elements
+  are today's; a document with ``<template>`` is refused
   (:class:`~pdi.errors.UnsupportedError`) rather than cut where a current
   parser would not cut it; scripting is off, so ``<noscript>`` content is
   markup. Parsing is pure Python (about 3 s per MB) and stops with a

@@ -36,6 +36,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+import types
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -43,7 +44,7 @@ from typing import Any, Final, SupportsIndex
 
 import html5lib
 from html5lib import _tokenizer, _utils, html5parser
-from html5lib.constants import tokenTypes
+from html5lib.constants import namespaces, tokenTypes
 
 from pdi._work_deadline import WorkDeadline
 from pdi.errors import LimitError, PDIError, UnsupportedError
@@ -126,6 +127,12 @@ HTML5LIB_INTERNALS: Final[dict[str, str]] = {
         "_InBody: generate implied end tags, then pop up to the element of the end tag's name",
     "html5lib.html5parser.getPhases.<locals>.InBodyPhase.startTagOther":
         "_InBody: reconstruct the active formatting elements, then insert an HTML element (isindex)",
+    "html5lib.html5parser.getPhases.<locals>.InBodyPhase.startTagListItem":
+        "_modern_special: no closure; reads the special category from the module global specialElements",
+    "html5lib.html5parser.getPhases.<locals>.InBodyPhase.endTagFormatting":
+        "_modern_special: no closure; reads the special category from the module global specialElements",
+    "html5lib.html5parser.getPhases.<locals>.InBodyPhase.endTagOther":
+        "_modern_special: no closure; reads the special category from the module global specialElements",
     "html5lib.html5parser.getPhases.<locals>.InBodyPhase.endTagBody":
         "_Tokenizer.__iter__: an accepted </body> switches to phases['afterBody'] and pops nothing",
     "html5lib.html5parser.getPhases.<locals>.AfterBodyPhase.endTagHtml":
@@ -486,6 +493,41 @@ _InBodyPhase: Any = html5parser.getPhases(False)["inBody"]  # debug=False: what 
 _IMPLIED_END_TAGS: Final = frozenset(("dd", "dt", "li", "optgroup", "option", "p", "rb", "rp", "rt", "rtc"))
 
 
+#: WHATWG "special" category (#special), as Chromium 150 has it: html5lib 1.1's ``specialElements`` lacks main,
+#: summary, figcaption, hgroup, source, track, keygen and MathML's and SVG's text and HTML integration points but
+#: foreignObject, and has isindex, command and image, which today's HTML does not. ``search`` is left out as
+#: html5lib and Chromium 150 leave it (checked: ``<dt>a<search>b<dt>`` closes the first dt in both).
+_SPECIAL: Final = frozenset(
+    {(namespaces["html"], name) for name in (
+        "address", "applet", "area", "article", "aside", "base", "basefont", "bgsound", "blockquote", "body", "br",
+        "button", "caption", "center", "col", "colgroup", "dd", "details", "dir", "div", "dl", "dt", "embed",
+        "fieldset", "figcaption", "figure", "footer", "form", "frame", "frameset", "h1", "h2", "h3", "h4", "h5", "h6",
+        "head", "header", "hgroup", "hr", "html", "iframe", "img", "input", "keygen", "li", "link", "listing", "main",
+        "marquee", "menu", "meta", "nav", "noembed", "noframes", "noscript", "object", "ol", "p", "param", "plaintext",
+        "pre", "script", "section", "select", "source", "style", "summary", "table", "tbody", "td",
+        "template", "textarea", "tfoot", "th", "thead", "title", "tr", "track", "ul", "wbr", "xmp")}
+    | {(namespaces["mathml"], name) for name in ("mi", "mo", "mn", "ms", "mtext", "annotation-xml")}
+    | {(namespaces["svg"], name) for name in ("foreignObject", "desc", "title")}
+)
+
+
+def _modern_special(function: Any) -> Any:
+    """html5lib's ``function`` (an "in body" step) with today's special category: the same code, reading
+    ``specialElements`` from a copy of its module's globals that holds :data:`_SPECIAL`.
+
+    The special category decides where "an end tag whose tag name is" any
+    other name stops looking (#parsing-main-inbody: "Otherwise, if node is
+    in the special category, then this is a parse error; ignore the
+    token"), where ``<li>``, ``<dd>`` and ``<dt>`` stop closing ("If node is
+    in the special category, but is not an address, div, or p element, then
+    jump to the step labeled done"), and which element is the adoption agency
+    algorithm's furthest block (#adoption-agency-algorithm): so ``</span>``
+    after an open ``<main>`` inside the span closes nothing, as today.
+    """
+    return types.FunctionType(function.__code__, {**function.__globals__, "specialElements": _SPECIAL},
+                              function.__name__, function.__defaults__, function.__closure__)
+
+
 def _start_tag_ruby(phase: Any, token: dict[str, Any]) -> None:
     """WHATWG "in body", "A start tag whose tag name is one of: 'rb', 'rtc'" and "... 'rp', 'rt'".
 
@@ -530,7 +572,16 @@ class _InBody(_InBodyPhase):  # type: ignore[misc]  # html5lib has no types: its
         ("isindex",), vars(_InBodyPhase)["startTagOther"],
     )
     startTagHandler = _extended(startTagHandler, ("rb", "rtc", "rp", "rt"), _start_tag_ruby)
+    # the steps that ask the special category, with today's (_modern_special): in the tables and for self.
+    startTagListItem = _modern_special(vars(_InBodyPhase)["startTagListItem"])
+    endTagFormatting = _modern_special(vars(_InBodyPhase)["endTagFormatting"])
+    endTagOther = _modern_special(vars(_InBodyPhase)["endTagOther"])
+    startTagHandler = _extended(startTagHandler, ("li", "dd", "dt"), startTagListItem)
     endTagHandler = _extended(vars(_InBodyPhase)["endTagHandler"], ("search",), vars(_InBodyPhase)["endTagBlock"])
+    endTagHandler = _extended(endTagHandler, tuple(
+        name for name, handler in endTagHandler.items() if handler is vars(_InBodyPhase)["endTagFormatting"]
+    ), endTagFormatting)
+    endTagHandler.default = endTagOther
 
 
 class _Parser(html5parser.HTMLParser):  # type: ignore[misc]  # html5lib has no types: its class is Any

@@ -98,7 +98,7 @@ MAGIC: Final = b"PDIM"
 #: closes ends at the reference, where the entity's elements stand): one of version 2 is as good as new but
 #: for SGML. Version 4, the same layout, is made by the reading of HTML of 2026-12-01 (an element the parser closes
 #: when text comes, a head before text, ends where the text begins; <isindex> an element like any unknown one; ruby's
-#: rb and rtc as today): one of version 3 is as good as new but for HTML.
+#: rb and rtc, and the special elements, as today): one of version 3 is as good as new but for HTML.
 VERSION: Final = 4
 _EARLIER: Final = (1, 2, 3)
 _WHAT: Final = "element index"
