@@ -382,3 +382,52 @@ def test_html_the_head_holds_what_html5lib_puts_in_it(first: str, second: str, c
     inside = [e for e in table if head.start < e.start < head.end]
     assert len(inside) == in_head, (text, text[head.start:head.end])
     assert all(e.end <= head.end for e in inside)
+
+
+def test_nel_is_no_line_ending_to_the_parsers() -> None:
+    # found by a probe (2026-12-01): the parsers read the CRLF-canonical text, where U+0085 (NEL) is a line
+    # ending (PDI-GRAMMAR.md §3), so id="a<NEL>b" was "a\nb" and <p<NEL>id=y> a p with the id y. Neither HTML
+    # (the tag name state ends at tab, LF, FF, space) nor XML 1.0 (§2.11: CR and LF only) ends a line at NEL.
+    page = '<p id="a\x85b">x</p>\r\x85<p\x85id=y>z</p>\x85<q>w</q>'.encode()
+    result = fragments.evaluate("name", ("a\x85b", "a\x85b"), page, media_type="text/html", charset="utf-8")
+    assert result.data == b'<p id="a\r\nb">x</p>'  # the selection is of the CRLF-canonical text, as char's is
+    with pytest.raises(NotFoundError):
+        fragments.evaluate("name", ("y", "y"), page, media_type="text/html", charset="utf-8")
+    # the element named "p<NEL>id=y" is not closed by </p>: it runs to the end; positions count NEL as CRLF
+    canonical = '<p id="a\r\nb">x</p>\r\n<p\r\nid=y>z</p>\r\n<q>w</q>'
+    assert [(e.start, e.end) for e in fragments.markup.markup_elements("html", page.decode())] == [
+        (0, canonical.index("\r\n<p")), (canonical.index("<p\r\n"), len(canonical)), (canonical.index("<q>"), len(canonical))
+    ]
+    with pytest.raises(UnsupportedError, match="not well-formed"):  # XML 1.0: NEL is no white space in a tag
+        fragments.evaluate("elt", (1, 1), "<r>\x85<b\x85/></r>".encode(), media_type="application/xml")
+    xml = '<r>\x85<a x="1\x852"/>\r\x85<b/></r>'.encode()
+    assert fragments.evaluate("elt", (1, 2), xml, media_type="application/xml").data == b'<a x="1\r\n2"/>\r\n<b/>'
+
+
+NEL_PIECES = ["<p>", "</p>", "<b id=\"a\x85b\">", "</b>", "<i name='\x85'>", "</i>", "<p\x85x>", "x", "\x85", "\r\x85",
+              "\r", "\n", "\r\n", " ", "<br>", "<div title=\"\r\x85\">", "</div>"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(NEL_PIECES), max_size=20).map("".join))
+def test_html_start_tags_are_where_the_standard_library_parser_finds_them(text: str) -> None:
+    # the oracle: html.parser (the standard library's tokenizer, which reads the text as it is), its positions
+    # moved to the CRLF-canonical text by to_crlf of what comes before
+    from html.parser import HTMLParser
+
+    from pdi.fragments.markup import markup_elements
+    from pdi.fragments.text.lines import to_crlf
+
+    found: list[tuple[str, int, dict[str, str]]] = []
+    lines = [0, *(i + 1 for i, c in enumerate(text) if c == "\n")]
+
+    class Tags(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            line, column = self.getpos()
+            # an attribute's CR and CRLF as LF: the input stream's preprocessing, which html.parser leaves out
+            values = {k: (v or "").replace("\r\n", "\n").replace("\r", "\n") for k, v in attrs}
+            found.append((tag, len(to_crlf(text[: lines[line - 1] + column])), values))
+
+    Tags(convert_charrefs=True).feed(text)
+    ours = [(e.name, e.start, e.attributes) for e in markup_elements("html", text)]
+    assert ours == found

@@ -7,7 +7,7 @@ is not used (the document is parsed now, as this pdi reads it); one of HTML, who
 Version 3 marks the reading of SGML of 2026-11-30 (what an internal entity's tag closes ends at the reference): a
 version-2 index of SGML is read anew, one of XML believed. Version 4 marks the reading of HTML of 2026-12-01 (an
 element the parser closes when text comes ends where the text begins): an HTML index of any earlier version is
-read anew, a version-3 one of XML or SGML believed.
+read anew, and so is one of XML (whose reading of U+0085 changed with it), a version-3 one of SGML believed.
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ def test_reindex_elements_of_an_unknown_series_is_refused(tmp_path: Path) -> Non
     assert refused.exit_code == 4 and "nosuch.example.us" in refused.output
 
 
-def test_a_version_2_index_is_read_anew_for_sgml_alone(tmp_path: Path) -> None:
+def test_a_version_2_index_is_read_anew_for_sgml_and_xml(tmp_path: Path) -> None:
     # <p> (end tag omitted) before &sig;, whose <p> closes it: the reading of 2026-11-30 ends it at the reference
     prolog = ('<!DOCTYPE a [<!ELEMENT a - - (p+)><!ELEMENT p - O (#PCDATA)><!ENTITY sig "<p>x">]>\r\n')
     sgml, other = prolog + "<a><p>one &sig;<p>b</a>", prolog + "<a><p>onex<p>bbbbbb</a>"
@@ -186,10 +186,12 @@ def test_a_version_2_index_is_read_anew_for_sgml_alone(tmp_path: Path) -> None:
     with Archive.open(location) as archive:
         assert archive.fragment_index(archive.resolve(str(doc)).record) is None  # read anew
         assert archive.resolve(f"{doc}#elt=1,1").data == b"<p>one "
-        assert archive.fragment_index(archive.resolve(str(xml)).record) == stale_xml  # XML's reading did not change
+        # XML's reading did not change at version 3, but did at 4 (U+0085 read as a character): read anew too
+        assert archive.fragment_index(archive.resolve(str(xml)).record) is None
+        assert stale_xml is not None and archive.resolve(f"{xml}#elt=2,2").data == b"<i>two</i>"
 
 
-def test_a_version_3_index_is_read_anew_for_html_alone(tmp_path: Path) -> None:
+def test_a_version_3_index_is_read_anew_for_html_and_xml(tmp_path: Path) -> None:
     # the reading of 2026-12-01: a head closed by text ends where the text begins (it ran to the end before)
     page, other_page = b"<head><title>t</title>Hello<p>x</p>", b"<div><div>aaaaaaaaaaaaa</div></div>"
     assert len(page) == len(other_page)
@@ -210,5 +212,7 @@ def test_a_version_3_index_is_read_anew_for_html_alone(tmp_path: Path) -> None:
     with Archive.open(location) as archive:
         assert archive.fragment_index(archive.resolve(str(html)).record) is None  # read anew
         assert archive.resolve(f"{html}#elt=0,0").data == b"<head><title>t</title>"
-        for name in (xml, doc):  # their readings did not change since version 3
-            assert archive.fragment_index(archive.resolve(str(name)).record) == stale[name]
+        assert archive.fragment_index(archive.resolve(str(xml)).record) is None  # read anew
+        assert archive.resolve(f"{xml}#elt=2,2").data == b"<i>two</i>"
+        # SGML's reading did not change since version 3
+        assert archive.fragment_index(archive.resolve(str(doc)).record) == stale[doc]

@@ -59,6 +59,10 @@ How the source is read:
   tags or of a tag of more attributes than expat is given, it is a
   :class:`~pdi.errors.LimitError` before expat starts; deeper, or of more
   attributes in all, as soon as the parse meets it.
+* Both parsers read CR, LF and CRLF as CRLF and U+0085 (NEL) as the
+  character it is (neither HTML nor XML 1.0 ends a line there), and the
+  positions are those of the CRLF-canonical text, which counts NEL as a line
+  ending (:func:`~pdi.fragments.markup.reading.markup_elements`).
 * The charset is the stored one; without one, HTML is sniffed as a browser
   would (:func:`pdi.charsets.sniff_encoding`: BOM, ``<meta charset>``, UTF-8,
   windows-1252) and XML read by its
@@ -97,6 +101,7 @@ from pdi.fragments.markup.reading import (
     MAX_PARSE_SECONDS,
     document_charset,
     html_elements,
+    markup_elements,
     markup_kind,
     xml_elements,
 )
@@ -112,6 +117,7 @@ __all__ = [
     "document_charset",
     "evaluate_markup",
     "html_elements",
+    "markup_elements",
     "markup_kind",
     "xml_elements",
 ]
@@ -141,7 +147,6 @@ def evaluate_markup(
     """
     from pdi.fragments.sealed import index_kind
     from pdi.fragments.text import TextIndex, evaluate_pdi
-    from pdi.fragments.text.lines import to_crlf
 
     kind = markup_kind(media_type)
     if scheme not in ("elt", "name"):
@@ -163,7 +168,7 @@ def evaluate_markup(
     else:
         check_markup_size(kind, len(data))
         text_index = TextIndex(data, document_charset(data, media_type, charset), table=index)
-        elements = _table(kind, to_crlf(text_index.whole_text()), sgml_catalog)
+        elements = _table(kind, text_index.whole_text(), sgml_catalog)
     if scheme == "elt":
         a, b = _numbered(elements, first), _numbered(elements, last)
     else:
@@ -179,7 +184,7 @@ def evaluate_markup(
 
 
 def _table(kind: str, text: str, sgml_catalog: SgmlCatalog | None = None) -> tuple[Element, ...]:
-    """The element table of a document (:func:`_elements`), or the LimitError its parse gave, said again.
+    """The element table of a document's decoded ``text`` (:func:`_elements`), or the LimitError its parse gave, said again.
 
     SGML parsed with an archive's own catalog is parsed each time, never kept: the folder gains DTDs (``pdi sgml
     add``), and a table kept from before would answer otherwise than a process started after."""
@@ -202,9 +207,10 @@ def _elements(kind: str, text: str, sgml_catalog: SgmlCatalog | None) -> tuple[E
     try:
         if kind == "sgml":
             from pdi.fragments.markup.sgml import sgml_elements
+            from pdi.fragments.text.lines import to_crlf
 
-            return tuple(sgml_elements(text, sgml_catalog))
-        return tuple(html_elements(text) if kind == "html" else xml_elements(text))
+            return tuple(sgml_elements(to_crlf(text), sgml_catalog))
+        return tuple(markup_elements(kind if kind == "html" else "xml", text))
     except LimitError as exc:
         return exc.message
 

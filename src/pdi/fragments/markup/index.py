@@ -78,9 +78,8 @@ from pdi.fragments.markup.element import Element
 from pdi.fragments.markup.reading import (
     MAX_PARSE_SECONDS,
     document_charset,
-    html_elements,
+    markup_elements,
     markup_kind,
-    xml_elements,
 )
 from pdi.fragments.sealed import Reader, pack_text, seal, unseal
 
@@ -98,7 +97,8 @@ MAGIC: Final = b"PDIM"
 #: closes ends at the reference, where the entity's elements stand): one of version 2 is as good as new but
 #: for SGML. Version 4, the same layout, is made by the reading of HTML of 2026-12-01 (an element the parser closes
 #: when text comes, a head before text, ends where the text begins; <isindex> an element like any unknown one; ruby's
-#: rb and rtc, and the special elements, as today): one of version 3 is as good as new but for HTML.
+#: rb and rtc, and the special elements, as today), and by the reading of HTML and XML that reads U+0085 (NEL) as
+#: a character, not a line ending: one of version 3 is as good as new for SGML alone.
 VERSION: Final = 4
 _EARLIER: Final = (1, 2, 3)
 _WHAT: Final = "element index"
@@ -234,14 +234,14 @@ class ElementIndex(_Table[Element]):
             text_index = TextIndex(octets, read_in, block_size=BLOCK_SIZE)
             text_table = text_index.table()
             table = None if text_table is None else text_table.to_bytes()
-            text = to_crlf(text_index.whole_text())
+            text = text_index.whole_text()
             if kind == "sgml":
                 from pdi.fragments.markup.sgml import read_sgml
 
-                parsed = read_sgml(text, seconds=seconds, catalog=sgml_catalog)
+                parsed = read_sgml(to_crlf(text), seconds=seconds, catalog=sgml_catalog)
                 elements, sgml = list(parsed.elements), (parsed.dtd_found, parsed.errors)
             else:
-                elements = html_elements(text, seconds=seconds) if kind == "html" else xml_elements(text)
+                elements = markup_elements("html" if kind == "html" else "xml", text, seconds=seconds)
         except (UnsupportedError, ParseError) as exc:
             failure = PDIFailure.of(exc)
         except LimitError as exc:  # the parser's bounds (onsgmls's time, output or memory too): said by each query
@@ -495,6 +495,6 @@ def made_by_an_earlier_reading(data: bytes) -> bool:
     kind_code = data[head] if len(data) > head else 0
     if not 1 <= kind_code <= len(_KINDS) or version not in _EARLIER:
         return True
-    # what each reading since changed: XML and SGML at 2, SGML at 3, HTML at 4
-    changed_since = {1: ("html", "xml", "xhtml", "sgml"), 2: ("html", "sgml"), 3: ("html",)}
+    # what each reading since changed: XML and SGML at 2, SGML at 3, HTML and XML at 4
+    changed_since = {1: ("html", "xml", "xhtml", "sgml"), 2: ("html", "xml", "xhtml", "sgml"), 3: ("html", "xml", "xhtml")}
     return _KINDS[kind_code - 1] in changed_since[version]

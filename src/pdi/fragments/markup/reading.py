@@ -11,8 +11,10 @@ not from the package that uses them. Pure: no I/O.
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import functools
+import itertools
 import re
 from typing import TYPE_CHECKING, Final
 
@@ -256,6 +258,59 @@ def tag_end(text: str, at: int, *, unclosed: bool = False) -> int:
     if unclosed:
         return len(text)
     raise UnsupportedError(f"the tag at character {at - 1} has no end")  # expat would have said so
+
+
+# --- what the parsers read -------------------------------------------------------------------------
+
+_LINE_ENDING: Final = re.compile("\r\n|\r\x85|\r|\n|\x85")
+
+
+def markup_elements(kind: str, text: str, *, seconds: float = MAX_PARSE_SECONDS) -> list[Element]:
+    """:func:`html_elements` (``kind`` ``"html"``) or :func:`xml_elements` of the decoded document ``text``,
+    positions in its CRLF-canonical text (:func:`~pdi.fragments.text.lines.to_crlf`).
+
+    The parser reads each CR, LF and CRLF as CRLF, and U+0085 (NEL) as the character it is: neither HTML nor
+    XML 1.0 ends a line there, so ``<p\x85id=x>`` is no ``p`` and ``id="a\x85b"`` keeps its NEL, as a browser
+    reads them. The CRLF-canonical text, which ``char`` counts, writes NEL as a line ending (CRLF, one code point
+    more; CR NEL as one CRLF, one fewer than CR's CRLF and the NEL): the positions are moved to it.
+    """
+    from pdi.fragments.text.lines import to_crlf
+
+    def parse(read_text: str) -> list[Element]:
+        return html_elements(read_text, seconds=seconds) if kind == "html" else xml_elements(read_text)
+
+    if "\x85" not in text:
+        return parse(to_crlf(text))
+    pieces: list[str] = []
+    nels: list[int] = []  # where each NEL stands in what the parser reads
+    moves: list[int] = []  # and what it adds to the positions after it: +1 alone, -1 after a CR
+    last = read = 0
+    for ending in _LINE_ENDING.finditer(text):
+        pieces.append(text[last:ending.start()])
+        read += ending.start() - last
+        last = ending.end()
+        if ending.group() == "\x85":
+            nels.append(read)
+            moves.append(1)
+            pieces.append("\x85")
+            read += 1
+        elif ending.group() == "\r\x85":
+            nels.append(read + 2)
+            moves.append(-1)
+            pieces.append("\r\n\x85")
+            read += 3
+        else:
+            pieces.append("\r\n")
+            read += 2
+    pieces.append(text[last:])
+    read_text = "".join(pieces)
+    found = parse(read_text)
+    moved = list(itertools.accumulate(moves, initial=0))
+
+    def canonical(at: int) -> int:
+        return at + moved[bisect.bisect_left(nels, at)]
+
+    return [Element(e.number, e.name, canonical(e.start), canonical(e.end), e.attributes) for e in found]
 
 
 # --- HTML ---------------------------------------------------------------------------------------

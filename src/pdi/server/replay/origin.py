@@ -486,7 +486,7 @@ def selection_marks(aggregate: Aggregate, passage: Sequence[tuple[int, str]] = (
     and :data:`SELECT_SCRIPT` at its end; with the marks of a ``passage`` (:func:`passage_marks`: the page was
     opened at a fragment), written between the pieces (:func:`pdi.server.replay.marks.with_passage`)."""
     from pdi.charsets.sniff import codec_name
-    from pdi.fragments.markup import document_charset, html_elements
+    from pdi.fragments.markup import document_charset, markup_elements
     from pdi.fragments.text import TextIndex
     from pdi.fragments.text.lines import to_crlf
     from pdi.server.replay.marks import selection_insertions, with_passage
@@ -495,14 +495,15 @@ def selection_marks(aggregate: Aggregate, passage: Sequence[tuple[int, str]] = (
     if not root.is_html or root.content_type != "text/html":
         raise UnsupportedError(f"the root of this page is {root.content_type}: selection is named in HTML pages")
     charset = document_charset(root.data, root.content_type, root.encoding)
-    text = to_crlf(TextIndex(root.data, charset).whole_text())
+    whole = TextIndex(root.data, charset).whole_text()
+    text = to_crlf(whole)
     codec = codec_name(charset or "UTF-8")
     boms = {"utf-8": b"\xef\xbb\xbf", "utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\xff"}
     bom = boms.get(codecs.lookup(codec).name.replace("_", "-"), b"")
     skip = len(bom) if bom and root.data.startswith(bom) and not text.startswith("\ufeff") else 0
     if codecs.lookup(codec).name.startswith("utf-16"):
         raise UnsupportedError("selection is named in pages of an ASCII-compatible encoding, not UTF-16")
-    elements = [(e.number, e.start) for e in html_elements(text)]
+    elements = [(e.number, e.start) for e in markup_elements("html", whole)]  # as elt reads them
     # a mark between the CR and the LF of a line end is written after it: a piece cut there would count them apart
     passage = [(place + 1 if root.data[place - 1:place + 1] == b"\r\n" else place, markup) for place, markup in passage]
     marks = selection_insertions(root.data, codec, skip, len(text), elements, cuts=(place for place, _ in passage))
