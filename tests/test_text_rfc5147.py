@@ -564,3 +564,36 @@ def test_text_index_methods_raise_only_pdi_errors(data: bytes, charset: str, val
         _ = (index.char_count, index.line_count, index.ends_with_line_ending)
     except PDIError:
         pass
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", " ", "\r\n", "\n", "\r", "日", "本", "語", "한"]), max_size=16).map("".join),
+       st.sampled_from(["iso-2022-jp", "iso-2022-kr", "iso-2022-jp-2", "utf-7"]), st.sampled_from(["char", "line"]),
+       st.integers(0, 20), st.integers(0, 20))
+def test_a_stateful_charsets_selection_is_the_text_it_names(
+    text: str, charset: str, scheme: str, a: int, b: int
+) -> None:
+    """Found by a hunt: in ISO-2022-JP (ISO-2022-KR, UTF-7) the octets of a selection do not say which character
+    set a run of them is in (the escape sequence that does is before the selection), and their own decoding read
+    JIS X 0208 octets as ASCII: ``char=1,4`` of ``日本語abc`` was ``K\\8la``, not ``本語a``. The oracle: the
+    reference counting of RFC 5147 §§2.1, 4.1 on the whole text decoded by Python's codec."""
+    try:
+        data = text.encode(charset)
+    except UnicodeEncodeError:
+        assume(False)
+    start, end = min(a, b), max(a, b)
+    sel = evaluate_rfc5147(f"{scheme}={start},{end}", data, charset=charset)
+    assert sel.text == ref_select(text, scheme, start, end)[0]
+
+
+def test_the_wilde_and_pdi_readings_of_a_stateful_charset_are_the_text_they_name() -> None:
+    """The same hunt: draft-wilde's ``char(2,4)`` (counted from 1) decoded the octets of the selection alone, and the
+    PDI ``char=1,4`` gave octets that read ``K\\8la`` (of a text with LF endings, rewritten CRLF-canonical) or that
+    no decoder reads as the selection (of a CRLF-canonical text: the octets without the escape that starts them)."""
+    from pdi.fragments.text import evaluate_pdi, evaluate_wilde
+
+    for ending in ("\n", "\r\n"):
+        data = f"日本語abc{ending}日本{ending}xyz".encode("iso-2022-jp")
+        assert evaluate_wilde("char(2,4)", data, charset="iso-2022-jp").text == "本語a"
+        part = evaluate_pdi("char", [1, 4], data, charset="iso-2022-jp")
+        assert part.data.decode("iso-2022-jp") == "本語a"

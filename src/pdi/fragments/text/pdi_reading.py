@@ -123,9 +123,14 @@ def evaluate_pdi(
         cp1, clamped1 = index.line_to_cp(end)
     b0 = index.cp_to_octet(cp0)
     b1 = index.cp_to_octet(cp1)
-    index.decode(b0, b1)  # the selection must be text in its charset
+    text = index.text(cp0, cp1)  # the selection must be text in its charset
+    octets = index.octets(b0, b1)
+    if index.encoding.kind == "general" and codecs.decode(octets, index.encoding.body, "replace") != text:
+        # a stateful charset's octets (ISO-2022-JP, UTF-7) say their character set before the selection:
+        # the selection's own octets then, as the rewritten path gives them
+        octets = codecs.encode(text, index.encoding.body, "strict")
     return FragmentResult(
-        data=index.octets(b0, b1),
+        data=octets,
         media_type=media_type,
         clamped=clamped0 or clamped1,
         ranges=(Range(cp0, cp1, b0, b1),),
@@ -181,7 +186,7 @@ def _evaluate_rewritten(
     cp1, _ = index.char_to_cp(char1)
     b0 = index.cp_to_octet(cp0)
     b1 = index.cp_to_octet(cp1)
-    text = to_crlf(index.decode(b0, b1))
+    text = to_crlf(index.text(cp0, cp1))  # the octets alone lose a stateful charset's state (ISO-2022-JP)
     if inside0:
         text = text[1:]  # the selection starts with the LF of a CRLF
     if inside1:

@@ -478,7 +478,7 @@ def evaluate_rfc5147(
     b1 = index.cp_to_octet(cp1)
     return TextSelection(
         ranges=(Range(c0, c1, b0, b1),),
-        text=index.decode(b0, b1),
+        text=index.text(cp0, cp1),  # of the decoded text: a slice of ISO-2022-JP octets loses its shift state
         data=index.octets(b0, b1),
         clamped=clamped0 or clamped1,
         charset=index.encoding.body,

@@ -325,7 +325,7 @@ def evaluate_wilde(
         cp1, _ = index.char_to_cp(end)
         b0, b1 = index.cp_to_octet(cp0), index.cp_to_octet(cp1)
         ranges.append(Range(start, end, b0, b1))
-        texts.append(index.decode(b0, b1))
+        texts.append(index.text(cp0, cp1))  # not the octets' own decoding: a stateful charset's lose their state
         datas.append(index.octets(b0, b1))
     return TextSelection(
         ranges=tuple(ranges),
