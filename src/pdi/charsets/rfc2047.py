@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
-__all__ = ["ENCODED_WORD", "MAX_ENCODED_WORDS", "decode_header"]
+__all__ = ["ENCODED_WORD", "MAX_ENCODED_WORDS", "decode_header", "without_languages"]
 
 #: An RFC 2047 encoded word as Python's ``email.header`` finds one (its ``ecre``): charset, encoding, encoded text.
 ENCODED_WORD: Final = re.compile(r"=\?([^?]*?)\?([qQbB])\?(.*?)\?=", re.MULTILINE)
@@ -88,6 +88,26 @@ def decode_header(value: str, *, text: bool = False) -> list[tuple[bytes | str, 
         return email.header.decode_header(value)
     collapsed.append(("".join(written) if text and last_charset is None else bytes(run), last_charset))
     return collapsed
+
+
+def without_languages(chunks: list[tuple[bytes | str, str | None]]) -> list[tuple[bytes | str, str | None]]:
+    """``chunks`` of :func:`decode_header` with each charset's RFC 2231 §5 language left off (``=?US-ASCII*EN?Q?…?=``
+    is US-ASCII text in English, its octets those of ``=?US-ASCII?Q?…?=``), and the chunks of one charset that then
+    meet joined, as :func:`decode_header` joins the words of one charset (an ISO-2022-JP escape before the words).
+
+    Python's ``decode_header`` keeps ``us-ascii*en`` as the charset, which no codec is named (its header registry's
+    parser leaves the language off, as here)."""
+    out: list[tuple[bytes | str, str | None]] = []
+    for chunk, charset in chunks:
+        if charset is not None and "*" in charset:
+            charset = charset.partition("*")[0]
+        if out and charset is not None and out[-1][1] == charset and isinstance(chunk, bytes):
+            before = out[-1][0]
+            assert isinstance(before, bytes)  # an encoded run's chunk is its octets
+            out[-1] = (before + chunk, charset)
+        else:
+            out.append((chunk, charset))
+    return out
 
 
 _Word = tuple[str, "str | None", "str | None", int, int]

@@ -47,7 +47,7 @@ from typing import Any, Final
 
 from pdi import formats
 from pdi._wording import plural
-from pdi.charsets.rfc2047 import decode_header
+from pdi.charsets.rfc2047 import decode_header, without_languages
 from pdi.errors import LimitError, NotFoundError, ParseError
 from pdi.mail.delimiters import Delimiters
 from pdi.mail.limits import MailLimits, too_deep, too_deep_for_python, too_many_entities
@@ -152,7 +152,7 @@ class Mail:
         if raw is None:
             return None
         try:
-            return _header_text(decode_header(raw, text=True))
+            return _header_text(without_languages(decode_header(raw, text=True)))  # RFC 2231 §5: =?UTF-8*FR?…
         except (LookupError, ValueError, UnicodeError, email.errors.HeaderParseError):
             return raw  # an encoded word that does not decode (its charset, its base64): as written
 

@@ -13,7 +13,7 @@ from email.policy import compat32
 from pdi import charsets, formats
 from pdi._mime_params import header_params
 from pdi._wording import clipped
-from pdi.charsets.rfc2047 import decode_header
+from pdi.charsets.rfc2047 import decode_header, without_languages
 from pdi.errors import UnsupportedError
 
 #: A fold of a header field: a line break (CR LF; a CR or an LF alone, as Python's mail parser cuts lines) followed
@@ -37,7 +37,7 @@ def decode_words(value: str) -> tuple[str, list[str]]:
     try:
         # email.header's reading, in time linear in the words (a field may hold 100,000); the text between encoded
         # words as written (text=True: its raw-unicode-escape bytes read "\\u0041", written so, as "A")
-        chunks = decode_header(value, text=True)
+        chunks = without_languages(decode_header(value, text=True))  # RFC 2231 §5: =?UTF-8*FR?…
     except email.errors.HeaderParseError as exc:
         return value, [f"bad RFC 2047 encoded word kept as written: {exc}"]
     out: list[str] = []
