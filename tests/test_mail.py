@@ -725,6 +725,17 @@ def test_an_encoded_words_language_is_no_part_of_its_charset() -> None:
         assert decode_words(value) == (shown, [])
 
 
+@pytest.mark.parametrize("word", ["=?unicode-escape?q?=5Cu0041?=", "=?raw-unicode-escape?q?=5Cu0041?=",
+                                  "=?idna?q?xn--caf-dma?=", "=?punycode?q?caf-dma?="])
+def test_an_encoded_word_in_a_codec_that_is_no_charset_is_shown_as_written(word: str) -> None:
+    """docs/reference/identifiers.md: codecs that are not charsets are refused wherever a charset is named. Found by a
+    hunt: a message's field was decoded with Python's codec of that name, ``=?unicode-escape?q?=5Cu0041?=`` shown as
+    ``A`` (a sender's Python escapes read as the characters they name); now it is shown as written, as an encoded word
+    of an unknown charset is (an MHTML file's read it as Latin-1, with a warning)."""
+    mail = read_message(b"From: a@b\r\nSubject: " + word.encode() + b"\r\n\r\nbody\r\n")
+    assert mail.header("Subject") == word
+
+
 _VISIBLE = st.characters(categories=("L", "N", "P", "S"))
 
 

@@ -45,10 +45,10 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage, Message
 from typing import Any, Final
 
-from pdi import formats
+from pdi import charsets, formats
 from pdi._wording import plural
 from pdi.charsets.rfc2047 import decode_header, without_languages
-from pdi.errors import LimitError, NotFoundError, ParseError
+from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.mail.delimiters import Delimiters
 from pdi.mail.limits import MailLimits, too_deep, too_deep_for_python, too_many_entities
 from pdi.mail.parser import FieldTooLong, bounded_policy, parse
@@ -483,7 +483,9 @@ def _header_text(chunks: list[tuple[bytes | str, str | None]]) -> str:
     US-ASCII: a UTF-8 field (RFC 6532) was shown ``a \\u2603`` for ``=?utf-8?q?a?= ☃``, or, holding a Latin-1
     letter, with its encoded words not decoded at all. Each encoded run is decoded as ``make_header`` decodes it
     (``Header.append``, the same errors), and the runs are joined as ``Header.__str__`` joins them: runs of one
-    charset by a space, and a space between an encoded run and plain text unless that text has one there.
+    charset by a space, and a space between an encoded run and plain text unless that text has one there. A
+    Python codec that is no charset (``=?unicode-escape?q?\\u0041?=``, ``idna``, ``punycode``) is a
+    ``LookupError``, as an unknown charset is (:func:`pdi.charsets.codec_for` refuses it wherever a charset is named).
     """
     import email.charset
     import email.header
@@ -494,6 +496,11 @@ def _header_text(chunks: list[tuple[bytes | str, str | None]]) -> str:
             text = chunk if isinstance(chunk, str) else chunk.decode("us-ascii")
             name = "us-ascii"
         else:
+            try:  # a charset, never a Python codec that is none (unicode-escape, idna, punycode): docs/reference
+                if charset:  # (Python reads an empty charset, =??q?a?=, as US-ASCII)
+                    charsets.codec_for(charset)
+            except UnsupportedError as exc:
+                raise LookupError(str(exc)) from None
             text = str(email.header.Header(chunk, charset))
             name = str(email.charset.Charset(charset)).lower()
         if runs and runs[-1][1] == name:  # Header._normalize
