@@ -319,6 +319,43 @@ def test_an_encoded_word_in_a_codec_that_is_not_a_charset(name: str, label: str)
     assert "title: abc" in result.stdout
 
 
+@settings(max_examples=300, deadline=None)
+@example(name="UTF-8", before="", after="\xa0")
+@example(name="ISO_8859-1:1987", before="\x1c", after="")
+@given(name=st.sampled_from(["UTF-8", "ISO_8859-1:1987", "Shift_JIS", "US-ASCII", "KOI8-R", "windows-1252"]),
+       before=st.text(" \t\n\r\f\v\xa0\u3000\u2028\x1c\x1f\x85", max_size=2),
+       after=st.text(" \t\n\r\f\v\xa0\u3000\u2028\x1c\x1f\x85", max_size=2))
+def test_a_label_is_stripped_of_ascii_white_space_only(name: str, before: str, after: str) -> None:
+    """Every label of the record (read from the XML) with white space around it: ASCII's is stripped, and any other
+    (NO-BREAK SPACE, IDEOGRAPHIC SPACE, the controls 1C-1F that ``str.strip`` strips too) leaves no label of the
+    registry. Found by a hunt: ``"utf-8\\xa0"`` was UTF-8 and the same charset as ``utf-8``."""
+    ascii_only = all(c in " \t\n\r\f\v" for c in before + after)
+    for label in _labels(name):
+        found = charsets.lookup(before + label + after)
+        if ascii_only:
+            assert found is not None and found.name == name
+        else:
+            assert found is None
+            assert not charsets.same_charset(before + label + after, label)
+            with pytest.raises(UnsupportedError):
+                charsets.codec_for(before + label + after)
+
+
+@pytest.mark.parametrize("label", ["utf 8", "utf!!8", "utf-8,", "utf8;", "latin 1", "sjis\x1c", "(utf8)"])
+def test_a_label_python_reads_only_as_noise_around_a_codec_name_is_no_charset(label: str) -> None:
+    """Python's codec registry makes each run of characters its names never hold (``[a-z0-9._-]``, as
+    ``encodings.aliases`` spells every one) one ``_``: ``codecs.lookup("utf!!8")`` is UTF-8. Found by a hunt: so was
+    pdi's ``--charset 'utf 8'`` and a deposit's ``charset=utf-8,``; no registry names such a label."""
+    import encodings.aliases
+
+    assert all(re.fullmatch(r"[a-z0-9._-]+", name.lower()) for name in encodings.aliases.aliases)  # the alphabet
+    assert charsets.lookup(label) is None
+    with pytest.raises(UnsupportedError, match="unknown charset"):
+        charsets.codec_for(label)
+    assert not charsets.same_charset(label, "utf-8") and not charsets.same_charset(label, "latin-1")
+    assert charsets.codec_for(re.sub(r"[^a-z0-9]+", "", label)) in ("utf-8", "iso8859-1", "shift_jis")
+
+
 def test_a_label_holding_a_nul_is_no_charset() -> None:
     # codecs.lookup raises ValueError ("embedded null character") on one (tests/data/fuzz/formats/).
     assert charsets.lookup("utf\x008") is None

@@ -36,6 +36,7 @@ import codecs
 import encodings
 import encodings.aliases
 import functools
+import re
 import threading
 from typing import TYPE_CHECKING, Final
 
@@ -244,10 +245,19 @@ def registry_updated() -> str:
     return _registry().updated
 
 
+#: The white space a label may come with (ASCII's): ``str.strip`` also strips U+00A0, U+3000 and the controls 1C-1F,
+#: and ``"utf-8\\xa0"`` was UTF-8.
+_ASCII_WS: Final = " \t\n\r\f\v"
+
+
+#: A label Python's codec registry may be asked for: the characters of its codecs' names and aliases.
+_PYTHON_LABEL: Final = re.compile(r"[a-z0-9._-]+")
+
+
 def _key(label: object) -> str | None:
     if not isinstance(label, str):
         return None
-    key = label.strip()
+    key = label.strip(_ASCII_WS)
     if not key or not key.isascii() or "\x00" in key:  # Python's codec look-up refuses a NUL (ValueError)
         return None
     return key.lower()
@@ -278,9 +288,13 @@ def codec_for(label: str) -> str:
         if cs.codec is None:
             raise UnsupportedError(f"charset {label!r} ({cs.mime_name} in the IANA registry) has no decoder here")
         return cs.codec
-    codec = _python_codec(key)
+    # Python's codec registry makes every run of other characters one "_" (encodings.normalize_encoding): "utf 8",
+    # "utf-8,", "\x1cutf-8" and "utf!!8" were UTF-8. Its own names are spelled with these characters only
+    codec = _python_codec(key) if _PYTHON_LABEL.fullmatch(key) else None
     if codec is None:
         try:
+            if not _PYTHON_LABEL.fullmatch(key):
+                raise LookupError(key)
             codecs.lookup(key)
         except LookupError:
             raise UnsupportedError(f"unknown charset '{clipped(label)}': neither in the IANA registry nor a codec") from None
