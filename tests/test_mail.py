@@ -736,6 +736,29 @@ def test_an_encoded_word_in_a_codec_that_is_no_charset_is_shown_as_written(word:
     assert mail.header("Subject") == word
 
 
+@pytest.mark.parametrize(("bom", "order"), [(b"", "utf-16-be"), (b"\xfe\xff", "utf-16-be"), (b"\xff\xfe", "utf-16-le")])
+def test_utf16_without_a_byte_order_mark_is_big_endian(bom: bytes, order: str) -> None:
+    """RFC 2781 §4.3: UTF-16 text without a BOM "SHOULD be interpreted as being big-endian", as pdi's text passages
+    read it. Found by a hunt: a message's body, its part's page and an encoded word in ``charset=utf-16`` without a
+    BOM were read in the machine's order (Python's ``utf-16``): ``AB`` written big-endian was shown ``\u4100\u4200``."""
+    import base64
+
+    from pdi.mhtml.headers import decode_words
+
+    said = "AB\r\ncaf\u00e9\r\n"
+    octets = bom + said.encode(order)
+    word = "=?utf-16?b?" + base64.b64encode(octets).decode() + "?="
+    mail = read_message(b"From: a@b\r\nSubject: " + word.encode() + b"\r\nMIME-Version: 1.0\r\n"
+                        b"Content-Type: text/plain; charset=utf-16\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+                        + base64.b64encode(octets) + b"\r\n")
+    assert body_text(mail) == said
+    assert mail.header("Subject") == said
+    assert decode_words(word) == (said, [])
+    from pdi.server.pages.mail_pages import part_text
+
+    assert f"\n{said}</pre>" in part_text("x", 1, "text/plain", "utf-16", octets, len(octets))
+
+
 _VISIBLE = st.characters(categories=("L", "N", "P", "S"))
 
 

@@ -52,6 +52,7 @@ __all__ = [
     "CODEC_TABLE",
     "NOT_CHARSETS",
     "Charset",
+    "byte_order",
     "codec_for",
     "iana_name",
     "lookup",
@@ -301,6 +302,20 @@ def codec_for(label: str) -> str:
         raise UnsupportedError(
             f"{label!r} is not a charset: Python's codec of that name does not encode text in a character set"
         )
+    return codec
+
+
+def byte_order(codec: str, head: bytes | bytearray) -> str:
+    """``codec`` for octets that start with ``head``, its byte order made the RFCs' where no byte order mark says it.
+
+    RFC 2781 §4.3: UTF-16 text without a BOM "SHOULD be interpreted as being big-endian" (and UTF-32's likewise,
+    Unicode §3.10, D99), where Python's ``utf-16`` and ``utf-32`` read the machine's order (little-endian here). So
+    ``utf-16`` without a BOM is ``utf-16-be``; with one, or any other codec, ``codec`` as it is (Python's
+    ``utf-16`` reads the BOM and leaves it out)."""
+    if codec == "utf-16" and not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16-be"
+    if codec == "utf-32" and not head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return "utf-32-be"
     return codec
 
 

@@ -188,6 +188,8 @@ def body_text(mail: Mail) -> str:
     if payload is None:
         payload = part.get_payload(decode=True)
     # each copy let go once the next is made: the octets, their text, its lines CRLF (a message's size each)
+    if isinstance(payload, (bytes, bytearray)):  # UTF-16 without a BOM: big-endian (RFC 2781 §4.3)
+        codec = charsets.byte_order(codec, payload[:4])
     decoded = payload.decode(codec, "replace") if isinstance(payload, (bytes, bytearray)) else ""
     del payload
     text = to_crlf(decoded)

@@ -496,12 +496,17 @@ def _header_text(chunks: list[tuple[bytes | str, str | None]]) -> str:
             text = chunk if isinstance(chunk, str) else chunk.decode("us-ascii")
             name = "us-ascii"
         else:
+            codec = None
             try:  # a charset, never a Python codec that is none (unicode-escape, idna, punycode): docs/reference
                 if charset:  # (Python reads an empty charset, =??q?a?=, as US-ASCII)
-                    charsets.codec_for(charset)
+                    codec = charsets.codec_for(charset)
             except UnsupportedError as exc:
                 raise LookupError(str(exc)) from None
-            text = str(email.header.Header(chunk, charset))
+            assert isinstance(chunk, bytes)  # an encoded run's octets
+            if codec is not None and charsets.byte_order(codec, chunk[:4]) != codec:  # UTF-16, no BOM: RFC 2781 §4.3
+                text = chunk.decode(charsets.byte_order(codec, chunk[:4]))
+            else:
+                text = str(email.header.Header(chunk, charset))
             name = str(email.charset.Charset(charset)).lower()
         if runs and runs[-1][1] == name:  # Header._normalize
             runs[-1] = (runs[-1][0] + " " + text, name)

@@ -53,7 +53,7 @@ def decode_words(value: str) -> tuple[str, list[str]]:
                 warnings.append(f"unknown charset '{clipped(cs)}' in an encoded word: read as Latin-1")
                 out.append(chunk.decode("latin-1"))
             else:
-                out.append(chunk.decode(codec, "replace"))
+                out.append(chunk.decode(charsets.byte_order(codec, chunk[:4]), "replace"))  # RFC 2781 §4.3
     return "".join(out), warnings
 
 

@@ -202,6 +202,7 @@ def part_text(name: str, index: int, media_type: str, charset: str | None, head:
         codec = charsets.codec_for(charset or "us-ascii")
     except PDIError:  # a charset pdi does not know: read as UTF-8
         codec = "utf-8"
+    codec = charsets.byte_order(codec, head[:4])  # UTF-16 without a BOM: big-endian (RFC 2781 §4.3)
     cut = size > len(head) or len(head) > MAX_PART_TEXT
     words = codecs.getincrementaldecoder(codec)("replace").decode(head[:MAX_PART_TEXT], final=not cut)
     link = html.escape(n2r_href(f"{name}#part={index}"))
