@@ -759,6 +759,25 @@ def test_utf16_without_a_byte_order_mark_is_big_endian(bom: bytes, order: str) -
     assert f"\n{said}</pre>" in part_text("x", 1, "text/plain", "utf-16", octets, len(octets))
 
 
+@pytest.mark.parametrize("codec", ["idna", "undefined", "punycode", "unicode-escape"])
+def test_an_rfc2231_value_in_a_codec_that_is_no_charset_is_read_as_in_an_unknown_charset(codec: str) -> None:
+    """RFC 2231 §4: ``name*=charset'lang'value``. Found by a hunt: Python decoded the value with any codec of that name,
+    and ``idna`` and ``undefined`` raised ``UnicodeError`` out of ``read_message`` (a message holding
+    ``filename*=idna''x`` could not be read at all), and out of an MHTML file's ``Content-Type`` too. The oracle: the
+    same message with a charset no codec has (``klingon``), as Python's parser reads it (its value as written)."""
+    from pdi.mhtml.headers import served_content_type
+
+    def message(charset: str) -> bytes:
+        return (f"From: a@b\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; name*={charset}''r%C3%A9sum%C3%A9.txt"
+                "\r\n\r\nx\r\n").encode()
+
+    assert [p.filename for p in read_message(message(codec)).parts] == [
+        p.filename for p in read_message(message("klingon")).parts]
+    mhtml = ("MIME-Version: 1.0\r\nContent-Type: multipart/related; boundary=b; type*={}''text%2Fhtml\r\n\r\n"
+             "--b\r\nContent-Type: text/html\r\n\r\n<p>x</p>\r\n--b--\r\n")
+    assert served_content_type(mhtml.format(codec).encode()) == served_content_type(mhtml.format("klingon").encode())
+
+
 _VISIBLE = st.characters(categories=("L", "N", "P", "S"))
 
 

@@ -56,3 +56,27 @@ def header_params(field: str) -> list[tuple[str, ParamValue]]:
     decoded = email.utils.decode_params(params)
     return [(name, (value[0], value[1], email.utils.unquote(value[2])) if isinstance(value, tuple)
              else email.utils.unquote(value)) for name, value in decoded]
+
+
+def collapsed(value: ParamValue) -> str:
+    """``email.utils.collapse_rfc2231_value(value)``, but a charset that is a Python codec and no charset (``idna``,
+    ``undefined``, ``unicode-escape``: :func:`pdi.charsets.codec_for` refuses it) read as the email package reads a
+    charset it does not know: the value as written, unquoted. Python decoded with it: ``idna`` and ``undefined``
+    raised ``UnicodeError``, out of every reader of the field."""
+    import email.utils
+
+    if isinstance(value, tuple) and value[0] and not is_charset(value[0]):
+        return email.utils.unquote(value[2])
+    return email.utils.collapse_rfc2231_value(value)
+
+
+def is_charset(label: str) -> bool:
+    """Whether ``label`` names a charset pdi decodes (:func:`pdi.charsets.codec_for`)."""
+    from pdi import charsets
+    from pdi.errors import UnsupportedError
+
+    try:
+        charsets.codec_for(label)
+    except UnsupportedError:
+        return False
+    return True

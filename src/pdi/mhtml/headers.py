@@ -11,7 +11,7 @@ from email.message import Message
 from email.policy import compat32
 
 from pdi import charsets, formats
-from pdi._mime_params import header_params
+from pdi._mime_params import collapsed, header_params
 from pdi._wording import clipped
 from pdi.charsets.rfc2047 import decode_header, without_languages
 from pdi.errors import UnsupportedError
@@ -99,7 +99,7 @@ def served_content_type(start: bytes) -> str | None:
             top["Content-Type"] = value
     if top.get_content_maintype() != "multipart" or not formats.is_media_type(top.get_content_type()):
         return None  # not multipart, or no media type: compat32 keeps any octets but a second "/" (a\x01b)
-    params = {k.lower(): email.utils.collapse_rfc2231_value(v)
+    params = {k.lower(): collapsed(v)
               for k, v in header_params(str(top["Content-Type"]))[1:]}  # cut as RFC 2045 cuts it
     if "start" in params:  # a Content-ID (RFC 2387 §3.2), whose angle brackets compat32 strips with the quotes
         params["start"] = f"<{params['start'].strip('<>')}>"

@@ -68,7 +68,6 @@ Chromium writes for inline stylesheets) labels its part but is never a base.
 from __future__ import annotations
 
 import binascii
-import email.utils
 import functools
 import re
 from dataclasses import dataclass, field
@@ -76,7 +75,7 @@ from email.message import Message
 from email.policy import compat32
 from typing import BinaryIO, TypedDict
 
-from pdi._mime_params import header_params
+from pdi._mime_params import collapsed, header_params
 from pdi._wording import plural
 from pdi._work_deadline import WorkDeadline
 from pdi.errors import LimitError, ParseError, PDIError
@@ -698,7 +697,7 @@ def _content_type(ct: str | None) -> tuple[str, tuple[tuple[str, str], ...]]:
     if ct is not None:
         msg["Content-Type"] = ct
     found = [] if ct is None else header_params(str(msg["Content-Type"]))  # cut as RFC 2045 cuts it
-    params = tuple((k.lower(), email.utils.collapse_rfc2231_value(v)) for k, v in found[1:])
+    params = tuple((k.lower(), collapsed(v)) for k, v in found[1:])
     return msg.get_content_type(), params
 
 
