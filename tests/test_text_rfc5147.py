@@ -597,3 +597,21 @@ def test_the_wilde_and_pdi_readings_of_a_stateful_charset_are_the_text_they_name
         assert evaluate_wilde("char(2,4)", data, charset="iso-2022-jp").text == "本語a"
         part = evaluate_pdi("char", [1, 4], data, charset="iso-2022-jp")
         assert part.data.decode("iso-2022-jp") == "本語a"
+
+
+@pytest.mark.parametrize(("entity", "other"), [("ISO-8859-8-I", "ISO-8859-8"), ("ISO-8859-6-E", "ISO-8859-6")])
+def test_a_check_for_another_registration_of_the_same_codec_is_not_used(entity: str, other: str) -> None:
+    """RFC 5147 §2.3: a check whose charset is not the entity's "MUST NOT" be used. ISO-8859-8-I and ISO-8859-8 are
+    two registrations of the IANA registry (read from the shipped XML), which Python decodes with one codec. Found by
+    a hunt: the check was compared with the codec, not with the charset the entity was named, so it was used; and a
+    generated check of an ISO-8859-8-I text was labelled ISO-8859-8."""
+    import re
+    from importlib import resources
+
+    xml = resources.files("pdi").joinpath("data/character-sets.xml").read_text(encoding="utf-8")
+    names = re.findall(r"<(?:name|preferred_alias)>([^<]+)</", xml)
+    assert entity in names and other in names
+    data = "abc".encode("iso8859-8" if "8859-8" in entity else "iso8859-6")
+    selection = evaluate_rfc5147(f"char=0,1;length=3,{other};length=3,{entity}", data, charset=entity)
+    assert [check.status for check in selection.checks] == ["unchecked", "ok"]
+    assert str(make_rfc5147(data, "char", 0, 1, charset=entity, length=True)) == f"char=0,1;length=3,{entity}"

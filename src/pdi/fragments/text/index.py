@@ -52,7 +52,7 @@ from typing import Any, Final
 import numpy as np
 
 from pdi.errors import IntegrityError, ParseError
-from pdi.fragments.text.charset import Encoding, encoding_for
+from pdi.fragments.text.charset import DEFAULT_CHARSET, Encoding, encoding_for
 from pdi.fragments.text.counting import WORKERS, BlockCounter, count_blocks, resolve_engine
 from pdi.fragments.text.lines import LINE_ENDING_RE
 from pdi.fragments.text.table import TextTable, safe_cut
@@ -140,6 +140,9 @@ class TextIndex:
         self._engine = resolve_engine(engine)
         self._size = len(data)
         self.encoding: Encoding = encoding_for(charset, self._slice(0, min(4, self._size)))
+        #: The entity's charset as it was named (US-ASCII when none was, RFC 2046): RFC 5147 §2.3 compares
+        #: registrations, and two may share a codec (ISO-8859-8-I and ISO-8859-8)
+        self.charset: str = DEFAULT_CHARSET if charset is None else charset
         self._start = len(self.encoding.bom)
         self._block_size = max(16, block_size)
         self._bounds: list[int] = [self._start]  # octet offset where each block starts

@@ -348,7 +348,7 @@ def run_checks(
             outcomes.append(CheckOutcome(check, "unchecked", "unknown integrity check, ignored (§3.1)"))
             continue
         target = index
-        if check.charset is not None and not same_charset(check.charset, index.encoding.name):
+        if check.charset is not None and not same_charset(check.charset, index.charset):
             entity = index.encoding.name
             ascii_subset = False
             if undeclared and entity == "utf-8" and same_charset(check.charset, "US-ASCII"):
@@ -525,7 +525,7 @@ def make_rfc5147(
                 f"{scheme} position {value} is outside the text, which has {plural(limit, unit)}",
                 rule="position",
             )
-    label = _iana_label(index.encoding.name) if label_charset else None
+    label = (iana_name(index.charset) or _iana_label(index.encoding.name)) if label_charset else None
     checks: list[IntegrityCheck] = []
     if length:
         checks.append(IntegrityCheck("length", str(index.char_count), label))
