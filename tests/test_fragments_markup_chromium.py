@@ -9,7 +9,8 @@ Left out, as the module docstring of :mod:`pdi.fragments.markup` says they are r
 html5lib 1.1 reads them: tables (foster parenting moves elements out of the table whose source holds them),
 formatting elements (the adoption agency algorithm moves and clones), ``</form>``, ``</body>`` and ``</html>``
 (they close an element and leave what is open inside it to the parser), ``<select>`` (Chromium 150 keeps
-elements in a select, html5lib 1.1 drops them) and ``<template>`` (refused).
+elements in a select, html5lib 1.1 drops them), ``<template>`` (refused), and a ``<head>`` tag after a
+``<noscript>`` (Chromium 150 ends the noscript there, against the standard: :func:`_standard_here`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,16 @@ TAGS = ["div", "span", "p", "li", "ul", "dd", "dt", "dl", "main", "summary", "de
 PIECES = [f"<{t}>" for t in TAGS] + [f"</{t}>" for t in TAGS] + [
     "x", " ", "\r\n", "&amp;", "<!--c-->", "<br>", "<img>", "<hr>", "<input>", "<wbr>", "</>", "<3",
 ]
-DOCUMENT = st.lists(st.sampled_from(PIECES), min_size=1, max_size=20).map("".join)
+
+def _standard_here(pieces: list[str]) -> bool:
+    """Whether Chromium 150 reads ``pieces`` as the HTML standard does for what this test asks: it ends a head's
+    ``noscript`` at a ``<head>`` tag and opens the next ``noscript`` beside it, where the standard ("in head
+    noscript": a start tag "head" or "noscript" is a parse error, ignored) and html5lib keep one ``noscript``
+    (``<noscript><head><noscript>x``: Chromium's head holds two)."""
+    return not ("<noscript>" in pieces and "<head>" in pieces[pieces.index("<noscript>"):])
+
+
+DOCUMENT = st.lists(st.sampled_from(PIECES), min_size=1, max_size=20).filter(_standard_here).map("".join)
 
 PROBE = """(docs) => docs.map((text) => {
   const doc = new DOMParser().parseFromString(text, "text/html");
