@@ -63,6 +63,8 @@ _ASTRAL: Final = re.compile("[\U00010000-\U0010ffff]")
 _CACHE_BLOCKS: Final = 16
 #: Most blocks one cold scan step counts (see ``TextIndex._scan``).
 _MAX_BATCH: Final = 64
+#: How far apart the marks of a general charset's decoding are (octets; ``TextIndex._decoding_marks``).
+_MARK_OCTETS: Final = 64 << 10
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,8 @@ class TextIndex:
         self._block_counters: list[BlockCounter] | None = None
         self._whole: str | None = None
         self._given: TextTable | None = None
+        self._marks: list[tuple[int, int, Any]] | None = None  # (_decoding_marks)
+        self._marks_refused = False
         if table is not None:
             self._use_table(TextTable.from_bytes(table) if isinstance(table, bytes) else table)
         elif self.encoding.kind == "general" and not self._done:
@@ -437,16 +441,61 @@ class TextIndex:
         return self._search_octets(cps)
 
     def _search_octets(self, cps: int) -> int:
-        """Smallest octet count whose incremental decoding yields ``cps`` code points (any codec)."""
-        lo, hi = 0, self._size - self._start
+        """Smallest octet count whose incremental decoding yields ``cps`` code points (any codec).
+
+        A binary search over the octets, each step decoding a prefix: not from the text's start each step (a
+        query on 10 MB of Shift_JIS decoded 47 prefixes, 1.5 s), but from the nearest of the marks
+        (:meth:`_decoding_marks`) the decoder's state was kept at, so a step decodes at most
+        :data:`_MARK_OCTETS`."""
+        marks = self._decoding_marks()
+        if marks is None:  # a decoder whose state cannot be kept: each step from the start
+            return self._search_from(0, self._size - self._start, 0, None, cps)
+        after = bisect_left(marks, cps, key=lambda mark: mark[1])  # the first mark with at least cps decoded
+        if after == len(marks):  # (past the last mark: the octets' end, with what never decodes)
+            return self._size - self._start
+        lo = marks[after - 1][0] + 1 if after else 0
+        base, decoded, state = marks[after - 1] if after else (0, 0, None)
+        return self._search_from(lo, marks[after][0], decoded, (base, state), cps)
+
+    def _search_from(self, lo: int, hi: int, decoded: int, mark: tuple[int, Any] | None, cps: int) -> int:
+        """The smallest ``n`` in ``[lo, hi]`` whose first ``n`` octets decode to at least ``cps`` code points,
+        each prefix decoded from ``mark`` (its octet count and the decoder's state there, ``decoded`` code points
+        before it), or from the start when None (``decoded`` 0)."""
+        base, state = mark if mark is not None else (0, None)
         while lo < hi:
             mid = (lo + hi) // 2
             decoder = codecs.getincrementaldecoder(self.encoding.body)("strict")
-            if len(decoder.decode(self._slice(self._start, self._start + mid), False)) >= cps:
+            if state is not None:
+                decoder.setstate(state)
+            got = decoded + len(decoder.decode(self._slice(self._start + base, self._start + mid), False))
+            if got >= cps:
                 hi = mid
             else:
                 lo = mid + 1
         return lo
+
+    def _decoding_marks(self) -> list[tuple[int, int, Any]] | None:
+        """``(octets fed, code points decoded, the decoder's state)`` after each :data:`_MARK_OCTETS` of the text
+        (after its BOM) fed to one incremental decoder, the last at its end; made once, by one decoding pass.
+        None when the codec's decoder cannot give its state and take it again (``getstate``/``setstate``)."""
+        if self._marks is not None or self._marks_refused:
+            return self._marks
+        decoder = codecs.getincrementaldecoder(self.encoding.body)("strict")
+        marks: list[tuple[int, int, Any]] = []
+        decoded = 0
+        try:
+            for at in range(0, self._size - self._start, _MARK_OCTETS):
+                end = min(at + _MARK_OCTETS, self._size - self._start)
+                decoded += len(decoder.decode(self._slice(self._start + at, self._start + end), False))
+                state = decoder.getstate()
+                again = codecs.getincrementaldecoder(self.encoding.body)("strict")
+                again.setstate(state)  # (a decoder that keeps more than it tells fails here or below)
+                marks.append((end, decoded, state))
+        except (AttributeError, NotImplementedError, TypeError, ValueError):  # (a UnicodeError is a ValueError)
+            self._marks_refused = True
+            return None
+        self._marks = marks
+        return marks
 
     def char_to_cp(self, char: int) -> tuple[int, bool]:
         """Code point position of RFC 5147 character position ``char``, and whether it was clamped."""
