@@ -459,6 +459,112 @@ def test_plain_text_positions_are_char_positions_of_the_crlf_text() -> None:
     assert page.document_range(*find_text_directive(TextDirective("second"), page)) == (12, 18)  # type: ignore[misc]
 
 
+@pytest.mark.parametrize(("fragment", "expected"), [
+    # what Chromium 150 highlights on this text served as text/plain: its text node holds a line feed for each CRLF
+    # (the HTML parser's newline normalization), so a term's %0A is a line end of the text and a %0D is nowhere
+    ("text=two%0A%0Athree", "two\r\n\r\nthree"), ("text=four%0Afive", "four\r\nfive"),
+    ("text=two%0A", "two\r\n"), ("text=%0Athree", "\r\nthree"), ("text=two%0A%0A-,three", "three"),
+    ("text=one,%0Afive", "one two\r\n\r\nthree four\r\nfive"),
+    ("text=four%0D%0Afive", None), ("text=four%0Dfive", None), ("text=two%0Athree", None), ("text=two,-%0Athree", None),
+])
+def test_a_line_break_in_a_term_is_a_line_end_of_a_plain_text(fragment: str, expected: str | None) -> None:
+    # found by comparing with Chromium, 2026-12-01: a term's %0A matched no CRLF of the text (and %0D%0A did)
+    assert find(fragment, "one two\r\n\r\nthree four\r\nfive\r\n") == expected
+
+
+def _spec_find(text: str, start: str, end: str | None, prefix: str | None, suffix: str | None) -> tuple[int, int] | None:
+    """WICG Text Fragments §3.6.1 "find a range from a text directive", step by step, over one block of ASCII text
+    (an independent reading for the property below: a case-insensitive comparison, UAX #29's word boundaries of
+    letters, digits and the apostrophe between letters, the document's end a boundary point past its last character)."""
+    def word(c: str) -> bool:
+        return c.isalnum()
+
+    def bounded(i: int) -> bool:
+        if i <= 0 or i >= len(text):
+            return True
+        left, before, after, right = text[i - 2 : i - 1], text[i - 1], text[i], text[i + 1 : i + 2]
+        if word(before) and word(after):
+            return False
+        return not ((before == "'" and left.isalpha() and after.isalpha())
+                    or (after == "'" and before.isalpha() and right.isalpha()))
+
+    def find_string(query: str, at: int, word_start: bool, word_end: bool, at_beginning: bool) -> tuple[int, int] | None:
+        origin = at
+        while (index := text.lower().find(query.lower(), at)) >= 0:  # find a range from a node list
+            if at_beginning and index != origin:
+                return None
+            if (not word_start or bounded(index)) and (not word_end or bounded(index + len(query))):
+                return index, index + len(query)
+            at = index + 1
+        return None
+
+    def non_white(at: int) -> int:  # advance range start to next non-whitespace position
+        while at < len(text) and text[at] in " \t\n\r\f":
+            at += 1
+        return at
+
+    search = 0
+    while search < len(text):
+        must_end = end is not None or suffix is None
+        if prefix is not None:
+            prefix_match = find_string(prefix, search, True, False, False)
+            if prefix_match is None:
+                return None
+            search = prefix_match[0] + 1
+            match_start = non_white(prefix_match[1])
+            if match_start == len(text):
+                return None
+            potential = find_string(start, match_start, False, must_end, True)
+            if potential is None:
+                continue
+        else:
+            potential = find_string(start, search, True, must_end, False)
+            if potential is None:
+                return None
+            search = potential[0] + 1
+        first, last = potential
+        range_end_search = last
+        while range_end_search <= len(text):
+            if end is not None:
+                end_match = find_string(end, range_end_search, True, suffix is None, False)
+                if end_match is None:
+                    return None
+                last = end_match[1]
+            if suffix is None:
+                return first, last
+            if find_string(suffix, non_white(last), False, True, True) is not None:
+                return first, last
+            if end is None:
+                break
+            range_end_search = last
+        else:
+            return None
+    return None
+
+
+_LINES_TERM = st.text(st.sampled_from("ab'\n "), min_size=1, max_size=4).filter(lambda t: not t.isspace())
+
+
+@given(st.text(st.sampled_from("abA' \n"), max_size=24), _LINES_TERM, st.none() | _LINES_TERM,
+       st.none() | _LINES_TERM, st.none() | _LINES_TERM)
+@settings(max_examples=300, deadline=None)
+def test_a_directive_on_a_crlf_text_finds_what_the_spec_finds_in_its_browsers_text(
+    lf: str, start: str, end: str | None, prefix: str | None, suffix: str | None
+) -> None:
+    # the CRLF-canonical text a browser shows with a line feed for each CRLF: the spec's algorithm run on the
+    # browser's text, its positions counted back in the CRLF text
+    crlf = lf.replace("\n", "\r\n")
+    expected = _spec_find(lf, start, end, prefix, suffix)
+
+    def counted(at: int) -> int:
+        return at + lf.count("\n", 0, at)
+
+    page = plain_page_text(crlf)
+    found = find_text_directive(TextDirective(start, end, prefix, suffix), page)
+    assert (None if found is None else page.document_range(*found)) == (
+        None if expected is None else (counted(expected[0]), counted(expected[1])))
+
+
 _WORDS = st.lists(st.sampled_from(["ab", "abc", "b", "ca", "Ab", "bca"]), min_size=1, max_size=30)
 
 

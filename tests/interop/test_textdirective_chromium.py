@@ -371,6 +371,8 @@ PLAIN_FRAGMENTS = [
     "text=WINSTON%20SMITH",
     "text=cabbage,-and%20new",
     "text=old%20rag",
+    "text=thirteen.%0AWinston%20Smith",  # a term's line feed is the text's CRLF, a CR nowhere (the text node's)
+    "text=thirteen.%0D%0AWinston",
 ]
 PLAIN_STYLE = (
     "(() => { const s = document.createElement('style'); s.textContent = `" + STYLE[7:-8] + "`;"

@@ -476,6 +476,20 @@ class _Folded:
         self.text = runs.text()
         self.runs = runs
         self.page = page
+        # a browser shows a plain text in a pre whose text node holds a line feed for each CRLF (the HTML parser's
+        # newline normalization): on a CRLF-canonical text, a term's LF is the text's CRLF, and a term's CR is
+        # nowhere (Chromium 150 finds text=a%0Ab on the text "a" CRLF "b", and not text=a%0D%0Ab)
+        text = page.text
+        self.crlf = page.kind == "text" and text.count("\r") == text.count("\n") == text.count("\r\n")
+
+    def term(self, term: str | None) -> str | None:
+        """A directive's term folded as the text is (``""``: a term found nowhere)."""
+        if term is None:
+            return None
+        folded = fold(term)
+        if not self.crlf:
+            return folded
+        return "" if "\r" in folded else folded.replace("\n", "\r\n")
 
     def page_range(self, start: int, end: int) -> tuple[int, int]:
         """The page-text range of folded ``[start, end)`` (``start < end``).
@@ -502,18 +516,19 @@ def find_text_directive(
     """
     deadline = deadline if deadline is not None else WorkDeadline(MAX_SECONDS)
     buf = folded if isinstance(folded, _Folded) else _Folded(page, deadline)
-    found = _find_range(directive, buf.text, deadline, _Bounds(buf))
+    terms = buf.term(directive.start), buf.term(directive.end), buf.term(directive.prefix), buf.term(directive.suffix)
+    found = _find_range(terms, buf.text, deadline, _Bounds(buf))
     return None if found is None else buf.page_range(*found)
 
 
 def _find_range(
-    d: TextDirective, buf: str, deadline: WorkDeadline, bounds: _Bounds | None = None
+    terms: tuple[str | None, str | None, str | None, str | None], buf: str, deadline: WorkDeadline,
+    bounds: _Bounds | None = None,
 ) -> tuple[int, int] | None:
-    start_q, end_q = fold(d.start), (fold(d.end) if d.end is not None else None)
-    prefix_q, suffix_q = (fold(d.prefix) if d.prefix is not None else None), (
-        fold(d.suffix) if d.suffix is not None else None
-    )
-    if any(q is not None and q not in buf for q in (start_q, end_q, prefix_q, suffix_q)):
+    """The folded ``(start, end, prefix, suffix)`` terms' first match in the folded ``buf``, as ``(start, end)``."""
+    start_q, end_q, prefix_q, suffix_q = terms
+    assert start_q is not None
+    if any(q is not None and (not q or q not in buf) for q in (start_q, end_q, prefix_q, suffix_q)):
         return None  # a term found nowhere: no stretch holds them all, however often the others are found
     n = len(buf)
     search = 0
