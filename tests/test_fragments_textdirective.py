@@ -99,6 +99,20 @@ def test_any_term_a_url_fragment_holds_as_written_parses_as_written(start: str, 
     written = "text=" + start + ("" if end is None else "," + end)
     assert parse_fragment_directive(written) == (TextDirective(start, end),)
 
+@given(st.integers(3990, 4010), st.sampled_from(["a", "\u00e9", "\u4e2d", "\U0001f600", "-", "\ufffd"]))
+@settings(max_examples=60, deadline=None)
+def test_a_term_is_limited_by_its_characters_not_by_how_long_it_is_written(length: int, ch: str) -> None:
+    # MAX_TERM_CHARS (4,000) counts the term's characters: written out, an "a" is one character of the URL, an
+    # "\u00e9" six (%C3%A9), a CJK character nine, an emoji twelve. Found 2026-12-01: the written length was held to
+    # 12,000, so 5,000 "a" were taken and 1,500 CJK characters refused as "more than 4000 characters"
+    written = "text=" + quote(ch * length, safe="").replace("-", "%2D")
+    if length <= 4000:
+        assert parse_fragment_directive(written) == (TextDirective(ch * length),)
+    else:
+        with pytest.raises(LimitError, match="at most 4,000 characters"):
+            parse_fragment_directive(written)
+
+
 @pytest.mark.parametrize("encoded", ['"', "<", ">", "`", "\x7f", "\u00e9"])
 def test_what_a_url_fragment_percent_encodes_is_refused_unencoded(encoded: str) -> None:
     with pytest.raises(ParseError, match="percent-encoded") as caught:

@@ -215,10 +215,13 @@ def _term(raw: str, what: str, fail: object, at: int) -> str:
         raise fail(f"the {what} term of a text directive is empty", at)
     if "-" in raw:
         raise fail(f"the {what} term holds '-': write it %2D inside a term", at + raw.index("-"))
-    if len(raw) > 3 * MAX_TERM_CHARS:
-        raise LimitError(f"a text directive term may have at most {MAX_TERM_CHARS} characters")
+    if len(raw) > 12 * MAX_TERM_CHARS:  # longer than the longest term written out: four octets a character, each %XX
+        raise LimitError(f"a text directive term may have at most {MAX_TERM_CHARS:,} characters")
     # the Encoding Standard's "UTF-8 decode without BOM": a BOM kept, each maximal ill-formed subsequence U+FFFD
-    return unquote_to_bytes(raw).decode("utf-8", "replace")
+    term = unquote_to_bytes(raw).decode("utf-8", "replace")
+    if len(term) > MAX_TERM_CHARS:  # counted decoded: é is 6 characters written (%C3%A9), 中 9, a 1
+        raise LimitError(f"a text directive term may have at most {MAX_TERM_CHARS:,} characters, not {len(term):,}")
+    return term
 
 
 # --- comparison (§3.6.1: primary level of UTS #10) -----------------------------------------
