@@ -190,6 +190,22 @@ JOINED_FRAGMENTS = [
     "text=kilo", "text=lima", "text=kilo%20!",
 ]
 
+#: What stands between a prefix and the match, or the match and a suffix: white space only (§3.6.1's "advance range
+#: start to next non-whitespace position"); a character the comparison ignores parts them, but a combining mark or a
+#: ZERO WIDTH JOINER after the prefix's last letter, which is part of it.
+GAPS = (
+    "<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>Gaps</title>" + STYLE + "</head><body>\n"
+    "<p>alpha\u200bbravo here</p>\n<p>charlie\u00addelta here</p>\n<p>echo\u2060foxtrot here</p>\n"
+    "<p>golf\u200dhotel here</p>\n<p>india\u0301juliet here</p>\n<p>kilo \u00a0 lima here</p>\n"
+    "<p>mike \u00ad november here</p>\n"
+    "</body></html>\n"
+)
+GAPS_FRAGMENTS = [
+    "text=alpha-,bravo", "text=alpha,-bravo", "text=charlie-,delta", "text=charlie,-delta", "text=charliedelta",
+    "text=echo-,foxtrot", "text=golf-,hotel", "text=india-,juliet", "text=india,-juliet", "text=kilo-,lima",
+    "text=mike-,november", "text=mike,-november",
+]
+
 CASES: list[tuple[str, list[str]]] = [
     (MIXED, [
         "text=quick",
@@ -234,6 +250,7 @@ CASES: list[tuple[str, list[str]]] = [
     (INLINE, INLINE_FRAGMENTS),
     (FOLDED, FOLDED_FRAGMENTS),
     (JOINED, JOINED_FRAGMENTS),
+    (GAPS, GAPS_FRAGMENTS),
 ]
 
 
