@@ -513,6 +513,29 @@ def test_only_white_space_stands_between_a_prefix_or_a_suffix_and_the_match(
         assert find(fragment, text) == expected
 
 
+@pytest.mark.parametrize("control", ["\x01", "\x08", "\x0e", "\x1c", "\x1f", "\x7f", "\x80", "\x9f"])
+def test_a_control_is_ignored_and_parts_two_words(control: str) -> None:
+    # a control that is not white space is ignorable to UTS #10 (the DUCET gives it no weight), and UAX #29 parts
+    # words at it: Chromium 150 highlights "abcd" and "ab" in "ab" U+0001 "cd" (found 2026-12-01: pdi found no "abcd",
+    # the control being a character to its comparison)
+    page = f"<p>xx ab{control}cd end</p>"
+    assert find("text=abcd", page, html=True) == f"ab{control}cd"
+    assert find("text=ab", page, html=True) == "ab"
+    assert find("text=cd", page, html=True) == "cd"
+    assert find("text=ab-,cd", page, html=True) is None  # and it is no white space between a prefix and the match
+    assert find("text=abcd", f"xx ab{control}cd end") == f"ab{control}cd"
+
+
+def test_white_space_controls_and_nul_are_as_they_were() -> None:
+    # TAB … CR and NEL are white space, not ignored (Chromium 150 finds no "abcd" in "ab" U+000B "cd"); a NUL is
+    # ignored and parts no words, as an HTML parser drops it from the text (Chromium finds "abcd", not "ab")
+    assert find("text=abcd", "<p>xx ab\x0bcd end</p>", html=True) is None
+    assert find("text=ab", "<p>xx ab\x85cd end</p>", html=True) == "ab"
+    assert find("text=abcd", "<p>xx ab\x85cd end</p>", html=True) is None
+    assert find("text=abcd", "<p>xx ab\x00cd end</p>", html=True) == "ab\x00cd"
+    assert find("text=ab", "<p>xx ab\x00cd end</p>", html=True) is None
+
+
 def _spec_find(text: str, start: str, end: str | None, prefix: str | None, suffix: str | None) -> tuple[int, int] | None:
     """WICG Text Fragments §3.6.1 "find a range from a text directive", step by step, over one block of ASCII text
     (an independent reading for the property below: a case-insensitive comparison, UAX #29's word boundaries of

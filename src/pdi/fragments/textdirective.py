@@ -25,7 +25,7 @@ sections numbered as it numbers them, 1 Infrastructure, 2 Introduction, 3 Descri
   digits as ASCII digits, Unicode case folding, the few letters the root
   collation tells apart only past the primary level (``ø``, ``ł``, ``æ`` …),
   hiragana for katakana, the curly quotation marks Chromium folds, format
-  characters (SOFT HYPHEN, joiners) ignored; every space separator (NO-BREAK
+  characters (SOFT HYPHEN, joiners) and controls that are not white space ignored; every space separator (NO-BREAK
   SPACE too) is one space, and TAB, LF, CR and FF are themselves, not a space;
 * §3.6.2 word boundaries, after UAX #29's default rules: a position is a
   boundary unless it lies between two word characters (letters, digits,
@@ -250,6 +250,12 @@ def _unmarked(text: str) -> str:
     return "".join(c for c in text if not unicodedata.combining(c) or c in _KEPT_MARKS)
 
 
+#: What the folded text holds of Unicode's White_Space: a space (for every space separator), the controls that are
+#: white space (a CR LF of a text's line end, a tab, a line break kept in ``pre``), and the line and paragraph
+#: separators.
+_WHITE_SPACE: Final = frozenset(" \t\n\v\f\r\x85\u2028\u2029")
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _fold_char(ch: str) -> str:
     """``ch`` at UTS #10's primary level: its compatibility decomposition (``ﬁ``, ``Ａ``, ``½``, half-width kana)
@@ -258,6 +264,8 @@ def _fold_char(ch: str) -> str:
     category = unicodedata.category(ch)
     if category == "Zs":  # U+00A0, U+2003, U+3000 …: a space at the primary level (TAB, LF, CR, FF are not)
         return " "
+    if category == "Cc" and ch not in _WHITE_SPACE:  # a control is ignorable to UTS #10 (DUCET), but TAB … NEL
+        return ""
     if category == "Cf" and ch not in _FORMAT_KEPT:
         return ""
     digit = unicodedata.decimal(ch, None)
@@ -306,16 +314,22 @@ _MARKS: Final = _MarkTable()
 
 def _with_ascii() -> None:
     """ASCII in the tables as :data:`_ASCII_FOLD` folds it (letters to lower case, the rest as it is), each to one
-    character; kept when a table is emptied."""
+    character, but the controls that are not white space (ignored: :func:`_fold_char`); kept when a table is
+    emptied."""
     for code in range(128):
-        dict.__setitem__(_FOLDS, code, chr(code).translate(_ASCII_FOLD))
-        dict.__setitem__(_MARKS, code, "\x00")
+        ch = chr(code)
+        ignored = unicodedata.category(ch) == "Cc" and ch not in _WHITE_SPACE
+        dict.__setitem__(_FOLDS, code, "" if ignored else ch.translate(_ASCII_FOLD))
+        dict.__setitem__(_MARKS, code, "\x01" if ignored else "\x00")
 
 
 _with_ascii()
 #: ZERO WIDTH SPACE: ignored in a comparison, and yet a word boundary (Chromium 150 finds ``zero``, ``width`` and
 #: ``zerowidth`` in ``zero`` U+200B ``width``).
 _BREAK: Final = "\u200b"
+#: What the comparison ignores and yet parts two words: ZERO WIDTH SPACE, and the controls that are not white space
+#: but NUL (Chromium 150 finds ``ab`` and ``abcd`` in ``ab`` U+0001 ``cd``; an HTML parser drops a NUL from the text).
+_BREAKS: Final = frozenset({_BREAK, *(chr(c) for c in (*range(1, 9), *range(14, 32), *range(127, 133), *range(134, 160)))})
 _IRREGULAR_RUN: Final = re.compile("\x01+")
 #: The most characters whose folding changes their length (``ß`` → ``ss``) a text may hold for a text directive
 #: to be matched in it: each is a run of its own in the map back to the text (some 30 octets), made at about
@@ -381,7 +395,7 @@ class _Runs:
                     f" (ß, ligatures, lone marks), the most a text directive is matched over"
                 )
             for i in range(found.start(), found.end()):
-                if text[i] == _BREAK:
+                if text[i] in _BREAKS:
                     if self.breaks is None:
                         self.breaks = array.array("q")
                     self.breaks.append(self.length)
@@ -583,12 +597,6 @@ def _skip_space(buf: str, at: int) -> int:
     while at < n and (buf[at] in _WHITE_SPACE or buf[at] == _SEPARATOR):
         at += 1
     return at
-
-
-#: What the folded text holds of Unicode's White_Space: a space (for every space separator), the controls that are
-#: white space (a CR LF of a text's line end, a tab, a line break kept in ``pre``), and the line and paragraph
-#: separators.
-_WHITE_SPACE: Final = frozenset(" \t\n\v\f\r\x85\u2028\u2029")
 
 
 def _find(
