@@ -205,17 +205,19 @@ GAPS_FRAGMENTS = [
     "text=echo-,foxtrot", "text=golf-,hotel", "text=india-,juliet", "text=india,-juliet", "text=kilo-,lima",
     "text=mike-,november", "text=mike,-november",
 ]
-#: Controls that are not white space: ignored by the comparison, yet each parts two words (UAX #29).
+#: Controls that are not white space: ignored by the comparison, yet each parts two words (UAX #29); a
+#: noncharacter, U+FFFF, is a character.
 CONTROLS = (
     "<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>Controls</title>" + STYLE + "</head><body>\n"
     "<p>oscar\x01papa here</p>\n<p>quebec\x1fromeo here</p>\n<p>sierra\x7ftango here</p>\n"
     "<p>uniform\x85victor here</p>\n<p>whiskey\x0bxray here</p>\n<p>yankee\x00zulu here</p>\n"
+    "<p>amber\uffffbasalt here</p>\n"
     "</body></html>\n"
 )
 CONTROLS_FRAGMENTS = [
     "text=oscarpapa", "text=oscar", "text=papa", "text=oscar%01papa", "text=oscar-,papa", "text=quebecromeo",
     "text=romeo", "text=sierratango", "text=sierra", "text=uniformvictor", "text=uniform", "text=whiskeyxray",
-    "text=whiskey", "text=yankeezulu", "text=yankee",
+    "text=whiskey", "text=yankeezulu", "text=yankee", "text=amber%EF%BF%BFbasalt", "text=amber-,basalt",
 ]
 
 CASES: list[tuple[str, list[str]]] = [

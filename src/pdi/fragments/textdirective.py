@@ -87,7 +87,9 @@ MAX_TERM_CHARS: Final = 4000
 # What a URL fragment may hold unescaped: printable ASCII but the URL Standard's fragment percent-encode set
 # (C0 controls, space, '"', '<', '>', '`', and all past '~'); '|', '^', '{', '}', '\\' and '#' are left as written.
 _FRAGMENT_CHARS: Final = re.compile(r"[!#-;=?-_a-~]*")
-_SEPARATOR: Final = "\uffff"  # between blocks in the folded text: no term holds it
+#: Between blocks in the folded text: a lone surrogate, which no term holds and no page text folds to (U+FFFF, once
+#: the separator, is a character of a page: Chromium 150 finds ``text=a%EF%BF%BFb`` in ``a`` U+FFFF ``b``).
+_SEPARATOR: Final = "\udfff"
 
 
 @dataclass(frozen=True)
@@ -262,6 +264,8 @@ def _fold_char(ch: str) -> str:
     without combining marks, a decimal digit as its ASCII digit, case-folded, :data:`_PRIMARY` applied; a format
     character (SOFT HYPHEN, joiners, bidi marks) folds to nothing."""
     category = unicodedata.category(ch)
+    if category == "Cs":  # a lone surrogate (no UTF-8 text holds one) is a replacement character, never a separator
+        return "\ufffd"
     if category == "Zs":  # U+00A0, U+2003, U+3000 …: a space at the primary level (TAB, LF, CR, FF are not)
         return " "
     if category == "Cc" and ch not in _WHITE_SPACE:  # a control is ignorable to UTS #10 (DUCET), but TAB … NEL
