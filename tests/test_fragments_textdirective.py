@@ -554,6 +554,27 @@ def test_a_lone_surrogate_is_a_replacement_character() -> None:
     assert find_text_directive(TextDirective("foo\ufffdbar"), page) == (0, 7)
 
 
+@pytest.mark.parametrize(("page", "term", "expected"), [
+    # what Chromium 150 highlights: an emoji is one word however it is spelled (UAX #29: WB3c keeps a ZWJ sequence,
+    # WB4 an emoji modifier with its base, WB15 and WB16 a flag's two regional indicators), and a variation selector
+    # is ignorable (found 2026-12-01: pdi found a part of each, and no "I ❤ NY" in "I ❤️ NY")
+    ("xx \U0001F469\u200d\U0001F4BB yy", "\U0001F469", None), ("xx \U0001F469\u200d\U0001F4BB yy", "\U0001F4BB", None),
+    ("xx \U0001F469\u200d\U0001F4BB yy", "\U0001F469\u200d\U0001F4BB", "\U0001F469\u200d\U0001F4BB"),
+    ("xx a\u200d\U0001F4BB yy", "a", None), ("xx \U0001F469\U0001F4BB yy", "\U0001F469", "\U0001F469"),
+    ("xx \U0001F44D\U0001F3FD yy", "\U0001F44D", None), ("xx ab\U0001F3FD yy", "ab", None),
+    ("xx \U0001F44D\U0001F3FD yy", "\U0001F44D\U0001F3FD", "\U0001F44D\U0001F3FD"),
+    ("xx \U0001F1EB\U0001F1F7 yy", "\U0001F1EB", None),
+    ("xx \U0001F1EB\U0001F1F7\U0001F1E9\U0001F1EA yy", "\U0001F1E9\U0001F1EA", "\U0001F1E9\U0001F1EA"),
+    ("xx \U0001F1EB\U0001F1F7\U0001F1E9\U0001F1EA yy", "\U0001F1F7\U0001F1E9", None),
+    ("xx I \u2764\ufe0f NY yy", "I \u2764", "I \u2764\ufe0f"), ("xx I \u2764\ufe0f NY yy", "I \u2764 NY", "I \u2764\ufe0f NY"),
+    ("xx I \u2764 NY yy", "I \u2764\ufe0f NY", "I \u2764 NY"),
+])
+def test_an_emoji_is_matched_whole(page: str, term: str, expected: str | None) -> None:
+    fragment = "text=" + quote(term, safe="")
+    assert find(fragment, page) == expected
+    assert find(fragment, f"<p>{page}</p>", html=True) == expected
+
+
 def _spec_find(text: str, start: str, end: str | None, prefix: str | None, suffix: str | None) -> tuple[int, int] | None:
     """WICG Text Fragments §3.6.1 "find a range from a text directive", step by step, over one block of ASCII text
     (an independent reading for the property below: a case-insensitive comparison, UAX #29's word boundaries of

@@ -25,7 +25,8 @@ sections numbered as it numbers them, 1 Infrastructure, 2 Introduction, 3 Descri
   digits as ASCII digits, Unicode case folding, the few letters the root
   collation tells apart only past the primary level (``ø``, ``ł``, ``æ`` …),
   hiragana for katakana, the curly quotation marks Chromium folds, format
-  characters (SOFT HYPHEN, joiners) and controls that are not white space ignored; every space separator (NO-BREAK
+  characters (SOFT HYPHEN, joiners), controls that are not white space and variation selectors ignored; every
+  space separator (NO-BREAK
   SPACE too) is one space, and TAB, LF, CR and FF are themselves, not a space;
 * §3.6.2 word boundaries, after UAX #29's default rules: a position is a
   boundary unless it lies between two word characters (letters, digits,
@@ -38,7 +39,8 @@ sections numbered as it numbers them, 1 Infrastructure, 2 Introduction, 3 Descri
   does not have). Boundaries are of the page's characters, not of their folding: one never falls inside a
   character whose folding is several (``½`` is ``1⁄2``, yet holds no ``2``, as ICU's search rejects a match inside
   an expansion), and such a character is read as itself (``™`` is a symbol: ``Apple™`` ends a word after
-  ``Apple``, though it folds to ``appletm``; ``²`` is no digit to UAX #29, though it folds to ``2``).
+  ``Apple``, though it folds to ``appletm``; ``²`` is no digit to UAX #29, though it folds to ``2``); an emoji is one
+  word, its ZWJ sequence, modifier or flag's regional indicator pair whole).
 
 Where the spec returns null for a directive that does not parse, this module
 raises :class:`~pdi.errors.ParseError` naming the term and what is wrong with
@@ -258,6 +260,11 @@ def _unmarked(text: str) -> str:
 _WHITE_SPACE: Final = frozenset(" \t\n\v\f\r\x85\u2028\u2029")
 
 
+def _variation_selector(ch: str) -> bool:
+    o = ord(ch)
+    return 0xFE00 <= o <= 0xFE0F or 0xE0100 <= o <= 0xE01EF
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _fold_char(ch: str) -> str:
     """``ch`` at UTS #10's primary level: its compatibility decomposition (``ﬁ``, ``Ａ``, ``½``, half-width kana)
@@ -269,6 +276,8 @@ def _fold_char(ch: str) -> str:
     if category == "Zs":  # U+00A0, U+2003, U+3000 …: a space at the primary level (TAB, LF, CR, FF are not)
         return " "
     if category == "Cc" and ch not in _WHITE_SPACE:  # a control is ignorable to UTS #10 (DUCET), but TAB … NEL
+        return ""
+    if _variation_selector(ch):  # ignorable too, though no combining mark (Chromium 150 finds "I ❤ NY" in "I ❤️ NY")
         return ""
     if category == "Cf" and ch not in _FORMAT_KEPT:
         return ""
@@ -383,6 +392,9 @@ class _Runs:
     irregular = 0
     #: Where a ZERO WIDTH SPACE stood in the folded text (folded positions, ascending): word boundaries.
     breaks: array.array[int] | None = None
+    #: Where a ZERO WIDTH JOINER stood in the folded text (folded positions, ascending): no word boundary before a
+    #: pictograph there (UAX #29's WB3c, an emoji ZWJ sequence).
+    joins: array.array[int] | None = None
 
     def add(self, text: str, at: int) -> _Runs:
         """Fold ``text``, which stands at ``at`` of the source: each stretch of characters that fold to one
@@ -403,6 +415,10 @@ class _Runs:
                     if self.breaks is None:
                         self.breaks = array.array("q")
                     self.breaks.append(self.length)
+                elif text[i] == "\u200d":
+                    if self.joins is None:
+                        self.joins = array.array("q")
+                    self.joins.append(self.length)
                 self._run(_fold_char(text[i]), at + i, False)
                 self._last_linear = False
                 if not i & 0xFFFF and self.deadline is not None and self.deadline.passed():
@@ -457,6 +473,10 @@ def _is_word(ch: str) -> bool:
     return category[0] == "M" or category == "Pc" or ch == "\u202f" or (ch.isalnum() and category != "No")
 
 
+def _regional(ch: str) -> bool:
+    return 0x1F1E6 <= ord(ch) <= 0x1F1FF
+
+
 def _ideographic(ch: str) -> bool:
     o = ord(ch)
     return 0x3040 <= o <= 0x30FF or 0x3400 <= o <= 0x9FFF or 0xF900 <= o <= 0xFAFF or 0x20000 <= o <= 0x3FFFF
@@ -467,6 +487,13 @@ def is_word_boundary(text: str, position: int) -> bool:
     if position <= 0 or position >= len(text):
         return True
     before, after = text[position - 1], text[position]
+    if 0x1F3FB <= ord(after) <= 0x1F3FF and before not in _WHITE_SPACE and before != _SEPARATOR:
+        return False  # WB4: an emoji modifier (Extend) is part of what it follows
+    if _regional(before) and _regional(after):  # WB15, WB16: flags are pairs of regional indicators
+        run = 1
+        while run < 64 and position - run - 1 >= 0 and _regional(text[position - run - 1]):
+            run += 1
+        return run % 2 == 0
     if _ideographic(before) or _ideographic(after):
         return True
     if _is_word(before) and _is_word(after):
@@ -521,7 +548,8 @@ class _Folded:
         """
         last = self.runs.source_of(end - 1) + 1
         text = self.page.text
-        while last < len(text) and not _fold_char(text[last]) and unicodedata.combining(text[last]):
+        while last < len(text) and not _fold_char(text[last]) and (
+                unicodedata.combining(text[last]) or _variation_selector(text[last]) or text[last] == "\u200d"):
             last += 1
         return self.runs.source_of(start), last
 
@@ -675,11 +703,25 @@ class _Bounds:
 
     def broken(self, i: int) -> bool:
         """Whether a ZERO WIDTH SPACE stood just before folded ``i`` (it folds to nothing)."""
-        breaks = self.runs.breaks
-        if not breaks:
-            return False
-        k = bisect.bisect_left(breaks, i)
-        return k < len(breaks) and breaks[k] == i
+        return _holds(self.runs.breaks, i)
+
+    def joined(self, i: int) -> bool:
+        """Whether a ZERO WIDTH JOINER stood just before folded ``i`` (it folds to nothing)."""
+        return _holds(self.runs.joins, i)
+
+
+def _holds(positions: array.array[int] | None, i: int) -> bool:
+    if not positions:
+        return False
+    k = bisect.bisect_left(positions, i)
+    return k < len(positions) and positions[k] == i
+
+
+def _pictographic(ch: str) -> bool:
+    """Whether ``ch`` is an emoji's pictograph (UAX #29's Extended_Pictographic, as far as its blocks say)."""
+    o = ord(ch)
+    return 0x1F000 <= o <= 0x1FAFF or 0x2600 <= o <= 0x27BF or 0x2300 <= o <= 0x23FF or 0x2B00 <= o <= 0x2BFF \
+        or ch in "\u00a9\u00ae\u203c\u2049\u2122\u2139"
 
 
 def _bounded(buf: str, position: int, bounds: _Bounds | None) -> bool:
@@ -690,6 +732,8 @@ def _bounded(buf: str, position: int, bounds: _Bounds | None) -> bool:
     after ``Apple``, where its folding ``appletm`` does not; ``²`` is no digit, so ``x²`` does too."""
     if bounds is not None and bounds.broken(position):
         return True
+    if bounds is not None and 0 < position < len(buf) and _pictographic(buf[position]) and bounds.joined(position):
+        return False  # WB3c: ZWJ × pictograph, and WB4: nothing parts what precedes from the ZWJ
     if bounds is None or not bounds.runs.irregular or position <= 0 or position >= len(buf):
         return is_word_boundary(buf, position)
     # the characters either side, and the next ones out (a MidLetter's letters): the page's, as the rules read them
