@@ -57,6 +57,51 @@ def test_3_4_octets_that_are_not_utf8_decode_to_replacement_characters() -> None
     assert find("text=a%20%FF%20b", "<p>a \ufffd b</p>", html=True) == "a \ufffd b"
 
 
+def _whatwg_utf8_decode(data: bytes) -> str:
+    """The Encoding Standard's UTF-8 decoder (§9.1.1), step by step, each error a U+FFFD: the independent reading of
+    "UTF-8 decode without BOM" for the property below."""
+    out: list[str] = []
+    code = needed = seen = 0
+    lower, upper = 0x80, 0xBF
+    i = 0
+    while i < len(data):
+        byte = data[i]
+        if needed == 0:
+            i += 1
+            if byte <= 0x7F:
+                out.append(chr(byte))
+            elif 0xC2 <= byte <= 0xDF:
+                needed, code = 1, byte & 0x1F
+            elif 0xE0 <= byte <= 0xEF:
+                lower, upper = (0xA0 if byte == 0xE0 else 0x80), (0x9F if byte == 0xED else 0xBF)
+                needed, code = 2, byte & 0x0F
+            elif 0xF0 <= byte <= 0xF4:
+                lower, upper = (0x90 if byte == 0xF0 else 0x80), (0x8F if byte == 0xF4 else 0xBF)
+                needed, code = 3, byte & 0x07
+            else:
+                out.append("\ufffd")
+            continue
+        if not lower <= byte <= upper:  # the byte is read again, as the start of what follows
+            code = needed = seen = 0
+            lower, upper = 0x80, 0xBF
+            out.append("\ufffd")
+            continue
+        i += 1
+        lower, upper = 0x80, 0xBF
+        code, seen = code << 6 | byte & 0x3F, seen + 1
+        if seen == needed:
+            out.append(chr(code))
+            code = needed = seen = 0
+    return "".join(out) + ("\ufffd" if needed else "")
+
+
+@given(st.binary(min_size=1, max_size=12))
+@settings(max_examples=300, deadline=None)
+def test_a_term_decodes_its_octets_as_the_encoding_standard_does(data: bytes) -> None:
+    # every octet percent-encoded, surrogates' encodings (%ED%A0%80), overlongs and cut sequences among them
+    assert parse_text_directive("".join(f"%{b:02X}" for b in data)).start == _whatwg_utf8_decode(data)
+
+
 @pytest.mark.parametrize(
     "value",
     ["", "a,b,c", "-,a", "a,-", "p-,", "-s", "p-", "a-b", "a,,b", "p-,a,b,c,-s", "p--,a"],
