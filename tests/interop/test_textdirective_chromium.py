@@ -233,6 +233,17 @@ EMOJI_FRAGMENTS = [
     "text=%F0%9F%91%8D%F0%9F%8F%BD", "text=%F0%9F%87%AB", "text=%F0%9F%87%B7%F0%9F%87%A9",
     "text=%F0%9F%87%A9%F0%9F%87%AA", "text=I%20%E2%9D%A4%20NY", "text=seven%20a",
 ]
+#: A format character (SOFT HYPHEN, WORD JOINER, a bidi mark) after a word: no word ends just before it (WB4).
+FORMATS = (
+    "<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>Formats</title>" + STYLE + "</head><body>\n"
+    "<p>alpha\u00ad bravo</p>\n<p>charlie\u2060 delta</p>\n<p>echo\u200e foxtrot</p>\n<p>golf \u200ehotel</p>\n"
+    "<p>india\u200c juliet</p>\n<p>kilo\u00ad</p>\n"
+    "</body></html>\n"
+)
+FORMATS_FRAGMENTS = [
+    "text=alpha", "text=alpha%C2%AD", "text=bravo", "text=charlie", "text=echo", "text=hotel", "text=india",
+    "text=kilo", "text=echo,-foxtrot", "text=golf,hotel",
+]
 
 CASES: list[tuple[str, list[str]]] = [
     (MIXED, [
@@ -281,6 +292,7 @@ CASES: list[tuple[str, list[str]]] = [
     (GAPS, GAPS_FRAGMENTS),
     (CONTROLS, CONTROLS_FRAGMENTS),
     (EMOJI, EMOJI_FRAGMENTS),
+    (FORMATS, FORMATS_FRAGMENTS),
 ]
 
 

@@ -395,6 +395,9 @@ class _Runs:
     #: Where a ZERO WIDTH JOINER stood in the folded text (folded positions, ascending): no word boundary before a
     #: pictograph there (UAX #29's WB3c, an emoji ZWJ sequence).
     joins: array.array[int] | None = None
+    #: Where a format character UAX #29 calls Format stood (SOFT HYPHEN, WORD JOINER, bidi marks: folded positions,
+    #: ascending): no word ends just before one (WB4), and a match does not take it in as it takes a combining mark.
+    formats: array.array[int] | None = None
 
     def add(self, text: str, at: int) -> _Runs:
         """Fold ``text``, which stands at ``at`` of the source: each stretch of characters that fold to one
@@ -419,6 +422,10 @@ class _Runs:
                     if self.joins is None:
                         self.joins = array.array("q")
                     self.joins.append(self.length)
+                elif text[i] not in "\u200c\u200d" and unicodedata.category(text[i]) == "Cf":
+                    if self.formats is None:
+                        self.formats = array.array("q")
+                    self.formats.append(self.length)
                 self._run(_fold_char(text[i]), at + i, False)
                 self._last_linear = False
                 if not i & 0xFFFF and self.deadline is not None and self.deadline.passed():
@@ -649,7 +656,7 @@ def _find(
         if index < 0:
             return None
         stop = index + len(query)
-        if (not word_start or _bounded(buf, index, bounds)) and (not word_end or _bounded(buf, stop, bounds)) \
+        if (not word_start or _bounded(buf, index, bounds)) and (not word_end or _ends_word(buf, stop, bounds)) \
                 and not (stop < len(buf) and buf[stop] in _KEPT_MARKS):  # か is not the start of が
             return index, stop
         if at_beginning:
@@ -705,6 +712,10 @@ class _Bounds:
         """Whether a ZERO WIDTH SPACE stood just before folded ``i`` (it folds to nothing)."""
         return _holds(self.runs.breaks, i)
 
+    def before_format(self, i: int) -> bool:
+        """Whether a format character (UAX #29's Format) stood just before folded ``i`` (it folds to nothing)."""
+        return _holds(self.runs.formats, i)
+
     def joined(self, i: int) -> bool:
         """Whether a ZERO WIDTH JOINER stood just before folded ``i`` (it folds to nothing)."""
         return _holds(self.runs.joins, i)
@@ -722,6 +733,15 @@ def _pictographic(ch: str) -> bool:
     o = ord(ch)
     return 0x1F000 <= o <= 0x1FAFF or 0x2600 <= o <= 0x27BF or 0x2300 <= o <= 0x23FF or 0x2B00 <= o <= 0x2BFF \
         or ch in "\u00a9\u00ae\u203c\u2049\u2122\u2139"
+
+
+def _ends_word(buf: str, stop: int, bounds: _Bounds | None) -> bool:
+    """Whether a match ending at folded ``stop`` ends at a word boundary: as :func:`_bounded` says, but never just
+    before a format character (SOFT HYPHEN, WORD JOINER, LEFT-TO-RIGHT MARK …), which UAX #29 joins to what precedes
+    it (WB4) and a match does not take in (Chromium 150 finds no ``text=ab`` in ``ab`` U+00AD, then a space)."""
+    if bounds is not None and stop > 0 and bounds.before_format(stop) and not bounds.broken(stop):
+        return False
+    return _bounded(buf, stop, bounds)
 
 
 def _bounded(buf: str, position: int, bounds: _Bounds | None) -> bool:
