@@ -607,6 +607,7 @@ def test_a_lone_surrogate_is_a_replacement_character() -> None:
     ("xx \U0001F469\u200d\U0001F4BB yy", "\U0001F469\u200d\U0001F4BB", "\U0001F469\u200d\U0001F4BB"),
     ("xx a\u200d\U0001F4BB yy", "a", None), ("xx \U0001F469\U0001F4BB yy", "\U0001F469", "\U0001F469"),
     ("xx \U0001F44D\U0001F3FD yy", "\U0001F44D", None), ("xx ab\U0001F3FD yy", "ab", None),
+    ("xx ab\U0001F3FDcd yy", "cd", None), ("xx ab\U0001F3FD cd yy", "cd", "cd"),
     ("xx \U0001F44D\U0001F3FD yy", "\U0001F44D\U0001F3FD", "\U0001F44D\U0001F3FD"),
     ("xx \U0001F1EB\U0001F1F7 yy", "\U0001F1EB", None),
     ("xx \U0001F1EB\U0001F1F7\U0001F1E9\U0001F1EA yy", "\U0001F1E9\U0001F1EA", "\U0001F1E9\U0001F1EA"),

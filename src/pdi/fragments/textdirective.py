@@ -496,6 +496,14 @@ def is_word_boundary(text: str, position: int) -> bool:
     before, after = text[position - 1], text[position]
     if 0x1F3FB <= ord(after) <= 0x1F3FF and before not in _WHITE_SPACE and before != _SEPARATOR:
         return False  # WB4: an emoji modifier (Extend) is part of what it follows
+    if 0x1F3FB <= ord(before) <= 0x1F3FF:  # WB4: and what follows it is read as following that (ab🏽cd is one word)
+        k = position - 1
+        while k > 0 and position - k < 16 and 0x1F3FB <= ord(text[k]) <= 0x1F3FF:
+            k -= 1
+        if k < position - 1 and text[k] not in _WHITE_SPACE and text[k] != _SEPARATOR \
+                and not 0x1F3FB <= ord(text[k]) <= 0x1F3FF:
+            window = text[max(k - 1, 0) : k + 1] + text[position : position + 2]
+            return is_word_boundary(window, k + 1 - max(k - 1, 0))
     if _regional(before) and _regional(after):  # WB15, WB16: flags are pairs of regional indicators
         run = 1
         while run < 64 and position - run - 1 >= 0 and _regional(text[position - run - 1]):
