@@ -225,13 +225,13 @@ CONTROLS_FRAGMENTS = [
 EMOJI = (
     "<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>Emoji</title>" + STYLE + "</head><body>\n"
     "<p>one \U0001F469\u200d\U0001F4BB two</p>\n<p>three \U0001F44D\U0001F3FD four</p>\n"
-    "<p>five \U0001F1EB\U0001F1F7\U0001F1E9\U0001F1EA six</p>\n<p>I \u2764\ufe0f NY</p>\n<p>seven a\u200d\U0001F4BB</p>\n"
+    "<p>five \U0001F1EB\U0001F1F7\U0001F1E9\U0001F1EA six</p>\n<p>I \u2764\ufe0f NY</p>\n<p>seven a\u200d\U0001F4BB</p>\n<p>eight ab\U0001F3FDcd</p>\n"
     "</body></html>\n"
 )
 EMOJI_FRAGMENTS = [
     "text=%F0%9F%91%A9", "text=%F0%9F%92%BB", "text=%F0%9F%91%A9%E2%80%8D%F0%9F%92%BB", "text=%F0%9F%91%8D",
     "text=%F0%9F%91%8D%F0%9F%8F%BD", "text=%F0%9F%87%AB", "text=%F0%9F%87%B7%F0%9F%87%A9",
-    "text=%F0%9F%87%A9%F0%9F%87%AA", "text=I%20%E2%9D%A4%20NY", "text=seven%20a",
+    "text=%F0%9F%87%A9%F0%9F%87%AA", "text=I%20%E2%9D%A4%20NY", "text=seven%20a", "text=cd",
 ]
 #: A format character (SOFT HYPHEN, WORD JOINER, a bidi mark) after a word: no word ends just before it (WB4).
 FORMATS = (
