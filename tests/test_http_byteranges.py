@@ -134,3 +134,12 @@ def test_spans_read_each_chunk_as_chunk_reads_counts(pairs: list[list[int]]) -> 
         got[at] = got.get(at, b"") + piece
     assert [got[at] for at in range(len(spans))] == [data[start:end] for start, end in spans]
     assert len(reads) == chunk_reads([(first, last) for first, last in pairs], 64)
+
+
+@given(st.sampled_from([" ", "\t", "  ", " \t"]), st.sampled_from(["", " "]), st.sampled_from(["bytes", "BYTES", "Bytes"]))
+def test_white_space_before_the_units_equals_sign_is_no_range(before: str, after: str, unit: str) -> None:
+    """RFC 9110 §14.1.1: ``ranges-specifier = range-unit "=" range-set``, no white space between the unit and its
+    ``=``: a field that has some is not a Range field pdi reads, so the whole body is answered (``None``), as nginx
+    answers ``bytes = 0-1``. The unit's case does not matter (§14.1: case-insensitive)."""
+    assert byte_ranges(f"{unit}{before}={after}0-1", 10) is None
+    assert byte_ranges(f"{unit}=0-1", 10) == [(0, 1)]

@@ -204,13 +204,14 @@ def byte_ranges(field: str | None, length: int) -> list[tuple[int, int]] | None:
     an empty body, which §14.1.1 calls satisfiable but no ``206`` can say, as nginx answers it), and also when a
     range is invalid (the whole field is then invalid: §14.1.1), and when the field asks for more than
     :data:`~pdi.server.http.byteranges.MAX_PARTS` parts once overlapping and near ranges are one
-    (:func:`~pdi.server.http.byteranges.coalesced`; §14.2: a server "MAY ignore or reject" such a field).
+    (:func:`~pdi.server.http.byteranges.coalesced`; §14.2: a server "MAY ignore or reject" such a field), and when
+    white space stands between the unit and its ``=`` (``bytes = 0-1``: no range-unit "=" of §14.1.1).
 
     Empty list elements are skipped (RFC 9110 §5.6.1.2); unsatisfiable ranges are left out (§14.1.2)."""
     if field is None:
         return None
     unit, _, set_ = field.strip(" \t").partition("=")
-    if unit.strip(" \t").lower() != "bytes":
+    if unit.lower() != "bytes":  # range-unit "=" range-set: no white space before the "=" (nginx ignores it too)
         return None
     found: list[tuple[int, int]] = []
     asked = unspelled = False
