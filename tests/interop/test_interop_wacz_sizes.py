@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -43,14 +45,16 @@ def _actual_size(member: str) -> int:
         return len(zf.read(member))
 
 
-def _edited(target: Path, edit: Any, *, digest: bool = True) -> Path:
-    """``site.wacz`` with its package's resources passed through ``edit`` (each a dict, edited in place), each other
-    member copied as it was (its compression kept); its datapackage-digest.json made again for the new package
-    (``digest``), or left out."""
+def _edited(target: Path, edit: Any, *, digest: bool = True, listing: Any = None) -> Path:
+    """``site.wacz`` with its package's resources passed through ``edit`` (each a dict, edited in place), then their
+    list through ``listing`` (edited in place), each other member copied as it was (its compression kept); its
+    datapackage-digest.json made again for the new package (``digest``), or left out."""
     with zipfile.ZipFile(SITE) as zin, zipfile.ZipFile(target, "w") as zout:
         package = json.loads(zin.read("datapackage.json"))
         for resource in package["resources"]:
             edit(resource)
+        if listing is not None:
+            listing(package["resources"])
         written = json.dumps(package, indent=2).encode()
         for info in zin.infolist():
             if info.filename == "datapackage.json":
@@ -143,5 +147,34 @@ def test_a_size_that_is_no_count_of_bytes_is_refused_and_one_not_given_is_held_t
     with pytest.raises(ParseError, match=r"datapackage.json gives 'archive/site.warc.gz' the size \(bytes\) "
                                          + f"{size!r}".replace("[", r"\[").replace("]", r"\]")
                                          + ", not a count of bytes"):
+        import_warc(archive, wacz, S)
+    assert snapshot(archive) == before
+
+
+def _validates(wacz: Path) -> bool:
+    """Whether py-wacz's ``wacz validate`` judges ``wacz`` valid (its exit status)."""
+    # (``python -m wacz`` exits 0 whatever it judged: its ``main``'s status is given to sys.exit here)
+    return subprocess.run([sys.executable, "-c", "import sys; from wacz.main import main; sys.exit(main(sys.argv[1:]))",
+                           "validate", "-f", str(wacz)], capture_output=True, timeout=300).returncode == 0
+
+
+@pytest.mark.parametrize("first_wrong", [True, False, None])
+def test_a_file_listed_twice_is_refused(archive: Archive, tmp_path: Path, first_wrong: bool | None) -> None:
+    """A package that lists the WARC twice vouches for two hashes of one file (or one file twice): only the last
+    listing was checked, so one whose first listing gave a wrong hash was imported. py-wacz's ``wacz validate``
+    judges each invalid (a Frictionless package's resources are each named once); pdi refuses each, naming the
+    file, and the archive is left as it was. (``None``: the same listing twice.)"""
+    def listing(resources: list[dict[str, Any]]) -> None:
+        (warc,) = [r for r in resources if r["path"] == "archive/site.warc.gz"]
+        again = dict(warc)
+        if first_wrong is not None:
+            again["hash"] = "sha256:" + "0" * 64
+        resources.insert(0 if first_wrong else len(resources), again)
+
+    wacz = _edited(tmp_path / "twice.wacz", lambda resource: None, listing=listing)
+    assert _validates(_edited(tmp_path / "as-is.wacz", lambda resource: None))
+    assert not _validates(wacz)
+    before = snapshot(archive)
+    with pytest.raises(ParseError, match=r"datapackage\.json lists 'archive/site\.warc\.gz' twice"):
         import_warc(archive, wacz, S)
     assert snapshot(archive) == before

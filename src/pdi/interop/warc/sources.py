@@ -437,6 +437,9 @@ def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zi
         member, hash_ = (r.get("path"), r.get("hash")) if isinstance(r, dict) else (None, None)
         if not isinstance(member, str) or not isinstance(hash_, str) or not hash_.startswith("sha256:"):
             raise ParseError(f"{path}: datapackage.json lists {member!r} without a sha256: hash", rule="WACZ")
+        if member in stated:  # which of its hashes (and sizes) the package vouches for is not said
+            raise ParseError(f"{path}: datapackage.json lists {member[:200]!r} twice: a file is listed once",
+                             rule="WACZ")
         stated[member] = hash_
         size = r.get("bytes")
         if size is not None:
