@@ -178,3 +178,45 @@ def test_a_file_listed_twice_is_refused(archive: Archive, tmp_path: Path, first_
     with pytest.raises(ParseError, match=r"datapackage\.json lists 'archive/site\.warc\.gz' twice"):
         import_warc(archive, wacz, S)
     assert snapshot(archive) == before
+
+
+@pytest.mark.parametrize("listing", [
+    lambda resources: resources.clear() or resources.append([]),
+    lambda resources: resources.append({"path": "indexes/more.cdx", "hash": "md5:" + "0" * 32}),
+    lambda resources: resources.append({"path": "indexes/more.cdx", "hash": "sha256:0", "bytes": "7"}),
+], ids=["no-object", "md5", "size-a-string"])
+def test_a_package_s_refusal_is_said_once(archive: Archive, tmp_path: Path, listing: Any) -> None:
+    """A refusal of ``datapackage.json``'s listing (a ParseError, which is a ValueError) was caught again as the
+    package's files being unreadable: ``PATH: its datapackage files cannot be read: PATH: … (rule WACZ) (rule
+    WACZ)``. Each is said once, as it is."""
+    wacz = _edited(tmp_path / "odd.wacz", lambda resource: None, listing=listing)
+    before = snapshot(archive)
+    with pytest.raises(ParseError) as caught:
+        import_warc(archive, wacz, S)
+    said = str(caught.value)
+    assert said.count(str(wacz)) == 1 and said.count("(rule WACZ)") == 1, said
+    assert "cannot be read" not in said, said
+    assert snapshot(archive) == before
+
+
+@pytest.mark.parametrize(("resource", "error"), [
+    ({"path": "archive/site.warc.gz", "hash": "sha256:" + "a" * 1_000_000}, IntegrityError),
+    ({"path": "indexes/" + "x" * 1_000_000, "hash": "sha256:" + "0" * 64}, IntegrityError),
+    ({"path": "indexes/" + "x" * 1_000_000, "hash": "md5:0"}, ParseError),
+    ({"path": "archive/" + "x" * 1_000_000, "hash": "sha256:0", "bytes": -1}, ParseError),
+], ids=["a-hash-of-a-MB", "a-path-of-a-MB", "a-path-of-a-MB-with-md5", "a-path-of-a-MB-of-no-size"])
+def test_a_stranger_s_long_values_are_not_echoed_whole(
+        archive: Archive, tmp_path: Path, resource: dict[str, Any], error: type[Exception]) -> None:
+    """A hash or a path of a MB in ``datapackage.json`` was echoed whole in the refusal (a MB of message on the
+    terminal): each is cut short, the refusal still naming what is wrong."""
+    def listing(resources: list[dict[str, Any]]) -> None:
+        resources[:] = [r for r in resources if r["path"] != resource["path"]] + [resource]
+
+    wacz = _edited(tmp_path / "long.wacz", lambda r: None, listing=listing)
+    before = snapshot(archive)
+    with pytest.raises(error) as caught:
+        import_warc(archive, wacz, S)
+    said = str(caught.value)
+    assert len(said) < 1000, said[:2000]
+    assert resource["path"][:100] in said and str(wacz) in said, said
+    assert snapshot(archive) == before

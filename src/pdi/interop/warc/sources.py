@@ -31,6 +31,7 @@ from pdi.errors import (
     LimitError,
     NotFoundError,
     ParseError,
+    PDIError,
     StoreError,
     UnsupportedError,
 )
@@ -263,6 +264,8 @@ def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None,
                 signed = checked is not None and checked.signed
                 _check_resources(path, zf, listed, package, max_expansion,
                                  "the signed datapackage.json" if signed else "datapackage.json", signed)
+        except PDIError:  # the package's own refusal (a ParseError is a ValueError too): said once, as it is
+            raise
         except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
             raise ParseError(f"{path}: its datapackage files cannot be read: {exc}", rule="WACZ") from None
         except (NotImplementedError, RuntimeError) as exc:  # a compression method or encryption zipfile lacks
@@ -436,7 +439,7 @@ def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zi
     for r in resources:
         member, hash_ = (r.get("path"), r.get("hash")) if isinstance(r, dict) else (None, None)
         if not isinstance(member, str) or not isinstance(hash_, str) or not hash_.startswith("sha256:"):
-            raise ParseError(f"{path}: datapackage.json lists {member!r} without a sha256: hash", rule="WACZ")
+            raise ParseError(f"{path}: datapackage.json lists {_shown(member)} without a sha256: hash", rule="WACZ")
         if member in stated:  # which of its hashes (and sizes) the package vouches for is not said
             raise ParseError(f"{path}: datapackage.json lists {member[:200]!r} twice: a file is listed once",
                              rule="WACZ")
@@ -450,10 +453,10 @@ def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zi
             sizes[member] = size
     for member in listed:
         if member.startswith("archive/") and member not in stated:
-            raise IntegrityError(f"{path}: {member} is not listed in {which}")
+            raise IntegrityError(f"{path}: {member[:200]} is not listed in {which}")
     for member, hash_ in stated.items():
         if member not in listed:
-            raise IntegrityError(f"{path}: {member}, listed in {which}, is missing")
+            raise IntegrityError(f"{path}: {member[:200]}, listed in {which}, is missing")
         info = listed[member]
         if member in sizes and sizes[member] != info.file_size:  # before a byte of it is read
             raise _other_size(path, member, info.file_size, sizes[member], which)
@@ -478,7 +481,13 @@ def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zi
             raise _other_size(path, member, read, sizes[member], which)
         if "sha256:" + digest.hexdigest() != hash_.lower():
             raise IntegrityError(f"{path}: {member} was changed: its SHA-256 is sha256:{digest.hexdigest()},"
-                                 f" {which} says {hash_}")
+                                 f" {which} says {hash_[:100]}{'…' if len(hash_) > 100 else ''}")
+
+
+def _shown(value: object) -> str:
+    """A stranger's value as a message shows it: its ``repr``, cut at 200 characters (a JSON string may be MBs)."""
+    text = repr(value[:201] if isinstance(value, str) else value)
+    return text if len(text) <= 203 else text[:202] + "…"
 
 
 def _other_size(path: str | Path, member: str, found: int, said: int, which: str) -> IntegrityError:
