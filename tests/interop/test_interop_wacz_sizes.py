@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import struct
 import subprocess
 import sys
 import zipfile
@@ -219,4 +221,28 @@ def test_a_stranger_s_long_values_are_not_echoed_whole(
     said = str(caught.value)
     assert len(said) < 1000, said[:2000]
     assert resource["path"][:100] in said and str(wacz) in said, said
+    assert snapshot(archive) == before
+
+
+@pytest.mark.parametrize("member", ["indexes/index.cdx.gz", "indexes/index.idx"])
+def test_a_listed_file_that_cannot_be_read_is_refused_naming_it(archive: Archive, tmp_path: Path, member: str) -> None:
+    """An unsigned package's listed file that could not be read (its octets damaged: a CRC-32 or a deflate stream
+    that fails) was left to the WARC reader, which names the record it fails at; but no reader reads an index or the
+    pages, so the damaged package was imported as if whole. py-wacz's ``wacz validate`` fails on it; pdi refuses it,
+    naming the file, and the archive is left as it was. (``index.cdx.gz`` is stored in site.wacz, ``index.idx``
+    deflated: a byte of each is changed where the ZIP keeps it.)"""
+    data = bytearray(SITE.read_bytes())
+    with zipfile.ZipFile(SITE) as zf:
+        info = zf.getinfo(member)
+        assert zf.read(member)  # whole as it is
+    assert data[info.header_offset:info.header_offset + 4] == b"PK\x03\x04"  # its local header (APPNOTE.TXT §4.3.7)
+    start = info.header_offset + 30 + sum(struct.unpack_from("<HH", data, info.header_offset + 26))
+    data[start + info.compress_size // 2] ^= 0x55
+    wacz = tmp_path / "damaged.wacz"
+    wacz.write_bytes(bytes(data))
+    assert not _validates(wacz)
+    before = snapshot(archive)
+    with pytest.raises(ParseError, match=rf"damaged\.wacz: {re.escape(member)}, listed in datapackage\.json, cannot"
+                                         r" be read \(the entry is damaged\)"):
+        import_warc(archive, wacz, S)
     assert snapshot(archive) == before

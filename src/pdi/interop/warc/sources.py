@@ -133,10 +133,7 @@ def wacz_sources(
         raise UnsupportedError(f"{path} cannot be read: {exc}") from None
     _check_names(path, infos)
     _check_layout(path, infos, directory)
-    members = {
-        i.filename: i for i in infos
-        if i.filename.startswith("archive/") and i.filename.lower().endswith((".warc", ".warc.gz"))
-    }
+    members = {i.filename: i for i in infos if _is_warc(i.filename)}
     sizes = {name: info.file_size for name, info in members.items()}
     for info in infos:
         if info.filename in sizes and info.file_size > EXPANSION_ALLOWANCE \
@@ -216,6 +213,11 @@ def wacz_sources(
         )
         for number, name in enumerate(names)
     ]
+
+
+def _is_warc(member: str) -> bool:
+    """Whether the ZIP entry ``member`` is a WARC file an import reads (one under ``archive/``)."""
+    return member.startswith("archive/") and member.lower().endswith((".warc", ".warc.gz"))
 
 
 def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None, *, resources: bool = False,
@@ -423,7 +425,8 @@ def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zi
     """Every file ``datapackage.json`` (``which``, as the messages name it) lists has the size it gives it
     (``bytes``, when given) and hashes to what it says, and every WARC is listed. Unless ``signed``, a file that
     cannot be read whole (damaged, or expanding past ``max_expansion``) is left to the WARC reader, which names
-    the record it fails at (its size is checked still: the ZIP's directory says it).
+    the record it fails at (its size is checked still: the ZIP's directory says it); any other file that cannot
+    be read (an index, the pages: read by no one after this) is a :class:`~pdi.errors.ParseError` naming it.
 
     WACZ 1.1.1 §"datapackage.json": ``resources`` lists "file names, paths, sizes and fixity for all files
     contained in the WACZ"; a Frictionless Data Resource's ``bytes`` is its size in bytes. A file of another size
@@ -473,10 +476,12 @@ def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zi
                 while chunk := fh.read(1 << 20):
                     digest.update(chunk)
                     read += len(chunk)
-        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError):
-            if signed:
-                raise
-            continue  # damaged: the WARC reader names where
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
+            if not signed and _is_warc(member):
+                continue  # damaged: the WARC reader names where
+            # any other file no reader reads after this: said here, naming it
+            raise ParseError(f"{path}: {member[:200]}, listed in {which}, cannot be read (the entry is damaged):"
+                             f" {exc}", rule="WACZ") from None
         if member in sizes and sizes[member] != read:  # (zipfile gives what the directory says, or fails)
             raise _other_size(path, member, read, sizes[member], which)
         if "sha256:" + digest.hexdigest() != hash_.lower():
