@@ -246,3 +246,21 @@ def test_a_listed_file_that_cannot_be_read_is_refused_naming_it(archive: Archive
                                          r" be read \(the entry is damaged\)"):
         import_warc(archive, wacz, S)
     assert snapshot(archive) == before
+
+
+def test_a_digest_of_a_package_that_is_gone_is_refused(archive: Archive, tmp_path: Path) -> None:
+    """A WACZ holding ``datapackage-digest.json`` but no ``datapackage.json`` (the file the digest, signed or not,
+    vouches for, and which lists the others) was read as a WACZ with no package at all: its WARCs imported unchecked.
+    py-wacz's ``wacz validate`` fails on it; pdi refuses it, naming both files, and the archive is left as it was.
+    (With neither file, the WARCs are read as they are: there is nothing to check them against.)"""
+    gone = tmp_path / "gone.wacz"
+    with zipfile.ZipFile(SITE) as zin, zipfile.ZipFile(gone, "w") as zout:
+        for info in zin.infolist():
+            if info.filename != "datapackage.json":
+                zout.writestr(info, zin.read(info.filename), compress_type=info.compress_type)
+    assert not _validates(gone)
+    before = snapshot(archive)
+    with pytest.raises(IntegrityError, match=r"gone\.wacz: datapackage-digest\.json gives the hash of"
+                                             r" datapackage\.json, which the package does not hold"):
+        import_warc(archive, gone, S)
+    assert snapshot(archive) == before

@@ -251,6 +251,9 @@ def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None,
         try:
             listed = {i.filename: i for i in infos}
             if "datapackage.json" not in listed:
+                if DIGEST_FILE in listed:  # what vouched for the files is gone (a signed package's too): damaged
+                    raise IntegrityError(f"{path}: {DIGEST_FILE} gives the hash of datapackage.json, which the"
+                                         " package does not hold: the package is damaged, and is refused")
                 return None  # nothing to check the files against: the WARCs are read as they are
             for member, cap in ((DIGEST_FILE, MAX_DIGEST_FILE), ("datapackage.json", _MAX_PACKAGE)):
                 if member in listed and listed[member].file_size > cap:
