@@ -261,3 +261,25 @@ def test_property_zips_zipfile_writes_are_not_refused(
             if streamed:
                 assert all(i.flag_bits & 0x8 for i in infos)
             _check_layout(path, infos, zf.start_dir)
+
+
+def test_a_stored_entry_of_two_sizes_is_refused_saying_so(archive: Archive, tmp_path: Path) -> None:
+    """A stored (uncompressed) WARC whose ZIP directory entry gives it fewer bytes stored than read out (APPNOTE.TXT
+    §4.4.8, §4.4.9: stored, the two are one) was refused as running "past the end of the file", which it does not
+    (zipfile cannot read it whole either): the refusal now says what the entry says. (More stored than read out
+    runs into what follows, and is refused as such.)"""
+    warc = _warc("http://example.org/a.txt", b"hello")
+    wacz = _wacz(tmp_path / "sizes.wacz", [("archive/data.warc", warc, zipfile.ZIP_STORED)])
+    data = bytearray(wacz.read_bytes())
+    at = data.rfind(b"PK\x01\x02")  # its directory entry (APPNOTE.TXT §4.3.12): the sizes at 20 and 24
+    stored, read_out = len(warc) - 10, len(warc)
+    struct.pack_into("<II", data, at + 20, stored, read_out)
+    wacz.write_bytes(bytes(data))
+    with zipfile.ZipFile(wacz) as zf, pytest.raises((zipfile.BadZipFile, EOFError)):
+        zf.read("archive/data.warc")
+    with pytest.raises(ParseError) as caught:
+        import_warc(archive, wacz, S)
+    assert str(caught.value).startswith(
+        f"{wacz}: archive/data.warc cannot be opened: its ZIP directory entry says it is stored (not compressed) but"
+        f" gives it {stored:,} bytes stored and {read_out:,} bytes read out (the entry is damaged)"), caught.value
+    assert archive.ls(series=S) == []

@@ -519,7 +519,11 @@ def _data_start(raw: BinaryIO, info: zipfile.ZipInfo, path: str | Path) -> int:
                          f" {info.header_offset} is damaged", rule="WACZ")
     name_length, extra_length = int.from_bytes(header[26:28], "little"), int.from_bytes(header[28:30], "little")
     start = info.header_offset + 30 + name_length + extra_length
-    if info.compress_size != info.file_size or start + info.file_size > end:
+    if info.compress_size != info.file_size:  # (APPNOTE.TXT §4.4.8, §4.4.9: stored, the two sizes are one)
+        raise ParseError(f"{path}: {info.filename[:200]} cannot be opened: its ZIP directory entry says it is stored"
+                         f" (not compressed) but gives it {plural(info.compress_size, 'byte')} stored and"
+                         f" {plural(info.file_size, 'byte')} read out (the entry is damaged)", rule="WACZ")
+    if start + info.file_size > end:
         raise ParseError(f"{path}: {info.filename} cannot be opened: its {plural(info.file_size, 'byte')}"
                          f" at offset {start} run past the end of the file", rule="WACZ")
     return start
