@@ -191,7 +191,7 @@ class Listing(ArchiveBase):
         text, marks = marked(row.marked, phrases=joining, most=max(words), spelled=spelled)
         own = joint(row.marked)
         groups = ([marks] if len(row.each) == 1 else
-                  [marked(each, phrases=joining, most=n, spelled=[one])[1]
+                  [marked(each, phrases=joining, most=n, spelled=[one], overlapping=True)[1]
                    for each, n, one in zip(row.each, words, spelled, strict=True)])
         # one phrase: its first match; several: the shortest stretch with a match of each
         if len(groups) == 1 and marks:

@@ -26,7 +26,7 @@ from pdi.passages.fulltext import (
 __all__ = ["index_words", "joint", "marked", "smallest_window", "snippet"]
 def marked(
     highlighted: str, *, phrases: bool = True, most: int | None = None,
-    spelled: Sequence[Sequence[str]] = (),
+    spelled: Sequence[Sequence[str]] = (), overlapping: bool = False,
 ) -> tuple[str, tuple[tuple[int, int], ...]]:
     """The text of a passage the engine marked (:data:`MARK_START` … :data:`MARK_END`), and each marked stretch.
 
@@ -41,7 +41,8 @@ def marked(
 
     ``spelled`` without ``phrases``: the engine marks each match whole (SQLite's FTS5), and a mark is a match,
     but one of more words than the longest phrase, where FTS5 made overlapping matches one (``我我`` in
-    ``我我我``), which is cut into the matches that spell it, left to right.
+    ``我我我``), which is cut into the matches that spell it, left to right; with ``overlapping``, into every match
+    that spells it, overlapping ones too (``我我`` twice in ``我我我``: the stretches a shortest window is made of).
 
     ``spelled`` with ``phrases``: the words of each phrase as the index reads them (:func:`index_words`). PostgreSQL marks every
     word of the query wherever it stands, in a phrase's match or not, so ``门`` in ``大门天安门`` is marked before
@@ -76,7 +77,8 @@ def marked(
     elif spelled:  # marks of whole matches (FTS5's), overlapping ones made one: "我我" in "我我我" is one mark
         longest = max(len(p) for p in spelled)
         marks = [m for a, b in marks for m in (
-            (_spellings(text, [(a, b)], spelled) or [(a, b)]) if len(_word_spans(text, a, b)) > longest else [(a, b)])]
+            (_spellings(text, [(a, b)], spelled, overlapping=overlapping) or [(a, b)])
+            if len(_word_spans(text, a, b)) > longest else [(a, b)])]
         return text, tuple(marks)
     joined: list[tuple[int, int]] = []
     count = 0  # the words in the last stretch
@@ -127,10 +129,11 @@ def _word_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
 def _spellings(
     text: str, marks: Sequence[tuple[int, int]], spelled: Sequence[Sequence[str]], *, every: bool = False,
+    overlapping: bool = False,
 ) -> list[tuple[int, int]]:
     """The stretches of ``marks`` whose words, one after another with nothing but white space and punctuation
     between them, spell a phrase of ``spelled``, left to right, none overlapping another (the longer phrase first
-    where two begin together); none if no run does.
+    where two begin together; with ``overlapping``, every one); none if no run does.
 
     A run spells a phrase when each of its words is the phrase's word, case aside. Where none does, the engine
     found the phrase in words written otherwise (PostgreSQL stems ``walruses`` to ``walrus``): then a run spells it
@@ -168,8 +171,17 @@ def _spellings(
         ]
 
     found: list[tuple[int, int]] = []
-    for phrase in (p for p in spelled if p):
-        found += windows(phrase, exact=True) or windows(phrase, exact=False)
+    if every:
+        for phrase in (p for p in spelled if p):
+            found += windows(phrase, exact=True) or windows(phrase, exact=False)
+    else:  # one mark of FTS5's (a match, or overlapping ones made one): a phrase spelled as written in it is what
+        # it holds; only when none is, a word written otherwise (stemmed) spells one. A phrase not in the mark at
+        # all spelled its every word: ``cat`` cut the ``café`` left over in ``café café café`` (found by hypothesis)
+        found = [w for phrase in spelled if phrase for w in windows(phrase, exact=True)]
+        if not found:
+            found = [w for phrase in spelled if phrase for w in windows(phrase, exact=False)]
+    if overlapping:
+        return sorted(set(found))
     kept: list[tuple[int, int]] = []
     for a, b in sorted(found, key=lambda w: (w[0], w[0] - w[1])):
         if not kept or a >= kept[-1][1]:
