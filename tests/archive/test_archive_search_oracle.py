@@ -189,5 +189,9 @@ def test_a_phrases_overlapping_matches_make_the_shortest_window_and_no_stray_mat
             (hit,) = archive.search('"cat cat" dog').hits
             assert (hit.start, hit.end) == (4, 15)  # "cat cat dog"
             assert sorted(hit.matches) == [(0, 7), (12, 15)]  # no lone "cat"
+            archive.add(S, b"cats cats cats dog", format="text")  # the same, stemmed
+            (hit,) = [h for h in archive.search('"cat cat" dog').hits if h.start == 5]
+            assert (hit.start, hit.end) == (5, 18)  # "cats cats dog"
+            assert sorted(hit.matches) == [(0, 9), (15, 18)]  # no lone "cats"
         finally:
             archive.close()

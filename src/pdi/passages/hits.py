@@ -177,9 +177,11 @@ def _spellings(
     else:  # one mark of FTS5's (a match, or overlapping ones made one): a phrase spelled as written in it is what
         # it holds; only when none is, a word written otherwise (stemmed) spells one. A phrase not in the mark at
         # all spelled its every word: ``cat`` cut the ``café`` left over in ``café café café`` (found by hypothesis)
+        # a mark of more words than one match is overlapping matches of a phrase of several words: a word alone
+        # written otherwise would spell any word (``dog`` cut a stray ``cats`` out of ``cats cats cats``)
         found = [w for phrase in spelled if phrase for w in windows(phrase, exact=True)]
         if not found:
-            found = [w for phrase in spelled if phrase for w in windows(phrase, exact=False)]
+            found = [w for phrase in spelled if len(phrase) > 1 for w in windows(phrase, exact=False)]
     if overlapping:
         return sorted(set(found))
     kept: list[tuple[int, int]] = []
