@@ -109,15 +109,37 @@ def test_healthz_is_alive_and_readyz_names_the_store_that_failed(archive: tuple[
         assert failed == {(("part", "blobs"),): 4.0}
 
 
+def _every_worker_holds(process: subprocess.Popen[str], catalog: Path, workers: int = 2) -> None:
+    """Wait (30 s at most) until each of the server's ``workers`` worker processes holds ``catalog`` open (a file
+    descriptor of its ``/proc``): a worker still starting when the catalog is replaced opens the new one, rightly."""
+    deadline = time.monotonic() + 30
+    wanted = os.path.realpath(catalog)
+    while True:
+        children = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()
+        holding = 0
+        for child in children:
+            try:
+                fds = os.listdir(f"/proc/{child}/fd")
+                links = {os.path.realpath(f"/proc/{child}/fd/{fd}") for fd in fds}
+            except OSError:  # (a child gone meanwhile)
+                continue
+            holding += wanted in links
+        if holding >= workers:
+            return
+        assert time.monotonic() < deadline, f"{holding} of {workers} workers hold {catalog} open"
+        time.sleep(0.05)
+
+
 def test_an_archive_restored_under_a_running_server_is_noticed(archive: tuple[Path, str, str], tmp_path: Path) -> None:
     """The operator moves a damaged archive aside and restores a backup in its place while ``pdi serve`` runs: the
     server's workers hold the catalog they opened. ``/readyz`` says so (503, naming the catalog); and a process
     whose archive was moved away under it refuses to deposit into the catalog moved aside, where it would be lost."""
     location = tmp_path / "archive"
     shutil.copytree(archive[0], location)
-    with serving(location, "--workers", "2") as (_, port):
+    with serving(location, "--workers", "2") as (process, port):
         base = f"http://127.0.0.1:{port}"
         assert httpx.get(f"{base}/readyz").status_code == 200
+        _every_worker_holds(process, location / "catalog.sqlite")  # (one still starting would open the restored one)
         location.rename(tmp_path / "archive.damaged")
         shutil.copytree(tmp_path / "archive.damaged", location)  # as pdi restore would leave it: another file
         for _ in range(4):  # each worker asked, whichever answers
