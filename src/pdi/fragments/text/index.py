@@ -487,11 +487,10 @@ class TextIndex:
             for at in range(0, self._size - self._start, _MARK_OCTETS):
                 end = min(at + _MARK_OCTETS, self._size - self._start)
                 decoded += len(decoder.decode(self._slice(self._start + at, self._start + end), False))
-                state = decoder.getstate()
-                again = codecs.getincrementaldecoder(self.encoding.body)("strict")
-                again.setstate(state)  # (a decoder that keeps more than it tells fails here or below)
-                marks.append((end, decoded, state))
-        except (AttributeError, NotImplementedError, TypeError, ValueError):  # (a UnicodeError is a ValueError)
+                marks.append((end, decoded, decoder.getstate()))
+            if marks:  # a state given is taken again (a decoder without setstate, or that refuses its own, fails here)
+                codecs.getincrementaldecoder(self.encoding.body)("strict").setstate(marks[0][2])
+        except (AttributeError, TypeError, ValueError):  # (a UnicodeError is a ValueError)
             self._marks_refused = True
             return None
         self._marks = marks
