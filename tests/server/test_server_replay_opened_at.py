@@ -135,6 +135,46 @@ def test_a_page_opened_at_characters_for_selection_marks_them_and_shows_their_na
         assert _panel(pipe, session, settled=False)[4] == "resolved: the name gives back the selected text"
 
 
+def test_on_a_phone_the_box_shows_the_end_of_the_name_opened_at_or_selected(tmp_path: Path) -> None:
+    # found following the reader's pages on a phone (2026-12-01): the PDI box of a page replayed for selection
+    # showed a name's start ("urn:pdi://web.example.us/2026/12"), its fragment, which says which passage, out of
+    # sight, both for the name the page was opened at and for a selection's (the viewer's shows its end); and the
+    # status line under the banner was cut off by an ellipsis
+    location, page = _archive(tmp_path)
+    start, end = SELECTABLE.index(b"bold"), SELECTABLE.index(b" &amp;")
+    name = f"{page}#char={_crlf_position(SELECTABLE, start)},{_crlf_position(SELECTABLE, end)}"
+    shown = """JSON.stringify((() => { const i = document.getElementById('char-name');
+      return [i.value, i.scrollWidth > i.clientWidth, i.scrollLeft + i.clientWidth >= i.scrollWidth - 1]; })())"""
+    # the status line: its words, whether they are all drawn (not cut off by an ellipsis), and the panel's height
+    said = """JSON.stringify((() => { const s = document.getElementById('select-status');
+      return [s.textContent, s.scrollWidth <= s.clientWidth && s.scrollHeight <= s.clientHeight,
+              document.querySelector('.select-tools').getBoundingClientRect().height]; })())"""
+
+    def phone(session: str, deadline: float) -> None:
+        pipe.call("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 2,
+                                                         "mobile": True}, session, deadline)
+
+    with with_replay(location) as (resolver, _), devtools() as pipe:
+        session, _ = _open(pipe, _view(resolver, name) + "&select=1", setup=phone)
+        _in_frame_when(pipe, session, MARKED, lambda v: json.loads(v)[1])
+        opened = json.loads(_top(pipe, session, shown))
+        status = json.loads(_top(pipe, session, said))
+        _shot(pipe, session, "replay-opened-phone.png")
+        # a selection's name: "bold text &" (test_a_page_opened_at_characters_for_selection_…)
+        after = SELECTABLE.index(b" more.")
+        selected = f"{page}#char={_crlf_position(SELECTABLE, start)},{_crlf_position(SELECTABLE, after)}"
+        assert _named(pipe, session, 4, 1)[1] == selected
+        chosen = json.loads(_top(pipe, session, shown))
+        checked = json.loads(_top(pipe, session, said))
+    assert opened == [name, True, True], opened
+    assert chosen == [selected, True, True], chosen
+    # what the status says is read whole (it was cut to "Shown: the name this page was opened at. Sel…"), and the
+    # panel keeps its height when it says something shorter: the page does not move under the reader's drag
+    assert status[:2] == [OPENED, True], status
+    assert checked[:2] == ["resolved: the name gives back the selected text", True], checked
+    assert checked[2] == status[2], (status, checked)
+
+
 def test_a_capture_opened_at_a_browsers_text_fragment_shows_the_native_name_it_is(tmp_path: Path) -> None:
     # the captured page's "First story: <b>rain</b> expected.": "rain" is the text of the <b> (start tags html 0,
     # head 1, title 2, link 3, body 4, h1 5, p 6, b 7)

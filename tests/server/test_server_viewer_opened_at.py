@@ -25,7 +25,7 @@ from test_server_cite_forms import _forms
 from test_server_pdf_viewer import _until
 from test_server_viewer_browser import _copied, _desktop, _js, _select, _shoot
 
-from chromium_helpers import open_page
+from chromium_helpers import navigate_and_wait_for_load, new_tab, open_page
 from pdi.capture.browser import Pipe, devtools
 
 #: The PDI box as the page shows it: [its value, its placeholder, its Copy button disabled, its link, the status].
@@ -105,6 +105,30 @@ def test_a_text_opened_at_a_browsers_text_fragment_shows_the_native_name_it_is(s
     with devtools() as pipe:
         session = _open(pipe, _view(served.url, served.text + "#:~:text=Second"))
         _shown_at_once(pipe, session, served.url, served.text + "#char=15,21", "opened-text-alias.png")
+
+
+#: A phone's window (CSS pixels), set before the page loads, as a phone opens a colleague's link.
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True}
+
+#: The PDI box: whether the name is longer than the box, and whether the box shows its end (the fragment).
+END_SHOWN = """JSON.stringify((() => { const i = document.getElementById('name');
+  return [i.scrollWidth > i.clientWidth, i.scrollLeft + i.clientWidth >= i.scrollWidth - 1]; })())"""
+
+
+def test_on_a_phone_the_box_shows_the_end_of_the_name_opened_at(served: Served) -> None:
+    # found following the reader's pages on a phone (2026-12-01): a link opened at a passage showed
+    # "urn:pdi://library.examp" in the PDI box, the fragment that says which passage out of sight, where a name
+    # the reader selects is shown from its end (test_server_cite_forms.py); a desktop's box holds the name whole
+    name = served.text + "#char=7,12"
+    with devtools() as pipe:
+        deadline = time.monotonic() + 60
+        session = new_tab(pipe, "Page", deadline=deadline)
+        pipe.call("Emulation.setDeviceMetricsOverride", PHONE, session, deadline)
+        navigate_and_wait_for_load(pipe, session, _view(served.url, name), deadline)
+        assert _box(pipe, session)[0] == name
+        end = json.loads(_js(pipe, session, END_SHOWN))
+        _shoot(pipe, session, "opened-text-phone.png")
+    assert end == [True, True], end
 
 
 def test_a_fragment_past_the_end_leaves_the_panel_waiting_and_the_note_says_why(served: Served) -> None:

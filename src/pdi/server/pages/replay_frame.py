@@ -103,7 +103,8 @@ main>p.version-banner{margin:0.5rem 1rem} main>p.note{margin:0.3rem 1rem}
 .select-tools .open:not([href]){visibility:hidden}
 .select-tools .other-forms summary{cursor:pointer} .select-tools .why{white-space:normal;font-size:0.85rem;max-width:62rem}
 @media (max-width:40rem){.select-tools .offer{grid-template-columns:1fr auto auto;row-gap:0.1rem}
- .select-tools .offer label{grid-column:1/-1}}
+ .select-tools .offer label{grid-column:1/-1}
+ .select-tools p#select-status{white-space:normal;overflow-wrap:anywhere;min-height:2.9em}}
 iframe.replay{display:block;flex:1;width:100%;min-height:20rem;border:0}
 iframe.replay.has-focus{outline:3px solid #0050c8;outline-offset:-3px}
 .not-replayed{margin:1.5rem auto;max-width:44rem;padding:0 1rem} .not-replayed h2{font-size:1.15rem}
@@ -154,6 +155,8 @@ SELECT_SCRIPT = """
   function query(name) { return name.replace(/%(?=2[35])/g, "%25").replace("#", "%23"); }
   function show(input, name) {  // the name (or nothing), its copy button and its link to open it
     input.value = name;
+    input.title = name;
+    input.scrollLeft = input.scrollWidth;  // its end in view: the fragment, where names of one page differ
     document.getElementById("copy-" + input.id).disabled = !name;
     const open = document.getElementById("open-" + input.id);
     if (name) open.href = "/view?pdi=" + encodeURIComponent(name); else open.removeAttribute("href");

@@ -166,6 +166,7 @@ SCRIPT = r"""
     serial.name = (serial.name || 0) + 1;
     input.value = cited;
     input.title = cited;
+    input.scrollLeft = input.scrollWidth;  // its end in view, as a selection's is: the fragment, on a phone too
     input.dataset.state = "verified";
     input.dataset.candidate = cited;
     input.dataset.error = "";
