@@ -281,6 +281,8 @@ def test_a_name_of_another_day_suggests_the_nearest_days_names(client: TestClien
     wrong = f"urn:pdi://{S}/2026/11/20/1.text.1"
     page = _view(client, wrong, 404)
     assert [_text(li) for li in page.findall(".//ul[@class='nearest']/li")] == [held]
+    # one day found (none before 2026-11-20): "the nearest day", not "days" (so it said, found following the app)
+    assert _text(page.find(".//h2[@id='nearest']")) == f"Documents of {S} first deposited on the nearest day, 2026-11-25"
     answer = client.get("/api/resolve", params={"pdi": wrong})
     assert answer.status_code == 404
     assert answer.headers["content-type"] == "application/problem+json"
@@ -291,6 +293,22 @@ def test_a_name_of_another_day_suggests_the_nearest_days_names(client: TestClien
     answer = client.get("/api/resolve", params={"pdi": "urn:pdi://nowhere.example.us/2026/11/20/1.text.1"})
     assert answer.status_code == 404
     assert answer.json()["detail"].endswith("; this archive holds no series nowhere.example.us")
+
+
+def test_a_name_of_a_day_between_two_suggests_both_nearest_days(tmp_path: Path) -> None:
+    """A name of a day the series minted nothing on, between two days it did: both days' documents, the heading
+    naming the two days."""
+    now = [datetime.datetime(2026, 11, 20, 10, 0, tzinfo=datetime.UTC)]
+    with Archive.init(tmp_path / "archive", clock=lambda: now[0]) as archive:
+        archive.add_series(S)
+        before = str(archive.add(S, b"before\n", format="text"))
+        now[0] = datetime.datetime(2026, 11, 30, 10, 0, tzinfo=datetime.UTC)
+        after = str(archive.add(S, b"after\n", format="text"))
+        client = TestClient(create_app(archive.location, archive=archive))
+        page = _view(client, f"urn:pdi://{S}/2026/11/25/9.text.1", 404)
+    assert _text(page.find(".//h2[@id='nearest']")) == (
+        f"Documents of {S} first deposited on the nearest days, 2026-11-20 and 2026-11-30")
+    assert [_text(li) for li in page.findall(".//ul[@class='nearest']/li")] == [_generic(before), _generic(after)]
 
 
 def test_a_name_not_here_suggests_the_nearest_names(client: TestClient, archive: Archive) -> None:

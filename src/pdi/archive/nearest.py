@@ -124,7 +124,7 @@ def nearest(archive: Holding, parsed: PDI, limit: int) -> Nearest:
         f"{_apart(side, day)}: {_listed([n for n, _ in names[:SAID_MOST]], more or len(names) > SAID_MOST)}"
         for side, names, more in sides
     )
-    return Nearest(f"Documents of {series} first deposited on the nearest days, {days}",
+    return Nearest(f"Documents of {series} first deposited on the nearest day{'s' if len(sides) > 1 else ''}, {days}",
                    tuple(n for _, names, _ in sides for n in names[:limit]),
                    f"a name carries the GMT day it was minted, and {series} has nothing minted on"
                    f" {day.isoformat()}; nearest, {said}")
