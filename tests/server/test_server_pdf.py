@@ -316,3 +316,19 @@ def test_n2c_of_a_page_wider_than_a_float_holds_is_json(archive: Archive) -> Non
     assert about.status_code == 200, about.text
     assert about.json()["fragment"]["page"]["width"] == pytest.approx(6e38, rel=1e-6)
     assert about.json()["fragment"]["page"]["height"] == 20
+
+
+def test_the_viewers_count_of_pages_is_said_for_one_page_and_for_many(archive: Archive) -> None:
+    # found following the reader's app (2026-12-01): a one-page PDF's viewer said "1 page, drawn by pdf.js as they
+    # come into view"; the pages are counted here as pages_pdf makes them, one page object each
+    import html5lib
+
+    client = TestClient(create_app(archive.location, archive=archive))
+    said = {}
+    for pages in (1, 3):
+        name = str(archive.add(S, pages_pdf(pages), format="pdf"))
+        page = html5lib.parse(client.get("/view", params={"pdi": name}).text, namespaceHTMLElements=False)
+        [count] = [s for s in page.iter("span") if s.get("class") == "pdf-count"]
+        said[pages] = "".join(count.itertext())
+    assert said == {1: "1 page, drawn by pdf.js as it comes into view",
+                    3: "3 pages, drawn by pdf.js as they come into view"}

@@ -104,8 +104,8 @@ def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None, cit
     # needs-script, not drawn without one. The button to draw a box in the panel of names, which stays at the top of the window as the pages scroll
     # (its hint says to press it): at hand on page 14 as on page 1
     tools = ('<p class="pdf-tools needs-script"><button type="button" id="pdf-box-mode" aria-pressed="false">Draw a box</button>'
-             f' <span class="pdf-count">{pages or "its"} page{"" if pages == 1 else "s"}, drawn by pdf.js as they'
-             " come into view</span></p>")
+             f' <span class="pdf-count">{pages or "its"} page{"" if pages == 1 else "s"}, drawn by pdf.js as'
+             f' {"it comes" if pages == 1 else "they come"} into view</span></p>')
     return (
         note + cite_panel("data-page" in attributes).replace('<p id="cite-status"', tools + '<p id="cite-status"', 1) + coords
         + '<noscript><p class="note">The pages are drawn by pdf.js, which needs JavaScript: without it, open'
