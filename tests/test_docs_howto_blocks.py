@@ -106,27 +106,39 @@ def test_the_signatures_pages_commands_that_need_no_server_do_what_it_says(
 def test_the_annotations_pages_lines_do_what_it_says(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime
 ) -> None:
-    """The annotations page's ``pdi`` lines, typed on the archive it describes (a text, then the page
-    ``<p>The <b>quick</b> brown fox</p>``, in its series, today) with ``hypothesis.json`` a Hypothesis search
-    API export quoting "brown fox": the text directive is the range the page's prose gives (``#char=10,29``),
-    the export names its passage, the import finds the quote where it stands in the page's source (characters
-    20 to 29: ``<p>`` 3, ``The `` 4, ``<b>`` 3, ``quick`` 5, ``</b>`` 4, a space). The token the curl lines
-    use is made by the command the page gives for it. ``curl`` lines are the server tests'
-    (tests/server/test_server_annotations.py)."""
+    """The annotations page's ``pdi`` lines, typed on the archive it describes, made by its first block in an empty
+    directory (a text, then the page ``<p>The <b>quick</b> brown fox</p>``, in its series, today), with
+    ``hypothesis.json`` a Hypothesis search API export quoting "brown fox": the text directive is the range the
+    page's prose gives (``#char=10,29``), the export names its passage, the import finds the quote where it stands
+    in the page's source (characters 20 to 29: ``<p>`` 3, ``The `` 4, ``<b>`` 3, ``quick`` 5, ``</b>`` 4, a
+    space). The token the curl lines use is made by the command the page gives for it. ``curl`` lines are the
+    server tests' (tests/server/test_server_annotations.py)."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("PDI_ARCHIVE", str(tmp_path / "archive"))
+    monkeypatch.delenv("PDI_ARCHIVE", raising=False)  # the page's archive: ./pdi-archive, as pdi init makes it
     runner = CliRunner()
     page = HOWTO / "annotations.md"
     text = page.read_text("utf-8")
     shown = re.search(r"urn:pdi://oma\.eop\.gov\.us/(\d{4}/\d\d/\d\d)/", text)
     assert shown is not None
     today = one_gmt_day.strftime("%Y/%m/%d")
-    (tmp_path / "a.txt").write_bytes(b"The quick brown fox jumps over the lazy dog.\n")
-    (tmp_path / "p.html").write_bytes(b"<p>The <b>quick</b> brown fox</p>\n")
-    for words in (["init"], ["series", "add", "oma.eop.gov.us"], ["add", "a.txt", "-s", "oma.eop.gov.us"],
-                  ["add", "p.html", "-s", "oma.eop.gov.us"]):
-        assert runner.invoke(cli, words).exit_code == 0, words
+    # the first block makes the archive (found following the page, 2026-12-01: it said which archive, not how to
+    # make it): each command of its lines (joined by &&), an echo written to its file as echo writes it
+    setup = re.findall(r"^```sh\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)[0]
+    minted = []
+    for line in setup.splitlines():
+        for command in line.split("&&"):
+            words = shlex.split(command, comments=True)
+            if words[0] == "echo":
+                assert words[2] == ">" and len(words) == 4, words
+                (tmp_path / words[3]).write_text(words[1] + "\n", "utf-8")
+                continue
+            assert words[0] == "pdi", words
+            result = runner.invoke(cli, words[1:])
+            assert result.exit_code == 0, (words, result.output)
+            minted.append(result.stdout)
     html = f"urn:pdi://oma.eop.gov.us/{today}/2.html.1"
+    assert minted[2:] == [f"urn:pdi://oma.eop.gov.us/{today}/1.text.1\n", html + "\n"], minted
+    assert (tmp_path / "fox.html").read_bytes() == b"<p>The <b>quick</b> brown fox</p>\n"
     # the page's own hypothesis.json (found following it, 2026-11-28: a reader had no such file to type with)
     [hypothesis] = [block for block in re.findall(r"^```json\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
                     if '"rows"' in block]
@@ -134,7 +146,7 @@ def test_the_annotations_pages_lines_do_what_it_says(
                                                                           "exact": "brown fox"}]
     (tmp_path / "hypothesis.json").write_text(hypothesis)
     outputs = []
-    for words, _ in _pdi_lines(page):
+    for words, _ in _pdi_lines(page)[sum(line.startswith("pdi ") for line in setup.splitlines()):]:  # after the set-up
         words = [w.replace(shown.group(1), today) for w in words]
         result = runner.invoke(cli, words[1:])
         assert result.exit_code == 0, (words, result.output)
