@@ -46,6 +46,29 @@ def _pdi_lines(page: Path) -> list[tuple[list[str], str | None]]:
     return lines
 
 
+def _set_up(tmp_path: Path, runner: CliRunner, block: str) -> list[str]:
+    """A page's set-up block typed in ``tmp_path``: each command of its lines (joined by ``&&``), an ``echo … > FILE``
+    written as echo writes it, a ``pdi`` line run (it must succeed); what the ``pdi`` lines print, in order."""
+    printed = []
+    for line in block.splitlines():
+        for command in line.split("&&"):
+            words = shlex.split(command, comments=True)
+            if words[0] == "echo":
+                assert words[2] == ">" and len(words) == 4, words
+                (tmp_path / words[3]).write_text(words[1] + "\n", "utf-8")
+                continue
+            assert words[0] == "pdi", words
+            result = runner.invoke(cli, words[1:])
+            assert result.exit_code == 0, (words, result.output)
+            printed.append(result.stdout)
+    return printed
+
+
+def _after_set_up(page: Path, block: str) -> list[tuple[list[str], str | None]]:
+    """The page's ``pdi`` lines after those of its set-up ``block`` (its first ``sh`` block)."""
+    return _pdi_lines(page)[sum(line.startswith("pdi ") for line in block.splitlines()):]
+
+
 def test_the_mirrors_pages_tokens_are_made_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every ``pdi token add`` of the mirrors page, typed on one origin in the page's order, makes its token
     (a token's name is never reused: a second ``mirror-b`` would be refused, exit 5)."""
@@ -124,18 +147,7 @@ def test_the_annotations_pages_lines_do_what_it_says(
     # the first block makes the archive (found following the page, 2026-12-01: it said which archive, not how to
     # make it): each command of its lines (joined by &&), an echo written to its file as echo writes it
     setup = re.findall(r"^```sh\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)[0]
-    minted = []
-    for line in setup.splitlines():
-        for command in line.split("&&"):
-            words = shlex.split(command, comments=True)
-            if words[0] == "echo":
-                assert words[2] == ">" and len(words) == 4, words
-                (tmp_path / words[3]).write_text(words[1] + "\n", "utf-8")
-                continue
-            assert words[0] == "pdi", words
-            result = runner.invoke(cli, words[1:])
-            assert result.exit_code == 0, (words, result.output)
-            minted.append(result.stdout)
+    minted = _set_up(tmp_path, runner, setup)
     html = f"urn:pdi://oma.eop.gov.us/{today}/2.html.1"
     assert minted[2:] == [f"urn:pdi://oma.eop.gov.us/{today}/1.text.1\n", html + "\n"], minted
     assert (tmp_path / "fox.html").read_bytes() == b"<p>The <b>quick</b> brown fox</p>\n"
@@ -146,7 +158,7 @@ def test_the_annotations_pages_lines_do_what_it_says(
                                                                           "exact": "brown fox"}]
     (tmp_path / "hypothesis.json").write_text(hypothesis)
     outputs = []
-    for words, _ in _pdi_lines(page)[sum(line.startswith("pdi ") for line in setup.splitlines()):]:  # after the set-up
+    for words, _ in _after_set_up(page, setup):
         words = [w.replace(shown.group(1), today) for w in words]
         result = runner.invoke(cli, words[1:])
         assert result.exit_code == 0, (words, result.output)
@@ -227,18 +239,24 @@ def test_the_reanchor_pages_first_line_prints_what_it_shows(
     assert expected[0].endswith("/3.text.2#char=142,186")
 
 
-def test_the_search_pages_lines_run_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The search page's ``pdi`` lines, typed in order on an archive of its series holding a text with the
-    words it looks for (but ``pdi index --watch``, which runs until stopped): each succeeds, and both searches
-    find the text (the phrase "The walrus" starts it: ``#char=0,10``)."""
+def test_the_search_pages_lines_run_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime
+) -> None:
+    """The search page's ``pdi`` lines, typed in order on the archive its first block makes in an empty directory
+    (its series, two documents, then a text with the words it looks for), but ``pdi index --watch``, which runs
+    until stopped: each succeeds, and both searches find the text, the third document (the phrase "The walrus"
+    starts it: ``#char=0,10``)."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("PDI_ARCHIVE", str(tmp_path / "archive"))
-    (tmp_path / "walrus.txt").write_bytes(b"The walrus and the carpenter were walking close at hand.\n")
+    monkeypatch.delenv("PDI_ARCHIVE", raising=False)  # the page's archive: ./pdi-archive, as pdi init makes it
     runner = CliRunner()
-    for args in (["init"], ["series", "add", "oma.eop.gov.us"], ["add", "walrus.txt", "-s", "oma.eop.gov.us"]):
-        assert runner.invoke(cli, args).exit_code == 0, args
+    page = HOWTO / "search.md"
+    # found following the page, 2026-12-01: it showed a third document's hit without saying what came before it
+    setup = re.findall(r"^```sh\n(.*?)^```", page.read_text("utf-8"), flags=re.MULTILINE | re.DOTALL)[0]
+    day = one_gmt_day.strftime("%Y/%m/%d")
+    assert _set_up(tmp_path, runner, setup)[2:] == [
+        "".join(f"urn:pdi://oma.eop.gov.us/{day}/{n}\n" for n in ("1.text.1", "2.html.1", "3.text.1"))]
     ran = []
-    for words, _ in _pdi_lines(HOWTO / "search.md"):
+    for words, _ in _after_set_up(page, setup):
         if "--watch" in words:
             continue
         result = runner.invoke(cli, words[1:])
@@ -246,9 +264,9 @@ def test_the_search_pages_lines_run_in_order(tmp_path: Path, monkeypatch: pytest
         ran.append(" ".join(words[1:2]))
         if words[1] == "search" and "--json" in words:
             [hit] = json.loads(result.stdout)["hits"]
-            assert hit["name"].endswith("/1.text.1#char=0,10"), hit
+            assert hit["name"].endswith("/3.text.1#char=0,10"), hit
         elif words[1] == "search":
-            assert "/1.text.1#char=" in result.stdout, result.stdout
+            assert "/3.text.1#char=" in result.stdout, result.stdout
     assert ran[:2] == ["search", "search"] and "reindex" in ran and "index" in ran, ran
 
 
