@@ -273,6 +273,48 @@ def test_the_commands(tmp_path: Path) -> None:
         assert [e.action for e in archive.audit()] == ["series-access", "deposit", *["embargo"] * 7]
 
 
+def test_a_deposit_embargoed_until_a_moment_past_is_said_to_read_as_any_other(
+    tmp_path: Path, one_gmt_day: datetime.datetime
+) -> None:
+    # found following the write-over-HTTP how-to (2026-12-01): its `pdi add ruling.txt … --embargo-until 2026-12-01`,
+    # typed on that day, embargoed nothing (an embargo ends at its date's start, GMT) and said nothing, where
+    # `pdi embargo … --until` says of a moment past that it is over already. The archive's clock is at noon GMT today.
+    from click.testing import CliRunner
+
+    from pdi.cli import cli
+
+    location = str(tmp_path / "archive")
+    runner = CliRunner()
+    today = one_gmt_day.date()
+    tomorrow = today + datetime.timedelta(days=1)
+
+    def run(*argv: str) -> tuple[str, str]:
+        result = runner.invoke(cli, [*argv, "--archive", location])
+        assert result.exit_code == 0, (argv, result.output)
+        return result.stdout, result.stderr
+
+    run("init")
+    run("series", "add", SEALED)
+    for n in (1, 2, 3):
+        (tmp_path / f"r{n}.txt").write_bytes(b"ruling %d\n" % n)
+    over = f"{today.isoformat()}T00:00:00.000000Z"
+    said = ("warning: an embargo until {} is over already: what was deposited reads as any other name"
+            " (pdi embargo NAME --until DATE embargoes it)\n")
+    name, warned = run("add", str(tmp_path / "r1.txt"), "-s", SEALED, "--embargo-until", today.isoformat())
+    assert warned == said.format(over)
+    with Archive.open(location) as archive:
+        assert archive.embargo_in_force(name.strip()) is None  # as said: nothing embargoed
+    # a new version embargoed until a time past, given with its zone (09:00 at +02:00 is 07:00 GMT, before noon)
+    generic = name.strip().rsplit(".", 2)[0]
+    _, warned = run("version", generic, str(tmp_path / "r2.txt"), "--embargo-until", f"{today.isoformat()}T09:00:00+02:00")
+    assert warned == said.format(f"{today.isoformat()}T07:00:00.000000Z")
+    # an embargo still to come is said nothing of, and is in force
+    name, warned = run("add", str(tmp_path / "r3.txt"), "-s", SEALED, "--embargo-until", tomorrow.isoformat())
+    assert warned == ""
+    with Archive.open(location) as archive:
+        assert archive.embargo_in_force(name.strip()) == f"{tomorrow.isoformat()}T00:00:00.000000Z"
+
+
 @given(
     st.datetimes(datetime.datetime(1970, 1, 2), datetime.datetime(2999, 12, 30)),
     st.integers(-14 * 60, 14 * 60),

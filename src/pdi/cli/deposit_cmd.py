@@ -179,6 +179,20 @@ def _source(path: str) -> str:
     return "standard input" if path == "-" else path
 
 
+def _say_if_over(embargo: str | None, archive: Archive) -> None:
+    """Say on stderr when ``--embargo-until`` named a moment past by the archive's clock: the embargo is over already,
+    and what was deposited reads as any other name (as ``pdi embargo --until`` says of such a moment)."""
+    if embargo is None:
+        return
+    from pdi.archive.access import parse_until
+    from pdi.archive.naming import timestamp
+
+    until = parse_until(embargo)
+    if until <= timestamp(archive.now()):
+        click.echo(f"warning: an embargo until {until} is over already: what was deposited reads as any other name"
+                   " (pdi embargo NAME --until DATE embargoes it)", err=True)
+
+
 def _print_deposit(deposit: Deposit, how_to_force: str) -> int:
     """Print the names a deposit answers with (how many); when it stored nothing, say so on stderr."""
     if deposit.unchanged:
@@ -284,6 +298,7 @@ def add_cmd(
                 if len(files) == 1:
                     raise
                 raise _said_of_place(exc, file, number, len(files), printed) from None
+        _say_if_over(embargo, opened())
 
 
 def _unreadable(path: str) -> tuple[type[PDIError], str] | None:
@@ -592,6 +607,7 @@ def version_cmd(
             except ImmutabilityError as exc:  # the octets of the withdrawn latest version
                 raise exc.forced_by("--force deposits them as a new version") from None
             _print_deposit(deposit, "--force deposits them as a new version")
+            _say_if_over(embargo, opened)
 
 
 def register(cli: click.Group) -> None:
