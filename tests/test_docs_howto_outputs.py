@@ -112,6 +112,11 @@ def test_the_search_page_shows_what_its_commands_print(
     assert {k: v for k, v in hit.items() if k != "deposited"} == {k: v for k, v in hit_shown.items()
                                                                   if k != "deposited"}
     assert hit["matches"] == [[0, 10]]  # a phrase is one match: "The walrus", its words one range
+    # a search that finds nothing: no hit on standard output, exit 0, and the note the page quotes on standard error
+    # (the page said it "prints nothing", found following it on 2026-12-01: a terminal shows the note)
+    nothing = runner.invoke(cli, ["search", "zzzqqq"])
+    assert nothing.exit_code == 0 and nothing.stdout == "" and nothing.stderr.startswith("note: "), nothing.output
+    assert nothing.stderr.strip() in " ".join((HOWTO / "search.md").read_text("utf-8").split())
 
 
 def test_the_annotations_page_shows_what_its_commands_print(
