@@ -166,8 +166,17 @@ def test_on_a_phone_the_box_shows_the_end_of_the_name_opened_at_or_selected(tmp_
         assert _named(pipe, session, 4, 1)[1] == selected
         chosen = json.loads(_top(pipe, session, shown))
         checked = json.loads(_top(pipe, session, said))
+        # the window made wide (the name whole in its box) and narrow again, as a phone turned twice: its end still
+        for width in (1100, 390):
+            pipe.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": 844, "deviceScaleFactor": 2,
+                                                             "mobile": width < 600}, session, time.monotonic() + 30)
+            pipe.call("Runtime.evaluate", {"expression": "new Promise((done) => requestAnimationFrame(() =>"
+                                           " requestAnimationFrame(done)))", "awaitPromise": True}, session,
+                      time.monotonic() + 30)
+        turned = json.loads(_top(pipe, session, shown))
     assert opened == [name, True, True], opened
     assert chosen == [selected, True, True], chosen
+    assert turned == [selected, True, True], turned
     # what the status says is read whole (it was cut to "Shown: the name this page was opened at. Sel…"), and the
     # panel keeps its height when it says something shorter: the page does not move under the reader's drag
     assert status[:2] == [OPENED, True], status

@@ -128,7 +128,13 @@ def test_on_a_phone_the_box_shows_the_end_of_the_name_opened_at(served: Served) 
         assert _box(pipe, session)[0] == name
         end = json.loads(_js(pipe, session, END_SHOWN))
         _shoot(pipe, session, "opened-text-phone.png")
+        # the window made wide (the name whole in its box) and narrow again, as a phone turned twice: its end still
+        for size in ({**PHONE, "width": 1100, "mobile": False}, PHONE):
+            pipe.call("Emulation.setDeviceMetricsOverride", size, session, deadline)
+            _js(pipe, session, "new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+        turned = json.loads(_js(pipe, session, END_SHOWN))
     assert end == [True, True], end
+    assert turned == [True, True], turned
 
 
 def test_a_fragment_past_the_end_leaves_the_panel_waiting_and_the_note_says_why(served: Served) -> None:

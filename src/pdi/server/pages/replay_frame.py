@@ -182,6 +182,10 @@ SELECT_SCRIPT = """
   const tools = document.querySelector(".select-tools");
   const cited = tools.dataset.cited || "", citedChar = tools.dataset.citedChar || "";
   if (cited) show(charName, cited);
+  // when the window's width changes (a phone turned, a window narrowed), each name's end stays in view
+  window.addEventListener("resize", function () {
+    document.querySelectorAll(".select-tools .offer input").forEach(function (input) { input.scrollLeft = input.scrollWidth; });
+  });
   let asked = 0;
   async function element(elt, mine) {  // the element's name, offered once it resolves
     if (elt === null) return;

@@ -82,6 +82,10 @@ SCRIPT = r"""
   if (forms) forms.addEventListener("toggle", function () {
     forms.querySelectorAll(".offer input").forEach(function (input) { input.scrollLeft = input.scrollWidth; });
   });
+  // and when the window's width changes (a phone turned, a window narrowed), each name's end stays in view
+  window.addEventListener("resize", function () {
+    document.querySelectorAll(".cite .offer input").forEach(function (input) { input.scrollLeft = input.scrollWidth; });
+  });
   function none(id, why) {
     offer(id, "", "", async function () { throw new Error(why); }, true);
   }
