@@ -136,6 +136,12 @@ DEFAULT_CACHE_MIB = 32
               "fields say the scheme, host and client of the request it forwards: the URLs pdi makes name them, and "
               "a cookie set over https is Secure. Repeatable; default: none, and from anyone else these fields "
               "are ignored (pdi docs reference/deploy).")
+@click.option("--cors-origin", "cors_origins", multiple=True, metavar="ORIGIN|*|none",
+              show_default="*",
+              help="Whose scripts may read the public answers (RFC 2169's services, the JSON read API, Memento, "
+              "OAI-PMH, manifests, /.well-known/; CORS): * any origin's, none no other origin's, or only "
+              "ORIGIN's (https://catalogue.example.edu; repeatable). The write API is never open to other origins "
+              "(pdi docs reference/resolver).")
 @archive_option
 def serve_cmd(
     host: str, port: int, base_url: str | None, workers: int | None, cache_mib: int, evaluations: int,
@@ -145,7 +151,8 @@ def serve_cmd(
     timemap_page: int, db_connections: int, read_url: str | None, tsa: str | None, indexer: bool,
     registries: tuple[str, ...], registry_key: str | None, dns: str | None, dns_private: bool, log_format: str,
     log_file: str | None,
-    access_log: str | None, metrics_token: str | None, trusted_proxies: tuple[str, ...], archive: str,
+    access_log: str | None, metrics_token: str | None, trusted_proxies: tuple[str, ...],
+    cors_origins: tuple[str, ...], archive: str,
 ) -> None:
     """Serve the archive: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/… (writes need a token), and a viewer at /.
 
@@ -194,6 +201,7 @@ def serve_cmd(
     from pdi.archive import Archive
     from pdi.errors import ParseError, PDIError
     from pdi.server import ReplaySite, create_app
+    from pdi.server.http.cors import CrossOrigin
     from pdi.server.http.forwarded import TrustedForwarding, TrustedProxies
     from pdi.server.http.metrics import MULTIPROC_ENV
     from pdi.server.process.limits import WorkLimits
@@ -224,6 +232,10 @@ def serve_cmd(
         trusted = TrustedProxies.parse(trusted_proxies)
     except ParseError as exc:
         raise click.BadParameter(exc.reason, param_hint="--trusted-proxy") from None
+    try:
+        cors = CrossOrigin.parse(cors_origins)
+    except ParseError as exc:
+        raise click.BadParameter(exc.reason, param_hint="--cors-origin") from None
     count = workers if workers is not None else default_workers()
     what = " for the replay origin (--replay-port, where archived web pages are served)"
     if replay_port is None:
@@ -261,7 +273,7 @@ def serve_cmd(
                               timemap_page=timemap_page, registries=sources, dns=finder, tsa=tsa,
                               access_log=log, json_logs=log_format == "json", metrics_token=metrics_token,
                               max_upload=None if max_upload_mib is None else max_upload_mib << 20,
-                              resolver_token=token)
+                              resolver_token=token, cors=cors)
         read_only.append(resolver.state.archive.read_only)
         if indexer:
             _refuse_indexer(resolver.state.archive)

@@ -88,6 +88,11 @@ and the OAI-PMH 2.0 endpoint (``/oai``) are :mod:`pdi.server.protocol.memento_oa
 ``/search?q=…`` finds passages by their
 words and links each to the viewer (:mod:`pdi.server.pages.text_search`).
 
+A script of another origin (a catalogue's discovery layer, a citation manager) reads the public answers
+(the RFC 2169 services, the JSON read API, Memento, OAI-PMH, manifests, ``.well-known``: the routes
+:func:`create_app` marks read) as ``cors`` allows, by default any origin's, never the write API, never with
+cookies (:mod:`pdi.server.http.cors`).
+
 A person signs in with a token at ``/signin`` (:mod:`pdi.server.pages.signin`):
 the browser then keeps it in an ``HttpOnly`` cookie that the resolver's reads
 (``GET``, ``HEAD``) take as they take a bearer token, and its writes never
@@ -119,6 +124,7 @@ from pdi.archive.blobs import memo
 from pdi.federation.authorities import Authorities, RegistrySource
 from pdi.federation.naptr import NaptrFinder
 from pdi.server.http.codings import ContentCodings
+from pdi.server.http.cors import CrossOrigin, CrossOriginReads
 from pdi.server.http.middleware import BrowserFields, HeadWithoutRange, HostField
 from pdi.server.http.preconditions import Preconditions
 from pdi.server.http.problems import HANDLERS, Options
@@ -185,6 +191,7 @@ def create_app(
     json_logs: bool = False,
     metrics_token: str | None = None,
     resolver_token: str | None = None,
+    cors: CrossOrigin | None = None,
 ) -> Starlette:
     """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open).
 
@@ -230,12 +237,17 @@ def create_app(
     ``resolver_token`` is what the resolver answers a probe of other resolvers with, to know itself under any of its
     names (:class:`~pdi.server.protocol.elsewhere.ResolverToken`): the same in every worker of one ``pdi serve``
     (default: one made now).
+    ``cors`` says which origins' scripts may read the public answers (the RFC 2169 services, the JSON read API,
+    Memento, OAI-PMH, manifests, the ``.well-known`` documents: the read routes; :mod:`pdi.server.http.cors`):
+    default any (``*``).
     """
     opened = archive if archive is not None else Archive.open(location, connections=connections, read_url=read_url)
     if fixity_memo_seconds > 0:
         opened.fixity_memo = memo.FixityMemo(fixity_memo_seconds)
     work = limits if limits is not None else WorkLimits()
-    cache = ResponseCache(cache_bytes, generation=opened.withdrawals_generation, at_once=opened.generation_at_once)
+    cross_origin = cors if cors is not None else CrossOrigin()
+    cache = ResponseCache(cache_bytes, generation=opened.withdrawals_generation, at_once=opened.generation_at_once,
+                          cross_origin=cross_origin)
     resolver = Resolver(opened, work, base_url, cache)
     pages = ReaderApp(opened, work, replay)
     key = signing_key or _signing_key(opened)
@@ -248,6 +260,12 @@ def create_app(
     catalogue = BrowsePages(opened)
     search = SearchPages(opened, work)
     annotations = AnnotationAPI(opened, work)
+    readable: list[Route] = []  # what a script of another origin may read (CrossOriginReads)
+
+    def read(*made: Route) -> list[Route]:
+        readable.extend(made)
+        return list(made)
+
     routes = [
         Route("/", pages.view),
         Route("/view", pages.view),
@@ -255,28 +273,30 @@ def create_app(
         *catalogue.routes(),
         *SignIn(opened, base_url).routes(),
         Route("/search", search.page),
-        Route("/api/search", search.api),
-        Route("/uri-res/{service}", resolver.endpoint),
+        *read(Route("/api/search", search.api)),
+        *read(Route("/uri-res/{service}", resolver.endpoint)),
         *PdfJsAssets().routes(),
-        *ReadAPI(opened, work).routes(),
+        *read(*ReadAPI(opened, work).routes()),
         *WriteAPI(opened, max_upload=max_upload, cache=cache).routes(),
         *MirrorAnnouncements(opened).routes(),
-        Route("/api/rfc5147", CiteAPI(opened, work).rfc5147),
-        Route("/api/pdf/page", CiteAPI(opened, work).pdf_page),
-        Route("/api/image/preview", CiteAPI(opened, work).image_preview),
-        Route("/api/anchor", AnchorAPI(opened, work).anchor),
-        Route("/api/annotation", annotations.export, methods=["GET"]),
-        Route("/api/annotation", annotations.import_, methods=["POST"]),
+        *read(Route("/api/rfc5147", CiteAPI(opened, work).rfc5147),
+              Route("/api/pdf/page", CiteAPI(opened, work).pdf_page),
+              Route("/api/image/preview", CiteAPI(opened, work).image_preview),
+              Route("/api/anchor", AnchorAPI(opened, work).anchor),
+              Route("/api/annotation", annotations.export, methods=["GET"]),
+              # it writes nothing: the names a posted annotation points at (pdi.server.protocol.web_annotation)
+              Route("/api/annotation", annotations.import_, methods=["POST"])),
+        # the annotation server says CORS itself, its writes' too (pdi.server.write.annotations)
         *AnnotationServer(opened, base_url=base_url, page_size=annotation_page_size).routes(),
-        *MementoRoutes(opened, base_url, work, page=timemap_page).routes(),
-        *OAIRoutes(opened, base_url, work=work, admin_email=oai_admin_email).routes(),
-        *ManifestAPI(opened, work, key, tsa).routes(),
-        *OctetsAPI(opened, work).routes(),
-        *elsewhere.routes(),
+        *read(*MementoRoutes(opened, base_url, work, page=timemap_page).routes(),
+              *OAIRoutes(opened, base_url, work=work, admin_email=oai_admin_email).routes(),
+              *ManifestAPI(opened, work, key, tsa).routes(),
+              *OctetsAPI(opened, work).routes(),
+              *elsewhere.routes()),
         *site_icon.routes(),
     ]
     docs = APIDocs()
-    routes += [Route("/openapi.json", docs.json), Route("/api", docs.page)]
+    routes += [*read(Route("/openapi.json", docs.json)), Route("/api", docs.page)]
     routes += [Route("/healthz", healthz), Route("/readyz", Readiness(opened, metrics_token=metrics_token).readyz),
                Route(METRICS_PATH, metrics(metrics_token))]
     # a browser's unknown path of the app is a page (pdi.server.pages.problem_pages), and so is a browser's refusal
@@ -291,6 +311,8 @@ def create_app(
         Middleware(BrowserFields),
         # request ids, metrics, logs; /metrics answered before a token is looked at (pdi.server.process.observe)
         Middleware(Observe, access=access_log, json_logs=json_logs, metrics_token=metrics_token, archive=opened),
+        # what a script of another origin may read, and the preflights of it, before a token or a body is looked at
+        Middleware(CrossOriginReads, policy=cross_origin, routes=readable),
         Middleware(BodyDeadline, seconds=body_seconds, rate=body_rate),  # whoever sends it, a token holder too
         Middleware(HostField),  # RFC 9112 §3.2: one Host field (none in HTTP/1.1: 400)
         Middleware(HeadWithoutRange),  # RFC 9110 §14.2: Range is a GET's alone

@@ -98,6 +98,7 @@ from pdi.server.http.conditional import (
     tag_matches,
     unsatisfiable,
 )
+from pdi.server.http.cors import CrossOrigin
 from pdi.server.http.metrics import cache_lookup
 from pdi.server.http.readers import BY_READER, varying_also
 
@@ -514,6 +515,7 @@ class ResponseCache:
         revalidate_seconds: float = REVALIDATE_SECONDS,
         at_once: Callable[[], int | None] | None = None,
         max_fact_bytes: int | None = None,
+        cross_origin: CrossOrigin | None = None,
     ) -> None:
         if max_bytes < 0 or max_entry_bytes < 0 or (max_fact_bytes or 0) < 0:
             raise ValueError("a cache's bounds are sizes: 0 or more bytes")
@@ -533,6 +535,11 @@ class ResponseCache:
         self.revalidate_seconds = revalidate_seconds
         self._seen: int | None = None
         self._fresh_until = float("-inf")
+        #: Which origins' scripts may read its answers (:mod:`pdi.server.http.cors`; none unless told): the connections
+        #: that write them (:mod:`pdi.server.process.connection`) write its :attr:`~CrossOrigin.lines` in each, after
+        #: uvicorn's default fields, as the app's :class:`~pdi.server.http.cors.CrossOriginReads` puts them first, and
+        #: leave a request with an ``Origin`` to the app when the answer depends on it (a list of origins).
+        self.cross_origin = cross_origin if cross_origin is not None else CrossOrigin(frozenset())
         #: How many times what the cache holds was forgotten (a generation moved on, a name forgotten): an answer
         #: made from what the catalog said before then is not kept (:meth:`put`'s ``epoch``).
         self.epoch = 0

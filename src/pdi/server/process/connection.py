@@ -213,6 +213,14 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
     #: The compiled answer of N2L's ``302``, a ``304`` from the facts and a kept N2R's ``200`` (:data:`FAST_ANSWER`;
     #: ``None``: every read parsed by ``httptools``).
     fast_answer: FastAnswer | None = FAST_ANSWER
+    #: uvicorn's default fields last seen (``Date``, ``Server``, made anew each second), their lines then the CORS
+    #: fields' lines of every answer written here (the cache's :attr:`~pdi.server.process.cache.ResponseCache.cross_origin`),
+    #: and those CORS lines alone: the same for every answer within a second, made once (:func:`answering_protocol`
+    #: makes one list for each protocol).
+    _heads: ClassVar[list[Any]] = [None, b"", b""]
+    #: Whether the CORS fields of an answer depend on the request's ``Origin`` (a list of origins): a request with
+    #: one is then the app's, which names it (:class:`~pdi.server.http.cors.CrossOriginReads`).
+    _by_origin: bool = False
     #: The connections each client address holds open in this worker (:meth:`connection_made`), made anew for
     #: each worker's protocol by :func:`answering_protocol`.
     clients: ClassVar[collections.Counter[str]] = collections.Counter()
@@ -287,7 +295,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
                 and self.refusal is None):
             # asked first, the rest only of a read it answers (most reads it declines cost that look alone); what
             # it touched of the cache is only which entry was used last
-            sent = fast(data, self._facts, self._entries, self._origin, _defaults[1], True)
+            sent = fast(data, self._facts, self._entries, self._origin, self._heads[1], True)
             cycle = self.cycle
             limit = self.limit_concurrency
             if (sent is not None and (cycle is None or cycle is _ANSWERED) and not self.pipeline
@@ -317,9 +325,10 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
                         self._asked = self._told = False
                     return
                 defaults = self.server_state.default_headers
-                if defaults is not _defaults[0]:  # uvicorn makes them anew each second (the Date): made again
-                    _defaults[:] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults)
-                    sent = fast(data, self._facts, self._entries, self._origin, _defaults[1], False)
+                heads = self._heads
+                if defaults is not heads[0]:  # uvicorn makes them anew each second (the Date): made again
+                    heads[:2] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults) + heads[2]
+                    sent = fast(data, self._facts, self._entries, self._origin, heads[1], False)
                 if sent is not None and len(sent) == 4:
                     self._idle_due = None
                     wire, method, status, octets = sent
@@ -389,9 +398,10 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         """Write an answer made for a first asking whose head only the compiled path read (:meth:`_first_asking`,
         :meth:`_first_told`), as :meth:`_answer_from_cache` writes one, and wait for the next request."""
         defaults = self.server_state.default_headers
-        if defaults is not _defaults[0]:  # uvicorn makes them anew each second (the Date)
-            _defaults[:] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults)
-        head = STATUS_LINE[status] + _defaults[1] + lines
+        heads = self._heads
+        if defaults is not heads[0]:  # uvicorn makes them anew each second (the Date)
+            heads[:2] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults) + heads[2]
+        head = STATUS_LINE[status] + heads[1] + lines
         self._idle_due = None
         self._disarm()
         self.transport.write(head + body if method == b"GET" else head)
@@ -429,6 +439,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
                 and max(len(self.connections), len(self.tasks)) >= self.limit_concurrency)
             or parser.get_method() not in (b"GET", b"HEAD")
             or _not_plain_fields(self.headers)
+            or (self._by_origin and any(key == b"origin" for key, _ in self.headers))  # the app names the origin
             or (parser.get_method() == b"HEAD" and _ranged(self.headers))  # the ASGI path drops its Range
         )
 
@@ -470,13 +481,14 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
                 return False  # the app answers it, and counts its look-up in the cache (CachedAnswers)
             status, lines, body = found
         defaults = self.server_state.default_headers
-        if defaults is not _defaults[0]:  # uvicorn makes them anew each second (the Date)
-            _defaults[:] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults)
+        heads = self._heads
+        if defaults is not heads[0]:  # uvicorn makes them anew each second (the Date)
+            heads[:2] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults) + heads[2]
         request_id = None
         if self.json_logs:  # lines end with the head's empty line: the id goes before it
             request_id = uuid.uuid4().hex
             lines = lines[:-2] + b"x-request-id: %s\r\n\r\n" % request_id.encode("ascii")
-        head = STATUS_LINE[status] + _defaults[1] + lines
+        head = STATUS_LINE[status] + heads[1] + lines
         self._disarm()
         method = self.parser.get_method()
         self.transport.write(head + body if method == b"GET" else head)
@@ -550,8 +562,6 @@ def _lines(found: tuple[int, Headers, bytes]) -> tuple[int, bytes, bytes]:
     return status, b"".join(b"%s: %s\r\n" % pair for pair in headers) + b"\r\n", body
 
 
-#: uvicorn's default headers last seen (Date, Server) and their lines: the same for every answer within a second.
-_defaults: list[Any] = [None, b""]
 
 _N2L = N2L_PATH.encode()
 _N2R = b"/uri-res/N2R"
@@ -578,5 +588,7 @@ def answering_protocol(
     attributes = {"header_seconds": header_seconds, "send_seconds": send_seconds, "cache": cache, "replay_port": replay_port, "access": access,
                   "public": None if public is None else staticmethod(public), "json_logs": json_logs,
                   "told": None if told is None else staticmethod(told),
-                  "trusted": trusted, "clients": clients, "refused": refused}
+                  "trusted": trusted, "clients": clients, "refused": refused,
+                  "_heads": [None, b"", b"" if cache is None else cache.cross_origin.lines],
+                  "_by_origin": cache is not None and cache.cross_origin.by_origin}
     return type("CachedAnswerProtocol", (CachedAnswerProtocol,), attributes)

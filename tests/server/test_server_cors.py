@@ -1,0 +1,342 @@
+"""CORS on the resolver's public answers, judged by the Fetch standard's rules as a browser applies them
+(``fetch_cors``, written from the standard): a script of another origin reads N2R, N2L, N2Ls, N2C, Memento,
+OAI-PMH, the JSON read API, manifests and the ``.well-known`` documents, preflighted or not, redirects followed;
+not the write API; not with cookies; and as ``--cors-origin`` says (any origin, some, none). The answers ``pdi
+serve``'s connections write from the cache themselves (the compiled path, the first asking, the told path) carry
+the same fields as the app's.
+"""
+
+from __future__ import annotations
+
+import socket
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+from fetch_cors import (
+    Answer,
+    Ask,
+    Fields,
+    browser_fetch,
+    cors_check,
+    exposed,
+    get,
+    needs_preflight,
+    unsafe_request_header_names,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from server_helpers import S, on_own_protocol, sealed_archive
+from starlette.testclient import TestClient
+
+from pdi.archive import Archive
+from pdi.errors import ParseError
+from pdi.server import create_app
+from pdi.server.http.cors import CrossOrigin, serialized_origin
+from pdi.signing import SigningKey
+
+READER = "https://reader.example.org"
+KEY = SigningKey.generate()
+OTHER = "https://elsewhere.example.net"
+
+
+@pytest.fixture(scope="module")
+def names(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Archive, dict[str, str]]]:
+    location = tmp_path_factory.mktemp("cors") / "archive"
+    archive, public, sealed, reader = sealed_archive(str(location))
+    version = archive.add(S, b"first words\n", format="text")
+    generic = str(version).rsplit(".", 2)[0]
+    try:
+        yield archive, {"text": public, "sealed": sealed, "token": reader, "generic": generic}
+    finally:
+        archive.close()
+
+
+def asking(client: TestClient | httpx.Client, content: bytes | None = None) -> Ask:
+    """What ``client`` (an app's test client, or a live server's) answers, as :mod:`fetch_cors` asks it (``content``:
+    the body of every request but a preflight)."""
+
+    def ask(method: str, url: str, fields: Fields) -> Answer:
+        answer = client.request(method, url, headers=list(fields), follow_redirects=False,
+                                content=None if method == "OPTIONS" else content)
+        return Answer(answer.status_code, answer.headers.multi_items(), answer.content)
+
+    return ask
+
+
+def app_client(names: tuple[Archive, dict[str, str]], cors: CrossOrigin | None = None) -> TestClient:
+    archive, _ = names
+    return TestClient(create_app(archive.location, archive=archive, cors=cors, signing_key=KEY),
+                      base_url="http://resolver.test")
+
+
+def _reads(names: dict[str, str]) -> list[tuple[str, str, list[tuple[str, str]], int]]:
+    """A read of each public endpoint: its method, path, fields (most not CORS-safelisted: preflighted) and the
+    status it answers."""
+    text, generic = names["text"], names["generic"]
+    quoted = urllib.parse.quote(text, safe="")
+    return [
+        ("GET", f"/uri-res/N2R?{text}", [("Accept-Datetime", "Thu, 01 Jan 2099 00:00:00 GMT")], 200),
+        ("GET", f"/uri-res/N2R?{text}", [("Range", "bytes=0-3")], 206),  # safelisted: no preflight
+        ("GET", f"/uri-res/N2R?{text}", [("Prefer", "return=minimal")], 200),
+        ("HEAD", f"/uri-res/I2R?{text}", [], 200),
+        ("GET", f"/uri-res/N2L?{text}", [("If-Modified-Since", "Thu, 01 Jan 1970 00:00:00 GMT")], 200),  # followed
+        ("GET", f"/uri-res/N2Ls?{generic}", [], 200),
+        ("GET", f"/uri-res/N2C?{text}", [("Accept", "application/json")], 200),
+        ("GET", f"/uri-res/N2Ns?{text}", [], 200),
+        ("GET", f"/uri-res/N2R?{text}.bogus", [], 400),  # a refusal is read too
+        ("GET", f"/timegate/{generic}", [("Accept-Datetime", "Thu, 01 Jan 2099 00:00:00 GMT")], 200),  # followed
+        ("GET", f"/timemap/link/{generic}", [], 200),
+        ("GET", "/oai?verb=Identify", [], 200),
+        ("POST", "/oai", [("Content-Type", "application/x-www-form-urlencoded")], 200),
+        ("GET", f"/api/resolve?pdi={quoted}", [("Authorization", "Bearer nothing-at-all")], 401),
+        ("GET", f"/api/resolve?pdi={quoted}", [("If-None-Match", '"x"')], 200),
+        ("GET", f"/api/ls?pattern={urllib.parse.quote(generic, safe='')}", [], 200),
+        ("GET", "/api/series", [], 200),
+        ("GET", "/api/search?q=minutes", [], 200),
+        ("GET", f"/api/manifest?series={S}", [], 200),
+        ("GET", "/.well-known/pdi-keys", [], 200),
+        ("GET", "/openapi.json", [], 200),
+    ]
+
+
+def test_a_script_of_another_origin_reads_every_public_endpoint(names: tuple[Archive, dict[str, str]]) -> None:
+    client = app_client(names)
+    ask = asking(client)
+    for method, path, fields, status in _reads(names[1]):
+        each = asking(client, b"verb=Identify") if method == "POST" else ask
+        got = browser_fetch(each, READER, method, "http://resolver.test" + path, fields)
+        assert got is not None, (method, path, fields)
+        assert got.status == status, (method, path, got)
+        assert (got.sent[0][0] == "OPTIONS") == needs_preflight(method, fields), got.sent
+        if status == 200 and path.startswith("/uri-res/N2R?"):
+            # what a reader of a memento needs (RFC 7089): its Link and Memento-Datetime, and its validator
+            assert {"link", "etag", "memento-datetime", "x-pdi-sha256"} <= set(got.fields), got.fields
+    # N2L's 302 and the TimeGate's were followed: each answer on the way passed the CORS check
+    n2l = browser_fetch(ask, READER, "GET", f"http://resolver.test/uri-res/N2L?{names[1]['text']}")
+    assert n2l is not None and [m for m, _ in n2l.sent] == ["GET", "GET"] and n2l.body == b"open minutes of the board\n"
+
+
+def test_a_range_is_read_with_its_content_range(names: tuple[Archive, dict[str, str]]) -> None:
+    got = browser_fetch(asking(app_client(names)), READER, "GET",
+                        f"http://resolver.test/uri-res/N2R?{names[1]['text']}", [("Range", "bytes=5-11")])
+    assert got is not None and got.status == 206 and got.body == b"minutes"
+    assert got.fields["content-range"] == "bytes 5-11/26" and got.fields["accept-ranges"] == "bytes"
+
+
+def test_the_write_api_is_not_open_to_other_origins(names: tuple[Archive, dict[str, str]]) -> None:
+    client = app_client(names)
+    ask = asking(client, b"{}")
+    token = [("Authorization", f"Bearer {names[1]['token']}")]
+    for method, path in (("POST", "/api/deposit"), ("GET", "/api/audit"), ("POST", "/api/withdraw")):
+        assert browser_fetch(ask, READER, method, "http://resolver.test" + path, token) is None, path
+    # a preflight of a method no read route takes: answered as any OPTIONS (not a 500), and refused by the browser
+    text = names[1]["text"]
+    pre = client.options(f"/uri-res/N2R?{text}", headers={"Origin": READER, "Access-Control-Request-Method": "DELETE"})
+    assert pre.status_code == 204 and pre.headers["allow"] == "GET, HEAD, OPTIONS"
+    assert not [k for k in pre.headers if k.startswith("access-control-")], pre.headers
+    assert browser_fetch(ask, READER, "DELETE", f"http://resolver.test/uri-res/N2R?{text}") is None
+    # a PUT of a read path is never sent either
+    assert browser_fetch(ask, READER, "PUT", "http://resolver.test/oai") is None
+
+
+def test_nothing_is_given_a_script_that_reads_with_cookies(names: tuple[Archive, dict[str, str]]) -> None:
+    ask = asking(app_client(names))
+    url = f"http://resolver.test/uri-res/N2R?{names[1]['text']}"
+    assert browser_fetch(ask, READER, "GET", url, credentials="omit") is not None
+    assert browser_fetch(ask, READER, "GET", url, credentials="include") is None  # no Allow-Credentials, ever
+
+
+def test_the_annotation_server_says_its_own_cors_once(names: tuple[Archive, dict[str, str]]) -> None:
+    ask = asking(app_client(names))
+    got = browser_fetch(ask, READER, "GET", "http://resolver.test/api/annotations/", [("Accept", "application/ld+json")])
+    assert got is not None and got.status == 200 and "etag" in got.fields
+    answer = ask("GET", "http://resolver.test/api/annotations/", [("Origin", READER)])
+    assert [v for k, v in answer.fields if k.lower() == "access-control-allow-origin"] == ["*"]
+
+
+def test_listed_origins_are_named_and_others_refused(names: tuple[Archive, dict[str, str]]) -> None:
+    client = app_client(names, CrossOrigin.parse([READER + "/", "http://localhost:8080"]))
+    ask = asking(client)
+    text = names[1]["text"]
+    url = f"http://resolver.test/uri-res/N2R?{text}"
+    got = browser_fetch(ask, READER, "GET", url, [("Accept-Datetime", "Thu, 01 Jan 2099 00:00:00 GMT")])
+    assert got is not None and got.status == 200 and "link" in got.fields
+    answer = ask("GET", url, [("Origin", READER)])
+    assert get(answer.fields, "Access-Control-Allow-Origin") == READER
+    assert browser_fetch(ask, "http://localhost:8080", "GET", url) is not None
+    assert browser_fetch(ask, OTHER, "GET", url) is None
+    assert browser_fetch(ask, "http://localhost:8081", "GET", url) is None
+    for origin in (None, READER, OTHER):  # every answer says it varies by Origin (Fetch §3.2.5), a preflight's too
+        fields = [] if origin is None else [("Origin", origin)]
+        vary = get(ask("GET", url, fields).fields, "Vary") or ""
+        assert "origin" in [v.strip().lower() for v in vary.split(",")], (origin, vary)
+        pre = ask("OPTIONS", url, [*fields, ("Access-Control-Request-Method", "GET")])
+        assert "origin" in (get(pre.fields, "Vary") or "").lower(), pre
+
+
+def test_none_turns_it_off(names: tuple[Archive, dict[str, str]]) -> None:
+    client = app_client(names, CrossOrigin.parse(["none"]))
+    ask = asking(client)
+    for method, path, fields, _ in _reads(names[1]):
+        each = asking(client, b"verb=Identify") if method == "POST" else ask
+        assert browser_fetch(each, READER, method, "http://resolver.test" + path, fields) is None, path
+        answer = each(method, "http://resolver.test" + path, [("Origin", READER), *fields])
+        assert not [k for k, _ in answer.fields if k.lower().startswith("access-control-")], path
+
+
+def test_a_private_answer_read_with_a_token_is_never_given_to_others(names: tuple[Archive, dict[str, str]]) -> None:
+    archive, named = names
+    app = create_app(archive.location, archive=archive)
+    with on_own_protocol(app, public=True) as url, httpx.Client(base_url=url) as client:
+        ask = asking(client)
+        sealed = f"{url}/uri-res/N2R?{named['sealed']}"
+        token = [("Authorization", f"Bearer {named['token']}")]
+        for _ in range(2):
+            got = browser_fetch(ask, READER, "GET", sealed, token)
+            assert got is not None and got.status == 200 and got.body == b"sealed minutes of the board\n"
+            assert "private" in got.fields["cache-control"] and len(app.state.cache) == 0
+            for who in ([], [("Accept-Datetime", "Thu, 01 Jan 2099 00:00:00 GMT")]):
+                other = browser_fetch(ask, READER, "GET", sealed, who)
+                assert other is not None and other.status in (403, 404) and b"sealed minutes" not in other.body
+            raw = client.get(sealed)  # the connection's own path: not kept, not given
+            assert raw.status_code in (403, 404) and raw.headers["access-control-allow-origin"] == "*"
+
+
+def _raw(port: int, head: str) -> tuple[int, list[tuple[str, str]]]:
+    """The status and header fields of the answer to one request ``head`` sent on a new connection, as sent (no
+    Date)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(head.encode("latin-1"))
+        got = b""
+        while b"\r\n\r\n" not in got:
+            more = sock.recv(65536)
+            assert more, got
+            got += more
+    status, *lines = got.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+    return int(status.split()[1]), [(k.lower(), v) for k, v in (line.split(": ", 1) for line in lines)
+                                    if k.lower() != "date"]
+
+
+@pytest.mark.parametrize("cors", ["*", "listed", "none"])
+def test_answers_the_connections_write_carry_the_apps_fields(names: tuple[Archive, dict[str, str]], cors: str) -> None:
+    """An N2R's first asking (the public path), its second (the compiled path, or the parser's with an Origin), a
+    304 and N2L's 302 from the name's fact, each asked as a browser's navigation (no Origin) and as its fetch
+    (an Origin listed, or not): the CORS fields the configuration says, whichever path answers (a Host the cache
+    has not seen for each origin: every path)."""
+    archive, named = names
+    policy = CrossOrigin.parse({"*": ["*"], "listed": [READER], "none": ["none"]}[cors])
+    app = create_app(archive.location, archive=archive, cors=policy)
+    text = named["text"]
+    tag = '"' + archive.resolve(text).sha256 + '"'
+    with on_own_protocol(app, public=True) as url:
+        port = int(url.rsplit(":", 1)[1])
+        for n, origin in enumerate(("", READER, OTHER)):
+            fields = f"Host: cors{n}.test\r\n" + (f"Origin: {origin}\r\n" if origin else "")
+            for request, status in ((f"GET /uri-res/N2R?{text} HTTP/1.1\r\n{fields}\r\n", 200),
+                                    (f"GET /uri-res/N2R?{text} HTTP/1.1\r\n{fields}\r\n", 200),
+                                    (f"GET /uri-res/N2R?{text} HTTP/1.1\r\n{fields}If-None-Match: {tag}\r\n\r\n", 304),
+                                    (f"GET /uri-res/N2L?{text} HTTP/1.1\r\n{fields}\r\n", 302)):
+                got, answer = _raw(port, request)
+                assert got == status, (request, answer)
+                said = [(k, v) for k, v in answer if k.startswith("access-control-") or (k, v) == ("vary", "Origin")]
+                assert said == _expected(cors, origin), (request, answer)
+                if origin:  # what a browser makes of it
+                    allowed = cors == "*" or (cors == "listed" and origin == READER)
+                    assert cors_check(origin, "same-origin", answer) == allowed
+                    if allowed and status == 200:
+                        assert {"etag", "link", "memento-datetime"} <= set(exposed(answer, "same-origin"))
+
+
+def _expected(cors: str, origin: str) -> list[tuple[str, str]]:
+    """The CORS fields an answer to a request from ``origin`` (empty: none) carries, configured ``cors``: as
+    docs/reference/resolver.md says them."""
+    expose = ("Accept-Ranges, Allow, Content-Location, Content-Range, ETag, Link, Location, Memento-Datetime,"
+              " PDI-Capture, Retry-After, Vary, Warning, WWW-Authenticate, X-PDI-SHA256, X-Request-Id")
+    if cors == "*":
+        return [("access-control-allow-origin", "*"), ("access-control-expose-headers", expose)]
+    if cors == "listed":
+        named = [("access-control-allow-origin", origin), ("access-control-expose-headers", expose)]
+        return [("vary", "Origin"), *(named if origin == READER else [])]
+    return []
+
+
+#: The request fields the resolver's readers send (docs/reference/resolver.md, "Scripts of other origins").
+READER_FIELDS = {"accept", "accept-datetime", "accept-language", "authorization", "content-type", "if-match",
+                 "if-modified-since", "if-none-match", "if-range", "if-unmodified-since", "prefer", "range",
+                 "x-request-id"}
+_FIELD_NAMES = st.sampled_from(sorted(READER_FIELDS | {"x-requested-with", "cookie2", "dnt", "x-pdi-anything",
+                                                      "content-language", "accept-encoding", "slug"}))
+_VALUES = st.sampled_from(["bytes=0-9", "bytes=-5", "bytes=9-0", "text/plain", "application/json", "en-GB", "*/*",
+                           "(x)", "W/\"a\"", "Thu, 01 Jan 2099 00:00:00 GMT", "x" * 200])
+
+
+@pytest.fixture(scope="module")
+def shared(names: tuple[Archive, dict[str, str]]) -> TestClient:
+    """One test client of the resolver answering as configured by default, for every example of a property."""
+    return app_client(names)
+
+
+@settings(max_examples=150)
+@given(method=st.sampled_from(["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "get"]),
+       fields=st.lists(st.tuples(_FIELD_NAMES, _VALUES), max_size=4, unique_by=lambda f: f[0]),
+       path=st.sampled_from(["/uri-res/N2R?{text}", "/oai", "/api/deposit", "/view?pdi={text}", "/timegate/{generic}"]))
+def test_a_browser_sends_exactly_what_a_reader_may(names: tuple[Archive, dict[str, str]], shared: TestClient,
+                                                   method: str, fields: list[tuple[str, str]], path: str) -> None:
+    """Whatever a script asks, the browser lets it through exactly when it is a read of a read path (GET or HEAD;
+    POST where OAI-PMH takes it) whose fields that are not safelisted are among those readers send."""
+    url = "http://resolver.test" + path.format(**names[1])
+    got = browser_fetch(asking(shared), READER, method, url, fields)
+    fetch_unsafe = set(unsafe_request_header_names(fields))
+    read_path = not path.startswith(("/api/deposit", "/view"))
+    methods = {"GET", "HEAD", "POST"} if path == "/oai" else {"GET", "HEAD"}
+    method = method.upper()  # fetch() normalizes the methods it knows (Fetch §2.2.1)
+    if not read_path:  # no answer there says who may read it
+        expected = False
+    elif not needs_preflight(method, fields):  # sent at once: whatever it answers (a 405 too) says who may read it
+        expected = True
+    else:
+        expected = method in methods and fetch_unsafe <= READER_FIELDS
+    assert (got is not None) == expected, (method, fields, path, got)
+
+
+_HOSTS = st.from_regex(r"[a-zA-Z0-9]([a-zA-Z0-9-]{0,10}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,10}[a-zA-Z0-9])?){0,3}",
+                       fullmatch=True)
+
+
+@given(scheme=st.sampled_from(["http", "https", "HTTP", "Https"]), host=_HOSTS,
+       port=st.one_of(st.none(), st.integers(1, 65535), st.sampled_from([80, 443])), slash=st.booleans())
+def test_a_configured_origin_is_spelled_as_a_browser_sends_it(scheme: str, host: str, port: int | None,
+                                                              slash: bool) -> None:
+    given_text = f"{scheme}://{host}" + ("" if port is None else f":{port}") + ("/" if slash else "")
+    split = urllib.parse.urlsplit(given_text)  # the standard library's reading: scheme and host in lower case
+    default = {"http": 80, "https": 443}[split.scheme]
+    shown = f"{split.scheme}://{split.hostname}" + ("" if split.port in (None, default) else f":{split.port}")
+    assert serialized_origin(given_text) == shown
+
+
+@pytest.mark.parametrize("text", ["null", "ftp://a.example", "https://a.example/path", "https://user@a.example",
+                                  "https://a.example:0", "https://a.example:65536", "a.example", "https://a.example?x",
+                                  "https://-a.example", "*.example.org"])
+def test_what_is_not_an_origin_is_refused(text: str) -> None:
+    with pytest.raises(ParseError):
+        CrossOrigin.parse([text])
+
+
+def test_star_or_none_with_origins_is_refused() -> None:
+    assert CrossOrigin.parse([]) == CrossOrigin.parse(["*"]) == CrossOrigin(None)
+    for mixed in (["*", READER], ["none", READER], ["*", "none"]):
+        with pytest.raises(ParseError):
+            CrossOrigin.parse(mixed)
+
+
+def test_pdi_serve_refuses_an_origin_it_cannot_read(tmp_path: Path) -> None:
+    from pdi.cli import cli
+
+    Archive.init(tmp_path / "archive").close()
+    result = CliRunner().invoke(cli, ["serve", "--archive", str(tmp_path / "archive"), "--port", "0",
+                                      "--cors-origin", "https://a.example/path"])
+    assert result.exit_code == 2 and "--cors-origin" in result.output and "scheme://host[:port]" in result.output
