@@ -182,20 +182,26 @@ class CrossOriginReads(HTTPMiddleware):
     def __init__(self, app: ASGIApp, policy: CrossOrigin, routes: Sequence[Route]) -> None:
         super().__init__(app)
         self.policy = policy
-        self.routes = list(routes)
-        #: The paths of routes without parameters, and the fixed beginnings of the others' (a path matched against
-        #: those routes' patterns only when it begins with one).
-        self._exact = {r.path for r in self.routes if "{" not in r.path}
-        self._prefixes = tuple({r.path.split("{", 1)[0] for r in self.routes if "{" in r.path})
+        #: The methods of the routes without parameters, by path; the others' fixed beginnings, with each route (a
+        #: path is matched against a route's pattern only when it begins with that route's).
+        self._exact: dict[str, set[str]] = {}
+        self._patterned: list[tuple[str, Route]] = []
+        for route in routes:
+            if "{" in route.path:
+                self._patterned.append((route.path.split("{", 1)[0], route))
+            else:
+                self._exact.setdefault(route.path, set()).update(route.methods or ())
+        self._prefixes = tuple(prefix for prefix, _ in self._patterned)
 
     def read_methods(self, path: str) -> list[str]:
         """The methods the read routes take at ``path``, in the order of :data:`_READ_METHODS` (none: not a read
         path)."""
-        if path not in self._exact and not path.startswith(self._prefixes):
+        taken = self._exact.get(path)
+        if taken is None and not path.startswith(self._prefixes):
             return []
-        taken: set[str] = set()
-        for route in self.routes:
-            if route.path_regex.match(path):
+        taken = set(taken or ())
+        for prefix, route in self._patterned:
+            if path.startswith(prefix) and route.path_regex.match(path):
                 taken |= set(route.methods or ())
         return [m for m in _READ_METHODS if m in taken]
 
