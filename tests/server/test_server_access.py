@@ -176,6 +176,41 @@ def test_a_private_answer_is_never_cached_and_a_cached_public_one_is_forgotten(l
         assert client.get(f"/uri-res/N2R?{name}").status_code == 403
 
 
+def test_a_write_embargoed_until_a_moment_past_says_so_in_a_warning(location: str) -> None:
+    # found in a new user's trial: `pdi add --embargo-until <a day past>` warns that the embargo is over already, but
+    # POST /api/deposit?…&embargo=<a day past> answered 201 as any deposit, and the depositor believed it embargoed.
+    # The archive's clock is 2026-11-23 09:00 GMT: 2026-11-23 (its start) is past, 09:00:00+02:00 (07:00 GMT) too.
+    clock = Clock(datetime.datetime(2026, 11, 23, 9, 0, tzinfo=datetime.UTC))
+    with Archive.init(location, clock=clock) as archive:
+        archive.add_series(S)
+        _, curator = archive.add_token("clerk", role="curate", series=[S])
+        client = TestClient(create_app(location, archive=archive))
+        token = {"Authorization": f"Bearer {curator}"}
+        said = ('299 pdi "an embargo until {} is over already: what was deposited reads as any other name'
+                ' (POST /api/embargo?pdi=NAME&until=DATE embargoes it)"')
+        made = client.post(f"/api/deposit?series={S}&format=text&embargo=2026-11-23", content=b"one\n", headers=token)
+        assert made.status_code == 201 and made.headers["warning"] == said.format("2026-11-23T00:00:00.000000Z")
+        name = made.json()["pdi"]
+        assert client.get(f"/uri-res/N2R?{name}").content == b"one\n"  # as said: it reads as any other name
+        generic = name.rsplit(".", 2)[0]
+        again = client.post(f"/api/version?pdi={_q(generic)}&format=text&embargo={_q('2026-11-23T09:00:00+02:00')}",
+                            content=b"two\n", headers=token)
+        assert again.status_code == 201 and again.headers["warning"] == said.format("2026-11-23T07:00:00.000000Z")
+        batch = client.post(f"/api/batch?series={S}&embargo=2026-11-01", headers=token,
+                            files={"a": ("a.txt", b"three\n", "text/plain")})
+        assert batch.status_code == 201 and batch.headers["warning"] == said.format("2026-11-01T00:00:00.000000Z")
+        # the very moment of the clock is over (an embargo ends at its moment); a moment still to come is said nothing of
+        now = client.post(f"/api/deposit?series={S}&format=text&embargo={_q('2026-11-23T09:00:00Z')}",
+                          content=b"four\n", headers=token)
+        assert now.headers["warning"] == said.format("2026-11-23T09:00:00.000000Z")
+        later = client.post(f"/api/deposit?series={S}&format=text&embargo={_q('2026-11-23T09:00:01Z')}",
+                            content=b"five\n", headers=token)
+        assert later.status_code == 201 and "warning" not in later.headers
+        assert client.get(f"/uri-res/N2R?{later.json()['pdi']}").status_code == 403
+        plain = client.post(f"/api/deposit?series={S}&format=text", content=b"six\n", headers=token)
+        assert "warning" not in plain.headers
+
+
 def test_embargo_over_http_and_its_lifting_by_the_archive_clock(location: str) -> None:
     clock = Clock(datetime.datetime(2026, 11, 23, 9, 0, tzinfo=datetime.UTC))
     with Archive.init(location, clock=clock) as archive:

@@ -158,7 +158,8 @@ _IDEMPOTENCY = Param(
     where="header", schema={"type": "string", "minLength": 1, "maxLength": MAX_KEY + 2,
                             "pattern": '^(?!""$)(?:"[\\x20-\\x7e]{1,255}"|[\\x20-\\x7e]{1,255})$'},
 )
-_EMBARGO = Param("embargo", "Embargo the version until this date or time (needs the role curate)", schema=_MOMENT)
+_EMBARGO = Param("embargo", "Embargo the version until this date or time (needs the role curate); a moment past"
+                 " embargoes nothing, and the answer's Warning header says so", schema=_MOMENT)
 
 # --- the bodies answers carry --------------------------------------------------------------------
 _JSON = "application/json"

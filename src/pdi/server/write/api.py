@@ -47,7 +47,8 @@ transaction that makes it (who: ``token:NAME``, from which address).
 * ``POST /api/embargo?pdi=NAME&until=DATE`` — embargo a document (a generic
   name) or a version until a date or a time with its zone; no ``until`` lifts
   it; role ``curate``. ``embargo=DATE`` on a deposit or a version embargoes
-  it from the start (role ``curate`` too). See :mod:`pdi.archive.access`.
+  it from the start (role ``curate`` too); a ``DATE`` past by the archive's clock embargoes nothing, and the
+  answer says so in a ``Warning: 299 pdi "an embargo until … is over already: …"``. See :mod:`pdi.archive.access`.
 * ``GET /api/audit?after=N&limit=L`` — the audit log; role ``admin``.
 
 ``Idempotency-Key`` (draft-ietf-httpapi-idempotency-key-header): a deposit,
@@ -264,7 +265,11 @@ class WriteAPI:
                            "unchanged": d.unchanged, **_withdrawn_since(d)} for d in deposits]}
         # as a deposit answers (_created): 200 when nothing new was stored, every item held already
         status = 200 if all(d.unchanged for d in deposits) else 201
-        return JSONResponse(body, status_code=status, headers={"Idempotent-Replayed": "true"} if replayed else {})
+        headers = {"Idempotent-Replayed": "true"} if replayed else {}
+        over = self._over(embargo)
+        if over is not None:
+            headers["Warning"] = over
+        return JSONResponse(body, status_code=status, headers=headers)
 
     async def version(self, request: Request) -> Response:
         writer = await self.writer(request)
@@ -282,7 +287,21 @@ class WriteAPI:
         def run(body: Iterator[bytes]) -> Deposit:
             return write([content(body)], idempotency_key=key, request=_fingerprint(request), embargo_until=embargo)
 
-        return _created(await self._streamed(request, run))
+        return _created(await self._streamed(request, run), over=self._over(embargo))
+
+    def _over(self, embargo: str | None) -> str | None:
+        """Of a write whose ``embargo=`` named a moment past by the archive's clock (and was written, so it parses):
+        the ``Warning`` its answer carries, that the embargo is over already, as ``pdi add --embargo-until`` warns."""
+        if embargo is None:
+            return None
+        from pdi.archive.access import parse_until
+        from pdi.archive.naming import timestamp
+
+        until = parse_until(embargo)
+        if until > timestamp(self.archive.now()):
+            return None
+        return (f'299 pdi "an embargo until {until} is over already: what was deposited reads as any other name'
+                ' (POST /api/embargo?pdi=NAME&until=DATE embargoes it)"')
 
     async def format(self, request: Request) -> Response:
         writer = await self.writer(request)
@@ -612,8 +631,9 @@ async def _next(chunks: AsyncIterator[bytes]) -> bytes | None:
         return None
 
 
-def _created(deposit: Deposit) -> Response:
-    """``201`` and the new names; ``200`` when nothing new was stored; a replay answers as the first time."""
+def _created(deposit: Deposit, *, over: str | None = None) -> Response:
+    """``201`` and the new names; ``200`` when nothing new was stored; a replay answers as the first time. ``over``:
+    the ``Warning`` of an embargo given that is over already (:meth:`WriteAPI._over`)."""
     first = str(deposit[0])
     body = {"pdi": first, "names": [str(n) for n in deposit], "version": deposit.version,
             "unchanged": deposit.unchanged, **_withdrawn_since(deposit)}
@@ -622,6 +642,8 @@ def _created(deposit: Deposit) -> Response:
     headers = {"Location": n2r_path(first)}
     if deposit.replayed:
         headers["Idempotent-Replayed"] = "true"
+    if over is not None:
+        headers["Warning"] = over
     return JSONResponse(body, status_code=200 if deposit.unchanged else 201, headers=headers)
 
 
