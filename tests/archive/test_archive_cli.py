@@ -454,7 +454,7 @@ def test_add_refuses_a_png_named_jpg_unless_forced(tmp_path: Path) -> None:
     assert refused.stdout == ""
     assert refused.stderr == (
         f"pdi: format check failed: {report}: the content is image/png (PNG image data),"
-        " but the format image+jpeg (image/jpeg) was declared; give --format png, or --force"
+        " but it was declared image/jpeg (pdi's format token image+jpeg); give --format png, or --force"
         " to deposit it as declared\n"
     )
     assert run(location, "ls", S).stdout == ""

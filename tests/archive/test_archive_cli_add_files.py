@@ -80,7 +80,7 @@ def test_a_file_refused_in_the_middle_stops_there_the_ones_before_kept(location:
     assert refused.stdout == f"{name}\n" and name.endswith("/1.text.1"), refused.stdout
     assert refused.stderr == (
         f"pdi: format check failed: {bad}, file 2 of 3 (the 1 before it deposited, its name printed; the 1 after it"
-        " not tried): the content is text/plain (ASCII text), but the format pdf (application/pdf) was declared;"
+        " not tried): the content is text/plain (ASCII text), but it was declared application/pdf (pdi's format token pdf);"
         " give --format text, or --force to deposit it as declared\n"
     )
     assert _stored(location) == [(name, _sha256(first))]

@@ -24,7 +24,7 @@ from PIL import Image
 
 from pdi.archive import Archive, Content
 from pdi.archive.content import is_text_format, one_octet_per_character
-from pdi.errors import ImmutabilityError, IntegrityError, ParseError
+from pdi.errors import ImmutabilityError, IntegrityError, ParseError, UnsupportedError
 
 S = "oma.eop.gov.us"
 DAY = "urn:pdi://oma.eop.gov.us/2026/11/22"
@@ -95,7 +95,10 @@ def test_a_declared_signature_the_bytes_lack_is_refused(
         archive.deposit(S, [Content(data, token, source="upload.bin")])
     message = str(refused.value)
     assert message.startswith(f"upload.bin: the content is {found}")
-    assert f"but the format {token} (" in message
+    # what each token stands for (docs/reference/identifiers.md: the minor type alone when it is unique, else type+minor)
+    declared = {"image+jpeg": "image/jpeg", "png": "image/png", "webp": "image/webp", "flac": "audio/flac",
+                "zip": "application/zip", "pdf": "application/pdf", "tiff": "image/tiff"}[token]
+    assert f"but it was declared {declared} (pdi's format token {token})" in message
     assert message.endswith(f"give --format {suggested}, or --force to deposit it as declared")
     assert snapshot(archive) == before
     forced = archive.add(S, data, format=token, force=True)
@@ -105,12 +108,18 @@ def test_a_declared_signature_the_bytes_lack_is_refused(
 
 def test_the_brief_example_a_png_named_jpeg(archive: Archive) -> None:
     with pytest.raises(IntegrityError, match=r"^report\.jpg: the content is image/png \(PNG image data\), but "
-                       r"the format image\+jpeg \(image/jpeg\) was declared; give --format png, or --force"):
+                       r"it was declared image/jpeg \(pdi's format token image\+jpeg\); give --format png, or --force"):
         archive.deposit(S, [Content(image("PNG"), "image+jpeg", source="report.jpg")])
 
 
+def test_a_charset_given_to_a_format_not_text_is_refused_in_words_a_newcomer_reads(archive: Archive) -> None:
+    # the media type first, the token (which docs/reference/identifiers.md explains) said to be pdi's own
+    with pytest.raises(UnsupportedError, match=r"^image/png \(pdi's format token png\) is not text: it has no charset$"):
+        archive.deposit(S, [Content(image("PNG"), "png", "utf-8")])
+
+
 def test_an_empty_file_is_not_an_image(archive: Archive) -> None:
-    with pytest.raises(IntegrityError, match=r"^the content is empty, but the format png"):
+    with pytest.raises(IntegrityError, match=r"^the content is empty, but it was declared image/png \(pdi's format token png\)"):
         archive.add(S, b"", format="png")
     assert archive.get(archive.add(S, b"", format="text")).data == b""
 

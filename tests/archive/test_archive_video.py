@@ -100,7 +100,7 @@ def test_a_video_deposit_keeps_what_ffprobe_reads(archive: Archive, videos: dict
         ("video+mp4", "webm", "cannot read it as mov"),
         ("webm", "video+mp4", "cannot read it as matroska"),
         # Ogg has a signature: libmagic tells it first
-        ("video+ogg", "webm", "is video/webm \\(WebM\\), but the format video\\+ogg"),
+        ("video+ogg", "webm", "is video/webm \\(WebM\\), but it was declared video/ogg \\(pdi's format token video\\+ogg\\)"),
     ],
 )
 def test_a_video_that_is_not_its_declared_container_is_refused_and_leaves_nothing(

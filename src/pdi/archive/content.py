@@ -417,7 +417,7 @@ def check_format(data: bytes, token: str, media_type: str, *, source: str | None
         suggestion = None
     what = "empty" if found_type == "application/x-empty" else f"{found_type} ({_describe(data)})"
     raise FormatCheckError(
-        f"{where(source)}the content is {what}, but the format {token} ({media_type}) was declared",
+        f"{where(source)}the content is {what}, but it was declared {media_type} (pdi's format token {token})",
         declare=("format", suggestion),
     )
 
@@ -762,7 +762,7 @@ def prepare(
                 )
             )
     elif content.charset:
-        raise UnsupportedError(f"format {token} ({media_type}) is not text: it has no charset")
+        raise UnsupportedError(f"{media_type} (pdi's format token {token}) is not text: it has no charset")
     elif _is_xml(media_type):  # read in the encoding its octets say: each must be in it (a WARC's record too)
         observers.append(XmlCheck(force=force, source=content.source))
     sgml_catalog = None
