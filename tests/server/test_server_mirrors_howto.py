@@ -66,11 +66,15 @@ def test_the_mirrors_page_shows_what_its_commands_print(
     monkeypatch.delenv("PDI_SIGNING_KEY", raising=False)
     runner = CliRunner()
     a, b = tmp_path / "a", tmp_path / "b"
-    (tmp_path / "report.txt").write_bytes(REPORT)
-    (tmp_path / "scan.bin").write_bytes(SCAN)
-    # the page's first paragraphs say how A and B are made: A's lines before its `pdi serve`, then B's `pdi init`;
-    # each its own `pdi keys init`
+    # the page's first paragraphs say how A and B are made: the two files by the shell's lines they give (found in a
+    # new user's trial: the page once gave only the text's size, where its repair's path held its SHA-256's first
+    # two digits, 7a), A's lines before its `pdi serve`, then B's `pdi init`; each its own `pdi keys init`
     intro = PAGE.read_text("utf-8").split("\n", 1)[1].split("## ", 1)[0]  # after the title
+    made = [line for line in re.findall(r"`((?:printf|head) [^`]+)`", " ".join(intro.split()))]
+    assert len(made) == 2, made
+    subprocess.run(["sh", "-ec", "\n".join(made)], cwd=tmp_path, check=True, timeout=30)
+    assert (tmp_path / "report.txt").read_bytes() == REPORT
+    assert (tmp_path / "scan.bin").stat().st_size == len(SCAN)
     typed = [" ".join(line.split()) for line in re.findall(r"`(pdi [^`]+)`", intro)]
     assert typed[:6] == ["pdi init", f"pdi series add {S}", f"pdi add -s {S} report.txt scan.bin", "pdi serve",
                          "pdi init", "pdi keys init"], typed
