@@ -348,3 +348,28 @@ def test_the_set_up_page_names_every_debian_package_bootstrap_installs() -> None
     assert after, "the section says what --dev adds"
     assert [p for p in plain if f"`{p}`" not in before_dev] == []
     assert [p for p in dev if f"`{p}`" not in section] == []
+
+
+def test_the_sgml_pages_lines_add_a_dtd_and_the_file_it_names_in_an_order_that_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SGML how-to's ``pdi sgml add`` lines, typed in order: its ``filing.dtd`` names ``filing-entities.ent`` by
+    its file name, as the page says, and each line must succeed (found in a new user's trial: the page once added
+    the DTD first, which the folder refuses while the file it names is missing, as the page's next paragraph says).
+    ``pdi sgml list`` then lists both, the DTD with its public identifier."""
+    from support.sgml_filing import FILING_DTD, PUBLIC
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PDI_ARCHIVE", str(tmp_path / "archive"))
+    (tmp_path / "filing-entities.ent").write_text('<!ENTITY court "the ACME court">\n', encoding="ascii")
+    (tmp_path / "filing.dtd").write_text('<!ENTITY % entities SYSTEM "filing-entities.ent">\n%entities;\n' + FILING_DTD,
+                                         encoding="ascii")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init"]).exit_code == 0
+    lines = [words for words, _ in _pdi_lines(HOWTO / "sgml-dtds.md")]
+    assert [w[:3] for w in lines] == [["pdi", "sgml", "add"], ["pdi", "sgml", "add"], ["pdi", "sgml", "list"]], lines
+    for words in lines:
+        result = runner.invoke(cli, words[1:])
+        assert result.exit_code == 0, (words, result.output)
+    listed = [line.split("\t") for line in result.stdout.splitlines()]
+    assert [(row[0], row[2:]) for row in listed] == [("filing-entities.ent", []), ("filing.dtd", [PUBLIC])]

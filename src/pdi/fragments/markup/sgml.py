@@ -475,7 +475,9 @@ def dtd_errors(data: bytes, name: str, catalog: SgmlCatalog | None = None, *, sh
         file, line, column = [*where.removeprefix(f"{program}:").rsplit(":", 2), "", ""][:3]
         if file == os.path.join(folder, "check.sgml"):
             continue
-        found.append(f"{shown or name if file == os.path.join(folder, name) else file}:{line}:{column}: {said.strip()}")
+        # onsgmls -R lists no place it tried ("cannot find \"x.ent\"; tried "): the dangling "tried" said nothing
+        said = re.sub(r";\s*tried\s*$", "", said.strip())
+        found.append(f"{shown or name if file == os.path.join(folder, name) else file}:{line}:{column}: {said}")
     return found
 
 
