@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pdi import untrusted_json
@@ -78,10 +78,32 @@ def test_an_integer_is_read_alike_whichever_way_it_is_read(brackets: int) -> Non
     big = [2**63 - 1, 2**63, -(2**63), 10**400, -(10**4000)]
     assert untrusted_json.loads(f"[{padding}, {', '.join(map(str, big))}, 1.5e300]", "it", rule="r")[1:] == [
         *big, 1.5e300]
-    with pytest.raises(ParseError, match="Exceeds the limit"):
+    with pytest.raises(ParseError, match=r"^it is not JSON pdi reads: it holds an integer of 5,000 digits, more than"
+                                         r" the 4,300 pdi reads \(RFC 8259 §6"):
         untrusted_json.loads(f"[{padding}, {'1' * 5000}]", "it", rule="r")
     with pytest.raises(ParseError, match="NaN, Infinity or a number past"):
         untrusted_json.loads(f"[{padding}, 1e400]", "it", rule="r")
+
+
+@settings(max_examples=200)
+@given(st.integers(1, 9), st.integers(0, 10**9), st.integers(4_290, 4_310), st.booleans(), st.sampled_from(["", "x" * 200]))
+def test_an_integer_longer_than_python_converts_is_refused_in_pdi_s_words(
+        first: int, rest: int, digits: int, negative: bool, padding: str) -> None:
+    """RFC 8259 §6 lets a reader limit the numbers it takes; Python converts an integer of at most
+    ``sys.get_int_max_str_digits()`` digits (4,300), and refused a longer one in the interpreter's words ("Exceeds
+    the limit (4300 digits) for integer string conversion …; use sys.set_int_max_str_digits()"), which a user of
+    ``pdi import`` can do nothing with. One within it is read as ``int`` reads its digits (a string of as many
+    digits, or a longer one, is no number and is read as it is)."""
+    assert sys.get_int_max_str_digits() == 4_300
+    text = ("-" if negative else "") + (str(first) + str(rest) * digits)[:digits]
+    document = json.dumps({"bytes": "9" * 5_000, "pad": padding})[:-1] + f', "n": {text}}}'
+    if digits <= 4_300:
+        assert untrusted_json.loads(document, "it", rule="r")["n"] == int(text)
+        return
+    with pytest.raises(ParseError) as caught:
+        untrusted_json.loads(document, "it", rule="r")
+    assert str(caught.value) == (f"it is not JSON pdi reads: it holds an integer of {digits:,} digits, more than the"
+                                 " 4,300 pdi reads (RFC 8259 §6 lets a reader limit the numbers it takes) (rule r)")
 
 
 @pytest.mark.parametrize("octets", [b'["\xed\xa0\x80"]', "[1]".encode("utf-16"), "[1]".encode("utf-32"), b"[\"\xff\"]"])

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import sys
 from typing import Any
 
 from pdi.errors import LimitError, ParseError
@@ -74,9 +75,12 @@ def loads(data: str | bytes, what: str, *, rule: str, most: int = MAX_VALUES, un
     repeated: list[bool] = []
     hook = None if not unique_keys else functools.partial(_unique_members, repeated)
     try:
-        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite, object_pairs_hook=hook)
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite, object_pairs_hook=hook,
+                           parse_int=_integers(raw))
     except _BeyondJSON:
         raise ParseError(f"{what} is not JSON: {_BEYOND}", rule=rule) from None
+    except _LongInteger as exc:
+        raise ParseError(f"{what} is not JSON pdi reads: {exc}", rule=rule) from None
     except RecursionError:  # pragma: no cover - the streaming pass refuses it first
         raise ParseError(f"{what} is not JSON pdi reads: it is nested too deep", rule=rule) from None
     except ValueError as exc:
@@ -175,9 +179,11 @@ def _bounded(raw: bytes, what: str, rule: str, most: int) -> None:
         said = said.split("\n", 1)[0].strip()[:200]
         if len(raw) <= 1 << 20:  # small: Python's reader says where, in its words
             try:
-                json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
+                json.loads(raw, parse_constant=_no_constant, parse_float=_finite, parse_int=_integers(raw))
             except _BeyondJSON:
                 said = _BEYOND
+            except _LongInteger as long:
+                said = str(long)
             except RecursionError:
                 pass
             except ValueError as python:
@@ -201,6 +207,29 @@ def _finite(text: str) -> float:
     if number in (float("inf"), float("-inf")):
         raise _BeyondJSON(text)
     return number
+
+
+class _LongInteger(Exception):
+    """An integer of more digits than Python converts (``sys.get_int_max_str_digits``), said in pdi's words."""
+
+
+def _integers(raw: bytes) -> Any:
+    """``json.loads``'s ``parse_int`` for ``raw``: ``None`` (its own, quicker) unless a run of digits in ``raw`` is
+    longer than Python converts to an integer, which it refuses in the interpreter's words ("Exceeds the limit (4300
+    digits) for integer string conversion …; use sys.set_int_max_str_digits()"): then one that refuses such an
+    integer in pdi's (RFC 8259 §6 lets a reader limit the numbers it takes), naming its length."""
+    most = sys.get_int_max_str_digits()
+    if not most or re.search(rb"[0-9]{%d}" % (most + 1), raw) is None:
+        return None
+
+    def integer(text: str) -> int:
+        digits = len(text) - text.startswith("-")
+        if digits > most:
+            raise _LongInteger(f"it holds an integer of {digits:,} digits, more than the {most:,} pdi reads"
+                               " (RFC 8259 §6 lets a reader limit the numbers it takes)")
+        return int(text)
+
+    return integer
 
 
 def _holds_lone_surrogate(value: Any) -> bool:

@@ -262,3 +262,29 @@ def test_a_digest_of_a_package_that_is_gone_is_refused(archive: Archive, tmp_pat
                 zout.writestr(info, zin.read(info.filename), compress_type=info.compress_type)
     _refused_as_py_wacz_refuses(archive, gone, IntegrityError, r"gone\.wacz: datapackage-digest\.json gives the hash"
                                                                r" of datapackage\.json, which the package does not hold")
+
+
+def test_a_size_of_five_thousand_digits_is_refused_in_pdi_s_words(archive: Archive, tmp_path: Path) -> None:
+    """A ``bytes`` of 5,000 digits (more than the 4,300 Python converts to an integer) was refused in the
+    interpreter's words ("Exceeds the limit (4300 digits) for integer string conversion …; use
+    sys.set_int_max_str_digits() to increase the limit"), which a user of ``pdi import`` can do nothing with. It is
+    refused in pdi's, naming the file and how long the number is, and nothing is deposited."""
+    def edit(resource: dict[str, Any]) -> None:
+        if resource["path"] == "archive/site.warc.gz":
+            resource["bytes"] = 0  # written as a number, then given its 5,000 digits below
+
+    wacz = tmp_path / "long.wacz"
+    with zipfile.ZipFile(_edited(tmp_path / "zero.wacz", edit, digest=False)) as zin, zipfile.ZipFile(wacz, "w") as zout:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if info.filename == "datapackage.json":
+                data = data.replace(b'"bytes": 0', b'"bytes": ' + b"7" * 5_000, 1)
+                assert b"7" * 5_000 in data
+            zout.writestr(info, data, compress_type=info.compress_type)
+    before = snapshot(archive)
+    with pytest.raises(ParseError) as refused:
+        import_warc(archive, wacz, S)
+    assert str(refused.value) == (f"{wacz}: datapackage.json is not JSON pdi reads: it holds an integer of 5,000"
+                                  " digits, more than the 4,300 pdi reads (RFC 8259 §6 lets a reader limit the"
+                                  " numbers it takes) (rule WACZ)")
+    assert snapshot(archive) == before
