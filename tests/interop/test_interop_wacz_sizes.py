@@ -27,7 +27,7 @@ from warc_builder import DATA
 
 from pdi.archive import Archive
 from pdi.cli import cli
-from pdi.errors import IntegrityError, ParseError
+from pdi.errors import IntegrityError, LimitError, ParseError
 from pdi.interop.warc import import_warc
 
 S = "web.example.us"
@@ -287,4 +287,53 @@ def test_a_size_of_five_thousand_digits_is_refused_in_pdi_s_words(archive: Archi
     assert str(refused.value) == (f"{wacz}: datapackage.json is not JSON pdi reads: it holds an integer of 5,000"
                                   " digits, more than the 4,300 pdi reads (RFC 8259 §6 lets a reader limit the"
                                   " numbers it takes) (rule WACZ)")
+    assert snapshot(archive) == before
+
+
+#: A ZIP entry's name of 60,000 characters (APPNOTE.TXT §4.4.10 allows 65,535 octets), its two ends told apart.
+LONG_START, LONG_END = "archive/start-", "-end.warc.gz"
+LONG = LONG_START + "x" * 60_000 + LONG_END
+
+
+def _long_named(target: Path, *, listed: bool = True, hash_: str | None = None, size: int | None = None,
+                data: bytes | None = None, deflated: bool = False) -> Path:
+    """``site.wacz`` with its WARC under :data:`LONG` (``data`` in its place, deflated when ``deflated``), listed in
+    an unsigned ``datapackage.json`` with its own hash and size, or ``hash_`` and ``size``, or not at all."""
+    with zipfile.ZipFile(SITE) as zin, zipfile.ZipFile(target, "w") as zout:
+        package = json.loads(zin.read("datapackage.json"))
+        warc = zin.read("archive/site.warc.gz") if data is None else data
+        package["resources"] = [r for r in package["resources"] if r["path"] != "archive/site.warc.gz"]
+        if listed:
+            package["resources"].append({"name": "long.warc.gz", "path": LONG, "bytes": len(warc) if size is None else size,
+                                         "hash": hash_ or "sha256:" + hashlib.sha256(warc).hexdigest()})
+        for info in zin.infolist():
+            if info.filename == "archive/site.warc.gz":
+                zout.writestr(LONG, warc, compress_type=zipfile.ZIP_DEFLATED if deflated else zipfile.ZIP_STORED)
+            elif info.filename == "datapackage.json":
+                zout.writestr(info, json.dumps(package), compress_type=info.compress_type)
+            elif info.filename != "datapackage-digest.json":
+                zout.writestr(info, zin.read(info.filename), compress_type=info.compress_type)
+    return target
+
+
+@pytest.mark.parametrize(("made", "error", "said"), [
+    (lambda t: _long_named(t, listed=False), IntegrityError, "is not listed in datapackage.json"),
+    (lambda t: _long_named(t, hash_="sha256:" + "0" * 64), IntegrityError, "was changed: its SHA-256 is"),
+    (lambda t: _long_named(t, size=7), IntegrityError, "holds 4,706 bytes, datapackage.json says 7"),
+    (lambda t: _long_named(t, data=b"\0" * (4 << 20), deflated=True), LimitError, "more than 100 times"),
+    (lambda t: _long_named(t, data=b"Dear all,\r\n\r\n"), ParseError, "is not a WARC file"),
+], ids=["not-listed", "changed", "another-size", "expanding", "no-warc"])
+def test_a_long_entry_name_is_quoted_by_its_ends(
+        archive: Archive, tmp_path: Path, made: Any, error: type[Exception], said: str) -> None:
+    """A ZIP entry's name of 60,000 characters was echoed whole in most refusals (a terminal's screens of ``x``), and
+    cut after its first 200 in others, losing its end (``.warc.gz``, what tells two such names apart). Each refusal
+    now quotes it by its ends, as pdi quotes other strangers' long input (``start…[59,826 characters left out]…end``),
+    and still says what is wrong."""
+    wacz = made(tmp_path / "long.wacz")
+    before = snapshot(archive)
+    with pytest.raises(error) as refused:
+        import_warc(archive, wacz, S)
+    message = str(refused.value)
+    assert said in message and len(message) < 1_000, message[:3_000]
+    assert LONG_START in message and LONG_END in message and "characters left out]" in message, message
     assert snapshot(archive) == before

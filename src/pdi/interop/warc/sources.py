@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from pdi import untrusted_json
 from pdi._files import free_room
-from pdi._wording import plural
+from pdi._wording import clipped, plural
 from pdi.errors import (
     IntegrityError,
     LimitError,
@@ -139,7 +139,7 @@ def wacz_sources(
         if info.filename in sizes and info.file_size > EXPANSION_ALLOWANCE \
                 and info.file_size > max_expansion * info.compress_size:
             raise LimitError(
-                f"{Path(path).name}!{info.filename} (the ZIP entry at offset {info.header_offset}) is refused:"
+                f"{Path(path).name}!{clipped(info.filename)} (the ZIP entry at offset {info.header_offset}) is refused:"
                 f" it decompresses to {plural(info.file_size, 'byte')} from {plural(info.compress_size, 'byte')},"
                 f" more than {max_expansion:g} times (the limit of pdi import --max-expansion)"
             )
@@ -157,9 +157,9 @@ def wacz_sources(
                     fh = stack.enter_context(zf.open(member))
                 except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
                     # a damaged local header, a size or offset past the end
-                    raise ParseError(f"{path}: {member} cannot be opened: {exc}", rule="WACZ") from None
+                    raise ParseError(f"{path}: {clipped(member)} cannot be opened: {exc}", rule="WACZ") from None
                 except (NotImplementedError, RuntimeError) as exc:  # a compression method or encryption zipfile lacks
-                    raise UnsupportedError(f"{path}: {member} cannot be read: {exc}") from None
+                    raise UnsupportedError(f"{path}: {clipped(member)} cannot be read: {exc}") from None
                 yield fh  # type: ignore[misc]  # ZipExtFile is a seekable binary stream
 
         return open_member
@@ -169,7 +169,7 @@ def wacz_sources(
         def open_window() -> Iterator[BinaryIO]:
             with open(path, "rb") as raw:
                 window = _Window(raw, _data_start(raw, info, path), info.file_size, info.CRC,
-                                 f"{Path(path).name}!{info.filename}")
+                                 f"{Path(path).name}!{clipped(info.filename)}")
                 yield window  # type: ignore[misc]  # a RawIOBase is a seekable binary stream, not typed as BinaryIO
 
         return open_window
@@ -178,7 +178,7 @@ def wacz_sources(
         assert spool is not None
         # named by its number alone: the entry's name is a stranger's (a suffix of 300 octets is no file name)
         copy = spool / f"wacz-{number}{'.warc.gz' if member.lower().endswith('.gz') else '.warc'}"
-        what = f"{Path(path).name}!{member} decompressed"
+        what = f"{Path(path).name}!{clipped(member)} decompressed"
         with opener(member)() as source:
             try:
                 out = copy.open("wb")
@@ -190,7 +190,7 @@ def wacz_sources(
                         try:
                             piece = source.read(1 << 20)
                         except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:  # a CRC, a deflate stream
-                            raise ParseError(f"{path}: {member} cannot be read: {exc}", rule="WACZ") from None
+                            raise ParseError(f"{path}: {clipped(member)} cannot be read: {exc}", rule="WACZ") from None
                         if not piece:
                             break
                         out.write(piece)
@@ -206,7 +206,7 @@ def wacz_sources(
 
     return [
         Source(
-            f"{Path(path).name}!{name}",
+            f"{Path(path).name}!{clipped(name)}",
             stored(members[name]) if members[name].compress_type == zipfile.ZIP_STORED
             else spooled(name, number) if spool is not None else opener(name),
             sizes[name],
@@ -257,7 +257,7 @@ def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None,
                 return None  # nothing to check the files against: the WARCs are read as they are
             for member, cap in ((DIGEST_FILE, MAX_DIGEST_FILE), ("datapackage.json", _MAX_PACKAGE)):
                 if member in listed and listed[member].file_size > cap:
-                    raise LimitError(f"{path}: {member} is larger than the {plural(cap, 'byte')} pdi reads")
+                    raise LimitError(f"{path}: {clipped(member)} is larger than the {plural(cap, 'byte')} pdi reads")
             with zf.open("datapackage.json") as fh:
                 package = fh.read(_MAX_PACKAGE + 1)
             checked = None
@@ -356,10 +356,10 @@ def _check_names(path: str | Path, infos: list[zipfile.ZipInfo]) -> None:
     for info in infos:
         name = info.filename
         if name.startswith("/") or ".." in name.replace("\\", "/").split("/"):
-            raise ParseError(f"{path}: the ZIP entry {name[:200]!r} at offset {info.header_offset} is named outside"
+            raise ParseError(f"{path}: the ZIP entry {_quoted(name)} at offset {info.header_offset} is named outside"
                              " the package (a '..' segment or a leading '/')", rule="WACZ")
         if name in seen:
-            raise ParseError(f"{path}: two ZIP entries are named {name[:200]!r} (at offsets {seen[name]} and"
+            raise ParseError(f"{path}: two ZIP entries are named {_quoted(name)} (at offsets {seen[name]} and"
                              f" {info.header_offset}): which one the package holds is not said", rule="WACZ")
         seen[name] = info.header_offset
 
@@ -399,8 +399,8 @@ def _check_layout(path: str | Path, infos: list[zipfile.ZipInfo], directory: int
         if furthest is not None and info.header_offset < furthest[1]:
             held, held_end = furthest
             raise ParseError(
-                f"{path}: the ZIP entries {held.filename[:200]!r} (at offset {held.header_offset}, its octets to"
-                f" offset {held_end}) and {info.filename[:200]!r} (at offset {info.header_offset}) overlap: each"
+                f"{path}: the ZIP entries {_quoted(held.filename)} (at offset {held.header_offset}, its octets to"
+                f" offset {held_end}) and {_quoted(info.filename)} (at offset {info.header_offset}) overlap: each"
                 " entry's octets are its own, and entries made to share them are a zip bomb (one entry's octets"
                 " read as many files); the package is refused", rule="WACZ")
         try:
@@ -409,8 +409,8 @@ def _check_layout(path: str | Path, infos: list[zipfile.ZipInfo], directory: int
             local_name = raw_name.decode("utf-8", "backslashreplace")
         if local_name != info.orig_filename:
             raise ParseError(
-                f"{path}: the ZIP entry {info.filename[:200]!r} at offset {info.header_offset} is named"
-                f" {local_name[:200]!r} in its local header: which file the package holds there is not said"
+                f"{path}: the ZIP entry {_quoted(info.filename)} at offset {info.header_offset} is named"
+                f" {_quoted(local_name)} in its local header: which file the package holds there is not said"
                 " (readers differ: zipfile goes by the directory, a streaming unzip by the local header)",
                 rule="WACZ")
         if furthest is None or end > furthest[1]:
@@ -418,7 +418,7 @@ def _check_layout(path: str | Path, infos: list[zipfile.ZipInfo], directory: int
     if furthest is not None and furthest[1] > directory:
         held, held_end = furthest
         raise ParseError(
-            f"{path}: the ZIP entry {held.filename[:200]!r} at offset {held.header_offset} runs to offset"
+            f"{path}: the ZIP entry {_quoted(held.filename)} at offset {held.header_offset} runs to offset"
             f" {held_end}, into the ZIP directory at offset {directory}: an entry's octets end where the"
             " directory begins; the package is refused", rule="WACZ")
 
@@ -447,29 +447,29 @@ def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zi
         if not isinstance(member, str) or not isinstance(hash_, str) or not hash_.startswith("sha256:"):
             raise ParseError(f"{path}: datapackage.json lists {_shown(member)} without a sha256: hash", rule="WACZ")
         if member in stated:  # which of its hashes (and sizes) the package vouches for is not said
-            raise ParseError(f"{path}: datapackage.json lists {member[:200]!r} twice: a file is listed once",
+            raise ParseError(f"{path}: datapackage.json lists {_quoted(member)} twice: a file is listed once",
                              rule="WACZ")
         stated[member] = hash_
         size = r.get("bytes")
         if size is not None:
             if not isinstance(size, int) or isinstance(size, bool) or size < 0:
                 shown = repr(size) if len(repr(size)) <= 40 else repr(size)[:40] + "…"
-                raise ParseError(f"{path}: datapackage.json gives {member[:200]!r} the size (bytes) {shown}, not a"
+                raise ParseError(f"{path}: datapackage.json gives {_quoted(member)} the size (bytes) {shown}, not a"
                                  " count of bytes", rule="WACZ")
             sizes[member] = size
     for member in listed:
         if member.startswith("archive/") and member not in stated:
-            raise IntegrityError(f"{path}: {member[:200]} is not listed in {which}")
+            raise IntegrityError(f"{path}: {clipped(member)} is not listed in {which}")
     for member, hash_ in stated.items():
         if member not in listed:
-            raise IntegrityError(f"{path}: {member[:200]}, listed in {which}, is missing")
+            raise IntegrityError(f"{path}: {clipped(member)}, listed in {which}, is missing")
         info = listed[member]
         if member in sizes and sizes[member] != info.file_size:  # before a byte of it is read
             raise _other_size(path, member, info.file_size, sizes[member], which)
         if info.file_size > EXPANSION_ALLOWANCE and info.file_size > max_expansion * info.compress_size:
             if not signed:
                 continue
-            raise LimitError(f"{Path(path).name}!{member} (the ZIP entry at offset {info.header_offset}) is refused:"
+            raise LimitError(f"{Path(path).name}!{clipped(member)} (the ZIP entry at offset {info.header_offset}) is refused:"
                              f" it decompresses to {plural(info.file_size, 'byte')} from"
                              f" {plural(info.compress_size, 'byte')}, more than {max_expansion:g} times")
         digest = hashlib.sha256()
@@ -483,24 +483,35 @@ def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zi
             if not signed and _is_warc(member):
                 continue  # damaged: the WARC reader names where
             # any other file no reader reads after this: said here, naming it
-            raise ParseError(f"{path}: {member[:200]}, listed in {which}, cannot be read (the entry is damaged):"
+            raise ParseError(f"{path}: {clipped(member)}, listed in {which}, cannot be read (the entry is damaged):"
                              f" {exc}", rule="WACZ") from None
         if member in sizes and sizes[member] != read:  # (zipfile gives what the directory says, or fails)
             raise _other_size(path, member, read, sizes[member], which)
         if "sha256:" + digest.hexdigest() != hash_.lower():
-            raise IntegrityError(f"{path}: {member} was changed: its SHA-256 is sha256:{digest.hexdigest()},"
+            raise IntegrityError(f"{path}: {clipped(member)} was changed: its SHA-256 is sha256:{digest.hexdigest()},"
                                  f" {which} says {hash_[:100]}{'…' if len(hash_) > 100 else ''}")
 
 
 def _shown(value: object) -> str:
-    """A stranger's value as a message shows it: its ``repr``, cut at 200 characters (a JSON string may be MBs)."""
-    text = repr(value[:201] if isinstance(value, str) else value)
+    """A stranger's value as a message shows it: a string quoted by :func:`_quoted`, any other value its ``repr``
+    cut at 200 characters (a JSON string or a list may be MBs)."""
+    if isinstance(value, str):
+        return _quoted(value)
+    text = repr(value)
     return text if len(text) <= 203 else text[:202] + "…"
+
+
+def _quoted(name: str) -> str:
+    """A stranger's name (a ZIP entry's, a path ``datapackage.json`` gives) quoted in a message: by its ends, as
+    :func:`pdi._wording.clipped` shows it (a ZIP entry's name may be 65,535 octets, a JSON string MBs), its control
+    characters escaped."""
+    return f"'{clipped(name)}'"
 
 
 def _other_size(path: str | Path, member: str, found: int, said: int, which: str) -> IntegrityError:
     """The refusal of a WACZ whose ``member`` holds ``found`` bytes where ``which`` says ``said``."""
-    return IntegrityError(f"{path}: {member} holds {found:,} byte{'' if found == 1 else 's'}, {which} says {said:,}"
+    said_as = clipped(f"{said:,}", 40)  # a stranger's number: 4,300 digits are read
+    return IntegrityError(f"{path}: {clipped(member)} holds {found:,} byte{'' if found == 1 else 's'}, {which} says {said_as}"
                           " (its \"bytes\"):"
                           " the package is damaged (a file cut short, or another in its place), and is refused")
 
@@ -508,23 +519,23 @@ def _other_size(path: str | Path, member: str, found: int, said: int, which: str
 def _data_start(raw: BinaryIO, info: zipfile.ZipInfo, path: str | Path) -> int:
     """Where a stored entry's octets begin: after its local file header (APPNOTE.TXT §4.3.7), which is checked."""
     if info.flag_bits & 0x1:
-        raise UnsupportedError(f"{path}: {info.filename} is encrypted")
+        raise UnsupportedError(f"{path}: {clipped(info.filename)} is encrypted")
     end = raw.seek(0, os.SEEK_END)
     header = b""
     if 0 <= info.header_offset <= end:  # a directory may say anything
         raw.seek(info.header_offset)
         header = raw.read(30)
     if len(header) < 30 or header[:4] != b"PK\x03\x04":
-        raise ParseError(f"{path}: {info.filename} cannot be opened: its local header at offset"
+        raise ParseError(f"{path}: {clipped(info.filename)} cannot be opened: its local header at offset"
                          f" {info.header_offset} is damaged", rule="WACZ")
     name_length, extra_length = int.from_bytes(header[26:28], "little"), int.from_bytes(header[28:30], "little")
     start = info.header_offset + 30 + name_length + extra_length
     if info.compress_size != info.file_size:  # (APPNOTE.TXT §4.4.8, §4.4.9: stored, the two sizes are one)
-        raise ParseError(f"{path}: {info.filename[:200]} cannot be opened: its ZIP directory entry says it is stored"
+        raise ParseError(f"{path}: {clipped(info.filename)} cannot be opened: its ZIP directory entry says it is stored"
                          f" (not compressed) but gives it {plural(info.compress_size, 'byte')} stored and"
                          f" {plural(info.file_size, 'byte')} read out (the entry is damaged)", rule="WACZ")
     if start + info.file_size > end:
-        raise ParseError(f"{path}: {info.filename} cannot be opened: its {plural(info.file_size, 'byte')}"
+        raise ParseError(f"{path}: {clipped(info.filename)} cannot be opened: its {plural(info.file_size, 'byte')}"
                          f" at offset {start} run past the end of the file", rule="WACZ")
     return start
 
