@@ -28,7 +28,7 @@ from warc_builder import DATA
 from pdi.archive import Archive
 from pdi.cli import cli
 from pdi.errors import IntegrityError, LimitError, ParseError
-from pdi.interop.warc import import_warc
+from pdi.interop.warc import ReadLimits, import_warc
 
 S = "web.example.us"
 SITE = DATA / "site.wacz"
@@ -336,4 +336,60 @@ def test_a_long_entry_name_is_quoted_by_its_ends(
     message = str(refused.value)
     assert said in message and len(message) < 1_000, message[:3_000]
     assert LONG_START in message and LONG_END in message and "characters left out]" in message, message
+    assert snapshot(archive) == before
+
+
+def _with_pages(target: Path, pages: bytes, listed_as: bytes) -> Path:
+    """``site.wacz`` with ``pages/pages.jsonl`` holding ``pages`` (deflated), listed in an unsigned
+    ``datapackage.json`` with the SHA-256 and size of ``listed_as``."""
+    def listing(resources: list[dict[str, Any]]) -> None:
+        resources.append({"name": "pages.jsonl", "path": "pages/pages.jsonl", "bytes": len(listed_as),
+                          "hash": "sha256:" + hashlib.sha256(listed_as).hexdigest()})
+
+    made = _edited(tmp := target.with_suffix(".tmp"), lambda resource: None, digest=False, listing=listing)
+    with zipfile.ZipFile(made) as zin, zipfile.ZipFile(target, "w") as zout:
+        for info in zin.infolist():
+            zout.writestr(info, zin.read(info.filename), compress_type=info.compress_type)
+        zout.writestr("pages/pages.jsonl", pages, compress_type=zipfile.ZIP_DEFLATED)
+    tmp.unlink()
+    return target
+
+
+#: A pages file of 4 MiB that deflates about a thousand times (a page's text of spaces), and one of its bytes changed.
+PAGES = (b'{"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}\n{"id": "1", "url": "http://web.example.us/",'
+         b' "ts": "2026-11-23T12:16:45Z", "text": "' + b" " * (4 << 20) + b'"}\n')
+CHANGED = PAGES.replace(b'  "}', b' x"}')
+
+
+@pytest.mark.parametrize("listed_as", [PAGES, CHANGED], ids=["whole", "changed"])
+def test_a_listed_file_expanding_past_the_limit_is_refused_in_an_unsigned_package_too(
+        archive: Archive, tmp_path: Path, listed_as: bytes) -> None:
+    """An unsigned package's index or pages file that decompresses to more than ``--max-expansion`` times its size
+    (past its first MiB) was left unread, so its hash was never checked: a package whose pages file was changed
+    (py-wacz's ``wacz validate`` fails on it) was imported as if whole. Such a file is refused before it is read,
+    as in a signed package (pdi import's --max-expansion: "refuse a ... ZIP entry that decompresses to more than this
+    many times its size"), saying that the package cannot be checked whole; with the limit raised, it is read and
+    checked as any other."""
+    wacz = _with_pages(tmp_path / "pages.wacz", PAGES, listed_as)
+    with zipfile.ZipFile(wacz) as zf:
+        info = zf.getinfo("pages/pages.jsonl")
+    assert info.file_size > 100 * info.compress_size and info.file_size > 1 << 20
+    assert _validates(wacz) == (listed_as == PAGES)
+    before = snapshot(archive)
+    with pytest.raises(LimitError) as refused:
+        import_warc(archive, wacz, S)
+    assert str(refused.value) == (
+        f"pages.wacz!pages/pages.jsonl (the ZIP entry at offset {info.header_offset}) is refused: it decompresses to"
+        f" {info.file_size} bytes from {info.compress_size} bytes, more than 100 times (the limit of pdi import"
+        " --max-expansion), so its hash in datapackage.json is not checked: a package whose listed file cannot be"
+        " checked is not known to be whole, and is refused")
+    assert snapshot(archive) == before
+    wide = ReadLimits(max_expansion=10_000)
+    if listed_as == PAGES:
+        done, _ = import_warc(archive, wacz, S, bounds=wide)
+        assert any(d.page for d in done)
+        return
+    with pytest.raises(IntegrityError, match=r"pages\.wacz: pages/pages\.jsonl was changed: its SHA-256 is sha256:"
+                                             + hashlib.sha256(PAGES).hexdigest()):
+        import_warc(archive, wacz, S, bounds=wide)
     assert snapshot(archive) == before

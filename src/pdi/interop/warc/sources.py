@@ -229,9 +229,10 @@ def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None,
     ``datapackage.json`` lists are checked too, signed or not (one without it has nothing to check them
     against): each WARC under ``archive/`` must be listed and every file listed must have the SHA-256 it
     states (else the package vouches for nothing: a WARC put in another's place would import as if it were
-    the one listed). In a signed WACZ, one that decompresses to more than ``max_expansion`` times its size
-    (past its first MiB) is a :class:`~pdi.errors.LimitError`, before it is read, and one that cannot be read
-    is an error; in an unsigned one both are left to the WARC reader, which names the record it fails at.
+    the one listed). One that decompresses to more than ``max_expansion`` times its size (past its first MiB) is a
+    :class:`~pdi.errors.LimitError`, before it is read, signed or not: its hash cannot be checked, so the package
+    is not known to be whole. One that cannot be read is an error, but for a WARC of an unsigned package, left to
+    the WARC reader, which names the record it fails at.
     """
     from pdi.wacz_signing import DIGEST_FILE, MAX_DIGEST_FILE, check_digest
 
@@ -426,10 +427,12 @@ def _check_layout(path: str | Path, infos: list[zipfile.ZipInfo], directory: int
 def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zipfile.ZipInfo], package: bytes,
                      max_expansion: float, which: str, signed: bool) -> None:
     """Every file ``datapackage.json`` (``which``, as the messages name it) lists has the size it gives it
-    (``bytes``, when given) and hashes to what it says, and every WARC is listed. Unless ``signed``, a file that
-    cannot be read whole (damaged, or expanding past ``max_expansion``) is left to the WARC reader, which names
-    the record it fails at (its size is checked still: the ZIP's directory says it); any other file that cannot
-    be read (an index, the pages: read by no one after this) is a :class:`~pdi.errors.ParseError` naming it.
+    (``bytes``, when given) and hashes to what it says, and every WARC is listed. A file expanding past
+    ``max_expansion`` is a :class:`~pdi.errors.LimitError` before it is read (its hash unchecked, the package is not
+    known to be whole). Unless ``signed``, a WARC that cannot be read whole (damaged) is left to the WARC reader,
+    which names the record it fails at (its size is checked still: the ZIP's directory says it); any other file
+    that cannot be read (an index, the pages: read by no one after this) is a :class:`~pdi.errors.ParseError`
+    naming it.
 
     WACZ 1.1.1 §"datapackage.json": ``resources`` lists "file names, paths, sizes and fixity for all files
     contained in the WACZ"; a Frictionless Data Resource's ``bytes`` is its size in bytes. A file of another size
@@ -467,11 +470,12 @@ def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zi
         if member in sizes and sizes[member] != info.file_size:  # before a byte of it is read
             raise _other_size(path, member, info.file_size, sizes[member], which)
         if info.file_size > EXPANSION_ALLOWANCE and info.file_size > max_expansion * info.compress_size:
-            if not signed:
-                continue
+            # not read: its hash unchecked, the package is not known to be whole (signed or not)
             raise LimitError(f"{Path(path).name}!{clipped(member)} (the ZIP entry at offset {info.header_offset}) is refused:"
                              f" it decompresses to {plural(info.file_size, 'byte')} from"
-                             f" {plural(info.compress_size, 'byte')}, more than {max_expansion:g} times")
+                             f" {plural(info.compress_size, 'byte')}, more than {max_expansion:g} times (the limit of"
+                             f" pdi import --max-expansion), so its hash in {which} is not checked: a package whose"
+                             " listed file cannot be checked is not known to be whole, and is refused")
         digest = hashlib.sha256()
         read = 0
         try:
