@@ -352,13 +352,20 @@ def _check_names(path: str | Path, infos: list[zipfile.ZipInfo]) -> None:
     """A :class:`~pdi.errors.ParseError` for a ZIP entry whose name says nothing sure of where it belongs: a name
     given to two entries (which one the package holds is not said, and readers differ: zipfile takes the last),
     or one that climbs out of the package (a ``..`` segment, or a leading ``/``: APPNOTE.TXT §4.4.17 names are
-    relative, WACZ 1.1.1 puts each file in its folder)."""
+    relative, WACZ 1.1.1 puts each file in its folder), or one in a folder within ``archive/`` (WACZ 1.1.1, "Other
+    files and directories": custom directories "MUST NOT be added to the existing WACZ directories, archive,
+    indexes and pages"; pdi read ``archive/sub/a.warc`` as a WARC of the package, which py-wacz's validator
+    refuses)."""
     seen: dict[str, int] = {}
     for info in infos:
         name = info.filename
         if name.startswith("/") or ".." in name.replace("\\", "/").split("/"):
             raise ParseError(f"{path}: the ZIP entry {_quoted(name)} at offset {info.header_offset} is named outside"
                              " the package (a '..' segment or a leading '/')", rule="WACZ")
+        if name.startswith("archive/") and "/" in name[len("archive/"):].replace("\\", "/"):
+            raise ParseError(f"{path}: the ZIP entry {_quoted(name)} at offset {info.header_offset} is in a folder within"
+                             " archive/: WACZ 1.1.1 keeps its WARC files in archive/ itself, and no folder may be"
+                             " added there; the package is refused", rule="WACZ")
         if name in seen:
             raise ParseError(f"{path}: two ZIP entries are named {_quoted(name)} (at offsets {seen[name]} and"
                              f" {info.header_offset}): which one the package holds is not said", rule="WACZ")
