@@ -140,3 +140,19 @@ def test_a_warc_in_a_folder_within_archive_is_refused_naming_it(archive: Archive
         " files in archive/ itself, and no folder may be added there; the package is refused (rule WACZ)")
     assert snapshot(archive) == before
 
+
+def test_the_folders_own_entries_are_let_be(archive: Archive, tmp_path: Path) -> None:
+    """A ZIP made by ``zip -r`` holds an entry for each folder (``archive/``, ``indexes/``: its name ends in ``/``,
+    APPNOTE.TXT §4.4.17.1), which is no file, and no folder added: ``datapackage.json`` lists files, and py-wacz's
+    ``wacz validate`` judges such a package valid. pdi refused it as ``archive/ is not listed in datapackage.json``;
+    it is read."""
+    wacz = tmp_path / "folders.wacz"
+    with zipfile.ZipFile(_made(tmp_path / "as-is.wacz")) as zin, zipfile.ZipFile(wacz, "w") as zout:
+        for folder in ("archive/", "indexes/"):
+            zout.writestr(zipfile.ZipInfo(folder), b"")
+        for info in zin.infolist():
+            zout.writestr(info, zin.read(info.filename), compress_type=info.compress_type)
+    assert [n for n in zipfile.ZipFile(wacz).namelist() if n.endswith("/")] == ["archive/", "indexes/"]
+    assert _validates(wacz)
+    done, _ = import_warc(archive, wacz, S)
+    assert any(d.page for d in done)
