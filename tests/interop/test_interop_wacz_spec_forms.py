@@ -17,6 +17,10 @@ stricter than the text the difference is said (docs/reference/web-archives.md, "
 - A WARC in a folder within ``archive/``: WACZ 1.1.1, "Other files and directories": custom directories "MUST NOT be
   added to the existing WACZ directories, archive, indexes and pages". pdi imported ``archive/sub/site.warc.gz`` as
   a WARC of the package; py-wacz refuses the package. pdi refuses it too, naming the entry.
+- A file in ``archive/`` not named ``.warc`` or ``.warc.gz``: the folder "MUST contain one or more files in the WARC
+  format", whose names "SHOULD use the .warc file extension", and no other file may be added there. pdi left such a
+  file unread (a WARC's captures missing, a stranger's file unchecked); py-wacz judges the package valid. pdi reads
+  it as a WARC: its captures are imported, and one that is no WARC is refused, naming it.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from warc_builder import DATA
+from warc_builder import DATA, WarcBuilder
 
 from pdi.archive import Archive
 from pdi.errors import IntegrityError, ParseError
@@ -156,3 +160,47 @@ def test_the_folders_own_entries_are_let_be(archive: Archive, tmp_path: Path) ->
     assert _validates(wacz)
     done, _ = import_warc(archive, wacz, S)
     assert any(d.page for d in done)
+
+
+def _with_more(target: Path, more: dict[str, bytes]) -> Path:
+    """``site.wacz`` with the files ``more`` added in ``archive/`` (stored), each listed with its hash and size."""
+    with zipfile.ZipFile(SITE) as zin, zipfile.ZipFile(target, "w") as zout:
+        package = json.loads(zin.read("datapackage.json"))
+        package["resources"] += [{"name": name.rsplit("/", 1)[-1], "path": name, "bytes": len(data),
+                                  "hash": "sha256:" + hashlib.sha256(data).hexdigest()} for name, data in more.items()]
+        for info in zin.infolist():
+            if info.filename == "datapackage.json":
+                zout.writestr(info, json.dumps(package, indent=2), compress_type=info.compress_type)
+            elif info.filename != "datapackage-digest.json":
+                zout.writestr(info, zin.read(info.filename), compress_type=info.compress_type)
+        for name, data in more.items():
+            zout.writestr(name, data)
+    return target
+
+
+@pytest.mark.parametrize("name", ["archive/crawl-00001", "archive/crawl.warc.open", "archive/more.arc"])
+def test_a_warc_in_archive_named_otherwise_is_read(archive: Archive, tmp_path: Path, name: str) -> None:
+    """WACZ 1.1.1: ``archive/`` "MUST contain one or more files in the WARC format"; their names "SHOULD use the
+    .warc file extension" (a SHOULD: not a condition), and no other file may be added there. A WARC named otherwise
+    was left unread, so its captures were missing from the import, which said nothing of them. It is read as the
+    WARC it is: its capture is deposited beside those of the package's other WARC."""
+    builder = WarcBuilder(gzip=False)
+    builder.response("http://other.example.org/note.txt", b"a note", "text/plain", "2024-05-06T10:00:00Z")
+    wacz = _with_more(tmp_path / "named.wacz", {name: builder.out.getvalue()})
+    assert _validates(wacz)
+    done, _ = import_warc(archive, wacz, S)
+    urls = {d.url for d in done}
+    assert "http://other.example.org/note.txt" in urls and any(d.page for d in done), urls
+    (note,) = [d for d in done if d.url == "http://other.example.org/note.txt"]
+    assert archive.get(note.name).data == b"a note"
+
+
+def test_a_file_in_archive_that_is_no_warc_is_refused_naming_it(archive: Archive, tmp_path: Path) -> None:
+    """A file added to ``archive/`` that is no WARC (WACZ 1.1.1 lets no other file be added there) was left unread:
+    the package imported as if whole. It is refused, naming it, and nothing is deposited."""
+    wacz = _with_more(tmp_path / "notes.wacz", {"archive/notes.txt": b"Dear all,\r\nthe crawl of May.\r\n"})
+    before = snapshot(archive)
+    with pytest.raises(ParseError, match=r"^notes\.wacz!archive/notes\.txt is not a WARC file: its first line is"
+                                         r" 'Dear all,'"):
+        import_warc(archive, wacz, S)
+    assert snapshot(archive) == before

@@ -216,8 +216,12 @@ def wacz_sources(
 
 
 def _is_warc(member: str) -> bool:
-    """Whether the ZIP entry ``member`` is a WARC file an import reads (one under ``archive/``)."""
-    return member.startswith("archive/") and member.lower().endswith((".warc", ".warc.gz"))
+    """Whether the ZIP entry ``member`` is a WARC file an import reads: any file in ``archive/`` (WACZ 1.1.1: the
+    folder "MUST contain one or more files in the WARC format", its files' names "SHOULD use the ``.warc`` file
+    extension", and no other file may be added there). A file there named otherwise (``archive/crawl-00001``) was
+    left unread, its captures missing from the import; one that is no WARC is refused by the WARC reader, naming
+    it. (A folder's own entry, ``archive/``, is no file; one within it is refused first: :func:`_check_names`.)"""
+    return member.startswith("archive/") and not member.endswith("/")
 
 
 def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None, *, resources: bool = False,
