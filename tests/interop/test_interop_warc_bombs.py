@@ -73,7 +73,8 @@ def test_the_wacz_of_issue_22_is_refused_by_its_zip_entry_ratio(tmp_path: Path) 
 def test_a_header_line_of_32_mib_is_refused_at_its_record(tmp_path: Path) -> None:
     # Past the ZIP check (--max-expansion), the WARC reader itself refuses the line.
     wacz = tmp_path / "bomb.wacz"
-    first = b"WARC/1.1\r\nWARC-Type: warcinfo\r\nContent-Length: 0\r\n\r\n\r\n\r\n"  # a whole record, then the bomb
+    first = (b"WARC/1.1\r\nWARC-Type: warcinfo\r\nWARC-Record-ID: <urn:uuid:00000000-0000-4000-8000-000000000000>\r\n"
+             b"WARC-Date: 2024-05-06T10:00:00Z\r\nContent-Length: 0\r\n\r\n\r\n\r\n")  # a whole record, then the bomb
     with zipfile.ZipFile(wacz, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
         zf.writestr("archive/data.warc", first + _nul_line_warc())
     code, peak, spent, err = _run(["import", str(wacz), "--series", S, "--max-expansion", "5000",

@@ -192,8 +192,9 @@ def _record(
         raise _NotPlain  # (a field named twice: warcio corrects the last WARC-Target-URI, and reads the first)
     kind = warc.get("warc-type")
     declared = warc.get("content-length")
-    if kind is None or declared is None or not (declared.isascii() and declared.isdigit()):
-        raise _NotPlain
+    if kind is None or declared is None or not (declared.isascii() and declared.isdigit()) or (
+            "warc-record-id" not in warc or "warc-date" not in warc):
+        raise _NotPlain  # (a mandatory field missing: warcio's reading refuses it, naming it)
     length = int(declared)
     start = end + 4
     stop = start + length

@@ -23,7 +23,7 @@ from pdi.errors import LimitError, ParseError, PDIError
 from pdi.interop.warc.bounded import Refused
 from pdi.interop.warc.sources import Source
 
-__all__ = ["KEEP_RECORD", "Entry"]
+__all__ = ["KEEP_RECORD", "Entry", "check_fields"]
 
 _CHUNK = 1 << 16
 
@@ -93,6 +93,41 @@ def _where(source: Source, offset: int, uri: str | None = None) -> str:
 #: form ``20240101T000000Z``), which no WARC writer writes and warcio does not read.
 _W3C_DTF = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?"
                       r"(?:Z|[+-][0-9]{2}:[0-9]{2})?)?")
+
+
+#: The named fields WARC 1.1 defines (§5.2 to §5.17, and the two of its §5.1 it takes from HTTP), lower-cased, and
+#: pdi's own two (an export's ``PDI`` and ``PDI-Parts``): each may be given once in a record (§5.1: "WARC named
+#: fields of the same type shall not be repeated in the same WARC record ... except as noted (e.g.
+#: WARC-Concurrent-To)"). A field of another name is an extension's, which a reader ignores (§5.1), given twice or
+#: not.
+_ONCE = frozenset(name.lower() for name in (
+    "WARC-Record-ID", "Content-Length", "WARC-Date", "WARC-Type", "Content-Type", "WARC-Block-Digest",
+    "WARC-Payload-Digest", "WARC-IP-Address", "WARC-Refers-To", "WARC-Refers-To-Target-URI", "WARC-Refers-To-Date",
+    "WARC-Target-URI", "WARC-Truncated", "WARC-Warcinfo-ID", "WARC-Filename", "WARC-Profile",
+    "WARC-Identified-Payload-Type", "WARC-Segment-Number", "WARC-Segment-Origin-ID", "WARC-Segment-Total-Length",
+    "PDI", "PDI-Parts"))
+#: The fields every record has (WARC 1.1 §5.2 to §5.5: "mandatory"), in the order the specification gives them.
+_MANDATORY = (("WARC-Record-ID", "§5.2"), ("Content-Length", "§5.3"), ("WARC-Date", "§5.4"), ("WARC-Type", "§5.5"))
+
+
+def check_fields(names: list[str], where: str) -> None:
+    """A :class:`ParseError` (``where`` names the record) unless the WARC header block whose field names are
+    ``names`` (as written, in order) gives each mandatory field (:data:`_MANDATORY`) and no field of :data:`_ONCE`
+    twice. warcio reads such a record, taking the first of two values (two ``WARC-Target-URI``, two
+    ``Content-Length``: which the record means is not said) and reading a record with no ``WARC-Type`` as
+    nothing an import uses, unsaid; the specification forbids both, and pdi reads a record as it says it is."""
+    seen: set[str] = set()
+    for name in names:
+        key = name.strip().lower()
+        if key in seen and key in _ONCE:
+            raise ParseError(f"{where} is damaged: it gives its {clipped(name.strip(), 40)} twice (WARC 1.1 §5.1: a"
+                             " named field other than WARC-Concurrent-To is not repeated in a record, and which of"
+                             " the two the record means is not said)", rule="WARC record")
+        seen.add(key)
+    for name, section in _MANDATORY:
+        if name.lower() not in seen:
+            raise ParseError(f"{where} is damaged: it has no {name}, which every WARC record has (WARC 1.1 {section})",
+                             rule="WARC record")
 
 
 def _parse_date(value: str | None, source: Source, offset: int) -> datetime.datetime:

@@ -42,6 +42,7 @@ from pdi.interop.warc.entries import (
     _drain,
     _index_fields,
     _where,
+    check_fields,
 )
 from pdi.interop.warc.sources import Source
 from pdi.mhtml.resolve import comparable
@@ -328,6 +329,8 @@ def _read_source(
                 offset = it.offset
                 uri = record.rec_headers.get_header("WARC-Target-URI")
                 declared = record.rec_headers.get_header("Content-Length")
+                if record.format.startswith("warc"):
+                    check_fields([name for name, _value in record.rec_headers.headers], _where(source, offset, uri))
                 if record.format.startswith("warc") and not (
                         declared is not None and declared.isascii() and declared.isdigit()):
                     # WARC 1.1 §5.3: 1*DIGIT (what int() also reads, "-5", "5_0", "５", is no length)
