@@ -12,8 +12,13 @@ stream holds a piece at a time and can stop at its limit
 
 What the stream gives is what warcio's gives for a payload in good order,
 and its guesses for a server's mislabel are warcio's (a reader of a
-stranger's WARC expects those): a ``Transfer-Encoding`` of exactly
-``chunked``; a payload whose first line is not a chunk's size line and is
+stranger's WARC expects those), but for the codings' names, read as HTTP
+says rather than as warcio does: in any case (RFC 9110 §8.4.1, RFC 9112
+§7), ``x-gzip`` as ``gzip`` (RFC 9110 §8.4.1.3), and a ``Transfer-Encoding``
+whose last coding is ``chunked`` (RFC 9112 §6.1; a ``gzip`` or ``deflate``
+before it undone after the chunks), where warcio takes exactly ``chunked``
+and ``gzip`` and gave a page's chunks' framing or its gzip octets as the
+page; a payload whose first line is not a chunk's size line and is
 not meant as one (it is not one word and a CRLF: ``<!DOCTYPE html>``,
 ``{"url": …``, a payload with no CRLF) is read as it is (a server that
 said ``chunked`` and did not chunk, or a recorder that undid the chunks and
@@ -322,14 +327,30 @@ def decoded(raw: BinaryIO, http: Any | None, *, cut: bool = False) -> BinaryIO:
     before damage was refused (its record's digests vouch for the octets it has), not a :class:`DecodingError`."""
     if not http:  # (warcio's test: a record whose HTTP header block is empty has none)
         return raw
-    coding = http.get_header("content-encoding")
-    coding = coding.lower() if coding else None
+    coding = _coding(http.get_header("content-encoding"))
     if coding is not None and not decodes(coding):
         coding = None
-    chunked = http.get_header("transfer-encoding") == "chunked"
+    # RFC 9112 §6.1, §7: Transfer-Encoding lists the transfer codings in the order they were applied, chunked last,
+    # each name in any case (warcio undoes chunks only under a value of exactly "chunked": "Chunked" gave the
+    # chunks' framing as the page); a coding before chunked (gzip) is undone after the chunks, before the content's
+    transfer = [name for name in map(_coding, (http.get_header("transfer-encoding") or "").split(",")) if name]
+    chunked = bool(transfer) and transfer[-1] == "chunked"
+    outer = [name for name in transfer[:-1] if name != "identity"] if chunked else []
+    if outer and not all(decodes(name) for name in outer):
+        chunked, outer = False, []  # a transfer coding not undone here: the payload as it is, as warcio gives it
     if not chunked and coding is None:
         return raw
     pieces = _dechunked(raw, cut) if chunked else _raw_pieces(raw)
+    for name in reversed(outer):
+        pieces = _decompressed(pieces, name, cut=cut)
     if coding is not None:
         pieces = _decompressed(pieces, coding, cut=cut)
     return _Pieces(pieces)  # type: ignore[return-value]  # a RawIOBase is a binary stream, not typed as BinaryIO
+
+
+def _coding(name: str | None) -> str | None:
+    """A content or transfer coding's name as :func:`decodes` knows it: lower case (RFC 9110 §8.4.1, RFC 9112
+    §7: case-insensitive), ``x-gzip`` as ``gzip`` (RFC 9110 §8.4.1.3: "A recipient SHOULD consider "x-gzip" to be
+    equivalent to "gzip""; warcio left it compressed, and the page was its gzip octets); ``None`` for none."""
+    name = (name or "").strip().lower()
+    return ("gzip" if name == "x-gzip" else name) or None
