@@ -52,10 +52,12 @@ from typing import Any, BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
 from warcio.bufferedreaders import DecompressingBufferedReader
+from warcio.digestverifyingreader import DigestVerifyingReader
 from warcio.utils import BUFF_SIZE
 
-from pdi._wording import plural
+from pdi._wording import clipped, plural
 from pdi.errors import LimitError, ParseError, PDIError
+from pdi.interop.warc.digests import algorithm_of, digest_octets, warcio_spelling
 
 __all__ = [
     "EXPANSION_ALLOWANCE",
@@ -88,6 +90,31 @@ HTTP_SCHEMES_ANY_CASE = tuple(
     "".join(c.upper() if n >> i & 1 else c for i, c in enumerate(scheme)) + ":"
     for scheme in ("http", "https") for n in range(1 << len(scheme))
 )
+
+
+def _any_spelling(loader: Any) -> None:
+    """``loader`` (warcio's record loader) checking a record's digests in any spelling WARC 1.1 allows
+    (:mod:`pdi.interop.warc.digests`: base32 without its padding or in lower case, base16, base64), which warcio's
+    checker, reading a value by its length alone, found not to match; and refusing a value of an algorithm it knows
+    that spells no digest of it (warcio raised the base64 decoder's "Incorrect padding", said as the payload's)."""
+    def wrap(stream: Any, rec_type: str, rec_headers: Any, digest_checker: Any, length: int | None = None) -> Any:
+        payload = rec_headers.get_header("WARC-Payload-Digest")
+        block = rec_headers.get_header("WARC-Block-Digest")
+        segment = rec_headers.get_header("WARC-Segment-Number")
+        if not payload and not block:
+            return stream, False
+        checked = (("WARC-Block-Digest", block), ("WARC-Payload-Digest", payload if segment is None else None))
+        for field, value in checked if rec_type != "revisit" else ():  # (warcio checks no revisit's)
+            known = algorithm_of(value) if value else None
+            if value and known is not None and digest_octets(value) is None:
+                raise Refused(ParseError, f"its {field} {clipped(value.strip(), 100)!r} spells no {known[0]} digest"
+                                          f" (its {known[1]} octets in base32, base16 or base64)")
+        verifying = DigestVerifyingReader(stream, length, digest_checker, record_type=rec_type,
+                                          payload_digest=warcio_spelling(payload), block_digest=warcio_spelling(block),
+                                          segment_number=segment)
+        return verifying, True
+
+    loader.wrap_digest_verifying_stream = wrap
 
 
 def any_case_schemes(iterator: ArchiveIterator) -> ArchiveIterator:
@@ -257,6 +284,7 @@ class BoundedIterator(ArchiveIterator):  # type: ignore[misc]  # warcio has no t
         super().__init__(fh, check_digests=True)
         self.reader = _BoundedReader(self.fh, limits=limits or ReadLimits(), deadline=deadline)
         any_case_schemes(self)
+        _any_spelling(self.loader)
 
     def _consume_blanklines(self) -> tuple[bytes | None, int]:
         self.reader.between = True

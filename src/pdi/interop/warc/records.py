@@ -18,11 +18,12 @@ import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
 from warcio.recordloader import ArcWarcRecord
 
+from pdi._wording import clipped
 from pdi.errors import (
     IntegrityError,
     LimitError,
@@ -33,6 +34,7 @@ from pdi.errors import (
 )
 from pdi.interop.warc.bounded import BoundedIterator, ReadLimits, Refused, any_case_schemes
 from pdi.interop.warc.coding import decoded
+from pdi.interop.warc.digests import digest_key
 from pdi.interop.warc.direct import Handover, Read, read_plain
 from pdi.interop.warc.entries import (
     _CHUNK,
@@ -230,9 +232,10 @@ def nearest_of(same: list[Entry] | None, when: datetime.datetime) -> Entry | Non
 
 
 def _digest_key(value: str) -> str:
-    """A payload digest compared with another: algorithm lower-cased (``sha1:`` vs ``SHA1:``)."""
-    algo, _, digest = value.strip().partition(":")
-    return f"{algo.lower()}:{digest}"
+    """A payload digest compared with another: as the octets it spells (:func:`~pdi.interop.warc.digests.digest_key`:
+    ``sha1:`` and ``SHA1:``, base32 and base16 are one digest; a revisit spelling its digest otherwise than its
+    original was not found by it)."""
+    return digest_key(value)
 
 
 def _digests_differ(one: str | None, other: str | None) -> bool:
@@ -364,18 +367,21 @@ def _read_source(
                 )
             checker = getattr(record, "digest_checker", None)
             if checker is not None and checker.problems:
-                raise IntegrityError(f"{_where(source, offset, uri)} is damaged: {_digest_problem(checker.problems[0])}")
+                raise IntegrityError(f"{_where(source, offset, uri)} is damaged:"
+                                     f" {_digest_problem(checker.problems[0], record.rec_headers)}")
             index.count(number, offset, entry, payload)
             if progress is not None:
                 progress(min(before + it.offset, total), total)
 
 
-def _digest_problem(problem: str) -> str:
-    """warcio's account of a failed digest, in the WARC's own terms."""
+def _digest_problem(problem: str, headers: Any) -> str:
+    """warcio's account of a failed digest, in the WARC's own terms: the field's value as the record spells it
+    (warcio is given it in base32: :mod:`pdi.interop.warc.digests`)."""
     for kind, field_name in (("payload", "WARC-Payload-Digest"), ("block", "WARC-Block-Digest")):
         if problem.startswith(f"{kind} digest failed"):
-            declared = problem.removeprefix(f"{kind} digest failed").strip(": ")
-            return f"its {kind} does not match its {field_name} {declared}"
+            declared = (headers.get_header(field_name) or "").strip() or problem.removeprefix(
+                f"{kind} digest failed").strip(": ")
+            return f"its {kind} does not match its {field_name} {clipped(declared, 200)}"
     return problem
 
 
