@@ -918,3 +918,29 @@ def test_an_xml_resource_whose_octets_are_not_in_its_encoding_is_listed_not_depo
     assert len(plan.skipped) == 1
     assert plan.skipped[0].startswith(f"a.warc.gz: the record at offset {offsets[1]} (http://example.org/bad.xml): ")
     assert "the XML is not valid UTF-8 at octet 47" in plan.skipped[0], plan.skipped
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 9999), st.integers(0, 14), st.booleans())
+def test_a_warc_date_of_a_year_or_a_month_alone_is_its_first_day(year: int, month: int, with_month: bool) -> None:
+    """WARC 1.1 §5.4: "WARC-Date may be specified at any of the levels of granularity described in [W3CDTF]", whose
+    coarsest are a year (YYYY) and a month (YYYY-MM). pdi refused both as "not a W3C-ISO8601 date" (warcio's
+    ``iso_date_to_datetime`` fails on them too); each is read as its first day, and a month that is none (00, 13)
+    is still refused. A WACZ export and Memento date the capture by it too (``dated_capture``)."""
+    from pdi.errors import ParseError
+    from pdi.interop.wacz import dated_capture
+    from pdi.interop.warc import read_index, sources_for
+
+    date = f"{year:04d}-{month:02d}" if with_month else f"{year:04d}"
+    b = WarcBuilder()
+    b.response("http://example.org/", b"x", "text/plain", date)
+    with tempfile.TemporaryDirectory() as folder:
+        path = b.save(Path(folder) / "a.warc.gz")
+        if with_month and not 1 <= month <= 12:
+            with pytest.raises(ParseError, match="is not a W3C-ISO8601 date"):
+                read_index(sources_for(path), limit=1 << 20)
+            return
+        (entry,) = read_index(sources_for(path), limit=1 << 20).entries
+    first = datetime.datetime(year, month if with_month else 1, 1, tzinfo=datetime.UTC)
+    assert entry.date == first and entry.warc_date == date
+    assert dated_capture(first.date(), "2026-11-30T10:00:00Z", date) == (first, True)

@@ -584,6 +584,8 @@ def captured_at(archive: Archive, name: PDI, day: datetime.date, created_at: str
 def dated_capture(day: datetime.date, created_at: str, stated: str | None) -> tuple[datetime.datetime, bool]:
     """:func:`captured_at` with the ``warc:date`` statement (``stated``) already read: for many at once."""
     if stated:
+        if re.fullmatch(r"[0-9]{4}(?:-[0-9]{2})?", stated):  # a year or a month alone (WARC 1.1 §5.4): its first day
+            stated += "-01" * (3 - len(stated.split("-")))
         with contextlib.suppress(ValueError):
             parsed = datetime.datetime.fromisoformat(stated)
             if parsed.tzinfo is None:

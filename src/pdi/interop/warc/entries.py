@@ -87,12 +87,15 @@ def _where(source: Source, offset: int, uri: str | None = None) -> str:
     return f"{source.name}: the record at offset {offset}{about}"
 
 
-#: WARC 1.1 §5.4's W3C-ISO8601 (W3C-DTF) as far as it names a day: YYYY-MM-DD, then a time (hh:mm, hh:mm:ss, a
-#: fraction of a second; after a ``T``, or a space as warcio reads it too) and its zone (Z or ±hh:mm; none read as
-#: UTC), ASCII digits. ``datetime.fromisoformat`` reads more of ISO 8601 (the week date ``2024-W01-1``, the basic
-#: form ``20240101T000000Z``), which no WARC writer writes and warcio does not read.
+#: WARC 1.1 §5.4's W3C-ISO8601 (W3C-DTF): YYYY-MM-DD, then a time (hh:mm, hh:mm:ss, a fraction of a second; after a
+#: ``T``, or a space as warcio reads it too) and its zone (Z or ±hh:mm; none read as UTC), ASCII digits; or, at
+#: W3C-DTF's coarser granularities, which §5.4 allows ("WARC-Date may be specified at any of the levels of
+#: granularity described in [W3CDTF]"), a year (YYYY) or a month (YYYY-MM) alone, read as its first day (pdi
+#: refused them as no W3C-ISO8601 date). ``datetime.fromisoformat`` reads more of ISO 8601 (the week date
+#: ``2024-W01-1``, the basic form ``20240101T000000Z``), which no WARC writer writes and warcio does not read.
 _W3C_DTF = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?"
                       r"(?:Z|[+-][0-9]{2}:[0-9]{2})?)?")
+_YEAR_OR_MONTH = re.compile(r"[0-9]{4}(?:-[0-9]{2})?")
 
 
 #: The named fields WARC 1.1 defines (§5.2 to §5.17, and the two of its §5.1 it takes from HTTP), lower-cased, and
@@ -134,9 +137,12 @@ def _parse_date(value: str | None, source: Source, offset: int) -> datetime.date
     if not value:
         raise ParseError(f"{_where(source, offset)} has no WARC-Date", rule="WARC-Date")
     try:
-        if not _W3C_DTF.fullmatch(value.strip()):
+        text = value.strip()
+        if _YEAR_OR_MONTH.fullmatch(text):
+            text += "-01" * (3 - len(text.split("-")))  # its first day (a month's "-01", a year's "-01-01")
+        elif not _W3C_DTF.fullmatch(text):
             raise ValueError(value)
-        parsed = datetime.datetime.fromisoformat(value.strip())
+        parsed = datetime.datetime.fromisoformat(text)
     except ValueError:
         raise ParseError(
             f"{_where(source, offset)}: WARC-Date {value!r} is not a W3C-ISO8601 date", rule="WARC-Date"
