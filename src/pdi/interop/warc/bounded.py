@@ -115,6 +115,16 @@ def _any_spelling(loader: Any) -> None:
         return verifying, True
 
     loader.wrap_digest_verifying_stream = wrap
+    load_http_headers = loader.load_http_headers
+
+    def http_headers(rec_type: str, uri: str | None, stream: Any, length: int | None) -> Any:
+        if uri is None and length != 0 and rec_type in loader.HTTP_RECORDS:  # (warcio: None.startswith)
+            raise Refused(ParseError, f"it has no WARC-Target-URI, which every {clipped(str(rec_type), 40)} record"
+                                      " has (WARC 1.1: \"All 'response', 'resource', 'request', 'revisit',"
+                                      " 'conversion' and 'continuation' records shall have a WARC-Target-URI field\")")
+        return load_http_headers(rec_type, uri, stream, length)
+
+    loader.load_http_headers = http_headers
 
 
 def any_case_schemes(iterator: ArchiveIterator) -> ArchiveIterator:

@@ -47,7 +47,7 @@ from warcio.utils import BUFF_SIZE
 from pdi.errors import PDIError
 from pdi.interop.warc.bounded import EXPANSION_ALLOWANCE, ReadLimits
 from pdi.interop.warc.coding import decoded
-from pdi.interop.warc.entries import Entry, _index_fields
+from pdi.interop.warc.entries import TARGETED, Entry, _index_fields
 from pdi.interop.warc.sources import Source
 
 __all__ = ["RECORD_CAP", "Handover", "Read", "read_plain"]
@@ -195,6 +195,8 @@ def _record(
     if kind is None or declared is None or not (declared.isascii() and declared.isdigit()) or (
             "warc-record-id" not in warc or "warc-date" not in warc):
         raise _NotPlain  # (a mandatory field missing: warcio's reading refuses it, naming it)
+    if kind in TARGETED and "warc-target-uri" not in warc:
+        raise _NotPlain  # (the same)
     length = int(declared)
     start = end + 4
     stop = start + length

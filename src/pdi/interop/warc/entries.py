@@ -23,7 +23,7 @@ from pdi.errors import LimitError, ParseError, PDIError
 from pdi.interop.warc.bounded import Refused
 from pdi.interop.warc.sources import Source
 
-__all__ = ["KEEP_RECORD", "Entry", "check_fields"]
+__all__ = ["KEEP_RECORD", "TARGETED", "Entry", "check_fields", "no_target"]
 
 _CHUNK = 1 << 16
 
@@ -113,10 +113,24 @@ _ONCE = frozenset(name.lower() for name in (
 _MANDATORY = (("WARC-Record-ID", "§5.2"), ("Content-Length", "§5.3"), ("WARC-Date", "§5.4"), ("WARC-Type", "§5.5"))
 
 
-def check_fields(names: list[str], where: str) -> None:
+#: The record types that have a ``WARC-Target-URI`` (WARC 1.1, WARC-Target-URI: "All 'response', 'resource',
+#: 'request', 'revisit', 'conversion' and 'continuation' records shall have a WARC-Target-URI field").
+TARGETED = frozenset({"response", "resource", "request", "revisit", "conversion", "continuation"})
+
+
+def no_target(kind: str, where: str) -> ParseError:
+    """The refusal of a record of type ``kind`` (one of :data:`TARGETED`) without a ``WARC-Target-URI``."""
+    return ParseError(f"{where} is damaged: it has no WARC-Target-URI, which every {kind} record has (WARC 1.1:"
+                      " \"All 'response', 'resource', 'request', 'revisit', 'conversion' and 'continuation' records"
+                      " shall have a WARC-Target-URI field\")", rule="WARC record")
+
+
+def check_fields(names: list[str], where: str, kind: str | None = None) -> None:
     """A :class:`ParseError` (``where`` names the record) unless the WARC header block whose field names are
     ``names`` (as written, in order) gives each mandatory field (:data:`_MANDATORY`) and no field of :data:`_ONCE`
-    twice. warcio reads such a record, taking the first of two values (two ``WARC-Target-URI``, two
+    twice, and one of a type that has a target (:data:`TARGETED`, ``kind``) its ``WARC-Target-URI`` (warcio failed
+    on a response without one in its own words, "'NoneType' object has no attribute 'startswith'", and pdi left out
+    a resource without one unsaid). warcio reads such a record, taking the first of two values (two ``WARC-Target-URI``, two
     ``Content-Length``: which the record means is not said) and reading a record with no ``WARC-Type`` as
     nothing an import uses, unsaid; the specification forbids both, and pdi reads a record as it says it is."""
     seen: set[str] = set()
@@ -131,6 +145,8 @@ def check_fields(names: list[str], where: str) -> None:
         if name.lower() not in seen:
             raise ParseError(f"{where} is damaged: it has no {name}, which every WARC record has (WARC 1.1 {section})",
                              rule="WARC record")
+    if kind in TARGETED and "warc-target-uri" not in seen:
+        raise no_target(kind, where)
 
 
 def _parse_date(value: str | None, source: Source, offset: int) -> datetime.datetime:

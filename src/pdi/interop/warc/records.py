@@ -333,7 +333,8 @@ def _read_source(
                 uri = record.rec_headers.get_header("WARC-Target-URI")
                 declared = record.rec_headers.get_header("Content-Length")
                 if record.format.startswith("warc"):
-                    check_fields([name for name, _value in record.rec_headers.headers], _where(source, offset, uri))
+                    check_fields([name for name, _value in record.rec_headers.headers], _where(source, offset, uri),
+                                 record.rec_type)
                 if record.format.startswith("warc") and not (
                         declared is not None and declared.isascii() and declared.isdigit()):
                     # WARC 1.1 §5.3: 1*DIGIT (what int() also reads, "-5", "5_0", "５", is no length)
