@@ -944,3 +944,25 @@ def test_a_warc_date_of_a_year_or_a_month_alone_is_its_first_day(year: int, mont
     first = datetime.datetime(year, month if with_month else 1, 1, tzinfo=datetime.UTC)
     assert entry.date == first and entry.warc_date == date
     assert dated_capture(first.date(), "2026-11-30T10:00:00Z", date) == (first, True)
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+@pytest.mark.parametrize("after", [b"garbage", b"<html>", b"\x00\x01"])
+def test_octets_after_the_last_record_that_begin_no_version_line_are_not_said_to_be_one_cut_short(
+        archive: Archive, tmp_path: Path, after: bytes, gzipped: bool) -> None:
+    """A few octets after the last record (no gzip member, no line end) were said to be "the file ends inside its
+    version line (the file is cut short)", as for a file cut three octets into its last record (``WAR``): they
+    begin no version line. The file is refused as damaged at their offset, in warcio's words, and not as cut."""
+    b = WarcBuilder(gzip=gzipped)
+    b.response("http://example.org/", b"x", "text/plain", "2024-05-06T10:00:00Z")
+    whole = b.out.getvalue()
+    path = tmp_path / ("odd.warc.gz" if gzipped else "odd.warc")
+    path.write_bytes(whole + after)
+    with pytest.raises(ParseError) as refused:
+        import_warc(archive, path, S)
+    said = str(refused.value)
+    assert said.startswith(f"{path.name}: the record at offset {len(whole)} is damaged: ") and "cut short" not in said, said
+    assert archive.ls(series=S) == []
+    path.write_bytes(whole + b"WARC/1")  # what is a version line cut short is still said to be one
+    with pytest.raises(ParseError, match=f"offset {len(whole)} is damaged: the file ends inside its version line"):
+        import_warc(archive, path, S)

@@ -415,7 +415,10 @@ def _ends_in_first_line(source: Source, offset: int) -> bool:
             rest = fh.read(_FIRST_LINE_AT_MOST)
     except OSError:
         return False
-    return 0 < len(rest) < _FIRST_LINE_AT_MOST and rest[:2] != b"\x1f\x8b" and b"\n" not in rest
+    # (and what is there may begin a version line: seven octets of something else after the last gzip member were
+    # said to be a version line cut short)
+    return (0 < len(rest) < _FIRST_LINE_AT_MOST and rest[:2] != b"\x1f\x8b" and b"\n" not in rest
+            and (rest.startswith(b"WARC/") or b"WARC/".startswith(rest)))
 
 
 def _index_one(
