@@ -67,3 +67,49 @@ def test_a_phrase_holding_a_stop_word_names_the_whole_phrase(archive: Archive, t
     archive.add(S, text.encode(), format="text")
     (hit,) = archive.search(query).hits
     assert (hit.start, hit.end) == (text.find(found), text.find(found) + len(found))
+
+
+@pytest.mark.parametrize(("text", "query", "found"), [
+    ("the walrus and the carpenter were walking", '"walrus to the carpenter"', None),
+    ("the walrus and the carpenter were walking", '"walrus and a carpenter"', None),
+    ("the walrus and the carpenter were walking", '"carpenter were walking the"', None),
+    ("the walrus and the carpenter were walking", '"a walrus"', None),
+    ("the Walrus, AND The carpenter", '"walrus and the carpenter"', "Walrus, AND The carpenter"),
+    ("a walrus to a carpenter; the walrus to the carpenter", '"walrus to the carpenter"', "walrus to the carpenter"),
+    ("walrus and the walrus to the walrus", '"the walrus to"', "the walrus to"),
+    ("we were having fun", '"having fun"', "having fun"),
+])
+def test_a_phrases_stop_words_are_found_as_written(archive: Archive, text: str, query: str, found: str | None) -> None:
+    """Found by an attack, 2026-12-01: on PostgreSQL ``"walrus to the carpenter"`` was ``'walrus' <3> 'carpent'``,
+    which ``walrus and the carpenter`` matched, named by ``walrus`` alone; the stop words of a phrase are now found
+    where they stand, case aside (docs/reference/search.md, "Stop words")."""
+    archive.add(S, text.encode(), format="text")
+    hits = archive.search(query).hits
+    if found is None:
+        assert hits == ()
+    else:
+        (hit,) = hits
+        assert (hit.start, hit.end) == (text.find(found), text.find(found) + len(found))
+
+
+def test_a_stop_word_is_stemmed_on_sqlite_and_matched_as_written_on_postgresql(archive: Archive) -> None:
+    """``having`` is a stop word of PostgreSQL's English configuration, which it does not stem; Porter stems it to
+    ``have`` (docs/reference/search.md, "Stop words")."""
+    archive.add(S, b"we have fun", format="text")
+    hits = archive.search('"having fun"').hits
+    if archive.store.dialect == "postgresql":
+        assert hits == ()
+    else:
+        assert [(h.start, h.end) for h in hits] == [(3, 11)]
+
+
+def test_a_phrases_stop_word_past_its_255th_place_is_not_found_on_postgresql(archive: Archive) -> None:
+    """PostgreSQL keeps the first 255 places of a word in a passage, of a stop word read again as of any other
+    (docs/reference/search.md, "A word repeated in one passage")."""
+    text = "the " * 300 + "walrus"
+    archive.add(S, text.encode(), format="text")
+    hits = archive.search('"the walrus"').hits
+    if archive.store.dialect == "postgresql":
+        assert hits == ()
+    else:
+        assert [(h.start, h.end) for h in hits] == [(1196, 1206)]

@@ -3,11 +3,14 @@
 Each passage's tsvector in the English configuration (lower case, stop words
 left out, Snowball stems), kept by PostgreSQL itself beside the text and found
 through a GIN index; a query is a ``phraseto_tsquery`` of each phrase, never
-query syntax (:mod:`pdi.archive.postgres_text` says how a body is read).
+query syntax (:mod:`pdi.archive.postgres_text` says how a body is read). A
+phrase holding a stop word is found where its stop words stand too: the
+passages the index finds are read again (:meth:`PostgresSearch._exact`).
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 from typing import Any
@@ -17,6 +20,18 @@ from pdi.archive.catalog.base import timestamp
 from pdi.archive.catalog.search_index import NEW_SOURCE
 from pdi.archive.postgres.transactions import PostgresTransactions
 from pdi.archive.postgres_text import APART_BODY, INDEXED_BODY, restored
+
+#: A word of ASCII letters (every stop word of PostgreSQL's English configuration): one a regular expression may
+#: hold as it is (:meth:`PostgresSearch._exact`).
+_ASCII_WORD = re.compile("[A-Za-z]+")
+#: A passage's tsvector with its stop words beside its lexemes, at their places, each of weight A, those of the
+#: query's phrases alone (``q.stops``): what PostgreSQL's English configuration leaves out, read again by its
+#: ``simple`` one, whose parser is the same, so that its places are the index's. The two are joined as text: the
+#: ``||`` of two tsvectors moves the second's places after the first's.
+_STOPS_BESIDE = (
+    "(p.tsv::text || ' ' || ts_filter(setweight(to_tsvector('simple'::regconfig,"
+    f" {INDEXED_BODY}), 'A', q.stops), '{{a}}')::text)::tsvector"
+)
 
 #: A source of at most this many passages is written with them in one statement (:meth:`PostgresSearch._index_source`).
 _PASSAGES_AT_ONCE = 256
@@ -108,14 +123,89 @@ class PostgresSearch(PostgresTransactions):
             )
         return [i for i, (nodes,) in enumerate(rows) if int(nodes) == 0]
 
+    def _stop_words(self, phrases: Sequence[Sequence[str]]) -> list[list[bool]]:
+        """For each phrase, for each of its words as the index reads them (:func:`pdi.passages.hits.index_words`):
+        whether it is a stop word, of which the English configuration holds no lexeme (``phraseto_tsquery`` of it
+        is empty). A phrase of one word is not asked (none: it holds no stop word beside another word)."""
+        from pdi.passages.hits import index_words
+
+        slots = [words if len(words := index_words(phrase)) > 1 else [] for phrase in phrases]
+        asked = [word for words in slots for word in words]
+        if not asked:
+            return [[] for _ in phrases]
+        rows = self._query(
+            "SELECT numnode(phraseto_tsquery('english'::regconfig, u.t)) = 0 FROM unnest(?::text[])"
+            " WITH ORDINALITY AS u(t, n) ORDER BY u.n",
+            (asked,),
+        )
+        flags = iter([bool(stop) for (stop,) in rows])
+        return [[next(flags) for _ in words] for words in slots]
+
+    @staticmethod
+    def _exact(phrases: Sequence[Sequence[str]], stops: list[list[bool]]) -> tuple[str, list[Any], list[str], list[str]]:
+        """What makes a match of a phrase holding a stop word exact, where ``phraseto_tsquery`` leaves each stop word
+        out and keeps its place (``walrus to the carpenter`` is ``'walrus' <3> 'carpent'``, which any two words
+        between matched): a tsquery of every such phrase (``&&``), each of its words in order, a stop word as
+        written, case folded (``'to':A``, a lexeme of weight A, as :data:`_STOPS_BESIDE` puts the passage's own stop
+        words beside its lexemes), any other word as the English configuration stems it, and the whole phrase as
+        written, in Unicode's NFC and in NFD (as :meth:`_tsquery` asks it); its parameters; the stop words; and
+        a regular expression for each run of stop words, which a passage's text holds wherever the index reads
+        the run (ASCII letters, no ASCII letter or digit either side): a cheap test, first. An empty tsquery when
+        no phrase holds a stop word beside another word."""
+        from pdi.passages.hits import index_words
+
+        query: list[str] = []
+        params: list[Any] = []
+        words: set[str] = set()
+        runs: list[str] = []
+        for phrase, stop in zip(phrases, stops, strict=True):
+            if not any(stop) or all(stop):  # no stop word, or nothing but (passed over: unsearchable)
+                continue
+            forms = dict.fromkeys([tuple(phrase), *(
+                tuple(unicodedata.normalize(form, word) for word in phrase) for form in ("NFC", "NFD"))])
+            either: list[str] = []
+            for form in forms:
+                words_of_form = index_words(form)
+                if len(words_of_form) != len(stop):  # pragma: no cover - normalized, a word stays one word
+                    continue
+                slots: list[str] = []
+                for word, is_stop in zip(words_of_form, stop, strict=True):
+                    if is_stop:
+                        slots.append("to_tsquery('simple'::regconfig, ?)")
+                        params.append("'" + word.replace("\\", "\\\\").replace("'", "''") + "':A")
+                    else:
+                        slots.append("phraseto_tsquery('english'::regconfig, ?)")
+                        params.append(word)
+                composed = slots[0]
+                for slot in slots[1:]:
+                    composed = f"tsquery_phrase({composed}, {slot})"
+                either.append(composed)
+            query.append("(" + " || ".join(either) + ")")
+            run: list[str] = []
+            for word, is_stop in [*zip(index_words(phrase), stop, strict=True), ("", False)]:
+                if is_stop:
+                    words.add(word)  # folded as the index folds it (lower(), in SQL)
+                if is_stop and _ASCII_WORD.fullmatch(word):
+                    run.append(word.lower())
+                elif run:
+                    runs.append(f"(^|[^a-z0-9]){'[^a-z0-9]+'.join(run)}([^a-z0-9]|$)")
+                    run = []
+        return " && ".join(query), params, sorted(words), runs
+
     def _search_page(
         self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, skip: int,
         access: SearchAccess | None = None,
     ) -> list[tuple[Any, ...]]:
         query, params = self._tsquery(phrases)
+        exact, exact_params, words, runs = self._exact(phrases, self._stop_words(phrases))
+        columns, conditions = f"{query} AS q", ""
+        if exact:  # a phrase holding a stop word: the passages the index finds are read again for it
+            columns += f", {exact} AS e, ARRAY(SELECT lower(u.w) FROM unnest(?::text[]) AS u(w)) AS stops"
+            conditions = "".join(" AND p.body ~* ?" for _ in runs) + f" AND {_STOPS_BESIDE} @@ q.e"
+            params = [*params, *exact_params, words, *runs]
         match = (
             "SELECT p.id AS pid, (-ts_rank(p.tsv, q.q))::float8 AS score"
-            f" FROM search_passages p, (SELECT {query} AS q) q WHERE p.tsv @@ q.q"
+            f" FROM search_passages p, (SELECT {columns}) q WHERE p.tsv @@ q.q{conditions}"
         )
         return self._query(*search_page(match, params, series, access, skip, limit))
 
