@@ -113,3 +113,15 @@ def test_a_phrases_stop_word_past_its_255th_place_is_not_found_on_postgresql(arc
         assert hits == ()
     else:
         assert [(h.start, h.end) for h in hits] == [(1196, 1206)]
+
+
+def test_a_phrase_of_stop_words_alone_beside_another_word_is_passed_over_on_postgresql(archive: Archive) -> None:
+    """docs/reference/search.md, "Stop words": ``walrus "it's the"`` is answered as ``walrus`` there."""
+    text = "it's the walrus"
+    archive.add(S, text.encode(), format="text")
+    results = archive.search('walrus "it\'s the"')
+    if archive.store.dialect == "postgresql":
+        assert str(results.query) == "walrus"
+        assert [(h.start, h.end) for h in results.hits] == [(9, 15)]
+    else:
+        assert [(h.start, h.end) for h in results.hits] == [(0, 15)]
