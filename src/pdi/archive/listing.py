@@ -188,10 +188,11 @@ class Listing(ArchiveBase):
 
         # SQLite marks each match whole, PostgreSQL word by word: only its marks are joined into matches
         joining = joins and not row.whole
-        text, marks = marked(row.marked, phrases=joining, most=max(words), spelled=spelled)
+        stems = dict(row.stems) if row.stems else None
+        text, marks = marked(row.marked, phrases=joining, most=max(words), spelled=spelled, stems=stems)
         own = joint(row.marked)
         groups = ([marks] if len(row.each) == 1 else
-                  [marked(each, phrases=joining, most=n, spelled=[one], overlapping=True)[1]
+                  [marked(each, phrases=joining, most=n, spelled=[one], overlapping=True, stems=stems)[1]
                    for each, n, one in zip(row.each, words, spelled, strict=True)])
         # one phrase: its first match; several: the shortest stretch with a match of each
         if len(groups) == 1 and marks:

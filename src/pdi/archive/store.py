@@ -510,3 +510,8 @@ class SearchRow:
     #: marks a phrase's instance from its first word to its last, overlapping ones as one), not word by word
     #: wherever a word of the query stands (PostgreSQL's ``ts_headline``).
     whole: bool = False
+    #: Each word the engine marked and each word of the query's phrases (:func:`pdi.passages.hits.stem_key`) with
+    #: what the engine's index reads of it (PostgreSQL: its lexemes, ``walrus`` for ``Walruses``), so that a run of
+    #: marked words spells a phrase only where each word is read as the phrase's word is; none (SQLite's FTS5 marks
+    #: each match whole).
+    stems: tuple[tuple[str, str], ...] = ()

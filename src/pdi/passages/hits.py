@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Sequence
+import unicodedata
+from collections.abc import Mapping, Sequence
 
 from pdi.passages.fulltext import (
     _MARK,
@@ -23,10 +24,17 @@ from pdi.passages.fulltext import (
     words_of,
 )
 
-__all__ = ["index_words", "joint", "marked", "smallest_window", "snippet"]
+__all__ = ["index_words", "joint", "marked", "smallest_window", "snippet", "stem_key"]
+def stem_key(word: str) -> str:
+    """``word`` as it is looked up in what an engine's index reads of a word (:attr:`pdi.archive.store.SearchRow.stems`)
+    and compared with a phrase's word as written: case folded, in Unicode's NFC (``café`` is one word however
+    written)."""
+    return unicodedata.normalize("NFC", word).casefold()
+
+
 def marked(
     highlighted: str, *, phrases: bool = True, most: int | None = None,
-    spelled: Sequence[Sequence[str]] = (), overlapping: bool = False,
+    spelled: Sequence[Sequence[str]] = (), overlapping: bool = False, stems: Mapping[str, str] | None = None,
 ) -> tuple[str, tuple[tuple[int, int], ...]]:
     """The text of a passage the engine marked (:data:`MARK_START` … :data:`MARK_END`), and each marked stretch.
 
@@ -48,7 +56,9 @@ def marked(
     word of the query wherever it stands, in a phrase's match or not, so ``门`` in ``大门天安门`` is marked before
     ``天安门``: where a run of marked words spells a phrase (a word of a script written without spaces the same
     character, any other word as the engine found it), each such spelling is a stretch, and a marked word
-    spelling none is left out (:func:`_spellings`); where none does, the marks are joined as above.
+    spelling none is left out (:func:`_spellings`); where none does, the marks are joined as above. With ``stems``
+    (what the index reads of each word: :attr:`pdi.archive.store.SearchRow.stems`), a marked word written otherwise
+    spells a phrase's word only where the index reads the two alike.
     """
     plain: list[str] = []
     marks: list[tuple[int, int]] = []
@@ -71,7 +81,7 @@ def marked(
     # which PostgreSQL marks with their word
     marks = [(a, _after_marks(text, b)) for a, b in marks]
     if spelled and phrases:
-        found = _spellings(text, marks, spelled, every=True)
+        found = _spellings(text, marks, spelled, every=True, stems=stems)
         if found:
             return text, tuple(found)
     elif spelled:  # marks of whole matches (FTS5's), overlapping ones made one: "我我" in "我我我" is one mark
@@ -129,7 +139,7 @@ def _word_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
 def _spellings(
     text: str, marks: Sequence[tuple[int, int]], spelled: Sequence[Sequence[str]], *, every: bool = False,
-    overlapping: bool = False,
+    overlapping: bool = False, stems: Mapping[str, str] | None = None,
 ) -> list[tuple[int, int]]:
     """The stretches of ``marks`` whose words, one after another with nothing but white space and punctuation
     between them, spell a phrase of ``spelled``, left to right, none overlapping another (the longer phrase first
@@ -141,7 +151,13 @@ def _spellings(
 
     With ``every``, the runs are of all the words of ``text``, a marked one among them: a word the engine left
     unmarked spells the phrase's word only as written (PostgreSQL marks no stop word, so that ``"walrus and the
-    carpenter"`` is a run with two words unmarked in it)."""
+    carpenter"`` is a run with two words unmarked in it).
+
+    With ``stems`` (what the index reads of each word, :func:`stem_key` its key), a word written otherwise spells
+    the phrase's word only where the index reads the two alike (PostgreSQL marks every word of the query wherever
+    it stands, so that ``dogs cats`` spelled ``"cat dog"`` in ``dogs cats, cats dogs``), and a run spelling the
+    phrase so is as good as one spelling it as written: the first of them is the phrase's first match, as on
+    SQLite. Case aside, a word is compared in Unicode's NFC (``café`` written composed or not)."""
     words: list[tuple[int, int, int]] = []  # start, end, and which run of marks without a word between
     marked: set[int] = set()  # with every: where each marked word starts
     if every:
@@ -157,9 +173,15 @@ def _spellings(
             last = b
 
     def spells(s: int, e: int, want: str, exact: bool) -> bool:
-        if text[s:e].casefold() == want.casefold():
+        word, wanted = stem_key(text[s:e]), stem_key(want)
+        if word == wanted:
             return True
-        return not exact and (not every or s in marked) and not any(_unspaced(c) for c in want)
+        if exact or (every and s not in marked) or any(_unspaced(c) for c in want):
+            return False
+        if stems is None:
+            return True
+        read, read_wanted = stems.get(word), stems.get(wanted)
+        return read is None or read_wanted is None or (read == read_wanted and read != "")
 
     def windows(phrase: Sequence[str], exact: bool) -> list[tuple[int, int]]:
         n = len(phrase)
@@ -173,7 +195,7 @@ def _spellings(
     found: list[tuple[int, int]] = []
     if every:
         for phrase in (p for p in spelled if p):
-            found += windows(phrase, exact=True) or windows(phrase, exact=False)
+            found += windows(phrase, exact=stems is None) or windows(phrase, exact=False)
     else:  # one mark of FTS5's (a match, or overlapping ones made one): a phrase spelled as written in it is what
         # it holds; only when none is, a word written otherwise (stemmed) spells one. A phrase not in the mark at
         # all spelled its every word: ``cat`` cut the ``café`` left over in ``café café café`` (found by hypothesis)

@@ -340,8 +340,13 @@ class SearchIndexPart(CatalogBase):
                     if len(phrases) > 1 else (whole,)
                 )
                 rows.append(SearchRow(record, Passage.decode(int(start), "", bytes(runs)), whole, each, float(score),
-                                      self.marks_phrases_whole))
+                                      self.marks_phrases_whole, self._stems(whole, phrases)))
         return rows
+
+    def _stems(self, marked: str, phrases: Sequence[Sequence[str]]) -> tuple[tuple[str, str], ...]:
+        """:attr:`SearchRow.stems` of a passage the engine ``marked`` for ``phrases``: none here (SQLite's FTS5 marks
+        each match of a phrase whole)."""
+        return ()
 
     def search_sources(self, series: str | None = None, *, page: int = 500) -> Iterator[tuple[str, str, str]]:
         """Every (sha256, media type, charset) the catalog names (by names in ``series``), in order, a page at a time."""

@@ -209,6 +209,28 @@ class PostgresSearch(PostgresTransactions):
         )
         return self._query(*search_page(match, params, series, access, skip, limit))
 
+    def _stems(self, marked: str, phrases: Sequence[Sequence[str]]) -> tuple[tuple[str, str], ...]:
+        """What the English configuration reads of each word ``marked`` and of each word of a phrase of several
+        words (``phraseto_tsquery`` of it, in Unicode's NFC: ``'walrus'`` for ``Walruses``, nothing for a stop
+        word), keyed by :func:`pdi.passages.hits.stem_key`: ``ts_headline`` marks every word of the query wherever
+        it stands, so that in ``dogs cats, cats dogs`` the phrase ``"cat dog"`` was named by ``dogs cats``."""
+        from pdi.passages.fulltext import MARK_END, MARK_START, words_of
+        from pdi.passages.hits import index_words, stem_key
+
+        several = [phrase for phrase in phrases if len(index_words(phrase)) > 1]
+        if not several:
+            return ()
+        words = {stem_key(w) for phrase in several for w in index_words(phrase)}
+        for mark in re.findall(f"{MARK_START}([^{MARK_END}]*){MARK_END}", marked):
+            words.update(stem_key(w) for w in words_of(mark))
+        asked = sorted(words)
+        rows = self._query(
+            "SELECT phraseto_tsquery('english'::regconfig, u.w)::text FROM unnest(?::text[]) WITH ORDINALITY AS u(w, n)"
+            " ORDER BY u.n",
+            (asked,),
+        )
+        return tuple((word, str(read)) for word, (read,) in zip(asked, rows, strict=True))
+
     def _highlight(self, passage: int, phrases: Sequence[Sequence[str]]) -> str | None:
         from pdi.passages.fulltext import MARK_END, MARK_START
 
