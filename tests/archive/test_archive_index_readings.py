@@ -8,6 +8,8 @@ Version 3 marks the reading of SGML of 2026-11-30 (what an internal entity's tag
 version-2 index of SGML is read anew, one of XML believed. Version 4 marks the reading of HTML of 2026-12-01 (an
 element the parser closes when text comes ends where the text begins): an HTML index of any earlier version is
 read anew, and so is one of XML (whose reading of U+0085 changed with it), a version-3 one of SGML believed.
+Version 5 marks the reading of XML that reads XML 1.0 Fifth Edition's names (``<\u01caa/>``, which expat's Fourth
+Edition refused): a version-4 index of XML is read anew, one of HTML or SGML believed.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ PROLOG = ('<!DOCTYPE a [<!ELEMENT a - - (#PCDATA|b)*><!ELEMENT b - - (#PCDATA)>'
 
 def _as_version_1(index: bytes, *, version: int = 1) -> bytes:
     """The same index sealed as ``version`` (1 unless told; the layout did not change between them)."""
-    for made in (4, 3, 2, 1):
+    for made in (5, 4, 3, 2, 1):
         try:
             return seal(MAGIC, version, bytes(unseal(index, MAGIC, made, "element index")))
         except Exception:
@@ -141,7 +143,7 @@ def test_reindex_elements_makes_an_earlier_readings_indexes_anew_and_touches_not
     with Archive.open(location) as archive:
         for name in (doc, xml, page):
             index = archive.fragment_index(archive.resolve(str(name)).record)
-            assert index is not None and index[:4] == MAGIC and int.from_bytes(index[4:6], "little") == 4
+            assert index is not None and index[:4] == MAGIC and int.from_bytes(index[4:6], "little") == 5
         # believed now, and answering for the document's own octets, not the other's whose index was kept
         written = sgml.index("<b>w</b>")
         assert archive.resolve(f"{doc}#elt=2,2").data == sgml[written:written + len("<b>w</b>")].encode()
@@ -215,4 +217,34 @@ def test_a_version_3_index_is_read_anew_for_html_and_xml(tmp_path: Path) -> None
         assert archive.fragment_index(archive.resolve(str(xml)).record) is None  # read anew
         assert archive.resolve(f"{xml}#elt=2,2").data == b"<i>two</i>"
         # SGML's reading did not change since version 3
+        assert archive.fragment_index(archive.resolve(str(doc)).record) == stale[doc]
+
+
+def test_a_version_4_index_is_read_anew_for_xml_alone(tmp_path: Path) -> None:
+    # the version-4 reading refused a Fifth Edition name (U+01CA): its index holds that refusal
+    fifth = "<r><\u01caa>one</\u01caa><i>two</i></r>"
+    page, other_page = b"<p>one</p><p>two</p>", b"<div>abcdefghi</div>"
+    sgml, other = PROLOG + "<a>&e;<b>w</b></a>", PROLOG + "<a><b>y</b>zzz</a>"
+    location = tmp_path / "a"
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        names = [next(iter(archive.deposit(S, [Content(data, kind)]))) for data, kind in (
+            (fifth.encode(), "xml"), (XML.encode(), "xml"), (OTHER_XML.encode(), "xml"), (page, "html"),
+            (other_page, "html"), (sgml.encode(), "sgml"), (other.encode(), "sgml"))]
+        fifth_xml, xml, xml_elsewhere, html, html_elsewhere, doc, elsewhere = names
+        shas = {name: archive.resolve(str(name)).record.sha256 for name in names}
+        assert archive.resolve(f"{fifth_xml}#elt=1,1").data == "<\u01caa>one</\u01caa>".encode()
+    catalog = location / "catalog.sqlite"
+    stale = {}
+    for name, made_of in ((xml, xml_elsewhere), (html, html_elsewhere), (doc, elsewhere)):
+        stale[name] = _as_version_1(_index_of(catalog, shas[made_of]), version=4)
+        _put_index(catalog, shas[name], stale[name])
+    _put_index(catalog, shas[fifth_xml], _as_version_1(_index_of(catalog, shas[fifth_xml]), version=4))
+    with Archive.open(location) as archive:
+        assert archive.fragment_index(archive.resolve(str(xml)).record) is None  # read anew
+        assert archive.resolve(f"{xml}#elt=2,2").data == b"<i>two</i>"
+        assert archive.fragment_index(archive.resolve(str(fifth_xml)).record) is None
+        assert archive.resolve(f"{fifth_xml}#elt=2,2").data == b"<i>two</i>"
+        # HTML's and SGML's readings did not change since version 4
+        assert archive.fragment_index(archive.resolve(str(html)).record) == stale[html]
         assert archive.fragment_index(archive.resolve(str(doc)).record) == stale[doc]

@@ -17,7 +17,7 @@ from pdi.archive import Archive, Content
 from pdi.cli import cli
 from pdi.errors import UnsupportedError
 from pdi.fragments.markup import sgml
-from pdi.fragments.markup.index import MAGIC
+from pdi.fragments.markup.index import MAGIC, VERSION
 from pdi.fragments.sealed import seal, unseal
 from pdi.identifier import PDI
 from support.sgml_filing import (
@@ -42,7 +42,7 @@ def oracle(tmp_path: Path) -> None:
 
 def _as_version_2(index: bytes) -> bytes:
     """The same index sealed as version 2, as a pdi before archives had an SGML folder kept it (the same layout)."""
-    return seal(MAGIC, 2, bytes(unseal(index, MAGIC, 4, "element index")))
+    return seal(MAGIC, 2, bytes(unseal(index, MAGIC, VERSION, "element index")))
 
 
 def _deposit(location: str, *, onsgmls: bool, monkeypatch: pytest.MonkeyPatch) -> PDI:

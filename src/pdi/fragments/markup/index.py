@@ -98,9 +98,11 @@ MAGIC: Final = b"PDIM"
 #: for SGML. Version 4, the same layout, is made by the reading of HTML of 2026-12-01 (an element the parser closes
 #: when text comes, a head before text, ends where the text begins; <isindex> an element like any unknown one; ruby's
 #: rb and rtc, and the special elements, as today), and by the reading of HTML and XML that reads U+0085 (NEL) as
-#: a character, not a line ending: one of version 3 is as good as new for SGML alone.
-VERSION: Final = 4
-_EARLIER: Final = (1, 2, 3)
+#: a character, not a line ending: one of version 3 is as good as new for SGML alone. Version 5, the same layout,
+#: is made by the reading of XML that reads XML 1.0 Fifth Edition's names (``<\u01caa/>``, which expat's Fourth
+#: Edition refused): one of version 4 is as good as new but for XML.
+VERSION: Final = 5
+_EARLIER: Final = (1, 2, 3, 4)
 _WHAT: Final = "element index"
 _KINDS: Final = ("html", "xml", "xhtml", "sgml")
 _FAILURES: Final = (None, UnsupportedError, ParseError, LimitError)
@@ -495,6 +497,7 @@ def made_by_an_earlier_reading(data: bytes) -> bool:
     kind_code = data[head] if len(data) > head else 0
     if not 1 <= kind_code <= len(_KINDS) or version not in _EARLIER:
         return True
-    # what each reading since changed: XML and SGML at 2, SGML at 3, HTML and XML at 4
-    changed_since = {1: ("html", "xml", "xhtml", "sgml"), 2: ("html", "xml", "xhtml", "sgml"), 3: ("html", "xml", "xhtml")}
+    # what each reading since changed: XML and SGML at 2, SGML at 3, HTML and XML at 4, XML at 5
+    changed_since = {1: ("html", "xml", "xhtml", "sgml"), 2: ("html", "xml", "xhtml", "sgml"), 3: ("html", "xml", "xhtml"),
+                     4: ("xml", "xhtml")}
     return _KINDS[kind_code - 1] in changed_since[version]

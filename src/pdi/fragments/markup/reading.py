@@ -173,6 +173,10 @@ def xml_elements(text: str) -> list[Element]:
         raise UnsupportedError(
             f"element fragments on XML that is not well-formed: character {exc.start} is a lone surrogate"
         ) from None
+    from pdi.fragments.markup.xml_names import fourth_edition_text
+
+    rewritten = fourth_edition_text(text)  # expat knows the Fourth Edition's names: the Fifth's written as those
+    read = utf8 if rewritten is None else rewritten.text.encode("utf-8")  # the same length, octet by octet
     starts: list[tuple[str, int, dict[str, str]]] = []  # name, UTF-8 index of '<', attributes
     ends: dict[int, int] = {}  # element number -> UTF-8 index where its end event came
     open_stack: list[int | None] = []
@@ -189,10 +193,13 @@ def xml_elements(text: str) -> list[Element]:
         attributes_seen += len(attributes)
         if attributes_seen > MAX_ATTRIBUTES:
             raise too_many_attributes("XML")
-        if not utf8.startswith(b"<" + name.encode("utf-8"), index):
+        if not read.startswith(b"<" + name.encode("utf-8"), index):
             open_stack.append(None)  # an element from an entity's replacement text: no start tag here
             return
         open_stack.append(len(starts))
+        if rewritten is not None:
+            name = rewritten.original(name)
+            attributes = {rewritten.original(k): rewritten.original(v) for k, v in attributes.items()}
         starts.append((name, index, attributes))
 
     def end(name: str) -> None:
@@ -203,7 +210,7 @@ def xml_elements(text: str) -> list[Element]:
     parser.StartElementHandler = start
     parser.EndElementHandler = end
     try:
-        parser.Parse(text, True)  # a str is parsed as UTF-8: the indexes are into text.encode()
+        parser.Parse(text if rewritten is None else rewritten.text, True)  # a str is parsed as UTF-8: the indexes are into text.encode()
     except xml.parsers.expat.ExpatError as exc:
         if xml.parsers.expat.ErrorString(exc.code) == xml.parsers.expat.errors.XML_ERROR_AMPLIFICATION_LIMIT_BREACH:
             raise LimitError(f"the XML's entities expand too much (expat's amplification limit) at line {exc.lineno}") from exc
