@@ -48,6 +48,8 @@ _CROWDED_XML_TAG: Final = re.compile(
     r"""<[^\s<>/!?]++(?>\s++[^\s=<>]++\s*+=\s*+(?>"[^"<]*+"|'[^'<]*+'))"""
     + f"{{{MAX_TAG_ATTRIBUTES + 1}}}"
 )
+#: XML 1.0 §2.8 [26] VersionNum: an XML declaration of another version is no XML 1.0 (expat reads any).
+_VERSION_NUM: Final = re.compile(r"1\.[0-9]+")
 _XML_DECLARATION: Final = re.compile(rb"""<\?xml\s[^>]*?encoding\s*=\s*["']([A-Za-z][A-Za-z0-9._-]*)["']""")
 
 
@@ -207,8 +209,16 @@ def xml_elements(text: str) -> list[Element]:
         if number is not None:
             ends[number] = parser.CurrentByteIndex
 
+    def declaration(version: str | None, encoding: str | None, standalone: int) -> None:
+        if version is not None and not _VERSION_NUM.fullmatch(version):  # expat takes any version
+            raise UnsupportedError(
+                f"element fragments on XML that is not well-formed: its XML declaration's version {version!r} is not"
+                " 1. and a digit or more (XML 1.0 §2.8 [26] VersionNum)"
+            )
+
     parser.StartElementHandler = start
     parser.EndElementHandler = end
+    parser.XmlDeclHandler = declaration
     try:
         parser.Parse(text if rewritten is None else rewritten.text, True)  # a str is parsed as UTF-8: the indexes are into text.encode()
     except xml.parsers.expat.ExpatError as exc:
