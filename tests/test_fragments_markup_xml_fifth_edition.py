@@ -202,3 +202,11 @@ def test_a_text_of_more_different_characters_than_are_written_over_is_read_as_be
     assert [(e.name, text[e.start : e.end]) for e in xml_elements(text)] == [("r", text), ("a", "<a/>")]
     with pytest.raises(UnsupportedError, match="not well-formed"):  # so many: not written over, as before
         xml_elements(f"<r>{body}<\U00020000/></r>")
+
+
+def test_a_byte_order_mark_stays_one() -> None:
+    # U+FEFF is a Fifth Edition name character ([#xFDF0-#xFFFD]) that expat's names lack, and at the start of the
+    # text the byte-order mark (XML 1.0 §4.3.3), which is no character of the document
+    for text in ("\ufeff<a/>", "\ufeff<\u01caa/>", "\ufeff<a\ufeff>\ufeff</a\ufeff>"):
+        assert lxml_well_formed(text.encode("utf-8"))
+        assert [(e.name, e.start, e.end) for e in xml_elements(text)] == [(text[2:text.index(">")].rstrip("/"), 1, len(text))]

@@ -158,7 +158,8 @@ def fourth_edition_text(text: str) -> Rewritten | None:
                 table[char] = next(pools[octets, over[char]])
     except StopIteration:  # more such characters than free ones to write them as
         return None
-    written = text.translate({ord(k): v for k, v in table.items()})
+    mark = "\ufeff" if text.startswith("\ufeff") else ""  # a byte-order mark, not a character of a name
+    written = mark + text[len(mark):].translate({ord(k): v for k, v in table.items()})
     if any(_CHARACTER_REFERENCE.search(value) for value in values):
         try:
             written = _ENTITY_VALUE.sub(lambda m: _references_over(m.group(), table), written)
