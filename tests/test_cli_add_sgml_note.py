@@ -1,7 +1,8 @@
 """``pdi add`` of a file whose name says XML (``.tei``: ``application/tei+xml`` by Debian's ``mime.types``) but which
 holds SGML — TEI P3's dictionaries are such files — deposits it as its name says and notes on stderr that it is no
 well-formed XML and what reads its passages (``--format sgml``); a well-formed file, or one whose format was given,
-gets no note. What is well-formed is Python's expat's to say, not pdi's."""
+gets no note. What is well-formed is Python's expat's to say, not pdi's, with XML 1.0 Fifth Edition's names (which
+expat, of the Fourth, lacks) read as ``#elt`` reads them."""
 
 from __future__ import annotations
 
@@ -51,6 +52,9 @@ def test_a_tei_p3_file_is_deposited_as_named_with_a_note_that_it_is_sgml(archive
     ("p5.tei", b'<?xml version="1.0"?>\n<!DOCTYPE TEI>\n<TEI><text>hi</text></TEI>\n'),
     ("doc.xml", b"<!DOCTYPE doc>\n<doc><p>well formed</p></doc>\n"),
     ("plain.xml", b"<doc><p>not well formed</doc>\n"),  # no document type declaration: no guess at SGML
+    # XML 1.0 Fifth Edition's names (U+01CA, U+1F600; expat knows the Fourth's): well-formed
+    ("fifth.xml", "<!DOCTYPE d>\n<d><\u01caa>x</\u01caa></d>\n".encode()),
+    ("fifth-bom.xml", "\ufeff<!DOCTYPE d><d \U0001f600='1'/>".encode()),
 ])
 def test_no_note_for_well_formed_xml_or_without_a_doctype(archive: str, tmp_path: Path, name: str,
                                                            text: bytes) -> None:

@@ -439,11 +439,37 @@ def _sgml_note(head: bytes, path: str) -> str | None:
     try:
         parser.Parse(head, False)  # (not final: a file longer than its head is judged by what was read)
     except xml.parsers.expat.ExpatError as exc:
+        if _fifth_edition_xml(head):
+            return None
         where = f"line {exc.lineno}, column {exc.offset + 1}"
         return (f"note: {_source(path)} is not well-formed XML ({xml.parsers.expat.ErrorString(exc.code)}, {where})"
                 " and begins with a document type declaration: if it is SGML (as TEI P3's .tei files are), deposit"
                 " it with --format sgml, which #elt passages of it need; deposited as its name says")
     return None
+
+
+def _fifth_edition_xml(head: bytes) -> bool:
+    """Whether ``head``, which expat (of XML 1.0 Fourth Edition's names) refused, is well-formed as far as it goes
+    with the Fifth Edition's names, as ``#elt`` reads it (:mod:`pdi.fragments.markup.xml_names`)."""
+    import codecs
+    import xml.parsers.expat
+
+    from pdi.fragments.markup.reading import xml_encoding
+    from pdi.fragments.markup.xml_names import fourth_edition_text
+
+    try:
+        text = codecs.getincrementaldecoder(xml_encoding(head)[0])().decode(head, final=False)
+    except (LookupError, UnicodeDecodeError):
+        return False
+    rewritten = fourth_edition_text(text)
+    if rewritten is None:
+        return False
+    parser = xml.parsers.expat.ParserCreate()
+    try:
+        parser.Parse(rewritten.text, False)  # a str is read as UTF-8, whatever its declaration says
+    except xml.parsers.expat.ExpatError:
+        return False
+    return True
 
 
 def _second_name_warning(minted: PDI, earlier: PDI, named: bool, message: str | None = None) -> str:
