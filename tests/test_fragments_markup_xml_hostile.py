@@ -144,3 +144,32 @@ def test_an_xml_declaration_of_a_version_that_is_not_1_dot_digits_is_not_well_fo
     else:
         with pytest.raises(UnsupportedError, match=r"not well-formed: its XML declaration's version .* is not 1\."):
             xml_elements(text)
+
+
+def test_the_internal_subsets_parameter_entities_are_read() -> None:
+    # XML 1.0 §4.4.8: an internal parameter entity's replacement text is included where it is referred to in the
+    # DTD, and §5.1: the declarations after it are processed. An entity so declared whose replacement text is no
+    # content (§4.3.2) makes the document not well-formed; expat skipped everything after the first reference
+    for subset in ("<!ENTITY % p \"<!ENTITY e '<b>'>\"> %p;", "<!ENTITY % p '<!ELEMENT r ANY>'> %p; <!ENTITY e '<b>'>"):
+        text = f"<!DOCTYPE r [{subset}]><r>&e;<c/></r>"
+        assert lxml_tags(text.encode()) is None
+        with pytest.raises(UnsupportedError, match="not well-formed"):
+            xml_elements(text)
+    # an attribute's default declared through one is the element's (§3.3.2), as lxml gives it
+    page = (
+        "<!DOCTYPE html [<!ENTITY % d \"<!ATTLIST p id CDATA 'x'>\"> %d;]>"
+        "<html xmlns='http://www.w3.org/1999/xhtml'><body><p>one</p></body></html>"
+    )
+    parser = etree.XMLParser(attribute_defaults=True, resolve_entities=False, no_network=True)
+    lxml_p = etree.fromstring(page.encode(), parser).find(".//{*}p")
+    assert lxml_p is not None and lxml_p.get("id") == "x"
+    assert fragments.evaluate("name", ("x", "x"), page.encode(), media_type="application/xhtml+xml").data == b"<p>one</p>"
+
+
+def test_declarations_after_an_external_parameter_entity_are_not_processed() -> None:
+    # §5.1: a processor that does not read an external parameter entity must not process the entity declarations
+    # after its reference (they could be overridden): e is not declared as far as it knows, and a reference to an
+    # entity not declared is well-formed in a document whose DTD refers to parameter entities (WFC Entity Declared).
+    # libxml2 processes the declaration all the same and finds e's "<b>" unbalanced
+    text = "<!DOCTYPE r [<!ENTITY % p SYSTEM 'p.ent'> %p; <!ENTITY e '<b>'>]><r>&e;<c/></r>"
+    assert [e.name for e in xml_elements(text)] == ["r", "c"]

@@ -50,7 +50,8 @@ How the source is read:
   :class:`~pdi.errors.LimitError` before or as soon as the parse meets it,
   so that one request's parse is bounded in time and memory.
 * **XML** with the standard ``pyexpat`` (non-validating, no external
-  entities fetched, expat's limits on entity amplification), its names
+  entities fetched, the internal subset's parameter entities read,
+  expat's limits on entity amplification), its names
   those of XML 1.0 Fifth Edition, which expat (of the Fourth) is given
   written over octet for octet (:mod:`pdi.fragments.markup.xml_names`); a document that
   is not well-formed cannot be cut and is

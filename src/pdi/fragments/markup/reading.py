@@ -169,6 +169,10 @@ def xml_elements(text: str) -> list[Element]:
             f"element fragments on XML that is not well-formed: character {nul} is U+0000, not an XML Char (XML 1.0 §2.2)"
         )
     parser = xml.parsers.expat.ParserCreate()
+    # the internal subset's parameter entities read, as XML 1.0 §4.4.8 includes them (expat skipped what followed the
+    # first reference to one); an external one is not: no handler reads it, and the declarations after it are not
+    # processed (§5.1)
+    parser.SetParamEntityParsing(xml.parsers.expat.XML_PARAM_ENTITY_PARSING_UNLESS_STANDALONE)
     try:
         utf8 = text.encode("utf-8")
     except UnicodeEncodeError as exc:  # a str from a lenient decoding; XML's Char excludes surrogates
