@@ -100,8 +100,8 @@ MAGIC: Final = b"PDIM"
 #: rb and rtc, and the special elements, as today), and by the reading of HTML and XML that reads U+0085 (NEL) as
 #: a character, not a line ending: one of version 3 is as good as new for SGML alone. Version 5, the same layout,
 #: is made by the reading of XML that reads XML 1.0 Fifth Edition's names (``<\u01caa/>``, which expat's Fourth
-#: Edition refused), refuses an XML declaration of a version not ``1.`` and digits and reads the internal subset's
-#: parameter entities: one of version 4 is as good as new but for XML.
+#: Edition refused), refuses an XML declaration of a version not ``1.`` and digits, reads the internal subset's
+#: parameter entities and checks the literals expat leaves unread: one of version 4 is as good as new but for XML.
 VERSION: Final = 5
 _EARLIER: Final = (1, 2, 3, 4)
 _WHAT: Final = "element index"

@@ -220,9 +220,27 @@ def xml_elements(text: str) -> list[Element]:
                 " 1. and a digit or more (XML 1.0 §2.8 [26] VersionNum)"
             )
 
+    subset_at: list[int] = []
+
+    def doctype(name: str, system: str | None, public: str | None, internal_subset: int) -> None:
+        if internal_subset:
+            subset_at.append(parser.CurrentByteIndex)  # its '['
+
+    def doctype_end() -> None:
+        # what expat does not read of the subset (after an external parameter entity's reference: one '%' at least)
+        if subset_at and b"%" in utf8[subset_at[0] : parser.CurrentByteIndex]:
+            from pdi.fragments.markup.xml_subset import subset_error
+
+            subset = utf8[subset_at[0] + 1 : parser.CurrentByteIndex].decode("utf-8").rstrip()
+            error = subset_error(subset.removesuffix("]"))
+            if error is not None:
+                raise UnsupportedError(f"element fragments on XML that is not well-formed: {error}")
+
     parser.StartElementHandler = start
     parser.EndElementHandler = end
     parser.XmlDeclHandler = declaration
+    parser.StartDoctypeDeclHandler = doctype
+    parser.EndDoctypeDeclHandler = doctype_end
     try:
         parser.Parse(text if rewritten is None else rewritten.text, True)  # a str is parsed as UTF-8: the indexes are into text.encode()
     except xml.parsers.expat.ExpatError as exc:

@@ -42,14 +42,14 @@ from collections.abc import Iterator
 from typing import Final
 
 #: A non-ASCII character XML 1.0 Fifth Edition lets a name begin with ([4] NameStartChar).
-_FIFTH_START: Final = (
+FIFTH_START: Final = (
     "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02ff\u0370-\u037d\u037f-\u1fff\u200c-\u200d\u2070-\u218f"
     "\u2c00-\u2fef\u3001-\ud7ff\uf900-\ufdcf\ufdf0-\ufffd\U00010000-\U000effff"
 )
 #: A non-ASCII character a Fifth Edition name may hold but not begin with ([4a] NameChar).
-_FIFTH_NAME_ONLY: Final = "\u00b7\u0300-\u036f\u203f-\u2040"
-_FIFTH_NAME_CHAR: Final = re.compile(f"[{_FIFTH_START}{_FIFTH_NAME_ONLY}]")
-_FIFTH_START_CHAR: Final = re.compile(f"[{_FIFTH_START}]")
+FIFTH_NAME_ONLY: Final = "\u00b7\u0300-\u036f\u203f-\u2040"
+_FIFTH_NAME_CHAR: Final = re.compile(f"[{FIFTH_START}{FIFTH_NAME_ONLY}]")
+FIFTH_START_CHAR: Final = re.compile(f"[{FIFTH_START}]")
 #: A character reference in an entity's literal value (XML 1.0 §4.2 [9] EntityValue): expanded when the entity is
 #: declared, so that it is markup where the entity is referred to.
 _ENTITY_VALUE: Final = re.compile(r"""<!ENTITY\s+(?:%\s+)?[^\s"'<>]+\s+(?:"[^"]*"|'[^']*')""")
@@ -81,7 +81,7 @@ def _expat_class(char: str) -> int:
 def _written_over(char: str) -> int:
     """What ``char`` must be written as for expat: 2 a character a name may begin with, 1 one a name may hold but
     not begin with; 0 if expat takes it as the Fifth Edition does (or it is in no name)."""
-    if _FIFTH_START_CHAR.fullmatch(char):
+    if FIFTH_START_CHAR.fullmatch(char):
         return 0 if char < "\U00010000" and _expat_class(char) == 2 else 2
     if _FIFTH_NAME_CHAR.fullmatch(char):
         return 0 if _expat_class(char) >= 1 else 1
