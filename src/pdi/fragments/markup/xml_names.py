@@ -49,7 +49,7 @@ FIFTH_START: Final = (
 #: A non-ASCII character a Fifth Edition name may hold but not begin with ([4a] NameChar).
 FIFTH_NAME_ONLY: Final = "\u00b7\u0300-\u036f\u203f-\u2040"
 _FIFTH_NAME_CHAR: Final = re.compile(f"[{FIFTH_START}{FIFTH_NAME_ONLY}]")
-FIFTH_START_CHAR: Final = re.compile(f"[{FIFTH_START}]")
+_FIFTH_START_CHAR: Final = re.compile(f"[{FIFTH_START}]")
 #: A character reference in an entity's literal value (XML 1.0 §4.2 [9] EntityValue): expanded when the entity is
 #: declared, so that it is markup where the entity is referred to.
 _ENTITY_VALUE: Final = re.compile(r"""<!ENTITY\s+(?:%\s+)?[^\s"'<>]+\s+(?:"[^"]*"|'[^']*')""")
@@ -81,7 +81,7 @@ def _expat_class(char: str) -> int:
 def _written_over(char: str) -> int:
     """What ``char`` must be written as for expat: 2 a character a name may begin with, 1 one a name may hold but
     not begin with; 0 if expat takes it as the Fifth Edition does (or it is in no name)."""
-    if FIFTH_START_CHAR.fullmatch(char):
+    if _FIFTH_START_CHAR.fullmatch(char):
         return 0 if char < "\U00010000" and _expat_class(char) == 2 else 2
     if _FIFTH_NAME_CHAR.fullmatch(char):
         return 0 if _expat_class(char) >= 1 else 1
@@ -128,14 +128,14 @@ def fourth_edition_text(text: str) -> Rewritten | None:
         if len(taken) > MAX_CHARACTERS:
             return None
     for reference in _CHARACTER_REFERENCE.finditer("".join(values)):  # markup where the entity is referred to
-        point = _code_point(reference.group(1))
+        point = code_point(reference.group(1))
         if point is not None:
             taken.add(chr(point))
     over = {char: kind for char in taken if char >= "\x80" and (kind := _written_over(char))}
     if not over:
         return None
     for reference in _REFERENCE_BODY.finditer(text):
-        point = _code_point(reference.group(1))
+        point = code_point(reference.group(1))
         if point is not None:
             taken.add(chr(point))
     pools = {
@@ -168,8 +168,14 @@ def fourth_edition_text(text: str) -> Rewritten | None:
     return Rewritten(written, table)
 
 
-def _code_point(digits: str) -> int | None:
-    point = int(digits[1:], 16) if digits[0] == "x" else int(digits)
+def code_point(digits: str) -> int | None:
+    """The code point a character reference's ``digits`` (``x41`` or ``65``) name, ``None`` past U+10FFFF (however
+    many digits: zeros may lead)."""
+    hexadecimal = digits[0] == "x"
+    significant = digits[1:].lstrip("0") if hexadecimal else digits.lstrip("0")
+    if len(significant) > 7:
+        return None
+    point = int(significant or "0", 16 if hexadecimal else 10)
     return point if point <= 0x10FFFF else None
 
 
@@ -179,7 +185,7 @@ def _references_over(value: str, table: dict[str, str]) -> str:
 
     def over(reference: re.Match[str]) -> str:
         digits = reference.group(1)
-        point = _code_point(digits)
+        point = code_point(digits)
         written = table.get(chr(point)) if point is not None else None
         if written is None:
             return reference.group()

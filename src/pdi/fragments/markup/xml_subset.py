@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from pdi.fragments.markup.xml_names import FIFTH_NAME_ONLY, FIFTH_START
+from pdi.fragments.markup.xml_names import FIFTH_NAME_ONLY, FIFTH_START, code_point
 
 _NAME: Final = f"[:A-Z_a-z{FIFTH_START}][-.0-9:A-Z_a-z{FIFTH_START}{FIFTH_NAME_ONLY}]*"
 _REFERENCE: Final = f"&(?:#[0-9]+;|#x[0-9a-fA-F]+;|{_NAME};)"
@@ -78,9 +78,8 @@ def _value_error(value: str, grammar: re.Pattern[str], what: str, production: st
     if not grammar.fullmatch(value):
         return f"{what} ({value[:40]!r}) is not XML 1.0's ({production})"
     for reference in _CHARACTER_REFERENCE.finditer(value):
-        digits = reference.group(1)
-        point = int(digits[1:], 16) if digits[0] == "x" else int(digits)
-        if not (point in (0x9, 0xA, 0xD) or 0x20 <= point <= 0xD7FF or 0xE000 <= point <= 0xFFFD
-                or 0x10000 <= point <= 0x10FFFF):
+        point = code_point(reference.group(1))
+        if point is None or not (point in (0x9, 0xA, 0xD) or 0x20 <= point <= 0xD7FF or 0xE000 <= point <= 0xFFFD
+                                 or 0x10000 <= point <= 0x10FFFF):
             return f"{what} refers to a character that is not an XML Char ({reference.group()}; §4.1 WFC: Legal Character)"
     return None
