@@ -223,3 +223,18 @@ def test_a_character_reference_of_thousands_of_digits_is_read_as_any(digits: str
         else:
             with pytest.raises(UnsupportedError, match="not well-formed"):
                 xml_elements(text)
+
+
+@pytest.mark.parametrize("written", ["\U0001f600\U0001f600", "\u01ca\u01ca", "\r\n\U0001f600\U0001f600", "\U0001f600\r\n"])
+def test_where_a_document_is_not_well_formed_counts_characters_as_written(written: str) -> None:
+    # expat's line and column of the same error with two ASCII letters in their place (expat counts a character
+    # one column, and would count each four-octet one written over two)
+    import xml.parsers.expat
+
+    ascii_text = f"<a>{written}</b>".replace("\U0001f600", "x").replace("\u01ca", "x")
+    parser = xml.parsers.expat.ParserCreate()
+    with pytest.raises(xml.parsers.expat.ExpatError) as expected:
+        parser.Parse(ascii_text, True)
+    where = f"at line {expected.value.lineno}, column {expected.value.offset}"
+    with pytest.raises(UnsupportedError, match=f"mismatched tag {where}$"):
+        xml_elements(f"<a>{written}</b>")

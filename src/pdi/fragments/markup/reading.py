@@ -246,9 +246,13 @@ def xml_elements(text: str) -> list[Element]:
     except xml.parsers.expat.ExpatError as exc:
         if xml.parsers.expat.ErrorString(exc.code) == xml.parsers.expat.errors.XML_ERROR_AMPLIFICATION_LIMIT_BREACH:
             raise LimitError(f"the XML's entities expand too much (expat's amplification limit) at line {exc.lineno}") from exc
+        column = exc.offset
+        if rewritten is not None:  # expat counted the characters written over: a four-octet one is two
+            line = utf8[: parser.ErrorByteIndex].decode("utf-8", "replace")
+            column = len(line) - max(line.rfind("\n"), line.rfind("\r")) - 1
         raise UnsupportedError(
             f"element fragments on XML that is not well-formed: {xml.parsers.expat.ErrorString(exc.code)}"
-            f" at line {exc.lineno}, column {exc.offset}"
+            f" at line {exc.lineno}, column {column}"
         ) from exc
     to_char = _utf8_to_code_points(text, [i for _, i, _ in starts] + list(ends.values()))
     elements = []
