@@ -133,6 +133,43 @@ def rectangle(scheme: str, positions: Sequence[object]) -> tuple[int, int, int, 
     return _rectangle(scheme, positions)
 
 
+#: The formats whose EXIF ``Orientation`` (CIPA DC-008 tag 0x0112) a browser applies when it shows the image
+#: (CSS Images 3 ``image-orientation: from-image``, the initial value): Chromium turns a JPEG (an MPO is one to it)
+#: and a PNG whose ``eXIf`` chunk says so, and shows a WebP's pixels as stored, whatever its ``EXIF`` chunk says
+#: (measured, Chromium 14x); it shows no TIFF. A region is of the stored pixels whatever any of them say
+#: (PDI-GRAMMAR.md's reading): the viewer maps what the reader sees to them (:func:`shown_box`).
+ORIENTED_WHEN_SHOWN = frozenset({"JPEG", "MPO", "PNG"})
+
+
+def shown_orientation(image: Any) -> int:
+    """The EXIF orientation (2 to 8) a browser shows the Pillow ``image`` turned by, or 1: none, an orientation
+    out of range, or a format whose orientation browsers do not apply (:data:`ORIENTED_WHEN_SHOWN`)."""
+    if getattr(image, "format", None) not in ORIENTED_WHEN_SHOWN:
+        return 1
+    try:
+        with pillow_reading():
+            orientation = image.getexif().get(0x0112)
+    except DAMAGED:
+        return 1
+    return orientation if isinstance(orientation, int) and 2 <= orientation <= 8 else 1
+
+
+def shown_box(orientation: int, box: tuple[int, int, int, int], width: int, height: int) -> tuple[int, int, int, int]:
+    """Where the region ``box`` (``x1, y1, x2, y2`` of the stored ``width`` × ``height`` pixels) is seen in the
+    image shown turned by EXIF ``orientation`` (as Pillow's ``ImageOps.exif_transpose`` turns it): its corners in
+    the pixels shown, whose width is ``height`` for orientations 5 to 8."""
+    x1, y1, x2, y2 = box
+
+    def shown(x: int, y: int) -> tuple[int, int]:
+        return {
+            2: (width - x, y), 3: (width - x, height - y), 4: (x, height - y), 5: (y, x),
+            6: (height - y, x), 7: (height - y, width - x), 8: (y, width - x),
+        }.get(orientation, (x, y))
+
+    (u1, v1), (u2, v2) = shown(x1, y1), shown(x2, y2)
+    return min(u1, u2), min(v1, v2), max(u1, u2), max(v1, v2)
+
+
 def open_image(data: IO[bytes]) -> Any:
     """Pillow's ``Image.open`` of a stranger's image, by every format plugin it has but EPS: Pillow reads an EPS's
     pixels by running Ghostscript on the file (``gs``, where it is installed), whatever media type the image was
@@ -227,10 +264,11 @@ def evaluate_image(
                 _check_streamable(data, str(image.format), region, None)
                 png = _crop_streamed(data, str(image.format), region, media_type)
                 return FragmentResult(
-                    data=png, media_type="image/png", clamped=clamped, ranges=(), scheme=scheme, region=region
+                    data=oriented_png(png, shown_orientation(image)), media_type="image/png", clamped=clamped,
+                    ranges=(), scheme=scheme, region=region,
                 )
             cut = image.crop((region.x1, region.y1, region.x2, region.y2))
-            png = _png(cut, image.info.get("icc_profile"))
+            png = oriented_png(_png(cut, image.info.get("icc_profile")), shown_orientation(image))
     except PDIError:
         raise
     except Image.DecompressionBombError as exc:
@@ -489,6 +527,25 @@ def _past_sub_blocks(data: Readable, position: int) -> int:
         if not length:
             break
     return position
+
+
+def oriented_png(png: bytes, orientation: int) -> bytes:
+    """The PNG ``png`` with an ``eXIf`` chunk (PNG 3rd edition §11.3.3.6) saying EXIF ``orientation`` after its
+    header, where it is 2 to 8: a crop of a JPEG or PNG a browser shows turned is shown turned the same way, the
+    region as it is seen in the whole (its pixels are the stored ones, as cut). Else ``png`` unchanged."""
+    if not 2 <= orientation <= 8:
+        return png
+    from PIL import Image
+
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    payload = exif.tobytes()
+    payload = payload[6:] if payload.startswith(b"Exif\x00\x00") else payload  # PNG's holds the TIFF header on
+    chunk = struct.pack(">I", len(payload)) + b"eXIf" + payload
+    chunk += struct.pack(">I", zlib.crc32(chunk[4:]) & 0xFFFFFFFF)
+    after_header = 8 + 8 + 13 + 4  # the signature, then IHDR: its length and type, 13 octets, its CRC
+    assert png[12:16] == b"IHDR"
+    return png[:after_header] + chunk + png[after_header:]
 
 
 def _png(image: object, icc_profile: object) -> bytes:

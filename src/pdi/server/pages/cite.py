@@ -349,12 +349,15 @@ class ImageFacts:
     width: int
     height: int
     frames: int
+    #: The EXIF orientation a browser shows it turned by (:func:`pdi.fragments.image.shown_orientation`): 1, none.
+    orientation: int = 1
 
 
 def image_facts(data: bytes, media_type: str) -> ImageFacts:
     """The size and frame count of an image (Pillow reads its header; a GIF's frames are counted)."""
     from PIL import Image, UnidentifiedImageError
 
+    from pdi.fragments import image as images
     from pdi.fragments.image import DAMAGED, damage, frame_count, open_image, pillow_reading
 
     try:
@@ -366,7 +369,7 @@ def image_facts(data: bytes, media_type: str) -> ImageFacts:
                 if pages > MAX_TIFF_PAGES:
                     raise LimitError(f"{media_type}: a TIFF of {pages:,} pages or more, more than the"
                                      f" {MAX_TIFF_PAGES:,} shown here; its octets are served whole by N2R")
-            return ImageFacts(image.width, image.height, frame_count(image, data))
+            return ImageFacts(image.width, image.height, frame_count(image, data), images.shown_orientation(image))
     except Image.DecompressionBombError as exc:  # a header claiming more than twice Pillow's bound
         from pdi.fragments.image import unopened
         from pdi.fragments.image_size import image_size

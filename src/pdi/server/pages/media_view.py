@@ -37,14 +37,20 @@ MAX_SHOWN_PIXELS = 100_000_000
 STAND_IN_SIDE = 960
 
 
-def _cited_box(region: Region | None) -> str:
-    """The box outlining a cited region over its image or frame, placed in percent of it (no script needed)."""
+def _cited_box(region: Region | None, orientation: int = 1) -> str:
+    """The box outlining a cited region over its image or frame, placed in percent of it (no script needed); over
+    an image shown turned by its EXIF ``orientation``, where the region's stored pixels are seen
+    (:func:`pdi.fragments.image.shown_box`)."""
     if region is None or not region.width or not region.height:
         return ""
+    from pdi.fragments.image import shown_box
+
+    x1, y1, x2, y2 = shown_box(orientation, (region.x1, region.y1, region.x2, region.y2), region.width, region.height)
+    width, height = (region.height, region.width) if orientation >= 5 else (region.width, region.height)
     style = (
-        f"left:{100 * region.x1 / region.width:.4f}%;top:{100 * region.y1 / region.height:.4f}%;"
-        f"width:{100 * (region.x2 - region.x1) / region.width:.4f}%;"
-        f"height:{100 * (region.y2 - region.y1) / region.height:.4f}%"
+        f"left:{100 * x1 / width:.4f}%;top:{100 * y1 / height:.4f}%;"
+        f"width:{100 * (x2 - x1) / width:.4f}%;"
+        f"height:{100 * (y2 - y1) / height:.4f}%"
     )
     return f'<div class="box" id="cited" style="{style}" title="{html.escape(json.dumps(vars(region)))}"></div>'
 
@@ -117,9 +123,13 @@ def image_view(archive: Archive, whole: Resolved, selected: Resolved | None, ope
         # one frame, as a lossless PNG: the whole of frame k cut out
         return n2r_href(f"{name}#crop=(0,0),({facts.width},{facts.height}),{k}")
 
-    cited = _cited_box(region)
-    scale = max(1, MIN_IMAGE_WIDTH // facts.width) if facts.width and not too_large else 1
-    size = f' style="width:{facts.width * scale}px" class="pixelated"' if scale > 1 else ""
+    # the stored pixels shown turned as a browser turns them (a JPEG's or PNG's EXIF orientation): not a preview's
+    # or a stand-in's, drawn as stored; a frame's crop keeps the orientation (pdi.fragments.image._png)
+    orientation = facts.orientation if not too_large else 1
+    cited = _cited_box(region, orientation)
+    shown_width = facts.height if orientation >= 5 else facts.width
+    scale = max(1, MIN_IMAGE_WIDTH // shown_width) if shown_width and not too_large else 1
+    size = f' style="width:{shown_width * scale}px" class="pixelated"' if scale > 1 else ""
     unshown = (
         f'<p class="note" id="not-drawn">This image is {facts.width:,}×{facts.height:,}, '
         f'{counted(pixels, "pixel")}{" a frame" if facts.frames > 1 else ""}: more than a browser is asked to decode'
@@ -156,7 +166,7 @@ def image_view(archive: Archive, whole: Resolved, selected: Resolved | None, ope
         )
         + unshown
         + f'<div class="figure" id="figure" data-pdi="{html.escape(name)}" data-width="{facts.width}"'
-        f' data-height="{facts.height}" data-frames="{facts.frames}">'
+        f' data-height="{facts.height}" data-frames="{facts.frames}" data-orientation="{orientation}">'
         f'<img id="image" src="{html.escape(source(frame))}" alt="{html.escape(name)}" draggable="false"{size}>'
         f'{cited}<div class="box selection" id="selection" hidden></div></div>'
         # the corners and the frame chooser work by the script only: not drawn without one (needs-script)

@@ -381,18 +381,32 @@ SCRIPT = r"""
         if (event.key === "Escape" && boxMode) { event.preventDefault(); boxButton.click(); }
       });
     }
+    // A JPEG or PNG whose EXIF orientation (2 to 8) the browser turns it by is shown turned; its regions are of
+    // the stored pixels (PDI-GRAMMAR.md): a point seen is taken to the stored pixels, and a region drawn where
+    // its stored pixels are seen (as pdi.fragments.image.shown_box places them). SW x SH: the size shown.
+    const O = Number(figure.dataset.orientation) || 1, SW = O >= 5 ? H : W, SH = O >= 5 ? W : H;
+    function stored(u, v) {  // the stored pixel boundary seen at (u, v) of the image shown
+      return ({2: [W - u, v], 3: [W - u, H - v], 4: [u, H - v], 5: [v, u], 6: [v, H - u], 7: [W - v, H - u],
+               8: [W - v, u]})[O] || [u, v];
+    }
+    function seen(x, y) {  // where the stored pixel boundary (x, y) is seen in the image shown
+      return ({2: [W - x, y], 3: [W - x, H - y], 4: [x, H - y], 5: [y, x], 6: [H - y, x], 7: [H - y, W - x],
+               8: [y, W - x]})[O] || [x, y];
+    }
     function pixel(event) {  // the pixel boundary nearest the pointer, whatever the image's CSS size
       const r = image.getBoundingClientRect();
-      const x = Math.round((event.clientX - r.left) * W / r.width);
-      const y = Math.round((event.clientY - r.top) * H / r.height);
-      return [Math.max(0, Math.min(W, x)), Math.max(0, Math.min(H, y))];
+      const u = Math.round((event.clientX - r.left) * SW / r.width);
+      const v = Math.round((event.clientY - r.top) * SH / r.height);
+      return stored(Math.max(0, Math.min(SW, u)), Math.max(0, Math.min(SH, v)));
     }
     function show(x1, y1, x2, y2) {
+      const a = seen(x1, y1), b = seen(x2, y2);
+      const u1 = Math.min(a[0], b[0]), v1 = Math.min(a[1], b[1]), u2 = Math.max(a[0], b[0]), v2 = Math.max(a[1], b[1]);
       box.hidden = false;
-      box.style.left = (100 * x1 / W) + "%";
-      box.style.top = (100 * y1 / H) + "%";
-      box.style.width = (100 * (x2 - x1) / W) + "%";
-      box.style.height = (100 * (y2 - y1) / H) + "%";
+      box.style.left = (100 * u1 / SW) + "%";
+      box.style.top = (100 * v1 / SH) + "%";
+      box.style.width = (100 * (u2 - u1) / SW) + "%";
+      box.style.height = (100 * (v2 - v1) / SH) + "%";
     }
     function cite() {
       const [x1, y1, x2, y2] = inputs.map(function (input) { return Number(input.value); });
