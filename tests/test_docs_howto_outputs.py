@@ -66,6 +66,7 @@ def _run(runner: CliRunner, *args: str, stream: str = "stdout") -> str:
                                                   ("signatures.md", "signatures.md"), ("federation.md", "federation.md"),
                                                   ("mirrors.md", "mirrors.md"), ("deposit.md", "deposit.md"),
                                                   ("cite.md", "citations.md"),
+                                                  ("reanchor.md", "citations.md"),
                                                   ("viewer.md", "viewer.md"),
                                                   ("operate.md", "operate.md"),
                                                   ("postgresql.md", "postgresql.md"),

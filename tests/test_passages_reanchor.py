@@ -531,7 +531,7 @@ def test_a_short_quote_after_a_paragraph_moved_is_taken_only_where_no_other_plac
 ) -> None:
     """A whole-word quote of 4-10 characters in a text of ten words, some paragraph moved.
 
-    Oracle, the documented rule (docs/how-to/reanchor.md, the quote method),
+    Oracle, the documented rule (docs/reference/citations.md, the quote method),
     checked with the public pieces: a place is taken by its context only when
     (1) every other place the quote stands in the new version, between words
     as the passage is, fits at least MARGIN less well, unless the diff kept it
