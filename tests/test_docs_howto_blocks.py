@@ -2,7 +2,8 @@
 
 The operator's guide and the upgrade page have their own test (tests/test_operator_guide.py); these are
 the other operator pages (docs/how-to/mirrors.md, signatures.md, federation.md), whose lines a new operator types one
-after the other on one archive: each must do what the page says, not fail on what an earlier line made.
+after the other on one archive: each must do what the page says, not fail on what an earlier line made. The
+federation page's block tried on one machine is typed whole, by a shell, its two servers started and stopped here.
 """
 
 from __future__ import annotations
@@ -28,12 +29,14 @@ HOWTO = ROOT / "docs" / "how-to"
 SHOWN_DAY = "2026-11-25"
 
 
-def _pdi_lines(page: Path) -> list[tuple[list[str], str | None]]:
-    """Each ``pdi`` line of the page's ``sh`` blocks, in order: its words (comments and redirections left
-    out) and the file its standard output goes to (``> FILE``), if any."""
+def _pdi_lines(page: Path, *, leaving: str | None = None) -> list[tuple[list[str], str | None]]:
+    """Each ``pdi`` line of the page's ``sh`` blocks, in order (but those of a block holding ``leaving``): its words
+    (comments and redirections left out) and the file its standard output goes to (``> FILE``), if any."""
     text = page.read_text("utf-8")
     lines: list[tuple[list[str], str | None]] = []
     for block in re.findall(r"^```sh\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL):
+        if leaving is not None and leaving in block:
+            continue
         for line in block.replace("\\\n", " ").splitlines():
             words = shlex.split(line, comments=True)
             if not words or words[0] != "pdi":
@@ -281,11 +284,16 @@ def test_every_test_file_the_manual_and_the_deploy_files_name_is_there() -> None
     assert {name for name in named if not (ROOT / name).is_file()} == set()
 
 
+#: What marks the federation page's block tried on one machine (its own two archives, typed in an empty directory).
+ONE_MACHINE = "pdi init authority"
+
+
 def test_the_federation_pages_registry_lines_do_what_it_says(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The federation page's first lines, typed in order on a new archive: the key, the authority and a mirror
     added, the registry shown (one line a series, the authority first), signed into ``registry.jws`` (a
-    compact JWS whose protected header is the one the page gives), the mirror removed. ``pdi serve`` and
-    ``curl`` are the server tests' (tests/server/test_server_federation.py)."""
+    compact JWS whose protected header is the one the page gives), the mirror removed. ``pdi serve --registry``
+    is the server tests' (tests/server/test_server_federation.py); the block tried on one machine, with its own
+    archives, is typed by the next test."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PDI_ARCHIVE", str(tmp_path / "archive"))
     monkeypatch.delenv("PDI_SIGNING_KEY", raising=False)
@@ -294,7 +302,7 @@ def test_the_federation_pages_registry_lines_do_what_it_says(tmp_path: Path, mon
     assert runner.invoke(cli, ["init"]).exit_code == 0
     shows = []
     removed = None
-    for words, out in _pdi_lines(HOWTO / "federation.md"):
+    for words, out in _pdi_lines(HOWTO / "federation.md", leaving=ONE_MACHINE):
         if words[1] == "serve":
             continue
         result = runner.invoke(cli, words[1:])
@@ -317,6 +325,88 @@ def test_the_federation_pages_registry_lines_do_what_it_says(tmp_path: Path, mon
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", listed["issued"])
     result = runner.invoke(cli, ["registry", "show"])
     assert result.stdout == "oma.eop.gov.us\thttps://pdi.example.gov/\n"
+
+
+def _answering(port: int, server: subprocess.Popen[bytes], log: Path) -> None:
+    """Wait (60 s at most) until ``port`` of 127.0.0.1 takes a connection, as a reader waits for the server's
+    "pdi: serving …" line before typing the next."""
+    import socket
+    import time
+
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            assert server.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+
+
+def test_the_federation_pages_lines_on_one_machine_send_the_reader_to_the_authority(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The federation page's block tried on one machine, typed by a shell line after line in an empty directory
+    (found following the page, 2026-12-01: it said in prose what to set up and gave no line to type), its ports made
+    free ones: two archives made, the authority's with a name minted today and its registry listing itself, both
+    served in the background (each line ending ``&`` started, and waited for as a reader waits for its "serving"
+    line; stopped at the end), and the ``curl`` of the name at the resolver, which holds nothing of the series,
+    answers ``302 Found`` to the same name at the authority's port (RFC 2169's N2R, the series' resolver
+    the signed registry lists)."""
+    from pdi._ports import free_port
+
+    assert shutil.which("curl"), "curl is missing (Debian's curl)"
+    monkeypatch.chdir(tmp_path)
+    for name in ("PDI_ARCHIVE", "PDI_SIGNING_KEY", "PDI_REGISTRY"):
+        monkeypatch.delenv(name, raising=False)
+    [block] = [b for b in re.findall(r"^```sh\n(.*?)^```", (HOWTO / "federation.md").read_text("utf-8"),
+                                     flags=re.MULTILINE | re.DOTALL) if ONE_MACHINE in b]
+    shown = sorted(set(re.findall(r"127\.0\.0\.1:(\d+)|--replay-port (\d+)", block)))
+    ports = {p for pair in shown for p in pair if p}
+    assert ports == {"8310", "8311", "8340", "8341"}, ports
+    chosen: dict[str, int] = {}
+    while len(set(chosen.values())) < len(ports):
+        chosen = {shown_port: free_port() for shown_port in sorted(ports)}
+    block = re.sub(r"\b(8310|8311|8340|8341)\b", lambda m: str(chosen[m.group(1)]), block)
+    bin_dir = tmp_path.parent / f"{tmp_path.name}-bin"  # the directory typed in is empty
+    bin_dir.mkdir()
+    (bin_dir / "pdi").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m pdi "$@"\n')
+    (bin_dir / "pdi").chmod(0o755)
+    import os
+
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    servers: list[subprocess.Popen[bytes]] = []
+    printed: list[str] = []
+    try:
+        for line in block.replace("\\\n", " ").splitlines():
+            if line.rstrip().endswith("&"):
+                log = tmp_path.parent / f"{tmp_path.name}-server-{len(servers)}.log"
+                with log.open("wb") as out:
+                    servers.append(subprocess.Popen(["bash", "-c", "exec " + line.rstrip()[:-1]], cwd=tmp_path, env=env,
+                                                    stdout=out, stderr=out, start_new_session=True))
+                port = re.search(r"--port (\d+)", line)
+                assert port is not None, line
+                _answering(int(port.group(1)), servers[-1], log)
+                continue
+            done = subprocess.run(["bash", "-c", line], cwd=tmp_path, env=env, capture_output=True, text=True,
+                                  timeout=120, check=False)
+            assert done.returncode == 0, (line, done.stdout, done.stderr)
+            printed.append(done.stdout)
+    finally:
+        for server in servers:
+            if server.poll() is None:
+                server.terminate()
+            server.wait(timeout=60)
+    minted = [out for out in printed if out.startswith("urn:pdi:")]
+    assert len(minted) == 1 and minted[0].endswith("/1.text.1\n"), printed
+    head = printed[-1].replace("\r\n", "\n").split("\n\n", 1)[0].split("\n")
+    assert head[0] == "HTTP/1.1 302 Found", printed[-1]
+    [asked] = re.findall(r"N2R\?(urn:pdi://[^\"]+)\"", block.replace("$(date -u +%Y/%m/%d)", "DAY"))
+    [location] = [h.split(":", 1)[1].strip() for h in head if h.lower().startswith("location:")]
+    day = re.fullmatch(rf"http://127\.0\.0\.1:{chosen['8310']}/uri-res/N2R\?urn:pdi://oma\.eop\.gov\.us/"
+                       r"(\d{4}/\d\d/\d\d)/1\.text\.1", location)
+    assert day is not None, location
+    assert asked.replace("DAY", day.group(1)) == location.split("N2R?", 1)[1]
 
 
 def _bootstrap_packages() -> tuple[list[str], list[str]]:
