@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import itertools
 import json
 import re
 import shlex
@@ -441,25 +442,57 @@ def test_the_set_up_page_names_every_debian_package_bootstrap_installs() -> None
 
 
 def test_the_sgml_pages_lines_add_a_dtd_and_the_file_it_names_in_an_order_that_works(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime
 ) -> None:
-    """The SGML how-to's ``pdi sgml add`` lines, typed in order: its ``filing.dtd`` names ``filing-entities.ent`` by
-    its file name, as the page says, and each line must succeed (found in a new user's trial: the page once added
-    the DTD first, which the folder refuses while the file it names is missing, as the page's next paragraph says).
-    ``pdi sgml list`` then lists both, the DTD with its public identifier."""
+    """The SGML how-to followed in an empty directory: its three files saved from its ``sgml`` blocks (found
+    following the page, 2026-12-01: it named ``filing.dtd`` and ``filing.sgml`` and gave neither), then its ``sh``
+    lines typed in order (its day made today's; ``| grep sgml-parse`` the lines that start so). The DTD is the
+    filing DTD whose parse tests/support/sgml_filing.py checks with onsgmls by hand, reading the entity file by its
+    file name, so the entity file is added first (found in a new user's trial: the page once added the DTD first,
+    which the folder refuses while the file it names is missing). Each block prints what the ``text`` block after
+    it shows: ``pdi sgml add`` and ``list`` each file's name, its SHA-256 (hashlib's, of the file saved) and the
+    DTD's public identifier; the deposit its name, and ``sgml-parse`` that the DTD was found, with no error."""
+    import hashlib
+
     from support.sgml_filing import FILING_DTD, PUBLIC
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("PDI_ARCHIVE", str(tmp_path / "archive"))
-    (tmp_path / "filing-entities.ent").write_text('<!ENTITY court "the ACME court">\n', encoding="ascii")
-    (tmp_path / "filing.dtd").write_text('<!ENTITY % entities SYSTEM "filing-entities.ent">\n%entities;\n' + FILING_DTD,
-                                         encoding="ascii")
+    monkeypatch.delenv("PDI_ARCHIVE", raising=False)  # the page's archive: ./pdi-archive, as pdi init makes it
+    monkeypatch.delenv("PDI_SGML_CATALOG", raising=False)
+    text = (HOWTO / "sgml-dtds.md").read_text("utf-8")
+    saved = re.findall(r"^`([\w.-]+)`[^\n]*\n(?:[^\n]+\n)*\n```sgml\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+    assert [name for name, _ in saved] == ["filing-entities.ent", "filing.dtd", "filing.sgml"], saved
+    for name, body in saved:
+        (tmp_path / name).write_text(body, encoding="ascii")
+    files = dict(saved)
+    assert files["filing.dtd"] == '<!ENTITY % entities SYSTEM "filing-entities.ent">\n%entities;\n' + FILING_DTD
+    assert files["filing.sgml"].startswith(f'<!DOCTYPE filing PUBLIC "{PUBLIC}">\n')
+    digest = {name: "sha256:" + hashlib.sha256(body.encode("ascii")).hexdigest() for name, body in saved}
+    day = one_gmt_day.strftime("%Y/%m/%d")
     runner = CliRunner()
-    assert runner.invoke(cli, ["init"]).exit_code == 0
-    lines = [words for words, _ in _pdi_lines(HOWTO / "sgml-dtds.md")]
-    assert [w[:3] for w in lines] == [["pdi", "sgml", "add"], ["pdi", "sgml", "add"], ["pdi", "sgml", "list"]], lines
-    for words in lines:
-        result = runner.invoke(cli, words[1:])
-        assert result.exit_code == 0, (words, result.output)
-    listed = [line.split("\t") for line in result.stdout.splitlines()]
-    assert [(row[0], row[2:]) for row in listed] == [("filing-entities.ent", []), ("filing.dtd", [PUBLIC])]
+    blocks = re.findall(r"^```(\w*)\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+    pairs = [(body, after[1]) for (language, body), after in itertools.pairwise(blocks)
+             if language == "sh" and after[0] == "text"]
+    assert len(pairs) == 2, pairs
+    ran = []
+    for lines, shown in pairs:
+        printed = ""
+        for line in lines.splitlines():
+            command, _, piped = line.partition(" | ")
+            for part in command.split("&&"):
+                words = [re.sub(r"/\d{4}/\d\d/\d\d/", f"/{day}/", w) for w in shlex.split(part, comments=True)]
+                assert words[0] == "pdi", line
+                result = runner.invoke(cli, words[1:])
+                assert result.exit_code == 0, (words, result.output)
+                out = result.stdout
+                if piped:
+                    assert shlex.split(piped) == ["grep", "sgml-parse"], line
+                    out = "".join(kept for kept in out.splitlines(keepends=True) if "sgml-parse" in kept)
+                printed += out
+                ran.append(" ".join(words[1:3]))
+        assert printed == re.sub(r"/\d{4}/\d\d/\d\d/", f"/{day}/", shown), (lines, printed)
+    assert ran == ["init", "series add", "sgml add", "sgml add", "sgml list", "add filing.sgml", "get --info"], ran
+    listed = [line.split("\t") for line in pairs[0][1].splitlines()[-2:]]
+    assert listed == [["filing-entities.ent", digest["filing-entities.ent"]],
+                      ["filing.dtd", digest["filing.dtd"], PUBLIC]], listed
+    assert "DTD found (" + PUBLIC in pairs[1][1] and "; 0 parser errors" in pairs[1][1]
