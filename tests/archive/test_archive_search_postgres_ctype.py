@@ -41,3 +41,30 @@ def test_a_database_made_as_the_guide_says_folds_letters_beyond_ascii(
             name = archive.add(S, TEXT.encode(), format="text")
             hits = [str(h.name) for h in archive.search(query).hits]
             assert hits == ([f"{name}#char={at},{at + len(written)}"] if found else []), ctype
+
+
+def test_pdi_init_says_on_stderr_when_the_database_folds_only_ascii(pg_cluster: TemporaryCluster) -> None:
+    """``pdi init`` on a database whose ``LC_CTYPE`` is ``C`` (the tests' cluster is made ``--locale=C``) says so in
+    one line on standard error, what it means and what to do, each time it is run (found following
+    docs/how-to/postgresql.md, 2026-12-01: nothing told an operator whose database was made so, and the search's
+    misses above were silent); on one made as the guide makes it, nothing. Standard output is the usual line."""
+    from click.testing import CliRunner
+
+    from pdi.cli import cli
+
+    runner = CliRunner()
+    for ctype, warned in (("C", True), ("C.UTF-8", False)):
+        url = _database(pg_cluster, ctype)
+        with psycopg.connect(url) as conn:
+            assert conn.execute("SHOW lc_ctype").fetchone() == (ctype,)
+        for _ in range(2):  # made, then migrated (nothing to do): said both times
+            result = runner.invoke(cli, ["init", url])
+            assert result.exit_code == 0, result.output
+            assert result.stdout.startswith("archive at postgresql://") and result.stdout.count("\n") == 1
+            if not warned:
+                assert result.stderr == "", result.stderr
+                continue
+            [line] = result.stderr.splitlines()
+            assert line.startswith("pdi: warning: the database's LC_CTYPE is C: its full-text search folds only ASCII"
+                                   " letters to lower case, so pdi search école does not find École;"), line
+            assert "--lc-ctype C.UTF-8" in line and "pdi restore DEST --to" in line, line

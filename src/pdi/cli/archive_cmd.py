@@ -129,6 +129,28 @@ def init_cmd(location: str | None, blobs: str | None, backup_dest: str | None, n
             f"archive at {opened.location} (schema version {opened.schema_version()})"
         )
         _tell_open_to_others(opened.location)
+        _tell_case_folding(opened)
+
+
+def _tell_case_folding(opened: Archive) -> None:
+    """Say on stderr when the PostgreSQL database of ``opened`` folds only ASCII letters to lower case in its full-text
+    search (its ``LC_CTYPE`` is ``C``): its ``pdi search`` then tells ``École`` from ``école``, where SQLite's does not,
+    and only a database made with another character type mends it."""
+    from pdi.archive.catalog.opening import is_postgres_url
+
+    if not is_postgres_url(opened.location):
+        return
+    from pdi.archive.postgres.search import PostgresSearch
+
+    store = opened.store
+    if not isinstance(store, PostgresSearch):
+        return
+    ctype, folds = store.case_folding()
+    if not folds:
+        click.echo(f"pdi: warning: the database's LC_CTYPE is {ctype}: its full-text search folds only ASCII letters to"
+                   " lower case, so pdi search école does not find École; make a database with a UTF-8 one (createdb"
+                   " --template template0 --lc-ctype C.UTF-8) and move the archive there (pdi backup DEST, then pdi"
+                   " restore DEST --to its URL); pdi docs reference/postgresql, 'Its character type'", err=True)
 
 
 def _tell_open_to_others(location: str) -> None:

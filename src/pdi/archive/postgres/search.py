@@ -63,6 +63,18 @@ class PostgresSearch(PostgresTransactions):
         "CREATE INDEX search_passages_tsv ON search_passages USING GIN (tsv)",
     )
 
+    def case_folding(self) -> tuple[str, bool]:
+        """The database's ``LC_CTYPE``, and whether its full-text search folds letters beyond ASCII to lower case.
+
+        PostgreSQL's parser lower-cases a word with the database's character type: one whose ``LC_CTYPE`` is ``C``
+        (``initdb --locale=C``) folds only ASCII letters, so ``école`` does not find ``École`` there. Asked of the
+        database itself (a word of each case made a tsvector), not guessed from the locale's name.
+        """
+        with self._read():
+            rows = self._query("SELECT current_setting('lc_ctype'), to_tsvector('simple', ?) = to_tsvector('simple', ?)",
+                               ("ÉCOLE МОСКВА", "école москва"))
+        return str(rows[0][0]), bool(rows[0][1])
+
     # --- the full-text index ---------------------------------------------------------
     def _index_source(self, sha256: str, media_type: str, charset: str | None, passages: Any) -> None:
         # a small text's few passages: the source and its passages in one statement sent with the next one
