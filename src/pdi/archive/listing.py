@@ -104,6 +104,18 @@ class ListFilters(TypedDict, total=False):
 class Listing(ArchiveBase):
     """List names (``ls``), search the full text, and make its index again."""
 
+    def search_case_folding(self) -> tuple[str, bool] | None:
+        """Whether this archive's full-text search folds letters beyond ASCII to lower case, where that depends on
+        its database: a PostgreSQL catalog's ``LC_CTYPE`` and whether its parser folds ``École`` to ``école`` (one
+        whose character type is ``C`` folds only ASCII letters). ``None`` where the store folds every letter alike
+        (SQLite's FTS5)."""
+        store = self.store
+        if store.dialect != "postgresql":
+            return None
+        from pdi.archive.postgres.search import PostgresSearch
+
+        return store.case_folding() if isinstance(store, PostgresSearch) else None
+
     def search(
         self,
         query: str,

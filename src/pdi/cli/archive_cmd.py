@@ -140,12 +140,10 @@ def _tell_case_folding(opened: Archive) -> None:
 
     if not is_postgres_url(opened.location):
         return
-    from pdi.archive.postgres.search import PostgresSearch
-
-    store = opened.store
-    if not isinstance(store, PostgresSearch):
+    folding = opened.search_case_folding()
+    if folding is None:
         return
-    ctype, folds = store.case_folding()
+    ctype, folds = folding
     if not folds:
         click.echo(f"pdi: warning: the database's LC_CTYPE is {ctype}: its full-text search folds only ASCII letters to"
                    " lower case, so pdi search école does not find École; make a database with a UTF-8 one (createdb"
