@@ -117,7 +117,13 @@ def test_percent_decode_bytes() -> None:
             "http://example.com/\U00010300\U00010301\U00010302",
             "http://example.com/%F0%90%8C%80%F0%90%8C%81%F0%90%8C%82",
         ),
-        ("http://r\u00e9sum\u00e9.example.org", "http://r%C3%A9sum%C3%A9.example.org"),
+        # a web host beyond ASCII in IDNA's ASCII form (§3.1's ToASCII for "schemes known to use domain names"),
+        # as Chromium's new URL() writes it; another scheme's host is percent-encoded (step 2), as in Chromium too
+        ("http://r\u00e9sum\u00e9.example.org", "http://xn--rsum-bpad.example.org"),
+        ("HTTPS://u:\u00fc@B\u00dcCHER.example:81/\u00e9", "HTTPS://u:%C3%BC@xn--bcher-kva.example:81/%C3%A9"),
+        ("http://stra\u00dfe.de/", "http://xn--strae-oqa.de/"),  # UTS #46 nontransitional: not strasse.de
+        ("foo://r\u00e9sum\u00e9.example.org", "foo://r%C3%A9sum%C3%A9.example.org"),
+        ("//b\u00fccher.example/", "//b%C3%BCcher.example/"),  # no scheme: not known to use domain names
         ("x:?q=\ue000", "x:?q=%EE%80%80"),  # iprivate
         ("a b", "a b"),  # ASCII is left alone, valid or not
     ],
@@ -128,8 +134,35 @@ def test_rfc3987_3_1_iri_to_uri(iri: str, uri: str) -> None:
 
 def test_rfc3987_3_1_iri_to_uri_results_parse() -> None:
     assert parse(iri_to_uri("http://r\u00e9sum\u00e9.example.org/d\u00e9j\u00e0?\u00e9#\u00e9")).host == (
-        "r%C3%A9sum%C3%A9.example.org"
+        "xn--rsum-bpad.example.org"
     )
+    assert parse(iri_to_uri("x://r\u00e9sum\u00e9.example.org/")).host == "r%C3%A9sum%C3%A9.example.org"
+
+
+@pytest.mark.parametrize(
+    ("iri", "offset"),
+    [
+        ("http://xn--a.\u00fc/", 7),  # an xn-- label that is no Punycode of a label beyond ASCII
+        ("http://\u00fc.xn--/", 9),
+        ("http://\u00fc%C3.ex/", 7),  # escapes that are not UTF-8
+        ("http://\u00fc<.ex/", 8),  # no room for "<" in RFC 3986's host
+        ("http://a\u200db.\u00fc/", 7),  # a zero-width joiner where RFC 5892 allows none
+        ("http://\u05d0.1\u00fc/", 9),  # RFC 5893: a label of a right-to-left domain that starts with a digit
+        ("http://\u0301\u00fc/", 7),  # a combining mark first
+        ("http://\u00ad/", 7),  # nothing left: a soft hyphen is dropped
+        ("http://\u00fc.1.2.3/", 7),  # ends in a number and is no IPv4 address
+        ("http://\u2488x/", 7),  # a code point UTS #46 disallows
+        ("http://a.\u00fc%25/", 7),  # escapes are decoded first: "%" left, in no host name
+        ("http://" + "\u00fc" * 1025 + "/", 7),  # more than 1,024 characters, four times the DNS's most: unread
+    ],
+)
+def test_rfc3987_3_1_a_web_host_that_is_no_domain_name_is_refused(iri: str, offset: int) -> None:
+    # Chromium refuses each of these URLs (tests/test_uri_iri_hosts_chromium.py); a percent-encoded host would name
+    # no host either
+    with pytest.raises(ParseError) as info:
+        iri_to_uri(iri)
+    assert (info.value.rule, info.value.offset) == ("ireg-name", offset)
+    assert "is no domain name" in str(info.value)
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,8 @@ from pdi.errors import ParseError
 _IRI_OPTION = click.option(
     "--iri",
     is_flag=True,
-    help="Map an IRI to a URI first: non-ASCII characters become %-encoded UTF-8 (RFC 3987 §3.1).",
+    help="Map an IRI to a URI first: non-ASCII characters become %-encoded UTF-8, a web host IDNA's xn-- form "
+    "(RFC 3987 §3.1).",
 )
 
 
@@ -24,15 +25,17 @@ def _as_uri(text: str, iri: bool) -> str:
 
 def _said_of_iri(error: ParseError, iri: str) -> ParseError:
     """``error``, raised on the URI ``iri`` was mapped to, said of ``iri`` as typed: its offset that of the character
-    whose %-escapes hold the offset (each non-ASCII character of an IRI is its UTF-8 octets' escapes, 3 a piece)."""
+    (or of the host) whose %-escapes (or IDNA form) hold the offset."""
     if error.offset is None or iri.isascii() or error.text != uri_core.iri_to_uri(iri):
         return error
-    mapped = 0
-    for at, ch in enumerate(iri):
-        mapped += 1 if ch.isascii() else 3 * len(ch.encode("utf-8"))
-        if mapped > error.offset:
-            return ParseError(error.reason, text=iri, offset=at, rule=error.rule)
-    return ParseError(error.reason, text=iri, offset=len(iri), rule=error.rule)
+    shift = 0  # how much longer the URI is than the IRI, up to the change looked at
+    for start, end, replacement in uri_core.iri_changes(iri):
+        if error.offset < start + shift:
+            break
+        if error.offset < start + shift + len(replacement):
+            return ParseError(error.reason, text=iri, offset=start, rule=error.rule)
+        shift += len(replacement) - (end - start)
+    return ParseError(error.reason, text=iri, offset=min(error.offset - shift, len(iri)), rule=error.rule)
 
 
 @click.group("uri")

@@ -8,7 +8,8 @@
   §5.2 with ``rfc=2396``; :func:`remove_dot_segments` is §5.2.4.
 - :func:`normalize` and :func:`equivalent`: §6.2.2 and §6.2.3.
 - :func:`percent_encode`, :func:`percent_decode`, :func:`percent_decode_bytes`
-  (§2.1, UTF-8) and :func:`iri_to_uri` (RFC 3987 §3.1).
+  (§2.1, UTF-8) and :func:`iri_to_uri` (RFC 3987 §3.1: a web URL's host beyond
+  ASCII in IDNA's ``xn--`` form), with :func:`iri_changes` to say where.
 
 Pure: no I/O. Every error is a :mod:`pdi.errors` error.
 """
@@ -19,6 +20,7 @@ from pdi.uri._normalize import equivalent, normalize, normalize_uri
 from pdi.uri._parse import URI, parse, split
 from pdi.uri._percent import (
     UNRESERVED,
+    iri_changes,
     iri_to_uri,
     percent_decode,
     percent_decode_bytes,
@@ -30,6 +32,7 @@ __all__ = [
     "UNRESERVED",
     "URI",
     "equivalent",
+    "iri_changes",
     "iri_to_uri",
     "normalize",
     "normalize_uri",

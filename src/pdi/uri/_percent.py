@@ -147,11 +147,17 @@ def _is_private(code: int) -> bool:
 
 
 def iri_to_uri(text: str) -> str:
-    """Map an IRI to a URI (RFC 3987 §3.1, step 2).
+    """Map an IRI to a URI (RFC 3987 §3.1).
 
     Every ``ucschar`` and ``iprivate`` character becomes the ``%HH`` triples
-    of its UTF-8 octets; every ASCII character is kept as it is (so an
-    already valid URI is returned unchanged). A non-ASCII character that is
+    of its UTF-8 octets (step 2); every ASCII character is kept as it is (so an
+    already valid URI is returned unchanged). The host of a scheme known to use
+    domain names (:data:`pdi.uri._host.DNS_SCHEMES`: ``http``, ``https``,
+    ``ws``, ``wss``, ``ftp``, ``file``), when it holds a character beyond
+    ASCII, is written in IDNA's ASCII form instead, as a browser writes it
+    (``http://Bücher.example/`` is ``http://xn--bcher-kva.example/``; see
+    :mod:`pdi.uri._host`), and a host that is no domain name is a
+    :class:`ParseError` (rule ``ireg-name``). A non-ASCII character that is
     neither (C1 controls, surrogates, non-characters, U+E0000–E0FFF) is not
     allowed in an IRI: :class:`ParseError` with its offset. So is a
     private-use character (``iprivate``) outside the query, the only place
@@ -159,40 +165,83 @@ def iri_to_uri(text: str) -> str:
     (:data:`BIDI_FORMATTING`: "IRIs MUST NOT contain" them, §4.1), which would
     show the IRI in another order than its characters'.
     """
+    out: list[str] = []
+    at = 0
+    for start, end, replacement in iri_changes(text):
+        out.append(text[at:start])
+        out.append(replacement)
+        at = end
+    out.append(text[at:])
+    return "".join(out)
+
+
+def iri_changes(text: str) -> list[tuple[int, int, str]]:
+    """What :func:`iri_to_uri` changes in ``text``: ``(start, end, replacement)`` for each span it replaces, in
+    order (a run of characters beyond ASCII and its escapes, or a host and its ASCII form): so that an offset in
+    the URI can be said of the IRI as written."""
     if not isinstance(text, str):
         raise not_text(text)
     if text.isascii():
-        return text
+        return []
     # the query, as Appendix B splits: from the first "?" before any "#" to that "#"
     hash_at = text.find("#")
     end = hash_at if hash_at >= 0 else len(text)
     query_at = text.find("?", 0, end)
+    runs = list(_NON_ASCII_RUN.finditer(text))
+    for m in runs:
+        for at in range(m.start(), m.end()):
+            _check_iri_char(text, at, query_at, end)
+    changes: list[tuple[int, int, str]] = []
+    host_start, host_end = _dns_host(text)
+    if host_start < host_end and not text[host_start:host_end].isascii():
+        from pdi.uri._host import domain_to_ascii
 
-    def encode(m: re.Match[str]) -> str:
-        run = m.group()
-        for i, ch in enumerate(run):
-            at = m.start() + i
-            if not _iri_char_allowed(ord(ch)):
-                raise ParseError(
-                    f"character U+{ord(ch):04X} is not allowed in an IRI",
-                    text=text,
-                    offset=at,
-                    rule="ucschar",
-                )
-            if ch in BIDI_FORMATTING:
-                raise ParseError(
-                    f"bidirectional formatting character U+{ord(ch):04X} is not allowed in an IRI (RFC 3987 §4.1)",
-                    text=text,
-                    offset=at,
-                    rule="ucschar",
-                )
-            if _is_private(ord(ch)) and not (0 <= query_at < at < end):
-                raise ParseError(
-                    f"private-use character U+{ord(ch):04X} is allowed only in the query of an IRI",
-                    text=text,
-                    offset=at,
-                    rule="iprivate",
-                )
-        return "".join(f"%{b:02X}" for b in run.encode("utf-8"))
+        changes.append((host_start, host_end, domain_to_ascii(text, host_start, host_end)))
+    for m in runs:
+        if not host_start <= m.start() < host_end:
+            changes.append((m.start(), m.end(), "".join(f"%{b:02X}" for b in m.group().encode("utf-8"))))
+    changes.sort()
+    return changes
 
-    return _NON_ASCII_RUN.sub(encode, text)
+
+def _check_iri_char(text: str, at: int, query_at: int, end: int) -> None:
+    """Refuse ``text[at]`` (beyond ASCII) where no IRI holds it."""
+    ch = text[at]
+    if not _iri_char_allowed(ord(ch)):
+        raise ParseError(f"character U+{ord(ch):04X} is not allowed in an IRI", text=text, offset=at, rule="ucschar")
+    if ch in BIDI_FORMATTING:
+        raise ParseError(
+            f"bidirectional formatting character U+{ord(ch):04X} is not allowed in an IRI (RFC 3987 §4.1)",
+            text=text,
+            offset=at,
+            rule="ucschar",
+        )
+    if _is_private(ord(ch)) and not (0 <= query_at < at < end):
+        raise ParseError(
+            f"private-use character U+{ord(ch):04X} is allowed only in the query of an IRI",
+            text=text,
+            offset=at,
+            rule="iprivate",
+        )
+
+
+def _dns_host(text: str) -> tuple[int, int]:
+    """Where the host of ``text`` is when its scheme is one of :data:`~pdi.uri._host.DNS_SCHEMES` and it is a
+    registered name (no IP literal): ``(start, end)``, or ``(0, 0)``. Appendix B's split: the authority after
+    ``scheme://`` up to the next ``/``, ``?`` or ``#``; the host after its last ``@``, up to a ``:``."""
+    from pdi.uri._host import DNS_SCHEMES
+
+    colon = text.find(":")
+    if colon <= 0 or text[:colon].lower() not in DNS_SCHEMES or not text.startswith("//", colon + 1):
+        return 0, 0
+    start = colon + 3
+    stop = len(text)
+    for delimiter in "/?#":
+        found = text.find(delimiter, start, stop)
+        if found >= 0:
+            stop = found
+    start = text.rfind("@", start, stop) + 1 or start
+    if text.startswith("[", start):
+        return 0, 0
+    port = text.find(":", start, stop)
+    return start, (port if port >= 0 else stop)
