@@ -82,6 +82,7 @@ def test_rfc3986_3_2_2_ipv6_valid(host: str) -> None:
         ("1:2:3:4:5:6:7:8:9", "IPv6address"),
         ("1:2:3:4:5:6:7:8::", "IPv6address"),
         ("1::2::3", "IPv6address"),
+        ("1:2:3:4:5:6:7::8", "IPv6address"),
         ("12345::", "h16"),
         ("g::", "h16"),
         (":1::", "h16"),
@@ -90,8 +91,8 @@ def test_rfc3986_3_2_2_ipv6_valid(host: str) -> None:
         ("::1.2.3", "IPv4address"),
         ("::1.2.3.256", "IPv4address"),
         ("::01.2.3.4", "IPv4address"),
-        ("::1.2.3.4:1", "h16"),
-        ("1.2.3.4::", "h16"),
+        ("::1.2.3.4:1", "IPv6address"),  # nothing follows the IPv4 address
+        ("1.2.3.4::", "IPv6address"),  # an IPv4 address only at the end
         ("1:2:3:4:5:6:7:1.2.3.4", "IPv6address"),
     ],
 )
@@ -156,6 +157,16 @@ def test_rfc3986_3_2_2_ipv4_or_reg_name(host: str, kind: str) -> None:
         ("http://[vz.x]/", 9, "IPvFuture"),
         ("http://[v1.]/", 11, "IPvFuture"),
         ("http://[v1.x/]/", 12, "IP-literal"),
+        # an IPv6 address: the character no address holds after what comes before it, not the group's start
+        ("http://[12g4::]/", 10, "h16"),
+        ("http://[12345::]/", 12, "h16"),  # the fifth digit
+        ("http://[::1%25eth0]/", 11, "h16"),  # RFC 6874's zone identifier is no part of RFC 3986
+        ("http://[:1::]/", 9, "h16"),  # a single ':' first: it may only be '::'
+        ("http://[1::2::3]/", 13, "IPv6address"),  # "1::2:" may still go on; "1::2::" may not
+        ("http://[1:2:3:4:5:6:7:8:9]/", 23, "IPv6address"),  # nothing after eight groups, not even ':'
+        ("http://[::1.2.3.256]/", 18, "IPv4address"),  # "25" may be an octet, "256" may not
+        ("http://[::01.2.3.4]/", 12, "IPv4address"),  # "01" may be a group, "01." no octet
+        ("http://[1:2:3:4:5:6:7::8]/", 23, "IPv6address"),  # "::" for no group at all
         ("http://a/é", 9, "path"),
         ("x:\u0000", 2, "path"),
         ("x:[a]", 2, "path"),

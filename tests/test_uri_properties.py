@@ -8,12 +8,14 @@ string transcription of §5.2.4 and of §5.2.2/§5.2.3 (for the fast
 
 from __future__ import annotations
 
+import ipaddress
 import re
 
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pdi.errors import PDIError
+from pdi.errors import ParseError, PDIError
 from pdi.uri import (
     equivalent,
     iri_to_uri,
@@ -450,6 +452,48 @@ def test_ipv6_check_matches_the_grammar(literal: str, vfuture: bool) -> None:
     except PDIError:
         accepted = False
     assert accepted == grammatical
+
+
+@st.composite
+def _valid_ipv6(draw: st.DrawFn) -> str:
+    """A valid IPv6 address as the standard library writes it: compressed, exploded, or six groups (or "::ffff:")
+    and an IPv4 address for the last 32 bits (RFC 4291 §2.2, form 3)."""
+    number = draw(st.one_of(st.integers(0, 2**128 - 1), st.integers(0, 2**32 - 1),
+                            st.integers(0, 2**16 - 1).map(lambda n: n << 112),
+                            st.integers(0, 2**32 - 1).map(lambda n: 0xFFFF00000000 | n)))
+    address = ipaddress.IPv6Address(number)
+    tail = str(ipaddress.IPv4Address(number & 0xFFFFFFFF))
+    text = draw(st.sampled_from([
+        address.compressed, address.exploded, address.exploded.rsplit(":", 2)[0] + ":" + tail,
+        "::ffff:" + tail if number >> 32 == 0xFFFF else address.compressed,
+    ]))
+    return "".join(ch.upper() if draw(st.booleans()) else ch for ch in text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_valid_ipv6(), st.data())
+def test_an_ipv6_error_points_at_the_first_character_no_address_holds_there(address: str, data: st.DataObject) -> None:
+    # What comes before the offset can still begin a valid address; the character at it cannot (RFC 3986 §3.2.2),
+    # as every other parse error points at the first character that breaks its rule.
+    assert parse(f"http://[{address}]/").host == f"[{address}]"
+    cut = data.draw(st.integers(0, len(address)))
+    how = data.draw(st.sampled_from(["stray", "fifth digit", "cut short"]))
+    if how == "stray":  # a character no IPv6 address holds anywhere, after a valid address's start
+        literal, fault = address[:cut] + data.draw(st.sampled_from("gGzx%_-~!*")) + address[cut:], cut
+    elif how == "fifth digit":  # a hex digit after a group of four: no h16 and no dec-octet is that long
+        fours = [m.end() for m in re.finditer(r"(?<![0-9A-Fa-f.])[0-9A-Fa-f]{4}(?![0-9A-Fa-f.])", address)]
+        if not fours:
+            return
+        at = data.draw(st.sampled_from(fours))
+        literal, fault = address[:at] + data.draw(st.sampled_from("0aF9")) + address[at:], at
+    else:  # a valid address's start that is no address: nothing in it is at fault, so its end is
+        literal, fault = address[:cut], cut
+        if URI_REFERENCE_RE.fullmatch(f"http://[{literal}]/"):
+            return
+    with pytest.raises(ParseError) as info:
+        parse(f"http://[{literal}]/")
+    assert info.value.offset == len("http://[") + fault, (literal, info.value)
+    assert info.value.rule in ("h16", "IPv4address", "IPv6address")
 
 
 @given(

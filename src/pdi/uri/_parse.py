@@ -26,7 +26,7 @@ _IPV_FUTURE_TAIL = re.compile(rf"[{_UNRESERVED}{_SUB_DELIMS}:]*")
 _HEXDIGITS = frozenset("0123456789ABCDEFabcdef")
 _DEC_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _IPV4 = re.compile(rf"{_DEC_OCTET}\.{_DEC_OCTET}\.{_DEC_OCTET}\.{_DEC_OCTET}")
-_H16 = re.compile(r"[0-9A-Fa-f]{1,4}")
+_DEC_OCTET_RE = re.compile(_DEC_OCTET)
 _BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _FAST = re.compile(
     r"(?:([A-Za-z][A-Za-z0-9+\-.]*):)?"
@@ -178,51 +178,93 @@ def _check(pattern: re.Pattern[str], text: str, start: int, end: int, rule: str)
 
 
 def _check_ipv6(text: str, start: int, end: int) -> None:
-    """RFC 3986 §3.2.2 ``IPv6address`` in ``text[start:end]``."""
-    addr = text[start:end]
-    double = addr.find("::")
-    pieces: list[tuple[int, str]] = []  # (offset, piece)
-    if double >= 0:
-        again = addr.find("::", double + 1)
-        if again >= 0:
-            raise _fail(text, start + again, "IPv6address", "'::' may appear only once in an IPv6 address")
-        left, right = addr[:double], addr[double + 2 :]
-        if left:
-            pos = start
-            for piece in left.split(":"):
-                pieces.append((pos, piece))
-                pos += len(piece) + 1
-        right_start = start + double + 2
-        if right:
-            pos = right_start
-            for piece in right.split(":"):
-                pieces.append((pos, piece))
-                pos += len(piece) + 1
-    else:
-        pos = start
-        for piece in addr.split(":"):
-            pieces.append((pos, piece))
-            pos += len(piece) + 1
-    # An IPv4 address may only end the address (ls32): after "::" it must be
-    # on the right of it.
-    ipv4_allowed = double < 0 or bool(addr[double + 2 :])
-    units = 0
-    for index, (pos, piece) in enumerate(pieces):
-        last = index == len(pieces) - 1
-        if last and ipv4_allowed and "." in piece:
-            if not _IPV4.fullmatch(piece):
-                raise _fail(text, pos, "IPv4address", f"'{clipped(piece)}' is not a dotted-decimal IPv4 address")
-            units += 2
-        elif _H16.fullmatch(piece):
-            units += 1
-        else:
-            raise _fail(text, pos, "h16", f"'{clipped(piece)}' is not 1 to 4 hexadecimal digits")
-        if units > 8:
+    """RFC 3986 §3.2.2 ``IPv6address`` in ``text[start:end]``, read left to right: an error's offset is that of the
+    first character no ``IPv6address`` holds after what comes before it (as every other error of :func:`parse`),
+    the end of the address when it stops short.
+
+    The address is 16-bit groups (``h16``, 1 to 4 hexadecimal digits) between single colons, one ``::`` at most
+    standing for one or more groups of zeros, and eight groups in all; an IPv4 address may stand for the last two.
+    """
+    pos = start
+    units = 0  # 16-bit groups written so far
+    double = False  # "::" seen
+
+    def piece_at(at: int) -> str:
+        stop = text.find(":", at, end)
+        return clipped(text[at : end if stop < 0 else stop])
+
+    if start == end:
+        raise _fail(text, end, "h16", "expected 1 to 4 hexadecimal digits: an IPv6 address is not empty")
+    if text.startswith(":", pos, end):
+        if not text.startswith("::", pos, end):
+            raise _fail(text, pos + 1, "h16", "an IPv6 address begins with a 16-bit group or '::', not a single ':'")
+        double = True
+        pos += 2
+    while pos < end:
+        run_end = pos
+        while run_end < end and text[run_end] in _HEXDIGITS:
+            run_end += 1
+        if run_end < end and text[run_end] == ".":  # an IPv4 address, the last 32 bits
+            if run_end - pos > 4:
+                raise _fail(text, pos + 4, "IPv4address", f"'{piece_at(pos)}' is not a dotted-decimal IPv4 address")
+            if not (units <= 5 if double else units == 6):
+                raise _fail(text, run_end, "IPv6address", "an IPv4 address may stand only for the last 32 bits of "
+                            "an IPv6 address (after six 16-bit groups, or fewer and '::')")
+            if not _DEC_OCTET_RE.fullmatch(text, pos, run_end):  # "01", "256", "1a": a group, not an octet
+                raise _fail(text, run_end, "IPv4address", f"'{piece_at(pos)}' is not a dotted-decimal IPv4 address")
+            _check_ipv4_in_ipv6(text, pos, end)
+            return
+        if run_end == pos:
+            if pos < end and text[pos] == ":" and double and text[pos - 1] == ":":
+                raise _fail(text, pos, "IPv6address", "':::' is no part of an IPv6 address")
+            if pos < end and text[pos] != ":":
+                raise _fail(text, pos, "h16", f"'{piece_at(pos)}' is not 1 to 4 hexadecimal digits")
+            raise _fail(text, pos, "h16", "expected 1 to 4 hexadecimal digits")
+        if run_end - pos > 4:
+            raise _fail(text, pos + 4, "h16", f"'{piece_at(pos)}' is not 1 to 4 hexadecimal digits")
+        if run_end < end and text[run_end] != ":":
+            raise _fail(text, run_end, "h16", f"'{piece_at(pos)}' is not 1 to 4 hexadecimal digits")
+        if double and units == 7:  # "1:2:3:4:5:6:7::" is whole: "::" stands for at least one group
+            raise _fail(text, pos, "IPv6address", "'::' must stand for at least one 16-bit group")
+        units += 1
+        pos = run_end
+        if pos == end:
+            break
+        if units == 8 or (double and units == 7):
             raise _fail(text, pos, "IPv6address", "an IPv6 address has at most 128 bits")
-    if double >= 0 and units > 7:
-        raise _fail(text, start + double, "IPv6address", "'::' must stand for at least one 16-bit group")
-    if double < 0 and units != 8:
+        if text.startswith("::", pos, end):
+            if double:
+                raise _fail(text, pos + 1, "IPv6address", "'::' may appear only once in an IPv6 address")
+            double = True
+            pos += 2
+        else:
+            pos += 1
+            if pos == end:
+                raise _fail(text, pos, "h16", "expected 1 to 4 hexadecimal digits after ':'")
+    if not double and units != 8:
         raise _fail(text, end, "IPv6address", "an IPv6 address without '::' needs eight 16-bit groups")
+
+
+def _check_ipv4_in_ipv6(text: str, start: int, end: int) -> None:
+    """``IPv4address`` in ``text[start:end]``, the last 32 bits of an IPv6 address: the offset of the first
+    character that breaks it (a ``dec-octet`` is 0 to 255 without a leading zero)."""
+    pos = start
+    for octet in range(4):
+        first = pos
+        while pos < end and text[pos].isdigit() and text[pos].isascii():
+            if pos > first and (text[first] == "0" or int(text[first : pos + 1]) > 255):
+                break
+            pos += 1
+        if octet == 3 and pos > first and pos < end and not text[pos].isdigit():
+            raise _fail(text, pos, "IPv6address", "nothing may follow the IPv4 address that ends an IPv6 address")
+        if pos == first or (pos < end and (octet == 3 or text[pos] != ".")):
+            shown = clipped(text[start:end])
+            raise _fail(text, pos, "IPv4address", f"'{shown}' is not a dotted-decimal IPv4 address")
+        if octet < 3:
+            if pos == end:
+                raise _fail(text, pos, "IPv4address", f"'{clipped(text[start:end])}' is not a dotted-decimal "
+                            "IPv4 address")
+            pos += 1
 
 
 def _check_ipvfuture(text: str, start: int, end: int) -> None:
