@@ -226,6 +226,35 @@ def test_anno_protocol_3_content_negotiation_on_the_anno_profile(server: Server)
     assert again.status_code == 304 and again.content == b""
 
 
+def test_a_304_keeps_the_links_the_protocol_asks_on_every_answer_and_no_representation_metadata(
+    server: Server,
+) -> None:
+    """RFC 9110 §15.4.5: a ``304`` carries ETag, Vary, Cache-Control, Content-Location (and Date, Expires) as the
+    ``200`` would, and SHOULD NOT carry other *representation* metadata (Content-Type, Content-Length of a body,
+    Content-Language, Content-Encoding, Last-Modified with an ETag). ``Link``, ``Allow`` and ``Accept-Post`` describe
+    the resource, not the representation (RFC 9110 §10.2: response context), and the protocol asks for them on its
+    answers: "Annotation Containers MUST return a Link header on all responses" (§4.1), and LDP 1.0 §4.2.1.4 the
+    ``ldp#Resource`` type link "in all responses to requests made to an LDPR's HTTP Request-URI" (§3's annotation).
+    So the ``304`` keeps them."""
+    iri = created(server, note(server.text)).headers["Location"]
+    for target, link in ((iri, LDP + "Resource"), (server.container, LDP + "BasicContainer")):
+        for method in ("GET", "HEAD"):
+            whole = requests.request(method, target, timeout=30)
+            again = requests.request(method, target, headers={"If-None-Match": whole.headers["ETag"]}, timeout=30)
+            assert again.status_code == 304 and again.content == b"", (target, method)
+            for name in ("ETag", "Vary", "Cache-Control"):
+                assert again.headers[name] == whole.headers[name], (target, method, name)
+            if "Content-Location" in whole.headers:
+                assert again.headers["Content-Location"] == whole.headers["Content-Location"]
+            for name in ("Content-Type", "Content-Language", "Content-Encoding", "Last-Modified"):
+                assert name not in again.headers, (target, method, name)
+            # §8.6: a 304 "MUST NOT" send a Content-Length other than the 200's
+            assert again.headers.get("Content-Length", whole.headers["Content-Length"]) == whole.headers[
+                "Content-Length"], (target, method)
+            assert (link, "type") in links(again), (target, method)
+            assert methods(again) == methods(whole)
+
+
 # --- §4 Annotation Containers, §4.1 Container Retrieval ----------------------------------------------
 
 

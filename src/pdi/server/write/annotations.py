@@ -26,7 +26,10 @@ Implements the W3C *Web Annotation Protocol* (Recommendation, 23 February
 * §3 each annotation's IRI, ``/api/annotations/{slug}``: ``GET``, ``HEAD``,
   ``OPTIONS``, with ``Link: <http://www.w3.org/ns/ldp#Resource>; rel="type"``
   (and ``oa#Annotation``), an ``ETag``, ``Allow`` and ``Vary: Accept``;
-  ``If-None-Match`` answers ``304``;
+  ``If-None-Match`` answers ``304`` (the container's too). A ``304`` keeps ``Link``, ``Allow`` and
+  ``Accept-Post``: RFC 9110 §15.4.5's "SHOULD NOT" is of representation metadata, and these describe the resource
+  (§10.2), which §4.1 ("a Link header on all responses") and LDP 1.0 §4.2.1.4 ask on every answer; it carries no
+  ``Content-Type``;
 * §5.1, §5.2 ``POST`` to the container (``application/ld+json`` or
   ``application/json``, else 415) creates one: ``201``, ``Location`` its
   IRI, the annotation as kept (the server's ``id``, ``created``); a
