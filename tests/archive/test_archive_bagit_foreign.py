@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 
 import bagit
@@ -198,6 +199,71 @@ def test_a_manifest_path_outside_the_bag_is_refused(archive: Archive, tmp_path: 
         manifest.write(f"{'0' * 64}  data/../../etc/passwd\n")
     with pytest.raises(ParseError, match="names a path outside the bag"):
         archive.import_bag(bag, series=S)
+
+
+def _edited_manifest(bag: Path, edit: Callable[[list[str]], list[str]]) -> None:
+    """manifest-sha256.txt's lines changed by ``edit``, the tag manifests (which hold its checksum) dropped."""
+    manifest = bag / "manifest-sha256.txt"
+    manifest.write_text("".join(line + "\n" for line in edit(manifest.read_text("utf-8").splitlines())), "utf-8")
+    for tag in bag.glob("tagmanifest-*.txt"):
+        tag.unlink()
+
+
+def test_a_manifest_path_spelled_with_dot_segments_is_read_as_bagit_python_reads_it(
+    archive: Archive, tmp_path: Path,
+) -> None:
+    # "./data/a.txt" (as `find . -type f | xargs sha256sum` writes it) is a path relative to the bag's base directory:
+    # RFC 8493 §2.1.3 says no more of how it is spelled, and bagit-python reads it as data/a.txt
+    bag = _bag(tmp_path / "bag", ["sha256"], {"a.txt": b"a\n", "b/c.txt": b"c\n"})
+    _edited_manifest(bag, lambda lines: [line.replace("  data/", "  ./data/").replace("data/b/", "data/./b/")
+                                         for line in lines])
+    assert "./data/a.txt" in (bag / "manifest-sha256.txt").read_text("utf-8")
+    bagit.Bag(str(bag)).validate()
+    assert sorted(validate_bag(bag).payload) == ["data/a.txt", "data/b/c.txt"]
+    # listed twice under two spellings is listed twice
+    _edited_manifest(bag, lambda lines: [*lines, lines[0].replace("./data/", "data/")])
+    with pytest.raises(ParseError, match=r"manifest-sha256\.txt line 3 lists data/\S+ a second time"):
+        validate_bag(bag)
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        # RFC 8493 has no comment lines; bagit-python skips them
+        (lambda lines: ["# made by hand", *lines], r"manifest-sha256\.txt line 1 begins with '#': RFC 8493 §2\.1\.3"
+                                                   r" has no comment lines"),
+        (lambda lines: [*lines, "  # a note"], r"manifest-sha256\.txt line 2 begins with '#'"),
+        # md5sum's binary-mode "*": bagit-python strips it; the RFC's path is what follows the white space
+        (lambda lines: [line.replace("  data/", " *data/") for line in lines],
+         r"manifest-sha256\.txt line 1 names \*data/a\.txt: a '\*' before the path is md5sum's binary-mode mark"),
+    ],
+)
+def test_what_rfc_8493_has_no_room_for_in_a_manifest_is_refused_naming_the_manifest_and_line(
+    archive: Archive, tmp_path: Path, edit: Callable[[list[str]], list[str]], said: str,
+) -> None:
+    bag = _bag(tmp_path / "bag", ["sha256"], {"a.txt": b"a\n"})
+    _edited_manifest(bag, edit)
+    bagit.Bag(str(bag)).validate()  # bagit-python takes it: it is liberal where the RFC is not silent
+    before = _snapshot(archive)
+    with pytest.raises(ParseError, match=said):
+        archive.import_bag(bag, series=S)
+    assert _snapshot(archive) == before
+
+
+def test_a_tag_manifest_path_with_md5sums_star_is_refused_naming_it(archive: Archive, tmp_path: Path) -> None:
+    bag = _bag(tmp_path / "bag", ["sha256"], {"a.txt": b"a\n"})
+    tags = bag / "tagmanifest-sha256.txt"
+    tags.write_text(tags.read_text("utf-8").replace(" bagit.txt", " *bagit.txt"), "utf-8")
+    bagit.Bag(str(bag)).validate()
+    with pytest.raises(ParseError, match=r"tagmanifest-sha256\.txt line \d+ names \*bagit\.txt: a '\*'"):
+        validate_bag(bag)
+
+
+def test_a_manifest_path_with_an_empty_segment_is_refused_naming_the_line(archive: Archive, tmp_path: Path) -> None:
+    bag = _bag(tmp_path / "bag", ["sha256"], {"a.txt": b"a\n"})
+    _edited_manifest(bag, lambda lines: [line.replace("data/", "data//") for line in lines])
+    with pytest.raises(ParseError, match=r"manifest-sha256\.txt line 1 names no file"):
+        validate_bag(bag)
 
 
 def test_a_pdi_export_validates_with_bagit_python(archive: Archive, tmp_path: Path) -> None:

@@ -133,21 +133,32 @@ def _labels(bag: Path, name: str, encoding: str) -> list[tuple[str, str]]:
 
 
 def _manifest_path(raw: str, bag: Path, name: str, number: int, *, percent: bool) -> str:
-    """A manifest's file path, checked to stay in the bag; CR and LF un-escaped, and % with ``percent`` (RFC 8493 §2.1.3)."""
+    """A manifest's file path, checked to stay in the bag; CR and LF un-escaped, and % with ``percent`` (RFC 8493
+    §2.1.3). A ``.`` segment is dropped (``./data/a.txt`` is ``data/a.txt``, as a manifest made with ``find . |
+    xargs sha256sum`` writes it): the RFC asks a path relative to the bag, and says nothing of how it is spelled.
+    A ``..`` segment, an absolute path and an empty segment are refused, naming the manifest and the line."""
     # CR and LF are escaped by every version bagit-python writes (0.97 too), % only since 1.0
     path = re.sub(r"%(0[dDaA]|25)" if percent else r"%(0[dDaA])", lambda m: chr(int(m.group(1), 16)), raw)
-    parts = path.split("/")
-    if not path or path.startswith("/") or any(p in ("", ".", "..") for p in parts):
+    parts = [part for part in path.split("/") if part != "."]
+    if not path or path.startswith("/") or ".." in parts:
         raise ParseError(f"{bag / name} line {number} names a path outside the bag", text=raw, rule="manifest")
-    return path
+    if "" in parts or not parts:
+        raise ParseError(f"{bag / name} line {number} names no file (an empty segment, '//', or only '.')", text=raw,
+                         rule="manifest")
+    return "/".join(parts)
 
 
 def _read_manifest(bag: Path, name: str, algorithm: str, *, percent: bool, encoding: str, most: int,
                    ) -> dict[str, str]:
     """``path -> checksum`` of one manifest (RFC 8493 §2.1.3: ``checksum 1*WSP filepath``), of at most ``most``
     entries (a payload manifest lists each file under ``data/``, no more: found by an attack, 2026-11-27, 4 million
-    lines of a bag without payload took 1 GB before the first missing file was said)."""
+    lines of a bag without payload took 1 GB before the first missing file was said).
+
+    RFC 8493 has no comment lines: a line that begins with ``#`` is refused (bagit-python skips it), and so is
+    md5sum's ``*`` (its binary mode) before a path: the path is what follows the white space (``*data/a.txt`` is
+    under no ``data/``); each refusal names the manifest and the line, and says why."""
     width = hashlib.new(algorithm).digest_size * 2
+    payload = name.startswith("manifest-")
     entries: dict[str, str] = {}
     for number, line in _tag_lines(bag, name, encoding):
         if not line.strip():
@@ -155,6 +166,9 @@ def _read_manifest(bag: Path, name: str, algorithm: str, *, percent: bool, encod
         if len(entries) >= most:
             raise IntegrityError(f"{bag / name} lists more than {plural(most, 'file')} (line {number}), more than the"
                                  " bag holds there")
+        if line.lstrip(" \t").startswith("#"):
+            raise ParseError(f"{name} line {number} begins with '#': RFC 8493 §2.1.3 has no comment lines, each is"
+                             f" '<{algorithm}> <path>'", text=line, rule="manifest")
         # the checksum ends at the first space or tab, whichever comes first: a tab between it and a path with
         # a space in it was refused (the path was split at its space)
         entry = _ENTRY.fullmatch(line)
@@ -162,6 +176,14 @@ def _read_manifest(bag: Path, name: str, algorithm: str, *, percent: bool, encod
             raise ParseError(f"{name} line {number} is not '<{algorithm}> <path>'", text=line, rule="manifest")
         checksum = entry.group(1)
         path = _manifest_path(entry.group(2), bag, name, number, percent=percent)
+        if path.startswith("*") and (payload or not (bag / path).exists()):
+            raise ParseError(f"{name} line {number} names {path}: a '*' before the path is md5sum's binary-mode mark,"
+                             " no part of an RFC 8493 manifest line (§2.1.3: the checksum, white space, the path)",
+                             text=line, rule="manifest")
+        if payload and not path.startswith("data/"):
+            raise ParseError(f"{name} line {number} lists {path}, which is not under data/ (RFC 8493 §2.1.3: the"
+                             " payload manifest MUST NOT reference files outside the payload directory)", text=line,
+                             rule="manifest")
         if path in entries:
             raise ParseError(f"{name} line {number} lists {path} a second time", text=line, rule="manifest")
         entries[path] = checksum.lower()
@@ -350,9 +372,6 @@ def validate_bag(bag: Path) -> BagInfo:
     named: dict[str, dict[str, str]] = {}  # each manifest's checksums by the NFC of the names it lists
     listed: dict[str, str] = {}  # every name the manifests list, by its NFC, as the first one spells it
     for algorithm, entries in payload_manifests.items():
-        outside = sorted(p for p in entries if not p.startswith("data/"))
-        if outside:
-            raise ParseError(f"manifest-{algorithm}.txt lists {outside[0]}, which is not under data/", rule="manifest")
         spelled = _by_normal_form(entries, f"manifest-{algorithm}.txt")
         named[algorithm] = {key: entries[path] for key, path in spelled.items()}
         unlisted = set(disk) - set(spelled)
