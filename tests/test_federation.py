@@ -342,7 +342,7 @@ def test_registry_cli_refuses_a_directory_that_is_no_archive(tmp_path: Path, wor
 
 # --- NAPTR against a real DNS server ----------------------------------------------------------
 def test_naptr_answers_are_kept_for_their_ttl() -> None:
-    records = ["--naptr-record=a.example.us,100,10,U,THTTP+N2R+N2L,!^.*$!http://127.0.0.1:8000/uri-res/N2R?\\0!",
+    records = ["--naptr-record=a.example.us,100,10,U,THTTP+N2R+N2L,!^(.*)$!http://127.0.0.1:8000/uri-res/N2R?\\1!",
                "--naptr-record=a.example.us,100,5,U,E2U+sip,!^.*$!sip:info@a.example.us!"]
     with dnsmasq(records, ttl=300) as node:
         finder = NaptrFinder(node.server, private=True)  # a resolver at 127.0.0.1 asked too
@@ -596,6 +596,44 @@ def test_a_backref_is_an_ascii_digit_and_any_other_digit_no_group(digit: str) ->
 def test_a_stranger_s_rule_of_another_digit_is_no_rule_and_the_others_are_followed() -> None:
     """The same, from a real DNS server: the resolvers of the other records are found, and nothing raised."""
     records = ["--naptr-record=a.example.us,100,10,U,THTTP+N2R,!^(.*)$!http://r1.example.org/\\²!",
+               "--naptr-record=a.example.us,100,20,U,THTTP+N2R,!^.*$!http://r2.example.org/!"]
+    with dnsmasq(records) as node:
+        found = NaptrFinder(node.server).services("a.example.us", URN)
+    assert [s.base for s in found] == ["http://r2.example.org/"]
+
+
+@pytest.mark.parametrize("repl", ["http://r.example/\\0", "http://r\\046example.org/", "\\0"])
+@pytest.mark.parametrize("subject", [URN, "no match"])
+def test_rfc3402_3_2_backslash_0_is_no_backref_and_the_rule_is_malformed(repl: str, subject: str) -> None:
+    """RFC 3402 §3.2: ``backref = "\\" POS-DIGIT``, ``POS-DIGIT = %x31-39 ; 0 is not an allowed backref``. ``\\0``
+    was read as ``0``: ``!^.*$!http://r\\046example.org/!`` (a zone's ``\\046``, a ".", sent as written) gave the
+    resolver ``http://r046example.org/``, a host no one named. A rule that holds it is malformed, matched or not."""
+    with pytest.raises(ParseError, match="no backref") as caught:
+        apply_regexp(f"!^(.*)$!{repl}!", subject)
+    assert caught.value.rule == "naptr-regexp"
+
+
+@pytest.mark.parametrize("regexp", ["!^urn\x00(.*)$!http://r.example/!", "!^.*$!http://r.example/\x00!",
+                                    "\x00a\x00b\x00"])
+def test_a_nul_octet_in_a_regexp_is_a_malformed_rule(regexp: str) -> None:
+    # a zone's \000 (RFC 1035 §5.1) on the wire: BIND's check (txt_valid_regex) refuses the record
+    with pytest.raises(ParseError, match="NUL") as caught:
+        apply_regexp(regexp, URN)
+    assert caught.value.rule == "naptr-regexp"
+
+
+def test_a_zone_s_octet_escape_sent_as_written_names_no_other_host() -> None:
+    """dnsmasq's ``--naptr-record`` puts its text on the wire as written, ``\\046`` four octets; a zone file's
+    ``\\046`` (RFC 1035 §5.1: the octet 46, ".") is one octet once read (dnspython reads it so, an independent
+    reader). The first is a malformed rule (skipped, the next record followed), the second the host it says."""
+    import dns.rdata
+    import dns.rdataclass
+    import dns.rdatatype
+
+    zone = dns.rdata.from_text(dns.rdataclass.IN, dns.rdatatype.NAPTR,
+                               '100 10 "U" "THTTP+N2R" "!^.*$!http://r1\\046example.org/!" .')
+    assert apply_regexp(zone.regexp.decode("ascii"), URN) == "http://r1.example.org/"  # type: ignore[attr-defined]
+    records = ["--naptr-record=a.example.us,100,10,U,THTTP+N2R,!^.*$!http://r1\\046example.org/!",
                "--naptr-record=a.example.us,100,20,U,THTTP+N2R,!^.*$!http://r2.example.org/!"]
     with dnsmasq(records) as node:
         found = NaptrFinder(node.server).services("a.example.us", URN)

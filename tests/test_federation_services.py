@@ -26,7 +26,7 @@ from pdi.federation.naptr import NaptrFinder, _parse_service
 from support.dnsnode import dnsmasq
 
 URN = "urn:pdi://a.example.us/2026/11/20/1.text.1"
-RULE = "!^.*$!http://r.example.org/uri-res/N2R?\\0!"
+RULE = "!^(.*)$!http://r.example.org/uri-res/N2R?\\1!"
 
 
 @pytest.mark.parametrize(("service", "offered"), [

@@ -206,7 +206,7 @@ def test_the_candidates_of_a_series_list_an_address_once_however_spelt_by_regist
                                                         "http://mirror.example./", "http://MIRROR.example/")}))
     urn = "urn:pdi://a.example.us/2026/11/20/1.text.1"
     # the DNS names it too: a U record's URI, an A record's host
-    records = ["--naptr-record=a.example.us,100,10,U,THTTP+N2R,!^.*$!http://0x7F.1:8000/uri-res/N2R?\\0!",
+    records = ["--naptr-record=a.example.us,100,10,U,THTTP+N2R,!^(.*)$!http://0x7F.1:8000/uri-res/N2R?\\1!",
                "--naptr-record=a.example.us,100,10,A,THTTP+N2R,,mirror.example",
                "--naptr-record=a.example.us,100,10,U,THTTP+N2R,!^.*$!http://other.example/!"]
     with dnsmasq(records) as node:

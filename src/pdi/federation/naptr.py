@@ -39,7 +39,8 @@ considered):
 * the ``regexp`` (RFC 3402 §3.2: ``delim ere delim repl delim [i]``) is
   matched with RE2, in linear time, whoever wrote it, leftmost-longest as a
   POSIX ERE is (``(a|ab)`` takes ``ab``); ``\\1``–``\\9`` in
-  ``repl`` are the groups.
+  ``repl`` are the groups, ``\\0`` none ("0 is not an allowed backref"): a rule that holds it is malformed,
+  skipped and logged, as is any rule that is no substitution expression.
 
 Only ``http`` and ``https`` base URLs are ever produced; anything else a
 record yields (``ftp:``, ``javascript:``, a malformed URL) is dropped. Every
@@ -113,6 +114,8 @@ def apply_regexp(regexp: str, subject: str) -> str | None:
     not match; :class:`ParseError` if it is not one."""
     if len(regexp) < 3:
         raise ParseError("a NAPTR regexp is delim ere delim repl delim [i]", text=regexp[:200], rule="naptr-regexp")
+    if "\0" in regexp:  # BIND refuses such a record too (txt_valid_regex: "Don't allow embedded NULs")
+        raise ParseError("a NAPTR regexp holds a NUL octet", text=regexp[:200], rule="naptr-regexp")
     delim = regexp[0]
     if delim == "\\" or delim.isdigit() or delim == "i":
         raise ParseError(f"{delim!r} cannot delimit a NAPTR regexp (RFC 3402 §3.2)", text=regexp[:200],
@@ -138,10 +141,7 @@ def apply_regexp(regexp: str, subject: str) -> str | None:
         raise ParseError("a NAPTR regexp is delim ere delim repl delim [i]", text=regexp[:200], rule="naptr-regexp")
     ere, repl = fields
     pattern = _compiled(ere, not flags)
-    found = pattern.search(subject)
-    if found is None:
-        return None
-    out: list[str] = []
+    pieces: list[str | int] = []  # the repl's text and group numbers, read whether the rule matches or not
     i = 0
     while i < len(repl):
         char = repl[i]
@@ -152,14 +152,25 @@ def apply_regexp(regexp: str, subject: str) -> str | None:
                 if group > pattern.groups:
                     raise ParseError(f"the NAPTR regexp's repl names group {group} of {pattern.groups}",
                                      text=repl[:200], rule="naptr-regexp")
-                out.append(found.group(group) or "")
+                pieces.append(group)
+            elif following == "0":
+                # "0 is not an allowed backref" (RFC 3402 §3.2): GNU sed's whole match, or a zone's \DDD octet
+                # (\046, a ".") that reached the wire as written (dnsmasq's --naptr-record sends it so): read as "0",
+                # it made another host ("r\046example.org" gave r046example.org)
+                raise ParseError("the NAPTR regexp's repl holds \\0, which is no backref (RFC 3402 §3.2: groups are"
+                                 " \\1 to \\9, \"0 is not an allowed backref\"), nor an octet (a \\DDD escape of"
+                                 " a zone file is an octet before it reaches the wire)", text=repl[:200],
+                                 rule="naptr-regexp")
             else:
-                out.append(following)
+                pieces.append(following)
             i += 2
             continue
-        out.append(char)
+        pieces.append(char)
         i += 1
-    return "".join(out)
+    found = pattern.search(subject)
+    if found is None:
+        return None
+    return "".join(piece if isinstance(piece, str) else found.group(piece) or "" for piece in pieces)
 
 
 @functools.lru_cache(maxsize=256)
@@ -283,8 +294,9 @@ class NaptrFinder:
             if regexp:
                 try:
                     output = apply_regexp(regexp, urn)
-                except ParseError:
-                    continue  # a bad rule is no rule
+                except ParseError as exc:  # a bad rule is no rule: skipped, the next one tried
+                    log.info("pdi: the NAPTR record of %s is skipped: %s", clipped(domain, 200), exc.reason)
+                    continue
                 if output is None:
                     continue  # the rule does not match this URN
             if flags == "":
