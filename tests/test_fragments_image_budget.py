@@ -13,6 +13,7 @@ import io
 import struct
 import subprocess
 import sys
+import time
 import zlib
 from pathlib import Path
 
@@ -320,3 +321,79 @@ def test_a_rect_of_a_header_claiming_just_under_what_pillow_opens_is_named_from_
     assert (Image.MAX_IMAGE_PIXELS or 0) < 12_000 * 14_000 <= 2 * (Image.MAX_IMAGE_PIXELS or 0) and len(data) < 200
     region = evaluate("rect", ((5, 6), (7, 8)), data, media_type="image/png", charset=None).region
     assert region is not None and (region.width, region.height, region.x1, region.y2) == (12_000, 14_000, 5, 8)
+
+
+def test_a_gif_of_more_frames_than_fragments_are_evaluated_on_is_refused_at_once() -> None:
+    """Reported: a 3 MB GIF of 200,000 one-pixel frames took 3 s to answer rect= of its first frame (Pillow counts
+    every frame) and 12 s of its last: a file of 30 MB would keep a worker busy for minutes. Its frames are counted
+    once, by the blocks' headers, and past MAX_GIF_FRAMES it is a limit, said at once; at the bound, the count is
+    Pillow's own."""
+    from pdi.fragments.image import region_from_header
+    from pdi.fragments.image_size import MAX_GIF_FRAMES
+
+    many = _gif(1, 1, [(0, 0, 1, 1)] * (MAX_GIF_FRAMES + 1))
+    for frame in (0, MAX_GIF_FRAMES):
+        for scheme in ("rect", "crop"):
+            started = time.monotonic()
+            with pytest.raises(LimitError, match=f"a GIF of more than {MAX_GIF_FRAMES:,} frames"):
+                evaluate(scheme, ((0, 0), (1, 1), frame), many, media_type="image/gif", charset=None)
+            assert time.monotonic() - started < 1
+        with pytest.raises(LimitError, match=f"more than {MAX_GIF_FRAMES:,} frames"):
+            region_from_header("rect", ((0, 0), (1, 1), frame), many, "image/gif")
+    enough = _gif(1, 1, [(0, 0, 1, 1)] * MAX_GIF_FRAMES)
+    with Image.open(io.BytesIO(enough)) as image:
+        assert image.n_frames == MAX_GIF_FRAMES
+    region = evaluate("rect", ((0, 0), (1, 1), MAX_GIF_FRAMES - 1), enough, media_type="image/gif",
+                      charset=None).region
+    assert region is not None and (region.frame, region.frames) == (MAX_GIF_FRAMES - 1, MAX_GIF_FRAMES)
+
+
+@pytest.mark.parametrize("hostile", ["stray octets", "one-octet comment sub-blocks"])
+def test_a_gif_of_more_blocks_than_are_stepped_over_is_refused_at_once(hostile: str) -> None:
+    """Pillow reads an octet no block begins with, and each data sub-block, with a call of its own, and walks the
+    file three times to seek a frame: 5 MB of stray octets before a GIF's second frame took 11 s. Past
+    MAX_GIF_STEPS of them the GIF is a limit, said at once (the walk finds a run of stray octets as one)."""
+    from pdi.fragments.image_size import MAX_GIF_STEPS
+
+    over = MAX_GIF_STEPS + 10
+    before = {"stray octets": b"\x00" * over, "one-octet comment sub-blocks": b"\x21\xfe" + b"\x01c" * over + b"\x00"}[hostile]
+    data = _gif(1, 1, [(0, 0, 1, 1)] * 2, before=[b"", before])
+    with Image.open(io.BytesIO(data)) as image:  # a GIF Pillow reads (slowly): two frames
+        assert image.n_frames == 2
+    started = time.monotonic()
+    with pytest.raises(LimitError, match=f"more than {MAX_GIF_STEPS:,} blocks, sub-blocks and stray octets"):
+        evaluate("rect", ((0, 0), (1, 1), 1), data, media_type="image/gif", charset=None)
+    assert time.monotonic() - started < 2
+
+
+def test_a_gif_s_blocks_are_walked_once_for_a_frame_read_from_its_header() -> None:
+    """rect= of a late frame, read from the header (the viewer's way): the frames counted and the pixels reaching it
+    decodes found in one walk along the blocks, where there were two (each reading every sub-block)."""
+    from pdi.fragments.image import region_from_header
+    from pdi.fragments.image_size import gif_frames
+
+    data = _gif(4, 4, [(0, 0, 1, 1)] * 300, before=[b"\x21\xfe" + b"\x01c" * 50 + b"\x00"] * 300)
+
+    class Counted:
+        """The octets, read by index and slice only (as a stored blob is), each read counted."""
+
+        def __init__(self) -> None:
+            self.reads = 0
+
+        def __len__(self) -> int:
+            return len(data)
+
+        def __getitem__(self, key: int | slice) -> int | bytes:
+            self.reads += 1
+            return data[key]
+
+        def find(self, sub: bytes, start: int = 0) -> int:
+            self.reads += 1
+            return data.find(sub, start)
+
+    one_walk = Counted()
+    gif_frames(one_walk, 299)  # type: ignore[arg-type]
+    answered = Counted()
+    region = region_from_header("rect", ((0, 0), (1, 1), 299), answered, "image/gif")  # type: ignore[arg-type]
+    assert region.region is not None and region.region.frames == 300
+    assert one_walk.reads > 15_000 and answered.reads < one_walk.reads + 100

@@ -67,7 +67,7 @@ from typing import IO, Any, cast
 from pdi._wording import plural
 from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
 from pdi.fragments.image_size import MAX_TIFF_PAGES as MAX_TIFF_PAGES
-from pdi.fragments.image_size import png_frames
+from pdi.fragments.image_size import gif_frames, png_frames
 from pdi.fragments.image_size import tiff_pages as tiff_pages
 from pdi.fragments.results import Buffer, BufferFile, FragmentResult, Readable, Region
 
@@ -215,6 +215,11 @@ def evaluate_image(
     if scheme not in ("rect", "crop"):
         raise UnsupportedError(f"no image fragment scheme {scheme!r}: rect or crop")
     x1, y1, x2, y2, frame = _rectangle(scheme, positions)
+    gif_pixels = None
+    if bytes(data[:6]) in (b"GIF87a", b"GIF89a") and len(data) >= 13:  # what Pillow opens as a GIF
+        # its frames walked once, bounded, before Pillow walks them (opening it, counting them, seeking one): a
+        # hostile GIF (millions of one-pixel frames, megabytes of stray octets) is refused at once
+        gif_pixels = gif_frames(data, frame, strict=False).seek_pixels
     try:
         with pillow_reading():
             image = open_image(cast(IO[bytes], BufferFile(data)))  # not a copy of a mapped file (io.BytesIO's), header first
@@ -230,7 +235,7 @@ def evaluate_image(
                 )
             if frame:
                 if image.format in _COMPOSED:
-                    _seek_within(scheme, frame, image.size[0], image.size[1], image.format, data)
+                    _seek_within(scheme, frame, image.size[0], image.size[1], image.format, data, gif_pixels)
                 image.seek(frame)
             width, height = image.size
             region = Region(
@@ -332,7 +337,7 @@ def _on_header(
     # composed image decodes those before it, as the evaluator counts them
     opened = refusal is None and width * height <= 2 * (Image.MAX_IMAGE_PIXELS or 0)
     if opened and frame and size.format in _COMPOSED:
-        _seek_within(scheme, frame, width, height, size.format, data)
+        _seek_within(scheme, frame, width, height, size.format, data, size.seek_pixels)
     if scheme == "crop":
         if region.x1 == region.x2 or region.y1 == region.y2:
             past = " (it lies past the image's edge)" if (x1 >= width or y1 >= height) else ""
@@ -430,47 +435,29 @@ def frame_count(image: object, data: Buffer) -> int:
 
 
 
-def _seek_within(scheme: str, frame: int, width: int, height: int, fmt: str, data: Readable) -> None:
+def _seek_within(scheme: str, frame: int, width: int, height: int, fmt: str, data: Readable,
+                 gif_pixels: int | None = None) -> None:
     """Refuse reaching ``frame`` of a composed image (:data:`_COMPOSED`) when it decodes more than
-    :data:`MAX_SEEK_PIXELS` of the frames before it (the canvas only grows; a GIF's own frames may be larger)."""
+    :data:`MAX_SEEK_PIXELS` of the frames before it (the canvas only grows; a GIF's own frames may be larger: its
+    ``gif_pixels``, :attr:`GifFrames.seek_pixels <pdi.fragments.image_size.GifFrames.seek_pixels>`, walked for
+    here unless given)."""
     cost = frame * width * height
     if fmt == "GIF":
-        cost = max(cost, _gif_seek_pixels(data, frame))
+        cost = max(cost, gif_pixels if gif_pixels is not None else _gif_seek_pixels(data, frame))
     if cost > MAX_SEEK_PIXELS:
         raise LimitError(
             f"{scheme} of frame {frame} of a {width}×{height} {fmt}: reaching it decodes the"
             f" {plural(frame, 'frame')} before it, {cost:,} pixels, more than the limit of {MAX_SEEK_PIXELS:,}"
         )
 
+
 def _gif_seek_pixels(data: Readable, frame: int) -> int:
     """The pixels Pillow decodes to reach ``frame`` of a GIF: each frame before it, loaded onto the canvas as it
     then is (the logical screen, grown to hold every frame read so far, as Pillow grows it). Read from the blocks'
-    headers alone (GIF89a §§17–24), in one pass over the octets: no pixel is decoded."""
+    headers alone (:func:`pdi.fragments.image_size.gif_frames`, bounded): no pixel is decoded."""
     if len(data) < 13:
         return 0
-    width, height = struct.unpack("<HH", bytes(data[6:10]))
-    position = 13 + ((3 << ((data[10] & 7) + 1)) if data[10] & 0x80 else 0)  # past the global colour table
-    read = -1  # the last frame whose descriptor was read
-    pixels = 0
-    while position < len(data) and read + 1 < frame:
-        block = data[position]
-        position += 1
-        if block == 0x21:  # an extension: its label, then its sub-blocks
-            position = _past_sub_blocks(data, position + 1)
-        elif block == 0x2C:  # an image: its descriptor, colour table, data
-            if position + 9 > len(data):
-                break
-            left, top, across, down = struct.unpack("<HHHH", bytes(data[position:position + 8]))
-            flags = data[position + 8]
-            position += 9 + ((3 << ((flags & 7) + 1)) if flags & 0x80 else 0)
-            position = _past_sub_blocks(data, position + 1)  # past the LZW code size, then the data
-            read += 1
-            width, height = max(width, left + across), max(height, top + down)
-            pixels += width * height
-        elif block == 0x3B:  # the trailer
-            break
-        # any other octet is skipped, one at a time, as Pillow skips it (a frame after it is still a frame)
-    return pixels
+    return gif_frames(data, frame, strict=False).seek_pixels
 
 
 def _more_scans_than(data: Readable, most: int, *, every_image: bool = False) -> bool:
@@ -517,16 +504,6 @@ def _more_scans_than(data: Readable, most: int, *, every_image: bool = False) ->
                 break
         if not every_image:
             return False
-
-
-def _past_sub_blocks(data: Readable, position: int) -> int:
-    """The position after a run of GIF data sub-blocks (each its length, then as many octets; the last empty)."""
-    while position < len(data):
-        length = data[position]
-        position += 1 + length
-        if not length:
-            break
-    return position
 
 
 def oriented_png(png: bytes, orientation: int) -> bytes:

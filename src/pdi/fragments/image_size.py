@@ -18,7 +18,8 @@ each format's specification, from a few fixed places of the octets:
   and ``ImageLength`` 257 of the frame's directory), at most
   :data:`~pdi.fragments.image.MAX_TIFF_PAGES` pages;
 * GIF (GIF89a §18 the logical screen, §20 each image descriptor; the canvas
-  grows to hold every frame read so far, as Pillow grows it);
+  grows to hold every frame read so far, as Pillow grows it), at most
+  :data:`MAX_GIF_FRAMES` frames and :data:`MAX_GIF_STEPS` steps (:func:`gif_frames`);
 * WebP (the RIFF container: ``VP8X``'s canvas, else the ``VP8`` or ``VP8L``
   bitstream's size; an animation's ``ANMF`` chunks are its frames);
 * BMP (the file header, then a ``BITMAPCOREHEADER``'s 16-bit or a
@@ -39,7 +40,8 @@ from __future__ import annotations
 import mmap
 import re
 import struct
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from pdi.errors import LimitError, ParseError
 from pdi.fragments.results import Readable
@@ -75,6 +77,9 @@ class ImageSize:
     width: int
     height: int
     frames: int
+    #: the pixels Pillow decodes to reach the frame asked for, where the walk found them (a GIF's); no part of the
+    #: size, so not compared
+    seek_pixels: int | None = field(default=None, compare=False)
 
 
 def image_size(data: Readable, frame: int = 0) -> ImageSize | None:
@@ -245,36 +250,105 @@ def _tiff(data: Readable, frame: int) -> ImageSize:
 
 
 def _gif(data: Readable, frame: int) -> ImageSize:
+    walk = gif_frames(data, frame)
+    return ImageSize("GIF", *_positive("GIF", *walk.size, 6), walk.frames, walk.seek_pixels)
+
+
+#: The most frames of a GIF that image fragments are evaluated on. Every frame is counted before one is chosen
+#: (and Pillow counts them again, some 15 µs each): a 3 MB GIF of 200,000 one-pixel frames took 3 s for its first
+#: frame and 12 s for its last; a real animation has a few thousand at most.
+MAX_GIF_FRAMES = 10_000
+#: The most blocks, data sub-blocks and octets no block begins with that a walk along a GIF steps over. Pillow
+#: reads each with a call of its own, 2 to 4 µs, and walks the file three times to seek a frame (opening it,
+#: counting its frames, seeking): a GIF of 10 frames and a million one-octet comment sub-blocks between them (2
+#: MB) took it 7 s, one of a million octets no block begins with 4 s. A frame's data in sub-blocks of 255 octets
+#: is 4,000 steps a megabyte, so this is a GIF of some 60 MB, refused, like a hostile one, at once.
+MAX_GIF_STEPS = 250_000
+#: A run of octets no GIF block begins with (GIF89a §15: an extension ``!``, an image ``,``, the trailer ``;``).
+_GIF_STRAY = re.compile(rb"[^\x21\x2c\x3b]+")
+
+
+@dataclass(frozen=True)
+class GifFrames:
+    """What one walk along a GIF's blocks finds (:func:`gif_frames`)."""
+
+    #: its frames, as Pillow counts them (an image descriptor before the trailer)
+    frames: int
+    #: the canvas once the frame asked for is read (the logical screen grown to hold every frame so far); past the
+    #: last frame, the last frame's
+    size: tuple[int, int]
+    #: the pixels Pillow decodes to reach the frame asked for: each frame before it, on the canvas as it then is
+    seek_pixels: int
+
+
+def gif_frames(data: Readable, frame: int = 0, *, strict: bool = True) -> GifFrames:
+    """The frames of the GIF ``data``, the canvas of frame ``frame`` and the pixels reaching it decodes, read from
+    the blocks' headers alone (GIF89a §§17–24) in one walk, no pixel decoded: at most :data:`MAX_GIF_STEPS` steps
+    and :data:`MAX_GIF_FRAMES` frames, past either a :class:`~pdi.errors.LimitError` said at once, whatever the
+    file's length. A run of octets no block begins with is skipped as Pillow skips it (each octet a step of its
+    walk, so a step of this one), but found at once. ``strict``: a file cut inside an image descriptor is a
+    :class:`ParseError`; else the walk ends there (Pillow's own reading then says what it makes of it)."""
     width, height = _read(data, 6, "<HH", "the logical screen descriptor")
     (flags,) = _read(data, 10, "B", "the logical screen descriptor")
     at = 13 + ((3 << ((flags & 7) + 1)) if flags & 0x80 else 0)  # past the global colour table
-    frames, size, steps = 0, (width, height), _Steps("GIF")
-    while at < len(data):
-        steps.step(at)
+    frames, size, pixels, steps = 0, (width, height), 0, 0
+    end = len(data)
+
+    def step(count: int, where: int) -> None:
+        nonlocal steps
+        steps += count
+        if steps > MAX_GIF_STEPS:
+            raise LimitError(f"a GIF of more than {MAX_GIF_STEPS:,} blocks, sub-blocks and stray octets (at offset"
+                             f" {where:,}): image fragments are evaluated on GIFs of fewer")
+
+    while at < end:
+        step(1, at)
         block = data[at]
-        at += 1
         if block == 0x21:  # an extension: its label, then its sub-blocks
-            at = _past_sub_blocks(data, at + 1, steps)
+            at = _past_gif_sub_blocks(data, at + 2, step)
         elif block == 0x2C:  # an image: its descriptor, colour table, LZW code size, data
-            left, top, across, down, local = _read(data, at, "<HHHHB", "an image descriptor")
+            if at + 10 > end and not strict:
+                break
+            left, top, across, down, local = _read(data, at + 1, "<HHHHB", "an image descriptor")
+            if frames == MAX_GIF_FRAMES:
+                raise LimitError(f"a GIF of more than {MAX_GIF_FRAMES:,} frames (at offset {at:,}): image fragments"
+                                 f" are evaluated on GIFs of at most {MAX_GIF_FRAMES:,}")
+            if frames < frame:
+                pixels += max(width, left + across) * max(height, top + down)
             width, height = max(width, left + across), max(height, top + down)
             if frames <= frame:
                 size = (width, height)
             frames += 1
-            at += 9 + ((3 << ((local & 7) + 1)) if local & 0x80 else 0)
-            at = _past_sub_blocks(data, at + 1, steps)
+            at += 10 + ((3 << ((local & 7) + 1)) if local & 0x80 else 0)
+            at = _past_gif_sub_blocks(data, at + 1, step)
         elif block == 0x3B:  # the trailer
             break
-        # any other octet is skipped, one at a time, as Pillow skips it
-    if frames == 0:
+        else:  # octets no block begins with, skipped as Pillow skips them, one at a time: found as a run
+            run = _stray_run(data, at)
+            step(run - 1, at)
+            at += run
+    if frames == 0 and strict:
         raise ParseError("a GIF without an image descriptor", offset=at)
-    return ImageSize("GIF", *_positive("GIF", *size, 6), frames)
+    return GifFrames(frames, size, pixels)
 
 
-def _past_sub_blocks(data: Readable, at: int, steps: _Steps) -> int:
+def _stray_run(data: Readable, at: int) -> int:
+    """How many octets from ``at`` (one at least) no GIF block begins with, read a slice at a time."""
+    run = 0
+    while True:
+        chunk = bytes(data[at + run:at + run + (1 << 16)])
+        found = _GIF_STRAY.match(chunk)
+        length = found.end() if found is not None else 0
+        run += length
+        if length < len(chunk) or not chunk:
+            return max(run, 1)
+
+
+def _past_gif_sub_blocks(data: Readable, at: int, step: Callable[[int, int], None]) -> int:
     """The offset after a run of GIF data sub-blocks (each its length, then as many octets; the last empty)."""
-    while at < len(data):
-        steps.step(at)
+    end = len(data)
+    while at < end:
+        step(1, at)
         length = data[at]
         at += 1 + length
         if not length:
