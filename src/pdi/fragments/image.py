@@ -146,6 +146,10 @@ def shown_orientation(image: Any) -> int:
     out of range, or a format whose orientation browsers do not apply (:data:`ORIENTED_WHEN_SHOWN`)."""
     if getattr(image, "format", None) not in ORIENTED_WHEN_SHOWN:
         return 1
+    if image.format == "PNG" and "exif" not in getattr(image, "info", {}):
+        # an eXIf before the image data is read with the header; Pillow's getexif() would decode the whole image
+        # to look for one after it (a crop of a 12,000 × 12,000 PNG held its 144 MB in the resolver's process)
+        return 1
     try:
         with pillow_reading():
             orientation = image.getexif().get(0x0112)
