@@ -245,6 +245,19 @@ FORMATS_FRAGMENTS = [
     "text=kilo", "text=echo,-foxtrot", "text=golf,hotel",
 ]
 
+#: Numeric character references to a control or a noncharacter: the character itself (a parse error to WHATWG HTML,
+#: not a removal); NUL is U+FFFD, and a C1 control of the HTML table windows-1252's character.
+REFERENCES = (
+    "<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>References</title>" + STYLE + "</head><body>\n"
+    "<p>alpha&#1;bravo here</p>\n<p>charlie&#x7f;delta here</p>\n<p>echo&#128;fox here</p>\n"
+    "<p>golf&#xFFFE;hotel here</p>\n<p>india&#0;juliet here</p>\n<p>kilo&#x1f;lima here</p>\n"
+    "</body></html>\n"
+)
+REFERENCES_FRAGMENTS = [
+    "text=alpha", "text=alphabravo", "text=charlie", "text=echo%E2%82%ACfox", "text=golf", "text=golf%EF%BF%BEhotel",
+    "text=india%EF%BF%BDjuliet", "text=india", "text=kilo", "text=kilolima",
+]
+
 CASES: list[tuple[str, list[str]]] = [
     (MIXED, [
         "text=quick",
@@ -293,6 +306,7 @@ CASES: list[tuple[str, list[str]]] = [
     (CONTROLS, CONTROLS_FRAGMENTS),
     (EMOJI, EMOJI_FRAGMENTS),
     (FORMATS, FORMATS_FRAGMENTS),
+    (REFERENCES, REFERENCES_FRAGMENTS),
 ]
 
 

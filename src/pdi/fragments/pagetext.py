@@ -341,9 +341,11 @@ def plain_page_text(text: str) -> PageText:
 #: of ``<input type=hidden>`` (1 ended the line there), blockifies the children of a flex or grid container,
 #: shows the options of a ``select`` whose ``size`` is above 1, keeps white space as a ``white-space``
 #: style says (``pre``, ``pre-wrap``, ``break-spaces``, ``pre-line``), reads SVG and MathML as laid out, and
-#: parts a ruby annotation's words from its base's (a ZERO WIDTH SPACE that stands for nothing) and hides ``rp``. A change that moves the text of some
-#: page makes a new reading.
-READINGS: Final = (1, 2)
+#: parts a ruby annotation's words from its base's (a ZERO WIDTH SPACE that stands for nothing) and hides ``rp``.
+#: Reading 3 (session 49) reads a numeric character reference to a control or a noncharacter (``&#1;``, ``&#x7f;``,
+#: ``&#xFFFE;``) as that character, as an HTML parser does (1 and 2 read nothing there, as :func:`html.unescape`
+#: does). A change that moves the text of some page makes a new reading.
+READINGS: Final = (1, 2, 3)
 #: The reading a text directive is matched in.
 LATEST_READING: Final = READINGS[-1]
 #: The reading of an HTML e-mail's body text (its passages' positions count in it).
@@ -446,6 +448,8 @@ class _PageReader:
             return
         white_space = self.open_elements[-1].white_space if self.reading >= 2 and not self.raw_pre else None
         for piece, s, e in scan.decoded_pieces(source, a, b):
+            if not piece and e > s and self.reading >= 3:
+                piece = _numeric_reference(source[s:e])
             if not piece:
                 continue
             if white_space in _KEEPS or (white_space is None and self.pre):
@@ -612,6 +616,16 @@ class _PageReader:
             self.pre -= 1
             builder.boundary()
         return stop
+
+
+def _numeric_reference(reference: str) -> str:
+    """The character of a numeric character reference :func:`html.unescape` reads as nothing (``&#1;``, ``&#x7f;``,
+    ``&#xFFFE;``: a control or a noncharacter): the code point itself, as WHATWG HTML §13.2.5.80 ("numeric character
+    reference end state") keeps it (a parse error, not a removal; NUL, a surrogate, past U+10FFFF and the C1 controls
+    of its table are what :func:`html.unescape` already reads as HTML does)."""
+    digits = reference[2:].rstrip(";")
+    number = int(digits[1:], 16) if digits[:1] in ("x", "X") else int(digits)
+    return chr(number) if 0 < number <= 0x10FFFF and not 0xD800 <= number <= 0xDFFF else ""
 
 
 def _display_none(attrs: Mapping[str, str], declared: str | None) -> bool:
