@@ -595,6 +595,33 @@ def test_a_numeric_character_reference_reads_as_an_html_parser_reads_it(number: 
     assert markup_page_text(source, "html").text == expected
 
 
+def _spec_number(digits: str, base: int) -> int:
+    """WHATWG HTML §13.2.5.76-.80 on a reference's digits: each multiplies the number by the base and adds itself;
+    past U+10FFFF it is the character reference outside the Unicode range, whatever follows (kept at 0x110000)."""
+    number = 0
+    for digit in digits:
+        number = min(number * base + int(digit, base), 0x110000)
+    return number
+
+
+@given(st.integers(0, 0x110010), st.integers(0, 6000), st.booleans(), st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_a_numeric_reference_of_any_length_reads_as_its_number_says(number: int, zeros: int, hexadecimal: bool,
+                                                                    long: bool) -> None:
+    # leading zeros say nothing, and a number of thousands of digits is past U+10FFFF (U+FFFD), not a ValueError
+    # (found 2026-12-01: html.unescape raised one past 4,300 digits, and so did reading any page holding such a
+    # reference, in its text or in an attribute)
+    import html5lib
+
+    digits = "0" * zeros + (f"{number:X}" if hexadecimal else str(number)) + ("7" * 5000 if long else "")
+    reference = f"&#x{digits};" if hexadecimal else f"&#{digits};"
+    canonical = _spec_number(digits, 16 if hexadecimal else 10)
+    expected = html5lib.parse(f"<p>x&#{canonical};y</p>", namespaceHTMLElements=False).find(".//p").text
+    assume(expected[1:-1] not in (" ", "\t", "\n", "\r", "\f"))
+    assert markup_page_text(f"<p>x{reference}y</p>", "html").text == expected
+    assert markup_page_text(f'<p title="{reference}">x{reference}y</p>', "html").text == expected
+
+
 @pytest.mark.parametrize(("reference", "character"), [
     ("&#1;", "\x01"), ("&#x7f;", "\x7f"), ("&#xb;", "\x0b"), ("&#x1F;", "\x1f"), ("&#xFFFE;", "\ufffe"),
     ("&#xfdd0;", "\ufdd0"),
@@ -966,3 +993,11 @@ def test_a_text_of_millions_of_characters_that_fold_longer_is_refused_before_it_
     assert find_all(directives, fine) == [(1000, 1006)]
     cyrillic = document_page_text(("я" * 100_000 + " Straße").encode(), "text/plain", "utf-8")
     assert find_all(directives, cyrillic) == [(100_001, 100_007)]
+
+
+def test_the_full_text_index_reads_a_reference_of_thousands_of_digits() -> None:
+    # found 2026-12-01: html.unescape raised a ValueError past 4,300 digits, and the index read no passage of the page
+    from pdi.passages.fulltext import markup_passages
+
+    source = "<p>alpha &#" + "0" * 5000 + "66;ravo &#x" + "f" * 5000 + "; charlie</p>"
+    assert "".join(p.text for p in markup_passages(source, "html")).split() == ["alpha", "Bravo", "\ufffd", "charlie"]

@@ -46,7 +46,6 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -54,6 +53,7 @@ from typing import Final
 
 from pdi._work_deadline import WorkDeadline
 from pdi.errors import LimitError
+from pdi.passages import scan
 
 __all__ = ["BLOCK_DISPLAY", "Declared", "PageStyle", "attributes", "display_breaks", "display_is_block"]
 
@@ -207,7 +207,7 @@ def attributes(tag_rest: str) -> dict[str, str]:
         name = m.group(1).lower()
         if name not in found:
             raw = m.group(2) if m.group(2) is not None else m.group(3) if m.group(3) is not None else m.group(4)
-            found[name] = html.unescape(raw) if raw else ""
+            found[name] = scan.unescape(raw) if raw else ""
     return found
 
 

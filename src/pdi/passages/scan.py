@@ -4,7 +4,7 @@ What it reads (a simplified WHATWG HTML §13.2.5 tokenizer, no tree): where a
 tag opens (``<`` and an ASCII letter, ``</`` and one), its name, where it ends
 (after its ``>``; a quoted attribute value may hold ``>``), where a raw-text
 or RCDATA element's content ends (its own end tag, any case), and the
-character references of text, each decoded with :func:`html.unescape` and
+character references of text, each decoded with :func:`unescape` (:func:`html.unescape`, a number of any length read) and
 mapped to the whole reference in the source. :class:`pdi.passages.fulltext.MarkupScanner`
 (passages for search, fed in pieces) and :func:`pdi.fragments.pagetext.markup_page_text`
 (the rendered text of a page) both read markup with these, and
@@ -65,6 +65,7 @@ __all__ = [
     "close_tag",
     "decoded_pieces",
     "tag_end",
+    "unescape",
 ]
 
 #: HTML elements whose content is not text (WHATWG HTML §13.2.5: RAWTEXT and script data).
@@ -114,6 +115,27 @@ def close_tag(text: str, name: str, at: int) -> int:
     return -1 if m is None else m.start()
 
 
+#: A numeric character reference: its ``x``, its digits but leading zeros, its ``;``.
+_NUMBER: Final = re.compile(r"&#(?:([xX])(?=[0-9a-fA-F])0*+([0-9a-fA-F]*)|(?=[0-9])0*+([0-9]*))(;?)")
+
+
+def _number(m: re.Match[str]) -> str:
+    x, hexadecimal, decimal, semicolon = m.groups()
+    digits = hexadecimal if x else decimal
+    if len(digits) > (6 if x else 7):  # past U+10FFFF (0x10FFFF is 1114111)
+        return "\ufffd"
+    return f"&#{x or ''}{digits or '0'}{semicolon}"
+
+
+def unescape(text: str) -> str:
+    """``text`` with its character references decoded, as :func:`html.unescape` decodes them, but a number of any
+    length read: leading zeros say nothing, and past U+10FFFF it is U+FFFD, as WHATWG HTML §13.2.5.80 reads it
+    (:func:`html.unescape` raised a ``ValueError`` past 4,300 digits, zeros or not)."""
+    if "&#" in text:
+        text = _NUMBER.sub(_number, text)
+    return html.unescape(text)
+
+
 def decoded_pieces(text: str, start: int, end: int) -> Iterator[tuple[str, int, int]]:
     """``text[start:end]`` in pieces, each character reference decoded: (piece, where it starts, where it ends in ``text``).
 
@@ -125,7 +147,7 @@ def decoded_pieces(text: str, start: int, end: int) -> Iterator[tuple[str, int, 
     at = start
     if "&" in text[start:end]:
         for m in REFERENCE.finditer(text, start, end):
-            decoded = html.unescape(m.group())
+            decoded = unescape(m.group())
             if decoded == m.group():
                 continue
             yield text[at : m.start()], at, m.start()
