@@ -498,7 +498,8 @@ TEXTAREA = ("<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>t</title>" 
             "<p>ginkgo <textarea>\nhemlock &amp; juniper\n  larch</textarea> oak</p>\n"
             "<select multiple><option>kilo multi</option></select>\n"
             "<p>before <select size=3><option>sizeopt one</option><option>sizeopt two</option></select> after</p>\n"
-            "<p><select size=1><option>dropopt one</option></select></p>\n</body></html>\n")
+            "<p><select size=1><option>dropopt one</option></select></p>\n<textarea>nulone\x00nultwo</textarea>\n"
+            "</body></html>\n")
 
 
 @pytest.mark.parametrize("fragment, expected", [
@@ -507,6 +508,8 @@ TEXTAREA = ("<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>t</title>" 
     # a select of size above 1 is a list box too (WHATWG HTML §4.10.7), each option a line; of size 1, a drop-down
     ("text=sizeopt%20one", "sizeopt one"), ("text=sizeopt%20two", "sizeopt two"), ("text=one%20sizeopt", None),
     ("text=before%20sizeopt", None), ("text=two%20after", None), ("text=dropopt", None),
+    # a NUL in a textarea is U+FFFD (RCDATA), not dropped as in a p
+    ("text=nulone%EF%BF%BDnultwo", "nulone\x00nultwo"), ("text=nulone", "nulone"), ("text=nulonenultwo", None),
 ])
 def test_the_text_of_a_textarea_or_a_list_box_is_matched_as_chromium_does(chromium: Pipe, server: str, fragment: str,
                                                               expected: str | None) -> None:
@@ -523,13 +526,15 @@ def test_the_text_of_a_textarea_or_a_list_box_is_matched_as_chromium_does(chromi
 SVG = ("<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>t</title>" + STYLE + "</head><body>\n"
        "<p>svgpre <svg width=300 height=40><text x=0 y=15>svgword one</text><title>svgtitle</title>"
        "<desc>svgdesc</desc><text x=100 y=15>second <tspan>tspanword</tspan></text><defs><text id=d>defsword</text>"
-       "</defs><rect/>loose</svg> svgpost</p>\n</body></html>\n")
+       "</defs><rect/>loose</svg> svgpost</p>\n<p><svg width=300 height=40><text x=0 y=15>svgnul\x00two</text></svg></p>\n"
+       "</body></html>\n")
 
 
 @pytest.mark.parametrize("fragment, expected", [
     ("text=svgword%20one", "svgword one"), ("text=svgpre%20svgword", None), ("text=svgdesc", None),
     ("text=svgtitle", None), ("text=one%20second", None), ("text=second%20tspanword", "second <tspan>tspanword"),
     ("text=tspanword", "tspanword"), ("text=defsword", None), ("text=loose", None), ("text=svgpost", "svgpost"),
+    ("text=svgnul%EF%BF%BDtwo", "svgnul\x00two"), ("text=svgnultwo", None),  # a NUL in SVG is U+FFFD
 ])
 def test_the_text_of_an_svg_is_matched_as_chromium_does(chromium: Pipe, server: str, fragment: str,
                                                         expected: str | None) -> None:

@@ -344,7 +344,8 @@ def plain_page_text(text: str) -> PageText:
 #: parts a ruby annotation's words from its base's (a ZERO WIDTH SPACE that stands for nothing) and hides ``rp``.
 #: Reading 3 (session 49) reads a numeric character reference to a control or a noncharacter (``&#1;``, ``&#x7f;``,
 #: ``&#xFFFE;``) as that character, as an HTML parser does (1 and 2 read nothing there, as :func:`html.unescape`
-#: does). A change that moves the text of some page makes a new reading.
+#: does), and a NUL in a ``textarea``'s or an ``xmp``'s text or in SVG as U+FFFD (1 and 2 ignored it, as an HTML
+#: element's text drops it). A change that moves the text of some page makes a new reading.
 READINGS: Final = (1, 2, 3)
 #: The reading a text directive is matched in.
 LATEST_READING: Final = READINGS[-1]
@@ -447,11 +448,16 @@ class _PageReader:
         if a >= b:
             return
         white_space = self.open_elements[-1].white_space if self.reading >= 2 and not self.raw_pre else None
+        # a NUL is dropped from the text of an HTML element (as pdi's folding ignores it), but in RCDATA and RAWTEXT
+        # (a textarea's, an xmp's text) and in SVG it is U+FFFD (WHATWG HTML §13.2.5.2, §13.2.5.3, §13.2.6.5)
+        replaced = self.reading >= 3 and (self.raw_pre or self.open_elements[-1].foreign == "svgtext")
         for piece, s, e in scan.decoded_pieces(source, a, b):
             if not piece and e > s and self.reading >= 3:
                 piece = _numeric_reference(source[s:e])
             if not piece:
                 continue
+            if replaced and len(piece) == e - s:
+                piece = piece.replace("\x00", "\ufffd")
             if white_space in _KEEPS or (white_space is None and self.pre):
                 builder.kept(piece, s, e)
             elif white_space == "pre-line" and len(piece) == e - s and "\r\n" in piece:
