@@ -125,6 +125,55 @@ def test_the_fragment_directive_delimiter_and_several_directives() -> None:
 
 
 
+@given(st.lists(st.sampled_from(["text=", "&", "a", "b", ",", "-", "x=", "text", "=", "%41"]), max_size=14))
+@settings(max_examples=500, deadline=None)
+def test_the_text_directives_are_the_pieces_between_ampersands_that_start_with_text(pieces: list[str]) -> None:
+    # §3.4 written out: split at "&", each piece that starts with "text=" parsed, in order, the others passed over
+    directive = "".join(pieces)
+
+    def outcome(parse: object) -> object:
+        assert callable(parse)
+        try:
+            return parse()
+        except ParseError as error:
+            return "no text directive" if "no text directive" in str(error) else str(error)
+
+    def spec() -> tuple[TextDirective, ...]:
+        found, at = [], 0
+        for piece in directive.split("&"):
+            if piece.startswith("text="):
+                found.append(parse_text_directive(piece[5:], text=directive, offset=at + 5))
+            at += len(piece) + 1
+        if not found:
+            raise ParseError("no text directive")
+        return tuple(found)
+
+    assert outcome(lambda: parse_fragment_directive(directive)) == outcome(spec)
+
+
+def test_a_fragment_directive_past_its_longest_is_refused_and_one_within_is_passed_over_in_little_memory() -> None:
+    # found 2026-12-01: "text=a" and ten million "&" took 1 to 3 s and over 100 MB, split into ten million pieces
+    import sys
+
+    from pdi.fragments.textdirective import MAX_FRAGMENT_CHARS
+    from peak_memory import run_with_peak
+
+    with pytest.raises(LimitError, match="fragment directive may have at most 6,144,352 characters"):
+        parse_fragment_directive("text=a" + "&" * (MAX_FRAGMENT_CHARS - 5))
+    # the longest there is: 32 directives of four terms of 4,000 emoji, each written in twelve characters
+    term = quote("\U0001f600" * 4000, safe="")
+    longest = "&".join([f"text={term}-,{term},{term},-{term}"] * 32)
+    assert len(longest) == MAX_FRAGMENT_CHARS - 1
+    assert len(parse_fragment_directive(longest)) == 32
+    # a fragment of "&" as long as is read: passed over where they stand, not split into millions of pieces
+    make = "from pdi.fragments.textdirective import MAX_FRAGMENT_CHARS as M, parse_fragment_directive as p\n" \
+           "d = 'text=a' + '&' * (M - 6)\n"
+    status, peak, _ = run_with_peak([sys.executable, "-c", make + "assert len(p(d)) == 1"])
+    status_alone, alone, _ = run_with_peak([sys.executable, "-c", make + "assert len(p('text=a')) == 1"])
+    assert status == status_alone == 0
+    assert peak - alone < 8 * 1024  # KiB: the split took some 50 MB more
+
+
 @pytest.mark.parametrize("raw", ["a|b", "c^d", "e{f}g", "h\\i", "j#k"])
 def test_what_a_url_fragment_leaves_unencoded_is_a_term_as_written(raw: str) -> None:
     # the URL Standard's fragment percent-encode set is C0 controls, space, '"', '<', '>', '`' and all past '~':

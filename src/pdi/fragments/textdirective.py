@@ -68,6 +68,7 @@ from pdi.fragments.pagetext import PageText
 
 __all__ = [
     "DELIMITER",
+    "MAX_FRAGMENT_CHARS",
     "TextDirective",
     "find_text_directive",
     "fold",
@@ -85,10 +86,16 @@ MAX_SECONDS: Final = 5.0
 #: The most text directives in one fragment, and the longest term (characters).
 MAX_DIRECTIVES: Final = 32
 MAX_TERM_CHARS: Final = 4000
+#: The longest fragment directive read (characters): as many text directives as are read, each of four terms at
+#: their longest as written (a character of four UTF-8 octets is twelve, ``%F0%9F%98%80``). Past it nothing is read
+#: (a stranger's ten million ``&`` took seconds and a hundred megabytes to pass over).
+MAX_FRAGMENT_CHARS: Final = MAX_DIRECTIVES * (len("text=-,,,-&") + 4 * 12 * MAX_TERM_CHARS)
 
 # What a URL fragment may hold unescaped: printable ASCII but the URL Standard's fragment percent-encode set
 # (C0 controls, space, '"', '<', '>', '`', and all past '~'); '|', '^', '{', '}', '\\' and '#' are left as written.
 _FRAGMENT_CHARS: Final = re.compile(r"[!#-;=?-_a-~]*")
+#: A text directive among the directives a fragment directive holds, split at ``&`` (§3.4): its value.
+_TEXT_DIRECTIVE: Final = re.compile(r"(?:^|(?<=&))text=([^&]*)")
 #: Between blocks in the folded text: a lone surrogate, which no term holds and no page text folds to (U+FFFF, once
 #: the separator, is a character of a page: Chromium 150 finds ``text=a%EF%BF%BFb`` in ``a`` U+FFFF ``b``).
 _SEPARATOR: Final = "\udfff"
@@ -152,6 +159,9 @@ def parse_fragment_directive(directive: str) -> tuple[TextDirective, ...]:
     """
     if not isinstance(directive, str):
         raise ParseError("a fragment directive is text", rule="fragment-directive")
+    if len(directive) > MAX_FRAGMENT_CHARS:
+        raise LimitError(f"a fragment directive may have at most {MAX_FRAGMENT_CHARS:,} characters"
+                         f" ({MAX_DIRECTIVES} text directives of four terms at their longest), not {len(directive):,}")
     bad = _FRAGMENT_CHARS.match(directive)
     assert bad is not None
     if bad.end() != len(directive):
@@ -160,13 +170,10 @@ def parse_fragment_directive(directive: str) -> tuple[TextDirective, ...]:
             text=directive, offset=bad.end(), rule="fragment-directive",
         )
     found: list[TextDirective] = []
-    at = 0
-    for piece in directive.split("&"):
-        if piece.startswith("text="):
-            if len(found) == MAX_DIRECTIVES:
-                raise LimitError(f"a fragment may hold at most {MAX_DIRECTIVES} text directives")
-            found.append(parse_text_directive(piece[5:], text=directive, offset=at + 5))
-        at += len(piece) + 1
+    for piece in _TEXT_DIRECTIVE.finditer(directive):  # the others passed over where they stand, never split apart
+        if len(found) == MAX_DIRECTIVES:
+            raise LimitError(f"a fragment may hold at most {MAX_DIRECTIVES} text directives")
+        found.append(parse_text_directive(piece.group(1), text=directive, offset=piece.start(1)))
     if not found:
         raise ParseError(
             f"the fragment directive {directive[:60]!r} holds no text directive (text=…)",
