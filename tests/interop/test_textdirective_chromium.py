@@ -258,6 +258,19 @@ REFERENCES_FRAGMENTS = [
     "text=india%EF%BF%BDjuliet", "text=india", "text=kilo", "text=kilolima",
 ]
 
+#: Kana voicing marks: a combining one counts only after a kana letter (ignored elsewhere, in a term or the page), and
+#: a spacing one (゛, ゜) is one word with the kana or Han characters beside it.
+KANA = (
+    "<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>Kana</title>" + STYLE + "</head><body>\n"
+    "<p>\u304b\u304b\u309b\u304d</p>\n<p>\u304b\u304c\u304d</p>\n<p>mike \u0301november here</p>\n"
+    "<p>\u6f22\u309b\u5b57</p>\n<p>oscar a\u3099b papa</p>\n"
+    "</body></html>\n"
+)
+KANA_FRAGMENTS = [
+    "text=%E3%82%99%E3%81%8D", "text=%E3%81%8B%E3%82%9B", "text=mike-,november", "text=mike,-november",
+    "text=%E6%BC%A2", "text=%E6%BC%A2%E3%82%9B%E5%AD%97", "text=oscar%20ab", "text=%E3%82%9B%E5%AD%97",
+]
+
 CASES: list[tuple[str, list[str]]] = [
     (MIXED, [
         "text=quick",
@@ -307,6 +320,7 @@ CASES: list[tuple[str, list[str]]] = [
     (EMOJI, EMOJI_FRAGMENTS),
     (FORMATS, FORMATS_FRAGMENTS),
     (REFERENCES, REFERENCES_FRAGMENTS),
+    (KANA, KANA_FRAGMENTS),
 ]
 
 

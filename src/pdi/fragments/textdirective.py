@@ -21,7 +21,7 @@ sections numbered as it numbers them, 1 Infrastructure, 2 Introduction, 3 Descri
   first match in document order wins (:func:`find_text_directive`);
 * §3.6.1 the comparison "at the primary level of UTS #10", as Chromium's ICU
   applies it: both sides are folded (:func:`fold`): compatibility
-  decomposition, combining marks dropped (but kana voicing marks), decimal
+  decomposition, combining marks dropped (but a kana voicing mark after a kana letter), decimal
   digits as ASCII digits, Unicode case folding, the few letters the root
   collation tells apart only past the primary level (``ø``, ``ł``, ``æ`` …),
   hiragana for katakana, the curly quotation marks Chromium folds, format
@@ -36,7 +36,8 @@ sections numbered as it numbers them, 1 Infrastructure, 2 Introduction, 3 Descri
   between letters are boundaries (``www.example.com``, ``foo:bar``), and so is
   where a ZERO WIDTH SPACE stands, though the comparison ignores it. Han, Hiragana and Katakana characters are words
   of one character each (UAX #29 leaves them to a dictionary, which this
-  does not have). Boundaries are of the page's characters, not of their folding: one never falls inside a
+  does not have), but a spacing voicing mark (``゛``, ``゜``) is one with the kana or Han character beside it.
+  Boundaries are of the page's characters, not of their folding: one never falls inside a
   character whose folding is several (``½`` is ``1⁄2``, yet holds no ``2``, as ICU's search rejects a match inside
   an expansion), and such a character is read as itself (``™`` is a symbol: ``Apple™`` ends a word after
   ``Apple``, though it folds to ``appletm``; ``²`` is no digit to UAX #29, though it folds to ``2``); an emoji is one
@@ -257,6 +258,29 @@ _KEPT_MARKS: Final = frozenset("\u3099\u309a")
 _FORMAT_KEPT: Final = frozenset("\u0600\u0601\u0602\u0603\u0604\u0605\u06dd\u070f\u0890\u0891\u08e2\U000110bd\U000110cd")
 
 
+def _kana_letter(ch: str) -> bool:
+    """Whether ``ch`` is a kana letter to Chromium's kana check (Blink's ``IsKanaLetter``: hiragana and katakana
+    letters, the small katakana extension, half-width katakana but the prolonged sound mark)."""
+    o = ord(ch)
+    return 0x3041 <= o <= 0x3096 or 0x30A1 <= o <= 0x30FA or 0x31F0 <= o <= 0x31FF or (0xFF66 <= o <= 0xFF9D
+                                                                                      and o != 0xFF70)
+
+
+def _orphan_marks(text: str) -> frozenset[int]:
+    """Where ``text`` holds a combining kana voicing mark (U+3099, U+309A) that follows no kana letter (nor a mark
+    that does): ignored as any combining mark is at the primary level. Chromium tells the marks apart only after a
+    kana letter (its kana check, after ICU's primary comparison, which ignores them): it finds ``text=%E3%82%99き``
+    (U+3099, ``き``) as ``き``, and ``a`` U+3099 ``b`` as ``ab``."""
+    found: list[int] = []
+    for run in _MARK_RUN.finditer(text):
+        if not run.start() or not _kana_letter(text[run.start() - 1]):
+            found.extend(range(run.start(), run.end()))
+    return frozenset(found)
+
+
+_MARK_RUN: Final = re.compile("[\u3099\u309a]+")
+
+
 def _unmarked(text: str) -> str:
     return "".join(c for c in text if not unicodedata.combining(c) or c in _KEPT_MARKS)
 
@@ -411,7 +435,14 @@ class _Runs:
         character in one ``translate`` (ASCII as :data:`_ASCII_FOLD` says), each other character as a run of its
         own."""
         done = 0
-        for found in _IRREGULAR_RUN.finditer(text.translate(_MARKS)):
+        marked = text.translate(_MARKS)
+        orphans = _orphan_marks(text) if "\u3099" in text or "\u309a" in text else frozenset()
+        if orphans:  # each its own run, folded to nothing
+            cut = bytearray(marked, "latin-1")
+            for i in orphans:
+                cut[i] = 1
+            marked = cut.decode("latin-1")
+        for found in _IRREGULAR_RUN.finditer(marked):
             if found.start() > done:
                 self._run(text[done:found.start()].translate(_FOLDS), at + done, True)
             self.irregular += found.end() - found.start()
@@ -433,7 +464,7 @@ class _Runs:
                     if self.formats is None:
                         self.formats = array.array("q")
                     self.formats.append(self.length)
-                self._run(_fold_char(text[i]), at + i, False)
+                self._run("" if i in orphans else _fold_char(text[i]), at + i, False)
                 self._last_linear = False
                 if not i & 0xFFFF and self.deadline is not None and self.deadline.passed():
                     raise LimitError(f"folding the text for the text directive took {self.deadline.words()}")
@@ -491,6 +522,12 @@ def _regional(ch: str) -> bool:
     return 0x1F1E6 <= ord(ch) <= 0x1F1FF
 
 
+#: The spacing kana voicing marks (゛, ゜): Chromium 150 finds no ``か``, ``゛`` or ``き`` in ``か゛き`` or ``漢゛字`` alone,
+#: only the whole (ICU's dictionary reads them with the kana and Han characters beside them), and finds ``a``, ``゛``
+#: and ``b`` in ``a゛b``.
+_SPACING_MARKS: Final = frozenset("\u309b\u309c")
+
+
 def _ideographic(ch: str) -> bool:
     o = ord(ch)
     return 0x3040 <= o <= 0x30FF or 0x3400 <= o <= 0x9FFF or 0xF900 <= o <= 0xFAFF or 0x20000 <= o <= 0x3FFFF
@@ -516,6 +553,8 @@ def is_word_boundary(text: str, position: int) -> bool:
         while run < 64 and position - run - 1 >= 0 and _regional(text[position - run - 1]):
             run += 1
         return run % 2 == 0
+    if (before in _SPACING_MARKS and _ideographic(after)) or (after in _SPACING_MARKS and _ideographic(before)):
+        return False  # a spacing voicing mark is one with the kana or Han character beside it (Chromium 150)
     if _ideographic(before) or _ideographic(after):
         return True
     if _is_word(before) and _is_word(after):
@@ -703,7 +742,9 @@ class _Bounds:
             if runs.own[k] and (f[k + 1] if k + 1 < len(f) else runs.length) == f[k]:  # one folded to nothing
                 at = runs.p[k]
                 ch = self.source[at]
-                if not (extending and (unicodedata.combining(ch) or ch == "\u200d")) and not self._nothing(at):
+                # a mark extends the match's last character only just after it (f[k] == end), not after a space
+                if not (extending and f[k] == end and (unicodedata.combining(ch) or ch == "\u200d")) \
+                        and not self._nothing(at):
                     return False
             else:
                 extending = False
