@@ -344,7 +344,8 @@ def plain_page_text(text: str) -> PageText:
 #: parts a ruby annotation's words from its base's (a ZERO WIDTH SPACE that stands for nothing) and hides ``rp``.
 #: Reading 3 (session 49) reads a numeric character reference to a control or a noncharacter (``&#1;``, ``&#x7f;``,
 #: ``&#xFFFE;``) as that character, as an HTML parser does (1 and 2 read nothing there, as :func:`html.unescape`
-#: does), and a NUL in a ``textarea``'s or an ``xmp``'s text or in SVG as U+FFFD (1 and 2 ignored it, as an HTML
+#: does), ends a hidden element at the end tag of an element around it (``<option hidden>x</select>``: 1 and 2
+#: read no more text until an ``</option>``), and a NUL in a ``textarea``'s or an ``xmp``'s text or in SVG as U+FFFD (1 and 2 ignored it, as an HTML
 #: element's text drops it). A change that moves the text of some page makes a new reading.
 READINGS: Final = (1, 2, 3)
 #: The reading a text directive is matched in.
@@ -502,6 +503,9 @@ class _PageReader:
         if skipping:
             if not closing and ((skipping[0] == "p" and name in P_CLOSERS) or skipping[0] in _ENDS.get(name, ())):
                 skipping.clear()  # the hidden element ends here, its end tag left out (<p hidden>…<p>)
+            elif closing and self.reading >= 3 and name not in skipping \
+                    and any(e.name == name for e in self.open_elements[1:]):
+                skipping.clear()  # the end tag of an element around it ends it too (<option hidden>…</select>)
             else:
                 if name == skipping[-1]:
                     if closing:
