@@ -466,6 +466,18 @@ def test_the_options_of_a_list_box_are_text(select: str, expected: str | None) -
     assert (find("text=one", two, html=True), find("text=one%20two", two, html=True)) == ("one", None)
 
 
+@pytest.mark.parametrize(("option", "expected"), [
+    # what Chromium 150 finds (found 2026-12-01: pdi found the content of an option that shows its label)
+    ("<option label=kilo>lima</option>", None), ('<option label=" ">lima</option>', None),
+    ("<option LABEL=k>lima</option>", None), ('<option label="">lima</option>', "lima"), ("<option>lima</option>", "lima"),
+])
+def test_an_option_with_a_label_shows_the_label_not_its_text(option: str, expected: str | None) -> None:
+    assert find("text=lima", f"<p>x</p><select multiple>{option}<option>o</option></select>", html=True) == expected
+    assert find("text=lima", f"<p>x</p><select size=3><optgroup label=g>{option}</optgroup></select>",
+                html=True) == expected
+    assert "lima" in markup_page_text(f"<select multiple>{option}</select>", "html", reading=2).text
+
+
 FOREIGN = ("<p>svgpre <svg width=300 height=40><text x=0 y=15>svgword one</text><title>svgtitle</title>"
            "<desc>svgdesc</desc><text x=100 y=15>second <tspan>tspanword</tspan></text><defs><text id=d>defsword"
            "</text></defs><rect/>loose</svg> svgpost</p>"

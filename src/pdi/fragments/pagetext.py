@@ -151,7 +151,7 @@ _NO_ATTRIBUTES: Final[Mapping[str, str]] = {}
 _LAYS_OUT_ITEMS: Final = frozenset({
     "flex", "grid", "inline-flex", "inline-grid", "block flex", "block grid", "inline flex", "inline grid",
 })
-_TELLING: Final = re.compile(r"style|hidden|multiple|size", re.IGNORECASE)
+_TELLING: Final = re.compile(r"style|hidden|multiple|size|label", re.IGNORECASE)
 _DIGITS: Final = re.compile(r"[ \t\n\f\r]*\+?([0-9]+)")
 _COLLAPSING: Final = re.compile(r"[ \t\n\r\f]{2,}|[\t\n\r\f]")
 _WHITE: Final = " \t\n\r\f"
@@ -345,7 +345,8 @@ def plain_page_text(text: str) -> PageText:
 #: Reading 3 (session 49) reads a numeric character reference to a control or a noncharacter (``&#1;``, ``&#x7f;``,
 #: ``&#xFFFE;``) as that character, as an HTML parser does (1 and 2 read nothing there, as :func:`html.unescape`
 #: does), ends a hidden element at the end tag of an element around it (``<option hidden>x</select>``: 1 and 2
-#: read no more text until an ``</option>``), and a NUL in a ``textarea``'s or an ``xmp``'s text or in SVG as U+FFFD (1 and 2 ignored it, as an HTML
+#: read no more text until an ``</option>``), reads no text in an ``option`` with a ``label`` (it shows the label),
+#: and a NUL in a ``textarea``'s or an ``xmp``'s text or in SVG as U+FFFD (1 and 2 ignored it, as an HTML
 #: element's text drops it). A change that moves the text of some page makes a new reading.
 READINGS: Final = (1, 2, 3)
 #: The reading a text directive is matched in.
@@ -567,6 +568,9 @@ class _PageReader:
             return True
         # rp: the parentheses a browser without ruby shows (the HTML rendering section, §15.3.4: display none)
         none = none or (name == "rp" and self.reading >= 2 and declared.display is None)
+        # an option with a label shows the label, not its content (WHATWG HTML §4.10.10; Chromium 150 finds no text in
+        # <option label=k>text</option>, in a list box or out of one)
+        none = none or (name == "option" and self.reading >= 3 and bool(attrs.get("label")))
         if not void and (none or name in SKIPPED or (name == "select" and not self._list_box(attrs))):
             self.skipping.append(name)  # not laid out (display: none, the head …), or shows no text of its own
             return True
