@@ -782,6 +782,25 @@ def test_a_hidden_element_ends_at_the_end_tag_of_an_element_around_it(page: str)
     assert "jade" not in markup_page_text(page, "html", reading=2).text  # the earlier readings are kept
 
 
+@pytest.mark.parametrize(("page", "fragment", "expected"), [
+    # what Chromium 150 highlights (found 2026-12-01 by generated pages: pdi read a word across the markup between two
+    # text nodes, and found no "hazel" in hazel<b>ivory</b>)
+    ("<p>xx hazel<b>ivory</b> yy</p>", "text=ivory", "ivory"), ("<p>xx hazel<b>ivory</b> yy</p>", "text=hazel", "hazel"),
+    ("<p>xx haz<b>el</b>ivory yy</p>", "text=hazel", "haz<b>el"), ("<p>xx hazel<span></span>ivory yy</p>", "text=ivory",
+                                                                     "ivory"),
+    ("<p>xx hazel<!-- c -->ivory yy</p>", "text=hazel", "hazel"), ("<p>xx ha<!-- c -->zel ivory yy</p>", "text=zel", "zel"),
+    ("<p>xx hazel<span hidden>q</span>ivory yy</p>", "text=ivory", "ivory"),
+    ("<p>xx hazel<script>1</script>ivory yy</p>", "text=ivory", "ivory"), ("<p>xx 3<!-- c -->5 yy</p>", "text=5", "5"),
+    ("<p>xx hazel<!-- c -->ivory yy</p>", "text=xx-,hazel", "hazel"),
+    # and a match still runs across them; a word inside one node is still no word alone
+    ("<p>xx hazel<!-- c -->ivory yy</p>", "text=hazelivory", "hazel<!-- c -->ivory"),
+    ("<p>xx hazel<!-- c -->ivory yy</p>", "text=zelivo", None), ("<p>xx hazel<!-- c -->ivory yy</p>", "text=el%20ivory", None),
+    ("<p>xx hazel&amp;ivory yy</p>", "text=hazel", "hazel"), ("<p>xx hazel&#65;ivory yy</p>", "text=hazel", None),
+])
+def test_each_text_node_ends_a_word(page: str, fragment: str, expected: str | None) -> None:
+    assert find(fragment, page, html=True) == expected
+
+
 @pytest.mark.parametrize(("fragment", "expected"), [
     # what Chromium 150 highlights: U+FFFF is a character of the text, no block boundary (found 2026-12-01: pdi read
     # it as the boundary between two blocks that it folded the page text with, stepped over it after a prefix and

@@ -271,6 +271,18 @@ KANA_FRAGMENTS = [
     "text=%E6%BC%A2", "text=%E6%BC%A2%E3%82%9B%E5%AD%97", "text=oscar%20ab", "text=%E3%82%9B%E5%AD%97",
 ]
 
+#: Each text node's ends are word boundaries: markup inside a word (a tag, a comment, a hidden element) ends it there.
+NODES = (
+    "<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>Nodes</title>" + STYLE + "</head><body>\n"
+    "<p>xx hazel<b>ivory</b> yy</p>\n<p>xx jas<b>per</b>kiwi yy</p>\n<p>xx lemon<!-- c -->mango yy</p>\n"
+    "<p>xx nutmeg<span hidden>q</span>olive yy</p>\n<p>xx 3<!-- c -->5 yy</p>\n"
+    "</body></html>\n"
+)
+NODES_FRAGMENTS = [
+    "text=hazel", "text=ivory", "text=jasper", "text=perkiwi", "text=kiwi", "text=lemon", "text=mango",
+    "text=lemonmango", "text=monman", "text=nutmeg", "text=olive", "text=5", "text=xx-,lemon",
+]
+
 CASES: list[tuple[str, list[str]]] = [
     (MIXED, [
         "text=quick",
@@ -321,6 +333,7 @@ CASES: list[tuple[str, list[str]]] = [
     (FORMATS, FORMATS_FRAGMENTS),
     (REFERENCES, REFERENCES_FRAGMENTS),
     (KANA, KANA_FRAGMENTS),
+    (NODES, NODES_FRAGMENTS),
 ]
 
 

@@ -34,7 +34,8 @@ sections numbered as it numbers them, 1 Infrastructure, 2 Introduction, 3 Descri
   ``' ’ ·`` (MidLetter, MidNumLet) between them, or two digits with one
   of ``, ; . '`` (MidNum). As in Chromium's ICU, a colon and a full stop
   between letters are boundaries (``www.example.com``, ``foo:bar``), and so is
-  where a ZERO WIDTH SPACE stands, though the comparison ignores it. Han, Hiragana and Katakana characters are words
+  where a ZERO WIDTH SPACE stands, though the comparison ignores it, and where one text node of a page ends and
+  the next begins (markup between them: Chromium checks a word's ends in its own text node). Han, Hiragana and Katakana characters are words
   of one character each (UAX #29 leaves them to a dictionary, which this
   does not have), but a spacing voicing mark (``゛``, ``゜``) is one with the kana or Han character beside it.
   Boundaries are of the page's characters, not of their folding: one never falls inside a
@@ -491,6 +492,13 @@ class _Runs:
             return None
         return self.f[k], self.f[k + 1] if k + 1 < len(self.f) else self.length, self.p[k]
 
+    def folded_at(self, position: int) -> int:
+        """The folded position of source position ``position`` (the start of its character's folding)."""
+        k = bisect.bisect_right(self.p, position) - 1
+        if k < 0:
+            return 0
+        return self.f[k] if self.own[k] else self.f[k] + (position - self.p[k])
+
     def source_of(self, i: int) -> int:
         """The source position of folded character ``i``."""
         k = bisect.bisect_right(self.f, i) - 1
@@ -573,6 +581,22 @@ def is_word_boundary(text: str, position: int) -> bool:
 # --- matching (§3.6.1) ----------------------------------------------------------------------
 
 
+def _node_starts(page: PageText) -> list[int]:
+    """Where in ``page.text`` a text node of the page starts right after another's text: what stands between them in
+    the source is markup (a tag, a comment, a hidden element), not text. Chromium 150 reads each text node's ends as
+    word boundaries (it finds ``hazel`` and ``ivory`` in ``hazel<b>ivory</b>`` and in ``hazel<!-- -->ivory``, and
+    ``hazelivory`` too)."""
+    found: list[int] = []
+    last = -1
+    for t, s, e in page.map.runs:
+        if s == e:  # stands for nothing in the source (the line between two blocks, a ruby's ZERO WIDTH SPACE)
+            continue
+        if last >= 0 and s != last:
+            found.append(t)
+        last = e
+    return found
+
+
 class _Folded:
     """The page text folded, blocks joined by a separator no term holds, with the map back to the page text."""
 
@@ -583,6 +607,10 @@ class _Folded:
             if k:
                 runs.separator(page.blocks[k - 1][1])
             runs.add(page.text[a:b], a)
+        if page.kind != "text":  # where one text node of the page ends and the next begins: a word boundary
+            starts = {runs.folded_at(t) for t in _node_starts(page)}
+            if starts:
+                runs.breaks = array.array("q", sorted(starts.union(runs.breaks or ())))
         self.text = runs.text()
         self.runs = runs
         self.page = page
