@@ -138,6 +138,8 @@ _ENDS: Final = {
     "tbody": frozenset({"tr", "td", "th", "thead", "tbody", "tfoot"}),
     "tfoot": frozenset({"tr", "td", "th", "thead", "tbody", "tfoot"}),
 }
+#: The parts of a table: their tags outside a table are ignored (WHATWG HTML §13.2.6.4.7, "in body": a parse error).
+_TABLE_PARTS: Final = frozenset({"caption", "col", "colgroup", "tbody", "td", "tfoot", "th", "thead", "tr"})
 #: SVG elements whose content is never rendered (SVG 2 §5.3, §5.5, and the paint servers, clipping paths, masks,
 #: markers and filters, drawn only where referred to): Chromium matches no text in them (tested).
 SVG_UNRENDERED: Final = frozenset({
@@ -173,6 +175,9 @@ class PageText:
     blocks: tuple[tuple[int, int], ...]
     map: Passage
     length: int
+    #: Where in :attr:`text` one text node runs on across markup an HTML parser ignores (``a<td>b`` outside a table):
+    #: no text node starts there, though the source holds a tag.
+    glued: frozenset[int] = frozenset()
 
     def document_range(self, start: int, end: int) -> tuple[int, int]:
         """Where ``text[start:end]`` stands in the document, as ``char`` positions (``start == end``: a point)."""
@@ -234,8 +239,13 @@ class _Builder:
         self.pending: tuple[int, int] | None = None  # collapsed white space waiting for the next word
         self.line_start = False  # just after a line break kept in white-space: pre-line (spaces there are removed)
         self.word_break = False  # a word ends here though the text runs on (a ruby annotation's ends)
+        self.glued = False  # markup an HTML parser ignores was just read: the next text runs on in the same text node
+        self.glue: list[int] = []  # where in the text that happened (PageText.glued)
 
     def _append(self, text: str, start: int, end: int) -> None:
+        if self.glued:
+            self.glue.append(self.length)
+            self.glued = False
         linear = len(text) == end - start
         if self.runs and linear:
             t, s, e = self.runs[-1]
@@ -323,7 +333,8 @@ class _Builder:
         text = "".join(self.parts)
         if not self.runs:
             self.runs.append((0, 0, 0))
-        return PageText(kind, text, tuple(self.blocks), Passage(0, text, tuple(self.runs)), length)
+        return PageText(kind, text, tuple(self.blocks), Passage(0, text, tuple(self.runs)), length,
+                        frozenset(self.glue))
 
 
 def plain_page_text(text: str) -> PageText:
@@ -346,7 +357,8 @@ def plain_page_text(text: str) -> PageText:
 #: ``&#xFFFE;``) as that character, as an HTML parser does (1 and 2 read nothing there, as :func:`html.unescape`
 #: does), ends a hidden element at the end tag of an element around it (``<option hidden>x</select>``: 1 and 2
 #: read no more text until an ``</option>``), reads no text in an ``option`` with a ``label`` (it shows the label),
-#: and a NUL in a ``textarea``'s or an ``xmp``'s text or in SVG as U+FFFD (1 and 2 ignored it, as an HTML
+#: ignores the tags of a table's parts outside a table (``<td hidden>`` in a ``div``: 1 and 2 hid what it held), and
+#: a NUL in a ``textarea``'s or an ``xmp``'s text or in SVG as U+FFFD (1 and 2 ignored it, as an HTML
 #: element's text drops it). A change that moves the text of some page makes a new reading.
 READINGS: Final = (1, 2, 3)
 #: The reading a text directive is matched in.
@@ -514,6 +526,9 @@ class _PageReader:
                     elif name not in VOID and source[end - 2 : end] != "/>":
                         skipping.append(name)
                 return end
+        if name in _TABLE_PARTS and self.reading >= 3 and not any(e.name == "table" for e in self.open_elements):
+            builder.glued = True  # the text around it is one text node: no word ends there
+            return end  # a table's part outside any table is no element: an HTML parser ignores its tags
         if name == "rt" and self.reading >= 2:
             builder.word_break = True  # a ruby annotation: its text joins the base's, each its own words (Chromium)
         if closing:

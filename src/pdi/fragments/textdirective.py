@@ -591,7 +591,7 @@ def _node_starts(page: PageText) -> list[int]:
     for t, s, e in page.map.runs:
         if s == e:  # stands for nothing in the source (the line between two blocks, a ruby's ZERO WIDTH SPACE)
             continue
-        if last >= 0 and s != last:
+        if last >= 0 and s != last and t not in page.glued:
             found.append(t)
         last = e
     return found
