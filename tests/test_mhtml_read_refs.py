@@ -351,3 +351,14 @@ def test_long_runs_of_letters_and_escapes_are_read_once() -> None:
     # is read in one pass (unbounded, each place's look ran to the run's end: a million times a million steps)
     assert css_references("p{x:" + "u" * 1_000_000 + "}") == []
     assert css_references("p{x:" + "\\75" * 300_000 + "(g.png)}") == []
+
+
+def test_a_reference_of_thousands_of_digits_maps_back_to_the_source() -> None:
+    # found 2026-12-01: html.unescape raised a ValueError past 4,300 digits when a decoded character was mapped back
+    from pdi.mhtml.refs.reference import unescape_with_map
+
+    raw = "a&#" + "0" * 5000 + "66;c"
+    text, offsets = unescape_with_map(raw)
+    assert text == "aBc"
+    assert offsets is not None
+    assert [offsets[i] for i in range(len(text))] == [0, 1, len(raw) - 1]

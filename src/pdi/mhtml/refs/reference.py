@@ -5,12 +5,11 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-import html
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from pdi.passages.scan import REFERENCE, decoded_pieces
+from pdi.passages.scan import REFERENCE, decoded_pieces, unescape
 
 INLINE_KINDS = frozenset(
     {"src", "frame", "srcset", "stylesheet", "icon", "poster", "data", "background", "style-url", "import"}
@@ -70,7 +69,7 @@ class OffsetMap:
         d, r = self._decoded[k], self._raw[k]
         m = REFERENCE.match(self._text, r)
         assert m is not None
-        width = len(html.unescape(m.group(0)))
+        width = len(unescape(m.group(0)))
         return r if i < d + width else m.end() + (i - d - width)
 
 
