@@ -64,7 +64,6 @@ each starts) and the rewritten bytes, joined once from views of the original.
 from __future__ import annotations
 
 import codecs
-import html
 import re
 import unicodedata
 import urllib.parse
@@ -82,6 +81,7 @@ from pdi.mhtml.locations import clean_reference
 from pdi.mhtml.model import Aggregate, Part
 from pdi.mhtml.refs import Reference, css_references, html_references
 from pdi.mhtml.resolve import Resolver
+from pdi.passages.scan import unescape
 
 __all__ = ["PlannedFile", "UnpackLimits", "UnpackPlan", "plan", "safe_name"]
 
@@ -519,7 +519,7 @@ def _true_url(part: Part, ref: Reference, raw_bytes: bytes) -> str:
     decoded = charsets.whatwg_decode(raw_bytes, part.encoding)
     if part.is_html:
         for _level in range(len(ref.quoting) + (0 if ref.raw_text else 1)):
-            decoded = html.unescape(decoded)
+            decoded = unescape(decoded)
     return decoded
 
 

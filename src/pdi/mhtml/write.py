@@ -532,9 +532,9 @@ def absolute_base(url: str, data: bytes, charset: str | None = None, budget: Bud
         return data
     start, end = view.byte(first.start), view.byte(first.end)
     href = charsets.whatwg_decode(data[start:end], encoding) if not view.decoded else view.text[first.start : first.end]
-    import html as _html
+    from pdi.passages.scan import unescape
 
-    href = clean_reference(_html.unescape(href))
+    href = clean_reference(unescape(href))
     if _SCHEME_START.match(href):
         return data
     absolute = resolve_uri(url, href)

@@ -5,7 +5,6 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-import html
 import re
 from html.parser import HTMLParser
 
@@ -44,6 +43,7 @@ from pdi.mhtml.refs.reference import (
     srcset_candidates,
     unescape_with_map,
 )
+from pdi.passages.scan import unescape
 
 _SRC_ELEMENTS = frozenset({"img", "script", "input", "embed", "audio", "video", "source", "track"})
 _SVG_HREF_ELEMENTS = frozenset({"image", "use", "feimage"})  # inline SVG: href / xlink:href
@@ -375,7 +375,7 @@ class Collector(HTMLParser):
                     name == "annotation-xml"
                     and any(
                         a.name == "encoding"
-                        and html.unescape(self._value(a) or "").strip().lower() in ("text/html", "application/xhtml+xml")
+                        and unescape(self._value(a) or "").strip().lower() in ("text/html", "application/xhtml+xml")
                         for a in scanned
                     )
                 )
@@ -523,11 +523,11 @@ class Collector(HTMLParser):
                 if name == "base":
                     if not self.base_seen and a.valued:
                         self.base_seen = True
-                        self.base = html.unescape(self.text[a.raw_start : a.raw_end])
+                        self.base = unescape(self.text[a.raw_start : a.raw_end])
                     self._add(a, "base", name)
                 elif name == "link":
                     rel_attr = by_name.get("rel")
-                    rels = set(html.unescape(self._value(rel_attr) or "").lower().split())
+                    rels = set(unescape(self._value(rel_attr) or "").lower().split())
                     if "stylesheet" in rels:
                         self._add(a, "stylesheet", name)
                     elif rels & _ICON_RELS:
@@ -548,7 +548,7 @@ class Collector(HTMLParser):
                 self._add_list(a, "ping", name)
             elif n == "content" and name == "meta":
                 equiv = by_name.get("http-equiv")
-                if equiv is not None and html.unescape(self._value(equiv) or "").strip().lower() == "refresh":
+                if equiv is not None and unescape(self._value(equiv) or "").strip().lower() == "refresh":
                     self._add_refresh(a, name)
             elif foreign and n in _SVG_URL_ATTRIBUTES and a.valued:
                 self._css_value(a, name)
