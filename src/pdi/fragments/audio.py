@@ -252,6 +252,61 @@ def wav_data_start(data: Readable) -> int | None:
                      " not read; its octets are served whole by N2R")
 
 
+#: Sony Wave64's GUID of its outer chunk, and the tail of each of its other chunk GUIDs (``fmt `` and the tail).
+_W64_RIFF: Final = b"riff" + bytes.fromhex("2e91cf11a5d628db04c10000")
+_W64_FMT: Final = b"fmt " + bytes.fromhex("f3acd3118cd100c04f8edb8a")
+_EXTENSIBLE: Final = 0xFFFE
+
+
+def w64_sample_format(data: Readable) -> int | None:
+    """The format tag of the samples of a Sony Wave64 file ``data``: its ``fmt `` chunk's, or where that is
+    ``WAVE_FORMAT_EXTENSIBLE`` the tag its SubFormat GUID begins with (1 PCM, 3 IEEE float, 6 A-law, 7 µ-law);
+    ``None`` if it is no W64 or its ``fmt `` chunk is not found among its first :data:`MAX_WAV_CHUNKS` chunks (each a
+    16-octet GUID, a 64-bit little-endian size that counts those 24 octets, the content padded to 8 octets)."""
+    if data[:16] != _W64_RIFF:
+        return None
+    at = 40  # after the riff GUID, its size, and the wave GUID
+    for _ in range(MAX_WAV_CHUNKS):
+        if at + 24 > len(data):
+            return None
+        size = int.from_bytes(data[at + 16:at + 24], "little")
+        if data[at:at + 16] == _W64_FMT:
+            fmt = bytes(data[at + 24:at + 24 + min(max(size - 24, 0), 40)])
+            if len(fmt) < 16:
+                return None
+            tag = int.from_bytes(fmt[:2], "little")
+            if tag == _EXTENSIBLE and len(fmt) >= 26:
+                tag = int.from_bytes(fmt[24:26], "little")
+            return tag
+        if size < 24:
+            return None
+        at += (size + 7) & ~7
+    return None
+
+
+def w64_floats_as_integers(data: Readable, container: str, subtype: str, media_type: str) -> bool:
+    """Whether libsndfile, which says ``data`` is a ``container`` of ``subtype`` samples, reads 32-bit floats as 32-bit
+    integers: their octets are the floats' (read as integers and taken as floats, they are the samples stored).
+
+    libsndfile 1.2 reads a W64 whose ``fmt `` is ``WAVE_FORMAT_EXTENSIBLE`` as PCM whatever its SubFormat says, as
+    ffmpeg writes one of floats (more than two channels, more than 16 bits) or of A-law and µ-law (more than two
+    channels). Found against ffmpeg (2026-12-01): a W64 of 32-bit floats came back as 32-bit integers, a full-scale
+    noise (a sample of 0.5 as 0.492, its octets 0x3F000000 taken for an integer over 2**31). Floats of 32 bits are read so; any other
+    SubFormat libsndfile reads as PCM is an :class:`UnsupportedError`, not samples it did not decode."""
+    if container != "W64" or subtype not in _INTEGER_SUBTYPES:
+        return False
+    tag = w64_sample_format(data)
+    if tag in (None, _PCM):
+        return False
+    if tag == _IEEE_FLOAT and subtype == "PCM_32":
+        return True
+    raise UnsupportedError(
+        f"time fragments on {media_type}: a Wave64 file whose samples are of format {tag:#06x} (its fmt chunk's"
+        f" SubFormat), which libsndfile reads as {subtype} and does not decode; convert it to WAV or FLAC"
+        " (ffmpeg -i IN OUT.wav) and deposit that"
+    )
+
+
 #: The length libsndfile gives a recording whose header does not say it (its ``SF_COUNT_MAX``).
 _UNKNOWN_LENGTH: Final = (1 << 63) - 1
 
@@ -297,19 +352,23 @@ class _SoundFileReader:
                 self.channels = recording.channels
                 self.length = recording.frames
                 subtype = recording.subtype
+                container = recording.format
         except (RuntimeError, TypeError) as exc:  # soundfile.LibsndfileError is a RuntimeError
             reason = str(exc).rsplit(">: ", 1)[-1]  # not "Error opening <…BufferFile object at …>"
             raise UnsupportedError(f"time fragments on {media_type}: not a recording pdi can read ({reason})") from exc
         known_length(self.length, media_type)
+        self._bits = w64_floats_as_integers(data, container, subtype, media_type)  # floats libsndfile says are PCM
         self.width = _INTEGER_SUBTYPES.get(subtype, 8 if subtype == "DOUBLE" else 4)  # 64-bit floats kept whole
-        self._float = subtype not in _INTEGER_SUBTYPES
+        self._float = subtype not in _INTEGER_SUBTYPES or self._bits
 
     def read(self, a: int, b: int) -> _Cut:
         import numpy as np
         import soundfile
 
         samples = bytearray()  # a block at a time: the samples once, not the whole selection decoded and copied
-        dtype = f"float{self.width * 8}" if self._float else "int16" if self.width == 2 else "int32"
+        # the octets of floats libsndfile takes for integers are read as those integers, not scaled
+        integers = not self._float or self._bits
+        dtype = "int16" if self.width == 2 and integers else "int32" if integers else f"float{self.width * 8}"
         doing = f"seek to sample frame {a:,} ({a / self.rate:.3f} s)"
         try:
             with soundfile.SoundFile(_Seekable(self._data)) as recording:
@@ -325,7 +384,7 @@ class _SoundFileReader:
                     if self.width == 3:  # libsndfile gives 24-bit samples in the top three octets of an int32
                         samples += block.astype("<i4").view(np.uint8).reshape(-1, 4)[:, 1:].tobytes()
                     else:
-                        samples += block.astype(f"<{'f' if self._float else 'i'}{self.width}").tobytes()
+                        samples += block.astype(f"<{'i' if integers else 'f'}{self.width}").tobytes()
         except (RuntimeError, ValueError) as exc:
             # where, and what the header promised (found by an attack, 2026-11-27: a FLAC one octet short of its end
             # was "cannot decode this recording: … lost sync", for any fragment reaching its last block)

@@ -500,9 +500,10 @@ class _SoundFileSamples:
             info = soundfile.info(BufferFile(data))
         except (RuntimeError, TypeError) as exc:
             raise UnsupportedError(f"{media_type}: not a recording pdi can read") from exc
-        from pdi.fragments.audio import known_length
+        from pdi.fragments.audio import known_length, w64_floats_as_integers
 
         self.rate, self.frames = info.samplerate, known_length(info.frames, media_type)
+        self._bits = w64_floats_as_integers(data, info.format, info.subtype, media_type)  # as the fragments read it
 
     def read(self, start: int, stop: int) -> Any:
         import soundfile
@@ -510,6 +511,8 @@ class _SoundFileSamples:
         try:
             with soundfile.SoundFile(BufferFile(self._data)) as f:
                 f.seek(start)
+                if self._bits:  # 32-bit floats libsndfile takes for integers: their octets, read as floats
+                    return f.read(stop - start, dtype="int32").view("<f4")
                 return f.read(stop - start, dtype="float32")
         except (RuntimeError, ValueError) as exc:
             raise UnsupportedError(f"cannot decode this recording: {exc}") from exc

@@ -1,0 +1,160 @@
+"""Audio fragments against ffmpeg, an independent decoder: the samples a ``sec``/``msec`` citation names.
+
+A recording is written by ffmpeg from random samples, decoded whole by ffmpeg (``-f f64le``: every integer and
+float format converts to 64-bit floats exactly), and the frames ``[ceil(a × rate), ceil(b × rate))`` of that
+decoding (exact fractions, the rule of ``pdi.fragments.audio``'s docstring) are compared with the WAV pdi answers,
+read by a reader written here, sample for sample.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+import subprocess
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pdi.errors import UnsupportedError
+from pdi.fragments.audio import evaluate_audio
+
+
+def ffmpeg_write(path: Path, samples: np.ndarray, rate: int, codec: str, container: str, *extra: str) -> bytes:
+    """``samples`` (frames × channels, int32 or float64) written by ffmpeg as ``codec`` in ``container``."""
+    raw = "f64le" if samples.dtype == np.float64 else "s32le"
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-y", "-f", raw, "-ar", str(rate), "-ac", str(samples.shape[1]), "-i", "-",
+         "-c:a", codec, *extra, "-f", container, str(path)],
+        input=samples.astype("<f8" if raw == "f64le" else "<i4").tobytes(), check=True, capture_output=True, timeout=60,
+    )
+    return path.read_bytes()
+
+
+def ffmpeg_decode(path: Path, channels: int) -> np.ndarray:
+    """The whole recording as ffmpeg decodes it, frames × channels of 64-bit floats (integers over 2**(bits-1))."""
+    out = subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-f", "f64le", "-c:a", "pcm_f64le", "-"],
+                         capture_output=True, check=True, timeout=60)
+    return np.frombuffer(out.stdout, "<f8").reshape(-1, channels)
+
+
+def wav_samples(data: bytes) -> tuple[np.ndarray, int, int]:
+    """A WAV's samples as 64-bit floats (integers over 2**(bits-1), 8-bit ones unsigned), its rate and format tag:
+    read here from its chunks, not by the module under test nor by libsndfile."""
+    assert data[:4] == b"RIFF" and data[8:12] == b"WAVE"
+    at, fmt, body = 12, None, b""
+    while at + 8 <= len(data):
+        size = int.from_bytes(data[at + 4:at + 8], "little")
+        if data[at:at + 4] == b"fmt ":
+            fmt = struct.unpack("<HHIIHH", data[at + 8:at + 24])
+        elif data[at:at + 4] == b"data":
+            body = data[at + 8:at + 8 + size]
+        at += 8 + size + (size & 1)
+    assert fmt is not None
+    tag, channels, rate, _, _, bits = fmt
+    if tag == 3:
+        values = np.frombuffer(body, f"<f{bits // 8}").astype(np.float64)
+    elif bits == 8:
+        values = (np.frombuffer(body, np.uint8).astype(np.float64) - 128) / 128
+    elif bits == 24:
+        octets = np.frombuffer(body, np.uint8).reshape(-1, 3).astype(np.int64)
+        wide = octets[:, 0] | octets[:, 1] << 8 | octets[:, 2] << 16
+        values = np.where(wide >= 1 << 23, wide - (1 << 24), wide) / float(1 << 23)
+    else:
+        values = np.frombuffer(body, f"<i{bits // 8}").astype(np.float64) / float(1 << (bits - 1))
+    return values.reshape(-1, channels), rate, tag
+
+
+def frames(start: int, end: int, per_second: int, rate: int, length: int) -> tuple[int, int]:
+    """The frames k with start ≤ k / rate < end (times in 1/per_second s), clamped to the length."""
+    return (min(math.ceil(Fraction(start, per_second) * rate), length),
+            min(math.ceil(Fraction(end, per_second) * rate), length))
+
+
+def test_a_w64_of_floats_is_its_floats_not_their_octets_read_as_integers(tmp_path: Path) -> None:
+    """Found against ffmpeg (2026-12-01): ffmpeg writes a W64 of 32-bit floats, of more than two channels or not,
+    with a ``WAVE_FORMAT_EXTENSIBLE`` ``fmt`` chunk; libsndfile reads its SubFormat as PCM (``PCM_32``), and a
+    passage of it came back as 32-bit integers: the floats' octets, a full-scale noise. It is the floats ffmpeg
+    decodes, as 32-bit floats."""
+    rng = np.random.default_rng(11)
+    for channels in (1, 3):
+        samples = rng.uniform(-1, 1, (16_000, channels))
+        path = tmp_path / f"floats{channels}.w64"
+        data = ffmpeg_write(path, samples, 16_000, "pcm_f32le", "w64")
+        assert int.from_bytes(data[64:66], "little") == 0xFFFE  # WAVE_FORMAT_EXTENSIBLE
+        decoded = ffmpeg_decode(path, channels)
+        for scheme, times in (("msec", (250, 750)), ("sec", (0, 1)), ("msec", (900, 2000))):
+            result = evaluate_audio(scheme, times, data, "audio/x-w64", None)
+            got, rate, tag = wav_samples(result.data)
+            a, b = frames(*times, 1 if scheme == "sec" else 1000, 16_000, len(decoded))
+            assert (rate, tag, result.interval.start, result.interval.end) == (16_000, 3, a, b)
+            assert np.array_equal(got, decoded[a:b])
+
+
+def test_the_waveform_of_a_w64_of_floats_is_of_its_floats(tmp_path: Path) -> None:
+    from pdi.server.pages.cite import waveform
+
+    samples = np.linspace(-0.25, 0.5, 1000)[:, None]
+    data = ffmpeg_write(tmp_path / "ramp.w64", samples, 8000, "pcm_f32le", "w64")
+    shape = waveform(data, "audio/x-w64", columns=1)
+    assert shape.frames == 1000 and shape.peaks == [(-0.25, 0.5)]
+
+
+@pytest.mark.parametrize("codec", ["pcm_alaw", "pcm_mulaw"])
+def test_a_w64_of_companded_samples_libsndfile_reads_as_pcm_is_refused(tmp_path: Path, codec: str) -> None:
+    """Of three channels ffmpeg writes A-law and µ-law in W64 as ``WAVE_FORMAT_EXTENSIBLE``; libsndfile reads them as
+    8-bit PCM, not the samples ffmpeg decodes: refused, saying why, not answered with other samples."""
+    data = ffmpeg_write(tmp_path / "law.w64", np.zeros((800, 3), np.int32), 8000, codec, "w64")
+    with pytest.raises(UnsupportedError, match=r"Wave64 file whose samples are of format 0x000[67]"):
+        evaluate_audio("msec", (0, 50), data, "audio/x-w64", None)
+
+
+#: Lossless formats, as ffmpeg writes them: (container, codec, its options, media type).
+LOSSLESS = [
+    ("wav", "pcm_u8", (), "audio/wav"), ("wav", "pcm_s16le", (), "audio/wav"), ("wav", "pcm_s24le", (), "audio/wav"),
+    ("wav", "pcm_s32le", (), "audio/wav"), ("wav", "pcm_f32le", (), "audio/wav"), ("wav", "pcm_f64le", (), "audio/wav"),
+    ("wav", "pcm_s16le", ("-rf64", "always"), "audio/wav"), ("wav", "pcm_mulaw", (), "audio/wav"),
+    ("flac", "flac", ("-sample_fmt", "s16"), "audio/flac"),
+    ("flac", "flac", ("-sample_fmt", "s32", "-bits_per_raw_sample", "24"), "audio/flac"),
+    ("aiff", "pcm_s16be", (), "audio/aiff"), ("aiff", "pcm_s24be", (), "audio/aiff"), ("aiff", "pcm_s8", (), "audio/aiff"),
+    ("aiff", "pcm_s16le", (), "audio/aiff"), ("aiff", "pcm_f64be", (), "audio/aiff"),  # AIFF-C: sowt, fl64
+    ("au", "pcm_s16be", (), "audio/basic"), ("au", "pcm_s32be", (), "audio/basic"), ("au", "pcm_f32be", (), "audio/basic"),
+    ("caf", "pcm_s24le", (), "audio/x-caf"), ("caf", "pcm_f32le", (), "audio/x-caf"),
+    ("w64", "pcm_s16le", (), "audio/x-w64"), ("w64", "pcm_s24le", (), "audio/x-w64"), ("w64", "pcm_f32le", (), "audio/x-w64"),
+]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.sampled_from(LOSSLESS),
+    st.sampled_from([8000, 11025, 22050, 44100, 48000, 96000, 192000, 7919]),
+    st.sampled_from([1, 2, 3]),
+    st.integers(1, 12_000),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(["sec", "msec"]),
+    st.tuples(st.integers(0, 3000), st.integers(0, 3000)),
+)
+def test_a_passage_of_a_lossless_recording_is_the_frames_ffmpeg_decodes(
+    tmp_path_factory: pytest.TempPathFactory, kind: tuple[str, str, tuple[str, ...], str], rate: int,
+    channels: int, length: int, seed: int, scheme: str, times: tuple[int, int],
+) -> None:
+    container, codec, extra, media_type = kind
+    rng = np.random.default_rng(seed)
+    floats = "_f" in codec
+    samples = (rng.uniform(-1, 1, (length, channels)) if floats
+               else rng.integers(-(2**31), 2**31, (length, channels), dtype=np.int64).astype(np.int32))
+    path = tmp_path_factory.mktemp("lossless") / f"recording.{container}"
+    data = ffmpeg_write(path, samples, rate, codec, container, *extra)
+    decoded = ffmpeg_decode(path, channels)
+    start, end = sorted(times)
+    if scheme == "sec":
+        start, end = start % 3, start % 3 + end % 2
+    a, b = frames(start, end, 1 if scheme == "sec" else 1000, rate, len(decoded))
+    result = evaluate_audio(scheme, (start, end), data, media_type, None)
+    got, got_rate, _ = wav_samples(result.data)
+    assert (got_rate, result.interval.channels, result.interval.length) == (rate, channels, len(decoded))
+    assert (result.interval.start, result.interval.end) == (a, b)
+    assert np.array_equal(got, decoded[a:b])
