@@ -158,3 +158,56 @@ def test_a_passage_of_a_lossless_recording_is_the_frames_ffmpeg_decodes(
     assert (got_rate, result.interval.channels, result.interval.length) == (rate, channels, len(decoded))
     assert (result.interval.start, result.interval.end) == (a, b)
     assert np.array_equal(got, decoded[a:b])
+
+
+def ffmpeg_mp3(path: Path, rate: int, seconds: float, *options: str) -> bytes:
+    """Noise made and encoded by ffmpeg (LAME) as an MP3 without a Xing header (no length, no delay said)."""
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"anoisesrc=r={rate}:d={seconds}:seed=5",
+                    "-c:a", "libmp3lame", *options, "-write_xing", "0", str(path)], check=True, capture_output=True,
+                   timeout=60)
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("rate", [8000, 11025, 22050, 32000, 44100, 48000])
+def test_an_mp3_without_a_xing_header_lasts_as_long_as_its_frames(tmp_path: Path, rate: int) -> None:
+    """Found against ffmpeg (2026-12-01): an MP3 of constant bit rate without a Xing header (which says its length)
+    lasted what libsndfile reckons from its size, not what its frames hold (at 44.1 kHz, 1.344 s for 51 frames of
+    1,152 samples, 1.332 s): its last milliseconds were "shorter than its header says", and the end said depended
+    on the time asked. It lasts as ffmpeg decodes it, its last passage is its last samples, and past them it is past
+    its end."""
+    from pdi.server.pages.cite import waveform
+
+    path = tmp_path / "cbr.mp3"
+    data = ffmpeg_mp3(path, rate, 1.3)
+    decoded = ffmpeg_decode(path, 1)
+    length = len(decoded)
+    end_ms = length * 1000 // rate  # the last whole millisecond before the end: frames from it on are the last
+    last = evaluate_audio("msec", (end_ms - 5, end_ms + 50), data, "audio/mpeg", None)
+    a = math.ceil(Fraction(end_ms - 5, 1000) * rate)
+    assert (last.interval.start, last.interval.end, last.interval.length) == (a, length, length)
+    assert last.clamped and not last.past_end
+    got, _, _ = wav_samples(last.data)
+    assert np.allclose(got, decoded[a:], atol=1e-4)  # two decoders: to rounding
+    past = evaluate_audio("msec", (end_ms + 1, end_ms + 50), data, "audio/mpeg", None)
+    assert past.past_end and past.interval.length == length
+    first = evaluate_audio("msec", (0, 100), data, "audio/mpeg", None)
+    assert first.interval.length == length and not first.clamped
+    assert waveform(data, "audio/mpeg").frames == length
+
+
+def test_a_variable_rate_mp3_without_a_xing_header_is_not_cut_where_libsndfile_reckons_it_ends(tmp_path: Path) -> None:
+    """Found against ffmpeg (2026-12-01): a variable-bit-rate MP3 of 3.1 s without a Xing header lasted 1.3 s,
+    libsndfile's reckoning from its first frame's bit rate: a citation of its third second was past its end. It
+    lasts as ffmpeg decodes it; libsndfile decodes no further than it reckons, so a passage past that is refused,
+    saying why, and one before it is its samples."""
+    path = tmp_path / "vbr.mp3"
+    data = ffmpeg_mp3(path, 44_100, 3.1, "-q:a", "2")
+    decoded = ffmpeg_decode(path, 1)
+    early = evaluate_audio("msec", (200, 700), data, "audio/mpeg", None)
+    assert early.interval.length == len(decoded) > 3 * 44_100
+    got, _, _ = wav_samples(early.data)
+    assert np.allclose(got, decoded[8820:30870], atol=1e-4)
+    with pytest.raises(UnsupportedError, match="an MP3 without a Xing header"):
+        evaluate_audio("sec", (2, 3), data, "audio/mpeg", None)
+    beyond = evaluate_audio("sec", (4, 5), data, "audio/mpeg", None)
+    assert beyond.past_end and beyond.interval.length == len(decoded)

@@ -28,6 +28,13 @@ fragment. The draft's text is lost after line 749; our reading of the rest:
   compressed one) is a :class:`~pdi.errors.LimitError`, said before anything
   is decoded.
 
+* **Where the recording begins and ends.** As its format defines its
+  timeline (PDI-GRAMMAR.md, readings): an MP3's LAME/Xing header removes the
+  encoder's delay and padding, an Opus stream's pre-skip and an Ogg stream's
+  last granule position cut its start and end, as libsndfile and ffmpeg both
+  read them; an MP3 without a Xing header holds every sample of its frames,
+  counted here (:func:`mpeg_length`), not libsndfile's estimate from its size.
+
 WAV (PCM) is read with the standard :mod:`wave` module; every other format
 libsndfile reads (FLAC, Ogg Vorbis, MP3, AIFF, AU, CAF, W64, float and
 extensible WAV …) through ``soundfile``. A format neither reads is
@@ -307,6 +314,92 @@ def w64_floats_as_integers(data: Readable, container: str, subtype: str, media_t
     )
 
 
+#: MPEG audio bit rates (kbit/s) by bit-rate index 1 to 14 (ISO/IEC 11172-3 and 13818-3): by (MPEG-1?, layer).
+_MPEG_KBITS: Final = {
+    (True, 1): (32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448),
+    (True, 2): (32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384),
+    (True, 3): (32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320),
+    (False, 1): (32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256),
+    (False, 2): (8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160),
+    (False, 3): (8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160),
+}
+#: Sample rates by sample-rate index, by version (3 MPEG-1, 2 MPEG-2, 0 MPEG-2.5).
+_MPEG_RATES: Final = {3: (44100, 48000, 32000), 2: (22050, 24000, 16000), 0: (11025, 12000, 8000)}
+#: What may follow an MPEG audio stream's last frame: ID3v1, APE and Lyrics3 tags.
+_MPEG_TRAILERS: Final = (b"TAG", b"APETAGEX", b"LYRICSBEGIN")
+#: The most octets after an MPEG audio stream's last frame searched for another frame (past them: not known).
+_MPEG_TAIL: Final = 1 << 16
+
+
+def _mpeg_frame(header: bytes | bytearray | memoryview) -> tuple[int, int] | None:
+    """An MPEG audio frame header's frame length in octets and its sample frames; ``None`` if it is none (or of
+    free bit rate, whose frames have no length in their header)."""
+    h = int.from_bytes(header, "big")
+    version, layer, index, rate = h >> 19 & 3, 4 - (h >> 17 & 3), h >> 12 & 15, h >> 10 & 3
+    if h >> 21 != 0x7FF or version == 1 or layer == 4 or index in (0, 15) or rate == 3:
+        return None
+    first = version == 3
+    bits = _MPEG_KBITS[(first, layer)][index - 1] * 1000
+    hz = _MPEG_RATES[version][rate]
+    if layer == 1:
+        return (12 * bits // hz + (h >> 9 & 1)) * 4, 384
+    samples = 1152 if layer == 2 or first else 576
+    return samples // 8 * bits // hz + (h >> 9 & 1), samples
+
+
+def mpeg_length(data: Readable) -> int | None:
+    """The sample frames an MP3 (or MPEG layer I or II) file ``data`` holds that has no Xing, Info or VBRI header
+    (which says its length, and the LAME encoder's delay and padding): its frames' samples, counted frame header by
+    frame header from after an ID3v2 tag, complete frames only; ``None`` if it has such a header, or its frames do not
+    run to its end (or to an ID3v1, APE or Lyrics3 tag there, or to octets in which no two frames follow each other),
+    where the count of libsndfile stands.
+
+    libsndfile 1.2 says such a file's length from its size and first frame's bit rate (mpg123's estimate), and
+    decodes no further. Found against ffmpeg (2026-12-01): a variable-bit-rate MP3 of 3.13 s without a Xing header
+    "lasted" 1.32 s, every later time past its end; a constant-rate one of 1.332 s (51 frames of 1,152 samples)
+    lasted 1.344 s, and its last 12 ms were "shorter than its header says"."""
+    at = 0
+    if data[:3] == b"ID3" and len(data) >= 10:  # ID3v2: a synchsafe size, and a footer where flagged
+        head = data[:10]
+        at = 10 + ((head[6] & 0x7F) << 21 | (head[7] & 0x7F) << 14 | (head[8] & 0x7F) << 7 | head[9] & 0x7F)
+        at += 10 if head[5] & 0x10 else 0
+    first = _mpeg_frame(data[at:at + 4]) if at + 4 <= len(data) else None
+    if first is None or any(tag in bytes(data[at:at + first[0]]) for tag in (b"Xing", b"Info", b"VBRI")):
+        return None
+    samples = 0
+    while at + 4 <= len(data):
+        frame = _mpeg_frame(data[at:at + 4])
+        if frame is None or at + frame[0] > len(data):
+            break
+        samples += frame[1]
+        at += frame[0]
+    tail = len(data) - at
+    rest = bytes(data[at:at + min(tail, _MPEG_TAIL)])
+    if tail and not rest.startswith(_MPEG_TRAILERS) and (tail > _MPEG_TAIL or _frames_follow(rest)):
+        return None
+    return samples
+
+
+def libsndfile_length(data: Readable, frames: int, container: str, media_type: str) -> tuple[int, int]:
+    """The sample frames of a recording libsndfile says is a ``container`` of ``frames`` frames, and how many of
+    them libsndfile decodes: ``frames`` both (:func:`known_length`), but of an MP3 without a Xing header the frames
+    it holds (:func:`mpeg_length`), of which libsndfile decodes no more than ``frames``."""
+    known_length(frames, media_type)
+    counted = mpeg_length(data) if container == "MP3" else None
+    return (frames, frames) if counted is None else (counted, min(counted, frames))
+
+
+def _frames_follow(octets: bytes) -> bool:
+    """Whether two MPEG audio frame headers follow each other somewhere in ``octets`` (a decoder resyncs there)."""
+    at = octets.find(b"\xff")
+    while at >= 0:
+        frame = _mpeg_frame(octets[at:at + 4])
+        if frame is not None and _mpeg_frame(octets[at + frame[0]:at + frame[0] + 4]) is not None:
+            return True
+        at = octets.find(b"\xff", at + 1)
+    return False
+
+
 #: The length libsndfile gives a recording whose header does not say it (its ``SF_COUNT_MAX``).
 _UNKNOWN_LENGTH: Final = (1 << 63) - 1
 
@@ -356,7 +449,7 @@ class _SoundFileReader:
         except (RuntimeError, TypeError) as exc:  # soundfile.LibsndfileError is a RuntimeError
             reason = str(exc).rsplit(">: ", 1)[-1]  # not "Error opening <…BufferFile object at …>"
             raise UnsupportedError(f"time fragments on {media_type}: not a recording pdi can read ({reason})") from exc
-        known_length(self.length, media_type)
+        self.length, self._decodable = libsndfile_length(data, self.length, container, media_type)
         self._bits = w64_floats_as_integers(data, container, subtype, media_type)  # floats libsndfile says are PCM
         self.width = _INTEGER_SUBTYPES.get(subtype, 8 if subtype == "DOUBLE" else 4)  # 64-bit floats kept whole
         self._float = subtype not in _INTEGER_SUBTYPES or self._bits
@@ -365,6 +458,15 @@ class _SoundFileReader:
         import numpy as np
         import soundfile
 
+        if a >= b:  # nothing to decode: no seek (to the end of an MP3 libsndfile reckons shorter, it fails)
+            return _Cut(b"", self.width, self._float)
+        if b > self._decodable:  # frames to decode that libsndfile does not
+            raise UnsupportedError(
+                f"cannot decode sample frames {self._decodable:,} to {b:,} ({self._decodable / self.rate:.3f} s on)"
+                f" of this recording of {self.length:,}: an MP3 without a Xing header, which says its length,"
+                " libsndfile decodes no further than the length it reckons from the file's size and first frame; a"
+                f" passage before {self._decodable / self.rate:.3f} s can be cited"
+            )
         samples = bytearray()  # a block at a time: the samples once, not the whole selection decoded and copied
         # the octets of floats libsndfile takes for integers are read as those integers, not scaled
         integers = not self._float or self._bits

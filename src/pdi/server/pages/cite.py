@@ -500,9 +500,10 @@ class _SoundFileSamples:
             info = soundfile.info(BufferFile(data))
         except (RuntimeError, TypeError) as exc:
             raise UnsupportedError(f"{media_type}: not a recording pdi can read") from exc
-        from pdi.fragments.audio import known_length, w64_floats_as_integers
+        from pdi.fragments.audio import libsndfile_length, w64_floats_as_integers
 
-        self.rate, self.frames = info.samplerate, known_length(info.frames, media_type)
+        # as long as the fragments count it (an MP3 without a Xing header: its frames, not libsndfile's estimate)
+        self.rate, (self.frames, _) = info.samplerate, libsndfile_length(data, info.frames, info.format, media_type)
         self._bits = w64_floats_as_integers(data, info.format, info.subtype, media_type)  # as the fragments read it
 
     def read(self, start: int, stop: int) -> Any:
