@@ -211,3 +211,26 @@ def test_a_variable_rate_mp3_without_a_xing_header_is_not_cut_where_libsndfile_r
         evaluate_audio("sec", (2, 3), data, "audio/mpeg", None)
     beyond = evaluate_audio("sec", (4, 5), data, "audio/mpeg", None)
     assert beyond.past_end and beyond.interval.length == len(decoded)
+
+
+@pytest.mark.parametrize("size", [0x7FFFFFF0, 0x80000000, 0xFFFFFFFE])
+def test_an_au_whose_header_says_2_gib_of_samples_is_not_an_empty_recording(tmp_path: Path, size: int) -> None:
+    """Found against ffmpeg (2026-12-01): an AU of one second whose header's data size said 2 GiB or more (not
+    0xFFFFFFFF, "unknown") was read by libsndfile as no sample at all, and every citation of it was past the end of an
+    empty recording; ffmpeg reads the second the file holds below 2**31 octets, and refuses the file from there on (a
+    negative size). Refused, saying so, as pdi cannot read those samples."""
+    path = tmp_path / "second.au"
+    data = bytearray(ffmpeg_write(path, np.zeros((8000, 1), np.int32), 8000, "pcm_s16be", "au"))
+    assert data[:4] == b".snd"
+    data[8:12] = struct.pack(">I", size)
+    path.write_bytes(data)
+    if size < 1 << 31:
+        assert len(ffmpeg_decode(path, 1)) == 8000
+    else:
+        with pytest.raises(subprocess.CalledProcessError):
+            ffmpeg_decode(path, 1)
+    for times in ((0, 500), (2000, 3000)):
+        with pytest.raises(UnsupportedError, match=r"libsndfile reads none of them"):
+            evaluate_audio("msec", times, bytes(data), "audio/basic", None)
+    data[8:12] = struct.pack(">I", 0xFFFFFFFF)  # unknown: the samples to the end of the file, as ffmpeg reads them
+    assert evaluate_audio("msec", (0, 2000), bytes(data), "audio/basic", None).interval.length == 8000

@@ -380,11 +380,30 @@ def mpeg_length(data: Readable) -> int | None:
     return samples
 
 
+def _au_unread(data: Readable, frames: int, container: str, media_type: str) -> None:
+    """An :class:`UnsupportedError` where libsndfile reads none of an AU file's samples that are there: one whose
+    header's data size is 2 GiB or more (libsndfile 1.2 says 0 frames, where ffmpeg reads the samples the file holds
+    up to a size of 2**31 - 1 and refuses the file past it; found against ffmpeg, 2026-12-01: a second of sound was
+    an empty recording, every citation of it past its end)."""
+    if container != "AU" or frames or len(data) < 24:
+        return
+    big = data[:4] == b".snd"  # else "dns.", little-endian
+    offset = int.from_bytes(data[4:8], "big" if big else "little")
+    size = int.from_bytes(data[8:12], "big" if big else "little")
+    if size and len(data) > offset:
+        raise UnsupportedError(
+            f"time fragments on {media_type}: its header says {size:,} octets of samples, the file holds"
+            f" {len(data) - offset:,} from its samples' offset on, and libsndfile reads none of them (it reads no AU"
+            " whose data size is 2 GiB or more); write it to WAV or FLAC (ffmpeg -i IN OUT.flac) and deposit that"
+        )
+
+
 def libsndfile_length(data: Readable, frames: int, container: str, media_type: str) -> tuple[int, int]:
     """The sample frames of a recording libsndfile says is a ``container`` of ``frames`` frames, and how many of
     them libsndfile decodes: ``frames`` both (:func:`known_length`), but of an MP3 without a Xing header the frames
     it holds (:func:`mpeg_length`), of which libsndfile decodes no more than ``frames``."""
     known_length(frames, media_type)
+    _au_unread(data, frames, container, media_type)
     counted = mpeg_length(data) if container == "MP3" else None
     return (frames, frames) if counted is None else (counted, min(counted, frames))
 
