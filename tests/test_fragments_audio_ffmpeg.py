@@ -234,3 +234,39 @@ def test_an_au_whose_header_says_2_gib_of_samples_is_not_an_empty_recording(tmp_
             evaluate_audio("msec", times, bytes(data), "audio/basic", None)
     data[8:12] = struct.pack(">I", 0xFFFFFFFF)  # unknown: the samples to the end of the file, as ffmpeg reads them
     assert evaluate_audio("msec", (0, 2000), bytes(data), "audio/basic", None).interval.length == 8000
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    st.sampled_from([8000, 11025, 16000, 22050, 24000, 32000, 44100, 48000]),
+    st.sampled_from([1, 2]),
+    st.sampled_from(["libmp3lame", "mp2"]),
+    st.booleans(),
+    st.sampled_from([b"", b"TAG" + bytes(125), b"APETAGEX" + bytes(24), b"\x00junk" * 40]),
+)
+def test_an_mpeg_audio_file_without_a_xing_header_is_as_long_as_ffmpeg_decodes_it(
+    tmp_path_factory: pytest.TempPathFactory, rate: int, channels: int, codec: str, id3v2: bool, tail: bytes
+) -> None:
+    """Constant-rate MP3 and MPEG layer II without a Xing header, with or without an ID3v2 tag before their frames
+    and an ID3v1 or APE tag or junk after them: as long as ffmpeg decodes them."""
+    if codec == "mp2" and rate < 16_000:
+        rate *= 2  # layer II has no MPEG-2.5 rates
+    path = tmp_path_factory.mktemp("mpeg") / "recording.mp3"
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"anoisesrc=r={rate}:d=0.7:seed=1",
+                    "-ac", str(channels), "-c:a", codec, "-b:a", "64k",
+                    *(("-write_xing", "0", "-id3v2_version", "0", "-f", "mp3") if codec == "libmp3lame" else ("-f", "mp2")),
+                    str(path)], check=True, capture_output=True, timeout=60)
+    # an ID3v2.3 tag (ID3v2 §3.1: its size in four 7-bit octets, the header not counted) of one TIT2 frame, padded
+    title = b"TIT2" + (6).to_bytes(4, "big") + b"\0\0" + b"\0title" + bytes(300)
+    tag = b"ID3\x03\x00\x00" + bytes((len(title) >> 21 & 127, len(title) >> 14 & 127, len(title) >> 7 & 127,
+                                        len(title) & 127)) + title
+    data = (tag if id3v2 else b"") + path.read_bytes() + tail
+    path.write_bytes(data)
+    length = len(ffmpeg_decode(path, channels))
+    whole = evaluate_audio("msec", (0, 10_000), data, "audio/mpeg", None)
+    assert (whole.interval.end, whole.interval.length) == (length, length)
+    # the length said is the same whatever the time asked: of a passage at the start, and of one just past the end
+    assert evaluate_audio("msec", (0, 100), data, "audio/mpeg", None).interval.length == length
+    after = -(-length * 1000 // rate)  # the first millisecond at or after the end
+    past = evaluate_audio("msec", (after, after + 20), data, "audio/mpeg", None)
+    assert past.past_end and past.interval.length == length
