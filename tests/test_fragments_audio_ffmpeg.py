@@ -211,6 +211,10 @@ def test_a_variable_rate_mp3_without_a_xing_header_is_not_cut_where_libsndfile_r
         evaluate_audio("sec", (2, 3), data, "audio/mpeg", None)
     beyond = evaluate_audio("sec", (4, 5), data, "audio/mpeg", None)
     assert beyond.past_end and beyond.interval.length == len(decoded)
+    from pdi.server.pages.cite import waveform
+
+    with pytest.raises(UnsupportedError, match=r"an MP3 without a Xing header, .* no further than 1\.\d+ s of its 3\.1"):
+        waveform(data, "audio/mpeg")  # not a waveform of its first 1.3 s as of the whole, nor "psf_fseek() failed"
 
 
 @pytest.mark.parametrize("size", [0x7FFFFFF0, 0x80000000, 0xFFFFFFFE])

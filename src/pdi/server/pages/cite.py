@@ -503,12 +503,19 @@ class _SoundFileSamples:
         from pdi.fragments.audio import libsndfile_length, w64_floats_as_integers
 
         # as long as the fragments count it (an MP3 without a Xing header: its frames, not libsndfile's estimate)
-        self.rate, (self.frames, _) = info.samplerate, libsndfile_length(data, info.frames, info.format, media_type)
+        self.rate, (self.frames, self._decodable) = info.samplerate, libsndfile_length(
+            data, info.frames, info.format, media_type)
         self._bits = w64_floats_as_integers(data, info.format, info.subtype, media_type)  # as the fragments read it
 
     def read(self, start: int, stop: int) -> Any:
         import soundfile
 
+        if stop > self._decodable:  # as the fragments say it, not libsndfile's "Internal psf_fseek() failed"
+            raise UnsupportedError(
+                f"an MP3 without a Xing header, which says its length, libsndfile decodes no further than"
+                f" {self._decodable / self.rate:.3f} s of its {self.frames / self.rate:.3f} s; a passage before it"
+                " can be cited"
+            )
         try:
             with soundfile.SoundFile(BufferFile(self._data)) as f:
                 f.seek(start)
