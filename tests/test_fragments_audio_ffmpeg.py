@@ -274,3 +274,22 @@ def test_an_mpeg_audio_file_without_a_xing_header_is_as_long_as_ffmpeg_decodes_i
     after = -(-length * 1000 // rate)  # the first millisecond at or after the end
     past = evaluate_audio("msec", (after, after + 20), data, "audio/mpeg", None)
     assert past.past_end and past.interval.length == length
+
+
+def test_a_flac_whose_streaminfo_says_fewer_samples_than_its_frames_is_as_long_as_it_says(tmp_path: Path) -> None:
+    """The documented reading of a FLAC whose STREAMINFO total (RFC 9639 §8.2: the 36 bits ending its octet 17)
+    is less than its frames hold: as long as the total says, its samples the first ones ffmpeg decodes (ffmpeg,
+    which decodes every frame, finds more)."""
+    path = tmp_path / "recording.flac"
+    samples = np.random.default_rng(3).integers(-(2**31), 2**31, (16_000, 1), dtype=np.int64).astype(np.int32)
+    data = bytearray(ffmpeg_write(path, samples, 8000, "flac", "flac", "-sample_fmt", "s16"))
+    word = int.from_bytes(data[18:26], "big")
+    assert word & ((1 << 36) - 1) == 16_000
+    data[18:26] = (word & ~((1 << 36) - 1) | 12_345).to_bytes(8, "big")
+    path.write_bytes(data)
+    decoded = ffmpeg_decode(path, 1)
+    assert len(decoded) == 16_000
+    result = evaluate_audio("sec", (1, 3), bytes(data), "audio/flac", None)
+    assert (result.interval.start, result.interval.end, result.interval.length) == (8000, 12_345, 12_345)
+    assert result.clamped
+    assert np.array_equal(wav_samples(result.data)[0], decoded[8000:12_345])
