@@ -293,3 +293,43 @@ def test_a_flac_whose_streaminfo_says_fewer_samples_than_its_frames_is_as_long_a
     assert (result.interval.start, result.interval.end, result.interval.length) == (8000, 12_345, 12_345)
     assert result.clamped
     assert np.array_equal(wav_samples(result.data)[0], decoded[8000:12_345])
+
+
+def _ogg_crc(page: bytes) -> int:
+    """An Ogg page's checksum (RFC 3533 §6: CRC-32, generator 0x04C11DB7, initial value 0, not reflected)."""
+    crc = 0
+    for octet in page:
+        crc ^= octet << 24
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x04C11DB7 if crc & 0x80000000 else crc << 1) & 0xFFFFFFFF
+    return crc
+
+
+@pytest.mark.parametrize("kind", ["mp3", "vorbis", "opus", "opus-gain-preskip"])
+def test_a_lossy_recording_begins_and_ends_where_its_format_says_as_ffmpeg_reads_it(tmp_path: Path, kind: str) -> None:
+    """PDI-GRAMMAR.md's reading of a recording's time: an MP3's LAME header (encoder delay and padding), an Opus
+    stream's pre-skip and output gain (RFC 7845 §5.1: the first page's OpusHead, octets 10-11 and 16-17), Ogg's
+    granule positions. Frame 0 and the length are those of ffmpeg's decoding; samples equal to rounding."""
+    codec, suffix = {"mp3": ("libmp3lame", "mp3"), "vorbis": ("libvorbis", "ogg")}.get(kind, ("libopus", "opus"))
+    path = tmp_path / f"recording.{suffix}"
+    rate = 48_000 if suffix == "opus" else 44_100
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"anoisesrc=r={rate}:d=1.37:seed=9:a=0.3",
+                    "-c:a", codec, str(path)], check=True, capture_output=True, timeout=60)
+    data = bytearray(path.read_bytes())
+    if kind == "opus-gain-preskip":  # 1,000 samples more skipped, 6 dB quieter
+        head = data.index(b"OpusHead")
+        data[head + 10:head + 12] = struct.pack("<H", struct.unpack("<H", data[head + 10:head + 12])[0] + 1000)
+        data[head + 16:head + 18] = struct.pack("<h", -6 * 256)
+        size = 27 + data[26] + sum(data[27:27 + data[26]])
+        page = bytearray(data[:size])
+        page[22:26] = bytes(4)
+        data[22:26] = struct.pack("<I", _ogg_crc(bytes(page)))
+        path.write_bytes(data)
+    decoded = ffmpeg_decode(path, 1)
+    assert abs(len(decoded) - round(1.37 * rate) + (1000 if kind == "opus-gain-preskip" else 0)) <= 1
+    result = evaluate_audio("msec", (0, 400), bytes(data), f"audio/{suffix}", None)
+    assert result.interval.length == len(decoded)
+    got, _, _ = wav_samples(result.data)
+    assert np.allclose(got, decoded[: len(got)], atol=1e-4) and len(got) == math.ceil(0.4 * rate)
+    end = evaluate_audio("msec", (1000, 2000), bytes(data), f"audio/{suffix}", None)
+    assert np.allclose(wav_samples(end.data)[0], decoded[rate:], atol=1e-4)
