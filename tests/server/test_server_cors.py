@@ -340,3 +340,23 @@ def test_pdi_serve_refuses_an_origin_it_cannot_read(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["serve", "--archive", str(tmp_path / "archive"), "--port", "0",
                                       "--cors-origin", "https://a.example/path"])
     assert result.exit_code == 2 and "--cors-origin" in result.output and "scheme://host[:port]" in result.output
+
+
+@pytest.mark.parametrize("cors", ["*", "listed"])
+def test_a_read_path_with_a_trailing_slash_is_followed(names: tuple[Archive, dict[str, str]], cors: str) -> None:
+    """``/api/search/`` (and ``/oai/``, ``/openapi.json/`` …) is redirected to the path without the slash: a script's
+    ``fetch`` follows that redirect only if it passes the CORS check (Fetch §4.4), preflighted or not."""
+    client = app_client(names, CrossOrigin.parse([READER]) if cors == "listed" else None)
+    ask = asking(client)
+    for path, fields in (("/api/search/?q=minutes", []), ("/oai/?verb=Identify", []),
+                         ("/openapi.json/", [("Accept-Datetime", "Thu, 01 Jan 2099 00:00:00 GMT")]),
+                         ("/.well-known/pdi-keys/", [("X-Request-Id", "abc")])):
+        got = browser_fetch(ask, READER, "GET", "http://resolver.test" + path, fields)
+        assert got is not None and got.status == 200, path
+        assert [m for m, _ in got.sent if m == "GET"] == ["GET", "GET"], got.sent  # the redirect, then the read
+        if cors == "listed":
+            assert browser_fetch(ask, OTHER, "GET", "http://resolver.test" + path, fields) is None
+    # a path no read route is redirected to is left as it was: a page's, or the write API's
+    for path in ("/search/", "/api/deposit/"):
+        answer = client.get(path, headers={"Origin": READER}, follow_redirects=False)
+        assert "access-control-allow-origin" not in answer.headers, (path, answer.status_code, answer.headers)

@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pdi.errors import ParseError
@@ -210,7 +210,7 @@ class CrossOriginReads(HTTPMiddleware):
         if not policy.on:
             await self.app(scope, receive, send)
             return
-        methods = self.read_methods(scope["path"])
+        methods = self.read_methods(scope["path"]) or self._redirected(scope)
         if not methods:
             await self.app(scope, receive, send)
             return
@@ -243,6 +243,24 @@ class CrossOriginReads(HTTPMiddleware):
             await send(message)
 
         await self.app(scope, receive, said)
+
+    def _redirected(self, scope: Scope) -> list[str]:
+        """The methods of the read path a request of another path is redirected to by the app's router (Starlette's
+        ``redirect_slashes``: ``/api/search/`` to ``/api/search``, a ``307``), where no route of the app takes the
+        path as asked: that redirect is the read path's first answer, and a browser's ``fetch`` follows it only if
+        it passes the CORS check (Fetch §4.4 "HTTP-redirect fetch"; found in review, 2026-12-01: it had no CORS
+        field, and a script's ``fetch`` of ``/api/search/?q=…`` failed). None where it is no such path."""
+        path: str = scope["path"]
+        if path == "/":
+            return []
+        variant = path.rstrip("/") if path.endswith("/") else path + "/"
+        methods = self.read_methods(variant)
+        if not methods:
+            return []
+        routes: Sequence[BaseRoute] = getattr(scope.get("app"), "routes", ())
+        if any(route.matches(scope)[0] != Match.NONE for route in routes):
+            return []  # a route takes the path itself: not redirected
+        return methods
 
     async def _preflight(self, scope: Scope, receive: Receive, send: Send, origin: bytes | None,
                          methods: list[str]) -> None:
