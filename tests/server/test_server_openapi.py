@@ -160,3 +160,39 @@ def test_the_limits_the_server_enforces_are_described(tmp_path: Path) -> None:
     over = client.get("/api/ls", params={"limit": str(MAX_LIST + 1)})
     # a number out of its range is the client's choice, not content too large (RFC 9110 §15.5.14): 400
     assert over.status_code == 400 and over.headers["content-type"] == "application/problem+json"
+
+
+def test_the_description_says_which_routes_a_script_of_another_origin_reads(tmp_path: Path) -> None:
+    """``x-pdi-cors`` marks exactly the operations a browser lets another origin's script call (a preflight asking
+    its method passes, judged by ``fetch_cors``, written from the Fetch standard), each answer of those names the
+    CORS fields, and the description says what they are; with ``--cors-origin none`` no operation is marked."""
+    from fetch_cors import Answer as Fetched
+    from fetch_cors import preflight_passes, preflight_request
+
+    from pdi.server.http.cors import CrossOrigin
+
+    client, _ = _app(tmp_path)
+    document = client.get("/openapi.json").json()
+    validate(document)
+    origin = "https://reader.example.org"
+    marked, passed = set(), set()
+    for path, methods in document["paths"].items():
+        url = re.sub(r"\{service\}", "N2R", re.sub(r"\{(\w+)\}", "x", path))
+        for method, op in methods.items():
+            if op.get("x-pdi-cors"):
+                marked.add((method, path))
+                for status, answer in op["responses"].items():
+                    said = answer.get("headers", {})
+                    assert {"Access-Control-Allow-Origin", "Access-Control-Expose-Headers"} <= set(said), (path, status)
+            fields = [("Accept-Datetime", "Thu, 01 Jan 2099 00:00:00 GMT")]
+            pre = client.options(url, headers=dict(preflight_request(origin, method.upper(), fields)))
+            if preflight_passes(origin, "same-origin", method.upper(), fields,
+                                Fetched(pre.status_code, pre.headers.multi_items())):
+                passed.add((method, path))
+    assert marked == passed and ("get", "/api/resolve") in marked and ("post", "/api/deposit") not in marked
+    assert "x-pdi-cors" in document["info"]["description"]
+    assert "Access-Control-Allow-Origin" in document["info"]["description"]
+    location = tmp_path / "archive"
+    closed = TestClient(create_app(str(location), cors=CrossOrigin.parse(["none"]))).get("/openapi.json").json()
+    assert not [op for methods in closed["paths"].values() for op in methods.values() if "x-pdi-cors" in op]
+    assert "no CORS fields" in closed["info"]["description"]

@@ -295,7 +295,7 @@ def create_app(
               *elsewhere.routes()),
         *site_icon.routes(),
     ]
-    docs = APIDocs()
+    docs = APIDocs(readable, cross_origin)
     routes += [*read(Route("/openapi.json", docs.json)), Route("/api", docs.page)]
     routes += [Route("/healthz", healthz), Route("/readyz", Readiness(opened, metrics_token=metrics_token).readyz),
                Route(METRICS_PATH, metrics(metrics_token))]

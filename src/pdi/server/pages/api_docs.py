@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Collection
 from typing import Any
 
 from starlette.requests import Request
@@ -33,6 +34,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from pdi import __version__
+from pdi.server.http.cors import ALLOWED_HEADERS, EXPOSED, MAX_AGE, CrossOrigin
 from pdi.server.pages.api_operations import (
     BUSY,
     ERROR_HEADERS,
@@ -150,8 +152,44 @@ def _headers(fields: dict[str, tuple[str, bool]]) -> dict[str, Any]:
             for name, (text, required) in fields.items()}
 
 
-def openapi(routes: list[BaseRoute]) -> dict[str, Any]:
-    """The OpenAPI 3.1 document of the app's machine routes."""
+def _cors_headers(policy: CrossOrigin) -> dict[str, Any]:
+    """The CORS fields every answer of a read route carries under ``policy`` (:mod:`pdi.server.http.cors`), as an
+    answer's ``headers``: never required, a request from an origin not listed gets none."""
+    if policy.origins is None:
+        allow = "*: a script of any origin may read this answer (Fetch standard, CORS protocol)."
+    else:
+        allow = ("The request's Origin, when it is one of the origins the resolver is configured with (pdi serve"
+                 " --cors-origin); absent for any other. Such answers also say Vary: Origin.")
+    fields = {"Access-Control-Allow-Origin": (allow, False),
+              "Access-Control-Expose-Headers": (f"The fields a script may read beyond the safelisted ones: {EXPOSED}.",
+                                                False)}
+    return _headers(fields)
+
+
+def _cors_said(policy: CrossOrigin) -> str:
+    """What the description says of CORS under ``policy`` (the read routes: ``x-pdi-cors``)."""
+    if not policy.on:
+        return (" Scripts of other origins are given no answer: this resolver sends no CORS fields (pdi serve"
+                " --cors-origin none).")
+    whom = "any origin" if policy.origins is None else "the origins it is configured with (" + ", ".join(
+        sorted(policy.origins)) + ")"
+    return (f" The read routes (those marked x-pdi-cors: true) let a script of {whom} read every answer, a"
+            " redirect's and a refusal's too, with the CORS protocol of the Fetch standard:"
+            " Access-Control-Allow-Origin and Access-Control-Expose-Headers on each answer; a preflight (OPTIONS"
+            " with Origin and Access-Control-Request-Method asking a method the route takes) is 204 with"
+            f" Access-Control-Allow-Methods, Access-Control-Allow-Headers ({ALLOWED_HEADERS}) and"
+            f" Access-Control-Max-Age ({MAX_AGE}). No answer says Access-Control-Allow-Credentials: a script"
+            " reading with cookies is given nothing. The other routes (the write API) send no CORS field.")
+
+
+def openapi(routes: list[BaseRoute], readable: Collection[BaseRoute] = (),
+            cors: CrossOrigin | None = None) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of the app's machine routes; those of ``readable`` (the read routes,
+    :class:`~pdi.server.http.cors.CrossOriginReads`) say the CORS fields ``cors`` (default: any origin) sends."""
+    policy = cors if cors is not None else CrossOrigin()
+    read = {(openapi_path(route.path), method) for route in readable if isinstance(route, Route)
+            for method in route.methods or ()}
+    cors_headers = _cors_headers(policy)
     paths: dict[str, dict[str, Any]] = {}
     for method, path, op, handler in operations(routes):
         entry: dict[str, Any] = {
@@ -170,6 +208,10 @@ def openapi(routes: list[BaseRoute]) -> dict[str, Any]:
         if op.role is not None:
             entry["security"] = [{"bearer": []}]
             entry["x-pdi-role"] = op.role
+        if (path, method) in read and policy.on:
+            entry["x-pdi-cors"] = True
+            for answer in entry["responses"].values():
+                answer["headers"] = {**answer.get("headers", {}), **cors_headers}
         paths.setdefault(path, {})[method.lower()] = entry
     return {
         "openapi": "3.1.0",
@@ -183,7 +225,7 @@ def openapi(routes: list[BaseRoute]) -> dict[str, Any]:
                            " given once (twice: 400). OPTIONS of any path answers, as every 405 does, with Allow:"
                            " the methods the path takes. A string parameter whose"
                            " grammar is beyond JSON Schema names a custom format, each described on the /api page"
-                           " (/api#formats) and in x-pdi-formats.",
+                           " (/api#formats) and in x-pdi-formats." + _cors_said(policy),
         },
         "paths": paths,
         "x-pdi-formats": FORMATS,
@@ -269,6 +311,8 @@ def render_docs(document: dict[str, Any]) -> str:
             )
             role = f'<p class="note">Needs a bearer token with the role <b>{esc(op["x-pdi-role"])}</b>.</p>' \
                 if "x-pdi-role" in op else ""
+            if op.get("x-pdi-cors"):
+                role += '<p class="note">A script of another origin may read it (CORS: see above).</p>'
             body = f"<p>Body: {esc(op['requestBody']['description'])}</p>" if "requestBody" in op else ""
             sections.append(
                 f'<section id="{esc(op["operationId"])}"><h2>{operation_heading(method, path)}</h2>'
@@ -305,14 +349,17 @@ def render_docs(document: dict[str, Any]) -> str:
 class APIDocs:
     """``/openapi.json`` and ``/api``: the description of :attr:`routes` (the app's), made on first request."""
 
-    def __init__(self) -> None:
+    def __init__(self, readable: Collection[BaseRoute] = (), cors: CrossOrigin | None = None) -> None:
         self.routes: list[BaseRoute] = []
+        #: The read routes a script of another origin may read, and who may (:mod:`pdi.server.http.cors`).
+        self.readable = readable
+        self.cors = cors
         self._document: dict[str, Any] | None = None
 
     def document(self) -> dict[str, Any]:
         """The OpenAPI document, made once."""
         if self._document is None:
-            self._document = openapi(self.routes)
+            self._document = openapi(self.routes, self.readable, self.cors)
         return self._document
 
     async def json(self, request: Request) -> Response:
