@@ -30,12 +30,16 @@ from fetch_cors import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from server_helpers import S, on_own_protocol, sealed_archive
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Match, Route
 from starlette.testclient import TestClient
 
 from pdi.archive import Archive
 from pdi.errors import ParseError
 from pdi.server import create_app
 from pdi.server.http.cors import CrossOrigin, serialized_origin
+from pdi.server.process.limits import MAX_HEAD_FIELDS, MAX_PIPELINED
 from pdi.signing import SigningKey
 
 READER = "https://reader.example.org"
@@ -360,3 +364,110 @@ def test_a_read_path_with_a_trailing_slash_is_followed(names: tuple[Archive, dic
     for path in ("/search/", "/api/deposit/"):
         answer = client.get(path, headers={"Origin": READER}, follow_redirects=False)
         assert "access-control-allow-origin" not in answer.headers, (path, answer.status_code, answer.headers)
+
+
+def _refused(port: int, sent: bytes, count: int) -> list[tuple[int, list[tuple[str, str]]]]:
+    """The status and fields of the answers (read by h11, an HTTP/1.1 parser independent of the server's) to
+    ``count`` requests sent at once as ``sent`` on a new connection, read until the server closes it."""
+    import h11
+
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(sent)
+        raw = b""
+        while piece := sock.recv(65536):
+            raw += piece
+    reader = h11.Connection(h11.CLIENT)
+    reader.receive_data(raw)
+    reader.receive_data(b"")
+    answers = []
+    for _ in range(count):
+        reader.send(h11.Request(method="GET", target="/", headers=[("Host", "a")]))
+        reader.send(h11.EndOfMessage())
+        while True:
+            event = reader.next_event()
+            if isinstance(event, h11.Response):
+                answers.append((event.status_code, [(k.decode(), v.decode("latin-1")) for k, v in event.headers]))
+            elif isinstance(event, h11.EndOfMessage) or event in (h11.NEED_DATA, h11.PAUSED):
+                break
+            elif isinstance(event, h11.ConnectionClosed):
+                return answers
+        if reader.our_state is h11.MUST_CLOSE or reader.their_state is not h11.DONE:
+            break
+        reader.start_next_cycle()
+    return answers
+
+
+@pytest.mark.parametrize("cors", ["*", "listed"])
+def test_the_connections_own_refusals_of_a_read_path_are_read_by_a_script(names: tuple[Archive, dict[str, str]],
+                                                                         cors: str) -> None:
+    """A refusal ``pdi serve``'s connection writes before the app (a ``431`` head, a ``503`` past the requests one
+    connection may pipeline) of a read path whose request line was read carries the CORS fields the app's answers
+    of it do: a script of an origin allowed reads it (``fetch_cors``' CORS check), the ``503``'s ``Retry-After``
+    too; of another path, none."""
+    archive, _ = names
+    policy = CrossOrigin.parse([READER] if cors == "listed" else ["*"])
+    app = create_app(archive.location, archive=archive, cors=policy)
+    many = "".join(f"X-F{i}: {i}\r\n" for i in range(MAX_HEAD_FIELDS + 1))
+    with on_own_protocol(app) as url:
+        port = int(url.rsplit(":", 1)[1])
+        for origin in (READER, OTHER):
+            allowed = cors == "*" or origin == READER
+            for target, read in (("/api/search?q=minutes", True), ("http://a/api/search?q=minutes", True),
+                                 ("/oai?verb=Identify", True), ("/api/deposit", False), ("/search?q=minutes", False)):
+                head = f"GET {target} HTTP/1.1\r\nHost: a\r\nOrigin: {origin}\r\n{many}\r\n".encode()
+                [(status, fields)] = _refused(port, head, 1)
+                assert status == 431, (target, status)
+                assert cors_check(origin, "same-origin", fields) == (read and allowed), (target, fields)
+                if not read:
+                    assert not [k for k, _ in fields if k.startswith("access-control-")], (target, fields)
+            asked = f"GET /api/series HTTP/1.1\r\nHost: a\r\nOrigin: {origin}\r\n\r\n".encode()
+            answers = _refused(port, asked * 40, 40)
+            assert [s for s, _ in answers] == [200] * (MAX_PIPELINED + 1) + [503]
+            busy = answers[-1][1]
+            assert cors_check(origin, "same-origin", busy) == allowed, busy
+            if allowed:
+                assert exposed(busy, "same-origin")["retry-after"] == "1"
+    # with none, nothing of CORS, as the app's own answers
+    app = create_app(archive.location, archive=archive, cors=CrossOrigin.parse(["none"]))
+    with on_own_protocol(app) as url:
+        head = f"GET /api/search HTTP/1.1\r\nHost: a\r\nOrigin: {READER}\r\n{many}\r\n".encode()
+        [(status, fields)] = _refused(int(url.rsplit(":", 1)[1]), head, 1)
+        assert status == 431 and not [k for k, _ in fields if k.startswith("access-control-")], fields
+
+
+async def _nothing(request: Request) -> Response:
+    return Response()
+
+
+_READ_ROUTES = [Route("/api/search", _nothing), Route("/uri-res/{service}", _nothing),
+                Route("/timegate/{target:path}", _nothing), Route("/oai", _nothing, methods=["GET", "POST"])]
+_SEGMENT = st.sampled_from(["api", "search", "uri-res", "N2R", "timegate", "oai", "x", "%2F", "a%20b", "", "é"])
+
+
+@settings(max_examples=300)
+@given(segments=st.lists(_SEGMENT, min_size=1, max_size=4), query=st.sampled_from(["", "?q=a", "?a/b?c"]),
+       absolute=st.booleans(), origins=st.sampled_from([[], [READER], [OTHER], [READER, READER]]))
+def test_a_refusal_says_cors_exactly_for_a_read_routes_path(segments: list[str], query: str, absolute: bool,
+                                                            origins: list[str]) -> None:
+    """A refusal's CORS lines are given for a target whose path one of the read routes takes, as Starlette's own
+    routing matches it (the oracle: the target's path by RFC 9112 §3.2, read by ``urllib.parse`` in absolute form,
+    percent-decoded), in origin or absolute form; and name the one ``Origin`` sent when it is listed, as the app's answers do."""
+    from pdi.server.http.cors import ReadPaths
+
+    path = "/" + "/".join(segments)
+    target = ("http://resolver.test" if absolute else "") + path + query
+    # RFC 9112 §3.2: origin form is absolute-path [ "?" query ] (``//a`` a path, no authority); absolute form a URI
+    found = urllib.parse.unquote(urllib.parse.urlsplit(target).path if absolute else target.partition("?")[0])
+    scope = {"type": "http", "path": found, "method": "GET", "root_path": ""}
+    matched = any(route.matches(scope)[0] != Match.NONE for route in _READ_ROUTES)
+    headers = [(b"host", b"a"), *((b"origin", o.encode()) for o in origins)]
+    wire = target.encode("utf-8")
+    for policy in (CrossOrigin.parse(["*"]), CrossOrigin.parse([READER])):
+        lines = ReadPaths(_READ_ROUTES).refusal_lines(policy, wire, headers)
+        if not matched:
+            assert lines == b"", (target, lines)
+            continue
+        said = [tuple(line.split(": ", 1)) for line in lines.decode("latin-1").split("\r\n") if line]
+        allowed = policy.origins is None or origins == [READER]
+        assert cors_check(READER, "same-origin", said) == allowed, (target, said)
+    assert ReadPaths(_READ_ROUTES).refusal_lines(CrossOrigin.parse(["none"]), wire, headers) == b""

@@ -124,7 +124,7 @@ from pdi.archive.blobs import memo
 from pdi.federation.authorities import Authorities, RegistrySource
 from pdi.federation.naptr import NaptrFinder
 from pdi.server.http.codings import ContentCodings
-from pdi.server.http.cors import CrossOrigin, CrossOriginReads
+from pdi.server.http.cors import CrossOrigin, CrossOriginReads, ReadPaths
 from pdi.server.http.middleware import BrowserFields, HeadWithoutRange, HostField
 from pdi.server.http.preconditions import Preconditions
 from pdi.server.http.problems import HANDLERS, Options
@@ -323,6 +323,7 @@ def create_app(
         Middleware(CachedAnswers, cache=cache),  # only answers anyone may read are kept there
     ])
     docs.routes = app.routes
+    cache.read_paths = ReadPaths(readable)  # the connection's own refusals of them say CORS too
     app.state.archive = opened
     app.state.cache = cache
     app.state.access = access_log  # the connections write in it what they answer from the cache themselves

@@ -50,12 +50,15 @@ whole answers (:mod:`pdi.server.process.connection`), carry the same fields:
 :attr:`CrossOrigin.lines`, made once, written after uvicorn's own default
 fields (``Date``, ``Server``) as the ASGI path's are (:class:`CrossOriginReads`
 puts them before the app's); with a list of origins, a request with an
-``Origin`` is not answered there, but by the app, which names it.
+``Origin`` is not answered there, but by the app, which names it. A refusal those connections write before the app
+(:meth:`pdi.server.process.guarded.GuardedHttpToolsProtocol._refuse`) of a request to a read path whose request
+line was read carries the fields the app's answer of it would (:meth:`ReadPaths.refusal_lines`).
 """
 
 from __future__ import annotations
 
 import re
+import urllib.parse
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -175,13 +178,11 @@ _ANY_FIELDS: Final = ((b"access-control-allow-origin", b"*"), _EXPOSE)
 _ALLOWED_HEADERS: Final = ALLOWED_HEADERS.encode("ascii")
 
 
-class CrossOriginReads(HTTPMiddleware):
-    """ASGI middleware: the CORS fields of the module's docstring on the paths of ``routes`` (read routes), and the
-    answer to a preflight of them; any other path passes untouched."""
+class ReadPaths:
+    """The paths of the read routes ``routes`` and the methods each takes (:meth:`methods`): what
+    :class:`CrossOriginReads` says CORS on, and the connection's own refusals too (:meth:`refusal_lines`)."""
 
-    def __init__(self, app: ASGIApp, policy: CrossOrigin, routes: Sequence[Route]) -> None:
-        super().__init__(app)
-        self.policy = policy
+    def __init__(self, routes: Sequence[Route]) -> None:
         #: The methods of the routes without parameters, by path; the others' fixed beginnings, with each route (a
         #: path is matched against a route's pattern only when it begins with that route's).
         self._exact: dict[str, set[str]] = {}
@@ -193,7 +194,7 @@ class CrossOriginReads(HTTPMiddleware):
                 self._exact.setdefault(route.path, set()).update(route.methods or ())
         self._prefixes = tuple(prefix for prefix, _ in self._patterned)
 
-    def read_methods(self, path: str) -> list[str]:
+    def methods(self, path: str) -> list[str]:
         """The methods the read routes take at ``path``, in the order of :data:`_READ_METHODS` (none: not a read
         path)."""
         taken = self._exact.get(path)
@@ -204,6 +205,43 @@ class CrossOriginReads(HTTPMiddleware):
             if path.startswith(prefix) and route.path_regex.match(path):
                 taken |= set(route.methods or ())
         return [m for m in _READ_METHODS if m in taken]
+
+    def refusal_lines(self, policy: CrossOrigin, target: bytes, headers: Sequence[tuple[bytes, bytes]]) -> bytes:
+        """The CORS fields' lines of a refusal the connection writes itself, before the app (a ``503`` past the
+        requests a connection may pipeline, a ``431`` head, a ``400`` of its framing:
+        :meth:`pdi.server.process.guarded.GuardedHttpToolsProtocol._refuse`), to the request whose target is
+        ``target`` (as sent: origin or absolute form) and whose fields read so far are ``headers`` (names in lower
+        case): those :class:`CrossOriginReads` gives an answer of that path, so that a script reads a refusal (a
+        ``503``'s ``Retry-After``) as it reads the app's; none for any other path."""
+        if not policy.on:
+            return b""
+        if target[:1] != b"/":  # absolute form (a proxy's): its path after the authority; "*" and the rest: none
+            scheme, found, rest = target.partition(b"://")
+            if not found or not scheme.isalpha():
+                return b""
+            target = b"/" + rest.partition(b"/")[2]
+        path = target.partition(b"?")[0].decode("latin-1")
+        if "%" in path:
+            path = urllib.parse.unquote(path)
+        if not self.methods(path):
+            return b""
+        origins = [value for name, value in headers if name == b"origin"]
+        fields = policy.fields_for(origins[0] if len(origins) == 1 else None)
+        return b"".join(b"%s: %s\r\n" % pair for pair in fields)
+
+
+class CrossOriginReads(HTTPMiddleware):
+    """ASGI middleware: the CORS fields of the module's docstring on the paths of ``routes`` (read routes), and the
+    answer to a preflight of them; any other path passes untouched."""
+
+    def __init__(self, app: ASGIApp, policy: CrossOrigin, routes: Sequence[Route]) -> None:
+        super().__init__(app)
+        self.policy = policy
+        self.paths = ReadPaths(routes)
+
+    def read_methods(self, path: str) -> list[str]:
+        """The methods the read routes take at ``path`` (:meth:`ReadPaths.methods`)."""
+        return self.paths.methods(path)
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         policy = self.policy

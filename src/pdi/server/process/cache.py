@@ -98,7 +98,7 @@ from pdi.server.http.conditional import (
     tag_matches,
     unsatisfiable,
 )
-from pdi.server.http.cors import CrossOrigin
+from pdi.server.http.cors import CrossOrigin, ReadPaths
 from pdi.server.http.metrics import cache_lookup
 from pdi.server.http.readers import BY_READER, varying_also
 
@@ -540,6 +540,9 @@ class ResponseCache:
         #: uvicorn's default fields, as the app's :class:`~pdi.server.http.cors.CrossOriginReads` puts them first, and
         #: leave a request with an ``Origin`` to the app when the answer depends on it (a list of origins).
         self.cross_origin = cross_origin if cross_origin is not None else CrossOrigin(frozenset())
+        #: The app's read paths (:class:`~pdi.server.http.cors.ReadPaths`, set by :func:`pdi.server.create_app`):
+        #: a refusal the connection writes itself of one carries :attr:`cross_origin`'s fields too.
+        self.read_paths: ReadPaths | None = None
         #: How many times what the cache holds was forgotten (a generation moved on, a name forgotten): an answer
         #: made from what the catalog said before then is not kept (:meth:`put`'s ``epoch``).
         self.epoch = 0

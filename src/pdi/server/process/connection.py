@@ -57,7 +57,7 @@ import asyncio
 import collections
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Final
 
 import httptools
@@ -569,6 +569,20 @@ _N2R = b"/uri-res/N2R"
 _NO_FIELDS: Final = (None, None, None)
 
 
+def _refusal_cors(cache: ResponseCache | None) -> Any:
+    """:attr:`~pdi.server.process.guarded.GuardedHttpToolsProtocol.refusal_cors` of the app whose cache is ``cache``
+    (its read paths and its CORS policy), as a class attribute; ``None`` where it has none or says none."""
+    reads = None if cache is None else cache.read_paths
+    if cache is None or reads is None or not cache.cross_origin.on:
+        return None
+    policy = cache.cross_origin
+
+    def lines(target: bytes, headers: Sequence[tuple[bytes, bytes]]) -> bytes:
+        return reads.refusal_lines(policy, target, headers)
+
+    return staticmethod(lines)
+
+
 def answering_protocol(
     header_seconds: float, cache: ResponseCache | None, replay_port: int | None = None,
     public: PublicAnswers | None = None, access: AccessLog | None = None, json_logs: bool = False,
@@ -590,5 +604,6 @@ def answering_protocol(
                   "told": None if told is None else staticmethod(told),
                   "trusted": trusted, "clients": clients, "refused": refused,
                   "_heads": [None, b"", b"" if cache is None else cache.cross_origin.lines],
-                  "_by_origin": cache is not None and cache.cross_origin.by_origin}
+                  "_by_origin": cache is not None and cache.cross_origin.by_origin,
+                  "refusal_cors": _refusal_cors(cache)}
     return type("CachedAnswerProtocol", (CachedAnswerProtocol,), attributes)

@@ -27,6 +27,7 @@ import fcntl
 import re
 import sys
 import termios
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import httptools
@@ -203,6 +204,10 @@ class GuardedHttpToolsProtocol(HttpProtocol):
     pipelined: int = MAX_PIPELINED
     linger_seconds: float = LINGER_SECONDS
     linger_octets: int = LINGER_OCTETS
+    #: The CORS fields' lines of a refusal (:meth:`_refuse`) of the request whose target and fields read so far are
+    #: given, as the app says them on its read paths (:meth:`pdi.server.http.cors.ReadPaths.refusal_lines`, set
+    #: by :func:`pdi.server.process.connection.answering_protocol`); ``None``: none.
+    refusal_cors: Callable[[bytes, Sequence[tuple[bytes, bytes]]], bytes] | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -601,6 +606,14 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         content = [b"HTTP/1.1 %d %s\r\n" % (status, phrase.encode())]
         for name, value in self.server_state.default_headers:
             content.extend([name, b": ", value, b"\r\n"])
+        cors = self.refusal_cors
+        if cors is not None and self.url and status != 500 and (self.headers or not self._in_head or status == 431):
+            # a refusal of a request whose line was read (a field after it read, or its head whole; or a 431 of a
+            # head past its bound, which its target, bounded, cannot be), of a read path: the CORS fields the app
+            # gives that path, so that another origin's script reads it, a 503's Retry-After too (found in review,
+            # 2026-12-01: none, and the script saw a network error). A 500 is this server's own failure, perhaps of
+            # a read the parser did not see (the compiled path's): the target and fields may be another request's
+            content.append(cors(self.url, self.headers))
         body = problem_body(status, detail)
         # nosniff, as every answer the app makes says (pdi.server.http.middleware.BrowserFields): the detail quotes
         # what the client sent
