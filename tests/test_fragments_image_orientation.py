@@ -77,3 +77,82 @@ def test_a_webp_crop_says_no_orientation() -> None:
     png = Image.open(io.BytesIO(evaluate_image("crop", [(1, 1), (4, 3)], data, "image/webp", None).data))
     assert png.getexif().get(0x0112) is None
     assert png.convert("RGB").tobytes() == Image.open(io.BytesIO(data)).convert("RGB").crop((1, 1, 4, 3)).tobytes()
+
+
+# --- read from the header alone: an image larger than Pillow opens --------------------------------------------
+
+#: Other tags of the 0th IFD (Make, Model, Software, ResolutionUnit, YCbCrPositioning), before or after it.
+_TAGS = st.dictionaries(st.sampled_from([0x010F, 0x0110, 0x0131, 0x0128, 0x0213]), st.integers(1, 3), max_size=5)
+
+
+@settings(max_examples=200)
+@given(fmt=st.sampled_from(["JPEG", "PNG"]), orientation=st.one_of(st.none(), st.integers(0, 65535)), tags=_TAGS,
+       big_endian=st.booleans())
+def test_the_header_says_the_orientation_pillow_reads(fmt: str, orientation: int | None, tags: dict[int, object],
+                                                      big_endian: bool) -> None:
+    """``image_size`` reads the EXIF ``Orientation`` from the header alone as Pillow's ``getexif`` reads it (1 to 8;
+    none, or a value out of range: 1), in either byte order, among other tags."""
+    from pdi.fragments.image_size import image_size
+
+    image = Image.new("RGB", (WIDTH, HEIGHT))
+    exif = image.getexif()
+    for tag, value in tags.items():
+        exif[tag] = value if tag in (0x0128, 0x0213) else "x" * value
+    if orientation is not None:
+        exif[0x0112] = orientation
+    out = io.BytesIO()
+    image.save(out, format=fmt, exif=exif.tobytes())
+    data = out.getvalue()
+    if big_endian:  # Pillow writes little-endian: the same directory written big-endian, by hand
+        data = _big_endian_exif(data, fmt)
+    with Image.open(io.BytesIO(data)) as opened:
+        read = opened.getexif().get(0x0112)
+    expected = read if isinstance(read, int) and 1 <= read <= 8 else 1
+    size = image_size(data)
+    assert size is not None and size.orientation == expected, (read, size)
+
+
+def _big_endian_exif(data: bytes, fmt: str) -> bytes:
+    """``data`` with its EXIF block (little-endian, as Pillow writes it) replaced by the same entries of the 0th IFD
+    (those whose values fit in four octets) written big-endian (TIFF 6.0 §2)."""
+    import struct
+    import zlib
+
+    with Image.open(io.BytesIO(data)) as opened:
+        entries = {t: v for t, v in opened.getexif().items() if isinstance(v, int)}
+    ifd = struct.pack(">H", len(entries)) + b"".join(
+        struct.pack(">HHIH2x", tag, 3, 1, value & 0xFFFF) for tag, value in sorted(entries.items())) + b"\0\0\0\0"
+    tiff = b"MM\0\x2a" + struct.pack(">I", 8) + ifd
+    if fmt == "JPEG":
+        start = data.index(b"\xff\xe1")
+        length = int.from_bytes(data[start + 2:start + 4], "big")
+        segment = b"\xff\xe1" + struct.pack(">H", 2 + 6 + len(tiff)) + b"Exif\0\0" + tiff
+        return data[:start] + segment + data[start + 2 + length:]
+    start = data.index(b"eXIf") - 4
+    length = int.from_bytes(data[start:start + 4], "big")
+    chunk = struct.pack(">I", len(tiff)) + b"eXIf" + tiff
+    chunk += struct.pack(">I", zlib.crc32(chunk[4:]) & 0xFFFFFFFF)
+    return data[:start] + chunk + data[start + 12 + length:]
+
+
+def test_a_crop_of_a_jpeg_larger_than_pillow_opens_says_its_orientation() -> None:
+    """A 20,000×9,000 JPEG (180 million pixels: Pillow opens none past 179 million) of orientation 6, made by
+    libvips as one grey level, with a dark square written at a known place: its crop, cut streaming, holds the
+    stored pixels there and says orientation 6, as a crop Pillow cuts of a small one does (above)."""
+    import struct
+
+    import pyvips
+
+    stored = pyvips.Image.black(20_000, 9_000) + 200
+    stored = stored.draw_rect(30, 1_000, 2_000, 64, 64, fill=True)  # the dark square, of the stored pixels
+    plain = stored.cast("uchar").jpegsave_buffer(Q=90, strip=True)
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    payload = exif.tobytes()  # b"Exif\0\0" and the TIFF block
+    data = plain[:2] + b"\xff\xe1" + struct.pack(">H", 2 + len(payload)) + payload + plain[2:]
+    cut = evaluate_image("crop", [(960, 1_960), (1_104, 2_104)], data, "image/jpeg", None)
+    with Image.open(io.BytesIO(cut.data)) as image:
+        assert image.format == "PNG" and image.size == (144, 144)
+        assert image.getexif().get(0x0112) == 6
+        grey = image.convert("L")
+        assert grey.getpixel((72, 72)) < 60 and grey.getpixel((10, 10)) > 180  # the square, stored where it was

@@ -357,6 +357,8 @@ def _on_header(
         if not opened or width * height > MAX_CROP_PIXELS:  # else Pillow cuts it
             _check_streamable(data, size.format, region, refusal)
         png = _crop_streamed(data, size.format, region, media_type) if cut else b""
+        if png and size.format in ORIENTED_WHEN_SHOWN:  # as a crop Pillow cuts carries it (shown_orientation)
+            png = oriented_png(png, size.orientation)
         return FragmentResult(
             data=png, media_type="image/png", clamped=x2 > width or y2 > height, ranges=(), scheme=scheme,
             region=region,

@@ -25,6 +25,9 @@ each format's specification, from a few fixed places of the octets:
 * BMP (the file header, then a ``BITMAPCOREHEADER``'s 16-bit or a
   ``BITMAPINFOHEADER``'s, V2 to V5's too, 32-bit width and height).
 
+The EXIF ``Orientation`` a browser turns a JPEG or a PNG by is read there too (:func:`exif_orientation`), so that
+a crop of such an image, cut by libvips, says it as a crop Pillow cuts does.
+
 The names of the formats are Pillow's (``PNG``, ``JPEG``, ``TIFF``, ``GIF``,
 ``WEBP``, ``BMP``). Every read is a slice of a few octets at an offset checked
 against the length; every walk along a file's segments, chunks, blocks or
@@ -53,6 +56,9 @@ from pdi.fragments.results import Readable
 MAX_STEPS = 4_000_000
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+#: The most octets of an EXIF block read for its ``Orientation`` (:func:`exif_orientation`): a JPEG's ``APP1``
+#: holds 64 KB at most; the 0th IFD, where the tag is, comes first in every camera's.
+_EXIF_READ = 65_536
 #: JPEG start-of-frame markers (ITU T.81 Table B.1): C0 to CF but DHT (C4), JPG (C8) and DAC (CC).
 _SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
 #: What a JPEG's walk steps over at once before a marker's code: fill octets (FF, T.81 B.1.1.2) and the markers
@@ -71,15 +77,38 @@ _TIFF_PREFIXES = frozenset({b"MM\0*", b"II*\0", b"MM*\0", b"II\0*", b"MM\0+", b"
 
 @dataclass(frozen=True)
 class ImageSize:
-    """A frame's width and height in pixels, the image's frames, and its format (Pillow's name)."""
+    """A frame's width and height in pixels, the image's frames, and its format (Pillow's name); and the EXIF
+    ``Orientation`` (1 to 8) its header says, of a JPEG (its first ``APP1`` ``Exif`` segment) or a PNG (an ``eXIf``
+    chunk before its first ``IDAT``), 1 where it says none or none that can be read (:func:`exif_orientation`)."""
 
     format: str
     width: int
     height: int
     frames: int
+    orientation: int = 1
     #: the pixels Pillow decodes to reach the frame asked for, where the walk found them (a GIF's); no part of the
     #: size, so not compared
     seek_pixels: int | None = field(default=None, compare=False)
+
+
+def exif_orientation(block: bytes) -> int:
+    """The ``Orientation`` (tag 0x0112, CIPA DC-008 §4.6.4) of the EXIF ``block`` (a TIFF header, then its
+    directories: TIFF 6.0 §2) as a browser reads it, from the 0th IFD's entry of one SHORT (type 3), 1 to 8; 1
+    where there is none, or the block is damaged: it is metadata beside the pixels, which are shown as stored
+    then."""
+    order = {b"II": "<", b"MM": ">"}.get(block[:2])
+    if order is None or len(block) < 8:
+        return 1
+    magic, ifd = struct.unpack(order + "HI", block[2:8])
+    if magic != 42 or ifd + 2 > len(block):
+        return 1
+    (entries,) = struct.unpack(order + "H", block[ifd:ifd + 2])
+    for at in range(ifd + 2, min(ifd + 2 + 12 * entries, len(block) - 11), 12):
+        tag, kind, count = struct.unpack(order + "HHI", block[at:at + 8])
+        if tag == 0x0112:
+            (value,) = struct.unpack(order + "H", block[at + 8:at + 10])
+            return value if kind == 3 and count == 1 and 1 <= value <= 8 else 1
+    return 1
 
 
 def image_size(data: Readable, frame: int = 0) -> ImageSize | None:
@@ -147,6 +176,7 @@ def _png(data: Readable) -> ImageSize:
     # one or an impossible count leaves a still image (APNG §2.1)
     claimed: int | None = None
     seen_actl = False
+    exif: bytes | None = None
     at, steps = 8, _Steps("PNG")
     while True:
         steps.step(at)
@@ -157,13 +187,16 @@ def _png(data: Readable) -> ImageSize:
             (count,) = _read(data, at + 8, ">I", "acTL")
             claimed = None if seen_actl or count == 0 or count > 0x80000000 else count
             seen_actl = True
+        elif kind == b"eXIf" and exif is None:
+            exif = bytes(data[at + 8:at + 8 + min(length, _EXIF_READ)])
         at += 12 + length
     frames = min(claimed, png_frames(data, claimed)) if claimed is not None and claimed > 1 else 1
-    return ImageSize("PNG", width, height, frames)
+    return ImageSize("PNG", width, height, frames, exif_orientation(exif) if exif is not None else 1)
 
 
 def _jpeg(data: Readable) -> ImageSize:
     size: tuple[int, int] | None = None
+    exif: bytes | None = None
     at, steps, end = 2, _Steps("JPEG"), len(data)
     # octets read by index where the file holds them (a step of empty segments is some 1 µs), by _read to say where
     # it ends otherwise
@@ -189,10 +222,12 @@ def _jpeg(data: Readable) -> ImageSize:
         elif marker == 0xE2 and bytes(data[at + 2:at + 6]) == b"MPF\0":
             raise LimitError("a multi-picture JPEG (MPO) larger than Pillow opens: its frames are not counted from"
                              " its header")
+        elif marker == 0xE1 and exif is None and bytes(data[at + 2:at + 8]) == b"Exif\0\0":
+            exif = bytes(data[at + 8:at + min(length, 8 + _EXIF_READ)])
         at += length
     if size is None:
         raise ParseError("a JPEG with no frame header (SOFn) before its first scan", offset=at)
-    return ImageSize("JPEG", *_positive("JPEG", *size, at), 1)
+    return ImageSize("JPEG", *_positive("JPEG", *size, at), 1, exif_orientation(exif) if exif is not None else 1)
 
 
 def _past_fill(data: Readable, at: int, end: int) -> int:
@@ -251,7 +286,7 @@ def _tiff(data: Readable, frame: int) -> ImageSize:
 
 def _gif(data: Readable, frame: int) -> ImageSize:
     walk = gif_frames(data, frame)
-    return ImageSize("GIF", *_positive("GIF", *walk.size, 6), walk.frames, walk.seek_pixels)
+    return ImageSize("GIF", *_positive("GIF", *walk.size, 6), walk.frames, seek_pixels=walk.seek_pixels)
 
 
 #: The most frames of a GIF that image fragments are evaluated on. Every frame is counted before one is chosen
