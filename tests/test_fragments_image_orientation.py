@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image, ImageOps
@@ -156,3 +157,21 @@ def test_a_crop_of_a_jpeg_larger_than_pillow_opens_says_its_orientation() -> Non
         assert image.getexif().get(0x0112) == 6
         grey = image.convert("L")
         assert grey.getpixel((72, 72)) < 60 and grey.getpixel((10, 10)) > 180  # the square, stored where it was
+
+
+@pytest.mark.parametrize("orientation", range(1, 9))
+def test_a_preview_is_turned_as_pillow_turns_the_image(orientation: int) -> None:
+    """A preview (libvips, in its child) given the image's orientation is the image as ``ImageOps.exif_transpose``
+    turns it, pixel for pixel (an RGBA PNG: its preview a lossless PNG), and says no orientation itself."""
+    from pdi.fragments.image_streamed import preview
+
+    image = _numbered(1).convert("RGBA")
+    out = io.BytesIO()
+    image.save(out, format="PNG")  # its orientation given to the preview as the parent reads it from the header
+    body, media_type = preview(out.getvalue(), 64, orientation=orientation)
+    assert media_type == "image/png"
+    image.getexif()[0x0112] = orientation
+    with Image.open(io.BytesIO(body)) as shown:
+        assert shown.getexif().get(0x0112) is None
+        expected = ImageOps.exif_transpose(image)
+        assert shown.size == expected.size and shown.convert("RGBA").tobytes() == expected.tobytes()

@@ -166,3 +166,90 @@ def test_a_box_dragged_on_a_turned_image_names_the_stored_pixels_seen_and_crop_c
             drawn = [left + width * box[0] / shown_width, top + height * box[1] / shown_height,
                      width * (box[2] - box[0]) / shown_width, height * (box[3] - box[1]) / shown_height]
             assert all(abs(a - b) < 1.5 for a, b in zip(cited, drawn, strict=True)), (fmt, orientation, cited, drawn)
+
+
+#: A JPEG larger than the viewer asks a browser to decode (more than MAX_SHOWN_PIXELS): shown by the server's preview.
+BIG_WIDTH, BIG_HEIGHT = 14_000, 7_500
+#: What one pixel of the numbered image the regions expected are read from stands for (it is BIG / STEP pixels).
+STEP = 100
+
+
+def _big_file(orientation: int) -> bytes:
+    """The four quarters at ``BIG_WIDTH`` × ``BIG_HEIGHT``, made by libvips (a few megabytes), its EXIF saying
+    ``orientation`` (an APP1 segment after the start of the image, as a camera writes it)."""
+    import struct
+
+    import pyvips
+
+    image = pyvips.Image.black(BIG_WIDTH, BIG_HEIGHT, bands=3)
+    for n, colour in enumerate(QUARTERS):
+        x, y = (n % 2) * BIG_WIDTH // 2, (n // 2) * BIG_HEIGHT // 2
+        image = image.draw_rect(list(colour), x, y, BIG_WIDTH // 2, BIG_HEIGHT // 2, fill=True)
+    plain = image.cast("uchar").jpegsave_buffer(Q=90, strip=True)
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    payload = exif.tobytes()
+    return plain[:2] + b"\xff\xe1" + struct.pack(">H", 2 + len(payload)) + payload + plain[2:]
+
+
+def _under_scaled(orientation: int, box: tuple[float, float, float, float]) -> tuple[int, int, int, int]:
+    """The stored pixels seen under ``box`` (fractions of the image shown turned by ``orientation``), by Pillow alone
+    on a numbered image of a pixel a ``STEP`` × ``STEP`` block, in pixels of the big image."""
+    width, height = BIG_WIDTH // STEP, BIG_HEIGHT // STEP
+    numbered = Image.new("I", (width, height))
+    numbered.putdata([y * width + x for y in range(height) for x in range(width)])
+    numbered.getexif()[0x0112] = orientation
+    shown = ImageOps.exif_transpose(numbered)
+    cut = shown.crop((round(box[0] * shown.width), round(box[1] * shown.height),
+                      round(box[2] * shown.width), round(box[3] * shown.height)))
+    seen = [(n % width, n // width) for n in cut.get_flattened_data()]
+    xs, ys = [x for x, _ in seen], [y for _, y in seen]
+    return min(xs) * STEP, min(ys) * STEP, (max(xs) + 1) * STEP, (max(ys) + 1) * STEP
+
+
+@pytest.mark.parametrize("orientation", [6, 8])
+def test_a_box_dragged_on_the_preview_of_a_large_turned_jpeg_names_the_stored_pixels_seen(
+    served: Served, orientation: int
+) -> None:
+    """A JPEG too large for the viewer to have a browser decode is shown by the server's preview: drawn turned as
+    Chromium shows the JPEG itself (the quarters where ``exif_transpose`` puts them), and a box dragged on it names
+    the stored pixels seen under it (within a numbered block's size: the preview is some 4,000 pixels a side), whose
+    crop is the one colour the reader saw there and says the orientation."""
+    from pdi.server.pages.media_view import MAX_SHOWN_PIXELS
+
+    assert BIG_WIDTH * BIG_HEIGHT > MAX_SHOWN_PIXELS
+    name = str(served.archive.add(S, _big_file(orientation), format="image+jpeg"))
+    with devtools() as pipe:
+        session = open_page(pipe, f"{served.url}/view?pdi={urllib.parse.quote(name, safe='')}")
+        size = {"width": 1100, "height": 900, "deviceScaleFactor": 1, "mobile": False}
+        pipe.call("Emulation.setDeviceMetricsOverride", size, session, time.monotonic() + 30)
+        assert "/api/image/preview?" in _js(pipe, session, "document.getElementById('image').src")
+        loaded = ("(async () => { const i = document.getElementById('image'), until = performance.now() + 60000;"
+                  " while (!(i.complete && i.naturalWidth) && performance.now() < until)"
+                  " await new Promise((r) => setTimeout(r, 50)); return i.naturalWidth; })()")
+        assert _js(pipe, session, loaded) > 0
+        _js(pipe, session, "document.getElementById('image').scrollIntoView({block: 'center'})")
+        left, top, width, height = _box(pipe, session, "image")
+        seen = _screenshot(pipe, session).crop((round(left), round(top), round(left + width), round(top + height)))
+        small = Image.new("RGB", (BIG_WIDTH // STEP, BIG_HEIGHT // STEP))
+        for n, colour in enumerate(QUARTERS):
+            small.paste(colour, ((n % 2) * small.width // 2, (n // 2) * small.height // 2,
+                                 (n % 2 + 1) * small.width // 2, (n // 2 + 1) * small.height // 2))
+        small.getexif()[0x0112] = orientation
+        expected_look = ImageOps.exif_transpose(small)
+        assert all(_near(a, b) for a, b in zip(_quarters(seen), _quarters(expected_look), strict=True)), orientation
+        assert abs(width / height - BIG_HEIGHT / BIG_WIDTH) < 0.05  # drawn turned: as tall as the JPEG is wide
+        _drag(pipe, session, (left + START[0] * width, top + START[1] * height),
+              (left + END[0] * width, top + END[1] * height))
+        named = _js(pipe, session, OFFERED)
+        assert named.startswith(name + "#rect="), named
+        corners = [int(v) for v in named.split("#rect=", 1)[1].replace("(", "").replace(")", "").split(",")]
+        expected = _under_scaled(orientation, (*START, *END))
+        assert all(abs(a - b) <= STEP for a, b in zip(corners, expected, strict=True)), (corners, expected)
+        crop = Image.open(io.BytesIO(httpx.get(f"{served.url}/uri-res/N2R?{named.replace('#rect=', '%23crop=')}",
+                                               timeout=120).content))
+        assert crop.getexif().get(0x0112) == orientation
+        colours = crop.convert("RGB").getcolors(maxcolors=1 << 16)
+        assert colours is not None
+        most = max(colours)[1]
+        assert _near(most, tuple(seen.getpixel((int(width * 0.75), int(height * 0.75))))), (most, orientation)

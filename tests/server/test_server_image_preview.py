@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageOps
 from server_helpers import pixel_bomb
 from starlette.testclient import TestClient
 
@@ -183,7 +183,7 @@ def test_a_preview_the_client_holds_is_304_without_being_made(location: str, mon
     with Archive.init(location) as archive:
         archive.add_series(S)
         name = str(archive.add(S, _jpeg(), format="image+jpeg"))
-        tag = f'"{archive.locate(name).sha256[:32]}-preview-{streamed.PREVIEW_SIDE}"'
+        tag = f'"{archive.locate(name).sha256[:32]}-preview-{streamed.PREVIEW_SIDE}-turned"'
         client = TestClient(create_app(location, archive=archive))
         shown = f"/api/image/preview?pdi={urllib.parse.quote(name, safe='')}"
         for held in (tag, f'"other", W/{tag}', "*"):
@@ -209,3 +209,35 @@ def test_the_previews_kept_are_bounded_by_count_and_by_octets(monkeypatch: pytes
         "big2", "big3", "big4", "big5"]
     cite._keep_preview(("too large", 4096), b"z" * (quarter + 1), "image/jpeg")
     assert ("too large", 4096) not in cite._PREVIEWS
+
+
+def test_a_preview_of_a_turned_jpeg_is_drawn_as_a_browser_shows_it(location: str) -> None:
+    """A JPEG whose EXIF says orientation 6 (a phone held upright) is shown by a browser a quarter turn clockwise:
+    its preview is drawn so (Pillow's ``exif_transpose`` the oracle), saying no orientation of its own (a browser
+    would turn it again); a TIFF saying the same is drawn as stored, as Chromium shows no TIFF turned."""
+    stored = Image.new("RGB", (80, 40), (20, 20, 200))
+    stored.paste((230, 30, 30), (0, 0, 20, 20))  # a red square at the stored top left
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    files = {}
+    for fmt in ("JPEG", "TIFF"):
+        out = io.BytesIO()
+        stored.save(out, format=fmt, exif=exif.tobytes(), **({"quality": 95} if fmt == "JPEG" else {}))
+        files[fmt] = out.getvalue()
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        client = TestClient(create_app(location, archive=archive))
+        for fmt, data in files.items():
+            name = str(archive.add(S, data, format={"JPEG": "image+jpeg"}.get(fmt, "tiff")))
+            answer = client.get(f"/api/image/preview?pdi={urllib.parse.quote(name, safe='')}")
+            assert answer.status_code == 200, answer.text[:300]
+            with Image.open(io.BytesIO(answer.content)) as preview:
+                assert preview.getexif().get(0x0112) is None
+                turned = stored.copy()
+                turned.getexif()[0x0112] = 6
+                expected = ImageOps.exif_transpose(turned) if fmt == "JPEG" else stored
+                assert preview.size == expected.size, fmt
+                got = preview.convert("RGB")
+                for x, y in ((5, 5), (expected.width - 5, 5), (5, expected.height - 5)):
+                    assert max(abs(a - b) for a, b in zip(got.getpixel((x, y)), expected.getpixel((x, y)),
+                                                          strict=True)) < 40, (fmt, x, y)

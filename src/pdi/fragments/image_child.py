@@ -9,8 +9,9 @@ larger than the child's address space is read as any other), a few rows at
 a time, and writes one answer to its standard output:
 
 * ``crop FORMAT X Y WIDTH HEIGHT``: that region of frame 0, as PNG;
-* ``preview FORMAT SIDE``: frame 0 shrunk to at most SIDE pixels a side, as
-  JPEG (PNG where it has alpha).
+* ``preview FORMAT SIDE [ORIENTATION]``: frame 0 shrunk to at most SIDE pixels a side, as
+  JPEG (PNG where it has alpha), turned as EXIF ``ORIENTATION`` (2 to 8) says, as a browser turns
+  the image itself (:func:`turned`), and saying no orientation of its own.
 """
 
 from __future__ import annotations
@@ -54,13 +55,30 @@ def work(args: list[str]) -> bytes:
             if max(image.width, image.height) > side:
                 image = image.resize(side / max(image.width, image.height), kernel="linear") \
                     if fmt != "JPEG" else _shrunk_jpeg(pyvips, image, side)
-            image = _eight_bits(image)
+            image = turned(_eight_bits(image), int(rest[1]) if len(rest) > 1 else 1)
             if image.hasalpha():
                 return bytes(image.pngsave_buffer(compression=6))
             return bytes(image.jpegsave_buffer(Q=PREVIEW_QUALITY, strip=True))
     except pyvips.Error as exc:
         raise UnsupportedError(f"cannot read this {fmt} image: {_said(exc)}") from None
     raise ValueError(f"no such work: {what!r}")
+
+
+def turned(image: Any, orientation: int) -> Any:
+    """``image`` (a preview: a few thousand pixels a side) turned as EXIF ``orientation`` says, as Pillow's
+    ``ImageOps.exif_transpose`` turns it (CIPA DC-008 §4.6.4: 6 is a quarter turn clockwise, 5 and 7 those
+    mirrored); 1 or any other value: as it is. Read into memory first: libvips turns no image read in sequence."""
+    if not 2 <= orientation <= 8:
+        return image
+    image = image.copy_memory()
+    turn = {3: "d180", 5: "d90", 6: "d90", 7: "d90", 8: "d270"}.get(orientation)
+    if turn is not None:
+        image = image.rot(turn)
+    if orientation in (2, 5):
+        image = image.fliphor()
+    elif orientation in (4, 7):
+        image = image.flipver()
+    return image
 
 
 def _pyvips() -> Any:

@@ -102,18 +102,20 @@ def crop_streamed(data: Buffer, box: tuple[int, int, int, int], *, name: str = "
     return run_streamed("crop", data, [fmt, str(x1), str(y1), str(x2 - x1), str(y2 - y1)], name=name).data
 
 
-def preview(data: Buffer | Iterator[bytes], side: int = PREVIEW_SIDE, *, name: str = "the image") -> tuple[bytes, str]:
+def preview(data: Buffer | Iterator[bytes], side: int = PREVIEW_SIDE, *, name: str = "the image",
+            orientation: int = 1) -> tuple[bytes, str]:
     """Frame 0 of the PNG, JPEG or TIFF ``data`` shrunk to at most ``side`` pixels on its longer side (never
-    enlarged), and its media type: ``image/jpeg``, or ``image/png`` where the image has alpha. ``data`` may be its
-    octets in pieces (a stored blob's verified chunks): they are written to the child's file one by one, never
-    held together."""
+    enlarged), and its media type: ``image/jpeg``, or ``image/png`` where the image has alpha; turned as EXIF
+    ``orientation`` says (2 to 8: what a browser shows of a JPEG or PNG saying it,
+    :data:`pdi.fragments.image.ORIENTED_WHEN_SHOWN`), and saying none itself. ``data`` may be its octets in pieces
+    (a stored blob's verified chunks): they are written to the child's file one by one, never held together."""
     if isinstance(data, Iterator):
         first = next(data, b"")
         fmt = _format(first, name)
         data = itertools.chain([first], data)
     else:
         fmt = _format(data, name)
-    answer = run_streamed("preview", data, [fmt, str(side)], name=name).data
+    answer = run_streamed("preview", data, [fmt, str(side), str(orientation)], name=name).data
     return answer, "image/png" if answer.startswith(b"\x89PNG") else "image/jpeg"
 
 

@@ -67,6 +67,7 @@ from pdi.server.pages.layout import n2r_href
 from pdi.server.process.limits import ArchiveHandlers
 
 if TYPE_CHECKING:
+    from pdi.fragments.image_size import ImageSize
     from pdi.fragments.text.rfc5147 import TextSelection
 
 #: The largest text (octets) whose RFC 5147 integrity checks the viewer computes (MD5 reads it whole).
@@ -216,7 +217,7 @@ def image_preview(archive: Archive, name: str, held: str | None = None) -> Image
     if formats.media_family(record.media_type) != "image":
         raise UnsupportedError(f"{located.pdi} is {record.media_type}, not an image: it has no preview")
     key = (record.sha256, PREVIEW_SIDE)
-    etag = f'"{record.sha256[:32]}-preview-{PREVIEW_SIDE}"'
+    etag = f'"{record.sha256[:32]}-preview-{PREVIEW_SIDE}-turned"'  # drawn as the browser shows the image
     shared = shared_answer(archive, located)
     if held is not None and tag_matches(held, etag):
         return ImagePreview(None, "", etag, shared)
@@ -252,6 +253,20 @@ def image_preview(archive: Archive, name: str, held: str | None = None) -> Image
     return ImagePreview(body, media_type, etag, shared)
 
 
+def header_orientation(octets: Readable) -> int:
+    """The EXIF orientation a browser turns the image ``octets`` by, read from its header alone
+    (:attr:`pdi.fragments.image_size.ImageSize.orientation`, of a JPEG or PNG:
+    :data:`pdi.fragments.image.ORIENTED_WHEN_SHOWN`); 1 where it says none, or its header cannot be read."""
+    from pdi.fragments.image import ORIENTED_WHEN_SHOWN
+    from pdi.fragments.image_size import image_size
+
+    try:
+        size = image_size(octets)
+    except (ParseError, LimitError):
+        return 1
+    return size.orientation if size is not None and size.format in ORIENTED_WHEN_SHOWN else 1
+
+
 def _previewed(reader: ChunkedReader, name: str) -> tuple[bytes, str]:
     """The preview of the blob ``reader`` reads, made by libvips in its child from octets checked against their
     digests.
@@ -263,15 +278,17 @@ def _previewed(reader: ChunkedReader, name: str) -> tuple[bytes, str]:
     (``fstat``: a write in place moves its status-change time) is taken before the check; if it has changed once
     the child is done, the file is checked again, so a preview of octets changed under it is refused, not shown.
     Elsewhere (PostgreSQL, S3) its verified chunks are written one by one to the child's file, never held whole."""
+    from pdi.archive.blobs import VerifiedOctets
     from pdi.fragments.image_streamed import PREVIEW_SIDE, preview
     from pdi.fragments.results import MappedFile
 
     if not isinstance(reader, FileReader):
-        return preview(reader.chunks(), PREVIEW_SIDE, name=name)
+        orientation = header_orientation(VerifiedOctets(reader))
+        return preview(reader.chunks(), PREVIEW_SIDE, name=name, orientation=orientation)
     before = reader.identity()
     reader.verify_range(0, reader.size)
-    with MappedFile.of(reader.fd) as octets:  # only its first page is read here, for the format's signature
-        made = preview(octets, PREVIEW_SIDE, name=name)
+    with MappedFile.of(reader.fd) as octets:  # only its header is read here, for its format and orientation
+        made = preview(octets, PREVIEW_SIDE, name=name, orientation=header_orientation(octets))
     if reader.identity() != before:
         reader.verify_range(0, reader.size)
     return made
@@ -383,7 +400,7 @@ def image_facts(data: bytes, media_type: str) -> ImageFacts:
             raise LimitError(f"{media_type}: {unopened(exc)}, and {limit}; its octets are served whole by N2R") from limit
         if size is None:
             raise LimitError(f"{media_type}: {unopened(exc)}; its octets are served whole by N2R") from exc
-        return ImageFacts(size.width, size.height, size.frames)
+        return ImageFacts(size.width, size.height, size.frames, _shown(size))
     except UnidentifiedImageError as exc:
         raise UnsupportedError(f"{media_type}: not an image pdi can read") from exc
     except DAMAGED as exc:  # counting a damaged GIF's frames trips as its crop does (found by an attack: a 500)
@@ -406,7 +423,14 @@ def header_facts(octets: Readable, media_type: str) -> ImageFacts:
     if size is None:
         raise UnsupportedError(f"{media_type}: an image of this size is read from its header alone here, and pdi"
                                " reads the size of a PNG, JPEG, TIFF, GIF, WebP or BMP only so")
-    return ImageFacts(size.width, size.height, size.frames)
+    return ImageFacts(size.width, size.height, size.frames, _shown(size))
+
+
+def _shown(size: ImageSize) -> int:
+    """The orientation a browser shows an image of header ``size`` turned by (that of a JPEG or PNG, else 1)."""
+    from pdi.fragments.image import ORIENTED_WHEN_SHOWN
+
+    return size.orientation if size.format in ORIENTED_WHEN_SHOWN else 1
 
 
 @dataclass(frozen=True)

@@ -123,9 +123,10 @@ def image_view(archive: Archive, whole: Resolved, selected: Resolved | None, ope
         # one frame, as a lossless PNG: the whole of frame k cut out
         return n2r_href(f"{name}#crop=(0,0),({facts.width},{facts.height}),{k}")
 
-    # the stored pixels shown turned as a browser turns them (a JPEG's or PNG's EXIF orientation): not a preview's
-    # or a stand-in's, drawn as stored; a frame's crop keeps the orientation (pdi.fragments.image._png)
-    orientation = facts.orientation if not too_large else 1
+    # the stored pixels shown turned as a browser turns them (a JPEG's or PNG's EXIF orientation), and a preview of
+    # them drawn so (pdi.fragments.image_child.turned); not a stand-in, drawn in the stored shape; a frame's crop
+    # keeps the orientation (pdi.fragments.image._png)
+    orientation = facts.orientation if previewed or not too_large else 1
     cited = _cited_box(region, orientation)
     shown_width = facts.height if orientation >= 5 else facts.width
     scale = max(1, MIN_IMAGE_WIDTH // shown_width) if shown_width and not too_large else 1
