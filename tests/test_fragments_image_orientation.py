@@ -10,6 +10,7 @@ oracle is Pillow: ``Image.open(...).crop(...)`` for the stored pixels, ``ImageOp
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -175,3 +176,39 @@ def test_a_preview_is_turned_as_pillow_turns_the_image(orientation: int) -> None
         assert shown.getexif().get(0x0112) is None
         expected = ImageOps.exif_transpose(image)
         assert shown.size == expected.size and shown.convert("RGBA").tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize(("fmt", "orientation"), [("JPEG", 6), ("JPEG", 1), ("PNG", 8), ("PNG", 3), ("WEBP", 6)])
+def test_get_info_and_api_resolve_say_the_orientation_and_the_size_shown(tmp_path: Path, fmt: str,
+                                                                         orientation: int) -> None:
+    """``pdi get --info`` (its ``image`` line) and ``/api/resolve`` (its ``image`` member) say an image's stored
+    size, its EXIF orientation as Pillow reads it, and the size a browser shows it at (Pillow's ``exif_transpose``
+    of a JPEG or PNG; a WebP shown as stored, its orientation not one a browser applies: 1), whole or with a
+    fragment."""
+    from click.testing import CliRunner
+    from starlette.testclient import TestClient
+
+    from pdi.archive import Archive
+    from pdi.cli import cli
+    from pdi.server import create_app
+
+    data = _file(fmt, orientation)
+    with Image.open(io.BytesIO(data)) as opened:
+        applies = fmt in ("JPEG", "PNG")
+        said = opened.getexif().get(0x0112, 1) if applies else 1
+        shown = ImageOps.exif_transpose(opened).size if applies else opened.size
+    location = str(tmp_path / "archive")
+    with Archive.init(location) as archive:
+        archive.add_series("photos.example.us")
+        name = str(archive.add("photos.example.us", data, format={"JPEG": "image+jpeg"}.get(fmt, fmt.lower())))
+        client = TestClient(create_app(location, archive=archive))
+        for asked in (name, name + "#rect=(1,1),(3,3)"):
+            got = client.get("/api/resolve", params={"pdi": asked}).json()["image"]
+            assert got == {"width": WIDTH, "height": HEIGHT, "frames": 1, "orientation": said,
+                           "shown": {"width": shown[0], "height": shown[1]}}, (asked, got)
+    for asked in (name, name + "#rect=(1,1),(3,3)"):
+        r = CliRunner().invoke(cli, ["get", asked, "--info", "--archive", location])
+        assert r.exit_code == 0, r.output
+        line = [line for line in r.stdout.splitlines() if line.startswith("image\t")]
+        turned = f", shown turned {shown[0]}x{shown[1]}" if said != 1 else ""
+        assert line == [f"image\t{WIDTH}x{HEIGHT} pixels, 1 frame, EXIF orientation {said}{turned}"], r.stdout

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 from pdi.archive import Generic, Resolved
 
 if TYPE_CHECKING:
+    from pdi.fragments.image_size import ImageShown
     from pdi.fragments.pdf import TextLayer
     from pdi.fragments.video import VideoInfo
 
 
 def describe(
     resolved: Resolved | Generic, *, text_layer: TextLayer | None = None, video: VideoInfo | None = None,
-    message: dict[str, Any] | None = None,
+    message: dict[str, Any] | None = None, image: ImageShown | None = None,
 ) -> dict[str, Any]:
     """The name, media type, size and stored representation of a resolved name, and what its fragment selects.
 
@@ -36,7 +37,9 @@ def describe(
     the PDFium that made it, and ``empty`` when no page has text (a scan:
     cite it by page and region). ``message``, an e-mail's
     (:meth:`Archive.message_of`), adds ``message``: its header fields, ids,
-    body and parts (docs/email.md).
+    body and parts (docs/email.md). ``image``, an image's (:meth:`Archive.image_of`), adds ``image``: its stored
+    width, height and frames, its EXIF ``orientation`` (of a JPEG or PNG, 1 to 8; 1 where it says none) and its
+    size ``shown`` by a browser, which turns a JPEG or PNG by it (docs/reference/resolver.md).
     """
     if isinstance(resolved, Generic):
         versions = [
@@ -75,6 +78,8 @@ def describe(
         out["video"] = video.to_json()
     if message is not None:
         out["message"] = message
+    if image is not None:
+        out["image"] = image.to_json()
     fragment = resolved.fragment
     if fragment is not None:
         out["fragment"] = {

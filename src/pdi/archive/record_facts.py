@@ -23,6 +23,7 @@ from pdi.errors import DamagedError, UnsupportedError
 from pdi.identifier import PDI
 
 if TYPE_CHECKING:
+    from pdi.fragments.image_size import ImageShown
     from pdi.fragments.pdf import TextLayer
     from pdi.fragments.video import VideoInfo
     from pdi.mail.large import PartMap
@@ -248,6 +249,23 @@ class RecordFacts(ArchiveBase):
         resolved = dataclasses.replace(located, data=b"", media_type=result.media_type, charset=charset,
                                        fragment=result)
         return StreamedPart(resolved, mapped.size, part, lambda: self._reader(located.record), mapped)
+
+    def image_of(self, record: RepresentationRecord) -> ImageShown | None:
+        """An image's size, frames and EXIF orientation, read from its header by verified chunks
+        (:func:`pdi.fragments.image_size.image_size`: a PNG, JPEG, TIFF, GIF, WebP or BMP), and its size as a
+        browser shows it; ``None`` for any other record, or a header that cannot be read. No guard is asked: give
+        it a record a reader has resolved."""
+        if not record.media_type.startswith("image/"):
+            return None
+        from pdi.errors import LimitError, ParseError
+        from pdi.fragments.image_size import ImageShown, image_size
+
+        try:
+            with self._reader(record) as reader:
+                size = image_size(VerifiedOctets(reader))
+        except (ParseError, LimitError):
+            return None
+        return None if size is None else ImageShown.of(size)
 
     def video_of(self, record: RepresentationRecord) -> VideoInfo | None:
         """What ffprobe read of a video at deposit (duration, frame size, codecs), or None (not a video, or one

@@ -20,6 +20,7 @@ from pdi.errors import NotFoundError
 
 if TYPE_CHECKING:
     from pdi.archive.results import SgmlParse
+    from pdi.fragments.image_size import ImageShown
     from pdi.fragments.pdf import TextLayer
     from pdi.fragments.video import VideoInfo
 
@@ -66,7 +67,7 @@ def _sgml_parse_line(sgml: SgmlParse) -> str:
 def _print_info(
     result: Resolved, *, pending: bool = False, layer: TextLayer | None = None,
     sgml: SgmlParse | None = None, video: VideoInfo | None = None,
-    message: dict[str, Any] | None = None, capture: dict[str, Any] | None = None,
+    message: dict[str, Any] | None = None, capture: dict[str, Any] | None = None, image: ImageShown | None = None,
 ) -> None:
     """``pdi get --info``: one ``key<TAB>value`` line per fact of :func:`pdi.archive.describe.describe`.
 
@@ -77,11 +78,12 @@ def _print_info(
     ffprobe read of a video at deposit (a ``video`` line); ``message``: an e-mail's facts (``from``, ``to``,
     ``date``, ``subject``, ``message-id``, ``in-reply-to``, ``references``, ``body`` and a ``part`` line a part);
     ``capture``: a capture's parts (:meth:`pdi.archive.Archive.capture_of`: a ``root`` line and a ``part`` line a
-    part, as an e-mail's).
+    part, as an e-mail's); ``image``: an image's size, frames and EXIF orientation, and its size as a browser shows
+    it (an ``image`` line).
     """
     from pdi.archive.describe import describe
 
-    about = describe(result, text_layer=layer, video=video, message=message)
+    about = describe(result, text_layer=layer, video=video, message=message, image=image)
     stored = about["stored"]
     say(f"pdi\t{about['pdi']}")
     say(f"media-type\t{about['media_type']}")
@@ -118,6 +120,10 @@ def _print_info(
         say(f"video\t{v['duration_ms'] / 1000:.3f} s, {picture}, {sound} ({v['container']}{damage})")
     elif about["stored"]["media_type"].startswith("video/"):
         say("video\tffprobe cannot read it (not WebM, MP4 or Ogg, or not what it says): no time fragments")
+    if (i := about.get("image")) is not None:
+        turned = f", shown turned {i['shown']['width']}x{i['shown']['height']}" if i["orientation"] != 1 else ""
+        say(f"image	{i['width']}x{i['height']} pixels, {plural(i['frames'], 'frame')}, EXIF orientation"
+            f" {i['orientation']}{turned}")
     if (m := about.get("message")) is not None:
         _print_message(m)
     elif about["stored"]["media_type"] == "message/rfc822":
@@ -250,7 +256,7 @@ def run_get(pdi: str, *, output: str | None, latest: bool, info: bool, archive: 
                 _print_info(located, pending=opened.index_pending_of(located.record),
                             layer=opened.text_layer_of(located.record), sgml=opened.sgml_parse_of(located.record),
                             video=opened.video_of(located.record), message=opened.message_of(located.record),
-                            capture=opened.capture_of(located.record))
+                            capture=opened.capture_of(located.record), image=opened.image_of(located.record))
             else:
                 if _binary_on_terminal(located, output):
                     return EXIT_USAGE
@@ -269,6 +275,7 @@ def run_get(pdi: str, *, output: str | None, latest: bool, info: bool, archive: 
             "video": opened.video_of(result.record) if info else None,
             "message": opened.message_of(result.record) if info else None,
             "capture": opened.capture_of(result.record) if info else None,
+            "image": opened.image_of(result.record) if info else None,
         }
         no_text = not info and _scan_text(opened, result)
         if clip is not None:

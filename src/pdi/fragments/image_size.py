@@ -91,6 +91,36 @@ class ImageSize:
     seek_pixels: int | None = field(default=None, compare=False)
 
 
+#: The formats a browser turns by their EXIF orientation (:data:`pdi.fragments.image.ORIENTED_WHEN_SHOWN`, by the
+#: names :func:`image_size` gives).
+_TURNED_WHEN_SHOWN = frozenset({"JPEG", "PNG"})
+
+
+@dataclass(frozen=True)
+class ImageShown:
+    """An image's stored size (its first frame's), its frames, its EXIF ``Orientation`` as its header says it (of a
+    JPEG or PNG: :attr:`ImageSize.orientation`), and its size as a browser shows it (turned by that orientation:
+    width and height swapped for 5 to 8)."""
+
+    format: str
+    width: int
+    height: int
+    frames: int
+    orientation: int
+    shown_width: int
+    shown_height: int
+
+    @classmethod
+    def of(cls, size: ImageSize) -> ImageShown:
+        turned = size.orientation >= 5 and size.format in _TURNED_WHEN_SHOWN
+        return cls(size.format, size.width, size.height, size.frames, size.orientation,
+                   size.height if turned else size.width, size.width if turned else size.height)
+
+    def to_json(self) -> dict[str, object]:
+        return {"width": self.width, "height": self.height, "frames": self.frames, "orientation": self.orientation,
+                "shown": {"width": self.shown_width, "height": self.shown_height}}
+
+
 def exif_orientation(block: bytes) -> int:
     """The ``Orientation`` (tag 0x0112, CIPA DC-008 §4.6.4) of the EXIF ``block`` (a TIFF header, then its
     directories: TIFF 6.0 §2) as a browser reads it, from the 0th IFD's entry of one SHORT (type 3), 1 to 8; 1

@@ -611,7 +611,8 @@ def description(archive: Archive, resolved: Resolved | Generic, *, statements: b
     layer = archive.text_layer_of(resolved.record) if isinstance(resolved, Resolved) else None  # a PDF's
     video = archive.video_of(resolved.record) if isinstance(resolved, Resolved) else None
     message = archive.message_of(resolved.record) if isinstance(resolved, Resolved) else None  # an e-mail's
-    out = describe(resolved, text_layer=layer, video=video, message=message)
+    image = archive.image_of(resolved.record) if isinstance(resolved, Resolved) else None  # an image's header
+    out = describe(resolved, text_layer=layer, video=video, message=message, image=image)
     if statements and isinstance(resolved, Resolved):
         out["meta"] = archive.meta(str(resolved.pdi).split("#", 1)[0])
     return out
