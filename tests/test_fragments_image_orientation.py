@@ -212,3 +212,33 @@ def test_get_info_and_api_resolve_say_the_orientation_and_the_size_shown(tmp_pat
         line = [line for line in r.stdout.splitlines() if line.startswith("image\t")]
         turned = f", shown turned {shown[0]}x{shown[1]}" if said != 1 else ""
         assert line == [f"image\t{WIDTH}x{HEIGHT} pixels, 1 frame, EXIF orientation {said}{turned}"], r.stdout
+
+
+def _exif_after_idat(orientation: int) -> bytes:
+    """The numbered PNG with an ``eXIf`` chunk saying ``orientation`` after its image data (before ``IEND``), where
+    PNG 3rd edition §5.6 lets it stand, and Chromium does not read it (tests/server/
+    test_server_image_orientation_browser.py measures that)."""
+    import struct
+    import zlib
+
+    out = io.BytesIO()
+    _numbered(1).save(out, format="PNG")
+    png = out.getvalue()
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    payload = exif.tobytes()[6:]
+    chunk = struct.pack(">I", len(payload)) + b"eXIf" + payload
+    chunk += struct.pack(">I", zlib.crc32(chunk[4:]) & 0xFFFFFFFF)
+    end = png.index(b"IEND") - 4
+    return png[:end] + chunk + png[end:]
+
+
+def test_a_png_whose_exif_follows_its_image_data_is_cut_as_shown_unturned() -> None:
+    """Pillow finds such an ``eXIf`` (it reads the whole file); a browser shows the PNG as stored: its crop says no
+    orientation, so that it is shown as the region was seen."""
+    data = _exif_after_idat(6)
+    with Image.open(io.BytesIO(data)) as opened:
+        assert opened.getexif().get(0x0112) == 6  # what Pillow reads
+    cut = evaluate_image("crop", [(1, 1), (4, 3)], data, "image/png", None)
+    with Image.open(io.BytesIO(cut.data)) as image:
+        assert image.getexif().get(0x0112) is None and image.size == (3, 2)

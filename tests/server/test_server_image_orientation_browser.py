@@ -253,3 +253,27 @@ def test_a_box_dragged_on_the_preview_of_a_large_turned_jpeg_names_the_stored_pi
         assert colours is not None
         most = max(colours)[1]
         assert _near(most, tuple(seen.getpixel((int(width * 0.75), int(height * 0.75))))), (most, orientation)
+
+
+def test_a_png_whose_exif_follows_its_image_data_is_shown_and_mapped_as_stored(served: Served) -> None:
+    """Chromium reads a PNG's ``eXIf`` only before its image data: one after it is shown as stored (measured here),
+    and the viewer maps a box on it as stored (``data-orientation`` 1), whatever Pillow, reading the whole file,
+    finds."""
+    import struct
+    import zlib
+
+    png = _file("PNG", 1)
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    payload = exif.tobytes()[6:]
+    chunk = struct.pack(">I", len(payload)) + b"eXIf" + payload
+    chunk += struct.pack(">I", zlib.crc32(chunk[4:]) & 0xFFFFFFFF)
+    end = png.index(b"IEND") - 4
+    name = str(served.archive.add(S, png[:end] + chunk + png[end:], format="png"))
+    with devtools() as pipe:
+        session = open_page(pipe, f"{served.url}/view?pdi={urllib.parse.quote(name, safe='')}")
+        loaded = ("(async () => { const i = document.getElementById('image'), until = performance.now() + 20000;"
+                  " while (!(i.complete && i.naturalWidth) && performance.now() < until)"
+                  " await new Promise((r) => setTimeout(r, 25));"
+                  " return [i.naturalWidth, i.naturalHeight, document.getElementById('figure').dataset.orientation]; })()")
+        assert _js(pipe, session, loaded) == [WIDTH, HEIGHT, "1"]

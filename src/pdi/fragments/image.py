@@ -141,11 +141,23 @@ def rectangle(scheme: str, positions: Sequence[object]) -> tuple[int, int, int, 
 ORIENTED_WHEN_SHOWN = frozenset({"JPEG", "MPO", "PNG"})
 
 
-def shown_orientation(image: Any) -> int:
+def shown_orientation(image: Any, data: Readable | None = None) -> int:
     """The EXIF orientation (2 to 8) a browser shows the Pillow ``image`` turned by, or 1: none, an orientation
-    out of range, or a format whose orientation browsers do not apply (:data:`ORIENTED_WHEN_SHOWN`)."""
+    out of range, or a format whose orientation browsers do not apply (:data:`ORIENTED_WHEN_SHOWN`). A PNG's is its
+    ``eXIf`` chunk's before its first ``IDAT``, read from its octets ``data`` (:func:`pdi.fragments.image_size.image_size`):
+    Chromium shows one whose ``eXIf`` comes after its image data as stored, where Pillow, reading the whole file,
+    finds it (found in review, 2026-12-01: such a PNG's crop said orientation 6, and the viewer mapped a box as
+    turned on an image shown unturned)."""
     if getattr(image, "format", None) not in ORIENTED_WHEN_SHOWN:
         return 1
+    if image.format == "PNG" and data is not None:
+        from pdi.fragments.image_size import image_size
+
+        try:
+            size = image_size(data)
+        except (ParseError, LimitError):
+            return 1
+        return size.orientation if size is not None and 2 <= size.orientation <= 8 else 1
     if image.format == "PNG" and "exif" not in getattr(image, "info", {}):
         # an eXIf before the image data is read with the header; Pillow's getexif() would decode the whole image
         # to look for one after it (a crop of a 12,000 × 12,000 PNG held its 144 MB in the resolver's process)
@@ -273,11 +285,11 @@ def evaluate_image(
                 _check_streamable(data, str(image.format), region, None)
                 png = _crop_streamed(data, str(image.format), region, media_type)
                 return FragmentResult(
-                    data=oriented_png(png, shown_orientation(image)), media_type="image/png", clamped=clamped,
+                    data=oriented_png(png, shown_orientation(image, data)), media_type="image/png", clamped=clamped,
                     ranges=(), scheme=scheme, region=region,
                 )
             cut = image.crop((region.x1, region.y1, region.x2, region.y2))
-            png = oriented_png(_png(cut, image.info.get("icc_profile")), shown_orientation(image))
+            png = oriented_png(_png(cut, image.info.get("icc_profile")), shown_orientation(image, data))
     except PDIError:
         raise
     except Image.DecompressionBombError as exc:

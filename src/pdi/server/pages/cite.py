@@ -386,7 +386,7 @@ def image_facts(data: bytes, media_type: str) -> ImageFacts:
                 if pages > MAX_TIFF_PAGES:
                     raise LimitError(f"{media_type}: a TIFF of {pages:,} pages or more, more than the"
                                      f" {MAX_TIFF_PAGES:,} shown here; its octets are served whole by N2R")
-            return ImageFacts(image.width, image.height, frame_count(image, data), images.shown_orientation(image))
+            return ImageFacts(image.width, image.height, frame_count(image, data), images.shown_orientation(image, data))
     except Image.DecompressionBombError as exc:  # a header claiming more than twice Pillow's bound
         from pdi.fragments.image import unopened
         from pdi.fragments.image_size import image_size
