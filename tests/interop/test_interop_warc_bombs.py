@@ -164,6 +164,8 @@ FINGERPRINTS = {
     "warcio.bufferedreaders.BufferedReader.read": "f65678adfca0ea8d266fbc6a6ace644591eb4c923eb5c7c22a469c219a66ddb8",
     "warcio.recordloader.ArcWarcRecordLoader.load_http_headers":
         "6b12cd2c764ba11e9c607be7d4f0a9aaf62663ad261341443c126ba8889ffcd4",
+    "warcio.recordloader.ArcWarcRecordLoader._ensure_target_uri_format":
+        "9a9bd132a1062f60148c2a6d2dbc96b345554b2aa66ad7c1c4af284baadf0090",
 }
 
 

@@ -39,12 +39,17 @@ from ``self.fh`` and reads nothing), ``ArchiveIterator._next_record``, ``Archive
 stream), ``BufferedReader._fillbuff``, ``BufferedReader.empty``,
 ``BufferedReader.read`` (whose contract ``readline`` here keeps),
 ``ArcWarcRecordLoader.load_http_headers`` (which reads its loader's ``HTTP_SCHEMES``, set on the iterator's
-``loader`` by :func:`any_case_schemes`) and the
+``loader`` by :func:`any_case_schemes`), ``ArcWarcRecordLoader._ensure_target_uri_format`` (replaced on the
+loader by :func:`any_case_schemes` with :func:`target_uri`'s reading) and the
 attributes ``buff``, ``buff_size``, ``decompressor``, ``num_block_read`` and ``num_read``.
 """
 
 from __future__ import annotations
 
+import binascii
+import email.errors
+import email.header
+import re
 import time
 import zlib
 from dataclasses import dataclass
@@ -66,6 +71,7 @@ __all__ = [
     "BoundedIterator",
     "ReadLimits",
     "Refused",
+    "target_uri",
 ]
 
 #: the warcio names this module relies on beyond its public API (fingerprinted in the tests)
@@ -80,6 +86,7 @@ WARCIO_INTERNALS = (
     "warcio.bufferedreaders.BufferedReader.empty",
     "warcio.bufferedreaders.BufferedReader.read",
     "warcio.recordloader.ArcWarcRecordLoader.load_http_headers",
+    "warcio.recordloader.ArcWarcRecordLoader._ensure_target_uri_format",
 )
 
 #: ``http:`` and ``https:`` in every case (RFC 3986 §3.1: a scheme is case-insensitive). warcio's loader takes a
@@ -127,10 +134,47 @@ def _any_spelling(loader: Any) -> None:
     loader.load_http_headers = http_headers
 
 
+#: An RFC 2047 encoded word (``=?charset?Q?text?=``, ``B`` for base64), which WARC 1.1 §4 lets a field's words be.
+_ENCODED_WORD = re.compile(r"=\?[^?\s]+\?[QqBb]\?[^?\s]*\?=")
+
+
+def target_uri(value: str) -> str:
+    """A ``WARC-Target-URI`` as written, read as the URI it gives (WARC 1.1 §5.11).
+
+    RFC 2047 encoded words (WARC 1.1 §4 lets a field's words be written so) are decoded; the angle brackets WARC
+    1.0 wrote around it (``"<" uri ">"``, dropped by WARC 1.1's erratum) are taken off with the white space inside
+    them (RFC 3986 appendix C: the white space around a delimited URI is no part of it); a space left inside the
+    URI is ``%20``, as warcio reads it. warcio took the brackets off only when nothing stood between them and the
+    URI, and made ``< http://example.org/ >`` ``%20http://example.org/%20``, no HTTP URI: its record was read as
+    nothing an import uses, unsaid; so was a URI written as an encoded word."""
+    uri = value.strip()
+    if _ENCODED_WORD.search(uri):
+        try:
+            uri = str(email.header.make_header(email.header.decode_header(uri))).strip()
+        except (LookupError, ValueError, UnicodeError, binascii.Error, email.errors.HeaderParseError):
+            pass  # (an unknown charset, a broken word: read as written)
+    if uri.startswith("<") and uri.endswith(">"):
+        uri = uri[1:-1].strip()
+    return uri.replace(" ", "%20")
+
+
+def _ensure_target(rec_headers: Any) -> str | None:
+    """warcio's ``_ensure_target_uri_format`` reading the URI as :func:`target_uri` does."""
+    written = rec_headers.get_header("WARC-Target-URI")
+    if written is None:
+        return None
+    uri = target_uri(written)
+    if uri != written:
+        rec_headers.replace_header("WARC-Target-URI", uri)
+    return uri
+
+
 def any_case_schemes(iterator: ArchiveIterator) -> ArchiveIterator:
     """``iterator`` (warcio's), reading the HTTP header block of a record whose target URI's scheme is ``http`` or
-    ``https`` in any case (:data:`HTTP_SCHEMES_ANY_CASE`); answered for chaining."""
+    ``https`` in any case (:data:`HTTP_SCHEMES_ANY_CASE`), its target URI read by :func:`target_uri`; answered for
+    chaining."""
     iterator.loader.HTTP_SCHEMES = HTTP_SCHEMES_ANY_CASE
+    iterator.loader._ensure_target_uri_format = _ensure_target
     return iterator
 
 #: bytes a gzip member or ZIP entry may decompress to before its ratio counts (small files compress oddly)

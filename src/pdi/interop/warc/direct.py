@@ -45,7 +45,7 @@ from typing import BinaryIO
 from warcio.utils import BUFF_SIZE
 
 from pdi.errors import PDIError
-from pdi.interop.warc.bounded import EXPANSION_ALLOWANCE, ReadLimits
+from pdi.interop.warc.bounded import EXPANSION_ALLOWANCE, ReadLimits, target_uri
 from pdi.interop.warc.coding import decoded
 from pdi.interop.warc.entries import TARGETED, Entry, _index_fields
 from pdi.interop.warc.sources import Source
@@ -207,12 +207,8 @@ def _record(
     if data[stop:stop + 4] != b"\r\n\r\n" or (whole and len(data) != stop + 4):
         raise _NotPlain  # its Content-Length does not end where the record does
     uri = warc.get("warc-target-uri")
-    if uri is not None:  # as warcio corrects it (Wget's <…>, spaces)
-        if uri.startswith("<") and uri.endswith(">"):
-            uri = uri[1:-1]
-        if " " in uri:
-            uri = uri.replace(" ", "%20")
-        warc["warc-target-uri"] = uri
+    if uri is not None:  # as warcio's loader reads it here (Wget's <…>, spaces, encoded words)
+        uri = warc["warc-target-uri"] = target_uri(uri)
     block = memoryview(data)[start:stop]
     revisit = kind == "revisit"
     block_digest = warc.get("warc-block-digest")

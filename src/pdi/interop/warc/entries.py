@@ -20,7 +20,7 @@ from pdi import formats
 from pdi._wording import clipped, plural
 from pdi.archive.naming import UNKEPT_IN_VALUE
 from pdi.errors import LimitError, ParseError, PDIError
-from pdi.interop.warc.bounded import Refused
+from pdi.interop.warc.bounded import Refused, target_uri
 from pdi.interop.warc.sources import Source
 
 __all__ = ["KEEP_RECORD", "TARGETED", "Entry", "check_fields", "no_target"]
@@ -239,11 +239,11 @@ def _index_fields(
     record's digests are found right). A payload that decodes to more than ``limit`` octets, or than
     ``expansion`` times the record's length (past :data:`EXPANSION_FLOOR`), is too large to use.
     """
-    uri = headers.get_header("WARC-Target-URI")
+    written = headers.get_header("WARC-Target-URI")
+    uri = None if written is None else target_uri(written)  # WARC 1.0 writers put <…> around it (§5.11 erratum)
     if kind not in ("response", "resource", "revisit") or not _http_target(uri):
         return None, None  # warcinfo, request, metadata, dns: … records say nothing a page is made of
     assert uri is not None
-    uri = uri.strip().strip("<>")  # WARC 1.0 writers put <…> around it (§5.11 erratum)
     warc_date = headers.get_header("WARC-Date") or ""
     date = _parse_date(warc_date, source, offset)
     where = _where(source, offset, uri)
