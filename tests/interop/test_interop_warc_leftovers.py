@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pdi.errors import ParseError
 from pdi.interop.warc import read_index, sources_for
 
 BLOCK = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nhello"
@@ -67,3 +68,32 @@ def test_a_target_uri_written_as_rfc_2047_encoded_words_is_read_decoded(
     index = _read(_record({"WARC-Target-URI": written}), tmp_path_factory.mktemp("w"), gzipped)
     (entry,) = index.entries  # type: ignore[attr-defined]
     assert (entry.kind, entry.uri, entry.status) == ("response", uri, 200)
+
+
+# --- 5. a last record whose Content-Length ends before its block does ------------------------------------------
+
+@settings(max_examples=40)
+@given(short=st.integers(1, 200), before=st.integers(0, 2))
+def test_a_content_length_short_of_the_last_records_block_is_said_so_not_a_file_cut_short(
+        tmp_path_factory: pytest.TempPathFactory, short: int, before: int) -> None:
+    """ISO 28500 §4: ``warc-record = header CRLF block CRLF CRLF``, the block ``Content-Length`` octets long. A file
+    whose last record's Content-Length falls short of its block holds every octet it should, but octets that are no
+    blank line stand between where the length ends and the CRLF CRLF: the length is wrong, the file is not cut. pdi
+    said "the file ends before the blank lines … (the file is cut short)"."""
+    payload = b"x" * 200  # no CR or LF: what is left after the short length is one line that is not blank
+    block = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n" + payload
+    good = _record()
+    raw = good * before + _record(block=block, length=len(block) - short)
+    with pytest.raises(ParseError) as refused:
+        _read(raw, tmp_path_factory.mktemp("w"))
+    said = str(refused.value)
+    assert f"a.warc: the record at offset {len(good) * before} ({URI}) is damaged: its Content-Length does not end" \
+           " where the blank lines (CRLF CRLF) that close the record begin" in said, said
+    assert "cut short" not in said, said
+
+
+@pytest.mark.parametrize("cut", [1, 2, 3, 4])
+def test_a_file_cut_in_the_last_records_closing_crlfs_is_still_said_to_be_cut_short(tmp_path: Path, cut: int) -> None:
+    with pytest.raises(ParseError, match=r"the file ends before the blank lines \(CRLF CRLF\) that close the record"
+                                         r" \(the file is cut short\)"):
+        _read(_record()[:-cut], tmp_path)

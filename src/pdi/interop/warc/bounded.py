@@ -220,6 +220,7 @@ class _BoundedReader(DecompressingBufferedReader):  # type: ignore[misc]  # warc
         self.blank_run = 0  # blank lines read in a row
         self.block_start = 0  # where the open header block began (in an uncompressed file: its offset)
         self.between = False  # reading the blank lines between two records
+        self.stray = False  # a line not blank read there (the record's Content-Length ends before its CRLF CRLF)
         super().__init__(stream, block_size=BUFF_SIZE)
 
     def _init_decomp(self, decomp_type: str | None) -> None:
@@ -305,6 +306,10 @@ class _BoundedReader(DecompressingBufferedReader):  # type: ignore[misc]  # warc
             if self.open_line:
                 at = self.block_start if self.between and self.decompressor is None else None
                 raise Refused(ParseError, "the file ends inside its header block (the file is cut short)", at=at)
+            if self.decompressor is None and self.num_read and self.blank_run < 2 and self.stray:
+                # octets that are no blank line stood between the block and the file's end: not a file cut short
+                raise Refused(ParseError, "its Content-Length does not end where the blank lines (CRLF CRLF) that"
+                                          " close the record begin (WARC 1.1 §4: block CRLF CRLF)")
             if self.decompressor is None and self.num_read and self.blank_run < 2:
                 raise Refused(
                     ParseError,
@@ -320,6 +325,7 @@ class _BoundedReader(DecompressingBufferedReader):  # type: ignore[misc]  # warc
                 LimitError, f"its header blocks are longer than {plural(self.limits.max_header_bytes, 'byte')}"
             )
         if line != b"\r\n" and line.strip(b"\r\n"):
+            self.stray = self.stray or self.between
             if not self.open_line:
                 self.block_start = start
             self.open_line = True
@@ -342,6 +348,7 @@ class BoundedIterator(ArchiveIterator):  # type: ignore[misc]  # warcio has no t
 
     def _consume_blanklines(self) -> tuple[bytes | None, int]:
         self.reader.between = True
+        self.reader.stray = False
         try:
             found: tuple[bytes | None, int] = super()._consume_blanklines()
         finally:
