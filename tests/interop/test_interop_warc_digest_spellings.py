@@ -84,7 +84,7 @@ def test_a_digest_in_any_spelling_is_checked_as_its_octets(
 @pytest.mark.parametrize("value", ["sha1:notadigest", "sha256:" + "A" * 51, "sha1:" + "0" * 39])
 def test_a_digest_that_spells_none_is_refused_saying_so(tmp_path: Path, value: str) -> None:
     raw = _record(b"<p>hi</p>", [("WARC-Payload-Digest", value)])
-    with pytest.raises(ParseError, match=rf"a\.warc: the record at offset 0 is damaged: its WARC-Payload-Digest"
+    with pytest.raises(ParseError, match=rf"a\.warc: the record at offset 0 \(http://example\.org/\) is damaged: its WARC-Payload-Digest"
                                          rf" '{value}' spells no sha(1|256) digest \(its (20|32) octets in base32, base16"
                                          r" or base64\)"):
         _index(raw, tmp_path, False)

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pdi.errors import ParseError
+from pdi.errors import LimitError, ParseError
 from pdi.interop.warc import read_index, sources_for
 
 BLOCK = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nhello"
@@ -97,3 +97,27 @@ def test_a_file_cut_in_the_last_records_closing_crlfs_is_still_said_to_be_cut_sh
     with pytest.raises(ParseError, match=r"the file ends before the blank lines \(CRLF CRLF\) that close the record"
                                          r" \(the file is cut short\)"):
         _read(_record()[:-cut], tmp_path)
+
+
+# --- 6. a refusal met while warcio reads the record names its URI too ------------------------------------------
+
+@pytest.mark.parametrize("gzipped", [False, True])
+@pytest.mark.parametrize(("fields", "block", "error", "said"), [
+    ({"WARC-Payload-Digest": "sha1:ZZZZ"}, BLOCK, ParseError, "is damaged: its WARC-Payload-Digest 'sha1:ZZZZ' spells"),
+    ({"WARC-Block-Digest": "sha256:AB"}, BLOCK, ParseError, "is damaged: its WARC-Block-Digest 'sha256:AB' spells"),
+    ({}, b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * (300 << 10) + b"\r\n\r\nhello", LimitError,
+     "is refused: a header line is longer than"),
+], ids=["payload-digest", "block-digest", "http-header-line"])
+def test_a_refusal_met_inside_the_records_reading_names_its_uri_and_offset(
+        tmp_path: Path, fields: dict[str, str | None], block: bytes, error: type[Exception], said: str,
+        gzipped: bool) -> None:
+    """The record's WARC header block was read, so its URI is known: the refusal named the record by its offset
+    alone (``the record at offset N is damaged``), where every other refusal names both."""
+    good = gzip.compress(_record()) if gzipped else _record()  # (a gzip member a record: WARC 1.1 annex D)
+    bad = _record({**fields, "WARC-Target-URI": "http://example.org/b"}, block)
+    path = tmp_path / ("a.warc.gz" if gzipped else "a.warc")
+    path.write_bytes(good + (gzip.compress(bad) if gzipped else bad))
+    with pytest.raises(error) as refused:
+        read_index(sources_for(path), limit=1 << 20)
+    offset = len(good)
+    assert f"the record at offset {offset} (http://example.org/b) {said}" in str(refused.value), str(refused.value)

@@ -158,23 +158,25 @@ def target_uri(value: str) -> str:
     return uri.replace(" ", "%20")
 
 
-def _ensure_target(rec_headers: Any) -> str | None:
-    """warcio's ``_ensure_target_uri_format`` reading the URI as :func:`target_uri` does."""
-    written = rec_headers.get_header("WARC-Target-URI")
-    if written is None:
-        return None
-    uri = target_uri(written)
-    if uri != written:
-        rec_headers.replace_header("WARC-Target-URI", uri)
-    return uri
-
-
 def any_case_schemes(iterator: ArchiveIterator) -> ArchiveIterator:
     """``iterator`` (warcio's), reading the HTTP header block of a record whose target URI's scheme is ``http`` or
     ``https`` in any case (:data:`HTTP_SCHEMES_ANY_CASE`), its target URI read by :func:`target_uri`; answered for
-    chaining."""
-    iterator.loader.HTTP_SCHEMES = HTTP_SCHEMES_ANY_CASE
-    iterator.loader._ensure_target_uri_format = _ensure_target
+    chaining. The loader's ``target_read`` is the target URI of the record it last read the WARC header block of
+    (``None`` for one without), so that a refusal met before warcio gives the record (in its HTTP header block, a
+    digest field's spelling) names the record's URI as well as its offset."""
+    loader = iterator.loader
+    loader.HTTP_SCHEMES = HTTP_SCHEMES_ANY_CASE
+    loader.target_read = None
+
+    def ensure_target(rec_headers: Any) -> str | None:  # warcio's _ensure_target_uri_format, by target_uri
+        written = rec_headers.get_header("WARC-Target-URI")
+        uri = None if written is None else target_uri(written)
+        if uri is not None and uri != written:
+            rec_headers.replace_header("WARC-Target-URI", uri)
+        loader.target_read = uri
+        return uri
+
+    loader._ensure_target_uri_format = ensure_target
     return iterator
 
 #: bytes a gzip member or ZIP entry may decompress to before its ratio counts (small files compress oddly)
@@ -357,5 +359,6 @@ class BoundedIterator(ArchiveIterator):  # type: ignore[misc]  # warcio has no t
 
     def _next_record(self, next_line: bytes | None) -> Any:
         self.reader.lines = 1 if next_line else 0
+        self.loader.target_read = None
         self.reader.line_bytes = len(next_line or b"")
         return super()._next_record(next_line)

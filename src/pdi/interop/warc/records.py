@@ -351,10 +351,12 @@ def _read_source(
             except Refused as exc:
                 if exc.at is not None and exc.at != offset:
                     offset, uri = exc.at, None
+                elif uri is None:  # met inside warcio's reading of the record, after its WARC header block
+                    uri = it.loader.target_read
                 verdict = "is refused" if exc.error is LimitError else "is damaged"
                 raise exc.error(f"{_where(source, offset, uri)} {verdict}: {exc.detail}") from None
             except Exception as exc:  # any exception from warcio: see _damaged
-                raise _damaged(source, offset, exc) from None
+                raise _damaged(source, offset, exc, uri or it.loader.target_read) from None
             if it.err_count > errors:
                 raise ParseError(
                     f"{_where(source, offset, uri)} is damaged: its Content-Length does not end where"
@@ -386,11 +388,11 @@ def _digest_problem(problem: str, headers: Any) -> str:
     return problem
 
 
-def _damaged(source: Source, offset: int, exc: Exception) -> ParseError:
+def _damaged(source: Source, offset: int, exc: Exception, uri: str | None = None) -> ParseError:
     """A record warcio could not read. On damaged input warcio raises whatever its
     parsing hits (``ArchiveLoadFailed``, ``ValueError``, ``zlib.error``, but also
     ``AttributeError`` on a missing header or ``IndexError``), so every exception
-    from it is a damaged record, named by its offset; one whose first line the file
+    from it is a damaged record, named by its offset (and its target URI, ``uri``, when it is known); one whose first line the file
     ends inside (an uncompressed file cut there) is said to be cut short; a file
     compressed whole (``gzip file.warc``) is said to be so, with how to mend it."""
     if "non-chunked gzip file detected" in str(exc):  # warcio's ArchiveLoadFailed, at a record's end
@@ -403,7 +405,8 @@ def _damaged(source: Source, offset: int, exc: Exception) -> ParseError:
     detail = str(exc) or type(exc).__name__
     if _ends_in_first_line(source, offset):
         detail = "the file ends inside its version line (the file is cut short)"
-    return ParseError(f"{_where(source, offset)} is damaged: {detail}", rule="WARC record")
+        uri = None  # (its first line cut: what was read before it was the record before's)
+    return ParseError(f"{_where(source, offset, uri)} is damaged: {detail}", rule="WARC record")
 
 
 def _ends_in_first_line(source: Source, offset: int) -> bool:
