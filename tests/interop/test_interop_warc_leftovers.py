@@ -6,19 +6,26 @@ standard library's ``email.header`` for RFC 2047), never from pdi's own output.
 
 from __future__ import annotations
 
+import datetime
 import email.header
 import gzip
+import hashlib
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pdi.errors import LimitError, ParseError
+from pdi.archive import Archive
+from pdi.errors import LimitError, ParseError, UnsupportedError
+from pdi.identifier import PDI
 from pdi.interop.warc import read_index, sources_for
 
 BLOCK = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nhello"
 URI = "http://example.org/a"
+S = "web.example.us"
 
 
 def _record(fields: dict[str, str | None] | None = None, block: bytes = BLOCK, *, version: str = "WARC/1.1",
@@ -121,3 +128,53 @@ def test_a_refusal_met_inside_the_records_reading_names_its_uri_and_offset(
         read_index(sources_for(path), limit=1 << 20)
     offset = len(good)
     assert f"the record at offset {offset} (http://example.org/b) {said}" in str(refused.value), str(refused.value)
+
+
+# --- 1. a digest of an algorithm pdi does not know --------------------------------------------------------------
+
+def _unknown(name: str) -> bool:
+    """Whether Python's hashlib (the checker pdi has) knows no algorithm ``name``."""
+    try:
+        hashlib.new(name)
+    except (ValueError, TypeError):
+        return True
+    return False
+
+
+@settings(max_examples=40)
+@given(name=st.from_regex(r"[a-z][a-z0-9-]{1,12}", fullmatch=True).filter(_unknown),
+       field=st.sampled_from(["WARC-Block-Digest", "WARC-Payload-Digest"]), gzipped=st.booleans())
+def test_a_digest_of_an_algorithm_pdi_does_not_know_is_refused_as_unsupported_naming_it(
+        tmp_path_factory: pytest.TempPathFactory, name: str, field: str, gzipped: bool) -> None:
+    """WARC 1.1 §5.8, §5.9: "No particular algorithm is recommended". A digest of one pdi has no code for is no
+    damage (pdi said "is damaged: unknown hash algorithm name in block digest", exit 3), but pdi cannot check it, and
+    an archive that vouches for its octets' fixity deposits nothing it has not checked: refused as unsupported
+    (exit 6), naming the field and the algorithm."""
+    value = f"{name}:ABCDEFGH"
+    with pytest.raises(UnsupportedError) as refused:
+        _read(_record({field: value}), tmp_path_factory.mktemp("w"), gzipped)
+    said = str(refused.value)
+    assert f"the record at offset 0 ({URI}) is refused: its {field} '{value}' is of an algorithm pdi does not know" \
+           f" ('{name}'), so it cannot check it" in said, said
+
+
+def _pdi(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pdi", *argv], capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_the_command_refuses_such_a_file_with_exit_6_and_with_partial_keeps_the_records_before(tmp_path: Path) -> None:
+    good = _record({"WARC-Target-URI": "http://example.org/t.txt"})
+    warc = tmp_path / "a.warc"
+    warc.write_bytes(good + _record({"WARC-Block-Digest": "blake3:ABCDEFGH"}))
+    archive = tmp_path / "archive"
+    Archive.init(archive).add_series(S)
+    refused = _pdi("import", str(warc), "--series", S, "--archive", str(archive))
+    assert refused.returncode == 6, refused.stderr  # docs/reference/exit-codes.md: 6, unsupported
+    assert f"a.warc: the record at offset {len(good)} ({URI}) is refused: its WARC-Block-Digest 'blake3:ABCDEFGH'" \
+           " is of an algorithm pdi does not know ('blake3')" in refused.stderr, refused.stderr
+    assert refused.stdout == ""
+    kept = _pdi("import", str(warc), "--series", S, "--partial", "--archive", str(archive))
+    assert kept.returncode == 14, kept.stderr  # --partial: the whole records before it, the rest dropped
+    assert kept.stdout.split() == [str(PDI.build(series=S, date=datetime.date(2024, 5, 6),
+                                                 foreign_id="http://example.org/t.txt", format="text", version=1))]
+    assert f"dropped: a.warc: the record at offset {len(good)} ({URI}) is refused" in kept.stderr

@@ -353,7 +353,7 @@ def _read_source(
                     offset, uri = exc.at, None
                 elif uri is None:  # met inside warcio's reading of the record, after its WARC header block
                     uri = it.loader.target_read
-                verdict = "is refused" if exc.error is LimitError else "is damaged"
+                verdict = "is damaged" if issubclass(exc.error, (ParseError, IntegrityError)) else "is refused"
                 raise exc.error(f"{_where(source, offset, uri)} {verdict}: {exc.detail}") from None
             except Exception as exc:  # any exception from warcio: see _damaged
                 raise _damaged(source, offset, exc, uri or it.loader.target_read) from None
