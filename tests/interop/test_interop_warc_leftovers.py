@@ -178,3 +178,104 @@ def test_the_command_refuses_such_a_file_with_exit_6_and_with_partial_keeps_the_
     assert kept.stdout.split() == [str(PDI.build(series=S, date=datetime.date(2024, 5, 6),
                                                  foreign_id="http://example.org/t.txt", format="text", version=1))]
     assert f"dropped: a.warc: the record at offset {len(good)} ({URI}) is refused" in kept.stderr
+
+
+# --- 4. an HTTP response whose header section has no empty line closing it -------------------------------------
+
+@settings(max_examples=40)
+@given(fields=st.lists(st.sampled_from(["Content-Type: text/html", "Server: x", "Content-Length: 5"]), max_size=3),
+       ending=st.sampled_from(["\r\n", ""]), gzipped=st.booleans())
+def test_a_response_whose_header_section_has_no_closing_empty_line_is_refused_naming_it(
+        tmp_path_factory: pytest.TempPathFactory, fields: list[str], ending: str, gzipped: bool) -> None:
+    """RFC 9112 §2.1: ``HTTP-message = start-line CRLF *( field-line CRLF ) CRLF [ message-body ]``. A response
+    record's block (WARC 1.1 §6.3: the full HTTP response) that ends before the empty line is cut inside its header
+    section; pdi read it as a response with an empty payload, and deposited that as the page."""
+    block = ("\r\n".join(["HTTP/1.1 200 OK", *fields]) + ending).encode()
+    assert b"\r\n\r\n" not in block
+    with pytest.raises(ParseError) as refused:
+        _read(_record(block=block), tmp_path_factory.mktemp("w"), gzipped)
+    said = str(refused.value)
+    assert f"the record at offset 0 ({URI}) is damaged: its HTTP header block ends without the empty line that" \
+           " closes it" in said, said
+
+
+@pytest.mark.parametrize("block", [b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n",
+                                   b"HTTP/1.1 204 No Content\r\n\r\n"])
+def test_a_response_with_its_empty_line_and_no_payload_is_read(tmp_path: Path, block: bytes) -> None:
+    index = _read(_record(block=block), tmp_path)
+    (entry,) = index.entries  # type: ignore[attr-defined]
+    assert (entry.uri, entry.size) == (URI, 0)
+
+
+# --- 3. a warcinfo record with a WARC-Target-URI ------------------------------------------------------------------
+
+@pytest.mark.parametrize("gzipped", [False, True])
+@pytest.mark.parametrize("target", ["http://example.org/", "<http://example.org/a>", "urn:x"])
+def test_a_warcinfo_record_with_a_target_uri_is_read_as_warcinfo_the_field_ignored(
+        tmp_path: Path, target: str, gzipped: bool) -> None:
+    """WARC 1.1 §5.11 gives a target URI to the records that are about one; a warcinfo record (§6.2) is about the
+    file, and its block is ``application/warc-fields``, no HTTP. One that carries the field anyway is read as the
+    warcinfo record it says it is, the field ignored (docs/explanation/web-archives.md): it imports nothing, and
+    the records after it are read as without it."""
+    info = _record({"WARC-Type": "warcinfo", "Content-Type": "application/warc-fields", "WARC-Target-URI": target},
+                   block=b"software: an old crawler\r\nformat: WARC File Format 1.0\r\n")
+    raw = (gzip.compress(info) + gzip.compress(_record())) if gzipped else info + _record()
+    path = tmp_path / ("a.warc.gz" if gzipped else "a.warc")
+    path.write_bytes(raw)
+    index = read_index(sources_for(path), limit=1 << 20)
+    assert index.records == 2
+    (entry,) = index.entries
+    assert (entry.kind, entry.uri, entry.offset) == ("response", URI, len(gzip.compress(info)) if gzipped else len(info))
+    assert index.kept[(0, entry.offset)] == b"hello"
+
+
+# --- 7. leniencies: bare-LF header lines, the draft versions 0.17 and 0.18, white space before a colon ------------
+
+def _read_as_documented(raw: bytes, folder: Path, gzipped: bool, *, payload: bytes = b"hello",
+                        media: str = "text/plain") -> None:
+    index = _read(raw, folder, gzipped)
+    (entry,) = index.entries  # type: ignore[attr-defined]
+    assert (entry.kind, entry.uri, entry.status, entry.media_type) == ("response", URI, 200, media)
+    assert index.kept[(0, entry.offset)] == payload  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+@pytest.mark.parametrize("where", ["warc", "http", "both"])
+def test_header_lines_ending_in_a_bare_lf_are_read(tmp_path: Path, where: str, gzipped: bool) -> None:
+    """A leniency (docs/explanation/web-archives.md): WARC 1.1 §4 and RFC 9112 §2.1 end each header line with CRLF;
+    files of old crawlers and converters end them with LF alone, and their fields are read as the same fields."""
+    block = BLOCK.replace(b"\r\n", b"\n") if where in ("http", "both") else BLOCK
+    raw = _record(block=block)
+    if where in ("warc", "both"):
+        head, _, rest = raw.partition(b"\r\n\r\n")
+        raw = head.replace(b"\r\n", b"\n") + b"\n\n" + rest
+    _read_as_documented(raw, tmp_path, gzipped)
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+@pytest.mark.parametrize("version", ["WARC/0.17", "WARC/0.18", "WARC/1.0", "WARC/1.1"])
+def test_the_draft_versions_0_17_and_0_18_are_read_as_warc(tmp_path: Path, version: str, gzipped: bool) -> None:
+    """A leniency: ``WARC/0.17`` and ``WARC/0.18``, the drafts of ISO 28500 that Heritrix 1.x and the tools of its
+    time wrote (2006 to 2008), whose records are laid out as WARC 1.0's, are read as WARC 1.0."""
+    _read_as_documented(_record(version=version), tmp_path, gzipped)
+
+
+@pytest.mark.parametrize("version", ["WARC/0.9", "WARC/2.0"])
+def test_another_version_is_refused(tmp_path: Path, version: str) -> None:
+    with pytest.raises(ParseError, match=rf"the record at offset 0 .*is damaged: .*{version}"):
+        _read(_record(version=version), tmp_path)
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+@pytest.mark.parametrize("space", [" ", "\t", "  "])
+@pytest.mark.parametrize("where", ["WARC-Target-URI", "Content-Type"])
+def test_white_space_before_a_fields_colon_is_read_as_the_field(
+        tmp_path: Path, where: str, space: str, gzipped: bool) -> None:
+    """A leniency: a field name is a ``token`` followed by its colon (WARC 1.1 §4; RFC 9112 §5.1: "No whitespace is
+    allowed between the field name and colon"); a name with white space before its colon is read as the name (the
+    WARC ``WARC-Target-URI``, the HTTP ``Content-Type``)."""
+    raw = _record(block=BLOCK.replace(b"Content-Type:", f"Content-Type{space}:".encode()) if where == "Content-Type"
+                  else BLOCK)
+    if where == "WARC-Target-URI":
+        raw = raw.replace(b"WARC-Target-URI:", f"WARC-Target-URI{space}:".encode(), 1)
+    _read_as_documented(raw, tmp_path, gzipped)

@@ -67,6 +67,7 @@ from pdi.interop.warc.digests import algorithm_of, digest_octets, warcio_spellin
 __all__ = [
     "EXPANSION_ALLOWANCE",
     "HTTP_SCHEMES_ANY_CASE",
+    "UNCLOSED_HTTP",
     "WARCIO_INTERNALS",
     "BoundedIterator",
     "ReadLimits",
@@ -138,9 +139,38 @@ def _any_spelling(loader: Any) -> None:
             raise Refused(ParseError, f"it has no WARC-Target-URI, which every {clipped(str(rec_type), 40)} record"
                                       " has (WARC 1.1: \"All 'response', 'resource', 'request', 'revisit',"
                                       " 'conversion' and 'continuation' records shall have a WARC-Target-URI field\")")
-        return load_http_headers(rec_type, uri, stream, length)
+        if rec_type != "response":
+            return load_http_headers(rec_type, uri, stream, length)
+        lines = _LastLine(stream)
+        read = load_http_headers(rec_type, uri, lines, length)
+        # warcio reads lines to a blank one or the block's end, and took a block that ends inside its header
+        # section as a response with an empty payload: said by the caller (records), once it has checked the
+        # record's Content-Length, which may be what made the block end early
+        loader.http_unclosed = read is not None and lines.last == b""
+        return read
 
     loader.load_http_headers = http_headers
+    loader.http_unclosed = False
+
+
+#: The refusal of a response whose HTTP header block ends without its empty line (``loader.http_unclosed``).
+UNCLOSED_HTTP = ("its HTTP header block ends without the empty line that closes it (RFC 9112 §2.1: start-line CRLF"
+                 " *( field-line CRLF ) CRLF [ message-body ]): the response is cut inside its header section")
+
+
+class _LastLine:
+    """A record's stream, keeping the last line read from it (warcio's HTTP parser reads by ``readline``)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.last: bytes | None = None
+
+    def readline(self, *args: Any) -> Any:
+        self.last = self.stream.readline(*args)
+        return self.last
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
 
 
 #: An RFC 2047 encoded word (``=?charset?Q?text?=``, ``B`` for base64), which WARC 1.1 §4 lets a field's words be.
@@ -369,5 +399,6 @@ class BoundedIterator(ArchiveIterator):  # type: ignore[misc]  # warcio has no t
     def _next_record(self, next_line: bytes | None) -> Any:
         self.reader.lines = 1 if next_line else 0
         self.loader.target_read = None
+        self.loader.http_unclosed = False
         self.reader.line_bytes = len(next_line or b"")
         return super()._next_record(next_line)

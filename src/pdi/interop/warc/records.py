@@ -32,7 +32,13 @@ from pdi.errors import (
     PDIError,
     UnsupportedError,
 )
-from pdi.interop.warc.bounded import BoundedIterator, ReadLimits, Refused, any_case_schemes
+from pdi.interop.warc.bounded import (
+    UNCLOSED_HTTP,
+    BoundedIterator,
+    ReadLimits,
+    Refused,
+    any_case_schemes,
+)
 from pdi.interop.warc.coding import decoded
 from pdi.interop.warc.digests import digest_key
 from pdi.interop.warc.direct import Handover, Read, read_plain
@@ -341,6 +347,8 @@ def _read_source(
                     shown = "none" if declared is None else repr(declared[:40])
                     raise ParseError(f"{_where(source, offset, uri)} is damaged: its Content-Length is {shown},"
                                      " not a number of octets (WARC 1.1 §5.3: digits)", rule="WARC record")
+                if it.loader.http_unclosed:
+                    raise ParseError(f"{_where(source, offset, uri)} is damaged: {UNCLOSED_HTTP}", rule="WARC record")
                 errors = it.err_count
                 entry, payload = _index_one(record, source, number, offset, limit, index.kept_bytes < KEEP_TOTAL,
                                             bounds.max_expansion)
