@@ -279,3 +279,18 @@ def test_white_space_before_a_fields_colon_is_read_as_the_field(
     if where == "WARC-Target-URI":
         raw = raw.replace(b"WARC-Target-URI:", f"WARC-Target-URI{space}:".encode(), 1)
     _read_as_documented(raw, tmp_path, gzipped)
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_with_partial_the_records_before_a_response_cut_in_its_headers_are_kept(tmp_path: Path, gzipped: bool) -> None:
+    good = _record({"WARC-Target-URI": "http://example.org/t.txt"})
+    bad = _record(block=b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n")
+    raw = (gzip.compress(good) + gzip.compress(bad)) if gzipped else good + bad
+    path = tmp_path / ("a.warc.gz" if gzipped else "a.warc")
+    path.write_bytes(raw)
+    index = read_index(sources_for(path), limit=1 << 20, partial=True)
+    assert [entry.uri for entry in index.entries] == ["http://example.org/t.txt"]
+    (dropped,) = index.dropped
+    at = len(gzip.compress(good)) if gzipped else len(good)
+    assert dropped.startswith(f"{path.name}: the record at offset {at} ({URI}) is damaged: its HTTP header block ends"
+                              " without the empty line that closes it"), dropped
