@@ -294,3 +294,14 @@ def test_with_partial_the_records_before_a_response_cut_in_its_headers_are_kept(
     at = len(gzip.compress(good)) if gzipped else len(good)
     assert dropped.startswith(f"{path.name}: the record at offset {at} ({URI}) is damaged: its HTTP header block ends"
                               " without the empty line that closes it"), dropped
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_a_record_whose_fields_are_damaged_is_said_damaged_before_its_unknown_digest(
+        tmp_path: Path, gzipped: bool) -> None:
+    """A record that gives its WARC-Block-Digest twice, once of an algorithm pdi does not know, is damaged (WARC 1.1
+    §5.1), whatever its digest: the damage is said, not the algorithm."""
+    raw = _record({"WARC-Block-Digest": "blake3:ABCDEFGH"})
+    raw = raw.replace(b"WARC-Block-Digest", b"WARC-Block-Digest: blake3:ABCDEFGH\r\nWARC-Block-Digest", 1)
+    with pytest.raises(ParseError, match=r"is damaged: it gives its WARC-Block-Digest twice"):
+        _read(raw, tmp_path, gzipped)

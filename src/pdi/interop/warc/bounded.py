@@ -61,7 +61,7 @@ from warcio.digestverifyingreader import DigestVerifyingReader
 from warcio.utils import BUFF_SIZE
 
 from pdi._wording import clipped, plural
-from pdi.errors import LimitError, ParseError, PDIError, UnsupportedError
+from pdi.errors import LimitError, ParseError, PDIError
 from pdi.interop.warc.digests import algorithm_of, digest_octets, warcio_spelling
 
 __all__ = [
@@ -114,15 +114,15 @@ def _any_spelling(loader: Any) -> None:
         checked = (("WARC-Block-Digest", block), ("WARC-Payload-Digest", payload if segment is None else None))
         for field, value in checked if rec_type != "revisit" else ():  # (warcio checks no revisit's)
             known = algorithm_of(value) if value else None
-            if value and known is None:
+            if value and known is None and loader.digest_unknown is None:
                 # WARC 1.1 §5.8: "No particular algorithm is recommended". warcio's "unknown hash algorithm name in
                 # block digest" was said as the record's damage (exit 3); it is no damage, but a digest pdi cannot
-                # check: refused as unsupported, nothing of the file deposited unchecked (--partial: the records
-                # before it)
+                # check: refused as unsupported (by the caller, records, once the record's fields are found whole),
+                # nothing of the file deposited unchecked (--partial: the records before it)
                 name = value.strip().partition(":")[0].strip() if ":" in value else value.strip()
-                raise Refused(UnsupportedError, f"its {field} {clipped(value.strip(), 100)!r} is of an algorithm pdi"
-                                                f" does not know ({clipped(name, 40)!r}), so it cannot check it; pdi"
-                                                " checks the algorithms Python's hashlib has (sha1, sha256, md5 …)")
+                loader.digest_unknown = (f"its {field} {clipped(value.strip(), 100)!r} is of an algorithm pdi does"
+                                         f" not know ({clipped(name, 40)!r}), so it cannot check it; pdi checks the"
+                                         " algorithms Python's hashlib has (sha1, sha256, md5 …)")
             if value and known is not None and digest_octets(value) is None:
                 raise Refused(ParseError, f"its {field} {clipped(value.strip(), 100)!r} spells no {known[0]} digest"
                                           f" (its {known[1]} octets in base32, base16 or base64)")
@@ -132,6 +132,7 @@ def _any_spelling(loader: Any) -> None:
         return verifying, True
 
     loader.wrap_digest_verifying_stream = wrap
+    loader.digest_unknown = None
     load_http_headers = loader.load_http_headers
 
     def http_headers(rec_type: str, uri: str | None, stream: Any, length: int | None) -> Any:
@@ -400,5 +401,6 @@ class BoundedIterator(ArchiveIterator):  # type: ignore[misc]  # warcio has no t
         self.reader.lines = 1 if next_line else 0
         self.loader.target_read = None
         self.loader.http_unclosed = False
+        self.loader.digest_unknown = None
         self.reader.line_bytes = len(next_line or b"")
         return super()._next_record(next_line)

@@ -349,6 +349,8 @@ def _read_source(
                                      " not a number of octets (WARC 1.1 §5.3: digits)", rule="WARC record")
                 if it.loader.http_unclosed:
                     raise ParseError(f"{_where(source, offset, uri)} is damaged: {UNCLOSED_HTTP}", rule="WARC record")
+                if it.loader.digest_unknown is not None:
+                    raise UnsupportedError(f"{_where(source, offset, uri)} is refused: {it.loader.digest_unknown}")
                 errors = it.err_count
                 entry, payload = _index_one(record, source, number, offset, limit, index.kept_bytes < KEEP_TOTAL,
                                             bounds.max_expansion)
